@@ -1,0 +1,3 @@
+from dpbounds.cli import main
+
+raise SystemExit(main())
