@@ -1,0 +1,95 @@
+"""Input checks shared by the whole library.
+
+Each check raises :class:`ValueError` naming the parameter and its valid range, and
+returns the value converted to the expected type, so public functions can write
+``epsilon = check_positive("epsilon", epsilon)``. Array inputs are checked elementwise.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+
+
+def _as_float_array(name: str, value: Any) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a real number, got {value!r}") from None
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return arr
+
+
+def _ret(arr: np.ndarray, value: Any) -> Any:
+    return float(arr) if arr.ndim == 0 else arr
+
+
+def check_finite(name: str, value: Any) -> Any:
+    """A finite real number (or array of them)."""
+    return _ret(_as_float_array(name, value), value)
+
+
+def check_positive(name: str, value: Any, *, allow_inf: bool = False) -> Any:
+    """A real number in (0, ∞) (``allow_inf`` admits +∞)."""
+    if allow_inf and np.ndim(value) == 0 and value == math.inf:
+        return math.inf
+    arr = _as_float_array(name, value)
+    if not np.all(arr > 0):
+        raise ValueError(f"{name} must be > 0 (valid range (0, inf)), got {value!r}")
+    return _ret(arr, value)
+
+
+def check_nonnegative(name: str, value: Any) -> Any:
+    """A real number in [0, ∞)."""
+    arr = _as_float_array(name, value)
+    if not np.all(arr >= 0):
+        raise ValueError(f"{name} must be >= 0 (valid range [0, inf)), got {value!r}")
+    return _ret(arr, value)
+
+
+def check_open_interval(name: str, value: Any, low: float, high: float) -> Any:
+    """A real number in the open interval (low, high)."""
+    arr = _as_float_array(name, value)
+    if not np.all((arr > low) & (arr < high)):
+        raise ValueError(f"{name} must lie in ({low}, {high}), got {value!r}")
+    return _ret(arr, value)
+
+
+def check_closed_interval(name: str, value: Any, low: float, high: float) -> Any:
+    """A real number in the closed interval [low, high]."""
+    arr = _as_float_array(name, value)
+    if not np.all((arr >= low) & (arr <= high)):
+        raise ValueError(f"{name} must lie in [{low}, {high}], got {value!r}")
+    return _ret(arr, value)
+
+
+def check_probability(name: str, value: Any) -> Any:
+    """A probability strictly between 0 and 1, e.g. δ."""
+    return check_open_interval(name, value, 0.0, 1.0)
+
+
+def check_int(name: str, value: Any, *, minimum: int = 1, maximum: int | None = None) -> int:
+    """An integer in [minimum, maximum] (floats with an integral value are accepted)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    if isinstance(value, numbers.Integral):
+        ivalue = int(value)
+    else:
+        if not math.isfinite(value) or value != math.floor(value):
+            raise ValueError(f"{name} must be an integer, got {value!r}")
+        ivalue = int(value)
+    if ivalue < minimum or (maximum is not None and ivalue > maximum):
+        upper = "inf" if maximum is None else str(maximum)
+        raise ValueError(f"{name} must be an integer in [{minimum}, {upper}], got {value!r}")
+    return ivalue
+
+
+def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
+    """One of a fixed set of strings."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    return str(value)

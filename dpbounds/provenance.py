@@ -1,0 +1,62 @@
+"""Where a formula comes from.
+
+Every theorem, bound, constant and hyper-parameter rule in dpbounds carries a
+:class:`Source`: the paper, the result number and a :class:`Provenance` label, with
+the same meaning as in the project's theory sheets.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+class Provenance(enum.Enum):
+    """How much of a formula is the paper's own."""
+
+    #: copied from the paper, constants and equation number included
+    VERBATIM = "VERBATIM"
+    #: the paper's formula is lost; its prose names the standard form we wrote down
+    RECONSTRUCTED = "RECONSTRUCTED"
+    #: our own derivation: constants, log factors and choices are ours, not the paper's
+    DERIVED = "DERIVED"
+    #: not recoverable from the sources; a hole on purpose
+    MISSING = "MISSING"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+#: Short names of the five source papers, used in every citation.
+KURU = "Kuru, Birbil, Gürbüzbalaban, Yıldırım, SIAM J. Optim. 32(2), 2022 (arXiv 2008.01989)"
+TRAN_CUTKOSKY = "Tran & Cutkosky, Momentum Aggregation for Private Non-convex ERM, NeurIPS 2022"
+YANG = "Yang, Zhang, Chen, Liu, Normalized/Clipped SGD with Perturbation for DP (arXiv 2206.13033)"
+LEE_KIFER = "Lee & Kifer, Concentrated DP Gradient Descent, Adaptive per-Iteration Budget, KDD 2018"
+KAMATH = "Kamath, CS 860 Lecture 13: Differentially Private ERM, Fall 2020"
+
+
+@dataclass(frozen=True)
+class Source:
+    """A citation: paper, result number and provenance label.
+
+    Parameters
+    ----------
+    paper:
+        Short reference to the paper (use the module constants, e.g. :data:`KURU`).
+    result:
+        The paper's result or equation number, e.g. ``"Theorem 3.5, eq. (24)"``.
+    provenance:
+        How much of the formula is the paper's own.
+    note:
+        Anything a reader must know: a printed typo that was corrected, a constant
+        that is ours, the derivation it follows.
+    """
+
+    paper: str
+    result: str
+    provenance: Provenance
+    note: str = ""
+
+    def __str__(self) -> str:
+        text = f"{self.paper}, {self.result} [{self.provenance}]"
+        return f"{text} — {self.note}" if self.note else text
