@@ -1,0 +1,379 @@
+"""Array backends and per-trial random streams for the simulation layer.
+
+Every algorithm in :mod:`dpbounds.algorithms` is written once against the
+`Python array API standard <https://data-apis.org/array-api/>`_ and runs on any
+namespace this module hands out:
+
+* ``"numpy"`` (the default): ``array_api_compat.numpy``;
+* ``"cupy"``: ``array_api_compat.cupy``, when CuPy is installed *and* a CUDA device is
+  present (``pip install dpbounds[gpu]``);
+* ``"array_api_strict"``: the strict reference namespace, used by the test suite to prove
+  that no NumPy-only call hides in algorithm code;
+* ``"auto"``: CuPy when available, else NumPy;
+* a namespace or array module itself (``numpy``, ``cupy``, ``array_api_strict``,
+  ``array_api_compat.numpy``, ...).
+
+Contract for algorithm code (what the simulation helpers rely on)
+------------------------------------------------------------------
+* Resolve the namespace once with :func:`get_namespace` and use only array-API
+  functions of it (``xp.sum``, ``xp.linalg.vector_norm``, ``xp.take``, ``xp.where`` ...);
+  never ``np.*`` on arrays that live in ``xp``.
+* States are ``(trials, d)`` arrays of dtype ``float64`` unless a caller asks otherwise;
+  every trial is an independent run sharing the data.
+* Random numbers come from a :class:`TrialRandom`: one independent stream per trial,
+  built with :meth:`numpy.random.SeedSequence.spawn` semantics from a seed or a
+  :class:`numpy.random.Generator`. All draws come back as ``xp`` arrays whose leading
+  axis is ``trials``. Scales may be Python floats or ``xp`` arrays of shape ``(trials,)``
+  (one scale per trial) or anything broadcastable to the draw's shape.
+* Use :meth:`TrialRandom.split` to give sampling and noise separate streams, so that
+  changing a noise level (e.g. ``epsilon = inf``) leaves the mini-batch sequence
+  unchanged — this is what makes "ε → ∞ recovers the non-private method" an exact test.
+* Convert results for reporting with :func:`to_numpy`.
+
+Where the random numbers are drawn
+----------------------------------
+For NumPy and array-api-strict the numbers are drawn with NumPy's PCG64 per trial and
+converted with ``xp.asarray``; so the two give bit-identical results for one seed. For
+CuPy they are drawn **on the device** with ``cupy.random.RandomState`` (XORWOW), one per
+trial, seeded from the same :class:`~numpy.random.SeedSequence` children, so that a
+``d = 10**6`` noise vector never crosses the PCIe bus. The CuPy streams are therefore
+reproducible (same seed, same numbers) and statistically identical to, but not
+bit-identical with, the NumPy streams.
+
+Example
+-------
+>>> from dpbounds.backend import get_namespace, TrialRandom, to_numpy
+>>> xp = get_namespace("numpy")
+>>> rng = TrialRandom(seed=0, trials=3, xp=xp)
+>>> batches, noise = rng.split(2)
+>>> idx = batches.subsample(n=100, m=5)          # (3, 5) distinct indices per trial
+>>> eta = noise.laplace((4,), scale=0.5)         # (3, 4), variance 2 * 0.5**2
+>>> to_numpy(eta).shape
+(3, 4)
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from dpbounds._validation import check_int, check_nonnegative
+
+__all__ = [
+    "BACKENDS",
+    "TrialRandom",
+    "backend_name",
+    "cupy_available",
+    "get_namespace",
+    "is_cupy",
+    "to_numpy",
+    "trial_random",
+]
+
+#: Backend names understood by :func:`get_namespace`.
+BACKENDS: tuple[str, ...] = ("numpy", "cupy", "array_api_strict", "auto")
+
+
+def cupy_available() -> bool:
+    """True when CuPy imports and sees at least one CUDA device."""
+    try:
+        import cupy  # noqa: F401
+
+        return int(cupy.cuda.runtime.getDeviceCount()) > 0
+    except Exception:  # ImportError, CUDARuntimeError, driver errors ...
+        return False
+
+
+def _numpy_ns() -> Any:
+    import array_api_compat.numpy as xp
+
+    return xp
+
+
+def _cupy_ns() -> Any:
+    if not cupy_available():
+        raise ValueError(
+            "backend='cupy' needs CuPy installed (pip install dpbounds[gpu]) and a CUDA "
+            "device; none was found. Use backend='numpy'."
+        )
+    import array_api_compat.cupy as xp
+
+    return xp
+
+
+def get_namespace(backend: str | types.ModuleType | None = None) -> Any:
+    """Resolve a backend name or module into an array-API namespace.
+
+    Parameters
+    ----------
+    backend:
+        ``None`` or ``"numpy"`` (default), ``"cupy"``, ``"array_api_strict"``, ``"auto"``
+        (CuPy if usable, else NumPy), or a module: ``numpy``/``cupy`` are wrapped by
+        ``array_api_compat``; any other module exposing ``__array_api_version__`` is
+        returned as is.
+
+    Returns
+    -------
+    namespace
+        An array-API compatible namespace ``xp``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, or ``"cupy"`` without CuPy and a GPU.
+    """
+    if backend is None:
+        return _numpy_ns()
+    if isinstance(backend, str):
+        name = backend.lower().replace("-", "_")
+        if name == "numpy":
+            return _numpy_ns()
+        if name == "cupy":
+            return _cupy_ns()
+        if name == "array_api_strict":
+            import array_api_strict
+
+            return array_api_strict
+        if name == "auto":
+            return _cupy_ns() if cupy_available() else _numpy_ns()
+        raise ValueError(
+            f"backend must be one of {BACKENDS} or an array namespace, got {backend!r}"
+        )
+    if isinstance(backend, types.ModuleType):
+        modname = backend.__name__
+        if modname == "numpy":
+            return _numpy_ns()
+        if modname == "cupy":
+            return _cupy_ns()
+        if hasattr(backend, "__array_api_version__"):
+            return backend
+    raise ValueError(
+        f"backend must be one of {BACKENDS} or an array-API namespace, got {backend!r}"
+    )
+
+
+def backend_name(xp: Any) -> str:
+    """Short name of a namespace: ``numpy``, ``cupy``, ``array_api_strict`` or its module name."""
+    name = getattr(xp, "__name__", str(xp))
+    for key in ("cupy", "array_api_strict", "numpy"):
+        if key in name:
+            return key
+    return name
+
+
+def is_cupy(xp: Any) -> bool:
+    """True for the CuPy namespace."""
+    return backend_name(xp) == "cupy"
+
+
+def to_numpy(x: Any) -> np.ndarray:
+    """Copy an array of any supported backend to a NumPy array (host memory)."""
+    if isinstance(x, np.ndarray):
+        return x
+    if hasattr(x, "get") and type(x).__module__.startswith("cupy"):
+        return x.get()
+    try:
+        return np.asarray(x)
+    except (TypeError, ValueError, RuntimeError):
+        return np.from_dlpack(x)
+
+
+def _seed_sequences(seed: Any, trials: int) -> list[np.random.SeedSequence]:
+    """One child SeedSequence per trial."""
+    if isinstance(seed, np.random.SeedSequence):
+        root = seed
+    elif isinstance(seed, np.random.Generator):
+        # Draw the entropy from the Generator (this advances it deterministically).
+        root = np.random.SeedSequence(seed.integers(0, 2**63, size=4).tolist())
+    elif seed is None or isinstance(seed, (int, np.integer)) or (
+        isinstance(seed, Sequence) and not isinstance(seed, str)
+    ):
+        if isinstance(seed, (int, np.integer)) and seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        root = np.random.SeedSequence(seed)
+    else:
+        raise ValueError(
+            f"seed must be None, a non-negative int, a SeedSequence or a numpy Generator, "
+            f"got {seed!r}"
+        )
+    # Explicit spawn keys (not root.spawn) so the result does not depend on how many
+    # children were spawned from ``root`` before.
+    return [
+        np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, k))
+        for k in range(trials)
+    ]
+
+
+class TrialRandom:
+    """Independent, reproducible random streams, one per trial, drawing into ``xp``.
+
+    Parameters
+    ----------
+    seed:
+        ``None``, a non-negative int, a :class:`numpy.random.SeedSequence` or a
+        :class:`numpy.random.Generator`. Trial ``k`` gets the SeedSequence child with spawn
+        key ``k``, so the stream of trial ``k`` does not depend on the number of trials.
+    trials:
+        Number of independent streams (leading axis of every draw).
+    xp:
+        Array namespace (or backend name) of the arrays returned.
+    dtype:
+        Floating dtype name of real draws, ``"float64"`` (default) or ``"float32"``.
+
+    Notes
+    -----
+    NumPy and array-api-strict draw with NumPy's PCG64 and convert; CuPy draws on the
+    device with ``cupy.random.RandomState`` seeded from the same children (see the module
+    docstring). All methods return arrays of shape ``(trials, *shape)``.
+    """
+
+    def __init__(
+        self,
+        seed: Any = None,
+        trials: int = 1,
+        xp: Any = None,
+        dtype: str = "float64",
+        *,
+        _seqs: list[np.random.SeedSequence] | None = None,
+    ) -> None:
+        self.trials = check_int("trials", trials, minimum=1)
+        self.xp = get_namespace(xp)
+        if dtype not in ("float64", "float32"):
+            raise ValueError(f"dtype must be 'float64' or 'float32', got {dtype!r}")
+        self.dtype_name = dtype
+        self.dtype = getattr(self.xp, dtype)
+        self._seqs = _seqs if _seqs is not None else _seed_sequences(seed, self.trials)
+        self._cupy = is_cupy(self.xp)
+        if self._cupy:
+            import cupy
+
+            self._gens = [
+                cupy.random.RandomState(int(s.generate_state(1, np.uint64)[0] >> np.uint64(1)))
+                for s in self._seqs
+            ]
+        else:
+            self._gens = [np.random.Generator(np.random.PCG64(s)) for s in self._seqs]
+
+    # -- construction ------------------------------------------------------------------
+    def split(self, k: int) -> list[TrialRandom]:
+        """``k`` new independent stream families, e.g. ``sampler, noise = rng.split(2)``.
+
+        Deterministic: ``split`` of a fresh object with the same seed always returns the same
+        children, whatever was drawn from the parent.
+        """
+        k = check_int("k", k, minimum=1)
+        out = []
+        for j in range(k):
+            seqs = [
+                np.random.SeedSequence(s.entropy, spawn_key=(*s.spawn_key, 1_000_003, j))
+                for s in self._seqs
+            ]
+            out.append(TrialRandom(None, self.trials, self.xp, self.dtype_name, _seqs=seqs))
+        return out
+
+    # -- helpers -----------------------------------------------------------------------
+    def _shape(self, shape: int | Sequence[int]) -> tuple[int, ...]:
+        if isinstance(shape, (int, np.integer)):
+            shape = (int(shape),)
+        return tuple(check_int("shape", s, minimum=0) for s in shape)
+
+    def _stack(self, draws: list[Any], dtype: Any = None) -> Any:
+        xp = self.xp
+        if self._cupy:
+            import cupy
+
+            arr = cupy.stack(draws)
+            return arr if dtype is None else arr.astype(dtype, copy=False)
+        arr = np.stack(draws)
+        if dtype is None:
+            return xp.asarray(arr)
+        return xp.asarray(arr, dtype=dtype)
+
+    def _scaled(self, base: Any, scale: Any, ndim_extra: int) -> Any:
+        """Multiply a (trials, *shape) draw by a scalar or per-trial scale."""
+        xp = self.xp
+        if isinstance(scale, (int, float, np.floating, np.integer)):
+            check_nonnegative("scale", float(scale))
+            return base if float(scale) == 1.0 else base * float(scale)
+        s = scale if not isinstance(scale, np.ndarray) else xp.asarray(scale, dtype=self.dtype)
+        if s.ndim == 1 and s.shape[0] == self.trials and ndim_extra > 0:
+            s = xp.reshape(s, (self.trials,) + (1,) * ndim_extra)
+        return base * s
+
+    # -- real draws --------------------------------------------------------------------
+    def normal(self, shape: int | Sequence[int] = (), scale: Any = 1.0) -> Any:
+        """Gaussian ``N(0, scale**2)`` draws (``scale`` is the standard deviation)."""
+        shp = self._shape(shape)
+        if self._cupy:
+            base = self._stack([g.standard_normal(shp, dtype=self.dtype_name) for g in self._gens])
+        else:
+            base = self._stack([g.standard_normal(shp) for g in self._gens], self.dtype)
+        return self._scaled(base, scale, len(shp))
+
+    def laplace(self, shape: int | Sequence[int] = (), scale: Any = 1.0) -> Any:
+        """Laplace draws with **scale** ``b``: density ``exp(-|x|/b)/(2b)``, variance ``2 b**2``."""
+        shp = self._shape(shape)
+        if self._cupy:
+            base = self._stack([g.laplace(0.0, 1.0, shp, dtype=self.dtype_name)
+                                for g in self._gens])
+        else:
+            base = self._stack([g.laplace(0.0, 1.0, shp) for g in self._gens], self.dtype)
+        return self._scaled(base, scale, len(shp))
+
+    def exponential(self, shape: int | Sequence[int] = (), scale: Any = 1.0) -> Any:
+        """Exponential draws with mean ``scale``."""
+        shp = self._shape(shape)
+        if self._cupy:
+            base = self._stack([g.standard_exponential(shp, dtype=self.dtype_name)
+                                for g in self._gens])
+        else:
+            base = self._stack([g.standard_exponential(shp) for g in self._gens], self.dtype)
+        return self._scaled(base, scale, len(shp))
+
+    def uniform(self, shape: int | Sequence[int] = (), low: float = 0.0, high: float = 1.0) -> Any:
+        """Uniform draws on ``[low, high)``."""
+        shp = self._shape(shape)
+        if self._cupy:
+            base = self._stack([g.uniform(low, high, shp, dtype=self.dtype_name)
+                                for g in self._gens])
+        else:
+            base = self._stack([g.uniform(low, high, shp) for g in self._gens], self.dtype)
+        return base
+
+    # -- index draws -------------------------------------------------------------------
+    def permutation(self, n: int) -> Any:
+        """One uniformly random permutation of ``range(n)`` per trial, shape ``(trials, n)``."""
+        n = check_int("n", n, minimum=1)
+        if self._cupy:
+            return self._stack([g.permutation(n) for g in self._gens], self.xp.int64)
+        return self._stack([g.permutation(n) for g in self._gens], self.xp.int64)
+
+    def subsample(self, n: int, m: int) -> Any:
+        """``m`` distinct indices out of ``range(n)`` per trial (sampling without replacement).
+
+        Returns an integer array of shape ``(trials, m)``; ``m == n`` gives a permutation.
+        """
+        n = check_int("n", n, minimum=1)
+        m = check_int("m", m, minimum=1, maximum=n)
+        if self._cupy:
+            return self._stack([g.choice(n, m, replace=False) for g in self._gens],
+                               self.xp.int64)
+        return self._stack([g.choice(n, m, replace=False, shuffle=True) for g in self._gens],
+                           self.xp.int64)
+
+    def integers(self, n: int, shape: int | Sequence[int] = ()) -> Any:
+        """Integers uniform on ``range(n)``, **with** replacement, shape ``(trials, *shape)``."""
+        n = check_int("n", n, minimum=1)
+        shp = self._shape(shape)
+        if self._cupy:
+            return self._stack([g.randint(0, n, shp) for g in self._gens], self.xp.int64)
+        return self._stack([g.integers(0, n, shp) for g in self._gens], self.xp.int64)
+
+
+def trial_random(seed: Any = None, trials: int = 1, backend: Any = None,
+                 dtype: str = "float64") -> TrialRandom:
+    """Shorthand for ``TrialRandom(seed, trials, get_namespace(backend), dtype)``."""
+    return TrialRandom(seed, trials, get_namespace(backend), dtype)

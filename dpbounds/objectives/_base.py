@@ -1,0 +1,237 @@
+"""The :class:`Objective` interface shared by every finite-sum objective."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from dpbounds._validation import check_nonnegative, check_positive
+from dpbounds.backend import get_namespace, to_numpy
+
+__all__ = ["Objective", "Optimum"]
+
+
+@dataclass(frozen=True)
+class Optimum:
+    """A minimiser found by a deterministic solver.
+
+    Attributes
+    ----------
+    x:
+        Minimiser, NumPy array of shape ``(d,)``.
+    value:
+        ``F(x)`` (full objective, regulariser included).
+    grad_norm:
+        ``||∇F(x)||_2`` at the returned point (how accurate it is).
+    method:
+        How it was computed (``"closed form"``, ``"trust-exact"``, ...).
+    is_global:
+        True for convex objectives (and closed forms); False for a local minimum of a
+        non-convex objective.
+    """
+
+    x: np.ndarray
+    value: float
+    grad_norm: float
+    method: str
+    is_global: bool = True
+
+
+class Objective:
+    r"""A finite-sum objective :math:`F(x) = \frac1n\sum_i \ell_i(x) + R(x)`, batched over trials.
+
+    The data (``n`` samples) live in the backend namespace ``xp`` and are shared by all
+    trials; a state ``x`` is an ``xp`` array of shape ``(trials, d)``. Index sets ``idx``
+    are integer ``xp`` arrays of shape ``(trials, m)`` (one mini-batch per trial, e.g. from
+    :meth:`dpbounds.backend.TrialRandom.subsample`); ``idx=None`` means the full data set.
+
+    The data term :math:`\ell_i` and the data-independent regulariser :math:`R` are kept
+    apart: the privacy mechanisms only need to protect the data term.
+
+    Methods every objective provides
+    --------------------------------
+    ``loss(x)``                         ``(trials,)`` full objective ``F(x)``
+    ``grad(x, idx=None)``               ``(trials, d)`` mean data gradient over ``idx`` + ``∇R``
+    ``loss_and_grad(x, idx=None)``      both, sharing work (``F`` always on the full data)
+    ``sample_losses(x, idx=None)``      ``(trials, m)`` data losses ``ℓ_i(x)`` (no ``R``)
+    ``sample_grads(x, idx=None)``       ``(trials, m, d)`` data gradients ``∇ℓ_i(x)``
+    ``clipped_mean_grad(x, idx, C)``    ``(trials, d)`` ``mean_i ∇ℓ_i / max(1, ||∇ℓ_i||/C)``
+    ``normalized_mean_grad(x, idx, r)`` ``(trials, d)`` ``mean_i ∇ℓ_i / (||∇ℓ_i|| + r)``
+    ``regularizer(x)``, ``regularizer_grad(x)``  the data-independent part
+
+    The fused ``clipped_mean_grad``/``normalized_mean_grad`` return the **data term only**
+    (the regulariser is public and added noise-free by the algorithm). Their replace-one
+    L2 sensitivities are ``2C/m`` and ``< 2/m``.
+
+    Constants (properties)
+    ----------------------
+    ``smoothness`` (L), ``strong_convexity`` (μ, negative for weakly convex objectives),
+    ``gradient_bound`` (G: sup over the declared data domain of ``||∇ℓ_i(x)||_2``,
+    state-independent where finite), ``l1_sensitivity`` (Kuru et al.'s :math:`S_1`, eq. (10):
+    sup of ``||∇ℓ(x;y) - ∇ℓ(x;y')||_1``, the regulariser cancels),
+    ``l2_sensitivity`` (same in L2), ``lipschitz(radius)`` (Lipschitz constant of F on
+    the ball ``||x|| <= radius``), ``optimum`` (an :class:`Optimum`, cached).
+    """
+
+    #: Short name used in reports.
+    name: str = "objective"
+    #: True when F is convex.
+    convex: bool = True
+
+    def __init__(self, n: int, d: int, xp: Any) -> None:
+        self.n = int(n)
+        self.d = int(d)
+        self.xp = get_namespace(xp)
+
+    # -- validation helpers -------------------------------------------------------------
+    def check_state(self, x: Any, name: str = "x") -> Any:
+        """Raise ValueError unless ``x`` is a ``(trials, d)`` array of this backend."""
+        shape = getattr(x, "shape", None)
+        if shape is None or len(shape) != 2 or shape[1] != self.d:
+            raise ValueError(f"{name} must have shape (trials, {self.d}), got shape {shape}")
+        return x
+
+    def check_idx(self, idx: Any, trials: int) -> Any:
+        """Raise ValueError unless ``idx`` is ``None`` or a ``(trials, m)`` index array."""
+        if idx is None:
+            return None
+        shape = getattr(idx, "shape", None)
+        if shape is None or len(shape) != 2 or shape[0] != trials:
+            raise ValueError(f"idx must have shape ({trials}, m), got shape {shape}")
+        if shape[1] < 1 or shape[1] > self.n:
+            raise ValueError(f"idx must hold between 1 and n={self.n} indices per trial")
+        return idx
+
+    def initial_state(self, trials: int, x0: Any = None) -> Any:
+        """A ``(trials, d)`` float64 state: ``x0`` broadcast over trials (zeros by default)."""
+        xp = self.xp
+        if x0 is None:
+            return xp.zeros((trials, self.d), dtype=xp.float64)
+        arr = np.asarray(to_numpy(x0), dtype=float)
+        if arr.ndim == 0:
+            arr = np.full(self.d, float(arr))
+        if arr.ndim == 1:
+            if arr.shape[0] != self.d:
+                raise ValueError(f"x0 must have shape ({self.d},), got {arr.shape}")
+            arr = np.broadcast_to(arr, (trials, self.d))
+        if arr.shape != (trials, self.d):
+            raise ValueError(f"x0 must have shape ({self.d},) or ({trials}, {self.d})")
+        return xp.asarray(np.ascontiguousarray(arr), dtype=xp.float64)
+
+    # -- to be provided by subclasses --------------------------------------------------
+    def sample_losses(self, x: Any, idx: Any = None) -> Any:
+        raise NotImplementedError
+
+    def sample_grads(self, x: Any, idx: Any = None) -> Any:
+        raise NotImplementedError
+
+    def regularizer(self, x: Any) -> Any:
+        return self.xp.zeros((x.shape[0],), dtype=x.dtype)
+
+    def regularizer_grad(self, x: Any) -> Any:
+        return self.xp.zeros_like(x)
+
+    def _data_grad(self, x: Any, idx: Any) -> Any:
+        """Mean data gradient over idx (generic, materialises per-sample gradients)."""
+        return self.xp.mean(self.sample_grads(x, idx), axis=1)
+
+    def _data_weights(self, x: Any, idx: Any, kind: str, param: float) -> Any:
+        """Generic clip / normalise through materialised per-sample gradients."""
+        xp = self.xp
+        g = self.sample_grads(x, idx)
+        norms = xp.linalg.vector_norm(g, axis=-1)
+        if kind == "clip":
+            factor = param / xp.maximum(norms, xp.asarray(param, dtype=norms.dtype))
+        else:
+            factor = 1.0 / (norms + param)
+        return xp.mean(g * factor[..., None], axis=1)
+
+    # -- public API --------------------------------------------------------------------
+    def loss(self, x: Any) -> Any:
+        """Full objective ``F(x)``, shape ``(trials,)``."""
+        self.check_state(x)
+        return self.xp.mean(self.sample_losses(x), axis=1) + self.regularizer(x)
+
+    def grad(self, x: Any, idx: Any = None) -> Any:
+        """Mini-batch gradient ``mean_{i in idx} ∇ℓ_i(x) + ∇R(x)``, shape ``(trials, d)``."""
+        self.check_state(x)
+        self.check_idx(idx, x.shape[0])
+        return self._data_grad(x, idx) + self.regularizer_grad(x)
+
+    def loss_and_grad(self, x: Any, idx: Any = None) -> tuple[Any, Any]:
+        """``(F(x), grad(x, idx))``; subclasses share the work when ``idx is None``."""
+        return self.loss(x), self.grad(x, idx)
+
+    def clipped_mean_grad(self, x: Any, idx: Any, clip_norm: float) -> Any:
+        """Mean of per-sample data gradients clipped to L2 norm ``clip_norm`` (Abadi et al.)."""
+        clip_norm = check_positive("clip_norm", clip_norm)
+        self.check_state(x)
+        self.check_idx(idx, x.shape[0])
+        return self._data_weights(x, idx, "clip", clip_norm)
+
+    def normalized_mean_grad(self, x: Any, idx: Any, r: float) -> Any:
+        """Mean of per-sample normalised data gradients ``g/(||g|| + r)`` (Yang et al.)."""
+        r = check_nonnegative("r", r)
+        if r == 0:
+            raise ValueError("r must be > 0 (valid range (0, inf)), got 0")
+        self.check_state(x)
+        self.check_idx(idx, x.shape[0])
+        return self._data_weights(x, idx, "normalize", r)
+
+    def grad_norm(self, x: Any) -> Any:
+        """``||∇F(x)||_2`` on the full data, shape ``(trials,)``."""
+        return self.xp.linalg.vector_norm(self.grad(x), axis=-1)
+
+    # -- constants ---------------------------------------------------------------------
+    @property
+    def smoothness(self) -> float:
+        raise NotImplementedError
+
+    @property
+    def strong_convexity(self) -> float:
+        raise NotImplementedError
+
+    @property
+    def gradient_bound(self) -> float:
+        return math.inf
+
+    @property
+    def l1_sensitivity(self) -> float:
+        return math.inf
+
+    @property
+    def l2_sensitivity(self) -> float:
+        return 2.0 * self.gradient_bound
+
+    @property
+    def condition_number(self) -> float:
+        """``κ = L/μ`` (``inf`` if μ <= 0)."""
+        mu = self.strong_convexity
+        return self.smoothness / mu if mu > 0 else math.inf
+
+    def lipschitz(self, radius: float = math.inf) -> float:
+        """Lipschitz constant of ``F`` on the ball ``||x||_2 <= radius``."""
+        return self.gradient_bound + self._reg_lipschitz(radius)
+
+    def _reg_lipschitz(self, radius: float) -> float:
+        return 0.0
+
+    @cached_property
+    def optimum(self) -> Optimum:
+        """The minimiser ``(x*, F*)`` by a deterministic solver (computed once, cached)."""
+        return self._solve()
+
+    def _solve(self) -> Optimum:
+        raise NotImplementedError
+
+    def suboptimality(self, x: Any) -> Any:
+        """``F(x) - F*``, shape ``(trials,)``."""
+        return self.loss(x) - self.optimum.value
+
+    def to_backend(self, backend: Any) -> Objective:
+        """The same objective with its data in another namespace."""
+        raise NotImplementedError

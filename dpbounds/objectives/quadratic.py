@@ -1,0 +1,225 @@
+r"""Quadratic finite sums with any spectrum and a closed-form optimum.
+
+:math:`f_i(x)=\tfrac12x^\top Qx-b^\top x+e_i^\top x` with offsets :math:`\sum_ie_i=0`, so
+:math:`F(x)=\tfrac12x^\top Qx-b^\top x`, :math:`x^*=Q^{-1}b`,
+:math:`F^*=-\tfrac12b^\top Q^{-1}b` (for :math:`Q\succ0`). The per-sample gradient
+:math:`Qx-b+e_i` differs between samples only by the offsets, so the sensitivities are
+state-independent: ``S_1 = 2 sup||e||_1``, L2 ``2 sup||e||_2``. This is the synthetic
+finite sum of ``yang_et_al.md`` §13 (``F + <a_i, x>`` with ``Σ a_i = 0``), and with no
+offsets (``n = 1``) the deterministic quadratic (24) of Kuru et al. Theorem 3.5.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from dpbounds._validation import check_finite, check_int
+from dpbounds.backend import get_namespace, to_numpy
+from dpbounds.objectives._base import Objective, Optimum
+from dpbounds.provenance import KURU, Provenance, Source
+
+__all__ = ["QuadraticObjective"]
+
+
+class QuadraticObjective(Objective):
+    r"""Quadratic :math:`F(x)=\frac12x^\top Qx-b^\top x` as a finite sum with zero-mean offsets.
+
+    Parameters
+    ----------
+    eigenvalues:
+        Spectrum of ``Q`` (any real values; ``Q`` need not be definite, but
+        :attr:`optimum` requires ``Q ≻ 0``).
+    basis:
+        ``None`` (``Q`` diagonal, stored as a vector: fine for ``d = 10**6``), ``"random"``
+        (a Haar-random orthogonal basis drawn from ``seed``), or a ``(d, d)`` orthogonal
+        matrix ``V`` (``Q = V diag(λ) Vᵀ``).
+    b:
+        Linear term, shape ``(d,)`` (zeros by default, so ``x* = 0``).
+    offsets:
+        ``(n, d)`` per-sample offsets ``e_i``; they are centred (``Σ e_i = 0``) so that
+        ``F`` is exactly the quadratic. ``None`` means one sample (``n = 1``), no data noise.
+    offset_l1_radius, offset_l2_radius:
+        Declared bounds on ``||e||_1`` and ``||e||_2`` over the data universe (default: the
+        maximum over the given offsets).
+    seed:
+        Seed for ``basis="random"``.
+    backend:
+        Array namespace or name.
+
+    Example
+    -------
+    >>> from dpbounds.objectives import QuadraticObjective
+    >>> q = QuadraticObjective([0.5, 1.0], b=[1.0, 1.0])
+    >>> q.optimum.x, q.optimum.value
+    (array([2., 1.]), -1.5)
+    """
+
+    name = "quadratic"
+    source = Source(KURU, "Theorem 3.5, eq. (24)", Provenance.VERBATIM)
+
+    def __init__(
+        self,
+        eigenvalues: Any,
+        *,
+        basis: Any = None,
+        b: Any = None,
+        offsets: Any = None,
+        offset_l1_radius: float | None = None,
+        offset_l2_radius: float | None = None,
+        seed: Any = None,
+        backend: Any = None,
+    ) -> None:
+        lam = np.asarray(check_finite("eigenvalues", np.asarray(eigenvalues, dtype=float)),
+                         dtype=float).reshape(-1)
+        d = lam.shape[0]
+        if d < 1:
+            raise ValueError("eigenvalues must be non-empty")
+        if offsets is None:
+            e = np.zeros((1, d))
+        else:
+            e = np.asarray(to_numpy(offsets), dtype=float)
+            if e.ndim != 2 or e.shape[1] != d:
+                raise ValueError(f"offsets must have shape (n, {d}), got {e.shape}")
+            e = e - e.mean(axis=0, keepdims=True)
+        super().__init__(e.shape[0], d, backend)
+        self.eigenvalues = lam
+        if basis is None:
+            self.basis = None
+        elif isinstance(basis, str):
+            if basis != "random":
+                raise ValueError(f"basis must be None, 'random' or a (d, d) matrix, got {basis!r}")
+            rng = np.random.default_rng(seed)
+            qmat, r = np.linalg.qr(rng.standard_normal((d, d)))
+            self.basis = qmat * np.sign(np.diag(r))
+        else:
+            V = np.asarray(to_numpy(basis), dtype=float)
+            if V.shape != (d, d) or not np.allclose(V.T @ V, np.eye(d), atol=1e-8):
+                raise ValueError(f"basis must be an orthogonal ({d}, {d}) matrix")
+            self.basis = V
+        self.b_np = np.zeros(d) if b is None else np.asarray(b, dtype=float).reshape(-1)
+        if self.b_np.shape != (d,):
+            raise ValueError(f"b must have shape ({d},), got {self.b_np.shape}")
+        self.offsets_np = e
+        self._e_l1 = float(np.max(np.sum(np.abs(e), axis=1)))
+        self._e_l2 = float(np.max(np.linalg.norm(e, axis=1)))
+        self.offset_l1_radius = self._e_l1 if offset_l1_radius is None else float(offset_l1_radius)
+        self.offset_l2_radius = self._e_l2 if offset_l2_radius is None else float(offset_l2_radius)
+        self._to_xp()
+
+    def _to_xp(self) -> None:
+        xp = self.xp
+        if self.basis is None:
+            self._diag = xp.asarray(self.eigenvalues)
+            self._Q = None
+        else:
+            self._diag = None
+            self._Q = xp.asarray((self.basis * self.eigenvalues) @ self.basis.T)
+        self._b = xp.asarray(self.b_np)
+        self._e = xp.asarray(self.offsets_np)
+        self._has_offsets = bool(np.any(self.offsets_np != 0))
+
+    @property
+    def hessian(self) -> np.ndarray:
+        """``Q`` as a dense NumPy matrix (small ``d`` only)."""
+        if self.basis is None:
+            return np.diag(self.eigenvalues)
+        return (self.basis * self.eigenvalues) @ self.basis.T
+
+    def _Qx(self, x: Any) -> Any:
+        return x * self._diag if self._Q is None else x @ self._Q
+
+    def _mean_grad(self, x: Any) -> Any:
+        return self._Qx(x) - self._b
+
+    def _gather(self, idx: Any) -> Any:
+        xp = self.xp
+        trials, m = idx.shape
+        return xp.reshape(xp.take(self._e, xp.reshape(idx, (-1,)), axis=0), (trials, m, self.d))
+
+    # -- Objective API -------------------------------------------------------------------
+    def loss(self, x: Any) -> Any:
+        self.check_state(x)
+        xp = self.xp
+        return 0.5 * xp.sum(x * self._Qx(x), axis=1) - xp.sum(x * self._b, axis=1)
+
+    def sample_losses(self, x: Any, idx: Any = None) -> Any:
+        self.check_state(x)
+        xp = self.xp
+        base = self.loss(x)[:, None]
+        e = self._e[None, :, :] if idx is None else self._gather(idx)
+        return base + xp.sum(e * x[:, None, :], axis=-1)
+
+    def sample_grads(self, x: Any, idx: Any = None) -> Any:
+        self.check_state(x)
+        e = self._e[None, :, :] if idx is None else self._gather(idx)
+        return self._mean_grad(x)[:, None, :] + e
+
+    def _data_grad(self, x: Any, idx: Any) -> Any:
+        g = self._mean_grad(x)
+        if idx is None or not self._has_offsets:
+            return g
+        return g + self.xp.mean(self._gather(idx), axis=1)
+
+    # -- constants -----------------------------------------------------------------------
+    @property
+    def smoothness(self) -> float:
+        return float(np.max(self.eigenvalues))
+
+    @property
+    def strong_convexity(self) -> float:
+        return float(np.min(self.eigenvalues))
+
+    @property
+    def gradient_bound(self) -> float:
+        """Unbounded on R^d (use :meth:`lipschitz` with a radius)."""
+        return math.inf
+
+    def lipschitz(self, radius: float = math.inf) -> float:
+        """``sup ||Qx - b + e|| <= max|λ| r + ||b|| + sup||e||`` on ``||x|| <= r``."""
+        if math.isinf(radius):
+            return math.inf
+        return (float(np.max(np.abs(self.eigenvalues))) * radius
+                + float(np.linalg.norm(self.b_np)) + self.offset_l2_radius)
+
+    @property
+    def l1_sensitivity(self) -> float:
+        """``S_1 = 2 sup ||e||_1`` (the quadratic part cancels between samples)."""
+        return 2.0 * self.offset_l1_radius
+
+    @property
+    def l2_sensitivity(self) -> float:
+        return 2.0 * self.offset_l2_radius
+
+    def _solve(self) -> Optimum:
+        lam = self.eigenvalues
+        if np.min(lam) <= 0:
+            raise ValueError("optimum needs a positive-definite Q (all eigenvalues > 0)")
+        if self.basis is None:
+            x = self.b_np / lam
+        else:
+            x = self.basis @ ((self.basis.T @ self.b_np) / lam)
+        value = -0.5 * float(self.b_np @ x)
+        return Optimum(x, value, 0.0, "closed form x* = Q^{-1} b", True)
+
+    def to_backend(self, backend: Any) -> QuadraticObjective:
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new.xp = get_namespace(backend)
+        new._to_xp()
+        return new
+
+    @classmethod
+    def random(cls, d: int, mu: float, L: float, *, n: int = 1, offset_scale: float = 0.0,
+               seed: Any = None, backend: Any = None, rotate: bool = True) -> QuadraticObjective:
+        """Spectrum log-spaced in ``[mu, L]``, random basis, ``b`` and offsets from ``seed``."""
+        d = check_int("d", d)
+        n = check_int("n", n)
+        rng = np.random.default_rng(seed)
+        lam = np.geomspace(mu, L, d) if d > 1 else np.array([L])
+        b = rng.standard_normal(d)
+        offsets = None if n == 1 else offset_scale * rng.standard_normal((n, d))
+        return cls(lam, basis="random" if rotate else None, b=b, offsets=offsets,
+                   seed=rng.integers(2**32), backend=backend)
