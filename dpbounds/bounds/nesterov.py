@@ -1,0 +1,310 @@
+r"""DP-NAG and multi-stage DP-MASG error bounds (Kuru et al., Section 4).
+
+Theorem 4.1 (adapted from Aybat et al. 2019, Thm 2.3): DP-NAG with :math:`\alpha\le1/L`,
+:math:`\beta=(1-\sqrt{\alpha\mu})/(1+\sqrt{\alpha\mu})` and Laplace noise of scale :math:`b_t`
+satisfies
+
+.. math:: E_t\le(1-\sqrt{\mu\alpha})E_{t-1}+\alpha(1+\alpha L)\big(b_t^2d+\sigma_s^2(m,n)/2\big)
+          \qquad(28)
+
+and, unrolled, :math:`E_T\le a_{T,0}E_0+\sum_{t=1}^Ta_{T,t}(b_t^2d+\sigma_s^2/2)` (29) with
+:math:`a_{T,t}=(1-\sqrt{\mu\alpha})^{T-t}\alpha(1+\alpha L)`. Theorem 4.3 (DP-MASG, stage
+schedule (33)) has the same form with
+:math:`a_{T,t}=2^{s_T-s_t}\prod_{i=t+1}^T(1-\sqrt{\mu\alpha^{(s_i)}})\,\alpha^{(s_t)}(1+\alpha^{(s_t)}L)`.
+
+Every weight is computed as a **logarithm** (cumulative sums of ``log1p(-sqrt(mu alpha))``), so
+horizons up to :math:`T=10^7` neither overflow nor underflow.
+
+Decisions on the paper/code mismatches (``kuru_et_al.md`` §11-§12, each has a test):
+
+* **Factor in** :math:`a_{T,t}`. The paper's :math:`\alpha(1+\alpha L)` is right: Aybat et al.'s
+  noise term is :math:`\alpha(1+\alpha L)\sigma^2/2` with
+  :math:`\sigma^2\ge\mathbb E\lVert w\rVert^2`,
+  and Laplace noise has :math:`\mathbb E\lVert\eta\rVert^2=2b^2d`. The reference code's
+  :math:`(\alpha/2)(1+\alpha L)` (and its :math:`2^{s_T}` instead of :math:`2^{s_T-s_0}` on
+  :math:`E_0`) is available as ``convention="reference_code"`` to reproduce its horizon choices.
+* **Stage-1 length**. (33) only asks :math:`n_1\ge1`. Default
+  :math:`\lceil2\sqrt\kappa\ln\sqrt\kappa\rceil` (the Section-5 code);
+  ``first_stage_rounding="floor"`` reproduces the Fig. 2 script (:math:`T=53,133,293,613` for
+  :math:`K=2..5`).
+* **m vs n in the Laplace scale**: see :mod:`dpbounds.bounds.noise_allocation`.
+
+Examples
+--------
+>>> from dpbounds.bounds.nesterov import masg_schedule
+>>> [masg_schedule(1.0, 20.0, stages=K, first_stage_rounding="floor").horizon for K in (2, 3, 4, 5)]
+[53, 133, 293, 613]
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.special import logsumexp
+
+from dpbounds._validation import check_int, check_nonnegative, check_positive
+from dpbounds.provenance import KURU, Provenance, Source
+
+__all__ = [
+    "SOURCE_EQ33",
+    "SOURCE_THM41",
+    "SOURCE_THM43",
+    "ErrorWeights",
+    "Schedule",
+    "masg_schedule",
+    "nesterov_momentum",
+    "nesterov_recursion",
+    "nesterov_schedule",
+    "subsampling_variance",
+    "unrolled_bound",
+]
+
+SOURCE_THM41 = Source(KURU, "Theorem 4.1, eqs. (28)-(29)", Provenance.VERBATIM,
+                      "adapted from Aybat et al. (NeurIPS 2019), Thm 2.3")
+SOURCE_THM43 = Source(KURU, "Theorem 4.3, eq. (34)", Provenance.VERBATIM,
+                      "printed '=' read as '<='")
+SOURCE_EQ33 = Source(KURU, "eq. (33), MASG stage schedule", Provenance.VERBATIM,
+                     "Aybat et al. 2019; stage-1 length n_1 >= 1 is free")
+SOURCE_EQ21 = Source(KURU, "Proposition 3.3, eq. (21)", Provenance.VERBATIM)
+
+CONVENTIONS = ("paper", "reference_code")
+
+
+def nesterov_momentum(alpha: Any, mu: float) -> Any:
+    r""":math:`\beta=(1-\sqrt{\alpha\mu})/(1+\sqrt{\alpha\mu})` (Theorem 4.1)."""
+    alpha = np.asarray(check_positive("alpha", alpha), dtype=float)
+    mu = float(check_positive("mu", mu))
+    s = np.sqrt(alpha * mu)
+    out = (1.0 - s) / (1.0 + s)
+    return float(out) if out.ndim == 0 else out
+
+
+def subsampling_variance(sensitivity: float, n: int, m: int) -> float:
+    r""":math:`\sigma_s^2(m,n)=\frac{S_1^2}{4}\frac1m\frac{n-m}{n-1}` (eq. (21)); 0 for m = n."""
+    S = float(check_nonnegative("sensitivity", sensitivity))
+    n = check_int("n", n, minimum=1)
+    m = check_int("m", m, minimum=1, maximum=n)
+    if n == 1:
+        return 0.0
+    return S * S / 4.0 / m * (n - m) / (n - 1)
+
+
+@dataclass(frozen=True)
+class Schedule:
+    r"""A step-size schedule of (DP-)NAG / MASG: per-iteration step and stage index.
+
+    Attributes
+    ----------
+    steps:
+        :math:`\alpha^{(s_t)}` for :math:`t=1..T` (length ``T``).
+    stages:
+        Stage index :math:`s_t\in\{1,2,\dots\}` of each iteration.
+    stage_lengths:
+        :math:`n_k` of each stage actually used.
+    """
+
+    steps: np.ndarray
+    stages: np.ndarray
+    stage_lengths: tuple[int, ...]
+    name: str = "NAG"
+    source: Source = SOURCE_THM41
+
+    @property
+    def horizon(self) -> int:
+        return int(self.steps.size)
+
+    def truncated(self, T: int) -> Schedule:
+        """The first ``T`` iterations of the schedule."""
+        T = check_int("T", T, minimum=1, maximum=self.horizon)
+        lengths, left = [], T
+        for n_k in self.stage_lengths:
+            if left <= 0:
+                break
+            lengths.append(min(n_k, left))
+            left -= n_k
+        return Schedule(self.steps[:T], self.stages[:T], tuple(lengths), self.name, self.source)
+
+    def momenta(self, mu: float) -> np.ndarray:
+        """Nesterov momentum of each iteration (see :func:`nesterov_momentum`)."""
+        return np.asarray(nesterov_momentum(self.steps, mu))
+
+
+def nesterov_schedule(alpha: float, T: int) -> Schedule:
+    """Constant-step DP-NAG (Theorem 4.1): one stage of length ``T``."""
+    alpha = float(check_positive("alpha", alpha))
+    T = check_int("T", T, minimum=1)
+    return Schedule(np.full(T, alpha), np.ones(T, dtype=np.int64), (T,), "NAG", SOURCE_THM41)
+
+
+def masg_schedule(
+    mu: float, L: float, *, stages: int | None = None, horizon: int | None = None, p: float = 1.0,
+    c: float = 1.0, first_stage_length: int | None = None, first_stage_rounding: str = "ceil",
+) -> Schedule:
+    r"""The MASG stage schedule (33), step sizes scaled by ``c`` as in Section 5.
+
+    :math:`\alpha^{(1)}=c/L`, :math:`n_1\ge1`; for :math:`k\ge2`:
+    :math:`n_k=2^k\lceil\sqrt\kappa\ln(2^{p+2})\rceil`, :math:`\alpha^{(k)}=c/(2^{2k}L)`.
+
+    Parameters
+    ----------
+    mu, L :
+        :math:`0<\mu\le L`.
+    stages, horizon :
+        Either the number of stages ``K`` (full stages) or a horizon ``T`` (the schedule is cut
+        after ``T`` iterations). Exactly one must be given.
+    p :
+        :math:`p\ge1` of (33).
+    c :
+        Step-size factor (Section 5 uses :math:`c\in\{0.1,1\}`; the theorem needs
+        :math:`\alpha^{(k)}\le1/L`, i.e. ``c <= 1``).
+    first_stage_length :
+        :math:`n_1`; default :math:`2\sqrt\kappa\ln\sqrt\kappa` rounded by ``first_stage_rounding``
+        (at least 1).
+    first_stage_rounding : {"ceil", "floor"}
+        ``"ceil"`` as in ``DP_NAG_LR.m`` (Figs. 3-4); ``"floor"`` as in the Fig. 2 script.
+    """
+    mu = float(check_positive("mu", mu))
+    L = float(check_positive("L", L))
+    if mu > L:
+        raise ValueError(f"mu must lie in (0, L={L}], got {mu}")
+    c = float(check_positive("c", c))
+    if p < 1:
+        raise ValueError(f"p must be >= 1, got {p}")
+    if (stages is None) == (horizon is None):
+        raise ValueError("give exactly one of stages (K) or horizon (T)")
+    kappa = L / mu
+    if first_stage_length is None:
+        raw = 2.0 * math.sqrt(kappa) * math.log(math.sqrt(kappa))
+        if first_stage_rounding == "ceil":
+            n1 = math.ceil(raw - 1e-12)
+        elif first_stage_rounding == "floor":
+            n1 = math.floor(raw + 1e-12)
+        else:
+            raise ValueError(f"first_stage_rounding must be 'ceil' or 'floor', got "
+                             f"{first_stage_rounding!r}")
+        n1 = max(1, n1)
+    else:
+        n1 = check_int("first_stage_length", first_stage_length, minimum=1)
+    C = math.ceil(math.sqrt(kappa) * math.log(2.0 ** (p + 2)) - 1e-12)
+    if stages is not None:
+        K = check_int("stages", stages, minimum=1)
+        lengths = [n1] + [2**k * C for k in range(2, K + 1)]
+    else:
+        T = check_int("horizon", horizon, minimum=1)
+        lengths, total, k = [min(n1, T)], min(n1, T), 2
+        while total < T:
+            n_k = min(2**k * C, T - total)
+            lengths.append(n_k)
+            total += n_k
+            k += 1
+    steps = np.concatenate([np.full(n_k, c / L if k == 1 else c / (4.0**k * L))
+                            for k, n_k in enumerate(lengths, start=1)])
+    stage_idx = np.concatenate([np.full(n_k, k, dtype=np.int64)
+                                for k, n_k in enumerate(lengths, start=1)])
+    return Schedule(steps, stage_idx, tuple(lengths), "MASG", SOURCE_THM43)
+
+
+@dataclass(frozen=True)
+class ErrorWeights:
+    r"""Log-weights of the unrolled bound (29)/(34): :math:`\log a_{T,0}`, :math:`\log a_{T,t}`."""
+
+    log_a0: float
+    log_a: np.ndarray
+    convention: str
+    source: Source
+
+    @property
+    def a0(self) -> float:
+        return math.exp(self.log_a0)
+
+    @property
+    def a(self) -> np.ndarray:
+        """The weights :math:`a_{T,t}` (can underflow to 0 for long horizons; use ``log_a``)."""
+        return np.exp(self.log_a)
+
+
+def _log_contractions(schedule: Schedule, mu: float) -> np.ndarray:
+    """log(1 - sqrt(mu alpha_t)) per iteration."""
+    s = np.sqrt(mu * schedule.steps)
+    if np.any(s >= 1):
+        raise ValueError("every step must satisfy mu * alpha < 1 (alpha <= 1/L suffices)")
+    return np.log1p(-s)
+
+
+def error_weights(schedule: Schedule, mu: float, L: float, *,
+                  convention: str = "paper") -> ErrorWeights:
+    r"""The weights :math:`a_{T,t}` of (29) (one stage) or (34) (MASG), in log-space.
+
+    .. math:: \log a_{T,t}=(s_T-s_t)\ln2+\sum_{i=t+1}^T\log(1-\sqrt{\mu\alpha_i})
+              +\log\big(\alpha_t(1+\alpha_tL)\big),\qquad
+              \log a_{T,0}=(s_T-s_0)\ln2+\sum_{i=1}^T\log(1-\sqrt{\mu\alpha_i})
+
+    ``convention="reference_code"`` uses the MATLAB code's :math:`(\alpha/2)(1+\alpha L)` and
+    :math:`2^{s_T}` on :math:`E_0` instead (sheet §12.2, defect 6).
+    """
+    mu = float(check_positive("mu", mu))
+    L = float(check_positive("L", L))
+    if convention not in CONVENTIONS:
+        raise ValueError(f"convention must be one of {CONVENTIONS}, got {convention!r}")
+    if np.any(schedule.steps > 1.0 / L * (1 + 1e-12)):
+        raise ValueError("Theorems 4.1/4.3 need every step alpha <= 1/L")
+    lc = _log_contractions(schedule, mu)
+    cum = np.concatenate([[0.0], np.cumsum(lc)])  # cum[k] = sum_{i<=k}
+    T = schedule.horizon
+    sT = int(schedule.stages[-1])
+    alpha = schedule.steps
+    factor = 0.5 if convention == "reference_code" else 1.0
+    log_c = np.log(factor * alpha) + np.log1p(alpha * L)
+    log_a = (sT - schedule.stages) * math.log(2.0) + (cum[T] - cum[1:]) + log_c
+    s0 = 0 if convention == "reference_code" else 1
+    log_a0 = (sT - s0) * math.log(2.0) + cum[T]
+    src = SOURCE_THM41 if schedule.name == "NAG" else SOURCE_THM43
+    return ErrorWeights(float(log_a0), log_a, convention, src)
+
+
+def unrolled_bound(weights: ErrorWeights, initial_error: float, scales: Any, d: int, *,
+                   subsampling_var: float = 0.0, log_scales: Any = None) -> float:
+    r"""(29)/(34): :math:`a_{T,0}E_0+\sum_ta_{T,t}(b_t^2d+\sigma_s^2/2)`, summed in log-space.
+
+    ``scales`` are the Laplace scales :math:`b_t` (or pass ``log_scales``).
+    """
+    E0 = float(check_nonnegative("initial_error", initial_error))
+    d = check_int("d", d, minimum=1)
+    if log_scales is None:
+        log_scales = np.log(np.broadcast_to(check_positive("scales", scales),
+                                            weights.log_a.shape))
+    log_scales = np.broadcast_to(np.asarray(log_scales, dtype=float), weights.log_a.shape)
+    noise = np.logaddexp(2.0 * log_scales + math.log(d),
+                         math.log(subsampling_var / 2.0) if subsampling_var > 0 else -np.inf)
+    terms = weights.log_a + noise
+    if E0 > 0:
+        terms = np.append(terms, weights.log_a0 + math.log(E0))
+    return float(np.exp(logsumexp(terms)))
+
+
+def nesterov_recursion(
+    schedule: Schedule, mu: float, L: float, initial_error: float, scales: Any, d: int, *,
+    subsampling_var: float = 0.0,
+) -> np.ndarray:
+    r"""Iterate (28) (and its MASG analogue, a factor 2 at each stage change) from :math:`E_0`.
+
+    Returns :math:`(E_0, E_1, \dots, E_T)`; :math:`E_T` equals :func:`unrolled_bound` with the
+    paper's weights.
+    """
+    T = schedule.horizon
+    b = np.broadcast_to(np.asarray(check_positive("scales", scales), dtype=float), (T,))
+    q = np.exp(_log_contractions(schedule, mu))
+    alpha = schedule.steps
+    out = np.empty(T + 1)
+    out[0] = float(check_nonnegative("initial_error", initial_error))
+    prev_stage = 1
+    for t in range(1, T + 1):
+        jump = 2.0 if schedule.stages[t - 1] > prev_stage else 1.0
+        prev_stage = schedule.stages[t - 1]
+        out[t] = jump * out[t - 1]
+        out[t] = q[t - 1] * out[t] + alpha[t - 1] * (1 + alpha[t - 1] * L) * (
+            b[t - 1] ** 2 * d + subsampling_var / 2)
+    return out

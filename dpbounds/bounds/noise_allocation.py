@@ -1,0 +1,349 @@
+r"""Optimal per-iteration Laplace noise for DP-NAG / DP-MASG (Kuru et al., Section 4.1).
+
+Given the weights :math:`a_{T,t}` of (29)/(34), the budget-allocation problem (30) is
+
+.. math:: \min_{b_1..b_T}\sum_{t=1}^Ta_{T,t}b_t^2\quad\text{s.t.}\quad
+          \sum_{t=1}^T\varepsilon(S_1,b_t,n,m)=\epsilon,\qquad
+          \varepsilon(S,b,n,m)=\ln\big[(e^{S/(bm)}-1)\tfrac mn+1\big]\ (11).
+
+* :func:`optimal_noise_closed_form` -- Proposition 4.2 (:math:`m=n`):
+  :math:`\epsilon_t=\epsilon\,a_{T,t}^{1/3}/\sum_ja_{T,j}^{1/3}`,
+  :math:`b_t=\frac{\sum_ja_{T,j}^{1/3}}{a_{T,t}^{1/3}}\frac{S_1}{n\epsilon}` (31).
+* :func:`optimal_noise` -- the general problem with subsampling (:math:`m<n`). In the budgets
+  :math:`\epsilon_t` it is convex (:math:`b(\epsilon)^2=S^2/(m^2g(\epsilon)^2)` with
+  :math:`g(\epsilon)=\ln(1+\frac nm(e^\epsilon-1))` concave), so the KKT conditions
+  :math:`a_t\,\partial_\epsilon(-b^2)(\epsilon_t)=\lambda` characterise the optimum. They are
+  solved by Newton's method in :math:`\log\epsilon_t` (vectorised over :math:`t`) inside a Newton
+  iteration on :math:`\log\lambda`; for :math:`m=n` it reproduces (31).
+* :func:`select_horizon` -- Remark 4.1: the horizon :math:`T\le T_{\max}` minimising (32)
+  :math:`a_{T,0}E_0+\frac{dS_1^2}{n^2\epsilon^2}(\sum_ja_{T,j}^{1/3})^3`, for every
+  :math:`T` at once with prefix log-sum-exps (:math:`O(T_{\max})`).
+
+Everything is in log-space (``logsumexp``, ``log1p``/``expm1``): :math:`T=10^7` is fine.
+
+**m vs n in the Laplace scale** (sheet §11.4): (27) prints :math:`b=S_1/(n\epsilon_0)`, (12)
+prints :math:`b=S_1/(m\epsilon_0)`. Only (12) makes each step :math:`\epsilon/T`-DP through (11)
+(the batch average of :math:`m` gradients moves by :math:`S_1/m`); (27)'s scale is :math:`m/n`
+times too small when :math:`m<n`. The calibration here is (12) (via
+:mod:`dpbounds.privacy.laplace`); :func:`laplace_scale_eq27_as_printed` keeps the printed one.
+
+Example
+-------
+>>> from dpbounds.bounds.nesterov import error_weights, nesterov_schedule
+>>> from dpbounds.bounds.noise_allocation import optimal_noise, optimal_noise_closed_form
+>>> w = error_weights(nesterov_schedule(0.05, 100), mu=1.0, L=20.0)
+>>> cf = optimal_noise_closed_form(w, sensitivity=1.0, n=1000, epsilon=1.0)
+>>> num = optimal_noise(w, sensitivity=1.0, n=1000, m=1000, epsilon=1.0)
+>>> bool(abs(num.value / cf.value - 1) < 1e-10)
+True
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.special import logsumexp
+
+from dpbounds._validation import check_int, check_nonnegative, check_positive
+from dpbounds.bounds.nesterov import (
+    ErrorWeights,
+    Schedule,
+    error_weights,
+    masg_schedule,
+    nesterov_schedule,
+    subsampling_variance,
+)
+from dpbounds.privacy.laplace import (
+    deamplify_without_replacement,
+    per_step_epsilon,
+    subsampled_laplace_epsilon,
+)
+from dpbounds.provenance import KURU, Provenance, Source
+
+__all__ = [
+    "SOURCE_EQ30",
+    "SOURCE_PROP42",
+    "SOURCE_REMARK41",
+    "Allocation",
+    "HorizonChoice",
+    "laplace_scale_eq27_as_printed",
+    "optimal_noise",
+    "optimal_noise_closed_form",
+    "select_horizon",
+    "uniform_noise",
+]
+
+SOURCE_PROP42 = Source(KURU, "Proposition 4.2, eq. (31)", Provenance.VERBATIM, "case m = n")
+SOURCE_EQ30 = Source(KURU, "eq. (30) with eq. (11)", Provenance.VERBATIM,
+                     "numeric solution (KKT + Newton in log-space) is ours [DERIVED]")
+SOURCE_REMARK41 = Source(KURU, "Remark 4.1, eq. (32)", Provenance.VERBATIM)
+
+
+@dataclass(frozen=True)
+class Allocation:
+    r"""Per-iteration budgets and Laplace scales with the noise part of the bound.
+
+    Attributes
+    ----------
+    epsilons:
+        :math:`\epsilon_t` (sum :math:`\le\epsilon`, basic composition).
+    log_scales:
+        :math:`\log b_t` (exact; ``scales = exp(log_scales)`` can overflow for weights below
+        ~1e-900, where the optimum spends essentially no budget).
+    value:
+        :math:`\sum_ta_{T,t}b_t^2` (multiply by ``d`` for the noise term of (29)).
+    log_value:
+        Its logarithm.
+    """
+
+    epsilons: np.ndarray
+    log_scales: np.ndarray
+    value: float
+    log_value: float
+    method: str
+    source: Source
+
+    @property
+    def scales(self) -> np.ndarray:
+        with np.errstate(over="ignore"):
+            return np.exp(self.log_scales)
+
+    @property
+    def total_epsilon(self) -> float:
+        return float(np.sum(self.epsilons))
+
+
+def _check_budget(sensitivity: Any, n: Any, m: Any, epsilon: Any) -> tuple[float, int, int, float]:
+    S = float(check_positive("sensitivity", sensitivity))
+    n = check_int("n", n, minimum=1)
+    m = check_int("m", m, minimum=1, maximum=n)
+    eps = float(check_positive("epsilon", epsilon))
+    return S, n, m, eps
+
+
+def _log_weights(weights: ErrorWeights | Any) -> np.ndarray:
+    if isinstance(weights, ErrorWeights):
+        return np.asarray(weights.log_a, dtype=float)
+    a = np.atleast_1d(check_positive("weights", weights)).astype(float)
+    return np.log(a)
+
+
+def laplace_scale_eq27_as_printed(sensitivity: float, epsilon: float, T: int, n: int,
+                                  m: int) -> float:
+    r"""DP-NAG's scale as printed in (27): :math:`b=S_1/(n\epsilon_0)`, :math:`\epsilon_0` of (13).
+
+    Kept to reproduce the paper's text only. With :math:`m<n` each step is then
+    :math:`\varepsilon(S_1,b,n,m)>\epsilon/T`: the run is **not** :math:`\epsilon`-DP. Use (12),
+    :math:`b=S_1/(m\epsilon_0)` (:func:`uniform_noise`).
+    """
+    eps0 = per_step_epsilon(epsilon, T, n, m)
+    return float(sensitivity) / (n * eps0)
+
+
+def uniform_noise(weights: ErrorWeights | Any, sensitivity: float, n: int, m: int,
+                  epsilon: float) -> Allocation:
+    r"""Uniform budget :math:`\epsilon/T` with the scale (12), :math:`b=S_1/(m\epsilon_0)`."""
+    S, n, m, eps = _check_budget(sensitivity, n, m, epsilon)
+    log_a = _log_weights(weights)
+    T = log_a.size
+    eps0 = per_step_epsilon(eps, T, n, m)
+    log_b = math.log(S / (m * eps0)) + 4e-16  # a few ulps up: never overshoot
+    log_value = float(logsumexp(log_a)) + 2 * log_b
+    return Allocation(np.full(T, eps / T), np.full(T, log_b), math.exp(log_value), log_value,
+                      "uniform (eq. 12-13)", Source(KURU, "Proposition 3.1, eqs. (12)-(13)",
+                                                    Provenance.VERBATIM))
+
+
+def optimal_noise_closed_form(weights: ErrorWeights | Any, sensitivity: float, n: int,
+                              epsilon: float) -> Allocation:
+    r"""Proposition 4.2 (:math:`m=n`), in log-space.
+
+    .. math:: \epsilon_t=\epsilon\frac{a_{T,t}^{1/3}}{\sum_ja_{T,j}^{1/3}},\quad
+              b_t=\frac{S_1}{n\epsilon_t},\quad
+              \sum_ta_{T,t}b_t^2=\Big(\frac{S_1}{n\epsilon}\Big)^2\Big(\sum_ta_{T,t}^{1/3}\Big)^3
+
+    Parameters
+    ----------
+    weights :
+        :class:`~dpbounds.bounds.nesterov.ErrorWeights` or positive weights :math:`a_{T,t}`.
+    sensitivity, n, epsilon :
+        :math:`S_1`, data-set size (= batch size) and total budget.
+    """
+    S, n, _, eps = _check_budget(sensitivity, n, n, epsilon)
+    log_a = _log_weights(weights)
+    lse = float(logsumexp(log_a / 3.0))
+    log_eps_t = math.log(eps) + log_a / 3.0 - lse + math.log1p(-4e-16)  # never overshoot
+    eps_t = np.exp(log_eps_t)
+    log_b = math.log(S / n) - log_eps_t
+    log_value = 2.0 * math.log(S / (n * eps)) + 3.0 * lse
+    return Allocation(eps_t, log_b, math.exp(log_value), log_value, "closed form (Prop. 4.2)",
+                      SOURCE_PROP42)
+
+
+# ----------------------------------------------------------------------------- general (30)
+def _log_g_terms(s: np.ndarray, m: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""For :math:`\epsilon=e^s`: :math:`\log g`, :math:`\log g'`, :math:`\epsilon\,h'(\epsilon)`.
+
+    :math:`g(\epsilon)=\ln(1+r(e^\epsilon-1))` (de-amplification, :math:`r=n/m`),
+    :math:`g'=1/(1-u)`, :math:`u=(1-1/r)e^{-\epsilon}`, :math:`h=\log g'-3\log g`.
+    """
+    r = n / m
+    eps = np.exp(s)
+    small = eps < 1e-8
+    log_g = np.empty_like(s)
+    # series g = r eps (1 + (1 - r) eps / 2 + O(eps^2)): exact in log-space for tiny budgets
+    log_g[small] = math.log(r) + s[small] + np.log1p((1.0 - r) * eps[small] / 2.0)
+    big = ~small
+    if np.any(big):
+        log_g[big] = np.log(np.atleast_1d(deamplify_without_replacement(eps[big], m, n)))
+    one_minus_u = 1.0 / r - (1.0 - 1.0 / r) * np.expm1(-eps)
+    log_gp = -np.log(one_minus_u)
+    u = (1.0 - 1.0 / r) * np.exp(-eps)
+    eps_hp = -eps * u / one_minus_u - 3.0 * np.exp(s + log_gp - log_g)
+    return log_g, log_gp, eps_hp
+
+
+def optimal_noise(weights: ErrorWeights | Any, sensitivity: float, n: int, m: int,
+                  epsilon: float, *, rtol: float = 1e-13, max_iter: int = 100) -> Allocation:
+    r"""Numeric solution of (30) with subsampling without replacement (any :math:`m\le n`).
+
+    KKT in the budgets: :math:`\log a_t+\log\frac{2S^2}{m^2}+\log g'(\epsilon_t)-3\log g(\epsilon_t)
+    =\log\lambda`; Newton in :math:`s_t=\log\epsilon_t` (all :math:`t` at once) inside Newton on
+    :math:`\log\lambda` for :math:`\sum_t\epsilon_t=\epsilon`, started from Prop. 4.2. The final
+    scales are :math:`b_t=S_1/(m\,g(\epsilon_t))` (inversion of (11)); the budgets are shrunk by a
+    few ulps so that :math:`\sum_t\varepsilon(S_1,b_t,n,m)\le\epsilon`.
+
+    Returns
+    -------
+    Allocation
+    """
+    S, n, m, eps = _check_budget(sensitivity, n, m, epsilon)
+    log_a = _log_weights(weights)
+    const = math.log(2.0 * S * S / (m * m))
+    # start: Prop. 4.2 with n (exact when r = 1, first order in eps when r > 1)
+    lse = float(logsumexp(log_a / 3.0))
+    s = math.log(eps) + log_a / 3.0 - lse
+    log_lam = math.log(2.0 * S * S / (n * n)) + 3.0 * lse - 3.0 * math.log(eps)
+    log_sum = float(logsumexp(s))
+    for _outer in range(max_iter):
+        for _inner in range(40):  # Newton in s_t for the current lambda
+            log_g, log_gp, eps_hp = _log_g_terms(s, m, n)
+            phi = log_a + const + log_gp - 3.0 * log_g - log_lam
+            step = phi / eps_hp
+            s = s - np.clip(step, -5.0, 5.0)
+            # phi carries rounding of order eps_mach * |log a_t|: stop at that level
+            if np.max(np.abs(step) / (1.0 + np.abs(log_a))) < 1e-14:
+                break
+        log_g, log_gp, eps_hp = _log_g_terms(s, m, n)
+        log_sum = float(logsumexp(s))
+        Phi = log_sum - math.log(eps)
+        if abs(Phi) < rtol:
+            break
+        # d log(sum eps_t) / d log(lambda) = sum_t (eps_t / sum eps) / (eps_t h'(eps_t))
+        dPhi = float(np.sum(np.exp(s - log_sum) / eps_hp))
+        dl = -Phi / dPhi
+        log_lam += dl
+        s = s + dl / eps_hp  # tangent predictor: ds_t / dlog(lambda) = 1 / (eps_t h'(eps_t))
+    # rescale onto the budget (a relative change below rtol) and shrink a few ulps
+    s = s + (math.log(eps) - log_sum) + math.log1p(-4e-16)
+    eps_t = np.exp(s)
+    log_g, _, _ = _log_g_terms(s, m, n)
+    log_b = math.log(S / m) - log_g + 4e-16
+    log_value = float(logsumexp(log_a + 2.0 * log_b))
+    return Allocation(eps_t, log_b, math.exp(log_value), log_value,
+                      "numeric (KKT, eq. 30)" if m < n else "numeric (KKT, m = n)", SOURCE_EQ30)
+
+
+def check_allocation_privacy(allocation: Allocation, sensitivity: float, n: int, m: int) -> float:
+    r"""Total :math:`\sum_t\varepsilon(S_1,b_t,n,m)` of an allocation, by eq. (11)."""
+    b = allocation.scales
+    finite = np.isfinite(b)
+    return float(np.sum(subsampled_laplace_epsilon(sensitivity, b[finite], n, m)))
+
+
+# ----------------------------------------------------------------------------- horizon
+@dataclass(frozen=True)
+class HorizonChoice:
+    r"""Remark 4.1: the horizon minimising (32) and the bound for every candidate horizon.
+
+    ``bounds[T-1]`` is (32) at horizon ``T``.
+    """
+
+    horizon: int
+    bound: float
+    bounds: np.ndarray
+    bias: np.ndarray
+    noise: np.ndarray
+    convention: str
+    source: Source = SOURCE_REMARK41
+
+
+def _prefix_terms(schedule: Schedule, mu: float, L: float, convention: str):
+    """log a_{T,0} and log sum_{t<=T} a_{T,t}^{1/3} for every prefix T (O(T))."""
+    if convention not in ("paper", "reference_code"):
+        raise ValueError(f"convention must be 'paper' or 'reference_code', got {convention!r}")
+    lc = np.log1p(-np.sqrt(mu * schedule.steps))
+    cum = np.cumsum(lc)                                   # cum[T-1] = sum_{i<=T}
+    ln2 = math.log(2.0)
+    st = schedule.stages.astype(float)
+    factor = 0.5 if convention == "reference_code" else 1.0
+    log_c = np.log(factor * schedule.steps) + np.log1p(schedule.steps * L)
+    # log a_{T,t} = (s_T ln2 + cum_T) - (s_t ln2 + cum_t) + log c_t
+    inner = (log_c - st * ln2 - cum) / 3.0
+    prefix = np.logaddexp.accumulate(inner)
+    log_sum_cuberoot = (st * ln2 + cum) / 3.0 + prefix
+    s0 = 0.0 if convention == "reference_code" else 1.0
+    log_a0 = (st - s0) * ln2 + cum
+    return log_a0, log_sum_cuberoot
+
+
+def select_horizon(
+    mu: float, L: float, *, initial_error: float, d: int, sensitivity: float, n: int,
+    epsilon: float, max_horizon: int, alpha: float | None = None, method: str = "nag",
+    c: float = 1.0, p: float = 1.0, convention: str = "paper",
+    first_stage_rounding: str = "ceil",
+) -> HorizonChoice:
+    r"""Remark 4.1: minimise (32) over :math:`T\in\{1,\dots,T_{\max}\}` (:math:`m=n`).
+
+    .. math:: B(T)=a_{T,0}E_0+\frac{dS_1^2}{n^2\epsilon^2}\Big(\sum_{j=1}^Ta_{T,j}^{1/3}\Big)^3
+
+    ``method="nag"`` (constant ``alpha``, default ``c/L``) or ``"masg"`` (schedule (33) cut at
+    each ``T``). All horizons are evaluated at once in log-space.
+    """
+    mu = float(check_positive("mu", mu))
+    L = float(check_positive("L", L))
+    E0 = float(check_nonnegative("initial_error", initial_error))
+    d = check_int("d", d, minimum=1)
+    S, n, _, eps = _check_budget(sensitivity, n, n, epsilon)
+    Tmax = check_int("max_horizon", max_horizon, minimum=1)
+    if method == "nag":
+        sched = nesterov_schedule(c / L if alpha is None else alpha, Tmax)
+    elif method == "masg":
+        sched = masg_schedule(mu, L, horizon=Tmax, p=p, c=c,
+                              first_stage_rounding=first_stage_rounding)
+    else:
+        raise ValueError(f"method must be 'nag' or 'masg', got {method!r}")
+    log_a0, log_sum = _prefix_terms(sched, mu, L, convention)
+    with np.errstate(under="ignore"):
+        bias = np.exp(log_a0 + (math.log(E0) if E0 > 0 else -np.inf))
+        noise = np.exp(math.log(d) + 2.0 * math.log(S / (n * eps)) + 3.0 * log_sum)
+    total = bias + noise
+    k = int(np.argmin(total))
+    return HorizonChoice(k + 1, float(total[k]), total, bias, noise, convention)
+
+
+def noise_allocation_for(
+    schedule: Schedule, mu: float, L: float, *, sensitivity: float, n: int, m: int,
+    epsilon: float,
+) -> Allocation:
+    """Convenience: weights of ``schedule`` then the optimal allocation (closed form if m = n)."""
+    w = error_weights(schedule, mu, L)
+    if m == n:
+        return optimal_noise_closed_form(w, sensitivity, n, epsilon)
+    return optimal_noise(w, sensitivity, n, m, epsilon)
+
+
+__all__ += ["check_allocation_privacy", "noise_allocation_for", "subsampling_variance"]
