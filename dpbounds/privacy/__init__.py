@@ -1,0 +1,98 @@
+"""Privacy accounting: mechanisms, accountants and noise calibration.
+
+Submodules: :mod:`~dpbounds.privacy.laplace` (Kuru et al.), :mod:`~dpbounds.privacy.tree`
+(Tran & Cutkosky), :mod:`~dpbounds.privacy.gaussian`, :mod:`~dpbounds.privacy.zcdp`
+(Lee & Kifer), :mod:`~dpbounds.privacy.rdp` (DP-SGD / DP-NSGD).
+"""
+
+from dpbounds.privacy.gaussian import (
+    analytic_gaussian_sigma,
+    classic_gaussian_epsilon,
+    classic_gaussian_sigma,
+    gaussian_delta,
+    gaussian_epsilon,
+)
+from dpbounds.privacy.laplace import (
+    amplify_without_replacement,
+    basic_composition,
+    deamplify_without_replacement,
+    laplace_epsilon,
+    laplace_scale_for_epsilon,
+    laplace_scales_for_budgets,
+    laplace_variance,
+    per_step_epsilon,
+    split_budget,
+    subsampled_laplace_epsilon,
+)
+from dpbounds.privacy.rdp import (
+    DEFAULT_ORDERS,
+    epsilon_for_noise_multiplier,
+    gaussian_rdp,
+    noise_multiplier_for_epsilon,
+    poisson_subsampled_gaussian_rdp,
+    rdp_to_dp,
+    rdp_to_dp_epsilon,
+    subsampled_gaussian_rdp,
+    without_replacement_gaussian_rdp,
+)
+from dpbounds.privacy.tree import (
+    compose,
+    dyadic_nodes,
+    max_nodes_per_sample,
+    max_nodes_per_sample_bound,
+    momentum_node_sensitivity,
+    nodes_ending_at,
+    tree_aggregation_epsilon,
+    tree_aggregation_sigma,
+    tree_momentum_sigma_closed_form,
+)
+from dpbounds.privacy.zcdp import (
+    compose_zcdp,
+    dp_to_zcdp_rho,
+    gaussian_sigma_for_zcdp,
+    gaussian_zcdp_rho,
+    pure_dp_to_zcdp_rho,
+    zcdp_to_dp_epsilon,
+)
+
+__all__ = [
+    "DEFAULT_ORDERS",
+    "amplify_without_replacement",
+    "analytic_gaussian_sigma",
+    "basic_composition",
+    "classic_gaussian_epsilon",
+    "classic_gaussian_sigma",
+    "compose",
+    "compose_zcdp",
+    "deamplify_without_replacement",
+    "dp_to_zcdp_rho",
+    "dyadic_nodes",
+    "epsilon_for_noise_multiplier",
+    "gaussian_delta",
+    "gaussian_epsilon",
+    "gaussian_rdp",
+    "gaussian_sigma_for_zcdp",
+    "gaussian_zcdp_rho",
+    "laplace_epsilon",
+    "laplace_scale_for_epsilon",
+    "laplace_scales_for_budgets",
+    "laplace_variance",
+    "max_nodes_per_sample",
+    "max_nodes_per_sample_bound",
+    "momentum_node_sensitivity",
+    "nodes_ending_at",
+    "noise_multiplier_for_epsilon",
+    "per_step_epsilon",
+    "poisson_subsampled_gaussian_rdp",
+    "pure_dp_to_zcdp_rho",
+    "rdp_to_dp",
+    "rdp_to_dp_epsilon",
+    "split_budget",
+    "subsampled_gaussian_rdp",
+    "subsampled_laplace_epsilon",
+    "tree_aggregation_epsilon",
+    "tree_aggregation_sigma",
+    "tree_momentum_sigma_closed_form",
+    "without_replacement_gaussian_rdp",
+    "zcdp_to_dp_epsilon",
+]

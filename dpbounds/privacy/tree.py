@@ -1,0 +1,330 @@
+r"""Tree aggregation of Tran & Cutkosky (NeurIPS 2022): dyadic nodes, COMPOSE, node count K,
+node sensitivity of exponentially weighted momentum, and the Gaussian noise for (ε, δ).
+
+The seed of Tran & Cutkosky lost its formulas, so apart from the structure every constant here
+is **DERIVED** (see ``tran_cutkosky.md`` §3, §5, §6):
+
+* nodes are the dyadic intervals :math:`[i2^j+1, (i+1)2^j] \subseteq [1, T]`;
+* COMPOSE(a, b) is the greedy dyadic cover of :math:`[a, b]`;
+* Theorem 10 (RECONSTRUCTED): Gaussian noise of std :math:`\sigma` on every node makes the
+  aggregation :math:`(\lambda, \lambda K\Delta^2/(2\sigma^2))`-RDP for all :math:`\lambda > 1`,
+  where :math:`\Delta` bounds every node's sensitivity and :math:`K` is the maximum number of
+  nodes containing one sample.
+
+The RDP curve is linear in :math:`\lambda`, i.e. :math:`\rho`-zCDP with
+:math:`\rho = K\Delta^2/(2\sigma^2)`; it is converted to :math:`(\varepsilon,\delta)` with the
+optimal order.
+
+Examples
+--------
+>>> from dpbounds.privacy.tree import compose, max_nodes_per_sample
+>>> compose(1, 7)
+[(1, 4), (5, 6), (7, 7)]
+>>> max_nodes_per_sample(8, 1)  # one epoch: a leaf and its ancestors
+4
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from dpbounds._validation import (
+    check_choice,
+    check_int,
+    check_nonnegative,
+    check_positive,
+    check_probability,
+)
+from dpbounds.privacy._util import as_output, nudge_up
+from dpbounds.provenance import TRAN_CUTKOSKY, Provenance, Source
+
+__all__ = [
+    "SOURCE_K",
+    "SOURCE_NODE_SENSITIVITY",
+    "SOURCE_SIGMA",
+    "SOURCE_THEOREM_10",
+    "compose",
+    "dyadic_nodes",
+    "max_nodes_per_sample",
+    "max_nodes_per_sample_bound",
+    "momentum_node_sensitivity",
+    "nodes_ending_at",
+    "tree_aggregation_epsilon",
+    "tree_aggregation_sigma",
+    "tree_momentum_sigma_closed_form",
+]
+
+SOURCE_THEOREM_10 = Source(
+    TRAN_CUTKOSKY, "Theorem 10 (App. C)", Provenance.RECONSTRUCTED,
+    "(lambda, lambda K Delta^2/(2 sigma^2))-RDP; RDP->DP with the optimal order",
+)
+SOURCE_K = Source(
+    TRAN_CUTKOSKY, "Theorem 4 proof, node count K", Provenance.DERIVED,
+    "K <= E(floor(log2 N)+3); exact value by dynamic programming (ours)",
+)
+SOURCE_NODE_SENSITIVITY = Source(
+    TRAN_CUTKOSKY, "Theorem 4 proof, node sensitivity", Provenance.DERIVED,
+    "exponentially weighted momentum, one occurrence per epoch",
+)
+SOURCE_SIGMA = Source(
+    TRAN_CUTKOSKY, "Theorem 4", Provenance.DERIVED,
+    "sigma = 2 Delta sqrt(K log(1/delta))/eps for eps <= log(1/delta); statement MISSING",
+)
+
+_NEIGHBOURING = ("replace_one", "add_remove")
+
+
+def dyadic_nodes(T: int) -> list[tuple[int, int]]:
+    r"""All tree nodes over steps :math:`1..T`: :math:`[i2^j+1, (i+1)2^j]` with
+    :math:`(i+1)2^j \le T`, ordered by level then position."""
+    T = check_int("T", T, minimum=1)
+    out = []
+    j = 0
+    while (1 << j) <= T:
+        size = 1 << j
+        out.extend((i * size + 1, (i + 1) * size) for i in range(T // size))
+        j += 1
+    return out
+
+
+def compose(a: int, b: int) -> list[tuple[int, int]]:
+    r"""COMPOSE(a, b): the disjoint dyadic nodes whose union is :math:`[a, b]` (greedy cover).
+
+    :math:`|\mathrm{COMPOSE}(1,b)| = \mathrm{popcount}(b)` and in general
+    :math:`|\mathrm{COMPOSE}(a,b)| \le 2\lfloor\log_2(b-a+1)\rfloor + 1` (DERIVED, checked in
+    tests by brute force).
+    """
+    a = check_int("a", a, minimum=1)
+    b = check_int("b", b, minimum=a)
+    out = []
+    while a <= b:
+        start = a - 1
+        # largest power of two dividing start (any power when start == 0) that still fits
+        j = (start & -start).bit_length() - 1 if start else (b - a + 1).bit_length() - 1
+        while start + (1 << j) > b:
+            j -= 1
+        out.append((a, start + (1 << j)))
+        a = start + (1 << j) + 1
+    return out
+
+
+def nodes_ending_at(t: int) -> list[tuple[int, int]]:
+    r"""Nodes :math:`[a, t]` that end at step ``t``: the nodes formed (and noised) at step t.
+
+    They are :math:`[t-2^j+1, t]` for :math:`2^j \mid t`, from the leaf up.
+    """
+    t = check_int("t", t, minimum=1)
+    out = []
+    j = 0
+    while t % (1 << j) == 0:
+        out.append((t - (1 << j) + 1, t))
+        j += 1
+    return out
+
+
+def max_nodes_per_sample_bound(n: int, epochs: int) -> int:
+    r"""Closed-form bound :math:`K \le E(\lfloor\log_2 N\rfloor + 3)` **[DERIVED]**.
+
+    Levels with :math:`2^j \le N` give one node per occurrence, at most
+    :math:`E(\lfloor\log_2N\rfloor+1)`; the levels with :math:`2^j > N` hold fewer than
+    :math:`2E` nodes in total.
+    """
+    n = check_int("n", n, minimum=1)
+    epochs = check_int("epochs", epochs, minimum=1)
+    return epochs * (int(n).bit_length() - 1 + 3)
+
+
+def _exact_k(n: int, epochs: int) -> int:
+    """Exact worst case K by dynamic programming over epochs (see max_nodes_per_sample)."""
+    T = n * epochs
+    levels = T.bit_length()  # levels j = 0..levels-1 can hold complete nodes
+    # complete[j][x]: node of level j containing 0-based position x lies inside [1, T]
+    x = np.arange(T, dtype=np.int64)
+    complete = np.stack([(((x >> j) + 1) << j) <= T for j in range(levels)]).astype(np.int64)
+    # prefix[l][x] = number of complete levels j < l at x (new nodes when sharing levels >= l)
+    prefix = np.vstack([np.zeros((1, T), dtype=np.int64), np.cumsum(complete, axis=0)])
+    seg = np.arange(n, dtype=np.int64)
+    value = prefix[levels][seg].astype(float)  # first epoch: all ancestors are new
+    neg = -np.inf
+    for e in range(1, epochs):
+        s_prev, s_cur = (e - 1) * n, e * n
+        y = s_cur + seg
+        best = np.full(n, neg)
+        # block maxima of the previous epoch's values, level by level
+        base = s_prev  # block index of value[0] at level 0
+        blocks = value.copy()
+        for k in range(levels + 1):
+            # x in the sibling block of y at level k shares exactly levels >= k + 1
+            sib = (y >> k) ^ 1
+            idx = sib - base
+            ok = (idx >= 0) & (idx < blocks.size)
+            cand = np.full(n, neg)
+            cand[ok] = blocks[idx[ok]] + prefix[min(k + 1, levels)][y[ok]]
+            best = np.maximum(best, cand)
+            # next level: pair up blocks (2B, 2B+1)
+            new_base = base >> 1
+            size = ((base + blocks.size - 1) >> 1) - new_base + 1
+            nxt = np.full(size, neg)
+            child = np.arange(blocks.size) + base
+            np.maximum.at(nxt, (child >> 1) - new_base, blocks)
+            blocks, base = nxt, new_base
+        value = best
+    return int(np.max(value))
+
+
+def max_nodes_per_sample(n: int, epochs: int, *, method: str = "auto") -> int:
+    r"""K: the maximum number of tree nodes containing one sample over ``epochs`` epochs.
+
+    The tree spans :math:`T = NE` steps; in each epoch the sample sits at any position of a
+    fresh permutation, and :math:`K` is the worst case over samples and permutations of the
+    number of nodes (complete dyadic intervals in :math:`[1,T]`) containing at least one of its
+    occurrences **[DERIVED]**.
+
+    ``method="exact"`` computes it exactly: since later occurrences come later, a node holding
+    occurrence :math:`e` and an earlier one also holds occurrence :math:`e-1`, so the count is a
+    sum of pairwise terms and a dynamic programme over epochs with block maxima costs
+    :math:`O(E\,N\log T)`. ``method="bound"`` returns :math:`E(\lfloor\log_2N\rfloor+3)`
+    (:func:`max_nodes_per_sample_bound`). ``"auto"`` is exact for :math:`T \le 2^{22}` and the
+    bound beyond (both are valid for privacy; the bound is conservative).
+    """
+    n = check_int("n", n, minimum=1)
+    epochs = check_int("epochs", epochs, minimum=1)
+    method = check_choice("method", method, ("auto", "exact", "bound"))
+    if method == "bound" or (method == "auto" and n * epochs > 1 << 22):
+        return max_nodes_per_sample_bound(n, epochs)
+    return _exact_k(n, epochs)
+
+
+def momentum_node_sensitivity(
+    lipschitz: float,
+    alpha: float,
+    n: int,
+    neighbouring: str = "replace_one",
+    *,
+    form: str = "tight",
+) -> float:
+    r"""L2 sensitivity :math:`\Delta` of a node :math:`s_{[a,b]}=\sum_{j=a}^b\alpha(1-\alpha)^{b-j}
+    \nabla f(x_j,z_j)` of exponentially weighted momentum **[DERIVED]**.
+
+    The changed sample occurs once per epoch of ``n`` steps. Its latest occurrence in the node
+    has weight :math:`\le\alpha`; the one :math:`k\ge1` epochs earlier is at least
+    :math:`(k-1)N+1` steps older. Each gradient difference is at most :math:`2G` (replace-one;
+    ``G`` for add/remove, which halves the difference of one gradient). Hence
+
+    * ``form="tight"``: :math:`\Delta = 2G\alpha\big(1 + \frac{1-\alpha}{1-(1-\alpha)^N}\big)`;
+    * ``form="sheet"``: :math:`2G\alpha\big(1 + \frac{1}{1-(1-\alpha)^N}\big)` (theory sheet §6);
+    * ``form="simple"``: :math:`2G(2\alpha + 1/N)` (the sheet's simplification; largest).
+
+    ``tight <= sheet <= simple`` always.
+    """
+    G = check_nonnegative("lipschitz", lipschitz)
+    alpha = float(alpha)
+    if not (0.0 < alpha <= 1.0) or not math.isfinite(alpha):
+        raise ValueError(f"alpha must lie in (0, 1], got {alpha!r}")
+    n = check_int("n", n, minimum=1)
+    neighbouring = check_choice("neighbouring", neighbouring, _NEIGHBOURING)
+    form = check_choice("form", form, ("tight", "sheet", "simple"))
+    diff = 2.0 * G if neighbouring == "replace_one" else G
+    # 1 - (1-alpha)^N computed without cancellation
+    tail = -math.expm1(n * math.log1p(-alpha)) if alpha < 1.0 else 1.0
+    if form == "tight":
+        return diff * alpha * (1.0 + (1.0 - alpha) / tail)
+    if form == "sheet":
+        return diff * alpha * (1.0 + 1.0 / tail)
+    return diff * (2.0 * alpha + 1.0 / n)
+
+
+def _linear_rdp_epsilon(rho: Any, delta: float, method: str) -> Any:
+    """eps of an RDP curve lambda * rho (rho-zCDP) at delta, optimal order."""
+    from dpbounds.privacy.zcdp import zcdp_to_dp_epsilon
+
+    return zcdp_to_dp_epsilon(rho, delta, method=method)
+
+
+def tree_aggregation_epsilon(
+    sigma: Any,
+    delta: float,
+    sensitivity: float,
+    node_count: int,
+    *,
+    method: str = "standard",
+) -> Any:
+    r"""ε of tree aggregation with Gaussian node noise ``sigma`` (Theorem 10 + RDP→DP).
+
+    Theorem 10 gives :math:`(\lambda, \lambda\rho)`-RDP with :math:`\rho = K\Delta^2/(2\sigma^2)`.
+    ``method="standard"`` uses Mironov's conversion at the optimal order,
+    :math:`\varepsilon = \rho + 2\sqrt{\rho\ln(1/\delta)}` (the sheet's §6 step 4);
+    ``method="tight"`` the improved conversion (Canonne-Kamath-Steinke 2020), optimal order.
+    """
+    sigma = check_positive("sigma", sigma)
+    delta = check_probability("delta", delta)
+    sensitivity = check_nonnegative("sensitivity", sensitivity)
+    node_count = check_int("node_count", node_count, minimum=1)
+    rho = node_count * sensitivity**2 / (2.0 * np.asarray(sigma) ** 2)
+    return _linear_rdp_epsilon(rho, delta, method)
+
+
+def tree_aggregation_sigma(
+    epsilon: float,
+    delta: float,
+    sensitivity: float,
+    node_count: int,
+    *,
+    method: str = "standard",
+) -> float:
+    r"""Smallest node noise std :math:`\sigma` with :func:`tree_aggregation_epsilon` :math:`\le`
+    ``epsilon`` (conservative: never overshoots).
+
+    :math:`\sigma = \Delta\sqrt{K/(2\rho)}` with :math:`\rho` the largest zCDP budget meeting
+    :math:`(\varepsilon,\delta)` under the chosen conversion.
+    """
+    from dpbounds.privacy.zcdp import dp_to_zcdp_rho
+
+    epsilon = check_positive("epsilon", epsilon)
+    delta = check_probability("delta", delta)
+    sensitivity = check_nonnegative("sensitivity", sensitivity)
+    node_count = check_int("node_count", node_count, minimum=1)
+    rho = dp_to_zcdp_rho(epsilon, delta, method=method)
+    sigma = float(nudge_up(sensitivity * math.sqrt(node_count / (2.0 * rho))))
+    if sensitivity > 0:
+        while tree_aggregation_epsilon(sigma, delta, sensitivity, node_count, method=method) > (
+            epsilon
+        ):
+            sigma = float(nudge_up(sigma * (1.0 + 1e-12)))
+    return sigma
+
+
+def tree_momentum_sigma_closed_form(
+    epsilon: float,
+    delta: float,
+    lipschitz: float,
+    alpha: float,
+    n: int,
+    epochs: int,
+    neighbouring: str = "replace_one",
+) -> float:
+    r"""Closed-form node noise of Algorithm 1 (Tran & Cutkosky Thm 4) **[DERIVED]**.
+
+    .. math:: \sigma = \frac{2\Delta\sqrt{K\log(1/\delta)}}{\varepsilon}
+       = \frac{4G(2\alpha+1/N)\sqrt{E(\lfloor\log_2N\rfloor+3)\log(1/\delta)}}{\varepsilon},
+
+    with the simple :math:`\Delta` and the closed-form :math:`K`. Valid for
+    :math:`\varepsilon\le\log(1/\delta)` (raises ``ValueError`` otherwise); it is at least
+    :func:`tree_aggregation_sigma` with the same :math:`\Delta, K`. The paper's constants are
+    MISSING; only the shape :math:`\Theta(G\max(\alpha,1/N)\sqrt{E\,\mathrm{polylog}\,
+    \log(1/\delta)}/\varepsilon)` is supported by its text.
+    """
+    epsilon = check_positive("epsilon", epsilon)
+    delta = check_probability("delta", delta)
+    log_inv_delta = -math.log(delta)
+    if epsilon > log_inv_delta:
+        raise ValueError(
+            f"epsilon must be <= log(1/delta)={log_inv_delta:.4g} for the closed form, got "
+            f"{epsilon!r}; use tree_aggregation_sigma instead"
+        )
+    delta_node = momentum_node_sensitivity(lipschitz, alpha, n, neighbouring, form="simple")
+    k = max_nodes_per_sample_bound(n, epochs)
+    return as_output(2.0 * delta_node * math.sqrt(k * log_inv_delta) / epsilon)

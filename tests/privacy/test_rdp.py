@@ -1,0 +1,186 @@
+"""RDP: Gaussian, Poisson-subsampled Gaussian, conversions, DP-SGD noise calibration.
+
+Oracles: dp_accounting's RDP functions and RdpAccountant / PLDAccountant, prv_accountant's
+certified (lower, upper) epsilon bracket, mpmath quadrature of the Rényi divergence of the
+sampled Gaussian, and Abadi et al. 2016's published eps ~ 1.26 (q = 0.01, sigma = 4,
+T = 10,000, delta = 1e-5).
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpbounds.privacy import rdp
+
+INT_ORDERS = rdp.DEFAULT_ORDERS[rdp.DEFAULT_ORDERS == np.round(rdp.DEFAULT_ORDERS)]
+
+
+@pytest.mark.parametrize("q,z", [(0.01, 4.0), (0.001, 0.8), (0.1, 1.0), (0.5, 10.0),
+                                 (0.02, 0.5), (1e-5, 3.0)])
+def test_poisson_rdp_integer_orders_match_dp_accounting(q, z):
+    from dp_accounting.rdp import rdp_privacy_accountant as ref
+
+    ours = rdp.poisson_subsampled_gaussian_rdp(q, z, INT_ORDERS)
+    theirs = ref._compute_rdp_poisson_subsampled_gaussian(q, z, INT_ORDERS)
+    finite = np.isfinite(theirs)
+    # dp_accounting loses ~1e-16 absolute to cancellation at tiny RDP (ours is exact, see mpmath)
+    np.testing.assert_allclose(ours[finite], theirs[finite], rtol=1e-9, atol=1e-16)
+
+
+@pytest.mark.parametrize("q,z,alpha", [(1e-5, 3.0, 2), (1e-5, 3.0, 100), (0.3, 0.7, 40),
+                                       (0.01, 20.0, 4096)])
+def test_poisson_rdp_integer_orders_match_mpmath(q, z, alpha):
+    mp.mp.dps = 60
+    qm = mp.mpf(q)
+    A = mp.fsum(mp.binomial(alpha, k) * qm**k * (1 - qm) ** (alpha - k)
+                * mp.e ** (mp.mpf(k * k - k) / (2 * mp.mpf(z) ** 2)) for k in range(alpha + 1))
+    ref = float(mp.log(A) / (alpha - 1))
+    assert rdp.poisson_subsampled_gaussian_rdp(q, z, [float(alpha)])[0] == pytest.approx(
+        ref, rel=1e-12)
+
+
+@pytest.mark.parametrize("q,z,alpha", [(0.01, 4.0, 1.1), (0.01, 4.0, 1.5), (0.05, 1.0, 2.5),
+                                       (0.2, 2.0, 7.5)])
+def test_poisson_rdp_fractional_orders_match_mpmath(q, z, alpha):
+    mp.mp.dps = 30
+    qm, zm, am = mp.mpf(q), mp.mpf(z), mp.mpf(alpha)
+
+    def f(x):
+        return mp.npdf(x, 0, zm) * ((1 - qm) + qm * mp.e ** ((2 * x - 1) / (2 * zm**2))) ** am
+
+    ref = float(mp.log(mp.quad(f, [-mp.inf, 0, 1, alpha, mp.inf])) / (am - 1))
+    ours = rdp.poisson_subsampled_gaussian_rdp(q, z, [alpha])[0]
+    assert ours == pytest.approx(ref, rel=1e-8)
+    # dp_accounting's fractional-order series is an upper bound (up to ~10% loose here)
+    from dp_accounting.rdp import rdp_privacy_accountant as ref_lib
+
+    theirs = ref_lib._compute_rdp_poisson_subsampled_gaussian(q, z, [alpha])[0]
+    if np.isfinite(theirs):
+        assert ours <= theirs * (1 + 1e-9)
+
+
+def test_gaussian_rdp_and_full_batch():
+    o = np.array([1.5, 2.0, 32.0])
+    np.testing.assert_allclose(rdp.gaussian_rdp(2.0, o, 3.0), o * 9 / 8)
+    np.testing.assert_allclose(rdp.poisson_subsampled_gaussian_rdp(1.0, 2.0, o), o / 8)
+
+
+def test_abadi_published_number():
+    # Abadi et al. 2016, Sec 3.1: eps ~ 1.26 with the moments accountant
+    eps = rdp.epsilon_for_noise_multiplier(4.0, 1e-5, 0.01, 10_000, method="mironov",
+                                           orders=np.arange(2, 65.0))
+    assert eps == pytest.approx(1.26, abs=0.005)
+    assert rdp.epsilon_for_noise_multiplier(4.0, 1e-5, 0.01, 10_000) < eps
+
+
+@pytest.mark.parametrize("z,q,steps,delta", [(1.1, 0.01, 1000, 1e-5), (4.0, 0.01, 10_000, 1e-5),
+                                             (0.8, 0.004, 5000, 1e-6), (2.0, 0.1, 100, 1e-8)])
+def test_epsilon_matches_dp_accounting_rdp(z, q, steps, delta):
+    dpa = pytest.importorskip("dp_accounting")
+    from dp_accounting.rdp import rdp_privacy_accountant as ref
+
+    acc = ref.RdpAccountant(list(INT_ORDERS))
+    acc.compose(dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(z)), steps)
+    theirs = acc.get_epsilon(delta)
+    ours = rdp.epsilon_for_noise_multiplier(z, delta, q, steps, orders=INT_ORDERS)
+    assert ours == pytest.approx(theirs, rel=1e-8)
+
+
+def test_pld_and_prv_bracket():
+    prv = pytest.importorskip("prv_accountant")
+    z, q, steps, delta = 1.0, 0.01, 2000, 1e-5
+    acc = prv.PRVAccountant(
+        prvs=[prv.PoissonSubsampledGaussianMechanism(noise_multiplier=z, sampling_probability=q)],
+        max_self_compositions=[steps], eps_error=0.01, delta_error=1e-9,
+    )
+    lo, est, hi = acc.compute_epsilon(delta=delta, num_self_compositions=[steps])
+    pld = rdp.epsilon_for_noise_multiplier(z, delta, q, steps, accountant="pld")
+    ours_rdp = rdp.epsilon_for_noise_multiplier(z, delta, q, steps)
+    assert lo <= pld <= hi * 1.01  # dp_accounting's PLD inside prv's certified bracket
+    assert ours_rdp >= lo  # RDP is a valid upper bound: never below the certified lower end
+    assert ours_rdp <= 1.5 * hi
+
+
+def test_without_replacement_matches_dp_accounting():
+    dpa = pytest.importorskip("dp_accounting")
+    from dp_accounting.rdp import rdp_privacy_accountant as ref
+
+    n, m, z, steps, delta = 10_000, 100, 1.5, 500, 1e-5
+    orders = rdp.WOR_DEFAULT_ORDERS
+    acc = ref.RdpAccountant(list(orders), dpa.NeighboringRelation.REPLACE_ONE)
+    acc.compose(dpa.SampledWithoutReplacementDpEvent(n, m, dpa.GaussianDpEvent(z)), steps)
+    ours = rdp.epsilon_for_noise_multiplier(z, delta, m / n, steps, "without_replacement")
+    assert ours == pytest.approx(acc.get_epsilon(delta), rel=1e-9)
+    with pytest.raises(ValueError, match="accountant"):
+        rdp.epsilon_for_noise_multiplier(z, delta, m / n, steps, "without_replacement", "pld")
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    eps=st.floats(1e-3, 50.0),
+    log10_delta=st.floats(-12.0, -2.0),
+    log10_q=st.floats(-4.0, 0.0),
+    log10_steps=st.floats(0.0, 6.0),
+)
+def test_noise_multiplier_never_overshoots(eps, log10_delta, log10_q, log10_steps):
+    delta, q, steps = 10.0**log10_delta, 10.0**log10_q, int(10.0**log10_steps)
+    z = rdp.noise_multiplier_for_epsilon(eps, delta, q, steps)
+    got = rdp.epsilon_for_noise_multiplier(z, delta, q, steps)
+    assert np.isfinite(z) and got <= eps
+    # and it is tight: 0.1% less noise overshoots (unless eps is flat there)
+    assert rdp.epsilon_for_noise_multiplier(z * 0.999, delta, q, steps) > eps or z < 1e-5
+
+
+def test_noise_multiplier_against_dp_accounting_calibration():
+    dpa = pytest.importorskip("dp_accounting")
+    from dp_accounting.rdp import rdp_privacy_accountant as ref
+
+    for eps, q, steps in [(1.0, 0.01, 1000), (8.0, 0.004, 20_000), (0.1, 0.02, 100)]:
+        z = rdp.noise_multiplier_for_epsilon(eps, 1e-5, q, steps, orders=INT_ORDERS)
+
+        def make(sigma, q=q, steps=steps):
+            return dpa.SelfComposedDpEvent(
+                dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(sigma)), steps)
+
+        ref_z = dpa.calibrate_dp_mechanism(
+            lambda: ref.RdpAccountant(list(INT_ORDERS)), make, eps, 1e-5,
+            tol=1e-9)
+        acc = ref.RdpAccountant(list(INT_ORDERS))
+        acc.compose(make(z))
+        assert acc.get_epsilon(1e-5) <= eps  # independent accountant confirms no overshoot
+        assert z == pytest.approx(ref_z, rel=1e-5)
+
+
+def test_rdp_to_dp_methods():
+    orders = np.array([2.0, 4.0, 8.0, 16.0])
+    r = orders * 0.01
+    e_m, o_m = rdp.rdp_to_dp(r, orders, 1e-5, "mironov")
+    assert e_m == pytest.approx(min(r - math.log(1e-5) / (orders - 1)))
+    assert rdp.rdp_to_dp_epsilon(r, orders, 1e-5, "improved") < e_m
+
+
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: rdp.noise_multiplier_for_epsilon(0.0, 1e-5, 0.01, 10), "epsilon"),
+        (lambda: rdp.noise_multiplier_for_epsilon(1.0, 0.0, 0.01, 10), "delta"),
+        (lambda: rdp.noise_multiplier_for_epsilon(1.0, 1e-5, 1.5, 10), "sampling_rate"),
+        (lambda: rdp.noise_multiplier_for_epsilon(1.0, 1e-5, 0.01, 10.5), "steps"),
+        (lambda: rdp.noise_multiplier_for_epsilon(1.0, 1e-5, 0.01, 10, "x"), "sampling"),
+        (lambda: rdp.epsilon_for_noise_multiplier(-1.0, 1e-5, 0.01, 10), "noise_multiplier"),
+        (lambda: rdp.epsilon_for_noise_multiplier(1.0, 1e-5, 0.01, 10, accountant="x"),
+         "accountant"),
+        (lambda: rdp.gaussian_rdp(1.0, [0.5]), "orders"),
+        (lambda: rdp.rdp_to_dp([1.0], [2.0], 1e-5, "x"), "method"),
+        (lambda: rdp.rdp_to_dp([1.0, 2.0], [2.0], 1e-5), "rdp"),
+    ],
+)
+def test_invalid_inputs(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
