@@ -46,6 +46,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -103,8 +104,6 @@ def noisy_sgd_noise(
         sampling scheme (:math:`2C` replace-one, :math:`C` add/remove), ``noise_std``
         (:math:`z\cdot` sensitivity, on the sum), ``neighbouring``, ``epsilon_spent``.
     """
-    from dpbounds.privacy.rdp import epsilon_for_noise_multiplier, noise_multiplier_for_epsilon
-
     epsilon = check_epsilon(epsilon)
     delta = check_probability("delta", delta)
     sampling = check_choice("sampling", sampling, SAMPLING)
@@ -118,10 +117,21 @@ def noisy_sgd_noise(
     if math.isinf(epsilon):
         return dict(noise_multiplier=0.0, sensitivity=sensitivity, noise_std=0.0,
                     neighbouring=relation, epsilon_spent=math.inf, sampling_rate=q)
-    z = noise_multiplier_for_epsilon(epsilon, delta, q, steps, sampling, accountant)
-    spent = float(epsilon_for_noise_multiplier(z, delta, q, steps, sampling, accountant))
+    z, spent = _calibrate(epsilon, delta, q, steps, sampling, accountant)
     return dict(noise_multiplier=z, sensitivity=sensitivity, noise_std=z * sensitivity,
                 neighbouring=relation, epsilon_spent=spent, sampling_rate=q)
+
+
+@functools.lru_cache(maxsize=256)
+def _calibrate(epsilon: float, delta: float, q: float, steps: int, sampling: str,
+               accountant: str) -> tuple[float, float]:
+    """(noise multiplier, spent epsilon); cached: a calibration is a pure function of its
+    arguments and the without-replacement one takes seconds."""
+    from dpbounds.privacy.rdp import epsilon_for_noise_multiplier, noise_multiplier_for_epsilon
+
+    z = noise_multiplier_for_epsilon(epsilon, delta, q, steps, sampling, accountant)
+    spent = float(epsilon_for_noise_multiplier(z, delta, q, steps, sampling, accountant))
+    return z, spent
 
 
 def _per_sample_map(xp: Any, g: Any, kind: str, param: float) -> Any:
@@ -182,6 +192,7 @@ def _noisy_sgd(
     trace_every = check_int("trace_every", trace_every, minimum=1)
     n = int(objective.n)
     batch_size = check_batch_size(batch_size, n)
+    x = objective.initial_state(trials, x0)  # validates x0 before the (slow) calibration
     noise = noisy_sgd_noise(epsilon, delta, n=n, batch_size=batch_size, steps=steps,
                             contribution_bound=contribution_bound, sampling=sampling,
                             accountant=accountant)
@@ -192,7 +203,6 @@ def _noisy_sgd(
         trace = "suboptimality" if objective.convex else "grad_norm"
     recorder = TraceRecorder(objective, trace)
     sampler, noise_rng = make_streams(seed, trials, xp)
-    x = objective.initial_state(trials, x0)
     std_mean = noise["noise_std"] / batch_size  # noise on the sum, then averaged
     q = noise["sampling_rate"]
     trace_steps = [0]
