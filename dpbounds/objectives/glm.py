@@ -127,6 +127,52 @@ class MarginLossObjective(Objective):
             return (w @ self._Z) / self.n
         return (w[:, None, :] @ rows)[:, 0, :] / w.shape[1]
 
+    def _psi_dpsi(self, xp: Any, z: Any) -> tuple[Any, Any]:
+        """``(ψ(z), ψ'(z))``; subclasses may share work between the two."""
+        return self._psi(xp, z), self._dpsi(xp, z)
+
+    #: Target size (in array elements) of one block of the full-data pass.
+    block_elements: int = 1 << 14
+
+    def _blocks(self, trials: int):
+        """Sample ranges of the blocked full-data pass (keeps temporaries in cache)."""
+        size = max(256, self.block_elements // max(1, trials))
+        for start in range(0, self.n, size):
+            yield start, min(self.n, start + size)
+
+    def _full_pass(self, x: Any, *, loss: bool, grad: str | None, param: float = 0.0
+                   ) -> tuple[Any, Any]:
+        """One blocked pass over all n samples: (sum of ψ, mean weighted gradient).
+
+        ``grad`` is None, ``"plain"``, ``"clip"`` (param = C) or ``"normalize"`` (param = r).
+        """
+        xp = self.xp
+        trials = x.shape[0]
+        total = xp.zeros((trials,), dtype=x.dtype) if loss else None
+        g = xp.zeros((trials, self.d), dtype=x.dtype) if grad else None
+        for a, b in self._blocks(trials):
+            Zb = self._Z[a:b, :]
+            z = x @ xp.matrix_transpose(Zb)
+            if loss and grad:
+                psi, w = self._psi_dpsi(xp, z)
+            elif loss:
+                psi, w = self._psi(xp, z), None
+            else:
+                psi, w = None, self._dpsi(xp, z)
+            if loss:
+                total = total + xp.sum(psi, axis=1)
+            if grad:
+                if grad != "plain":
+                    w = self._rescale(xp, w, self._norms[None, a:b], grad, param)
+                g = g + w @ Zb
+        return total, (g / self.n if grad else None)
+
+    def _rescale(self, xp: Any, w: Any, norms: Any, kind: str, param: float) -> Any:
+        gnorm = xp.abs(w) * norms
+        if kind == "clip":
+            return w * (param / xp.maximum(gnorm, xp.asarray(param, dtype=gnorm.dtype)))
+        return w / (gnorm + param)
+
     # -- Objective API -------------------------------------------------------------------
     def sample_losses(self, x: Any, idx: Any = None) -> Any:
         self.check_state(x)
@@ -140,33 +186,31 @@ class MarginLossObjective(Objective):
             rows = self._Z[None, :, :]
         return self._dpsi(self.xp, z)[:, :, None] * rows
 
+    def loss(self, x: Any) -> Any:
+        self.check_state(x)
+        total, _ = self._full_pass(x, loss=True, grad=None)
+        return total / self.n + self.regularizer(x)
+
     def _data_grad(self, x: Any, idx: Any) -> Any:
+        if idx is None:
+            return self._full_pass(x, loss=False, grad="plain")[1]
         z, rows, _ = self._margins(x, idx)
         return self._weighted_mean(self._dpsi(self.xp, z), rows)
 
     def _data_weights(self, x: Any, idx: Any, kind: str, param: float) -> Any:
-        xp = self.xp
+        if idx is None:
+            return self._full_pass(x, loss=False, grad=kind, param=param)[1]
         z, rows, norms = self._margins(x, idx)
-        if norms is None:
-            norms = self._norms[None, :]
-        w = self._dpsi(xp, z)
-        gnorm = xp.abs(w) * norms
-        if kind == "clip":
-            w = w * (param / xp.maximum(gnorm, xp.asarray(param, dtype=gnorm.dtype)))
-        else:
-            w = w / (gnorm + param)
+        w = self._rescale(self.xp, self._dpsi(self.xp, z), norms, kind, param)
         return self._weighted_mean(w, rows)
 
     def loss_and_grad(self, x: Any, idx: Any = None) -> tuple[Any, Any]:
-        """``(F(x), grad(x, idx))``; one pass over the data when ``idx is None``."""
+        """``(F(x), grad(x, idx))``; one blocked pass over the data when ``idx is None``."""
         if idx is not None:
             return self.loss(x), self.grad(x, idx)
         self.check_state(x)
-        xp = self.xp
-        z, _, _ = self._margins(x, None)
-        value = xp.mean(self._psi(xp, z), axis=1) + self.regularizer(x)
-        g = self._weighted_mean(self._dpsi(xp, z), None) + self.regularizer_grad(x)
-        return value, g
+        total, g = self._full_pass(x, loss=True, grad="plain")
+        return total / self.n + self.regularizer(x), g + self.regularizer_grad(x)
 
     # -- constants -----------------------------------------------------------------------
     @property
@@ -319,6 +363,12 @@ class LogisticRegression(MarginLossObjective):
         s = _sigmoid_neg(xp, z)
         return s * (1.0 - s)
 
+    def _psi_dpsi(self, xp: Any, z: Any) -> tuple[Any, Any]:
+        e = xp.exp(-xp.abs(z))  # shared by softplus(-z) and sigmoid(-z)
+        psi = xp.maximum(-z, 0.0) + xp.log1p(e)
+        inv = 1.0 / (1.0 + e)
+        return psi, -xp.where(z >= 0, e * inv, inv)
+
     def regularizer(self, x: Any) -> Any:
         return 0.5 * self.l2 * self.xp.sum(x * x, axis=1)
 
@@ -433,6 +483,7 @@ class NonconvexLogisticRegression(MarginLossObjective):
     _psi = LogisticRegression._psi
     _dpsi = LogisticRegression._dpsi
     _d2psi = LogisticRegression._d2psi
+    _psi_dpsi = LogisticRegression._psi_dpsi
 
     def regularizer(self, x: Any) -> Any:
         x2 = x * x

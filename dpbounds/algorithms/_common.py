@@ -1,0 +1,222 @@
+"""Result, ledger and trace types shared by every simulated DP algorithm.
+
+Every algorithm in :mod:`dpbounds.algorithms` returns a :class:`SimulationResult`:
+
+* ``x``: the final states, an ``xp`` array of shape ``(trials, d)`` (it stays on the device);
+* ``trace``: a NumPy array of shape ``(trials, steps + 1)`` with the quantity named by
+  ``trace_kind`` at every iterate ``x_0, ..., x_T`` — ``"suboptimality"`` (``F(x_t) - F*``),
+  ``"loss"`` (``F(x_t)``) or ``"grad_norm"`` (``||∇F(x_t)||``);
+* ``ledger``: a :class:`PrivacyLedger`, the budget actually spent (per step and in total),
+  the accountant that computed it, the target, and the neighbouring relation;
+* ``params``: the hyper-parameters used (step sizes, momentum, batch size, noise scales ...);
+* ``source``: the :class:`~dpbounds.provenance.Source` of the algorithm.
+
+Helpers for algorithm authors: :func:`make_streams` (separate sampling and noise streams, so
+``epsilon = inf`` reproduces the non-private run batch for batch), :class:`TraceRecorder`
+(collects ``xp`` values and converts once at the end — no device sync per step), and the
+validators :func:`check_batch_size`, :func:`check_epsilon`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dpbounds._validation import check_choice, check_int, check_positive
+from dpbounds.backend import TrialRandom, to_numpy
+from dpbounds.provenance import Source
+
+__all__ = [
+    "NEIGHBOURING",
+    "TRACE_KINDS",
+    "PrivacyLedger",
+    "SimulationResult",
+    "TraceRecorder",
+    "check_batch_size",
+    "check_epsilon",
+    "make_streams",
+]
+
+#: Neighbouring relations a ledger may name.
+NEIGHBOURING: tuple[str, ...] = ("replace-one", "add/remove")
+#: What a trace may hold.
+TRACE_KINDS: tuple[str, ...] = ("suboptimality", "loss", "grad_norm")
+
+
+@dataclass(frozen=True)
+class PrivacyLedger:
+    """The privacy budget a run spent, as computed by its accountant.
+
+    Attributes
+    ----------
+    notion:
+        ``"pure-DP"``, ``"zCDP"``, ``"(eps,delta)-DP"`` or ``"non-private"``.
+    neighbouring:
+        ``"replace-one"`` or ``"add/remove"``.
+    epsilon, delta:
+        The spent ``(ε, δ)`` (for zCDP: converted from ``rho`` by ``conversion``). For
+        per-trial adaptive spending (DP-AGD) the maximum over trials.
+    target_epsilon, target_delta:
+        What the caller asked for; ``epsilon <= target_epsilon`` always holds.
+    per_step:
+        NumPy array of per-step costs (``ε_t`` for pure DP, ``ρ_t`` for zCDP), shape
+        ``(steps,)`` or ``(trials, steps)`` when the spending is adaptive.
+    rho:
+        Total zCDP budget spent (``None`` unless ``notion == "zCDP"``); per trial for
+        adaptive runs (array) — ``epsilon`` is computed from its maximum.
+    accountant:
+        How the total was obtained (e.g. ``"basic composition of eq. (11)"``).
+    events:
+        Human-readable list of mechanism invocations (name, count, cost each).
+    """
+
+    notion: str
+    neighbouring: str
+    epsilon: float
+    delta: float
+    target_epsilon: float
+    target_delta: float
+    per_step: np.ndarray
+    accountant: str
+    rho: Any = None
+    events: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        check_choice("neighbouring", self.neighbouring, NEIGHBOURING)
+
+    @property
+    def within_target(self) -> bool:
+        """``epsilon <= target_epsilon`` and ``delta <= target_delta`` (with no slack)."""
+        return self.epsilon <= self.target_epsilon and self.delta <= self.target_delta
+
+    def __str__(self) -> str:
+        rho = "" if self.rho is None else f", rho={float(np.max(self.rho)):.4g}"
+        return (f"{self.notion} ({self.neighbouring}): spent eps={self.epsilon:.6g}, "
+                f"delta={self.delta:.3g}{rho} <= target ({self.target_epsilon:.6g}, "
+                f"{self.target_delta:.3g}) [{self.accountant}]")
+
+    @classmethod
+    def non_private(cls, steps: int, neighbouring: str = "replace-one") -> PrivacyLedger:
+        """Ledger of a run with ``epsilon = inf`` (no noise)."""
+        return cls("non-private", neighbouring, math.inf, 0.0, math.inf, 0.0,
+                   np.full(steps, math.inf), "none (epsilon = inf)")
+
+
+@dataclass
+class SimulationResult:
+    """What a simulated DP algorithm returns (see the module docstring)."""
+
+    algorithm: str
+    x: Any
+    trace: np.ndarray
+    trace_kind: str
+    ledger: PrivacyLedger
+    params: dict[str, Any] = field(default_factory=dict)
+    source: Source | None = None
+    backend: str = "numpy"
+
+    @property
+    def trials(self) -> int:
+        return int(self.trace.shape[0])
+
+    @property
+    def steps(self) -> int:
+        return int(self.trace.shape[1] - 1)
+
+    @property
+    def final(self) -> np.ndarray:
+        """Trace value at the last iterate, shape ``(trials,)``."""
+        return self.trace[:, -1]
+
+    def mean_trace(self) -> np.ndarray:
+        """Mean over trials at each step, shape ``(steps + 1,)``."""
+        return np.mean(self.trace, axis=0)
+
+    def confidence_band(self, z: float = 1.96) -> tuple[np.ndarray, np.ndarray]:
+        """Mean ± ``z`` standard errors over trials at each step."""
+        mean = self.mean_trace()
+        if self.trials < 2:
+            return mean, mean
+        se = np.std(self.trace, axis=0, ddof=1) / math.sqrt(self.trials)
+        return mean - z * se, mean + z * se
+
+    def x_numpy(self) -> np.ndarray:
+        return to_numpy(self.x)
+
+    def summary(self) -> str:
+        lo, hi = self.confidence_band()
+        return (f"{self.algorithm}: {self.trials} trials x {self.steps} steps, final "
+                f"{self.trace_kind} {self.mean_trace()[-1]:.4g} "
+                f"(95% CI [{lo[-1]:.4g}, {hi[-1]:.4g}]); {self.ledger}")
+
+
+class TraceRecorder:
+    """Collect ``(trials,)`` values per step in the backend, convert once at the end.
+
+    ``kind`` is one of :data:`TRACE_KINDS` (``None`` disables recording). For
+    ``"suboptimality"`` the objective's cached optimum is subtracted.
+    """
+
+    def __init__(self, objective: Any, kind: str | None = "suboptimality") -> None:
+        self.objective = objective
+        if kind is None:
+            self.kind = None
+        else:
+            self.kind = check_choice("trace", kind, TRACE_KINDS)
+            if self.kind == "suboptimality" and not objective.convex:
+                raise ValueError("trace='suboptimality' needs a convex objective; "
+                                 "use trace='loss' or 'grad_norm'")
+        self.offset = objective.optimum.value if self.kind == "suboptimality" else 0.0
+        self._values: list[Any] = []
+
+    def value(self, x: Any, loss: Any = None) -> Any:
+        """Trace value at ``x``; pass ``loss = F(x)`` if already computed."""
+        if self.kind == "grad_norm":
+            return self.objective.grad_norm(x)
+        if loss is None:
+            loss = self.objective.loss(x)
+        return loss - self.offset if self.offset else loss
+
+    def record(self, x: Any, loss: Any = None) -> None:
+        if self.kind is not None:
+            self._values.append(self.value(x, loss))
+
+    @property
+    def needs_loss(self) -> bool:
+        return self.kind in ("suboptimality", "loss")
+
+    def result(self, trials: int) -> np.ndarray:
+        if self.kind is None or not self._values:
+            return np.zeros((trials, 0))
+        xp = self.objective.xp
+        return np.ascontiguousarray(to_numpy(xp.stack(self._values, axis=1)))
+
+
+def make_streams(seed: Any, trials: int, xp: Any) -> tuple[TrialRandom, TrialRandom]:
+    """``(sampler, noise)``: independent per-trial streams for mini-batches and noise.
+
+    Every algorithm draws its mini-batches from ``sampler`` and its privacy noise from
+    ``noise``, so runs that differ only in the noise level see the same batches.
+    """
+    sampler, noise = TrialRandom(seed, trials, xp).split(2)
+    return sampler, noise
+
+
+def check_batch_size(batch_size: Any, n: int) -> int:
+    """``1 <= batch_size <= n`` (``None`` means the full batch ``n``)."""
+    if batch_size is None:
+        return int(n)
+    return check_int("batch_size", batch_size, minimum=1, maximum=int(n))
+
+
+def check_epsilon(epsilon: Any) -> float:
+    """``epsilon > 0``; ``math.inf`` is allowed and means "non-private"."""
+    return check_positive("epsilon", epsilon, allow_inf=True)
+
+
+def check_step_size(name: str, value: Any) -> float:
+    """A positive, finite step size."""
+    return check_positive(name, value)
