@@ -175,7 +175,7 @@ class Scaling:
 
     def describe(self) -> str:
         """One line with the powers, the log factors and the regime."""
-        logs = " * ".join(sp.sstr(f) for f in self.log_factors) or "none"
+        logs = " | ".join(sp.sstr(f) for f in self.log_factors) or "none"
         path = ", ".join(f"{k}~s^{v}" for k, v in self.regime.items())
         return f"{self} (log factors: {logs}; regime: {path}, s->oo)"
 
@@ -580,87 +580,78 @@ class Bound:
         variables: Sequence[str] = ("d", "N", "eps"),
         regime: Mapping[str, float] | None = None,
         *,
-        fixed: Mapping[str, float] | None = None,
+        method: str = "structural",
     ) -> Scaling:
         r"""Leading-order scaling in ``variables``, computed symbolically.
 
-        Along the path :math:`v = s^{a_v}` (``regime``, default :attr:`regime`), with every
-        other symbol held at a generic value, the exponent of ``v`` is
-        :math:`\lim_{s\to\infty} \partial\log B/\partial\log v`. For a sum this is the power of
-        the dominant term; logarithmic factors contribute 0 to the limit and are reported in
+        Along the path :math:`v = s^{a_v}` (``regime``, default :attr:`regime`; every other
+        symbol is held fixed), the bound behaves as :math:`c\,s^{p}(\log s)^{q}`. The exponent
+        of a variable ``v`` is :math:`\lim_{s\to\infty}\partial\log B/\partial\log v`, i.e. its
+        power in the dominant term; logarithmic factors contribute 0 and are reported in
         :attr:`Scaling.log_factors`. ``"log(1/delta)"`` may be requested as a variable (then
         :math:`\delta = e^{-\ell}` and the exponent is in :math:`\ell`).
 
-        The computation is done twice with two different generic values of the held symbols;
-        if the answers differ, the leading term is not unique along the path and a
-        :class:`ValueError` says so (put more variables into ``regime``).
+        Parameters
+        ----------
+        variables:
+            Names whose exponents are wanted.
+        regime:
+            Scaling path ``{name: a}`` with ``name = s**a``; default :attr:`regime`
+            (:math:`d\propto N\to\infty`).
+        method:
+            ``"structural"`` (default, fast): walks the expression tree, taking at every sum
+            the terms of largest order :math:`(p, q)` along the path; exact for sums of
+            positive products of powers and logarithms. ``"limit"``: sympy
+            ``limit`` of the partial log-derivatives along the path (slow; an independent
+            check of the structural result).
+
+        Raises
+        ------
+        ValueError
+            If the leading term is not unique along the path (tied terms with different
+            powers), or the expression has a form the structural walk cannot order
+            (e.g. a cancelling difference; use ``method="limit"``).
         """
         regime = dict(self.regime if regime is None else regime)
-        s = sp.Symbol("_s", positive=True)
         expr = self.expr
-        log_vars: dict[str, sp.Symbol] = {}
+        targets: dict[str, sp.Symbol] = {}
         for v in variables:
             if v.startswith("log(1/") and v.endswith(")"):
                 inner = v[6:-1]
                 ell = sp.Symbol(f"_log_{inner}", positive=True)
-                log_vars[v] = ell
+                targets[v] = ell
                 expr = expr.xreplace({sym(inner): sp.exp(-ell)})
-        free = {x.name: x for x in expr.free_symbols}
-        results = []
-        for generic in (0, 1):
-            path: dict[sp.Symbol, sp.Expr] = {}
-            for name, x in free.items():
-                if name in regime:
-                    path[x] = s ** sp.nsimplify(regime[name])
-                elif fixed and name in fixed:
-                    path[x] = sp.nsimplify(fixed[name])
-                elif name == "delta":
-                    path[x] = sp.Rational(1, 1000) if generic == 0 else sp.Rational(1, 10**7)
-                elif name.startswith("_log_"):
-                    path[x] = sp.Integer(7) if generic == 0 else sp.Integer(19)
-                else:
-                    path[x] = sp.Integer(1) if generic == 0 else sp.Rational(17, 5)
-            powers = {}
-            logb = sp.log(expr)
-            for v in variables:
-                x = log_vars.get(v, sym(v))
-                if x not in expr.free_symbols:
-                    powers[v] = sp.Integer(0)
-                    continue
-                deriv = x * sp.diff(logb, x)
-                lim = sp.limit(deriv.xreplace(path), s, sp.oo)
-                powers[v] = sp.nsimplify(lim)
-            results.append(powers)
-        if results[0] != results[1]:
-            raise ValueError(
-                f"{self.name}: the leading term is not unique along the path {regime} "
-                f"(exponents {results[0]} vs {results[1]} for two generic constants); "
-                "scale more variables in `regime`")
-        term = self._dominant_term(regime, s)
-        log_factors: tuple[sp.Expr, ...] = ()
-        if term is not None:
-            split = sp.expand_power_base(sp.powsimp(term, force=True), force=True)
-            log_factors = tuple(f for f in sp.Mul.make_args(split) if f.has(sp.log))
-        return Scaling(powers=results[0], log_factors=log_factors, term=term, regime=regime)
+            else:
+                targets[v] = sym(v)
+        weights = {sym(k): sp.nsimplify(a) for k, a in regime.items()}
+        if method == "structural":
+            order = _order(expr, weights)
+            powers = {v: sp.nsimplify(order.powers.get(x, 0)) for v, x in targets.items()}
+            winners = order.terms
+        elif method == "limit":
+            powers = _limit_powers(expr, weights, targets)
+            winners = None
+        else:
+            raise ValueError(f"method must be 'structural' or 'limit', got {method!r}")
+        term = self._dominant_term(weights)
+        back = {x: sp.log(1 / sym(v[6:-1]))
+                for v, x in targets.items() if x.name.startswith("_log_")}
+        log_factors: list[sp.Expr] = []
+        for w in (winners or ((term,) if term is not None else ())):
+            split = sp.expand_power_base(sp.powsimp(w, force=True), force=True)
+            part = sp.Mul(*(f for f in sp.Mul.make_args(split) if f.has(sp.log)))
+            part = sp.powsimp(part.xreplace(back), force=True)
+            if part != 1 and part not in log_factors:
+                log_factors.append(part)
+        return Scaling(powers=powers, log_factors=tuple(log_factors), term=term, regime=regime)
 
-    def _dominant_term(self, regime: Mapping[str, float], s: sp.Symbol) -> sp.Expr | None:
+    def _dominant_term(self, weights: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
         terms = self.terms()
         if len(terms) == 1:
             return terms[0]
-        growth = []
-        for t in terms:
-            path = {}
-            for x in t.free_symbols:
-                if x.name in regime:
-                    path[x] = s ** sp.nsimplify(regime[x.name])
-                elif x.name == "delta":
-                    path[x] = sp.Rational(1, 1000)
-                else:
-                    path[x] = sp.Integer(1)
-            g = sp.limit(sp.log(t.xreplace(path)) / sp.log(s), s, sp.oo)
-            growth.append(g)
-        top = max(growth)
-        winners = [t for t, g in zip(terms, growth) if g == top]
+        orders = [_order(t, weights) for t in terms]
+        top = max((o.p, o.q) for o in orders)
+        winners = [t for t, o in zip(terms, orders) if (o.p, o.q) == top]
         return winners[0] if len(winners) == 1 else sp.Add(*winners)
 
     # ------------------------------------------------------------------ rendering
@@ -706,6 +697,99 @@ class Bound:
 
         walk(self, None, 0)
         return "\n".join(out)
+
+
+
+@dataclass(frozen=True)
+class _Order:
+    """``c * s**p * log(s)**q`` along a scaling path, with the powers of each symbol."""
+
+    p: sp.Expr
+    q: sp.Expr
+    powers: Mapping[sp.Symbol, sp.Expr]
+    terms: tuple[sp.Expr, ...] = ()
+
+
+def _order(expr: sp.Expr, weights: Mapping[sp.Symbol, sp.Expr]) -> _Order:
+    """Asymptotic order of a positive expression along ``v = s**weights[v]`` (structural)."""
+    zero = sp.Integer(0)
+    if expr.is_number:
+        if expr.is_positive is False:
+            raise ValueError(f"cannot order the non-positive constant {expr}")
+        return _Order(zero, zero, {}, (expr,))
+    if isinstance(expr, sp.Symbol):
+        return _Order(weights.get(expr, zero), zero, {expr: sp.Integer(1)}, (expr,))
+    if isinstance(expr, sp.Mul):
+        p, q, powers = zero, zero, {}
+        for f in expr.args:
+            if f.is_number:
+                continue
+            o = _order(f, weights)
+            p, q = p + o.p, q + o.q
+            for k, v in o.powers.items():
+                powers[k] = powers.get(k, zero) + v
+        return _Order(p, q, powers, (expr,))
+    if isinstance(expr, sp.Pow):
+        base, e = expr.args
+        if e.has(*weights.keys()) or not e.is_number:
+            if e.free_symbols and not base.free_symbols:
+                raise ValueError(f"cannot order the exponential {expr}; use method='limit'")
+            raise ValueError(f"cannot order {expr} with a symbolic exponent; use method='limit'")
+        o = _order(base, weights)
+        return _Order(o.p * e, o.q * e, {k: v * e for k, v in o.powers.items()}, (expr,))
+    if isinstance(expr, sp.Add):
+        subs = [_order(a, weights) for a in expr.args]
+        negative = [a for a in expr.args if a.could_extract_minus_sign()]
+        top = max((o.p, o.q) for o in subs)
+        win = [(a, o) for a, o in zip(expr.args, subs) if (o.p, o.q) == top]
+        if any(a in negative for a, _ in win):
+            raise ValueError(f"cannot order the difference {expr}; use method='limit'")
+        first = win[0][1].powers
+        keys = set().union(*(o.powers for _, o in win))
+        for _, o in win[1:]:
+            if any(sp.simplify(o.powers.get(k, zero) - first.get(k, zero)) != 0 for k in keys):
+                raise ValueError(
+                    "the leading term is not unique along this path: "
+                    f"{[sp.sstr(a) for a, _ in win]} tie with different powers; scale more "
+                    "variables in `regime`")
+        return _Order(top[0], top[1], dict(first), tuple(a for a, _ in win))
+    if isinstance(expr, sp.log):
+        o = _order(expr.args[0], weights)
+        if o.p != 0:
+            return _Order(zero, sp.Integer(1), {}, (expr,))
+        return _Order(zero, zero, {}, (expr,))  # log of a fixed or log-growing quantity
+    raise ValueError(f"cannot order {type(expr).__name__} {expr}; use method='limit'")
+
+
+def _limit_powers(expr: sp.Expr, weights: Mapping[sp.Symbol, sp.Expr],
+                  targets: Mapping[str, sp.Symbol]) -> dict[str, sp.Expr]:
+    """Limits of partial log-derivatives along the path (two generic fixed values, compared)."""
+    s = sp.Symbol("_s", positive=True)
+    results = []
+    for generic in (0, 1):
+        path: dict[sp.Symbol, sp.Expr] = {}
+        for x in expr.free_symbols:
+            if x in weights:
+                path[x] = s ** weights[x]
+            elif x.name == "delta":
+                path[x] = sp.Rational(1, 1000) if generic == 0 else sp.Rational(1, 10**7)
+            elif x.name.startswith("_log_"):
+                path[x] = sp.Integer(7) if generic == 0 else sp.Integer(19)
+            else:
+                path[x] = sp.Integer(1) if generic == 0 else sp.Rational(17, 5)
+        logb = sp.log(expr)
+        powers = {}
+        for v, x in targets.items():
+            if x not in expr.free_symbols:
+                powers[v] = sp.Integer(0)
+                continue
+            deriv = x * sp.diff(logb, x)
+            powers[v] = sp.nsimplify(sp.limit(deriv.xreplace(path), s, sp.oo))
+        results.append(powers)
+    if results[0] != results[1]:
+        raise ValueError(f"the leading term is not unique along this path "
+                         f"({results[0]} vs {results[1]} for two generic constants)")
+    return results[0]
 
 
 class Lemma(Bound):
