@@ -266,10 +266,20 @@ def sensitivity_reduced_privacy(
 # shared loop pieces
 # ----------------------------------------------------------------------------------------
 def _ledger_relation(neighbouring: str) -> tuple[str, str]:
-    """(name for dpbounds.privacy.tree, name for PrivacyLedger)."""
+    """(name for dpbounds.privacy.tree, name for PrivacyLedger).
+
+    Only replace-one (the paper's relation): random reshuffling over a fixed ``n`` fixes the
+    step schedule, and adding or removing a sample would change the epoch length and with it
+    every later node, which the node-sensitivity argument does not cover.
+    """
     key = str(neighbouring).replace("-", "_").replace("/", "_")
+    if key == "add_remove":
+        raise ValueError(
+            "neighbouring must be 'replace_one' for the tree-aggregation algorithms: with "
+            "random reshuffling, add/remove changes the epoch length and every later node"
+        )
     key = check_choice("neighbouring", key, _NEIGHBOURING)
-    return key, ("replace-one" if key == "replace_one" else "add/remove")
+    return key, "replace-one"
 
 
 def _clip_rows(xp: Any, g: Any, bound: float) -> Any:
@@ -471,7 +481,8 @@ def tree_momentum_nsgd(
         Streams: ``sampler, noise, output = TrialRandom(seed, trials, xp).split(3)``; one
         ``sampler.permutation(n)`` per epoch.
     neighbouring:
-        ``"replace_one"`` (the paper's) or ``"add_remove"``.
+        ``"replace_one"`` only (the paper's relation; add/remove would change the epoch
+        length of random reshuffling, so it raises ``ValueError``).
     node_count_method:
         ``"auto"``, ``"exact"`` or ``"bound"`` for :math:`K` (both are valid for privacy).
     trace, trace_every:

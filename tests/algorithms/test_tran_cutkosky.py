@@ -215,6 +215,7 @@ def test_bad_configuration():
             ("batch_size", N + 1, "batch_size"), ("epsilon", 0.0, "epsilon"),
             ("epsilon", -2.0, "epsilon"), ("delta", 0.0, "delta"), ("epochs", 0, "epochs"),
             ("alpha", 1.5, "alpha"), ("alpha", 0.0, "alpha"), ("neighbouring", "x", "neighbour"),
+            ("neighbouring", "add_remove", "replace_one"),
             ("clip_norm", -1.0, "clip_norm"), ("release", "fast", "release"),
         ]:
             with pytest.raises(ValueError, match=name):
