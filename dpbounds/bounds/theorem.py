@@ -633,7 +633,7 @@ class Bound:
             winners = None
         else:
             raise ValueError(f"method must be 'structural' or 'limit', got {method!r}")
-        term = self._dominant_term(weights)
+        term = _dominant_term(expr, weights)
         back = {x: sp.log(1 / sym(v[6:-1]))
                 for v, x in targets.items() if x.name.startswith("_log_")}
         log_factors: list[sp.Expr] = []
@@ -644,15 +644,6 @@ class Bound:
             if part != 1 and part not in log_factors:
                 log_factors.append(part)
         return Scaling(powers=powers, log_factors=tuple(log_factors), term=term, regime=regime)
-
-    def _dominant_term(self, weights: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
-        terms = self.terms()
-        if len(terms) == 1:
-            return terms[0]
-        orders = [_order(t, weights) for t in terms]
-        top = max((o.p, o.q) for o in orders)
-        winners = [t for t, o in zip(terms, orders) if (o.p, o.q) == top]
-        return winners[0] if len(winners) == 1 else sp.Add(*winners)
 
     # ------------------------------------------------------------------ rendering
     def latex(self) -> str:
@@ -759,6 +750,16 @@ def _order(expr: sp.Expr, weights: Mapping[sp.Symbol, sp.Expr]) -> _Order:
             return _Order(zero, sp.Integer(1), {}, (expr,))
         return _Order(zero, zero, {}, (expr,))  # log of a fixed or log-growing quantity
     raise ValueError(f"cannot order {type(expr).__name__} {expr}; use method='limit'")
+
+
+def _dominant_term(expr: sp.Expr, weights: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
+    terms = sp.Add.make_args(expr)
+    if len(terms) == 1:
+        return terms[0]
+    orders = [_order(t, weights) for t in terms]
+    top = max((o.p, o.q) for o in orders)
+    winners = [t for t, o in zip(terms, orders) if (o.p, o.q) == top]
+    return winners[0] if len(winners) == 1 else sp.Add(*winners)
 
 
 def _limit_powers(expr: sp.Expr, weights: Mapping[sp.Symbol, sp.Expr],
