@@ -118,8 +118,9 @@ def kuru_synthetic(n: int = 100_000, d: int = 20, *, l1_clip: float = 20.0,
     :math:`\lVert x\rVert_1>` ``l1_clip`` rescaled to ``l1_clip``; :math:`w\sim N(0,I_d)`;
     :math:`y=\mathrm{sign}(Xw)` (a zero margin gets ``+1``).
 
-    The declared domain is the L1 ball of radius ``l1_clip`` (so Kuru's :math:`S_1=2\cdot20=40`
-    for the defaults) intersected with :math:`[0,1]^d`: ``l2_radius = min(l1_clip, sqrt(d))``.
+    The declared domain is the L1 ball of radius ``l1_clip`` intersected with :math:`[0,1]^d`:
+    ``l1_radius = min(l1_clip, d)`` (so Kuru's :math:`S_1=2\cdot20=40` for the defaults)
+    and ``l2_radius = min(l1_clip, sqrt(d))``.
     With ``d = 20`` the clipping never fires (``kuru_et_al.md`` §12.2 item 12).
     Draw order: ``X`` then ``w`` from one generator.
 
@@ -142,7 +143,7 @@ def kuru_synthetic(n: int = 100_000, d: int = 20, *, l1_clip: float = 20.0,
     y[y == 0] = 1.0
     l2 = min(l1_clip, math.sqrt(d))
     return Dataset(X, y, "kuru_synthetic", f"Kuru et al. Sec. 5 synthetic, n={n}, d={d}",
-                   l1_clip, l2, KURU_DATA_SOURCE, {"w": w})
+                   min(l1_clip, float(d)), l2, KURU_DATA_SOURCE, {"w": w})
 
 
 def finite_sum_offsets(n: int, d: int, *, tau0: float = 1.0, skew: float = 0.0,

@@ -1,0 +1,165 @@
+"""dpbounds.backend: namespaces and per-trial random streams.
+
+Oracles: scipy.stats distributions (KS tests), closed-form moments with 5-sigma confidence
+intervals, exact combinatorics of sampling without replacement.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.stats as st
+from hypothesis import given, settings
+from hypothesis import strategies as hs
+
+from dpbounds.backend import (
+    TrialRandom,
+    backend_name,
+    cupy_available,
+    get_namespace,
+    to_numpy,
+    trial_random,
+)
+
+
+@pytest.mark.parametrize("name", ["numpy", "array_api_strict", None, "auto"])
+def test_get_namespace_names(name):
+    xp = get_namespace(name)
+    a = xp.asarray([1.0, 2.0])
+    assert float(xp.sum(a)) == 3.0
+    if name == "array_api_strict":
+        assert backend_name(xp) == "array_api_strict"
+
+
+def test_get_namespace_modules():
+    import array_api_strict
+
+    assert backend_name(get_namespace(np)) == "numpy"
+    assert get_namespace(array_api_strict) is array_api_strict
+
+
+def test_get_namespace_rejects_unknown():
+    with pytest.raises(ValueError, match="backend"):
+        get_namespace("tensorflow")
+    with pytest.raises(ValueError, match="backend"):
+        get_namespace(42)
+
+
+@pytest.mark.skipif(cupy_available(), reason="CuPy with a GPU is present")
+def test_cupy_without_gpu_is_a_clear_error():
+    with pytest.raises(ValueError, match="cupy"):
+        get_namespace("cupy")
+
+
+def test_same_seed_same_numbers_and_trial_streams_independent_of_batch_size():
+    a = TrialRandom(123, 3).laplace((5,), 2.0)
+    b = TrialRandom(123, 3).laplace((5,), 2.0)
+    c = TrialRandom(123, 7).laplace((5,), 2.0)
+    np.testing.assert_array_equal(to_numpy(a), to_numpy(b))
+    # trial k's stream depends only on (seed, k), not on the number of trials
+    np.testing.assert_array_equal(to_numpy(a), to_numpy(c)[:3])
+    d = TrialRandom(124, 3).laplace((5,), 2.0)
+    assert not np.allclose(to_numpy(a), to_numpy(d))
+
+
+def test_generator_seed_is_reproducible():
+    a = TrialRandom(np.random.default_rng(5), 2).normal((3,))
+    b = TrialRandom(np.random.default_rng(5), 2).normal((3,))
+    np.testing.assert_array_equal(to_numpy(a), to_numpy(b))
+
+
+def test_split_is_deterministic_and_streams_differ():
+    r = TrialRandom(9, 4)
+    s1, n1 = r.split(2)
+    r.normal((10,))  # drawing from the parent must not change its children
+    s2, n2 = r.split(2)
+    np.testing.assert_array_equal(to_numpy(s1.normal((6,))), to_numpy(s2.normal((6,))))
+    x, y = to_numpy(n1.normal((1000,))), to_numpy(s1.normal((1000,)))
+    # independent streams: sample correlation of 4000 pairs is tiny (5 sigma)
+    assert abs(np.corrcoef(x.ravel(), y.ravel())[0, 1]) < 5 / math.sqrt(4000)
+
+
+def test_numpy_and_array_api_strict_are_bit_identical():
+    a = TrialRandom(3, 2, "numpy")
+    b = TrialRandom(3, 2, "array_api_strict")
+    np.testing.assert_array_equal(to_numpy(a.laplace((4,), 0.5)), to_numpy(b.laplace((4,), 0.5)))
+    np.testing.assert_array_equal(to_numpy(a.subsample(50, 7)), to_numpy(b.subsample(50, 7)))
+    assert backend_name(b.xp) == "array_api_strict"
+    assert "array_api_strict" in type(b.normal((2,))).__module__
+
+
+@pytest.mark.parametrize("scale", [0.3, 4.0])
+def test_laplace_is_laplace_with_variance_2b2(scale):
+    draws = to_numpy(TrialRandom(11, 4).laplace((50_000,), scale)).ravel()
+    # oracle 1: KS test against scipy's Laplace(scale=b)
+    assert st.kstest(draws, st.laplace(scale=scale).cdf).pvalue > 1e-4
+    # oracle 2: variance 2 b^2 within 5 standard errors (Var(X^2) = 20 b^4 for Laplace)
+    N = draws.size
+    se = math.sqrt(20.0 * scale**4 / N)
+    assert abs(np.mean(draws**2) - 2 * scale**2) < 5 * se
+
+
+def test_normal_variance_and_per_trial_scales():
+    scales = np.array([0.5, 1.0, 3.0])
+    rng = TrialRandom(2, 3)
+    draws = to_numpy(rng.normal((40_000,), rng.xp.asarray(scales)))
+    for k, s in enumerate(scales):
+        se = math.sqrt(2.0 * s**4 / draws.shape[1])
+        assert abs(np.mean(draws[k] ** 2) - s**2) < 5 * se
+        assert st.kstest(draws[k] / s, "norm").pvalue > 1e-4
+
+
+def test_exponential_and_uniform():
+    rng = TrialRandom(4, 2)
+    e = to_numpy(rng.exponential((20_000,), 2.0)).ravel()
+    assert st.kstest(e, st.expon(scale=2.0).cdf).pvalue > 1e-4
+    u = to_numpy(rng.uniform((20_000,), -1.0, 3.0)).ravel()
+    assert st.kstest(u, st.uniform(loc=-1.0, scale=4.0).cdf).pvalue > 1e-4
+
+
+def test_subsample_without_replacement_is_uniform():
+    n, m, trials = 20, 5, 2000
+    idx = to_numpy(TrialRandom(8, trials).subsample(n, m))
+    assert idx.shape == (trials, m)
+    assert all(len(set(row)) == m for row in idx)  # without replacement
+    assert idx.min() >= 0 and idx.max() < n
+    # inclusion counts: each item with probability m/n per trial (chi-square oracle)
+    counts = np.bincount(idx.ravel(), minlength=n)
+    expected = trials * m / n
+    chi2 = np.sum((counts - expected) ** 2 / expected)
+    # dependence within a trial makes the statistic smaller, never larger, than chi2(n-1)
+    assert chi2 < st.chi2(n - 1).ppf(1 - 1e-5)
+
+
+def test_permutation_and_integers():
+    rng = TrialRandom(1, 3)
+    p = to_numpy(rng.permutation(10))
+    assert all(sorted(row) == list(range(10)) for row in p)
+    i = to_numpy(rng.integers(7, (1000,)))
+    assert i.min() >= 0 and i.max() <= 6 and i.shape == (3, 1000)
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="trials"):
+        TrialRandom(0, 0)
+    with pytest.raises(ValueError, match="m"):
+        TrialRandom(0, 1).subsample(10, 11)
+    with pytest.raises(ValueError, match="seed"):
+        TrialRandom(-1, 1)
+    with pytest.raises(ValueError, match="scale"):
+        TrialRandom(0, 1).laplace((2,), -1.0)
+    with pytest.raises(ValueError, match="dtype"):
+        TrialRandom(0, 1, dtype="int8")
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=hs.integers(0, 2**32), trials=hs.integers(1, 5), n=hs.integers(1, 40),
+       data=hs.data())
+def test_subsample_property(seed, trials, n, data):
+    m = data.draw(hs.integers(1, n))
+    idx = to_numpy(trial_random(seed, trials).subsample(n, m))
+    assert idx.shape == (trials, m)
+    for row in idx:
+        assert len(np.unique(row)) == m and row.min() >= 0 and row.max() < n
