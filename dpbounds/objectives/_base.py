@@ -166,12 +166,42 @@ class Objective:
         """``(F(x), grad(x, idx))``; subclasses share the work when ``idx is None``."""
         return self.loss(x), self.grad(x, idx)
 
-    def clipped_mean_grad(self, x: Any, idx: Any, clip_norm: float) -> Any:
-        """Mean of per-sample data gradients clipped to L2 norm ``clip_norm`` (Abadi et al.)."""
+    def clipped_mean_grad(self, x: Any, idx: Any, clip_norm: float,
+                          include_regularizer: bool = False) -> Any:
+        """Mean of per-sample gradients clipped to L2 norm ``clip_norm`` (Abadi et al.).
+
+        By default the data gradients ``∇ℓ_i`` are clipped and the regulariser is left out
+        (add it noise-free). ``include_regularizer=True`` clips ``∇ℓ_i + ∇R`` instead (the
+        regulariser inside every per-example loss, as in Lee & Kifer's Algorithm 2); the
+        result then already contains the (clipped) regulariser.
+        """
         clip_norm = check_positive("clip_norm", clip_norm)
         self.check_state(x)
         self.check_idx(idx, x.shape[0])
+        if include_regularizer:
+            return self._clipped_with_regularizer(x, idx, clip_norm)
         return self._data_weights(x, idx, "clip", clip_norm)
+
+    def _clipped_with_regularizer(self, x: Any, idx: Any, clip_norm: float) -> Any:
+        xp = self.xp
+        g = self.sample_grads(x, idx) + self.regularizer_grad(x)[:, None, :]
+        norms = xp.linalg.vector_norm(g, axis=-1)
+        factor = clip_norm / xp.maximum(norms, xp.asarray(clip_norm, dtype=norms.dtype))
+        return xp.mean(g * factor[..., None], axis=1)
+
+    def clipped_loss(self, x: Any, clip_value: float, include_regularizer: bool = False) -> Any:
+        """``mean_i min(ℓ_i(x) [+ R(x)], clip_value)`` over all n samples, shape ``(trials,)``.
+
+        Lee & Kifer's NoisyMax scores (per-example losses clipped at ``C_obj``); with
+        non-negative losses the clipped sum has sensitivity ``clip_value`` (add/remove).
+        """
+        self.check_state(x)
+        clip_value = check_positive("clip_value", clip_value)
+        losses = self.sample_losses(x)
+        if include_regularizer:
+            losses = losses + self.regularizer(x)[:, None]
+        return self.xp.mean(self.xp.minimum(losses, self.xp.asarray(clip_value,
+                                                                    dtype=losses.dtype)), axis=1)
 
     def normalized_mean_grad(self, x: Any, idx: Any, r: float) -> Any:
         """Mean of per-sample normalised data gradients ``g/(||g|| + r)`` (Yang et al.)."""

@@ -140,16 +140,23 @@ class MarginLossObjective(Objective):
         for start in range(0, self.n, size):
             yield start, min(self.n, start + size)
 
-    def _full_pass(self, x: Any, *, loss: bool, grad: str | None, param: float = 0.0
-                   ) -> tuple[Any, Any]:
+    def _full_pass(self, x: Any, *, loss: bool, grad: str | None, param: float = 0.0,
+                   reg_vec: Any = None, loss_clip: float | None = None,
+                   loss_shift: Any = None) -> tuple[Any, Any]:
         """One blocked pass over all n samples: (sum of ψ, mean weighted gradient).
 
         ``grad`` is None, ``"plain"``, ``"clip"`` (param = C) or ``"normalize"`` (param = r).
+        With ``reg_vec`` (``(trials, d)``, the regulariser gradient) ``"clip"`` clips
+        ``∇ℓ_i + reg_vec``; with ``loss_clip`` the summed losses are
+        ``min(ψ + loss_shift, loss_clip)``.
         """
         xp = self.xp
         trials = x.shape[0]
         total = xp.zeros((trials,), dtype=x.dtype) if loss else None
         g = xp.zeros((trials, self.d), dtype=x.dtype) if grad else None
+        csum = xp.zeros((trials,), dtype=x.dtype) if reg_vec is not None else None
+        if reg_vec is not None:
+            rr = xp.sum(reg_vec * reg_vec, axis=1)[:, None]
         for a, b in self._blocks(trials):
             Zb = self._Z[a:b, :]
             z = x @ xp.matrix_transpose(Zb)
@@ -160,12 +167,29 @@ class MarginLossObjective(Objective):
             else:
                 psi, w = None, self._dpsi(xp, z)
             if loss:
+                if loss_clip is not None:
+                    shifted = psi if loss_shift is None else psi + loss_shift[:, None]
+                    psi = xp.minimum(shifted, xp.asarray(loss_clip, dtype=psi.dtype))
                 total = total + xp.sum(psi, axis=1)
             if grad:
-                if grad != "plain":
+                if reg_vec is not None:
+                    zr = reg_vec @ xp.matrix_transpose(Zb)
+                    c = self._clip_factor(xp, w, self._norms[None, a:b], zr, rr, param)
+                    csum = csum + xp.sum(c, axis=1)
+                    w = w * c
+                elif grad != "plain":
                     w = self._rescale(xp, w, self._norms[None, a:b], grad, param)
                 g = g + w @ Zb
+        if grad and reg_vec is not None:
+            g = g + csum[:, None] * reg_vec
         return total, (g / self.n if grad else None)
+
+    @staticmethod
+    def _clip_factor(xp: Any, w: Any, norms: Any, zr: Any, rr: Any, C: float) -> Any:
+        """``min(1, C/||w z_i + r||)`` from ``||w z||² + 2 w z·r + ||r||²``."""
+        sq = (w * norms) ** 2 + 2.0 * w * zr + rr
+        gnorm = xp.sqrt(xp.maximum(sq, xp.zeros_like(sq)))
+        return C / xp.maximum(gnorm, xp.asarray(C, dtype=gnorm.dtype))
 
     def _rescale(self, xp: Any, w: Any, norms: Any, kind: str, param: float) -> Any:
         gnorm = xp.abs(w) * norms
@@ -203,6 +227,25 @@ class MarginLossObjective(Objective):
         z, rows, norms = self._margins(x, idx)
         w = self._rescale(self.xp, self._dpsi(self.xp, z), norms, kind, param)
         return self._weighted_mean(w, rows)
+
+    def _clipped_with_regularizer(self, x: Any, idx: Any, clip_norm: float) -> Any:
+        xp = self.xp
+        r = self.regularizer_grad(x)
+        if idx is None:
+            return self._full_pass(x, loss=False, grad="clip", param=clip_norm, reg_vec=r)[1]
+        z, rows, norms = self._margins(x, idx)
+        w = self._dpsi(xp, z)
+        zr = (rows @ r[:, :, None])[:, :, 0]
+        c = self._clip_factor(xp, w, norms, zr, xp.sum(r * r, axis=1)[:, None], clip_norm)
+        return self._weighted_mean(w * c, rows) + xp.mean(c, axis=1)[:, None] * r
+
+    def clipped_loss(self, x: Any, clip_value: float, include_regularizer: bool = False) -> Any:
+        self.check_state(x)
+        clip_value = check_positive("clip_value", clip_value)
+        shift = self.regularizer(x) if include_regularizer else None
+        total, _ = self._full_pass(x, loss=True, grad=None, loss_clip=clip_value,
+                                   loss_shift=shift)
+        return total / self.n
 
     def loss_and_grad(self, x: Any, idx: Any = None) -> tuple[Any, Any]:
         """``(F(x), grad(x, idx))``; one blocked pass over the data when ``idx is None``."""

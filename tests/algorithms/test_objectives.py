@@ -237,3 +237,21 @@ def test_clipped_and_normalized_means_are_bounded(C, r, seed):
     idx = TrialRandom(seed, 2).subsample(N, 11)
     assert np.all(np.linalg.norm(f.clipped_mean_grad(x, idx, C), axis=1) <= C * (1 + 1e-12))
     assert np.all(np.linalg.norm(f.normalized_mean_grad(x, idx, r), axis=1) < 1.0)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "array_api_strict"])
+def test_clipping_with_the_regularizer_inside_each_example(backend):
+    rng = np.random.default_rng(7)
+    for f in _objectives(backend):
+        xp = f.xp
+        x = xp.asarray(rng.normal(size=(3, D)) * 2)
+        idx = TrialRandom(1, 3, xp).subsample(f.n, 20)
+        for ii in (None, idx):
+            G = to_numpy(f.sample_grads(x, ii)) + to_numpy(f.regularizer_grad(x))[:, None, :]
+            norms = np.linalg.norm(G, axis=-1, keepdims=True)
+            want = (G * np.minimum(1.0, 0.7 / np.maximum(norms, 1e-300))).mean(1)
+            got = to_numpy(f.clipped_mean_grad(x, ii, 0.7, include_regularizer=True))
+            np.testing.assert_allclose(got, want, atol=1e-12, err_msg=f.name)
+        losses = to_numpy(f.sample_losses(x)) + to_numpy(f.regularizer(x))[:, None]
+        np.testing.assert_allclose(to_numpy(f.clipped_loss(x, 0.8, include_regularizer=True)),
+                                   np.minimum(losses, 0.8).mean(1), atol=1e-13)
