@@ -519,3 +519,51 @@ def heavy_ball_bound_valid(
     m = heavy_ball_noise_term(alpha, beta, lam, sigma2)
     out = 0.5 * lam.max() * (Ct**2 * rho ** (2.0 * t_arr) * initial_state_error + m)
     return _out(out.reshape(np.shape(t)))
+
+
+# ----------------------------------------------------------------------------- DP noise level
+SOURCE_EQ20 = Source(KURU, "Proposition 3.3, eqs. (20)-(21)", Provenance.VERBATIM,
+                     "Laplace(b) has variance 2 b^2 per coordinate; (38) drops the 2 (sheet §11.3)")
+
+
+def dp_noise_level(sensitivity: float, d: int, n: int, m: int, epsilon: float, T: int) -> float:
+    r"""The noise level :math:`\mathcal E_T=\sigma_s^2(m,n)+2dS_1^2/(m^2\epsilon_0^2)` of (20).
+
+    The trace bound of :math:`\mathrm{Cov}(w_t|x_t)`: Laplace noise of scale
+    :math:`b=S_1/(m\epsilon_0)` (eq. (12)) contributes :math:`2b^2` per coordinate.
+    """
+    from dpbounds.bounds.nesterov import subsampling_variance
+    from dpbounds.privacy.laplace import per_step_epsilon
+
+    eps0 = per_step_epsilon(epsilon, T, n, m)
+    return subsampling_variance(sensitivity, n, m) + 2.0 * d * sensitivity**2 / (m * eps0) ** 2
+
+
+def laplace_covariance_eq38_as_printed(sensitivity: float, d: int, m: int, eps0: float) -> float:
+    r"""(38) as printed, :math:`S_1^2d/(m^2\epsilon_0^2)`: half the true trace :math:`2db^2`.
+
+    Kept only to show the discrepancy; (20) and :func:`dp_noise_level` use :math:`2b^2`.
+    """
+    return sensitivity**2 * d / (m * eps0) ** 2
+
+
+def figure1_setup(source: str = "paper") -> dict:
+    r"""Parameters of Kuru et al.'s Figure 1 (Theorem 3.5 demonstration).
+
+    ``source="paper"`` (the text, §5 of the sheet): :math:`\mu=0.5`, :math:`L=1`;
+    ``source="reference_code"`` (``main_HB_quad.m``): :math:`\mu=0.1`. Both: :math:`d=2`,
+    :math:`Q=\mathrm{diag}(\mu,L)`, :math:`C_t=t`, :math:`\sigma_T^2=(Tc_w)^2`,
+    :math:`c_w\in\{10^{-4},10^{-2}\}`, :math:`\alpha\in\{0.1,0.5,1\}/L`, :math:`E_0=10`, and the
+    script's "optimal" :math:`\beta=(1-\sqrt{\alpha\mu})/(1+\sqrt{\alpha\mu})` (Nesterov's formula,
+    not :math:`\arg\min_\beta\rho`). The text governs; the script's :math:`\mu` reproduces its EPS
+    files.
+    """
+    if source not in ("paper", "reference_code"):
+        raise ValueError(f"source must be 'paper' or 'reference_code', got {source!r}")
+    mu = 0.5 if source == "paper" else 0.1
+    return {"mu": mu, "L": 1.0, "d": 2, "alphas": (0.1, 0.5, 1.0), "c_w": (1e-4, 1e-2),
+            "initial_state_error": 10.0, "C": 1.0, "horizons": np.arange(1, 251),
+            "betas": (0.0, 0.3, 0.7, "nesterov"), "source": source}
+
+
+__all__ += ["SOURCE_EQ20", "dp_noise_level", "figure1_setup", "laplace_covariance_eq38_as_printed"]

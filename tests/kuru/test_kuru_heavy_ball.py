@@ -1,0 +1,161 @@
+"""Heavy ball on quadratics: rate, noise term, exact stationary error (Kuru et al. Thm 3.5).
+
+Oracles: numpy eigenvalues of the iteration matrix, sympy, Monte Carlo of the noisy recursion.
+"""
+
+import numpy as np
+import pytest
+import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpbounds.bounds.heavy_ball import (
+    classical_heavy_ball_parameters,
+    heavy_ball_bound_valid,
+    heavy_ball_expected_error,
+    heavy_ball_iteration_matrix,
+    heavy_ball_noise_term,
+    heavy_ball_quadratic_bound,
+    heavy_ball_rate,
+    heavy_ball_rate_eq26_as_printed,
+    heavy_ball_stationary_error,
+    heavy_ball_transient_constant,
+    nesterov_quadratic_rate,
+    stationary_variance_symbolic,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    alpha=st.floats(0.01, 2.5),
+    beta=st.floats(0.0, 0.99),
+    mu=st.floats(0.01, 1.0),
+    ratio=st.floats(1.0, 50.0),
+)
+def test_rate_is_spectral_radius_of_iteration_matrix(alpha, beta, mu, ratio):
+    L = mu * ratio
+    M = heavy_ball_iteration_matrix(alpha, beta, [mu, L])
+    oracle = np.max(np.abs(np.linalg.eigvals(M)))
+    assert heavy_ball_rate(alpha, beta, mu, L) == pytest.approx(oracle, rel=1e-6, abs=1e-7)
+
+
+@settings(max_examples=40, deadline=None)
+@given(alpha=st.floats(0.01, 1.0), beta=st.floats(0.0, 0.99), mu=st.floats(0.05, 1.0))
+def test_eq26_as_printed_is_nesterov_spectral_radius(alpha, beta, mu):
+    # decision (sheet §11.2): printed (26) = roots of NAG's iteration matrix on a quadratic
+    L = 1.0
+    radii = []
+    for lam in (mu, L):
+        q = 1 - alpha * lam
+        N = np.array([[(1 + beta) * q, -beta * q], [1.0, 0.0]])
+        radii.append(np.max(np.abs(np.linalg.eigvals(N))))
+    assert heavy_ball_rate_eq26_as_printed(alpha, beta, mu, L) == pytest.approx(
+        max(radii), rel=1e-6, abs=1e-7)
+    assert nesterov_quadratic_rate(alpha, beta, mu, L) == heavy_ball_rate_eq26_as_printed(
+        alpha, beta, mu, L)
+
+
+def test_paper_example_and_simulation_confirm_hb_roots():
+    # sheet §11.2: mu=0.5, L=1, alpha=1, beta=0.3: 0.3873 printed vs 0.5477 for HB
+    assert heavy_ball_rate_eq26_as_printed(1.0, 0.3, 0.5, 1.0) == pytest.approx(0.3873, abs=1e-4)
+    assert heavy_ball_rate(1.0, 0.3, 0.5, 1.0) == pytest.approx(0.5477, abs=1e-4)
+    # simulate noiseless HB on diag(0.5, 1): the observed decay matches the HB roots
+    x_prev = x = np.array([1.0, 1.0])
+    lam = np.array([0.5, 1.0])
+    norms = []
+    for _ in range(400):
+        x, x_prev = x - 1.0 * lam * x + 0.3 * (x - x_prev), x
+        norms.append(np.linalg.norm(x))
+    observed = (norms[-1] / norms[-201]) ** (1 / 200)
+    assert observed == pytest.approx(0.5477, rel=1e-2)
+    assert abs(observed - 0.3873) > 0.1
+
+
+def test_polyak_rate_is_sqrt_beta():
+    a, b = classical_heavy_ball_parameters(0.1, 1.0)
+    assert heavy_ball_rate(a, b, 0.1, 1.0) == pytest.approx(np.sqrt(b), rel=1e-6)
+
+
+def test_symbolic_lyapunov_solution_equals_m_term():
+    sol = stationary_variance_symbolic()
+    assert sol["gap"] == 0
+    a, b, lam, s2 = sp.symbols("alpha beta lam sigma2", positive=True)
+    # independent check: plug into the Lyapunov equation with sympy matrices
+    T = sp.Matrix([[1 + b - a * lam, -b], [1, 0]])
+    S = sp.Matrix([[sol["variance"], sol["covariance"]], [sol["covariance"], sol["variance"]]])
+    res = sp.simplify(T * S * T.T + sp.diag(a**2 * s2, 0) - S)
+    assert res == sp.zeros(2, 2)
+
+
+def test_stationary_error_vs_monte_carlo():
+    rng = np.random.default_rng(20240501)
+    alpha, beta, lam, sigma2 = 0.5, 0.6, np.array([0.2, 1.0]), 0.04
+    chains = 20000
+    x = np.zeros((chains, 2))
+    x_prev = x.copy()
+    for _ in range(400):  # rho ~ 0.8: 400 steps is far past the transient
+        w = rng.normal(0.0, np.sqrt(sigma2), size=x.shape)
+        x, x_prev = x - alpha * (lam * x + w) + beta * (x - x_prev), x
+    dist = np.sum(x**2, axis=1)
+    gap = 0.5 * np.sum(lam * x**2, axis=1)
+    exact = heavy_ball_stationary_error(alpha, beta, lam, sigma2)
+    for sample, value in ((dist, exact.distance_sq), (gap, exact.suboptimality)):
+        se = sample.std(ddof=1) / np.sqrt(chains)
+        assert abs(sample.mean() - value) < 5 * se
+    # m(alpha, beta) is exactly the stationary distance; L*m overstates E[F-F*] by >= 2
+    assert exact.m == pytest.approx(exact.distance_sq, rel=1e-14)
+    assert 2.0 <= exact.looseness <= 2.0 * lam.max() / lam.min()
+    se = dist.std(ddof=1) / np.sqrt(chains)
+    assert abs(dist.mean() - heavy_ball_noise_term(alpha, beta, lam, sigma2)) < 5 * se
+
+
+def test_trace_of_stacked_state_tends_to_2m():
+    # App. B.3 claims Tr(E_t) <= m + transient; the stacked state (x_t, x_{t-1}) has trace 2m
+    alpha, beta, lam, s2 = 0.5, 0.3, np.array([0.5, 1.0]), 1e-2
+    M = heavy_ball_iteration_matrix(alpha, beta, lam)
+    N = np.zeros((4, 4))
+    N[:2, :2] = alpha**2 * s2 * np.eye(2)
+    import scipy.linalg as sla
+
+    E = sla.solve_discrete_lyapunov(M, N)
+    m = heavy_ball_noise_term(alpha, beta, lam, s2)
+    assert np.trace(E) == pytest.approx(2 * m, rel=1e-10)
+    assert np.trace(E[:2, :2]) == pytest.approx(m, rel=1e-10)
+
+
+def test_finite_time_exact_error_vs_monte_carlo_and_bounds():
+    rng = np.random.default_rng(7)
+    alpha, beta, lam, s2, e0 = 0.8, 0.4, np.array([0.3, 1.0]), 0.01, 1.0
+    chains, t = 20000, 25
+    x = np.full((chains, 2), e0)
+    x_prev = x.copy()
+    for _ in range(t):
+        w = rng.normal(0.0, np.sqrt(s2), size=x.shape)
+        x, x_prev = x - alpha * (lam * x + w) + beta * (x - x_prev), x
+    dist, gap = heavy_ball_expected_error(t, alpha, beta, lam, s2, e0)
+    sample = 0.5 * np.sum(lam * x**2, axis=1)
+    assert abs(sample.mean() - gap) < 5 * sample.std(ddof=1) / np.sqrt(chains)
+    xi0 = 2 * 2 * e0**2  # ||xi_0 - xi*||^2 with x_{-1} = x_0
+    valid = heavy_ball_bound_valid(t, alpha, beta, lam, s2, xi0)
+    assert gap <= valid
+    # (25) as printed with the exact C_t also holds here (L = 1 <= 2)
+    assert gap <= heavy_ball_quadratic_bound(t, alpha, beta, 0.3, 1.0, s2, xi0, C="exact")
+
+
+def test_transient_constant_bounds_matrix_powers():
+    alpha, beta, lam = 0.5, 0.7, np.array([0.1, 1.0])
+    M = heavy_ball_iteration_matrix(alpha, beta, lam)
+    rho = heavy_ball_rate(alpha, beta, 0.1, 1.0)
+    for t in (1, 5, 30):
+        Ct = heavy_ball_transient_constant(alpha, beta, lam, t)
+        assert np.linalg.norm(np.linalg.matrix_power(M, t), 2) == pytest.approx(
+            Ct * rho**t, rel=1e-9)
+
+
+def test_bad_input_raises():
+    with pytest.raises(ValueError, match="beta"):
+        heavy_ball_rate(0.5, 1.0, 0.1, 1.0)
+    with pytest.raises(ValueError, match="mu"):
+        heavy_ball_rate(0.5, 0.5, 2.0, 1.0)
+    with pytest.raises(ValueError, match="unstable"):
+        heavy_ball_stationary_error(3.0, 0.1, [1.0], 1.0)

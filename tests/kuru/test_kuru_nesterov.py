@@ -1,0 +1,203 @@
+"""DP-NAG / DP-MASG bounds (Thm 4.1, 4.3, schedule (33)) and noise allocation (Prop 4.2, (30)).
+
+Oracles: direct products for a_{T,t}, scipy's SLSQP on (30), the privacy module's eq. (11),
+Monte Carlo of DP-NAG with Laplace noise, exact covariance propagation.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from dpbounds.bounds.nesterov import (
+    error_weights,
+    masg_schedule,
+    nesterov_expected_error_quadratic,
+    nesterov_recursion,
+    nesterov_schedule,
+    unrolled_bound,
+)
+from dpbounds.bounds.noise_allocation import (
+    check_allocation_privacy,
+    laplace_scale_eq27_as_printed,
+    optimal_noise,
+    optimal_noise_closed_form,
+    select_horizon,
+    uniform_noise,
+)
+from dpbounds.privacy.laplace import per_step_epsilon, subsampled_laplace_epsilon
+
+
+def test_weights_match_direct_products():
+    mu, L = 1.0, 20.0
+    sched = masg_schedule(mu, L, horizon=60, c=1.0, first_stage_length=5)
+    w = error_weights(sched, mu, L)
+    T = sched.horizon
+    q = 1 - np.sqrt(mu * sched.steps)
+    for t in (1, 5, 6, 30, 60):
+        a = sched.steps[t - 1]
+        direct = 2.0 ** (sched.stages[-1] - sched.stages[t - 1]) * np.prod(q[t:T]) * a * (1 + a * L)
+        assert math.exp(w.log_a[t - 1]) == pytest.approx(direct, rel=1e-12)
+    assert w.a0 == pytest.approx(2.0 ** (sched.stages[-1] - 1) * np.prod(q), rel=1e-12)
+
+
+def test_recursion_equals_unrolled_form():
+    mu, L, d = 1.0, 20.0, 3
+    for sched in (nesterov_schedule(0.04, 80), masg_schedule(mu, L, stages=3)):
+        b = np.linspace(0.1, 0.01, sched.horizon)
+        rec = nesterov_recursion(sched, mu, L, 5.0, b, d, subsampling_var=0.2)
+        unr = unrolled_bound(error_weights(sched, mu, L), 5.0, b, d, subsampling_var=0.2)
+        assert rec[-1] == pytest.approx(unr, rel=1e-12)
+
+
+def test_stage_one_length_decision():
+    # Fig. 2 script: floor -> T = 53, 133, 293, 613; DP_NAG_LR.m / default: ceil (n1 = 14)
+    floor = [masg_schedule(1.0, 20.0, stages=K, first_stage_rounding="floor") for K in (2, 3, 4, 5)]
+    assert [s.horizon for s in floor] == [53, 133, 293, 613]
+    ceil = masg_schedule(1.0, 20.0, stages=2)
+    assert ceil.stage_lengths == (14, 40)
+    # (33) only asks n1 >= 1: the bound (34) holds for both choices (exact DP-NAG error)
+    lam = np.array([1.0, 20.0])
+    for sched in (floor[1], masg_schedule(1.0, 20.0, stages=3)):
+        b = np.full(sched.horizon, 0.05)
+        exact = nesterov_expected_error_quadratic(sched, 1.0, lam, 2 * b**2, [1.0, 1.0])
+        E0 = exact[0] + 0.5 * 1.0 * 2.0  # V_0 = F gap + mu/2 ||x0 - x*||^2
+        bound = nesterov_recursion(sched, 1.0, 20.0, E0, b, 2)
+        assert np.all(exact <= bound * (1 + 1e-12))
+
+
+def test_theorem41_recursion_bounds_simulated_dp_nag():
+    rng = np.random.default_rng(11)
+    mu, L, d, T, chains = 1.0, 10.0, 2, 60, 20000
+    lam = np.array([mu, L])
+    alpha = 1.0 / L
+    beta = (1 - math.sqrt(alpha * mu)) / (1 + math.sqrt(alpha * mu))
+    b = np.full(T, 0.05)
+    x = np.full((chains, d), 1.0)
+    xp = x.copy()
+    gaps = [0.5 * np.sum(lam * x**2, axis=1)]
+    for t in range(T):
+        z = (1 + beta) * x - beta * xp
+        eta = rng.laplace(0.0, b[t], size=x.shape)  # scale b (variance 2 b^2)
+        x, xp = z - alpha * (lam * z + eta), x
+        gaps.append(0.5 * np.sum(lam * x**2, axis=1))
+    gaps = np.array(gaps)
+    mean = gaps.mean(axis=1)
+    se = gaps.std(axis=1, ddof=1) / math.sqrt(chains)
+    exact = nesterov_expected_error_quadratic(nesterov_schedule(alpha, T), mu, lam, 2 * b**2,
+                                              [1.0, 1.0])
+    assert np.all(np.abs(mean - exact) <= 5 * se + 1e-15)
+    bound = nesterov_recursion(nesterov_schedule(alpha, T), mu, L, exact[0], b, d)
+    assert np.all(mean - 5 * se <= bound)
+    assert np.all(exact <= bound)
+
+
+def test_factor_in_a_Tt_decision():
+    # paper alpha(1+alpha L) vs reference code (alpha/2)(1+alpha L): the noise input of Aybat
+    # et al.'s term alpha(1+alpha L) sigma^2/2 is E||eta||^2 = 2 b^2 d for Laplace(b)
+    rng = np.random.default_rng(5)
+    b, d = 0.3, 4
+    eta = rng.laplace(0.0, b, size=(400000, d))
+    second = np.mean(np.sum(eta**2, axis=1))
+    assert second == pytest.approx(2 * b * b * d, rel=1e-2)
+    sched = nesterov_schedule(0.05, 50)
+    paper = error_weights(sched, 1.0, 20.0)
+    code = error_weights(sched, 1.0, 20.0, convention="reference_code")
+    np.testing.assert_allclose(paper.a, 2 * code.a, rtol=1e-13)
+    assert code.a0 == pytest.approx(2 * paper.a0)  # 2^{s_T} instead of 2^{s_T - s_0}
+    # the normalised allocation (31) does not see the factor; the horizon score (32) does
+    e_p = optimal_noise_closed_form(paper, 1.0, 100, 1.0).epsilons
+    e_c = optimal_noise_closed_form(code, 1.0, 100, 1.0).epsilons
+    np.testing.assert_allclose(e_p, e_c, rtol=1e-12)
+    kw = dict(initial_error=10.0, d=20, sensitivity=40.0, n=10**5, epsilon=1.0, max_horizon=2000)
+    hp = select_horizon(0.02, 5.1, **kw)
+    hc = select_horizon(0.02, 5.1, convention="reference_code", **kw)
+    assert hc.horizon >= hp.horizon
+
+
+def test_prop42_vs_scipy_constrained_optimiser():
+    rng = np.random.default_rng(0)
+    T, S, n, eps = 12, 2.0, 500, 0.7
+    a = rng.uniform(0.1, 3.0, size=T)
+    cf = optimal_noise_closed_form(a, S, n, eps)
+
+    def obj(b):
+        return float(np.sum(a * b * b))
+
+    cons = {"type": "eq", "fun": lambda b: np.sum(S / (n * b)) / eps - 1.0}
+    b0 = np.full(T, S * T / (n * eps))
+    res = minimize(obj, b0, constraints=[cons], method="SLSQP", bounds=[(1e-6, None)] * T,
+                   options={"ftol": 1e-16, "maxiter": 1000})
+    assert res.success
+    assert cf.value == pytest.approx(res.fun, rel=1e-6)
+    np.testing.assert_allclose(cf.scales, res.x, rtol=1e-4)
+    assert cf.value <= res.fun * (1 + 1e-9)  # the closed form is the optimum
+
+
+def test_numeric_solver_agrees_with_closed_form_when_m_equals_n():
+    w = error_weights(masg_schedule(1.0, 20.0, stages=3), 1.0, 20.0)
+    cf = optimal_noise_closed_form(w, 10.0, 10**5, 1.0)
+    num = optimal_noise(w, 10.0, 10**5, 10**5, 1.0)
+    assert num.value == pytest.approx(cf.value, rel=1e-10)
+    np.testing.assert_allclose(num.epsilons, cf.epsilons, rtol=1e-9)
+
+
+def test_subsampled_allocation_vs_scipy_and_privacy():
+    rng = np.random.default_rng(1)
+    T, S, n, m, eps = 10, 40.0, 10**5, 10**3, 1.0
+    a = rng.uniform(0.2, 2.0, size=T)
+    num = optimal_noise(a, S, n, m, eps)
+
+    def b_of(e):
+        return S / (m * np.log1p(n / m * np.expm1(e)))
+
+    res = minimize(lambda e: float(np.sum(a * b_of(e) ** 2)), np.full(T, eps / T),
+                   constraints=[{"type": "eq", "fun": lambda e: np.sum(e) / eps - 1.0}],
+                   method="SLSQP", bounds=[(1e-9, eps)] * T,
+                   options={"ftol": 1e-16, "maxiter": 1000})
+    assert num.value == pytest.approx(res.fun, rel=1e-6)
+    assert num.value <= res.fun * (1 + 1e-9)
+    # privacy never overshot: eq. (11) from the privacy module, summed (basic composition)
+    assert check_allocation_privacy(num, S, n, m) <= eps
+    assert check_allocation_privacy(num, S, n, m) == pytest.approx(eps, rel=1e-9)
+    # and it beats the uniform budget
+    assert num.value <= uniform_noise(a, S, n, m, eps).value
+
+
+def test_long_horizon_log_space():
+    w = error_weights(nesterov_schedule(1e-3, 10**7), 1.0, 20.0)
+    assert np.all(np.isfinite(w.log_a)) and w.a[0] == 0.0  # underflows in linear space only
+    cf = optimal_noise_closed_form(w, 40.0, 10**5, 1.0)
+    assert np.isfinite(cf.value) and np.all(np.isfinite(cf.log_scales))
+    assert cf.total_epsilon <= 1.0
+    h = select_horizon(0.02, 5.1, initial_error=10.0, d=20, sensitivity=40.0, n=10**5,
+                       epsilon=1.0, max_horizon=10**7, c=0.1)
+    assert np.all(np.isfinite(h.bounds)) and 1 <= h.horizon < 10**7
+
+
+def test_horizon_selection_matches_brute_force():
+    kw = dict(initial_error=10.0, d=20, sensitivity=40.0, n=10**5, epsilon=1.0)
+    for method in ("nag", "masg"):
+        h = select_horizon(0.02, 5.1, max_horizon=300, method=method, **kw)
+        for T in (1, 17, 150, 300):
+            sched = (nesterov_schedule(1 / 5.1, T) if method == "nag"
+                     else masg_schedule(0.02, 5.1, horizon=T))
+            w = error_weights(sched, 0.02, 5.1)
+            al = optimal_noise_closed_form(w, 40.0, 10**5, 1.0)
+            direct = unrolled_bound(w, 10.0, None, 20, log_scales=al.log_scales)
+            assert h.bounds[T - 1] == pytest.approx(direct, rel=1e-9)
+        assert h.bound == pytest.approx(h.bounds.min())
+
+
+def test_m_vs_n_in_laplace_scale_decision():
+    # (27) prints b = S/(n eps0); (12) prints b = S/(m eps0). Only (12) is eps/T-DP per step.
+    S, eps, T, n, m = 40.0, 1.0, 100, 10**5, 10**3
+    b27 = laplace_scale_eq27_as_printed(S, eps, T, n, m)
+    b12 = S / (m * per_step_epsilon(eps, T, n, m))
+    assert subsampled_laplace_epsilon(S, b12, n, m) == pytest.approx(eps / T, rel=1e-12)
+    assert subsampled_laplace_epsilon(S, b27, n, m) > 5 * eps / T  # privacy overshot
+    assert b27 == pytest.approx(b12 * m / n)
+    # they coincide for m = n
+    assert laplace_scale_eq27_as_printed(S, eps, T, n, n) == pytest.approx(
+        S / (n * per_step_epsilon(eps, T, n, n)))
