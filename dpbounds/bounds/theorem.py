@@ -291,6 +291,16 @@ class Bound:
         return _names(self.expr.free_symbols)
 
     @property
+    def assumption_parameters(self) -> tuple[str, ...]:
+        """Symbols that appear only in the assumptions' relations (accepted by ``evaluate`` and
+        checked against the relations, e.g. ``tau0`` in ``C >= 3 tau0``)."""
+        syms = set()
+        for a in self.assumptions:
+            if a.relation is not None:
+                syms |= a.relation.free_symbols
+        return _names(syms - self.expr.free_symbols)
+
+    @property
     def provenance(self) -> Provenance:
         """The weakest label among the sources (DERIVED beats RECONSTRUCTED beats VERBATIM)."""
         order = [Provenance.MISSING, Provenance.DERIVED, Provenance.RECONSTRUCTED,
@@ -403,7 +413,8 @@ class Bound:
             raise ValueError(f"{self.name}: missing parameter(s) {missing}; "
                              f"this bound needs {list(names)}")
         if not ignore_extra:
-            extra = [k for k in params if k not in names]
+            allowed = set(names) | set(self.assumption_parameters)
+            extra = [k for k in params if k not in allowed]
             if extra:
                 raise ValueError(f"{self.name}: unknown parameter(s) {extra}; "
                                  f"this bound needs {list(names)}")
@@ -458,6 +469,9 @@ class Bound:
         """
         names = self.parameters
         values = self._check_params(names, params, ignore_extra)
+        for k in self.assumption_parameters:
+            if k in params:
+                values.update(self._check_params((k,), {k: params[k]}, True))
         self._check_assumptions(values)
         fn = self._function("expr", self.expr, names)
         with np.errstate(over="ignore"):
@@ -625,7 +639,7 @@ class Bound:
                 targets[v] = sym(v)
         weights = {sym(k): sp.nsimplify(a) for k, a in regime.items()}
         if method == "structural":
-            order = _order(expr, weights)
+            order = _order(expr, weights, frozenset(targets.values()))
             powers = {v: sp.nsimplify(order.powers.get(x, 0)) for v, x in targets.items()}
             winners = order.terms
         elif method == "limit":
@@ -633,7 +647,7 @@ class Bound:
             winners = None
         else:
             raise ValueError(f"method must be 'structural' or 'limit', got {method!r}")
-        term = _dominant_term(expr, weights)
+        term = _dominant_term(expr, weights, frozenset(targets.values()))
         back = {x: sp.log(1 / sym(v[6:-1]))
                 for v, x in targets.items() if x.name.startswith("_log_")}
         log_factors: list[sp.Expr] = []
@@ -701,9 +715,16 @@ class _Order:
     terms: tuple[sp.Expr, ...] = ()
 
 
-def _order(expr: sp.Expr, weights: Mapping[sp.Symbol, sp.Expr]) -> _Order:
-    """Asymptotic order of a positive expression along ``v = s**weights[v]`` (structural)."""
+def _order(expr: sp.Expr, weights: Mapping[sp.Symbol, sp.Expr],
+           targets: frozenset[sp.Symbol] = frozenset()) -> _Order:
+    """Asymptotic order of a positive expression along ``v = s**weights[v]`` (structural).
+
+    A sub-expression free of the scaled symbols and of the ``targets`` is a constant along
+    the path (its sign is the bound's business, e.g. ``1 - tau0/r > 0`` by assumption).
+    """
     zero = sp.Integer(0)
+    if not (expr.free_symbols & (set(weights) | set(targets))):
+        return _Order(zero, zero, {}, (expr,))
     if expr.is_number:
         if expr.is_positive is False:
             raise ValueError(f"cannot order the non-positive constant {expr}")
@@ -715,7 +736,7 @@ def _order(expr: sp.Expr, weights: Mapping[sp.Symbol, sp.Expr]) -> _Order:
         for f in expr.args:
             if f.is_number:
                 continue
-            o = _order(f, weights)
+            o = _order(f, weights, targets)
             p, q = p + o.p, q + o.q
             for k, v in o.powers.items():
                 powers[k] = powers.get(k, zero) + v
@@ -726,10 +747,10 @@ def _order(expr: sp.Expr, weights: Mapping[sp.Symbol, sp.Expr]) -> _Order:
             if e.free_symbols and not base.free_symbols:
                 raise ValueError(f"cannot order the exponential {expr}; use method='limit'")
             raise ValueError(f"cannot order {expr} with a symbolic exponent; use method='limit'")
-        o = _order(base, weights)
+        o = _order(base, weights, targets)
         return _Order(o.p * e, o.q * e, {k: v * e for k, v in o.powers.items()}, (expr,))
     if isinstance(expr, sp.Add):
-        subs = [_order(a, weights) for a in expr.args]
+        subs = [_order(a, weights, targets) for a in expr.args]
         negative = [a for a in expr.args if a.could_extract_minus_sign()]
         top = max((o.p, o.q) for o in subs)
         win = [(a, o) for a, o in zip(expr.args, subs) if (o.p, o.q) == top]
@@ -745,18 +766,19 @@ def _order(expr: sp.Expr, weights: Mapping[sp.Symbol, sp.Expr]) -> _Order:
                     "variables in `regime`")
         return _Order(top[0], top[1], dict(first), tuple(a for a, _ in win))
     if isinstance(expr, sp.log):
-        o = _order(expr.args[0], weights)
+        o = _order(expr.args[0], weights, targets)
         if o.p != 0:
             return _Order(zero, sp.Integer(1), {}, (expr,))
         return _Order(zero, zero, {}, (expr,))  # log of a fixed or log-growing quantity
     raise ValueError(f"cannot order {type(expr).__name__} {expr}; use method='limit'")
 
 
-def _dominant_term(expr: sp.Expr, weights: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
+def _dominant_term(expr: sp.Expr, weights: Mapping[sp.Symbol, sp.Expr],
+                   targets: frozenset[sp.Symbol] = frozenset()) -> sp.Expr:
     terms = sp.Add.make_args(expr)
     if len(terms) == 1:
         return terms[0]
-    orders = [_order(t, weights) for t in terms]
+    orders = [_order(t, weights, targets) for t in terms]
     top = max((o.p, o.q) for o in orders)
     winners = [t for t, o in zip(terms, orders) if (o.p, o.q) == top]
     return winners[0] if len(winners) == 1 else sp.Add(*winners)
