@@ -650,10 +650,11 @@ class Bound:
         term = _dominant_term(expr, weights, frozenset(targets.values()))
         back = {x: sp.log(1 / sym(v[6:-1]))
                 for v, x in targets.items() if x.name.startswith("_log_")}
+        scaled = set(weights) | set(targets.values())
         log_factors: list[sp.Expr] = []
         for w in (winners or ((term,) if term is not None else ())):
             split = sp.expand_power_base(sp.powsimp(w, force=True), force=True)
-            part = sp.Mul(*(f for f in sp.Mul.make_args(split) if f.has(sp.log)))
+            part = sp.Mul(*(f for f in sp.Mul.make_args(split) if _is_log_factor(f, scaled)))
             part = sp.powsimp(part.xreplace(back), force=True)
             if part != 1 and part not in log_factors:
                 log_factors.append(part)
@@ -770,7 +771,19 @@ def _order(expr: sp.Expr, weights: Mapping[sp.Symbol, sp.Expr],
         if o.p != 0:
             return _Order(zero, sp.Integer(1), {}, (expr,))
         return _Order(zero, zero, {}, (expr,))  # log of a fixed or log-growing quantity
+    if isinstance(expr, sp.exp):
+        o = _order(expr.args[0], weights, targets)
+        if o.p == 0 and o.q == 0:  # e.g. delta = exp(-ell) inside log(n/delta): bounded
+            return _Order(zero, zero, {}, (expr,))
     raise ValueError(f"cannot order {type(expr).__name__} {expr}; use method='limit'")
+
+
+def _is_log_factor(f: sp.Expr, scaled: set[sp.Symbol]) -> bool:
+    """Whether every scaled symbol of ``f`` sits inside a logarithm (a polylog factor)."""
+    if not f.has(sp.log):
+        return False
+    stripped = f.replace(lambda e: isinstance(e, sp.log), lambda e: sp.Integer(2))
+    return not (stripped.free_symbols & scaled)
 
 
 def _dominant_term(expr: sp.Expr, weights: Mapping[sp.Symbol, sp.Expr],
