@@ -1,10 +1,32 @@
 """Privacy accounting: mechanisms, accountants and noise calibration.
 
-Submodules: :mod:`~dpbounds.privacy.laplace` (Kuru et al.), :mod:`~dpbounds.privacy.tree`
-(Tran & Cutkosky), :mod:`~dpbounds.privacy.gaussian`, :mod:`~dpbounds.privacy.zcdp`
-(Lee & Kifer), :mod:`~dpbounds.privacy.rdp` (DP-SGD / DP-NSGD).
+* formulas: :mod:`~dpbounds.privacy.laplace` (Kuru et al.), :mod:`~dpbounds.privacy.tree`
+  (Tran & Cutkosky), :mod:`~dpbounds.privacy.gaussian`, :mod:`~dpbounds.privacy.zcdp`
+  (Lee & Kifer), :mod:`~dpbounds.privacy.rdp` (DP-SGD / DP-NSGD);
+* objects: :mod:`~dpbounds.privacy.mechanisms` (frozen mechanism descriptions),
+  :mod:`~dpbounds.privacy.accountants` (RDP, zCDP, PLD, pure DP),
+  :mod:`~dpbounds.privacy.calibrate` (never-overshooting inversion),
+  :mod:`~dpbounds.privacy.ledger` (what an algorithm spent),
+  :mod:`~dpbounds.privacy.table` (the ``dpbounds privacy`` table as data).
+
+Example
+-------
+>>> from dpbounds.privacy import RdpAccountant, SubsampledGaussianMechanism, calibrate
+>>> sigma = calibrate(lambda s: SubsampledGaussianMechanism(s, 0.01), 1.0, 1e-5, count=1000)
+>>> round(sigma, 3)
+1.513
 """
 
+from dpbounds.privacy.accountants import (
+    Accountant,
+    PldAccountant,
+    PureDpAccountant,
+    RdpAccountant,
+    UnsupportedMechanismError,
+    ZcdpAccountant,
+    make_accountant,
+)
+from dpbounds.privacy.calibrate import calibrate, calibrate_result, epsilon_of
 from dpbounds.privacy.gaussian import (
     analytic_gaussian_sigma,
     classic_gaussian_epsilon,
@@ -24,6 +46,20 @@ from dpbounds.privacy.laplace import (
     split_budget,
     subsampled_laplace_epsilon,
 )
+from dpbounds.privacy.ledger import PrivacyLedger
+from dpbounds.privacy.mechanisms import (
+    GaussianMechanism,
+    LaplaceMechanism,
+    Mechanism,
+    Neighbouring,
+    PureDpMechanism,
+    Sampling,
+    SubsampledGaussianMechanism,
+    SubsampledLaplaceMechanism,
+    TreeAggregationMechanism,
+    ZcdpMechanism,
+    convert_sensitivity,
+)
 from dpbounds.privacy.rdp import (
     DEFAULT_ORDERS,
     epsilon_for_noise_multiplier,
@@ -35,6 +71,7 @@ from dpbounds.privacy.rdp import (
     subsampled_gaussian_rdp,
     without_replacement_gaussian_rdp,
 )
+from dpbounds.privacy.table import privacy_table
 from dpbounds.privacy.tree import (
     compose,
     dyadic_nodes,
@@ -57,6 +94,29 @@ from dpbounds.privacy.zcdp import (
 
 __all__ = [
     "DEFAULT_ORDERS",
+    "Accountant",
+    "GaussianMechanism",
+    "LaplaceMechanism",
+    "Mechanism",
+    "Neighbouring",
+    "PldAccountant",
+    "PrivacyLedger",
+    "PureDpAccountant",
+    "PureDpMechanism",
+    "RdpAccountant",
+    "Sampling",
+    "SubsampledGaussianMechanism",
+    "SubsampledLaplaceMechanism",
+    "TreeAggregationMechanism",
+    "UnsupportedMechanismError",
+    "ZcdpAccountant",
+    "ZcdpMechanism",
+    "calibrate",
+    "calibrate_result",
+    "convert_sensitivity",
+    "epsilon_of",
+    "make_accountant",
+    "privacy_table",
     "amplify_without_replacement",
     "analytic_gaussian_sigma",
     "basic_composition",

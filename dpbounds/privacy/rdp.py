@@ -221,19 +221,31 @@ def poisson_subsampled_gaussian_rdp(
 
 
 def without_replacement_gaussian_rdp(
-    sampling_rate: float, noise_multiplier: float, orders: Any = DEFAULT_ORDERS
+    sampling_rate: float,
+    noise_multiplier: float,
+    orders: Any = DEFAULT_ORDERS,
+    *,
+    max_exact_order: float = 64.0,
 ) -> Any:
     r"""RDP of one Gaussian step on a without-replacement subsample (replace-one), per order.
 
-    Wang, Balle & Kasiviswanathan (2019), Theorem 27, as implemented in ``dp_accounting``
-    (noise multiplier relative to the replace-one sensitivity).
+    Orders up to ``max_exact_order``: Wang, Balle & Kasiviswanathan (2019), Theorem 27, as
+    implemented in ``dp_accounting`` (noise multiplier relative to the replace-one sensitivity;
+    its cost grows as :math:`lpha^2`). Larger orders get the unsubsampled Gaussian RDP
+    :math:`lpha/(2z^2)`, a valid upper bound (subsampling never increases Rényi divergences,
+    by joint convexity); they matter only for very small budgets.
     """
     from dp_accounting.rdp import rdp_privacy_accountant as _rdp
 
     q = check_closed_interval("sampling_rate", sampling_rate, 0.0, 1.0)
     z = check_positive("noise_multiplier", noise_multiplier)
     orders = _check_orders(orders)
-    return as_output(np.asarray(_rdp._compute_rdp_sample_wor_gaussian(q, z, orders), dtype=float))
+    out = orders / (2.0 * z * z)
+    small = orders <= max_exact_order
+    if np.any(small) and q < 1.0:
+        exact = np.asarray(_rdp._compute_rdp_sample_wor_gaussian(q, z, orders[small]), dtype=float)
+        out[small] = np.minimum(out[small], exact)
+    return as_output(out)
 
 
 def subsampled_gaussian_rdp(

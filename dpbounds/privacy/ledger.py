@@ -1,0 +1,94 @@
+"""A privacy ledger: what an algorithm spent, reported by any accountant.
+
+Examples
+--------
+>>> from dpbounds.privacy.ledger import PrivacyLedger
+>>> from dpbounds.privacy.mechanisms import GaussianMechanism, PureDpMechanism
+>>> ledger = PrivacyLedger()
+>>> ledger.record(GaussianMechanism(sigma=20.0), count=50)
+>>> ledger.record(PureDpMechanism(epsilon=0.01), count=50)   # e.g. NoisyMax
+>>> round(ledger.epsilon(1e-6, accountant="zcdp"), 4)
+1.9603
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dpbounds._validation import check_int
+from dpbounds.privacy.accountants import (
+    ACCOUNTANTS,
+    Accountant,
+    UnsupportedMechanismError,
+    make_accountant,
+)
+from dpbounds.privacy.mechanisms import Mechanism, Neighbouring
+
+__all__ = ["PrivacyLedger"]
+
+
+class PrivacyLedger:
+    """Records ``(mechanism, count)`` pairs and reports (ε, δ) through a chosen accountant.
+
+    Parameters
+    ----------
+    neighbouring : 'add_remove' or 'replace_one'
+        Relation of the reported guarantees (passed to accountants built by name).
+    """
+
+    def __init__(self, neighbouring: Any = Neighbouring.ADD_REMOVE) -> None:
+        self.neighbouring = Neighbouring.coerce(neighbouring)
+        self._entries: list[tuple[Mechanism, int]] = []
+
+    @property
+    def entries(self) -> tuple[tuple[Mechanism, int], ...]:
+        """What was spent, in order."""
+        return tuple(self._entries)
+
+    def record(self, mechanism: Mechanism, count: int = 1) -> None:
+        """Record ``count`` runs of ``mechanism``."""
+        if not isinstance(mechanism, Mechanism):
+            raise ValueError(f"mechanism must be a Mechanism, got {mechanism!r}")
+        count = check_int("count", count, minimum=0)
+        if count:
+            if self._entries and self._entries[-1][0] == mechanism:
+                last, n = self._entries[-1]
+                self._entries[-1] = (last, n + count)
+            else:
+                self._entries.append((mechanism, count))
+
+    def accountant(self, accountant: Any = "rdp", **options: Any) -> Accountant:
+        """A fresh accountant (name, instance or factory) with every entry composed."""
+        if isinstance(accountant, str):
+            acc = make_accountant(accountant, self.neighbouring, **options)
+        else:
+            acc = make_accountant(accountant)
+        for mechanism, count in self._entries:
+            acc.compose(mechanism, count)
+        return acc
+
+    def epsilon(self, delta: float | None, accountant: Any = "rdp", **options: Any) -> float:
+        """ε spent so far at ``delta`` (``delta`` is ignored by the pure-DP accountant)."""
+        acc = self.accountant(accountant, **options)
+        return acc.get_epsilon(delta) if acc.name != "pure" else acc.get_epsilon(None)
+
+    def delta(self, epsilon: float, accountant: Any = "rdp", **options: Any) -> float:
+        """δ spent so far at ``epsilon``."""
+        return self.accountant(accountant, **options).get_delta(epsilon)
+
+    def report(self, delta: float, accountants: Any = tuple(ACCOUNTANTS)) -> dict[str, Any]:
+        """ε under each accountant by name; ``None`` where it does not support an entry."""
+        out: dict[str, Any] = {}
+        for name in accountants:
+            try:
+                out[name] = self.epsilon(delta, name)
+            except UnsupportedMechanismError:
+                out[name] = None
+        return out
+
+    def __len__(self) -> int:
+        return sum(n for _, n in self._entries)
+
+    def __repr__(self) -> str:
+        return f"PrivacyLedger(neighbouring={self.neighbouring.value!r}, " \
+               f"entries={len(self._entries)}, runs={len(self)})"

@@ -1,0 +1,290 @@
+r"""Mechanisms as small frozen data objects (in the style of ``dp_accounting``'s ``DpEvent``s).
+
+A mechanism says *what* was released and how much noise it carried; an accountant
+(:mod:`dpbounds.privacy.accountants`) turns a sequence of them into a guarantee. Every mechanism
+names the :class:`Neighbouring` relation under which its ``sensitivity`` was measured.
+
+Neighbouring relations and how sensitivities convert
+----------------------------------------------------
+* ``ADD_REMOVE``: datasets differ by adding or removing one record (Lee & Kifer).
+* ``REPLACE_ONE``: datasets of equal size differ in one record (Kuru et al., Tran & Cutkosky,
+  Yang et al.).
+
+An accountant reports its guarantee under its own relation and converts each mechanism to it:
+
+* add/remove → replace-one: ``sensitivity * 2`` (always valid: a replacement is a removal
+  followed by an addition, triangle inequality);
+* replace-one → add/remove: ``sensitivity / 2``. This is valid for **per-example sums**
+  :math:`f(D)=\sum_{x\in D}g(x)` with :math:`\lVert g\rVert\le C` (replace-one :math:`2C`,
+  add/remove :math:`C`), the model of every gradient method in this library, and not in general.
+* Guarantees given directly (:class:`PureDpMechanism`, :class:`ZcdpMechanism`) convert by group
+  privacy from add/remove to replace-one (:math:`\varepsilon\to2\varepsilon`,
+  :math:`\rho\to4\rho`); the reverse direction is refused.
+
+Examples
+--------
+>>> from dpbounds.privacy.mechanisms import GaussianMechanism, Neighbouring
+>>> m = GaussianMechanism(sigma=2.0, sensitivity=1.0, neighbouring="add_remove")
+>>> m.sensitivity_under(Neighbouring.REPLACE_ONE)
+2.0
+>>> m.noise_multiplier
+2.0
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any
+
+from dpbounds._validation import (
+    check_closed_interval,
+    check_int,
+    check_nonnegative,
+    check_positive,
+)
+
+__all__ = [
+    "GaussianMechanism",
+    "LaplaceMechanism",
+    "Mechanism",
+    "Neighbouring",
+    "PureDpMechanism",
+    "Sampling",
+    "SubsampledGaussianMechanism",
+    "SubsampledLaplaceMechanism",
+    "TreeAggregationMechanism",
+    "ZcdpMechanism",
+    "convert_sensitivity",
+]
+
+
+class Neighbouring(enum.Enum):
+    """Neighbouring relation between datasets."""
+
+    ADD_REMOVE = "add_remove"
+    REPLACE_ONE = "replace_one"
+
+    @classmethod
+    def coerce(cls, value: Any, name: str = "neighbouring") -> Neighbouring:
+        """Accept an enum member or its string value."""
+        if isinstance(value, cls):
+            return value
+        try:
+            return cls(value)
+        except ValueError:
+            choices = tuple(m.value for m in cls)
+            raise ValueError(f"{name} must be one of {choices}, got {value!r}") from None
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Sampling(enum.Enum):
+    """How a mini-batch is drawn."""
+
+    POISSON = "poisson"
+    WITHOUT_REPLACEMENT = "without_replacement"
+
+    @classmethod
+    def coerce(cls, value: Any, name: str = "sampling") -> Sampling:
+        if isinstance(value, cls):
+            return value
+        try:
+            return cls(value)
+        except ValueError:
+            choices = tuple(m.value for m in cls)
+            raise ValueError(f"{name} must be one of {choices}, got {value!r}") from None
+
+    @property
+    def natural_neighbouring(self) -> Neighbouring:
+        """The relation its amplification theorem is stated for."""
+        return Neighbouring.ADD_REMOVE if self is Sampling.POISSON else Neighbouring.REPLACE_ONE
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def convert_sensitivity(sensitivity: float, source: Any, target: Any) -> float:
+    """Sensitivity under ``target`` from one measured under ``source`` (see module notes)."""
+    source = Neighbouring.coerce(source, "source")
+    target = Neighbouring.coerce(target, "target")
+    sensitivity = check_nonnegative("sensitivity", sensitivity)
+    if source is target:
+        return sensitivity
+    if source is Neighbouring.ADD_REMOVE:
+        return 2.0 * sensitivity
+    return sensitivity / 2.0  # per-example-sum model
+
+
+class Mechanism:
+    """Base class of the mechanism descriptions (frozen dataclasses)."""
+
+    neighbouring: Neighbouring
+
+    def sensitivity_under(self, target: Any) -> float:
+        """The mechanism's sensitivity converted to ``target`` (see module notes)."""
+        return convert_sensitivity(self.sensitivity, self.neighbouring, target)
+
+
+def _set(obj: Any, name: str, value: Any) -> None:
+    object.__setattr__(obj, name, value)
+
+
+@dataclass(frozen=True)
+class GaussianMechanism(Mechanism):
+    r"""Adds :math:`N(0, \sigma^2 I)` to a query of L2 ``sensitivity`` (one release)."""
+
+    sigma: float
+    sensitivity: float = 1.0
+    neighbouring: Neighbouring = Neighbouring.ADD_REMOVE
+
+    def __post_init__(self) -> None:
+        _set(self, "sigma", check_positive("sigma", self.sigma))
+        _set(self, "sensitivity", check_nonnegative("sensitivity", self.sensitivity))
+        _set(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
+
+    @property
+    def noise_multiplier(self) -> float:
+        """Noise std divided by the sensitivity (under this mechanism's relation)."""
+        return self.sigma / self.sensitivity if self.sensitivity > 0 else float("inf")
+
+
+@dataclass(frozen=True)
+class LaplaceMechanism(Mechanism):
+    r"""Adds i.i.d. :math:`\mathrm{Laplace}(b)` (scale ``scale``, variance :math:`2b^2`) to a query
+    of L1 ``sensitivity``: pure :math:`\Delta_1/b`-DP."""
+
+    scale: float
+    sensitivity: float = 1.0
+    neighbouring: Neighbouring = Neighbouring.ADD_REMOVE
+
+    def __post_init__(self) -> None:
+        _set(self, "scale", check_positive("scale", self.scale))
+        _set(self, "sensitivity", check_nonnegative("sensitivity", self.sensitivity))
+        _set(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
+
+
+@dataclass(frozen=True)
+class SubsampledGaussianMechanism(Mechanism):
+    r"""Gaussian noise ``sigma`` on a per-example sum over a subsample (DP-SGD / DP-NSGD step).
+
+    ``sampling="poisson"``: each record is included independently with ``sampling_rate``
+    (analysed under add/remove); ``"without_replacement"``: a uniformly random batch of size
+    ``sampling_rate * n`` (analysed under replace-one, Wang-Balle-Kasiviswanathan 2019).
+    ``sensitivity`` is measured under ``neighbouring`` (default: the scheme's natural relation).
+    """
+
+    sigma: float
+    sampling_rate: float
+    sensitivity: float = 1.0
+    sampling: Sampling = Sampling.POISSON
+    neighbouring: Neighbouring | None = None
+
+    def __post_init__(self) -> None:
+        _set(self, "sigma", check_positive("sigma", self.sigma))
+        q = check_closed_interval("sampling_rate", self.sampling_rate, 0.0, 1.0)
+        if q == 0.0:
+            raise ValueError("sampling_rate must lie in (0, 1], got 0.0")
+        _set(self, "sampling_rate", q)
+        _set(self, "sensitivity", check_nonnegative("sensitivity", self.sensitivity))
+        _set(self, "sampling", Sampling.coerce(self.sampling))
+        nb = self.sampling.natural_neighbouring if self.neighbouring is None else self.neighbouring
+        _set(self, "neighbouring", Neighbouring.coerce(nb))
+
+    def noise_multiplier_under(self, target: Any) -> float:
+        """std / sensitivity with the sensitivity converted to ``target``."""
+        sens = self.sensitivity_under(target)
+        return self.sigma / sens if sens > 0 else float("inf")
+
+
+@dataclass(frozen=True)
+class SubsampledLaplaceMechanism(Mechanism):
+    r"""Laplace noise of scale ``scale`` on a query of L1 ``sensitivity`` evaluated on a
+    without-replacement subsample of ``sample_size`` of ``dataset_size`` records (replace-one):
+    Kuru et al. eq. (11), pure :math:`\ln(1+\frac mn(e^{\Delta_1/b}-1))`-DP.
+
+    For Kuru et al.'s mini-batch *average*, ``sensitivity = S_1 / m``; use :meth:`kuru`.
+    """
+
+    scale: float
+    sensitivity: float
+    sample_size: int
+    dataset_size: int
+    neighbouring: Neighbouring = Neighbouring.REPLACE_ONE
+
+    def __post_init__(self) -> None:
+        _set(self, "scale", check_positive("scale", self.scale))
+        _set(self, "sensitivity", check_nonnegative("sensitivity", self.sensitivity))
+        n = check_int("dataset_size", self.dataset_size, minimum=1)
+        m = check_int("sample_size", self.sample_size, minimum=1, maximum=n)
+        _set(self, "sample_size", m)
+        _set(self, "dataset_size", n)
+        _set(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
+
+    @classmethod
+    def kuru(cls, sensitivity_function: float, scale: float, n: int, m: int):
+        """Kuru et al.'s step: Laplace(b) on the average of m gradients with L1 bound S_1."""
+        m = check_int("m", m, minimum=1)
+        s = check_nonnegative("sensitivity_function", sensitivity_function)
+        return cls(scale=scale, sensitivity=s / m, sample_size=m, dataset_size=n)
+
+
+@dataclass(frozen=True)
+class TreeAggregationMechanism(Mechanism):
+    r"""Tree aggregation with Gaussian node noise ``sigma`` (Tran & Cutkosky Thm 10):
+    every node has L2 ``sensitivity`` at most :math:`\Delta`, one record lies in at most
+    ``node_count`` = :math:`K` nodes; :math:`(\lambda,\lambda K\Delta^2/(2\sigma^2))`-RDP."""
+
+    sigma: float
+    sensitivity: float
+    node_count: int
+    neighbouring: Neighbouring = Neighbouring.REPLACE_ONE
+
+    def __post_init__(self) -> None:
+        _set(self, "sigma", check_positive("sigma", self.sigma))
+        _set(self, "sensitivity", check_nonnegative("sensitivity", self.sensitivity))
+        _set(self, "node_count", check_int("node_count", self.node_count, minimum=1))
+        _set(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
+
+
+@dataclass(frozen=True)
+class PureDpMechanism(Mechanism):
+    r"""Any :math:`\varepsilon`-DP mechanism (e.g. NoisyMax, Lee & Kifer Alg. 1)."""
+
+    epsilon: float
+    neighbouring: Neighbouring = Neighbouring.ADD_REMOVE
+
+    def __post_init__(self) -> None:
+        _set(self, "epsilon", check_nonnegative("epsilon", self.epsilon))
+        _set(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
+
+    def epsilon_under(self, target: Any) -> float:
+        """Group privacy: an add/remove guarantee gives 2 eps under replace-one."""
+        target = Neighbouring.coerce(target, "target")
+        if target is self.neighbouring:
+            return self.epsilon
+        if self.neighbouring is Neighbouring.ADD_REMOVE:
+            return 2.0 * self.epsilon
+        raise ValueError("a replace-one guarantee does not imply an add/remove one (neighbouring)")
+
+
+@dataclass(frozen=True)
+class ZcdpMechanism(Mechanism):
+    r"""Any :math:`\rho`-zCDP mechanism."""
+
+    rho: float
+    neighbouring: Neighbouring = Neighbouring.ADD_REMOVE
+
+    def __post_init__(self) -> None:
+        _set(self, "rho", check_nonnegative("rho", self.rho))
+        _set(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
+
+    def rho_under(self, target: Any) -> float:
+        """Group privacy for zCDP: a group of 2 costs 4 rho."""
+        target = Neighbouring.coerce(target, "target")
+        if target is self.neighbouring:
+            return self.rho
+        if self.neighbouring is Neighbouring.ADD_REMOVE:
+            return 4.0 * self.rho
+        raise ValueError("a replace-one guarantee does not imply an add/remove one (neighbouring)")
