@@ -40,6 +40,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -347,3 +348,54 @@ def noise_allocation_for(
 
 
 __all__ += ["check_allocation_privacy", "noise_allocation_for", "subsampling_variance"]
+
+
+@functools.lru_cache(maxsize=1)
+def remark_4_1_theorem() -> Any:
+    r"""(32) for constant-step DP-NAG with the optimal noise (31), as a theorem object.
+
+    With :math:`q=1-\sqrt{\mu\alpha}` and :math:`a_{T,t}=q^{T-t}\alpha(1+\alpha L)` the sum is
+    geometric:
+
+    .. math:: E_T\le q^TE_0+\frac{dS_1^2}{n^2\epsilon^2}\,\alpha(1+\alpha L)
+              \Big(\frac{1-q^{T/3}}{1-q^{1/3}}\Big)^3
+
+    A :class:`~dpbounds.bounds.theorem.Lemma` with the hyper-parameter choice
+    :math:`\alpha=1/L` (``.tuned()``). Symbols: ``T, E0, d, S1, n, eps, mu, L, alpha``.
+
+    Example
+    -------
+    >>> thm = remark_4_1_theorem().tuned()  # alpha = 1/L
+    >>> kw = dict(d=20, n=10**5, epsilon=1.0)
+    >>> h = select_horizon(0.02, 5.1033, initial_error=10.0, sensitivity=40.0, max_horizon=500,
+    ...                    **kw)
+    >>> v = thm.evaluate(T=h.horizon, E0=10.0, d=20, S1=40.0, n=1e5, eps=1.0, mu=0.02, L=5.1033)
+    >>> bool(abs(v / h.bound - 1) < 1e-10)
+    True
+    """
+    import sympy as sp
+
+    from dpbounds.bounds.theorem import Assumption, Lemma, sym
+
+    T, E0, d, S, n, eps, mu, L, a = (sym(k) for k in ("T", "E0", "d", "S1", "n", "eps", "mu",
+                                                       "L", "alpha"))
+    q = 1 - sp.sqrt(mu * a)
+    third = sp.Rational(1, 3)
+    expr = q**T * E0 + d * S**2 / (n**2 * eps**2) * a * (1 + a * L) * (
+        (1 - q ** (T * third)) / (1 - q**third)) ** 3
+    return Lemma(
+        name="kuru.remark_4_1.nag",
+        quantity=r"\mathbb E F(x_T)-F^\ast",
+        expr=expr,
+        sources=(SOURCE_REMARK41, SOURCE_PROP42,
+                 Source(KURU, "Theorem 4.1, eq. (29)", Provenance.VERBATIM)),
+        assumptions=(Assumption("m = n (no subsampling), Laplace noise, basic composition"),
+                     Assumption("alpha <= 1/L", a * L <= 1),
+                     Assumption("mu <= L", mu <= L)),
+        hyperparameters={"alpha": 1 / L},
+        regime={"n": 1},
+        description="geometric sum of a_{T,t}^{1/3} in closed form [DERIVED algebra]",
+    )
+
+
+__all__ += ["remark_4_1_theorem"]

@@ -159,3 +159,24 @@ def test_bad_input_raises():
         heavy_ball_rate(0.5, 0.5, 2.0, 1.0)
     with pytest.raises(ValueError, match="unstable"):
         heavy_ball_stationary_error(3.0, 0.1, [1.0], 1.0)
+
+
+def test_theorem_objects_match_numeric_functions():
+    from dpbounds.bounds.heavy_ball import stationary_error_theorem, theorem_3_5
+    from dpbounds.provenance import Provenance
+
+    alphas = np.array([0.2, 0.5, 1.0, 1.5])
+    kw = dict(beta=0.3, mu=0.5, L=1.0, sigma2=1e-3, t=30, C=1.0, E0=10.0)
+    for rate in ("heavy_ball", "eq26_as_printed"):
+        thm = theorem_3_5(rate)
+        got = thm.evaluate(alpha=alphas, **kw)
+        want = [heavy_ball_quadratic_bound(30, a, 0.3, 0.5, 1.0, 1e-3, 10.0, rate=rate)
+                for a in alphas]
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+        assert thm.provenance is Provenance.VERBATIM
+    st_thm = stationary_error_theorem()
+    assert st_thm.provenance is Provenance.DERIVED
+    assert st_thm.evaluate(alpha=0.5, beta=0.3, mu=0.5, L=1.0, sigma2=1e-4) == pytest.approx(
+        heavy_ball_stationary_error(0.5, 0.3, [0.5, 1.0], 1e-4).suboptimality, rel=1e-12)
+    with pytest.raises(ValueError, match="rho < 1"):
+        theorem_3_5().evaluate(alpha=3.9, **kw)
