@@ -148,7 +148,8 @@ theorem9 = Theorem(
                "(exponents only)"),
         *lemma5.sources, *lemma11_average.sources, *lemma7.sources, _SRC8,
     ),
-    assumptions=(_A_SMOOTH, _A_DELTA, _A_EPS, _A_GAMMA),
+    assumptions=(_A_SMOOTH, _A_DELTA, _A_EPS, _A_GAMMA,
+                 Assumption("E >= 2 (the two noise levels need at least two epochs)", E >= 2)),
     definitions={"T": N * E},
     hyperparameters={
         "gamma": L * eta * N / G,

@@ -97,16 +97,23 @@ SYMBOL_LATEX: dict[str, str] = {
 
 _SYMBOL_CACHE: dict[str, sp.Symbol] = {}
 
+#: Symbols that may be 0 (declared ``nonnegative``); every other symbol is ``positive``.
+NONNEGATIVE_SYMBOLS: frozenset[str] = frozenset({"L1", "tau1"})
+
 
 def sym(name: str) -> sp.Symbol:
     """The positive real sympy symbol used throughout dpbounds for ``name``.
 
-    All bound symbols are declared ``positive=True`` so that sympy may split powers of
-    products; ``evaluate`` checks positivity of every value it is given.
+    All bound symbols are declared ``positive=True`` (``nonnegative`` for the names in
+    :data:`NONNEGATIVE_SYMBOLS`, e.g. ``L1``) so that sympy may split powers of products;
+    ``evaluate`` checks the sign of every value it is given.
     """
     s = _SYMBOL_CACHE.get(name)
     if s is None:
-        s = sp.Symbol(name, positive=True)
+        if name in NONNEGATIVE_SYMBOLS:
+            s = sp.Symbol(name, nonnegative=True)
+        else:
+            s = sp.Symbol(name, positive=True)
         _SYMBOL_CACHE[name] = s
     return s
 
@@ -335,12 +342,17 @@ class Bound:
         choices = dict(self.hyperparameters)
         choices.update({k: _as_expr(v) for k, v in overrides.items()})
         expr = self._apply(self.expr, choices)
+        # assumptions on hyper-parameters become conditions on the problem parameters
+        assumptions = tuple(
+            a if a.relation is None else
+            Assumption(a.text, self._apply(self._apply(a.relation, self.definitions), choices))
+            for a in self.assumptions)
         return Theorem(
             name=name or f"{self.name} (tuned)",
             quantity=self.quantity,
             expr=expr,
             sources=self.sources,
-            assumptions=self.assumptions,
+            assumptions=assumptions,
             definitions={},
             hyperparameters=choices,
             steps=((None, self),),
@@ -428,25 +440,36 @@ class Bound:
                 raise ValueError(f"{n} must be finite, got {params[n]!r}")
             if sym(n).is_positive and not np.all(arr > 0):
                 raise ValueError(f"{n} must be > 0 (valid range (0, inf)), got {params[n]!r}")
+            if sym(n).is_nonnegative and not np.all(arr >= 0):
+                raise ValueError(f"{n} must be >= 0 (valid range [0, inf)), got {params[n]!r}")
             values[n] = arr
         return values
 
-    def _check_assumptions(self, values: Mapping[str, np.ndarray]) -> None:
+    def _check_assumptions(self, values: Mapping[str, np.ndarray],
+                           invalid: str = "raise") -> np.ndarray | bool:
+        """Check the relations; return the mask of points where all hold (``invalid="nan"``)."""
+        ok_all: np.ndarray | bool = True
         for a in self.assumptions:
             rel = a.relation
-            if rel is None:
+            if rel is None or rel is sp.true:
                 continue
+            if rel is sp.false:
+                raise ValueError(f"{self.name}: assumption violated: {a.text}")
             needed = _names(rel.free_symbols)
             if not all(n in values for n in needed):
                 continue
             key = f"assumption:{sp.srepr(rel)}"
             fn = self._function(key, rel, needed)
-            ok = np.asarray(fn(*(values[n] for n in needed)), dtype=bool)
-            if not np.all(ok):
+            with np.errstate(all="ignore"):
+                ok = np.asarray(fn(*(values[n] for n in needed)), dtype=bool)
+            if invalid == "raise" and not np.all(ok):
                 raise ValueError(f"{self.name}: assumption violated: {a.text} "
                                  f"({sp.sstr(rel)})")
+            ok_all = ok_all & ok
+        return ok_all
 
-    def evaluate(self, *, ignore_extra: bool = False, **params: Any) -> np.ndarray | float:
+    def evaluate(self, *, ignore_extra: bool = False, invalid: str = "raise",
+                 **params: Any) -> np.ndarray | float:
         """Evaluate the bound; NumPy arrays broadcast against each other.
 
         Parameters
@@ -454,6 +477,10 @@ class Bound:
         ignore_extra:
             Accept (and ignore) keywords the bound does not use, e.g. a shared problem
             dictionary passed to several bounds.
+        invalid:
+            ``"raise"`` (default): a violated assumption or a non-finite value raises
+            :class:`ValueError`. ``"nan"``: such points are returned as NaN (for scans over
+            grids that leave the valid range; the caller must handle them).
         **params:
             One value (scalar or array) per name in :attr:`parameters`.
 
@@ -464,21 +491,25 @@ class Bound:
         Raises
         ------
         ValueError
-            A parameter is missing, unknown, non-finite, not positive, or a stated assumption
-            with a relation is violated.
+            A parameter is missing, unknown, non-finite, not positive, or (with
+            ``invalid="raise"``) a stated assumption with a relation is violated.
         """
+        if invalid not in ("raise", "nan"):
+            raise ValueError(f"invalid must be 'raise' or 'nan', got {invalid!r}")
         names = self.parameters
         values = self._check_params(names, params, ignore_extra)
         for k in self.assumption_parameters:
             if k in params:
                 values.update(self._check_params((k,), {k: params[k]}, True))
-        self._check_assumptions(values)
+        ok = self._check_assumptions(values, invalid)
         fn = self._function("expr", self.expr, names)
-        with np.errstate(over="ignore"):
+        with np.errstate(all="ignore"):
             out = np.asarray(fn(*(values[n] for n in names)), dtype=float)
         shape = np.broadcast_shapes(*(v.shape for v in values.values())) if values else ()
         out = np.broadcast_to(out, shape) if out.shape != shape else out
-        if not np.all(np.isfinite(out)):
+        if invalid == "nan":
+            out = np.where(np.broadcast_to(ok, shape) & np.isfinite(out), out, np.nan)
+        elif not np.all(np.isfinite(out)):
             raise ValueError(f"{self.name}: bound is not finite at these parameters "
                              "(overflow or a parameter outside the valid range)")
         return float(out) if out.ndim == 0 else np.array(out)
@@ -542,7 +573,10 @@ class Bound:
         x0 = np.array([math.log(float(closed[k])) if k in closed else 0.0 for k in over])
         box = None
         if bounds:
-            box = [(math.log(bounds[k][0]), math.log(bounds[k][1])) if k in bounds
+            def _log(v: float) -> float | None:
+                return math.log(v) if 0 < v < math.inf else None
+
+            box = [(_log(bounds[k][0]), _log(bounds[k][1])) if k in bounds
                    else (None, None) for k in over]
             x0 = np.array([min(max(x, lo if lo is not None else x), hi if hi is not None else x)
                            for x, (lo, hi) in zip(x0, box)])

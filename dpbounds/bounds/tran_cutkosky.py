@@ -194,7 +194,8 @@ theorem6 = Theorem(
                "rate O~(d^(1/4)/sqrt(eps N)) (exponents only)"),
         *lemma5.sources, *lemma11.sources, *lemma12.sources, *theorem4.sources,
     ),
-    assumptions=(_A_SMOOTH, _A_ALPHA, _A_DELTA, _A_EPS),
+    assumptions=(_A_SMOOTH, _A_ALPHA, _A_DELTA, _A_EPS,
+                 Assumption("E >= 1 (at least one epoch)", E >= 1)),
     definitions={"T": N * E},
     hyperparameters={
         "alpha": 1 / N,

@@ -1,0 +1,253 @@
+"""Side-by-side comparison of the non-convex bounds for one problem.
+
+:func:`compare` evaluates every registered bound of a family at one problem
+``(d, N, eps, delta, G, L, R)`` — with the closed-form hyper-parameter choice and, optionally,
+numerically tuned hyper-parameters —, names the best, and finds where one bound overtakes
+another along a variable (:func:`crossover`; by default the dataset size ``N``).
+
+All Tran & Cutkosky and Yang et al. constants are DERIVED by dpbounds (see the modules); the
+comparison is between *our* derived bounds, whose exponents match the papers' abstracts.
+Yang et al. assume :math:`(L_0,L_1)`-smoothness and a gradient-noise level :math:`\\tau_0`
+instead of a gradient bound; the shared problem is mapped as :math:`\\tau_0=2G`, :math:`L_0=L`,
+:math:`L_1=0`, :math:`D_f=R` unless given.
+
+Example
+-------
+>>> from dpbounds.bounds.compare import compare
+>>> table = compare(tune=False, crossovers=False)
+>>> table.best in {row.name for row in table.rows}
+True
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.optimize import brentq
+
+from dpbounds.bounds import registry
+from dpbounds.bounds.registry import DEFAULT_PROBLEM
+
+__all__ = ["Comparison", "Crossover", "Row", "compare", "compare_table", "crossover"]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One bound at one problem."""
+
+    name: str
+    title: str
+    provenance: str
+    value: float
+    tuned_value: float | None
+    hyperparameters: dict[str, float]
+    tuned_hyperparameters: dict[str, float] | None
+    gradients: float | None
+    scaling: str
+    notes: str = ""
+
+
+@dataclass(frozen=True)
+class Crossover:
+    """``better`` beats ``worse`` for ``variable`` above (or below) ``value``."""
+
+    better: str
+    worse: str
+    variable: str
+    value: float
+    side: str  # "above" or "below"
+
+    def __str__(self) -> str:
+        return (f"{self.better} beats {self.worse} for {self.variable} {self.side} "
+                f"{self.value:.4g}")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Result of :func:`compare`."""
+
+    problem: dict[str, float]
+    rows: list[Row]
+    best: str
+    best_tuned: str | None
+    crossovers: list[Crossover] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (JSON-serialisable)."""
+        return {
+            "problem": dict(self.problem),
+            "rows": [asdict(r) for r in self.rows],
+            "best": self.best,
+            "best_tuned": self.best_tuned,
+            "crossovers": [asdict(c) for c in self.crossovers],
+        }
+
+    def to_text(self) -> str:
+        """A plain-text table (what ``dpbounds compare`` prints)."""
+        p = ", ".join(f"{k}={_fmt(v)}" for k, v in self.problem.items())
+        lines = [f"problem: {p}", ""]
+        head = ("bound", "closed form", "tuned", "gradients", "scaling (up to logs)", "label")
+        body = []
+        for r in self.rows:
+            body.append((
+                r.name,
+                _fmt(r.value),
+                _fmt(r.tuned_value) if r.tuned_value is not None else "-",
+                _fmt(r.gradients) if r.gradients is not None else "-",
+                r.scaling,
+                r.provenance,
+            ))
+        widths = [max(len(str(x)) for x in col) for col in zip(head, *body)]
+        fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+        lines.append(fmt.format(*head))
+        lines.append(fmt.format(*("-" * w for w in widths)))
+        lines += [fmt.format(*b) for b in body]
+        lines.append("")
+        lines.append(f"best (closed-form choices): {self.best}")
+        if self.best_tuned:
+            lines.append(f"best (tuned hyper-parameters): {self.best_tuned}")
+        for c in self.crossovers:
+            lines.append(f"crossover: {c}")
+        lines.append("")
+        lines.append("hyper-parameters (closed form -> tuned):")
+        for r in self.rows:
+            hp = ", ".join(f"{k}={_fmt(v)}" for k, v in r.hyperparameters.items())
+            lines.append(f"  {r.name}: {hp}")
+            if r.tuned_hyperparameters:
+                tp = ", ".join(f"{k}={_fmt(v)}" for k, v in r.tuned_hyperparameters.items())
+                lines.append(f"  {' ' * len(r.name)}  tuned: {tp}")
+        lines.append("")
+        lines.append("notes:")
+        for r in self.rows:
+            if r.notes:
+                lines.append(f"  {r.name}: {r.notes}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+
+def _fmt(v: float | None) -> str:
+    if v is None:
+        return "-"
+    v = float(v)
+    if v != 0 and (abs(v) >= 1e5 or abs(v) < 1e-3):
+        return f"{v:.3e}"
+    return f"{v:.4g}"
+
+
+def _problem(problem: Mapping[str, float] | None, overrides: Mapping[str, float]) -> dict:
+    p = dict(DEFAULT_PROBLEM)
+    p.update(problem or {})
+    p.update(overrides)
+    return p
+
+
+_RANGES = {"N": (2.0, 1e16), "d": (1.0, 1e12), "eps": (1e-4, None)}
+
+
+def crossover(
+    a: str,
+    b: str,
+    variable: str = "N",
+    problem: Mapping[str, float] | None = None,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    points: int = 400,
+    **overrides: float,
+) -> list[Crossover]:
+    """Where bound ``a`` and bound ``b`` (closed-form choices) cross along ``variable``.
+
+    Scans a log-spaced grid (vectorised evaluation), then refines each sign change of
+    ``log(a/b)`` with Brent's method in log-space.
+    """
+    p = _problem(problem, overrides)
+    ea, eb = registry.get(a), registry.get(b)
+    lo_default, hi_default = _RANGES.get(variable, (1e-6, 1e6))
+    if variable == "eps" and hi_default is None:
+        hi_default = math.log(1.0 / p["delta"])
+    lo = low if low is not None else lo_default
+    hi = high if high is not None else hi_default
+    if not (0 < lo < hi):
+        raise ValueError(f"need 0 < low < high for the {variable} scan, got ({lo}, {hi})")
+    grid = np.geomspace(lo, hi, points)
+
+    def logratio(x: Any) -> Any:
+        q = dict(p)
+        q[variable] = x
+        return np.log(ea.value(q, invalid="nan")) - np.log(eb.value(q, invalid="nan"))
+
+    vals = np.asarray(logratio(grid))
+    out: list[Crossover] = []
+    finite = np.isfinite(vals[:-1]) & np.isfinite(vals[1:])
+    for i in np.flatnonzero(finite & (np.sign(vals[:-1]) != np.sign(vals[1:]))):
+        root = math.exp(brentq(lambda z: float(logratio(math.exp(z))),
+                               math.log(grid[i]), math.log(grid[i + 1]), xtol=1e-12))
+        better, worse = (a, b) if vals[i + 1] < 0 else (b, a)
+        out.append(Crossover(better, worse, variable, root, "above"))
+    return out
+
+
+def compare(
+    problem: Mapping[str, float] | None = None,
+    names: Sequence[str] | None = None,
+    *,
+    family: str = "non-convex",
+    tune: bool = True,
+    crossovers: bool = True,
+    crossover_variable: str = "N",
+    **overrides: float,
+) -> Comparison:
+    """Evaluate the bounds of ``family`` (or ``names``) side by side at one problem.
+
+    Parameters
+    ----------
+    problem, **overrides:
+        The shared problem ``d, N, eps, delta, G, L, R`` (defaults :data:`DEFAULT_PROBLEM`)
+        and optional family-specific symbols (``tau0``, ``L1``, ``c2``, ...).
+    names:
+        Registry names to compare (default: every bound of ``family``).
+    tune:
+        Also tune the hyper-parameters numerically (slower).
+    crossovers:
+        Find every pairwise crossing along ``crossover_variable``.
+    """
+    p = _problem(problem, overrides)
+    chosen = list(names) if names is not None else registry.names(family)
+    if not chosen:
+        raise ValueError(f"no bounds to compare (family={family!r})")
+    rows: list[Row] = []
+    for name in chosen:
+        e = registry.get(name)
+        tuned = e.optimize(p) if (tune and e.tunable) else None
+        rows.append(Row(
+            name=name,
+            title=e.title,
+            provenance=str(e.tuned.provenance),
+            value=float(e.value(p)),
+            tuned_value=tuned.value if tuned else None,
+            hyperparameters=e.hyperparameters(p),
+            tuned_hyperparameters=tuned.hyperparameters if tuned else None,
+            gradients=e.gradients(p),
+            scaling=str(e.scaling()),
+            notes=e.notes,
+        ))
+    best = min(rows, key=lambda r: r.value).name
+    best_tuned = (min(rows, key=lambda r: r.tuned_value if r.tuned_value is not None
+                      else r.value).name if tune else None)
+    found: list[Crossover] = []
+    if crossovers:
+        for i, a in enumerate(chosen):
+            for b in chosen[i + 1:]:
+                found += crossover(a, b, crossover_variable, p)
+    return Comparison(problem=p, rows=rows, best=best, best_tuned=best_tuned, crossovers=found)
+
+
+def compare_table(problem: Mapping[str, float] | None = None, **overrides: Any) -> dict:
+    """The comparison as plain data (for ``dpbounds demo`` and notebooks)."""
+    return compare(problem, **overrides).to_dict()

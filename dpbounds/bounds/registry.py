@@ -1,0 +1,232 @@
+"""Names of the bounds (as used by the ``dpbounds bound`` / ``dpbounds compare`` commands).
+
+Each :class:`Entry` ties a name to a theorem object (with its closed-form hyper-parameter
+choices), the family it belongs to, how the shared problem description
+``(d, N, eps, delta, G, L, R)`` maps to the theorem's own symbols, and which hyper-parameters
+the numeric tuner may move (with their admissible ranges).
+
+Example
+-------
+>>> from dpbounds.bounds.registry import get, names
+>>> "tran_cutkosky.alg1" in names()
+True
+>>> e = get("tran_cutkosky.alg2")
+>>> print(e.scaling())
+d^(1/3) N^(-2/3) eps^(-2/3)
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from dpbounds.bounds import dp_erm, sensitivity_reduced, tran_cutkosky, yang
+from dpbounds.bounds.theorem import Bound, Scaling, Tuned
+
+__all__ = ["DEFAULT_PROBLEM", "Entry", "get", "names", "register"]
+
+#: Defaults of the shared problem description (``dpbounds compare`` with no options).
+DEFAULT_PROBLEM: dict[str, float] = {
+    "d": 100.0, "N": 1e5, "eps": 1.0, "delta": 1e-5, "G": 1.0, "L": 1.0, "R": 1.0,
+}
+
+
+@functools.lru_cache(maxsize=64)
+def _c2(eps: float, delta: float) -> float:
+    """Lemma 3.1 constant fitted with the without-replacement RDP accountant (replace-one).
+
+    Fitted at q = 0.01, T = 10^4 (100 epochs); cached per (eps, delta).
+    """
+    return yang.lemma31_constant(eps, delta, sampling_rate=0.01, steps=10_000)
+
+
+def _yang_map(p: Mapping[str, float]) -> dict[str, float]:
+    # TC's setting maps to Yang's: ||grad f(x;z)|| <= G gives tau0 = 2G, L0 = L, D_f = R.
+    out = {"d": p["d"], "N": p["N"], "eps": p["eps"], "delta": p["delta"],
+           "L0": p.get("L0", p["L"]), "L1": p.get("L1", 0.0), "D_f": p.get("D_f", p["R"]),
+           "tau0": p.get("tau0", 2.0 * p["G"])}
+    out["c2"] = p["c2"] if "c2" in p else _c2(float(p["eps"]), float(p["delta"]))
+    return out
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A registered bound.
+
+    Attributes
+    ----------
+    name:
+        Registry key, e.g. ``"tran_cutkosky.alg1"``.
+    title:
+        One line for tables.
+    family:
+        ``"non-convex"`` or ``"convex"``.
+    theorem:
+        The bound with its free hyper-parameters (and closed-form choices).
+    tuned:
+        The bound with the closed-form choices substituted.
+    to_params:
+        Maps the shared problem dictionary to the theorem's symbols.
+    tunable:
+        Hyper-parameter name -> (low, high) for the numeric tuner (callables of the problem
+        parameters allowed for problem-dependent ranges).
+    gradient_count:
+        Optional bound whose value is the number of gradient evaluations.
+    notes:
+        Shown under tables.
+    """
+
+    name: str
+    title: str
+    family: str
+    theorem: Bound
+    tuned: Bound
+    to_params: Callable[[Mapping[str, float]], dict[str, float]]
+    tunable: Mapping[str, Any] = field(default_factory=dict)
+    gradient_count: Bound | None = None
+    notes: str = ""
+    scaling_variables: tuple[str, ...] = ("d", "N", "eps")
+    scaling_bound: Bound | None = None
+
+    def params(self, problem: Mapping[str, float] | None = None, **overrides: float) -> dict:
+        """The theorem's parameters for a problem (defaults: :data:`DEFAULT_PROBLEM`)."""
+        p = dict(DEFAULT_PROBLEM)
+        p.update(problem or {})
+        p.update(overrides)
+        return self.to_params(p)
+
+    def value(self, problem: Mapping[str, float] | None = None, *, invalid: str = "raise",
+              **overrides: Any) -> Any:
+        """The bound at the closed-form hyper-parameter choice (broadcasts arrays).
+
+        ``invalid="nan"`` returns NaN where an assumption fails (e.g. fewer than one epoch).
+        """
+        return self.tuned.evaluate(ignore_extra=True, invalid=invalid,
+                                   **self.params(problem, **overrides))
+
+    def hyperparameters(self, problem: Mapping[str, float] | None = None,
+                        **overrides: float) -> dict[str, float]:
+        """The closed-form hyper-parameter choices at a problem."""
+        vals = self.theorem.evaluate_hyperparameters(**self.params(problem, **overrides))
+        return {k: float(v) for k, v in vals.items()}
+
+    def optimize(self, problem: Mapping[str, float] | None = None,
+                 **overrides: float) -> Tuned:
+        """Numerically tuned hyper-parameters (log-space, from the closed-form choice)."""
+        p = self.params(problem, **overrides)
+        bounds = {k: (v(p) if callable(v) else v) for k, v in self.tunable.items()}
+        return self.theorem.optimize(list(self.tunable), bounds=bounds, **p)
+
+    def scaling(self) -> Scaling:
+        """Leading-order scaling of the tuned bound, or of ``scaling_bound`` (cached)."""
+        bound = self.scaling_bound or self.tuned
+        cache = bound._cache
+        key = ("scaling", self.scaling_variables)
+        if key not in cache:
+            cache[key] = bound.exponents(self.scaling_variables)
+        return cache[key]
+
+    def gradients(self, problem: Mapping[str, float] | None = None,
+                  **overrides: float) -> float | None:
+        """Gradient evaluations under the closed-form choice, if known."""
+        if self.gradient_count is None:
+            return None
+        return float(self.gradient_count.evaluate(ignore_extra=True,
+                                                  **self.params(problem, **overrides)))
+
+
+_REGISTRY: dict[str, Entry] = {}
+
+
+def register(entry: Entry) -> None:
+    """Add an entry (used by other bound modules, e.g. heavy ball / Nesterov)."""
+    _REGISTRY[entry.name] = entry
+
+
+def names(family: str | None = None) -> list[str]:
+    """Registered names, optionally of one family."""
+    return [k for k, e in _REGISTRY.items() if family is None or e.family == family]
+
+
+def get(name: str) -> Entry:
+    """The entry of ``name`` (ValueError listing the valid names otherwise)."""
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown bound {name!r}; valid names: {names()}") from None
+
+
+def _tc_params(p: Mapping[str, float]) -> dict[str, float]:
+    return {k: p[k] for k in ("d", "N", "eps", "delta", "G", "L", "R")}
+
+
+register(Entry(
+    name="tran_cutkosky.alg1",
+    title="Tran & Cutkosky Alg. 1 (tree-aggregated momentum NSGD), Thm 6",
+    family="non-convex",
+    theorem=tran_cutkosky.theorem6,
+    tuned=tran_cutkosky.theorem6_tuned,
+    to_params=_tc_params,
+    tunable={"eta": (1e-300, math.inf), "E": (1.0, 1e12), "alpha": (1e-300, 1.0)},
+    gradient_count=tran_cutkosky.gradient_count,
+    notes="constants DERIVED by dpbounds; exponents d^(1/4)/sqrt(eps N) VERBATIM",
+))
+
+register(Entry(
+    name="tran_cutkosky.alg2",
+    title="Tran & Cutkosky Alg. 2 (sensitivity-reduced NSGD), Thm 9",
+    family="non-convex",
+    theorem=sensitivity_reduced.theorem9,
+    tuned=sensitivity_reduced.theorem9_tuned,
+    to_params=_tc_params,
+    tunable={"eta": (1e-300, math.inf), "E": (1.0, 1e12), "gamma": (1e-300, 1.0)},
+    gradient_count=sensitivity_reduced.gradient_count,
+    notes="constants DERIVED by dpbounds; exponents d^(1/3)/(eps N)^(2/3) VERBATIM",
+))
+
+register(Entry(
+    name="yang.nsgd",
+    title="Yang et al. DP-NSGD, Cor 3.3 (T -> oo)",
+    family="non-convex",
+    theorem=yang.nsgd_corollary,
+    tuned=yang.nsgd_corollary.tuned("yang.nsgd_corollary (tuned r)"),
+    to_params=_yang_map,
+    tunable={"r": lambda p: (p["tau0"] * (1 + 1e-9), math.inf)},
+    notes="tau0 = 2G, L0 = L, L1 = 0, D_f = R unless given; c2 fitted with the "
+          "without-replacement RDP accountant; scaling of the decaying part at fixed r (plus the "
+          "floor 2 tau0^2/(r - tau0)); with r tuned to the problem (r ~ nu^(-1/3)) the whole "
+          "bound scales as d^(1/6)/(N eps)^(1/3) (DERIVED)",
+    scaling_bound=yang.nsgd_decaying,
+))
+
+register(Entry(
+    name="yang.sgd",
+    title="Yang et al. DP-SGD (clipping), Cor 3.5 (T -> oo)",
+    family="non-convex",
+    theorem=yang.sgd_corollary,
+    tuned=yang.sgd_corollary.tuned("yang.sgd_corollary (C = 3 tau0)"),
+    to_params=_yang_map,
+    tunable={"C": lambda p: (3 * p["tau0"], math.inf)},
+    notes="tau0 = 2G, L0 = L, L1 = 0, D_f = R unless given; c2 fitted with the "
+          "without-replacement RDP accountant",
+))
+
+
+def _erm_params(p: Mapping[str, float]) -> dict[str, float]:
+    return {"d": p["d"], "n": p.get("n", p["N"]), "eps": p["eps"], "delta": p["delta"],
+            "L": p["G"], "diam": p.get("diam", p["R"])}
+
+
+register(Entry(
+    name="kamath.bst14",
+    title="Kamath lecture / BST14 noisy projected SGD (average loss)",
+    family="convex",
+    theorem=dp_erm.bst14_excess_risk_average,
+    tuned=dp_erm.bst14_excess_risk_average,
+    to_params=_erm_params,
+    notes="Lipschitz constant L := G, diameter := R unless given; T = n^2 (VERBATIM)",
+    scaling_variables=("d", "n", "eps"),
+))
