@@ -32,7 +32,8 @@ def _tune_hb(args: argparse.Namespace) -> int:
 
     res = tune_heavy_ball(args.mu, args.L, d=args.d, n=args.n, m=args.m, epsilon=args.eps,
                           sensitivity=args.sensitivity, initial_gap=args.E0,
-                          max_horizon=args.max_horizon, mechanism=args.mechanism)
+                          max_horizon=args.max_horizon, mechanism=args.mechanism,
+                          function_class=args.function_class)
     print(json.dumps(res.rows(), indent=2) if args.json else res.table())
     return 0
 
@@ -82,6 +83,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     tsub = tune.add_subparsers(dest="tune_what", metavar="METHOD")
     hb = tsub.add_parser("hb", help="(alpha, beta, T) minimising the DP heavy-ball bound")
     _problem_args(hb)
+    hb.add_argument("--function-class", default="quadratic",
+                    choices=["quadratic", "smooth_strongly_convex"],
+                    help="quadratic: Theorem 3.5; smooth_strongly_convex: Prop. 3.4 certificates")
     hb.set_defaults(func=_tune_hb)
     nag = tsub.add_parser("nag", help="DP-NAG / DP-MASG horizon and optimal noise schedule")
     _problem_args(nag)

@@ -44,6 +44,7 @@ False
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +64,7 @@ __all__ = [
     "assemble_lmi",
     "heavy_ball_lmi_bound",
     "heavy_ball_lmi_bound_as_printed",
+    "heavy_ball_lmi_certificate_at",
     "heavy_ball_lmi_rate",
     "lmi_blocks",
     "naive_heavy_ball_lmi_rate",
@@ -400,7 +402,9 @@ class HeavyBallLMI:
         for name in self._solvers:
             self.solves += 1
             try:
-                self.polish_problem.solve(solver=name)
+                with warnings.catch_warnings():  # inaccurate solutions are rejected below
+                    warnings.simplefilter("ignore", UserWarning)
+                    self.polish_problem.solve(solver=name)
             except cp.error.SolverError:
                 continue
             if self.polish_problem.status == "optimal" and self.c.value is not None:
@@ -544,6 +548,36 @@ def heavy_ball_lmi_rate(
         t_hi, sol, name = cache[hi] if hi in cache else lmi.margin(hi)
         P, c0, ver = _finalize(mu, L, alpha, beta, hi, sol, t_hi)
     return LMICertificate(mu, L, alpha, beta, hi, P, c0, 1.0, lo, ver, rho_q, name,
+                          lmi.solves - start)
+
+
+def heavy_ball_lmi_certificate_at(
+    mu: float, L: float, alpha: float, beta: float, rho: float, *,
+    lmi: HeavyBallLMI | None = None, solver: str | None = None,
+) -> LMICertificate | NoCertificate:
+    r"""A verified certificate of (22) at a *given* :math:`\rho` (not the smallest one).
+
+    Among the certificates with half the maximal margin it takes the one with the largest
+    :math:`c` (smallest :math:`P/c`, :math:`c_0/c`), which keeps the bound (23) small. Above the
+    minimal rate this trades a slower :math:`\rho` for a better-conditioned :math:`P`.
+    """
+    mu, L, alpha, beta = _check(mu, L, alpha, beta)
+    if not 0 < rho < 1:
+        raise ValueError(f"rho must lie in (0, 1), got {rho}")
+    rho_q = float(heavy_ball_rate(alpha, beta, mu, L))
+    lmi = lmi or HeavyBallLMI(solver)
+    lmi.set_point(mu, L, alpha, beta)
+    start = lmi.solves
+    t, sol, name = lmi.margin(rho)
+    if sol is None or t < DEFAULT_MARGIN:
+        return NoCertificate(mu, L, alpha, beta, f"LMI (22) infeasible at rho = {rho:.6g}",
+                             rho_q, lmi.solves - start)
+    better = lmi.polish(rho, 0.5 * t)
+    if better is not None:
+        P, c0, ver = _finalize(mu, L, alpha, beta, rho, better, 0.5 * t)
+    if better is None or not ver.ok:
+        P, c0, ver = _finalize(mu, L, alpha, beta, rho, sol, t)
+    return LMICertificate(mu, L, alpha, beta, rho, P, c0, 1.0, rho_q, ver, rho_q, name,
                           lmi.solves - start)
 
 

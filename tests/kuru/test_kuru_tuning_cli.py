@@ -53,3 +53,15 @@ def test_cli_tune_and_errors(capsys):
     assert "DP-NAG-opt" in capsys.readouterr().out
     assert main(["tune", "hb", *args[:-2], "--max-horizon", "100", "--eps", "-1"]) == 2
     assert "epsilon" in capsys.readouterr().err
+
+
+def test_lmi_class_tuning_is_certified():
+    from dpbounds.bounds.heavy_ball import heavy_ball_rate
+
+    res = tune_heavy_ball(mu=0.5, L=1.0, d=2, n=10**4, epsilon=1.0, sensitivity=1.0,
+                          initial_gap=1.0, max_horizon=150, grid=5,
+                          function_class="smooth_strongly_convex")
+    t = res.tuned
+    assert np.isfinite(t.bound) and t.computed <= t.bound
+    assert t.rate >= heavy_ball_rate(t.alpha, t.beta, 0.5, 1.0)
+    assert res.setting["function_class"] == "smooth_strongly_convex"
