@@ -229,9 +229,9 @@ def _noisy_sgd(
             notion="(eps,delta)-DP", neighbouring=noise["neighbouring"],
             epsilon=noise["epsilon_spent"], delta=delta, target_epsilon=epsilon,
             target_delta=delta, per_step=np.zeros(0),
-            accountant=f"{accountant.upper()} of the {sampling.replace('_', ' ')}-subsampled "
-                       "Gaussian, composed over steps (dpbounds.privacy.rdp); RDP is not a "
-                       "scalar per step, so per_step is empty",
+            # an RDP curve is not a scalar per step, so per_step is empty
+            accountant=f"{accountant.upper()}, {sampling.replace('_', ' ')} subsampled "
+                       "Gaussian x steps",
             events=(f"{steps} x subsampled Gaussian: q={q:.6g}, noise multiplier "
                     f"z={noise['noise_multiplier']:.6g}, std on the sum "
                     f"{noise['noise_std']:.6g} = z x sensitivity {noise['sensitivity']:.6g}",),

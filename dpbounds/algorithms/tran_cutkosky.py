@@ -422,14 +422,15 @@ class _UniformOutput:
 
 def _zcdp_ledger(epsilon: float, delta: float, relation: str, rho: float, spent: float,
                  steps: int, events: tuple[str, ...]) -> PrivacyLedger:
+    """Ledger of a tree-aggregation run. Theorem 10's RDP is linear in the order, i.e.
+    rho-zCDP, converted to (eps, delta) at the optimal order. The cost is not a per-step
+    composition (each node is one Gaussian query), so ``per_step`` is empty."""
     if math.isinf(epsilon):
         return PrivacyLedger.non_private(steps, relation)
     return PrivacyLedger(
         notion="zCDP", neighbouring=relation, epsilon=spent, delta=delta,
         target_epsilon=epsilon, target_delta=delta, per_step=np.zeros(0),
-        accountant="tree aggregation: Theorem 10 RDP (linear in the order, i.e. zCDP) "
-                   "-> (eps, delta) at the optimal order; not a per-step composition, "
-                   "so per_step is empty",
+        accountant="tree aggregation RDP (Thm 10) = zCDP -> (eps, delta)",
         rho=rho, events=events,
     )
 
