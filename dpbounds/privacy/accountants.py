@@ -37,7 +37,6 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import optimize
 
 from dpbounds._validation import check_choice, check_int, check_nonnegative, check_probability
 from dpbounds.privacy.laplace import amplify_without_replacement
@@ -59,7 +58,7 @@ from dpbounds.privacy.rdp import (
     rdp_to_dp_epsilon,
     without_replacement_gaussian_rdp,
 )
-from dpbounds.privacy.zcdp import zcdp_to_dp_epsilon
+from dpbounds.privacy.zcdp import zcdp_to_dp_delta, zcdp_to_dp_epsilon
 
 __all__ = [
     "ACCOUNTANTS",
@@ -177,19 +176,35 @@ class RdpAccountant(Accountant):
                 np.isfinite(self.orders)):
             raise ValueError(f"orders must be a 1-d array of finite numbers > 1, got {orders!r}")
         self.conversion = check_choice("conversion", conversion, ("improved", "mironov"))
-        self.rdp = np.zeros_like(self.orders)
+        self._grid = np.zeros_like(self.orders)  # non-linear part, on the order grid
+        self.rho = 0.0  # linear part alpha * rho (Gaussian, tree, zCDP): any order, exactly
+
+    @property
+    def rdp(self) -> np.ndarray:
+        """Total RDP on the order grid."""
+        return self._grid + self.orders * self.rho
 
     def spawn(self) -> RdpAccountant:
         return RdpAccountant(self.neighbouring, self.orders, self.conversion)
 
+    def mechanism_rho(self, mechanism: Mechanism) -> float | None:
+        """Slope rho of a mechanism whose RDP is alpha * rho (else None)."""
+        nb = self.neighbouring
+        if isinstance(mechanism, GaussianMechanism):
+            return mechanism.sensitivity_under(nb) ** 2 / (2 * mechanism.sigma**2)
+        if isinstance(mechanism, TreeAggregationMechanism):
+            sens = mechanism.sensitivity_under(nb)
+            return mechanism.node_count * sens**2 / (2 * mechanism.sigma**2)
+        if isinstance(mechanism, ZcdpMechanism):
+            return mechanism.rho_under(nb)
+        return None
+
     def mechanism_rdp(self, mechanism: Mechanism) -> np.ndarray:
         """RDP curve of one run of ``mechanism`` under this accountant's relation."""
         o, nb = self.orders, self.neighbouring
-        if isinstance(mechanism, GaussianMechanism):
-            return o * mechanism.sensitivity_under(nb) ** 2 / (2 * mechanism.sigma**2)
-        if isinstance(mechanism, TreeAggregationMechanism):
-            sens = mechanism.sensitivity_under(nb)
-            return o * mechanism.node_count * sens**2 / (2 * mechanism.sigma**2)
+        rho = self.mechanism_rho(mechanism)
+        if rho is not None:
+            return o * rho
         if isinstance(mechanism, LaplaceMechanism):
             sens = mechanism.sensitivity_under(nb)
             if sens == 0:
@@ -215,18 +230,32 @@ class RdpAccountant(Accountant):
             return _pure_rdp(eps, o)
         if isinstance(mechanism, PureDpMechanism):
             return _pure_rdp(mechanism.epsilon_under(nb), o)
-        if isinstance(mechanism, ZcdpMechanism):
-            return o * mechanism.rho_under(nb)
         raise self._unsupported(mechanism)
 
     def _compose(self, mechanism: Mechanism, count: int) -> None:
-        self.rdp = self.rdp + count * self.mechanism_rdp(mechanism)
+        rho = self.mechanism_rho(mechanism)
+        if rho is not None:
+            self.rho += count * rho
+        else:
+            self._grid = self._grid + count * self.mechanism_rdp(mechanism)
+
+    def _zcdp_method(self) -> str:
+        return "tight" if self.conversion == "improved" else "standard"
 
     def get_epsilon(self, delta: float) -> float:
-        return rdp_to_dp_epsilon(self.rdp, self.orders, delta, self.conversion)
+        eps = rdp_to_dp_epsilon(self.rdp, self.orders, delta, self.conversion)
+        if not np.any(self._grid):  # purely linear curve: optimise over every order
+            eps = min(eps, float(zcdp_to_dp_epsilon(self.rho, delta, self._zcdp_method())))
+        return eps
 
     def get_delta(self, epsilon: float) -> float:
         epsilon = check_nonnegative("epsilon", epsilon)
+        if not np.any(self._grid):
+            return min(self._grid_delta(epsilon),
+                       zcdp_to_dp_delta(self.rho, epsilon, self._zcdp_method()))
+        return self._grid_delta(epsilon)
+
+    def _grid_delta(self, epsilon: float) -> float:
         a, r = self.orders, self.rdp
         log_delta = (a - 1) * (r - epsilon)  # Mironov
         if self.conversion == "improved":
@@ -284,30 +313,7 @@ class ZcdpAccountant(Accountant):
         return float(zcdp_to_dp_epsilon(self.rho, delta, self.conversion))
 
     def get_delta(self, epsilon: float) -> float:
-        epsilon = check_nonnegative("epsilon", epsilon)
-        rho = self.rho
-        if rho == 0:
-            return 0.0
-        if self.conversion == "standard":
-            if epsilon <= rho:
-                return 1.0
-            return float(min(1.0, math.exp(-((epsilon - rho) ** 2) / (4 * rho))))
-
-        def log_delta(log_am1: float) -> float:
-            am1 = math.exp(min(log_am1, 700.0))
-            a = 1 + am1
-            mironov = am1 * (a * rho - epsilon)
-            if am1 < 0.01:
-                return mironov
-            return min(mironov, am1 * (a * rho - epsilon + math.log1p(-1 / a)) - math.log(a))
-
-        grid = np.linspace(-5, 15, 401)
-        vals = [log_delta(x) for x in grid]
-        i = int(np.argmin(vals))
-        lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
-        res = optimize.minimize_scalar(log_delta, bounds=(lo, hi), method="bounded")
-        best = min(vals[i], float(res.fun))
-        return float(min(1.0, math.exp(min(best, 0.0))))
+        return zcdp_to_dp_delta(self.rho, epsilon, self.conversion)
 
 
 # ----------------------------------------------------------------------------------- PLD

@@ -38,6 +38,7 @@ __all__ = [
     "gaussian_sigma_for_zcdp",
     "gaussian_zcdp_rho",
     "pure_dp_to_zcdp_rho",
+    "zcdp_to_dp_delta",
     "zcdp_to_dp_epsilon",
 ]
 
@@ -121,6 +122,41 @@ def zcdp_to_dp_epsilon(rho: Any, delta: float, method: str = "standard") -> Any:
         return as_output(rho_arr + 2.0 * np.sqrt(rho_arr * -math.log(delta)))
     out = np.vectorize(_tight_epsilon_scalar, otypes=[float])(rho_arr, delta)
     return as_output(out)
+
+
+def zcdp_to_dp_delta(rho: float, epsilon: float, method: str = "standard") -> float:
+    r""":math:`\delta` such that :math:`\rho`-zCDP implies :math:`(\varepsilon,\delta)`-DP.
+
+    ``"standard"`` inverts Lemma 3.8: :math:`\delta = e^{-(\varepsilon-\rho)^2/(4\rho)}` for
+    :math:`\varepsilon \ge \rho`; ``"tight"`` minimises the improved bound
+    :math:`\ln\delta = (\alpha-1)(\alpha\rho - \varepsilon + \ln(1-1/\alpha)) - \ln\alpha`
+    over :math:`\alpha > 1` (any order gives a valid bound).
+    """
+    rho = float(check_nonnegative("rho", rho))
+    epsilon = float(check_nonnegative("epsilon", epsilon))
+    method = check_choice("method", method, _METHODS)
+    if rho == 0.0:
+        return 0.0
+    if method == "standard":
+        if epsilon <= rho:
+            return 1.0
+        return float(min(1.0, math.exp(-((epsilon - rho) ** 2) / (4.0 * rho))))
+
+    def log_delta(log_am1: float) -> float:
+        am1 = math.exp(min(log_am1, 700.0))
+        a = 1.0 + am1
+        mironov = am1 * (a * rho - epsilon)
+        if am1 < 0.01:
+            return mironov
+        return min(mironov, am1 * (a * rho - epsilon + math.log1p(-1.0 / a)) - math.log(a))
+
+    grid = np.linspace(-8.0, 20.0, 561)
+    vals = np.array([log_delta(x) for x in grid])
+    i = int(np.argmin(vals))
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
+    res = optimize.minimize_scalar(log_delta, bounds=(lo, hi), method="bounded")
+    best = min(float(vals[i]), float(res.fun))
+    return float(min(1.0, math.exp(min(best, 0.0))))
 
 
 def dp_to_zcdp_rho(epsilon: Any, delta: float, method: str = "standard") -> Any:

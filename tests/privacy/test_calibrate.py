@@ -1,0 +1,110 @@
+"""Generic calibration never overshoots, checked by an accountant other than the one inverted.
+
+* Gaussian (full batch) calibrated with our RDP / zCDP / PLD accountants: the exact analytic
+  Gaussian privacy profile (Balle & Wang) of the composed mechanism must be within budget.
+* Poisson-subsampled Gaussian calibrated with our RDP accountant: dp_accounting's RDP
+  accountant on the same orders must report epsilon <= target.
+* Laplace calibrated with the pure accountant: closed form S/b and Kuru et al. (11).
+Ranges: eps in [1e-3, 50], delta in [1e-12, 1e-2], steps up to 1e6 (hypothesis).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dpbounds.privacy import accountants as A
+from dpbounds.privacy import mechanisms as M
+from dpbounds.privacy.calibrate import calibrate, calibrate_result, epsilon_of
+from dpbounds.privacy.gaussian import gaussian_epsilon
+from dpbounds.privacy.laplace import subsampled_laplace_epsilon
+
+logging.getLogger().setLevel(logging.ERROR)
+INT_ORDERS = np.concatenate([np.arange(2, 65.0), [80.0, 96.0, 128.0, 256.0, 512.0, 1024.0,
+                                                  2048.0, 4096.0]])
+
+eps_st = st.floats(1e-3, 50.0)
+log_delta_st = st.floats(-12.0, -2.0)
+steps_st = st.integers(1, 10**6)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(eps=eps_st, log10_delta=log_delta_st, steps=steps_st,
+       name=st.sampled_from(["rdp", "zcdp", "zcdp-tight"]))
+def test_gaussian_calibration_checked_by_exact_profile(eps, log10_delta, steps, name):
+    delta = 10.0**log10_delta
+    acc = A.ZcdpAccountant(conversion="tight") if name == "zcdp-tight" else name.split("-")[0]
+    sigma, attained = calibrate_result(lambda s: M.GaussianMechanism(s, 2.0), eps, delta, acc,
+                                       steps)
+    assert attained <= eps
+    # independent oracle: T Gaussians of std sigma = one Gaussian of std sigma / sqrt(T)
+    exact = gaussian_epsilon(sigma / math.sqrt(steps), delta, 2.0)
+    assert exact <= eps * (1 + 1e-9)
+    # tightness: 1e-5 less noise overshoots under the accountant itself
+    assert epsilon_of(M.GaussianMechanism(sigma * (1 - 1e-5), 2.0), delta, acc, steps) > eps
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(eps=st.floats(0.05, 20.0), log10_delta=st.floats(-10.0, -3.0),
+       steps=st.integers(1, 10**4))
+def test_gaussian_calibration_pld_checked_by_exact_profile(eps, log10_delta, steps):
+    delta = 10.0**log10_delta
+    acc = A.PldAccountant(value_discretization_interval=1e-3)
+    sigma = calibrate(lambda s: M.GaussianMechanism(s), eps, delta, acc, steps, rtol=1e-4)
+    assert gaussian_epsilon(sigma / math.sqrt(steps), delta) <= eps
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(eps=eps_st, log10_delta=log_delta_st, steps=steps_st, log10_q=st.floats(-4.0, -0.5))
+def test_subsampled_gaussian_calibration_checked_by_dp_accounting(eps, log10_delta, steps,
+                                                                  log10_q):
+    dpa = pytest.importorskip("dp_accounting")
+    from dp_accounting.rdp import rdp_privacy_accountant as ref
+
+    delta, q = 10.0**log10_delta, 10.0**log10_q
+    ours = A.RdpAccountant(orders=INT_ORDERS)
+    try:
+        z = calibrate(lambda s: M.SubsampledGaussianMechanism(s, q), eps, delta, ours, steps)
+    except ValueError as err:  # out of reach with these orders: must say so, not overshoot
+        assert "out of reach" in str(err)
+        return
+    acc = ref.RdpAccountant(list(INT_ORDERS))
+    acc.compose(dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(z)), steps)
+    assert acc.get_epsilon(delta) <= eps * (1 + 1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(eps=eps_st, steps=steps_st, n=st.integers(1, 10**6), frac=st.floats(0.0, 1.0))
+def test_laplace_calibration_pure(eps, steps, n, frac):
+    m = max(1, int(frac * n))
+    b = calibrate(lambda s: M.SubsampledLaplaceMechanism.kuru(3.0, s, n, m), eps, None, "pure",
+                  steps)
+    assert steps * subsampled_laplace_epsilon(3.0, b, n, m) <= eps * (1 + 1e-12)
+    b_full = calibrate(lambda s: M.LaplaceMechanism(s, 3.0, "replace_one"), eps, None, "pure",
+                       steps)
+    assert steps * 3.0 / b_full <= eps * (1 + 1e-12)
+    assert b_full == pytest.approx(steps * 3.0 / eps, rel=1e-5)
+
+
+def test_calibrate_inputs():
+    with pytest.raises(ValueError, match="epsilon"):
+        calibrate(lambda s: M.GaussianMechanism(s), -1.0, 1e-5)
+    with pytest.raises(ValueError, match="delta"):
+        calibrate(lambda s: M.GaussianMechanism(s), 1.0, None, "rdp")
+    with pytest.raises(ValueError, match="count"):
+        calibrate(lambda s: M.GaussianMechanism(s), 1.0, 1e-5, count=0)
+    with pytest.raises(ValueError, match="mechanism_for"):
+        calibrate(3.0, 1.0, 1e-5)
+    with pytest.raises(A.UnsupportedMechanismError):
+        calibrate(lambda s: M.GaussianMechanism(s), 1.0, 1e-5, "pure")
+
+
+def test_calibrate_does_not_mutate_given_accountant():
+    acc = A.RdpAccountant()
+    calibrate(lambda s: M.GaussianMechanism(s), 1.0, 1e-5, acc, 10)
+    assert acc.entries == [] and np.all(acc.rdp == 0)
