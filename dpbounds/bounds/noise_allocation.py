@@ -144,6 +144,27 @@ def laplace_scale_eq27_as_printed(sensitivity: float, epsilon: float, T: int, n:
     return float(sensitivity) / (n * eps0)
 
 
+def _never_overshoot(log_b: np.ndarray, S: float, n: int, m: int,
+                     eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """Raise the scales by a few ulps until eq. (11), summed, is <= eps in floating point.
+
+    The budgets are recomputed from the final scales with the privacy module's eq. (11), so the
+    reported ``epsilons`` are what the scales actually spend.
+    """
+    log_b = np.asarray(log_b, dtype=float)
+    for k in range(64):
+        with np.errstate(over="ignore"):
+            b = np.exp(log_b)
+        spent = np.zeros_like(b)
+        # scales beyond 1e300 spend < 1e-290 each: below the float resolution of the total
+        fin = b < 1e300
+        spent[fin] = np.atleast_1d(subsampled_laplace_epsilon(S, b[fin], n, m))
+        if float(np.sum(spent)) <= eps:
+            return log_b, spent
+        log_b = log_b + 2.0 ** (k - 50)
+    raise RuntimeError("could not calibrate the scales below the budget")  # pragma: no cover
+
+
 def uniform_noise(weights: ErrorWeights | Any, sensitivity: float, n: int, m: int,
                   epsilon: float) -> Allocation:
     r"""Uniform budget :math:`\epsilon/T` with the scale (12), :math:`b=S_1/(m\epsilon_0)`."""
@@ -151,9 +172,9 @@ def uniform_noise(weights: ErrorWeights | Any, sensitivity: float, n: int, m: in
     log_a = _log_weights(weights)
     T = log_a.size
     eps0 = per_step_epsilon(eps, T, n, m)
-    log_b = math.log(S / (m * eps0)) + 4e-16  # a few ulps up: never overshoot
-    log_value = float(logsumexp(log_a)) + 2 * log_b
-    return Allocation(np.full(T, eps / T), np.full(T, log_b), math.exp(log_value), log_value,
+    log_b, spent = _never_overshoot(np.full(T, math.log(S / (m * eps0))), S, n, m, eps)
+    log_value = float(logsumexp(log_a + 2 * log_b))
+    return Allocation(spent, log_b, math.exp(log_value), log_value,
                       "uniform (eq. 12-13)", Source(KURU, "Proposition 3.1, eqs. (12)-(13)",
                                                     Provenance.VERBATIM))
 
@@ -177,9 +198,8 @@ def optimal_noise_closed_form(weights: ErrorWeights | Any, sensitivity: float, n
     log_a = _log_weights(weights)
     lse = float(logsumexp(log_a / 3.0))
     log_eps_t = math.log(eps) + log_a / 3.0 - lse + math.log1p(-4e-16)  # never overshoot
-    eps_t = np.exp(log_eps_t)
-    log_b = math.log(S / n) - log_eps_t
-    log_value = 2.0 * math.log(S / (n * eps)) + 3.0 * lse
+    log_b, eps_t = _never_overshoot(math.log(S / n) - log_eps_t, S, n, n, eps)
+    log_value = float(logsumexp(log_a + 2.0 * log_b))
     return Allocation(eps_t, log_b, math.exp(log_value), log_value, "closed form (Prop. 4.2)",
                       SOURCE_PROP42)
 
@@ -250,9 +270,8 @@ def optimal_noise(weights: ErrorWeights | Any, sensitivity: float, n: int, m: in
         s = s + dl / eps_hp  # tangent predictor: ds_t / dlog(lambda) = 1 / (eps_t h'(eps_t))
     # rescale onto the budget (a relative change below rtol) and shrink a few ulps
     s = s + (math.log(eps) - log_sum) + math.log1p(-4e-16)
-    eps_t = np.exp(s)
     log_g, _, _ = _log_g_terms(s, m, n)
-    log_b = math.log(S / m) - log_g + 4e-16
+    log_b, eps_t = _never_overshoot(math.log(S / m) - log_g, S, n, m, eps)
     log_value = float(logsumexp(log_a + 2.0 * log_b))
     return Allocation(eps_t, log_b, math.exp(log_value), log_value,
                       "numeric (KKT, eq. 30)" if m < n else "numeric (KKT, m = n)", SOURCE_EQ30)
@@ -261,7 +280,7 @@ def optimal_noise(weights: ErrorWeights | Any, sensitivity: float, n: int, m: in
 def check_allocation_privacy(allocation: Allocation, sensitivity: float, n: int, m: int) -> float:
     r"""Total :math:`\sum_t\varepsilon(S_1,b_t,n,m)` of an allocation, by eq. (11)."""
     b = allocation.scales
-    finite = np.isfinite(b)
+    finite = b < 1e300  # larger scales spend < 1e-290 each
     return float(np.sum(subsampled_laplace_epsilon(sensitivity, b[finite], n, m)))
 
 

@@ -201,3 +201,37 @@ def test_m_vs_n_in_laplace_scale_decision():
     # they coincide for m = n
     assert laplace_scale_eq27_as_printed(S, eps, T, n, n) == pytest.approx(
         S / (n * per_step_epsilon(eps, T, n, n)))
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    T=st.integers(1, 40),
+    n=st.integers(10, 10**6),
+    frac=st.floats(0.001, 1.0),
+    eps=st.floats(1e-3, 20.0),
+    seed=st.integers(0, 2**16),
+)
+def test_allocation_never_overshoots_privacy(T, n, frac, eps, seed):
+    m = max(1, int(frac * n))
+    a = np.random.default_rng(seed).uniform(1e-3, 1.0, size=T)
+    al = optimal_noise(a, 3.0, n, m, eps)
+    spent = check_allocation_privacy(al, 3.0, n, m)
+    assert spent <= eps
+    assert spent == pytest.approx(eps, rel=1e-8)
+    if m == n:
+        assert al.value == pytest.approx(optimal_noise_closed_form(a, 3.0, n, eps).value,
+                                         rel=1e-9)
+
+
+def test_numeric_solver_long_horizon_with_subsampling():
+    w = error_weights(nesterov_schedule(1e-3, 10**5), 1.0, 20.0)
+    al = optimal_noise(w, 40.0, 10**5, 10**3, 1.0)
+    assert np.all(np.isfinite(al.log_scales)) and np.isfinite(al.value)
+    assert al.total_epsilon <= 1.0
+    assert al.value <= uniform_noise(w, 40.0, 10**5, 10**3, 1.0).value
+    # more budget to later iterations (a_{T,t} increases in t)
+    assert np.all(np.diff(al.epsilons) >= 0)

@@ -68,3 +68,17 @@ def test_figure1_bound_matches_reference_code_formula():
     code = (10 + sigma2 * alpha**2 / (1 - rho**2)) * T**2 * rho ** (2 * T) + L * m
     ours = heavy_ball_quadratic_bound(T, alpha, beta, mu, L, sigma2, 10.0, rate="eq26_as_printed")
     assert ours == pytest.approx(code, rel=1e-12)
+
+
+def test_figure1_choice_Ct_equals_t_fails_at_t0():
+    # Fig. 1 uses C_t = t "for simplicity"; at t = 0 that makes (25) read E[F(x_0)] - F* <= L m,
+    # false for any start away from x*. The exact C_t (>= 1) repairs it.
+    from dpbounds.bounds.heavy_ball import heavy_ball_bound_valid, heavy_ball_expected_error
+
+    e0 = np.sqrt(10 / 4)  # ||xi_0 - xi*||^2 = 10 with x_{-1} = x_0
+    exact0 = heavy_ball_expected_error(0, 0.5, 0.3, [0.5, 1.0], 0.0, e0)[1]
+    assert exact0 > heavy_ball_quadratic_bound(0, 0.5, 0.3, 0.5, 1.0, 0.0, 10.0)
+    assert exact0 <= heavy_ball_quadratic_bound(0, 0.5, 0.3, 0.5, 1.0, 0.0, 10.0, C="exact")
+    for t in (0, 1, 5, 50):
+        exact = heavy_ball_expected_error(t, 0.5, 0.3, [0.5, 1.0], 0.0, e0)[1]
+        assert exact <= heavy_ball_bound_valid(t, 0.5, 0.3, [0.5, 1.0], 0.0, 10.0)
