@@ -655,3 +655,24 @@ def stationary_error_theorem() -> Any:
 
 
 __all__ += ["stationary_error_theorem", "theorem_3_5"]
+
+
+def heavy_ball_symbolic(rate: str = "heavy_ball") -> dict[str, sp.Expr]:
+    r"""Sympy expressions of :math:`\rho(\alpha,\beta;\mu,L)` and :math:`m(\alpha,\beta)` (d = 2).
+
+    ``rate="heavy_ball"``: App. B.3 roots; ``"eq26_as_printed"``: (26) as printed. Symbols are
+    :func:`dpbounds.bounds.theorem.sym` symbols ``alpha, beta, mu, L, sigma2``; ``m`` uses the
+    spectrum :math:`\{\mu,L\}`. Evaluate with ``sympy.lambdify`` or through :func:`theorem_3_5`.
+    """
+    from dpbounds.bounds.theorem import sym
+
+    if rate not in ("heavy_ball", "eq26_as_printed"):
+        raise ValueError(f"rate must be 'heavy_ball' or 'eq26_as_printed', got {rate!r}")
+    a, b, mu, L, s2 = (sym(k) for k in ("alpha", "beta", "mu", "L", "sigma2"))
+    printed = rate == "eq26_as_printed"
+    rho = sp.Max(_hb_rate_expr(a, b, mu, printed), _hb_rate_expr(a, b, L, printed))
+    m = s2 / 2 * sum(2 * a * (1 + b) / ((1 - b) * lam * (2 + 2 * b - a * lam)) for lam in (mu, L))
+    return {"rho": rho, "m": m}
+
+
+__all__ += ["heavy_ball_symbolic"]

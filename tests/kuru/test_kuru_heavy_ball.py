@@ -180,3 +180,18 @@ def test_theorem_objects_match_numeric_functions():
         heavy_ball_stationary_error(0.5, 0.3, [0.5, 1.0], 1e-4).suboptimality, rel=1e-12)
     with pytest.raises(ValueError, match="rho < 1"):
         theorem_3_5().evaluate(alpha=3.9, **kw)
+
+
+def test_symbolic_rate_matches_numpy():
+    from dpbounds.bounds.heavy_ball import heavy_ball_symbolic
+    from dpbounds.bounds.theorem import sym
+
+    for rate, fn in (("heavy_ball", heavy_ball_rate),
+                     ("eq26_as_printed", heavy_ball_rate_eq26_as_printed)):
+        ex = heavy_ball_symbolic(rate)
+        f = sp.lambdify([sym("alpha"), sym("beta"), sym("mu"), sym("L")], ex["rho"], "numpy")
+        a = np.linspace(0.05, 2.0, 7)[:, None]
+        b = np.linspace(0.0, 0.95, 5)[None, :]
+        with np.errstate(invalid="ignore"):
+            got = np.asarray(f(a, b, 0.2, 1.0), dtype=float)
+        np.testing.assert_allclose(got, fn(a, b, 0.2, 1.0), rtol=1e-12)
