@@ -63,6 +63,7 @@ from dpbounds.bounds.noise_allocation import (
     optimal_noise,
     optimal_noise_closed_form,
     select_horizon,
+    select_horizon_subsampled,
     uniform_noise,
 )
 from dpbounds.privacy.laplace import deamplify_without_replacement
@@ -465,8 +466,8 @@ def tune_nesterov(
 ) -> NesterovTuning:
     r"""Remark 4.1's horizon and the optimal noise schedule for DP-NAG / DP-MASG.
 
-    For each method: the horizon minimising (32) (:math:`m=n`; for :math:`m<n` the horizon is
-    chosen on (32) and the schedule by the numeric solution of (30)), with the optimal
+    For each method: the horizon minimising (32) (:math:`m=n`; for :math:`m<n` the optimal value
+    of (30) plus the subsampling term, :func:`select_horizon_subsampled`), with the optimal
     allocation, against the uniform budget at ``reference_horizons`` (the paper's grid uses
     100-1000).
     """
@@ -480,8 +481,13 @@ def tune_nesterov(
     E0 = float(check_nonnegative("initial_gap", initial_gap))
     choices = []
     for method in methods:
-        hc = select_horizon(mu, L, initial_error=E0, d=d, sensitivity=S, n=n, epsilon=eps,
-                            max_horizon=max_horizon, method=method, c=c)
+        if m == n:
+            hc = select_horizon(mu, L, initial_error=E0, d=d, sensitivity=S, n=n, epsilon=eps,
+                                max_horizon=max_horizon, method=method, c=c)
+        else:
+            hc = select_horizon_subsampled(mu, L, initial_error=E0, d=d, sensitivity=S, n=n,
+                                           m=m, epsilon=eps, max_horizon=max_horizon,
+                                           method=method, c=c)
 
         def sched_for(T: int, method: str = method):
             return (nesterov_schedule(c / L, T) if method == "nag"

@@ -355,6 +355,54 @@ def select_horizon(
     return HorizonChoice(k + 1, float(total[k]), total, bias, noise, convention)
 
 
+def select_horizon_subsampled(
+    mu: float, L: float, *, initial_error: float, d: int, sensitivity: float, n: int, m: int,
+    epsilon: float, max_horizon: int, alpha: float | None = None, method: str = "nag",
+    c: float = 1.0, p: float = 1.0, candidates: int = 40,
+) -> HorizonChoice:
+    r"""Remark 4.1 with subsampling (:math:`m<n`) **[DERIVED]**: minimise the optimal (29)/(34).
+
+    :math:`B(T)=a_{T,0}E_0+d\,V^st(T)+rac{\sigma_s^2}2\sum_ta_{T,t}`, where :math:`V^st(T)`
+    is the optimal value of (30) (:func:`optimal_noise`). (32) has no closed form here, so
+    :math:`B` is evaluated on ``candidates`` geometrically spaced horizons and then on every
+    horizon between the neighbours of the best one. ``bounds`` holds ``nan`` where :math:`B` was
+    not evaluated.
+    """
+    mu = float(check_positive("mu", mu))
+    L = float(check_positive("L", L))
+    E0 = float(check_nonnegative("initial_error", initial_error))
+    d = check_int("d", d, minimum=1)
+    S, n, m, eps = _check_budget(sensitivity, n, m, epsilon)
+    Tmax = check_int("max_horizon", max_horizon, minimum=1)
+    s2 = subsampling_variance(S, n, m)
+    bounds = np.full(Tmax, np.nan)
+    bias = np.full(Tmax, np.nan)
+    noise = np.full(Tmax, np.nan)
+
+    def value(T: int) -> float:
+        if np.isnan(bounds[T - 1]):
+            sched = (nesterov_schedule(c / L if alpha is None else alpha, T) if method == "nag"
+                     else masg_schedule(mu, L, horizon=T, p=p, c=c))
+            w = error_weights(sched, mu, L)
+            al = optimal_noise(w, S, n, m, eps)
+            bias[T - 1] = w.a0 * E0
+            noise[T - 1] = d * al.value + s2 / 2 * float(np.exp(logsumexp(w.log_a)))
+            bounds[T - 1] = bias[T - 1] + noise[T - 1]
+        return float(bounds[T - 1])
+
+    if method not in ("nag", "masg"):
+        raise ValueError(f"method must be 'nag' or 'masg', got {method!r}")
+    grid = np.unique(np.round(np.geomspace(1, Tmax, candidates)).astype(int))
+    vals = [value(int(T)) for T in grid]
+    k = int(np.argmin(vals))
+    lo = int(grid[max(k - 1, 0)])
+    hi = int(grid[min(k + 1, grid.size - 1)])
+    for T in range(lo, hi + 1):
+        value(T)
+    best = int(np.nanargmin(bounds))
+    return HorizonChoice(best + 1, float(bounds[best]), bounds, bias, noise, "paper")
+
+
 def noise_allocation_for(
     schedule: Schedule, mu: float, L: float, *, sensitivity: float, n: int, m: int,
     epsilon: float,
@@ -366,7 +414,8 @@ def noise_allocation_for(
     return optimal_noise(w, sensitivity, n, m, epsilon)
 
 
-__all__ += ["check_allocation_privacy", "noise_allocation_for", "subsampling_variance"]
+__all__ += ["check_allocation_privacy", "noise_allocation_for", "select_horizon_subsampled",
+            "subsampling_variance"]
 
 
 @functools.lru_cache(maxsize=1)

@@ -235,3 +235,23 @@ def test_numeric_solver_long_horizon_with_subsampling():
     assert al.value <= uniform_noise(w, 40.0, 10**5, 10**3, 1.0).value
     # more budget to later iterations (a_{T,t} increases in t)
     assert np.all(np.diff(al.epsilons) >= 0)
+
+
+def test_subsampled_horizon_selection():
+    from dpbounds.bounds.noise_allocation import select_horizon_subsampled
+
+    kw = dict(initial_error=10.0, d=20, sensitivity=40.0, n=10**5, epsilon=1.0, max_horizon=200)
+    # with m = n it reproduces Remark 4.1's closed-form curve where evaluated
+    h_n = select_horizon_subsampled(0.02, 5.1, m=10**5, **kw)
+    h_cf = select_horizon(0.02, 5.1, **kw)
+    done = ~np.isnan(h_n.bounds)
+    np.testing.assert_allclose(h_n.bounds[done], h_cf.bounds[done], rtol=1e-9)
+    assert h_n.horizon == h_cf.horizon
+    # with m < n: the chosen horizon's value is the optimum of (30) plus the subsampling term
+    h = select_horizon_subsampled(0.02, 5.1, m=10**3, **kw)
+    w = error_weights(nesterov_schedule(1 / 5.1, h.horizon), 0.02, 5.1)
+    al = optimal_noise(w, 40.0, 10**5, 10**3, 1.0)
+    s2 = 40.0**2 / 4 / 10**3 * (10**5 - 10**3) / (10**5 - 1)
+    direct = unrolled_bound(w, 10.0, None, 20, subsampling_var=s2, log_scales=al.log_scales)
+    assert h.bound == pytest.approx(direct, rel=1e-9)
+    assert h.bound <= np.nanmin(h.bounds) * (1 + 1e-12)
