@@ -204,7 +204,7 @@ def privacy_table(
     given = epsilon_of(wor(sigma), delta, acc, T) if sigma else None
     rows.append(_row(f"Subsampled Gaussian, w/o replacement m={m}, n={n}", "RDP", ro, "sigma", s,
                      sens_ro, epsilon, delta, given,
-                     "Wang-Balle-Kasiviswanathan 2019 Thm 27 (via dp_accounting)"))
+                     "Wang-Balle-Kasiviswanathan 2019 Thm 27"))
 
     # --- tree aggregation ----------------------------------------------------------------
     # one sample per step; a run shorter than an epoch is a single tree over T leaves

@@ -49,9 +49,9 @@ def test_delta_matches_dp_accounting_pld():
     dpa = pytest.importorskip("dp_accounting")
     from dp_accounting.pld import privacy_loss_distribution as pldlib
 
-    for sigma in [0.8, 2.0, 5.0]:
+    for sigma in [0.8, 3.0]:
         pld = pldlib.from_gaussian_mechanism(sigma, sensitivity=1.0,
-                                             value_discretization_interval=1e-5)
+                                             value_discretization_interval=1e-4)
         for eps in [0.1, 1.0, 3.0]:
             ours = g.gaussian_delta(sigma, eps, 1.0)
             ref = pld.get_delta_for_epsilon(eps)

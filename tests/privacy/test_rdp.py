@@ -107,6 +107,16 @@ def test_pld_and_prv_bracket():
     assert ours_rdp <= 1.5 * hi
 
 
+@pytest.mark.parametrize("q,z", [(0.01, 1.5), (0.1, 0.8), (0.001, 5.0), (0.5, 2.0), (0.01, 0.5)])
+def test_without_replacement_rdp_matches_dp_accounting_function(q, z):
+    from dp_accounting.rdp import rdp_privacy_accountant as ref
+
+    orders = rdp.WOR_DEFAULT_ORDERS
+    ours = rdp.without_replacement_gaussian_rdp(q, z, orders)
+    theirs = np.minimum(ref._compute_rdp_sample_wor_gaussian(q, z, orders), orders / (2 * z * z))
+    np.testing.assert_allclose(ours, theirs, rtol=1e-10)
+
+
 def test_without_replacement_matches_dp_accounting():
     dpa = pytest.importorskip("dp_accounting")
     from dp_accounting.rdp import rdp_privacy_accountant as ref
@@ -115,7 +125,8 @@ def test_without_replacement_matches_dp_accounting():
     orders = rdp.WOR_DEFAULT_ORDERS
     acc = ref.RdpAccountant(list(orders), dpa.NeighboringRelation.REPLACE_ONE)
     acc.compose(dpa.SampledWithoutReplacementDpEvent(n, m, dpa.GaussianDpEvent(z)), steps)
-    ours = rdp.epsilon_for_noise_multiplier(z, delta, m / n, steps, "without_replacement")
+    ours = rdp.epsilon_for_noise_multiplier(z, delta, m / n, steps, "without_replacement",
+                                            orders=orders)
     assert ours == pytest.approx(acc.get_epsilon(delta), rel=1e-9)
     with pytest.raises(ValueError, match="accountant"):
         rdp.epsilon_for_noise_multiplier(z, delta, m / n, steps, "without_replacement", "pld")
