@@ -73,6 +73,7 @@ __all__ = [
     "laplace_scale_eq27_as_printed",
     "optimal_noise",
     "optimal_noise_closed_form",
+    "remark_4_2_allocation",
     "select_horizon",
     "uniform_noise",
 ]
@@ -202,6 +203,25 @@ def optimal_noise_closed_form(weights: ErrorWeights | Any, sensitivity: float, n
     log_value = float(logsumexp(log_a + 2.0 * log_b))
     return Allocation(eps_t, log_b, math.exp(log_value), log_value, "closed form (Prop. 4.2)",
                       SOURCE_PROP42)
+
+
+def remark_4_2_allocation(weights: ErrorWeights | Any, sensitivity: float, n: int, m: int,
+                          epsilon: float) -> Allocation:
+    r"""Remark 4.2's heuristic for :math:`m<n`: the budgets of (31), scales by inverting (11).
+
+    :math:`\epsilon_t\propto a_{T,t}^{1/3}` as if :math:`\varepsilon(S,b,n,m)\approx S/(bn)`, then
+    :math:`b_t=S_1/(m\,g(\epsilon_t))` so each step spends exactly :math:`\epsilon_t` (privacy
+    kept); compare with :func:`optimal_noise`.
+    """
+    S, n, m, eps = _check_budget(sensitivity, n, m, epsilon)
+    log_a = _log_weights(weights)
+    s = math.log(eps) + log_a / 3.0 - float(logsumexp(log_a / 3.0))
+    log_g, _, _ = _log_g_terms(s, m, n)
+    log_b, eps_t = _never_overshoot(math.log(S / m) - log_g, S, n, m, eps)
+    log_value = float(logsumexp(log_a + 2.0 * log_b))
+    return Allocation(eps_t, log_b, math.exp(log_value), log_value, "heuristic (Remark 4.2)",
+                      Source(KURU, "Remark 4.2", Provenance.VERBATIM,
+                             "budgets of (31) used with m < n"))
 
 
 # ----------------------------------------------------------------------------- general (30)

@@ -255,3 +255,13 @@ def test_subsampled_horizon_selection():
     direct = unrolled_bound(w, 10.0, None, 20, subsampling_var=s2, log_scales=al.log_scales)
     assert h.bound == pytest.approx(direct, rel=1e-9)
     assert h.bound <= np.nanmin(h.bounds) * (1 + 1e-12)
+
+
+def test_remark_4_2_heuristic_is_feasible_and_near_optimal():
+    from dpbounds.bounds.noise_allocation import remark_4_2_allocation
+
+    w = error_weights(nesterov_schedule(1 / 5.1, 300), 0.02, 5.1)
+    opt = optimal_noise(w, 40.0, 10**5, 10**3, 1.0)
+    heu = remark_4_2_allocation(w, 40.0, 10**5, 10**3, 1.0)
+    assert check_allocation_privacy(heu, 40.0, 10**5, 10**3) <= 1.0
+    assert opt.value <= heu.value <= 1.05 * opt.value
