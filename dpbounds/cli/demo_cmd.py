@@ -1,15 +1,46 @@
-"""``dpbounds demo``: the main job on a built-in default problem."""
+"""``dpbounds demo``: the main job on a built-in default problem.
+
+It runs, in order and with their built-in defaults, the three questions a DP-optimization
+researcher asks first: how much noise does my budget need (``dpbounds privacy``), which
+utility bound is best for my problem (``dpbounds compare``), and how should I tune heavy
+ball for it (``dpbounds tune hb``) — then checks one bound against a simulation
+(``dpbounds check``, if available).
+"""
 
 from __future__ import annotations
 
 import argparse
+import time
+
+#: (title, argv) of each step; every step is an ordinary sub-command with its defaults.
+DEMO_STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Privacy: the noise a budget needs, per mechanism and accountant", ("privacy",)),
+    ("Bounds: the non-convex utility bounds side by side", ("compare",)),
+    ("Tuning: DP heavy ball and DP-NAG for Kuru et al.'s Figure-3 problem", ("tune", "hb")),
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="run the main job on a built-in default problem")
+    p = sub.add_parser(
+        "demo",
+        help="run the main job on a built-in default problem",
+        description=__doc__.split("\n\n")[1] if __doc__ else None,
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    print("dpbounds demo: nothing registered yet")
-    return 0
+    from dpbounds.cli import build_parser
+
+    parser = build_parser()
+    known = set(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+    status = 0
+    for title, argv in DEMO_STEPS:
+        if argv[0] not in known:
+            continue
+        print(f"\n== {title}\n$ dpbounds {' '.join(argv)}\n")
+        start = time.perf_counter()
+        sub_args = parser.parse_args(list(argv))
+        status |= int(sub_args.func(sub_args) or 0)
+        print(f"({time.perf_counter() - start:.1f} s)")
+    return status
