@@ -25,6 +25,7 @@ DP-SGD, DP-NSGD, Tran & Cutkosky's tree-aggregated methods and the tree aggregat
 """
 
 from dpbounds.algorithms._common import PrivacyLedger, SimulationResult, make_streams
+from dpbounds.algorithms.dp_agd import dp_agd
 from dpbounds.algorithms.gradient_descent import dp_gd
 from dpbounds.algorithms.kuru import (
     dp_heavy_ball,
@@ -37,6 +38,7 @@ from dpbounds.algorithms.kuru import (
 __all__ = [
     "PrivacyLedger",
     "SimulationResult",
+    "dp_agd",
     "dp_gd",
     "dp_heavy_ball",
     "dp_masg",

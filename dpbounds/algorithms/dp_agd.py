@@ -1,0 +1,311 @@
+r"""DP-AGD: Lee & Kifer's zCDP gradient descent with adaptive per-iteration budget
+(Algorithm 2), batched over independent trials.
+
+Each outer iteration (``lee_kifer.md`` §4):
+
+1. measure the clipped gradient **sum**
+   :math:`g_t=\sum_i\mathrm{clip}_{C_{grad}}(\nabla\ell_i(w_t))` with
+   :math:`N(0, C_{grad}^2/(2\rho_{ng}))` noise (:math:`\rho_{ng}`-zCDP, Lemma 3.6) and
+   normalise it to the unit direction :math:`\tilde g_t`;
+2. pick a step from :math:`\Phi=\{0,\alpha_1,\dots,\alpha_k\}` with NoisyMin over the clipped
+   loss sums :math:`\Omega=\{\sum_i\min(\ell_i(w_t-\alpha\tilde g_t),C_{obj})\}` (Algorithm 1 with
+   :math:`\epsilon=\sqrt{2\rho_{nmax}}`, Laplace noise of scale :math:`C_{obj}/\epsilon`:
+   :math:`\rho_{nmax}`-zCDP by Lemma 3.7);
+3. if the chosen index is :math:`i>0` and budget remains, release
+   :math:`w_{t+1}=w_t-\alpha_i\tilde g_t`; if :math:`i=0` ("not a descent direction"),
+   raise :math:`\rho_{ng}\leftarrow(1+\gamma)\rho_{ng}`, measure the gradient again with the
+   increment :math:`\rho_{ng}^{new}-\rho_{ng}^{old}` and average (§4, GradAvg), then repeat 2.
+
+The budget starts at :math:`\rho` from eq. (5) for :math:`(\epsilon_{tot},\delta_{tot})`;
+:math:`\rho_{nmax}=\epsilon_{nmax}^2/2` and :math:`\rho_{ng}=\epsilon_{ng}^2/(4\ln(1.25/\delta))`
+with :math:`\epsilon_{nmax}=\epsilon_{ng}=\epsilon_{tot}/(2\cdot\mathrm{splits})` (§6.2; the
+:math:`\rho_{ng}` conversion is the code's Thm-3.3-then-Lemma-3.6 reading). A step is released
+only while the remaining budget is positive (line 13), so the spent budget — the charges up to
+the last release — never exceeds :math:`\rho` (Thm 5.1). Neighbouring relation: add/remove.
+The step-size grid adapts every ``tau`` iterations:
+:math:`\alpha_{max}=(1+\eta)\max(\alpha_t,\dots,\alpha_{t-\tau+1})` (§4, footnote values
+``k = 20``, ``tau = 10``, ``eta = 0.1``, initial :math:`\alpha_{max}=2`).
+
+Where we read the paper, and where the public code ``ppmlguy/DP-AGD`` differs
+(``lee_kifer.md`` §9):
+
+* **Regulariser.** We put the (public) regulariser inside every per-example loss,
+  :math:`\ell_i+R`, so it is clipped with the data term both in the gradient and in the
+  NoisyMax scores; the sensitivities stay :math:`C_{grad}` and :math:`C_{obj}`. The code adds
+  :math:`\lambda w` to the *normalised* noisy direction and leaves it out of the scores (item 5).
+* **GradAvg.** Line 18 of the box passes the already normalised :math:`\tilde g_t`; we follow
+  §4, which averages the two *raw* measurements with weights :math:`\rho_{old}/\rho_{new}` and
+  :math:`(\rho_{new}-\rho_{old})/\rho_{new}`, keep the averaged raw estimate (its precision is
+  exactly the current :math:`\rho_{ng}`, so repeated failures stay correctly weighted) and
+  normalise it. The code averages its *first* raw measurement every time (item 4).
+* **Charges.** Exactly those of Algorithm 2; the code charges :math:`\rho_{ng}` once more after
+  each successful step (item 1) and applies :math:`\alpha_{i-1}` instead of :math:`\alpha_i`
+  (item 2); the code caps :math:`\alpha_{max}` at 2 (item 3: ``alpha_cap=2.0`` reproduces it,
+  default ``None``); the code releases when the remainder is :math:`\ge0` (item 6), we when
+  :math:`>0` as the paper.
+* **NoisyMax noise.** Laplace (Algorithm 1) by default; ``noisy_max="exponential"`` uses the
+  one-sided exponential noise of the code (valid for the monotone clipped loss sums, item 7).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from dpbounds._validation import check_choice, check_int, check_positive, check_probability
+from dpbounds.algorithms._common import (
+    PrivacyLedger,
+    SimulationResult,
+    TraceRecorder,
+    check_epsilon,
+    make_streams,
+)
+from dpbounds.backend import backend_name, to_numpy
+from dpbounds.privacy.zcdp import dp_to_zcdp_rho, pure_dp_to_zcdp_rho, zcdp_to_dp_epsilon
+from dpbounds.provenance import LEE_KIFER, Provenance, Source
+
+__all__ = ["DP_AGD_SOURCE", "dp_agd", "gradient_average", "noisy_max"]
+
+DP_AGD_SOURCE = Source(LEE_KIFER, "Algorithm 2, Theorem 5.1, §4, §6.2", Provenance.VERBATIM,
+                       "regulariser inside each per-example loss; GradAvg as in §4")
+
+
+def noisy_max(scores: Any, sensitivity: float, epsilon: float, noise: Any,
+              kind: str = "laplace") -> Any:
+    r"""Report-noisy-max (Lee & Kifer Algorithm 1), batched: ``argmax_j scores[:, j] + noise``.
+
+    ``scores`` is a ``(trials, k)`` array; Laplace noise of scale ``sensitivity/epsilon``
+    (``kind="laplace"``) or exponential noise with that mean (``kind="exponential"``, valid
+    when the scores are monotone in the data set). ``noise`` is a
+    :class:`~dpbounds.backend.TrialRandom`. Returns the ``(trials,)`` indices (``xp`` ints).
+    """
+    xp = noise.xp
+    k = scores.shape[1]
+    scale = sensitivity / epsilon
+    z = noise.laplace((k,), scale) if kind == "laplace" else noise.exponential((k,), scale)
+    return xp.argmax(scores + z, axis=1)
+
+
+def gradient_average(rho_old: Any, rho_new: Any, first: Any, second: Any) -> Any:
+    r"""§4 GradAvg: :math:`(\rho_{old}S+(\rho_{new}-\rho_{old})S')/\rho_{new}`.
+
+    ``first`` was measured at precision ``rho_old`` (variance :math:`\Delta^2/(2\rho_{old})`),
+    ``second`` at ``rho_new - rho_old``; the average has variance
+    :math:`\Delta^2/(2\rho_{new})`. ``rho_*`` are ``(trials,)`` arrays or scalars.
+    """
+    if hasattr(rho_old, "ndim") and rho_old.ndim == 1:
+        rho_old, rho_new = rho_old[:, None], rho_new[:, None]
+    return (rho_old * first + (rho_new - rho_old) * second) / rho_new
+
+
+def dp_agd(objective: Any, *, epsilon: float, delta: float, splits: int = 60,
+           gamma: float = 0.1, grad_clip: float = 3.0, obj_clip: float = 3.0,
+           grid_size: int = 20, initial_max_step: float = 2.0, tau: int = 10,
+           eta: float = 0.1, alpha_cap: float | None = None, noisy_max_noise: str = "laplace",
+           rho_nmax: float | None = None, rho_ng: float | None = None,
+           max_iterations: int = 100_000, trials: int = 1, seed: Any = None, x0: Any = None,
+           trace: str | None = "suboptimality") -> SimulationResult:
+    r"""Run DP-AGD (Lee & Kifer Algorithm 2) on ``trials`` independent copies.
+
+    Parameters
+    ----------
+    objective:
+        Finite-sum objective (average form; the algorithm works with the sums
+        :math:`n\cdot` mean). Per-example losses must be non-negative for the NoisyMax
+        sensitivity (true for the logistic and Huber-SVM losses and regularisers).
+    epsilon, delta:
+        Target :math:`(\epsilon_{tot},\delta_{tot})`, converted to :math:`\rho` by eq. (5).
+        ``epsilon = inf`` runs the noiseless method for ``max_iterations`` iterations.
+    splits, gamma, grad_clip, obj_clip:
+        §6.2 settings (defaults: 60, 0.1, :math:`C_{grad}=C_{obj}=3`).
+    grid_size, initial_max_step, tau, eta, alpha_cap:
+        Step grid :math:`\Phi` (``grid_size`` non-zero points in :math:`[0,\alpha_{max}]`)
+        and its adaptation; ``alpha_cap`` caps :math:`\alpha_{max}` (code: 2.0).
+    noisy_max_noise:
+        ``"laplace"`` (Algorithm 1) or ``"exponential"`` (code).
+    rho_nmax, rho_ng:
+        Override the initial per-call budgets.
+    max_iterations:
+        Cap on released iterations (the budget normally stops the run first).
+    trials, seed, x0, trace:
+        As elsewhere; the trace has one column per released iterate, each trial's last value
+        repeated after it stops.
+
+    Returns
+    -------
+    SimulationResult
+        ``params["iterations"]`` (releases per trial), ``params["rounds"]``;
+        ``ledger.rho`` is the per-trial spent zCDP budget, ``ledger.epsilon`` the largest
+        converted :math:`\epsilon` (Lemma 3.8).
+
+    Example
+    -------
+    >>> from dpbounds.data import kuru_synthetic
+    >>> from dpbounds.objectives import LogisticRegression
+    >>> A, y = kuru_synthetic(n=2000, d=5, seed=0)
+    >>> f = LogisticRegression(A, y, l2=1e-3, l1_radius=5.0)
+    >>> r = dp_agd(f, epsilon=1.0, delta=1e-8, trials=3, seed=0)
+    >>> r.ledger.epsilon <= 1.0, r.ledger.neighbouring
+    (True, 'add/remove')
+    """
+    f = objective
+    xp = f.xp
+    n, d = f.n, f.d
+    epsilon = check_epsilon(epsilon)
+    delta = check_probability("delta", delta)
+    splits = check_int("splits", splits)
+    gamma = check_positive("gamma", gamma)
+    grad_clip = check_positive("grad_clip", grad_clip)
+    obj_clip = check_positive("obj_clip", obj_clip)
+    K = check_int("grid_size", grid_size)
+    alpha_max0 = check_positive("initial_max_step", initial_max_step)
+    tau = check_int("tau", tau)
+    eta = check_positive("eta", eta)
+    kind = check_choice("noisy_max_noise", noisy_max_noise, ("laplace", "exponential"))
+    max_iterations = check_int("max_iterations", max_iterations)
+    trials = check_int("trials", trials)
+    private = math.isfinite(epsilon)
+
+    if private:
+        rho_total = float(dp_to_zcdp_rho(epsilon, delta))
+        eps_split = epsilon / (2.0 * splits)
+        r_nmax = (float(pure_dp_to_zcdp_rho(eps_split)) if rho_nmax is None
+                  else check_positive("rho_nmax", rho_nmax))
+        r_ng0 = (eps_split**2 / (4.0 * math.log(1.25 / delta)) if rho_ng is None
+                 else check_positive("rho_ng", rho_ng))
+    else:
+        rho_total, r_nmax, r_ng0 = math.inf, math.inf, math.inf
+
+    _, noise = make_streams(seed, trials, xp)
+    rec = TraceRecorder(f, trace)
+    w = f.initial_state(trials, x0)
+
+    # host-side bookkeeping (scalars per trial)
+    remaining = np.full(trials, rho_total)
+    spent_at_release = np.zeros(trials)
+    r_ng = np.full(trials, r_ng0)
+    active = np.ones(trials, dtype=bool)
+    need_grad = np.ones(trials, dtype=bool)
+    iters = np.zeros(trials, dtype=int)
+    alpha_max = np.full(trials, alpha_max0)
+    chosen: list[list[float]] = [[] for _ in range(trials)]
+    charges: list[list[float]] = [[] for _ in range(trials)]
+    n_grad = np.zeros(trials, dtype=int)
+    n_nmax = np.zeros(trials, dtype=int)
+    sigmas: list[list[float]] = [[] for _ in range(trials)]
+
+    values = [to_numpy(rec.value(w))] if rec.kind else []
+    trace_rows: list[list[float]] = [[float(v)] for v in values[0]] if rec.kind else []
+    g_raw = xp.zeros((trials, d), dtype=xp.float64)  # noise-free clipped gradient sum
+    est = xp.zeros((trials, d), dtype=xp.float64)    # current raw noisy estimate
+    grid01 = xp.reshape(xp.linspace(0.0, 1.0, K + 1, dtype=xp.float64), (1, K + 1))
+    rounds = 0
+    while np.any(active) and rounds < 10 * max_iterations + 10:
+        rounds += 1
+        # -- 1. fresh gradient measurement where needed (line 4-7)
+        if np.any(need_grad & active):
+            g_new = n * f.clipped_mean_grad(w, None, grad_clip, include_regularizer=True)
+            mask = xp.asarray((need_grad & active)[:, None])
+            g_raw = xp.where(mask, g_new, g_raw)
+            if private:
+                sig = grad_clip / np.sqrt(2.0 * r_ng)
+                z = noise.normal((d,), xp.asarray(sig))
+                est = xp.where(mask, g_new + z, est)
+                for k in np.flatnonzero(need_grad & active):
+                    remaining[k] -= r_ng[k]
+                    charges[k].append(r_ng[k])
+                    sigmas[k].append(float(sig[k]))
+                    n_grad[k] += 1
+            else:
+                est = xp.where(mask, g_new, est)
+            need_grad[:] = False
+            # a trial whose budget is gone can never release again (line 13): stop it
+            active &= remaining > 0
+        norm = xp.linalg.vector_norm(est, axis=1)
+        direction = est / xp.maximum(norm, xp.asarray(1e-300, dtype=norm.dtype))[:, None]
+        # -- 2. NoisyMin over the step grid (lines 9-11)
+        phi = xp.asarray(alpha_max[:, None]) * grid01                     # (trials, K+1)
+        cand = w[:, None, :] - phi[:, :, None] * direction[:, None, :]   # (trials, K+1, d)
+        scores = n * f.clipped_loss(xp.reshape(cand, (trials * (K + 1), d)), obj_clip,
+                                    include_regularizer=True)
+        scores = -xp.reshape(scores, (trials, K + 1))
+        if private:
+            idx = noisy_max(scores, obj_clip, math.sqrt(2.0 * r_nmax), noise, kind)
+            remaining[active] -= r_nmax
+            for k in np.flatnonzero(active):
+                charges[k].append(r_nmax)
+                n_nmax[k] += 1
+        else:
+            idx = xp.argmax(scores, axis=1)
+        idx_h = to_numpy(idx).astype(int)
+        onehot = xp.asarray((idx_h[:, None] == np.arange(K + 1)[None, :]).astype(float))
+        alpha = xp.sum(phi * onehot, axis=1)
+        success = active & (idx_h > 0)
+        release = success & (remaining > 0)
+        # -- 3a. release (lines 12-13)
+        if np.any(release):
+            w = xp.where(xp.asarray(release[:, None]), w - alpha[:, None] * direction, w)
+            spent_at_release[release] = rho_total - remaining[release] if private else 0.0
+            iters[release] += 1
+            alpha_h = to_numpy(alpha)
+            for k in np.flatnonzero(release):
+                chosen[k].append(float(alpha_h[k]))
+                if iters[k] % tau == 0:  # adapt Φ (§4)
+                    alpha_max[k] = (1.0 + eta) * max(chosen[k][-tau:])
+                    if alpha_cap is not None:
+                        alpha_max[k] = min(alpha_max[k], alpha_cap)
+            need_grad |= release
+        active &= ~(success & ~release)  # success without budget: the run is over
+        active &= iters < max_iterations
+        # -- 3b. failure: raise the gradient budget and average (lines 15-19)
+        fail = active & (idx_h == 0)
+        if np.any(fail) and private:
+            r_old = r_ng.copy()
+            r_ng[fail] = (1.0 + gamma) * r_ng[fail]
+            inc = np.where(fail, r_ng - r_old, 1.0)
+            z2 = noise.normal((d,), xp.asarray(grad_clip / np.sqrt(2.0 * inc)))
+            avg = gradient_average(xp.asarray(np.where(fail, r_old, 1.0)),
+                                   xp.asarray(np.where(fail, r_ng, 1.0)), est, g_raw + z2)
+            est = xp.where(xp.asarray(fail[:, None]), avg, est)
+            for k in np.flatnonzero(fail):
+                remaining[k] -= inc[k]
+                charges[k].append(inc[k])
+                sigmas[k].append(float(grad_clip / math.sqrt(2.0 * inc[k])))
+                n_grad[k] += 1
+            active &= remaining > 0
+        elif np.any(fail):
+            active &= ~fail  # noiseless: no descent step on the grid, converged
+        if rec.kind and np.any(release):
+            vals = to_numpy(rec.value(w))
+            for k in np.flatnonzero(release):
+                trace_rows[k].append(float(vals[k]))
+
+    if rec.kind:
+        width = max(len(r) for r in trace_rows)
+        tr = np.array([r + [r[-1]] * (width - len(r)) for r in trace_rows])
+    else:
+        tr = np.zeros((trials, 0))
+    if private:
+        rho_spent = spent_at_release
+        eps_spent = float(zcdp_to_dp_epsilon(float(np.max(rho_spent)), delta))
+        width = max(len(c) for c in charges)
+        per_step = np.array([c + [0.0] * (width - len(c)) for c in charges])
+        ledger = PrivacyLedger(
+            "zCDP", "add/remove", eps_spent, delta, epsilon, delta, per_step,
+            "zCDP composition (Lemma 3.5) of the charges up to the last release, eq. (5) / "
+            "Lemma 3.8 conversion", rho=rho_spent,
+            events=(f"gradient measurements per trial: {n_grad.tolist()} (Gaussian, L2 "
+                    f"sensitivity {grad_clip})", f"NoisyMax calls per trial: {n_nmax.tolist()} "
+                    f"(rho_nmax={r_nmax:.4g} each)"),
+        )
+    else:
+        ledger = PrivacyLedger.non_private(int(iters.max()), "add/remove")
+    params = dict(rho_total=rho_total, rho_nmax=r_nmax, rho_ng_initial=r_ng0,
+                  rho_ng_final=r_ng, iterations=iters, rounds=rounds, step_sizes=chosen,
+                  gradient_sigmas=sigmas, gradient_measurements=n_grad,
+                  noisy_max_calls=n_nmax, splits=splits, gamma=gamma, grad_clip=grad_clip,
+                  obj_clip=obj_clip, seed=seed)
+    return SimulationResult("DP-AGD", w, tr, rec.kind or "none", ledger, params,
+                            DP_AGD_SOURCE, backend_name(xp))
