@@ -27,6 +27,9 @@ Conventions and facts settled here (**[DERIVED]**, ``kuru_et_al.md`` §3, §11):
   :math:`G\succeq tI`, :math:`P\succeq0`, :math:`c_0,c\ge0`, :math:`P_{11}+P_{22}+c_0+c=1`; the
   smallest :math:`\rho` with margin :math:`\ge\tau` (default :math:`10^{-7}`) is found by a
   safeguarded secant (Illinois) search. The returned certificate is rescaled to :math:`c=1`.
+* **Scaling**: the LMI is invariant under :math:`(\mu,L,\alpha)\to(\mu/L,1,\alpha L)` with
+  :math:`(P,c_0,c)\to(P,c_0L^2,cL)` (substitute :math:`g=Lg'`); the solver always works in
+  these normalised units, so rates depend on :math:`(\kappa,\alpha L,\beta)` only.
 * **Verification** never trusts the solver: :func:`verify_certificate` re-assembles (22) from the
   paper's matrices in float64 with the returned :math:`(\rho,P,c_0,c)` and checks the eigenvalues
   of the LMI and of :math:`P` against an explicit tolerance.
@@ -432,15 +435,22 @@ class HeavyBallLMI:
 
 
 def _finalize(mu, L, alpha, beta, rho, sol, margin):
-    """Clean a solver certificate (symmetrise, clip P to PSD, c0, c >= a safe floor) and verify."""
+    r"""Clean a solver certificate and verify it in the original units.
+
+    The solver works in normalised units (:math:`\mu/L`, :math:`1`, :math:`\alpha L`); there
+    the certificate is symmetrised, :math:`P` clipped to PSD, :math:`c_0\ge0`, and :math:`c`
+    raised to a floor that keeps half the margin. It is then mapped back with
+    :math:`c_0=c_0'/L^2`, :math:`c=c'/L` (same :math:`P`), rescaled to :math:`c=1` and verified.
+    """
     P = 0.5 * (sol["P"] + sol["P"].T)
     w, V = np.linalg.eigh(P)
     P = (V * np.maximum(w, 0.0)) @ V.T
-    c0 = max(sol["c0"], 0.0)
-    m = lmi_blocks(mu, L, alpha, beta)
+    c0n = max(sol["c0"], 0.0)
+    m = lmi_blocks(mu / L, 1.0, alpha * L, beta)
     # raising c by delta moves the LMI by delta*(X1 + (1-rho^2) X2): keep half the margin
     scale = np.linalg.norm(m["X1"] + (1.0 - rho**2) * m["X2"], 2)
-    c = max(sol["c"], 0.5 * margin / max(scale, 1e-300))
+    cn = max(sol["c"], 0.5 * margin / max(scale, 1e-300))
+    c0, c = c0n / L**2, cn / L
     ver = verify_certificate(mu, L, alpha, beta, rho, P / c, c0 / c, 1.0)
     return P / c, c0 / c, ver
 
@@ -486,7 +496,7 @@ def heavy_ball_lmi_rate(
         return NoCertificate(mu, L, alpha, beta, f"heavy ball diverges on a quadratic "
                              f"(quadratic rate {rho_q:.6g} >= 1)", rho_q, 0)
     lmi = lmi or HeavyBallLMI(solver)
-    lmi.set_point(mu, L, alpha, beta)
+    lmi.set_point(mu / L, 1.0, alpha * L, beta)  # solve in normalised units (exact scaling)
     start = lmi.solves
     top = 1.0 - 1e-9
     cache: dict[float, tuple[float, dict | None, str]] = {}
@@ -566,7 +576,7 @@ def heavy_ball_lmi_certificate_at(
         raise ValueError(f"rho must lie in (0, 1), got {rho}")
     rho_q = float(heavy_ball_rate(alpha, beta, mu, L))
     lmi = lmi or HeavyBallLMI(solver)
-    lmi.set_point(mu, L, alpha, beta)
+    lmi.set_point(mu / L, 1.0, alpha * L, beta)  # solve in normalised units (exact scaling)
     start = lmi.solves
     t, sol, name = lmi.margin(rho)
     if sol is None or t < DEFAULT_MARGIN:

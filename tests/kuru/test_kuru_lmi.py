@@ -152,3 +152,12 @@ def test_lmi_rate_vs_pepit_worst_case(alpha, beta):
     # exact one-step worst case of the certified Lyapunov function: <= rho^2 (LMI is sufficient)
     assert tau <= c.rho**2 * (1 + 1e-4) + 1e-7
     assert tau >= heavy_ball_rate(alpha, beta, MU, L) ** 2 * (1 - 1e-4) - 1e-7
+
+
+def test_scale_invariance_of_the_lmi_rate():
+    # (mu, L, alpha) -> (mu/L, 1, alpha L) with (P, c0, c) -> (P, c0 L^2, c L): same rate
+    base = heavy_ball_lmi_rate(0.05, 1.0, 0.7, 0.4)
+    for L_ in (100.0, 0.01):
+        c = heavy_ball_lmi_rate(0.05 * L_, L_, 0.7 / L_, 0.4)
+        assert c.verified and c.rho == pytest.approx(base.rho, abs=1e-9)
+        np.testing.assert_allclose(c.P / L_, base.P, rtol=1e-9)  # c = 1: P scales with L
