@@ -26,6 +26,11 @@ DP-SGD, DP-NSGD, Tran & Cutkosky's tree-aggregated methods and the tree aggregat
 
 from dpbounds.algorithms._common import PrivacyLedger, SimulationResult, make_streams
 from dpbounds.algorithms.dp_agd import dp_agd
+from dpbounds.algorithms.dp_erm import (
+    noisy_projected_sgd,
+    objective_perturbation,
+    output_perturbation,
+)
 from dpbounds.algorithms.gradient_descent import dp_gd
 from dpbounds.algorithms.kuru import (
     dp_heavy_ball,
@@ -46,4 +51,7 @@ __all__ = [
     "dp_nag",
     "dp_nag_opt",
     "make_streams",
+    "noisy_projected_sgd",
+    "objective_perturbation",
+    "output_perturbation",
 ]

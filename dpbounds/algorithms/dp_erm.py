@@ -1,0 +1,273 @@
+r"""Convex DP-ERM baselines of Kamath's lecture: noisy projected SGD (Bassily, Smith &
+Thakurta 2014), output perturbation and objective perturbation.
+
+Normalisation. The lecture writes the **sum** :math:`\mathcal L(\theta)=\sum_i\ell_i(\theta)`;
+dpbounds objectives are averages :math:`F=\frac1n\sum_i\ell_i+R`, so
+:math:`\mathcal L=nF` (the regulariser :math:`R` inside every example). Traces report the
+average form :math:`F(\theta_t)-F^*` (multiply by ``n`` for the lecture's excess risk).
+
+* :func:`noisy_projected_sgd` — Algorithm 3: one uniformly random example per step,
+  :math:`\theta_t=\Pi_{\mathcal C}(\theta_{t-1}-\eta(t)(n\nabla\ell_i(\theta_{t-1})+b_t))`,
+  :math:`b_t\sim N(0,\sigma^2I)`, :math:`\eta(t)=\lVert\mathcal C\rVert_2/(G\sqrt t)`,
+  :math:`G^2=n^2L^2+d\sigma^2` (§6), :math:`\mathcal C` the L2 ball of radius ``radius``
+  (diameter :math:`\lVert\mathcal C\rVert_2=2R`), last iterate returned.
+  ``calibration="lecture"`` uses :math:`\sigma^2=32L^2n^2\log(n/\delta)\log(1/\delta)/\varepsilon^2`
+  with :math:`T=n^2` (VERBATIM; a sufficient calibration from an approximate argument);
+  ``calibration="rdp"`` calibrates :math:`\sigma` for the actual ``steps`` with the RDP
+  accountant of the sampled Gaussian without replacement (batch 1, replace-one, L2
+  sensitivity :math:`2nL` of the noised term) from :mod:`dpbounds.privacy.rdp`.
+* :func:`output_perturbation` — exact minimiser plus Gaussian noise. Sensitivity
+  ``"derived"``: :math:`2G/(n\mu)` for the average form with a :math:`\mu`-strongly convex
+  regulariser and :math:`G`-Lipschitz losses (replace-one; DERIVED, ``kamath_lecture.md`` §2
+  caution); ``"lecture"``: Lemma 1's :math:`2n/\lambda` read with :math:`\lambda=n\mu` and
+  :math:`G`-Lipschitz losses, :math:`2G/\mu` (VERBATIM, conservative by the factor ``n``).
+* :func:`objective_perturbation` — :math:`\arg\min_\theta \sum_i\ell_i+nR+\frac\Delta2\lVert
+  \theta\rVert^2+b^\top\theta` with :math:`b\sim N(0,\sigma^2I)`,
+  :math:`\sigma^2=\zeta^2(8\log(2/\delta)+4\varepsilon)/\varepsilon^2`, :math:`\Delta=2\lambda_H/
+  \varepsilon` (Kifer, Smith & Thakurta 2012; the constants of Lee & Kifer's ObjPert baseline,
+  ``lee_kifer.md`` §9 item 11 — the lecture gives none). :math:`\zeta` bounds
+  :math:`\lVert\nabla\ell_i\rVert`, :math:`\lambda_H` the eigenvalues of the rank-one per-example
+  Hessians (GLMs: :math:`\sup\psi''\cdot\sup\lVert a\rVert^2`). The minimiser is computed
+  exactly (trust-region Newton, gradient norm below 1e-10).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import scipy.optimize
+
+from dpbounds._validation import check_choice, check_int, check_positive, check_probability
+from dpbounds.algorithms._common import (
+    PrivacyLedger,
+    SimulationResult,
+    TraceRecorder,
+    check_epsilon,
+    make_streams,
+)
+from dpbounds.backend import backend_name, to_numpy
+from dpbounds.privacy.gaussian import analytic_gaussian_sigma, classic_gaussian_sigma
+from dpbounds.privacy.rdp import epsilon_for_noise_multiplier, noise_multiplier_for_epsilon
+from dpbounds.provenance import KAMATH, Provenance, Source
+
+__all__ = [
+    "NOISY_SGD_SOURCE",
+    "OBJECTIVE_PERTURBATION_SOURCE",
+    "OUTPUT_PERTURBATION_SOURCE",
+    "bst14_sigma",
+    "noisy_projected_sgd",
+    "objective_perturbation",
+    "output_perturbation",
+    "output_perturbation_sensitivity",
+]
+
+NOISY_SGD_SOURCE = Source(KAMATH, "Algorithm 3 (Bassily, Smith, Thakurta 2014), Theorem 2",
+                          Provenance.VERBATIM)
+OUTPUT_PERTURBATION_SOURCE = Source(KAMATH, "Lemma 1 + Gaussian mechanism",
+                                    Provenance.VERBATIM,
+                                    "sensitivity 2G/(n mu) is DERIVED; 2n/lambda VERBATIM")
+OBJECTIVE_PERTURBATION_SOURCE = Source(
+    "Kifer, Smith & Thakurta, Private Convex ERM and High-dimensional Regression, COLT 2012",
+    "Theorem 2 (Gaussian objective perturbation)", Provenance.RECONSTRUCTED,
+    "constants as used by Lee & Kifer's ObjPert baseline; the lecture gives none",
+)
+
+
+def bst14_sigma(lipschitz: float, n: int, epsilon: float, delta: float) -> float:
+    r"""Algorithm 3's noise :math:`\sqrt{32L^2n^2\log(n/\delta)\log(1/\delta)}/\varepsilon`."""
+    L = check_positive("lipschitz", lipschitz)
+    n = check_int("n", n)
+    epsilon = check_positive("epsilon", epsilon)
+    delta = check_probability("delta", delta)
+    return math.sqrt(32.0 * L**2 * n**2 * math.log(n / delta) * math.log(1.0 / delta)) / epsilon
+
+
+def _project(xp: Any, x: Any, radius: float) -> Any:
+    norm = xp.linalg.vector_norm(x, axis=1)
+    return x * xp.minimum(1.0, radius / xp.maximum(norm, xp.asarray(1e-300)))[:, None]
+
+
+def noisy_projected_sgd(objective: Any, *, epsilon: float, delta: float, radius: float,
+                        steps: int | None = None, calibration: str = "lecture",
+                        lipschitz: float | None = None, trials: int = 1, seed: Any = None,
+                        x0: Any = None, trace: str | None = "suboptimality",
+                        trace_every: int = 1) -> SimulationResult:
+    r"""Noisy projected SGD, Kamath's Algorithm 3 (see the module docstring).
+
+    Parameters
+    ----------
+    objective:
+        Convex objective; its per-example gradients (regulariser included) must be bounded
+        by ``lipschitz`` on the ball (default ``objective.lipschitz(radius)``).
+    epsilon, delta:
+        Target; ``epsilon = inf`` runs noiseless projected SGD.
+    radius:
+        Radius :math:`R` of the constraint ball :math:`\mathcal C`.
+    steps:
+        :math:`T` (default :math:`n^2`, the lecture's choice; ``calibration="lecture"``
+        requires :math:`T\le n^2`).
+    calibration:
+        ``"lecture"`` or ``"rdp"`` (see module docstring).
+    trace_every:
+        Record the trace every this many steps (the default ``T = n²`` is long).
+    """
+    f = objective
+    xp = f.xp
+    n, d = f.n, f.d
+    epsilon = check_epsilon(epsilon)
+    delta = check_probability("delta", delta)
+    radius = check_positive("radius", radius)
+    T = n * n if steps is None else check_int("steps", steps)
+    calibration = check_choice("calibration", calibration, ("lecture", "rdp"))
+    trace_every = check_int("trace_every", trace_every)
+    L = f.lipschitz(radius) if lipschitz is None else check_positive("lipschitz", lipschitz)
+    if not math.isfinite(L):
+        raise ValueError("lipschitz must be finite on the ball: pass lipschitz=")
+    private = math.isfinite(epsilon)
+    if private and calibration == "lecture":
+        if T > n * n:
+            raise ValueError(f"steps must be <= n^2 = {n * n} for calibration='lecture'")
+        sigma = bst14_sigma(L, n, epsilon, delta)
+    elif private:
+        z = noise_multiplier_for_epsilon(epsilon, delta, 1.0 / n, T,
+                                         sampling="without_replacement")
+        sigma = z * 2.0 * n * L
+    else:
+        sigma = 0.0
+    G = math.sqrt((n * L) ** 2 + d * sigma**2)
+    diameter = 2.0 * radius
+    sampler, noise = make_streams(seed, trials, xp)
+    rec = TraceRecorder(f, trace)
+    x = _project(xp, f.initial_state(trials, x0), radius)
+    rec.record(x)
+    for t in range(1, T + 1):
+        idx = sampler.integers(n, (1,))
+        g = n * (f.grad(x, idx))  # n (∇ℓ_i + ∇R): unbiased for ∇(nF)
+        if sigma > 0:
+            g = g + noise.normal((d,), sigma)
+        x = _project(xp, x - (diameter / (G * math.sqrt(t))) * g, radius)
+        if t % trace_every == 0 or t == T:
+            rec.record(x)
+    if private:
+        if calibration == "rdp":
+            eps_spent = epsilon_for_noise_multiplier(sigma / (2.0 * n * L), delta, 1.0 / n, T,
+                                                     sampling="without_replacement")
+            acct = "RDP of the sampled Gaussian without replacement (q = 1/n), replace-one"
+        else:
+            eps_spent = epsilon
+            acct = ("the lecture's sufficient calibration (Algorithm 3, T <= n^2; approximate "
+                    "argument via Lemma 3 and advanced composition)")
+        ledger = PrivacyLedger("(eps,delta)-DP", "replace-one", float(eps_spent), delta,
+                               epsilon, delta, np.full(1, float(eps_spent)), acct,
+                               events=(f"{T} x Gaussian(sigma={sigma:.4g}) on n*grad of one "
+                                       f"random example (||.|| <= nL = {n * L:.4g})",))
+    else:
+        ledger = PrivacyLedger.non_private(T)
+    params = dict(sigma=sigma, lipschitz=L, radius=radius, steps=T, G=G,
+                  calibration=calibration, trace_every=trace_every, seed=seed)
+    return SimulationResult("noisy projected SGD", x, rec.result(trials), rec.kind or "none",
+                            ledger, params, NOISY_SGD_SOURCE, backend_name(xp))
+
+
+def output_perturbation_sensitivity(objective: Any, rule: str = "derived") -> float:
+    r"""L2 sensitivity of :math:`\arg\min F` (replace-one): ``"derived"`` :math:`2G/(n\mu)`,
+    ``"lecture"`` :math:`2G/\mu` (Lemma 1 with :math:`\lambda=n\mu`)."""
+    rule = check_choice("rule", rule, ("derived", "lecture"))
+    mu = objective.strong_convexity
+    G = objective.gradient_bound
+    if not mu > 0:
+        raise ValueError("output perturbation needs strong_convexity > 0 (an L2 regulariser)")
+    if not math.isfinite(G):
+        raise ValueError("output perturbation needs a finite gradient_bound")
+    return 2.0 * G / (objective.n * mu) if rule == "derived" else 2.0 * G / mu
+
+
+def output_perturbation(objective: Any, *, epsilon: float, delta: float,
+                        sensitivity_rule: str = "derived", mechanism: str = "analytic",
+                        trials: int = 1, seed: Any = None,
+                        trace: str | None = "suboptimality") -> SimulationResult:
+    r"""Output perturbation (Kamath Lemma 1): :math:`\hat\theta=\arg\min F+N(0,\sigma^2I)`.
+
+    ``mechanism="analytic"`` (Balle & Wang) or ``"classic"``
+    (:math:`\sigma=\Delta\sqrt{2\ln(1.25/\delta)}/\varepsilon`, requires
+    :math:`\varepsilon<1`). The trace has one column: the suboptimality of the output.
+    """
+    f = objective
+    xp = f.xp
+    epsilon = check_epsilon(epsilon)
+    delta = check_probability("delta", delta)
+    mechanism = check_choice("mechanism", mechanism, ("analytic", "classic"))
+    sens = output_perturbation_sensitivity(f, sensitivity_rule)
+    private = math.isfinite(epsilon)
+    if private:
+        sigma = float(analytic_gaussian_sigma(epsilon, delta, sens) if mechanism == "analytic"
+                      else classic_gaussian_sigma(epsilon, delta, sens))
+    else:
+        sigma = 0.0
+    _, noise = make_streams(seed, trials, xp)
+    theta = f.initial_state(trials, f.optimum.x)
+    if sigma > 0:
+        theta = theta + noise.normal((f.d,), sigma)
+    rec = TraceRecorder(f, trace)
+    rec.record(theta)
+    ledger = (PrivacyLedger("(eps,delta)-DP", "replace-one", epsilon, delta, epsilon, delta,
+                            np.full(1, epsilon), f"{mechanism} Gaussian mechanism, "
+                            f"sensitivity {sens:.4g} ({sensitivity_rule})")
+              if private else PrivacyLedger.non_private(1))
+    return SimulationResult("output perturbation", theta, rec.result(trials),
+                            rec.kind or "none", ledger,
+                            dict(sigma=sigma, sensitivity=sens, rule=sensitivity_rule),
+                            OUTPUT_PERTURBATION_SOURCE, backend_name(xp))
+
+
+def objective_perturbation(objective: Any, *, epsilon: float, delta: float,
+                           trials: int = 1, seed: Any = None,
+                           trace: str | None = "suboptimality") -> SimulationResult:
+    r"""Gaussian objective perturbation (see the module docstring) for margin-loss GLMs.
+
+    Needs ``objective.psi_curvature`` and ``objective.l2_radius`` (``λ_H``) and a finite
+    ``gradient_bound`` (``ζ``); the perturbed problems are solved on the host.
+    """
+    f = objective
+    xp = f.xp
+    epsilon = check_epsilon(epsilon)
+    delta = check_probability("delta", delta)
+    if not f.convex:
+        raise ValueError("objective perturbation needs a convex objective")
+    if not hasattr(f, "psi_curvature"):
+        raise ValueError("objective perturbation needs a margin-loss GLM (rank-one Hessians)")
+    zeta = f.gradient_bound
+    lam_h = f.psi_curvature * f.l2_radius**2
+    private = math.isfinite(epsilon)
+    sigma = zeta * math.sqrt(8.0 * math.log(2.0 / delta) + 4.0 * epsilon) / epsilon \
+        if private else 0.0
+    Delta = 2.0 * lam_h / epsilon if private else 0.0
+    _, noise = make_streams(seed, trials, xp)
+    b = to_numpy(noise.normal((f.d,), sigma)) if sigma > 0 else np.zeros((trials, f.d))
+    n = f.n
+    sols = []
+    for k in range(trials):
+        # average form: F(θ) + Δ/(2n) ||θ||² + (b/n)ᵀθ
+        def fun(w, k=k):
+            val, g, _ = f._host_fgh(w, need_hess=False)
+            return (val + Delta / (2 * n) * float(w @ w) + float(b[k] @ w) / n,
+                    g + Delta / n * w + b[k] / n)
+
+        def hess(w):
+            return f._host_fgh(w)[2] + (Delta / n) * np.eye(f.d)
+
+        res = scipy.optimize.minimize(fun, np.zeros(f.d), jac=True, hess=hess,
+                                      method="trust-exact", options={"gtol": 1e-12})
+        sols.append(res.x)
+    theta = xp.asarray(np.asarray(sols, dtype=float))
+    rec = TraceRecorder(f, trace)
+    rec.record(theta)
+    ledger = (PrivacyLedger("(eps,delta)-DP", "replace-one", epsilon, delta, epsilon, delta,
+                            np.full(1, epsilon), "Kifer-Smith-Thakurta 2012 Theorem 2")
+              if private else PrivacyLedger.non_private(1))
+    return SimulationResult("objective perturbation", theta, rec.result(trials),
+                            rec.kind or "none", ledger,
+                            dict(sigma=sigma, Delta=Delta, zeta=zeta, lambda_H=lam_h),
+                            OBJECTIVE_PERTURBATION_SOURCE, backend_name(xp))
