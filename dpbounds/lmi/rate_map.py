@@ -5,7 +5,9 @@ r"""Heavy-ball rate maps over an :math:`(\alpha,\beta)` grid: closed form and Pr
 * :func:`lmi_rate_map`: the LMI rate of Prop. 3.4 (all of :math:`\mathcal S_{\mu,L}`) at every grid
   point, each one an independently verified certificate.
 
-How the LMI map is made fast (a 100x100 map in well under a minute on two cores):
+How the LMI map is made fast (a 100x100 map in 26-51 s with two worker processes on a shared
+2-core machine, against an extrapolated 1700-4400 s for the naive approach; see
+``bench/bench_rate_map.py``):
 
 1. the margin SDP is set up once per worker process
    (:class:`~dpbounds.lmi.heavy_ball_lmi.HeavyBallLMI`; the map uses its direct Clarabel form,
