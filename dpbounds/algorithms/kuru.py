@@ -22,11 +22,14 @@ eq. (11), :math:`b_t=S_1/(m\ln[1+\frac nm(e^{\epsilon_t}-1)])` — for the unifo
 recomputes each step's loss with eq. (11) from the scale actually used and composes by
 basic composition (Thm A.2).
 
-``-opt`` variants distribute the budget by Prop. 4.2, :math:`\epsilon_t\propto
-a_{T,t}^{1/3}` with the weights of Thm 4.1 (29) (NAG) or Thm 4.3 (34) (MASG) — exact for
-:math:`m=n`, the paper's heuristic for :math:`m<n` (Remark 4.2) — and, as in Section 5,
-re-select the horizon :math:`T'\le T` minimising the bound (32) for an initial-error
-guess :math:`E_0` (default 10, the paper's value), then run :math:`T'` iterations.
+``-opt`` variants distribute the budget optimally for the weights of Thm 4.1 (29) (NAG) or
+Thm 4.3 (34) (MASG): Prop. 4.2, :math:`\epsilon_t\propto a_{T,t}^{1/3}`, for :math:`m=n`, and
+the numeric optimum of problem (30) for :math:`m<n` (``allocation="remark_4_2"`` uses (31)'s
+budgets with :math:`m<n`, the paper's heuristic); and, as in Section 5, they re-select the
+horizon :math:`T'\le T` minimising the bound (32) for an initial-error guess :math:`E_0`
+(default 10, the paper's value), then run :math:`T'` iterations. Weights, schedule, allocation
+and horizon come from :mod:`dpbounds.bounds.nesterov` and
+:mod:`dpbounds.bounds.noise_allocation`.
 
 The step sizes follow Section 5: :math:`\alpha=c/L` and NAG's momentum
 :math:`\beta=(1-\sqrt{\mu\alpha})/(1+\sqrt{\mu\alpha})` for DP-NAG **and** DP-HB (the
@@ -43,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds._validation import check_int, check_nonnegative, check_positive
+from dpbounds._validation import check_choice, check_int, check_nonnegative, check_positive
 from dpbounds.algorithms._common import (
     PrivacyLedger,
     SimulationResult,
@@ -53,6 +56,16 @@ from dpbounds.algorithms._common import (
     make_streams,
 )
 from dpbounds.backend import backend_name
+from dpbounds.bounds.nesterov import Schedule, error_weights, masg_schedule, nesterov_schedule
+from dpbounds.bounds.noise_allocation import (
+    Allocation,
+    optimal_noise,
+    optimal_noise_closed_form,
+    remark_4_2_allocation,
+    select_horizon,
+    select_horizon_subsampled,
+    uniform_noise,
+)
 from dpbounds.privacy.laplace import (
     basic_composition,
     laplace_scales_for_budgets,
@@ -70,12 +83,8 @@ __all__ = [
     "dp_masg_opt",
     "dp_nag",
     "dp_nag_opt",
+    "laplace_allocation",
     "laplace_momentum_method",
-    "masg_schedule",
-    "nag_error_weights",
-    "masg_error_weights",
-    "optimal_budgets",
-    "select_horizon",
 ]
 
 DP_HB_SOURCE = Source(KURU, "eq. (9), Proposition 3.1", Provenance.VERBATIM)
@@ -86,87 +95,60 @@ DP_MASG_SOURCE = Source(KURU, "eq. (33), Theorem 4.3", Provenance.VERBATIM,
 
 
 # ---------------------------------------------------------------------------------------
-# Schedules and weights.
-# LOCAL FALLBACK: dpbounds/bounds/nesterov.py (MASG schedule (33), weights (29)/(34)) and
-# dpbounds/bounds/noise_allocation.py (Prop. 4.2 / problem (30)) are written concurrently
-# by another helper; these self-contained versions are used until they land.
+# Budgets: the weights (29)/(34), the MASG schedule (33), Prop. 4.2 / problem (30) and the
+# horizon rule of Remark 4.1 come from dpbounds.bounds.nesterov and .noise_allocation.
 # ---------------------------------------------------------------------------------------
-def nag_error_weights(steps: int, step_size: float, mu: float, L: float
-                      ) -> tuple[float, np.ndarray]:
-    r"""Weights of Thm 4.1 (29): :math:`a_{T,0}=q^T`, :math:`a_{T,t}=q^{T-t}\alpha(1+\alpha L)`,
-    :math:`q=1-\sqrt{\mu\alpha}`; returns ``(a_{T,0}, a[1..T])``."""
-    T = check_int("steps", steps)
-    q = 1.0 - math.sqrt(mu * step_size)
-    k = np.arange(T - 1, -1, -1, dtype=float)  # T - t for t = 1..T
-    a = np.exp(k * math.log(q)) * step_size * (1.0 + step_size * L) if q > 0 else \
-        np.where(k == 0, step_size * (1.0 + step_size * L), 0.0)
-    return float(q**T), a
+ALLOCATIONS = ("uniform", "optimal", "remark_4_2")
+HORIZON_RULES = ("eq32", "subsampled")
 
 
-def masg_schedule(steps: int, mu: float, L: float, *, c: float = 1.0, p: int = 1,
-                  first_stage: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    r"""The MASG schedule (33) truncated at ``steps`` iterations.
+def laplace_allocation(schedule: Schedule, objective: Any, *, epsilon: float, m: int,
+                       allocation: str, sensitivity: float) -> Allocation:
+    """Per-iteration budgets and Laplace scales for ``schedule``.
 
-    Stage 1: ``first_stage`` iterations (default :math:`\lceil2\sqrt\kappa\ln\sqrt\kappa\rceil`,
-    the reference code's Section-5 choice; (33) only requires :math:`n_1\ge1`) with step
-    :math:`c/L`; stage :math:`k\ge2`: :math:`2^k\lceil\sqrt\kappa\ln 2^{p+2}\rceil` iterations
-    with step :math:`c\,2^{-2k}/L`.
-
-    Returns ``(step_sizes, stages)``, each of length ``steps`` (stage numbers from 1).
+    ``"uniform"``: eqs. (12)-(13). ``"optimal"``: Prop. 4.2 (31) when ``m = n``, the numeric
+    optimum of (30) when ``m < n``. ``"remark_4_2"``: the budgets of (31) used with ``m < n``
+    (Remark 4.2's heuristic, what Section 5's reference code does).
     """
-    T = check_int("steps", steps)
-    kappa = L / mu
-    rk = math.sqrt(kappa)
-    n1 = first_stage if first_stage is not None else max(1, math.ceil(2 * rk * math.log(rk)))
-    n1 = check_int("first_stage", n1)
-    C = math.ceil(rk * math.log(2.0 ** (p + 2)))
-    stages = np.empty(T, dtype=int)
-    alphas = np.empty(T)
-    t, k = 0, 1
-    while t < T:
-        length = n1 if k == 1 else 2**k * C
-        stop = min(T, t + length)
-        stages[t:stop] = k
-        alphas[t:stop] = c / L if k == 1 else c * 2.0 ** (-2 * k) / L
-        t, k = stop, k + 1
-    return alphas, stages
+    n = objective.n
+    w = error_weights(schedule, objective.strong_convexity, objective.smoothness)
+    if allocation == "uniform":
+        return uniform_noise(w, sensitivity, n, m, epsilon)
+    if allocation == "remark_4_2":
+        return remark_4_2_allocation(w, sensitivity, n, m, epsilon)
+    if m == n:
+        return optimal_noise_closed_form(w, sensitivity, n, epsilon)
+    return optimal_noise(w, sensitivity, n, m, epsilon)
 
 
-def masg_error_weights(step_sizes: np.ndarray, stages: np.ndarray, mu: float, L: float
-                       ) -> tuple[float, np.ndarray]:
-    r"""Weights of Thm 4.3 (34) for iterations ``1..T`` with the given per-iteration steps
-    and stages (``s_0 = s_1``)."""
-    alphas = np.asarray(step_sizes, dtype=float)
-    s = np.asarray(stages)
-    q = 1.0 - np.sqrt(mu * alphas)
-    logq = np.log(np.maximum(q, 1e-300))
-    # suffix sums: sum_{i=t+1}^{T} log q_i
-    suffix = np.concatenate([np.cumsum(logq[::-1])[::-1][1:], [0.0]])
-    sT = s[-1]
-    a = 2.0 ** (sT - s) * np.exp(suffix) * alphas * (1.0 + alphas * L)
-    a0 = 2.0 ** (sT - s[0]) * math.exp(float(np.sum(logq)))
-    return a0, a
-
-
-def optimal_budgets(weights: np.ndarray, epsilon: float) -> np.ndarray:
-    r"""Prop. 4.2 (31): :math:`\epsilon_t=\epsilon\,a_{T,t}^{1/3}/\sum_j a_{T,j}^{1/3}`."""
-    w = np.cbrt(np.asarray(weights, dtype=float))
-    return split_budget(epsilon, weights=np.maximum(w, 1e-300))
-
-
-def select_horizon(weights_for: Any, steps: int, *, epsilon: float, sensitivity: float,
-                   n: int, d: int, initial_error: float) -> tuple[int, np.ndarray]:
-    r"""Remark 4.1: the horizon :math:`T'\le T` minimising (32),
-    :math:`a_{T',0}E_0+\frac{dS_1^2}{n^2\epsilon^2}(\sum_j a_{T',j}^{1/3})^3`.
-
-    ``weights_for(T')`` returns ``(a_{T',0}, a_{T',1..T'})``. Returns ``(T', scores)``.
-    """
-    scores = np.empty(steps)
-    const = d * sensitivity**2 / (n**2 * epsilon**2)
-    for Tp in range(1, steps + 1):
-        a0, a = weights_for(Tp)
-        scores[Tp - 1] = a0 * initial_error + const * float(np.sum(np.cbrt(a))) ** 3
-    return int(np.argmin(scores)) + 1, scores
+def _horizon(objective: Any, *, method: str, rule: str, epsilon: float, m: int,
+             sensitivity: float, steps: int, initial_error: float, alpha: float | None = None,
+             c: float = 1.0, p: float = 1.0, first_stage: int | None = None) -> int:
+    """Remark 4.1: the horizon T' <= T minimising (32) (``rule="eq32"``, Section 5's rule for
+    every m) or the optimal bound with subsampling (``"subsampled"``, DERIVED)."""
+    f = objective
+    if rule == "eq32" or m == f.n:
+        if method == "masg" and first_stage is not None:
+            # select_horizon has no first-stage override: evaluate (32) on our schedule
+            sched = masg_schedule(f.strong_convexity, f.smoothness, horizon=steps, p=p, c=c,
+                                  first_stage_length=first_stage)
+            best, best_val = 1, math.inf
+            for Tp in range(1, steps + 1):
+                wt = error_weights(sched.truncated(Tp), f.strong_convexity, f.smoothness)
+                val = wt.a0 * initial_error + f.d * sensitivity**2 / (f.n * epsilon) ** 2 * \
+                    float(np.sum(np.cbrt(wt.a))) ** 3
+                if val < best_val:
+                    best, best_val = Tp, val
+            return best
+        return select_horizon(f.strong_convexity, f.smoothness, initial_error=initial_error,
+                              d=f.d, sensitivity=sensitivity, n=f.n, epsilon=epsilon,
+                              max_horizon=steps, alpha=alpha, method=method, c=c,
+                              p=p).horizon
+    return select_horizon_subsampled(f.strong_convexity, f.smoothness,
+                                     initial_error=initial_error, d=f.d,
+                                     sensitivity=sensitivity, n=f.n, m=m, epsilon=epsilon,
+                                     max_horizon=steps, alpha=alpha, method=method, c=c,
+                                     p=p).horizon
 
 
 # ---------------------------------------------------------------------------------------
@@ -190,9 +172,11 @@ def laplace_momentum_method(
     name: str = "",
     source: Source | None = None,
     params: dict | None = None,
+    scales: np.ndarray | None = None,
 ) -> SimulationResult:
     """Run heavy ball (``kind="hb"``) or Nesterov (``kind="nag"``) with per-step steps,
-    momenta and Laplace budgets ``budgets`` (``None`` with ``epsilon = inf``: no noise).
+    momenta and Laplace budgets ``budgets`` (``None`` with ``epsilon = inf``: no noise), or
+    precomputed Laplace ``scales`` (the ledger recomputes every step's loss from them).
 
     Mini-batches come from the ``sampler`` stream (one ``subsample(n, m)`` per step when
     ``m < n``; the full data set when ``m = n``) and noise from the ``noise`` stream of
@@ -211,7 +195,13 @@ def laplace_momentum_method(
         if not math.isfinite(S1):
             raise ValueError("sensitivity must be finite for a private run: the objective has "
                              "no finite L1 sensitivity; pass sensitivity=")
-        scales = laplace_scales_for_budgets(S1, budgets, n, m) if S1 > 0 else np.zeros(T)
+        if scales is None:
+            scales = (laplace_scales_for_budgets(S1, budgets, n, m) if S1 > 0
+                      else np.zeros(T))
+        scales = np.asarray(scales, dtype=float)
+        if scales.shape != (T,) or not np.all(np.isfinite(scales)):
+            raise ValueError("the Laplace scales must be finite, one per step (an allocation "
+                             "that gives a step no budget needs a shorter horizon)")
     else:
         scales = np.zeros(T)
     sampler, noise = make_streams(seed, trials, xp)
@@ -356,109 +346,114 @@ def _budgets(budgets: Any, epsilon: float, T: int) -> np.ndarray | None:
 def dp_nag(objective: Any, *, epsilon: float, steps: int, step_size: float | None = None,
            momentum: float | None = None, c: float = 1.0, batch_size: int | None = None,
            allocation: str = "uniform", horizon_reselection: bool = False,
-           initial_error: float = 10.0, trials: int = 1, seed: Any = None, x0: Any = None,
-           sensitivity: float | None = None, trace: str | None = "suboptimality"
-           ) -> SimulationResult:
-    r"""DP-NAG (Kuru et al. eq. (27)) with uniform or Prop.-4.2 optimal budgets.
+           horizon_rule: str = "eq32", initial_error: float = 10.0, trials: int = 1,
+           seed: Any = None, x0: Any = None, sensitivity: float | None = None,
+           trace: str | None = "suboptimality") -> SimulationResult:
+    r"""DP-NAG (Kuru et al. eq. (27)) with uniform or optimised per-iteration budgets.
 
-    ``allocation="optimal"`` uses :math:`\epsilon_t\propto a_{T,t}^{1/3}` with the weights
-    (29); ``horizon_reselection=True`` first picks :math:`T'\le T` minimising (32) with the
-    initial-error guess ``initial_error`` (:math:`E_0`) and runs :math:`T'` iterations
-    (Remark 4.1). :func:`dp_nag_opt` sets both, as Section 5's DP-NAG-opt.
-    Other parameters as :func:`dp_heavy_ball`.
+    ``allocation``: ``"uniform"`` (eqs. (12)-(13)), ``"optimal"`` (Prop. 4.2 (31) when
+    ``m = n``, the numeric optimum of (30) when ``m < n``) or ``"remark_4_2"`` (the budgets of
+    (31) also for ``m < n``, Section 5's heuristic). ``horizon_reselection=True`` first picks
+    :math:`T'\le T` by Remark 4.1 (``horizon_rule="eq32"``: minimise (32) with the guess
+    :math:`E_0` = ``initial_error``, as Section 5 does for every ``m``; ``"subsampled"``: the
+    optimal bound with the subsampling term, DERIVED) and runs :math:`T'` iterations.
+    :func:`dp_nag_opt` sets ``allocation="optimal"`` and re-selection, as Section 5's
+    DP-NAG-opt. Other parameters as :func:`dp_heavy_ball`.
     """
     epsilon = check_epsilon(epsilon)
     T = check_int("steps", steps)
     alpha, beta = _defaults(objective, step_size, c, momentum)
-    if allocation not in ("uniform", "optimal"):
-        raise ValueError(f"allocation must be 'uniform' or 'optimal', got {allocation!r}")
-    L, mu = objective.smoothness, objective.strong_convexity
+    allocation = check_choice("allocation", allocation, ALLOCATIONS)
+    horizon_rule = check_choice("horizon_rule", horizon_rule, HORIZON_RULES)
     initial_error = check_positive("initial_error", initial_error)
+    m = check_batch_size(batch_size, objective.n)
+    S1 = objective.l1_sensitivity if sensitivity is None else check_positive("sensitivity",
+                                                                            sensitivity)
     horizon = T
-    if horizon_reselection and math.isfinite(epsilon):
-        S1 = objective.l1_sensitivity if sensitivity is None else sensitivity
-        horizon, _ = select_horizon(lambda Tp: nag_error_weights(Tp, alpha, mu, L), T,
-                                    epsilon=epsilon, sensitivity=S1, n=objective.n,
-                                    d=objective.d, initial_error=initial_error)
-    eps_t = None
-    if math.isfinite(epsilon):
-        if allocation == "optimal":
-            eps_t = optimal_budgets(nag_error_weights(horizon, alpha, mu, L)[1], epsilon)
-        else:
-            eps_t = _uniform(epsilon, horizon)
-    name = "DP-NAG-opt" if allocation == "optimal" else "DP-NAG"
+    private = math.isfinite(epsilon)
+    if horizon_reselection and private:
+        horizon = _horizon(objective, method="nag", rule=horizon_rule, epsilon=epsilon, m=m,
+                           sensitivity=S1, steps=T, initial_error=initial_error, alpha=alpha)
+    scales = None
+    if private:
+        alloc = laplace_allocation(nesterov_schedule(alpha, horizon), objective,
+                                   epsilon=epsilon, m=m, allocation=allocation,
+                                   sensitivity=S1)
+        scales = alloc.scales
+    name = "DP-NAG-opt" if allocation != "uniform" else "DP-NAG"
     return laplace_momentum_method(
         objective, kind="nag", step_sizes=np.full(horizon, alpha),
-        momenta=np.full(horizon, beta), budgets=eps_t, epsilon=epsilon,
-        batch_size=batch_size, trials=trials, seed=seed, x0=x0, sensitivity=sensitivity,
+        momenta=np.full(horizon, beta), budgets=None, scales=scales, epsilon=epsilon,
+        batch_size=m, trials=trials, seed=seed, x0=x0, sensitivity=S1,
         trace=trace, name=name, source=DP_NAG_SOURCE,
         params=dict(step_size=alpha, momentum=beta, allocation=allocation,
-                    horizon=horizon, requested_steps=T, initial_error=initial_error),
+                    horizon=horizon, requested_steps=T, initial_error=initial_error,
+                    horizon_rule=horizon_rule if horizon_reselection else None),
     )
 
 
 def dp_nag_opt(objective: Any, **kwargs: Any) -> SimulationResult:
-    """DP-NAG-opt: :func:`dp_nag` with Prop.-4.2 budgets and horizon re-selection (Sec. 5)."""
+    """DP-NAG-opt: :func:`dp_nag` with optimal budgets and horizon re-selection (Sec. 5)."""
     kwargs.setdefault("allocation", "optimal")
     kwargs.setdefault("horizon_reselection", True)
     return dp_nag(objective, **kwargs)
 
 
-def dp_masg(objective: Any, *, epsilon: float, steps: int, c: float = 1.0, p: int = 1,
+def dp_masg(objective: Any, *, epsilon: float, steps: int, c: float = 1.0, p: float = 1.0,
             first_stage: int | None = None, restart: bool = True,
             batch_size: int | None = None, allocation: str = "uniform",
-            horizon_reselection: bool = False, initial_error: float = 10.0, trials: int = 1,
-            seed: Any = None, x0: Any = None, sensitivity: float | None = None,
-            trace: str | None = "suboptimality") -> SimulationResult:
+            horizon_reselection: bool = False, horizon_rule: str = "eq32",
+            initial_error: float = 10.0, trials: int = 1, seed: Any = None, x0: Any = None,
+            sensitivity: float | None = None, trace: str | None = "suboptimality"
+            ) -> SimulationResult:
     r"""DP-MASG (Kuru et al. Section 4.2): multi-stage DP-NAG with the schedule (33).
 
-    Stage steps are scaled by ``c`` (Section 5); ``restart`` resets the momentum at stage
-    changes (reference code; the paper is silent). ``allocation="optimal"`` uses the
-    weights (34) in Prop. 4.2; ``horizon_reselection`` as in :func:`dp_nag`.
+    Stage steps are scaled by ``c`` (Section 5): :math:`c/L` in stage 1 (length
+    ``first_stage``, default :math:`\lceil2\sqrt\kappa\ln\sqrt\kappa\rceil`),
+    :math:`c\,2^{-2k}/L` in stage :math:`k\ge2`; momentum :math:`\beta^{(k)}` of NAG's formula;
+    ``restart`` resets the momentum at stage changes (reference code; the paper is silent).
+    ``allocation`` and ``horizon_reselection`` as in :func:`dp_nag`, with the weights (34).
     """
     epsilon = check_epsilon(epsilon)
     T = check_int("steps", steps)
     check_positive("c", c)
-    p = check_int("p", p)
-    if allocation not in ("uniform", "optimal"):
-        raise ValueError(f"allocation must be 'uniform' or 'optimal', got {allocation!r}")
+    allocation = check_choice("allocation", allocation, ALLOCATIONS)
+    horizon_rule = check_choice("horizon_rule", horizon_rule, HORIZON_RULES)
     L, mu = objective.smoothness, objective.strong_convexity
     if mu <= 0:
-        raise ValueError("DP-MASG needs strong_convexity > 0")
+        raise ValueError("DP-MASG needs an objective with strong_convexity > 0")
     initial_error = check_positive("initial_error", initial_error)
-    alphas, stages = masg_schedule(T, mu, L, c=c, p=p, first_stage=first_stage)
-
-    def weights_for(Tp: int) -> tuple[float, np.ndarray]:
-        return masg_error_weights(alphas[:Tp], stages[:Tp], mu, L)
-
+    m = check_batch_size(batch_size, objective.n)
+    S1 = objective.l1_sensitivity if sensitivity is None else check_positive("sensitivity",
+                                                                            sensitivity)
+    private = math.isfinite(epsilon)
     horizon = T
-    if horizon_reselection and math.isfinite(epsilon):
-        S1 = objective.l1_sensitivity if sensitivity is None else sensitivity
-        horizon, _ = select_horizon(weights_for, T, epsilon=epsilon, sensitivity=S1,
-                                    n=objective.n, d=objective.d, initial_error=initial_error)
-    alphas, stages = alphas[:horizon], stages[:horizon]
-    r = np.sqrt(np.minimum(1.0, mu * alphas))
-    betas = (1.0 - r) / (1.0 + r)
+    if horizon_reselection and private:
+        horizon = _horizon(objective, method="masg", rule=horizon_rule, epsilon=epsilon, m=m,
+                           sensitivity=S1, steps=T, initial_error=initial_error, c=c, p=p,
+                           first_stage=first_stage)
+    sched = masg_schedule(mu, L, horizon=horizon, p=p, c=c, first_stage_length=first_stage)
+    betas = sched.momenta(mu)
     restarts = np.zeros(horizon, dtype=bool)
     if restart:
-        restarts[1:] = stages[1:] != stages[:-1]
-    eps_t = None
-    if math.isfinite(epsilon):
-        eps_t = (optimal_budgets(weights_for(horizon)[1], epsilon) if allocation == "optimal"
-                 else _uniform(epsilon, horizon))
-    name = "DP-MASG-opt" if allocation == "optimal" else "DP-MASG"
+        restarts[1:] = sched.stages[1:] != sched.stages[:-1]
+    scales = None
+    if private:
+        scales = laplace_allocation(sched, objective, epsilon=epsilon, m=m,
+                                    allocation=allocation, sensitivity=S1).scales
+    name = "DP-MASG-opt" if allocation != "uniform" else "DP-MASG"
     return laplace_momentum_method(
-        objective, kind="nag", step_sizes=alphas, momenta=betas, budgets=eps_t,
-        epsilon=epsilon, batch_size=batch_size, restarts=restarts, trials=trials, seed=seed,
-        x0=x0, sensitivity=sensitivity, trace=trace, name=name, source=DP_MASG_SOURCE,
-        params=dict(c=c, p=p, stages=stages, allocation=allocation, horizon=horizon,
-                    requested_steps=T, restart=restart, initial_error=initial_error),
+        objective, kind="nag", step_sizes=sched.steps, momenta=betas, budgets=None,
+        scales=scales, epsilon=epsilon, batch_size=m, restarts=restarts, trials=trials,
+        seed=seed, x0=x0, sensitivity=S1, trace=trace, name=name, source=DP_MASG_SOURCE,
+        params=dict(c=c, p=p, stages=sched.stages, stage_lengths=sched.stage_lengths,
+                    allocation=allocation, horizon=horizon, requested_steps=T,
+                    restart=restart, initial_error=initial_error),
     )
 
 
 def dp_masg_opt(objective: Any, **kwargs: Any) -> SimulationResult:
-    """DP-MASG-opt: :func:`dp_masg` with Prop.-4.2 budgets and horizon re-selection."""
+    """DP-MASG-opt: :func:`dp_masg` with optimal budgets and horizon re-selection."""
     kwargs.setdefault("allocation", "optimal")
     kwargs.setdefault("horizon_reselection", True)
     return dp_masg(objective, **kwargs)
-
