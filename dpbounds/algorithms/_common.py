@@ -120,11 +120,14 @@ class SimulationResult:
 
     @property
     def trials(self) -> int:
-        return int(self.trace.shape[0])
+        return int(self.x.shape[0])
 
     @property
     def steps(self) -> int:
-        return int(self.trace.shape[1] - 1)
+        """Iterations run (``params["steps"]`` when recorded, else from the trace)."""
+        if "steps" in self.params:
+            return int(self.params["steps"])
+        return max(0, int(self.trace.shape[1] - 1))
 
     @property
     def final(self) -> np.ndarray:
