@@ -195,6 +195,7 @@ def dp_agd(objective: Any, *, epsilon: float, delta: float, splits: int = 60,
     n_grad = np.zeros(trials, dtype=int)
     n_nmax = np.zeros(trials, dtype=int)
     sigmas: list[list[float]] = [[] for _ in range(trials)]
+    at_release = np.zeros((trials, 2), dtype=int)  # (#gradient measurements, #NoisyMax) used
 
     values = [to_numpy(rec.value(w))] if rec.kind else []
     trace_rows: list[list[float]] = [[float(v)] for v in values[0]] if rec.kind else []
@@ -251,6 +252,7 @@ def dp_agd(objective: Any, *, epsilon: float, delta: float, splits: int = 60,
             iters[release] += 1
             alpha_h = to_numpy(alpha)
             for k in np.flatnonzero(release):
+                at_release[k] = (len(sigmas[k]), n_nmax[k])
                 chosen[k].append(float(alpha_h[k]))
                 if iters[k] % tau == 0:  # adapt Φ (§4)
                     alpha_max[k] = (1.0 + eta) * max(chosen[k][-tau:])
@@ -305,6 +307,8 @@ def dp_agd(objective: Any, *, epsilon: float, delta: float, splits: int = 60,
     params = dict(rho_total=rho_total, rho_nmax=r_nmax, rho_ng_initial=r_ng0,
                   rho_ng_final=r_ng, iterations=iters, rounds=rounds, step_sizes=chosen,
                   gradient_sigmas=sigmas, gradient_measurements=n_grad,
+                  released_gradient_sigmas=[sig[:a] for sig, a in zip(sigmas, at_release[:, 0])],
+                  released_noisy_max_calls=at_release[:, 1],
                   noisy_max_calls=n_nmax, splits=splits, gamma=gamma, grad_clip=grad_clip,
                   obj_clip=obj_clip, seed=seed)
     return SimulationResult("DP-AGD", w, tr, rec.kind or "none", ledger, params,
