@@ -169,9 +169,10 @@ class TraceRecorder:
             self.kind = None
         else:
             self.kind = check_choice("trace", kind, TRACE_KINDS)
-            if self.kind == "suboptimality" and not objective.convex:
-                raise ValueError("trace='suboptimality' needs a convex objective; "
-                                 "use trace='loss' or 'grad_norm'")
+            if (self.kind == "suboptimality" and not objective.convex
+                    and not objective.optimum.is_global):
+                raise ValueError("trace='suboptimality' needs a known global minimum (a convex "
+                                 "objective); use trace='loss' or 'grad_norm'")
         self.offset = objective.optimum.value if self.kind == "suboptimality" else 0.0
         self._values: list[Any] = []
 

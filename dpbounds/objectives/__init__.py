@@ -49,6 +49,8 @@ Objectives
   (Chaudhuri et al. 2011), bandwidth ``h``.
 * :class:`NonconvexLogisticRegression`: logistic loss + ``λ Σ x_j²/(1+x_j²)`` (smooth,
   non-convex, bounded below by 0).
+* :class:`CoshCosineObjective`: ``Σ cosh(x_j) + a cos(b x_j)`` plus zero-mean offsets, Yang
+  et al.'s (L0, L1)-smooth non-convex rig with a known global minimum.
 """
 
 from dpbounds.objectives._base import Objective, Optimum
@@ -58,9 +60,11 @@ from dpbounds.objectives.glm import (
     MarginLossObjective,
     NonconvexLogisticRegression,
 )
+from dpbounds.objectives.nonconvex import CoshCosineObjective
 from dpbounds.objectives.quadratic import QuadraticObjective
 
 __all__ = [
+    "CoshCosineObjective",
     "HuberSVM",
     "LogisticRegression",
     "MarginLossObjective",

@@ -255,3 +255,28 @@ def test_clipping_with_the_regularizer_inside_each_example(backend):
         losses = to_numpy(f.sample_losses(x)) + to_numpy(f.regularizer(x))[:, None]
         np.testing.assert_allclose(to_numpy(f.clipped_loss(x, 0.8, include_regularizer=True)),
                                    np.minimum(losses, 0.8).mean(1), atol=1e-13)
+
+
+def test_cosh_cosine_rig():
+    from dpbounds.data import finite_sum_offsets
+    from dpbounds.objectives import CoshCosineObjective
+
+    e = finite_sum_offsets(30, 3, tau0=0.5, seed=2)
+    for backend in ("numpy", "array_api_strict"):
+        f = CoshCosineObjective(3, a=1.0, b=2.0, offsets=e, backend=backend)
+        xp = f.xp
+        x = np.random.default_rng(0).normal(size=(2, 3))
+        fd = _fd_grad(lambda z, f=f, xp=xp: to_numpy(f.loss(xp.asarray(z))), x)
+        np.testing.assert_allclose(to_numpy(f.grad(xp.asarray(x))), fd, atol=1e-7)
+        full = xp.asarray(np.tile(np.arange(30), (2, 1)))
+        np.testing.assert_allclose(to_numpy(f.grad(xp.asarray(x), full)),
+                                   to_numpy(f.grad(xp.asarray(x))), atol=1e-13)
+    # global minimum: a dense 1-D grid per coordinate (separable) agrees
+    t = np.linspace(-4, 4, 400001)
+    assert f.optimum.value == pytest.approx(3 * np.min(np.cosh(t) + np.cos(2 * t)), abs=1e-9)
+    assert f.strong_convexity == pytest.approx(np.min(np.cosh(t) - 4 * np.cos(2 * t)),
+                                               abs=1e-6)
+    # (L0, L1): |F''| <= L0 + L1 |F'| per coordinate
+    g1, g2 = np.sinh(t) - 2 * np.sin(2 * t), np.cosh(t) - 4 * np.cos(2 * t)
+    assert np.all(np.abs(g2) <= f.l0_smoothness + f.l1_smoothness * np.abs(g1) + 1e-12)
+    assert f.l2_sensitivity <= 2 * 0.5 + 1e-12

@@ -1,0 +1,154 @@
+r"""A separable non-convex, :math:`(L_0,L_1)`-smooth finite sum (Yang et al. rig).
+
+:math:`f_i(x)=\sum_j\big[\cosh(x_j)+a\cos(bx_j)\big]+e_i^\top x` with zero-mean offsets
+:math:`e_i` (:func:`dpbounds.data.finite_sum_offsets`), so
+:math:`F(x)=\sum_j\cosh(x_j)+a\cos(bx_j)` and the per-sample gradient noise
+:math:`\nabla f_i-\nabla F=e_i` satisfies Yang et al.'s Assumption 2.2 with
+:math:`\tau_0=\sup\lVert e_i\rVert`, :math:`\tau_1=0` (``yang_et_al.md`` §13, DERIVED rig).
+
+Per coordinate :math:`F''=\cosh t-ab^2\cos(bt)`, so F is non-convex near 0 when
+:math:`ab^2>1`, not globally :math:`L`-smooth (``smoothness = inf``), but
+:math:`(L_0,L_1)`-smooth coordinate-wise: :math:`|F''|\le(1+ab+ab^2)+|F'|`
+(:attr:`l0_smoothness`, :attr:`l1_smoothness`). :attr:`strong_convexity` is
+:math:`1-ab^2` (the infimum of :math:`F''`). The global minimum is separable and computed
+to machine precision by a 1-D search.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import scipy.optimize
+
+from dpbounds._validation import check_int, check_nonnegative, check_positive
+from dpbounds.backend import get_namespace, to_numpy
+from dpbounds.objectives._base import Objective, Optimum
+from dpbounds.provenance import YANG, Provenance, Source
+
+__all__ = ["CoshCosineObjective"]
+
+
+class CoshCosineObjective(Objective):
+    r"""``F(x) = Σ_j cosh(x_j) + a cos(b x_j)`` as a finite sum with zero-mean offsets.
+
+    Parameters
+    ----------
+    d:
+        Dimension.
+    a, b:
+        Shape (non-convex near 0 when ``a b² > 1``; defaults ``a = 1``, ``b = 2``).
+    offsets:
+        ``(n, d)`` offsets (centred); ``None`` means ``n = 1`` and no gradient noise.
+    backend:
+        Array namespace or name.
+
+    Example
+    -------
+    >>> from dpbounds.objectives import CoshCosineObjective
+    >>> f = CoshCosineObjective(3)
+    >>> round(f.optimum.value, 6), f.strong_convexity
+    (3.211732, -3.0)
+    """
+
+    name = "cosh_cosine"
+    convex = False
+    source = Source(YANG, "simulation rig (sheet §13)", Provenance.DERIVED)
+
+    def __init__(self, d: int, *, a: float = 1.0, b: float = 2.0, offsets: Any = None,
+                 backend: Any = None) -> None:
+        d = check_int("d", d)
+        self.a = check_nonnegative("a", a)
+        self.b = check_positive("b", b)
+        e = np.zeros((1, d)) if offsets is None else np.asarray(to_numpy(offsets), dtype=float)
+        if e.ndim != 2 or e.shape[1] != d:
+            raise ValueError(f"offsets must have shape (n, {d}), got {e.shape}")
+        e = e - e.mean(axis=0, keepdims=True)
+        super().__init__(e.shape[0], d, backend)
+        self.offsets_np = e
+        self._e = self.xp.asarray(e)
+        self.tau0 = float(np.max(np.linalg.norm(e, axis=1)))
+
+    def _F(self, x: Any) -> Any:
+        xp = self.xp
+        return xp.sum(xp.cosh(x) + self.a * xp.cos(self.b * x), axis=1)
+
+    def _mean_grad(self, x: Any) -> Any:
+        xp = self.xp
+        return xp.sinh(x) - self.a * self.b * xp.sin(self.b * x)
+
+    def _gather(self, idx: Any) -> Any:
+        xp = self.xp
+        t, m = idx.shape
+        return xp.reshape(xp.take(self._e, xp.reshape(idx, (-1,)), axis=0), (t, m, self.d))
+
+    def loss(self, x: Any) -> Any:
+        self.check_state(x)
+        return self._F(x)
+
+    def sample_losses(self, x: Any, idx: Any = None) -> Any:
+        self.check_state(x)
+        e = self._e[None, :, :] if idx is None else self._gather(idx)
+        return self._F(x)[:, None] + self.xp.sum(e * x[:, None, :], axis=-1)
+
+    def sample_grads(self, x: Any, idx: Any = None) -> Any:
+        self.check_state(x)
+        e = self._e[None, :, :] if idx is None else self._gather(idx)
+        return self._mean_grad(x)[:, None, :] + e
+
+    def _data_grad(self, x: Any, idx: Any) -> Any:
+        g = self._mean_grad(x)
+        return g if idx is None else g + self.xp.mean(self._gather(idx), axis=1)
+
+    @property
+    def smoothness(self) -> float:
+        """Not globally smooth (cosh): ``inf``; see :attr:`l0_smoothness`."""
+        return math.inf
+
+    @property
+    def l0_smoothness(self) -> float:
+        """:math:`L_0=1+ab+ab^2` of the coordinate-wise bound :math:`|F''|\\le L_0+L_1|F'|`."""
+        return 1.0 + self.a * self.b + self.a * self.b**2
+
+    @property
+    def l1_smoothness(self) -> float:
+        return 1.0
+
+    @property
+    def strong_convexity(self) -> float:
+        return 1.0 - self.a * self.b**2
+
+    @property
+    def l1_sensitivity(self) -> float:
+        return 2.0 * float(np.max(np.sum(np.abs(self.offsets_np), axis=1)))
+
+    @property
+    def l2_sensitivity(self) -> float:
+        return 2.0 * self.tau0
+
+    def _solve(self) -> Optimum:
+        a, b = self.a, self.b
+        t = np.linspace(-5.0, 5.0, 20001)
+        t0 = t[np.argmin(np.cosh(t) + a * np.cos(b * t))]
+        res = scipy.optimize.minimize_scalar(lambda s: math.cosh(s) + a * math.cos(b * s),
+                                             bracket=(t0 - 1e-3, t0, t0 + 1e-3),
+                                             options={"xtol": 1e-14})
+        s = float(res.x)
+        for _ in range(5):  # Newton polish on g'(s) = 0
+            g1 = math.sinh(s) - a * b * math.sin(b * s)
+            g2 = math.cosh(s) - a * b * b * math.cos(b * s)
+            if g2 <= 0:
+                break
+            s -= g1 / g2
+        x = np.full(self.d, s)
+        val = self.d * (math.cosh(s) + a * math.cos(b * s))
+        gn = abs(math.sinh(s) - a * b * math.sin(b * s)) * math.sqrt(self.d)
+        return Optimum(x, val, gn, "separable 1-D search + Newton", True)
+
+    def to_backend(self, backend: Any) -> CoshCosineObjective:
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new.xp = get_namespace(backend)
+        new._e = new.xp.asarray(self.offsets_np)
+        return new
