@@ -262,6 +262,15 @@ def test_gaussian_dp_gd_ledger_and_noise():
     assert r.params["sigma"] == pytest.approx(sigma, rel=1e-9)
     assert led.rho <= rho * (1 + 1e-12) and led.epsilon <= 0.8
     assert led.epsilon == pytest.approx(0.8, rel=1e-6)
+    dpa = pytest.importorskip("dp_accounting")
+    from dp_accounting.rdp import rdp_privacy_accountant
+
+    # neighbouring means are at most Delta = 2C/n apart: a unit-distance Gaussian with
+    # multiplier sigma / Delta in dp_accounting's add/remove convention
+    acc = rdp_privacy_accountant.RdpAccountant(
+        neighboring_relation=dpa.NeighboringRelation.ADD_OR_REMOVE_ONE)
+    acc.compose(dpa.GaussianDpEvent(r.params["sigma"] / (2 * 0.5 / f.n)), 20)
+    assert acc.get_epsilon(1e-6) <= 0.8
 
 
 @settings(max_examples=20, deadline=None)
