@@ -6,6 +6,13 @@ seconds-long smoke run). Each module has ``main(argv=None) -> list[Path]``.
 
 from __future__ import annotations
 
+import os
+
+# Many small GEMMs (blocked GLM passes over trials x block) are up to ~50x slower with a
+# multi-threaded OpenBLAS on a shared 2-core machine; one thread is also the fair setting for
+# wall times. Only effective when set before NumPy is imported (command-line use).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 #: Module names in the order ``python -m paper_figs`` runs them.
 SCRIPTS: tuple[str, ...] = (
     "kuru_fig1",
