@@ -1,0 +1,156 @@
+"""The theorem object: validation, vectorisation, symbolic vs numeric, exponents, composition."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from dpbounds.bounds import dp_erm, sensitivity_reduced, tran_cutkosky, yang
+from dpbounds.bounds.theorem import Assumption, Lemma, sym
+from dpbounds.provenance import Provenance, Source
+
+d, N, eps, eta = sym("d"), sym("N"), sym("eps"), sym("eta")
+SRC = (Source("toy", "eq. (1)", Provenance.DERIVED),)
+
+
+def toy() -> Lemma:
+    return Lemma(name="toy", quantity="q", expr=1 / (eta * N) + eta * sp.sqrt(d) / eps,
+                 sources=SRC, assumptions=(Assumption("eps <= 10", eps <= 10),),
+                 hyperparameters={"eta": (eps / (N * sp.sqrt(d))) ** sp.Rational(1, 2)})
+
+
+def test_needs_a_source():
+    with pytest.raises(ValueError, match="Source"):
+        Lemma(name="x", quantity="q", expr=d, sources=())
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"d": 1.0, "N": 2.0, "eps": 1.0}, "missing parameter.*eta"),
+        ({"d": 1.0, "N": 2.0, "eps": 1.0, "eta": 1.0, "zzz": 1.0}, "unknown parameter.*zzz"),
+        ({"d": -1.0, "N": 2.0, "eps": 1.0, "eta": 1.0}, "d must be > 0"),
+        ({"d": 1.0, "N": np.nan, "eps": 1.0, "eta": 1.0}, "N must be finite"),
+        ({"d": 1.0, "N": 2.0, "eps": 11.0, "eta": 1.0}, "assumption violated: eps <= 10"),
+    ],
+)
+def test_bad_input_names_the_parameter(params, match):
+    with pytest.raises(ValueError, match=match):
+        toy().evaluate(**params)
+
+
+def test_invalid_nan_mode_marks_points_outside_the_assumptions():
+    out = toy().evaluate(d=1.0, N=2.0, eps=np.array([1.0, 11.0]), eta=1.0, invalid="nan")
+    assert np.isfinite(out[0]) and np.isnan(out[1])
+
+
+def test_evaluate_broadcasts_like_numpy():
+    b = toy()
+    out = b.evaluate(d=np.array([1.0, 4.0])[:, None], N=np.array([10.0, 100.0, 1000.0]),
+                     eps=1.0, eta=0.5)
+    assert out.shape == (2, 3)
+    direct = 1 / (0.5 * np.array([10.0, 100.0, 1000.0])) + 0.5 * np.sqrt([[1.0], [4.0]])
+    np.testing.assert_allclose(out, direct, rtol=1e-15)
+
+
+def test_tuned_exponents_and_optimizer_agree_with_the_closed_form():
+    b = toy()
+    s = b.tuned().exponents(("d", "N", "eps"))
+    assert dict(s.powers) == {"d": sp.Rational(1, 4), "N": sp.Rational(-1, 2),
+                              "eps": sp.Rational(-1, 2)}
+    best = b.optimize(d=100.0, N=1e4, eps=1.0)
+    # the closed form is the exact minimiser of a/eta + b eta
+    assert best.value == pytest.approx(best.closed_form_value, rel=1e-8)
+    assert best.hyperparameters["eta"] == pytest.approx(
+        best.closed_form_hyperparameters["eta"], rel=1e-4)
+
+
+def test_structural_and_limit_exponents_agree():
+    # sympy's limit is the independent oracle; it is too slow (minutes) on the composed
+    # Tran-Cutkosky expressions, so it checks the smaller closed forms
+    for thm in (toy().tuned(), yang.sgd_corollary, yang.nsgd_decaying,
+                dp_erm.bst14_excess_risk_average):
+        vars_ = ("d", "n", "eps") if "n" in thm.parameters else ("d", "N", "eps")
+        a = thm.exponents(vars_)
+        b = thm.exponents(vars_, method="limit")
+        assert dict(a.powers) == dict(b.powers), thm.name
+
+
+def test_tied_leading_terms_with_different_powers_are_reported():
+    b = Lemma(name="tie", quantity="q", expr=d / N + eps, sources=SRC)
+    with pytest.raises(ValueError, match="not unique"):
+        b.exponents(("d", "N", "eps"))
+
+
+def test_log_factors_are_separated():
+    b = Lemma(name="logs", quantity="q", expr=sp.sqrt(d) * sp.log(N) / N, sources=SRC)
+    s = b.exponents(("d", "N"))
+    assert dict(s.powers) == {"d": sp.Rational(1, 2), "N": -1}
+    assert s.log_factors == (sp.log(N),)
+    assert s.monomial == sp.sqrt(d) / N
+
+
+def test_composition_keeps_the_chain_and_sources():
+    thm = tran_cutkosky.theorem6
+    audit = thm.audit()
+    for name in ("lemma5", "lemma11", "lemma12", "theorem4"):
+        assert f"tran_cutkosky.{name}" in audit
+    results = {s.result for s in thm.sources}
+    assert {"Lemma 5", "Lemma 11", "Lemma 12"} <= results
+    assert thm.provenance is Provenance.DERIVED
+    with pytest.raises(ValueError, match="not symbols"):
+        tran_cutkosky.lemma5.compose("x", {"nope": 1})
+
+
+def test_rendering():
+    thm = sensitivity_reduced.theorem9_tuned
+    assert r"\varepsilon" in thm.latex()
+    assert thm._repr_latex_().startswith("$")
+    assert "Theorem 9" in str(thm)
+
+
+# -------------------------------------------------- symbolic (evalf) vs numeric (lambdify)
+_SAMPLERS = {
+    "d": lambda g: 10 ** g.uniform(0, 5), "N": lambda g: 10 ** g.uniform(3, 9),
+    "n": lambda g: 10 ** g.uniform(2, 8), "eps": lambda g: 10 ** g.uniform(-1, 0.5),
+    "delta": lambda g: 10 ** g.uniform(-10, -3), "G": lambda g: 10 ** g.uniform(-1, 1),
+    "L": lambda g: 10 ** g.uniform(-1, 1), "R": lambda g: 10 ** g.uniform(-1, 1),
+    "eta": lambda g: 10 ** g.uniform(-8, -4), "E": lambda g: 10 ** g.uniform(0.5, 3),
+    "alpha": lambda g: 10 ** g.uniform(-6, -1), "gamma": lambda g: 10 ** g.uniform(-4, -1),
+    "L0": lambda g: 10 ** g.uniform(-1, 1), "L1": lambda g: 10 ** g.uniform(-3, -1),
+    "D_f": lambda g: 10 ** g.uniform(-1, 1), "tau0": lambda g: 10 ** g.uniform(-2, -1),
+    "r": lambda g: 10 ** g.uniform(0, 1), "C": lambda g: 10 ** g.uniform(0, 1),
+    "c2": lambda g: g.uniform(1, 10), "B": lambda g: 10 ** g.uniform(1, 3),
+    "T": lambda g: 10 ** g.uniform(12, 14), "sigma": lambda g: 10 ** g.uniform(0, 2),
+    "diam": lambda g: 10 ** g.uniform(-1, 1), "lam": lambda g: 10 ** g.uniform(-2, 1),
+    "zeta": lambda g: 10 ** g.uniform(-1, 1),
+}
+
+_THEOREMS = [
+    tran_cutkosky.theorem4, tran_cutkosky.theorem4_exact, tran_cutkosky.theorem6,
+    tran_cutkosky.theorem6_tuned, sensitivity_reduced.theorem9,
+    sensitivity_reduced.theorem9_tuned, sensitivity_reduced.gradient_count, yang.nsgd_theorem,
+    yang.sgd_theorem, yang.nsgd_corollary, yang.sgd_corollary, dp_erm.bst14_excess_risk,
+    dp_erm.bst14_excess_risk_average, dp_erm.output_perturbation_sigma,
+    dp_erm.objective_perturbation_sigma,
+]
+
+
+@pytest.mark.parametrize("thm", _THEOREMS, ids=lambda t: t.name)
+def test_symbolic_and_numeric_evaluation_agree_to_1e_12(thm):
+    g = np.random.default_rng(7)
+    checked = 0
+    for _ in range(40):
+        p = {k: float(_SAMPLERS[k](g)) for k in thm.parameters}
+        if "eps" in p and "delta" in p:
+            p["eps"] = min(p["eps"], 0.9)
+        num = thm.evaluate(invalid="nan", **p)
+        if not np.isfinite(num):
+            continue
+        exact = float(thm.evaluate_symbolic(precision=40, **p))
+        assert abs(num - exact) <= 1e-12 * abs(exact), (thm.name, p, num, exact)
+        checked += 1
+        if checked == 4:
+            break
+    assert checked >= 2, thm.name
