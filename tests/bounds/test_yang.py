@@ -1,0 +1,128 @@
+"""Yang et al.: inner-product lemmas vs exact expectations, T -> oo limit, exponents."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpbounds.bounds import yang
+
+R = sp.Rational
+
+
+def _toy(mu, r=None, C=None):
+    """The sheet's 1-D toy: e = +0.9 w.p. 0.1, -0.1 w.p. 0.9 (tau0 = 0.9), exact expectation."""
+    vals = np.array([mu + 0.9, mu - 0.1])
+    p = np.array([0.1, 0.9])
+    if r is not None:
+        return float(np.sum(p * mu * vals / (np.abs(vals) + r)))
+    return float(np.sum(p * mu * vals * np.minimum(1, C / np.abs(vals))))
+
+
+def test_toy_reproduces_the_theory_sheet_numbers():
+    # published numbers of yang_et_al.md §9 (4 decimals)
+    for r, expected in ((0.001, -0.0391), (0.01, -0.0326), (0.1, -0.0105), (0.5, -0.0008),
+                        (1.0, 0.0003), (10.0, 0.0002)):
+        assert _toy(0.05, r=r) == pytest.approx(expected, abs=6e-5)
+    assert _toy(0.05, C=1.0) == pytest.approx(0.05**2, rel=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), x=st.floats(1e-3, 10), rfac=st.floats(1.01, 50),
+       cfac=st.floats(3.0, 50))
+def test_inner_product_lemmas_hold_on_random_noise_distributions(seed, x, rfac, cfac):
+    rng = np.random.default_rng(seed)
+    k, dim = 5, 3
+    e = rng.normal(size=(k, dim))
+    p = rng.dirichlet(np.ones(k))
+    e -= p @ e  # mean zero
+    tau0 = float(np.max(np.linalg.norm(e, axis=1)))
+    grad = rng.normal(size=dim)
+    grad *= x / np.linalg.norm(grad)
+    g = grad + e
+    gn = np.linalg.norm(g, axis=1)
+    r, C = rfac * tau0, cfac * tau0
+    nsgd = float(p @ (g @ grad / (gn + r)))
+    sgd = float(p @ ((g @ grad) * np.minimum(1, C / gn)))
+    lower_nsgd = -yang.nsgd_inner_product.evaluate(x=x, r=r, tau0=tau0)
+    lower_sgd = -yang.sgd_inner_product.evaluate(x=x, C=C, tau0=tau0)
+    assert nsgd >= lower_nsgd - 1e-12 * abs(lower_nsgd)
+    assert sgd >= lower_sgd - 1e-12 * abs(lower_sgd)
+
+
+def test_theorem_converges_to_the_corollary_as_T_grows():
+    p = {"d": 100.0, "L0": 1.0, "L1": 0.1, "D_f": 1.0, "tau0": 0.5, "r": 2.0}
+    q = {"c2": 3.0, "N": 1e5, "eps": 1.0, "delta": 1e-5}
+    cor = yang.nsgd_corollary.evaluate(**p, **q)
+    prev = math.inf
+    for T in (1e6, 1e9, 1e14):
+        sigma = yang.lemma31_sigma.evaluate(B=100.0, T=T, **q)
+        val = yang.nsgd_theorem.evaluate(sigma=sigma, B=100.0, T=T, **p)
+        assert cor <= val <= prev  # decreasing in T towards the corollary
+        prev = val
+    assert prev == pytest.approx(cor, rel=1e-6)
+    sigma = yang.lemma31_sigma.evaluate(B=100.0, T=1e14, **q)
+    val = yang.sgd_theorem.evaluate(sigma=sigma, B=100.0, T=1e14, C=1.5,
+                                    **{k: v for k, v in p.items() if k not in ("r", "tau0")})
+    cor = yang.sgd_corollary.evaluate(C=1.5, **{k: v for k, v in p.items() if k != "r"}, **q)
+    assert val == pytest.approx(cor, rel=1e-6)
+
+
+def test_headline_exponents_match_the_abstract():
+    want = {"d": R(1, 4), "N": R(-1, 2), "eps": R(-1, 2), "log(1/delta)": R(1, 4)}
+    v = tuple(want)
+    assert dict(yang.nsgd_decaying.exponents(v).powers) == want
+    assert dict(yang.sgd_corollary.exponents(v).powers) == want
+    floor = yang.nsgd_floor.exponents(v)
+    assert all(p == 0 for p in floor.powers.values())  # non-vanishing
+
+
+@settings(max_examples=40, deadline=None)
+@given(r1=st.floats(1.01, 100), k=st.floats(1.01, 10), tau0=st.floats(0.01, 2))
+def test_r_trade_off(r1, k, tau0):
+    p = {"d": 100.0, "N": 1e5, "eps": 1.0, "delta": 1e-5, "L0": 1.0, "L1": 0.0, "D_f": 1.0,
+         "c2": 5.0, "tau0": tau0}
+    lo, hi = r1 * tau0, r1 * tau0 * k
+    assert yang.nsgd_floor.evaluate(r=hi, tau0=tau0) < yang.nsgd_floor.evaluate(r=lo, tau0=tau0)
+    # the decaying term grows like sqrt(r) for r >> tau0
+    big = 1e4 * tau0
+    ratio = yang.nsgd_decaying.evaluate(r=4 * big, **p) / yang.nsgd_decaying.evaluate(r=big, **p)
+    assert ratio == pytest.approx(2.0, rel=0.05)
+
+
+@settings(max_examples=30, deadline=None)
+@given(eps=st.floats(0.05, 5), k=st.floats(1.01, 10), n=st.floats(1e3, 1e9))
+def test_sgd_bound_is_monotone_in_eps_and_n(eps, k, n):
+    p = {"d": 100.0, "delta": 1e-5, "L0": 1.0, "L1": 0.0, "D_f": 1.0, "c2": 5.0, "C": 1.0}
+    f = yang.sgd_corollary
+    base = f.evaluate(eps=eps, N=n, **p)
+    assert f.evaluate(eps=eps * k, N=n, **p) < base
+    assert f.evaluate(eps=eps, N=n * k, **p) < base
+
+
+def test_lemma31_constant_round_trips_through_the_accountant():
+    dp_accounting = pytest.importorskip("dp_accounting")
+    from dp_accounting.rdp import rdp_privacy_accountant as rdp
+
+    eps, delta, q, steps = 1.0, 1e-5, 0.01, 2000
+    c2 = yang.lemma31_constant(eps, delta, sampling_rate=q, steps=steps, sampling="poisson")
+    sigma = c2 * q * math.sqrt(steps * math.log(1 / delta)) / eps  # Lemma 3.1 with equality
+    acc = rdp.RdpAccountant()
+    acc.compose(dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)),
+                steps)
+    assert acc.get_epsilon(delta) <= eps * (1 + 1e-6)
+    assert 0.5 < c2 < 20
+
+
+def test_clipping_condition_is_checked():
+    p = {"d": 100.0, "N": 1e5, "eps": 1.0, "delta": 1e-5, "L0": 1.0, "L1": 0.0, "D_f": 1.0,
+         "c2": 5.0}
+    with pytest.raises(ValueError, match="C >= 3 tau0"):
+        yang.sgd_corollary.evaluate(C=1.0, tau0=1.0, **p)
+    with pytest.raises(ValueError, match="r > tau0"):
+        yang.nsgd_corollary.evaluate(r=0.5, tau0=1.0, **p)
