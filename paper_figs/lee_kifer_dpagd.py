@@ -8,7 +8,7 @@ with the code's :math:`\lambda=10^{-3}`; :math:`\delta=10^{-8}`; DP-AGD with spl
 :math:`\epsilon\in\{0.1,0.4,1.6\}` from their grid.
 
 DERIVED choices (ours): a uniformly random **subsample of Adult's training file**
-(``n = 8000`` by default; DP-AGD's ~350 rounds of 21 NoisyMax candidates make the full
+(``n = 5000`` by default; DP-AGD's ~350 rounds of 21 NoisyMax candidates make the full
 32,561 rows take minutes per run), the baselines' horizons and step sizes: DP-GD (Gaussian,
 zCDP, clip 3, :math:`T=30`, step :math:`1/L`), DP-SGD (Poisson batches of
 :math:`\sqrt n`, clip 3, 10 epochs, step :math:`1/L`, RDP accountant), output perturbation
@@ -60,7 +60,7 @@ def methods(f: LogisticRegression, n: int) -> dict:
 def main(argv: Sequence[str] | None = None) -> list[Path]:
     args = parse_args(argv, __doc__.splitlines()[0])
     run = FigureRun.from_args("lee_kifer_dpagd", args)
-    n, epsilons, trials = (400, (1.6,), 1) if args.quick else (8000, (0.1, 0.4, 1.6), 2)
+    n, epsilons, trials = (400, (1.6,), 1) if args.quick else (5000, (0.1, 0.4, 1.6), 2)
     data = adult(split="train")
     idx = np.random.default_rng(args.seed).choice(data.n, n, replace=False)
     f = LogisticRegression(data.features[idx], data.labels[idx], l2=1e-3, **data.domain())
