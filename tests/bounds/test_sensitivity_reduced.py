@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpbounds.bounds import sensitivity_reduced as sr
 from dpbounds.bounds import tran_cutkosky as tc
@@ -98,3 +100,20 @@ def test_algorithm2_beats_algorithm1_above_the_crossover(problem):
     q["N"] = c.value
     assert tc.theorem6_tuned.evaluate(ignore_extra=True, **q) == pytest.approx(
         sr.theorem9_tuned.evaluate(ignore_extra=True, **q), rel=1e-9)
+
+
+_P = {"G": 1.0, "L": 1.0, "R": 1.0, "delta": 1e-6}
+
+
+@settings(max_examples=25, deadline=None)
+@given(d=st.floats(1, 1e4), n=st.floats(1e4, 1e9), eps=st.floats(0.05, 5),
+       k=st.floats(1.01, 10))
+def test_theorem9_is_monotone(d, n, eps, k):
+    f = sr.theorem9_tuned
+    base = f.evaluate(d=d, N=n, eps=eps, invalid="nan", **_P)
+    if not np.isfinite(base):
+        return
+    assert f.evaluate(d=d, N=n * k, eps=eps, invalid="nan", **_P) <= base
+    assert f.evaluate(d=d, N=n, eps=min(eps * k, 13.0), invalid="nan", **_P) <= base
+    bigger_d = f.evaluate(d=d * k, N=n, eps=eps, invalid="nan", **_P)
+    assert not np.isfinite(bigger_d) or bigger_d >= base
