@@ -20,6 +20,7 @@ from sims._verdict import Verdict, format_table  # noqa: E402
 #: Study modules in the order ``python -m sims`` runs them.
 STUDIES: tuple[str, ...] = (
     "heavy_ball_stationary",
+    "heavy_ball_lmi",
     "nag_recursion",
     "tree_noise",
     "tran_cutkosky_gradnorm",

@@ -6,7 +6,8 @@ records whether the claim holds:
 
 * ``"<= bound"``: ``measured - z*se <= predicted`` (the bound is not contradicted at ``z``
   standard errors; ``z = 5`` by default so the tests never flake);
-* ``"== exact"``: ``|measured - predicted| <= z*se + rtol*|predicted|``.
+* ``"== exact"``: ``|measured - predicted| <= z*se + rtol*|predicted|``;
+* other claims (e.g. ``">= quadratic"``) are deterministic comparisons made by the study.
 """
 
 from __future__ import annotations
