@@ -37,3 +37,59 @@ def nudge_up(value: Any, ulps: int = 4) -> Any:
     for _ in range(ulps):
         out = np.nextafter(out, np.inf)
     return out
+
+
+def finite_or_raise(value: Any, names: str) -> Any:
+    """Return ``value`` if every entry is finite; else a ValueError naming the inputs.
+
+    Used where an input is valid but so extreme that the result leaves float64 range
+    (e.g. a squared sensitivity of 1e200): better a clear error than a silent inf/NaN.
+    """
+    arr = np.asarray(value, dtype=float)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{names} out of floating-point range: the result is not finite")
+    return value
+
+
+def positive_or_raise(value: Any, names: str) -> Any:
+    """Like :func:`finite_or_raise`, and also refuse results that underflowed to 0."""
+    finite_or_raise(value, names)
+    if np.any(np.asarray(value, dtype=float) <= 0):
+        raise ValueError(f"{names} out of floating-point range: the result underflows to 0")
+    return value
+
+
+def guard_range(fn: Any) -> Any:
+    """Turn float overflow/underflow accidents of extreme inputs into a ``ValueError`` naming
+    the function's parameters, and refuse non-finite float results (no silent inf/NaN)."""
+    import functools
+    import inspect
+
+    names = ", ".join(inspect.signature(fn).parameters)
+
+    def fail(detail: str) -> ValueError:
+        return ValueError(f"{fn.__name__}: inputs ({names}) out of floating-point range: {detail}")
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            out = fn(*args, **kwargs)
+        except (OverflowError, ZeroDivisionError, FloatingPointError) as err:
+            raise fail(str(err)) from None
+        if isinstance(out, float | np.ndarray | np.floating) and not np.all(
+            np.isfinite(np.asarray(out, dtype=float))
+        ):
+            raise fail("the result is not finite")
+        return out
+
+    return wrapper
+
+
+def guard_module(namespace: dict, names: Any) -> None:
+    """Apply :func:`guard_range` to the public functions ``names`` of a module namespace."""
+    import types
+
+    for name in names:
+        obj = namespace.get(name)
+        if isinstance(obj, types.FunctionType):
+            namespace[name] = guard_range(obj)

@@ -27,7 +27,7 @@ from dpbounds._validation import (
     check_positive,
     check_probability,
 )
-from dpbounds.privacy._util import as_output, nudge_up
+from dpbounds.privacy._util import as_output, finite_or_raise, guard_module, nudge_up
 from dpbounds.provenance import LEE_KIFER, Provenance, Source
 
 __all__ = [
@@ -59,9 +59,10 @@ def classic_gaussian_sigma(epsilon: Any, delta: float, sensitivity: Any = 1.0) -
     epsilon = check_open_interval("epsilon", epsilon, 0.0, 1.0)
     delta = check_probability("delta", delta)
     sensitivity = check_nonnegative("sensitivity", sensitivity)
-    return as_output(
-        np.asarray(sensitivity) * math.sqrt(2.0 * math.log(1.25 / delta)) / np.asarray(epsilon)
-    )
+    with np.errstate(over="ignore"):
+        out = np.asarray(sensitivity) * math.sqrt(2.0 * math.log(1.25 / delta)) / np.asarray(
+            epsilon)
+    return as_output(finite_or_raise(out, "sensitivity/epsilon"))
 
 
 def classic_gaussian_epsilon(sigma: Any, delta: float, sensitivity: Any = 1.0) -> Any:
@@ -97,8 +98,9 @@ def gaussian_delta(sigma: Any, epsilon: Any, sensitivity: Any = 1.0) -> Any:
     epsilon = np.asarray(check_nonnegative("epsilon", epsilon))
     sensitivity = np.asarray(check_positive("sensitivity", sensitivity))
     l1, l2 = _log_delta_terms(sigma, epsilon, sensitivity)
-    with np.errstate(under="ignore"):
+    with np.errstate(under="ignore", invalid="ignore"):
         out = np.exp(l1) * -np.expm1(np.minimum(l2 - l1, 0.0))
+    out = np.where(np.isneginf(l1), 0.0, out)  # both terms vanish (huge epsilon)
     return as_output(np.clip(out, 0.0, 1.0))
 
 
@@ -109,6 +111,8 @@ _LOG_DELTA_SLACK = 1e-8
 
 def _log_gaussian_delta(sigma: float, epsilon: float, sensitivity: float) -> float:
     l1, l2 = _log_delta_terms(np.float64(sigma), np.float64(epsilon), np.float64(sensitivity))
+    if np.isneginf(l1):
+        return -math.inf
     gap = min(float(l2 - l1), 0.0)
     if gap == 0.0:
         return -math.inf
@@ -189,3 +193,6 @@ def gaussian_epsilon(sigma: Any, delta: float, sensitivity: Any = 1.0) -> Any:
 
     out = np.vectorize(one, otypes=[float])(np.asarray(sigma), np.asarray(sensitivity))
     return as_output(out)
+
+
+guard_module(globals(), __all__)

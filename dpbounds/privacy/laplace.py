@@ -31,7 +31,13 @@ from typing import Any
 import numpy as np
 
 from dpbounds._validation import check_int, check_nonnegative, check_positive
-from dpbounds.privacy._util import as_output, log1p_times_expm1, nudge_up
+from dpbounds.privacy._util import (
+    as_output,
+    finite_or_raise,
+    guard_module,
+    log1p_times_expm1,
+    nudge_up,
+)
 from dpbounds.provenance import KURU, Provenance, Source
 
 __all__ = [
@@ -72,7 +78,7 @@ def _check_sizes(n: Any, m: Any) -> tuple[int, int]:
 def laplace_variance(scale: Any) -> Any:
     r"""Variance :math:`2b^2` of :math:`\mathrm{Laplace}(b)` (per coordinate)."""
     scale = check_positive("scale", scale)
-    return as_output(2.0 * np.asarray(scale) ** 2)
+    return as_output(finite_or_raise(2.0 * np.asarray(scale) ** 2, "scale"))
 
 
 def laplace_epsilon(sensitivity: Any, scale: Any) -> Any:
@@ -83,7 +89,9 @@ def laplace_epsilon(sensitivity: Any, scale: Any) -> Any:
     """
     sensitivity = check_nonnegative("sensitivity", sensitivity)
     scale = check_positive("scale", scale)
-    return as_output(np.asarray(sensitivity) / np.asarray(scale))
+    with np.errstate(over="ignore"):
+        out = np.asarray(sensitivity) / np.asarray(scale)
+    return as_output(finite_or_raise(out, "sensitivity/scale"))
 
 
 def amplify_without_replacement(epsilon: Any, m: int, n: int) -> Any:
@@ -135,7 +143,9 @@ def subsampled_laplace_epsilon(sensitivity: Any, scale: Any, n: int, m: int) -> 
     sensitivity = check_nonnegative("sensitivity", sensitivity)
     scale = check_positive("scale", scale)
     n, m = _check_sizes(n, m)
-    x = np.asarray(sensitivity) / (np.asarray(scale) * m)
+    with np.errstate(over="ignore"):
+        x = np.asarray(sensitivity) / (np.asarray(scale) * m)
+    finite_or_raise(x, "sensitivity/scale")
     return as_output(log1p_times_expm1(x, m / n))
 
 
@@ -152,7 +162,9 @@ def laplace_scale_for_epsilon(sensitivity: Any, epsilon: Any, n: int, m: int) ->
     epsilon = check_positive("epsilon", epsilon)
     n, m = _check_sizes(n, m)
     eps0 = log1p_times_expm1(epsilon, n / m)
-    return as_output(nudge_up(np.asarray(sensitivity) / (m * eps0)))
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        b = nudge_up(np.asarray(sensitivity) / (m * eps0))
+    return as_output(finite_or_raise(b, "sensitivity/epsilon"))
 
 
 def per_step_epsilon(epsilon: Any, steps: int, n: int, m: int) -> Any:
@@ -204,3 +216,6 @@ def laplace_scales_for_budgets(sensitivity: Any, epsilons: Any, n: int, m: int) 
     composition the run is :math:`\sum_t\epsilon_t`-DP.
     """
     return np.atleast_1d(laplace_scale_for_epsilon(sensitivity, epsilons, n, m))
+
+
+guard_module(globals(), __all__)

@@ -48,7 +48,7 @@ from dpbounds._validation import (
     check_positive,
     check_probability,
 )
-from dpbounds.privacy._util import as_output
+from dpbounds.privacy._util import as_output, finite_or_raise, guard_module
 from dpbounds.provenance import Provenance, Source
 
 __all__ = [
@@ -110,7 +110,10 @@ def gaussian_rdp(sigma: Any, orders: Any = DEFAULT_ORDERS, sensitivity: Any = 1.
     sigma = check_positive("sigma", sigma)
     sensitivity = check_nonnegative("sensitivity", sensitivity)
     orders = _check_orders(orders)
-    return as_output(orders * float(sensitivity) ** 2 / (2.0 * float(sigma) ** 2))
+    with np.errstate(over="ignore"):
+        ratio = np.float64(sensitivity) / np.float64(sigma)
+        out = orders * ratio**2 / 2.0
+    return as_output(finite_or_raise(out, "sensitivity/sigma"))
 
 
 def rdp_to_dp(
@@ -164,6 +167,9 @@ def _log_a_integers(q: float, z: float, alphas: np.ndarray) -> np.ndarray:
     for i, a in enumerate(alphas.astype(int)):
         t = base[2 : a + 1] - log_fact[a - 2 :: -1]
         m = t.max()
+        if not np.isfinite(m):  # exp((k^2-k)/(2z^2)) - 1 underflows: no privacy loss
+            out[i] = 0.0
+            continue
         log_am1 = m + math.log(np.exp(t - m).sum()) + log_fact[a] + a * math.log1p(-q)
         out[i] = float(np.logaddexp(0.0, log_am1)) if log_am1 > -30 else math.log1p(
             math.exp(log_am1))
@@ -206,11 +212,13 @@ def poisson_subsampled_gaussian_rdp(
     orders = _check_orders(orders)
     if q == 0.0:
         return as_output(np.zeros_like(orders))
-    if q == 1.0:
-        return as_output(orders / (2.0 * z * z))
-    out = np.empty_like(orders)
     # subsampling never increases RDP (joint convexity), so alpha/(2 z^2) caps every order
-    cap = orders / (2.0 * z * z)
+    with np.errstate(over="ignore", divide="ignore"):
+        cap = orders * (1.0 / z) ** 2 / 2.0
+    finite_or_raise(cap, "noise_multiplier")
+    if q == 1.0 or z > 1e100:  # no subsampling, or a loss below any float resolution
+        return as_output(cap)
+    out = np.empty_like(orders)
     integer = orders == np.round(orders)
     log_a = np.empty_like(orders)
     if np.any(integer):
@@ -292,9 +300,13 @@ def without_replacement_gaussian_rdp(
     q = check_closed_interval("sampling_rate", sampling_rate, 0.0, 1.0)
     z = check_positive("noise_multiplier", noise_multiplier)
     orders = _check_orders(orders)
-    out = orders / (2.0 * z * z)
+    with np.errstate(over="ignore", divide="ignore"):
+        out = orders * (1.0 / z) ** 2 / 2.0
+    finite_or_raise(out, "noise_multiplier")
     if q == 0.0:
         return as_output(np.zeros_like(orders))
+    if z > 1e100:
+        return as_output(out)
     small = orders <= max_exact_order
     if np.any(small) and q < 1.0:
         a = orders[small]
@@ -434,3 +446,6 @@ def noise_multiplier_for_epsilon(
         else:
             lo = mid
     return hi
+
+
+guard_module(globals(), __all__)

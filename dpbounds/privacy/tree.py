@@ -38,7 +38,7 @@ from dpbounds._validation import (
     check_positive,
     check_probability,
 )
-from dpbounds.privacy._util import as_output, nudge_up
+from dpbounds.privacy._util import as_output, guard_module, nudge_up
 from dpbounds.provenance import TRAN_CUTKOSKY, Provenance, Source
 
 __all__ = [
@@ -141,35 +141,35 @@ def _exact_k(n: int, epochs: int) -> int:
     """Exact worst case K by dynamic programming over epochs (see max_nodes_per_sample)."""
     T = n * epochs
     levels = T.bit_length()  # levels j = 0..levels-1 can hold complete nodes
-    # complete[j][x]: node of level j containing 0-based position x lies inside [1, T]
-    x = np.arange(T, dtype=np.int64)
-    complete = np.stack([(((x >> j) + 1) << j) <= T for j in range(levels)]).astype(np.int64)
-    # prefix[l][x] = number of complete levels j < l at x (new nodes when sharing levels >= l)
-    prefix = np.vstack([np.zeros((1, T), dtype=np.int64), np.cumsum(complete, axis=0)])
+    if epochs == 1:  # the first leaf lies in a complete node on every level
+        return levels
     seg = np.arange(n, dtype=np.int64)
-    value = prefix[levels][seg].astype(float)  # first epoch: all ancestors are new
+
+    def prefix(y: np.ndarray) -> np.ndarray:
+        # prefix[l, i] = number of levels j < l whose node at y[i] is complete (inside [1, T])
+        complete = np.stack([(((y >> j) + 1) << j) <= T for j in range(levels)])
+        return np.vstack([np.zeros((1, y.size), dtype=np.int64), np.cumsum(complete, axis=0)])
+
+    value = prefix(seg)[levels].astype(float)  # first epoch: every ancestor is new
     neg = -np.inf
     for e in range(1, epochs):
         s_prev, s_cur = (e - 1) * n, e * n
         y = s_cur + seg
+        pre = prefix(y)
         best = np.full(n, neg)
-        # block maxima of the previous epoch's values, level by level
-        base = s_prev  # block index of value[0] at level 0
-        blocks = value.copy()
+        base, blocks = s_prev, value  # block maxima of the previous epoch's values
         for k in range(levels + 1):
-            # x in the sibling block of y at level k shares exactly levels >= k + 1
-            sib = (y >> k) ^ 1
-            idx = sib - base
+            # x in the sibling block of y at level k shares exactly the levels >= k + 1
+            idx = ((y >> k) ^ 1) - base
             ok = (idx >= 0) & (idx < blocks.size)
-            cand = np.full(n, neg)
-            cand[ok] = blocks[idx[ok]] + prefix[min(k + 1, levels)][y[ok]]
-            best = np.maximum(best, cand)
-            # next level: pair up blocks (2B, 2B+1)
+            if np.any(ok):
+                cand = np.full(n, neg)
+                cand[ok] = blocks[idx[ok]] + pre[min(k + 1, levels)][ok]
+                best = np.maximum(best, cand)
             new_base = base >> 1
             size = ((base + blocks.size - 1) >> 1) - new_base + 1
             nxt = np.full(size, neg)
-            child = np.arange(blocks.size) + base
-            np.maximum.at(nxt, (child >> 1) - new_base, blocks)
+            np.maximum.at(nxt, ((np.arange(blocks.size) + base) >> 1) - new_base, blocks)
             blocks, base = nxt, new_base
         value = best
     return int(np.max(value))
@@ -187,13 +187,14 @@ def max_nodes_per_sample(n: int, epochs: int, *, method: str = "auto") -> int:
     occurrence :math:`e` and an earlier one also holds occurrence :math:`e-1`, so the count is a
     sum of pairwise terms and a dynamic programme over epochs with block maxima costs
     :math:`O(E\,N\log T)`. ``method="bound"`` returns :math:`E(\lfloor\log_2N\rfloor+3)`
-    (:func:`max_nodes_per_sample_bound`). ``"auto"`` is exact for :math:`T \le 2^{22}` and the
-    bound beyond (both are valid for privacy; the bound is conservative).
+    (:func:`max_nodes_per_sample_bound`). ``"auto"`` is exact for :math:`T \le 2^{20}` and the
+    bound beyond (both are valid for privacy; the bound is conservative). Memory is
+    :math:`O(N\log T)`.
     """
     n = check_int("n", n, minimum=1)
     epochs = check_int("epochs", epochs, minimum=1)
     method = check_choice("method", method, ("auto", "exact", "bound"))
-    if method == "bound" or (method == "auto" and n * epochs > 1 << 22):
+    if method == "bound" or (method == "auto" and n * epochs > 1 << 20 and epochs > 1):
         return max_nodes_per_sample_bound(n, epochs)
     return _exact_k(n, epochs)
 
@@ -328,3 +329,6 @@ def tree_momentum_sigma_closed_form(
     delta_node = momentum_node_sensitivity(lipschitz, alpha, n, neighbouring, form="simple")
     k = max_nodes_per_sample_bound(n, epochs)
     return as_output(2.0 * delta_node * math.sqrt(k * log_inv_delta) / epsilon)
+
+
+guard_module(globals(), __all__)

@@ -25,7 +25,13 @@ import numpy as np
 from scipy import optimize
 
 from dpbounds._validation import check_choice, check_nonnegative, check_positive, check_probability
-from dpbounds.privacy._util import as_output, nudge_up
+from dpbounds.privacy._util import (
+    as_output,
+    finite_or_raise,
+    guard_module,
+    nudge_up,
+    positive_or_raise,
+)
 from dpbounds.provenance import LEE_KIFER, Provenance, Source
 
 __all__ = [
@@ -57,20 +63,26 @@ def gaussian_zcdp_rho(sigma: Any, sensitivity: Any = 1.0) -> Any:
     r""":math:`\rho = \Delta_2^2/(2\sigma^2)` of the Gaussian mechanism (Lee & Kifer Lemma 3.6)."""
     sigma = check_positive("sigma", sigma)
     sensitivity = check_nonnegative("sensitivity", sensitivity)
-    return as_output(np.asarray(sensitivity) ** 2 / (2.0 * np.asarray(sigma) ** 2))
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = (np.asarray(sensitivity) / np.asarray(sigma)) ** 2 / 2.0
+    return as_output(finite_or_raise(out, "sensitivity/sigma"))
 
 
 def gaussian_sigma_for_zcdp(rho: Any, sensitivity: Any = 1.0) -> Any:
     r"""Gaussian std for a zCDP budget: :math:`\sigma = \Delta_2/\sqrt{2\rho}` (Lemma 3.6)."""
     rho = check_positive("rho", rho)
     sensitivity = check_nonnegative("sensitivity", sensitivity)
-    return as_output(nudge_up(np.asarray(sensitivity) / np.sqrt(2.0 * np.asarray(rho))))
+    with np.errstate(over="ignore"):
+        out = nudge_up(np.asarray(sensitivity) / np.sqrt(2.0 * np.asarray(rho)))
+    return as_output(finite_or_raise(out, "sensitivity/rho"))
 
 
 def pure_dp_to_zcdp_rho(epsilon: Any) -> Any:
     r""":math:`\epsilon`-DP implies :math:`\epsilon^2/2`-zCDP (Lee & Kifer Lemma 3.7)."""
     epsilon = check_nonnegative("epsilon", epsilon)
-    return as_output(np.asarray(epsilon) ** 2 / 2.0)
+    with np.errstate(over="ignore"):
+        out = np.asarray(epsilon) ** 2 / 2.0
+    return as_output(finite_or_raise(out, "epsilon"))
 
 
 def compose_zcdp(rhos: Any) -> float:
@@ -119,7 +131,9 @@ def zcdp_to_dp_epsilon(rho: Any, delta: float, method: str = "standard") -> Any:
     method = check_choice("method", method, _METHODS)
     rho_arr = np.asarray(rho, dtype=float)
     if method == "standard":
-        return as_output(rho_arr + 2.0 * np.sqrt(rho_arr * -math.log(delta)))
+        with np.errstate(over="ignore"):
+            out = rho_arr + 2.0 * np.sqrt(rho_arr) * math.sqrt(-math.log(delta))
+        return as_output(finite_or_raise(out, "rho"))
     out = np.vectorize(_tight_epsilon_scalar, otypes=[float])(rho_arr, delta)
     return as_output(out)
 
@@ -173,8 +187,9 @@ def dp_to_zcdp_rho(epsilon: Any, delta: float, method: str = "standard") -> Any:
     method = check_choice("method", method, _METHODS)
     L = -math.log(delta)
     eps = np.asarray(epsilon, dtype=float)
-    rho = eps**2 / (np.sqrt(L + eps) + math.sqrt(L)) ** 2
+    rho = (eps / (np.sqrt(L + eps) + math.sqrt(L))) ** 2
     rho = np.nextafter(np.nextafter(rho, 0.0), 0.0)
+    positive_or_raise(rho, "epsilon")
     if method == "tight":
         rho = np.vectorize(lambda e, r: _invert_tight(e, r, delta), otypes=[float])(eps, rho)
     return as_output(rho)
@@ -194,3 +209,6 @@ def _invert_tight(epsilon: float, rho_lo: float, delta: float) -> float:
         if rho_hi - rho_lo <= 1e-14 * rho_hi:
             break
     return rho_lo
+
+
+guard_module(globals(), __all__)

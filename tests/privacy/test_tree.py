@@ -99,7 +99,8 @@ def test_k_bound_holds_and_auto_switch():
     for n in [1, 2, 3, 7, 100, 1000, 1023, 1024, 1025]:
         for e in [1, 2, 5, 16]:
             assert tree.max_nodes_per_sample(n, e) <= tree.max_nodes_per_sample_bound(n, e)
-    assert tree.max_nodes_per_sample(2**21, 4) == tree.max_nodes_per_sample_bound(2**21, 4)
+    assert tree.max_nodes_per_sample(2**19, 4) == tree.max_nodes_per_sample_bound(2**19, 4)
+    assert tree.max_nodes_per_sample(10**7, 1) == (10**7).bit_length()
 
 
 def _brute_node_sensitivity(G, alpha, n, epochs, replace_one=True):
