@@ -56,7 +56,8 @@ def test_poisson_rdp_fractional_orders_match_mpmath(q, z, alpha):
 
     ref = float(mp.log(mp.quad(f, [-mp.inf, 0, 1, alpha, mp.inf])) / (am - 1))
     ours = rdp.poisson_subsampled_gaussian_rdp(q, z, [alpha])[0]
-    assert ours == pytest.approx(ref, rel=1e-8)
+    # quadrature rounded up by its error estimate: never below the truth, within 1e-5
+    assert ref * (1 - 1e-12) <= ours <= ref * (1 + 1e-5)
     # dp_accounting's fractional-order series is an upper bound (up to ~10% loose here)
     from dp_accounting.rdp import rdp_privacy_accountant as ref_lib
 
