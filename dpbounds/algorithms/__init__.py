@@ -4,7 +4,8 @@ Every algorithm takes an :class:`~dpbounds.objectives.Objective` (its data live 
 chosen array namespace: NumPy, CuPy or array-api-strict), a privacy target, ``trials`` and
 a ``seed``, and returns a :class:`~dpbounds.algorithms._common.SimulationResult` with the
 final states, a per-step trace (``F(x_t) - F*``, ``F(x_t)`` or ``||∇F(x_t)||``) and a
-:class:`~dpbounds.algorithms._common.PrivacyLedger` of the budget actually spent.
+:class:`~dpbounds.algorithms._common.SpentBudget` of the budget actually spent (the
+general-purpose accountant ledger is :class:`dpbounds.privacy.PrivacyLedger`).
 
 =======================  ============================================  =======================
 function                 paper                                         privacy
@@ -17,20 +18,24 @@ function                 paper                                         privacy
 ``noisy_projected_sgd``  Kamath Lecture 13, Alg. 3 (BST14)             (ε, δ)
 ``output_perturbation``  Kamath Lecture 13, Lemma 1                    (ε, δ)
 ``objective_perturbation`` Kamath Lecture 13 / Kifer-Smith-Thakurta    (ε, δ)
+``dp_sgd``               Abadi et al. / Yang et al. eq. (2), clipping  (ε, δ) via RDP / PLD
+``dp_nsgd``              Yang et al. eq. (3), g/(||g||+r)              (ε, δ) via RDP / PLD
+``tree_momentum_nsgd``   Tran & Cutkosky Algorithm 1                   (ε, δ) via tree RDP
+``sensitivity_reduced_nsgd`` Tran & Cutkosky Algorithm 2 (reconstructed) (ε, δ) via zCDP
 =======================  ============================================  =======================
 
-DP-SGD, DP-NSGD, Tran & Cutkosky's tree-aggregated methods and the tree aggregator live in
-:mod:`dpbounds.algorithms.dp_sgd`, :mod:`~dpbounds.algorithms.nsgd`,
-:mod:`~dpbounds.algorithms.tran_cutkosky` and :mod:`~dpbounds.algorithms.tree_aggregation`.
+The online tree aggregator (binary counter, O(d log T) memory) is
+:class:`~dpbounds.algorithms.tree_aggregation.TreeAggregator`.
 """
 
-from dpbounds.algorithms._common import PrivacyLedger, SimulationResult, make_streams
+from dpbounds.algorithms._common import SimulationResult, SpentBudget, make_streams
 from dpbounds.algorithms.dp_agd import dp_agd
 from dpbounds.algorithms.dp_erm import (
     noisy_projected_sgd,
     objective_perturbation,
     output_perturbation,
 )
+from dpbounds.algorithms.dp_sgd import dp_sgd
 from dpbounds.algorithms.gradient_descent import dp_gd
 from dpbounds.algorithms.kuru import (
     dp_heavy_ball,
@@ -39,10 +44,14 @@ from dpbounds.algorithms.kuru import (
     dp_nag,
     dp_nag_opt,
 )
+from dpbounds.algorithms.nsgd import dp_nsgd
+from dpbounds.algorithms.tran_cutkosky import sensitivity_reduced_nsgd, tree_momentum_nsgd
+from dpbounds.algorithms.tree_aggregation import TreeAggregator
 
 __all__ = [
-    "PrivacyLedger",
     "SimulationResult",
+    "SpentBudget",
+    "TreeAggregator",
     "dp_agd",
     "dp_gd",
     "dp_heavy_ball",
@@ -50,8 +59,12 @@ __all__ = [
     "dp_masg_opt",
     "dp_nag",
     "dp_nag_opt",
+    "dp_nsgd",
+    "dp_sgd",
     "make_streams",
     "noisy_projected_sgd",
     "objective_perturbation",
     "output_perturbation",
+    "sensitivity_reduced_nsgd",
+    "tree_momentum_nsgd",
 ]

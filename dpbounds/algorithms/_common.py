@@ -6,7 +6,7 @@ Every algorithm in :mod:`dpbounds.algorithms` returns a :class:`SimulationResult
 * ``trace``: a NumPy array of shape ``(trials, steps + 1)`` with the quantity named by
   ``trace_kind`` at every iterate ``x_0, ..., x_T`` — ``"suboptimality"`` (``F(x_t) - F*``),
   ``"loss"`` (``F(x_t)``) or ``"grad_norm"`` (``||∇F(x_t)||``);
-* ``ledger``: a :class:`PrivacyLedger`, the budget actually spent (per step and in total),
+* ``ledger``: a :class:`SpentBudget`, the budget actually spent (per step and in total),
   the accountant that computed it, the target, and the neighbouring relation;
 * ``params``: the hyper-parameters used (step sizes, momentum, batch size, noise scales ...);
 * ``source``: the :class:`~dpbounds.provenance.Source` of the algorithm.
@@ -32,7 +32,7 @@ from dpbounds.provenance import Source
 __all__ = [
     "NEIGHBOURING",
     "TRACE_KINDS",
-    "PrivacyLedger",
+    "SpentBudget",
     "SimulationResult",
     "TraceRecorder",
     "check_batch_size",
@@ -47,7 +47,7 @@ TRACE_KINDS: tuple[str, ...] = ("suboptimality", "loss", "grad_norm")
 
 
 @dataclass(frozen=True)
-class PrivacyLedger:
+class SpentBudget:
     """The privacy budget a run spent, as computed by its accountant.
 
     Attributes
@@ -99,7 +99,7 @@ class PrivacyLedger:
                 f"{self.target_delta:.3g}) [{self.accountant}]")
 
     @classmethod
-    def non_private(cls, steps: int, neighbouring: str = "replace-one") -> PrivacyLedger:
+    def non_private(cls, steps: int, neighbouring: str = "replace-one") -> SpentBudget:
         """Ledger of a run with ``epsilon = inf`` (no noise)."""
         return cls("non-private", neighbouring, math.inf, 0.0, math.inf, 0.0,
                    np.full(steps, math.inf), "none (epsilon = inf)")
@@ -113,7 +113,7 @@ class SimulationResult:
     x: Any
     trace: np.ndarray
     trace_kind: str
-    ledger: PrivacyLedger
+    ledger: SpentBudget
     params: dict[str, Any] = field(default_factory=dict)
     source: Source | None = None
     backend: str = "numpy"

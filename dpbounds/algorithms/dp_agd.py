@@ -56,8 +56,8 @@ import numpy as np
 
 from dpbounds._validation import check_choice, check_int, check_positive, check_probability
 from dpbounds.algorithms._common import (
-    PrivacyLedger,
     SimulationResult,
+    SpentBudget,
     TraceRecorder,
     check_epsilon,
     make_streams,
@@ -294,7 +294,7 @@ def dp_agd(objective: Any, *, epsilon: float, delta: float, splits: int = 60,
         eps_spent = float(zcdp_to_dp_epsilon(float(np.max(rho_spent)), delta))
         width = max(len(c) for c in charges)
         per_step = np.array([c + [0.0] * (width - len(c)) for c in charges])
-        ledger = PrivacyLedger(
+        ledger = SpentBudget(
             "zCDP", "add/remove", eps_spent, delta, epsilon, delta, per_step,
             "zCDP composition (Lemma 3.5) of the charges up to the last release, eq. (5) / "
             "Lemma 3.8 conversion", rho=rho_spent,
@@ -303,7 +303,7 @@ def dp_agd(objective: Any, *, epsilon: float, delta: float, splits: int = 60,
                     f"(rho_nmax={r_nmax:.4g} each)"),
         )
     else:
-        ledger = PrivacyLedger.non_private(int(iters.max()), "add/remove")
+        ledger = SpentBudget.non_private(int(iters.max()), "add/remove")
     params = dict(rho_total=rho_total, rho_nmax=r_nmax, rho_ng_initial=r_ng0,
                   rho_ng_final=r_ng, iterations=iters, rounds=rounds, step_sizes=chosen,
                   gradient_sigmas=sigmas, gradient_measurements=n_grad,

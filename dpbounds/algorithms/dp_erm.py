@@ -41,8 +41,8 @@ import scipy.optimize
 
 from dpbounds._validation import check_choice, check_int, check_positive, check_probability
 from dpbounds.algorithms._common import (
-    PrivacyLedger,
     SimulationResult,
+    SpentBudget,
     TraceRecorder,
     check_epsilon,
     make_streams,
@@ -159,12 +159,12 @@ def noisy_projected_sgd(objective: Any, *, epsilon: float, delta: float, radius:
             eps_spent = epsilon
             acct = ("the lecture's sufficient calibration (Algorithm 3, T <= n^2; approximate "
                     "argument via Lemma 3 and advanced composition)")
-        ledger = PrivacyLedger("(eps,delta)-DP", "replace-one", float(eps_spent), delta,
+        ledger = SpentBudget("(eps,delta)-DP", "replace-one", float(eps_spent), delta,
                                epsilon, delta, np.full(1, float(eps_spent)), acct,
                                events=(f"{T} x Gaussian(sigma={sigma:.4g}) on n*grad of one "
                                        f"random example (||.|| <= nL = {n * L:.4g})",))
     else:
-        ledger = PrivacyLedger.non_private(T)
+        ledger = SpentBudget.non_private(T)
     params = dict(sigma=sigma, lipschitz=L, radius=radius, steps=T, G=G,
                   calibration=calibration, trace_every=trace_every, seed=seed)
     return SimulationResult("noisy projected SGD", x, rec.result(trials), rec.kind or "none",
@@ -212,10 +212,10 @@ def output_perturbation(objective: Any, *, epsilon: float, delta: float,
         theta = theta + noise.normal((f.d,), sigma)
     rec = TraceRecorder(f, trace)
     rec.record(theta)
-    ledger = (PrivacyLedger("(eps,delta)-DP", "replace-one", epsilon, delta, epsilon, delta,
+    ledger = (SpentBudget("(eps,delta)-DP", "replace-one", epsilon, delta, epsilon, delta,
                             np.full(1, epsilon), f"{mechanism} Gaussian mechanism, "
                             f"sensitivity {sens:.4g} ({sensitivity_rule})")
-              if private else PrivacyLedger.non_private(1))
+              if private else SpentBudget.non_private(1))
     return SimulationResult("output perturbation", theta, rec.result(trials),
                             rec.kind or "none", ledger,
                             dict(sigma=sigma, sensitivity=sens, rule=sensitivity_rule),
@@ -264,9 +264,9 @@ def objective_perturbation(objective: Any, *, epsilon: float, delta: float,
     theta = xp.asarray(np.asarray(sols, dtype=float))
     rec = TraceRecorder(f, trace)
     rec.record(theta)
-    ledger = (PrivacyLedger("(eps,delta)-DP", "replace-one", epsilon, delta, epsilon, delta,
+    ledger = (SpentBudget("(eps,delta)-DP", "replace-one", epsilon, delta, epsilon, delta,
                             np.full(1, epsilon), "Kifer-Smith-Thakurta 2012 Theorem 2")
-              if private else PrivacyLedger.non_private(1))
+              if private else SpentBudget.non_private(1))
     return SimulationResult("objective perturbation", theta, rec.result(trials),
                             rec.kind or "none", ledger,
                             dict(sigma=sigma, Delta=Delta, zeta=zeta, lambda_H=lam_h),

@@ -54,8 +54,8 @@ import numpy as np
 
 from dpbounds._validation import check_choice, check_int, check_positive, check_probability
 from dpbounds.algorithms._common import (
-    PrivacyLedger,
     SimulationResult,
+    SpentBudget,
     TraceRecorder,
     check_batch_size,
     check_epsilon,
@@ -223,9 +223,9 @@ def _noisy_sgd(
             recorder.record(x)
             trace_steps.append(t)
     if math.isinf(epsilon):
-        ledger = PrivacyLedger.non_private(steps, noise["neighbouring"])
+        ledger = SpentBudget.non_private(steps, noise["neighbouring"])
     else:
-        ledger = PrivacyLedger(
+        ledger = SpentBudget(
             notion="(eps,delta)-DP", neighbouring=noise["neighbouring"],
             epsilon=noise["epsilon_spent"], delta=delta, target_epsilon=epsilon,
             target_delta=delta, per_step=np.zeros(0),

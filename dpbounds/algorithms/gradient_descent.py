@@ -24,8 +24,8 @@ import numpy as np
 from dpbounds._validation import check_choice, check_int, check_positive, check_probability
 from dpbounds.algorithms._common import (
     NEIGHBOURING,
-    PrivacyLedger,
     SimulationResult,
+    SpentBudget,
     TraceRecorder,
     check_batch_size,
     check_epsilon,
@@ -168,14 +168,14 @@ def _gaussian_gd(f: Any, epsilon: float, delta: float | None, T: int, alpha: flo
     if private:
         per_step = np.full(T, float(gaussian_zcdp_rho(sigma, delta_2)))
         rho_spent = float(np.sum(per_step))
-        ledger = PrivacyLedger(
+        ledger = SpentBudget(
             "zCDP", neighbouring, float(zcdp_to_dp_epsilon(rho_spent, delta)), delta,
             epsilon, delta, per_step, "zCDP composition (Lemma 3.5), Lemma 3.8 conversion",
             rho=rho_spent, events=(f"{T} x Gaussian(sigma={sigma:.4g}) on a mean gradient "
                                    f"of L2 sensitivity {delta_2:.4g}",),
         )
     else:
-        ledger = PrivacyLedger.non_private(T, neighbouring)
+        ledger = SpentBudget.non_private(T, neighbouring)
     params = dict(step_size=alpha, mechanism="gaussian", sigma=sigma, sensitivity=delta_2,
                   clip_norm=clip_norm, steps=T, seed=seed)
     return SimulationResult("DP-GD (Gaussian)", x, rec.result(trials), rec.kind or "none",

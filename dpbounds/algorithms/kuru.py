@@ -48,8 +48,8 @@ import numpy as np
 
 from dpbounds._validation import check_choice, check_int, check_nonnegative, check_positive
 from dpbounds.algorithms._common import (
-    PrivacyLedger,
     SimulationResult,
+    SpentBudget,
     TraceRecorder,
     check_batch_size,
     check_epsilon,
@@ -237,13 +237,13 @@ def laplace_momentum_method(
                               dtype=float) if S1 > 0 else np.zeros(T)
         per_step = np.atleast_1d(per_step)
         spent = basic_composition(per_step)
-        ledger = PrivacyLedger(
+        ledger = SpentBudget(
             "pure-DP", "replace-one", spent, 0.0, float(epsilon), 0.0, per_step,
             "eq. (11) per step (Laplace + subsampling w/o replacement), basic composition",
             events=(f"{T} x Laplace(b_t) on a mean of m={m} of n={n} gradients, S_1={S1:g}",),
         )
     else:
-        ledger = PrivacyLedger.non_private(T)
+        ledger = SpentBudget.non_private(T)
     out_params = dict(params or {})
     out_params.update(steps=T, batch_size=m, n=n, d=d, sensitivity=S1,
                       laplace_scales=scales, step_sizes=np.asarray(step_sizes),

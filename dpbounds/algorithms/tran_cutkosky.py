@@ -98,7 +98,7 @@ from dpbounds._validation import (
     check_positive,
     check_probability,
 )
-from dpbounds.algorithms._common import TRACE_KINDS, PrivacyLedger, SimulationResult
+from dpbounds.algorithms._common import TRACE_KINDS, SimulationResult, SpentBudget
 from dpbounds.algorithms.tree_aggregation import (
     ComposeAndSumAggregator,
     TreeAggregator,
@@ -266,7 +266,7 @@ def sensitivity_reduced_privacy(
 # shared loop pieces
 # ----------------------------------------------------------------------------------------
 def _ledger_relation(neighbouring: str) -> tuple[str, str]:
-    """(name for dpbounds.privacy.tree, name for PrivacyLedger).
+    """(name for dpbounds.privacy.tree, name for SpentBudget).
 
     Only replace-one (the paper's relation): random reshuffling over a fixed ``n`` fixes the
     step schedule, and adding or removing a sample would change the epoch length and with it
@@ -421,13 +421,13 @@ class _UniformOutput:
 
 
 def _zcdp_ledger(epsilon: float, delta: float, relation: str, rho: float, spent: float,
-                 steps: int, events: tuple[str, ...]) -> PrivacyLedger:
+                 steps: int, events: tuple[str, ...]) -> SpentBudget:
     """Ledger of a tree-aggregation run. Theorem 10's RDP is linear in the order, i.e.
     rho-zCDP, converted to (eps, delta) at the optimal order. The cost is not a per-step
     composition (each node is one Gaussian query), so ``per_step`` is empty."""
     if math.isinf(epsilon):
-        return PrivacyLedger.non_private(steps, relation)
-    return PrivacyLedger(
+        return SpentBudget.non_private(steps, relation)
+    return SpentBudget(
         notion="zCDP", neighbouring=relation, epsilon=spent, delta=delta,
         target_epsilon=epsilon, target_delta=delta, per_step=np.zeros(0),
         accountant="tree aggregation RDP (Thm 10) = zCDP -> (eps, delta)",
