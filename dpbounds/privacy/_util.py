@@ -73,7 +73,10 @@ def guard_range(fn: Any) -> Any:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            out = fn(*args, **kwargs)
+            # Overflow, division by zero or an invalid operation anywhere inside is an error,
+            # not a warning followed by a silently wrong (if finite) result.
+            with np.errstate(over="raise", divide="raise", invalid="raise"):
+                out = fn(*args, **kwargs)
         except (OverflowError, ZeroDivisionError, FloatingPointError) as err:
             raise fail(str(err)) from None
         if isinstance(out, float | np.ndarray | np.floating) and not np.all(
