@@ -76,9 +76,20 @@ class Comparison:
     best_tuned: str | None
     crossovers: list[Crossover] = field(default_factory=list)
 
+    @property
+    def vacuous(self) -> list[str]:
+        """Bounds that say nothing at this problem: every loss is G-Lipschitz, so
+        ``||grad F|| <= G`` holds trivially and a bound ``>= G`` certifies nothing."""
+        G = self.problem.get("G")
+        if G is None:
+            return []
+        return [r.name for r in self.rows
+                if min(v for v in (r.value, r.tuned_value) if v is not None) >= G]
+
     def to_dict(self) -> dict[str, Any]:
         """Plain data (JSON-serialisable)."""
         return {
+            "vacuous": self.vacuous,
             "problem": dict(self.problem),
             "rows": [asdict(r) for r in self.rows],
             "best": self.best,
@@ -107,6 +118,9 @@ class Comparison:
         lines.append(fmt.format(*("-" * w for w in widths)))
         lines += [fmt.format(*b) for b in body]
         lines.append("")
+        if self.vacuous:
+            lines.append(f"vacuous here (bound >= G, and ||grad F|| <= G always): "
+                         f"{', '.join(self.vacuous)}")
         lines.append(f"best (closed-form choices): {self.best}")
         if self.best_tuned:
             lines.append(f"best (tuned hyper-parameters): {self.best_tuned}")

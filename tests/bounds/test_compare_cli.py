@@ -54,3 +54,15 @@ def test_cli_compare_defaults(capsys):
     assert main(["compare", "--no-tune", "--c2", "6.5"]) == 0
     out = capsys.readouterr().out
     assert "best" in out and "crossover: tran_cutkosky.alg2 beats tran_cutkosky.alg1" in out
+
+
+def test_vacuous_bounds_are_flagged_against_the_trivial_bound_G():
+    # ||grad F|| <= G holds for every G-Lipschitz loss: a bound above G certifies nothing.
+    small = compare(dict(d=100, N=1e5, eps=1.0, delta=1e-5, G=1, L=1, R=1))
+    for row in small.rows:
+        best = min(v for v in (row.value, row.tuned_value) if v is not None)
+        assert (row.name in small.vacuous) == (best >= 1.0)
+    # with 10^4 times more data every bound drops below G (all rates decay in N)
+    large = compare(dict(d=100, N=1e9, eps=1.0, delta=1e-5, G=1, L=1, R=1))
+    assert large.vacuous == []
+    assert "vacuous" in small.to_text() and "vacuous" in small.to_dict()
