@@ -14,13 +14,20 @@ from typing import Any
 import numpy as np
 
 
+def _show(value: Any) -> str:
+    """The value as a user typed it: ``1.5``, not ``array(1.5)``."""
+    if isinstance(value, np.ndarray | np.generic) and np.ndim(value) == 0:
+        return repr(value.item())
+    return repr(value)
+
+
 def _as_float_array(name: str, value: Any) -> np.ndarray:
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number, got {value!r}") from None
+        raise ValueError(f"{name} must be a real number, got {_show(value)}") from None
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, got {value!r}")
+        raise ValueError(f"{name} must be finite, got {_show(value)}")
     return arr
 
 
@@ -39,7 +46,7 @@ def check_positive(name: str, value: Any, *, allow_inf: bool = False) -> Any:
         return math.inf
     arr = _as_float_array(name, value)
     if not np.all(arr > 0):
-        raise ValueError(f"{name} must be > 0 (valid range (0, inf)), got {value!r}")
+        raise ValueError(f"{name} must be > 0 (valid range (0, inf)), got {_show(value)}")
     return _ret(arr, value)
 
 
@@ -47,7 +54,7 @@ def check_nonnegative(name: str, value: Any) -> Any:
     """A real number in [0, ∞)."""
     arr = _as_float_array(name, value)
     if not np.all(arr >= 0):
-        raise ValueError(f"{name} must be >= 0 (valid range [0, inf)), got {value!r}")
+        raise ValueError(f"{name} must be >= 0 (valid range [0, inf)), got {_show(value)}")
     return _ret(arr, value)
 
 
@@ -55,7 +62,7 @@ def check_open_interval(name: str, value: Any, low: float, high: float) -> Any:
     """A real number in the open interval (low, high)."""
     arr = _as_float_array(name, value)
     if not np.all((arr > low) & (arr < high)):
-        raise ValueError(f"{name} must lie in ({low}, {high}), got {value!r}")
+        raise ValueError(f"{name} must lie in ({low}, {high}), got {_show(value)}")
     return _ret(arr, value)
 
 
@@ -63,7 +70,7 @@ def check_closed_interval(name: str, value: Any, low: float, high: float) -> Any
     """A real number in the closed interval [low, high]."""
     arr = _as_float_array(name, value)
     if not np.all((arr >= low) & (arr <= high)):
-        raise ValueError(f"{name} must lie in [{low}, {high}], got {value!r}")
+        raise ValueError(f"{name} must lie in [{low}, {high}], got {_show(value)}")
     return _ret(arr, value)
 
 
@@ -75,21 +82,21 @@ def check_probability(name: str, value: Any) -> Any:
 def check_int(name: str, value: Any, *, minimum: int = 1, maximum: int | None = None) -> int:
     """An integer in [minimum, maximum] (floats with an integral value are accepted)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
+        raise ValueError(f"{name} must be an integer, got {_show(value)}")
     if isinstance(value, numbers.Integral):
         ivalue = int(value)
     else:
         if not math.isfinite(value) or value != math.floor(value):
-            raise ValueError(f"{name} must be an integer, got {value!r}")
+            raise ValueError(f"{name} must be an integer, got {_show(value)}")
         ivalue = int(value)
     if ivalue < minimum or (maximum is not None and ivalue > maximum):
         upper = "inf" if maximum is None else str(maximum)
-        raise ValueError(f"{name} must be an integer in [{minimum}, {upper}], got {value!r}")
+        raise ValueError(f"{name} must be an integer in [{minimum}, {upper}], got {_show(value)}")
     return ivalue
 
 
 def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
     """One of a fixed set of strings."""
     if value not in choices:
-        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+        raise ValueError(f"{name} must be one of {choices}, got {_show(value)}")
     return str(value)

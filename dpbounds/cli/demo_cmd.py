@@ -3,8 +3,7 @@
 It runs, in order and with their built-in defaults, the three questions a DP-optimization
 researcher asks first: how much noise does my budget need (``dpbounds privacy``), which
 utility bound is best for my problem (``dpbounds compare``), and how should I tune heavy
-ball for it (``dpbounds tune hb``) — then checks one bound against a simulation
-(``dpbounds check``, if available).
+ball and Nesterov for it (``dpbounds tune hb``, ``dpbounds tune nag``).
 """
 
 from __future__ import annotations
