@@ -10,8 +10,11 @@ the baseline of Lee & Kifer's Table 1: :math:`x_t=x_{t-1}-\alpha(\bar g_t+\nabla
 :math:`\bar g_t=\frac1n\sum_i\mathrm{clip}_C(\nabla\ell_i)`, :math:`Z_t\sim N(0,\sigma^2I)`.
 The budget is split evenly in zCDP: :math:`\rho=\rho(\epsilon,\delta)` by Lee & Kifer eq. (5),
 :math:`\rho_t=\rho/T`, :math:`\sigma=\Delta/\sqrt{2\rho_t}` (Lemma 3.6) with
-:math:`\Delta=2C/n` (replace-one) or :math:`C/n` (add/remove). Without ``clip_norm`` the
-objective's ``l2_sensitivity`` (a bound on ``||∇ℓ(x;y)-∇ℓ(x;y')||``) replaces ``2C``.
+:math:`\Delta=2C/n` (replace-one) or :math:`C/n` (add/remove), with ``n`` public (the
+mean's denominator is the public ``n``; see :func:`gaussian_gd_sensitivity`). Without
+``clip_norm`` the objective's ``l2_sensitivity`` (a bound on ``||∇ℓ(x;y)-∇ℓ(x;y')||``)
+replaces ``2C`` under replace-one, and its ``gradient_bound`` (``sup ||∇ℓ(x;y)||``) replaces
+``C`` under add/remove; an infinite bound raises ``ValueError``.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from dpbounds.privacy.zcdp import (
 )
 from dpbounds.provenance import KURU, LEE_KIFER, Provenance, Source
 
-__all__ = ["DP_GD_GAUSSIAN_SOURCE", "DP_GD_LAPLACE_SOURCE", "dp_gd"]
+__all__ = ["DP_GD_GAUSSIAN_SOURCE", "DP_GD_LAPLACE_SOURCE", "dp_gd", "gaussian_gd_sensitivity"]
 
 DP_GD_LAPLACE_SOURCE = Source(KURU, "Section 5 (DP-GD = DP-NAG with beta = 0), eqs. (12)-(13)",
                               Provenance.VERBATIM)
@@ -78,11 +81,15 @@ def dp_gd(objective: Any, *, epsilon: float, steps: int, step_size: float | None
     clip_norm:
         Gaussian only: per-sample clipping norm ``C``.
     neighbouring:
-        Gaussian only: ``"replace-one"`` (``Δ = 2C/n``) or ``"add/remove"`` (``Δ = C/n``).
-        The Laplace variant is replace-one (Kuru et al.).
+        Gaussian only: ``"replace-one"`` (``Δ = 2C/n``) or ``"add/remove"`` (``Δ = C/n``,
+        ``n`` public). Without ``clip_norm``, add/remove needs a finite
+        ``objective.gradient_bound`` (``Δ = G/n``). The Laplace variant is replace-one
+        (Kuru et al.).
     trials, seed, x0, sensitivity, trace:
         As in :func:`~dpbounds.algorithms.kuru.dp_heavy_ball`; ``sensitivity`` overrides the
-        objective's ``l1_sensitivity`` (Laplace) or ``l2_sensitivity`` (Gaussian, no clip).
+        objective's ``l1_sensitivity`` (Laplace) or, Gaussian without clipping, the per-sample
+        bound (``l2_sensitivity`` for replace-one, ``gradient_bound`` for add/remove; the
+        noised mean's sensitivity is it divided by ``n``).
 
     Example
     -------
@@ -118,6 +125,61 @@ def dp_gd(objective: Any, *, epsilon: float, steps: int, step_size: float | None
                         neighbouring, trials, seed, x0, sensitivity, trace)
 
 
+def gaussian_gd_sensitivity(objective: Any, neighbouring: str = "replace-one",
+                            clip_norm: float | None = None,
+                            sensitivity: float | None = None) -> float:
+    r"""L2 sensitivity :math:`\Delta` of the gradient query that Gaussian DP-GD noises.
+
+    Convention: ``n`` is **public** and the query is
+    :math:`q(D)=\frac1n\sum_{i\in D}g_i(x)+\nabla R(x)` with the public ``n`` as
+    denominator (:math:`g_i=\nabla\ell_i` or its clipped version; ``R`` is data-free).
+
+    * ``"replace-one"``: one :math:`g_i` is swapped, :math:`\Delta = \sup\lVert g(x;y)-
+      g(x;y')\rVert/n`: ``2 * clip_norm / n``, else ``sensitivity`` or the objective's
+      ``l2_sensitivity`` (a bound on that difference) over ``n``.
+    * ``"add/remove"``: one :math:`g_i` is added or dropped, :math:`\Delta=\sup\lVert g(x;y)
+      \rVert/n`: ``clip_norm / n``, else ``sensitivity`` or the objective's
+      ``gradient_bound`` :math:`G` (a bound on the per-sample **norm**) over ``n``. The
+      replace-one difference bound is not a norm bound (a quadratic's per-sample gradients
+      differ by a bounded offset but are unbounded), so it is never halved into one.
+
+    If ``n`` were private, the mean over the actual size would move by up to :math:`2G/n`
+    under add/remove (``(g_{new} - \bar g)/(n+1)``); pass ``sensitivity=2 * G`` then.
+
+    Raises
+    ------
+    ValueError
+        When the bound is infinite: pass ``clip_norm`` (or a finite ``sensitivity``).
+
+    Example
+    -------
+    >>> from dpbounds.objectives import QuadraticObjective
+    >>> q = QuadraticObjective([1.0, 2.0], offsets=[[0.5, 0.0], [-0.5, 0.0]])
+    >>> gaussian_gd_sensitivity(q, "replace-one")     # 2 sup||e|| / n
+    0.5
+    >>> gaussian_gd_sensitivity(q, "add/remove", clip_norm=1.0)
+    0.5
+    """
+    neighbouring = check_choice("neighbouring", neighbouring, NEIGHBOURING)
+    n = objective.n
+    if clip_norm is not None:
+        clip_norm = check_positive("clip_norm", clip_norm)
+        return (2.0 if neighbouring == "replace-one" else 1.0) * clip_norm / n
+    if sensitivity is not None:
+        bound = check_positive("sensitivity", sensitivity)
+    elif neighbouring == "replace-one":
+        bound = float(objective.l2_sensitivity)
+    else:
+        bound = float(objective.gradient_bound)
+    if not math.isfinite(bound):
+        what = ("l2_sensitivity (sup ||∇ℓ(x;y) - ∇ℓ(x;y')||)" if neighbouring == "replace-one"
+                else "gradient_bound (sup ||∇ℓ(x;y)||, needed for add/remove)")
+        raise ValueError(f"the objective's {what} is infinite: pass clip_norm (per-sample "
+                         "clipping) or a finite sensitivity for neighbouring="
+                         f"{neighbouring!r}")
+    return bound / n
+
+
 def _gaussian_gd(f: Any, epsilon: float, delta: float | None, T: int, alpha: float,
                  batch_size: Any, clip_norm: float | None, neighbouring: str, trials: int,
                  seed: Any, x0: Any, sensitivity: float | None, trace: str | None
@@ -126,18 +188,9 @@ def _gaussian_gd(f: Any, epsilon: float, delta: float | None, T: int, alpha: flo
     if check_batch_size(batch_size, f.n) != f.n:
         raise ValueError("batch_size must be None or n for mechanism='gaussian' (full batch); "
                          "use dpbounds.algorithms.dp_sgd for subsampled Gaussian noise")
-    factor = 2.0 if neighbouring == "replace-one" else 1.0
+    delta_2 = gaussian_gd_sensitivity(f, neighbouring, clip_norm, sensitivity)
     if clip_norm is not None:
         clip_norm = check_positive("clip_norm", clip_norm)
-        delta_2 = factor * clip_norm / f.n
-    else:
-        sens = f.l2_sensitivity if sensitivity is None else check_positive("sensitivity",
-                                                                          sensitivity)
-        if neighbouring == "add/remove":
-            sens = sens / 2.0  # sup ||∇ℓ|| bound: half the replace-one difference bound
-        if not math.isfinite(sens):
-            raise ValueError("sensitivity must be finite: pass clip_norm or sensitivity")
-        delta_2 = sens / f.n
     private = math.isfinite(epsilon)
     if private:
         if delta is None:
