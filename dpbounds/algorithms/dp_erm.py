@@ -55,19 +55,31 @@ from dpbounds.provenance import KAMATH, Provenance, Source
 __all__ = [
     "NOISY_SGD_SOURCE",
     "OBJECTIVE_PERTURBATION_SOURCE",
+    "OUTPUT_PERTURBATION_LECTURE_SOURCE",
     "OUTPUT_PERTURBATION_SOURCE",
     "bst14_sigma",
     "noisy_projected_sgd",
     "objective_perturbation",
     "output_perturbation",
     "output_perturbation_sensitivity",
+    "output_perturbation_source",
 ]
 
 NOISY_SGD_SOURCE = Source(KAMATH, "Algorithm 3 (Bassily, Smith, Thakurta 2014), Theorem 2",
                           Provenance.VERBATIM)
-OUTPUT_PERTURBATION_SOURCE = Source(KAMATH, "Lemma 1 + Gaussian mechanism",
-                                    Provenance.VERBATIM,
-                                    "sensitivity 2G/(n mu) is DERIVED; 2n/lambda VERBATIM")
+#: ``sensitivity_rule="derived"`` (default): the tight minimiser sensitivity 2G/(n mu) of the
+#: average form is ours (``kamath_lecture.md`` §2 caution), so the result is DERIVED.
+OUTPUT_PERTURBATION_SOURCE = Source(
+    KAMATH, "Lemma 1 + Gaussian mechanism", Provenance.DERIVED,
+    "sensitivity 2G/(n mu) (replace-one, average form) derived in kamath_lecture.md §2 "
+    "caution, not the lecture's printed 2n/lambda",
+)
+#: ``sensitivity_rule="lecture"``: Lemma 1's printed 2n/lambda, read with lambda = n mu and
+#: G-Lipschitz losses (2G/mu; conservative by the factor n).
+OUTPUT_PERTURBATION_LECTURE_SOURCE = Source(
+    KAMATH, "Lemma 1 (as printed, 2n/lambda) + Gaussian mechanism", Provenance.VERBATIM,
+    "read with lambda = n mu and G-Lipschitz losses: 2G/mu",
+)
 OBJECTIVE_PERTURBATION_SOURCE = Source(
     "Kifer, Smith & Thakurta, Private Convex ERM and High-dimensional Regression, COLT 2012",
     "Theorem 2 (Gaussian objective perturbation)", Provenance.RECONSTRUCTED,
@@ -184,6 +196,14 @@ def output_perturbation_sensitivity(objective: Any, rule: str = "derived") -> fl
     return 2.0 * G / (objective.n * mu) if rule == "derived" else 2.0 * G / mu
 
 
+def output_perturbation_source(rule: str = "derived") -> Source:
+    """The citation of an output-perturbation result for its sensitivity ``rule``:
+    :data:`OUTPUT_PERTURBATION_SOURCE` (DERIVED) or
+    :data:`OUTPUT_PERTURBATION_LECTURE_SOURCE` (VERBATIM)."""
+    rule = check_choice("rule", rule, ("derived", "lecture"))
+    return OUTPUT_PERTURBATION_SOURCE if rule == "derived" else OUTPUT_PERTURBATION_LECTURE_SOURCE
+
+
 def output_perturbation(objective: Any, *, epsilon: float, delta: float,
                         sensitivity_rule: str = "derived", mechanism: str = "analytic",
                         trials: int = 1, seed: Any = None,
@@ -193,6 +213,9 @@ def output_perturbation(objective: Any, *, epsilon: float, delta: float,
     ``mechanism="analytic"`` (Balle & Wang) or ``"classic"``
     (:math:`\sigma=\Delta\sqrt{2\ln(1.25/\delta)}/\varepsilon`, requires
     :math:`\varepsilon<1`). The trace has one column: the suboptimality of the output.
+    The result's ``source`` follows ``sensitivity_rule``: DERIVED for ``"derived"``
+    (:math:`2G/(n\mu)`, ours), VERBATIM for ``"lecture"`` (Lemma 1's printed
+    :math:`2n/\lambda`); see :func:`output_perturbation_source`.
     """
     f = objective
     xp = f.xp
@@ -219,7 +242,7 @@ def output_perturbation(objective: Any, *, epsilon: float, delta: float,
     return SimulationResult("output perturbation", theta, rec.result(trials),
                             rec.kind or "none", ledger,
                             dict(sigma=sigma, sensitivity=sens, rule=sensitivity_rule),
-                            OUTPUT_PERTURBATION_SOURCE, backend_name(xp))
+                            output_perturbation_source(sensitivity_rule), backend_name(xp))
 
 
 def objective_perturbation(objective: Any, *, epsilon: float, delta: float,

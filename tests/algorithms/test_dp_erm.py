@@ -23,6 +23,7 @@ from dpbounds.backend import to_numpy
 from dpbounds.data import unit_ball_classification
 from dpbounds.objectives import LogisticRegression
 from dpbounds.privacy.rdp import epsilon_for_noise_multiplier
+from dpbounds.provenance import Provenance
 
 
 def _problem(n=40, d=3, l2=0.5, backend="numpy", seed=0):
@@ -48,6 +49,22 @@ def test_output_perturbation_sensitivity_holds_on_neighbours():
         worst = max(worst, np.linalg.norm(g.optimum.x - theta))
     assert worst <= bound
     assert worst >= bound / 20  # the derived bound is not vacuous
+
+
+@pytest.mark.parametrize("rule, label", [("derived", Provenance.DERIVED),
+                                         ("lecture", Provenance.VERBATIM)])
+def test_output_perturbation_source_label_follows_rule(rule, label):
+    # kamath_lecture.md §2: the printed 2n/lambda is the lecture's (VERBATIM); the tight
+    # 2G/(n mu) is our derivation (DERIVED). A result must never carry the other label.
+    f, _ = _problem()
+    r = output_perturbation(f, epsilon=0.5, delta=1e-5, sensitivity_rule=rule, seed=0,
+                            trace=None)
+    assert r.source.provenance is label
+    assert r.params["rule"] == rule
+    mu, G = 0.5, 1.0  # l2 and the unit-ball gradient bound of _problem
+    expected = 2 * G / mu if rule == "lecture" else 2 * G / (f.n * mu)
+    assert r.params["sensitivity"] == pytest.approx(expected, rel=1e-12)
+    assert ("2n/lambda" in r.source.result) == (rule == "lecture")
 
 
 def test_output_perturbation_noise_and_privacy():
