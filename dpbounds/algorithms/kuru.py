@@ -88,8 +88,12 @@ __all__ = [
 ]
 
 DP_HB_SOURCE = Source(KURU, "eq. (9), Proposition 3.1", Provenance.VERBATIM)
-DP_NAG_SOURCE = Source(KURU, "eq. (27), Theorem 4.1, Proposition 4.2", Provenance.VERBATIM,
-                       "Laplace scale S_1/(m eps_0) of (12), not (27)'s S_1/(n eps_0)")
+DP_NAG_SOURCE = Source(
+    KURU, "eq. (27) with the Laplace scale of eq. (12), Theorem 4.1, Proposition 4.2",
+    Provenance.RECONSTRUCTED,
+    "recursion (27) verbatim; noise scale S_1/(m eps_0) of (12), not (27)'s printed "
+    "S_1/(n eps_0) (they agree only for m = n): kuru_et_al.md §11 item 4",
+)
 DP_MASG_SOURCE = Source(KURU, "eq. (33), Theorem 4.3", Provenance.VERBATIM,
                         "momentum restart at stage changes as in the reference code")
 
@@ -350,6 +354,10 @@ def dp_nag(objective: Any, *, epsilon: float, steps: int, step_size: float | Non
            seed: Any = None, x0: Any = None, sensitivity: float | None = None,
            trace: str | None = "suboptimality") -> SimulationResult:
     r"""DP-NAG (Kuru et al. eq. (27)) with uniform or optimised per-iteration budgets.
+
+    The Laplace scale is (12)'s :math:`S_1/(m\epsilon_0)`, not (27)'s printed
+    :math:`S_1/(n\epsilon_0)` (``kuru_et_al.md`` §11 item 4), hence the RECONSTRUCTED label of
+    :data:`DP_NAG_SOURCE`.
 
     ``allocation``: ``"uniform"`` (eqs. (12)-(13)), ``"optimal"`` (Prop. 4.2 (31) when
     ``m = n``, the numeric optimum of (30) when ``m < n``) or ``"remark_4_2"`` (the budgets of

@@ -284,3 +284,19 @@ def test_ledger_never_overshoots(n, frac, T, eps):
     S = q.l1_sensitivity
     spent = sum(_amplified(S / (m * b), n, m) for b in r.params["laplace_scales"])
     assert spent <= eps * (1 + 1e-12) and r.ledger.epsilon <= eps
+
+
+def test_dp_nag_source_names_the_noise_scale_it_uses():
+    # kuru_et_al.md §11 item 4: (27) prints S_1/(n eps_0), (12) gives S_1/(m eps_0); the code
+    # uses (12), so the citation must say so and cannot be VERBATIM.
+    from dpbounds.provenance import Provenance
+
+    f = _logistic()
+    m, T, eps = 40, 10, 1.0
+    r = dp_nag(f, epsilon=eps, steps=T, batch_size=m, trials=1, seed=0, trace=None)
+    assert r.source.provenance is Provenance.RECONSTRUCTED
+    assert "(27)" in r.source.result and "(12)" in r.source.result
+    assert "§11" in r.source.note
+    b = f.l1_sensitivity / (m * _eps0(eps, T, f.n, m))  # eq. (12), uniform budgets
+    np.testing.assert_allclose(r.params["laplace_scales"], b, rtol=1e-12)
+    assert not np.allclose(r.params["laplace_scales"], b * m / f.n)  # not (27)'s printed n
