@@ -59,6 +59,7 @@ from dpbounds.bounds.nesterov import (
     unrolled_bound,
 )
 from dpbounds.bounds.noise_allocation import (
+    LOG_FLOAT_MAX,
     SOURCE_REMARK41,
     optimal_noise,
     optimal_noise_closed_form,
@@ -83,11 +84,32 @@ MECHANISMS = ("laplace",)
 
 
 def _noise_variance(T: Any, sensitivity: float, n: int, m: int, epsilon: float) -> np.ndarray:
-    """Per-coordinate gradient-noise variance 2 b_T^2 + sigma_s^2 at horizon T (eqs. 12-13, 21)."""
+    """Per-coordinate gradient-noise variance 2 b_T^2 + sigma_s^2 at horizon T (eqs. 12-13, 21).
+
+    ``inf`` where it exceeds the float64 range (horizons the tuners never select; they call
+    :func:`_check_noise_fits` first).
+    """
     T = np.asarray(T, dtype=float)
     eps0 = np.asarray(deamplify_without_replacement(epsilon / T, m, n))  # eq. (13) for every T
-    b = sensitivity / (m * eps0)
-    return 2.0 * b * b + subsampling_variance(sensitivity, n, m)
+    with np.errstate(over="ignore", divide="ignore"):
+        b = sensitivity / (m * eps0)
+        return 2.0 * b * b + subsampling_variance(sensitivity, n, m)
+
+
+def _check_noise_fits(sensitivity: float, n: int, m: int, epsilon: float, d: int) -> None:
+    """ValueError naming ``epsilon`` when even one step's noise, ``2 d b_1^2``, overflows float64.
+
+    ``T = 1`` spends the whole budget in one step: the least noise any horizon has. Beyond
+    this every bound is ``inf`` (a bound of 1e308 says nothing either); say why instead.
+    """
+    eps1 = float(deamplify_without_replacement(epsilon, m, n))  # eq. (13) with T = 1
+    log_b = math.log(sensitivity) - math.log(m) - (math.log(eps1) if eps1 > 0 else -math.inf)
+    log_noise = math.log(2.0 * d) + 2.0 * log_b
+    if not log_noise <= LOG_FLOAT_MAX:
+        raise ValueError(
+            f"epsilon={epsilon!r} is too small for this problem: even with T = 1 the DP noise "
+            f"term 2 d b^2 (b = S_1/(m eps_0), Laplace scale) would be exp({log_noise:.6g}), "
+            "beyond the float64 range (about 1.8e308); use a larger epsilon")
 
 
 def _transient_sq(alpha: np.ndarray, beta: np.ndarray, lams: np.ndarray, Tmax: int) -> np.ndarray:
@@ -117,7 +139,8 @@ def heavy_ball_dp_bound(
 ) -> np.ndarray:
     r"""The tuning objective :math:`B(\alpha,\beta,T)` for :math:`T=1..T_{\max}` **[DERIVED]**.
 
-    Returns an array of shape ``(len(alpha), max_horizon)`` (``inf`` where heavy ball is unstable).
+    Returns an array of shape ``(len(alpha), max_horizon)`` (``inf`` where heavy ball is unstable
+    or the value exceeds the float64 range).
     ``initial_distance_sq`` is :math:`\lVert x_0-x^\ast\rVert^2` (:math:`x_{-1}=x_0`, so
     :math:`\lVert\xi_0-\xi^\ast\rVert^2` is twice it).
     """
@@ -273,6 +296,7 @@ def tune_heavy_ball(
                else float(check_nonnegative("initial_distance_sq", initial_distance_sq)))
     Tmax = check_int("max_horizon", max_horizon, minimum=1)
     grid = check_int("grid", grid, minimum=3)
+    _check_noise_fits(S, n, m, eps, d)
     if function_class == "smooth_strongly_convex":
         return _tune_hb_lmi(mu, L, d, n, m, eps, S, dist_sq, Tmax, min(grid, 12), mechanism,
                             initial_gap if initial_gap is not None else 0.5 * L * dist_sq)
@@ -286,6 +310,9 @@ def tune_heavy_ball(
                                sensitivity=S, initial_distance_sq=dist_sq, max_horizon=Tmax)
     best = np.min(vals, axis=1)
     k = int(np.argmin(best))
+    if not np.isfinite(best[k]):  # the grid has stable points: only the noise can overflow
+        raise ValueError(f"epsilon={eps!r} is too small for this problem: the DP heavy-ball "
+                         "bound exceeds the float64 range at every (alpha, beta, T)")
     a0, b0 = A.ravel()[k], Bt.ravel()[k]
 
     def objective(z: np.ndarray) -> float:
@@ -453,6 +480,11 @@ def _nag_choice(label, method, sched, mu, L, d, n, m, eps, S, E0, allocation) ->
     bound = unrolled_bound(w, E0, None, d, subsampling_var=s2, log_scales=al.log_scales)
     lam = np.array([mu] * (d // 2) + [L] * (d - d // 2))
     e0 = math.sqrt(2.0 * E0 / float(np.sum(lam)))  # F(x0) - F* = E0 exactly
+    log_var_max = math.log(2.0) + 2.0 * float(np.max(al.log_scales))
+    if not log_var_max <= LOG_FLOAT_MAX:  # the exact error needs every per-step variance
+        raise ValueError(f"epsilon={eps!r} is too small for this problem: the noise variance "
+                         f"2 b_t^2 of some step would be exp({log_var_max:.6g}), beyond the "
+                         "float64 range (about 1.8e308); use a larger epsilon")
     var = 2.0 * np.exp(2.0 * al.log_scales) + s2 / d
     computed = nesterov_expected_error_quadratic(sched, mu, lam, var, e0)[-1]
     return NesterovChoice(label, method, sched.horizon, al.method, bound, float(computed),
@@ -479,6 +511,7 @@ def tune_nesterov(
     eps = float(check_positive("epsilon", epsilon))
     S = float(check_positive("sensitivity", sensitivity))
     E0 = float(check_nonnegative("initial_gap", initial_gap))
+    _check_noise_fits(S, n, m, eps, d)
     choices = []
     for method in methods:
         if m == n:

@@ -93,7 +93,8 @@ def _check_hb(alpha: Any, beta: Any) -> tuple[np.ndarray, np.ndarray]:
     alpha = np.asarray(check_positive("alpha", alpha), dtype=float)
     beta = np.asarray(check_nonnegative("beta", beta), dtype=float)
     if np.any(beta >= 1):
-        raise ValueError(f"beta must lie in [0, 1), got {beta!r}")
+        shown = beta.item() if beta.ndim == 0 else beta  # 1.5, not array(1.5)
+        raise ValueError(f"beta must lie in [0, 1), got {shown!r}")
     return alpha, beta
 
 

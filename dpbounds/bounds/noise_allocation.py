@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,6 +84,24 @@ SOURCE_EQ30 = Source(KURU, "eq. (30) with eq. (11)", Provenance.VERBATIM,
                      "numeric solution (KKT + Newton in log-space) is ours [DERIVED]")
 SOURCE_REMARK41 = Source(KURU, "Remark 4.1, eq. (32)", Provenance.VERBATIM)
 
+#: log of the largest float64: a bound whose log exceeds it is not representable
+LOG_FLOAT_MAX = math.log(sys.float_info.max)
+_NOISE_VALUE = "the noise term sum_t a_t b_t^2"
+
+
+def _representable(log_value: float, epsilon: float, what: str) -> float:
+    """``exp(log_value)``, or a ValueError naming ``epsilon`` when it overflows float64.
+
+    A bound of ~1e308 says nothing; returning ``inf`` (or raising OverflowError deep inside)
+    would hide that the budget is far too small for the problem.
+    """
+    if not log_value <= LOG_FLOAT_MAX:
+        raise ValueError(
+            f"epsilon={epsilon!r} is too small for this problem: {what} would be "
+            f"exp({log_value:.6g}), beyond the float64 range (about 1.8e308); use a larger "
+            "epsilon (or a larger n, a smaller sensitivity)")
+    return math.exp(log_value)
+
 
 @dataclass(frozen=True)
 class Allocation:
@@ -96,7 +115,9 @@ class Allocation:
         :math:`\log b_t` (exact; ``scales = exp(log_scales)`` can overflow for weights below
         ~1e-900, where the optimum spends essentially no budget).
     value:
-        :math:`\sum_ta_{T,t}b_t^2` (multiply by ``d`` for the noise term of (29)).
+        :math:`\sum_ta_{T,t}b_t^2` (multiply by ``d`` for the noise term of (29)); always
+        finite: the allocation functions raise ``ValueError`` naming ``epsilon`` when it would
+        exceed the float64 range.
     log_value:
         Its logarithm.
     """
@@ -172,10 +193,14 @@ def uniform_noise(weights: ErrorWeights | Any, sensitivity: float, n: int, m: in
     S, n, m, eps = _check_budget(sensitivity, n, m, epsilon)
     log_a = _log_weights(weights)
     T = log_a.size
-    eps0 = per_step_epsilon(eps, T, n, m)
-    log_b, spent = _never_overshoot(np.full(T, math.log(S / (m * eps0))), S, n, m, eps)
+    eps0 = float(per_step_epsilon(eps, T, n, m))
+    if not eps0 > 0:  # eps / T underflowed: the scale S/(m eps0) is not a number
+        raise ValueError(f"epsilon={eps!r} is too small for this problem: the per-step budget "
+                         f"epsilon/T (T={T}) underflows to 0")
+    log_b, spent = _never_overshoot(np.full(T, math.log(S) - math.log(m) - math.log(eps0)),
+                                    S, n, m, eps)
     log_value = float(logsumexp(log_a + 2 * log_b))
-    return Allocation(spent, log_b, math.exp(log_value), log_value,
+    return Allocation(spent, log_b, _representable(log_value, eps, _NOISE_VALUE), log_value,
                       "uniform (eq. 12-13)", Source(KURU, "Proposition 3.1, eqs. (12)-(13)",
                                                     Provenance.VERBATIM))
 
@@ -201,7 +226,8 @@ def optimal_noise_closed_form(weights: ErrorWeights | Any, sensitivity: float, n
     log_eps_t = math.log(eps) + log_a / 3.0 - lse + math.log1p(-4e-16)  # never overshoot
     log_b, eps_t = _never_overshoot(math.log(S / n) - log_eps_t, S, n, n, eps)
     log_value = float(logsumexp(log_a + 2.0 * log_b))
-    return Allocation(eps_t, log_b, math.exp(log_value), log_value, "closed form (Prop. 4.2)",
+    value = _representable(log_value, eps, _NOISE_VALUE)
+    return Allocation(eps_t, log_b, value, log_value, "closed form (Prop. 4.2)",
                       SOURCE_PROP42)
 
 
@@ -219,7 +245,8 @@ def remark_4_2_allocation(weights: ErrorWeights | Any, sensitivity: float, n: in
     log_g, _, _ = _log_g_terms(s, m, n)
     log_b, eps_t = _never_overshoot(math.log(S / m) - log_g, S, n, m, eps)
     log_value = float(logsumexp(log_a + 2.0 * log_b))
-    return Allocation(eps_t, log_b, math.exp(log_value), log_value, "heuristic (Remark 4.2)",
+    value = _representable(log_value, eps, _NOISE_VALUE)
+    return Allocation(eps_t, log_b, value, log_value, "heuristic (Remark 4.2)",
                       Source(KURU, "Remark 4.2", Provenance.VERBATIM,
                              "budgets of (31) used with m < n"))
 
@@ -293,7 +320,7 @@ def optimal_noise(weights: ErrorWeights | Any, sensitivity: float, n: int, m: in
     log_g, _, _ = _log_g_terms(s, m, n)
     log_b, eps_t = _never_overshoot(math.log(S / m) - log_g, S, n, m, eps)
     log_value = float(logsumexp(log_a + 2.0 * log_b))
-    return Allocation(eps_t, log_b, math.exp(log_value), log_value,
+    return Allocation(eps_t, log_b, _representable(log_value, eps, _NOISE_VALUE), log_value,
                       "numeric (KKT, eq. 30)" if m < n else "numeric (KKT, m = n)", SOURCE_EQ30)
 
 
@@ -309,7 +336,9 @@ def check_allocation_privacy(allocation: Allocation, sensitivity: float, n: int,
 class HorizonChoice:
     r"""Remark 4.1: the horizon minimising (32) and the bound for every candidate horizon.
 
-    ``bounds[T-1]`` is (32) at horizon ``T``.
+    ``bounds[T-1]`` is (32) at horizon ``T`` (``inf`` where it exceeds the float64 range; the
+    selected ``bound`` is always finite: :func:`select_horizon` raises ``ValueError`` naming
+    ``epsilon`` otherwise).
     """
 
     horizon: int
@@ -367,12 +396,16 @@ def select_horizon(
     else:
         raise ValueError(f"method must be 'nag' or 'masg', got {method!r}")
     log_a0, log_sum = _prefix_terms(sched, mu, L, convention)
-    with np.errstate(under="ignore"):
-        bias = np.exp(log_a0 + (math.log(E0) if E0 > 0 else -np.inf))
-        noise = np.exp(math.log(d) + 2.0 * math.log(S / (n * eps)) + 3.0 * log_sum)
-    total = bias + noise
-    k = int(np.argmin(total))
-    return HorizonChoice(k + 1, float(total[k]), total, bias, noise, convention)
+    # in log-space: the noise term overflows float64 when epsilon is tiny
+    log_bias = log_a0 + (math.log(E0) if E0 > 0 else -np.inf)
+    log_noise = (math.log(d) + 2.0 * (math.log(S) - math.log(n) - math.log(eps))
+                 + 3.0 * log_sum)
+    log_total = np.logaddexp(log_bias, log_noise)
+    k = int(np.argmin(log_total))
+    bound = _representable(float(log_total[k]), eps, "the bound (32) at its best horizon")
+    with np.errstate(under="ignore", over="ignore"):  # inf only at horizons never selected
+        bias, noise, total = np.exp(log_bias), np.exp(log_noise), np.exp(log_total)
+    return HorizonChoice(k + 1, bound, total, bias, noise, convention)
 
 
 def select_horizon_subsampled(

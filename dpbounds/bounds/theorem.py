@@ -432,16 +432,19 @@ class Bound:
                                  f"this bound needs {list(names)}")
         values: dict[str, np.ndarray] = {}
         for n in names:
+            given = params[n]
+            if isinstance(given, np.ndarray | np.generic) and np.ndim(given) == 0:
+                given = given.item()  # messages show 1.5, not array(1.5)
             try:
-                arr = np.asarray(params[n], dtype=float)
+                arr = np.asarray(given, dtype=float)
             except (TypeError, ValueError):
-                raise ValueError(f"{n} must be a real number, got {params[n]!r}") from None
+                raise ValueError(f"{n} must be a real number, got {given!r}") from None
             if not np.all(np.isfinite(arr)):
-                raise ValueError(f"{n} must be finite, got {params[n]!r}")
+                raise ValueError(f"{n} must be finite, got {given!r}")
             if sym(n).is_positive and not np.all(arr > 0):
-                raise ValueError(f"{n} must be > 0 (valid range (0, inf)), got {params[n]!r}")
+                raise ValueError(f"{n} must be > 0 (valid range (0, inf)), got {given!r}")
             if sym(n).is_nonnegative and not np.all(arr >= 0):
-                raise ValueError(f"{n} must be >= 0 (valid range [0, inf)), got {params[n]!r}")
+                raise ValueError(f"{n} must be >= 0 (valid range [0, inf)), got {given!r}")
             values[n] = arr
         return values
 
