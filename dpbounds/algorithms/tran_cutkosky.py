@@ -187,6 +187,11 @@ def _first_epoch_node_count(steps_per_epoch: int, n_steps: int) -> int:
     At a level with :math:`2^j < S` such a node lies in :math:`[1, 2S)`, so it holds at most
     the occurrences of epochs 1 and 2: 2 nodes. At a level with :math:`S \le 2^j \le T` only
     the node :math:`[1, 2^j]` starts in the first epoch: 1 node.
+
+    :mod:`dpbounds.privacy.tree` counts all nodes holding a sample
+    (:func:`~dpbounds.privacy.tree.max_nodes_per_sample`), not this first-epoch subset, so
+    this count (specific to Algorithm 2's two noise levels) lives here; the test checks it
+    against a brute force over :func:`~dpbounds.privacy.tree.dyadic_nodes`.
     """
     below = sum(1 for j in range(n_steps.bit_length()) if (1 << j) < steps_per_epoch)
     above = sum(

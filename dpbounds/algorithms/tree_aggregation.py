@@ -106,6 +106,11 @@ def _namespace(xp: Any, like: Any = None) -> Any:
     return np_compat
 
 
+# The dyadic node set and COMPOSE are *defined* in dpbounds.privacy.tree (dyadic_nodes,
+# compose, nodes_ending_at); the accounting uses those. The two bit tricks below are the O(1)
+# forms the online binary counter needs at every step (a carry of length ν₂(t)), not a second
+# definition: tests/algorithms/test_tree_aggregation.py checks node_formed_at(t) ==
+# nodes_ending_at(t)[-1] and the counter's live nodes == compose(1, t) for every t.
 def _trailing_zeros(t: int) -> int:
     return (t & -t).bit_length() - 1
 
@@ -115,7 +120,8 @@ def node_formed_at(t: int) -> tuple[int, int]:
 
     It is the longest dyadic node ending at ``t``, and the only node ending at ``t`` that
     any later ``COMPOSE(1, t')`` uses. Algorithms use it to give the node its noise level
-    (Algorithm 2 has two).
+    (Algorithm 2 has two). Equal to ``dpbounds.privacy.tree.nodes_ending_at(t)[-1]`` (the
+    definition), computed in O(1) for the per-step loop.
 
     >>> node_formed_at(12)
     (9, 12)
@@ -130,20 +136,19 @@ def compose_noise_variance(t: int, alpha: float, sigma: float = 1.0) -> float:
     .. math:: \sigma^2 \sum_{[a,b] \in \mathrm{COMPOSE}(1,t)} (1-\alpha)^{2(t-b)}
               \le \sigma^2\,\mathrm{popcount}(t)
 
-    (``tran_cutkosky.md`` Lemma 12, DERIVED). Computed from the bits of ``t``.
+    (``tran_cutkosky.md`` Lemma 12, DERIVED). The nodes are
+    :func:`dpbounds.privacy.tree.compose` ``(1, t)`` (the single definition of COMPOSE).
 
     >>> compose_noise_variance(6, 0.0)    # two nodes, [1,4] and [5,6]
     2.0
     """
+    from dpbounds.privacy.tree import compose
+
     t = check_int("t", t, minimum=1)
     alpha = check_closed_interval("alpha", alpha, 0.0, 1.0)
     sigma = check_nonnegative("sigma", sigma)
     log_decay = _log1m(alpha)
-    total, b = 0.0, 0
-    for j in range(t.bit_length() - 1, -1, -1):
-        if t >> j & 1:
-            b += 1 << j
-            total += _decay_pow(log_decay, 2 * (t - b))
+    total = math.fsum(_decay_pow(log_decay, 2 * (t - b)) for _, b in compose(1, t))
     return sigma**2 * total
 
 

@@ -108,12 +108,21 @@ def test_noise_variance_matches_lemma_12_monte_carlo():
         band = 5.0 * expected * math.sqrt(2.0 / (n_samples - 1))
         assert abs(np.var(err, ddof=1) - expected) < band, t
         assert abs(np.mean(err)) < 5.0 * math.sqrt(expected / n_samples)
-        assert compose_noise_variance(t, alpha, sigma) == pytest.approx(expected, rel=1e-12)
+        # compose_noise_variance uses privacy.tree.compose; the binary counter's live nodes
+        # are an independent enumeration of COMPOSE(1, t)
+        live = sigma**2 * sum((1 - alpha) ** (2 * (t - nd.end)) for nd in tree.live_nodes())
+        assert compose_noise_variance(t, alpha, sigma) == pytest.approx(live, rel=1e-12)
 
 
 def test_compose_noise_variance_popcount_and_bound():
     for t in range(1, 2000):
         assert compose_noise_variance(t, 0.0) == bin(t).count("1")
+        # closed form from the set bits of t (the node ending at b has b = t with the bits
+        # below the current one cleared): an independent bit-walk
+        bits = [j for j in range(t.bit_length()) if t >> j & 1]
+        ends = [t - (t & ((1 << j) - 1)) for j in bits]
+        expected = 4.0 * math.fsum(0.7 ** (2 * (t - b)) for b in ends)
+        assert compose_noise_variance(t, 0.3, 2.0) == pytest.approx(expected, rel=1e-12)
         assert compose_noise_variance(t, 0.3, 2.0) <= 4.0 * (math.floor(math.log2(t)) + 1)
 
 
