@@ -248,7 +248,7 @@ def compare(
             hyperparameters=e.hyperparameters(p),
             tuned_hyperparameters=tuned.hyperparameters if tuned else None,
             gradients=e.gradients(p),
-            scaling=str(e.scaling()),
+            scaling=e.scaling_text(),
             notes=e.notes,
         ))
     best = min(rows, key=lambda r: r.value).name

@@ -67,13 +67,18 @@ def _bound(args: argparse.Namespace) -> int:
                                                  "hyperparameters": tuned.hyperparameters},
             "gradients": e.gradients(problem),
             "scaling": {k: str(v) for k, v in scaling.powers.items()},
+            "scaling_of": e.scaling_label or "whole bound",
+            "whole_bound_scaling": {k: str(v) for k, v in e.whole_scaling().powers.items()},
             "sources": [str(s) for s in e.tuned.sources],
         }, indent=2))
         return 0
     print(f"{e.name}: {e.title}")
     print("  " + ", ".join(f"{k}={_fmt(v)}" for k, v in params.items()))
-    print(f"  bound: {_fmt(value)}   (closed-form hyper-parameters)")
-    print("  closed form: " + ", ".join(f"{k}={_fmt(v)}" for k, v in hyper.items()))
+    if hyper:
+        print(f"  bound: {_fmt(value)}   (closed-form hyper-parameters)")
+        print("  closed form: " + ", ".join(f"{k}={_fmt(v)}" for k, v in hyper.items()))
+    else:
+        print(f"  bound: {_fmt(value)}   (no free hyper-parameters)")
     if tuned is not None:
         print(f"  tuned:       bound {_fmt(tuned.value)} with "
               + ", ".join(f"{k}={_fmt(v)}" for k, v in tuned.hyperparameters.items()))
@@ -81,7 +86,7 @@ def _bound(args: argparse.Namespace) -> int:
     if g is not None:
         print(f"  gradient evaluations: {_fmt(g)}")
     path = ", ".join(f"{k} ~ s^{v}" for k, v in scaling.regime.items())
-    print(f"  scaling: {scaling}  (up to log factors; along {path}, s -> oo)")
+    print(f"  scaling: {e.scaling_text()}  (up to log factors; along {path}, s -> oo)")
     print(f"  label: {e.tuned.provenance}" + (f"  ({e.notes})" if e.notes else ""))
     if args.latex:
         print("  LaTeX: " + e.tuned.latex())

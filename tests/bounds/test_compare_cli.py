@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
+import sympy as sp
 
-from dpbounds.bounds import registry
+from dpbounds.bounds import registry, yang
 from dpbounds.bounds.compare import compare, compare_table
 from dpbounds.cli import main
 
@@ -66,3 +68,41 @@ def test_vacuous_bounds_are_flagged_against_the_trivial_bound_G():
     large = compare(dict(d=100, N=1e9, eps=1.0, delta=1e-5, G=1, L=1, R=1))
     assert large.vacuous == []
     assert "vacuous" in small.to_text() and "vacuous" in small.to_dict()
+
+
+def _slope(entry, var, lo, hi, **fixed):
+    """Numerical log-log slope of the closed-form bound in ``var`` (independent of sympy)."""
+    p = dict(d=100.0, N=1e30, eps=1.0, delta=1e-5, G=1.0, L=1.0, R=1.0, c2=5.0, **fixed)
+    v = [float(entry.value({**p, var: x})) for x in (lo, hi)]
+    return math.log(v[1] / v[0]) / math.log(hi / lo)
+
+
+def test_yang_nsgd_scaling_names_both_parts_and_both_are_computed(capsys):
+    """The decaying part at fixed r has the paper's headline exponents; the whole bound with r
+    tuned decays more slowly. Both are printed, both come from exponents(), and the whole-bound
+    exponents agree with numerical log-log slopes of the bound itself."""
+    e = registry.get("yang.nsgd")
+    part = e.scaling()
+    whole = e.whole_scaling()
+    R = sp.Rational
+    assert dict(part.powers) == {"d": R(1, 4), "N": R(-1, 2), "eps": R(-1, 2)}  # the headline
+    assert str(part) == str(yang.nsgd_decaying.exponents(("d", "N", "eps")))
+    assert str(whole) == str(e.tuned.exponents(e.scaling_variables))
+    for var, lo, hi in (("d", 1e2, 1e4), ("N", 1e30, 1e32), ("eps", 1.0, 10.0)):
+        assert _slope(e, var, lo, hi) == pytest.approx(float(whole[var]), abs=1e-6)
+    assert main(["bound", "yang.nsgd", "--no-tune"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if "scaling:" in x)
+    assert f"decaying part at fixed r: {part}" in line
+    assert f"whole bound with r tuned to the problem: {whole}" in line
+    row = next(r for r in compare(tune=False, crossovers=False).rows if r.name == "yang.nsgd")
+    assert str(part) in row.scaling and str(whole) in row.scaling
+    # a bound whose headline is the whole bound shows one scaling only
+    assert registry.get("yang.sgd").scaling_text() == str(registry.get("yang.sgd").scaling())
+
+
+def test_bound_without_hyperparameters_prints_no_empty_line(capsys):
+    assert main(["bound", "kamath.bst14"]) == 0
+    out = capsys.readouterr().out
+    assert "no free hyper-parameters" in out
+    for line in out.splitlines():
+        assert line.strip() and not line.rstrip().endswith(":") or line.strip() == "sources:"
