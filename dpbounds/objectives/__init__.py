@@ -35,7 +35,9 @@ Constants
 ``f.smoothness`` (L), ``f.strong_convexity`` (μ; negative = weakly convex),
 ``f.gradient_bound`` (G = sup ``||∇ℓ_i||``, on the declared data domain),
 ``f.lipschitz(radius)`` (for F on a ball), ``f.l1_sensitivity`` (Kuru et al.'s
-:math:`S_1`, eq. (10)/(36)), ``f.l2_sensitivity`` (replace-one, per-sample gradient),
+:math:`S_1`, eq. (10)/(36)), ``f.l2_sensitivity`` (replace-one: a bound on the
+**difference** ``||∇ℓ(x;y) - ∇ℓ(x;y')||``, not on ``||∇ℓ||``; add/remove needs
+``f.gradient_bound`` or clipping — a quadratic has finite ``l2_sensitivity`` but infinite G),
 ``f.condition_number``, ``f.optimum`` (:class:`Optimum`: ``x``, ``value``, ``grad_norm``,
 ``method``, ``is_global``; computed once by a deterministic solver and cached).
 

@@ -73,8 +73,9 @@ class Objective:
     ``gradient_bound`` (G: sup over the declared data domain of ``||∇ℓ_i(x)||_2``,
     state-independent where finite), ``l1_sensitivity`` (Kuru et al.'s :math:`S_1`, eq. (10):
     sup of ``||∇ℓ(x;y) - ∇ℓ(x;y')||_1``, the regulariser cancels),
-    ``l2_sensitivity`` (same in L2), ``lipschitz(radius)`` (Lipschitz constant of F on
-    the ball ``||x|| <= radius``), ``optimum`` (an :class:`Optimum`, cached).
+    ``l2_sensitivity`` (same in L2; a replace-one difference bound, never a bound on
+    ``||∇ℓ||``: add/remove needs ``gradient_bound``), ``lipschitz(radius)`` (Lipschitz
+    constant of F on the ball ``||x|| <= radius``), ``optimum`` (an :class:`Optimum`, cached).
     """
 
     #: Short name used in reports.
