@@ -115,7 +115,7 @@ def test_lemma31_constant_round_trips_through_the_accountant():
     acc = rdp.RdpAccountant()
     acc.compose(dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)),
                 steps)
-    assert acc.get_epsilon(delta) <= eps * (1 + 1e-6)
+    assert acc.get_epsilon(delta) <= eps
     assert 0.5 < c2 < 20
 
 
@@ -128,34 +128,43 @@ def test_clipping_condition_is_checked():
         yang.nsgd_corollary.evaluate(r=0.5, tau0=1.0, **p)
 
 
-@pytest.mark.parametrize("method", ["nsgd", "sgd"])
-def test_theorem_bounds_a_simulated_run(method):
-    """DP-NSGD / DP-SGD on F(x) = sum log(1 + x_j^2) (L0 = 2, L1 = 0) with per-sample
-    gradients F'(x) + a_i (sum a_i = 0, ||a_i|| <= tau0): min_t E||grad F(x_t)|| (mean over
-    runs per t, then min) stays below the derived Theorem 3.2 / 3.4 bound."""
-    rng = np.random.default_rng(11)
-    n, dim, B, T, runs, sigma, tau0 = 200, 5, 50, 3000, 32, 1.0, 0.3
+def _simulate(method: str, *, runs: int, T: int, seed: int):
+    """DP-NSGD / DP-SGD with the derived step size on the pseudo-Huber loss
+    F(x) = s g0 (sqrt(1 + ||x||^2/s^2) - 1) (L0 = g0/s, L1 = 0, ||grad F|| < g0), per-sample
+    gradients grad F(x) + a_i (sum a_i = 0, ||a_i|| <= tau0), batches without replacement.
+
+    The start is 1.1 times as far from the minimiser as T steps can travel, so ||grad F||
+    stays near g0 for the whole run: the loss on which these bounds are the least loose (a run
+    that converges, e.g. on sum log(1 + x_j^2), sits 100x below them and tests nothing).
+    Returns the bound, the norms ||grad F(x_t)|| (shape (T, runs)) and ``tau0``."""
+    rng = np.random.default_rng(seed)
+    n, dim, B, sigma, tau0, g0, s = 200, 5, 50, 1.0, 0.03, 1.0, 1.0
     a = rng.normal(size=(n, dim))
     a -= a.mean(axis=0)
     a *= tau0 / np.linalg.norm(a, axis=1).max()
-    x0 = np.full(dim, 1.0)  # where ||grad F|| is largest
-    D_f = float(np.sum(np.log1p(x0**2)))
-    p = {"d": dim, "L0": 2.0, "L1": 0.0, "D_f": D_f, "tau0": tau0, "B": B, "T": T,
-         "sigma": sigma}
+    L0, V = g0 / s, 1.0 + sigma**2 * dim / B**2
     if method == "nsgd":
-        r = 3 * tau0
-        thm, extra = yang.nsgd_theorem, {"r": r}
-        eta = float(yang.nsgd_descent.evaluate_hyperparameters(**p, r=r)["eta"])
+        extra, speed = {"r": 3 * tau0}, g0 / (g0 + 3 * tau0)  # step length / eta
+        thm, descent = yang.nsgd_theorem, yang.nsgd_descent
     else:
-        C = 3 * tau0
-        thm, extra = yang.sgd_theorem, {"C": C}
-        eta = float(yang.sgd_descent.evaluate_hyperparameters(**p, C=C)["eta"])
+        extra, speed = {"C": 3 * tau0}, 3 * tau0
+        thm, descent = yang.sgd_theorem, yang.sgd_descent
+    scale = 1.0 if method == "nsgd" else extra["C"] ** 2  # eta = sqrt(2 D_f/(L0 scale V T))
+    R0 = 10.0
+    for _ in range(200):  # fixed point: R0 = 1.1 * eta(D_f(R0)) * T * speed
+        D_f = s * g0 * (math.sqrt(1 + (R0 / s) ** 2) - 1)
+        R0 = 1.1 * math.sqrt(2 * D_f / (L0 * scale * V * T)) * T * speed
+    D_f = s * g0 * (math.sqrt(1 + (R0 / s) ** 2) - 1)
+    p = {"d": dim, "L0": L0, "L1": 0.0, "D_f": D_f, "tau0": tau0, "B": B, "T": T,
+         "sigma": sigma}
+    eta = float(descent.evaluate_hyperparameters(**p, **extra)["eta"])
     bound = thm.evaluate(ignore_extra=True, **p, **extra)
-    x = np.tile(x0, (runs, 1))
-    mean_norm = np.zeros(T)
+    x = np.zeros((runs, dim))
+    x[:, 0] = R0
+    norms = np.empty((T, runs))
     for t in range(T):
-        grad = 2 * x / (1 + x**2)
-        mean_norm[t] = np.mean(np.linalg.norm(grad, axis=1))
+        grad = g0 * x / np.sqrt(s**2 + np.sum(x**2, axis=1, keepdims=True))
+        norms[t] = np.linalg.norm(grad, axis=1)
         idx = np.argsort(rng.random((runs, n)), axis=1)[:, :B]  # without replacement
         g = grad[:, None, :] + a[idx]
         gn = np.linalg.norm(g, axis=2, keepdims=True)
@@ -166,5 +175,40 @@ def test_theorem_bounds_a_simulated_run(method):
             h = g * np.minimum(1.0, extra["C"] / gn)
             noise = sigma * extra["C"] * rng.normal(size=(runs, dim))
         x = x - eta * (h.sum(axis=1) + noise) / B
-    assert mean_norm.min() <= bound
-    assert mean_norm[0] > bound  # the run starts above the bound: the check is not vacuous
+    return bound, norms
+
+
+def _min_t_lower_limit(norms: np.ndarray) -> float:
+    """A 5-sigma lower confidence limit for min_t E||grad F(x_t)||.
+
+    With mu_t = E||grad F(x_t)|| and t* = argmin_t mu_t:
+    min_t (mean_t - 5 sd_t/sqrt(runs)) <= mean_t* - 5 sd_t*/sqrt(runs) <= mu_t* except with
+    small probability (one-sided 5 sd at the single index t*, 1e-5 even for a Student t with
+    31 degrees of freedom; no union over t is needed).
+    So "min_t E||grad|| <= bound" (the theorem) implies "this limit <= bound" up to that
+    probability; comparing min_t of the noisy means instead is biased low."""
+    runs = norms.shape[1]
+    lower = norms.mean(axis=1) - 5.0 * norms.std(axis=1, ddof=1) / math.sqrt(runs)
+    return float(lower.min())
+
+
+# the factor by which the bound may shrink before the check below fails (negative control):
+# DP-NSGD's derived bound is ~7x this run's min_t E||grad||, DP-SGD's (Q_C = 6 sqrt(...)) ~14x;
+# on this loss DP-SGD's cannot come closer than 12x (if the run cannot reach the minimiser,
+# D_f >= g0 * travel forces Q_C >= 12 g0 while ||grad|| <= g0).
+_TEETH = {"nsgd": 10.0, "sgd": 20.0}
+
+
+@pytest.mark.parametrize("method", ["nsgd", "sgd"])
+def test_theorem_bounds_a_simulated_run(method):
+    """Theorem 3.2 / 3.4 (derived shapes) bound min_t E||grad F(x_t)|| on simulated runs;
+    checked with a lower confidence limit, and the check has teeth (negative control)."""
+    bound, norms = _simulate(method, runs=32, T=1000, seed=11)
+    limit = _min_t_lower_limit(norms)
+    assert limit <= bound
+    # negative control: the same check rejects a bound _TEETH times smaller
+    assert not limit <= bound / _TEETH[method]
+    # what the proof bounds before Jensen's inversion is the average over t of
+    # E||grad F(x_t)||: per-run time averages are i.i.d. over runs
+    avg = norms.mean(axis=0)
+    assert avg.mean() - 5.0 * avg.std(ddof=1) / math.sqrt(avg.size) <= bound
