@@ -511,6 +511,7 @@ def tune_nesterov(
     eps = float(check_positive("epsilon", epsilon))
     S = float(check_positive("sensitivity", sensitivity))
     E0 = float(check_nonnegative("initial_gap", initial_gap))
+    c = float(check_positive("c", c))
     _check_noise_fits(S, n, m, eps, d)
     choices = []
     for method in methods:

@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from dpbounds._validation import check_nonnegative, check_positive
+from dpbounds._validation import check_finite, check_nonnegative, check_positive
 from dpbounds.provenance import KURU, Provenance, Source
 
 __all__ = [
@@ -91,8 +91,8 @@ SOURCE_STATIONARY = Source(
 # ----------------------------------------------------------------------------- inputs
 def _check_hb(alpha: Any, beta: Any) -> tuple[np.ndarray, np.ndarray]:
     alpha = np.asarray(check_positive("alpha", alpha), dtype=float)
-    beta = np.asarray(check_nonnegative("beta", beta), dtype=float)
-    if np.any(beta >= 1):
+    beta = np.asarray(check_finite("beta", beta), dtype=float)
+    if np.any((beta < 0) | (beta >= 1)):
         shown = beta.item() if beta.ndim == 0 else beta  # 1.5, not array(1.5)
         raise ValueError(f"beta must lie in [0, 1), got {shown!r}")
     return alpha, beta
