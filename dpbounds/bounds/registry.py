@@ -23,6 +23,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from dpbounds.bounds import dp_erm, sensitivity_reduced, tran_cutkosky, yang
 from dpbounds.bounds.theorem import Bound, Scaling, Tuned
 
@@ -154,13 +156,15 @@ class Entry:
                 f"whole bound with {hp} tuned to the problem: "
                 f"{self.whole_scaling()}")
 
-    def gradients(self, problem: Mapping[str, float] | None = None,
-                  **overrides: float) -> float | None:
-        """Gradient evaluations under the closed-form choice, if known."""
+    def gradients(self, problem: Mapping[str, float] | None = None, *, invalid: str = "raise",
+                  **overrides: Any) -> Any:
+        """Gradient evaluations under the closed-form choice, if known (broadcasts arrays
+        like :meth:`value`; a scalar problem gives a float)."""
         if self.gradient_count is None:
             return None
-        return float(self.gradient_count.evaluate(ignore_extra=True,
-                                                  **self.params(problem, **overrides)))
+        out = self.gradient_count.evaluate(ignore_extra=True, invalid=invalid,
+                                           **self.params(problem, **overrides))
+        return float(out) if np.ndim(out) == 0 else out
 
 
 _REGISTRY: dict[str, Entry] = {}

@@ -106,3 +106,15 @@ def test_bound_without_hyperparameters_prints_no_empty_line(capsys):
     assert "no free hyper-parameters" in out
     for line in out.splitlines():
         assert line.strip() and not line.rstrip().endswith(":") or line.strip() == "sources:"
+
+
+def test_gradient_counts_broadcast_like_values():
+    # the vectorised path must agree with point-by-point scalar evaluation
+    import numpy as np
+
+    for name in ("tran_cutkosky.alg1", "tran_cutkosky.alg2"):
+        entry = registry.get(name)
+        grid = np.array([1e5, 1e6, 1e7])
+        vec = entry.gradients(N=grid)
+        assert vec.shape == grid.shape
+        np.testing.assert_allclose(vec, [entry.gradients(N=float(n)) for n in grid], rtol=1e-12)
