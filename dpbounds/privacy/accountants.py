@@ -118,6 +118,14 @@ class Accountant(abc.ABC):
     def spawn(self) -> Accountant:
         """A fresh, empty accountant with the same settings."""
 
+    def _sensitivity(self, mechanism: Mechanism) -> float:
+        """``mechanism.sensitivity_under(self.neighbouring)``; a refused conversion (replace-one
+        → add/remove without ``per_example_sum``) becomes :class:`UnsupportedMechanismError`."""
+        try:
+            return mechanism.sensitivity_under(self.neighbouring)
+        except ValueError as err:
+            raise self._unsupported(mechanism, str(err)) from None
+
     def _unsupported(self, mechanism: Mechanism, why: str = "") -> UnsupportedMechanismError:
         text = f"{self.name} accountant ({self.neighbouring}) does not support {mechanism!r}"
         return UnsupportedMechanismError(text + (f": {why}" if why else ""))
@@ -191,9 +199,9 @@ class RdpAccountant(Accountant):
         """Slope rho of a mechanism whose RDP is alpha * rho (else None)."""
         nb = self.neighbouring
         if isinstance(mechanism, GaussianMechanism):
-            return mechanism.sensitivity_under(nb) ** 2 / (2 * mechanism.sigma**2)
+            return self._sensitivity(mechanism) ** 2 / (2 * mechanism.sigma**2)
         if isinstance(mechanism, TreeAggregationMechanism):
-            sens = mechanism.sensitivity_under(nb)
+            sens = self._sensitivity(mechanism)
             return mechanism.node_count * sens**2 / (2 * mechanism.sigma**2)
         if isinstance(mechanism, ZcdpMechanism):
             return mechanism.rho_under(nb)
@@ -206,7 +214,7 @@ class RdpAccountant(Accountant):
         if rho is not None:
             return o * rho
         if isinstance(mechanism, LaplaceMechanism):
-            sens = mechanism.sensitivity_under(nb)
+            sens = self._sensitivity(mechanism)
             if sens == 0:
                 return np.zeros_like(o)
             return laplace_rdp(mechanism.scale / sens, o)
@@ -215,7 +223,8 @@ class RdpAccountant(Accountant):
             if nb is not natural:
                 raise self._unsupported(
                     mechanism, f"{mechanism.sampling.value} sampling is analysed under {natural}")
-            z = mechanism.noise_multiplier_under(nb)
+            sens = self._sensitivity(mechanism)
+            z = mechanism.sigma / sens if sens > 0 else math.inf
             if not math.isfinite(z):
                 return np.zeros_like(o)
             if mechanism.sampling is Sampling.POISSON:
@@ -224,7 +233,7 @@ class RdpAccountant(Accountant):
         if isinstance(mechanism, SubsampledLaplaceMechanism):
             if nb is not Neighbouring.REPLACE_ONE:
                 raise self._unsupported(mechanism, "Theorem A.3 is stated for replace-one")
-            eps0 = mechanism.sensitivity_under(nb) / mechanism.scale
+            eps0 = self._sensitivity(mechanism) / mechanism.scale
             eps = amplify_without_replacement(eps0, mechanism.sample_size,
                                               mechanism.dataset_size)
             return _pure_rdp(eps, o)
@@ -288,17 +297,18 @@ class ZcdpAccountant(Accountant):
     def mechanism_rho(self, mechanism: Mechanism) -> float:
         nb = self.neighbouring
         if isinstance(mechanism, GaussianMechanism):
-            return mechanism.sensitivity_under(nb) ** 2 / (2 * mechanism.sigma**2)
+            return self._sensitivity(mechanism) ** 2 / (2 * mechanism.sigma**2)
         if isinstance(mechanism, TreeAggregationMechanism):
-            sens = mechanism.sensitivity_under(nb)
+            sens = self._sensitivity(mechanism)
             return mechanism.node_count * sens**2 / (2 * mechanism.sigma**2)
         if isinstance(mechanism, LaplaceMechanism):
-            return (mechanism.sensitivity_under(nb) / mechanism.scale) ** 2 / 2
+            return (self._sensitivity(mechanism) / mechanism.scale) ** 2 / 2
         if isinstance(mechanism, SubsampledLaplaceMechanism):
             if nb is not Neighbouring.REPLACE_ONE:
                 raise self._unsupported(mechanism, "Theorem A.3 is stated for replace-one")
-            eps = amplify_without_replacement(mechanism.sensitivity / mechanism.scale,
-                                              mechanism.sample_size, mechanism.dataset_size)
+            eps0 = self._sensitivity(mechanism) / mechanism.scale
+            eps = amplify_without_replacement(eps0, mechanism.sample_size,
+                                              mechanism.dataset_size)
             return eps**2 / 2
         if isinstance(mechanism, PureDpMechanism):
             return mechanism.epsilon_under(nb) ** 2 / 2
@@ -354,7 +364,7 @@ class PldAccountant(Accountant):
         kw = dict(pessimistic_estimate=self.pessimistic,
                   value_discretization_interval=self.value_discretization_interval)
         if isinstance(mechanism, (GaussianMechanism, TreeAggregationMechanism)):
-            sens = mechanism.sensitivity_under(nb)
+            sens = self._sensitivity(mechanism)
             if isinstance(mechanism, TreeAggregationMechanism):
                 sens *= math.sqrt(mechanism.node_count)
             if sens == 0:
@@ -362,7 +372,7 @@ class PldAccountant(Accountant):
             return pldlib.from_gaussian_mechanism(mechanism.sigma, sensitivity=sens,
                                                   use_connect_dots=self.pessimistic, **kw)
         if isinstance(mechanism, LaplaceMechanism):
-            sens = mechanism.sensitivity_under(nb)
+            sens = self._sensitivity(mechanism)
             if sens == 0:
                 return pldlib.identity(**kw)
             return pldlib.from_laplace_mechanism(mechanism.scale, sensitivity=sens,
@@ -373,7 +383,7 @@ class PldAccountant(Accountant):
                     mechanism, "dp_accounting has no PLD for sampling without replacement")
             if nb is not Neighbouring.ADD_REMOVE:
                 raise self._unsupported(mechanism, "Poisson sampling is analysed under add_remove")
-            sens = mechanism.sensitivity_under(nb)
+            sens = self._sensitivity(mechanism)
             if sens == 0:
                 return pldlib.identity(**kw)
             return pldlib.from_gaussian_mechanism(
@@ -385,8 +395,9 @@ class PldAccountant(Accountant):
             else:
                 if nb is not Neighbouring.REPLACE_ONE:
                     raise self._unsupported(mechanism, "Theorem A.3 is stated for replace-one")
-                eps = amplify_without_replacement(mechanism.sensitivity / mechanism.scale,
-                                                  mechanism.sample_size, mechanism.dataset_size)
+                eps0 = self._sensitivity(mechanism) / mechanism.scale
+                eps = amplify_without_replacement(eps0, mechanism.sample_size,
+                                                  mechanism.dataset_size)
             if eps == 0:
                 return pldlib.identity(**kw)
             return pldlib.from_privacy_parameters(
@@ -445,12 +456,12 @@ class PureDpAccountant(Accountant):
     def mechanism_epsilon(self, mechanism: Mechanism) -> float:
         nb = self.neighbouring
         if isinstance(mechanism, LaplaceMechanism):
-            return mechanism.sensitivity_under(nb) / mechanism.scale
+            return self._sensitivity(mechanism) / mechanism.scale
         if isinstance(mechanism, SubsampledLaplaceMechanism):
             if nb is not Neighbouring.REPLACE_ONE:
                 raise self._unsupported(mechanism, "Theorem A.3 is stated for replace-one")
-            return float(amplify_without_replacement(mechanism.sensitivity / mechanism.scale,
-                                                     mechanism.sample_size,
+            eps0 = self._sensitivity(mechanism) / mechanism.scale
+            return float(amplify_without_replacement(eps0, mechanism.sample_size,
                                                      mechanism.dataset_size))
         if isinstance(mechanism, PureDpMechanism):
             return mechanism.epsilon_under(nb)

@@ -14,9 +14,13 @@ An accountant reports its guarantee under its own relation and converts each mec
 
 * add/remove → replace-one: ``sensitivity * 2`` (always valid: a replacement is a removal
   followed by an addition, triangle inequality);
-* replace-one → add/remove: ``sensitivity / 2``. This is valid for **per-example sums**
+* replace-one → add/remove: ``sensitivity / 2``. This is valid only for **per-example sums**
   :math:`f(D)=\sum_{x\in D}g(x)` with :math:`\lVert g\rVert\le C` (replace-one :math:`2C`,
-  add/remove :math:`C`), the model of every gradient method in this library, and not in general.
+  add/remove :math:`C`), not in general (a median, a mean over a fixed ``n`` or a bound that is
+  tight already under add/remove would be understated). A mechanism therefore states it:
+  ``per_example_sum=True`` allows the halving; with the default ``False`` the conversion raises
+  ``ValueError`` (an accountant reports it as :class:`~dpbounds.privacy.accountants.
+  UnsupportedMechanismError`). Account such a mechanism under replace-one instead.
 * Guarantees given directly (:class:`PureDpMechanism`, :class:`ZcdpMechanism`) convert by group
   privacy from add/remove to replace-one (:math:`\varepsilon\to2\varepsilon`,
   :math:`\rho\to4\rho`); the reverse direction is refused.
@@ -36,6 +40,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from dpbounds._validation import (
     check_closed_interval,
@@ -105,8 +111,15 @@ class Sampling(enum.Enum):
         return self.value
 
 
-def convert_sensitivity(sensitivity: float, source: Any, target: Any) -> float:
-    """Sensitivity under ``target`` from one measured under ``source`` (see module notes)."""
+def convert_sensitivity(
+    sensitivity: float, source: Any, target: Any, *, per_example_sum: bool = False
+) -> float:
+    """Sensitivity under ``target`` from one measured under ``source`` (see module notes).
+
+    add/remove → replace-one doubles (always valid). replace-one → add/remove halves and is
+    allowed only with ``per_example_sum=True`` (the query is a sum of per-record terms);
+    otherwise it raises ``ValueError``.
+    """
     source = Neighbouring.coerce(source, "source")
     target = Neighbouring.coerce(target, "target")
     sensitivity = check_nonnegative("sensitivity", sensitivity)
@@ -114,21 +127,42 @@ def convert_sensitivity(sensitivity: float, source: Any, target: Any) -> float:
         return sensitivity
     if source is Neighbouring.ADD_REMOVE:
         return 2.0 * sensitivity
-    return sensitivity / 2.0  # per-example-sum model
+    if not per_example_sum:
+        raise ValueError(
+            "per_example_sum must be True to convert a replace-one sensitivity to add/remove "
+            "(halving it is valid only for a sum of per-record terms); got False. Measure the "
+            "sensitivity under add_remove or account under replace_one"
+        )
+    return sensitivity / 2.0
 
 
 class Mechanism:
-    """Base class of the mechanism descriptions (frozen dataclasses)."""
+    """Base class of the mechanism descriptions (frozen dataclasses).
+
+    Every mechanism with a ``sensitivity`` also has ``per_example_sum`` (default ``False``):
+    set it to ``True`` only when the noised query is a sum of per-record terms (a DP-SGD-style
+    clipped-gradient sum); it is what allows a replace-one sensitivity to be halved for an
+    add/remove accountant (see the module notes).
+    """
 
     neighbouring: Neighbouring
+    per_example_sum: bool = False
 
     def sensitivity_under(self, target: Any) -> float:
-        """The mechanism's sensitivity converted to ``target`` (see module notes)."""
-        return convert_sensitivity(self.sensitivity, self.neighbouring, target)
+        """The mechanism's sensitivity converted to ``target`` (see module notes); raises
+        ``ValueError`` for replace-one → add/remove unless ``per_example_sum`` is True."""
+        return convert_sensitivity(self.sensitivity, self.neighbouring, target,
+                                   per_example_sum=self.per_example_sum)
 
 
 def _set(obj: Any, name: str, value: Any) -> None:
     object.__setattr__(obj, name, value)
+
+
+def _check_flag(name: str, value: Any) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ValueError(f"{name} must be True or False, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -138,11 +172,13 @@ class GaussianMechanism(Mechanism):
     sigma: float
     sensitivity: float = 1.0
     neighbouring: Neighbouring = Neighbouring.ADD_REMOVE
+    per_example_sum: bool = False
 
     def __post_init__(self) -> None:
         _set(self, "sigma", check_positive("sigma", self.sigma))
         _set(self, "sensitivity", check_nonnegative("sensitivity", self.sensitivity))
         _set(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
+        _set(self, "per_example_sum", _check_flag("per_example_sum", self.per_example_sum))
 
     @property
     def noise_multiplier(self) -> float:
@@ -158,11 +194,13 @@ class LaplaceMechanism(Mechanism):
     scale: float
     sensitivity: float = 1.0
     neighbouring: Neighbouring = Neighbouring.ADD_REMOVE
+    per_example_sum: bool = False
 
     def __post_init__(self) -> None:
         _set(self, "scale", check_positive("scale", self.scale))
         _set(self, "sensitivity", check_nonnegative("sensitivity", self.sensitivity))
         _set(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
+        _set(self, "per_example_sum", _check_flag("per_example_sum", self.per_example_sum))
 
 
 @dataclass(frozen=True)
@@ -173,6 +211,8 @@ class SubsampledGaussianMechanism(Mechanism):
     (analysed under add/remove); ``"without_replacement"``: a uniformly random batch of size
     ``sampling_rate * n`` (analysed under replace-one, Wang-Balle-Kasiviswanathan 2019).
     ``sensitivity`` is measured under ``neighbouring`` (default: the scheme's natural relation).
+    A replace-one sensitivity is halved for an add/remove accountant only with
+    ``per_example_sum=True`` (state it for a DP-SGD clipped-gradient sum).
     """
 
     sigma: float
@@ -180,6 +220,7 @@ class SubsampledGaussianMechanism(Mechanism):
     sensitivity: float = 1.0
     sampling: Sampling = Sampling.POISSON
     neighbouring: Neighbouring | None = None
+    per_example_sum: bool = False
 
     def __post_init__(self) -> None:
         _set(self, "sigma", check_positive("sigma", self.sigma))
@@ -191,6 +232,7 @@ class SubsampledGaussianMechanism(Mechanism):
         _set(self, "sampling", Sampling.coerce(self.sampling))
         nb = self.sampling.natural_neighbouring if self.neighbouring is None else self.neighbouring
         _set(self, "neighbouring", Neighbouring.coerce(nb))
+        _set(self, "per_example_sum", _check_flag("per_example_sum", self.per_example_sum))
 
     def noise_multiplier_under(self, target: Any) -> float:
         """std / sensitivity with the sensitivity converted to ``target``."""
@@ -212,6 +254,7 @@ class SubsampledLaplaceMechanism(Mechanism):
     sample_size: int
     dataset_size: int
     neighbouring: Neighbouring = Neighbouring.REPLACE_ONE
+    per_example_sum: bool = False
 
     def __post_init__(self) -> None:
         _set(self, "scale", check_positive("scale", self.scale))
@@ -221,6 +264,7 @@ class SubsampledLaplaceMechanism(Mechanism):
         _set(self, "sample_size", m)
         _set(self, "dataset_size", n)
         _set(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
+        _set(self, "per_example_sum", _check_flag("per_example_sum", self.per_example_sum))
 
     @classmethod
     def kuru(cls, sensitivity_function: float, scale: float, n: int, m: int):
@@ -240,12 +284,14 @@ class TreeAggregationMechanism(Mechanism):
     sensitivity: float
     node_count: int
     neighbouring: Neighbouring = Neighbouring.REPLACE_ONE
+    per_example_sum: bool = False
 
     def __post_init__(self) -> None:
         _set(self, "sigma", check_positive("sigma", self.sigma))
         _set(self, "sensitivity", check_nonnegative("sensitivity", self.sensitivity))
         _set(self, "node_count", check_int("node_count", self.node_count, minimum=1))
         _set(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
+        _set(self, "per_example_sum", _check_flag("per_example_sum", self.per_example_sum))
 
 
 @dataclass(frozen=True)

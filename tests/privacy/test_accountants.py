@@ -195,3 +195,113 @@ def test_accountants_are_interchangeable_and_ordered():
     assert exact <= eps["pld"] <= eps["rdp"] <= eps["zcdp"]
     print("Gaussian x100, sigma=20, delta=1e-6:", {k: round(v, 5) for k, v in eps.items()},
           "exact", round(exact, 5))
+
+
+# ------------------------------------------------------- neighbouring relation honoured
+
+
+def _eq11_mp(sensitivity, scale, m, n):
+    """Kuru et al. eq. (11) in 50-digit arithmetic: ln(1 + m/n (e^{S/b} - 1))."""
+    mpmath = pytest.importorskip("mpmath")
+    with mpmath.workdps(50):
+        return mpmath.log1p(mpmath.mpf(m) / n * mpmath.expm1(mpmath.mpf(sensitivity) / scale))
+
+
+def _exact_pure_composition_delta(eps0, steps, epsilon):
+    """Optimal delta(epsilon) of ``steps`` eps0-DP mechanisms (Kairouz-Oh-Viswanath: the
+    composed randomised response is the worst case), in 50-digit arithmetic."""
+    mpmath = pytest.importorskip("mpmath")
+    with mpmath.workdps(50):
+        p = mpmath.exp(eps0) / (1 + mpmath.exp(eps0))
+        total = mpmath.mpf(0)
+        for k in range(steps + 1):
+            loss = (steps - 2 * k) * eps0
+            if loss > epsilon:
+                total += mpmath.binomial(steps, k) * p ** (steps - k) * (1 - p) ** k * (
+                    1 - mpmath.exp(epsilon - loss))
+        return total
+
+
+def test_subsampled_laplace_add_remove_sensitivity_under_replace_one_accountants():
+    # the reviewer's case: S = 0.5 measured under add/remove is 2S = 1 under replace-one
+    mpmath = pytest.importorskip("mpmath")
+    scale, sens, m, n, steps, delta = 1.0, 0.5, 10, 100, 10, 1e-5
+    mech = M.SubsampledLaplaceMechanism(scale, sens, m, n, neighbouring="add_remove")
+    eps0 = _eq11_mp(2 * sens, scale, m, n)
+    pure_closed = steps * eps0  # basic composition (Kuru et al. Thm A.2)
+    rho = steps * eps0**2 / 2  # eps-DP => eps^2/2-zCDP (Bun-Steinke), Lee & Kifer Lemma 3.8
+    with mpmath.workdps(50):
+        zcdp_closed = rho + 2 * mpmath.sqrt(rho * mpmath.log(1 / mpmath.mpf(delta)))
+        lo, hi = mpmath.mpf(0), pure_closed  # exact optimal epsilon at delta, by bisection
+        for _ in range(80):
+            mid = (lo + hi) / 2
+            lo, hi = (lo, mid) if _exact_pure_composition_delta(eps0, steps, mid) <= delta \
+                else (mid, hi)
+        exact = hi
+    got = {name: A.make_accountant(name, "replace_one").compose(mech, steps).get_epsilon(delta)
+           for name in ("rdp", "zcdp", "pld", "pure")}
+    assert got["pure"] == pytest.approx(float(pure_closed), rel=1e-13)
+    assert got["zcdp"] == pytest.approx(float(zcdp_closed), rel=1e-12)
+    for name, eps in got.items():  # no accountant may report less than the exact optimum
+        assert eps >= float(exact) * (1 - 1e-12), name
+    assert got["pld"] == pytest.approx(float(exact), rel=1e-2)  # pessimistic, 1e-4 grid
+    assert got["rdp"] <= float(pure_closed) * (1 + 1e-2)
+    print(f"\nsubsampled Laplace (add/remove S={sens}) under replace-one: {got}, "
+          f"exact {float(exact):.6g}, basic {float(pure_closed):.6g}")
+
+
+def _sensitive_mechanisms(sensitivity, neighbouring, per_example_sum=False):
+    kw = dict(neighbouring=neighbouring, per_example_sum=per_example_sum)
+    return [
+        M.GaussianMechanism(2.0, sensitivity, **kw),
+        M.LaplaceMechanism(2.0, sensitivity, **kw),
+        M.SubsampledGaussianMechanism(2.0, 0.1, sensitivity, "poisson", **kw),
+        M.SubsampledGaussianMechanism(2.0, 0.1, sensitivity, "without_replacement", **kw),
+        M.SubsampledLaplaceMechanism(2.0, sensitivity, 10, 100, **kw),
+        M.TreeAggregationMechanism(2.0, sensitivity, 3, **kw),
+    ]
+
+
+def _accountant(name, relation):
+    if name == "pld":
+        return A.PldAccountant(relation, value_discretization_interval=1e-3)
+    return A.make_accountant(name, relation)
+
+
+def _eps(name, relation, mech, count=5, delta=1e-6):
+    return _accountant(name, relation).compose(mech, count).get_epsilon(delta)
+
+
+def test_every_accountant_honours_the_relation_of_every_mechanism():
+    classes = {type(m) for m in _sensitive_mechanisms(1.0, "add_remove")}
+    assert classes == {c for c in vars(M).values() if isinstance(c, type)
+                       and issubclass(c, M.Mechanism) and "sensitivity" in getattr(
+                           c, "__dataclass_fields__", {})}  # no mechanism class left out
+    checked = 0
+    s = 0.7
+    for name in A.ACCOUNTANTS:
+        # replace-one accountant: add/remove S must count as replace-one 2S (always valid)
+        for ar, ro, ro_same in zip(_sensitive_mechanisms(s, "add_remove"),
+                                   _sensitive_mechanisms(2 * s, "replace_one"),
+                                   _sensitive_mechanisms(s, "replace_one")):
+            if not _accountant(name, "replace_one").supports(ro):
+                assert not _accountant(name, "replace_one").supports(ar)
+                continue
+            eps = _eps(name, "replace_one", ar)
+            assert eps == pytest.approx(_eps(name, "replace_one", ro), rel=1e-12), (name, ar)
+            assert eps > _eps(name, "replace_one", ro_same), (name, ar)  # doubling happened
+            checked += 1
+        # add/remove accountant: a replace-one 2S halves only for a declared per-example sum
+        for ro, ro_sum, ar in zip(_sensitive_mechanisms(2 * s, "replace_one"),
+                                  _sensitive_mechanisms(2 * s, "replace_one", True),
+                                  _sensitive_mechanisms(s, "add_remove")):
+            acc = _accountant(name, "add_remove")
+            if not acc.supports(ar):
+                continue
+            assert not acc.supports(ro), (name, ro)
+            with pytest.raises(A.UnsupportedMechanismError, match="per_example_sum"):
+                acc.compose(ro)
+            assert _eps(name, "add_remove", ro_sum) == pytest.approx(
+                _eps(name, "add_remove", ar), rel=1e-12), (name, ro_sum)
+            checked += 1
+    assert checked >= 12

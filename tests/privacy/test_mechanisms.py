@@ -36,7 +36,40 @@ def test_sensitivity_conversion_matches_per_example_sums():
     universe[0] /= np.linalg.norm(universe[0])
     ro = max(np.linalg.norm(u - v) for u, v in itertools.product(universe, universe))
     assert M.convert_sensitivity(1.0, "add_remove", "replace_one") == pytest.approx(ro)
-    assert M.convert_sensitivity(ro, "replace_one", "add_remove") == pytest.approx(1.0)
+    assert M.convert_sensitivity(ro, "replace_one", "add_remove",
+                                 per_example_sum=True) == pytest.approx(1.0)
+
+
+def test_halving_needs_per_example_sum():
+    # the halving replace-one -> add/remove is a property of per-example sums only. Counter-
+    # example: the mean over a fixed n of values in [0, 1] has replace-one sensitivity 1/n, but
+    # adding a record to n identical records changes it by ~1/n too, not 1/(2n).
+    n = 10
+    values = np.zeros(n)
+    mean_ro = 1.0 / n
+    mean_ar = abs(np.mean(np.append(values, 1.0)) - np.mean(values))
+    assert mean_ar > mean_ro / 2  # halving would understate the add/remove sensitivity
+    with pytest.raises(ValueError, match="per_example_sum"):
+        M.convert_sensitivity(1.0, "replace_one", "add_remove")
+    sensitive = [
+        M.GaussianMechanism(1.0, 1.0, "replace_one"),
+        M.LaplaceMechanism(1.0, 1.0, "replace_one"),
+        M.SubsampledGaussianMechanism(1.0, 0.1, neighbouring="replace_one"),
+        M.SubsampledLaplaceMechanism(1.0, 1.0, 10, 100),
+        M.TreeAggregationMechanism(1.0, 1.0, 3),
+    ]
+    for mech in sensitive:
+        assert mech.per_example_sum is False
+        with pytest.raises(ValueError, match="per_example_sum"):
+            mech.sensitivity_under("add_remove")
+        assert mech.sensitivity_under("replace_one") == mech.sensitivity
+        summed = dataclasses.replace(mech, per_example_sum=True)
+        assert summed.sensitivity_under("add_remove") == mech.sensitivity / 2
+        # add/remove -> replace-one doubles whatever the query (triangle inequality)
+        ar = dataclasses.replace(mech, neighbouring="add_remove")
+        assert ar.sensitivity_under("replace_one") == 2 * mech.sensitivity
+    with pytest.raises(ValueError, match="per_example_sum"):
+        M.GaussianMechanism(1.0, per_example_sum="yes")
 
 
 def test_guarantee_conversion_by_group_privacy():
