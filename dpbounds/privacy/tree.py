@@ -212,14 +212,18 @@ def momentum_node_sensitivity(
 
     The changed sample occurs once per epoch of ``n`` steps. Its latest occurrence in the node
     has weight :math:`\le\alpha`; the one :math:`k\ge1` epochs earlier is at least
-    :math:`(k-1)N+1` steps older. Each gradient difference is at most :math:`2G` (replace-one;
-    ``G`` for add/remove, which halves the difference of one gradient). Hence
+    :math:`(k-1)N+1` steps older. Each gradient difference is at most :math:`2G` (replace-one).
+    Hence
 
     * ``form="tight"``: :math:`\Delta = 2G\alpha\big(1 + \frac{1-\alpha}{1-(1-\alpha)^N}\big)`;
     * ``form="sheet"``: :math:`2G\alpha\big(1 + \frac{1}{1-(1-\alpha)^N}\big)` (theory sheet §6);
     * ``form="simple"``: :math:`2G(2\alpha + 1/N)` (the sheet's simplification; largest).
 
     ``tight <= sheet <= simple`` always.
+
+    Only ``neighbouring="replace_one"``: with random reshuffling over a fixed ``n``, adding or
+    removing a record changes the epoch length and shifts every later position, so this
+    per-node analysis does not hold under add/remove (``ValueError``).
     """
     G = check_nonnegative("lipschitz", lipschitz)
     alpha = float(alpha)
@@ -227,8 +231,14 @@ def momentum_node_sensitivity(
         raise ValueError(f"alpha must lie in (0, 1], got {alpha!r}")
     n = check_int("n", n, minimum=1)
     neighbouring = check_choice("neighbouring", neighbouring, _NEIGHBOURING)
+    if neighbouring != "replace_one":
+        raise ValueError(
+            "neighbouring must be 'replace_one' for the momentum node sensitivity, got "
+            f"{neighbouring!r}: with random reshuffling, adding or removing a record shifts "
+            "every later position, which the per-node analysis does not cover"
+        )
     form = check_choice("form", form, ("tight", "sheet", "simple"))
-    diff = 2.0 * G if neighbouring == "replace_one" else G
+    diff = 2.0 * G  # replace-one: one per-sample gradient changes by at most 2G
     # 1 - (1-alpha)^N computed without cancellation
     tail = -math.expm1(n * math.log1p(-alpha)) if alpha < 1.0 else 1.0
     if form == "tight":

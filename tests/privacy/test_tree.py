@@ -127,8 +127,11 @@ def test_node_sensitivity_dominates_brute_force(alpha, n, epochs):
     assert tree.momentum_node_sensitivity(G, alpha, n, form="sheet") <= (
         tree.momentum_node_sensitivity(G, alpha, n, form="simple") * (1 + 1e-15)
     )
-    half = tree.momentum_node_sensitivity(G, alpha, n, "add_remove")
-    assert half == pytest.approx(tight / 2)
+    # add/remove shifts every later position under reshuffling: refused, not halved
+    with pytest.raises(ValueError, match="neighbouring must be 'replace_one'"):
+        tree.momentum_node_sensitivity(G, alpha, n, "add_remove")
+    with pytest.raises(ValueError, match="neighbouring must be 'replace_one'"):
+        tree.tree_momentum_sigma_closed_form(1.0, 1e-5, G, alpha, n, epochs, "add_remove")
     # alpha = 1: plain gradients, one occurrence per node -> 2G exactly
     if alpha == 1.0:
         assert tight == pytest.approx(2 * G) and brute == pytest.approx(2 * G)
