@@ -4,9 +4,15 @@ r"""The noise each mechanism and accountant needs for a target (ε, δ), side by
 them. Conventions:
 
 * ``sensitivity`` is the L2 (Gaussian) / L1 (Laplace) sensitivity of the per-step noised
-  *sum* under ``neighbouring``; rows analysed under the other relation convert it with the
-  per-example-sum rule (:mod:`dpbounds.privacy.mechanisms`), and every row names the relation of
-  its guarantee.
+  *per-example sum* (DP-SGD style: a sum of clipped per-record terms) under ``neighbouring``;
+  rows analysed under the other relation convert it with the per-example-sum rule, so their
+  mechanisms set ``per_example_sum=True`` explicitly (:mod:`dpbounds.privacy.mechanisms`; the
+  halving replace-one → add/remove is not valid for other queries). Every row names the
+  relation of its guarantee.
+* Inputs outside the ranges the table is computed for (``epsilon`` in [1e-6, 100],
+  ``sensitivity``, ``sigma``, ``scale`` in [1e-100, 1e100], ``sampling_rate`` >= 1e-6,
+  ``steps`` <= 1e9) raise ``ValueError`` naming the parameter (the CLI prints one line and
+  exits 2) instead of overflowing inside an accountant.
 * Gaussian rows report the std :math:`\sigma` of the noise added to the sum at every step,
   Laplace rows the scale :math:`b` of the noise on the sum (variance :math:`2b^2`).
 * Full-batch rows run ``steps`` releases on the whole dataset; subsampled rows sample with
@@ -27,13 +33,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from dpbounds._validation import (
     check_closed_interval,
     check_int,
     check_nonnegative,
-    check_positive,
     check_probability,
 )
+from dpbounds.privacy._util import finite_or_raise
 from dpbounds.privacy.accountants import PldAccountant, RdpAccountant
 from dpbounds.privacy.calibrate import calibrate, epsilon_of
 from dpbounds.privacy.gaussian import (
@@ -61,31 +69,67 @@ __all__ = ["advanced_composition_epsilon", "format_table", "privacy_table"]
 
 #: PLD discretisation used in the table (pessimistic; ~0.1% looser than 1e-4, 40x faster).
 TABLE_PLD_INTERVAL = 1e-3
+_EPSILON_RANGE = (1e-6, 100.0)
+_MAGNITUDE_RANGE = (1e-100, 1e100)
+
+
+def _advanced_composition(epsilon0: float, steps: int, delta_prime: float) -> float:
+    # math.expm1 raises OverflowError beyond ~709.78; the bound is then above any float anyway
+    if epsilon0 > 700.0:
+        return math.inf
+    # float products overflow to inf (no exception): inf > any target, as it should be
+    return math.sqrt(2 * steps * math.log(1 / delta_prime)) * epsilon0 + steps * (
+        epsilon0 * math.expm1(epsilon0))
 
 
 def advanced_composition_epsilon(epsilon0: float, steps: int, delta_prime: float) -> float:
     r"""Advanced composition (Dwork-Rothblum-Vadhan; Lee & Kifer Thm 3.4):
-    :math:`\sqrt{2k\ln(1/\delta')}\,\epsilon_0 + k\epsilon_0(e^{\epsilon_0}-1)`."""
+    :math:`\sqrt{2k\ln(1/\delta')}\,\epsilon_0 + k\epsilon_0(e^{\epsilon_0}-1)`.
+
+    Raises ``ValueError`` when the bound leaves the float range (e.g. ``epsilon0 > 700``).
+    """
     epsilon0 = check_nonnegative("epsilon0", epsilon0)
     steps = check_int("steps", steps, minimum=1)
     delta_prime = check_probability("delta_prime", delta_prime)
-    return math.sqrt(2 * steps * math.log(1 / delta_prime)) * epsilon0 + steps * epsilon0 * (
-        math.expm1(epsilon0))
+    return finite_or_raise(_advanced_composition(epsilon0, steps, delta_prime),
+                           "epsilon0, steps, delta_prime")
 
 
 def _advanced_per_step(epsilon: float, steps: int, delta_prime: float) -> float:
-    lo, hi = 0.0, epsilon
+    """Largest per-step epsilon0 whose advanced composition is at most ``epsilon``."""
+    lo, hi = 0.0, min(epsilon, 700.0)  # beyond 700 the composed bound exceeds every float
+    if _advanced_composition(hi, steps, delta_prime) <= epsilon:
+        return hi
     for _ in range(200):
         mid = 0.5 * (lo + hi)
-        if advanced_composition_epsilon(mid, steps, delta_prime) <= epsilon:
+        if _advanced_composition(mid, steps, delta_prime) <= epsilon:
             lo = mid
         else:
             hi = mid
     return lo
 
 
+def _at_given_noise(compute: Any) -> tuple[float | None, str]:
+    """Evaluate the epsilon a given noise buys; an input so extreme that the accountant leaves
+    the float range gives ``None`` and says so in the note (never an inf/NaN or a traceback)."""
+    if compute is None:
+        return None, ""
+    try:
+        with np.errstate(over="raise", invalid="raise", divide="raise"):  # no silent overflow
+            value = compute()
+    except (ValueError, OverflowError, ZeroDivisionError, FloatingPointError):
+        return None, "; eps(given noise) out of floating-point range"
+    if value is None:
+        return None, ""
+    if not math.isfinite(value):
+        return None, "; eps(given noise) out of floating-point range"
+    return float(value), ""
+
+
 def _row(mechanism, accountant, relation, parameter, noise, sensitivity, epsilon, delta,
          eps_given=None, note=""):
+    eps_given, why = _at_given_noise(eps_given)
+    note += why
     return {
         "mechanism": mechanism,
         "accountant": accountant,
@@ -119,19 +163,18 @@ def privacy_table(
     Every noise level is conservative for its accountant. ``None`` marks a row that does not
     apply (e.g. the classic Gaussian needs a per-step ε < 1).
     """
-    epsilon = check_positive("epsilon", epsilon)
+    # explicit working ranges: beyond them some accountant leaves float64 range
+    epsilon = check_closed_interval("epsilon", epsilon, *_EPSILON_RANGE)
     delta = check_probability("delta", delta)
-    sensitivity = check_positive("sensitivity", sensitivity)
-    steps = check_int("steps", steps, minimum=1)
-    q = check_closed_interval("sampling_rate", sampling_rate, 0.0, 1.0)
-    if q == 0.0:
-        raise ValueError("sampling_rate must lie in (0, 1], got 0.0")
+    sensitivity = check_closed_interval("sensitivity", sensitivity, *_MAGNITUDE_RANGE)
+    steps = check_int("steps", steps, minimum=1, maximum=10**9)
+    q = check_closed_interval("sampling_rate", sampling_rate, 1e-6, 1.0)
     nb = Neighbouring.coerce(neighbouring)
     n = check_int("dataset_size", dataset_size, minimum=1)
     if sigma is not None:
-        sigma = check_positive("sigma", sigma)
+        sigma = check_closed_interval("sigma", sigma, *_MAGNITUDE_RANGE)
     if scale is not None:
-        scale = check_positive("scale", scale)
+        scale = check_closed_interval("scale", scale, *_MAGNITUDE_RANGE)
     ar, ro = Neighbouring.ADD_REMOVE, Neighbouring.REPLACE_ONE
     T = steps
     rows: list[dict[str, Any]] = []
@@ -139,69 +182,78 @@ def privacy_table(
     # --- full batch, classic Gaussian per step -------------------------------------------
     eps0 = epsilon / T
     s = classic_gaussian_sigma(eps0, delta / T, sensitivity) if eps0 < 1 else None
-    given = None
-    if sigma is not None:
+    def classic_given():
         e0 = sensitivity * math.sqrt(2 * math.log(1.25 * T / delta)) / sigma
-        given = T * e0 if e0 < 1 else None
+        return T * e0 if e0 < 1 else None
+
+    given = classic_given if sigma is not None else None
     rows.append(_row("Gaussian, full batch", "classic + basic composition", nb, "sigma", s,
                      sensitivity, epsilon, delta, given,
                      "Dwork-Roth per step (eps/T, delta/T); needs eps/T < 1"))
     e0 = _advanced_per_step(epsilon, T, delta / 2)
     s = classic_gaussian_sigma(e0, delta / (2 * T), sensitivity) if 0 < e0 < 1 else None
-    given = None
-    if sigma is not None:
+    def advanced_given():
         e0g = sensitivity * math.sqrt(2 * math.log(1.25 * 2 * T / delta)) / sigma
-        given = advanced_composition_epsilon(e0g, T, delta / 2) if e0g < 1 else None
+        return advanced_composition_epsilon(e0g, T, delta / 2) if e0g < 1 else None
+
+    given = advanced_given if sigma is not None else None
     rows.append(_row("Gaussian, full batch", "classic + advanced composition", nb, "sigma", s,
                      sensitivity, epsilon, delta, given,
                      "Lee & Kifer Thm 3.4, delta' = delta/2, per-step delta/(2T)"))
     # --- full batch, exact / zCDP / RDP --------------------------------------------------
     s = math.sqrt(T) * analytic_gaussian_sigma(epsilon, delta, sensitivity)
-    given = gaussian_epsilon(sigma / math.sqrt(T), delta, sensitivity) if sigma else None
+    given = ((lambda: gaussian_epsilon(sigma / math.sqrt(T), delta, sensitivity)) if sigma
+             else None)
     rows.append(_row("Gaussian, full batch", "analytic Gaussian (exact)", nb, "sigma", s,
                      sensitivity, epsilon, delta, given,
                      "Balle & Wang 2018; T Gaussians = one with sigma/sqrt(T)"))
     for conv, label in (("standard", "zCDP (Lemma 3.8)"), ("tight", "zCDP (tight conversion)")):
         rho = dp_to_zcdp_rho(epsilon, delta, method=conv)
         s = sensitivity * math.sqrt(T / (2 * rho))
-        given = (float(zcdp_to_dp_epsilon(T * sensitivity**2 / (2 * sigma**2), delta, conv))
+        given = ((lambda conv=conv: zcdp_to_dp_epsilon(T * sensitivity**2 / (2 * sigma**2),
+                                                       delta, conv))
                  if sigma else None)
         rows.append(_row("Gaussian, full batch", label, nb, "sigma", s, sensitivity, epsilon,
                          delta, given, "Lee & Kifer eq. (5)" if conv == "standard" else
                          "Canonne-Kamath-Steinke 2020 Prop. 12"))
 
     def gauss(x):
-        return GaussianMechanism(x, sensitivity, nb)
+        return GaussianMechanism(x, sensitivity, nb, per_example_sum=True)
 
     acc = RdpAccountant(nb)
-    s = calibrate(gauss, epsilon, delta, acc, T, initial=sensitivity)
-    given = epsilon_of(gauss(sigma), delta, acc, T) if sigma else None
+    s = calibrate(gauss, epsilon, delta, acc, T, initial=sensitivity,
+                  max_noise=1e15 * sensitivity)
+    given = (lambda: epsilon_of(gauss(sigma), delta, acc, T)) if sigma else None
     rows.append(_row("Gaussian, full batch", "RDP", nb, "sigma", s, sensitivity, epsilon, delta,
                      given, "optimal order, improved conversion"))
 
     # --- subsampled Gaussian ---------------------------------------------------------------
-    sens_ar = convert_sensitivity(sensitivity, nb, ar)
+    # the table's query is a per-example sum (DP-SGD): halving replace-one -> add/remove is valid
+    sens_ar = convert_sensitivity(sensitivity, nb, ar, per_example_sum=True)
 
     def poisson(x):
-        return SubsampledGaussianMechanism(x, q, sens_ar, Sampling.POISSON, ar)
+        return SubsampledGaussianMechanism(x, q, sens_ar, Sampling.POISSON, ar,
+                                           per_example_sum=True)
 
     for acc, label, rtol in ((RdpAccountant(ar), "RDP", 1e-6),
                              (PldAccountant(ar, TABLE_PLD_INTERVAL), "PLD (dp_accounting)", 1e-4)):
-        s = calibrate(poisson, epsilon, delta, acc, T, initial=sens_ar, rtol=rtol)
-        given = epsilon_of(poisson(sigma), delta, acc, T) if sigma else None
+        s = calibrate(poisson, epsilon, delta, acc, T, initial=sens_ar, rtol=rtol,
+                      max_noise=1e15 * sens_ar)
+        given = (lambda acc=acc: epsilon_of(poisson(sigma), delta, acc, T)) if sigma else None
         rows.append(_row(f"Subsampled Gaussian, Poisson q={q:g}", label, ar, "sigma", s, sens_ar,
                          epsilon, delta, given,
                          "Mironov-Talwar-Zhang 2019" if label == "RDP" else
                          f"pessimistic, interval {TABLE_PLD_INTERVAL:g}"))
     m = max(1, round(q * n))
-    sens_ro = convert_sensitivity(sensitivity, nb, ro)
+    sens_ro = convert_sensitivity(sensitivity, nb, ro, per_example_sum=True)
 
     def wor(x):
-        return SubsampledGaussianMechanism(x, m / n, sens_ro, Sampling.WITHOUT_REPLACEMENT, ro)
+        return SubsampledGaussianMechanism(x, m / n, sens_ro, Sampling.WITHOUT_REPLACEMENT, ro,
+                                           per_example_sum=True)
 
     acc = RdpAccountant(ro)
-    s = calibrate(wor, epsilon, delta, acc, T, initial=sens_ro)
-    given = epsilon_of(wor(sigma), delta, acc, T) if sigma else None
+    s = calibrate(wor, epsilon, delta, acc, T, initial=sens_ro, max_noise=1e15 * sens_ro)
+    given = (lambda: epsilon_of(wor(sigma), delta, acc, T)) if sigma else None
     rows.append(_row(f"Subsampled Gaussian, w/o replacement m={m}, n={n}", "RDP", ro, "sigma", s,
                      sens_ro, epsilon, delta, given,
                      "Wang-Balle-Kasiviswanathan 2019 Thm 27"))
@@ -211,30 +263,32 @@ def privacy_table(
     epochs = math.ceil(T / n)
     K = max_nodes_per_sample(n, epochs) if T > n else max_nodes_per_sample(T, 1)
     s = tree_aggregation_sigma(epsilon, delta, sens_ro, K)
-    given = tree_aggregation_epsilon(sigma, delta, sens_ro, K) if sigma else None
+    given = (lambda: tree_aggregation_epsilon(sigma, delta, sens_ro, K)) if sigma else None
     rows.append(_row(f"Tree aggregation, T={T}, E={epochs}, K={K}", "RDP (Thm 10)", ro,
                      "sigma", s, sens_ro, epsilon, delta, given,
                      "Tran & Cutkosky Thm 10 [RECONSTRUCTED]; node sensitivity = sensitivity"))
 
     def tree(x):
-        return TreeAggregationMechanism(x, sens_ro, K, ro)
+        return TreeAggregationMechanism(x, sens_ro, K, ro, per_example_sum=True)
 
     acc = PldAccountant(ro, TABLE_PLD_INTERVAL)
-    s = calibrate(tree, epsilon, delta, acc, 1, initial=sens_ro, rtol=1e-4)
-    given = epsilon_of(tree(sigma), delta, acc, 1) if sigma else None
+    s = calibrate(tree, epsilon, delta, acc, 1, initial=sens_ro, rtol=1e-4,
+                  max_noise=1e15 * sens_ro)
+    given = (lambda: epsilon_of(tree(sigma), delta, acc, 1)) if sigma else None
     rows.append(_row(f"Tree aggregation, T={T}, E={epochs}, K={K}", "PLD (GDP composition)", ro,
                      "sigma", s, sens_ro, epsilon, delta, given,
                      "sqrt(K) Delta/sigma-GDP"))
 
     # --- Laplace ---------------------------------------------------------------------------
     b = sensitivity * T / epsilon
-    given = T * sensitivity / scale if scale else None
+    given = (lambda: T * sensitivity / scale) if scale else None
     rows.append(_row("Laplace, full batch", "pure DP, basic composition", nb, "b", b,
                      sensitivity, epsilon, 0.0, given, "Kuru et al. Thm A.1-A.2"))
-    sens1_ro = convert_sensitivity(sensitivity, nb, ro)
+    sens1_ro = convert_sensitivity(sensitivity, nb, ro, per_example_sum=True)
     eps_sub = deamplify_without_replacement(epsilon / T, m, n)
     b = sens1_ro / eps_sub
-    given = T * amplify_without_replacement(sens1_ro / scale, m, n) if scale else None
+    given = ((lambda: T * amplify_without_replacement(sens1_ro / scale, m, n)) if scale
+             else None)
     rows.append(_row(f"Laplace, w/o replacement m={m}, n={n}", "pure DP, basic composition", ro,
                      "b", b, sens1_ro, epsilon, 0.0, given,
                      "Kuru et al. (11), (13), Thm A.3; b on the sum (= m x b on the average)"))

@@ -128,3 +128,41 @@ def test_cli_json_and_given(capsys):
 def test_cli_bad_input(argv, name, capsys):
     assert main(argv) == 2
     assert name in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv,name", [
+    (["--epsilon", "1e300"], "epsilon"),  # used to overflow in math.expm1 (advanced comp.)
+    (["--epsilon", "1e-300"], "epsilon"),
+    (["--epsilon", "inf"], "epsilon"),
+    (["--sensitivity", "1e300"], "sensitivity"),
+    (["--sensitivity", "1e-300"], "sensitivity"),
+    (["--sigma", "1e300"], "sigma"),
+    (["--scale", "1e-300"], "scale"),
+    (["--sampling-rate", "1e-300"], "sampling_rate"),
+    (["--steps", "1000000000000"], "steps"),
+    (["--delta", "1e-300"], "epsilon"),  # valid input, target out of reach: says so
+])
+def test_cli_extreme_input_is_one_line_error(argv, name, capsys):
+    assert main(["privacy", "--steps", "20", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("dpbounds: error:") and name in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["--sigma", "1e-100", "--scale", "1e-100"],
+    ["--sigma", "1e100", "--scale", "1e100"],
+    ["--sensitivity", "1e100", "--sigma", "1e-100", "--scale", "1e-100"],
+])
+def test_cli_extreme_but_valid_input_prints_finite_table(argv, capsys):
+    assert main(["privacy", "--steps", "20", "--json", *argv]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    values = [r[k] for r in rows for k in ("noise", "noise_multiplier", "epsilon_at_given_noise")]
+    assert all(v is None or math.isfinite(v) for v in values)
+    assert all(r["noise"] is None or r["noise"] > 0 for r in rows)
+
+
+def test_advanced_composition_out_of_range():
+    with pytest.raises(ValueError, match="out of floating-point range"):
+        advanced_composition_epsilon(1e300, 10, 1e-5)
+    # just below the overflow of expm1 the bound is an ordinary (huge) float
+    assert math.isfinite(advanced_composition_epsilon(700.0, 1, 0.5))
