@@ -41,7 +41,7 @@ from dpbounds._validation import (
     check_nonnegative,
     check_probability,
 )
-from dpbounds.privacy._util import finite_or_raise
+from dpbounds.privacy._util import finite_or_raise, nudge_up
 from dpbounds.privacy.accountants import PldAccountant, RdpAccountant
 from dpbounds.privacy.calibrate import calibrate, epsilon_of
 from dpbounds.privacy.gaussian import (
@@ -49,7 +49,7 @@ from dpbounds.privacy.gaussian import (
     classic_gaussian_sigma,
     gaussian_epsilon,
 )
-from dpbounds.privacy.laplace import amplify_without_replacement, deamplify_without_replacement
+from dpbounds.privacy.laplace import amplify_without_replacement, laplace_scale_for_epsilon
 from dpbounds.privacy.mechanisms import (
     GaussianMechanism,
     Neighbouring,
@@ -280,13 +280,14 @@ def privacy_table(
                      "sqrt(K) Delta/sigma-GDP"))
 
     # --- Laplace ---------------------------------------------------------------------------
-    b = sensitivity * T / epsilon
+    b = float(nudge_up(sensitivity * T / epsilon))  # rounded up: T * S / b <= epsilon
     given = (lambda: T * sensitivity / scale) if scale else None
     rows.append(_row("Laplace, full batch", "pure DP, basic composition", nb, "b", b,
                      sensitivity, epsilon, 0.0, given, "Kuru et al. Thm A.1-A.2"))
     sens1_ro = convert_sensitivity(sensitivity, nb, ro, per_example_sum=True)
-    eps_sub = deamplify_without_replacement(epsilon / T, m, n)
-    b = sens1_ro / eps_sub
+    # b on the sum = m x the scale on the average; laplace_scale_for_epsilon rounds up, so the
+    # row never overshoots in floating point either.
+    b = m * laplace_scale_for_epsilon(sens1_ro, epsilon / T, n, m)
     given = ((lambda: T * amplify_without_replacement(sens1_ro / scale, m, n)) if scale
              else None)
     rows.append(_row(f"Laplace, w/o replacement m={m}, n={n}", "pure DP, basic composition", ro,
