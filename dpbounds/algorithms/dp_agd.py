@@ -43,8 +43,14 @@ Where we read the paper, and where the public code ``ppmlguy/DP-AGD`` differs
   (item 2); the code caps :math:`\alpha_{max}` at 2 (item 3: ``alpha_cap=2.0`` reproduces it,
   default ``None``); the code releases when the remainder is :math:`\ge0` (item 6), we when
   :math:`>0` as the paper.
-* **NoisyMax noise.** Laplace (Algorithm 1) by default; ``noisy_max="exponential"`` uses the
-  one-sided exponential noise of the code (valid for the monotone clipped loss sums, item 7).
+* **NoisyMax noise.** Laplace (Algorithm 1) by default; ``noisy_max="exponential"`` uses
+  one-sided exponential noise, added with the sign that keeps it private: the step with the
+  largest score - loss + Exp is chosen, i.e. argmin(loss - Exp). The public code's
+  ``noisy_max(..., bmin=True)`` negates scores *and* noise, i.e. argmin(loss + Exp), which is
+  **not** epsilon-DP: a Monte Carlo check (21 candidates, epsilon = 1, one added record) moved
+  the probability of one outcome by a factor of at least 2e5, against e^epsilon = 2.72 for the
+  version here. That sharper, non-private step selection likely explains much of the paper's
+  advantage of DP-AGD at small epsilon; dpbounds does not reproduce it.
 """
 
 from __future__ import annotations
@@ -124,7 +130,8 @@ def dp_agd(objective: Any, *, epsilon: float, delta: float, splits: int = 60,
         Step grid :math:`\Phi` (``grid_size`` non-zero points in :math:`[0,\alpha_{max}]`)
         and its adaptation; ``alpha_cap`` caps :math:`\alpha_{max}` (code: 2.0).
     noisy_max_noise:
-        ``"laplace"`` (Algorithm 1) or ``"exponential"`` (code).
+        ``"laplace"`` (Algorithm 1) or ``"exponential"`` (one-sided, with the private sign;
+        the public code's sign is not private, see the module notes).
     rho_nmax, rho_ng:
         Override the initial per-call budgets.
     max_iterations:
