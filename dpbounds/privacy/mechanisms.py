@@ -294,6 +294,20 @@ class TreeAggregationMechanism(Mechanism):
         _set(self, "per_example_sum", _check_flag("per_example_sum", self.per_example_sum))
 
 
+def _group_privacy_factor(source: Neighbouring, target: Any, factor: float) -> float:
+    """Multiplier turning a guarantee under ``source`` into one under ``target``.
+
+    One replace-one step is two add/remove steps, so an add/remove guarantee holds under
+    replace-one at group size 2 (``factor`` = 2 for eps, 4 for zCDP rho); the converse fails.
+    """
+    target = Neighbouring.coerce(target, "target")
+    if target is source:
+        return 1.0
+    if source is Neighbouring.ADD_REMOVE:
+        return factor
+    raise ValueError("a replace-one guarantee does not imply an add/remove one (neighbouring)")
+
+
 @dataclass(frozen=True)
 class PureDpMechanism(Mechanism):
     r"""Any :math:`\varepsilon`-DP mechanism (e.g. NoisyMax, Lee & Kifer Alg. 1)."""
@@ -307,12 +321,7 @@ class PureDpMechanism(Mechanism):
 
     def epsilon_under(self, target: Any) -> float:
         """Group privacy: an add/remove guarantee gives 2 eps under replace-one."""
-        target = Neighbouring.coerce(target, "target")
-        if target is self.neighbouring:
-            return self.epsilon
-        if self.neighbouring is Neighbouring.ADD_REMOVE:
-            return 2.0 * self.epsilon
-        raise ValueError("a replace-one guarantee does not imply an add/remove one (neighbouring)")
+        return self.epsilon * _group_privacy_factor(self.neighbouring, target, 2.0)
 
 
 @dataclass(frozen=True)
@@ -328,9 +337,4 @@ class ZcdpMechanism(Mechanism):
 
     def rho_under(self, target: Any) -> float:
         """Group privacy for zCDP: a group of 2 costs 4 rho."""
-        target = Neighbouring.coerce(target, "target")
-        if target is self.neighbouring:
-            return self.rho
-        if self.neighbouring is Neighbouring.ADD_REMOVE:
-            return 4.0 * self.rho
-        raise ValueError("a replace-one guarantee does not imply an add/remove one (neighbouring)")
+        return self.rho * _group_privacy_factor(self.neighbouring, target, 4.0)
