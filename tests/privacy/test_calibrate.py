@@ -80,6 +80,27 @@ def test_gaussian_calibration_pld_checked_by_exact_profile(eps, log10_delta, ste
     assert gaussian_epsilon(_less_noise(sigma / math.sqrt(steps)), delta) <= eps
 
 
+def _mpmath_poisson_epsilon(q: float, z: float, steps: int, delta: float) -> mpmath.mpf:
+    """(eps, delta) of ``steps`` Poisson-subsampled Gaussians over INT_ORDERS, exactly.
+
+    RDP at integer order a: log(sum_k C(a,k)(1-q)^(a-k) q^k exp((k^2-k)/(2 z^2)))/(a-1)
+    (Mironov, Talwar, Zhang 2019); conversion: the smaller of Mironov's and Balle et al.'s
+    (2020) bounds, as in dpbounds and dp_accounting.
+    """
+    best = mpmath.inf
+    with mpmath.workdps(60):
+        qq, zz, dd = mpmath.mpf(q), mpmath.mpf(z), mpmath.mpf(delta)
+        for a in (int(o) for o in INT_ORDERS):
+            total = mpmath.fsum(mpmath.binomial(a, k) * (1 - qq) ** (a - k) * qq**k
+                                * mpmath.exp((k * k - k) / (2 * zz * zz)) for k in range(a + 1))
+            rdp = steps * mpmath.log(total) / (a - 1)
+            mironov = rdp + mpmath.log(1 / dd) / (a - 1)
+            balle = (rdp + mpmath.log1p(-mpmath.mpf(1) / a)
+                     - (mpmath.log(dd) + mpmath.log(a)) / (a - 1))
+            best = min(best, mironov, balle)
+    return best  # an mpf: compared with the target without rounding
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(eps=eps_st, log10_delta=log_delta_st, steps=steps_st, log10_q=st.floats(-4.0, -0.5))
 def test_subsampled_gaussian_calibration_checked_by_dp_accounting(eps, log10_delta, steps,
@@ -96,7 +117,11 @@ def test_subsampled_gaussian_calibration_checked_by_dp_accounting(eps, log10_del
         return
     acc = ref.RdpAccountant(list(INT_ORDERS))
     acc.compose(dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(_less_noise(z))), steps)
-    assert acc.get_epsilon(delta) <= eps
+    if acc.get_epsilon(delta) > eps:
+        # dp_accounting loses ~1e-16 absolute to cancellation at tiny RDP, which at eps ~ 1e-3
+        # can show as ~1e-7 relative. Arbitrate with the exact binomial sum in 60-digit mpmath
+        # (independent of both implementations), same orders and conversion.
+        assert _mpmath_poisson_epsilon(q, _less_noise(z), steps, delta) <= eps
 
 
 @settings(max_examples=60, deadline=None)
