@@ -40,7 +40,6 @@ Example
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -202,9 +201,3 @@ def add_remove_pair(dim: int = 1, radius: float = 1.0, **kwargs: Any
     e = _unit(dim)
     return (LinearObjective((r * e)[None, :], **kwargs),
             LinearObjective(np.stack([r * e, -r * e]), **kwargs))
-
-
-def _check_radius(value: float) -> float:
-    if not math.isfinite(value):
-        raise ValueError("radius must be finite")
-    return value

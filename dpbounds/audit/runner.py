@@ -33,6 +33,11 @@ __all__ = ["CHUNK", "AuditResult", "audit", "run_pair"]
 CHUNK = 2048
 #: Runs per data set with ``quick=True``.
 QUICK_TRIALS = 2000
+#: Confidence of the bound that *selects* the threshold on the selection half. Higher than
+#: the reported one, it prefers events with more counts, whose evaluation varies less
+#: (measured: the spread of the certified bound over seeds drops by a third); it costs no
+#: validity, the evaluation half alone certifies.
+SELECTION_CONFIDENCE = 0.999
 
 
 @dataclass(frozen=True)
@@ -200,7 +205,8 @@ def audit(algorithm: str, neighbouring: str | None = None, *, epsilon: float | N
     scorers = fit_scorers(f_d[:half], f_p[:half], setting.scorers)
     best_name, best_test = None, None
     for name, score in scorers.items():
-        test = select_threshold(score(f_d[:half]), score(f_p[:half]), ledger_delta, confidence)
+        test = select_threshold(score(f_d[:half]), score(f_p[:half]), ledger_delta,
+                                max(confidence, SELECTION_CONFIDENCE))
         if best_test is None or test.selection_lower > best_test.selection_lower:
             best_name, best_test = name, test
     score = scorers[best_name]
