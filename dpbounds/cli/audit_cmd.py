@@ -83,10 +83,14 @@ def _list(as_json: bool) -> int:
         print(json.dumps(rows, indent=2))
         return 0
     width = max(len(r["algorithm"]) for r in rows)
-    print(f"{'algorithm':{width}s}  {'relations':24s}  claim (eps, delta)  description")
+    print(f"{'algorithm':{width}s}  {'relations':23s}  {'claim (eps, delta)':18s}  "
+          f"{'runs':>6s}  description")
     for r in rows:
-        print(f"{r['algorithm']:{width}s}  {', '.join(r['relations']):24s}  "
-              f"({r['epsilon']:g}, {r['delta']:g}){'':{8}s}  {r['description']}")
+        claim = f"({r['epsilon']:g}, {r['delta']:g})"
+        print(f"{r['algorithm']:{width}s}  {', '.join(r['relations']):23s}  {claim:18s}  "
+              f"{r['trials']:>6d}  {r['description']}")
+    print("runs: per data set by default; the claim is where an under-noised copy (sigma / 2, "
+          "Laplace scale / sqrt 2) is caught at that many runs.")
     return 0
 
 
