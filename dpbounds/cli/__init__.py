@@ -17,6 +17,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "dpbounds.cli.privacy_cmd",
     "dpbounds.cli.bounds_cmd",
     "dpbounds.cli.heavy_ball_cmd",
+    "dpbounds.cli.audit_cmd",
 )
 
 
