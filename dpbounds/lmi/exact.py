@@ -60,13 +60,16 @@ class Dyadic:
     @classmethod
     def of(cls, x: Any) -> Dyadic:
         """The exact value of a finite float (or int)."""
-        if isinstance(x, Dyadic):
+        t = type(x)
+        if t is Dyadic:
             return x
+        if t is int:
+            return cls(x, 0)
         n, d = float(x).as_integer_ratio()  # d is a power of two
         return cls(n, 1 - d.bit_length())
 
     def __add__(self, other: Any) -> Dyadic:
-        o = other if isinstance(other, Dyadic) else Dyadic.of(other)
+        o = other if type(other) is Dyadic else Dyadic.of(other)
         if self.e <= o.e:
             return Dyadic(self.n + (o.n << (o.e - self.e)), self.e)
         return Dyadic((self.n << (self.e - o.e)) + o.n, o.e)
@@ -83,7 +86,7 @@ class Dyadic:
         return Dyadic.of(other) + (-self)
 
     def __mul__(self, other: Any) -> Dyadic:
-        o = other if isinstance(other, Dyadic) else Dyadic.of(other)
+        o = other if type(other) is Dyadic else Dyadic.of(other)
         return Dyadic(self.n * o.n, self.e + o.e)
 
     __rmul__ = __mul__
