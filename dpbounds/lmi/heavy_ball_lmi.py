@@ -33,9 +33,16 @@ Conventions and facts settled here (**[DERIVED]**, ``kuru_et_al.md`` §3, §11):
 * **Solving**: (22) is homogeneous in :math:`(P,c_0,c)`. We maximise the margin :math:`t` with
   :math:`G\succeq tI`, :math:`P\succeq0`, :math:`c_0,c\ge0`, :math:`P_{11}+P_{22}+c_0+c=1`
   (Clarabel at tolerance :math:`10^{-11}`). A point counts as feasible when :math:`t` is at least
-  the requested *relative* margin times the size of the LMI's terms (default 0) **and** the
-  rescaled certificate passes a float64 eigenvalue check with a rounding allowance; the
-  smallest such :math:`\rho` is found by a safeguarded secant (Illinois) search.
+  the requested *relative* margin times the size of the LMI's terms (default 0) and, for
+  :math:`t` within :math:`10^{-8}` of the solver's accuracy, the cleaned certificate passes a
+  float64 eigenvalue check with a rounding allowance; the smallest such :math:`\rho` is found
+  by a safeguarded secant (Illinois) search whose stopping width is
+  :math:`\min(\mathrm{tol},\mathrm{rtol}\,(1-\rho))`. The returned certificate is then
+  checked exactly (the next feasible point is tried if it fails), and the largest probed
+  infeasible :math:`\rho` whose dual matrix passes the exact Farkas check becomes ``rho_lower``.
+  At Kuru et al.'s Section-5 point the certified :math:`1-\rho` is within :math:`6\cdot10^{-5}`
+  (relative) of the minimal rate's; the former absolute margin :math:`10^{-7}` gave
+  :math:`1.2\cdot10^{-2}` (``bench/bench_rate_map.py --accuracy``).
 * **Scaling**: the LMI is invariant under :math:`(\mu,L,\alpha)\to(\mu/L,1,\alpha L)` with
   :math:`(P,c_0,c)\to(P,c_0L^2,cL)` (substitute :math:`g=Lg'`); the solver always works in
   these normalised units, so rates depend on :math:`(\kappa,\alpha L,\beta)` only.
@@ -851,7 +858,9 @@ def heavy_ball_lmi_certificate_at(
     Among the certificates with half the maximal margin it takes the one with the largest
     :math:`c` (smallest :math:`P/c`, :math:`c_0/c`), which keeps the bound (23) small. Above the
     minimal rate this trades a slower :math:`\rho` for a better-conditioned :math:`P`.
-    ``rho_lower`` is the quadratic rate rounded down (no search is made).
+    ``rho_lower`` is the quadratic rate rounded down (no search is made); ``margin`` is the
+    relative margin of :func:`heavy_ball_lmi_rate`. The certificate is verified exactly, or a
+    :class:`NoCertificate` is returned.
     """
     mu, L, alpha, beta = _check(mu, L, alpha, beta)
     rho = float(check_finite("rho", rho))
