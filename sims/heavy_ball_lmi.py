@@ -2,8 +2,9 @@ r"""DP-SHB on a non-quadratic strongly convex problem against the Prop. 3.4 LMI 
 
 Kuru et al. Prop. 3.4: a certificate :math:`(\rho,P,c_0,c)` of the LMI (22) bounds the expected
 suboptimality of DP-SHB on **every** :math:`F\in\mathcal S_{\mu,L}`. dpbounds solves (22) by
-bisection (:func:`dpbounds.lmi.heavy_ball_lmi.heavy_ball_lmi_rate`, certificate verified by
-eigenvalues) and evaluates the bound with the noise entering :math:`V_P` (DERIVED reading,
+bisection (:func:`dpbounds.lmi.heavy_ball_lmi.heavy_ball_lmi_rate`, certificate verified in exact
+arithmetic, minimal rate bracketed by proofs) and evaluates the bound with the noise entering
+:math:`V_P` (DERIVED reading,
 :func:`~dpbounds.lmi.heavy_ball_lmi.heavy_ball_lmi_bound`). We run the real DP-SHB (Laplace,
 full batch, :math:`\mathbb E\lVert w\rVert^2=2db^2`) on Kuru et al.'s regularised logistic
 regression (synthetic data of Section 5, small :math:`n`) and check, at several :math:`t`,

@@ -44,13 +44,13 @@ Examples
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import sympy as sp
 
-from dpbounds._validation import check_finite, check_nonnegative, check_positive
+from dpbounds._validation import check_finite, check_int, check_nonnegative, check_positive
 from dpbounds.provenance import KURU, Provenance, Source
 
 __all__ = [
@@ -111,6 +111,19 @@ def _out(x: np.ndarray) -> Any:
     return float(x) if x.ndim == 0 else x
 
 
+def _finite(x: Any, what: str, cause: str) -> Any:
+    """``x`` as returned by :func:`_out`, or a ValueError saying which inputs overflow."""
+    x = np.asarray(x, dtype=float)
+    if not np.all(np.isfinite(x)):
+        raise ValueError(f"{what} is not finite in float64 at these inputs ({cause})")
+    return _out(x)
+
+
+def _check_steps(name: str, t: Any) -> int:
+    # 2**53: every larger float is an even integer, and rho**t has underflowed long before
+    return check_int(name, t, minimum=0, maximum=2**53)
+
+
 def classical_heavy_ball_parameters(mu: float, L: float) -> tuple[float, float]:
     r"""Polyak's tuning :math:`\alpha=4/(\sqrt\mu+\sqrt L)^2`,
     :math:`\beta=((\sqrt\kappa-1)/(\sqrt\kappa+1))^2`.
@@ -119,25 +132,39 @@ def classical_heavy_ball_parameters(mu: float, L: float) -> tuple[float, float]:
     :math:`\rho=\sqrt\beta=(\sqrt\kappa-1)/(\sqrt\kappa+1)`.
     """
     mu, L = _check_mu_L(mu, L)
-    kappa = L / mu
-    alpha = 4.0 / (np.sqrt(mu) + np.sqrt(L)) ** 2
-    beta = ((np.sqrt(kappa) - 1.0) / (np.sqrt(kappa) + 1.0)) ** 2
+    with np.errstate(over="ignore", divide="ignore"):
+        alpha = 4.0 / (np.sqrt(mu) + np.sqrt(L)) ** 2
+    q = np.sqrt(mu / L)  # 1/sqrt(kappa): no inf/inf for mu << L
+    beta = ((1.0 - q) / (1.0 + q)) ** 2
+    if not (np.isfinite(alpha) and alpha > 0):
+        raise ValueError(f"alpha = 4/(sqrt(mu)+sqrt(L))^2 is not a positive float64 for mu={mu}, "
+                         f"L={L}")
     return float(alpha), float(beta)
 
 
 # ----------------------------------------------------------------------------- rates
 def _root_modulus(s: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Largest |root| of z^2 - s z + q (real s, q), vectorised and without complex numbers."""
-    disc = s * s - 4.0 * q
-    real = disc >= 0
-    with np.errstate(invalid="ignore"):
-        r_real = 0.5 * (np.abs(s) + np.sqrt(np.where(real, disc, 0.0)))
-        r_cplx = np.sqrt(np.where(real, 0.0, q))  # complex pair: |z|^2 = q > 0
-    return np.where(real, r_real, r_cplx)
+    """Largest |root| of z^2 - s z + q (real s, q), vectorised and without complex numbers.
+
+    Scaled by ``max(|s|, sqrt|q|)`` so that no square overflows; ``inf`` when ``s`` or ``q`` is
+    infinite (a root is).
+    """
+    s, q = np.broadcast_arrays(np.asarray(s, dtype=float), np.asarray(q, dtype=float))
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        k = np.maximum(np.abs(s), np.sqrt(np.abs(q)))
+        k = np.where((k > 0) & np.isfinite(k), k, 1.0)
+        s1, q1 = s / k, q / k / k
+        disc = s1 * s1 - 4.0 * q1
+        real = disc >= 0
+        r_real = 0.5 * (np.abs(s1) + np.sqrt(np.where(real, disc, 0.0)))
+        r_cplx = np.sqrt(np.where(real, 0.0, q1))  # complex pair: |z|^2 = q > 0
+        out = k * np.where(real, r_real, r_cplx)
+    return np.where(np.isfinite(s) & np.isfinite(q), out, np.inf)
 
 
 def _hb_rate_at(alpha: np.ndarray, beta: np.ndarray, lam: Any) -> np.ndarray:
-    return _root_modulus(1.0 + beta - alpha * lam, beta)
+    with np.errstate(over="ignore"):  # alpha * lam = inf: the rate is inf
+        return _root_modulus(1.0 + beta - alpha * lam, beta)
 
 
 def heavy_ball_rate(alpha: Any, beta: Any, mu: float, L: float) -> Any:
@@ -186,8 +213,9 @@ def nesterov_quadratic_rate(alpha: Any, beta: Any, mu: float, L: float) -> Any:
     mu, L = _check_mu_L(mu, L)
 
     def at(lam: float) -> np.ndarray:
-        s = (1.0 + beta) * (1.0 - alpha * lam)
-        return _root_modulus(s, beta * (1.0 - alpha * lam))
+        with np.errstate(over="ignore", invalid="ignore"):
+            u = 1.0 - alpha * lam
+            return _root_modulus((1.0 + beta) * u, np.where(beta == 0, 0.0, beta * u))
 
     return _out(np.maximum(at(mu), at(L)))
 
@@ -215,8 +243,11 @@ def heavy_ball_iteration_matrix(alpha: float, beta: float, eigenvalues: Any) -> 
     lam = np.atleast_1d(check_positive("eigenvalues", eigenvalues)).astype(float)
     alpha, beta = (float(v) for v in _check_hb(alpha, beta))
     d = lam.size
+    with np.errstate(over="ignore"):
+        diag = _finite(1.0 + beta - alpha * lam, "the iteration matrix",
+                       "alpha * eigenvalues overflows")
     M = np.zeros((2 * d, 2 * d))
-    M[:d, :d] = np.diag(1.0 + beta - alpha * lam)
+    M[:d, :d] = np.diag(np.atleast_1d(diag))
     M[:d, d:] = -beta * np.eye(d)
     M[d:, :d] = np.eye(d)
     return M
@@ -225,7 +256,8 @@ def heavy_ball_iteration_matrix(alpha: float, beta: float, eigenvalues: Any) -> 
 def _blocks(alpha: float, beta: float, lam: np.ndarray) -> np.ndarray:
     """Stack of the 2x2 blocks T_i of M (shape (d, 2, 2))."""
     T = np.zeros((lam.size, 2, 2))
-    T[:, 0, 0] = 1.0 + beta - alpha * lam
+    with np.errstate(over="ignore"):  # inf entries: the callers check finiteness
+        T[:, 0, 0] = 1.0 + beta - alpha * lam
     T[:, 0, 1] = -beta
     T[:, 1, 0] = 1.0
     return T
@@ -238,8 +270,9 @@ def _matrix_powers(T: np.ndarray, t: int) -> np.ndarray:
     while t > 0:
         if t & 1:
             out = out @ base
-        base = base @ base
         t >>= 1
+        if t:
+            base = base @ base
     return out
 
 
@@ -252,11 +285,14 @@ def heavy_ball_transient_constant(alpha: float, beta: float, eigenvalues: Any, t
     """
     lam = np.atleast_1d(check_positive("eigenvalues", eigenvalues)).astype(float)
     alpha, beta = (float(v) for v in _check_hb(alpha, beta))
-    if int(t) != t or t < 0:
-        raise ValueError(f"t must be an integer >= 0, got {t!r}")
+    t = _check_steps("t", t)
     rho = float(np.max(_hb_rate_at(np.asarray(alpha), np.asarray(beta), lam)))
-    norms = np.linalg.norm(_matrix_powers(_blocks(alpha, beta, lam), int(t)), ord=2, axis=(1, 2))
-    return float(np.max(norms) / rho ** int(t)) if rho > 0 else float(np.max(norms))
+    T = _blocks(alpha, beta, lam)
+    if 0 < rho < np.inf:
+        T = T / rho  # ||(T/rho)^t|| grows at most polynomially: no overflow or 0/0 for large t
+    with np.errstate(over="ignore", invalid="ignore"):
+        norms = np.linalg.norm(_matrix_powers(T, t), ord=2, axis=(1, 2))
+    return float(_finite(np.max(norms), "C_t", "t or alpha * eigenvalues too large"))
 
 
 # ----------------------------------------------------------------------------- noise term
@@ -283,14 +319,26 @@ def heavy_ball_noise_term(alpha: Any, beta: Any, eigenvalues: Any, sigma2: Any) 
     alpha, beta = _check_hb(alpha, beta)
     lam = np.atleast_1d(check_positive("eigenvalues", eigenvalues)).astype(float)
     sigma2 = check_nonnegative("sigma2", sigma2)
+    unstable = ~np.all(_stable(alpha[..., None], beta[..., None], lam), axis=-1)
     v = _stationary_variance(alpha[..., None], beta[..., None], lam, 1.0)
-    return _out(sigma2 * np.sum(v, axis=-1))
+    with np.errstate(over="ignore", invalid="ignore"):
+        m = np.where(unstable, np.inf, sigma2 * np.sum(np.where(np.isfinite(v), v, 0.0), axis=-1))
+    if np.any(~unstable & ~np.isfinite(m)):
+        raise ValueError("m(alpha, beta) overflows float64 at these inputs (sigma2 too large or "
+                         "eigenvalues too small)")
+    return _out(m)
+
+
+def _stable(alpha: Any, beta: Any, lam: Any) -> np.ndarray:
+    """Heavy ball converges on eigenvalue lam: 0 < alpha lam < 2 (1 + beta) (0 <= beta < 1)."""
+    with np.errstate(over="ignore"):
+        return alpha * lam < 2.0 * (1.0 + beta)
 
 
 def _stationary_variance(alpha: Any, beta: Any, lam: Any, sigma2: Any) -> np.ndarray:
     """Per-eigenvalue stationary Var(x - x*) of heavy ball (closed form; inf if unstable)."""
-    den = (1.0 - beta) * lam * (2.0 + 2.0 * beta - alpha * lam)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        den = (1.0 - beta) * lam * (2.0 + 2.0 * beta - alpha * lam)
         v = alpha * (1.0 + beta) * sigma2 / den
     return np.where(den > 0, v, np.inf)
 
@@ -355,10 +403,17 @@ class StationaryError:
     m: float
     L_times_m: float
     source: Source = SOURCE_STATIONARY
+    unit_looseness: float | None = field(default=None, repr=False)
 
     @property
     def looseness(self) -> float:
-        """``L_times_m / suboptimality`` (in ``[2, 2 kappa]``; 1 would be tight)."""
+        """``L_times_m / suboptimality`` (in ``[2, 2 kappa]``; 1 would be tight).
+
+        The ratio does not depend on the noise level; for ``sigma2 = 0`` (0/0) it is the ratio
+        at unit noise.
+        """
+        if self.unit_looseness is not None:
+            return self.unit_looseness
         return self.L_times_m / self.suboptimality
 
     def __str__(self) -> str:
@@ -397,12 +452,22 @@ def heavy_ball_stationary_error(
                          f"eigenvalues (rho = {rho:.6g} >= 1): no stationary error")
     v = _stationary_variance(float(alpha_a), float(beta_a), lam, sigma2)
     m = float(heavy_ball_noise_term(alpha, beta, lam, sigma2))
-    return StationaryError(
-        distance_sq=float(np.sum(v)),
-        suboptimality=float(0.5 * np.sum(lam * v)),
-        m=m,
-        L_times_m=float(np.max(lam)) * m,
-    )
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        # v_i without its common factor alpha (1 + beta) sigma2 / (1 - beta): the looseness
+        # ratio does not depend on it (and stays defined when v underflows or sigma2 = 0)
+        unit = 1.0 / (lam * (2.0 + 2.0 * float(beta_a) - float(alpha_a) * lam))
+        out = StationaryError(
+            distance_sq=float(np.sum(v)),
+            suboptimality=float(0.5 * np.sum(lam * v)),
+            m=m,
+            L_times_m=float(np.max(lam)) * m,
+            unit_looseness=float(np.max(lam) * np.sum(unit) / (0.5 * np.sum(lam * unit))),
+        )
+    values = (out.distance_sq, out.suboptimality, out.L_times_m, out.looseness)
+    if not all(np.isfinite(values)):
+        raise ValueError("the stationary error overflows float64 at these inputs (sigma2 too "
+                         "large or eigenvalues too small)")
+    return out
 
 
 # ----------------------------------------------------------------------------- bounds
@@ -417,24 +482,33 @@ def heavy_ball_expected_error(
     :math:`\Sigma_t=\Sigma_\infty+T^t(\Sigma_0-\Sigma_\infty)T^{t\top}` per eigenvalue.
     """
     lam = np.atleast_1d(check_positive("eigenvalues", eigenvalues)).astype(float)
-    e0 = np.broadcast_to(np.asarray(initial_error, dtype=float), lam.shape)
+    e0 = np.asarray(check_finite("initial_error", initial_error), dtype=float)
+    if e0.ndim > 1 or e0.size not in (1, lam.size):
+        raise ValueError(f"initial_error must be a number or have one entry per eigenvalue "
+                         f"({lam.size}), got shape {e0.shape}")
+    e0 = np.broadcast_to(e0, lam.shape)
     alpha_a, beta_a = _check_hb(alpha, beta)
     sigma2 = float(check_nonnegative("sigma2", sigma2))
-    t = int(t)
+    t = _check_steps("t", t)
+    if not np.all(_stable(float(alpha_a), float(beta_a), lam)):
+        raise ValueError("heavy ball is unstable on these eigenvalues (alpha * eigenvalue >= "
+                         "2 (1 + beta))")
     T = _blocks(float(alpha_a), float(beta_a), lam)
-    # stationary covariance per eigenvalue (the Lyapunov solution; Sigma_22 = Sigma_11)
-    v = _stationary_variance(float(alpha_a), float(beta_a), lam, sigma2)
-    if not np.all(np.isfinite(v)):
-        raise ValueError("heavy ball is unstable on these eigenvalues")
-    cov = _stationary_covariance(float(alpha_a), float(beta_a), lam, sigma2)
-    S_inf = np.zeros((lam.size, 2, 2))
-    S_inf[:, 0, 0] = S_inf[:, 1, 1] = v
-    S_inf[:, 0, 1] = S_inf[:, 1, 0] = cov
-    S0 = np.ones((1, 2, 2)) * (e0**2)[:, None, None]  # x_{-1} = x_0: rank-one start
-    Tt = _matrix_powers(T, t)
-    St = S_inf + Tt @ (S0 - S_inf) @ np.transpose(Tt, (0, 2, 1))
-    var_t = St[:, 0, 0]
-    return float(np.sum(var_t)), float(0.5 * np.sum(lam * var_t))
+    with np.errstate(over="ignore", invalid="ignore"):
+        # stationary covariance per eigenvalue (the Lyapunov solution; Sigma_22 = Sigma_11)
+        v = _stationary_variance(float(alpha_a), float(beta_a), lam, sigma2)
+        cov = _stationary_covariance(float(alpha_a), float(beta_a), lam, sigma2)
+        S_inf = np.zeros((lam.size, 2, 2))
+        S_inf[:, 0, 0] = S_inf[:, 1, 1] = v
+        S_inf[:, 0, 1] = S_inf[:, 1, 0] = cov
+        S0 = np.ones((1, 2, 2)) * (e0**2)[:, None, None]  # x_{-1} = x_0: rank-one start
+        Tt = _matrix_powers(T, t)
+        St = S_inf + Tt @ (S0 - S_inf) @ np.transpose(Tt, (0, 2, 1))
+        var_t = St[:, 0, 0]
+        out = np.array([np.sum(var_t), 0.5 * np.sum(lam * var_t)])
+    dist, gap = _finite(out, "the expected error", "sigma2 or initial_error too large, or "
+                        "eigenvalues too small")
+    return float(dist), float(gap)
 
 
 def _stationary_covariance(alpha: float, beta: float, lam: np.ndarray, s2: float) -> np.ndarray:
@@ -468,7 +542,10 @@ def heavy_ball_quadratic_bound(
         Which :math:`\rho`: the heavy-ball roots (correct) or (26) as printed (to reproduce Fig. 1).
     """
     mu, L = _check_mu_L(mu, L)
-    lam = np.array([mu, L]) if eigenvalues is None else np.atleast_1d(eigenvalues).astype(float)
+    lam = np.array([mu, L]) if eigenvalues is None else np.atleast_1d(
+        check_positive("eigenvalues", eigenvalues)).astype(float)
+    sigma2 = float(check_nonnegative("sigma2", sigma2))
+    initial_state_error = float(check_nonnegative("initial_state_error", initial_state_error))
     if rate == "heavy_ball":
         rho = float(np.max(_hb_rate_at(*(_check_hb(alpha, beta)), lam)))
     elif rate == "eq26_as_printed":
@@ -477,20 +554,40 @@ def heavy_ball_quadratic_bound(
         raise ValueError(f"rate must be 'heavy_ball' or 'eq26_as_printed', got {rate!r}")
     if rho >= 1:
         raise ValueError(f"Theorem 3.5 needs rho < 1, got rho = {rho:.6g}")
-    t_arr = np.asarray(t, dtype=float)
+    t_arr = np.asarray(check_nonnegative("t", t), dtype=float)
     if C is None:
         Ct = t_arr
     elif isinstance(C, str):
         if C != "exact":
             raise ValueError(f"C must be None, a number, a callable or 'exact', got {C!r}")
-        Ct = np.vectorize(lambda s: heavy_ball_transient_constant(alpha, beta, lam, int(s)))(t_arr)
+        t_int = _check_steps_array("t", t_arr)
+        Ct = np.vectorize(lambda s: heavy_ball_transient_constant(alpha, beta, lam, int(s)),
+                          otypes=[float])(t_int)
     elif callable(C):
-        Ct = np.asarray(C(t_arr), dtype=float)
+        Ct = np.asarray(check_nonnegative("C", C(t_arr)), dtype=float)
     else:
-        Ct = float(C) * t_arr
-    V0 = float(initial_state_error) + sigma2 * alpha**2 / (1.0 - rho**2)
-    m = heavy_ball_noise_term(alpha, beta, lam, sigma2)
-    return _out(V0 * Ct**2 * rho ** (2 * t_arr) + L * m)
+        Ct = float(check_nonnegative("C", C)) * t_arr
+    with np.errstate(over="ignore"):
+        V0 = initial_state_error + sigma2 * float(alpha) ** 2 / (1.0 - rho**2)
+        m = heavy_ball_noise_term(alpha, beta, lam, sigma2)
+        out = _transient(V0, Ct, rho, t_arr) + L * m
+    return _finite(out, "bound (25)", "initial_state_error, sigma2 or C too large")
+
+
+def _transient(V0: Any, Ct: Any, rho: float, t: Any) -> np.ndarray:
+    """``V0 * Ct**2 * rho**(2 t)`` in log space (``Ct**2`` may overflow where ``rho**2t`` is 0)."""
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        log = (np.log(V0) + 2.0 * np.log(Ct)
+               + np.where(np.asarray(t) == 0, 0.0, 2.0 * np.asarray(t) * np.log(rho)))
+        return np.exp(log)
+
+
+def _check_steps_array(name: str, t: Any) -> np.ndarray:
+    """Integers in [0, 2**53] (any shape), as int64."""
+    arr = np.asarray(check_nonnegative(name, t), dtype=float)
+    if np.any(arr != np.floor(arr)) or np.any(arr > 2.0**53):
+        raise ValueError(f"{name} must contain integers in [0, 2**53], got {t!r}")
+    return arr.astype(np.int64)
 
 
 def heavy_ball_bound_valid(
@@ -511,15 +608,19 @@ def heavy_ball_bound_valid(
     """
     lam = np.atleast_1d(check_positive("eigenvalues", eigenvalues)).astype(float)
     alpha_a, beta_a = _check_hb(alpha, beta)
+    sigma2 = float(check_nonnegative("sigma2", sigma2))
+    initial_state_error = float(check_nonnegative("initial_state_error", initial_state_error))
     rho = float(np.max(_hb_rate_at(alpha_a, beta_a, lam)))
     if rho >= 1:
         raise ValueError(f"heavy ball is unstable here (rho = {rho:.6g} >= 1)")
-    t_arr = np.atleast_1d(np.asarray(t, dtype=int))
+    t_arr = np.atleast_1d(_check_steps_array("t", t))
     Ct = np.array([heavy_ball_transient_constant(alpha, beta, lam, int(s)) for s in t_arr.ravel()])
     Ct = Ct.reshape(t_arr.shape)
     m = heavy_ball_noise_term(alpha, beta, lam, sigma2)
-    out = 0.5 * lam.max() * (Ct**2 * rho ** (2.0 * t_arr) * initial_state_error + m)
-    return _out(out.reshape(np.shape(t)))
+    with np.errstate(over="ignore"):
+        out = 0.5 * lam.max() * (_transient(initial_state_error, Ct, rho, t_arr) + m)
+    return _finite(out.reshape(np.shape(t)), "the bound", "initial_state_error or sigma2 too "
+                   "large, or eigenvalues too small")
 
 
 # ----------------------------------------------------------------------------- DP noise level
@@ -536,8 +637,15 @@ def dp_noise_level(sensitivity: float, d: int, n: int, m: int, epsilon: float, T
     from dpbounds.bounds.nesterov import subsampling_variance
     from dpbounds.privacy.laplace import per_step_epsilon
 
-    eps0 = per_step_epsilon(epsilon, T, n, m)
-    return subsampling_variance(sensitivity, n, m) + 2.0 * d * sensitivity**2 / (m * eps0) ** 2
+    sensitivity = float(check_nonnegative("sensitivity", sensitivity))
+    d = check_int("d", d, minimum=1)
+    T = check_int("T", T, minimum=1)
+    eps0 = float(per_step_epsilon(epsilon, T, n, m))
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        out = subsampling_variance(sensitivity, n, m) + 2.0 * d * np.square(
+            np.float64(sensitivity) / (np.float64(m) * eps0))
+    return float(_finite(out, "the noise level (20)", "sensitivity too large or "
+                         "epsilon / T too small"))
 
 
 def laplace_covariance_eq38_as_printed(sensitivity: float, d: int, m: int, eps0: float) -> float:
@@ -545,7 +653,13 @@ def laplace_covariance_eq38_as_printed(sensitivity: float, d: int, m: int, eps0:
 
     Kept only to show the discrepancy; (20) and :func:`dp_noise_level` use :math:`2b^2`.
     """
-    return sensitivity**2 * d / (m * eps0) ** 2
+    sensitivity = float(check_nonnegative("sensitivity", sensitivity))
+    d = check_int("d", d, minimum=1)
+    m = check_int("m", m, minimum=1)
+    eps0 = float(check_positive("eps0", eps0))
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        out = d * np.square(np.float64(sensitivity) / (np.float64(m) * eps0))
+    return float(_finite(out, "(38)", "sensitivity too large or eps0 too small"))
 
 
 def figure1_setup(source: str = "paper") -> dict:

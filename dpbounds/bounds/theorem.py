@@ -98,7 +98,7 @@ SYMBOL_LATEX: dict[str, str] = {
 _SYMBOL_CACHE: dict[str, sp.Symbol] = {}
 
 #: Symbols that may be 0 (declared ``nonnegative``); every other symbol is ``positive``.
-NONNEGATIVE_SYMBOLS: frozenset[str] = frozenset({"L1", "tau1"})
+NONNEGATIVE_SYMBOLS: frozenset[str] = frozenset({"L1", "tau1", "beta"})
 
 
 def sym(name: str) -> sp.Symbol:

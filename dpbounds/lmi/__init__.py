@@ -1,9 +1,10 @@
 """Rate certificates by linear matrix inequalities.
 
 Kuru et al., Proposition 3.4 for DP heavy ball on the class of mu-strongly convex, L-smooth
-functions: :func:`heavy_ball_lmi_rate` (smallest certified rate, verified certificate or a
-``NoCertificate`` result), :func:`verify_certificate` (solver-independent float64 check) and the
-rate maps of :mod:`dpbounds.lmi.rate_map`.
+functions: :func:`heavy_ball_lmi_rate` (smallest certified rate with a proven bracket of the
+minimal one, or a ``NoCertificate`` result), :func:`verify_certificate` (solver-independent
+check in exact arithmetic, :mod:`dpbounds.lmi.exact`) and the rate maps of
+:mod:`dpbounds.lmi.rate_map`.
 """
 
 from dpbounds.lmi.heavy_ball_lmi import (

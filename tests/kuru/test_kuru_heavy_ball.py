@@ -3,6 +3,8 @@
 Oracles: numpy eigenvalues of the iteration matrix, sympy, Monte Carlo of the noisy recursion.
 """
 
+import time
+
 import numpy as np
 import pytest
 import sympy as sp
@@ -195,3 +197,164 @@ def test_symbolic_rate_matches_numpy():
         with np.errstate(invalid="ignore"):
             got = np.asarray(f(a, b, 0.2, 1.0), dtype=float)
         np.testing.assert_allclose(got, fn(a, b, 0.2, 1.0), rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------- beta = 0
+# At beta = 0 heavy ball is gradient descent: each eigen-direction is the scalar AR(1)
+# e_{t+1} = (1 - alpha lam) e_t - alpha w_t, with rate |1 - alpha lam| and stationary variance
+# alpha^2 sigma^2 / (1 - (1 - alpha lam)^2) (closed forms written here, not taken from the module).
+def _gd_oracle(alpha, mu, L, sigma2):
+    lams = np.array([mu, L])
+    rho = np.max(np.abs(1 - alpha * lams))
+    var = alpha**2 * sigma2 / (1 - (1 - alpha * lams) ** 2)
+    return rho, lams, var
+
+
+@pytest.mark.parametrize("alpha", [0.1, 0.5, 1.0, 1.9])
+def test_theorem_3_5_at_beta_zero_is_gradient_descent(alpha):
+    # regression (issue 8.6): evaluate(beta=0) raised "beta must be > 0"; Fig. 1 has a beta = 0
+    # curve and the theorem states 0 <= beta < 1
+    from dpbounds.bounds.heavy_ball import stationary_error_theorem, theorem_3_5
+
+    mu, L, s2, t, C, E0 = 0.5, 1.0, 1e-3, 20, 1.0, 10.0
+    rho, lams, var = _gd_oracle(alpha, mu, L, s2)
+    m = np.sum(var)  # m(alpha, 0) is the stationary E||x - x*||^2
+    want = (E0 + s2 * alpha**2 / (1 - rho**2)) * (C * t) ** 2 * rho ** (2 * t) + L * m
+    for rate in ("heavy_ball", "eq26_as_printed"):  # the two roots agree at beta = 0
+        got = theorem_3_5(rate).evaluate(alpha=alpha, beta=0.0, mu=mu, L=L, sigma2=s2, t=t,
+                                          C=C, E0=E0)
+        assert got == pytest.approx(want, rel=1e-12)
+    got = stationary_error_theorem().evaluate(alpha=alpha, beta=0, mu=mu, L=L, sigma2=s2)
+    assert got == pytest.approx(0.5 * np.sum(lams * var), rel=1e-12)
+    assert heavy_ball_rate(alpha, 0.0, mu, L) == pytest.approx(rho, rel=1e-15)
+    err = heavy_ball_stationary_error(alpha, 0.0, lams, s2)
+    assert err.distance_sq == pytest.approx(np.sum(var), rel=1e-12)
+
+
+def test_beta_zero_stationary_variance_vs_monte_carlo():
+    # the AR(1) closed form itself, against simulation of the noisy gradient descent
+    rng = np.random.default_rng(11)
+    alpha, lams, s2, chains = 0.8, np.array([0.3, 1.0]), 0.05, 40000
+    x = np.zeros((chains, 2))
+    for _ in range(200):
+        x = x - alpha * (lams * x + rng.normal(0.0, np.sqrt(s2), x.shape))
+    err = heavy_ball_stationary_error(alpha, 0.0, lams, s2)
+    dist = np.sum(x**2, axis=1)
+    assert abs(dist.mean() - err.distance_sq) < 5 * dist.std(ddof=1) / np.sqrt(chains)
+
+
+def test_negative_beta_still_rejected():
+    from dpbounds.bounds.heavy_ball import theorem_3_5
+
+    with pytest.raises(ValueError, match="beta"):
+        theorem_3_5().evaluate(alpha=0.5, beta=-0.1, mu=0.5, L=1.0, sigma2=1e-3, t=5, C=1.0,
+                               E0=1.0)
+
+
+# ----------------------------------------------------------------------------- extreme inputs
+def test_nan_regressions_from_fuzzing():
+    # each of these returned NaN before (issue 8.10); oracle: the closed forms in the comments
+    a, b = classical_heavy_ball_parameters(5e-324, 1.0)  # kappa = inf: beta -> 1, not inf/inf
+    assert b == 1.0 and a == pytest.approx(4.0)
+    # alpha lam = 1e600 overflows: the rate is (correctly rounded) inf, not NaN
+    assert heavy_ball_rate_eq26_as_printed(1e300, 0.0, 1e300, 1e300) == np.inf
+    assert heavy_ball_rate(1e300, 0.0, 1e300, 1e300) == np.inf
+    # unstable and noiseless: m is documented as inf where heavy ball diverges
+    assert heavy_ball_noise_term(1e300, 0.0, [1e300], 0.0) == np.inf
+    assert heavy_ball_noise_term(3.0, 0.0, [1.0], 0.0) == np.inf
+    # large t: C_t = ||(T / rho)^t|| stays finite (was 0/0); t is an integer up to 2**53
+    c = heavy_ball_transient_constant(0.5, 0.3, [0.5, 1.0], 10**12)
+    assert np.isfinite(c) and c > 0
+    assert heavy_ball_transient_constant(0.99999, 1e-30, [0.99999], 245) >= 0
+    with pytest.raises(ValueError, match="t must be an integer"):
+        heavy_ball_transient_constant(0.5, 0.3, [0.5, 1.0], 1e30)
+    # the bound at a huge horizon is the noise term: t^2 rho^(2t) = 0 * inf no longer gives NaN
+    big = heavy_ball_quadratic_bound(1e300, 0.5, 0.3, 0.5, 1.0, 1e-3, 10.0)
+    assert big == pytest.approx(1.0 * heavy_ball_noise_term(0.5, 0.3, [0.5, 1.0], 1e-3))
+    with pytest.raises(ValueError, match="t"):
+        heavy_ball_quadratic_bound(np.inf, 0.5, 0.3, 0.5, 1.0, 1e-3, 10.0)
+    with pytest.raises(ValueError, match="initial_error"):
+        heavy_ball_expected_error(5, 0.5, 0.3, [0.5, 1.0], 1e-3, -np.inf)
+    with pytest.raises(ValueError, match="not finite"):
+        heavy_ball_expected_error(5, 0.5, 0.3, [1e-300, 1.0], 1e300, 1.0)
+    err = heavy_ball_stationary_error(0.5, 0.3, [0.5, 1.0], 0.0)  # looseness was 0/0
+    assert err.suboptimality == 0.0
+    assert err.looseness == heavy_ball_stationary_error(0.5, 0.3, [0.5, 1.0], 1.0).looseness
+
+
+_EXTREME = [0.0, -1.0, 1e-300, 5e-324, 1e30, 1e300, np.inf, -np.inf, np.nan]
+_num = st.one_of(st.floats(1e-3, 3.0), st.floats(1e-3, 3.0), st.sampled_from(_EXTREME),
+                 st.floats(allow_nan=True, allow_infinity=True))
+_beta = st.one_of(st.floats(0.0, 0.99), st.sampled_from([0.0, 0.999999, 1.0, -0.0] + _EXTREME))
+_int = st.one_of(st.integers(0, 300), st.sampled_from([10**6, 2**53, 10**30, 1e30, 2.5, -1,
+                                                       np.nan]))
+_eigs = st.one_of(_num, st.lists(_num, min_size=1, max_size=3))
+
+
+def _no_nan(x):
+    if isinstance(x, tuple):
+        return all(_no_nan(v) for v in x)
+    if hasattr(x, "distance_sq"):
+        return _no_nan((x.distance_sq, x.suboptimality, x.m, x.L_times_m, x.looseness))
+    return not np.any(np.isnan(np.asarray(x, dtype=float)))
+
+
+def _fuzz_call(fn, names, **kw):
+    t0 = time.perf_counter()
+    try:
+        out = fn(**kw)
+    except ValueError as e:
+        assert any(n in str(e) for n in names), f"{fn.__name__}: {e}"
+    else:
+        assert _no_nan(out), f"{fn.__name__}{kw} -> {out}"
+    assert time.perf_counter() - t0 < 30
+
+
+@settings(max_examples=150, deadline=None)
+@given(alpha=_num, beta=_beta, mu=_num, L=_num, eig=_eigs, sigma2=_num, t=_int, e0=_num,
+       C=st.one_of(st.none(), _num, st.just("exact")))
+def test_fuzz_heavy_ball_functions(alpha, beta, mu, L, eig, sigma2, t, e0, C):
+    # valid-looking input gives a number (never NaN); anything else a ValueError naming an input
+    hb = dict(alpha=alpha, beta=beta)
+    ab = ["alpha", "beta"]
+    _fuzz_call(classical_heavy_ball_parameters, ["mu", "L"], mu=mu, L=L)
+    for f in (heavy_ball_rate, heavy_ball_rate_eq26_as_printed, nesterov_quadratic_rate):
+        _fuzz_call(f, ab + ["mu", "L"], **hb, mu=mu, L=L)
+    _fuzz_call(heavy_ball_iteration_matrix, ab + ["eigenvalues"], **hb, eigenvalues=eig)
+    _fuzz_call(heavy_ball_transient_constant, ab + ["eigenvalues", "t"], **hb, eigenvalues=eig,
+               t=t)
+    for f in (heavy_ball_noise_term, heavy_ball_stationary_error):
+        _fuzz_call(f, ab + ["eigenvalues", "sigma2", "unstable", "overflow"], **hb,
+                   eigenvalues=eig, sigma2=sigma2)
+    _fuzz_call(heavy_ball_expected_error, ab + ["eigenvalues", "sigma2", "t", "initial_error",
+                                                "unstable"],
+               t=t, **hb, eigenvalues=eig, sigma2=sigma2, initial_error=e0)
+    _fuzz_call(heavy_ball_quadratic_bound, ab + ["mu", "L", "sigma2", "t", "initial_state_error",
+                                                 "C", "rho", "eigenvalues"],
+               t=t, **hb, mu=mu, L=L, sigma2=sigma2, initial_state_error=e0, C=C)
+    _fuzz_call(heavy_ball_bound_valid, ab + ["eigenvalues", "sigma2", "t", "initial_state_error",
+                                            "unstable"],
+               t=t, **hb, eigenvalues=eig, sigma2=sigma2, initial_state_error=e0)
+
+
+@settings(max_examples=100, deadline=None)
+@given(alpha=_num, beta=_beta, mu=_num, L=_num, sigma2=_num, t=_num, C=_num, E0=_num,
+       S=_num, d=_int, m=_int, n=_int, eps=_num, T=_int)
+def test_fuzz_heavy_ball_theorems_and_noise_levels(alpha, beta, mu, L, sigma2, t, C, E0, S, d,
+                                                   m, n, eps, T):
+    from dpbounds.bounds.heavy_ball import (
+        dp_noise_level,
+        laplace_covariance_eq38_as_printed,
+        stationary_error_theorem,
+        theorem_3_5,
+    )
+
+    kw = dict(alpha=alpha, beta=beta, mu=mu, L=L, sigma2=sigma2)
+    names = list(kw) + ["t", "C", "E0", "rho", "assumption", "not finite"]
+    for rate in ("heavy_ball", "eq26_as_printed"):
+        _fuzz_call(theorem_3_5(rate).evaluate, names, **kw, t=t, C=C, E0=E0)
+    _fuzz_call(stationary_error_theorem().evaluate, names, **kw)
+    _fuzz_call(laplace_covariance_eq38_as_printed, ["sensitivity", "d", "m", "eps0"],
+               sensitivity=S, d=d, m=m, eps0=eps)
+    _fuzz_call(dp_noise_level, ["sensitivity", "d", "n", "m", "epsilon", "T", "noise level"],
+               sensitivity=S, d=d, n=n, m=m, epsilon=eps, T=T)
