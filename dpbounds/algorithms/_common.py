@@ -26,10 +26,12 @@ from typing import Any
 import numpy as np
 
 from dpbounds._validation import check_choice, check_int, check_positive
-from dpbounds.backend import TrialRandom, to_numpy
+from dpbounds.backend import MAX_TRIALS, TrialRandom, to_numpy
 from dpbounds.provenance import Source
 
 __all__ = [
+    "MAX_STEPS",
+    "MAX_TRIALS",
     "NEIGHBOURING",
     "TRACE_KINDS",
     "SpentBudget",
@@ -37,13 +39,19 @@ __all__ = [
     "TraceRecorder",
     "check_batch_size",
     "check_epsilon",
+    "check_steps",
+    "check_trials",
     "make_streams",
+    "public_normaliser",
 ]
 
 #: Neighbouring relations a ledger may name.
 NEIGHBOURING: tuple[str, ...] = ("replace-one", "add/remove")
 #: What a trace may hold.
 TRACE_KINDS: tuple[str, ...] = ("suboptimality", "loss", "grad_norm")
+#: Largest number of iterations a simulation accepts (a Python loop of 10^7 steps already
+#: takes minutes; larger values are refused before anything is allocated).
+MAX_STEPS: int = 10**7
 
 
 @dataclass(frozen=True)
@@ -214,6 +222,48 @@ def check_batch_size(batch_size: Any, n: int) -> int:
     if batch_size is None:
         return int(n)
     return check_int("batch_size", batch_size, minimum=1, maximum=int(n))
+
+
+def check_steps(steps: Any, name: str = "steps") -> int:
+    """An iteration count in ``[1, MAX_STEPS]``."""
+    return check_int(name, steps, minimum=1, maximum=MAX_STEPS)
+
+
+def check_trials(trials: Any) -> int:
+    """A number of trials in ``[1, MAX_TRIALS]``."""
+    return check_int("trials", trials, minimum=1, maximum=MAX_TRIALS)
+
+
+def public_normaliser(public_n: Any, n: int, neighbouring: str) -> int:
+    """The dataset size an algorithm may divide by or calibrate its noise with.
+
+    Under ``"replace-one"`` the size ``n`` of the data set is public (neighbours have the
+    same size), so it is used, and ``public_n`` may only repeat it. Under ``"add/remove"``
+    the size is private: a mean over the actual data moves by up to ``2G/(n+1)`` when one
+    record is added (twice the ``G/n`` a public denominator gives), and a noise scale or
+    sampling rate computed from ``n`` differs between the neighbours. The caller must then
+    declare a public normaliser ``public_n`` (a known size, or a public bound on it); the
+    algorithms release the noisy **sum** divided by it, and their noise depends only on it.
+    This is what Opacus does with its expected batch size.
+
+    Raises
+    ------
+    ValueError
+        Under add/remove without ``public_n``, or under replace-one with a ``public_n``
+        other than ``n``.
+    """
+    check_choice("neighbouring", neighbouring, NEIGHBOURING)
+    if neighbouring == "add/remove":
+        if public_n is None:
+            raise ValueError(
+                "public_n must be given for neighbouring='add/remove': the dataset size is "
+                "private under add/remove, so the released sum is divided by (and the noise "
+                "calibrated with) a public normaliser; pass public_n=<a public dataset size>")
+        return check_int("public_n", public_n, minimum=1)
+    if public_n is not None and check_int("public_n", public_n, minimum=1) != n:
+        raise ValueError(f"public_n must be omitted or equal n={n} under replace-one (the "
+                         f"dataset size is public there), got {public_n!r}")
+    return int(n)
 
 
 def check_epsilon(epsilon: Any) -> float:

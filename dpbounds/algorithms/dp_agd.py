@@ -79,18 +79,21 @@ DP_AGD_SOURCE = Source(LEE_KIFER, "Algorithm 2, Theorem 5.1, §4, §6.2", Proven
 
 
 def noisy_max(scores: Any, sensitivity: float, epsilon: float, noise: Any,
-              kind: str = "laplace") -> Any:
+              kind: str = "laplace", where: Any = None) -> Any:
     r"""Report-noisy-max (Lee & Kifer Algorithm 1), batched: ``argmax_j scores[:, j] + noise``.
 
     ``scores`` is a ``(trials, k)`` array; Laplace noise of scale ``sensitivity/epsilon``
     (``kind="laplace"``) or exponential noise with that mean (``kind="exponential"``, valid
     when the scores are monotone in the data set). ``noise`` is a
-    :class:`~dpbounds.backend.TrialRandom`. Returns the ``(trials,)`` indices (``xp`` ints).
+    :class:`~dpbounds.backend.TrialRandom`; ``where`` (boolean ``(trials,)``) restricts the
+    draws to those trials (the others' streams do not advance and their index is
+    meaningless). Returns the ``(trials,)`` indices (``xp`` ints).
     """
     xp = noise.xp
     k = scores.shape[1]
     scale = sensitivity / epsilon
-    z = noise.laplace((k,), scale) if kind == "laplace" else noise.exponential((k,), scale)
+    draw = noise.laplace if kind == "laplace" else noise.exponential
+    z = draw((k,), scale) if where is None else draw((k,), scale, where=where)
     return xp.argmax(scores + z, axis=1)
 
 
@@ -213,13 +216,15 @@ def dp_agd(objective: Any, *, epsilon: float, delta: float, splits: int = 60,
     while np.any(active) and rounds < 10 * max_iterations + 10:
         rounds += 1
         # -- 1. fresh gradient measurement where needed (line 4-7)
+        # Every draw is restricted to the trials that use it (``where=``), so a trial's
+        # stream, hence its run, depends only on (seed, k) and not on the other trials.
         if np.any(need_grad & active):
             g_new = n * f.clipped_mean_grad(w, None, grad_clip, include_regularizer=True)
             mask = xp.asarray((need_grad & active)[:, None])
             g_raw = xp.where(mask, g_new, g_raw)
             if private:
                 sig = grad_clip / np.sqrt(2.0 * r_ng)
-                z = noise.normal((d,), xp.asarray(sig))
+                z = noise.normal((d,), xp.asarray(sig), where=need_grad & active)
                 est = xp.where(mask, g_new + z, est)
                 for k in np.flatnonzero(need_grad & active):
                     remaining[k] -= r_ng[k]
@@ -240,7 +245,8 @@ def dp_agd(objective: Any, *, epsilon: float, delta: float, splits: int = 60,
                                     include_regularizer=True)
         scores = -xp.reshape(scores, (trials, K + 1))
         if private:
-            idx = noisy_max(scores, obj_clip, math.sqrt(2.0 * r_nmax), noise, kind)
+            idx = noisy_max(scores, obj_clip, math.sqrt(2.0 * r_nmax), noise, kind,
+                            where=active)
             remaining[active] -= r_nmax
             for k in np.flatnonzero(active):
                 charges[k].append(r_nmax)
@@ -274,7 +280,7 @@ def dp_agd(objective: Any, *, epsilon: float, delta: float, splits: int = 60,
             r_old = r_ng.copy()
             r_ng[fail] = (1.0 + gamma) * r_ng[fail]
             inc = np.where(fail, r_ng - r_old, 1.0)
-            z2 = noise.normal((d,), xp.asarray(grad_clip / np.sqrt(2.0 * inc)))
+            z2 = noise.normal((d,), xp.asarray(grad_clip / np.sqrt(2.0 * inc)), where=fail)
             avg = gradient_average(xp.asarray(np.where(fail, r_old, 1.0)),
                                    xp.asarray(np.where(fail, r_ng, 1.0)), est, g_raw + z2)
             est = xp.where(xp.asarray(fail[:, None]), avg, est)
