@@ -41,6 +41,7 @@ __all__ = [
     "check_epsilon",
     "check_steps",
     "check_trials",
+    "default_step_size",
     "make_streams",
     "public_normaliser",
 ]
@@ -274,3 +275,15 @@ def check_epsilon(epsilon: Any) -> float:
 def check_step_size(name: str, value: Any) -> float:
     """A positive, finite step size."""
     return check_positive(name, value)
+
+
+def default_step_size(objective: Any, step_size: Any, c: Any) -> float:
+    """``step_size`` if given, else ``c / L`` (``L = objective.smoothness``, finite and > 0)."""
+    if step_size is not None:
+        return check_positive("step_size", step_size)
+    c = check_positive("c", c)
+    L = float(objective.smoothness)
+    if not (math.isfinite(L) and L > 0):
+        raise ValueError(f"step_size must be given: the objective's smoothness L = {L} gives "
+                         "no default c / L")
+    return c / L

@@ -62,10 +62,13 @@ import numpy as np
 
 from dpbounds._validation import check_choice, check_int, check_positive, check_probability
 from dpbounds.algorithms._common import (
+    MAX_STEPS,
     SimulationResult,
     SpentBudget,
     TraceRecorder,
     check_epsilon,
+    check_steps,
+    check_trials,
     make_streams,
 )
 from dpbounds.backend import backend_name, to_numpy
@@ -73,6 +76,9 @@ from dpbounds.privacy.zcdp import dp_to_zcdp_rho, pure_dp_to_zcdp_rho, zcdp_to_d
 from dpbounds.provenance import LEE_KIFER, Provenance, Source
 
 __all__ = ["DP_AGD_SOURCE", "dp_agd", "gradient_average", "noisy_max"]
+
+#: Largest step grid: each NoisyMax call scores ``trials x (grid_size + 1)`` candidates.
+MAX_GRID: int = 10**4
 
 DP_AGD_SOURCE = Source(LEE_KIFER, "Algorithm 2, Theorem 5.1, §4, §6.2", Provenance.VERBATIM,
                        "regulariser inside each per-example loss; GradAvg as in §4")
@@ -165,17 +171,19 @@ def dp_agd(objective: Any, *, epsilon: float, delta: float, splits: int = 60,
     n, d = f.n, f.d
     epsilon = check_epsilon(epsilon)
     delta = check_probability("delta", delta)
-    splits = check_int("splits", splits)
+    splits = check_int("splits", splits, maximum=MAX_STEPS)
     gamma = check_positive("gamma", gamma)
     grad_clip = check_positive("grad_clip", grad_clip)
     obj_clip = check_positive("obj_clip", obj_clip)
-    K = check_int("grid_size", grid_size)
+    K = check_int("grid_size", grid_size, maximum=MAX_GRID)
     alpha_max0 = check_positive("initial_max_step", initial_max_step)
-    tau = check_int("tau", tau)
+    tau = check_int("tau", tau, maximum=MAX_STEPS)
     eta = check_positive("eta", eta)
     kind = check_choice("noisy_max_noise", noisy_max_noise, ("laplace", "exponential"))
-    max_iterations = check_int("max_iterations", max_iterations)
-    trials = check_int("trials", trials)
+    max_iterations = check_steps(max_iterations, "max_iterations")
+    trials = check_trials(trials)
+    if alpha_cap is not None:
+        alpha_cap = check_positive("alpha_cap", alpha_cap)
     private = math.isfinite(epsilon)
 
     if private:

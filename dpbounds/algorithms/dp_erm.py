@@ -41,10 +41,13 @@ import scipy.optimize
 
 from dpbounds._validation import check_choice, check_int, check_positive, check_probability
 from dpbounds.algorithms._common import (
+    MAX_STEPS,
     SimulationResult,
     SpentBudget,
     TraceRecorder,
     check_epsilon,
+    check_steps,
+    check_trials,
     make_streams,
 )
 from dpbounds.backend import backend_name, to_numpy
@@ -131,7 +134,11 @@ def noisy_projected_sgd(objective: Any, *, epsilon: float, delta: float, radius:
     epsilon = check_epsilon(epsilon)
     delta = check_probability("delta", delta)
     radius = check_positive("radius", radius)
-    T = n * n if steps is None else check_int("steps", steps)
+    if steps is None and n * n > MAX_STEPS:
+        raise ValueError(f"steps defaults to n^2 = {n * n}, above the {MAX_STEPS} steps a "
+                         "simulation accepts: pass steps= (with calibration='rdp')")
+    T = n * n if steps is None else check_steps(steps)
+    trials = check_trials(trials)
     calibration = check_choice("calibration", calibration, ("lecture", "rdp"))
     trace_every = check_int("trace_every", trace_every)
     L = f.lipschitz(radius) if lipschitz is None else check_positive("lipschitz", lipschitz)
@@ -220,6 +227,7 @@ def output_perturbation(objective: Any, *, epsilon: float, delta: float,
     f = objective
     xp = f.xp
     epsilon = check_epsilon(epsilon)
+    trials = check_trials(trials)
     delta = check_probability("delta", delta)
     mechanism = check_choice("mechanism", mechanism, ("analytic", "classic"))
     sens = output_perturbation_sensitivity(f, sensitivity_rule)
@@ -256,6 +264,7 @@ def objective_perturbation(objective: Any, *, epsilon: float, delta: float,
     f = objective
     xp = f.xp
     epsilon = check_epsilon(epsilon)
+    trials = check_trials(trials)
     delta = check_probability("delta", delta)
     if not f.convex:
         raise ValueError("objective perturbation needs a convex objective")

@@ -39,6 +39,7 @@ from dpbounds.algorithms._common import (
     check_epsilon,
     check_steps,
     check_trials,
+    default_step_size,
     make_streams,
     public_normaliser,
 )
@@ -121,9 +122,7 @@ def dp_gd(objective: Any, *, epsilon: float, steps: int, step_size: float | None
     trials = check_trials(trials)
     mechanism = check_choice("mechanism", mechanism, ("laplace", "gaussian"))
     check_choice("neighbouring", neighbouring, NEIGHBOURING)
-    alpha = c / objective.smoothness if step_size is None else check_positive("step_size",
-                                                                             step_size)
-    check_positive("c", c)
+    alpha = default_step_size(objective, step_size, c)
     if mechanism == "laplace":
         if clip_norm is not None:
             raise ValueError("clip_norm applies to mechanism='gaussian' only")

@@ -46,13 +46,16 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds._validation import check_choice, check_int, check_nonnegative, check_positive
+from dpbounds._validation import check_choice, check_nonnegative, check_positive
 from dpbounds.algorithms._common import (
     SimulationResult,
     SpentBudget,
     TraceRecorder,
     check_batch_size,
     check_epsilon,
+    check_steps,
+    check_trials,
+    default_step_size,
     make_streams,
 )
 from dpbounds.backend import backend_name
@@ -191,7 +194,7 @@ def laplace_momentum_method(
     T = len(step_sizes)
     n, d = f.n, f.d
     m = check_batch_size(batch_size, n)
-    trials = check_int("trials", trials)
+    trials = check_trials(trials)
     S1 = f.l1_sensitivity if sensitivity is None else check_nonnegative("sensitivity",
                                                                          sensitivity)
     private = math.isfinite(epsilon)
@@ -258,8 +261,8 @@ def laplace_momentum_method(
 
 def _defaults(objective: Any, step_size: float | None, c: float, momentum: float | None
               ) -> tuple[float, float]:
-    L, mu = objective.smoothness, objective.strong_convexity
-    alpha = c / L if step_size is None else check_positive("step_size", step_size)
+    mu = objective.strong_convexity
+    alpha = default_step_size(objective, step_size, c)
     if momentum is None:
         if mu <= 0:
             raise ValueError("momentum must be given for an objective with strong_convexity "
@@ -323,7 +326,7 @@ def dp_heavy_ball(objective: Any, *, epsilon: float, steps: int, step_size: floa
     ((4, 51), True)
     """
     epsilon = check_epsilon(epsilon)
-    T = check_int("steps", steps)
+    T = check_steps(steps)
     alpha, beta = _defaults(objective, step_size, c, momentum)
     eps_t = _budgets(budgets, epsilon, T)
     return laplace_momentum_method(
@@ -369,7 +372,7 @@ def dp_nag(objective: Any, *, epsilon: float, steps: int, step_size: float | Non
     DP-NAG-opt. Other parameters as :func:`dp_heavy_ball`.
     """
     epsilon = check_epsilon(epsilon)
-    T = check_int("steps", steps)
+    T = check_steps(steps)
     alpha, beta = _defaults(objective, step_size, c, momentum)
     allocation = check_choice("allocation", allocation, ALLOCATIONS)
     horizon_rule = check_choice("horizon_rule", horizon_rule, HORIZON_RULES)
@@ -423,7 +426,7 @@ def dp_masg(objective: Any, *, epsilon: float, steps: int, c: float = 1.0, p: fl
     ``allocation`` and ``horizon_reselection`` as in :func:`dp_nag`, with the weights (34).
     """
     epsilon = check_epsilon(epsilon)
-    T = check_int("steps", steps)
+    T = check_steps(steps)
     check_positive("c", c)
     allocation = check_choice("allocation", allocation, ALLOCATIONS)
     horizon_rule = check_choice("horizon_rule", horizon_rule, HORIZON_RULES)

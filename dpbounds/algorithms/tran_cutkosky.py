@@ -98,7 +98,13 @@ from dpbounds._validation import (
     check_positive,
     check_probability,
 )
-from dpbounds.algorithms._common import TRACE_KINDS, SimulationResult, SpentBudget
+from dpbounds.algorithms._common import (
+    MAX_STEPS,
+    TRACE_KINDS,
+    SimulationResult,
+    SpentBudget,
+    check_trials,
+)
 from dpbounds.algorithms.tree_aggregation import (
     ComposeAndSumAggregator,
     TreeAggregator,
@@ -323,12 +329,15 @@ def _sample_smoothness(objective: Any) -> float:
 
 def _check_common(objective: Any, epochs: int, step_size: float, batch_size: int,
                   trials: int, alpha: float | None) -> tuple:
-    epochs = check_int("epochs", epochs, minimum=1)
+    epochs = check_int("epochs", epochs, minimum=1, maximum=MAX_STEPS)
     step_size = check_positive("step_size", step_size)
     n = int(objective.n)
     batch_size = check_int("batch_size", batch_size, minimum=1, maximum=n)
-    trials = check_int("trials", trials, minimum=1)
+    trials = check_trials(trials)
     steps = _steps_per_epoch(n, batch_size)
+    if steps * epochs > MAX_STEPS:
+        raise ValueError(f"epochs x (n // batch_size) = {epochs} x {steps} steps exceeds the "
+                         f"{MAX_STEPS} steps a simulation accepts: use fewer epochs")
     if alpha is None:
         alpha = 1.0 / steps
     alpha = check_closed_interval("alpha", alpha, 0.0, 1.0)
