@@ -13,8 +13,10 @@ Every algorithm in :mod:`dpbounds.algorithms` returns a :class:`SimulationResult
 
 Helpers for algorithm authors: :func:`make_streams` (separate sampling and noise streams, so
 ``epsilon = inf`` reproduces the non-private run batch for batch), :class:`TraceRecorder`
-(collects ``xp`` values and converts once at the end — no device sync per step), and the
-validators :func:`check_batch_size`, :func:`check_epsilon`.
+(collects ``xp`` values and converts once at the end — no device sync per step), the
+validators :func:`check_batch_size`, :func:`check_epsilon`, :func:`check_steps`,
+:func:`check_trials`, and :func:`public_normaliser` (the dataset size an algorithm may use
+under a neighbouring relation).
 """
 
 from __future__ import annotations
