@@ -45,6 +45,7 @@ __all__ = [
     "check_trials",
     "default_step_size",
     "make_streams",
+    "progress",
     "public_normaliser",
 ]
 
@@ -208,6 +209,15 @@ class TraceRecorder:
             return np.zeros((trials, 0))
         xp = self.objective.xp
         return np.ascontiguousarray(to_numpy(xp.stack(self._values, axis=1)))
+
+
+def progress(iterable: Any, *, total: int | None = None, desc: str = "") -> Any:
+    """``iterable`` with a tqdm bar that appears only once a run has lasted 2 s, on a terminal
+    (``disable=None``: no bar in logs or pipes); short runs print nothing."""
+    from tqdm.auto import tqdm
+
+    return tqdm(iterable, total=total, desc=desc, delay=2.0, disable=None, leave=False,
+                mininterval=0.5)
 
 
 def make_streams(seed: Any, trials: int, xp: Any) -> tuple[TrialRandom, TrialRandom]:

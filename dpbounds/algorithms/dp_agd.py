@@ -70,6 +70,7 @@ from dpbounds.algorithms._common import (
     check_steps,
     check_trials,
     make_streams,
+    progress,
 )
 from dpbounds.backend import backend_name, to_numpy
 from dpbounds.privacy.zcdp import dp_to_zcdp_rho, pure_dp_to_zcdp_rho, zcdp_to_dp_epsilon
@@ -221,8 +222,10 @@ def dp_agd(objective: Any, *, epsilon: float, delta: float, splits: int = 60,
     est = xp.zeros((trials, d), dtype=xp.float64)    # current raw noisy estimate
     grid01 = xp.reshape(xp.linspace(0.0, 1.0, K + 1, dtype=xp.float64), (1, K + 1))
     rounds = 0
+    bar = progress(None, desc="DP-AGD (rounds)")
     while np.any(active) and rounds < 10 * max_iterations + 10:
         rounds += 1
+        bar.update()
         # -- 1. fresh gradient measurement where needed (line 4-7)
         # Every draw is restricted to the trials that use it (``where=``), so a trial's
         # stream, hence its run, depends only on (seed, k) and not on the other trials.
@@ -305,6 +308,7 @@ def dp_agd(objective: Any, *, epsilon: float, delta: float, splits: int = 60,
             for k in np.flatnonzero(release):
                 trace_rows[k].append(float(vals[k]))
 
+    bar.close()
     if rec.kind:
         width = max(len(r) for r in trace_rows)
         tr = np.array([r + [r[-1]] * (width - len(r)) for r in trace_rows])

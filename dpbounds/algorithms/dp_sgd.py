@@ -64,6 +64,7 @@ from dpbounds.algorithms._common import (
     check_steps,
     check_trials,
     make_streams,
+    progress,
     public_normaliser,
 )
 from dpbounds.backend import backend_name
@@ -219,7 +220,7 @@ def _noisy_sgd(
     q = noise["sampling_rate"]
     trace_steps = [0]
     recorder.record(x)
-    for t in range(1, steps + 1):
+    for t in progress(range(1, steps + 1), desc=name):
         if sampling == "without_replacement":
             idx = sampler.subsample(n, batch_size)
             if kind == "clip":

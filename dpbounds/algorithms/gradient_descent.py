@@ -41,6 +41,7 @@ from dpbounds.algorithms._common import (
     check_trials,
     default_step_size,
     make_streams,
+    progress,
     public_normaliser,
 )
 from dpbounds.algorithms.kuru import laplace_momentum_method
@@ -222,7 +223,7 @@ def _gaussian_gd(f: Any, epsilon: float, delta: float | None, T: int, alpha: flo
     _, noise = make_streams(seed, trials, xp)
     rec = TraceRecorder(f, trace)
     x = f.initial_state(trials, x0)
-    for _ in range(T):
+    for _ in progress(range(T), desc="DP-GD (Gaussian)"):
         if clip_norm is None:
             if rec.needs_loss:
                 loss, g = f.loss_and_grad(x)

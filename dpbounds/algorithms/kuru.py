@@ -57,6 +57,7 @@ from dpbounds.algorithms._common import (
     check_trials,
     default_step_size,
     make_streams,
+    progress,
 )
 from dpbounds.backend import backend_name
 from dpbounds.bounds.nesterov import Schedule, error_weights, masg_schedule, nesterov_schedule
@@ -216,7 +217,7 @@ def laplace_momentum_method(
     x = f.initial_state(trials, x0)
     x_prev = x
     restarts = np.zeros(T, dtype=bool) if restarts is None else np.asarray(restarts, bool)
-    for t in range(T):
+    for t in progress(range(T), desc=name or kind):
         alpha, beta = float(step_sizes[t]), float(momenta[t])
         if restarts[t]:
             x_prev = x

@@ -104,6 +104,7 @@ from dpbounds.algorithms._common import (
     SimulationResult,
     SpentBudget,
     check_trials,
+    progress,
 )
 from dpbounds.algorithms.tree_aggregation import (
     ComposeAndSumAggregator,
@@ -539,7 +540,7 @@ def tree_momentum_nsgd(
     rec = _Recorder(objective, trace, trace_every)
     output = _UniformOutput(output_rng, n_steps, x)
     t = 0
-    for _ in range(epochs):
+    for _ in progress(range(epochs), desc="tree-momentum NSGD (epochs)"):
         perm = sampler.permutation(objective.n)
         for i in range(steps):
             t += 1
@@ -657,7 +658,7 @@ def sensitivity_reduced_nsgd(
     rec = _Recorder(objective, trace, trace_every)
     output = _UniformOutput(output_rng, n_steps, x)
     grad_evals = 0
-    for t in range(1, n_steps + 1):
+    for t in progress(range(1, n_steps + 1), desc="sensitivity-reduced NSGD"):
         output.offer(t, x)
         i = (t - 1) % steps
         idx = perm[:, i * batch_size:(i + 1) * batch_size]

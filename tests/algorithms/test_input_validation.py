@@ -170,3 +170,9 @@ def test_x0_fuzz_runs_finite_or_raises(x0):
             A.dp_heavy_ball(LOGISTIC, epsilon=1.0, steps=2, x0=arr, trace=None)
     else:
         LOGISTIC.initial_state(1, arr)  # finite values of any size are a valid start
+
+
+def test_tiny_epsilon_never_overflows_into_an_exception():
+    # sigma ~ 1e303 at epsilon = 1e-300: sigma**2 overflowed (OverflowError) in the step size
+    r = A.noisy_projected_sgd(LOGISTIC, epsilon=1e-300, delta=1e-5, radius=2.0, steps=3)
+    assert math.isfinite(r.params["G"]) and np.all(np.isfinite(to_numpy(r.x)))
