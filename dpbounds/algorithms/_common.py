@@ -41,6 +41,7 @@ __all__ = [
     "TraceRecorder",
     "check_batch_size",
     "check_epsilon",
+    "check_noise_step",
     "check_steps",
     "check_trials",
     "default_step_size",
@@ -287,6 +288,22 @@ def check_epsilon(epsilon: Any) -> float:
 def check_step_size(name: str, value: Any) -> float:
     """A positive, finite step size."""
     return check_positive(name, value)
+
+
+#: Largest noise std x step size a simulation accepts: beyond it ``F(x) ~ ||x||^2`` overflows
+#: float64 (1e308) within a few steps and the trace would be inf/NaN.
+MAX_NOISE_STEP: float = 1e100
+
+
+def check_noise_step(noise_scale: Any, step_size: Any, epsilon: float) -> None:
+    """``ValueError`` naming ``epsilon`` when the noise moves the iterate by more than
+    :data:`MAX_NOISE_STEP` per step (a tiny ``epsilon``): the run would only produce inf/NaN."""
+    move = float(np.max(np.abs(np.asarray(noise_scale, dtype=float))
+                        * np.max(np.abs(np.asarray(step_size, dtype=float)))))
+    if not move <= MAX_NOISE_STEP:
+        raise ValueError(f"epsilon={epsilon!r} is too small to simulate: the noise moves the "
+                         f"iterate by ~{move:.3g} per step, beyond float64 (limit "
+                         f"{MAX_NOISE_STEP:g})")
 
 
 def default_step_size(objective: Any, step_size: Any, c: Any) -> float:

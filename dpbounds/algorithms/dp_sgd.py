@@ -61,6 +61,7 @@ from dpbounds.algorithms._common import (
     TraceRecorder,
     check_batch_size,
     check_epsilon,
+    check_noise_step,
     check_steps,
     check_trials,
     make_streams,
@@ -217,6 +218,7 @@ def _noisy_sgd(
     recorder = TraceRecorder(objective, trace)
     sampler, noise_rng = make_streams(seed, trials, xp)
     std_mean = noise["noise_std"] / batch_size  # noise on the sum, then averaged
+    check_noise_step(std_mean, step_size, epsilon)
     q = noise["sampling_rate"]
     trace_steps = [0]
     recorder.record(x)

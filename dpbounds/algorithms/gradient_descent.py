@@ -37,6 +37,7 @@ from dpbounds.algorithms._common import (
     TraceRecorder,
     check_batch_size,
     check_epsilon,
+    check_noise_step,
     check_steps,
     check_trials,
     default_step_size,
@@ -218,6 +219,7 @@ def _gaussian_gd(f: Any, epsilon: float, delta: float | None, T: int, alpha: flo
         delta = check_probability("delta", delta)
         rho = float(dp_to_zcdp_rho(epsilon, delta))
         sigma = float(gaussian_sigma_for_zcdp(rho / T, delta_2))
+        check_noise_step(sigma, alpha, epsilon)
     else:
         sigma = 0.0
     _, noise = make_streams(seed, trials, xp)

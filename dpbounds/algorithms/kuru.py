@@ -53,6 +53,7 @@ from dpbounds.algorithms._common import (
     TraceRecorder,
     check_batch_size,
     check_epsilon,
+    check_noise_step,
     check_steps,
     check_trials,
     default_step_size,
@@ -210,6 +211,7 @@ def laplace_momentum_method(
         if scales.shape != (T,) or not np.all(np.isfinite(scales)):
             raise ValueError("the Laplace scales must be finite, one per step (an allocation "
                              "that gives a step no budget needs a shorter horizon)")
+        check_noise_step(scales, step_sizes, epsilon)
     else:
         scales = np.zeros(T)
     sampler, noise = make_streams(seed, trials, xp)

@@ -176,3 +176,13 @@ def test_tiny_epsilon_never_overflows_into_an_exception():
     # sigma ~ 1e303 at epsilon = 1e-300: sigma**2 overflowed (OverflowError) in the step size
     r = A.noisy_projected_sgd(LOGISTIC, epsilon=1e-300, delta=1e-5, radius=2.0, steps=3)
     assert math.isfinite(r.params["G"]) and np.all(np.isfinite(to_numpy(r.x)))
+
+
+@pytest.mark.parametrize("run", [
+    lambda: A.dp_gd(LOGISTIC, epsilon=1e-300, steps=3),
+    lambda: A.dp_heavy_ball(LOGISTIC, epsilon=1e-300, steps=3),
+])
+def test_laplace_noise_beyond_float64_is_refused_not_nan(run):
+    # the fuzz run: scale b ~ 1e300 made x inf and the trace NaN without a word
+    with pytest.raises(ValueError, match="epsilon"):
+        run()
