@@ -64,17 +64,22 @@ from dpbounds._validation import check_int, check_nonnegative
 
 __all__ = [
     "BACKENDS",
+    "MAX_TRIALS",
     "TrialRandom",
     "backend_name",
     "cupy_available",
     "get_namespace",
     "is_cupy",
+    "rowwise_matmul",
     "to_numpy",
     "trial_random",
 ]
 
 #: Backend names understood by :func:`get_namespace`.
 BACKENDS: tuple[str, ...] = ("numpy", "cupy", "array_api_strict", "auto")
+#: Largest number of trials (independent streams) in one batch; larger requests are refused
+#: before any stream is built (each costs a SeedSequence and a generator).
+MAX_TRIALS: int = 10**6
 
 
 def cupy_available() -> bool:
@@ -181,6 +186,24 @@ def to_numpy(x: Any) -> np.ndarray:
         return np.from_dlpack(x)
 
 
+def rowwise_matmul(xp: Any, a: Any, b: Any) -> Any:
+    """``a @ b`` for a ``(trials, k)`` array ``a``, one row at a time (a stacked matmul).
+
+    Row ``t`` of the result depends only on row ``t`` of ``a`` and on ``b``, bit for bit,
+    whatever the number of rows: a single ``(trials, k) @ (k, m)`` BLAS call blocks (and, for
+    one row, dispatches to a different kernel) by the number of rows, so the last bits of a
+    trial's result would change with the number of trials. This is what keeps trial ``k``
+    a function of ``(seed, k)`` alone on NumPy and array-api-strict.
+
+    >>> import numpy as np
+    >>> a, b = np.arange(6.0).reshape(3, 2), np.ones((2, 4))
+    >>> bool(np.array_equal(rowwise_matmul(np, a, b), a @ b))
+    True
+    """
+    rows = xp.reshape(a, (a.shape[0], 1, a.shape[1]))  # (trials, 1, k): one matmul per row
+    return xp.reshape(xp.matmul(rows, b), (a.shape[0], b.shape[-1]))
+
+
 def _seed_sequences(seed: Any, trials: int) -> list[np.random.SeedSequence]:
     """One child SeedSequence per trial."""
     if isinstance(seed, np.random.SeedSequence):
@@ -239,7 +262,7 @@ class TrialRandom:
         *,
         _seqs: list[np.random.SeedSequence] | None = None,
     ) -> None:
-        self.trials = check_int("trials", trials, minimum=1)
+        self.trials = check_int("trials", trials, minimum=1, maximum=MAX_TRIALS)
         self.xp = get_namespace(xp)
         if dtype not in ("float64", "float32"):
             raise ValueError(f"dtype must be 'float64' or 'float32', got {dtype!r}")
@@ -247,15 +270,25 @@ class TrialRandom:
         self.dtype = getattr(self.xp, dtype)
         self._seqs = _seqs if _seqs is not None else _seed_sequences(seed, self.trials)
         self._cupy = is_cupy(self.xp)
-        if self._cupy:
-            import cupy
+        self._generators: list[Any] | None = None
 
-            self._gens = [
-                cupy.random.RandomState(int(s.generate_state(1, np.uint64)[0] >> np.uint64(1)))
-                for s in self._seqs
-            ]
-        else:
-            self._gens = [np.random.Generator(np.random.PCG64(s)) for s in self._seqs]
+    @property
+    def _gens(self) -> list[Any]:
+        """One generator per trial, built on the first draw (a parent that is only
+        :meth:`split` never builds its own)."""
+        if self._generators is None:
+            if self._cupy:
+                import cupy
+
+                self._generators = [
+                    cupy.random.RandomState(
+                        int(s.generate_state(1, np.uint64)[0] >> np.uint64(1)))
+                    for s in self._seqs
+                ]
+            else:
+                self._generators = [np.random.Generator(np.random.PCG64(s))
+                                    for s in self._seqs]
+        return self._generators
 
     # -- construction ------------------------------------------------------------------
     def split(self, k: int) -> list[TrialRandom]:
@@ -304,44 +337,65 @@ class TrialRandom:
         return base * s
 
     # -- real draws --------------------------------------------------------------------
-    def normal(self, shape: int | Sequence[int] = (), scale: Any = 1.0) -> Any:
-        """Gaussian ``N(0, scale**2)`` draws (``scale`` is the standard deviation)."""
-        shp = self._shape(shape)
+    def _mask(self, where: Any) -> np.ndarray | None:
+        """``where`` as a host boolean array of shape ``(trials,)`` (``None``: every trial)."""
+        if where is None:
+            return None
+        mask = np.asarray(to_numpy(where))
+        if mask.shape != (self.trials,) or mask.dtype != bool:
+            raise ValueError(f"where must be a boolean array of shape ({self.trials},), got "
+                             f"dtype {mask.dtype} and shape {mask.shape}")
+        return mask
+
+    def _real(self, shp: tuple[int, ...], where: Any, draw_numpy: Any, draw_cupy: Any) -> Any:
+        """Stack one draw per trial; trials outside ``where`` get zeros and their stream is
+        not advanced, so what trial ``k`` draws depends only on its own history."""
+        mask = self._mask(where)
         if self._cupy:
-            base = self._stack([g.standard_normal(shp, dtype=self.dtype_name) for g in self._gens])
-        else:
-            base = self._stack([g.standard_normal(shp) for g in self._gens], self.dtype)
+            import cupy
+
+            zero = cupy.zeros(shp, dtype=self.dtype_name)
+            return self._stack([draw_cupy(g) if mask is None or mask[k] else zero
+                                for k, g in enumerate(self._gens)])
+        zero = np.zeros(shp)
+        return self._stack([draw_numpy(g) if mask is None or mask[k] else zero
+                            for k, g in enumerate(self._gens)], self.dtype)
+
+    def normal(self, shape: int | Sequence[int] = (), scale: Any = 1.0, *,
+               where: Any = None) -> Any:
+        """Gaussian ``N(0, scale**2)`` draws (``scale`` is the standard deviation).
+
+        ``where`` (optional boolean ``(trials,)`` array): draw only for those trials; the
+        others get zeros and their streams do not advance.
+        """
+        shp = self._shape(shape)
+        base = self._real(shp, where, lambda g: g.standard_normal(shp),
+                          lambda g: g.standard_normal(shp, dtype=self.dtype_name))
         return self._scaled(base, scale, len(shp))
 
-    def laplace(self, shape: int | Sequence[int] = (), scale: Any = 1.0) -> Any:
-        """Laplace draws with **scale** ``b``: density ``exp(-|x|/b)/(2b)``, variance ``2 b**2``."""
+    def laplace(self, shape: int | Sequence[int] = (), scale: Any = 1.0, *,
+                where: Any = None) -> Any:
+        """Laplace draws with **scale** ``b``: density ``exp(-|x|/b)/(2b)``, variance ``2 b**2``
+        (``where`` as in :meth:`normal`)."""
         shp = self._shape(shape)
-        if self._cupy:
-            base = self._stack([g.laplace(0.0, 1.0, shp, dtype=self.dtype_name)
-                                for g in self._gens])
-        else:
-            base = self._stack([g.laplace(0.0, 1.0, shp) for g in self._gens], self.dtype)
+        base = self._real(shp, where, lambda g: g.laplace(0.0, 1.0, shp),
+                          lambda g: g.laplace(0.0, 1.0, shp, dtype=self.dtype_name))
         return self._scaled(base, scale, len(shp))
 
-    def exponential(self, shape: int | Sequence[int] = (), scale: Any = 1.0) -> Any:
-        """Exponential draws with mean ``scale``."""
+    def exponential(self, shape: int | Sequence[int] = (), scale: Any = 1.0, *,
+                    where: Any = None) -> Any:
+        """Exponential draws with mean ``scale`` (``where`` as in :meth:`normal`)."""
         shp = self._shape(shape)
-        if self._cupy:
-            base = self._stack([g.standard_exponential(shp, dtype=self.dtype_name)
-                                for g in self._gens])
-        else:
-            base = self._stack([g.standard_exponential(shp) for g in self._gens], self.dtype)
+        base = self._real(shp, where, lambda g: g.standard_exponential(shp),
+                          lambda g: g.standard_exponential(shp, dtype=self.dtype_name))
         return self._scaled(base, scale, len(shp))
 
-    def uniform(self, shape: int | Sequence[int] = (), low: float = 0.0, high: float = 1.0) -> Any:
-        """Uniform draws on ``[low, high)``."""
+    def uniform(self, shape: int | Sequence[int] = (), low: float = 0.0, high: float = 1.0, *,
+                where: Any = None) -> Any:
+        """Uniform draws on ``[low, high)`` (``where`` as in :meth:`normal`)."""
         shp = self._shape(shape)
-        if self._cupy:
-            base = self._stack([g.uniform(low, high, shp, dtype=self.dtype_name)
-                                for g in self._gens])
-        else:
-            base = self._stack([g.uniform(low, high, shp) for g in self._gens], self.dtype)
-        return base
+        return self._real(shp, where, lambda g: g.uniform(low, high, shp),
+                          lambda g: g.uniform(low, high, shp, dtype=self.dtype_name))
 
     # -- index draws -------------------------------------------------------------------
     def permutation(self, n: int) -> Any:

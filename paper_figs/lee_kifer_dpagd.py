@@ -38,6 +38,8 @@ DELTA = 1e-8
 
 
 def methods(f: LogisticRegression, n: int) -> dict:
+    # add/remove: the dataset size is private, so the baselines divide by a declared public
+    # size; here it is the subsample size this script chooses (public by construction)
     L = f.smoothness
     batch = int(math.sqrt(n))
     return {
@@ -45,11 +47,11 @@ def methods(f: LogisticRegression, n: int) -> dict:
             f, epsilon=eps, delta=DELTA, trials=trials, seed=seed),
         "DP-GD (Gaussian, T=30)": lambda eps, trials, seed: dp_gd(
             f, epsilon=eps, delta=DELTA, mechanism="gaussian", clip_norm=3.0, steps=30,
-            step_size=1.0 / L, neighbouring="add/remove", trials=trials, seed=seed),
+            step_size=1.0 / L, neighbouring="add/remove", public_n=n, trials=trials, seed=seed),
         "DP-SGD (Poisson √n, 10 epochs)": lambda eps, trials, seed: dp_sgd(
             f, epsilon=eps, delta=DELTA, steps=10 * (n // batch), batch_size=batch,
-            step_size=1.0 / L, clip_norm=3.0, sampling="poisson", trials=trials, seed=seed,
-            trace="suboptimality", trace_every=n // batch),
+            step_size=1.0 / L, clip_norm=3.0, sampling="poisson", public_n=n, trials=trials,
+            seed=seed, trace="suboptimality", trace_every=n // batch),
         "output perturbation": lambda eps, trials, seed: output_perturbation(
             f, epsilon=eps, delta=DELTA, trials=trials, seed=seed),
         "objective perturbation": lambda eps, trials, seed: objective_perturbation(

@@ -24,6 +24,15 @@ function                 paper                                         privacy
 ``sensitivity_reduced_nsgd`` Tran & Cutkosky Algorithm 2 (reconstructed) (ε, δ) via zCDP
 =======================  ============================================  =======================
 
+Neighbouring relation: under add/remove the dataset size is private, so the algorithms
+that offer it (Gaussian ``dp_gd``, ``dp_sgd``/``dp_nsgd`` with Poisson sampling) take a
+declared public size ``public_n`` (the released sum is divided by it and the noise depends
+on it only); DP-AGD releases sums with public constants; the others are replace-one.
+
+Reproducibility: trial ``k`` of a batch depends only on ``(seed, k)``, bit for bit on NumPy
+and array-api-strict (per-trial streams, draws restricted to the trials that use them, and
+contractions computed row by row, :func:`dpbounds.backend.rowwise_matmul`).
+
 The online tree aggregator (binary counter, O(d log T) memory) is
 :class:`~dpbounds.algorithms.tree_aggregation.TreeAggregator`.
 """

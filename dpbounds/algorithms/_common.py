@@ -13,8 +13,10 @@ Every algorithm in :mod:`dpbounds.algorithms` returns a :class:`SimulationResult
 
 Helpers for algorithm authors: :func:`make_streams` (separate sampling and noise streams, so
 ``epsilon = inf`` reproduces the non-private run batch for batch), :class:`TraceRecorder`
-(collects ``xp`` values and converts once at the end — no device sync per step), and the
-validators :func:`check_batch_size`, :func:`check_epsilon`.
+(collects ``xp`` values and converts once at the end — no device sync per step), the
+validators :func:`check_batch_size`, :func:`check_epsilon`, :func:`check_steps`,
+:func:`check_trials`, and :func:`public_normaliser` (the dataset size an algorithm may use
+under a neighbouring relation).
 """
 
 from __future__ import annotations
@@ -26,10 +28,12 @@ from typing import Any
 import numpy as np
 
 from dpbounds._validation import check_choice, check_int, check_positive
-from dpbounds.backend import TrialRandom, to_numpy
+from dpbounds.backend import MAX_TRIALS, TrialRandom, to_numpy
 from dpbounds.provenance import Source
 
 __all__ = [
+    "MAX_STEPS",
+    "MAX_TRIALS",
     "NEIGHBOURING",
     "TRACE_KINDS",
     "SpentBudget",
@@ -37,13 +41,22 @@ __all__ = [
     "TraceRecorder",
     "check_batch_size",
     "check_epsilon",
+    "check_noise_step",
+    "check_steps",
+    "check_trials",
+    "default_step_size",
     "make_streams",
+    "progress",
+    "public_normaliser",
 ]
 
 #: Neighbouring relations a ledger may name.
 NEIGHBOURING: tuple[str, ...] = ("replace-one", "add/remove")
 #: What a trace may hold.
 TRACE_KINDS: tuple[str, ...] = ("suboptimality", "loss", "grad_norm")
+#: Largest number of iterations a simulation accepts (a Python loop of 10^7 steps already
+#: takes minutes; larger values are refused before anything is allocated).
+MAX_STEPS: int = 10**7
 
 
 @dataclass(frozen=True)
@@ -199,6 +212,15 @@ class TraceRecorder:
         return np.ascontiguousarray(to_numpy(xp.stack(self._values, axis=1)))
 
 
+def progress(iterable: Any, *, total: int | None = None, desc: str = "") -> Any:
+    """``iterable`` with a tqdm bar that appears only once a run has lasted 2 s, on a terminal
+    (``disable=None``: no bar in logs or pipes); short runs print nothing."""
+    from tqdm.auto import tqdm
+
+    return tqdm(iterable, total=total, desc=desc, delay=2.0, disable=None, leave=False,
+                mininterval=0.5)
+
+
 def make_streams(seed: Any, trials: int, xp: Any) -> tuple[TrialRandom, TrialRandom]:
     """``(sampler, noise)``: independent per-trial streams for mini-batches and noise.
 
@@ -216,6 +238,48 @@ def check_batch_size(batch_size: Any, n: int) -> int:
     return check_int("batch_size", batch_size, minimum=1, maximum=int(n))
 
 
+def check_steps(steps: Any, name: str = "steps") -> int:
+    """An iteration count in ``[1, MAX_STEPS]``."""
+    return check_int(name, steps, minimum=1, maximum=MAX_STEPS)
+
+
+def check_trials(trials: Any) -> int:
+    """A number of trials in ``[1, MAX_TRIALS]``."""
+    return check_int("trials", trials, minimum=1, maximum=MAX_TRIALS)
+
+
+def public_normaliser(public_n: Any, n: int, neighbouring: str) -> int:
+    """The dataset size an algorithm may divide by or calibrate its noise with.
+
+    Under ``"replace-one"`` the size ``n`` of the data set is public (neighbours have the
+    same size), so it is used, and ``public_n`` may only repeat it. Under ``"add/remove"``
+    the size is private: a mean over the actual data moves by up to ``2G/(n+1)`` when one
+    record is added (twice the ``G/n`` a public denominator gives), and a noise scale or
+    sampling rate computed from ``n`` differs between the neighbours. The caller must then
+    declare a public normaliser ``public_n`` (a known size, or a public bound on it); the
+    algorithms release the noisy **sum** divided by it, and their noise depends only on it.
+    This is what Opacus does with its expected batch size.
+
+    Raises
+    ------
+    ValueError
+        Under add/remove without ``public_n``, or under replace-one with a ``public_n``
+        other than ``n``.
+    """
+    check_choice("neighbouring", neighbouring, NEIGHBOURING)
+    if neighbouring == "add/remove":
+        if public_n is None:
+            raise ValueError(
+                "public_n must be given for neighbouring='add/remove': the dataset size is "
+                "private under add/remove, so the released sum is divided by (and the noise "
+                "calibrated with) a public normaliser; pass public_n=<a public dataset size>")
+        return check_int("public_n", public_n, minimum=1)
+    if public_n is not None and check_int("public_n", public_n, minimum=1) != n:
+        raise ValueError(f"public_n must be omitted or equal n={n} under replace-one (the "
+                         f"dataset size is public there), got {public_n!r}")
+    return int(n)
+
+
 def check_epsilon(epsilon: Any) -> float:
     """``epsilon > 0``; ``math.inf`` is allowed and means "non-private"."""
     return check_positive("epsilon", epsilon, allow_inf=True)
@@ -224,3 +288,31 @@ def check_epsilon(epsilon: Any) -> float:
 def check_step_size(name: str, value: Any) -> float:
     """A positive, finite step size."""
     return check_positive(name, value)
+
+
+#: Largest noise std x step size a simulation accepts: beyond it ``F(x) ~ ||x||^2`` overflows
+#: float64 (1e308) within a few steps and the trace would be inf/NaN.
+MAX_NOISE_STEP: float = 1e100
+
+
+def check_noise_step(noise_scale: Any, step_size: Any, epsilon: float) -> None:
+    """``ValueError`` naming ``epsilon`` when the noise moves the iterate by more than
+    :data:`MAX_NOISE_STEP` per step (a tiny ``epsilon``): the run would only produce inf/NaN."""
+    move = float(np.max(np.abs(np.asarray(noise_scale, dtype=float))
+                        * np.max(np.abs(np.asarray(step_size, dtype=float)))))
+    if not move <= MAX_NOISE_STEP:
+        raise ValueError(f"epsilon={epsilon!r} is too small to simulate: the noise moves the "
+                         f"iterate by ~{move:.3g} per step, beyond float64 (limit "
+                         f"{MAX_NOISE_STEP:g})")
+
+
+def default_step_size(objective: Any, step_size: Any, c: Any) -> float:
+    """``step_size`` if given, else ``c / L`` (``L = objective.smoothness``, finite and > 0)."""
+    if step_size is not None:
+        return check_positive("step_size", step_size)
+    c = check_positive("c", c)
+    L = float(objective.smoothness)
+    if not (math.isfinite(L) and L > 0):
+        raise ValueError(f"step_size must be given: the objective's smoothness L = {L} gives "
+                         "no default c / L")
+    return c / L

@@ -62,11 +62,15 @@ import numpy as np
 
 from dpbounds._validation import check_choice, check_int, check_positive, check_probability
 from dpbounds.algorithms._common import (
+    MAX_STEPS,
     SimulationResult,
     SpentBudget,
     TraceRecorder,
     check_epsilon,
+    check_steps,
+    check_trials,
     make_streams,
+    progress,
 )
 from dpbounds.backend import backend_name, to_numpy
 from dpbounds.privacy.zcdp import dp_to_zcdp_rho, pure_dp_to_zcdp_rho, zcdp_to_dp_epsilon
@@ -74,23 +78,29 @@ from dpbounds.provenance import LEE_KIFER, Provenance, Source
 
 __all__ = ["DP_AGD_SOURCE", "dp_agd", "gradient_average", "noisy_max"]
 
+#: Largest step grid: each NoisyMax call scores ``trials x (grid_size + 1)`` candidates.
+MAX_GRID: int = 10**4
+
 DP_AGD_SOURCE = Source(LEE_KIFER, "Algorithm 2, Theorem 5.1, §4, §6.2", Provenance.VERBATIM,
                        "regulariser inside each per-example loss; GradAvg as in §4")
 
 
 def noisy_max(scores: Any, sensitivity: float, epsilon: float, noise: Any,
-              kind: str = "laplace") -> Any:
+              kind: str = "laplace", where: Any = None) -> Any:
     r"""Report-noisy-max (Lee & Kifer Algorithm 1), batched: ``argmax_j scores[:, j] + noise``.
 
     ``scores`` is a ``(trials, k)`` array; Laplace noise of scale ``sensitivity/epsilon``
     (``kind="laplace"``) or exponential noise with that mean (``kind="exponential"``, valid
     when the scores are monotone in the data set). ``noise`` is a
-    :class:`~dpbounds.backend.TrialRandom`. Returns the ``(trials,)`` indices (``xp`` ints).
+    :class:`~dpbounds.backend.TrialRandom`; ``where`` (boolean ``(trials,)``) restricts the
+    draws to those trials (the others' streams do not advance and their index is
+    meaningless). Returns the ``(trials,)`` indices (``xp`` ints).
     """
     xp = noise.xp
     k = scores.shape[1]
     scale = sensitivity / epsilon
-    z = noise.laplace((k,), scale) if kind == "laplace" else noise.exponential((k,), scale)
+    draw = noise.laplace if kind == "laplace" else noise.exponential
+    z = draw((k,), scale) if where is None else draw((k,), scale, where=where)
     return xp.argmax(scores + z, axis=1)
 
 
@@ -162,17 +172,19 @@ def dp_agd(objective: Any, *, epsilon: float, delta: float, splits: int = 60,
     n, d = f.n, f.d
     epsilon = check_epsilon(epsilon)
     delta = check_probability("delta", delta)
-    splits = check_int("splits", splits)
+    splits = check_int("splits", splits, maximum=MAX_STEPS)
     gamma = check_positive("gamma", gamma)
     grad_clip = check_positive("grad_clip", grad_clip)
     obj_clip = check_positive("obj_clip", obj_clip)
-    K = check_int("grid_size", grid_size)
+    K = check_int("grid_size", grid_size, maximum=MAX_GRID)
     alpha_max0 = check_positive("initial_max_step", initial_max_step)
-    tau = check_int("tau", tau)
+    tau = check_int("tau", tau, maximum=MAX_STEPS)
     eta = check_positive("eta", eta)
     kind = check_choice("noisy_max_noise", noisy_max_noise, ("laplace", "exponential"))
-    max_iterations = check_int("max_iterations", max_iterations)
-    trials = check_int("trials", trials)
+    max_iterations = check_steps(max_iterations, "max_iterations")
+    trials = check_trials(trials)
+    if alpha_cap is not None:
+        alpha_cap = check_positive("alpha_cap", alpha_cap)
     private = math.isfinite(epsilon)
 
     if private:
@@ -210,16 +222,20 @@ def dp_agd(objective: Any, *, epsilon: float, delta: float, splits: int = 60,
     est = xp.zeros((trials, d), dtype=xp.float64)    # current raw noisy estimate
     grid01 = xp.reshape(xp.linspace(0.0, 1.0, K + 1, dtype=xp.float64), (1, K + 1))
     rounds = 0
+    bar = progress(None, desc="DP-AGD (rounds)")
     while np.any(active) and rounds < 10 * max_iterations + 10:
         rounds += 1
+        bar.update()
         # -- 1. fresh gradient measurement where needed (line 4-7)
+        # Every draw is restricted to the trials that use it (``where=``), so a trial's
+        # stream, hence its run, depends only on (seed, k) and not on the other trials.
         if np.any(need_grad & active):
             g_new = n * f.clipped_mean_grad(w, None, grad_clip, include_regularizer=True)
             mask = xp.asarray((need_grad & active)[:, None])
             g_raw = xp.where(mask, g_new, g_raw)
             if private:
                 sig = grad_clip / np.sqrt(2.0 * r_ng)
-                z = noise.normal((d,), xp.asarray(sig))
+                z = noise.normal((d,), xp.asarray(sig), where=need_grad & active)
                 est = xp.where(mask, g_new + z, est)
                 for k in np.flatnonzero(need_grad & active):
                     remaining[k] -= r_ng[k]
@@ -240,7 +256,8 @@ def dp_agd(objective: Any, *, epsilon: float, delta: float, splits: int = 60,
                                     include_regularizer=True)
         scores = -xp.reshape(scores, (trials, K + 1))
         if private:
-            idx = noisy_max(scores, obj_clip, math.sqrt(2.0 * r_nmax), noise, kind)
+            idx = noisy_max(scores, obj_clip, math.sqrt(2.0 * r_nmax), noise, kind,
+                            where=active)
             remaining[active] -= r_nmax
             for k in np.flatnonzero(active):
                 charges[k].append(r_nmax)
@@ -274,7 +291,7 @@ def dp_agd(objective: Any, *, epsilon: float, delta: float, splits: int = 60,
             r_old = r_ng.copy()
             r_ng[fail] = (1.0 + gamma) * r_ng[fail]
             inc = np.where(fail, r_ng - r_old, 1.0)
-            z2 = noise.normal((d,), xp.asarray(grad_clip / np.sqrt(2.0 * inc)))
+            z2 = noise.normal((d,), xp.asarray(grad_clip / np.sqrt(2.0 * inc)), where=fail)
             avg = gradient_average(xp.asarray(np.where(fail, r_old, 1.0)),
                                    xp.asarray(np.where(fail, r_ng, 1.0)), est, g_raw + z2)
             est = xp.where(xp.asarray(fail[:, None]), avg, est)
@@ -291,6 +308,7 @@ def dp_agd(objective: Any, *, epsilon: float, delta: float, splits: int = 60,
             for k in np.flatnonzero(release):
                 trace_rows[k].append(float(vals[k]))
 
+    bar.close()
     if rec.kind:
         width = max(len(r) for r in trace_rows)
         tr = np.array([r + [r[-1]] * (width - len(r)) for r in trace_rows])

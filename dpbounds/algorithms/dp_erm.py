@@ -41,11 +41,15 @@ import scipy.optimize
 
 from dpbounds._validation import check_choice, check_int, check_positive, check_probability
 from dpbounds.algorithms._common import (
+    MAX_STEPS,
     SimulationResult,
     SpentBudget,
     TraceRecorder,
     check_epsilon,
+    check_steps,
+    check_trials,
     make_streams,
+    progress,
 )
 from dpbounds.backend import backend_name, to_numpy
 from dpbounds.privacy.gaussian import analytic_gaussian_sigma, classic_gaussian_sigma
@@ -131,7 +135,11 @@ def noisy_projected_sgd(objective: Any, *, epsilon: float, delta: float, radius:
     epsilon = check_epsilon(epsilon)
     delta = check_probability("delta", delta)
     radius = check_positive("radius", radius)
-    T = n * n if steps is None else check_int("steps", steps)
+    if steps is None and n * n > MAX_STEPS:
+        raise ValueError(f"steps defaults to n^2 = {n * n}, above the {MAX_STEPS} steps a "
+                         "simulation accepts: pass steps= (with calibration='rdp')")
+    T = n * n if steps is None else check_steps(steps)
+    trials = check_trials(trials)
     calibration = check_choice("calibration", calibration, ("lecture", "rdp"))
     trace_every = check_int("trace_every", trace_every)
     L = f.lipschitz(radius) if lipschitz is None else check_positive("lipschitz", lipschitz)
@@ -148,13 +156,16 @@ def noisy_projected_sgd(objective: Any, *, epsilon: float, delta: float, radius:
         sigma = z * 2.0 * n * L
     else:
         sigma = 0.0
-    G = math.sqrt((n * L) ** 2 + d * sigma**2)
+    if not math.isfinite(sigma * math.sqrt(d)):
+        raise ValueError(f"epsilon={epsilon!r} is too small for noisy projected SGD: the noise "
+                         "scale overflows")
+    G = math.hypot(n * L, math.sqrt(d) * sigma)  # sqrt(n^2 L^2 + d sigma^2), no overflow
     diameter = 2.0 * radius
     sampler, noise = make_streams(seed, trials, xp)
     rec = TraceRecorder(f, trace)
     x = _project(xp, f.initial_state(trials, x0), radius)
     rec.record(x)
-    for t in range(1, T + 1):
+    for t in progress(range(1, T + 1), desc="noisy projected SGD"):
         idx = sampler.integers(n, (1,))
         g = n * (f.grad(x, idx))  # n (∇ℓ_i + ∇R): unbiased for ∇(nF)
         if sigma > 0:
@@ -220,6 +231,7 @@ def output_perturbation(objective: Any, *, epsilon: float, delta: float,
     f = objective
     xp = f.xp
     epsilon = check_epsilon(epsilon)
+    trials = check_trials(trials)
     delta = check_probability("delta", delta)
     mechanism = check_choice("mechanism", mechanism, ("analytic", "classic"))
     sens = output_perturbation_sensitivity(f, sensitivity_rule)
@@ -256,6 +268,7 @@ def objective_perturbation(objective: Any, *, epsilon: float, delta: float,
     f = objective
     xp = f.xp
     epsilon = check_epsilon(epsilon)
+    trials = check_trials(trials)
     delta = check_probability("delta", delta)
     if not f.convex:
         raise ValueError("objective perturbation needs a convex objective")
@@ -271,7 +284,7 @@ def objective_perturbation(objective: Any, *, epsilon: float, delta: float,
     b = to_numpy(noise.normal((f.d,), sigma)) if sigma > 0 else np.zeros((trials, f.d))
     n = f.n
     sols = []
-    for k in range(trials):
+    for k in progress(range(trials), desc="objective perturbation"):
         # average form: F(θ) + Δ/(2n) ||θ||² + (b/n)ᵀθ
         def fun(w, k=k):
             val, g, _ = f._host_fgh(w, need_hess=False)

@@ -16,9 +16,11 @@ Sampling and neighbouring relation (explicit, see :mod:`dpbounds.privacy.rdp`):
 * ``sampling="without_replacement"`` (Yang et al.'s choice): a uniform subset of exactly
   ``B`` samples per step, analysed under **replace-one**, where the clipped sum moves by up
   to :math:`2C`: :math:`\sigma_{\text{sum}} = z\cdot 2C`;
-* ``sampling="poisson"`` (Abadi et al.): each sample joins with probability :math:`q=B/n`,
+* ``sampling="poisson"`` (Abadi et al.): each sample joins with probability :math:`q=B/N`,
   analysed under **add/remove**: :math:`\sigma_{\text{sum}} = zC`, and the sum is divided by
-  the expected batch size :math:`B = qn`.
+  the expected batch size :math:`B = qN`. Under add/remove the dataset size is private, so
+  :math:`N` is a declared public size ``public_n`` (required), never the actual ``n``: a rate
+  computed from ``n`` would give the two neighbours different sampling rates and noise.
 
 The noise multiplier :math:`z` is the smallest one whose RDP (or PLD, Poisson only)
 :math:`\varepsilon` over ``steps`` steps is at most the target
@@ -59,7 +61,12 @@ from dpbounds.algorithms._common import (
     TraceRecorder,
     check_batch_size,
     check_epsilon,
+    check_noise_step,
+    check_steps,
+    check_trials,
     make_streams,
+    progress,
+    public_normaliser,
 )
 from dpbounds.backend import backend_name
 from dpbounds.provenance import YANG, Provenance, Source
@@ -93,6 +100,9 @@ def noisy_sgd_noise(
 
     Parameters
     ----------
+    n:
+        The **public** dataset size of the sampling rate :math:`q = B/n` (under Poisson
+        sampling, add/remove, a declared size, not the private actual one).
     contribution_bound:
         Bound on each sample's contribution to the noised sum: :math:`C` for clipping,
         ``1`` for normalisation :math:`g/(\lVert g\rVert+r)` (independent of ``r``).
@@ -108,7 +118,8 @@ def noisy_sgd_noise(
     delta = check_probability("delta", delta)
     sampling = check_choice("sampling", sampling, SAMPLING)
     accountant = check_choice("accountant", accountant, ("rdp", "pld"))
-    steps = check_int("steps", steps, minimum=1)
+    steps = check_steps(steps)
+    n = check_int("n", n, minimum=1)
     batch_size = check_batch_size(batch_size, n)
     bound = check_positive("contribution_bound", contribution_bound)
     relation = "replace-one" if sampling == "without_replacement" else "add/remove"
@@ -184,16 +195,19 @@ def _noisy_sgd(
     trace_every: int,
     name: str,
     source: Source,
+    public_n: int | None,
 ) -> SimulationResult:
     """Shared loop of DP-SGD (``kind="clip"``) and DP-NSGD (``kind="normalize"``)."""
     step_size = check_positive("step_size", step_size)
-    steps = check_int("steps", steps, minimum=1)
-    trials = check_int("trials", trials, minimum=1)
+    steps = check_steps(steps)
+    trials = check_trials(trials)
     trace_every = check_int("trace_every", trace_every, minimum=1)
     n = int(objective.n)
-    batch_size = check_batch_size(batch_size, n)
+    relation = "replace-one" if sampling == "without_replacement" else "add/remove"
+    n_rate = public_normaliser(public_n, n, relation)  # the n of the sampling rate B/n
+    batch_size = check_batch_size(batch_size, n_rate)
     x = objective.initial_state(trials, x0)  # validates x0 before the (slow) calibration
-    noise = noisy_sgd_noise(epsilon, delta, n=n, batch_size=batch_size, steps=steps,
+    noise = noisy_sgd_noise(epsilon, delta, n=n_rate, batch_size=batch_size, steps=steps,
                             contribution_bound=contribution_bound, sampling=sampling,
                             accountant=accountant)
     epsilon = check_epsilon(epsilon)
@@ -204,10 +218,11 @@ def _noisy_sgd(
     recorder = TraceRecorder(objective, trace)
     sampler, noise_rng = make_streams(seed, trials, xp)
     std_mean = noise["noise_std"] / batch_size  # noise on the sum, then averaged
+    check_noise_step(std_mean, step_size, epsilon)
     q = noise["sampling_rate"]
     trace_steps = [0]
     recorder.record(x)
-    for t in range(1, steps + 1):
+    for t in progress(range(1, steps + 1), desc=name):
         if sampling == "without_replacement":
             idx = sampler.subsample(n, batch_size)
             if kind == "clip":
@@ -241,7 +256,8 @@ def _noisy_sgd(
         ledger=ledger,
         params=dict(steps=steps, batch_size=batch_size, step_size=step_size,
                     sampling=sampling, sampling_rate=q, accountant=accountant,
-                    noise_multiplier=noise["noise_multiplier"], noise_std_sum=noise["noise_std"],
+                    public_n=n_rate, noise_multiplier=noise["noise_multiplier"],
+                    noise_std_sum=noise["noise_std"],
                     sensitivity_sum=noise["sensitivity"],
                     sigma_over_clip=noise["noise_std"] / contribution_bound,
                     trials=trials, trace_steps=trace_steps,
@@ -266,6 +282,7 @@ def dp_sgd(
     accountant: str = "rdp",
     trace: str | None = "auto",
     trace_every: int = 1,
+    public_n: int | None = None,
 ) -> SimulationResult:
     r"""DP-SGD with per-sample clipping to ``clip_norm`` (Yang et al. eq. (2), Abadi et al.).
 
@@ -282,6 +299,11 @@ def dp_sgd(
         Independent runs, seed, start point.
     sampling:
         ``"without_replacement"`` (replace-one) or ``"poisson"`` (add/remove).
+    public_n:
+        Required with ``sampling="poisson"``: the public dataset size :math:`N` of the
+        sampling rate :math:`q = B/N` (the size itself is private under add/remove; see
+        :func:`~dpbounds.algorithms._common.public_normaliser`). Without replacement it may
+        only repeat ``n``.
     accountant:
         ``"rdp"`` or ``"pld"`` (Poisson only).
     trace, trace_every:
@@ -300,5 +322,5 @@ def dp_sgd(
         epsilon=epsilon, delta=delta, steps=steps, batch_size=batch_size,
         step_size=step_size, trials=trials, seed=seed, x0=x0, sampling=sampling,
         accountant=accountant, trace=trace, trace_every=trace_every, name="dp_sgd",
-        source=DP_SGD_SOURCE,
+        source=DP_SGD_SOURCE, public_n=public_n,
     )

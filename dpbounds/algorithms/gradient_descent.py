@@ -10,11 +10,16 @@ the baseline of Lee & Kifer's Table 1: :math:`x_t=x_{t-1}-\alpha(\bar g_t+\nabla
 :math:`\bar g_t=\frac1n\sum_i\mathrm{clip}_C(\nabla\ell_i)`, :math:`Z_t\sim N(0,\sigma^2I)`.
 The budget is split evenly in zCDP: :math:`\rho=\rho(\epsilon,\delta)` by Lee & Kifer eq. (5),
 :math:`\rho_t=\rho/T`, :math:`\sigma=\Delta/\sqrt{2\rho_t}` (Lemma 3.6) with
-:math:`\Delta=2C/n` (replace-one) or :math:`C/n` (add/remove), with ``n`` public (the
-mean's denominator is the public ``n``; see :func:`gaussian_gd_sensitivity`). Without
-``clip_norm`` the objective's ``l2_sensitivity`` (a bound on ``||∇ℓ(x;y)-∇ℓ(x;y')||``)
-replaces ``2C`` under replace-one, and its ``gradient_bound`` (``sup ||∇ℓ(x;y)||``) replaces
-``C`` under add/remove; an infinite bound raises ``ValueError``.
+:math:`\Delta=2C/n` (replace-one, where ``n`` is public). Under add/remove the size of the
+data set is private, so the query is the clipped **sum** divided by a declared public
+normaliser :math:`N` (``public_n``): :math:`\bar g_t=\frac1N\sum_{i\in D}\mathrm{clip}_C
+(\nabla\ell_i)`, :math:`\Delta=C/N`, and :math:`\sigma` depends on public quantities only
+(see :func:`gaussian_gd_sensitivity` and :func:`~dpbounds.algorithms._common.public_normaliser`;
+dividing by the actual size moved the mean by up to :math:`2C/(n+1)` and gave the two
+neighbours different noise). Without ``clip_norm`` the objective's ``l2_sensitivity`` (a
+bound on ``||∇ℓ(x;y)-∇ℓ(x;y')||``) replaces ``2C`` under replace-one, and its
+``gradient_bound`` (``sup ||∇ℓ(x;y)||``) replaces ``C`` under add/remove; an infinite bound
+raises ``ValueError``.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds._validation import check_choice, check_int, check_positive, check_probability
+from dpbounds._validation import check_choice, check_positive, check_probability
 from dpbounds.algorithms._common import (
     NEIGHBOURING,
     SimulationResult,
@@ -32,7 +37,13 @@ from dpbounds.algorithms._common import (
     TraceRecorder,
     check_batch_size,
     check_epsilon,
+    check_noise_step,
+    check_steps,
+    check_trials,
+    default_step_size,
     make_streams,
+    progress,
+    public_normaliser,
 )
 from dpbounds.algorithms.kuru import laplace_momentum_method
 from dpbounds.backend import backend_name
@@ -58,7 +69,8 @@ def dp_gd(objective: Any, *, epsilon: float, steps: int, step_size: float | None
           batch_size: int | None = None, clip_norm: float | None = None,
           neighbouring: str = "replace-one", trials: int = 1, seed: Any = None,
           x0: Any = None, sensitivity: float | None = None,
-          trace: str | None = "suboptimality") -> SimulationResult:
+          trace: str | None = "suboptimality", public_n: int | None = None
+          ) -> SimulationResult:
     r"""Differentially private gradient descent.
 
     Parameters
@@ -81,10 +93,15 @@ def dp_gd(objective: Any, *, epsilon: float, steps: int, step_size: float | None
     clip_norm:
         Gaussian only: per-sample clipping norm ``C``.
     neighbouring:
-        Gaussian only: ``"replace-one"`` (``Δ = 2C/n``) or ``"add/remove"`` (``Δ = C/n``,
-        ``n`` public). Without ``clip_norm``, add/remove needs a finite
-        ``objective.gradient_bound`` (``Δ = G/n``). The Laplace variant is replace-one
+        Gaussian only: ``"replace-one"`` (``Δ = 2C/n``) or ``"add/remove"`` (``Δ = C/N``
+        with ``N = public_n``). Without ``clip_norm``, add/remove needs a finite
+        ``objective.gradient_bound`` (``Δ = G/N``). The Laplace variant is replace-one
         (Kuru et al.).
+    public_n:
+        Required under add/remove: the public normaliser ``N`` (a declared dataset size or a
+        public bound on it). The released gradient is the clipped sum over the actual data
+        divided by ``N``, and the noise depends on ``N`` only, never on the private size.
+        Under replace-one it may only repeat ``n``.
     trials, seed, x0, sensitivity, trace:
         As in :func:`~dpbounds.algorithms.kuru.dp_heavy_ball`; ``sensitivity`` overrides the
         objective's ``l1_sensitivity`` (Laplace) or, Gaussian without clipping, the per-sample
@@ -103,17 +120,17 @@ def dp_gd(objective: Any, *, epsilon: float, steps: int, step_size: float | None
     ('zCDP', True)
     """
     epsilon = check_epsilon(epsilon)
-    T = check_int("steps", steps)
+    T = check_steps(steps)
+    trials = check_trials(trials)
     mechanism = check_choice("mechanism", mechanism, ("laplace", "gaussian"))
     check_choice("neighbouring", neighbouring, NEIGHBOURING)
-    alpha = c / objective.smoothness if step_size is None else check_positive("step_size",
-                                                                             step_size)
-    check_positive("c", c)
+    alpha = default_step_size(objective, step_size, c)
     if mechanism == "laplace":
         if clip_norm is not None:
             raise ValueError("clip_norm applies to mechanism='gaussian' only")
         if neighbouring != "replace-one":
             raise ValueError("the Laplace DP-GD of Kuru et al. is replace-one only")
+        public_normaliser(public_n, objective.n, neighbouring)
         budgets = split_budget(epsilon, steps=T) if math.isfinite(epsilon) else None
         return laplace_momentum_method(
             objective, kind="hb", step_sizes=np.full(T, alpha), momenta=np.zeros(T),
@@ -122,34 +139,35 @@ def dp_gd(objective: Any, *, epsilon: float, steps: int, step_size: float | None
             source=DP_GD_LAPLACE_SOURCE, params=dict(step_size=alpha, mechanism="laplace"),
         )
     return _gaussian_gd(objective, epsilon, delta, T, alpha, batch_size, clip_norm,
-                        neighbouring, trials, seed, x0, sensitivity, trace)
+                        neighbouring, trials, seed, x0, sensitivity, trace, public_n)
 
 
 def gaussian_gd_sensitivity(objective: Any, neighbouring: str = "replace-one",
                             clip_norm: float | None = None,
-                            sensitivity: float | None = None) -> float:
+                            sensitivity: float | None = None,
+                            public_n: int | None = None) -> float:
     r"""L2 sensitivity :math:`\Delta` of the gradient query that Gaussian DP-GD noises.
 
-    Convention: ``n`` is **public** and the query is
-    :math:`q(D)=\frac1n\sum_{i\in D}g_i(x)+\nabla R(x)` with the public ``n`` as
-    denominator (:math:`g_i=\nabla\ell_i` or its clipped version; ``R`` is data-free).
+    The query is :math:`q(D)=\frac1N\sum_{i\in D}g_i(x)+\nabla R(x)` with a **public**
+    denominator :math:`N` (:math:`g_i=\nabla\ell_i` or its clipped version; ``R`` is
+    data-free): :math:`N=n` under replace-one (the size is public there), :math:`N=`
+    ``public_n`` under add/remove (the size is private; see
+    :func:`~dpbounds.algorithms._common.public_normaliser`).
 
     * ``"replace-one"``: one :math:`g_i` is swapped, :math:`\Delta = \sup\lVert g(x;y)-
       g(x;y')\rVert/n`: ``2 * clip_norm / n``, else ``sensitivity`` or the objective's
       ``l2_sensitivity`` (a bound on that difference) over ``n``.
     * ``"add/remove"``: one :math:`g_i` is added or dropped, :math:`\Delta=\sup\lVert g(x;y)
-      \rVert/n`: ``clip_norm / n``, else ``sensitivity`` or the objective's
-      ``gradient_bound`` :math:`G` (a bound on the per-sample **norm**) over ``n``. The
+      \rVert/N`: ``clip_norm / N``, else ``sensitivity`` or the objective's
+      ``gradient_bound`` :math:`G` (a bound on the per-sample **norm**) over ``N``. The
       replace-one difference bound is not a norm bound (a quadratic's per-sample gradients
       differ by a bounded offset but are unbounded), so it is never halved into one.
-
-    If ``n`` were private, the mean over the actual size would move by up to :math:`2G/n`
-    under add/remove (``(g_{new} - \bar g)/(n+1)``); pass ``sensitivity=2 * G`` then.
 
     Raises
     ------
     ValueError
-        When the bound is infinite: pass ``clip_norm`` (or a finite ``sensitivity``).
+        When the bound is infinite: pass ``clip_norm`` (or a finite ``sensitivity``); under
+        add/remove without ``public_n``.
 
     Example
     -------
@@ -157,11 +175,11 @@ def gaussian_gd_sensitivity(objective: Any, neighbouring: str = "replace-one",
     >>> q = QuadraticObjective([1.0, 2.0], offsets=[[0.5, 0.0], [-0.5, 0.0]])
     >>> gaussian_gd_sensitivity(q, "replace-one")     # 2 sup||e|| / n
     0.5
-    >>> gaussian_gd_sensitivity(q, "add/remove", clip_norm=1.0)
-    0.5
+    >>> gaussian_gd_sensitivity(q, "add/remove", clip_norm=1.0, public_n=4)   # C / N
+    0.25
     """
     neighbouring = check_choice("neighbouring", neighbouring, NEIGHBOURING)
-    n = objective.n
+    n = public_normaliser(public_n, objective.n, neighbouring)
     if clip_norm is not None:
         clip_norm = check_positive("clip_norm", clip_norm)
         return (2.0 if neighbouring == "replace-one" else 1.0) * clip_norm / n
@@ -182,13 +200,16 @@ def gaussian_gd_sensitivity(objective: Any, neighbouring: str = "replace-one",
 
 def _gaussian_gd(f: Any, epsilon: float, delta: float | None, T: int, alpha: float,
                  batch_size: Any, clip_norm: float | None, neighbouring: str, trials: int,
-                 seed: Any, x0: Any, sensitivity: float | None, trace: str | None
-                 ) -> SimulationResult:
+                 seed: Any, x0: Any, sensitivity: float | None, trace: str | None,
+                 public_n: int | None) -> SimulationResult:
     xp = f.xp
     if check_batch_size(batch_size, f.n) != f.n:
         raise ValueError("batch_size must be None or n for mechanism='gaussian' (full batch); "
                          "use dpbounds.algorithms.dp_sgd for subsampled Gaussian noise")
-    delta_2 = gaussian_gd_sensitivity(f, neighbouring, clip_norm, sensitivity)
+    delta_2 = gaussian_gd_sensitivity(f, neighbouring, clip_norm, sensitivity, public_n)
+    n_pub = public_normaliser(public_n, f.n, neighbouring)
+    # the objective returns means over the actual data; n / N turns them into sum / N
+    to_public = f.n / n_pub
     if clip_norm is not None:
         clip_norm = check_positive("clip_norm", clip_norm)
     private = math.isfinite(epsilon)
@@ -198,12 +219,13 @@ def _gaussian_gd(f: Any, epsilon: float, delta: float | None, T: int, alpha: flo
         delta = check_probability("delta", delta)
         rho = float(dp_to_zcdp_rho(epsilon, delta))
         sigma = float(gaussian_sigma_for_zcdp(rho / T, delta_2))
+        check_noise_step(sigma, alpha, epsilon)
     else:
         sigma = 0.0
     _, noise = make_streams(seed, trials, xp)
     rec = TraceRecorder(f, trace)
     x = f.initial_state(trials, x0)
-    for _ in range(T):
+    for _ in progress(range(T), desc="DP-GD (Gaussian)"):
         if clip_norm is None:
             if rec.needs_loss:
                 loss, g = f.loss_and_grad(x)
@@ -211,9 +233,12 @@ def _gaussian_gd(f: Any, epsilon: float, delta: float | None, T: int, alpha: flo
             else:
                 rec.record(x)
                 g = f.grad(x)
+            if to_public != 1.0:
+                reg = f.regularizer_grad(x)
+                g = to_public * (g - reg) + reg
         else:
             rec.record(x)
-            g = f.clipped_mean_grad(x, None, clip_norm) + f.regularizer_grad(x)
+            g = to_public * f.clipped_mean_grad(x, None, clip_norm) + f.regularizer_grad(x)
         if sigma > 0:
             g = g + noise.normal((f.d,), sigma)
         x = x - alpha * g
@@ -224,12 +249,12 @@ def _gaussian_gd(f: Any, epsilon: float, delta: float | None, T: int, alpha: flo
         ledger = SpentBudget(
             "zCDP", neighbouring, float(zcdp_to_dp_epsilon(rho_spent, delta)), delta,
             epsilon, delta, per_step, "zCDP composition (Lemma 3.5), Lemma 3.8 conversion",
-            rho=rho_spent, events=(f"{T} x Gaussian(sigma={sigma:.4g}) on a mean gradient "
-                                   f"of L2 sensitivity {delta_2:.4g}",),
+            rho=rho_spent, events=(f"{T} x Gaussian(sigma={sigma:.4g}) on a gradient sum / "
+                                   f"{n_pub} of L2 sensitivity {delta_2:.4g}",),
         )
     else:
         ledger = SpentBudget.non_private(T, neighbouring)
     params = dict(step_size=alpha, mechanism="gaussian", sigma=sigma, sensitivity=delta_2,
-                  clip_norm=clip_norm, steps=T, seed=seed)
+                  clip_norm=clip_norm, steps=T, seed=seed, normaliser=n_pub)
     return SimulationResult("DP-GD (Gaussian)", x, rec.result(trials), rec.kind or "none",
                             ledger, params, DP_GD_GAUSSIAN_SOURCE, backend_name(xp))

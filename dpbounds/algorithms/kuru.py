@@ -46,14 +46,19 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds._validation import check_choice, check_int, check_nonnegative, check_positive
+from dpbounds._validation import check_choice, check_nonnegative, check_positive
 from dpbounds.algorithms._common import (
     SimulationResult,
     SpentBudget,
     TraceRecorder,
     check_batch_size,
     check_epsilon,
+    check_noise_step,
+    check_steps,
+    check_trials,
+    default_step_size,
     make_streams,
+    progress,
 )
 from dpbounds.backend import backend_name
 from dpbounds.bounds.nesterov import Schedule, error_weights, masg_schedule, nesterov_schedule
@@ -191,7 +196,7 @@ def laplace_momentum_method(
     T = len(step_sizes)
     n, d = f.n, f.d
     m = check_batch_size(batch_size, n)
-    trials = check_int("trials", trials)
+    trials = check_trials(trials)
     S1 = f.l1_sensitivity if sensitivity is None else check_nonnegative("sensitivity",
                                                                          sensitivity)
     private = math.isfinite(epsilon)
@@ -206,6 +211,7 @@ def laplace_momentum_method(
         if scales.shape != (T,) or not np.all(np.isfinite(scales)):
             raise ValueError("the Laplace scales must be finite, one per step (an allocation "
                              "that gives a step no budget needs a shorter horizon)")
+        check_noise_step(scales, step_sizes, epsilon)
     else:
         scales = np.zeros(T)
     sampler, noise = make_streams(seed, trials, xp)
@@ -213,7 +219,7 @@ def laplace_momentum_method(
     x = f.initial_state(trials, x0)
     x_prev = x
     restarts = np.zeros(T, dtype=bool) if restarts is None else np.asarray(restarts, bool)
-    for t in range(T):
+    for t in progress(range(T), desc=name or kind):
         alpha, beta = float(step_sizes[t]), float(momenta[t])
         if restarts[t]:
             x_prev = x
@@ -258,8 +264,8 @@ def laplace_momentum_method(
 
 def _defaults(objective: Any, step_size: float | None, c: float, momentum: float | None
               ) -> tuple[float, float]:
-    L, mu = objective.smoothness, objective.strong_convexity
-    alpha = c / L if step_size is None else check_positive("step_size", step_size)
+    mu = objective.strong_convexity
+    alpha = default_step_size(objective, step_size, c)
     if momentum is None:
         if mu <= 0:
             raise ValueError("momentum must be given for an objective with strong_convexity "
@@ -323,7 +329,7 @@ def dp_heavy_ball(objective: Any, *, epsilon: float, steps: int, step_size: floa
     ((4, 51), True)
     """
     epsilon = check_epsilon(epsilon)
-    T = check_int("steps", steps)
+    T = check_steps(steps)
     alpha, beta = _defaults(objective, step_size, c, momentum)
     eps_t = _budgets(budgets, epsilon, T)
     return laplace_momentum_method(
@@ -369,7 +375,7 @@ def dp_nag(objective: Any, *, epsilon: float, steps: int, step_size: float | Non
     DP-NAG-opt. Other parameters as :func:`dp_heavy_ball`.
     """
     epsilon = check_epsilon(epsilon)
-    T = check_int("steps", steps)
+    T = check_steps(steps)
     alpha, beta = _defaults(objective, step_size, c, momentum)
     allocation = check_choice("allocation", allocation, ALLOCATIONS)
     horizon_rule = check_choice("horizon_rule", horizon_rule, HORIZON_RULES)
@@ -423,7 +429,7 @@ def dp_masg(objective: Any, *, epsilon: float, steps: int, c: float = 1.0, p: fl
     ``allocation`` and ``horizon_reselection`` as in :func:`dp_nag`, with the weights (34).
     """
     epsilon = check_epsilon(epsilon)
-    T = check_int("steps", steps)
+    T = check_steps(steps)
     check_positive("c", c)
     allocation = check_choice("allocation", allocation, ALLOCATIONS)
     horizon_rule = check_choice("horizon_rule", horizon_rule, HORIZON_RULES)

@@ -69,6 +69,7 @@ def dp_nsgd(
     accountant: str = "rdp",
     trace: str | None = "auto",
     trace_every: int = 1,
+    public_n: int | None = None,
 ) -> SimulationResult:
     r"""DP-NSGD with per-sample normalisation :math:`g/(\lVert g\rVert+r)` (Yang et al.).
 
@@ -77,6 +78,9 @@ def dp_nsgd(
     r:
         Regulariser of the normalisation, ``r > 0``. It trades the non-vanishing bias floor
         against the decaying term; it does **not** change the noise.
+    public_n:
+        Required with ``sampling="poisson"`` (add/remove): the public dataset size of the
+        sampling rate, as in :func:`~dpbounds.algorithms.dp_sgd.dp_sgd`.
 
     All other parameters and the result are as in :func:`dpbounds.algorithms.dp_sgd.dp_sgd`
     (``params["r"]`` instead of ``clip_norm``; ``sigma_over_clip`` is the noise std on the
@@ -89,5 +93,5 @@ def dp_nsgd(
         epsilon=epsilon, delta=delta, steps=steps, batch_size=batch_size,
         step_size=step_size, trials=trials, seed=seed, x0=x0, sampling=sampling,
         accountant=accountant, trace=trace, trace_every=trace_every, name="dp_nsgd",
-        source=DP_NSGD_SOURCE,
+        source=DP_NSGD_SOURCE, public_n=public_n,
     )

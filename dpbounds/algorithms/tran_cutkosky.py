@@ -98,7 +98,14 @@ from dpbounds._validation import (
     check_positive,
     check_probability,
 )
-from dpbounds.algorithms._common import TRACE_KINDS, SimulationResult, SpentBudget
+from dpbounds.algorithms._common import (
+    MAX_STEPS,
+    TRACE_KINDS,
+    SimulationResult,
+    SpentBudget,
+    check_trials,
+    progress,
+)
 from dpbounds.algorithms.tree_aggregation import (
     ComposeAndSumAggregator,
     TreeAggregator,
@@ -323,12 +330,15 @@ def _sample_smoothness(objective: Any) -> float:
 
 def _check_common(objective: Any, epochs: int, step_size: float, batch_size: int,
                   trials: int, alpha: float | None) -> tuple:
-    epochs = check_int("epochs", epochs, minimum=1)
+    epochs = check_int("epochs", epochs, minimum=1, maximum=MAX_STEPS)
     step_size = check_positive("step_size", step_size)
     n = int(objective.n)
     batch_size = check_int("batch_size", batch_size, minimum=1, maximum=n)
-    trials = check_int("trials", trials, minimum=1)
+    trials = check_trials(trials)
     steps = _steps_per_epoch(n, batch_size)
+    if steps * epochs > MAX_STEPS:
+        raise ValueError(f"epochs x (n // batch_size) = {epochs} x {steps} steps exceeds the "
+                         f"{MAX_STEPS} steps a simulation accepts: use fewer epochs")
     if alpha is None:
         alpha = 1.0 / steps
     alpha = check_closed_interval("alpha", alpha, 0.0, 1.0)
@@ -530,7 +540,7 @@ def tree_momentum_nsgd(
     rec = _Recorder(objective, trace, trace_every)
     output = _UniformOutput(output_rng, n_steps, x)
     t = 0
-    for _ in range(epochs):
+    for _ in progress(range(epochs), desc="tree-momentum NSGD (epochs)"):
         perm = sampler.permutation(objective.n)
         for i in range(steps):
             t += 1
@@ -648,7 +658,7 @@ def sensitivity_reduced_nsgd(
     rec = _Recorder(objective, trace, trace_every)
     output = _UniformOutput(output_rng, n_steps, x)
     grad_evals = 0
-    for t in range(1, n_steps + 1):
+    for t in progress(range(1, n_steps + 1), desc="sensitivity-reduced NSGD"):
         output.offer(t, x)
         i = (t - 1) % steps
         idx = perm[:, i * batch_size:(i + 1) * batch_size]

@@ -9,10 +9,28 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds._validation import check_nonnegative, check_positive
-from dpbounds.backend import get_namespace, to_numpy
+from dpbounds._validation import check_int, check_nonnegative, check_positive
+from dpbounds.backend import MAX_TRIALS, get_namespace, to_numpy
 
-__all__ = ["Objective", "Optimum"]
+__all__ = ["MAX_STATE_ELEMENTS", "Objective", "Optimum", "finite_array"]
+
+#: Largest state ``trials x d`` (float64 elements, 8 GiB) an objective hands out.
+MAX_STATE_ELEMENTS: int = 2**30
+
+
+def finite_array(name: str, value: Any, ndim: int | None = None) -> np.ndarray:
+    """``value`` as a float64 NumPy array; ``ValueError`` naming ``name`` unless it is real,
+    finite (no NaN or inf) and, when ``ndim`` is given, of that dimension."""
+    try:
+        arr = np.asarray(to_numpy(value), dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an array of real numbers") from None
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must be a {ndim}-D array, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
+        raise ValueError(f"{name} must be finite: {bad} entries are NaN or inf")
+    return arr
 
 
 @dataclass(frozen=True)
@@ -108,11 +126,19 @@ class Objective:
         return idx
 
     def initial_state(self, trials: int, x0: Any = None) -> Any:
-        """A ``(trials, d)`` float64 state: ``x0`` broadcast over trials (zeros by default)."""
+        """A ``(trials, d)`` float64 state: ``x0`` broadcast over trials (zeros by default).
+
+        ``x0`` is a scalar, a ``(d,)`` or a ``(trials, d)`` array of finite numbers; anything
+        else (NaN, inf, a wrong shape) raises ``ValueError`` naming ``x0``.
+        """
         xp = self.xp
+        trials = check_int("trials", trials, minimum=1, maximum=MAX_TRIALS)
+        if trials * self.d > MAX_STATE_ELEMENTS:
+            raise ValueError(f"trials x d = {trials} x {self.d} exceeds {MAX_STATE_ELEMENTS} "
+                             "state entries (8 GiB): use fewer trials per batch")
         if x0 is None:
             return xp.zeros((trials, self.d), dtype=xp.float64)
-        arr = np.asarray(to_numpy(x0), dtype=float)
+        arr = finite_array("x0", x0)
         if arr.ndim == 0:
             arr = np.full(self.d, float(arr))
         if arr.ndim == 1:

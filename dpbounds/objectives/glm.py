@@ -28,8 +28,8 @@ import numpy as np
 import scipy.optimize
 
 from dpbounds._validation import check_nonnegative, check_positive
-from dpbounds.backend import get_namespace, to_numpy
-from dpbounds.objectives._base import Objective, Optimum
+from dpbounds.backend import get_namespace, is_cupy, rowwise_matmul, to_numpy
+from dpbounds.objectives._base import Objective, Optimum, finite_array
 from dpbounds.provenance import KURU, LEE_KIFER, TRAN_CUTKOSKY, Provenance, Source
 
 __all__ = [
@@ -71,8 +71,8 @@ class MarginLossObjective(Objective):
         l2_radius: float | None = None,
         smoothness: float | None = None,
     ) -> None:
-        A = np.ascontiguousarray(np.asarray(to_numpy(features), dtype=np.float64))
-        y = np.asarray(to_numpy(labels), dtype=np.float64).reshape(-1)
+        A = np.ascontiguousarray(finite_array("features", features))
+        y = finite_array("labels", labels).reshape(-1)
         if A.ndim != 2:
             raise ValueError(f"features must be a 2-D array (n, d), got shape {A.shape}")
         if y.shape[0] != A.shape[0]:
@@ -82,8 +82,6 @@ class MarginLossObjective(Objective):
             )
         if not np.all(np.isin(y, (-1.0, 1.0))):
             raise ValueError("labels must be in {-1, +1}")
-        if not np.all(np.isfinite(A)):
-            raise ValueError("features must be finite")
         super().__init__(A.shape[0], A.shape[1], backend)
         self.features_np = A
         self.labels_np = y
@@ -116,7 +114,7 @@ class MarginLossObjective(Objective):
         """Return (margins (trials, m), rows (trials, m, d) or None, norms (trials, m))."""
         xp = self.xp
         if idx is None:
-            return x @ xp.matrix_transpose(self._Z), None, None
+            return rowwise_matmul(xp, x, xp.matrix_transpose(self._Z)), None, None
         trials, m = idx.shape
         flat = xp.reshape(idx, (-1,))
         rows = xp.reshape(xp.take(self._Z, flat, axis=0), (trials, m, self.d))
@@ -127,21 +125,29 @@ class MarginLossObjective(Objective):
     def _weighted_mean(self, w: Any, rows: Any) -> Any:
         """mean_i w_i z_i for full data (rows None) or a gathered mini-batch."""
         if rows is None:
-            return (w @ self._Z) / self.n
+            return rowwise_matmul(self.xp, w, self._Z) / self.n
         return (w[:, None, :] @ rows)[:, 0, :] / w.shape[1]
 
     def _psi_dpsi(self, xp: Any, z: Any) -> tuple[Any, Any]:
         """``(ψ(z), ψ'(z))``; subclasses may share work between the two."""
         return self._psi(xp, z), self._dpsi(xp, z)
 
-    #: Target size (in array elements) of one block of the full-data pass.
+    #: Samples per block of the full-data pass. Fixed, whatever the number of trials: the
+    #: block boundaries set the order of each trial's sum over the samples, so a block size
+    #: scaled with the trials would change a trial's last bits with the number of trials.
+    block_samples: int = 2048
+    #: Target size (array elements) of a block's temporaries: on the host the trials are
+    #: processed in chunks of ``block_elements // block_samples`` rows (every operation is row
+    #: by row, so the chunking changes no trial's result); CuPy takes all trials at once.
     block_elements: int = 1 << 14
 
     def _blocks(self, trials: int):
-        """Sample ranges of the blocked full-data pass (keeps temporaries in cache)."""
-        size = max(256, self.block_elements // max(1, trials))
-        for start in range(0, self.n, size):
-            yield start, min(self.n, start + size)
+        """``(trial slice, sample start, sample end)`` of the blocked full-data pass."""
+        chunk = trials if is_cupy(self.xp) else max(1, self.block_elements // self.block_samples)
+        for t0 in range(0, trials, chunk):
+            rows = slice(t0, min(trials, t0 + chunk))
+            for start in range(0, self.n, self.block_samples):
+                yield rows, start, min(self.n, start + self.block_samples)
 
     def _full_pass(self, x: Any, *, loss: bool, grad: str | None, param: float = 0.0,
                    reg_vec: Any = None, loss_clip: float | None = None,
@@ -155,14 +161,19 @@ class MarginLossObjective(Objective):
         """
         xp = self.xp
         trials = x.shape[0]
-        total = xp.zeros((trials,), dtype=x.dtype) if loss else None
-        g = xp.zeros((trials, self.d), dtype=x.dtype) if grad else None
-        csum = xp.zeros((trials,), dtype=x.dtype) if reg_vec is not None else None
-        if reg_vec is not None:
-            rr = xp.sum(reg_vec * reg_vec, axis=1)[:, None]
-        for a, b in self._blocks(trials):
+        totals, grads = [], []
+        for rows, a, b in self._blocks(trials):
+            if a == 0:  # a new chunk of trials
+                xr = x[rows, :]
+                rv = None if reg_vec is None else reg_vec[rows, :]
+                shift = None if loss_shift is None else loss_shift[rows]
+                total = xp.zeros((xr.shape[0],), dtype=x.dtype) if loss else None
+                g = xp.zeros((xr.shape[0], self.d), dtype=x.dtype) if grad else None
+                csum = xp.zeros((xr.shape[0],), dtype=x.dtype) if rv is not None else None
+                if rv is not None:
+                    rr = xp.sum(rv * rv, axis=1)[:, None]
             Zb = self._Z[a:b, :]
-            z = x @ xp.matrix_transpose(Zb)
+            z = rowwise_matmul(xp, xr, xp.matrix_transpose(Zb))
             if loss and grad:
                 psi, w = self._psi_dpsi(xp, z)
             elif loss:
@@ -171,21 +182,26 @@ class MarginLossObjective(Objective):
                 psi, w = None, self._dpsi(xp, z)
             if loss:
                 if loss_clip is not None:
-                    shifted = psi if loss_shift is None else psi + loss_shift[:, None]
+                    shifted = psi if shift is None else psi + shift[:, None]
                     psi = xp.minimum(shifted, xp.asarray(loss_clip, dtype=psi.dtype))
                 total = total + xp.sum(psi, axis=1)
             if grad:
-                if reg_vec is not None:
-                    zr = reg_vec @ xp.matrix_transpose(Zb)
+                if rv is not None:
+                    zr = rowwise_matmul(xp, rv, xp.matrix_transpose(Zb))
                     c = self._clip_factor(xp, w, self._norms[None, a:b], zr, rr, param)
                     csum = csum + xp.sum(c, axis=1)
                     w = w * c
                 elif grad != "plain":
                     w = self._rescale(xp, w, self._norms[None, a:b], grad, param)
-                g = g + w @ Zb
-        if grad and reg_vec is not None:
-            g = g + csum[:, None] * reg_vec
-        return total, (g / self.n if grad else None)
+                g = g + rowwise_matmul(xp, w, Zb)
+            if b == self.n:  # the chunk is complete
+                if grad and rv is not None:
+                    g = g + csum[:, None] * rv
+                totals.append(total)
+                grads.append(g)
+        total = xp.concat(totals, axis=0) if loss else None
+        g = xp.concat(grads, axis=0) / self.n if grad else None
+        return total, g
 
     @staticmethod
     def _clip_factor(xp: Any, w: Any, norms: Any, zr: Any, rr: Any, C: float) -> Any:

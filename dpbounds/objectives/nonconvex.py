@@ -23,8 +23,8 @@ import numpy as np
 import scipy.optimize
 
 from dpbounds._validation import check_int, check_nonnegative, check_positive
-from dpbounds.backend import get_namespace, to_numpy
-from dpbounds.objectives._base import Objective, Optimum
+from dpbounds.backend import get_namespace
+from dpbounds.objectives._base import Objective, Optimum, finite_array
 from dpbounds.provenance import YANG, Provenance, Source
 
 __all__ = ["CoshCosineObjective"]
@@ -61,7 +61,7 @@ class CoshCosineObjective(Objective):
         d = check_int("d", d)
         self.a = check_nonnegative("a", a)
         self.b = check_positive("b", b)
-        e = np.zeros((1, d)) if offsets is None else np.asarray(to_numpy(offsets), dtype=float)
+        e = np.zeros((1, d)) if offsets is None else finite_array("offsets", offsets)
         if e.ndim != 2 or e.shape[1] != d:
             raise ValueError(f"offsets must have shape (n, {d}), got {e.shape}")
         e = e - e.mean(axis=0, keepdims=True)

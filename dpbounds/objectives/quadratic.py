@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from dpbounds._validation import check_finite, check_int
-from dpbounds.backend import get_namespace, to_numpy
-from dpbounds.objectives._base import Objective, Optimum
+from dpbounds.backend import get_namespace, rowwise_matmul, to_numpy
+from dpbounds.objectives._base import Objective, Optimum, finite_array
 from dpbounds.provenance import KURU, Provenance, Source
 
 __all__ = ["QuadraticObjective"]
@@ -80,7 +80,7 @@ class QuadraticObjective(Objective):
         if offsets is None:
             e = np.zeros((1, d))
         else:
-            e = np.asarray(to_numpy(offsets), dtype=float)
+            e = finite_array("offsets", offsets)
             if e.ndim != 2 or e.shape[1] != d:
                 raise ValueError(f"offsets must have shape (n, {d}), got {e.shape}")
             e = e - e.mean(axis=0, keepdims=True)
@@ -99,14 +99,21 @@ class QuadraticObjective(Objective):
             if V.shape != (d, d) or not np.allclose(V.T @ V, np.eye(d), atol=1e-8):
                 raise ValueError(f"basis must be an orthogonal ({d}, {d}) matrix")
             self.basis = V
-        self.b_np = np.zeros(d) if b is None else np.asarray(b, dtype=float).reshape(-1)
+        self.b_np = np.zeros(d) if b is None else finite_array("b", b).reshape(-1)
         if self.b_np.shape != (d,):
             raise ValueError(f"b must have shape ({d},), got {self.b_np.shape}")
         self.offsets_np = e
         self._e_l1 = float(np.max(np.sum(np.abs(e), axis=1)))
         self._e_l2 = float(np.max(np.linalg.norm(e, axis=1)))
-        self.offset_l1_radius = self._e_l1 if offset_l1_radius is None else float(offset_l1_radius)
-        self.offset_l2_radius = self._e_l2 if offset_l2_radius is None else float(offset_l2_radius)
+        self.offset_l1_radius = (self._e_l1 if offset_l1_radius is None
+                                 else check_finite("offset_l1_radius", offset_l1_radius))
+        self.offset_l2_radius = (self._e_l2 if offset_l2_radius is None
+                                 else check_finite("offset_l2_radius", offset_l2_radius))
+        # a declared radius below the data's own offsets would under-state the sensitivity
+        if (self.offset_l1_radius < self._e_l1 * (1 - 1e-12)
+                or self.offset_l2_radius < self._e_l2 * (1 - 1e-12)):
+            raise ValueError("offset_l1_radius/offset_l2_radius must bound the norms of every "
+                             f"(centred) offset: at least {self._e_l1:.6g} / {self._e_l2:.6g}")
         self._to_xp()
 
     def _to_xp(self) -> None:
@@ -129,7 +136,7 @@ class QuadraticObjective(Objective):
         return (self.basis * self.eigenvalues) @ self.basis.T
 
     def _Qx(self, x: Any) -> Any:
-        return x * self._diag if self._Q is None else x @ self._Q
+        return x * self._diag if self._Q is None else rowwise_matmul(self.xp, x, self._Q)
 
     def _mean_grad(self, x: Any) -> Any:
         return self._Qx(x) - self._b

@@ -6,8 +6,9 @@ unbounded while the difference is not). Oracles:
 
 * explicit neighbours: datasets ``D ∪ {z}``, ``D \\ {z_k}`` (add/remove) and ``D`` with
   ``z_k -> z`` (replace-one), the noise-free released query recomputed here with closed-form
-  logistic gradients in NumPy (convention of the algorithm: ``n`` public,
-  ``q(D) = (1/n) Σ_{i∈D} ∇ℓ_i + ∇R``), its actual change <= the sensitivity the algorithm used;
+  logistic gradients in NumPy (convention of the algorithm: a public denominator ``N``,
+  ``q(D) = (1/N) Σ_{i∈D} ∇ℓ_i + ∇R``; ``N = n`` under replace-one, the declared ``public_n``
+  under add/remove), its actual change <= the sensitivity the algorithm used;
 * dp_accounting's RDP accountant with the sensitivity recomputed here from the data domain;
 * the noise actually added (one step, many trials): sample variance within a 5-sigma band.
 """
@@ -70,7 +71,8 @@ def _max_changes(A, y, x, z, yz):
 
 def _used_sensitivity(f, neighbouring):
     r = dp_gd(f, epsilon=1.0, delta=1e-5, steps=3, mechanism="gaussian",
-              neighbouring=neighbouring, seed=0, trace=None)
+              neighbouring=neighbouring, seed=0, trace=None,
+              public_n=f.n if neighbouring == "add/remove" else None)
     return r.params["sensitivity"]
 
 
@@ -107,9 +109,9 @@ def test_quadratic_add_remove_without_clip_raises():
     assert math.isfinite(q.l2_sensitivity) and math.isinf(q.gradient_bound)
     with pytest.raises(ValueError, match="gradient_bound"):
         dp_gd(q, epsilon=1.0, delta=1e-5, steps=10, mechanism="gaussian",
-              neighbouring="add/remove")
+              neighbouring="add/remove", public_n=q.n)
     with pytest.raises(ValueError, match="gradient_bound"):
-        gaussian_gd_sensitivity(q, "add/remove")
+        gaussian_gd_sensitivity(q, "add/remove", public_n=q.n)
     # explicit neighbour: the old value l2_sensitivity / (2n) is exceeded away from x*
     lam, b = np.array([1.0, 3.0]), np.array([1.0, -2.0])
     rng = np.random.default_rng(0)
@@ -120,7 +122,7 @@ def test_quadratic_add_remove_without_clip_raises():
     assert change > 10 * qd.l2_sensitivity / (2 * qd.n)
     # clipping gives a true norm bound: C/n
     r = dp_gd(q, epsilon=1.0, delta=1e-5, steps=10, mechanism="gaussian",
-              neighbouring="add/remove", clip_norm=0.7, seed=0, trace=None)
+              neighbouring="add/remove", clip_norm=0.7, seed=0, trace=None, public_n=q.n)
     assert r.params["sensitivity"] == pytest.approx(0.7 / q.n, rel=1e-12)
     # replace-one: the quadratic parts cancel, the difference bound 2 sup||e|| / n is right
     assert gaussian_gd_sensitivity(q, "replace-one") == pytest.approx(
@@ -136,7 +138,7 @@ def test_add_remove_ledger_against_rdp_accountant_and_noise():
     A, y = _dataset(n, d, 3)
     f = LogisticRegression(A, y, l2=L2, l2_radius=RADIUS)
     r = dp_gd(f, epsilon=eps, delta=delta, steps=T, mechanism="gaussian",
-              neighbouring="add/remove", seed=0, trace=None)
+              neighbouring="add/remove", seed=0, trace=None, public_n=n)
     sens = RADIUS / n  # recomputed here: |ψ'| <= 1, ||a|| <= RADIUS, public n
     sigma = r.params["sigma"]
     acc = rdp_privacy_accountant.RdpAccountant(
@@ -150,7 +152,8 @@ def test_add_remove_ledger_against_rdp_accountant_and_noise():
     trials, alpha = 4000, 0.5
     x0 = np.array([0.2, -0.1, 0.3, 0.0])
     one = dp_gd(f, epsilon=eps, delta=delta, steps=1, mechanism="gaussian", step_size=alpha,
-                neighbouring="add/remove", trials=trials, seed=1, x0=x0, trace=None)
+                neighbouring="add/remove", trials=trials, seed=1, x0=x0, trace=None,
+                public_n=n)
     z = (x0 - np.asarray(one.x)) / alpha - _query(A, y, x0, n)
     s = one.params["sigma"]
     m = z.size

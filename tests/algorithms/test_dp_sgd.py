@@ -45,13 +45,18 @@ def _clip(g, c):
     return g * np.minimum(1.0, c / np.maximum(np.linalg.norm(g, axis=1, keepdims=True), 1e-300))
 
 
+def _public(sampling):
+    """Poisson sampling is add/remove: the dataset size is private, declare it (here N)."""
+    return {"public_n": N} if sampling == "poisson" else {}
+
+
 @pytest.mark.parametrize("sampling", ["without_replacement", "poisson"])
 def test_epsilon_inf_is_clipped_sgd(sampling):
     A, y = _data()
     f = LogisticRegression(A, y, l2=0.05)
     trials, steps, B, eta, C = 3, 40, 16, 0.3, 1.0
     res = dp_sgd(f, epsilon=math.inf, delta=1e-5, steps=steps, batch_size=B, step_size=eta,
-                 clip_norm=C, trials=trials, seed=7, sampling=sampling)
+                 clip_norm=C, trials=trials, seed=7, sampling=sampling, **_public(sampling))
     sampler, _ = make_streams(7, trials, None)
     x = np.zeros((trials, D))
     q = B / N
@@ -75,7 +80,8 @@ def test_injected_noise_variance_matches_calibration(sampling):
     f = QuadraticObjective(np.zeros(D), offsets=np.zeros((N, D)))
     trials, steps, B, eta = 60, 60, 12, 0.5  # same calibration as the ledger test (cached)
     res = dp_sgd(f, epsilon=1.0, delta=1e-6, steps=steps, batch_size=B, step_size=eta,
-                 clip_norm=0.7, trials=trials, seed=3, sampling=sampling, trace="loss")
+                 clip_norm=0.7, trials=trials, seed=3, sampling=sampling, trace="loss",
+                 **_public(sampling))
     # the final state is -eta * (sum of steps independent noises)
     x = to_numpy(res.x).ravel()
     expected = (res.params["noise_std_sum"] / B) ** 2 * steps * eta**2
@@ -113,7 +119,8 @@ def test_ledger_within_target_by_dp_accounting(sampling, accountant, eps):
     A, y = _data()
     f = LogisticRegression(A, y, l2=0.0)
     res = dp_sgd(f, epsilon=eps, delta=1e-6, steps=60, batch_size=12, step_size=0.1,
-                 clip_norm=1.0, seed=0, sampling=sampling, accountant=accountant, trace=None)
+                 clip_norm=1.0, seed=0, sampling=sampling, accountant=accountant, trace=None,
+                 **_public(sampling))
     assert res.ledger.within_target
     z = res.params["noise_multiplier"]
     oracle_acc = "rdp" if accountant == "rdp" else "pld"
@@ -163,8 +170,9 @@ def test_array_api_strict_matches_numpy_and_seeds():
     np.testing.assert_array_equal(to_numpy(c.x), to_numpy(a.x))
     d = dp_sgd(f, **{**kw, "seed": 12})
     assert not np.allclose(to_numpy(d.x), to_numpy(a.x))
-    p = dp_sgd(f.to_backend("array_api_strict"), **{**kw, "sampling": "poisson"})
-    q = dp_sgd(f, **{**kw, "sampling": "poisson"})
+    p = dp_sgd(f.to_backend("array_api_strict"), **{**kw, "sampling": "poisson",
+                                                    "public_n": f.n})
+    q = dp_sgd(f, **{**kw, "sampling": "poisson", "public_n": f.n})
     np.testing.assert_allclose(to_numpy(p.x), to_numpy(q.x), rtol=0, atol=1e-12)
 
 
