@@ -185,12 +185,17 @@ def _laplace_setting(kind: str, extra: dict[str, Any]) -> Callable[[str, float, 
 
 
 GAUSS_STEPS = 5
+#: Public normaliser of the add/remove audits (the size of the smaller data set): under
+#: add/remove the dataset size is private, so both neighbours are run with this one.
+PUBLIC_N = 1
 
 
 def _gd_gaussian(relation: str, epsilon: float, delta: float) -> Setting:
     pair = _pair(relation, dim=1, radius=RECORD_NORM)
     kwargs = dict(epsilon=epsilon, delta=delta, steps=GAUSS_STEPS, step_size=1.0,
                   mechanism="gaussian", clip_norm=CLIP, neighbouring=relation, trace=None)
+    if relation == ADD_REMOVE:
+        kwargs["public_n"] = PUBLIC_N  # the same public normaliser for both data sets
     return Setting(pair, kwargs, _gd_features, "released noisy gradients (one per step)",
                    _PAIR_TEXT[relation] + f", r = {RECORD_NORM:g} > C = {CLIP:g}, d = 1",
                    ("linear", "gaussian-lr"))
@@ -202,6 +207,8 @@ def _sgd_setting(**extra: Any) -> Callable[[str, float, float], Setting]:
         sampling = "without_replacement" if relation == REPLACE_ONE else "poisson"
         kwargs = dict(epsilon=epsilon, delta=delta, steps=GAUSS_STEPS, step_size=1.0,
                       batch_size=1, sampling=sampling, trace=None, **extra)
+        if relation == ADD_REMOVE:
+            kwargs["public_n"] = PUBLIC_N
         return Setting(pair, kwargs, _gd_features,
                        "released noisy gradients (one per step)",
                        _PAIR_TEXT[relation] + f", r = {RECORD_NORM:g}, batch 1, d = 1 "
