@@ -1,0 +1,338 @@
+"""Run a sweep: compute the cells missing from the store, on any executor, with progress.
+
+:func:`run_sweep` keys every cell (:func:`~dpbounds.sweep.cells.cell_key`), reuses the cells the
+store already holds, sends the others to the executor most expensive first (a group of cells as
+one task), writes each finished cell to the store the moment it arrives, and returns every
+record in the order of the cells. A ``kill -9`` therefore loses only the cells in flight; the
+next run computes the rest. Identical cells (same key) are computed once.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import importlib
+import os
+import socket
+import sys
+import time
+import traceback
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import dpbounds
+from dpbounds.sweep.cells import (
+    Cell,
+    CellCall,
+    cell_key,
+    code_fingerprint,
+    function_name,
+    is_batched,
+)
+from dpbounds.sweep.executors import Executor, InProcess, SweepError
+from dpbounds.sweep.progress import Progress, resolve_mode
+from dpbounds.sweep.store import ResultStore, split_record
+
+__all__ = ["CellInfo", "SweepError", "SweepResult", "run_sweep"]
+
+# True while a worker (or the in-process executor) runs a cell: a sweep started inside a
+# cell runs in-process and quietly instead of starting pools inside pools.
+_IN_CELL: contextvars.ContextVar[bool] = contextvars.ContextVar("dpbounds_sweep_in_cell",
+                                                                default=False)
+
+
+@dataclass(frozen=True)
+class CellInfo:
+    """Bookkeeping of one cell of a finished sweep."""
+
+    key: str
+    function: str
+    reused: bool
+    seconds: float
+    worker: str
+
+
+@dataclass
+class SweepResult(Sequence):
+    """The records of a sweep in the order of its cells (``result[i]`` is cell ``i``'s record).
+
+    ``info[i]`` says whether cell ``i`` was reused from the store, how long it took to compute
+    (then or now) and on which worker; ``computed`` and ``reused`` count distinct cells.
+    """
+
+    records: list[dict[str, Any]]
+    info: list[CellInfo]
+    computed: int = 0
+    reused: int = 0
+    seconds: float = 0.0
+
+    def __getitem__(self, i: Any) -> Any:
+        return self.records[i]
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+
+@dataclass
+class _Task:
+    fn: Any  # the function, or "module:qualname" to import (a package's __main__)
+    calls: list[CellCall]
+    batched: bool
+    expect: tuple[str, str] | None  # (version, code) a remote worker must run
+
+
+@dataclass
+class _Outcome:
+    results: list[tuple[bool, Any, float]] = field(default_factory=list)  # ok, record|error, s
+    worker: str = ""
+    mismatch: str | None = None
+
+
+def _portable(fn: Any) -> Any:
+    """``fn`` as workers can load it: a function defined in a package's ``__main__.py`` (run by
+    ``python -m pkg``) goes by name, since spawned processes do not re-run that module."""
+    module = getattr(fn, "__module__", None)
+    if module in ("__main__", "__mp_main__"):
+        spec = getattr(sys.modules.get(module), "__spec__", None)
+        if spec is not None and spec.name:
+            return function_name(fn)
+    return fn
+
+
+def _load(fn: Any) -> Any:
+    if not isinstance(fn, str):
+        return fn
+    module, qualname = fn.split(":")
+    obj: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _run_task(task: _Task) -> _Outcome:
+    """Worker side: run the cells of one task; errors come back as text, never raised."""
+    out = _Outcome(worker=f"{socket.gethostname()}:{os.getpid()}")
+    try:
+        fn = _load(task.fn)
+    except Exception:
+        out.results = [(False, traceback.format_exc(), 0.0)] * len(task.calls)
+        return out
+    if task.expect is not None:
+        here = (dpbounds.__version__, code_fingerprint(fn))
+        if here != task.expect:
+            out.mismatch = (f"worker {out.worker} runs dpbounds {here[0]} with code {here[1]}, "
+                            f"the sweep expects {task.expect[0]} with code {task.expect[1]}")
+            return out
+    token = _IN_CELL.set(True)
+    try:
+        if task.batched:
+            t0 = time.perf_counter()
+            try:
+                records = list(fn(list(task.calls)))
+                if len(records) != len(task.calls):
+                    raise ValueError(f"a batched cell function returned {len(records)} records "
+                                     f"for {len(task.calls)} cells")
+                dt = (time.perf_counter() - t0) / len(task.calls)
+                out.results = [(True, r, dt) for r in records]
+            except Exception:
+                msg = traceback.format_exc()
+                out.results = [(False, msg, 0.0)] * len(task.calls)
+        else:
+            for call in task.calls:
+                t0 = time.perf_counter()
+                try:
+                    out.results.append((True, fn(**call.kwargs()),
+                                        time.perf_counter() - t0))
+                except Exception:
+                    out.results.append((False, traceback.format_exc(), 0.0))
+    finally:
+        _IN_CELL.reset(token)
+    return out
+
+
+def _describe(cell: Cell) -> str:
+    extra = "".join(f", {k}={getattr(cell, k)!r}" for k in ("trials", "seed")
+                    if getattr(cell, k) is not None)
+    params = ", ".join(f"{k}={v!r}" for k, v in cell.params.items())
+    return f"{function_name(cell.fn)}({params}{extra})"
+
+
+def run_sweep(cells: Iterable[Cell], *, store: ResultStore | str | os.PathLike[str] | None = None,
+              executor: Executor | None = None, progress: bool | str = "auto",
+              desc: str = "sweep", fresh: bool = False, version: str | None = None,
+              code_version: str | None = None) -> SweepResult:
+    r"""Compute every cell not yet in ``store`` and return all records in cell order.
+
+    Parameters
+    ----------
+    cells
+        The grid, as :class:`~dpbounds.sweep.Cell` objects.
+    store
+        A :class:`~dpbounds.sweep.ResultStore` or its folder; ``None`` keeps nothing (no resume).
+    executor
+        :class:`~dpbounds.sweep.InProcess` (default), :class:`~dpbounds.sweep.LocalProcesses` or
+        :class:`~dpbounds.sweep.DaskDistributed`. Started and closed here unless already started.
+        Inside a running cell every sweep runs in-process and quietly.
+    progress
+        ``"auto"``, ``"bar"``, ``"lines"``, ``"off"`` or a bool (see
+        :mod:`dpbounds.sweep.progress`).
+    desc
+        Label of the progress output.
+    fresh
+        Recompute every cell and overwrite what the store holds.
+    version, code_version
+        Override the package version and the code fingerprint in the keys (default:
+        ``dpbounds.__version__`` and :func:`~dpbounds.sweep.cells.code_fingerprint`; ``""``
+        turns the fingerprint off).
+
+    Returns
+    -------
+    SweepResult
+        ``result[i]`` is the record of ``cells[i]``: the function's mapping, arrays and values
+        bit-identical whichever executor computed it and whether or not it came from the store.
+
+    Raises
+    ------
+    SweepError
+        If a cell raised (after the cells in flight have finished and been stored; no new
+        cell starts after a failure), or a remote worker runs other code.
+
+    Examples
+    --------
+    A grid of Monte Carlo means; trial ``k`` of a cell depends only on ``(seed, k)``:
+
+    >>> import numpy as np
+    >>> from dpbounds.sweep import Cell, run_sweep
+    >>> def noisy_mean(scale, trials, seed):
+    ...     draws = np.array([np.random.default_rng([*seed, k]).normal(0.0, scale)
+    ...                       for k in range(trials)])
+    ...     return {"mean": float(draws.mean()), "draws": draws}
+    >>> cells = [Cell(noisy_mean, {"scale": s}, trials=4, seed=(7, i))
+    ...          for i, s in enumerate([1.0, 2.0])]
+    >>> result = run_sweep(cells, progress=False)
+    >>> [r["draws"].shape for r in result], result.computed
+    ([(4,), (4,)], 2)
+    """
+    t_start = time.perf_counter()
+    cells = list(cells)
+    for i, c in enumerate(cells):
+        if not isinstance(c, Cell):
+            raise ValueError(f"cells[{i}] must be a dpbounds.sweep.Cell, got {type(c).__name__}")
+    if store is not None and not isinstance(store, ResultStore):
+        store = ResultStore(Path(store))
+    nested = _IN_CELL.get()
+    if executor is None or nested:
+        executor = InProcess()
+    mode = "off" if nested else resolve_mode(progress)
+    version = dpbounds.__version__ if version is None else str(version)
+
+    codes: dict[Any, str] = {}
+    keys: list[str] = []
+    first: dict[str, int] = {}  # key -> index of its first cell
+    for i, c in enumerate(cells):
+        if code_version is None and c.fn not in codes:
+            codes[c.fn] = code_fingerprint(c.fn)
+        code = code_version if code_version is not None else codes[c.fn]
+        k = cell_key(c, version, code)
+        keys.append(k)
+        first.setdefault(k, i)
+    names = {k: function_name(cells[i].fn) for k, i in first.items()}
+
+    records: dict[str, dict[str, Any]] = {}
+    infos: dict[str, CellInfo] = {}
+    if store is not None:
+        store.remove_stale_temporaries()
+        if not fresh:
+            for k in first:
+                meta = store.meta(names[k], k)
+                if meta is not None:
+                    records[k] = store.load(meta)
+                    infos[k] = CellInfo(k, names[k], True, float(meta.get("seconds", 0.0)),
+                                        str(meta.get("worker", "")))
+    reused = len(records)
+
+    # pending cells -> tasks (a group is one task), most expensive first
+    tasks: dict[Any, list[str]] = {}
+    for k, i in first.items():
+        if k in records:
+            continue
+        c = cells[i]
+        tid = (names[k], c.group) if c.group is not None else ("cell", k)
+        tasks.setdefault(tid, []).append(k)
+    order = sorted(tasks.values(), key=lambda ks: -sum(cells[first[k]].cost for k in ks))
+    remote = executor.remote
+
+    def make_task(ks: list[str]) -> _Task:
+        c = cells[first[ks[0]]]
+        expect = None
+        if remote and code_version is None:
+            expect = (version, codes[c.fn])
+        fn = _portable(c.fn) if remote else c.fn
+        return _Task(fn, [cells[first[k]].call() for k in ks], is_batched(c.fn), expect)
+
+    bar = Progress(len(first), reused, desc, mode)
+    failures: list[tuple[Cell, str]] = []
+    owns = not executor.started and not executor.persistent
+    try:
+        if order and not executor.started:
+            executor.start()
+        inflight: dict[Any, list[str]] = {}
+        queue = list(reversed(order))
+        while queue or inflight:
+            while queue and not failures and len(inflight) < executor.slots:
+                ks = queue.pop()
+                inflight[executor.submit(_run_task, make_task(ks))] = ks
+            if not inflight:
+                break
+            for h in executor.wait(inflight):
+                ks = inflight.pop(h)
+                try:
+                    out: _Outcome = h.result()
+                except Exception as exc:  # a worker died, the cluster went away, ...
+                    hint = (" (a worker process died: out of memory, killed, or a script that "
+                            "starts a sweep without `if __name__ == '__main__':`)"
+                            if "BrokenProcessPool" in type(exc).__name__ else "")
+                    failures += [(cells[first[k]], f"{type(exc).__name__}: {exc}{hint}")
+                                 for k in ks]
+                    continue
+                if out.mismatch is not None:
+                    failures += [(cells[first[k]], out.mismatch) for k in ks]
+                    continue
+                for k, (ok, value, seconds) in zip(ks, out.results):
+                    cell = cells[first[k]]
+                    if ok:
+                        try:
+                            split_record(value)
+                        except ValueError as exc:
+                            ok, value = False, f"invalid record: {exc}"
+                    if not ok:
+                        failures.append((cell, value))
+                        continue
+                    if store is not None:
+                        call = cell.call()
+                        store.put({"key": k, "function": names[k], "params": call.params,
+                                   "trials": call.trials, "seed": call.seed, "version": version,
+                                   "code": code_version if code_version is not None
+                                   else codes[cell.fn],
+                                   "seconds": seconds, "worker": out.worker}, value)
+                    records[k] = dict(value)
+                    infos[k] = CellInfo(k, names[k], False, seconds, out.worker)
+                    bar.update(1)
+    finally:
+        bar.close()
+        if owns and executor.started:
+            executor.close()
+    if failures:
+        cell, err = failures[0]
+        finished = len(records) - reused
+        more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
+        raise SweepError(f"{len(failures)} of {len(first)} cells failed, {finished} finished"
+                         f"{' and were stored' if store is not None and finished else ''}, "
+                         f"{reused} were reused, {len(first) - len(records) - len(failures)} "
+                         f"did not start. First failure: {_describe(cell)}{more}:\n"
+                         f"{err.rstrip()}", failures)
+    return SweepResult([records[k] for k in keys], [infos[k] for k in keys],
+                       computed=len(first) - reused, reused=reused,
+                       seconds=time.perf_counter() - t_start)
+

@@ -1,0 +1,112 @@
+"""``kill -9`` in the middle of a sweep loses only the cells in flight.
+
+A sweep of slow cells runs in a subprocess (2 worker processes, a store); once a few cells are
+stored the whole process group gets SIGKILL; the same command runs again to the end. Every cell
+appends its index to a log when it starts, so the log says exactly what each run computed.
+Oracle: an uninterrupted in-process run of the same cells, compared byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dpbounds.sweep import Cell, InProcess, run_sweep
+from tests.sweep_cells import logged_walk
+
+ROOT = Path(__file__).resolve().parents[1]
+N, DELAY = 10, 0.5
+
+JOB = """
+import sys
+from dpbounds.sweep import Cell, LocalProcesses, run_sweep
+from tests.sweep_cells import logged_walk
+
+
+def main():
+    store, log, n, delay = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+    cells = [Cell(logged_walk, {"index": i, "delay": delay, "log": log}, trials=3, seed=(5, i))
+             for i in range(n)]
+    run_sweep(cells, store=store, executor=LocalProcesses(2), progress="lines")
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def cells(log: Path) -> list[Cell]:
+    return [Cell(logged_walk, {"index": i, "delay": DELAY, "log": str(log)}, trials=3,
+                 seed=(5, i)) for i in range(N)]
+
+
+def finished(store: Path) -> dict[int, bytes]:
+    """index -> bytes of its JSON file, for every finished cell."""
+    out = {}
+    for p in store.glob("cells/*/*.json"):
+        raw = p.read_bytes()
+        out[json.loads(raw)["params"]["index"]] = raw
+    return out
+
+
+def started(log: Path) -> list[int]:
+    return [int(x) for x in log.read_text().split()] if log.exists() else []
+
+
+@pytest.mark.skipif(not hasattr(os, "killpg"), reason="needs POSIX process groups")
+def test_sigkill_midway_then_resume(tmp_path: Path) -> None:
+    store, log, job = tmp_path / "store", tmp_path / "log", tmp_path / "job.py"
+    job.write_text(JOB)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1")
+    cmd = [sys.executable, str(job), str(store), str(log), str(N), repr(DELAY)]
+
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while len(finished(store)) < 3:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the sweep did not progress"
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)  # the driver and its workers, like kill -9 of a job
+    proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    time.sleep(0.2)
+    before = finished(store)
+    started_before = started(log)
+    in_flight = set(started_before) - set(before)
+    assert 3 <= len(before) < N, "the kill did not land midway"
+
+    rerun = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    after = finished(store)
+    recomputed = started(log)[len(started_before):]
+
+    assert sorted(after) == list(range(N))                # nothing lost
+    assert all(after[i] == before[i] for i in before)     # finished cells untouched ...
+    assert not set(recomputed) & set(before)              # ... and not recomputed
+    assert sorted(recomputed) == sorted(set(range(N)) - set(before))  # the rest, once each
+    assert in_flight <= set(recomputed)                   # the cells in flight were redone
+    assert not list(store.glob("cells/*/.*.tmp")) or all(
+        time.time() - p.stat().st_mtime < 60 for p in store.glob("cells/*/.*.tmp"))
+
+    # the resumed store equals an uninterrupted run, byte for byte, and reading it computes nothing
+    stored = run_sweep(cells(log), store=store, executor=InProcess(), progress=False)
+    assert stored.reused == N and started(log)[len(started_before) + len(recomputed):] == []
+    uninterrupted = run_sweep(
+        [Cell(logged_walk, {**c.params, "delay": 0.0, "log": str(tmp_path / "log2")},
+              trials=c.trials, seed=c.seed) for c in cells(log)], progress=False)
+    for a, b in zip(stored, uninterrupted):
+        assert a.keys() == b.keys()
+        for k in a:
+            if isinstance(a[k], np.ndarray):
+                assert a[k].dtype == b[k].dtype and a[k].tobytes() == b[k].tobytes(), k
+            else:
+                assert np.asarray(a[k]).tobytes() == np.asarray(b[k]).tobytes(), k
