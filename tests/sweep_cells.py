@@ -68,3 +68,9 @@ def nested(n: int) -> dict[str, Any]:
                       executor=LocalProcesses(2), progress="lines")
     return {"indices": [r["index"] for r in inner], "pid": os.getpid(),
             "inner_workers": [i.worker for i in inner.info]}
+
+
+def mixed_types(x: float) -> dict[str, Any]:
+    """A record with tuples and NumPy scalars, which the store normalises."""
+    return {"t": (1, x), "f64": np.float64(x), "f32": np.float32(x), "z": np.int64(3),
+            "a": np.arange(2)}

@@ -71,6 +71,18 @@ def test_records_in_cell_order_and_reused_from_the_store(tmp_path: Path) -> None
     assert (fresh.computed, fresh.reused) == (6, 0)
 
 
+def test_computed_and_stored_records_look_the_same(tmp_path: Path) -> None:
+    from tests.sweep_cells import mixed_types
+
+    cells = [Cell(mixed_types, {"x": 0.1})]
+    computed = run_sweep(cells, store=tmp_path, progress=False)[0]
+    stored = run_sweep(cells, store=tmp_path, progress=False)[0]
+    assert list(computed) == list(stored) == ["a", "f32", "f64", "t", "z"]
+    assert {k: type(v) for k, v in computed.items()} == {k: type(v) for k, v in stored.items()}
+    assert computed["t"] == stored["t"] == [1, 0.1] and type(stored["f64"]) is float
+    assert stored["f32"].dtype == np.float32 and stored["f32"].shape == ()
+
+
 def test_nothing_is_reused_across_versions_or_code(tmp_path: Path) -> None:
     cells = walk_cells(2)
     run_sweep(cells, store=tmp_path, progress=False)
@@ -166,10 +178,30 @@ class _RemoteInProcess(InProcess):
 
 
 def test_a_worker_running_other_code_is_refused() -> None:
-    with pytest.raises(SweepError, match="the sweep expects 9.9"):
+    with pytest.raises(SweepError, match="runs dpbounds 0.1.0, the sweep expects 9.9"):
         run_sweep(walk_cells(1), executor=_RemoteInProcess(), version="9.9", progress=False)
     # same version and code: accepted
     assert run_sweep(walk_cells(1), executor=_RemoteInProcess(), progress=False).computed == 1
+
+
+@pytest.mark.parametrize("which, match", [(0, "other dpbounds sources"),
+                                          (1, "other sources of tests.sweep_cells")])
+def test_a_worker_with_other_sources_is_refused(monkeypatch: pytest.MonkeyPatch, which: int,
+                                                match: str) -> None:
+    from dpbounds.sweep import engine
+
+    real, calls = engine.code_digests, []
+
+    def edited_on_the_worker(fn: Any) -> tuple[str, str | None]:
+        calls.append(fn)  # first call: the driver; second: the "worker" (same process here)
+        digests = list(real(fn))
+        if len(calls) > 1:
+            digests[which] = "edited"
+        return digests[0], digests[1]
+
+    monkeypatch.setattr(engine, "code_digests", edited_on_the_worker)
+    with pytest.raises(SweepError, match=match):
+        run_sweep(walk_cells(1), executor=_RemoteInProcess(), progress=False)
 
 
 def test_a_sweep_inside_a_cell_runs_in_process() -> None:

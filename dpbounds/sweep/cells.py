@@ -36,8 +36,8 @@ import numpy as np
 
 import dpbounds
 
-__all__ = ["Cell", "CellCall", "batched", "canonical", "cell_key", "code_fingerprint",
-           "function_name"]
+__all__ = ["Cell", "CellCall", "batched", "canonical", "cell_key", "code_digests",
+           "code_fingerprint", "function_name"]
 
 #: Version of the key recipe; bumping it invalidates every stored key.
 KEY_FORMAT = 1
@@ -253,14 +253,19 @@ def _source_root(fn: Callable[..., Any]) -> str | None:
     return str(Path(file).resolve())
 
 
+def code_digests(fn: Callable[..., Any]) -> tuple[str, str | None]:
+    """SHA-256 of the ``*.py`` files of ``dpbounds`` and of the package (or file) defining
+    ``fn`` (``None`` if ``fn`` has no source file)."""
+    root = _source_root(fn)
+    return (_digest_py_files(str(Path(dpbounds.__file__).resolve().parent)),
+            None if root is None else _digest_py_files(root))
+
+
 def code_fingerprint(fn: Callable[..., Any]) -> str:
     """16 hex digits of SHA-256 over the sources of ``dpbounds`` and of ``fn``'s package.
 
     Only ``*.py`` files count (output folders inside a package, such as ``paper_figs/out``,
     do not); edit any of them and every key changes.
     """
-    parts = [_digest_py_files(str(Path(dpbounds.__file__).resolve().parent))]
-    root = _source_root(fn)
-    if root is not None:
-        parts.append(_digest_py_files(root))
+    parts = [d for d in code_digests(fn) if d is not None]
     return hashlib.sha256("/".join(parts).encode()).hexdigest()[:16]

@@ -26,13 +26,14 @@ from dpbounds.sweep.cells import (
     Cell,
     CellCall,
     cell_key,
+    code_digests,
     code_fingerprint,
     function_name,
     is_batched,
 )
 from dpbounds.sweep.executors import Executor, InProcess, SweepError
 from dpbounds.sweep.progress import Progress, resolve_mode
-from dpbounds.sweep.store import ResultStore, split_record
+from dpbounds.sweep.store import ResultStore, normalise_record
 
 __all__ = ["CellInfo", "SweepError", "SweepResult", "run_sweep"]
 
@@ -79,7 +80,9 @@ class _Task:
     fn: Any  # the function, or "module:qualname" to import (a package's __main__)
     calls: list[CellCall]
     batched: bool
-    expect: tuple[str, str] | None  # (version, code) a remote worker must run
+    # what a remote worker must run: (package version, dpbounds digest, digest of the
+    # function's package, or None when the function travels by value)
+    expect: tuple[str, str, str | None] | None
 
 
 @dataclass
@@ -119,10 +122,17 @@ def _run_task(task: _Task) -> _Outcome:
         out.results = [(False, traceback.format_exc(), 0.0)] * len(task.calls)
         return out
     if task.expect is not None:
-        here = (dpbounds.__version__, code_fingerprint(fn))
-        if here != task.expect:
-            out.mismatch = (f"worker {out.worker} runs dpbounds {here[0]} with code {here[1]}, "
-                            f"the sweep expects {task.expect[0]} with code {task.expect[1]}")
+        version, lib, src = task.expect
+        here_lib, here_src = code_digests(fn)
+        problem = None
+        if dpbounds.__version__ != version:
+            problem = f"runs dpbounds {dpbounds.__version__}, the sweep expects {version}"
+        elif here_lib != lib:
+            problem = "runs other dpbounds sources than the sweep's"
+        elif src is not None and here_src != src:
+            problem = f"runs other sources of {function_name(fn).split(':')[0]} than the sweep's"
+        if problem is not None:
+            out.mismatch = f"worker {out.worker} {problem}; install the same code everywhere"
             return out
     token = _IN_CELL.set(True)
     try:
@@ -224,115 +234,141 @@ def run_sweep(cells: Iterable[Cell], *, store: ResultStore | str | os.PathLike[s
     nested = _IN_CELL.get()
     if executor is None or nested:
         executor = InProcess()
-    mode = "off" if nested else resolve_mode(progress)
-    version = dpbounds.__version__ if version is None else str(version)
-
-    codes: dict[Any, str] = {}
-    keys: list[str] = []
-    first: dict[str, int] = {}  # key -> index of its first cell
-    for i, c in enumerate(cells):
-        if code_version is None and c.fn not in codes:
-            codes[c.fn] = code_fingerprint(c.fn)
-        code = code_version if code_version is not None else codes[c.fn]
-        k = cell_key(c, version, code)
-        keys.append(k)
-        first.setdefault(k, i)
-    names = {k: function_name(cells[i].fn) for k, i in first.items()}
-
-    records: dict[str, dict[str, Any]] = {}
-    infos: dict[str, CellInfo] = {}
+    plan = _Plan(cells, dpbounds.__version__ if version is None else str(version),
+                 code_version)
     if store is not None:
         store.remove_stale_temporaries()
         if not fresh:
-            for k in first:
-                meta = store.meta(names[k], k)
-                if meta is not None:
-                    records[k] = store.load(meta)
-                    infos[k] = CellInfo(k, names[k], True, float(meta.get("seconds", 0.0)),
-                                        str(meta.get("worker", "")))
-    reused = len(records)
-
-    # pending cells -> tasks (a group is one task), most expensive first
-    tasks: dict[Any, list[str]] = {}
-    for k, i in first.items():
-        if k in records:
-            continue
-        c = cells[i]
-        tid = (names[k], c.group) if c.group is not None else ("cell", k)
-        tasks.setdefault(tid, []).append(k)
-    order = sorted(tasks.values(), key=lambda ks: -sum(cells[first[k]].cost for k in ks))
-    remote = executor.remote
-
-    def make_task(ks: list[str]) -> _Task:
-        c = cells[first[ks[0]]]
-        expect = None
-        if remote and code_version is None:
-            expect = (version, codes[c.fn])
-        fn = _portable(c.fn) if remote else c.fn
-        return _Task(fn, [cells[first[k]].call() for k in ks], is_batched(c.fn), expect)
-
-    bar = Progress(len(first), reused, desc, mode)
-    failures: list[tuple[Cell, str]] = []
+            plan.reuse(store)
+    reused = len(plan.records)
+    bar = Progress(len(plan.first), reused, desc, "off" if nested else resolve_mode(progress))
     owns = not executor.started and not executor.persistent
     try:
-        if order and not executor.started:
+        tasks = plan.tasks()
+        if tasks and not executor.started:
             executor.start()
-        inflight: dict[Any, list[str]] = {}
-        queue = list(reversed(order))
-        while queue or inflight:
-            while queue and not failures and len(inflight) < executor.slots:
-                ks = queue.pop()
-                inflight[executor.submit(_run_task, make_task(ks))] = ks
-            if not inflight:
-                break
-            for h in executor.wait(inflight):
-                ks = inflight.pop(h)
-                try:
-                    out: _Outcome = h.result()
-                except Exception as exc:  # a worker died, the cluster went away, ...
-                    hint = (" (a worker process died: out of memory, killed, or a script that "
-                            "starts a sweep without `if __name__ == '__main__':`)"
-                            if "BrokenProcessPool" in type(exc).__name__ else "")
-                    failures += [(cells[first[k]], f"{type(exc).__name__}: {exc}{hint}")
-                                 for k in ks]
-                    continue
-                if out.mismatch is not None:
-                    failures += [(cells[first[k]], out.mismatch) for k in ks]
-                    continue
-                for k, (ok, value, seconds) in zip(ks, out.results):
-                    cell = cells[first[k]]
-                    if ok:
-                        try:
-                            split_record(value)
-                        except ValueError as exc:
-                            ok, value = False, f"invalid record: {exc}"
-                    if not ok:
-                        failures.append((cell, value))
-                        continue
-                    if store is not None:
-                        call = cell.call()
-                        store.put({"key": k, "function": names[k], "params": call.params,
-                                   "trials": call.trials, "seed": call.seed, "version": version,
-                                   "code": code_version if code_version is not None
-                                   else codes[cell.fn],
-                                   "seconds": seconds, "worker": out.worker}, value)
-                    records[k] = dict(value)
-                    infos[k] = CellInfo(k, names[k], False, seconds, out.worker)
-                    bar.update(1)
+        _execute(plan, tasks, executor, store, bar)
     finally:
         bar.close()
         if owns and executor.started:
             executor.close()
-    if failures:
-        cell, err = failures[0]
-        finished = len(records) - reused
-        more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
-        raise SweepError(f"{len(failures)} of {len(first)} cells failed, {finished} finished"
-                         f"{' and were stored' if store is not None and finished else ''}, "
-                         f"{reused} were reused, {len(first) - len(records) - len(failures)} "
-                         f"did not start. First failure: {_describe(cell)}{more}:\n"
-                         f"{err.rstrip()}", failures)
-    return SweepResult([records[k] for k in keys], [infos[k] for k in keys],
-                       computed=len(first) - reused, reused=reused,
+    if plan.failures:
+        cell, err = plan.failures[0]
+        finished = len(plan.records) - reused
+        more = f" (and {len(plan.failures) - 1} more)" if len(plan.failures) > 1 else ""
+        raise SweepError(f"{len(plan.failures)} of {len(plan.first)} cells failed, {finished} "
+                         f"finished{' and were stored' if store is not None and finished else ''}"
+                         f", {reused} were reused, "
+                         f"{len(plan.first) - len(plan.records) - len(plan.failures)} did not "
+                         f"start. First failure: {_describe(cell)}{more}:\n{err.rstrip()}",
+                         plan.failures)
+    return SweepResult([plan.records[k] for k in plan.keys], [plan.infos[k] for k in plan.keys],
+                       computed=len(plan.first) - reused, reused=reused,
                        seconds=time.perf_counter() - t_start)
+
+
+class _Plan:
+    """Keys of the cells, what the store already holds, and the results as they arrive."""
+
+    def __init__(self, cells: list[Cell], version: str, code_version: str | None) -> None:
+        self.cells, self.version, self.code_version = cells, version, code_version
+        self.codes: dict[Any, str] = {}
+        self.keys: list[str] = []
+        self.first: dict[str, int] = {}  # key -> index of its first cell (duplicates run once)
+        for i, c in enumerate(cells):
+            if code_version is None and c.fn not in self.codes:
+                self.codes[c.fn] = code_fingerprint(c.fn)
+            k = cell_key(c, version, self.code(c))
+            self.keys.append(k)
+            self.first.setdefault(k, i)
+        self.names = {k: function_name(cells[i].fn) for k, i in self.first.items()}
+        self.records: dict[str, dict[str, Any]] = {}
+        self.infos: dict[str, CellInfo] = {}
+        self.failures: list[tuple[Cell, str]] = []
+
+    def code(self, cell: Cell) -> str:
+        return self.code_version if self.code_version is not None else self.codes[cell.fn]
+
+    def cell(self, key: str) -> Cell:
+        return self.cells[self.first[key]]
+
+    def reuse(self, store: ResultStore) -> None:
+        for k in self.first:
+            meta = store.meta(self.names[k], k)
+            if meta is not None:
+                self.records[k] = store.load(meta)
+                self.infos[k] = CellInfo(k, self.names[k], True, float(meta.get("seconds", 0.0)),
+                                         str(meta.get("worker", "")))
+
+    def tasks(self) -> list[list[str]]:
+        """Keys of the pending cells, one list per task (a group is one task), most
+        expensive first."""
+        tasks: dict[Any, list[str]] = {}
+        for k in self.first:
+            if k not in self.records:
+                c = self.cell(k)
+                tid = (self.names[k], c.group) if c.group is not None else ("cell", k)
+                tasks.setdefault(tid, []).append(k)
+        return sorted(tasks.values(), key=lambda ks: -sum(self.cell(k).cost for k in ks))
+
+    def task(self, ks: list[str], remote: bool) -> _Task:
+        c = self.cell(ks[0])
+        fn = _portable(c.fn) if remote else c.fn
+        expect = None
+        if remote and self.code_version is None:
+            lib, src = code_digests(c.fn)
+            by_value = getattr(fn, "__module__", None) in ("__main__", "__mp_main__")
+            expect = (self.version, lib, None if by_value else src)
+        return _Task(fn, [self.cell(k).call() for k in ks], is_batched(c.fn), expect)
+
+    def finish(self, k: str, value: Any, seconds: float, worker: str,
+               store: ResultStore | None) -> bool:
+        """Record (and store) one computed cell; False if its record is invalid."""
+        cell = self.cell(k)
+        try:
+            record = normalise_record(value)
+        except ValueError as exc:
+            self.failures.append((cell, f"invalid record: {exc}"))
+            return False
+        if store is not None:
+            call = cell.call()
+            store.put({"key": k, "function": self.names[k], "params": call.params,
+                       "trials": call.trials, "seed": call.seed, "version": self.version,
+                       "code": self.code(cell), "seconds": seconds, "worker": worker}, record)
+        self.records[k] = record
+        self.infos[k] = CellInfo(k, self.names[k], False, seconds, worker)
+        return True
+
+
+def _execute(plan: _Plan, tasks: list[list[str]], executor: Executor,
+             store: ResultStore | None, bar: Progress) -> None:
+    """Keep ``executor.slots`` tasks in flight; store each cell as it arrives; after a failure
+    start nothing new but collect what is in flight."""
+    inflight: dict[Any, list[str]] = {}
+    queue = list(reversed(tasks))
+    while queue or inflight:
+        while queue and not plan.failures and len(inflight) < executor.slots:
+            ks = queue.pop()
+            inflight[executor.submit(_run_task, plan.task(ks, executor.remote))] = ks
+        if not inflight:
+            break
+        for h in executor.wait(inflight):
+            ks = inflight.pop(h)
+            try:
+                out: _Outcome = h.result()
+            except Exception as exc:  # a worker died, the cluster went away, ...
+                hint = (" (a worker process died: out of memory, killed, or a script that "
+                        "starts a sweep without `if __name__ == '__main__':`)"
+                        if "BrokenProcessPool" in type(exc).__name__ else "")
+                plan.failures += [(plan.cell(k), f"{type(exc).__name__}: {exc}{hint}")
+                                  for k in ks]
+                continue
+            if out.mismatch is not None:
+                plan.failures += [(plan.cell(k), out.mismatch) for k in ks]
+                continue
+            for k, (ok, value, seconds) in zip(ks, out.results):
+                if not ok:
+                    plan.failures.append((plan.cell(k), value))
+                elif plan.finish(k, value, seconds, out.worker, store):
+                    bar.update(1)
 

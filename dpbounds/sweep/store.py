@@ -45,7 +45,7 @@ import numpy as np
 
 from dpbounds.sweep.cells import canonical
 
-__all__ = ["FORMAT", "ResultStore", "split_record"]
+__all__ = ["FORMAT", "ResultStore", "normalise_record", "split_record"]
 
 #: Format tag written into every cell file.
 FORMAT = "dpbounds.sweep.cell/1"
@@ -97,6 +97,18 @@ def split_record(record: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, n
         else:
             values[name] = canonical(v, f"record[{name!r}]")
     return values, arrays
+
+
+def normalise_record(record: Mapping[str, Any]) -> dict[str, Any]:
+    """``record`` exactly as the store gives it back: names sorted, JSON values as plain Python
+    (tuples as lists, float64 / int64 / bool NumPy scalars as Python numbers), arrays and other
+    NumPy scalars as arrays. A computed cell and a stored one thus look the same to the caller.
+
+    >>> normalise_record({"b": (1, 2), "a": np.float32(0.5)})
+    {'a': array(0.5, dtype=float32), 'b': [1, 2]}
+    """
+    values, arrays = split_record(record)
+    return {k: values[k] if k in values else arrays[k] for k in sorted(record)}
 
 
 def _atomic_write(path: Path, write: Any) -> None:
@@ -166,14 +178,14 @@ class ResultStore:
         return None if meta is None else self.load(meta)
 
     def load(self, meta: Mapping[str, Any]) -> dict[str, Any]:
-        """The record described by the metadata ``meta`` (from :meth:`entries`)."""
+        """The record described by the metadata ``meta`` (from :meth:`entries`), names sorted."""
         record = dict(meta.get("values", {}))
         if meta.get("arrays"):
             npz = self._json_path(meta["function"], meta["key"]).with_suffix(".npz")
             with np.load(npz, allow_pickle=False) as z:
                 for name in meta["arrays"]:
                     record[name] = z[name]
-        return record
+        return dict(sorted(record.items()))
 
     def put(self, meta: Mapping[str, Any], record: Mapping[str, Any]) -> None:
         """Write one finished cell atomically (NPZ first, then the JSON that marks it done).
