@@ -248,6 +248,11 @@ def run_sweep(cells: Iterable[Cell], *, store: ResultStore | str | os.PathLike[s
         if tasks and not executor.started:
             executor.start()
         _execute(plan, tasks, executor, store, bar)
+    except BaseException:  # Ctrl-C, a full disk: drop the cells in flight, do not wait for them
+        bar.close()
+        if executor.started:
+            executor.abort()
+        raise
     finally:
         bar.close()
         if owns and executor.started:

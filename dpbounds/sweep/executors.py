@@ -75,6 +75,10 @@ class Executor:
     def close(self) -> None:
         self.started = False
 
+    def abort(self) -> None:
+        """Stop at once, dropping the tasks in flight (after Ctrl-C or an error)."""
+        self.close()
+
     def __enter__(self) -> Executor:
         return self.start()
 
@@ -153,6 +157,13 @@ class LocalProcesses(Executor):
             self._pool = None
         super().close()
 
+    def abort(self) -> None:
+        # shutdown() would wait for the cells in flight, possibly for minutes
+        if self._pool is not None:
+            for proc in list(getattr(self._pool, "_processes", {}).values()):
+                proc.terminate()
+        self.close()
+
     def submit(self, fn: Callable[[Any], Any], arg: Any) -> cf.Future:
         assert self._pool is not None, "start() the executor first"
         return self._pool.submit(fn, arg)
@@ -219,6 +230,12 @@ class DaskDistributed(Executor):
         self.slots = max(2, 2 * threads)
         super().start()
         return self
+
+    def abort(self) -> None:
+        if self._client is not None:
+            self._client.cancel(list(self._client.futures.values()) if hasattr(
+                self._client, "futures") else [], force=True)
+        self.close()
 
     def close(self) -> None:
         if self._client is not None:

@@ -2,7 +2,8 @@
 
 Modes (``progress=`` of :func:`~dpbounds.sweep.run_sweep`):
 
-* ``"auto"`` (default): ``"bar"`` when standard error is a terminal, ``"lines"`` otherwise;
+* ``"auto"`` (default): ``"bar"`` when standard error is a terminal (with a width),
+  ``"lines"`` otherwise;
 * ``"bar"``: a tqdm bar (cells done / total, rate, ETA), drawn only once the sweep has run
   for :data:`BAR_DELAY_S` seconds, so short sweeps print nothing;
 * ``"lines"``: for logs and CI, where carriage-return bars turn into garbage — one plain line
@@ -16,6 +17,7 @@ in this run.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from typing import Any
@@ -35,7 +37,12 @@ def resolve_mode(progress: bool | str, stream: Any = None) -> str:
     if progress is True or progress == "auto":
         stream = sys.stderr if stream is None else stream
         isatty = getattr(stream, "isatty", None)
-        return "bar" if isatty is not None and isatty() else "lines"
+        if isatty is None or not isatty():
+            return "lines"
+        try:  # a terminal that reports no width (some CI pseudo-terminals) shows no bar
+            return "bar" if os.get_terminal_size(stream.fileno()).columns > 0 else "lines"
+        except (AttributeError, OSError, ValueError):
+            return "bar"
     if progress in ("bar", "lines"):
         return str(progress)
     raise ValueError(f"progress must be 'auto', 'bar', 'lines', 'off' or a bool, got "
