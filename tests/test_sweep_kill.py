@@ -57,6 +57,14 @@ def finished(store: Path) -> dict[int, bytes]:
     return out
 
 
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait(timeout=30)
+
+
 def started(log: Path) -> list[int]:
     return [int(x) for x in log.read_text().split()] if log.exists() else []
 
@@ -70,13 +78,14 @@ def test_sigkill_midway_then_resume(tmp_path: Path) -> None:
 
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, start_new_session=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 120
-    while len(finished(store)) < 3:
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "the sweep did not progress"
-        time.sleep(0.02)
-    os.killpg(proc.pid, signal.SIGKILL)  # the driver and its workers, like kill -9 of a job
-    proc.wait(timeout=30)
+    try:
+        deadline = time.monotonic() + 120
+        while len(finished(store)) < 3:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the sweep did not progress"
+            time.sleep(0.02)
+    finally:
+        _kill_group(proc)  # the driver and its workers, like kill -9 of a job
     assert proc.returncode == -signal.SIGKILL
     time.sleep(0.2)
     before = finished(store)
@@ -110,3 +119,32 @@ def test_sigkill_midway_then_resume(tmp_path: Path) -> None:
                 assert a[k].dtype == b[k].dtype and a[k].tobytes() == b[k].tobytes(), k
             else:
                 assert np.asarray(a[k]).tobytes() == np.asarray(b[k]).tobytes(), k
+
+
+@pytest.mark.skipif(not hasattr(os, "killpg"), reason="needs POSIX signals")
+def test_ctrl_c_stops_at_once_and_leaves_no_worker(tmp_path: Path) -> None:
+    # cells of 60 s: waiting for the ones in flight would take a minute
+    job = tmp_path / "job.py"
+    job.write_text(JOB)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, str(job), str(tmp_path / "store"),
+                             str(tmp_path / "log"), "4", "60"], cwd=ROOT, env=env,
+                            start_new_session=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while len(started(tmp_path / "log")) < 2:  # both workers are inside a cell
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        t0 = time.monotonic()
+        os.kill(proc.pid, signal.SIGINT)  # the driver only, as `kill -INT`; workers go on
+        proc.communicate(timeout=20)  # raises if the driver waits for its cells
+        left = ["?"]
+        while left and time.monotonic() - t0 < 20:  # workers, resource tracker: all gone soon
+            time.sleep(0.2)
+            left = subprocess.run(["ps", "-o", "pid=,args=", "-g", str(proc.pid)],
+                                  capture_output=True, text=True).stdout.splitlines()
+        assert left == []
+    finally:
+        _kill_group(proc)
+    assert not list((tmp_path / "store").glob("cells/*/*.json"))
