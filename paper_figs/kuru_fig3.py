@@ -33,12 +33,12 @@ from dpbounds.objectives import LogisticRegression
 from paper_figs._common import Cell, FigureRun, parse_args, plt
 
 METHODS = {
-    "DP-GD": dp_gd,
-    "DP-HB": dp_heavy_ball,
-    "DP-NAG": dp_nag,
-    "DP-NAG-opt": dp_nag_opt,
-    "DP-MASG": dp_masg,
-    "DP-MASG-opt": dp_masg_opt,
+    "DP-GD": lambda f, **kw: dp_gd(f, **kw),
+    "DP-HB": lambda f, **kw: dp_heavy_ball(f, **kw),
+    "DP-NAG": lambda f, **kw: dp_nag(f, **kw),
+    "DP-NAG-opt": lambda f, **kw: dp_nag_opt(f, **kw),
+    "DP-MASG": lambda f, **kw: dp_masg(f, **kw),
+    "DP-MASG-opt": lambda f, **kw: dp_masg_opt(f, **kw),
 }
 
 
