@@ -259,6 +259,11 @@ def test_progress_modes() -> None:
     p.update()
     p.close()
     assert quiet.getvalue() == ""
+    # the ETA weighs cells by cost: most expensive first must not inflate it
+    p = Progress(total=3, done=0, desc="demo", mode="off", cost=10.0)
+    p.start = 0.0
+    p.update(1, cost=8.0)  # the big cell is done; 2 of 10 cost units are left
+    assert p.eta(now=4.0) == pytest.approx(1.0)  # a count-based ETA would say 8 s
     # lines mode, default interval: a short sweep prints nothing
     short = io.StringIO()
     p = Progress(total=2, done=0, desc="demo", mode="lines", stream=short)

@@ -65,6 +65,18 @@ def _kill_group(proc: subprocess.Popen) -> None:
     proc.wait(timeout=30)
 
 
+def _group_empty(proc: subprocess.Popen, within: float) -> bool:
+    """Whether every process of ``proc``'s group is gone within ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        left = subprocess.run(["ps", "-o", "pid=", "-g", str(proc.pid)], capture_output=True,
+                              text=True).stdout.split()
+        if not left:
+            return True
+        time.sleep(0.1)
+    return False
+
+
 def started(log: Path) -> list[int]:
     return [int(x) for x in log.read_text().split()] if log.exists() else []
 
@@ -84,10 +96,13 @@ def test_sigkill_midway_then_resume(tmp_path: Path) -> None:
             assert proc.poll() is None, proc.communicate()
             assert time.monotonic() < deadline, "the sweep did not progress"
             time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGKILL)  # kill -9 of the sweep's process, not its workers
+        proc.wait(timeout=30)
+        # its worker processes must not outlive it (they used to wait on their queue forever)
+        assert _group_empty(proc, within=10.0), "worker processes outlived the killed sweep"
     finally:
-        _kill_group(proc)  # the driver and its workers, like kill -9 of a job
+        _kill_group(proc)
     assert proc.returncode == -signal.SIGKILL
-    time.sleep(0.2)
     before = finished(store)
     started_before = started(log)
     in_flight = set(started_before) - set(before)
@@ -139,12 +154,8 @@ def test_ctrl_c_stops_at_once_and_leaves_no_worker(tmp_path: Path) -> None:
         t0 = time.monotonic()
         os.kill(proc.pid, signal.SIGINT)  # the driver only, as `kill -INT`; workers go on
         proc.communicate(timeout=20)  # raises if the driver waits for its cells
-        left = ["?"]
-        while left and time.monotonic() - t0 < 20:  # workers, resource tracker: all gone soon
-            time.sleep(0.2)
-            left = subprocess.run(["ps", "-o", "pid=,args=", "-g", str(proc.pid)],
-                                  capture_output=True, text=True).stdout.splitlines()
-        assert left == []
+        assert time.monotonic() - t0 < 20
+        assert _group_empty(proc, within=10.0)  # workers, resource tracker: all gone
     finally:
         _kill_group(proc)
     assert not list((tmp_path / "store").glob("cells/*/*.json"))

@@ -241,7 +241,9 @@ def run_sweep(cells: Iterable[Cell], *, store: ResultStore | str | os.PathLike[s
         if not fresh:
             plan.reuse(store)
     reused = len(plan.records)
-    bar = Progress(len(plan.first), reused, desc, "off" if nested else resolve_mode(progress))
+    pending_cost = sum(plan.cell(k).cost for k in plan.first if k not in plan.records)
+    bar = Progress(len(plan.first), reused, desc, "off" if nested else resolve_mode(progress),
+                   cost=pending_cost)
     owns = not executor.started and not executor.persistent
     try:
         tasks = plan.tasks()
@@ -375,5 +377,5 @@ def _execute(plan: _Plan, tasks: list[list[str]], executor: Executor,
                 if not ok:
                     plan.failures.append((plan.cell(k), value))
                 elif plan.finish(k, value, seconds, out.worker, store):
-                    bar.update(1)
+                    bar.update(1, plan.cell(k).cost)
 

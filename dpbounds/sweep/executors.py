@@ -24,7 +24,9 @@ from __future__ import annotations
 import concurrent.futures as cf
 import logging
 import multiprocessing
+import multiprocessing.connection
 import os
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -123,6 +125,23 @@ class InProcess(Executor):
         return False
 
 
+def _exit_with_parent() -> None:
+    """Worker initializer: exit as soon as the process that started the pool is gone.
+
+    After ``kill -9`` of the sweep's process nobody would store what a worker computes, and a
+    worker blocked on its task queue would otherwise wait forever.
+    """
+    parent = multiprocessing.parent_process()
+    if parent is None:  # pragma: no cover - not a multiprocessing child
+        return
+
+    def watch() -> None:
+        multiprocessing.connection.wait([parent.sentinel])
+        os._exit(1)
+
+    threading.Thread(target=watch, name="dpbounds-sweep-parent-watch", daemon=True).start()
+
+
 class LocalProcesses(Executor):
     """A pool of ``workers`` local processes (default: every CPU this process may use).
 
@@ -147,7 +166,8 @@ class LocalProcesses(Executor):
     def start(self) -> LocalProcesses:
         if not self.started:
             self._pool = cf.ProcessPoolExecutor(
-                self.workers, mp_context=multiprocessing.get_context(self.mp_context))
+                self.workers, mp_context=multiprocessing.get_context(self.mp_context),
+                initializer=_exit_with_parent)
         super().start()
         return self
 
@@ -231,13 +251,9 @@ class DaskDistributed(Executor):
         super().start()
         return self
 
-    def abort(self) -> None:
-        if self._client is not None:
-            self._client.cancel(list(self._client.futures.values()) if hasattr(
-                self._client, "futures") else [], force=True)
-        self.close()
-
     def close(self) -> None:
+        # closing the client releases its tasks (the scheduler drops work nobody wants);
+        # closing the LocalCluster stops its workers: this is also the abort
         if self._client is not None:
             self._client.close()
             self._client = None

@@ -63,11 +63,13 @@ def add_sweep_arguments(parser: argparse.ArgumentParser,
     g.add_argument("--workers", type=_positive_int, default=None, metavar="N",
                    help=f"worker processes (default: the CPUs available, here "
                         f"{default_workers()}); 1 runs in this process")
-    g.add_argument("--inline", action="store_true", help="run every cell in this process")
-    g.add_argument("--dask", action="store_true",
-                   help="run on a Dask LocalCluster of --workers workers (needs the dist extra)")
-    g.add_argument("--scheduler", type=_scheduler, default=None, metavar="tcp://HOST:PORT",
-                   help="run on an existing Dask cluster")
+    where = g.add_mutually_exclusive_group()
+    where.add_argument("--inline", action="store_true", help="run every cell in this process")
+    where.add_argument("--dask", action="store_true",
+                       help="run on a Dask LocalCluster of --workers workers (needs the dist "
+                            "extra)")
+    where.add_argument("--scheduler", type=_scheduler, default=None, metavar="tcp://HOST:PORT",
+                       help="run on an existing Dask cluster")
     g.add_argument("--store", type=Path, default=None if store is None else Path(store),
                    metavar="DIR",
                    help=f"results store (default: {store_note or store or 'none'})")

@@ -58,14 +58,21 @@ def _duration(s: float) -> str:
 
 
 class Progress:
-    """Counts finished cells of one sweep and reports them in the chosen mode."""
+    """Counts finished cells of one sweep and reports them in the chosen mode.
+
+    The ETA weighs the cells by their ``cost`` hints (elapsed time x cost still to compute /
+    cost computed): the engine starts the most expensive cells first, so a plain count would
+    overstate the time left early in the sweep. Equal costs give the usual count-based ETA.
+    """
 
     def __init__(self, total: int, done: int, desc: str, mode: str, stream: Any = None,
-                 interval: float = LINE_INTERVAL_S) -> None:
+                 interval: float = LINE_INTERVAL_S, cost: float | None = None) -> None:
         self.total, self.done, self.reused, self.desc = total, done, done, desc
         self.mode = mode
         self.stream = sys.stderr if stream is None else stream
         self.interval = interval
+        self.cost_left = float(total - done) if cost is None else float(cost)
+        self.cost_done = 0.0
         self.start = self._last = time.monotonic()
         self._printed = False
         self._bar = None
@@ -73,11 +80,26 @@ class Progress:
             from tqdm.auto import tqdm
 
             self._bar = tqdm(total=total, initial=done, desc=desc, unit="cell", delay=BAR_DELAY_S,
-                             file=self.stream, smoothing=0.0, dynamic_ncols=True, leave=True)
+                             file=self.stream, dynamic_ncols=True, leave=True,
+                             bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} "
+                                        "cells [{elapsed}{postfix}]")
 
-    def update(self, n: int = 1) -> None:
+    def eta(self, now: float | None = None) -> float | None:
+        """Seconds left, or ``None`` before the first computed cell (or once done)."""
+        if self.cost_done <= 0 or self.done >= self.total:
+            return None
+        elapsed = (time.monotonic() if now is None else now) - self.start
+        return elapsed * max(self.cost_left, 0.0) / self.cost_done
+
+    def update(self, n: int = 1, cost: float = 1.0) -> None:
+        """``n`` more cells finished, together of relative cost ``cost``."""
         self.done += n
+        self.cost_done += cost
+        self.cost_left -= cost
         if self._bar is not None:
+            eta = self.eta()
+            self._bar.set_postfix_str("" if eta is None else f"ETA {_duration(eta)}",
+                                      refresh=False)
             self._bar.update(n)
         elif self.mode == "lines":
             now = time.monotonic()
@@ -86,14 +108,13 @@ class Progress:
                 self._line(now)
 
     def _line(self, now: float) -> None:
-        elapsed = now - self.start
-        computed = self.done - self.reused
         line = f"{self.desc}: {self.done}/{self.total} cells"
         if self.reused:
             line += f" ({self.reused} reused)"
-        line += f", {_duration(elapsed)}"
-        if 0 < computed and self.done < self.total:
-            line += f", ETA {_duration(elapsed / computed * (self.total - self.done))}"
+        line += f", {_duration(now - self.start)}"
+        eta = self.eta(now)
+        if eta is not None:
+            line += f", ETA {_duration(eta)}"
         print(line, file=self.stream, flush=True)
         self._printed = True
 

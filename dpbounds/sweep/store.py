@@ -61,9 +61,9 @@ members), `seconds`, `worker`, `finished`. Files are written to a temporary name
 NPZ before the JSON: a cell is finished exactly when its JSON exists.
 
     import json, pathlib, numpy as np, pandas as pd
-    cells = [json.loads(p.read_text()) for p in pathlib.Path(STORE).glob("cells/*/*.json")]
-    df = pd.json_normalize(cells)                 # columns params.*, values.*, seconds, ...
-    arrays = np.load(path.with_suffix(".npz"), allow_pickle=False)
+    files = sorted(pathlib.Path(STORE).glob("cells/*/*.json"))
+    df = pd.json_normalize([json.loads(p.read_text()) for p in files])  # params.*, values.*
+    arrays = np.load(files[0].with_suffix(".npz"), allow_pickle=False)  # one cell's arrays
 
 See docs/sweeps.md in the dpbounds repository.
 """
