@@ -251,7 +251,9 @@ def test_progress_modes() -> None:
     p.update()
     p.update()
     p.close()
+    p.close()  # idempotent
     text = lines.getvalue().splitlines()
+    assert len(text) == 3
     assert text[0].startswith("demo: 2/4 cells (1 reused)") and "ETA" in text[0]
     assert text[-1].startswith("demo: 3/4 cells")
     quiet = io.StringIO()

@@ -74,7 +74,7 @@ class Progress:
         self.cost_left = float(total - done) if cost is None else float(cost)
         self.cost_done = 0.0
         self.start = self._last = time.monotonic()
-        self._printed = False
+        self._printed = self._closed = False
         self._bar = None
         if mode == "bar" and done < total:
             from tqdm.auto import tqdm
@@ -119,6 +119,10 @@ class Progress:
         self._printed = True
 
     def close(self) -> None:
+        """Finish the bar, or print the last line if lines were printed (once)."""
+        if self._closed:
+            return
+        self._closed = True
         if self._bar is not None:
             self._bar.close()
             self._bar = None
