@@ -138,13 +138,22 @@ def test_code_fingerprint_follows_the_source(tmp_path: Path,
     monkeypatch.syspath_prepend(str(tmp_path))
     from fp_pkg.cells import f
 
-    before = code_fingerprint(f)
+    (pkg / "sub").mkdir()
+    (pkg / "sub" / "__init__.py").write_text("")
+
+    def fingerprint() -> str:
+        _digest_py_files.cache_clear()
+        return code_fingerprint(f)
+
+    before = fingerprint()
     (pkg / "out" / "result.json").write_text("{}")  # outputs inside the package: no change
-    _digest_py_files.cache_clear()
-    assert code_fingerprint(f) == before
+    (pkg / "out" / "stray.py").write_text("")  # not a sub-package: not its code
+    assert fingerprint() == before
     (pkg / "helper.py").write_text("X = 1\n")  # any source file of the package: a change
-    _digest_py_files.cache_clear()
-    assert code_fingerprint(f) != before
+    after_helper = fingerprint()
+    assert after_helper != before
+    (pkg / "sub" / "deep.py").write_text("Y = 2\n")  # and of its sub-packages
+    assert fingerprint() != after_helper
     _digest_py_files.cache_clear()
 
 

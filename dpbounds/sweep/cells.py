@@ -26,6 +26,7 @@ import functools
 import hashlib
 import json
 import math
+import os
 import sys
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
@@ -222,15 +223,23 @@ def cell_key(cell: Cell, version: str, code: str) -> str:
 
 @functools.cache
 def _digest_py_files(root: str) -> str:
-    """SHA-256 over the relative paths and bytes of the ``*.py`` files under ``root``."""
+    """SHA-256 over the relative paths and bytes of the ``*.py`` files of the package at
+    ``root`` (its sub-packages included: folders with an ``__init__.py``; output folders such as
+    ``paper_figs/out``, however large, are not even listed), or of the single file ``root``."""
     base = Path(root)
-    files = [base] if base.is_file() else sorted(
-        p for p in base.rglob("*.py")
-        if "__pycache__" not in p.parts and not any(s.startswith(".") for s in
-                                                    p.relative_to(base).parts))
+    if base.is_file():
+        files = [(base.name, base)]
+    else:
+        files = []
+        for folder, dirs, names in os.walk(base):
+            dirs[:] = sorted(d for d in dirs if not d.startswith((".", "__pycache__"))
+                             and (Path(folder) / d / "__init__.py").is_file())
+            files += [(str((Path(folder) / n).relative_to(base)), Path(folder) / n)
+                      for n in names if n.endswith(".py")]
+        files.sort()
     h = hashlib.sha256()
-    for p in files:
-        h.update(p.name.encode() if p == base else str(p.relative_to(base)).encode())
+    for rel, p in files:
+        h.update(rel.encode())
         h.update(b"\0")
         h.update(p.read_bytes())
         h.update(b"\0")
