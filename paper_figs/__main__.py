@@ -14,12 +14,11 @@ import importlib
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 
 from dpbounds.sweep import SweepError, SweepOptions
 from dpbounds.sweep.options import sweep_argv
 from paper_figs import SCRIPTS
-from paper_figs._common import add_figure_arguments, shared_sweep_options
+from paper_figs._common import add_figure_arguments, settle_args, shared_sweep_options
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -29,9 +28,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="master seed for every script (default: each script's own)")
     p.add_argument("--only", nargs="+", choices=SCRIPTS, metavar="NAME",
                    help=f"run only these scripts (one or more of: {', '.join(SCRIPTS)})")
-    args = p.parse_args(list(argv) if argv is not None else None)
-    if args.store is None:
-        args.store = Path(args.out) / "store"
+    args = settle_args(p.parse_args(list(argv) if argv is not None else None))
     sub = ["--out", str(args.out), *sweep_argv(args)]
     sub += ["--quick"] if args.quick else (["--paper"] if args.paper else [])
     sub += ["--seed", str(args.seed)] if args.seed is not None else []

@@ -32,7 +32,7 @@ import numpy as np  # noqa: E402
 from dpbounds.sweep import Cell, SweepOptions, SweepResult, add_sweep_arguments  # noqa: E402
 
 __all__ = ["DEFAULT_OUT", "Cell", "FigureRun", "add_figure_arguments", "mean_ci", "parse_args",
-           "plt", "shared_sweep_options"]
+           "plt", "settle_args", "shared_sweep_options"]
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "out"
 
@@ -60,11 +60,23 @@ def add_figure_arguments(p: argparse.ArgumentParser) -> None:
     adds the same, so that it can pass them through)."""
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true",
-                      help="tiny trials/horizons (seconds); the default is the full setting")
+                      help="tiny trials/horizons (seconds; in this process unless --workers, "
+                           "--dask or --scheduler is given); the default is the full setting")
     mode.add_argument("--paper", action="store_true",
                       help="the paper's full setting where the default is reduced (slow)")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
     add_sweep_arguments(p, store=None, store_note="OUT/store")
+
+
+def settle_args(args: argparse.Namespace) -> argparse.Namespace:
+    """Defaults that depend on other options: the store is ``OUT/store``; ``--quick`` runs in
+    this process unless an executor is named (its cells take milliseconds, while each worker
+    process spends seconds importing NumPy, SciPy, SymPy and dpbounds)."""
+    if args.store is None:
+        args.store = Path(args.out) / "store"
+    if args.quick and args.workers is None and not (args.dask or args.scheduler):
+        args.inline = True
+    return args
 
 
 def parse_args(argv: Sequence[str] | None, description: str,
@@ -73,10 +85,7 @@ def parse_args(argv: Sequence[str] | None, description: str,
     p = argparse.ArgumentParser(description=description)
     add_figure_arguments(p)
     p.add_argument("--seed", type=int, default=seed, help="master seed (default: %(default)s)")
-    args = p.parse_args(list(argv) if argv is not None else None)
-    if args.store is None:
-        args.store = Path(args.out) / "store"
-    return args
+    return settle_args(p.parse_args(list(argv) if argv is not None else None))
 
 
 def mean_ci(values: Any, axis: int = 0, z: float = 1.96) -> tuple[np.ndarray, np.ndarray]:

@@ -62,6 +62,9 @@ def test_every_figure_script_accepts_the_runner_options() -> None:
 
     args = parse_args(["--paper", "--seed", "3", "--workers", "2", "--out", "x"], "d")
     assert args.paper and args.seed == 3 and args.store == Path("x") / "store"
+    assert not args.inline and parse_args(["--quick"], "d").inline  # smoke runs in-process
+    assert not parse_args(["--quick", "--workers", "2"], "d").inline
+    assert not parse_args(["--quick", "--dask"], "d").inline
     with pytest.raises(SystemExit):
         parse_args(["--paper", "--quick"], "d")  # exclusive
     for name in SCRIPTS:
