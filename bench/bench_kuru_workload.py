@@ -8,9 +8,17 @@ and F(x_t) - F* recorded at **every** iterate of every trial.
 
 Usage::
 
-    python bench/bench_kuru_workload.py               # the full workload
-    python bench/bench_kuru_workload.py --quick       # n = 10^4, T in {100, 200}: a smoke run
-    python bench/bench_kuru_workload.py --workers 2   # configurations in 2 processes
+    python bench/bench_kuru_workload.py --fresh             # the full workload, every CPU
+    python bench/bench_kuru_workload.py --quick             # n = 10^4, T in {100, 200}: a smoke run
+    python bench/bench_kuru_workload.py --workers 1 --fresh # in this process
+    python bench/bench_kuru_workload.py --dask              # on a Dask LocalCluster
+
+Each configuration is one cell of a sweep (:mod:`dpbounds.sweep`): finished configurations are
+stored in ``bench/out/kuru_workload_store`` the moment they finish, so a killed run resumes
+where it stopped (only the configurations in flight are recomputed) and a progress bar shows
+configurations done / total with an ETA. **For timings pass ``--fresh``** (recompute every
+configuration) or ``--no-store``; a resumed run reports the stored compute times of the reused
+configurations beside the wall time of the run itself.
 
 Prints the wall time of every configuration, the total, and the final mean F(x_T) - F* table.
 Results (mean traces) go to ``bench/out/kuru_workload.npz``. BLAS is pinned to one thread per
@@ -27,9 +35,10 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
+import functools  # noqa: E402
 import itertools  # noqa: E402
+import sys  # noqa: E402
 import time  # noqa: E402
-from concurrent.futures import ProcessPoolExecutor  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -44,6 +53,7 @@ from dpbounds.algorithms import (  # noqa: E402
 )
 from dpbounds.data import kuru_synthetic  # noqa: E402
 from dpbounds.objectives import LogisticRegression  # noqa: E402
+from dpbounds.sweep import Cell, SweepError, SweepOptions, add_sweep_arguments  # noqa: E402
 
 ALGORITHMS = {
     "DP-GD": dp_gd,
@@ -54,23 +64,21 @@ ALGORITHMS = {
     "DP-MASG-opt": dp_masg_opt,
 }
 
-_OBJ = None
-
-
+@functools.lru_cache(maxsize=1)
 def _objective(n: int, d: int, seed: int) -> LogisticRegression:
-    global _OBJ
-    if _OBJ is None or _OBJ.n != n:
-        ds = kuru_synthetic(n=n, d=d, seed=seed)
-        _OBJ = LogisticRegression.kuru(*ds, lam=0.01, paper_smoothness=True, **ds.domain())
-        _OBJ.optimum  # noqa: B018 - cache x*, F*
-    return _OBJ
+    """The Section-5 objective with x*, F* computed (once per process)."""
+    ds = kuru_synthetic(n=n, d=d, seed=seed)
+    f = LogisticRegression.kuru(*ds, lam=0.01, paper_smoothness=True, **ds.domain())
+    f.optimum  # noqa: B018 - cache x*, F*
+    return f
 
 
-def run_config(args: tuple) -> dict:
-    name, T, m, c, n, d, trials, seed = args
-    f = _objective(n, d, seed)
+def run_config(name: str, T: int, m: int, c: float, n: int, d: int, data_seed: int,
+               trials: int, seed: int) -> dict:
+    """One cell: ``trials`` runs of one configuration, F(x_t) - F* at every iterate."""
+    f = _objective(n, d, data_seed)
     alg = ALGORITHMS[name]
-    kw = dict(epsilon=1.0, steps=T, batch_size=m, trials=trials, seed=seed + 1000, x0=10.0,
+    kw = dict(epsilon=1.0, steps=T, batch_size=m, trials=trials, seed=seed, x0=10.0,
               trace="suboptimality")
     if name in ("DP-MASG", "DP-MASG-opt"):
         kw["c"] = c
@@ -80,15 +88,13 @@ def run_config(args: tuple) -> dict:
         kw["c"] = c
     if name.endswith("-opt"):
         kw["initial_error"] = 10.0
-    t0 = time.perf_counter()
     r = alg(f, **kw)
-    wall = time.perf_counter() - t0
-    return dict(name=name, T=T, m=m, c=c, wall=wall, steps=r.steps,
-                mean_trace=r.mean_trace(), mean_log_trace=np.mean(np.log(r.trace), axis=0),
-                final=float(r.mean_trace()[-1]), eps=r.ledger.epsilon)
+    return dict(steps=int(r.steps), mean_trace=r.mean_trace(),
+                mean_log_trace=np.mean(np.log(r.trace), axis=0),
+                final=float(r.mean_trace()[-1]), eps=float(r.ledger.epsilon))
 
 
-def main() -> None:
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=100_000)
     ap.add_argument("--d", type=int, default=20)
@@ -97,41 +103,43 @@ def main() -> None:
     ap.add_argument("--m", type=int, nargs="+", default=[1000, 100_000])
     ap.add_argument("--c", type=float, nargs="+", default=[0.1, 1.0])
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default="bench/out/kuru_workload.npz")
+    add_sweep_arguments(ap, store="bench/out/kuru_workload_store")
     a = ap.parse_args()
     if a.quick:
         a.n, a.T, a.m = 10_000, [100, 200], [100, 10_000]
+    options = SweepOptions.from_args(a)
     t_start = time.perf_counter()
     f = _objective(a.n, a.d, a.seed)
     t_setup = time.perf_counter() - t_start
     print(f"data + F* (trust-region Newton): {t_setup:.1f} s; n={a.n}, d={a.d}, "
-          f"L={f.smoothness:.4f} (paper's), mu={f.strong_convexity}, F*={f.optimum.value:.10f}")
-    configs = [(name, T, m, c, a.n, a.d, a.trials, a.seed)
-               for T, m, c in itertools.product(a.T, a.m, a.c) for name in ALGORITHMS]
-    # longest first, so the pool stays busy
-    configs.sort(key=lambda cfg: -cfg[1] * (1 if cfg[2] < a.n else 3))
-    results = []
-    if a.workers > 1:
-        with ProcessPoolExecutor(a.workers) as pool:
-            for res in pool.map(run_config, configs):
-                results.append(res)
-                print(f"  {res['name']:12s} T={res['T']:5d} m={res['m']:6d} c={res['c']:<4} "
-                      f"steps={res['steps']:5d} wall={res['wall']:7.2f} s  "
-                      f"final F-F*={res['final']:.3e}", flush=True)
-    else:
-        for cfg in configs:
-            res = run_config(cfg)
-            results.append(res)
-            print(f"  {res['name']:12s} T={res['T']:5d} m={res['m']:6d} c={res['c']:<4} "
-                  f"steps={res['steps']:5d} wall={res['wall']:7.2f} s  "
-                  f"final F-F*={res['final']:.3e}", flush=True)
+          f"L={f.smoothness:.4f} (paper's), mu={f.strong_convexity}, F*={f.optimum.value:.10f}; "
+          f"{options.executor}")
+    configs = [dict(name=name, T=T, m=m, c=c) for T, m, c in itertools.product(a.T, a.m, a.c)
+               for name in ALGORITHMS]
+    # cost hint: longest first, so the pool stays busy
+    cells = [Cell(run_config, dict(**cfg, n=a.n, d=a.d, data_seed=a.seed), trials=a.trials,
+                  seed=a.seed + 1000, cost=cfg["T"] * (1 if cfg["m"] < a.n else 3))
+             for cfg in configs]
+    try:
+        sweep = options.run(cells, desc="kuru workload")
+    except SweepError as exc:
+        print(f"bench_kuru_workload: {exc}", file=sys.stderr)
+        return 1
+    results = [dict(cfg, **rec, wall=info.seconds, reused=info.reused)
+               for cfg, rec, info in zip(configs, sweep, sweep.info)]
+    for res in sorted(results, key=lambda r: -r["wall"]):
+        print(f"  {res['name']:12s} T={res['T']:5d} m={res['m']:6d} c={res['c']:<4} "
+              f"steps={res['steps']:5d} wall={res['wall']:7.2f} s"
+              f"{' (stored)' if res['reused'] else ''}  final F-F*={res['final']:.3e}")
     total = time.perf_counter() - t_start
     steps = sum(r["steps"] for r in results)
-    print(f"\nTOTAL wall time {total / 60:.2f} min ({total:.0f} s) for {len(results)} runs, "
+    print(f"\nTOTAL wall time {total / 60:.2f} min ({total:.0f} s) for {len(results)} runs "
+          f"({sweep.computed} computed, {sweep.reused} reused from {a.store}), "
           f"{steps} iterations x {a.trials} trials, F(x_t)-F* at every iterate; "
-          f"workers={a.workers}; sum of per-run times {sum(r['wall'] for r in results):.0f} s")
+          f"{options.executor}; sum of per-run compute times "
+          f"{sum(r['wall'] for r in results):.0f} s")
     print("\nfinal mean F(x_T) - F* (20 trials), epsilon = 1:")
     header = "  ".join(f"{name:>11s}" for name in ALGORITHMS)
     print(f"{'m':>7s} {'c':>4s} {'T':>5s}  {header}")
@@ -144,7 +152,8 @@ def main() -> None:
     np.savez_compressed(out, **{f"{r['name']}_T{r['T']}_m{r['m']}_c{r['c']}": r["mean_trace"]
                                 for r in results})
     print(f"\nmean traces saved to {out}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -28,9 +29,33 @@ from dpbounds.algorithms.dp_erm import (
 from dpbounds.bounds import dp_erm as erm_bounds
 from dpbounds.data import unit_ball_classification
 from dpbounds.objectives import LogisticRegression
-from paper_figs._common import FigureRun, mean_ci, parse_args, plt
+from paper_figs._common import Cell, FigureRun, mean_ci, parse_args, plt
 
 D, EPS, DELTA, MU, RADIUS = 5, 1.0, 1e-5, 0.1, 10.0
+
+
+METHODS = {
+    "output perturbation": lambda f, trials, seed: output_perturbation(
+        f, epsilon=EPS, delta=DELTA, trials=trials, seed=seed),
+    "objective perturbation": lambda f, trials, seed: objective_perturbation(
+        f, epsilon=EPS, delta=DELTA, trials=trials, seed=seed),
+    "noisy projected SGD (lecture σ)": lambda f, trials, seed: noisy_projected_sgd(
+        f, epsilon=EPS, delta=DELTA, radius=RADIUS, steps=20 * f.n, calibration="lecture",
+        trials=trials, seed=seed, trace_every=20 * f.n),
+    "noisy projected SGD (RDP σ)": lambda f, trials, seed: noisy_projected_sgd(
+        f, epsilon=EPS, delta=DELTA, radius=RADIUS, steps=20 * f.n, calibration="rdp",
+        trials=trials, seed=seed, trace_every=20 * f.n),
+}
+
+
+def excess_risk(method: str, n: int, data_seed: tuple[int, ...], trials: int,
+                seed: tuple[int, ...]) -> dict[str, Any]:
+    """One cell: ``trials`` runs of ``method`` on ``n`` rows; their excess empirical risk."""
+    data = unit_ball_classification(n, D, seed=data_seed)
+    f = LogisticRegression(*data, l2=MU, **data.domain())
+    r = METHODS[method](f, trials, seed)
+    return {"final": np.asarray(r.final), "epsilon_spent": float(r.ledger.epsilon),
+            "sigma": float(r.params.get("sigma", np.nan)), "lipschitz": float(f.lipschitz(RADIUS))}
 
 
 def main(argv: Sequence[str] | None = None) -> list[Path]:
@@ -38,32 +63,21 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
     run = FigureRun.from_args("kamath_erm", args)
     ns = (100, 300) if args.quick else (100, 300, 1000, 3000)
     trials = 2 if args.quick else 8
-    methods = {
-        "output perturbation": lambda f, s: output_perturbation(
-            f, epsilon=EPS, delta=DELTA, trials=trials, seed=s),
-        "objective perturbation": lambda f, s: objective_perturbation(
-            f, epsilon=EPS, delta=DELTA, trials=trials, seed=s),
-        "noisy projected SGD (lecture σ)": lambda f, s: noisy_projected_sgd(
-            f, epsilon=EPS, delta=DELTA, radius=RADIUS, steps=20 * f.n, calibration="lecture",
-            trials=trials, seed=s, trace_every=20 * f.n),
-        "noisy projected SGD (RDP σ)": lambda f, s: noisy_projected_sgd(
-            f, epsilon=EPS, delta=DELTA, radius=RADIUS, steps=20 * f.n, calibration="rdp",
-            trials=trials, seed=s, trace_every=20 * f.n),
-    }
+    grid = [(i, n, k, name) for i, n in enumerate(ns) for k, name in enumerate(METHODS)]
+    cells = [Cell(excess_risk, dict(method=name, n=n, data_seed=(args.seed, i)), trials=trials,
+                  seed=(args.seed, i, k), cost=n if "SGD" in name else 0.0)
+             for i, n, k, name in grid]
     rows = []
-    results: dict[str, list[tuple[float, float]]] = {k: [] for k in methods}
+    results: dict[str, list[tuple[float, float]]] = {k: [] for k in METHODS}
     lips = []
-    for i, n in enumerate(ns):
-        data = unit_ball_classification(n, D, seed=(args.seed, i))
-        f = LogisticRegression(*data, l2=MU, **data.domain())
-        lips.append(f.lipschitz(RADIUS))
-        for k, (name, method) in enumerate(methods.items()):
-            r = method(f, (args.seed, i, k))
-            m, h = mean_ci(r.final)
-            results[name].append((m, h))
-            rows.append(dict(method=name, n=n, excess_risk_mean=m, ci95=h, trials=trials,
-                             epsilon=EPS, delta=DELTA, epsilon_spent=r.ledger.epsilon,
-                             sigma=float(r.params.get("sigma", np.nan))))
+    for (_, n, k, name), rec in zip(grid, run.sweep(cells)):
+        if k == 0:
+            lips.append(rec["lipschitz"])
+        m, h = mean_ci(rec["final"])
+        results[name].append((m, h))
+        rows.append(dict(method=name, n=n, excess_risk_mean=m, ci95=h, trials=trials,
+                         epsilon=EPS, delta=DELTA, epsilon_spent=rec["epsilon_spent"],
+                         sigma=rec["sigma"]))
     fig, ax = plt.subplots(figsize=(7.5, 5.2))
     for name, vals in results.items():
         m, h = np.array(vals).T

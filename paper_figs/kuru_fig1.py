@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -34,12 +35,13 @@ from dpbounds.bounds.heavy_ball import (
     heavy_ball_rate_eq26_as_printed,
 )
 from dpbounds.objectives import QuadraticObjective
-from paper_figs._common import FigureRun, mean_ci, parse_args, plt
+from paper_figs._common import Cell, FigureRun, mean_ci, parse_args, plt
 
 MU, L = 0.5, 1.0
 ALPHAS = (0.1, 0.5, 1.0)
 C_WS = (1e-4, 1e-2)
 E0 = 10.0  # E||xi_0 - xi*||^2 with x_{-1} = x_0: ||x_0||^2 = 5
+HORIZONS = np.arange(1, 251)
 
 
 def beta_nag(alpha: float) -> float:
@@ -47,14 +49,34 @@ def beta_nag(alpha: float) -> float:
     return (1 - r) / (1 + r)
 
 
+def curves(c_w: float, alpha: float, beta: float, sim_T: list[int], trials: int,
+           seed: tuple[int, ...]) -> dict[str, Any]:
+    """One cell: bound (25) and exact error for T = 1..250, and DP-SHB runs at each ``sim_T``
+    (run at horizon T seeded with ``(*seed, T)``)."""
+    sig2 = (HORIZONS * c_w) ** 2
+    x0 = np.full(2, math.sqrt(E0 / 4.0))
+    bound = np.array([heavy_ball_quadratic_bound(T, alpha, beta, MU, L, s2, E0)
+                      for T, s2 in zip(HORIZONS, sig2)])
+    exact = np.array([heavy_ball_expected_error(T, alpha, beta, [MU, L], s2, x0)[1]
+                      for T, s2 in zip(HORIZONS, sig2)])
+    f = QuadraticObjective([MU, L])
+    finals, scales = [], []
+    for T in sim_T:
+        r = dp_heavy_ball(f, epsilon=1.0, steps=int(T), step_size=alpha, momentum=beta,
+                          sensitivity=c_w / math.sqrt(2.0), trials=trials, seed=(*seed, int(T)),
+                          x0=x0)
+        finals.append(np.asarray(r.final))
+        scales.append(float(r.params["laplace_scales"][0]))
+    return {"bound": bound, "exact": exact, "final": np.stack(finals),
+            "laplace_scale": np.array(scales)}
+
+
 def main(argv: Sequence[str] | None = None) -> list[Path]:
     args = parse_args(argv, __doc__.splitlines()[0])
     run = FigureRun.from_args("kuru_fig1", args)
-    horizons = np.arange(1, 251)
+    horizons = HORIZONS
     sim_T = (50,) if args.quick else (10, 25, 50, 100, 150, 200, 250)
     trials = 16 if args.quick else 400
-    x0 = np.full(2, math.sqrt(E0 / 4.0))
-    f = QuadraticObjective([MU, L])
     rows, rate_rows = [], []
 
     fig, axes = plt.subplots(3, 3, figsize=(13, 11))
@@ -72,31 +94,28 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
         rate_rows += [dict(alpha=alpha, beta=b, rho_heavy_ball=h, rho_eq26_printed=p)
                       for b, h, p in zip(betas_grid, rho_hb, rho_26)]
 
-    for i, cw in enumerate(C_WS):
-        for j, alpha in enumerate(ALPHAS):
-            ax = axes[i + 1, j]
-            for k, beta in enumerate((0.0, 0.3, 0.7, beta_nag(alpha))):
-                label = "β_NAG" if k == 3 else f"β={beta}"
-                color = f"C{k}"
-                sig2 = (horizons * cw) ** 2
-                bound = np.array([heavy_ball_quadratic_bound(T, alpha, beta, MU, L, s2, E0)
-                                  for T, s2 in zip(horizons, sig2)])
-                exact = np.array([heavy_ball_expected_error(T, alpha, beta, [MU, L], s2, x0)[1]
-                                  for T, s2 in zip(horizons, sig2)])
-                ax.semilogy(horizons, bound, color=color, label=f"(25), {label}")
-                ax.semilogy(horizons, exact, ":", color=color)
-                for T in sim_T:
-                    r = dp_heavy_ball(f, epsilon=1.0, steps=int(T), step_size=alpha,
-                                      momentum=beta, sensitivity=cw / math.sqrt(2.0),
-                                      trials=trials, seed=(args.seed, i, j, k, int(T)), x0=x0)
-                    m, h = mean_ci(r.final)
-                    ax.errorbar([T], [m], yerr=[[min(h, 0.999 * m)], [h]], fmt="o",
-                                color=color, ms=3)
-                    rows.append(dict(c_w=cw, alpha=alpha, beta=beta, T=int(T),
-                                     bound_eq25=bound[T - 1], exact=exact[T - 1],
-                                     mc_mean=m, mc_ci95=h, trials=trials,
-                                     laplace_scale=float(r.params["laplace_scales"][0]),
-                                     bound_holds=bool(m - h <= bound[T - 1])))
+    grid = [(i, cw, j, alpha, k, beta) for i, cw in enumerate(C_WS)
+            for j, alpha in enumerate(ALPHAS)
+            for k, beta in enumerate((0.0, 0.3, 0.7, beta_nag(alpha)))]
+    results = run.sweep([Cell(curves, dict(c_w=cw, alpha=alpha, beta=beta, sim_T=list(sim_T)),
+                              trials=trials, seed=(args.seed, i, j, k))
+                         for i, cw, j, alpha, k, beta in grid])
+    for (i, cw, j, alpha, k, beta), rec in zip(grid, results):
+        ax = axes[i + 1, j]
+        label = "β_NAG" if k == 3 else f"β={beta}"
+        color = f"C{k}"
+        bound, exact = rec["bound"], rec["exact"]
+        ax.semilogy(horizons, bound, color=color, label=f"(25), {label}")
+        ax.semilogy(horizons, exact, ":", color=color)
+        for T, final, scale in zip(sim_T, rec["final"], rec["laplace_scale"]):
+            m, h = mean_ci(final)
+            ax.errorbar([T], [m], yerr=[[min(h, 0.999 * m)], [h]], fmt="o", color=color, ms=3)
+            rows.append(dict(c_w=cw, alpha=alpha, beta=beta, T=int(T),
+                             bound_eq25=bound[T - 1], exact=exact[T - 1],
+                             mc_mean=m, mc_ci95=h, trials=trials,
+                             laplace_scale=float(scale),
+                             bound_holds=bool(m - h <= bound[T - 1])))
+        if k == 3:
             ax.set_title(f"c_w = {cw:g}, α = {alpha}/L", fontsize=9)
             ax.set_xlabel("horizon T (bound and error at t = T)")
             ax.set_ylabel("E[F(x_T)] − F*")

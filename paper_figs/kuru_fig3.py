@@ -20,17 +20,17 @@ code's ``laprnd`` used it as a standard deviation, sheet §12.2 item 1), :math:`
 
 from __future__ import annotations
 
-import argparse
-import time
+import functools
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from dpbounds.algorithms import dp_gd, dp_heavy_ball, dp_masg, dp_masg_opt, dp_nag, dp_nag_opt
 from dpbounds.data import kuru_synthetic
 from dpbounds.objectives import LogisticRegression
-from paper_figs._common import DEFAULT_OUT, FigureRun, plt
+from paper_figs._common import Cell, FigureRun, parse_args, plt
 
 METHODS = {
     "DP-GD": lambda f, **kw: dp_gd(f, **kw),
@@ -42,18 +42,33 @@ METHODS = {
 }
 
 
-def parse(argv: Sequence[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true")
-    p.add_argument("--paper", action="store_true", help="the paper's full grid (slow)")
-    p.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    p.add_argument("--seed", type=int, default=1)
-    return p.parse_args(list(argv) if argv is not None else None)
+@functools.lru_cache(maxsize=2)
+def objective(n: int, data_seed: int) -> LogisticRegression:
+    """The Section-5 objective (built once per worker process)."""
+    data = kuru_synthetic(n=n, d=20, seed=data_seed)
+    # the paper's L = lambda_max(X'X/n + 2 lam I), 4x looser on the data term (sheet §11.7):
+    # declared so that alpha = c/L, kappa and the MASG stages match Section 5
+    return LogisticRegression.kuru(*data, lam=0.01, paper_smoothness=True, **data.domain())
+
+
+def simulate(method: str, n: int, data_seed: int, m: int, c: float, T: int, trials: int,
+             seed: tuple[int, ...]) -> dict[str, Any]:
+    """One cell: ``trials`` runs of ``method`` at batch ``m``, step constant ``c``, horizon T."""
+    f = objective(n, data_seed)
+    kw: dict[str, Any] = dict(epsilon=1.0, steps=T, batch_size=m, trials=trials, seed=seed,
+                              x0=np.full(20, 10.0))
+    if method.startswith("DP-MASG"):
+        kw["c"] = c  # stage steps c 2^{-2k}/L
+    else:
+        kw["step_size"] = c / f.smoothness
+    r = METHODS[method](f, **kw)
+    return {"mean_trace": r.mean_trace(), "final": np.asarray(r.final),
+            "horizon_run": int(r.steps), "epsilon_spent": float(r.ledger.epsilon)}
 
 
 def main(argv: Sequence[str] | None = None) -> list[Path]:
-    args = parse(argv)
-    run = FigureRun("kuru_fig3", args.out, args.quick)
+    args = parse_args(argv, __doc__.splitlines()[0], seed=1)
+    run = FigureRun.from_args("kuru_fig3", args)
     if args.quick:
         n, horizons, trials, batches, cs = 5000, (40,), 2, (500, 5000), (0.1, 1.0)
     elif args.paper:
@@ -61,37 +76,26 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
             (0.1, 1.0)
     else:
         n, horizons, trials, batches, cs = 100_000, (100,), 5, (1000, 100_000), (0.1, 1.0)
-    data = kuru_synthetic(n=n, d=20, seed=args.seed)
-    # the paper's L = lambda_max(X'X/n + 2 lam I), 4x looser on the data term (sheet §11.7):
-    # declared so that alpha = c/L, kappa and the MASG stages match Section 5
-    f = LogisticRegression.kuru(*data, lam=0.01, paper_smoothness=True, **data.domain())
-    L = f.smoothness
-    x0 = np.full(20, 10.0)
+    grid = [(i, j, k, m, c, name, T) for i, m in enumerate(batches) for j, c in enumerate(cs)
+            for k, name in enumerate(METHODS) for T in horizons]
+    cells = [Cell(simulate, dict(method=name, n=n, data_seed=args.seed, m=m, c=c, T=T),
+                  trials=trials, seed=(args.seed, i, j, k, T), cost=T * (3 if m == n else 1))
+             for i, j, k, m, c, name, T in grid]
+    results = run.sweep(cells)
     rows = []
     fig, axes = plt.subplots(len(batches), len(cs), figsize=(12, 8.5), squeeze=False)
+    for (i, j, k, m, c, name, T), rec, info in zip(grid, results, results.info):
+        mean = rec["mean_trace"]
+        rows.append(dict(m=m, c=c, T=T, method=name, horizon_run=rec["horizon_run"],
+                         final_mean=float(mean[-1]), final_min=float(rec["final"].min()),
+                         final_max=float(rec["final"].max()), best_mean=float(mean.min()),
+                         trials=trials, epsilon_spent=rec["epsilon_spent"],
+                         seconds=info.seconds))
+        if T == horizons[-1]:
+            axes[i, j].semilogy(np.arange(mean.size), mean, color=f"C{k}", label=name)
     for i, m in enumerate(batches):
         for j, c in enumerate(cs):
             ax = axes[i, j]
-            for k, (name, method) in enumerate(METHODS.items()):
-                for T in horizons:
-                    kw = dict(epsilon=1.0, steps=T, batch_size=m, trials=trials,
-                              seed=(args.seed, i, j, k, T), x0=x0)
-                    if name.startswith("DP-MASG"):
-                        kw["c"] = c  # stage steps c 2^{-2k}/L
-                    else:
-                        kw["step_size"] = c / L
-                    t0 = time.perf_counter()
-                    r = method(f, **kw)
-                    mean = r.mean_trace()
-                    rows.append(dict(m=m, c=c, T=T, method=name,
-                                     horizon_run=r.steps, final_mean=float(mean[-1]),
-                                     final_min=float(r.final.min()),
-                                     final_max=float(r.final.max()),
-                                     best_mean=float(mean.min()), trials=trials,
-                                     epsilon_spent=r.ledger.epsilon,
-                                     seconds=time.perf_counter() - t0))
-                    if T == horizons[-1]:
-                        ax.semilogy(np.arange(mean.size), mean, color=f"C{k}", label=name)
             ax.set_title(f"m = {m}, c = {c}, T = {horizons[-1]} (mean of {trials} runs)",
                          fontsize=9)
             ax.set_xlabel("t")
@@ -100,9 +104,9 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
                 ax.legend(fontsize=7)
     fig.suptitle(f"Kuru et al. Fig. 3/4 — synthetic logistic regression, n={n}, d=20, ε=1")
     fig.tight_layout(rect=(0, 0.04, 1, 0.96))
-    grid = "paper grid" if args.paper else ("toy size" if args.quick else "reduced grid")
+    grid_name = "paper grid" if args.paper else ("toy size" if args.quick else "reduced grid")
     run.save_figure(fig, f"Provenance: data, objective, L, S₁=40, ε=1, α=c/L, θ₀=10·1, E₀=10 "
-                    f"VERBATIM (Section 5 + reference code); {grid}: T∈{horizons}, "
+                    f"VERBATIM (Section 5 + reference code); {grid_name}: T∈{horizons}, "
                     f"{trials} runs. Laplace drawn by scale (reference code: by std) — DERIVED "
                     f"correction.")
     run.write_csv(rows)

@@ -22,9 +22,11 @@ every experimental number. What is shown (all DERIVED, ``yang_et_al.md`` §9, §
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +35,7 @@ from dpbounds.algorithms.nsgd import dp_nsgd
 from dpbounds.bounds import yang
 from dpbounds.data import finite_sum_offsets
 from dpbounds.objectives import QuadraticObjective
-from paper_figs._common import FigureRun, mean_ci, parse_args, plt
+from paper_figs._common import Cell, FigureRun, mean_ci, parse_args, plt
 
 TAU0, D, N, B = 1.0, 10, 1000, 10
 TOY_MU, TOY_E, TOY_P = 0.05, np.array([0.9, -0.1]), np.array([0.1, 0.9])
@@ -50,10 +52,34 @@ def toy_sgd(C: np.ndarray) -> np.ndarray:
     return TOY_MU * np.sum(TOY_P[:, None] * np.clip(g, -C[None, :], C[None, :]), axis=0)
 
 
+@functools.lru_cache(maxsize=2)
 def make_objective(seed: int) -> QuadraticObjective:
     offsets = finite_sum_offsets(N, D, tau0=TAU0, skew=0.1, seed=seed)
     return QuadraticObjective(np.linspace(0.5, 2.0, D), offsets=offsets,
                               offset_l2_radius=TAU0)
+
+
+def min_grad_norm(method: str, epsilon: float, value: float, data_seed: int, T: int,
+                  trials: int, seed: tuple[int, ...]) -> dict[str, Any]:
+    """One cell: DP-NSGD at ``r = value`` or DP-SGD at ``C = value``, step size of the DERIVED
+    theorems (which needs sigma: one calibration pass first); min_t ||grad f(x_t)|| per run."""
+    f = make_objective(data_seed)
+    x0 = np.full(D, 2.0)
+    Df = float(f.suboptimality(f.initial_state(1, x0))[0])
+    L0 = 2.0
+    common = dict(epsilon=epsilon, delta=1e-5, steps=T, batch_size=B, x0=x0)
+    if method == "DP-NSGD":
+        run, knob = dp_nsgd, dict(r=float(value))
+    else:
+        run, knob = dp_sgd, dict(clip_norm=float(value))
+    probe = run(f, **common, **knob, step_size=1e-3, trials=1, seed=0, trace=None)
+    sigma = float(probe.params["sigma_over_clip"])
+    V = 1 + sigma**2 * D / B**2
+    scale = 1.0 if method == "DP-NSGD" else value**2
+    eta = math.sqrt(2 * Df / (L0 * scale * V * T))
+    res = run(f, **common, **knob, step_size=eta, trials=trials, seed=seed,
+              trace="grad_norm", trace_every=max(1, T // 100))
+    return {"min_grad_norm": res.trace.min(axis=1), "sigma": sigma, "step_size": eta}
 
 
 def main(argv: Sequence[str] | None = None) -> list[Path]:
@@ -67,22 +93,24 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
     trials = 2 if args.quick else 8
     rs = np.array([0.3, 1.5, 6.0]) if args.quick else np.geomspace(0.1, 30, 9)
     Cs = np.array([0.3, 3.0]) if args.quick else np.geomspace(0.1, 30, 9)
+    grid = [(j, eps, "DP-NSGD", k, float(r)) for j, eps in enumerate((math.inf, 2.0))
+            for k, r in enumerate(rs)]
+    grid += [(j, eps, "DP-SGD", 100 + k, float(C)) for j, eps in enumerate((math.inf, 2.0))
+             for k, C in enumerate(Cs)]
+    results = run.sweep([Cell(min_grad_norm, dict(method=method, epsilon=eps, value=v,
+                                                  data_seed=args.seed, T=T),
+                              trials=trials, seed=(args.seed, j, k))
+                         for j, eps, method, k, v in grid])
+    by_cell = {(j, method, v): rec for (j, _, method, _, v), rec in zip(grid, results)}
     rows = []
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 5))
     for j, eps in enumerate((math.inf, 2.0)):
         tag = "σ=0" if math.isinf(eps) else f"ε={eps:g}"
         nsgd_m, nsgd_h, bound = [], [], []
-        for k, r in enumerate(rs):
-            # the DERIVED Theorem 3.2 step size needs sigma: one calibration pass first
-            probe = dp_nsgd(f, epsilon=eps, delta=1e-5, steps=T, batch_size=B, step_size=1e-3,
-                            r=float(r), trials=1, seed=0, x0=x0, trace=None)
-            sigma = float(probe.params["sigma_over_clip"])
-            V = 1 + sigma**2 * D / B**2
-            eta = math.sqrt(2 * Df / (L0 * V * T))
-            res = dp_nsgd(f, epsilon=eps, delta=1e-5, steps=T, batch_size=B, step_size=eta,
-                          r=float(r), trials=trials, seed=(args.seed, j, k), x0=x0,
-                          trace="grad_norm", trace_every=max(1, T // 100))
-            m, h = mean_ci(res.trace.min(axis=1))
+        for r in rs:
+            rec = by_cell[(j, "DP-NSGD", float(r))]
+            sigma, eta = rec["sigma"], rec["step_size"]
+            m, h = mean_ci(rec["min_grad_norm"])
             # the theorem objects take positive symbols only: sigma = 0 and L1 = 0 as 1e-12
             b = (float(yang.nsgd_theorem.evaluate(B=B, D_f=Df, L0=L0, L1=1e-12, T=T, d=D,
                                                    r=float(r), sigma=max(sigma, 1e-12),
@@ -98,20 +126,14 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
         ax1.errorbar(rs, nsgd_m, nsgd_h, fmt="o-", color=f"C{j}", label=f"DP-NSGD vs r, {tag}")
         ax1.plot(rs, bound, ":", color=f"C{j}", label=f"DERIVED Thm 3.2 shape, {tag}")
         sgd_m, sgd_h = [], []
-        for k, C in enumerate(Cs):
-            probe = dp_sgd(f, epsilon=eps, delta=1e-5, steps=T, batch_size=B, step_size=1e-3,
-                           clip_norm=float(C), trials=1, seed=0, x0=x0, trace=None)
-            sigma = float(probe.params["sigma_over_clip"])
-            V = 1 + sigma**2 * D / B**2
-            eta = math.sqrt(2 * Df / (L0 * C**2 * V * T))
-            res = dp_sgd(f, epsilon=eps, delta=1e-5, steps=T, batch_size=B, step_size=eta,
-                         clip_norm=float(C), trials=trials, seed=(args.seed, j, 100 + k),
-                         x0=x0, trace="grad_norm", trace_every=max(1, T // 100))
-            m, h = mean_ci(res.trace.min(axis=1))
+        for C in Cs:
+            rec = by_cell[(j, "DP-SGD", float(C))]
+            m, h = mean_ci(rec["min_grad_norm"])
             sgd_m.append(m)
             sgd_h.append(h)
             rows.append(dict(method="DP-SGD", setting=tag, param="C", value=float(C), T=T,
-                             step_size=eta, sigma_sum=sigma * C, min_grad_norm=m, ci95=h))
+                             step_size=rec["step_size"], sigma_sum=rec["sigma"] * C,
+                             min_grad_norm=m, ci95=h))
         ax1.errorbar(Cs, sgd_m, sgd_h, fmt="s--", color=f"C{j}", mfc="none",
                      label=f"DP-SGD vs C, {tag}")
     rr = np.geomspace(TAU0 * 1.05, 30, 100)

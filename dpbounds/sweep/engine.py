@@ -1,0 +1,381 @@
+"""Run a sweep: compute the cells missing from the store, on any executor, with progress.
+
+:func:`run_sweep` keys every cell (:func:`~dpbounds.sweep.cells.cell_key`), reuses the cells the
+store already holds, sends the others to the executor most expensive first (a group of cells as
+one task), writes each finished cell to the store the moment it arrives, and returns every
+record in the order of the cells. A ``kill -9`` therefore loses only the cells in flight; the
+next run computes the rest. Identical cells (same key) are computed once.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import importlib
+import os
+import socket
+import sys
+import time
+import traceback
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import dpbounds
+from dpbounds.sweep.cells import (
+    Cell,
+    CellCall,
+    cell_key,
+    code_digests,
+    code_fingerprint,
+    function_name,
+    is_batched,
+)
+from dpbounds.sweep.executors import Executor, InProcess, SweepError
+from dpbounds.sweep.progress import Progress, resolve_mode
+from dpbounds.sweep.store import ResultStore, normalise_record
+
+__all__ = ["CellInfo", "SweepError", "SweepResult", "run_sweep"]
+
+# True while a worker (or the in-process executor) runs a cell: a sweep started inside a
+# cell runs in-process and quietly instead of starting pools inside pools.
+_IN_CELL: contextvars.ContextVar[bool] = contextvars.ContextVar("dpbounds_sweep_in_cell",
+                                                                default=False)
+
+
+@dataclass(frozen=True)
+class CellInfo:
+    """Bookkeeping of one cell of a finished sweep."""
+
+    key: str
+    function: str
+    reused: bool
+    seconds: float
+    worker: str
+
+
+@dataclass
+class SweepResult(Sequence):
+    """The records of a sweep in the order of its cells (``result[i]`` is cell ``i``'s record).
+
+    ``info[i]`` says whether cell ``i`` was reused from the store, how long it took to compute
+    (then or now) and on which worker; ``computed`` and ``reused`` count distinct cells.
+    """
+
+    records: list[dict[str, Any]]
+    info: list[CellInfo]
+    computed: int = 0
+    reused: int = 0
+    seconds: float = 0.0
+
+    def __getitem__(self, i: Any) -> Any:
+        return self.records[i]
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+
+@dataclass
+class _Task:
+    fn: Any  # the function, or "module:qualname" to import (a package's __main__)
+    calls: list[CellCall]
+    batched: bool
+    # what a remote worker must run: (package version, dpbounds digest, digest of the
+    # function's package, or None when the function travels by value)
+    expect: tuple[str, str, str | None] | None
+
+
+@dataclass
+class _Outcome:
+    results: list[tuple[bool, Any, float]] = field(default_factory=list)  # ok, record|error, s
+    worker: str = ""
+    mismatch: str | None = None
+
+
+def _portable(fn: Any) -> Any:
+    """``fn`` as workers can load it: a function defined in a package's ``__main__.py`` (run by
+    ``python -m pkg``) goes by name, since spawned processes do not re-run that module."""
+    module = getattr(fn, "__module__", None)
+    if module in ("__main__", "__mp_main__"):
+        spec = getattr(sys.modules.get(module), "__spec__", None)
+        if spec is not None and spec.name:
+            return function_name(fn)
+    return fn
+
+
+def _load(fn: Any) -> Any:
+    if not isinstance(fn, str):
+        return fn
+    module, qualname = fn.split(":")
+    obj: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _run_task(task: _Task) -> _Outcome:
+    """Worker side: run the cells of one task; errors come back as text, never raised."""
+    out = _Outcome(worker=f"{socket.gethostname()}:{os.getpid()}")
+    try:
+        fn = _load(task.fn)
+    except Exception:
+        out.results = [(False, traceback.format_exc(), 0.0)] * len(task.calls)
+        return out
+    if task.expect is not None:
+        version, lib, src = task.expect
+        here_lib, here_src = code_digests(fn)
+        problem = None
+        if dpbounds.__version__ != version:
+            problem = f"runs dpbounds {dpbounds.__version__}, the sweep expects {version}"
+        elif here_lib != lib:
+            problem = "runs other dpbounds sources than the sweep's"
+        elif src is not None and here_src != src:
+            problem = f"runs other sources of {function_name(fn).split(':')[0]} than the sweep's"
+        if problem is not None:
+            out.mismatch = f"worker {out.worker} {problem}; install the same code everywhere"
+            return out
+    token = _IN_CELL.set(True)
+    try:
+        if task.batched:
+            t0 = time.perf_counter()
+            try:
+                records = list(fn(list(task.calls)))
+                if len(records) != len(task.calls):
+                    raise ValueError(f"a batched cell function returned {len(records)} records "
+                                     f"for {len(task.calls)} cells")
+                dt = (time.perf_counter() - t0) / len(task.calls)
+                out.results = [(True, r, dt) for r in records]
+            except Exception:
+                msg = traceback.format_exc()
+                out.results = [(False, msg, 0.0)] * len(task.calls)
+        else:
+            for call in task.calls:
+                t0 = time.perf_counter()
+                try:
+                    out.results.append((True, fn(**call.kwargs()),
+                                        time.perf_counter() - t0))
+                except Exception:
+                    out.results.append((False, traceback.format_exc(), 0.0))
+    finally:
+        _IN_CELL.reset(token)
+    return out
+
+
+def _describe(cell: Cell) -> str:
+    extra = "".join(f", {k}={getattr(cell, k)!r}" for k in ("trials", "seed")
+                    if getattr(cell, k) is not None)
+    params = ", ".join(f"{k}={v!r}" for k, v in cell.params.items())
+    return f"{function_name(cell.fn)}({params}{extra})"
+
+
+def run_sweep(cells: Iterable[Cell], *, store: ResultStore | str | os.PathLike[str] | None = None,
+              executor: Executor | None = None, progress: bool | str = "auto",
+              desc: str = "sweep", fresh: bool = False, version: str | None = None,
+              code_version: str | None = None) -> SweepResult:
+    r"""Compute every cell not yet in ``store`` and return all records in cell order.
+
+    Parameters
+    ----------
+    cells
+        The grid, as :class:`~dpbounds.sweep.Cell` objects.
+    store
+        A :class:`~dpbounds.sweep.ResultStore` or its folder; ``None`` keeps nothing (no resume).
+    executor
+        :class:`~dpbounds.sweep.InProcess` (default), :class:`~dpbounds.sweep.LocalProcesses` or
+        :class:`~dpbounds.sweep.DaskDistributed`. Started and closed here unless already started.
+        Inside a running cell every sweep runs in-process and quietly.
+    progress
+        ``"auto"``, ``"bar"``, ``"lines"``, ``"off"`` or a bool (see
+        :mod:`dpbounds.sweep.progress`).
+    desc
+        Label of the progress output.
+    fresh
+        Recompute every cell and overwrite what the store holds.
+    version, code_version
+        Override the package version and the code fingerprint in the keys (default:
+        ``dpbounds.__version__`` and :func:`~dpbounds.sweep.cells.code_fingerprint`; ``""``
+        turns the fingerprint off).
+
+    Returns
+    -------
+    SweepResult
+        ``result[i]`` is the record of ``cells[i]``: the function's mapping, arrays and values
+        bit-identical whichever executor computed it and whether or not it came from the store.
+
+    Raises
+    ------
+    SweepError
+        If a cell raised (after the cells in flight have finished and been stored; no new
+        cell starts after a failure), or a remote worker runs other code.
+
+    Examples
+    --------
+    A grid of Monte Carlo means; trial ``k`` of a cell depends only on ``(seed, k)``:
+
+    >>> import numpy as np
+    >>> from dpbounds.sweep import Cell, run_sweep
+    >>> def noisy_mean(scale, trials, seed):
+    ...     draws = np.array([np.random.default_rng([*seed, k]).normal(0.0, scale)
+    ...                       for k in range(trials)])
+    ...     return {"mean": float(draws.mean()), "draws": draws}
+    >>> cells = [Cell(noisy_mean, {"scale": s}, trials=4, seed=(7, i))
+    ...          for i, s in enumerate([1.0, 2.0])]
+    >>> result = run_sweep(cells, progress=False)
+    >>> [r["draws"].shape for r in result], result.computed
+    ([(4,), (4,)], 2)
+    """
+    t_start = time.perf_counter()
+    cells = list(cells)
+    for i, c in enumerate(cells):
+        if not isinstance(c, Cell):
+            raise ValueError(f"cells[{i}] must be a dpbounds.sweep.Cell, got {type(c).__name__}")
+    if store is not None and not isinstance(store, ResultStore):
+        store = ResultStore(Path(store))
+    nested = _IN_CELL.get()
+    if executor is None or nested:
+        executor = InProcess()
+    plan = _Plan(cells, dpbounds.__version__ if version is None else str(version),
+                 code_version)
+    if store is not None:
+        store.remove_stale_temporaries()
+        if not fresh:
+            plan.reuse(store)
+    reused = len(plan.records)
+    pending_cost = sum(plan.cell(k).cost for k in plan.first if k not in plan.records)
+    bar = Progress(len(plan.first), reused, desc, "off" if nested else resolve_mode(progress),
+                   cost=pending_cost)
+    owns = not executor.started and not executor.persistent
+    try:
+        tasks = plan.tasks()
+        if tasks and not executor.started:
+            executor.start()
+        _execute(plan, tasks, executor, store, bar)
+    except BaseException:  # Ctrl-C, a full disk: drop the cells in flight, do not wait for them
+        bar.close()
+        if executor.started:
+            executor.abort()
+        raise
+    finally:
+        bar.close()
+        if owns and executor.started:
+            executor.close()
+    if plan.failures:
+        cell, err = plan.failures[0]
+        finished = len(plan.records) - reused
+        more = f" (and {len(plan.failures) - 1} more)" if len(plan.failures) > 1 else ""
+        raise SweepError(f"{len(plan.failures)} of {len(plan.first)} cells failed, {finished} "
+                         f"finished{' and were stored' if store is not None and finished else ''}"
+                         f", {reused} were reused, "
+                         f"{len(plan.first) - len(plan.records) - len(plan.failures)} did not "
+                         f"start. First failure: {_describe(cell)}{more}:\n{err.rstrip()}",
+                         plan.failures)
+    return SweepResult([plan.records[k] for k in plan.keys], [plan.infos[k] for k in plan.keys],
+                       computed=len(plan.first) - reused, reused=reused,
+                       seconds=time.perf_counter() - t_start)
+
+
+class _Plan:
+    """Keys of the cells, what the store already holds, and the results as they arrive."""
+
+    def __init__(self, cells: list[Cell], version: str, code_version: str | None) -> None:
+        self.cells, self.version, self.code_version = cells, version, code_version
+        self.codes: dict[Any, str] = {}
+        self.keys: list[str] = []
+        self.first: dict[str, int] = {}  # key -> index of its first cell (duplicates run once)
+        for i, c in enumerate(cells):
+            if code_version is None and c.fn not in self.codes:
+                self.codes[c.fn] = code_fingerprint(c.fn)
+            k = cell_key(c, version, self.code(c))
+            self.keys.append(k)
+            self.first.setdefault(k, i)
+        self.names = {k: function_name(cells[i].fn) for k, i in self.first.items()}
+        self.records: dict[str, dict[str, Any]] = {}
+        self.infos: dict[str, CellInfo] = {}
+        self.failures: list[tuple[Cell, str]] = []
+
+    def code(self, cell: Cell) -> str:
+        return self.code_version if self.code_version is not None else self.codes[cell.fn]
+
+    def cell(self, key: str) -> Cell:
+        return self.cells[self.first[key]]
+
+    def reuse(self, store: ResultStore) -> None:
+        for k in self.first:
+            meta = store.meta(self.names[k], k)
+            if meta is not None:
+                self.records[k] = store.load(meta)
+                self.infos[k] = CellInfo(k, self.names[k], True, float(meta.get("seconds", 0.0)),
+                                         str(meta.get("worker", "")))
+
+    def tasks(self) -> list[list[str]]:
+        """Keys of the pending cells, one list per task (a group is one task), most
+        expensive first."""
+        tasks: dict[Any, list[str]] = {}
+        for k in self.first:
+            if k not in self.records:
+                c = self.cell(k)
+                tid = (self.names[k], c.group) if c.group is not None else ("cell", k)
+                tasks.setdefault(tid, []).append(k)
+        return sorted(tasks.values(), key=lambda ks: -sum(self.cell(k).cost for k in ks))
+
+    def task(self, ks: list[str], remote: bool) -> _Task:
+        c = self.cell(ks[0])
+        fn = _portable(c.fn) if remote else c.fn
+        expect = None
+        if remote and self.code_version is None:
+            lib, src = code_digests(c.fn)
+            by_value = getattr(fn, "__module__", None) in ("__main__", "__mp_main__")
+            expect = (self.version, lib, None if by_value else src)
+        return _Task(fn, [self.cell(k).call() for k in ks], is_batched(c.fn), expect)
+
+    def finish(self, k: str, value: Any, seconds: float, worker: str,
+               store: ResultStore | None) -> bool:
+        """Record (and store) one computed cell; False if its record is invalid."""
+        cell = self.cell(k)
+        try:
+            record = normalise_record(value)
+        except ValueError as exc:
+            self.failures.append((cell, f"invalid record: {exc}"))
+            return False
+        if store is not None:
+            call = cell.call()
+            store.put({"key": k, "function": self.names[k], "params": call.params,
+                       "trials": call.trials, "seed": call.seed, "version": self.version,
+                       "code": self.code(cell), "seconds": seconds, "worker": worker}, record)
+        self.records[k] = record
+        self.infos[k] = CellInfo(k, self.names[k], False, seconds, worker)
+        return True
+
+
+def _execute(plan: _Plan, tasks: list[list[str]], executor: Executor,
+             store: ResultStore | None, bar: Progress) -> None:
+    """Keep ``executor.slots`` tasks in flight; store each cell as it arrives; after a failure
+    start nothing new but collect what is in flight."""
+    inflight: dict[Any, list[str]] = {}
+    queue = list(reversed(tasks))
+    while queue or inflight:
+        while queue and not plan.failures and len(inflight) < executor.slots:
+            ks = queue.pop()
+            inflight[executor.submit(_run_task, plan.task(ks, executor.remote))] = ks
+        if not inflight:
+            break
+        for h in executor.wait(inflight):
+            ks = inflight.pop(h)
+            try:
+                out: _Outcome = h.result()
+            except Exception as exc:  # a worker died, the cluster went away, ...
+                hint = (" (a worker process died: out of memory, killed, or a script that "
+                        "starts a sweep without `if __name__ == '__main__':`)"
+                        if "BrokenProcessPool" in type(exc).__name__ else "")
+                plan.failures += [(plan.cell(k), f"{type(exc).__name__}: {exc}{hint}")
+                                  for k in ks]
+                continue
+            if out.mismatch is not None:
+                plan.failures += [(plan.cell(k), out.mismatch) for k in ks]
+                continue
+            for k, (ok, value, seconds) in zip(ks, out.results):
+                if not ok:
+                    plan.failures.append((plan.cell(k), value))
+                elif plan.finish(k, value, seconds, out.worker, store):
+                    bar.update(1, plan.cell(k).cost)
+

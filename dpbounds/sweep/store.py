@@ -1,0 +1,247 @@
+"""The results store of the sweep engine: one JSON file (and one NPZ file) per finished cell.
+
+This is the only module of :mod:`dpbounds.sweep` that touches the file system. Layout::
+
+    STORE/
+      FORMAT.md                                   what follows, for a reader without dpbounds
+      cells/<module.function>/<key>.json          parameters, metadata, JSON values
+      cells/<module.function>/<key>.npz           the record's arrays (only if it has any)
+
+Each JSON file holds ``format``, ``key``, ``function``, ``params``, ``trials``, ``seed``,
+``version`` (of dpbounds), ``code`` (the code fingerprint), ``values`` (the record's JSON
+values), ``arrays`` (name -> dtype and shape of what the NPZ holds), ``seconds`` (compute time),
+``worker`` and ``finished`` (UTC, ISO 8601). The NPZ is a plain ``numpy.savez`` archive,
+read with ``numpy.load(path, allow_pickle=False)``.
+
+**Atomic and resumable.** Every file is written to a temporary name in the same folder, flushed
+to disk and renamed over its final name (:func:`os.replace`); the NPZ is written before the JSON,
+so a cell is finished exactly when its JSON exists. A kill at any instant leaves either a
+complete cell or none (plus at most a stray ``.*.tmp`` file, removed on a later run).
+
+**Bit-exact.** Arrays are stored as ``.npy`` members (dtype, shape, order and bytes preserved);
+JSON floats are written with Python's shortest round-trip ``repr`` (``NaN`` and ``Infinity``
+included), so reading a cell back gives exactly the numbers that were computed.
+
+Why JSON + NPZ and not Parquet or HDF5: both need a heavy optional dependency (pyarrow,
+h5py); JSON and NPZ need only NumPy, are readable in any language, and a file per cell makes
+the atomic rename trivial (no shared file to corrupt). ``pandas.json_normalize`` turns the JSON
+files into a table (see :meth:`ResultStore.table` and ``docs/sweeps.md``).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import os
+import time
+import uuid
+import zipfile
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dpbounds.sweep.cells import canonical
+
+__all__ = ["FORMAT", "ResultStore", "normalise_record", "split_record"]
+
+#: Format tag written into every cell file.
+FORMAT = "dpbounds.sweep.cell/1"
+
+_TEMP_MAX_AGE_S = 3600.0  # a write takes milliseconds; older temporaries are from a kill
+
+_FORMAT_MD = """# dpbounds sweep results store ({fmt})
+
+One finished cell = `cells/<module.function>/<key>.json` (+ `<key>.npz` when the record has
+arrays). The JSON holds `key`, `function`, `params`, `trials`, `seed`, `version` (dpbounds),
+`code` (source fingerprint), `values` (JSON outputs), `arrays` (name -> dtype, shape of the NPZ
+members), `seconds`, `worker`, `finished`. Files are written to a temporary name and renamed, the
+NPZ before the JSON: a cell is finished exactly when its JSON exists.
+
+    import json, pathlib, numpy as np, pandas as pd
+    files = sorted(pathlib.Path(STORE).glob("cells/*/*.json"))
+    df = pd.json_normalize([json.loads(p.read_text()) for p in files])  # params.*, values.*
+    arrays = np.load(files[0].with_suffix(".npz"), allow_pickle=False)  # one cell's arrays
+
+See docs/sweeps.md in the dpbounds repository.
+"""
+
+
+def split_record(record: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Split a cell function's record into JSON values and NumPy arrays.
+
+    Arrays (and NumPy scalars other than float64, int64 and bool, kept as 0-d arrays so their
+    dtype survives) go to the NPZ; Python numbers, strings, ``None`` and lists/dicts of them go
+    to the JSON. Raises ``ValueError`` naming the entry that fits neither.
+
+    >>> values, arrays = split_record({"mean": 0.5, "trace": np.zeros(3)})
+    >>> values, sorted(arrays)
+    ({'mean': 0.5}, ['trace'])
+    """
+    if not isinstance(record, Mapping):
+        raise ValueError(f"a cell function must return a mapping, got {type(record).__name__}")
+    values: dict[str, Any] = {}
+    arrays: dict[str, np.ndarray] = {}
+    for name, v in record.items():
+        if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+            raise ValueError(f"record names must be non-empty str without '/' or a leading "
+                             f"'.', got {name!r}")
+        if isinstance(v, np.ndarray) or (isinstance(v, np.generic) and not isinstance(
+                v, np.float64 | np.int64 | np.bool_)):
+            a = np.asarray(v)
+            if a.dtype.hasobject:
+                raise ValueError(f"record[{name!r}]: object arrays cannot be stored bit-exactly")
+            arrays[name] = a
+        else:
+            values[name] = canonical(v, f"record[{name!r}]")
+    return values, arrays
+
+
+def normalise_record(record: Mapping[str, Any]) -> dict[str, Any]:
+    """``record`` exactly as the store gives it back: names sorted, JSON values as plain Python
+    (tuples as lists, float64 / int64 / bool NumPy scalars as Python numbers), arrays and other
+    NumPy scalars as arrays. A computed cell and a stored one thus look the same to the caller.
+
+    >>> normalise_record({"b": (1, 2), "a": np.float32(0.5)})
+    {'a': array(0.5, dtype=float32), 'b': [1, 2]}
+    """
+    values, arrays = split_record(record)
+    return {k: values[k] if k in values else arrays[k] for k in sorted(record)}
+
+
+def _atomic_write(path: Path, write: Any) -> None:
+    """Write via ``write(fh)`` to a temporary file beside ``path``, fsync, rename over ``path``."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with open(tmp, "wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _write_npz(fh: Any, arrays: Mapping[str, np.ndarray]) -> None:
+    # numpy.savez's own keyword names would clash with a record entry called "file"
+    with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+        for name, a in arrays.items():
+            with zf.open(f"{name}.npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, a, allow_pickle=False)
+
+
+class ResultStore:
+    """A folder of finished sweep cells (see the module docstring for the format).
+
+    Parameters
+    ----------
+    path
+        The store's folder; created on the first write.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> store = ResultStore(tempfile.mkdtemp())
+    >>> store.put({"key": "0" * 32, "function": "m:f", "params": {"x": 0.1}},
+    ...           {"y": 0.2, "z": np.arange(3)})
+    >>> store.get("m:f", "0" * 32)["z"]
+    array([0, 1, 2])
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+
+    def __repr__(self) -> str:
+        return f"ResultStore({str(self.path)!r})"
+
+    def _json_path(self, function: str, key: str) -> Path:
+        return self.path / "cells" / function.replace(":", ".") / f"{key}.json"
+
+    def has(self, function: str, key: str) -> bool:
+        """Whether the cell ``key`` of ``function`` is finished."""
+        return self._json_path(function, key).is_file()
+
+    def meta(self, function: str, key: str) -> dict[str, Any] | None:
+        """The JSON metadata of a finished cell, or ``None``."""
+        p = self._json_path(function, key)
+        try:
+            return json.loads(p.read_text())
+        except FileNotFoundError:
+            return None
+
+    def get(self, function: str, key: str) -> dict[str, Any] | None:
+        """The record of a finished cell (values and arrays, as computed), or ``None``."""
+        meta = self.meta(function, key)
+        return None if meta is None else self.load(meta)
+
+    def load(self, meta: Mapping[str, Any]) -> dict[str, Any]:
+        """The record described by the metadata ``meta`` (from :meth:`entries`), names sorted."""
+        record = dict(meta.get("values", {}))
+        if meta.get("arrays"):
+            npz = self._json_path(meta["function"], meta["key"]).with_suffix(".npz")
+            with np.load(npz, allow_pickle=False) as z:
+                for name in meta["arrays"]:
+                    record[name] = z[name]
+        return dict(sorted(record.items()))
+
+    def put(self, meta: Mapping[str, Any], record: Mapping[str, Any]) -> None:
+        """Write one finished cell atomically (NPZ first, then the JSON that marks it done).
+
+        ``meta`` needs ``key`` and ``function``; its other entries (params, seed, ...) are
+        written as given, after the record's ``values`` and ``arrays``.
+        """
+        values, arrays = split_record(record)
+        target = self._json_path(meta["function"], meta["key"])
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not (self.path / "FORMAT.md").exists():
+            _atomic_write(self.path / "FORMAT.md",
+                          lambda fh: fh.write(_FORMAT_MD.format(fmt=FORMAT).encode()))
+        if arrays:
+            _atomic_write(target.with_suffix(".npz"), lambda fh: _write_npz(fh, arrays))
+        doc = {"format": FORMAT, **meta, "values": values,
+               "arrays": {k: {"dtype": a.dtype.str, "shape": list(a.shape)}
+                          for k, a in arrays.items()},
+               "finished": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")}
+        text = json.dumps(doc, indent=1, sort_keys=False, allow_nan=True)
+        _atomic_write(target, lambda fh: fh.write(text.encode()))
+
+    def entries(self, function: str | None = None) -> Iterator[dict[str, Any]]:
+        """The metadata of every finished cell (of one ``"module:function"`` if given)."""
+        folder = "*" if function is None else function.replace(":", ".")
+        for p in sorted((self.path / "cells").glob(f"{folder}/*.json")):
+            if not p.name.startswith("."):
+                yield json.loads(p.read_text())
+
+    def table(self, function: str | None = None) -> list[dict[str, Any]]:
+        """One flat row per finished cell, for ``pandas.DataFrame(store.table())``.
+
+        Columns: ``function``, ``key``, ``version``, ``code``, ``trials``, ``seed``, the
+        parameters, the JSON values, ``arrays`` (names of the NPZ members), ``seconds``. A value
+        whose name collides with a parameter or a column above is named ``values.<name>``.
+        """
+        rows = []
+        for m in self.entries(function):
+            row = {k: m.get(k) for k in ("function", "key", "version", "code", "trials",
+                                         "seed")}
+            row.update(m.get("params", {}))
+            for k, v in m.get("values", {}).items():
+                row[f"values.{k}" if k in row else k] = v
+            row["arrays"] = sorted(m.get("arrays", {}))
+            row["seconds"] = m.get("seconds", math.nan)
+            rows.append(row)
+        return rows
+
+    def remove_stale_temporaries(self, max_age_s: float = _TEMP_MAX_AGE_S) -> int:
+        """Delete ``.*.tmp`` files older than ``max_age_s`` (left by a kill); return how many."""
+        now, removed = time.time(), 0
+        for p in (self.path / "cells").glob("*/.*.tmp"):
+            try:
+                if now - p.stat().st_mtime > max_age_s:
+                    p.unlink()
+                    removed += 1
+            except FileNotFoundError:
+                pass
+        return removed
