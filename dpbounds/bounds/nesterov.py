@@ -226,12 +226,18 @@ class ErrorWeights:
         return np.exp(self.log_a)
 
 
-def _log_contractions(schedule: Schedule, mu: float) -> np.ndarray:
-    """log(1 - sqrt(mu alpha_t)) per iteration."""
+def log_contraction_factors(schedule: Schedule, mu: float) -> np.ndarray:
+    r"""log(1 - sqrt(mu alpha_t)) per iteration.
+
+    ``-inf`` where :math:`\mu\alpha_t=1` (with :math:`\alpha\le1/L` only for
+    :math:`\mu=L`, :math:`\alpha=1/L`): that step contracts the error to 0, a legitimate
+    setting that the weights handle as an exact zero.
+    """
     s = np.sqrt(mu * schedule.steps)
-    if np.any(s >= 1):
-        raise ValueError("every step must satisfy mu * alpha < 1 (alpha <= 1/L suffices)")
-    return np.log1p(-s)
+    if np.any(s > 1):
+        raise ValueError("every step must satisfy mu * alpha <= 1 (alpha <= 1/L suffices)")
+    with np.errstate(divide="ignore"):
+        return np.log1p(-s)
 
 
 def error_weights(schedule: Schedule, mu: float, L: float, *,
@@ -251,16 +257,17 @@ def error_weights(schedule: Schedule, mu: float, L: float, *,
         raise ValueError(f"convention must be one of {CONVENTIONS}, got {convention!r}")
     if np.any(schedule.steps > 1.0 / L * (1 + 1e-12)):
         raise ValueError("Theorems 4.1/4.3 need every step alpha <= 1/L")
-    lc = _log_contractions(schedule, mu)
-    cum = np.concatenate([[0.0], np.cumsum(lc)])  # cum[k] = sum_{i<=k}
-    T = schedule.horizon
+    lc = log_contraction_factors(schedule, mu)
+    # tail[k] = sum_{i > k} log(1 - sqrt(mu alpha_i)) as a suffix sum, not a difference of
+    # prefix sums: exact where a factor is 0 (log = -inf; no inf - inf)
+    tail = np.concatenate([np.cumsum(lc[::-1])[::-1], [0.0]])
     sT = int(schedule.stages[-1])
     alpha = schedule.steps
     factor = 0.5 if convention == "reference_code" else 1.0
     log_c = np.log(factor * alpha) + np.log1p(alpha * L)
-    log_a = (sT - schedule.stages) * math.log(2.0) + (cum[T] - cum[1:]) + log_c
+    log_a = (sT - schedule.stages) * math.log(2.0) + tail[1:] + log_c
     s0 = 0 if convention == "reference_code" else 1
-    log_a0 = (sT - s0) * math.log(2.0) + cum[T]
+    log_a0 = (sT - s0) * math.log(2.0) + tail[0]
     src = SOURCE_THM41 if schedule.name == "NAG" else SOURCE_THM43
     return ErrorWeights(float(log_a0), log_a, convention, src)
 
@@ -279,7 +286,8 @@ def unrolled_bound(weights: ErrorWeights, initial_error: float, scales: Any, d: 
     log_scales = np.broadcast_to(np.asarray(log_scales, dtype=float), weights.log_a.shape)
     noise = np.logaddexp(2.0 * log_scales + math.log(d),
                          math.log(subsampling_var / 2.0) if subsampling_var > 0 else -np.inf)
-    terms = weights.log_a + noise
+    # a zero weight (mu alpha = 1) meets an infinite scale where no budget was spent: 0 * inf = 0
+    terms = np.where(np.isneginf(weights.log_a), -np.inf, weights.log_a + noise)
     if E0 > 0:
         terms = np.append(terms, weights.log_a0 + math.log(E0))
     return float(np.exp(logsumexp(terms)))
@@ -296,7 +304,7 @@ def nesterov_recursion(
     """
     T = schedule.horizon
     b = np.broadcast_to(np.asarray(check_positive("scales", scales), dtype=float), (T,))
-    q = np.exp(_log_contractions(schedule, mu))
+    q = np.exp(log_contraction_factors(schedule, mu))
     alpha = schedule.steps
     out = np.empty(T + 1)
     out[0] = float(check_nonnegative("initial_error", initial_error))
@@ -312,6 +320,7 @@ def nesterov_recursion(
 
 def nesterov_expected_error_quadratic(
     schedule: Schedule, mu: float, eigenvalues: Any, noise_variances: Any, initial_error: Any,
+    *, restart: bool = False,
 ) -> np.ndarray:
     r"""Exact :math:`\mathbb E[F(x_t)]-F^\ast` (t = 0..T) of DP-NAG on a quadratic **[DERIVED]**.
 
@@ -321,6 +330,11 @@ def nesterov_expected_error_quadratic(
     Per eigenvalue the state :math:`(e_t,e_{t-1})` follows
     :math:`e_{t+1}=(1-\alpha\lambda)((1+\beta)e_t-\beta e_{t-1})-\alpha w_t`; its 2x2 covariance is
     propagated exactly (no sampling).
+
+    ``restart=True`` resets the momentum at each stage change (:math:`x_{t-1}:=x_t`), as
+    :func:`dpbounds.algorithms.dp_masg` does by default. Theorem 4.3's bound (34) is for that
+    run: without the restart the exact error can exceed it (e.g. :math:`\mu=0.99`, :math:`L=1`,
+    :math:`T=37`: :math:`6.6\cdot10^{-4}` against a bound of :math:`2.7\cdot10^{-4}`).
     """
     lam = np.atleast_1d(check_positive("eigenvalues", eigenvalues)).astype(float)
     T = schedule.horizon
@@ -333,8 +347,10 @@ def nesterov_expected_error_quadratic(
     out[0] = 0.5 * np.sum(lam * S[:, 0, 0])
     prev_stage = schedule.stages[0]
     for t in range(T):
-        if schedule.stages[t] != prev_stage:  # momentum restart is not part of (33); keep state
+        if schedule.stages[t] != prev_stage:
             prev_stage = schedule.stages[t]
+            if restart:  # x_{t-1} := x_t: the second moment of (e_t, e_t)
+                S[:, 0, 1] = S[:, 1, 0] = S[:, 1, 1] = S[:, 0, 0]
         a, b = schedule.steps[t], beta[t]
         M = np.zeros((lam.size, 2, 2))
         M[:, 0, 0] = (1 - a * lam) * (1 + b)
@@ -346,4 +362,82 @@ def nesterov_expected_error_quadratic(
     return out
 
 
-__all__ += ["error_weights", "nesterov_expected_error_quadratic"]
+def nesterov_final_error_quadratic(
+    schedule: Schedule, mu: float, eigenvalues: Any, noise_variances: Any, initial_error: Any,
+    *, multiplicities: Any = None, log_noise_variances: Any = None, restart: bool = False,
+) -> float:
+    r"""The final :math:`\mathbb E[F(x_T)]-F^\ast` of :func:`nesterov_expected_error_quadratic`.
+
+    The same exact second moments, a whole stage at a time. Within a stage the recursion per
+    eigenvalue, :math:`e_{t+1}=a\,e_t-b\,e_{t-1}-\alpha w_t` (:math:`a=(1-\alpha\lambda)(1+\beta)`,
+    :math:`b=(1-\alpha\lambda)\beta`), is a fixed linear filter, run in C by
+    :func:`scipy.signal.lfilter`: the second moment :math:`\Sigma=\sum_i\sigma_iu_iu_i^\top` at
+    the stage start is carried by filtering its eigenvectors, and the stage's noise adds
+    :math:`\alpha^2\sum_jv_jg_jg_j^\top` with :math:`g_j` the impulse response read at the stage
+    end. :math:`O(T)` work in C instead of :math:`T` Python steps; forming :math:`M^n` and
+    multiplying would lose digits through cancellation near the double root of NAG's
+    momentum at :math:`\lambda=\mu`, filtering does not. ``multiplicities`` weights each
+    eigenvalue (default 1), so a spectrum ``{mu, L}`` on ``d`` coordinates needs two entries;
+    ``restart`` as in :func:`nesterov_expected_error_quadratic`. ``log_noise_variances`` (instead of ``noise_variances``, which is then ignored) gives the
+    variances as logarithms: a step whose variance exceeds the float64 range (a budget near 0)
+    still contributes its exact, representable share ``v_j g_j^2``; ``+inf`` (no budget at
+    all) contributes 0 where the dynamics annihilate it (``g_j = 0``).
+    """
+    from scipy.signal import lfilter, lfiltic
+
+    lam = np.atleast_1d(check_positive("eigenvalues", eigenvalues)).astype(float)
+    mult = (np.ones(lam.size) if multiplicities is None
+            else np.broadcast_to(np.asarray(check_nonnegative("multiplicities", multiplicities),
+                                            dtype=float), lam.shape))
+    T = schedule.horizon
+    if log_noise_variances is None:
+        var = np.broadcast_to(np.asarray(check_nonnegative("noise_variances", noise_variances),
+                                         dtype=float), (T,))
+        with np.errstate(divide="ignore"):
+            log_var = np.log(var)
+    else:
+        log_var = np.broadcast_to(np.asarray(log_noise_variances, dtype=float), (T,))
+        if np.any(np.isnan(log_var)):
+            raise ValueError("log_noise_variances must not be nan")
+    e0 = np.broadcast_to(np.asarray(initial_error, dtype=float), lam.shape)
+    beta = schedule.momenta(mu)
+
+    def weighted(x: np.ndarray, lv: np.ndarray) -> float:
+        """sum_j exp(lv_j) x_j in log-space (x_j = 0 contributes 0 even where lv_j = inf)."""
+        nz = x != 0
+        if not np.any(nz):
+            return 0.0
+        with np.errstate(over="ignore"):
+            return float(np.sum(np.sign(x[nz]) * np.exp(lv[nz] + np.log(np.abs(x[nz])))))
+
+    total = 0.0
+    for i, lam_i in enumerate(lam):
+        S = np.full((2, 2), e0[i] ** 2)  # second moment of (e_t, e_{t-1}); x_{-1} = x_0
+        start = 0
+        for n_k in schedule.stage_lengths:
+            if restart and start > 0:  # x_{t-1} := x_t at a stage change
+                S = np.full((2, 2), S[0, 0])
+            alpha, b_mom = float(schedule.steps[start]), float(beta[start])
+            den = [1.0, -(1.0 - alpha * lam_i) * (1.0 + b_mom), (1.0 - alpha * lam_i) * b_mom]
+            w, V = np.linalg.eigh(S)
+            new = np.zeros((2, 2))
+            for w_j, v_j in zip(w, V.T):  # carry each eigen-direction through the stage
+                if w_j > 0:
+                    y, _ = lfilter([1.0], den, np.zeros(n_k), zi=lfiltic([1.0], den, v_j))
+                    end = np.array([y[-1], y[-2] if n_k > 1 else v_j[0]])
+                    new += w_j * np.outer(end, end)
+            h = lfilter([1.0], den, np.eye(1, n_k).ravel())  # U_1 .. U_n
+            lv = log_var[start:start + n_k][::-1]             # v_{n-1-k} meets U_{k+1}, U_k
+            hi, lo = h, np.concatenate([[0.0], h[:-1]])
+            new[0, 0] += alpha**2 * weighted(hi * hi, lv)
+            new[0, 1] += alpha**2 * weighted(hi * lo, lv)
+            new[1, 1] += alpha**2 * weighted(lo * lo, lv)
+            new[1, 0] = new[0, 1]
+            S = new
+            start += n_k
+        total += 0.5 * mult[i] * lam_i * S[0, 0]
+    return float(total)
+
+
+__all__ += ["error_weights", "log_contraction_factors", "nesterov_expected_error_quadratic",
+            "nesterov_final_error_quadratic"]

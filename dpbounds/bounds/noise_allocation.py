@@ -49,11 +49,13 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
+from dpbounds._progress import progress_bar
 from dpbounds._validation import check_int, check_nonnegative, check_positive
 from dpbounds.bounds.nesterov import (
     ErrorWeights,
     Schedule,
     error_weights,
+    log_contraction_factors,
     masg_schedule,
     nesterov_schedule,
     subsampling_variance,
@@ -70,6 +72,7 @@ __all__ = [
     "SOURCE_PROP42",
     "SOURCE_REMARK41",
     "Allocation",
+    "MAX_HORIZON",
     "HorizonChoice",
     "laplace_scale_eq27_as_printed",
     "optimal_noise",
@@ -154,6 +157,31 @@ def _log_weights(weights: ErrorWeights | Any) -> np.ndarray:
     return np.log(a)
 
 
+def _without_zero_weights(solve: Any) -> Any:
+    """Decorate an allocation: steps with weight a_t = 0 get no budget and an infinite scale.
+
+    A zero weight is exact when a step contracts the error to 0 (mu alpha = 1, possible for
+    mu = L): that step's noise never reaches the bound, so spending budget on it is waste
+    (and log a_t = -inf would turn the log-space algebra into nan). ``value`` is unchanged.
+    """
+
+    @functools.wraps(solve)
+    def wrapper(weights: ErrorWeights | Any, *args: Any, **kwargs: Any) -> Allocation:
+        log_a = _log_weights(weights)
+        pos = np.isfinite(log_a)
+        if np.all(pos):
+            return solve(weights, *args, **kwargs)
+        reduced = ErrorWeights(0.0, log_a[pos], "reduced", SOURCE_EQ30)
+        al = solve(reduced, *args, **kwargs)
+        eps_t = np.zeros(log_a.size)
+        eps_t[pos] = al.epsilons
+        log_b = np.full(log_a.size, np.inf)
+        log_b[pos] = al.log_scales
+        return Allocation(eps_t, log_b, al.value, al.log_value, al.method, al.source)
+
+    return wrapper
+
+
 def laplace_scale_eq27_as_printed(sensitivity: float, epsilon: float, T: int, n: int,
                                   m: int) -> float:
     r"""DP-NAG's scale as printed in (27): :math:`b=S_1/(n\epsilon_0)`, :math:`\epsilon_0` of (13).
@@ -205,6 +233,7 @@ def uniform_noise(weights: ErrorWeights | Any, sensitivity: float, n: int, m: in
                                                     Provenance.VERBATIM))
 
 
+@_without_zero_weights
 def optimal_noise_closed_form(weights: ErrorWeights | Any, sensitivity: float, n: int,
                               epsilon: float) -> Allocation:
     r"""Proposition 4.2 (:math:`m=n`), in log-space.
@@ -231,6 +260,7 @@ def optimal_noise_closed_form(weights: ErrorWeights | Any, sensitivity: float, n
                       SOURCE_PROP42)
 
 
+@_without_zero_weights
 def remark_4_2_allocation(weights: ErrorWeights | Any, sensitivity: float, n: int, m: int,
                           epsilon: float) -> Allocation:
     r"""Remark 4.2's heuristic for :math:`m<n`: the budgets of (31), scales by inverting (11).
@@ -274,6 +304,7 @@ def _log_g_terms(s: np.ndarray, m: int, n: int) -> tuple[np.ndarray, np.ndarray,
     return log_g, log_gp, eps_hp
 
 
+@_without_zero_weights
 def optimal_noise(weights: ErrorWeights | Any, sensitivity: float, n: int, m: int,
                   epsilon: float, *, rtol: float = 1e-13, max_iter: int = 100) -> Allocation:
     r"""Numeric solution of (30) with subsampling without replacement (any :math:`m\le n`).
@@ -350,110 +381,194 @@ class HorizonChoice:
     source: Source = SOURCE_REMARK41
 
 
-def _prefix_terms(schedule: Schedule, mu: float, L: float, convention: str):
-    """log a_{T,0} and log sum_{t<=T} a_{T,t}^{1/3} for every prefix T (O(T))."""
+def _prefix_terms(schedule: Schedule, mu: float, L: float, convention: str,
+                  power: float = 1.0 / 3.0) -> tuple[np.ndarray, np.ndarray]:
+    r"""log a_{T,0} and log sum_{t<=T} a_{T,t}^power for every prefix T, in O(T) (one pass).
+
+    With :math:`D_k=s_k\ln2+\sum_{i\le k}\log(1-\sqrt{\mulpha_i})`,
+    :math:`\log a_{T,t}=D_T-D_t+\log c_t`, so the sum for every :math:`T` is one cumulative
+    log-sum-exp of :math:`p(\log c_t-D_t)` shifted by :math:`pD_T`. A step with
+    :math:`\mulpha=1` (only possible with :math:`\mu=L`, :math:`lpha=1/L`) contracts to 0:
+    the weights before it vanish (:math:`0^0=1` for the step itself); such steps can only open
+    the schedule (steps never increase), and the sums restart after them.
+    """
     if convention not in ("paper", "reference_code"):
         raise ValueError(f"convention must be 'paper' or 'reference_code', got {convention!r}")
-    lc = np.log1p(-np.sqrt(mu * schedule.steps))
-    cum = np.cumsum(lc)                                   # cum[T-1] = sum_{i<=T}
-    ln2 = math.log(2.0)
-    st = schedule.stages.astype(float)
+    if np.any(schedule.steps > 1.0 / L * (1 + 1e-12)):
+        raise ValueError("Theorems 4.1/4.3 need every step alpha <= 1/L")
+    lc = log_contraction_factors(schedule, mu)
+    zero = np.isneginf(lc)
+    z = int(np.argmin(zero)) if not np.all(zero) else zero.size  # leading zero contractions
+    if np.any(zero[z:]):  # pragma: no cover - steps are non-increasing in every schedule
+        raise ValueError("a contraction factor 1 - sqrt(mu alpha) = 0 after a non-zero one")
+    lc[:z] = 0.0  # never multiplied into a surviving weight (see above)
+    D = np.cumsum(lc, out=lc)                       # D[T-1] = sum_{i<=T} log(1 - sqrt(mu a_i))
+    del lc
+    D += schedule.stages * math.log(2.0)
     factor = 0.5 if convention == "reference_code" else 1.0
-    log_c = np.log(factor * schedule.steps) + np.log1p(schedule.steps * L)
-    # log a_{T,t} = (s_T ln2 + cum_T) - (s_t ln2 + cum_t) + log c_t
-    inner = (log_c - st * ln2 - cum) / 3.0
-    prefix = np.logaddexp.accumulate(inner)
-    log_sum_cuberoot = (st * ln2 + cum) / 3.0 + prefix
+    log_c = np.log(factor * schedule.steps)
+    log_c += np.log1p(schedule.steps * L)
+    inner = (log_c - D) * power
+    if z > 1:
+        inner[:z - 1] = -np.inf                     # a_{T,t} = 0 for t < z
+    log_sum = np.logaddexp.accumulate(inner, out=inner)
+    del inner
+    log_sum += D * power
+    if z > 0:
+        log_sum[:z] = power * log_c[:z]             # T <= z: only a_{T,T} = c_T is left
     s0 = 0.0 if convention == "reference_code" else 1.0
-    log_a0 = (st - s0) * ln2 + cum
-    return log_a0, log_sum_cuberoot
+    log_a0 = D - s0 * math.log(2.0)
+    if z > 0:
+        log_a0[:] = -np.inf                         # the first step contracts E_0 to 0
+    return log_a0, log_sum
+
+
+#: largest ``max_horizon`` of the horizon searches: they keep the bound at every horizon
+#: (three float64 arrays, 240 MB at this size)
+MAX_HORIZON = 10**7
+
+
+def check_max_horizon(max_horizon: Any) -> int:
+    """``max_horizon`` as an int in [1, :data:`MAX_HORIZON`] (ValueError naming it otherwise)."""
+    return check_int("max_horizon", max_horizon, minimum=1, maximum=MAX_HORIZON)
+
+
+def _schedule(method: str, mu: float, L: float, T: int, *, alpha: float | None, c: float,
+              p: float, first_stage_rounding: str = "ceil",
+              first_stage_length: int | None = None) -> Schedule:
+    if method == "nag":
+        return nesterov_schedule(c / L if alpha is None else alpha, T)
+    if method == "masg":
+        return masg_schedule(mu, L, horizon=T, p=p, c=c, first_stage_rounding=first_stage_rounding,
+                             first_stage_length=first_stage_length)
+    raise ValueError(f"method must be 'nag' or 'masg', got {method!r}")
 
 
 def select_horizon(
     mu: float, L: float, *, initial_error: float, d: int, sensitivity: float, n: int,
     epsilon: float, max_horizon: int, alpha: float | None = None, method: str = "nag",
     c: float = 1.0, p: float = 1.0, convention: str = "paper",
-    first_stage_rounding: str = "ceil",
+    first_stage_rounding: str = "ceil", first_stage_length: int | None = None,
 ) -> HorizonChoice:
     r"""Remark 4.1: minimise (32) over :math:`T\in\{1,\dots,T_{\max}\}` (:math:`m=n`).
 
     .. math:: B(T)=a_{T,0}E_0+\frac{dS_1^2}{n^2\epsilon^2}\Big(\sum_{j=1}^Ta_{T,j}^{1/3}\Big)^3
 
     ``method="nag"`` (constant ``alpha``, default ``c/L``) or ``"masg"`` (schedule (33) cut at
-    each ``T``). All horizons are evaluated at once in log-space.
+    each ``T``; ``first_stage_length`` overrides :math:`n_1`). All horizons are evaluated at once
+    in log-space from prefix sums: :math:`O(T_{\max})` time and memory, ``max_horizon`` at most
+    :data:`MAX_HORIZON`. :func:`naive_select_horizon` is the direct :math:`O(T_{\max}^2)`
+    evaluation it is tested against.
     """
     mu = float(check_positive("mu", mu))
     L = float(check_positive("L", L))
     E0 = float(check_nonnegative("initial_error", initial_error))
     d = check_int("d", d, minimum=1)
     S, n, _, eps = _check_budget(sensitivity, n, n, epsilon)
-    Tmax = check_int("max_horizon", max_horizon, minimum=1)
-    if method == "nag":
-        sched = nesterov_schedule(c / L if alpha is None else alpha, Tmax)
-    elif method == "masg":
-        sched = masg_schedule(mu, L, horizon=Tmax, p=p, c=c,
-                              first_stage_rounding=first_stage_rounding)
-    else:
-        raise ValueError(f"method must be 'nag' or 'masg', got {method!r}")
+    Tmax = check_max_horizon(max_horizon)
+    sched = _schedule(method, mu, L, Tmax, alpha=alpha, c=c, p=p,
+                      first_stage_rounding=first_stage_rounding,
+                      first_stage_length=first_stage_length)
     log_a0, log_sum = _prefix_terms(sched, mu, L, convention)
+    del sched
     # in log-space: the noise term overflows float64 when epsilon is tiny
-    log_bias = log_a0 + (math.log(E0) if E0 > 0 else -np.inf)
-    log_noise = (math.log(d) + 2.0 * (math.log(S) - math.log(n) - math.log(eps))
-                 + 3.0 * log_sum)
+    log_bias = log_a0
+    log_bias += math.log(E0) if E0 > 0 else -np.inf
+    log_noise = log_sum
+    log_noise *= 3.0
+    log_noise += math.log(d) + 2.0 * (math.log(S) - math.log(n) - math.log(eps))
     log_total = np.logaddexp(log_bias, log_noise)
     k = int(np.argmin(log_total))
     bound = _representable(float(log_total[k]), eps, "the bound (32) at its best horizon")
     with np.errstate(under="ignore", over="ignore"):  # inf only at horizons never selected
-        bias, noise, total = np.exp(log_bias), np.exp(log_noise), np.exp(log_total)
+        bias = np.exp(log_bias, out=log_bias)
+        noise = np.exp(log_noise, out=log_noise)
+        total = np.exp(log_total, out=log_total)
     return HorizonChoice(k + 1, bound, total, bias, noise, convention)
+
+
+def naive_select_horizon(
+    mu: float, L: float, *, initial_error: float, d: int, sensitivity: float, n: int,
+    epsilon: float, max_horizon: int, alpha: float | None = None, method: str = "nag",
+    c: float = 1.0, p: float = 1.0, convention: str = "paper",
+    first_stage_length: int | None = None,
+) -> tuple[int, np.ndarray]:
+    """(32) at every horizon by recomputing the weights of each truncated schedule: O(T^2).
+
+    The reference for :func:`select_horizon` (tests, ``bench/bench_horizon.py``): this is the
+    loop ``dpbounds.algorithms.kuru`` used before. Returns ``(best T, bounds)``.
+    """
+    sched = _schedule(method, mu, L, max_horizon, alpha=alpha, c=c, p=p,
+                      first_stage_length=first_stage_length)
+    out = np.empty(max_horizon)
+    const = d * sensitivity**2 / (n * epsilon) ** 2
+    for T in range(1, max_horizon + 1):
+        w = error_weights(sched.truncated(T), mu, L, convention=convention)
+        out[T - 1] = w.a0 * initial_error + const * float(np.sum(np.cbrt(w.a))) ** 3
+    return int(np.argmin(out)) + 1, out
 
 
 def select_horizon_subsampled(
     mu: float, L: float, *, initial_error: float, d: int, sensitivity: float, n: int, m: int,
     epsilon: float, max_horizon: int, alpha: float | None = None, method: str = "nag",
-    c: float = 1.0, p: float = 1.0, candidates: int = 40,
+    c: float = 1.0, p: float = 1.0, first_stage_length: int | None = None,
+    progress: bool = False,
 ) -> HorizonChoice:
     r"""Remark 4.1 with subsampling (:math:`m<n`) **[DERIVED]**: minimise the optimal (29)/(34).
 
-    :math:`B(T)=a_{T,0}E_0+d\,V^st(T)+rac{\sigma_s^2}2\sum_ta_{T,t}`, where :math:`V^st(T)`
-    is the optimal value of (30) (:func:`optimal_noise`). (32) has no closed form here, so
-    :math:`B` is evaluated on ``candidates`` geometrically spaced horizons and then on every
-    horizon between the neighbours of the best one. ``bounds`` holds ``nan`` where :math:`B` was
-    not evaluated.
+    :math:`B(T)=a_{T,0}E_0+d\,V^\star(T)+\frac{\sigma_s^2}2\sum_ta_{T,t}`, where
+    :math:`V^\star(T)` is the optimal value of (30) (:func:`optimal_noise`). (32) has no closed
+    form here, but a lower bound does: the de-amplified budget is concave with slope
+    :math:`n/m` at 0, :math:`g(\epsilon)\le\frac nm\epsilon`, so
+    :math:`V^\star(T)\ge(\frac{S_1}{n\epsilon})^2(\sum_ta_{T,t}^{1/3})^3` (the :math:`m=n`
+    optimum). That bound is computed for every horizon from prefix sums (:math:`O(T_{\max})`);
+    :math:`B` itself is evaluated (each :math:`O(T)`) in increasing order of the lower bound
+    until the lower bound exceeds the best :math:`B` found. The result is the exact minimiser
+    over every horizon :math:`T\le T_{\max}`, usually after a few hundred evaluations.
+    ``bounds`` holds ``nan`` where :math:`B` was not evaluated.
     """
     mu = float(check_positive("mu", mu))
     L = float(check_positive("L", L))
     E0 = float(check_nonnegative("initial_error", initial_error))
     d = check_int("d", d, minimum=1)
     S, n, m, eps = _check_budget(sensitivity, n, m, epsilon)
-    Tmax = check_int("max_horizon", max_horizon, minimum=1)
+    Tmax = check_max_horizon(max_horizon)
     s2 = subsampling_variance(S, n, m)
+    full = _schedule(method, mu, L, Tmax, alpha=alpha, c=c, p=p,
+                     first_stage_length=first_stage_length)
+    log_a0, log_cbrt = _prefix_terms(full, mu, L, "paper")
+    log_lin = _prefix_terms(full, mu, L, "paper", power=1.0)[1]
+    # lower bound on B(T) for every T (each term in log-space; -inf where it vanishes)
+    log_lb = np.logaddexp(
+        np.logaddexp(log_a0 + (math.log(E0) if E0 > 0 else -np.inf),
+                     math.log(d) + 2.0 * (math.log(S) - math.log(n) - math.log(eps))
+                     + 3.0 * log_cbrt),
+        (math.log(s2 / 2.0) if s2 > 0 else -np.inf) + log_lin)
+    del log_a0, log_cbrt, log_lin
     bounds = np.full(Tmax, np.nan)
     bias = np.full(Tmax, np.nan)
     noise = np.full(Tmax, np.nan)
 
     def value(T: int) -> float:
-        if np.isnan(bounds[T - 1]):
-            sched = (nesterov_schedule(c / L if alpha is None else alpha, T) if method == "nag"
-                     else masg_schedule(mu, L, horizon=T, p=p, c=c))
-            w = error_weights(sched, mu, L)
-            al = optimal_noise(w, S, n, m, eps)
-            bias[T - 1] = w.a0 * E0
-            noise[T - 1] = d * al.value + s2 / 2 * float(np.exp(logsumexp(w.log_a)))
-            bounds[T - 1] = bias[T - 1] + noise[T - 1]
+        w = error_weights(full.truncated(T), mu, L)
+        al = optimal_noise(w, S, n, m, eps)
+        bias[T - 1] = w.a0 * E0
+        noise[T - 1] = d * al.value + s2 / 2 * float(np.exp(logsumexp(w.log_a)))
+        bounds[T - 1] = bias[T - 1] + noise[T - 1]
         return float(bounds[T - 1])
 
-    if method not in ("nag", "masg"):
-        raise ValueError(f"method must be 'nag' or 'masg', got {method!r}")
-    grid = np.unique(np.round(np.geomspace(1, Tmax, candidates)).astype(int))
-    vals = [value(int(T)) for T in grid]
-    k = int(np.argmin(vals))
-    lo = int(grid[max(k - 1, 0)])
-    hi = int(grid[min(k + 1, grid.size - 1)])
-    for T in range(lo, hi + 1):
-        value(T)
-    best = int(np.nanargmin(bounds))
-    return HorizonChoice(best + 1, float(bounds[best]), bounds, bias, noise, "paper")
+    order = np.argsort(log_lb, kind="stable")  # most promising first; ties to the smaller T
+    best = math.inf
+    slack = math.log1p(-1e-9)  # the lower bound must beat the best by more than round-off
+    with progress_bar(progress, desc="horizons (optimal noise with subsampling)",
+                      unit="T") as bar:
+        for i in order:
+            if not log_lb[i] + slack < (math.log(best) if best > 0 else -np.inf):
+                break
+            best = min(best, value(int(i) + 1))
+            bar.update()
+    k = int(np.nanargmin(bounds))
+    return HorizonChoice(k + 1, float(bounds[k]), bounds, bias, noise, "paper")
 
 
 def noise_allocation_for(
@@ -467,8 +582,8 @@ def noise_allocation_for(
     return optimal_noise(w, sensitivity, n, m, epsilon)
 
 
-__all__ += ["check_allocation_privacy", "noise_allocation_for", "select_horizon_subsampled",
-            "subsampling_variance"]
+__all__ += ["check_allocation_privacy", "check_max_horizon", "naive_select_horizon",
+            "noise_allocation_for", "select_horizon_subsampled", "subsampling_variance"]
 
 
 @functools.lru_cache(maxsize=1)
