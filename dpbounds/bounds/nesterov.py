@@ -378,7 +378,8 @@ def nesterov_final_error_quadratic(
     multiplying would lose digits through cancellation near the double root of NAG's
     momentum at :math:`\lambda=\mu`, filtering does not. ``multiplicities`` weights each
     eigenvalue (default 1), so a spectrum ``{mu, L}`` on ``d`` coordinates needs two entries;
-    ``restart`` as in :func:`nesterov_expected_error_quadratic`. ``log_noise_variances`` (instead of ``noise_variances``, which is then ignored) gives the
+    ``restart`` as in :func:`nesterov_expected_error_quadratic`. ``log_noise_variances``
+    (instead of ``noise_variances``, which is then ignored) gives the
     variances as logarithms: a step whose variance exceeds the float64 range (a budget near 0)
     still contributes its exact, representable share ``v_j g_j^2``; ``+inf`` (no budget at
     all) contributes 0 where the dynamics annihilate it (``g_j = 0``).
