@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy.optimize import minimize
@@ -46,7 +46,7 @@ from scipy.special import expit
 
 from dpbounds._progress import progress_bar
 from dpbounds._validation import check_choice, check_int, check_nonnegative, check_positive
-from dpbounds.bounds._lucas import companion_power_norm_sq, companion_spectral_radius
+from dpbounds.bounds._lucas import CompanionPowers, companion_spectral_radius
 from dpbounds.bounds.heavy_ball import (
     SOURCE_STATIONARY,
     classical_heavy_ball_parameters,
@@ -157,10 +157,13 @@ class _HeavyBallObjective:
     """
 
     def __init__(self, alpha, beta, mu, L, lams, *, d, n, m, epsilon, sensitivity, dist_sq):
-        self.a = 1.0 + beta[:, None] - alpha[:, None] * lams[None, :]
-        self.b = np.asarray(beta, dtype=float)
-        self.rho = np.max(companion_spectral_radius(self.a, self.b[:, None]), axis=1)
-        self.vmax = np.maximum(_v(alpha, beta, mu), _v(alpha, beta, L))  # per unit sigma^2
+        a = 1.0 + beta[:, None] - alpha[:, None] * lams[None, :]
+        b = np.broadcast_to(np.asarray(beta, dtype=float)[:, None], a.shape)
+        self.n_lambda = lams.size
+        self.powers = CompanionPowers(a, b)  # matrix (point p, lambda j) is p * n_lambda + j
+        self.rho = np.max(companion_spectral_radius(a, b), axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            self.vmax = np.maximum(_v(alpha, beta, mu), _v(alpha, beta, L))  # per sigma^2
         self.L, self.d, self.dist_sq = L, d, dist_sq
         self._noise = (sensitivity, n, m, epsilon)
 
@@ -169,11 +172,12 @@ class _HeavyBallObjective:
 
     def values(self, p: np.ndarray, T: np.ndarray) -> np.ndarray:
         out = np.empty(p.size)
-        step = max(1, _BATCH // self.a.shape[1])
+        nl = self.n_lambda
+        step = max(1, _BATCH // nl)
         for i in range(0, p.size, step):  # bounded memory: at most _BATCH matrix powers at once
             pi, Ti = p[i:i + step], T[i:i + step]
-            ns = np.max(companion_power_norm_sq(self.a[pi], self.b[pi, None], Ti[:, None]),
-                        axis=1)
+            idx = pi[:, None] * nl + np.arange(nl)[None, :]
+            ns = np.max(self.powers.norm_sq(idx, Ti[:, None]), axis=1)
             noise = self.d * self.vmax[pi] * self.noise_variance(Ti)
             with np.errstate(over="ignore", invalid="ignore"):
                 out[i:i + step] = 0.5 * self.L * (ns * 2.0 * self.dist_sq + noise)
@@ -196,12 +200,27 @@ _KNOTS = 48           # first evaluation: geometric knots over 1..Tmax
 _SPLIT = 16           # a surviving interval is split into this many parts
 _EXHAUST = 64         # intervals this short are evaluated point by point
 _PRUNE_SLACK = 1e-9   # a lower bound must exceed the best by this (relative) to prune
+# work limits ((alpha, beta, T) evaluations, ~50k per second): only reached where the lower bound
+# is weak over a huge range of T (e.g. L/mu = 1e12); the result then carries its proven gap
+_GRID_BUDGET = 400_000      # the coarse (alpha, beta) grid, jointly
+_REFINE_BUDGET = 5_000      # each Nelder-Mead evaluation
+_CHOICE_BUDGET = 100_000    # each reported choice (tuned, Polyak, paper)
+
+
+class HorizonSearch(NamedTuple):
+    """Result of :func:`_minimise_over_horizon` (arrays over the points)."""
+
+    best_T: np.ndarray
+    best: np.ndarray
+    #: proven relative gap: best <= (1 + gap) * min over all T (0: exact; inf: no certificate)
+    gap: np.ndarray
+    evaluations: int
 
 
 def _minimise_over_horizon(objective: Any, k: int, Tmax: int, *, joint: bool,
-                           progress: bool = False, desc: str = "horizon search"
-                           ) -> tuple[np.ndarray, np.ndarray]:
-    r"""Exact :math:`\min_{1\le T\le T_{\max}}` of an objective for ``k`` points (branch and bound).
+                           max_evaluations: int | None = None, progress: bool = False,
+                           desc: str = "horizon search") -> HorizonSearch:
+    r""":math:`\min_{1\le T\le T_{\max}}` of an objective for ``k`` points (branch and bound).
 
     ``objective.values(p, T)`` gives the objective at (point, horizon) pairs and
     ``objective.lower(p, lo, hi)`` a lower bound on :math:`[lo,hi]`. The horizons are first
@@ -210,12 +229,14 @@ def _minimise_over_horizon(objective: Any, k: int, Tmax: int, *, joint: bool,
     ``joint=True``, which is all a grid search needs), otherwise split and searched again, and
     evaluated point by point once short. The result equals ``argmin`` over every horizon (ties
     to the smaller :math:`T`), in :math:`O(T^\ast)` evaluations per point in practice and
-    :math:`O(1)` memory in :math:`T_{\max}` (:math:`O(T_{\max})` evaluations at worst).
+    :math:`O(1)` memory in :math:`T_{\max}`. Where the lower bound is weak (a bound that is
+    nearly flat in :math:`T` over a huge range, e.g. :math:`L/\mu=10^{12}`) the work is capped
+    at ``max_evaluations``; ``gap`` then says how far from the minimum the result can be.
 
     Returns
     -------
-    (best_T, best_value), arrays of length ``k`` (with ``joint=True`` only the best point's
-    entries are exact minima; the others are upper bounds).
+    HorizonSearch (with ``joint=True`` only the best point's entries are minima; the others
+    are upper bounds).
     """
     knots = np.unique(np.round(np.geomspace(1, Tmax, min(_KNOTS, Tmax))).astype(np.int64))
     P = np.repeat(np.arange(k), knots.size)
@@ -224,6 +245,7 @@ def _minimise_over_horizon(objective: Any, k: int, Tmax: int, *, joint: bool,
     vals = np.where(np.isnan(vals), np.inf, vals)
     j = np.argmin(vals, axis=1)
     best_T, best = knots[j].copy(), vals[np.arange(k), j].copy()
+    used = int(P.size)
     gaps = (knots[1:] - knots[:-1]) > 1
     lo0, hi0 = knots[:-1][gaps] + 1, knots[1:][gaps] - 1
     stack = [(np.repeat(np.arange(k), lo0.size), np.tile(lo0, k), np.tile(hi0, k))]
@@ -240,6 +262,7 @@ def _minimise_over_horizon(objective: Any, k: int, Tmax: int, *, joint: bool,
         better = (v < best[p]) | ((v == best[p]) & (t < best_T[p]))
         best[p[better]], best_T[p[better]] = v[better], t[better]
 
+    gap = np.zeros(k)
     while stack:
         sp, slo, shi = stack.pop()
         if sp.size > _BATCH // _SPLIT:  # bounded work per round: put the rest back
@@ -254,6 +277,12 @@ def _minimise_over_horizon(objective: Any, k: int, Tmax: int, *, joint: bool,
             continue
         length = shi - slo + 1
         short = length <= _EXHAUST
+        cost = int(np.sum(length[short])) + int(np.sum(~short)) * (_SPLIT + 1)
+        if max_evaluations is not None and used + cost > max_evaluations:
+            stack.append((sp, slo, shi))  # out of work: certify what is left by its bound
+            gap = _remaining_gap(objective, stack, best, joint)
+            break
+        used += cost
         if np.any(short):  # every horizon of the short intervals
             n_each = length[short]
             p_all = np.repeat(sp[short], n_each)
@@ -273,7 +302,22 @@ def _minimise_over_horizon(objective: Any, k: int, Tmax: int, *, joint: bool,
             ok = glo <= ghi
             stack.append((np.repeat(lp, _SPLIT)[ok.ravel()], glo[ok], ghi[ok]))
     bar.close()
-    return best_T, best
+    return HorizonSearch(best_T, best, gap, used)
+
+
+def _remaining_gap(objective: Any, stack: list, best: np.ndarray, joint: bool) -> np.ndarray:
+    """best / (smallest lower bound left unexplored) - 1, per point (or of the best point)."""
+    lowest = np.full(best.size, np.inf)
+    for sp, slo, shi in stack:
+        np.minimum.at(lowest, sp, objective.lower(sp, slo, shi))
+    if joint:
+        lowest[:] = np.min(lowest)
+        ref = np.full(best.size, np.min(best))
+    else:
+        ref = best
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        gap = np.where(lowest >= ref, 0.0, ref / lowest - 1.0)
+    return np.where(np.isnan(gap), np.inf, gap)
 
 
 def heavy_ball_dp_bound(
@@ -324,6 +368,8 @@ class HeavyBallChoice:
     bound: float
     computed: float
     noise_scale: float
+    #: proven: ``bound <= (1 + horizon_gap) * min_T B(alpha, beta, T)`` (0: T is the best horizon)
+    horizon_gap: float = 0.0
 
     def row(self) -> dict:
         return asdict(self)
@@ -365,6 +411,12 @@ class HeavyBallTuning:
 
         lines.append(f"bound improvement over Polyak: {ratio(self.classical)}; over the paper's "
                      f"Section-5 DP-HB: {ratio(self.paper_section5)}")
+        for c in (self.tuned, self.classical, self.paper_section5):
+            if c.horizon_gap > 0:  # the work limit of the horizon search was reached
+                within = (f"within a factor {1 + c.horizon_gap:.4g} of"
+                          if math.isfinite(c.horizon_gap) else "not certified to be")
+                lines.append(f"{c.label}: T is {within} the best horizon for its (alpha, beta) "
+                             "(the horizon search hit its work limit)")
         if self.setting.get("function_class") == "smooth_strongly_convex":
             lines.append("bound = Prop. 3.4 certificate + derived noise term, all of S_mu,L "
                          "[DERIVED]; computed = exact E[F(x_T)]-F* on diag(mu, L, ...)")
@@ -392,33 +444,40 @@ def _hb_expected_error(T: int, a: float, b: float, mu: float, L: float, d: int, 
 
 
 def _hb_search(alpha: Any, beta: Any, mu: float, L: float, d: int, n: int, m: int, eps: float,
-               S: float, dist_sq: float, Tmax: int, *, joint: bool, progress: bool = False,
-               n_lambda: int = 24) -> tuple[np.ndarray, np.ndarray]:
-    """Best horizon and bound of each (alpha, beta) (``inf`` where heavy ball is unstable)."""
+               S: float, dist_sq: float, Tmax: int, *, joint: bool, budget: int,
+               progress: bool = False, n_lambda: int = 24
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Best horizon, bound and proven gap of each (alpha, beta) (bound ``inf``: unstable)."""
     alpha = np.atleast_1d(np.asarray(alpha, dtype=float))
     beta = np.broadcast_to(np.asarray(beta, dtype=float), alpha.shape)
     best_T = np.ones(alpha.size, dtype=np.int64)
     best = np.full(alpha.size, np.inf)
-    stable = np.asarray(heavy_ball_rate(alpha, beta, mu, L)).reshape(alpha.shape) < 1
+    gap = np.zeros(alpha.size)
+    stable = (alpha > 0) & (beta >= 0) & (beta < 1)  # beta can round to 1 when L/mu ~ 1e32
+    if np.any(stable):
+        stable[stable] = np.asarray(heavy_ball_rate(alpha[stable], beta[stable], mu, L)) < 1
     if np.any(stable):
         obj = _HeavyBallObjective(alpha[stable], beta[stable], mu, L,
                                   np.linspace(mu, L, n_lambda), d=d, n=n, m=m, epsilon=eps,
                                   sensitivity=S, dist_sq=dist_sq)
-        best_T[stable], best[stable] = _minimise_over_horizon(
-            obj, int(np.sum(stable)), Tmax, joint=joint, progress=progress,
-            desc=f"horizons of {int(np.sum(stable))} (alpha, beta)")
-    return best_T, best
+        res = _minimise_over_horizon(obj, int(np.sum(stable)), Tmax, joint=joint,
+                                     max_evaluations=budget, progress=progress,
+                                     desc=f"horizons of {int(np.sum(stable))} (alpha, beta)")
+        best_T[stable], best[stable], gap[stable] = res.best_T, res.best, res.gap
+    return best_T, best, gap
 
 
 def _hb_choice(label, a, b, mu, L, d, n, m, eps, S, dist_sq, Tmax) -> HeavyBallChoice:
-    Ts, vals = _hb_search(a, b, mu, L, d, n, m, eps, S, dist_sq, Tmax, joint=False)
+    Ts, vals, gaps = _hb_search(a, b, mu, L, d, n, m, eps, S, dist_sq, Tmax, joint=False,
+                                budget=_CHOICE_BUDGET)
     T, val = int(Ts[0]), float(vals[0])
     s2 = float(_noise_variance(np.asarray(T), S, n, m, eps))
     computed = (_hb_expected_error(T, a, b, mu, L, d, s2, dist_sq) if np.isfinite(val)
                 else np.inf)
-    rho = float(heavy_ball_rate(a, b, mu, L))
+    rho = float(heavy_ball_rate(a, b, mu, L)) if 0 <= b < 1 else 1.0
     scale = math.sqrt(max(s2 - subsampling_variance(S, n, m), 0.0) / 2.0)
-    return HeavyBallChoice(label, float(a), float(b), T, rho, val, float(computed), scale)
+    return HeavyBallChoice(label, float(a), float(b), T, rho, val, float(computed), scale,
+                           float(gaps[0]))
 
 
 def tune_heavy_ball(
@@ -481,8 +540,8 @@ def tune_heavy_ball(
 
     # coarse grid in (log alpha, beta): only the best (alpha, beta, T) of the grid is needed
     A, Bt = np.meshgrid(np.geomspace(1e-3 / L, 1.99 / L, grid), np.linspace(0.0, 0.995, grid))
-    _, best = _hb_search(A.ravel(), Bt.ravel(), mu, L, d, n, m, eps, S, dist_sq, Tmax,
-                         joint=True, progress=progress)
+    _, best, _ = _hb_search(A.ravel(), Bt.ravel(), mu, L, d, n, m, eps, S, dist_sq, Tmax,
+                            joint=True, budget=_GRID_BUDGET, progress=progress)
     k = int(np.argmin(best))
     if not np.isfinite(best[k]):  # the grid has stable points: only the noise can overflow
         raise ValueError(f"epsilon={eps!r} is too small for this problem: the DP heavy-ball "
@@ -496,7 +555,10 @@ def tune_heavy_ball(
             return 1e300
         a = math.exp(z[0])
         b = float(expit(z[1]))
-        v = float(_hb_search(a, b, mu, L, d, n, m, eps, S, dist_sq, Tmax, joint=False)[1][0])
+        if not (a > 0 and b < 1):  # beta rounded to 1 (or alpha to 0): no rate below 1
+            return 1e300
+        v = float(_hb_search(a, b, mu, L, d, n, m, eps, S, dist_sq, Tmax, joint=False,
+                             budget=_REFINE_BUDGET)[1][0])
         return math.log(v) if np.isfinite(v) and v > 0 else 1e300
 
     b0c = min(max(b0, 1e-4), 1 - 1e-4)
@@ -514,7 +576,7 @@ def tune_heavy_ball(
     # step and lies on no grid): "tuned" is never worse than the choices it is compared with
     label = "tuned (alpha,beta,T)"
     candidates = [(a0, b0)]
-    if res.x[0] < _LOG_FLOAT_MAX_STEP:
+    if res.x[0] < _LOG_FLOAT_MAX_STEP and expit(res.x[1]) < 1 and math.exp(res.x[0]) > 0:
         candidates.insert(0, (math.exp(res.x[0]), float(expit(res.x[1]))))
     tuned = min((_hb_choice(label, a, b, *args) for a, b in candidates),
                 key=lambda c: c.bound)
@@ -575,9 +637,10 @@ def _lmi_best(mu, L, a, b, noise, Tmax, dist_sq, gap0, lmi):
         rhos.append(rho)
     if not rhos:
         return None
-    Ts, vals = _minimise_over_horizon(_LMICurves(A, B, rhos, noise), len(rhos), Tmax, joint=True)
-    j = int(np.argmin(vals))
-    return float(vals[j]), int(Ts[j]), rhos[j]
+    res = _minimise_over_horizon(_LMICurves(A, B, rhos, noise), len(rhos), Tmax, joint=True,
+                                 max_evaluations=_CHOICE_BUDGET)
+    j = int(np.argmin(res.best))
+    return float(res.best[j]), int(res.best_T[j]), rhos[j]
 
 
 def _tune_hb_lmi(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, mechanism, gap0, progress):

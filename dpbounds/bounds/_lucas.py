@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["companion_power_norm_sq", "companion_spectral_radius", "lucas_u"]
+__all__ = ["CompanionPowers", "companion_power_norm_sq", "companion_spectral_radius", "lucas_u"]
 
 
 def _discriminant(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -88,26 +88,102 @@ def lucas_u(a: Any, b: Any, t: Any) -> np.ndarray:
     return np.where(t == 0, 0.0, sign * out)
 
 
-def companion_power_norm_sq(a: Any, b: Any, t: Any) -> np.ndarray:
-    r""":math:`\lVert M^t\rVert_2^2` for :math:`M=[[a,-b],[1,0]]` (broadcast over a, b, t).
+class CompanionPowers:
+    r""":math:`\lVert M^t\rVert_2^2` for many matrices :math:`M_i=[[a_i,-b_i],[1,0]]` and any t.
 
-    The largest eigenvalue of :math:`P^\top P` for :math:`P=[[p,q],[r,s]]` is
-    :math:`\tfrac12\big(\lVert P\rVert_F^2+\sqrt{((p-s)^2+(q+r)^2)((p+s)^2+(q-r)^2)}\big)`:
-    the product form of :math:`\lVert P\rVert_F^4-4\det(P)^2` has no cancellation.
+    Everything that does not depend on :math:`t` (discriminant, roots, angle) is computed once
+    per matrix; :meth:`norm_sq` then costs one ``exp`` and one ``sin``/``cos`` pair (complex
+    roots) or one ``exp`` and one ``expm1`` (real roots) per evaluation.
+    The norm does not depend on the sign of :math:`a` (:math:`M(-a)=-DM(a)D`,
+    :math:`D=\mathrm{diag}(1,-1)`), so :math:`|a|` is used.
     """
+
+    def __init__(self, a: Any, b: Any) -> None:
+        a, b = np.broadcast_arrays(np.abs(np.asarray(a, dtype=float)),
+                                   np.asarray(b, dtype=float))
+        self.shape = a.shape
+        a, b = a.ravel(), b.ravel()
+        disc = _discriminant(a, b)
+        self.b = b
+        self.cplx = disc < 0
+        with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
+            # complex pair r e^{+-i theta}, theta in (0, pi/2]
+            sq = np.sqrt(np.where(self.cplx, -disc, 0.0))
+            r = np.sqrt(np.where(self.cplx, b, 1.0))
+            self.theta = np.arctan2(sq, a)
+            self.sin_th, self.cos_th = sq / (2.0 * r), a / (2.0 * r)
+            # real roots r1 >= r2 >= 0, x = r2 / r1 = 1 - omx
+            sd = np.sqrt(np.where(self.cplx, 0.0, disc))
+            r1 = 0.5 * (a + sd)
+            self.pos = r1 > 0
+            r1 = np.where(self.pos, r1, 1.0)
+            self.omx = np.where(self.pos, sd / r1, 1.0)
+            self.log1p_omx = np.log1p(-self.omx)
+            # the modulus of the roots (complex: r; real: r1)
+            self.root = np.where(self.cplx, r, r1)
+            self.log_root = np.log(self.root)
+
+    def _terms(self, i: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, ...]:
+        """(U_{t-1}, U_t, U_{t+1}) of matrices ``i`` at horizons ``t >= 1`` (same shapes)."""
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+            root = self.root[i]
+            base = np.exp((t - 2.0) * self.log_root[i])            # root^(t-2)
+            cplx = self.cplx[i]
+            # complex: U_k = r^(k-1) sin(k theta) / sin(theta), angle addition for k = t -+ 1
+            th = self.theta[i]
+            st, ct = np.sin(t * th), np.cos(t * th)
+            sin_th, cos_th = self.sin_th[i], self.cos_th[i]
+            c_prev = (st * cos_th - ct * sin_th) / sin_th
+            c_mid = root * st / sin_th
+            c_next = root * root * (st * cos_th + ct * sin_th) / sin_th
+            # real: U_k = r1^(k-1) sum_{j<k} x^j, the sums by 1 + x * previous (no cancellation)
+            omx = self.omx[i]
+            g_prev = np.where(omx > 0, -np.expm1((t - 1.0) * self.log1p_omx[i])
+                              / np.where(omx > 0, omx, 1.0), t - 1.0)
+            g_prev = np.where(t == 1.0, 0.0, g_prev)  # the empty sum (0 * log 0 would be nan)
+            x = 1.0 - omx
+            g = 1.0 + x * g_prev
+            g_next = 1.0 + x * g
+            r_prev, r_mid, r_next = g_prev, root * g, root * root * g_next
+            pos = self.pos[i]
+            r_prev = np.where(pos, r_prev, 0.0)  # a = b = 0: M = [[0, 0], [1, 0]], M^2 = 0
+            r_mid = np.where(pos, r_mid, np.where(t == 1.0, 1.0, 0.0))
+            r_next = np.where(pos, r_next, 0.0)
+            base = np.where(pos | cplx, base, 1.0)
+            return (base * np.where(cplx, c_prev, r_prev), base * np.where(cplx, c_mid, r_mid),
+                    base * np.where(cplx, c_next, r_next))
+
+    def norm_sq(self, i: np.ndarray, t: np.ndarray) -> np.ndarray:
+        r"""``||M_i^t||_2^2`` (``i`` flat indices into the matrices, broadcast with ``t``).
+
+        The largest eigenvalue of :math:`P^\top P` for :math:`P=[[p,q],[r,s]]` is
+        :math:`\tfrac12\big(\lVert P\rVert_F^2+\sqrt{((p-s)^2+(q+r)^2)((p+s)^2+(q-r)^2)}\big)`:
+        the product form of :math:`\lVert P\rVert_F^4-4\det(P)^2` has no cancellation.
+        """
+        i, t = np.broadcast_arrays(np.asarray(i), np.asarray(t, dtype=float))
+        u_prev, u, u_next = self._terms(i, np.maximum(t, 1.0))
+        b = self.b[i]
+        p, q, r, s = u_next, -b * u, u, -b * u_prev
+        identity = t == 0  # M^0 = I
+        if np.any(identity):
+            p, q = np.where(identity, 1.0, p), np.where(identity, 0.0, q)
+            r, s = np.where(identity, 0.0, r), np.where(identity, 1.0, s)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+            # scale by the largest entry: the product is of order entry^4 and would underflow
+            c = np.maximum(np.maximum(np.abs(p), np.abs(q)), np.maximum(np.abs(r), np.abs(s)))
+            c = np.where((c > 0) & np.isfinite(c), c, 1.0)
+            p, q, r, s = p / c, q / c, r / c, s / c
+            fro = p * p + q * q + r * r + s * s
+            prod = ((p - s) ** 2 + (q + r) ** 2) * ((p + s) ** 2 + (q - r) ** 2)
+            return 0.5 * (fro + np.sqrt(prod)) * c * c
+
+
+def companion_power_norm_sq(a: Any, b: Any, t: Any) -> np.ndarray:
+    r""":math:`\lVert M^t\rVert_2^2` for :math:`M=[[a,-b],[1,0]]` (broadcast over a, b, t)."""
     a, b, t = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float),
                                   np.asarray(t, dtype=float))
-    u_next, u, u_prev = lucas_u(a, b, t + 1.0), lucas_u(a, b, t), lucas_u(a, b, t - 1.0)
-    p, q, r, s = u_next, -b * u, u, -b * u_prev
-    s = np.where(t == 0, 1.0, s)  # M^0 = I
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
-        # scale by the largest entry: the product is of order entry^4 and would underflow
-        c = np.maximum(np.maximum(np.abs(p), np.abs(q)), np.maximum(np.abs(r), np.abs(s)))
-        c = np.where((c > 0) & np.isfinite(c), c, 1.0)
-        p, q, r, s = p / c, q / c, r / c, s / c
-        fro = p * p + q * q + r * r + s * s
-        prod = ((p - s) ** 2 + (q + r) ** 2) * ((p + s) ** 2 + (q - r) ** 2)
-        return 0.5 * (fro + np.sqrt(prod)) * c * c
+    powers = CompanionPowers(a, b)
+    return powers.norm_sq(np.arange(a.size), t.ravel()).reshape(a.shape)
 
 
 def companion_spectral_radius(a: Any, b: Any) -> np.ndarray:

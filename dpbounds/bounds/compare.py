@@ -263,7 +263,7 @@ def compare(
             try:
                 value = float(e.value(p))
             except (ValueError, OverflowError) as exc:  # e.g. not finite at this problem
-                why = str(exc)
+                why = str(exc).removeprefix(f"{name} does not apply to this problem: ")
         if why is not None:  # one bound that does not apply must not hide the others
             rows.append(Row(name=name, title=e.title, provenance=str(e.tuned.provenance),
                             value=math.nan, tuned_value=None, hyperparameters={},

@@ -45,10 +45,11 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
-from dpbounds._validation import check_int, check_nonnegative, check_positive
+from dpbounds._validation import check_finite, check_int, check_nonnegative, check_positive
 from dpbounds.provenance import KURU, Provenance, Source
 
 __all__ = [
+    "MAX_HORIZON",
     "SOURCE_EQ33",
     "SOURCE_THM41",
     "SOURCE_THM43",
@@ -71,6 +72,10 @@ SOURCE_EQ33 = Source(KURU, "eq. (33), MASG stage schedule", Provenance.VERBATIM,
 SOURCE_EQ21 = Source(KURU, "Proposition 3.3, eq. (21)", Provenance.VERBATIM)
 
 CONVENTIONS = ("paper", "reference_code")
+
+#: longest schedule (and largest ``max_horizon`` of the horizon searches, which keep the bound at
+#: every horizon: three float64 arrays, 240 MB at this size)
+MAX_HORIZON = 10**7
 
 
 def nesterov_momentum(alpha: Any, mu: float) -> Any:
@@ -135,7 +140,7 @@ class Schedule:
 def nesterov_schedule(alpha: float, T: int) -> Schedule:
     """Constant-step DP-NAG (Theorem 4.1): one stage of length ``T``."""
     alpha = float(check_positive("alpha", alpha))
-    T = check_int("T", T, minimum=1)
+    T = check_int("T", T, minimum=1, maximum=MAX_HORIZON)
     return Schedule(np.full(T, alpha), np.ones(T, dtype=np.int64), (T,), "NAG", SOURCE_THM41)
 
 
@@ -171,11 +176,14 @@ def masg_schedule(
     if mu > L:
         raise ValueError(f"mu must lie in (0, L={L}], got {mu}")
     c = float(check_positive("c", c))
+    p = float(check_finite("p", p))
     if p < 1:
         raise ValueError(f"p must be >= 1, got {p}")
     if (stages is None) == (horizon is None):
         raise ValueError("give exactly one of stages (K) or horizon (T)")
     kappa = L / mu
+    if not math.isfinite(kappa):
+        raise ValueError(f"L/mu = {L}/{mu} overflows float64: mu is too small relative to L")
     if first_stage_length is None:
         raw = 2.0 * math.sqrt(kappa) * math.log(math.sqrt(kappa))
         if first_stage_rounding == "ceil":
@@ -188,12 +196,15 @@ def masg_schedule(
         n1 = max(1, n1)
     else:
         n1 = check_int("first_stage_length", first_stage_length, minimum=1)
-    C = math.ceil(math.sqrt(kappa) * math.log(2.0 ** (p + 2)) - 1e-12)
+    C = math.ceil(math.sqrt(kappa) * (p + 2) * math.log(2.0) - 1e-12)
     if stages is not None:
-        K = check_int("stages", stages, minimum=1)
+        K = check_int("stages", stages, minimum=1, maximum=64)
         lengths = [n1] + [2**k * C for k in range(2, K + 1)]
+        if sum(lengths) > MAX_HORIZON:
+            raise ValueError(f"stages={K} gives {sum(lengths)} iterations, more than "
+                             f"MAX_HORIZON={MAX_HORIZON}; use fewer stages")
     else:
-        T = check_int("horizon", horizon, minimum=1)
+        T = check_int("horizon", horizon, minimum=1, maximum=MAX_HORIZON)
         lengths, total, k = [min(n1, T)], min(n1, T), 2
         while total < T:
             n_k = min(2**k * C, T - total)
@@ -287,7 +298,8 @@ def unrolled_bound(weights: ErrorWeights, initial_error: float, scales: Any, d: 
     noise = np.logaddexp(2.0 * log_scales + math.log(d),
                          math.log(subsampling_var / 2.0) if subsampling_var > 0 else -np.inf)
     # a zero weight (mu alpha = 1) meets an infinite scale where no budget was spent: 0 * inf = 0
-    terms = np.where(np.isneginf(weights.log_a), -np.inf, weights.log_a + noise)
+    with np.errstate(invalid="ignore"):
+        terms = np.where(np.isneginf(weights.log_a), -np.inf, weights.log_a + noise)
     if E0 > 0:
         terms = np.append(terms, weights.log_a0 + math.log(E0))
     return float(np.exp(logsumexp(terms)))
@@ -302,6 +314,10 @@ def nesterov_recursion(
     Returns :math:`(E_0, E_1, \dots, E_T)`; :math:`E_T` equals :func:`unrolled_bound` with the
     paper's weights.
     """
+    mu = float(check_positive("mu", mu))
+    L = float(check_positive("L", L))
+    d = check_int("d", d, minimum=1)
+    subsampling_var = float(check_nonnegative("subsampling_var", subsampling_var))
     T = schedule.horizon
     b = np.broadcast_to(np.asarray(check_positive("scales", scales), dtype=float), (T,))
     q = np.exp(log_contraction_factors(schedule, mu))
@@ -315,6 +331,14 @@ def nesterov_recursion(
         out[t] = jump * out[t - 1]
         out[t] = q[t - 1] * out[t] + alpha[t - 1] * (1 + alpha[t - 1] * L) * (
             b[t - 1] ** 2 * d + subsampling_var / 2)
+    return out
+
+
+def _finite_error(out: np.ndarray) -> np.ndarray:
+    """The exact error, or a ValueError when it left the float64 range (a diverging run)."""
+    if not np.all(np.isfinite(out)):
+        raise ValueError("the expected error exceeds the float64 range: the iteration diverges "
+                         "(a step alpha * lambda far beyond 1) or the noise is too large")
     return out
 
 
@@ -340,7 +364,7 @@ def nesterov_expected_error_quadratic(
     T = schedule.horizon
     var = np.broadcast_to(np.asarray(check_nonnegative("noise_variances", noise_variances),
                                      dtype=float), (T,))
-    e0 = np.broadcast_to(np.asarray(initial_error, dtype=float), lam.shape)
+    e0 = np.broadcast_to(np.asarray(check_finite("initial_error", initial_error)), lam.shape)
     S = np.ones((lam.size, 2, 2)) * (e0**2)[:, None, None]
     beta = schedule.momenta(mu)
     out = np.empty(T + 1)
@@ -356,10 +380,11 @@ def nesterov_expected_error_quadratic(
         M[:, 0, 0] = (1 - a * lam) * (1 + b)
         M[:, 0, 1] = -(1 - a * lam) * b
         M[:, 1, 0] = 1.0
-        S = M @ S @ np.transpose(M, (0, 2, 1))
-        S[:, 0, 0] += a * a * var[t]
-        out[t + 1] = 0.5 * np.sum(lam * S[:, 0, 0])
-    return out
+        with np.errstate(over="ignore", invalid="ignore"):  # a diverging run: checked below
+            S = M @ S @ np.transpose(M, (0, 2, 1))
+            S[:, 0, 0] += a * a * var[t]
+            out[t + 1] = 0.5 * np.sum(lam * S[:, 0, 0])
+    return _finite_error(out)
 
 
 def nesterov_final_error_quadratic(
@@ -400,7 +425,7 @@ def nesterov_final_error_quadratic(
         log_var = np.broadcast_to(np.asarray(log_noise_variances, dtype=float), (T,))
         if np.any(np.isnan(log_var)):
             raise ValueError("log_noise_variances must not be nan")
-    e0 = np.broadcast_to(np.asarray(initial_error, dtype=float), lam.shape)
+    e0 = np.broadcast_to(np.asarray(check_finite("initial_error", initial_error)), lam.shape)
     beta = schedule.momenta(mu)
 
     def weighted(x: np.ndarray, lv: np.ndarray) -> float:
@@ -437,7 +462,7 @@ def nesterov_final_error_quadratic(
             S = new
             start += n_k
         total += 0.5 * mult[i] * lam_i * S[0, 0]
-    return float(total)
+    return float(_finite_error(np.asarray(total)))
 
 
 __all__ += ["error_weights", "log_contraction_factors", "nesterov_expected_error_quadratic",

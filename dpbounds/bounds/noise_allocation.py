@@ -52,6 +52,7 @@ from scipy.special import logsumexp
 from dpbounds._progress import progress_bar
 from dpbounds._validation import check_int, check_nonnegative, check_positive
 from dpbounds.bounds.nesterov import (
+    MAX_HORIZON,
     ErrorWeights,
     Schedule,
     error_weights,
@@ -190,8 +191,17 @@ def laplace_scale_eq27_as_printed(sensitivity: float, epsilon: float, T: int, n:
     :math:`\varepsilon(S_1,b,n,m)>\epsilon/T`: the run is **not** :math:`\epsilon`-DP. Use (12),
     :math:`b=S_1/(m\epsilon_0)` (:func:`uniform_noise`).
     """
-    eps0 = per_step_epsilon(epsilon, T, n, m)
-    return float(sensitivity) / (n * eps0)
+    S, n, m, eps = _check_budget(sensitivity, n, m, epsilon)
+    T = check_int("T", T, minimum=1)
+    eps0 = float(per_step_epsilon(eps, T, n, m))
+    if not eps0 > 0:
+        raise ValueError(f"epsilon={eps!r} is too small: the per-step budget epsilon/T (T={T}) "
+                         "underflows to 0")
+    with np.errstate(over="ignore"):
+        scale = S / (float(n) * eps0)
+    if not math.isfinite(scale):
+        raise ValueError(f"epsilon={eps!r} is too small: the scale S_1/(n eps_0) overflows float64")
+    return scale
 
 
 def _never_overshoot(log_b: np.ndarray, S: float, n: int, m: int,
@@ -290,9 +300,9 @@ def _log_g_terms(s: np.ndarray, m: int, n: int) -> tuple[np.ndarray, np.ndarray,
     """
     r = n / m
     eps = np.exp(s)
-    small = eps < 1e-8
+    small = s + math.log(r) < math.log(1e-8)  # r eps < 1e-8: the series below is exact
     log_g = np.empty_like(s)
-    # series g = r eps (1 + (1 - r) eps / 2 + O(eps^2)): exact in log-space for tiny budgets
+    # series g = r eps (1 + (1 - r) eps / 2 + O(r^2 eps^2)): exact in log-space for tiny budgets
     log_g[small] = math.log(r) + s[small] + np.log1p((1.0 - r) * eps[small] / 2.0)
     big = ~small
     if np.any(big):
@@ -321,11 +331,11 @@ def optimal_noise(weights: ErrorWeights | Any, sensitivity: float, n: int, m: in
     """
     S, n, m, eps = _check_budget(sensitivity, n, m, epsilon)
     log_a = _log_weights(weights)
-    const = math.log(2.0 * S * S / (m * m))
+    const = math.log(2.0) + 2.0 * (math.log(S) - math.log(m))
     # start: Prop. 4.2 with n (exact when r = 1, first order in eps when r > 1)
     lse = float(logsumexp(log_a / 3.0))
     s = math.log(eps) + log_a / 3.0 - lse
-    log_lam = math.log(2.0 * S * S / (n * n)) + 3.0 * lse - 3.0 * math.log(eps)
+    log_lam = math.log(2.0) + 2.0 * (math.log(S) - math.log(n)) + 3.0 * lse - 3.0 * math.log(eps)
     log_sum = float(logsumexp(s))
     for _outer in range(max_iter):
         for _inner in range(40):  # Newton in s_t for the current lambda
@@ -379,6 +389,8 @@ class HorizonChoice:
     noise: np.ndarray
     convention: str
     source: Source = SOURCE_REMARK41
+    #: proven relative gap: ``bound <= (1 + gap) * min_T B(T)`` (0: the exact minimiser)
+    gap: float = 0.0
 
 
 def _prefix_terms(schedule: Schedule, mu: float, L: float, convention: str,
@@ -421,11 +433,6 @@ def _prefix_terms(schedule: Schedule, mu: float, L: float, convention: str,
     if z > 0:
         log_a0[:] = -np.inf                         # the first step contracts E_0 to 0
     return log_a0, log_sum
-
-
-#: largest ``max_horizon`` of the horizon searches: they keep the bound at every horizon
-#: (three float64 arrays, 240 MB at this size)
-MAX_HORIZON = 10**7
 
 
 def check_max_horizon(max_horizon: Any) -> int:
@@ -508,24 +515,44 @@ def naive_select_horizon(
     return int(np.argmin(out)) + 1, out
 
 
+#: exponents p of the power-law bounds g(e) <= kappa_p e^p behind the subsampled lower bound
+_POWERS = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3)
+
+
+def _log_power_constant(p: float, m: int, n: int, eps: float) -> float:
+    r"""log :math:`\kappa_p\ge\sup_{0<e\le\epsilon}g(e)/e^p`, :math:`g(e)=\ln(1+\frac nm(e^e-1))`.
+
+    Rigorous (an over-estimate by at most 0.1%): :math:`g` increases, so on
+    :math:`[e_i,e_{i+1}]` the ratio is at most :math:`g(e_{i+1})/e_i^p`; below the first grid
+    point :math:`g(e)\le\frac nme` (concavity) gives :math:`\frac nm e_0^{1-p}`.
+    """
+    log_e = np.linspace(math.log(eps) - 40.0, math.log(eps), 40001)  # ratio e^(1/1000)
+    log_g = np.log(np.atleast_1d(deamplify_without_replacement(np.exp(log_e), m, n)))
+    upper = float(np.max(log_g[1:] - p * log_e[:-1]))
+    return max(upper, math.log(n / m) + (1.0 - p) * float(log_e[0]))
+
+
 def select_horizon_subsampled(
     mu: float, L: float, *, initial_error: float, d: int, sensitivity: float, n: int, m: int,
     epsilon: float, max_horizon: int, alpha: float | None = None, method: str = "nag",
     c: float = 1.0, p: float = 1.0, first_stage_length: int | None = None,
-    progress: bool = False,
+    max_evaluations: int = 300, progress: bool = False,
 ) -> HorizonChoice:
     r"""Remark 4.1 with subsampling (:math:`m<n`) **[DERIVED]**: minimise the optimal (29)/(34).
 
     :math:`B(T)=a_{T,0}E_0+d\,V^\star(T)+\frac{\sigma_s^2}2\sum_ta_{T,t}`, where
-    :math:`V^\star(T)` is the optimal value of (30) (:func:`optimal_noise`). (32) has no closed
-    form here, but a lower bound does: the de-amplified budget is concave with slope
-    :math:`n/m` at 0, :math:`g(\epsilon)\le\frac nm\epsilon`, so
-    :math:`V^\star(T)\ge(\frac{S_1}{n\epsilon})^2(\sum_ta_{T,t}^{1/3})^3` (the :math:`m=n`
-    optimum). That bound is computed for every horizon from prefix sums (:math:`O(T_{\max})`);
-    :math:`B` itself is evaluated (each :math:`O(T)`) in increasing order of the lower bound
-    until the lower bound exceeds the best :math:`B` found. The result is the exact minimiser
-    over every horizon :math:`T\le T_{\max}`, usually after a few hundred evaluations.
-    ``bounds`` holds ``nan`` where :math:`B` was not evaluated.
+    :math:`V^\star(T)` is the optimal value of (30) (:func:`optimal_noise`, :math:`O(T)` per
+    horizon). (30) has no closed form with subsampling, but lower bounds do: the de-amplified
+    budget :math:`g(e)=\ln(1+\frac nm(e^e-1))` obeys :math:`g(e)\le\kappa_pe^p` on
+    :math:`[0,\epsilon]` (:math:`p=1`: :math:`\kappa_1=n/m`, concavity), and with that
+    :math:`V^\star(T)\ge(\frac{S_1}{m\kappa_p})^2\epsilon^{-2p}
+    (\sum_ta_{T,t}^{1/(2p+1)})^{2p+1}` (the :math:`m=n` optimum of Prop. 4.2 is :math:`p=1`).
+    The largest of these over a few :math:`p` is computed for every horizon from prefix sums
+    (:math:`O(T_{\max})`); :math:`B` is then evaluated in increasing order of the lower bound
+    until the lower bound exceeds the best :math:`B` found (then the result is the exact
+    minimiser over every :math:`T\le T_{\max}`, ``gap = 0``) or ``max_evaluations`` are spent
+    (then ``gap`` is the proven relative distance to the minimum). ``bounds`` holds ``nan``
+    where :math:`B` was not evaluated.
     """
     mu = float(check_positive("mu", mu))
     L = float(check_positive("L", L))
@@ -533,18 +560,27 @@ def select_horizon_subsampled(
     d = check_int("d", d, minimum=1)
     S, n, m, eps = _check_budget(sensitivity, n, m, epsilon)
     Tmax = check_max_horizon(max_horizon)
+    budget = check_int("max_evaluations", max_evaluations, minimum=1)
     s2 = subsampling_variance(S, n, m)
     full = _schedule(method, mu, L, Tmax, alpha=alpha, c=c, p=p,
                      first_stage_length=first_stage_length)
-    log_a0, log_cbrt = _prefix_terms(full, mu, L, "paper")
-    log_lin = _prefix_terms(full, mu, L, "paper", power=1.0)[1]
-    # lower bound on B(T) for every T (each term in log-space; -inf where it vanishes)
-    log_lb = np.logaddexp(
-        np.logaddexp(log_a0 + (math.log(E0) if E0 > 0 else -np.inf),
-                     math.log(d) + 2.0 * (math.log(S) - math.log(n) - math.log(eps))
-                     + 3.0 * log_cbrt),
-        (math.log(s2 / 2.0) if s2 > 0 else -np.inf) + log_lin)
-    del log_a0, log_cbrt, log_lin
+    # lower bound on log B(T) for every T (each term in log-space; -inf where it vanishes)
+    log_a0, log_lin = _prefix_terms(full, mu, L, "paper", power=1.0)
+    log_fixed = np.logaddexp(log_a0 + (math.log(E0) if E0 > 0 else -np.inf),
+                             (math.log(s2 / 2.0) if s2 > 0 else -np.inf) + log_lin)
+    del log_a0, log_lin
+    log_noise = np.full(Tmax, -np.inf)
+    for pw in _POWERS:
+        q = 1.0 / (2.0 * pw + 1.0)
+        log_sum = _prefix_terms(full, mu, L, "paper", power=q)[1]
+        log_sum /= q
+        log_sum += (math.log(d) + 2.0 * (math.log(S) - math.log(m)
+                                         - _log_power_constant(pw, m, n, eps))
+                    - 2.0 * pw * math.log(eps))
+        np.maximum(log_noise, log_sum, out=log_noise)
+        del log_sum
+    log_lb = np.logaddexp(log_fixed, log_noise, out=log_noise)
+    del log_fixed
     bounds = np.full(Tmax, np.nan)
     bias = np.full(Tmax, np.nan)
     noise = np.full(Tmax, np.nan)
@@ -560,15 +596,19 @@ def select_horizon_subsampled(
     order = np.argsort(log_lb, kind="stable")  # most promising first; ties to the smaller T
     best = math.inf
     slack = math.log1p(-1e-9)  # the lower bound must beat the best by more than round-off
-    with progress_bar(progress, desc="horizons (optimal noise with subsampling)",
+    gap = 0.0
+    with progress_bar(progress, total=budget, desc="horizons (optimal noise, subsampling)",
                       unit="T") as bar:
-        for i in order:
-            if not log_lb[i] + slack < (math.log(best) if best > 0 else -np.inf):
+        for count, i in enumerate(order):
+            if not log_lb[i] + slack < math.log(best):
+                break
+            if count == budget:  # out of evaluations: what is left is at least exp(log_lb[i])
+                gap = max(0.0, math.expm1(math.log(best) - float(log_lb[i])))
                 break
             best = min(best, value(int(i) + 1))
             bar.update()
     k = int(np.nanargmin(bounds))
-    return HorizonChoice(k + 1, float(bounds[k]), bounds, bias, noise, "paper")
+    return HorizonChoice(k + 1, float(bounds[k]), bounds, bias, noise, "paper", gap=gap)
 
 
 def noise_allocation_for(

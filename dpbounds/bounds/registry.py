@@ -134,10 +134,22 @@ class Entry:
               **overrides: Any) -> Any:
         """The bound at the closed-form hyper-parameter choice (broadcasts arrays).
 
-        ``invalid="nan"`` returns NaN where an assumption fails (e.g. fewer than one epoch).
+        ``invalid="nan"`` returns NaN where an assumption fails (e.g. fewer than one epoch);
+        with ``"raise"`` the ValueError names the assumption in words and the problem inputs
+        it involves.
         """
-        return self.tuned.evaluate(ignore_extra=True, invalid=invalid,
-                                   **self.params(problem, **overrides))
+        try:
+            return self.tuned.evaluate(ignore_extra=True, invalid=invalid,
+                                       **self.params(problem, **overrides))
+        except ValueError as exc:
+            p = dict(DEFAULT_PROBLEM)
+            p.update(problem or {})
+            p.update(overrides)
+            for a in self.tuned.assumptions:  # say which one in words, not as an expression
+                if f"assumption violated: {a.text}" in str(exc):
+                    raise ValueError(f"{self.name} does not apply to this problem: "
+                                     f"{self._failed(a, p)}") from None
+            raise
 
     def applicability(self, problem: Mapping[str, float] | None = None,
                       **overrides: float) -> str | None:
@@ -156,13 +168,22 @@ class Entry:
             if rel is not sp.false:
                 if not all(k in params for k in names):
                     continue
-                holds = rel.subs({x: float(params[str(x)]) for x in rel.free_symbols})
+                try:
+                    holds = rel.subs({x: float(params[str(x)]) for x in rel.free_symbols})
+                except TypeError:  # not a real comparison here (e.g. log of N < 1): fails
+                    holds = sp.false
                 if holds is not sp.false:  # true, or undecidable (then the value check decides)
                     continue
-            keys = sorted({self.problem_names.get(k, k) for k in names}, key=str.lower)
-            where = ", ".join(f"{k}={p[k]:g}" for k in keys if k in p)
-            return f"assumption '{a.text}' fails" + (f" at {where}" if where else "")
+            return self._failed(a, p)
         return None
+
+    def _failed(self, assumption: Any, problem: Mapping[str, float]) -> str:
+        """'assumption ... fails at <the problem inputs it involves>' (no internal expressions)."""
+        rel = assumption.relation
+        names = [str(x) for x in rel.free_symbols] if isinstance(rel, sp.Basic) else []
+        keys = sorted({self.problem_names.get(k, k) for k in names}, key=str.lower)
+        where = ", ".join(f"{k}={problem[k]:g}" for k in keys if k in problem)
+        return f"assumption '{assumption.text}' fails" + (f" at {where}" if where else "")
 
     def hyperparameters(self, problem: Mapping[str, float] | None = None,
                         **overrides: float) -> dict[str, float]:

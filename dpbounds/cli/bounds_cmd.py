@@ -94,8 +94,8 @@ def _bound(args: argparse.Namespace) -> int:
     why = e.applicability(problem)
     if why is not None:
         raise ValueError(f"{e.name} does not apply to this problem: {why}")
+    value = e.value(problem)  # ValueError in words if an assumption still fails numerically
     params = e.params(problem)
-    value = e.value(problem)
     hyper = e.hyperparameters(problem)
     tuned = e.optimize(problem) if (e.tunable and not args.no_tune) else None
     scaling = e.scaling()
