@@ -25,6 +25,16 @@ Both return data (dataclasses with ``rows()``/``table()``) in the PEPit spirit: 
 the bound (theory value) beside an exactly computed value (the expected error on a worst-case
 quadratic, propagated exactly -- no sampling).
 
+**Horizon search.** The best :math:`T\le T_{\max}` of a heavy-ball :math:`(\alpha,\beta)` is
+found without evaluating every horizon: :math:`\lVert M^T\rVert_2` has a closed form at any
+:math:`T` (:mod:`dpbounds.bounds._lucas`), the noise term increases in :math:`T` and the
+transient is at least :math:`\rho^{2T}`, so intervals of horizons whose lower bound exceeds the
+best value found are discarded (branch and bound). The result is the exact minimiser over
+every horizon (checked against the sequential products of :func:`naive_transient_sq`), in
+memory independent of :math:`T_{\max}`; where that lower bound is weak (very ill-conditioned
+problems) a work limit applies and the row reports its proven ``horizon_gap``. DP-NAG's (32)
+uses prefix sums (:func:`~dpbounds.bounds.noise_allocation.select_horizon`, :math:`O(T_{\max})`).
+
 Example
 -------
 >>> from dpbounds.tuning import tune_heavy_ball
@@ -501,8 +511,11 @@ def tune_heavy_ball(
     mechanism :
         ``"laplace"`` (the paper's).
     max_horizon, grid :
-        Largest :math:`T` and the size of the coarse :math:`(\alpha,\beta)` grid before the local
-        refinement (scipy Nelder-Mead on :math:`(\log\alpha,\mathrm{logit}\,\beta)`).
+        Largest :math:`T` (at most :data:`~dpbounds.bounds.noise_allocation.MAX_HORIZON`) and the
+        size of the coarse :math:`(\alpha,\beta)` grid before the local refinement (scipy
+        Nelder-Mead on :math:`(\log\alpha,\mathrm{logit}\,\beta)`). Every horizon up to
+        ``max_horizon`` is searched by branch and bound (module docstring), so the cost hardly
+        depends on ``max_horizon``.
     function_class : {"quadratic", "smooth_strongly_convex"}
         ``"quadratic"``: the rigorous (25) (Theorem 3.5's class). ``"smooth_strongly_convex"``:
         all of :math:`\mathcal S_{\mu,L}` through verified Prop. 3.4 certificates and the derived
@@ -510,6 +523,8 @@ def tune_heavy_ball(
         :math:`T` and over a few certified rates above the minimal one (a larger
         :math:`\rho` can come with a much smaller :math:`P`); grid search only (``grid`` is
         capped at 12), then a local 5x5 refinement.
+    progress :
+        Show tqdm bars on stderr for the long steps (only on a terminal, after 2 s).
     """
     mu = float(check_positive("mu", mu))
     L = float(check_positive("L", L))
@@ -783,7 +798,12 @@ def tune_nesterov(
     For each method: the horizon minimising (32) (:math:`m=n`; for :math:`m<n` the optimal value
     of (30) plus the subsampling term, :func:`select_horizon_subsampled`), with the optimal
     allocation, against the uniform budget at ``reference_horizons`` (the paper's grid uses
-    100-1000).
+    100-1000). ``max_horizon`` is at most
+    :data:`~dpbounds.bounds.noise_allocation.MAX_HORIZON`; ``progress`` shows a tqdm bar for the
+    subsampled search. :math:`\mu=L` with ``c = 1`` is allowed: :math:`\mu\alpha=1`, each step
+    contracts the error to 0 and only the last step's noise counts. The "computed" error of
+    DP-MASG is that of the run with momentum restarts (:func:`dpbounds.algorithms.dp_masg`'s
+    default), the run Theorem 4.3 bounds.
     """
     mu = float(check_positive("mu", mu))
     L = float(check_positive("L", L))
