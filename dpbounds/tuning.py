@@ -829,7 +829,7 @@ def tune_nesterov(
     for method in methods:
         if m == n:
             hc = select_horizon(mu, L, initial_error=E0, d=d, sensitivity=S, n=n, epsilon=eps,
-                                max_horizon=Tmax, method=method, c=c)
+                                max_horizon=Tmax, method=method, c=c, progress=progress)
         else:
             hc = select_horizon_subsampled(mu, L, initial_error=E0, d=d, sensitivity=S, n=n,
                                            m=m, epsilon=eps, max_horizon=Tmax,

@@ -74,7 +74,7 @@ SOURCE_EQ21 = Source(KURU, "Proposition 3.3, eq. (21)", Provenance.VERBATIM)
 CONVENTIONS = ("paper", "reference_code")
 
 #: longest schedule (and largest ``max_horizon`` of the horizon searches, which keep the bound at
-#: every horizon: three float64 arrays, 240 MB at this size)
+#: every horizon: three float64 arrays kept, about 0.5 GB peak at this size)
 MAX_HORIZON = 10**7
 
 

@@ -56,7 +56,6 @@ from dpbounds.bounds.nesterov import (
     ErrorWeights,
     Schedule,
     error_weights,
-    log_contraction_factors,
     masg_schedule,
     nesterov_schedule,
     subsampling_variance,
@@ -393,46 +392,75 @@ class HorizonChoice:
     gap: float = 0.0
 
 
-def _prefix_terms(schedule: Schedule, mu: float, L: float, convention: str,
-                  power: float = 1.0 / 3.0) -> tuple[np.ndarray, np.ndarray]:
-    r"""log a_{T,0} and log sum_{t<=T} a_{T,t}^power for every prefix T, in O(T) (one pass).
+#: horizons per chunk of the prefix-sum passes (bounded temporaries, a progress tick each)
+_CHUNK = 1 << 20
 
-    With :math:`D_k=s_k\ln2+\sum_{i\le k}\log(1-\sqrt{\mulpha_i})`,
+
+def _prefix_terms(schedule: Schedule, mu: float, L: float, convention: str,
+                  powers: tuple[float, ...] = (1.0 / 3.0,), *, progress: bool = False,
+                  desc: str = "horizons"):
+    r"""Chunks ``(start, log a_{T,0}, [log sum_{t<=T} a_{T,t}^p for p in powers])`` over all T.
+
+    With :math:`D_k=s_k\ln2+\sum_{i\le k}\log(1-\sqrt{\mu\alpha_i})`,
     :math:`\log a_{T,t}=D_T-D_t+\log c_t`, so the sum for every :math:`T` is one cumulative
-    log-sum-exp of :math:`p(\log c_t-D_t)` shifted by :math:`pD_T`. A step with
-    :math:`\mulpha=1` (only possible with :math:`\mu=L`, :math:`lpha=1/L`) contracts to 0:
-    the weights before it vanish (:math:`0^0=1` for the step itself); such steps can only open
-    the schedule (steps never increase), and the sums restart after them.
+    log-sum-exp of :math:`p(\log c_t-D_t)` shifted by :math:`pD_T`: :math:`O(T_{\max})` in
+    chunks of :data:`_CHUNK` horizons (the running :math:`D` and log-sum-exp carried over). A step
+    with :math:`\mu\alpha=1` (only possible with :math:`\mu=L`, :math:`\alpha=1/L`) contracts to
+    0: the weights before it vanish (:math:`0^0=1` for the step itself); such steps can only
+    open the schedule (steps never increase), and the sums restart after them.
     """
     if convention not in ("paper", "reference_code"):
         raise ValueError(f"convention must be 'paper' or 'reference_code', got {convention!r}")
-    if np.any(schedule.steps > 1.0 / L * (1 + 1e-12)):
+    steps, stages = schedule.steps, schedule.stages
+    if np.any(steps > 1.0 / L * (1 + 1e-12)):
         raise ValueError("Theorems 4.1/4.3 need every step alpha <= 1/L")
-    lc = log_contraction_factors(schedule, mu)
-    zero = np.isneginf(lc)
-    z = int(np.argmin(zero)) if not np.all(zero) else zero.size  # leading zero contractions
-    if np.any(zero[z:]):  # pragma: no cover - steps are non-increasing in every schedule
-        raise ValueError("a contraction factor 1 - sqrt(mu alpha) = 0 after a non-zero one")
-    lc[:z] = 0.0  # never multiplied into a surviving weight (see above)
-    D = np.cumsum(lc, out=lc)                       # D[T-1] = sum_{i<=T} log(1 - sqrt(mu a_i))
-    del lc
-    D += schedule.stages * math.log(2.0)
+    z = 0  # leading steps with mu alpha = 1 (a prefix: steps never increase)
+    while z < steps.size:
+        block = mu * steps[z:z + _CHUNK] < 1.0
+        if np.any(block):
+            z += int(np.argmax(block))
+            break
+        z += block.size
     factor = 0.5 if convention == "reference_code" else 1.0
-    log_c = np.log(factor * schedule.steps)
-    log_c += np.log1p(schedule.steps * L)
-    inner = (log_c - D) * power
-    if z > 1:
-        inner[:z - 1] = -np.inf                     # a_{T,t} = 0 for t < z
-    log_sum = np.logaddexp.accumulate(inner, out=inner)
-    del inner
-    log_sum += D * power
-    if z > 0:
-        log_sum[:z] = power * log_c[:z]             # T <= z: only a_{T,T} = c_T is left
     s0 = 0.0 if convention == "reference_code" else 1.0
-    log_a0 = D - s0 * math.log(2.0)
-    if z > 0:
-        log_a0[:] = -np.inf                         # the first step contracts E_0 to 0
-    return log_a0, log_sum
+    ln2 = math.log(2.0)
+    D_prev = 0.0
+    acc = [-np.inf] * len(powers)
+    T = steps.size
+    with progress_bar(progress and T > _CHUNK, total=T, desc=desc, unit="T",
+                      unit_scale=True) as bar:
+        for start in range(0, T, _CHUNK):
+            stop = min(start + _CHUNK, T)
+            alpha = steps[start:stop]
+            g = np.arange(start, stop)
+            with np.errstate(divide="ignore"):
+                lc = np.log1p(-np.sqrt(mu * alpha))
+            if np.any(np.isnan(lc)) or np.any(np.isneginf(lc[g >= z])):  # pragma: no cover
+                raise ValueError("every step must satisfy mu * alpha <= 1, and mu * alpha = 1 "
+                                 "only at the start (steps never increase)")
+            lc[g < z] = 0.0  # never multiplied into a surviving weight (see above)
+            D = np.cumsum(lc, out=lc)
+            D += D_prev
+            D_prev = float(D[-1])
+            log_c = np.log(factor * alpha)
+            log_c += np.log1p(alpha * L)
+            stage_term = stages[start:stop] * ln2
+            sums = []
+            for j, pw in enumerate(powers):
+                inner = (log_c - D - stage_term) * pw
+                inner[g < z - 1] = -np.inf  # a_{T,t} = 0 for t < z
+                inner[0] = np.logaddexp(acc[j], inner[0])
+                log_sum = np.logaddexp.accumulate(inner, out=inner)
+                acc[j] = float(log_sum[-1])
+                log_sum += (D + stage_term) * pw
+                head = g < z
+                log_sum[head] = pw * log_c[head]  # T <= z: only a_{T,T} = c_T is left
+                sums.append(log_sum)
+            log_a0 = D + stage_term - s0 * ln2
+            if z > 0:
+                log_a0[:] = -np.inf  # the first step contracts E_0 to 0
+            bar.update(stop - start)
+            yield start, log_a0, sums
 
 
 def check_max_horizon(max_horizon: Any) -> int:
@@ -456,16 +484,18 @@ def select_horizon(
     epsilon: float, max_horizon: int, alpha: float | None = None, method: str = "nag",
     c: float = 1.0, p: float = 1.0, convention: str = "paper",
     first_stage_rounding: str = "ceil", first_stage_length: int | None = None,
+    progress: bool = False,
 ) -> HorizonChoice:
     r"""Remark 4.1: minimise (32) over :math:`T\in\{1,\dots,T_{\max}\}` (:math:`m=n`).
 
     .. math:: B(T)=a_{T,0}E_0+\frac{dS_1^2}{n^2\epsilon^2}\Big(\sum_{j=1}^Ta_{T,j}^{1/3}\Big)^3
 
     ``method="nag"`` (constant ``alpha``, default ``c/L``) or ``"masg"`` (schedule (33) cut at
-    each ``T``; ``first_stage_length`` overrides :math:`n_1`). All horizons are evaluated at once
-    in log-space from prefix sums: :math:`O(T_{\max})` time and memory, ``max_horizon`` at most
-    :data:`MAX_HORIZON`. :func:`naive_select_horizon` is the direct :math:`O(T_{\max}^2)`
-    evaluation it is tested against.
+    each ``T``; ``first_stage_length`` overrides :math:`n_1`). All horizons are evaluated in
+    log-space from prefix sums, in chunks (``progress``: a tqdm bar for long runs):
+    :math:`O(T_{\max})` time and memory, ``max_horizon`` at most :data:`MAX_HORIZON`.
+    :func:`naive_select_horizon` is the direct :math:`O(T_{\max}^2)` evaluation it is tested
+    against.
     """
     mu = float(check_positive("mu", mu))
     L = float(check_positive("L", L))
@@ -476,21 +506,23 @@ def select_horizon(
     sched = _schedule(method, mu, L, Tmax, alpha=alpha, c=c, p=p,
                       first_stage_rounding=first_stage_rounding,
                       first_stage_length=first_stage_length)
-    log_a0, log_sum = _prefix_terms(sched, mu, L, convention)
-    del sched
     # in log-space: the noise term overflows float64 when epsilon is tiny
-    log_bias = log_a0
-    log_bias += math.log(E0) if E0 > 0 else -np.inf
-    log_noise = log_sum
-    log_noise *= 3.0
-    log_noise += math.log(d) + 2.0 * (math.log(S) - math.log(n) - math.log(eps))
-    log_total = np.logaddexp(log_bias, log_noise)
-    k = int(np.argmin(log_total))
-    bound = _representable(float(log_total[k]), eps, "the bound (32) at its best horizon")
+    log_E0 = math.log(E0) if E0 > 0 else -np.inf
+    log_const = math.log(d) + 2.0 * (math.log(S) - math.log(n) - math.log(eps))
+    bias, noise, total = np.empty(Tmax), np.empty(Tmax), np.empty(Tmax)
+    for start, log_a0, (log_sum,) in _prefix_terms(sched, mu, L, convention, progress=progress,
+                                                   desc="horizons of (32)"):
+        sl = slice(start, start + log_a0.size)
+        bias[sl] = log_a0 + log_E0
+        noise[sl] = 3.0 * log_sum + log_const
+        np.logaddexp(bias[sl], noise[sl], out=total[sl])
+    del sched
+    k = int(np.argmin(total))
+    bound = _representable(float(total[k]), eps, "the bound (32) at its best horizon")
     with np.errstate(under="ignore", over="ignore"):  # inf only at horizons never selected
-        bias = np.exp(log_bias, out=log_bias)
-        noise = np.exp(log_noise, out=log_noise)
-        total = np.exp(log_total, out=log_total)
+        np.exp(bias, out=bias)
+        np.exp(noise, out=noise)
+        np.exp(total, out=total)
     return HorizonChoice(k + 1, bound, total, bias, noise, convention)
 
 
@@ -565,22 +597,18 @@ def select_horizon_subsampled(
     full = _schedule(method, mu, L, Tmax, alpha=alpha, c=c, p=p,
                      first_stage_length=first_stage_length)
     # lower bound on log B(T) for every T (each term in log-space; -inf where it vanishes)
-    log_a0, log_lin = _prefix_terms(full, mu, L, "paper", power=1.0)
-    log_fixed = np.logaddexp(log_a0 + (math.log(E0) if E0 > 0 else -np.inf),
-                             (math.log(s2 / 2.0) if s2 > 0 else -np.inf) + log_lin)
-    del log_a0, log_lin
-    log_noise = np.full(Tmax, -np.inf)
-    for pw in _POWERS:
-        q = 1.0 / (2.0 * pw + 1.0)
-        log_sum = _prefix_terms(full, mu, L, "paper", power=q)[1]
-        log_sum /= q
-        log_sum += (math.log(d) + 2.0 * (math.log(S) - math.log(m)
-                                         - _log_power_constant(pw, m, n, eps))
-                    - 2.0 * pw * math.log(eps))
-        np.maximum(log_noise, log_sum, out=log_noise)
-        del log_sum
-    log_lb = np.logaddexp(log_fixed, log_noise, out=log_noise)
-    del log_fixed
+    qs = (1.0,) + tuple(1.0 / (2.0 * pw + 1.0) for pw in _POWERS)
+    consts = [math.log(d) + 2.0 * (math.log(S) - math.log(m) - _log_power_constant(pw, m, n, eps))
+              - 2.0 * pw * math.log(eps) for pw in _POWERS]
+    log_E0 = math.log(E0) if E0 > 0 else -np.inf
+    log_s2 = math.log(s2 / 2.0) if s2 > 0 else -np.inf
+    log_lb = np.empty(Tmax)
+    for start, log_a0, sums in _prefix_terms(full, mu, L, "paper", qs, progress=progress,
+                                             desc="lower bounds of every horizon"):
+        noise_lb = np.max([s_q / q + cst for s_q, q, cst in zip(sums[1:], qs[1:], consts)],
+                          axis=0)
+        fixed = np.logaddexp(log_a0 + log_E0, log_s2 + sums[0])
+        log_lb[start:start + log_a0.size] = np.logaddexp(fixed, noise_lb)
     bounds = np.full(Tmax, np.nan)
     bias = np.full(Tmax, np.nan)
     noise = np.full(Tmax, np.nan)

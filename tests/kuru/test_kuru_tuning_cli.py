@@ -287,3 +287,29 @@ def test_masg_computed_error_is_for_the_restarted_run_and_below_the_bound():
                                            multiplicities=[5, 5]) for r in (True, False)]
     np.testing.assert_allclose(fast, loop, rtol=1e-10)
     assert loop[0] <= bound < loop[1]
+
+
+def test_progress_bars_only_on_a_terminal_and_never_under_quiet(monkeypatch):
+    import io
+    import sys
+
+    from dpbounds._progress import progress_bar
+    from dpbounds.cli import build_parser, progress_enabled
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    for tty, enabled, shown in ((True, True, True), (True, False, False), (False, True, False)):
+        stream = Terminal() if tty else io.StringIO()
+        monkeypatch.setattr(sys, "stderr", stream)
+        with progress_bar(enabled, total=3, delay=0, desc="work") as bar:
+            bar.update(3)
+        assert ("3/3" in stream.getvalue()) == shown
+    parser = build_parser()
+    assert progress_enabled(parser.parse_args(["tune", "nag", "--mu", "1", "--L", "1", "--d",
+                                               "1", "--n", "1", "--eps", "1",
+                                               "--sensitivity", "1"]))
+    assert not progress_enabled(parser.parse_args(["tune", "nag", "--mu", "1", "--L", "1", "--d",
+                                                   "1", "--n", "1", "--eps", "1",
+                                                   "--sensitivity", "1", "--quiet"]))
