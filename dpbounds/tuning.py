@@ -343,17 +343,25 @@ def heavy_ball_dp_bound(
     by branch and bound). ``initial_distance_sq`` is :math:`\lVert x_0-x^\ast\rVert^2`
     (:math:`x_{-1}=x_0`, so :math:`\lVert\xi_0-\xi^\ast\rVert^2` is twice it).
     """
-    alpha = np.atleast_1d(np.asarray(alpha, dtype=float))
-    beta = np.broadcast_to(np.asarray(beta, dtype=float), alpha.shape)
-    m = n if m is None else m
+    alpha = np.atleast_1d(check_positive("alpha", alpha)).astype(float)
+    beta = np.broadcast_to(np.asarray(check_nonnegative("beta", beta), dtype=float), alpha.shape)
+    mu = float(check_positive("mu", mu))
+    L = float(check_positive("L", L))
+    d = check_int("d", d, minimum=1)
+    n = check_int("n", n, minimum=1)
+    m = n if m is None else check_int("m", m, minimum=1, maximum=n)
+    epsilon = float(check_positive("epsilon", epsilon))
+    sensitivity = float(check_positive("sensitivity", sensitivity))
+    initial_distance_sq = float(check_nonnegative("initial_distance_sq", initial_distance_sq))
     Tmax = check_int("max_horizon", max_horizon, minimum=1)
     if alpha.size * Tmax > MAX_BOUND_ARRAY:
         raise ValueError(f"max_horizon={Tmax} with {alpha.size} (alpha, beta) points needs "
                          f"{alpha.size * Tmax} values, more than {MAX_BOUND_ARRAY}; use "
                          "tune_heavy_ball (it searches the horizons without this array)")
     lams = np.linspace(mu, L, n_lambda)
-    rho = np.asarray(heavy_ball_rate(alpha, beta, mu, L)).reshape(alpha.shape)
-    stable = rho < 1
+    stable = beta < 1
+    if np.any(stable):
+        stable[stable] = np.asarray(heavy_ball_rate(alpha[stable], beta[stable], mu, L)) < 1
     out = np.full((alpha.size, Tmax), np.inf)
     if not np.any(stable):
         return out

@@ -92,9 +92,14 @@ def subsampling_variance(sensitivity: float, n: int, m: int) -> float:
     S = float(check_nonnegative("sensitivity", sensitivity))
     n = check_int("n", n, minimum=1)
     m = check_int("m", m, minimum=1, maximum=n)
-    if n == 1:
+    if m == n:  # no subsampling (also for S = 1e300, where S^2 * 0 would be inf * 0 = nan)
         return 0.0
-    return S * S / 4.0 / m * (n - m) / (n - 1)
+    with np.errstate(over="ignore"):
+        out = (S / 2.0) * (S / 2.0) / m * ((n - m) / (n - 1))  # inf, not OverflowError
+    if not math.isfinite(out):
+        raise ValueError(f"sensitivity={S!r} is too large: the subsampling variance S^2/(4m) "
+                         "exceeds the float64 range")
+    return float(out)
 
 
 @dataclass(frozen=True)
