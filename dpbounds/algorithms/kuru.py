@@ -63,6 +63,7 @@ from dpbounds.algorithms._common import (
 from dpbounds.backend import backend_name
 from dpbounds.bounds.nesterov import Schedule, error_weights, masg_schedule, nesterov_schedule
 from dpbounds.bounds.noise_allocation import (
+    MAX_HORIZON,
     Allocation,
     optimal_noise,
     optimal_noise_closed_form,
@@ -134,30 +135,21 @@ def _horizon(objective: Any, *, method: str, rule: str, epsilon: float, m: int,
              sensitivity: float, steps: int, initial_error: float, alpha: float | None = None,
              c: float = 1.0, p: float = 1.0, first_stage: int | None = None) -> int:
     """Remark 4.1: the horizon T' <= T minimising (32) (``rule="eq32"``, Section 5's rule for
-    every m) or the optimal bound with subsampling (``"subsampled"``, DERIVED)."""
+    every m) or the optimal bound with subsampling (``"subsampled"``, DERIVED).
+
+    Both come from :mod:`dpbounds.bounds.noise_allocation` (one implementation, O(T) for (32)),
+    with this run's MASG schedule (``first_stage``) and step size.
+    """
     f = objective
+    if steps > MAX_HORIZON:
+        raise ValueError(f"steps must be at most {MAX_HORIZON} with horizon re-selection (the "
+                         f"search keeps the bound at every horizon), got {steps}")
+    common = dict(initial_error=initial_error, d=f.d, sensitivity=sensitivity, n=f.n,
+                  epsilon=epsilon, max_horizon=steps, alpha=alpha, method=method, c=c, p=p,
+                  first_stage_length=first_stage)
     if rule == "eq32" or m == f.n:
-        if method == "masg" and first_stage is not None:
-            # select_horizon has no first-stage override: evaluate (32) on our schedule
-            sched = masg_schedule(f.strong_convexity, f.smoothness, horizon=steps, p=p, c=c,
-                                  first_stage_length=first_stage)
-            best, best_val = 1, math.inf
-            for Tp in range(1, steps + 1):
-                wt = error_weights(sched.truncated(Tp), f.strong_convexity, f.smoothness)
-                val = wt.a0 * initial_error + f.d * sensitivity**2 / (f.n * epsilon) ** 2 * \
-                    float(np.sum(np.cbrt(wt.a))) ** 3
-                if val < best_val:
-                    best, best_val = Tp, val
-            return best
-        return select_horizon(f.strong_convexity, f.smoothness, initial_error=initial_error,
-                              d=f.d, sensitivity=sensitivity, n=f.n, epsilon=epsilon,
-                              max_horizon=steps, alpha=alpha, method=method, c=c,
-                              p=p).horizon
-    return select_horizon_subsampled(f.strong_convexity, f.smoothness,
-                                     initial_error=initial_error, d=f.d,
-                                     sensitivity=sensitivity, n=f.n, m=m, epsilon=epsilon,
-                                     max_horizon=steps, alpha=alpha, method=method, c=c,
-                                     p=p).horizon
+        return select_horizon(f.strong_convexity, f.smoothness, **common).horizon
+    return select_horizon_subsampled(f.strong_convexity, f.smoothness, m=m, **common).horizon
 
 
 # ---------------------------------------------------------------------------------------

@@ -49,6 +49,12 @@ class Row:
     gradients: float | None
     scaling: str
     notes: str = ""
+    #: why the bound does not apply at this problem ("" when it does; then ``value`` is nan)
+    not_applicable: str = ""
+
+    @property
+    def applicable(self) -> bool:
+        return not self.not_applicable
 
 
 @dataclass(frozen=True)
@@ -72,9 +78,14 @@ class Comparison:
 
     problem: dict[str, float]
     rows: list[Row]
-    best: str
+    best: str | None
     best_tuned: str | None
     crossovers: list[Crossover] = field(default_factory=list)
+
+    @property
+    def not_applicable(self) -> dict[str, str]:
+        """Bounds whose assumptions fail at this problem, with the reason."""
+        return {r.name: r.not_applicable for r in self.rows if not r.applicable}
 
     @property
     def vacuous(self) -> list[str]:
@@ -83,15 +94,17 @@ class Comparison:
         G = self.problem.get("G")
         if G is None:
             return []
-        return [r.name for r in self.rows
-                if min(v for v in (r.value, r.tuned_value) if v is not None) >= G]
+        return [r.name for r in self.rows if r.applicable
+                and min(v for v in (r.value, r.tuned_value) if v is not None) >= G]
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (JSON-serialisable)."""
         return {
             "vacuous": self.vacuous,
+            "not_applicable": self.not_applicable,
             "problem": dict(self.problem),
-            "rows": [asdict(r) for r in self.rows],
+            "rows": [{**asdict(r), "value": r.value if r.applicable else None}
+                     for r in self.rows],
             "best": self.best,
             "best_tuned": self.best_tuned,
             "crossovers": [asdict(c) for c in self.crossovers],
@@ -104,6 +117,9 @@ class Comparison:
         head = ("bound", "closed form", "tuned", "gradients", "scaling (up to logs)", "label")
         body = []
         for r in self.rows:
+            if not r.applicable:
+                body.append((r.name, "n/a", "-", "-", r.scaling, r.provenance))
+                continue
             body.append((
                 r.name,
                 _fmt(r.value),
@@ -118,10 +134,12 @@ class Comparison:
         lines.append(fmt.format(*("-" * w for w in widths)))
         lines += [fmt.format(*b) for b in body]
         lines.append("")
+        for name, why in self.not_applicable.items():
+            lines.append(f"not applicable here: {name}: {why}")
         if self.vacuous:
             lines.append(f"vacuous here (bound >= G, and ||grad F|| <= G always): "
                          f"{', '.join(self.vacuous)}")
-        lines.append(f"best (closed-form choices): {self.best}")
+        lines.append(f"best (closed-form choices): {self.best or 'none (no bound applies)'}")
         if self.best_tuned:
             lines.append(f"best (tuned hyper-parameters): {self.best_tuned}")
         for c in self.crossovers:
@@ -129,6 +147,8 @@ class Comparison:
         lines.append("")
         lines.append("hyper-parameters (closed form -> tuned):")
         for r in self.rows:
+            if not r.applicable:
+                continue
             hp = ", ".join(f"{k}={_fmt(v)}" for k, v in r.hyperparameters.items())
             lines.append(f"  {r.name}: {hp}")
             if r.tuned_hyperparameters:
@@ -231,19 +251,31 @@ def compare(
     crossovers:
         Find every pairwise crossing along ``crossover_variable``.
     """
-    p = _problem(problem, overrides)
+    p = registry.check_problem(_problem(problem, overrides))
     chosen = list(names) if names is not None else registry.names(family)
     if not chosen:
         raise ValueError(f"no bounds to compare (family={family!r})")
     rows: list[Row] = []
     for name in chosen:
         e = registry.get(name)
+        why = e.applicability(p)
+        if why is None:
+            try:
+                value = float(e.value(p))
+            except (ValueError, OverflowError) as exc:  # e.g. not finite at this problem
+                why = str(exc).removeprefix(f"{name} does not apply to this problem: ")
+        if why is not None:  # one bound that does not apply must not hide the others
+            rows.append(Row(name=name, title=e.title, provenance=str(e.tuned.provenance),
+                            value=math.nan, tuned_value=None, hyperparameters={},
+                            tuned_hyperparameters=None, gradients=None,
+                            scaling=e.scaling_text(), notes=e.notes, not_applicable=why))
+            continue
         tuned = e.optimize(p) if (tune and e.tunable) else None
         rows.append(Row(
             name=name,
             title=e.title,
             provenance=str(e.tuned.provenance),
-            value=float(e.value(p)),
+            value=value,
             tuned_value=tuned.value if tuned else None,
             hyperparameters=e.hyperparameters(p),
             tuned_hyperparameters=tuned.hyperparameters if tuned else None,
@@ -251,9 +283,10 @@ def compare(
             scaling=e.scaling_text(),
             notes=e.notes,
         ))
-    best = min(rows, key=lambda r: r.value).name
-    best_tuned = (min(rows, key=lambda r: r.tuned_value if r.tuned_value is not None
-                      else r.value).name if tune else None)
+    valid = [r for r in rows if r.applicable]
+    best = min(valid, key=lambda r: r.value).name if valid else None
+    best_tuned = (min(valid, key=lambda r: r.tuned_value if r.tuned_value is not None
+                      else r.value).name if tune and valid else None)
     found: list[Crossover] = []
     if crossovers:
         for i, a in enumerate(chosen):

@@ -49,8 +49,10 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
+from dpbounds._progress import progress_bar
 from dpbounds._validation import check_int, check_nonnegative, check_positive
 from dpbounds.bounds.nesterov import (
+    MAX_HORIZON,
     ErrorWeights,
     Schedule,
     error_weights,
@@ -70,6 +72,7 @@ __all__ = [
     "SOURCE_PROP42",
     "SOURCE_REMARK41",
     "Allocation",
+    "MAX_HORIZON",
     "HorizonChoice",
     "laplace_scale_eq27_as_printed",
     "optimal_noise",
@@ -154,6 +157,31 @@ def _log_weights(weights: ErrorWeights | Any) -> np.ndarray:
     return np.log(a)
 
 
+def _without_zero_weights(solve: Any) -> Any:
+    """Decorate an allocation: steps with weight a_t = 0 get no budget and an infinite scale.
+
+    A zero weight is exact when a step contracts the error to 0 (mu alpha = 1, possible for
+    mu = L): that step's noise never reaches the bound, so spending budget on it is waste
+    (and log a_t = -inf would turn the log-space algebra into nan). ``value`` is unchanged.
+    """
+
+    @functools.wraps(solve)
+    def wrapper(weights: ErrorWeights | Any, *args: Any, **kwargs: Any) -> Allocation:
+        log_a = _log_weights(weights)
+        pos = np.isfinite(log_a)
+        if np.all(pos):
+            return solve(weights, *args, **kwargs)
+        reduced = ErrorWeights(0.0, log_a[pos], "reduced", SOURCE_EQ30)
+        al = solve(reduced, *args, **kwargs)
+        eps_t = np.zeros(log_a.size)
+        eps_t[pos] = al.epsilons
+        log_b = np.full(log_a.size, np.inf)
+        log_b[pos] = al.log_scales
+        return Allocation(eps_t, log_b, al.value, al.log_value, al.method, al.source)
+
+    return wrapper
+
+
 def laplace_scale_eq27_as_printed(sensitivity: float, epsilon: float, T: int, n: int,
                                   m: int) -> float:
     r"""DP-NAG's scale as printed in (27): :math:`b=S_1/(n\epsilon_0)`, :math:`\epsilon_0` of (13).
@@ -162,8 +190,17 @@ def laplace_scale_eq27_as_printed(sensitivity: float, epsilon: float, T: int, n:
     :math:`\varepsilon(S_1,b,n,m)>\epsilon/T`: the run is **not** :math:`\epsilon`-DP. Use (12),
     :math:`b=S_1/(m\epsilon_0)` (:func:`uniform_noise`).
     """
-    eps0 = per_step_epsilon(epsilon, T, n, m)
-    return float(sensitivity) / (n * eps0)
+    S, n, m, eps = _check_budget(sensitivity, n, m, epsilon)
+    T = check_int("T", T, minimum=1)
+    eps0 = float(per_step_epsilon(eps, T, n, m))
+    if not eps0 > 0:
+        raise ValueError(f"epsilon={eps!r} is too small: the per-step budget epsilon/T (T={T}) "
+                         "underflows to 0")
+    with np.errstate(over="ignore"):
+        scale = S / (float(n) * eps0)
+    if not math.isfinite(scale):
+        raise ValueError(f"epsilon={eps!r} is too small: the scale S_1/(n eps_0) overflows float64")
+    return scale
 
 
 def _never_overshoot(log_b: np.ndarray, S: float, n: int, m: int,
@@ -205,6 +242,7 @@ def uniform_noise(weights: ErrorWeights | Any, sensitivity: float, n: int, m: in
                                                     Provenance.VERBATIM))
 
 
+@_without_zero_weights
 def optimal_noise_closed_form(weights: ErrorWeights | Any, sensitivity: float, n: int,
                               epsilon: float) -> Allocation:
     r"""Proposition 4.2 (:math:`m=n`), in log-space.
@@ -231,6 +269,7 @@ def optimal_noise_closed_form(weights: ErrorWeights | Any, sensitivity: float, n
                       SOURCE_PROP42)
 
 
+@_without_zero_weights
 def remark_4_2_allocation(weights: ErrorWeights | Any, sensitivity: float, n: int, m: int,
                           epsilon: float) -> Allocation:
     r"""Remark 4.2's heuristic for :math:`m<n`: the budgets of (31), scales by inverting (11).
@@ -260,9 +299,9 @@ def _log_g_terms(s: np.ndarray, m: int, n: int) -> tuple[np.ndarray, np.ndarray,
     """
     r = n / m
     eps = np.exp(s)
-    small = eps < 1e-8
+    small = s + math.log(r) < math.log(1e-8)  # r eps < 1e-8: the series below is exact
     log_g = np.empty_like(s)
-    # series g = r eps (1 + (1 - r) eps / 2 + O(eps^2)): exact in log-space for tiny budgets
+    # series g = r eps (1 + (1 - r) eps / 2 + O(r^2 eps^2)): exact in log-space for tiny budgets
     log_g[small] = math.log(r) + s[small] + np.log1p((1.0 - r) * eps[small] / 2.0)
     big = ~small
     if np.any(big):
@@ -274,6 +313,7 @@ def _log_g_terms(s: np.ndarray, m: int, n: int) -> tuple[np.ndarray, np.ndarray,
     return log_g, log_gp, eps_hp
 
 
+@_without_zero_weights
 def optimal_noise(weights: ErrorWeights | Any, sensitivity: float, n: int, m: int,
                   epsilon: float, *, rtol: float = 1e-13, max_iter: int = 100) -> Allocation:
     r"""Numeric solution of (30) with subsampling without replacement (any :math:`m\le n`).
@@ -290,11 +330,11 @@ def optimal_noise(weights: ErrorWeights | Any, sensitivity: float, n: int, m: in
     """
     S, n, m, eps = _check_budget(sensitivity, n, m, epsilon)
     log_a = _log_weights(weights)
-    const = math.log(2.0 * S * S / (m * m))
+    const = math.log(2.0) + 2.0 * (math.log(S) - math.log(m))
     # start: Prop. 4.2 with n (exact when r = 1, first order in eps when r > 1)
     lse = float(logsumexp(log_a / 3.0))
     s = math.log(eps) + log_a / 3.0 - lse
-    log_lam = math.log(2.0 * S * S / (n * n)) + 3.0 * lse - 3.0 * math.log(eps)
+    log_lam = math.log(2.0) + 2.0 * (math.log(S) - math.log(n)) + 3.0 * lse - 3.0 * math.log(eps)
     log_sum = float(logsumexp(s))
     for _outer in range(max_iter):
         for _inner in range(40):  # Newton in s_t for the current lambda
@@ -348,112 +388,255 @@ class HorizonChoice:
     noise: np.ndarray
     convention: str
     source: Source = SOURCE_REMARK41
+    #: proven relative gap: ``bound <= (1 + gap) * min_T B(T)`` (0: the exact minimiser)
+    gap: float = 0.0
 
 
-def _prefix_terms(schedule: Schedule, mu: float, L: float, convention: str):
-    """log a_{T,0} and log sum_{t<=T} a_{T,t}^{1/3} for every prefix T (O(T))."""
+#: horizons per chunk of the prefix-sum passes (bounded temporaries, a progress tick each)
+_CHUNK = 1 << 20
+
+
+def _prefix_terms(schedule: Schedule, mu: float, L: float, convention: str,
+                  powers: tuple[float, ...] = (1.0 / 3.0,), *, progress: bool = False,
+                  desc: str = "horizons"):
+    r"""Chunks ``(start, log a_{T,0}, [log sum_{t<=T} a_{T,t}^p for p in powers])`` over all T.
+
+    With :math:`D_k=s_k\ln2+\sum_{i\le k}\log(1-\sqrt{\mu\alpha_i})`,
+    :math:`\log a_{T,t}=D_T-D_t+\log c_t`, so the sum for every :math:`T` is one cumulative
+    log-sum-exp of :math:`p(\log c_t-D_t)` shifted by :math:`pD_T`: :math:`O(T_{\max})` in
+    chunks of :data:`_CHUNK` horizons (the running :math:`D` and log-sum-exp carried over). A step
+    with :math:`\mu\alpha=1` (only possible with :math:`\mu=L`, :math:`\alpha=1/L`) contracts to
+    0: the weights before it vanish (:math:`0^0=1` for the step itself); such steps can only
+    open the schedule (steps never increase), and the sums restart after them.
+    """
     if convention not in ("paper", "reference_code"):
         raise ValueError(f"convention must be 'paper' or 'reference_code', got {convention!r}")
-    lc = np.log1p(-np.sqrt(mu * schedule.steps))
-    cum = np.cumsum(lc)                                   # cum[T-1] = sum_{i<=T}
-    ln2 = math.log(2.0)
-    st = schedule.stages.astype(float)
+    steps, stages = schedule.steps, schedule.stages
+    if np.any(steps > 1.0 / L * (1 + 1e-12)):
+        raise ValueError("Theorems 4.1/4.3 need every step alpha <= 1/L")
+    z = 0  # leading steps with mu alpha = 1 (a prefix: steps never increase)
+    while z < steps.size:
+        block = mu * steps[z:z + _CHUNK] < 1.0
+        if np.any(block):
+            z += int(np.argmax(block))
+            break
+        z += block.size
     factor = 0.5 if convention == "reference_code" else 1.0
-    log_c = np.log(factor * schedule.steps) + np.log1p(schedule.steps * L)
-    # log a_{T,t} = (s_T ln2 + cum_T) - (s_t ln2 + cum_t) + log c_t
-    inner = (log_c - st * ln2 - cum) / 3.0
-    prefix = np.logaddexp.accumulate(inner)
-    log_sum_cuberoot = (st * ln2 + cum) / 3.0 + prefix
     s0 = 0.0 if convention == "reference_code" else 1.0
-    log_a0 = (st - s0) * ln2 + cum
-    return log_a0, log_sum_cuberoot
+    ln2 = math.log(2.0)
+    D_prev = 0.0
+    acc = [-np.inf] * len(powers)
+    T = steps.size
+    with progress_bar(progress and T > _CHUNK, total=T, desc=desc, unit="T",
+                      unit_scale=True) as bar:
+        for start in range(0, T, _CHUNK):
+            stop = min(start + _CHUNK, T)
+            alpha = steps[start:stop]
+            g = np.arange(start, stop)
+            with np.errstate(divide="ignore"):
+                lc = np.log1p(-np.sqrt(mu * alpha))
+            if np.any(np.isnan(lc)) or np.any(np.isneginf(lc[g >= z])):  # pragma: no cover
+                raise ValueError("every step must satisfy mu * alpha <= 1, and mu * alpha = 1 "
+                                 "only at the start (steps never increase)")
+            lc[g < z] = 0.0  # never multiplied into a surviving weight (see above)
+            D = np.cumsum(lc, out=lc)
+            D += D_prev
+            D_prev = float(D[-1])
+            log_c = np.log(factor * alpha)
+            log_c += np.log1p(alpha * L)
+            stage_term = stages[start:stop] * ln2
+            sums = []
+            for j, pw in enumerate(powers):
+                inner = (log_c - D - stage_term) * pw
+                inner[g < z - 1] = -np.inf  # a_{T,t} = 0 for t < z
+                inner[0] = np.logaddexp(acc[j], inner[0])
+                log_sum = np.logaddexp.accumulate(inner, out=inner)
+                acc[j] = float(log_sum[-1])
+                log_sum += (D + stage_term) * pw
+                head = g < z
+                log_sum[head] = pw * log_c[head]  # T <= z: only a_{T,T} = c_T is left
+                sums.append(log_sum)
+            log_a0 = D + stage_term - s0 * ln2
+            if z > 0:
+                log_a0[:] = -np.inf  # the first step contracts E_0 to 0
+            bar.update(stop - start)
+            yield start, log_a0, sums
+
+
+def check_max_horizon(max_horizon: Any) -> int:
+    """``max_horizon`` as an int in [1, :data:`MAX_HORIZON`] (ValueError naming it otherwise)."""
+    return check_int("max_horizon", max_horizon, minimum=1, maximum=MAX_HORIZON)
+
+
+def _schedule(method: str, mu: float, L: float, T: int, *, alpha: float | None, c: float,
+              p: float, first_stage_rounding: str = "ceil",
+              first_stage_length: int | None = None) -> Schedule:
+    if method == "nag":
+        return nesterov_schedule(c / L if alpha is None else alpha, T)
+    if method == "masg":
+        return masg_schedule(mu, L, horizon=T, p=p, c=c, first_stage_rounding=first_stage_rounding,
+                             first_stage_length=first_stage_length)
+    raise ValueError(f"method must be 'nag' or 'masg', got {method!r}")
 
 
 def select_horizon(
     mu: float, L: float, *, initial_error: float, d: int, sensitivity: float, n: int,
     epsilon: float, max_horizon: int, alpha: float | None = None, method: str = "nag",
     c: float = 1.0, p: float = 1.0, convention: str = "paper",
-    first_stage_rounding: str = "ceil",
+    first_stage_rounding: str = "ceil", first_stage_length: int | None = None,
+    progress: bool = False,
 ) -> HorizonChoice:
     r"""Remark 4.1: minimise (32) over :math:`T\in\{1,\dots,T_{\max}\}` (:math:`m=n`).
 
     .. math:: B(T)=a_{T,0}E_0+\frac{dS_1^2}{n^2\epsilon^2}\Big(\sum_{j=1}^Ta_{T,j}^{1/3}\Big)^3
 
     ``method="nag"`` (constant ``alpha``, default ``c/L``) or ``"masg"`` (schedule (33) cut at
-    each ``T``). All horizons are evaluated at once in log-space.
+    each ``T``; ``first_stage_length`` overrides :math:`n_1`). All horizons are evaluated in
+    log-space from prefix sums, in chunks (``progress``: a tqdm bar for long runs):
+    :math:`O(T_{\max})` time and memory, ``max_horizon`` at most :data:`MAX_HORIZON`.
+    :func:`naive_select_horizon` is the direct :math:`O(T_{\max}^2)` evaluation it is tested
+    against.
     """
     mu = float(check_positive("mu", mu))
     L = float(check_positive("L", L))
     E0 = float(check_nonnegative("initial_error", initial_error))
     d = check_int("d", d, minimum=1)
     S, n, _, eps = _check_budget(sensitivity, n, n, epsilon)
-    Tmax = check_int("max_horizon", max_horizon, minimum=1)
-    if method == "nag":
-        sched = nesterov_schedule(c / L if alpha is None else alpha, Tmax)
-    elif method == "masg":
-        sched = masg_schedule(mu, L, horizon=Tmax, p=p, c=c,
-                              first_stage_rounding=first_stage_rounding)
-    else:
-        raise ValueError(f"method must be 'nag' or 'masg', got {method!r}")
-    log_a0, log_sum = _prefix_terms(sched, mu, L, convention)
+    Tmax = check_max_horizon(max_horizon)
+    sched = _schedule(method, mu, L, Tmax, alpha=alpha, c=c, p=p,
+                      first_stage_rounding=first_stage_rounding,
+                      first_stage_length=first_stage_length)
     # in log-space: the noise term overflows float64 when epsilon is tiny
-    log_bias = log_a0 + (math.log(E0) if E0 > 0 else -np.inf)
-    log_noise = (math.log(d) + 2.0 * (math.log(S) - math.log(n) - math.log(eps))
-                 + 3.0 * log_sum)
-    log_total = np.logaddexp(log_bias, log_noise)
-    k = int(np.argmin(log_total))
-    bound = _representable(float(log_total[k]), eps, "the bound (32) at its best horizon")
+    log_E0 = math.log(E0) if E0 > 0 else -np.inf
+    log_const = math.log(d) + 2.0 * (math.log(S) - math.log(n) - math.log(eps))
+    bias, noise, total = np.empty(Tmax), np.empty(Tmax), np.empty(Tmax)
+    for start, log_a0, (log_sum,) in _prefix_terms(sched, mu, L, convention, progress=progress,
+                                                   desc="horizons of (32)"):
+        sl = slice(start, start + log_a0.size)
+        bias[sl] = log_a0 + log_E0
+        noise[sl] = 3.0 * log_sum + log_const
+        np.logaddexp(bias[sl], noise[sl], out=total[sl])
+    del sched
+    k = int(np.argmin(total))
+    bound = _representable(float(total[k]), eps, "the bound (32) at its best horizon")
     with np.errstate(under="ignore", over="ignore"):  # inf only at horizons never selected
-        bias, noise, total = np.exp(log_bias), np.exp(log_noise), np.exp(log_total)
+        np.exp(bias, out=bias)
+        np.exp(noise, out=noise)
+        np.exp(total, out=total)
     return HorizonChoice(k + 1, bound, total, bias, noise, convention)
+
+
+def naive_select_horizon(
+    mu: float, L: float, *, initial_error: float, d: int, sensitivity: float, n: int,
+    epsilon: float, max_horizon: int, alpha: float | None = None, method: str = "nag",
+    c: float = 1.0, p: float = 1.0, convention: str = "paper",
+    first_stage_length: int | None = None,
+) -> tuple[int, np.ndarray]:
+    """(32) at every horizon by recomputing the weights of each truncated schedule: O(T^2).
+
+    The reference for :func:`select_horizon` (tests, ``bench/bench_horizon.py``): this is the
+    loop ``dpbounds.algorithms.kuru`` used before. Returns ``(best T, bounds)``.
+    """
+    sched = _schedule(method, mu, L, max_horizon, alpha=alpha, c=c, p=p,
+                      first_stage_length=first_stage_length)
+    out = np.empty(max_horizon)
+    const = d * sensitivity**2 / (n * epsilon) ** 2
+    for T in range(1, max_horizon + 1):
+        w = error_weights(sched.truncated(T), mu, L, convention=convention)
+        out[T - 1] = w.a0 * initial_error + const * float(np.sum(np.cbrt(w.a))) ** 3
+    return int(np.argmin(out)) + 1, out
+
+
+#: exponents p of the power-law bounds g(e) <= kappa_p e^p behind the subsampled lower bound
+_POWERS = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3)
+
+
+def _log_power_constant(p: float, m: int, n: int, eps: float) -> float:
+    r"""log :math:`\kappa_p\ge\sup_{0<e\le\epsilon}g(e)/e^p`, :math:`g(e)=\ln(1+\frac nm(e^e-1))`.
+
+    Rigorous (an over-estimate by at most 0.1%): :math:`g` increases, so on
+    :math:`[e_i,e_{i+1}]` the ratio is at most :math:`g(e_{i+1})/e_i^p`; below the first grid
+    point :math:`g(e)\le\frac nme` (concavity) gives :math:`\frac nm e_0^{1-p}`.
+    """
+    log_e = np.linspace(math.log(eps) - 40.0, math.log(eps), 40001)  # ratio e^(1/1000)
+    log_g = np.log(np.atleast_1d(deamplify_without_replacement(np.exp(log_e), m, n)))
+    upper = float(np.max(log_g[1:] - p * log_e[:-1]))
+    return max(upper, math.log(n / m) + (1.0 - p) * float(log_e[0]))
 
 
 def select_horizon_subsampled(
     mu: float, L: float, *, initial_error: float, d: int, sensitivity: float, n: int, m: int,
     epsilon: float, max_horizon: int, alpha: float | None = None, method: str = "nag",
-    c: float = 1.0, p: float = 1.0, candidates: int = 40,
+    c: float = 1.0, p: float = 1.0, first_stage_length: int | None = None,
+    max_evaluations: int = 300, progress: bool = False,
 ) -> HorizonChoice:
     r"""Remark 4.1 with subsampling (:math:`m<n`) **[DERIVED]**: minimise the optimal (29)/(34).
 
-    :math:`B(T)=a_{T,0}E_0+d\,V^st(T)+rac{\sigma_s^2}2\sum_ta_{T,t}`, where :math:`V^st(T)`
-    is the optimal value of (30) (:func:`optimal_noise`). (32) has no closed form here, so
-    :math:`B` is evaluated on ``candidates`` geometrically spaced horizons and then on every
-    horizon between the neighbours of the best one. ``bounds`` holds ``nan`` where :math:`B` was
-    not evaluated.
+    :math:`B(T)=a_{T,0}E_0+d\,V^\star(T)+\frac{\sigma_s^2}2\sum_ta_{T,t}`, where
+    :math:`V^\star(T)` is the optimal value of (30) (:func:`optimal_noise`, :math:`O(T)` per
+    horizon). (30) has no closed form with subsampling, but lower bounds do: the de-amplified
+    budget :math:`g(e)=\ln(1+\frac nm(e^e-1))` obeys :math:`g(e)\le\kappa_pe^p` on
+    :math:`[0,\epsilon]` (:math:`p=1`: :math:`\kappa_1=n/m`, concavity), and with that
+    :math:`V^\star(T)\ge(\frac{S_1}{m\kappa_p})^2\epsilon^{-2p}
+    (\sum_ta_{T,t}^{1/(2p+1)})^{2p+1}` (the :math:`m=n` optimum of Prop. 4.2 is :math:`p=1`).
+    The largest of these over a few :math:`p` is computed for every horizon from prefix sums
+    (:math:`O(T_{\max})`); :math:`B` is then evaluated in increasing order of the lower bound
+    until the lower bound exceeds the best :math:`B` found (then the result is the exact
+    minimiser over every :math:`T\le T_{\max}`, ``gap = 0``) or ``max_evaluations`` are spent
+    (then ``gap`` is the proven relative distance to the minimum). ``bounds`` holds ``nan``
+    where :math:`B` was not evaluated.
     """
     mu = float(check_positive("mu", mu))
     L = float(check_positive("L", L))
     E0 = float(check_nonnegative("initial_error", initial_error))
     d = check_int("d", d, minimum=1)
     S, n, m, eps = _check_budget(sensitivity, n, m, epsilon)
-    Tmax = check_int("max_horizon", max_horizon, minimum=1)
+    Tmax = check_max_horizon(max_horizon)
+    budget = check_int("max_evaluations", max_evaluations, minimum=1)
     s2 = subsampling_variance(S, n, m)
+    full = _schedule(method, mu, L, Tmax, alpha=alpha, c=c, p=p,
+                     first_stage_length=first_stage_length)
+    # lower bound on log B(T) for every T (each term in log-space; -inf where it vanishes)
+    qs = (1.0,) + tuple(1.0 / (2.0 * pw + 1.0) for pw in _POWERS)
+    consts = [math.log(d) + 2.0 * (math.log(S) - math.log(m) - _log_power_constant(pw, m, n, eps))
+              - 2.0 * pw * math.log(eps) for pw in _POWERS]
+    log_E0 = math.log(E0) if E0 > 0 else -np.inf
+    log_s2 = math.log(s2 / 2.0) if s2 > 0 else -np.inf
+    log_lb = np.empty(Tmax)
+    for start, log_a0, sums in _prefix_terms(full, mu, L, "paper", qs, progress=progress,
+                                             desc="lower bounds of every horizon"):
+        noise_lb = np.max([s_q / q + cst for s_q, q, cst in zip(sums[1:], qs[1:], consts)],
+                          axis=0)
+        fixed = np.logaddexp(log_a0 + log_E0, log_s2 + sums[0])
+        log_lb[start:start + log_a0.size] = np.logaddexp(fixed, noise_lb)
     bounds = np.full(Tmax, np.nan)
     bias = np.full(Tmax, np.nan)
     noise = np.full(Tmax, np.nan)
 
     def value(T: int) -> float:
-        if np.isnan(bounds[T - 1]):
-            sched = (nesterov_schedule(c / L if alpha is None else alpha, T) if method == "nag"
-                     else masg_schedule(mu, L, horizon=T, p=p, c=c))
-            w = error_weights(sched, mu, L)
-            al = optimal_noise(w, S, n, m, eps)
-            bias[T - 1] = w.a0 * E0
-            noise[T - 1] = d * al.value + s2 / 2 * float(np.exp(logsumexp(w.log_a)))
-            bounds[T - 1] = bias[T - 1] + noise[T - 1]
+        w = error_weights(full.truncated(T), mu, L)
+        al = optimal_noise(w, S, n, m, eps)
+        bias[T - 1] = w.a0 * E0
+        noise[T - 1] = d * al.value + s2 / 2 * float(np.exp(logsumexp(w.log_a)))
+        bounds[T - 1] = bias[T - 1] + noise[T - 1]
         return float(bounds[T - 1])
 
-    if method not in ("nag", "masg"):
-        raise ValueError(f"method must be 'nag' or 'masg', got {method!r}")
-    grid = np.unique(np.round(np.geomspace(1, Tmax, candidates)).astype(int))
-    vals = [value(int(T)) for T in grid]
-    k = int(np.argmin(vals))
-    lo = int(grid[max(k - 1, 0)])
-    hi = int(grid[min(k + 1, grid.size - 1)])
-    for T in range(lo, hi + 1):
-        value(T)
-    best = int(np.nanargmin(bounds))
-    return HorizonChoice(best + 1, float(bounds[best]), bounds, bias, noise, "paper")
+    order = np.argsort(log_lb, kind="stable")  # most promising first; ties to the smaller T
+    best = math.inf
+    slack = math.log1p(-1e-9)  # the lower bound must beat the best by more than round-off
+    gap = 0.0
+    with progress_bar(progress, total=budget, desc="horizons (optimal noise, subsampling)",
+                      unit="T") as bar:
+        for count, i in enumerate(order):
+            if not log_lb[i] + slack < math.log(best):
+                break
+            if count == budget:  # out of evaluations: what is left is at least exp(log_lb[i])
+                gap = max(0.0, math.expm1(math.log(best) - float(log_lb[i])))
+                break
+            best = min(best, value(int(i) + 1))
+            bar.update()
+    k = int(np.nanargmin(bounds))
+    return HorizonChoice(k + 1, float(bounds[k]), bounds, bias, noise, "paper", gap=gap)
 
 
 def noise_allocation_for(
@@ -467,8 +650,8 @@ def noise_allocation_for(
     return optimal_noise(w, sensitivity, n, m, epsilon)
 
 
-__all__ += ["check_allocation_privacy", "noise_allocation_for", "select_horizon_subsampled",
-            "subsampling_variance"]
+__all__ += ["check_allocation_privacy", "check_max_horizon", "naive_select_horizon",
+            "noise_allocation_for", "select_horizon_subsampled", "subsampling_variance"]
 
 
 @functools.lru_cache(maxsize=1)

@@ -24,16 +24,40 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import sympy as sp
 
+from dpbounds._validation import check_nonnegative, check_open_interval, check_positive
 from dpbounds.bounds import dp_erm, sensitivity_reduced, tran_cutkosky, yang
 from dpbounds.bounds.theorem import Bound, Scaling, Tuned
 
-__all__ = ["DEFAULT_PROBLEM", "Entry", "get", "names", "register"]
+__all__ = ["DEFAULT_PROBLEM", "Entry", "check_problem", "get", "names", "register"]
 
 #: Defaults of the shared problem description (``dpbounds compare`` with no options).
 DEFAULT_PROBLEM: dict[str, float] = {
     "d": 100.0, "N": 1e5, "eps": 1.0, "delta": 1e-5, "G": 1.0, "L": 1.0, "R": 1.0,
 }
+
+
+#: optional family-specific inputs: name -> smallest admissible value (inclusive for 0)
+OPTIONAL_PROBLEM: dict[str, float] = {"tau0": 0.0, "L1": 0.0, "c2": 0.0, "diam": 0.0}
+
+
+def check_problem(problem: Mapping[str, Any], *, prefix: str = "") -> dict[str, float]:
+    """The shared problem with every value checked (ValueError naming ``prefix + key``).
+
+    ``d, N, eps, G, L, R`` and ``tau0, c2, diam`` must be finite and > 0, ``delta`` in (0, 1),
+    ``L1`` finite and >= 0; unknown keys pass through unchanged (a theorem may use them).
+    """
+    out = dict(problem)
+    for k, v in problem.items():
+        name = prefix + k
+        if k == "delta":
+            out[k] = float(check_open_interval(name, v, 0.0, 1.0))
+        elif k == "L1":
+            out[k] = float(check_nonnegative(name, v))
+        elif k in DEFAULT_PROBLEM or k in OPTIONAL_PROBLEM:
+            out[k] = float(check_positive(name, v))
+    return out
 
 
 @functools.lru_cache(maxsize=64)
@@ -79,6 +103,10 @@ class Entry:
         Optional bound whose value is the number of gradient evaluations.
     notes:
         Shown under tables.
+    problem_names:
+        Theorem symbol -> the problem quantity it comes from, where they differ (Yang et al.'s
+        ``tau0`` is ``2 G``; the ERM bound's Lipschitz ``L`` is the problem's ``G``); used to
+        say which inputs make an assumption fail.
     """
 
     name: str
@@ -93,6 +121,7 @@ class Entry:
     scaling_variables: tuple[str, ...] = ("d", "N", "eps")
     scaling_bound: Bound | None = None
     scaling_label: str = ""
+    problem_names: Mapping[str, str] = field(default_factory=dict)
 
     def params(self, problem: Mapping[str, float] | None = None, **overrides: float) -> dict:
         """The theorem's parameters for a problem (defaults: :data:`DEFAULT_PROBLEM`)."""
@@ -105,10 +134,56 @@ class Entry:
               **overrides: Any) -> Any:
         """The bound at the closed-form hyper-parameter choice (broadcasts arrays).
 
-        ``invalid="nan"`` returns NaN where an assumption fails (e.g. fewer than one epoch).
+        ``invalid="nan"`` returns NaN where an assumption fails (e.g. fewer than one epoch);
+        with ``"raise"`` the ValueError names the assumption in words and the problem inputs
+        it involves.
         """
-        return self.tuned.evaluate(ignore_extra=True, invalid=invalid,
-                                   **self.params(problem, **overrides))
+        try:
+            return self.tuned.evaluate(ignore_extra=True, invalid=invalid,
+                                       **self.params(problem, **overrides))
+        except ValueError as exc:
+            p = dict(DEFAULT_PROBLEM)
+            p.update(problem or {})
+            p.update(overrides)
+            for a in self.tuned.assumptions:  # say which one in words, not as an expression
+                if f"assumption violated: {a.text}" in str(exc):
+                    raise ValueError(f"{self.name} does not apply to this problem: "
+                                     f"{self._failed(a, p)}") from None
+            raise
+
+    def applicability(self, problem: Mapping[str, float] | None = None,
+                      **overrides: float) -> str | None:
+        """``None`` when every stated assumption of the bound holds at the problem, otherwise
+        why not, in the problem's own terms (the assumption in words and the inputs it involves;
+        no internal expressions)."""
+        p = dict(DEFAULT_PROBLEM)
+        p.update(problem or {})
+        p.update(overrides)
+        params = self.to_params(p)
+        for a in self.tuned.assumptions:
+            rel = a.relation
+            if rel is None or rel is sp.true:
+                continue
+            names = sorted(str(x) for x in rel.free_symbols)
+            if rel is not sp.false:
+                if not all(k in params for k in names):
+                    continue
+                try:
+                    holds = rel.subs({x: float(params[str(x)]) for x in rel.free_symbols})
+                except TypeError:  # not a real comparison here (e.g. log of N < 1): fails
+                    holds = sp.false
+                if holds is not sp.false:  # true, or undecidable (then the value check decides)
+                    continue
+            return self._failed(a, p)
+        return None
+
+    def _failed(self, assumption: Any, problem: Mapping[str, float]) -> str:
+        """'assumption ... fails at <the problem inputs it involves>' (no internal expressions)."""
+        rel = assumption.relation
+        names = [str(x) for x in rel.free_symbols] if isinstance(rel, sp.Basic) else []
+        keys = sorted({self.problem_names.get(k, k) for k in names}, key=str.lower)
+        where = ", ".join(f"{k}={problem[k]:g}" for k in keys if k in problem)
+        return f"assumption '{assumption.text}' fails" + (f" at {where}" if where else "")
 
     def hyperparameters(self, problem: Mapping[str, float] | None = None,
                         **overrides: float) -> dict[str, float]:
@@ -118,10 +193,27 @@ class Entry:
 
     def optimize(self, problem: Mapping[str, float] | None = None,
                  **overrides: float) -> Tuned:
-        """Numerically tuned hyper-parameters (log-space, from the closed-form choice)."""
+        """Numerically tuned hyper-parameters (log-space, from the closed-form choice).
+
+        Every range is widened to contain the closed-form choice (so the tuned bound is never
+        worse than it: e.g. ``E`` beyond 1e12 epochs at N = 1e16) and clipped to
+        ``[1e-300, 1e300]``: the search runs in log-space and an unbounded step (``exp(800)``)
+        would overflow instead of being rejected.
+        """
         p = self.params(problem, **overrides)
-        bounds = {k: (v(p) if callable(v) else v) for k, v in self.tunable.items()}
-        return self.theorem.optimize(list(self.tunable), bounds=bounds, **p)
+        closed = self.theorem.evaluate_hyperparameters(**p) if self.theorem.hyperparameters else {}
+        bounds = {}
+        for k, v in self.tunable.items():
+            lo, hi = v(p) if callable(v) else v
+            if k in closed:  # the closed-form choice satisfies the theorem: always admissible
+                lo, hi = min(lo, float(closed[k])), max(hi, float(closed[k]))
+            bounds[k] = (min(max(lo, _TUNE_LIMIT[0]), _TUNE_LIMIT[1]),
+                         max(min(hi, _TUNE_LIMIT[1]), _TUNE_LIMIT[0]))
+        try:
+            return self.theorem.optimize(list(self.tunable), bounds=bounds, **p)
+        except OverflowError:
+            raise ValueError(f"{self.name}: the numeric tuning found no finite value of the bound "
+                             "at this problem") from None
 
     @staticmethod
     def _exponents(bound: Bound, variables: tuple[str, ...]) -> Scaling:
@@ -166,6 +258,9 @@ class Entry:
                                            **self.params(problem, **overrides))
         return float(out) if np.ndim(out) == 0 else out
 
+
+#: the numeric tuner's range for every hyper-parameter (log-space, finite)
+_TUNE_LIMIT = (1e-300, 1e300)
 
 _REGISTRY: dict[str, Entry] = {}
 
@@ -216,6 +311,8 @@ register(Entry(
     notes="constants DERIVED by dpbounds; exponents d^(1/3)/(eps N)^(2/3) VERBATIM",
 ))
 
+_YANG_NAMES = {"L0": "L", "D_f": "R"}
+
 register(Entry(
     name="yang.nsgd",
     title="Yang et al. DP-NSGD, Cor 3.3 (T -> oo)",
@@ -230,6 +327,7 @@ register(Entry(
           "r tuned to the problem trades the floor against it (DERIVED)",
     scaling_bound=yang.nsgd_decaying,
     scaling_label="decaying part at fixed r",
+    problem_names=_YANG_NAMES,
 ))
 
 register(Entry(
@@ -242,6 +340,7 @@ register(Entry(
     tunable={"C": lambda p: (3 * p["tau0"], math.inf)},
     notes="tau0 = 2G, L0 = L, L1 = 0, D_f = R unless given; c2 fitted with the "
           "without-replacement RDP accountant",
+    problem_names=_YANG_NAMES,
 ))
 
 
@@ -259,4 +358,5 @@ register(Entry(
     to_params=_erm_params,
     notes="Lipschitz constant L := G, diameter := R unless given; T = n^2 (VERBATIM)",
     scaling_variables=("d", "n", "eps"),
+    problem_names={"n": "N", "L": "G"},
 ))

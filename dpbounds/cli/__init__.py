@@ -2,14 +2,28 @@
 
 Each sub-command lives in its own module exposing ``register(subparsers)``; the module
 adds its parser and sets ``func`` to a callable ``(argparse.Namespace) -> int``.
+
+Conventions shared by every sub-command (set up here, not in the modules):
+
+* no prefix abbreviations (``--n`` is never read as ``--no-tune``);
+* integer flags take :func:`integer`, which also accepts an integral value in float notation
+  (``1e5``, ``100000.0``);
+* ``--quiet`` (no progress bars) and ``--debug`` (show the traceback of an error) everywhere;
+* no traceback reaches the user: a bad value is one line ``dpbounds: error: ...`` and exit
+  status 2; an unexpected exception is one line naming it with a hint to rerun with
+  ``--debug`` (status 1); a closed output pipe (``dpbounds ... | head``) ends quietly.
 """
 
 from __future__ import annotations
 
 import argparse
+import decimal
 import importlib
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+
+__all__ = ["DpParser", "build_parser", "integer", "main", "progress_enabled"]
 
 # One module per command family, so that each part of the library owns its own CLI.
 _COMMAND_MODULES: tuple[str, ...] = (
@@ -20,34 +34,131 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "dpbounds.cli.audit_cmd",
 )
 
+#: exit status of a bad value (argparse uses the same) and of an unexpected error
+EXIT_USAGE = 2
+EXIT_INTERNAL = 1
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a Unix filter killed by the pipe reports
+EXIT_INTERRUPTED = 130
+
+#: largest magnitude an integer flag accepts (the float64 range, as every computation is)
+_INT_LIMIT = decimal.Decimal("1.7976931348623157e308")
+
+
+class DpParser(argparse.ArgumentParser):
+    """ArgumentParser without prefix abbreviations and with verbatim epilogs (column legends)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
+def integer(text: str) -> int:
+    """argparse ``type=`` of integer flags: ``100000``, ``1e5`` and ``100000.0`` all give 100000.
+
+    ``1.5``, ``nan``, ``inf`` and values beyond the float64 range (``1e400``) are refused with a
+    message naming the flag (argparse adds ``argument --flag:``); the range each flag allows
+    is checked by the function it feeds.
+    """
+    s = text.strip()
+    try:
+        value = decimal.Decimal(s)
+    except decimal.InvalidOperation:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if not value.is_finite():
+        raise argparse.ArgumentTypeError(f"expected a finite integer, got {text!r}")
+    if abs(value) > _INT_LIMIT:
+        raise argparse.ArgumentTypeError(f"{text!r} is out of range (beyond 1.8e308)")
+    if value != value.to_integral_value():
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
+    return int(value)
+
+
+def progress_enabled(args: argparse.Namespace) -> bool:
+    """Whether a sub-command may show progress bars (they still need stderr to be a terminal)."""
+    return not getattr(args, "quiet", False)
+
+
+def _parsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    yield parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                yield from _parsers(sub)
+
 
 def build_parser() -> argparse.ArgumentParser:
     """Build the top-level parser with every registered sub-command."""
     from dpbounds import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = DpParser(
         prog="dpbounds",
         description="Privacy accounting, utility bounds and rate certificates for DP optimization.",
+        epilog="Run 'dpbounds COMMAND --help' for the options and output columns of a command.",
     )
     parser.add_argument("--version", action="version", version=f"dpbounds {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _COMMAND_MODULES:
         importlib.import_module(name).register(sub)
+    for p in _parsers(parser):  # SUPPRESS: a sub-parser must not reset a flag given before it
+        p.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS,
+                       help="no progress bars (they appear only on a terminal anyway)")
+        p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                       help="on an error, show the Python traceback")
     return parser
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 500 else text[:497] + "..."
+
+
+def _silence_stdout() -> None:
+    """After EPIPE: point stdout at /dev/null so the interpreter's final flush is quiet."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # stdout replaced (tests) or already closed
+        pass
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``dpbounds`` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    debug = getattr(args, "debug", False)
     if getattr(args, "func", None) is None:
         parser.print_help()
         return 0
     try:
-        return int(args.func(args) or 0)
-    except ValueError as exc:  # bad user input: one clear line, no traceback
-        print(f"dpbounds: error: {exc}", file=sys.stderr)
-        return 2
+        status = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
+        return status
+    except BrokenPipeError:  # `dpbounds ... | head`: the reader has what it wanted
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        print("dpbounds: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except (ValueError, OverflowError, FloatingPointError) as exc:  # a value out of range
+        if debug:
+            raise
+        print(f"dpbounds: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    except MemoryError:
+        if debug:
+            raise
+        print("dpbounds: error: out of memory; try a smaller problem (a smaller --max-horizon, "
+              "--steps, --d ...)", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:  # a bug: say so in one line, the traceback is one flag away
+        if debug:
+            raise
+        print(f"dpbounds: internal error: {type(exc).__name__}: {_one_line(exc)} (this is a "
+              "bug; rerun with --debug for the traceback)", file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":  # pragma: no cover

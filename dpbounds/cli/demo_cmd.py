@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dpbounds.cli import build_parser
+    from dpbounds.cli import build_parser, progress_enabled
 
     parser = build_parser()
     known = set(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
@@ -48,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
             continue
         print(f"\n== {title}\n$ dpbounds {' '.join(argv)}\n")
         start = time.perf_counter()
-        sub_args = parser.parse_args(list(argv))
+        quiet = [] if progress_enabled(args) else ["--quiet"]
+        sub_args = parser.parse_args([*argv, *quiet])
         status |= int(sub_args.func(sub_args) or 0)
         print(f"({time.perf_counter() - start:.1f} s)")
     return status

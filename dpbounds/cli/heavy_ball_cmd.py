@@ -12,18 +12,67 @@ from __future__ import annotations
 import argparse
 import json
 
+from dpbounds.bounds.noise_allocation import MAX_HORIZON
+from dpbounds.cli import integer, progress_enabled
+
+_HB_COLUMNS = """\
+output columns:
+  choice    tuned: the (alpha, beta, T) minimising the bound; Polyak: the classical
+            heavy-ball (alpha, beta); paper Sec.5: alpha = 1/L with Nesterov's beta; each row
+            at its own best horizon T
+  alpha     step size
+  beta      momentum
+  T         horizon (number of iterations, each epsilon/T-DP)
+  rho       convergence rate on the quadratics of the class (spectral radius; the LMI rate for
+            --function-class smooth_strongly_convex)
+  bound     the DP heavy-ball bound on E[F(x_T)] - F* at that T [DERIVED]
+  computed  the exact E[F(x_T)] - F* of that run on the worst-case quadratic diag(mu, L, ...),
+            propagated exactly (no sampling); never above the bound
+  b_T       Laplace noise scale of each step, S_1 / (m eps_0) with eps_0 from epsilon/T
+            (Kuru et al. eqs. (12)-(13))"""
+
+_NAG_COLUMNS = """\
+output columns:
+  choice      DP-NAG / DP-MASG with the optimal noise schedule at the horizon of Remark 4.1
+              (-opt (Remark 4.1 T)), at fixed reference horizons (-opt at T=...), and with the
+              uniform budget epsilon/T
+  T           horizon (number of iterations)
+  allocation  how the budget is split over the T steps: Prop. 4.2's closed form (m = n), the
+              numeric optimum of (30) (m < n) or uniform (eqs. (12)-(13))
+  bound       the unrolled bound (29) (NAG) / (34) (MASG) on E[F(x_T)] - F*
+  computed    the exact E[F(x_T)] - F* of the same run (MASG with momentum restarts) on a
+              quadratic with eigenvalues {mu, L}; never above the bound"""
+
+_RATE_COLUMNS = """\
+output:
+  quadratic rate   rho of heavy ball on quadratics with spectrum in [mu, L] (largest root
+                   modulus, Kuru et al. App. B.3)
+  eq. (26)         the paper's eq. (26) as printed (these are Nesterov's roots: it agrees with
+                   the quadratic rate only for beta = 0)
+  LMI              the smallest rho with a Prop. 3.4 certificate (all of S_mu,L, not only
+                   quadratics), its bracket [rho_lower, rho], the certificate P, c0 and the
+                   independent verification"""
+
 
 def _problem_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mu", type=float, required=True, help="strong convexity mu > 0")
     p.add_argument("--L", type=float, required=True, help="smoothness L >= mu")
-    p.add_argument("--d", type=int, required=True, help="dimension")
-    p.add_argument("--n", type=int, required=True, help="data-set size")
-    p.add_argument("--m", type=int, default=None, help="batch size (default n: no subsampling)")
-    p.add_argument("--eps", type=float, required=True, help="total pure-DP budget epsilon")
-    p.add_argument("--sensitivity", type=float, required=True, help="L1 sensitivity S_1")
-    p.add_argument("--E0", type=float, default=10.0, help="initial gap F(x0)-F* (paper: 10)")
-    p.add_argument("--max-horizon", type=int, default=1000, help="largest T considered")
-    p.add_argument("--mechanism", default="laplace", choices=["laplace"])
+    p.add_argument("--d", type=integer, required=True, help="dimension d >= 1")
+    p.add_argument("--n", type=integer, required=True, help="data-set size n >= 1 (1e5 is fine)")
+    p.add_argument("--m", type=integer, default=None,
+                   help="batch size m in [1, n], sampled without replacement (default n: no "
+                        "subsampling)")
+    p.add_argument("--eps", type=float, required=True,
+                   help="total pure-DP budget epsilon > 0 (replace-one, basic composition)")
+    p.add_argument("--sensitivity", type=float, required=True,
+                   help="L1 sensitivity S_1 > 0 of one sample's gradient (Kuru et al. eq. (10))")
+    p.add_argument("--E0", type=float, default=10.0,
+                   help="initial gap F(x0) - F* >= 0 (default 10, the paper's)")
+    p.add_argument("--max-horizon", type=integer, default=1000,
+                   help=f"largest horizon T searched, in [1, {MAX_HORIZON:,}] (default 1000); "
+                        "every T up to it is considered")
+    p.add_argument("--mechanism", default="laplace", choices=["laplace"],
+                   help="noise mechanism (the paper's Laplace)")
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
 
 
@@ -33,7 +82,7 @@ def _tune_hb(args: argparse.Namespace) -> int:
     res = tune_heavy_ball(args.mu, args.L, d=args.d, n=args.n, m=args.m, epsilon=args.eps,
                           sensitivity=args.sensitivity, initial_gap=args.E0,
                           max_horizon=args.max_horizon, mechanism=args.mechanism,
-                          function_class=args.function_class)
+                          function_class=args.function_class, progress=progress_enabled(args))
     print(json.dumps(res.rows(), indent=2) if args.json else res.table())
     return 0
 
@@ -43,7 +92,7 @@ def _tune_nag(args: argparse.Namespace) -> int:
 
     res = tune_nesterov(args.mu, args.L, d=args.d, n=args.n, m=args.m, epsilon=args.eps,
                         sensitivity=args.sensitivity, initial_gap=args.E0, c=args.c,
-                        max_horizon=args.max_horizon)
+                        max_horizon=args.max_horizon, progress=progress_enabled(args))
     print(json.dumps(res.rows(), indent=2) if args.json else res.table())
     return 0
 
@@ -79,29 +128,44 @@ def _rate_hb(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``tune`` (with ``hb`` / ``nag``) and ``rate`` (with ``hb``)."""
-    tune = sub.add_parser("tune", help="tune DP heavy ball / DP-NAG from Kuru et al.'s bounds")
+    tune = sub.add_parser("tune", help="tune DP heavy ball / DP-NAG from Kuru et al.'s bounds",
+                          description="Tune DP heavy ball (hb) or DP-NAG / DP-MASG (nag) from "
+                                      "Kuru et al.'s bounds.")
     tsub = tune.add_subparsers(dest="tune_what", metavar="METHOD")
-    hb = tsub.add_parser("hb", help="(alpha, beta, T) minimising the DP heavy-ball bound")
+    hb = tsub.add_parser("hb", help="(alpha, beta, T) minimising the DP heavy-ball bound",
+                         description="The (alpha, beta, T) minimising the DP heavy-ball bound, "
+                                     "beside Polyak's and the paper's choices.",
+                         epilog=_HB_COLUMNS)
     _problem_args(hb)
     hb.add_argument("--function-class", default="quadratic",
                     choices=["quadratic", "smooth_strongly_convex"],
                     help="quadratic: Theorem 3.5; smooth_strongly_convex: Prop. 3.4 certificates")
     hb.set_defaults(func=_tune_hb)
-    nag = tsub.add_parser("nag", help="DP-NAG / DP-MASG horizon and optimal noise schedule")
+    nag = tsub.add_parser("nag", help="DP-NAG / DP-MASG horizon and optimal noise schedule",
+                          description="Remark 4.1's horizon and the optimal noise schedule "
+                                      "(Prop. 4.2 / eq. (30)) for DP-NAG and DP-MASG.",
+                          epilog=_NAG_COLUMNS)
     _problem_args(nag)
-    nag.add_argument("--c", type=float, default=1.0, help="step factor, alpha = c / L")
+    nag.add_argument("--c", type=float, default=1.0,
+                     help="step factor c in (0, 1]: alpha = c / L (default 1)")
     nag.set_defaults(func=_tune_nag)
     tune.set_defaults(func=lambda a: (tune.print_help(), 0)[1])
 
-    rate = sub.add_parser("rate", help="convergence rates (closed form and LMI certificate)")
+    rate = sub.add_parser("rate", help="convergence rates (closed form and LMI certificate)",
+                          description="Convergence rates: closed forms and LMI certificates.")
     rsub = rate.add_subparsers(dest="rate_what", metavar="METHOD")
-    rhb = rsub.add_parser("hb", help="heavy-ball rate: quadratic closed form and Prop. 3.4 LMI")
-    rhb.add_argument("--alpha", type=float, required=True)
-    rhb.add_argument("--beta", type=float, required=True)
-    rhb.add_argument("--mu", type=float, required=True)
-    rhb.add_argument("--L", type=float, required=True)
-    rhb.add_argument("--tol", type=float, default=1e-6, help="LMI bisection tolerance")
+    rhb = rsub.add_parser("hb", help="heavy-ball rate: quadratic closed form and Prop. 3.4 LMI",
+                          description="Heavy-ball rate: the closed form on quadratics, the "
+                                      "paper's eq. (26) as printed, and the Prop. 3.4 LMI "
+                                      "certificate for all smooth strongly convex functions.",
+                          epilog=_RATE_COLUMNS)
+    rhb.add_argument("--alpha", type=float, required=True, help="step size alpha > 0")
+    rhb.add_argument("--beta", type=float, required=True, help="momentum beta in [0, 1)")
+    rhb.add_argument("--mu", type=float, required=True, help="strong convexity mu > 0")
+    rhb.add_argument("--L", type=float, required=True, help="smoothness L >= mu")
+    rhb.add_argument("--tol", type=float, default=1e-6,
+                     help="LMI bisection tolerance on rho (default 1e-6)")
     rhb.add_argument("--no-lmi", action="store_true", help="closed forms only")
-    rhb.add_argument("--json", action="store_true")
+    rhb.add_argument("--json", action="store_true", help="print the numbers as JSON")
     rhb.set_defaults(func=_rate_hb)
     rate.set_defaults(func=lambda a: (rate.print_help(), 0)[1])

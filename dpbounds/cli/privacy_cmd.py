@@ -12,6 +12,7 @@ import argparse
 import json
 import logging
 
+from dpbounds.cli import integer
 from dpbounds.privacy.table import format_table, privacy_table
 
 __all__ = ["register", "run"]
@@ -32,10 +33,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--delta", type=float, default=1e-5, help="target delta (default 1e-5)")
     p.add_argument("--sensitivity", type=float, default=1.0,
                    help="sensitivity of the per-step noised sum under --neighbouring (default 1)")
-    p.add_argument("--steps", type=int, default=1000, help="number of releases (default 1000)")
+    p.add_argument("--steps", type=integer, default=1000,
+                   help="number of releases (default 1000; 1e4 is fine)")
     p.add_argument("--sampling-rate", type=float, default=0.01,
                    help="Poisson rate / batch fraction m/n for subsampled rows (default 0.01)")
-    p.add_argument("--dataset-size", type=int, default=10_000,
+    p.add_argument("--dataset-size", type=integer, default=10_000,
                    help="n for sampling without replacement and tree epochs (default 10000)")
     p.add_argument("--neighbouring", choices=("add_remove", "replace_one"), default="add_remove",
                    help="relation under which --sensitivity is measured (default add_remove)")

@@ -118,3 +118,65 @@ def test_gradient_counts_broadcast_like_values():
         vec = entry.gradients(N=grid)
         assert vec.shape == grid.shape
         np.testing.assert_allclose(vec, [entry.gradients(N=float(n)) for n in grid], rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------- issue 8, item 11/12
+def _strict_json(text):
+    def no_nan(token):
+        raise ValueError(f"not JSON: {token}")
+    return json.loads(text, parse_constant=no_nan)
+
+
+def test_compare_shows_the_bounds_that_apply_when_one_does_not(capsys):
+    """With N = 1000 the closed-form epoch count of Tran & Cutkosky is below one: those rows are
+    'not applicable' with the assumption in words; the Yang et al. rows are still compared."""
+    c = compare(dict(d=100, N=1000, eps=1, delta=1e-5, G=1, L=1, R=1, c2=6.5), tune=False,
+                crossovers=False)
+    na = c.not_applicable
+    assert set(na) == {"tran_cutkosky.alg1", "tran_cutkosky.alg2"}
+    assert "E >= 1 (at least one epoch)" in na["tran_cutkosky.alg1"]
+    assert c.best in {"yang.nsgd", "yang.sgd"}
+    assert all(math.isfinite(r.value) for r in c.rows if r.applicable)
+    # the same through the CLI: exit 0, the reason in words, no internal expression
+    assert main(["compare", "--N", "1000", "--no-tune", "--c2", "6.5"]) == 0
+    out = capsys.readouterr().out
+    assert "not applicable here: tran_cutkosky.alg1: assumption 'E >= 1 (at least one epoch)'" \
+        in out
+    reasons = [x for x in out.splitlines() if x.startswith("not applicable here")]
+    assert len(reasons) == 2 and not any("sqrt(" in x for x in reasons)
+    assert "best (closed-form choices): yang." in out
+    assert main(["compare", "--N", "1000", "--no-tune", "--c2", "6.5", "--json"]) == 0
+    data = _strict_json(capsys.readouterr().out)  # no NaN in the JSON
+    assert data["not_applicable"].keys() == na.keys()
+    # negative control: at N = 1e5 every bound applies
+    assert compare(dict(N=1e5, c2=6.5), tune=False, crossovers=False).not_applicable == {}
+
+
+def test_bound_that_does_not_apply_is_one_line_in_words(capsys):
+    assert main(["bound", "tran_cutkosky.alg1", "--N", "1000"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("dpbounds: error: tran_cutkosky.alg1 does not apply to this problem: "
+                          "assumption 'E >= 1 (at least one epoch)' fails at ")
+    assert "N=1000" in err and "sqrt(" not in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("argv", [["bound", "tran_cutkosky.alg1"], ["bound", "tran_cutkosky.alg2"],
+                                  ["compare"]])
+def test_huge_dataset_size_is_no_overflow_and_tuning_never_worse(argv, capsys):
+    """N = 1e16 raised OverflowError inside the numeric tuner (exp(log E) with E unbounded) and
+    the closed-form E = 3.9e16 epochs lay outside the tuner's box (tuned 1.7e-5 > 2.3e-7)."""
+    assert main([*argv, "--N", "1e16", "--c2", "6.5"]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+    for name in ("tran_cutkosky.alg1", "tran_cutkosky.alg2"):
+        e = registry.get(name)
+        p = dict(d=100, N=1e16, eps=1, delta=1e-5, G=1, L=1, R=1)
+        assert e.optimize(p).value <= e.value(p) * (1 + 1e-9)
+
+
+def test_bad_problem_values_name_the_flag(capsys):
+    assert main(["bound", "yang.nsgd", "--G", "-1", "--c2", "6.5"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "dpbounds: error: --G must be > 0 (valid range (0, inf)), got -1.0")
+    assert main(["compare", "--delta", "2"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "dpbounds: error: --delta must lie in (0.0, 1.0), got 2.0")

@@ -94,3 +94,163 @@ def test_cli_beta_message_shows_the_typed_value(capsys):
 def test_cli_bad_values_name_the_option(argv, message, capsys):
     assert main(argv) == 2
     assert capsys.readouterr().err.strip() == f"dpbounds: error: {message}"
+
+
+# ----------------------------------------------------------------------------- the CLI as a whole
+_TUNE = ["--mu", "0.02", "--L", "5.1", "--d", "20", "--n", "100000", "--eps", "1",
+         "--sensitivity", "40", "--max-horizon", "60"]
+
+
+@pytest.mark.parametrize("n", ["1e5", "100000.0", "100000", "1E5"])
+def test_integer_flags_accept_integral_float_notation(n, capsys):
+    args = [*_TUNE]
+    args[args.index("--n") + 1] = n
+    assert main(["tune", "nag", *args, "--json"]) == 0
+    assert '"DP-NAG-opt (Remark 4.1 T)"' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("1.5", "argument --n: expected an integer, got '1.5'"),
+    ("1e400", "argument --n: '1e400' is out of range (beyond 1.8e308)"),
+    ("nan", "argument --n: expected a finite integer, got 'nan'"),
+    ("ten", "argument --n: expected an integer, got 'ten'"),
+])
+def test_integer_flags_refuse_non_integers_naming_the_flag(value, message, capsys):
+    args = [*_TUNE]
+    args[args.index("--n") + 1] = value
+    with pytest.raises(SystemExit) as exc:
+        main(["tune", "nag", *args])
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.strip().endswith(f"error: {message}")
+
+
+def test_no_prefix_abbreviation_of_flags(capsys):
+    """`bound NAME --n` used to be read as `--no-tune` (argparse prefix matching)."""
+    with pytest.raises(SystemExit) as exc:
+        main(["bound", "tran_cutkosky.alg1", "--n"])
+    assert exc.value.code == 2
+    assert "unrecognized arguments: --n" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["tune", "nag", *_TUNE, "--sens", "40"])
+
+
+def _parsers(parser):
+    import argparse
+
+    yield parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                yield from _parsers(sub)
+
+
+def test_every_flag_and_output_column_is_documented():
+    from dpbounds.cli import build_parser
+
+    for p in _parsers(build_parser()):
+        for action in p._actions:
+            if action.option_strings and action.dest not in ("help", "version"):
+                text = (action.help or "").replace("(default", "")
+                assert len(text.split()) >= 2, f"{p.prog} {action.option_strings} has no help"
+    subs = {p.prog: p for p in _parsers(build_parser())}
+    legends = {
+        "dpbounds tune hb": ("choice", "alpha", "beta", " T ", "rho", "bound", "computed", "b_T"),
+        "dpbounds tune nag": ("choice", " T ", "allocation", "bound", "computed"),
+        "dpbounds compare": ("closed form", "tuned", "gradients", "scaling", "label"),
+        "dpbounds bound": ("bound", "closed form", "tuned", "gradients", "scaling", "label"),
+        "dpbounds rate hb": ("quadratic rate", "eq. (26)", "LMI"),
+    }
+    for prog, columns in legends.items():
+        epilog = subs[prog].epilog or ""
+        for col in columns:
+            assert f"  {col.strip()} " in epilog, f"{prog}: column {col!r} has no legend"
+
+
+def test_broken_pipe_is_quiet():
+    """`dpbounds ... --json | head` printed a BrokenPipeError traceback."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=str(__import__("pathlib").Path(__file__).parents[2]))
+    proc = subprocess.Popen([sys.executable, "-m", "dpbounds", "rate", "hb", "--alpha", "0.5",
+                             "--beta", "0.3", "--mu", "0.5", "--L", "1", "--no-lmi", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc.stdout.close()  # the reader is gone before the first write
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141
+    assert "Traceback" not in err and "BrokenPipe" not in err, err
+
+
+@pytest.mark.parametrize(("exc", "status", "start"), [
+    (RuntimeError("boom"), 1, "dpbounds: internal error: RuntimeError: boom (this is a bug; "
+                               "rerun with --debug for the traceback)"),
+    (OverflowError("math range error"), 2, "dpbounds: error: math range error"),
+    (MemoryError(), 2, "dpbounds: error: out of memory"),
+])
+def test_no_traceback_reaches_the_user_but_debug_shows_it(exc, status, start, monkeypatch,
+                                                          capsys):
+    from dpbounds.cli import heavy_ball_cmd
+
+    def fail(args):
+        raise exc
+
+    monkeypatch.setattr(heavy_ball_cmd, "_rate_hb", fail)
+    argv = ["rate", "hb", "--alpha", "0.5", "--beta", "0.3", "--mu", "0.5", "--L", "1"]
+    assert main(argv) == status
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(start) and len(err.splitlines()) == 1
+    with pytest.raises(type(exc)):
+        main([*argv, "--debug"])
+
+
+# A fast version of the CLI fuzz (the full one: every flag of every sub-command with 12 bad and
+# extreme values, see the closing report): each call ends with status 0 or 2, one clean line on
+# stderr, no traceback, within 30 s.
+_FUZZ = {
+    ("tune", "nag"): [*_TUNE, "--m", "1000", "--c", "1"],
+    ("tune", "hb"): [*_TUNE],
+    ("rate", "hb"): ["--alpha", "0.5", "--beta", "0.3", "--mu", "0.5", "--L", "1", "--no-lmi"],
+    ("bound", "yang.sgd"): ["--no-tune", "--c2", "6.5", "--N", "1e5", "--G", "1", "--eps", "1"],
+    ("compare",): ["--no-tune", "--c2", "6.5", "--N", "1e5", "--d", "100", "--delta", "1e-5"],
+}
+_BAD = ("0", "-1", "nan", "inf", "1e30", "1e-300", "abc", "1e400")
+
+
+def _fuzz_cases():
+    for cmd, base in _FUZZ.items():
+        flags = [base[i] for i in range(len(base) - 1) if base[i].startswith("--")
+                 and not base[i + 1].startswith("--")]
+        for flag in flags:
+            yield pytest.param(cmd, base, flag, id=f"{' '.join(cmd)} {flag}")
+
+
+@pytest.mark.parametrize(("cmd", "base", "flag"), list(_fuzz_cases()))
+def test_cli_fuzz_bad_and_extreme_values(cmd, base, flag, capsys):
+    import signal
+    import time
+
+    def timeout(*_):
+        raise TimeoutError("over 30 s")
+
+    old = signal.signal(signal.SIGALRM, timeout)
+    try:
+        for value in _BAD:
+            argv = [*cmd, *base]
+            argv[argv.index(flag) + 1] = value
+            signal.alarm(30)
+            start = time.perf_counter()
+            try:
+                status = main(argv)
+            except SystemExit as exc:  # argparse: a value that does not parse
+                status = exc.code
+            finally:
+                signal.alarm(0)
+            err = capsys.readouterr().err
+            assert status in (0, 2), (argv, err)
+            assert "Traceback" not in err and "internal error" not in err, (argv, err)
+            assert time.perf_counter() - start < 30
+            if status == 2:
+                assert err.strip().splitlines()[-1].split(": error: ", 1)[1], (argv, err)
+    finally:
+        signal.signal(signal.SIGALRM, old)

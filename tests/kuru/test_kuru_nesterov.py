@@ -265,3 +265,129 @@ def test_remark_4_2_heuristic_is_feasible_and_near_optimal():
     heu = remark_4_2_allocation(w, 40.0, 10**5, 10**3, 1.0)
     assert check_allocation_privacy(heu, 40.0, 10**5, 10**3) <= 1.0
     assert opt.value <= heu.value <= 1.05 * opt.value
+
+
+# ----------------------------------------------------------------------------- fast and exact
+def _naive_kuru_eq32(mu, L, *, first_stage, steps, E0, d, S, n, eps, method="masg", c=1.0):
+    """The O(T^2) loop dpbounds.algorithms.kuru used before (the oracle of the O(T) search)."""
+    sched = (masg_schedule(mu, L, horizon=steps, c=c, first_stage_length=first_stage)
+             if method == "masg" else nesterov_schedule(c / L, steps))
+    best, best_val = 1, math.inf
+    for Tp in range(1, steps + 1):
+        wt = error_weights(sched.truncated(Tp), mu, L)
+        val = wt.a0 * E0 + d * S**2 / (n * eps) ** 2 * float(np.sum(np.cbrt(wt.a))) ** 3
+        if val < best_val:
+            best, best_val = Tp, val
+    return best, best_val
+
+
+@pytest.mark.parametrize(("mu", "L", "method", "first_stage", "c", "convention"), [
+    (0.02, 5.1, "nag", None, 1.0, "paper"),
+    (0.02, 5.1, "masg", None, 1.0, "paper"),
+    (0.02, 5.1, "masg", 7, 0.5, "paper"),
+    (1.0, 20.0, "masg", 1, 1.0, "reference_code"),
+    (1e-3, 1.0, "nag", None, 0.1, "reference_code"),
+    (1.0, 1.0, "nag", None, 1.0, "paper"),     # mu alpha = 1: every factor 1 - sqrt(mu a) = 0
+    (1.0, 1.0, "masg", 3, 1.0, "paper"),       # zero factors in the first stage only
+])
+def test_prefix_sum_horizon_search_equals_the_direct_sum_at_every_horizon(
+        mu, L, method, first_stage, c, convention):
+    from dpbounds.bounds.noise_allocation import naive_select_horizon
+
+    kw = dict(initial_error=10.0, d=20, sensitivity=40.0, n=10**5, epsilon=1.0,
+              max_horizon=400, method=method, c=c, convention=convention,
+              first_stage_length=first_stage)
+    fast = select_horizon(mu, L, **kw)
+    T_naive, naive = naive_select_horizon(mu, L, **kw)
+    np.testing.assert_allclose(fast.bounds, naive, rtol=1e-10)
+    assert fast.horizon == T_naive or naive[fast.horizon - 1] == pytest.approx(naive.min(),
+                                                                                rel=1e-13)
+
+
+def test_kuru_masg_horizon_reselection_uses_the_shared_search():
+    """dp_masg_opt with a first-stage override: the horizon of the old O(T^2) loop, now from
+    bounds.noise_allocation.select_horizon (one implementation)."""
+    from dpbounds.algorithms.kuru import _horizon
+    from dpbounds.data import kuru_synthetic
+    from dpbounds.objectives import LogisticRegression
+
+    A, y = kuru_synthetic(n=2000, d=5, seed=0)
+    f = LogisticRegression.kuru(A, y, lam=0.01, l1_radius=5.0)
+    for first_stage, c in ((None, 1.0), (4, 1.0), (11, 0.5)):
+        got = _horizon(f, method="masg", rule="eq32", epsilon=1.0, m=f.n,
+                       sensitivity=f.l1_sensitivity, steps=300, initial_error=10.0, c=c,
+                       first_stage=first_stage)
+        want, _ = _naive_kuru_eq32(f.strong_convexity, f.smoothness, first_stage=first_stage,
+                                   steps=300, E0=10.0, d=f.d, S=f.l1_sensitivity, n=f.n,
+                                   eps=1.0, c=c)
+        assert got == want
+
+
+def test_final_error_by_stages_equals_the_step_by_step_propagation():
+    from dpbounds.bounds.nesterov import nesterov_final_error_quadratic
+
+    rng = np.random.default_rng(3)
+    for mu, L in ((0.02, 5.1), (1.0, 1.0), (1e-3, 1.0)):
+        for sched in (nesterov_schedule(1 / L, 300), nesterov_schedule(0.3 / L, 57),
+                      masg_schedule(mu, L, horizon=700), masg_schedule(mu, L, horizon=1)):
+            lam = np.array([mu, L, (mu + L) / 2])
+            var = rng.uniform(0, 2, sched.horizon)
+            e0 = rng.uniform(0.1, 2, 3)
+            for restart in (False, True):
+                loop = nesterov_expected_error_quadratic(sched, mu, lam, var, e0,
+                                                         restart=restart)[-1]
+                fast = nesterov_final_error_quadratic(sched, mu, lam, var, e0, restart=restart)
+                assert fast == pytest.approx(loop, rel=1e-9)
+
+
+def test_zero_weights_get_no_budget_and_the_bound_stays_finite():
+    """mu = L, alpha = 1/L: a_{T,t} = 0 for t < T. The allocation gives those steps no budget
+    (infinite scale) and the whole budget to the last step: value = a_T (S/(n eps))^2."""
+    L = 2.0
+    w = error_weights(nesterov_schedule(1 / L, 10), L, L)
+    assert np.all(np.isneginf(w.log_a[:-1])) and w.a0 == 0.0
+    al = optimal_noise_closed_form(w, 1.0, 1000, 1.0)
+    assert np.all(al.epsilons[:-1] == 0) and np.all(np.isinf(al.log_scales[:-1]))
+    assert al.value == pytest.approx((2 / L) * (1.0 / 1000) ** 2, rel=1e-12)
+    assert al.total_epsilon <= 1.0
+    num = optimal_noise(w, 1.0, 1000, 100, 1.0)
+    assert np.isfinite(num.value) and num.total_epsilon <= 1.0
+    assert np.isfinite(unrolled_bound(w, 10.0, None, 5, log_scales=al.log_scales))
+
+
+@pytest.mark.parametrize(("call", "match"), [
+    (lambda: masg_schedule(5e-324, 1.0, horizon=10), "L/mu"),
+    (lambda: masg_schedule(0.1, 1.0, horizon=1e30), "horizon"),
+    (lambda: masg_schedule(0.1, 1.0, horizon=10, p=math.inf), "p must be finite"),
+    (lambda: nesterov_schedule(0.1, 1e30), "T must be an integer"),
+    (lambda: nesterov_recursion(nesterov_schedule(0.1, 5), math.nan, 1.0, 1.0, 1.0, 2),
+     "mu must be finite"),
+    (lambda: nesterov_expected_error_quadratic(nesterov_schedule(0.1, 5), 0.1, 1.0, 1.0,
+                                               math.inf), "initial_error must be finite"),
+    (lambda: nesterov_expected_error_quadratic(nesterov_schedule(0.1, 50), 0.1, 1e30, 1.0,
+                                               1.0), "diverges"),
+    (lambda: laplace_scale_eq27_as_printed(1.0, 5e-324, 10, 100, 10), "too small"),
+    (lambda: laplace_scale_eq27_as_printed(math.nan, 1.0, 10, 100, 10), "sensitivity"),
+    (lambda: __import__("dpbounds.bounds.nesterov").bounds.nesterov.subsampling_variance(
+        1e300, 100, 10), "too large"),
+    (lambda: __import__("dpbounds.tuning").tuning.heavy_ball_dp_bound(
+        0.3, 0.8, 0.02, 5.1, d=math.nan, n=100, epsilon=1.0, sensitivity=1.0,
+        initial_distance_sq=1.0, max_horizon=10), "d must be an integer"),
+])
+def test_extreme_inputs_raise_a_value_error_not_nan_or_overflow(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_no_subsampling_variance_without_subsampling_even_for_huge_sensitivity():
+    from dpbounds.bounds.nesterov import subsampling_variance
+
+    assert subsampling_variance(1e300, 100, 100) == 0.0  # was inf * 0 = nan
+    assert subsampling_variance(2.0, 101, 1) == pytest.approx(1.0)  # S^2/(4m) (n-m)/(n-1)
+
+
+def test_optimal_noise_with_a_huge_population():
+    """n = 1e300 (n/m = 1e297): the log-space solver stays finite and never overshoots."""
+    w = error_weights(nesterov_schedule(0.5, 20), 0.1, 1.0)
+    al = optimal_noise(w, 1.0, 10**300, 1000, 1.0)
+    assert np.isfinite(al.value) and al.total_epsilon <= 1.0
