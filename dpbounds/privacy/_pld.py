@@ -12,6 +12,10 @@ the grid. Here:
   centred on the distribution's own spread;
 * tails of at most ``TAIL_MASS`` are cut pessimistically (the upper tail goes to
   :math:`+\infty`, the lower tail onto the lowest kept loss), as in dp_accounting;
+* FFT round-off is covered (dp_accounting ignores it): an FFT power rescales the whole mass by
+  ~3e-16 x count and takes up to ~1.2e-16 x count from the upper tails (measured against an
+  80-bit FFT), so every mass is inflated by 2e-15 x count and 1e-15 x count is added at
+  :math:`+\infty` (deltas below that are out of reach: epsilon is ``inf`` there);
 * :func:`delta_for_epsilon` and :func:`epsilon_for_delta` are vectorised and exact for the PMF:
   :math:`\delta(\varepsilon) = p_\infty + \sum_{L_i>\varepsilon}p_i(1-e^{\varepsilon-L_i})`.
 
@@ -33,6 +37,12 @@ from scipy import fft, signal, special
 
 #: Probability mass a truncation may move (pessimistically), as dp_accounting's default.
 TAIL_MASS = 1e-15
+#: Relative inflation of the masses per composition, for the round-off of an FFT power.
+_MASS_ROUND_OFF = 2e-15
+#: Mass added at +inf per composition for the round-off in the upper tail (8x the largest
+#: deficit of an upper tail measured against the same FFT power in 80-bit long double:
+#: 1.2e-16 per composition, for 50 to 10^5 compositions).
+_TAIL_ROUND_OFF = 1e-15
 
 
 @dataclass(frozen=True)
@@ -108,8 +118,12 @@ def self_compose(pld: DensePld, count: int, tail: float = TAIL_MASS) -> DensePld
     spectrum = fft.rfft(pld.probs, size)
     np.power(spectrum, count, out=spectrum)
     out = np.roll(fft.irfft(spectrum, size), -lo)[: hi - lo + 1]
+    # the power scales the whole mass by the round-off of the total, ~3e-16 x count (measured
+    # against repeated squaring); inflating every mass keeps delta an upper bound
+    out *= 1.0 + _MASS_ROUND_OFF * count
     offset, out, right = _trim(out, tail)
-    infinity = tail + right - math.expm1(count * math.log1p(-pld.infinity_mass))
+    infinity = tail + right + _TAIL_ROUND_OFF * count - math.expm1(
+        count * math.log1p(-pld.infinity_mass))
     return DensePld(pld.interval, count * pld.lower + lo + offset, out, min(1.0, infinity))
 
 
@@ -118,7 +132,8 @@ def compose(a: DensePld, b: DensePld, tail: float = TAIL_MASS) -> DensePld:
     if a.interval != b.interval:
         raise ValueError(f"interval must agree to compose PLDs, got {a.interval} and {b.interval}")
     offset, out, right = _trim(signal.fftconvolve(a.probs, b.probs), tail)
-    infinity = a.infinity_mass + b.infinity_mass - a.infinity_mass * b.infinity_mass + right
+    infinity = (a.infinity_mass + b.infinity_mass - a.infinity_mass * b.infinity_mass + right
+                + 2 * _TAIL_ROUND_OFF)
     return DensePld(a.interval, a.lower + b.lower + offset, out, min(1.0, infinity))
 
 

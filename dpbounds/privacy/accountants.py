@@ -338,6 +338,8 @@ class ZcdpAccountant(Accountant):
 MAX_PLD_COUNT = 10**9
 #: Largest per-step privacy loss dp_accounting can represent (it exponentiates losses).
 MAX_PLD_STEP_LOSS = 700.0
+#: Largest grid interval (dp_accounting's connect-the-dots evaluates expm1(interval)).
+_MAX_PLD_INTERVAL = 500.0
 
 
 class _PldPart:
@@ -357,12 +359,15 @@ class _PldPart:
             top = float(log1p_times_expm1(u, q))
             self.width = top + max(-math.log1p(-q), 0.0) if q < 1 else 2 * top
             inv2 = 1.0 / (z * z)
+            # small loss (large z): L ~ q (e^{...} - 1), spread q sqrt(e^{1/z^2} - 1); large
+            # loss: L is ~width with probability ~q and ~0 otherwise
             spread = q * math.sqrt(math.expm1(inv2)) if inv2 < 700 else math.inf
-            self.scale = min(spread, self.width)
+            self.scale = min(spread, math.sqrt(q) * self.width)
+            self.mean = min(0.5 * self.scale**2, q * self.width)
         else:  # "laplace" / "pure": losses in [-eps0, eps0]
             (eps0,) = params
             self.width, self.scale = 2.0 * eps0, eps0
-        self.mean = min(0.5 * self.scale**2, self.width)
+            self.mean = min(0.5 * eps0**2, eps0)
 
     def composed_width(self, count: int) -> float:
         """Support of ``count`` steps after dp_accounting's tail truncation (about 12 spreads
@@ -531,9 +536,11 @@ class PldAccountant(Accountant):
             step_width = max(step_width, mu2 + 25.0 * mu)
         interval = min(self.value_discretization_interval, 0.1 * min(spreads))
         interval = max(interval, sum(widths) / self.max_points, step_width * 128 / self.max_points)
-        if not (math.isfinite(interval) and interval > 0):
-            raise ValueError("the PLD accountant's grid is out of floating-point range for these "
-                             "mechanisms (privacy loss too large); use the 'rdp' accountant")
+        if not (0 < interval <= _MAX_PLD_INTERVAL):
+            raise ValueError(
+                f"the PLD accountant's grid would need an interval of {interval:.3g} > "
+                f"{_MAX_PLD_INTERVAL:g} for these mechanisms (privacy losses too large for "
+                f"max_points={self.max_points}); use the 'rdp' accountant")
         return interval
 
     def _composed_pld(self) -> tuple[_pld.DensePld, _pld.DensePld]:
@@ -574,7 +581,15 @@ class PldAccountant(Accountant):
             if self.gaussian_mu2 == 0:
                 return 0.0
             return float(gaussian_epsilon(1.0, delta, self._gaussian_mu()))
-        return max(_pld.epsilon_for_delta(pmf, delta) for pmf in self._composed_pld())
+        pair = self._composed_pld()
+        eps = max(_pld.epsilon_for_delta(pmf, delta) for pmf in pair)
+        if not math.isfinite(eps):
+            floor = max(pmf.infinity_mass for pmf in pair)
+            raise ValueError(
+                f"delta={delta!r} is below what the PLD accountant resolves for this "
+                f"composition (mass {floor:.3g} at infinite loss, from truncation and FFT "
+                "round-off); use a larger delta or the 'rdp' accountant")
+        return eps
 
     def get_delta(self, epsilon: float) -> float:
         epsilon = check_nonnegative("epsilon", epsilon)

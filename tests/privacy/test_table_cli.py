@@ -146,12 +146,22 @@ def test_cli_bad_input(argv, name, capsys):
     (["--scale", "1e-300"], "scale"),
     (["--sampling-rate", "1e-300"], "sampling_rate"),
     (["--steps", "1000000000000"], "steps"),
-    (["--delta", "1e-300"], "epsilon"),  # valid input, target out of reach: says so
 ])
 def test_cli_extreme_input_is_one_line_error(argv, name, capsys):
     assert main(["privacy", "--steps", "20", *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and err.startswith("dpbounds: error:") and name in err
+
+
+def test_cli_delta_below_pld_resolution_marks_the_row(capsys):
+    # valid input; only the PLD row is out of reach (its grid cannot resolve delta = 1e-300):
+    # that row says so, every other row is still computed
+    assert main(["privacy", "--steps", "20", "--delta", "1e-300", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    pld = _find(rows, "Subsampled Gaussian, Poisson", "PLD")
+    assert pld["noise"] is None and "delta" in pld["note"]
+    assert all(r["noise"] is not None for r in rows if r is not pld
+               and not r["accountant"].startswith("classic"))
 
 
 @pytest.mark.parametrize("argv", [
