@@ -13,6 +13,11 @@ from typing import Any
 
 import numpy as np
 
+#: Largest number of steps, compositions or records a privacy computation accepts: 10^15, below
+#: 2^53 (~9.0e15), the last count float64 arithmetic holds exactly, and far beyond any training
+#: run or dataset. Larger counts raise ``ValueError`` instead of overflowing or hanging.
+MAX_COUNT = 10**15
+
 
 def _show(value: Any) -> str:
     """The value as a user typed it: ``1.5``, not ``array(1.5)``."""

@@ -38,7 +38,13 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds._validation import check_choice, check_int, check_nonnegative, check_probability
+from dpbounds._validation import (
+    MAX_COUNT,
+    check_choice,
+    check_int,
+    check_nonnegative,
+    check_probability,
+)
 from dpbounds.privacy import _pld
 from dpbounds.privacy._util import log1p_times_expm1, nudge_up
 from dpbounds.privacy.gaussian import gaussian_delta, gaussian_epsilon
@@ -81,6 +87,14 @@ class UnsupportedMechanismError(ValueError):
     """The accountant cannot account this mechanism (under its neighbouring relation)."""
 
 
+def _finite(value: Any) -> Any:
+    """``value`` if finite; else OverflowError (``Accountant.compose`` turns it into a
+    ``ValueError`` and leaves the accountant unchanged)."""
+    if not np.all(np.isfinite(value)):
+        raise OverflowError("the composed budget is not finite")
+    return value
+
+
 class Accountant(abc.ABC):
     """Common interface: ``compose(mechanism, count)``, ``get_epsilon(delta)``,
     ``get_delta(epsilon)``, ``supports(mechanism)`` and ``spawn()`` (an empty copy)."""
@@ -92,11 +106,19 @@ class Accountant(abc.ABC):
         self.entries: list[tuple[Mechanism, int]] = []
 
     def compose(self, mechanism: Mechanism, count: int = 1) -> Accountant:
-        """Account ``count`` runs of ``mechanism``; returns ``self`` for chaining."""
-        count = check_int("count", count, minimum=0)
+        """Account ``count`` runs of ``mechanism`` (``0 <= count <= MAX_COUNT`` = 10^15);
+        returns ``self`` for chaining. A budget beyond the float range raises ``ValueError``
+        and leaves the accountant unchanged."""
+        count = check_int("count", count, minimum=0, maximum=MAX_COUNT)
         if not isinstance(mechanism, Mechanism):
             raise UnsupportedMechanismError(f"mechanism must be a Mechanism, got {mechanism!r}")
-        self._compose(mechanism, count)
+        try:
+            with np.errstate(over="raise", divide="raise", invalid="raise"):
+                self._compose(mechanism, count)
+        except (OverflowError, ZeroDivisionError, FloatingPointError) as err:
+            raise ValueError(
+                f"count={count} runs of {mechanism!r}: the {self.name} accountant's budget leaves "
+                f"the floating-point range ({err}); sensitivity/noise is too large") from None
         self.entries.append((mechanism, count))
         return self
 
@@ -249,9 +271,9 @@ class RdpAccountant(Accountant):
     def _compose(self, mechanism: Mechanism, count: int) -> None:
         rho = self.mechanism_rho(mechanism)
         if rho is not None:
-            self.rho += count * rho
+            self.rho = _finite(self.rho + count * rho)
         else:
-            self._grid = self._grid + count * self.mechanism_rdp(mechanism)
+            self._grid = _finite(self._grid + count * self.mechanism_rdp(mechanism))
 
     def _zcdp_method(self) -> str:
         return "tight" if self.conversion == "improved" else "standard"
@@ -322,7 +344,7 @@ class ZcdpAccountant(Accountant):
         raise self._unsupported(mechanism, "zCDP has no subsampling amplification; use rdp/pld")
 
     def _compose(self, mechanism: Mechanism, count: int) -> None:
-        self.rho += count * self.mechanism_rho(mechanism)
+        self.rho = _finite(self.rho + count * self.mechanism_rho(mechanism))
 
     def get_epsilon(self, delta: float) -> float:
         return float(zcdp_to_dp_epsilon(self.rho, delta, self.conversion))
@@ -645,7 +667,7 @@ class PureDpAccountant(Accountant):
         # rounded up (sens/scale, the product and the sum each round to nearest): the reported
         # epsilon is never below the exact sum, so a calibration against it never overshoots
         eps = float(nudge_up(self.mechanism_epsilon(mechanism), 1))
-        self.epsilon = float(nudge_up(self.epsilon + count * eps, 2))
+        self.epsilon = _finite(float(nudge_up(self.epsilon + count * eps, 2)))
 
     def get_epsilon(self, delta: float | None = None) -> float:
         if delta is not None:

@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from dpbounds._validation import check_int, check_positive, check_probability
+from dpbounds._validation import MAX_COUNT, check_int, check_positive, check_probability
 from dpbounds.privacy.accountants import Accountant, make_accountant
 from dpbounds.privacy.mechanisms import (
     GaussianMechanism,
@@ -86,7 +86,7 @@ def calibrate_result(
     epsilon = check_positive("epsilon", epsilon)
     if delta is not None:
         delta = check_probability("delta", delta)
-    count = check_int("count", count, minimum=1)
+    count = check_int("count", count, minimum=1, maximum=MAX_COUNT)
     rtol = check_positive("rtol", rtol)
     initial = check_positive("initial", initial)
     if not callable(mechanism_for):
@@ -204,7 +204,7 @@ def calibrate(
         ``'rdp'``, ``'zcdp'``, ``'pld'``, ``'pure'``, an accountant (its settings are reused,
         its state is not) or a factory.
     count : int
-        Number of runs (steps) of the mechanism.
+        Number of runs (steps) of the mechanism, at most ``MAX_COUNT`` = 10^15 (10^9 for PLD).
     neighbouring : optional
         Relation of the accountant when ``accountant`` is a name.
     rtol : float

@@ -202,7 +202,9 @@ def _log_delta(sigma: Any, epsilon: Any, sensitivity: Any) -> tuple[np.ndarray, 
         if not err[i] > _FLOAT_LOG_ERROR:
             continue
         value = _log_delta_mp(float(sigma[i]), float(epsilon[i]), float(sensitivity[i]))
-        log_delta[i], err[i] = value, 4.0 * _ULP * (abs(value) + 1.0)
+        # (-inf: below every float, exactly representable as such)
+        log_delta[i] = value
+        err[i] = 4.0 * _ULP * (abs(value) + 1.0) if math.isfinite(value) else 0.0
     return log_delta, err
 
 
@@ -252,6 +254,12 @@ def _log_gaussian_delta(sigma: float, epsilon: float, sensitivity: float) -> flo
     return float(log_delta + err)
 
 
+def _clipped(gap: Any) -> Any:
+    """``gap`` with +-inf (a delta below every float, or 1) replaced by +-1e300: Brent's
+    method needs finite values to keep its bracket."""
+    return lambda x: min(max(gap(x), -1e300), 1e300)
+
+
 def analytic_gaussian_sigma(epsilon: Any, delta: float, sensitivity: Any = 1.0) -> Any:
     r"""Smallest :math:`\sigma` with :func:`gaussian_delta` :math:`\le\delta` (analytic Gaussian).
 
@@ -280,7 +288,7 @@ def analytic_gaussian_sigma(epsilon: Any, delta: float, sensitivity: Any = 1.0) 
                 raise ValueError(
                     f"epsilon={eps!r}, delta={delta!r}: the noise needed exceeds the float range "
                     "(sigma > 1e308); epsilon and delta are too small")
-        log_s = optimize.brentq(gap, lo, hi, xtol=1e-14, rtol=1e-14, maxiter=500)
+        log_s = optimize.brentq(_clipped(gap), lo, hi, xtol=1e-14, rtol=1e-14, maxiter=500)
         s = float(nudge_up(math.exp(log_s)))
         while _log_gaussian_delta(s, eps, 1.0) > log_delta:
             s = float(nudge_up(s * (1.0 + 1e-13)))
@@ -319,7 +327,10 @@ def gaussian_epsilon(sigma: Any, delta: float, sensitivity: Any = 1.0) -> Any:
                 raise ValueError(
                     f"sensitivity/sigma={sens / sig:.3g}: epsilon exceeds the float range "
                     "(> 1e308); sigma is too small for this sensitivity")
-        eps = optimize.brentq(gap, 0.0, hi, xtol=1e-300, rtol=1e-14, maxiter=500)
+        lo = 0.5 * hi  # a factor-2 bracket, also for epsilon far below 1
+        while lo > 0 and gap(lo) <= 0:
+            hi, lo = lo, 0.5 * lo
+        eps = optimize.brentq(_clipped(gap), lo, hi, xtol=1e-300, rtol=1e-14, maxiter=500)
         # polish by bisection to a few ulps, keeping the valid (upper) end
         up, down = eps, eps
         while gap(up) > 0:

@@ -42,6 +42,7 @@ import numpy as np
 from scipy import integrate, optimize, special
 
 from dpbounds._validation import (
+    MAX_COUNT,
     check_choice,
     check_closed_interval,
     check_int,
@@ -373,15 +374,17 @@ def epsilon_for_noise_multiplier(
     r""":math:`\varepsilon` at ``delta`` of ``steps`` subsampled Gaussian steps.
 
     ``accountant="rdp"``: RDP composition and the optimal order (``method`` picks the
-    conversion). ``accountant="pld"``: ``dp_accounting``'s PLD accountant (pessimistic
-    discretisation; Poisson sampling only — for sampling without replacement it raises).
+    conversion). ``accountant="pld"``: :class:`~dpbounds.privacy.accountants.PldAccountant`
+    (``dp_accounting``'s PLDs, pessimistic, on a grid sized from the mechanism; Poisson
+    sampling only — for sampling without replacement it raises). ``steps`` is at most
+    ``MAX_COUNT`` = 10^15 (10^9 for PLD).
     """
     z = check_positive("noise_multiplier", noise_multiplier)
     delta = check_probability("delta", delta)
     q = check_closed_interval("sampling_rate", sampling_rate, 0.0, 1.0)
     if q == 0.0:
         raise ValueError("sampling_rate must lie in (0, 1], got 0.0")
-    steps = check_int("steps", steps, minimum=1)
+    steps = check_int("steps", steps, minimum=1, maximum=MAX_COUNT)
     sampling = check_choice("sampling", sampling, _SAMPLING)
     accountant = check_choice("accountant", accountant, _ACCOUNTANTS)
     if accountant == "pld":

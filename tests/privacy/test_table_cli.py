@@ -182,3 +182,12 @@ def test_advanced_composition_out_of_range():
         advanced_composition_epsilon(1e300, 10, 1e-5)
     # just below the overflow of expm1 the bound is an ordinary (huge) float
     assert math.isfinite(advanced_composition_epsilon(700.0, 1, 0.5))
+
+
+def test_progress_is_reported_once_per_row():
+    from dpbounds.privacy.table import TABLE_ROWS
+
+    labels = []
+    rows = privacy_table(1.0, 1e-5, 1.0, 10, 0.1, progress=labels.append)
+    assert len(rows) == len(labels) == TABLE_ROWS
+    assert labels[0].startswith("Gaussian, full batch") and "Laplace" in labels[-1]
