@@ -80,6 +80,8 @@ _NEIGHBOURING = ("replace_one", "add_remove")
 MAX_LISTED_STEPS = 2**20
 #: Largest N * E for ``max_nodes_per_sample(method="exact")`` (a few seconds, ~100 MB).
 MAX_EXACT_STEPS = 2**22
+#: Largest E for ``max_nodes_per_sample(method="exact")`` (~0.3 ms of overhead per epoch).
+MAX_EXACT_EPOCHS = 2**12
 
 
 def dyadic_nodes(T: int) -> list[tuple[int, int]]:
@@ -203,19 +205,24 @@ def max_nodes_per_sample(n: int, epochs: int, *, method: str = "auto") -> int:
     (:func:`max_nodes_per_sample_bound`). ``"auto"`` is exact for :math:`T \le 2^{20}` and the
     bound beyond (both are valid for privacy; the bound is conservative). Memory is
     :math:`O(N\log T)` bytes. ``n`` and ``epochs`` are at most ``MAX_COUNT`` = 10^15, and
-    ``method="exact"`` needs :math:`NE \le` ``MAX_EXACT_STEPS`` = :math:`2^{22}` (a few
-    seconds) unless ``epochs == 1`` (then :math:`K` is the number of levels, instantly).
+    ``method="exact"`` needs :math:`NE \le` ``MAX_EXACT_STEPS`` = :math:`2^{22}` and
+    :math:`E \le` ``MAX_EXACT_EPOCHS`` = :math:`2^{12}` (a few seconds at most) unless
+    ``epochs == 1`` (then :math:`K` is the number of levels, instantly); ``"auto"`` falls back
+    to the bound for :math:`E > 2^{12}` too.
     """
     n = check_int("n", n, minimum=1, maximum=MAX_COUNT)
     epochs = check_int("epochs", epochs, minimum=1, maximum=MAX_COUNT)
     method = check_choice("method", method, ("auto", "exact", "bound"))
-    if method == "bound" or (method == "auto" and n * epochs > 1 << 20 and epochs > 1):
+    if epochs == 1 and method != "bound":
+        return _exact_k(n, epochs)
+    too_big = n * epochs > MAX_EXACT_STEPS or epochs > MAX_EXACT_EPOCHS
+    if method == "bound" or (method == "auto" and (n * epochs > 1 << 20 or too_big)):
         return max_nodes_per_sample_bound(n, epochs)
-    if epochs > 1 and n * epochs > MAX_EXACT_STEPS:
+    if too_big:
         raise ValueError(
-            f"n * epochs must be <= {MAX_EXACT_STEPS} for method='exact' (its cost grows as "
-            f"n * epochs * log2(n * epochs)), got n={n}, epochs={epochs}; use method='bound' "
-            "(conservative) or 'auto'")
+            f"n * epochs must be <= {MAX_EXACT_STEPS} and epochs <= {MAX_EXACT_EPOCHS} for "
+            f"method='exact' (its cost grows as epochs * n * log2(n * epochs)), got n={n}, "
+            f"epochs={epochs}; use method='bound' (conservative) or 'auto'")
     return _exact_k(n, epochs)
 
 
