@@ -31,6 +31,9 @@ def _as_float_array(name: str, value: Any) -> np.ndarray:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a real number, got {_show(value)}") from None
+    except OverflowError:  # an integer beyond the float range, e.g. 10**400
+        raise ValueError(f"{name} must be finite, got an integer beyond the float range "
+                         f"(~1e308): {str(value)[:20]}...") from None
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite, got {_show(value)}")
     return arr

@@ -84,7 +84,8 @@ def _trim(probs: np.ndarray, tail: float) -> tuple[int, np.ndarray, float]:
 def _chernoff_window(probs: np.ndarray, count: int, tail: float) -> tuple[int, int]:
     """Index range [lo, hi] holding all but ``tail`` of the sum of ``count`` draws from
     ``probs`` (indices 0..n-1): Chernoff bounds P[S >= b] <= exp(count K(t) - t b), minimised
-    over orders t around the optimum of a Gaussian of the same spread."""
+    over orders t from the optimum of a Gaussian of the same spread down to 0.1/n (the scale
+    of rare large losses, e.g. a subsampled Gaussian with a tiny sampling rate)."""
     n = probs.size
     idx = np.arange(n, dtype=float)
     mass = probs.sum()
@@ -92,7 +93,7 @@ def _chernoff_window(probs: np.ndarray, count: int, tail: float) -> tuple[int, i
     spread = math.sqrt(max(float(((idx - mean) ** 2) @ probs) / mass, 1e-12))
     log_term = math.log(2.0 / tail)
     centre = math.sqrt(2.0 * log_term / count) / spread
-    orders = centre * np.exp2(np.arange(-24, 25) / 4.0)
+    orders = np.geomspace(min(centre / 64.0, 0.1 / n), centre * 64.0, 64)
     with np.errstate(divide="ignore"):
         log_p = np.log(probs)
     lo, hi = 0, (n - 1) * count

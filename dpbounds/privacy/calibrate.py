@@ -77,7 +77,7 @@ def calibrate_result(
     count: int = 1,
     *,
     neighbouring: Any = None,
-    initial: float = 1.0,
+    initial: float | None = None,
     rtol: float = 1e-6,
     max_noise: float = 1e15,
     bracket: float = 4.0,
@@ -88,9 +88,11 @@ def calibrate_result(
         delta = check_probability("delta", delta)
     count = check_int("count", count, minimum=1, maximum=MAX_COUNT)
     rtol = check_positive("rtol", rtol)
-    initial = check_positive("initial", initial)
     if not callable(mechanism_for):
         raise ValueError("mechanism_for must be a callable noise -> Mechanism")
+    if initial is None:  # the mechanism's own scale: noise = sensitivity
+        initial = getattr(mechanism_for(1.0), "sensitivity", 1.0) or 1.0
+    initial = check_positive("initial", initial)
     if isinstance(accountant, Accountant):
         accountant = accountant.spawn()
     if accountant == "pure" or getattr(accountant, "name", None) == "pure":
@@ -185,7 +187,7 @@ def calibrate(
     count: int = 1,
     *,
     neighbouring: Any = None,
-    initial: float = 1.0,
+    initial: float | None = None,
     rtol: float = 1e-6,
     max_noise: float = 1e15,
     bracket: float = 4.0,
@@ -210,9 +212,11 @@ def calibrate(
     rtol : float
         Relative width of the final bracket (default 1e-6; use ~1e-4 with PLD for speed).
     initial, bracket : float
-        The search starts at noise ``initial`` and steps by the factor ``bracket`` until the
-        target is bracketed (default 4); with a good guess (e.g. another accountant's
-        answer) a small factor such as 1.25 saves evaluations of a costly accountant.
+        The search starts at noise ``initial`` (default: the mechanism's sensitivity, i.e.
+        noise multiplier 1, so the search scales with the query) and steps by the factor
+        ``bracket`` until the target is bracketed (default 4); with a good guess (e.g. another
+        accountant's answer) a small factor such as 1.25 saves evaluations of a costly
+        accountant.
         Noise levels below the first one evaluated at which the accountant refuses to
         certify (a ``ValueError``, e.g. the PLD grid is out of reach) count as not meeting
         the target.

@@ -50,8 +50,12 @@ def test_dense_self_composition_upper_bounds_an_80_bit_fft(sigma, q, count):
         exact_inf = -math.expm1(count * math.log1p(-pmf.infinity_mass))
         tails = np.cumsum(diff[::-1])[::-1] + (ours.infinity_mass - exact_inf - beyond)
         assert float(tails.min()) >= 0.0
-    # negative control: without the allowance at +inf, some tail falls short
-    assert float(np.cumsum(diff[::-1]).min()) < 0.0 or count < 100
+        # negative control: the check sees an understatement of 1e-12 (mass moved from the
+        # largest finite loss to the smallest, without any allowance at +inf)
+        bad = diff.copy()
+        bad[-1] -= 1e-12 + tails.max()
+        bad[0] += 1e-12 + tails.max()
+        assert float((np.cumsum(bad[::-1])[::-1] - beyond).min()) < 0.0
 
 
 @pytest.mark.parametrize("sigma,q,count", [(1.3, 0.02, 400), (0.7, 0.1, 50), (3.0, 0.5, 7)])
