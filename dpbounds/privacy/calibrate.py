@@ -117,19 +117,24 @@ def calibrate_result(
                 cache[x] = math.inf
         return cache[x]
 
-    hi = initial
+    # bracket the target, galloping (the step factor squares after each step, up to 1e16), so
+    # a target many orders of magnitude away takes a few evaluations, not hundreds
+    step, lo, hi = bracket, None, initial
     while eps(hi) > epsilon:
-        hi *= bracket
-        if hi > max_noise:
+        if hi >= max_noise:
             raise ValueError(
                 f"epsilon={epsilon!r} is out of reach: even noise {max_noise:g} gives "
-                f"epsilon={eps(hi / bracket):.4g} under this accountant"
+                f"epsilon={eps(hi):.4g} under this accountant"
             )
-    lo = hi / bracket
-    while eps(lo) <= epsilon:
-        hi, lo = lo, lo / bracket
-        if lo < 1e-300:
-            return CalibrationResult(hi, eps(hi))
+        lo, hi = hi, min(hi * step, max_noise)
+        step = min(step * step, 1e16)
+    if lo is None:
+        lo = hi / step
+        while eps(lo) <= epsilon:
+            step = min(step * step, 1e16)
+            hi, lo = lo, lo / step
+            if lo < 1e-300:
+                return CalibrationResult(hi, eps(hi))
     hi = _shrink_bracket(eps, epsilon, lo, hi, rtol)
     return CalibrationResult(hi, eps(hi))
 
@@ -214,9 +219,9 @@ def calibrate(
     initial, bracket : float
         The search starts at noise ``initial`` (default: the mechanism's sensitivity, i.e.
         noise multiplier 1, so the search scales with the query) and steps by the factor
-        ``bracket`` until the target is bracketed (default 4); with a good guess (e.g. another
-        accountant's answer) a small factor such as 1.25 saves evaluations of a costly
-        accountant.
+        ``bracket`` (default 4), squared after every step, until the target is bracketed; with
+        a good guess (e.g. another accountant's answer) a small factor such as 1.25 saves
+        evaluations of a costly accountant.
         Noise levels below the first one evaluated at which the accountant refuses to
         certify (a ``ValueError``, e.g. the PLD grid is out of reach) count as not meeting
         the target.
