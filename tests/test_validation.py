@@ -34,6 +34,7 @@ from dpbounds._validation import (
         (lambda v: check_positive("scale", v), 10**400, "scale must be finite"),
         (lambda v: check_int("count", v, maximum=MAX_COUNT), 1e30,
          "count must be an integer in [1, 1000000000000000]"),
+        (lambda v: check_int("count", v, maximum=MAX_COUNT), 10**400, "got 1.00e+400"),
     ],
 )
 def test_bad_input_is_named(check, value, fragment) -> None:
