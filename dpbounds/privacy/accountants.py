@@ -376,7 +376,8 @@ class _PldPart:
         self.kind, self.params = kind, params
         if kind == "sgm":
             q, z = params
-            # losses over the +-20 z window dp_accounting keeps (log mass truncation -50)
+            # losses for noise within +-10 z of either mean (dp_accounting truncates the noise
+            # at a mass of e^-50, about 10 z), with a factor 2 to spare
             u = (1.0 + 20.0 * z) / (2.0 * z * z)
             top = float(log1p_times_expm1(u, q))
             self.width = top + max(-math.log1p(-q), 0.0) if q < 1 else 2 * top
@@ -392,8 +393,8 @@ class _PldPart:
             self.mean = min(0.5 * eps0**2, eps0)
 
     def composed_width(self, count: int) -> float:
-        """Support of ``count`` steps after dp_accounting's tail truncation (about 12 spreads
-        each side of the mean, by a Chernoff bound)."""
+        """Support of ``count`` steps once tails of mass 1e-15 are cut (about 12 spreads
+        each side of the mean), the estimate that sizes the grid."""
         return min(count * self.width,
                    count * self.mean + 25.0 * math.sqrt(count) * self.scale + self.width)
 

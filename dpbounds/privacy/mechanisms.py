@@ -127,6 +127,9 @@ def convert_sensitivity(
     if source is target:
         return sensitivity
     if source is Neighbouring.ADD_REMOVE:
+        if not 2.0 * sensitivity < float("inf"):
+            raise ValueError(f"sensitivity={sensitivity!r} doubled (add/remove -> replace-one) "
+                             "leaves the float range")
         return 2.0 * sensitivity
     if not per_example_sum:
         raise ValueError(
