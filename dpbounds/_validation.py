@@ -13,11 +13,20 @@ from typing import Any
 
 import numpy as np
 
+#: Largest number of steps, compositions or records a privacy computation accepts: 10^15, below
+#: 2^53 (~9.0e15), the last count float64 arithmetic holds exactly, and far beyond any training
+#: run or dataset. Larger counts raise ``ValueError`` instead of overflowing or hanging.
+MAX_COUNT = 10**15
+
 
 def _show(value: Any) -> str:
-    """The value as a user typed it: ``1.5``, not ``array(1.5)``."""
+    """The value as a user typed it: ``1.5``, not ``array(1.5)``; a huge integer as ``1.00e+400``
+    rather than its 401 digits."""
     if isinstance(value, np.ndarray | np.generic) and np.ndim(value) == 0:
         return repr(value.item())
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and abs(value) >= 10**21:
+        digits = str(abs(int(value)))
+        return f"{'-' if value < 0 else ''}{digits[0]}.{digits[1:3]}e+{len(digits) - 1}"
     return repr(value)
 
 
@@ -26,6 +35,9 @@ def _as_float_array(name: str, value: Any) -> np.ndarray:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a real number, got {_show(value)}") from None
+    except OverflowError:  # an integer beyond the float range, e.g. 10**400
+        raise ValueError(f"{name} must be finite, got {_show(value)} (beyond the float range, "
+                         "~1e308)") from None
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite, got {_show(value)}")
     return arr

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpbounds._validation import (
+    MAX_COUNT,
     check_choice,
     check_int,
     check_open_interval,
@@ -29,6 +30,11 @@ from dpbounds._validation import (
         (lambda v: check_int("steps", v), 0, "steps must be an integer in [1, inf]"),
         (lambda v: check_int("steps", v), True, "steps must be an integer"),
         (lambda v: check_choice("sampling", v, ("poisson",)), "x", "sampling must be one of"),
+        # an integer beyond the float range used to raise OverflowError (issue 8, item 9)
+        (lambda v: check_positive("scale", v), 10**400, "scale must be finite"),
+        (lambda v: check_int("count", v, maximum=MAX_COUNT), 1e30,
+         "count must be an integer in [1, 1000000000000000]"),
+        (lambda v: check_int("count", v, maximum=MAX_COUNT), 10**400, "got 1.00e+400"),
     ],
 )
 def test_bad_input_is_named(check, value, fragment) -> None:

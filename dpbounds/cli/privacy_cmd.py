@@ -12,8 +12,9 @@ import argparse
 import json
 import logging
 
+from dpbounds._progress import progress_bar
 from dpbounds.cli import integer
-from dpbounds.privacy.table import format_table, privacy_table
+from dpbounds.privacy.table import TABLE_ROWS, format_table, privacy_table
 
 __all__ = ["register", "run"]
 
@@ -50,13 +51,21 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Compute and print the table."""
+    """Compute and print the table (a progress bar on stderr while the rows are computed)."""
     logging.getLogger().setLevel(logging.ERROR)  # dp_accounting's informational warnings
-    rows = privacy_table(
-        epsilon=args.epsilon, delta=args.delta, sensitivity=args.sensitivity, steps=args.steps,
-        sampling_rate=args.sampling_rate, neighbouring=args.neighbouring, sigma=args.sigma,
-        scale=args.scale, dataset_size=args.dataset_size,
-    )
+    # PLD rows at millions of steps take seconds: show which row is being computed
+    with progress_bar(not getattr(args, "quiet", False), total=TABLE_ROWS,
+                      desc="privacy table", unit="row") as bar:
+
+        def tick(label: str) -> None:
+            bar.set_postfix_str(label[:40], refresh=False)
+            bar.update()
+
+        rows = privacy_table(
+            epsilon=args.epsilon, delta=args.delta, sensitivity=args.sensitivity,
+            steps=args.steps, sampling_rate=args.sampling_rate, neighbouring=args.neighbouring,
+            sigma=args.sigma, scale=args.scale, dataset_size=args.dataset_size, progress=tick,
+        )
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0

@@ -14,7 +14,9 @@ and composed over the iterations by summing (Thm A.2). With :math:`m = n` eq. (1
 :math:`S/(bn)`.
 
 Every function works in log-space (``log1p``/``expm1``), so tiny and huge budgets neither
-overflow nor lose precision, and accepts NumPy arrays for the continuous arguments.
+overflow nor lose precision, and accepts NumPy arrays for the continuous arguments. Sizes and
+step counts (``n``, ``m``, ``steps``) are integers up to ``MAX_COUNT`` = 10^15
+(``ValueError`` beyond).
 
 Examples
 --------
@@ -30,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds._validation import check_int, check_nonnegative, check_positive
+from dpbounds._validation import MAX_COUNT, check_int, check_nonnegative, check_positive
 from dpbounds.privacy._util import (
     as_output,
     finite_or_raise,
@@ -67,9 +69,13 @@ SOURCE_INVERSION = Source(
 )
 
 
+#: Largest number of steps :func:`split_budget` splits into (an array of 8 bytes a step).
+MAX_SPLIT_STEPS = 10**8
+
+
 def _check_sizes(n: Any, m: Any) -> tuple[int, int]:
-    n = check_int("n", n, minimum=1)
-    m = check_int("m", m, minimum=1)
+    n = check_int("n", n, minimum=1, maximum=MAX_COUNT)
+    m = check_int("m", m, minimum=1, maximum=MAX_COUNT)
     if m > n:
         raise ValueError(f"m must be an integer in [1, n={n}] (batch size <= n), got {m}")
     return n, m
@@ -174,7 +180,7 @@ def per_step_epsilon(epsilon: Any, steps: int, n: int, m: int) -> Any:
     to ``epsilon``; the Laplace scale is then :math:`b = S/(m\epsilon_0)` (eq. (12)).
     """
     epsilon = check_positive("epsilon", epsilon)
-    steps = check_int("steps", steps, minimum=1)
+    steps = check_int("steps", steps, minimum=1, maximum=MAX_COUNT)
     n, m = _check_sizes(n, m)
     return as_output(log1p_times_expm1(np.asarray(epsilon) / steps, n / m))
 
@@ -188,15 +194,16 @@ def basic_composition(epsilons: Any) -> float:
 def split_budget(epsilon: float, steps: int | None = None, weights: Any = None) -> np.ndarray:
     r"""Per-iteration budgets :math:`\epsilon_t` that sum to ``epsilon`` (basic composition).
 
-    Either ``steps`` equal shares :math:`\epsilon/T`, or shares proportional to positive
-    ``weights`` (e.g. Kuru et al.'s cube-root allocation, Prop. 4.2). The last share absorbs the
-    rounding so that the float sum never exceeds ``epsilon``.
+    Either ``steps`` equal shares :math:`\epsilon/T` (at most ``MAX_SPLIT_STEPS`` = 10^8: the
+    result is an array of ``steps`` floats), or shares proportional to positive ``weights``
+    (e.g. Kuru et al.'s cube-root allocation, Prop. 4.2). The shares are shrunk until their
+    float sum does not exceed ``epsilon``.
     """
     epsilon = check_positive("epsilon", epsilon)
     if weights is None:
         if steps is None:
             raise ValueError("steps must be given when weights is None")
-        steps = check_int("steps", steps, minimum=1)
+        steps = check_int("steps", steps, minimum=1, maximum=MAX_SPLIT_STEPS)
         w = np.ones(steps)
     else:
         w = np.atleast_1d(check_positive("weights", weights)).astype(float)

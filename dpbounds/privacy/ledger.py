@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dpbounds._validation import check_int
+from dpbounds._validation import MAX_COUNT, check_int
 from dpbounds.privacy.accountants import (
     ACCOUNTANTS,
     Accountant,
@@ -46,13 +46,14 @@ class PrivacyLedger:
         return tuple(self._entries)
 
     def record(self, mechanism: Mechanism, count: int = 1) -> None:
-        """Record ``count`` runs of ``mechanism``."""
+        """Record ``count`` runs of ``mechanism`` (at most ``MAX_COUNT`` = 10^15 per entry)."""
         if not isinstance(mechanism, Mechanism):
             raise ValueError(f"mechanism must be a Mechanism, got {mechanism!r}")
-        count = check_int("count", count, minimum=0)
+        count = check_int("count", count, minimum=0, maximum=MAX_COUNT)
         if count:
             if self._entries and self._entries[-1][0] == mechanism:
                 last, n = self._entries[-1]
+                check_int("count", n + count, maximum=MAX_COUNT)  # the merged entry too
                 self._entries[-1] = (last, n + count)
             else:
                 self._entries.append((mechanism, count))

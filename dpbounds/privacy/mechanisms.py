@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from dpbounds._validation import (
+    MAX_COUNT,
     check_closed_interval,
     check_int,
     check_nonnegative,
@@ -126,6 +127,9 @@ def convert_sensitivity(
     if source is target:
         return sensitivity
     if source is Neighbouring.ADD_REMOVE:
+        if not 2.0 * sensitivity < float("inf"):
+            raise ValueError(f"sensitivity={sensitivity!r} doubled (add/remove -> replace-one) "
+                             "leaves the float range")
         return 2.0 * sensitivity
     if not per_example_sum:
         raise ValueError(
@@ -259,7 +263,7 @@ class SubsampledLaplaceMechanism(Mechanism):
     def __post_init__(self) -> None:
         _set(self, "scale", check_positive("scale", self.scale))
         _set(self, "sensitivity", check_nonnegative("sensitivity", self.sensitivity))
-        n = check_int("dataset_size", self.dataset_size, minimum=1)
+        n = check_int("dataset_size", self.dataset_size, minimum=1, maximum=MAX_COUNT)
         m = check_int("sample_size", self.sample_size, minimum=1, maximum=n)
         _set(self, "sample_size", m)
         _set(self, "dataset_size", n)
@@ -269,7 +273,7 @@ class SubsampledLaplaceMechanism(Mechanism):
     @classmethod
     def kuru(cls, sensitivity_function: float, scale: float, n: int, m: int):
         """Kuru et al.'s step: Laplace(b) on the average of m gradients with L1 bound S_1."""
-        m = check_int("m", m, minimum=1)
+        m = check_int("m", m, minimum=1, maximum=MAX_COUNT)
         s = check_nonnegative("sensitivity_function", sensitivity_function)
         return cls(scale=scale, sensitivity=s / m, sample_size=m, dataset_size=n)
 
@@ -289,7 +293,8 @@ class TreeAggregationMechanism(Mechanism):
     def __post_init__(self) -> None:
         _set(self, "sigma", check_positive("sigma", self.sigma))
         _set(self, "sensitivity", check_nonnegative("sensitivity", self.sensitivity))
-        _set(self, "node_count", check_int("node_count", self.node_count, minimum=1))
+        _set(self, "node_count", check_int("node_count", self.node_count, minimum=1,
+                                           maximum=MAX_COUNT))
         _set(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
         _set(self, "per_example_sum", _check_flag("per_example_sum", self.per_example_sum))
 

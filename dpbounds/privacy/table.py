@@ -11,8 +11,8 @@ them. Conventions:
   relation of its guarantee.
 * Inputs outside the ranges the table is computed for (``epsilon`` in [1e-6, 100],
   ``sensitivity``, ``sigma``, ``scale`` in [1e-100, 1e100], ``sampling_rate`` >= 1e-6,
-  ``steps`` <= 1e9) raise ``ValueError`` naming the parameter (the CLI prints one line and
-  exits 2) instead of overflowing inside an accountant.
+  ``steps`` <= 1e9, ``dataset_size`` <= 1e15) raise ``ValueError`` naming the parameter
+  (the CLI prints one line and exits 2) instead of overflowing inside an accountant.
 * Gaussian rows report the std :math:`\sigma` of the noise added to the sum at every step,
   Laplace rows the scale :math:`b` of the noise on the sum (variance :math:`2b^2`).
 * Full-batch rows run ``steps`` releases on the whole dataset; subsampled rows sample with
@@ -31,11 +31,13 @@ Examples
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from dpbounds._validation import (
+    MAX_COUNT,
     check_closed_interval,
     check_int,
     check_nonnegative,
@@ -65,8 +67,10 @@ from dpbounds.privacy.tree import (
 )
 from dpbounds.privacy.zcdp import dp_to_zcdp_rho, zcdp_to_dp_epsilon
 
-__all__ = ["advanced_composition_epsilon", "format_table", "privacy_table"]
+__all__ = ["TABLE_ROWS", "advanced_composition_epsilon", "format_table", "privacy_table"]
 
+#: Number of rows :func:`privacy_table` returns.
+TABLE_ROWS = 13
 #: PLD discretisation used in the table (pessimistic; ~0.1% looser than 1e-4, 40x faster).
 TABLE_PLD_INTERVAL = 1e-3
 _EPSILON_RANGE = (1e-6, 100.0)
@@ -86,10 +90,11 @@ def advanced_composition_epsilon(epsilon0: float, steps: int, delta_prime: float
     r"""Advanced composition (Dwork-Rothblum-Vadhan; Lee & Kifer Thm 3.4):
     :math:`\sqrt{2k\ln(1/\delta')}\,\epsilon_0 + k\epsilon_0(e^{\epsilon_0}-1)`.
 
-    Raises ``ValueError`` when the bound leaves the float range (e.g. ``epsilon0 > 700``).
+    Raises ``ValueError`` when the bound leaves the float range (e.g. ``epsilon0 > 700``) and
+    for ``steps`` above ``MAX_COUNT`` = 10^15.
     """
     epsilon0 = check_nonnegative("epsilon0", epsilon0)
-    steps = check_int("steps", steps, minimum=1)
+    steps = check_int("steps", steps, minimum=1, maximum=MAX_COUNT)
     delta_prime = check_probability("delta_prime", delta_prime)
     return finite_or_raise(_advanced_composition(epsilon0, steps, delta_prime),
                            "epsilon0, steps, delta_prime")
@@ -155,6 +160,7 @@ def privacy_table(
     sigma: float | None = None,
     scale: float | None = None,
     dataset_size: int = 10_000,
+    progress: Callable[[str], Any] | None = None,
 ) -> list[dict[str, Any]]:
     r"""Rows ``{mechanism, accountant, neighbouring, noise_parameter, noise, noise_multiplier,
     epsilon, delta, epsilon_at_given_noise, note}``: the noise each mechanism/accountant needs
@@ -162,6 +168,9 @@ def privacy_table(
     sum) or ``scale`` (Laplace scale on the sum) is given, the ε that noise buys at ``delta``.
     Every noise level is conservative for its accountant. ``None`` marks a row that does not
     apply (e.g. the classic Gaussian needs a per-step ε < 1).
+
+    ``progress``, if given, is called with each row's label as soon as the row is computed
+    (:data:`TABLE_ROWS` calls; the CLI drives a progress bar with it).
     """
     # explicit working ranges: beyond them some accountant leaves float64 range
     epsilon = check_closed_interval("epsilon", epsilon, *_EPSILON_RANGE)
@@ -170,7 +179,7 @@ def privacy_table(
     steps = check_int("steps", steps, minimum=1, maximum=10**9)
     q = check_closed_interval("sampling_rate", sampling_rate, 1e-6, 1.0)
     nb = Neighbouring.coerce(neighbouring)
-    n = check_int("dataset_size", dataset_size, minimum=1)
+    n = check_int("dataset_size", dataset_size, minimum=1, maximum=MAX_COUNT)
     if sigma is not None:
         sigma = check_closed_interval("sigma", sigma, *_MAGNITUDE_RANGE)
     if scale is not None:
@@ -178,6 +187,11 @@ def privacy_table(
     ar, ro = Neighbouring.ADD_REMOVE, Neighbouring.REPLACE_ONE
     T = steps
     rows: list[dict[str, Any]] = []
+
+    def add(row: dict[str, Any]) -> None:
+        rows.append(row)
+        if progress is not None:
+            progress(f"{row['mechanism']}: {row['accountant']}")
 
     # --- full batch, classic Gaussian per step -------------------------------------------
     eps0 = epsilon / T
@@ -187,7 +201,7 @@ def privacy_table(
         return T * e0 if e0 < 1 else None
 
     given = classic_given if sigma is not None else None
-    rows.append(_row("Gaussian, full batch", "classic + basic composition", nb, "sigma", s,
+    add(_row("Gaussian, full batch", "classic + basic composition", nb, "sigma", s,
                      sensitivity, epsilon, delta, given,
                      "Dwork-Roth per step (eps/T, delta/T); needs eps/T < 1"))
     e0 = _advanced_per_step(epsilon, T, delta / 2)
@@ -197,14 +211,14 @@ def privacy_table(
         return advanced_composition_epsilon(e0g, T, delta / 2) if e0g < 1 else None
 
     given = advanced_given if sigma is not None else None
-    rows.append(_row("Gaussian, full batch", "classic + advanced composition", nb, "sigma", s,
+    add(_row("Gaussian, full batch", "classic + advanced composition", nb, "sigma", s,
                      sensitivity, epsilon, delta, given,
                      "Lee & Kifer Thm 3.4, delta' = delta/2, per-step delta/(2T)"))
     # --- full batch, exact / zCDP / RDP --------------------------------------------------
     s = math.sqrt(T) * analytic_gaussian_sigma(epsilon, delta, sensitivity)
     given = ((lambda: gaussian_epsilon(sigma / math.sqrt(T), delta, sensitivity)) if sigma
              else None)
-    rows.append(_row("Gaussian, full batch", "analytic Gaussian (exact)", nb, "sigma", s,
+    add(_row("Gaussian, full batch", "analytic Gaussian (exact)", nb, "sigma", s,
                      sensitivity, epsilon, delta, given,
                      "Balle & Wang 2018; T Gaussians = one with sigma/sqrt(T)"))
     for conv, label in (("standard", "zCDP (Lemma 3.8)"), ("tight", "zCDP (tight conversion)")):
@@ -213,7 +227,7 @@ def privacy_table(
         given = ((lambda conv=conv: zcdp_to_dp_epsilon(T * sensitivity**2 / (2 * sigma**2),
                                                        delta, conv))
                  if sigma else None)
-        rows.append(_row("Gaussian, full batch", label, nb, "sigma", s, sensitivity, epsilon,
+        add(_row("Gaussian, full batch", label, nb, "sigma", s, sensitivity, epsilon,
                          delta, given, "Lee & Kifer eq. (5)" if conv == "standard" else
                          "Canonne-Kamath-Steinke 2020 Prop. 12"))
 
@@ -224,7 +238,7 @@ def privacy_table(
     s = calibrate(gauss, epsilon, delta, acc, T, initial=sensitivity,
                   max_noise=1e15 * sensitivity)
     given = (lambda: epsilon_of(gauss(sigma), delta, acc, T)) if sigma else None
-    rows.append(_row("Gaussian, full batch", "RDP", nb, "sigma", s, sensitivity, epsilon, delta,
+    add(_row("Gaussian, full batch", "RDP", nb, "sigma", s, sensitivity, epsilon, delta,
                      given, "optimal order, improved conversion"))
 
     # --- subsampled Gaussian ---------------------------------------------------------------
@@ -235,15 +249,23 @@ def privacy_table(
         return SubsampledGaussianMechanism(x, q, sens_ar, Sampling.POISSON, ar,
                                            per_example_sum=True)
 
+    s = sens_ar
     for acc, label, rtol in ((RdpAccountant(ar), "RDP", 1e-6),
                              (PldAccountant(ar, TABLE_PLD_INTERVAL), "PLD (dp_accounting)", 1e-4)):
-        s = calibrate(poisson, epsilon, delta, acc, T, initial=sens_ar, rtol=rtol,
-                      max_noise=1e15 * sens_ar)
+        note = ("Mironov-Talwar-Zhang 2019" if label == "RDP" else
+                f"pessimistic, interval <= {TABLE_PLD_INTERVAL:g}")
+        try:
+            # the PLD search starts at the RDP noise (PLD is tighter, usually by < 25%): a few
+            # evaluations of the costly PLD instead of a search from the sensitivity
+            s = calibrate(poisson, epsilon, delta, acc, T, initial=s, rtol=rtol,
+                          max_noise=1e15 * sens_ar, bracket=4.0 if label == "RDP" else 1.25)
+        except ValueError as err:
+            if label == "RDP":
+                raise
+            s, note = None, f"{note}; n/a: {err}"  # e.g. delta below the PLD's resolution
         given = (lambda acc=acc: epsilon_of(poisson(sigma), delta, acc, T)) if sigma else None
-        rows.append(_row(f"Subsampled Gaussian, Poisson q={q:g}", label, ar, "sigma", s, sens_ar,
-                         epsilon, delta, given,
-                         "Mironov-Talwar-Zhang 2019" if label == "RDP" else
-                         f"pessimistic, interval {TABLE_PLD_INTERVAL:g}"))
+        add(_row(f"Subsampled Gaussian, Poisson q={q:g}", label, ar, "sigma", s, sens_ar,
+                         epsilon, delta, given, note))
     m = max(1, round(q * n))
     sens_ro = convert_sensitivity(sensitivity, nb, ro, per_example_sum=True)
 
@@ -254,7 +276,7 @@ def privacy_table(
     acc = RdpAccountant(ro)
     s = calibrate(wor, epsilon, delta, acc, T, initial=sens_ro, max_noise=1e15 * sens_ro)
     given = (lambda: epsilon_of(wor(sigma), delta, acc, T)) if sigma else None
-    rows.append(_row(f"Subsampled Gaussian, w/o replacement m={m}, n={n}", "RDP", ro, "sigma", s,
+    add(_row(f"Subsampled Gaussian, w/o replacement m={m}, n={n}", "RDP", ro, "sigma", s,
                      sens_ro, epsilon, delta, given,
                      "Wang-Balle-Kasiviswanathan 2019 Thm 27"))
 
@@ -264,7 +286,7 @@ def privacy_table(
     K = max_nodes_per_sample(n, epochs) if T > n else max_nodes_per_sample(T, 1)
     s = tree_aggregation_sigma(epsilon, delta, sens_ro, K)
     given = (lambda: tree_aggregation_epsilon(sigma, delta, sens_ro, K)) if sigma else None
-    rows.append(_row(f"Tree aggregation, T={T}, E={epochs}, K={K}", "RDP (Thm 10)", ro,
+    add(_row(f"Tree aggregation, T={T}, E={epochs}, K={K}", "RDP (Thm 10)", ro,
                      "sigma", s, sens_ro, epsilon, delta, given,
                      "Tran & Cutkosky Thm 10 [RECONSTRUCTED]; node sensitivity = sensitivity"))
 
@@ -275,14 +297,14 @@ def privacy_table(
     s = calibrate(tree, epsilon, delta, acc, 1, initial=sens_ro, rtol=1e-4,
                   max_noise=1e15 * sens_ro)
     given = (lambda: epsilon_of(tree(sigma), delta, acc, 1)) if sigma else None
-    rows.append(_row(f"Tree aggregation, T={T}, E={epochs}, K={K}", "PLD (GDP composition)", ro,
+    add(_row(f"Tree aggregation, T={T}, E={epochs}, K={K}", "PLD (GDP composition)", ro,
                      "sigma", s, sens_ro, epsilon, delta, given,
                      "sqrt(K) Delta/sigma-GDP"))
 
     # --- Laplace ---------------------------------------------------------------------------
     b = float(nudge_up(sensitivity * T / epsilon))  # rounded up: T * S / b <= epsilon
     given = (lambda: T * sensitivity / scale) if scale else None
-    rows.append(_row("Laplace, full batch", "pure DP, basic composition", nb, "b", b,
+    add(_row("Laplace, full batch", "pure DP, basic composition", nb, "b", b,
                      sensitivity, epsilon, 0.0, given, "Kuru et al. Thm A.1-A.2"))
     sens1_ro = convert_sensitivity(sensitivity, nb, ro, per_example_sum=True)
     # b on the sum = m x the scale on the average; laplace_scale_for_epsilon rounds up, so the
@@ -290,7 +312,7 @@ def privacy_table(
     b = m * laplace_scale_for_epsilon(sens1_ro, epsilon / T, n, m)
     given = ((lambda: T * amplify_without_replacement(sens1_ro / scale, m, n)) if scale
              else None)
-    rows.append(_row(f"Laplace, w/o replacement m={m}, n={n}", "pure DP, basic composition", ro,
+    add(_row(f"Laplace, w/o replacement m={m}, n={n}", "pure DP, basic composition", ro,
                      "b", b, sens1_ro, epsilon, 0.0, given,
                      "Kuru et al. (11), (13), Thm A.3; b on the sum (= m x b on the average)"))
     return rows

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from dpbounds._validation import (
+    MAX_COUNT,
     check_choice,
     check_int,
     check_nonnegative,
@@ -75,12 +76,22 @@ SOURCE_SIGMA = Source(
 )
 
 _NEIGHBOURING = ("replace_one", "add_remove")
+#: Largest tree :func:`dyadic_nodes` lists (2T - popcount(T) tuples, ~250 MB at 2^20).
+MAX_LISTED_STEPS = 2**20
+#: Largest N * E for ``max_nodes_per_sample(method="exact")`` (a few seconds, ~100 MB).
+MAX_EXACT_STEPS = 2**22
+#: Largest E for ``max_nodes_per_sample(method="exact")`` (~0.3 ms of overhead per epoch).
+MAX_EXACT_EPOCHS = 2**12
 
 
 def dyadic_nodes(T: int) -> list[tuple[int, int]]:
     r"""All tree nodes over steps :math:`1..T`: :math:`[i2^j+1, (i+1)2^j]` with
-    :math:`(i+1)2^j \le T`, ordered by level then position."""
-    T = check_int("T", T, minimum=1)
+    :math:`(i+1)2^j \le T`, ordered by level then position.
+
+    The list has :math:`2T - \mathrm{popcount}(T)` entries, so ``T`` is at most
+    ``MAX_LISTED_STEPS`` = :math:`2^{20}` (``ValueError`` beyond; use :func:`nodes_ending_at`
+    or :func:`compose` for longer runs)."""
+    T = check_int("T", T, minimum=1, maximum=MAX_LISTED_STEPS)
     out = []
     j = 0
     while (1 << j) <= T:
@@ -132,8 +143,8 @@ def max_nodes_per_sample_bound(n: int, epochs: int) -> int:
     :math:`E(\lfloor\log_2N\rfloor+1)`; the levels with :math:`2^j > N` hold fewer than
     :math:`2E` nodes in total.
     """
-    n = check_int("n", n, minimum=1)
-    epochs = check_int("epochs", epochs, minimum=1)
+    n = check_int("n", n, minimum=1, maximum=MAX_COUNT)
+    epochs = check_int("epochs", epochs, minimum=1, maximum=MAX_COUNT)
     return epochs * (int(n).bit_length() - 1 + 3)
 
 
@@ -146,9 +157,11 @@ def _exact_k(n: int, epochs: int) -> int:
     seg = np.arange(n, dtype=np.int64)
 
     def prefix(y: np.ndarray) -> np.ndarray:
-        # prefix[l, i] = number of levels j < l whose node at y[i] is complete (inside [1, T])
+        # prefix[l, i] = number of levels j < l whose node at y[i] is complete (inside [1, T]);
+        # int8 suffices (levels <= 63) and keeps the table at (levels + 1) bytes per sample
         complete = np.stack([(((y >> j) + 1) << j) <= T for j in range(levels)])
-        return np.vstack([np.zeros((1, y.size), dtype=np.int64), np.cumsum(complete, axis=0)])
+        return np.vstack([np.zeros((1, y.size), dtype=np.int8),
+                          np.cumsum(complete, axis=0, dtype=np.int8)])
 
     value = prefix(seg)[levels].astype(float)  # first epoch: every ancestor is new
     neg = -np.inf
@@ -166,11 +179,13 @@ def _exact_k(n: int, epochs: int) -> int:
                 cand = np.full(n, neg)
                 cand[ok] = blocks[idx[ok]] + pre[min(k + 1, levels)][ok]
                 best = np.maximum(best, cand)
-            new_base = base >> 1
-            size = ((base + blocks.size - 1) >> 1) - new_base + 1
-            nxt = np.full(size, neg)
-            np.maximum.at(nxt, ((np.arange(blocks.size) + base) >> 1) - new_base, blocks)
-            blocks, base = nxt, new_base
+            # maxima over aligned pairs (2j, 2j+1) of positions: pad to even alignment, reshape
+            arr = blocks
+            if base & 1:
+                arr = np.concatenate(([neg], arr))
+            if arr.size & 1:
+                arr = np.concatenate((arr, [neg]))
+            blocks, base = arr.reshape(-1, 2).max(axis=1), base >> 1
         value = best
     return int(np.max(value))
 
@@ -189,13 +204,25 @@ def max_nodes_per_sample(n: int, epochs: int, *, method: str = "auto") -> int:
     :math:`O(E\,N\log T)`. ``method="bound"`` returns :math:`E(\lfloor\log_2N\rfloor+3)`
     (:func:`max_nodes_per_sample_bound`). ``"auto"`` is exact for :math:`T \le 2^{20}` and the
     bound beyond (both are valid for privacy; the bound is conservative). Memory is
-    :math:`O(N\log T)`.
+    :math:`O(N\log T)` bytes. ``n`` and ``epochs`` are at most ``MAX_COUNT`` = 10^15, and
+    ``method="exact"`` needs :math:`NE \le` ``MAX_EXACT_STEPS`` = :math:`2^{22}` and
+    :math:`E \le` ``MAX_EXACT_EPOCHS`` = :math:`2^{12}` (a few seconds at most) unless
+    ``epochs == 1`` (then :math:`K` is the number of levels, instantly); ``"auto"`` falls back
+    to the bound for :math:`E > 2^{12}` too.
     """
-    n = check_int("n", n, minimum=1)
-    epochs = check_int("epochs", epochs, minimum=1)
+    n = check_int("n", n, minimum=1, maximum=MAX_COUNT)
+    epochs = check_int("epochs", epochs, minimum=1, maximum=MAX_COUNT)
     method = check_choice("method", method, ("auto", "exact", "bound"))
-    if method == "bound" or (method == "auto" and n * epochs > 1 << 20 and epochs > 1):
+    if epochs == 1 and method != "bound":
+        return _exact_k(n, epochs)
+    too_big = n * epochs > MAX_EXACT_STEPS or epochs > MAX_EXACT_EPOCHS
+    if method == "bound" or (method == "auto" and (n * epochs > 1 << 20 or too_big)):
         return max_nodes_per_sample_bound(n, epochs)
+    if too_big:
+        raise ValueError(
+            f"n * epochs must be <= {MAX_EXACT_STEPS} and epochs <= {MAX_EXACT_EPOCHS} for "
+            f"method='exact' (its cost grows as epochs * n * log2(n * epochs)), got n={n}, "
+            f"epochs={epochs}; use method='bound' (conservative) or 'auto'")
     return _exact_k(n, epochs)
 
 
@@ -229,7 +256,7 @@ def momentum_node_sensitivity(
     alpha = float(alpha)
     if not (0.0 < alpha <= 1.0) or not math.isfinite(alpha):
         raise ValueError(f"alpha must lie in (0, 1], got {alpha!r}")
-    n = check_int("n", n, minimum=1)
+    n = check_int("n", n, minimum=1, maximum=MAX_COUNT)
     neighbouring = check_choice("neighbouring", neighbouring, _NEIGHBOURING)
     if neighbouring != "replace_one":
         raise ValueError(
@@ -273,7 +300,7 @@ def tree_aggregation_epsilon(
     sigma = check_positive("sigma", sigma)
     delta = check_probability("delta", delta)
     sensitivity = check_nonnegative("sensitivity", sensitivity)
-    node_count = check_int("node_count", node_count, minimum=1)
+    node_count = check_int("node_count", node_count, minimum=1, maximum=MAX_COUNT)
     rho = node_count * sensitivity**2 / (2.0 * np.asarray(sigma) ** 2)
     return _linear_rdp_epsilon(rho, delta, method)
 
@@ -297,7 +324,7 @@ def tree_aggregation_sigma(
     epsilon = check_positive("epsilon", epsilon)
     delta = check_probability("delta", delta)
     sensitivity = check_nonnegative("sensitivity", sensitivity)
-    node_count = check_int("node_count", node_count, minimum=1)
+    node_count = check_int("node_count", node_count, minimum=1, maximum=MAX_COUNT)
     rho = dp_to_zcdp_rho(epsilon, delta, method=method)
     sigma = float(nudge_up(sensitivity * math.sqrt(node_count / (2.0 * rho))))
     if sensitivity > 0:

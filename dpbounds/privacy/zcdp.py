@@ -192,7 +192,18 @@ def dp_to_zcdp_rho(epsilon: Any, delta: float, method: str = "standard") -> Any:
     positive_or_raise(rho, "epsilon")
     if method == "tight":
         rho = np.vectorize(lambda e, r: _invert_tight(e, r, delta), otypes=[float])(eps, rho)
+    else:
+        # the forward formula rounds too (sqrt, sum): step down until it is within budget
+        rho = np.vectorize(lambda e, r: _down_until(e, r, delta), otypes=[float])(eps, rho)
     return as_output(rho)
+
+
+def _down_until(epsilon: float, rho: float, delta: float) -> float:
+    """``rho`` moved down by ulps until Lemma 3.8 evaluated in floats gives at most epsilon."""
+    log_inv = math.sqrt(-math.log(delta))
+    while rho > 0 and rho + 2.0 * math.sqrt(rho) * log_inv > epsilon:
+        rho = float(np.nextafter(rho, 0.0))
+    return rho
 
 
 def _invert_tight(epsilon: float, rho_lo: float, delta: float) -> float:

@@ -122,3 +122,87 @@ def test_delta_is_a_probability(sigma, eps, sens):
 def test_invalid_inputs(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+# ---- extreme regimes (issue 8, item 3) --------------------------------------------------------
+# Oracle: Balle & Wang's Theorem 8 exactly as written, Phi(a - b) - e^eps Phi(-a - b), in mpmath
+# log-space with enough digits for the cancellation (an asymptotic series far in the tail, where
+# mpmath's erfc gives up). The library uses a different formulation (Mills ratios), so this is
+# an independent check.
+
+
+def _log_ncdf_mp(u):
+    if u < -1e6:
+        v = 1 / (u * u)
+        return (-u * u / 2 - mp.log(-u) - mp.log(2 * mp.pi) / 2
+                + mp.log(1 - v + 3 * v**2 - 15 * v**3 + 105 * v**4 - 945 * v**5))
+    if u > 1e6:
+        return mp.mpf(0)
+    return mp.log(mp.ncdf(u))
+
+
+def _delta_exact(sigma, eps, sens, dps=400):
+    with mp.workdps(dps):
+        s, e, d = mp.mpf(sigma), mp.mpf(eps), mp.mpf(sens)
+        a, b = d / (2 * s), e * s / d
+        l1, l2 = _log_ncdf_mp(a - b), e + _log_ncdf_mp(-a - b)
+        return mp.mpf(0) if l2 >= l1 else mp.exp(l1) * -mp.expm1(l2 - l1)
+
+
+@pytest.mark.parametrize("ratio", [1e8, 1e9, 1e10, 1e12, 1e15, 1e50])
+def test_epsilon_never_below_exact_for_huge_sensitivity_over_sigma(ratio):
+    # before the fix: Delta/sigma >= 1e9 gave eps with delta(eps) = 0.9999995 (vs 1e-5)
+    delta = 1e-5
+    eps = g.gaussian_epsilon(1.0, delta, ratio)
+    assert _delta_exact(1.0, eps, ratio, dps=120) <= delta
+    # tight: about ratio^2/2 + ratio * z_{1-delta} (z = 4.2649), to float resolution
+    assert eps == pytest.approx(ratio**2 / 2 + 4.264890793922825 * ratio, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "sigma,eps,sens",
+    [
+        (1.0, 5e17 - 5e9, 1e9),  # delta ~ 1, was -0.0
+        (1.0, 5e17, 1e9),  # delta = 1/2, was -0.0
+        (1.0, 5e19 - 2e11, 1e10),  # delta ~ 0.977, was -0.0
+        (1.0, 5e17 + 5e9, 1e9),  # delta ~ 2.9e-7, was -0.0
+        (1e20, 1e-300, 1.0),  # Delta/sigma = 1e-20: delta ~ 4e-21, was -0.0
+        (1e-200, 1e-300, 1e-300),  # was -0.0
+        (1e300, 0.0, 1e-20),  # 4e-321, subnormal: was 3.987e-321
+        (1.0, 1.0, 1.0),
+        (28326968.974842384, 1e-6, 1.0),  # the sigma of analytic_gaussian_sigma(1e-6, 1e-185)
+    ],
+)
+def test_delta_never_understated_in_extreme_regimes(sigma, eps, sens):
+    exact = _delta_exact(sigma, eps, sens)
+    ours = g.gaussian_delta(sigma, eps, sens)
+    assert math.copysign(1.0, ours) == 1.0 and 0.0 < ours <= 1.0
+    assert ours >= exact
+    assert ours == pytest.approx(float(exact), rel=1e-10)
+
+
+@pytest.mark.parametrize("eps,delta", [(1e18, 1e-5), (1e-6, 1e-185), (1e-20, 1e-300),
+                                       (1e6, 1e-300), (1e300, 0.5)])
+def test_analytic_sigma_never_overshoots_in_extreme_regimes(eps, delta):
+    # before: (1e18, 1e-5) gave a sigma whose delta is 1; (1e-6, 1e-185) overshot by 4e-5 rel.
+    sigma = g.analytic_gaussian_sigma(eps, delta)
+    assert _delta_exact(sigma, eps, 1.0) <= delta
+    assert _delta_exact(sigma * (1 - 1e-6), eps, 1.0) > delta  # tight
+
+
+def test_extreme_calibrations_out_of_float_range_raise():
+    with pytest.raises(ValueError, match="epsilon"):
+        g.gaussian_epsilon(1e-160, 1e-5, 1e160)  # eps ~ 1e640
+    with pytest.raises(ValueError, match="sigma"):
+        g.analytic_gaussian_sigma(1e-320, 1e-320)  # sigma ~ 0.4/delta = 4e319
+
+
+@settings(max_examples=60, deadline=None)
+@given(log_sigma=st.floats(-30, 30), log_eps=st.floats(-30, 30), log_sens=st.floats(-30, 30))
+def test_delta_upper_bounds_the_exact_profile(log_sigma, log_eps, log_sens):
+    sigma, eps, sens = 10.0**log_sigma, 10.0**log_eps, 10.0**log_sens
+    exact = _delta_exact(sigma, eps, sens, dps=120)
+    ours = g.gaussian_delta(sigma, eps, sens)
+    assert ours >= exact
+    if exact > 1e-300:
+        assert ours <= exact * (1 + 1e-10)

@@ -102,3 +102,10 @@ def test_kuru_constructor():
 def test_invalid(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_sensitivity_doubling_beyond_float_range_is_refused():
+    # found by the issue-8 sweep: 2 * 1.7e308 = inf leaked out of convert_sensitivity
+    with pytest.raises(ValueError, match="sensitivity"):
+        M.convert_sensitivity(1.7e308, "add_remove", "replace_one")
+    assert M.convert_sensitivity(8e307, "add_remove", "replace_one") == 1.6e308

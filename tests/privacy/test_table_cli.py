@@ -146,12 +146,22 @@ def test_cli_bad_input(argv, name, capsys):
     (["--scale", "1e-300"], "scale"),
     (["--sampling-rate", "1e-300"], "sampling_rate"),
     (["--steps", "1000000000000"], "steps"),
-    (["--delta", "1e-300"], "epsilon"),  # valid input, target out of reach: says so
 ])
 def test_cli_extreme_input_is_one_line_error(argv, name, capsys):
     assert main(["privacy", "--steps", "20", *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and err.startswith("dpbounds: error:") and name in err
+
+
+def test_cli_delta_below_pld_resolution_marks_the_row(capsys):
+    # valid input; only the PLD row is out of reach (its grid cannot resolve delta = 1e-300):
+    # that row says so, every other row is still computed
+    assert main(["privacy", "--steps", "20", "--delta", "1e-300", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    pld = _find(rows, "Subsampled Gaussian, Poisson", "PLD")
+    assert pld["noise"] is None and "delta" in pld["note"]
+    assert all(r["noise"] is not None for r in rows if r is not pld
+               and not r["accountant"].startswith("classic"))
 
 
 @pytest.mark.parametrize("argv", [
@@ -172,3 +182,12 @@ def test_advanced_composition_out_of_range():
         advanced_composition_epsilon(1e300, 10, 1e-5)
     # just below the overflow of expm1 the bound is an ordinary (huge) float
     assert math.isfinite(advanced_composition_epsilon(700.0, 1, 0.5))
+
+
+def test_progress_is_reported_once_per_row():
+    from dpbounds.privacy.table import TABLE_ROWS
+
+    labels = []
+    rows = privacy_table(1.0, 1e-5, 1.0, 10, 0.1, progress=labels.append)
+    assert len(rows) == len(labels) == TABLE_ROWS
+    assert labels[0].startswith("Gaussian, full batch") and "Laplace" in labels[-1]

@@ -111,3 +111,13 @@ def test_conversion_finite(rho, log10_delta):
 def test_invalid_inputs(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_dp_to_zcdp_standard_never_overshoots_by_an_ulp():
+    # found by hypothesis: the 2-ulp margin was not enough, Lemma 3.8 gave eps + 1 ulp
+    eps, delta = 24.38894409236296, 1e-12
+    rho = z.dp_to_zcdp_rho(eps, delta)
+    with mp.workdps(50):  # oracle: Lemma 3.8 on the exact real rho
+        r = mp.mpf(rho)
+        assert r + 2 * mp.sqrt(r * mp.log(1 / mp.mpf(delta))) <= eps
+    assert z.zcdp_to_dp_epsilon(rho, delta) <= eps

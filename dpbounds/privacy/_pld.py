@@ -1,0 +1,170 @@
+r"""Dense privacy-loss distributions: composition by FFT, hockey-stick divergences (internal).
+
+A :class:`DensePld` is the probability mass function of a privacy loss on the grid
+:math:`L_i = (\ell + i)h` plus a mass at :math:`+\infty`, as built by ``dp_accounting``'s
+(pessimistic, connect-the-dots) constructors. dp_accounting composes such PMFs too, but its
+sparse self-composition evaluates ``size ** count`` as a Python integer (45 s for
+:math:`10^7` steps), its FFT window comes from a Chernoff bound on 40 fixed orders that is
+~6x wider than needed at large counts, and its :math:`\varepsilon(\delta)` is a Python loop over
+the grid. Here:
+
+* :func:`self_compose` is one FFT power, on a window from a Chernoff bound whose orders are
+  centred on the distribution's own spread;
+* tails of at most ``TAIL_MASS`` are cut pessimistically (the upper tail goes to
+  :math:`+\infty`, the lower tail onto the lowest kept loss), as in dp_accounting;
+* FFT round-off is covered (dp_accounting ignores it): an FFT power rescales the whole mass by
+  ~3e-16 x count and takes up to ~1.2e-16 x count from the upper tails (measured against an
+  80-bit FFT), so every mass is inflated by 2e-15 x count and 1e-15 x count is added at
+  :math:`+\infty` (deltas below that are out of reach: epsilon is ``inf`` there);
+* :func:`delta_for_epsilon` and :func:`epsilon_for_delta` are vectorised and exact for the PMF:
+  :math:`\delta(\varepsilon) = p_\infty + \sum_{L_i>\varepsilon}p_i(1-e^{\varepsilon-L_i})`.
+
+Examples
+--------
+>>> import numpy as np
+>>> one = DensePld(interval=1.0, lower=-1, probs=np.array([0.5, 0.0, 0.5]), infinity_mass=0.0)
+>>> round(delta_for_epsilon(one, 0.0), 6)   # randomised response with eps = 1
+0.316060
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import fft, signal, special
+
+#: Probability mass a truncation may move (pessimistically), as dp_accounting's default.
+TAIL_MASS = 1e-15
+#: Relative inflation of the masses per composition, for the round-off of an FFT power.
+_MASS_ROUND_OFF = 2e-15
+#: Mass added at +inf per composition for the round-off in the upper tail (8x the largest
+#: deficit of an upper tail measured against the same FFT power in 80-bit long double:
+#: 1.2e-16 per composition, for 50 to 10^5 compositions).
+_TAIL_ROUND_OFF = 1e-15
+
+
+@dataclass(frozen=True)
+class DensePld:
+    """PMF of a privacy loss on ``interval * (lower + i)``, plus ``infinity_mass`` at +inf."""
+
+    interval: float
+    lower: int
+    probs: np.ndarray
+    infinity_mass: float
+
+    @property
+    def losses(self) -> np.ndarray:
+        return (self.lower + np.arange(self.probs.size)) * self.interval
+
+
+def from_dp_accounting_pmf(pmf) -> DensePld:
+    """The arrays of a ``dp_accounting`` ``PLDPmf`` (through its dense form)."""
+    dense = pmf.to_dense_pmf()
+    try:  # dp_accounting exposes no public accessor for the arrays
+        return DensePld(float(dense._discretization), int(dense._lower_loss),
+                        np.asarray(dense._probs, dtype=float), float(dense._infinity_mass))
+    except AttributeError as err:  # pragma: no cover - depends on dp_accounting's internals
+        raise RuntimeError(f"unsupported dp_accounting version: {err}") from None
+
+
+def _trim(probs: np.ndarray, tail: float) -> tuple[int, np.ndarray, float]:
+    """Cut a prefix and a suffix of mass <= tail/2 each: the prefix mass is added to the first
+    kept entry (a larger loss: pessimistic), the suffix mass is returned (for +inf)."""
+    probs = np.maximum(probs, 0.0)  # FFT round-off; raising a mass only adds to delta
+    left = int(np.searchsorted(np.cumsum(probs), tail / 2, side="right"))
+    right = probs.size - int(np.searchsorted(np.cumsum(probs[::-1]), tail / 2, side="right"))
+    right = max(right, left + 1)
+    kept = probs[left:right].copy()
+    kept[0] += probs[:left].sum()
+    return left, kept, float(probs[right:].sum())
+
+
+def _chernoff_window(probs: np.ndarray, count: int, tail: float) -> tuple[int, int]:
+    """Index range [lo, hi] holding all but ``tail`` of the sum of ``count`` draws from
+    ``probs`` (indices 0..n-1): Chernoff bounds P[S >= b] <= exp(count K(t) - t b), minimised
+    over orders t from the optimum of a Gaussian of the same spread down to 0.1/n (the scale
+    of rare large losses, e.g. a subsampled Gaussian with a tiny sampling rate)."""
+    n = probs.size
+    idx = np.arange(n, dtype=float)
+    mass = probs.sum()
+    mean = float(idx @ probs) / mass
+    spread = math.sqrt(max(float(((idx - mean) ** 2) @ probs) / mass, 1e-12))
+    log_term = math.log(2.0 / tail)
+    centre = math.sqrt(2.0 * log_term / count) / spread
+    orders = np.geomspace(min(centre / 64.0, 0.1 / n), centre * 64.0, 64)
+    with np.errstate(divide="ignore"):
+        log_p = np.log(probs)
+    lo, hi = 0, (n - 1) * count
+    for sign in (1.0, -1.0):
+        t = sign * orders
+        # log-MGF of the index, centred at the mean for accuracy (K(t) = t mean + ...)
+        log_mgf = special.logsumexp(log_p[None, :] + t[:, None] * (idx - mean)[None, :], axis=1)
+        bound = count * mean + (count * log_mgf + log_term) / t
+        if sign > 0:
+            hi = min(hi, math.ceil(float(np.min(bound))))
+        else:
+            lo = max(lo, math.floor(float(np.max(bound))))
+    return lo, max(hi, lo)
+
+
+def self_compose(pld: DensePld, count: int, tail: float = TAIL_MASS) -> DensePld:
+    """``count``-fold composition of ``pld`` with itself: one FFT power over a Chernoff window
+    (the mass outside it, at most ``tail``, is added to +inf: it may alias into the window)."""
+    if count == 1:
+        return pld
+    lo, hi = _chernoff_window(pld.probs, count, tail)
+    size = fft.next_fast_len(max(hi - lo + 1, pld.probs.size))
+    spectrum = fft.rfft(pld.probs, size)
+    np.power(spectrum, count, out=spectrum)
+    out = np.roll(fft.irfft(spectrum, size), -lo)[: hi - lo + 1]
+    # the power scales the whole mass by the round-off of the total, ~3e-16 x count (measured
+    # against repeated squaring); inflating every mass keeps delta an upper bound
+    out *= 1.0 + _MASS_ROUND_OFF * count
+    offset, out, right = _trim(out, tail)
+    infinity = tail + right + _TAIL_ROUND_OFF * count - math.expm1(
+        count * math.log1p(-pld.infinity_mass))
+    return DensePld(pld.interval, count * pld.lower + lo + offset, out, min(1.0, infinity))
+
+
+def compose(a: DensePld, b: DensePld, tail: float = TAIL_MASS) -> DensePld:
+    """Composition of two PLDs on the same grid (a full FFT convolution, then trimmed)."""
+    if a.interval != b.interval:
+        raise ValueError(f"interval must agree to compose PLDs, got {a.interval} and {b.interval}")
+    offset, out, right = _trim(signal.fftconvolve(a.probs, b.probs), tail)
+    infinity = (a.infinity_mass + b.infinity_mass - a.infinity_mass * b.infinity_mass + right
+                + 2 * _TAIL_ROUND_OFF)
+    return DensePld(a.interval, a.lower + b.lower + offset, out, min(1.0, infinity))
+
+
+def delta_for_epsilon(pld: DensePld, epsilon: float) -> float:
+    """Hockey-stick divergence of the PMF at ``epsilon``."""
+    losses = pld.losses
+    above = losses > epsilon
+    gain = -np.expm1(epsilon - losses[above])
+    return float(min(1.0, pld.infinity_mass + float(gain @ pld.probs[above])))
+
+
+def epsilon_for_delta(pld: DensePld, delta: float) -> float:
+    """Smallest ``epsilon >= 0`` with :func:`delta_for_epsilon` at most ``delta`` (``inf`` if
+    the mass at +inf exceeds ``delta``); exact for the PMF, rounded up by ~1e-12."""
+    if pld.infinity_mass > delta:
+        return math.inf
+    if delta_for_epsilon(pld, 0.0) <= delta:
+        return 0.0
+    h, p = pld.interval, pld.probs
+    losses = pld.losses
+    # For eps in (L_{k-1}, L_k]: delta(eps) = inf + S_k - e^eps T_k with the suffix sums
+    # S_k = sum_{i>=k} p_i and e^{L_k} T_k = sum_{i>=k} p_i e^{-(L_i - L_k)} =: E_k, where
+    # E_k = p_k + e^{-h} E_{k+1} (a first-order recursion, run backwards by lfilter).
+    rev = p[::-1]
+    suffix = np.cumsum(rev)[::-1]
+    weighted = signal.lfilter([1.0], [1.0, -math.exp(-h)], rev)[::-1]
+    # delta at the grid points: delta(L_k) = inf + S_{k+1} - e^{-h} E_{k+1}
+    at_grid = pld.infinity_mass + np.append(suffix[1:] - math.exp(-h) * weighted[1:], 0.0)
+    k = int(np.argmax(at_grid <= delta))  # first grid loss with delta(L_k) <= delta
+    excess = pld.infinity_mass + suffix[k] - delta
+    eps = losses[k] + math.log(excess / weighted[k]) if excess > 0 else losses[k]
+    eps = min(max(eps, losses[k] - h, 0.0), losses[k])
+    return eps + 1e-12 * max(1.0, abs(eps))
