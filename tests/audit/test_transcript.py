@@ -55,11 +55,15 @@ def test_pair_attains_the_declared_gaussian_gd_sensitivity(relation):
     d, dp = (replace_one_pair if relation == "replace-one" else add_remove_pair)(
         dim=3, radius=2.0)
     x = np.zeros((1, 3))
-    # the noise-free query of Gaussian DP-GD: the clipped mean (clipping active: 2 > 1)
-    q = [np.asarray(o.clipped_mean_grad(x, None, 1.0))[0] for o in (d, dp)]
+    # the noise-free query of Gaussian DP-GD: the clipped sum over a public normaliser
+    # (D's size; under replace-one it is both data sets' size), clipping active: 2 > 1
+    public_n = d.n
+    q = [np.asarray(o.clipped_mean_grad(x, None, 1.0))[0] * o.n / public_n for o in (d, dp)]
     change = np.linalg.norm(q[0] - q[1])
+    extra = {"public_n": public_n} if relation == "add/remove" else {}
     declared = dp_gd(d, epsilon=1.0, delta=1e-5, steps=1, step_size=1.0, mechanism="gaussian",
-                     clip_norm=1.0, neighbouring=relation, trace=None).params["sensitivity"]
+                     clip_norm=1.0, neighbouring=relation, trace=None,
+                     **extra).params["sensitivity"]
     assert change == pytest.approx(declared, rel=1e-14)  # the pair is worst case on D's n
     # the L1 (Laplace) sensitivity of the replace-one pair: |+r - (-r)| = S_1
     if relation == "replace-one":
