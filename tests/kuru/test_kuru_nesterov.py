@@ -387,7 +387,10 @@ def test_no_subsampling_variance_without_subsampling_even_for_huge_sensitivity()
 
 
 def test_optimal_noise_with_a_huge_population():
-    """n = 1e300 (n/m = 1e297): the log-space solver stays finite and never overshoots."""
+    """n = 1e15 (n/m = 1e12, the privacy layer's MAX_COUNT): the log-space solver stays finite
+    and never overshoots; beyond the documented limit n is refused by name."""
     w = error_weights(nesterov_schedule(0.5, 20), 0.1, 1.0)
-    al = optimal_noise(w, 1.0, 10**300, 1000, 1.0)
+    al = optimal_noise(w, 1.0, 10**15, 1000, 1.0)
     assert np.isfinite(al.value) and al.total_epsilon <= 1.0
+    with pytest.raises(ValueError, match="n must be an integer"):
+        optimal_noise(w, 1.0, 10**300, 1000, 1.0)
