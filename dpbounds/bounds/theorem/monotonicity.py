@@ -17,7 +17,7 @@ lemma author's statement. Like cvxpy's curvature rules, the check works on the d
 2. **checked on a grid** — otherwise the derivative is evaluated on a log-spaced grid over the
    symbols' ranges (:func:`grid_ranges`: ``(1e-6, 1e6)``, counts ``(1, 1e9)``, scaling-path
    variables up to ``1e12``, 0 included for nonnegative symbols, ``domain=`` overrides; a
-   tensor grid with every corner plus 4096 Sobol points), keeping the points where the
+   tensor grid with every corner plus 4096 Halton points), keeping the points where the
    assumptions hold and the bound is real. No decrease found: the composed theorem records
    "checked on a grid (N points, ranges)" — evidence, not a proof.
 3. **refused** — a point where the derivative is negative (relative tolerance
@@ -54,7 +54,7 @@ from sympy.core.relational import Relational
 from dpbounds.bounds.theorem.symbols import COUNT_SYMBOLS, sym
 
 __all__ = [
-    "GRID_SOBOL_POINTS",
+    "GRID_LOW_DISCREPANCY_POINTS",
     "GRID_TENSOR_BUDGET",
     "TOLERANCE",
     "Monotonicity",
@@ -62,10 +62,10 @@ __all__ = [
     "grid_ranges",
 ]
 
-#: Largest tensor grid (points per axis ** symbols) checked besides the Sobol points.
+#: Largest tensor grid (points per axis ** symbols) checked besides the Halton points.
 GRID_TENSOR_BUDGET = 4096
-#: Scrambled Sobol points (fixed seed) added to the tensor grid.
-GRID_SOBOL_POINTS = 4096
+#: Halton points (deterministic, low discrepancy) added to the tensor grid.
+GRID_LOW_DISCREPANCY_POINTS = 4096
 #: A derivative below ``-TOLERANCE * sum(|terms|)`` at a grid point is a decrease.
 TOLERANCE = 1e-9
 #: Default ranges of the grid (log-spaced): real symbols, counts, upper end on the scaling path.
@@ -367,9 +367,7 @@ def _grid(outer: sp.Expr, deriv: sp.Expr, x: sp.Symbol, syms: list[sp.Symbol],
         rng = np.random.default_rng(0)
         pick = rng.integers(0, 2, size=(GRID_TENSOR_BUDGET, n))
         tensor = np.array([[axes[j][0], axes[j][-1]] for j in range(n)])[np.arange(n), pick.T].T
-    from scipy.stats import qmc
-
-    unit = qmc.Sobol(n, scramble=True, seed=0).random(GRID_SOBOL_POINTS)
+    unit = _halton(GRID_LOW_DISCREPANCY_POINTS, n)
     lo = np.array([math.log(ranges[s.name][0]) for s in syms])
     hi = np.array([math.log(ranges[s.name][1]) for s in syms])
     points = np.concatenate([tensor, np.exp(lo + unit * (hi - lo))])
@@ -382,11 +380,11 @@ def _grid(outer: sp.Expr, deriv: sp.Expr, x: sp.Symbol, syms: list[sp.Symbol],
         value = _numeric(outer, syms, cols)
         slope = _numeric(deriv, syms, cols)
         scale = sum(np.abs(_numeric(t, syms, cols)) for t in sp.Add.make_args(deriv))
-    ok &= np.isfinite(value) & np.isfinite(slope) & np.isfinite(scale)
+        ok &= np.isfinite(value) & np.isfinite(slope) & np.isfinite(scale)
+        rel_slope = np.where(ok, slope / np.maximum(scale, np.finfo(float).tiny), np.inf)
     if not ok.any():
         return (f"not proven by sympy, and none of the {len(points)} grid points satisfies the "
                 "assumptions with a real, finite bound; pass domain= to give the ranges")
-    rel_slope = np.where(ok, slope / np.maximum(scale, np.finfo(float).tiny), np.inf)
     worst = int(np.argmin(rel_slope))
     if rel_slope[worst] < -TOLERANCE:
         at = ", ".join(f"{s.name}={points[worst, j]:.6g}" for j, s in enumerate(syms))
@@ -395,10 +393,29 @@ def _grid(outer: sp.Expr, deriv: sp.Expr, x: sp.Symbol, syms: list[sp.Symbol],
     spans = ", ".join(f"{s.name} in [{ranges[s.name][0]:.3g}, {ranges[s.name][1]:.3g}]"
                       + (" and 0" if s.is_positive is not True else "") for s in syms)
     how = (f"{int(ok.sum())} of {len(points)} points satisfy the assumptions: "
-           f"{'x'.join(map(str, sizes))} log-spaced tensor grid with its corners + "
-           f"{GRID_SOBOL_POINTS} Sobol points; {spans}; no decrease beyond relative "
+           f"log-spaced tensor grid of {'x'.join(map(str, sizes))} points with its corners + "
+           f"{GRID_LOW_DISCREPANCY_POINTS} Halton points; {spans}; no decrease beyond relative "
            f"tolerance {TOLERANCE:g}")
     return "grid", how, deriv
+
+
+def _halton(count: int, dim: int) -> np.ndarray:
+    """The first ``count`` points of the Halton sequence in ``[0, 1)^dim`` (deterministic)."""
+    primes: list[int] = []
+    candidate = 2
+    while len(primes) < dim:
+        if all(candidate % q for q in primes):
+            primes.append(candidate)
+        candidate += 1
+    index = np.arange(1, count + 1)
+    out = np.zeros((count, dim))
+    for j, base in enumerate(primes):
+        i, scale = index.copy(), 1.0
+        while np.any(i > 0):
+            scale /= base
+            out[:, j] += scale * (i % base)
+            i //= base
+    return out
 
 
 def _numeric(expr: sp.Expr, syms: list[sp.Symbol], cols: list[np.ndarray]) -> np.ndarray:
