@@ -231,15 +231,17 @@ def _check(outer: sp.Expr, x: sp.Symbol, relations: tuple[Relational, ...],
     shown = f"d/d{x.name} = {shown}" if len(shown) <= 60 else f"d/d{x.name}"
     if deriv == 0:
         return "proven", f"{shown}: the bound does not depend on it", deriv
+    if _nonnegative(deriv, expensive=False):
+        return "proven", f"{shown} >= 0 by sign analysis", deriv
     counts = sorted((s for s in syms if s.name in COUNT_SYMBOLS), key=lambda s: s.name)
     rewritten, notes = _reparametrise(deriv, rels, counts)
-    notes = [note for x, note in notes if x in deriv.free_symbols]
-    # cheap rewritings first, on the derivative as it is and in positive terms
-    for expensive in (False, True):
-        if _nonnegative(deriv, expensive):
-            return "proven", f"{shown} >= 0 by sign analysis", deriv
-        if rewritten != deriv and _nonnegative(rewritten, expensive):
-            return "proven", f"{shown} >= 0 by sign analysis, with {', '.join(notes)}", deriv
+    with_notes = ", ".join(note for s, note in notes if s in deriv.free_symbols)
+    # cheap rewritings first, on the derivative in positive terms, then the expensive ones
+    for form, expensive in ((rewritten, False), (deriv, True), (rewritten, True)):
+        if (form is deriv or rewritten != deriv) and _nonnegative(form, expensive):
+            how = f"{shown} >= 0 by sign analysis" + (
+                f", with {with_notes}" if form is rewritten and with_notes else "")
+            return "proven", how, deriv
     return _grid(outer, deriv, x, sorted(syms, key=lambda s: s.name), rels,
                  grid_ranges(sorted(syms, key=lambda s: s.name), dict(domain), regime))
 

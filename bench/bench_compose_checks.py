@@ -1,0 +1,102 @@
+"""Benchmark: cost of the checked composition (``Bound.compose``'s monotonicity check).
+
+Two measurements:
+
+* the import time of ``dpbounds.bounds.registry`` (which builds every bound, so runs every
+  composition check), each in a fresh interpreter, ``--repeats`` times; with ``--baseline DIR``
+  (a checkout of the code before the check) both trees are measured alternately, side by
+  side, and the ratio of the medians is printed;
+* each composition of the library, re-run with the proof cache cleared (cold) and then warm,
+  with the status of its check.
+
+Run: ``python bench/bench_compose_checks.py [--repeats 15] [--baseline /path/to/old/checkout]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+_IMPORT = ("import time; t = time.perf_counter(); import dpbounds.bounds.registry; "
+           "print(time.perf_counter() - t)")
+
+
+def import_seconds(tree: Path) -> float:
+    """Import time of the registry in a fresh interpreter, with ``tree`` first on the path."""
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    out = subprocess.run([sys.executable, "-c", _IMPORT], cwd=tree, env=env, check=True,
+                         capture_output=True, text=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def compositions() -> list[tuple[str, object]]:
+    """Every ``compose`` call of the library, as a thunk."""
+    from dpbounds.bounds import dp_erm, sensitivity_reduced, tran_cutkosky, yang
+
+    tc, sr = tran_cutkosky, sensitivity_reduced
+    bst = dp_erm.bst14_excess_risk.steps[0][1]
+    return [
+        ("tran_cutkosky: lemma12 <- theorem4", lambda: tc.lemma12.compose(
+            "n", {"sigma": tc.theorem4})),
+        ("tran_cutkosky: error_split <- lemma11_average, noise", lambda: tc.error_split.compose(
+            "e", {"momentum_err": tc.lemma11_average, "tree_err": tc._noise})),
+        ("tran_cutkosky/sensitivity_reduced: lemma5 <- error", lambda: tc.lemma5.compose(
+            "_", {"noise_err": tc._error})),
+        ("sensitivity_reduced: lemma7 <- theorem8", lambda: sr.lemma7.compose(
+            "n", {"sigma1": sr.theorem8_sigma1, "sigma2": sr.theorem8_sigma2})),
+        ("yang: nsgd_inversion <- nsgd_descent, a", lambda: yang.inversion_nsgd.compose(
+            "t", {"Q": yang.nsgd_descent.tuned(), "a": yang._a},
+            assumptions=yang.nsgd_theorem.assumptions, regime={"T": 1})),
+        ("yang: sgd_inversion <- sgd_descent", lambda: yang.inversion_sgd.compose(
+            "t", {"Q": yang.sgd_descent.tuned()}, assumptions=yang.sgd_theorem.assumptions,
+            regime={"T": 1})),
+        ("dp_erm: shamir_zhang <- noisy G", lambda: dp_erm.shamir_zhang.compose(
+            "t", {"G": dp_erm._G_noisy}, assumptions=bst.assumptions, regime={"d": 1, "n": 1})),
+    ]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="checkout of the code before the check (measured alternately)")
+    args = parser.parse_args(argv)
+
+    trees = {"this tree": ROOT}
+    if args.baseline is not None:
+        trees["baseline"] = args.baseline.resolve()
+    times: dict[str, list[float]] = {k: [] for k in trees}
+    for _ in range(args.repeats):
+        for name, tree in trees.items():
+            times[name].append(import_seconds(tree))
+    print(f"import dpbounds.bounds.registry, {args.repeats} fresh interpreters each "
+          "(alternating):")
+    for name, ts in times.items():
+        print(f"  {name:10s} median {statistics.median(ts):.3f} s  min {min(ts):.3f} s")
+    if args.baseline is not None:
+        ratio = statistics.median(times["this tree"]) / statistics.median(times["baseline"])
+        print(f"  ratio of medians (this tree / baseline): {ratio:.2f}")
+
+    from dpbounds.bounds.theorem import monotonicity
+
+    print("\ncompositions of the library (check cold = proof cache cleared):")
+    for label, build in compositions():
+        monotonicity._check.cache_clear()
+        t0 = time.perf_counter()
+        thm = build()
+        cold = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        build()
+        warm = time.perf_counter() - t0
+        status = ", ".join(f"{m.placeholder}: {m.status}" for m in thm.monotonicity)
+        print(f"  {cold * 1e3:7.1f} ms cold {warm * 1e3:6.1f} ms warm  {label}  [{status}]")
+
+
+if __name__ == "__main__":
+    main()
