@@ -211,3 +211,13 @@ def test_proven_never_disagrees_with_finite_differences(expr, relation, seed):
         checked += 1
         if checked == 8:
             break
+
+
+def test_cli_audit_shows_each_step_monotonicity(capsys):
+    from dpbounds.cli import main
+
+    assert main(["bound", "tran_cutkosky.alg1", "--audit"]) == 0
+    out = capsys.readouterr().out
+    shown = [line for line in out.splitlines() if "monotonicity:" in line]
+    assert len(shown) == out.count("[plugged in for") == 4
+    assert all("proven" in line for line in shown)

@@ -223,9 +223,9 @@ def _check(outer: sp.Expr, x: sp.Symbol, relations: tuple[Relational, ...],
     box = []
     for name, (lo, hi) in domain:
         if lo > 0:
-            box.append(sym(name) >= sp.nsimplify(lo))
+            box.append(sym(name) >= sp.Rational(repr(lo)))
         if math.isfinite(hi):
-            box.append(sym(name) <= sp.nsimplify(hi))
+            box.append(sym(name) <= sp.Rational(repr(hi)))
     syms, rels = _relevant(deriv, outer, list(relations) + box)
     shown = sp.sstr(deriv)
     shown = f"d/d{x.name} = {shown}" if len(shown) <= 60 else f"d/d{x.name}"
