@@ -23,16 +23,21 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-_IMPORT = ("import time; t = time.perf_counter(); import dpbounds.bounds.registry; "
-           "print(time.perf_counter() - t)")
+_IMPORT = ("import time; t, c = time.perf_counter(), time.process_time(); "
+           "import dpbounds.bounds.registry; "
+           "print(time.perf_counter() - t, time.process_time() - c)")
 
 
-def import_seconds(tree: Path) -> float:
-    """Import time of the registry in a fresh interpreter, with ``tree`` first on the path."""
+def import_seconds(tree: Path) -> tuple[float, float]:
+    """(wall, CPU) seconds to import the registry in a fresh interpreter, ``tree`` on the path.
+
+    CPU time is the steadier number on a shared machine.
+    """
     env = dict(os.environ, PYTHONPATH=str(tree))
     out = subprocess.run([sys.executable, "-c", _IMPORT], cwd=tree, env=env, check=True,
                          capture_output=True, text=True)
-    return float(out.stdout.strip().splitlines()[-1])
+    wall, cpu = out.stdout.strip().splitlines()[-1].split()
+    return float(wall), float(cpu)
 
 
 def compositions() -> list[tuple[str, object]]:
@@ -71,17 +76,21 @@ def main(argv: list[str] | None = None) -> None:
     trees = {"this tree": ROOT}
     if args.baseline is not None:
         trees["baseline"] = args.baseline.resolve()
-    times: dict[str, list[float]] = {k: [] for k in trees}
+    times: dict[str, list[tuple[float, float]]] = {k: [] for k in trees}
     for _ in range(args.repeats):
         for name, tree in trees.items():
             times[name].append(import_seconds(tree))
     print(f"import dpbounds.bounds.registry, {args.repeats} fresh interpreters each "
           "(alternating):")
     for name, ts in times.items():
-        print(f"  {name:10s} median {statistics.median(ts):.3f} s  min {min(ts):.3f} s")
+        wall, cpu = ([t[i] for t in ts] for i in (0, 1))
+        print(f"  {name:10s} wall median {statistics.median(wall):.3f} s (min {min(wall):.3f})"
+              f"  CPU median {statistics.median(cpu):.3f} s (min {min(cpu):.3f})")
     if args.baseline is not None:
-        ratio = statistics.median(times["this tree"]) / statistics.median(times["baseline"])
-        print(f"  ratio of medians (this tree / baseline): {ratio:.2f}")
+        for i, kind in enumerate(("wall", "CPU")):
+            ratio = (statistics.median(t[i] for t in times["this tree"])
+                     / statistics.median(t[i] for t in times["baseline"]))
+            print(f"  ratio of {kind} medians (this tree / baseline): {ratio:.3f}")
 
     from dpbounds.bounds.theorem import monotonicity
 
