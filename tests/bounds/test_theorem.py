@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import doctest
+import importlib
+
 import numpy as np
 import pytest
 import sympy as sp
@@ -157,3 +160,34 @@ def test_symbolic_and_numeric_evaluation_agree_to_1e_12(thm):
         if checked == 4:
             break
     assert checked >= 2, thm.name
+
+
+# -------------------------------------------------- the package keeps the public API
+def test_public_api_and_methods_are_unchanged_by_the_split():
+    from dpbounds.bounds.theorem import (  # noqa: F401  (the import is the test)
+        NONNEGATIVE_SYMBOLS,
+        SYMBOL_LATEX,
+        Assumption,
+        Bound,
+        Lemma,
+        Scaling,
+        Theorem,
+        Tuned,
+        sym,
+    )
+
+    for method in ("parameters", "assumption_parameters", "provenance", "resolved_hyperparameters",
+                   "replace", "tuned", "compose", "evaluate", "evaluate_symbolic",
+                   "evaluate_hyperparameters", "optimize", "terms", "exponents", "latex",
+                   "_repr_latex_", "audit", "_apply"):
+        assert hasattr(Bound, method), method
+    assert issubclass(Lemma, Bound) and issubclass(Theorem, Bound)
+    assert repr(toy()).startswith("<Lemma 'toy' [DERIVED]")
+
+
+@pytest.mark.parametrize("name", ["", ".symbols", ".structure", ".monotonicity", ".evaluation",
+                                  ".scaling", ".optimization", ".rendering"])
+def test_docstring_examples_run(name):
+    module = importlib.import_module(f"dpbounds.bounds.theorem{name}")
+    failed, tried = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert tried > 0 and failed == 0

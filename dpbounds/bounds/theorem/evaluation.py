@@ -1,0 +1,169 @@
+r"""Vectorised and exact evaluation of a bound (:meth:`Bound.evaluate` and friends).
+
+:meth:`Bound.evaluate` lambdifies the expression once (cached on the bound) and broadcasts
+NumPy arrays; every value is checked (finite, positive or nonnegative as its symbol is
+declared) and every stated assumption with a relation is checked elementwise.
+:meth:`Bound.evaluate_symbolic` substitutes exactly and evaluates with ``evalf`` (the oracle of
+the tests).
+
+Example
+-------
+>>> from dpbounds.bounds.theorem import Assumption, Lemma, sym
+>>> from dpbounds.provenance import Provenance, Source
+>>> N, eps = sym("N"), sym("eps")
+>>> b = Lemma(name="toy", quantity="q", expr=1 / (N * eps),
+...           sources=(Source("toy", "eq. (1)", Provenance.DERIVED),),
+...           assumptions=(Assumption("eps <= 10", eps <= 10),))
+>>> b.evaluate(N=[10.0, 100.0], eps=0.5)
+array([0.2 , 0.02])
+>>> b.evaluate(N=10.0, eps=20.0)
+Traceback (most recent call last):
+    ...
+ValueError: toy: assumption violated: eps <= 10 (eps <= 10)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import sympy as sp
+
+from dpbounds.bounds.theorem.symbols import names as _names
+from dpbounds.bounds.theorem.symbols import sym
+
+if TYPE_CHECKING:
+    from dpbounds.bounds.theorem.structure import Bound
+
+__all__ = ["EvaluationMixin"]
+
+
+class EvaluationMixin:
+    """The evaluation methods of :class:`~dpbounds.bounds.theorem.Bound`."""
+
+    def _function(self: Bound, expr_key: str, expr: sp.Expr,
+                  names: tuple[str, ...]) -> Callable:
+        fn = self._cache.get(expr_key)
+        if fn is None:
+            fn = sp.lambdify([sym(n) for n in names], expr, modules="numpy", cse=True)
+            self._cache[expr_key] = fn
+        return fn
+
+    def _check_params(self: Bound, names: Sequence[str], params: Mapping[str, Any],
+                      ignore_extra: bool) -> dict[str, np.ndarray]:
+        missing = [n for n in names if n not in params]
+        if missing:
+            raise ValueError(f"{self.name}: missing parameter(s) {missing}; "
+                             f"this bound needs {list(names)}")
+        if not ignore_extra:
+            allowed = set(names) | set(self.assumption_parameters)
+            extra = [k for k in params if k not in allowed]
+            if extra:
+                raise ValueError(f"{self.name}: unknown parameter(s) {extra}; "
+                                 f"this bound needs {list(names)}")
+        values: dict[str, np.ndarray] = {}
+        for n in names:
+            given = params[n]
+            if isinstance(given, np.ndarray | np.generic) and np.ndim(given) == 0:
+                given = given.item()  # messages show 1.5, not array(1.5)
+            try:
+                arr = np.asarray(given, dtype=float)
+            except (TypeError, ValueError):
+                raise ValueError(f"{n} must be a real number, got {given!r}") from None
+            if not np.all(np.isfinite(arr)):
+                raise ValueError(f"{n} must be finite, got {given!r}")
+            if sym(n).is_positive and not np.all(arr > 0):
+                raise ValueError(f"{n} must be > 0 (valid range (0, inf)), got {given!r}")
+            if sym(n).is_nonnegative and not np.all(arr >= 0):
+                raise ValueError(f"{n} must be >= 0 (valid range [0, inf)), got {given!r}")
+            values[n] = arr
+        return values
+
+    def _check_assumptions(self: Bound, values: Mapping[str, np.ndarray],
+                           invalid: str = "raise") -> np.ndarray | bool:
+        """Check the relations; return the mask of points where all hold (``invalid="nan"``)."""
+        ok_all: np.ndarray | bool = True
+        for a in self.assumptions:
+            rel = a.relation
+            if rel is None or rel is sp.true:
+                continue
+            if rel is sp.false:
+                raise ValueError(f"{self.name}: assumption violated: {a.text}")
+            needed = _names(rel.free_symbols)
+            if not all(n in values for n in needed):
+                continue
+            key = f"assumption:{sp.srepr(rel)}"
+            fn = self._function(key, rel, needed)
+            with np.errstate(all="ignore"):
+                ok = np.asarray(fn(*(values[n] for n in needed)), dtype=bool)
+            if invalid == "raise" and not np.all(ok):
+                raise ValueError(f"{self.name}: assumption violated: {a.text} "
+                                 f"({sp.sstr(rel)})")
+            ok_all = ok_all & ok
+        return ok_all
+
+    def evaluate(self: Bound, *, ignore_extra: bool = False, invalid: str = "raise",
+                 **params: Any) -> np.ndarray | float:
+        """Evaluate the bound; NumPy arrays broadcast against each other.
+
+        Parameters
+        ----------
+        ignore_extra:
+            Accept (and ignore) keywords the bound does not use, e.g. a shared problem
+            dictionary passed to several bounds.
+        invalid:
+            ``"raise"`` (default): a violated assumption or a non-finite value raises
+            :class:`ValueError`. ``"nan"``: such points are returned as NaN (for scans over
+            grids that leave the valid range; the caller must handle them).
+        **params:
+            One value (scalar or array) per name in :attr:`parameters`.
+
+        Returns
+        -------
+        float for scalar inputs, otherwise an array of the broadcast shape.
+
+        Raises
+        ------
+        ValueError
+            A parameter is missing, unknown, non-finite, not positive, or (with
+            ``invalid="raise"``) a stated assumption with a relation is violated.
+        """
+        if invalid not in ("raise", "nan"):
+            raise ValueError(f"invalid must be 'raise' or 'nan', got {invalid!r}")
+        names = self.parameters
+        values = self._check_params(names, params, ignore_extra)
+        for k in self.assumption_parameters:
+            if k in params:
+                values.update(self._check_params((k,), {k: params[k]}, True))
+        ok = self._check_assumptions(values, invalid)
+        fn = self._function("expr", self.expr, names)
+        with np.errstate(all="ignore"):
+            out = np.asarray(fn(*(values[n] for n in names)), dtype=float)
+        shape = np.broadcast_shapes(*(v.shape for v in values.values())) if values else ()
+        out = np.broadcast_to(out, shape) if out.shape != shape else out
+        if invalid == "nan":
+            out = np.where(np.broadcast_to(ok, shape) & np.isfinite(out), out, np.nan)
+        elif not np.all(np.isfinite(out)):
+            raise ValueError(f"{self.name}: bound is not finite at these parameters "
+                             "(overflow or a parameter outside the valid range)")
+        return float(out) if out.ndim == 0 else np.array(out)
+
+    def evaluate_symbolic(self: Bound, precision: int = 30, **params: Any) -> sp.Float:
+        """Exact substitution and ``evalf`` at ``precision`` digits (slow; the oracle of tests)."""
+        names = self.parameters
+        self._check_params(names, params, ignore_extra=True)
+        subs = {sym(n): sp.Float(str(float(params[n])), precision + 10) for n in names}
+        return sp.N(self.expr.subs(subs), precision)
+
+    def evaluate_hyperparameters(self: Bound, *, ignore_extra: bool = True,
+                                 **params: Any) -> dict[str, np.ndarray | float]:
+        """The closed-form hyper-parameter choices evaluated at the problem parameters."""
+        from dpbounds.bounds.theorem.structure import Bound
+
+        out = {}
+        for k, e in self.resolved_hyperparameters().items():
+            tmp = Bound(name=f"{self.name}:{k}", quantity=k, expr=e, sources=self.sources)
+            out[k] = tmp.evaluate(ignore_extra=ignore_extra, **params)
+        return out
+
