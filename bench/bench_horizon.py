@@ -11,8 +11,8 @@ that they return the same answer, and records the peak traced memory (``tracemal
 * heavy ball, whole ``tune_heavy_ball``: the old tuner rebuilt from the same naive pieces (grid,
   Nelder-Mead, three reported choices) against the new one;
 * (32) for DP-MASG with a first-stage override: the O(T^2) loop ``algorithms/kuru.py`` ran
-  (:func:`~dpbounds.bounds.noise_allocation.naive_select_horizon`) against the O(T) prefix sums
-  of :func:`~dpbounds.bounds.noise_allocation.select_horizon`;
+  (:func:`~dpbounds.bounds.strongly_convex.noise_allocation.naive_select_horizon`) against the
+  O(T) prefix sums of :func:`~dpbounds.bounds.strongly_convex.noise_allocation.select_horizon`;
 * the subsampled rule: the old 40-candidate bracket search against the lower-bound-pruned
   exact search (the old one can return a worse horizon; the bound of each is printed).
 
@@ -31,9 +31,16 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit, logsumexp
 
-from dpbounds.bounds.heavy_ball import classical_heavy_ball_parameters, heavy_ball_rate
-from dpbounds.bounds.nesterov import error_weights, masg_schedule, subsampling_variance
-from dpbounds.bounds.noise_allocation import (
+from dpbounds.bounds.strongly_convex.heavy_ball import (
+    classical_heavy_ball_parameters,
+    heavy_ball_rate,
+)
+from dpbounds.bounds.strongly_convex.nesterov import (
+    error_weights,
+    masg_schedule,
+    subsampling_variance,
+)
+from dpbounds.bounds.strongly_convex.noise_allocation import (
     naive_select_horizon,
     optimal_noise,
     select_horizon,

@@ -5,7 +5,7 @@ r"""Tuning DP heavy ball and DP-NAG / DP-MASG from Kuru et al.'s bounds.
   :math:`T` **implies**: each step is :math:`\epsilon/T`-DP through (11)-(13), so the Laplace scale
   :math:`b=S_1/(m\epsilon_0)` grows with :math:`T` and the per-coordinate noise variance is
   :math:`\sigma_T^2=2b^2+\sigma_s^2(m,n)`. The bound used is the rigorous version of (25)
-  (:func:`dpbounds.bounds.heavy_ball.heavy_ball_bound_valid`, **[DERIVED]**):
+  (:func:`dpbounds.bounds.strongly_convex.heavy_ball.heavy_ball_bound_valid`, **[DERIVED]**):
 
   .. math:: B(\alpha,\beta,T)=\frac L2\Big(C_T^2\rho^{2T}\lVert\xi_0-\xi^\ast\rVert^2
             +d\max_{\lambda\in\{\mu,L\}}v_\lambda(\alpha,\beta;\sigma_T^2)\Big)
@@ -27,13 +27,15 @@ quadratic, propagated exactly -- no sampling).
 
 **Horizon search.** The best :math:`T\le T_{\max}` of a heavy-ball :math:`(\alpha,\beta)` is
 found without evaluating every horizon: :math:`\lVert M^T\rVert_2` has a closed form at any
-:math:`T` (:mod:`dpbounds.bounds._lucas`), the noise term increases in :math:`T` and the
-transient is at least :math:`\rho^{2T}`, so intervals of horizons whose lower bound exceeds the
-best value found are discarded (branch and bound). The result is the exact minimiser over
-every horizon (checked against the sequential products of :func:`naive_transient_sq`), in
+:math:`T` (:mod:`dpbounds.bounds.strongly_convex._lucas`), the noise term increases in
+:math:`T` and the transient is at least :math:`\rho^{2T}`, so intervals of horizons whose lower
+bound exceeds the best value found are discarded (branch and bound). The result is the exact
+minimiser over every horizon (checked against the sequential products of
+:func:`naive_transient_sq`), in
 memory independent of :math:`T_{\max}`; where that lower bound is weak (very ill-conditioned
 problems) a work limit applies and the row reports its proven ``horizon_gap``. DP-NAG's (32)
-uses prefix sums (:func:`~dpbounds.bounds.noise_allocation.select_horizon`, :math:`O(T_{\max})`).
+uses prefix sums (:func:`~dpbounds.bounds.strongly_convex.noise_allocation.select_horizon`,
+:math:`O(T_{\max})`).
 
 Example
 -------
@@ -56,14 +58,14 @@ from scipy.special import expit
 
 from dpbounds._progress import progress_bar
 from dpbounds._validation import check_choice, check_int, check_nonnegative, check_positive
-from dpbounds.bounds._lucas import CompanionPowers, companion_spectral_radius
-from dpbounds.bounds.heavy_ball import (
+from dpbounds.bounds.strongly_convex._lucas import CompanionPowers, companion_spectral_radius
+from dpbounds.bounds.strongly_convex.heavy_ball import (
     SOURCE_STATIONARY,
     classical_heavy_ball_parameters,
     heavy_ball_expected_error,
     heavy_ball_rate,
 )
-from dpbounds.bounds.nesterov import (
+from dpbounds.bounds.strongly_convex.nesterov import (
     error_weights,
     masg_schedule,
     nesterov_final_error_quadratic,
@@ -71,7 +73,7 @@ from dpbounds.bounds.nesterov import (
     subsampling_variance,
     unrolled_bound,
 )
-from dpbounds.bounds.noise_allocation import (
+from dpbounds.bounds.strongly_convex.noise_allocation import (
     LOG_FLOAT_MAX,
     MAX_HORIZON,
     SOURCE_REMARK41,
@@ -134,8 +136,8 @@ def naive_transient_sq(alpha: np.ndarray, beta: np.ndarray, lams: np.ndarray,
     """max_lambda ||T_lambda^t||_2^2 for t = 1..Tmax by sequential 2x2 products; (k,) -> (k, Tmax).
 
     The reference implementation (the one the tuner used before the closed form of
-    :mod:`dpbounds.bounds._lucas`): O(Tmax) Python steps and O(k Tmax) memory. Kept as the
-    oracle of the tests and of ``bench/bench_horizon.py``.
+    :mod:`dpbounds.bounds.strongly_convex._lucas`): O(Tmax) Python steps and O(k Tmax) memory.
+    Kept as the oracle of the tests and of ``bench/bench_horizon.py``.
     """
     k = alpha.size
     M = np.zeros((k, lams.size, 2, 2))
@@ -159,7 +161,8 @@ class _HeavyBallObjective:
     r"""The tuning objective :math:`B(\alpha,\beta,T)` of a set of stable :math:`(\alpha,\beta)`.
 
     ``values(p, T)`` evaluates :math:`B` at pairs (point index, horizon) in :math:`O(1)` each
-    (closed-form matrix powers, :func:`~dpbounds.bounds._lucas.companion_power_norm_sq`), and
+    (closed-form matrix powers,
+    :func:`~dpbounds.bounds.strongly_convex._lucas.companion_power_norm_sq`), and
     ``lower(p, lo, hi)`` bounds :math:`B` from below on :math:`T\in[lo,hi]`:
     :math:`\lVert M_\lambda^T\rVert_2\ge\rho_\lambda^T` (the spectral radius) decreases in
     :math:`T` and the noise term increases in :math:`T` (each step gets
@@ -519,8 +522,9 @@ def tune_heavy_ball(
     mechanism :
         ``"laplace"`` (the paper's).
     max_horizon, grid :
-        Largest :math:`T` (at most :data:`~dpbounds.bounds.noise_allocation.MAX_HORIZON`) and the
-        size of the coarse :math:`(\alpha,\beta)` grid before the local refinement (scipy
+        Largest :math:`T` (at most
+        :data:`~dpbounds.bounds.strongly_convex.noise_allocation.MAX_HORIZON`) and the size of
+        the coarse :math:`(\alpha,\beta)` grid before the local refinement (scipy
         Nelder-Mead on :math:`(\log\alpha,\mathrm{logit}\,\beta)`). Every horizon up to
         ``max_horizon`` is searched by branch and bound (module docstring), so the cost hardly
         depends on ``max_horizon``.
@@ -807,10 +811,11 @@ def tune_nesterov(
     of (30) plus the subsampling term, :func:`select_horizon_subsampled`), with the optimal
     allocation, against the uniform budget at ``reference_horizons`` (the paper's grid uses
     100-1000). ``max_horizon`` is at most
-    :data:`~dpbounds.bounds.noise_allocation.MAX_HORIZON`; ``progress`` shows a tqdm bar for the
-    subsampled search. :math:`\mu=L` with ``c = 1`` is allowed: :math:`\mu\alpha=1`, each step
-    contracts the error to 0 and only the last step's noise counts. The "computed" error of
-    DP-MASG is that of the run with momentum restarts (:func:`dpbounds.algorithms.dp_masg`'s
+    :data:`~dpbounds.bounds.strongly_convex.noise_allocation.MAX_HORIZON`; ``progress`` shows a
+    tqdm bar for the subsampled search. :math:`\mu=L` with ``c = 1`` is allowed:
+    :math:`\mu\alpha=1`, each step contracts the error to 0 and only the last step's noise
+    counts. The "computed" error of DP-MASG is that of the run with momentum restarts
+    (:func:`dpbounds.algorithms.dp_masg`'s
     default), the run Theorem 4.3 bounds.
     """
     mu = float(check_positive("mu", mu))

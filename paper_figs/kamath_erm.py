@@ -10,7 +10,8 @@ RDP-calibrated variant, DERIVED). DERIVED test bed (ours): L2-regularised logist
 :math:`G/\mu`-style :math:`R=10`, :math:`\varepsilon=1`, :math:`\delta=10^{-5}`, SGD run for
 :math:`T=20n` steps (the lecture's :math:`T=n^2` is out of reach for large n; a shorter run is
 still private under either calibration). The dotted line is the lecture's utility bound
-(average form, :data:`dpbounds.bounds.dp_erm.bst14_excess_risk_average`, for :math:`T=n^2`).
+(average form, :data:`dpbounds.bounds.convex.noisy_projected_sgd.bst14_excess_risk_average`,
+for :math:`T=n^2`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from dpbounds.algorithms.dp_erm import (
     objective_perturbation,
     output_perturbation,
 )
-from dpbounds.bounds import dp_erm as erm_bounds
+from dpbounds.bounds.convex import noisy_projected_sgd as npsgd_bounds
 from dpbounds.data import unit_ball_classification
 from dpbounds.objectives import LogisticRegression
 from paper_figs._common import Cell, FigureRun, mean_ci, parse_args, plt
@@ -83,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
         m, h = np.array(vals).T
         ax.errorbar(ns, m, np.minimum(h, 0.999 * m), fmt="o-", capsize=3, label=name)
     nn = np.array(ns, dtype=float)
-    bound = erm_bounds.bst14_excess_risk_average.evaluate(L=max(lips), d=D, delta=DELTA,
+    bound = npsgd_bounds.bst14_excess_risk_average.evaluate(L=max(lips), d=D, delta=DELTA,
                                                            diam=2 * RADIUS, eps=EPS, n=nn)
     ax.plot(nn, bound, "k:", label="lecture bound, noisy SGD, T=n² (average form)")
     rows += [dict(method="bst14 bound (T=n^2)", n=int(a), excess_risk_mean=float(b))

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from dpbounds.algorithms import dp_heavy_ball
-from dpbounds.bounds.heavy_ball import (
+from dpbounds.bounds.strongly_convex.heavy_ball import (
     heavy_ball_expected_error,
     heavy_ball_quadratic_bound,
     heavy_ball_rate,

@@ -19,8 +19,13 @@ from pathlib import Path
 
 import numpy as np
 
-from dpbounds.bounds.nesterov import error_weights, masg_schedule, nesterov_schedule, unrolled_bound
-from dpbounds.bounds.noise_allocation import (
+from dpbounds.bounds.strongly_convex.nesterov import (
+    error_weights,
+    masg_schedule,
+    nesterov_schedule,
+    unrolled_bound,
+)
+from dpbounds.bounds.strongly_convex.noise_allocation import (
     optimal_noise_closed_form,
     select_horizon,
     uniform_noise,

@@ -27,7 +27,14 @@ import numpy as np
 import sympy as sp
 
 from dpbounds._validation import check_nonnegative, check_open_interval, check_positive
-from dpbounds.bounds import dp_erm, sensitivity_reduced, tran_cutkosky, yang
+from dpbounds.bounds.convex import noisy_projected_sgd
+from dpbounds.bounds.nonconvex import (
+    clipped_sgd,
+    generalized_smoothness,
+    normalized_sgd,
+    sensitivity_reduced,
+    tree_momentum,
+)
 from dpbounds.bounds.theorem import Bound, Scaling, Tuned
 
 __all__ = ["DEFAULT_PROBLEM", "Entry", "check_problem", "get", "names", "register"]
@@ -66,7 +73,7 @@ def _c2(eps: float, delta: float) -> float:
 
     Fitted at q = 0.01, T = 10^4 (100 epochs); cached per (eps, delta).
     """
-    return yang.lemma31_constant(eps, delta, sampling_rate=0.01, steps=10_000)
+    return generalized_smoothness.lemma31_constant(eps, delta, sampling_rate=0.01, steps=10_000)
 
 
 def _yang_map(p: Mapping[str, float]) -> dict[str, float]:
@@ -291,11 +298,11 @@ register(Entry(
     name="tran_cutkosky.alg1",
     title="Tran & Cutkosky Alg. 1 (tree-aggregated momentum NSGD), Thm 6",
     family="non-convex",
-    theorem=tran_cutkosky.theorem6,
-    tuned=tran_cutkosky.theorem6_tuned,
+    theorem=tree_momentum.theorem6,
+    tuned=tree_momentum.theorem6_tuned,
     to_params=_tc_params,
     tunable={"eta": (1e-300, math.inf), "E": (1.0, 1e12), "alpha": (1e-300, 1.0)},
-    gradient_count=tran_cutkosky.gradient_count,
+    gradient_count=tree_momentum.gradient_count,
     notes="constants DERIVED by dpbounds; exponents d^(1/4)/sqrt(eps N) VERBATIM",
 ))
 
@@ -317,15 +324,15 @@ register(Entry(
     name="yang.nsgd",
     title="Yang et al. DP-NSGD, Cor 3.3 (T -> oo)",
     family="non-convex",
-    theorem=yang.nsgd_corollary,
-    tuned=yang.nsgd_corollary.tuned("yang.nsgd_corollary (tuned r)"),
+    theorem=normalized_sgd.nsgd_corollary,
+    tuned=normalized_sgd.nsgd_corollary.tuned("normalized_sgd.nsgd_corollary (tuned r)"),
     to_params=_yang_map,
     tunable={"r": lambda p: (p["tau0"] * (1 + 1e-9), math.inf)},
     notes="tau0 = 2G, L0 = L, L1 = 0, D_f = R unless given; c2 fitted with the "
           "without-replacement RDP accountant; at fixed r the bound keeps the floor "
           "2 tau0^2/(r - tau0), so the paper's headline rate is that of the decaying part; "
           "r tuned to the problem trades the floor against it (DERIVED)",
-    scaling_bound=yang.nsgd_decaying,
+    scaling_bound=normalized_sgd.nsgd_decaying,
     scaling_label="decaying part at fixed r",
     problem_names=_YANG_NAMES,
 ))
@@ -334,8 +341,8 @@ register(Entry(
     name="yang.sgd",
     title="Yang et al. DP-SGD (clipping), Cor 3.5 (T -> oo)",
     family="non-convex",
-    theorem=yang.sgd_corollary,
-    tuned=yang.sgd_corollary.tuned("yang.sgd_corollary (C = 3 tau0)"),
+    theorem=clipped_sgd.sgd_corollary,
+    tuned=clipped_sgd.sgd_corollary.tuned("clipped_sgd.sgd_corollary (C = 3 tau0)"),
     to_params=_yang_map,
     tunable={"C": lambda p: (3 * p["tau0"], math.inf)},
     notes="tau0 = 2G, L0 = L, L1 = 0, D_f = R unless given; c2 fitted with the "
@@ -353,8 +360,8 @@ register(Entry(
     name="kamath.bst14",
     title="Kamath lecture / BST14 noisy projected SGD (average loss)",
     family="convex",
-    theorem=dp_erm.bst14_excess_risk_average,
-    tuned=dp_erm.bst14_excess_risk_average,
+    theorem=noisy_projected_sgd.bst14_excess_risk_average,
+    tuned=noisy_projected_sgd.bst14_excess_risk_average,
     to_params=_erm_params,
     notes="Lipschitz constant L := G, diameter := R unless given; T = n^2 (VERBATIM)",
     scaling_variables=("d", "n", "eps"),

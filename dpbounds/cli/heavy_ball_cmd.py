@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from dpbounds.bounds.noise_allocation import MAX_HORIZON
+from dpbounds.bounds.strongly_convex.noise_allocation import MAX_HORIZON
 from dpbounds.cli import integer, progress_enabled
 
 _HB_COLUMNS = """\
@@ -98,7 +98,10 @@ def _tune_nag(args: argparse.Namespace) -> int:
 
 
 def _rate_hb(args: argparse.Namespace) -> int:
-    from dpbounds.bounds.heavy_ball import heavy_ball_rate, heavy_ball_rate_eq26_as_printed
+    from dpbounds.bounds.strongly_convex.heavy_ball import (
+        heavy_ball_rate,
+        heavy_ball_rate_eq26_as_printed,
+    )
 
     rho = heavy_ball_rate(args.alpha, args.beta, args.mu, args.L)
     printed = heavy_ball_rate_eq26_as_printed(args.alpha, args.beta, args.mu, args.L)

@@ -27,7 +27,8 @@ Conventions and facts settled here (**[DERIVED]**, ``kuru_et_al.md`` §3, §11):
   \mathrm{blkdiag}(P+\mathrm{diag}(\tfrac{\mu L}{\mu+L}-\tfrac\mu2,0),\tfrac1{\mu+L})\succeq0`
   (since :math:`L\ge\mu`).
 * **Lower bounds**: quadratics belong to :math:`\mathcal S_{\mu,L}`, so :math:`\rho^\ast` is never
-  below :func:`dpbounds.bounds.heavy_ball.heavy_ball_rate`; the search starts there. A
+  below :func:`dpbounds.bounds.strongly_convex.heavy_ball.heavy_ball_rate`; the search starts
+  there. A
   :math:`\rho` at which the SDP's dual gives a Farkas certificate (checked exactly, see
   :mod:`dpbounds.lmi.exact`) is also below :math:`\rho^\ast`.
 * **Solving**: (22) is homogeneous in :math:`(P,c_0,c)`. We maximise the margin :math:`t` with
@@ -72,7 +73,7 @@ import cvxpy as cp
 import numpy as np
 
 from dpbounds._validation import check_finite, check_nonnegative, check_positive
-from dpbounds.bounds.heavy_ball import heavy_ball_rate
+from dpbounds.bounds.strongly_convex.heavy_ball import heavy_ball_rate
 from dpbounds.lmi.exact import certificate_holds, farkas_holds, quadratic_rate_lower_bound
 from dpbounds.provenance import KURU, Provenance, Source
 

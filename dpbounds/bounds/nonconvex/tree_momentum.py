@@ -39,7 +39,7 @@ arXiv 2210.06328. A. Cutkosky, H. Mehta, "Momentum improves normalized SGD", ICM
 
 Example
 -------
->>> from dpbounds.bounds import tran_cutkosky as tc
+>>> from dpbounds.bounds.nonconvex import tree_momentum as tc
 >>> print(tc.theorem6_tuned.exponents(("d", "N", "eps")))
 d^(1/4) N^(-1/2) eps^(-1/2)
 >>> v = tc.theorem6_tuned.evaluate(d=100, N=1e5, eps=1.0, delta=1e-5, G=1, L=1, R=1)

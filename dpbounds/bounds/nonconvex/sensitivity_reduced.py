@@ -40,7 +40,7 @@ that scale as :math:`d^{\pm1/6}` (per-coordinate noise std, :math:`\sigma_2`,
 
 Example
 -------
->>> from dpbounds.bounds import sensitivity_reduced as sr
+>>> from dpbounds.bounds.nonconvex import sensitivity_reduced as sr
 >>> print(sr.theorem9_tuned.exponents(("d", "N", "eps")))
 d^(1/3) N^(-2/3) eps^(-2/3)
 >>> print(sr.gradient_count.exponents(("d", "N", "eps")))
@@ -53,8 +53,15 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from dpbounds.bounds.nonconvex.tree_momentum import (
+    _A_DELTA,
+    _A_EPS,
+    _A_SMOOTH,
+    lemma5,
+    lemma11_average,
+    log2,
+)
 from dpbounds.bounds.theorem import Assumption, Bound, Lemma, Theorem, sym
-from dpbounds.bounds.tran_cutkosky import _A_DELTA, _A_EPS, _A_SMOOTH, lemma5, lemma11_average, log2
 from dpbounds.provenance import TRAN_CUTKOSKY, Provenance, Source
 
 __all__ = [

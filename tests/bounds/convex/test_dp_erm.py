@@ -9,7 +9,7 @@ import pytest
 import sympy as sp
 from scipy.optimize import minimize
 
-from dpbounds.bounds import dp_erm
+from dpbounds.bounds.convex import noisy_projected_sgd, objective_perturbation, output_perturbation
 
 
 def test_bst14_sigma_is_accepted_by_dp_accounting():
@@ -17,7 +17,7 @@ def test_bst14_sigma_is_accepted_by_dp_accounting():
     from dp_accounting.rdp import rdp_privacy_accountant as rdp
 
     n, L, eps, delta = 100, 1.0, 1.0, 1e-5
-    sigma = dp_erm.bst14_sigma.evaluate(L=L, n=n, eps=eps, delta=delta)
+    sigma = noisy_projected_sgd.bst14_sigma.evaluate(L=L, n=n, eps=eps, delta=delta)
     assert sigma**2 == pytest.approx(32 * L**2 * n**2 * math.log(n / delta)
                                      * math.log(1 / delta) / eps**2, rel=1e-14)
     # noise on n * grad l (sensitivity n L), one sample per step (q = 1/n), T = n^2 steps
@@ -31,10 +31,10 @@ def test_bst14_sigma_is_accepted_by_dp_accounting():
 
 
 def test_bst14_exponents_match_the_lecture():
-    s = dp_erm.bst14_excess_risk.exponents(("d", "n", "eps", "log(1/delta)"))
+    s = noisy_projected_sgd.bst14_excess_risk.exponents(("d", "n", "eps", "log(1/delta)"))
     assert dict(s.powers) == {"d": sp.Rational(1, 2), "n": 0, "eps": -1,
                               "log(1/delta)": sp.Rational(1, 2)}
-    avg = dp_erm.bst14_excess_risk_average.exponents(("d", "n", "eps"))
+    avg = noisy_projected_sgd.bst14_excess_risk_average.exponents(("d", "n", "eps"))
     assert dict(avg.powers) == {"d": sp.Rational(1, 2), "n": -1, "eps": -1}
 
 
@@ -69,11 +69,12 @@ def test_output_perturbation_sensitivity_by_simulation():
         y2[j] = -y[j]
         worst = max(worst, np.linalg.norm(argmin(X2, y2) - w0))
     assert worst <= 2 / lam
-    ratio = (dp_erm.output_perturbation_sigma.evaluate(n=n, lam=lam, eps=0.5, delta=1e-5)
-             / dp_erm.output_perturbation_sigma_tight.evaluate(lam=lam, eps=0.5, delta=1e-5))
+    op = output_perturbation
+    ratio = (op.output_perturbation_sigma.evaluate(n=n, lam=lam, eps=0.5, delta=1e-5)
+             / op.output_perturbation_sigma_tight.evaluate(lam=lam, eps=0.5, delta=1e-5))
     assert ratio == pytest.approx(n, rel=1e-12)
 
 
 def test_objective_perturbation_sigma_formula():
-    s = dp_erm.objective_perturbation_sigma.evaluate(eps=0.8, delta=1e-6, zeta=1.0)
+    s = objective_perturbation.objective_perturbation_sigma.evaluate(eps=0.8, delta=1e-6, zeta=1.0)
     assert s**2 == pytest.approx((8 * math.log(2e6) + 3.2) / 0.64, rel=1e-14)

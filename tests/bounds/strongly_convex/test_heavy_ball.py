@@ -11,7 +11,7 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpbounds.bounds.heavy_ball import (
+from dpbounds.bounds.strongly_convex.heavy_ball import (
     classical_heavy_ball_parameters,
     heavy_ball_bound_valid,
     heavy_ball_expected_error,
@@ -164,7 +164,7 @@ def test_bad_input_raises():
 
 
 def test_theorem_objects_match_numeric_functions():
-    from dpbounds.bounds.heavy_ball import stationary_error_theorem, theorem_3_5
+    from dpbounds.bounds.strongly_convex.heavy_ball import stationary_error_theorem, theorem_3_5
     from dpbounds.provenance import Provenance
 
     alphas = np.array([0.2, 0.5, 1.0, 1.5])
@@ -185,7 +185,7 @@ def test_theorem_objects_match_numeric_functions():
 
 
 def test_symbolic_rate_matches_numpy():
-    from dpbounds.bounds.heavy_ball import heavy_ball_symbolic
+    from dpbounds.bounds.strongly_convex.heavy_ball import heavy_ball_symbolic
     from dpbounds.bounds.theorem import sym
 
     for rate, fn in (("heavy_ball", heavy_ball_rate),
@@ -214,7 +214,7 @@ def _gd_oracle(alpha, mu, L, sigma2):
 def test_theorem_3_5_at_beta_zero_is_gradient_descent(alpha):
     # regression (issue 8.6): evaluate(beta=0) raised "beta must be > 0"; Fig. 1 has a beta = 0
     # curve and the theorem states 0 <= beta < 1
-    from dpbounds.bounds.heavy_ball import stationary_error_theorem, theorem_3_5
+    from dpbounds.bounds.strongly_convex.heavy_ball import stationary_error_theorem, theorem_3_5
 
     mu, L, s2, t, C, E0 = 0.5, 1.0, 1e-3, 20, 1.0, 10.0
     rho, lams, var = _gd_oracle(alpha, mu, L, s2)
@@ -244,7 +244,7 @@ def test_beta_zero_stationary_variance_vs_monte_carlo():
 
 
 def test_negative_beta_still_rejected():
-    from dpbounds.bounds.heavy_ball import theorem_3_5
+    from dpbounds.bounds.strongly_convex.heavy_ball import theorem_3_5
 
     with pytest.raises(ValueError, match="beta"):
         theorem_3_5().evaluate(alpha=0.5, beta=-0.1, mu=0.5, L=1.0, sigma2=1e-3, t=5, C=1.0,
@@ -342,7 +342,7 @@ def test_fuzz_heavy_ball_functions(alpha, beta, mu, L, eig, sigma2, t, e0, C):
        S=_num, d=_int, m=_int, n=_int, eps=_num, T=_int)
 def test_fuzz_heavy_ball_theorems_and_noise_levels(alpha, beta, mu, L, sigma2, t, C, E0, S, d,
                                                    m, n, eps, T):
-    from dpbounds.bounds.heavy_ball import (
+    from dpbounds.bounds.strongly_convex.heavy_ball import (
         dp_noise_level,
         laplace_covariance_eq38_as_printed,
         stationary_error_theorem,

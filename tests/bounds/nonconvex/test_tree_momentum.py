@@ -10,7 +10,7 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpbounds.bounds import tran_cutkosky as tc
+from dpbounds.bounds.nonconvex import tree_momentum as tc
 from dpbounds.bounds.theorem import sym
 
 

@@ -34,7 +34,8 @@ What this module settles (see ``kuru_et_al.md`` §11):
 
 Examples
 --------
->>> from dpbounds.bounds.heavy_ball import heavy_ball_rate, heavy_ball_rate_eq26_as_printed
+>>> from dpbounds.bounds.strongly_convex.heavy_ball import (
+...     heavy_ball_rate, heavy_ball_rate_eq26_as_printed)
 >>> round(heavy_ball_rate(1.0, 0.3, mu=0.5, L=1.0), 4)        # HB roots (App. B.3)
 0.5477
 >>> round(heavy_ball_rate_eq26_as_printed(1.0, 0.3, mu=0.5, L=1.0), 4)  # NAG roots
@@ -634,7 +635,7 @@ def dp_noise_level(sensitivity: float, d: int, n: int, m: int, epsilon: float, T
     The trace bound of :math:`\mathrm{Cov}(w_t|x_t)`: Laplace noise of scale
     :math:`b=S_1/(m\epsilon_0)` (eq. (12)) contributes :math:`2b^2` per coordinate.
     """
-    from dpbounds.bounds.nesterov import subsampling_variance
+    from dpbounds.bounds.strongly_convex.nesterov import subsampling_variance
     from dpbounds.privacy.laplace import per_step_epsilon
 
     sensitivity = float(check_nonnegative("sensitivity", sensitivity))

@@ -10,7 +10,7 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpbounds.bounds import yang
+from dpbounds.bounds.nonconvex import clipped_sgd, generalized_smoothness, normalized_sgd
 
 R = sp.Rational
 
@@ -49,8 +49,8 @@ def test_inner_product_lemmas_hold_on_random_noise_distributions(seed, x, rfac, 
     r, C = rfac * tau0, cfac * tau0
     nsgd = float(p @ (g @ grad / (gn + r)))
     sgd = float(p @ ((g @ grad) * np.minimum(1, C / gn)))
-    lower_nsgd = -yang.nsgd_inner_product.evaluate(x=x, r=r, tau0=tau0)
-    lower_sgd = -yang.sgd_inner_product.evaluate(x=x, C=C, tau0=tau0)
+    lower_nsgd = -normalized_sgd.nsgd_inner_product.evaluate(x=x, r=r, tau0=tau0)
+    lower_sgd = -clipped_sgd.sgd_inner_product.evaluate(x=x, C=C, tau0=tau0)
     assert nsgd >= lower_nsgd - 1e-12 * abs(lower_nsgd)
     assert sgd >= lower_sgd - 1e-12 * abs(lower_sgd)
 
@@ -58,27 +58,27 @@ def test_inner_product_lemmas_hold_on_random_noise_distributions(seed, x, rfac, 
 def test_theorem_converges_to_the_corollary_as_T_grows():
     p = {"d": 100.0, "L0": 1.0, "L1": 0.1, "D_f": 1.0, "tau0": 0.5, "r": 2.0}
     q = {"c2": 3.0, "N": 1e5, "eps": 1.0, "delta": 1e-5}
-    cor = yang.nsgd_corollary.evaluate(**p, **q)
+    cor = normalized_sgd.nsgd_corollary.evaluate(**p, **q)
     prev = math.inf
     for T in (1e6, 1e9, 1e14):
-        sigma = yang.lemma31_sigma.evaluate(B=100.0, T=T, **q)
-        val = yang.nsgd_theorem.evaluate(sigma=sigma, B=100.0, T=T, **p)
+        sigma = generalized_smoothness.lemma31_sigma.evaluate(B=100.0, T=T, **q)
+        val = normalized_sgd.nsgd_theorem.evaluate(sigma=sigma, B=100.0, T=T, **p)
         assert cor <= val <= prev  # decreasing in T towards the corollary
         prev = val
     assert prev == pytest.approx(cor, rel=1e-6)
-    sigma = yang.lemma31_sigma.evaluate(B=100.0, T=1e14, **q)
-    val = yang.sgd_theorem.evaluate(sigma=sigma, B=100.0, T=1e14, C=1.5,
+    sigma = generalized_smoothness.lemma31_sigma.evaluate(B=100.0, T=1e14, **q)
+    val = clipped_sgd.sgd_theorem.evaluate(sigma=sigma, B=100.0, T=1e14, C=1.5,
                                     **{k: v for k, v in p.items() if k not in ("r", "tau0")})
-    cor = yang.sgd_corollary.evaluate(C=1.5, **{k: v for k, v in p.items() if k != "r"}, **q)
+    cor = clipped_sgd.sgd_corollary.evaluate(C=1.5, **{k: v for k, v in p.items() if k != "r"}, **q)
     assert val == pytest.approx(cor, rel=1e-6)
 
 
 def test_headline_exponents_match_the_abstract():
     want = {"d": R(1, 4), "N": R(-1, 2), "eps": R(-1, 2), "log(1/delta)": R(1, 4)}
     v = tuple(want)
-    assert dict(yang.nsgd_decaying.exponents(v).powers) == want
-    assert dict(yang.sgd_corollary.exponents(v).powers) == want
-    floor = yang.nsgd_floor.exponents(v)
+    assert dict(normalized_sgd.nsgd_decaying.exponents(v).powers) == want
+    assert dict(clipped_sgd.sgd_corollary.exponents(v).powers) == want
+    floor = normalized_sgd.nsgd_floor.exponents(v)
     assert all(p == 0 for p in floor.powers.values())  # non-vanishing
 
 
@@ -88,10 +88,12 @@ def test_r_trade_off(r1, k, tau0):
     p = {"d": 100.0, "N": 1e5, "eps": 1.0, "delta": 1e-5, "L0": 1.0, "L1": 0.0, "D_f": 1.0,
          "c2": 5.0, "tau0": tau0}
     lo, hi = r1 * tau0, r1 * tau0 * k
-    assert yang.nsgd_floor.evaluate(r=hi, tau0=tau0) < yang.nsgd_floor.evaluate(r=lo, tau0=tau0)
+    floor = normalized_sgd.nsgd_floor
+    assert floor.evaluate(r=hi, tau0=tau0) < floor.evaluate(r=lo, tau0=tau0)
     # the decaying term grows like sqrt(r) for r >> tau0
     big = 1e4 * tau0
-    ratio = yang.nsgd_decaying.evaluate(r=4 * big, **p) / yang.nsgd_decaying.evaluate(r=big, **p)
+    decaying = normalized_sgd.nsgd_decaying
+    ratio = decaying.evaluate(r=4 * big, **p) / decaying.evaluate(r=big, **p)
     assert ratio == pytest.approx(2.0, rel=0.05)
 
 
@@ -99,7 +101,7 @@ def test_r_trade_off(r1, k, tau0):
 @given(eps=st.floats(0.05, 5), k=st.floats(1.01, 10), n=st.floats(1e3, 1e9))
 def test_sgd_bound_is_monotone_in_eps_and_n(eps, k, n):
     p = {"d": 100.0, "delta": 1e-5, "L0": 1.0, "L1": 0.0, "D_f": 1.0, "c2": 5.0, "C": 1.0}
-    f = yang.sgd_corollary
+    f = clipped_sgd.sgd_corollary
     base = f.evaluate(eps=eps, N=n, **p)
     assert f.evaluate(eps=eps * k, N=n, **p) < base
     assert f.evaluate(eps=eps, N=n * k, **p) < base
@@ -110,7 +112,8 @@ def test_lemma31_constant_round_trips_through_the_accountant():
     from dp_accounting.rdp import rdp_privacy_accountant as rdp
 
     eps, delta, q, steps = 1.0, 1e-5, 0.01, 2000
-    c2 = yang.lemma31_constant(eps, delta, sampling_rate=q, steps=steps, sampling="poisson")
+    c2 = generalized_smoothness.lemma31_constant(eps, delta, sampling_rate=q, steps=steps,
+                                                 sampling="poisson")
     sigma = c2 * q * math.sqrt(steps * math.log(1 / delta)) / eps  # Lemma 3.1 with equality
     acc = rdp.RdpAccountant()
     acc.compose(dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)),
@@ -123,9 +126,9 @@ def test_clipping_condition_is_checked():
     p = {"d": 100.0, "N": 1e5, "eps": 1.0, "delta": 1e-5, "L0": 1.0, "L1": 0.0, "D_f": 1.0,
          "c2": 5.0}
     with pytest.raises(ValueError, match="C >= 3 tau0"):
-        yang.sgd_corollary.evaluate(C=1.0, tau0=1.0, **p)
+        clipped_sgd.sgd_corollary.evaluate(C=1.0, tau0=1.0, **p)
     with pytest.raises(ValueError, match="r > tau0"):
-        yang.nsgd_corollary.evaluate(r=0.5, tau0=1.0, **p)
+        normalized_sgd.nsgd_corollary.evaluate(r=0.5, tau0=1.0, **p)
 
 
 def _simulate(method: str, *, runs: int, T: int, seed: int):
@@ -145,10 +148,10 @@ def _simulate(method: str, *, runs: int, T: int, seed: int):
     L0, V = g0 / s, 1.0 + sigma**2 * dim / B**2
     if method == "nsgd":
         extra, speed = {"r": 3 * tau0}, g0 / (g0 + 3 * tau0)  # step length / eta
-        thm, descent = yang.nsgd_theorem, yang.nsgd_descent
+        thm, descent = normalized_sgd.nsgd_theorem, normalized_sgd.nsgd_descent
     else:
         extra, speed = {"C": 3 * tau0}, 3 * tau0
-        thm, descent = yang.sgd_theorem, yang.sgd_descent
+        thm, descent = clipped_sgd.sgd_theorem, clipped_sgd.sgd_descent
     scale = 1.0 if method == "nsgd" else extra["C"] ** 2  # eta = sqrt(2 D_f/(L0 scale V T))
     R0 = 10.0
     for _ in range(200):  # fixed point: R0 = 1.1 * eta(D_f(R0)) * T * speed

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from dpbounds.bounds.noise_allocation import (
+from dpbounds.bounds.strongly_convex.noise_allocation import (
     optimal_noise,
     optimal_noise_closed_form,
     remark_4_2_allocation,

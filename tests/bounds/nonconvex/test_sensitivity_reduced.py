@@ -8,8 +8,8 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpbounds.bounds import sensitivity_reduced as sr
-from dpbounds.bounds import tran_cutkosky as tc
+from dpbounds.bounds.nonconvex import sensitivity_reduced as sr
+from dpbounds.bounds.nonconvex import tree_momentum as tc
 from dpbounds.bounds.theorem import sym
 
 R3 = sp.Rational

@@ -27,11 +27,11 @@ Decisions on the paper/code mismatches (``kuru_et_al.md`` §11-§12, each has a 
   :math:`\lceil2\sqrt\kappa\ln\sqrt\kappa\rceil` (the Section-5 code);
   ``first_stage_rounding="floor"`` reproduces the Fig. 2 script (:math:`T=53,133,293,613` for
   :math:`K=2..5`).
-* **m vs n in the Laplace scale**: see :mod:`dpbounds.bounds.noise_allocation`.
+* **m vs n in the Laplace scale**: see :mod:`dpbounds.bounds.strongly_convex.noise_allocation`.
 
 Examples
 --------
->>> from dpbounds.bounds.nesterov import masg_schedule
+>>> from dpbounds.bounds.strongly_convex.nesterov import masg_schedule
 >>> [masg_schedule(1.0, 20.0, stages=K, first_stage_rounding="floor").horizon for K in (2, 3, 4, 5)]
 [53, 133, 293, 613]
 """

@@ -56,7 +56,7 @@ def test_cli_tune_and_errors(capsys):
 
 
 def test_lmi_class_tuning_is_certified():
-    from dpbounds.bounds.heavy_ball import heavy_ball_rate
+    from dpbounds.bounds.strongly_convex.heavy_ball import heavy_ball_rate
 
     res = tune_heavy_ball(mu=0.5, L=1.0, d=2, n=10**4, epsilon=1.0, sensitivity=1.0,
                           initial_gap=1.0, max_horizon=150, grid=5,
@@ -83,8 +83,8 @@ def _naive_objective(alpha, beta, mu, L, *, d, n, eps, S, dist_sq, Tmax):
 def test_closed_form_matrix_powers_match_products_and_mpmath():
     import mpmath as mp
 
-    from dpbounds.bounds._lucas import companion_power_norm_sq
-    from dpbounds.bounds.heavy_ball import classical_heavy_ball_parameters
+    from dpbounds.bounds.strongly_convex._lucas import companion_power_norm_sq
+    from dpbounds.bounds.strongly_convex.heavy_ball import classical_heavy_ball_parameters
     from dpbounds.tuning import naive_transient_sq
 
     mu, L = 0.02, 5.1
@@ -209,8 +209,15 @@ def test_subsampled_horizon_is_the_exact_minimum_over_every_horizon():
     bound 0.1995 here; every horizon evaluated (the oracle) gives T = 35, bound 0.1753."""
     from scipy.special import logsumexp
 
-    from dpbounds.bounds.nesterov import error_weights, masg_schedule, subsampling_variance
-    from dpbounds.bounds.noise_allocation import optimal_noise, select_horizon_subsampled
+    from dpbounds.bounds.strongly_convex.nesterov import (
+        error_weights,
+        masg_schedule,
+        subsampling_variance,
+    )
+    from dpbounds.bounds.strongly_convex.noise_allocation import (
+        optimal_noise,
+        select_horizon_subsampled,
+    )
 
     mu, L, E0, d, S, n, m, eps, Tmax = 0.11, 1.0, 15.5, 10, 1.0, 10_000, 518, 0.117, 50
     h = select_horizon_subsampled(mu, L, initial_error=E0, d=d, sensitivity=S, n=n, m=m,
@@ -261,14 +268,14 @@ def test_cli_tune_nag_and_hb_with_mu_equal_L(capsys):
 def test_masg_computed_error_is_for_the_restarted_run_and_below_the_bound():
     """Theorem 4.3's bound (34) is for MASG with momentum restarts (what dp_masg runs). Without
     the restart the exact error exceeds it near mu = L (negative control below)."""
-    from dpbounds.bounds.nesterov import (
+    from dpbounds.bounds.strongly_convex.nesterov import (
         error_weights,
         masg_schedule,
         nesterov_expected_error_quadratic,
         nesterov_final_error_quadratic,
         unrolled_bound,
     )
-    from dpbounds.bounds.noise_allocation import uniform_noise
+    from dpbounds.bounds.strongly_convex.noise_allocation import uniform_noise
 
     for mu in (0.99, 0.9, 0.5):
         res = tune_nesterov(mu, 1.0, d=10, n=10**5, epsilon=1.0, sensitivity=1.0,

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpbounds.bounds.heavy_ball import heavy_ball_rate
+from dpbounds.bounds.strongly_convex.heavy_ball import heavy_ball_rate
 from dpbounds.lmi.heavy_ball_lmi import (
     HeavyBallLMI,
     LMICertificate,
@@ -343,7 +343,7 @@ def test_bracket_is_proven_independently(point):
 
 
 def test_quadratic_lower_bound_is_rounded_down():
-    from dpbounds.bounds.heavy_ball import classical_heavy_ball_parameters
+    from dpbounds.bounds.strongly_convex.heavy_ball import classical_heavy_ball_parameters
     from dpbounds.lmi.exact import quadratic_rate_lower_bound
 
     a, b = classical_heavy_ball_parameters(0.1, 1.0)  # critical damping: s^2 - 4 beta ~ 0

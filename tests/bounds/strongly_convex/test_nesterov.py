@@ -4,13 +4,14 @@ Oracles: direct products for a_{T,t}, scipy's SLSQP on (30), the privacy module'
 Monte Carlo of DP-NAG with Laplace noise, exact covariance propagation.
 """
 
+import importlib
 import math
 
 import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from dpbounds.bounds.nesterov import (
+from dpbounds.bounds.strongly_convex.nesterov import (
     error_weights,
     masg_schedule,
     nesterov_expected_error_quadratic,
@@ -18,7 +19,7 @@ from dpbounds.bounds.nesterov import (
     nesterov_schedule,
     unrolled_bound,
 )
-from dpbounds.bounds.noise_allocation import (
+from dpbounds.bounds.strongly_convex.noise_allocation import (
     check_allocation_privacy,
     laplace_scale_eq27_as_printed,
     optimal_noise,
@@ -238,7 +239,7 @@ def test_numeric_solver_long_horizon_with_subsampling():
 
 
 def test_subsampled_horizon_selection():
-    from dpbounds.bounds.noise_allocation import select_horizon_subsampled
+    from dpbounds.bounds.strongly_convex.noise_allocation import select_horizon_subsampled
 
     kw = dict(initial_error=10.0, d=20, sensitivity=40.0, n=10**5, epsilon=1.0, max_horizon=200)
     # with m = n it reproduces Remark 4.1's closed-form curve where evaluated
@@ -258,7 +259,7 @@ def test_subsampled_horizon_selection():
 
 
 def test_remark_4_2_heuristic_is_feasible_and_near_optimal():
-    from dpbounds.bounds.noise_allocation import remark_4_2_allocation
+    from dpbounds.bounds.strongly_convex.noise_allocation import remark_4_2_allocation
 
     w = error_weights(nesterov_schedule(1 / 5.1, 300), 0.02, 5.1)
     opt = optimal_noise(w, 40.0, 10**5, 10**3, 1.0)
@@ -292,7 +293,7 @@ def _naive_kuru_eq32(mu, L, *, first_stage, steps, E0, d, S, n, eps, method="mas
 ])
 def test_prefix_sum_horizon_search_equals_the_direct_sum_at_every_horizon(
         mu, L, method, first_stage, c, convention):
-    from dpbounds.bounds.noise_allocation import naive_select_horizon
+    from dpbounds.bounds.strongly_convex.noise_allocation import naive_select_horizon
 
     kw = dict(initial_error=10.0, d=20, sensitivity=40.0, n=10**5, epsilon=1.0,
               max_horizon=400, method=method, c=c, convention=convention,
@@ -324,7 +325,7 @@ def test_kuru_masg_horizon_reselection_uses_the_shared_search():
 
 
 def test_final_error_by_stages_equals_the_step_by_step_propagation():
-    from dpbounds.bounds.nesterov import nesterov_final_error_quadratic
+    from dpbounds.bounds.strongly_convex.nesterov import nesterov_final_error_quadratic
 
     rng = np.random.default_rng(3)
     for mu, L in ((0.02, 5.1), (1.0, 1.0), (1e-3, 1.0)):
@@ -368,8 +369,8 @@ def test_zero_weights_get_no_budget_and_the_bound_stays_finite():
                                                1.0), "diverges"),
     (lambda: laplace_scale_eq27_as_printed(1.0, 5e-324, 10, 100, 10), "too small"),
     (lambda: laplace_scale_eq27_as_printed(math.nan, 1.0, 10, 100, 10), "sensitivity"),
-    (lambda: __import__("dpbounds.bounds.nesterov").bounds.nesterov.subsampling_variance(
-        1e300, 100, 10), "too large"),
+    (lambda: importlib.import_module("dpbounds.bounds.strongly_convex.nesterov")
+     .subsampling_variance(1e300, 100, 10), "too large"),
     (lambda: __import__("dpbounds.tuning").tuning.heavy_ball_dp_bound(
         0.3, 0.8, 0.02, 5.1, d=math.nan, n=100, epsilon=1.0, sensitivity=1.0,
         initial_distance_sq=1.0, max_horizon=10), "d must be an integer"),
@@ -380,7 +381,7 @@ def test_extreme_inputs_raise_a_value_error_not_nan_or_overflow(call, match):
 
 
 def test_no_subsampling_variance_without_subsampling_even_for_huge_sensitivity():
-    from dpbounds.bounds.nesterov import subsampling_variance
+    from dpbounds.bounds.strongly_convex.nesterov import subsampling_variance
 
     assert subsampling_variance(1e300, 100, 100) == 0.0  # was inf * 0 = nan
     assert subsampling_variance(2.0, 101, 1) == pytest.approx(1.0)  # S^2/(4m) (n-m)/(n-1)

@@ -29,8 +29,9 @@ times too small when :math:`m<n`. The calibration here is (12) (via
 
 Example
 -------
->>> from dpbounds.bounds.nesterov import error_weights, nesterov_schedule
->>> from dpbounds.bounds.noise_allocation import optimal_noise, optimal_noise_closed_form
+>>> from dpbounds.bounds.strongly_convex.nesterov import error_weights, nesterov_schedule
+>>> from dpbounds.bounds.strongly_convex.noise_allocation import (
+...     optimal_noise, optimal_noise_closed_form)
 >>> w = error_weights(nesterov_schedule(0.05, 100), mu=1.0, L=20.0)
 >>> cf = optimal_noise_closed_form(w, sensitivity=1.0, n=1000, epsilon=1.0)
 >>> num = optimal_noise(w, sensitivity=1.0, n=1000, m=1000, epsilon=1.0)
@@ -51,7 +52,7 @@ from scipy.special import logsumexp
 
 from dpbounds._progress import progress_bar
 from dpbounds._validation import check_int, check_nonnegative, check_positive
-from dpbounds.bounds.nesterov import (
+from dpbounds.bounds.strongly_convex.nesterov import (
     MAX_HORIZON,
     ErrorWeights,
     Schedule,
@@ -254,7 +255,8 @@ def optimal_noise_closed_form(weights: ErrorWeights | Any, sensitivity: float, n
     Parameters
     ----------
     weights :
-        :class:`~dpbounds.bounds.nesterov.ErrorWeights` or positive weights :math:`a_{T,t}`.
+        :class:`~dpbounds.bounds.strongly_convex.nesterov.ErrorWeights` or positive weights
+        :math:`a_{T,t}`.
     sensitivity, n, epsilon :
         :math:`S_1`, data-set size (= batch size) and total budget.
     """

@@ -7,7 +7,7 @@ m vs n in the Laplace scale, factor in a_{T,t}, stage-1 length (test_kuru_nester
 import numpy as np
 import pytest
 
-from dpbounds.bounds.heavy_ball import (
+from dpbounds.bounds.strongly_convex.heavy_ball import (
     dp_noise_level,
     figure1_setup,
     heavy_ball_quadratic_bound,
@@ -59,7 +59,7 @@ def test_figure1_bound_matches_reference_code_formula():
     setup = figure1_setup("reference_code")
     mu, L, alpha, beta, Cn, T = setup["mu"], setup["L"], 0.5, 0.3, 1e-2, 40
     sigma2 = (Cn * T) ** 2
-    from dpbounds.bounds.heavy_ball import heavy_ball_rate_eq26_as_printed
+    from dpbounds.bounds.strongly_convex.heavy_ball import heavy_ball_rate_eq26_as_printed
 
     rho = heavy_ball_rate_eq26_as_printed(alpha, beta, mu, L)
     eig = np.array([mu, L])
@@ -73,7 +73,10 @@ def test_figure1_bound_matches_reference_code_formula():
 def test_figure1_choice_Ct_equals_t_fails_at_t0():
     # Fig. 1 uses C_t = t "for simplicity"; at t = 0 that makes (25) read E[F(x_0)] - F* <= L m,
     # false for any start away from x*. The exact C_t (>= 1) repairs it.
-    from dpbounds.bounds.heavy_ball import heavy_ball_bound_valid, heavy_ball_expected_error
+    from dpbounds.bounds.strongly_convex.heavy_ball import (
+        heavy_ball_bound_valid,
+        heavy_ball_expected_error,
+    )
 
     e0 = np.sqrt(10 / 4)  # ||xi_0 - xi*||^2 = 10 with x_{-1} = x_0
     exact0 = heavy_ball_expected_error(0, 0.5, 0.3, [0.5, 1.0], 0.0, e0)[1]
