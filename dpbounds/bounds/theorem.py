@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from dpbounds.notation import SYMBOL_LATEX  # the one notation table (docs/notation.md)
 from dpbounds.provenance import Provenance, Source
 
 __all__ = [
@@ -73,27 +74,6 @@ __all__ = [
     "Tuned",
     "sym",
 ]
-
-#: LaTeX names of the standard symbols (the Python names are the ``evaluate`` keywords).
-SYMBOL_LATEX: dict[str, str] = {
-    "eps": r"\varepsilon",
-    "delta": r"\delta",
-    "eta": r"\eta",
-    "alpha": r"\alpha",
-    "gamma": r"\gamma",
-    "sigma": r"\sigma",
-    "sigma1": r"\sigma_1",
-    "sigma2": r"\sigma_2",
-    "lam": r"\lambda",
-    "rho": r"\rho",
-    "tau0": r"\tau_0",
-    "tau1": r"\tau_1",
-    "L0": r"L_0",
-    "L1": r"L_1",
-    "D_f": r"D_f",
-    "diam": r"\lVert\mathcal C\rVert_2",
-    "noise_err": r"\overline{\lVert\hat\epsilon\rVert}",
-}
 
 _SYMBOL_CACHE: dict[str, sp.Symbol] = {}
 

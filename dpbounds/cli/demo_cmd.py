@@ -12,7 +12,7 @@ import argparse
 import time
 
 # Kuru et al. Section 5 / Figure 3: mu = 0.02, S_1 = 40; L = 5.1028 is computed from the
-# synthetic data (seed 1) by dpbounds.tuning.figure3_setting().
+# synthetic data (seed 1) by dpbounds.settings.logistic_regression().
 _FIGURE3 = ("--mu", "0.02", "--L", "5.1028", "--d", "20", "--n", "100000", "--eps", "1",
             "--sensitivity", "40", "--E0", "10")
 

@@ -125,11 +125,13 @@ def test_integer_flags_refuse_non_integers_naming_the_flag(value, message, capsy
 
 
 def test_no_prefix_abbreviation_of_flags(capsys):
-    """`bound NAME --n` used to be read as `--no-tune` (argparse prefix matching)."""
+    """`bound NAME --n` used to be read as `--no-tune` (argparse prefix matching). `--n` is now
+    an alias of --dataset-size in every command (the notation table), so the prefix checked is
+    `--no`."""
     with pytest.raises(SystemExit) as exc:
-        main(["bound", "tran_cutkosky.alg1", "--n"])
+        main(["bound", "tran_cutkosky.alg1", "--no"])
     assert exc.value.code == 2
-    assert "unrecognized arguments: --n" in capsys.readouterr().err
+    assert "unrecognized arguments: --no" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["tune", "nag", *_TUNE, "--sens", "40"])
 

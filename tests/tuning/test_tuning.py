@@ -71,12 +71,20 @@ def test_lmi_class_tuning_is_certified():
 # Oracle of the fast heavy-ball search: the objective as the tuner computed it before, by
 # sequential 2x2 matrix products over every horizon (naive_transient_sq), and np.argmin.
 def _naive_objective(alpha, beta, mu, L, *, d, n, eps, S, dist_sq, Tmax):
-    from dpbounds.tuning import _noise_variance, _v, naive_transient_sq
+    # the noise and the stationary variance written out here (m = n: eps_0 = eps/T, b = S/(n
+    # eps_0), variance 2 b^2; v = alpha (1+beta)/((1-beta) lam (2 + 2 beta - alpha lam))), not
+    # taken from the library: an independent copy of the formulas the tuner must reproduce
+    from dpbounds.tuning.heavy_ball import naive_transient_sq
 
     alpha, beta = np.atleast_1d(alpha).astype(float), np.atleast_1d(beta).astype(float)
     trans = naive_transient_sq(alpha, beta, np.linspace(mu, L, 24), Tmax) * 2.0 * dist_sq
-    s2 = _noise_variance(np.arange(1, Tmax + 1), S, n, n, eps)
-    vmax = np.maximum(_v(alpha, beta, mu), _v(alpha, beta, L))
+    b = S / (n * eps / np.arange(1, Tmax + 1))
+    s2 = 2.0 * b * b
+
+    def v(lam):
+        return alpha * (1 + beta) / ((1 - beta) * lam * (2 + 2 * beta - alpha * lam))
+
+    vmax = np.maximum(v(mu), v(L))
     return 0.5 * L * (trans + d * vmax[:, None] * s2[None, :])
 
 
@@ -85,7 +93,7 @@ def test_closed_form_matrix_powers_match_products_and_mpmath():
 
     from dpbounds.bounds.strongly_convex._lucas import companion_power_norm_sq
     from dpbounds.bounds.strongly_convex.heavy_ball import classical_heavy_ball_parameters
-    from dpbounds.tuning import naive_transient_sq
+    from dpbounds.tuning.heavy_ball import naive_transient_sq
 
     mu, L = 0.02, 5.1
     a_c, b_c = classical_heavy_ball_parameters(mu, L)  # double root at both ends: the hard case
@@ -114,7 +122,7 @@ def test_closed_form_matrix_powers_match_products_and_mpmath():
     dict(mu=1.0, L=1.0, d=3, n=10**3, eps=1.0, S=1.0, dist_sq=10.0),  # mu = L
 ])
 def test_branch_and_bound_horizon_equals_exhaustive_argmin(setting):
-    from dpbounds.tuning import _hb_search
+    from dpbounds.tuning.heavy_ball import _hb_search
 
     s = setting
     rng = np.random.default_rng(7)
@@ -142,13 +150,14 @@ def test_branch_and_bound_horizon_equals_exhaustive_argmin(setting):
 
 def test_branch_and_bound_with_a_wrong_lower_bound_misses_the_minimum():
     """Negative control: the exactness rests on the lower bound; inflate it and it fails."""
-    from dpbounds.tuning import _HeavyBallObjective, _minimise_over_horizon
+    from dpbounds.bounds.strongly_convex.heavy_ball_dp import HeavyBallDPObjective
+    from dpbounds.tuning.horizon_search import minimise_over_horizon
 
     mu, L = 0.02, 5.1033
-    obj = _HeavyBallObjective(np.array([0.3775]), np.array([0.853]), mu, L,
-                              np.linspace(mu, L, 24), d=20, n=10**5, m=10**5, epsilon=1.0,
-                              sensitivity=40.0, dist_sq=1000.0)
-    right = _minimise_over_horizon(obj, 1, 2000, joint=False)
+    obj = HeavyBallDPObjective(np.array([0.3775]), np.array([0.853]), mu, L,
+                               np.linspace(mu, L, 24), d=20, n=10**5, m=10**5, epsilon=1.0,
+                               sensitivity=40.0, dist_sq=1000.0)
+    right = minimise_over_horizon(obj, 1, 2000, joint=False)
 
     class Inflated:
         values = obj.values
@@ -156,7 +165,7 @@ def test_branch_and_bound_with_a_wrong_lower_bound_misses_the_minimum():
         def lower(self, p, lo, hi):
             return 10.0 * obj.values(p, lo)  # not a lower bound
 
-    wrong = _minimise_over_horizon(Inflated(), 1, 2000, joint=False)
+    wrong = minimise_over_horizon(Inflated(), 1, 2000, joint=False)
     B = _naive_objective(0.3775, 0.853, mu, L, d=20, n=10**5, eps=1.0, S=40.0,
                          dist_sq=1000.0, Tmax=2000)[0]
     assert right.best_T[0] == int(np.argmin(B)) + 1
@@ -165,7 +174,7 @@ def test_branch_and_bound_with_a_wrong_lower_bound_misses_the_minimum():
 
 def test_grid_search_equals_exhaustive_grid_minimum():
     """The joint branch and bound over the whole 30x30 grid finds the old exhaustive minimum."""
-    from dpbounds.tuning import _hb_search
+    from dpbounds.tuning.heavy_ball import _hb_search
 
     mu, L, Tmax = 0.02, 5.1033, 250
     A, Bt = np.meshgrid(np.geomspace(1e-3 / L, 1.99 / L, 30), np.linspace(0.0, 0.995, 30))
@@ -209,11 +218,8 @@ def test_subsampled_horizon_is_the_exact_minimum_over_every_horizon():
     bound 0.1995 here; every horizon evaluated (the oracle) gives T = 35, bound 0.1753."""
     from scipy.special import logsumexp
 
-    from dpbounds.bounds.strongly_convex.nesterov import (
-        error_weights,
-        masg_schedule,
-        subsampling_variance,
-    )
+    from dpbounds.bounds.strongly_convex.gradient_noise import subsampling_variance
+    from dpbounds.bounds.strongly_convex.nesterov import error_weights, masg_schedule
     from dpbounds.bounds.strongly_convex.noise_allocation import (
         optimal_noise,
         select_horizon_subsampled,

@@ -29,8 +29,11 @@ d^(1/2) n^(-1) eps^(-1)
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import sympy as sp
 
+from dpbounds.bounds.registry import Entry, register
 from dpbounds.bounds.theorem import Assumption, Lemma, Theorem, sym
 from dpbounds.provenance import KAMATH, Provenance, Source
 
@@ -101,3 +104,28 @@ bst14_excess_risk_average = Theorem(
     steps=((None, bst14_excess_risk),),
     regime={"d": 1, "n": 1},
 )
+
+
+# ----------------------------------------------------------------------------- registry
+def problem_params(p: Mapping[str, float]) -> dict[str, float]:
+    """The shared problem in the lecture's symbols: Lipschitz constant ``L`` := ``G``,
+    ``n`` := ``N``, diameter ``diam`` := ``R`` unless given."""
+    return {"d": p["d"], "n": p.get("n", p["N"]), "eps": p["eps"], "delta": p["delta"],
+            "L": p["G"], "diam": p.get("diam", p["R"])}
+
+
+register(Entry(
+    name="convex.noisy_projected_sgd",
+    title="noisy projected SGD, average loss (Bassily-Smith-Thakurta; Kamath Alg. 3)",
+    problem_class="convex",
+    theorem=bst14_excess_risk_average,
+    tuned=bst14_excess_risk_average,
+    to_params=problem_params,
+    aliases=("kamath.bst14",),
+    notes="Lipschitz constant L := G, diameter := R unless given; T = n^2 (VERBATIM)",
+    scaling_variables=("d", "n", "eps"),
+    problem_names={"n": "N", "L": "G"},
+    algorithm="dpbounds.algorithms.noisy_projected_sgd",
+    figure="paper_figs/kamath_erm.py",
+    test="tests/bounds/convex/test_dp_erm.py",
+))

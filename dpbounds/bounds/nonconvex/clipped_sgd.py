@@ -32,17 +32,22 @@ d^(1/4) N^(-1/2) eps^(-1/2) log(1/delta)^(1/4)
 
 from __future__ import annotations
 
+import math
+
 import sympy as sp
 
 from dpbounds.bounds.nonconvex.generalized_smoothness import (
     DELTA,
     DERIVED_NOTE,
     HEADLINE,
+    PROBLEM_NAMES,
     SETTING,
     V,
     lemma31_sigma,
     nu,
+    problem_params,
 )
+from dpbounds.bounds.registry import Entry, register
 from dpbounds.bounds.theorem import Assumption, Lemma, Theorem, sym
 from dpbounds.provenance import YANG, Provenance, Source
 
@@ -121,3 +126,22 @@ sgd_corollary = Theorem(
     hyperparameters={"C": 3 * tau0},
     description="the bound increases with C, so the smallest admissible C = 3 tau0 is chosen",
 )
+
+
+# ----------------------------------------------------------------------------- registry
+register(Entry(
+    name="nonconvex.clipped_sgd",
+    title="clipped SGD (Yang et al. DP-SGD, Cor 3.5, T -> oo)",
+    problem_class="nonconvex",
+    theorem=sgd_corollary,
+    tuned=sgd_corollary.tuned("yang.sgd_corollary (C = 3 tau0)"),
+    to_params=problem_params,
+    aliases=("yang.sgd",),
+    tunable={"C": lambda p: (3 * p["tau0"], math.inf)},
+    notes="tau0 = 2G, L0 = L, L1 = 0, D_f = R unless given; c2 fitted with the "
+          "without-replacement RDP accountant",
+    problem_names=PROBLEM_NAMES,
+    algorithm="dpbounds.algorithms.dp_sgd",
+    figure="paper_figs/yang_nsgd.py",
+    test="tests/bounds/nonconvex/test_normalized_and_clipped_sgd.py",
+))

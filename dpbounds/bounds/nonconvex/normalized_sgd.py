@@ -39,17 +39,22 @@ d^(1/4) N^(-1/2) eps^(-1/2) log(1/delta)^(1/4)
 
 from __future__ import annotations
 
+import math
+
 import sympy as sp
 
 from dpbounds.bounds.nonconvex.generalized_smoothness import (
     DELTA,
     DERIVED_NOTE,
     HEADLINE,
+    PROBLEM_NAMES,
     SETTING,
     V,
     lemma31_sigma,
     nu,
+    problem_params,
 )
+from dpbounds.bounds.registry import Entry, register
 from dpbounds.bounds.theorem import Assumption, Lemma, Theorem, sym
 from dpbounds.provenance import YANG, Provenance, Source
 
@@ -156,3 +161,26 @@ nsgd_decaying = Theorem(
     sources=nsgd_corollary.sources,
     assumptions=nsgd_corollary.assumptions,
 )
+
+
+# ----------------------------------------------------------------------------- registry
+register(Entry(
+    name="nonconvex.normalized_sgd",
+    title="normalized SGD g/(||g|| + r) (Yang et al. DP-NSGD, Cor 3.3, T -> oo)",
+    problem_class="nonconvex",
+    theorem=nsgd_corollary,
+    tuned=nsgd_corollary.tuned("yang.nsgd_corollary (tuned r)"),
+    to_params=problem_params,
+    aliases=("yang.nsgd",),
+    tunable={"r": lambda p: (p["tau0"] * (1 + 1e-9), math.inf)},
+    notes="tau0 = 2G, L0 = L, L1 = 0, D_f = R unless given; c2 fitted with the "
+          "without-replacement RDP accountant; at fixed r the bound keeps the floor "
+          "2 tau0^2/(r - tau0), so the paper's headline rate is that of the decaying part; "
+          "r tuned to the problem trades the floor against it (DERIVED)",
+    scaling_bound=nsgd_decaying,
+    scaling_label="decaying part at fixed r",
+    problem_names=PROBLEM_NAMES,
+    algorithm="dpbounds.algorithms.dp_nsgd",
+    figure="paper_figs/yang_nsgd.py",
+    test="tests/bounds/nonconvex/test_normalized_and_clipped_sgd.py",
+))

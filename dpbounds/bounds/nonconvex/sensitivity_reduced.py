@@ -49,6 +49,7 @@ d^(-2/3) N^(7/3) eps^(4/3)
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import sympy as sp
@@ -60,7 +61,9 @@ from dpbounds.bounds.nonconvex.tree_momentum import (
     lemma5,
     lemma11_average,
     log2,
+    problem_params,
 )
+from dpbounds.bounds.registry import Entry, register
 from dpbounds.bounds.theorem import Assumption, Bound, Lemma, Theorem, sym
 from dpbounds.provenance import TRAN_CUTKOSKY, Provenance, Source
 
@@ -226,3 +229,21 @@ def d_one_sixth_report() -> list[DScaling]:
         s = _tuned_quantity(name, expr).exponents(("d", "N", "eps"))
         out.append(DScaling(name, s.monomial, s["d"], s["N"], s["eps"]))
     return out
+
+
+# ----------------------------------------------------------------------------- registry
+register(Entry(
+    name="nonconvex.sensitivity_reduced_nsgd",
+    title="sensitivity-reduced normalized SGD (Tran & Cutkosky Alg. 2, Thm 9)",
+    problem_class="nonconvex",
+    theorem=theorem9,
+    tuned=theorem9_tuned,
+    to_params=problem_params,
+    aliases=("tran_cutkosky.alg2",),
+    tunable={"eta": (1e-300, math.inf), "E": (1.0, 1e12), "gamma": (1e-300, 1.0)},
+    gradient_count=gradient_count,
+    notes="constants DERIVED by dpbounds; exponents d^(1/3)/(eps N)^(2/3) VERBATIM",
+    algorithm="dpbounds.algorithms.sensitivity_reduced_nsgd",
+    figure="paper_figs/tran_cutkosky_bounds.py",
+    test="tests/bounds/nonconvex/test_sensitivity_reduced.py",
+))

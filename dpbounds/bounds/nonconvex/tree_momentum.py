@@ -49,8 +49,12 @@ True
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
+
 import sympy as sp
 
+from dpbounds.bounds.registry import Entry, register
 from dpbounds.bounds.theorem import Assumption, Lemma, Theorem, sym
 from dpbounds.provenance import TRAN_CUTKOSKY, Provenance, Source
 
@@ -220,3 +224,27 @@ gradient_count = Theorem(
     expr=theorem6._apply(N * E, theorem6.hyperparameters),
     sources=theorem6.sources[:1],
 )
+
+
+# ----------------------------------------------------------------------------- registry
+def problem_params(p: Mapping[str, float]) -> dict[str, float]:
+    """The shared problem in this bound's symbols (the same names: ``d, N, eps, delta, G, L, R``).
+    """
+    return {k: p[k] for k in ("d", "N", "eps", "delta", "G", "L", "R")}
+
+
+register(Entry(
+    name="nonconvex.tree_momentum_nsgd",
+    title="normalized SGD with tree-aggregated momentum (Tran & Cutkosky Alg. 1, Thm 6)",
+    problem_class="nonconvex",
+    theorem=theorem6,
+    tuned=theorem6_tuned,
+    to_params=problem_params,
+    aliases=("tran_cutkosky.alg1",),
+    tunable={"eta": (1e-300, math.inf), "E": (1.0, 1e12), "alpha": (1e-300, 1.0)},
+    gradient_count=gradient_count,
+    notes="constants DERIVED by dpbounds; exponents d^(1/4)/sqrt(eps N) VERBATIM",
+    algorithm="dpbounds.algorithms.tree_momentum_nsgd",
+    figure="paper_figs/tran_cutkosky_bounds.py",
+    test="tests/bounds/nonconvex/test_tree_momentum.py",
+))

@@ -56,13 +56,16 @@ from dpbounds.provenance import KURU, Provenance, Source
 
 __all__ = [
     "SOURCE_B3_ROOTS",
+    "SOURCE_BOUND_DERIVED",
     "SOURCE_EQ26_PRINTED",
+    "SOURCE_PROP34",
     "SOURCE_STATIONARY",
     "SOURCE_THM35",
     "StationaryError",
     "classical_heavy_ball_parameters",
     "heavy_ball_bound_valid",
     "heavy_ball_expected_error",
+    "heavy_ball_iteration_blocks",
     "heavy_ball_iteration_matrix",
     "heavy_ball_noise_term",
     "heavy_ball_quadratic_bound",
@@ -71,6 +74,7 @@ __all__ = [
     "heavy_ball_stationary_error",
     "heavy_ball_transient_constant",
     "nesterov_quadratic_rate",
+    "stationary_variance",
     "stationary_variance_symbolic",
 ]
 
@@ -82,6 +86,14 @@ SOURCE_B3_ROOTS = Source(
 SOURCE_EQ26_PRINTED = Source(
     KURU, "eq. (26) as printed", Provenance.VERBATIM,
     "roots of z^2-(1+b)(1-a l)z+b(1-a l): Nesterov on a quadratic, not heavy ball",
+)
+SOURCE_PROP34 = Source(
+    KURU, "Proposition 3.4, eqs. (22)-(23)", Provenance.VERBATIM,
+    "with B = [-alpha; 0] (eq. (18) prints +alpha, sheet §11.1)",
+)
+SOURCE_BOUND_DERIVED = Source(
+    KURU, "Proposition 3.4 / Lemma B.1, noise term re-derived", Provenance.DERIVED,
+    "E V(xi_{t+1}) <= rho^2 E V(xi_t) + (alpha^2 P11 + c L alpha^2/2) E||w||^2",
 )
 SOURCE_STATIONARY = Source(
     KURU, "Theorem 3.5 / App. B.3: exact stationary error", Provenance.DERIVED,
@@ -254,14 +266,22 @@ def heavy_ball_iteration_matrix(alpha: float, beta: float, eigenvalues: Any) -> 
     return M
 
 
+def heavy_ball_iteration_blocks(alpha: Any, beta: Any, lam: Any) -> np.ndarray:
+    r"""The 2x2 blocks :math:`T_\lambda=\begin{bmatrix}1+\beta-\alpha\lambda&-\beta\\1&0
+    \end{bmatrix}` of :math:`M(\alpha,\beta)` per eigenvalue (App. B.3), broadcast over
+    ``alpha, beta, lam``: shape ``broadcast + (2, 2)``."""
+    a, b, lam = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (alpha, beta, lam)))
+    T = np.zeros(a.shape + (2, 2))
+    with np.errstate(over="ignore"):  # inf entries: the callers check finiteness
+        T[..., 0, 0] = 1.0 + b - a * lam
+    T[..., 0, 1] = -b
+    T[..., 1, 0] = 1.0
+    return T
+
+
 def _blocks(alpha: float, beta: float, lam: np.ndarray) -> np.ndarray:
     """Stack of the 2x2 blocks T_i of M (shape (d, 2, 2))."""
-    T = np.zeros((lam.size, 2, 2))
-    with np.errstate(over="ignore"):  # inf entries: the callers check finiteness
-        T[:, 0, 0] = 1.0 + beta - alpha * lam
-    T[:, 0, 1] = -beta
-    T[:, 1, 0] = 1.0
-    return T
+    return heavy_ball_iteration_blocks(alpha, beta, lam)
 
 
 def _matrix_powers(T: np.ndarray, t: int) -> np.ndarray:
@@ -321,7 +341,7 @@ def heavy_ball_noise_term(alpha: Any, beta: Any, eigenvalues: Any, sigma2: Any) 
     lam = np.atleast_1d(check_positive("eigenvalues", eigenvalues)).astype(float)
     sigma2 = check_nonnegative("sigma2", sigma2)
     unstable = ~np.all(_stable(alpha[..., None], beta[..., None], lam), axis=-1)
-    v = _stationary_variance(alpha[..., None], beta[..., None], lam, 1.0)
+    v = stationary_variance(alpha[..., None], beta[..., None], lam, 1.0)
     with np.errstate(over="ignore", invalid="ignore"):
         m = np.where(unstable, np.inf, sigma2 * np.sum(np.where(np.isfinite(v), v, 0.0), axis=-1))
     if np.any(~unstable & ~np.isfinite(m)):
@@ -336,8 +356,13 @@ def _stable(alpha: Any, beta: Any, lam: Any) -> np.ndarray:
         return alpha * lam < 2.0 * (1.0 + beta)
 
 
-def _stationary_variance(alpha: Any, beta: Any, lam: Any, sigma2: Any) -> np.ndarray:
-    """Per-eigenvalue stationary Var(x - x*) of heavy ball (closed form; inf if unstable)."""
+def stationary_variance(alpha: Any, beta: Any, lam: Any, sigma2: Any = 1.0) -> np.ndarray:
+    r"""Per-eigenvalue stationary :math:`\mathrm{Var}(x-x^\ast)` of heavy ball (broadcast).
+
+    :math:`v_\lambda=\alpha(1+\beta)\sigma^2/\big((1-\beta)\lambda(2+2\beta-\alpha\lambda)
+    \big)` (the summand of :math:`m(\alpha,\beta)`; :func:`stationary_variance_symbolic`
+    derives it); ``inf`` where heavy ball is unstable on ``lam``.
+    """
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         den = (1.0 - beta) * lam * (2.0 + 2.0 * beta - alpha * lam)
         v = alpha * (1.0 + beta) * sigma2 / den
@@ -451,7 +476,7 @@ def heavy_ball_stationary_error(
     if rho >= 1.0:
         raise ValueError(f"heavy ball with alpha={alpha}, beta={beta} is unstable on these "
                          f"eigenvalues (rho = {rho:.6g} >= 1): no stationary error")
-    v = _stationary_variance(float(alpha_a), float(beta_a), lam, sigma2)
+    v = stationary_variance(float(alpha_a), float(beta_a), lam, sigma2)
     m = float(heavy_ball_noise_term(alpha, beta, lam, sigma2))
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         # v_i without its common factor alpha (1 + beta) sigma2 / (1 - beta): the looseness
@@ -497,7 +522,7 @@ def heavy_ball_expected_error(
     T = _blocks(float(alpha_a), float(beta_a), lam)
     with np.errstate(over="ignore", invalid="ignore"):
         # stationary covariance per eigenvalue (the Lyapunov solution; Sigma_22 = Sigma_11)
-        v = _stationary_variance(float(alpha_a), float(beta_a), lam, sigma2)
+        v = stationary_variance(float(alpha_a), float(beta_a), lam, sigma2)
         cov = _stationary_covariance(float(alpha_a), float(beta_a), lam, sigma2)
         S_inf = np.zeros((lam.size, 2, 2))
         S_inf[:, 0, 0] = S_inf[:, 1, 1] = v
@@ -514,7 +539,7 @@ def heavy_ball_expected_error(
 
 def _stationary_covariance(alpha: float, beta: float, lam: np.ndarray, s2: float) -> np.ndarray:
     # Sigma_12 = (1+beta-alpha*lam)/(1+beta) * Sigma_11 (off-diagonal of the Lyapunov equation)
-    return (1.0 + beta - alpha * lam) / (1.0 + beta) * _stationary_variance(alpha, beta, lam, s2)
+    return (1.0 + beta - alpha * lam) / (1.0 + beta) * stationary_variance(alpha, beta, lam, s2)
 
 
 def heavy_ball_quadratic_bound(
@@ -622,67 +647,6 @@ def heavy_ball_bound_valid(
         out = 0.5 * lam.max() * (_transient(initial_state_error, Ct, rho, t_arr) + m)
     return _finite(out.reshape(np.shape(t)), "the bound", "initial_state_error or sigma2 too "
                    "large, or eigenvalues too small")
-
-
-# ----------------------------------------------------------------------------- DP noise level
-SOURCE_EQ20 = Source(KURU, "Proposition 3.3, eqs. (20)-(21)", Provenance.VERBATIM,
-                     "Laplace(b) has variance 2 b^2 per coordinate; (38) drops the 2 (sheet §11.3)")
-
-
-def dp_noise_level(sensitivity: float, d: int, n: int, m: int, epsilon: float, T: int) -> float:
-    r"""The noise level :math:`\mathcal E_T=\sigma_s^2(m,n)+2dS_1^2/(m^2\epsilon_0^2)` of (20).
-
-    The trace bound of :math:`\mathrm{Cov}(w_t|x_t)`: Laplace noise of scale
-    :math:`b=S_1/(m\epsilon_0)` (eq. (12)) contributes :math:`2b^2` per coordinate.
-    """
-    from dpbounds.bounds.strongly_convex.nesterov import subsampling_variance
-    from dpbounds.privacy.laplace import per_step_epsilon
-
-    sensitivity = float(check_nonnegative("sensitivity", sensitivity))
-    d = check_int("d", d, minimum=1)
-    T = check_int("T", T, minimum=1)
-    eps0 = float(per_step_epsilon(epsilon, T, n, m))
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        out = subsampling_variance(sensitivity, n, m) + 2.0 * d * np.square(
-            np.float64(sensitivity) / (np.float64(m) * eps0))
-    return float(_finite(out, "the noise level (20)", "sensitivity too large or "
-                         "epsilon / T too small"))
-
-
-def laplace_covariance_eq38_as_printed(sensitivity: float, d: int, m: int, eps0: float) -> float:
-    r"""(38) as printed, :math:`S_1^2d/(m^2\epsilon_0^2)`: half the true trace :math:`2db^2`.
-
-    Kept only to show the discrepancy; (20) and :func:`dp_noise_level` use :math:`2b^2`.
-    """
-    sensitivity = float(check_nonnegative("sensitivity", sensitivity))
-    d = check_int("d", d, minimum=1)
-    m = check_int("m", m, minimum=1)
-    eps0 = float(check_positive("eps0", eps0))
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        out = d * np.square(np.float64(sensitivity) / (np.float64(m) * eps0))
-    return float(_finite(out, "(38)", "sensitivity too large or eps0 too small"))
-
-
-def figure1_setup(source: str = "paper") -> dict:
-    r"""Parameters of Kuru et al.'s Figure 1 (Theorem 3.5 demonstration).
-
-    ``source="paper"`` (the text, §5 of the sheet): :math:`\mu=0.5`, :math:`L=1`;
-    ``source="reference_code"`` (``main_HB_quad.m``): :math:`\mu=0.1`. Both: :math:`d=2`,
-    :math:`Q=\mathrm{diag}(\mu,L)`, :math:`C_t=t`, :math:`\sigma_T^2=(Tc_w)^2`,
-    :math:`c_w\in\{10^{-4},10^{-2}\}`, :math:`\alpha\in\{0.1,0.5,1\}/L`, :math:`E_0=10`, and the
-    script's "optimal" :math:`\beta=(1-\sqrt{\alpha\mu})/(1+\sqrt{\alpha\mu})` (Nesterov's formula,
-    not :math:`\arg\min_\beta\rho`). The text governs; the script's :math:`\mu` reproduces its EPS
-    files.
-    """
-    if source not in ("paper", "reference_code"):
-        raise ValueError(f"source must be 'paper' or 'reference_code', got {source!r}")
-    mu = 0.5 if source == "paper" else 0.1
-    return {"mu": mu, "L": 1.0, "d": 2, "alphas": (0.1, 0.5, 1.0), "c_w": (1e-4, 1e-2),
-            "initial_state_error": 10.0, "C": 1.0, "horizons": np.arange(1, 251),
-            "betas": (0.0, 0.3, 0.7, "nesterov"), "source": source}
-
-
-__all__ += ["SOURCE_EQ20", "dp_noise_level", "figure1_setup", "laplace_covariance_eq38_as_printed"]
 
 
 # ----------------------------------------------------------------------------- theorem objects

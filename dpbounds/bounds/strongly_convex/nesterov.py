@@ -59,7 +59,6 @@ __all__ = [
     "nesterov_momentum",
     "nesterov_recursion",
     "nesterov_schedule",
-    "subsampling_variance",
     "unrolled_bound",
 ]
 
@@ -69,7 +68,6 @@ SOURCE_THM43 = Source(KURU, "Theorem 4.3, eq. (34)", Provenance.VERBATIM,
                       "printed '=' read as '<='")
 SOURCE_EQ33 = Source(KURU, "eq. (33), MASG stage schedule", Provenance.VERBATIM,
                      "Aybat et al. 2019; stage-1 length n_1 >= 1 is free")
-SOURCE_EQ21 = Source(KURU, "Proposition 3.3, eq. (21)", Provenance.VERBATIM)
 
 CONVENTIONS = ("paper", "reference_code")
 
@@ -85,21 +83,6 @@ def nesterov_momentum(alpha: Any, mu: float) -> Any:
     s = np.sqrt(alpha * mu)
     out = (1.0 - s) / (1.0 + s)
     return float(out) if out.ndim == 0 else out
-
-
-def subsampling_variance(sensitivity: float, n: int, m: int) -> float:
-    r""":math:`\sigma_s^2(m,n)=\frac{S_1^2}{4}\frac1m\frac{n-m}{n-1}` (eq. (21)); 0 for m = n."""
-    S = float(check_nonnegative("sensitivity", sensitivity))
-    n = check_int("n", n, minimum=1)
-    m = check_int("m", m, minimum=1, maximum=n)
-    if m == n:  # no subsampling (also for S = 1e300, where S^2 * 0 would be inf * 0 = nan)
-        return 0.0
-    with np.errstate(over="ignore"):
-        out = (S / 2.0) * (S / 2.0) / m * ((n - m) / (n - 1))  # inf, not OverflowError
-    if not math.isfinite(out):
-        raise ValueError(f"sensitivity={S!r} is too large: the subsampling variance S^2/(4m) "
-                         "exceeds the float64 range")
-    return float(out)
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import functools
 import math
-import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +51,7 @@ from scipy.special import logsumexp
 
 from dpbounds._progress import progress_bar
 from dpbounds._validation import check_int, check_nonnegative, check_positive
+from dpbounds.bounds.strongly_convex.gradient_noise import LOG_FLOAT_MAX, subsampling_variance
 from dpbounds.bounds.strongly_convex.nesterov import (
     MAX_HORIZON,
     ErrorWeights,
@@ -59,7 +59,6 @@ from dpbounds.bounds.strongly_convex.nesterov import (
     error_weights,
     masg_schedule,
     nesterov_schedule,
-    subsampling_variance,
 )
 from dpbounds.privacy.laplace import (
     deamplify_without_replacement,
@@ -88,8 +87,6 @@ SOURCE_EQ30 = Source(KURU, "eq. (30) with eq. (11)", Provenance.VERBATIM,
                      "numeric solution (KKT + Newton in log-space) is ours [DERIVED]")
 SOURCE_REMARK41 = Source(KURU, "Remark 4.1, eq. (32)", Provenance.VERBATIM)
 
-#: log of the largest float64: a bound whose log exceeds it is not representable
-LOG_FLOAT_MAX = math.log(sys.float_info.max)
 _NOISE_VALUE = "the noise term sum_t a_t b_t^2"
 
 
@@ -653,7 +650,7 @@ def noise_allocation_for(
 
 
 __all__ += ["check_allocation_privacy", "check_max_horizon", "naive_select_horizon",
-            "noise_allocation_for", "select_horizon_subsampled", "subsampling_variance"]
+            "noise_allocation_for", "select_horizon_subsampled"]
 
 
 @functools.lru_cache(maxsize=1)

@@ -342,12 +342,11 @@ def test_fuzz_heavy_ball_functions(alpha, beta, mu, L, eig, sigma2, t, e0, C):
        S=_num, d=_int, m=_int, n=_int, eps=_num, T=_int)
 def test_fuzz_heavy_ball_theorems_and_noise_levels(alpha, beta, mu, L, sigma2, t, C, E0, S, d,
                                                    m, n, eps, T):
-    from dpbounds.bounds.strongly_convex.heavy_ball import (
+    from dpbounds.bounds.strongly_convex.gradient_noise import (
         dp_noise_level,
         laplace_covariance_eq38_as_printed,
-        stationary_error_theorem,
-        theorem_3_5,
     )
+    from dpbounds.bounds.strongly_convex.heavy_ball import stationary_error_theorem, theorem_3_5
 
     kw = dict(alpha=alpha, beta=beta, mu=mu, L=L, sigma2=sigma2)
     names = list(kw) + ["t", "C", "E0", "rho", "assumption", "not finite"]

@@ -369,7 +369,7 @@ def test_zero_weights_get_no_budget_and_the_bound_stays_finite():
                                                1.0), "diverges"),
     (lambda: laplace_scale_eq27_as_printed(1.0, 5e-324, 10, 100, 10), "too small"),
     (lambda: laplace_scale_eq27_as_printed(math.nan, 1.0, 10, 100, 10), "sensitivity"),
-    (lambda: importlib.import_module("dpbounds.bounds.strongly_convex.nesterov")
+    (lambda: importlib.import_module("dpbounds.bounds.strongly_convex.gradient_noise")
      .subsampling_variance(1e300, 100, 10), "too large"),
     (lambda: __import__("dpbounds.tuning").tuning.heavy_ball_dp_bound(
         0.3, 0.8, 0.02, 5.1, d=math.nan, n=100, epsilon=1.0, sensitivity=1.0,
@@ -381,7 +381,7 @@ def test_extreme_inputs_raise_a_value_error_not_nan_or_overflow(call, match):
 
 
 def test_no_subsampling_variance_without_subsampling_even_for_huge_sensitivity():
-    from dpbounds.bounds.strongly_convex.nesterov import subsampling_variance
+    from dpbounds.bounds.strongly_convex.gradient_noise import subsampling_variance
 
     assert subsampling_variance(1e300, 100, 100) == 0.0  # was inf * 0 = nan
     assert subsampling_variance(2.0, 101, 1) == pytest.approx(1.0)  # S^2/(4m) (n-m)/(n-1)

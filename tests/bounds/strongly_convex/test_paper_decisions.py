@@ -1,20 +1,20 @@
 """One test per paper inconsistency / reference-code defect not covered elsewhere.
 
-Covered in the other files: sign of B (test_kuru_lmi), roots of (26) (test_kuru_heavy_ball),
-m vs n in the Laplace scale, factor in a_{T,t}, stage-1 length (test_kuru_nesterov).
+Covered in the other files: sign of B (tests/lmi/test_heavy_ball_lmi.py), roots of (26)
+(test_heavy_ball.py), m vs n in the Laplace scale, factor in a_{T,t}, stage-1 length
+(test_nesterov.py).
 """
 
 import numpy as np
 import pytest
 
-from dpbounds.bounds.strongly_convex.heavy_ball import (
+from dpbounds.bounds.strongly_convex.gradient_noise import (
     dp_noise_level,
-    figure1_setup,
-    heavy_ball_quadratic_bound,
-    heavy_ball_rate,
     laplace_covariance_eq38_as_printed,
 )
+from dpbounds.bounds.strongly_convex.heavy_ball import heavy_ball_quadratic_bound, heavy_ball_rate
 from dpbounds.privacy.laplace import per_step_epsilon
+from dpbounds.settings import heavy_ball_quadratic as figure1_setup
 
 
 def test_laplace_covariance_factor_two():
