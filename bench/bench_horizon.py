@@ -41,7 +41,7 @@ from dpbounds.bounds.strongly_convex.heavy_ball import (
     heavy_ball_rate,
     stationary_variance,
 )
-from dpbounds.bounds.strongly_convex.nesterov import error_weights, masg_schedule
+from dpbounds.bounds.strongly_convex.nesterov import error_weights, masg_schedule, nesterov_momentum
 from dpbounds.bounds.strongly_convex.noise_allocation import (
     naive_select_horizon,
     optimal_noise,
@@ -101,7 +101,7 @@ def old_tune(mu, L, d, n, eps, S, E0, Tmax, grid=30):
     res = minimize(objective, [math.log(a0), math.log(b0c / (1 - b0c))], method="Nelder-Mead",
                    options={"xatol": 1e-4, "fatol": 1e-6, "maxiter": 200})
     choices = [(math.exp(res.x[0]), float(expit(res.x[1]))), classical_heavy_ball_parameters(mu, L),
-               (1 / L, (1 - math.sqrt(mu / L)) / (1 + math.sqrt(mu / L)))]
+               (1 / L, float(nesterov_momentum(1 / L, mu)))]
     best = []
     for a, b in choices:
         v = old_objective(a, b, mu, L, d, n, eps, S, dist_sq, Tmax)[0]

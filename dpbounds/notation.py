@@ -169,7 +169,8 @@ QUANTITIES: tuple[Quantity, ...] = (
        ("steps",), "int"),
     _Q("iteration", "t", r"t", "iteration index 0 <= t <= T", ("t",)),
     _Q("max_horizon", "T_max", r"T_{\max}", "largest horizon T searched (strongly convex "
-       "bounds, tuning; default 1000, the largest T of Kuru et al.'s Section 5)", (),
+       "bounds, tuning; default 1000, the largest T of Kuru et al.'s Section 5)",
+       ("max_horizon",),
        "--max-horizon", (), ("max_horizon",), "int"),
     _Q("batch_size", "m", r"m", "batch size 1 <= m <= N, sampled without replacement "
        "(default N: no subsampling)", ("m", "B"), "--batch-size", ("--m",),
@@ -227,7 +228,6 @@ QUANTITIES: tuple[Quantity, ...] = (
        ("tol",)),
     _Q("crossover_variable", "", "", "problem key along which crossovers are searched "
        "(N, d or eps)", (), "--crossover-variable", kind="choice"),
-    _Q("bound_name", "", "", "registry id of a bound (or an alias)", (), None, kind="text"),
 )
 
 #: Command-line switches and options that are not quantities (flag -> meaning).

@@ -39,6 +39,7 @@ __all__ = [
     "accelerated_noise_allocation",
     "heavy_ball_quadratic",
     "logistic_regression",
+    "logistic_regression_grid",
 ]
 
 SOURCE_FIG1 = Source(KURU, "Figure 1 setup (Section 3.2)", Provenance.VERBATIM,
@@ -107,3 +108,12 @@ def logistic_regression(m: int | None = None, *, seed: int = 1) -> dict[str, Any
     if m is not None:
         out["m"] = check_int("m", m, minimum=1, maximum=100_000)
     return out
+
+
+def logistic_regression_grid() -> dict[str, Any]:
+    r"""The experimental grid of Kuru et al.'s Section 5 (VERBATIM, with the reference code's
+    :math:`\theta_0=10\cdot\mathbf 1`): horizons :math:`T\in\{100,200,500,1000\}`, batch sizes
+    :math:`m\in\{10^3,10^5\}`, step factors :math:`c\in\{0.1,1\}` (:math:`\alpha=c/L`), 20 runs,
+    regularisation :math:`\lambda=0.01`, start :math:`x_0=10` in every coordinate."""
+    return {"horizons": (100, 200, 500, 1000), "batch_sizes": (1000, 100_000),
+            "step_factors": (0.1, 1.0), "trials": 20, "lam": 0.01, "x0": 10.0}

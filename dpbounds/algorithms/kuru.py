@@ -65,6 +65,7 @@ from dpbounds.bounds.strongly_convex.nesterov import (
     Schedule,
     error_weights,
     masg_schedule,
+    nesterov_momentum,
     nesterov_schedule,
 )
 from dpbounds.bounds.strongly_convex.noise_allocation import (
@@ -267,8 +268,7 @@ def _defaults(objective: Any, step_size: float | None, c: float, momentum: float
         if mu <= 0:
             raise ValueError("momentum must be given for an objective with strong_convexity "
                              "<= 0 (the default (1-sqrt(mu a))/(1+sqrt(mu a)) needs mu > 0)")
-        r = math.sqrt(min(1.0, mu * alpha))
-        beta = (1.0 - r) / (1.0 + r)
+        beta = float(nesterov_momentum(alpha, mu))
     else:
         beta = float(momentum)
         if not 0.0 <= beta < 1.0:

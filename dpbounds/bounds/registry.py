@@ -161,11 +161,11 @@ class Entry:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "problem_class", _class(self.problem_class))
-        prefix = self.name.split(".", 1)[0]
-        if ("." not in self.name or prefix not in CLASSES
-                or CLASSES.index(prefix) > CLASSES.index(self.problem_class)):
+        prefixes = {self.problem_class} | ({"strongly_convex"}
+                                           if self.problem_class == "quadratic" else set())
+        if "." not in self.name or self.name.split(".", 1)[0] not in prefixes:
             raise ValueError(f"registry id {self.name!r} must start with its problem class "
-                             f"{self.problem_class!r} (or a more general one) and a dot")
+                             f"{self.problem_class!r} and a dot")
         for k in self.requires:
             if k not in OPTIONAL_PROBLEM:
                 raise ValueError(f"{self.name}: required key {k!r} is not a problem key "
@@ -408,12 +408,12 @@ def discover() -> None:
 
 
 def _order(name: str) -> tuple[int, str]:
-    return CLASSES.index(_REGISTRY[name].problem_class), name
+    return CLASSES.index(name.split(".", 1)[0]), name  # by the id's class, then alphabetically
 
 
 def names(family: str | None = None) -> list[str]:
     """Registered ids (canonical), optionally of one problem class (``"nonconvex"``; dpbounds
-    0.1's ``"non-convex"`` is accepted), by class, then alphabetically."""
+    0.1's ``"non-convex"`` is accepted), by the class in the id, then alphabetically."""
     discover()
     wanted = None if family is None else _class(family)
     return sorted((k for k, e in _REGISTRY.items() if wanted is None or e.problem_class == wanted),

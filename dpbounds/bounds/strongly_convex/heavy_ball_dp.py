@@ -235,7 +235,10 @@ RHO_OFFSETS = (0.002, 0.01, 0.04, 0.15)
 class LMIBoundCurves:
     r"""The derived Prop. 3.4 bound of a few certified rates, as functions of the horizon.
 
-    :math:`Aho^{2T}+B(1-ho^{2T})\,\mathbb E\lVert w_TVert^2` per certificate (``p``
+    :math:`A
+ho^{2T}+B(1-
+ho^{2T})\,\mathbb E\lVert w_T
+Vert^2` per certificate (``p``
     indexes them): the first term decreases and the second increases in :math:`T` (the noise
     grows with :math:`T`), which gives the lower bound ``lower(p, lo, hi)`` on an interval of
     horizons (what :func:`dpbounds.tuning.tune_heavy_ball`'s horizon search needs).
@@ -333,7 +336,7 @@ _QUADRATIC = NumericBound(
     parameters=_PARAMS,
     method="best horizon T <= max_horizon of the rigorous (25) with exact C_T",
     evaluator=_quadratic,
-    sources=(SOURCE_STATIONARY, SOURCE_THM35, SOURCE_EQ20),
+    sources=(SOURCE_THM35, SOURCE_STATIONARY, SOURCE_EQ20),
     assumptions=(Assumption("F quadratic with spectrum in [mu, L] (Theorem 3.5)"), _A_MU, _A_DP),
     closed_form=theorem_3_5(),
     description="(25) with the exact transient constant C_T and the exact stationary variance "
@@ -347,7 +350,7 @@ _LMI = NumericBound(
     parameters=_PARAMS,
     method="verified LMI certificate (22), bound (23) at the best horizon T <= max_horizon",
     evaluator=_lmi,
-    sources=(SOURCE_BOUND_DERIVED, SOURCE_PROP34, SOURCE_EQ20),
+    sources=(SOURCE_PROP34, SOURCE_BOUND_DERIVED, SOURCE_EQ20),
     assumptions=(Assumption("F mu-strongly convex and L-smooth"), _A_MU, _A_DP),
     description="the best certified of alpha = c/L with Nesterov's beta (Kuru et al.'s "
                 "Section-5 DP-HB, c in {1, 0.1}) and alpha = 1/L, beta = 0; the noise term of "

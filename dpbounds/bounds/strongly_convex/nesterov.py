@@ -77,10 +77,20 @@ MAX_HORIZON = 10**7
 
 
 def nesterov_momentum(alpha: Any, mu: float) -> Any:
-    r""":math:`\beta=(1-\sqrt{\alpha\mu})/(1+\sqrt{\alpha\mu})` (Theorem 4.1)."""
+    r""":math:`\beta=(1-\sqrt{\alpha\mu})/(1+\sqrt{\alpha\mu})` (Theorem 4.1).
+
+    The one definition of Nesterov's momentum for strongly convex problems (the algorithms,
+    the tuners, the figures call it). :math:`\mu\alpha\ge1` gives :math:`\beta=0` (the step
+    alone contracts the error to 0; the theorems need :math:`\alpha\le1/L\le1/\mu`).
+
+    Example
+    -------
+    >>> round(nesterov_momentum(1.0, 0.25), 12)  # sqrt(mu alpha) = 1/2
+    0.333333333333
+    """
     alpha = np.asarray(check_positive("alpha", alpha), dtype=float)
     mu = float(check_positive("mu", mu))
-    s = np.sqrt(alpha * mu)
+    s = np.sqrt(np.minimum(alpha * mu, 1.0))
     out = (1.0 - s) / (1.0 + s)
     return float(out) if out.ndim == 0 else out
 

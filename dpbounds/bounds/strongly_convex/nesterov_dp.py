@@ -76,7 +76,8 @@ def dp_accelerated_bound(p: Mapping[str, Any], method: str, c: float = 1.0
     """(29)/(34) with the optimal noise at the horizon of Remark 4.1, for step factor ``c``.
 
     ``p`` holds :func:`~dpbounds.bounds.strongly_convex.heavy_ball_dp.problem_params`'s keys.
-    Returns the bound and the choices (``alpha`` or ``c``, ``beta`` of the first stage, ``T``).
+    Returns the bound and the choices (``c``, the step ``alpha`` and momentum ``beta`` of the
+    first stage, ``T``).
     """
     if not 0.0 < c <= 1.0:
         raise ValueError(f"c must lie in (0, 1] (Theorems 4.1/4.3 need alpha <= 1/L), got {c!r}")
@@ -87,11 +88,9 @@ def dp_accelerated_bound(p: Mapping[str, Any], method: str, c: float = 1.0
         choice = select_horizon(p["mu"], p["L"], **common)
     else:
         choice = select_horizon_subsampled(p["mu"], p["L"], m=p["m"], **common)
-    alpha = c / p["L"]
-    chosen = {"alpha": alpha, "beta": float(nesterov_momentum(alpha, p["mu"])),
+    alpha = c / p["L"]  # NAG's step; MASG's first stage (later stages c 2^(-2k)/L)
+    chosen = {"c": c, "alpha": alpha, "beta": float(nesterov_momentum(alpha, p["mu"])),
               "T": float(choice.horizon)}
-    if method == "masg":
-        chosen = {"c": c, "T": float(choice.horizon)}
     return choice.bound, chosen
 
 
@@ -106,10 +105,7 @@ def _tuner(method: str):
 
         res = minimize_scalar(f, bounds=(math.log(1e-3), 0.0), method="bounded",
                               options={"xatol": 1e-2, "maxiter": 25})
-        value, chosen = dp_accelerated_bound(p, method, math.exp(min(float(res.x), 0.0)))
-        if method == "nag":
-            chosen = {"c": chosen["alpha"] * p["L"], **chosen}
-        return value, chosen
+        return dp_accelerated_bound(p, method, math.exp(min(float(res.x), 0.0)))
 
     return tune
 
