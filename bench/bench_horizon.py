@@ -48,10 +48,13 @@ from dpbounds.bounds.strongly_convex.noise_allocation import (
     select_horizon,
     select_horizon_subsampled,
 )
+from dpbounds.settings import logistic_regression
 from dpbounds.tuning import tune_heavy_ball
 from dpbounds.tuning.heavy_ball import _hb_search, naive_transient_sq
 
-FIG3 = dict(mu=0.02, L=5.1033, d=20, n=100_000, eps=1.0, S=40.0, E0=10.0)
+_S5 = logistic_regression()  # Kuru et al.'s Section-5 problem
+FIG3 = dict(mu=_S5["mu"], L=_S5["L"], d=_S5["d"], n=_S5["n"], eps=_S5["epsilon"],
+            S=_S5["sensitivity"], E0=_S5["initial_gap"])
 
 
 def measure(fn, *args, **kwargs):

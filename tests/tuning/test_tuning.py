@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 
 from dpbounds.cli import main
+from dpbounds.settings import LOGISTIC_REGRESSION_SMOOTHNESS, logistic_regression
 from dpbounds.tuning import heavy_ball_dp_bound, tune_heavy_ball, tune_nesterov
 
-FIG3 = dict(mu=0.02, L=5.1033, d=20, n=10**5, epsilon=1.0, sensitivity=40.0)
+# Kuru et al.'s Section-5 problem (dpbounds.settings), the initial gap given per test
+FIG3 = {k: v for k, v in logistic_regression().items() if k != "initial_gap"}
 
 
 def test_tuned_heavy_ball_beats_classical_choices():
@@ -47,8 +49,8 @@ def test_cli_rate_hb(capsys):
 
 
 def test_cli_tune_and_errors(capsys):
-    args = ["--mu", "0.02", "--L", "5.1033", "--d", "20", "--n", "100000", "--eps", "1",
-            "--sensitivity", "40", "--max-horizon", "200"]
+    args = ["--mu", "0.02", "--L", f"{LOGISTIC_REGRESSION_SMOOTHNESS}", "--d", "20", "--n",
+            "100000", "--eps", "1", "--sensitivity", "40", "--max-horizon", "200"]
     assert main(["tune", "nag", *args]) == 0
     assert "DP-NAG-opt" in capsys.readouterr().out
     assert main(["tune", "hb", *args[:-2], "--max-horizon", "100", "--eps", "-1"]) == 2
@@ -116,7 +118,8 @@ def test_closed_form_matrix_powers_match_products_and_mpmath():
 
 
 @pytest.mark.parametrize("setting", [
-    dict(mu=0.02, L=5.1033, d=20, n=10**5, eps=1.0, S=40.0, dist_sq=1000.0),
+    dict(mu=0.02, L=LOGISTIC_REGRESSION_SMOOTHNESS, d=20, n=10**5, eps=1.0, S=40.0,
+         dist_sq=1000.0),
     dict(mu=0.1, L=1.0, d=5, n=10**4, eps=0.3, S=1.0, dist_sq=50.0),
     dict(mu=0.5, L=1.0, d=2, n=10**6, eps=5.0, S=1.0, dist_sq=1.0),   # optimum at large T
     dict(mu=1.0, L=1.0, d=3, n=10**3, eps=1.0, S=1.0, dist_sq=10.0),  # mu = L
@@ -153,7 +156,7 @@ def test_branch_and_bound_with_a_wrong_lower_bound_misses_the_minimum():
     from dpbounds.bounds.strongly_convex.heavy_ball_dp import HeavyBallDPObjective
     from dpbounds.tuning.horizon_search import minimise_over_horizon
 
-    mu, L = 0.02, 5.1033
+    mu, L = 0.02, LOGISTIC_REGRESSION_SMOOTHNESS
     obj = HeavyBallDPObjective(np.array([0.3775]), np.array([0.853]), mu, L,
                                np.linspace(mu, L, 24), d=20, n=10**5, m=10**5, epsilon=1.0,
                                sensitivity=40.0, dist_sq=1000.0)
@@ -176,7 +179,7 @@ def test_grid_search_equals_exhaustive_grid_minimum():
     """The joint branch and bound over the whole 30x30 grid finds the old exhaustive minimum."""
     from dpbounds.tuning.heavy_ball import _hb_search
 
-    mu, L, Tmax = 0.02, 5.1033, 250
+    mu, L, Tmax = 0.02, LOGISTIC_REGRESSION_SMOOTHNESS, 250
     A, Bt = np.meshgrid(np.geomspace(1e-3 / L, 1.99 / L, 30), np.linspace(0.0, 0.995, 30))
     full = heavy_ball_dp_bound(A.ravel(), Bt.ravel(), mu, L, d=20, n=10**5, epsilon=1.0,
                                sensitivity=40.0, initial_distance_sq=1000.0, max_horizon=Tmax)
