@@ -23,6 +23,8 @@ _FIGURE3 = ("--strong-convexity", "0.02", "--smoothness", f"{LOGISTIC_REGRESSION
 DEMO_STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Privacy: the noise a budget needs, per mechanism and accountant", ("privacy",)),
     ("Bounds: the non-convex utility bounds side by side", ("compare",)),
+    ("Bounds: the strongly convex bounds (heavy ball, DP-NAG, DP-MASG) for Kuru et al.'s "
+     "Figure-3 problem", ("compare", *_FIGURE3, "--problem-class", "quadratic", "--no-tune")),
     (
         "Tuning: DP heavy ball for Kuru et al.'s Figure-3 problem (d=20, n=1e5, eps=1)",
         ("tune", "hb", *_FIGURE3),
