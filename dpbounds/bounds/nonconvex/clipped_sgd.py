@@ -36,17 +36,7 @@ import math
 
 import sympy as sp
 
-from dpbounds.bounds.nonconvex.generalized_smoothness import (
-    DELTA,
-    DERIVED_NOTE,
-    HEADLINE,
-    PROBLEM_NAMES,
-    SETTING,
-    V,
-    lemma31_sigma,
-    nu,
-    problem_params,
-)
+from dpbounds.bounds.nonconvex import generalized_smoothness as gs
 from dpbounds.bounds.registry import Entry, register
 from dpbounds.bounds.theorem import Assumption, Lemma, Theorem, sym
 from dpbounds.provenance import YANG, Provenance, Source
@@ -62,8 +52,9 @@ __all__ = [
 L0, L1, D_f, tau0 = sym("L0"), sym("L1"), sym("D_f"), sym("tau0")
 C, T, eta, x, Q = sym("C"), sym("T"), sym("eta"), sym("x"), sym("Q")
 
-_DERIVED = DERIVED_NOTE
-_A_SETTING, _A_DELTA = SETTING, DELTA
+_DERIVED = gs.DERIVED_NOTE
+_A_SETTING, _A_DELTA = gs.SETTING, gs.DELTA
+V, nu = gs.V, gs.nu
 _A_C = Assumption("C >= 3 tau0 (DERIVED clipping condition; paper: C >= 2 tau0/(1-tau1))",
                   C >= 3 * tau0)
 
@@ -118,11 +109,11 @@ sgd_corollary = Theorem(
     sources=(Source(YANG, "Corollary 3.5", Provenance.DERIVED,
                     "Theorem 3.4 shape with Lemma 3.1 sigma, T -> oo; no non-vanishing term; "
                     + _DERIVED),
-             HEADLINE, *sgd_theorem.sources, *lemma31_sigma.sources),
+             gs.HEADLINE, *sgd_theorem.sources, *gs.lemma31_sigma.sources),
     assumptions=(_A_SETTING, _A_C, _A_DELTA,
                  Assumption("L1 sqrt(2 D_f/(L0 + L1 C)) nu <= 1/3",
                             L1 * sp.sqrt(2 * D_f / (L0 + L1 * C)) * nu <= sp.Rational(1, 3))),
-    steps=((None, sgd_theorem), ("sigma", lemma31_sigma)),
+    steps=((None, sgd_theorem), ("sigma", gs.lemma31_sigma)),
     hyperparameters={"C": 3 * tau0},
     description="the bound increases with C, so the smallest admissible C = 3 tau0 is chosen",
 )
@@ -135,12 +126,12 @@ register(Entry(
     problem_class="nonconvex",
     theorem=sgd_corollary,
     tuned=sgd_corollary.tuned("yang.sgd_corollary (C = 3 tau0)"),
-    to_params=problem_params,
+    to_params=gs.problem_params,
     aliases=("yang.sgd",),
     tunable={"C": lambda p: (3 * p["tau0"], math.inf)},
     notes="tau0 = 2G, L0 = L, L1 = 0, D_f = R unless given; c2 fitted with the "
           "without-replacement RDP accountant",
-    problem_names=PROBLEM_NAMES,
+    problem_names=gs.PROBLEM_NAMES,
     algorithm="dpbounds.algorithms.dp_sgd",
     figure="paper_figs/yang_nsgd.py",
     test="tests/bounds/nonconvex/test_normalized_and_clipped_sgd.py",
