@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from dpbounds.bounds import sensitivity_reduced, tran_cutkosky
+from dpbounds.bounds.nonconvex import sensitivity_reduced, tree_momentum
 from dpbounds.bounds.theorem import sym
 
 
@@ -33,7 +33,7 @@ def run(points: int, subset: int, repeats: int) -> None:
     rng = np.random.default_rng(0)
     p = grid(points, rng)
     size = p["d"].size
-    for thm in (tran_cutkosky.theorem6_tuned, sensitivity_reduced.theorem9_tuned):
+    for thm in (tree_momentum.theorem6_tuned, sensitivity_reduced.theorem9_tuned):
         thm.evaluate(**{k: (v[:10] if isinstance(v, np.ndarray) else v) for k, v in p.items()})
         times = []
         for _ in range(repeats):

@@ -6,13 +6,14 @@ Each row times the old method and the new one in this same process on the same i
 that they return the same answer, and records the peak traced memory (``tracemalloc``):
 
 * heavy ball, (alpha, beta) grid: the old objective at every horizon for all 900 grid points
-  (sequential 2x2 products, :func:`dpbounds.tuning.naive_transient_sq`, O(k Tmax) memory) then
+  (sequential 2x2 products, :func:`dpbounds.tuning.heavy_ball.naive_transient_sq`, O(k Tmax)
+  memory) then
   ``argmin``, against the branch and bound on closed-form matrix powers (``_hb_search``);
 * heavy ball, whole ``tune_heavy_ball``: the old tuner rebuilt from the same naive pieces (grid,
   Nelder-Mead, three reported choices) against the new one;
 * (32) for DP-MASG with a first-stage override: the O(T^2) loop ``algorithms/kuru.py`` ran
-  (:func:`~dpbounds.bounds.noise_allocation.naive_select_horizon`) against the O(T) prefix sums
-  of :func:`~dpbounds.bounds.noise_allocation.select_horizon`;
+  (:func:`~dpbounds.bounds.strongly_convex.noise_allocation.naive_select_horizon`) against the
+  O(T) prefix sums of :func:`~dpbounds.bounds.strongly_convex.noise_allocation.select_horizon`;
 * the subsampled rule: the old 40-candidate bracket search against the lower-bound-pruned
   exact search (the old one can return a worse horizon; the bound of each is printed).
 
@@ -31,17 +32,29 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit, logsumexp
 
-from dpbounds.bounds.heavy_ball import classical_heavy_ball_parameters, heavy_ball_rate
-from dpbounds.bounds.nesterov import error_weights, masg_schedule, subsampling_variance
-from dpbounds.bounds.noise_allocation import (
+from dpbounds.bounds.strongly_convex.gradient_noise import (
+    gradient_noise_variance,
+    subsampling_variance,
+)
+from dpbounds.bounds.strongly_convex.heavy_ball import (
+    classical_heavy_ball_parameters,
+    heavy_ball_rate,
+    stationary_variance,
+)
+from dpbounds.bounds.strongly_convex.nesterov import error_weights, masg_schedule, nesterov_momentum
+from dpbounds.bounds.strongly_convex.noise_allocation import (
     naive_select_horizon,
     optimal_noise,
     select_horizon,
     select_horizon_subsampled,
 )
-from dpbounds.tuning import _hb_search, _noise_variance, _v, naive_transient_sq, tune_heavy_ball
+from dpbounds.settings import logistic_regression
+from dpbounds.tuning import tune_heavy_ball
+from dpbounds.tuning.heavy_ball import _hb_search, naive_transient_sq
 
-FIG3 = dict(mu=0.02, L=5.1033, d=20, n=100_000, eps=1.0, S=40.0, E0=10.0)
+_S5 = logistic_regression()  # Kuru et al.'s Section-5 problem
+FIG3 = dict(mu=_S5["mu"], L=_S5["L"], d=_S5["d"], n=_S5["n"], eps=_S5["epsilon"],
+            S=_S5["sensitivity"], E0=_S5["initial_gap"])
 
 
 def measure(fn, *args, **kwargs):
@@ -68,8 +81,8 @@ def old_objective(alpha, beta, mu, L, d, n, eps, S, dist_sq, Tmax):
         return out
     a, b = alpha[stable], beta[stable]
     trans = naive_transient_sq(a, b, np.linspace(mu, L, 24), Tmax) * 2.0 * dist_sq
-    s2 = _noise_variance(np.arange(1, Tmax + 1), S, n, n, eps)
-    vmax = np.maximum(_v(a, b, mu), _v(a, b, L))
+    s2 = gradient_noise_variance(np.arange(1, Tmax + 1), S, n, n, eps)
+    vmax = np.maximum(stationary_variance(a, b, mu), stationary_variance(a, b, L))
     out[stable] = 0.5 * L * (trans + d * vmax[:, None] * s2[None, :])
     return out
 
@@ -91,7 +104,7 @@ def old_tune(mu, L, d, n, eps, S, E0, Tmax, grid=30):
     res = minimize(objective, [math.log(a0), math.log(b0c / (1 - b0c))], method="Nelder-Mead",
                    options={"xatol": 1e-4, "fatol": 1e-6, "maxiter": 200})
     choices = [(math.exp(res.x[0]), float(expit(res.x[1]))), classical_heavy_ball_parameters(mu, L),
-               (1 / L, (1 - math.sqrt(mu / L)) / (1 + math.sqrt(mu / L)))]
+               (1 / L, float(nesterov_momentum(1 / L, mu)))]
     best = []
     for a, b in choices:
         v = old_objective(a, b, mu, L, d, n, eps, S, dist_sq, Tmax)[0]

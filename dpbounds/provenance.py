@@ -60,3 +60,13 @@ class Source:
     def __str__(self) -> str:
         text = f"{self.paper}, {self.result} [{self.provenance}]"
         return f"{text} — {self.note}" if self.note else text
+
+
+#: labels from the weakest to the strongest claim
+_STRENGTH = (Provenance.MISSING, Provenance.DERIVED, Provenance.RECONSTRUCTED, Provenance.VERBATIM)
+
+
+def weakest(sources: tuple[Source, ...] | list[Source]) -> Provenance:
+    """The weakest label among ``sources`` (DERIVED beats RECONSTRUCTED beats VERBATIM): a result
+    is only as much the paper's as its least verbatim ingredient."""
+    return min((s.provenance for s in sources), key=_STRENGTH.index)

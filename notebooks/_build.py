@@ -87,7 +87,8 @@ hyper-parameter choices and citations (with provenance labels). For Tran & Cutko
 Yang et al. **only the exponents are the papers'**; every constant is DERIVED by dpbounds."""),
     new_code_cell(SETUP + """
 from IPython.display import Math, display
-from dpbounds.bounds import tran_cutkosky as tc, sensitivity_reduced as sr, yang"""),
+from dpbounds.bounds.nonconvex import tree_momentum as tc, sensitivity_reduced as sr
+from dpbounds.bounds.nonconvex import normalized_sgd"""),
     new_markdown_cell("## Algorithm 1 (tree-aggregated momentum): the tuned Theorem 6"),
     new_code_cell("""\
 thm = tc.theorem6_tuned
@@ -121,8 +122,8 @@ for row in sr.d_one_sixth_report():
     new_markdown_cell("## Yang et al.: the DP-NSGD floor vs r, and the audit trail of a bound"),
     new_code_cell("""\
 for r in (1.5, 3.0, 10.0):
-    print(f"r = {r:5.1f}: floor 2 tau0^2/(r - tau0) = {yang.nsgd_floor.evaluate(r=r, tau0=1.0):.3f}")
-print(yang.nsgd_decaying.exponents(("d", "N", "eps", "log(1/delta)")))
+    print(f"r = {r:5.1f}: floor 2 tau0^2/(r - tau0) = {normalized_sgd.nsgd_floor.evaluate(r=r, tau0=1.0):.3f}")
+print(normalized_sgd.nsgd_decaying.exponents(("d", "N", "eps", "log(1/delta)")))
 print(tc.theorem6.audit()[:1500])"""),
 ]
 
@@ -138,7 +139,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from dpbounds.lmi.rate_map import closed_form_rate_map
 from dpbounds.lmi.heavy_ball_lmi import heavy_ball_lmi_rate
-from dpbounds.bounds.heavy_ball import heavy_ball_rate, classical_heavy_ball_parameters"""),
+from dpbounds.bounds.strongly_convex.heavy_ball import (
+    classical_heavy_ball_parameters, heavy_ball_rate)"""),
     new_markdown_cell("## Rate map ρ(α, β) on quadratics (heavy-ball roots, App. B.3)"),
     new_code_cell("""\
 mu, L = 0.5, 1.0
@@ -174,7 +176,8 @@ Laplace noise with $S_1/(n\\varepsilon)=c_w/\\sqrt2$ gives exactly Fig. 1's
 $\\sigma_T^2=(Tc_w)^2$."""),
     new_code_cell("""\
 from dpbounds.algorithms import dp_heavy_ball
-from dpbounds.bounds.heavy_ball import heavy_ball_quadratic_bound, heavy_ball_expected_error
+from dpbounds.bounds.strongly_convex.heavy_ball import (
+    heavy_ball_expected_error, heavy_ball_quadratic_bound)
 from dpbounds.objectives import QuadraticObjective
 f = QuadraticObjective([mu, L])
 x0 = np.full(2, math.sqrt(2.5))

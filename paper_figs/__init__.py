@@ -7,23 +7,16 @@ seconds-long smoke run). Each module has ``main(argv=None) -> list[Path]``.
 from __future__ import annotations
 
 import os
+import pkgutil
 
 # Many small GEMMs (blocked GLM passes over trials x block) are up to ~50x slower with a
 # multi-threaded OpenBLAS on a shared 2-core machine; one thread is also the fair setting for
 # wall times. Only effective when set before NumPy is imported (command-line use).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-#: Module names in the order ``python -m paper_figs`` runs them.
-SCRIPTS: tuple[str, ...] = (
-    "kuru_fig1",
-    "kuru_fig2",
-    "kuru_fig3",
-    "lee_kifer_table1",
-    "lee_kifer_dpagd",
-    "tran_cutkosky_bounds",
-    "tran_cutkosky_sim",
-    "yang_nsgd",
-    "kamath_erm",
-)
+#: Every figure script: each public module of this package, alphabetically (no list to edit: a
+#: new ``paper_figs/<name>.py`` with ``main`` is run by ``python -m paper_figs`` and the tests).
+SCRIPTS: tuple[str, ...] = tuple(sorted(
+    m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")))
 
 __all__ = ["SCRIPTS"]

@@ -10,7 +10,9 @@ RDP-calibrated variant, DERIVED). DERIVED test bed (ours): L2-regularised logist
 :math:`G/\mu`-style :math:`R=10`, :math:`\varepsilon=1`, :math:`\delta=10^{-5}`, SGD run for
 :math:`T=20n` steps (the lecture's :math:`T=n^2` is out of reach for large n; a shorter run is
 still private under either calibration). The dotted line is the lecture's utility bound
-(average form, :data:`dpbounds.bounds.dp_erm.bst14_excess_risk_average`, for :math:`T=n^2`).
+(average form, :data:`dpbounds.bounds.convex.noisy_projected_sgd.bst14_excess_risk_average`,
+for :math:`T=n^2`); the dashed line is output perturbation's excess-risk bound
+:math:`Ld\sigma^2/2` at the noise the runs used (``convex.output_perturbation``, DERIVED).
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from dpbounds.algorithms.dp_erm import (
     objective_perturbation,
     output_perturbation,
 )
-from dpbounds.bounds import dp_erm as erm_bounds
+from dpbounds.bounds.convex import noisy_projected_sgd as npsgd_bounds
+from dpbounds.bounds.convex.output_perturbation import excess_risk_of_noise
 from dpbounds.data import unit_ball_classification
 from dpbounds.objectives import LogisticRegression
 from paper_figs._common import Cell, FigureRun, mean_ci, parse_args, plt
@@ -55,7 +58,8 @@ def excess_risk(method: str, n: int, data_seed: tuple[int, ...], trials: int,
     f = LogisticRegression(*data, l2=MU, **data.domain())
     r = METHODS[method](f, trials, seed)
     return {"final": np.asarray(r.final), "epsilon_spent": float(r.ledger.epsilon),
-            "sigma": float(r.params.get("sigma", np.nan)), "lipschitz": float(f.lipschitz(RADIUS))}
+            "sigma": float(r.params.get("sigma", np.nan)), "lipschitz": float(f.lipschitz(RADIUS)),
+            "smoothness": float(f.smoothness)}
 
 
 def main(argv: Sequence[str] | None = None) -> list[Path]:
@@ -69,10 +73,12 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
              for i, n, k, name in grid]
     rows = []
     results: dict[str, list[tuple[float, float]]] = {k: [] for k in METHODS}
-    lips = []
+    lips, op_bound = [], []
     for (_, n, k, name), rec in zip(grid, run.sweep(cells)):
-        if k == 0:
+        if k == 0:  # output perturbation: its registered bound at the noise it used
             lips.append(rec["lipschitz"])
+            op_bound.append(float(excess_risk_of_noise.evaluate(L=rec["smoothness"], d=D,
+                                                                sigma=rec["sigma"])))
         m, h = mean_ci(rec["final"])
         results[name].append((m, h))
         rows.append(dict(method=name, n=n, excess_risk_mean=m, ci95=h, trials=trials,
@@ -83,9 +89,12 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
         m, h = np.array(vals).T
         ax.errorbar(ns, m, np.minimum(h, 0.999 * m), fmt="o-", capsize=3, label=name)
     nn = np.array(ns, dtype=float)
-    bound = erm_bounds.bst14_excess_risk_average.evaluate(L=max(lips), d=D, delta=DELTA,
+    bound = npsgd_bounds.bst14_excess_risk_average.evaluate(L=max(lips), d=D, delta=DELTA,
                                                            diam=2 * RADIUS, eps=EPS, n=nn)
     ax.plot(nn, bound, "k:", label="lecture bound, noisy SGD, T=n² (average form)")
+    ax.plot(nn, op_bound, "C0--", label="bound L d σ²/2, output perturbation (DERIVED)")
+    rows += [dict(method="output perturbation bound", n=int(a), excess_risk_mean=b)
+             for a, b in zip(nn, op_bound)]
     rows += [dict(method="bst14 bound (T=n^2)", n=int(a), excess_risk_mean=float(b))
              for a, b in zip(nn, np.atleast_1d(bound))]
     ax.set_xscale("log")

@@ -28,25 +28,27 @@ from typing import Any
 import numpy as np
 
 from dpbounds.algorithms import dp_heavy_ball
-from dpbounds.bounds.heavy_ball import (
+from dpbounds.bounds.strongly_convex.heavy_ball import (
     heavy_ball_expected_error,
     heavy_ball_quadratic_bound,
     heavy_ball_rate,
     heavy_ball_rate_eq26_as_printed,
 )
+from dpbounds.bounds.strongly_convex.nesterov import nesterov_momentum
 from dpbounds.objectives import QuadraticObjective
+from dpbounds.settings import heavy_ball_quadratic
 from paper_figs._common import Cell, FigureRun, mean_ci, parse_args, plt
 
-MU, L = 0.5, 1.0
-ALPHAS = (0.1, 0.5, 1.0)
-C_WS = (1e-4, 1e-2)
-E0 = 10.0  # E||xi_0 - xi*||^2 with x_{-1} = x_0: ||x_0||^2 = 5
-HORIZONS = np.arange(1, 251)
+SETTING = heavy_ball_quadratic("paper")
+MU, L = SETTING["mu"], SETTING["L"]
+ALPHAS = SETTING["alphas"]
+C_WS = SETTING["c_w"]
+E0 = SETTING["initial_state_error"]  # E||xi_0 - xi*||^2 with x_{-1} = x_0: ||x_0||^2 = 5
+HORIZONS = SETTING["horizons"]
 
 
 def beta_nag(alpha: float) -> float:
-    r = math.sqrt(alpha * MU)
-    return (1 - r) / (1 + r)
+    return float(nesterov_momentum(alpha, MU))
 
 
 def curves(c_w: float, alpha: float, beta: float, sim_T: list[int], trials: int,

@@ -19,16 +19,24 @@ from pathlib import Path
 
 import numpy as np
 
-from dpbounds.bounds.nesterov import error_weights, masg_schedule, nesterov_schedule, unrolled_bound
-from dpbounds.bounds.noise_allocation import (
+from dpbounds.bounds.strongly_convex.nesterov import (
+    error_weights,
+    masg_schedule,
+    nesterov_schedule,
+    unrolled_bound,
+)
+from dpbounds.bounds.strongly_convex.noise_allocation import (
     optimal_noise_closed_form,
     select_horizon,
     uniform_noise,
 )
+from dpbounds.settings import accelerated_noise_allocation
 from paper_figs._common import FigureRun, parse_args, plt
 
-MU, L, EPS, N_FIG2 = 1.0, 20.0, 1.0, 100_000
-D, S1, N_BOUND, E0 = 20, 40.0, 10_000, 10.0
+SETTING = accelerated_noise_allocation()
+MU, L, EPS, N_FIG2 = SETTING["mu"], SETTING["L"], SETTING["epsilon"], SETTING["n"]
+_ILL = SETTING["illustration"]  # DERIVED constants of the right-hand panel
+D, S1, N_BOUND, E0 = _ILL["d"], _ILL["sensitivity"], _ILL["n"], _ILL["initial_gap"]
 
 
 def normalised_scales(schedule) -> np.ndarray:
@@ -55,15 +63,16 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
     run = FigureRun.from_args("kuru_fig2", args)
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 5))
     rows = []
-    stages = (2, 3) if args.quick else (2, 3, 4, 5)
+    stages = SETTING["stages"][:2] if args.quick else SETTING["stages"]
     for K in stages:
-        s = masg_schedule(MU, L, stages=K, first_stage_rounding="floor")
+        s = masg_schedule(MU, L, stages=K, first_stage_rounding=SETTING["first_stage_rounding"])
         b = normalised_scales(s)
         t = np.arange(1, s.horizon + 1)
         ax1.semilogy(t, b, label=f"DP-MASG, K={K} (T={s.horizon})")
         rows += [dict(method="MASG", K=K, T=s.horizon, t=int(tt), scaled_b=float(bb))
                  for tt, bb in zip(t, b)]
-    T_nag = masg_schedule(MU, L, stages=stages[-1], first_stage_rounding="floor").horizon
+    T_nag = masg_schedule(MU, L, stages=stages[-1],
+                          first_stage_rounding=SETTING["first_stage_rounding"]).horizon
     b = normalised_scales(nesterov_schedule(1.0 / L, T_nag))
     ax1.semilogy(np.arange(1, T_nag + 1), b, "k--", label=f"DP-NAG, α=1/L (T={T_nag})")
     ax1.axhline(T_nag, color="0.5", lw=0.8, label=f"uniform budget: b_t nε/S₁ = T = {T_nag}")

@@ -30,7 +30,10 @@ import numpy as np
 from dpbounds.algorithms import dp_gd, dp_heavy_ball, dp_masg, dp_masg_opt, dp_nag, dp_nag_opt
 from dpbounds.data import kuru_synthetic
 from dpbounds.objectives import LogisticRegression
+from dpbounds.settings import logistic_regression_grid
 from paper_figs._common import Cell, FigureRun, parse_args, plt
+
+GRID = logistic_regression_grid()
 
 METHODS = {
     "DP-GD": lambda f, **kw: dp_gd(f, **kw),
@@ -48,7 +51,8 @@ def objective(n: int, data_seed: int) -> LogisticRegression:
     data = kuru_synthetic(n=n, d=20, seed=data_seed)
     # the paper's L = lambda_max(X'X/n + 2 lam I), 4x looser on the data term (sheet §11.7):
     # declared so that alpha = c/L, kappa and the MASG stages match Section 5
-    return LogisticRegression.kuru(*data, lam=0.01, paper_smoothness=True, **data.domain())
+    return LogisticRegression.kuru(*data, lam=GRID["lam"], paper_smoothness=True,
+                                   **data.domain())
 
 
 def simulate(method: str, n: int, data_seed: int, m: int, c: float, T: int, trials: int,
@@ -56,7 +60,7 @@ def simulate(method: str, n: int, data_seed: int, m: int, c: float, T: int, tria
     """One cell: ``trials`` runs of ``method`` at batch ``m``, step constant ``c``, horizon T."""
     f = objective(n, data_seed)
     kw: dict[str, Any] = dict(epsilon=1.0, steps=T, batch_size=m, trials=trials, seed=seed,
-                              x0=np.full(20, 10.0))
+                              x0=np.full(20, GRID["x0"]))
     if method.startswith("DP-MASG"):
         kw["c"] = c  # stage steps c 2^{-2k}/L
     else:
@@ -72,10 +76,11 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
     if args.quick:
         n, horizons, trials, batches, cs = 5000, (40,), 2, (500, 5000), (0.1, 1.0)
     elif args.paper:
-        n, horizons, trials, batches, cs = 100_000, (100, 200, 500, 1000), 20, (1000, 100_000), \
-            (0.1, 1.0)
+        n, horizons, trials, batches, cs = (100_000, GRID["horizons"], GRID["trials"],
+                                            GRID["batch_sizes"], GRID["step_factors"])
     else:
-        n, horizons, trials, batches, cs = 100_000, (100,), 5, (1000, 100_000), (0.1, 1.0)
+        n, horizons, trials, batches, cs = (100_000, GRID["horizons"][:1], 5,
+                                            GRID["batch_sizes"], GRID["step_factors"])
     grid = [(i, j, k, m, c, name, T) for i, m in enumerate(batches) for j, c in enumerate(cs)
             for k, name in enumerate(METHODS) for T in horizons]
     cells = [Cell(simulate, dict(method=name, n=n, data_seed=args.seed, m=m, c=c, T=T),

@@ -4,7 +4,8 @@ r"""Tran & Cutkosky: Algorithm 1's and Algorithm 2's utility bounds against N, a
 :math:`\tilde O(d^{1/4}/\sqrt{\varepsilon N})`, Algorithm 2
 :math:`\tilde O(d^{1/3}/(\varepsilon N)^{2/3})` in :math:`O(N^{7/3}\varepsilon^{4/3}/d^{2/3})`
 gradients. Every constant, log factor and hyper-parameter choice is DERIVED by dpbounds
-(:mod:`dpbounds.bounds.tran_cutkosky`, :mod:`dpbounds.bounds.sensitivity_reduced`), evaluated
+(:mod:`dpbounds.bounds.nonconvex.tree_momentum`,
+:mod:`dpbounds.bounds.nonconvex.sensitivity_reduced`), evaluated
 through :mod:`dpbounds.bounds.registry` with :math:`\varepsilon=1`, :math:`\delta=10^{-5}`,
 :math:`G=L=R=1`. The crossover (where Algorithm 2's bound drops below Algorithm 1's) is found
 numerically by :func:`dpbounds.bounds.compare.crossover` and set beside the sheet's asymptotic

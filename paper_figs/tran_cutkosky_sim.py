@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from dpbounds.algorithms.tran_cutkosky import sensitivity_reduced_nsgd, tree_momentum_nsgd
-from dpbounds.bounds import tran_cutkosky as tc
+from dpbounds.bounds.nonconvex import tree_momentum as tc
 from dpbounds.data import unit_ball_classification
 from dpbounds.objectives import NonconvexLogisticRegression
 from paper_figs._common import FigureRun, mean_ci, parse_args, plt

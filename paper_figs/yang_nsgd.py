@@ -11,7 +11,8 @@ every experimental number. What is shown (all DERIVED, ``yang_et_al.md`` §9, §
   :math:`\lVert a_i\rVert\le\tau_0=1` (Assumption 2.2 with :math:`\tau_1=0`), :math:`N=1000`,
   batch 10, sampling without replacement, non-private (:math:`\sigma=0`) and private
   (:math:`\epsilon=2`, :math:`\delta=10^{-5}`, RDP accountant). Step size the DERIVED theorems'
-  :math:`\eta`. Beside them: dpbounds' DERIVED Theorem 3.2 shape (:data:`yang.nsgd_theorem`)
+  :math:`\eta`. Beside them: dpbounds' DERIVED Theorem 3.2 shape
+  (:data:`normalized_sgd.nsgd_theorem`)
   and its floor :math:`2\tau_0^2/(r-\tau_0)`;
 * right: the exact expectation :math:`\mathbb E\langle\nabla f,g/(|g|+r)\rangle` on the
   sheet's 1-d toy (:math:`\nabla f=0.05`, :math:`e=+0.9` w.p. 0.1, :math:`-0.1` w.p. 0.9) —
@@ -32,7 +33,7 @@ import numpy as np
 
 from dpbounds.algorithms.dp_sgd import dp_sgd
 from dpbounds.algorithms.nsgd import dp_nsgd
-from dpbounds.bounds import yang
+from dpbounds.bounds.nonconvex import normalized_sgd
 from dpbounds.data import finite_sum_offsets
 from dpbounds.objectives import QuadraticObjective
 from paper_figs._common import Cell, FigureRun, mean_ci, parse_args, plt
@@ -112,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
             sigma, eta = rec["sigma"], rec["step_size"]
             m, h = mean_ci(rec["min_grad_norm"])
             # the theorem objects take positive symbols only: sigma = 0 and L1 = 0 as 1e-12
-            b = (float(yang.nsgd_theorem.evaluate(B=B, D_f=Df, L0=L0, L1=1e-12, T=T, d=D,
+            b = (float(normalized_sgd.nsgd_theorem.evaluate(B=B, D_f=Df, L0=L0, L1=1e-12, T=T, d=D,
                                                    r=float(r), sigma=max(sigma, 1e-12),
                                                    tau0=TAU0))
                  if r > TAU0 else math.nan)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpbounds.algorithms import dp_heavy_ball
-from dpbounds.bounds.heavy_ball import heavy_ball_rate
+from dpbounds.bounds.strongly_convex.heavy_ball import heavy_ball_rate
 from dpbounds.data import kuru_synthetic
 from dpbounds.lmi.heavy_ball_lmi import heavy_ball_lmi_bound, heavy_ball_lmi_rate
 from dpbounds.objectives import LogisticRegression

@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from dpbounds.algorithms import dp_heavy_ball
-from dpbounds.bounds.heavy_ball import (
+from dpbounds.bounds.strongly_convex.heavy_ball import (
     classical_heavy_ball_parameters,
     heavy_ball_noise_term,
     heavy_ball_rate,

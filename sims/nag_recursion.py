@@ -9,9 +9,10 @@ without momentum restart) on :math:`F=\frac12\sum_i\lambda_ix_i^2`, full batch
 (:math:`\sigma_s=0`), and compare the Monte Carlo :math:`\mathbb E[F(x_T)]-F^\ast` with
 
 * the recursion (28)/(34) iterated with the run's own Laplace scales
-  (:func:`dpbounds.bounds.nesterov.nesterov_recursion`) — an upper bound;
+  (:func:`dpbounds.bounds.strongly_convex.nesterov.nesterov_recursion`) — an upper bound;
 * the exact value from propagating the 2x2 covariance per eigenvalue
-  (:func:`dpbounds.bounds.nesterov.nesterov_expected_error_quadratic`, DERIVED) — equality.
+  (:func:`dpbounds.bounds.strongly_convex.nesterov.nesterov_expected_error_quadratic`,
+  DERIVED) — equality.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpbounds.algorithms import dp_masg, dp_nag, dp_nag_opt
-from dpbounds.bounds.nesterov import (
+from dpbounds.bounds.strongly_convex.nesterov import (
     Schedule,
     nesterov_expected_error_quadratic,
     nesterov_momentum,

@@ -7,12 +7,12 @@ the paper's. Three kinds of verdicts:
   :math:`g=\nabla f+e`, :math:`e=+0.9` w.p. 0.1 and :math:`-0.1` w.p. 0.9. The exact
   :math:`\mathbb E\langle\nabla f,g/(|g|+r)\rangle` (two-point sum, computed here) against the
   sheet's tabulated values (independent numbers, 4 decimals) and, for :math:`r>\tau_0`, against
-  dpbounds' lower bound :data:`yang.nsgd_inner_product` (stated as an upper bound of the negated
-  inner product);
+  dpbounds' lower bound :data:`normalized_sgd.nsgd_inner_product` (stated as an upper bound of
+  the negated inner product);
 * **simulation** (the sheet's rig): non-private DP-NSGD (:math:`\sigma=0`) on a quadratic
   finite sum with zero-sum skewed offsets (:math:`\tau_0=1`, :math:`\tau_1=0`,
   :math:`L_0=2`, :math:`L_1=0`), step size of the DERIVED theorem, the measured
-  :math:`\min_t\lVert\nabla f(x_t)\rVert` against :data:`yang.nsgd_theorem` for
+  :math:`\min_t\lVert\nabla f(x_t)\rVert` against :data:`normalized_sgd.nsgd_theorem` for
   :math:`r>\tau_0` — upper bound; the floor :math:`2\tau_0^2/(r-\tau_0)` is its
   :math:`T\to\infty` part.
 """
@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from dpbounds.algorithms.nsgd import dp_nsgd
-from dpbounds.bounds import yang
+from dpbounds.bounds.nonconvex import normalized_sgd
 from dpbounds.data import finite_sum_offsets
 from dpbounds.objectives import QuadraticObjective
 from sims._verdict import Verdict, format_table, mean_se, upper
@@ -52,7 +52,7 @@ def run(quick: bool = True, seed: int = 0) -> list[Verdict]:
     for r in (1.0, 2.0, 5.0):  # r > tau0 = 0.9: the DERIVED lemma applies
         for mu in (0.01, 0.05, 0.3):
             v = toy_inner(mu, r)
-            lower = -float(yang.nsgd_inner_product.evaluate(r=r, tau0=TOY_TAU0, x=mu))
+            lower = -float(normalized_sgd.nsgd_inner_product.evaluate(r=r, tau0=TOY_TAU0, x=mu))
             rows.append(Verdict(NAME, f"toy r={r}, ∇f={mu}: -E<∇f,h>", "<= bound", -v, 0.0,
                                 -lower, "Lemma A.3 shape (DERIVED)", bool(-v <= -lower)))
 
@@ -69,11 +69,11 @@ def run(quick: bool = True, seed: int = 0) -> list[Verdict]:
                       r=r, trials=trials, seed=(seed, k), x0=x0, trace="grad_norm",
                       trace_every=T // 200)
         m, se = mean_se(res.trace.min(axis=1))
-        bound = float(yang.nsgd_theorem.evaluate(B=B, D_f=Df, L0=2.0, L1=1e-12, T=T, d=d, r=r,
-                                                 sigma=1e-12, tau0=tau0))
+        bound = float(normalized_sgd.nsgd_theorem.evaluate(
+            B=B, D_f=Df, L0=2.0, L1=1e-12, T=T, d=d, r=r, sigma=1e-12, tau0=tau0))
         rows.append(upper(NAME, f"sim r={r}, T={T}: min_t||∇f||", m, se, bound,
                           "Thm 3.2 shape (DERIVED)"))
-        floor = float(yang.nsgd_floor.evaluate(r=r, tau0=tau0))
+        floor = float(normalized_sgd.nsgd_floor.evaluate(r=r, tau0=tau0))
         rows.append(upper(NAME, f"sim r={r}: last-10% mean ||∇f||", *mean_se(
             res.trace[:, -20:].mean(axis=1)), floor + bound, "floor + Thm 3.2 (DERIVED)"))
     return rows

@@ -23,8 +23,8 @@ import math
 import numpy as np
 
 from dpbounds.algorithms.tran_cutkosky import sensitivity_reduced_nsgd, tree_momentum_nsgd
-from dpbounds.bounds import sensitivity_reduced as sr
-from dpbounds.bounds import tran_cutkosky as tc
+from dpbounds.bounds.nonconvex import sensitivity_reduced as sr
+from dpbounds.bounds.nonconvex import tree_momentum as tc
 from dpbounds.data import unit_ball_classification
 from dpbounds.objectives import NonconvexLogisticRegression
 from sims._verdict import Verdict, format_table, mean_se, upper

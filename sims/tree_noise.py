@@ -14,7 +14,7 @@ compare at several :math:`t`:
   the set of dyadic blocks of :math:`t`'s set bits, so its right ends are the partial sums of
   those bits) — equality within 5 standard errors (s.e. :math:`v\sqrt{2/(k-1)}`);
 * :math:`\mathbb E\lVert\hat m_t-m_t\rVert` with the Lemma 12 bound
-  (:data:`dpbounds.bounds.tran_cutkosky.lemma12`) — upper bound.
+  (:data:`dpbounds.bounds.nonconvex.tree_momentum.lemma12`) — upper bound.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from dpbounds.algorithms.tree_aggregation import TreeAggregator
-from dpbounds.bounds import tran_cutkosky as tc
+from dpbounds.bounds.nonconvex import tree_momentum as tc
 from sims._verdict import Verdict, equal, format_table, mean_se, upper
 
 NAME = "tree noise vs Lemma 12"

@@ -28,8 +28,8 @@ the numeric optimum of problem (30) for :math:`m<n` (``allocation="remark_4_2"``
 budgets with :math:`m<n`, the paper's heuristic); and, as in Section 5, they re-select the
 horizon :math:`T'\le T` minimising the bound (32) for an initial-error guess :math:`E_0`
 (default 10, the paper's value), then run :math:`T'` iterations. Weights, schedule, allocation
-and horizon come from :mod:`dpbounds.bounds.nesterov` and
-:mod:`dpbounds.bounds.noise_allocation`.
+and horizon come from :mod:`dpbounds.bounds.strongly_convex.nesterov` and
+:mod:`dpbounds.bounds.strongly_convex.noise_allocation`.
 
 The step sizes follow Section 5: :math:`\alpha=c/L` and NAG's momentum
 :math:`\beta=(1-\sqrt{\mu\alpha})/(1+\sqrt{\mu\alpha})` for DP-NAG **and** DP-HB (the
@@ -61,8 +61,14 @@ from dpbounds.algorithms._common import (
     progress,
 )
 from dpbounds.backend import backend_name
-from dpbounds.bounds.nesterov import Schedule, error_weights, masg_schedule, nesterov_schedule
-from dpbounds.bounds.noise_allocation import (
+from dpbounds.bounds.strongly_convex.nesterov import (
+    Schedule,
+    error_weights,
+    masg_schedule,
+    nesterov_momentum,
+    nesterov_schedule,
+)
+from dpbounds.bounds.strongly_convex.noise_allocation import (
     MAX_HORIZON,
     Allocation,
     optimal_noise,
@@ -106,7 +112,7 @@ DP_MASG_SOURCE = Source(KURU, "eq. (33), Theorem 4.3", Provenance.VERBATIM,
 
 # ---------------------------------------------------------------------------------------
 # Budgets: the weights (29)/(34), the MASG schedule (33), Prop. 4.2 / problem (30) and the
-# horizon rule of Remark 4.1 come from dpbounds.bounds.nesterov and .noise_allocation.
+# horizon rule of Remark 4.1 come from dpbounds.bounds.strongly_convex (nesterov, noise_allocation).
 # ---------------------------------------------------------------------------------------
 ALLOCATIONS = ("uniform", "optimal", "remark_4_2")
 HORIZON_RULES = ("eq32", "subsampled")
@@ -137,8 +143,8 @@ def _horizon(objective: Any, *, method: str, rule: str, epsilon: float, m: int,
     """Remark 4.1: the horizon T' <= T minimising (32) (``rule="eq32"``, Section 5's rule for
     every m) or the optimal bound with subsampling (``"subsampled"``, DERIVED).
 
-    Both come from :mod:`dpbounds.bounds.noise_allocation` (one implementation, O(T) for (32)),
-    with this run's MASG schedule (``first_stage``) and step size.
+    Both come from :mod:`dpbounds.bounds.strongly_convex.noise_allocation` (one implementation,
+    O(T) for (32)), with this run's MASG schedule (``first_stage``) and step size.
     """
     f = objective
     if steps > MAX_HORIZON:
@@ -262,8 +268,7 @@ def _defaults(objective: Any, step_size: float | None, c: float, momentum: float
         if mu <= 0:
             raise ValueError("momentum must be given for an objective with strong_convexity "
                              "<= 0 (the default (1-sqrt(mu a))/(1+sqrt(mu a)) needs mu > 0)")
-        r = math.sqrt(min(1.0, mu * alpha))
-        beta = (1.0 - r) / (1.0 + r)
+        beta = float(nesterov_momentum(alpha, mu))
     else:
         beta = float(momentum)
         if not 0.0 <= beta < 1.0:

@@ -1,9 +1,13 @@
-"""Side-by-side comparison of the non-convex bounds for one problem.
+"""Side-by-side comparison of the registered bounds that fit one problem.
 
-:func:`compare` evaluates every registered bound of a family at one problem
-``(d, N, eps, delta, G, L, R)`` — with the closed-form hyper-parameter choice and, optionally,
-numerically tuned hyper-parameters —, names the best, and finds where one bound overtakes
-another along a variable (:func:`crossover`; by default the dataset size ``N``).
+:func:`compare` evaluates every registered bound of the problem's class at one problem
+(:mod:`dpbounds.bounds.problem`: ``d, N, eps, delta, G, L, R`` and the optional keys) — with the
+closed-form hyper-parameter choice and, optionally, numerically tuned hyper-parameters —, names
+the best, and finds where one bound overtakes another along a variable (:func:`crossover`; by
+default the dataset size ``N``). The problem's class is ``nonconvex`` unless the strong
+convexity ``mu`` is given (``strongly_convex``) or ``problem_class`` says otherwise; the bounds
+of the other classes are listed as not applicable, with the reason in words (a strongly convex
+bound needs ``mu`` and the sensitivity ``S1``; a non-convex bound bounds a different quantity).
 
 All Tran & Cutkosky and Yang et al. constants are DERIVED by dpbounds (see the modules); the
 comparison is between *our* derived bounds, whose exponents match the papers' abstracts.
@@ -30,7 +34,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from dpbounds.bounds import registry
-from dpbounds.bounds.registry import DEFAULT_PROBLEM
+from dpbounds.bounds.problem import DEFAULT_PROBLEM, problem_class
 
 __all__ = ["Comparison", "Crossover", "Row", "compare", "compare_table", "crossover"]
 
@@ -51,6 +55,8 @@ class Row:
     notes: str = ""
     #: why the bound does not apply at this problem ("" when it does; then ``value`` is nan)
     not_applicable: str = ""
+    #: "symbolic" or "numeric: <method>"
+    kind: str = "symbolic"
 
     @property
     def applicable(self) -> bool:
@@ -81,6 +87,10 @@ class Comparison:
     best: str | None
     best_tuned: str | None
     crossovers: list[Crossover] = field(default_factory=list)
+    #: registered bounds that are not compared at this problem, with the reason in words
+    excluded: dict[str, str] = field(default_factory=dict)
+    #: the problem's class (the bounds of this class are the rows)
+    problem_class: str = "nonconvex"
 
     @property
     def not_applicable(self) -> dict[str, str]:
@@ -92,7 +102,7 @@ class Comparison:
         """Bounds that say nothing at this problem: every loss is G-Lipschitz, so
         ``||grad F|| <= G`` holds trivially and a bound ``>= G`` certifies nothing."""
         G = self.problem.get("G")
-        if G is None:
+        if G is None or self.problem_class != "nonconvex":
             return []
         return [r.name for r in self.rows if r.applicable
                 and min(v for v in (r.value, r.tuned_value) if v is not None) >= G]
@@ -100,8 +110,10 @@ class Comparison:
     def to_dict(self) -> dict[str, Any]:
         """Plain data (JSON-serialisable)."""
         return {
+            "problem_class": self.problem_class,
             "vacuous": self.vacuous,
             "not_applicable": self.not_applicable,
+            "excluded": dict(self.excluded),
             "problem": dict(self.problem),
             "rows": [{**asdict(r), "value": r.value if r.applicable else None}
                      for r in self.rows],
@@ -112,8 +124,10 @@ class Comparison:
 
     def to_text(self) -> str:
         """A plain-text table (what ``dpbounds compare`` prints)."""
-        p = ", ".join(f"{k}={_fmt(v)}" for k, v in self.problem.items())
-        lines = [f"problem: {p}", ""]
+        p = ", ".join(f"{k}={_fmt(v)}" for k, v in self.problem.items()
+                      if k != "problem_class")
+        lines = [f"problem: {p}", f"problem class: {self.problem_class} "
+                 f"({registry.CLASS_WORDS[self.problem_class]})", ""]
         head = ("bound", "closed form", "tuned", "gradients", "scaling (up to logs)", "label")
         body = []
         for r in self.rows:
@@ -136,6 +150,8 @@ class Comparison:
         lines.append("")
         for name, why in self.not_applicable.items():
             lines.append(f"not applicable here: {name}: {why}")
+        for name, why in self.excluded.items():
+            lines.append(f"not applicable: {name}: {why}")
         if self.vacuous:
             lines.append(f"vacuous here (bound >= G, and ||grad F|| <= G always): "
                          f"{', '.join(self.vacuous)}")
@@ -201,7 +217,7 @@ def crossover(
     ``log(a/b)`` with Brent's method in log-space.
     """
     p = _problem(problem, overrides)
-    ea, eb = registry.get(a), registry.get(b)
+    ea, eb = registry.get(a), registry.get(b)  # ids or aliases; reported as given
     lo_default, hi_default = _RANGES.get(variable, (1e-6, 1e6))
     if variable == "eps" and hi_default is None:
         hi_default = math.log(1.0 / p["delta"])
@@ -227,38 +243,68 @@ def crossover(
     return out
 
 
+#: the classes whose bounds are compared (as rows) for a problem of each class: one quantity
+#: per comparison (a quadratic problem is also strongly convex)
+_COMPARED = {"nonconvex": ("nonconvex",), "convex": ("convex",),
+             "strongly_convex": ("strongly_convex",),
+             "quadratic": ("strongly_convex", "quadratic")}
+
+
+def _excluded_reason(e: registry.Entry, p: Mapping[str, Any], cls: str) -> str:
+    why = e._missing(p, cls)
+    if why is not None:
+        return why
+    return (f"applies (a {registry.CLASS_WORDS[cls]} problem is also "
+            f"{registry.CLASS_WORDS[e.problem_class]}), but bounds {e.quantity_words}; "
+            f"compare it with --problem-class {e.problem_class}")
+
+
 def compare(
     problem: Mapping[str, float] | None = None,
     names: Sequence[str] | None = None,
     *,
-    family: str = "non-convex",
+    family: str | None = None,
     tune: bool = True,
     crossovers: bool = True,
     crossover_variable: str = "N",
     **overrides: float,
 ) -> Comparison:
-    """Evaluate the bounds of ``family`` (or ``names``) side by side at one problem.
+    """Evaluate the bounds that fit one problem side by side.
 
     Parameters
     ----------
     problem, **overrides:
         The shared problem ``d, N, eps, delta, G, L, R`` (defaults :data:`DEFAULT_PROBLEM`)
-        and optional family-specific symbols (``tau0``, ``L1``, ``c2``, ...).
+        and optional keys (``tau0``, ``L1``, ``c2``, ``diam``; ``mu``, ``S1``, ``m``,
+        ``max_horizon`` for strongly convex problems; ``problem_class``).
     names:
-        Registry names to compare (default: every bound of ``family``).
+        Registry ids or aliases to compare (default: every bound of the problem's class; the
+        others are reported in ``excluded``).
+    family:
+        Compare the bounds of this class instead of the problem's (``"nonconvex"``; dpbounds
+        0.1's ``"non-convex"`` is accepted).
     tune:
         Also tune the hyper-parameters numerically (slower).
     crossovers:
-        Find every pairwise crossing along ``crossover_variable``.
+        Find every pairwise crossing along ``crossover_variable`` (between the symbolic bounds).
     """
     p = registry.check_problem(_problem(problem, overrides))
-    chosen = list(names) if names is not None else registry.names(family)
+    cls = problem_class(p) if family is None else registry._class(family)
+    if names is not None:  # ids or aliases, reported as given (each bound once)
+        given: dict[str, str] = {}
+        for n in names:
+            given.setdefault(registry.get(n).name, n)
+        chosen = list(given.values())
+    else:
+        chosen = [n for n in registry.names() if registry.get(n).problem_class in _COMPARED[cls]]
     if not chosen:
-        raise ValueError(f"no bounds to compare (family={family!r})")
+        raise ValueError(f"no bounds to compare (problem class {cls!r})")
+    excluded = {} if names is not None else {
+        n: _excluded_reason(registry.get(n), p, cls) for n in registry.names() if n not in chosen}
     rows: list[Row] = []
     for name in chosen:
         e = registry.get(name)
-        why = e.applicability(p)
+        why = e._missing(p, cls) or e.applicability(p)
         if why is None:
             try:
                 value = float(e.value(p))
@@ -268,7 +314,8 @@ def compare(
             rows.append(Row(name=name, title=e.title, provenance=str(e.tuned.provenance),
                             value=math.nan, tuned_value=None, hyperparameters={},
                             tuned_hyperparameters=None, gradients=None,
-                            scaling=e.scaling_text(), notes=e.notes, not_applicable=why))
+                            scaling=e.scaling_text(), notes=e.notes, not_applicable=why,
+                            kind=e.kind))
             continue
         tuned = e.optimize(p) if (tune and e.tunable) else None
         rows.append(Row(
@@ -282,6 +329,7 @@ def compare(
             gradients=e.gradients(p),
             scaling=e.scaling_text(),
             notes=e.notes,
+            kind=e.kind,
         ))
     valid = [r for r in rows if r.applicable]
     best = min(valid, key=lambda r: r.value).name if valid else None
@@ -289,10 +337,12 @@ def compare(
                       else r.value).name if tune and valid else None)
     found: list[Crossover] = []
     if crossovers:
-        for i, a in enumerate(chosen):
-            for b in chosen[i + 1:]:
+        scanned = [n for n in chosen if registry.get(n).crossovers]
+        for i, a in enumerate(scanned):
+            for b in scanned[i + 1:]:
                 found += crossover(a, b, crossover_variable, p)
-    return Comparison(problem=p, rows=rows, best=best, best_tuned=best_tuned, crossovers=found)
+    return Comparison(problem=p, rows=rows, best=best, best_tuned=best_tuned, crossovers=found,
+                      excluded=excluded, problem_class=cls)
 
 
 def compare_table(problem: Mapping[str, float] | None = None, **overrides: Any) -> dict:

@@ -1,24 +1,37 @@
-"""Names of the bounds (as used by the ``dpbounds bound`` / ``dpbounds compare`` commands).
+"""Registered bounds: ids, aliases, problem classes (used by ``dpbounds bound`` / ``compare``).
 
-Each :class:`Entry` ties a name to a theorem object (with its closed-form hyper-parameter
-choices), the family it belongs to, how the shared problem description
-``(d, N, eps, delta, G, L, R)`` maps to the theorem's own symbols, and which hyper-parameters
-the numeric tuner may move (with their admissible ranges).
+Each :class:`Entry` ties an id to a theorem object (a sympy
+:class:`~dpbounds.bounds.theorem.Bound` with its closed-form hyper-parameter choices, or a
+:class:`~dpbounds.bounds.numeric.NumericBound` where the result is computed), the problem class
+it is stated for, the problem keys it needs, how the shared problem description
+(:mod:`dpbounds.bounds.problem`) maps to the theorem's own symbols, and which hyper-parameters
+the numeric tuner may move.
+
+**No central list.** Every bound module registers its own entries (``register(Entry(...))`` at
+its end); :func:`discover` imports every module of the :mod:`dpbounds.bounds` package
+(``pkgutil``) the first time the registry is read. Adding a bound is adding a module.
+
+**Ids by concept.** An id is ``<problem class>.<method>`` (``nonconvex.tree_momentum_nsgd``,
+``strongly_convex.nag`` ...); the paper is in the entry's sources. The ids of dpbounds 0.1
+(``tran_cutkosky.alg1``, ``yang.nsgd``, ``kamath.bst14`` ...) are aliases: :func:`get`, the
+CLI and :func:`~dpbounds.bounds.compare.compare` accept them.
 
 Example
 -------
 >>> from dpbounds.bounds.registry import get, names
->>> "tran_cutkosky.alg1" in names()
+>>> "nonconvex.sensitivity_reduced_nsgd" in names()
 True
->>> e = get("tran_cutkosky.alg2")
+>>> e = get("tran_cutkosky.alg2")  # an alias
+>>> e.name, e.kind
+('nonconvex.sensitivity_reduced_nsgd', 'symbolic')
 >>> print(e.scaling())
 d^(1/3) N^(-2/3) eps^(-2/3)
 """
 
 from __future__ import annotations
 
-import functools
-import math
+import importlib
+import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,56 +39,58 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from dpbounds._validation import check_nonnegative, check_open_interval, check_positive
-from dpbounds.bounds import dp_erm, sensitivity_reduced, tran_cutkosky, yang
+from dpbounds.bounds.numeric import NumericBound
+from dpbounds.bounds.problem import (
+    CLASSES,
+    DEFAULT_PROBLEM,
+    OPTIONAL_PROBLEM,
+    check_problem,
+    describe_key,
+)
 from dpbounds.bounds.theorem import Bound, Scaling, Tuned
 
-__all__ = ["DEFAULT_PROBLEM", "Entry", "check_problem", "get", "names", "register"]
+__all__ = [
+    "CLASS_WORDS",
+    "DEFAULT_PROBLEM",
+    "OPTIONAL_PROBLEM",
+    "Entry",
+    "aliases",
+    "check_problem",
+    "discover",
+    "entries",
+    "get",
+    "names",
+    "register",
+]
 
-#: Defaults of the shared problem description (``dpbounds compare`` with no options).
-DEFAULT_PROBLEM: dict[str, float] = {
-    "d": 100.0, "N": 1e5, "eps": 1.0, "delta": 1e-5, "G": 1.0, "L": 1.0, "R": 1.0,
+#: Each problem class in words, with the quantity its bounds bound.
+CLASS_WORDS: dict[str, str] = {
+    "nonconvex": "smooth non-convex",
+    "convex": "convex (DP-ERM)",
+    "strongly_convex": "smooth strongly convex",
+    "quadratic": "strongly convex quadratic",
 }
+_QUANTITY_WORDS = {
+    "nonconvex": "E||grad F|| (stationarity)",
+    "convex": "the excess empirical risk",
+    "strongly_convex": "E F(x_T) - F*",
+    "quadratic": "E F(x_T) - F*",
+}
+#: how to state a problem of each class on the command line
+_CLASS_HINT = {"nonconvex": "", "convex": "give --problem-class convex",
+               "strongly_convex": "give the strong convexity --mu and the sensitivity "
+                                  "--sensitivity",
+               "quadratic": "give --problem-class quadratic, --mu and --sensitivity"}
+#: dpbounds 0.1's family names, accepted wherever a class is asked for
+_FAMILY_ALIASES = {"non-convex": "nonconvex", "strongly convex": "strongly_convex",
+                   "strongly-convex": "strongly_convex"}
 
 
-#: optional family-specific inputs: name -> smallest admissible value (inclusive for 0)
-OPTIONAL_PROBLEM: dict[str, float] = {"tau0": 0.0, "L1": 0.0, "c2": 0.0, "diam": 0.0}
-
-
-def check_problem(problem: Mapping[str, Any], *, prefix: str = "") -> dict[str, float]:
-    """The shared problem with every value checked (ValueError naming ``prefix + key``).
-
-    ``d, N, eps, G, L, R`` and ``tau0, c2, diam`` must be finite and > 0, ``delta`` in (0, 1),
-    ``L1`` finite and >= 0; unknown keys pass through unchanged (a theorem may use them).
-    """
-    out = dict(problem)
-    for k, v in problem.items():
-        name = prefix + k
-        if k == "delta":
-            out[k] = float(check_open_interval(name, v, 0.0, 1.0))
-        elif k == "L1":
-            out[k] = float(check_nonnegative(name, v))
-        elif k in DEFAULT_PROBLEM or k in OPTIONAL_PROBLEM:
-            out[k] = float(check_positive(name, v))
-    return out
-
-
-@functools.lru_cache(maxsize=64)
-def _c2(eps: float, delta: float) -> float:
-    """Lemma 3.1 constant fitted with the without-replacement RDP accountant (replace-one).
-
-    Fitted at q = 0.01, T = 10^4 (100 epochs); cached per (eps, delta).
-    """
-    return yang.lemma31_constant(eps, delta, sampling_rate=0.01, steps=10_000)
-
-
-def _yang_map(p: Mapping[str, float]) -> dict[str, float]:
-    # TC's setting maps to Yang's: ||grad f(x;z)|| <= G gives tau0 = 2G, L0 = L, D_f = R.
-    out = {"d": p["d"], "N": p["N"], "eps": p["eps"], "delta": p["delta"],
-           "L0": p.get("L0", p["L"]), "L1": p.get("L1", 0.0), "D_f": p.get("D_f", p["R"]),
-           "tau0": p.get("tau0", 2.0 * p["G"])}
-    out["c2"] = p["c2"] if "c2" in p else _c2(float(p["eps"]), float(p["delta"]))
-    return out
+def _class(name: str) -> str:
+    c = _FAMILY_ALIASES.get(name, name)
+    if c not in CLASSES:
+        raise ValueError(f"unknown problem class {name!r}; valid: {', '.join(CLASSES)}")
+    return c
 
 
 @dataclass(frozen=True)
@@ -85,17 +100,26 @@ class Entry:
     Attributes
     ----------
     name:
-        Registry key, e.g. ``"tran_cutkosky.alg1"``.
+        Canonical id, ``<problem class>.<method>``, e.g. ``"nonconvex.tree_momentum_nsgd"`` (a
+        bound for quadratics may be filed under ``strongly_convex.``).
     title:
-        One line for tables.
-    family:
-        ``"non-convex"`` or ``"convex"``.
+        One line for tables (the method and the paper result).
+    problem_class:
+        The class the bound is stated for (:data:`dpbounds.bounds.problem.CLASSES`); it applies
+        to every problem of that class or a more specific one.
     theorem:
-        The bound with its free hyper-parameters (and closed-form choices).
+        The bound with its free hyper-parameters (and closed-form choices), or a
+        :class:`~dpbounds.bounds.numeric.NumericBound`.
     tuned:
-        The bound with the closed-form choices substituted.
+        The bound with the closed-form choices substituted (the same object for a numeric one).
     to_params:
-        Maps the shared problem dictionary to the theorem's symbols.
+        Maps the shared problem dictionary to the theorem's symbols (lives next to the
+        theorem, in the module that registers the entry).
+    aliases:
+        Other ids that resolve to this entry (dpbounds 0.1's ids).
+    requires:
+        Optional problem keys the bound needs (e.g. ``("mu", "S1")``); without them it does
+        not apply and the reason names the flags.
     tunable:
         Hyper-parameter name -> (low, high) for the numeric tuner (callables of the problem
         parameters allowed for problem-dependent ranges).
@@ -107,14 +131,22 @@ class Entry:
         Theorem symbol -> the problem quantity it comes from, where they differ (Yang et al.'s
         ``tau0`` is ``2 G``; the ERM bound's Lipschitz ``L`` is the problem's ``G``); used to
         say which inputs make an assumption fail.
+    crossovers:
+        Whether :func:`~dpbounds.bounds.compare.crossover` scans this bound (off for
+        expensive numeric bounds).
+    algorithm, figure, test:
+        Where the algorithm that runs it, the figure that draws it and its test live (for the
+        results table of the docs).
     """
 
     name: str
     title: str
-    family: str
-    theorem: Bound
-    tuned: Bound
+    problem_class: str
+    theorem: Bound | NumericBound
+    tuned: Bound | NumericBound
     to_params: Callable[[Mapping[str, float]], dict[str, float]]
+    aliases: tuple[str, ...] = ()
+    requires: tuple[str, ...] = ()
     tunable: Mapping[str, Any] = field(default_factory=dict)
     gradient_count: Bound | None = None
     notes: str = ""
@@ -122,13 +154,76 @@ class Entry:
     scaling_bound: Bound | None = None
     scaling_label: str = ""
     problem_names: Mapping[str, str] = field(default_factory=dict)
+    crossovers: bool = True
+    algorithm: str = ""
+    figure: str = ""
+    test: str = ""
 
-    def params(self, problem: Mapping[str, float] | None = None, **overrides: float) -> dict:
-        """The theorem's parameters for a problem (defaults: :data:`DEFAULT_PROBLEM`)."""
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "problem_class", _class(self.problem_class))
+        prefixes = {self.problem_class} | ({"strongly_convex"}
+                                           if self.problem_class == "quadratic" else set())
+        if "." not in self.name or self.name.split(".", 1)[0] not in prefixes:
+            raise ValueError(f"registry id {self.name!r} must start with its problem class "
+                             f"{self.problem_class!r} and a dot")
+        for k in self.requires:
+            if k not in OPTIONAL_PROBLEM:
+                raise ValueError(f"{self.name}: required key {k!r} is not a problem key "
+                                 f"({sorted(OPTIONAL_PROBLEM)})")
+
+    # ------------------------------------------------------------------ description
+    @property
+    def family(self) -> str:
+        """dpbounds 0.1's family name (``"non-convex"``, ``"convex"``, ...)."""
+        return {"nonconvex": "non-convex"}.get(self.problem_class,
+                                               self.problem_class.replace("_", " "))
+
+    @property
+    def numeric(self) -> bool:
+        """Whether the bound is computed (recursion, search, LMI) rather than a sympy form."""
+        return isinstance(self.tuned, NumericBound)
+
+    @property
+    def kind(self) -> str:
+        """``"symbolic"`` or ``"numeric: <method>"``."""
+        return f"numeric: {self.tuned.method}" if self.numeric else "symbolic"
+
+    @property
+    def quantity_words(self) -> str:
+        """What the bound bounds, in words."""
+        return _QUANTITY_WORDS[self.problem_class]
+
+    def _problem(self, problem: Mapping[str, Any] | None, overrides: Mapping[str, Any]) -> dict:
         p = dict(DEFAULT_PROBLEM)
         p.update(problem or {})
         p.update(overrides)
+        return p
+
+    def params(self, problem: Mapping[str, float] | None = None, **overrides: float) -> dict:
+        """The theorem's parameters for a problem (defaults: :data:`DEFAULT_PROBLEM`)."""
+        p = self._problem(problem, overrides)
+        missing = self._missing(p)
+        if missing:
+            raise ValueError(f"{self.name} does not apply to this problem: {missing}")
         return self.to_params(p)
+
+    # ------------------------------------------------------------------ applicability
+    def _missing(self, p: Mapping[str, Any], given: str | None = None) -> str | None:
+        """Why the problem's class or keys do not fit this bound (None when they do).
+
+        The class is checked against ``given`` or the problem's stated ``problem_class``; a
+        problem that states none is taken to be of the bound's class (asking for one bound by
+        name says so), but must have the keys it requires.
+        """
+        given = given or p.get("problem_class")
+        if given is not None and CLASSES.index(given) < CLASSES.index(self.problem_class):
+            hint = _CLASS_HINT[self.problem_class]
+            return (f"a bound for {CLASS_WORDS[self.problem_class]} problems; this problem is "
+                    f"{CLASS_WORDS[given]} ({hint})")
+        absent = [k for k in self.requires if p.get(k) is None]
+        if absent:
+            return "needs " + " and ".join(describe_key(k) for k in absent)
+        return None
 
     def value(self, problem: Mapping[str, float] | None = None, *, invalid: str = "raise",
               **overrides: Any) -> Any:
@@ -138,13 +233,11 @@ class Entry:
         with ``"raise"`` the ValueError names the assumption in words and the problem inputs
         it involves.
         """
+        p = self._problem(problem, overrides)
         try:
             return self.tuned.evaluate(ignore_extra=True, invalid=invalid,
                                        **self.params(problem, **overrides))
         except ValueError as exc:
-            p = dict(DEFAULT_PROBLEM)
-            p.update(problem or {})
-            p.update(overrides)
             for a in self.tuned.assumptions:  # say which one in words, not as an expression
                 if f"assumption violated: {a.text}" in str(exc):
                     raise ValueError(f"{self.name} does not apply to this problem: "
@@ -153,12 +246,13 @@ class Entry:
 
     def applicability(self, problem: Mapping[str, float] | None = None,
                       **overrides: float) -> str | None:
-        """``None`` when every stated assumption of the bound holds at the problem, otherwise
-        why not, in the problem's own terms (the assumption in words and the inputs it involves;
-        no internal expressions)."""
-        p = dict(DEFAULT_PROBLEM)
-        p.update(problem or {})
-        p.update(overrides)
+        """``None`` when the bound applies at the problem, otherwise why not, in the problem's
+        own terms: its class, a missing key (with the flag), or a stated assumption that fails
+        (in words, with the inputs it involves; no internal expressions)."""
+        p = self._problem(problem, overrides)
+        missing = self._missing(p)
+        if missing:
+            return missing
         params = self.to_params(p)
         for a in self.tuned.assumptions:
             rel = a.relation
@@ -185,9 +279,11 @@ class Entry:
         where = ", ".join(f"{k}={problem[k]:g}" for k in keys if k in problem)
         return f"assumption '{assumption.text}' fails" + (f" at {where}" if where else "")
 
+    # ------------------------------------------------------------------ hyper-parameters
     def hyperparameters(self, problem: Mapping[str, float] | None = None,
                         **overrides: float) -> dict[str, float]:
-        """The closed-form hyper-parameter choices at a problem."""
+        """The closed-form hyper-parameter choices at a problem (for a numeric bound: the
+        choices its computation makes, e.g. the selected horizon)."""
         vals = self.theorem.evaluate_hyperparameters(**self.params(problem, **overrides))
         return {k: float(v) for k, v in vals.items()}
 
@@ -198,9 +294,11 @@ class Entry:
         Every range is widened to contain the closed-form choice (so the tuned bound is never
         worse than it: e.g. ``E`` beyond 1e12 epochs at N = 1e16) and clipped to
         ``[1e-300, 1e300]``: the search runs in log-space and an unbounded step (``exp(800)``)
-        would overflow instead of being rejected.
+        would overflow instead of being rejected. A numeric bound uses its own tuner.
         """
         p = self.params(problem, **overrides)
+        if self.numeric:
+            return self.theorem.optimize(**p)
         closed = self.theorem.evaluate_hyperparameters(**p) if self.theorem.hyperparameters else {}
         bounds = {}
         for k, v in self.tunable.items():
@@ -215,6 +313,7 @@ class Entry:
             raise ValueError(f"{self.name}: the numeric tuning found no finite value of the bound "
                              "at this problem") from None
 
+    # ------------------------------------------------------------------ scaling
     @staticmethod
     def _exponents(bound: Bound, variables: tuple[str, ...]) -> Scaling:
         cache = bound._cache
@@ -223,17 +322,23 @@ class Entry:
             cache[key] = bound.exponents(variables)
         return cache[key]
 
-    def scaling(self) -> Scaling:
-        """Leading-order scaling of the quantity the paper's headline rate is about (cached).
+    def scaling(self) -> Scaling | None:
+        """Leading-order scaling of the quantity the paper's headline rate is about (cached;
+        ``None`` for a numeric bound).
 
         That is the tuned bound, or ``scaling_bound`` where the headline describes one part of
         it (Yang et al.'s DP-NSGD: the decaying part at fixed ``r``, ``scaling_label``); the
         whole bound's scaling is :meth:`whole_scaling`.
         """
+        if self.numeric and self.scaling_bound is None:
+            return None
         return self._exponents(self.scaling_bound or self.tuned, self.scaling_variables)
 
-    def whole_scaling(self) -> Scaling:
-        """Leading-order scaling of the whole bound with the closed-form choices (cached)."""
+    def whole_scaling(self) -> Scaling | None:
+        """Leading-order scaling of the whole bound with the closed-form choices (cached;
+        ``None`` for a numeric bound)."""
+        if self.numeric:
+            return None
         return self._exponents(self.tuned, self.scaling_variables)
 
     def scaling_text(self) -> str:
@@ -241,6 +346,8 @@ class Entry:
 
         Both are computed by :meth:`~dpbounds.bounds.theorem.Bound.exponents`.
         """
+        if self.numeric:
+            return "- (numeric)"
         if self.scaling_bound is None:
             return str(self.scaling())
         hp = ", ".join(self.theorem.hyperparameters) or "closed-form choices"
@@ -263,100 +370,74 @@ class Entry:
 _TUNE_LIMIT = (1e-300, 1e300)
 
 _REGISTRY: dict[str, Entry] = {}
+_ALIASES: dict[str, str] = {}
+_DISCOVERED = False
 
 
-def register(entry: Entry) -> None:
-    """Add an entry (used by other bound modules, e.g. heavy ball / Nesterov)."""
+def register(entry: Entry) -> Entry:
+    """Add an entry (called by the bound modules themselves); returns it.
+
+    Re-registering the same id replaces the entry (a module imported twice, e.g. by
+    ``importlib.reload``); an alias may not name another entry or an id.
+    """
+    old = _REGISTRY.get(entry.name)
+    if old is not None:
+        for a in old.aliases:
+            _ALIASES.pop(a, None)
+    for a in entry.aliases:
+        if a in _REGISTRY or _ALIASES.get(a, entry.name) != entry.name:
+            raise ValueError(f"alias {a!r} of {entry.name!r} is already taken")
     _REGISTRY[entry.name] = entry
+    _ALIASES.update({a: entry.name for a in entry.aliases})
+    return entry
+
+
+def discover() -> None:
+    """Import every module of :mod:`dpbounds.bounds` once, so each registers its entries.
+
+    ``pkgutil`` walks the package (sub-packages included); no module list is kept anywhere.
+    """
+    global _DISCOVERED
+    if _DISCOVERED:
+        return
+    import dpbounds.bounds as package
+
+    for info in pkgutil.walk_packages(package.__path__, prefix=package.__name__ + "."):
+        importlib.import_module(info.name)
+    _DISCOVERED = True
+
+
+def _order(name: str) -> tuple[int, str]:
+    return CLASSES.index(name.split(".", 1)[0]), name  # by the id's class, then alphabetically
 
 
 def names(family: str | None = None) -> list[str]:
-    """Registered names, optionally of one family."""
-    return [k for k, e in _REGISTRY.items() if family is None or e.family == family]
+    """Registered ids (canonical), optionally of one problem class (``"nonconvex"``; dpbounds
+    0.1's ``"non-convex"`` is accepted), by the class in the id, then alphabetically."""
+    discover()
+    wanted = None if family is None else _class(family)
+    return sorted((k for k, e in _REGISTRY.items() if wanted is None or e.problem_class == wanted),
+                  key=_order)
+
+
+def aliases() -> dict[str, str]:
+    """Alias -> canonical id."""
+    discover()
+    return dict(_ALIASES)
+
+
+def entries(family: str | None = None) -> list[Entry]:
+    """The registered entries (see :func:`names`)."""
+    return [_REGISTRY[k] for k in names(family)]
 
 
 def get(name: str) -> Entry:
-    """The entry of ``name`` (ValueError listing the valid names otherwise)."""
+    """The entry of ``name``, an id or an alias (ValueError listing the valid names otherwise)."""
+    discover()
+    key = _ALIASES.get(name, name)
     try:
-        return _REGISTRY[name]
+        return _REGISTRY[key]
     except KeyError:
-        raise ValueError(f"unknown bound {name!r}; valid names: {names()}") from None
+        raise ValueError(f"unknown bound {name!r}; valid names: {names()} "
+                         f"(aliases: {sorted(_ALIASES)})") from None
 
-
-def _tc_params(p: Mapping[str, float]) -> dict[str, float]:
-    return {k: p[k] for k in ("d", "N", "eps", "delta", "G", "L", "R")}
-
-
-register(Entry(
-    name="tran_cutkosky.alg1",
-    title="Tran & Cutkosky Alg. 1 (tree-aggregated momentum NSGD), Thm 6",
-    family="non-convex",
-    theorem=tran_cutkosky.theorem6,
-    tuned=tran_cutkosky.theorem6_tuned,
-    to_params=_tc_params,
-    tunable={"eta": (1e-300, math.inf), "E": (1.0, 1e12), "alpha": (1e-300, 1.0)},
-    gradient_count=tran_cutkosky.gradient_count,
-    notes="constants DERIVED by dpbounds; exponents d^(1/4)/sqrt(eps N) VERBATIM",
-))
-
-register(Entry(
-    name="tran_cutkosky.alg2",
-    title="Tran & Cutkosky Alg. 2 (sensitivity-reduced NSGD), Thm 9",
-    family="non-convex",
-    theorem=sensitivity_reduced.theorem9,
-    tuned=sensitivity_reduced.theorem9_tuned,
-    to_params=_tc_params,
-    tunable={"eta": (1e-300, math.inf), "E": (1.0, 1e12), "gamma": (1e-300, 1.0)},
-    gradient_count=sensitivity_reduced.gradient_count,
-    notes="constants DERIVED by dpbounds; exponents d^(1/3)/(eps N)^(2/3) VERBATIM",
-))
-
-_YANG_NAMES = {"L0": "L", "D_f": "R"}
-
-register(Entry(
-    name="yang.nsgd",
-    title="Yang et al. DP-NSGD, Cor 3.3 (T -> oo)",
-    family="non-convex",
-    theorem=yang.nsgd_corollary,
-    tuned=yang.nsgd_corollary.tuned("yang.nsgd_corollary (tuned r)"),
-    to_params=_yang_map,
-    tunable={"r": lambda p: (p["tau0"] * (1 + 1e-9), math.inf)},
-    notes="tau0 = 2G, L0 = L, L1 = 0, D_f = R unless given; c2 fitted with the "
-          "without-replacement RDP accountant; at fixed r the bound keeps the floor "
-          "2 tau0^2/(r - tau0), so the paper's headline rate is that of the decaying part; "
-          "r tuned to the problem trades the floor against it (DERIVED)",
-    scaling_bound=yang.nsgd_decaying,
-    scaling_label="decaying part at fixed r",
-    problem_names=_YANG_NAMES,
-))
-
-register(Entry(
-    name="yang.sgd",
-    title="Yang et al. DP-SGD (clipping), Cor 3.5 (T -> oo)",
-    family="non-convex",
-    theorem=yang.sgd_corollary,
-    tuned=yang.sgd_corollary.tuned("yang.sgd_corollary (C = 3 tau0)"),
-    to_params=_yang_map,
-    tunable={"C": lambda p: (3 * p["tau0"], math.inf)},
-    notes="tau0 = 2G, L0 = L, L1 = 0, D_f = R unless given; c2 fitted with the "
-          "without-replacement RDP accountant",
-    problem_names=_YANG_NAMES,
-))
-
-
-def _erm_params(p: Mapping[str, float]) -> dict[str, float]:
-    return {"d": p["d"], "n": p.get("n", p["N"]), "eps": p["eps"], "delta": p["delta"],
-            "L": p["G"], "diam": p.get("diam", p["R"])}
-
-
-register(Entry(
-    name="kamath.bst14",
-    title="Kamath lecture / BST14 noisy projected SGD (average loss)",
-    family="convex",
-    theorem=dp_erm.bst14_excess_risk_average,
-    tuned=dp_erm.bst14_excess_risk_average,
-    to_params=_erm_params,
-    notes="Lipschitz constant L := G, diameter := R unless given; T = n^2 (VERBATIM)",
-    scaling_variables=("d", "n", "eps"),
-    problem_names={"n": "N", "L": "G"},
-))

@@ -6,6 +6,11 @@ adds its parser and sets ``func`` to a callable ``(argparse.Namespace) -> int``.
 Conventions shared by every sub-command (set up here, not in the modules):
 
 * no prefix abbreviations (``--n`` is never read as ``--no-tune``);
+* every flag that carries a quantity is built from the notation table (:func:`add_quantity`,
+  :mod:`dpbounds.notation`): the same flag for the same quantity in every sub-command, the
+  canonical spelling (``--epsilon``, ``--dataset-size``) with the papers' symbols as aliases
+  (``--eps``, ``--N``, ``--n``), and :func:`flag_used` gives the spelling the user typed for
+  error messages;
 * integer flags take :func:`integer`, which also accepts an integral value in float notation
   (``1e5``, ``100000.0``);
 * ``--quiet`` (no progress bars) and ``--debug`` (show the traceback of an error) everywhere;
@@ -23,7 +28,15 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 
-__all__ = ["DpParser", "build_parser", "integer", "main", "progress_enabled"]
+__all__ = [
+    "DpParser",
+    "add_quantity",
+    "build_parser",
+    "flag_used",
+    "integer",
+    "main",
+    "progress_enabled",
+]
 
 # One module per command family, so that each part of the library owns its own CLI.
 _COMMAND_MODULES: tuple[str, ...] = (
@@ -72,6 +85,67 @@ def integer(text: str) -> int:
     if value != value.to_integral_value():
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
     return int(value)
+
+
+class _QuantityFlag(argparse.Action):
+    """Convert and store the value, and remember which spelling of the flag was typed: an
+    error names that spelling (``argument --n: expected an integer``), not every alias."""
+
+    def __init__(self, *args: object, converter: object = None, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.converter = converter
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        if self.converter is not None:
+            try:
+                values = self.converter(values)
+            except (argparse.ArgumentTypeError, TypeError, ValueError) as exc:
+                msg = (str(exc) if isinstance(exc, argparse.ArgumentTypeError)
+                       else f"invalid {getattr(self.converter, '__name__', '')} value: "
+                            f"{values!r}")
+                typed = argparse.Action([option_string or self.option_strings[0]], self.dest)
+                raise argparse.ArgumentError(typed, msg) from None
+        setattr(namespace, self.dest, values)
+        typed_flags = dict(getattr(namespace, "_flags_typed", None) or {})
+        typed_flags[self.dest] = option_string
+        namespace._flags_typed = typed_flags
+
+
+_TYPES = {"int": integer, "float": float}
+
+
+def add_quantity(parser: argparse.ArgumentParser | argparse._ArgumentGroup, name: str, *,
+                 default: object = None, required: bool = False, help: str | None = None,
+                 choices: Sequence[str] | None = None) -> argparse.Action:
+    """Add the flag of the quantity ``name`` of :mod:`dpbounds.notation` (canonical spelling
+    and every alias, ``dest=name``); ``help`` defaults to the table's meaning and gets the
+    default appended."""
+    from dpbounds.notation import quantity
+
+    q = quantity(name)
+    if not q.flag:
+        raise ValueError(f"quantity {name!r} has no command-line flag")
+    text = help or q.meaning
+    if default is not None and default is not argparse.SUPPRESS:
+        shown = f"{default:g}" if isinstance(default, float) else str(default)
+        text += f" (default {shown})"
+    kwargs: dict = {"dest": name, "default": default, "required": required, "help": text,
+                    "action": _QuantityFlag}
+    if choices is not None:
+        kwargs["choices"] = tuple(choices)
+    else:
+        kwargs["converter"] = _TYPES.get(q.kind)
+        kwargs["metavar"] = q.symbols[0] if q.symbols else name.upper()
+    return parser.add_argument(*q.flags, **kwargs)
+
+
+def flag_used(args: argparse.Namespace, name: str) -> str:
+    """The spelling of quantity ``name``'s flag the user typed (its canonical flag otherwise)."""
+    from dpbounds.notation import quantity
+
+    typed = (getattr(args, "_flags_typed", None) or {}).get(name)
+    return typed or quantity(name).flag or name
 
 
 def progress_enabled(args: argparse.Namespace) -> bool:

@@ -18,6 +18,7 @@ import argparse
 import json
 
 from dpbounds.audit import AUDITS, audit
+from dpbounds.cli import add_quantity
 
 __all__ = ["register", "run"]
 
@@ -45,10 +46,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="runs per data set, half to select the test, half to evaluate it "
                         "(default 10000; at least 200)")
     p.add_argument("--quick", action="store_true", help="2000 runs per data set")
-    p.add_argument("--epsilon", type=float, default=None,
-                   help="target epsilon passed to the algorithm (default: the audit's)")
-    p.add_argument("--delta", type=float, default=None,
-                   help="target delta passed to the algorithm (default: the audit's)")
+    add_quantity(p, "epsilon", help="target epsilon passed to the algorithm (default: the audit's)")
+    add_quantity(p, "delta", help="target delta passed to the algorithm (default: the audit's)")
     p.add_argument("--confidence", type=float, default=0.95,
                    help="confidence of the lower bound (default 0.95)")
     p.add_argument("--seed", type=_count0, default=0, help="seed of the runs (default 0)")

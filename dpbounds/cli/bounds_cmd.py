@@ -2,10 +2,13 @@
 
 Examples
 --------
-``dpbounds bound tran_cutkosky.alg2 --d 100 --N 1e5 --eps 1 --delta 1e-5`` prints the bound,
-its closed-form and tuned hyper-parameters, its scaling and its sources;
-``dpbounds bound --list`` lists the names; ``dpbounds compare`` puts the non-convex bounds side
-by side (defaults d=100, N=1e5, eps=1, delta=1e-5, G=L=R=1), names the best and the crossovers.
+``dpbounds bound nonconvex.sensitivity_reduced_nsgd --dimension 100 --dataset-size 1e5
+--epsilon 1 --delta 1e-5`` (or, with the papers' symbols and the 0.1 id, ``dpbounds bound
+tran_cutkosky.alg2 --d 100 --N 1e5 --eps 1``) prints the bound, its closed-form and tuned
+hyper-parameters, its scaling and its sources; ``dpbounds bound --list`` lists the ids, their
+problem classes, kinds and aliases; ``dpbounds compare`` puts the bounds of the problem's class
+side by side (defaults d=100, N=1e5, eps=1, delta=1e-5, G=L=R=1: the non-convex ones; with
+``--mu``, ``--sensitivity`` the strongly convex ones), names the best and the crossovers.
 """
 
 from __future__ import annotations
@@ -14,8 +17,11 @@ import argparse
 import json
 from typing import Any
 
+from dpbounds.bounds.problem import PROBLEM_QUANTITIES
 from dpbounds.bounds.registry import DEFAULT_PROBLEM, check_problem
+from dpbounds.cli import add_quantity, flag_used
 
+#: help of the problem keys where it says more than the notation table
 _PROBLEM_HELP = {
     "d": "dimension d > 0",
     "N": "dataset size N > 0 (1e5 is fine)",
@@ -24,8 +30,8 @@ _PROBLEM_HELP = {
     "G": "per-sample gradient bound G > 0: every loss is G-Lipschitz, ||grad f(x; z)|| <= G "
          "(the ERM bound's Lipschitz constant)",
     "L": "smoothness L > 0 of the loss (non-convex bounds; Yang et al.'s L0)",
-    "R": "initial gap R >= F(x_1) - inf F > 0 (non-convex bounds; the convex bound's diameter "
-         "unless --diam)",
+    "R": "initial gap R >= F(x_1) - inf F > 0 (the strongly convex bounds' E0 = F(x0) - F*; "
+         "the convex bound's diameter unless --diameter)",
 }
 
 _EXTRA = {
@@ -33,6 +39,13 @@ _EXTRA = {
     "L1": "(L0, L1)-smoothness constant L1 >= 0 of Yang et al. (default 0)",
     "c2": "Lemma 3.1 constant of Yang et al. (default: fitted by the RDP accountant)",
     "diam": "diameter of the constraint set, convex bounds (default R)",
+    "mu": "strong convexity 0 < mu <= L: the problem is strongly convex (its bounds are "
+          "compared instead of the non-convex ones)",
+    "S1": "sensitivity S_1 > 0 of the per-step gradient sum (L1, Laplace noise; strongly convex "
+          "bounds)",
+    "m": "batch size 1 <= m <= N, without replacement (strongly convex bounds; default N)",
+    "max_horizon": "largest horizon T searched by the strongly convex bounds (default 1000, "
+                   "the largest T of Kuru et al.'s Section 5)",
 }
 
 _BOUND_OUTPUT = """\
@@ -64,16 +77,23 @@ G-Lipschitz loss satisfies), the best bound, and where one bound overtakes anoth
 def _add_problem(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("problem (shared by all bounds)")
     for k, v in DEFAULT_PROBLEM.items():
-        g.add_argument(f"--{k}", type=float, default=v, help=f"{_PROBLEM_HELP[k]} (default {v:g})")
-    e = p.add_argument_group("family-specific (optional)")
+        add_quantity(g, PROBLEM_QUANTITIES[k], default=v, help=_PROBLEM_HELP[k])
+    e = p.add_argument_group("optional (the bounds that need them say so)")
     for k, h in _EXTRA.items():
-        e.add_argument(f"--{k}", type=float, default=None, help=h)
+        add_quantity(e, PROBLEM_QUANTITIES[k], help=h)
+    add_quantity(e, "problem_class", choices=("nonconvex", "convex", "strongly_convex",
+                                              "quadratic"))
 
 
 def _problem(args: argparse.Namespace) -> dict[str, float]:
-    out = {k: getattr(args, k) for k in DEFAULT_PROBLEM}
-    out.update({k: getattr(args, k) for k in _EXTRA if getattr(args, k) is not None})
-    return check_problem(out, prefix="--")
+    out: dict = {}
+    flags = {}
+    for k, name in PROBLEM_QUANTITIES.items():
+        v = getattr(args, name, None)
+        if v is not None:
+            out[k] = v
+            flags[k] = flag_used(args, name)
+    return check_problem(out, flags=flags)
 
 
 def _fmt(v: Any) -> str:
@@ -85,9 +105,21 @@ def _bound(args: argparse.Namespace) -> int:
     from dpbounds.bounds import registry
 
     if args.list or not args.name:
-        for n in registry.names():
-            e = registry.get(n)
-            print(f"{n:24s} [{e.family}] {e.title}")
+        entries = registry.entries()
+        if args.json:
+            print(json.dumps([{"name": e.name, "problem_class": e.problem_class,
+                               "kind": e.kind, "title": e.title, "aliases": list(e.aliases),
+                               "provenance": str(e.tuned.provenance), "requires": list(e.requires)}
+                              for e in entries], indent=2))
+            return 0
+        width = max(len(e.name) for e in entries)
+        for e in entries:
+            kind = "numeric" if e.numeric else "symbolic"
+            alias = f"  (alias: {', '.join(e.aliases)})" if e.aliases else ""
+            print(f"{e.name:{width}s}  [{e.problem_class}] {kind:8s} {e.title}{alias}")
+        print("\nsymbolic: a sympy theorem object (exponents, LaTeX, lemma chain); numeric: "
+              "computed (recursion, horizon search, LMI), no closed form; 'dpbounds bound NAME' "
+              "shows how")
         return 0
     e = registry.get(args.name)
     problem = _problem(args)
@@ -106,13 +138,16 @@ def _bound(args: argparse.Namespace) -> int:
             "tuned": None if tuned is None else {"bound": tuned.value,
                                                  "hyperparameters": tuned.hyperparameters},
             "gradients": e.gradients(problem),
-            "scaling": {k: str(v) for k, v in scaling.powers.items()},
+            "kind": e.kind,
+            "scaling": None if scaling is None else {k: str(v)
+                                                     for k, v in scaling.powers.items()},
             "scaling_of": e.scaling_label or "whole bound",
-            "whole_bound_scaling": {k: str(v) for k, v in e.whole_scaling().powers.items()},
+            "whole_bound_scaling": None if e.whole_scaling() is None else {
+                k: str(v) for k, v in e.whole_scaling().powers.items()},
             "sources": [str(s) for s in e.tuned.sources],
         }, indent=2))
         return 0
-    print(f"{e.name}: {e.title}")
+    print(f"{e.name}: {e.title}" + (f"  [alias {args.name}]" if args.name != e.name else ""))
     print("  " + ", ".join(f"{k}={_fmt(v)}" for k, v in params.items()))
     if hyper:
         print(f"  bound: {_fmt(value)}   (closed-form hyper-parameters)")
@@ -125,13 +160,17 @@ def _bound(args: argparse.Namespace) -> int:
     g = e.gradients(problem)
     if g is not None:
         print(f"  gradient evaluations: {_fmt(g)}")
-    path = ", ".join(f"{k} ~ s^{v}" for k, v in scaling.regime.items())
-    print(f"  scaling: {e.scaling_text()}  (up to log factors; along {path}, s -> oo)")
+    if scaling is None:
+        print(f"  numeric bound: {e.tuned.method}")
+    else:
+        path = ", ".join(f"{k} ~ s^{v}" for k, v in scaling.regime.items())
+        print(f"  scaling: {e.scaling_text()}  (up to log factors; along {path}, s -> oo)")
     print(f"  label: {e.tuned.provenance}" + (f"  ({e.notes})" if e.notes else ""))
     if args.latex:
         print("  LaTeX: " + e.tuned.latex())
     if args.audit:
-        print("  log factors: " + " | ".join(str(f) for f in scaling.log_factors))
+        if scaling is not None:
+            print("  log factors: " + " | ".join(str(f) for f in scaling.log_factors))
         print(e.theorem.audit())
     else:
         print("  sources:")
@@ -161,7 +200,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "hyper-parameters, leading-order scaling, sources.",
                        epilog=_BOUND_OUTPUT)
     p.add_argument("name", nargs="?", help="bound name (see --list)")
-    p.add_argument("--list", action="store_true", help="list the bound names")
+    p.add_argument("--list", action="store_true",
+                   help="list the bound names, problem classes, kinds and aliases")
     p.add_argument("--no-tune", action="store_true", help="skip the numeric tuning")
     p.add_argument("--latex", action="store_true", help="print the bound in LaTeX")
     p.add_argument("--audit", action="store_true", help="print the whole lemma chain")
@@ -169,13 +209,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     _add_problem(p)
     p.set_defaults(func=_bound)
 
-    c = sub.add_parser("compare", help="compare the non-convex bounds for one problem",
-                       description="Put the non-convex bounds side by side, name the best, "
-                                   "and find where one overtakes another.",
+    c = sub.add_parser("compare", help="compare the bounds that fit one problem",
+                       description="Put the bounds of the problem's class side by side (the "
+                                   "non-convex ones by default; the strongly convex ones with "
+                                   "--mu), name the best, and find where one overtakes "
+                                   "another.",
                        epilog=_COMPARE_OUTPUT)
     c.add_argument("--no-tune", action="store_true", help="skip the numeric tuning")
     c.add_argument("--json", action="store_true", help="machine-readable output")
-    c.add_argument("--crossover-variable", default="N", choices=("N", "d", "eps"),
-                   help="variable along which crossovers are searched (default N)")
+    add_quantity(c, "crossover_variable", default="N", choices=("N", "d", "eps"),
+                 help="problem key along which crossovers are searched")
     _add_problem(c)
     c.set_defaults(func=_compare)

@@ -11,15 +11,20 @@ from __future__ import annotations
 import argparse
 import time
 
+from dpbounds.settings import LOGISTIC_REGRESSION_SMOOTHNESS
+
 # Kuru et al. Section 5 / Figure 3: mu = 0.02, S_1 = 40; L = 5.1028 is computed from the
-# synthetic data (seed 1) by dpbounds.tuning.figure3_setting().
-_FIGURE3 = ("--mu", "0.02", "--L", "5.1028", "--d", "20", "--n", "100000", "--eps", "1",
-            "--sensitivity", "40", "--E0", "10")
+# synthetic data (seed 1) by dpbounds.settings.logistic_regression().
+_FIGURE3 = ("--strong-convexity", "0.02", "--smoothness", f"{LOGISTIC_REGRESSION_SMOOTHNESS}",
+            "--dimension", "20", "--dataset-size", "1e5", "--epsilon", "1",
+            "--sensitivity", "40", "--initial-gap", "10")
 
 #: (title, argv) of each step; every step is an ordinary sub-command with its defaults.
 DEMO_STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Privacy: the noise a budget needs, per mechanism and accountant", ("privacy",)),
     ("Bounds: the non-convex utility bounds side by side", ("compare",)),
+    ("Bounds: the strongly convex bounds (heavy ball, DP-NAG, DP-MASG) for Kuru et al.'s "
+     "Figure-3 problem", ("compare", *_FIGURE3, "--problem-class", "quadratic", "--no-tune")),
     (
         "Tuning: DP heavy ball for Kuru et al.'s Figure-3 problem (d=20, n=1e5, eps=1)",
         ("tune", "hb", *_FIGURE3),

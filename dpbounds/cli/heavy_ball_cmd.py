@@ -3,8 +3,12 @@
 Examples::
 
     dpbounds rate hb --alpha 0.5 --beta 0.3 --mu 0.5 --L 1
-    dpbounds tune hb --mu 0.02 --L 5.1033 --d 20 --n 100000 --eps 1 --sensitivity 40 --E0 10
-    dpbounds tune nag --mu 0.02 --L 5.1033 --d 20 --n 100000 --eps 1 --sensitivity 40 --E0 10
+    dpbounds tune hb --mu 0.02 --L 5.1028 --d 20 --n 100000 --eps 1 --sensitivity 40 --E0 10
+    dpbounds tune nag --strong-convexity 0.02 --smoothness 5.1028 --dimension 20 \\
+        --dataset-size 1e5 --epsilon 1 --sensitivity 40 --initial-gap 10
+
+Every flag is the notation table's (``docs/notation.md``): the canonical spelling or a paper
+symbol (``--mu``, ``--L``, ``--d``, ``--n``, ``--eps``, ``--E0``) mean the same.
 """
 
 from __future__ import annotations
@@ -12,8 +16,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from dpbounds.bounds.noise_allocation import MAX_HORIZON
-from dpbounds.cli import integer, progress_enabled
+from dpbounds.bounds.strongly_convex.noise_allocation import MAX_HORIZON
+from dpbounds.cli import add_quantity, progress_enabled
 
 _HB_COLUMNS = """\
 output columns:
@@ -55,32 +59,33 @@ output:
 
 
 def _problem_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--mu", type=float, required=True, help="strong convexity mu > 0")
-    p.add_argument("--L", type=float, required=True, help="smoothness L >= mu")
-    p.add_argument("--d", type=integer, required=True, help="dimension d >= 1")
-    p.add_argument("--n", type=integer, required=True, help="data-set size n >= 1 (1e5 is fine)")
-    p.add_argument("--m", type=integer, default=None,
-                   help="batch size m in [1, n], sampled without replacement (default n: no "
-                        "subsampling)")
-    p.add_argument("--eps", type=float, required=True,
-                   help="total pure-DP budget epsilon > 0 (replace-one, basic composition)")
-    p.add_argument("--sensitivity", type=float, required=True,
-                   help="L1 sensitivity S_1 > 0 of one sample's gradient (Kuru et al. eq. (10))")
-    p.add_argument("--E0", type=float, default=10.0,
-                   help="initial gap F(x0) - F* >= 0 (default 10, the paper's)")
-    p.add_argument("--max-horizon", type=integer, default=1000,
-                   help=f"largest horizon T searched, in [1, {MAX_HORIZON:,}] (default 1000); "
-                        "every T up to it is considered")
-    p.add_argument("--mechanism", default="laplace", choices=["laplace"],
-                   help="noise mechanism (the paper's Laplace)")
+    add_quantity(p, "strong_convexity", required=True, help="strong convexity mu > 0")
+    add_quantity(p, "smoothness", required=True, help="smoothness L >= mu")
+    add_quantity(p, "dimension", required=True, help="dimension d >= 1")
+    add_quantity(p, "dataset_size", required=True, help="data-set size n >= 1 (1e5 is fine)")
+    add_quantity(p, "batch_size",
+                 help="batch size m in [1, n], sampled without replacement (default n: no "
+                      "subsampling)")
+    add_quantity(p, "epsilon", required=True,
+                 help="total pure-DP budget epsilon > 0 (replace-one, basic composition)")
+    add_quantity(p, "sensitivity", required=True,
+                 help="L1 sensitivity S_1 > 0 of one sample's gradient (Kuru et al. eq. (10))")
+    add_quantity(p, "initial_gap", default=10.0,
+                 help="initial gap F(x0) - F* >= 0 (the paper's E_0 = 10)")
+    add_quantity(p, "max_horizon", default=1000,
+                 help=f"largest horizon T searched, in [1, {MAX_HORIZON:,}]; every T up to it "
+                      "is considered")
+    add_quantity(p, "mechanism", default="laplace", choices=["laplace"],
+                 help="noise mechanism (the paper's Laplace)")
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
 
 
 def _tune_hb(args: argparse.Namespace) -> int:
     from dpbounds.tuning import tune_heavy_ball
 
-    res = tune_heavy_ball(args.mu, args.L, d=args.d, n=args.n, m=args.m, epsilon=args.eps,
-                          sensitivity=args.sensitivity, initial_gap=args.E0,
+    res = tune_heavy_ball(args.strong_convexity, args.smoothness, d=args.dimension,
+                          n=args.dataset_size, m=args.batch_size, epsilon=args.epsilon,
+                          sensitivity=args.sensitivity, initial_gap=args.initial_gap,
                           max_horizon=args.max_horizon, mechanism=args.mechanism,
                           function_class=args.function_class, progress=progress_enabled(args))
     print(json.dumps(res.rows(), indent=2) if args.json else res.table())
@@ -90,28 +95,33 @@ def _tune_hb(args: argparse.Namespace) -> int:
 def _tune_nag(args: argparse.Namespace) -> int:
     from dpbounds.tuning import tune_nesterov
 
-    res = tune_nesterov(args.mu, args.L, d=args.d, n=args.n, m=args.m, epsilon=args.eps,
-                        sensitivity=args.sensitivity, initial_gap=args.E0, c=args.c,
+    res = tune_nesterov(args.strong_convexity, args.smoothness, d=args.dimension,
+                        n=args.dataset_size, m=args.batch_size, epsilon=args.epsilon,
+                        sensitivity=args.sensitivity, initial_gap=args.initial_gap,
+                        c=args.step_factor,
                         max_horizon=args.max_horizon, progress=progress_enabled(args))
     print(json.dumps(res.rows(), indent=2) if args.json else res.table())
     return 0
 
 
 def _rate_hb(args: argparse.Namespace) -> int:
-    from dpbounds.bounds.heavy_ball import heavy_ball_rate, heavy_ball_rate_eq26_as_printed
+    from dpbounds.bounds.strongly_convex.heavy_ball import (
+        heavy_ball_rate,
+        heavy_ball_rate_eq26_as_printed,
+    )
 
-    rho = heavy_ball_rate(args.alpha, args.beta, args.mu, args.L)
-    printed = heavy_ball_rate_eq26_as_printed(args.alpha, args.beta, args.mu, args.L)
-    rows = {"alpha": args.alpha, "beta": args.beta, "mu": args.mu, "L": args.L,
+    alpha, beta, mu, L = args.step_size, args.momentum, args.strong_convexity, args.smoothness
+    rho = heavy_ball_rate(alpha, beta, mu, L)
+    printed = heavy_ball_rate_eq26_as_printed(alpha, beta, mu, L)
+    rows = {"alpha": alpha, "beta": beta, "mu": mu, "L": L,
             "rho_quadratic": rho, "rho_eq26_as_printed": printed}
-    lines = [f"heavy ball, alpha = {args.alpha:g}, beta = {args.beta:g}, mu = {args.mu:g}, "
-             f"L = {args.L:g}",
+    lines = [f"heavy ball, alpha = {alpha:g}, beta = {beta:g}, mu = {mu:g}, L = {L:g}",
              f"  quadratic rate (App. B.3 roots)          rho = {rho:.6f}",
              f"  eq. (26) as printed (Nesterov's roots)   rho = {printed:.6f}"]
     if not args.no_lmi:
         from dpbounds.lmi.heavy_ball_lmi import heavy_ball_lmi_rate
 
-        cert = heavy_ball_lmi_rate(args.mu, args.L, args.alpha, args.beta, tol=args.tol)
+        cert = heavy_ball_lmi_rate(mu, L, alpha, beta, tol=args.tolerance)
         if cert.certified:
             rows.update(rho_lmi=cert.rho, rho_lmi_lower=cert.rho_lower, verified=cert.verified,
                         P=cert.P.tolist(), c0=cert.c0, c=cert.c)
@@ -137,17 +147,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                                      "beside Polyak's and the paper's choices.",
                          epilog=_HB_COLUMNS)
     _problem_args(hb)
-    hb.add_argument("--function-class", default="quadratic",
-                    choices=["quadratic", "smooth_strongly_convex"],
-                    help="quadratic: Theorem 3.5; smooth_strongly_convex: Prop. 3.4 certificates")
+    add_quantity(hb, "function_class", default="quadratic",
+                 choices=["quadratic", "smooth_strongly_convex"],
+                 help="quadratic: Theorem 3.5; smooth_strongly_convex: Prop. 3.4 certificates")
     hb.set_defaults(func=_tune_hb)
     nag = tsub.add_parser("nag", help="DP-NAG / DP-MASG horizon and optimal noise schedule",
                           description="Remark 4.1's horizon and the optimal noise schedule "
                                       "(Prop. 4.2 / eq. (30)) for DP-NAG and DP-MASG.",
                           epilog=_NAG_COLUMNS)
     _problem_args(nag)
-    nag.add_argument("--c", type=float, default=1.0,
-                     help="step factor c in (0, 1]: alpha = c / L (default 1)")
+    add_quantity(nag, "step_factor", default=1.0, help="step factor c in (0, 1]: alpha = c / L")
     nag.set_defaults(func=_tune_nag)
     tune.set_defaults(func=lambda a: (tune.print_help(), 0)[1])
 
@@ -159,12 +168,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                                       "paper's eq. (26) as printed, and the Prop. 3.4 LMI "
                                       "certificate for all smooth strongly convex functions.",
                           epilog=_RATE_COLUMNS)
-    rhb.add_argument("--alpha", type=float, required=True, help="step size alpha > 0")
-    rhb.add_argument("--beta", type=float, required=True, help="momentum beta in [0, 1)")
-    rhb.add_argument("--mu", type=float, required=True, help="strong convexity mu > 0")
-    rhb.add_argument("--L", type=float, required=True, help="smoothness L >= mu")
-    rhb.add_argument("--tol", type=float, default=1e-6,
-                     help="LMI bisection tolerance on rho (default 1e-6)")
+    add_quantity(rhb, "step_size", required=True, help="step size alpha > 0")
+    add_quantity(rhb, "momentum", required=True, help="momentum beta in [0, 1)")
+    add_quantity(rhb, "strong_convexity", required=True, help="strong convexity mu > 0")
+    add_quantity(rhb, "smoothness", required=True, help="smoothness L >= mu")
+    add_quantity(rhb, "tolerance", default=1e-6, help="LMI bisection tolerance on rho")
     rhb.add_argument("--no-lmi", action="store_true", help="closed forms only")
     rhb.add_argument("--json", action="store_true", help="print the numbers as JSON")
     rhb.set_defaults(func=_rate_hb)

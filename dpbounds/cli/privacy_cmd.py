@@ -13,7 +13,7 @@ import json
 import logging
 
 from dpbounds._progress import progress_bar
-from dpbounds.cli import integer
+from dpbounds.cli import add_quantity
 from dpbounds.privacy.table import TABLE_ROWS, format_table, privacy_table
 
 __all__ = ["register", "run"]
@@ -30,22 +30,19 @@ def register(sub: argparse._SubParsersAction) -> None:
             "buys. Every noise level is conservative (never overshoots) for its accountant."
         ),
     )
-    p.add_argument("--epsilon", type=float, default=1.0, help="target epsilon (default 1)")
-    p.add_argument("--delta", type=float, default=1e-5, help="target delta (default 1e-5)")
-    p.add_argument("--sensitivity", type=float, default=1.0,
-                   help="sensitivity of the per-step noised sum under --neighbouring (default 1)")
-    p.add_argument("--steps", type=integer, default=1000,
-                   help="number of releases (default 1000; 1e4 is fine)")
-    p.add_argument("--sampling-rate", type=float, default=0.01,
-                   help="Poisson rate / batch fraction m/n for subsampled rows (default 0.01)")
-    p.add_argument("--dataset-size", type=integer, default=10_000,
-                   help="n for sampling without replacement and tree epochs (default 10000)")
-    p.add_argument("--neighbouring", choices=("add_remove", "replace_one"), default="add_remove",
-                   help="relation under which --sensitivity is measured (default add_remove)")
-    p.add_argument("--sigma", type=float, default=None,
-                   help="Gaussian std on the sum: also report the epsilon it buys")
-    p.add_argument("--scale", type=float, default=None,
-                   help="Laplace scale b on the sum: also report the epsilon it buys")
+    add_quantity(p, "epsilon", default=1.0, help="target epsilon")
+    add_quantity(p, "delta", default=1e-5, help="target delta")
+    add_quantity(p, "sensitivity", default=1.0,
+                 help="sensitivity of the per-step noised sum under --neighbouring")
+    add_quantity(p, "steps", default=1000, help="number of releases (1e4 is fine)")
+    add_quantity(p, "sampling_rate", default=0.01,
+                 help="Poisson rate / batch fraction m/n for subsampled rows")
+    add_quantity(p, "dataset_size", default=10_000,
+                 help="n for sampling without replacement and tree epochs")
+    add_quantity(p, "neighbouring", default="add_remove", choices=("add_remove", "replace_one"),
+                 help="relation under which --sensitivity is measured")
+    add_quantity(p, "sigma", help="Gaussian std on the sum: also report the epsilon it buys")
+    add_quantity(p, "scale", help="Laplace scale b on the sum: also report the epsilon it buys")
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
     p.set_defaults(func=run)
 

@@ -27,7 +27,8 @@ Conventions and facts settled here (**[DERIVED]**, ``kuru_et_al.md`` §3, §11):
   \mathrm{blkdiag}(P+\mathrm{diag}(\tfrac{\mu L}{\mu+L}-\tfrac\mu2,0),\tfrac1{\mu+L})\succeq0`
   (since :math:`L\ge\mu`).
 * **Lower bounds**: quadratics belong to :math:`\mathcal S_{\mu,L}`, so :math:`\rho^\ast` is never
-  below :func:`dpbounds.bounds.heavy_ball.heavy_ball_rate`; the search starts there. A
+  below :func:`dpbounds.bounds.strongly_convex.heavy_ball.heavy_ball_rate`; the search starts
+  there. A
   :math:`\rho` at which the SDP's dual gives a Farkas certificate (checked exactly, see
   :mod:`dpbounds.lmi.exact`) is also below :math:`\rho^\ast`.
 * **Solving**: (22) is homogeneous in :math:`(P,c_0,c)`. We maximise the margin :math:`t` with
@@ -72,9 +73,12 @@ import cvxpy as cp
 import numpy as np
 
 from dpbounds._validation import check_finite, check_nonnegative, check_positive
-from dpbounds.bounds.heavy_ball import heavy_ball_rate
+from dpbounds.bounds.strongly_convex.heavy_ball import (
+    SOURCE_PROP34,
+    heavy_ball_rate,
+)
 from dpbounds.lmi.exact import certificate_holds, farkas_holds, quadratic_rate_lower_bound
-from dpbounds.provenance import KURU, Provenance, Source
+from dpbounds.provenance import Source
 
 __all__ = [
     "DEFAULT_MARGIN",
@@ -92,15 +96,6 @@ __all__ = [
     "naive_heavy_ball_lmi_rate",
     "verify_certificate",
 ]
-
-SOURCE_PROP34 = Source(
-    KURU, "Proposition 3.4, eqs. (22)-(23)", Provenance.VERBATIM,
-    "with B = [-alpha; 0] (eq. (18) prints +alpha, sheet §11.1)",
-)
-SOURCE_BOUND_DERIVED = Source(
-    KURU, "Proposition 3.4 / Lemma B.1, noise term re-derived", Provenance.DERIVED,
-    "E V(xi_{t+1}) <= rho^2 E V(xi_t) + (alpha^2 P11 + c L alpha^2/2) E||w||^2",
-)
 
 #: Default required margin of (22), relative to the size of its terms. 0 accepts every
 #: certificate that passes the checks; an absolute margin (the former 1e-7) left the certified

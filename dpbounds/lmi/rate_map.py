@@ -45,7 +45,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from dpbounds._validation import check_int, check_positive
-from dpbounds.bounds.heavy_ball import heavy_ball_rate
+from dpbounds.bounds.strongly_convex.heavy_ball import heavy_ball_rate
 from dpbounds.lmi.heavy_ball_lmi import (
     SOURCE_PROP34,
     HeavyBallLMI,

@@ -6,7 +6,7 @@ re-implemented here; dp_accounting's PLD accountant for the composition; indepen
 implementations of the non-private methods on the same mini-batches (ε = ∞); the stationary
 error of heavy ball on a quadratic from the 2x2 discrete Lyapunov equation
 (scipy.linalg.solve_discrete_lyapunov); Theorem 4.1's recursion and the exact DP-NAG
-covariance propagation of dpbounds.bounds.nesterov (Monte Carlo with CIs).
+covariance propagation of dpbounds.bounds.strongly_convex.nesterov (Monte Carlo with CIs).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from hypothesis import strategies as hs
 from dpbounds.algorithms import dp_gd, dp_heavy_ball, dp_masg, dp_masg_opt, dp_nag, dp_nag_opt
 from dpbounds.algorithms._common import make_streams
 from dpbounds.backend import to_numpy
-from dpbounds.bounds.nesterov import (
+from dpbounds.bounds.strongly_convex.nesterov import (
     masg_schedule,
     nesterov_expected_error_quadratic,
     nesterov_recursion,

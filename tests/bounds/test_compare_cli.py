@@ -8,8 +8,9 @@ import math
 import pytest
 import sympy as sp
 
-from dpbounds.bounds import registry, yang
+from dpbounds.bounds import registry
 from dpbounds.bounds.compare import compare, compare_table
+from dpbounds.bounds.nonconvex import normalized_sgd
 from dpbounds.cli import main
 
 
@@ -28,8 +29,8 @@ def test_compare_table_is_plain_data(problem):
     data = compare_table(problem, tune=False)
     json.dumps(data)
     assert data["best"] in {r["name"] for r in data["rows"]}
-    assert any(c["better"] == "tran_cutkosky.alg2" and c["worse"] == "tran_cutkosky.alg1"
-               for c in data["crossovers"])
+    assert any(c["better"] == "nonconvex.sensitivity_reduced_nsgd"
+               and c["worse"] == "nonconvex.tree_momentum_nsgd" for c in data["crossovers"])
 
 
 def test_registry_rejects_unknown_names():
@@ -55,7 +56,8 @@ def test_cli_bad_input_is_one_clear_line(capsys):
 def test_cli_compare_defaults(capsys):
     assert main(["compare", "--no-tune", "--c2", "6.5"]) == 0
     out = capsys.readouterr().out
-    assert "best" in out and "crossover: tran_cutkosky.alg2 beats tran_cutkosky.alg1" in out
+    assert "best" in out and ("crossover: nonconvex.sensitivity_reduced_nsgd beats "
+                              "nonconvex.tree_momentum_nsgd") in out
 
 
 def test_vacuous_bounds_are_flagged_against_the_trivial_bound_G():
@@ -86,7 +88,7 @@ def test_yang_nsgd_scaling_names_both_parts_and_both_are_computed(capsys):
     whole = e.whole_scaling()
     R = sp.Rational
     assert dict(part.powers) == {"d": R(1, 4), "N": R(-1, 2), "eps": R(-1, 2)}  # the headline
-    assert str(part) == str(yang.nsgd_decaying.exponents(("d", "N", "eps")))
+    assert str(part) == str(normalized_sgd.nsgd_decaying.exponents(("d", "N", "eps")))
     assert str(whole) == str(e.tuned.exponents(e.scaling_variables))
     for var, lo, hi in (("d", 1e2, 1e4), ("N", 1e30, 1e32), ("eps", 1.0, 10.0)):
         assert _slope(e, var, lo, hi) == pytest.approx(float(whole[var]), abs=1e-6)
@@ -94,7 +96,8 @@ def test_yang_nsgd_scaling_names_both_parts_and_both_are_computed(capsys):
     line = next(x for x in capsys.readouterr().out.splitlines() if "scaling:" in x)
     assert f"decaying part at fixed r: {part}" in line
     assert f"whole bound with r tuned to the problem: {whole}" in line
-    row = next(r for r in compare(tune=False, crossovers=False).rows if r.name == "yang.nsgd")
+    row = next(r for r in compare(tune=False, crossovers=False).rows
+               if r.name == "nonconvex.normalized_sgd")
     assert str(part) in row.scaling and str(whole) in row.scaling
     # a bound whose headline is the whole bound shows one scaling only
     assert registry.get("yang.sgd").scaling_text() == str(registry.get("yang.sgd").scaling())
@@ -133,18 +136,19 @@ def test_compare_shows_the_bounds_that_apply_when_one_does_not(capsys):
     c = compare(dict(d=100, N=1000, eps=1, delta=1e-5, G=1, L=1, R=1, c2=6.5), tune=False,
                 crossovers=False)
     na = c.not_applicable
-    assert set(na) == {"tran_cutkosky.alg1", "tran_cutkosky.alg2"}
-    assert "E >= 1 (at least one epoch)" in na["tran_cutkosky.alg1"]
-    assert c.best in {"yang.nsgd", "yang.sgd"}
+    assert set(na) == {"nonconvex.tree_momentum_nsgd", "nonconvex.sensitivity_reduced_nsgd"}
+    assert "E >= 1 (at least one epoch)" in na["nonconvex.tree_momentum_nsgd"]
+    assert c.best in {"nonconvex.normalized_sgd", "nonconvex.clipped_sgd"}
     assert all(math.isfinite(r.value) for r in c.rows if r.applicable)
     # the same through the CLI: exit 0, the reason in words, no internal expression
     assert main(["compare", "--N", "1000", "--no-tune", "--c2", "6.5"]) == 0
     out = capsys.readouterr().out
-    assert "not applicable here: tran_cutkosky.alg1: assumption 'E >= 1 (at least one epoch)'" \
-        in out
+    assert ("not applicable here: nonconvex.tree_momentum_nsgd: assumption 'E >= 1 (at least "
+            "one epoch)'") in out
     reasons = [x for x in out.splitlines() if x.startswith("not applicable here")]
     assert len(reasons) == 2 and not any("sqrt(" in x for x in reasons)
-    assert "best (closed-form choices): yang." in out
+    assert "best (closed-form choices): nonconvex.normalized_sgd" in out or \
+        "best (closed-form choices): nonconvex.clipped_sgd" in out
     assert main(["compare", "--N", "1000", "--no-tune", "--c2", "6.5", "--json"]) == 0
     data = _strict_json(capsys.readouterr().out)  # no NaN in the JSON
     assert data["not_applicable"].keys() == na.keys()
@@ -155,8 +159,8 @@ def test_compare_shows_the_bounds_that_apply_when_one_does_not(capsys):
 def test_bound_that_does_not_apply_is_one_line_in_words(capsys):
     assert main(["bound", "tran_cutkosky.alg1", "--N", "1000"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("dpbounds: error: tran_cutkosky.alg1 does not apply to this problem: "
-                          "assumption 'E >= 1 (at least one epoch)' fails at ")
+    assert err.startswith("dpbounds: error: nonconvex.tree_momentum_nsgd does not apply to this "
+                          "problem: assumption 'E >= 1 (at least one epoch)' fails at ")
     assert "N=1000" in err and "sqrt(" not in err and len(err.splitlines()) == 1
 
 

@@ -9,7 +9,13 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from dpbounds.bounds import dp_erm, sensitivity_reduced, tran_cutkosky, yang
+from dpbounds.bounds.convex import noisy_projected_sgd, objective_perturbation, output_perturbation
+from dpbounds.bounds.nonconvex import (
+    clipped_sgd,
+    normalized_sgd,
+    sensitivity_reduced,
+    tree_momentum,
+)
 from dpbounds.bounds.theorem import Assumption, Lemma, sym
 from dpbounds.provenance import Provenance, Source
 
@@ -74,9 +80,11 @@ def test_structural_and_limit_exponents_agree():
     # Tran-Cutkosky expressions, so it checks the smaller closed forms
     # (the limit oracle holds the other symbols at generic values; r = 2 tau0 keeps the
     # DP-NSGD expression inside its domain r > tau0)
-    nsgd = yang.nsgd_decaying.replace(
-        expr=yang.nsgd_decaying.expr.xreplace({sym("tau0"): sym("r") / 2}), assumptions=())
-    for thm in (toy().tuned(), yang.sgd_corollary, nsgd, dp_erm.bst14_excess_risk_average):
+    decaying = normalized_sgd.nsgd_decaying
+    nsgd = decaying.replace(expr=decaying.expr.xreplace({sym("tau0"): sym("r") / 2}),
+                            assumptions=())
+    for thm in (toy().tuned(), clipped_sgd.sgd_corollary, nsgd,
+                noisy_projected_sgd.bst14_excess_risk_average):
         vars_ = ("d", "n", "eps") if "n" in thm.parameters else ("d", "N", "eps")
         a = thm.exponents(vars_)
         b = thm.exponents(vars_, method="limit")
@@ -98,7 +106,7 @@ def test_log_factors_are_separated():
 
 
 def test_composition_keeps_the_chain_and_sources():
-    thm = tran_cutkosky.theorem6
+    thm = tree_momentum.theorem6
     audit = thm.audit()
     for name in ("lemma5", "lemma11", "lemma12", "theorem4"):
         assert f"tran_cutkosky.{name}" in audit
@@ -106,7 +114,7 @@ def test_composition_keeps_the_chain_and_sources():
     assert {"Lemma 5", "Lemma 11", "Lemma 12"} <= results
     assert thm.provenance is Provenance.DERIVED
     with pytest.raises(ValueError, match="not symbols"):
-        tran_cutkosky.lemma5.compose("x", {"nope": 1})
+        tree_momentum.lemma5.compose("x", {"nope": 1})
 
 
 def test_rendering():
@@ -134,12 +142,13 @@ _SAMPLERS = {
 }
 
 _THEOREMS = [
-    tran_cutkosky.theorem4, tran_cutkosky.theorem4_exact, tran_cutkosky.theorem6,
-    tran_cutkosky.theorem6_tuned, sensitivity_reduced.theorem9,
-    sensitivity_reduced.theorem9_tuned, sensitivity_reduced.gradient_count, yang.nsgd_theorem,
-    yang.sgd_theorem, yang.nsgd_corollary, yang.sgd_corollary, dp_erm.bst14_excess_risk,
-    dp_erm.bst14_excess_risk_average, dp_erm.output_perturbation_sigma,
-    dp_erm.objective_perturbation_sigma,
+    tree_momentum.theorem4, tree_momentum.theorem4_exact, tree_momentum.theorem6,
+    tree_momentum.theorem6_tuned, sensitivity_reduced.theorem9,
+    sensitivity_reduced.theorem9_tuned, sensitivity_reduced.gradient_count,
+    normalized_sgd.nsgd_theorem, clipped_sgd.sgd_theorem, normalized_sgd.nsgd_corollary,
+    clipped_sgd.sgd_corollary, noisy_projected_sgd.bst14_excess_risk,
+    noisy_projected_sgd.bst14_excess_risk_average, output_perturbation.output_perturbation_sigma,
+    objective_perturbation.objective_perturbation_sigma,
 ]
 
 

@@ -20,28 +20,9 @@ from collections.abc import Iterable
 
 import sympy as sp
 
-__all__ = ["COUNT_SYMBOLS", "NONNEGATIVE_SYMBOLS", "SYMBOL_LATEX", "sym"]
+from dpbounds.notation import SYMBOL_LATEX  # the one notation table (docs/notation.md)
 
-#: LaTeX names of the standard symbols (the Python names are the ``evaluate`` keywords).
-SYMBOL_LATEX: dict[str, str] = {
-    "eps": r"\varepsilon",
-    "delta": r"\delta",
-    "eta": r"\eta",
-    "alpha": r"\alpha",
-    "gamma": r"\gamma",
-    "sigma": r"\sigma",
-    "sigma1": r"\sigma_1",
-    "sigma2": r"\sigma_2",
-    "lam": r"\lambda",
-    "rho": r"\rho",
-    "tau0": r"\tau_0",
-    "tau1": r"\tau_1",
-    "L0": r"L_0",
-    "L1": r"L_1",
-    "D_f": r"D_f",
-    "diam": r"\lVert\mathcal C\rVert_2",
-    "noise_err": r"\overline{\lVert\hat\epsilon\rVert}",
-}
+__all__ = ["COUNT_SYMBOLS", "NONNEGATIVE_SYMBOLS", "SYMBOL_LATEX", "sym"]
 
 #: Symbols that may be 0 (declared ``nonnegative``); every other symbol is ``positive``.
 NONNEGATIVE_SYMBOLS: frozenset[str] = frozenset({"L1", "tau1", "beta"})

@@ -1,0 +1,135 @@
+r"""The :math:`(L_0,L_1)`-smooth setting of normalized and clipped DP-SGD, and Lemma 3.1's noise.
+
+Shared by :mod:`~dpbounds.bounds.nonconvex.normalized_sgd` and
+:mod:`~dpbounds.bounds.nonconvex.clipped_sgd` (Yang et al., arXiv 2206.13033).
+
+The seed lost every formula. **Only the headline rate is the paper's (abstract, VERBATIM):**
+:math:`\min_t\mathbb E\lVert\nabla f(x_t)\rVert=
+  O\big((d\log(1/\delta))^{1/4}/\sqrt{N\epsilon}\big)`.
+Every bound, constant, learning rate and condition of these modules is **DERIVED by dpbounds**
+(theory sheet ``yang_et_al.md`` §§5-8) for the noise model :math:`\tau_1=0`
+(:math:`\lVert\nabla f(x;z)-\nabla f(x)\rVert\le\tau_0` a.s.); the :math:`\tau_1>0` case is not
+derived here.
+
+* the setting: :math:`(L_0,L_1)`-smoothness in the descent form of Lemma A.1 (RECONSTRUCTED),
+  noise :math:`\sigma` on the batch sum, :math:`V=1+\sigma^2d/B^2`;
+* :data:`lemma31_sigma` — Lemma 3.1's :math:`\sigma=c_2B\sqrt{T\log(1/\delta)}/(N\epsilon)`
+  (RECONSTRUCTED); with it :math:`V/T\to\nu^2=c_2^2d\log(1/\delta)/(N\epsilon)^2` as
+  :math:`T\to\infty` (:data:`nu_squared`). ``c2`` is Lemma 3.1's existential constant;
+  :func:`lemma31_constant` fits it for a given accountant.
+
+Example
+-------
+>>> from dpbounds.bounds.nonconvex.generalized_smoothness import lemma31_sigma
+>>> print(lemma31_sigma.provenance)
+RECONSTRUCTED
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Mapping
+
+import sympy as sp
+
+from dpbounds._validation import check_choice, check_int, check_open_interval, check_positive
+from dpbounds.bounds.theorem import Assumption, Lemma, sym
+from dpbounds.provenance import YANG, Provenance, Source
+
+__all__ = [
+    "V",
+    "lemma31_constant",
+    "lemma31_sigma",
+    "nu",
+    "nu_squared",
+    "problem_params",
+]
+
+d, N, eps, delta = sym("d"), sym("N"), sym("eps"), sym("delta")
+L0, L1, D_f, tau0 = sym("L0"), sym("L1"), sym("D_f"), sym("tau0")
+B, T, sigma, c2 = sym("B"), sym("T"), sym("sigma"), sym("c2")
+
+DERIVED_NOTE = "DERIVED by dpbounds (theory sheet yang_et_al.md), not the paper's"
+SETTING = Assumption(
+    "f is (L0, L1)-smooth in the descent form of Lemma A.1; D_f = f(x_0) - inf f; "
+    "E[grad f(x;z)] = grad f(x) and ||grad f(x;z) - grad f(x)|| <= tau0 a.s. (tau1 = 0); "
+    "batches of size B without replacement; Gaussian noise sigma on the batch sum")
+DELTA = Assumption("0 < delta < 1", delta < 1)
+
+#: second-moment factor of the noisy batch direction: E||g^||^2 <= V (per unit sensitivity)
+V = 1 + sigma**2 * d / B**2
+
+lemma31_sigma = Lemma(
+    name="yang.lemma31",
+    quantity=r"\sigma\ \text{(noise std on the batch sum, per unit sensitivity bound)}",
+    expr=c2 * B * sp.sqrt(T * sp.log(1 / delta)) / (N * eps),
+    sources=(Source(YANG, "Lemma 3.1", Provenance.RECONSTRUCTED,
+                    "same expression as Abadi et al. 2016 Thm 1; c1, c2 existential absolute "
+                    "constants (fit c2 with lemma31_constant for a given accountant)"),),
+    assumptions=(DELTA,),
+)
+
+#: lim_{T->oo} V/T when sigma follows Lemma 3.1: V/T = 1/T + nu^2.
+nu_squared = c2**2 * d * sp.log(1 / delta) / (N * eps) ** 2
+nu = sp.sqrt(nu_squared)
+
+#: the paper's headline rate (the only part of the bounds that is the paper's own)
+HEADLINE = Source(YANG, "abstract", Provenance.VERBATIM,
+                  "min_t E||grad f|| = O((d log(1/delta))^(1/4)/sqrt(N eps)) (exponents only)")
+
+
+
+
+def lemma31_constant(
+    epsilon: float,
+    delta: float,
+    sampling_rate: float = 0.01,
+    steps: int = 10_000,
+    sampling: str = "without_replacement",
+) -> float:
+    r"""Fit Lemma 3.1's constant :math:`c_2` for one accountant and configuration.
+
+    :math:`c_2=\sigma\,\epsilon/(q\sqrt{T\log(1/\delta)})` with :math:`\sigma` the noise std on the
+    batch sum of normalised (norm < 1) or clipped-to-1 per-sample vectors:
+    :func:`dpbounds.privacy.rdp.noise_multiplier_for_epsilon` times the sum's sensitivity (2 for
+    sampling without replacement, replace-one; 1 for Poisson, add/remove). The value is only
+    meaningful "for that accountant" (the paper's :math:`c_2` is existential).
+    """
+    from dpbounds.privacy.rdp import noise_multiplier_for_epsilon
+
+    epsilon = check_positive("epsilon", epsilon)
+    delta = check_open_interval("delta", delta, 0.0, 1.0)
+    q = check_open_interval("sampling_rate", sampling_rate, 0.0, 1.0)
+    steps = check_int("steps", steps, minimum=1)
+    sampling = check_choice("sampling", sampling, ("without_replacement", "poisson"))
+    z = noise_multiplier_for_epsilon(epsilon, delta, q, steps, sampling=sampling)
+    sens = 2.0 if sampling == "without_replacement" else 1.0
+    return z * sens * epsilon / (q * math.sqrt(steps * math.log(1.0 / delta)))
+
+
+@functools.lru_cache(maxsize=64)
+def _fitted_c2(eps: float, delta: float) -> float:
+    """Lemma 3.1 constant fitted with the without-replacement RDP accountant (replace-one).
+
+    Fitted at q = 0.01, T = 10^4 (100 epochs); cached per (eps, delta).
+    """
+    return lemma31_constant(eps, delta, sampling_rate=0.01, steps=10_000)
+
+
+def problem_params(p: Mapping[str, float]) -> dict[str, float]:
+    """The shared problem in this setting's symbols.
+
+    Tran & Cutkosky's setting maps to it: :math:`\\lVert\nabla f(x;z)\rVert\\le G` gives
+    :math:`\tau_0=2G`; :math:`L_0=L`, :math:`L_1=0`, :math:`D_f=R` unless given; ``c2`` is
+    fitted by the RDP accountant unless given.
+    """
+    out = {"d": p["d"], "N": p["N"], "eps": p["eps"], "delta": p["delta"],
+           "L0": p.get("L0", p["L"]), "L1": p.get("L1", 0.0), "D_f": p.get("D_f", p["R"]),
+           "tau0": p.get("tau0", 2.0 * p["G"])}
+    out["c2"] = p["c2"] if "c2" in p else _fitted_c2(float(p["eps"]), float(p["delta"]))
+    return out
+
+
+#: theorem symbol -> the shared problem quantity it comes from (for messages in words)
+PROBLEM_NAMES = {"L0": "L", "D_f": "R"}
