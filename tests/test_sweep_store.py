@@ -281,3 +281,17 @@ def test_stale_temporaries_are_removed(tmp_path: Path) -> None:
     os.utime(old, (time.time() - 7200, time.time() - 7200))
     assert ResultStore(tmp_path).remove_stale_temporaries() == 1
     assert not old.exists() and new.exists()  # one being written right now stays
+
+
+def test_signed_and_payload_nans_round_trip_bit_exactly(tmp_path: Path) -> None:
+    # found by the property test above: JSON has one NaN, so -NaN and payload NaNs must not
+    # go through it (they come back as a 0-d float64 array with the same bits)
+    import struct
+
+    odd = [struct.unpack("<d", struct.pack("<Q", bits))[0]
+           for bits in (0xFFF8000000000000, 0x7FF8000000000001, 0xFFF0000000000001)]
+    record = {f"x{i}": v for i, v in enumerate(odd)} | {"plain": math.nan}
+    back = put_get(tmp_path, record)
+    for name, v in record.items():
+        assert np.float64(v).tobytes() == np.float64(back[name]).tobytes(), name
+    assert isinstance(back["plain"], float)

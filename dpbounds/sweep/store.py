@@ -20,7 +20,8 @@ complete cell or none (plus at most a stray ``.*.tmp`` file, removed on a later 
 
 **Bit-exact.** Arrays are stored as ``.npy`` members (dtype, shape, order and bytes preserved);
 JSON floats are written with Python's shortest round-trip ``repr`` (``NaN`` and ``Infinity``
-included), so reading a cell back gives exactly the numbers that were computed.
+included; a NaN with a sign bit or payload, which JSON cannot spell, is kept as a 0-d
+array in the NPZ), so reading a cell back gives exactly the numbers that were computed.
 
 Why JSON + NPZ and not Parquet or HDF5: both need a heavy optional dependency (pyarrow,
 h5py); JSON and NPZ need only NumPy, are readable in any language, and a file per cell makes
@@ -69,6 +70,9 @@ See docs/sweeps.md in the dpbounds repository.
 """
 
 
+_CANONICAL_NAN = np.float64(math.nan).tobytes()
+
+
 def split_record(record: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """Split a cell function's record into JSON values and NumPy arrays.
 
@@ -94,6 +98,10 @@ def split_record(record: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, n
             if a.dtype.hasobject:
                 raise ValueError(f"record[{name!r}]: object arrays cannot be stored bit-exactly")
             arrays[name] = a
+        elif isinstance(v, float) and math.isnan(v) and (
+                np.float64(v).tobytes() != _CANONICAL_NAN):
+            # JSON has one NaN: a signed or payload-carrying NaN goes to the NPZ (0-d array)
+            arrays[name] = np.asarray(v, dtype=np.float64)
         else:
             values[name] = canonical(v, f"record[{name!r}]")
     return values, arrays
