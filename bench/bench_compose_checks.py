@@ -42,9 +42,12 @@ def import_seconds(tree: Path) -> tuple[float, float]:
 
 def compositions() -> list[tuple[str, object]]:
     """Every ``compose`` call of the library, as a thunk."""
-    from dpbounds.bounds import dp_erm, sensitivity_reduced, tran_cutkosky, yang
+    from dpbounds.bounds.convex import noisy_projected_sgd as dp_erm
+    from dpbounds.bounds.convex import output_perturbation as op
+    from dpbounds.bounds.nonconvex import clipped_sgd, normalized_sgd
+    from dpbounds.bounds.nonconvex import sensitivity_reduced as sr
+    from dpbounds.bounds.nonconvex import tree_momentum as tc
 
-    tc, sr = tran_cutkosky, sensitivity_reduced
     bst = dp_erm.bst14_excess_risk.steps[0][1]
     return [
         ("tran_cutkosky: lemma12 <- theorem4", lambda: tc.lemma12.compose(
@@ -55,14 +58,17 @@ def compositions() -> list[tuple[str, object]]:
             "_", {"noise_err": tc._error})),
         ("sensitivity_reduced: lemma7 <- theorem8", lambda: sr.lemma7.compose(
             "n", {"sigma1": sr.theorem8_sigma1, "sigma2": sr.theorem8_sigma2})),
-        ("yang: nsgd_inversion <- nsgd_descent, a", lambda: yang.inversion_nsgd.compose(
-            "t", {"Q": yang.nsgd_descent.tuned(), "a": yang._a},
-            assumptions=yang.nsgd_theorem.assumptions, regime={"T": 1})),
-        ("yang: sgd_inversion <- sgd_descent", lambda: yang.inversion_sgd.compose(
-            "t", {"Q": yang.sgd_descent.tuned()}, assumptions=yang.sgd_theorem.assumptions,
+        ("yang: nsgd_inversion <- nsgd_descent, a", lambda: normalized_sgd.inversion_nsgd.compose(
+            "t", {"Q": normalized_sgd.nsgd_descent.tuned(), "a": normalized_sgd._a},
+            exact=("a",), assumptions=normalized_sgd.nsgd_theorem.assumptions,
             regime={"T": 1})),
+        ("yang: sgd_inversion <- sgd_descent", lambda: clipped_sgd.inversion_sgd.compose(
+            "t", {"Q": clipped_sgd.sgd_descent.tuned()},
+            assumptions=clipped_sgd.sgd_theorem.assumptions, regime={"T": 1})),
         ("dp_erm: shamir_zhang <- noisy G", lambda: dp_erm.shamir_zhang.compose(
             "t", {"G": dp_erm._G_noisy}, assumptions=bst.assumptions, regime={"d": 1, "n": 1})),
+        ("output_perturbation: noise excess risk <- sigma", lambda: op.excess_risk_of_noise.compose(
+            "t", {"sigma": op._sigma_average}, regime={"d": 1, "n": 1})),
     ]
 
 

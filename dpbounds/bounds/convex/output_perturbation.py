@@ -100,6 +100,7 @@ excess_risk_of_noise = Lemma(
 _sigma_average = output_perturbation_sigma_tight.compose(
     "output_perturbation.sigma (average form, sensitivity 2G/(n mu))",
     {"lam": n * mu / G},
+    exact=("lam",),  # a change of variables (lambda = n mu / G), not an upper bound
     assumptions=(Assumption("losses G-Lipschitz and convex, regulariser mu-strongly convex, "
                             "replace-one neighbours"),),
 )

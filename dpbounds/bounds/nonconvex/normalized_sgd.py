@@ -116,6 +116,7 @@ inversion_nsgd = Lemma(
 nsgd_theorem = inversion_nsgd.compose(
     "yang.nsgd_theorem (Theorem 3.2 shape)",
     {"Q": nsgd_descent.tuned(), "a": _a},
+    exact=("a",),  # a names the step-size term (a definition), it is not bounded by _a
     sources=(Source(YANG, "Theorem 3.2, eqs. (4)-(5)", Provenance.DERIVED,
                     "paper's statement MISSING; shape and all constants " + _DERIVED),),
     assumptions=(Assumption("L1 sqrt(D_f V/(2 L0 T)) <= (1 - tau0/r)/2 (T >= T0)",

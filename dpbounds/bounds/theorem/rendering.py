@@ -2,8 +2,8 @@ r"""Rendering of a bound: LaTeX, text, and the :meth:`Bound.audit` of its compos
 
 Example
 -------
->>> from dpbounds.bounds import tran_cutkosky
->>> steps = [s.strip() for s in tran_cutkosky.theorem6.audit().splitlines() if "monoton" in s]
+>>> from dpbounds.bounds.nonconvex import tree_momentum
+>>> steps = [s.strip() for s in tree_momentum.theorem6.audit().splitlines() if "monoton" in s]
 >>> print(steps[0].replace(" by sign", "\n  by sign"))
 monotonicity: tran_cutkosky.lemma5 is non-decreasing in noise_err: proven (d/dnoise_err = 8 >= 0
   by sign analysis) [checked by audit(): this theorem was assembled by hand]
