@@ -1,6 +1,7 @@
 """Tuning results and the CLI (tune hb / tune nag / rate hb)."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -44,6 +45,13 @@ def test_cli_rate_hb(capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["rho_quadratic"] == pytest.approx(0.547722557, rel=1e-8)
     assert out["verified"] and out["rho_lmi"] >= out["rho_quadratic"]
+    assert out["rho_lmi_lower"] <= out["rho_lmi"] and out["rho_lmi_lower_proof"]
+    # the text shows the bracket to enough digits that its two ends differ (it is ~3e-7 wide)
+    assert main(["rate", "hb", "--alpha", "0.5", "--beta", "0.3", "--mu", "0.5", "--L", "1"]) == 0
+    text = capsys.readouterr().out
+    lo, hi = (float(v) for v in re.search(r"bracket \[([\d.]+), ([\d.]+)\]", text).groups())
+    assert lo < hi and hi == pytest.approx(out["rho_lmi"], abs=1e-9)
+    assert "lower end proven by" in text
     assert main(["rate", "hb", "--alpha", "1.9", "--beta", "0.9", "--mu", "0.1", "--L", "1"]) == 0
     assert "no certificate below rho = 1" in capsys.readouterr().out
 
