@@ -111,6 +111,10 @@ def gradient_average(rho_old: Any, rho_new: Any, first: Any, second: Any) -> Any
     ``second`` at ``rho_new - rho_old``; the average has variance
     :math:`\Delta^2/(2\rho_{new})`. ``rho_*`` are ``(trials,)`` arrays or scalars.
     """
+    if not hasattr(rho_new, "ndim") and not 0 < float(rho_old) < float(rho_new) < math.inf:
+        # arrays come from dp_agd itself (rho_new > rho_old by construction); scalars from users
+        raise ValueError("gradient_average needs 0 < rho_old < rho_new (finite); got "
+                         f"rho_old={rho_old!r}, rho_new={rho_new!r}")
     if hasattr(rho_old, "ndim") and rho_old.ndim == 1:
         rho_old, rho_new = rho_old[:, None], rho_new[:, None]
     return (rho_old * first + (rho_new - rho_old) * second) / rho_new

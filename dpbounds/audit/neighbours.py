@@ -180,7 +180,8 @@ class LinearObjective(Objective):
 
 
 def _unit(dim: int) -> np.ndarray:
-    e = np.zeros(check_int("dim", dim, minimum=1))
+    # an audit pair is a few records in a few dimensions; 10^6 keeps a typo from eating memory
+    e = np.zeros(check_int("dim", dim, minimum=1, maximum=10**6))
     e[0] = 1.0
     return e
 

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from dpbounds._validation import check_int
+from dpbounds._validation import check_int, check_open_interval
 
 __all__ = [
     "RateBound",
@@ -67,6 +67,7 @@ def clopper_pearson(k: int, n: int, confidence: float) -> tuple[float, float]:
     """
     n = check_int("n", n, minimum=1)
     k = check_int("k", k, minimum=0, maximum=n)
+    check_open_interval("confidence", confidence, 0.0, 1.0)
     a = (1.0 - confidence) / 2.0
     lo = 0.0 if k == 0 else float(stats.beta.ppf(a, k, n - k + 1))
     hi = 1.0 if k == n else float(stats.beta.ppf(1.0 - a, k + 1, n - k))

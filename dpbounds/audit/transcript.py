@@ -108,6 +108,8 @@ def output_features(x: Any, *, direction: bool = False) -> np.ndarray:
     """The released output itself, ``(trials, d)``; with ``direction=True`` the scale-free
     ratio of its direction, ``(trials, 1)`` (for outputs projected onto a sphere)."""
     x = np.asarray(x, dtype=float)
+    if x.ndim < 2 or x.shape[0] < 1:
+        raise ValueError(f"x must be a (trials, d) array of outputs; got shape {x.shape}")
     if direction:
         return _t_ratio(x)[:, None]
     return x.reshape(x.shape[0], -1)

@@ -121,10 +121,18 @@ class RateMap:
         return "\n".join(lines)
 
 
+def _grid(name: str, values: Any) -> np.ndarray:
+    """A 1-D grid (a single number is a grid of one); ValueError for anything else."""
+    grid = np.atleast_1d(np.asarray(values, dtype=float))
+    if grid.ndim != 1 or grid.size == 0:
+        raise ValueError(f"{name} must be a number or a 1-D sequence of numbers; got shape "
+                         f"{np.shape(values)}")
+    return grid
+
+
 def closed_form_rate_map(mu: float, L: float, alphas: Any, betas: Any) -> RateMap:
     """The quadratic heavy-ball rate on the grid ``betas x alphas`` (vectorised)."""
-    alphas = np.asarray(alphas, dtype=float)
-    betas = np.asarray(betas, dtype=float)
+    alphas, betas = _grid("alphas", alphas), _grid("betas", betas)
     rho = heavy_ball_rate(alphas[None, :], betas[:, None], mu, L)
     return RateMap(float(mu), float(L), alphas, betas, np.asarray(rho))
 
@@ -188,8 +196,7 @@ def lmi_rate_map(
         A tqdm bar over the :math:`\alpha` columns on stderr: ``None`` (default) shows it
         when stderr is a terminal, ``True`` always, ``False`` never.
     """
-    alphas = np.asarray(alphas, dtype=float)
-    betas = np.asarray(betas, dtype=float)
+    alphas, betas = _grid("alphas", alphas), _grid("betas", betas)
     base = closed_form_rate_map(mu, L, alphas, betas)
     if processes is None:
         processes = min(2, os.cpu_count() or 1)

@@ -102,8 +102,8 @@ class Objective:
     convex: bool = True
 
     def __init__(self, n: int, d: int, xp: Any) -> None:
-        self.n = int(n)
-        self.d = int(d)
+        self.n = check_int("n", n, minimum=1)
+        self.d = check_int("d", d, minimum=1)
         self.xp = get_namespace(xp)
 
     # -- validation helpers -------------------------------------------------------------

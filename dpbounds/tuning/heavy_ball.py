@@ -81,6 +81,9 @@ def naive_transient_sq(alpha: np.ndarray, beta: np.ndarray, lams: np.ndarray,
     :mod:`dpbounds.bounds.strongly_convex._lucas`): O(Tmax) Python steps and O(k Tmax) memory.
     Kept as the oracle of the tests and of ``bench/bench_horizon.py``.
     """
+    alpha, beta = np.atleast_1d(np.asarray(alpha, dtype=float), np.asarray(beta, dtype=float))
+    lams = np.atleast_1d(np.asarray(lams, dtype=float))
+    Tmax = check_int("Tmax", Tmax, minimum=1, maximum=10**6)  # O(k Tmax) memory: a reference
     k = alpha.size
     M = heavy_ball_iteration_blocks(alpha[:, None], beta[:, None], lams[None, :])
     P = np.broadcast_to(np.eye(2), M.shape).copy()

@@ -78,7 +78,10 @@ def laplace_scale_at_horizon(T: Any, sensitivity: float, n: int, m: int,
     ``T`` broadcasts (an array of horizons gives an array); ``inf`` where :math:`\epsilon/T`
     underflows (horizons no bound selects; :func:`check_noise_fits` says so in words).
     """
-    T = np.asarray(T, dtype=float)
+    if np.ndim(sensitivity) != 0:
+        raise ValueError(f"sensitivity must be one positive number; got {sensitivity!r}")
+    sensitivity = float(check_positive("sensitivity", sensitivity))
+    T = np.asarray(check_positive("T", T), dtype=float)
     eps0 = np.asarray(deamplify_without_replacement(epsilon / T, m, n))  # eq. (13) for every T
     with np.errstate(over="ignore", divide="ignore"):
         b = sensitivity / (m * eps0)

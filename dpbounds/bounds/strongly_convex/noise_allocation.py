@@ -536,10 +536,18 @@ def naive_select_horizon(
     The reference for :func:`select_horizon` (tests, ``bench/bench_horizon.py``): this is the
     loop ``dpbounds.algorithms.kuru`` used before. Returns ``(best T, bounds)``.
     """
+    mu = float(check_positive("mu", mu))
+    L = float(check_positive("L", L))
+    initial_error = float(check_nonnegative("initial_error", initial_error))
+    d = check_int("d", d, minimum=1)
+    sensitivity, n, _, epsilon = _check_budget(sensitivity, n, n, epsilon)
+    max_horizon = check_max_horizon(max_horizon)
     sched = _schedule(method, mu, L, max_horizon, alpha=alpha, c=c, p=p,
                       first_stage_length=first_stage_length)
     out = np.empty(max_horizon)
-    const = d * sensitivity**2 / (n * epsilon) ** 2
+    # in float64 (inf past its range, as select_horizon's bounds) rather than Python floats
+    with np.errstate(over="ignore"):
+        const = float(d * np.float64(sensitivity) ** 2 / (np.float64(n) * epsilon) ** 2)
     for T in range(1, max_horizon + 1):
         w = error_weights(sched.truncated(T), mu, L, convention=convention)
         out[T - 1] = w.a0 * initial_error + const * float(np.sum(np.cbrt(w.a))) ** 3

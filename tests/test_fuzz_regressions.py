@@ -1,0 +1,68 @@
+"""Defects found by ``bench/fuzz_public_api.py`` (every public function with extreme and
+malformed arguments): each input below raised something other than a ValueError, or returned a
+NaN, before it was fixed."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dpbounds.algorithms.dp_agd import gradient_average
+from dpbounds.audit.neighbours import replace_one_pair
+from dpbounds.audit.statistics import clopper_pearson
+from dpbounds.audit.transcript import output_features
+from dpbounds.bounds.strongly_convex.gradient_noise import laplace_scale_at_horizon
+from dpbounds.bounds.strongly_convex.heavy_ball import (
+    heavy_ball_iteration_blocks,
+    heavy_ball_rate,
+)
+from dpbounds.bounds.strongly_convex.noise_allocation import naive_select_horizon
+from dpbounds.lmi import closed_form_rate_map
+from dpbounds.objectives import Objective
+from dpbounds.tuning.heavy_ball import naive_transient_sq
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: gradient_average(1.0, 0.0, 1.0, 1.0), "rho_new"),        # ZeroDivisionError
+    (lambda: replace_one_pair(dim=1e15), "dim"),                      # MemoryError (7 PiB)
+    (lambda: clopper_pearson(10, 10, 1e300), "confidence"),           # returned nan
+    (lambda: output_features(np.ones(3), direction=True), "x"),       # IndexError
+    (lambda: laplace_scale_at_horizon(1.0, [math.nan], 10, 10, 1.0), "sensitivity"),  # nan
+    (lambda: heavy_ball_iteration_blocks(0.1, [math.nan], 0.01), "beta"),  # nan blocks
+    (lambda: naive_select_horizon(0.1, 1.0, initial_error=1.0, d=10, sensitivity=-1.0, n=10,
+                                  epsilon=1.0, max_horizon=3), "sensitivity"),
+    (lambda: Objective(10, math.inf, np), "d"),                       # OverflowError
+    (lambda: closed_form_rate_map(0.1, 1.0, [[0.1]], 0.5), "alphas"),
+])
+def test_bad_input_is_a_value_error_naming_the_parameter(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+def test_gradient_average_is_the_precision_weighted_mean():
+    # oracle: (rho_old * first + (rho_new - rho_old) * second) / rho_new, by hand
+    assert gradient_average(1.0, 4.0, 2.0, 6.0) == pytest.approx((2.0 + 3 * 6.0) / 4.0)
+
+
+def test_huge_sensitivity_gives_an_infinite_bound_not_an_overflow():
+    # used to raise OverflowError from Python float arithmetic; select_horizon's convention is inf
+    best, bounds = naive_select_horizon(0.1, 1.0, initial_error=1.0, d=10, sensitivity=1e300,
+                                        n=10, epsilon=1.0, max_horizon=3)
+    assert np.all(np.isinf(bounds)) and best == 1
+
+
+def test_rate_maps_accept_single_numbers():
+    # a scalar alpha/beta is a grid of one point; oracle: the closed-form rate itself
+    rm = closed_form_rate_map(0.1, 1.0, 0.2, 0.5)
+    assert rm.rho_closed_form.shape == (1, 1)
+    assert rm.rho_closed_form[0, 0] == pytest.approx(heavy_ball_rate(0.2, 0.5, 0.1, 1.0))
+
+
+def test_transient_reference_accepts_scalars():
+    # oracle: ||T^t||_2^2 by numpy's matrix power and norm
+    out = naive_transient_sq(0.1, 0.5, 1.0, 3)
+    T = heavy_ball_iteration_blocks(0.1, 0.5, 1.0)
+    expect = [np.linalg.norm(np.linalg.matrix_power(T, t), 2) ** 2 for t in (1, 2, 3)]
+    np.testing.assert_allclose(out[0], expect, rtol=1e-12)
