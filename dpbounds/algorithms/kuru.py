@@ -226,8 +226,9 @@ def laplace_momentum_method(
             point = x + beta * (x - x_prev)
         else:
             point = x
-        if point is x and rec.needs_loss and idx is None:
-            loss, g = f.loss_and_grad(x)  # one data pass for F(x_t) and the gradient
+        if rec.needs_loss and idx is None:
+            # one data pass for F(x_t) and the gradient (at the look-ahead point for NAG)
+            loss, g = f.loss_and_grad(x, grad_at=None if point is x else point)
             rec.record(x, loss)
         else:
             rec.record(x)

@@ -189,9 +189,11 @@ class Objective:
         self.check_idx(idx, x.shape[0])
         return self._data_grad(x, idx) + self.regularizer_grad(x)
 
-    def loss_and_grad(self, x: Any, idx: Any = None) -> tuple[Any, Any]:
-        """``(F(x), grad(x, idx))``; subclasses share the work when ``idx is None``."""
-        return self.loss(x), self.grad(x, idx)
+    def loss_and_grad(self, x: Any, idx: Any = None, *, grad_at: Any = None
+                      ) -> tuple[Any, Any]:
+        """``(F(x), grad(x, idx))``, or with ``grad_at`` ``(F(x), grad(grad_at, idx))`` (a
+        look-ahead gradient); subclasses share the data pass when ``idx is None``."""
+        return self.loss(x), self.grad(x if grad_at is None else grad_at, idx)
 
     def clipped_mean_grad(self, x: Any, idx: Any, clip_norm: float,
                           include_regularizer: bool = False) -> Any:

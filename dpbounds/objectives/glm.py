@@ -28,7 +28,7 @@ import numpy as np
 import scipy.optimize
 
 from dpbounds._validation import check_nonnegative, check_positive
-from dpbounds.backend import get_namespace, is_cupy, rowwise_matmul, to_numpy
+from dpbounds.backend import get_namespace, is_cupy, is_numpy, rowwise_matmul, to_numpy
 from dpbounds.objectives._base import Objective, Optimum, finite_array
 from dpbounds.provenance import KURU, LEE_KIFER, TRAN_CUTKOSKY, Provenance, Source
 
@@ -42,13 +42,29 @@ __all__ = [
 
 def _softplus(xp: Any, t: Any) -> Any:
     """log(1 + exp(t)) without overflow."""
+    if is_numpy(xp):  # the same operations in place: fewer temporaries, the same bits
+        a = np.abs(t)
+        np.negative(a, out=a)
+        np.exp(a, out=a)
+        np.log1p(a, out=a)
+        a += np.maximum(t, 0.0)
+        return a
     return xp.maximum(t, 0.0) + xp.log1p(xp.exp(-xp.abs(t)))
 
 
 def _sigmoid_neg(xp: Any, z: Any) -> Any:
-    """1/(1 + exp(z)) without overflow."""
+    """1/(1 + exp(z)) without overflow (one division: the pass is bound by such temporaries)."""
+    if is_numpy(xp):  # in place (the full-data pass is bound by these temporaries), same bits
+        e = np.abs(z)
+        np.negative(e, out=e)
+        np.exp(e, out=e)
+        inv = e + 1.0
+        np.reciprocal(inv, out=inv)
+        e *= inv
+        return np.where(z >= 0, e, inv)
     e = xp.exp(-xp.abs(z))
-    return xp.where(z >= 0, e / (1.0 + e), 1.0 / (1.0 + e))
+    inv = 1.0 / (1.0 + e)
+    return xp.where(z >= 0, e * inv, inv)
 
 
 class MarginLossObjective(Objective):
@@ -139,7 +155,7 @@ class MarginLossObjective(Objective):
     #: Target size (array elements) of a block's temporaries: on the host the trials are
     #: processed in chunks of ``block_elements // block_samples`` rows (every operation is row
     #: by row, so the chunking changes no trial's result); CuPy takes all trials at once.
-    block_elements: int = 1 << 14
+    block_elements: int = 1 << 16
 
     def _blocks(self, trials: int):
         """``(trial slice, sample start, sample end)`` of the blocked full-data pass."""
@@ -151,8 +167,12 @@ class MarginLossObjective(Objective):
 
     def _full_pass(self, x: Any, *, loss: bool, grad: str | None, param: float = 0.0,
                    reg_vec: Any = None, loss_clip: float | None = None,
-                   loss_shift: Any = None) -> tuple[Any, Any]:
+                   loss_shift: Any = None, grad_at: Any = None) -> tuple[Any, Any]:
         """One blocked pass over all n samples: (sum of ψ, mean weighted gradient).
+
+        With ``grad_at`` (``(trials, d)``, plain gradient only) the gradient is taken there and
+        the loss at ``x``: Nesterov's look-ahead gradient and the recorded ``F(x_t)`` share the
+        pass (each block of the data is read once, both margins come from one matmul call).
 
         ``grad`` is None, ``"plain"``, ``"clip"`` (param = C) or ``"normalize"`` (param = r).
         With ``reg_vec`` (``(trials, d)``, the regulariser gradient) ``"clip"`` clips
@@ -165,16 +185,21 @@ class MarginLossObjective(Objective):
         for rows, a, b in self._blocks(trials):
             if a == 0:  # a new chunk of trials
                 xr = x[rows, :]
+                r = xr.shape[0]
+                if grad_at is not None:  # margins at x and at grad_at from one stacked product
+                    xr = xp.concat([xr, grad_at[rows, :]], axis=0)
                 rv = None if reg_vec is None else reg_vec[rows, :]
                 shift = None if loss_shift is None else loss_shift[rows]
-                total = xp.zeros((xr.shape[0],), dtype=x.dtype) if loss else None
-                g = xp.zeros((xr.shape[0], self.d), dtype=x.dtype) if grad else None
-                csum = xp.zeros((xr.shape[0],), dtype=x.dtype) if rv is not None else None
+                total = xp.zeros((r,), dtype=x.dtype) if loss else None
+                g = xp.zeros((r, self.d), dtype=x.dtype) if grad else None
+                csum = xp.zeros((r,), dtype=x.dtype) if rv is not None else None
                 if rv is not None:
                     rr = xp.sum(rv * rv, axis=1)[:, None]
             Zb = self._Z[a:b, :]
             z = rowwise_matmul(xp, xr, xp.matrix_transpose(Zb))
-            if loss and grad:
+            if grad_at is not None:
+                psi, w = self._psi(xp, z[:r, :]), self._dpsi(xp, z[r:, :])
+            elif loss and grad:
                 psi, w = self._psi_dpsi(xp, z)
             elif loss:
                 psi, w = self._psi(xp, z), None
@@ -266,13 +291,19 @@ class MarginLossObjective(Objective):
                                    loss_shift=shift)
         return total / self.n
 
-    def loss_and_grad(self, x: Any, idx: Any = None) -> tuple[Any, Any]:
-        """``(F(x), grad(x, idx))``; one blocked pass over the data when ``idx is None``."""
+    def loss_and_grad(self, x: Any, idx: Any = None, *, grad_at: Any = None
+                      ) -> tuple[Any, Any]:
+        """``(F(x), grad(x, idx))``, or ``(F(x), grad(grad_at, idx))``; one blocked pass over
+        the data when ``idx is None``."""
         if idx is not None:
-            return self.loss(x), self.grad(x, idx)
+            return self.loss(x), self.grad(x if grad_at is None else grad_at, idx)
         self.check_state(x)
-        total, g = self._full_pass(x, loss=True, grad="plain")
-        return total / self.n + self.regularizer(x), g + self.regularizer_grad(x)
+        if grad_at is None:
+            total, g = self._full_pass(x, loss=True, grad="plain")
+            return total / self.n + self.regularizer(x), g + self.regularizer_grad(x)
+        self.check_state(grad_at, "grad_at")
+        total, g = self._full_pass(x, loss=True, grad="plain", grad_at=grad_at)
+        return total / self.n + self.regularizer(x), g + self.regularizer_grad(grad_at)
 
     # -- constants -----------------------------------------------------------------------
     @property

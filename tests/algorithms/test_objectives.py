@@ -64,6 +64,12 @@ def test_gradient_matches_finite_differences(backend):
         loss, g2 = f.loss_and_grad(xp.asarray(x))
         np.testing.assert_allclose(to_numpy(g2), g, atol=1e-13)
         np.testing.assert_allclose(to_numpy(loss), to_numpy(f.loss(xp.asarray(x))), rtol=1e-13)
+        # the look-ahead form: F at x, the gradient at another point, from one data pass
+        p = x + rng.normal(size=x.shape)
+        loss3, g3 = f.loss_and_grad(xp.asarray(x), grad_at=xp.asarray(p))
+        np.testing.assert_allclose(to_numpy(loss3), to_numpy(loss), rtol=1e-13)
+        np.testing.assert_allclose(to_numpy(g3), to_numpy(f.grad(xp.asarray(p))), atol=1e-13)
+        assert not np.allclose(to_numpy(g3), g)  # negative control: not the gradient at x
 
 
 @pytest.mark.parametrize("backend", ["numpy", "array_api_strict"])
