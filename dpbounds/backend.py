@@ -54,6 +54,7 @@ Example
 
 from __future__ import annotations
 
+import math
 import types
 from collections.abc import Sequence
 from typing import Any
@@ -279,6 +280,8 @@ class TrialRandom:
         self._seqs = _seqs if _seqs is not None else _seed_sequences(seed, self.trials)
         self._cupy = is_cupy(self.xp)
         self._generators: list[Any] | None = None
+        self._block = self._left = 0  # > 0: one kind of draw comes from blocks (prefetch)
+        self._buffer: tuple[Any, Any, int] | None = None  # (kind and shape, block, next step)
 
     @property
     def _gens(self) -> list[Any]:
@@ -314,6 +317,46 @@ class TrialRandom:
             ]
             out.append(TrialRandom(None, self.trials, self.xp, self.dtype_name, _seqs=seqs))
         return out
+
+    def prefetch(self, steps: int) -> TrialRandom:
+        """This stream, drawing ahead in blocks: for a loop that draws one kind of noise of one
+        shape per step (``noise.laplace((d,), b_t)`` for ``steps`` steps).
+
+        Each generator fills a block of up to ``steps`` draws in one call instead of one call
+        per step and trial (the per-step Python cost of small problems). NumPy's generators
+        fill arrays in order, so every draw has exactly the bits it has without prefetching,
+        and trial ``k`` still depends only on ``(seed, k)``. A prefetching stream serves one
+        kind and shape of draw, with ``where=None``: anything else raises ``RuntimeError``
+        (the order of a mixed sequence would change). Blocks hold at most 2^18 numbers per
+        trial. On CuPy this returns the stream unchanged (device draws are already batched).
+        """
+        steps = check_int("steps", steps, minimum=1)
+        if not self._cupy:
+            self._block = self._left = steps
+        return self
+
+    def _check_not_prefetching(self) -> None:
+        if self._block:
+            raise RuntimeError("a prefetching stream serves one kind of draw (normal, laplace "
+                               "or exponential); draw the others from another stream")
+
+    def _prefetched(self, kind: str, shp: tuple[int, ...], where: Any, draw: Any) -> Any:
+        """The next ``(trials, *shp)`` draw from the block (a new block when it is used up)."""
+        if where is not None:
+            raise RuntimeError("a prefetching stream draws for every trial (where=None)")
+        key = (kind, shp)
+        if self._buffer is not None and self._buffer[0] != key:
+            raise RuntimeError(f"a prefetching stream serves one kind of draw: it drew "
+                               f"{self._buffer[0]} and was asked for {key}")
+        if self._buffer is None or self._buffer[2] == self._buffer[1].shape[1]:
+            cap = max(1, (1 << 18) // max(1, math.prod(shp)))
+            block = min(self._left, cap) if self._left > 0 else min(self._block, cap)
+            self._left = max(0, self._left - block)
+            blk = np.stack([draw(g, (block, *shp)) for g in self._gens])
+            self._buffer = (key, blk, 0)
+        _, blk, i = self._buffer
+        self._buffer = (key, blk, i + 1)
+        return self.xp.asarray(blk[:, i], dtype=self.dtype)
 
     # -- helpers -----------------------------------------------------------------------
     def _shape(self, shape: int | Sequence[int]) -> tuple[int, ...]:
@@ -358,6 +401,7 @@ class TrialRandom:
     def _real(self, shp: tuple[int, ...], where: Any, draw_numpy: Any, draw_cupy: Any) -> Any:
         """Stack one draw per trial; trials outside ``where`` get zeros and their stream is
         not advanced, so what trial ``k`` draws depends only on its own history."""
+        self._check_not_prefetching()
         mask = self._mask(where)
         if self._cupy:
             import cupy
@@ -377,6 +421,9 @@ class TrialRandom:
         others get zeros and their streams do not advance.
         """
         shp = self._shape(shape)
+        if self._block or self._buffer is not None:
+            base = self._prefetched("normal", shp, where, lambda g, s: g.standard_normal(s))
+            return self._scaled(base, scale, len(shp))
         base = self._real(shp, where, lambda g: g.standard_normal(shp),
                           lambda g: g.standard_normal(shp, dtype=self.dtype_name))
         return self._scaled(base, scale, len(shp))
@@ -386,6 +433,9 @@ class TrialRandom:
         """Laplace draws with **scale** ``b``: density ``exp(-|x|/b)/(2b)``, variance ``2 b**2``
         (``where`` as in :meth:`normal`)."""
         shp = self._shape(shape)
+        if self._block or self._buffer is not None:
+            base = self._prefetched("laplace", shp, where, lambda g, s: g.laplace(0.0, 1.0, s))
+            return self._scaled(base, scale, len(shp))
         base = self._real(shp, where, lambda g: g.laplace(0.0, 1.0, shp),
                           lambda g: g.laplace(0.0, 1.0, shp, dtype=self.dtype_name))
         return self._scaled(base, scale, len(shp))
@@ -394,6 +444,10 @@ class TrialRandom:
                     where: Any = None) -> Any:
         """Exponential draws with mean ``scale`` (``where`` as in :meth:`normal`)."""
         shp = self._shape(shape)
+        if self._block or self._buffer is not None:
+            base = self._prefetched("exponential", shp, where,
+                                    lambda g, s: g.standard_exponential(s))
+            return self._scaled(base, scale, len(shp))
         base = self._real(shp, where, lambda g: g.standard_exponential(shp),
                           lambda g: g.standard_exponential(shp, dtype=self.dtype_name))
         return self._scaled(base, scale, len(shp))
@@ -409,6 +463,7 @@ class TrialRandom:
     def permutation(self, n: int) -> Any:
         """One uniformly random permutation of ``range(n)`` per trial, shape ``(trials, n)``."""
         n = check_int("n", n, minimum=1)
+        self._check_not_prefetching()
         if self._cupy:
             return self._stack([g.permutation(n) for g in self._gens], self.xp.int64)
         return self._stack([g.permutation(n) for g in self._gens], self.xp.int64)
@@ -420,6 +475,7 @@ class TrialRandom:
         """
         n = check_int("n", n, minimum=1)
         m = check_int("m", m, minimum=1, maximum=n)
+        self._check_not_prefetching()
         if self._cupy:
             return self._stack([g.choice(n, m, replace=False) for g in self._gens],
                                self.xp.int64)
@@ -430,6 +486,7 @@ class TrialRandom:
         """Integers uniform on ``range(n)``, **with** replacement, shape ``(trials, *shape)``."""
         n = check_int("n", n, minimum=1)
         shp = self._shape(shape)
+        self._check_not_prefetching()
         if self._cupy:
             return self._stack([g.randint(0, n, shp) for g in self._gens], self.xp.int64)
         return self._stack([g.integers(0, n, shp) for g in self._gens], self.xp.int64)

@@ -162,6 +162,7 @@ def noisy_projected_sgd(objective: Any, *, epsilon: float, delta: float, radius:
     G = math.hypot(n * L, math.sqrt(d) * sigma)  # sqrt(n^2 L^2 + d sigma^2), no overflow
     diameter = 2.0 * radius
     sampler, noise = make_streams(seed, trials, xp)
+    noise = noise.prefetch(T)  # one draw per generator per block of steps (same bits)
     rec = TraceRecorder(f, trace)
     x = _project(xp, f.initial_state(trials, x0), radius)
     rec.record(x)

@@ -217,6 +217,7 @@ def _noisy_sgd(
         trace = "suboptimality" if objective.convex else "grad_norm"
     recorder = TraceRecorder(objective, trace)
     sampler, noise_rng = make_streams(seed, trials, xp)
+    noise_rng = noise_rng.prefetch(steps)  # blocks of steps per generator (same bits)
     std_mean = noise["noise_std"] / batch_size  # noise on the sum, then averaged
     check_noise_step(std_mean, step_size, epsilon)
     q = noise["sampling_rate"]

@@ -223,6 +223,7 @@ def _gaussian_gd(f: Any, epsilon: float, delta: float | None, T: int, alpha: flo
     else:
         sigma = 0.0
     _, noise = make_streams(seed, trials, xp)
+    noise = noise.prefetch(T)  # one draw per generator per block of steps (same bits)
     rec = TraceRecorder(f, trace)
     x = f.initial_state(trials, x0)
     for _ in progress(range(T), desc="DP-GD (Gaussian)"):

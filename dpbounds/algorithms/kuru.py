@@ -213,6 +213,7 @@ def laplace_momentum_method(
     else:
         scales = np.zeros(T)
     sampler, noise = make_streams(seed, trials, xp)
+    noise = noise.prefetch(T)  # one draw per generator per block of steps (same bits)
     rec = TraceRecorder(f, trace)
     x = f.initial_state(trials, x0)
     x_prev = x

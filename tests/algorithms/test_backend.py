@@ -163,3 +163,37 @@ def test_subsample_property(seed, trials, n, data):
     assert idx.shape == (trials, m)
     for row in idx:
         assert len(np.unique(row)) == m and row.min() >= 0 and row.max() < n
+
+
+# -- prefetching streams ------------------------------------------------------------------
+@pytest.mark.parametrize("kind", ["normal", "laplace", "exponential"])
+@pytest.mark.parametrize("shape", [(3,), (1 << 17,)])  # the second forces blocks of 2 steps
+def test_prefetch_draws_the_same_bits_as_step_by_step_draws(kind, shape):
+    # oracle: the same stream drawn one step at a time, without prefetching
+    plain, ahead = TrialRandom(7, 3), TrialRandom(7, 3).prefetch(5)
+    for step in range(7):  # past the announced 5 steps and across block boundaries
+        scale = 0.5 + step
+        a, b = getattr(plain, kind)(shape, scale), getattr(ahead, kind)(shape, scale)
+        assert np.array_equal(a, b), (kind, shape, step)
+
+
+def test_prefetch_keeps_trial_k_a_function_of_seed_and_k():
+    few = TrialRandom(11, 2).prefetch(4)
+    many = TrialRandom(11, 5).prefetch(4)
+    for _ in range(6):
+        assert np.array_equal(few.laplace((4,)), many.laplace((4,))[:2])
+
+
+def test_a_prefetching_stream_refuses_a_second_kind_of_draw():
+    stream = TrialRandom(0, 2).prefetch(10)
+    stream.normal((3,))
+    with pytest.raises(RuntimeError, match="one kind"):
+        stream.laplace((3,))
+    with pytest.raises(RuntimeError, match="one kind"):
+        stream.normal((4,))
+    with pytest.raises(RuntimeError, match="one kind"):
+        TrialRandom(0, 2).prefetch(3).subsample(10, 2)
+    with pytest.raises(RuntimeError, match="every trial"):
+        TrialRandom(0, 2).prefetch(3).normal((3,), where=np.array([True, False]))
+    with pytest.raises(ValueError, match="steps"):
+        TrialRandom(0, 2).prefetch(0)
