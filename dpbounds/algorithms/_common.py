@@ -213,12 +213,11 @@ class TraceRecorder:
 
 
 def progress(iterable: Any, *, total: int | None = None, desc: str = "") -> Any:
-    """``iterable`` with a tqdm bar that appears only once a run has lasted 2 s, on a terminal
-    (``disable=None``: no bar in logs or pipes); short runs print nothing."""
-    from tqdm.auto import tqdm
+    """``iterable`` with the shared bar (:func:`dpbounds._progress.progress_bar`): it appears
+    only once a run has lasted 2 s, on a terminal; short runs print nothing."""
+    from dpbounds._progress import progress_iter
 
-    return tqdm(iterable, total=total, desc=desc, delay=2.0, disable=None, leave=False,
-                mininterval=0.5)
+    return progress_iter(iterable, total=total, desc=desc)
 
 
 def make_streams(seed: Any, trials: int, xp: Any) -> tuple[TrialRandom, TrialRandom]:

@@ -125,14 +125,13 @@ def run_pair(spec: AuditSpec, setting: Setting, trials: int, seed: Any = 0,
              ) -> tuple[list[np.ndarray], float, float]:
     """Run ``spec`` on both data sets of ``setting``: ``([features_D, features_D'],
     claimed_epsilon, delta)``, features ``(trials, k)`` in run order."""
-    from tqdm.auto import tqdm
+    from dpbounds._progress import progress_bar
 
     root = _seed_root(seed)
     chunks = [(c * CHUNK, min(trials, (c + 1) * CHUNK)) for c in range(-(-trials // CHUNK))]
     feats: list[list[np.ndarray]] = [[], []]
     claimed, delta = 0.0, 0.0
-    bar = tqdm(total=2 * trials, desc=f"audit {spec.name}", unit="run", disable=not progress,
-               leave=False)
+    bar = progress_bar(bool(progress), total=2 * trials, desc=f"audit {spec.name}", unit="run")
     with bar, scaled_noise(noise_factor):
         for j, objective in enumerate(setting.pair):
             for c, (lo, hi) in enumerate(chunks):

@@ -42,8 +42,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
+from dpbounds._progress import progress_bar
 from dpbounds._validation import check_int, check_positive
 from dpbounds.bounds.strongly_convex.heavy_ball import heavy_ball_rate
 from dpbounds.lmi.heavy_ball_lmi import (
@@ -193,8 +193,8 @@ def lmi_rate_map(
     bracket_width :
         Half-width of the continuation bracket around the predicted rate.
     progress :
-        A tqdm bar over the :math:`\alpha` columns on stderr: ``None`` (default) shows it
-        when stderr is a terminal, ``True`` always, ``False`` never.
+        A tqdm bar over the :math:`\alpha` columns on stderr: ``None`` (default) and ``True``
+        show it when stderr is a terminal, ``False`` never.
     """
     alphas, betas = _grid("alphas", alphas), _grid("betas", betas)
     base = closed_form_rate_map(mu, L, alphas, betas)
@@ -203,8 +203,8 @@ def lmi_rate_map(
     processes = check_int("processes", processes, minimum=1)
     tol = float(check_positive("tol", tol))
     bracket_width = float(check_positive("bracket_width", bracket_width))
-    bar = tqdm(total=alphas.size, desc="LMI rate map (alpha columns)", unit="col",
-               disable=None if progress is None else not progress)
+    bar = progress_bar(progress, total=alphas.size, desc="LMI rate map (alpha columns)",
+                       unit="col")
     tasks = [(j, float(mu), float(L), float(a), betas, tol, solver, bracket_width)
              for j, a in enumerate(alphas)]
     t0 = time.perf_counter()
