@@ -9,19 +9,28 @@ import math
 import numpy as np
 import pytest
 
+from dpbounds.algorithms import noisy_projected_sgd
 from dpbounds.algorithms.dp_agd import gradient_average
 from dpbounds.audit.neighbours import replace_one_pair
-from dpbounds.audit.statistics import clopper_pearson
+from dpbounds.audit.statistics import clopper_pearson, epsilon_from_counts
 from dpbounds.audit.transcript import output_features
 from dpbounds.bounds.strongly_convex.gradient_noise import laplace_scale_at_horizon
 from dpbounds.bounds.strongly_convex.heavy_ball import (
     heavy_ball_iteration_blocks,
     heavy_ball_rate,
+    stationary_variance,
 )
 from dpbounds.bounds.strongly_convex.noise_allocation import naive_select_horizon
+from dpbounds.data import kuru_synthetic
 from dpbounds.lmi import closed_form_rate_map
-from dpbounds.objectives import Objective
+from dpbounds.objectives import LogisticRegression, Objective
+from dpbounds.privacy import poisson_subsampled_gaussian_rdp
 from dpbounds.tuning.heavy_ball import naive_transient_sq
+
+
+def _objective():
+    ds = kuru_synthetic(n=50, d=3, seed=0)
+    return LogisticRegression.kuru(*ds, lam=0.01, paper_smoothness=True, **ds.domain())
 
 
 @pytest.mark.parametrize("call, name", [
@@ -35,6 +44,10 @@ from dpbounds.tuning.heavy_ball import naive_transient_sq
                                   epsilon=1.0, max_horizon=3), "sensitivity"),
     (lambda: Objective(10, math.inf, np), "d"),                       # OverflowError
     (lambda: closed_form_rate_map(0.1, 1.0, [[0.1]], 0.5), "alphas"),
+    (lambda: epsilon_from_counts(1, 1, 0, 1e-5, 0.95), "trials"),     # ZeroDivisionError
+    (lambda: poisson_subsampled_gaussian_rdp(0.01, 1.0, orders=1e15), "orders"),  # MemoryError
+    (lambda: stationary_variance(-math.inf, 0.5, 0.01), "alpha"),     # returned nan
+    (lambda: naive_transient_sq(0.1, -math.inf, 1.0, 3), "beta"),     # returned nan
 ])
 def test_bad_input_is_a_value_error_naming_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
@@ -66,3 +79,12 @@ def test_transient_reference_accepts_scalars():
     T = heavy_ball_iteration_blocks(0.1, 0.5, 1.0)
     expect = [np.linalg.norm(np.linalg.matrix_power(T, t), 2) ** 2 for t in (1, 2, 3)]
     np.testing.assert_allclose(out[0], expect, rtol=1e-12)
+
+
+def test_a_huge_lipschitz_constant_is_simulated_not_an_overflow():
+    # BST14's sigma squared L before the root (OverflowError at L = 1e300); the projection keeps
+    # the iterate in the ball whatever the noise, so the run is finite
+    r = noisy_projected_sgd(_objective(), epsilon=1.0, delta=1e-5, radius=1.0, lipschitz=1e300,
+                            steps=5, trials=2, seed=0)
+    assert np.all(np.isfinite(r.x_numpy())) and np.all(np.linalg.norm(r.x_numpy(), axis=1) <= 1.0)
+    assert r.params["sigma"] > 1e300

@@ -97,7 +97,8 @@ def bst14_sigma(lipschitz: float, n: int, epsilon: float, delta: float) -> float
     n = check_int("n", n)
     epsilon = check_positive("epsilon", epsilon)
     delta = check_probability("delta", delta)
-    return math.sqrt(32.0 * L**2 * n**2 * math.log(n / delta) * math.log(1.0 / delta)) / epsilon
+    # L n outside the root: squaring a large L would overflow before the root brings it back
+    return float(L) * n * math.sqrt(32.0 * math.log(n / delta) * math.log(1.0 / delta)) / epsilon
 
 
 def _project(xp: Any, x: Any, radius: float) -> Any:
@@ -156,7 +157,7 @@ def noisy_projected_sgd(objective: Any, *, epsilon: float, delta: float, radius:
         sigma = z * 2.0 * n * L
     else:
         sigma = 0.0
-    if not math.isfinite(sigma * math.sqrt(d)):
+    if not math.isfinite(sigma) or not math.isfinite(sigma * math.sqrt(d)):
         raise ValueError(f"epsilon={epsilon!r} is too small for noisy projected SGD: the noise "
                          "scale overflows")
     G = math.hypot(n * L, math.sqrt(d) * sigma)  # sqrt(n^2 L^2 + d sigma^2), no overflow

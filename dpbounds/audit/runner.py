@@ -127,6 +127,7 @@ def run_pair(spec: AuditSpec, setting: Setting, trials: int, seed: Any = 0,
     claimed_epsilon, delta)``, features ``(trials, k)`` in run order."""
     from dpbounds._progress import progress_bar
 
+    trials = check_int("trials", trials, minimum=1, maximum=10_000_000)  # as audit()
     root = _seed_root(seed)
     chunks = [(c * CHUNK, min(trials, (c + 1) * CHUNK)) for c in range(-(-trials // CHUNK))]
     feats: list[list[np.ndarray]] = [[], []]

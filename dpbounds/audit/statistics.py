@@ -137,6 +137,10 @@ def epsilon_from_counts(positives: int, negatives: int, trials: int, delta: floa
     r"""ε bounds from ``positives`` events among ``trials`` runs on :math:`D'` and
     ``negatives`` among ``trials`` runs on :math:`D` (event or its complement, the better).
     """
+    trials = check_int("trials", trials, minimum=1)
+    positives = check_int("positives", positives, minimum=0, maximum=trials)
+    negatives = check_int("negatives", negatives, minimum=0, maximum=trials)
+    check_open_interval("confidence", confidence, 0.0, 1.0)
     a = (1.0 - confidence) / 2.0
     lo, est, up = (float(v[0]) for v in _epsilon_bounds(np.array([positives]),
                                                         np.array([negatives]), trials, delta, a))

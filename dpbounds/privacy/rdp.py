@@ -100,10 +100,13 @@ _ACCOUNTANTS = ("rdp", "pld")
 _CONVERSIONS = ("mironov", "improved")
 
 
-def _check_orders(orders: Any) -> np.ndarray:
+def _check_orders(orders: Any, maximum: float = math.inf) -> np.ndarray:
     orders = np.atleast_1d(np.asarray(check_positive("orders", orders), dtype=float))
     if orders.ndim != 1 or np.any(orders <= 1.0):
         raise ValueError(f"orders must be a 1-d array of numbers > 1, got {orders!r}")
+    if np.any(orders > maximum):
+        raise ValueError(f"orders must be at most {maximum:g} here (the exact sum takes memory "
+                         f"and time linear in the order), got max {orders.max():g}")
     return orders
 
 
@@ -217,7 +220,7 @@ def poisson_subsampled_gaussian_rdp(
     """
     q = check_closed_interval("sampling_rate", sampling_rate, 0.0, 1.0)
     z = check_positive("noise_multiplier", noise_multiplier)
-    orders = _check_orders(orders)
+    orders = _check_orders(orders, maximum=1e6)
     if q == 0.0:
         return as_output(np.zeros_like(orders))
     # subsampling never increases RDP (joint convexity), so alpha/(2 z^2) caps every order

@@ -83,6 +83,9 @@ def naive_transient_sq(alpha: np.ndarray, beta: np.ndarray, lams: np.ndarray,
     """
     alpha, beta = np.atleast_1d(np.asarray(alpha, dtype=float), np.asarray(beta, dtype=float))
     lams = np.atleast_1d(np.asarray(lams, dtype=float))
+    for name, value in (("alpha", alpha), ("beta", beta), ("lams", lams)):
+        if not np.all(np.isfinite(value)):
+            raise ValueError(f"{name} must be finite")
     Tmax = check_int("Tmax", Tmax, minimum=1, maximum=10**6)  # O(k Tmax) memory: a reference
     k = alpha.size
     M = heavy_ball_iteration_blocks(alpha[:, None], beta[:, None], lams[None, :])

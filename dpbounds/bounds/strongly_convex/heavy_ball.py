@@ -366,6 +366,9 @@ def stationary_variance(alpha: Any, beta: Any, lam: Any, sigma2: Any = 1.0) -> n
     \big)` (the summand of :math:`m(\alpha,\beta)`; :func:`stationary_variance_symbolic`
     derives it); ``inf`` where heavy ball is unstable on ``lam``.
     """
+    for name, value in (("alpha", alpha), ("beta", beta), ("lam", lam), ("sigma2", sigma2)):
+        if not np.all(np.isfinite(np.asarray(value, dtype=float))):
+            raise ValueError(f"{name} must be finite, got {value!r}")
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         den = (1.0 - beta) * lam * (2.0 + 2.0 * beta - alpha * lam)
         v = alpha * (1.0 + beta) * sigma2 / den
