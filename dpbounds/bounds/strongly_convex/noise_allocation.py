@@ -496,12 +496,8 @@ def select_horizon(
     :func:`naive_select_horizon` is the direct :math:`O(T_{\max}^2)` evaluation it is tested
     against.
     """
-    mu = float(check_positive("mu", mu))
-    L = float(check_positive("L", L))
-    E0 = float(check_nonnegative("initial_error", initial_error))
-    d = check_int("d", d, minimum=1)
-    S, n, _, eps = _check_budget(sensitivity, n, n, epsilon)
-    Tmax = check_max_horizon(max_horizon)
+    mu, L, E0, d, S, n, eps, Tmax = _check_horizon_inputs(
+        mu, L, initial_error, d, sensitivity, n, epsilon, max_horizon)
     sched = _schedule(method, mu, L, Tmax, alpha=alpha, c=c, p=p,
                       first_stage_rounding=first_stage_rounding,
                       first_stage_length=first_stage_length)
@@ -525,6 +521,16 @@ def select_horizon(
     return HorizonChoice(k + 1, bound, total, bias, noise, convention)
 
 
+def _check_horizon_inputs(mu: Any, L: Any, initial_error: Any, d: Any, sensitivity: Any,
+                          n: Any, epsilon: Any, max_horizon: Any) -> tuple:
+    """The inputs of the full-batch horizon searches, checked: ``(mu, L, E0, d, S, n, eps,
+    Tmax)``."""
+    S, n, _, eps = _check_budget(sensitivity, n, n, epsilon)
+    return (float(check_positive("mu", mu)), float(check_positive("L", L)),
+            float(check_nonnegative("initial_error", initial_error)),
+            check_int("d", d, minimum=1), S, n, eps, check_max_horizon(max_horizon))
+
+
 def naive_select_horizon(
     mu: float, L: float, *, initial_error: float, d: int, sensitivity: float, n: int,
     epsilon: float, max_horizon: int, alpha: float | None = None, method: str = "nag",
@@ -536,12 +542,8 @@ def naive_select_horizon(
     The reference for :func:`select_horizon` (tests, ``bench/bench_horizon.py``): this is the
     loop ``dpbounds.algorithms.kuru`` used before. Returns ``(best T, bounds)``.
     """
-    mu = float(check_positive("mu", mu))
-    L = float(check_positive("L", L))
-    initial_error = float(check_nonnegative("initial_error", initial_error))
-    d = check_int("d", d, minimum=1)
-    sensitivity, n, _, epsilon = _check_budget(sensitivity, n, n, epsilon)
-    max_horizon = check_max_horizon(max_horizon)
+    mu, L, initial_error, d, sensitivity, n, epsilon, max_horizon = _check_horizon_inputs(
+        mu, L, initial_error, d, sensitivity, n, epsilon, max_horizon)
     sched = _schedule(method, mu, L, max_horizon, alpha=alpha, c=c, p=p,
                       first_stage_length=first_stage_length)
     out = np.empty(max_horizon)
