@@ -54,8 +54,6 @@ import functools
 import math
 from typing import Any
 
-import numpy as np
-
 from dpbounds._validation import check_choice, check_int, check_positive, check_probability
 from dpbounds.algorithms._common import (
     SimulationResult,

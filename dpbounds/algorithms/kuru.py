@@ -49,7 +49,6 @@ import numpy as np
 from dpbounds._validation import check_choice, check_nonnegative, check_positive
 from dpbounds.algorithms._common import (
     SimulationResult,
-    SpentBudget,
     TraceRecorder,
     check_batch_size,
     check_epsilon,
@@ -78,12 +77,11 @@ from dpbounds.bounds.strongly_convex.noise_allocation import (
     select_horizon_subsampled,
     uniform_noise,
 )
-from dpbounds.privacy.laplace import (
-    basic_composition,
-    laplace_scales_for_budgets,
-    split_budget,
-    subsampled_laplace_epsilon,
-)
+from dpbounds.privacy.calibrate import calibrate
+from dpbounds.privacy.laplace import basic_composition, laplace_scales_for_budgets, split_budget
+from dpbounds.privacy.ledger import PrivacyLedger
+from dpbounds.privacy.mechanisms import ComposedMechanism, Neighbouring, SubsampledLaplaceMechanism
+from dpbounds.privacy.run import RunPrivacy
 from dpbounds.provenance import KURU, Provenance, Source
 
 __all__ = [
@@ -161,6 +159,22 @@ def _horizon(objective: Any, *, method: str, rule: str, epsilon: float, m: int,
 # ---------------------------------------------------------------------------------------
 # The shared loop
 # ---------------------------------------------------------------------------------------
+def _scale_factor(S1: float, scales: np.ndarray, n: int, m: int, epsilon: float) -> float:
+    """Common factor (>= 1) on the allocation's Laplace scales that the pure-DP accountant
+    certifies within ``epsilon`` for the whole run: the one calibration routine, with the
+    allocation (factor 1) as its closed form; above 1 only to absorb round-off."""
+    if not np.all(scales > 0):
+        raise ValueError("the Laplace scales must be positive for a private run with a "
+                         "positive sensitivity")
+
+    def run(c: float) -> ComposedMechanism:
+        return ComposedMechanism(tuple((SubsampledLaplaceMechanism.kuru(S1, c * float(b), n, m),
+                                        1) for b in scales))
+
+    return calibrate(run, epsilon, None, "pure", neighbouring=Neighbouring.REPLACE_ONE,
+                     initial=1.0, closed_form=1.0)
+
+
 def laplace_momentum_method(
     objective: Any,
     *,
@@ -209,6 +223,8 @@ def laplace_momentum_method(
         if scales.shape != (T,) or not np.all(np.isfinite(scales)):
             raise ValueError("the Laplace scales must be finite, one per step (an allocation "
                              "that gives a step no budget needs a shorter horizon)")
+        if S1 > 0:
+            scales = scales * _scale_factor(S1, scales, n, m, epsilon)
         check_noise_step(scales, step_sizes, epsilon)
     else:
         scales = np.zeros(T)
@@ -240,23 +256,17 @@ def laplace_momentum_method(
         x_prev, x = x, x_new
     rec.record(x)
 
-    if private:
-        per_step = np.asarray(subsampled_laplace_epsilon(S1, np.maximum(scales, 1e-300), n, m),
-                              dtype=float) if S1 > 0 else np.zeros(T)
-        per_step = np.atleast_1d(per_step)
-        spent = basic_composition(per_step)
-        ledger = SpentBudget(
-            "pure-DP", "replace-one", spent, 0.0, float(epsilon), 0.0, per_step,
-            "eq. (11) per step (Laplace + subsampling w/o replacement), basic composition",
-            events=(f"{T} x Laplace(b_t) on a mean of m={m} of n={n} gradients, S_1={S1:g}",),
-        )
-    else:
-        ledger = SpentBudget.non_private(T)
+    ledger = PrivacyLedger(Neighbouring.REPLACE_ONE)
+    for b in scales if private and S1 > 0 else ():
+        ledger.record(SubsampledLaplaceMechanism.kuru(S1, float(b), n, m))
+    privacy = RunPrivacy(ledger, float(epsilon), 0.0, "pure", S1,
+                         description="eq. (11) per step (Laplace + subsampling without "
+                                     "replacement), basic composition")
     out_params = dict(params or {})
     out_params.update(steps=T, batch_size=m, n=n, d=d, sensitivity=S1,
                       laplace_scales=scales, step_sizes=np.asarray(step_sizes),
                       momenta=np.asarray(momenta), budgets=budgets, seed=seed)
-    return SimulationResult(name or kind, x, rec.result(trials), rec.kind or "none", ledger,
+    return SimulationResult(name or kind, x, rec.result(trials), rec.kind or "none", privacy,
                             out_params, source, backend_name(xp))
 
 

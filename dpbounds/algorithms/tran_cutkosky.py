@@ -102,7 +102,6 @@ from dpbounds.algorithms._common import (
     MAX_STEPS,
     TRACE_KINDS,
     SimulationResult,
-    SpentBudget,
     check_trials,
     progress,
 )
@@ -112,6 +111,11 @@ from dpbounds.algorithms.tree_aggregation import (
     node_formed_at,
 )
 from dpbounds.backend import TrialRandom, backend_name, to_numpy
+from dpbounds.privacy.accountants import ZcdpAccountant
+from dpbounds.privacy.calibrate import calibrate_result
+from dpbounds.privacy.ledger import PrivacyLedger
+from dpbounds.privacy.mechanisms import ComposedMechanism, Neighbouring, TreeAggregationMechanism
+from dpbounds.privacy.run import RunPrivacy
 from dpbounds.provenance import TRAN_CUTKOSKY, Provenance, Source
 
 __all__ = [
@@ -164,15 +168,13 @@ def tree_momentum_privacy(
     r"""Node noise of Algorithm 1 for :math:`(\varepsilon,\delta)` (DERIVED, Thm 4 + Thm 10).
 
     Returns a dict with ``sigma``, ``sensitivity`` (:math:`\Delta`), ``node_count``
-    (:math:`K`), ``epsilon_spent`` (by :func:`~dpbounds.privacy.tree.tree_aggregation_epsilon`)
-    and ``rho`` (zCDP). ``epsilon = inf`` gives ``sigma = 0``.
+    (:math:`K`), ``epsilon_spent``, ``rho`` (zCDP) and ``mechanisms`` (the
+    :class:`~dpbounds.privacy.mechanisms.TreeAggregationMechanism` the run executes, calibrated
+    by :func:`~dpbounds.privacy.calibrate.calibrate` under the zCDP accountant with the
+    standard conversion: Thm 10's RDP at the optimal order). ``epsilon = inf`` gives
+    ``sigma = 0`` and no mechanism.
     """
-    from dpbounds.privacy.tree import (
-        max_nodes_per_sample,
-        momentum_node_sensitivity,
-        tree_aggregation_epsilon,
-        tree_aggregation_sigma,
-    )
+    from dpbounds.privacy.tree import max_nodes_per_sample, momentum_node_sensitivity
 
     epsilon = check_positive("epsilon", epsilon, allow_inf=True)
     delta = check_probability("delta", delta)
@@ -181,11 +183,18 @@ def tree_momentum_privacy(
     k = max_nodes_per_sample(steps, epochs, method=node_count_method)
     if math.isinf(epsilon):
         return dict(sigma=0.0, sensitivity=sens, node_count=k, epsilon_spent=math.inf,
-                    rho=math.inf)
-    sigma = tree_aggregation_sigma(epsilon, delta, sens, k)
-    spent = float(tree_aggregation_epsilon(sigma, delta, sens, k))
-    return dict(sigma=sigma, sensitivity=sens, node_count=k, epsilon_spent=spent,
-                rho=k * sens**2 / (2 * sigma**2))
+                    rho=math.inf, mechanisms=())
+    ro = Neighbouring.REPLACE_ONE
+    sigma, spent = calibrate_result(lambda s: TreeAggregationMechanism(s, sens, k, ro),
+                                    epsilon, delta, _ACCOUNTANT(), neighbouring=ro)
+    mech = TreeAggregationMechanism(sigma, sens, k, ro)
+    return dict(sigma=sigma, sensitivity=sens, node_count=k, epsilon_spent=float(spent),
+                rho=_ACCOUNTANT().mechanism_rho(mech), mechanisms=((mech, 1),))
+
+
+def _ACCOUNTANT() -> ZcdpAccountant:
+    """Theorem 10's RDP is linear in the order (zCDP), converted at the optimal order."""
+    return ZcdpAccountant(Neighbouring.REPLACE_ONE, "standard")
 
 
 def _first_epoch_node_count(steps_per_epoch: int, n_steps: int) -> int:
@@ -230,14 +239,17 @@ def sensitivity_reduced_privacy(
     :math:`\Delta_2` with :math:`(\gamma G+(1-\gamma)D)/B` (all later nodes); :math:`K_1` from
     :func:`_first_epoch_node_count`, :math:`K` from
     :func:`~dpbounds.privacy.tree.max_nodes_per_sample` (a bound for the later group). The
-    zCDP budget :math:`\rho(\varepsilon,\delta)` is split ``noise_split : 1 - noise_split``.
+    zCDP budget :math:`\rho(\varepsilon,\delta)` is split ``noise_split : 1 - noise_split``:
+    both levels are one common factor :math:`c` times :math:`\Delta_i\sqrt{K_i/s_i}`
+    (:math:`s_i` the group's share), :math:`c` calibrated by
+    :func:`~dpbounds.privacy.calibrate.calibrate` on the composition of the two tree
+    mechanisms (``mechanisms``), with the unit tree's closed form as its fast path.
     """
     from dpbounds.privacy.tree import (
         max_nodes_per_sample,
         momentum_node_sensitivity,
         tree_aggregation_sigma,
     )
-    from dpbounds.privacy.zcdp import zcdp_to_dp_epsilon
 
     epsilon = check_positive("epsilon", epsilon, allow_inf=True)
     delta = check_probability("delta", delta)
@@ -256,22 +268,35 @@ def sensitivity_reduced_privacy(
     out = dict(sensitivity_1=sens_1, sensitivity_2=sens_2, node_count_1=k_1,
                node_count_2=k_2, noise_split=noise_split)
     if math.isinf(epsilon):
-        out.update(sigma_1=0.0, sigma_2=0.0, epsilon_spent=math.inf, rho=math.inf)
+        out.update(sigma_1=0.0, sigma_2=0.0, epsilon_spent=math.inf, rho=math.inf,
+                   mechanisms=())
         return out
-    # sigma for the whole budget, then sqrt(1/share): the group's rho becomes share * rho
-    sigma_1 = tree_aggregation_sigma(epsilon, delta, sens_1, k_1) / math.sqrt(noise_split)
-    sigma_2 = tree_aggregation_sigma(epsilon, delta, sens_2, k_2) / math.sqrt(1 - noise_split)
-    rho = k_1 * sens_1**2 / (2 * sigma_1**2) + k_2 * sens_2**2 / (2 * sigma_2**2)
-    spent = float(zcdp_to_dp_epsilon(rho, delta))
-    if spent > epsilon:  # round-off in the split: widen both until the ledger fits
-        scale = 1.0
-        while spent > epsilon:
-            scale *= 1.0 + 1e-9
-            rho = rho / (1.0 + 1e-9) ** 2
-            spent = float(zcdp_to_dp_epsilon(rho, delta))
-        sigma_1, sigma_2 = sigma_1 * scale, sigma_2 * scale
-    out.update(sigma_1=sigma_1, sigma_2=sigma_2, epsilon_spent=spent, rho=rho)
+    ro = Neighbouring.REPLACE_ONE
+    base_1 = sens_1 * math.sqrt(k_1 / noise_split)
+    base_2 = sens_2 * math.sqrt(k_2 / (1.0 - noise_split))
+
+    def run(c: float) -> ComposedMechanism:
+        return ComposedMechanism(((TreeAggregationMechanism(c * base_1, sens_1, k_1, ro), 1),
+                                  (TreeAggregationMechanism(c * base_2, sens_2, k_2, ro), 1)))
+
+    # closed form: group i's rho is share_i / (2 c^2), so c is a unit tree's sigma
+    c, spent = calibrate_result(run, epsilon, delta, _ACCOUNTANT(), neighbouring=ro,
+                                initial=1.0,
+                                closed_form=tree_aggregation_sigma(epsilon, delta, 1.0, 1))
+    mechanisms = run(c).parts
+    rho = sum(_ACCOUNTANT().mechanism_rho(m) for m, _ in mechanisms)
+    out.update(sigma_1=c * base_1, sigma_2=c * base_2, epsilon_spent=float(spent), rho=rho,
+               mechanisms=mechanisms)
     return out
+
+
+def _run_privacy(priv: dict[str, Any], epsilon: float, delta: float, sensitivity: float,
+                 description: str) -> RunPrivacy:
+    """The run's record: its tree mechanisms under the zCDP accountant (standard
+    conversion)."""
+    ledger = PrivacyLedger(Neighbouring.REPLACE_ONE, priv["mechanisms"])
+    return RunPrivacy(ledger, epsilon, delta, "zcdp", sensitivity, {"conversion": "standard"},
+                      description=description)
 
 
 # ----------------------------------------------------------------------------------------
@@ -435,21 +460,6 @@ class _UniformOutput:
         self.out = self.xp.where((self.tau == t)[:, None], x, self.out)
 
 
-def _zcdp_ledger(epsilon: float, delta: float, relation: str, rho: float, spent: float,
-                 steps: int, events: tuple[str, ...]) -> SpentBudget:
-    """Ledger of a tree-aggregation run. Theorem 10's RDP is linear in the order, i.e.
-    rho-zCDP, converted to (eps, delta) at the optimal order. The cost is not a per-step
-    composition (each node is one Gaussian query), so ``per_step`` is empty."""
-    if math.isinf(epsilon):
-        return SpentBudget.non_private(steps, relation)
-    return SpentBudget(
-        notion="zCDP", neighbouring=relation, epsilon=spent, delta=delta,
-        target_epsilon=epsilon, target_delta=delta, per_step=np.zeros(0),
-        accountant="tree aggregation RDP (Thm 10) = zCDP -> (eps, delta)",
-        rho=rho, events=events,
-    )
-
-
 # ----------------------------------------------------------------------------------------
 # Algorithm 1
 # ----------------------------------------------------------------------------------------
@@ -517,7 +527,7 @@ def tree_momentum_nsgd(
         ``ledger`` (zCDP → :math:`(\varepsilon,\delta)`, replace-one by default), ``params``
         (:math:`\sigma`, :math:`\Delta`, :math:`K`, ...), ``gradient_evaluations``.
     """
-    key, relation = _ledger_relation(neighbouring)
+    key, _ = _ledger_relation(neighbouring)
     release = check_choice("release", release, ("online", "compose"))
     epochs, step_size, batch_size, trials, steps, alpha = _check_common(
         objective, epochs, step_size, batch_size, trials, alpha)
@@ -558,14 +568,11 @@ def tree_momentum_nsgd(
     if rec.every:
         rec.record(n_steps, x)
     trace_arr, diag = rec.finish(trials)
-    ledger = _zcdp_ledger(
-        epsilon, delta, relation, priv["rho"], priv["epsilon_spent"], n_steps,
-        (f"tree aggregation over T={n_steps} steps: Gaussian node noise sigma={sigma:.6g}, "
-         f"node sensitivity Delta={priv['sensitivity']:.6g}, nodes per sample K="
-         f"{priv['node_count']}",))
+    privacy = _run_privacy(priv, epsilon, delta, priv["sensitivity"],
+                           f"tree aggregation over T={n_steps} steps (Thm 10)")
     return TreeMomentumResult(
         algorithm="tran_cutkosky_algorithm_1", x=x, trace=trace_arr,
-        trace_kind=rec.kind or "loss", ledger=ledger,
+        trace_kind=rec.kind or "loss", privacy=privacy,
         params=dict(epochs=epochs, step_size=step_size, alpha=alpha, batch_size=batch_size,
                     clip_norm=clip, steps=n_steps, steps_per_epoch=steps, trials=trials,
                     sigma=sigma, node_sensitivity=priv["sensitivity"],
@@ -625,7 +632,7 @@ def sensitivity_reduced_nsgd(
     ``sampler.permutation(n)`` for the whole run); ``params`` has ``sigma_1``, ``sigma_2``,
     ``node_sensitivity_1``, ``node_sensitivity_2``, ``node_count_1``, ``node_count_2``.
     """
-    key, relation = _ledger_relation(neighbouring)
+    key, _ = _ledger_relation(neighbouring)
     release = check_choice("release", release, ("online", "compose"))
     epochs, step_size, batch_size, trials, steps, alpha = _check_common(
         objective, epochs, step_size, batch_size, trials, alpha)
@@ -688,16 +695,12 @@ def sensitivity_reduced_nsgd(
     if rec.every:
         rec.record(n_steps, x)
     trace_arr, diag = rec.finish(trials)
-    ledger = _zcdp_ledger(
-        epsilon, delta, relation, priv["rho"], priv["epsilon_spent"], n_steps,
-        (f"first-epoch nodes: sigma_1={sigma_1:.6g}, Delta_1={priv['sensitivity_1']:.6g}, "
-         f"K_1={priv['node_count_1']}",
-         f"later nodes: sigma_2={sigma_2:.6g}, Delta_2={priv['sensitivity_2']:.6g}, "
-         f"K={priv['node_count_2']}",
-         f"rho split {priv['noise_split']:.3g} : {1 - priv['noise_split']:.3g}"))
+    privacy = _run_privacy(priv, epsilon, delta, priv["sensitivity_1"],
+                           f"first-epoch and later nodes over T={n_steps} steps, rho split "
+                           f"{priv['noise_split']:.3g} : {1 - priv['noise_split']:.3g}")
     return TreeMomentumResult(
         algorithm="tran_cutkosky_algorithm_2", x=x, trace=trace_arr,
-        trace_kind=rec.kind or "loss", ledger=ledger,
+        trace_kind=rec.kind or "loss", privacy=privacy,
         params=dict(epochs=epochs, step_size=step_size, alpha=alpha, gamma=gamma,
                     batch_size=batch_size, clip_norm=clip, smoothness=lsmooth,
                     diff_clip=diff_clip, steps=n_steps, steps_per_epoch=steps,
