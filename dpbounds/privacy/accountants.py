@@ -740,9 +740,13 @@ class BasicAccountant(Accountant):
                 dlt = mechanism.delta_under(self.neighbouring)
             except ValueError as err:
                 raise self._unsupported(mechanism, str(err)) from None
-        else:
-            eps, dlt = PureDpAccountant(self.neighbouring).mechanism_epsilon(mechanism), 0.0
-        self.epsilon = _finite(float(nudge_up(self.epsilon + count * float(nudge_up(eps)), 2)))
+        else:  # computed (sens / scale, amplification): rounded up as the pure accountant does
+            eps = float(nudge_up(PureDpAccountant(self.neighbouring).mechanism_epsilon(mechanism)))
+            dlt = 0.0
+        total = self.epsilon + count * eps
+        # a stated guarantee taken once is exact; any sum is rounded up (never below the truth)
+        exact = self.epsilon == 0.0 and count == 1
+        self.epsilon = _finite(total if exact else float(nudge_up(total, 2)))
         self.delta = min(1.0, self.delta + count * dlt)
 
     def get_epsilon(self, delta: float | None = None) -> float:
