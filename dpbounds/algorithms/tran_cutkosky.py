@@ -143,7 +143,6 @@ ALGORITHM_2_SOURCE = Source(
     "two noise levels and their split are ours (tran_cutkosky.md §9); box MISSING",
 )
 
-_NEIGHBOURING = ("replace_one", "add_remove")
 
 
 # ----------------------------------------------------------------------------------------
@@ -309,14 +308,13 @@ def _ledger_relation(neighbouring: str) -> tuple[str, str]:
     step schedule, and adding or removing a sample would change the epoch length and with it
     every later node, which the node-sensitivity argument does not cover.
     """
-    key = str(neighbouring).replace("-", "_").replace("/", "_")
-    if key == "add_remove":
+    nb = Neighbouring.coerce(neighbouring)  # the enum; legacy spellings accepted
+    if nb is Neighbouring.ADD_REMOVE:
         raise ValueError(
             "neighbouring must be 'replace_one' for the tree-aggregation algorithms: with "
             "random reshuffling, add/remove changes the epoch length and every later node"
         )
-    key = check_choice("neighbouring", key, _NEIGHBOURING)
-    return key, "replace-one"
+    return nb.value, nb.legacy
 
 
 def _clip_rows(xp: Any, g: Any, bound: float) -> Any:

@@ -19,7 +19,17 @@ accountant                  mechanisms
                             bars (:meth:`~PldAccountant.epsilon_interval`).
 :class:`PureDpAccountant`   Laplace, subsampled Laplace (Kuru et al. (11)), pure DP: basic
                             composition (Kuru et al. Thm A.2).
+:class:`BasicAccountant`    The pure-DP mechanisms and (ε, δ) guarantees stated by a theorem
+                            (:class:`~dpbounds.privacy.mechanisms.ApproxDpMechanism`): basic
+                            composition of ε and δ.
 ==========================  =====================================================================
+
+Every accountant composes a :class:`~dpbounds.privacy.mechanisms.ComposedMechanism` part by
+part, takes a mechanism's own math from the mechanism (e.g.
+:meth:`SubsampledLaplaceMechanism.epsilon_under
+<dpbounds.privacy.mechanisms.SubsampledLaplaceMechanism.epsilon_under>`, the amplification)
+and may offer a closed-form inverse (:meth:`Accountant.closed_form_noise`), the fast path of
+:func:`~dpbounds.privacy.calibrate.calibrate`.
 
 Examples
 --------
