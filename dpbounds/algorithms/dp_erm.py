@@ -161,7 +161,8 @@ def noisy_projected_sgd(objective: Any, *, epsilon: float, delta: float, radius:
     elif private:
         # one step: n * grad of one uniformly drawn example (replace-one sensitivity 2nL)
         sigma = calibrate(lambda s: _step_mechanism(s, n, L), epsilon, delta, "rdp", T,
-                          neighbouring=Neighbouring.REPLACE_ONE, initial=2.0 * n * L)
+                          neighbouring=Neighbouring.REPLACE_ONE, initial=2.0 * n * L,
+                          round_up=True)
     else:
         sigma = 0.0
     if not math.isfinite(sigma * math.sqrt(d)):

@@ -159,7 +159,7 @@ def _calibrate(epsilon: float, delta: float, q: float, steps: int, sampling: str
     sigma, spent = calibrate_result(
         lambda s: _step_mechanism(s, q, sensitivity, sampling), epsilon, delta, accountant,
         steps, neighbouring=relation, initial=sensitivity,
-        rtol=1e-6 if accountant == "rdp" else 1e-4)
+        rtol=1e-6 if accountant == "rdp" else 1e-4, round_up=True)
     return sigma, float(spent)
 
 

@@ -28,7 +28,9 @@ the objective):
 
 with :math:`m^R_t` the (public, noise-free) momentum of the regulariser gradient and
 :math:`\zeta\sim N(0,\sigma^2 I)` one per node. Output: :math:`\hat x` uniform over
-:math:`x_1..x_T`. Noise: :func:`dpbounds.privacy.tree.tree_aggregation_sigma` with node
+:math:`x_1..x_T`. Noise: a :class:`~dpbounds.privacy.mechanisms.TreeAggregationMechanism`
+calibrated by :func:`~dpbounds.privacy.calibrate.calibrate` (zCDP accountant, standard
+conversion; its closed form is :func:`dpbounds.privacy.tree.tree_aggregation_sigma`) with node
 sensitivity :func:`~dpbounds.privacy.tree.momentum_node_sensitivity` ``(G/B, α, S)`` and node
 count :func:`~dpbounds.privacy.tree.max_nodes_per_sample` ``(S, E)`` (Thm 10 + Thm 4,
 RECONSTRUCTED/DERIVED).
@@ -244,11 +246,7 @@ def sensitivity_reduced_privacy(
     :func:`~dpbounds.privacy.calibrate.calibrate` on the composition of the two tree
     mechanisms (``mechanisms``), with the unit tree's closed form as its fast path.
     """
-    from dpbounds.privacy.tree import (
-        max_nodes_per_sample,
-        momentum_node_sensitivity,
-        tree_aggregation_sigma,
-    )
+    from dpbounds.privacy.tree import max_nodes_per_sample, momentum_node_sensitivity
 
     epsilon = check_positive("epsilon", epsilon, allow_inf=True)
     delta = check_probability("delta", delta)
@@ -278,10 +276,13 @@ def sensitivity_reduced_privacy(
         return ComposedMechanism(((TreeAggregationMechanism(c * base_1, sens_1, k_1, ro), 1),
                                   (TreeAggregationMechanism(c * base_2, sens_2, k_2, ro), 1)))
 
-    # closed form: group i's rho is share_i / (2 c^2), so c is a unit tree's sigma
+    # closed form: group i's rho is share_i / (2 c^2), so c is a unit tree's sigma (the
+    # accountant's own closed form for one node of sensitivity 1), 1e-15 up so that the
+    # products below never round under each group's own closed form
+    unit = _ACCOUNTANT().closed_form_noise(lambda x: TreeAggregationMechanism(x, 1.0, 1, ro),
+                                           epsilon, delta, 1) * (1.0 + 1e-15)
     c, spent = calibrate_result(run, epsilon, delta, _ACCOUNTANT(), neighbouring=ro,
-                                initial=1.0,
-                                closed_form=tree_aggregation_sigma(epsilon, delta, 1.0, 1))
+                                initial=1.0, closed_form=unit)
     mechanisms = run(c).parts
     rho = sum(_ACCOUNTANT().mechanism_rho(m) for m, _ in mechanisms)
     out.update(sigma_1=c * base_1, sigma_2=c * base_2, epsilon_spent=float(spent), rho=rho,

@@ -423,9 +423,11 @@ def noise_multiplier_for_epsilon(
     r"""Smallest noise multiplier (std / sensitivity) whose :math:`\varepsilon` is at most
     ``epsilon`` under the chosen accountant — conservative by construction.
 
-    Brackets :math:`z` geometrically, then bisects on :math:`\ln z` keeping the upper end
-    (which satisfies :math:`\varepsilon(z)\le` ``epsilon``) until the bracket is narrower than
-    ``rtol`` (default ``1e-6`` for RDP, ``1e-4`` for PLD).
+    :func:`~dpbounds.privacy.calibrate.calibrate` on
+    :class:`~dpbounds.privacy.mechanisms.SubsampledGaussianMechanism` (unit sensitivity under
+    the scheme's relation) with the :class:`~dpbounds.privacy.accountants.RdpAccountant` or
+    :class:`~dpbounds.privacy.accountants.PldAccountant`, to ``rtol`` (default ``1e-6`` for
+    RDP, ``1e-4`` for PLD), rounded up by ``rtol`` (``round_up``).
 
     Examples
     --------
@@ -455,7 +457,7 @@ def noise_multiplier_for_epsilon(
     # the one calibration routine (never overshoots), on the accountant's epsilon
     return calibrate(_sgm(q, sampling), epsilon, delta,
                      _sgm_accountant(accountant, sampling, orders, method), steps,
-                     initial=1.0, rtol=rtol, max_noise=1e12)
+                     initial=1.0, rtol=rtol, max_noise=1e12, round_up=True)
 
 
 guard_module(globals(), __all__)
