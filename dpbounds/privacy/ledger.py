@@ -118,7 +118,7 @@ class PrivacyLedger:
         out: dict[str, Any] = {}
         for name in accountants:
             try:
-                out[name] = self.epsilon(delta, name)
+                out[name] = float(self.epsilon(delta, name))
             except (UnsupportedMechanismError, ValueError):
                 out[name] = None
         return out
