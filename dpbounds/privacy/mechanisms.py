@@ -216,6 +216,12 @@ class GaussianMechanism(Mechanism):
         """Noise std divided by the sensitivity (under this mechanism's relation)."""
         return self.sigma / self.sensitivity if self.sensitivity > 0 else float("inf")
 
+    def subsampled(self, sampling_rate: float, sampling: Any = "poisson") -> Mechanism:
+        """This mechanism run on a subsample (as ``dp_accounting``'s ``PoissonSampledDpEvent``
+        wraps a ``GaussianDpEvent``): a :class:`SubsampledGaussianMechanism`."""
+        return SubsampledGaussianMechanism(self.sigma, sampling_rate, self.sensitivity, sampling,
+                                           self.neighbouring, self.per_example_sum)
+
 
 @dataclass(frozen=True)
 class LaplaceMechanism(Mechanism):
@@ -232,6 +238,13 @@ class LaplaceMechanism(Mechanism):
         _set(self, "sensitivity", check_nonnegative("sensitivity", self.sensitivity))
         _set(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
         _set(self, "per_example_sum", _check_flag("per_example_sum", self.per_example_sum))
+
+    def subsampled(self, sample_size: int, dataset_size: int) -> Mechanism:
+        """This mechanism run on a without-replacement subsample of ``sample_size`` of
+        ``dataset_size`` records: a :class:`SubsampledLaplaceMechanism` (replace-one; an
+        add/remove sensitivity is doubled)."""
+        sens = self.sensitivity_under(Neighbouring.REPLACE_ONE)
+        return SubsampledLaplaceMechanism(self.scale, sens, sample_size, dataset_size)
 
 
 @dataclass(frozen=True)
@@ -264,6 +277,13 @@ class SubsampledGaussianMechanism(Mechanism):
         nb = self.sampling.natural_neighbouring if self.neighbouring is None else self.neighbouring
         _set(self, "neighbouring", Neighbouring.coerce(nb))
         _set(self, "per_example_sum", _check_flag("per_example_sum", self.per_example_sum))
+
+    @property
+    def base(self) -> GaussianMechanism:
+        """The Gaussian mechanism that is subsampled (``base.subsampled(q, sampling)`` gives
+        this one back)."""
+        return GaussianMechanism(self.sigma, self.sensitivity, self.neighbouring,
+                                 self.per_example_sum)
 
     def noise_multiplier_under(self, target: Any) -> float:
         """std / sensitivity with the sensitivity converted to ``target``."""
@@ -308,6 +328,12 @@ class SubsampledLaplaceMechanism(Mechanism):
                              "stated for replace_one")
         eps0 = self.sensitivity_under(Neighbouring.REPLACE_ONE) / self.scale
         return float(amplify_without_replacement(eps0, self.sample_size, self.dataset_size))
+
+    @property
+    def base(self) -> LaplaceMechanism:
+        """The Laplace mechanism that is subsampled."""
+        return LaplaceMechanism(self.scale, self.sensitivity, self.neighbouring,
+                                self.per_example_sum)
 
     @classmethod
     def kuru(cls, sensitivity_function: float, scale: float, n: int, m: int):

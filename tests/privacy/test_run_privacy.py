@@ -391,3 +391,22 @@ def test_calibration_never_gives_less_noise_than_the_old_bisection(eps, q, steps
     z_old = _plain_bisection(eps_of, eps, 1e-6)
     assert z_old <= z_new <= z_old * (1 + 3e-6)  # at least as much noise, at most 2 rtol more
     assert eps_of(z_new) <= eps
+
+
+def test_subsampling_wraps_a_base_mechanism():
+    g = GaussianMechanism(2.0, 0.5, "add_remove", per_example_sum=True)
+    sg = g.subsampled(0.1)
+    assert sg == SubsampledGaussianMechanism(2.0, 0.1, 0.5, "poisson", "add_remove", True)
+    assert sg.base == g
+    lap = LaplaceMechanism(0.5, 1.0, "replace_one")
+    sl = lap.subsampled(10, 100)
+    assert sl.base == lap and sl.epsilon_under("replace_one") == pytest.approx(
+        math.log1p(0.1 * math.expm1(2.0)), rel=1e-14)
+    # subsampling never costs more than the base mechanism (q = 1: the same RDP curve, on
+    # the order grid instead of every order, so a hair above)
+    led = PrivacyLedger("add_remove")
+    full = led.accountant("rdp").compose(g.subsampled(1.0), 10).get_epsilon(1e-6)
+    base = led.accountant("rdp").compose(g, 10).get_epsilon(1e-6)
+    assert base <= full <= base * (1 + 1e-3)
+    assert led.accountant("rdp").compose(sg, 10).get_epsilon(1e-6) < \
+        led.accountant("rdp").compose(g, 10).get_epsilon(1e-6)
