@@ -65,7 +65,7 @@ from dpbounds.algorithms.dp_erm import (
 )
 from dpbounds.algorithms.dp_sgd import dp_sgd
 from dpbounds.algorithms.gradient_descent import dp_gd
-from dpbounds.algorithms.kuru import (
+from dpbounds.algorithms.momentum import (
     dp_heavy_ball,
     dp_masg,
     dp_masg_opt,
@@ -73,8 +73,8 @@ from dpbounds.algorithms.kuru import (
     dp_nag_opt,
 )
 from dpbounds.algorithms.nsgd import dp_nsgd
-from dpbounds.algorithms.tran_cutkosky import sensitivity_reduced_nsgd, tree_momentum_nsgd
 from dpbounds.algorithms.tree_aggregation import TreeAggregator
+from dpbounds.algorithms.tree_momentum import sensitivity_reduced_nsgd, tree_momentum_nsgd
 
 __all__ = [
     "SimulationResult",

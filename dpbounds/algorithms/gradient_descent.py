@@ -43,7 +43,7 @@ from dpbounds.algorithms._common import (
     progress,
     public_normaliser,
 )
-from dpbounds.algorithms.kuru import laplace_momentum_method
+from dpbounds.algorithms.momentum import laplace_momentum_method
 from dpbounds.backend import backend_name
 from dpbounds.privacy.accountants import ZcdpAccountant
 from dpbounds.privacy.calibrate import calibrate
@@ -100,7 +100,7 @@ def dp_gd(objective: Any, *, epsilon: float, steps: int, step_size: float | None
         divided by ``N``, and the noise depends on ``N`` only, never on the private size.
         Under replace-one it may only repeat ``n``.
     trials, seed, x0, sensitivity, trace:
-        As in :func:`~dpbounds.algorithms.kuru.dp_heavy_ball`; ``sensitivity`` overrides the
+        As in :func:`~dpbounds.algorithms.momentum.dp_heavy_ball`; ``sensitivity`` overrides the
         objective's ``l1_sensitivity`` (Laplace) or, Gaussian without clipping, the per-sample
         bound (``l2_sensitivity`` for replace-one, ``gradient_bound`` for add/remove; the
         noised mean's sensitivity is it divided by ``n``).

@@ -75,7 +75,7 @@ Example
 -------
 >>> import numpy as np
 >>> from dpbounds.objectives import NonconvexLogisticRegression
->>> from dpbounds.algorithms.tran_cutkosky import tree_momentum_nsgd
+>>> from dpbounds.algorithms.tree_momentum import tree_momentum_nsgd
 >>> rng = np.random.default_rng(0)
 >>> A = rng.standard_normal((200, 5)); A /= np.linalg.norm(A, axis=1, keepdims=True)
 >>> f = NonconvexLogisticRegression(A, np.sign(A @ np.ones(5)), lam=0.1)

@@ -534,7 +534,7 @@ def naive_select_horizon(
     """(32) at every horizon by recomputing the weights of each truncated schedule: O(T^2).
 
     The reference for :func:`select_horizon` (tests, ``bench/bench_horizon.py``): this is the
-    loop ``dpbounds.algorithms.kuru`` used before. Returns ``(best T, bounds)``.
+    loop ``dpbounds.algorithms.momentum`` used before. Returns ``(best T, bounds)``.
     """
     sched = _schedule(method, mu, L, max_horizon, alpha=alpha, c=c, p=p,
                       first_stage_length=first_stage_length)
