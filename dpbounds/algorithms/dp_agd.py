@@ -72,10 +72,15 @@ from dpbounds.algorithms._common import (
     progress,
 )
 from dpbounds.backend import backend_name, to_numpy
+from dpbounds.privacy.accountants import ZcdpAccountant
 from dpbounds.privacy.ledger import PrivacyLedger
-from dpbounds.privacy.mechanisms import GaussianMechanism, Neighbouring, ZcdpMechanism
+from dpbounds.privacy.mechanisms import (
+    GaussianMechanism,
+    Neighbouring,
+    PureDpMechanism,
+    ZcdpMechanism,
+)
 from dpbounds.privacy.run import RunPrivacy
-from dpbounds.privacy.zcdp import dp_to_zcdp_rho, pure_dp_to_zcdp_rho
 from dpbounds.provenance import LEE_KIFER, Provenance, Source
 
 __all__ = ["DP_AGD_SOURCE", "dp_agd", "gradient_average", "noisy_max"]
@@ -196,10 +201,13 @@ def dp_agd(objective: Any, *, epsilon: float, delta: float, splits: int = 60,
         alpha_cap = check_positive("alpha_cap", alpha_cap)
     private = math.isfinite(epsilon)
 
+    ar = Neighbouring.ADD_REMOVE
+    accountant = ZcdpAccountant(ar, "standard")
     if private:
-        rho_total = float(dp_to_zcdp_rho(epsilon, delta))
+        rho_total = accountant.budget(epsilon, delta)  # eq. (5)
         eps_split = epsilon / (2.0 * splits)
-        r_nmax = (float(pure_dp_to_zcdp_rho(eps_split)) if rho_nmax is None
+        # NoisyMax at eps_split is eps_split^2 / 2-zCDP (Lemma 3.7)
+        r_nmax = (accountant.mechanism_rho(PureDpMechanism(eps_split, ar)) if rho_nmax is None
                   else check_positive("rho_nmax", rho_nmax))
         r_ng0 = (eps_split**2 / (4.0 * math.log(1.25 / delta)) if rho_ng is None
                  else check_positive("rho_ng", rho_ng))
@@ -326,7 +334,6 @@ def dp_agd(objective: Any, *, epsilon: float, delta: float, splits: int = 60,
         tr = np.zeros((trials, 0))
     # the record: per trial, the Gaussian measurements and NoisyMax calls up to its last
     # release (what it published; later charges bought nothing that was released)
-    ar = Neighbouring.ADD_REMOVE
     trial_ledgers = []
     for k in range(trials):
         led = PrivacyLedger(ar)

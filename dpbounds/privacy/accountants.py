@@ -373,12 +373,19 @@ class ZcdpAccountant(Accountant):
     def _compose(self, mechanism: Mechanism, count: int) -> None:
         self.rho = _finite(self.rho + count * self.mechanism_rho(mechanism))
 
+    def budget(self, epsilon: float, delta: float) -> float:
+        """Largest total :math:`\rho` this accountant converts to at most ``(epsilon, delta)``
+        (Lee & Kifer eq. (5) for the standard conversion; rounded down)."""
+        from dpbounds.privacy.zcdp import dp_to_zcdp_rho
+
+        return float(dp_to_zcdp_rho(epsilon, delta, method=self.conversion))
+
     def closed_form_noise(self, mechanism_for: Any, epsilon: float, delta: float | None,
                           count: int) -> float | None:
         r"""Gaussian and tree aggregation: the budget :math:`\rho(\varepsilon,\delta)` of the
         conversion, inverted (Lee & Kifer eq. (5); Tran & Cutkosky Thm 10)."""
         from dpbounds.privacy.tree import tree_aggregation_sigma
-        from dpbounds.privacy.zcdp import dp_to_zcdp_rho, gaussian_sigma_for_zcdp
+        from dpbounds.privacy.zcdp import gaussian_sigma_for_zcdp
 
         probe = mechanism_for(1.0)
         if delta is None or not isinstance(probe, (GaussianMechanism, TreeAggregationMechanism)):
@@ -389,8 +396,7 @@ class ZcdpAccountant(Accountant):
         if isinstance(probe, TreeAggregationMechanism):
             return float(tree_aggregation_sigma(epsilon, delta, sens, probe.node_count * count,
                                                 method=self.conversion))
-        rho = float(dp_to_zcdp_rho(epsilon, delta, method=self.conversion))
-        return float(gaussian_sigma_for_zcdp(rho / count, sens))
+        return float(gaussian_sigma_for_zcdp(self.budget(epsilon, delta) / count, sens))
 
     def get_epsilon(self, delta: float) -> float:
         return float(zcdp_to_dp_epsilon(self.rho, delta, self.conversion))
