@@ -410,3 +410,35 @@ def test_subsampling_wraps_a_base_mechanism():
     assert base <= full <= base * (1 + 1e-3)
     assert led.accountant("rdp").compose(sg, 10).get_epsilon(1e-6) < \
         led.accountant("rdp").compose(g, 10).get_epsilon(1e-6)
+
+
+@pytest.mark.parametrize("accountant, mech", [
+    ("zcdp", lambda s: GaussianMechanism(s, 0.3, "replace_one")),
+    ("zcdp", lambda s: TreeAggregationMechanism(s, 0.3, 7, "replace_one")),
+    ("pld", lambda s: GaussianMechanism(s, 0.3, "replace_one"))])
+def test_closed_form_fast_path_agrees_with_the_search(accountant, mech):
+    from dpbounds.privacy.accountants import make_accountant
+    from dpbounds.privacy.calibrate import calibrate, epsilon_of
+
+    count = 1 if accountant == "pld" else 20
+    fast = calibrate(mech, 1.0, 1e-6, accountant, count, neighbouring="replace_one")
+    acc = make_accountant(accountant, "replace_one")
+    closed = acc.closed_form_noise(mech, 1.0, 1e-6, count)
+    # the fast path was taken (nudged up by a few ulps at most, where the check needs it)
+    assert closed <= fast <= closed * (1 + 1e-13)
+
+    class NoClosedForm(type(acc)):  # the same accountant without its closed form
+        def closed_form_noise(self, *args):
+            return None
+
+        def spawn(self):
+            return NoClosedForm(self.neighbouring)
+
+    searched = calibrate(mech, 1.0, 1e-6, NoClosedForm("replace_one"), count, rtol=1e-9)
+    assert searched == pytest.approx(fast, rel=2e-9)
+    assert epsilon_of(mech(fast), 1e-6, accountant, count, "replace_one") <= 1.0
+    # a wrong (too small) closed form is not trusted: the search takes over, never overshoots
+    low = calibrate(mech, 1.0, 1e-6, accountant, count, neighbouring="replace_one",
+                    closed_form=0.5 * fast)
+    assert low >= fast * (1 - 1e-6)
+    assert epsilon_of(mech(low), 1e-6, accountant, count, "replace_one") <= 1.0
