@@ -11,7 +11,7 @@ Run ``python bench/bench_tree_aggregation.py`` (about two minutes on a 2-core ma
 2. the direct COMPOSE-and-sum-from-scratch reference
    (:func:`~dpbounds.algorithms.tree_aggregation.tree_momentum_reference`, O(T^2 d) in total)
    on the smaller T, with the ratio to the online tree;
-3. the total run time of Algorithm 2 (:func:`dpbounds.algorithms.tran_cutkosky.
+3. the total run time of Algorithm 2 (:func:`dpbounds.algorithms.tree_momentum.
    sensitivity_reduced_nsgd`) as the number of epochs grows, with the fitted log-log slope
    (1 = linear in T; the authors state theirs is worse than quadratic), online release vs
    COMPOSE-and-sum release side by side;
@@ -105,7 +105,7 @@ def _nonconvex_problem(n: int, d: int, seed: int = 0):
 
 
 def bench_algorithm2(n: int, epochs: list[int], d: int, trials: int) -> None:
-    from dpbounds.algorithms.tran_cutkosky import sensitivity_reduced_nsgd
+    from dpbounds.algorithms.tree_momentum import sensitivity_reduced_nsgd
 
     objective = _nonconvex_problem(n, d)
     print(f"\n[3] Algorithm 2 total run time, N={n}, trials={trials}, d={d} "
@@ -133,7 +133,7 @@ def bench_algorithm2(n: int, epochs: list[int], d: int, trials: int) -> None:
 
 def bench_noise_components(n: int, epochs: list[int], d: int, trials: int) -> None:
     """Tree noise ||m_hat - m|| of Algorithms 1 and 2 at growing E (same eps, u = eta N)."""
-    from dpbounds.algorithms.tran_cutkosky import sensitivity_reduced_nsgd, tree_momentum_nsgd
+    from dpbounds.algorithms.tree_momentum import sensitivity_reduced_nsgd, tree_momentum_nsgd
 
     objective = _nonconvex_problem(n, d)
     print(f"\n[4] momentum noise and gradient norm, N={n}, d={d}, eps=1, delta=1e-6, "

@@ -3,9 +3,13 @@
 Every algorithm takes an :class:`~dpbounds.objectives.Objective` (its data live in the
 chosen array namespace: NumPy, CuPy or array-api-strict), a privacy target, ``trials`` and
 a ``seed``, and returns a :class:`~dpbounds.algorithms._common.SimulationResult` with the
-final states, a per-step trace (``F(x_t) - F*``, ``F(x_t)`` or ``||∇F(x_t)||``) and a
-:class:`~dpbounds.algorithms._common.SpentBudget` of the budget actually spent (the
-general-purpose accountant ledger is :class:`dpbounds.privacy.PrivacyLedger`).
+final states, a per-step trace (``F(x_t) - F*``, ``F(x_t)`` or ``||∇F(x_t)||``) and its
+privacy record ``result.privacy`` (:class:`~dpbounds.privacy.run.RunPrivacy`): every
+algorithm declares the mechanisms it runs (:mod:`dpbounds.privacy.mechanisms`), calibrates
+their noise with :func:`~dpbounds.privacy.calibrate.calibrate` and records them in a
+:class:`~dpbounds.privacy.ledger.PrivacyLedger`; ``result.privacy.report(delta)`` gives every
+accountant's ε side by side. ``result.ledger`` (a
+:class:`~dpbounds.algorithms._common.SpentBudget`) is a summary view derived from it.
 
 =======================  ============================================  =======================
 function                 paper                                         privacy
@@ -23,6 +27,21 @@ function                 paper                                         privacy
 ``tree_momentum_nsgd``   Tran & Cutkosky Algorithm 1                   (ε, δ) via tree RDP
 ``sensitivity_reduced_nsgd`` Tran & Cutkosky Algorithm 2 (reconstructed) (ε, δ) via zCDP
 =======================  ============================================  =======================
+
+Recorded mechanisms → accountant (the one that calibrated the noise):
+
+* Kuru et al. (``dp_gd`` Laplace, ``dp_heavy_ball``, ``dp_nag*``, ``dp_masg*``): one
+  ``SubsampledLaplaceMechanism`` per step → ``'pure'`` (Theorems A.2/A.3);
+* Gaussian ``dp_gd``: ``GaussianMechanism`` × T → ``'zcdp'`` (standard conversion);
+* ``dp_agd``: ``GaussianMechanism`` per measurement + ``ZcdpMechanism`` per NoisyMax, per
+  trial up to its last release → ``'zcdp'``;
+* ``dp_sgd``/``dp_nsgd``: ``SubsampledGaussianMechanism`` × T → ``'rdp'`` or ``'pld'``;
+* ``noisy_projected_sgd``: ``SubsampledGaussianMechanism`` (1 of n, without replacement) × T
+  → ``'rdp'``, or, with the lecture's calibration, one ``ApproxDpMechanism`` → ``'basic'``;
+* ``output_perturbation``: one ``GaussianMechanism`` → ``'pld'`` (exact Gaussian);
+* ``objective_perturbation``: one ``ApproxDpMechanism`` (KST Thm 2) → ``'basic'``;
+* ``tree_momentum_nsgd``/``sensitivity_reduced_nsgd``: one / two
+  ``TreeAggregationMechanism`` → ``'zcdp'`` (Thm 10's RDP, standard conversion).
 
 Neighbouring relation: under add/remove the dataset size is private, so the algorithms
 that offer it (Gaussian ``dp_gd``, ``dp_sgd``/``dp_nsgd`` with Poisson sampling) take a
@@ -46,7 +65,7 @@ from dpbounds.algorithms.dp_erm import (
 )
 from dpbounds.algorithms.dp_sgd import dp_sgd
 from dpbounds.algorithms.gradient_descent import dp_gd
-from dpbounds.algorithms.kuru import (
+from dpbounds.algorithms.momentum import (
     dp_heavy_ball,
     dp_masg,
     dp_masg_opt,
@@ -54,8 +73,8 @@ from dpbounds.algorithms.kuru import (
     dp_nag_opt,
 )
 from dpbounds.algorithms.nsgd import dp_nsgd
-from dpbounds.algorithms.tran_cutkosky import sensitivity_reduced_nsgd, tree_momentum_nsgd
 from dpbounds.algorithms.tree_aggregation import TreeAggregator
+from dpbounds.algorithms.tree_momentum import sensitivity_reduced_nsgd, tree_momentum_nsgd
 
 __all__ = [
     "SimulationResult",

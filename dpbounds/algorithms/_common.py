@@ -6,8 +6,13 @@ Every algorithm in :mod:`dpbounds.algorithms` returns a :class:`SimulationResult
 * ``trace``: a NumPy array of shape ``(trials, steps + 1)`` with the quantity named by
   ``trace_kind`` at every iterate ``x_0, ..., x_T`` — ``"suboptimality"`` (``F(x_t) - F*``),
   ``"loss"`` (``F(x_t)``) or ``"grad_norm"`` (``||∇F(x_t)||``);
-* ``ledger``: a :class:`SpentBudget`, the budget actually spent (per step and in total),
-  the accountant that computed it, the target, and the neighbouring relation;
+* ``privacy``: a :class:`~dpbounds.privacy.run.RunPrivacy`, the run's privacy record: the
+  :class:`~dpbounds.privacy.ledger.PrivacyLedger` of the mechanisms it executed, the target,
+  the accountant that calibrated the noise, the sensitivity and the neighbouring relation
+  (``privacy.report(delta)`` gives every accountant's ε side by side);
+* ``ledger``: a :class:`SpentBudget`, a summary view derived from ``privacy`` (in one place,
+  :meth:`SpentBudget.from_privacy`): the budget spent (per step and in total), the notion,
+  the target and the relation;
 * ``params``: the hyper-parameters used (step sizes, momentum, batch size, noise scales ...);
 * ``source``: the :class:`~dpbounds.provenance.Source` of the algorithm.
 
@@ -29,6 +34,9 @@ import numpy as np
 
 from dpbounds._validation import check_choice, check_int, check_positive
 from dpbounds.backend import MAX_TRIALS, TrialRandom, to_numpy
+from dpbounds.privacy.ledger import PrivacyLedger
+from dpbounds.privacy.mechanisms import Neighbouring
+from dpbounds.privacy.run import RunPrivacy
 from dpbounds.provenance import Source
 
 __all__ = [
@@ -36,6 +44,7 @@ __all__ = [
     "MAX_TRIALS",
     "NEIGHBOURING",
     "TRACE_KINDS",
+    "RunPrivacy",
     "SpentBudget",
     "SimulationResult",
     "TraceRecorder",
@@ -98,7 +107,8 @@ class SpentBudget:
     events: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        check_choice("neighbouring", self.neighbouring, NEIGHBOURING)
+        object.__setattr__(self, "neighbouring",
+                           Neighbouring.coerce(self.neighbouring).legacy)
 
     @property
     def within_target(self) -> bool:
@@ -114,8 +124,70 @@ class SpentBudget:
     @classmethod
     def non_private(cls, steps: int, neighbouring: str = "replace-one") -> SpentBudget:
         """Ledger of a run with ``epsilon = inf`` (no noise)."""
-        return cls("non-private", neighbouring, math.inf, 0.0, math.inf, 0.0,
-                   np.full(steps, math.inf), "none (epsilon = inf)")
+        return cls("non-private", Neighbouring.coerce(neighbouring).legacy, math.inf, 0.0,
+                   math.inf, 0.0, np.full(steps, math.inf), "none (epsilon = inf)")
+
+    @classmethod
+    def from_privacy(cls, privacy: RunPrivacy, steps: int = 0) -> SpentBudget:
+        """The summary view of a run's :class:`~dpbounds.privacy.run.RunPrivacy` — the one
+        place a :class:`SpentBudget` is built: ε by the run's accountant at the target δ,
+        ``per_step`` the per-run cost of every recorded mechanism (ε for pure DP, ρ for zCDP;
+        empty for RDP/PLD, whose cost is a curve), ``rho`` the composed zCDP budget."""
+        nb = privacy.neighbouring.legacy
+        if not privacy.private:
+            return cls.non_private(steps, nb)
+        name = privacy.accountant
+        ledgers = privacy.trial_ledgers or (privacy.ledger,)
+        costs = [_entry_costs(privacy, led) for led in ledgers]
+        width = max(len(c) for c in costs)
+        per_step = np.array([c + [0.0] * (width - len(c)) for c in costs])
+        rho = None
+        if name == "zcdp":
+            rhos = np.array([privacy.make_accountant(led).rho for led in ledgers])
+            rho = rhos if privacy.trial_ledgers else float(rhos[0])
+        if not privacy.trial_ledgers:
+            per_step = per_step[0]
+        opts = ", ".join(f"{k}={v}" for k, v in privacy.accountant_options.items())
+        how = f"{name} accountant{f' ({opts})' if opts else ''} over the recorded mechanisms"
+        return cls(_NOTIONS[name], nb, privacy.epsilon, privacy.delta,
+                   privacy.target_epsilon, privacy.target_delta if name != "pure" else 0.0,
+                   per_step, how + (f"; {privacy.description}" if privacy.description else ""),
+                   rho=rho, events=_events(privacy.ledger))
+
+
+#: The notion a SpentBudget names for each accountant.
+_NOTIONS = {"pure": "pure-DP", "zcdp": "zCDP", "rdp": "(eps,delta)-DP",
+            "pld": "(eps,delta)-DP", "basic": "(eps,delta)-DP"}
+
+
+def _entry_costs(privacy: RunPrivacy, ledger: Any) -> list[float]:
+    """Per-run cost of every recorded mechanism, repeated by its count (ε for pure / basic,
+    ρ for zCDP, nothing for RDP / PLD)."""
+    acc = privacy.make_accountant(PrivacyLedger(ledger.neighbouring))
+    if privacy.accountant == "pure":
+        cost = acc.mechanism_epsilon
+    elif privacy.accountant == "zcdp":
+        cost = acc.mechanism_rho
+    elif privacy.accountant == "basic":
+        def cost(m: Any) -> float:
+            return acc.spawn().compose(m, 1).epsilon
+    else:
+        return []
+    out: list[float] = []
+    for mechanism, count in ledger.entries:
+        out.extend([float(cost(mechanism))] * count)
+    return out
+
+
+def _events(ledger: Any) -> tuple[str, ...]:
+    """Readable list of the recorded mechanisms (runs of one type merged past 8 entries)."""
+    entries = ledger.entries
+    if len(entries) <= 8:
+        return tuple(f"{n} x {m!r}" for m, n in entries)
+    out: dict[str, int] = {}
+    for m, n in entries:
+        out[type(m).__name__] = out.get(type(m).__name__, 0) + n
+    return tuple(f"{n} x {name} (varying parameters)" for name, n in out.items())
 
 
 @dataclass
@@ -126,10 +198,19 @@ class SimulationResult:
     x: Any
     trace: np.ndarray
     trace_kind: str
-    ledger: SpentBudget
+    privacy: RunPrivacy
     params: dict[str, Any] = field(default_factory=dict)
     source: Source | None = None
     backend: str = "numpy"
+
+    @property
+    def ledger(self) -> SpentBudget:
+        """Summary view of :attr:`privacy` (:meth:`SpentBudget.from_privacy`)."""
+        cached = self.__dict__.get("_ledger")
+        if cached is None:
+            cached = self.__dict__["_ledger"] = SpentBudget.from_privacy(self.privacy,
+                                                                         self.steps)
+        return cached
 
     @property
     def trials(self) -> int:
@@ -265,8 +346,7 @@ def public_normaliser(public_n: Any, n: int, neighbouring: str) -> int:
         Under add/remove without ``public_n``, or under replace-one with a ``public_n``
         other than ``n``.
     """
-    check_choice("neighbouring", neighbouring, NEIGHBOURING)
-    if neighbouring == "add/remove":
+    if Neighbouring.coerce(neighbouring) is Neighbouring.ADD_REMOVE:
         if public_n is None:
             raise ValueError(
                 "public_n must be given for neighbouring='add/remove': the dataset size is "

@@ -64,7 +64,6 @@ from dpbounds._validation import check_choice, check_int, check_positive, check_
 from dpbounds.algorithms._common import (
     MAX_STEPS,
     SimulationResult,
-    SpentBudget,
     TraceRecorder,
     check_epsilon,
     check_steps,
@@ -73,7 +72,15 @@ from dpbounds.algorithms._common import (
     progress,
 )
 from dpbounds.backend import backend_name, to_numpy
-from dpbounds.privacy.zcdp import dp_to_zcdp_rho, pure_dp_to_zcdp_rho, zcdp_to_dp_epsilon
+from dpbounds.privacy.accountants import ZcdpAccountant
+from dpbounds.privacy.ledger import PrivacyLedger
+from dpbounds.privacy.mechanisms import (
+    GaussianMechanism,
+    Neighbouring,
+    PureDpMechanism,
+    ZcdpMechanism,
+)
+from dpbounds.privacy.run import RunPrivacy
 from dpbounds.provenance import LEE_KIFER, Provenance, Source
 
 __all__ = ["DP_AGD_SOURCE", "dp_agd", "gradient_average", "noisy_max"]
@@ -102,6 +109,13 @@ def noisy_max(scores: Any, sensitivity: float, epsilon: float, noise: Any,
     draw = noise.laplace if kind == "laplace" else noise.exponential
     z = draw((k,), scale) if where is None else draw((k,), scale, where=where)
     return xp.argmax(scores + z, axis=1)
+
+
+def _sigma_for_charge(clip: float, rho: Any) -> np.ndarray:
+    r"""Gaussian std whose zCDP cost :math:`C^2/(2\sigma^2)` is at most the charge ``rho``
+    (Lemma 3.6, rounded up by 1e-12 relative so the recorded mechanism never costs more than
+    was charged)."""
+    return clip / np.sqrt(2.0 * np.asarray(rho, dtype=float)) * (1.0 + 1e-12)
 
 
 def gradient_average(rho_old: Any, rho_new: Any, first: Any, second: Any) -> Any:
@@ -191,10 +205,13 @@ def dp_agd(objective: Any, *, epsilon: float, delta: float, splits: int = 60,
         alpha_cap = check_positive("alpha_cap", alpha_cap)
     private = math.isfinite(epsilon)
 
+    ar = Neighbouring.ADD_REMOVE
+    accountant = ZcdpAccountant(ar, "standard")
     if private:
-        rho_total = float(dp_to_zcdp_rho(epsilon, delta))
+        rho_total = accountant.budget(epsilon, delta)  # eq. (5)
         eps_split = epsilon / (2.0 * splits)
-        r_nmax = (float(pure_dp_to_zcdp_rho(eps_split)) if rho_nmax is None
+        # NoisyMax at eps_split is eps_split^2 / 2-zCDP (Lemma 3.7)
+        r_nmax = (accountant.mechanism_rho(PureDpMechanism(eps_split, ar)) if rho_nmax is None
                   else check_positive("rho_nmax", rho_nmax))
         r_ng0 = (eps_split**2 / (4.0 * math.log(1.25 / delta)) if rho_ng is None
                  else check_positive("rho_ng", rho_ng))
@@ -238,7 +255,7 @@ def dp_agd(objective: Any, *, epsilon: float, delta: float, splits: int = 60,
             mask = xp.asarray((need_grad & active)[:, None])
             g_raw = xp.where(mask, g_new, g_raw)
             if private:
-                sig = grad_clip / np.sqrt(2.0 * r_ng)
+                sig = _sigma_for_charge(grad_clip, r_ng)
                 z = noise.normal((d,), xp.asarray(sig), where=need_grad & active)
                 est = xp.where(mask, g_new + z, est)
                 for k in np.flatnonzero(need_grad & active):
@@ -295,14 +312,15 @@ def dp_agd(objective: Any, *, epsilon: float, delta: float, splits: int = 60,
             r_old = r_ng.copy()
             r_ng[fail] = (1.0 + gamma) * r_ng[fail]
             inc = np.where(fail, r_ng - r_old, 1.0)
-            z2 = noise.normal((d,), xp.asarray(grad_clip / np.sqrt(2.0 * inc)), where=fail)
+            sig2 = _sigma_for_charge(grad_clip, inc)
+            z2 = noise.normal((d,), xp.asarray(sig2), where=fail)
             avg = gradient_average(xp.asarray(np.where(fail, r_old, 1.0)),
                                    xp.asarray(np.where(fail, r_ng, 1.0)), est, g_raw + z2)
             est = xp.where(xp.asarray(fail[:, None]), avg, est)
             for k in np.flatnonzero(fail):
                 remaining[k] -= inc[k]
                 charges[k].append(inc[k])
-                sigmas[k].append(float(grad_clip / math.sqrt(2.0 * inc[k])))
+                sigmas[k].append(float(sig2[k]))
                 n_grad[k] += 1
             active &= remaining > 0
         elif np.any(fail):
@@ -318,21 +336,25 @@ def dp_agd(objective: Any, *, epsilon: float, delta: float, splits: int = 60,
         tr = np.array([r + [r[-1]] * (width - len(r)) for r in trace_rows])
     else:
         tr = np.zeros((trials, 0))
+    # the record: per trial, the Gaussian measurements and NoisyMax calls up to its last
+    # release (what it published; later charges bought nothing that was released)
+    trial_ledgers = []
+    for k in range(trials):
+        led = PrivacyLedger(ar)
+        if private:
+            for sig in sigmas[k][:at_release[k, 0]]:
+                led.record(GaussianMechanism(sig, grad_clip, ar))
+            led.record(ZcdpMechanism(r_nmax, ar), int(at_release[k, 1]))
+        trial_ledgers.append(led)
     if private:
-        rho_spent = spent_at_release
-        eps_spent = float(zcdp_to_dp_epsilon(float(np.max(rho_spent)), delta))
-        width = max(len(c) for c in charges)
-        per_step = np.array([c + [0.0] * (width - len(c)) for c in charges])
-        ledger = SpentBudget(
-            "zCDP", "add/remove", eps_spent, delta, epsilon, delta, per_step,
-            "zCDP composition (Lemma 3.5) of the charges up to the last release, eq. (5) / "
-            "Lemma 3.8 conversion", rho=rho_spent,
-            events=(f"gradient measurements per trial: {n_grad.tolist()} (Gaussian, L2 "
-                    f"sensitivity {grad_clip})", f"NoisyMax calls per trial: {n_nmax.tolist()} "
-                    f"(rho_nmax={r_nmax:.4g} each)"),
-        )
+        worst = int(np.argmax([led.accountant("zcdp").rho for led in trial_ledgers]))
     else:
-        ledger = SpentBudget.non_private(int(iters.max()), "add/remove")
+        worst, trial_ledgers = 0, trial_ledgers[:1]
+    privacy = RunPrivacy(trial_ledgers[worst], epsilon, delta, "zcdp", grad_clip,
+                         {"conversion": "standard"},
+                         trial_ledgers=tuple(trial_ledgers) if private else (),
+                         description="zCDP composition (Lemma 3.5) of the charges up to the "
+                                     "last release, eq. (5) / Lemma 3.8 conversion")
     params = dict(rho_total=rho_total, rho_nmax=r_nmax, rho_ng_initial=r_ng0,
                   rho_ng_final=r_ng, iterations=iters, rounds=rounds, step_sizes=chosen,
                   gradient_sigmas=sigmas, gradient_measurements=n_grad,
@@ -340,5 +362,5 @@ def dp_agd(objective: Any, *, epsilon: float, delta: float, splits: int = 60,
                   released_noisy_max_calls=at_release[:, 1],
                   noisy_max_calls=n_nmax, splits=splits, gamma=gamma, grad_clip=grad_clip,
                   obj_clip=obj_clip, seed=seed)
-    return SimulationResult("DP-AGD", w, tr, rec.kind or "none", ledger, params,
+    return SimulationResult("DP-AGD", w, tr, rec.kind or "none", privacy, params,
                             DP_AGD_SOURCE, backend_name(xp))

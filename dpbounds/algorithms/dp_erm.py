@@ -43,7 +43,6 @@ from dpbounds._validation import check_choice, check_int, check_positive, check_
 from dpbounds.algorithms._common import (
     MAX_STEPS,
     SimulationResult,
-    SpentBudget,
     TraceRecorder,
     check_epsilon,
     check_steps,
@@ -52,8 +51,17 @@ from dpbounds.algorithms._common import (
     progress,
 )
 from dpbounds.backend import backend_name, to_numpy
-from dpbounds.privacy.gaussian import analytic_gaussian_sigma, classic_gaussian_sigma
-from dpbounds.privacy.rdp import epsilon_for_noise_multiplier, noise_multiplier_for_epsilon
+from dpbounds.privacy.calibrate import calibrate
+from dpbounds.privacy.gaussian import classic_gaussian_sigma
+from dpbounds.privacy.ledger import PrivacyLedger
+from dpbounds.privacy.mechanisms import (
+    ApproxDpMechanism,
+    GaussianMechanism,
+    Neighbouring,
+    Sampling,
+    SubsampledGaussianMechanism,
+)
+from dpbounds.privacy.run import RunPrivacy
 from dpbounds.provenance import KAMATH, Provenance, Source
 
 __all__ = [
@@ -152,9 +160,10 @@ def noisy_projected_sgd(objective: Any, *, epsilon: float, delta: float, radius:
             raise ValueError(f"steps must be <= n^2 = {n * n} for calibration='lecture'")
         sigma = bst14_sigma(L, n, epsilon, delta)
     elif private:
-        z = noise_multiplier_for_epsilon(epsilon, delta, 1.0 / n, T,
-                                         sampling="without_replacement")
-        sigma = z * 2.0 * n * L
+        # one step: n * grad of one uniformly drawn example (replace-one sensitivity 2nL)
+        sigma = calibrate(lambda s: _step_mechanism(s, n, L), epsilon, delta, "rdp", T,
+                          neighbouring=Neighbouring.REPLACE_ONE, initial=2.0 * n * L,
+                          round_up=True)
     else:
         sigma = 0.0
     if not math.isfinite(sigma) or not math.isfinite(sigma * math.sqrt(d)):
@@ -175,25 +184,30 @@ def noisy_projected_sgd(objective: Any, *, epsilon: float, delta: float, radius:
         x = _project(xp, x - (diameter / (G * math.sqrt(t))) * g, radius)
         if t % trace_every == 0 or t == T:
             rec.record(x)
-    if private:
-        if calibration == "rdp":
-            eps_spent = epsilon_for_noise_multiplier(sigma / (2.0 * n * L), delta, 1.0 / n, T,
-                                                     sampling="without_replacement")
-            acct = "RDP of the sampled Gaussian without replacement (q = 1/n), replace-one"
-        else:
-            eps_spent = epsilon
-            acct = ("the lecture's sufficient calibration (Algorithm 3, T <= n^2; approximate "
-                    "argument via Lemma 3 and advanced composition)")
-        ledger = SpentBudget("(eps,delta)-DP", "replace-one", float(eps_spent), delta,
-                               epsilon, delta, np.full(1, float(eps_spent)), acct,
-                               events=(f"{T} x Gaussian(sigma={sigma:.4g}) on n*grad of one "
-                                       f"random example (||.|| <= nL = {n * L:.4g})",))
+    ro = Neighbouring.REPLACE_ONE
+    ledger = PrivacyLedger(ro)
+    if private and calibration == "rdp":
+        ledger.record(_step_mechanism(sigma, n, L), T)
+        accountant, how = "rdp", "RDP of the sampled Gaussian without replacement (q = 1/n)"
+    elif private:
+        # the lecture's sufficient calibration is a theorem about the whole run
+        ledger.record(ApproxDpMechanism(epsilon, delta, ro, "BST14 / Kamath Lecture 13 "
+                                        "Algorithm 3 (T <= n^2, advanced composition)"))
+        accountant, how = "basic", "the lecture's sufficient calibration (Algorithm 3)"
     else:
-        ledger = SpentBudget.non_private(T)
+        accountant, how = "rdp", ""
+    privacy = RunPrivacy(ledger, epsilon, delta, accountant, 2.0 * n * L, description=how)
     params = dict(sigma=sigma, lipschitz=L, radius=radius, steps=T, G=G,
                   calibration=calibration, trace_every=trace_every, seed=seed)
     return SimulationResult("noisy projected SGD", x, rec.result(trials), rec.kind or "none",
-                            ledger, params, NOISY_SGD_SOURCE, backend_name(xp))
+                            privacy, params, NOISY_SGD_SOURCE, backend_name(xp))
+
+
+def _step_mechanism(sigma: float, n: int, L: float) -> SubsampledGaussianMechanism:
+    """One noisy projected SGD step: Gaussian ``sigma`` on ``n * grad`` of one example drawn
+    uniformly (a without-replacement sample of 1 of ``n``; replace-one sensitivity 2nL)."""
+    return SubsampledGaussianMechanism(sigma, 1.0 / n, 2.0 * n * L,
+                                       Sampling.WITHOUT_REPLACEMENT, Neighbouring.REPLACE_ONE)
 
 
 def output_perturbation_sensitivity(objective: Any, rule: str = "derived") -> float:
@@ -238,23 +252,28 @@ def output_perturbation(objective: Any, *, epsilon: float, delta: float,
     mechanism = check_choice("mechanism", mechanism, ("analytic", "classic"))
     sens = output_perturbation_sensitivity(f, sensitivity_rule)
     private = math.isfinite(epsilon)
+    ro = Neighbouring.REPLACE_ONE
+    ledger = PrivacyLedger(ro)
     if private:
-        sigma = float(analytic_gaussian_sigma(epsilon, delta, sens) if mechanism == "analytic"
-                      else classic_gaussian_sigma(epsilon, delta, sens))
+        # exact Gaussian accounting (PLD's closed form); the analytic sigma is its fast path,
+        # the classic one a looser closed form the accountant verifies
+        closed = (None if mechanism == "analytic"
+                  else float(classic_gaussian_sigma(epsilon, delta, sens)))
+        sigma = calibrate(lambda s: GaussianMechanism(s, sens, ro), epsilon, delta, "pld",
+                          neighbouring=ro, closed_form=closed)
+        ledger.record(GaussianMechanism(sigma, sens, ro))
     else:
         sigma = 0.0
+    privacy = RunPrivacy(ledger, epsilon, delta, "pld", sens,
+                         description=f"{mechanism} Gaussian mechanism ({sensitivity_rule})")
     _, noise = make_streams(seed, trials, xp)
     theta = f.initial_state(trials, f.optimum.x)
     if sigma > 0:
         theta = theta + noise.normal((f.d,), sigma)
     rec = TraceRecorder(f, trace)
     rec.record(theta)
-    ledger = (SpentBudget("(eps,delta)-DP", "replace-one", epsilon, delta, epsilon, delta,
-                            np.full(1, epsilon), f"{mechanism} Gaussian mechanism, "
-                            f"sensitivity {sens:.4g} ({sensitivity_rule})")
-              if private else SpentBudget.non_private(1))
     return SimulationResult("output perturbation", theta, rec.result(trials),
-                            rec.kind or "none", ledger,
+                            rec.kind or "none", privacy,
                             dict(sigma=sigma, sensitivity=sens, rule=sensitivity_rule),
                             output_perturbation_source(sensitivity_rule), backend_name(xp))
 
@@ -302,10 +321,13 @@ def objective_perturbation(objective: Any, *, epsilon: float, delta: float,
     theta = xp.asarray(np.asarray(sols, dtype=float))
     rec = TraceRecorder(f, trace)
     rec.record(theta)
-    ledger = (SpentBudget("(eps,delta)-DP", "replace-one", epsilon, delta, epsilon, delta,
-                            np.full(1, epsilon), "Kifer-Smith-Thakurta 2012 Theorem 2")
-              if private else SpentBudget.non_private(1))
+    ledger = PrivacyLedger(Neighbouring.REPLACE_ONE)
+    if private:  # a guarantee by theorem: no finer accountant applies
+        ledger.record(ApproxDpMechanism(epsilon, delta, Neighbouring.REPLACE_ONE,
+                                        "Kifer-Smith-Thakurta 2012 Theorem 2"))
+    privacy = RunPrivacy(ledger, epsilon, delta, "basic", 2.0 * zeta,
+                         description="Kifer-Smith-Thakurta 2012 Theorem 2")
     return SimulationResult("objective perturbation", theta, rec.result(trials),
-                            rec.kind or "none", ledger,
+                            rec.kind or "none", privacy,
                             dict(sigma=sigma, Delta=Delta, zeta=zeta, lambda_H=lam_h),
                             OBJECTIVE_PERTURBATION_SOURCE, backend_name(xp))

@@ -24,7 +24,9 @@ Sampling and neighbouring relation (explicit, see :mod:`dpbounds.privacy.rdp`):
 
 The noise multiplier :math:`z` is the smallest one whose RDP (or PLD, Poisson only)
 :math:`\varepsilon` over ``steps`` steps is at most the target
-(:func:`dpbounds.privacy.rdp.noise_multiplier_for_epsilon`, conservative). Yang et al.'s
+(:func:`dpbounds.privacy.calibrate.calibrate` on the recorded
+:class:`~dpbounds.privacy.mechanisms.SubsampledGaussianMechanism`, conservative); the run's
+``result.privacy`` holds the ledger of ``steps`` such mechanisms. Yang et al.'s
 noise multiplier :math:`\sigma` (noise std on the sum divided by :math:`C`) is
 ``params["sigma_over_clip"]``.
 
@@ -52,12 +54,9 @@ import functools
 import math
 from typing import Any
 
-import numpy as np
-
 from dpbounds._validation import check_choice, check_int, check_positive, check_probability
 from dpbounds.algorithms._common import (
     SimulationResult,
-    SpentBudget,
     TraceRecorder,
     check_batch_size,
     check_epsilon,
@@ -69,6 +68,10 @@ from dpbounds.algorithms._common import (
     public_normaliser,
 )
 from dpbounds.backend import backend_name
+from dpbounds.privacy.calibrate import calibrate_result
+from dpbounds.privacy.ledger import PrivacyLedger
+from dpbounds.privacy.mechanisms import Neighbouring, Sampling, SubsampledGaussianMechanism
+from dpbounds.privacy.run import RunPrivacy
 from dpbounds.provenance import YANG, Provenance, Source
 
 __all__ = ["DP_SGD_SOURCE", "SAMPLING", "dp_sgd", "noisy_sgd_noise"]
@@ -112,7 +115,10 @@ def noisy_sgd_noise(
     dict
         ``noise_multiplier`` (:math:`z`), ``sensitivity`` of the sum under the relation of the
         sampling scheme (:math:`2C` replace-one, :math:`C` add/remove), ``noise_std``
-        (:math:`z\cdot` sensitivity, on the sum), ``neighbouring``, ``epsilon_spent``.
+        (:math:`z\cdot` sensitivity, on the sum), ``neighbouring``, ``epsilon_spent`` and
+        ``mechanism`` (one step's
+        :class:`~dpbounds.privacy.mechanisms.SubsampledGaussianMechanism`; ``None`` when
+        non-private).
     """
     epsilon = check_epsilon(epsilon)
     delta = check_probability("delta", delta)
@@ -122,27 +128,39 @@ def noisy_sgd_noise(
     n = check_int("n", n, minimum=1)
     batch_size = check_batch_size(batch_size, n)
     bound = check_positive("contribution_bound", contribution_bound)
-    relation = "replace-one" if sampling == "without_replacement" else "add/remove"
-    sensitivity = (2.0 if relation == "replace-one" else 1.0) * bound
+    if accountant == "pld" and sampling != "poisson":
+        raise ValueError("accountant='pld' supports sampling='poisson' only (dp_accounting has "
+                         "no PLD for sampling without replacement); use accountant='rdp'")
+    relation = Sampling.coerce(sampling).natural_neighbouring
+    sensitivity = (2.0 if relation is Neighbouring.REPLACE_ONE else 1.0) * bound
     q = batch_size / n
     if math.isinf(epsilon):
         return dict(noise_multiplier=0.0, sensitivity=sensitivity, noise_std=0.0,
-                    neighbouring=relation, epsilon_spent=math.inf, sampling_rate=q)
-    z, spent = _calibrate(epsilon, delta, q, steps, sampling, accountant)
-    return dict(noise_multiplier=z, sensitivity=sensitivity, noise_std=z * sensitivity,
-                neighbouring=relation, epsilon_spent=spent, sampling_rate=q)
+                    neighbouring=relation.legacy, epsilon_spent=math.inf, sampling_rate=q,
+                    mechanism=None)
+    sigma, spent = _calibrate(epsilon, delta, q, steps, sampling, accountant, sensitivity)
+    return dict(noise_multiplier=sigma / sensitivity, sensitivity=sensitivity,
+                noise_std=sigma, neighbouring=relation.legacy, epsilon_spent=spent,
+                sampling_rate=q, mechanism=_step_mechanism(sigma, q, sensitivity, sampling))
+
+
+def _step_mechanism(sigma: float, q: float, sensitivity: float,
+                    sampling: str) -> SubsampledGaussianMechanism:
+    """One step: Gaussian noise on a clipped per-example sum over a subsample."""
+    return SubsampledGaussianMechanism(sigma, q, sensitivity, sampling, per_example_sum=True)
 
 
 @functools.lru_cache(maxsize=256)
 def _calibrate(epsilon: float, delta: float, q: float, steps: int, sampling: str,
-               accountant: str) -> tuple[float, float]:
-    """(noise multiplier, spent epsilon); cached: a calibration is a pure function of its
-    arguments and the without-replacement one takes seconds."""
-    from dpbounds.privacy.rdp import epsilon_for_noise_multiplier, noise_multiplier_for_epsilon
-
-    z = noise_multiplier_for_epsilon(epsilon, delta, q, steps, sampling, accountant)
-    spent = float(epsilon_for_noise_multiplier(z, delta, q, steps, sampling, accountant))
-    return z, spent
+               accountant: str, sensitivity: float) -> tuple[float, float]:
+    """(noise std on the sum, spent epsilon) by the one calibration routine; cached: it is a
+    pure function of its arguments and the without-replacement one takes seconds."""
+    relation = Sampling.coerce(sampling).natural_neighbouring
+    sigma, spent = calibrate_result(
+        lambda s: _step_mechanism(s, q, sensitivity, sampling), epsilon, delta, accountant,
+        steps, neighbouring=relation, initial=sensitivity,
+        rtol=1e-6 if accountant == "rdp" else 1e-4, round_up=True)
+    return sigma, float(spent)
 
 
 def _per_sample_map(xp: Any, g: Any, kind: str, param: float) -> Any:
@@ -203,7 +221,7 @@ def _noisy_sgd(
     trials = check_trials(trials)
     trace_every = check_int("trace_every", trace_every, minimum=1)
     n = int(objective.n)
-    relation = "replace-one" if sampling == "without_replacement" else "add/remove"
+    relation = Sampling.coerce(sampling).natural_neighbouring
     n_rate = public_normaliser(public_n, n, relation)  # the n of the sampling rate B/n
     batch_size = check_batch_size(batch_size, n_rate)
     x = objective.initial_state(trials, x0)  # validates x0 before the (slow) calibration
@@ -238,23 +256,14 @@ def _noisy_sgd(
         if t % trace_every == 0 or t == steps:
             recorder.record(x)
             trace_steps.append(t)
-    if math.isinf(epsilon):
-        ledger = SpentBudget.non_private(steps, noise["neighbouring"])
-    else:
-        ledger = SpentBudget(
-            notion="(eps,delta)-DP", neighbouring=noise["neighbouring"],
-            epsilon=noise["epsilon_spent"], delta=delta, target_epsilon=epsilon,
-            target_delta=delta, per_step=np.zeros(0),
-            # an RDP curve is not a scalar per step, so per_step is empty
-            accountant=f"{accountant.upper()}, {sampling.replace('_', ' ')} subsampled "
-                       "Gaussian x steps",
-            events=(f"{steps} x subsampled Gaussian: q={q:.6g}, noise multiplier "
-                    f"z={noise['noise_multiplier']:.6g}, std on the sum "
-                    f"{noise['noise_std']:.6g} = z x sensitivity {noise['sensitivity']:.6g}",),
-        )
+    ledger = PrivacyLedger(noise["neighbouring"])
+    if noise["mechanism"] is not None:
+        ledger.record(noise["mechanism"], steps)
+    privacy = RunPrivacy(ledger, epsilon, delta, accountant, noise["sensitivity"],
+                         description=f"{sampling.replace('_', ' ')} subsampled Gaussian x steps")
     return SimulationResult(
         algorithm=name, x=x, trace=recorder.result(trials), trace_kind=recorder.kind or "loss",
-        ledger=ledger,
+        privacy=privacy,
         params=dict(steps=steps, batch_size=batch_size, step_size=step_size,
                     sampling=sampling, sampling_rate=q, accountant=accountant,
                     public_n=n_rate, noise_multiplier=noise["noise_multiplier"],

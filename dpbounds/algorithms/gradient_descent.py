@@ -31,9 +31,7 @@ import numpy as np
 
 from dpbounds._validation import check_choice, check_positive, check_probability
 from dpbounds.algorithms._common import (
-    NEIGHBOURING,
     SimulationResult,
-    SpentBudget,
     TraceRecorder,
     check_batch_size,
     check_epsilon,
@@ -45,15 +43,14 @@ from dpbounds.algorithms._common import (
     progress,
     public_normaliser,
 )
-from dpbounds.algorithms.kuru import laplace_momentum_method
+from dpbounds.algorithms.momentum import laplace_momentum_method
 from dpbounds.backend import backend_name
+from dpbounds.privacy.accountants import ZcdpAccountant
+from dpbounds.privacy.calibrate import calibrate
 from dpbounds.privacy.laplace import split_budget
-from dpbounds.privacy.zcdp import (
-    dp_to_zcdp_rho,
-    gaussian_sigma_for_zcdp,
-    gaussian_zcdp_rho,
-    zcdp_to_dp_epsilon,
-)
+from dpbounds.privacy.ledger import PrivacyLedger
+from dpbounds.privacy.mechanisms import GaussianMechanism, Neighbouring
+from dpbounds.privacy.run import RunPrivacy
 from dpbounds.provenance import KURU, LEE_KIFER, Provenance, Source
 
 __all__ = ["DP_GD_GAUSSIAN_SOURCE", "DP_GD_LAPLACE_SOURCE", "dp_gd", "gaussian_gd_sensitivity"]
@@ -103,7 +100,7 @@ def dp_gd(objective: Any, *, epsilon: float, steps: int, step_size: float | None
         divided by ``N``, and the noise depends on ``N`` only, never on the private size.
         Under replace-one it may only repeat ``n``.
     trials, seed, x0, sensitivity, trace:
-        As in :func:`~dpbounds.algorithms.kuru.dp_heavy_ball`; ``sensitivity`` overrides the
+        As in :func:`~dpbounds.algorithms.momentum.dp_heavy_ball`; ``sensitivity`` overrides the
         objective's ``l1_sensitivity`` (Laplace) or, Gaussian without clipping, the per-sample
         bound (``l2_sensitivity`` for replace-one, ``gradient_bound`` for add/remove; the
         noised mean's sensitivity is it divided by ``n``).
@@ -123,7 +120,7 @@ def dp_gd(objective: Any, *, epsilon: float, steps: int, step_size: float | None
     T = check_steps(steps)
     trials = check_trials(trials)
     mechanism = check_choice("mechanism", mechanism, ("laplace", "gaussian"))
-    check_choice("neighbouring", neighbouring, NEIGHBOURING)
+    neighbouring = Neighbouring.coerce(neighbouring).legacy
     alpha = default_step_size(objective, step_size, c)
     if mechanism == "laplace":
         if clip_norm is not None:
@@ -178,7 +175,7 @@ def gaussian_gd_sensitivity(objective: Any, neighbouring: str = "replace-one",
     >>> gaussian_gd_sensitivity(q, "add/remove", clip_norm=1.0, public_n=4)   # C / N
     0.25
     """
-    neighbouring = check_choice("neighbouring", neighbouring, NEIGHBOURING)
+    neighbouring = Neighbouring.coerce(neighbouring).legacy
     n = public_normaliser(public_n, objective.n, neighbouring)
     if clip_norm is not None:
         clip_norm = check_positive("clip_norm", clip_norm)
@@ -207,6 +204,7 @@ def _gaussian_gd(f: Any, epsilon: float, delta: float | None, T: int, alpha: flo
         raise ValueError("batch_size must be None or n for mechanism='gaussian' (full batch); "
                          "use dpbounds.algorithms.dp_sgd for subsampled Gaussian noise")
     delta_2 = gaussian_gd_sensitivity(f, neighbouring, clip_norm, sensitivity, public_n)
+    nb = Neighbouring.coerce(neighbouring)
     n_pub = public_normaliser(public_n, f.n, neighbouring)
     # the objective returns means over the actual data; n / N turns them into sum / N
     to_public = f.n / n_pub
@@ -217,8 +215,9 @@ def _gaussian_gd(f: Any, epsilon: float, delta: float | None, T: int, alpha: flo
         if delta is None:
             raise ValueError("delta must be given for mechanism='gaussian'")
         delta = check_probability("delta", delta)
-        rho = float(dp_to_zcdp_rho(epsilon, delta))
-        sigma = float(gaussian_sigma_for_zcdp(rho / T, delta_2))
+        # zCDP (Lemma 3.5 composition, Lemma 3.8 conversion); closed form as the fast path
+        sigma = calibrate(lambda s: GaussianMechanism(s, delta_2, nb), epsilon, delta,
+                          ZcdpAccountant(nb, "standard"), T)
         check_noise_step(sigma, alpha, epsilon)
     else:
         sigma = 0.0
@@ -244,18 +243,13 @@ def _gaussian_gd(f: Any, epsilon: float, delta: float | None, T: int, alpha: flo
             g = g + noise.normal((f.d,), sigma)
         x = x - alpha * g
     rec.record(x)
+    ledger = PrivacyLedger(nb)
     if private:
-        per_step = np.full(T, float(gaussian_zcdp_rho(sigma, delta_2)))
-        rho_spent = float(np.sum(per_step))
-        ledger = SpentBudget(
-            "zCDP", neighbouring, float(zcdp_to_dp_epsilon(rho_spent, delta)), delta,
-            epsilon, delta, per_step, "zCDP composition (Lemma 3.5), Lemma 3.8 conversion",
-            rho=rho_spent, events=(f"{T} x Gaussian(sigma={sigma:.4g}) on a gradient sum / "
-                                   f"{n_pub} of L2 sensitivity {delta_2:.4g}",),
-        )
-    else:
-        ledger = SpentBudget.non_private(T, neighbouring)
+        ledger.record(GaussianMechanism(sigma, delta_2, nb), T)
+    privacy = RunPrivacy(ledger, epsilon, delta if private else 0.0, "zcdp", delta_2,
+                         {"conversion": "standard"},
+                         description=f"Gaussian on a gradient sum / {n_pub} per step")
     params = dict(step_size=alpha, mechanism="gaussian", sigma=sigma, sensitivity=delta_2,
                   clip_norm=clip_norm, steps=T, seed=seed, normaliser=n_pub)
     return SimulationResult("DP-GD (Gaussian)", x, rec.result(trials), rec.kind or "none",
-                            ledger, params, DP_GD_GAUSSIAN_SOURCE, backend_name(xp))
+                            privacy, params, DP_GD_GAUSSIAN_SOURCE, backend_name(xp))

@@ -6,7 +6,9 @@
 * objects: :mod:`~dpbounds.privacy.mechanisms` (frozen mechanism descriptions),
   :mod:`~dpbounds.privacy.accountants` (RDP, zCDP, PLD, pure DP),
   :mod:`~dpbounds.privacy.calibrate` (never-overshooting inversion),
-  :mod:`~dpbounds.privacy.ledger` (what an algorithm spent),
+  :mod:`~dpbounds.privacy.ledger` (what an algorithm spent, serialisable),
+  :mod:`~dpbounds.privacy.run` (a run's record: ledger, target, accountant; every algorithm's
+  ``result.privacy``),
   :mod:`~dpbounds.privacy.table` (the ``dpbounds privacy`` table as data).
 
 Example
@@ -19,6 +21,7 @@ Example
 
 from dpbounds.privacy.accountants import (
     Accountant,
+    BasicAccountant,
     PldAccountant,
     PureDpAccountant,
     RdpAccountant,
@@ -48,6 +51,8 @@ from dpbounds.privacy.laplace import (
 )
 from dpbounds.privacy.ledger import PrivacyLedger
 from dpbounds.privacy.mechanisms import (
+    ApproxDpMechanism,
+    ComposedMechanism,
     GaussianMechanism,
     LaplaceMechanism,
     Mechanism,
@@ -59,6 +64,7 @@ from dpbounds.privacy.mechanisms import (
     TreeAggregationMechanism,
     ZcdpMechanism,
     convert_sensitivity,
+    mechanism_from_dict,
 )
 from dpbounds.privacy.rdp import (
     DEFAULT_ORDERS,
@@ -71,6 +77,7 @@ from dpbounds.privacy.rdp import (
     subsampled_gaussian_rdp,
     without_replacement_gaussian_rdp,
 )
+from dpbounds.privacy.run import RunPrivacy
 from dpbounds.privacy.table import privacy_table
 from dpbounds.privacy.tree import (
     compose,
@@ -95,6 +102,11 @@ from dpbounds.privacy.zcdp import (
 __all__ = [
     "DEFAULT_ORDERS",
     "Accountant",
+    "ApproxDpMechanism",
+    "BasicAccountant",
+    "ComposedMechanism",
+    "RunPrivacy",
+    "mechanism_from_dict",
     "GaussianMechanism",
     "LaplaceMechanism",
     "Mechanism",

@@ -19,7 +19,17 @@ accountant                  mechanisms
                             bars (:meth:`~PldAccountant.epsilon_interval`).
 :class:`PureDpAccountant`   Laplace, subsampled Laplace (Kuru et al. (11)), pure DP: basic
                             composition (Kuru et al. Thm A.2).
+:class:`BasicAccountant`    The pure-DP mechanisms and (ε, δ) guarantees stated by a theorem
+                            (:class:`~dpbounds.privacy.mechanisms.ApproxDpMechanism`): basic
+                            composition of ε and δ.
 ==========================  =====================================================================
+
+Every accountant composes a :class:`~dpbounds.privacy.mechanisms.ComposedMechanism` part by
+part, takes a mechanism's own math from the mechanism (e.g.
+:meth:`SubsampledLaplaceMechanism.epsilon_under
+<dpbounds.privacy.mechanisms.SubsampledLaplaceMechanism.epsilon_under>`, the amplification)
+and may offer a closed-form inverse (:meth:`Accountant.closed_form_noise`), the fast path of
+:func:`~dpbounds.privacy.calibrate.calibrate`.
 
 Examples
 --------
@@ -48,8 +58,9 @@ from dpbounds._validation import (
 from dpbounds.privacy import _pld
 from dpbounds.privacy._util import log1p_times_expm1, nudge_up
 from dpbounds.privacy.gaussian import gaussian_delta, gaussian_epsilon
-from dpbounds.privacy.laplace import amplify_without_replacement
 from dpbounds.privacy.mechanisms import (
+    ApproxDpMechanism,
+    ComposedMechanism,
     GaussianMechanism,
     LaplaceMechanism,
     Mechanism,
@@ -63,8 +74,9 @@ from dpbounds.privacy.mechanisms import (
 )
 from dpbounds.privacy.rdp import (
     DEFAULT_ORDERS,
+    EXTENDED_ORDERS,
     poisson_subsampled_gaussian_rdp,
-    rdp_to_dp_epsilon,
+    rdp_to_dp,
     without_replacement_gaussian_rdp,
 )
 from dpbounds.privacy.zcdp import zcdp_to_dp_delta, zcdp_to_dp_epsilon
@@ -74,6 +86,7 @@ __all__ = [
     "MAX_PLD_COUNT",
     "MAX_PLD_STEP_LOSS",
     "Accountant",
+    "BasicAccountant",
     "PldAccountant",
     "PureDpAccountant",
     "RdpAccountant",
@@ -112,6 +125,10 @@ class Accountant(abc.ABC):
         count = check_int("count", count, minimum=0, maximum=MAX_COUNT)
         if not isinstance(mechanism, Mechanism):
             raise UnsupportedMechanismError(f"mechanism must be a Mechanism, got {mechanism!r}")
+        if isinstance(mechanism, ComposedMechanism):  # a composition composes its parts
+            for part, n in mechanism.parts:
+                self.compose(part, check_int("count", count * n, maximum=MAX_COUNT))
+            return self
         try:
             with np.errstate(over="raise", divide="raise", invalid="raise"):
                 self._compose(mechanism, count)
@@ -124,11 +141,29 @@ class Accountant(abc.ABC):
 
     def supports(self, mechanism: Mechanism) -> bool:
         """Whether :meth:`compose` would accept ``mechanism``."""
+        parts = mechanism.parts if isinstance(mechanism, ComposedMechanism) else ((mechanism, 1),)
         try:
-            self.spawn()._compose(mechanism, 1)
+            for part, _ in parts:
+                self.spawn()._compose(part, 1)
         except UnsupportedMechanismError:
             return False
         return True
+
+    def closed_form_noise(self, mechanism_for: Any, epsilon: float, delta: float | None,
+                          count: int) -> float | None:
+        """A closed-form noise level for ``count`` runs of the family ``mechanism_for`` at the
+        target, or ``None`` (no closed form). :func:`~dpbounds.privacy.calibrate.calibrate`
+        uses it as its fast path and verifies it with :meth:`get_epsilon` before returning it."""
+        return None
+
+    def _pure_epsilon(self, mechanism: Mechanism) -> float:
+        """Pure ε of one run of a pure-DP mechanism under this relation (the mechanism's own
+        :meth:`epsilon_under`, e.g. the subsampled-Laplace amplification); a relation it is not
+        stated for becomes :class:`UnsupportedMechanismError`."""
+        try:
+            return float(mechanism.epsilon_under(self.neighbouring))
+        except ValueError as err:
+            raise self._unsupported(mechanism, str(err)) from None
 
     @abc.abstractmethod
     def _compose(self, mechanism: Mechanism, count: int) -> None: ...
@@ -206,7 +241,7 @@ class RdpAccountant(Accountant):
         conversion: str = "improved",
     ) -> None:
         super().__init__(neighbouring)
-        self.orders = np.asarray(orders, dtype=float)
+        self.orders = DEFAULT_ORDERS if orders is DEFAULT_ORDERS else np.asarray(orders, float)
         if self.orders.ndim != 1 or np.any(self.orders <= 1) or not np.all(
                 np.isfinite(self.orders)):
             raise ValueError(f"orders must be a 1-d array of finite numbers > 1, got {orders!r}")
@@ -257,15 +292,8 @@ class RdpAccountant(Accountant):
             if mechanism.sampling is Sampling.POISSON:
                 return np.asarray(poisson_subsampled_gaussian_rdp(mechanism.sampling_rate, z, o))
             return np.asarray(without_replacement_gaussian_rdp(mechanism.sampling_rate, z, o))
-        if isinstance(mechanism, SubsampledLaplaceMechanism):
-            if nb is not Neighbouring.REPLACE_ONE:
-                raise self._unsupported(mechanism, "Theorem A.3 is stated for replace-one")
-            eps0 = self._sensitivity(mechanism) / mechanism.scale
-            eps = amplify_without_replacement(eps0, mechanism.sample_size,
-                                              mechanism.dataset_size)
-            return _pure_rdp(eps, o)
-        if isinstance(mechanism, PureDpMechanism):
-            return _pure_rdp(mechanism.epsilon_under(nb), o)
+        if isinstance(mechanism, (SubsampledLaplaceMechanism, PureDpMechanism)):
+            return _pure_rdp(self._pure_epsilon(mechanism), o)
         raise self._unsupported(mechanism)
 
     def _compose(self, mechanism: Mechanism, count: int) -> None:
@@ -279,10 +307,16 @@ class RdpAccountant(Accountant):
         return "tight" if self.conversion == "improved" else "standard"
 
     def get_epsilon(self, delta: float) -> float:
-        eps = rdp_to_dp_epsilon(self.rdp, self.orders, delta, self.conversion)
+        eps, best = rdp_to_dp(self.rdp, self.orders, delta, self.conversion)
         if not np.any(self._grid):  # purely linear curve: optimise over every order
             eps = min(eps, float(zcdp_to_dp_epsilon(self.rho, delta, self._zcdp_method())))
-        return eps
+        elif best == self.orders[-1] and self.orders is DEFAULT_ORDERS:
+            # tiny budgets need very large orders; look there too (any order is a valid bound)
+            big = RdpAccountant(self.neighbouring, EXTENDED_ORDERS, self.conversion)
+            for mechanism, count in self.entries:
+                big.compose(mechanism, count)
+            eps = min(eps, rdp_to_dp(big.rdp, big.orders, delta, self.conversion)[0])
+        return float(eps)
 
     def get_delta(self, epsilon: float) -> float:
         epsilon = check_nonnegative("epsilon", epsilon)
@@ -330,21 +364,39 @@ class ZcdpAccountant(Accountant):
             return mechanism.node_count * sens**2 / (2 * mechanism.sigma**2)
         if isinstance(mechanism, LaplaceMechanism):
             return (self._sensitivity(mechanism) / mechanism.scale) ** 2 / 2
-        if isinstance(mechanism, SubsampledLaplaceMechanism):
-            if nb is not Neighbouring.REPLACE_ONE:
-                raise self._unsupported(mechanism, "Theorem A.3 is stated for replace-one")
-            eps0 = self._sensitivity(mechanism) / mechanism.scale
-            eps = amplify_without_replacement(eps0, mechanism.sample_size,
-                                              mechanism.dataset_size)
-            return eps**2 / 2
-        if isinstance(mechanism, PureDpMechanism):
-            return mechanism.epsilon_under(nb) ** 2 / 2
+        if isinstance(mechanism, (SubsampledLaplaceMechanism, PureDpMechanism)):
+            return self._pure_epsilon(mechanism) ** 2 / 2
         if isinstance(mechanism, ZcdpMechanism):
             return mechanism.rho_under(nb)
         raise self._unsupported(mechanism, "zCDP has no subsampling amplification; use rdp/pld")
 
     def _compose(self, mechanism: Mechanism, count: int) -> None:
         self.rho = _finite(self.rho + count * self.mechanism_rho(mechanism))
+
+    def budget(self, epsilon: float, delta: float) -> float:
+        """Largest total :math:`\rho` this accountant converts to at most ``(epsilon, delta)``
+        (Lee & Kifer eq. (5) for the standard conversion; rounded down)."""
+        from dpbounds.privacy.zcdp import dp_to_zcdp_rho
+
+        return float(dp_to_zcdp_rho(epsilon, delta, method=self.conversion))
+
+    def closed_form_noise(self, mechanism_for: Any, epsilon: float, delta: float | None,
+                          count: int) -> float | None:
+        r"""Gaussian and tree aggregation: the budget :math:`\rho(\varepsilon,\delta)` of the
+        conversion, inverted (Lee & Kifer eq. (5); Tran & Cutkosky Thm 10)."""
+        from dpbounds.privacy.tree import tree_aggregation_sigma
+        from dpbounds.privacy.zcdp import gaussian_sigma_for_zcdp
+
+        probe = mechanism_for(1.0)
+        if delta is None or not isinstance(probe, (GaussianMechanism, TreeAggregationMechanism)):
+            return None
+        sens = self._sensitivity(probe)
+        if sens == 0:
+            return None
+        if isinstance(probe, TreeAggregationMechanism):
+            return float(tree_aggregation_sigma(epsilon, delta, sens, probe.node_count * count,
+                                                method=self.conversion))
+        return float(gaussian_sigma_for_zcdp(self.budget(epsilon, delta) / count, sens))
 
     def get_epsilon(self, delta: float) -> float:
         return float(zcdp_to_dp_epsilon(self.rho, delta, self.conversion))
@@ -501,14 +553,7 @@ class PldAccountant(Accountant):
                 return None
             key = ("laplace", (sens / mechanism.scale,))
         elif isinstance(mechanism, (PureDpMechanism, SubsampledLaplaceMechanism)):
-            if isinstance(mechanism, PureDpMechanism):
-                eps = mechanism.epsilon_under(nb)
-            else:
-                if nb is not Neighbouring.REPLACE_ONE:
-                    raise self._unsupported(mechanism, "Theorem A.3 is stated for replace-one")
-                eps0 = self._sensitivity(mechanism) / mechanism.scale
-                eps = float(amplify_without_replacement(eps0, mechanism.sample_size,
-                                                        mechanism.dataset_size))
+            eps = self._pure_epsilon(mechanism)
             if eps == 0:
                 return None
             key = ("pure", (float(eps),))
@@ -541,6 +586,17 @@ class PldAccountant(Accountant):
         else:
             self._parts[key] = self._parts.get(key, 0) + count
         self._pld = None
+
+    def closed_form_noise(self, mechanism_for: Any, epsilon: float, delta: float | None,
+                          count: int) -> float | None:
+        """One Gaussian release: the analytic Gaussian mechanism (Balle & Wang 2018)."""
+        from dpbounds.privacy.gaussian import analytic_gaussian_sigma
+
+        probe = mechanism_for(1.0)
+        if delta is None or count != 1 or type(probe) is not GaussianMechanism:
+            return None
+        sens = self._sensitivity(probe)
+        return float(analytic_gaussian_sigma(epsilon, delta, sens)) if sens > 0 else None
 
     def discretization_interval(self) -> float:
         """The grid interval :meth:`get_epsilon` uses for the current composition (see the
@@ -651,17 +707,10 @@ class PureDpAccountant(Accountant):
         return PureDpAccountant(self.neighbouring)
 
     def mechanism_epsilon(self, mechanism: Mechanism) -> float:
-        nb = self.neighbouring
         if isinstance(mechanism, LaplaceMechanism):
             return self._sensitivity(mechanism) / mechanism.scale
-        if isinstance(mechanism, SubsampledLaplaceMechanism):
-            if nb is not Neighbouring.REPLACE_ONE:
-                raise self._unsupported(mechanism, "Theorem A.3 is stated for replace-one")
-            eps0 = self._sensitivity(mechanism) / mechanism.scale
-            return float(amplify_without_replacement(eps0, mechanism.sample_size,
-                                                     mechanism.dataset_size))
-        if isinstance(mechanism, PureDpMechanism):
-            return mechanism.epsilon_under(nb)
+        if isinstance(mechanism, (SubsampledLaplaceMechanism, PureDpMechanism)):
+            return self._pure_epsilon(mechanism)
         raise self._unsupported(mechanism, "not a pure-DP mechanism")
 
     def _compose(self, mechanism: Mechanism, count: int) -> None:
@@ -680,12 +729,58 @@ class PureDpAccountant(Accountant):
         return 0.0 if epsilon >= self.epsilon else 1.0
 
 
+# ----------------------------------------------------------------- basic (eps, delta)
+
+
+class BasicAccountant(Accountant):
+    r"""Basic composition of :math:`(\varepsilon,\delta)` guarantees: :math:`\sum\varepsilon_i`
+    at :math:`\sum\delta_i` (Dwork & Roth Thm 3.16). Accounts pure-DP mechanisms and
+    :class:`~dpbounds.privacy.mechanisms.ApproxDpMechanism` (guarantees from a theorem).
+    At a ``delta`` below the composed :math:`\sum\delta_i` nothing is certified: ``inf``.
+    """
+
+    name = "basic"
+
+    def __init__(self, neighbouring: Any = Neighbouring.REPLACE_ONE) -> None:
+        super().__init__(neighbouring)
+        self.epsilon = 0.0
+        self.delta = 0.0
+
+    def spawn(self) -> BasicAccountant:
+        return BasicAccountant(self.neighbouring)
+
+    def _compose(self, mechanism: Mechanism, count: int) -> None:
+        if isinstance(mechanism, ApproxDpMechanism):
+            try:
+                eps = mechanism.epsilon_under(self.neighbouring)
+                dlt = mechanism.delta_under(self.neighbouring)
+            except ValueError as err:
+                raise self._unsupported(mechanism, str(err)) from None
+        else:  # computed (sens / scale, amplification): rounded up as the pure accountant does
+            eps = float(nudge_up(PureDpAccountant(self.neighbouring).mechanism_epsilon(mechanism)))
+            dlt = 0.0
+        total = self.epsilon + count * eps
+        # a stated guarantee taken once is exact; any sum is rounded up (never below the truth)
+        exact = self.epsilon == 0.0 and count == 1
+        self.epsilon = _finite(total if exact else float(nudge_up(total, 2)))
+        self.delta = min(1.0, self.delta + count * dlt)
+
+    def get_epsilon(self, delta: float | None = None) -> float:
+        delta = self.delta if delta is None else check_probability("delta", delta)
+        return self.epsilon if delta >= self.delta else math.inf
+
+    def get_delta(self, epsilon: float) -> float:
+        epsilon = check_nonnegative("epsilon", epsilon)
+        return self.delta if epsilon >= self.epsilon else 1.0
+
+
 #: Accountant classes by name.
 ACCOUNTANTS: dict[str, type[Accountant]] = {
     "rdp": RdpAccountant,
     "zcdp": ZcdpAccountant,
     "pld": PldAccountant,
     "pure": PureDpAccountant,
+    "basic": BasicAccountant,
 }
 
 

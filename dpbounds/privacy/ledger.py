@@ -22,7 +22,7 @@ from dpbounds.privacy.accountants import (
     UnsupportedMechanismError,
     make_accountant,
 )
-from dpbounds.privacy.mechanisms import Mechanism, Neighbouring
+from dpbounds.privacy.mechanisms import Mechanism, Neighbouring, mechanism_from_dict
 
 __all__ = ["PrivacyLedger"]
 
@@ -36,9 +36,42 @@ class PrivacyLedger:
         Relation of the reported guarantees (passed to accountants built by name).
     """
 
-    def __init__(self, neighbouring: Any = Neighbouring.ADD_REMOVE) -> None:
+    def __init__(self, neighbouring: Any = Neighbouring.ADD_REMOVE,
+                 entries: Any = ()) -> None:
         self.neighbouring = Neighbouring.coerce(neighbouring)
         self._entries: list[tuple[Mechanism, int]] = []
+        self._frozen = False
+        for mechanism, count in entries:
+            self.record(mechanism, count)
+
+    def freeze(self) -> PrivacyLedger:
+        """Refuse further :meth:`record` calls (a finished run's ledger); returns ``self``."""
+        self._frozen = True
+        return self
+
+    def copy(self) -> PrivacyLedger:
+        """An unfrozen copy with the same entries."""
+        return PrivacyLedger(self.neighbouring, self._entries)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (``json.dumps`` it); :meth:`from_dict` reads it back."""
+        return {"neighbouring": self.neighbouring.value,
+                "entries": [[m.to_dict(), int(n)] for m, n in self._entries]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PrivacyLedger:
+        """Inverse of :meth:`to_dict`."""
+        if not isinstance(data, dict) or "entries" not in data:
+            raise ValueError(f"data must be a PrivacyLedger.to_dict(), got {data!r}")
+        return cls(data.get("neighbouring", Neighbouring.ADD_REMOVE),
+                   [(mechanism_from_dict(m), int(n)) for m, n in data["entries"]])
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PrivacyLedger):
+            return NotImplemented
+        return self.neighbouring is other.neighbouring and self._entries == other._entries
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
 
     @property
     def entries(self) -> tuple[tuple[Mechanism, int], ...]:
@@ -47,6 +80,8 @@ class PrivacyLedger:
 
     def record(self, mechanism: Mechanism, count: int = 1) -> None:
         """Record ``count`` runs of ``mechanism`` (at most ``MAX_COUNT`` = 10^15 per entry)."""
+        if self._frozen:
+            raise ValueError("this ledger is frozen (a finished run's record); copy() it first")
         if not isinstance(mechanism, Mechanism):
             raise ValueError(f"mechanism must be a Mechanism, got {mechanism!r}")
         count = check_int("count", count, minimum=0, maximum=MAX_COUNT)
@@ -78,12 +113,13 @@ class PrivacyLedger:
         return self.accountant(accountant, **options).get_delta(epsilon)
 
     def report(self, delta: float, accountants: Any = tuple(ACCOUNTANTS)) -> dict[str, Any]:
-        """ε under each accountant by name; ``None`` where it does not support an entry."""
+        """ε under each accountant by name; ``None`` where it does not support an entry (or
+        cannot represent the composition, e.g. the PLD grid); never raises for that."""
         out: dict[str, Any] = {}
         for name in accountants:
             try:
-                out[name] = self.epsilon(delta, name)
-            except UnsupportedMechanismError:
+                out[name] = float(self.epsilon(delta, name))
+            except (UnsupportedMechanismError, ValueError):
                 out[name] = None
         return out
 

@@ -38,7 +38,8 @@ Examples
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -52,6 +53,8 @@ from dpbounds._validation import (
 )
 
 __all__ = [
+    "ApproxDpMechanism",
+    "ComposedMechanism",
     "GaussianMechanism",
     "LaplaceMechanism",
     "Mechanism",
@@ -63,25 +66,37 @@ __all__ = [
     "TreeAggregationMechanism",
     "ZcdpMechanism",
     "convert_sensitivity",
+    "mechanism_from_dict",
 ]
 
 
 class Neighbouring(enum.Enum):
-    """Neighbouring relation between datasets."""
+    """Neighbouring relation between datasets (the one spelling; :meth:`coerce` also accepts
+    the older ``"replace-one"``, ``"add/remove"`` and ``"add-remove"`` at API boundaries)."""
 
     ADD_REMOVE = "add_remove"
     REPLACE_ONE = "replace_one"
 
     @classmethod
     def coerce(cls, value: Any, name: str = "neighbouring") -> Neighbouring:
-        """Accept an enum member or its string value."""
+        """Accept an enum member, its value or a legacy alias (``"replace-one"``,
+        ``"add/remove"``, ``"add-remove"``)."""
         if isinstance(value, cls):
             return value
-        try:
-            return cls(value)
-        except ValueError:
-            choices = tuple(m.value for m in cls)
-            raise ValueError(f"{name} must be one of {choices}, got {value!r}") from None
+        if isinstance(value, str):
+            key = value.strip().lower().replace("-", "_").replace("/", "_")
+            for member in cls:
+                if member.value == key:
+                    return member
+        choices = tuple(m.value for m in cls)
+        raise ValueError(f"{name} must be one of {choices} (or 'replace-one', 'add/remove'), "
+                         f"got {value!r}")
+
+    @property
+    def legacy(self) -> str:
+        """The older hyphenated spelling (``"replace-one"``, ``"add/remove"``) that
+        :class:`~dpbounds.algorithms.SpentBudget` still shows."""
+        return "replace-one" if self is Neighbouring.REPLACE_ONE else "add/remove"
 
     def __str__(self) -> str:
         return self.value
@@ -152,6 +167,18 @@ class Mechanism:
     neighbouring: Neighbouring
     per_example_sum: bool = False
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready description; :func:`mechanism_from_dict` reads it back."""
+        out: dict[str, Any] = {"type": type(self).__name__}
+        for f in fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            if isinstance(value, enum.Enum):
+                value = value.value
+            elif isinstance(value, tuple):  # ComposedMechanism.parts
+                value = [[m.to_dict(), int(c)] for m, c in value]
+            out[f.name] = value
+        return out
+
     def sensitivity_under(self, target: Any) -> float:
         """The mechanism's sensitivity converted to ``target`` (see module notes); raises
         ``ValueError`` for replace-one → add/remove unless ``per_example_sum`` is True."""
@@ -189,6 +216,12 @@ class GaussianMechanism(Mechanism):
         """Noise std divided by the sensitivity (under this mechanism's relation)."""
         return self.sigma / self.sensitivity if self.sensitivity > 0 else float("inf")
 
+    def subsampled(self, sampling_rate: float, sampling: Any = "poisson") -> Mechanism:
+        """This mechanism run on a subsample (as ``dp_accounting``'s ``PoissonSampledDpEvent``
+        wraps a ``GaussianDpEvent``): a :class:`SubsampledGaussianMechanism`."""
+        return SubsampledGaussianMechanism(self.sigma, sampling_rate, self.sensitivity, sampling,
+                                           self.neighbouring, self.per_example_sum)
+
 
 @dataclass(frozen=True)
 class LaplaceMechanism(Mechanism):
@@ -205,6 +238,13 @@ class LaplaceMechanism(Mechanism):
         _set(self, "sensitivity", check_nonnegative("sensitivity", self.sensitivity))
         _set(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
         _set(self, "per_example_sum", _check_flag("per_example_sum", self.per_example_sum))
+
+    def subsampled(self, sample_size: int, dataset_size: int) -> Mechanism:
+        """This mechanism run on a without-replacement subsample of ``sample_size`` of
+        ``dataset_size`` records: a :class:`SubsampledLaplaceMechanism` (replace-one; an
+        add/remove sensitivity is doubled)."""
+        sens = self.sensitivity_under(Neighbouring.REPLACE_ONE)
+        return SubsampledLaplaceMechanism(self.scale, sens, sample_size, dataset_size)
 
 
 @dataclass(frozen=True)
@@ -238,6 +278,13 @@ class SubsampledGaussianMechanism(Mechanism):
         _set(self, "neighbouring", Neighbouring.coerce(nb))
         _set(self, "per_example_sum", _check_flag("per_example_sum", self.per_example_sum))
 
+    @property
+    def base(self) -> GaussianMechanism:
+        """The Gaussian mechanism that is subsampled (``base.subsampled(q, sampling)`` gives
+        this one back)."""
+        return GaussianMechanism(self.sigma, self.sensitivity, self.neighbouring,
+                                 self.per_example_sum)
+
     def noise_multiplier_under(self, target: Any) -> float:
         """std / sensitivity with the sensitivity converted to ``target``."""
         sens = self.sensitivity_under(target)
@@ -269,6 +316,24 @@ class SubsampledLaplaceMechanism(Mechanism):
         _set(self, "dataset_size", n)
         _set(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
         _set(self, "per_example_sum", _check_flag("per_example_sum", self.per_example_sum))
+
+    def epsilon_under(self, target: Any) -> float:
+        r"""Pure ε of one run, amplified by subsampling without replacement (Kuru et al.
+        Thm A.3): :math:`\ln(1+\frac mn(e^{\Delta_1/b}-1))`. Stated for replace-one only:
+        another ``target`` raises ``ValueError``. Every accountant uses this one method."""
+        from dpbounds.privacy.laplace import amplify_without_replacement
+
+        if Neighbouring.coerce(target, "target") is not Neighbouring.REPLACE_ONE:
+            raise ValueError("subsampled Laplace amplification (Kuru et al. Theorem A.3) is "
+                             "stated for replace_one")
+        eps0 = self.sensitivity_under(Neighbouring.REPLACE_ONE) / self.scale
+        return float(amplify_without_replacement(eps0, self.sample_size, self.dataset_size))
+
+    @property
+    def base(self) -> LaplaceMechanism:
+        """The Laplace mechanism that is subsampled."""
+        return LaplaceMechanism(self.scale, self.sensitivity, self.neighbouring,
+                                self.per_example_sum)
 
     @classmethod
     def kuru(cls, sensitivity_function: float, scale: float, n: int, m: int):
@@ -330,6 +395,76 @@ class PureDpMechanism(Mechanism):
 
 
 @dataclass(frozen=True)
+class ApproxDpMechanism(Mechanism):
+    r"""Any :math:`(\varepsilon,\delta)`-DP mechanism whose guarantee comes from a theorem
+    (e.g. objective perturbation, Kifer-Smith-Thakurta Thm 2); ``label`` names it. Only the
+    ``'basic'`` accountant (and PLD, from the privacy parameters) accounts it."""
+
+    epsilon: float
+    delta: float
+    neighbouring: Neighbouring = Neighbouring.REPLACE_ONE
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        _set(self, "epsilon", check_nonnegative("epsilon", self.epsilon))
+        _set(self, "delta", check_closed_interval("delta", self.delta, 0.0, 1.0))
+        _set(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
+        _set(self, "label", str(self.label))
+
+    def epsilon_under(self, target: Any) -> float:
+        """Group privacy: an add/remove guarantee gives 2 eps under replace-one (and the delta
+        of :meth:`delta_under`)."""
+        return self.epsilon * _group_privacy_factor(self.neighbouring, target, 2.0)
+
+    def delta_under(self, target: Any) -> float:
+        r"""Group privacy for a group of 2: :math:`(1+e^{\varepsilon})\delta`."""
+        if _group_privacy_factor(self.neighbouring, target, 2.0) == 1.0:
+            return self.delta
+        return min(1.0, (1.0 + math.exp(min(self.epsilon, 700.0))) * self.delta)
+
+
+@dataclass(frozen=True)
+class ComposedMechanism(Mechanism):
+    """Sequential composition of ``parts`` = ``((mechanism, count), ...)`` (as
+    ``dp_accounting``'s ``ComposedDpEvent``): an accountant composes every part. Useful to
+    calibrate one noise factor across mechanisms of different scales (see
+    :func:`~dpbounds.privacy.calibrate.calibrate`)."""
+
+    parts: tuple = ()
+    neighbouring: Neighbouring = Neighbouring.REPLACE_ONE
+
+    def __post_init__(self) -> None:
+        parts = []
+        for item in self.parts:
+            mech, count = item if isinstance(item, (tuple, list)) else (item, 1)
+            if not isinstance(mech, Mechanism):
+                raise ValueError(f"parts must hold Mechanisms, got {mech!r}")
+            parts.append((mech, check_int("count", count, minimum=0, maximum=MAX_COUNT)))
+        _set(self, "parts", tuple(parts))
+        _set(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
+
+    @property
+    def sensitivity(self) -> float:
+        """Largest sensitivity of a part (the scale :func:`calibrate` starts from)."""
+        return max((getattr(m, "sensitivity", 0.0) for m, _ in self.parts), default=0.0)
+
+
+#: Mechanism classes by name, for :func:`mechanism_from_dict`.
+_MECHANISMS: dict[str, type] = {}
+
+
+def mechanism_from_dict(data: dict[str, Any]) -> Mechanism:
+    """Inverse of :meth:`Mechanism.to_dict`."""
+    if not isinstance(data, dict) or data.get("type") not in _MECHANISMS:
+        raise ValueError(f"data must be a Mechanism.to_dict() with a known type "
+                         f"{sorted(_MECHANISMS)}, got {data!r}")
+    kwargs = {k: v for k, v in data.items() if k != "type"}
+    if "parts" in kwargs:
+        kwargs["parts"] = tuple((mechanism_from_dict(m), int(c)) for m, c in kwargs["parts"])
+    return _MECHANISMS[data["type"]](**kwargs)
+
+
+@dataclass(frozen=True)
 class ZcdpMechanism(Mechanism):
     r"""Any :math:`\rho`-zCDP mechanism."""
 
@@ -343,3 +478,9 @@ class ZcdpMechanism(Mechanism):
     def rho_under(self, target: Any) -> float:
         """Group privacy for zCDP: a group of 2 costs 4 rho."""
         return self.rho * _group_privacy_factor(self.neighbouring, target, 4.0)
+
+
+_MECHANISMS.update({cls.__name__: cls for cls in (
+    GaussianMechanism, LaplaceMechanism, SubsampledGaussianMechanism, SubsampledLaplaceMechanism,
+    TreeAggregationMechanism, PureDpMechanism, ZcdpMechanism, ApproxDpMechanism,
+    ComposedMechanism)})

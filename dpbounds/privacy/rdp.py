@@ -353,16 +353,6 @@ def subsampled_gaussian_rdp(
     return without_replacement_gaussian_rdp(sampling_rate, noise_multiplier, orders)
 
 
-def _pld_epsilon(z: float, delta: float, q: float, steps: int) -> float:
-    # our PLD accountant: dp_accounting's PLDs on a grid sized from the mechanism, composed by
-    # one FFT power (dp_accounting's own accountant needs 45 s and gigabytes at 10^7 steps)
-    from dpbounds.privacy.accountants import PldAccountant
-    from dpbounds.privacy.mechanisms import SubsampledGaussianMechanism
-
-    acc = PldAccountant().compose(SubsampledGaussianMechanism(z, q), steps)
-    return acc.get_epsilon(delta)
-
-
 def epsilon_for_noise_multiplier(
     noise_multiplier: float,
     delta: float,
@@ -390,23 +380,35 @@ def epsilon_for_noise_multiplier(
     steps = check_int("steps", steps, minimum=1, maximum=MAX_COUNT)
     sampling = check_choice("sampling", sampling, _SAMPLING)
     accountant = check_choice("accountant", accountant, _ACCOUNTANTS)
+    if accountant == "pld" and sampling != "poisson":
+        raise ValueError(
+            "accountant='pld' supports sampling='poisson' only (dp_accounting has no PLD for "
+            "sampling without replacement); use accountant='rdp'"
+        )
+    from dpbounds.privacy.calibrate import epsilon_of
+
+    return float(epsilon_of(_sgm(q, sampling)(z), delta,
+                            _sgm_accountant(accountant, sampling, orders, method), steps))
+
+
+def _sgm(q: float, sampling: str) -> Any:
+    """The family ``z -> SubsampledGaussianMechanism(z, q)`` (unit sensitivity under the
+    scheme's natural relation)."""
+    from dpbounds.privacy.mechanisms import SubsampledGaussianMechanism
+
+    return lambda z: SubsampledGaussianMechanism(z, q, sampling=sampling)
+
+
+def _sgm_accountant(accountant: str, sampling: str, orders: Any, method: str) -> Any:
+    """The accountant the two functions below share (relation: the scheme's natural one)."""
+    from dpbounds.privacy.accountants import PldAccountant, RdpAccountant
+    from dpbounds.privacy.mechanisms import Sampling
+
+    natural = Sampling.coerce(sampling).natural_neighbouring
     if accountant == "pld":
-        if sampling != "poisson":
-            raise ValueError(
-                "accountant='pld' supports sampling='poisson' only (dp_accounting has no PLD for "
-                "sampling without replacement); use accountant='rdp'"
-            )
-        return _pld_epsilon(z, delta, q, steps)
-    default = orders is DEFAULT_ORDERS
-    orders = _check_orders(orders)
-    rdp = steps * np.asarray(subsampled_gaussian_rdp(q, z, orders, sampling))
-    eps, best = rdp_to_dp(rdp, orders, delta, method)
-    if default and best == orders[-1]:
-        # tiny budgets need very large orders; look there too (any order gives a valid bound)
-        big = EXTENDED_ORDERS
-        rdp_big = steps * np.asarray(subsampled_gaussian_rdp(q, z, big, sampling))
-        eps = min(eps, rdp_to_dp(rdp_big, big, delta, method)[0])
-    return eps
+        return PldAccountant(natural)
+    orders = orders if orders is DEFAULT_ORDERS else _check_orders(orders)
+    return RdpAccountant(natural, orders, check_choice("method", method, ("improved", "mironov")))
 
 
 def noise_multiplier_for_epsilon(
@@ -424,9 +426,11 @@ def noise_multiplier_for_epsilon(
     r"""Smallest noise multiplier (std / sensitivity) whose :math:`\varepsilon` is at most
     ``epsilon`` under the chosen accountant — conservative by construction.
 
-    Brackets :math:`z` geometrically, then bisects on :math:`\ln z` keeping the upper end
-    (which satisfies :math:`\varepsilon(z)\le` ``epsilon``) until the bracket is narrower than
-    ``rtol`` (default ``1e-6`` for RDP, ``1e-4`` for PLD).
+    :func:`~dpbounds.privacy.calibrate.calibrate` on
+    :class:`~dpbounds.privacy.mechanisms.SubsampledGaussianMechanism` (unit sensitivity under
+    the scheme's relation) with the :class:`~dpbounds.privacy.accountants.RdpAccountant` or
+    :class:`~dpbounds.privacy.accountants.PldAccountant`, to ``rtol`` (default ``1e-6`` for
+    RDP, ``1e-4`` for PLD), rounded up by ``rtol`` (``round_up``).
 
     Examples
     --------
@@ -441,29 +445,22 @@ def noise_multiplier_for_epsilon(
         rtol = 1e-6 if accountant == "rdp" else 1e-4
     rtol = check_positive("rtol", rtol)
 
-    def eps_of(z: float) -> float:
-        return epsilon_for_noise_multiplier(
-            z, delta, sampling_rate, steps, sampling, accountant, orders=orders, method=method
+    q = check_closed_interval("sampling_rate", sampling_rate, 0.0, 1.0)
+    if q == 0.0:
+        raise ValueError("sampling_rate must lie in (0, 1], got 0.0")
+    steps = check_int("steps", steps, minimum=1, maximum=MAX_COUNT)
+    sampling = check_choice("sampling", sampling, _SAMPLING)
+    if accountant == "pld" and sampling != "poisson":
+        raise ValueError(
+            "accountant='pld' supports sampling='poisson' only (dp_accounting has no PLD for "
+            "sampling without replacement); use accountant='rdp'"
         )
+    from dpbounds.privacy.calibrate import calibrate
 
-    hi = 1.0
-    while eps_of(hi) > epsilon:
-        hi *= 2.0
-        if hi > 1e12:
-            raise ValueError(
-                f"epsilon={epsilon!r} is out of reach at delta={delta!r}: no noise multiplier "
-                "<= 1e12 attains it with these orders"
-            )
-    lo = hi / 2.0
-    while lo > 1e-6 and eps_of(lo) <= epsilon:
-        hi, lo = lo, lo / 2.0
-    while hi / lo - 1.0 > rtol:
-        mid = math.sqrt(lo * hi)
-        if eps_of(mid) <= epsilon:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    # the one calibration routine (never overshoots), on the accountant's epsilon
+    return calibrate(_sgm(q, sampling), epsilon, delta,
+                     _sgm_accountant(accountant, sampling, orders, method), steps,
+                     initial=1.0, rtol=rtol, max_noise=1e12, round_up=True)
 
 
 guard_module(globals(), __all__)

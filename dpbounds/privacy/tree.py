@@ -75,7 +75,6 @@ SOURCE_SIGMA = Source(
     "sigma = 2 Delta sqrt(K log(1/delta))/eps for eps <= log(1/delta); statement MISSING",
 )
 
-_NEIGHBOURING = ("replace_one", "add_remove")
 #: Largest tree :func:`dyadic_nodes` lists (2T - popcount(T) tuples, ~250 MB at 2^20).
 MAX_LISTED_STEPS = 2**20
 #: Largest N * E for ``max_nodes_per_sample(method="exact")`` (a few seconds, ~100 MB).
@@ -257,7 +256,9 @@ def momentum_node_sensitivity(
     if not (0.0 < alpha <= 1.0) or not math.isfinite(alpha):
         raise ValueError(f"alpha must lie in (0, 1], got {alpha!r}")
     n = check_int("n", n, minimum=1, maximum=MAX_COUNT)
-    neighbouring = check_choice("neighbouring", neighbouring, _NEIGHBOURING)
+    from dpbounds.privacy.mechanisms import Neighbouring
+
+    neighbouring = Neighbouring.coerce(neighbouring).value  # legacy spellings accepted
     if neighbouring != "replace_one":
         raise ValueError(
             "neighbouring must be 'replace_one' for the momentum node sensitivity, got "

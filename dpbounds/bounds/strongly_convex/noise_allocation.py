@@ -540,7 +540,7 @@ def naive_select_horizon(
     """(32) at every horizon by recomputing the weights of each truncated schedule: O(T^2).
 
     The reference for :func:`select_horizon` (tests, ``bench/bench_horizon.py``): this is the
-    loop ``dpbounds.algorithms.kuru`` used before. Returns ``(best T, bounds)``.
+    loop ``dpbounds.algorithms.momentum`` used before. Returns ``(best T, bounds)``.
     """
     mu, L, initial_error, d, sensitivity, n, epsilon, max_horizon = _check_horizon_inputs(
         mu, L, initial_error, d, sensitivity, n, epsilon, max_horizon)

@@ -270,7 +270,7 @@ def test_remark_4_2_heuristic_is_feasible_and_near_optimal():
 
 # ----------------------------------------------------------------------------- fast and exact
 def _naive_kuru_eq32(mu, L, *, first_stage, steps, E0, d, S, n, eps, method="masg", c=1.0):
-    """The O(T^2) loop dpbounds.algorithms.kuru used before (the oracle of the O(T) search)."""
+    """The O(T^2) loop dpbounds.algorithms.momentum used before (the oracle of the O(T) search)."""
     sched = (masg_schedule(mu, L, horizon=steps, c=c, first_stage_length=first_stage)
              if method == "masg" else nesterov_schedule(c / L, steps))
     best, best_val = 1, math.inf
@@ -308,7 +308,7 @@ def test_prefix_sum_horizon_search_equals_the_direct_sum_at_every_horizon(
 def test_kuru_masg_horizon_reselection_uses_the_shared_search():
     """dp_masg_opt with a first-stage override: the horizon of the old O(T^2) loop, now from
     bounds.noise_allocation.select_horizon (one implementation)."""
-    from dpbounds.algorithms.kuru import _horizon
+    from dpbounds.algorithms.momentum import _horizon
     from dpbounds.data import kuru_synthetic
     from dpbounds.objectives import LogisticRegression
 

@@ -1,0 +1,482 @@
+r"""Kuru et al.'s DP accelerated methods: DP-SHB, DP-NAG(-opt), DP-MASG(-opt).
+
+All six Section-5 methods share one loop. Iteration :math:`t = 1, \dots, T` draws a
+mini-batch :math:`B_t` of :math:`m` of the :math:`n` samples **without replacement** and
+adds i.i.d. :math:`\mathrm{Laplace}(b_t)` noise (scale :math:`b_t`, variance :math:`2b_t^2`)
+to the mini-batch mean gradient (eq. (8)):
+
+* DP-SHB (9):   :math:`x_{t}=x_{t-1}-\alpha(\nabla F_{B_t}(x_{t-1})+\eta_t)+\beta(x_{t-1}-x_{t-2})`;
+* DP-NAG (27):  :math:`z=(1+\beta)x_{t-1}-\beta x_{t-2}`,
+  :math:`x_t=z-\alpha(\nabla F_{B_t}(z)+\eta_t)`;
+* DP-GD:        either with :math:`\beta=0` (Section 5's DP-GD);
+* DP-MASG:      DP-NAG with the multi-stage schedule (33), step :math:`\alpha^{(k)}` and
+  :math:`\beta^{(k)}=(1-\sqrt{\mu\alpha^{(k)}})/(1+\sqrt{\mu\alpha^{(k)}})` in stage
+  :math:`k`, momentum restarted at each stage change (as the reference code does;
+  ``restart=False`` keeps it).
+
+Privacy (pure :math:`\epsilon`-DP, replace-one, Kuru et al. Prop. 3.1): with per-iteration
+budgets :math:`\epsilon_t` (:math:`\sum_t\epsilon_t=\epsilon`), the scale is the inversion of
+eq. (11), :math:`b_t=S_1/(m\ln[1+\frac nm(e^{\epsilon_t}-1)])` — for the uniform budget
+:math:`\epsilon/T` this is exactly eqs. (12)-(13), :math:`b=S_1/(m\epsilon_0)`. We use
+(12)'s :math:`m` (not (27)'s :math:`n`, ``kuru_et_al.md`` §11 item 4). The ledger
+recomputes each step's loss with eq. (11) from the scale actually used and composes by
+basic composition (Thm A.2).
+
+``-opt`` variants distribute the budget optimally for the weights of Thm 4.1 (29) (NAG) or
+Thm 4.3 (34) (MASG): Prop. 4.2, :math:`\epsilon_t\propto a_{T,t}^{1/3}`, for :math:`m=n`, and
+the numeric optimum of problem (30) for :math:`m<n` (``allocation="remark_4_2"`` uses (31)'s
+budgets with :math:`m<n`, the paper's heuristic); and, as in Section 5, they re-select the
+horizon :math:`T'\le T` minimising the bound (32) for an initial-error guess :math:`E_0`
+(default 10, the paper's value), then run :math:`T'` iterations. Weights, schedule, allocation
+and horizon come from :mod:`dpbounds.bounds.strongly_convex.nesterov` and
+:mod:`dpbounds.bounds.strongly_convex.noise_allocation`.
+
+The step sizes follow Section 5: :math:`\alpha=c/L` and NAG's momentum
+:math:`\beta=(1-\sqrt{\mu\alpha})/(1+\sqrt{\mu\alpha})` for DP-NAG **and** DP-HB (the
+reference code uses NAG's formula for HB too, ``kuru_et_al.md`` §12.2 item 10). Unlike the
+reference code, the Laplace noise is drawn with scale :math:`b_t` (its ``laprnd`` used
+:math:`b_t` as the standard deviation, ``§12.2`` item 1), and the weights use
+:math:`\alpha(1+\alpha L)` of (28), not the code's :math:`\frac\alpha2(1+\alpha L)` (item 6).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from dpbounds._validation import check_choice, check_nonnegative, check_positive
+from dpbounds.algorithms._common import (
+    SimulationResult,
+    TraceRecorder,
+    check_batch_size,
+    check_epsilon,
+    check_noise_step,
+    check_steps,
+    check_trials,
+    default_step_size,
+    make_streams,
+    progress,
+)
+from dpbounds.backend import backend_name
+from dpbounds.bounds.strongly_convex.nesterov import (
+    Schedule,
+    error_weights,
+    masg_schedule,
+    nesterov_momentum,
+    nesterov_schedule,
+)
+from dpbounds.bounds.strongly_convex.noise_allocation import (
+    MAX_HORIZON,
+    Allocation,
+    optimal_noise,
+    optimal_noise_closed_form,
+    remark_4_2_allocation,
+    select_horizon,
+    select_horizon_subsampled,
+    uniform_noise,
+)
+from dpbounds.privacy.calibrate import calibrate
+from dpbounds.privacy.laplace import basic_composition, laplace_scales_for_budgets, split_budget
+from dpbounds.privacy.ledger import PrivacyLedger
+from dpbounds.privacy.mechanisms import ComposedMechanism, Neighbouring, SubsampledLaplaceMechanism
+from dpbounds.privacy.run import RunPrivacy
+from dpbounds.provenance import KURU, Provenance, Source
+
+__all__ = [
+    "DP_HB_SOURCE",
+    "DP_MASG_SOURCE",
+    "DP_NAG_SOURCE",
+    "dp_heavy_ball",
+    "dp_masg",
+    "dp_masg_opt",
+    "dp_nag",
+    "dp_nag_opt",
+    "laplace_allocation",
+    "laplace_momentum_method",
+]
+
+DP_HB_SOURCE = Source(KURU, "eq. (9), Proposition 3.1", Provenance.VERBATIM)
+DP_NAG_SOURCE = Source(
+    KURU, "eq. (27) with the Laplace scale of eq. (12), Theorem 4.1, Proposition 4.2",
+    Provenance.RECONSTRUCTED,
+    "recursion (27) verbatim; noise scale S_1/(m eps_0) of (12), not (27)'s printed "
+    "S_1/(n eps_0) (they agree only for m = n): kuru_et_al.md §11 item 4",
+)
+DP_MASG_SOURCE = Source(KURU, "eq. (33), Theorem 4.3", Provenance.VERBATIM,
+                        "momentum restart at stage changes as in the reference code")
+
+
+# ---------------------------------------------------------------------------------------
+# Budgets: the weights (29)/(34), the MASG schedule (33), Prop. 4.2 / problem (30) and the
+# horizon rule of Remark 4.1 come from dpbounds.bounds.strongly_convex (nesterov, noise_allocation).
+# ---------------------------------------------------------------------------------------
+ALLOCATIONS = ("uniform", "optimal", "remark_4_2")
+HORIZON_RULES = ("eq32", "subsampled")
+
+
+def laplace_allocation(schedule: Schedule, objective: Any, *, epsilon: float, m: int,
+                       allocation: str, sensitivity: float) -> Allocation:
+    """Per-iteration budgets and Laplace scales for ``schedule``.
+
+    ``"uniform"``: eqs. (12)-(13). ``"optimal"``: Prop. 4.2 (31) when ``m = n``, the numeric
+    optimum of (30) when ``m < n``. ``"remark_4_2"``: the budgets of (31) used with ``m < n``
+    (Remark 4.2's heuristic, what Section 5's reference code does).
+    """
+    n = objective.n
+    w = error_weights(schedule, objective.strong_convexity, objective.smoothness)
+    if allocation == "uniform":
+        return uniform_noise(w, sensitivity, n, m, epsilon)
+    if allocation == "remark_4_2":
+        return remark_4_2_allocation(w, sensitivity, n, m, epsilon)
+    if m == n:
+        return optimal_noise_closed_form(w, sensitivity, n, epsilon)
+    return optimal_noise(w, sensitivity, n, m, epsilon)
+
+
+def _horizon(objective: Any, *, method: str, rule: str, epsilon: float, m: int,
+             sensitivity: float, steps: int, initial_error: float, alpha: float | None = None,
+             c: float = 1.0, p: float = 1.0, first_stage: int | None = None) -> int:
+    """Remark 4.1: the horizon T' <= T minimising (32) (``rule="eq32"``, Section 5's rule for
+    every m) or the optimal bound with subsampling (``"subsampled"``, DERIVED).
+
+    Both come from :mod:`dpbounds.bounds.strongly_convex.noise_allocation` (one implementation,
+    O(T) for (32)), with this run's MASG schedule (``first_stage``) and step size.
+    """
+    f = objective
+    if steps > MAX_HORIZON:
+        raise ValueError(f"steps must be at most {MAX_HORIZON} with horizon re-selection (the "
+                         f"search keeps the bound at every horizon), got {steps}")
+    common = dict(initial_error=initial_error, d=f.d, sensitivity=sensitivity, n=f.n,
+                  epsilon=epsilon, max_horizon=steps, alpha=alpha, method=method, c=c, p=p,
+                  first_stage_length=first_stage)
+    if rule == "eq32" or m == f.n:
+        return select_horizon(f.strong_convexity, f.smoothness, **common).horizon
+    return select_horizon_subsampled(f.strong_convexity, f.smoothness, m=m, **common).horizon
+
+
+# ---------------------------------------------------------------------------------------
+# The shared loop
+# ---------------------------------------------------------------------------------------
+def _scale_factor(S1: float, scales: np.ndarray, n: int, m: int, epsilon: float) -> float:
+    """Common factor (>= 1) on the allocation's Laplace scales that the pure-DP accountant
+    certifies within ``epsilon`` for the whole run: the one calibration routine, with the
+    allocation (factor 1) as its closed form; above 1 only to absorb round-off."""
+    if not np.all(scales > 0):
+        raise ValueError("the Laplace scales must be positive for a private run with a "
+                         "positive sensitivity")
+
+    def run(c: float) -> ComposedMechanism:
+        return ComposedMechanism(tuple((SubsampledLaplaceMechanism.kuru(S1, c * float(b), n, m),
+                                        1) for b in scales))
+
+    return calibrate(run, epsilon, None, "pure", neighbouring=Neighbouring.REPLACE_ONE,
+                     initial=1.0, closed_form=1.0)
+
+
+def laplace_momentum_method(
+    objective: Any,
+    *,
+    kind: str,
+    step_sizes: np.ndarray,
+    momenta: np.ndarray,
+    budgets: np.ndarray | None,
+    epsilon: float,
+    batch_size: int | None = None,
+    restarts: np.ndarray | None = None,
+    trials: int = 1,
+    seed: Any = None,
+    x0: Any = None,
+    sensitivity: float | None = None,
+    trace: str | None = "suboptimality",
+    name: str = "",
+    source: Source | None = None,
+    params: dict | None = None,
+    scales: np.ndarray | None = None,
+) -> SimulationResult:
+    """Run heavy ball (``kind="hb"``) or Nesterov (``kind="nag"``) with per-step steps,
+    momenta and Laplace budgets ``budgets`` (``None`` with ``epsilon = inf``: no noise), or
+    precomputed Laplace ``scales`` (the ledger recomputes every step's loss from them).
+
+    Mini-batches come from the ``sampler`` stream (one ``subsample(n, m)`` per step when
+    ``m < n``; the full data set when ``m = n``) and noise from the ``noise`` stream of
+    :func:`~dpbounds.algorithms._common.make_streams`.
+    """
+    f = objective
+    xp = f.xp
+    T = len(step_sizes)
+    n, d = f.n, f.d
+    m = check_batch_size(batch_size, n)
+    trials = check_trials(trials)
+    S1 = f.l1_sensitivity if sensitivity is None else check_nonnegative("sensitivity",
+                                                                         sensitivity)
+    private = math.isfinite(epsilon)
+    if private:
+        if not math.isfinite(S1):
+            raise ValueError("sensitivity must be finite for a private run: the objective has "
+                             "no finite L1 sensitivity; pass sensitivity=")
+        if scales is None:
+            scales = (laplace_scales_for_budgets(S1, budgets, n, m) if S1 > 0
+                      else np.zeros(T))
+        scales = np.asarray(scales, dtype=float)
+        if scales.shape != (T,) or not np.all(np.isfinite(scales)):
+            raise ValueError("the Laplace scales must be finite, one per step (an allocation "
+                             "that gives a step no budget needs a shorter horizon)")
+        if S1 > 0:
+            scales = scales * _scale_factor(S1, scales, n, m, epsilon)
+        check_noise_step(scales, step_sizes, epsilon)
+    else:
+        scales = np.zeros(T)
+    sampler, noise = make_streams(seed, trials, xp)
+    noise = noise.prefetch(T)  # one draw per generator per block of steps (same bits)
+    rec = TraceRecorder(f, trace)
+    x = f.initial_state(trials, x0)
+    x_prev = x
+    restarts = np.zeros(T, dtype=bool) if restarts is None else np.asarray(restarts, bool)
+    for t in progress(range(T), desc=name or kind):
+        alpha, beta = float(step_sizes[t]), float(momenta[t])
+        if restarts[t]:
+            x_prev = x
+        idx = sampler.subsample(n, m) if m < n else None
+        if kind == "nag" and beta != 0.0:
+            point = x + beta * (x - x_prev)
+        else:
+            point = x
+        if rec.needs_loss and idx is None:
+            # one data pass for F(x_t) and the gradient (at the look-ahead point for NAG)
+            loss, g = f.loss_and_grad(x, grad_at=None if point is x else point)
+            rec.record(x, loss)
+        else:
+            rec.record(x)
+            g = f.grad(point, idx)
+        if scales[t] > 0:
+            g = g + noise.laplace((d,), scales[t])
+        x_new = point - alpha * g
+        if kind == "hb" and beta != 0.0:
+            x_new = x_new + beta * (x - x_prev)
+        x_prev, x = x, x_new
+    rec.record(x)
+
+    ledger = PrivacyLedger(Neighbouring.REPLACE_ONE)
+    for b in scales if private and S1 > 0 else ():
+        ledger.record(SubsampledLaplaceMechanism.kuru(S1, float(b), n, m))
+    privacy = RunPrivacy(ledger, float(epsilon), 0.0, "pure", S1,
+                         description="eq. (11) per step (Laplace + subsampling without "
+                                     "replacement), basic composition")
+    out_params = dict(params or {})
+    out_params.update(steps=T, batch_size=m, n=n, d=d, sensitivity=S1,
+                      laplace_scales=scales, step_sizes=np.asarray(step_sizes),
+                      momenta=np.asarray(momenta), budgets=budgets, seed=seed)
+    return SimulationResult(name or kind, x, rec.result(trials), rec.kind or "none", privacy,
+                            out_params, source, backend_name(xp))
+
+
+def _defaults(objective: Any, step_size: float | None, c: float, momentum: float | None
+              ) -> tuple[float, float]:
+    mu = objective.strong_convexity
+    alpha = default_step_size(objective, step_size, c)
+    if momentum is None:
+        if mu <= 0:
+            raise ValueError("momentum must be given for an objective with strong_convexity "
+                             "<= 0 (the default (1-sqrt(mu a))/(1+sqrt(mu a)) needs mu > 0)")
+        beta = float(nesterov_momentum(alpha, mu))
+    else:
+        beta = float(momentum)
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"momentum must lie in [0, 1), got {momentum!r}")
+    return alpha, beta
+
+
+def _uniform(epsilon: float, T: int) -> np.ndarray | None:
+    return split_budget(epsilon, steps=T) if math.isfinite(epsilon) else None
+
+
+def dp_heavy_ball(objective: Any, *, epsilon: float, steps: int, step_size: float | None = None,
+                  momentum: float | None = None, c: float = 1.0,
+                  batch_size: int | None = None, budgets: Any = None, trials: int = 1,
+                  seed: Any = None, x0: Any = None, sensitivity: float | None = None,
+                  trace: str | None = "suboptimality") -> SimulationResult:
+    r"""DP-SHB (Kuru et al. eq. (9)): heavy ball with Laplace-noised mini-batch gradients.
+
+    Parameters
+    ----------
+    objective:
+        An :class:`~dpbounds.objectives.Objective` with finite ``l1_sensitivity`` (or pass
+        ``sensitivity``, the :math:`S_1` of eq. (10)).
+    epsilon:
+        Total pure-DP budget (replace-one); ``math.inf`` runs the non-private method.
+    steps:
+        Number of iterations :math:`T`.
+    step_size, momentum:
+        :math:`\alpha` (default ``c/L``) and :math:`\beta` (default
+        :math:`(1-\sqrt{\mu\alpha})/(1+\sqrt{\mu\alpha})`, as Section 5 does for DP-HB).
+    batch_size:
+        :math:`m` (default ``n``), sampled without replacement each iteration.
+    budgets:
+        Optional per-iteration budgets :math:`\epsilon_t` (summing to at most ``epsilon``);
+        default uniform :math:`\epsilon/T` (Prop. 3.1).
+    trials, seed, x0:
+        Independent runs in one batch, reproducible from ``seed``; start (default 0).
+    trace:
+        ``"suboptimality"`` (``F(x_t)-F*``), ``"loss"``, ``"grad_norm"`` or ``None``.
+
+    Returns
+    -------
+    SimulationResult
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> from dpbounds.data import kuru_synthetic
+    >>> from dpbounds.objectives import LogisticRegression
+    >>> from dpbounds.algorithms import dp_heavy_ball
+    >>> A, y = kuru_synthetic(n=2000, d=5, seed=0)
+    >>> f = LogisticRegression.kuru(A, y, lam=0.01, l1_radius=5.0)
+    >>> r = dp_heavy_ball(f, epsilon=1.0, steps=50, batch_size=200, trials=4, seed=1)
+    >>> r.trace.shape, r.ledger.epsilon <= 1.0
+    ((4, 51), True)
+    """
+    epsilon = check_epsilon(epsilon)
+    T = check_steps(steps)
+    alpha, beta = _defaults(objective, step_size, c, momentum)
+    eps_t = _budgets(budgets, epsilon, T)
+    return laplace_momentum_method(
+        objective, kind="hb", step_sizes=np.full(T, alpha), momenta=np.full(T, beta),
+        budgets=eps_t, epsilon=epsilon, batch_size=batch_size, trials=trials, seed=seed,
+        x0=x0, sensitivity=sensitivity, trace=trace, name="DP-SHB", source=DP_HB_SOURCE,
+        params=dict(step_size=alpha, momentum=beta),
+    )
+
+
+def _budgets(budgets: Any, epsilon: float, T: int) -> np.ndarray | None:
+    if budgets is None:
+        return _uniform(epsilon, T)
+    if not math.isfinite(epsilon):
+        return None
+    b = np.atleast_1d(check_positive("budgets", budgets)).astype(float)
+    if b.shape != (T,):
+        raise ValueError(f"budgets must have shape (steps,) = ({T},), got {b.shape}")
+    if basic_composition(b) > epsilon:
+        raise ValueError(f"budgets must sum to at most epsilon={epsilon}, got {b.sum()!r}")
+    return b
+
+
+def dp_nag(objective: Any, *, epsilon: float, steps: int, step_size: float | None = None,
+           momentum: float | None = None, c: float = 1.0, batch_size: int | None = None,
+           allocation: str = "uniform", horizon_reselection: bool = False,
+           horizon_rule: str = "eq32", initial_error: float = 10.0, trials: int = 1,
+           seed: Any = None, x0: Any = None, sensitivity: float | None = None,
+           trace: str | None = "suboptimality") -> SimulationResult:
+    r"""DP-NAG (Kuru et al. eq. (27)) with uniform or optimised per-iteration budgets.
+
+    The Laplace scale is (12)'s :math:`S_1/(m\epsilon_0)`, not (27)'s printed
+    :math:`S_1/(n\epsilon_0)` (``kuru_et_al.md`` §11 item 4), hence the RECONSTRUCTED label of
+    :data:`DP_NAG_SOURCE`.
+
+    ``allocation``: ``"uniform"`` (eqs. (12)-(13)), ``"optimal"`` (Prop. 4.2 (31) when
+    ``m = n``, the numeric optimum of (30) when ``m < n``) or ``"remark_4_2"`` (the budgets of
+    (31) also for ``m < n``, Section 5's heuristic). ``horizon_reselection=True`` first picks
+    :math:`T'\le T` by Remark 4.1 (``horizon_rule="eq32"``: minimise (32) with the guess
+    :math:`E_0` = ``initial_error``, as Section 5 does for every ``m``; ``"subsampled"``: the
+    optimal bound with the subsampling term, DERIVED) and runs :math:`T'` iterations.
+    :func:`dp_nag_opt` sets ``allocation="optimal"`` and re-selection, as Section 5's
+    DP-NAG-opt. Other parameters as :func:`dp_heavy_ball`.
+    """
+    epsilon = check_epsilon(epsilon)
+    T = check_steps(steps)
+    alpha, beta = _defaults(objective, step_size, c, momentum)
+    allocation = check_choice("allocation", allocation, ALLOCATIONS)
+    horizon_rule = check_choice("horizon_rule", horizon_rule, HORIZON_RULES)
+    initial_error = check_positive("initial_error", initial_error)
+    m = check_batch_size(batch_size, objective.n)
+    S1 = objective.l1_sensitivity if sensitivity is None else check_positive("sensitivity",
+                                                                            sensitivity)
+    horizon = T
+    private = math.isfinite(epsilon)
+    if horizon_reselection and private:
+        horizon = _horizon(objective, method="nag", rule=horizon_rule, epsilon=epsilon, m=m,
+                           sensitivity=S1, steps=T, initial_error=initial_error, alpha=alpha)
+    scales = None
+    if private:
+        alloc = laplace_allocation(nesterov_schedule(alpha, horizon), objective,
+                                   epsilon=epsilon, m=m, allocation=allocation,
+                                   sensitivity=S1)
+        scales = alloc.scales
+    name = "DP-NAG-opt" if allocation != "uniform" else "DP-NAG"
+    return laplace_momentum_method(
+        objective, kind="nag", step_sizes=np.full(horizon, alpha),
+        momenta=np.full(horizon, beta), budgets=None, scales=scales, epsilon=epsilon,
+        batch_size=m, trials=trials, seed=seed, x0=x0, sensitivity=S1,
+        trace=trace, name=name, source=DP_NAG_SOURCE,
+        params=dict(step_size=alpha, momentum=beta, allocation=allocation,
+                    horizon=horizon, requested_steps=T, initial_error=initial_error,
+                    horizon_rule=horizon_rule if horizon_reselection else None),
+    )
+
+
+def dp_nag_opt(objective: Any, **kwargs: Any) -> SimulationResult:
+    """DP-NAG-opt: :func:`dp_nag` with optimal budgets and horizon re-selection (Sec. 5)."""
+    kwargs.setdefault("allocation", "optimal")
+    kwargs.setdefault("horizon_reselection", True)
+    return dp_nag(objective, **kwargs)
+
+
+def dp_masg(objective: Any, *, epsilon: float, steps: int, c: float = 1.0, p: float = 1.0,
+            first_stage: int | None = None, restart: bool = True,
+            batch_size: int | None = None, allocation: str = "uniform",
+            horizon_reselection: bool = False, horizon_rule: str = "eq32",
+            initial_error: float = 10.0, trials: int = 1, seed: Any = None, x0: Any = None,
+            sensitivity: float | None = None, trace: str | None = "suboptimality"
+            ) -> SimulationResult:
+    r"""DP-MASG (Kuru et al. Section 4.2): multi-stage DP-NAG with the schedule (33).
+
+    Stage steps are scaled by ``c`` (Section 5): :math:`c/L` in stage 1 (length
+    ``first_stage``, default :math:`\lceil2\sqrt\kappa\ln\sqrt\kappa\rceil`),
+    :math:`c\,2^{-2k}/L` in stage :math:`k\ge2`; momentum :math:`\beta^{(k)}` of NAG's formula;
+    ``restart`` resets the momentum at stage changes (reference code; the paper is silent).
+    ``allocation`` and ``horizon_reselection`` as in :func:`dp_nag`, with the weights (34).
+    """
+    epsilon = check_epsilon(epsilon)
+    T = check_steps(steps)
+    check_positive("c", c)
+    allocation = check_choice("allocation", allocation, ALLOCATIONS)
+    horizon_rule = check_choice("horizon_rule", horizon_rule, HORIZON_RULES)
+    L, mu = objective.smoothness, objective.strong_convexity
+    if mu <= 0:
+        raise ValueError("DP-MASG needs an objective with strong_convexity > 0")
+    initial_error = check_positive("initial_error", initial_error)
+    m = check_batch_size(batch_size, objective.n)
+    S1 = objective.l1_sensitivity if sensitivity is None else check_positive("sensitivity",
+                                                                            sensitivity)
+    private = math.isfinite(epsilon)
+    horizon = T
+    if horizon_reselection and private:
+        horizon = _horizon(objective, method="masg", rule=horizon_rule, epsilon=epsilon, m=m,
+                           sensitivity=S1, steps=T, initial_error=initial_error, c=c, p=p,
+                           first_stage=first_stage)
+    sched = masg_schedule(mu, L, horizon=horizon, p=p, c=c, first_stage_length=first_stage)
+    betas = sched.momenta(mu)
+    restarts = np.zeros(horizon, dtype=bool)
+    if restart:
+        restarts[1:] = sched.stages[1:] != sched.stages[:-1]
+    scales = None
+    if private:
+        scales = laplace_allocation(sched, objective, epsilon=epsilon, m=m,
+                                    allocation=allocation, sensitivity=S1).scales
+    name = "DP-MASG-opt" if allocation != "uniform" else "DP-MASG"
+    return laplace_momentum_method(
+        objective, kind="nag", step_sizes=sched.steps, momenta=betas, budgets=None,
+        scales=scales, epsilon=epsilon, batch_size=m, restarts=restarts, trials=trials,
+        seed=seed, x0=x0, sensitivity=S1, trace=trace, name=name, source=DP_MASG_SOURCE,
+        params=dict(c=c, p=p, stages=sched.stages, stage_lengths=sched.stage_lengths,
+                    allocation=allocation, horizon=horizon, requested_steps=T,
+                    restart=restart, initial_error=initial_error),
+    )
+
+
+def dp_masg_opt(objective: Any, **kwargs: Any) -> SimulationResult:
+    """DP-MASG-opt: :func:`dp_masg` with optimal budgets and horizon re-selection."""
+    kwargs.setdefault("allocation", "optimal")
+    kwargs.setdefault("horizon_reselection", True)
+    return dp_masg(objective, **kwargs)
