@@ -11,6 +11,7 @@ import pytest
 
 from dpbounds.algorithms import noisy_projected_sgd
 from dpbounds.algorithms.dp_agd import gradient_average
+from dpbounds.algorithms.tree_momentum import sensitivity_reduced_privacy
 from dpbounds.audit.neighbours import replace_one_pair
 from dpbounds.audit.statistics import clopper_pearson, epsilon_from_counts
 from dpbounds.audit.transcript import output_features
@@ -47,6 +48,8 @@ def _objective():
     (lambda: epsilon_from_counts(1, 1, 0, 1e-5, 0.95), "trials"),     # ZeroDivisionError
     (lambda: poisson_subsampled_gaussian_rdp(0.01, 1.0, orders=1e15), "orders"),  # MemoryError
     (lambda: stationary_variance(-math.inf, 0.5, 0.01), "alpha"),     # returned nan
+    (lambda: sensitivity_reduced_privacy(1.0, 1e-5, n=10, epochs=10, alpha=0.1, gamma=1e30,
+                                         clip_norm=1.0, diff_clip=1.0), "gamma"),  # ZeroDivision
     (lambda: naive_transient_sq(0.1, -math.inf, 1.0, 3), "beta"),     # returned nan
 ])
 def test_bad_input_is_a_value_error_naming_the_parameter(call, name):

@@ -151,7 +151,8 @@ ALGORITHM_2_SOURCE = Source(
 # calibration
 # ----------------------------------------------------------------------------------------
 def _steps_per_epoch(n: int, batch_size: int) -> int:
-    return n // batch_size
+    n = check_int("n", n, minimum=1)
+    return n // check_int("batch_size", batch_size, minimum=1, maximum=n)
 
 
 def tree_momentum_privacy(
@@ -254,7 +255,11 @@ def sensitivity_reduced_privacy(
     if not 0.0 < noise_split < 1.0:
         raise ValueError(f"noise_split must lie in (0, 1), got {noise_split!r}")
     steps = _steps_per_epoch(n, batch_size)
-    n_steps = steps * epochs
+    n_steps = steps * check_int("epochs", epochs, minimum=1, maximum=MAX_STEPS)
+    alpha = check_closed_interval("alpha", alpha, 0.0, 1.0)
+    gamma = check_closed_interval("gamma", gamma, 0.0, 1.0)
+    clip_norm, diff_clip = check_positive("clip_norm", clip_norm), check_positive("diff_clip",
+                                                                                  diff_clip)
     later = gamma * clip_norm + (1.0 - gamma) * diff_clip
     sens_1 = momentum_node_sensitivity(max(clip_norm, later) / batch_size, alpha, steps,
                                        neighbouring)
