@@ -125,7 +125,7 @@ class ScalingResult:
     def to_json(self) -> dict[str, Any]:
         """The JSON document of ``dpbounds verify --json`` (see ``docs/verify.md``)."""
         u = self.utility[0]
-        return {
+        return _clean({
             "theorem": self.theorem,
             "vary": self.vary,
             "values": list(self.values),
@@ -155,7 +155,22 @@ class ScalingResult:
                          for v in self.verdicts],
             "holds": self.holds,
             "seconds": self.seconds,
-        }
+        })
+
+
+def _clean(obj: Any) -> Any:
+    """JSON-safe copy: NumPy scalars to Python, non-finite floats to ``None``."""
+    if isinstance(obj, dict):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        return float(obj) if math.isfinite(obj) else None
+    return obj
 
 
 def _grid(study: TheoremStudy, vary: Mapping[str, Sequence[float]] | None, quick: bool
