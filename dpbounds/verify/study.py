@@ -319,21 +319,23 @@ def _analyse(study: TheoremStudy, spec: VerifyProblem, var: str, values: tuple[f
             verdicts.append(ratio_at_most(
                 name, f"{c} over {var}", measured[c], bound[c], "bound at the run's parameters",
                 k=k, trivial=trivial if c in study.utility else None))
-            verdicts.append(slope_at_most(name, f"{c} over {var} vs bound's grid slope",
-                                          slopes[c], bslope[c], "bound on the same grid"))
+            verdicts.append(slope_at_most(name, f"{c} over {var}", slopes[c], bslope[c],
+                                          "bound on the same grid",
+                                          claim="slope <= bound's grid slope + CI"))
         if path.get(c) is not None:
-            verdicts.append(slope_at_most(name, f"{c} over {var} vs path exponent",
-                                          slopes[c], float(path[c]),
-                                          f"tuned bound, {var} -> oo, others fixed"))
+            verdicts.append(slope_at_most(name, f"{c} over {var}", slopes[c], float(path[c]),
+                                          f"tuned bound, {var} -> oo, others fixed",
+                                          claim="slope <= path exponent + CI"))
     if headline is not None:
-        verdicts.append(slope_at_most(name, f"{u} over {var} vs headline exponent",
-                                      slopes[u], headline, "paper's exponent (VERBATIM)"))
+        verdicts.append(slope_at_most(name, f"{u} over {var}", slopes[u], headline,
+                                      "paper's exponent (VERBATIM)",
+                                      claim="slope <= headline exponent + CI"))
     lower = np.array([float(r["lower_bound"]) for r in records])
     if np.any(lower > 0) and "grad_avg" in comps:
         # the hard instance: the measured time average must not beat the lower bound
         lo_ok = all(m.ci_high >= lb for m, lb in zip(measured["grad_avg"], lower))
-        verdicts.append(Verdict(name, f"grad_avg over {var} (hard instance)",
-                                ">= lower bound", float(np.min(
+        verdicts.append(Verdict(name, f"grad_avg over {var}",
+                                ">= hard-instance lower bound", float(np.min(
                                     [m.mean for m in measured["grad_avg"]] / lower)),
                                 0.0, 1.0, "G min(1, (D - G/L)/(eta T))", bool(lo_ok)))
     ro = {c: np.asarray(data[c]).copy() for c in comps}

@@ -128,7 +128,7 @@ def equal(study: str, case: str, measured: float, se: float, exact: float, oracl
 
 
 def slope_at_most(study: str, case: str, slope: SlopeCI, exponent: float,
-                  oracle: str) -> Verdict:
+                  oracle: str, claim: str = "slope <= exponent + CI") -> Verdict:
     """Verdict for ``slope <= exponent + CI``: fails when the whole interval lies above.
 
     ``se`` is the interval's half-width divided by the normal quantile of its level.
@@ -136,8 +136,7 @@ def slope_at_most(study: str, case: str, slope: SlopeCI, exponent: float,
     z = float(np.sqrt(2.0) * _erfinv(slope.level))
     se = (slope.ci_high - slope.ci_low) / (2 * z) if z > 0 else 0.0
     holds = bool(slope.ci_low <= exponent)
-    return Verdict(study, case, "slope <= exponent + CI", slope.slope, se, float(exponent),
-                   oracle, holds)
+    return Verdict(study, case, claim, slope.slope, se, float(exponent), oracle, holds)
 
 
 def ratio_at_most(study: str, case: str, measured: Sequence[MeanCI], bounds: Sequence[float],
