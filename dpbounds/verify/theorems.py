@@ -14,6 +14,8 @@ Rounding policy (integer quantities)
   continuous choice that depends on ``E`` (Theorem 6: ``u``, ``eta``) is **re-evaluated at the
   rounded** ``E`` (the theorem's best choice given ``E``); the bound is evaluated at the rounded
   values. A raised ``E`` is reported (``notes``).
+* a point may **force** ``E`` (``point["E"]``, e.g. to give two algorithms the same gradient
+  budget); the continuous choices are then re-evaluated at it in the same way;
 * **steps** ``T`` and **batch** ``B`` (Yang et al.): not tuned (the corollaries take
   :math:`T\to\infty`); they are fixed integers of the study (``fixed={"T": ..., "B": ...}``).
 * continuous choices outside the theorem's range (``gamma > 1``) are clipped into it and
@@ -156,16 +158,24 @@ def _violations(theorem: Bound, values: Mapping[str, float]) -> list[str]:
     return bad
 
 
-def _round_epochs(theorem: Theorem, prob: Mapping[str, float], minimum: int
-                  ) -> tuple[dict[str, float], list[str]]:
+def _round_epochs(theorem: Theorem, prob: Mapping[str, float], minimum: int,
+                  forced: float | None = None) -> tuple[dict[str, float], list[str]]:
     """The rounding policy for ``E``: nearest integer, at least ``minimum``, dependent
-    continuous choices re-evaluated at the rounded ``E``."""
+    continuous choices re-evaluated at the rounded ``E``. ``forced`` (an integer number of
+    epochs, e.g. to equalise gradient budgets) replaces the theorem's choice."""
     raw = theorem.evaluate_hyperparameters(**prob)
     e_raw = float(raw["E"])
-    e_int = max(minimum, int(math.floor(e_raw + 0.5)))
     notes = []
-    if e_int != int(math.floor(e_raw + 0.5)):
-        notes.append(f"E = {e_raw:.3g} rounds below the theorem's minimum; raised to {e_int}")
+    if forced is not None:
+        e_int = int(forced)
+        if e_int != forced or e_int < minimum:
+            raise ValueError(f"E must be an integer >= {minimum}, got {forced!r}")
+        notes.append(f"E forced to {e_int} (theorem's choice {e_raw:.3g})")
+    else:
+        e_int = max(minimum, int(math.floor(e_raw + 0.5)))
+        if e_int != int(math.floor(e_raw + 0.5)):
+            notes.append(f"E = {e_raw:.3g} rounds below the theorem's minimum; raised to "
+                         f"{e_int}")
     rest = {k: v for k, v in theorem.hyperparameters.items() if k != "E"}
     given_e = theorem.replace(hyperparameters=rest)
     hp = {k: float(v) for k, v in given_e.evaluate_hyperparameters(**prob, E=e_int).items()}
@@ -198,7 +208,8 @@ def _run_alg1(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
     from dpbounds.bounds.nonconvex import tree_momentum as tc
 
     th = tc.theorem6
-    hp, notes = _round_epochs(th, _tree_prob(point, inst, inst.R_tune), minimum=1)
+    hp, notes = _round_epochs(th, _tree_prob(point, inst, inst.R_tune), minimum=1,
+                              forced=point.get("E"))
     E, eta, alpha = int(hp["E"]), hp["eta"], hp["alpha"]
     f = inst.objective
     T = f.n * E
@@ -241,7 +252,8 @@ def _run_alg2(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
     from dpbounds.bounds.nonconvex import tree_momentum as tc
 
     th = sr.theorem9
-    hp, notes = _round_epochs(th, _tree_prob(point, inst, inst.R_tune), minimum=2)
+    hp, notes = _round_epochs(th, _tree_prob(point, inst, inst.R_tune), minimum=2,
+                              forced=point.get("E"))
     E, eta, gamma = int(hp["E"]), hp["eta"], hp["gamma"]
     if gamma > 1:
         notes.append(f"gamma = {gamma:.3g} > 1 clipped to 1")
