@@ -233,6 +233,8 @@ def _run_alg1(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
                     sigma_theorem4=sigma4, gradient_evaluations=int(T)),
         trivial=inst.G, notes=notes, violations=_violations(th, at),
         lower_bound=inst.lower_bound(eta, T),
+        trace_mean=np.asarray(res.trace, dtype=float).mean(axis=0),
+        trace_steps=np.asarray(res.params["trace_steps"]),
     )
 
 
@@ -285,6 +287,8 @@ def _run_alg2(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
                     sigma2_theorem8=s2, gradient_evaluations=int(res.gradient_evaluations)),
         trivial=inst.G, notes=notes, violations=_violations(th, at),
         lower_bound=inst.lower_bound(eta, T),
+        trace_mean=np.asarray(res.trace, dtype=float).mean(axis=0),
+        trace_steps=np.asarray(res.params["trace_steps"]),
     )
 
 
