@@ -26,7 +26,7 @@ import sys
 
 from dpbounds.cli import add_quantity, progress_enabled
 
-__all__ = ["plot_result", "register", "run"]
+__all__ = ["draw_result", "plot_result", "register", "run"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -141,21 +141,14 @@ def _text(res) -> str:  # noqa: ANN001 - ScalingResult
     return "\n".join(lines)
 
 
-def plot_result(res, path: str) -> None:  # noqa: ANN001 - ScalingResult
-    """Bound, achieved utility and components on one log-log axis (matplotlib, edge only)."""
-    import matplotlib
-
-    if not hasattr(sys, "ps1") and "matplotlib.pyplot" not in sys.modules:
-        matplotlib.use("Agg")  # a file is written; no window from the command line
-    import matplotlib.pyplot as plt
+def draw_result(res, ax) -> None:  # noqa: ANN001 - ScalingResult, matplotlib Axes
+    """Bound, achieved utility and components of a study on one log-log axis ``ax``."""
     import numpy as np
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
     x = np.asarray(res.values)
-    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     u = res.utility[0]
     for i, c in enumerate(res.components):
-        col = colours[i % len(colours)]
+        col = f"C{i}"
         m = np.array([v.mean for v in res.measured[c]])
         lo = m - np.array([v.ci_low for v in res.measured[c]])
         hi = np.array([v.ci_high for v in res.measured[c]]) - m
@@ -174,6 +167,18 @@ def plot_result(res, path: str) -> None:  # noqa: ANN001 - ScalingResult
     ax.set_title(f"{res.theorem}" + (f" [mutant {res.mutation}]" if res.mutation else ""),
                  fontsize=10)
     ax.legend(fontsize=7, loc="best")
+
+
+def plot_result(res, path: str) -> None:  # noqa: ANN001 - ScalingResult
+    """Write :func:`draw_result`'s figure to ``path`` (matplotlib, at the edge only)."""
+    import matplotlib
+
+    if "matplotlib.pyplot" not in sys.modules:
+        matplotlib.use("Agg")  # a file is written; no window from the command line
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    draw_result(res, ax)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
