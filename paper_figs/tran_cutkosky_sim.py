@@ -22,10 +22,10 @@ from pathlib import Path
 import numpy as np
 
 from dpbounds.bounds.registry import get
-from dpbounds.verify import get_study, mean_ci, problem
+from dpbounds.verify import first_nonvacuous_n, get_study, mean_ci, problem
 from paper_figs._common import FigureRun, parse_args, plt
-from sims.tran_cutkosky_gradnorm import DELTA, EPS, D, first_nonvacuous_n
 
+D, EPS, DELTA = 4, 8.0, 1e-5
 THEOREMS = {"Algorithm 1 (Theorem 6)": "tran_cutkosky.alg1",
             "Algorithm 2 (Theorem 9)": "tran_cutkosky.alg2"}
 
@@ -80,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
         vals = entry.value(dict(d=D, N=grid, eps=EPS, delta=DELTA, G=1.0, L=1.0, R=R),
                            invalid="nan")
         ax2.loglog(grid, vals, color=f"C{k}", label=f"{label}: tuned DERIVED bound")
-        n_star = first_nonvacuous_n(th, R=R)
+        n_star = first_nonvacuous_n(th, dict(d=D, eps=EPS, delta=DELTA, G=1.0, L=1.0, R=R))
         ax2.axvline(n_star, color=f"C{k}", ls=":", lw=1)
         ax2.annotate(f"N*={n_star:.3g}", (n_star, 1.2), color=f"C{k}", fontsize=8)
         pts = np.array(measured[label])

@@ -45,31 +45,11 @@ from __future__ import annotations
 import math
 
 from dpbounds.bounds.registry import get
-from dpbounds.verify import get_study, problem
+from dpbounds.verify import first_nonvacuous_n, get_study, problem
 from sims._verdict import Verdict, equal, format_table, mean_se, upper
 
 NAME = "Tran-Cutkosky Alg. 1/2"
 D, EPS, DELTA = 4, 8.0, 1e-5
-
-
-def first_nonvacuous_n(theorem: str, R: float, d: int = D, eps: float = EPS, G: float = 1.0,
-                       L: float = 1.0) -> float:
-    """Smallest N (real) at which the tuned bound drops below G (bisection in log N)."""
-    entry = get(theorem)
-
-    def value(n: float) -> float:
-        return float(entry.value(dict(d=d, N=n, eps=eps, delta=DELTA, G=G, L=L, R=R),
-                                 invalid="nan"))
-
-    lo, hi = 10.0, 10.0
-    while not value(hi) < G:
-        lo, hi = hi, hi * 4
-        if hi > 1e15:
-            return math.inf
-    for _ in range(60):
-        mid = math.sqrt(lo * hi)
-        lo, hi = (mid, hi) if not value(mid) < G else (lo, mid)
-    return hi
 
 
 def _point(n: int, E: int | None = None) -> dict:
@@ -118,7 +98,8 @@ def run(quick: bool = True, seed: int = 0) -> list[Verdict]:
 
     for theorem, label in (("tran_cutkosky.alg1", "Theorem 6"),
                            ("tran_cutkosky.alg2", "Theorem 9")):
-        n_star = first_nonvacuous_n(theorem, R=well.R)
+        n_star = first_nonvacuous_n(theorem, dict(d=D, eps=EPS, delta=DELTA, G=1.0, L=1.0,
+                                                  R=well.R))
         v = float(get(theorem).value(dict(d=D, N=n_star, eps=EPS, delta=DELTA, G=1.0, L=1.0,
                                           R=well.R)))
         rows.append(equal(NAME, f"{label} tuned: first N with bound < G is N*={n_star:.3g} "

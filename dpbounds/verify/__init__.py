@@ -17,6 +17,7 @@ from dpbounds.verify.problems import PROBLEMS, Instance, VerifyProblem, problem
 from dpbounds.verify.statistics import MeanCI, SlopeCI, bootstrap_slope, loglog_slope, mean_ci
 from dpbounds.verify.study import VARIABLES, ScalingResult, scaling_study
 from dpbounds.verify.theorems import MUTATIONS, STUDIES, TheoremStudy, get_study
+from dpbounds.verify.vacuity import first_nonvacuous_n
 from dpbounds.verify.verdicts import Verdict, is_vacuous, ratio_at_most, slope_at_most
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "Verdict",
     "VerifyProblem",
     "bootstrap_slope",
+    "first_nonvacuous_n",
     "get_study",
     "is_vacuous",
     "loglog_slope",

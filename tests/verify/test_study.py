@@ -143,3 +143,13 @@ def test_bad_input_names_the_parameter(kwargs: dict, match: str) -> None:
 def test_unknown_theorem_lists_the_covered_ones() -> None:
     with pytest.raises(ValueError, match="covered"):
         scaling_study("strongly_convex.nag", vary={"d": [1, 2]})
+
+
+def test_first_nonvacuous_n_against_a_direct_evaluation() -> None:
+    from dpbounds.bounds.registry import get
+    from dpbounds.verify import first_nonvacuous_n
+
+    p = dict(d=4, eps=8.0, delta=1e-5, G=1.0, L=1.0, R=0.18)
+    n = first_nonvacuous_n("tran_cutkosky.alg1", p)
+    e = get("tran_cutkosky.alg1")
+    assert e.value(dict(p, N=n * 1.001)) < 1.0 < e.value(dict(p, N=n / 1.001))
