@@ -132,8 +132,8 @@ def _text(res) -> str:  # noqa: ANN001 - ScalingResult
                  f"   ({res.exponents()})")
     n_vac = sum(res.vacuous)
     if n_vac:
-        lines.append(f"the bound is vacuous (>= G = {res.trivial[0]:g}) at {n_vac} of "
-                     f"{len(res.values)} points: no algorithm can contradict it there")
+        lines.append(f"the bound is vacuous (>= the trivial bound {res.trivial[0]:g}) at {n_vac} "
+                     f"of {len(res.values)} points: no algorithm can contradict it there")
     lines += ["", format_table(list(res.verdicts)),
               "", f"{len(res.values)} points x {res.trials[u].shape[1]} trials in "
                   f"{res.seconds:.1f} s; " +
@@ -159,11 +159,11 @@ def draw_result(res, ax) -> None:  # noqa: ANN001 - ScalingResult, matplotlib Ax
             ax.plot(x, res.bound[c], ls="--", color=col if c != u else "k",
                     label=f"bound: {'theorem' if c == u else c} "
                           f"(grid slope {res.bound_slope[c]:.2f})")
-    ax.axhline(res.trivial[0], color="grey", ls=":", label="trivial bound G")
+    ax.axhline(res.trivial[0], color="grey", ls=":", label="trivial bound")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel(res.vary)
-    ax.set_ylabel("gradient norm / error component")
+    ax.set_ylabel("measured quantity / its bound")
     ax.set_title(f"{res.theorem}" + (f" [mutant {res.mutation}]" if res.mutation else ""),
                  fontsize=10)
     ax.legend(fontsize=7, loc="best")

@@ -30,7 +30,8 @@ theorem's quantity), ``grad_avg`` its lower-variance time average
 :math:`\frac1T\sum_t\lVert\nabla F(x_t)\rVert` (Lemma 5 bounds this too; on a grid of
 ``trace_points`` steps), ``noise`` :math:`\frac1T\sum_t\lVert\hat m_t-m_t\rVert` (Lemma 12 /
 Lemma 7 with the theorem's noise, Theorem 4 / 8) and ``bias``
-:math:`\frac1T\sum_t\lVert m_t-\nabla F(x_t)\rVert` (Lemma 11, averaged). Yang et al.:
+:math:`\frac1T\sum_t\lVert m_t-\nabla F(x_t)\rVert` (Lemma 11, averaged). DP-ERM (Kamath
+Algorithm 3): ``excess_risk`` :math:`F(\theta_T)-F^*` and its time average. Yang et al.:
 ``grad_min`` :math:`\min_t\lVert\nabla F(x_t)\rVert` and ``grad_avg`` (the Jensen inversion
 bounds the time average, hence the minimum).
 
@@ -109,12 +110,17 @@ class TheoremStudy:
         """Measure every component at one grid point; see the module docstring."""
         return self.run(dict(point), instance, trials, seed, mutation)
 
+    def symbol(self, var: str) -> str:
+        """The theorem's symbol of the problem variable ``var`` (``N`` is ``n`` for DP-ERM)."""
+        return {v: k for k, v in self.entry.problem_names.items()}.get(var, var)
+
     def headline_exponent(self, var: str) -> float | None:
         """The paper's exponent of ``var`` (the registry's scaling: tuned bound, headline path)."""
         s = self.entry.scaling()
-        if s is None or var not in s.powers:
+        key = self.symbol(var)
+        if s is None or key not in s.powers:
             return None
-        return float(s[var])
+        return float(s[key])
 
     def path_exponents(self, var: str) -> dict[str, float | None]:
         """Exponent of each component's tuned bound as ``var -> oo`` with everything else fixed
@@ -126,6 +132,7 @@ class TheoremStudy:
 def _path_exponents(theorem: str, var: str) -> tuple[tuple[str, float | None], ...]:
     study = STUDIES[theorem]
     th = study.entry.theorem
+    var = study.symbol(var)
     out = []
     for comp, expr in study.component_exprs().items():
         e = Bound._apply(Bound._apply(expr, th.definitions), th.hyperparameters)
@@ -369,6 +376,45 @@ def _yang_exprs(kind: str) -> dict[str, sp.Expr]:
     return {"grad_min": e, "grad_avg": e}
 
 
+# ----------------------------------------------------------------------------- DP-ERM
+def _run_erm(point: dict, inst: Instance, trials: int, seed: Any, mutation: str | None
+             ) -> dict[str, Any]:
+    from dpbounds.algorithms import noisy_projected_sgd
+
+    entry = registry.get("convex.noisy_projected_sgd")
+    f = inst.objective
+    radius = float(point["radius"])
+    if inst.spec.start > radius:
+        raise ValueError(f"start {inst.spec.start:g} must lie in the ball of radius {radius:g}")
+    n = f.n
+    T = n * n  # the lecture's T = n^2 (an integer: no rounding)
+    res = noisy_projected_sgd(f, epsilon=_eps_run(point, mutation), delta=point["delta"],
+                              radius=radius, steps=T, lipschitz=inst.G, trials=trials,
+                              seed=seed, x0=inst.x0, trace="suboptimality",
+                              trace_every=_trace_every(T, 100))
+    p = dict(d=float(point["d"]), n=float(n), eps=float(point["eps"]),
+             delta=float(point["delta"]), L=inst.G, diam=2 * radius)
+    bound = float(entry.tuned.evaluate(ignore_extra=True, invalid="nan", **p))
+    trace = np.asarray(res.trace, dtype=float)
+    return dict(
+        measured=dict(excess_risk=np.asarray(f.suboptimality(res.x), dtype=float),
+                      excess_avg=trace[:, 1:].mean(axis=1)),
+        bound=dict(excess_risk=bound, excess_avg=bound),
+        params=dict(T=T, sigma=float(res.params["sigma"]), radius=radius, R=inst.R,
+                    gradient_evaluations=T),
+        # the trivial bound of the excess risk on the ball: G * diameter
+        trivial=inst.G * 2 * radius, notes=[], violations=_violations(entry.tuned, p),
+        lower_bound=0.0,
+    )
+
+
+def _erm_exprs() -> dict[str, sp.Expr]:
+    from dpbounds.bounds.convex import noisy_projected_sgd as npsgd
+
+    e = npsgd.bst14_excess_risk_average.expr
+    return {"excess_risk": e, "excess_avg": e}
+
+
 # ----------------------------------------------------------------------------- registry
 _TREE_DEFAULTS = {
     "d": ((4, 8, 16, 32, 64), (4, 16, 64)),
@@ -421,6 +467,17 @@ STUDIES: dict[str, TheoremStudy] = {
         component_exprs=functools.partial(_yang_exprs, "sgd"),
         notes="Theorem 3.4 shape (DERIVED) at the run's T, B, C = 3 tau0, eta and the "
               "accountant's sigma"),
+    "convex.noisy_projected_sgd": TheoremStudy(
+        theorem="convex.noisy_projected_sgd",
+        utility=("excess_risk", "excess_avg"), components=("excess_risk", "excess_avg"),
+        defaults={"d": ((2, 8, 32, 128), (2, 8, 32)),
+                  "N": ((25, 50, 100, 200), (25, 50, 100)),
+                  "eps": ((0.5, 1.0, 2.0, 4.0), (0.5, 1.0, 2.0, 4.0))},
+        fixed={"d": 4, "N": 100, "eps": 1.0, "delta": 1e-5, "radius": 1.0},
+        quick_fixed={"N": 50},
+        run=_run_erm, component_exprs=_erm_exprs,
+        notes="Kamath Algorithm 3 (BST14, VERBATIM noise, T = n^2) on the Huber well in the "
+              "ball of radius 1; average-form excess risk (DERIVED from the sum form)"),
 }
 
 
@@ -433,5 +490,5 @@ def get_study(theorem: str) -> TheoremStudy:
     if name not in STUDIES:
         raise ValueError(f"no scaling study for theorem {theorem!r}; covered: "
                          f"{', '.join(STUDIES)} (aliases: tran_cutkosky.alg1, "
-                         "tran_cutkosky.alg2, yang.nsgd, yang.sgd)")
+                         "tran_cutkosky.alg2, yang.nsgd, yang.sgd, kamath.bst14)")
     return STUDIES[name]

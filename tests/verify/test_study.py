@@ -127,6 +127,15 @@ def test_yang_studies_run_the_private_algorithms() -> None:
         assert get_study(th).theorem == res.theorem
 
 
+def test_dp_erm_study_maps_n_and_flags_the_trivial_bound() -> None:
+    res = scaling_study("kamath.bst14", vary={"N": [20, 40]}, trials=3, replicates=50)
+    assert res.headline_exponent == -1.0  # the theorem's n is the problem's N
+    assert all(p["T"] == int(v) ** 2 for p, v in zip(res.params, res.values))
+    assert np.all(res.trivial == 2.0)  # G * diameter of the unit ball
+    # measured excess risk never exceeds the trivial bound G * diam
+    assert all(m.mean <= 2.0 for m in res.measured["excess_risk"])
+
+
 @pytest.mark.parametrize("kwargs, match", [
     (dict(vary={"d": [4]}), "two grid values"),
     (dict(vary={"x": [1, 2]}), "vary"),
