@@ -49,7 +49,8 @@ $L=1$-smooth per sample, minimiser 0, start at distance 0.6 (where $\\lVert\\nab
 Same as `dpbounds verify THEOREM --vary VAR --quick --plot FILE` on the command line.
 
 Covered here: Tran & Cutkosky (Algorithms 1 and 2), Yang et al. (DP-NSGD, DP-SGD, private) and
-Kamath's DP-ERM (noisy projected SGD). Kuru et al.'s DP-SHB / DP-NAG have no scaling study yet."""),
+Kamath's DP-ERM (noisy projected SGD) and Kuru et al.'s DP-NAG (optimal vs uniform noise
+allocation). Kuru et al.'s DP-SHB has no scaling study yet."""),
     new_code_cell(SETUP),
     new_markdown_cell("""\
 ## Tran & Cutkosky, Algorithm 1 (Theorem 6) over $d$
@@ -91,6 +92,18 @@ $d$ (slope below the bound's $1/2$) while the bound is vacuous by two orders of 
     new_code_cell("""\
 res = scaling_study("kamath.bst14", vary={"d": None}, quick=True)
 show(res)"""),
+    new_markdown_cell("""\
+## Kuru et al., DP-NAG at Remark 4.1's horizon over $\\varepsilon$ (strongly convex quadratic)
+The numeric bound (Theorem 4.1 with Proposition 4.2's optimal Laplace scales) is informative
+here (not vacuous against the start's $R$). The study runs DP-NAG with the optimal and with the
+uniform allocation at the same horizon; `params` holds the simulated ratio uniform/optimal
+beside the analytic ratio of the two bounds."""),
+    new_code_cell("""\
+res = scaling_study("strongly_convex.nag", vary={"eps": None}, quick=True)
+show(res)
+for v, p in zip(res.values, res.params):
+    print(f"eps={v:g}: T={p['T']}, uniform/optimal simulated {p['simulated_ratio']:.2f}, "
+          f"analytic (bounds) {p['analytic_ratio']:.2f}")"""),
 ]
 
 

@@ -49,8 +49,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_quantity(p, "seed", default=0)
     p.add_argument("--quick", action="store_true",
                    help="short grid and 6 trials (under a minute on two cores)")
-    p.add_argument("--problem", choices=PROBLEMS, default="huber_well",
-                   help="verification problem (default huber_well)")
+    p.add_argument("--problem", choices=PROBLEMS, default=None,
+                   help="verification problem (default: quadratic for the strongly convex "
+                        "bounds, else huber_well)")
     add_quantity(p, "start_distance", help="distance of the start from the minimiser "
                                            "(default: the problem's)")
     p.add_argument("--mutation", choices=MUTATIONS, default=None,
@@ -191,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
         return _list(args.json)
     if not args.theorem:
         raise ValueError("THEOREM is required (see dpbounds verify --list)")
-    spec = problem(args.problem)
+    spec = problem(args.problem) if args.problem else None
     res = scaling_study(args.theorem, spec, vary={args.scaling_variable: args.values},
                         fixed=_fixed(args), start=args.start_distance, trials=args.trials,
                         seed=args.seed, quick=args.quick, mutation=args.mutation,

@@ -24,6 +24,13 @@ Every problem is built on :class:`~dpbounds.objectives.HuberWell` (per-sample gr
   **Lemma 5's** :math:`3R/(\eta T)` **term cannot be improved beyond its constant 3** (what the
   instance proves; it says nothing about the privacy terms). :meth:`Instance.lower_bound`
   returns this bound for a run.
+* ``"quadratic"`` — for the strongly convex bounds (Kuru et al.): a
+  :class:`~dpbounds.objectives.QuadraticObjective` with spectrum log-spaced in
+  :math:`[\mu, L]`, a random basis and per-sample offsets of scale ``spread`` (their L1
+  sensitivity :math:`S_1` is the objective's), started at distance ``start`` from the minimiser;
+  ``G`` is not used (a quadratic has no gradient bound) and the trivial bound of
+  :math:`\mathbb E F(x_T)-F^*` is the start's :math:`R` (what an algorithm that does not move
+  achieves).
 """
 
 from __future__ import annotations
@@ -35,12 +42,12 @@ from typing import Any
 import numpy as np
 
 from dpbounds._validation import check_choice, check_int, check_nonnegative, check_positive
-from dpbounds.objectives import HuberWell
+from dpbounds.objectives import HuberWell, QuadraticObjective
 
 __all__ = ["PROBLEMS", "Instance", "VerifyProblem", "problem"]
 
 #: problem kinds (see the module docstring)
-PROBLEMS: tuple[str, ...] = ("huber_well", "far", "noise_floor", "hard")
+PROBLEMS: tuple[str, ...] = ("huber_well", "far", "noise_floor", "hard", "quadratic")
 
 
 @dataclass(frozen=True)
@@ -68,6 +75,7 @@ class VerifyProblem:
     spread: float = 0.3
     start: float = 0.6
     tune_R: float | None = None
+    mu: float = 0.1
 
     def __post_init__(self) -> None:
         check_choice("problem", self.kind, PROBLEMS)
@@ -75,7 +83,11 @@ class VerifyProblem:
         check_positive("L", self.L)
         check_nonnegative("spread", self.spread)
         check_nonnegative("start", self.start)
-        if self.spread >= self.G / self.L:
+        check_positive("mu", self.mu)
+        if self.kind == "quadratic":
+            if self.mu > self.L:
+                raise ValueError(f"mu must lie in (0, L] = (0, {self.L:g}], got {self.mu!r}")
+        elif self.spread >= self.G / self.L:
             raise ValueError(f"spread must lie in [0, G/L) = [0, {self.G / self.L:g}), "
                              f"got {self.spread!r}")
         if self.tune_R is not None:
@@ -90,6 +102,12 @@ class VerifyProblem:
         """The instance with ``N`` samples in dimension ``d`` (centres drawn from ``seed``)."""
         N = check_int("N", N, minimum=2)
         d = check_int("d", d, minimum=1)
+        if self.kind == "quadratic":
+            q = QuadraticObjective.random(d, self.mu, self.L, n=N, offset_scale=self.spread,
+                                          seed=seed)
+            x0 = q.optimum.x + self.start / math.sqrt(d)
+            R = float(q.suboptimality(q.initial_state(1, x0))[0])
+            return Instance(self, q, x0, R, self.tune_R if self.tune_R is not None else R)
         f = HuberWell.random(N, d, G=self.G, L=self.L, spread=self.spread, seed=seed)
         x0 = np.full(d, self.start / math.sqrt(d))
         R = float(f.suboptimality(f.initial_state(1, x0))[0])
@@ -144,6 +162,8 @@ def problem(kind: str = "huber_well", **overrides: Any) -> VerifyProblem:
         base.update(start=5.0)
     elif kind == "hard":
         base.update(start=5.0, spread=0.0)
+    elif kind == "quadratic":
+        base.update(start=3.0, spread=0.1)
     elif kind == "noise_floor":
         base.update(start=0.0, tune_R=L * 0.6**2 / 2)
     base.update(overrides)

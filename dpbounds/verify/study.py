@@ -198,7 +198,7 @@ def _grid(study: TheoremStudy, vary: Mapping[str, Sequence[float]] | None, quick
 
 def scaling_study(
     theorem: str,
-    problem_spec: VerifyProblem | str = "huber_well",
+    problem_spec: VerifyProblem | str | None = None,
     vary: Mapping[str, Sequence[float] | None] | None = None,
     fixed: Mapping[str, float] | None = None,
     *,
@@ -222,7 +222,8 @@ def scaling_study(
         covered ones are :data:`dpbounds.verify.theorems.STUDIES`.
     problem_spec:
         A :class:`~dpbounds.verify.problems.VerifyProblem` or a preset name
-        (:data:`~dpbounds.verify.problems.PROBLEMS`).
+        (:data:`~dpbounds.verify.problems.PROBLEMS`); default ``"quadratic"`` for the strongly
+        convex bounds, else ``"huber_well"``.
     vary:
         ``{variable: values}`` with one variable of :data:`VARIABLES`; ``values=None`` (or
         ``vary=None``: ``d``) takes the study's default grid (``quick`` picks the short one).
@@ -252,6 +253,9 @@ def scaling_study(
     from dpbounds.sweep import Cell, run_sweep
 
     study = get_study(theorem)
+    if problem_spec is None:
+        problem_spec = "quadratic" if study.entry.problem_class != "nonconvex" and \
+            study.theorem.startswith("strongly_convex") else "huber_well"
     spec = problem(problem_spec) if isinstance(problem_spec, str) else problem_spec
     if not isinstance(spec, VerifyProblem):
         raise ValueError("problem must be a VerifyProblem or one of its preset names")

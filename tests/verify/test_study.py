@@ -136,6 +136,21 @@ def test_dp_erm_study_maps_n_and_flags_the_trivial_bound() -> None:
     assert all(m.mean <= 2.0 for m in res.measured["excess_risk"])
 
 
+def test_dp_nag_study_bound_holds_and_optimal_allocation_helps() -> None:
+    res = scaling_study("strongly_convex.nag", vary={"eps": [0.5, 4.0]}, trials=60,
+                        replicates=100)
+    assert res.problem.kind == "quadratic"
+    assert not any(res.vacuous)  # Kuru et al.'s bound is informative here
+    assert _verdict(res, "subopt over eps").holds
+    assert all(p["analytic_ratio"] >= 1.0 for p in res.params)
+    # optimal allocation is not worse than uniform in simulation either (at 5 standard errors)
+    for mo, mu in zip(res.measured["subopt"], res.measured["subopt_uniform"]):
+        assert mo.mean <= mu.mean + 5 * math.hypot(mo.se, mu.se)
+    mutant = scaling_study("strongly_convex.nag", vary={"d": [2, 32]}, trials=60,
+                           replicates=100, mutation="noise_d")
+    assert not _verdict(mutant, "subopt over d").holds  # Laplace noise sqrt(d) too large
+
+
 @pytest.mark.parametrize("kwargs, match", [
     (dict(vary={"d": [4]}), "two grid values"),
     (dict(vary={"x": [1, 2]}), "vary"),
