@@ -50,7 +50,7 @@ Same as `dpbounds verify THEOREM --vary VAR --quick --plot FILE` on the command 
 
 Covered here: Tran & Cutkosky (Algorithms 1 and 2), Yang et al. (DP-NSGD, DP-SGD, private) and
 Kamath's DP-ERM (noisy projected SGD) and Kuru et al.'s DP-NAG (optimal vs uniform noise
-allocation). Kuru et al.'s DP-SHB has no scaling study yet."""),
+allocation) and DP-SHB (`strongly_convex.heavy_ball`, not run here)."""),
     new_code_cell(SETUP),
     new_markdown_cell("""\
 ## Tran & Cutkosky, Algorithm 1 (Theorem 6) over $d$

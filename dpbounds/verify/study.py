@@ -254,8 +254,8 @@ def scaling_study(
 
     study = get_study(theorem)
     if problem_spec is None:
-        problem_spec = "quadratic" if study.entry.problem_class != "nonconvex" and \
-            study.theorem.startswith("strongly_convex") else "huber_well"
+        problem_spec = ("quadratic" if study.theorem.startswith("strongly_convex")
+                        else "huber_well")
     spec = problem(problem_spec) if isinstance(problem_spec, str) else problem_spec
     if not isinstance(spec, VerifyProblem):
         raise ValueError("problem must be a VerifyProblem or one of its preset names")

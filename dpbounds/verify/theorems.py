@@ -454,6 +454,31 @@ def _run_nag(point: dict, inst: Instance, trials: int, seed: Any, mutation: str 
     )
 
 
+def _run_heavy_ball(point: dict, inst: Instance, trials: int, seed: Any,
+                    mutation: str | None) -> dict[str, Any]:
+    from dpbounds.algorithms import dp_heavy_ball
+
+    if inst.spec.kind != "quadratic":
+        raise ValueError("the DP-SHB study needs a quadratic problem: problem='quadratic'")
+    entry = registry.get("strongly_convex.heavy_ball")
+    f = inst.objective
+    d = int(point["d"])
+    prob = dict(mu=f.strong_convexity, L=f.smoothness, d=d, N=f.n, eps=float(point["eps"]),
+                S1=f.l1_sensitivity, problem_class="quadratic")
+    hp = entry.hyperparameters(dict(prob, R=inst.R_tune))
+    T = int(hp["T"])  # the best horizon is searched over integers: no rounding
+    res = dp_heavy_ball(f, epsilon=_eps_run(point, mutation), steps=T, step_size=hp["alpha"],
+                        momentum=hp["beta"], trials=trials, seed=seed, x0=inst.x0, trace=None)
+    bound = float(entry.value(dict(prob, R=inst.R_bound)))
+    return dict(
+        measured=dict(subopt=np.asarray(f.suboptimality(res.x), dtype=float)),
+        bound=dict(subopt=bound),
+        params=dict(T=T, alpha=hp["alpha"], beta=hp["beta"], S1=prob["S1"], R=inst.R,
+                    R_tune=inst.R_tune, gradient_evaluations=T * f.n),
+        trivial=inst.R, notes=[], violations=[], lower_bound=0.0,
+    )
+
+
 def _nag_exprs() -> dict[str, sp.Expr]:
     return {}  # a numeric bound: no symbolic exponents
 
@@ -533,6 +558,17 @@ STUDIES: dict[str, TheoremStudy] = {
         notes="Kuru et al. Thm 4.1 + Prop. 4.2 at Remark 4.1's horizon (numeric bound); "
               "DP-NAG with the optimal and the uniform Laplace allocation at that horizon, "
               "(29) evaluated for both (their ratio is the analytic allocation gain)"),
+    "strongly_convex.heavy_ball": TheoremStudy(
+        theorem="strongly_convex.heavy_ball",
+        utility=("subopt",), components=("subopt",),
+        defaults={"d": ((2, 4, 8, 16, 32), (2, 8, 32)),
+                  "N": ((100, 300, 1000, 3000), (100, 300, 1000)),
+                  "eps": ((0.25, 0.5, 1.0, 2.0, 4.0), (0.25, 1.0, 4.0))},
+        fixed={"d": 8, "N": 500, "eps": 1.0, "delta": 1e-5},
+        quick_fixed={},
+        run=_run_heavy_ball, component_exprs=_nag_exprs, trials=(200, 100),
+        notes="Kuru et al. Thm 3.5 (numeric: rigorous (25) at the best horizon) with Polyak's "
+              "(alpha, beta); DP-SHB at that horizon"),
 }
 
 

@@ -151,6 +151,14 @@ def test_dp_nag_study_bound_holds_and_optimal_allocation_helps() -> None:
     assert not _verdict(mutant, "subopt over d").holds  # Laplace noise sqrt(d) too large
 
 
+def test_dp_shb_study_follows_its_bound() -> None:
+    res = scaling_study("strongly_convex.heavy_ball", vary={"N": [300, 1000]}, trials=60,
+                        replicates=100)
+    assert _verdict(res, "subopt over N").holds
+    assert _verdict(res, "subopt over N", "slope <= bound's grid").holds
+    assert all(p["T"] >= 1 and 0 <= p["beta"] < 1 for p in res.params)
+
+
 @pytest.mark.parametrize("kwargs, match", [
     (dict(vary={"d": [4]}), "two grid values"),
     (dict(vary={"x": [1, 2]}), "vary"),
