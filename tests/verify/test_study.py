@@ -174,7 +174,7 @@ def test_bad_input_names_the_parameter(kwargs: dict, match: str) -> None:
 
 def test_unknown_theorem_lists_the_covered_ones() -> None:
     with pytest.raises(ValueError, match="covered"):
-        scaling_study("strongly_convex.nag", vary={"d": [1, 2]})
+        scaling_study("convex.output_perturbation", vary={"d": [1, 2]})
 
 
 def test_first_nonvacuous_n_against_a_direct_evaluation() -> None:

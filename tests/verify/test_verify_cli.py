@@ -53,7 +53,7 @@ def test_list(capsys: pytest.CaptureFixture[str]) -> None:
 
 @pytest.mark.parametrize("argv, text", [
     (["verify", "tran_cutkosky.alg1", "--values", "4"], "two grid values"),
-    (["verify", "strongly_convex.nag"], "covered"),
+    (["verify", "convex.output_perturbation"], "covered"),
     (["verify", "tran_cutkosky.alg1", "--vary", "x"], "invalid choice"),
     (["verify"], "THEOREM"),
 ])
