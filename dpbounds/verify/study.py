@@ -250,7 +250,7 @@ def scaling_study(
     progress:
         Show the sweep's progress bar (on a terminal).
     """
-    from dpbounds.sweep import Cell, run_sweep
+    from dpbounds.sweep import Cell, SweepError, run_sweep
 
     study = get_study(theorem)
     if problem_spec is None:
@@ -259,6 +259,9 @@ def scaling_study(
     spec = problem(problem_spec) if isinstance(problem_spec, str) else problem_spec
     if not isinstance(spec, VerifyProblem):
         raise ValueError("problem must be a VerifyProblem or one of its preset names")
+    if spec.kind not in study.problems:
+        raise ValueError(f"problem {spec.kind!r} does not fit {study.theorem}; valid: "
+                         f"{', '.join(study.problems)}")
     if start is not None:
         spec = VerifyProblem(**{**spec.as_dict(), "start": check_positive("start", start)
                                 if start != 0 else 0.0})
@@ -290,8 +293,17 @@ def scaling_study(
                   cost=float(p["N"]))
              for j, p in enumerate(points)]
     t0 = time.perf_counter()
-    records = run_sweep(cells, store=store, progress="auto" if progress else "off",
-                        desc=f"verify {study.theorem} over {var}")
+    try:
+        records = run_sweep(cells, store=store, progress="auto" if progress else "off",
+                            desc=f"verify {study.theorem} over {var}")
+    except SweepError as exc:
+        # a bad value met inside a cell (e.g. an epsilon too small to simulate) is bad input
+        for cell, tb in exc.failures:
+            last = str(tb).strip().splitlines()[-1] if str(tb).strip() else ""
+            if last.startswith("ValueError: "):
+                point = cell.params.get("point") if hasattr(cell, "params") else None
+                raise ValueError(f"{last[len('ValueError: '):]} (at {point})") from None
+        raise
     seconds = time.perf_counter() - t0
     return _analyse(study, spec, var, values, pts_fixed, records, mutation, k, level,
                     replicates, seed, seconds)

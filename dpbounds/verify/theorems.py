@@ -87,6 +87,10 @@ class TheoremStudy:
         ``run(point, instance, trials, seed, mutation) -> dict`` (see :meth:`run_point`).
     component_exprs:
         Component -> sympy expression of its bound (before tuning) for the path exponents.
+    trials:
+        Default runs per point (full, quick).
+    problems:
+        The problem kinds whose constants fit the theorem's assumptions.
     """
 
     theorem: str
@@ -99,6 +103,7 @@ class TheoremStudy:
     component_exprs: Callable[[], Mapping[str, sp.Expr]]
     trials: tuple[int, int] = (16, 6)
     notes: str = ""
+    problems: tuple[str, ...] = ("huber_well", "far", "noise_floor", "hard")
     descriptions: Mapping[str, str] = field(default_factory=dict)
 
     @property
@@ -203,7 +208,14 @@ def _trace_every(steps: int, points: int = 50) -> int:
     return max(1, steps // points)
 
 
+def _lipschitz(inst: Instance) -> None:
+    if inst.spec.kind == "quadratic":
+        raise ValueError("problem: this theorem assumes G-Lipschitz samples; use huber_well, "
+                         "far, noise_floor or hard (quadratic is for the strongly convex bounds)")
+
+
 def _tree_prob(point: Mapping[str, float], inst: Instance, R: float) -> dict[str, float]:
+    _lipschitz(inst)
     return dict(d=float(point["d"]), N=float(point["N"]), eps=float(point["eps"]),
                 delta=float(point["delta"]), G=inst.G, L=inst.L, R=R)
 
@@ -312,6 +324,7 @@ def _alg2_exprs() -> dict[str, sp.Expr]:
 
 # ----------------------------------------------------------------------------- Yang et al.
 def _yang_prob(point: Mapping[str, float], inst: Instance, R: float) -> dict[str, float]:
+    _lipschitz(inst)
     return dict(d=float(point["d"]), N=float(point["N"]), eps=float(point["eps"]),
                 delta=float(point["delta"]), G=inst.G, L=inst.L, R=R)
 
@@ -381,6 +394,7 @@ def _run_erm(point: dict, inst: Instance, trials: int, seed: Any, mutation: str 
              ) -> dict[str, Any]:
     from dpbounds.algorithms import noisy_projected_sgd
 
+    _lipschitz(inst)
     entry = registry.get("convex.noisy_projected_sgd")
     f = inst.objective
     radius = float(point["radius"])
@@ -554,7 +568,7 @@ STUDIES: dict[str, TheoremStudy] = {
                   "eps": ((0.25, 0.5, 1.0, 2.0, 4.0), (0.25, 1.0, 4.0))},
         fixed={"d": 8, "N": 500, "eps": 1.0, "delta": 1e-5},
         quick_fixed={},
-        run=_run_nag, component_exprs=_nag_exprs, trials=(200, 100),
+        run=_run_nag, component_exprs=_nag_exprs, trials=(200, 100), problems=("quadratic",),
         notes="Kuru et al. Thm 4.1 + Prop. 4.2 at Remark 4.1's horizon (numeric bound); "
               "DP-NAG with the optimal and the uniform Laplace allocation at that horizon, "
               "(29) evaluated for both (their ratio is the analytic allocation gain)"),
@@ -567,6 +581,7 @@ STUDIES: dict[str, TheoremStudy] = {
         fixed={"d": 8, "N": 500, "eps": 1.0, "delta": 1e-5},
         quick_fixed={},
         run=_run_heavy_ball, component_exprs=_nag_exprs, trials=(200, 100),
+        problems=("quadratic",),
         notes="Kuru et al. Thm 3.5 (numeric: rigorous (25) at the best horizon) with Polyak's "
               "(alpha, beta); DP-SHB at that horizon"),
 }

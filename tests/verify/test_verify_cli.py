@@ -56,6 +56,8 @@ def test_list(capsys: pytest.CaptureFixture[str]) -> None:
     (["verify", "convex.output_perturbation"], "covered"),
     (["verify", "tran_cutkosky.alg1", "--vary", "x"], "invalid choice"),
     (["verify"], "THEOREM"),
+    (["verify", "yang.nsgd", "--problem", "quadratic", "--quick"], "does not fit"),
+    (["verify", "strongly_convex.nag", "--quick", "--problem", "far"], "does not fit"),
 ])
 def test_bad_input_is_one_line(argv: list[str], text: str,
                                capsys: pytest.CaptureFixture[str]) -> None:
