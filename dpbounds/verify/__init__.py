@@ -8,7 +8,9 @@
   ``R = F(x0) - F*`` (a far start, a start at the minimiser, a lower-bound instance);
 * :mod:`~dpbounds.verify.verdicts` — the verdict type shared with ``sims`` (a vacuous bound is
   a flag, never a pass);
-* :mod:`~dpbounds.verify.statistics` — means with CIs, slopes with bootstrap CIs.
+* :mod:`~dpbounds.verify.statistics` — means with CIs, slopes with bootstrap CIs;
+* :mod:`~dpbounds.verify.persistence` — the low-frequency part of the tree momentum noise;
+* :mod:`~dpbounds.verify.vacuity` — the first ``N`` at which a tuned bound is below ``G``.
 
 No plotting and no I/O here: ``dpbounds verify --plot`` and the notebook draw the results.
 """

@@ -74,3 +74,20 @@ def test_slope_refuses_bad_input() -> None:
         bootstrap_slope([1.0, 2.0], [np.array([1.0]), np.array([-1.0])])
     with pytest.raises(ValueError, match="one array per grid value"):
         bootstrap_slope([1.0, 2.0, 3.0], [np.array([1.0]), np.array([1.0])])
+
+
+def test_noise_persistence_against_white_and_constant_oracles() -> None:
+    """alpha = 1: only the node formed at t survives, the noise is white and the window mean
+    has norm 1/sqrt(W) of a step's (exactly, up to Monte Carlo); gamma -> 0 in Algorithm 2
+    makes the re-injected noise persist, far above the white level."""
+    from dpbounds.verify.persistence import tree_noise_persistence
+
+    white = tree_noise_persistence(n=64, epochs=4, d=3, alpha=1.0, sigma=2.0, trials=64, seed=1)
+    assert abs(white["persistence"] - 1 / 8) < 0.02
+    alg2 = tree_noise_persistence(n=32, epochs=6, d=3, alpha=1 / 32, sigma_1=1.0, sigma_2=1.0,
+                                  gamma=1e-3, trials=16, seed=2)
+    alg1 = tree_noise_persistence(n=32, epochs=6, d=3, alpha=1 / 32, sigma=1.0, trials=16,
+                                  seed=2)
+    assert alg2["persistence"] > alg1["persistence"] > 2 * alg1["white"]
+    with pytest.raises(ValueError, match="sigma"):
+        tree_noise_persistence(n=4, epochs=1, d=1, alpha=0.5)
