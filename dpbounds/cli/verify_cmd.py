@@ -23,8 +23,12 @@ import argparse
 import json
 import math
 import sys
+from typing import TYPE_CHECKING, Any
 
 from dpbounds.cli import add_quantity, progress_enabled
+
+if TYPE_CHECKING:
+    from dpbounds.verify import ScalingResult
 
 __all__ = ["draw_result", "plot_result", "register", "run"]
 
@@ -102,7 +106,7 @@ def _fmt(x: float) -> str:
     return f"{x:.4g}" if math.isfinite(x) else str(x)
 
 
-def _text(res) -> str:  # noqa: ANN001 - ScalingResult
+def _text(res: ScalingResult) -> str:
     from dpbounds.verify.verdicts import format_table
 
     u = res.utility[0]
@@ -142,7 +146,7 @@ def _text(res) -> str:  # noqa: ANN001 - ScalingResult
     return "\n".join(lines)
 
 
-def draw_result(res, ax) -> None:  # noqa: ANN001 - ScalingResult, matplotlib Axes
+def draw_result(res: ScalingResult, ax: Any) -> None:
     """Bound, achieved utility and components of a study on one log-log axis ``ax``."""
     import numpy as np
 
@@ -170,7 +174,7 @@ def draw_result(res, ax) -> None:  # noqa: ANN001 - ScalingResult, matplotlib Ax
     ax.legend(fontsize=7, loc="best")
 
 
-def plot_result(res, path: str) -> None:  # noqa: ANN001 - ScalingResult
+def plot_result(res: ScalingResult, path: str) -> None:
     """Write :func:`draw_result`'s figure to ``path`` (matplotlib, at the edge only)."""
     import matplotlib
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -106,7 +106,6 @@ class ScalingResult:
     mutation: str | None = None
     seconds: float = 0.0
     level: float = 0.95
-    _scaling: Any = field(default=None, repr=False, compare=False)
 
     def exponents(self) -> Scaling | None:
         """The theorem's headline scaling (:meth:`dpbounds.bounds.registry.Entry.scaling`)."""
