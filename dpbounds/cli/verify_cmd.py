@@ -40,7 +40,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "verify",
         help="scaling study: run a theorem's algorithm over d, N or eps against its bound",
-        description=__doc__.split("\n\n", 1)[0] + "\n\n" + __doc__.split("\n\n", 3)[2],
+        description=__doc__.replace("``", "").replace("Examples::", "Examples:")
+        .replace(":mod:`dpbounds.verify.theorems`", "dpbounds.verify.theorems"),
     )
     p.add_argument("theorem", nargs="?", metavar="THEOREM",
                    help="registered bound id or alias (see --list)")
@@ -49,7 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                  help="the variable to sweep")
     p.add_argument("--values", type=float, nargs="+", default=None, metavar="V",
                    help="grid values (default: the study's grid; --quick: the short one)")
-    add_quantity(p, "trials", help="runs per grid value (default 16, --quick 6)")
+    add_quantity(p, "trials", help="runs per grid value (default: the study's, e.g. 16 and "
+                                   "--quick 6 for the non-convex ones)")
     add_quantity(p, "seed", default=0)
     p.add_argument("--quick", action="store_true",
                    help="short grid and 6 trials (under a minute on two cores)")
