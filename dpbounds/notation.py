@@ -224,6 +224,10 @@ QUANTITIES: tuple[Quantity, ...] = (
        (), ("confidence",)),
     _Q("noise_factor", "", "", "multiply every noise scale by this (mutation testing)", (),
        "--noise-factor", (), ("noise_factor",)),
+    _Q("scaling_variable", "", "", "the variable a scaling study sweeps (d, N or eps)", (),
+       "--vary", kind="choice"),
+    _Q("start_distance", "", "", "distance ‖x₀ − x*‖ of the start from the minimiser "
+       "(verification problems)", (), "--start", (), ("start",)),
     _Q("tolerance", "", "", "bisection tolerance on ρ of the LMI rate", (), "--tol", (),
        ("tol",)),
     _Q("crossover_variable", "", "", "problem key along which crossovers are searched "
@@ -242,6 +246,11 @@ OPTIONS: dict[str, str] = {
     "--no-lmi": "closed-form rates only (no LMI certificate)",
     "--quick": "a short run (fewer trials)",
     "--mutant": "audit the under-noised copy of an algorithm",
+    "--values": "grid values of the swept variable (dpbounds verify)",
+    "--plot": "write a log-log figure of bound, measurement and components to FILE",
+    "--problem": "verification problem (huber_well, far, noise_floor, hard)",
+    "--mutation": "run a mutated algorithm (negative control: noise_d)",
+    "--store": "keep finished sweep cells in this folder and resume from it",
     "--help": "show the help of a command",
     "--version": "show the version",
 }

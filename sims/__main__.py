@@ -49,10 +49,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     failed = 0
     for name, record, info in zip(names, result, result.info):
         rows = [Verdict(**d) for d in record["verdicts"]]
-        bad = sum(not r.holds for r in rows)
+        bad = sum(r.failed for r in rows)
+        vacuous = sum(r.vacuous for r in rows)
         failed += bad
         how = "reused from the store" if info.reused else "computed"
-        print(f"\n== {name}: {len(rows) - bad}/{len(rows)} verdicts hold "
+        extra = f", {vacuous} vacuous (no claim)" if vacuous else ""
+        print(f"\n== {name}: {len(rows) - bad - vacuous}/{len(rows)} verdicts hold{extra} "
               f"({info.seconds:.1f} s, {how})")
         print(format_table(rows))
     print(f"\n{len(names)} studies in {time.perf_counter() - t0:.1f} s "

@@ -97,3 +97,18 @@ def test_yang_toy_sign_flip(out_dir: Path) -> None:
     small = min(toy, key=lambda r: float(r["value"]))
     assert float(small["nsgd_inner"]) < 0  # the NSGD inner product flips sign at small r
     assert all(float(r["sgd_inner"]) > 0 for r in toy if float(r["value"]) >= 0.95)
+
+
+def test_tran_cutkosky_sim_moves_and_marks_the_vacuous_range(out_dir: Path) -> None:
+    r = rows(out_dir / "tran_cutkosky_sim.csv")
+    outputs = [x for x in r if x.get("output_grad_norm")]
+    assert outputs
+    for x in outputs:
+        # progress from ||grad F(x0)|| = 0.6, and the bound is vacuous at the simulated N
+        assert float(x["output_grad_norm"]) < 0.6
+        assert float(x["bound_first_nonvacuous_N"]) > float(x["N"])
+    for alg in {x["algorithm"] for x in r}:
+        trace = [float(x["grad_norm_mean"]) for x in r
+                 if x["algorithm"] == alg and x["start"] == "start ||x0||=0.6"
+                 and x.get("grad_norm_mean")]
+        assert trace[-1] < 0.9 * trace[0]

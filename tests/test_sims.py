@@ -23,11 +23,13 @@ def study_rows(request: pytest.FixtureRequest) -> tuple[str, list[Verdict]]:
 def test_study_verdicts_hold(study_rows: tuple[str, list[Verdict]]) -> None:
     name, rows = study_rows
     assert rows, f"{name} returned no verdicts"
-    failed = [r for r in rows if not r.holds]
+    failed = [r for r in rows if r.failed]
     assert not failed, f"{name}: failed verdicts\n{format_table(failed)}"
+    assert any(r.holds for r in rows), f"{name}: no verdict was checked (all vacuous)"
     for r in rows:
         assert math.isfinite(r.measured) and math.isfinite(r.predicted)
         assert r.claim in ("<= bound", "== exact", ">= quadratic")
+        assert not (r.holds and r.vacuous)  # a vacuous verdict is never a pass
 
 
 def test_heavy_ball_exact_is_tight_and_bound_is_loose() -> None:
@@ -60,6 +62,20 @@ def test_verdicts_reject_a_wrong_oracle() -> None:
     assert not upper("s", "c", 1.0, 0.01, 0.5, "too small").holds
     assert upper("s", "c", 1.0, 0.01, 1.0, "ok").holds
     assert "NO" in format_table([upper("s", "c", 1.0, 0.01, 0.5, "x")])
+    # a bound at least the trivial bound is flagged vacuous: neither a pass nor a failure
+    v = upper("s", "c", 1.0, 0.0, 50.0, "vacuous bound", trivial=1.1)
+    assert v.vacuous and not v.holds and not v.failed and v.status == "vacuous"
+
+
+def test_tran_cutkosky_study_fails_for_a_do_nothing_algorithm() -> None:
+    """The 0.1 study's verdicts held for an algorithm returning x0; the progress verdict of
+    the new one does not (measured = ||grad F(x0)|| = 0.6 with no spread)."""
+    rows = importlib.import_module("sims.tran_cutkosky_gradnorm").run(quick=True)
+    progress = [r for r in rows if "start ||x0||=0.6" in r.case]
+    assert len(progress) == 2 and all(r.holds for r in progress)
+    assert all(not upper("s", "c", 0.6, 0.0, r.predicted, "do nothing").holds
+               for r in progress)
+    assert any(r.vacuous for r in rows)  # the DERIVED theorems are vacuous at N = 250
 
 
 def test_python_m_sims_runs_one_study(capsys: pytest.CaptureFixture[str]) -> None:

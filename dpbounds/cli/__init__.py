@@ -45,6 +45,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "dpbounds.cli.bounds_cmd",
     "dpbounds.cli.heavy_ball_cmd",
     "dpbounds.cli.audit_cmd",
+    "dpbounds.cli.verify_cmd",
 )
 
 #: exit status of a bad value (argparse uses the same) and of an unexpected error

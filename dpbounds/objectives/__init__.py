@@ -51,6 +51,8 @@ Objectives
   (Chaudhuri et al. 2011), bandwidth ``h``.
 * :class:`NonconvexLogisticRegression`: logistic loss + ``λ Σ x_j²/(1+x_j²)`` (smooth,
   non-convex, bounded below by 0).
+* :class:`HuberWell`: Huber functions of the distance to zero-mean centres, exactly
+  G-Lipschitz and L-smooth per sample, closed-form optimum (the verification problems).
 * :class:`CoshCosineObjective`: ``Σ cosh(x_j) + a cos(b x_j)`` plus zero-mean offsets, Yang
   et al.'s (L0, L1)-smooth non-convex rig with a known global minimum.
 """
@@ -62,12 +64,14 @@ from dpbounds.objectives.glm import (
     MarginLossObjective,
     NonconvexLogisticRegression,
 )
+from dpbounds.objectives.huber_well import HuberWell
 from dpbounds.objectives.nonconvex import CoshCosineObjective
 from dpbounds.objectives.quadratic import QuadraticObjective
 
 __all__ = [
     "CoshCosineObjective",
     "HuberSVM",
+    "HuberWell",
     "LogisticRegression",
     "MarginLossObjective",
     "NonconvexLogisticRegression",

@@ -1,0 +1,214 @@
+"""``dpbounds verify``: a scaling study that puts a theorem against its algorithm.
+
+Examples::
+
+    dpbounds verify --list
+    dpbounds verify tran_cutkosky.alg1 --vary d --quick
+    dpbounds verify tran_cutkosky.alg2 --vary N --values 250 500 1000 --trials 8 --json
+    dpbounds verify yang.nsgd --vary eps --quick --plot nsgd_eps.png
+    dpbounds verify tran_cutkosky.alg1 --vary d --quick --mutation noise_d   # must fail
+
+The study tunes the algorithm with the theorem's closed-form hyper-parameters (integers
+rounded by the documented policy of :mod:`dpbounds.verify.theorems`), runs it at every grid
+value, evaluates the bound at each run's own parameters, measures the components the lemma
+chain bounds, fits log-log slopes with bootstrap CIs and prints verdicts that can fail. A
+bound at least the trivial bound ``G`` is flagged ``vacuous`` (never a pass).
+
+Exit status: 1 when a checked verdict fails, 0 otherwise, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import TYPE_CHECKING, Any
+
+from dpbounds.cli import add_quantity, progress_enabled
+
+if TYPE_CHECKING:
+    from dpbounds.verify import ScalingResult
+
+__all__ = ["draw_result", "plot_result", "register", "run"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``verify`` sub-command."""
+    from dpbounds.verify import MUTATIONS, PROBLEMS, VARIABLES
+
+    p = sub.add_parser(
+        "verify",
+        help="scaling study: run a theorem's algorithm over d, N or eps against its bound",
+        description=__doc__.replace("``", "").replace("Examples::", "Examples:")
+        .replace(":mod:`dpbounds.verify.theorems`", "dpbounds.verify.theorems"),
+    )
+    p.add_argument("theorem", nargs="?", metavar="THEOREM",
+                   help="registered bound id or alias (see --list)")
+    p.add_argument("--list", action="store_true", help="list the theorems that can be verified")
+    add_quantity(p, "scaling_variable", default="d", choices=VARIABLES,
+                 help="the variable to sweep")
+    p.add_argument("--values", type=float, nargs="+", default=None, metavar="V",
+                   help="grid values (default: the study's grid; --quick: the short one)")
+    add_quantity(p, "trials", help="runs per grid value (default: the study's, e.g. 16 and "
+                                   "--quick 6 for the non-convex ones)")
+    add_quantity(p, "seed", default=0)
+    p.add_argument("--quick", action="store_true",
+                   help="short grid and 6 trials (under a minute on two cores)")
+    p.add_argument("--problem", choices=PROBLEMS, default=None,
+                   help="verification problem (default: quadratic for the strongly convex "
+                        "bounds, else huber_well)")
+    add_quantity(p, "start_distance", help="distance of the start from the minimiser "
+                                           "(default: the problem's)")
+    p.add_argument("--mutation", choices=MUTATIONS, default=None,
+                   help="negative control: noise_d runs the algorithm with eps/sqrt(d)")
+    fixed = p.add_argument_group("fixed parameters (over the study's defaults)")
+    add_quantity(fixed, "dimension")
+    add_quantity(fixed, "dataset_size")
+    add_quantity(fixed, "epsilon")
+    add_quantity(fixed, "delta")
+    add_quantity(fixed, "steps", help="iterations T (Yang et al.'s studies)")
+    add_quantity(fixed, "batch_size", help="batch size B (Yang et al.'s studies)")
+    p.add_argument("--store", default=None, metavar="DIR",
+                   help="keep finished grid points here and resume from them")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--plot", default=None, metavar="FILE",
+                   help="write a log-log figure (bound, measurement, components) to FILE")
+    p.set_defaults(func=run)
+
+
+def _list(as_json: bool) -> int:
+    from dpbounds.verify import STUDIES
+
+    rows = [dict(theorem=s.theorem, aliases=list(s.entry.aliases),
+                 components=list(s.components), fixed=dict(s.fixed),
+                 grids={k: list(v[0]) for k, v in s.defaults.items()}, notes=s.notes)
+            for s in STUDIES.values()]
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    for r in rows:
+        alias = f"  (alias: {', '.join(r['aliases'])})" if r["aliases"] else ""
+        print(f"{r['theorem']}{alias}\n    components: {', '.join(r['components'])}\n"
+              f"    {r['notes']}")
+    return 0
+
+
+def _fixed(args: argparse.Namespace) -> dict[str, float]:
+    out = {}
+    for name, key in (("dimension", "d"), ("dataset_size", "N"), ("epsilon", "eps"),
+                      ("delta", "delta"), ("steps", "T"), ("batch_size", "B")):
+        v = getattr(args, name, None)
+        if v is not None:
+            out[key] = v
+    return out
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.4g}" if math.isfinite(x) else str(x)
+
+
+def _text(res: ScalingResult) -> str:
+    from dpbounds.verify.verdicts import format_table
+
+    u = res.utility[0]
+    lines = [f"{res.theorem}: scaling over {res.vary} on the {res.problem.kind} problem "
+             f"(G={res.problem.G:g}, L={res.problem.L:g}, start {res.problem.start:g}); "
+             f"fixed {res.fixed}" + (f"; MUTANT {res.mutation}" if res.mutation else ""),
+             "", f"{res.vary:>8}  {'bound':>10}  {'vacuous':>7}  " +
+             "  ".join(f"{c + ' [95% CI]':>26}" for c in res.components) + "  run"]
+    for j, v in enumerate(res.values):
+        meas = "  ".join(f"{m.mean:>9.4g} [{m.ci_low:.3g}, {m.ci_high:.3g}]".rjust(26)
+                         for m in (res.measured[c][j] for c in res.components))
+        run = ", ".join(f"{k}={_fmt(res.params[j][k])}" for k in ("E", "T", "eta", "r", "C")
+                        if k in res.params[j])
+        extra = "; ".join(res.notes[j] + res.violations[j])
+        lines.append(f"{v:>8g}  {res.bound[u][j]:>10.4g}  {'yes' if res.vacuous[j] else 'no':>7}"
+                     f"  {meas}  {run}" + (f"  [{extra}]" if extra else ""))
+    lines += ["", f"{'component':>12}  {'slope [95% CI]':>26}  {'bound slope':>11}  "
+              f"{'path exp.':>9}  {'meas/bound range':>18}"]
+    for c in res.components:
+        s = res.slopes[c]
+        lo, hi = res.ratio_range(c)
+        pe = res.path_exponents.get(c)
+        lines.append(f"{c:>12}  {s.slope:>8.3f} [{s.ci_low:.3f}, {s.ci_high:.3f}]".ljust(42)
+                     + f"  {_fmt(res.bound_slope[c]):>11}  "
+                     f"{'-' if pe is None else f'{pe:.3g}':>9}  {lo:.3g} .. {hi:.3g}")
+    lines.append(f"headline exponent of {res.vary} (paper, VERBATIM): "
+                 f"{'-' if res.headline_exponent is None else f'{res.headline_exponent:.4g}'}"
+                 f"   ({res.exponents()})")
+    n_vac = sum(res.vacuous)
+    if n_vac:
+        lines.append(f"the bound is vacuous (>= the trivial bound {res.trivial[0]:g}) at {n_vac} "
+                     f"of {len(res.values)} points: no algorithm can contradict it there")
+    lines += ["", format_table(list(res.verdicts)),
+              "", f"{len(res.values)} points x {res.trials[u].shape[1]} trials in "
+                  f"{res.seconds:.1f} s; " +
+              ("no checked verdict failed" if res.holds else "SOME VERDICTS FAIL")]
+    return "\n".join(lines)
+
+
+def draw_result(res: ScalingResult, ax: Any) -> None:
+    """Bound, achieved utility and components of a study on one log-log axis ``ax``."""
+    import numpy as np
+
+    x = np.asarray(res.values)
+    u = res.utility[0]
+    for i, c in enumerate(res.components):
+        col = f"C{i}"
+        m = np.array([v.mean for v in res.measured[c]])
+        lo = m - np.array([v.ci_low for v in res.measured[c]])
+        hi = np.array([v.ci_high for v in res.measured[c]]) - m
+        s = res.slopes[c]
+        ax.errorbar(x, m, yerr=[lo, hi], marker="o", ms=4, color=col, capsize=2,
+                    label=f"{c} (slope {s.slope:.2f} [{s.ci_low:.2f}, {s.ci_high:.2f}])")
+        if c == u or c not in res.utility:
+            ax.plot(x, res.bound[c], ls="--", color=col if c != u else "k",
+                    label=f"bound: {'theorem' if c == u else c} "
+                          f"(grid slope {res.bound_slope[c]:.2f})")
+    ax.axhline(res.trivial[0], color="grey", ls=":", label="trivial bound")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(res.vary)
+    ax.set_ylabel("measured quantity / its bound")
+    ax.set_title(f"{res.theorem}" + (f" [mutant {res.mutation}]" if res.mutation else ""),
+                 fontsize=10)
+    ax.legend(fontsize=7, loc="best")
+
+
+def plot_result(res: ScalingResult, path: str) -> None:
+    """Write :func:`draw_result`'s figure to ``path`` (matplotlib, at the edge only)."""
+    import matplotlib
+
+    if "matplotlib.pyplot" not in sys.modules:
+        matplotlib.use("Agg")  # a file is written; no window from the command line
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    draw_result(res, ax)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def run(args: argparse.Namespace) -> int:
+    from dpbounds.verify import problem, scaling_study
+
+    if args.list:
+        return _list(args.json)
+    if not args.theorem:
+        raise ValueError("THEOREM is required (see dpbounds verify --list)")
+    spec = problem(args.problem) if args.problem else None
+    res = scaling_study(args.theorem, spec, vary={args.scaling_variable: args.values},
+                        fixed=_fixed(args), start=args.start_distance, trials=args.trials,
+                        seed=args.seed, quick=args.quick, mutation=args.mutation,
+                        store=args.store, progress=progress_enabled(args))
+    if args.plot:
+        plot_result(res, args.plot)
+    if args.json:
+        print(json.dumps(res.to_json(), indent=2, allow_nan=False))
+    else:
+        print(_text(res))
+        if args.plot:
+            print(f"figure written to {args.plot}")
+    return 0 if res.holds else 1

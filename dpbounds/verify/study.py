@@ -1,0 +1,369 @@
+r"""Scaling studies: tune → run → bound at the run's own parameters → slopes with CIs → verdicts.
+
+:func:`scaling_study` sweeps one variable (``d``, ``N`` or ``eps``) of a registered theorem
+(:mod:`dpbounds.verify.theorems` says how each one is run), one sweep cell per grid point
+(:mod:`dpbounds.sweep`: progress bar, optional store for resume), and returns a frozen
+:class:`ScalingResult`:
+
+* per-trial measurements of every component (``trials`` array per component, points × trials);
+* per-point means with Student-t confidence intervals;
+* log–log slopes of the means with bootstrap intervals (:mod:`dpbounds.verify.statistics`);
+* the bound of every component at each run's own parameters, its least-squares slope on the
+  same grid (``bound_slope``) and its segment slopes (``bound_local_slopes``);
+* the predicted exponents: the paper's headline exponent (:meth:`exponents`, the registry's
+  scaling) and each component's exponent along the swept path (the other variables fixed);
+* ``vacuous`` per point (the theorem's bound ``>= G``, the trivial bound of a gradient norm);
+* verdicts that can fail (:mod:`dpbounds.verify.verdicts`).
+
+Seeds: grid point ``j`` uses ``(seed, j)`` for its data set and its runs; trial ``k`` of point
+``j`` depends only on ``(seed, j, k)``.
+
+Example
+-------
+>>> from dpbounds.verify import scaling_study
+>>> res = scaling_study("tran_cutkosky.alg1", vary={"N": [250, 500]}, trials=3,
+...                     replicates=200)                                   # doctest: +SKIP
+>>> res.slopes["noise"].slope < 0                                         # doctest: +SKIP
+True
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dpbounds._validation import check_choice, check_int, check_positive
+from dpbounds.bounds.theorem import Scaling
+from dpbounds.verify.problems import VerifyProblem, problem
+from dpbounds.verify.statistics import (
+    MeanCI,
+    SlopeCI,
+    bootstrap_slope,
+    local_slopes,
+    loglog_slope,
+    mean_ci,
+)
+from dpbounds.verify.theorems import MUTATIONS, TheoremStudy, get_study
+from dpbounds.verify.verdicts import Verdict, ratio_at_most, slope_at_most
+
+__all__ = ["VARIABLES", "ScalingResult", "scaling_study"]
+
+#: variables a study may sweep
+VARIABLES: tuple[str, ...] = ("d", "N", "eps")
+_INTEGER_VARS = ("d", "N", "T", "B")
+
+
+def _cell(theorem: str, problem: Mapping[str, Any], point: Mapping[str, float],
+          mutation: str | None, trials: int, seed: Any) -> dict[str, Any]:
+    """One grid point (a sweep cell): flat record of arrays and JSON values."""
+    study = get_study(theorem)
+    spec = VerifyProblem(**problem)
+    inst = spec.build(int(point["N"]), int(point["d"]), seed=seed)
+    out = study.run_point(point, inst, trials, seed, mutation)
+    rec: dict[str, Any] = {f"m:{k}": np.asarray(v, dtype=float)
+                           for k, v in out["measured"].items()}
+    rec.update({f"b:{k}": float(v) for k, v in out["bound"].items()})
+    rec["params"] = {k: (float(v) if isinstance(v, float) else v)
+                     for k, v in out["params"].items()}
+    rec["notes"] = list(out["notes"])
+    rec["violations"] = list(out["violations"])
+    rec["trivial"] = float(out["trivial"])
+    rec["lower_bound"] = float(out["lower_bound"])
+    return rec
+
+
+@dataclass(frozen=True)
+class ScalingResult:
+    """The outcome of :func:`scaling_study` (frozen; arrays are read-only copies)."""
+
+    theorem: str
+    vary: str
+    values: tuple[float, ...]
+    problem: VerifyProblem
+    fixed: Mapping[str, float]
+    components: tuple[str, ...]
+    utility: tuple[str, ...]
+    trials: Mapping[str, np.ndarray]
+    measured: Mapping[str, tuple[MeanCI, ...]]
+    bound: Mapping[str, np.ndarray]
+    trivial: np.ndarray
+    vacuous: tuple[bool, ...]
+    slopes: Mapping[str, SlopeCI]
+    bound_slope: Mapping[str, float]
+    bound_local_slopes: Mapping[str, tuple[float, ...]]
+    headline_exponent: float | None
+    path_exponents: Mapping[str, float | None]
+    params: tuple[Mapping[str, Any], ...]
+    notes: tuple[tuple[str, ...], ...]
+    violations: tuple[tuple[str, ...], ...]
+    lower_bound: np.ndarray
+    verdicts: tuple[Verdict, ...]
+    mutation: str | None = None
+    seconds: float = 0.0
+    level: float = 0.95
+
+    def exponents(self) -> Scaling | None:
+        """The theorem's headline scaling (:meth:`dpbounds.bounds.registry.Entry.scaling`)."""
+        return get_study(self.theorem).entry.scaling()
+
+    @property
+    def holds(self) -> bool:
+        """No checked verdict failed (vacuous verdicts are not passes, nor failures)."""
+        return not any(v.failed for v in self.verdicts)
+
+    def ratio_range(self, component: str) -> tuple[float, float]:
+        """Smallest and largest ``measured mean / bound`` over the grid."""
+        r = np.array([m.mean for m in self.measured[component]]) / self.bound[component]
+        return float(np.min(r)), float(np.max(r))
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON document of ``dpbounds verify --json`` (see ``docs/verify.md``)."""
+        u = self.utility[0]
+        return _clean({
+            "theorem": self.theorem,
+            "vary": self.vary,
+            "values": list(self.values),
+            "problem": self.problem.as_dict(),
+            "fixed": dict(self.fixed),
+            "mutation": self.mutation,
+            "utility": u,
+            "measured": {c: [m.as_dict() for m in self.measured[c]] for c in self.components},
+            "bound": [float(b) for b in self.bound[u]],
+            "bound_components": {c: [float(b) for b in self.bound[c]]
+                                 for c in self.components},
+            "trivial_bound": [float(t) for t in self.trivial],
+            "slopes": {c: self.slopes[c].as_dict() for c in self.components},
+            "predicted_exponent": self.headline_exponent,
+            "path_exponents": dict(self.path_exponents),
+            "bound_local_slope": self.bound_slope[u],
+            "bound_slopes": dict(self.bound_slope),
+            "bound_local_slopes": {c: list(v) for c, v in self.bound_local_slopes.items()},
+            "ratio_range": {c: list(self.ratio_range(c)) for c in self.components},
+            "vacuous": list(self.vacuous),
+            "params": [dict(p) for p in self.params],
+            "notes": [list(n) for n in self.notes],
+            "violations": [list(v) for v in self.violations],
+            "verdicts": [{"name": f"{v.case}: {v.claim}", "holds": v.holds,
+                          "status": v.status, "measured": v.measured,
+                          "predicted": v.predicted, "oracle": v.oracle}
+                         for v in self.verdicts],
+            "holds": self.holds,
+            "seconds": self.seconds,
+        })
+
+
+def _clean(obj: Any) -> Any:
+    """JSON-safe copy: NumPy scalars to Python, non-finite floats to ``None``."""
+    if isinstance(obj, dict):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        return float(obj) if math.isfinite(obj) else None
+    return obj
+
+
+def _grid(study: TheoremStudy, vary: Mapping[str, Sequence[float]] | None, quick: bool
+          ) -> tuple[str, tuple[float, ...]]:
+    if vary is None:
+        vary = {"d": study.defaults["d"][1 if quick else 0]}
+    if len(vary) != 1:
+        raise ValueError(f"vary must name exactly one variable of {VARIABLES}, got {list(vary)}")
+    ((var, values),) = vary.items()
+    var = check_choice("vary", var, VARIABLES)
+    if values is None:
+        values = study.defaults[var][1 if quick else 0]
+    vals = [float(v) for v in values]
+    if len(vals) < 2:
+        raise ValueError("values must hold at least two grid values for a slope")
+    for v in vals:
+        if not (math.isfinite(v) and v > 0):
+            raise ValueError(f"values must be positive and finite, got {v!r}")
+        if var in _INTEGER_VARS and v != int(v):
+            raise ValueError(f"values of {var} must be integers, got {v!r}")
+    if len(set(vals)) != len(vals):
+        raise ValueError("values must be distinct")
+    return var, tuple(sorted(vals))
+
+
+def scaling_study(
+    theorem: str,
+    problem_spec: VerifyProblem | str | None = None,
+    vary: Mapping[str, Sequence[float] | None] | None = None,
+    fixed: Mapping[str, float] | None = None,
+    *,
+    start: float | None = None,
+    trials: int | None = None,
+    seed: int = 0,
+    quick: bool = False,
+    mutation: str | None = None,
+    k: float = 1.0,
+    level: float = 0.95,
+    replicates: int = 2000,
+    store: Any = None,
+    progress: bool = False,
+) -> ScalingResult:
+    """Run a scaling study of a registered theorem against its algorithm.
+
+    Parameters
+    ----------
+    theorem:
+        Registry id or alias (``tran_cutkosky.alg1``, ``nonconvex.normalized_sgd``, ...); the
+        covered ones are :data:`dpbounds.verify.theorems.STUDIES`.
+    problem_spec:
+        A :class:`~dpbounds.verify.problems.VerifyProblem` or a preset name
+        (:data:`~dpbounds.verify.problems.PROBLEMS`); default ``"quadratic"`` for the strongly
+        convex bounds, else ``"huber_well"``.
+    vary:
+        ``{variable: values}`` with one variable of :data:`VARIABLES`; ``values=None`` (or
+        ``vary=None``: ``d``) takes the study's default grid (``quick`` picks the short one).
+    fixed:
+        Values of the other point parameters (``d``, ``N``, ``eps``, ``delta``; ``T``, ``B``
+        for Yang et al.), over the study's defaults.
+    start:
+        Distance of the start from the minimiser (overrides the problem's).
+    trials:
+        Runs per grid point (default 16, quick 6).
+    seed:
+        Point ``j`` uses ``(seed, j)``.
+    quick:
+        Short default grid and fewer trials (each quick study is under a minute on 2 cores).
+    mutation:
+        ``None`` or ``"noise_d"`` (a negative control: noise too large by ``sqrt(d)``).
+    k:
+        Factor of the ``measured/bound <= k`` verdicts.
+    level, replicates:
+        Confidence level of every interval and bootstrap replicates of the slopes.
+    store:
+        Optional :class:`~dpbounds.sweep.ResultStore` or folder: finished points are kept and
+        a re-run resumes.
+    progress:
+        Show the sweep's progress bar (on a terminal).
+    """
+    from dpbounds.sweep import Cell, SweepError, run_sweep
+
+    study = get_study(theorem)
+    if problem_spec is None:
+        problem_spec = ("quadratic" if study.theorem.startswith("strongly_convex")
+                        else "huber_well")
+    spec = problem(problem_spec) if isinstance(problem_spec, str) else problem_spec
+    if not isinstance(spec, VerifyProblem):
+        raise ValueError("problem must be a VerifyProblem or one of its preset names")
+    if spec.kind not in study.problems:
+        raise ValueError(f"problem {spec.kind!r} does not fit {study.theorem}; valid: "
+                         f"{', '.join(study.problems)}")
+    if start is not None:
+        spec = VerifyProblem(**{**spec.as_dict(), "start": check_positive("start", start)
+                                if start != 0 else 0.0})
+    if mutation is not None:
+        check_choice("mutation", mutation, MUTATIONS)
+    var, values = _grid(study, vary, quick)
+    trials = study.trials[1 if quick else 0] if trials is None else trials
+    trials = check_int("trials", trials, minimum=2)
+    seed = check_int("seed", seed, minimum=0)
+    k = check_positive("k", k)
+    pts_fixed = dict(study.fixed)
+    if quick:
+        pts_fixed.update(study.quick_fixed)
+    pts_fixed.update(fixed or {})
+    unknown = set(pts_fixed) - set(study.fixed)
+    if unknown:
+        raise ValueError(f"fixed: unknown parameter(s) {sorted(unknown)}; valid: "
+                         f"{sorted(study.fixed)}")
+    points = []
+    for v in values:
+        p = dict(pts_fixed)
+        p[var] = int(v) if var in _INTEGER_VARS else float(v)
+        for key in _INTEGER_VARS:
+            if key in p:
+                p[key] = int(p[key])
+        points.append(p)
+    cells = [Cell(_cell, dict(theorem=study.theorem, problem=spec.as_dict(), point=p,
+                              mutation=mutation), trials=trials, seed=(seed, j),
+                  cost=float(p["N"]))
+             for j, p in enumerate(points)]
+    t0 = time.perf_counter()
+    try:
+        records = run_sweep(cells, store=store, progress="auto" if progress else "off",
+                            desc=f"verify {study.theorem} over {var}")
+    except SweepError as exc:
+        # a bad value met inside a cell (e.g. an epsilon too small to simulate) is bad input
+        for cell, tb in exc.failures:
+            last = str(tb).strip().splitlines()[-1] if str(tb).strip() else ""
+            if last.startswith("ValueError: "):
+                point = cell.params.get("point") if hasattr(cell, "params") else None
+                raise ValueError(f"{last[len('ValueError: '):]} (at {point})") from None
+        raise
+    seconds = time.perf_counter() - t0
+    return _analyse(study, spec, var, values, pts_fixed, records, mutation, k, level,
+                    replicates, seed, seconds)
+
+
+def _analyse(study: TheoremStudy, spec: VerifyProblem, var: str, values: tuple[float, ...],
+             fixed: Mapping[str, float], records: Sequence[Mapping[str, Any]],
+             mutation: str | None, k: float, level: float, replicates: int, seed: int,
+             seconds: float) -> ScalingResult:
+    comps = study.components
+    data = {c: np.stack([np.asarray(r[f"m:{c}"], dtype=float) for r in records])
+            for c in comps}
+    measured = {c: tuple(mean_ci(row, level) for row in data[c]) for c in comps}
+    bound = {c: np.array([float(r[f"b:{c}"]) for r in records]) for c in comps}
+    trivial = np.array([float(r["trivial"]) for r in records])
+    u = study.utility[0]
+    vacuous = tuple(bool(b >= t) for b, t in zip(bound[u], trivial))
+    slopes = {c: bootstrap_slope(values, list(data[c]), replicates=replicates, level=level,
+                                 seed=seed) for c in comps}
+    finite = {c: bool(np.all(np.isfinite(bound[c]) & (bound[c] > 0))) for c in comps}
+    bslope = {c: (loglog_slope(values, bound[c]) if finite[c] else math.nan) for c in comps}
+    blocal = {c: (tuple(local_slopes(values, bound[c])) if finite[c] else ()) for c in comps}
+    headline = study.headline_exponent(var)
+    path = study.path_exponents(var)
+    name = study.theorem + (f" [mutant {mutation}]" if mutation else "")
+    verdicts: list[Verdict] = []
+    for c in comps:
+        if finite[c]:
+            verdicts.append(ratio_at_most(
+                name, f"{c} over {var}", measured[c], bound[c], "bound at the run's parameters",
+                k=k, trivial=trivial if c in study.utility else None))
+            verdicts.append(slope_at_most(name, f"{c} over {var}", slopes[c], bslope[c],
+                                          "bound on the same grid",
+                                          claim="slope <= bound's grid slope + CI"))
+        if path.get(c) is not None:
+            verdicts.append(slope_at_most(name, f"{c} over {var}", slopes[c], float(path[c]),
+                                          f"tuned bound, {var} -> oo, others fixed",
+                                          claim="slope <= path exponent + CI"))
+    if headline is not None:
+        verdicts.append(slope_at_most(name, f"{u} over {var}", slopes[u], headline,
+                                      "paper's exponent (VERBATIM)",
+                                      claim="slope <= headline exponent + CI"))
+    lower = np.array([float(r["lower_bound"]) for r in records])
+    if np.any(lower > 0) and "grad_avg" in comps:
+        # the hard instance: the measured time average must not beat the lower bound
+        lo_ok = all(m.ci_high >= lb for m, lb in zip(measured["grad_avg"], lower))
+        verdicts.append(Verdict(name, f"grad_avg over {var}",
+                                ">= hard-instance lower bound", float(np.min(
+                                    [m.mean for m in measured["grad_avg"]] / lower)),
+                                0.0, 1.0, "G min(1, (D - G/L)/(eta T))", bool(lo_ok)))
+    ro = {c: np.asarray(data[c]).copy() for c in comps}
+    for a in ro.values():
+        a.flags.writeable = False
+    for a in bound.values():
+        a.flags.writeable = False
+    return ScalingResult(
+        theorem=study.theorem, vary=var, values=values, problem=spec, fixed=dict(fixed),
+        components=comps, utility=study.utility, trials=ro, measured=measured, bound=bound,
+        trivial=trivial, vacuous=vacuous, slopes=slopes, bound_slope=bslope,
+        bound_local_slopes=blocal, headline_exponent=headline, path_exponents=path,
+        params=tuple(r["params"] for r in records),
+        notes=tuple(tuple(r["notes"]) for r in records),
+        violations=tuple(tuple(r["violations"]) for r in records), lower_bound=lower,
+        verdicts=tuple(verdicts), mutation=mutation, seconds=seconds, level=level)

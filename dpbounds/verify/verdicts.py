@@ -1,0 +1,191 @@
+"""Verdicts that can fail: the rows of every verification table (studies, sims, CLI).
+
+A verdict compares a **measured** quantity (a Monte Carlo mean with its standard error, or a
+fitted slope with its interval) with a **predicted** one from an independent oracle (a bound,
+an exponent, a closed form, a published number) and records whether the claim holds:
+
+* ``"<= bound"`` (:func:`upper`): ``measured - z*se <= predicted``, not contradicted at ``z``
+  standard errors (``z = 5`` by default so fixed-seed tests never flake);
+* ``"== exact"`` (:func:`equal`): ``|measured - predicted| <= z*se + rtol*|predicted|``;
+* ``"slope <= exponent + CI"`` (:func:`slope_at_most`): the lower end of the slope's bootstrap
+  interval is at most the predicted exponent (a measured slope significantly steeper than the
+  bound's fails);
+* ``"measured/bound <= k"`` (:func:`ratio_at_most`): at every grid point whose bound is **not
+  vacuous**, the lower end of the measured mean's interval is at most ``k`` times the bound.
+
+**A vacuous bound is a flag, never a pass.** A bound at least as large as the trivial bound (a
+gradient norm never exceeds the Lipschitz constant ``G``) cannot be contradicted by any
+algorithm, including one that returns its start point. Such a verdict has ``vacuous=True`` and
+``holds=False``; tables print ``vacuous`` and runners count it neither as a pass nor as a
+failure (:attr:`Verdict.status`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from dpbounds.verify.statistics import MeanCI, SlopeCI
+
+__all__ = [
+    "Z",
+    "Verdict",
+    "equal",
+    "format_table",
+    "is_vacuous",
+    "mean_se",
+    "ratio_at_most",
+    "slope_at_most",
+    "upper",
+]
+
+#: Standard errors allowed before a ``<= bound`` or ``== exact`` verdict fails.
+Z = 5.0
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One line of a verdict table.
+
+    ``holds`` is True only for a claim that was checked and not contradicted; ``vacuous`` marks
+    a claim that could not fail (the bound is at least the trivial bound), with ``holds=False``.
+    """
+
+    study: str
+    case: str
+    claim: str
+    measured: float
+    se: float
+    predicted: float
+    oracle: str
+    holds: bool
+    vacuous: bool = False
+
+    @property
+    def ratio(self) -> float:
+        """``measured / predicted`` (``nan`` when undefined)."""
+        if self.predicted == 0 or not math.isfinite(self.predicted):
+            return math.nan
+        return self.measured / self.predicted
+
+    @property
+    def ci(self) -> tuple[float, float]:
+        """95 % interval of the measured value."""
+        return self.measured - 1.96 * self.se, self.measured + 1.96 * self.se
+
+    @property
+    def status(self) -> str:
+        """``"yes"``, ``"NO"`` or ``"vacuous"`` (the last is neither a pass nor a failure)."""
+        if self.vacuous:
+            return "vacuous"
+        return "yes" if self.holds else "NO"
+
+    @property
+    def failed(self) -> bool:
+        """A checked claim that does not hold (vacuous claims are not failures)."""
+        return not self.holds and not self.vacuous
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["ratio"] = self.ratio
+        d["status"] = self.status
+        return d
+
+
+def mean_se(values: Any) -> tuple[float, float]:
+    """Mean and standard error of the mean of a 1-d sample."""
+    v = np.asarray(values, dtype=float).ravel()
+    se = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else 0.0
+    return float(v.mean()), se
+
+
+def is_vacuous(bound: float, trivial: float) -> bool:
+    """Whether ``bound`` is at least the ``trivial`` bound (then it cannot fail)."""
+    return bool(bound >= trivial)
+
+
+def upper(study: str, case: str, measured: float, se: float, bound: float, oracle: str,
+          z: float = Z, trivial: float | None = None) -> Verdict:
+    """Verdict for ``measured <= bound`` (not contradicted at ``z`` standard errors).
+
+    With ``trivial`` given, a bound ``>= trivial`` gives a vacuous verdict (never a pass).
+    """
+    if trivial is not None and is_vacuous(bound, trivial):
+        return Verdict(study, case, "<= bound", measured, se, float(bound), oracle, False, True)
+    holds = bool(measured - z * se <= bound)
+    return Verdict(study, case, "<= bound", measured, se, float(bound), oracle, holds)
+
+
+def equal(study: str, case: str, measured: float, se: float, exact: float, oracle: str,
+          z: float = Z, rtol: float = 0.0) -> Verdict:
+    """Verdict for ``measured == exact`` within ``z`` standard errors (plus ``rtol``)."""
+    holds = bool(abs(measured - exact) <= z * se + rtol * abs(exact))
+    return Verdict(study, case, "== exact", measured, se, float(exact), oracle, holds)
+
+
+def slope_at_most(study: str, case: str, slope: SlopeCI, exponent: float,
+                  oracle: str, claim: str = "slope <= exponent + CI") -> Verdict:
+    """Verdict for ``slope <= exponent + CI``: fails when the whole interval lies above.
+
+    ``se`` is the interval's half-width divided by the normal quantile of its level.
+    """
+    z = float(np.sqrt(2.0) * _erfinv(slope.level))
+    se = (slope.ci_high - slope.ci_low) / (2 * z) if z > 0 else 0.0
+    holds = bool(slope.ci_low <= exponent)
+    return Verdict(study, case, claim, slope.slope, se, float(exponent), oracle, holds)
+
+
+def ratio_at_most(study: str, case: str, measured: Sequence[MeanCI], bounds: Sequence[float],
+                  oracle: str, *, k: float = 1.0,
+                  trivial: float | Sequence[float] | None = None) -> Verdict:
+    """Verdict for ``measured/bound <= k`` at every grid point whose bound is not vacuous.
+
+    ``measured`` holds one :class:`~dpbounds.verify.statistics.MeanCI` per point; a point
+    passes when ``ci_low <= k * bound``. The row reports the largest ratio of means. With every
+    point vacuous (bound ``>= trivial``) the verdict is vacuous.
+    """
+    b = np.asarray(bounds, dtype=float)
+    if len(measured) != b.size:
+        raise ValueError("measured and bounds must have one entry per grid point")
+    if trivial is None:
+        vac = np.zeros(b.size, dtype=bool)
+    else:
+        vac = b >= np.broadcast_to(np.asarray(trivial, dtype=float), b.shape)
+    ratios = np.array([m.mean for m in measured]) / b
+    worst = float(np.max(ratios))
+    claim = f"measured/bound <= {k:g}"
+    if np.all(vac):
+        return Verdict(study, case, claim, worst, 0.0, float(k), oracle, False, True)
+    keep = ~vac
+    holds = bool(all(m.ci_low <= k * bb for m, bb, kk in zip(measured, b, keep) if kk))
+    worst_checked = float(np.max(ratios[keep]))
+    return Verdict(study, case + (f" ({int(vac.sum())} vacuous points skipped)"
+                                  if vac.any() else ""),
+                   claim, worst_checked, 0.0, float(k), oracle, holds)
+
+
+def _erfinv(level: float) -> float:
+    from scipy.special import erfinv
+
+    return float(erfinv(level))
+
+
+def format_table(rows: list[Verdict]) -> str:
+    """A plain-text verdict table."""
+    head = ("study", "case", "claim", "measured", "95% CI", "predicted", "ratio", "holds",
+            "oracle")
+    lines = []
+    for r in rows:
+        lo, hi = r.ci
+        lines.append((r.study, r.case, r.claim, f"{r.measured:.4g}", f"[{lo:.4g}, {hi:.4g}]",
+                      f"{r.predicted:.4g}", f"{r.ratio:.3g}", r.status, r.oracle))
+    widths = [max(len(h), *(len(x[i]) for x in lines)) if lines else len(h)
+              for i, h in enumerate(head)]
+    out = ["  ".join(h.ljust(w) for h, w in zip(head, widths)),
+           "  ".join("-" * w for w in widths)]
+    out += ["  ".join(c.ljust(w) for c, w in zip(x, widths)) for x in lines]
+    return "\n".join(out)

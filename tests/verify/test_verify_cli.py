@@ -1,0 +1,70 @@
+"""``dpbounds verify``: the JSON schema the issue asks for, the exit status of a failing
+mutant, the figure, --list, and bad input as one line with status 2."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dpbounds.cli import main
+
+_ARGS = ["verify", "tran_cutkosky.alg1", "--vary", "d", "--values", "4", "16", "--N", "250",
+         "--trials", "3", "--quiet"]
+
+
+def test_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main([*_ARGS, "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    for key in ("theorem", "vary", "values", "measured", "bound", "slopes",
+                "predicted_exponent", "bound_local_slope", "vacuous", "verdicts"):
+        assert key in doc, key
+    assert doc["theorem"] == "nonconvex.tree_momentum_nsgd" and doc["vary"] == "d"
+    assert doc["values"] == [4.0, 16.0]
+    for comp in ("grad_output", "grad_avg", "noise", "bias"):
+        assert [set(p) for p in doc["measured"][comp]] == [{"mean", "ci_low", "ci_high"}] * 2
+        assert set(doc["slopes"][comp]) == {"slope", "ci_low", "ci_high"}
+    assert len(doc["bound"]) == len(doc["vacuous"]) == 2
+    assert doc["predicted_exponent"] == 0.25
+    assert all({"name", "holds"} <= set(v) for v in doc["verdicts"])
+    assert rc == (0 if doc["holds"] else 1)
+
+
+def test_mutant_fails_with_status_1(capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["verify", "tran_cutkosky.alg1", "--vary", "d", "--values", "4", "16", "64",
+               "--N", "250", "--trials", "3", "--mutation", "noise_d", "--quiet"])
+    out = capsys.readouterr().out
+    assert rc == 1 and "SOME VERDICTS FAIL" in out and "NO" in out
+
+
+def test_plot_and_text(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    fig = tmp_path / "v.png"
+    main([*_ARGS, "--plot", str(fig)])
+    out = capsys.readouterr().out
+    assert fig.stat().st_size > 1000
+    assert "vacuous" in out and "headline exponent" in out
+
+
+def test_list(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["verify", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert "tran_cutkosky.alg2" in out and "nonconvex.normalized_sgd" in out
+
+
+@pytest.mark.parametrize("argv, text", [
+    (["verify", "tran_cutkosky.alg1", "--values", "4"], "two grid values"),
+    (["verify", "convex.output_perturbation"], "covered"),
+    (["verify", "tran_cutkosky.alg1", "--vary", "x"], "invalid choice"),
+    (["verify"], "THEOREM"),
+    (["verify", "yang.nsgd", "--problem", "quadratic", "--quick"], "does not fit"),
+    (["verify", "strongly_convex.nag", "--quick", "--problem", "far"], "does not fit"),
+])
+def test_bad_input_is_one_line(argv: list[str], text: str,
+                               capsys: pytest.CaptureFixture[str]) -> None:
+    try:
+        rc = main([*argv, "--quiet"])
+    except SystemExit as exc:  # argparse's own errors
+        rc = exc.code
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert text in err and "Traceback" not in err
