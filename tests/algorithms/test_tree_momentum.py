@@ -228,12 +228,3 @@ def test_bad_configuration():
         sensitivity_reduced_nsgd(f, **kw, gamma=1.2)
     with pytest.raises(ValueError, match="noise_split"):
         sensitivity_reduced_nsgd(f, **kw, noise_split=1.0)
-
-
-def test_old_module_names_are_aliases():
-    import dpbounds.algorithms.kuru as old_kuru
-    import dpbounds.algorithms.momentum as momentum
-    import dpbounds.algorithms.tran_cutkosky as old_tc
-    import dpbounds.algorithms.tree_momentum as tree_momentum
-
-    assert old_tc is tree_momentum and old_kuru is momentum
