@@ -11,7 +11,7 @@ that they return the same answer, and records the peak traced memory (``tracemal
   ``argmin``, against the branch and bound on closed-form matrix powers (``_hb_search``);
 * heavy ball, whole ``tune_heavy_ball``: the old tuner rebuilt from the same naive pieces (grid,
   Nelder-Mead, three reported choices) against the new one;
-* (32) for DP-MASG with a first-stage override: the O(T^2) loop ``algorithms/kuru.py`` (now ``algorithms/momentum.py``) ran
+* (32) for DP-MASG with a first-stage override: the O(T^2) loop the momentum methods ran
   (:func:`~dpbounds.bounds.strongly_convex.noise_allocation.naive_select_horizon`) against the
   O(T) prefix sums of :func:`~dpbounds.bounds.strongly_convex.noise_allocation.select_horizon`;
 * the subsampled rule: the old 40-candidate bracket search against the lower-bound-pruned
