@@ -10,7 +10,9 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dpbounds.algorithms import dp_nsgd, dp_sgd
 from dpbounds.bounds.nonconvex import clipped_sgd, generalized_smoothness, normalized_sgd
+from dpbounds.objectives import Objective
 
 R = sp.Rational
 
@@ -131,27 +133,66 @@ def test_clipping_condition_is_checked():
         normalized_sgd.nsgd_corollary.evaluate(r=0.5, tau0=1.0, **p)
 
 
+class _ShiftedPseudoHuber(Objective):
+    """Per-sample losses ``s g0 (sqrt(1 + ||x||^2/s^2) - 1) + a_i . x`` with ``sum a_i = 0``:
+    F is the pseudo-Huber loss (L0 = g0/s, L1 = 0, ||grad F|| < g0) and the per-sample
+    gradients are ``grad F(x) + a_i`` (``||a_i|| <= tau0``)."""
+
+    convex = False
+
+    def __init__(self, a: np.ndarray, g0: float, s: float) -> None:
+        super().__init__(a.shape[0], a.shape[1], np)
+        self.a, self.g0, self.s = a, g0, s
+
+    def _mean_grad(self, x):
+        return self.g0 * x / np.sqrt(self.s**2 + np.sum(x**2, axis=-1, keepdims=True))
+
+    def sample_losses(self, x, idx=None):
+        base = self.s * self.g0 * (np.sqrt(1 + np.sum(x**2, axis=1) / self.s**2) - 1)
+        shift = x @ self.a.T if idx is None else np.einsum("td,tmd->tm", x, self.a[idx])
+        return base[:, None] + shift
+
+    def sample_grads(self, x, idx=None):
+        a = self.a[None, :, :] if idx is None else self.a[idx]
+        return self._mean_grad(x)[:, None, :] + a
+
+    def _data_grad(self, x, idx):
+        return self._mean_grad(x) if idx is None else super()._data_grad(x, idx)
+
+    def grad_norm(self, x):
+        return np.linalg.norm(self._mean_grad(x), axis=1)
+
+
 def _simulate(method: str, *, runs: int, T: int, seed: int):
-    """DP-NSGD / DP-SGD with the derived step size on the pseudo-Huber loss
-    F(x) = s g0 (sqrt(1 + ||x||^2/s^2) - 1) (L0 = g0/s, L1 = 0, ||grad F|| < g0), per-sample
-    gradients grad F(x) + a_i (sum a_i = 0, ||a_i|| <= tau0), batches without replacement.
+    """The library's DP-NSGD / DP-SGD (private: sigma calibrated from epsilon = 2, delta = 1e-5)
+    with the theorem's derived step size on the shifted pseudo-Huber loss above (n = 200,
+    d = 5, batches of 50 without replacement).
 
     The start is 1.1 times as far from the minimiser as T steps can travel, so ||grad F||
     stays near g0 for the whole run: the loss on which these bounds are the least loose (a run
     that converges, e.g. on sum log(1 + x_j^2), sits 100x below them and tests nothing).
-    Returns the bound, the norms ||grad F(x_t)|| (shape (T, runs)) and ``tau0``."""
+    Returns the bound at the run's own noise and the norms ||grad F(x_t)||, shape (T, runs)."""
     rng = np.random.default_rng(seed)
-    n, dim, B, sigma, tau0, g0, s = 200, 5, 50, 1.0, 0.03, 1.0, 1.0
+    n, dim, B, tau0, g0, s = 200, 5, 50, 0.03, 1.0, 1.0
     a = rng.normal(size=(n, dim))
     a -= a.mean(axis=0)
     a *= tau0 / np.linalg.norm(a, axis=1).max()
-    L0, V = g0 / s, 1.0 + sigma**2 * dim / B**2
+    f = _ShiftedPseudoHuber(a, g0, s)
+    run = dp_nsgd if method == "nsgd" else dp_sgd
     if method == "nsgd":
         extra, speed = {"r": 3 * tau0}, g0 / (g0 + 3 * tau0)  # step length / eta
         thm, descent = normalized_sgd.nsgd_theorem, normalized_sgd.nsgd_descent
+        kw = {"r": extra["r"]}
     else:
         extra, speed = {"C": 3 * tau0}, 3 * tau0
         thm, descent = clipped_sgd.sgd_theorem, clipped_sgd.sgd_descent
+        kw = {"clip_norm": extra["C"]}
+    privacy = dict(epsilon=2.0, delta=1e-5, steps=T, batch_size=B)
+    # the noise the algorithm calibrates (std on the sum over the batch, in units of the
+    # per-sample bound: the theorems' sigma), read from a one-trial dry run
+    dry = run(f, **privacy, step_size=1e-9, trials=1, seed=0, trace=None, **kw)
+    sigma = float(dry.params["sigma_over_clip"])
+    L0, V = g0 / s, 1.0 + sigma**2 * dim / B**2
     scale = 1.0 if method == "nsgd" else extra["C"] ** 2  # eta = sqrt(2 D_f/(L0 scale V T))
     R0 = 10.0
     for _ in range(200):  # fixed point: R0 = 1.1 * eta(D_f(R0)) * T * speed
@@ -162,23 +203,12 @@ def _simulate(method: str, *, runs: int, T: int, seed: int):
          "sigma": sigma}
     eta = float(descent.evaluate_hyperparameters(**p, **extra)["eta"])
     bound = thm.evaluate(ignore_extra=True, **p, **extra)
-    x = np.zeros((runs, dim))
-    x[:, 0] = R0
-    norms = np.empty((T, runs))
-    for t in range(T):
-        grad = g0 * x / np.sqrt(s**2 + np.sum(x**2, axis=1, keepdims=True))
-        norms[t] = np.linalg.norm(grad, axis=1)
-        idx = np.argsort(rng.random((runs, n)), axis=1)[:, :B]  # without replacement
-        g = grad[:, None, :] + a[idx]
-        gn = np.linalg.norm(g, axis=2, keepdims=True)
-        if method == "nsgd":
-            h = g / (gn + extra["r"])
-            noise = sigma * rng.normal(size=(runs, dim))
-        else:
-            h = g * np.minimum(1.0, extra["C"] / gn)
-            noise = sigma * extra["C"] * rng.normal(size=(runs, dim))
-        x = x - eta * (h.sum(axis=1) + noise) / B
-    return bound, norms
+    x0 = np.zeros(dim)
+    x0[0] = R0
+    res = run(f, **privacy, step_size=eta, trials=runs, seed=seed, x0=x0, trace="grad_norm",
+              **kw)
+    assert res.privacy.ledger.epsilon(1e-5) <= 2.0  # the run is private as claimed
+    return bound, np.asarray(res.trace)[:, :T].T
 
 
 def _min_t_lower_limit(norms: np.ndarray) -> float:
