@@ -59,6 +59,7 @@ NAN_BY_DESIGN = {
     "select_horizon_subsampled": "HorizonChoice.bounds is nan where B(T) was not evaluated",
     "to_numpy": "a conversion: returns the values it is given",
     "canonical": "a canonical form of the value it is given (NaN stays NaN)",
+    "equal": "a verdict record: its ``case`` label is stored as given",
 }  # fuzzed through argv elsewhere
 # Functions whose job is to run for a while or write files when given valid input.
 SKIP_NAMES = {"run_sweep", "run_audit", "audit_all", "main"}

@@ -27,6 +27,8 @@ from dpbounds.lmi import closed_form_rate_map
 from dpbounds.objectives import LogisticRegression, Objective
 from dpbounds.privacy import poisson_subsampled_gaussian_rdp
 from dpbounds.tuning.heavy_ball import naive_transient_sq
+from dpbounds.verify.persistence import tree_noise_persistence
+from dpbounds.verify.verdicts import mean_se
 
 
 def _objective():
@@ -48,6 +50,8 @@ def _objective():
     (lambda: epsilon_from_counts(1, 1, 0, 1e-5, 0.95), "trials"),     # ZeroDivisionError
     (lambda: poisson_subsampled_gaussian_rdp(0.01, 1.0, orders=1e15), "orders"),  # MemoryError
     (lambda: stationary_variance(-math.inf, 0.5, 0.01), "alpha"),     # returned nan
+    (lambda: mean_se([math.nan, 1.0]), "values"),                     # returned nan
+    (lambda: tree_noise_persistence(n=10, epochs=2, d=2, alpha=0.1, sigma=5e-324), "sigma"),
     (lambda: sensitivity_reduced_privacy(1.0, 1e-5, n=10, epochs=10, alpha=0.1, gamma=1e30,
                                          clip_norm=1.0, diff_clip=1.0), "gamma"),  # ZeroDivision
     (lambda: naive_transient_sq(0.1, -math.inf, 1.0, 3), "beta"),     # returned nan
@@ -91,3 +95,9 @@ def test_a_huge_lipschitz_constant_is_simulated_not_an_overflow():
                             steps=5, trials=2, seed=0)
     assert np.all(np.isfinite(r.x_numpy())) and np.all(np.linalg.norm(r.x_numpy(), axis=1) <= 1.0)
     assert r.params["sigma"] > 1e300
+
+
+def test_stationary_variance_at_a_zero_eigenvalue_is_infinite():
+    # Python floats used to raise ZeroDivisionError; the documented value where heavy ball
+    # does not contract (lambda = 0) is inf
+    assert stationary_variance(0.1, 0.5, 0.0) == np.inf

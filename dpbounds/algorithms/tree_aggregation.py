@@ -359,6 +359,8 @@ def tree_momentum_reference(
     if input_weight is None:
         input_weight = alpha if alpha > 0 else 1.0
     log_decay = _log1m(alpha)
+    if not bool(xp.all(xp.isfinite(values))):
+        raise ValueError("values must be finite")
     n_steps = values.shape[0]
     noise_of = {}
     if node_noises is not None:

@@ -247,6 +247,9 @@ def adult(*, split: str = "all", bias: bool = True, normalize_rows: bool = False
     ((32561, 109), 0.241)
     """
     split = check_choice("split", split, ("all", "train", "test"))
+    for name, flag in (("bias", bias), ("normalize_rows", normalize_rows)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise TypeError(f"{name} must be True or False, got {flag!r}")
     raw = _load_adult_raw()
     cats = json.loads(str(raw["categories"]))
     cols: list[np.ndarray] = []

@@ -31,6 +31,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from dpbounds._progress import progress_bar
+from dpbounds._validation import check_int
 
 __all__ = ["HorizonSearch", "minimise_over_horizon"]
 
@@ -72,6 +73,8 @@ def minimise_over_horizon(objective: Any, k: int, Tmax: int, *, joint: bool,
     HorizonSearch (with ``joint=True`` only the best point's entries are minima; the others
     are upper bounds).
     """
+    k = check_int("k", k, minimum=1)
+    Tmax = check_int("Tmax", Tmax, minimum=1)
     knots = np.unique(np.round(np.geomspace(1, Tmax, min(_KNOTS, Tmax))).astype(np.int64))
     P = np.repeat(np.arange(k), knots.size)
     T = np.tile(knots, k)

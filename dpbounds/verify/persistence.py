@@ -79,6 +79,9 @@ def tree_noise_persistence(*, n: int, epochs: int, d: int, alpha: float,
         if sigma is None:
             raise ValueError("Algorithm 1 needs sigma (Algorithm 2: sigma_1, sigma_2, gamma)")
         s1 = s2 = check_positive("sigma", sigma)
+    if s1 * s1 == 0.0 or s2 * s2 == 0.0:  # the noise energies below would be 0
+        raise ValueError("sigma (sigma_1, sigma_2) must be at least 1e-150: its square "
+                         "underflows")
     from dpbounds.algorithms import TreeAggregator
 
     rng = TrialRandom(seed, trials, np)

@@ -99,6 +99,8 @@ class Verdict:
 def mean_se(values: Any) -> tuple[float, float]:
     """Mean and standard error of the mean of a 1-d sample."""
     v = np.asarray(values, dtype=float).ravel()
+    if v.size == 0 or not np.all(np.isfinite(v)):
+        raise ValueError(f"values must be a non-empty sample of finite numbers, got {values!r}")
     se = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else 0.0
     return float(v.mean()), se
 

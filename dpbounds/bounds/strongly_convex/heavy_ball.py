@@ -369,6 +369,7 @@ def stationary_variance(alpha: Any, beta: Any, lam: Any, sigma2: Any = 1.0) -> n
     for name, value in (("alpha", alpha), ("beta", beta), ("lam", lam), ("sigma2", sigma2)):
         if not np.all(np.isfinite(np.asarray(value, dtype=float))):
             raise ValueError(f"{name} must be finite, got {value!r}")
+    alpha, beta, lam, sigma2 = (np.asarray(v, dtype=float) for v in (alpha, beta, lam, sigma2))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         den = (1.0 - beta) * lam * (2.0 + 2.0 * beta - alpha * lam)
         v = alpha * (1.0 + beta) * sigma2 / den
