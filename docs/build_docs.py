@@ -48,6 +48,13 @@ def documents() -> dict[Path, str]:
     return {HERE / "notation.md": markdown(), HERE / "results.md": results_markdown()}
 
 
+def write_generated() -> None:
+    """Write every generated page (called by ``docs/conf.py`` before each Sphinx build)."""
+    for path, text in documents().items():
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     check = "--check" in (argv if argv is not None else sys.argv[1:])
     stale = []

@@ -11,22 +11,22 @@ their noise with :func:`~dpbounds.privacy.calibrate.calibrate` and records them 
 accountant's ε side by side. ``result.ledger`` (a
 :class:`~dpbounds.algorithms._common.SpentBudget`) is a summary view derived from it.
 
-=======================  ============================================  =======================
-function                 paper                                         privacy
-=======================  ============================================  =======================
-``dp_gd``                Kuru et al. Sec. 5 / Lee & Kifer Table 1      pure DP or zCDP
-``dp_heavy_ball``        Kuru et al. eq. (9) (DP-SHB)                  pure DP (Laplace)
-``dp_nag``/``_opt``      Kuru et al. eq. (27), Prop. 4.2               pure DP (Laplace)
-``dp_masg``/``_opt``     Kuru et al. eq. (33), Thm 4.3                 pure DP (Laplace)
-``dp_agd``               Lee & Kifer Algorithm 2 (DP-AGD)              zCDP
-``noisy_projected_sgd``  Kamath Lecture 13, Alg. 3 (BST14)             (ε, δ)
-``output_perturbation``  Kamath Lecture 13, Lemma 1                    (ε, δ)
-``objective_perturbation`` Kamath Lecture 13 / Kifer-Smith-Thakurta    (ε, δ)
-``dp_sgd``               Abadi et al. / Yang et al. eq. (2), clipping  (ε, δ) via RDP / PLD
-``dp_nsgd``              Yang et al. eq. (3), g/(||g||+r)              (ε, δ) via RDP / PLD
-``tree_momentum_nsgd``   Tran & Cutkosky Algorithm 1                   (ε, δ) via tree RDP
-``sensitivity_reduced_nsgd`` Tran & Cutkosky Algorithm 2 (reconstructed) (ε, δ) via zCDP
-=======================  ============================================  =======================
+============================  ============================================  =======================
+function                      paper                                         privacy
+============================  ============================================  =======================
+``dp_gd``                     Kuru et al. Sec. 5 / Lee & Kifer Table 1      pure DP or zCDP
+``dp_heavy_ball``             Kuru et al. eq. (9) (DP-SHB)                  pure DP (Laplace)
+``dp_nag``/``_opt``           Kuru et al. eq. (27), Prop. 4.2               pure DP (Laplace)
+``dp_masg``/``_opt``          Kuru et al. eq. (33), Thm 4.3                 pure DP (Laplace)
+``dp_agd``                    Lee & Kifer Algorithm 2 (DP-AGD)              zCDP
+``noisy_projected_sgd``       Kamath Lecture 13, Alg. 3 (BST14)             (ε, δ)
+``output_perturbation``       Kamath Lecture 13, Lemma 1                    (ε, δ)
+``objective_perturbation``    Kamath Lecture 13 / Kifer-Smith-Thakurta      (ε, δ)
+``dp_sgd``                    Abadi et al. / Yang et al. eq. (2), clipping  (ε, δ) via RDP / PLD
+``dp_nsgd``                   Yang et al. eq. (3), g/(||g||+r)              (ε, δ) via RDP / PLD
+``tree_momentum_nsgd``        Tran & Cutkosky Algorithm 1                   (ε, δ) via tree RDP
+``sensitivity_reduced_nsgd``  Tran & Cutkosky Algorithm 2 (reconstructed)   (ε, δ) via zCDP
+============================  ============================================  =======================
 
 Recorded mechanisms → accountant (the one that calibrated the noise):
 

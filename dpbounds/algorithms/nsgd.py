@@ -82,6 +82,8 @@ def dp_nsgd(
         Required with ``sampling="poisson"`` (add/remove): the public dataset size of the
         sampling rate, as in :func:`~dpbounds.algorithms.dp_sgd.dp_sgd`.
 
+    Notes
+    -----
     All other parameters and the result are as in :func:`dpbounds.algorithms.dp_sgd.dp_sgd`
     (``params["r"]`` instead of ``clip_norm``; ``sigma_over_clip`` is the noise std on the
     sum, the per-sample bound being 1).

@@ -631,6 +631,8 @@ def sensitivity_reduced_nsgd(
     noise_split:
         Share of the zCDP budget spent on the first-epoch nodes (noise :math:`\sigma_1`).
 
+    Notes
+    -----
     Other parameters and the result are as in :func:`tree_momentum_nsgd` (streams:
     ``sampler, noise, output = TrialRandom(seed, trials, xp).split(3)``, one
     ``sampler.permutation(n)`` for the whole run); ``params`` has ``sigma_1``, ``sigma_2``,

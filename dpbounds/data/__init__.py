@@ -6,17 +6,18 @@ returns a :class:`Dataset` — features, labels/targets and the **declared data 
 :mod:`dpbounds.objectives` are computed from). A :class:`Dataset` unpacks as
 ``features, labels = dataset``.
 
-==============================  ===============================================================
-:func:`kuru_synthetic`          Kuru et al. Section 5: :math:`X\sim U[0,1]^{n\times d}`, rows
-                                L1-clipped to 20, :math:`w\sim N(0,I)`, :math:`y=\mathrm{sign}(Xw)`
-:func:`finite_sum_offsets`      Yang et al. rig (``yang_et_al.md`` §13): zero-sum offsets
-                                :math:`a_i` with :math:`\lVert a_i\rVert\le\tau_0` (optionally
-                                skewed) for :class:`~dpbounds.objectives.QuadraticObjective`
-:func:`unit_ball_classification` Tran & Cutkosky rig (``tran_cutkosky.md`` §12): rows in the
-                                unit L2 ball, labels of a noisy linear rule
-:func:`adult`                   UCI Adult (48,842 rows), shipped inside dpbounds; Lee & Kifer's
-                                preprocessing (one-hot + min-max + bias column)
-==============================  ===============================================================
+================================  ===============================================================
+:func:`kuru_synthetic`            Kuru et al. Section 5: :math:`X\sim U[0,1]^{n\times d}`,
+                                  rows L1-clipped to 20, :math:`w\sim N(0,I)`,
+                                  :math:`y=\mathrm{sign}(Xw)`
+:func:`finite_sum_offsets`        Yang et al. rig (``yang_et_al.md`` §13): zero-sum offsets
+                                  :math:`a_i` with :math:`\lVert a_i\rVert\le\tau_0` (optionally
+                                  skewed) for :class:`~dpbounds.objectives.QuadraticObjective`
+:func:`unit_ball_classification`  Tran & Cutkosky rig (``tran_cutkosky.md`` §12): rows in the
+                                  unit L2 ball, labels of a noisy linear rule
+:func:`adult`                     UCI Adult (48,842 rows), shipped inside dpbounds; Lee & Kifer's
+                                  preprocessing (one-hot + min-max + bias column)
+================================  ===============================================================
 
 UCI Adult
 ---------
@@ -236,6 +237,8 @@ def adult(*, split: str = "all", bias: bool = True, normalize_rows: bool = False
     normalize_rows:
         Scale every row to unit L2 norm (Lee & Kifer do this for ObjPert only).
 
+    Notes
+    -----
     The declared domain is data-independent: every row has 8 one-hot ones, 6 numerics in
     ``[0,1]`` and the bias, so ``||x||_1 <= 15`` and ``||x||_2 <= sqrt(15)``
     (``1`` and ``sqrt(15)`` after ``normalize_rows``).

@@ -686,7 +686,7 @@ class _Search:
         return None
 
     def farkas_lower(self, below: float) -> tuple[float, np.ndarray] | None:
-        """The largest probed rho < ``below`` proven infeasible by an exact Farkas check.
+        r"""The largest probed rho < ``below`` proven infeasible by an exact Farkas check.
 
         Returns ``(rho, R)`` with :math:`Z=RR^\top` the certificate in the original units.
         """

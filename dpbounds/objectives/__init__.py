@@ -8,20 +8,20 @@ all ``n`` samples.
 
 API used by the algorithms (see :class:`~dpbounds.objectives.Objective`)
 ------------------------------------------------------------------------
-===================================  ==========================================================
-``f.loss(x)``                        ``(trials,)`` full ``F(x)``
-``f.grad(x, idx=None)``              ``(trials, d)``: ``mean_{i∈idx} ∇ℓ_i(x) + ∇R(x)``
-``f.loss_and_grad(x, idx=None)``     both (one data pass for GLMs when ``idx is None``)
-``f.sample_losses(x, idx=None)``     ``(trials, m)`` data losses (no ``R``)
-``f.sample_grads(x, idx=None)``      ``(trials, m, d)`` data gradients (materialised)
-``f.clipped_mean_grad(x, idx, C)``   ``(trials, d)``: ``mean ∇ℓ_i·min(1, C/||∇ℓ_i||)``, data only
-``f.normalized_mean_grad(x, idx, r)`` ``(trials, d)``: ``mean ∇ℓ_i/(||∇ℓ_i||+r)``, data only
-``f.regularizer(x)`` / ``_grad(x)``  the public, data-independent part (no privacy cost)
-``f.suboptimality(x)``               ``F(x) - F*``
-``f.grad_norm(x)``                   ``||∇F(x)||`` on the full data
-``f.initial_state(trials, x0)``      ``(trials, d)`` start (zeros by default)
-``f.to_backend("array_api_strict")`` same objective, data in another namespace
-===================================  ==========================================================
+=====================================  ==========================================================
+``f.loss(x)``                          ``(trials,)`` full ``F(x)``
+``f.grad(x, idx=None)``                ``(trials, d)``: ``mean_{i∈idx} ∇ℓ_i(x) + ∇R(x)``
+``f.loss_and_grad(x, idx=None)``       both (one data pass for GLMs when ``idx is None``)
+``f.sample_losses(x, idx=None)``       ``(trials, m)`` data losses (no ``R``)
+``f.sample_grads(x, idx=None)``        ``(trials, m, d)`` data gradients (materialised)
+``f.clipped_mean_grad(x, idx, C)``     ``(trials, d)``: ``mean ∇ℓ_i·min(1, C/||∇ℓ_i||)``, data only
+``f.normalized_mean_grad(x, idx, r)``  ``(trials, d)``: ``mean ∇ℓ_i/(||∇ℓ_i||+r)``, data only
+``f.regularizer(x)`` / ``_grad(x)``    the public, data-independent part (no privacy cost)
+``f.suboptimality(x)``                 ``F(x) - F*``
+``f.grad_norm(x)``                     ``||∇F(x)||`` on the full data
+``f.initial_state(trials, x0)``        ``(trials, d)`` start (zeros by default)
+``f.to_backend("array_api_strict")``   same objective, data in another namespace
+=====================================  ==========================================================
 
 A clipped DP-SGD step is therefore
 ``x - lr * (f.clipped_mean_grad(x, idx, C) + noise + f.regularizer_grad(x))`` with

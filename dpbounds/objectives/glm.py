@@ -71,7 +71,8 @@ class MarginLossObjective(Objective):
     r"""Base class: :math:`F(x)=\frac1n\sum_i\psi(y_ia_i^\top x)+R(x)`.
 
     Subclasses define ``_psi``, ``_dpsi`` (derivative in the margin), ``_d2psi``,
-    ``psi_curvature`` (sup ψ''), ``psi_slope`` (sup |ψ'|), and the regulariser.
+    ``psi_curvature`` (:math:`\sup\psi''`), ``psi_slope`` (:math:`\sup|\psi'|`), and the
+    regulariser.
     """
 
     psi_curvature: float = 0.25

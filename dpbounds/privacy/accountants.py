@@ -374,7 +374,7 @@ class ZcdpAccountant(Accountant):
         self.rho = _finite(self.rho + count * self.mechanism_rho(mechanism))
 
     def budget(self, epsilon: float, delta: float) -> float:
-        """Largest total :math:`\rho` this accountant converts to at most ``(epsilon, delta)``
+        r"""Largest total :math:`\rho` this accountant converts to at most ``(epsilon, delta)``
         (Lee & Kifer eq. (5) for the standard conversion; rounded down)."""
         from dpbounds.privacy.zcdp import dp_to_zcdp_rho
 

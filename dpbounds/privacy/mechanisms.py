@@ -1,4 +1,4 @@
-r"""Mechanisms as small frozen data objects (in the style of ``dp_accounting``'s ``DpEvent``s).
+r"""Mechanisms as small frozen data objects (like the ``DpEvent`` objects of ``dp_accounting``).
 
 A mechanism says *what* was released and how much noise it carried; an accountant
 (:mod:`dpbounds.privacy.accountants`) turns a sequence of them into a guarantee. Every mechanism

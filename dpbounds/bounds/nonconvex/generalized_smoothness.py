@@ -4,8 +4,10 @@ Shared by :mod:`~dpbounds.bounds.nonconvex.normalized_sgd` and
 :mod:`~dpbounds.bounds.nonconvex.clipped_sgd` (Yang et al., arXiv 2206.13033).
 
 The seed lost every formula. **Only the headline rate is the paper's (abstract, VERBATIM):**
-:math:`\min_t\mathbb E\lVert\nabla f(x_t)\rVert=
-  O\big((d\log(1/\delta))^{1/4}/\sqrt{N\epsilon}\big)`.
+
+.. math::
+   \min_t\mathbb E\lVert\nabla f(x_t)\rVert=O\big((d\log(1/\delta))^{1/4}/\sqrt{N\epsilon}\big).
+
 Every bound, constant, learning rate and condition of these modules is **DERIVED by dpbounds**
 (theory sheet ``yang_et_al.md`` §§5-8) for the noise model :math:`\tau_1=0`
 (:math:`\lVert\nabla f(x;z)-\nabla f(x)\rVert\le\tau_0` a.s.); the :math:`\tau_1>0` case is not
@@ -118,9 +120,9 @@ def _fitted_c2(eps: float, delta: float) -> float:
 
 
 def problem_params(p: Mapping[str, float]) -> dict[str, float]:
-    """The shared problem in this setting's symbols.
+    r"""The shared problem in this setting's symbols.
 
-    Tran & Cutkosky's setting maps to it: :math:`\\lVert\nabla f(x;z)\rVert\\le G` gives
+    Tran & Cutkosky's setting maps to it: :math:`\lVert\nabla f(x;z)\rVert\le G` gives
     :math:`\tau_0=2G`; :math:`L_0=L`, :math:`L_1=0`, :math:`D_f=R` unless given; ``c2`` is
     fitted by the RDP accountant unless given.
     """

@@ -187,7 +187,7 @@ def heavy_ball_dp_bound(
 
 # ----------------------------------------------------------------------------- registry
 def problem_params(p: Mapping[str, Any]) -> dict[str, Any]:
-    """The shared problem in the strongly convex bounds' terms: ``mu, L, d, n, m, eps, S1``,
+    r"""The shared problem in the strongly convex bounds' terms: ``mu, L, d, n, m, eps, S1``,
     ``E0`` (:math:`F(x_0)-F^\ast` = the problem's ``R``) and ``max_horizon``.
 
     ``N``, ``d``, ``m`` must be integers (Kuru et al.'s ``n`` data points, batches of ``m``);
@@ -235,10 +235,7 @@ RHO_OFFSETS = (0.002, 0.01, 0.04, 0.15)
 class LMIBoundCurves:
     r"""The derived Prop. 3.4 bound of a few certified rates, as functions of the horizon.
 
-    :math:`A
-ho^{2T}+B(1-
-ho^{2T})\,\mathbb E\lVert w_T
-Vert^2` per certificate (``p``
+    :math:`A\rho^{2T}+B(1-\rho^{2T})\,\mathbb E\lVert w_T\rVert^2` per certificate (``p``
     indexes them): the first term decreases and the second increases in :math:`T` (the noise
     grows with :math:`T`), which gives the lower bound ``lower(p, lo, hi)`` on an interval of
     horizons (what :func:`dpbounds.tuning.tune_heavy_ball`'s horizon search needs).
