@@ -1,16 +1,36 @@
-"""Write the generated docs: ``docs/notation.md`` (the notation table) and ``docs/results.md``
-(each registered result with its source, algorithm, figure and test).
+"""Write the generated docs.
 
-Run ``python docs/build_docs.py`` after changing :mod:`dpbounds.notation` or registering a bound;
-``tests/test_notation.py`` fails while a committed file is stale. ``--check`` only compares.
+Committed (``--check`` compares them, ``tests/test_notation.py`` fails while one is stale):
+
+* ``docs/notation.md`` — the notation table (:mod:`dpbounds.notation`);
+* ``docs/results.md`` — each registered result with its source, algorithm, figure and test;
+* ``docs/papers/*.md`` — one page per source paper: its registered bounds and every library
+  object that cites it, with the VERBATIM / RECONSTRUCTED / DERIVED label, read from the
+  :class:`~dpbounds.provenance.Source` metadata of the package itself (so they cannot drift),
+  and the figure scripts, simulation studies and tests that mention it.
+
+Written at every Sphinx build (``docs/conf.py``) but not committed, because it depends on files
+``python -m paper_figs`` produces: ``docs/gallery.md`` from ``docs/gallery/*.png`` and
+``docs/gallery/captions.json``.
+
+Run ``python docs/build_docs.py`` after changing :mod:`dpbounds.notation`, a ``Source`` or a
+registered bound. ``--check`` only compares.
 """
 
 from __future__ import annotations
 
+import ast
+import importlib
+import json
+import os
+import pkgutil
+import re
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
 
 
 def results_markdown() -> str:
@@ -41,18 +61,252 @@ def results_markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
+# ------------------------------------------------------------------------------ paper pages
+class Paper(NamedTuple):
+    """A source paper: its page name, the :mod:`dpbounds.provenance` constant that cites it, and
+    the words that mark a figure script, study or test as being about it (a NamedTuple, not a
+    dataclass: the tests load this file without registering it as a module)."""
+
+    slug: str
+    constant: str
+    title: str
+    sheet: str
+    keywords: tuple[str, ...]
+
+    def cites(self, source) -> bool:
+        """Whether ``source`` is a result of this paper (its constant, or a citation that starts
+        with the authors' names, such as Lee & Kifer's ObjPert baseline code)."""
+        from dpbounds import provenance
+
+        return source.paper == getattr(provenance, self.constant) or any(
+            source.paper.startswith(k) for k in self.keywords)
+
+
+PAPERS = (
+    Paper("kuru", "KURU", "Kuru et al.: DP accelerated optimization (heavy ball, NAG, MASG)",
+          "kuru_et_al.md", ("Kuru", "DP-SHB", "DP-NAG", "DP-MASG")),
+    Paper("tran_cutkosky", "TRAN_CUTKOSKY", "Tran & Cutkosky: momentum aggregation",
+          "tran_cutkosky.md", ("Tran & Cutkosky", "Tran and Cutkosky")),
+    Paper("yang", "YANG", "Yang et al.: normalized / clipped SGD with perturbation",
+          "yang_et_al.md", ("Yang et al", "Yang, Zhang", "DP-NSGD")),
+    Paper("lee_kifer", "LEE_KIFER", "Lee & Kifer: DP-AGD (adaptive per-iteration budget)",
+          "lee_kifer.md", ("Lee & Kifer", "Lee and Kifer", "DP-AGD")),
+    Paper("kamath", "KAMATH", "Kamath's lecture: differentially private ERM",
+          "kamath_lecture.md", ("Kamath", "DP-ERM")),
+)
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|$#])")
+
+
+def _md(text: str) -> str:
+    """Plain text for a Markdown table cell: every character MyST could read as markup
+    escaped (the notes are prose with ASCII formulas: ``E||g||``, ``x^2``, ``a_i``)."""
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(text.split()))
+
+
+def _top_level_names(path: Path) -> set[str]:
+    """Names a module assigns at top level (not the ones it imports)."""
+    names: set[str] = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        targets = node.targets if isinstance(node, ast.Assign) else (
+            [node.target] if isinstance(node, ast.AnnAssign) else [])
+        names |= {t.id for t in targets if isinstance(t, ast.Name)}
+        if isinstance(node, ast.ClassDef):
+            names.add(node.name)
+    return names
+
+
+def cited_sources() -> dict:
+    """Every :class:`~dpbounds.provenance.Source` of the package -> the objects that carry it.
+
+    An object *carries* a source when it is a module constant holding it, a theorem whose first
+    source it is (``obj.sources[0]``: the theorem's own result), or a class whose ``source``
+    it is. A theorem's further sources (the results it is built from) are listed under it only
+    where nothing else carries them. Returns ``{source: [qualified name, ...]}``.
+    """
+    import dpbounds
+    from dpbounds.provenance import Source
+
+    primary: dict[Source, list[str]] = {}
+    secondary: dict[Source, list[str]] = {}
+    for info in pkgutil.walk_packages(dpbounds.__path__, "dpbounds."):
+        if info.name.rsplit(".", 1)[-1] == "__main__":
+            continue
+        module = importlib.import_module(info.name)
+        if not getattr(module, "__file__", None):
+            continue
+        for name in sorted(_top_level_names(Path(module.__file__))):
+            obj = getattr(module, name, None)
+            where = f"{info.name}.{name}"
+            sources = getattr(obj, "sources", None) if not isinstance(obj, type) else None
+            if isinstance(obj, Source):
+                primary.setdefault(obj, []).append(where)
+            elif isinstance(sources, tuple) and sources and all(
+                    isinstance(s, Source) for s in sources):
+                primary.setdefault(sources[0], []).append(where)
+                for s in sources[1:]:
+                    secondary.setdefault(s, []).append(where)
+            elif isinstance(obj, type) and isinstance(vars(obj).get("source"), Source):
+                primary.setdefault(vars(obj)["source"], []).append(where)
+    for s, where in secondary.items():
+        if s not in primary:
+            primary[s] = sorted(set(where))
+    return primary
+
+
+def _natural(text: str) -> list:
+    return [int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", text)]
+
+
+def _mentions(folder: str, pattern: str, paper: Paper) -> list[tuple[str, str]]:
+    """``(path, first docstring line)`` of the files under ``folder`` whose module docstring
+    names the paper."""
+    out = []
+    for path in sorted((ROOT / folder).glob(pattern)):
+        if path.name.startswith("_"):
+            continue
+        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+        if any(k in doc for k in paper.keywords):
+            first = doc.strip().split("\n\n")[0]  # the first paragraph
+            out.append((path.relative_to(ROOT).as_posix(), first))
+    return out
+
+
+def paper_markdown(paper: Paper, sources: dict) -> str:
+    """``docs/papers/<slug>.md``: the paper's results -> library objects, with labels."""
+    from dpbounds import provenance
+    from dpbounds.bounds import registry
+
+    citation = getattr(provenance, paper.constant)
+    lines = [
+        f"# {paper.title}",
+        "",
+        "<!-- generated from the Source metadata of dpbounds by docs/build_docs.py; "
+        "do not edit -->",
+        "",
+        f"**Citation:** {_md(citation)}. Theory sheet: `{paper.sheet}` "
+        "(the project's reading of the paper, outside the package).",
+        "",
+        "Labels: **VERBATIM** copied from the paper; **RECONSTRUCTED** the formula is lost and "
+        "the standard form its prose names was written down; **DERIVED** dpbounds' own "
+        "derivation (constants, log factors, choices are ours, not the paper's). A registered "
+        "bound carries the weakest label of its ingredients.",
+        "",
+        "## Registered bounds",
+        "",
+    ]
+    entries = [e for e in registry.entries() if any(paper.cites(s) for s in e.tuned.sources)]
+    if entries:
+        lines += ["| id (aliases) | label | paper result | algorithm | figure | test |",
+                  "|---|---|---|---|---|---|"]
+        for e in entries:
+            src = next(s for s in e.tuned.sources if paper.cites(s))
+            alias = f" ({', '.join(f'`{a}`' for a in e.aliases)})" if e.aliases else ""
+            cells = [f"`{e.name}`{alias}", f"**{e.tuned.provenance}**", _md(src.result),
+                     f"`{e.algorithm}`" if e.algorithm else "",
+                     f"`{e.figure}`" if e.figure else "", f"`{e.test}`" if e.test else ""]
+            lines.append("| " + " | ".join(cells) + " |")
+    else:
+        lines.append("No bound of the registry cites this paper; its results live in the "
+                     "algorithms and privacy modules below.")
+    rows = sorted(((s, where) for s, where in sources.items() if paper.cites(s)),
+                  key=lambda sw: (_natural(sw[0].result), sw[0].provenance.value))
+    lines += ["", "## Every result cited, and the objects that carry it", "",
+              "Read from the `Source` of every module constant, theorem object and class of "
+              "the package (`python docs/build_docs.py` regenerates this page).", "",
+              "| paper result | label | library objects | note |", "|---|---|---|---|"]
+    for s, where in rows:
+        objects = "<br>".join(f"`{w}`" for w in where)
+        lines.append(f"| {_md(s.result)} | **{s.provenance}** | {objects} | {_md(s.note)} |")
+    lines += ["", "## Figures, simulation studies and tests", ""]
+    found = [("figure script", _mentions("paper_figs", "*.py", paper)),
+             ("simulation study", _mentions("sims", "*.py", paper)),
+             ("test", _mentions("tests", "**/test_*.py", paper))]
+    lines += ["| kind | file | what it shows |", "|---|---|---|"]
+    for kind, files in found:
+        lines += [f"| {kind} | `{path}` | {_md(first)} |" for path, first in files]
+    lines += ["", "Run a figure with `python -m paper_figs --only NAME`, a study with "
+              "`python -m sims`; see the [figure gallery](../gallery.md)."]
+    return "\n".join(lines) + "\n"
+
+
+def papers_index_markdown(sources: dict) -> str:
+    """``docs/papers/index.md``: the five papers and how much of each is verbatim."""
+
+    lines = ["# The papers", "",
+             "<!-- generated by docs/build_docs.py; do not edit -->", "",
+             "One page per source paper: which of its results dpbounds implements, under which "
+             "label, and where (theorem ids of the registry, algorithms, figure scripts, "
+             "simulation studies, tests). The counts are over the distinct results cited.", "",
+             "| paper | VERBATIM | RECONSTRUCTED | DERIVED |", "|---|---|---|---|"]
+    for p in PAPERS:
+        labels = [s.provenance.value for s in sources if p.cites(s)]
+        counts = [str(labels.count(v)) for v in ("VERBATIM", "RECONSTRUCTED", "DERIVED")]
+        lines.append(f"| [{p.title}]({p.slug}.md) | " + " | ".join(counts) + " |")
+    lines += ["", "```{toctree}", ":hidden:", "", *(p.slug for p in PAPERS), "```"]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------------- gallery
+def gallery_markdown(folder: Path | None = None) -> str:
+    """``docs/gallery.md`` from ``docs/gallery/*.png`` with captions from
+    ``docs/gallery/captions.json`` (``{"name.png": "caption"}``, or values
+    ``{"caption": ...}``, or a list of ``{"file": ..., "caption": ...}``)."""
+    folder = HERE / "gallery" if folder is None else folder
+    lines = ["# Figure gallery", "",
+             "<!-- generated by docs/build_docs.py from docs/gallery/; do not edit -->", ""]
+    images = sorted(folder.glob("*.png")) if folder.is_dir() else []
+    if not images:
+        lines += ["No figures yet. Generate them with", "", "```bash", "python -m paper_figs",
+                  "```", "", "(each script writes a PNG with its provenance caption; copy the "
+                  "PNGs into `docs/gallery/` and their captions into "
+                  "`docs/gallery/captions.json`), then rebuild the docs."]
+        return "\n".join(lines) + "\n"
+    captions: dict[str, str] = {}
+    path = folder / "captions.json"
+    if path.exists():
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        items = raw.items() if isinstance(raw, dict) else (
+            (r.get("file", ""), r) for r in raw if isinstance(r, dict))
+        for name, value in items:
+            text = value.get("caption", "") if isinstance(value, dict) else value
+            captions[Path(str(name)).name] = str(text)
+    lines += [f"{len(images)} figures from `python -m paper_figs`; each caption says where "
+              "every number comes from.", ""]
+    for image in images:
+        rel = Path(os.path.relpath(image, HERE)).as_posix()
+        lines += [f"## {image.stem}", "", "```{figure} " + rel, f":alt: {image.stem}",
+                  "", _md(captions.get(image.name, "(no caption in captions.json)")),
+                  "```", ""]
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- entry points
 def documents() -> dict[Path, str]:
-    """Every generated file and its content."""
+    """Every committed generated file and its content."""
     from dpbounds.notation import markdown
 
-    return {HERE / "notation.md": markdown(), HERE / "results.md": results_markdown()}
+    sources = cited_sources()
+    docs = {HERE / "notation.md": markdown(), HERE / "results.md": results_markdown(),
+            HERE / "papers" / "index.md": papers_index_markdown(sources)}
+    docs.update({HERE / "papers" / f"{p.slug}.md": paper_markdown(p, sources) for p in PAPERS})
+    return docs
+
+
+def _write(path: Path, text: str) -> bool:
+    if path.exists() and path.read_text(encoding="utf-8") == text:
+        return False  # unchanged: keep the mtime, so Sphinx does not reread it
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return True
 
 
 def write_generated() -> None:
-    """Write every generated page (called by ``docs/conf.py`` before each Sphinx build)."""
+    """Write every generated page, the gallery included (``docs/conf.py`` calls this before
+    each Sphinx build)."""
     for path, text in documents().items():
-        if not path.exists() or path.read_text(encoding="utf-8") != text:
-            path.write_text(text, encoding="utf-8")
+        _write(path, text)
+    _write(HERE / "gallery.md", gallery_markdown())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,9 +316,10 @@ def main(argv: list[str] | None = None) -> int:
         if check:
             if not path.exists() or path.read_text(encoding="utf-8") != text:
                 stale.append(path.name)
-        else:
-            path.write_text(text, encoding="utf-8")
+        elif _write(path, text):
             print(path)
+    if not check and _write(HERE / "gallery.md", gallery_markdown()):
+        print(HERE / "gallery.md")
     if stale:
         print(f"stale: {', '.join(stale)} (run python docs/build_docs.py)", file=sys.stderr)
         return 1
