@@ -216,7 +216,7 @@ def paper_markdown(paper: Paper, sources: dict) -> str:
               "the package (`python docs/build_docs.py` regenerates this page).", "",
               "| paper result | label | library objects | note |", "|---|---|---|---|"]
     for s, where in rows:
-        objects = "<br>".join(f"`{w}`" for w in where)
+        objects = "<br>".join(f"{{py:obj}}`{w}`" for w in where)  # a link where documented
         lines.append(f"| {_md(s.result)} | **{s.provenance}** | {objects} | {_md(s.note)} |")
     lines += ["", "## Figures, simulation studies and tests", ""]
     found = [("figure script", _mentions("paper_figs", "*.py", paper)),
