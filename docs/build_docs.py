@@ -122,13 +122,14 @@ def cited_sources() -> dict:
     An object *carries* a source when it is a module constant holding it, a theorem whose first
     source it is (``obj.sources[0]``: the theorem's own result), or a class whose ``source``
     it is. A theorem's further sources (the results it is built from) are listed under it only
-    where nothing else carries them. Returns ``{source: [qualified name, ...]}``.
+    where nothing else carries them. Returns ``{source: [(qualified name, label), ...]}``, the
+    label being a theorem's own (the weakest of its sources) and ``None`` for a constant or class.
     """
     import dpbounds
-    from dpbounds.provenance import Source
+    from dpbounds.provenance import Source, weakest
 
-    primary: dict[Source, list[str]] = {}
-    secondary: dict[Source, list[str]] = {}
+    primary: dict[Source, list[tuple[str, object]]] = {}
+    secondary: dict[Source, list[tuple[str, object]]] = {}
     for info in pkgutil.walk_packages(dpbounds.__path__, "dpbounds."):
         if info.name.rsplit(".", 1)[-1] == "__main__":
             continue
@@ -140,14 +141,15 @@ def cited_sources() -> dict:
             where = f"{info.name}.{name}"
             sources = getattr(obj, "sources", None) if not isinstance(obj, type) else None
             if isinstance(obj, Source):
-                primary.setdefault(obj, []).append(where)
+                primary.setdefault(obj, []).append((where, None))
             elif isinstance(sources, tuple) and sources and all(
                     isinstance(s, Source) for s in sources):
-                primary.setdefault(sources[0], []).append(where)
+                label = weakest(sources)
+                primary.setdefault(sources[0], []).append((where, label))
                 for s in sources[1:]:
-                    secondary.setdefault(s, []).append(where)
+                    secondary.setdefault(s, []).append((where, label))
             elif isinstance(obj, type) and isinstance(vars(obj).get("source"), Source):
-                primary.setdefault(vars(obj)["source"], []).append(where)
+                primary.setdefault(vars(obj)["source"], []).append((where, None))
     for s, where in secondary.items():
         if s not in primary:
             primary[s] = sorted(set(where))
@@ -216,7 +218,11 @@ def paper_markdown(paper: Paper, sources: dict) -> str:
               "the package (`python docs/build_docs.py` regenerates this page).", "",
               "| paper result | label | library objects | note |", "|---|---|---|---|"]
     for s, where in rows:
-        objects = "<br>".join(f"{{py:obj}}`{w}`" for w in where)  # a link where documented
+        # a link where the API reference documents the object; a theorem built from weaker
+        # ingredients than this result says so (the abstract's VERBATIM exponents, say)
+        objects = "<br>".join(
+            f"{{py:obj}}`{w}`" + (f" (as a whole: {label})" if label and label != s.provenance
+                                   else "") for w, label in where)
         lines.append(f"| {_md(s.result)} | **{s.provenance}** | {objects} | {_md(s.note)} |")
     lines += ["", "## Figures, simulation studies and tests", ""]
     found = [("figure script", _mentions("paper_figs", "*.py", paper)),
