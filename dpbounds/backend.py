@@ -194,7 +194,7 @@ def to_numpy(x: Any) -> np.ndarray:
 
 
 def rowwise_matmul(xp: Any, a: Any, b: Any) -> Any:
-    """``a @ b`` for a ``(trials, k)`` array ``a``, one row at a time (a stacked matmul).
+    """``a @ b`` for a ``(trials, k)`` array ``a``, each row's result independent of the others.
 
     Row ``t`` of the result depends only on row ``t`` of ``a`` and on ``b``, bit for bit,
     whatever the number of rows: a single ``(trials, k) @ (k, m)`` BLAS call blocks (and, for
@@ -207,10 +207,32 @@ def rowwise_matmul(xp: Any, a: Any, b: Any) -> Any:
     >>> bool(np.array_equal(rowwise_matmul(np, a, b), a @ b))
     True
     """
+    if is_numpy(xp):
+        return _fixed_shape_matmul(a, b)
     rows = xp.reshape(a, (a.shape[0], 1, a.shape[1]))  # (trials, 1, k): one matmul per row
-    if is_numpy(xp):  # the same ufunc without the array-API wrapper's per-call checks
-        return np.matmul(rows, b).reshape(a.shape[0], b.shape[-1])
     return xp.reshape(xp.matmul(rows, b), (a.shape[0], b.shape[-1]))
+
+
+#: Rows per BLAS call of :func:`rowwise_matmul` on NumPy. Every call has exactly this many rows
+#: (the last block zero-padded), so BLAS always takes the same kernel and blocking and row ``t``
+#: of the result depends only on row ``t`` of ``a``. Eight rows run a GEMM at about 2.5x the
+#: per-row speed of eight stacked one-row products (measured on the 2-core machine,
+#: ``(8, 20) @ (20, 2048)`` and ``(8, 2048) @ (2048, 20)``).
+ROW_BLOCK = 8
+
+
+def _fixed_shape_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b`` in BLAS calls of exactly :data:`ROW_BLOCK` contiguous rows (NumPy only)."""
+    m = a.shape[0]
+    out = np.empty((m, b.shape[-1]), dtype=np.result_type(a, b))
+    full = m - m % ROW_BLOCK
+    for s in range(0, full, ROW_BLOCK):
+        out[s:s + ROW_BLOCK] = np.ascontiguousarray(a[s:s + ROW_BLOCK]) @ b
+    if full < m:
+        pad = np.zeros((ROW_BLOCK, a.shape[1]), dtype=a.dtype)
+        pad[: m - full] = a[full:]
+        out[full:] = (pad @ b)[: m - full]
+    return out
 
 
 def _seed_sequences(seed: Any, trials: int) -> list[np.random.SeedSequence]:

@@ -197,3 +197,41 @@ def test_a_prefetching_stream_refuses_a_second_kind_of_draw():
         TrialRandom(0, 2).prefetch(3).normal((3,), where=np.array([True, False]))
     with pytest.raises(ValueError, match="steps"):
         TrialRandom(0, 2).prefetch(0)
+
+
+@pytest.mark.parametrize("shape", [(20, 2048), (2048, 20), (7, 3)])
+def test_rowwise_matmul_rows_do_not_depend_on_the_row_count(shape):
+    # Row t of rowwise_matmul(a[:r], b) is bit-identical for every r > t (across the
+    # fixed-size row blocks and the zero-padded last block); value oracle: a @ b.
+    from dpbounds.backend import ROW_BLOCK, rowwise_matmul
+
+    rng = np.random.default_rng(5)
+    k, m = shape
+    a, b = rng.standard_normal((3 * ROW_BLOCK + 5, k)), rng.standard_normal((k, m))
+    full = rowwise_matmul(np, a, b)
+    np.testing.assert_allclose(full, a @ b, rtol=1e-12, atol=1e-12 * np.abs(a @ b).max())
+    counts = (1, 2, ROW_BLOCK - 1, ROW_BLOCK, ROW_BLOCK + 1, 2 * ROW_BLOCK + 3)
+    for r in counts:
+        assert np.array_equal(rowwise_matmul(np, a[:r], b), full[:r]), r
+    if min(shape) >= 20:  # negative control: one plain BLAS call per row count drifts
+        assert not all(np.array_equal(a[:r] @ b, (a @ b)[:r]) for r in counts)
+    # b as a transposed view (the objectives pass Z.T): invariant too (its bits may differ
+    # from those of a contiguous b: BLAS takes another path, the same for every row count)
+    bt = np.ascontiguousarray(b.T).T
+    full_t = rowwise_matmul(np, a, bt)
+    assert all(np.array_equal(rowwise_matmul(np, a[:r], bt), full_t[:r]) for r in (1, 3, 9))
+
+
+def test_logistic_full_pass_is_trial_count_invariant_beyond_a_row_block():
+    # 20 trials (blocks of 8 with a padded remainder) against 9 and 1: the loss and the
+    # gradient of trial k are the same bits (the reproducibility tests use at most 4 trials)
+    from dpbounds.objectives import LogisticRegression
+
+    rng = np.random.default_rng(2)
+    A, y = rng.standard_normal((5000, 6)), rng.choice([-1.0, 1.0], 5000)
+    f = LogisticRegression(A, y, l2=0.02)
+    x = rng.standard_normal((20, 6))
+    loss20, grad20 = f.loss(x), f.grad(x)
+    for r in (1, 9):
+        assert np.array_equal(f.loss(x[:r]), loss20[:r])
+        assert np.array_equal(f.grad(x[:r]), grad20[:r])
