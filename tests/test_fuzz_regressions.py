@@ -101,3 +101,23 @@ def test_stationary_variance_at_a_zero_eigenvalue_is_infinite():
     # Python floats used to raise ZeroDivisionError; the documented value where heavy ball
     # does not contract (lambda = 0) is inf
     assert stationary_variance(0.1, 0.5, 0.0) == np.inf
+
+
+def test_fuzz_round4_nan_and_huge_inputs_are_refused():
+    # found by bench/fuzz_public_api.py --seed 11: a NaN slope from a NaN point, a verdict
+    # from a NaN bound (always "fails" silently), n_lambda = 2**63 (IndexError)
+    from dpbounds.bounds.strongly_convex.heavy_ball_dp import heavy_ball_dp_bound
+    from dpbounds.verify.statistics import local_slopes
+    from dpbounds.verify.verdicts import upper
+
+    with pytest.raises(ValueError, match="y"):
+        local_slopes([1.0, 2.0], [float("nan"), 1.0])
+    with pytest.raises(ValueError, match="same length"):
+        local_slopes([1.0, 2.0, 4.0], [1.0, 2.0])
+    assert local_slopes([1.0, 2.0, 4.0], [1.0, 2.0, 8.0]) == pytest.approx([1.0, 2.0])
+    with pytest.raises(ValueError, match="bound"):
+        upper("s", "c", 1.0, 1.0, float("nan"), "oracle")
+    assert upper("s", "c", 1.0, 0.1, 2.0, "oracle").holds
+    with pytest.raises(ValueError, match="n_lambda"):
+        heavy_ball_dp_bound(0.1, 0.5, 0.1, 1.0, d=10, n=10, epsilon=1.0, sensitivity=1.0,
+                            initial_distance_sq=1.0, max_horizon=10, n_lambda=2**63)

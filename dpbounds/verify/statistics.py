@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from scipy import stats as _stats
 
-from dpbounds._validation import check_int, check_open_interval
+from dpbounds._validation import check_int, check_open_interval, check_positive
 
 __all__ = ["MeanCI", "SlopeCI", "bootstrap_slope", "local_slopes", "loglog_slope", "mean_ci"]
 
@@ -91,9 +91,18 @@ def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:
 
 
 def local_slopes(x: Sequence[float], y: Sequence[float]) -> list[float]:
-    """Slopes of ``log y`` against ``log x`` between consecutive grid points."""
-    lx = np.log(np.asarray(x, dtype=float))
-    ly = np.log(np.asarray(y, dtype=float))
+    """Slopes of ``log y`` against ``log x`` between consecutive grid points.
+
+    ``x`` (distinct) and ``y`` are positive and finite, of equal length at least 2.
+    """
+    xs = np.asarray(check_positive("x", x), dtype=float).ravel()
+    ys = np.asarray(check_positive("y", y), dtype=float).ravel()
+    if xs.size != ys.size or xs.size < 2:
+        raise ValueError(f"x and y must have the same length, at least 2; got {xs.size} and "
+                         f"{ys.size}")
+    if np.unique(xs).size != xs.size:
+        raise ValueError("x must hold distinct grid values")
+    lx, ly = np.log(xs), np.log(ys)
     return [float(v) for v in np.diff(ly) / np.diff(lx)]
 
 

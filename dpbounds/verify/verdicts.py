@@ -115,7 +115,17 @@ def upper(study: str, case: str, measured: float, se: float, bound: float, oracl
     """Verdict for ``measured <= bound`` (not contradicted at ``z`` standard errors).
 
     With ``trivial`` given, a bound ``>= trivial`` gives a vacuous verdict (never a pass).
+    ``measured``, ``se`` and ``bound`` must be numbers (a NaN would make any verdict false).
     """
+    if not isinstance(study, str) or not isinstance(case, str):
+        raise TypeError(f"study and case must be strings, got {study!r} and {case!r}")
+    for name, value in (("measured", measured), ("se", se), ("bound", bound), ("z", z)):
+        try:
+            bad = math.isnan(float(value))
+        except (TypeError, ValueError):
+            bad = True
+        if bad:
+            raise ValueError(f"{name} must be a number (not NaN), got {value!r}")
     if trivial is not None and is_vacuous(bound, trivial):
         return Verdict(study, case, "<= bound", measured, se, float(bound), oracle, False, True)
     holds = bool(measured - z * se <= bound)

@@ -165,6 +165,7 @@ def heavy_ball_dp_bound(
     sensitivity = float(check_positive("sensitivity", sensitivity))
     initial_distance_sq = float(check_nonnegative("initial_distance_sq", initial_distance_sq))
     Tmax = check_int("max_horizon", max_horizon, minimum=1)
+    n_lambda = check_int("n_lambda", n_lambda, minimum=2, maximum=4096)
     if alpha.size * Tmax > MAX_BOUND_ARRAY:
         raise ValueError(f"max_horizon={Tmax} with {alpha.size} (alpha, beta) points needs "
                          f"{alpha.size * Tmax} values, more than {MAX_BOUND_ARRAY}; use "
