@@ -1,20 +1,8 @@
-"""Generate and execute ``notebooks/04_verify_bounds.ipynb``: ``python notebooks/_build_verify.py``.
-
-Unlike ``_build.py`` (notebooks 01-03, committed without outputs), notebook 04 is committed
-**with** its outputs (the figures are the point of a verification notebook); this script
-builds it with nbformat and executes it with nbclient. ``tests/test_notebooks.py`` executes it
-again.
-"""
+"""Cells of ``notebooks/04_verify_bounds.ipynb`` (built and executed by ``_build.py``)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
-
-HERE = Path(__file__).resolve().parent
-PATH = HERE / "04_verify_bounds.ipynb"
+from nbformat.v4 import new_code_cell, new_markdown_cell
 
 SETUP = """\
 %matplotlib inline
@@ -105,24 +93,3 @@ for v, p in zip(res.values, res.params):
     print(f"eps={v:g}: T={p['T']}, uniform/optimal simulated {p['simulated_ratio']:.2f}, "
           f"analytic (bounds) {p['analytic_ratio']:.2f}")"""),
 ]
-
-
-def build() -> nbformat.NotebookNode:
-    nb = new_notebook(cells=CELLS)
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    return nb
-
-
-def main() -> None:
-    import nbclient
-
-    nb = build()
-    nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
-                            resources={"metadata": {"path": str(HERE)}}).execute()
-    nbformat.write(nb, PATH)
-    print(f"wrote {PATH}")
-
-
-if __name__ == "__main__":
-    main()
