@@ -73,6 +73,13 @@ def build(name: str) -> nbformat.NotebookNode:
     return nb
 
 
+def widget_errors(nb: nbformat.NotebookNode) -> list[str]:
+    """Errors raised inside widget callbacks (``interact``) during execution: nbclient records
+    them in the widget state, not as cell errors, so they are looked for here."""
+    state = json.dumps(nb.metadata.get("widgets", {}))
+    return [m for m in state.split('"output_type": "error"')[1:]][:3]
+
+
 def strip_widgets(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """Remove the widget state and replace widget views by :data:`WIDGET_NOTE` (in place)."""
     nb.metadata.pop("widgets", None)
@@ -101,7 +108,11 @@ def main(argv: list[str] | None = None) -> int:
     names = list(argv if argv is not None else sys.argv[1:]) or list(NOTEBOOKS)
     for name in names:
         t0 = time.perf_counter()
-        nb = strip_widgets(execute(build(name)))
+        nb = execute(build(name))
+        errors = widget_errors(nb)
+        if errors:
+            raise RuntimeError(f"{name}: a widget callback failed: {errors[0][:2000]}")
+        nb = strip_widgets(nb)
         path = HERE / f"{name}.ipynb"
         nbformat.write(nb, path)
         print(f"{path.name}: {time.perf_counter() - t0:.1f} s, {path.stat().st_size / 1e3:.0f} kB")

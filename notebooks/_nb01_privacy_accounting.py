@@ -67,6 +67,8 @@ def draw(q=0.01, T=1000, delta=1e-5, target=1.0):
     for ax, title in ((ax1, f"DP-SGD: q = {q:.3g}, T = {T}"), (ax2, f"full batch: q = 1, T = {T}")):
         ax.axhline(target, color="0.4", ls=":", lw=1)
         ax.set(xlabel="noise multiplier σ", ylabel=f"ε at δ = {delta:.0e}", title=title)
+        ax.set_xticks([t for t in (0.5, 1, 2, 5, 10, 20, 50, 100, 200)
+                       if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]])
         ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda x, _: f"{x:g}"))
         ax.xaxis.set_minor_formatter(plt.NullFormatter())  # the log minor labels overlap
         ax.legend(fontsize=8)

@@ -21,7 +21,7 @@ from dpbounds.bounds.compare import compare, crossover
 from dpbounds.bounds.problem import DEFAULT_PROBLEM
 from dpbounds.bounds.theorem import Bound
 for e in registry.entries():
-    print(f"{e.name:<36} [{e.problem_class}] {e.kind:<28} {e.title[:60]}")"""),
+    print(f"{e.name:<36} {e.problem_class:<16} {e.kind.split(':')[0]:<9} {e.title}")"""),
     new_markdown_cell("""\
 ## One theorem over $d$, $N$ and $\\varepsilon$
 
@@ -139,7 +139,7 @@ def draw(theorem="nonconvex.tree_momentum_nsgd", d=100.0, N=1e5, eps=1.0):
         lo, hi = RANGES[var]
         if var == "eps":
             hi = min(hi, 0.99 * math.log(1 / p["delta"]))
-        grid = np.geomspace(lo, hi, 25 if entry.numeric else 120)
+        grid = np.geomspace(lo, hi, 8 if theorem in SLOW else 25 if entry.numeric else 120)
         if entry.problem_class in ("strongly_convex", "quadratic") and var != "eps":
             grid = np.unique(np.round(grid))
         mine = values(entry, p, var, grid)

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
+from _nbcommon import SETUP as COMMON_SETUP
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
-SETUP = """\
-%matplotlib inline
-import os
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-import matplotlib.pyplot as plt
-plt.rcParams["figure.dpi"] = 72  # keep the committed outputs small
-from dpbounds.verify import scaling_study, problem
+SETUP = COMMON_SETUP + """
+from dpbounds.verify import STUDIES, scaling_study, problem
 from dpbounds.verify.verdicts import format_table
 from dpbounds.cli.verify_cmd import draw_result
 
@@ -18,6 +14,8 @@ from dpbounds.cli.verify_cmd import draw_result
 def show(res):
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     draw_result(res, ax)
+    ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda x, _: f"{x:g}"))
+    ax.xaxis.set_minor_formatter(plt.NullFormatter())  # the log minor labels overlap
     plt.show()
     print(format_table(list(res.verdicts)))
     print(f"{res.seconds:.1f} s; vacuous points: {sum(res.vacuous)} of {len(res.values)}")"""
@@ -34,7 +32,8 @@ at least the trivial bound $G$ is flagged **vacuous** — never counted as a pas
 
 The problem is a Huber well (`dpbounds.objectives.HuberWell`): exactly $G=1$-Lipschitz and
 $L=1$-smooth per sample, minimiser 0, start at distance 0.6 (where $\\lVert\\nabla F\\rVert=0.6$).
-Same as `dpbounds verify THEOREM --vary VAR --quick --plot FILE` on the command line.
+Same as `dpbounds verify THEOREM --vary VAR --quick --plot FILE` on the command line; with
+ipywidgets installed, the first study below has a theorem / variable / mutation chooser.
 
 Covered here: Tran & Cutkosky (Algorithms 1 and 2), Yang et al. (DP-NSGD, DP-SGD, private) and
 Kamath's DP-ERM (noisy projected SGD) and Kuru et al.'s DP-NAG (optimal vs uniform noise
@@ -46,8 +45,15 @@ The tree noise $\\overline{\\lVert\\hat m_t-m_t\\rVert}$ follows Lemma 12's slop
 (the rounded epoch count makes the path exponent $1/4$ of the tuned bound unreachable at this
 $N$); the achieved gradient grows far more slowly than the bound, which is vacuous here."""),
     new_code_cell("""\
-res = scaling_study("tran_cutkosky.alg1", vary={"d": None}, quick=True)
-show(res)"""),
+def study(theorem="nonconvex.tree_momentum_nsgd", vary="d", mutation=None):
+    \"\"\"A quick scaling study of ``theorem`` over ``vary``: figure, verdicts, timing.\"\"\"
+    res = scaling_study(theorem, vary={vary: None}, quick=True, mutation=mutation)
+    show(res)
+    return res
+
+
+res = study()
+interact(study, theorem=list(STUDIES), vary=["d", "N", "eps"], mutation=[None, "noise_d"])"""),
     new_markdown_cell("""\
 ### Negative control: a mutant whose noise grows like $\\sqrt d$ too fast
 The same study with `mutation="noise_d"` (the algorithm runs at $\\varepsilon/\\sqrt d$, the bound
