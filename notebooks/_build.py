@@ -4,8 +4,10 @@ Each notebook's cells are defined in ``notebooks/_nbXX_<name>.py`` (a list ``CEL
 cells); this script assembles them, executes them top to bottom with nbclient and writes them
 **with their outputs**, so they read well on a code host. Before writing it
 
-* drops the widget state (``metadata.widgets``) and replaces every widget view by one line of
-  text: the controls only work in a live kernel, and their state would bloat the file;
+* drops the widget state (``metadata.widgets``) and replaces the widget view of each
+  ``interact(...)`` by one line of text (the controls only work in a live kernel, and their
+  state would bloat the file); other widget views (tqdm's progress bars) are dropped;
+* refuses to write a notebook where a widget callback raised (:func:`widget_errors`);
 * stores the SHA-256 of the cell sources in ``metadata.dpbounds.source_sha256``.
 
 ``tests/test_notebooks.py`` recomputes the sources from the cell modules (without executing) and
@@ -19,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -86,9 +89,14 @@ def strip_widgets(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
+        # the controls of an interact(...) line become the note; other widgets (tqdm's
+        # notebook progress bars) are dropped
+        controls = re.search(r"^interact\(", cell.source, re.MULTILINE) is not None
         outputs = []
         for out in cell.get("outputs", []):
             if _WIDGET_MIME in out.get("data", {}):
+                if not controls:
+                    continue
                 out = new_output("stream", name="stdout", text=WIDGET_NOTE)
             outputs.append(out)
         cell.outputs = outputs

@@ -14,6 +14,7 @@ from dpbounds.cli.verify_cmd import draw_result
 def show(res):
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     draw_result(res, ax)
+    ax.set_xticks(list(res.values))  # the studied grid
     ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda x, _: f"{x:g}"))
     ax.xaxis.set_minor_formatter(plt.NullFormatter())  # the log minor labels overlap
     plt.show()

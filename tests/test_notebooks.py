@@ -72,13 +72,16 @@ def test_committed_outputs_are_small(name: str) -> None:
 
 
 def test_strip_widgets_replaces_views() -> None:
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x")])
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("draw()\ninteract(draw)"),
+                                         nbformat.v4.new_code_cell("run()")])
     nb.metadata["widgets"] = {"state": {}}
-    nb.cells[0].outputs = [nbformat.v4.new_output(
-        "display_data", data={build._WIDGET_MIME: {"model_id": "a"}, "text/plain": "w"})]
+    for cell in nb.cells:  # controls in the first cell, a progress bar in the second
+        cell.outputs = [nbformat.v4.new_output(
+            "display_data", data={build._WIDGET_MIME: {"model_id": "a"}, "text/plain": "w"})]
     build.strip_widgets(nb)
     assert "widgets" not in nb.metadata
-    assert nb.cells[0].outputs[0].text == build.WIDGET_NOTE
+    assert [o.text for o in nb.cells[0].outputs] == [build.WIDGET_NOTE]
+    assert nb.cells[1].outputs == []
 
 
 def test_widget_errors_are_found() -> None:
