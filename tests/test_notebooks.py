@@ -1,7 +1,18 @@
-"""Every notebook under notebooks/ is executed top to bottom (nbclient)."""
+"""The notebooks: committed with fresh outputs, and every one runs top to bottom (nbclient).
+
+``notebooks/_build.py`` builds each notebook from its cell module ``notebooks/_nbXX_*.py``,
+executes it and stores the hash of the cell sources in its metadata. The freshness tests rebuild
+the sources (without executing) and compare them with the committed notebooks, so editing a
+cell module without rebuilding fails here. The execution test runs every notebook with
+ipywidgets hidden: the static figures must not depend on it (CI installs the ``dev`` extra,
+without ipywidgets).
+"""
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import re
 from pathlib import Path
 
 import pytest
@@ -10,13 +21,108 @@ nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+ROOT = Path(__file__).resolve().parents[1]
+HERE = ROOT / "notebooks"
+NOTEBOOKS = sorted(HERE.glob("*.ipynb"))
+
+
+def _build_module():
+    spec = importlib.util.spec_from_file_location("notebooks_build", HERE / "_build.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+build = _build_module()
+
+
+def test_every_notebook_is_built_by_the_script() -> None:
+    assert sorted(p.stem for p in NOTEBOOKS) == sorted(build.NOTEBOOKS)
+
+
+@pytest.mark.parametrize("name", build.NOTEBOOKS)
+def test_committed_notebook_is_fresh(name: str) -> None:
+    committed = nbformat.read(HERE / f"{name}.ipynb", as_version=4)
+    expected = build.build(name)
+    assert committed.metadata["dpbounds"]["source_sha256"] == \
+        expected.metadata["dpbounds"]["source_sha256"], \
+        f"{name}: rebuild it (python notebooks/_build.py {name})"
+    assert [(c.cell_type, c.source) for c in committed.cells] == \
+        [(c.cell_type, c.source) for c in expected.cells], f"{name}: stale sources"
+    code = [c for c in committed.cells if c.cell_type == "code"]
+    assert all(c.execution_count is not None for c in code), f"{name}: not executed"
+    assert [c.execution_count for c in code] == list(range(1, len(code) + 1)), \
+        f"{name}: not executed top to bottom in one kernel"
+    for c in code:
+        for out in c.outputs:
+            assert out.output_type != "error", f"{name}: an error is committed"
+
+
+@pytest.mark.parametrize("name", build.NOTEBOOKS)
+def test_committed_outputs_are_small(name: str) -> None:
+    path = HERE / f"{name}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    assert "widgets" not in nb.metadata  # widget state is stripped
+    assert path.stat().st_size < 1_000_000
+    mimes = {k for c in nb.cells if c.cell_type == "code" for o in c.outputs
+             for k in o.get("data", {})}
+    assert build._WIDGET_MIME not in mimes
+    if name != "04_verify_bounds":  # 04 prints tables; every other notebook has plots
+        assert "image/png" in mimes
+
+
+def test_strip_widgets_replaces_views() -> None:
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("draw()\ninteract(draw)"),
+                                         nbformat.v4.new_code_cell("run()")])
+    nb.metadata["widgets"] = {"state": {}}
+    for cell in nb.cells:  # controls in the first cell, a progress bar in the second
+        cell.outputs = [nbformat.v4.new_output(
+            "display_data", data={build._WIDGET_MIME: {"model_id": "a"}, "text/plain": "w"})]
+    build.strip_widgets(nb)
+    assert "widgets" not in nb.metadata
+    assert [o.text for o in nb.cells[0].outputs] == [build.WIDGET_NOTE]
+    assert nb.cells[1].outputs == []
+
+
+def test_widget_errors_are_found() -> None:
+    """An exception inside an interact callback lives in the widget state only; the build
+    script must see it (negative control: a state without errors)."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["widgets"] = {"state": {"m": {"outputs": [{"output_type": "stream"}]}}}
+    assert build.widget_errors(nb) == []
+    nb.metadata["widgets"]["state"]["m"]["outputs"].append(
+        {"output_type": "error", "ename": "ValueError", "evalue": "boom"})
+    assert "boom" in build.widget_errors(nb)[0]
+
+
+@pytest.fixture(scope="module")
+def no_ipywidgets(tmp_path_factory: pytest.TempPathFactory):
+    """A PYTHONPATH entry under which ``import ipywidgets`` fails (the kernel inherits it)."""
+    block = tmp_path_factory.mktemp("block") / "ipywidgets"
+    block.mkdir()
+    (block / "__init__.py").write_text("raise ImportError('ipywidgets hidden by the test')\n")
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [str(block.parent), str(ROOT)] + ([old] if old else []))
+    yield
+    if old is None:
+        os.environ.pop("PYTHONPATH", None)
+    else:
+        os.environ["PYTHONPATH"] = old
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
-def test_notebook_executes(path: Path) -> None:
+def test_notebook_executes_without_ipywidgets(path: Path, no_ipywidgets: None) -> None:
     nb = nbformat.read(path, as_version=4)
-    client = nbclient.NotebookClient(
-        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
-    )
-    client.execute()
+    for c in nb.cells:
+        if c.cell_type == "code":
+            c.outputs = []
+    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
+                            resources={"metadata": {"path": str(HERE)}}).execute()
+    texts = [o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    pngs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
+            if "image/png" in o.get("data", {})]
+    if re.search(r"^interact\(", "\n".join(c.source for c in nb.cells), re.MULTILINE):
+        assert any("ipywidgets not installed" in t for t in texts)
+    if path.stem != "04_verify_bounds":
+        assert pngs  # the static figures remain

@@ -1,28 +1,12 @@
-"""Generate and execute ``notebooks/04_verify_bounds.ipynb``: ``python notebooks/_build_verify.py``.
-
-Unlike ``_build.py`` (notebooks 01-03, committed without outputs), notebook 04 is committed
-**with** its outputs (the figures are the point of a verification notebook); this script
-builds it with nbformat and executes it with nbclient. ``tests/test_notebooks.py`` executes it
-again.
-"""
+"""Cells of ``notebooks/04_verify_bounds.ipynb`` (built and executed by ``_build.py``)."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from _nbcommon import SETUP as COMMON_SETUP
+from nbformat.v4 import new_code_cell, new_markdown_cell
 
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
-
-HERE = Path(__file__).resolve().parent
-PATH = HERE / "04_verify_bounds.ipynb"
-
-SETUP = """\
-%matplotlib inline
-import os
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-import matplotlib.pyplot as plt
-plt.rcParams["figure.dpi"] = 72  # keep the committed outputs small
-from dpbounds.verify import scaling_study, problem
+SETUP = COMMON_SETUP + """
+from dpbounds.verify import STUDIES, scaling_study, problem
 from dpbounds.verify.verdicts import format_table
 from dpbounds.cli.verify_cmd import draw_result
 
@@ -30,6 +14,9 @@ from dpbounds.cli.verify_cmd import draw_result
 def show(res):
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     draw_result(res, ax)
+    ax.set_xticks(list(res.values))  # the studied grid
+    ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda x, _: f"{x:g}"))
+    ax.xaxis.set_minor_formatter(plt.NullFormatter())  # the log minor labels overlap
     plt.show()
     print(format_table(list(res.verdicts)))
     print(f"{res.seconds:.1f} s; vacuous points: {sum(res.vacuous)} of {len(res.values)}")"""
@@ -46,7 +33,8 @@ at least the trivial bound $G$ is flagged **vacuous** — never counted as a pas
 
 The problem is a Huber well (`dpbounds.objectives.HuberWell`): exactly $G=1$-Lipschitz and
 $L=1$-smooth per sample, minimiser 0, start at distance 0.6 (where $\\lVert\\nabla F\\rVert=0.6$).
-Same as `dpbounds verify THEOREM --vary VAR --quick --plot FILE` on the command line.
+Same as `dpbounds verify THEOREM --vary VAR --quick --plot FILE` on the command line; with
+ipywidgets installed, the first study below has a theorem / variable / mutation chooser.
 
 Covered here: Tran & Cutkosky (Algorithms 1 and 2), Yang et al. (DP-NSGD, DP-SGD, private) and
 Kamath's DP-ERM (noisy projected SGD) and Kuru et al.'s DP-NAG (optimal vs uniform noise
@@ -58,8 +46,15 @@ The tree noise $\\overline{\\lVert\\hat m_t-m_t\\rVert}$ follows Lemma 12's slop
 (the rounded epoch count makes the path exponent $1/4$ of the tuned bound unreachable at this
 $N$); the achieved gradient grows far more slowly than the bound, which is vacuous here."""),
     new_code_cell("""\
-res = scaling_study("tran_cutkosky.alg1", vary={"d": None}, quick=True)
-show(res)"""),
+def study(theorem="nonconvex.tree_momentum_nsgd", vary="d", mutation=None):
+    \"\"\"A quick scaling study of ``theorem`` over ``vary``: figure, verdicts, timing.\"\"\"
+    res = scaling_study(theorem, vary={vary: None}, quick=True, mutation=mutation)
+    show(res)
+    return res
+
+
+res = study()
+interact(study, theorem=list(STUDIES), vary=["d", "N", "eps"], mutation=[None, "noise_d"])"""),
     new_markdown_cell("""\
 ### Negative control: a mutant whose noise grows like $\\sqrt d$ too fast
 The same study with `mutation="noise_d"` (the algorithm runs at $\\varepsilon/\\sqrt d$, the bound
@@ -105,24 +100,3 @@ for v, p in zip(res.values, res.params):
     print(f"eps={v:g}: T={p['T']}, uniform/optimal simulated {p['simulated_ratio']:.2f}, "
           f"analytic (bounds) {p['analytic_ratio']:.2f}")"""),
 ]
-
-
-def build() -> nbformat.NotebookNode:
-    nb = new_notebook(cells=CELLS)
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    return nb
-
-
-def main() -> None:
-    import nbclient
-
-    nb = build()
-    nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
-                            resources={"metadata": {"path": str(HERE)}}).execute()
-    nbformat.write(nb, PATH)
-    print(f"wrote {PATH}")
-
-
-if __name__ == "__main__":
-    main()
