@@ -121,3 +121,31 @@ def test_fuzz_round4_nan_and_huge_inputs_are_refused():
     with pytest.raises(ValueError, match="n_lambda"):
         heavy_ball_dp_bound(0.1, 0.5, 0.1, 1.0, d=10, n=10, epsilon=1.0, sensitivity=1.0,
                             initial_distance_sq=1.0, max_horizon=10, n_lambda=2**63)
+
+
+def test_fuzz_round4_seed12():
+    # bench/fuzz_public_api.py --calls 50 --seed 12: NaN precision in GradAvg, sigma = 1e300 in
+    # the tree noise variance (OverflowError), step_size = 1e300 in tree momentum (NaN
+    # iterates), k = 2**63 points in the horizon search (OverflowError)
+    from dpbounds.algorithms import tree_momentum_nsgd
+    from dpbounds.algorithms.dp_agd import gradient_average
+    from dpbounds.algorithms.tree_aggregation import compose_noise_variance
+    from dpbounds.objectives import LogisticRegression
+    from dpbounds.tuning.horizon_search import minimise_over_horizon
+
+    one = np.ones((2, 3))
+    with pytest.raises(ValueError, match="rho_old"):
+        gradient_average(np.array([1.0, 1.0]), np.array([np.nan, 1.0]), one, one)
+    # the rows dp_agd does not average (rho_old = rho_new = 1) stay allowed; oracle: weights
+    avg = gradient_average(np.array([1.0, 1.0]), np.array([4.0, 1.0]), one, 3 * one)
+    np.testing.assert_allclose(avg, [[2.5] * 3, [1.0] * 3])
+    with pytest.raises(ValueError, match="sigma"):
+        compose_noise_variance(10, 0.1, 1e300)
+    assert compose_noise_variance(6, 0.0, 2.0) == 8.0  # two nodes x sigma^2
+    rng = np.random.default_rng(0)
+    f = LogisticRegression(rng.standard_normal((20, 3)), rng.choice([-1.0, 1.0], 20))
+    with pytest.raises(ValueError, match="step_size"):
+        tree_momentum_nsgd(f, epsilon=1.0, delta=1e-5, epochs=10, step_size=1e300,
+                           x0=np.ones(3))
+    with pytest.raises(ValueError, match="k"):
+        minimise_over_horizon(None, 2**63, 10, joint=False)

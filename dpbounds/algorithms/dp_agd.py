@@ -129,6 +129,12 @@ def gradient_average(rho_old: Any, rho_new: Any, first: Any, second: Any) -> Any
         # arrays come from dp_agd itself (rho_new > rho_old by construction); scalars from users
         raise ValueError("gradient_average needs 0 < rho_old < rho_new (finite); got "
                          f"rho_old={rho_old!r}, rho_new={rho_new!r}")
+    elif hasattr(rho_new, "ndim"):
+        # per trial; dp_agd passes rho_old = rho_new = 1 for the trials it does not average
+        lo, hi = to_numpy(rho_old), to_numpy(rho_new)
+        if not bool(np.all((lo > 0) & (hi >= lo) & np.isfinite(hi))):
+            raise ValueError("gradient_average needs 0 < rho_old <= rho_new (finite) in every "
+                             "trial")
     if hasattr(rho_old, "ndim") and rho_old.ndim == 1:
         rho_old, rho_new = rho_old[:, None], rho_new[:, None]
     return (rho_old * first + (rho_new - rho_old) * second) / rho_new

@@ -149,7 +149,12 @@ def compose_noise_variance(t: int, alpha: float, sigma: float = 1.0) -> float:
     sigma = check_nonnegative("sigma", sigma)
     log_decay = _log1m(alpha)
     total = math.fsum(_decay_pow(log_decay, 2 * (t - b)) for _, b in compose(1, t))
+    if sigma > math.sqrt(_FLOAT_MAX / max(total, 1.0)):
+        raise ValueError(f"sigma = {sigma!r} gives a variance beyond the float64 range")
     return sigma**2 * total
+
+
+_FLOAT_MAX = 1.7976931348623157e308
 
 
 def _log1m(alpha: float) -> float:

@@ -357,6 +357,10 @@ def _sample_smoothness(objective: Any) -> float:
     return float(value)
 
 
+#: Largest distance the normalized iterates may travel (``step_size`` x steps).
+_MAX_TRAVEL = 1e100
+
+
 def _check_common(objective: Any, epochs: int, step_size: float, batch_size: int,
                   trials: int, alpha: float | None) -> tuple:
     epochs = check_int("epochs", epochs, minimum=1, maximum=MAX_STEPS)
@@ -368,6 +372,11 @@ def _check_common(objective: Any, epochs: int, step_size: float, batch_size: int
     if steps * epochs > MAX_STEPS:
         raise ValueError(f"epochs x (n // batch_size) = {epochs} x {steps} steps exceeds the "
                          f"{MAX_STEPS} steps a simulation accepts: use fewer epochs")
+    if step_size * steps * epochs > _MAX_TRAVEL:
+        # a normalized step moves x by at most step_size: beyond this the squares overflow
+        raise ValueError(f"step_size x total steps must be at most {_MAX_TRAVEL:g} (each "
+                         f"normalized step moves x by up to step_size), got {step_size!r} x "
+                         f"{steps * epochs}")
     if alpha is None:
         alpha = 1.0 / steps
     alpha = check_closed_interval("alpha", alpha, 0.0, 1.0)

@@ -73,7 +73,7 @@ def minimise_over_horizon(objective: Any, k: int, Tmax: int, *, joint: bool,
     HorizonSearch (with ``joint=True`` only the best point's entries are minima; the others
     are upper bounds).
     """
-    k = check_int("k", k, minimum=1)
+    k = check_int("k", k, minimum=1, maximum=10**7)
     Tmax = check_int("Tmax", Tmax, minimum=1)
     knots = np.unique(np.round(np.geomspace(1, Tmax, min(_KNOTS, Tmax))).astype(np.int64))
     P = np.repeat(np.arange(k), knots.size)
