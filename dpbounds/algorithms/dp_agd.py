@@ -135,6 +135,8 @@ def gradient_average(rho_old: Any, rho_new: Any, first: Any, second: Any) -> Any
         if not bool(np.all((lo > 0) & (hi >= lo) & np.isfinite(hi))):
             raise ValueError("gradient_average needs 0 < rho_old <= rho_new (finite) in every "
                              "trial")
+    if not (np.all(np.isfinite(to_numpy(first))) and np.all(np.isfinite(to_numpy(second)))):
+        raise ValueError("gradient_average needs finite gradient estimates first and second")
     if hasattr(rho_old, "ndim") and rho_old.ndim == 1:
         rho_old, rho_new = rho_old[:, None], rho_new[:, None]
     return (rho_old * first + (rho_new - rho_old) * second) / rho_new
