@@ -149,3 +149,17 @@ def test_fuzz_round4_seed12():
                            x0=np.ones(3))
     with pytest.raises(ValueError, match="k"):
         minimise_over_horizon(None, 2**63, 10, joint=False)
+
+
+def test_yang_bounds_evaluate_along_an_eps_array():
+    # found by the bounds-explorer notebook: compare.crossover(..., variable="eps") raised
+    # TypeError for Yang et al.'s entries (c2 was fitted with float(eps) on an array).
+    # Oracle: the same bound evaluated point by point.
+    from dpbounds.bounds import registry
+
+    entry = registry.get("nonconvex.clipped_sgd")
+    base = {"d": 10, "N": 1e5, "delta": 1e-5, "G": 1.0, "L": 1.0, "R": 1.0}
+    eps = np.array([0.5, 2.0])
+    vec = entry.value(dict(base, eps=eps), invalid="nan")
+    one = [float(entry.value(dict(base, eps=e), invalid="nan")) for e in eps]
+    np.testing.assert_allclose(vec, one, rtol=1e-12)

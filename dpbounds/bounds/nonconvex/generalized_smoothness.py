@@ -32,7 +32,9 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping
+from typing import Any
 
+import numpy as np
 import sympy as sp
 
 from dpbounds._validation import check_choice, check_int, check_open_interval, check_positive
@@ -129,8 +131,23 @@ def problem_params(p: Mapping[str, float]) -> dict[str, float]:
     out = {"d": p["d"], "N": p["N"], "eps": p["eps"], "delta": p["delta"],
            "L0": p.get("L0", p["L"]), "L1": p.get("L1", 0.0), "D_f": p.get("D_f", p["R"]),
            "tau0": p.get("tau0", 2.0 * p["G"])}
-    out["c2"] = p["c2"] if "c2" in p else _fitted_c2(float(p["eps"]), float(p["delta"]))
+    out["c2"] = p["c2"] if "c2" in p else _fitted_c2_array(p["eps"], p["delta"])
     return out
+
+
+def _fitted_c2_array(eps: Any, delta: Any) -> Any:
+    """:func:`_fitted_c2` at every (eps, delta) of broadcast arrays (a float for scalars).
+
+    Each distinct pair costs one RDP calibration (about 0.5 s), so a sweep over eps costs
+    that per grid point; the fit is not interpolated (an interpolated constant could fall
+    below the fitted one).
+    """
+    e, dl = np.broadcast_arrays(np.asarray(eps, dtype=float), np.asarray(delta, dtype=float))
+    if e.ndim == 0:
+        return _fitted_c2(float(e), float(dl))
+    pairs = list(zip(e.ravel().tolist(), dl.ravel().tolist()))
+    values = {pair: _fitted_c2(*pair) for pair in dict.fromkeys(pairs)}
+    return np.array([values[pair] for pair in pairs]).reshape(e.shape)
 
 
 #: theorem symbol -> the shared problem quantity it comes from (for messages in words)
