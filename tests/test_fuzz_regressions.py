@@ -163,3 +163,13 @@ def test_yang_bounds_evaluate_along_an_eps_array():
     vec = entry.value(dict(base, eps=eps), invalid="nan")
     one = [float(entry.value(dict(base, eps=e), invalid="nan")) for e in eps]
     np.testing.assert_allclose(vec, one, rtol=1e-12)
+
+
+def test_heavy_ball_blocks_refuse_infinite_parameters():
+    # fuzz --seed 13: alpha = beta = -inf gave a NaN block (inf - inf)
+    from dpbounds.bounds.strongly_convex.heavy_ball import heavy_ball_iteration_blocks
+
+    with pytest.raises(ValueError, match="alpha must be finite"):
+        heavy_ball_iteration_blocks(-np.inf, -np.inf, 0.01)
+    T = heavy_ball_iteration_blocks(0.5, 0.25, 2.0)  # closed form [[1+b-a*lam, -b], [1, 0]]
+    np.testing.assert_array_equal(T, [[0.25, -0.25], [1.0, 0.0]])

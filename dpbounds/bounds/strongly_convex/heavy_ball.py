@@ -272,8 +272,8 @@ def heavy_ball_iteration_blocks(alpha: Any, beta: Any, lam: Any) -> np.ndarray:
     ``alpha, beta, lam``: shape ``broadcast + (2, 2)``."""
     a, b, lam = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (alpha, beta, lam)))
     for name, value in (("alpha", a), ("beta", b), ("lam", lam)):
-        if np.isnan(value).any():
-            raise ValueError(f"{name} must be a number (got nan)")
+        if not np.isfinite(value).all():
+            raise ValueError(f"{name} must be finite (got {value[~np.isfinite(value)].flat[0]})")
     T = np.zeros(a.shape + (2, 2))
     with np.errstate(over="ignore"):  # inf entries: the callers check finiteness
         T[..., 0, 0] = 1.0 + b - a * lam
