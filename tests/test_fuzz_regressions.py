@@ -173,3 +173,15 @@ def test_heavy_ball_blocks_refuse_infinite_parameters():
         heavy_ball_iteration_blocks(-np.inf, -np.inf, 0.01)
     T = heavy_ball_iteration_blocks(0.5, 0.25, 2.0)  # closed form [[1+b-a*lam, -b], [1, 0]]
     np.testing.assert_array_equal(T, [[0.25, -0.25], [1.0, 0.0]])
+
+
+def test_fuzz_seed14_tiny_rates_and_tolerances():
+    # fuzz --seed 14: lemma31_constant at sampling_rate 5e-324 divided by zero; the naive LMI
+    # bisection at tol = 1e-300 never ended (its bracket cannot be split below ~1e-16)
+    from dpbounds.bounds.nonconvex.generalized_smoothness import lemma31_constant
+    from dpbounds.lmi.heavy_ball_lmi import naive_heavy_ball_lmi_rate
+
+    with pytest.raises(ValueError, match="sampling_rate"):
+        lemma31_constant(1.0, 0.999999, sampling_rate=5e-324, steps=10_000, sampling="poisson")
+    with pytest.raises(ValueError, match="tol"):
+        naive_heavy_ball_lmi_rate(0.1, 1.0, 0.1, 0.5, tol=1e-300)

@@ -72,7 +72,12 @@ from typing import Any, NamedTuple
 import cvxpy as cp
 import numpy as np
 
-from dpbounds._validation import check_finite, check_nonnegative, check_positive
+from dpbounds._validation import (
+    check_closed_interval,
+    check_finite,
+    check_nonnegative,
+    check_positive,
+)
 from dpbounds.bounds.strongly_convex.heavy_ball import (
     SOURCE_PROP34,
     heavy_ball_rate,
@@ -889,7 +894,8 @@ def naive_heavy_ball_lmi_rate(
     defaults, no verification). Returns the rate or ``None``.
     """
     mu, L, alpha, beta = _check(mu, L, alpha, beta)
-    tol = float(check_positive("tol", tol))
+    # below about 1e-15 the bisection cannot split its bracket any further (it never ended)
+    tol = float(check_closed_interval("tol", tol, 1e-15, 1.0))
     m = lmi_blocks(mu, L, alpha, beta)
     A, B = m["A"], m["B"]
 

@@ -109,7 +109,10 @@ def lemma31_constant(
     sampling = check_choice("sampling", sampling, ("without_replacement", "poisson"))
     z = noise_multiplier_for_epsilon(epsilon, delta, q, steps, sampling=sampling)
     sens = 2.0 if sampling == "without_replacement" else 1.0
-    return z * sens * epsilon / (q * math.sqrt(steps * math.log(1.0 / delta)))
+    c2 = z * sens * epsilon / q / math.sqrt(steps * math.log(1.0 / delta))
+    if not math.isfinite(c2):
+        raise ValueError(f"sampling_rate = {q!r} is too small: the constant overflows")
+    return c2
 
 
 @functools.lru_cache(maxsize=64)
