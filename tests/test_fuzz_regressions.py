@@ -185,3 +185,19 @@ def test_fuzz_seed14_tiny_rates_and_tolerances():
         lemma31_constant(1.0, 0.999999, sampling_rate=5e-324, steps=10_000, sampling="poisson")
     with pytest.raises(ValueError, match="tol"):
         naive_heavy_ball_lmi_rate(0.1, 1.0, 0.1, 0.5, tol=1e-300)
+
+
+def test_naive_transient_refuses_bad_parameters_and_overflows_to_inf():
+    # fuzz --seed 15: alpha = -1, beta = 1e300 gave NaN (inf - inf in the 2x2 norm)
+    from dpbounds.tuning.heavy_ball import naive_transient_sq
+
+    with pytest.raises(ValueError, match="alpha > 0"):
+        naive_transient_sq(-1.0, 1e300, 1.0, 1)
+    # alpha * lam = 4, beta = 0.5: |eigenvalue| > 1, the powers overflow to inf, never nan
+    out = naive_transient_sq(4.0, 0.5, 1.0, 3000)
+    assert not np.isnan(out).any() and np.isinf(out[0, -1])
+    # stable point: t = 1 equals the closed-form spectral norm^2 of the block
+    from dpbounds.bounds.strongly_convex.heavy_ball import heavy_ball_iteration_blocks
+    T = heavy_ball_iteration_blocks(0.5, 0.25, 2.0)
+    assert naive_transient_sq(0.5, 0.25, 2.0, 1)[0, 0] == pytest.approx(
+        np.linalg.norm(T, 2) ** 2, rel=1e-12)

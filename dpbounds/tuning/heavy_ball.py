@@ -86,6 +86,8 @@ def naive_transient_sq(alpha: np.ndarray, beta: np.ndarray, lams: np.ndarray,
     for name, value in (("alpha", alpha), ("beta", beta), ("lams", lams)):
         if not np.all(np.isfinite(value)):
             raise ValueError(f"{name} must be finite")
+    if np.any(alpha <= 0) or np.any(beta < 0) or np.any(beta >= 1):
+        raise ValueError("need alpha > 0 and 0 <= beta < 1 (heavy ball's parameters)")
     Tmax = check_int("Tmax", Tmax, minimum=1, maximum=10**6)  # O(k Tmax) memory: a reference
     k = alpha.size
     M = heavy_ball_iteration_blocks(alpha[:, None], beta[:, None], lams[None, :])
@@ -97,8 +99,10 @@ def naive_transient_sq(alpha: np.ndarray, beta: np.ndarray, lams: np.ndarray,
         a, b, c, d = P[..., 0, 0], P[..., 0, 1], P[..., 1, 0], P[..., 1, 1]
         fro = a * a + b * b + c * c + d * d
         det = a * d - b * c
-        out[:, t] = np.max(0.5 * (fro + np.sqrt(np.maximum(fro * fro - 4 * det * det, 0.0))),
-                           axis=1)
+        with np.errstate(over="ignore", invalid="ignore"):
+            sq = 0.5 * (fro + np.sqrt(np.maximum(fro * fro - 4 * det * det, 0.0)))
+        # an unstable (alpha, beta) overflows: its transient is inf, not inf - inf = nan
+        out[:, t] = np.max(np.where(np.isnan(sq), np.inf, sq), axis=1)
     return out
 
 
