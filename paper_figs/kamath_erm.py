@@ -84,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
         rows.append(dict(method=name, n=n, excess_risk_mean=m, ci95=h, trials=trials,
                          epsilon=EPS, delta=DELTA, epsilon_spent=rec["epsilon_spent"],
                          sigma=rec["sigma"]))
-    fig, ax = plt.subplots(figsize=style.size(style.DOUBLE * 0.62, 0.95))
+    fig, ax = plt.subplots(figsize=style.size(style.DOUBLE * 0.7, 0.9))
     for name, vals in results.items():
         m, h = np.array(vals).T
         ax.errorbar(ns, m, [np.minimum(h, 0.999 * m), h], fmt="o-", ms=3.5,
@@ -104,8 +104,10 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
     ax.set_ylabel(r"excess empirical risk $F(\hat\theta)-F^\ast$")
     ax.set_title(f"Kamath Lecture 13: logistic, $\\mu={MU:g}$, $d={D}$, $\\varepsilon={EPS:g}$, "
                  f"$\\delta=10^{{-5}}$", pad=3)
-    ax.legend(fontsize=7, loc="lower left")
-    fig.tight_layout()
+    # legend above the axes: inside, it covers the perturbation curves whatever the corner
+    fig.legend(*ax.get_legend_handles_labels(), loc="upper center", ncol=2, frameon=False,
+               fontsize=7.5, bbox_to_anchor=(0.5, 1.0), columnspacing=1.0, handlelength=1.6)
+    fig.tight_layout(rect=(0, 0, 1, 0.865))
     run.save_figure(fig, f"Kamath, DP-ERM lecture (Lecture 13; no figure in the lecture): "
                     f"excess empirical risk vs n of output perturbation, objective perturbation "
                     f"and noisy projected SGD (T = 20n) on L2-regularised logistic regression, "

@@ -137,10 +137,12 @@ def draw(run: FigureRun, cfg: Config, m: int, records: dict[tuple, dict], fig_no
     for j, c in enumerate(cfg.step_factors):
         for k, name in enumerate(METHODS):
             ax = axes[rows_per_c * j + k // 3, k % 3]
-            for T, color in zip(cfg.horizons, colors):
+            for i, (T, color) in enumerate(zip(cfg.horizons, colors)):
                 mean = records[(c, name, T)]["mean_trace"]
+                # shorter horizons on top: the long traces would hide them where they overlap
                 ax.semilogy(np.arange(mean.size), np.where(mean > 0, mean, np.nan),
-                            color=color, lw=1.0, label=f"$T={T}$")
+                            color=color, lw=1.0, label=f"$T={T}$",
+                            zorder=2 + len(cfg.horizons) - i)
             ax.set_title(f"{name}, $c={c:g}$", pad=2)
             ax.set_yscale("log")
     for ax in axes[-1]:
@@ -150,9 +152,10 @@ def draw(run: FigureRun, cfg: Config, m: int, records: dict[tuple, dict], fig_no
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper center", ncol=len(labels), frameon=False,
                bbox_to_anchor=(0.5, 0.97))
-    sub = "no subsampling, $m=n" if m == cfg.n else "subsampling, $m"
-    fig.suptitle(f"Kuru et al. Fig. {fig_no}: synthetic logistic regression, {sub}={m}$, "
-                 f"$n={cfg.n}$, $d=20$, $\\varepsilon=1$, mean of {cfg.trials} runs", y=0.995)
+    sub = (f"no subsampling ($m=n={style.sci(cfg.n)}$)" if m == cfg.n else
+           f"subsampling $m={style.sci(m)}$ of $n={style.sci(cfg.n)}$")
+    fig.suptitle(f"Kuru et al. Fig. {fig_no}: synthetic logistic regression, {sub}, $d=20$, "
+                 f"$\\varepsilon=1$, mean of {cfg.trials} runs", y=0.995)
     fig.tight_layout(rect=(0, 0, 1, 0.955), h_pad=0.6, w_pad=0.4)
     run.save_figure(fig, (
         f"Kuru et al. (Section 5), Fig. {fig_no} ({'m = n' if m == cfg.n else f'm = {m}'}; "

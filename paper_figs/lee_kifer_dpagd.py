@@ -142,6 +142,7 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
     majority = float(max(np.mean(test_set()[1] == 1), np.mean(test_set()[1] == -1)))
     ax_acc.axhline(opt_acc, color="k", lw=0.8, ls="--", label="non-private optimum")
     ax_acc.axhline(majority, color="0.5", lw=0.8, ls=":", label="majority class")
+    ax_acc.set_ylim(top=max(ax_acc.get_ylim()[1], opt_acc + 0.03))  # the line off the frame
     rows += [dict(method="non-private optimum", n=n, accuracy_mean=opt_acc),
              dict(method="majority class", n=n, accuracy_mean=majority)]
     for ax in (ax_acc, ax_gap):

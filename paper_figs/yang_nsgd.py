@@ -167,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
                   sgd_inner=float(b)) for v, a, b in zip(grid[::20], toy_nsgd(grid[::20]),
                                                          toy_sgd(grid[::20]))]
     fig.suptitle("Yang et al.: DP-NSGD vs DP-SGD, the r / C trade-off and the NSGD floor")
-    fig.tight_layout(rect=(0, 0, 1, 0.87), w_pad=1.0)
+    fig.tight_layout(rect=(0, 0, 1, 0.885), w_pad=1.0)
     run.save_figure(fig, f"Yang et al. (the seed lost the paper's figures; a DERIVED "
                     f"illustration of its headline claim). (a) min_t ||grad f(x_t)|| of DP-NSGD "
                     f"vs r and DP-SGD vs C, non-private (sigma = 0) and at epsilon = 2, "
