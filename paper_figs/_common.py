@@ -1,4 +1,4 @@
-"""Shared plumbing of the paper-figure scripts: arguments, output folder, sweeps, PNG + CSV.
+"""Shared plumbing of the paper-figure scripts: arguments, output folder, sweeps, PNG/PDF + CSV.
 
 Every script is a module with ``main(argv=None) -> list[Path]`` (the files it wrote). It
 accepts ``--quick`` (tiny trials / horizons, seconds; used by the tests), ``--paper`` (the
@@ -8,7 +8,9 @@ paper's full setting where the default is reduced), ``--out DIR`` (default ``pap
 
 The expensive part of a script is a grid of cells run by :meth:`FigureRun.sweep`: each finished
 cell is stored, so a killed run resumes where it stopped and a re-run only redraws. Plots use
-the Agg backend (no display needed).
+the Agg backend (no display needed) and the shared style of :mod:`paper_figs._style`; every
+figure is saved as a PNG (>= 200 dpi) and a vector PDF with its provenance caption under the
+axes. Error bars are Student-t intervals (:func:`mean_ci`), and the captions say so.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
+import json
 import math
+import shutil
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -28,11 +32,20 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from scipy import stats  # noqa: E402
 
 from dpbounds.sweep import Cell, SweepOptions, SweepResult, add_sweep_arguments  # noqa: E402
+from paper_figs import _style  # noqa: E402
 
-__all__ = ["DEFAULT_OUT", "Cell", "FigureRun", "add_figure_arguments", "mean_ci", "parse_args",
-           "plt", "settle_args", "shared_sweep_options"]
+__all__ = ["CI_LABEL", "DEFAULT_OUT", "Cell", "FigureRun", "add_figure_arguments",
+           "copy_gallery", "mean_ci", "parse_args", "plt", "settle_args",
+           "shared_sweep_options", "style"]
+
+style = _style
+style.apply()
+
+#: How the error bars of :func:`mean_ci` are described in legends and captions.
+CI_LABEL = "95% Student-t interval of the mean (n−1 dof)"
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "out"
 
@@ -88,13 +101,22 @@ def parse_args(argv: Sequence[str] | None, description: str,
     return settle_args(p.parse_args(list(argv) if argv is not None else None))
 
 
-def mean_ci(values: Any, axis: int = 0, z: float = 1.96) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and ``z`` standard errors along ``axis`` (0 standard error for one sample)."""
+def mean_ci(values: Any, axis: int = 0, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Mean along ``axis`` and the half-width of its ``level`` Student-t interval.
+
+    The half-width is ``t_{k-1}((1+level)/2) * s / sqrt(k)`` for ``k`` runs (``s`` with
+    ``ddof=1``): with few runs the normal quantile 1.96 would make the bars too narrow
+    (``t_1(0.975) = 12.7``). Zero for a single run, which has no spread to estimate.
+    """
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must lie in (0, 1), got {level!r}")
     v = np.asarray(values, dtype=float)
     mean = v.mean(axis=axis)
     k = v.shape[axis]
-    se = v.std(axis=axis, ddof=1) / math.sqrt(k) if k > 1 else np.zeros_like(mean)
-    return mean, z * se
+    if k < 2:
+        return mean, np.zeros_like(mean)
+    se = v.std(axis=axis, ddof=1) / math.sqrt(k)
+    return mean, float(stats.t.ppf(0.5 + level / 2.0, k - 1)) * se
 
 
 @dataclass
@@ -129,14 +151,25 @@ class FigureRun:
         return self.out / f"{stem}{suffix}"
 
     def save_figure(self, fig: Any, caption: str, tag: str = "") -> Path:
-        """Save ``fig`` as PNG with the provenance ``caption`` printed under the axes."""
-        fig.text(0.01, 0.005, caption, ha="left", va="bottom", fontsize=7, wrap=True,
-                 color="0.25")
-        path = self.path(".png", tag)
-        fig.savefig(path, dpi=110)
+        """Save ``fig`` as PNG (:data:`_style.PNG_DPI`) and PDF, with the provenance
+        ``caption`` wrapped to the figure's width under everything else; returns the PNG.
+
+        The caption hangs below the figure's bottom edge and the tight bounding box grows to
+        take it in, so it never overlaps the axes whatever the layout.
+        """
+        width = fig.get_size_inches()[0]
+        fig.text(0.01, 0.0, style.wrap_caption(caption, width * 0.98), ha="left", va="top",
+                 fontsize=style.CAPTION_PT, color="0.25", linespacing=1.25)
+        paths = []
+        for fmt in style.FORMATS:
+            path = self.path(f".{fmt}", tag)
+            fig.savefig(path, dpi=style.PNG_DPI, bbox_inches="tight", pad_inches=0.04,
+                        metadata=_metadata(fmt, self.name))
+            paths.append(path)
         plt.close(fig)
-        self.written.append(path)
-        return path
+        self.written.extend(paths)
+        _update_captions(self.out / CAPTIONS, {paths[0].name: caption})
+        return paths[0]
 
     def write_csv(self, rows: Iterable[dict[str, Any]], tag: str = "") -> Path:
         """Write a list of dict rows (the plotted numbers) as CSV."""
@@ -157,6 +190,61 @@ class FigureRun:
         print(f"[{self.name}] wrote {len(self.written)} files to {self.out} "
               f"in {time.perf_counter() - self.started:.1f} s")
         return self.written
+
+
+def copy_gallery(out: Path, gallery: Path, names: Iterable[str]) -> list[Path]:
+    """Copy each ``out/<name>*.png`` of the figure scripts ``names`` into ``gallery`` (same
+    file names: ``<script>.png``, ``<script>_<tag>.png``) and merge their captions into
+    ``gallery/captions.json`` (file name -> caption paragraph); returns the copies."""
+    out, gallery = Path(out), Path(gallery)
+    gallery.mkdir(parents=True, exist_ok=True)
+    known = _read_captions(out / CAPTIONS)
+    copies, captions = [], {}
+    for name in names:
+        for png in sorted(out.glob(f"{name}*.png")):
+            if png.stem == name or png.stem.startswith(name + "_"):
+                copies.append(_gallery_copy(png, gallery / png.name))
+                if png.name in known:
+                    captions[png.name] = known[png.name]
+    _update_captions(gallery / CAPTIONS, captions)
+    return copies
+
+
+#: Largest gallery PNG (bytes); bigger ones are stored with a 256-colour palette (same pixels
+#: and dpi, lines and text stay sharp), which is what a web page needs.
+GALLERY_MAX_BYTES = 250_000
+
+
+def _gallery_copy(src: Path, dst: Path) -> Path:
+    shutil.copy2(src, dst)
+    if dst.stat().st_size > GALLERY_MAX_BYTES:
+        from PIL import Image  # Pillow is a dependency of matplotlib
+
+        with Image.open(src) as im:
+            dpi = im.info.get("dpi", (style.PNG_DPI, style.PNG_DPI))
+            im.convert("RGB").quantize(256).save(dst, optimize=True, dpi=dpi)
+    return dst
+
+
+#: File, in the output folder and in a gallery, mapping each PNG's name to its caption.
+CAPTIONS = "captions.json"
+
+
+def _read_captions(path: Path) -> dict[str, str]:
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _update_captions(path: Path, new: dict[str, str]) -> None:
+    captions = _read_captions(path) | new
+    path.write_text(json.dumps(dict(sorted(captions.items())), indent=1, ensure_ascii=False)
+                    + "\n")
+
+
+def _metadata(fmt: str, name: str) -> dict[str, str]:
+    # no creation date in the PDF: regenerating a figure gives the same bytes
+    if fmt == "pdf":
+        return {"Title": name, "Creator": "dpbounds paper_figs", "CreationDate": None}
+    return {"Title": name, "Software": "dpbounds paper_figs"}
 
 
 def _fmt(v: Any) -> Any:

@@ -32,7 +32,7 @@ from dpbounds.bounds.convex import noisy_projected_sgd as npsgd_bounds
 from dpbounds.bounds.convex.output_perturbation import excess_risk_of_noise
 from dpbounds.data import unit_ball_classification
 from dpbounds.objectives import LogisticRegression
-from paper_figs._common import Cell, FigureRun, mean_ci, parse_args, plt
+from paper_figs._common import Cell, FigureRun, mean_ci, parse_args, plt, style
 
 D, EPS, DELTA, MU, RADIUS = 5, 1.0, 1e-5, 0.1, 10.0
 
@@ -66,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
     args = parse_args(argv, __doc__.splitlines()[0])
     run = FigureRun.from_args("kamath_erm", args)
     ns = (100, 300) if args.quick else (100, 300, 1000, 3000)
-    trials = 2 if args.quick else 8
+    trials = 3 if args.quick else 8
     grid = [(i, n, k, name) for i, n in enumerate(ns) for k, name in enumerate(METHODS)]
     cells = [Cell(excess_risk, dict(method=name, n=n, data_seed=(args.seed, i)), trials=trials,
                   seed=(args.seed, i, k), cost=n if "SGD" in name else 0.0)
@@ -84,29 +84,38 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
         rows.append(dict(method=name, n=n, excess_risk_mean=m, ci95=h, trials=trials,
                          epsilon=EPS, delta=DELTA, epsilon_spent=rec["epsilon_spent"],
                          sigma=rec["sigma"]))
-    fig, ax = plt.subplots(figsize=(7.5, 5.2))
+    fig, ax = plt.subplots(figsize=style.size(style.DOUBLE * 0.7, 0.9))
     for name, vals in results.items():
         m, h = np.array(vals).T
-        ax.errorbar(ns, m, np.minimum(h, 0.999 * m), fmt="o-", capsize=3, label=name)
+        ax.errorbar(ns, m, [np.minimum(h, 0.999 * m), h], fmt="o-", ms=3.5,
+                    label=name.replace("σ", r"$\sigma$"))
     nn = np.array(ns, dtype=float)
     bound = npsgd_bounds.bst14_excess_risk_average.evaluate(L=max(lips), d=D, delta=DELTA,
                                                            diam=2 * RADIUS, eps=EPS, n=nn)
-    ax.plot(nn, bound, "k:", label="lecture bound, noisy SGD, T=n² (average form)")
-    ax.plot(nn, op_bound, "C0--", label="bound L d σ²/2, output perturbation (DERIVED)")
+    ax.plot(nn, bound, "k:", label=r"lecture bound, noisy SGD, $T=n^2$")
+    ax.plot(nn, op_bound, "C0--", label=r"bound $Ld\sigma^2/2$, output pert. (DERIVED)")
     rows += [dict(method="output perturbation bound", n=int(a), excess_risk_mean=b)
              for a, b in zip(nn, op_bound)]
     rows += [dict(method="bst14 bound (T=n^2)", n=int(a), excess_risk_mean=float(b))
              for a, b in zip(nn, np.atleast_1d(bound))]
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("n")
-    ax.set_ylabel("excess empirical risk F(θ̂) − F* (average form)")
-    ax.set_title(f"logistic, μ={MU}, d={D}, ε={EPS}, δ={DELTA:g}, {trials} runs", fontsize=9)
-    ax.legend(fontsize=7)
-    fig.tight_layout(rect=(0, 0.1, 1, 1))
-    run.save_figure(fig, "Provenance: Algorithm 3 σ², T=n² and utility bound VERBATIM (lecture); "
-                    "average-form sensitivities, RDP calibration, T=20n and the test bed "
-                    "DERIVED; objective-perturbation constants RECONSTRUCTED (KST12).")
+    ax.set_xlabel("data set size $n$")
+    ax.set_ylabel(r"excess empirical risk $F(\hat\theta)-F^\ast$")
+    ax.set_title(f"Kamath Lecture 13: logistic, $\\mu={MU:g}$, $d={D}$, $\\varepsilon={EPS:g}$, "
+                 f"$\\delta=10^{{-5}}$", pad=3)
+    # legend above the axes: inside, it covers the perturbation curves whatever the corner
+    fig.legend(*ax.get_legend_handles_labels(), loc="upper center", ncol=2, frameon=False,
+               fontsize=7.5, bbox_to_anchor=(0.5, 1.0), columnspacing=1.0, handlelength=1.6)
+    fig.tight_layout(rect=(0, 0, 1, 0.865))
+    run.save_figure(fig, f"Kamath, DP-ERM lecture (Lecture 13; no figure in the lecture): "
+                    f"excess empirical risk vs n of output perturbation, objective perturbation "
+                    f"and noisy projected SGD (T = 20n) on L2-regularised logistic regression, "
+                    f"rows in the unit ball. Points: mean of {trials} runs, error bars 95% "
+                    f"Student-t intervals of the mean ({trials - 1} dof). Algorithm 3's sigma^2, "
+                    f"T = n^2 and the utility bound VERBATIM (lecture); average-form "
+                    f"sensitivities, RDP calibration, T = 20n and the test bed DERIVED; "
+                    f"objective-perturbation constants RECONSTRUCTED (KST12).")
     run.write_csv(rows)
     return run.done()
 

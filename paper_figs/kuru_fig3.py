@@ -9,10 +9,17 @@ Setting (VERBATIM, paper §5 / sheet §8): :math:`X\sim U[0,1]^{n\times d}`, :ma
 :math:`E_0=10` for horizon re-selection. Methods: DP-GD, DP-HB (NAG's β, as the paper's code),
 DP-NAG, DP-MASG and the -opt variants (Prop. 4.2 budgets + Remark 4.1 horizon).
 
-Grid. Paper: :math:`T\in\{100,200,500,1000\}`, :math:`m\in\{10^3,10^5\}`, :math:`c\in\{0.1,1\}`,
-20 runs. **Default here: a reduced grid** to stay within
-minutes on 2 cores: :math:`T=100`, 5 runs; ``--paper`` runs the full grid; ``--quick`` a
-toy size (:math:`n=5000`).
+Grid (VERBATIM, the default): :math:`T\in\{100,200,500,1000\}`, :math:`m\in\{10^3,10^5\}`,
+:math:`c\in\{0.1,1\}`, 20 runs per cell (:func:`config`; ``--paper`` is the same grid);
+``--quick`` is a smoke run at toy size (:math:`n=5000`, two short horizons, 2 runs). The 96
+cells run through :mod:`dpbounds.sweep`: a killed run resumes from the stored cells.
+
+Layout (as the paper): one figure per batch size — ``kuru_fig3.png`` is Fig. 3
+(:math:`m=n`, no subsampling), ``kuru_fig3_fig4.png`` is Fig. 4 (:math:`m=10^3`) —, the
+:math:`c=0.1` panels on top and the :math:`c=1` panels below, one panel per method and one
+colour per horizon :math:`T` (the -opt methods stop at their re-selected :math:`T'\le T`).
+Lines are means over the runs, as in the paper (no error bars).
+
 Departures (DERIVED decisions): Laplace noise drawn with scale :math:`b_t` (the reference
 code's ``laprnd`` used it as a standard deviation, sheet §12.2 item 1), :math:`b_t` with
 :math:`m` as in (12) (not (27)'s :math:`n`).
@@ -22,6 +29,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +39,7 @@ from dpbounds.algorithms import dp_gd, dp_heavy_ball, dp_masg, dp_masg_opt, dp_n
 from dpbounds.data import kuru_synthetic
 from dpbounds.objectives import LogisticRegression
 from dpbounds.settings import logistic_regression_grid
-from paper_figs._common import Cell, FigureRun, parse_args, plt
+from paper_figs._common import Cell, FigureRun, parse_args, plt, style
 
 GRID = logistic_regression_grid()
 
@@ -70,52 +78,94 @@ def simulate(method: str, n: int, data_seed: int, m: int, c: float, T: int, tria
             "horizon_run": int(r.steps), "epsilon_spent": float(r.ledger.epsilon)}
 
 
+@dataclass(frozen=True)
+class Config:
+    """Problem size and grid of one run of the script."""
+
+    n: int
+    horizons: tuple[int, ...]
+    trials: int
+    batch_sizes: tuple[int, ...]
+    step_factors: tuple[float, ...]
+
+
+def config(quick: bool = False) -> Config:
+    """The paper's grid (:func:`dpbounds.settings.logistic_regression_grid`, the default) or the
+    ``--quick`` smoke-run grid."""
+    if quick:
+        return Config(5000, (20, 40), 2, (500, 5000), (0.1, 1.0))
+    return Config(100_000, tuple(GRID["horizons"]), int(GRID["trials"]),
+                  tuple(GRID["batch_sizes"]), tuple(GRID["step_factors"]))
+
+
 def main(argv: Sequence[str] | None = None) -> list[Path]:
     args = parse_args(argv, __doc__.splitlines()[0], seed=1)
     run = FigureRun.from_args("kuru_fig3", args)
-    if args.quick:
-        n, horizons, trials, batches, cs = 5000, (40,), 2, (500, 5000), (0.1, 1.0)
-    elif args.paper:
-        n, horizons, trials, batches, cs = (100_000, GRID["horizons"], GRID["trials"],
-                                            GRID["batch_sizes"], GRID["step_factors"])
-    else:
-        n, horizons, trials, batches, cs = (100_000, GRID["horizons"][:1], 5,
-                                            GRID["batch_sizes"], GRID["step_factors"])
-    grid = [(i, j, k, m, c, name, T) for i, m in enumerate(batches) for j, c in enumerate(cs)
-            for k, name in enumerate(METHODS) for T in horizons]
-    cells = [Cell(simulate, dict(method=name, n=n, data_seed=args.seed, m=m, c=c, T=T),
-                  trials=trials, seed=(args.seed, i, j, k, T), cost=T * (3 if m == n else 1))
-             for i, j, k, m, c, name, T in grid]
+    cfg = config(args.quick)
+    grid = [(m, c, name, T) for m in cfg.batch_sizes for c in cfg.step_factors
+            for name in METHODS for T in cfg.horizons]
+    index = {v: i for values in (cfg.batch_sizes, cfg.step_factors, list(METHODS))
+             for i, v in enumerate(values)}
+    cells = [Cell(simulate, dict(method=name, n=cfg.n, data_seed=args.seed, m=m, c=c, T=T),
+                  trials=cfg.trials, seed=(args.seed, index[m], index[c], index[name], T),
+                  cost=T * (3 if m == cfg.n else 1))
+             for m, c, name, T in grid]
     results = run.sweep(cells)
-    rows = []
-    fig, axes = plt.subplots(len(batches), len(cs), figsize=(12, 8.5), squeeze=False)
-    for (i, j, k, m, c, name, T), rec, info in zip(grid, results, results.info):
-        mean = rec["mean_trace"]
-        rows.append(dict(m=m, c=c, T=T, method=name, horizon_run=rec["horizon_run"],
-                         final_mean=float(mean[-1]), final_min=float(rec["final"].min()),
-                         final_max=float(rec["final"].max()), best_mean=float(mean.min()),
-                         trials=trials, epsilon_spent=rec["epsilon_spent"],
-                         seconds=info.seconds))
-        if T == horizons[-1]:
-            axes[i, j].semilogy(np.arange(mean.size), mean, color=f"C{k}", label=name)
-    for i, m in enumerate(batches):
-        for j, c in enumerate(cs):
-            ax = axes[i, j]
-            ax.set_title(f"m = {m}, c = {c}, T = {horizons[-1]} (mean of {trials} runs)",
-                         fontsize=9)
-            ax.set_xlabel("t")
-            ax.set_ylabel("F(x_t) − F*")
-            if i == 0 and j == 0:
-                ax.legend(fontsize=7)
-    fig.suptitle(f"Kuru et al. Fig. 3/4 — synthetic logistic regression, n={n}, d=20, ε=1")
-    fig.tight_layout(rect=(0, 0.04, 1, 0.96))
-    grid_name = "paper grid" if args.paper else ("toy size" if args.quick else "reduced grid")
-    run.save_figure(fig, f"Provenance: data, objective, L, S₁=40, ε=1, α=c/L, θ₀=10·1, E₀=10 "
-                    f"VERBATIM (Section 5 + reference code); {grid_name}: T∈{horizons}, "
-                    f"{trials} runs. Laplace drawn by scale (reference code: by std) — DERIVED "
-                    f"correction.")
+    records = {key: rec for key, rec in zip(grid, results)}
+    rows = [dict(m=m, c=c, T=T, method=name, horizon_run=rec["horizon_run"],
+                 final_mean=float(rec["mean_trace"][-1]), final_min=float(rec["final"].min()),
+                 final_max=float(rec["final"].max()), best_mean=float(rec["mean_trace"].min()),
+                 trials=cfg.trials, epsilon_spent=rec["epsilon_spent"], seconds=info.seconds)
+            for (m, c, name, T), rec, info in zip(grid, results, results.info)]
+    setting = ("paper grid" if not args.quick else
+               f"--quick smoke run (n={cfg.n}, not the paper's size)")
+    for m in sorted(cfg.batch_sizes, reverse=True):  # Fig. 3 is m = n, Fig. 4 subsampled
+        fig_no = 3 if m == cfg.n else 4
+        draw(run, cfg, m, {k[1:]: v for k, v in records.items() if k[0] == m}, fig_no, setting)
     run.write_csv(rows)
     return run.done()
+
+
+def draw(run: FigureRun, cfg: Config, m: int, records: dict[tuple, dict], fig_no: int,
+         setting: str) -> None:
+    """One of the paper's figures: 2 x 3 method panels per step factor c, stacked."""
+    rows_per_c = 2
+    fig, axes = plt.subplots(rows_per_c * len(cfg.step_factors), 3, sharex=True, sharey=True,
+                             figsize=style.size(style.DOUBLE, 1.05), squeeze=False)
+    colors = style.T_COLORS if len(cfg.horizons) <= len(style.T_COLORS) else [
+        f"C{i}" for i in range(len(cfg.horizons))]
+    for j, c in enumerate(cfg.step_factors):
+        for k, name in enumerate(METHODS):
+            ax = axes[rows_per_c * j + k // 3, k % 3]
+            for i, (T, color) in enumerate(zip(cfg.horizons, colors)):
+                mean = records[(c, name, T)]["mean_trace"]
+                # shorter horizons on top: the long traces would hide them where they overlap
+                ax.semilogy(np.arange(mean.size), np.where(mean > 0, mean, np.nan),
+                            color=color, lw=1.0, label=f"$T={T}$",
+                            zorder=2 + len(cfg.horizons) - i)
+            ax.set_title(f"{name}, $c={c:g}$", pad=2)
+            ax.set_yscale("log")
+    for ax in axes[-1]:
+        ax.set_xlabel("iteration $t$")
+    for ax in axes[:, 0]:
+        ax.set_ylabel(r"$F(x_t)-F(x^\ast)$")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=len(labels), frameon=False,
+               bbox_to_anchor=(0.5, 0.97))
+    sub = (f"no subsampling ($m=n={style.sci(cfg.n)}$)" if m == cfg.n else
+           f"subsampling $m={style.sci(m)}$ of $n={style.sci(cfg.n)}$")
+    fig.suptitle(f"Kuru et al. Fig. {fig_no}: synthetic logistic regression, {sub}, $d=20$, "
+                 f"$\\varepsilon=1$, mean of {cfg.trials} runs", y=0.995)
+    fig.tight_layout(rect=(0, 0, 1, 0.955), h_pad=0.6, w_pad=0.4)
+    run.save_figure(fig, (
+        f"Kuru et al. (Section 5), Fig. {fig_no} ({'m = n' if m == cfg.n else f'm = {m}'}; "
+        f"top rows c = {cfg.step_factors[0]:g}, bottom rows c = {cfg.step_factors[-1]:g}), "
+        f"{setting}: T = {', '.join(map(str, cfg.horizons))}, {cfg.trials} runs per (m, T, c); "
+        f"lines are the mean of F(x_t) - F* over the runs as in the paper (no error bars); "
+        f"the -opt methods stop at the horizon T' <= T that Remark 4.1 re-selects. VERBATIM "
+        f"(Section 5 + reference code): data, objective, L, S1 = 40, epsilon = 1, alpha = c/L, "
+        f"theta0 = 10, E0 = 10, the grid. DERIVED correction: Laplace noise drawn by scale b_t "
+        f"(the reference code draws it by standard deviation)."), tag="" if fig_no == 3 else "fig4")
 
 
 if __name__ == "__main__":

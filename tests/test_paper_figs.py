@@ -1,23 +1,28 @@
-"""Every paper-figure script runs in --quick mode and writes its PNG and CSV.
+"""Every paper-figure script runs in --quick mode and writes its PNG (>= 200 dpi), PDF and CSV.
 
 The scripts run in **one** subprocess (``python -m paper_figs --quick --out TMP``) so that the
 single-thread BLAS setting of :mod:`paper_figs` takes effect before NumPy is imported; the CSV
 checks then assert what the figures claim against independent facts (published numbers,
-closed-form crossovers, the DP budget).
+closed-form crossovers, the DP budget). Kuru et al.'s Figs. 3-4 default to the paper's grid:
+checked on the configuration, without running it.
 """
 
 from __future__ import annotations
 
 import csv
+import json
 import math
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+from scipy import stats
 
-from paper_figs import SCRIPTS
+from paper_figs import SCRIPTS, kuru_fig3
+from paper_figs._common import copy_gallery, mean_ci
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,7 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def out_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("paper_figs")
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", MPLBACKEND="Agg")
-    proc = subprocess.run([sys.executable, "-m", "paper_figs", "--quick", "--out", str(out)],
+    proc = subprocess.run([sys.executable, "-m", "paper_figs", "--quick", "--out", str(out),
+                           "--gallery", str(out / "gallery")],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "total" in proc.stdout
@@ -39,11 +45,103 @@ def rows(path: Path) -> list[dict[str, str]]:
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
-def test_script_writes_png_and_csv(out_dir: Path, name: str) -> None:
-    png = out_dir / f"{name}.png"
-    assert png.exists() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+def test_script_writes_png_pdf_and_csv(out_dir: Path, name: str) -> None:
+    from PIL import Image  # Pillow comes with matplotlib
+
+    pngs = sorted(out_dir.glob(f"{name}.png")) + sorted(out_dir.glob(f"{name}_*.png"))
+    assert pngs
+    for png in pngs:
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        with Image.open(png) as im:
+            # pHYs stores pixels per metre: 200 dpi reads back as 199.9996
+            assert min(im.info["dpi"]) >= 199.5, (png.name, im.info.get("dpi"))
+            assert min(im.size) >= 500  # a real figure, not an empty canvas
+        pdf = png.with_suffix(".pdf")
+        assert pdf.read_bytes()[:5] == b"%PDF-"
+        # vector output: the PDF holds drawing operators, no embedded raster of the figure
+        assert b"/Subtype /Image" not in pdf.read_bytes()
     csvs = sorted(out_dir.glob(f"{name}*.csv"))
     assert csvs and all(len(rows(p)) > 0 for p in csvs)
+
+
+def test_gallery_copies_every_png_with_a_caption(out_dir: Path) -> None:
+    gallery = out_dir / "gallery"
+    captions = json.loads((gallery / "captions.json").read_text())
+    pngs = sorted(p.name for p in out_dir.glob("*.png"))
+    assert sorted(p.name for p in gallery.glob("*.png")) == pngs
+    assert sorted(captions) == pngs
+    for name, caption in captions.items():
+        assert len(caption) > 100 and any(k in caption for k in ("VERBATIM", "DERIVED")), name
+    # figures with error bars say what they are
+    for name in ("kuru_fig1.png", "lee_kifer_dpagd.png", "lee_kifer_table1.png",
+                 "kamath_erm.png", "yang_nsgd.png", "tran_cutkosky_sim.png"):
+        assert "Student-t" in captions[name]
+    assert all((gallery / n).stat().st_size <= 250_000 for n in pngs)
+
+
+def test_gallery_shrinks_large_pngs(tmp_path: Path) -> None:
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    out = tmp_path / "out"
+    out.mkdir()
+    # noise does not compress: ~750 kB as RGB PNG
+    Image.fromarray(rng.integers(0, 255, (500, 500, 3), dtype=np.uint8)).save(
+        out / "big.png", dpi=(200, 200))
+    (out / "bigger.png").write_bytes(b"not this script's file")
+    (copy,) = copy_gallery(out, tmp_path / "gallery", ["big"])
+    assert copy.name == "big.png" and copy.stat().st_size < (out / "big.png").stat().st_size
+    with Image.open(copy) as im:
+        assert im.size == (500, 500) and min(im.info["dpi"]) >= 199.5
+
+
+def test_mean_ci_is_a_student_t_interval() -> None:
+    x = np.array([1.0, 2.0, 4.0])
+    m, h = mean_ci(x)
+    assert m == pytest.approx(7 / 3)
+    # independent oracle: scipy's t.interval on the standard error
+    lo, hi = stats.t.interval(0.95, 2, loc=x.mean(), scale=stats.sem(x))
+    assert h == pytest.approx((hi - lo) / 2, rel=1e-12)
+    assert h > 1.96 * stats.sem(x) * 2  # t_2 = 4.30: the normal quantile would be far too narrow
+    assert mean_ci([5.0])[1] == 0.0
+    with pytest.raises(ValueError, match="level"):
+        mean_ci(x, level=1.5)
+
+
+def test_kuru_fig3_default_is_the_paper_grid() -> None:
+    """Section 5: T in {100, 200, 500, 1000}, m in {1e3, 1e5}, c in {0.1, 1}, 20 runs, n = 1e5
+    (the numbers typed from the paper, not read from dpbounds.settings)."""
+    cfg = kuru_fig3.config()
+    assert cfg.horizons == (100, 200, 500, 1000)
+    assert cfg.trials == 20
+    assert sorted(cfg.batch_sizes) == [1000, 100_000]
+    assert sorted(cfg.step_factors) == [0.1, 1.0]
+    assert cfg.n == 100_000
+    quick = kuru_fig3.config(quick=True)
+    assert quick.n < cfg.n and quick.trials < cfg.trials and max(quick.horizons) < 100
+
+
+def test_kuru_fig3_draws_figs_3_and_4(out_dir: Path) -> None:
+    assert (out_dir / "kuru_fig3.png").exists() and (out_dir / "kuru_fig3_fig4.png").exists()
+    r = rows(out_dir / "kuru_fig3.csv")
+    quick = kuru_fig3.config(quick=True)
+    # every (m, c, method, T) cell, the -opt methods never beyond T
+    assert len(r) == (len(quick.batch_sizes) * len(quick.step_factors) * 6
+                      * len(quick.horizons))
+    assert all(int(x["horizon_run"]) <= int(x["T"]) for x in r)
+    assert {int(x["trials"]) for x in r} == {quick.trials}
+
+
+def test_dpagd_has_accuracy_and_enough_runs_by_default(out_dir: Path) -> None:
+    from paper_figs import lee_kifer_dpagd
+
+    n, epsilons, trials = lee_kifer_dpagd.SETTINGS["default"]
+    assert trials >= 10 and len(epsilons) >= 3
+    r = [x for x in rows(out_dir / "lee_kifer_dpagd.csv") if x.get("accuracy_ci95")]
+    assert r
+    for x in r:
+        assert 0.0 <= float(x["accuracy_mean"]) <= 1.0
+        assert float(x["gap_ci95"]) > 0.0  # >= 2 runs: a real interval
 
 
 def test_fig1_simulation_under_bound_and_near_exact(out_dir: Path) -> None:
