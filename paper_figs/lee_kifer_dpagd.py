@@ -162,7 +162,8 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
     fig.tight_layout(rect=(0, 0, 1, 0.85), w_pad=1.5)
     run.save_figure(fig, (
         f"Lee & Kifer (2018), Fig. 2(a) (logistic regression on Adult; the paper stacks "
-        f"accuracy over objective, here (a) beside (b), vs epsilon), reproduced on a random n = {n} subsample of Adult's "
+        f"accuracy over objective, here (a) beside (b), vs epsilon), reproduced on a random "
+        f"n = {n} subsample of Adult's "
         f"training file with 109 one-hot features, lambda = 1e-3. Points: mean of {trials} "
         f"independent runs per (method, epsilon); error bars: 95% Student-t intervals of the "
         f"mean ({trials - 1} dof). VERBATIM (paper + code): DP-AGD's splits = 60, C_grad = C_obj"
