@@ -53,18 +53,35 @@ def _softplus(xp: Any, t: Any) -> Any:
 
 
 def _sigmoid_neg(xp: Any, z: Any) -> Any:
-    """1/(1 + exp(z)) without overflow (one division: the pass is bound by such temporaries)."""
-    if is_numpy(xp):  # in place (the full-data pass is bound by these temporaries), same bits
+    """1/(1 + exp(z)) without overflow."""
+    if is_numpy(xp):  # in place: the full-data pass is bound by such temporaries
         e = np.abs(z)
         np.negative(e, out=e)
         np.exp(e, out=e)
-        inv = e + 1.0
-        np.reciprocal(inv, out=inv)
-        e *= inv
-        return np.where(z >= 0, e, inv)
+        return _sigmoid_neg_from(z, e)
     e = xp.exp(-xp.abs(z))
     inv = 1.0 / (1.0 + e)
     return xp.where(z >= 0, e * inv, inv)
+
+
+def _sigmoid_neg_from(z: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """``sigmoid(-z)`` from ``e = exp(-|z|)`` on NumPy, without a branch per element.
+
+    ``e`` is overwritten (with ``1/(1 + e)``): pass a temporary.
+
+    ``where(z >= 0, e / (1 + e), 1 / (1 + e))`` written as ``exp(-max(z, 0)) * (1 / (1 + e))``:
+    for ``z >= 0`` the first factor is ``e`` itself, for ``z < 0`` it is exactly 1, so the bits
+    are the same, and a second ``exp`` (about 0.8 ns per element here) is much cheaper than the
+    mispredicted branches of ``np.where`` on random signs (about 5 ns per element).
+    """
+    inv = e
+    inv += 1.0
+    np.reciprocal(inv, out=inv)
+    num = np.maximum(z, 0.0)
+    np.negative(num, out=num)
+    np.exp(num, out=num)
+    num *= inv
+    return num
 
 
 class MarginLossObjective(Objective):
@@ -478,6 +495,10 @@ class LogisticRegression(MarginLossObjective):
     def _psi_dpsi(self, xp: Any, z: Any) -> tuple[Any, Any]:
         e = xp.exp(-xp.abs(z))  # shared by softplus(-z) and sigmoid(-z)
         psi = xp.maximum(-z, 0.0) + xp.log1p(e)
+        if is_numpy(xp):
+            w = _sigmoid_neg_from(z, e)
+            np.negative(w, out=w)
+            return psi, w
         inv = 1.0 / (1.0 + e)
         return psi, -xp.where(z >= 0, e * inv, inv)
 

@@ -93,16 +93,16 @@ def naive_transient_sq(alpha: np.ndarray, beta: np.ndarray, lams: np.ndarray,
     M = heavy_ball_iteration_blocks(alpha[:, None], beta[:, None], lams[None, :])
     P = np.broadcast_to(np.eye(2), M.shape).copy()
     out = np.empty((k, Tmax))
-    for t in range(Tmax):
-        P = M @ P
-        # spectral norm^2 of a 2x2 = largest eigenvalue of P^T P (closed form)
-        a, b, c, d = P[..., 0, 0], P[..., 0, 1], P[..., 1, 0], P[..., 1, 1]
-        fro = a * a + b * b + c * c + d * d
-        det = a * d - b * c
-        with np.errstate(over="ignore", invalid="ignore"):
+    # an unstable (alpha, beta) overflows: its transient is inf (not the nan of inf - inf)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for t in range(Tmax):
+            P = M @ P
+            # spectral norm^2 of a 2x2 = largest eigenvalue of P^T P (closed form)
+            a, b, c, d = P[..., 0, 0], P[..., 0, 1], P[..., 1, 0], P[..., 1, 1]
+            fro = a * a + b * b + c * c + d * d
+            det = a * d - b * c
             sq = 0.5 * (fro + np.sqrt(np.maximum(fro * fro - 4 * det * det, 0.0)))
-        # an unstable (alpha, beta) overflows: its transient is inf, not inf - inf = nan
-        out[:, t] = np.max(np.where(np.isnan(sq), np.inf, sq), axis=1)
+            out[:, t] = np.max(np.where(np.isnan(sq), np.inf, sq), axis=1)
     return out
 
 
