@@ -107,6 +107,13 @@ def check_int(name: str, value: Any, *, minimum: int = 1, maximum: int | None = 
     return ivalue
 
 
+def check_flag(name: str, value: Any) -> bool:
+    """A bool (``numpy.bool_`` too); anything else, even truthy, is refused."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ValueError(f"{name} must be True or False, got {_show(value)}")
+
+
 def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
     """One of a fixed set of strings."""
     if value not in choices:

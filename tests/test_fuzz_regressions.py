@@ -201,3 +201,18 @@ def test_naive_transient_refuses_bad_parameters_and_overflows_to_inf():
     T = heavy_ball_iteration_blocks(0.5, 0.25, 2.0)
     assert naive_transient_sq(0.5, 0.25, 2.0, 1)[0, 0] == pytest.approx(
         np.linalg.norm(T, 2) ** 2, rel=1e-12)
+
+
+def test_momentum_flags_must_be_bools():
+    # fuzz --seed 16: dp_masg(restart=nan, horizon_reselection=5e-324) ran (both truthy) and
+    # returned the NaN flag in its params
+    from dpbounds.algorithms import dp_masg, dp_nag
+    from dpbounds.objectives import LogisticRegression
+
+    rng = np.random.default_rng(0)
+    f = LogisticRegression.kuru(rng.standard_normal((50, 3)), rng.choice([-1.0, 1.0], 50))
+    with pytest.raises(ValueError, match="restart must be True or False"):
+        dp_masg(f, epsilon=1.0, steps=10, restart=float("nan"))
+    with pytest.raises(ValueError, match="horizon_reselection"):
+        dp_nag(f, epsilon=1.0, steps=10, horizon_reselection=5e-324)
+    assert dp_masg(f, epsilon=1.0, steps=10, restart=np.bool_(False), seed=0).steps == 10

@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds._validation import check_choice, check_nonnegative, check_positive
+from dpbounds._validation import check_choice, check_flag, check_nonnegative, check_positive
 from dpbounds.algorithms._common import (
     SimulationResult,
     TraceRecorder,
@@ -388,6 +388,7 @@ def dp_nag(objective: Any, *, epsilon: float, steps: int, step_size: float | Non
     alpha, beta = _defaults(objective, step_size, c, momentum)
     allocation = check_choice("allocation", allocation, ALLOCATIONS)
     horizon_rule = check_choice("horizon_rule", horizon_rule, HORIZON_RULES)
+    horizon_reselection = check_flag("horizon_reselection", horizon_reselection)
     initial_error = check_positive("initial_error", initial_error)
     m = check_batch_size(batch_size, objective.n)
     S1 = objective.l1_sensitivity if sensitivity is None else check_positive("sensitivity",
@@ -442,6 +443,8 @@ def dp_masg(objective: Any, *, epsilon: float, steps: int, c: float = 1.0, p: fl
     check_positive("c", c)
     allocation = check_choice("allocation", allocation, ALLOCATIONS)
     horizon_rule = check_choice("horizon_rule", horizon_rule, HORIZON_RULES)
+    horizon_reselection = check_flag("horizon_reselection", horizon_reselection)
+    restart = check_flag("restart", restart)
     L, mu = objective.smoothness, objective.strong_convexity
     if mu <= 0:
         raise ValueError("DP-MASG needs an objective with strong_convexity > 0")
