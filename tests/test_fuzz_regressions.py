@@ -216,3 +216,25 @@ def test_momentum_flags_must_be_bools():
     with pytest.raises(ValueError, match="horizon_reselection"):
         dp_nag(f, epsilon=1.0, steps=10, horizon_reselection=5e-324)
     assert dp_masg(f, epsilon=1.0, steps=10, restart=np.bool_(False), seed=0).steps == 10
+
+
+def test_gaussian_epsilon_at_subnormal_delta_and_sensitivity_ends():
+    # hypothesis (tests/privacy/test_fuzz.py) found sigma = 0.25, delta = sensitivity =
+    # 2.2e-313: the polishing loop eps * (1 - 1e-12) never moved a subnormal eps (a hang).
+    # Oracle: gaussian_delta at the returned eps is within the target.
+    import signal
+
+    from dpbounds import privacy as P
+
+    def fail(*_):
+        raise TimeoutError("gaussian_epsilon ran longer than 20 s")
+
+    previous = signal.signal(signal.SIGALRM, fail)
+    signal.alarm(20)
+    try:
+        eps = P.gaussian_epsilon(0.25, 2.2250738585e-313, 2.2250738585e-313)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert 0 < eps < 1e-300
+    assert P.gaussian_delta(0.25, eps, 2.2250738585e-313) <= 2.2250738585e-313

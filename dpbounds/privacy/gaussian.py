@@ -306,6 +306,23 @@ def analytic_gaussian_sigma(epsilon: Any, delta: float, sensitivity: Any = 1.0) 
     return as_output(out)
 
 
+def _step_until(gap: Any, start: float, fallback: float, direction: int) -> float:
+    """From ``start``, step by about 1e-12 relative (at least one ulp) up (``direction=+1``)
+    until ``gap <= 0``, or down until ``gap > 0``; ``fallback`` (which satisfies that already)
+    after 64 steps."""
+    x = start
+    for _ in range(64):
+        if (gap(x) <= 0) == (direction > 0):
+            return x
+        if direction > 0:
+            x = max(x * (1.0 + 1e-12) + 1e-300, math.nextafter(x, math.inf))
+        else:
+            x = min(x * (1.0 - 1e-12), math.nextafter(x, 0.0))
+            if x <= 0.0:
+                return fallback
+    return fallback
+
+
 def gaussian_epsilon(sigma: Any, delta: float, sensitivity: Any = 1.0) -> Any:
     r"""Smallest :math:`\varepsilon \ge 0` with :func:`gaussian_delta` :math:`\le\delta` (exact,
     rounded up)."""
@@ -332,11 +349,9 @@ def gaussian_epsilon(sigma: Any, delta: float, sensitivity: Any = 1.0) -> Any:
             hi, lo = lo, 0.5 * lo
         eps = optimize.brentq(_clipped(gap), lo, hi, xtol=1e-300, rtol=1e-14, maxiter=500)
         # polish by bisection to a few ulps, keeping the valid (upper) end
-        up, down = eps, eps
-        while gap(up) > 0:
-            up = up * (1.0 + 1e-12) + 1e-300
-        while down > 0 and gap(down) <= 0:
-            down = down * (1.0 - 1e-12)
+        # (a few steps each; the bracket ends lo < hi stay valid fallbacks: for subnormal
+        # eps, eps * (1 - 1e-12) rounds back to eps, and an unbounded loop never ended)
+        up, down = _step_until(gap, eps, hi, +1), _step_until(gap, eps, lo, -1)
         for _ in range(80):
             mid = 0.5 * (up + down)
             if not down < mid < up:

@@ -1,0 +1,20 @@
+"""Test-suite settings shared by every folder.
+
+Hypothesis runs derandomized by default, so CI and a fresh clone test the same examples (a
+property failure is then reproducible, never a one-off red build); set
+``HYPOTHESIS_PROFILE=explore`` to draw new random examples, as when hunting for defects (the
+examples it finds go into ``tests/test_fuzz_regressions.py``).
+"""
+
+from __future__ import annotations
+
+import os
+
+try:
+    from hypothesis import settings
+except ImportError:  # the dev extra is not installed: the property tests skip themselves
+    pass
+else:
+    settings.register_profile("reproducible", derandomize=True)
+    settings.register_profile("explore", derandomize=False)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "reproducible"))
