@@ -42,11 +42,10 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any
 
-import numpy as np
-
 from dpbounds._validation import (
     MAX_COUNT,
     check_closed_interval,
+    check_flag,
     check_int,
     check_nonnegative,
     check_positive,
@@ -190,10 +189,6 @@ def _set(obj: Any, name: str, value: Any) -> None:
     object.__setattr__(obj, name, value)
 
 
-def _check_flag(name: str, value: Any) -> bool:
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    raise ValueError(f"{name} must be True or False, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -209,7 +204,7 @@ class GaussianMechanism(Mechanism):
         _set(self, "sigma", check_positive("sigma", self.sigma))
         _set(self, "sensitivity", check_nonnegative("sensitivity", self.sensitivity))
         _set(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
-        _set(self, "per_example_sum", _check_flag("per_example_sum", self.per_example_sum))
+        _set(self, "per_example_sum", check_flag("per_example_sum", self.per_example_sum))
 
     @property
     def noise_multiplier(self) -> float:
@@ -237,7 +232,7 @@ class LaplaceMechanism(Mechanism):
         _set(self, "scale", check_positive("scale", self.scale))
         _set(self, "sensitivity", check_nonnegative("sensitivity", self.sensitivity))
         _set(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
-        _set(self, "per_example_sum", _check_flag("per_example_sum", self.per_example_sum))
+        _set(self, "per_example_sum", check_flag("per_example_sum", self.per_example_sum))
 
     def subsampled(self, sample_size: int, dataset_size: int) -> Mechanism:
         """This mechanism run on a without-replacement subsample of ``sample_size`` of
@@ -276,7 +271,7 @@ class SubsampledGaussianMechanism(Mechanism):
         _set(self, "sampling", Sampling.coerce(self.sampling))
         nb = self.sampling.natural_neighbouring if self.neighbouring is None else self.neighbouring
         _set(self, "neighbouring", Neighbouring.coerce(nb))
-        _set(self, "per_example_sum", _check_flag("per_example_sum", self.per_example_sum))
+        _set(self, "per_example_sum", check_flag("per_example_sum", self.per_example_sum))
 
     @property
     def base(self) -> GaussianMechanism:
@@ -315,7 +310,7 @@ class SubsampledLaplaceMechanism(Mechanism):
         _set(self, "sample_size", m)
         _set(self, "dataset_size", n)
         _set(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
-        _set(self, "per_example_sum", _check_flag("per_example_sum", self.per_example_sum))
+        _set(self, "per_example_sum", check_flag("per_example_sum", self.per_example_sum))
 
     def epsilon_under(self, target: Any) -> float:
         r"""Pure ε of one run, amplified by subsampling without replacement (Kuru et al.
@@ -361,7 +356,7 @@ class TreeAggregationMechanism(Mechanism):
         _set(self, "node_count", check_int("node_count", self.node_count, minimum=1,
                                            maximum=MAX_COUNT))
         _set(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
-        _set(self, "per_example_sum", _check_flag("per_example_sum", self.per_example_sum))
+        _set(self, "per_example_sum", check_flag("per_example_sum", self.per_example_sum))
 
 
 def _group_privacy_factor(source: Neighbouring, target: Any, factor: float) -> float:
