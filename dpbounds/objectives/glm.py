@@ -29,6 +29,7 @@ import scipy.optimize
 
 from dpbounds._validation import check_nonnegative, check_positive
 from dpbounds.backend import get_namespace, is_cupy, is_numpy, rowwise_matmul, to_numpy
+from dpbounds.objectives import _logistic_kernel
 from dpbounds.objectives._base import Objective, Optimum, finite_array
 from dpbounds.provenance import KURU, LEE_KIFER, TRAN_CUTKOSKY, Provenance, Source
 
@@ -183,6 +184,29 @@ class MarginLossObjective(Objective):
             for start in range(0, self.n, self.block_samples):
                 yield rows, start, min(self.n, start + self.block_samples)
 
+    #: Name of a compiled full-data pass for this loss (``_logistic_kernel``), or None.
+    _compiled_pass: str | None = None
+
+    def _use_compiled(self, x: Any, grad: str | None, reg_vec: Any,
+                      loss_clip: float | None) -> bool:
+        """Whether the compiled pass computes this plain loss / gradient pass (NumPy, float64,
+        numba installed, ``DPBOUNDS_KERNELS`` not ``numpy``)."""
+        if self._compiled_pass is None:
+            return False
+        # a subclass that redefines the loss does not inherit the compiled pass
+        owner = next(c for c in type(self).__mro__ if "_compiled_pass" in vars(c))
+        if owner._psi is not type(self)._psi or owner._dpsi is not type(self)._dpsi:
+            return False
+        return (grad in (None, "plain") and reg_vec is None and loss_clip is None
+                and is_numpy(self.xp) and x.dtype == np.float64 and _logistic_kernel.enabled())
+
+    @property
+    def _features_t(self) -> np.ndarray:
+        """``(d, n)`` C-contiguous copy of the signed rows, the compiled pass's layout."""
+        if not hasattr(self, "_features_t_np"):
+            self._features_t_np = np.ascontiguousarray(self._Z_np.T)
+        return self._features_t_np
+
     def _full_pass(self, x: Any, *, loss: bool, grad: str | None, param: float = 0.0,
                    reg_vec: Any = None, loss_clip: float | None = None,
                    loss_shift: Any = None, grad_at: Any = None) -> tuple[Any, Any]:
@@ -197,6 +221,10 @@ class MarginLossObjective(Objective):
         ``∇ℓ_i + reg_vec``; with ``loss_clip`` the summed losses are
         ``min(ψ + loss_shift, loss_clip)``.
         """
+        if self._use_compiled(x, grad, reg_vec, loss_clip):
+            total, g = _logistic_kernel.logistic_pass(self._features_t, x, grad_at, loss=loss,
+                                                      grad=bool(grad))
+            return (total if loss else None), (g / self.n if grad else None)
         xp = self.xp
         trials = x.shape[0]
         totals, grads = [], []
@@ -458,6 +486,7 @@ class LogisticRegression(MarginLossObjective):
     """
 
     name = "logistic"
+    _compiled_pass = "logistic"
     psi_curvature = 0.25
     psi_slope = 1.0
     source = Source(KURU, "Section 5, eqs. (35)-(36)", Provenance.VERBATIM,
@@ -615,6 +644,7 @@ class NonconvexLogisticRegression(MarginLossObjective):
 
     _psi = LogisticRegression._psi
     _dpsi = LogisticRegression._dpsi
+    _compiled_pass = "logistic"
     _d2psi = LogisticRegression._d2psi
     _psi_dpsi = LogisticRegression._psi_dpsi
 

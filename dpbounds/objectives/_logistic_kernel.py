@@ -1,0 +1,396 @@
+r"""Compiled full-data pass of logistic regression (optional; needs ``numba``: the ``fast`` extra).
+
+One call evaluates, for every trial ``t``, the summed loss :math:`\sum_i\psi(z_i)` at ``X[t]`` and
+the summed gradient weights :math:`\sum_i\psi'(z'_i)\,u_i` at ``G[t]`` (``G is X`` for heavy ball
+and gradient descent, the look-ahead point for Nesterov), with
+:math:`\psi(z)=\log(1+e^{-z})`, :math:`z_i=u_i^\top x`, :math:`u_i=y_ia_i`, in one pass over the
+data: each block of :data:`BLOCK` samples is read once for all trials, from the cache.
+
+Why a compiled pass
+-------------------
+The NumPy pass (:meth:`MarginLossObjective._full_pass`) is bound by temporaries and by small
+fixed-shape matrix products: about 12 ns per sample and trial in the Kuru et al. Section-5
+workload. Fusing the products and the elementwise work in one loop, with the sigmoid's and the
+loss's shared ``exp`` computed in vector registers, is what brings that workload near the
+machine's limit (``bench/bench_kuru_workload.py``; the numbers are in CHANGELOG.md).
+
+Same bits for trial k, whatever the number of trials
+----------------------------------------------------
+Trials are processed in groups of :data:`GROUP` and the last group is padded with zero rows, so
+every trial goes through the same machine code in the same position-independent order: the
+margins are sums in the order ``j = 0..d-1`` (one fused multiply-add per term), the loss and
+gradient sums over a block are vectorised reductions whose order depends only on the block
+length, and blocks are added in order. Trial ``k``'s result therefore depends only on its own
+state (tested across trial counts). The bits do depend on the CPU's vector width, as BLAS's do.
+
+Accuracy (tested against the NumPy pass, SciPy's ``expit`` / ``logaddexp`` and mpmath)
+-------------------------------------------------------------------------------------
+* ``exp(-|z|)`` is computed as :math:`2^k\,p(r)`, :math:`r=t-k\ln 2` (Cody-Waite split of
+  :math:`\ln 2`), :math:`p` the degree-13 Taylor polynomial (remainder below
+  :math:`4\cdot10^{-18}` on :math:`|r|\le\ln2/2`): within 1 ulp of ``np.exp``. Margins beyond
+  708 in absolute value are clamped there (the sigmoid's tail is then :math:`3\cdot10^{-308}`
+  instead of smaller: an absolute error below the smallest normal number).
+* :math:`\sum_{i\in\text{block}}\log(1+e_i)` is :math:`\log\prod_i(1+e_i)`: one ``log`` per block
+  of 256 factors in :math:`(1,2]` (no overflow). The relative error of the product is at most
+  about :math:`2\cdot256\,\epsilon`, so the block's loss is off by at most
+  :math:`6\cdot10^{-14}` in absolute terms, for a block sum of order 100: round-off.
+* The gradient weight :math:`-\sigma(-z)` is ``-(e if z >= 0 else 1) · r`` with
+  :math:`r\approx1/(1+e)` from four Newton steps :math:`r\leftarrow r+r(1-ur)` started at
+  :math:`24/17-8u/17` (relative error at most :math:`1/17`, squared by each step, so below
+  :math:`10^{-19}` before rounding): within 4 ulp of SciPy's ``expit(-z)`` for :math:`|z|<700`
+  and 2 ulp of mpmath on :math:`|z|\le30` (tested), at a quarter of a division's cost.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+import numpy as np
+
+try:  # optional: the ``fast`` extra
+    import numba
+except ImportError:  # pragma: no cover - exercised in the environments without numba
+    numba = None
+
+__all__ = ["AVAILABLE", "BLOCK", "GROUP", "enabled", "exp_neg_abs", "logistic_pass",
+           "sigmoid_weights"]
+
+#: Whether numba is importable (the ``fast`` extra).
+AVAILABLE = numba is not None
+#: Samples per block: ``d · BLOCK`` doubles of features stay in the L1/L2 cache for all trials,
+#: and a block's product of ``1 + e`` factors (each in (1, 2]) stays far below overflow.
+BLOCK = 256
+#: Trials per group: each feature value loaded is used by this many fused multiply-adds.
+GROUP = 4
+
+_LOG2E = 1.4426950408889634
+_LN2_HI = 6.93147180369123816490e-01  # ln 2 split so that k·_LN2_HI is exact for |k| < 2^20
+_LN2_LO = 1.90821492927058770002e-10
+_C = [1.0 / math.factorial(k) for k in range(14)]
+_C2, _C3, _C4, _C5, _C6, _C7, _C8, _C9, _C10, _C11, _C12, _C13 = _C[2:14]
+_CLAMP = -708.0  # exp(-708) is still a normal number
+_R0, _R1 = 24.0 / 17.0, 8.0 / 17.0  # linear start of Newton's 1/u on [1, 2] (error <= 1/17)
+
+
+def enabled() -> bool:
+    """Whether the compiled pass is used: numba is installed and ``DPBOUNDS_KERNELS`` is not
+    ``numpy`` (set it to compare with, or fall back to, the NumPy pass)."""
+    choice = os.environ.get("DPBOUNDS_KERNELS", "auto").strip().lower()
+    if choice not in ("auto", "numba", "numpy"):
+        raise ValueError(f"DPBOUNDS_KERNELS must be 'auto', 'numba' or 'numpy', got {choice!r}")
+    if choice == "numba" and not AVAILABLE:
+        raise ValueError("DPBOUNDS_KERNELS=numba needs numba: pip install 'dpbounds[fast]'")
+    return AVAILABLE and choice != "numpy"
+
+
+def _identity_decorator(*args: Any, **kwargs: Any):
+    def wrap(fn):
+        return fn
+    return wrap
+
+
+_jit = numba.njit if AVAILABLE else _identity_decorator
+_EXACT = {"contract"}  # fused multiply-adds, no reordering
+_SUMS = {"contract", "reassoc"}  # vectorised reductions (a fixed order per block length)
+
+
+@_jit(fastmath=_EXACT, boundscheck=False, cache=True)
+def _margins(Zf, N, d, X, t, a, n, z):  # pragma: no cover - compiled
+    """``z[k, :n] = Σ_j X[t+k, j] Zt[j, a:a+n]`` for the GROUP trials, in order j = 0..d-1."""
+    z0 = z[0]
+    z1 = z[1]
+    z2 = z[2]
+    z3 = z[3]
+    y = Zf[a:a + n]
+    p0 = X[t, 0]
+    p1 = X[t + 1, 0]
+    p2 = X[t + 2, 0]
+    p3 = X[t + 3, 0]
+    for i in range(n):
+        v = y[i]
+        z0[i] = p0 * v
+        z1[i] = p1 * v
+        z2[i] = p2 * v
+        z3[i] = p3 * v
+    j = 1
+    while j + 4 <= d:  # four feature rows per sweep: each load feeds 16 multiply-adds
+        o = j * N + a
+        y1 = Zf[o:o + n]
+        y2 = Zf[o + N:o + N + n]
+        y3 = Zf[o + 2 * N:o + 2 * N + n]
+        y4 = Zf[o + 3 * N:o + 3 * N + n]
+        a0, a1, a2, a3 = X[t, j], X[t, j + 1], X[t, j + 2], X[t, j + 3]
+        b0, b1, b2, b3 = X[t + 1, j], X[t + 1, j + 1], X[t + 1, j + 2], X[t + 1, j + 3]
+        c0, c1, c2, c3 = X[t + 2, j], X[t + 2, j + 1], X[t + 2, j + 2], X[t + 2, j + 3]
+        e0, e1, e2, e3 = X[t + 3, j], X[t + 3, j + 1], X[t + 3, j + 2], X[t + 3, j + 3]
+        for i in range(n):
+            v1 = y1[i]
+            v2 = y2[i]
+            v3 = y3[i]
+            v4 = y4[i]
+            s = z0[i]
+            s += a0 * v1
+            s += a1 * v2
+            s += a2 * v3
+            s += a3 * v4
+            z0[i] = s
+            s = z1[i]
+            s += b0 * v1
+            s += b1 * v2
+            s += b2 * v3
+            s += b3 * v4
+            z1[i] = s
+            s = z2[i]
+            s += c0 * v1
+            s += c1 * v2
+            s += c2 * v3
+            s += c3 * v4
+            z2[i] = s
+            s = z3[i]
+            s += e0 * v1
+            s += e1 * v2
+            s += e2 * v3
+            s += e3 * v4
+            z3[i] = s
+        j += 4
+    while j < d:
+        o = j * N + a
+        y1 = Zf[o:o + n]
+        a0, b0, c0, e0 = X[t, j], X[t + 1, j], X[t + 2, j], X[t + 3, j]
+        for i in range(n):
+            v1 = y1[i]
+            z0[i] += a0 * v1
+            z1[i] += b0 * v1
+            z2[i] += c0 * v1
+            z3[i] += e0 * v1
+        j += 1
+
+
+@_jit(fastmath=_SUMS, boundscheck=False, cache=True)
+def _weighted_sums(Zf, N, d, w, a, n, g):  # pragma: no cover - compiled
+    """``g[k, j] += Σ_i w[k, i] Zt[j, a+i]`` for the GROUP trials."""
+    w0 = w[0]
+    w1 = w[1]
+    w2 = w[2]
+    w3 = w[3]
+    j = 0
+    while j + 2 <= d:
+        o = j * N + a
+        y1 = Zf[o:o + n]
+        y2 = Zf[o + N:o + N + n]
+        s00 = s01 = s10 = s11 = s20 = s21 = s30 = s31 = 0.0
+        for i in range(n):
+            v1 = y1[i]
+            v2 = y2[i]
+            q = w0[i]
+            s00 += q * v1
+            s01 += q * v2
+            q = w1[i]
+            s10 += q * v1
+            s11 += q * v2
+            q = w2[i]
+            s20 += q * v1
+            s21 += q * v2
+            q = w3[i]
+            s30 += q * v1
+            s31 += q * v2
+        g[0, j] += s00
+        g[0, j + 1] += s01
+        g[1, j] += s10
+        g[1, j + 1] += s11
+        g[2, j] += s20
+        g[2, j + 1] += s21
+        g[3, j] += s30
+        g[3, j + 1] += s31
+        j += 2
+    while j < d:
+        o = j * N + a
+        y1 = Zf[o:o + n]
+        s00 = s10 = s20 = s30 = 0.0
+        for i in range(n):
+            v1 = y1[i]
+            s00 += w0[i] * v1
+            s10 += w1[i] * v1
+            s20 += w2[i] * v1
+            s30 += w3[i] * v1
+        g[0, j] += s00
+        g[1, j] += s10
+        g[2, j] += s20
+        g[3, j] += s30
+        j += 1
+
+
+@_jit(fastmath=_EXACT, boundscheck=False, cache=True)
+def _exp_parts(z, n, p, scale_bits):  # pragma: no cover - compiled
+    """``exp(-|z|) = p · 2^k`` with the bits of ``2^k`` in ``scale_bits`` (read as float64)."""
+    for i in range(n):
+        t = max(-abs(z[i]), _CLAMP)
+        k = np.floor(t * _LOG2E + 0.5)
+        r = t - k * _LN2_HI
+        r = r - k * _LN2_LO
+        q = _C13
+        q = q * r + _C12
+        q = q * r + _C11
+        q = q * r + _C10
+        q = q * r + _C9
+        q = q * r + _C8
+        q = q * r + _C7
+        q = q * r + _C6
+        q = q * r + _C5
+        q = q * r + _C4
+        q = q * r + _C3
+        q = q * r + _C2
+        q = q * r + 1.0
+        q = q * r + 1.0
+        p[i] = q
+        scale_bits[i] = (np.int64(k) + 1023) << 52
+
+
+@_jit(fastmath=_EXACT, boundscheck=False, cache=True)
+def _exp_neg_abs(z, p, scale_bits, out):  # pragma: no cover - compiled
+    n = z.shape[0]
+    scale = scale_bits.view(np.float64)
+    for a in range(0, n, BLOCK):
+        m = min(n, a + BLOCK) - a
+        _exp_parts(z[a:a + m], m, p, scale_bits)
+        for i in range(m):
+            out[a + i] = p[i] * scale[i]
+
+
+@_jit(fastmath=_EXACT, boundscheck=False, cache=True)
+def _weights(z, n, p, scale, one_plus, w):  # pragma: no cover - compiled
+    """``one_plus = 1 + e`` and ``w = -σ(-z) = -(e if z >= 0 else 1)/(1 + e)``, e = exp(-|z|)."""
+    for i in range(n):
+        e = p[i] * scale[i]
+        u = 1.0 + e
+        one_plus[i] = u
+        # 1/u for u in (1, 2] by Newton's iteration (a division is 4x the cost of these FMAs):
+        # the start 24/17 - 8u/17 is within 1/17; four steps square the error to < 1e-19
+        r = _R0 - _R1 * u
+        r = r + r * (1.0 - u * r)
+        r = r + r * (1.0 - u * r)
+        r = r + r * (1.0 - u * r)
+        r = r + r * (1.0 - u * r)
+        w[i] = -(e if z[i] >= 0.0 else 1.0) * r
+
+
+@_jit(fastmath=_EXACT, boundscheck=False, cache=True)
+def _one_plus(n, p, scale, one_plus):  # pragma: no cover - compiled
+    for i in range(n):
+        one_plus[i] = 1.0 + p[i] * scale[i]
+
+
+@_jit(fastmath=_SUMS, boundscheck=False, cache=True)
+def _block_loss(z, n, one_plus):  # pragma: no cover - compiled
+    """``Σ_i max(-z_i, 0) + log Π_i (1 + e_i)`` over one block (at most BLOCK factors in (1, 2])."""
+    prod = 1.0
+    relu = 0.0
+    for i in range(n):
+        prod *= one_plus[i]
+        relu += max(-z[i], 0.0)
+    return relu + math.log(prod)
+
+
+@_jit(fastmath=_EXACT, boundscheck=False, cache=True)
+def _logistic_pass(Zf, N, X, G, want_loss, want_grad, same):  # pragma: no cover - compiled
+    T, d = X.shape
+    Tp = (T + GROUP - 1) // GROUP * GROUP
+    Xp = np.zeros((Tp, d))  # padded with zero trials: every trial runs the same code
+    Xp[:T] = X
+    Gp = np.zeros((Tp, d))
+    if not same:
+        Gp[:T] = G
+    loss = np.zeros(Tp)
+    grad = np.zeros((Tp, d))
+    z = np.empty((GROUP, BLOCK))
+    zg = np.empty((GROUP, BLOCK))
+    w = np.empty((GROUP, BLOCK))
+    p = np.empty(BLOCK)
+    bits = np.empty(BLOCK, np.int64)
+    scale = bits.view(np.float64)
+    one_plus = np.empty(BLOCK)
+    for a in range(0, N, BLOCK):
+        n = min(N, a + BLOCK) - a
+        for t in range(0, Tp, GROUP):
+            if want_loss or same:
+                _margins(Zf, N, d, Xp, t, a, n, z)
+            if want_grad and not same:
+                _margins(Zf, N, d, Gp, t, a, n, zg)
+            for k in range(GROUP):
+                if want_loss:
+                    _exp_parts(z[k], n, p, bits)
+                    if want_grad and same:
+                        _weights(z[k], n, p, scale, one_plus, w[k])
+                    else:
+                        _one_plus(n, p, scale, one_plus)
+                    loss[t + k] += _block_loss(z[k], n, one_plus)
+                if want_grad and not (want_loss and same):
+                    zk = z[k] if same else zg[k]
+                    _exp_parts(zk, n, p, bits)
+                    _weights(zk, n, p, scale, one_plus, w[k])
+            if want_grad:
+                _weighted_sums(Zf, N, d, w, a, n, grad[t:t + GROUP])
+    return loss[:T], grad[:T]
+
+
+def exp_neg_abs(z: np.ndarray) -> np.ndarray:
+    """``exp(-|z|)`` by the kernel's vectorised exponential (for tests and diagnostics)."""
+    if not AVAILABLE:
+        raise ValueError("exp_neg_abs needs numba: pip install 'dpbounds[fast]'")
+    z = np.ascontiguousarray(z, dtype=np.float64).reshape(-1)
+    out = np.empty_like(z)
+    _exp_neg_abs(z, np.empty(BLOCK), np.empty(BLOCK, np.int64), out)
+    return out
+
+
+@_jit(fastmath=_EXACT, boundscheck=False, cache=True)
+def _sigmoid_weights(z, out):  # pragma: no cover - compiled
+    n = z.shape[0]
+    p = np.empty(BLOCK)
+    bits = np.empty(BLOCK, np.int64)
+    one_plus = np.empty(BLOCK)
+    for a in range(0, n, BLOCK):
+        m = min(n, a + BLOCK) - a
+        _exp_parts(z[a:a + m], m, p, bits)
+        _weights(z[a:a + m], m, p, bits.view(np.float64), one_plus, out[a:a + m])
+
+
+def sigmoid_weights(z: np.ndarray) -> np.ndarray:
+    """``ψ'(z) = -1/(1 + e^z)`` by the kernel's exponential and reciprocal (for tests)."""
+    if not AVAILABLE:
+        raise ValueError("sigmoid_weights needs numba: pip install 'dpbounds[fast]'")
+    z = np.ascontiguousarray(z, dtype=np.float64).reshape(-1)
+    out = np.empty_like(z)
+    _sigmoid_weights(z, out)
+    return out
+
+
+def logistic_pass(features_t: np.ndarray, X: np.ndarray, G: np.ndarray | None, *,
+                  loss: bool, grad: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Summed logistic losses at ``X`` and summed gradients at ``G`` (``None``: at ``X``).
+
+    Parameters
+    ----------
+    features_t : ndarray, shape (d, n)
+        The rows ``u_i = y_i a_i`` as columns, C-contiguous float64.
+    X, G : ndarray, shape (trials, d)
+        Points of the loss and of the gradient.
+    loss, grad : bool
+        What to compute (the other output is zeros).
+
+    Returns
+    -------
+    (ndarray (trials,), ndarray (trials, d))
+        :math:`\\sum_i\\log(1+e^{-u_i^\\top x_t})` and :math:`\\sum_i\\psi'(u_i^\\top g_t)u_i`.
+    """
+    if not AVAILABLE:
+        raise ValueError("logistic_pass needs numba: pip install 'dpbounds[fast]'")
+    d, n = features_t.shape
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    same = G is None
+    Gc = X if same else np.ascontiguousarray(G, dtype=np.float64)
+    if X.ndim != 2 or X.shape[1] != d or Gc.shape != X.shape:
+        raise ValueError(f"X and G must have shape (trials, {d}), got {X.shape} and {Gc.shape}")
+    return _logistic_pass(features_t.reshape(-1), n, X, Gc, bool(loss), bool(grad), same)

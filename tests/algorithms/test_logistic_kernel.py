@@ -1,0 +1,174 @@
+"""The compiled logistic pass (``dpbounds.objectives._logistic_kernel``, the ``fast`` extra).
+
+Oracles: NumPy's ``exp`` and mpmath for the vectorised exponential; SciPy's ``logaddexp`` /
+``expit`` in extended care (``np.longdouble`` sums) and the library's NumPy pass for the losses
+and gradients; the definition itself (runs with other trial counts) for "trial k depends only on
+its own state". Negative controls: a pass over one sample fewer, and the loss at ``-z``, must
+fail the same comparisons.
+"""
+
+from __future__ import annotations
+
+import mpmath
+import numpy as np
+import pytest
+import scipy.special
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpbounds.algorithms import dp_heavy_ball, dp_nag
+from dpbounds.objectives import HuberSVM, LogisticRegression
+from dpbounds.objectives import _logistic_kernel as kernel
+
+pytestmark = pytest.mark.skipif(not kernel.AVAILABLE, reason="needs numba (the fast extra)")
+
+
+def _problem(n: int, d: int, seed: int = 0, scale: float = 1.0):
+    rng = np.random.default_rng(seed)
+    A = rng.uniform(-1.0, 1.0, (n, d)) * scale
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    return A, y
+
+
+def _oracle(A, y, X, G):
+    """Sum of log(1 + e^{-z}) at X and sum of psi'(z) u at G, in long double."""
+    U = (A * y[:, None]).astype(np.longdouble)
+    z = X.astype(np.longdouble) @ U.T
+    loss = np.sum(np.logaddexp(0.0, -z.astype(float)).astype(np.longdouble), axis=1)
+    zg = (G.astype(np.longdouble) @ U.T).astype(float)
+    w = -scipy.special.expit(-zg)
+    return np.asarray(loss, float), np.asarray(w.astype(np.longdouble) @ U, float)
+
+
+def test_exp_is_within_one_ulp_of_numpy_and_mpmath():
+    z = np.concatenate([np.linspace(-708.0, 708.0, 400_001), [0.0, -0.0, 1e-300, 5e-324],
+                        np.random.default_rng(1).standard_normal(10_000) * 30])
+    got = kernel.exp_neg_abs(z)
+    want = np.exp(-np.abs(z))
+    assert np.max(np.abs(got - want) / np.spacing(want)) <= 1.0
+    for v in np.random.default_rng(2).uniform(-700, 700, 200):
+        exact = mpmath.exp(-abs(mpmath.mpf(float(v))))
+        assert abs(kernel.exp_neg_abs(np.array([v]))[0] - float(exact)) <= 1.5 * np.spacing(
+            float(exact))
+
+
+def test_sigmoid_weights_are_within_a_few_ulp():
+    """Newton's reciprocal instead of a division: 4 ulp of SciPy, 2 ulp of mpmath."""
+    z = np.concatenate([np.linspace(-700.0, 700.0, 200_001),
+                        np.random.default_rng(3).standard_normal(50_000) * 5])
+    got, want = kernel.sigmoid_weights(z), -scipy.special.expit(-z)
+    assert np.max(np.abs(got - want) / np.spacing(np.abs(want))) <= 4.0
+    for v in np.random.default_rng(4).uniform(-30, 30, 200):
+        exact = float(-1 / (1 + mpmath.exp(mpmath.mpf(float(v)))))
+        assert abs(kernel.sigmoid_weights(np.array([v]))[0] - exact) <= 2 * np.spacing(abs(exact))
+    # control: one Newton step fewer is visibly worse than the tolerance
+    u = 1.0 + np.exp(-np.abs(z))
+    r = 24 / 17 - 8 / 17 * u
+    for _ in range(3):
+        r = r + r * (1 - u * r)
+    assert np.max(np.abs(r - 1 / u) / np.spacing(1 / u)) > 4.0
+
+
+def test_exp_clamps_far_tails_to_a_normal_number():
+    got = kernel.exp_neg_abs(np.array([709.0, -1e5, 1e300, -np.inf]))
+    assert np.all(got > 0) and np.all(got <= np.exp(-708.0) * (1 + 1e-15))
+    assert np.all(got >= np.finfo(float).tiny)  # never subnormal
+
+
+@pytest.mark.parametrize("n,d,trials", [(1000, 20, 5), (257, 3, 1), (4096, 7, 9), (100, 1, 4)])
+def test_loss_and_gradient_match_an_extended_precision_oracle(n, d, trials):
+    A, y = _problem(n, d)
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((trials, d)) * 5
+    G = X + rng.standard_normal((trials, d))
+    loss, grad = kernel.logistic_pass(np.ascontiguousarray((A * y[:, None]).T), X, G,
+                                      loss=True, grad=True)
+    want_loss, want_grad = _oracle(A, y, X, G)
+    assert np.allclose(loss, want_loss, rtol=1e-13, atol=0)
+    assert np.max(np.abs(grad - want_grad)) <= 1e-13 * np.max(np.abs(want_grad))
+    # negative controls: one sample fewer, or the loss of -z, fail the same comparison
+    short, _ = _oracle(A[:-1], y[:-1], X, G)
+    assert not np.allclose(short, want_loss, rtol=1e-13, atol=0)
+    flipped, _ = _oracle(A, -y, X, G)
+    assert not np.allclose(loss, flipped, rtol=1e-13, atol=0)
+
+
+@pytest.mark.parametrize("scale", [1.0, 50.0, 1e4])  # margins up to ~1e5: the clamped tails
+def test_matches_the_numpy_pass(monkeypatch, scale):
+    A, y = _problem(3000, 6, seed=4, scale=scale)
+    f = LogisticRegression(A, y, l2=0.02)
+    rng = np.random.default_rng(5)
+    X, G = rng.standard_normal((7, 6)), rng.standard_normal((7, 6))
+    fast = [f.loss(X), *f.loss_and_grad(X), *f.loss_and_grad(X, grad_at=G), f.grad(X)]
+    monkeypatch.setenv("DPBOUNDS_KERNELS", "numpy")
+    slow = [f.loss(X), *f.loss_and_grad(X), *f.loss_and_grad(X, grad_at=G), f.grad(X)]
+    for a, b in zip(fast, slow):
+        assert np.all(np.isfinite(a))
+        assert np.max(np.abs(a - b)) <= 1e-13 * max(np.max(np.abs(b)), 1.0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(1, 700), d=st.integers(1, 9), trials=st.integers(1, 9),
+       k=st.integers(0, 8), seed=st.integers(0, 2**16))
+def test_trial_k_has_the_same_bits_whatever_the_number_of_trials(n, d, trials, k, seed):
+    k = min(k, trials - 1)
+    A, y = _problem(n, d, seed)
+    Zt = np.ascontiguousarray((A * y[:, None]).T)
+    rng = np.random.default_rng(seed + 1)
+    X, G = rng.standard_normal((trials, d)), rng.standard_normal((trials, d))
+    for g in (None, G):
+        all_loss, all_grad = kernel.logistic_pass(Zt, X, g, loss=True, grad=True)
+        one_loss, one_grad = kernel.logistic_pass(Zt, X[k:k + 1], None if g is None
+                                                  else g[k:k + 1], loss=True, grad=True)
+        assert all_loss[k] == one_loss[0]
+        assert np.array_equal(all_grad[k], one_grad[0])
+
+
+def test_dispatch(monkeypatch):
+    A, y = _problem(500, 4)
+    calls = []
+    real = kernel.logistic_pass
+    monkeypatch.setattr(kernel, "logistic_pass",
+                        lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    X = np.ones((2, 4))
+    LogisticRegression(A, y).loss(X)
+    assert len(calls) == 1
+    HuberSVM(A, y).loss(X)  # another loss: the NumPy pass
+    assert len(calls) == 1
+
+    class Shifted(LogisticRegression):  # a redefined loss does not inherit the kernel
+        def _psi(self, xp, z):
+            return super()._psi(xp, z) + 1.0
+
+    Shifted(A, y).loss(X)
+    assert len(calls) == 1
+    LogisticRegression(A, y).loss(X.astype(np.float32))  # not float64: the NumPy pass
+    assert len(calls) == 1
+    monkeypatch.setenv("DPBOUNDS_KERNELS", "numpy")
+    LogisticRegression(A, y).loss(X)
+    assert len(calls) == 1
+    monkeypatch.setenv("DPBOUNDS_KERNELS", "fortran")
+    with pytest.raises(ValueError, match="DPBOUNDS_KERNELS"):
+        LogisticRegression(A, y).loss(X)
+
+
+def test_bad_shapes_are_refused():
+    Zt = np.zeros((3, 10))
+    with pytest.raises(ValueError, match="shape"):
+        kernel.logistic_pass(Zt, np.zeros((2, 4)), None, loss=True, grad=False)
+    with pytest.raises(ValueError, match="shape"):
+        kernel.logistic_pass(Zt, np.zeros((2, 3)), np.zeros((1, 3)), loss=True, grad=True)
+
+
+@pytest.mark.parametrize("alg", [dp_nag, dp_heavy_ball])
+def test_algorithms_agree_with_the_numpy_pass_to_round_off(monkeypatch, alg):
+    A, y = _problem(2000, 5, seed=6)
+    f = LogisticRegression.kuru(A, y, lam=0.01)
+    kw = dict(epsilon=1.0, steps=60, trials=3, seed=7, x0=3.0, c=0.5, trace="suboptimality")
+    fast = alg(f, **kw).trace
+    monkeypatch.setenv("DPBOUNDS_KERNELS", "numpy")
+    slow = alg(f, **kw).trace
+    assert np.max(np.abs(fast - slow) / np.abs(slow)) < 1e-9
+    # control: another seed is far from both
+    other = alg(f, **{**kw, "seed": 8}).trace
+    assert np.max(np.abs(other - slow) / np.abs(slow)) > 1e-3
