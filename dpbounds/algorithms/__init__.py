@@ -71,6 +71,7 @@ from dpbounds.algorithms.momentum import (
     dp_masg_opt,
     dp_nag,
     dp_nag_opt,
+    reselected_horizon,
 )
 from dpbounds.algorithms.nsgd import dp_nsgd
 from dpbounds.algorithms.tree_aggregation import TreeAggregator
@@ -93,6 +94,7 @@ __all__ = [
     "noisy_projected_sgd",
     "objective_perturbation",
     "output_perturbation",
+    "reselected_horizon",
     "sensitivity_reduced_nsgd",
     "tree_momentum_nsgd",
 ]

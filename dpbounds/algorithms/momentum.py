@@ -95,6 +95,7 @@ __all__ = [
     "dp_nag_opt",
     "laplace_allocation",
     "laplace_momentum_method",
+    "reselected_horizon",
 ]
 
 DP_HB_SOURCE = Source(KURU, "eq. (9), Proposition 3.1", Provenance.VERBATIM)
@@ -155,6 +156,49 @@ def _horizon(objective: Any, *, method: str, rule: str, epsilon: float, m: int,
         return select_horizon(f.strong_convexity, f.smoothness, **common).horizon
     return select_horizon_subsampled(f.strong_convexity, f.smoothness, m=m, **common).horizon
 
+
+
+def reselected_horizon(objective: Any, *, method: str, epsilon: float, steps: int,
+                       c: float = 1.0, batch_size: int | None = None,
+                       initial_error: float = 10.0, horizon_rule: str = "eq32",
+                       sensitivity: float | None = None) -> int:
+    """The horizon that ``dp_nag(..., horizon_reselection=True)`` (``method="nag"``) or
+    ``dp_masg(..., horizon_reselection=True)`` (``"masg"``) runs for these arguments, without
+    running it (Remark 4.1; default step size, momentum and stage lengths).
+
+    Two requested ``steps`` with the same re-selected horizon give the same run, bit for bit
+    (``steps`` enters only as the search's upper end): a sweep can run it once.
+    ``steps`` itself when ``epsilon`` is infinite (no re-selection).
+
+    Example
+    -------
+    >>> from dpbounds.data import kuru_synthetic
+    >>> from dpbounds.objectives import LogisticRegression
+    >>> ds = kuru_synthetic(n=2000, d=5, seed=0)
+    >>> f = LogisticRegression.kuru(*ds, lam=0.01, paper_smoothness=True)
+    >>> h = [reselected_horizon(f, method="nag", epsilon=1.0, steps=T) for T in (500, 1000)]
+    >>> h[0] == h[1] < 500
+    True
+    """
+    method = check_choice("method", method, ("nag", "masg"))
+    epsilon = check_epsilon(epsilon)
+    T = check_steps(steps)
+    check_positive("c", c)
+    horizon_rule = check_choice("horizon_rule", horizon_rule, HORIZON_RULES)
+    initial_error = check_positive("initial_error", initial_error)
+    m = check_batch_size(batch_size, objective.n)
+    S1 = objective.l1_sensitivity if sensitivity is None else check_positive("sensitivity",
+                                                                            sensitivity)
+    if not math.isfinite(epsilon):
+        return T
+    if method == "nag":
+        alpha, _ = _defaults(objective, None, c, None)
+        return _horizon(objective, method="nag", rule=horizon_rule, epsilon=epsilon, m=m,
+                        sensitivity=S1, steps=T, initial_error=initial_error, alpha=alpha)
+    if objective.strong_convexity <= 0:
+        raise ValueError("DP-MASG needs an objective with strong_convexity > 0")
+    return _horizon(objective, method="masg", rule=horizon_rule, epsilon=epsilon, m=m,
+                    sensitivity=S1, steps=T, initial_error=initial_error, c=c)
 
 # ---------------------------------------------------------------------------------------
 # The shared loop

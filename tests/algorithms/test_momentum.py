@@ -311,3 +311,29 @@ def test_dp_nag_source_names_the_noise_scale_it_uses():
     b = f.l1_sensitivity / (m * _eps0(eps, T, f.n, m))  # eq. (12), uniform budgets
     np.testing.assert_allclose(r.params["laplace_scales"], b, rtol=1e-12)
     assert not np.allclose(r.params["laplace_scales"], b * m / f.n)  # not (27)'s printed n
+
+
+def test_reselected_horizon_is_the_horizon_the_opt_methods_run():
+    """``reselected_horizon`` predicts ``params["horizon"]``; two requested T with the same
+    horizon are the same run bit for bit (what bench_kuru_workload relies on to run it once);
+    control: a different horizon gives a different run."""
+    from dpbounds.algorithms import dp_masg_opt, dp_nag_opt, reselected_horizon
+    from dpbounds.data import kuru_synthetic
+    from dpbounds.objectives import LogisticRegression
+
+    ds = kuru_synthetic(n=2000, d=5, seed=0)
+    f = LogisticRegression.kuru(*ds, lam=0.01, paper_smoothness=True)
+    for alg, method in ((dp_nag_opt, "nag"), (dp_masg_opt, "masg")):
+        for T, m, c in ((30, 100, 1.0), (500, 2000, 0.1), (1000, 2000, 0.1), (400, 100, 1.0)):
+            r = alg(f, epsilon=1.0, steps=T, batch_size=m, c=c, trials=2, seed=3)
+            h = reselected_horizon(f, method=method, epsilon=1.0, steps=T, batch_size=m, c=c)
+            assert h == r.params["horizon"] <= T
+        kw = dict(epsilon=1.0, batch_size=2000, c=0.1, trials=2, seed=3)
+        a, b = alg(f, steps=500, **kw), alg(f, steps=1000, **kw)
+        assert a.params["horizon"] == b.params["horizon"]
+        assert np.array_equal(a.trace, b.trace) and np.array_equal(a.x, b.x)
+        short = alg(f, steps=20, **kw)  # capped below the re-selected horizon
+        assert short.params["horizon"] == 20 != a.params["horizon"]
+    assert reselected_horizon(f, method="nag", epsilon=float("inf"), steps=77) == 77
+    with pytest.raises(ValueError, match="method"):
+        reselected_horizon(f, method="hb", epsilon=1.0, steps=10)
