@@ -130,10 +130,16 @@ def calibrate_result(
             hint = None
     if hint is not None and math.isfinite(hint) and hint > 0:
         x = float(hint)
-        for k in range(40):
-            if eps(x) <= epsilon:
-                return CalibrationResult(x, eps(x))
-            x = x * (1.0 + 2.0**-50 * 2.0**k)
+        step = 2.0**-50
+        for _ in range(40):
+            e = eps(x)
+            if e <= epsilon:
+                return CalibrationResult(x, e)
+            excess = e / epsilon - 1.0
+            if excess < 2.0**-20:  # round-off: start the nudges at its size, not at 2^-50
+                step = max(step, 2.0 ** math.ceil(math.log2(excess)))
+            x = x * (1.0 + step)
+            step *= 2.0
         initial = x
 
     # bracket the target, galloping (the step factor squares after each step, up to 1e16), so
