@@ -55,7 +55,7 @@ except ImportError:  # pragma: no cover - exercised in the environments without 
     numba = None
 
 __all__ = ["AVAILABLE", "BLOCK", "GROUP", "enabled", "exp_neg_abs", "logistic_pass",
-           "sigmoid_weights"]
+           "minibatch_gradient", "sigmoid_weights"]
 
 #: Whether numba is importable (the ``fast`` extra).
 AVAILABLE = numba is not None
@@ -333,6 +333,66 @@ def _logistic_pass(Zf, N, X, G, want_loss, want_grad, same):  # pragma: no cover
             if want_grad:
                 _weighted_sums(Zf, N, d, w, a, n, grad[t:t + GROUP])
     return loss[:T], grad[:T]
+
+
+@_jit(fastmath=_SUMS, boundscheck=False, cache=True)
+def _row_margins(Z, x, rows, z):  # pragma: no cover - compiled
+    """``z[k] = Z[rows[k]] · x`` (a vectorised reduction over the d features)."""
+    d = Z.shape[1]
+    for k in range(rows.shape[0]):
+        row = Z[rows[k]]
+        s = 0.0
+        for j in range(d):
+            s += row[j] * x[j]
+        z[k] = s
+
+
+@_jit(fastmath=_EXACT, boundscheck=False, cache=True)
+def _row_accumulate(Z, w, rows, g):  # pragma: no cover - compiled
+    """``g += Σ_k w[k] Z[rows[k]]``, the rows in order (vectorised over the features)."""
+    d = Z.shape[1]
+    for k in range(rows.shape[0]):
+        row = Z[rows[k]]
+        wk = w[k]
+        for j in range(d):
+            g[j] += wk * row[j]
+
+
+@_jit(fastmath=_EXACT, boundscheck=False, cache=True)
+def _minibatch_gradient(Z, X, idx):  # pragma: no cover - compiled
+    T, d = X.shape
+    m = idx.shape[1]
+    grad = np.zeros((T, d))
+    z = np.empty(m)
+    w = np.empty(m)
+    p = np.empty(BLOCK)
+    bits = np.empty(BLOCK, np.int64)
+    one_plus = np.empty(BLOCK)
+    for t in range(T):  # trial by trial: nothing depends on the other trials
+        _row_margins(Z, X[t], idx[t], z)
+        for a in range(0, m, BLOCK):
+            k = min(m, a + BLOCK) - a
+            _exp_parts(z[a:a + k], k, p, bits)
+            _weights(z[a:a + k], k, p, bits.view(np.float64), one_plus, w[a:a + k])
+        _row_accumulate(Z, w, idx[t], grad[t])
+    return grad
+
+
+def minibatch_gradient(features: np.ndarray, X: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    r"""Summed logistic gradients :math:`\sum_{k}\psi'(u_{i_k}^\top x_t)u_{i_k}` over each
+    trial's mini-batch ``idx[t]`` (``features``: the ``(n, d)`` rows ``u_i = y_i a_i``), without
+    gathering the ``(trials, m, d)`` rows."""
+    if not AVAILABLE:
+        raise ValueError("minibatch_gradient needs numba: pip install 'dpbounds[fast]'")
+    n, d = features.shape
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    idx = np.ascontiguousarray(idx, dtype=np.int64)
+    if X.ndim != 2 or X.shape[1] != d or idx.ndim != 2 or idx.shape[0] != X.shape[0]:
+        raise ValueError(f"X must have shape (trials, {d}) and idx (trials, m), got {X.shape} "
+                         f"and {idx.shape}")
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        raise ValueError(f"idx must lie in [0, {n}), got [{idx.min()}, {idx.max()}]")
+    return _minibatch_gradient(features, X, idx)
 
 
 def exp_neg_abs(z: np.ndarray) -> np.ndarray:

@@ -308,6 +308,8 @@ class MarginLossObjective(Objective):
     def _data_grad(self, x: Any, idx: Any) -> Any:
         if idx is None:
             return self._full_pass(x, loss=False, grad="plain")[1]
+        if self._use_compiled(x, "plain", None, None):
+            return _logistic_kernel.minibatch_gradient(self._Z_np, x, idx) / idx.shape[1]
         z, rows, _ = self._margins(x, idx)
         return self._weighted_mean(self._dpsi(self.xp, z), rows)
 

@@ -172,3 +172,30 @@ def test_algorithms_agree_with_the_numpy_pass_to_round_off(monkeypatch, alg):
     # control: another seed is far from both
     other = alg(f, **{**kw, "seed": 8}).trace
     assert np.max(np.abs(other - slow) / np.abs(slow)) > 1e-3
+
+
+def test_minibatch_gradient_matches_the_numpy_path_and_an_oracle(monkeypatch):
+    A, y = _problem(3000, 7, seed=9)
+    f = LogisticRegression(A, y, l2=0.02)
+    rng = np.random.default_rng(10)
+    X = rng.standard_normal((5, 7)) * 3
+    idx = np.stack([rng.choice(3000, 400, replace=False) for _ in range(5)])
+    fast = f.grad(X, idx)
+    monkeypatch.setenv("DPBOUNDS_KERNELS", "numpy")
+    slow = f.grad(X, idx)
+    U = A * y[:, None]
+    want = np.stack([(-scipy.special.expit(-(U[i] @ x)) @ U[i]) / 400 + 0.02 * x
+                     for x, i in zip(X, idx)])
+    for got in (fast, slow):
+        assert np.max(np.abs(got - want)) <= 1e-13 * np.max(np.abs(want))
+    # control: the full-data gradient is not the mini-batch one
+    assert np.max(np.abs(f.grad(X) - want)) > 1e-6
+    # trial k alone: the same bits
+    Zr = np.ascontiguousarray(U)
+    allg = kernel.minibatch_gradient(Zr, X, idx)
+    for k in range(5):
+        assert np.array_equal(kernel.minibatch_gradient(Zr, X[k:k + 1], idx[k:k + 1])[0], allg[k])
+    with pytest.raises(ValueError, match="idx"):
+        kernel.minibatch_gradient(Zr, X, idx + 3000)
+    with pytest.raises(ValueError, match="shape"):
+        kernel.minibatch_gradient(Zr, X[:, :3], idx)
