@@ -30,6 +30,9 @@ What makes it fast (each measured in CHANGELOG.md):
   ``DPBOUNDS_KERNELS=numpy`` to time the NumPy pass instead;
 * the -opt methods re-select their horizon, so several requested T are one run: each is run once
   (``reselected_horizon``) and its result reported for every T that selects it;
+* on AVX-512 CPUs numba compiles with 512-bit vectors (``NUMBA_CPU_FEATURES``, set below before
+  numba is imported; ``--narrow-vectors`` keeps numba's 256-bit default: 150 s instead of 115 s
+  on the 2-core machine);
 * BLAS is pinned to one thread per process: the NumPy pass is dominated by small blocked matrix
   products, where OpenBLAS threads only add contention (measured 6x slower on the shared 2-core
   machine).
@@ -162,7 +165,7 @@ def main() -> int:
           f"{options.executor}; logistic pass: {kernel_name()} ({VECTORS})")
     configs = [dict(name=name, T=T, m=m, c=c) for T, m, c in itertools.product(a.T, a.m, a.c)
                for name in ALGORITHMS]
-    # The -opt methods re-select their horizon (Remark 4.1): requested T's with the same
+    # The -opt methods re-select their horizon (Kuru et al. Remark 4.1): requested T's with the same
     # horizon are the same run, bit for bit; run each once (``reselected_horizon``).
     runs: dict[tuple, int] = {}  # run key -> index of the cell that computes it
     unique, owner = [], []

@@ -157,14 +157,15 @@ def _horizon(objective: Any, *, method: str, rule: str, epsilon: float, m: int,
     return select_horizon_subsampled(f.strong_convexity, f.smoothness, m=m, **common).horizon
 
 
-
 def reselected_horizon(objective: Any, *, method: str, epsilon: float, steps: int,
-                       c: float = 1.0, batch_size: int | None = None,
+                       step_size: float | None = None, c: float = 1.0, p: float = 1.0,
+                       first_stage: int | None = None, batch_size: int | None = None,
                        initial_error: float = 10.0, horizon_rule: str = "eq32",
                        sensitivity: float | None = None) -> int:
-    """The horizon that ``dp_nag(..., horizon_reselection=True)`` (``method="nag"``) or
-    ``dp_masg(..., horizon_reselection=True)`` (``"masg"``) runs for these arguments, without
-    running it (Remark 4.1; default step size, momentum and stage lengths).
+    """The horizon ``T' <= steps`` that ``dp_nag(..., horizon_reselection=True)``
+    (``method="nag"``) or ``dp_masg(..., horizon_reselection=True)`` (``"masg"``) runs for these
+    arguments, without running it (Kuru et al., Remark 4.1; ``step_size`` is DP-NAG's, ``p`` and
+    ``first_stage`` DP-MASG's, the rest as in those functions, which call this one).
 
     Two requested ``steps`` with the same re-selected horizon give the same run, bit for bit
     (``steps`` enters only as the search's upper end): a sweep can run it once.
@@ -192,13 +193,15 @@ def reselected_horizon(objective: Any, *, method: str, epsilon: float, steps: in
     if not math.isfinite(epsilon):
         return T
     if method == "nag":
-        alpha, _ = _defaults(objective, None, c, None)
+        alpha = default_step_size(objective, step_size, c)
         return _horizon(objective, method="nag", rule=horizon_rule, epsilon=epsilon, m=m,
                         sensitivity=S1, steps=T, initial_error=initial_error, alpha=alpha)
     if objective.strong_convexity <= 0:
         raise ValueError("DP-MASG needs an objective with strong_convexity > 0")
     return _horizon(objective, method="masg", rule=horizon_rule, epsilon=epsilon, m=m,
-                    sensitivity=S1, steps=T, initial_error=initial_error, c=c)
+                    sensitivity=S1, steps=T, initial_error=initial_error, c=c, p=p,
+                    first_stage=first_stage)
+
 
 # ---------------------------------------------------------------------------------------
 # The shared loop
@@ -440,8 +443,9 @@ def dp_nag(objective: Any, *, epsilon: float, steps: int, step_size: float | Non
     horizon = T
     private = math.isfinite(epsilon)
     if horizon_reselection and private:
-        horizon = _horizon(objective, method="nag", rule=horizon_rule, epsilon=epsilon, m=m,
-                           sensitivity=S1, steps=T, initial_error=initial_error, alpha=alpha)
+        horizon = reselected_horizon(objective, method="nag", epsilon=epsilon, steps=T,
+                                     step_size=alpha, batch_size=m, initial_error=initial_error,
+                                     horizon_rule=horizon_rule, sensitivity=S1)
     scales = None
     if private:
         alloc = laplace_allocation(nesterov_schedule(alpha, horizon), objective,
@@ -499,9 +503,10 @@ def dp_masg(objective: Any, *, epsilon: float, steps: int, c: float = 1.0, p: fl
     private = math.isfinite(epsilon)
     horizon = T
     if horizon_reselection and private:
-        horizon = _horizon(objective, method="masg", rule=horizon_rule, epsilon=epsilon, m=m,
-                           sensitivity=S1, steps=T, initial_error=initial_error, c=c, p=p,
-                           first_stage=first_stage)
+        horizon = reselected_horizon(objective, method="masg", epsilon=epsilon, steps=T, c=c,
+                                     p=p, first_stage=first_stage, batch_size=m,
+                                     initial_error=initial_error, horizon_rule=horizon_rule,
+                                     sensitivity=S1)
     sched = masg_schedule(mu, L, horizon=horizon, p=p, c=c, first_stage_length=first_stage)
     betas = sched.momenta(mu)
     restarts = np.zeros(horizon, dtype=bool)

@@ -136,7 +136,7 @@ def calibrate_result(
             if e <= epsilon:
                 return CalibrationResult(x, e)
             excess = e / epsilon - 1.0
-            if excess < 2.0**-20:  # round-off: start the nudges at its size, not at 2^-50
+            if 0.0 < excess < 2.0**-20:  # round-off: start the nudges at its size, not 2^-50
                 step = max(step, 2.0 ** math.ceil(math.log2(excess)))
             x = x * (1.0 + step)
             step *= 2.0

@@ -199,3 +199,20 @@ def test_minibatch_gradient_matches_the_numpy_path_and_an_oracle(monkeypatch):
         kernel.minibatch_gradient(Zr, X, idx + 3000)
     with pytest.raises(ValueError, match="shape"):
         kernel.minibatch_gradient(Zr, X[:, :3], idx)
+
+
+def test_non_finite_states_propagate_as_in_the_numpy_pass(monkeypatch):
+    """A diverged iterate must show as nan/inf, not as a clamped finite loss."""
+    A, y = _problem(300, 3, seed=11)
+    f = LogisticRegression(A, y)
+    X = np.array([[np.nan, 0, 0], [np.inf, 0, 0], [-np.inf, 1, 0], [1e308, 1e308, 0], [1, 2, 3]])
+    idx = np.tile(np.arange(50), (5, 1))
+    with np.errstate(all="ignore"):
+        fast = [*f._full_pass(X, loss=True, grad="plain"), f._data_grad(X, idx)]
+        monkeypatch.setenv("DPBOUNDS_KERNELS", "numpy")
+        slow = [*f._full_pass(X, loss=True, grad="plain"), f._data_grad(X, idx)]
+    for a, b in zip(fast, slow):
+        assert np.array_equal(np.isnan(a), np.isnan(b)) and np.array_equal(np.isinf(a), np.isinf(b))
+        ok = np.isfinite(b)
+        assert np.allclose(a[ok], b[ok], rtol=1e-13, atol=0)
+    assert np.isnan(fast[0][0]) and np.isinf(fast[0][1])  # control: not clamped to finite

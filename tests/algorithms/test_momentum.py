@@ -334,6 +334,11 @@ def test_reselected_horizon_is_the_horizon_the_opt_methods_run():
         assert np.array_equal(a.trace, b.trace) and np.array_equal(a.x, b.x)
         short = alg(f, steps=20, **kw)  # capped below the re-selected horizon
         assert short.params["horizon"] == 20 != a.params["horizon"]
+        # the functions' own arguments that move the horizon are honoured
+        extra = (dict(step_size=0.05) if method == "nag" else dict(p=2.0, first_stage=7))
+        r = alg(f, epsilon=1.0, steps=800, batch_size=2000, trials=1, seed=3, **extra)
+        assert r.params["horizon"] == reselected_horizon(f, method=method, epsilon=1.0,
+                                                         steps=800, **extra)
     assert reselected_horizon(f, method="nag", epsilon=float("inf"), steps=77) == 77
     with pytest.raises(ValueError, match="method"):
         reselected_horizon(f, method="hb", epsilon=1.0, steps=10)
