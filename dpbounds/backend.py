@@ -481,6 +481,37 @@ class TrialRandom:
         return self._real(shp, where, lambda g: g.uniform(low, high, shp),
                           lambda g: g.uniform(low, high, shp, dtype=self.dtype_name))
 
+    def normal_steps(self, steps: int, shape: int | Sequence[int] = (),
+                     scale: Any = 1.0) -> Any:
+        """``steps`` consecutive Gaussian draws of shape ``shape`` per trial, in one call per
+        generator: shape ``(trials, steps, *shape)``.
+
+        The bits are those of ``steps`` calls of :meth:`normal` (NumPy's generators fill
+        arrays in order), so a loop may draw its per-step noise in blocks of any length.
+        ``scale`` is a float, or an array of ``steps`` per-step standard deviations (a noise
+        level that changes with the step, as Algorithm 2's two levels); it goes through the
+        same scaling as :meth:`normal` (so :func:`dpbounds.audit.scaled_noise` applies).
+        """
+        steps = check_int("steps", steps, minimum=1)
+        shp = self._shape(shape)
+        self._check_not_prefetching()
+        full = (steps, *shp)
+        if self._cupy:
+            base = self._stack([g.standard_normal(full, dtype=self.dtype_name)
+                                for g in self._gens])
+        else:
+            base = self._stack([g.standard_normal(full) for g in self._gens], self.dtype)
+        if not isinstance(scale, (int, float, np.floating, np.integer)):
+            per_step = np.asarray(to_numpy(scale), dtype=np.float64)
+            if per_step.shape != (steps,):
+                raise ValueError(f"scale must be a float or an array of shape ({steps},), "
+                                 f"got shape {per_step.shape}")
+            if not np.all(per_step >= 0):
+                raise ValueError("scale must be >= 0 (valid range [0, inf))")
+            scale = self.xp.asarray(per_step.reshape((1, steps) + (1,) * len(shp)),
+                                    dtype=self.dtype)
+        return self._scaled(base, scale, len(full))
+
     # -- index draws -------------------------------------------------------------------
     def permutation(self, n: int) -> Any:
         """One uniformly random permutation of ``range(n)`` per trial, shape ``(trials, n)``."""
@@ -503,6 +534,41 @@ class TrialRandom:
                                self.xp.int64)
         return self._stack([g.choice(n, m, replace=False, shuffle=True) for g in self._gens],
                            self.xp.int64)
+
+    def subsample_steps(self, n: int, m: int, steps: int) -> Any:
+        """``m`` distinct indices out of ``range(n)`` for each of ``steps`` steps, per trial:
+        shape ``(trials, steps, m)``, every step's set uniform over the ``m``-subsets.
+
+        One call per generator for the whole block (the per-step :meth:`subsample` costs a
+        call per step and trial). Floyd's algorithm (Bentley & Floyd, CACM 30(9), 1987) on
+        a block of bounded integers ``r_i ~ U{0..n-m+i}``: ``r_i``, or ``n-m+i`` when
+        ``r_i`` was already taken, for ``O(m^2)`` work per step; above ``m^2 > 16 n`` the
+        first ``m`` of a sort of ``n`` uniform keys (``O(n log n)``). The stream differs from
+        :meth:`subsample`'s, and depends on the block: callers draw blocks of a length that
+        is a function of ``(n, m)`` only, so trial ``k`` stays a function of ``(seed, k)``.
+        """
+        n = check_int("n", n, minimum=1)
+        m = check_int("m", m, minimum=1, maximum=n)
+        steps = check_int("steps", steps, minimum=1)
+        self._check_not_prefetching()
+        if self._cupy:  # device generators: one choice per step (reproducible, not blocked)
+            return self._stack([self.xp.stack([g.choice(n, m, replace=False)
+                                               for _ in range(steps)])
+                                for g in self._gens], self.xp.int64)
+        if m * m > 16 * n:
+            keys = [g.random((steps, n)) for g in self._gens]
+            return self._stack([np.argsort(k, axis=1, kind="stable")[:, :m] for k in keys],
+                               self.xp.int64)
+        highs = np.arange(n - m + 1, n + 1, dtype=np.int64)  # r_i in [0, n - m + i]
+        r = np.stack([g.integers(0, highs, size=(steps, m)) for g in self._gens])
+        out = np.empty_like(r)
+        for i in range(m):
+            c = r[..., i]
+            if i:
+                taken = np.any(out[..., :i] == c[..., None], axis=-1)
+                c = np.where(taken, n - m + i, c)
+            out[..., i] = c
+        return self._stack(list(out), self.xp.int64)
 
     def integers(self, n: int, shape: int | Sequence[int] = ()) -> Any:
         """Integers uniform on ``range(n)``, **with** replacement, shape ``(trials, *shape)``."""

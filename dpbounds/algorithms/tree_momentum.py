@@ -100,6 +100,7 @@ from dpbounds._validation import (
     check_positive,
     check_probability,
 )
+from dpbounds.algorithms import _step_kernels as _kernels
 from dpbounds.algorithms._common import (
     MAX_STEPS,
     TRACE_KINDS,
@@ -110,7 +111,6 @@ from dpbounds.algorithms._common import (
 from dpbounds.algorithms.tree_aggregation import (
     ComposeAndSumAggregator,
     TreeAggregator,
-    node_formed_at,
 )
 from dpbounds.backend import TrialRandom, backend_name, to_numpy
 from dpbounds.privacy.accountants import ZcdpAccountant
@@ -461,6 +461,56 @@ class _Recorder:
         return trace, diag
 
 
+class _TreeKernel:
+    r"""State of a run on the compiled loop (:func:`~dpbounds.algorithms._step_kernels.
+    tree_nsgd_steps`): the tree's slots and release, the iterate, the output and, for
+    Algorithm 2 (``lag`` = S), the ring buffers of ``x_{t-S}`` and :math:`\hat m_{t-S}`."""
+
+    def __init__(self, data: Any, x: Any, tree: TreeAggregator, output: _UniformOutput,
+                 lag: int) -> None:
+        trials, d = x.shape
+        self.data, self.lag = data, lag
+        self.alpha, self.resync = tree.alpha, tree.resync_every
+        self.w, self.decay, self.log_decay = _kernels.tree_levels(_MAX_LEVEL_STEPS, tree.alpha)
+        self.x = np.array(x, dtype=np.float64, copy=True)
+        self.ss = np.zeros((trials, len(self.w), d))
+        self.sz = np.zeros_like(self.ss)
+        self.rel, self.m_exact, self.x_prev, self.m_last = (np.zeros((trials, d))
+                                                            for _ in range(4))
+        self.tau = np.asarray(to_numpy(output.tau), dtype=np.int64)
+        self.out = np.array(to_numpy(output.out), dtype=np.float64, copy=True)
+        ring = (trials, lag, d) if lag else (1, 1, 1)
+        self.past_x, self.past_m = np.zeros(ring), np.zeros(ring)
+
+    def run(self, batches: Any, j0: int, S: int, B: int, noise: Any, t0: int, nsteps: int,
+            *, clip: float, eta: float, diff_clip: float = 1.0, gamma: float = 1.0) -> None:
+        """Steps ``t0 + 1 .. t0 + nsteps`` (see the compiled loop for the arguments)."""
+        if noise is None:
+            noise = np.zeros((self.x.shape[0], nsteps, self.x.shape[1]))
+        _kernels.tree_nsgd_steps(
+            *self.data, np.asarray(batches), j0, S, B, np.ascontiguousarray(noise), t0, nsteps,
+            self.lag > 0, clip, diff_clip, gamma, self.alpha, eta, self.w, self.decay,
+            self.log_decay, self.resync, self.x, self.ss, self.sz, self.rel,
+            self.m_exact, self.tau, self.out, self.x_prev, self.m_last, self.past_x,
+            self.past_m)
+
+    def finish(self, output: _UniformOutput) -> Any:
+        """The last iterate; ``output`` gets the uniformly drawn one."""
+        output.out = self.out
+        return self.x
+
+
+#: Tree levels kept by the compiled loop (enough for MAX_STEPS steps).
+_MAX_LEVEL_STEPS = MAX_STEPS
+
+
+def _tree_kernel(objective: Any, x: Any, tree: TreeAggregator, output: _UniformOutput,
+                 lag: int = 0) -> _TreeKernel | None:
+    """The compiled loop's state for this run, or ``None`` for the NumPy path."""
+    data = _kernels.active(objective, x)
+    return None if data is None else _TreeKernel(data, x, tree, output, lag)
+
+
 class _UniformOutput:
     r"""Keep :math:`x_\tau` with :math:`\tau` uniform on :math:`1..T` per trial, in O(d)."""
 
@@ -562,22 +612,36 @@ def tree_momentum_nsgd(
     m_exact = xp.zeros_like(x)   # noise-free momentum, only for the diagnostics
     rec = _Recorder(objective, trace, trace_every)
     output = _UniformOutput(output_rng, n_steps, x)
+    kern = _tree_kernel(objective, x, tree, output) if release == "online" else None
+    block = _kernels.block_steps(d)
     t = 0
     for _ in progress(range(epochs), desc="tree-momentum NSGD (epochs)"):
         perm = sampler.permutation(objective.n)
-        for i in range(steps):
-            t += 1
-            output.offer(t, x)
-            idx = perm[:, i * batch_size:(i + 1) * batch_size]
-            g = objective.clipped_mean_grad(x, idx, clip)
-            zeta = noise_rng.normal((d,), scale=sigma) if sigma > 0 else None
-            m_reg = (1.0 - alpha) * m_reg + alpha * objective.regularizer_grad(x)
-            m_hat = tree.step(g, zeta) + m_reg
-            if rec.every:
-                m_exact = (1.0 - alpha) * m_exact + alpha * g
-                if rec.due(t - 1):
-                    rec.record(t - 1, x, m_hat, m_exact + m_reg)
-            x = _normalized_step(xp, x, m_hat, step_size)
+        for a, b in _kernels.chunks(t, t + steps, block, rec.every, 1):
+            # the block's node noises: the bits of one draw per step (any block length)
+            zetas = noise_rng.normal_steps(b - a, (d,), scale=sigma) if sigma > 0 else None
+            if kern is not None:
+                kern.run(perm[:, None, :], a - t, steps, batch_size, zetas, a, b - a,
+                         clip=clip, eta=step_size)
+                if rec.due(b - 1):
+                    rec.record(b - 1, kern.x_prev, kern.m_last, kern.m_exact)
+                continue
+            for s, u in enumerate(range(a + 1, b + 1)):
+                i = u - t - 1
+                output.offer(u, x)
+                idx = perm[:, i * batch_size:(i + 1) * batch_size]
+                g = objective.clipped_mean_grad(x, idx, clip)
+                zeta = None if zetas is None else zetas[:, s, :]
+                m_reg = (1.0 - alpha) * m_reg + alpha * objective.regularizer_grad(x)
+                m_hat = tree.step(g, zeta) + m_reg
+                if rec.every:
+                    m_exact = (1.0 - alpha) * m_exact + alpha * g
+                    if rec.due(u - 1):
+                        rec.record(u - 1, x, m_hat, m_exact + m_reg)
+                x = _normalized_step(xp, x, m_hat, step_size)
+        t += steps
+    if kern is not None:
+        x = kern.finish(output)
     if rec.every:
         rec.record(n_steps, x)
     trace_arr, diag = rec.finish(trials)
@@ -679,34 +743,51 @@ def sensitivity_reduced_nsgd(
     m_exact = xp.zeros_like(x)
     rec = _Recorder(objective, trace, trace_every)
     output = _UniformOutput(output_rng, n_steps, x)
-    grad_evals = 0
-    for t in progress(range(1, n_steps + 1), desc="sensitivity-reduced NSGD"):
-        output.offer(t, x)
-        i = (t - 1) % steps
-        idx = perm[:, i * batch_size:(i + 1) * batch_size]
-        raw = objective.sample_grads(x, idx)
-        g_new = _clip_rows(xp, raw, clip)
-        grad_evals += batch_size
-        if t <= steps:
-            p = xp.mean(g_new, axis=1)
-        else:
-            diff = raw - objective.sample_grads(past_x[i], idx)
-            grad_evals += batch_size
-            p = xp.mean(gamma * g_new + (1.0 - gamma) * _clip_rows(xp, diff, diff_clip), axis=1)
-        start, _ = node_formed_at(t)
-        sigma = sigma_1 if start <= steps else sigma_2
-        zeta = noise_rng.normal((d,), scale=sigma) if sigma > 0 else None
-        p_hat = tree.step(p, zeta)
-        m_data = p_hat if t <= steps else p_hat + (1.0 - gamma) * past_m[i]
-        past_m[i] = m_data
-        past_x[i] = x
-        m_reg = (1.0 - alpha) * m_reg + alpha * objective.regularizer_grad(x)
-        m_hat = m_data + m_reg
-        if rec.every:
-            m_exact = (1.0 - alpha) * m_exact + alpha * xp.mean(raw, axis=1)
-            if rec.due(t - 1):
-                rec.record(t - 1, x, m_hat, m_exact + m_reg)
-        x = _normalized_step(xp, x, m_hat, step_size)
+    # one gradient per sample in the first epoch, two afterwards
+    grad_evals = batch_size * (n_steps + max(0, n_steps - steps))
+    kern = (_tree_kernel(objective, x, tree, output, lag=steps) if release == "online"
+            else None)
+    chunks = _kernels.chunks(0, n_steps, _kernels.block_steps(d), rec.every, 1)
+    for a, b in progress(list(chunks), desc="sensitivity-reduced NSGD"):
+        zetas = None
+        if sigma_1 > 0 or sigma_2 > 0:
+            # node noise by the node formed at t (node_formed_at: [t - 2^nu2(t) + 1, t]):
+            # sigma_1 if it starts in the first epoch
+            ts = np.arange(a + 1, b + 1)
+            sigmas = np.where(ts - (ts & -ts) + 1 <= steps, sigma_1, sigma_2)
+            zetas = noise_rng.normal_steps(b - a, (d,), scale=sigmas)
+        if kern is not None:
+            kern.run(perm[:, None, :], 0, steps, batch_size, zetas, a, b - a, clip=clip,
+                     eta=step_size, diff_clip=diff_clip, gamma=gamma)
+            if rec.due(b - 1):
+                rec.record(b - 1, kern.x_prev, kern.m_last, kern.m_exact)
+            continue
+        for s, t in enumerate(range(a + 1, b + 1)):
+            output.offer(t, x)
+            i = (t - 1) % steps
+            idx = perm[:, i * batch_size:(i + 1) * batch_size]
+            raw = objective.sample_grads(x, idx)
+            g_new = _clip_rows(xp, raw, clip)
+            if t <= steps:
+                p = xp.mean(g_new, axis=1)
+            else:
+                diff = raw - objective.sample_grads(past_x[i], idx)
+                p = xp.mean(gamma * g_new + (1.0 - gamma) * _clip_rows(xp, diff, diff_clip),
+                            axis=1)
+            zeta = None if zetas is None else zetas[:, s, :]
+            p_hat = tree.step(p, zeta)
+            m_data = p_hat if t <= steps else p_hat + (1.0 - gamma) * past_m[i]
+            past_m[i] = m_data
+            past_x[i] = x
+            m_reg = (1.0 - alpha) * m_reg + alpha * objective.regularizer_grad(x)
+            m_hat = m_data + m_reg
+            if rec.every:
+                m_exact = (1.0 - alpha) * m_exact + alpha * xp.mean(raw, axis=1)
+                if rec.due(t - 1):
+                    rec.record(t - 1, x, m_hat, m_exact + m_reg)
+            x = _normalized_step(xp, x, m_hat, step_size)
+    if kern is not None:
+        x = kern.finish(output)
     if rec.every:
         rec.record(n_steps, x)
     trace_arr, diag = rec.finish(trials)

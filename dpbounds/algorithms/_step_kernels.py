@@ -1,0 +1,285 @@
+r"""Compiled per-step loops of the first-order DP algorithms (optional: the ``fast`` extra).
+
+On the verification problems (:class:`~dpbounds.objectives.HuberWell` and
+:class:`~dpbounds.objectives.QuadraticObjective`, NumPy backend, float64) a step of 4 batched
+trials at :math:`d\le16` is some hundred floating-point operations, and the array-API loop
+spends 90-500 us per step on Python and NumPy call overhead. The loops here run a whole block of
+steps in one compiled call:
+
+* :func:`tree_nsgd_steps`: Tran & Cutkosky Algorithm 1 (tree-aggregated momentum, normalized
+  step) and the reconstructed Algorithm 2 (lag-S sensitivity-reduced query, two noise levels);
+* :func:`noisy_sgd_steps`: DP-SGD (per-sample clipping) and DP-NSGD (normalisation
+  :math:`g/(\lVert g\rVert+r)`), sampling without replacement;
+* :func:`projected_sgd_steps`: noisy projected SGD (Kamath's Algorithm 3).
+
+What they do not do: draw random numbers. Mini-batches and noise are drawn by the caller, in
+blocks, from the trials' own :class:`~dpbounds.backend.TrialRandom` streams (so trial ``k``
+depends only on ``(seed, k)`` and :func:`dpbounds.audit.scaled_noise` still reaches every noise
+draw), and the NumPy path of each algorithm consumes the very same blocks. Each loop repeats the
+NumPy path's arithmetic in the same order (the tree's binary counter with its incremental release
+and periodic resync included), so the two agree to round-off (fused multiply-adds and the order
+of the norms' sums differ); trials are processed one after another, so a trial's bits do not
+depend on the number of trials. :func:`active` says whether the compiled path applies to a run.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from dpbounds.objectives._logistic_kernel import _identity_decorator, numba
+from dpbounds.objectives._step_kernel import ProblemData, problem_data, sample_grad, shared_term
+
+__all__ = ["MAX_BLOCK", "active", "block_steps", "chunks", "noisy_sgd_steps",
+           "projected_sgd_steps", "tree_levels",
+           "tree_nsgd_steps"]
+
+_jit = numba.njit if numba is not None else _identity_decorator
+_FAST = {"contract"}  # fused multiply-adds, no reordering
+
+
+def active(objective: Any, x: Any) -> ProblemData | None:
+    """The objective's data for the compiled loops, or ``None`` to take the NumPy path (numba
+    missing, ``DPBOUNDS_KERNELS=numpy``, another objective or backend, a non-float64 state)."""
+    if getattr(x, "dtype", None) != np.float64:
+        return None
+    return problem_data(objective)
+
+
+def tree_levels(n_steps: int, alpha: float) -> tuple[np.ndarray, float, float]:
+    """``(w, 1 - alpha, log1p(-alpha))`` with ``w[j] = (1 - alpha)^(2^j)``, the weight of a
+    merged node of length ``2^j`` (as :class:`~dpbounds.algorithms.tree_aggregation.TreeAggregator`
+    computes it)."""
+    from dpbounds.algorithms.tree_aggregation import _decay_pow, _log1m
+
+    log_decay = _log1m(alpha)
+    levels = n_steps.bit_length() + 1
+    w = np.array([_decay_pow(log_decay, 1 << j) for j in range(levels)])
+    return w, 1.0 - alpha, log_decay
+
+
+@_jit(fastmath=_FAST, boundscheck=False, cache=True)
+def _tree_step(t, g, zeta, ss, sz, rel, wlev, decay, log_decay, resync, iw, ns, rem
+               ):  # pragma: no cover - compiled
+    """One :meth:`TreeAggregator.step` of one trial: slots ``ss``/``sz`` (node sums / noises,
+    live where the bit of ``t`` is set), release ``rel`` updated in place."""
+    d = g.shape[0]
+    k = 0
+    while (t >> k) & 1 == 0:
+        k += 1
+    for j in range(d):
+        ns[j] = iw * g[j]
+    for lev in range(k):
+        w = wlev[lev]
+        for j in range(d):
+            s = ss[lev, j]
+            ns[j] = ns[j] + w * s
+            c = w * (s + sz[lev, j])
+            rem[j] = c if lev == 0 else rem[j] + c
+    for j in range(d):
+        ss[k, j] = ns[j]
+        sz[k, j] = zeta[j]
+    if t % resync == 0:  # exact recompute from the live nodes, longest first
+        for j in range(d):
+            rel[j] = 0.0
+        for lev in range(ss.shape[0] - 1, -1, -1):
+            if (t >> lev) & 1:
+                age = t & ((1 << lev) - 1)
+                if age == 0:
+                    w = 1.0
+                elif log_decay == -math.inf:
+                    w = 0.0
+                else:
+                    w = math.exp(age * log_decay)
+                for j in range(d):
+                    rel[j] = rel[j] + w * (ss[lev, j] + sz[lev, j])
+    else:
+        for j in range(d):
+            v = decay * rel[j] + (ns[j] + zeta[j])
+            rel[j] = v - rem[j] if k > 0 else v
+
+
+@_jit(fastmath=_FAST, boundscheck=False, cache=True)
+def _clip_factor(v, bound):  # pragma: no cover - compiled
+    s = 0.0
+    for j in range(v.shape[0]):
+        s += v[j] * v[j]
+    return bound / max(math.sqrt(s), bound)
+
+
+@_jit(fastmath=_FAST, boundscheck=False, cache=True)
+def _norm(v):  # pragma: no cover - compiled
+    s = 0.0
+    for j in range(v.shape[0]):
+        s += v[j] * v[j]
+    return math.sqrt(s)
+
+
+@_jit(fastmath=_FAST, boundscheck=False, cache=True)
+def tree_nsgd_steps(kind, E, Q, qd, b, G, delta,
+                    batches, j0, S, B, noise, t0, nsteps, lag,
+                    clip, diff_clip, gamma, alpha, eta, wlev, decay, log_decay, resync,
+                    x, ss, sz, rel, m_exact, tau, out, x_prev, m_last, past_x, past_m
+                    ):  # pragma: no cover - compiled
+    r"""Steps ``t0 + 1 .. t0 + nsteps`` of Algorithm 1 (``lag = False``) or 2 (``lag = True``).
+
+    ``batches[k, e, :]`` is trial ``k``'s permutation of epoch ``e`` of the block (Algorithm 2:
+    one epoch, the run's single permutation); the block's step ``j0 + s`` uses epoch
+    ``(j0 + s) // S``, position ``(j0 + s) % S`` (Algorithm 2: ``(t - 1) % S``). ``noise[k, s]``
+    is the node noise of step ``t0 + s + 1``, already scaled (zeros without noise). On return
+    ``x_prev`` and ``m_last`` hold the last step's ``x_{t-1}`` and :math:`\hat m_t` (for the
+    diagnostics), ``out[k]`` the iterate at ``tau[k]`` if it was reached.
+    """
+    trials, d = x.shape
+    g = np.empty(d)
+    gi = np.empty(d)
+    gp = np.empty(d)
+    raw = np.empty(d)
+    sh = np.empty(d)
+    sh2 = np.empty(d)
+    ns = np.empty(d)
+    rem = np.empty(d)
+    one_minus = 1.0 - gamma
+    for k in range(trials):
+        xk = x[k]
+        for s in range(nsteps):
+            t = t0 + s + 1
+            if tau[k] == t:
+                out[k, :] = xk
+            if lag:
+                e = 0
+                i = (t - 1) % S
+            else:
+                e = (j0 + s) // S
+                i = (j0 + s) % S
+            later = lag and t > S
+            shared_term(kind, Q, qd, b, xk, sh)
+            if later:
+                shared_term(kind, Q, qd, b, past_x[k, i], sh2)
+            for j in range(d):
+                g[j] = 0.0
+                raw[j] = 0.0
+            for r in range(B):
+                idx = batches[k, e, i * B + r]
+                sample_grad(kind, E, G, delta, xk, sh, idx, gi)
+                f = _clip_factor(gi, clip)
+                if later:
+                    sample_grad(kind, E, G, delta, past_x[k, i], sh2, idx, gp)
+                    for j in range(d):
+                        gp[j] = gi[j] - gp[j]
+                    fd = _clip_factor(gp, diff_clip)
+                    for j in range(d):
+                        g[j] += gamma * (gi[j] * f) + one_minus * (gp[j] * fd)
+                else:
+                    for j in range(d):
+                        g[j] += gi[j] * f
+                for j in range(d):
+                    raw[j] += gi[j]
+            for j in range(d):
+                g[j] = g[j] / B
+            _tree_step(t, g, noise[k, s], ss[k], sz[k], rel[k], wlev, decay, log_decay,
+                       resync, alpha, ns, rem)
+            mk = m_last[k]
+            if later:
+                for j in range(d):
+                    mk[j] = rel[k, j] + one_minus * past_m[k, i, j]
+            else:
+                for j in range(d):
+                    mk[j] = rel[k, j]
+            if lag:
+                for j in range(d):
+                    past_m[k, i, j] = mk[j]
+                    past_x[k, i, j] = xk[j]
+                for j in range(d):
+                    m_exact[k, j] = (1.0 - alpha) * m_exact[k, j] + alpha * (raw[j] / B)
+            else:
+                for j in range(d):
+                    m_exact[k, j] = (1.0 - alpha) * m_exact[k, j] + alpha * g[j]
+            nrm = _norm(mk)
+            safe = nrm if nrm > 0 else 1.0
+            for j in range(d):
+                x_prev[k, j] = xk[j]
+                xk[j] = xk[j] - eta * mk[j] / safe
+
+
+@_jit(fastmath=_FAST, boundscheck=False, cache=True)
+def noisy_sgd_steps(kind, E, Q, qd, b, G, delta, batches, j0, noise, noisy, nsteps,
+                    normalize, param, eta, x):  # pragma: no cover - compiled
+    """Steps of DP-SGD (clip to ``param``) or DP-NSGD (``g/(||g|| + param)``): step ``s`` uses
+    ``batches[k, j0 + s, :]`` and, when ``noisy``, ``noise[k, s]`` (already scaled)."""
+    trials, d = x.shape
+    B = batches.shape[2]
+    g = np.empty(d)
+    gi = np.empty(d)
+    sh = np.empty(d)
+    for k in range(trials):
+        xk = x[k]
+        for s in range(nsteps):
+            shared_term(kind, Q, qd, b, xk, sh)
+            for j in range(d):
+                g[j] = 0.0
+            for r in range(B):
+                sample_grad(kind, E, G, delta, xk, sh, batches[k, j0 + s, r], gi)
+                if normalize:
+                    f = 1.0 / (_norm(gi) + param)
+                else:
+                    f = _clip_factor(gi, param)
+                for j in range(d):
+                    g[j] += gi[j] * f
+            for j in range(d):
+                v = g[j] / B
+                if noisy:
+                    v = v + noise[k, s, j]
+                xk[j] = xk[j] - eta * v
+
+
+@_jit(fastmath=_FAST, boundscheck=False, cache=True)
+def projected_sgd_steps(kind, E, Q, qd, b, G, delta, batches, j0, noise, noisy, t0, nsteps,
+                        n, diameter, Gc, radius, x):  # pragma: no cover - compiled
+    """Steps ``t0 + 1 ..`` of noisy projected SGD: ``x <- P(x - D/(G' sqrt t) (n g_i + b_t))``
+    with ``i = batches[k, j0 + s]`` and, when ``noisy``, ``b_t = noise[k, s]``."""
+    trials, d = x.shape
+    gi = np.empty(d)
+    sh = np.empty(d)
+    y = np.empty(d)
+    for k in range(trials):
+        xk = x[k]
+        for s in range(nsteps):
+            t = t0 + s + 1
+            shared_term(kind, Q, qd, b, xk, sh)
+            sample_grad(kind, E, G, delta, xk, sh, batches[k, j0 + s], gi)
+            c = diameter / (Gc * math.sqrt(t))
+            for j in range(d):
+                v = n * gi[j]
+                if noisy:
+                    v = v + noise[k, s, j]
+                y[j] = xk[j] - c * v
+            f = min(1.0, radius / max(_norm(y), 1e-300))
+            for j in range(d):
+                xk[j] = y[j] * f
+
+
+#: Most steps of noise drawn at once (and run in one compiled call): about 2 MiB of noise per
+#: trial, and never more than 4096 steps, so the draws stay in the cache.
+MAX_BLOCK = 4096
+
+
+def block_steps(d: int) -> int:
+    """Steps per noise block at dimension ``d`` (any length gives the same bits)."""
+    return max(1, min(MAX_BLOCK, (1 << 18) // max(1, d)))
+
+
+def chunks(start: int, stop: int, size: int, every: int = 0, offset: int = 0):
+    """Ranges ``(a, b)`` covering the steps ``start + 1 .. stop``, each at most ``size`` steps
+    long and ending at every step ``t`` with ``(t - offset) % every == 0`` (a record point;
+    ``every = 0``: none), so a compiled call never runs past a step that must be recorded."""
+    a = start
+    while a < stop:
+        b = min(stop, a + size)
+        if every:
+            first = a + 1 + (offset - a - 1) % every
+            b = min(b, first)
+        yield a, b
+        a = b

@@ -1,0 +1,103 @@
+r"""Per-sample gradients of the verification problems for compiled loops (the ``fast`` extra).
+
+The compiled per-step loops of :mod:`dpbounds.algorithms._step_kernels` evaluate one sample's
+gradient at a time, inside the loop, for the two objectives the verification problems are built
+on (:mod:`dpbounds.verify.problems`):
+
+* :class:`~dpbounds.objectives.HuberWell`: :math:`\nabla\ell_i(x)=G\,(x-e_i)/\max(\lVert
+  x-e_i\rVert,\delta)`, as :meth:`HuberWell.sample_grads`;
+* :class:`~dpbounds.objectives.QuadraticObjective`: :math:`\nabla\ell_i(x)=Qx-b+e_i` with ``Q``
+  diagonal or dense, as :meth:`QuadraticObjective.sample_grads` (``Qx - b`` computed once per
+  step and trial, shared by the batch).
+
+Both have no regulariser (``regularizer_grad`` is zero), which the loops rely on.
+:func:`problem_data` packs an objective into the arrays the loops take, or returns ``None``
+when the compiled path does not apply (another objective or subclass, a non-NumPy backend,
+numba missing, or ``DPBOUNDS_KERNELS=numpy``, as for :mod:`._logistic_kernel`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from dpbounds.backend import is_numpy
+from dpbounds.objectives._logistic_kernel import _identity_decorator, enabled, numba
+
+__all__ = ["DENSE", "DIAGONAL", "HUBER", "ProblemData", "problem_data", "sample_grad",
+           "shared_term"]
+
+#: Objective kinds understood by :func:`sample_grad`.
+HUBER, DIAGONAL, DENSE = 0, 1, 2
+
+_jit = numba.njit if numba is not None else _identity_decorator
+
+
+class ProblemData(NamedTuple):
+    """The arrays and constants of one objective, as the compiled loops take them."""
+
+    kind: int
+    E: np.ndarray      # (n, d) centres (Huber) or offsets (quadratic), C-contiguous
+    Q: np.ndarray      # (d, d) dense Hessian, else (1, 1)
+    qd: np.ndarray     # (d,) diagonal Hessian, else (1,)
+    b: np.ndarray      # (d,) linear term (quadratic), else (1,)
+    G: float           # Huber: gradient bound
+    delta: float       # Huber: G / L
+
+
+def problem_data(objective: Any) -> ProblemData | None:
+    """The compiled loops' view of ``objective``, or ``None`` when they do not apply."""
+    from dpbounds.objectives.huber_well import HuberWell
+    from dpbounds.objectives.quadratic import QuadraticObjective
+
+    if not (is_numpy(objective.xp) and enabled()):
+        return None
+    one, one_by_one = np.ones(1), np.ones((1, 1))
+    E = np.ascontiguousarray(objective.offsets_np, dtype=np.float64)
+    if type(objective) is HuberWell:
+        return ProblemData(HUBER, E, one_by_one, one, one, float(objective.G),
+                           float(objective.delta))
+    if type(objective) is QuadraticObjective:
+        b = np.ascontiguousarray(objective.b_np, dtype=np.float64)
+        if objective.basis is None:
+            return ProblemData(DIAGONAL, E, one_by_one,
+                               np.ascontiguousarray(objective.eigenvalues, dtype=np.float64), b,
+                               math.nan, math.nan)
+        return ProblemData(DENSE, E, np.ascontiguousarray(objective.hessian), one, b,
+                           math.nan, math.nan)
+    return None
+
+
+@_jit(fastmath={"contract"}, boundscheck=False, cache=True)
+def shared_term(kind, Q, qd, b, x, out):  # pragma: no cover - compiled
+    """``out = Qx - b`` (quadratic: the part of the gradient every sample shares)."""
+    d = x.shape[0]
+    if kind == DIAGONAL:
+        for j in range(d):
+            out[j] = x[j] * qd[j] - b[j]
+    elif kind == DENSE:
+        for j in range(d):
+            s = 0.0
+            for k in range(d):
+                s += x[k] * Q[k, j]
+            out[j] = s - b[j]
+
+
+@_jit(fastmath={"contract"}, boundscheck=False, cache=True)
+def sample_grad(kind, E, G, delta, x, shared, i, out):  # pragma: no cover - compiled
+    """``out = ∇ℓ_i(x)``; ``shared`` is :func:`shared_term` at ``x`` (quadratic only)."""
+    d = x.shape[0]
+    if kind == HUBER:
+        s2 = 0.0
+        for j in range(d):
+            z = x[j] - E[i, j]
+            out[j] = z
+            s2 += z * z
+        scale = G / max(math.sqrt(s2), delta)
+        for j in range(d):
+            out[j] *= scale
+    else:
+        for j in range(d):
+            out[j] = shared[j] + E[i, j]
