@@ -32,7 +32,8 @@ import numpy as np
 from dpbounds.objectives._logistic_kernel import _identity_decorator, numba
 from dpbounds.objectives._step_kernel import ProblemData, problem_data, sample_grad, shared_term
 
-__all__ = ["MAX_BLOCK", "active", "block_steps", "chunks", "noisy_sgd_steps",
+__all__ = ["MAX_BLOCK", "active", "block_steps", "chunks", "noise_or_none",
+           "noisy_sgd_steps", "sample_block",
            "projected_sgd_steps", "tree_levels",
            "tree_nsgd_steps"]
 
@@ -60,31 +61,30 @@ def tree_levels(n_steps: int, alpha: float) -> tuple[np.ndarray, float, float]:
     return w, 1.0 - alpha, log_decay
 
 
-@_jit(fastmath=_FAST, boundscheck=False, cache=True)
-def _tree_step(t, g, zeta, ss, sz, rel, wlev, decay, log_decay, resync, iw, ns, rem
-               ):  # pragma: no cover - compiled
-    """One :meth:`TreeAggregator.step` of one trial: slots ``ss``/``sz`` (node sums / noises,
-    live where the bit of ``t`` is set), release ``rel`` updated in place."""
+@_jit(fastmath=_FAST, boundscheck=False, cache=True, inline="always")
+def _tree_step(t, k, resync_now, q, g, noise, s_, ss, sz, rel, wlev, decay, log_decay, iw, ns,
+               rem):  # pragma: no cover - compiled
+    """One :meth:`TreeAggregator.step` (step ``t``, carry ``k = nu_2(t)``) of trial ``q`` with
+    node noise ``noise[q, s_]``: slots ``ss[q]``/``sz[q]`` (node sums / noises, live where the
+    bit of ``t`` is set), release ``rel[q]`` updated in place (recomputed from the live nodes
+    when ``resync_now``). Indices, not views: a view per step costs a reference count."""
     d = g.shape[0]
-    k = 0
-    while (t >> k) & 1 == 0:
-        k += 1
     for j in range(d):
         ns[j] = iw * g[j]
     for lev in range(k):
         w = wlev[lev]
         for j in range(d):
-            s = ss[lev, j]
+            s = ss[q, lev, j]
             ns[j] = ns[j] + w * s
-            c = w * (s + sz[lev, j])
+            c = w * (s + sz[q, lev, j])
             rem[j] = c if lev == 0 else rem[j] + c
     for j in range(d):
-        ss[k, j] = ns[j]
-        sz[k, j] = zeta[j]
-    if t % resync == 0:  # exact recompute from the live nodes, longest first
+        ss[q, k, j] = ns[j]
+        sz[q, k, j] = noise[q, s_, j]
+    if resync_now:  # exact recompute from the live nodes, longest first
         for j in range(d):
-            rel[j] = 0.0
-        for lev in range(ss.shape[0] - 1, -1, -1):
+            rel[q, j] = 0.0
+        for lev in range(ss.shape[1] - 1, -1, -1):
             if (t >> lev) & 1:
                 age = t & ((1 << lev) - 1)
                 if age == 0:
@@ -94,29 +94,37 @@ def _tree_step(t, g, zeta, ss, sz, rel, wlev, decay, log_decay, resync, iw, ns, 
                 else:
                     w = math.exp(age * log_decay)
                 for j in range(d):
-                    rel[j] = rel[j] + w * (ss[lev, j] + sz[lev, j])
+                    rel[q, j] = rel[q, j] + w * (ss[q, lev, j] + sz[q, lev, j])
     else:
         for j in range(d):
-            v = decay * rel[j] + (ns[j] + zeta[j])
-            rel[j] = v - rem[j] if k > 0 else v
+            v = decay * rel[q, j] + (ns[j] + noise[q, s_, j])
+            rel[q, j] = v - rem[j] if k > 0 else v
 
 
-@_jit(fastmath=_FAST, boundscheck=False, cache=True)
-def _clip_factor(v, bound):  # pragma: no cover - compiled
-    s = 0.0
-    for j in range(v.shape[0]):
-        s += v[j] * v[j]
-    return bound / max(math.sqrt(s), bound)
-
-
-@_jit(fastmath=_FAST, boundscheck=False, cache=True)
-def _norm(v):  # pragma: no cover - compiled
+@_jit(fastmath=_FAST, boundscheck=False, cache=True, inline="always")
+def _vec_norm(v):  # pragma: no cover - compiled
     s = 0.0
     for j in range(v.shape[0]):
         s += v[j] * v[j]
     return math.sqrt(s)
 
 
+@_jit(fastmath=_FAST, boundscheck=False, cache=True, inline="always")
+def _clip_factor(v, bound):  # pragma: no cover - compiled
+    return bound / max(_vec_norm(v), bound)
+
+
+@_jit(fastmath=_FAST, boundscheck=False, cache=True, inline="always")
+def _row_norm(X, q):  # pragma: no cover - compiled
+    s = 0.0
+    for j in range(X.shape[1]):
+        s += X[q, j] * X[q, j]
+    return math.sqrt(s)
+
+
+# The loops run the steps in the outer loop and the trials in the inner one: a step is one
+# long dependency chain (norms, square roots, divisions), and the trials' independent chains
+# overlap in the CPU. Each trial's arithmetic is the same whatever the number of trials.
 @_jit(fastmath=_FAST, boundscheck=False, cache=True)
 def tree_nsgd_steps(kind, E, Q, qd, b, G, delta,
                     batches, j0, S, B, noise, t0, nsteps, lag,
@@ -137,36 +145,43 @@ def tree_nsgd_steps(kind, E, Q, qd, b, G, delta,
     gi = np.empty(d)
     gp = np.empty(d)
     raw = np.empty(d)
+    xo = np.empty((1, d))
     sh = np.empty(d)
     sh2 = np.empty(d)
     ns = np.empty(d)
     rem = np.empty(d)
     one_minus = 1.0 - gamma
-    for k in range(trials):
-        xk = x[k]
-        for s in range(nsteps):
-            t = t0 + s + 1
-            if tau[k] == t:
-                out[k, :] = xk
-            if lag:
-                e = 0
-                i = (t - 1) % S
-            else:
-                e = (j0 + s) // S
-                i = (j0 + s) % S
-            later = lag and t > S
-            shared_term(kind, Q, qd, b, xk, sh)
+    for s in range(nsteps):
+        t = t0 + s + 1
+        k = 0
+        while (t >> k) & 1 == 0:
+            k += 1
+        resync_now = t % resync == 0
+        if lag:
+            e = 0
+            i = (t - 1) % S
+        else:
+            e = (j0 + s) // S
+            i = (j0 + s) % S
+        later = lag and t > S
+        for q in range(trials):
+            if tau[q] == t:
+                for j in range(d):
+                    out[q, j] = x[q, j]
+            shared_term(kind, Q, qd, b, x, q, sh)
             if later:
-                shared_term(kind, Q, qd, b, past_x[k, i], sh2)
+                for j in range(d):
+                    xo[0, j] = past_x[q, i, j]
+                shared_term(kind, Q, qd, b, xo, 0, sh2)
             for j in range(d):
                 g[j] = 0.0
                 raw[j] = 0.0
             for r in range(B):
-                idx = batches[k, e, i * B + r]
-                sample_grad(kind, E, G, delta, xk, sh, idx, gi)
+                idx = batches[q, e, i * B + r]
+                sample_grad(kind, E, G, delta, x, q, sh, idx, gi)
                 f = _clip_factor(gi, clip)
                 if later:
-                    sample_grad(kind, E, G, delta, past_x[k, i], sh2, idx, gp)
+                    sample_grad(kind, E, G, delta, xo, 0, sh2, idx, gp)
                     for j in range(d):
                         gp[j] = gi[j] - gp[j]
                     fd = _clip_factor(gp, diff_clip)
@@ -179,29 +194,27 @@ def tree_nsgd_steps(kind, E, Q, qd, b, G, delta,
                     raw[j] += gi[j]
             for j in range(d):
                 g[j] = g[j] / B
-            _tree_step(t, g, noise[k, s], ss[k], sz[k], rel[k], wlev, decay, log_decay,
-                       resync, alpha, ns, rem)
-            mk = m_last[k]
+            _tree_step(t, k, resync_now, q, g, noise, s, ss, sz, rel, wlev, decay, log_decay,
+                       alpha, ns, rem)
             if later:
                 for j in range(d):
-                    mk[j] = rel[k, j] + one_minus * past_m[k, i, j]
+                    m_last[q, j] = rel[q, j] + one_minus * past_m[q, i, j]
             else:
                 for j in range(d):
-                    mk[j] = rel[k, j]
+                    m_last[q, j] = rel[q, j]
             if lag:
                 for j in range(d):
-                    past_m[k, i, j] = mk[j]
-                    past_x[k, i, j] = xk[j]
-                for j in range(d):
-                    m_exact[k, j] = (1.0 - alpha) * m_exact[k, j] + alpha * (raw[j] / B)
+                    past_m[q, i, j] = m_last[q, j]
+                    past_x[q, i, j] = x[q, j]
+                    m_exact[q, j] = (1.0 - alpha) * m_exact[q, j] + alpha * (raw[j] / B)
             else:
                 for j in range(d):
-                    m_exact[k, j] = (1.0 - alpha) * m_exact[k, j] + alpha * g[j]
-            nrm = _norm(mk)
+                    m_exact[q, j] = (1.0 - alpha) * m_exact[q, j] + alpha * g[j]
+            nrm = _row_norm(m_last, q)
             safe = nrm if nrm > 0 else 1.0
             for j in range(d):
-                x_prev[k, j] = xk[j]
-                xk[j] = xk[j] - eta * mk[j] / safe
+                x_prev[q, j] = x[q, j]
+                x[q, j] = x[q, j] - eta * m_last[q, j] / safe
 
 
 @_jit(fastmath=_FAST, boundscheck=False, cache=True)
@@ -214,16 +227,15 @@ def noisy_sgd_steps(kind, E, Q, qd, b, G, delta, batches, j0, noise, noisy, nste
     g = np.empty(d)
     gi = np.empty(d)
     sh = np.empty(d)
-    for k in range(trials):
-        xk = x[k]
-        for s in range(nsteps):
-            shared_term(kind, Q, qd, b, xk, sh)
+    for s in range(nsteps):
+        for q in range(trials):
+            shared_term(kind, Q, qd, b, x, q, sh)
             for j in range(d):
                 g[j] = 0.0
             for r in range(B):
-                sample_grad(kind, E, G, delta, xk, sh, batches[k, j0 + s, r], gi)
+                sample_grad(kind, E, G, delta, x, q, sh, batches[q, j0 + s, r], gi)
                 if normalize:
-                    f = 1.0 / (_norm(gi) + param)
+                    f = 1.0 / (_vec_norm(gi) + param)
                 else:
                     f = _clip_factor(gi, param)
                 for j in range(d):
@@ -231,8 +243,8 @@ def noisy_sgd_steps(kind, E, Q, qd, b, G, delta, batches, j0, noise, noisy, nste
             for j in range(d):
                 v = g[j] / B
                 if noisy:
-                    v = v + noise[k, s, j]
-                xk[j] = xk[j] - eta * v
+                    v = v + noise[q, s, j]
+                x[q, j] = x[q, j] - eta * v
 
 
 @_jit(fastmath=_FAST, boundscheck=False, cache=True)
@@ -243,23 +255,21 @@ def projected_sgd_steps(kind, E, Q, qd, b, G, delta, batches, j0, noise, noisy, 
     trials, d = x.shape
     gi = np.empty(d)
     sh = np.empty(d)
-    y = np.empty(d)
-    for k in range(trials):
-        xk = x[k]
-        for s in range(nsteps):
-            t = t0 + s + 1
-            shared_term(kind, Q, qd, b, xk, sh)
-            sample_grad(kind, E, G, delta, xk, sh, batches[k, j0 + s], gi)
-            c = diameter / (Gc * math.sqrt(t))
+    y = np.empty((1, d))
+    for s in range(nsteps):
+        t = t0 + s + 1
+        c = diameter / (Gc * math.sqrt(t))
+        for q in range(trials):
+            shared_term(kind, Q, qd, b, x, q, sh)
+            sample_grad(kind, E, G, delta, x, q, sh, batches[q, j0 + s], gi)
             for j in range(d):
                 v = n * gi[j]
                 if noisy:
-                    v = v + noise[k, s, j]
-                y[j] = xk[j] - c * v
-            f = min(1.0, radius / max(_norm(y), 1e-300))
+                    v = v + noise[q, s, j]
+                y[0, j] = x[q, j] - c * v
+            f = min(1.0, radius / max(_row_norm(y, 0), 1e-300))
             for j in range(d):
-                xk[j] = y[j] * f
-
+                x[q, j] = y[0, j] * f
 
 #: Most steps of noise drawn at once (and run in one compiled call): about 2 MiB of noise per
 #: trial, and never more than 4096 steps, so the draws stay in the cache.
@@ -283,3 +293,18 @@ def chunks(start: int, stop: int, size: int, every: int = 0, offset: int = 0):
             b = min(b, first)
         yield a, b
         a = b
+
+
+def sample_block(m: int) -> int:
+    """Steps per block of mini-batches of ``m`` indices (``TrialRandom.subsample_steps`` /
+    ``integers``). A function of ``m`` only, never of the trials or of the path taken: the
+    index stream depends on the block length, and both paths must read the same one."""
+    return max(1, min(1024, (1 << 16) // max(1, m)))
+
+
+_NO_NOISE = np.zeros((1, 1, 1))
+
+
+def noise_or_none(noise: Any) -> np.ndarray:
+    """The block's noise for a compiled loop (a placeholder when the run adds none)."""
+    return _NO_NOISE if noise is None else np.ascontiguousarray(noise)

@@ -40,6 +40,7 @@ import numpy as np
 import scipy.optimize
 
 from dpbounds._validation import check_choice, check_int, check_positive, check_probability
+from dpbounds.algorithms import _step_kernels as _kernels
 from dpbounds.algorithms._common import (
     MAX_STEPS,
     SimulationResult,
@@ -172,18 +173,29 @@ def noisy_projected_sgd(objective: Any, *, epsilon: float, delta: float, radius:
     G = math.hypot(n * L, math.sqrt(d) * sigma)  # sqrt(n^2 L^2 + d sigma^2), no overflow
     diameter = 2.0 * radius
     sampler, noise = make_streams(seed, trials, xp)
-    noise = noise.prefetch(T)  # one draw per generator per block of steps (same bits)
     rec = TraceRecorder(f, trace)
     x = _project(xp, f.initial_state(trials, x0), radius)
     rec.record(x)
-    for t in progress(range(1, T + 1), desc="noisy projected SGD"):
-        idx = sampler.integers(n, (1,))
-        g = n * (f.grad(x, idx))  # n (∇ℓ_i + ∇R): unbiased for ∇(nF)
-        if sigma > 0:
-            g = g + noise.normal((d,), sigma)
-        x = _project(xp, x - (diameter / (G * math.sqrt(t))) * g, radius)
-        if t % trace_every == 0 or t == T:
-            rec.record(x)
+    kern = _kernels.active(f, x)
+    block = _kernels.sample_block(1)
+    for c0 in progress(range(0, T, block), desc="noisy projected SGD"):
+        c1 = min(T, c0 + block)
+        batches = sampler.integers(n, (c1 - c0,))  # the block's examples (both paths)
+        for a, b in _kernels.chunks(c0, c1, _kernels.block_steps(d),
+                                    trace_every if rec.kind is not None else 0):
+            noises = noise.normal_steps(b - a, (d,), sigma) if sigma > 0 else None
+            if kern is not None:
+                _kernels.projected_sgd_steps(*kern, batches, a - c0,
+                                             _kernels.noise_or_none(noises), sigma > 0, a,
+                                             b - a, n, diameter, G, radius, x)
+            for s, t in enumerate(range(a + 1, b + 1) if kern is None else ()):
+                idx = batches[:, t - c0 - 1:t - c0]
+                g = n * (f.grad(x, idx))  # n (∇ℓ_i + ∇R): unbiased for ∇(nF)
+                if noises is not None:
+                    g = g + noises[:, s, :]
+                x = _project(xp, x - (diameter / (G * math.sqrt(t))) * g, radius)
+            if b % trace_every == 0 or b == T:
+                rec.record(x)
     ro = Neighbouring.REPLACE_ONE
     ledger = PrivacyLedger(ro)
     if private and calibration == "rdp":

@@ -55,6 +55,7 @@ import math
 from typing import Any
 
 from dpbounds._validation import check_choice, check_int, check_positive, check_probability
+from dpbounds.algorithms import _step_kernels as _kernels
 from dpbounds.algorithms._common import (
     SimulationResult,
     TraceRecorder,
@@ -235,27 +236,44 @@ def _noisy_sgd(
         trace = "suboptimality" if objective.convex else "grad_norm"
     recorder = TraceRecorder(objective, trace)
     sampler, noise_rng = make_streams(seed, trials, xp)
-    noise_rng = noise_rng.prefetch(steps)  # blocks of steps per generator (same bits)
     std_mean = noise["noise_std"] / batch_size  # noise on the sum, then averaged
     check_noise_step(std_mean, step_size, epsilon)
     q = noise["sampling_rate"]
     trace_steps = [0]
     recorder.record(x)
-    for t in progress(range(1, steps + 1), desc=name):
-        if sampling == "without_replacement":
-            idx = sampler.subsample(n, batch_size)
-            if kind == "clip":
-                g = objective.clipped_mean_grad(x, idx, param)
-            else:
-                g = objective.normalized_mean_grad(x, idx, param)
-        else:
-            g = _poisson_batch_sum(objective, x, sampler, q, kind, param) / batch_size
-        if std_mean > 0:
-            g = g + noise_rng.normal((d,), scale=std_mean)
-        x = x - step_size * (g + objective.regularizer_grad(x))
-        if t % trace_every == 0 or t == steps:
-            recorder.record(x)
-            trace_steps.append(t)
+    fixed = sampling == "without_replacement"
+    kern = _kernels.active(objective, x) if fixed else None
+    cut = trace_every if recorder.kind is not None else 0  # a compiled call ends at records
+    block = _kernels.sample_block(batch_size)
+    for c0 in progress(range(0, steps, block), desc=name):
+        c1 = min(steps, c0 + block)
+        # the block's mini-batches, drawn at once (both paths read the same ones)
+        batches = sampler.subsample_steps(n, batch_size, c1 - c0) if fixed else None
+        for a, b in _kernels.chunks(c0, c1, _kernels.block_steps(d), cut):
+            noises = (noise_rng.normal_steps(b - a, (d,), scale=std_mean) if std_mean > 0
+                      else None)
+            if kern is not None:
+                _kernels.noisy_sgd_steps(*kern, batches, a - c0, _kernels.noise_or_none(noises),
+                                         std_mean > 0, b - a, kind == "normalize", param,
+                                         step_size, x)
+            for s, t in enumerate(range(a + 1, b + 1) if kern is None else ()):
+                if fixed:
+                    idx = batches[:, t - c0 - 1, :]
+                    if kind == "clip":
+                        g = objective.clipped_mean_grad(x, idx, param)
+                    else:
+                        g = objective.normalized_mean_grad(x, idx, param)
+                else:
+                    g = _poisson_batch_sum(objective, x, sampler, q, kind, param) / batch_size
+                if noises is not None:
+                    g = g + noises[:, s, :]
+                x = x - step_size * (g + objective.regularizer_grad(x))
+            due = list(range((a // trace_every + 1) * trace_every, b + 1, trace_every))
+            if b == steps and b not in due:
+                due.append(b)
+            if due:  # at most the chunk's last step when recording
+                recorder.record(x)
+                trace_steps.extend(due)
     ledger = PrivacyLedger(noise["neighbouring"])
     if noise["mechanism"] is not None:
         ledger.record(noise["mechanism"], steps)

@@ -52,7 +52,8 @@ def problem_data(objective: Any) -> ProblemData | None:
     from dpbounds.objectives.huber_well import HuberWell
     from dpbounds.objectives.quadratic import QuadraticObjective
 
-    if not (is_numpy(objective.xp) and enabled()):
+    if type(objective) not in (HuberWell, QuadraticObjective) or not (
+            is_numpy(objective.xp) and enabled()):
         return None
     one, one_by_one = np.ones(1), np.ones((1, 1))
     E = np.ascontiguousarray(objective.offsets_np, dtype=np.float64)
@@ -70,29 +71,31 @@ def problem_data(objective: Any) -> ProblemData | None:
     return None
 
 
-@_jit(fastmath={"contract"}, boundscheck=False, cache=True)
-def shared_term(kind, Q, qd, b, x, out):  # pragma: no cover - compiled
-    """``out = Qx - b`` (quadratic: the part of the gradient every sample shares)."""
-    d = x.shape[0]
+@_jit(fastmath={"contract"}, boundscheck=False, cache=True, inline="always")
+def shared_term(kind, Q, qd, b, X, q, out):  # pragma: no cover - compiled
+    """``out = Q x - b`` at ``x = X[q]`` (quadratic: the part of the gradient every sample
+    shares; nothing for the Huber well)."""
+    d = X.shape[1]
     if kind == DIAGONAL:
         for j in range(d):
-            out[j] = x[j] * qd[j] - b[j]
+            out[j] = X[q, j] * qd[j] - b[j]
     elif kind == DENSE:
         for j in range(d):
             s = 0.0
             for k in range(d):
-                s += x[k] * Q[k, j]
+                s += X[q, k] * Q[k, j]
             out[j] = s - b[j]
 
 
-@_jit(fastmath={"contract"}, boundscheck=False, cache=True)
-def sample_grad(kind, E, G, delta, x, shared, i, out):  # pragma: no cover - compiled
-    """``out = ∇ℓ_i(x)``; ``shared`` is :func:`shared_term` at ``x`` (quadratic only)."""
-    d = x.shape[0]
+@_jit(fastmath={"contract"}, boundscheck=False, cache=True, inline="always")
+def sample_grad(kind, E, G, delta, X, q, shared, i, out):  # pragma: no cover - compiled
+    """``out = ∇ℓ_i(x)`` at ``x = X[q]`` (a row index, not a view: no reference count per
+    call); ``shared`` is :func:`shared_term` at ``x`` (quadratic only)."""
+    d = X.shape[1]
     if kind == HUBER:
         s2 = 0.0
         for j in range(d):
-            z = x[j] - E[i, j]
+            z = X[q, j] - E[i, j]
             out[j] = z
             s2 += z * z
         scale = G / max(math.sqrt(s2), delta)
