@@ -44,9 +44,8 @@ _FAST = {"contract"}  # fused multiply-adds, no reordering
 def active(objective: Any, x: Any) -> ProblemData | None:
     """The objective's data for the compiled loops, or ``None`` to take the NumPy path (numba
     missing, ``DPBOUNDS_KERNELS=numpy``, another objective or backend, a non-float64 state)."""
-    if getattr(x, "dtype", None) != np.float64:
-        return None
-    return problem_data(objective)
+    data = problem_data(objective)  # None unless a NumPy objective: x is then an ndarray
+    return data if data is not None and x.dtype == np.float64 else None
 
 
 def tree_levels(n_steps: int, alpha: float) -> tuple[np.ndarray, float, float]:

@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpbounds.algorithms._common import make_streams
+from dpbounds.algorithms._step_kernels import sample_block
 from dpbounds.algorithms.dp_sgd import _per_sample_map, dp_sgd, noisy_sgd_noise
 from dpbounds.backend import to_numpy
 from dpbounds.objectives import LogisticRegression, QuadraticObjective
@@ -60,9 +61,13 @@ def test_epsilon_inf_is_clipped_sgd(sampling):
     sampler, _ = make_streams(7, trials, None)
     x = np.zeros((trials, D))
     q = B / N
-    for _ in range(steps):
+    # the run draws its mini-batches in blocks of sample_block(B) steps (here one block)
+    assert steps <= sample_block(B)
+    batches = (to_numpy(sampler.subsample_steps(N, B, steps))
+               if sampling == "without_replacement" else None)
+    for t in range(steps):
         if sampling == "without_replacement":
-            idx = to_numpy(sampler.subsample(N, B))
+            idx = batches[:, t]
             g = np.stack([_clip(_logistic_grads(A[idx[k]], y[idx[k]], x[k]), C).mean(0)
                           for k in range(trials)])
         else:

@@ -16,6 +16,7 @@ import pytest
 from dp_accounting.rdp import rdp_privacy_accountant
 
 from dpbounds.algorithms._common import make_streams
+from dpbounds.algorithms._step_kernels import sample_block
 from dpbounds.algorithms.dp_sgd import dp_sgd
 from dpbounds.algorithms.nsgd import dp_nsgd
 from dpbounds.backend import to_numpy
@@ -43,8 +44,10 @@ def test_epsilon_inf_is_normalized_sgd():
                   r=r, trials=trials, seed=5)
     sampler, _ = make_streams(5, trials, None)
     x = np.zeros((trials, D))
-    for _ in range(steps):
-        idx = to_numpy(sampler.subsample(N, B))
+    assert steps <= sample_block(B)  # one block of mini-batches, drawn at once
+    batches = to_numpy(sampler.subsample_steps(N, B, steps))
+    for t in range(steps):
+        idx = batches[:, t]
         g = []
         for k in range(trials):
             a, yy = A[idx[k]], y[idx[k]]
