@@ -1,0 +1,151 @@
+"""Benchmark: the per-step loop of five DP algorithms, NumPy path vs compiled (the fast extra).
+
+Run ``python bench/bench_step_loop.py`` (about five minutes on a 2-core machine; ``--quick``
+for a smoke run). For Tran & Cutkosky's Algorithm 1 (tree-momentum NSGD) and Algorithm 2
+(sensitivity-reduced NSGD, RECONSTRUCTED), DP-NSGD, DP-SGD and noisy projected SGD on the
+verification problem ``huber_well`` (:mod:`dpbounds.verify.problems`, N = 1000 samples, batch 1,
+4 batched trials, no trace), at d in {4, 16, 64}, it prints microseconds per step
+
+* ``numpy``: the array-API loop (``DPBOUNDS_KERNELS=numpy``);
+* ``compiled``: the compiled loop (:mod:`dpbounds.algorithms._step_kernels`);
+
+in CPU time (``time.process_time``) and wall time, each the minimum over ``--repeats`` runs (the
+machine is shared: the minimum is the least disturbed run). The run's setup (the calibration of
+its noise, timed separately with the same arguments and subtracted) is reported apart, as
+``setup ms``: it does not grow with the loop.
+
+The limit. Nothing in a step touches more than a few cache lines (the state, one sample, the
+tree's live nodes: all in L1), so memory bandwidth is no bound. What every step must do is draw
+its ``trials x d`` Gaussian noise numbers from the trials' own NumPy generators (the audit's
+mutation hook and trial-by-trial reproducibility need them to come from
+:class:`~dpbounds.backend.TrialRandom`): ``noise floor`` is that draw alone, timed here per step
+(``normal_steps`` in blocks, as the loops draw it). The arithmetic (``flops``: counted per
+step for 4 trials, from the loops) is some hundred floating-point operations, a few hundred
+nanoseconds at one operation per cycle; the compiled step is bound by its latency chain
+(norm, square root, division, then the step: a few hundred cycles per trial) more than by
+throughput.
+
+Timings on a shared machine are noisy: read the ratios measured side by side in one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+from collections.abc import Callable
+
+from dpbounds.algorithms import (
+    dp_nsgd,
+    dp_sgd,
+    noisy_projected_sgd,
+    sensitivity_reduced_nsgd,
+    tree_momentum_nsgd,
+)
+from dpbounds.algorithms.dp_sgd import noisy_sgd_noise
+from dpbounds.algorithms.tree_momentum import sensitivity_reduced_privacy, tree_momentum_privacy
+from dpbounds.backend import TrialRandom
+from dpbounds.objectives._logistic_kernel import AVAILABLE
+from dpbounds.verify.problems import problem
+
+N, TRIALS, EPS, DELTA, ETA = 1000, 4, 8.0, 1e-5, 1e-3
+
+
+def _flops(alg: str, d: int) -> int:
+    """Floating-point operations per step for TRIALS trials (batch 1), counted from the loops:
+    sample gradient ~5d, clip ~3d, normalised step ~4d; the tree adds ~7d (amortised merge,
+    release), Algorithm 2 a second gradient and a clipped difference (~10d)."""
+    per = {"alg1": 19, "alg2": 29, "dp_sgd": 10, "dp_nsgd": 10, "projected": 10}[alg]
+    return TRIALS * per * d
+
+
+def _runner(alg: str, d: int, steps: int) -> tuple[Callable[[], object], Callable[[], object]]:
+    """(run, setup): the run of ``steps`` steps and its calibration alone."""
+    inst = problem("huber_well").build(N, d, seed=0)
+    f = inst.objective
+    c = dict(trials=TRIALS, seed=0, x0=inst.x0, trace=None)
+    epochs = max(2, steps // N)
+    if alg == "alg1":
+        return (lambda: tree_momentum_nsgd(f, epsilon=EPS, delta=DELTA, epochs=epochs,
+                                           step_size=ETA, **c),
+                lambda: tree_momentum_privacy(EPS, DELTA, n=N, epochs=epochs, alpha=1 / N,
+                                              clip_norm=f.G))
+    if alg == "alg2":
+        gamma = min(1.0, f.L * ETA * N / f.G)
+        return (lambda: sensitivity_reduced_nsgd(f, epsilon=EPS, delta=DELTA, epochs=epochs,
+                                                 step_size=ETA, **c),
+                lambda: sensitivity_reduced_privacy(EPS, DELTA, n=N, epochs=epochs,
+                                                    alpha=1 / N, gamma=gamma, clip_norm=f.G,
+                                                    diff_clip=f.L * ETA * N))
+    if alg in ("dp_sgd", "dp_nsgd"):
+        run = dp_sgd if alg == "dp_sgd" else dp_nsgd
+        extra = dict(clip_norm=1.0) if alg == "dp_sgd" else dict(r=0.1)
+        return (lambda: run(f, epsilon=EPS, delta=DELTA, steps=steps, batch_size=1,
+                            step_size=ETA, **extra, **c),
+                lambda: noisy_sgd_noise(EPS, DELTA, n=N, batch_size=1, steps=steps,
+                                        contribution_bound=1.0))  # cached after the first
+    return (lambda: noisy_projected_sgd(f, epsilon=EPS, delta=DELTA, radius=1.0, steps=steps,
+                                        **{**c, "trace": None}),
+            lambda: None)  # the lecture's closed-form sigma
+
+
+def _steps_of(alg: str, steps: int) -> int:
+    return max(2, steps // N) * N if alg in ("alg1", "alg2") else steps
+
+
+def _best(fn: Callable[[], object], repeats: int) -> tuple[float, float]:
+    """Least CPU and least wall seconds of ``repeats`` calls."""
+    cpu, wall = [], []
+    for _ in range(repeats):
+        c0, w0 = time.process_time(), time.perf_counter()
+        fn()
+        cpu.append(time.process_time() - c0)
+        wall.append(time.perf_counter() - w0)
+    return min(cpu), min(wall)
+
+
+def _noise_floor(d: int, repeats: int) -> float:
+    """CPU microseconds per step to draw TRIALS x d Gaussians in blocks of 4096 steps."""
+    rng = TrialRandom(0, TRIALS)
+    block = 4096
+    cpu, _ = _best(lambda: rng.normal_steps(block, (d,), 0.5), repeats)
+    return 1e6 * cpu / block
+
+
+def measure(alg: str, d: int, path: str, steps: int, repeats: int) -> dict[str, float]:
+    os.environ["DPBOUNDS_KERNELS"] = path
+    run, setup = _runner(alg, d, steps)
+    run()  # compile (compiled path) and fill the calibration caches
+    s_cpu, s_wall = _best(setup, repeats)
+    cpu, wall = _best(run, repeats)
+    T = _steps_of(alg, steps)
+    return dict(cpu=1e6 * max(cpu - s_cpu, 0.0) / T, wall=1e6 * max(wall - s_wall, 0.0) / T,
+                setup_ms=1e3 * s_cpu)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="few steps, one repeat")
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args()
+    repeats = 1 if args.quick else args.repeats
+    numpy_steps, compiled_steps = (400, 4000) if args.quick else (3000, 200_000)
+    print(f"CPU: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
+          f"numba {'available' if AVAILABLE else 'missing: compiled = NumPy path'}")
+    print(f"us per step, {TRIALS} trials, batch 1, N = {N}; CPU and wall, min of {repeats}")
+    print(f"{'algorithm':>10} {'d':>3} {'numpy cpu':>10} {'wall':>8} {'compiled cpu':>13} "
+          f"{'wall':>8} {'speed-up':>9} {'noise floor':>12} {'flops':>6} {'setup ms':>9}")
+    for d in (4, 16, 64):
+        floor = _noise_floor(d, repeats)
+        for alg in ("alg1", "alg2", "dp_nsgd", "dp_sgd", "projected"):
+            a = measure(alg, d, "numpy", numpy_steps, repeats)
+            b = measure(alg, d, "auto", compiled_steps, repeats)
+            print(f"{alg:>10} {d:>3} {a['cpu']:>10.2f} {a['wall']:>8.2f} {b['cpu']:>13.3f} "
+                  f"{b['wall']:>8.3f} {a['cpu'] / max(b['cpu'], 1e-9):>9.0f} {floor:>12.3f} "
+                  f"{_flops(alg, d):>6} {b['setup_ms']:>9.1f}")
+    os.environ.pop("DPBOUNDS_KERNELS", None)
+
+
+if __name__ == "__main__":
+    main()
