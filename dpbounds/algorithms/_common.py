@@ -40,6 +40,7 @@ from dpbounds.privacy.run import RunPrivacy
 from dpbounds.provenance import Source
 
 __all__ = [
+    "MAX_COMPILED_STEPS",
     "MAX_STEPS",
     "MAX_TRIALS",
     "NEIGHBOURING",
@@ -66,6 +67,10 @@ TRACE_KINDS: tuple[str, ...] = ("suboptimality", "loss", "grad_norm")
 #: Largest number of iterations a simulation accepts (a Python loop of 10^7 steps already
 #: takes minutes; larger values are refused before anything is allocated).
 MAX_STEPS: int = 10**7
+#: Largest number of iterations of a run on a compiled per-step loop
+#: (:mod:`dpbounds.algorithms._step_kernels`: a few microseconds per step for 4 trials, so
+#: 10^8 steps take minutes and 10^9 about an hour).
+MAX_COMPILED_STEPS: int = 10**9
 
 
 @dataclass(frozen=True)
@@ -318,9 +323,10 @@ def check_batch_size(batch_size: Any, n: int) -> int:
     return check_int("batch_size", batch_size, minimum=1, maximum=int(n))
 
 
-def check_steps(steps: Any, name: str = "steps") -> int:
-    """An iteration count in ``[1, MAX_STEPS]``."""
-    return check_int(name, steps, minimum=1, maximum=MAX_STEPS)
+def check_steps(steps: Any, name: str = "steps", maximum: int = MAX_STEPS) -> int:
+    """An iteration count in ``[1, maximum]`` (:data:`MAX_STEPS`, or
+    :data:`MAX_COMPILED_STEPS` for a run on a compiled loop)."""
+    return check_int(name, steps, minimum=1, maximum=maximum)
 
 
 def check_trials(trials: Any) -> int:

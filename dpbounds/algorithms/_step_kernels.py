@@ -33,7 +33,7 @@ from dpbounds.objectives._logistic_kernel import _identity_decorator, numba
 from dpbounds.objectives._step_kernel import ProblemData, problem_data, sample_grad, shared_term
 
 __all__ = ["MAX_BLOCK", "active", "block_steps", "chunks", "noise_or_none",
-           "noisy_sgd_steps", "sample_block",
+           "noisy_sgd_steps", "sample_block", "step_limit",
            "projected_sgd_steps", "tree_levels",
            "tree_nsgd_steps"]
 
@@ -46,6 +46,14 @@ def active(objective: Any, x: Any) -> ProblemData | None:
     missing, ``DPBOUNDS_KERNELS=numpy``, another objective or backend, a non-float64 state)."""
     data = problem_data(objective)  # None unless a NumPy objective: x is then an ndarray
     return data if data is not None and x.dtype == np.float64 else None
+
+
+def step_limit(objective: Any) -> int:
+    """Most steps a run on ``objective`` accepts: :data:`~dpbounds.algorithms._common.
+    MAX_COMPILED_STEPS` when it runs on a compiled loop, else ``MAX_STEPS``."""
+    from dpbounds.algorithms._common import MAX_COMPILED_STEPS, MAX_STEPS
+
+    return MAX_COMPILED_STEPS if problem_data(objective) is not None else MAX_STEPS
 
 
 def tree_levels(n_steps: int, alpha: float) -> tuple[np.ndarray, float, float]:

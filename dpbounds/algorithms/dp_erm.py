@@ -42,7 +42,6 @@ import scipy.optimize
 from dpbounds._validation import check_choice, check_int, check_positive, check_probability
 from dpbounds.algorithms import _step_kernels as _kernels
 from dpbounds.algorithms._common import (
-    MAX_STEPS,
     SimulationResult,
     TraceRecorder,
     check_epsilon,
@@ -145,10 +144,11 @@ def noisy_projected_sgd(objective: Any, *, epsilon: float, delta: float, radius:
     epsilon = check_epsilon(epsilon)
     delta = check_probability("delta", delta)
     radius = check_positive("radius", radius)
-    if steps is None and n * n > MAX_STEPS:
-        raise ValueError(f"steps defaults to n^2 = {n * n}, above the {MAX_STEPS} steps a "
+    limit = _kernels.step_limit(f)
+    if steps is None and n * n > limit:
+        raise ValueError(f"steps defaults to n^2 = {n * n}, above the {limit} steps a "
                          "simulation accepts: pass steps= (with calibration='rdp')")
-    T = n * n if steps is None else check_steps(steps)
+    T = n * n if steps is None else check_steps(steps, maximum=limit)
     trials = check_trials(trials)
     calibration = check_choice("calibration", calibration, ("lecture", "rdp"))
     trace_every = check_int("trace_every", trace_every)

@@ -57,6 +57,8 @@ from typing import Any
 from dpbounds._validation import check_choice, check_int, check_positive, check_probability
 from dpbounds.algorithms import _step_kernels as _kernels
 from dpbounds.algorithms._common import (
+    MAX_COMPILED_STEPS,
+    MAX_STEPS,
     SimulationResult,
     TraceRecorder,
     check_batch_size,
@@ -125,7 +127,7 @@ def noisy_sgd_noise(
     delta = check_probability("delta", delta)
     sampling = check_choice("sampling", sampling, SAMPLING)
     accountant = check_choice("accountant", accountant, ("rdp", "pld"))
-    steps = check_steps(steps)
+    steps = check_steps(steps, maximum=MAX_COMPILED_STEPS)  # the run checks its own limit
     n = check_int("n", n, minimum=1)
     batch_size = check_batch_size(batch_size, n)
     bound = check_positive("contribution_bound", contribution_bound)
@@ -218,7 +220,8 @@ def _noisy_sgd(
 ) -> SimulationResult:
     """Shared loop of DP-SGD (``kind="clip"``) and DP-NSGD (``kind="normalize"``)."""
     step_size = check_positive("step_size", step_size)
-    steps = check_steps(steps)
+    fixed = sampling == "without_replacement"
+    steps = check_steps(steps, maximum=_kernels.step_limit(objective) if fixed else MAX_STEPS)
     trials = check_trials(trials)
     trace_every = check_int("trace_every", trace_every, minimum=1)
     n = int(objective.n)
@@ -241,7 +244,6 @@ def _noisy_sgd(
     q = noise["sampling_rate"]
     trace_steps = [0]
     recorder.record(x)
-    fixed = sampling == "without_replacement"
     kern = _kernels.active(objective, x) if fixed else None
     cut = trace_every if recorder.kind is not None else 0  # a compiled call ends at records
     block = _kernels.sample_block(batch_size)
@@ -271,7 +273,7 @@ def _noisy_sgd(
             due = list(range((a // trace_every + 1) * trace_every, b + 1, trace_every))
             if b == steps and b not in due:
                 due.append(b)
-            if due:  # at most the chunk's last step when recording
+            if due and recorder.kind is not None:  # at most the chunk's last step
                 recorder.record(x)
                 trace_steps.extend(due)
     ledger = PrivacyLedger(noise["neighbouring"])

@@ -102,7 +102,7 @@ from dpbounds._validation import (
 )
 from dpbounds.algorithms import _step_kernels as _kernels
 from dpbounds.algorithms._common import (
-    MAX_STEPS,
+    MAX_COMPILED_STEPS,
     TRACE_KINDS,
     SimulationResult,
     check_trials,
@@ -255,7 +255,7 @@ def sensitivity_reduced_privacy(
     if not 0.0 < noise_split < 1.0:
         raise ValueError(f"noise_split must lie in (0, 1), got {noise_split!r}")
     steps = _steps_per_epoch(n, batch_size)
-    n_steps = steps * check_int("epochs", epochs, minimum=1, maximum=MAX_STEPS)
+    n_steps = steps * check_int("epochs", epochs, minimum=1, maximum=MAX_COMPILED_STEPS)
     alpha = check_closed_interval("alpha", alpha, 0.0, 1.0)
     gamma = check_closed_interval("gamma", gamma, 0.0, 1.0)
     clip_norm, diff_clip = check_positive("clip_norm", clip_norm), check_positive("diff_clip",
@@ -363,15 +363,16 @@ _MAX_TRAVEL = 1e100
 
 def _check_common(objective: Any, epochs: int, step_size: float, batch_size: int,
                   trials: int, alpha: float | None) -> tuple:
-    epochs = check_int("epochs", epochs, minimum=1, maximum=MAX_STEPS)
+    limit = _kernels.step_limit(objective)
+    epochs = check_int("epochs", epochs, minimum=1, maximum=limit)
     step_size = check_positive("step_size", step_size)
     n = int(objective.n)
     batch_size = check_int("batch_size", batch_size, minimum=1, maximum=n)
     trials = check_trials(trials)
     steps = _steps_per_epoch(n, batch_size)
-    if steps * epochs > MAX_STEPS:
+    if steps * epochs > limit:
         raise ValueError(f"epochs x (n // batch_size) = {epochs} x {steps} steps exceeds the "
-                         f"{MAX_STEPS} steps a simulation accepts: use fewer epochs")
+                         f"{limit} steps a simulation accepts: use fewer epochs")
     if step_size * steps * epochs > _MAX_TRAVEL:
         # a normalized step moves x by at most step_size: beyond this the squares overflow
         raise ValueError(f"step_size x total steps must be at most {_MAX_TRAVEL:g} (each "
@@ -500,8 +501,8 @@ class _TreeKernel:
         return self.x
 
 
-#: Tree levels kept by the compiled loop (enough for MAX_STEPS steps).
-_MAX_LEVEL_STEPS = MAX_STEPS
+#: Tree levels kept by the compiled loop (enough for its longest run).
+_MAX_LEVEL_STEPS = MAX_COMPILED_STEPS
 
 
 def _tree_kernel(objective: Any, x: Any, tree: TreeAggregator, output: _UniformOutput,
