@@ -235,3 +235,69 @@ def test_logistic_full_pass_is_trial_count_invariant_beyond_a_row_block():
     for r in (1, 9):
         assert np.array_equal(f.loss(x[:r]), loss20[:r])
         assert np.array_equal(f.grad(x[:r]), grad20[:r])
+
+
+# -- blocked draws of the compiled loops ---------------------------------------------------
+def test_normal_steps_has_the_bits_of_per_step_draws():
+    # oracle: the same stream drawn one step at a time with normal()
+    plain, block = TrialRandom(5, 3), TrialRandom(5, 3)
+    scales = np.array([0.5, 2.0, 0.0, 1.5, 3.0, 1.0, 0.25])
+    got = np.concatenate([to_numpy(block.normal_steps(3, (4,), scales[:3])),
+                          to_numpy(block.normal_steps(4, (4,), scales[3:]))], axis=1)
+    want = np.stack([to_numpy(plain.normal((4,), float(s))) for s in scales], axis=1)
+    assert np.array_equal(got, want)
+    few = to_numpy(TrialRandom(5, 2).normal_steps(7, (4,), 1.5))
+    assert np.array_equal(few, to_numpy(TrialRandom(5, 3).normal_steps(7, (4,), 1.5))[:2])
+    with pytest.raises(ValueError, match="scale"):
+        TrialRandom(0, 2).normal_steps(3, (2,), np.ones(4))
+    with pytest.raises(ValueError, match="scale"):
+        TrialRandom(0, 2).normal_steps(2, (2,), np.array([1.0, -1.0]))
+
+
+def _subset_counts(idx: np.ndarray, n: int) -> np.ndarray:
+    """How often each m-subset of range(n) occurs among the rows of ``idx``."""
+    from itertools import combinations
+
+    m = idx.shape[-1]
+    code = {c: k for k, c in enumerate(combinations(range(n), m))}
+    keys = [code[tuple(sorted(row))] for row in idx.reshape(-1, m)]
+    return np.bincount(keys, minlength=len(code))
+
+
+def _linear_probing(rng: np.random.Generator, n: int, m: int) -> list[int]:
+    """A biased sampler without replacement (a collision takes the next free index)."""
+    out: list[int] = []
+    for _ in range(m):
+        c = int(rng.integers(n))
+        while c in out:
+            c = (c + 1) % n
+        out.append(c)
+    return out
+
+
+@pytest.mark.parametrize("n, m", [(6, 3), (20, 18)])  # Floyd's algorithm; sorted keys
+def test_subsample_steps_is_uniform_over_subsets(n, m):
+    idx = to_numpy(TrialRandom(8, 40).subsample_steps(n, m, 500))
+    assert idx.shape == (40, 500, m) and idx.min() >= 0 and idx.max() < n
+    assert all(len(set(row)) == m for row in idx.reshape(-1, m))
+    # exact combinatorics: each of the C(n, m) subsets has probability 1 / C(n, m)
+    counts = _subset_counts(idx, n)
+    assert st.chisquare(counts).pvalue > 1e-6
+    if n == 6:  # negative control: a biased sampler fails the same test
+        rng = np.random.default_rng(0)
+        biased = np.array([_linear_probing(rng, n, m) for _ in range(20000)])
+        assert st.chisquare(_subset_counts(biased, n)).pvalue < 1e-6
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=hs.integers(0, 2**32 - 1), trials=hs.integers(1, 4), n=hs.integers(1, 40),
+       data=hs.data())
+def test_subsample_steps_property(seed, trials, n, data):
+    m = data.draw(hs.integers(1, n))
+    steps = data.draw(hs.integers(1, 5))
+    idx = to_numpy(trial_random(seed, trials).subsample_steps(n, m, steps))
+    assert idx.shape == (trials, steps, m)
+    assert all(len(np.unique(row)) == m for row in idx.reshape(-1, m))
+    assert idx.min() >= 0 and idx.max() < n
+    more = to_numpy(trial_random(seed, trials + 2).subsample_steps(n, m, steps))
+    assert np.array_equal(idx, more[:trials])  # trial k depends on (seed, k) only
