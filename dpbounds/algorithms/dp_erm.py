@@ -187,7 +187,8 @@ def noisy_projected_sgd(objective: Any, *, epsilon: float, delta: float, radius:
             if kern is not None:
                 _kernels.projected_sgd_steps(*kern, batches, a - c0,
                                              _kernels.noise_or_none(noises), sigma > 0, a,
-                                             b - a, n, diameter, G, radius, x)
+                                             b - a, n, diameter, G, radius, x,
+                                             np.empty((_kernels.WORK_ROWS, d)))
             for s, t in enumerate(range(a + 1, b + 1) if kern is None else ()):
                 idx = batches[:, t - c0 - 1:t - c0]
                 g = n * (f.grad(x, idx))  # n (∇ℓ_i + ∇R): unbiased for ∇(nF)

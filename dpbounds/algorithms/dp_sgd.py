@@ -54,6 +54,8 @@ import functools
 import math
 from typing import Any
 
+import numpy as np
+
 from dpbounds._validation import check_choice, check_int, check_positive, check_probability
 from dpbounds.algorithms import _step_kernels as _kernels
 from dpbounds.algorithms._common import (
@@ -245,6 +247,7 @@ def _noisy_sgd(
     trace_steps = [0]
     recorder.record(x)
     kern = _kernels.active(objective, x) if fixed else None
+    work = np.empty((_kernels.WORK_ROWS, d))  # the compiled loop's scratch
     cut = trace_every if recorder.kind is not None else 0  # a compiled call ends at records
     block = _kernels.sample_block(batch_size)
     for c0 in progress(range(0, steps, block), desc=name):
@@ -257,7 +260,7 @@ def _noisy_sgd(
             if kern is not None:
                 _kernels.noisy_sgd_steps(*kern, batches, a - c0, _kernels.noise_or_none(noises),
                                          std_mean > 0, b - a, kind == "normalize", param,
-                                         step_size, x)
+                                         step_size, x, work)
             for s, t in enumerate(range(a + 1, b + 1) if kern is None else ()):
                 if fixed:
                     idx = batches[:, t - c0 - 1, :]

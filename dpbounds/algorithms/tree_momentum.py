@@ -493,7 +493,7 @@ class _TreeKernel:
             self.lag > 0, clip, diff_clip, gamma, self.alpha, eta, self.w, self.decay,
             self.log_decay, self.resync, self.x, self.ss, self.sz, self.rel,
             self.m_exact, self.tau, self.out, self.x_prev, self.m_last, self.past_x,
-            self.past_m)
+            self.past_m, np.empty((_kernels.WORK_ROWS, self.x.shape[1])))
 
     def finish(self, output: _UniformOutput) -> Any:
         """The last iterate; ``output`` gets the uniformly drawn one."""

@@ -26,7 +26,8 @@ import numpy as np
 from dpbounds.backend import is_numpy
 from dpbounds.objectives._logistic_kernel import _identity_decorator, enabled, numba
 
-__all__ = ["DENSE", "DIAGONAL", "HUBER", "ProblemData", "problem_data", "sample_grad",
+__all__ = ["DENSE", "DIAGONAL", "HUBER", "ProblemData", "problem_data", "sample_direction",
+           "sample_grad",
            "shared_term"]
 
 #: Objective kinds understood by :func:`sample_grad`.
@@ -71,7 +72,7 @@ def problem_data(objective: Any) -> ProblemData | None:
     return None
 
 
-@_jit(fastmath={"contract"}, boundscheck=False, cache=True, inline="always")
+@_jit(fastmath={"contract"}, boundscheck=False, cache=True, inline="always", _nrt=False)
 def shared_term(kind, Q, qd, b, X, q, out):  # pragma: no cover - compiled
     """``out = Q x - b`` at ``x = X[q]`` (quadratic: the part of the gradient every sample
     shares; nothing for the Huber well)."""
@@ -87,7 +88,30 @@ def shared_term(kind, Q, qd, b, X, q, out):  # pragma: no cover - compiled
             out[j] = s - b[j]
 
 
-@_jit(fastmath={"contract"}, boundscheck=False, cache=True, inline="always")
+@_jit(fastmath={"contract"}, boundscheck=False, cache=True, inline="always", _nrt=False)
+def sample_direction(kind, E, G, delta, X, q, shared, i, out):  # pragma: no cover - compiled
+    """``∇ℓ_i(x) = scale * out`` at ``x = X[q]`` in one pass: writes ``out`` and returns
+    ``(scale, ||∇ℓ_i(x)||)``, so that a loop can fuse the scaling into its own pass (the
+    Huber well: ``out = x - e_i``, ``scale = G / max(||out||, delta)``; the quadratic:
+    ``out = Qx - b + e_i``, ``scale = 1``)."""
+    d = X.shape[1]
+    s2 = 0.0
+    if kind == HUBER:
+        for j in range(d):
+            z = X[q, j] - E[i, j]
+            out[j] = z
+            s2 += z * z
+        s = math.sqrt(s2)
+        scale = G / max(s, delta)
+        return scale, s * scale
+    for j in range(d):
+        z = shared[j] + E[i, j]
+        out[j] = z
+        s2 += z * z
+    return 1.0, math.sqrt(s2)
+
+
+@_jit(fastmath={"contract"}, boundscheck=False, cache=True, inline="always", _nrt=False)
 def sample_grad(kind, E, G, delta, X, q, shared, i, out):  # pragma: no cover - compiled
     """``out = ∇ℓ_i(x)`` at ``x = X[q]`` (a row index, not a view: no reference count per
     call); ``shared`` is :func:`shared_term` at ``x`` (quadratic only)."""
