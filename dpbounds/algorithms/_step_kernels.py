@@ -34,7 +34,6 @@ from dpbounds.objectives._step_kernel import (
     ProblemData,
     problem_data,
     sample_direction,
-    sample_grad,
     shared_term,
 )
 
@@ -82,64 +81,23 @@ def tree_levels(n_steps: int, alpha: float) -> tuple[np.ndarray, float, float]:
 
 
 @_jit(**_LOOP, inline="always")
-def _tree_step(t, k, resync_now, q, g, noise, s_, ss, sz, rel, wlev, decay, log_decay, iw, ns,
-               rem):  # pragma: no cover - compiled
-    """One :meth:`TreeAggregator.step` (step ``t``, carry ``k = nu_2(t)``) of trial ``q`` with
-    node noise ``noise[q, s_]``: slots ``ss[q]``/``sz[q]`` (node sums / noises, live where the
-    bit of ``t`` is set), release ``rel[q]`` updated in place (recomputed from the live nodes
-    when ``resync_now``). Indices, not views: a view per step costs a reference count."""
-    d = g.shape[0]
+def _resync(t, q, ss, sz, rel, log_decay):  # pragma: no cover - compiled
+    """``rel[q]`` recomputed from the live nodes of step ``t`` (slot ``lev`` is live where bit
+    ``lev`` of ``t`` is set), longest first, as :meth:`TreeAggregator._recompute` does."""
+    d = rel.shape[1]
     for j in range(d):
-        ns[j] = iw * g[j]
-    for lev in range(k):
-        w = wlev[lev]
-        for j in range(d):
-            s = ss[q, lev, j]
-            ns[j] = ns[j] + w * s
-            c = w * (s + sz[q, lev, j])
-            rem[j] = c if lev == 0 else rem[j] + c
-    for j in range(d):
-        ss[q, k, j] = ns[j]
-        sz[q, k, j] = noise[q, s_, j]
-    if resync_now:  # exact recompute from the live nodes, longest first
-        for j in range(d):
-            rel[q, j] = 0.0
-        for lev in range(ss.shape[1] - 1, -1, -1):
-            if (t >> lev) & 1:
-                age = t & ((1 << lev) - 1)
-                if age == 0:
-                    w = 1.0
-                elif log_decay == -math.inf:
-                    w = 0.0
-                else:
-                    w = math.exp(age * log_decay)
-                for j in range(d):
-                    rel[q, j] = rel[q, j] + w * (ss[q, lev, j] + sz[q, lev, j])
-    else:
-        for j in range(d):
-            v = decay * rel[q, j] + (ns[j] + noise[q, s_, j])
-            rel[q, j] = v - rem[j] if k > 0 else v
-
-
-@_jit(**_LOOP, inline="always")
-def _vec_norm(v):  # pragma: no cover - compiled
-    s = 0.0
-    for j in range(v.shape[0]):
-        s += v[j] * v[j]
-    return math.sqrt(s)
-
-
-@_jit(**_LOOP, inline="always")
-def _clip_factor(v, bound):  # pragma: no cover - compiled
-    return bound / max(_vec_norm(v), bound)
-
-
-@_jit(**_LOOP, inline="always")
-def _row_norm(X, q):  # pragma: no cover - compiled
-    s = 0.0
-    for j in range(X.shape[1]):
-        s += X[q, j] * X[q, j]
-    return math.sqrt(s)
+        rel[q, j] = 0.0
+    for lev in range(ss.shape[1] - 1, -1, -1):
+        if (t >> lev) & 1:
+            age = t & ((1 << lev) - 1)
+            if age == 0:
+                w = 1.0
+            elif log_decay == -math.inf:
+                w = 0.0
+            else:
+                w = math.exp(age * log_decay)
+            for j in range(d):
+                rel[q, j] = rel[q, j] + w * (ss[q, lev, j] + sz[q, lev, j])
 
 
 # The loops run the steps in the outer loop and the trials in the inner one: a step is one
@@ -161,8 +119,7 @@ def tree_nsgd_steps(kind, E, Q, qd, b, G, delta,
     diagnostics), ``out[k]`` the iterate at ``tau[k]`` if it was reached.
     """
     trials, d = x.shape
-    g, gi, gp, raw, sh, sh2, ns, rem = (work[0], work[1], work[2], work[3], work[4], work[5],
-                                        work[6], work[7])
+    g, gi, gp, raw, sh, sh2, ns = work[0], work[1], work[2], work[3], work[4], work[5], work[6]
     xo = work[8:9]
     one_minus = 1.0 - gamma
     for s in range(nsteps):
@@ -187,44 +144,64 @@ def tree_nsgd_steps(kind, E, Q, qd, b, G, delta,
                 for j in range(d):
                     xo[0, j] = past_x[q, i, j]
                 shared_term(kind, Q, qd, b, xo, 0, sh2)
-            for j in range(d):
-                g[j] = 0.0
-                raw[j] = 0.0
+            # the query p_t (into g) and the mean raw gradient, one pass per sample
             for r in range(B):
                 idx = batches[q, e, i * B + r]
-                sample_grad(kind, E, G, delta, x, q, sh, idx, gi)
-                f = _clip_factor(gi, clip)
+                scale, nrm = sample_direction(kind, E, G, delta, x, q, sh, idx, gi)
+                c = scale * (clip / max(nrm, clip))
                 if later:
-                    sample_grad(kind, E, G, delta, xo, 0, sh2, idx, gp)
+                    scale2, _ = sample_direction(kind, E, G, delta, xo, 0, sh2, idx, gp)
+                    s2 = 0.0
                     for j in range(d):
-                        gp[j] = gi[j] - gp[j]
-                    fd = _clip_factor(gp, diff_clip)
+                        v = gi[j] * scale - gp[j] * scale2
+                        gp[j] = v
+                        s2 += v * v
+                    fd = diff_clip / max(math.sqrt(s2), diff_clip)
                     for j in range(d):
-                        g[j] += gamma * (gi[j] * f) + one_minus * (gp[j] * fd)
+                        v = gamma * (gi[j] * c) + one_minus * (gp[j] * fd)
+                        g[j] = v if r == 0 else g[j] + v
+                        raw[j] = gi[j] * scale if r == 0 else raw[j] + gi[j] * scale
                 else:
                     for j in range(d):
-                        g[j] += gi[j] * f
+                        g[j] = gi[j] * c if r == 0 else g[j] + gi[j] * c
+                        raw[j] = gi[j] * scale if r == 0 else raw[j] + gi[j] * scale
+            # the tree step: new node (with the k merged ones), release, estimate, in one pass
+            # (when the release is resynchronised, it is recomputed from the slots first)
+            if resync_now:
                 for j in range(d):
-                    raw[j] += gi[j]
+                    ns[j] = alpha * (g[j] / B)
+                    for lev in range(k):
+                        ns[j] = ns[j] + wlev[lev] * ss[q, lev, j]
+                    ss[q, k, j] = ns[j]
+                    sz[q, k, j] = noise[q, s, j]
+                _resync(t, q, ss, sz, rel, log_decay)
+            s2 = 0.0
             for j in range(d):
-                g[j] = g[j] / B
-            _tree_step(t, k, resync_now, q, g, noise, s, ss, sz, rel, wlev, decay, log_decay,
-                       alpha, ns, rem)
-            if later:
-                for j in range(d):
-                    m_last[q, j] = rel[q, j] + one_minus * past_m[q, i, j]
-            else:
-                for j in range(d):
-                    m_last[q, j] = rel[q, j]
-            if lag:
-                for j in range(d):
-                    past_m[q, i, j] = m_last[q, j]
+                gj = g[j] / B
+                if not resync_now:
+                    nsj = alpha * gj
+                    remj = 0.0
+                    for lev in range(k):
+                        w = wlev[lev]
+                        sv = ss[q, lev, j]
+                        nsj = nsj + w * sv
+                        cv = w * (sv + sz[q, lev, j])
+                        remj = cv if lev == 0 else remj + cv
+                    ss[q, k, j] = nsj
+                    z = noise[q, s, j]
+                    sz[q, k, j] = z
+                    v = decay * rel[q, j] + (nsj + z)
+                    rel[q, j] = v - remj if k > 0 else v
+                m = rel[q, j] + one_minus * past_m[q, i, j] if later else rel[q, j]
+                m_last[q, j] = m
+                s2 += m * m
+                if lag:
+                    past_m[q, i, j] = m
                     past_x[q, i, j] = x[q, j]
                     m_exact[q, j] = (1.0 - alpha) * m_exact[q, j] + alpha * (raw[j] / B)
-            else:
-                for j in range(d):
-                    m_exact[q, j] = (1.0 - alpha) * m_exact[q, j] + alpha * g[j]
-            nrm = _row_norm(m_last, q)
+                else:
+                    m_exact[q, j] = (1.0 - alpha) * m_exact[q, j] + alpha * gj
+            nrm = math.sqrt(s2)
             safe = nrm if nrm > 0 else 1.0
             for j in range(d):
                 x_prev[q, j] = x[q, j]

@@ -27,7 +27,6 @@ from dpbounds.backend import is_numpy
 from dpbounds.objectives._logistic_kernel import _identity_decorator, enabled, numba
 
 __all__ = ["DENSE", "DIAGONAL", "HUBER", "ProblemData", "problem_data", "sample_direction",
-           "sample_grad",
            "shared_term"]
 
 #: Objective kinds understood by :func:`sample_grad`.
@@ -109,22 +108,3 @@ def sample_direction(kind, E, G, delta, X, q, shared, i, out):  # pragma: no cov
         out[j] = z
         s2 += z * z
     return 1.0, math.sqrt(s2)
-
-
-@_jit(fastmath={"contract"}, boundscheck=False, cache=True, inline="always", _nrt=False)
-def sample_grad(kind, E, G, delta, X, q, shared, i, out):  # pragma: no cover - compiled
-    """``out = ∇ℓ_i(x)`` at ``x = X[q]`` (a row index, not a view: no reference count per
-    call); ``shared`` is :func:`shared_term` at ``x`` (quadratic only)."""
-    d = X.shape[1]
-    if kind == HUBER:
-        s2 = 0.0
-        for j in range(d):
-            z = X[q, j] - E[i, j]
-            out[j] = z
-            s2 += z * z
-        scale = G / max(math.sqrt(s2), delta)
-        for j in range(d):
-            out[j] *= scale
-    else:
-        for j in range(d):
-            out[j] = shared[j] + E[i, j]
