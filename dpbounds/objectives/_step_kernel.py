@@ -14,6 +14,10 @@ Both have no regulariser (``regularizer_grad`` is zero), which the loops rely on
 :func:`problem_data` packs an objective into the arrays the loops take, or returns ``None``
 when the compiled path does not apply (another objective or subclass, a non-NumPy backend,
 numba missing, or ``DPBOUNDS_KERNELS=numpy``, as for :mod:`._logistic_kernel`).
+
+The helpers are inlined into the loops, which numba caches by *their* source file: after an
+edit here, touch ``dpbounds/algorithms/_step_kernels.py`` (or clear its ``__pycache__``) so
+that the cached loops are rebuilt.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from dpbounds.objectives._logistic_kernel import _identity_decorator, enabled, n
 __all__ = ["DENSE", "DIAGONAL", "HUBER", "ProblemData", "problem_data", "sample_direction",
            "shared_term"]
 
-#: Objective kinds understood by :func:`sample_grad`.
+#: Objective kinds understood by :func:`sample_direction`.
 HUBER, DIAGONAL, DENSE = 0, 1, 2
 
 _jit = numba.njit if numba is not None else _identity_decorator
