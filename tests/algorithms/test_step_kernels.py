@@ -212,3 +212,18 @@ def test_projected_sgd_noise_has_the_calibrated_sigma():
     assert _variance_ci(np.asarray(res.x), sd)
     for factor in (0.85, 1.15):
         assert not _variance_ci(np.asarray(run(factor).x), sd)
+
+
+def test_compiled_runs_accept_more_steps(monkeypatch):
+    from dpbounds.algorithms._common import MAX_COMPILED_STEPS, MAX_STEPS
+
+    f, x0 = _problem("huber", 2, n=10)
+    assert kernels.step_limit(f) == MAX_COMPILED_STEPS > MAX_STEPS
+    monkeypatch.setenv("DPBOUNDS_KERNELS", "numpy")
+    assert kernels.step_limit(f) == MAX_STEPS
+    with pytest.raises(ValueError, match="steps"):  # refused before anything runs
+        dp_sgd(f, epsilon=1.0, delta=1e-5, steps=MAX_STEPS + 1, batch_size=1, step_size=0.1,
+               clip_norm=1.0, x0=x0)
+    with pytest.raises(ValueError, match="epochs"):
+        tree_momentum_nsgd(f, epsilon=1.0, delta=1e-5, epochs=MAX_STEPS // 10 + 1,
+                           step_size=1e-9, x0=x0)
