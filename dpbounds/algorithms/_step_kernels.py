@@ -3,8 +3,9 @@ r"""Compiled per-step loops of the first-order DP algorithms (optional: the ``fa
 On the verification problems (:class:`~dpbounds.objectives.HuberWell` and
 :class:`~dpbounds.objectives.QuadraticObjective`, NumPy backend, float64) a step of 4 batched
 trials at :math:`d\le16` is some hundred floating-point operations, and the array-API loop
-spends 90-500 us per step on Python and NumPy call overhead. The loops here run a whole block of
-steps in one compiled call:
+spends 40-150 us of CPU per step on Python and NumPy call overhead. The loops here run a whole
+block of steps in one compiled call (0.5-1 us per step of 4 trials at d = 4, 1.5-3 us at
+d = 16, about half of it drawing the noise with NumPy: ``bench/bench_step_loop.py``):
 
 * :func:`tree_nsgd_steps`: Tran & Cutkosky Algorithm 1 (tree-aggregated momentum, normalized
   step) and the reconstructed Algorithm 2 (lag-S sensitivity-reduced query, two noise levels);
