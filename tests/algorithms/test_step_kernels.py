@@ -172,7 +172,7 @@ def test_tree_node_noise_has_the_ledgers_sigmas_and_scaled_noise_reaches_it():
     z1 = res1.diagnostics["noise_error"]
     # ||zeta||^2 / sigma^2 ~ chi2(d): the sum over every step and trial
     assert _variance_ci(z1, mech.sigma, d)
-    for factor in (0.95, 1.05):  # under- and over-noised, same ledger
+    for factor in (0.5, 0.95, 1.05):  # under- and over-noised, same ledger
         with scaled_noise(factor):
             z = tree_momentum_nsgd(f, **kw).diagnostics["noise_error"]
         np.testing.assert_allclose(z, factor * z1, rtol=1e-12)  # the hook reaches the kernel
