@@ -177,6 +177,8 @@ def noisy_projected_sgd(objective: Any, *, epsilon: float, delta: float, radius:
     x = _project(xp, f.initial_state(trials, x0), radius)
     rec.record(x)
     kern = _kernels.active(f, x)
+    if kern is not None:  # the compiled loop updates x in place
+        x = np.array(x, dtype=np.float64, order="C", copy=True)
     block = _kernels.sample_block(1)
     for c0 in progress(range(0, T, block), desc="noisy projected SGD"):
         c1 = min(T, c0 + block)

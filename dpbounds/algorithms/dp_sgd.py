@@ -247,6 +247,8 @@ def _noisy_sgd(
     trace_steps = [0]
     recorder.record(x)
     kern = _kernels.active(objective, x) if fixed else None
+    if kern is not None:  # the compiled loop updates x in place (x0 may be a read-only view)
+        x = np.array(x, dtype=np.float64, order="C", copy=True)
     work = np.empty((_kernels.WORK_ROWS, d))  # the compiled loop's scratch
     cut = trace_every if recorder.kind is not None else 0  # a compiled call ends at records
     block = _kernels.sample_block(batch_size)

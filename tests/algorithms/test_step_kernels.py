@@ -113,6 +113,16 @@ def test_trial_k_has_the_same_bits_whatever_the_trial_count(alg, few, more, seed
         np.testing.assert_array_equal(a[key], b[key][:few], err_msg=key)
 
 
+@pytest.mark.parametrize("alg", ALGORITHMS)
+def test_one_trial_with_a_start_point(monkeypatch, alg):
+    # one trial: the start x0 reaches the loop as a read-only broadcast view
+    f, x0 = _problem("huber", 3)
+    got = _run(alg, f, x0, trials=1)
+    monkeypatch.setenv("DPBOUNDS_KERNELS", "numpy")
+    ref = _run(alg, f, x0, trials=1)
+    np.testing.assert_allclose(np.asarray(got.x), np.asarray(ref.x), rtol=1e-10, atol=1e-12)
+
+
 def test_same_seed_same_bits_other_seed_other_bits():
     f, x0 = _problem("huber", 4)
     for alg in ALGORITHMS:
