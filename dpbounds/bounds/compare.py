@@ -36,7 +36,62 @@ from scipy.optimize import brentq
 from dpbounds.bounds import registry
 from dpbounds.bounds.problem import DEFAULT_PROBLEM, problem_class
 
-__all__ = ["Comparison", "Crossover", "Row", "compare", "compare_table", "crossover"]
+__all__ = ["Comparison", "Crossover", "Row", "TrivialBound", "compare", "compare_table",
+           "crossover", "trivial_bounds", "vacuous_reason"]
+
+
+@dataclass(frozen=True)
+class TrivialBound:
+    """A value the bounded quantity never exceeds (or that doing nothing achieves): a bound at
+    or above it says nothing at this problem."""
+
+    value: float
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.value:.4g} ({self.reason})"
+
+
+def trivial_bounds(name: str | registry.Entry, problem: Mapping[str, Any]) -> list[TrivialBound]:
+    r"""What a bound must beat to say anything at ``problem`` (DERIVED, elementary facts).
+
+    * non-convex (:math:`\mathbb E\lVert\nabla F\rVert`): :math:`G`, since every sample loss is
+      :math:`G`-Lipschitz; and the do-nothing output :math:`x_0`, whose gradient is at most
+      :math:`\sqrt{2LR}` for an :math:`L`-smooth :math:`F` on :math:`\mathbb R^d` with
+      :math:`F(x_0)-\inf F\le R` (one gradient step of length :math:`1/L` lowers :math:`F` by
+      :math:`\lVert\nabla F(x_0)\rVert^2/(2L)`); not used when Yang et al.'s ``L1 > 0``;
+    * convex (excess empirical risk over a set of diameter ``diam``, default ``R``): any point of
+      the set, :math:`x_0` included, has excess at most :math:`G\cdot\mathrm{diam}`;
+    * strongly convex / quadratic (:math:`\mathbb E F(x_T)-F^*`): doing nothing keeps
+      :math:`F(x_0)-F^*\le R`.
+    """
+    e = registry.get(name) if isinstance(name, str) else name
+    p = {**DEFAULT_PROBLEM, **problem}
+    out: list[TrivialBound] = []
+    if e.problem_class == "nonconvex":
+        out.append(TrivialBound(float(p["G"]), "G: ||grad F|| <= G always"))
+        if not p.get("L1"):
+            out.append(TrivialBound(math.sqrt(2.0 * p["L"] * p["R"]),
+                                    "sqrt(2 L R): ||grad F(x0)|| of doing nothing"))
+    elif e.problem_class == "convex":
+        diam = float(p.get("diam") or p["R"])
+        out.append(TrivialBound(float(p["G"]) * diam,
+                                "G diam: excess risk of any point of the set, x0 included"))
+    else:
+        out.append(TrivialBound(float(p["R"]), "R: F(x0) - F* of doing nothing"))
+    return sorted(out, key=lambda b: b.value)
+
+
+def vacuous_reason(name: str | registry.Entry, problem: Mapping[str, Any],
+                   value: float) -> str | None:
+    """Why ``value`` of bound ``name`` says nothing at ``problem`` (``None`` if informative):
+    it is not finite, or at or above the smallest of :func:`trivial_bounds`."""
+    if not math.isfinite(value):
+        return f"bound {value} is not finite"
+    low = trivial_bounds(name, problem)[0]
+    if value >= low.value:
+        return f"bound {value:.4g} >= {low}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -72,10 +127,19 @@ class Crossover:
     variable: str
     value: float
     side: str  # "above" or "below"
+    #: the common value of the two bounds at the crossing (nan when not computed)
+    bound_value: float = math.nan
+    #: why the crossing says nothing ("" when at least one bound is informative there)
+    vacuous: str = ""
+
+    @property
+    def informative(self) -> bool:
+        return not self.vacuous
 
     def __str__(self) -> str:
-        return (f"{self.better} beats {self.worse} for {self.variable} {self.side} "
+        text = (f"{self.better} beats {self.worse} for {self.variable} {self.side} "
                 f"{self.value:.4g}")
+        return text + (f" (both vacuous there: {self.vacuous})" if self.vacuous else "")
 
 
 @dataclass(frozen=True)
@@ -97,21 +161,35 @@ class Comparison:
         """Bounds whose assumptions fail at this problem, with the reason."""
         return {r.name: r.not_applicable for r in self.rows if not r.applicable}
 
+    #: crossings found where both bounds are vacuous (not reported as crossovers)
+    vacuous_crossovers: list[Crossover] = field(default_factory=list)
+
+    @property
+    def vacuous_reasons(self) -> dict[str, str]:
+        """Bounds that say nothing at this problem, with why (:func:`vacuous_reason` of the
+        better of the closed-form and tuned values)."""
+        out = {}
+        for r in self.rows:
+            if r.applicable:
+                why = vacuous_reason(r.name, self.problem,
+                                     min(v for v in (r.value, r.tuned_value) if v is not None))
+                if why is not None:
+                    out[r.name] = why
+        return out
+
     @property
     def vacuous(self) -> list[str]:
-        """Bounds that say nothing at this problem: every loss is G-Lipschitz, so
-        ``||grad F|| <= G`` holds trivially and a bound ``>= G`` certifies nothing."""
-        G = self.problem.get("G")
-        if G is None or self.problem_class != "nonconvex":
-            return []
-        return [r.name for r in self.rows if r.applicable
-                and min(v for v in (r.value, r.tuned_value) if v is not None) >= G]
+        """Bounds that say nothing at this problem (see :func:`trivial_bounds`)."""
+        return list(self.vacuous_reasons)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (JSON-serialisable)."""
         return {
             "problem_class": self.problem_class,
             "vacuous": self.vacuous,
+            "vacuous_reasons": self.vacuous_reasons,
+            "trivial_bounds": {r.name: [asdict(b) for b in trivial_bounds(r.name, self.problem)]
+                               for r in self.rows},
             "not_applicable": self.not_applicable,
             "excluded": dict(self.excluded),
             "problem": dict(self.problem),
@@ -120,6 +198,7 @@ class Comparison:
             "best": self.best,
             "best_tuned": self.best_tuned,
             "crossovers": [asdict(c) for c in self.crossovers],
+            "vacuous_crossovers": [asdict(c) for c in self.vacuous_crossovers],
         }
 
     def to_text(self) -> str:
@@ -152,14 +231,16 @@ class Comparison:
             lines.append(f"not applicable here: {name}: {why}")
         for name, why in self.excluded.items():
             lines.append(f"not applicable: {name}: {why}")
-        if self.vacuous:
-            lines.append(f"vacuous here (bound >= G, and ||grad F|| <= G always): "
-                         f"{', '.join(self.vacuous)}")
+        for name, why in self.vacuous_reasons.items():
+            lines.append(f"vacuous here: {name}: {why}")
         lines.append(f"best (closed-form choices): {self.best or 'none (no bound applies)'}")
         if self.best_tuned:
             lines.append(f"best (tuned hyper-parameters): {self.best_tuned}")
         for c in self.crossovers:
             lines.append(f"crossover: {c}")
+        if self.vacuous_crossovers:
+            lines.append(f"not reported: {len(self.vacuous_crossovers)} crossing(s) where both "
+                         "bounds are vacuous (--json: vacuous_crossovers)")
         lines.append("")
         lines.append("hyper-parameters (closed form -> tuned):")
         for r in self.rows:
@@ -214,7 +295,9 @@ def crossover(
     """Where bound ``a`` and bound ``b`` (closed-form choices) cross along ``variable``.
 
     Scans a log-spaced grid (vectorised evaluation), then refines each sign change of
-    ``log(a/b)`` with Brent's method in log-space.
+    ``log(a/b)`` with Brent's method in log-space. Each crossing carries the bounds' common
+    value there and, when both are vacuous there (:func:`vacuous_reason`), why: such a crossing
+    orders two statements that say nothing (:func:`compare` does not report it).
     """
     p = _problem(problem, overrides)
     ea, eb = registry.get(a), registry.get(b)  # ids or aliases; reported as given
@@ -239,7 +322,13 @@ def crossover(
         root = math.exp(brentq(lambda z: float(logratio(math.exp(z))),
                                math.log(grid[i]), math.log(grid[i + 1]), xtol=1e-12))
         better, worse = (a, b) if vals[i + 1] < 0 else (b, a)
-        out.append(Crossover(better, worse, variable, root, "above"))
+        q = dict(p)
+        q[variable] = root
+        value = max(float(ea.value(q, invalid="nan")), float(eb.value(q, invalid="nan")))
+        # the two agree at the root; vacuous only if neither says anything there
+        why_a, why_b = vacuous_reason(ea, q, value), vacuous_reason(eb, q, value)
+        vacuous = why_a if (why_a and why_b) else ""
+        out.append(Crossover(better, worse, variable, root, "above", value, vacuous))
     return out
 
 
@@ -341,7 +430,9 @@ def compare(
         for i, a in enumerate(scanned):
             for b in scanned[i + 1:]:
                 found += crossover(a, b, crossover_variable, p)
-    return Comparison(problem=p, rows=rows, best=best, best_tuned=best_tuned, crossovers=found,
+    return Comparison(problem=p, rows=rows, best=best, best_tuned=best_tuned,
+                      crossovers=[c for c in found if c.informative],
+                      vacuous_crossovers=[c for c in found if not c.informative],
                       excluded=excluded, problem_class=cls)
 
 

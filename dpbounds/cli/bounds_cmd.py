@@ -17,6 +17,7 @@ import argparse
 import json
 from typing import Any
 
+from dpbounds.bounds.compare import trivial_bounds, vacuous_reason
 from dpbounds.bounds.problem import PROBLEM_QUANTITIES
 from dpbounds.bounds.registry import DEFAULT_PROBLEM, check_problem
 from dpbounds.cli import add_quantity, flag_used
@@ -56,6 +57,9 @@ output:
   tuned         the bound with its hyper-parameters tuned numerically, and their values
   gradients     the number of gradient evaluations the algorithm makes (closed-form choices)
   scaling       the leading-order exponents in d, N, eps (up to log factors) along d ~ N -> oo
+  VACUOUS       printed when the bound is at or above what it must beat: G (a gradient norm
+                never exceeds it) or sqrt(2 L R) (the start's gradient: doing nothing) for the
+                non-convex bounds, G diam (convex), R = F(x0) - F* (strongly convex)
   label         provenance: VERBATIM (as printed in the paper), RECONSTRUCTED, or DERIVED (by
                 dpbounds; constants of the math-stripped papers are all DERIVED)
   sources       the paper results the bound rests on (--audit: the whole lemma chain)"""
@@ -69,9 +73,11 @@ output columns:
   gradients             gradient evaluations of the algorithm (closed-form choices)
   scaling (up to logs)  leading-order exponents in d, N, eps along d ~ N -> oo
   label                 provenance: VERBATIM, RECONSTRUCTED or DERIVED (by dpbounds)
-below the table: bounds that do not apply (and why), vacuous bounds (>= G, which every
-G-Lipschitz loss satisfies), the best bound, and where one bound overtakes another along
---crossover-variable."""
+below the table: bounds that do not apply (and why), vacuous bounds (at or above G, which
+every G-Lipschitz loss satisfies, or the do-nothing value sqrt(2 L R); G diam for the convex
+bounds, R for the strongly convex ones), the best bound, and where one bound overtakes another
+along --crossover-variable (only crossings where a bound says something; the others are
+counted)."""
 
 
 def _add_problem(p: argparse.ArgumentParser) -> None:
@@ -131,6 +137,10 @@ def _bound(args: argparse.Namespace) -> int:
     hyper = e.hyperparameters(problem)
     tuned = e.optimize(problem) if (e.tunable and not args.no_tune) else None
     scaling = e.scaling()
+    trivial = trivial_bounds(e, problem)
+    vacuous = {"bound": vacuous_reason(e, problem, float(value))}
+    if tuned is not None:
+        vacuous["tuned"] = vacuous_reason(e, problem, float(tuned.value))
     if args.json:
         print(json.dumps({
             "name": e.name, "title": e.title, "parameters": params, "bound": value,
@@ -145,6 +155,9 @@ def _bound(args: argparse.Namespace) -> int:
             "whole_bound_scaling": None if e.whole_scaling() is None else {
                 k: str(v) for k, v in e.whole_scaling().powers.items()},
             "sources": [str(s) for s in e.tuned.sources],
+            "trivial_bounds": [{"value": b.value, "reason": b.reason} for b in trivial],
+            "vacuous": all(v is not None for v in vacuous.values()),
+            "vacuous_reasons": {k: v for k, v in vacuous.items() if v is not None},
         }, indent=2))
         return 0
     print(f"{e.name}: {e.title}" + (f"  [alias {args.name}]" if args.name != e.name else ""))
@@ -157,6 +170,12 @@ def _bound(args: argparse.Namespace) -> int:
     if tuned is not None:
         print(f"  tuned:       bound {_fmt(tuned.value)} with "
               + ", ".join(f"{k}={_fmt(v)}" for k, v in tuned.hyperparameters.items()))
+    for which, why in vacuous.items():
+        if why is not None:
+            print(f"  VACUOUS ({which}): {why}: it says nothing at this problem")
+    if all(why is not None for why in vacuous.values()):
+        print(f"  informative below {_fmt(trivial[0].value)}; from which N: dpbounds bound "
+              f"{e.name} --smallest N --target {_fmt(trivial[0].value)}")
     g = e.gradients(problem)
     if g is not None:
         print(f"  gradient evaluations: {_fmt(g)}")
