@@ -36,8 +36,8 @@ from scipy.optimize import brentq
 from dpbounds.bounds import registry
 from dpbounds.bounds.problem import DEFAULT_PROBLEM, problem_class
 
-__all__ = ["Comparison", "Crossover", "Row", "TrivialBound", "compare", "compare_table",
-           "crossover", "trivial_bounds", "vacuous_reason"]
+__all__ = ["Comparison", "Crossover", "Regime", "Row", "TrivialBound", "compare",
+           "compare_table", "crossover", "regime", "trivial_bounds", "vacuous_reason"]
 
 
 @dataclass(frozen=True)
@@ -439,3 +439,172 @@ def compare(
 def compare_table(problem: Mapping[str, float] | None = None, **overrides: Any) -> dict:
     """The comparison as plain data (for ``dpbounds demo`` and notebooks)."""
     return compare(problem, **overrides).to_dict()
+
+
+# ----------------------------------------------------------------------------- regime query
+#: the side of the answer by default: more data or budget helps (the bound falls), a larger
+#: dimension hurts (it rises). Declared here, checked on the bound by :func:`regime`.
+_SIDE = {"N": "smallest", "eps": "smallest", "d": "largest"}
+
+
+@dataclass(frozen=True)
+class Regime:
+    """Answer of :func:`regime`: where the bound is at most ``target`` along ``variable``.
+
+    ``side="smallest"``: the bound is non-increasing in ``variable`` on the searched range
+    (checked) and is ``<= target`` exactly for ``variable >= value``; ``"largest"``: it is
+    non-decreasing and ``<= target`` for ``variable <= value``. ``at_edge`` marks answers at
+    the end of the range (the target is already met there: the regime extends beyond it).
+    ``value`` and ``at_edge`` have the broadcast shape of ``target`` and the problem's arrays
+    (floats for scalars); ``nan`` where no value in range meets the target (``missing="nan"``).
+    """
+
+    name: str
+    variable: str
+    side: str
+    target: Any
+    value: Any
+    at_edge: Any
+    low: float
+    high: float
+    checked: str
+
+    def __str__(self) -> str:
+        word = "from" if self.side == "smallest" else "up to"
+        return (f"{self.name} <= {_fmt(self.target)} {word} {self.variable} = "
+                f"{_fmt(self.value)}" if np.ndim(self.value) == 0 else
+                f"{self.name}: regimes along {self.variable} for {np.size(self.value)} targets")
+
+
+def regime(
+    name: str,
+    variable: str,
+    target: Any = None,
+    problem: Mapping[str, Any] | None = None,
+    *,
+    side: str | None = None,
+    low: float | None = None,
+    high: float | None = None,
+    points: int = 256,
+    rtol: float = 1e-10,
+    missing: str = "raise",
+    **overrides: Any,
+) -> Regime:
+    """From which ``variable`` (or up to which) is bound ``name`` at most ``target``?
+
+    E.g. ``regime("tran_cutkosky.alg2", "N", 1.0, d=4, eps=8)``: the smallest dataset size
+    from which Theorem 9 (closed-form choices) is ``<= 1``; ``regime(..., "d", ...)`` the
+    largest dimension.
+
+    Parameters
+    ----------
+    name:
+        Registry id or alias (:func:`dpbounds.bounds.registry.get`).
+    variable:
+        A problem key (``"N"``, ``"d"``, ``"eps"``, ...).
+    target:
+        Value(s) to reach; arrays broadcast with the problem's arrays. Default: the smallest
+        of :func:`trivial_bounds` (the regime where the bound says anything).
+    problem, **overrides:
+        The other problem keys (:data:`DEFAULT_PROBLEM` for the missing ones); arrays broadcast.
+    side:
+        ``"smallest"`` (the bound must be non-increasing in ``variable``) or ``"largest"``
+        (non-decreasing); default ``"smallest"`` for ``N`` and ``eps``, ``"largest"`` for ``d``.
+        The direction is declared, not assumed: the bound is evaluated on ``points`` log-spaced
+        values of ``[low, high]`` and any step against it (relative 1e-9) raises
+        :class:`ValueError`, as does a set ``{bound <= target}`` that is not one interval at
+        the declared end (points where an assumption of the bound fails count as not meeting
+        the target).
+    low, high:
+        Search range (defaults: ``N`` in ``[2, 1e16]``, ``d`` in ``[1, 1e12]``, ``eps`` in
+        ``[1e-4, log(1/delta)]``, else ``[1e-6, 1e6]``).
+    rtol:
+        Relative precision of the answer (bisection in log-space, vectorised over targets,
+        after the scan brackets each answer between two grid points).
+    missing:
+        ``"raise"`` (:class:`ValueError` when a target is met nowhere in range, with the best
+        value the bound reaches there) or ``"nan"``.
+    """
+    e = registry.get(name)
+    p = {**DEFAULT_PROBLEM, **(problem or {}), **overrides}
+    if variable not in p and variable not in ("N", "d", "eps"):
+        raise ValueError(f"variable must be a problem key such as 'N', 'd' or 'eps', got "
+                         f"{variable!r}")
+    side = side or _SIDE.get(variable, "smallest")
+    if side not in ("smallest", "largest"):
+        raise ValueError(f"side must be 'smallest' or 'largest', got {side!r}")
+    if missing not in ("raise", "nan"):
+        raise ValueError(f"missing must be 'raise' or 'nan', got {missing!r}")
+    points = int(points)
+    if points < 3:
+        raise ValueError(f"points must be >= 3, got {points}")
+    if not (0.0 < rtol < 1.0):
+        raise ValueError(f"rtol must lie in (0, 1), got {rtol!r}")
+    lo_default, hi_default = _RANGES.get(variable, (1e-6, 1e6))
+    if variable == "eps" and hi_default is None:
+        hi_default = math.log(1.0 / float(np.min(p["delta"])))
+    lo = float(low if low is not None else lo_default)
+    hi = float(high if high is not None else hi_default)
+    if not (0.0 < lo < hi and math.isfinite(hi)):
+        raise ValueError(f"need 0 < low < high < inf for the {variable} range, got "
+                         f"({lo}, {hi})")
+    if target is None:
+        target = trivial_bounds(e, {k: v for k, v in p.items() if np.ndim(v) == 0})[0].value
+    target = np.asarray(target, dtype=float)
+    if not np.all(target > 0):
+        raise ValueError("target must be > 0 (a bound is positive)")
+    shape = np.broadcast_shapes(target.shape, *(np.shape(v) for v in p.values()))
+    tgt = np.broadcast_to(target, shape)
+
+    def bound(x: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(np.asarray(e.value({**p, variable: x}, invalid="nan"),
+                                          dtype=float), np.broadcast_shapes(np.shape(x), shape))
+
+    grid = np.geomspace(lo, hi, points).reshape((points,) + (1,) * len(shape))
+    vals = bound(grid)
+    sign = 1.0 if side == "smallest" else -1.0  # the declared direction of the bound
+    both = np.isfinite(vals[1:]) & np.isfinite(vals[:-1])
+    against = both & (sign * (vals[1:] - vals[:-1]) > 1e-9 * np.abs(vals[:-1]))
+    if against.any():
+        i = np.argwhere(against)[0]
+        x0, x1 = float(grid[i[0]].item()), float(grid[i[0] + 1].item())
+        raise ValueError(
+            f"{e.name} is not {'non-increasing' if sign > 0 else 'non-decreasing'} in "
+            f"{variable} on [{_fmt(lo)}, {_fmt(hi)}] at this problem: "
+            f"{_fmt(vals[tuple(i)])} at {variable}={_fmt(x0)}, "
+            f"{_fmt(vals[(i[0] + 1, *i[1:])])} at {_fmt(x1)}; give another side or a range")
+    ok = np.isfinite(vals) & (vals <= tgt)
+    if side == "largest":  # walk from the top: the answer is the last point meeting the target
+        ok, grid, vals = ok[::-1], grid[::-1], vals[::-1]
+    # one interval at the declared end: once met, met for every later grid point
+    if np.any(ok[:-1] & ~ok[1:]):
+        raise ValueError(f"{e.name} <= target is not one interval at the "
+                         f"{'upper' if side == 'smallest' else 'lower'} end of {variable} in "
+                         f"[{_fmt(lo)}, {_fmt(hi)}] (an assumption of the bound fails inside "
+                         f"it): give a narrower range")
+    never = ~ok[-1]
+    if never.any() and missing == "raise":
+        best = np.nanmin(vals, axis=0) if np.isfinite(vals).any() else np.nan
+        raise ValueError(f"no {variable} in [{_fmt(lo)}, {_fmt(hi)}] brings {e.name} to the "
+                         f"target {_fmt(float(np.max(tgt[never])))}: the smallest value there "
+                         f"is {_fmt(float(np.nanmin(np.where(never, best, np.nan))))}")
+    first = np.argmax(ok, axis=0)  # index of the first point meeting the target
+    at_edge = ok[0] & ~never
+    # bracket (bad, good) in log-space, then bisect all answers at once
+    idx = np.maximum(first, 1)
+    good = np.log(np.take_along_axis(np.broadcast_to(grid, ok.shape), idx[None], 0)[0])
+    bad = np.log(np.take_along_axis(np.broadcast_to(grid, ok.shape), idx[None] - 1, 0)[0])
+    active = ~at_edge & ~never
+    while active.any() and np.max(np.abs(good - bad)[active]) > rtol:
+        mid = 0.5 * (good + bad)
+        v = bound(np.exp(mid))
+        meet = np.isfinite(v) & (v <= tgt)
+        good = np.where(active & meet, mid, good)
+        bad = np.where(active & ~meet, mid, bad)
+    value = np.where(never, np.nan, np.where(at_edge, float(grid[0].item()), np.exp(good)))
+    checked = (f"{'non-increasing' if sign > 0 else 'non-decreasing'} in {variable} at "
+               f"{points} log-spaced points of [{_fmt(lo)}, {_fmt(hi)}]")
+    if shape == ():
+        return Regime(e.name, variable, side, float(target), float(value), bool(at_edge), lo,
+                      hi, checked)
+    return Regime(e.name, variable, side, tgt, value, at_edge, lo, hi, checked)

@@ -62,7 +62,10 @@ output:
                 non-convex bounds, G diam (convex), R = F(x0) - F* (strongly convex)
   label         provenance: VERBATIM (as printed in the paper), RECONSTRUCTED, or DERIVED (by
                 dpbounds; constants of the math-stripped papers are all DERIVED)
-  sources       the paper results the bound rests on (--audit: the whole lemma chain)"""
+  sources       the paper results the bound rests on (--audit: the whole lemma chain)
+with --smallest VAR / --largest VAR: from which VAR (up to which) the bound is <= --target,
+with the monotonicity checked on the bound over the searched range, e.g.
+  dpbounds bound tran_cutkosky.alg2 --d 4 --eps 8 --smallest N --target 1"""
 
 _COMPARE_OUTPUT = """\
 output columns:
@@ -129,6 +132,8 @@ def _bound(args: argparse.Namespace) -> int:
         return 0
     e = registry.get(args.name)
     problem = _problem(args)
+    if args.smallest or args.largest:
+        return _regime(args, e, problem)
     why = e.applicability(problem)
     if why is not None:
         raise ValueError(f"{e.name} does not apply to this problem: {why}")
@@ -200,6 +205,43 @@ def _bound(args: argparse.Namespace) -> int:
     return 0
 
 
+def _regime(args: argparse.Namespace, e: Any, problem: dict[str, float]) -> int:
+    """``--smallest VAR`` / ``--largest VAR``: where the bound is at most ``--target``."""
+    from dpbounds.bounds.compare import regime
+
+    if args.smallest and args.largest:
+        raise ValueError("give one of --smallest and --largest, not both")
+    variable, side = ((args.smallest, "smallest") if args.smallest
+                      else (args.largest, "largest"))
+    low, high = args.search_range or (None, None)
+    rest = {k: v for k, v in problem.items() if k != variable}
+    r = regime(e.name, variable, args.target, rest, side=side, low=low, high=high)
+    trivial = trivial_bounds(e, problem)
+    if args.json:
+        print(json.dumps({"name": e.name, "variable": variable, "side": side,
+                          "target": r.target, "value": r.value, "at_edge": r.at_edge,
+                          "range": [r.low, r.high], "checked": r.checked,
+                          "problem": rest,
+                          "trivial_bounds": [{"value": b.value, "reason": b.reason}
+                                             for b in trivial]}, indent=2))
+        return 0
+    word = "from" if side == "smallest" else "up to"
+    print(f"{e.name}: {e.title}")
+    print("  " + ", ".join(f"{k}={_fmt(v)}" for k, v in rest.items()))
+    print(f"  bound <= {_fmt(r.target)} {word} {variable} = {_fmt(r.value)}   (closed-form "
+          f"hyper-parameters)")
+    if r.at_edge:
+        print(f"  the target is met already at the end of the range [{_fmt(r.low)}, "
+              f"{_fmt(r.high)}]: the regime extends beyond it (--search-range)")
+    print(f"  checked: {r.checked}")
+    if r.target > trivial[0].value:
+        print(f"  note: the target is above {trivial[0]}: there the bound still says nothing")
+    elif r.target == trivial[0].value:
+        print(f"  beyond this point the bound is below {trivial[0]}: it says something")
+    print(f"  label: {e.tuned.provenance}" + (f"  ({e.notes})" if e.notes else ""))
+    return 0
+
+
 def _compare(args: argparse.Namespace) -> int:
     from dpbounds.bounds.compare import compare
 
@@ -225,6 +267,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--latex", action="store_true", help="print the bound in LaTeX")
     p.add_argument("--audit", action="store_true", help="print the whole lemma chain")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    q = p.add_argument_group("regime query (where is the bound <= --target?)")
+    q.add_argument("--smallest", choices=("N", "d", "eps"),
+                   help="the smallest value of this problem key from which the bound is <= "
+                        "--target (the bound must fall in it; checked)")
+    q.add_argument("--largest", choices=("N", "d", "eps"),
+                   help="the largest value of this problem key up to which the bound is <= "
+                        "--target (the bound must rise in it; checked)")
+    q.add_argument("--target", type=float, default=None,
+                   help="value to reach (default: what the bound must beat to say anything: "
+                        "G or sqrt(2 L R) non-convex, G diam convex, R strongly convex)")
+    q.add_argument("--search-range", type=float, nargs=2, metavar=("LOW", "HIGH"),
+                   help="range searched (default N in [2, 1e16], d in [1, 1e12], eps in "
+                        "[1e-4, log(1/delta)])")
     _add_problem(p)
     p.set_defaults(func=_bound)
 
