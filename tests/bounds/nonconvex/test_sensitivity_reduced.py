@@ -87,6 +87,22 @@ def test_theorem8_sigmas_cover_what_the_run_calibrates(eps, delta, n, epochs, et
         assert run[key] <= bound < 2.5 * run[key]
 
 
+@settings(max_examples=10, deadline=None)
+@given(n=st.integers(1, 5000), epochs=st.integers(2, 20000), log_gamma=st.floats(-4, 0),
+       eps=st.floats(0.05, 10.0), log_eta=st.floats(-9, -2))
+def test_theorem8_covers_the_run_anywhere(n, epochs, log_gamma, eps, log_eta):
+    """Property form of the check above over (N, E, gamma, eps, eta): the run's sigmas never
+    exceed Theorem 8's (eps <= log(1/delta) as Theorem 8 assumes)."""
+    from dpbounds.algorithms.tree_momentum import sensitivity_reduced_privacy
+
+    delta, gamma, eta = 1e-6, 10.0**log_gamma, 10.0**log_eta
+    run = sensitivity_reduced_privacy(eps, delta, n=n, epochs=epochs, alpha=1 / n, gamma=gamma,
+                                      clip_norm=1.0, diff_clip=eta * n)
+    p = dict(eps=eps, delta=delta, G=1.0, L=1.0, N=n, E=epochs, eta=eta, gamma=gamma)
+    assert run["sigma_1"] <= sr.theorem8_sigma1.evaluate(ignore_extra=True, **p)
+    assert run["sigma_2"] <= sr.theorem8_sigma2.evaluate(ignore_extra=True, **p)
+
+
 def _noise_factors_by_recursion(t: int, steps: int, alpha: float, gamma: float
                                 ) -> tuple[float, float]:
     """Independent oracle: propagate each node's noise coefficient through the run's two
