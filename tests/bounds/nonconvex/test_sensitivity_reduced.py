@@ -167,8 +167,9 @@ def _probe_steps(steps: int, epochs: int, rng: np.random.Generator) -> list[int]
 @pytest.mark.parametrize("gamma", [1e-3, 0.03, 1.0])
 def test_exact_noise_over_lemma7_is_at_most_one_up_to_ten_thousand_epochs(steps, gamma):
     """Lemma 7 (both noise levels) against the exact variance, over E in {2, 50, 1e4} epochs.
-    Two-sided: the worst ratio is also >= 0.02 (a bound 50x too large would hide a broken
-    run), and the pre-issue-18 Lemma 7 (no re-injection factor) is exceeded (control)."""
+    Two-sided: the worst variance ratio is also >= 0.3 (measured 0.43-0.63: a lemma more than
+    ~3x too loose would hide an over-noised run), and the pre-issue-18 Lemma 7 (no
+    re-injection factor) is exceeded (control)."""
     rng = np.random.default_rng(steps)
     worst = 0.0
     old_exceeded = False
@@ -181,7 +182,7 @@ def test_exact_noise_over_lemma7_is_at_most_one_up_to_ten_thousand_epochs(steps,
             assert early <= bound_early and late <= bound_late, (epochs, t)
             worst = max(worst, early / bound_early, late / bound_late)
             old_exceeded |= late > old_late
-    assert worst >= 0.02
+    assert worst >= 0.3
     if gamma < 0.1:
         assert old_exceeded
 
