@@ -545,6 +545,8 @@ def regime(
         hi_default = math.log(1.0 / float(np.min(p["delta"])))
     lo = float(low if low is not None else lo_default)
     hi = float(high if high is not None else hi_default)
+    if high is None and e.numeric and variable == "N":
+        hi = min(hi, 1e15)  # the numeric bounds' largest dataset size
     if not (0.0 < lo < hi and math.isfinite(hi)):
         raise ValueError(f"need 0 < low < high < inf for the {variable} range, got "
                          f"({lo}, {hi})")
@@ -556,9 +558,26 @@ def regime(
     shape = np.broadcast_shapes(target.shape, *(np.shape(v) for v in p.values()))
     tgt = np.broadcast_to(target, shape)
 
+    integral = e.numeric and variable == "N"  # numeric bounds take a whole dataset size
+    if e.numeric and any(np.ndim(v) for v in p.values()):
+        raise ValueError(f"{e.name} is a numeric bound: give a scalar problem (arrays of "
+                         f"targets are fine)")
+
+    def one(x: float) -> float:
+        if integral:  # rounded towards the inside of the regime: the answer meets the target
+            x = max(1, math.ceil(x) if side == "smallest" else math.floor(x))
+        try:
+            return float(e.value({**p, variable: x}, invalid="nan"))
+        except ValueError:  # a numeric bound that does not apply there
+            return math.nan
+
     def bound(x: np.ndarray) -> np.ndarray:
+        full = np.broadcast_shapes(np.shape(x), shape)
+        if e.numeric:  # no vectorised path: point by point
+            xs = np.broadcast_to(x, full)
+            return np.array([one(float(v)) for v in xs.ravel()]).reshape(full)
         return np.broadcast_to(np.asarray(e.value({**p, variable: x}, invalid="nan"),
-                                          dtype=float), np.broadcast_shapes(np.shape(x), shape))
+                                          dtype=float), full)
 
     grid = np.geomspace(lo, hi, points).reshape((points,) + (1,) * len(shape))
     vals = bound(grid)
@@ -602,6 +621,9 @@ def regime(
         good = np.where(active & meet, mid, good)
         bad = np.where(active & ~meet, mid, bad)
     value = np.where(never, np.nan, np.where(at_edge, float(grid[0].item()), np.exp(good)))
+    if integral:
+        value = np.where(np.isfinite(value), np.maximum(1.0, np.ceil(value) if side ==
+                                                        "smallest" else np.floor(value)), value)
     checked = (f"{'non-increasing' if sign > 0 else 'non-decreasing'} in {variable} at "
                f"{points} log-spaced points of [{_fmt(lo)}, {_fmt(hi)}]")
     if shape == ():

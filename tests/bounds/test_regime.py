@@ -142,3 +142,15 @@ def test_cli_regime_query(capsys):
     assert err.startswith("dpbounds: error: no N in") and len(err.strip().splitlines()) == 1
     assert main(["bound", "tran_cutkosky.alg2", "--smallest", "d", "--target", "0.5"]) == 2
     assert "not non-increasing in d" in capsys.readouterr().err
+
+
+def test_numeric_bound_gives_a_whole_dataset_size():
+    """A numeric bound (DP-NAG at its best horizon) is evaluated point by point; the answer is
+    the first whole N that meets the target: N meets it, N - 1 does not."""
+    e = registry.get("strongly_convex.nag")
+    p = dict(mu=0.5, S1=1.0)
+    r = regime("strongly_convex.nag", "N", 1e-3, p, points=24)
+    assert r.value == int(r.value)
+    assert float(e.value(dict(p, N=r.value))) <= 1e-3 < float(e.value(dict(p, N=r.value - 1)))
+    with pytest.raises(ValueError, match="numeric bound: give a scalar problem"):
+        regime("strongly_convex.nag", "N", 1e-3, dict(p, d=np.array([2.0, 3.0])))
