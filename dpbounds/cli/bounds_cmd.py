@@ -228,8 +228,8 @@ def _regime(args: argparse.Namespace, e: Any, problem: dict[str, float]) -> int:
     word = "from" if side == "smallest" else "up to"
     print(f"{e.name}: {e.title}")
     print("  " + ", ".join(f"{k}={_fmt(v)}" for k, v in rest.items()))
-    print(f"  bound <= {_fmt(r.target)} {word} {variable} = {_fmt(r.value)}   (closed-form "
-          f"hyper-parameters)")
+    how = "numeric bound, its own search" if e.numeric else "closed-form hyper-parameters"
+    print(f"  bound <= {_fmt(r.target)} {word} {variable} = {_fmt(r.value)}   ({how})")
     if r.at_edge:
         print(f"  the target is met already at the end of the range [{_fmt(r.low)}, "
               f"{_fmt(r.high)}]: the regime extends beyond it (--search-range)")
