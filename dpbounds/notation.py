@@ -241,6 +241,12 @@ OPTIONS: dict[str, str] = {
     "--debug": "on an error, show the Python traceback",
     "--list": "list the names (bounds, audits)",
     "--no-tune": "skip the numeric tuning of hyper-parameters",
+    "--smallest": "regime query: smallest value of a problem key from which a bound is <= "
+                  "--target",
+    "--largest": "regime query: largest value of a problem key up to which a bound is <= "
+                 "--target",
+    "--target": "regime query: the value a bound must reach",
+    "--search-range": "regime query: the range searched (LOW HIGH)",
     "--latex": "print the bound in LaTeX",
     "--audit": "print the whole lemma chain of a bound",
     "--no-lmi": "closed-form rates only (no LMI certificate)",

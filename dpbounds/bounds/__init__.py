@@ -12,12 +12,21 @@ examples).
 * :mod:`~dpbounds.bounds.strongly_convex` — smooth strongly convex problems
   (:math:`\mathbb E F(x_T)-F^\ast`): DP heavy ball (quadratics, LMI), DP-NAG / DP-MASG, the optimal
   per-iteration noise and the horizon choice;
-* :mod:`~dpbounds.bounds.registry`, :mod:`~dpbounds.bounds.compare` — names and comparison.
+* :mod:`~dpbounds.bounds.registry`, :mod:`~dpbounds.bounds.compare` — names, comparison,
+  what a bound must beat (:func:`trivial_bounds`) and regime queries (:func:`regime`).
 
 Which paper each result comes from is in its :class:`~dpbounds.provenance.Source`.
 """
 
-from dpbounds.bounds.compare import Comparison, compare, compare_table, crossover
+from dpbounds.bounds.compare import (
+    Comparison,
+    Regime,
+    compare,
+    compare_table,
+    crossover,
+    regime,
+    trivial_bounds,
+)
 from dpbounds.bounds.registry import DEFAULT_PROBLEM
 from dpbounds.bounds.registry import get as get_bound
 from dpbounds.bounds.registry import names as bound_names
@@ -41,6 +50,7 @@ __all__ = [
     "Bound",
     "Comparison",
     "Lemma",
+    "Regime",
     "Scaling",
     "Theorem",
     "Tuned",
@@ -53,9 +63,11 @@ __all__ = [
     "heavy_ball_stationary_error",
     "optimal_noise",
     "optimal_noise_closed_form",
+    "regime",
     "remark_4_1_theorem",
     "select_horizon",
     "stationary_error_theorem",
     "sym",
     "theorem_3_5",
+    "trivial_bounds",
 ]

@@ -36,7 +36,62 @@ from scipy.optimize import brentq
 from dpbounds.bounds import registry
 from dpbounds.bounds.problem import DEFAULT_PROBLEM, problem_class
 
-__all__ = ["Comparison", "Crossover", "Row", "compare", "compare_table", "crossover"]
+__all__ = ["Comparison", "Crossover", "Regime", "Row", "TrivialBound", "compare",
+           "compare_table", "crossover", "regime", "trivial_bounds", "vacuous_reason"]
+
+
+@dataclass(frozen=True)
+class TrivialBound:
+    """A value the bounded quantity never exceeds (or that doing nothing achieves): a bound at
+    or above it says nothing at this problem."""
+
+    value: float
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.value:.4g} ({self.reason})"
+
+
+def trivial_bounds(name: str | registry.Entry, problem: Mapping[str, Any]) -> list[TrivialBound]:
+    r"""What a bound must beat to say anything at ``problem`` (DERIVED, elementary facts).
+
+    * non-convex (:math:`\mathbb E\lVert\nabla F\rVert`): :math:`G`, since every sample loss is
+      :math:`G`-Lipschitz; and the do-nothing output :math:`x_0`, whose gradient is at most
+      :math:`\sqrt{2LR}` for an :math:`L`-smooth :math:`F` on :math:`\mathbb R^d` with
+      :math:`F(x_0)-\inf F\le R` (one gradient step of length :math:`1/L` lowers :math:`F` by
+      :math:`\lVert\nabla F(x_0)\rVert^2/(2L)`); not used when Yang et al.'s ``L1 > 0``;
+    * convex (excess empirical risk over a set of diameter ``diam``, default ``R``): any point of
+      the set, :math:`x_0` included, has excess at most :math:`G\cdot\mathrm{diam}`;
+    * strongly convex / quadratic (:math:`\mathbb E F(x_T)-F^*`): doing nothing keeps
+      :math:`F(x_0)-F^*\le R`.
+    """
+    e = registry.get(name) if isinstance(name, str) else name
+    p = {**DEFAULT_PROBLEM, **problem}
+    out: list[TrivialBound] = []
+    if e.problem_class == "nonconvex":
+        out.append(TrivialBound(float(p["G"]), "G: ||grad F|| <= G always"))
+        if not p.get("L1"):
+            out.append(TrivialBound(math.sqrt(2.0 * p["L"] * p["R"]),
+                                    "sqrt(2 L R): ||grad F(x0)|| of doing nothing"))
+    elif e.problem_class == "convex":
+        diam = float(p.get("diam") or p["R"])
+        out.append(TrivialBound(float(p["G"]) * diam,
+                                "G diam: excess risk of any point of the set, x0 included"))
+    else:
+        out.append(TrivialBound(float(p["R"]), "R: F(x0) - F* of doing nothing"))
+    return sorted(out, key=lambda b: b.value)
+
+
+def vacuous_reason(name: str | registry.Entry, problem: Mapping[str, Any],
+                   value: float) -> str | None:
+    """Why ``value`` of bound ``name`` says nothing at ``problem`` (``None`` if informative):
+    it is not finite, or at or above the smallest of :func:`trivial_bounds`."""
+    if not math.isfinite(value):
+        return f"bound {value} is not finite"
+    low = trivial_bounds(name, problem)[0]
+    if value >= low.value:
+        return f"bound {value:.4g} >= {low}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -72,10 +127,19 @@ class Crossover:
     variable: str
     value: float
     side: str  # "above" or "below"
+    #: the common value of the two bounds at the crossing (nan when not computed)
+    bound_value: float = math.nan
+    #: why the crossing says nothing ("" when at least one bound is informative there)
+    vacuous: str = ""
+
+    @property
+    def informative(self) -> bool:
+        return not self.vacuous
 
     def __str__(self) -> str:
-        return (f"{self.better} beats {self.worse} for {self.variable} {self.side} "
+        text = (f"{self.better} beats {self.worse} for {self.variable} {self.side} "
                 f"{self.value:.4g}")
+        return text + (f" (both vacuous there: {self.vacuous})" if self.vacuous else "")
 
 
 @dataclass(frozen=True)
@@ -97,21 +161,35 @@ class Comparison:
         """Bounds whose assumptions fail at this problem, with the reason."""
         return {r.name: r.not_applicable for r in self.rows if not r.applicable}
 
+    #: crossings found where both bounds are vacuous (not reported as crossovers)
+    vacuous_crossovers: list[Crossover] = field(default_factory=list)
+
+    @property
+    def vacuous_reasons(self) -> dict[str, str]:
+        """Bounds that say nothing at this problem, with why (:func:`vacuous_reason` of the
+        better of the closed-form and tuned values)."""
+        out = {}
+        for r in self.rows:
+            if r.applicable:
+                why = vacuous_reason(r.name, self.problem,
+                                     min(v for v in (r.value, r.tuned_value) if v is not None))
+                if why is not None:
+                    out[r.name] = why
+        return out
+
     @property
     def vacuous(self) -> list[str]:
-        """Bounds that say nothing at this problem: every loss is G-Lipschitz, so
-        ``||grad F|| <= G`` holds trivially and a bound ``>= G`` certifies nothing."""
-        G = self.problem.get("G")
-        if G is None or self.problem_class != "nonconvex":
-            return []
-        return [r.name for r in self.rows if r.applicable
-                and min(v for v in (r.value, r.tuned_value) if v is not None) >= G]
+        """Bounds that say nothing at this problem (see :func:`trivial_bounds`)."""
+        return list(self.vacuous_reasons)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (JSON-serialisable)."""
         return {
             "problem_class": self.problem_class,
             "vacuous": self.vacuous,
+            "vacuous_reasons": self.vacuous_reasons,
+            "trivial_bounds": {r.name: [asdict(b) for b in trivial_bounds(r.name, self.problem)]
+                               for r in self.rows},
             "not_applicable": self.not_applicable,
             "excluded": dict(self.excluded),
             "problem": dict(self.problem),
@@ -120,6 +198,7 @@ class Comparison:
             "best": self.best,
             "best_tuned": self.best_tuned,
             "crossovers": [asdict(c) for c in self.crossovers],
+            "vacuous_crossovers": [asdict(c) for c in self.vacuous_crossovers],
         }
 
     def to_text(self) -> str:
@@ -152,14 +231,16 @@ class Comparison:
             lines.append(f"not applicable here: {name}: {why}")
         for name, why in self.excluded.items():
             lines.append(f"not applicable: {name}: {why}")
-        if self.vacuous:
-            lines.append(f"vacuous here (bound >= G, and ||grad F|| <= G always): "
-                         f"{', '.join(self.vacuous)}")
+        for name, why in self.vacuous_reasons.items():
+            lines.append(f"vacuous here: {name}: {why}")
         lines.append(f"best (closed-form choices): {self.best or 'none (no bound applies)'}")
         if self.best_tuned:
             lines.append(f"best (tuned hyper-parameters): {self.best_tuned}")
         for c in self.crossovers:
             lines.append(f"crossover: {c}")
+        if self.vacuous_crossovers:
+            lines.append(f"not reported: {len(self.vacuous_crossovers)} crossing(s) where both "
+                         "bounds are vacuous (--json: vacuous_crossovers)")
         lines.append("")
         lines.append("hyper-parameters (closed form -> tuned):")
         for r in self.rows:
@@ -214,7 +295,9 @@ def crossover(
     """Where bound ``a`` and bound ``b`` (closed-form choices) cross along ``variable``.
 
     Scans a log-spaced grid (vectorised evaluation), then refines each sign change of
-    ``log(a/b)`` with Brent's method in log-space.
+    ``log(a/b)`` with Brent's method in log-space. Each crossing carries the bounds' common
+    value there and, when both are vacuous there (:func:`vacuous_reason`), why: such a crossing
+    orders two statements that say nothing (:func:`compare` does not report it).
     """
     p = _problem(problem, overrides)
     ea, eb = registry.get(a), registry.get(b)  # ids or aliases; reported as given
@@ -239,7 +322,13 @@ def crossover(
         root = math.exp(brentq(lambda z: float(logratio(math.exp(z))),
                                math.log(grid[i]), math.log(grid[i + 1]), xtol=1e-12))
         better, worse = (a, b) if vals[i + 1] < 0 else (b, a)
-        out.append(Crossover(better, worse, variable, root, "above"))
+        q = dict(p)
+        q[variable] = root
+        value = max(float(ea.value(q, invalid="nan")), float(eb.value(q, invalid="nan")))
+        # the two agree at the root; vacuous only if neither says anything there
+        why_a, why_b = vacuous_reason(ea, q, value), vacuous_reason(eb, q, value)
+        vacuous = why_a if (why_a and why_b) else ""
+        out.append(Crossover(better, worse, variable, root, "above", value, vacuous))
     return out
 
 
@@ -341,10 +430,203 @@ def compare(
         for i, a in enumerate(scanned):
             for b in scanned[i + 1:]:
                 found += crossover(a, b, crossover_variable, p)
-    return Comparison(problem=p, rows=rows, best=best, best_tuned=best_tuned, crossovers=found,
+    return Comparison(problem=p, rows=rows, best=best, best_tuned=best_tuned,
+                      crossovers=[c for c in found if c.informative],
+                      vacuous_crossovers=[c for c in found if not c.informative],
                       excluded=excluded, problem_class=cls)
 
 
 def compare_table(problem: Mapping[str, float] | None = None, **overrides: Any) -> dict:
     """The comparison as plain data (for ``dpbounds demo`` and notebooks)."""
     return compare(problem, **overrides).to_dict()
+
+
+# ----------------------------------------------------------------------------- regime query
+#: the side of the answer by default: more data or budget helps (the bound falls), a larger
+#: dimension hurts (it rises). Declared here, checked on the bound by :func:`regime`.
+_SIDE = {"N": "smallest", "eps": "smallest", "d": "largest"}
+
+
+@dataclass(frozen=True)
+class Regime:
+    """Answer of :func:`regime`: where the bound is at most ``target`` along ``variable``.
+
+    ``side="smallest"``: the bound is non-increasing in ``variable`` on the searched range
+    (checked) and is ``<= target`` exactly for ``variable >= value``; ``"largest"``: it is
+    non-decreasing and ``<= target`` for ``variable <= value``. ``at_edge`` marks answers at
+    the end of the range (the target is already met there: the regime extends beyond it).
+    ``value`` and ``at_edge`` have the broadcast shape of ``target`` and the problem's arrays
+    (floats for scalars); ``nan`` where no value in range meets the target (``missing="nan"``).
+    """
+
+    name: str
+    variable: str
+    side: str
+    target: Any
+    value: Any
+    at_edge: Any
+    low: float
+    high: float
+    checked: str
+
+    def __str__(self) -> str:
+        word = "from" if self.side == "smallest" else "up to"
+        return (f"{self.name} <= {_fmt(self.target)} {word} {self.variable} = "
+                f"{_fmt(self.value)}" if np.ndim(self.value) == 0 else
+                f"{self.name}: regimes along {self.variable} for {np.size(self.value)} targets")
+
+
+def regime(
+    name: str,
+    variable: str,
+    target: Any = None,
+    problem: Mapping[str, Any] | None = None,
+    *,
+    side: str | None = None,
+    low: float | None = None,
+    high: float | None = None,
+    points: int = 256,
+    rtol: float = 1e-10,
+    missing: str = "raise",
+    **overrides: Any,
+) -> Regime:
+    """From which ``variable`` (or up to which) is bound ``name`` at most ``target``?
+
+    E.g. ``regime("tran_cutkosky.alg2", "N", 1.0, d=4, eps=8)``: the smallest dataset size
+    from which Theorem 9 (closed-form choices) is ``<= 1``; ``regime(..., "d", ...)`` the
+    largest dimension.
+
+    Parameters
+    ----------
+    name:
+        Registry id or alias (:func:`dpbounds.bounds.registry.get`).
+    variable:
+        A problem key (``"N"``, ``"d"``, ``"eps"``, ...).
+    target:
+        Value(s) to reach; arrays broadcast with the problem's arrays. Default: the smallest
+        of :func:`trivial_bounds` (the regime where the bound says anything).
+    problem, **overrides:
+        The other problem keys (:data:`DEFAULT_PROBLEM` for the missing ones); arrays broadcast.
+    side:
+        ``"smallest"`` (the bound must be non-increasing in ``variable``) or ``"largest"``
+        (non-decreasing); default ``"smallest"`` for ``N`` and ``eps``, ``"largest"`` for ``d``.
+        The direction is declared, not assumed: the bound is evaluated on ``points`` log-spaced
+        values of ``[low, high]`` and any step against it (relative 1e-9) raises
+        :class:`ValueError`, as does a set ``{bound <= target}`` that is not one interval at
+        the declared end (points where an assumption of the bound fails count as not meeting
+        the target).
+    low, high:
+        Search range (defaults: ``N`` in ``[2, 1e16]``, ``d`` in ``[1, 1e12]``, ``eps`` in
+        ``[1e-4, log(1/delta)]``, else ``[1e-6, 1e6]``).
+    rtol:
+        Relative precision of the answer (bisection in log-space, vectorised over targets,
+        after the scan brackets each answer between two grid points).
+    missing:
+        ``"raise"`` (:class:`ValueError` when a target is met nowhere in range, with the best
+        value the bound reaches there) or ``"nan"``.
+    """
+    e = registry.get(name)
+    p = {**DEFAULT_PROBLEM, **(problem or {}), **overrides}
+    if variable not in p and variable not in ("N", "d", "eps"):
+        raise ValueError(f"variable must be a problem key such as 'N', 'd' or 'eps', got "
+                         f"{variable!r}")
+    side = side or _SIDE.get(variable, "smallest")
+    if side not in ("smallest", "largest"):
+        raise ValueError(f"side must be 'smallest' or 'largest', got {side!r}")
+    if missing not in ("raise", "nan"):
+        raise ValueError(f"missing must be 'raise' or 'nan', got {missing!r}")
+    points = int(points)
+    if points < 3:
+        raise ValueError(f"points must be >= 3, got {points}")
+    if not (0.0 < rtol < 1.0):
+        raise ValueError(f"rtol must lie in (0, 1), got {rtol!r}")
+    lo_default, hi_default = _RANGES.get(variable, (1e-6, 1e6))
+    if variable == "eps" and hi_default is None:
+        hi_default = math.log(1.0 / float(np.min(p["delta"])))
+    lo = float(low if low is not None else lo_default)
+    hi = float(high if high is not None else hi_default)
+    if high is None and e.numeric and variable == "N":
+        hi = min(hi, 1e15)  # the numeric bounds' largest dataset size
+    if not (0.0 < lo < hi and math.isfinite(hi)):
+        raise ValueError(f"need 0 < low < high < inf for the {variable} range, got "
+                         f"({lo}, {hi})")
+    if target is None:
+        target = trivial_bounds(e, {k: v for k, v in p.items() if np.ndim(v) == 0})[0].value
+    target = np.asarray(target, dtype=float)
+    if not np.all(target > 0):
+        raise ValueError("target must be > 0 (a bound is positive)")
+    shape = np.broadcast_shapes(target.shape, *(np.shape(v) for v in p.values()))
+    tgt = np.broadcast_to(target, shape)
+
+    integral = e.numeric and variable == "N"  # numeric bounds take a whole dataset size
+    if e.numeric and any(np.ndim(v) for v in p.values()):
+        raise ValueError(f"{e.name} is a numeric bound: give a scalar problem (arrays of "
+                         f"targets are fine)")
+
+    def one(x: float) -> float:
+        if integral:  # rounded towards the inside of the regime: the answer meets the target
+            x = max(1, math.ceil(x) if side == "smallest" else math.floor(x))
+        try:
+            return float(e.value({**p, variable: x}, invalid="nan"))
+        except ValueError:  # a numeric bound that does not apply there
+            return math.nan
+
+    def bound(x: np.ndarray) -> np.ndarray:
+        full = np.broadcast_shapes(np.shape(x), shape)
+        if e.numeric:  # no vectorised path: point by point
+            xs = np.broadcast_to(x, full)
+            return np.array([one(float(v)) for v in xs.ravel()]).reshape(full)
+        return np.broadcast_to(np.asarray(e.value({**p, variable: x}, invalid="nan"),
+                                          dtype=float), full)
+
+    grid = np.geomspace(lo, hi, points).reshape((points,) + (1,) * len(shape))
+    vals = bound(grid)
+    sign = 1.0 if side == "smallest" else -1.0  # the declared direction of the bound
+    both = np.isfinite(vals[1:]) & np.isfinite(vals[:-1])
+    against = both & (sign * (vals[1:] - vals[:-1]) > 1e-9 * np.abs(vals[:-1]))
+    if against.any():
+        i = np.argwhere(against)[0]
+        x0, x1 = float(grid[i[0]].item()), float(grid[i[0] + 1].item())
+        raise ValueError(
+            f"{e.name} is not {'non-increasing' if sign > 0 else 'non-decreasing'} in "
+            f"{variable} on [{_fmt(lo)}, {_fmt(hi)}] at this problem: "
+            f"{_fmt(vals[tuple(i)])} at {variable}={_fmt(x0)}, "
+            f"{_fmt(vals[(i[0] + 1, *i[1:])])} at {_fmt(x1)}; give another side or a range")
+    ok = np.isfinite(vals) & (vals <= tgt)
+    if side == "largest":  # walk from the top: the answer is the last point meeting the target
+        ok, grid, vals = ok[::-1], grid[::-1], vals[::-1]
+    # one interval at the declared end: once met, met for every later grid point
+    if np.any(ok[:-1] & ~ok[1:]):
+        raise ValueError(f"{e.name} <= target is not one interval at the "
+                         f"{'upper' if side == 'smallest' else 'lower'} end of {variable} in "
+                         f"[{_fmt(lo)}, {_fmt(hi)}] (an assumption of the bound fails inside "
+                         f"it): give a narrower range")
+    never = ~ok[-1]
+    if never.any() and missing == "raise":
+        best = np.nanmin(vals, axis=0) if np.isfinite(vals).any() else np.nan
+        raise ValueError(f"no {variable} in [{_fmt(lo)}, {_fmt(hi)}] brings {e.name} to the "
+                         f"target {_fmt(float(np.max(tgt[never])))}: the smallest value there "
+                         f"is {_fmt(float(np.nanmin(np.where(never, best, np.nan))))}")
+    first = np.argmax(ok, axis=0)  # index of the first point meeting the target
+    at_edge = ok[0] & ~never
+    # bracket (bad, good) in log-space, then bisect all answers at once
+    idx = np.maximum(first, 1)
+    good = np.log(np.take_along_axis(np.broadcast_to(grid, ok.shape), idx[None], 0)[0])
+    bad = np.log(np.take_along_axis(np.broadcast_to(grid, ok.shape), idx[None] - 1, 0)[0])
+    active = ~at_edge & ~never
+    while active.any() and np.max(np.abs(good - bad)[active]) > rtol:
+        mid = 0.5 * (good + bad)
+        v = bound(np.exp(mid))
+        meet = np.isfinite(v) & (v <= tgt)
+        good = np.where(active & meet, mid, good)
+        bad = np.where(active & ~meet, mid, bad)
+    value = np.where(never, np.nan, np.where(at_edge, float(grid[0].item()), np.exp(good)))
+    if integral:
+        value = np.where(np.isfinite(value), np.maximum(1.0, np.ceil(value) if side ==
+                                                        "smallest" else np.floor(value)), value)
+    checked = (f"{'non-increasing' if sign > 0 else 'non-decreasing'} in {variable} at "
+               f"{points} log-spaced points of [{_fmt(lo)}, {_fmt(hi)}]")
+    if shape == ():
+        return Regime(e.name, variable, side, float(target), float(value), bool(at_edge), lo,
+                      hi, checked)
+    return Regime(e.name, variable, side, tgt, value, at_edge, lo, hi, checked)

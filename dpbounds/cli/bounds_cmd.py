@@ -17,6 +17,7 @@ import argparse
 import json
 from typing import Any
 
+from dpbounds.bounds.compare import trivial_bounds, vacuous_reason
 from dpbounds.bounds.problem import PROBLEM_QUANTITIES
 from dpbounds.bounds.registry import DEFAULT_PROBLEM, check_problem
 from dpbounds.cli import add_quantity, flag_used
@@ -56,9 +57,15 @@ output:
   tuned         the bound with its hyper-parameters tuned numerically, and their values
   gradients     the number of gradient evaluations the algorithm makes (closed-form choices)
   scaling       the leading-order exponents in d, N, eps (up to log factors) along d ~ N -> oo
+  VACUOUS       printed when the bound is at or above what it must beat: G (a gradient norm
+                never exceeds it) or sqrt(2 L R) (the start's gradient: doing nothing) for the
+                non-convex bounds, G diam (convex), R = F(x0) - F* (strongly convex)
   label         provenance: VERBATIM (as printed in the paper), RECONSTRUCTED, or DERIVED (by
                 dpbounds; constants of the math-stripped papers are all DERIVED)
-  sources       the paper results the bound rests on (--audit: the whole lemma chain)"""
+  sources       the paper results the bound rests on (--audit: the whole lemma chain)
+with --smallest VAR / --largest VAR: from which VAR (up to which) the bound is <= --target,
+with the monotonicity checked on the bound over the searched range, e.g.
+  dpbounds bound tran_cutkosky.alg2 --d 4 --eps 8 --smallest N --target 1"""
 
 _COMPARE_OUTPUT = """\
 output columns:
@@ -69,9 +76,11 @@ output columns:
   gradients             gradient evaluations of the algorithm (closed-form choices)
   scaling (up to logs)  leading-order exponents in d, N, eps along d ~ N -> oo
   label                 provenance: VERBATIM, RECONSTRUCTED or DERIVED (by dpbounds)
-below the table: bounds that do not apply (and why), vacuous bounds (>= G, which every
-G-Lipschitz loss satisfies), the best bound, and where one bound overtakes another along
---crossover-variable."""
+below the table: bounds that do not apply (and why), vacuous bounds (at or above G, which
+every G-Lipschitz loss satisfies, or the do-nothing value sqrt(2 L R); G diam for the convex
+bounds, R for the strongly convex ones), the best bound, and where one bound overtakes another
+along --crossover-variable (only crossings where a bound says something; the others are
+counted)."""
 
 
 def _add_problem(p: argparse.ArgumentParser) -> None:
@@ -123,6 +132,8 @@ def _bound(args: argparse.Namespace) -> int:
         return 0
     e = registry.get(args.name)
     problem = _problem(args)
+    if args.smallest or args.largest:
+        return _regime(args, e, problem)
     why = e.applicability(problem)
     if why is not None:
         raise ValueError(f"{e.name} does not apply to this problem: {why}")
@@ -131,6 +142,10 @@ def _bound(args: argparse.Namespace) -> int:
     hyper = e.hyperparameters(problem)
     tuned = e.optimize(problem) if (e.tunable and not args.no_tune) else None
     scaling = e.scaling()
+    trivial = trivial_bounds(e, problem)
+    vacuous = {"bound": vacuous_reason(e, problem, float(value))}
+    if tuned is not None:
+        vacuous["tuned"] = vacuous_reason(e, problem, float(tuned.value))
     if args.json:
         print(json.dumps({
             "name": e.name, "title": e.title, "parameters": params, "bound": value,
@@ -145,6 +160,9 @@ def _bound(args: argparse.Namespace) -> int:
             "whole_bound_scaling": None if e.whole_scaling() is None else {
                 k: str(v) for k, v in e.whole_scaling().powers.items()},
             "sources": [str(s) for s in e.tuned.sources],
+            "trivial_bounds": [{"value": b.value, "reason": b.reason} for b in trivial],
+            "vacuous": all(v is not None for v in vacuous.values()),
+            "vacuous_reasons": {k: v for k, v in vacuous.items() if v is not None},
         }, indent=2))
         return 0
     print(f"{e.name}: {e.title}" + (f"  [alias {args.name}]" if args.name != e.name else ""))
@@ -157,6 +175,12 @@ def _bound(args: argparse.Namespace) -> int:
     if tuned is not None:
         print(f"  tuned:       bound {_fmt(tuned.value)} with "
               + ", ".join(f"{k}={_fmt(v)}" for k, v in tuned.hyperparameters.items()))
+    for which, why in vacuous.items():
+        if why is not None:
+            print(f"  VACUOUS ({which}): {why}: it says nothing at this problem")
+    if all(why is not None for why in vacuous.values()):
+        print(f"  informative below {_fmt(trivial[0].value)}; from which N: dpbounds bound "
+              f"{e.name} --smallest N --target {_fmt(trivial[0].value)}")
     g = e.gradients(problem)
     if g is not None:
         print(f"  gradient evaluations: {_fmt(g)}")
@@ -178,6 +202,43 @@ def _bound(args: argparse.Namespace) -> int:
             print(f"    {s}")
         if len(e.tuned.sources) > 3:
             print(f"    ... {len(e.tuned.sources) - 3} more (use --audit for the lemma chain)")
+    return 0
+
+
+def _regime(args: argparse.Namespace, e: Any, problem: dict[str, float]) -> int:
+    """``--smallest VAR`` / ``--largest VAR``: where the bound is at most ``--target``."""
+    from dpbounds.bounds.compare import regime
+
+    if args.smallest and args.largest:
+        raise ValueError("give one of --smallest and --largest, not both")
+    variable, side = ((args.smallest, "smallest") if args.smallest
+                      else (args.largest, "largest"))
+    low, high = args.search_range or (None, None)
+    rest = {k: v for k, v in problem.items() if k != variable}
+    r = regime(e.name, variable, args.target, rest, side=side, low=low, high=high)
+    trivial = trivial_bounds(e, problem)
+    if args.json:
+        print(json.dumps({"name": e.name, "variable": variable, "side": side,
+                          "target": r.target, "value": r.value, "at_edge": r.at_edge,
+                          "range": [r.low, r.high], "checked": r.checked,
+                          "problem": rest,
+                          "trivial_bounds": [{"value": b.value, "reason": b.reason}
+                                             for b in trivial]}, indent=2))
+        return 0
+    word = "from" if side == "smallest" else "up to"
+    print(f"{e.name}: {e.title}")
+    print("  " + ", ".join(f"{k}={_fmt(v)}" for k, v in rest.items()))
+    how = "numeric bound, its own search" if e.numeric else "closed-form hyper-parameters"
+    print(f"  bound <= {_fmt(r.target)} {word} {variable} = {_fmt(r.value)}   ({how})")
+    if r.at_edge:
+        print(f"  the target is met already at the end of the range [{_fmt(r.low)}, "
+              f"{_fmt(r.high)}]: the regime extends beyond it (--search-range)")
+    print(f"  checked: {r.checked}")
+    if r.target > trivial[0].value:
+        print(f"  note: the target is above {trivial[0]}: there the bound still says nothing")
+    elif r.target == trivial[0].value:
+        print(f"  beyond this point the bound is below {trivial[0]}: it says something")
+    print(f"  label: {e.tuned.provenance}" + (f"  ({e.notes})" if e.notes else ""))
     return 0
 
 
@@ -206,6 +267,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--latex", action="store_true", help="print the bound in LaTeX")
     p.add_argument("--audit", action="store_true", help="print the whole lemma chain")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    q = p.add_argument_group("regime query (where is the bound <= --target?)")
+    q.add_argument("--smallest", choices=("N", "d", "eps"),
+                   help="the smallest value of this problem key from which the bound is <= "
+                        "--target (the bound must fall in it; checked)")
+    q.add_argument("--largest", choices=("N", "d", "eps"),
+                   help="the largest value of this problem key up to which the bound is <= "
+                        "--target (the bound must rise in it; checked)")
+    q.add_argument("--target", type=float, default=None,
+                   help="value to reach (default: what the bound must beat to say anything: "
+                        "G or sqrt(2 L R) non-convex, G diam convex, R strongly convex)")
+    q.add_argument("--search-range", type=float, nargs=2, metavar=("LOW", "HIGH"),
+                   help="range searched (default N in [2, 1e16], d in [1, 1e12], eps in "
+                        "[1e-4, log(1/delta)])")
     _add_problem(p)
     p.set_defaults(func=_bound)
 

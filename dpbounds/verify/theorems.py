@@ -300,7 +300,7 @@ def _run_alg2(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
             bias=np.asarray(res.diagnostics["momentum_error"].mean(axis=1), dtype=float)),
         bound=dict(grad_output=bound, grad_avg=bound,
                    noise=float(sr.lemma7.evaluate(E=E, N=at["N"], d=at["d"], sigma1=s1,
-                                                  sigma2=s2)),
+                                                  sigma2=s2, gamma=gamma)),
                    bias=float(tc.lemma11_average.evaluate(ignore_extra=True, **at))),
         params=dict(E=E, E_real=hp["E_real"], eta=eta, gamma=gamma, T=T, R=inst.R,
                     R_tune=inst.R_tune, sigma_1=float(res.params["sigma_1"]),

@@ -29,8 +29,11 @@ def test_compare_table_is_plain_data(problem):
     data = compare_table(problem, tune=False)
     json.dumps(data)
     assert data["best"] in {r["name"] for r in data["rows"]}
+    # with the DERIVED constants Alg. 2 overtakes Alg. 1 only where both are vacuous (~6 G)
     assert any(c["better"] == "nonconvex.sensitivity_reduced_nsgd"
-               and c["worse"] == "nonconvex.tree_momentum_nsgd" for c in data["crossovers"])
+               and c["worse"] == "nonconvex.tree_momentum_nsgd"
+               for c in data["vacuous_crossovers"])
+    assert all(c["vacuous"] == "" for c in data["crossovers"])
 
 
 def test_registry_rejects_unknown_names():
@@ -56,8 +59,10 @@ def test_cli_bad_input_is_one_clear_line(capsys):
 def test_cli_compare_defaults(capsys):
     assert main(["compare", "--no-tune", "--c2", "6.5"]) == 0
     out = capsys.readouterr().out
-    assert "best" in out and ("crossover: nonconvex.sensitivity_reduced_nsgd beats "
-                              "nonconvex.tree_momentum_nsgd") in out
+    assert "best" in out and "crossover: nonconvex.sensitivity_reduced_nsgd beats" in out
+    # the crossings among vacuous values are counted, not reported as crossovers
+    assert "nonconvex.normalized_sgd beats nonconvex.clipped_sgd" not in out
+    assert "crossing(s) where both bounds are vacuous" in out
 
 
 def test_vacuous_bounds_are_flagged_against_the_trivial_bound_G():
@@ -184,3 +189,52 @@ def test_bad_problem_values_name_the_flag(capsys):
     assert main(["compare", "--delta", "2"]) == 2
     assert capsys.readouterr().err.strip() == (
         "dpbounds: error: --delta must lie in (0.0, 1.0), got 2.0")
+
+
+# ----------------------------------------------------------------------------- issue 18, item 6
+def test_bound_cli_flags_the_issue_example_as_vacuous(capsys):
+    """The issue's example printed 'bound: 7.22175' (G = 1) with no warning."""
+    argv = ["bound", "nonconvex.sensitivity_reduced_nsgd", "--d", "1000", "--N", "5e4",
+            "--eps", "2", "--delta", "1e-6", "--no-tune"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    value = registry.get("tran_cutkosky.alg2").value(dict(d=1000, N=5e4, eps=2, delta=1e-6))
+    assert value > 1.0 and "VACUOUS (bound)" in out and ">= 1 (G:" in out
+    assert main([*argv, "--json"]) == 0
+    data = _strict_json(capsys.readouterr().out)
+    assert data["vacuous"] is True and data["trivial_bounds"][0]["value"] == 1.0
+    # negative control: where the bound is below G nothing is flagged
+    assert main(["bound", "tran_cutkosky.alg2", "--d", "4", "--N", "1e6", "--eps", "8",
+                 "--no-tune"]) == 0
+    assert "VACUOUS" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("name", "problem", "want"), [
+    ("tran_cutkosky.alg1", dict(G=1.0, L=1.0, R=1.0), 1.0),         # G < sqrt(2) = sqrt(2LR)
+    ("tran_cutkosky.alg1", dict(G=1.0, L=1.0, R=0.18), 0.6),        # start's gradient, verify's
+    ("yang.nsgd", dict(G=1.0, L=1.0, R=0.02, L1=0.5), 1.0),         # (L0,L1): no sqrt(2LR)
+    ("kamath.bst14", dict(G=2.0, R=3.0), 6.0),                      # G diam, diam = R
+    ("kamath.bst14", dict(G=2.0, R=3.0, diam=0.5), 1.0),
+    ("strongly_convex.nag", dict(R=0.7), 0.7),                      # E0 = F(x0) - F*
+])
+def test_trivial_bounds_by_class(name, problem, want):
+    from dpbounds.bounds.compare import trivial_bounds, vacuous_reason
+
+    low = trivial_bounds(name, problem)[0].value
+    assert low == pytest.approx(want, rel=1e-12)
+    assert vacuous_reason(name, problem, low) is not None          # at the threshold: vacuous
+    assert vacuous_reason(name, problem, low * (1 - 1e-12)) is None
+    assert vacuous_reason(name, problem, math.inf) is not None
+
+
+def test_compare_reports_only_informative_crossovers():
+    """Each crossing's value is re-evaluated here from both bounds (independently of compare):
+    they agree, the reported ones are below G and the omitted ones at or above it."""
+    c = compare(dict(d=100, N=1e5, eps=1.0, delta=1e-5, G=1, L=1, R=1, c2=6.5), tune=False)
+    assert c.crossovers and c.vacuous_crossovers
+    for x in c.crossovers + c.vacuous_crossovers:
+        q = dict(c.problem, N=x.value)
+        a = float(registry.get(x.better).value(q))
+        b = float(registry.get(x.worse).value(q))
+        assert a == pytest.approx(b, rel=1e-6) and x.bound_value == pytest.approx(a, rel=1e-6)
+        assert (x in c.crossovers) == (a < 1.0)

@@ -16,7 +16,10 @@ average form (divided by :math:`n`).
   (:math:`n^0` up to logs): the lecture's :math:`\tilde O(\lVert\mathcal C\rVert L
   \sqrt{d\log(1/\delta)}/\varepsilon)`.
 * :data:`bst14_excess_risk_average` — the average form, registered as
-  ``convex.noisy_projected_sgd`` (alias ``kamath.bst14``).
+  ``convex.noisy_projected_sgd`` (alias ``kamath.bst14``);
+* :data:`bst14_excess_risk_at_steps` — the same chain at any horizon ``T`` and noise ``sigma``
+  (DERIVED: the lecture states only :math:`T=n^2`): the bound of a run of ``T`` steps, e.g.
+  :math:`2\lVert\mathcal C\rVert_2\sqrt{n^2L^2+d\sigma^2}(2+\log T)/(n\sqrt T)`.
 
 Example
 -------
@@ -39,6 +42,7 @@ from dpbounds.provenance import KAMATH, Provenance, Source
 
 __all__ = [
     "bst14_excess_risk",
+    "bst14_excess_risk_at_steps",
     "bst14_excess_risk_average",
     "bst14_sigma",
     "shamir_zhang",
@@ -103,6 +107,24 @@ bst14_excess_risk_average = Theorem(
     assumptions=bst14_excess_risk.assumptions,
     steps=((None, bst14_excess_risk),),
     regime={"d": 1, "n": 1},
+)
+
+#: Theorem 2 at the run's own horizon and noise (any T, any sigma)
+bst14_excess_risk_at_steps = Theorem(
+    name="kamath.algorithm3_utility at T steps (average form)",
+    quantity=r"\mathbb E[\frac1n\mathcal L(\theta_T)-\frac1n\mathcal L(\theta^*)]",
+    expr=shamir_zhang.compose("_", {"G": _G_noisy}).expr / n,
+    sources=(Source(KAMATH, "utility of Algorithm 3 at the run's T and sigma", Provenance.DERIVED,
+                    "the lecture states the bound only at T = n^2 with its sigma; Theorem 2 "
+                    "(Shamir-Zhang) holds for every T with step diam/(G sqrt(t)), and one step's "
+                    "n grad l + N(0, sigma^2 I) has E||G_t||^2 <= n^2 L^2 + d sigma^2 for any "
+                    "sigma; divided by n (average form)"),
+             *shamir_zhang.sources),
+    assumptions=(_A_CONVEX,),
+    steps=((None, shamir_zhang),),
+    regime={"d": 1, "n": 1},
+    description="the bound of a run of T steps at noise sigma (e.g. T = 20 n and the RDP "
+                "sigma for T); equals bst14_excess_risk_average at T = n^2, sigma = bst14_sigma",
 )
 
 

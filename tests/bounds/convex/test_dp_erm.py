@@ -7,6 +7,8 @@ import math
 import numpy as np
 import pytest
 import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.optimize import minimize
 
 from dpbounds.bounds.convex import noisy_projected_sgd, objective_perturbation, output_perturbation
@@ -78,3 +80,33 @@ def test_output_perturbation_sensitivity_by_simulation():
 def test_objective_perturbation_sigma_formula():
     s = objective_perturbation.objective_perturbation_sigma.evaluate(eps=0.8, delta=1e-6, zeta=1.0)
     assert s**2 == pytest.approx((8 * math.log(2e6) + 3.2) / 0.64, rel=1e-14)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.floats(2.0, 1e6), d=st.floats(1.0, 1e4), steps=st.floats(1.0, 1e12),
+       sigma=st.floats(1e-6, 1e6), lip=st.floats(0.01, 100.0), diam=st.floats(0.01, 100.0))
+def test_bound_at_the_runs_horizon_is_shamir_zhang_written_out(n, d, steps, sigma, lip, diam):
+    """The bound of a run of T steps at noise sigma, against Theorem 2 written out by hand:
+    2 diam G (2 + log T)/sqrt(T) with G^2 = n^2 L^2 + d sigma^2, divided by n."""
+    from dpbounds.bounds.convex.noisy_projected_sgd import bst14_excess_risk_at_steps
+
+    got = bst14_excess_risk_at_steps.evaluate(n=n, d=d, T=steps, sigma=sigma, L=lip, diam=diam)
+    G = math.sqrt(n * n * lip * lip + d * sigma * sigma)
+    assert got == pytest.approx(2 * diam * G * (2 + math.log(steps)) / (n * math.sqrt(steps)),
+                                rel=1e-10)
+
+
+@pytest.mark.parametrize("n", [50.0, 300.0, 1e4])
+def test_bound_at_the_runs_horizon_is_the_lectures_at_t_n_squared(n):
+    """At the lecture's T = n^2 and sigma the run's bound is the registered (lecture) bound;
+    at T = 20 n < n^2 it is larger (control: the horizon matters)."""
+    from dpbounds.bounds.convex import noisy_projected_sgd as npsgd
+
+    p = dict(L=2.0, d=5.0, delta=1e-5, diam=20.0, eps=1.0, n=n)
+    sigma = float(npsgd.bst14_sigma.evaluate(ignore_extra=True, **p))
+    at = npsgd.bst14_excess_risk_at_steps.evaluate(ignore_extra=True, T=n * n, sigma=sigma, **p)
+    assert at == pytest.approx(float(npsgd.bst14_excess_risk_average.evaluate(**p)), rel=1e-12)
+    short = npsgd.bst14_excess_risk_at_steps.evaluate(ignore_extra=True, T=20 * n, sigma=sigma,
+                                                      **p)
+    assert short > at * 1.01
+    assert str(npsgd.bst14_excess_risk_at_steps.provenance) == "DERIVED"
