@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -49,7 +49,7 @@ from dpbounds.verify.statistics import (
     mean_ci,
 )
 from dpbounds.verify.theorems import MUTATIONS, TheoremStudy, get_study
-from dpbounds.verify.verdicts import Verdict, ratio_at_most, slope_at_most
+from dpbounds.verify.verdicts import Verdict, Z, ratio_at_most, slope_at_most
 
 __all__ = ["VARIABLES", "ScalingResult", "scaling_study"]
 
@@ -73,7 +73,12 @@ def _cell(theorem: str, problem: Mapping[str, Any], point: Mapping[str, float],
     rec["notes"] = list(out["notes"])
     rec["violations"] = list(out["violations"])
     rec["trivial"] = float(out["trivial"])
+    rec["do_nothing"] = float(out["do_nothing"])
     rec["lower_bound"] = float(out["lower_bound"])
+    checks = out.get("checks", {})
+    rec.update({f"c:{k}": np.asarray(c["values"], dtype=float) for k, c in checks.items()})
+    rec["checks"] = {k: {m: c[m] for m in ("kind", "exact", "sd", "rtol", "oracle")}
+                     for k, c in checks.items()}
     return rec
 
 
@@ -92,6 +97,7 @@ class ScalingResult:
     measured: Mapping[str, tuple[MeanCI, ...]]
     bound: Mapping[str, np.ndarray]
     trivial: np.ndarray
+    do_nothing: np.ndarray
     vacuous: tuple[bool, ...]
     slopes: Mapping[str, SlopeCI]
     bound_slope: Mapping[str, float]
@@ -106,6 +112,14 @@ class ScalingResult:
     mutation: str | None = None
     seconds: float = 0.0
     level: float = 0.95
+
+    @property
+    def informative(self) -> tuple[bool, ...]:
+        """Per point: the theorem's bound is below both the trivial bound and what an
+        algorithm that does not move achieves (the start's value)."""
+        b = self.bound[self.utility[0]]
+        return tuple(bool(x < t and x < z) for x, t, z in zip(b, self.trivial,
+                                                              self.do_nothing))
 
     def exponents(self) -> Scaling | None:
         """The theorem's headline scaling (:meth:`dpbounds.bounds.registry.Entry.scaling`)."""
@@ -137,6 +151,11 @@ class ScalingResult:
             "bound_components": {c: [float(b) for b in self.bound[c]]
                                  for c in self.components},
             "trivial_bound": [float(t) for t in self.trivial],
+            "do_nothing": [float(t) for t in self.do_nothing],
+            "informative": [
+                {"informative": i, "below_trivial": bool(b < t), "below_do_nothing":
+                 bool(b < z)} for i, b, t, z in zip(self.informative, self.bound[u],
+                                                    self.trivial, self.do_nothing)],
             "slopes": {c: self.slopes[c].as_dict() for c in self.components},
             "predicted_exponent": self.headline_exponent,
             "path_exponents": dict(self.path_exponents),
@@ -149,7 +168,7 @@ class ScalingResult:
             "notes": [list(n) for n in self.notes],
             "violations": [list(v) for v in self.violations],
             "verdicts": [{"name": f"{v.case}: {v.claim}", "holds": v.holds,
-                          "status": v.status, "measured": v.measured,
+                          "status": v.status, "gating": v.gating, "measured": v.measured,
                           "predicted": v.predicted, "oracle": v.oracle}
                          for v in self.verdicts],
             "holds": self.holds,
@@ -318,8 +337,11 @@ def _analyse(study: TheoremStudy, spec: VerifyProblem, var: str, values: tuple[f
     measured = {c: tuple(mean_ci(row, level) for row in data[c]) for c in comps}
     bound = {c: np.array([float(r[f"b:{c}"]) for r in records]) for c in comps}
     trivial = np.array([float(r["trivial"]) for r in records])
+    do_nothing = np.array([float(r.get("do_nothing", math.inf)) for r in records])
     u = study.utility[0]
     vacuous = tuple(bool(b >= t) for b, t in zip(bound[u], trivial))
+    # a utility bound says something only below what a do-nothing run achieves, too
+    floor = np.minimum(trivial, do_nothing)
     slopes = {c: bootstrap_slope(values, list(data[c]), replicates=replicates, level=level,
                                  seed=seed) for c in comps}
     finite = {c: bool(np.all(np.isfinite(bound[c]) & (bound[c] > 0))) for c in comps}
@@ -329,22 +351,25 @@ def _analyse(study: TheoremStudy, spec: VerifyProblem, var: str, values: tuple[f
     path = study.path_exponents(var)
     name = study.theorem + (f" [mutant {mutation}]" if mutation else "")
     verdicts: list[Verdict] = []
+    shapes: list[Verdict] = []  # slope comparisons: diagnostics, never gating
     for c in comps:
         if finite[c]:
             verdicts.append(ratio_at_most(
                 name, f"{c} over {var}", measured[c], bound[c], "bound at the run's parameters",
-                k=k, trivial=trivial if c in study.utility else None))
-            verdicts.append(slope_at_most(name, f"{c} over {var}", slopes[c], bslope[c],
-                                          "bound on the same grid",
-                                          claim="slope <= bound's grid slope + CI"))
+                k=k, trivial=floor if c in study.utility else None))
+            shapes.append(slope_at_most(name, f"{c} over {var}", slopes[c], bslope[c],
+                                        "bound on the same grid",
+                                        claim="slope <= bound's grid slope + CI"))
         if path.get(c) is not None:
-            verdicts.append(slope_at_most(name, f"{c} over {var}", slopes[c], float(path[c]),
-                                          f"tuned bound, {var} -> oo, others fixed",
-                                          claim="slope <= path exponent + CI"))
+            shapes.append(slope_at_most(name, f"{c} over {var}", slopes[c], float(path[c]),
+                                        f"tuned bound, {var} -> oo, others fixed",
+                                        claim="slope <= path exponent + CI"))
     if headline is not None:
-        verdicts.append(slope_at_most(name, f"{u} over {var}", slopes[u], headline,
-                                      "paper's exponent (VERBATIM)",
-                                      claim="slope <= headline exponent + CI"))
+        shapes.append(slope_at_most(name, f"{u} over {var}", slopes[u], headline,
+                                    "paper's exponent (VERBATIM)",
+                                    claim="slope <= headline exponent + CI"))
+    verdicts += _exact_verdicts(name, var, records)
+    verdicts += [replace(v, gating=False) for v in shapes]
     lower = np.array([float(r["lower_bound"]) for r in records])
     if np.any(lower > 0) and "grad_avg" in comps:
         # the hard instance: the measured time average must not beat the lower bound
@@ -361,9 +386,44 @@ def _analyse(study: TheoremStudy, spec: VerifyProblem, var: str, values: tuple[f
     return ScalingResult(
         theorem=study.theorem, vary=var, values=values, problem=spec, fixed=dict(fixed),
         components=comps, utility=study.utility, trials=ro, measured=measured, bound=bound,
-        trivial=trivial, vacuous=vacuous, slopes=slopes, bound_slope=bslope,
+        trivial=trivial, do_nothing=do_nothing, vacuous=vacuous, slopes=slopes, bound_slope=bslope,
         bound_local_slopes=blocal, headline_exponent=headline, path_exponents=path,
         params=tuple(r["params"] for r in records),
         notes=tuple(tuple(r["notes"]) for r in records),
         violations=tuple(tuple(r["violations"]) for r in records), lower_bound=lower,
         verdicts=tuple(verdicts), mutation=mutation, seconds=seconds, level=level)
+
+
+_CLAIMS = {"exact": "== exact (two-sided)", "ledger": "run's noise == claimed eps's",
+           "drawn": "drawn noise == run's declared"}
+
+
+def _exact_verdicts(name: str, var: str, records: Sequence[Mapping[str, Any]]
+                    ) -> list[Verdict]:
+    """One two-sided verdict per check: it holds when, at every grid point,
+    ``|mean - exact| <= Z se + rtol |exact|`` (``se`` exact when the check gives the per-trial
+    standard deviation, else the sample's). The row shows the worst point."""
+    out = []
+    for key, meta in records[0].get("checks", {}).items():
+        worst: tuple[float, float, float, float] | None = None
+        holds = True
+        for r in records:
+            m = r["checks"][key]
+            vals = np.asarray(r[f"c:{key}"], dtype=float)
+            mean = float(vals.mean())
+            if m["sd"] is not None:
+                se = m["sd"] / math.sqrt(vals.size)
+            else:
+                se = float(vals.std(ddof=1) / math.sqrt(vals.size)) if vals.size > 1 else 0.0
+            ex = float(m["exact"])
+            slack = Z * se + m["rtol"] * abs(ex)
+            ok = bool(abs(mean - ex) <= slack) if math.isfinite(mean) else False
+            holds &= ok
+            score = abs(mean - ex) / slack if slack > 0 else (0.0 if mean == ex else math.inf)
+            if worst is None or score > worst[0]:
+                worst = (score, mean, se, ex)
+        assert worst is not None
+        _, mean, se, ex = worst
+        out.append(Verdict(name, f"{key} over {var}", _CLAIMS.get(meta["kind"], "== exact"),
+                           mean, se, ex, meta["oracle"], holds))
+    return out
