@@ -50,18 +50,16 @@ def step_factor(mutation: str | None) -> float:
     return FROZEN if mutation == "frozen" else 1.0
 
 
-def applies(mutation: str | None, algorithm: str) -> bool:
-    """Whether ``mutation`` changes ``algorithm`` (``nsgd_noise_r`` is DP-NSGD's only)."""
-    return mutation != "nsgd_noise_r" or algorithm == "dp_nsgd"
-
-
 @contextlib.contextmanager
 def mutated(mutation: str | None, algorithm: str, r: float | None = None) -> Iterator[None]:
     """The noise-scaling part of ``mutation`` around a call of ``algorithm``."""
     if mutation == "noise_sqrt2":
         with scaled_noise(1.0 / math.sqrt(2.0)):
             yield
-    elif mutation == "nsgd_noise_r" and algorithm == "dp_nsgd":
+    elif mutation == "nsgd_noise_r":
+        if algorithm != "dp_nsgd":
+            raise ValueError(f"mutation 'nsgd_noise_r' does not apply to {algorithm} (it is "
+                             "DP-NSGD's: study nonconvex.normalized_sgd)")
         if r is None:
             raise ValueError("the nsgd_noise_r mutant needs r")
         with scaled_noise(r):

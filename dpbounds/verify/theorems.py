@@ -137,6 +137,12 @@ class TheoremStudy:
         """Measure every component at one grid point; see the module docstring."""
         return self.run(dict(point), instance, trials, seed, mutation)
 
+    def plan_point(self, point: Mapping[str, float], instance: Instance, trials: int
+                   ) -> dict[str, Any]:
+        """The point's tuned bound, trivial and do-nothing values, steps, gradient
+        evaluations (all trials) and a memory estimate, without running the algorithm."""
+        return self.run(dict(point), instance, trials, 0, None, dry=True)
+
     def symbol(self, var: str) -> str:
         """The theorem's symbol of the problem variable ``var`` (``N`` is ``n`` for DP-ERM)."""
         return {v: k for k, v in self.entry.problem_names.items()}.get(var, var)
@@ -233,6 +239,21 @@ def _check(kind: str, values: Any, exact: float, oracle: str, *, sd: float | Non
                 oracle=oracle)
 
 
+def _plan(bound: float, trivial: float, do_nothing: float, steps: int, evaluations: int,
+          trials: int, point: Mapping[str, float], *, buffers: int = 0, block: int = 0
+          ) -> dict[str, Any]:
+    """A dry run's answer: the bound and the work of the point without running it.
+
+    ``memory_bytes`` estimates the largest arrays: ``buffers`` iterates per trial (Algorithm
+    2's ring buffers), noise drawn ahead in blocks of up to ``min(block, 2^18 / d)`` steps
+    per trial, and the data set."""
+    d, n = int(point["d"]), int(point["N"])
+    per_trial = d * (buffers + 8) + min(block * d, 1 << 18) + 64
+    return dict(bound=float(bound), trivial=float(trivial), do_nothing=float(do_nothing),
+                steps=int(steps), gradient_evaluations=int(evaluations) * int(trials),
+                memory_bytes=8.0 * (trials * per_trial + n * d))
+
+
 #: relative slack of a ledger check: calibrations stop within 1e-6 of their target's noise
 _LEDGER_RTOL = {"tree": 1e-6, "rdp": 1e-2, "laplace": 1e-6}
 
@@ -278,8 +299,8 @@ def _tree_prob(point: Mapping[str, float], inst: Instance, R: float) -> dict[str
 
 
 # ----------------------------------------------------------------------------- Alg. 1
-def _run_alg1(point: dict, inst: Instance, trials: int, seed: Any, mutation: str | None
-              ) -> dict[str, Any]:
+def _run_alg1(point: dict, inst: Instance, trials: int, seed: Any, mutation: str | None,
+              dry: bool = False) -> dict[str, Any]:
     from dpbounds.algorithms import tree_momentum_nsgd
     from dpbounds.bounds.nonconvex import tree_momentum as tc
     from dpbounds.privacy.tree import max_nodes_per_sample, momentum_node_sensitivity
@@ -290,13 +311,15 @@ def _run_alg1(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
     E, eta, alpha = int(hp["E"]), hp["eta"], hp["alpha"]
     f = inst.objective
     T = f.n * E
+    at = dict(_tree_prob(point, inst, inst.R_bound), E=E, eta=eta, alpha=alpha, T=T)
+    bound = float(th.evaluate(ignore_extra=True, invalid="nan", **at))
+    if dry:
+        return _plan(bound, inst.G, inst.start_grad_norm, T, T, trials, point)
     with mutated(mutation, "tree_momentum_nsgd"), noise_tap() as tap:
         res = tree_momentum_nsgd(f, epsilon=_eps_run(point, mutation), delta=point["delta"],
                                  epochs=E, step_size=eta * step_factor(mutation), alpha=alpha,
                                  trials=trials, seed=seed, x0=inst.x0, trace="grad_norm",
                                  trace_every=_trace_every(T))
-    at = dict(_tree_prob(point, inst, inst.R_bound), E=E, eta=eta, alpha=alpha, T=T)
-    bound = float(th.evaluate(ignore_extra=True, invalid="nan", **at))
     sigma4 = float(tc.theorem4_exact.evaluate(ignore_extra=True, **at))
     d = int(point["d"])
     (s_claim,) = ex.tree_sigma_for_epsilon(
@@ -337,8 +360,8 @@ def _alg1_exprs() -> dict[str, sp.Expr]:
 
 
 # ----------------------------------------------------------------------------- Alg. 2
-def _run_alg2(point: dict, inst: Instance, trials: int, seed: Any, mutation: str | None
-              ) -> dict[str, Any]:
+def _run_alg2(point: dict, inst: Instance, trials: int, seed: Any, mutation: str | None,
+              dry: bool = False) -> dict[str, Any]:
     from dpbounds.algorithms import sensitivity_reduced_nsgd
     from dpbounds.algorithms.tree_momentum import _first_epoch_node_count
     from dpbounds.bounds.nonconvex import sensitivity_reduced as sr
@@ -354,15 +377,18 @@ def _run_alg2(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
         gamma = 1.0
     f = inst.objective
     T = f.n * E
+    at = dict(_tree_prob(point, inst, inst.R_bound), E=E, eta=eta, gamma=gamma, T=T,
+              alpha=1.0 / f.n)
+    bound = float(th.evaluate(ignore_extra=True, invalid="nan", **at))
+    if dry:  # two gradients per step after the first epoch; ring buffers of N iterates
+        return _plan(bound, inst.G, inst.start_grad_norm, T, 2 * T - f.n, trials, point,
+                     buffers=2 * f.n)
     with mutated(mutation, "sensitivity_reduced_nsgd"), noise_tap() as tap:
         res = sensitivity_reduced_nsgd(
             f, epsilon=_eps_run(point, mutation), delta=point["delta"], epochs=E,
             step_size=eta * step_factor(mutation), gamma=gamma,
             trials=trials, seed=seed, x0=inst.x0, trace="grad_norm",
             trace_every=_trace_every(T))
-    at = dict(_tree_prob(point, inst, inst.R_bound), E=E, eta=eta, gamma=gamma, T=T,
-              alpha=1.0 / f.n)
-    bound = float(th.evaluate(ignore_extra=True, invalid="nan", **at))
     s1 = float(sr.theorem8_sigma1.evaluate(ignore_extra=True, **at))
     s2 = float(sr.theorem8_sigma2.evaluate(ignore_extra=True, **at))
     d, n, alpha = int(point["d"]), f.n, 1.0 / f.n
@@ -423,7 +449,7 @@ def _yang_prob(point: Mapping[str, float], inst: Instance, R: float) -> dict[str
 
 
 def _run_yang(kind: str, point: dict, inst: Instance, trials: int, seed: Any,
-              mutation: str | None) -> dict[str, Any]:
+              mutation: str | None, dry: bool = False) -> dict[str, Any]:
     from dpbounds.algorithms import dp_nsgd, dp_sgd
     from dpbounds.bounds.nonconvex import clipped_sgd as cs
     from dpbounds.bounds.nonconvex import generalized_smoothness as gs
@@ -455,25 +481,30 @@ def _run_yang(kind: str, point: dict, inst: Instance, trials: int, seed: Any,
     if kind == "nsgd":
         r = float(entry.hyperparameters(_yang_prob(point, inst, inst.R_tune))["r"])
         eta = math.sqrt(2 * p["D_f"] / (L0 * V * T))
-        with mutated(mutation, "dp_nsgd", r), noise_tap() as tap:
-            res = dp_nsgd(f, step_size=eta * step_factor(mutation), r=r, **common)
-        sigma = float(res.params["sigma_over_clip"])
         Q = float(ns.nsgd_descent.evaluate(B=B, D_f=inst.R_bound, L0=L0, T=T, d=p["d"],
                                            eta=eta, sigma=max(sigma_claim, _TINY)))
         bound = float(ns.inversion_nsgd.evaluate(Q=Q, a=_TINY, r=r, tau0=tau0))
+        if dry:
+            return _plan(bound, inst.G, inst.start_grad_norm, T, T * B, trials, point,
+                         block=T)
+        with mutated(mutation, "dp_nsgd", r), noise_tap() as tap:
+            res = dp_nsgd(f, step_size=eta * step_factor(mutation), r=r, **common)
         hp = dict(r=r, eta=eta)
         viol = _violations(ns.nsgd_corollary, dict(p, r=r))
     else:
         C = 3 * tau0
         eta = math.sqrt(2 * p["D_f"] / (L0 * C**2 * V * T))
-        with mutated(mutation, "dp_sgd"), noise_tap() as tap:
-            res = dp_sgd(f, step_size=eta * step_factor(mutation), clip_norm=C, **common)
-        sigma = float(res.params["sigma_over_clip"])
         Q = float(cs.sgd_descent.evaluate(B=B, C=C, D_f=inst.R_bound, L0=L0, L1=_TINY, T=T,
                                           d=p["d"], eta=eta, sigma=max(sigma_claim, _TINY)))
         bound = float(cs.inversion_sgd.evaluate(Q=Q, C=C))
+        if dry:
+            return _plan(bound, inst.G, inst.start_grad_norm, T, T * B, trials, point,
+                         block=T)
+        with mutated(mutation, "dp_sgd"), noise_tap() as tap:
+            res = dp_sgd(f, step_size=eta * step_factor(mutation), clip_norm=C, **common)
         hp = dict(C=C, eta=eta)
         viol = _violations(cs.sgd_corollary, dict(p, C=C))
+    sigma = float(res.params["sigma_over_clip"])
     trace = np.asarray(res.trace, dtype=float)
     std_run = float(res.params["noise_std_sum"]) / B  # noise on the batch mean
     bound_c = 1.0 if kind == "nsgd" else C  # contribution bound: |g/(|g|+r)| < 1, |clip_C| <= C
@@ -504,8 +535,8 @@ def _yang_exprs(kind: str) -> dict[str, sp.Expr]:
 
 
 # ----------------------------------------------------------------------------- DP-ERM
-def _run_erm(point: dict, inst: Instance, trials: int, seed: Any, mutation: str | None
-             ) -> dict[str, Any]:
+def _run_erm(point: dict, inst: Instance, trials: int, seed: Any, mutation: str | None,
+             dry: bool = False) -> dict[str, Any]:
     from dpbounds.algorithms import noisy_projected_sgd
 
     _lipschitz(inst)
@@ -519,6 +550,11 @@ def _run_erm(point: dict, inst: Instance, trials: int, seed: Any, mutation: str 
     if mutation == "frozen":
         raise ValueError("mutation 'frozen' does not apply to noisy projected SGD (its step "
                          "is the lecture's, not a parameter)")
+    p = dict(d=float(point["d"]), n=float(n), eps=float(point["eps"]),
+             delta=float(point["delta"]), L=inst.G, diam=2 * radius)
+    bound = float(entry.tuned.evaluate(ignore_extra=True, invalid="nan", **p))
+    if dry:
+        return _plan(bound, inst.G * 2 * radius, inst.R, T, T, trials, point, block=T)
     with mutated(mutation, "noisy_projected_sgd"), noise_tap() as tap:
         res = noisy_projected_sgd(f, epsilon=_eps_run(point, mutation), delta=point["delta"],
                                   radius=radius, steps=T, lipschitz=inst.G, trials=trials,
@@ -532,9 +568,6 @@ def _run_erm(point: dict, inst: Instance, trials: int, seed: Any, mutation: str 
         ledger=_check("ledger", s_run, s_claim, "Kamath Alg. 3 sigma (VERBATIM)",
                       rtol=_LEDGER_RTOL["tree"]),
         drawn=_drawn_check(tap, int(point["d"]), np.full(T, s_run**2)))
-    p = dict(d=float(point["d"]), n=float(n), eps=float(point["eps"]),
-             delta=float(point["delta"]), L=inst.G, diam=2 * radius)
-    bound = float(entry.tuned.evaluate(ignore_extra=True, invalid="nan", **p))
     trace = np.asarray(res.trace, dtype=float)
     return dict(
         measured=dict(excess_risk=np.asarray(f.suboptimality(res.x), dtype=float),
@@ -556,8 +589,8 @@ def _erm_exprs() -> dict[str, sp.Expr]:
 
 
 # ----------------------------------------------------------------------------- DP-NAG
-def _run_nag(point: dict, inst: Instance, trials: int, seed: Any, mutation: str | None
-             ) -> dict[str, Any]:
+def _run_nag(point: dict, inst: Instance, trials: int, seed: Any, mutation: str | None,
+             dry: bool = False) -> dict[str, Any]:
     from dpbounds.algorithms import dp_nag
     from dpbounds.bounds.strongly_convex.nesterov import error_weights, nesterov_schedule
     from dpbounds.bounds.strongly_convex.noise_allocation import (
@@ -574,6 +607,9 @@ def _run_nag(point: dict, inst: Instance, trials: int, seed: Any, mutation: str 
     prob = dict(mu=mu, L=L, d=d, N=n, eps=eps, S1=S1, R=inst.R_tune)
     # the horizon of Remark 4.1 is a minimum over integers: no rounding needed
     T = int(entry.hyperparameters(prob)["T"])
+    if dry:
+        bound = float(entry.value(dict(prob, R=inst.R_bound)))
+        return _plan(bound, inst.R, inst.R, T, 2 * T * n, 2 * trials, point, block=T)
     common = dict(epsilon=_eps_run(point, mutation), steps=T, trials=trials, seed=seed,
                   x0=inst.x0, initial_error=inst.R_tune, trace=None)
     alpha = 1.0 / L
@@ -607,7 +643,7 @@ def _run_nag(point: dict, inst: Instance, trials: int, seed: Any, mutation: str 
 
 
 def _run_heavy_ball(point: dict, inst: Instance, trials: int, seed: Any,
-                    mutation: str | None) -> dict[str, Any]:
+                    mutation: str | None, dry: bool = False) -> dict[str, Any]:
     from dpbounds.algorithms import dp_heavy_ball
 
     if inst.spec.kind != "quadratic":
@@ -619,6 +655,9 @@ def _run_heavy_ball(point: dict, inst: Instance, trials: int, seed: Any,
                 S1=f.l1_sensitivity, problem_class="quadratic")
     hp = entry.hyperparameters(dict(prob, R=inst.R_tune))
     T = int(hp["T"])  # the best horizon is searched over integers: no rounding
+    if dry:
+        bound = float(entry.value(dict(prob, R=inst.R_bound)))
+        return _plan(bound, inst.R, inst.R, T, T * f.n, trials, point, block=T)
     with mutated(mutation, "dp_heavy_ball"), noise_tap() as tap:
         res = dp_heavy_ball(f, epsilon=_eps_run(point, mutation), steps=T,
                             step_size=hp["alpha"] * step_factor(mutation), momentum=hp["beta"],
