@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -112,6 +112,7 @@ class ScalingResult:
     mutation: str | None = None
     seconds: float = 0.0
     level: float = 0.95
+    regime: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def informative(self) -> tuple[bool, ...]:
@@ -141,6 +142,7 @@ class ScalingResult:
         return _clean({
             "theorem": self.theorem,
             "vary": self.vary,
+            "regime": dict(self.regime),
             "values": list(self.values),
             "problem": self.problem.as_dict(),
             "fixed": dict(self.fixed),
@@ -191,14 +193,30 @@ def _clean(obj: Any) -> Any:
     return obj
 
 
+#: largest values a study accepts (each enters an array size, a step count or a calibration)
+_LIMITS = {"d": (1, 10**5), "N": (2, 10**9), "T": (1, 10**9), "B": (1, 10**9),
+           "eps": (1e-6, 1e3), "delta": (1e-300, 0.5), "radius": (1e-6, 1e6)}
+
+
+def _check_value(name: str, v: float) -> float:
+    lo, hi = _LIMITS.get(name, (0.0, math.inf))
+    if not (math.isfinite(v) and lo <= v <= hi):
+        raise ValueError(f"{name} must lie in [{lo:.3g}, {hi:.3g}], got {v:.6g}")
+    if name in _INTEGER_VARS and v != int(v):
+        raise ValueError(f"values of {name} must be integers, got {v:.6g}")
+    return v
+
+
 def _grid(study: TheoremStudy, vary: Mapping[str, Sequence[float]] | None, quick: bool
-          ) -> tuple[str, tuple[float, ...]]:
+          ) -> tuple[str, tuple[float, ...], bool]:
+    """``(variable, sorted values, whether the values were given)``."""
     if vary is None:
-        vary = {"d": study.defaults["d"][1 if quick else 0]}
+        vary = {"d": None}
     if len(vary) != 1:
         raise ValueError(f"vary must name exactly one variable of {VARIABLES}, got {list(vary)}")
     ((var, values),) = vary.items()
     var = check_choice("vary", var, VARIABLES)
+    given = values is not None
     if values is None:
         values = study.defaults[var][1 if quick else 0]
     vals = [float(v) for v in values]
@@ -206,12 +224,11 @@ def _grid(study: TheoremStudy, vary: Mapping[str, Sequence[float]] | None, quick
         raise ValueError("values must hold at least two grid values for a slope")
     for v in vals:
         if not (math.isfinite(v) and v > 0):
-            raise ValueError(f"values must be positive and finite, got {v!r}")
-        if var in _INTEGER_VARS and v != int(v):
-            raise ValueError(f"values of {var} must be integers, got {v!r}")
+            raise ValueError(f"values must be positive and finite, got {v:.6g}")
+        _check_value(var, v)
     if len(set(vals)) != len(vals):
         raise ValueError("values must be distinct")
-    return var, tuple(sorted(vals))
+    return var, tuple(sorted(vals)), given
 
 
 def scaling_study(
@@ -230,6 +247,13 @@ def scaling_study(
     replicates: int = 2000,
     store: Any = None,
     progress: bool = False,
+    grid: str = "auto",
+    max_seconds: float = 900.0,
+    allow_expensive: bool = False,
+    max_memory: float = 4 * 2.0**30,
+    allow_large: bool = False,
+    estimate: bool = False,
+    on_plan: Any = None,
 ) -> ScalingResult:
     """Run a scaling study of a registered theorem against its algorithm.
 
@@ -267,6 +291,22 @@ def scaling_study(
         a re-run resumes.
     progress:
         Show the sweep's progress bar (on a terminal).
+    grid:
+        ``"auto"`` (full study without values: the informative grid when affordable, else the
+        default grid, labelled), ``"informative"``, ``"path"`` (the theorem's path: the
+        bound's local slope within 0.1 of the headline exponent) or ``"small"`` (today's
+        default grids); see :mod:`dpbounds.verify.regimes`. Given ``values`` win.
+    max_seconds, allow_expensive:
+        CPU budget of a planned grid (the most expensive points are skipped, with their
+        estimates, unless ``allow_expensive``).
+    max_memory, allow_large:
+        A study whose estimated memory exceeds ``max_memory`` bytes is refused
+        (``ValueError``) unless ``allow_large``.
+    estimate:
+        Measure the cost model (two probe runs) and record the estimated CPU seconds in
+        ``regime`` even for a default or given grid.
+    on_plan:
+        Called with the ``regime`` dict before the grid runs (the CLI prints it).
     """
     from dpbounds.sweep import Cell, SweepError, run_sweep
 
@@ -285,27 +325,33 @@ def scaling_study(
                                 if start != 0 else 0.0})
     if mutation is not None:
         check_choice("mutation", mutation, MUTATIONS)
-    var, values = _grid(study, vary, quick)
+    grid = check_choice("grid", grid, ("auto", "informative", "path", "small"))
+    var, values, given = _grid(study, vary, quick)
     trials = study.trials[1 if quick else 0] if trials is None else trials
-    trials = check_int("trials", trials, minimum=2)
+    trials = check_int("trials", trials, minimum=2, maximum=10**6)
     seed = check_int("seed", seed, minimum=0)
     k = check_positive("k", k)
+    fixed = dict(fixed or {})
+    if var in fixed:
+        raise ValueError(f"fixed: {var} is the swept variable (vary={var!r}); give its grid as "
+                         f"values, not a fixed {var}={fixed[var]:.6g}")
     pts_fixed = dict(study.fixed)
     if quick:
         pts_fixed.update(study.quick_fixed)
-    pts_fixed.update(fixed or {})
-    unknown = set(pts_fixed) - set(study.fixed)
+    unknown = set(fixed) - set(study.fixed)
     if unknown:
         raise ValueError(f"fixed: unknown parameter(s) {sorted(unknown)}; valid: "
                          f"{sorted(study.fixed)}")
-    points = []
-    for v in values:
-        p = dict(pts_fixed)
-        p[var] = int(v) if var in _INTEGER_VARS else float(v)
-        for key in _INTEGER_VARS:
-            if key in p:
-                p[key] = int(p[key])
-        points.append(p)
+    for key, v in fixed.items():
+        _check_value(key, float(v))
+    pts_fixed.update(fixed)
+    regime, values, pts_fixed = _choose_grid(
+        study, spec, var, values, given, pts_fixed, trials, quick, grid, max_seconds,
+        allow_expensive, sorted(fixed), estimate)
+    points = [_point(pts_fixed, var, v) for v in values]
+    _check_memory(study, spec, points, trials, max_memory, allow_large, regime)
+    if on_plan is not None:
+        on_plan(regime)
     cells = [Cell(_cell, dict(theorem=study.theorem, problem=spec.as_dict(), point=p,
                               mutation=mutation), trials=trials, seed=(seed, j),
                   cost=float(p["N"]))
@@ -323,8 +369,18 @@ def scaling_study(
                 raise ValueError(f"{last[len('ValueError: '):]} (at {point})") from None
         raise
     seconds = time.perf_counter() - t0
-    return _analyse(study, spec, var, values, pts_fixed, records, mutation, k, level,
-                    replicates, seed, seconds)
+    shown = {key: v for key, v in pts_fixed.items() if key != var}
+    res = _analyse(study, spec, var, values, shown, records, mutation, k, level,
+                   replicates, seed, seconds)
+    inf = res.informative
+    regime = dict(regime, informative_points=int(sum(inf)), points=len(inf))
+    if regime["name"] != "informative" and regime["name"] != "path":
+        regime["label"] = (f"{regime['name']}: informative at {sum(inf)} of {len(inf)} points"
+                           + (" (vacuous: no algorithm can contradict it there)"
+                              if not any(inf) else ""))
+    else:
+        regime["label"] = f"{regime['name']}: informative at {sum(inf)} of {len(inf)} points"
+    return replace(res, regime=regime)
 
 
 def _analyse(study: TheoremStudy, spec: VerifyProblem, var: str, values: tuple[float, ...],
@@ -427,3 +483,68 @@ def _exact_verdicts(name: str, var: str, records: Sequence[Mapping[str, Any]]
         out.append(Verdict(name, f"{key} over {var}", _CLAIMS.get(meta["kind"], "== exact"),
                            mean, se, ex, meta["oracle"], holds))
     return out
+
+
+def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
+                 values: tuple[float, ...], given: bool, fixed: dict[str, Any], trials: int,
+                 quick: bool, grid: str, max_seconds: float, allow_expensive: bool,
+                 user_fixed: Sequence[str], estimate: bool
+                 ) -> tuple[dict[str, Any], tuple[float, ...], dict[str, Any]]:
+    """The regime (a JSON-able dict), the grid values and the fixed values to run."""
+    from dpbounds.verify import regimes
+
+    if given:
+        regime: dict[str, Any] = dict(name="user grid", why="values given by the user")
+    elif quick or grid == "small":
+        regime = dict(name="default grid", why="today's small grid (--quick or --grid small)")
+    else:
+        cost = regimes.seconds_per_evaluation(study, spec, fixed, min(trials, 16))
+        plan = regimes.plan_grid(study, spec, var, fixed, values, trials,
+                                 path=grid == "path", cost=cost, max_seconds=max_seconds,
+                                 allow_expensive=allow_expensive, user_fixed=user_fixed)
+        if plan is not None and len(plan.values) >= 2:
+            out = dict(fixed, **plan.fixed)
+            return dict(plan.as_dict(), estimated_total_seconds=sum(plan.seconds)), \
+                plan.values, out
+        if plan is None:
+            why = (f"no {'path' if grid == 'path' else 'informative'} grid found with N <= "
+                   f"1e6; today's default grid instead")
+            regime = dict(name="default grid", why=why)
+        else:
+            regime = dict(name="default grid",
+                          why="the informative grid costs more than the budget "
+                              f"({max_seconds:.3g} s CPU; --allow-expensive runs it); "
+                              "today's default grid instead",
+                          unaffordable=plan.as_dict())
+        estimate = True
+    if estimate:
+        cost = regimes.seconds_per_evaluation(study, spec, fixed, min(trials, 16))
+        secs = [cost[0] * p["steps"] + cost[1] * p["gradient_evaluations"]
+                for p in (regimes.dry_plan(study, spec, _point(fixed, var, v), trials)
+                          for v in values)]
+        regime["estimated_seconds"] = secs
+        regime["estimated_total_seconds"] = float(sum(secs))
+    return regime, values, fixed
+
+
+def _point(fixed: Mapping[str, Any], var: str, v: float) -> dict[str, Any]:
+    p = dict(fixed)
+    p[var] = int(v) if var in _INTEGER_VARS else float(v)
+    for key in _INTEGER_VARS:
+        if key in p:
+            p[key] = int(p[key])
+    return p
+
+
+def _check_memory(study: TheoremStudy, spec: VerifyProblem, points: Sequence[Mapping[str, Any]],
+                  trials: int, max_memory: float, allow_large: bool,
+                  regime: dict[str, Any]) -> None:
+    """Refuse a study whose largest point's estimated memory exceeds ``max_memory``."""
+    from dpbounds.verify import regimes
+
+    mem = max(regimes.dry_plan(study, spec, p, trials)["memory_bytes"] for p in points)
+    regime["estimated_memory_bytes"] = float(mem)
+    if mem > max_memory and not allow_large:
+        raise ValueError(f"the study needs an estimated {mem / 2**30:.3g} GiB (trials={trials}), "
+                         f"above the memory budget {max_memory / 2**30:.3g} GiB: use fewer "
+                         "trials or a smaller grid, or pass --allow-large")

@@ -310,7 +310,7 @@ def _run_alg1(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
                               forced=point.get("E"))
     E, eta, alpha = int(hp["E"]), hp["eta"], hp["alpha"]
     f = inst.objective
-    T = f.n * E
+    T = int(point["N"]) * E  # = f.n * E (a dry plan may use a smaller sample)
     at = dict(_tree_prob(point, inst, inst.R_bound), E=E, eta=eta, alpha=alpha, T=T)
     bound = float(th.evaluate(ignore_extra=True, invalid="nan", **at))
     if dry:
@@ -376,13 +376,14 @@ def _run_alg2(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
         notes.append(f"gamma = {gamma:.3g} > 1 clipped to 1")
         gamma = 1.0
     f = inst.objective
-    T = f.n * E
+    T = int(point["N"]) * E  # = f.n * E (a dry plan may use a smaller sample)
     at = dict(_tree_prob(point, inst, inst.R_bound), E=E, eta=eta, gamma=gamma, T=T,
-              alpha=1.0 / f.n)
+              alpha=1.0 / int(point["N"]))
     bound = float(th.evaluate(ignore_extra=True, invalid="nan", **at))
     if dry:  # two gradients per step after the first epoch; ring buffers of N iterates
-        return _plan(bound, inst.G, inst.start_grad_norm, T, 2 * T - f.n, trials, point,
-                     buffers=2 * f.n)
+        n = int(point["N"])
+        return _plan(bound, inst.G, inst.start_grad_norm, T, 2 * T - n, trials, point,
+                     buffers=2 * n)
     with mutated(mutation, "sensitivity_reduced_nsgd"), noise_tap() as tap:
         res = sensitivity_reduced_nsgd(
             f, epsilon=_eps_run(point, mutation), delta=point["delta"], epochs=E,
@@ -545,7 +546,7 @@ def _run_erm(point: dict, inst: Instance, trials: int, seed: Any, mutation: str 
     radius = float(point["radius"])
     if inst.spec.start > radius:
         raise ValueError(f"start {inst.spec.start:g} must lie in the ball of radius {radius:g}")
-    n = f.n
+    n = int(point["N"])  # = f.n (a dry plan may use a smaller sample)
     T = n * n  # the lecture's T = n^2 (an integer: no rounding)
     if mutation == "frozen":
         raise ValueError("mutation 'frozen' does not apply to noisy projected SGD (its step "
