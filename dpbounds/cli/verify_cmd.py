@@ -37,6 +37,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from dpbounds.cli import add_quantity, progress_enabled
+from dpbounds.sweep.progress import _duration
 
 if TYPE_CHECKING:
     from dpbounds.verify import ScalingResult
@@ -129,12 +130,6 @@ def _fixed(args: argparse.Namespace) -> dict[str, float]:
         if v is not None:
             out[key] = v
     return out
-
-
-def _duration(s: float) -> str:
-    if s < 90:
-        return f"{s:.0f} s"
-    return f"{s / 60:.1f} min" if s < 5400 else f"{s / 3600:.1f} h"
 
 
 def _regime_lines(reg: dict[str, Any]) -> list[str]:

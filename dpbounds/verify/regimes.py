@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from dpbounds.sweep.progress import _duration as duration
 from dpbounds.verify.problems import VerifyProblem
 from dpbounds.verify.theorems import TheoremStudy
 
@@ -211,7 +212,7 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
     while not allow_expensive and keep and sum(plan.seconds[i] for i in keep) > max_seconds:
         keep.pop()
     keep.sort()
-    skipped = tuple(f"{var}={plan.values[i]:g}: estimated {_dur(plan.seconds[i])}"
+    skipped = tuple(f"{var}={plan.values[i]:g}: estimated {duration(plan.seconds[i])}"
                     for i in range(len(plan.values)) if i not in keep)
     return GridPlan(plan.regime, plan.why, tuple(plan.values[i] for i in keep), plan.fixed,
                     tuple(plan.bounds[i] for i in keep), tuple(plan.floors[i] for i in keep),
@@ -262,10 +263,3 @@ def _path_values(study: TheoremStudy, spec: VerifyProblem, var: str,
             return tuple(float(round(v)) if var == "d" else v for v in out)
     return None
 
-
-def _dur(s: float) -> str:
-    if s < 90:
-        return f"{s:.0f} s"
-    if s < 5400:
-        return f"{s / 60:.1f} min"
-    return f"{s / 3600:.1f} h"
