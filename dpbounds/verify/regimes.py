@@ -157,7 +157,7 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
         if var == "N":
             # Yang et al.'s plans calibrate an RDP accountant each: a coarser lattice
             lattice = _lattice(max(10.0, float(fixed.get("B", 1)) * 2), _N_MAX,
-                               4 if knob else 10)
+                               4 if knob else 5)
             plans = [(n, dry_plan(study, spec, dict(base, N=n), trials)) for n in lattice]
             grid = _n_grid(plans, path, headline)
             if grid is None:

@@ -347,9 +347,11 @@ def scaling_study(
     pts_fixed.update(fixed)
     regime, values, pts_fixed = _choose_grid(
         study, spec, var, values, given, pts_fixed, trials, quick, grid, max_seconds,
-        allow_expensive, sorted(fixed), estimate)
+        allow_expensive, sorted(fixed))
     points = [_point(pts_fixed, var, v) for v in values]
     _check_memory(study, spec, points, trials, max_memory, allow_large, regime)
+    if (estimate or regime.get("fallback")) and "estimated_total_seconds" not in regime:
+        _estimate(study, spec, points, trials, regime)
     if on_plan is not None:
         on_plan(regime)
     cells = [Cell(_cell, dict(theorem=study.theorem, problem=spec.as_dict(), point=p,
@@ -488,7 +490,7 @@ def _exact_verdicts(name: str, var: str, records: Sequence[Mapping[str, Any]]
 def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
                  values: tuple[float, ...], given: bool, fixed: dict[str, Any], trials: int,
                  quick: bool, grid: str, max_seconds: float, allow_expensive: bool,
-                 user_fixed: Sequence[str], estimate: bool
+                 user_fixed: Sequence[str]
                  ) -> tuple[dict[str, Any], tuple[float, ...], dict[str, Any]]:
     """The regime (a JSON-able dict), the grid values and the fixed values to run."""
     from dpbounds.verify import regimes
@@ -509,22 +511,26 @@ def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
         if plan is None:
             why = (f"no {'path' if grid == 'path' else 'informative'} grid found with N <= "
                    f"1e6; today's default grid instead")
-            regime = dict(name="default grid", why=why)
+            regime = dict(name="default grid", why=why, fallback=True)
         else:
             regime = dict(name="default grid",
                           why="the informative grid costs more than the budget "
                               f"({max_seconds:.3g} s CPU; --allow-expensive runs it); "
                               "today's default grid instead",
-                          unaffordable=plan.as_dict())
-        estimate = True
-    if estimate:
-        cost = regimes.seconds_per_evaluation(study, spec, fixed, min(trials, 16))
-        secs = [cost[0] * p["steps"] + cost[1] * p["gradient_evaluations"]
-                for p in (regimes.dry_plan(study, spec, _point(fixed, var, v), trials)
-                          for v in values)]
-        regime["estimated_seconds"] = secs
-        regime["estimated_total_seconds"] = float(sum(secs))
+                          unaffordable=plan.as_dict(), fallback=True)
     return regime, values, fixed
+
+
+def _estimate(study: TheoremStudy, spec: VerifyProblem, points: Sequence[Mapping[str, Any]],
+              trials: int, regime: dict[str, Any]) -> None:
+    """Record the cost model's CPU seconds of every point in ``regime``."""
+    from dpbounds.verify import regimes
+
+    cost = regimes.seconds_per_evaluation(study, spec, points[0], min(trials, 16))
+    secs = [cost[0] * p["steps"] + cost[1] * p["gradient_evaluations"]
+            for p in (regimes.dry_plan(study, spec, q, trials) for q in points)]
+    regime["estimated_seconds"] = secs
+    regime["estimated_total_seconds"] = float(sum(secs))
 
 
 def _point(fixed: Mapping[str, Any], var: str, v: float) -> dict[str, Any]:
@@ -542,6 +548,13 @@ def _check_memory(study: TheoremStudy, spec: VerifyProblem, points: Sequence[Map
     """Refuse a study whose largest point's estimated memory exceeds ``max_memory``."""
     from dpbounds.verify import regimes
 
+    # the plans' estimate is at most this (ring buffers of 2N iterates, blocks of 2^18 draws):
+    # below the budget, no plan (an RDP calibration each for Yang et al.) is needed
+    cap = max(8.0 * (trials * (int(p["d"]) * (2 * int(p["N"]) + 8) + (1 << 18) + 64)
+                     + int(p["N"]) * int(p["d"])) for p in points)
+    if cap <= max_memory:
+        regime["estimated_memory_bytes"] = cap
+        return
     mem = max(regimes.dry_plan(study, spec, p, trials)["memory_bytes"] for p in points)
     regime["estimated_memory_bytes"] = float(mem)
     if mem > max_memory and not allow_large:
