@@ -226,6 +226,13 @@ def _text(res: ScalingResult) -> str:
     return "\n".join(lines)
 
 
+#: what the utility component of each study measures (the figure's y-label)
+_YLABEL = {"grad_output": r"$\Vert\nabla F\Vert$ at the output; noise, bias norms",
+           "grad_min": r"$\min_t\Vert\nabla F(x_t)\Vert$, time average",
+           "excess_risk": r"excess risk $F(\theta_T)-F^*$",
+           "subopt": r"$F(x_T)-F^*$"}
+
+
 def draw_result(res: ScalingResult, ax: Any) -> None:
     """Bound, achieved utility and components of a study on one log-log axis ``ax``."""
     import numpy as np
@@ -244,15 +251,19 @@ def draw_result(res: ScalingResult, ax: Any) -> None:
             ax.plot(x, res.bound[c], ls="--", color=col if c != u else "k",
                     label=f"bound: {'theorem' if c == u else c} "
                           f"(grid slope {res.bound_slope[c]:.2f})")
-    ax.axhline(res.trivial[0], color="grey", ls=":", label="trivial bound")
+    ax.plot(x, res.trivial, color="grey", ls=":", label="trivial bound")
+    if np.all(np.isfinite(res.do_nothing)) and res.do_nothing[0] < res.trivial[0]:
+        ax.plot(x, res.do_nothing, color="grey", ls="-.", lw=1,
+                label="start's value (a run that does not move)")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel(res.vary)
-    ax.set_ylabel("measured quantity / its bound")
+    ax.set_ylabel(_YLABEL.get(u, u) + " (mean, 95% CI) and bounds (dashed)")
     ax.set_title(f"{res.theorem}" + (f" [mutant {res.mutation}]" if res.mutation else "")
                  + f"\nregime: {res.regime.get('label', res.regime.get('name', '-'))}",
                  fontsize=9)
-    ax.legend(fontsize=7, loc="best")
+    # outside the axes: the legend never covers the theorem's line
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
 
 
 def plot_result(res: ScalingResult, path: str) -> None:
@@ -263,10 +274,10 @@ def plot_result(res: ScalingResult, path: str) -> None:
         matplotlib.use("Agg")  # a file is written; no window from the command line
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    fig, ax = plt.subplots(figsize=(8.6, 4.4))
     draw_result(res, ax)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=150)
     plt.close(fig)
 
 
