@@ -157,6 +157,7 @@ class _Heartbeat:
 
         self.label, self.every = label, every
         self.total: float | None = None
+        self.planned = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -166,7 +167,8 @@ class _Heartbeat:
         t0 = time.monotonic()
         while not self._stop.wait(self.every):
             est = f" of an estimated {_duration(self.total)} CPU" if self.total else ""
-            print(f"{self.label}: running, {_duration(time.monotonic() - t0)}{est}",
+            what = "running" if self.planned else "planning the grid"
+            print(f"{self.label}: {what}, {_duration(time.monotonic() - t0)}{est}",
                   file=sys.stderr, flush=True)
 
     def __enter__(self) -> _Heartbeat:
@@ -309,6 +311,7 @@ def run(args: argparse.Namespace) -> int:
 
     def on_plan(reg: dict[str, Any]) -> None:
         beat.total = reg.get("estimated_total_seconds")
+        beat.planned = True
         if show:
             for line in _regime_lines(reg):
                 print(line, file=sys.stderr, flush=True)

@@ -100,7 +100,7 @@ def test_progress_lines_in_logs(capsys: pytest.CaptureFixture[str]) -> None:
                "1000", "--trials", "20"])
     err = capsys.readouterr().err
     assert rc == 0
-    assert "verify x: running" in err and "regime: user grid" in err
+    assert "verify x: planning the grid" in err and "regime: user grid" in err
     assert "estimated cost" in err
 
 
