@@ -4,6 +4,8 @@ bound is informative and what it costs."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from dpbounds.verify import Verdict, get_study, problem, scaling_study
@@ -89,3 +91,18 @@ def test_planner_finds_the_informative_grid_and_its_cost() -> None:
                    max_seconds=60)
     assert g1 is not None and not g1.values and len(g1.skipped) == 4
     assert g1.extra["full_values"][0] > 1e5  # Theorem 6 is informative only from N ~ 1.7e5
+
+
+def test_path_grid_follows_the_headline_exponent() -> None:
+    """Theorem 6 over N: the path grid's bound slopes are within 0.1 of the headline -1/2
+    (checked on the planned values by dry plans); a theorem without a headline has no path."""
+    tc = get_study("tran_cutkosky.alg1")
+    spec = problem("huber_well")
+    g = plan_grid(tc, spec, "N", dict(tc.fixed), None, 4, path=True, cost=(1e-9, 0.0))
+    assert g is not None and g.regime == "path" and len(g.values) == 4
+    b = [dry_plan(tc, spec, dict(g.fixed, N=int(v)), 4)["bound"] for v in g.values]
+    s = math.log(b[1] / b[0]) / math.log(g.values[1] / g.values[0])
+    assert abs(s - (-0.5)) <= 0.1
+    shb = get_study("strongly_convex.heavy_ball")
+    assert plan_grid(shb, problem("quadratic"), "N", dict(shb.fixed), None, 4, path=True,
+                     cost=(1e-9, 0.0)) is None
