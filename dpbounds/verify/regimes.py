@@ -93,7 +93,7 @@ def _cached_plan(theorem: str, spec: VerifyProblem, point: tuple, trials: int
 def seconds_per_evaluation(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, float],
                            trials: int = 4) -> tuple[float, float]:
     """Cost model ``seconds = a * steps + b * evaluations`` (CPU seconds; evaluations over all
-    trials), fitted to two probe runs of the study's algorithm at ``N = 64`` and ``N = 256``
+    trials), fitted to two probe runs of the study's algorithm at ``N = 32`` and ``N = 96``
     (``T = 200`` and ``800`` for Yang et al.) with ``trials`` trials; ``(a, b)``, each
     floored at ``1e-9``."""
     rows, secs = [], []
