@@ -3,18 +3,29 @@
 Examples::
 
     dpbounds verify --list
-    dpbounds verify tran_cutkosky.alg1 --vary d --quick
+    dpbounds verify tran_cutkosky.alg1 --vary d --quick                      # passes: exit 0
+    dpbounds verify strongly_convex.heavy_ball --vary N                      # informative grid
     dpbounds verify tran_cutkosky.alg2 --vary N --values 250 500 1000 --trials 8 --json
-    dpbounds verify yang.nsgd --vary eps --quick --plot nsgd_eps.png
-    dpbounds verify tran_cutkosky.alg1 --vary d --quick --mutation noise_d   # must fail
+    dpbounds verify yang.sgd --vary N --path --allow-expensive               # the paper's path
+    dpbounds verify tran_cutkosky.alg1 --vary d --quick --mutation noise_sqrt2   # exit 1
 
 The study tunes the algorithm with the theorem's closed-form hyper-parameters (integers
 rounded by the documented policy of :mod:`dpbounds.verify.theorems`), runs it at every grid
 value, evaluates the bound at each run's own parameters, measures the components the lemma
-chain bounds, fits log-log slopes with bootstrap CIs and prints verdicts that can fail. A
-bound at least the trivial bound ``G`` is flagged ``vacuous`` (never a pass).
+chain bounds and checks two-sided exact values (the noise the run declares against the
+accountant's for the claimed eps, the noise it drew, the tree noise covariance, the exact
+E[F - F*] of DP-NAG and DP-SHB). Slopes are shape diagnostics (reported, never failing). A
+bound is informative only below both the trivial bound and the start's value (what a run
+that does not move achieves); elsewhere its verdict is flagged vacuous (never a pass).
 
-Exit status: 1 when a checked verdict fails, 0 otherwise, 2 on bad input.
+Grid: a full study without --values runs where the bound is informative (the grid is chosen
+from the bound, and its estimated CPU cost; points above --max-seconds are skipped, with
+their estimates, unless --allow-expensive), --path along the theorem's headline path, and
+--quick or --grid small today's small grids (labelled). Before running, the estimated cost
+and memory are printed to stderr; a study above --max-memory-gib is refused unless
+--allow-large; progress lines go to stderr every few seconds when it is not a terminal.
+
+Exit status: 1 when a ratio or exact verdict fails, 0 otherwise, 2 on bad input.
 """
 
 from __future__ import annotations
@@ -26,6 +37,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from dpbounds.cli import add_quantity, progress_enabled
+from dpbounds.sweep.progress import _duration
 
 if TYPE_CHECKING:
     from dpbounds.verify import ScalingResult
@@ -61,7 +73,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_quantity(p, "start_distance", help="distance of the start from the minimiser "
                                            "(default: the problem's)")
     p.add_argument("--mutation", choices=MUTATIONS, default=None,
-                   help="negative control: noise_d runs the algorithm with eps/sqrt(d)")
+                   help="negative control (must exit 1): noise_d runs with eps/sqrt(d), "
+                        "noise_sqrt2 draws noise sqrt(2) too small (ledger unchanged), frozen "
+                        "multiplies the step by 1e-9, nsgd_noise_r gives DP-NSGD noise sigma*r")
+    p.add_argument("--grid", choices=("auto", "informative", "path", "small"), default="auto",
+                   help="auto (default): the informative grid of a full study when affordable, "
+                        "else the default grid, labelled; small: today's default grids")
+    p.add_argument("--path", action="store_const", const="path", dest="grid",
+                   help="same as --grid path: where the bound's local slope is the headline "
+                        "exponent")
+    p.add_argument("--max-seconds", type=float, default=900.0, metavar="S",
+                   help="CPU budget of a planned grid (default 900)")
+    p.add_argument("--allow-expensive", action="store_true",
+                   help="run every planned point, whatever its estimated cost")
+    p.add_argument("--max-memory-gib", type=float, default=4.0, metavar="GIB",
+                   help="refuse a study above this estimated memory (default 4)")
+    p.add_argument("--allow-large", action="store_true",
+                   help="run a study above the memory budget")
     fixed = p.add_argument_group("fixed parameters (over the study's defaults)")
     add_quantity(fixed, "dimension")
     add_quantity(fixed, "dataset_size")
@@ -104,6 +132,54 @@ def _fixed(args: argparse.Namespace) -> dict[str, float]:
     return out
 
 
+def _regime_lines(reg: dict[str, Any]) -> list[str]:
+    lines = [f"regime: {reg.get('name')} ({reg.get('why')})"]
+    if "estimated_total_seconds" in reg:
+        lines.append(f"estimated cost: {_duration(reg['estimated_total_seconds'])} CPU"
+                     + (f", memory {reg['estimated_memory_bytes'] / 2**20:.3g} MiB"
+                        if "estimated_memory_bytes" in reg else ""))
+    for sk in reg.get("skipped", []):
+        lines.append(f"skipped (over the budget): {sk}")
+    un = reg.get("unaffordable")
+    if un:
+        lines.append("informative grid not run: " + ", ".join(
+            f"{v:g} ({_duration(c)})" for v, c in zip(un.get("full_values", []),
+                                                      un.get("full_estimated_seconds", []))))
+    return lines
+
+
+class _Heartbeat:
+    """A progress line on stderr every ``every`` seconds while a study runs (logs: when
+    stderr is not a terminal, where the sweep's bar does not show)."""
+
+    def __init__(self, label: str, every: float = 5.0) -> None:
+        import threading
+
+        self.label, self.every = label, every
+        self.total: float | None = None
+        self.planned = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        import time
+
+        t0 = time.monotonic()
+        while not self._stop.wait(self.every):
+            est = f" of an estimated {_duration(self.total)} CPU" if self.total else ""
+            what = "running" if self.planned else "planning the grid"
+            print(f"{self.label}: {what}, {_duration(time.monotonic() - t0)}{est}",
+                  file=sys.stderr, flush=True)
+
+    def __enter__(self) -> _Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 def _fmt(x: float) -> str:
     return f"{x:.4g}" if math.isfinite(x) else str(x)
 
@@ -115,7 +191,8 @@ def _text(res: ScalingResult) -> str:
     lines = [f"{res.theorem}: scaling over {res.vary} on the {res.problem.kind} problem "
              f"(G={res.problem.G:g}, L={res.problem.L:g}, start {res.problem.start:g}); "
              f"fixed {res.fixed}" + (f"; MUTANT {res.mutation}" if res.mutation else ""),
-             "", f"{res.vary:>8}  {'bound':>10}  {'vacuous':>7}  " +
+             f"regime: {res.regime.get('label', res.regime.get('name', '-'))}",
+             "", f"{res.vary:>8}  {'bound':>10}  {'inform.':>7}  " +
              "  ".join(f"{c + ' [95% CI]':>26}" for c in res.components) + "  run"]
     for j, v in enumerate(res.values):
         meas = "  ".join(f"{m.mean:>9.4g} [{m.ci_low:.3g}, {m.ci_high:.3g}]".rjust(26)
@@ -123,7 +200,8 @@ def _text(res: ScalingResult) -> str:
         run = ", ".join(f"{k}={_fmt(res.params[j][k])}" for k in ("E", "T", "eta", "r", "C")
                         if k in res.params[j])
         extra = "; ".join(res.notes[j] + res.violations[j])
-        lines.append(f"{v:>8g}  {res.bound[u][j]:>10.4g}  {'yes' if res.vacuous[j] else 'no':>7}"
+        lines.append(f"{v:>8g}  {res.bound[u][j]:>10.4g}  "
+                     f"{'yes' if res.informative[j] else 'no':>7}"
                      f"  {meas}  {run}" + (f"  [{extra}]" if extra else ""))
     lines += ["", f"{'component':>12}  {'slope [95% CI]':>26}  {'bound slope':>11}  "
               f"{'path exp.':>9}  {'meas/bound range':>18}"]
@@ -137,15 +215,24 @@ def _text(res: ScalingResult) -> str:
     lines.append(f"headline exponent of {res.vary} (paper, VERBATIM): "
                  f"{'-' if res.headline_exponent is None else f'{res.headline_exponent:.4g}'}"
                  f"   ({res.exponents()})")
-    n_vac = sum(res.vacuous)
+    n_vac = len(res.values) - sum(res.informative)
     if n_vac:
-        lines.append(f"the bound is vacuous (>= the trivial bound {res.trivial[0]:g}) at {n_vac} "
-                     f"of {len(res.values)} points: no algorithm can contradict it there")
+        lines.append(f"the bound is not informative (>= the trivial bound {res.trivial[0]:g} or "
+                     f"the start's value {res.do_nothing[0]:.3g}) at {n_vac} of "
+                     f"{len(res.values)} points: a run that does not move satisfies it there")
     lines += ["", format_table(list(res.verdicts)),
               "", f"{len(res.values)} points x {res.trials[u].shape[1]} trials in "
                   f"{res.seconds:.1f} s; " +
-              ("no checked verdict failed" if res.holds else "SOME VERDICTS FAIL")]
+              ("no ratio or exact verdict failed (slopes are shape diagnostics)" if res.holds
+               else "SOME VERDICTS FAIL")]
     return "\n".join(lines)
+
+
+#: what the utility component of each study measures (the figure's y-label)
+_YLABEL = {"grad_output": r"$\Vert\nabla F\Vert$ at the output; noise, bias norms",
+           "grad_min": r"$\min_t\Vert\nabla F(x_t)\Vert$, time average",
+           "excess_risk": r"excess risk $F(\theta_T)-F^*$",
+           "subopt": r"$F(x_T)-F^*$"}
 
 
 def draw_result(res: ScalingResult, ax: Any) -> None:
@@ -166,14 +253,19 @@ def draw_result(res: ScalingResult, ax: Any) -> None:
             ax.plot(x, res.bound[c], ls="--", color=col if c != u else "k",
                     label=f"bound: {'theorem' if c == u else c} "
                           f"(grid slope {res.bound_slope[c]:.2f})")
-    ax.axhline(res.trivial[0], color="grey", ls=":", label="trivial bound")
+    ax.plot(x, res.trivial, color="grey", ls=":", label="trivial bound")
+    if np.all(np.isfinite(res.do_nothing)) and res.do_nothing[0] < res.trivial[0]:
+        ax.plot(x, res.do_nothing, color="grey", ls="-.", lw=1,
+                label="start's value (a run that does not move)")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel(res.vary)
-    ax.set_ylabel("measured quantity / its bound")
-    ax.set_title(f"{res.theorem}" + (f" [mutant {res.mutation}]" if res.mutation else ""),
-                 fontsize=10)
-    ax.legend(fontsize=7, loc="best")
+    ax.set_ylabel(_YLABEL.get(u, u) + " (mean, 95% CI) and bounds (dashed)")
+    ax.set_title(f"{res.theorem}" + (f" [mutant {res.mutation}]" if res.mutation else "")
+                 + f"\nregime: {res.regime.get('label', res.regime.get('name', '-'))}",
+                 fontsize=9)
+    # outside the axes: the legend never covers the theorem's line
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
 
 
 def plot_result(res: ScalingResult, path: str) -> None:
@@ -184,11 +276,17 @@ def plot_result(res: ScalingResult, path: str) -> None:
         matplotlib.use("Agg")  # a file is written; no window from the command line
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    fig, ax = plt.subplots(figsize=(8.6, 4.4))
     draw_result(res, ax)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=150)
     plt.close(fig)
+
+
+def _nothing() -> Any:
+    import contextlib
+
+    return contextlib.nullcontext()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -199,10 +297,34 @@ def run(args: argparse.Namespace) -> int:
     if not args.theorem:
         raise ValueError("THEOREM is required (see dpbounds verify --list)")
     spec = problem(args.problem) if args.problem else None
-    res = scaling_study(args.theorem, spec, vary={args.scaling_variable: args.values},
-                        fixed=_fixed(args), start=args.start_distance, trials=args.trials,
-                        seed=args.seed, quick=args.quick, mutation=args.mutation,
-                        store=args.store, progress=progress_enabled(args))
+    fixed = _fixed(args)
+    if args.scaling_variable in fixed:  # a flag the sweep overrides is refused, not ignored
+        flag = {"d": "--d", "N": "--N", "eps": "--eps"}[args.scaling_variable]
+        raise ValueError(f"{flag} is swept by --vary {args.scaling_variable} (give its grid "
+                         f"with --values), got {flag} {fixed[args.scaling_variable]:.6g}")
+    for name, v in (("max_seconds", args.max_seconds), ("max_memory_gib", args.max_memory_gib)):
+        if not (math.isfinite(v) and v > 0):
+            raise ValueError(f"--{name.replace('_', '-')} must be positive and finite, "
+                             f"got {v:.6g}")
+    show = progress_enabled(args)
+    beat = _Heartbeat(f"verify {args.theorem}")
+
+    def on_plan(reg: dict[str, Any]) -> None:
+        beat.total = reg.get("estimated_total_seconds")
+        beat.planned = True
+        if show:
+            for line in _regime_lines(reg):
+                print(line, file=sys.stderr, flush=True)
+
+    with beat if show and not sys.stderr.isatty() else _nothing():
+        res = scaling_study(args.theorem, spec, vary={args.scaling_variable: args.values},
+                            fixed=fixed, start=args.start_distance, trials=args.trials,
+                            seed=args.seed, quick=args.quick, mutation=args.mutation,
+                            store=args.store, progress=show, grid=args.grid,
+                            max_seconds=args.max_seconds,
+                            allow_expensive=args.allow_expensive,
+                            max_memory=args.max_memory_gib * 2.0**30,
+                            allow_large=args.allow_large, estimate=True, on_plan=on_plan)
     if args.plot:
         plot_result(res, args.plot)
     if args.json:

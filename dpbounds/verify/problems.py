@@ -139,6 +139,13 @@ class Instance:
         bounds' symbols are positive; a larger :math:`R` only loosens an upper bound)."""
         return max(self.R, 1e-12 * self.G * self.G / self.L)
 
+    @property
+    def start_grad_norm(self) -> float:
+        r""":math:`\lVert\nabla F(x_0)\rVert`: what an algorithm that does not move reports
+        (a gradient-norm bound says something only below it)."""
+        f = self.objective
+        return float(np.asarray(f.grad_norm(f.initial_state(1, self.x0)), dtype=float)[0])
+
     def lower_bound(self, step_size: float, steps: int) -> float:
         r"""Lower bound on :math:`\frac1T\sum_{t<T}\lVert\nabla F(x_t)\rVert` for any method
         moving at most ``step_size`` per step, on the ``hard`` instance (0 elsewhere)."""

@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -49,7 +49,7 @@ from dpbounds.verify.statistics import (
     mean_ci,
 )
 from dpbounds.verify.theorems import MUTATIONS, TheoremStudy, get_study
-from dpbounds.verify.verdicts import Verdict, ratio_at_most, slope_at_most
+from dpbounds.verify.verdicts import Verdict, Z, ratio_at_most, slope_at_most
 
 __all__ = ["VARIABLES", "ScalingResult", "scaling_study"]
 
@@ -73,7 +73,12 @@ def _cell(theorem: str, problem: Mapping[str, Any], point: Mapping[str, float],
     rec["notes"] = list(out["notes"])
     rec["violations"] = list(out["violations"])
     rec["trivial"] = float(out["trivial"])
+    rec["do_nothing"] = float(out["do_nothing"])
     rec["lower_bound"] = float(out["lower_bound"])
+    checks = out.get("checks", {})
+    rec.update({f"c:{k}": np.asarray(c["values"], dtype=float) for k, c in checks.items()})
+    rec["checks"] = {k: {m: c[m] for m in ("kind", "exact", "sd", "rtol", "oracle")}
+                     for k, c in checks.items()}
     return rec
 
 
@@ -92,6 +97,7 @@ class ScalingResult:
     measured: Mapping[str, tuple[MeanCI, ...]]
     bound: Mapping[str, np.ndarray]
     trivial: np.ndarray
+    do_nothing: np.ndarray
     vacuous: tuple[bool, ...]
     slopes: Mapping[str, SlopeCI]
     bound_slope: Mapping[str, float]
@@ -106,6 +112,15 @@ class ScalingResult:
     mutation: str | None = None
     seconds: float = 0.0
     level: float = 0.95
+    regime: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def informative(self) -> tuple[bool, ...]:
+        """Per point: the theorem's bound is below both the trivial bound and what an
+        algorithm that does not move achieves (the start's value)."""
+        b = self.bound[self.utility[0]]
+        return tuple(bool(x < t and x < z) for x, t, z in zip(b, self.trivial,
+                                                              self.do_nothing))
 
     def exponents(self) -> Scaling | None:
         """The theorem's headline scaling (:meth:`dpbounds.bounds.registry.Entry.scaling`)."""
@@ -127,6 +142,7 @@ class ScalingResult:
         return _clean({
             "theorem": self.theorem,
             "vary": self.vary,
+            "regime": dict(self.regime),
             "values": list(self.values),
             "problem": self.problem.as_dict(),
             "fixed": dict(self.fixed),
@@ -137,6 +153,11 @@ class ScalingResult:
             "bound_components": {c: [float(b) for b in self.bound[c]]
                                  for c in self.components},
             "trivial_bound": [float(t) for t in self.trivial],
+            "do_nothing": [float(t) for t in self.do_nothing],
+            "informative": [
+                {"informative": i, "below_trivial": bool(b < t), "below_do_nothing":
+                 bool(b < z)} for i, b, t, z in zip(self.informative, self.bound[u],
+                                                    self.trivial, self.do_nothing)],
             "slopes": {c: self.slopes[c].as_dict() for c in self.components},
             "predicted_exponent": self.headline_exponent,
             "path_exponents": dict(self.path_exponents),
@@ -149,7 +170,7 @@ class ScalingResult:
             "notes": [list(n) for n in self.notes],
             "violations": [list(v) for v in self.violations],
             "verdicts": [{"name": f"{v.case}: {v.claim}", "holds": v.holds,
-                          "status": v.status, "measured": v.measured,
+                          "status": v.status, "gating": v.gating, "measured": v.measured,
                           "predicted": v.predicted, "oracle": v.oracle}
                          for v in self.verdicts],
             "holds": self.holds,
@@ -172,14 +193,30 @@ def _clean(obj: Any) -> Any:
     return obj
 
 
+#: largest values a study accepts (each enters an array size, a step count or a calibration)
+_LIMITS = {"d": (1, 10**5), "N": (2, 10**9), "T": (1, 10**9), "B": (1, 10**9),
+           "eps": (1e-6, 1e3), "delta": (1e-300, 0.5), "radius": (1e-6, 1e6)}
+
+
+def _check_value(name: str, v: float) -> float:
+    lo, hi = _LIMITS.get(name, (0.0, math.inf))
+    if not (math.isfinite(v) and lo <= v <= hi):
+        raise ValueError(f"{name} must lie in [{lo:.3g}, {hi:.3g}], got {v:.6g}")
+    if name in _INTEGER_VARS and v != int(v):
+        raise ValueError(f"values of {name} must be integers, got {v:.6g}")
+    return v
+
+
 def _grid(study: TheoremStudy, vary: Mapping[str, Sequence[float]] | None, quick: bool
-          ) -> tuple[str, tuple[float, ...]]:
+          ) -> tuple[str, tuple[float, ...], bool]:
+    """``(variable, sorted values, whether the values were given)``."""
     if vary is None:
-        vary = {"d": study.defaults["d"][1 if quick else 0]}
+        vary = {"d": None}
     if len(vary) != 1:
         raise ValueError(f"vary must name exactly one variable of {VARIABLES}, got {list(vary)}")
     ((var, values),) = vary.items()
     var = check_choice("vary", var, VARIABLES)
+    given = values is not None
     if values is None:
         values = study.defaults[var][1 if quick else 0]
     vals = [float(v) for v in values]
@@ -187,12 +224,11 @@ def _grid(study: TheoremStudy, vary: Mapping[str, Sequence[float]] | None, quick
         raise ValueError("values must hold at least two grid values for a slope")
     for v in vals:
         if not (math.isfinite(v) and v > 0):
-            raise ValueError(f"values must be positive and finite, got {v!r}")
-        if var in _INTEGER_VARS and v != int(v):
-            raise ValueError(f"values of {var} must be integers, got {v!r}")
+            raise ValueError(f"values must be positive and finite, got {v:.6g}")
+        _check_value(var, v)
     if len(set(vals)) != len(vals):
         raise ValueError("values must be distinct")
-    return var, tuple(sorted(vals))
+    return var, tuple(sorted(vals)), given
 
 
 def scaling_study(
@@ -211,6 +247,13 @@ def scaling_study(
     replicates: int = 2000,
     store: Any = None,
     progress: bool = False,
+    grid: str = "auto",
+    max_seconds: float = 900.0,
+    allow_expensive: bool = False,
+    max_memory: float = 4 * 2.0**30,
+    allow_large: bool = False,
+    estimate: bool = False,
+    on_plan: Any = None,
 ) -> ScalingResult:
     """Run a scaling study of a registered theorem against its algorithm.
 
@@ -248,6 +291,22 @@ def scaling_study(
         a re-run resumes.
     progress:
         Show the sweep's progress bar (on a terminal).
+    grid:
+        ``"auto"`` (full study without values: the informative grid when affordable, else the
+        default grid, labelled), ``"informative"``, ``"path"`` (the theorem's path: the
+        bound's local slope within 0.1 of the headline exponent) or ``"small"`` (today's
+        default grids); see :mod:`dpbounds.verify.regimes`. Given ``values`` win.
+    max_seconds, allow_expensive:
+        CPU budget of a planned grid (the most expensive points are skipped, with their
+        estimates, unless ``allow_expensive``).
+    max_memory, allow_large:
+        A study whose estimated memory exceeds ``max_memory`` bytes is refused
+        (``ValueError``) unless ``allow_large``.
+    estimate:
+        Measure the cost model (two probe runs) and record the estimated CPU seconds in
+        ``regime`` even for a default or given grid.
+    on_plan:
+        Called with the ``regime`` dict before the grid runs (the CLI prints it).
     """
     from dpbounds.sweep import Cell, SweepError, run_sweep
 
@@ -266,27 +325,35 @@ def scaling_study(
                                 if start != 0 else 0.0})
     if mutation is not None:
         check_choice("mutation", mutation, MUTATIONS)
-    var, values = _grid(study, vary, quick)
+    grid = check_choice("grid", grid, ("auto", "informative", "path", "small"))
+    var, values, given = _grid(study, vary, quick)
     trials = study.trials[1 if quick else 0] if trials is None else trials
-    trials = check_int("trials", trials, minimum=2)
+    trials = check_int("trials", trials, minimum=2, maximum=10**6)
     seed = check_int("seed", seed, minimum=0)
     k = check_positive("k", k)
+    fixed = dict(fixed or {})
+    if var in fixed:
+        raise ValueError(f"fixed: {var} is the swept variable (vary={var!r}); give its grid as "
+                         f"values, not a fixed {var}={fixed[var]:.6g}")
     pts_fixed = dict(study.fixed)
     if quick:
         pts_fixed.update(study.quick_fixed)
-    pts_fixed.update(fixed or {})
-    unknown = set(pts_fixed) - set(study.fixed)
+    unknown = set(fixed) - set(study.fixed)
     if unknown:
         raise ValueError(f"fixed: unknown parameter(s) {sorted(unknown)}; valid: "
                          f"{sorted(study.fixed)}")
-    points = []
-    for v in values:
-        p = dict(pts_fixed)
-        p[var] = int(v) if var in _INTEGER_VARS else float(v)
-        for key in _INTEGER_VARS:
-            if key in p:
-                p[key] = int(p[key])
-        points.append(p)
+    for key, v in fixed.items():
+        _check_value(key, float(v))
+    pts_fixed.update(fixed)
+    regime, values, pts_fixed = _choose_grid(
+        study, spec, var, values, given, pts_fixed, trials, quick, grid, max_seconds,
+        allow_expensive, sorted(fixed))
+    points = [_point(pts_fixed, var, v) for v in values]
+    _check_memory(study, spec, points, trials, max_memory, allow_large, regime)
+    if (estimate or regime.get("fallback")) and "estimated_total_seconds" not in regime:
+        _estimate(study, spec, points, trials, regime)
+    if on_plan is not None:
+        on_plan(regime)
     cells = [Cell(_cell, dict(theorem=study.theorem, problem=spec.as_dict(), point=p,
                               mutation=mutation), trials=trials, seed=(seed, j),
                   cost=float(p["N"]))
@@ -304,8 +371,18 @@ def scaling_study(
                 raise ValueError(f"{last[len('ValueError: '):]} (at {point})") from None
         raise
     seconds = time.perf_counter() - t0
-    return _analyse(study, spec, var, values, pts_fixed, records, mutation, k, level,
-                    replicates, seed, seconds)
+    shown = {key: v for key, v in pts_fixed.items() if key != var}
+    res = _analyse(study, spec, var, values, shown, records, mutation, k, level,
+                   replicates, seed, seconds)
+    inf = res.informative
+    regime = dict(regime, informative_points=int(sum(inf)), points=len(inf))
+    if regime["name"] != "informative" and regime["name"] != "path":
+        regime["label"] = (f"{regime['name']}: informative at {sum(inf)} of {len(inf)} points"
+                           + (" (vacuous: no algorithm can contradict it there)"
+                              if not any(inf) else ""))
+    else:
+        regime["label"] = f"{regime['name']}: informative at {sum(inf)} of {len(inf)} points"
+    return replace(res, regime=regime)
 
 
 def _analyse(study: TheoremStudy, spec: VerifyProblem, var: str, values: tuple[float, ...],
@@ -318,8 +395,11 @@ def _analyse(study: TheoremStudy, spec: VerifyProblem, var: str, values: tuple[f
     measured = {c: tuple(mean_ci(row, level) for row in data[c]) for c in comps}
     bound = {c: np.array([float(r[f"b:{c}"]) for r in records]) for c in comps}
     trivial = np.array([float(r["trivial"]) for r in records])
+    do_nothing = np.array([float(r.get("do_nothing", math.inf)) for r in records])
     u = study.utility[0]
     vacuous = tuple(bool(b >= t) for b, t in zip(bound[u], trivial))
+    # a utility bound says something only below what a do-nothing run achieves, too
+    floor = np.minimum(trivial, do_nothing)
     slopes = {c: bootstrap_slope(values, list(data[c]), replicates=replicates, level=level,
                                  seed=seed) for c in comps}
     finite = {c: bool(np.all(np.isfinite(bound[c]) & (bound[c] > 0))) for c in comps}
@@ -329,22 +409,25 @@ def _analyse(study: TheoremStudy, spec: VerifyProblem, var: str, values: tuple[f
     path = study.path_exponents(var)
     name = study.theorem + (f" [mutant {mutation}]" if mutation else "")
     verdicts: list[Verdict] = []
+    shapes: list[Verdict] = []  # slope comparisons: diagnostics, never gating
     for c in comps:
         if finite[c]:
             verdicts.append(ratio_at_most(
                 name, f"{c} over {var}", measured[c], bound[c], "bound at the run's parameters",
-                k=k, trivial=trivial if c in study.utility else None))
-            verdicts.append(slope_at_most(name, f"{c} over {var}", slopes[c], bslope[c],
-                                          "bound on the same grid",
-                                          claim="slope <= bound's grid slope + CI"))
+                k=k, trivial=floor if c in study.utility else None))
+            shapes.append(slope_at_most(name, f"{c} over {var}", slopes[c], bslope[c],
+                                        "bound on the same grid",
+                                        claim="slope <= bound's grid slope + CI"))
         if path.get(c) is not None:
-            verdicts.append(slope_at_most(name, f"{c} over {var}", slopes[c], float(path[c]),
-                                          f"tuned bound, {var} -> oo, others fixed",
-                                          claim="slope <= path exponent + CI"))
+            shapes.append(slope_at_most(name, f"{c} over {var}", slopes[c], float(path[c]),
+                                        f"tuned bound, {var} -> oo, others fixed",
+                                        claim="slope <= path exponent + CI"))
     if headline is not None:
-        verdicts.append(slope_at_most(name, f"{u} over {var}", slopes[u], headline,
-                                      "paper's exponent (VERBATIM)",
-                                      claim="slope <= headline exponent + CI"))
+        shapes.append(slope_at_most(name, f"{u} over {var}", slopes[u], headline,
+                                    "paper's exponent (VERBATIM)",
+                                    claim="slope <= headline exponent + CI"))
+    verdicts += _exact_verdicts(name, var, records)
+    verdicts += [replace(v, gating=False) for v in shapes]
     lower = np.array([float(r["lower_bound"]) for r in records])
     if np.any(lower > 0) and "grad_avg" in comps:
         # the hard instance: the measured time average must not beat the lower bound
@@ -361,9 +444,120 @@ def _analyse(study: TheoremStudy, spec: VerifyProblem, var: str, values: tuple[f
     return ScalingResult(
         theorem=study.theorem, vary=var, values=values, problem=spec, fixed=dict(fixed),
         components=comps, utility=study.utility, trials=ro, measured=measured, bound=bound,
-        trivial=trivial, vacuous=vacuous, slopes=slopes, bound_slope=bslope,
+        trivial=trivial, do_nothing=do_nothing, vacuous=vacuous, slopes=slopes, bound_slope=bslope,
         bound_local_slopes=blocal, headline_exponent=headline, path_exponents=path,
         params=tuple(r["params"] for r in records),
         notes=tuple(tuple(r["notes"]) for r in records),
         violations=tuple(tuple(r["violations"]) for r in records), lower_bound=lower,
         verdicts=tuple(verdicts), mutation=mutation, seconds=seconds, level=level)
+
+
+_CLAIMS = {"exact": "== exact (two-sided)", "ledger": "run's noise == claimed eps's",
+           "drawn": "drawn noise == run's declared"}
+
+
+def _exact_verdicts(name: str, var: str, records: Sequence[Mapping[str, Any]]
+                    ) -> list[Verdict]:
+    """One two-sided verdict per check: it holds when, at every grid point,
+    ``|mean - exact| <= Z se + rtol |exact|`` (``se`` exact when the check gives the per-trial
+    standard deviation, else the sample's). The row shows the worst point."""
+    out = []
+    for key, meta in records[0].get("checks", {}).items():
+        worst: tuple[float, float, float, float] | None = None
+        holds = True
+        for r in records:
+            m = r["checks"][key]
+            vals = np.asarray(r[f"c:{key}"], dtype=float)
+            mean = float(vals.mean())
+            if m["sd"] is not None:
+                se = m["sd"] / math.sqrt(vals.size)
+            else:
+                se = float(vals.std(ddof=1) / math.sqrt(vals.size)) if vals.size > 1 else 0.0
+            ex = float(m["exact"])
+            slack = Z * se + m["rtol"] * abs(ex)
+            ok = bool(abs(mean - ex) <= slack) if math.isfinite(mean) else False
+            holds &= ok
+            score = abs(mean - ex) / slack if slack > 0 else (0.0 if mean == ex else math.inf)
+            if worst is None or score > worst[0]:
+                worst = (score, mean, se, ex)
+        assert worst is not None
+        _, mean, se, ex = worst
+        out.append(Verdict(name, f"{key} over {var}", _CLAIMS.get(meta["kind"], "== exact"),
+                           mean, se, ex, meta["oracle"], holds))
+    return out
+
+
+def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
+                 values: tuple[float, ...], given: bool, fixed: dict[str, Any], trials: int,
+                 quick: bool, grid: str, max_seconds: float, allow_expensive: bool,
+                 user_fixed: Sequence[str]
+                 ) -> tuple[dict[str, Any], tuple[float, ...], dict[str, Any]]:
+    """The regime (a JSON-able dict), the grid values and the fixed values to run."""
+    from dpbounds.verify import regimes
+
+    if given:
+        regime: dict[str, Any] = dict(name="user grid", why="values given by the user")
+    elif quick or grid == "small":
+        regime = dict(name="default grid", why="today's small grid (--quick or --grid small)")
+    else:
+        cost = regimes.seconds_per_evaluation(study, spec, fixed, min(trials, 16))
+        plan = regimes.plan_grid(study, spec, var, fixed, values, trials,
+                                 path=grid == "path", cost=cost, max_seconds=max_seconds,
+                                 allow_expensive=allow_expensive, user_fixed=user_fixed)
+        if plan is not None and len(plan.values) >= 2:
+            out = dict(fixed, **plan.fixed)
+            return dict(plan.as_dict(), estimated_total_seconds=sum(plan.seconds)), \
+                plan.values, out
+        if plan is None:
+            why = (f"no {'path' if grid == 'path' else 'informative'} grid found with N <= "
+                   f"1e6; today's default grid instead")
+            regime = dict(name="default grid", why=why, fallback=True)
+        else:
+            regime = dict(name="default grid",
+                          why="the informative grid costs more than the budget "
+                              f"({max_seconds:.3g} s CPU; --allow-expensive runs it); "
+                              "today's default grid instead",
+                          unaffordable=plan.as_dict(), fallback=True)
+    return regime, values, fixed
+
+
+def _estimate(study: TheoremStudy, spec: VerifyProblem, points: Sequence[Mapping[str, Any]],
+              trials: int, regime: dict[str, Any]) -> None:
+    """Record the cost model's CPU seconds of every point in ``regime``."""
+    from dpbounds.verify import regimes
+
+    cost = regimes.seconds_per_evaluation(study, spec, points[0], min(trials, 16))
+    secs = [cost[0] * p["steps"] + cost[1] * p["gradient_evaluations"]
+            for p in (regimes.dry_plan(study, spec, q, trials) for q in points)]
+    regime["estimated_seconds"] = secs
+    regime["estimated_total_seconds"] = float(sum(secs))
+
+
+def _point(fixed: Mapping[str, Any], var: str, v: float) -> dict[str, Any]:
+    p = dict(fixed)
+    p[var] = int(v) if var in _INTEGER_VARS else float(v)
+    for key in _INTEGER_VARS:
+        if key in p:
+            p[key] = int(p[key])
+    return p
+
+
+def _check_memory(study: TheoremStudy, spec: VerifyProblem, points: Sequence[Mapping[str, Any]],
+                  trials: int, max_memory: float, allow_large: bool,
+                  regime: dict[str, Any]) -> None:
+    """Refuse a study whose largest point's estimated memory exceeds ``max_memory``."""
+    from dpbounds.verify import regimes
+
+    # the plans' estimate is at most this (ring buffers of 2N iterates, blocks of 2^18 draws):
+    # below the budget, no plan (an RDP calibration each for Yang et al.) is needed
+    cap = max(8.0 * (trials * (int(p["d"]) * (2 * int(p["N"]) + 8) + (1 << 18) + 64)
+                     + int(p["N"]) * int(p["d"])) for p in points)
+    if cap <= max_memory:
+        regime["estimated_memory_bytes"] = cap
+        return
+    mem = max(regimes.dry_plan(study, spec, p, trials)["memory_bytes"] for p in points)
+    regime["estimated_memory_bytes"] = float(mem)
+    if mem > max_memory and not allow_large:
+        raise ValueError(f"the study needs an estimated {mem / 2**30:.3g} GiB (trials={trials}), "
+                         f"above the memory budget {max_memory / 2**30:.3g} GiB: use fewer "
+                         "trials or a smaller grid, or pass --allow-large")

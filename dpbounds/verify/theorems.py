@@ -37,11 +37,31 @@ inversion bounds the time average, hence the minimum); their bounds use the nois
 adds for the claimed :math:`(\varepsilon,\delta)` (the accountant's), which equals the run's
 own unless the algorithm is mutated.
 
+Exact checks (two-sided)
+------------------------
+Besides the bounds, every run returns ``checks``: quantities with an **exact** value, each
+compared two-sided (:mod:`dpbounds.verify.exact`):
+
+* ``ledger`` — the noise the run declares (its calibration) equals the noise the accountant
+  requires for the **claimed** :math:`(\varepsilon,\delta)`, recomputed here independently of
+  the run (relative tolerance ``rtol``);
+* ``drawn`` — the energy :math:`\sum\xi^2` of the noise the run drew
+  (:func:`~dpbounds.verify.mutants.noise_tap`) equals what its declared noise implies (exact
+  mean and standard deviation of a sum of squared Gaussian / Laplace draws);
+* ``noise_exact`` (tree methods) — :math:`\sum_{\text{traced }t}\lVert\hat m_t-m_t\rVert^2`
+  against :math:`d\,\mathrm{tr}\,C` with the tree covariance :math:`C` at the claimed
+  :math:`\sigma` (Algorithm 2's re-injection included), exact standard deviation
+  :math:`\sqrt{2d\sum C^2}`;
+* ``subopt_exact`` (DP-NAG, DP-SHB) — :math:`F(x_T)-F^*` against the linear recursion's
+  :math:`\mathbb E[F(x_T)-F^*]` with the claimed Laplace scales and the tuned
+  :math:`(\alpha,\beta,T)` (the sample's standard error).
+
 Mutation (negative control)
 ---------------------------
-``mutation="noise_d"`` runs the algorithm with :math:`\varepsilon/\sqrt d` instead of
-:math:`\varepsilon` (its noise grows like :math:`\sqrt d` too fast) while the bound keeps the
-claimed :math:`\varepsilon`: a study over ``d`` must catch it.
+:mod:`dpbounds.verify.mutants`: ``noise_d`` (run with :math:`\varepsilon/\sqrt d`),
+``noise_sqrt2`` (draws :math:`\sqrt2` too small, ledger unchanged), ``frozen`` (step
+:math:`\times10^{-9}`), ``nsgd_noise_r`` (DP-NSGD's noise :math:`\sigma r`). The bounds and
+exact values keep the claimed :math:`\varepsilon` and the tuned hyper-parameters.
 """
 
 from __future__ import annotations
@@ -57,12 +77,12 @@ import sympy as sp
 
 from dpbounds.bounds import registry
 from dpbounds.bounds.theorem import Bound, Theorem, sym
+from dpbounds.verify import exact as ex
+from dpbounds.verify.mutants import MUTATIONS, eps_run, mutated, noise_tap, step_factor
 from dpbounds.verify.problems import Instance
 
 __all__ = ["MUTATIONS", "STUDIES", "TheoremStudy", "get_study"]
 
-#: algorithm mutations a study can run (negative controls)
-MUTATIONS: tuple[str, ...] = ("noise_d",)
 #: the bounds' symbols are positive: a zero constant (L1 = 0) is passed as this
 _TINY = 1e-300
 
@@ -116,6 +136,12 @@ class TheoremStudy:
                   seed: Any, mutation: str | None = None) -> dict[str, Any]:
         """Measure every component at one grid point; see the module docstring."""
         return self.run(dict(point), instance, trials, seed, mutation)
+
+    def plan_point(self, point: Mapping[str, float], instance: Instance, trials: int
+                   ) -> dict[str, Any]:
+        """The point's tuned bound, trivial and do-nothing values, steps, gradient
+        evaluations (all trials) and a memory estimate, without running the algorithm."""
+        return self.run(dict(point), instance, trials, 0, None, dry=True)
 
     def symbol(self, var: str) -> str:
         """The theorem's symbol of the problem variable ``var`` (``N`` is ``n`` for DP-ERM)."""
@@ -199,11 +225,61 @@ def _round_epochs(theorem: Theorem, prob: Mapping[str, float], minimum: int,
 
 
 def _eps_run(point: Mapping[str, float], mutation: str | None) -> float:
-    if mutation is None:
-        return float(point["eps"])
-    if mutation == "noise_d":
-        return float(point["eps"]) / math.sqrt(float(point["d"]))
-    raise ValueError(f"mutation must be None or one of {MUTATIONS}, got {mutation!r}")
+    if mutation is not None and mutation not in MUTATIONS:
+        raise ValueError(f"mutation must be None or one of {MUTATIONS}, got {mutation!r}")
+    return eps_run(dict(point), mutation)
+
+
+def _check(kind: str, values: Any, exact: float, oracle: str, *, sd: float | None = None,
+           rtol: float = 0.0) -> dict[str, Any]:
+    """One two-sided check: per-trial ``values`` (or one value) against ``exact``; ``sd`` the
+    exact per-trial standard deviation (``None``: the sample's), ``rtol`` a relative slack."""
+    return dict(kind=kind, values=np.atleast_1d(np.asarray(values, dtype=float)),
+                exact=float(exact), sd=None if sd is None else float(sd), rtol=float(rtol),
+                oracle=oracle)
+
+
+def _plan(bound: float, trivial: float, do_nothing: float, steps: int, evaluations: int,
+          trials: int, point: Mapping[str, float], *, buffers: int = 0, block: int = 0
+          ) -> dict[str, Any]:
+    """A dry run's answer: the bound and the work of the point without running it.
+
+    ``memory_bytes`` estimates the largest arrays: ``buffers`` iterates per trial (Algorithm
+    2's ring buffers), noise drawn ahead in blocks of up to ``min(block, 2^18 / d)`` steps
+    per trial, and the data set."""
+    d, n = int(point["d"]), int(point["N"])
+    per_trial = d * (buffers + 8) + min(block * d, 1 << 18) + 64
+    return dict(bound=float(bound), trivial=float(trivial), do_nothing=float(do_nothing),
+                steps=int(steps), gradient_evaluations=int(evaluations) * int(trials),
+                memory_bytes=8.0 * (trials * per_trial + n * d))
+
+
+#: relative slack of a ledger check: calibrations stop within 1e-6 of their target's noise
+_LEDGER_RTOL = {"tree": 1e-6, "rdp": 1e-2, "laplace": 1e-6}
+
+
+def _drawn_check(tap: Any, d: int, variances: np.ndarray, laplace: bool = False
+                 ) -> dict[str, Any]:
+    """The tap's per-trial energy against the declared per-step variances (``d`` draws each):
+    mean ``d sum v``, variance ``d sum k v^2`` with ``k = 2`` (Gaussian) or ``5`` (Laplace)."""
+    v = np.asarray(variances, dtype=float)
+    energy = tap.energy if tap.energy is not None else np.zeros(1)
+    kurt = 5.0 if laplace else 2.0
+    return _check("drawn", energy, d * v.sum(), "sum of squares of the declared noise",
+                  sd=math.sqrt(d * kurt * float(np.sum(v * v))))
+
+
+def _tree_noise_check(res: Any, d: int, alpha: float, sig: list[float],
+                      gamma: float | None = None, steps: int | None = None) -> dict[str, Any]:
+    """Sum over traced steps of ||m_hat - m||^2 against the tree covariance at ``sig``."""
+    st = np.asarray(res.diagnostics["step"]) + 1  # paper's t = library's k + 1
+    c = ex.tree_noise_covariance(st, alpha=alpha, sigma_1=sig[0],
+                                 sigma_2=sig[1] if len(sig) > 1 else None, gamma=gamma,
+                                 steps_per_epoch=steps)
+    vals = (np.asarray(res.diagnostics["noise_error"], dtype=float) ** 2).sum(axis=1)
+    return _check("exact", vals, d * float(np.trace(c)),
+                  "tree noise covariance at the claimed eps (DERIVED)",
+                  sd=math.sqrt(2.0 * d * float(np.sum(c * c))))
 
 
 def _trace_every(steps: int, points: int = 50) -> int:
@@ -223,23 +299,38 @@ def _tree_prob(point: Mapping[str, float], inst: Instance, R: float) -> dict[str
 
 
 # ----------------------------------------------------------------------------- Alg. 1
-def _run_alg1(point: dict, inst: Instance, trials: int, seed: Any, mutation: str | None
-              ) -> dict[str, Any]:
+def _run_alg1(point: dict, inst: Instance, trials: int, seed: Any, mutation: str | None,
+              dry: bool = False) -> dict[str, Any]:
     from dpbounds.algorithms import tree_momentum_nsgd
     from dpbounds.bounds.nonconvex import tree_momentum as tc
+    from dpbounds.privacy.tree import max_nodes_per_sample, momentum_node_sensitivity
 
     th = tc.theorem6
     hp, notes = _round_epochs(th, _tree_prob(point, inst, inst.R_tune), minimum=1,
                               forced=point.get("E"))
     E, eta, alpha = int(hp["E"]), hp["eta"], hp["alpha"]
     f = inst.objective
-    T = f.n * E
-    res = tree_momentum_nsgd(f, epsilon=_eps_run(point, mutation), delta=point["delta"],
-                             epochs=E, step_size=eta, alpha=alpha, trials=trials, seed=seed,
-                             x0=inst.x0, trace="grad_norm", trace_every=_trace_every(T))
+    T = int(point["N"]) * E  # = f.n * E (a dry plan may use a smaller sample)
     at = dict(_tree_prob(point, inst, inst.R_bound), E=E, eta=eta, alpha=alpha, T=T)
     bound = float(th.evaluate(ignore_extra=True, invalid="nan", **at))
+    if dry:
+        return _plan(bound, inst.G, inst.start_grad_norm, T, T, trials, point)
+    with mutated(mutation, "tree_momentum_nsgd"), noise_tap() as tap:
+        res = tree_momentum_nsgd(f, epsilon=_eps_run(point, mutation), delta=point["delta"],
+                                 epochs=E, step_size=eta * step_factor(mutation), alpha=alpha,
+                                 trials=trials, seed=seed, x0=inst.x0, trace="grad_norm",
+                                 trace_every=_trace_every(T))
     sigma4 = float(tc.theorem4_exact.evaluate(ignore_extra=True, **at))
+    d = int(point["d"])
+    (s_claim,) = ex.tree_sigma_for_epsilon(
+        float(point["eps"]), float(point["delta"]),
+        [(momentum_node_sensitivity(inst.G, alpha, f.n), max_nodes_per_sample(f.n, E), 1.0)])
+    s_run = float(res.params["sigma"])
+    checks = dict(
+        ledger=_check("ledger", s_run, s_claim, "zCDP sigma for the claimed eps (Thm 10 + "
+                      "Bun-Steinke Prop. 1.3)", rtol=_LEDGER_RTOL["tree"]),
+        drawn=_drawn_check(tap, d, np.full(T, s_run**2)),
+        noise_exact=_tree_noise_check(res, d, alpha, [s_claim]))
     return dict(
         measured=dict(
             grad_output=np.asarray(f.grad_norm(res.x_output), dtype=float),
@@ -253,7 +344,8 @@ def _run_alg1(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
                     R_tune=inst.R_tune, sigma=float(res.params["sigma"]),
                     sigma_theorem4=sigma4, gradient_evaluations=int(T)),
         trivial=inst.G, notes=notes, violations=_violations(th, at),
-        lower_bound=inst.lower_bound(eta, T),
+        lower_bound=inst.lower_bound(eta, T), checks=checks,
+        do_nothing=inst.start_grad_norm,
         trace_mean=np.asarray(res.trace, dtype=float).mean(axis=0),
         trace_steps=np.asarray(res.params["trace_steps"]),
     )
@@ -268,11 +360,13 @@ def _alg1_exprs() -> dict[str, sp.Expr]:
 
 
 # ----------------------------------------------------------------------------- Alg. 2
-def _run_alg2(point: dict, inst: Instance, trials: int, seed: Any, mutation: str | None
-              ) -> dict[str, Any]:
+def _run_alg2(point: dict, inst: Instance, trials: int, seed: Any, mutation: str | None,
+              dry: bool = False) -> dict[str, Any]:
     from dpbounds.algorithms import sensitivity_reduced_nsgd
+    from dpbounds.algorithms.tree_momentum import _first_epoch_node_count
     from dpbounds.bounds.nonconvex import sensitivity_reduced as sr
     from dpbounds.bounds.nonconvex import tree_momentum as tc
+    from dpbounds.privacy.tree import max_nodes_per_sample, momentum_node_sensitivity
 
     th = sr.theorem9
     hp, notes = _round_epochs(th, _tree_prob(point, inst, inst.R_tune), minimum=2,
@@ -282,16 +376,39 @@ def _run_alg2(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
         notes.append(f"gamma = {gamma:.3g} > 1 clipped to 1")
         gamma = 1.0
     f = inst.objective
-    T = f.n * E
-    res = sensitivity_reduced_nsgd(f, epsilon=_eps_run(point, mutation), delta=point["delta"],
-                                   epochs=E, step_size=eta, gamma=gamma, trials=trials,
-                                   seed=seed, x0=inst.x0, trace="grad_norm",
-                                   trace_every=_trace_every(T))
+    T = int(point["N"]) * E  # = f.n * E (a dry plan may use a smaller sample)
     at = dict(_tree_prob(point, inst, inst.R_bound), E=E, eta=eta, gamma=gamma, T=T,
-              alpha=1.0 / f.n)
+              alpha=1.0 / int(point["N"]))
     bound = float(th.evaluate(ignore_extra=True, invalid="nan", **at))
+    if dry:  # two gradients per step after the first epoch; ring buffers of N iterates
+        n = int(point["N"])
+        return _plan(bound, inst.G, inst.start_grad_norm, T, 2 * T - n, trials, point,
+                     buffers=2 * n)
+    with mutated(mutation, "sensitivity_reduced_nsgd"), noise_tap() as tap:
+        res = sensitivity_reduced_nsgd(
+            f, epsilon=_eps_run(point, mutation), delta=point["delta"], epochs=E,
+            step_size=eta * step_factor(mutation), gamma=gamma,
+            trials=trials, seed=seed, x0=inst.x0, trace="grad_norm",
+            trace_every=_trace_every(T))
     s1 = float(sr.theorem8_sigma1.evaluate(ignore_extra=True, **at))
     s2 = float(sr.theorem8_sigma2.evaluate(ignore_extra=True, **at))
+    d, n, alpha = int(point["d"]), f.n, 1.0 / f.n
+    # the claimed sigmas: Delta_i with G and gamma G + (1 - gamma) L eta N at the TUNED eta
+    later = gamma * inst.G + (1.0 - gamma) * inst.L * eta * n
+    sens1 = momentum_node_sensitivity(max(inst.G, later), alpha, n)
+    sens2 = momentum_node_sensitivity(later, alpha, n)
+    k2 = max_nodes_per_sample(n, E)
+    k1 = min(_first_epoch_node_count(n, T), k2)
+    claim = ex.tree_sigma_for_epsilon(float(point["eps"]), float(point["delta"]),
+                                      [(sens1, k1, 0.5), (sens2, k2, 0.5)])
+    run_s = [float(res.params["sigma_1"]), float(res.params["sigma_2"])]
+    checks = dict(
+        ledger=_check("ledger", run_s[0], claim[0], "zCDP sigma_1 for the claimed eps "
+                      "(Thm 10 + Bun-Steinke Prop. 1.3)", rtol=_LEDGER_RTOL["tree"]),
+        ledger_2=_check("ledger", run_s[1], claim[1], "zCDP sigma_2 for the claimed eps",
+                        rtol=_LEDGER_RTOL["tree"]),
+        drawn=_drawn_check(tap, d, ex.tree_step_levels(T, *run_s, n) ** 2),
+        noise_exact=_tree_noise_check(res, d, alpha, claim, gamma, n))
     return dict(
         measured=dict(
             grad_output=np.asarray(f.grad_norm(res.x_output), dtype=float),
@@ -307,7 +424,8 @@ def _run_alg2(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
                     sigma_2=float(res.params["sigma_2"]), sigma1_theorem8=s1,
                     sigma2_theorem8=s2, gradient_evaluations=int(res.gradient_evaluations)),
         trivial=inst.G, notes=notes, violations=_violations(th, at),
-        lower_bound=inst.lower_bound(eta, T),
+        lower_bound=inst.lower_bound(eta, T), checks=checks,
+        do_nothing=inst.start_grad_norm,
         trace_mean=np.asarray(res.trace, dtype=float).mean(axis=0),
         trace_steps=np.asarray(res.params["trace_steps"]),
     )
@@ -332,7 +450,7 @@ def _yang_prob(point: Mapping[str, float], inst: Instance, R: float) -> dict[str
 
 
 def _run_yang(kind: str, point: dict, inst: Instance, trials: int, seed: Any,
-              mutation: str | None) -> dict[str, Any]:
+              mutation: str | None, dry: bool = False) -> dict[str, Any]:
     from dpbounds.algorithms import dp_nsgd, dp_sgd
     from dpbounds.bounds.nonconvex import clipped_sgd as cs
     from dpbounds.bounds.nonconvex import generalized_smoothness as gs
@@ -360,27 +478,42 @@ def _run_yang(kind: str, point: dict, inst: Instance, trials: int, seed: Any,
                   batch_size=B, trials=trials, seed=seed, x0=inst.x0, trace="grad_norm",
                   trace_every=_trace_every(T, 100))
     notes: list[str] = []
+    d = int(point["d"])
     if kind == "nsgd":
         r = float(entry.hyperparameters(_yang_prob(point, inst, inst.R_tune))["r"])
         eta = math.sqrt(2 * p["D_f"] / (L0 * V * T))
-        res = dp_nsgd(f, step_size=eta, r=r, **common)
-        sigma = float(res.params["sigma_over_clip"])
         Q = float(ns.nsgd_descent.evaluate(B=B, D_f=inst.R_bound, L0=L0, T=T, d=p["d"],
                                            eta=eta, sigma=max(sigma_claim, _TINY)))
         bound = float(ns.inversion_nsgd.evaluate(Q=Q, a=_TINY, r=r, tau0=tau0))
+        if dry:
+            return _plan(bound, inst.G, inst.start_grad_norm, T, T * B, trials, point,
+                         block=T)
+        with mutated(mutation, "dp_nsgd", r), noise_tap() as tap:
+            res = dp_nsgd(f, step_size=eta * step_factor(mutation), r=r, **common)
         hp = dict(r=r, eta=eta)
         viol = _violations(ns.nsgd_corollary, dict(p, r=r))
     else:
         C = 3 * tau0
         eta = math.sqrt(2 * p["D_f"] / (L0 * C**2 * V * T))
-        res = dp_sgd(f, step_size=eta, clip_norm=C, **common)
-        sigma = float(res.params["sigma_over_clip"])
         Q = float(cs.sgd_descent.evaluate(B=B, C=C, D_f=inst.R_bound, L0=L0, L1=_TINY, T=T,
                                           d=p["d"], eta=eta, sigma=max(sigma_claim, _TINY)))
         bound = float(cs.inversion_sgd.evaluate(Q=Q, C=C))
+        if dry:
+            return _plan(bound, inst.G, inst.start_grad_norm, T, T * B, trials, point,
+                         block=T)
+        with mutated(mutation, "dp_sgd"), noise_tap() as tap:
+            res = dp_sgd(f, step_size=eta * step_factor(mutation), clip_norm=C, **common)
         hp = dict(C=C, eta=eta)
         viol = _violations(cs.sgd_corollary, dict(p, C=C))
+    sigma = float(res.params["sigma_over_clip"])
     trace = np.asarray(res.trace, dtype=float)
+    std_run = float(res.params["noise_std_sum"]) / B  # noise on the batch mean
+    bound_c = 1.0 if kind == "nsgd" else C  # contribution bound: |g/(|g|+r)| < 1, |clip_C| <= C
+    checks = dict(
+        ledger=_check("ledger", float(res.params["noise_std_sum"]), sigma_claim * bound_c,
+                      "RDP sigma for the claimed eps (without replacement, replace-one)",
+                      rtol=_LEDGER_RTOL["rdp"]),
+        drawn=_drawn_check(tap, d, np.full(T, std_run**2)))
     return dict(
         # min over t >= 1 (>= the theorem's min over t >= 0: a stricter check, and not the
         # trivial 0 of a start at the minimiser)
@@ -389,7 +522,8 @@ def _run_yang(kind: str, point: dict, inst: Instance, trials: int, seed: Any,
         params=dict(hp, T=T, B=B, sigma=sigma, sigma_claimed=sigma_claim,
                     sigma_lemma31=sigma_thm, c2=c2, R=inst.R,
                     R_tune=inst.R_tune, gradient_evaluations=T * B),
-        trivial=inst.G, notes=notes, violations=viol, lower_bound=0.0,
+        trivial=inst.G, notes=notes, violations=viol, lower_bound=0.0, checks=checks,
+        do_nothing=inst.start_grad_norm,
     )
 
 
@@ -402,8 +536,8 @@ def _yang_exprs(kind: str) -> dict[str, sp.Expr]:
 
 
 # ----------------------------------------------------------------------------- DP-ERM
-def _run_erm(point: dict, inst: Instance, trials: int, seed: Any, mutation: str | None
-             ) -> dict[str, Any]:
+def _run_erm(point: dict, inst: Instance, trials: int, seed: Any, mutation: str | None,
+             dry: bool = False) -> dict[str, Any]:
     from dpbounds.algorithms import noisy_projected_sgd
 
     _lipschitz(inst)
@@ -412,15 +546,29 @@ def _run_erm(point: dict, inst: Instance, trials: int, seed: Any, mutation: str 
     radius = float(point["radius"])
     if inst.spec.start > radius:
         raise ValueError(f"start {inst.spec.start:g} must lie in the ball of radius {radius:g}")
-    n = f.n
+    n = int(point["N"])  # = f.n (a dry plan may use a smaller sample)
     T = n * n  # the lecture's T = n^2 (an integer: no rounding)
-    res = noisy_projected_sgd(f, epsilon=_eps_run(point, mutation), delta=point["delta"],
-                              radius=radius, steps=T, lipschitz=inst.G, trials=trials,
-                              seed=seed, x0=inst.x0, trace="suboptimality",
-                              trace_every=_trace_every(T, 100))
+    if mutation == "frozen":
+        raise ValueError("mutation 'frozen' does not apply to noisy projected SGD (its step "
+                         "is the lecture's, not a parameter)")
     p = dict(d=float(point["d"]), n=float(n), eps=float(point["eps"]),
              delta=float(point["delta"]), L=inst.G, diam=2 * radius)
     bound = float(entry.tuned.evaluate(ignore_extra=True, invalid="nan", **p))
+    if dry:
+        return _plan(bound, inst.G * 2 * radius, inst.R, T, T, trials, point, block=T)
+    with mutated(mutation, "noisy_projected_sgd"), noise_tap() as tap:
+        res = noisy_projected_sgd(f, epsilon=_eps_run(point, mutation), delta=point["delta"],
+                                  radius=radius, steps=T, lipschitz=inst.G, trials=trials,
+                                  seed=seed, x0=inst.x0, trace="suboptimality",
+                                  trace_every=_trace_every(T, 100))
+    s_run = float(res.params["sigma"])
+    # Kamath Algorithm 3's sigma^2 = 32 L^2 n^2 log(n/delta) log(1/delta) / eps^2 (VERBATIM)
+    dl, ep = float(point["delta"]), float(point["eps"])
+    s_claim = math.sqrt(32 * inst.G**2 * n**2 * math.log(n / dl) * math.log(1 / dl)) / ep
+    checks = dict(
+        ledger=_check("ledger", s_run, s_claim, "Kamath Alg. 3 sigma (VERBATIM)",
+                      rtol=_LEDGER_RTOL["tree"]),
+        drawn=_drawn_check(tap, int(point["d"]), np.full(T, s_run**2)))
     trace = np.asarray(res.trace, dtype=float)
     return dict(
         measured=dict(excess_risk=np.asarray(f.suboptimality(res.x), dtype=float),
@@ -430,7 +578,7 @@ def _run_erm(point: dict, inst: Instance, trials: int, seed: Any, mutation: str 
                     gradient_evaluations=T),
         # the trivial bound of the excess risk on the ball: G * diameter
         trivial=inst.G * 2 * radius, notes=[], violations=_violations(entry.tuned, p),
-        lower_bound=0.0,
+        lower_bound=0.0, checks=checks, do_nothing=inst.R,
     )
 
 
@@ -442,8 +590,8 @@ def _erm_exprs() -> dict[str, sp.Expr]:
 
 
 # ----------------------------------------------------------------------------- DP-NAG
-def _run_nag(point: dict, inst: Instance, trials: int, seed: Any, mutation: str | None
-             ) -> dict[str, Any]:
+def _run_nag(point: dict, inst: Instance, trials: int, seed: Any, mutation: str | None,
+             dry: bool = False) -> dict[str, Any]:
     from dpbounds.algorithms import dp_nag
     from dpbounds.bounds.strongly_convex.nesterov import error_weights, nesterov_schedule
     from dpbounds.bounds.strongly_convex.noise_allocation import (
@@ -460,28 +608,43 @@ def _run_nag(point: dict, inst: Instance, trials: int, seed: Any, mutation: str 
     prob = dict(mu=mu, L=L, d=d, N=n, eps=eps, S1=S1, R=inst.R_tune)
     # the horizon of Remark 4.1 is a minimum over integers: no rounding needed
     T = int(entry.hyperparameters(prob)["T"])
+    if dry:
+        bound = float(entry.value(dict(prob, R=inst.R_bound)))
+        return _plan(bound, inst.R, inst.R, T, 2 * T * n, 2 * trials, point, block=T)
     common = dict(epsilon=_eps_run(point, mutation), steps=T, trials=trials, seed=seed,
                   x0=inst.x0, initial_error=inst.R_tune, trace=None)
-    opt = dp_nag(f, allocation="optimal", **common)
-    uni = dp_nag(f, allocation="uniform", **common)
+    alpha = 1.0 / L
+    beta = (1 - math.sqrt(mu * alpha)) / (1 + math.sqrt(mu * alpha))  # Nesterov's momentum
+    if mutation == "frozen":
+        common.update(step_size=alpha * step_factor(mutation), momentum=beta)
+    runs, taps = {}, {}
+    for alloc in ("optimal", "uniform"):
+        with mutated(mutation, "dp_nag"), noise_tap() as taps[alloc]:
+            runs[alloc] = dp_nag(f, allocation=alloc, **common)
+    opt, uni = runs["optimal"], runs["uniform"]
     # (29) at the run's own T: a_{T,0} E0 + d sum_t a_{T,t} b_t^2 for each allocation
-    w = error_weights(nesterov_schedule(1.0 / L, T), mu, L)
-    b_opt = w.a0 * inst.R + d * optimal_noise_closed_form(w, S1, n, eps).value
-    b_uni = w.a0 * inst.R + d * uniform_noise(w, S1, n, n, eps).value
+    w = error_weights(nesterov_schedule(alpha, T), mu, L)
+    n_opt, n_uni = optimal_noise_closed_form(w, S1, n, eps), uniform_noise(w, S1, n, n, eps)
+    b_opt = w.a0 * inst.R + d * n_opt.value
+    b_uni = w.a0 * inst.R + d * n_uni.value
     m_opt = np.asarray(f.suboptimality(opt.x), dtype=float)
     m_uni = np.asarray(f.suboptimality(uni.x), dtype=float)
+    checks = _momentum_checks(f, inst, "nag", alpha, beta, T, d,
+                              {"": (opt, taps["optimal"], m_opt, n_opt.scales),
+                               "_uniform": (uni, taps["uniform"], m_uni, n_uni.scales)})
     return dict(
         measured=dict(subopt=m_opt, subopt_uniform=m_uni),
         bound=dict(subopt=b_opt, subopt_uniform=b_uni),
         params=dict(T=T, S1=S1, mu=mu, L=L, R=inst.R, R_tune=inst.R_tune,
                     simulated_ratio=float(m_uni.mean() / m_opt.mean()),
                     analytic_ratio=float(b_uni / b_opt), gradient_evaluations=T * n),
-        trivial=inst.R, notes=[], violations=[], lower_bound=0.0,
+        trivial=inst.R, notes=[], violations=[], lower_bound=0.0, checks=checks,
+        do_nothing=inst.R,
     )
 
 
 def _run_heavy_ball(point: dict, inst: Instance, trials: int, seed: Any,
-                    mutation: str | None) -> dict[str, Any]:
+                    mutation: str | None, dry: bool = False) -> dict[str, Any]:
     from dpbounds.algorithms import dp_heavy_ball
 
     if inst.spec.kind != "quadratic":
@@ -493,16 +656,50 @@ def _run_heavy_ball(point: dict, inst: Instance, trials: int, seed: Any,
                 S1=f.l1_sensitivity, problem_class="quadratic")
     hp = entry.hyperparameters(dict(prob, R=inst.R_tune))
     T = int(hp["T"])  # the best horizon is searched over integers: no rounding
-    res = dp_heavy_ball(f, epsilon=_eps_run(point, mutation), steps=T, step_size=hp["alpha"],
-                        momentum=hp["beta"], trials=trials, seed=seed, x0=inst.x0, trace=None)
+    if dry:
+        bound = float(entry.value(dict(prob, R=inst.R_bound)))
+        return _plan(bound, inst.R, inst.R, T, T * f.n, trials, point, block=T)
+    with mutated(mutation, "dp_heavy_ball"), noise_tap() as tap:
+        res = dp_heavy_ball(f, epsilon=_eps_run(point, mutation), steps=T,
+                            step_size=hp["alpha"] * step_factor(mutation), momentum=hp["beta"],
+                            trials=trials, seed=seed, x0=inst.x0, trace=None)
     bound = float(entry.value(dict(prob, R=inst.R_bound)))
+    meas = np.asarray(f.suboptimality(res.x), dtype=float)
+    # Kuru et al. (12) with m = n and the uniform budgets eps/T of Prop. 3.1: b = S1 T/(n eps)
+    b_claim = np.full(T, prob["S1"] * T / (f.n * prob["eps"]))
+    checks = _momentum_checks(f, inst, "hb", hp["alpha"], hp["beta"], T, d,
+                              {"": (res, tap, meas, b_claim)})
     return dict(
-        measured=dict(subopt=np.asarray(f.suboptimality(res.x), dtype=float)),
+        measured=dict(subopt=meas),
         bound=dict(subopt=bound),
         params=dict(T=T, alpha=hp["alpha"], beta=hp["beta"], S1=prob["S1"], R=inst.R,
                     R_tune=inst.R_tune, gradient_evaluations=T * f.n),
-        trivial=inst.R, notes=[], violations=[], lower_bound=0.0,
+        trivial=inst.R, notes=[], violations=[], lower_bound=0.0, checks=checks,
+        do_nothing=inst.R,
     )
+
+
+def _momentum_checks(f: Any, inst: Instance, kind: str, alpha: float, beta: float, T: int,
+                     d: int, runs: Mapping[str, tuple]) -> dict[str, Any]:
+    """Ledger, drawn and exact checks of full-batch DP heavy ball / Nesterov runs; ``runs``
+    maps a suffix to ``(result, tap, measured F(x_T) - F*, claimed Laplace scales)``."""
+    lam = np.asarray(f.eigenvalues, dtype=float)
+    err = np.asarray(inst.x0, dtype=float).ravel() - np.asarray(f.optimum.x, dtype=float).ravel()
+    e0 = err if f.basis is None else np.asarray(f.basis).T @ err
+    out: dict[str, Any] = {}
+    for sfx, (res, tap, meas, b_claim) in runs.items():
+        b_claim = np.asarray(b_claim, dtype=float)
+        b_run = np.asarray(res.params["laplace_scales"], dtype=float)
+        out["ledger" + sfx] = _check("ledger", float(np.sum(b_run**2)),
+                                     float(np.sum(b_claim**2)),
+                                     "sum of Laplace b_t^2 for the claimed eps (Kuru (12))",
+                                     rtol=_LEDGER_RTOL["laplace"])
+        out["drawn" + sfx] = _drawn_check(tap, d, 2.0 * b_run**2, laplace=True)
+        value, _ = ex.momentum_exact(lam, e0, kind=kind, step_sizes=np.full(T, alpha),
+                                     momenta=np.full(T, beta), laplace_scales=b_claim)
+        out["subopt_exact" + sfx] = _check("exact", meas, value,
+                                           "linear recursion of mean and covariance (DERIVED)")
+    return out
 
 
 def _nag_exprs() -> dict[str, sp.Expr]:

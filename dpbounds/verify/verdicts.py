@@ -13,6 +13,10 @@ an exponent, a closed form, a published number) and records whether the claim ho
 * ``"measured/bound <= k"`` (:func:`ratio_at_most`): at every grid point whose bound is **not
   vacuous**, the lower end of the measured mean's interval is at most ``k`` times the bound.
 
+**Gating.** A verdict with ``gating=False`` is a *shape diagnostic* (a slope compared with an
+exponent: an upper bound does not imply its slope); it is reported, and never makes a study or
+a run fail (:attr:`Verdict.failed`). Ratio, lower-bound and ``== exact`` verdicts gate.
+
 **A vacuous bound is a flag, never a pass.** A bound at least as large as the trivial bound (a
 gradient norm never exceeds the Lipschitz constant ``G``) cannot be contradicted by any
 algorithm, including one that returns its start point. Such a verdict has ``vacuous=True`` and
@@ -64,6 +68,7 @@ class Verdict:
     oracle: str
     holds: bool
     vacuous: bool = False
+    gating: bool = True
 
     @property
     def ratio(self) -> float:
@@ -79,15 +84,19 @@ class Verdict:
 
     @property
     def status(self) -> str:
-        """``"yes"``, ``"NO"`` or ``"vacuous"`` (the last is neither a pass nor a failure)."""
+        """``"yes"``, ``"NO"``, ``"vacuous"`` (neither a pass nor a failure) or, for a shape
+        diagnostic that does not hold, ``"no (shape)"`` (reported, not a failure)."""
         if self.vacuous:
             return "vacuous"
-        return "yes" if self.holds else "NO"
+        if self.holds:
+            return "yes"
+        return "NO" if self.gating else "no (shape)"
 
     @property
     def failed(self) -> bool:
-        """A checked claim that does not hold (vacuous claims are not failures)."""
-        return not self.holds and not self.vacuous
+        """A checked, gating claim that does not hold (vacuous claims and shape diagnostics
+        are not failures)."""
+        return not self.holds and not self.vacuous and self.gating
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -68,3 +68,46 @@ def test_bad_input_is_one_line(argv: list[str], text: str,
     assert rc == 2
     err = capsys.readouterr().err
     assert text in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv, text", [
+    (["verify", "yang.nsgd", "--d", "1e300", "--quick"], "--d is swept by --vary d"),
+    (["verify", "yang.nsgd", "--vary", "N", "--d", "1e300", "--quick"], "got 1e+300"),
+    (["verify", "yang.nsgd", "--vary", "N", "--values", "50", "1e300", "--quick"],
+     "got 1e+300"),
+    (["verify", "yang.nsgd", "--trials", "100000", "--quick"], "memory budget"),
+    (["verify", "yang.nsgd", "--quick", "--max-seconds", "nan"], "--max-seconds"),
+])
+def test_giant_or_overridden_input_is_refused(argv: list[str], text: str,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Flags a sweep overrides are refused, not ignored; large numbers in scientific
+    notation (no 301-digit integers); a study above the memory budget is refused."""
+    assert main([*argv, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert text in err and "Traceback" not in err and len(err) < 400
+
+
+def test_progress_lines_in_logs(capsys: pytest.CaptureFixture[str]) -> None:
+    """stderr is not a terminal under pytest: the regime, the estimate and a heartbeat."""
+    from dpbounds.cli import verify_cmd
+
+    beat = verify_cmd._Heartbeat("verify x", every=0.05)
+    import time
+
+    with beat:
+        time.sleep(0.2)
+    rc = main(["verify", "strongly_convex.heavy_ball", "--vary", "N", "--values", "300",
+               "1000", "--trials", "20"])
+    err = capsys.readouterr().err
+    assert rc == 0
+    assert "verify x: planning the grid" in err and "regime: user grid" in err
+    assert "estimated cost" in err
+
+
+def test_help_example_passes(capsys: pytest.CaptureFixture[str]) -> None:
+    """The first example of ``verify --help`` exits 0 on correct code (6 quick trials)."""
+    from dpbounds.cli import verify_cmd
+
+    assert "tran_cutkosky.alg1 --vary d --quick" in verify_cmd.__doc__
+    assert main(["verify", "tran_cutkosky.alg1", "--vary", "d", "--quick", "--quiet"]) == 0
+    assert "no ratio or exact verdict failed" in capsys.readouterr().out

@@ -1,0 +1,103 @@
+r"""Mutants (negative controls) and the noise tap of the scaling studies.
+
+A mutant is a correct algorithm with one defect of a kind real bugs take, applied from outside
+the algorithm (wrapping its arguments, or patching :class:`~dpbounds.backend.TrialRandom` as
+:func:`dpbounds.audit.mutation.scaled_noise` does), while the study keeps the *claimed*
+:math:`(\varepsilon,\delta)` and the correct hyper-parameters for its bounds and exact values:
+
+* ``noise_d`` — runs with :math:`\varepsilon/\sqrt d` (noise :math:`\sqrt d` too large; the
+  ledger says so);
+* ``noise_sqrt2`` — every noise draw :math:`\sqrt2` too small, calibration and ledger
+  unchanged (the tree noise of the issue; it applies to every algorithm);
+* ``frozen`` — the step size times :math:`10^{-9}` (an algorithm that does not move);
+* ``nsgd_noise_r`` — DP-NSGD adds noise :math:`\sigma r` instead of :math:`\sigma` although each
+  contribution :math:`g/(\lVert g\rVert+r)` has norm :math:`<1` (sensitivity 1, not ``r``);
+  it applies to Yang et al.'s NSGD study only.
+
+:func:`noise_tap` records what the run *drew*: the energy :math:`\sum\xi^2` of every noise draw
+(Gaussian, Laplace) per trial, compared by the studies with the energy the ledger's noise
+implies (a two-sided ``== exact`` verdict with the exact variance of a sum of squares).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from dpbounds.audit.mutation import scaled_noise
+from dpbounds.backend import TrialRandom, to_numpy
+
+__all__ = ["MUTATIONS", "NoiseTap", "eps_run", "mutated", "noise_tap", "step_factor"]
+
+#: mutants a study can run (see the module docstring)
+MUTATIONS: tuple[str, ...] = ("noise_d", "noise_sqrt2", "frozen", "nsgd_noise_r")
+#: the step-size factor of the ``frozen`` mutant
+FROZEN = 1e-9
+
+
+def eps_run(point: dict, mutation: str | None) -> float:
+    """The epsilon the (possibly mutated) algorithm is run with."""
+    eps = float(point["eps"])
+    return eps / math.sqrt(float(point["d"])) if mutation == "noise_d" else eps
+
+
+def step_factor(mutation: str | None) -> float:
+    """Factor on the algorithm's step size."""
+    return FROZEN if mutation == "frozen" else 1.0
+
+
+@contextlib.contextmanager
+def mutated(mutation: str | None, algorithm: str, r: float | None = None) -> Iterator[None]:
+    """The noise-scaling part of ``mutation`` around a call of ``algorithm``."""
+    if mutation == "noise_sqrt2":
+        with scaled_noise(1.0 / math.sqrt(2.0)):
+            yield
+    elif mutation == "nsgd_noise_r":
+        if algorithm != "dp_nsgd":
+            raise ValueError(f"mutation 'nsgd_noise_r' does not apply to {algorithm} (it is "
+                             "DP-NSGD's: study nonconvex.normalized_sgd)")
+        if r is None:
+            raise ValueError("the nsgd_noise_r mutant needs r")
+        with scaled_noise(r):
+            yield
+    else:
+        yield
+
+
+class NoiseTap:
+    """Per-trial energy and count of the noise draws made inside :func:`noise_tap`."""
+
+    def __init__(self) -> None:
+        self.energy: np.ndarray | None = None
+        self.draws = 0
+
+    def add(self, value: Any) -> None:
+        v = np.asarray(to_numpy(value), dtype=float)
+        if v.ndim == 0:
+            return
+        e = (v.reshape(v.shape[0], -1) ** 2).sum(axis=1)
+        self.energy = e if self.energy is None else self.energy + e
+        self.draws += int(v[0].size)
+
+
+@contextlib.contextmanager
+def noise_tap() -> Iterator[NoiseTap]:
+    """Record every scaled draw of :class:`~dpbounds.backend.TrialRandom` (enter it *inside*
+    a mutant's block, so that the tap sees what the mutant draws)."""
+    tap = NoiseTap()
+    inner = TrialRandom._scaled
+
+    def _scaled(self: TrialRandom, base: Any, scale: Any, ndim_extra: int) -> Any:
+        out = inner(self, base, scale, ndim_extra)
+        tap.add(out)
+        return out
+
+    TrialRandom._scaled = _scaled  # type: ignore[method-assign]
+    try:
+        yield tap
+    finally:
+        TrialRandom._scaled = inner  # type: ignore[method-assign]

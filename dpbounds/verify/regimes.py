@@ -1,0 +1,265 @@
+r"""Where a bound says something, what it costs to go there, and the theorem's own path.
+
+A utility bound is **informative** at a point when it is below both the trivial bound (``G``
+for a gradient norm) and what an algorithm that does not move achieves (the start's value,
+e.g. :math:`\lVert\nabla F(x_0)\rVert`). :func:`plan_grid` chooses a study's grid:
+
+* ``"informative"`` (the full study's default): the study's *scale knob* (``N``; for Yang et
+  al. also ``T``, whose corollary takes :math:`T\to\infty`) is raised on a geometric lattice
+  until every grid point is informative, choosing the cheapest such setting; a sweep over
+  ``N`` starts where the bound first drops below the floor and spans a factor 10;
+* ``"path"``: a sweep over ``N``, ``d`` or ``eps`` where the bound's local log-log slope is
+  within ``0.1`` of the paper's headline exponent (the regime in which the headline describes
+  the bound) and every point is informative;
+* ``"default grid"``: today's small grids (``--quick`` or ``--small-grid``), labelled
+  vacuous where they are.
+
+Costs come from dry plans (:meth:`~dpbounds.verify.theorems.TheoremStudy.plan_point`: the
+tuned bound and the gradient evaluations of every point, no run) times a measured cost per
+gradient evaluation (:func:`seconds_per_evaluation`: a short probe run of the same algorithm),
+so the same planner runs more points once the per-step loop is faster. The most expensive
+points are skipped, with their estimates, until the rest fits ``max_seconds`` (CPU), unless
+``allow_expensive``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dpbounds.sweep.progress import _duration as duration
+from dpbounds.verify.problems import VerifyProblem
+from dpbounds.verify.theorems import TheoremStudy
+
+__all__ = ["GridPlan", "dry_plan", "plan_grid", "seconds_per_evaluation"]
+
+#: largest ``N`` (and ``T``) the planner considers
+_N_MAX = 10**6
+_T_LATTICE = (10**4, 10**5, 10**6, 10**7)
+_SLOPE_TOL = 0.1
+
+
+@dataclass(frozen=True)
+class GridPlan:
+    """A chosen grid: values of the swept variable, the other fixed values, and why."""
+
+    regime: str
+    why: str
+    values: tuple[float, ...]
+    fixed: Mapping[str, float]
+    bounds: tuple[float, ...] = ()
+    floors: tuple[float, ...] = ()
+    seconds: tuple[float, ...] = ()
+    skipped: tuple[str, ...] = ()
+    local_slopes: tuple[float, ...] = ()
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(name=self.regime, why=self.why, values=list(self.values),
+                    fixed=dict(self.fixed), bounds=list(self.bounds), floors=list(self.floors),
+                    estimated_seconds=list(self.seconds), skipped=list(self.skipped),
+                    local_slopes=list(self.local_slopes), **dict(self.extra))
+
+
+#: a dry plan of a Lipschitz problem builds at most this many samples (its R and start
+#: gradient are those of the full sample to sampling error; N itself enters exactly)
+_PLAN_SAMPLES = 4096
+
+
+def dry_plan(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, float], trials: int
+          ) -> dict[str, Any]:
+    return dict(_cached_plan(study.theorem, spec, tuple(sorted(point.items())), trials))
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_plan(theorem: str, spec: VerifyProblem, point: tuple, trials: int
+                 ) -> tuple[tuple[str, Any], ...]:
+    from dpbounds.verify.theorems import get_study
+
+    pt = dict(point)
+    n = int(pt["N"])
+    if spec.kind != "quadratic":
+        n = min(n, _PLAN_SAMPLES)
+    inst = spec.build(n, int(pt["d"]), seed=(0, 0))
+    return tuple(get_study(theorem).plan_point(pt, inst, trials).items())
+
+
+def seconds_per_evaluation(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, float],
+                           trials: int = 4) -> tuple[float, float]:
+    """Cost model ``seconds = a * steps + b * evaluations`` (CPU seconds; evaluations over all
+    trials), fitted to two probe runs of the study's algorithm at ``N = 32`` and ``N = 96``
+    (``T = 200`` and ``800`` for Yang et al.) with ``trials`` trials; ``(a, b)``, each
+    floored at ``1e-9``."""
+    rows, secs = [], []
+    for n, t in ((32, 200), (96, 800)):  # small: BST14 runs n^2 steps
+        probe = dict(point, N=n)
+        if "T" in probe:
+            probe["T"] = t
+        inst = spec.build(n, int(probe["d"]), seed=0)
+        pl = study.plan_point(probe, inst, trials)
+        t0 = time.process_time()
+        study.run_point(probe, inst, trials, 0, None)
+        secs.append(time.process_time() - t0)
+        rows.append((float(pl["steps"]), float(pl["gradient_evaluations"])))
+    a_mat = np.array(rows)
+    try:
+        a, b = np.linalg.lstsq(a_mat, np.array(secs), rcond=None)[0]
+    except np.linalg.LinAlgError:  # pragma: no cover - degenerate probes
+        a, b = secs[-1] / rows[-1][0], 0.0
+    if a < 0 or b < 0:  # collinear probes: charge everything to one term
+        a, b = (secs[-1] / rows[-1][0], 0.0) if a >= b else (0.0, secs[-1] / rows[-1][1])
+    return max(float(a), 1e-9), max(float(b), 1e-9)
+
+
+def _informative(p: Mapping[str, Any]) -> bool:
+    b = p["bound"]
+    return bool(math.isfinite(b) and b < min(p["trivial"], p["do_nothing"]))
+
+
+def _lattice(lo: float, hi: float, per_decade: int = 10) -> list[int]:
+    k = np.arange(math.floor(per_decade * math.log10(lo)),
+                  math.ceil(per_decade * math.log10(hi)) + 1)
+    return sorted({int(round(10 ** (x / per_decade))) for x in k})
+
+
+def _knobs(study: TheoremStudy, fixed: Mapping[str, float]) -> list[dict[str, float]]:
+    """Settings of the scale knobs other than ``N``: ``T`` for Yang et al., else none."""
+    if "T" in study.fixed:
+        return [dict(T=t) for t in _T_LATTICE if t >= int(fixed.get("T", 0))]
+    return [{}]
+
+
+def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping[str, float],
+              values: Sequence[float] | None, trials: int, *, path: bool = False,
+              cost: tuple[float, float] | None = None, max_seconds: float = 900.0,
+              allow_expensive: bool = False, user_fixed: Sequence[str] = ()
+              ) -> GridPlan | None:
+    """The informative (or path) grid of a full study; ``None`` when none is found below
+    ``N = 1e6`` (the caller then runs the default grid, labelled).
+
+    ``fixed``: the study's fixed values; ``values``: the default grid of ``var`` (kept for
+    ``d`` and ``eps``); ``user_fixed``: keys the user set (never changed).
+    ``cost``: the ``(a, b)`` of :func:`seconds_per_evaluation` (default: measured now).
+    """
+    if cost is None:
+        cost = seconds_per_evaluation(study, spec, fixed, min(trials, 16))
+    headline = study.headline_exponent(var)
+    best: tuple[float, GridPlan] | None = None
+    n_free = "N" not in user_fixed and var != "N"
+    for knob in _knobs(study, fixed) if "T" not in user_fixed else [{}]:
+        base = dict(fixed, **knob)
+        if var == "N":
+            # Yang et al.'s plans calibrate an RDP accountant each: a coarser lattice
+            lattice = _lattice(max(10.0, float(fixed.get("B", 1)) * 2), _N_MAX,
+                               4 if knob else 5)
+            plans = [(n, dry_plan(study, spec, dict(base, N=n), trials)) for n in lattice]
+            grid = _n_grid(plans, path, headline)
+            if grid is None:
+                continue
+            vals = tuple(float(n) for n in grid)
+        else:
+            vals = tuple(float(v) for v in (values or ()))
+            if path:
+                vals = _path_values(study, spec, var, base, trials, headline)
+                if vals is None:
+                    continue
+            ns = [int(base["N"])]
+            if n_free:
+                ns = [n for n in _lattice(float(base["N"]), _N_MAX, 4) if n >= base["N"]]
+            chosen = None
+            for n in ns:
+                pts = [dict(base, N=n, **{var: v}) for v in vals]
+                if all(_informative(dry_plan(study, spec, p, trials)) for p in pts):
+                    chosen = n
+                    break
+            if chosen is None:
+                continue
+            base["N"] = chosen
+        pts = [dict(base, **{var: v}) for v in vals]
+        for p in pts:
+            for key in ("d", "N", "T", "B"):
+                if key in p:
+                    p[key] = int(p[key])
+        plans = [dry_plan(study, spec, p, trials) for p in pts]
+        secs = tuple(cost[0] * float(pl["steps"]) + cost[1] * float(pl["gradient_evaluations"])
+                     for pl in plans)
+        bnd = tuple(float(pl["bound"]) for pl in plans)
+        floor = tuple(float(min(pl["trivial"], pl["do_nothing"])) for pl in plans)
+        slopes = tuple(float(np.log(bnd[i + 1] / bnd[i]) / np.log(vals[i + 1] / vals[i]))
+                       for i in range(len(vals) - 1))
+        total = sum(secs)
+        why = ("bound below min(trivial, do-nothing) at every point"
+               + (f"; local slope within {_SLOPE_TOL} of the headline exponent {headline:g}"
+                  if path and headline is not None else "")
+               + f"; {', '.join(f'{k}={v:g}' for k, v in knob.items())}"
+               * bool(knob))
+        plan = GridPlan("path" if path else "informative", why, vals,
+                        {k: v for k, v in base.items() if k != var}, bnd, floor, secs, (),
+                        slopes, {"seconds_per_step": cost[0], "seconds_per_evaluation": cost[1]})
+        if best is None or total < best[0]:
+            best = (total, plan)
+    if best is None:
+        return None
+    plan = best[1]
+    # drop the most expensive points until the rest fits the budget
+    keep = sorted(range(len(plan.values)), key=lambda i: plan.seconds[i])
+    while not allow_expensive and keep and sum(plan.seconds[i] for i in keep) > max_seconds:
+        keep.pop()
+    keep.sort()
+    skipped = tuple(f"{var}={plan.values[i]:g}: estimated {duration(plan.seconds[i])}"
+                    for i in range(len(plan.values)) if i not in keep)
+    return GridPlan(plan.regime, plan.why, tuple(plan.values[i] for i in keep), plan.fixed,
+                    tuple(plan.bounds[i] for i in keep), tuple(plan.floors[i] for i in keep),
+                    tuple(plan.seconds[i] for i in keep), skipped,
+                    plan.local_slopes, dict(plan.extra, full_values=list(plan.values),
+                                            full_estimated_seconds=list(plan.seconds)))
+
+
+def _n_grid(plans: Sequence[tuple[int, Mapping[str, Any]]], path: bool,
+            headline: float | None) -> list[int] | None:
+    """Four values spanning a factor 10 from the first informative ``N`` (path: from the
+    first one whose local slope is within tolerance of the headline, too)."""
+    ns = [n for n, _ in plans]
+    ok = [_informative(p) for _, p in plans]
+    b = np.array([p["bound"] for _, p in plans], dtype=float)
+    for i, n in enumerate(ns):
+        if not ok[i]:
+            continue
+        if path:
+            if headline is None or i + 1 >= len(ns):
+                return None
+            s = math.log(b[i + 1] / b[i]) / math.log(ns[i + 1] / n)
+            if abs(s - headline) > _SLOPE_TOL:
+                continue
+        grid = [int(round(n * 10 ** (k / 3))) for k in range(4)]
+        if grid[-1] > _N_MAX * 10:
+            return None
+        return grid
+    return None
+
+
+def _path_values(study: TheoremStudy, spec: VerifyProblem, var: str,
+                 base: Mapping[str, float], trials: int, headline: float | None
+                 ) -> tuple[float, ...] | None:
+    """A factor-10 window of ``var`` (``d`` or ``eps``) where the bound's local slope is within
+    tolerance of the headline exponent (at the base point's ``N``)."""
+    if headline is None:
+        return None
+    lat = (_lattice(1, 1024, 3) if var == "d" else [10 ** (k / 4) for k in range(-4, 9)])
+    vals = sorted({float(v) for v in lat})
+    b = [dry_plan(study, spec, dict(base, **{var: int(v) if var == "d" else v}), trials)["bound"]
+         for v in vals]
+    for i in range(len(vals) - 1):
+        s = math.log(b[i + 1] / b[i]) / math.log(vals[i + 1] / vals[i])
+        if abs(s - headline) <= _SLOPE_TOL:
+            v0 = vals[i]
+            out = [v0 * 10 ** (k / 3) for k in range(4)]
+            return tuple(float(round(v)) if var == "d" else v for v in out)
+    return None
+

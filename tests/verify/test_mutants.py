@@ -1,0 +1,108 @@
+"""Verdict semantics and mutants: correct algorithms pass their ratio and exact verdicts, each
+mutant is caught by the verdict built for it, slopes never gate, the grid planner says where a
+bound is informative and what it costs."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from dpbounds.verify import Verdict, get_study, problem, scaling_study
+from dpbounds.verify.regimes import dry_plan, plan_grid
+
+_A1 = dict(vary={"d": [4, 16]}, fixed={"N": 200}, trials=4, replicates=100)
+
+
+def _status(res, key: str) -> bool:
+    (v,) = [v for v in res.verdicts if v.case.split(" (")[0] == f"{key} over {res.vary}"
+            and v.gating]
+    return v.holds
+
+
+def test_correct_tree_run_passes_its_exact_checks() -> None:
+    res = scaling_study("tran_cutkosky.alg1", **_A1)
+    for key in ("ledger", "drawn", "noise_exact"):
+        assert _status(res, key), key
+    assert res.holds
+
+
+def test_noise_sqrt2_is_caught_by_the_drawn_and_exact_checks_not_the_ledger() -> None:
+    res = scaling_study("tran_cutkosky.alg1", mutation="noise_sqrt2", **_A1)
+    assert _status(res, "ledger")  # the ledger is unchanged: the mutant lies there
+    assert not _status(res, "drawn") and not _status(res, "noise_exact")
+    assert not res.holds
+
+
+def test_over_noising_fails_the_ledger_and_the_exact_noise() -> None:
+    res = scaling_study("tran_cutkosky.alg2", mutation="noise_d", **_A1)
+    assert not _status(res, "ledger_2") and not _status(res, "noise_exact")
+    assert _status(res, "drawn")  # it drew what it declared
+
+
+def test_frozen_heavy_ball_fails_its_bound_and_exact_value() -> None:
+    kw = dict(vary={"N": [300, 1000]}, trials=40, replicates=100)
+    ok = scaling_study("strongly_convex.heavy_ball", **kw)
+    assert ok.holds and _status(ok, "subopt_exact") and all(ok.informative)
+    bad = scaling_study("strongly_convex.heavy_ball", mutation="frozen", **kw)
+    assert not _status(bad, "subopt") and not _status(bad, "subopt_exact")
+
+
+def test_nsgd_noise_r_is_caught_and_applies_to_nsgd_only() -> None:
+    kw = dict(vary={"eps": [0.5, 2.0]}, fixed={"T": 300}, trials=3, replicates=50)
+    assert scaling_study("yang.nsgd", **kw).holds
+    bad = scaling_study("yang.nsgd", mutation="nsgd_noise_r", **kw)
+    assert not _status(bad, "drawn") and _status(bad, "ledger")
+    with pytest.raises(ValueError, match="does not apply"):
+        scaling_study("yang.sgd", mutation="nsgd_noise_r", **kw)
+
+
+def test_slopes_are_shape_diagnostics() -> None:
+    v = Verdict("s", "c", "slope <= exponent + CI", 1.0, 0.1, 0.0, "o", False, gating=False)
+    assert not v.failed and v.status == "no (shape)"
+    assert Verdict("s", "c", "== exact", 1.0, 0.1, 0.0, "o", False).failed
+
+
+def test_json_says_where_the_bound_is_informative() -> None:
+    res = scaling_study("strongly_convex.heavy_ball", vary={"N": [100, 1000]}, trials=20,
+                        replicates=50)
+    doc = res.to_json()
+    assert doc["regime"]["name"] == "user grid"
+    info = doc["informative"]
+    # N = 100: bound 4.6 above the start's R = 1.3; N = 1000: below both
+    assert [i["informative"] for i in info] == [False, True]
+    assert info[0]["below_do_nothing"] is False and info[1]["below_trivial"] is True
+    assert all(v["gating"] is False for v in doc["verdicts"] if "slope" in v["name"])
+
+
+def test_planner_finds_the_informative_grid_and_its_cost() -> None:
+    """Heavy ball: affordable, every planned point informative (checked by dry plans);
+    Tran & Cutkosky Alg. 1 at today's cost: every informative point over the budget, each
+    skipped with its estimate (>= 1.4e8 steps x 4 trials at 1e-6 s)."""
+    spec = problem("quadratic")
+    st = get_study("strongly_convex.heavy_ball")
+    g = plan_grid(st, spec, "N", dict(st.fixed), None, 20, cost=(1e-6, 1e-8))
+    assert g is not None and len(g.values) == 4 and g.values[-1] / g.values[0] == 10
+    for v in g.values:
+        p = dry_plan(st, spec, dict(g.fixed, N=int(v)), 20)
+        assert p["bound"] < min(p["trivial"], p["do_nothing"])
+    tc = get_study("tran_cutkosky.alg1")
+    g1 = plan_grid(tc, problem("huber_well"), "N", dict(tc.fixed), None, 4, cost=(1e-6, 0.0),
+                   max_seconds=60)
+    assert g1 is not None and not g1.values and len(g1.skipped) == 4
+    assert g1.extra["full_values"][0] > 1e5  # Theorem 6 is informative only from N ~ 1.7e5
+
+
+def test_path_grid_follows_the_headline_exponent() -> None:
+    """Theorem 6 over N: the path grid's bound slopes are within 0.1 of the headline -1/2
+    (checked on the planned values by dry plans); a theorem without a headline has no path."""
+    tc = get_study("tran_cutkosky.alg1")
+    spec = problem("huber_well")
+    g = plan_grid(tc, spec, "N", dict(tc.fixed), None, 4, path=True, cost=(1e-9, 0.0))
+    assert g is not None and g.regime == "path" and len(g.values) == 4
+    b = [dry_plan(tc, spec, dict(g.fixed, N=int(v)), 4)["bound"] for v in g.values]
+    s = math.log(b[1] / b[0]) / math.log(g.values[1] / g.values[0])
+    assert abs(s - (-0.5)) <= 0.1
+    shb = get_study("strongly_convex.heavy_ball")
+    assert plan_grid(shb, problem("quadratic"), "N", dict(shb.fixed), None, 4, path=True,
+                     cost=(1e-9, 0.0)) is None
