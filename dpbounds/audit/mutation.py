@@ -33,18 +33,23 @@ import numpy as np
 from dpbounds._validation import check_nonnegative
 from dpbounds.backend import TrialRandom
 
-__all__ = ["MUTANTS", "Mutant", "get_mutant", "mutant_names", "scaled_noise"]
+__all__ = ["MUTANTS", "Mutant", "get_mutant", "mutant_names", "patched_method", "scaled_noise"]
 
 
 @contextmanager
-def _patched(owner: Any, name: str, make: Callable[[Any], Any]) -> Iterator[None]:
-    """Within the block ``owner.name`` is ``make(original)``; restored on exit."""
+def patched_method(owner: Any, name: str, make: Callable[[Any], Any], value: Any = None
+                   ) -> Iterator[Any]:
+    """Within the block ``owner.name`` is ``make(original)`` (restored on exit); the block
+    gets ``value`` (e.g. the list a recording patch fills)."""
     original = getattr(owner, name)
     setattr(owner, name, make(original))
     try:
-        yield
+        yield value
     finally:
         setattr(owner, name, original)
+
+
+_patched = patched_method
 
 
 @contextmanager

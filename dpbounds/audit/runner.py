@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import time
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -39,7 +40,14 @@ from dpbounds._validation import (
 )
 from dpbounds.audit.mutation import scaled_noise
 from dpbounds.audit.registry import AUDITS, AuditSpec, Setting
-from dpbounds.audit.statistics import GdpFit, fit_gdp, gdp_epsilon, held_out_bound
+from dpbounds.audit.statistics import (
+    GdpFit,
+    HeldOut,
+    fit_gdp,
+    fit_scorers,
+    gdp_epsilon,
+    held_out_bound,
+)
 
 __all__ = ["CHUNK", "AuditResult", "audit", "claimed_mu", "run_pair", "run_sets"]
 
@@ -214,9 +222,10 @@ def run_sets(spec: AuditSpec, setting: Setting, trials: int, seed: Any = 0,
                 seq = np.random.SeedSequence(root.entropy,
                                              spawn_key=(*root.spawn_key, key, c))
                 obj = objective.tapped() if hasattr(objective, "tapped") else objective
-                res = fn(obj, trials=hi - lo, seed=seq, **setting.kwargs)
-                feats[i].append(np.asarray(setting.features(res, getattr(obj, "queries", [])),
-                                           dtype=float))
+                with (setting.tap() if setting.tap is not None else nullcontext()) as tapped:
+                    res = fn(obj, trials=hi - lo, seed=seq, **setting.kwargs)
+                seen = tapped if setting.tap is not None else getattr(obj, "queries", [])
+                feats[i].append(np.asarray(setting.features(res, seen), dtype=float))
                 claimed = max(claimed, float(res.ledger.epsilon))
                 delta = max(delta, float(res.ledger.delta))
                 bar.update(hi - lo)
@@ -334,7 +343,7 @@ def audit(algorithm: str, neighbouring: str | None = None, *, epsilon: float | N
                          scorer=(main.name, main.scorer))
     null_lower = (held_out_bound(f_d, feats[2], ledger_delta, confidence,
                                  setting.scorers).bound.lower if null else math.nan)
-    gdp: GdpFit = fit_gdp(main.scores_d, main.scores_dprime, confidence)
+    gdp = _gdp(f_d, f_p, main, confidence)
     mu_claim = _ledger_mu(spec, setting, function)
     side = ">" if main.test.side > 0 else "<"
     k = f_d.shape[1]
@@ -355,6 +364,19 @@ def audit(algorithm: str, neighbouring: str | None = None, *, epsilon: float | N
         and ledger_delta > 0 else math.nan,
         cpu_seconds=time.process_time() - c0, mutant=mutant_name,
     )
+
+
+def _gdp(f_d: np.ndarray, f_p: np.ndarray, main: HeldOut, confidence: float) -> GdpFit:
+    """GDP fit of the linear statistic (Fisher's discriminant: the likelihood ratio of a
+    Gaussian shift, the transcript's best statistic where the noise is Gaussian), fitted on
+    the selection half and read on the evaluation half; one feature is read as it is."""
+    half = f_d.shape[0] // 2
+    if f_d.shape[1] == 1:
+        return fit_gdp(f_d[half:, 0], f_p[half:, 0], confidence)
+    if main.name == "linear":
+        return fit_gdp(main.scores_d, main.scores_dprime, confidence)
+    score = fit_scorers(f_d[:half], f_p[:half], ("linear",))["linear"]
+    return fit_gdp(score(f_d[half:]), score(f_p[half:]), confidence)
 
 
 def _ledger_mu(spec: AuditSpec, setting: Setting, function: Any) -> float:
