@@ -159,9 +159,9 @@ def _nsgd_sigma_r(spec: Any, setting: Any) -> tuple[Any, Callable[..., Any]]:
     return setting, _within(scaled_noise, spec.function, float(setting.kwargs["r"]))
 
 
-#: Public size and expected batch of the realised-batch mutant's audit: q = 1/2, so the
-#: realised batch differs from the expected one in most steps.
-REALISED_PUBLIC_N, REALISED_BATCH = 4, 2
+#: Public size and expected batch of the realised-batch mutant's audit: q = 1/2, and the one
+#: record of D is a batch of 1 where 10 are expected (the bug scales its signal by 10).
+REALISED_PUBLIC_N, REALISED_BATCH = 20, 10
 
 
 def _realised(spec: Any, setting: Any) -> tuple[Any, Callable[..., Any]]:
