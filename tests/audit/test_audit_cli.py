@@ -45,7 +45,7 @@ def test_mutant_flag_is_flagged_with_exit_status_1(capsys):
     # output perturbation with sigma halved: caught already at 2000 runs per data set
     code = main(["audit", "output_perturbation", "--quick", "--mutant", "--json"])
     out = json.loads(capsys.readouterr().out)
-    assert out["noise_factor"] == 0.5 and out["violation"] is True and code == 1
+    assert out["mutant"] == "sigma/2" and out["violation"] is True and code == 1
     assert out["epsilon_lower"] > out["claimed_epsilon"]
 
 
