@@ -132,6 +132,15 @@ class Mutant:
     make: Callable[[Any, Any], tuple[Any, Callable[..., Any]]]
 
 
+#: Audits whose noise is not drawn through TrialRandom (exact integer samplers): the
+#: patches of this module cannot reach it, so no mutant applies.
+_OWN_SAMPLER = ("dp_gd_laplace_grid",)
+
+
+def _patchable(spec: Any, relation: str) -> bool:
+    return spec.name not in _OWN_SAMPLER
+
+
 #: Audits whose pair is not a :class:`~dpbounds.audit.neighbours.LinearObjective` (Huber SVM
 #: records): the data-dependent mutant reads the records' gradients, which they do not expose.
 _NOT_LINEAR = ("dp_agd", "objective_perturbation")
@@ -142,7 +151,7 @@ def _data_dependent_applies(spec: Any, relation: str) -> bool:
 
 
 def _is_laplace(spec: Any, relation: str) -> bool:
-    return spec.delta == 0.0
+    return spec.delta == 0.0 and _patchable(spec, relation)
 
 
 def _half(spec: Any, setting: Any) -> tuple[Any, Callable[..., Any]]:
@@ -189,7 +198,7 @@ def _data_dependent(spec: Any, setting: Any) -> tuple[Any, Callable[..., Any]]:
 #: The mutant zoo, by name.
 MUTANTS: dict[str, Mutant] = {m.name: m for m in (
     Mutant("sigma/2", "every noise scale halved (Gaussian sigma / 2, Laplace scale / 2)",
-           "synthetic", lambda spec, rel: True, _half),
+           "synthetic", _patchable, _half),
     Mutant("nsgd_sigma_r", "DP-NSGD g/(||g||+r) with noise sigma * r instead of sigma "
            "(sensitivity taken as r)", "a public NSGD patch for Opacus",
            lambda spec, rel: spec.name == "dp_nsgd", _nsgd_sigma_r),
@@ -199,7 +208,7 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
            _realised),
     Mutant("replace_one_as_C", "replace-one calibrated for sensitivity C instead of 2C "
            "(noise halved)", "dp_accounting issue #378",
-           lambda spec, rel: rel == "replace-one", _half),
+           lambda spec, rel: rel == "replace-one" and _patchable(spec, rel), _half),
     Mutant("laplace_std", "Laplace parameterised by its standard deviation (scale / sqrt 2)",
            "Kuru et al. reference code, laprnd", _is_laplace, _laplace_std),
     Mutant("data_dependent", "noise scale computed from the batch: sigma * ||clipped batch "

@@ -27,7 +27,7 @@ import math
 import sys
 import time
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -311,7 +311,8 @@ def audit(algorithm: str, neighbouring: str | None = None, *, epsilon: float | N
           delta: float | None = None, trials: int | None = None, quick: bool = False,
           confidence: float = 0.95, seed: Any = 0, noise_factor: float = 1.0,
           progress: bool = False, mutant: str | None = None, null: bool = True,
-          max_memory_gb: float | None = MEMORY_BUDGET_GB) -> AuditResult:
+          max_memory_gb: float | None = MEMORY_BUDGET_GB, low_bits: bool = False
+          ) -> AuditResult:
     r"""Empirical ε lower bound for one algorithm of :mod:`dpbounds.algorithms`.
 
     Parameters
@@ -342,6 +343,10 @@ def audit(algorithm: str, neighbouring: str | None = None, *, epsilon: float | N
         Run the null control (a third set of runs, on D); ``False`` leaves
         ``null_epsilon_lower`` at ``nan`` (for mutation tests, whose null is the real
         algorithm's).
+    low_bits:
+        Audit the floating-point side channel: the statistic is the ``low-bits``
+        likelihood ratio of the raw released iterates (their sign, exponent and last
+        mantissa bits; Mironov 2012), not of values recomputed from them.
     max_memory_gb:
         Refuse (``ValueError``, before any run) an audit whose estimated peak memory
         (:func:`memory_estimate`) exceeds this; ``None`` for no limit.
@@ -373,6 +378,8 @@ def audit(algorithm: str, neighbouring: str | None = None, *, epsilon: float | N
         raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
     check_nonnegative("noise_factor", noise_factor)
     setting = spec.build(relation, eps, dlt)
+    if low_bits:
+        setting = _raw_floats(spec, setting)
     function, mutant_name = None, ""
     if mutant is not None:
         mut = get_mutant(mutant, spec, relation, setting)
@@ -427,6 +434,21 @@ def _gdp(f_d: np.ndarray, f_p: np.ndarray, main: HeldOut, confidence: float) -> 
         return fit_gdp(main.scores_d, main.scores_dprime, confidence)
     score = fit_scorers(f_d[:half], f_p[:half], ("linear",))["linear"]
     return fit_gdp(score(f_d[half:]), score(f_p[half:]), confidence)
+
+
+def _raw_iterates(res: Any, queries: list) -> np.ndarray:
+    """The released iterates ``x_1 .. x_T`` as the algorithm stored them (bits intact)."""
+    return np.concatenate([np.asarray(q, dtype=float) for q in (*queries[1:], res.x_numpy())],
+                          axis=1)
+
+
+def _raw_floats(spec: AuditSpec, setting: Setting) -> Setting:
+    if setting.tap is not None or not hasattr(setting.pair[0], "tapped"):
+        raise ValueError(f"low_bits needs an audit that records the released iterates; "
+                         f"{spec.name} does not")
+    return replace(setting, features=_raw_iterates, scorers=("low-bits",),
+                   statistic="the raw released iterates (sign, exponent, last "
+                   "mantissa bits)")
 
 
 def _probe(spec: AuditSpec, setting: Setting, function: Any) -> tuple[float, int]:

@@ -84,6 +84,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="multiply every noise scale by this (mutation testing; default 1)")
     p.add_argument("--mutant", nargs="?", const="sigma/2", default=None, metavar="NAME",
                    help="audit a copy with a known bug (default sigma/2; see --list-mutants)")
+    p.add_argument("--low-bits", action="store_true",
+                   help="audit the floating-point side channel: a statistic of the raw "
+                        "released iterates' last mantissa bits (Mironov 2012)")
     p.add_argument("--plan", action="store_true",
                    help="print the runs needed (95%% power) instead of running the audit")
     p.add_argument("--target-ratio", type=float, default=0.9,
@@ -203,7 +206,8 @@ def run(args: argparse.Namespace) -> int:
         r = audit(name, relation, epsilon=args.epsilon, delta=args.delta, trials=args.trials,
                   quick=args.quick, confidence=args.confidence, seed=args.seed,
                   noise_factor=args.noise_factor, progress=not args.json, mutant=args.mutant,
-                  max_memory_gb=None if args.force else args.max_memory_gb)
+                  max_memory_gb=None if args.force else args.max_memory_gb,
+                  low_bits=args.low_bits)
         results.append(r)
         if not args.json and args.algorithm != "all":
             print(r, flush=True)

@@ -20,7 +20,10 @@ import pytest
 
 from dpbounds.audit import AUDITS, audit
 
-CASES = [(name, rel) for name, spec in AUDITS.items() for rel in spec.relations]
+# the floating-point-safe DP-GD draws its noise with an exact integer sampler, which
+# scaled_noise cannot reach (no mutant applies to it)
+CASES = [(name, rel) for name, spec in AUDITS.items() for rel in spec.relations
+         if name != "dp_gd_laplace_grid"]
 
 
 @pytest.mark.slow
