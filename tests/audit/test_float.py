@@ -21,7 +21,13 @@ from scipy import stats
 
 from dpbounds.audit import audit
 from dpbounds.audit.statistics import float_cells
-from dpbounds.privacy.discrete import GridLaplace, bernoulli_exp, discrete_laplace
+from dpbounds.privacy.discrete import (
+    GridGaussian,
+    GridLaplace,
+    bernoulli_exp,
+    discrete_gaussian,
+    discrete_laplace,
+)
 
 
 def _pmf(b: float, z: np.ndarray) -> np.ndarray:
@@ -48,6 +54,34 @@ def test_discrete_laplace_has_the_exact_pmf():
         assert abs(hits / 20000 - math.exp(-gamma)) < 4 * math.sqrt(0.25 / 20000)
 
 
+def test_discrete_gaussian_has_the_exact_pmf():
+    rng = np.random.default_rng(2)
+    z = discrete_gaussian(Fraction(9, 4), 20000, rng)
+    support = np.arange(-12, 13)
+
+    def pvalue(s2: float) -> float:
+        w = np.exp(-support**2 / (2 * s2))
+        return float(stats.chisquare([np.sum(z == k) for k in support],
+                                     z.size * w / w.sum()).pvalue)
+
+    assert np.all(np.abs(z) <= 12)  # 8 sd: P < 1e-14
+    assert pvalue(2.25) > 1e-3
+    assert pvalue(1.8) < 1e-6  # negative control: the wrong variance is rejected
+
+
+@settings(max_examples=30, deadline=None)
+@given(sens=st.floats(1e-3, 100), rho=st.floats(1e-3, 10), bits=st.integers(0, 30),
+       dim=st.integers(1, 9))
+def test_grid_gaussian_accounting_never_overshoots(sens, rho, bits, dim):
+    m = GridGaussian(sens, rho, bits, dim)
+    units = Fraction(sens) * 2**bits + Fraction(math.isqrt(dim * 10**12) + 1, 10**6)
+    assert m.units2 == units * units and units >= Fraction(sens) * 2**bits + math.sqrt(dim)
+    assert m.units2 / (2 * m.sigma2) <= Fraction(rho)  # Delta_u^2 / (2 sigma_u^2) <= rho
+    # sigma_u^2 is rounded up by less than 1/64: the most it can give away
+    least = m.units2 / (2 * (m.units2 / (2 * Fraction(rho)) + Fraction(1, 64)))
+    assert float(least) * (1 - 1e-12) <= m.rho_spent <= rho
+
+
 @settings(max_examples=40, deadline=None)
 @given(sens=st.floats(1e-3, 100), eps=st.floats(1e-2, 10), bits=st.integers(0, 30),
        dim=st.integers(1, 4))
@@ -67,6 +101,9 @@ def test_grid_release_is_a_function_of_its_integer():
     k = out * 2.0**10
     np.testing.assert_array_equal(k, np.round(k))  # on the grid, exactly
     np.testing.assert_array_equal(np.ldexp(k, -10), out)
+    g = GridGaussian(2.0, 0.5, grid_bits=10).release(np.array([0.1, -3.7]),
+                                                     np.random.default_rng(0))
+    np.testing.assert_array_equal(g * 2.0**10, np.round(g * 2.0**10))
     with pytest.raises(ValueError, match="grid_bits"):
         GridLaplace(2.0, 1.0, grid_bits=41)
     with pytest.raises(ValueError, match="2\\^53"):
