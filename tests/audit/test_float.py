@@ -75,7 +75,7 @@ def test_discrete_gaussian_has_the_exact_pmf():
 def test_grid_gaussian_accounting_never_overshoots(sens, rho, bits, dim):
     m = GridGaussian(sens, rho, bits, dim)
     units = Fraction(sens) * 2**bits + Fraction(math.isqrt(dim * 10**12) + 1, 10**6)
-    assert m.units2 == units * units and units >= Fraction(sens) * 2**bits + math.sqrt(dim)
+    assert m.units2 == units * units and units - Fraction(sens) * 2**bits >= math.sqrt(dim)
     assert m.units2 / (2 * m.sigma2) <= Fraction(rho)  # Delta_u^2 / (2 sigma_u^2) <= rho
     # sigma_u^2 is rounded up by less than 1/64: the most it can give away
     least = m.units2 / (2 * (m.units2 / (2 * Fraction(rho)) + Fraction(1, 64)))
