@@ -90,7 +90,7 @@ from dpbounds.audit.neighbours import add_remove_pair, replace_one_pair
 from dpbounds.audit.transcript import direction_statistics, noisy_gradients, output_features
 from dpbounds.backend import to_numpy
 
-__all__ = ["AUDITS", "AuditSpec", "Setting", "audit_names"]
+__all__ = ["AUDITS", "RELEASE_AUDITS", "AuditSpec", "Setting", "audit_names", "grid_dp_gd"]
 
 REPLACE_ONE = "replace-one"
 ADD_REMOVE = "add/remove"
@@ -411,30 +411,14 @@ _register(AuditSpec("sensitivity_reduced_nsgd", alg.sensitivity_reduced_nsgd, (R
                     "sensitivity-reduced NSGD (Tran & Cutkosky Alg. 2, reconstructed)",
                     trials=20_000))
 
-@dataclass(frozen=True)
-class _GridRun:
-    """What :func:`grid_dp_gd` returns: enough of a result for the audit."""
-
-    x: np.ndarray
-    ledger: Any
-    params: dict[str, Any]
-
-    def x_numpy(self) -> np.ndarray:
-        return self.x
-
-
-@dataclass(frozen=True)
-class _PureLedger:
-    epsilon: float
-    delta: float = 0.0
-
-
 def grid_dp_gd(objective: Any, *, epsilon: float, steps: int, step_size: float, trials: int,
-               seed: Any, grid_bits: int = GRID_BITS, trace: Any = None) -> _GridRun:
+               seed: Any, grid_bits: int = GRID_BITS, trace: Any = None) -> Any:
     """Full-batch DP-GD whose noisy gradient is released by
     :class:`~dpbounds.privacy.discrete.GridLaplace` (ε/T per step, basic composition): the
     release recipe of ``docs/audit.md`` for a run that may be published. Trial ``k`` draws
     from the ``k``-th child of ``seed``. For the audit's linear pair (constant gradients)."""
+    from dpbounds.algorithms._common import SimulationResult
+    from dpbounds.privacy import Neighbouring, PrivacyLedger, PureDpMechanism, RunPrivacy
     from dpbounds.privacy.discrete import GridLaplace
 
     mech = GridLaplace(objective.l1_sensitivity / objective.n, epsilon / steps, grid_bits,
@@ -447,7 +431,12 @@ def grid_dp_gd(objective: Any, *, epsilon: float, steps: int, step_size: float, 
         reg = np.asarray(objective.regularizer_grad(x))  # also records the released iterate
         noisy = np.stack([mech.release(grad, rng) for rng in rngs])
         x = x - step_size * (noisy + reg)
-    return _GridRun(x, _PureLedger(steps * mech.epsilon_spent), dict(steps=steps))
+    ledger = PrivacyLedger(Neighbouring.REPLACE_ONE)
+    ledger.record(PureDpMechanism(mech.epsilon_spent, Neighbouring.REPLACE_ONE), steps)
+    privacy = RunPrivacy(ledger.freeze(), epsilon, 0.0, "pure", mech.sensitivity,
+                         description="discrete Laplace on a grid, basic composition")
+    return SimulationResult("dp_gd_laplace_grid", x, np.zeros((trials, 1)), "none", privacy,
+                            dict(steps=steps, grid_bits=grid_bits))
 
 
 def _grid_features(res: Any, queries: list) -> np.ndarray:
@@ -463,9 +452,14 @@ def _grid_setting(relation: str, epsilon: float, delta: float) -> Setting:
                    ("laplace-lr", "linear"))
 
 
-_register(AuditSpec("dp_gd_laplace_grid", grid_dp_gd, (REPLACE_ONE,), _grid_setting,
-                    LAPLACE_EPS, 0.0, "DP-GD with discrete Laplace on a 2^-10 grid "
-                    "(floating-point safe; dpbounds.privacy.discrete)", trials=4000))
+#: Audits of release recipes that are not algorithms of :mod:`dpbounds.algorithms` (not
+#: part of ``audit all``; :func:`dpbounds.audit.audit` accepts their names too).
+RELEASE_AUDITS: dict[str, AuditSpec] = {
+    "dp_gd_laplace_grid": AuditSpec(
+        "dp_gd_laplace_grid", grid_dp_gd, (REPLACE_ONE,), _grid_setting, LAPLACE_EPS, 0.0,
+        "DP-GD with discrete Laplace on a 2^-10 grid (floating-point safe; "
+        "dpbounds.privacy.discrete)", trials=4000),
+}
 
 # white-box: the auditor sees the tree's noisy nodes (Nasr et al. 2023's threat model)
 for _T in (3, 8):

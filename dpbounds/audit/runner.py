@@ -40,7 +40,7 @@ from dpbounds._validation import (
     check_probability,
 )
 from dpbounds.audit.mutation import scaled_noise
-from dpbounds.audit.registry import AUDITS, AuditSpec, Setting
+from dpbounds.audit.registry import AUDITS, RELEASE_AUDITS, AuditSpec, Setting
 from dpbounds.audit.statistics import (
     GdpFit,
     HeldOut,
@@ -466,9 +466,10 @@ def _probe(spec: AuditSpec, setting: Setting, function: Any) -> tuple[float, int
 
 def _spec(name: str) -> AuditSpec:
     key = str(name).replace("-", "_")
-    if key not in AUDITS:
-        raise ValueError(f"algorithm must be one of {sorted(AUDITS)}, got {name!r}")
-    return AUDITS[key]
+    known = {**AUDITS, **RELEASE_AUDITS}
+    if key not in known:
+        raise ValueError(f"algorithm must be one of {sorted(known)}, got {name!r}")
+    return known[key]
 
 
 def _relation(spec: AuditSpec, neighbouring: str | None) -> str:
