@@ -59,7 +59,9 @@ margins were measured (see ``tests/audit/test_mutation.py``); any other claim ma
   for one record over :math:`T` steps, while one node per step is released: at
   :math:`T\ge2` a halved σ gives at most :math:`4T/(2T-1)` times the charged
   :math:`\rho`, below what :math:`2\times10^4` runs certify (epochs 2 and 4: bounds
-  2.3-2.9 against the claim 3). The audit therefore runs one epoch of one record.
+  2.3-2.9 against the claim 3). The audit therefore runs one epoch of one record; the
+  white-box ``_T3``/``_T8`` audits measure the node count's slack instead (the transcript's
+  μ is :math:`\sqrt{T/K}` of the charged one, K = 4 and 15).
   Algorithm 2's first-epoch group is charged exactly what it releases at :math:`T=2`, so
   it is audited there, with ``noise_split = 0.99``.
 * In one dimension a normalised step releases a sign: the final iterate of tree-momentum
