@@ -6,8 +6,11 @@ data sets built to be worst-case for its declared relation and sensitivity
 (:mod:`dpbounds.audit.transcript`), and turns a threshold test on it into a lower bound on
 ε with a Clopper–Pearson confidence level (:mod:`dpbounds.audit.statistics`). A lower bound
 above the claimed ε refutes the claim; one below it is consistent with it (an audit can
-only ever show a violation, not privacy). :func:`scaled_noise` makes under-noised copies
-of the algorithms for mutation testing.
+only ever show a violation, not privacy). Every audit also runs the same estimator on
+(D, D), a null control that must certify 0, and reads its statistic as a Gaussian
+trade-off (a GDP estimate of μ next to the ledger's). :func:`scaled_noise` and the mutant
+zoo :data:`MUTANTS` (:mod:`dpbounds.audit.mutation`) make copies with known bugs;
+:func:`plan` (:mod:`dpbounds.audit.planner`) says how many runs an audit needs.
 
 Example
 -------
@@ -19,8 +22,10 @@ True
 False
 """
 
-from dpbounds.audit.mutation import scaled_noise
+from dpbounds.audit.mutation import MUTANTS, mutant_names, scaled_noise
+from dpbounds.audit.planner import plan
 from dpbounds.audit.registry import AUDITS, AuditSpec, audit_names
 from dpbounds.audit.runner import AuditResult, audit
 
-__all__ = ["AUDITS", "AuditResult", "AuditSpec", "audit", "audit_names", "scaled_noise"]
+__all__ = ["AUDITS", "MUTANTS", "AuditResult", "AuditSpec", "audit", "audit_names",
+           "mutant_names", "plan", "scaled_noise"]

@@ -23,14 +23,33 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from typing import Any
+
+import numpy as np
 
 from dpbounds._validation import check_nonnegative
 from dpbounds.backend import TrialRandom
 
-__all__ = ["scaled_noise"]
+__all__ = ["MUTANTS", "Mutant", "get_mutant", "mutant_names", "patched_method", "scaled_noise"]
+
+
+@contextmanager
+def patched_method(owner: Any, name: str, make: Callable[[Any], Any], value: Any = None
+                   ) -> Iterator[Any]:
+    """Within the block ``owner.name`` is ``make(original)`` (restored on exit); the block
+    gets ``value`` (e.g. the list a recording patch fills)."""
+    original = getattr(owner, name)
+    setattr(owner, name, make(original))
+    try:
+        yield value
+    finally:
+        setattr(owner, name, original)
+
+
+_patched = patched_method
 
 
 @contextmanager
@@ -41,13 +60,185 @@ def scaled_noise(factor: float) -> Iterator[None]:
     if factor == 1.0:
         yield
         return
-    original = TrialRandom._scaled
 
-    def _scaled(self: TrialRandom, base: Any, scale: Any, ndim_extra: int) -> Any:
-        return original(self, base, scale * factor, ndim_extra)
+    def make(original: Any) -> Any:
+        def _scaled(self: TrialRandom, base: Any, scale: Any, ndim_extra: int) -> Any:
+            return original(self, base, scale * factor, ndim_extra)
+        return _scaled
 
-    TrialRandom._scaled = _scaled  # type: ignore[method-assign]
-    try:
+    with _patched(TrialRandom, "_scaled", make):
         yield
-    finally:
-        TrialRandom._scaled = original  # type: ignore[method-assign]
+
+
+# ----------------------------------------------------------------------------------------
+# the mutant zoo: copies of the algorithms with bugs that shipped in real code
+# ----------------------------------------------------------------------------------------
+def _scaled_laplace(factor: float) -> Any:
+    """Within the block, only Laplace draws have their scale multiplied by ``factor``."""
+    def make(original: Any) -> Any:
+        def laplace(self: TrialRandom, shape: Any = (), scale: Any = 1.0, **kw: Any) -> Any:
+            return original(self, shape, scale * factor, **kw)
+        return laplace
+
+    return _patched(TrialRandom, "laplace", make)
+
+
+def _realised_batch(batch_size: int) -> Any:
+    """Poisson DP-SGD/NSGD normalised by the realised batch size ``|B|`` instead of the
+    expected ``B`` (the noise stays calibrated for ``B``): Opacus issue #571."""
+    import importlib
+
+    module = importlib.import_module("dpbounds.algorithms.dp_sgd")  # the module, not the function
+
+    def make(original: Any) -> Any:
+        def batch_sum(objective: Any, x: Any, sampler: Any, q: float, *args: Any) -> Any:
+            seen: list[Any] = []  # the membership uniforms the original draws
+            draw = sampler.uniform
+            sampler.uniform = lambda *a, **k: seen.append(draw(*a, **k)) or seen[-1]
+            try:
+                total = original(objective, x, sampler, q, *args)
+            finally:
+                del sampler.uniform
+            xp = objective.xp
+            realised = xp.astype(xp.maximum(xp.sum(xp.astype(seen[0] < q, xp.int64), axis=1),
+                                            1), total.dtype)
+            return total * (batch_size / realised)[:, None]  # the caller divides by B
+        return batch_sum
+
+    return _patched(module, "_poisson_batch_sum", make)
+
+
+def _within(context: Callable[..., Any], function: Callable[..., Any], *args: Any
+            ) -> Callable[..., Any]:
+    def run(objective: Any, **kwargs: Any) -> Any:
+        with context(*args):
+            return function(objective, **kwargs)
+    run.__name__ = getattr(function, "__name__", "mutant")
+    return run
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """A copy of an algorithm with one known bug; its ledger still claims the original ε.
+
+    ``applies(spec, relation)`` says where the bug makes sense; ``make(spec, setting)``
+    returns the setting to audit it in (usually unchanged) and the mutated function.
+    """
+
+    name: str
+    description: str
+    source: str
+    applies: Callable[[Any, str], bool]
+    make: Callable[[Any, Any], tuple[Any, Callable[..., Any]]]
+
+
+#: Audits whose noise is not drawn through TrialRandom (exact integer samplers): the
+#: patches of this module cannot reach it, so no mutant applies.
+_OWN_SAMPLER = ("dp_gd_laplace_grid",)
+
+
+def _patchable(spec: Any, relation: str) -> bool:
+    return spec.name not in _OWN_SAMPLER
+
+
+#: Audits whose pair is not a :class:`~dpbounds.audit.neighbours.LinearObjective` (Huber SVM
+#: records): the data-dependent mutant reads the records' gradients, which they do not expose.
+_NOT_LINEAR = ("dp_agd", "objective_perturbation")
+
+
+def _data_dependent_applies(spec: Any, relation: str) -> bool:
+    return spec.delta > 0.0 and spec.name not in _NOT_LINEAR
+
+
+def _is_laplace(spec: Any, relation: str) -> bool:
+    return spec.delta == 0.0 and _patchable(spec, relation)
+
+
+def _half(spec: Any, setting: Any) -> tuple[Any, Callable[..., Any]]:
+    return setting, _within(scaled_noise, spec.function, 0.5)
+
+
+def _laplace_std(spec: Any, setting: Any) -> tuple[Any, Callable[..., Any]]:
+    # laprnd(b) draws a Laplace of standard deviation b, i.e. scale b / sqrt(2)
+    return setting, _within(_scaled_laplace, spec.function, 2.0 ** -0.5)
+
+
+def _nsgd_sigma_r(spec: Any, setting: Any) -> tuple[Any, Callable[..., Any]]:
+    # g / (||g|| + r) has norm < 1, so sensitivity 1 (replace-one 2); the patch used sigma * r
+    return setting, _within(scaled_noise, spec.function, float(setting.kwargs["r"]))
+
+
+#: Public size and expected batch of the realised-batch mutant's audit: q = 1/2, and the one
+#: record of D is a batch of 1 where 10 are expected (the bug scales its signal by 10).
+REALISED_PUBLIC_N, REALISED_BATCH = 20, 10
+
+
+def _realised(spec: Any, setting: Any) -> tuple[Any, Callable[..., Any]]:
+    kwargs = dict(setting.kwargs, public_n=REALISED_PUBLIC_N, batch_size=REALISED_BATCH)
+    new = replace(setting, kwargs=kwargs,
+                  pair_description=setting.pair_description
+                  + f"; public_n = {REALISED_PUBLIC_N}, batch {REALISED_BATCH} (q = 1/2)")
+    return new, _within(_realised_batch, spec.function, REALISED_BATCH)
+
+
+def _data_dependent(spec: Any, setting: Any) -> tuple[Any, Callable[..., Any]]:
+    def run(objective: Any, **kwargs: Any) -> Any:
+        # sigma scaled by the clipped batch sum's norm over its bound (floored at 5%: the
+        # code under test guards a zero scale)
+        c = np.asarray(objective.gradients, dtype=float)
+        clip = float(kwargs.get("clip_norm", 1.0))
+        norms = np.linalg.norm(c, axis=1, keepdims=True)
+        clipped = c * np.minimum(1.0, clip / np.maximum(norms, 1e-300))
+        factor = max(0.05, float(np.linalg.norm(clipped.sum(axis=0))) / clip)
+        with scaled_noise(factor):
+            return spec.function(objective, **kwargs)
+    return setting, run
+
+
+#: The mutant zoo, by name.
+MUTANTS: dict[str, Mutant] = {m.name: m for m in (
+    Mutant("sigma/2", "every noise scale halved (Gaussian sigma / 2, Laplace scale / 2)",
+           "synthetic", _patchable, _half),
+    Mutant("nsgd_sigma_r", "DP-NSGD g/(||g||+r) with noise sigma * r instead of sigma "
+           "(sensitivity taken as r)", "a public NSGD patch for Opacus",
+           lambda spec, rel: spec.name == "dp_nsgd", _nsgd_sigma_r),
+    Mutant("realised_batch", "Poisson sampling normalised by the realised batch size |B| "
+           "instead of the expected B (noise calibrated for B)", "Opacus issue #571",
+           lambda spec, rel: spec.name in ("dp_sgd", "dp_nsgd") and rel == "add/remove",
+           _realised),
+    Mutant("replace_one_as_C", "replace-one calibrated for sensitivity C instead of 2C "
+           "(noise halved)", "dp_accounting issue #378",
+           lambda spec, rel: rel == "replace-one" and _patchable(spec, rel), _half),
+    Mutant("laplace_std", "Laplace parameterised by its standard deviation (scale / sqrt 2)",
+           "Kuru et al. reference code, laprnd", _is_laplace, _laplace_std),
+    Mutant("data_dependent", "noise scale computed from the batch: sigma * ||clipped batch "
+           "sum|| / C (zero when records cancel; floored at 5%)", "synthetic, a common bug",
+           _data_dependent_applies, _data_dependent),
+)}
+
+
+@dataclass(frozen=True)
+class AppliedMutant:
+    """A mutant bound to one audit: its name, setting transform and function."""
+
+    name: str
+    new_setting: Any
+    function: Callable[..., Any]
+
+
+def mutant_names() -> tuple[str, ...]:
+    """Names of :data:`MUTANTS`."""
+    return tuple(MUTANTS)
+
+
+def get_mutant(name: str, spec: Any, relation: str, setting: Any) -> AppliedMutant:
+    """The mutant ``name`` applied to ``spec`` under ``relation`` (``ValueError`` when the
+    name is unknown or the bug does not apply to this algorithm)."""
+    if name not in MUTANTS:
+        raise ValueError(f"mutant must be one of {sorted(MUTANTS)}, got {name!r}")
+    mut = MUTANTS[name]
+    if not mut.applies(spec, relation):
+        raise ValueError(f"mutant {name!r} does not apply to {spec.name} ({relation}): "
+                         f"{mut.description}")
+    new, function = mut.make(spec, setting)
+    return AppliedMutant(name, new, function)

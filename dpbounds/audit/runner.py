@@ -7,37 +7,67 @@ state), reproducibly: run ``k`` on data set ``j`` uses the per-trial stream with
 The first half of the runs on each data set fits the statistics and picks the statistic,
 threshold and side (:mod:`dpbounds.audit.statistics`); the second half alone gives the
 Clopper–Pearson bound. The claimed ε and δ are the ones the algorithm's own ledger reports.
+
+**Null control.** Every audit also runs D a second time (stream key ``(2, k // CHUNK)``) and
+applies the same estimator to the pair (D, D): its certified bound ``null_epsilon_lower``
+must be 0 but for a ``1 - confidence`` share of seeds; a larger share means the estimator
+is not a lower bound (tested over hundreds of nulls in ``tests/audit/test_null.py``).
+
+**GDP estimate.** The chosen statistic's evaluation scores are read as a Gaussian
+trade-off (:func:`~dpbounds.audit.statistics.fit_gdp`): ``mu_hat`` with an interval and a
+goodness-of-fit p-value, next to ``mu_claim``, the μ of the Gaussian mechanisms the ledger
+recorded (:math:`\sqrt{\sum_t c_t(\Delta_t/\sigma_t)^2}`, exact for Gaussian noise), and
+``epsilon_tight``, ε at the claim's δ of ``mu_claim``-GDP (what the same noise gives under
+exact accounting: no auditor can certify more for a correct algorithm).
 """
 
 from __future__ import annotations
 
 import math
+import sys
 import time
-from dataclasses import asdict, dataclass
+from contextlib import nullcontext
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from dpbounds._validation import check_choice, check_int, check_positive, check_probability
+from dpbounds._validation import (
+    check_choice,
+    check_int,
+    check_nonnegative,
+    check_positive,
+    check_probability,
+)
 from dpbounds.audit.mutation import scaled_noise
-from dpbounds.audit.registry import AUDITS, AuditSpec, Setting
+from dpbounds.audit.registry import AUDITS, RELEASE_AUDITS, AuditSpec, Setting
 from dpbounds.audit.statistics import (
-    epsilon_from_counts,
+    GdpFit,
+    HeldOut,
+    fit_gdp,
     fit_scorers,
-    select_threshold,
+    gdp_epsilon,
+    held_out_bound,
 )
 
-__all__ = ["CHUNK", "AuditResult", "audit", "run_pair"]
+__all__ = ["CHUNK", "AuditResult", "audit", "claimed_mu", "memory_estimate", "run_pair",
+           "run_sets"]
 
 #: Runs per algorithm call; fixed, so that run k's stream does not depend on the total.
 CHUNK = 2048
 #: Runs per data set with ``quick=True``.
 QUICK_TRIALS = 2000
-#: Confidence of the bound that *selects* the threshold on the selection half. Higher than
-#: the reported one, it prefers events with more counts, whose evaluation varies less
-#: (measured: the spread of the certified bound over seeds drops by a third); it costs no
-#: validity, the evaluation half alone certifies.
-SELECTION_CONFIDENCE = 0.999
+#: The second δ every audit reports its bound at (besides the claim's own).
+REFERENCE_DELTA = 0.05
+#: Stream key of the null runs (a second, independent set of runs on D).
+NULL_SET = 2
+#: Default memory budget of one audit (GB); a larger estimate is refused unless asked for.
+MEMORY_BUDGET_GB = 4.0
+#: Bytes per stored feature value and run, with the copies scoring makes (measured: about
+#: 18 for DP-SGD at 10^5 runs, 3 sets of 5 features), and the interpreter's base.
+_BYTES_PER_VALUE, _BASE_BYTES = 32, 3e8
+#: Seconds between progress lines when stderr is not a terminal (logs, pipes).
+LOG_EVERY_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -51,7 +81,8 @@ class AuditResult:
     claimed_epsilon, delta:
         What the algorithm's ledger claims (largest over the runs).
     epsilon_lower:
-        Certified lower bound on ε at ``confidence`` (0 when the test found nothing).
+        Certified lower bound on ε at ``delta`` and ``confidence`` (0 when the test found
+        nothing).
     epsilon_estimate, epsilon_upper:
         The test's point estimate and the upper end of its two-sided interval
         (``[epsilon_lower, epsilon_upper]``); only the lower end bounds the mechanism.
@@ -69,6 +100,24 @@ class AuditResult:
         1 for the algorithm itself; otherwise every noise scale was multiplied by it.
     seed, elapsed:
         Seed of the runs and wall-clock seconds.
+    reference_delta, epsilon_lower_reference:
+        The certified bound at δ = :data:`REFERENCE_DELTA` (same statistic, threshold
+        re-selected on the selection half).
+    null_epsilon_lower:
+        The same estimator on (D, D): a certified bound for a pair with ε = 0. Above 0 it
+        is a false positive (probability at most ``1 - confidence`` for a valid estimator).
+    mu_hat, mu_low, mu_high, mu_gof_pvalue:
+        GDP estimate of the chosen statistic (an **estimate**, not a bound; see
+        :class:`~dpbounds.audit.statistics.GdpFit`); ``nan`` where it cannot be fitted.
+    mu_claim:
+        μ of the Gaussian noise the ledger recorded (``nan`` for non-Gaussian ledgers).
+    epsilon_tight:
+        ε at ``delta`` of ``mu_claim``-GDP (exact accounting of the same noise);
+        ``nan`` for non-Gaussian ledgers.
+    cpu_seconds:
+        Process CPU time of the audit.
+    mutant:
+        Name of the mutant audited (``""``: the algorithm itself).
     """
 
     algorithm: str
@@ -87,26 +136,63 @@ class AuditResult:
     noise_factor: float
     seed: int
     elapsed: float
+    reference_delta: float = REFERENCE_DELTA
+    epsilon_lower_reference: float = 0.0
+    null_epsilon_lower: float = math.nan
+    mu_hat: float = math.nan
+    mu_low: float = math.nan
+    mu_high: float = math.nan
+    mu_gof_pvalue: float = math.nan
+    mu_claim: float = math.nan
+    epsilon_tight: float = math.nan
+    cpu_seconds: float = 0.0
+    mutant: str = ""
 
     @property
     def violation(self) -> bool:
         """``epsilon_lower > claimed_epsilon``: the claim is refuted at ``confidence``."""
         return self.epsilon_lower > self.claimed_epsilon
 
+    @property
+    def null_false_positive(self) -> bool:
+        """The null control certified ε > 0 for D = D' (expected in at most a
+        ``1 - confidence`` share of seeds)."""
+        return self.null_epsilon_lower > 0.0
+
+    @property
+    def ratio(self) -> float:
+        """``epsilon_lower / claimed_epsilon`` (how close the audit comes to the claim)."""
+        return self.epsilon_lower / self.claimed_epsilon if self.claimed_epsilon > 0 else math.nan
+
     def to_dict(self) -> dict[str, Any]:
+        """Strict-JSON-ready: non-finite numbers become ``None``."""
         out = asdict(self)
         out["violation"] = self.violation
-        return out
+        out["null_false_positive"] = self.null_false_positive
+        out["ratio"] = self.ratio
+        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+                for k, v in out.items()}
 
     def __str__(self) -> str:
         verdict = "VIOLATION" if self.violation else "consistent"
         mut = "" if self.noise_factor == 1.0 else f" [noise x {self.noise_factor:g}]"
+        if self.mutant:
+            mut = f" [mutant {self.mutant}]"
+        null = "FALSE POSITIVE" if self.null_false_positive else "ok"
+        gdp = ""
+        if math.isfinite(self.mu_hat):
+            gdp = (f"; GDP estimate mu = {self.mu_hat:.3f} [{self.mu_low:.3f}, "
+                   f"{self.mu_high:.3f}] (fit p = {self.mu_gof_pvalue:.2g})")
+            if math.isfinite(self.mu_claim):
+                gdp += f" vs mu_claim = {self.mu_claim:.3f}"
         return (f"{self.algorithm} ({self.neighbouring}){mut}: claimed eps = "
                 f"{self.claimed_epsilon:.4g} (delta = {self.delta:.3g}); eps >= "
                 f"{self.epsilon_lower:.3f} at {self.confidence:.0%} (test interval "
                 f"[{self.epsilon_lower:.3f}, {_fmt(self.epsilon_upper)}], estimate "
-                f"{_fmt(self.epsilon_estimate)}); {self.trials} runs per data set; "
-                f"{self.statistic}; {self.elapsed:.1f} s -> {verdict}")
+                f"{_fmt(self.epsilon_estimate)}); at delta = {self.reference_delta:g}: eps >= "
+                f"{self.epsilon_lower_reference:.3f}; null (D = D): eps >= "
+                f"{self.null_epsilon_lower:.3f} [{null}]{gdp}; {self.trials} runs per data "
+                f"set; {self.statistic}; {self.cpu_seconds:.1f} s CPU -> {verdict}")
 
 
 def _fmt(v: float) -> str:
@@ -120,37 +206,113 @@ def _seed_root(seed: Any) -> np.random.SeedSequence:
     return np.random.SeedSequence(seed)
 
 
+def run_sets(spec: AuditSpec, setting: Setting, trials: int, seed: Any = 0,
+             noise_factor: float = 1.0, progress: bool = False,
+             sets: tuple[tuple[int, int], ...] = ((0, 0), (1, 1)), function: Any = None
+             ) -> tuple[list[np.ndarray], float, float]:
+    """Run ``spec`` on the data sets of ``setting``: one ``(stream key, data set index)``
+    per entry of ``sets``. Returns ``(features, claimed_epsilon, delta)``, features
+    ``(trials, k)`` in run order, one array per entry. ``function`` replaces
+    ``spec.function`` (a mutant)."""
+    from dpbounds._progress import progress_bar
+
+    trials = check_int("trials", trials, minimum=1, maximum=10_000_000)  # as audit()
+    root = _seed_root(seed)
+    fn = spec.function if function is None else function
+    chunks = [(c * CHUNK, min(trials, (c + 1) * CHUNK)) for c in range(-(-trials // CHUNK))]
+    feats: list[list[np.ndarray]] = [[] for _ in sets]
+    claimed, delta = 0.0, 0.0
+    bar = progress_bar(bool(progress), total=len(sets) * trials, desc=f"audit {spec.name}",
+                       unit="run")
+    log = _LogLines(bool(progress) and not sys.stderr.isatty(), spec.name,
+                    len(sets) * trials)
+    with bar, scaled_noise(noise_factor):
+        for i, (key, which) in enumerate(sets):
+            objective = setting.pair[which]
+            for c, (lo, hi) in enumerate(chunks):
+                seq = np.random.SeedSequence(root.entropy,
+                                             spawn_key=(*root.spawn_key, key, c))
+                obj = objective.tapped() if hasattr(objective, "tapped") else objective
+                with (setting.tap() if setting.tap is not None else nullcontext()) as tapped:
+                    res = fn(obj, trials=hi - lo, seed=seq, **setting.kwargs)
+                seen = tapped if setting.tap is not None else getattr(obj, "queries", [])
+                feats[i].append(np.asarray(setting.features(res, seen), dtype=float))
+                claimed = max(claimed, float(res.ledger.epsilon))
+                delta = max(delta, float(res.ledger.delta))
+                bar.update(hi - lo)
+                log.update(hi - lo)
+    return [np.concatenate(f, axis=0) for f in feats], claimed, delta
+
+
+class _LogLines:
+    """A progress line on stderr every :data:`LOG_EVERY_S` seconds (for logs, where the
+    tqdm bar is off): runs done, share, CPU so far and the CPU still to go."""
+
+    def __init__(self, enabled: bool, name: str, total: int) -> None:
+        self.enabled, self.name, self.total, self.done = enabled, name, total, 0
+        self.t0 = self.last = time.perf_counter()
+        self.c0 = time.process_time()
+
+    def update(self, runs: int) -> None:
+        self.done += runs
+        now = time.perf_counter()
+        if not self.enabled or now - self.last < LOG_EVERY_S or self.done >= self.total:
+            return
+        self.last = now
+        cpu = time.process_time() - self.c0
+        left = cpu * (self.total - self.done) / self.done
+        print(f"audit {self.name}: {self.done:,} of {self.total:,} runs "
+              f"({self.done / self.total:.0%}), {cpu:.0f} s CPU, about {left:.0f} s CPU to go",
+              file=sys.stderr, flush=True)
+
+
+def memory_estimate(trials: int, features: int, sets: int = 3) -> float:
+    """Bytes an audit of ``trials`` runs per set with ``features`` per run holds at its
+    peak (an estimate: the features of every set, the scoring copies, the interpreter)."""
+    return _BASE_BYTES + _BYTES_PER_VALUE * float(trials) * features * sets
+
+
 def run_pair(spec: AuditSpec, setting: Setting, trials: int, seed: Any = 0,
              noise_factor: float = 1.0, progress: bool = False
              ) -> tuple[list[np.ndarray], float, float]:
     """Run ``spec`` on both data sets of ``setting``: ``([features_D, features_D'],
     claimed_epsilon, delta)``, features ``(trials, k)`` in run order."""
-    from dpbounds._progress import progress_bar
+    return run_sets(spec, setting, trials, seed, noise_factor, progress)
 
-    trials = check_int("trials", trials, minimum=1, maximum=10_000_000)  # as audit()
-    root = _seed_root(seed)
-    chunks = [(c * CHUNK, min(trials, (c + 1) * CHUNK)) for c in range(-(-trials // CHUNK))]
-    feats: list[list[np.ndarray]] = [[], []]
-    claimed, delta = 0.0, 0.0
-    bar = progress_bar(bool(progress), total=2 * trials, desc=f"audit {spec.name}", unit="run")
-    with bar, scaled_noise(noise_factor):
-        for j, objective in enumerate(setting.pair):
-            for c, (lo, hi) in enumerate(chunks):
-                seq = np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, j, c))
-                obj = objective.tapped() if hasattr(objective, "tapped") else objective
-                res = spec.function(obj, trials=hi - lo, seed=seq, **setting.kwargs)
-                feats[j].append(np.asarray(setting.features(res, getattr(obj, "queries", [])),
-                                           dtype=float))
-                claimed = max(claimed, float(res.ledger.epsilon))
-                delta = max(delta, float(res.ledger.delta))
-                bar.update(hi - lo)
-    return [np.concatenate(f, axis=0) for f in feats], claimed, delta
+
+def claimed_mu(ledger: Any) -> float:
+    r"""μ of the Gaussian noise a ledger recorded: :math:`\sqrt{\sum c(\Delta/\sigma)^2}`
+    over Gaussian mechanisms (subsampled ones only at rate 1), :math:`\sqrt{K}\Delta/\sigma`
+    for tree aggregation (Dong, Roth & Su 2022, Cor. 3.3, as the PLD accountant), and
+    :math:`\sqrt{2\rho}` for a zCDP charge (the μ of a Gaussian of that ρ); ``nan`` when
+    anything else was recorded."""
+    from dpbounds.privacy.mechanisms import (
+        GaussianMechanism,
+        SubsampledGaussianMechanism,
+        TreeAggregationMechanism,
+        ZcdpMechanism,
+    )
+
+    total = 0.0
+    for mech, count in getattr(ledger, "entries", ()):
+        if isinstance(mech, GaussianMechanism) or (
+                isinstance(mech, SubsampledGaussianMechanism) and mech.sampling_rate == 1.0):
+            total += count * (mech.sensitivity / mech.sigma) ** 2
+        elif isinstance(mech, TreeAggregationMechanism):
+            total += count * mech.node_count * (mech.sensitivity / mech.sigma) ** 2
+        elif isinstance(mech, ZcdpMechanism):
+            total += count * 2.0 * mech.rho
+        else:
+            return math.nan
+    return math.sqrt(total) if total > 0 else math.nan
 
 
 def audit(algorithm: str, neighbouring: str | None = None, *, epsilon: float | None = None,
           delta: float | None = None, trials: int | None = None, quick: bool = False,
           confidence: float = 0.95, seed: Any = 0, noise_factor: float = 1.0,
-          progress: bool = False) -> AuditResult:
+          progress: bool = False, mutant: str | None = None, null: bool = True,
+          max_memory_gb: float | None = MEMORY_BUDGET_GB, low_bits: bool = False
+          ) -> AuditResult:
     r"""Empirical ε lower bound for one algorithm of :mod:`dpbounds.algorithms`.
 
     Parameters
@@ -165,7 +327,7 @@ def audit(algorithm: str, neighbouring: str | None = None, *, epsilon: float | N
         under-noised copy is catchable); the claim compared against is the ledger's.
     trials:
         Runs per data set (default the audit's, 10 000 for most), at least 200;
-        ``quick=True`` uses 2 000.
+        ``quick=True`` uses 2 000. D is run twice (the second set is the null control).
     confidence:
         Of the lower bound, in (0, 1).
     seed:
@@ -174,6 +336,20 @@ def audit(algorithm: str, neighbouring: str | None = None, *, epsilon: float | N
         Multiply every noise scale by this (mutation testing: 0.5 halves σ).
     progress:
         Show a tqdm bar.
+    mutant:
+        Audit a copy with a known bug instead (:data:`dpbounds.audit.mutation.MUTANTS`);
+        the claim compared against is still the ledger's.
+    null:
+        Run the null control (a third set of runs, on D); ``False`` leaves
+        ``null_epsilon_lower`` at ``nan`` (for mutation tests, whose null is the real
+        algorithm's).
+    low_bits:
+        Audit the floating-point side channel: the statistic is the ``low-bits``
+        likelihood ratio of the raw released iterates (their sign, exponent and last
+        mantissa bits; Mironov 2012), not of values recomputed from them.
+    max_memory_gb:
+        Refuse (``ValueError``, before any run) an audit whose estimated peak memory
+        (:func:`memory_estimate`) exceeds this; ``None`` for no limit.
 
     Returns
     -------
@@ -186,7 +362,9 @@ def audit(algorithm: str, neighbouring: str | None = None, *, epsilon: float | N
     >>> r.epsilon_lower <= r.claimed_epsilon
     True
     """
-    t0 = time.perf_counter()
+    from dpbounds.audit.mutation import get_mutant
+
+    t0, c0 = time.perf_counter(), time.process_time()
     spec = _spec(algorithm)
     relation = _relation(spec, neighbouring)
     eps = spec.epsilon if epsilon is None else check_positive("epsilon", epsilon)
@@ -198,42 +376,100 @@ def audit(algorithm: str, neighbouring: str | None = None, *, epsilon: float | N
     confidence = float(confidence)
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
+    check_nonnegative("noise_factor", noise_factor)
     setting = spec.build(relation, eps, dlt)
-    (f_d, f_p), claimed, ledger_delta = run_pair(spec, setting, n, seed, noise_factor,
-                                                 progress)
-    half = n // 2
-    scorers = fit_scorers(f_d[:half], f_p[:half], setting.scorers)
-    best_name, best_test = None, None
-    for name, score in scorers.items():
-        test = select_threshold(score(f_d[:half]), score(f_p[:half]), ledger_delta,
-                                max(confidence, SELECTION_CONFIDENCE))
-        if best_test is None or test.selection_lower > best_test.selection_lower:
-            best_name, best_test = name, test
-    score = scorers[best_name]
-    m = n - half
-    ev_d = best_test.event(score(f_d[half:half + m]))
-    ev_p = best_test.event(score(f_p[half:half + m]))
-    bound = epsilon_from_counts(int(ev_p.sum()), int(ev_d.sum()), m, ledger_delta, confidence)
-    side = ">" if best_test.side > 0 else "<"
+    if low_bits:
+        setting = _raw_floats(spec, setting)
+    function, mutant_name = None, ""
+    if mutant is not None:
+        mut = get_mutant(mutant, spec, relation, setting)
+        setting, function, mutant_name = mut.new_setting, mut.function, mut.name
+    sets = ((0, 0), (1, 1), (NULL_SET, 0)) if null else ((0, 0), (1, 1))
+    mu_claim, k = _probe(spec, setting, function)
+    need = memory_estimate(n, k, len(sets))
+    if max_memory_gb is not None and need > check_positive("max_memory_gb",
+                                                           max_memory_gb) * 1e9:
+        raise ValueError(
+            f"trials = {n:.3g} would need about {need / 1e9:.3g} GB (over max_memory_gb = "
+            f"{max_memory_gb:g}: {len(sets)} sets x {k} features per run); use fewer trials "
+            "or raise max_memory_gb (CLI: --max-memory-gb, or --force)")
+    feats, claimed, ledger_delta = run_sets(spec, setting, n, seed, noise_factor, progress,
+                                            sets=sets, function=function)
+    f_d, f_p = feats[0], feats[1]
+    main = held_out_bound(f_d, f_p, ledger_delta, confidence, setting.scorers)
+    ref = held_out_bound(f_d, f_p, REFERENCE_DELTA, confidence,
+                         scorer=(main.name, main.scorer))
+    null_lower = (held_out_bound(f_d, feats[2], ledger_delta, confidence,
+                                 setting.scorers).bound.lower if null else math.nan)
+    gdp = _gdp(f_d, f_p, main, confidence)
+    side = ">" if main.test.side > 0 else "<"
     k = f_d.shape[1]
-    statistic = (f"{best_name} statistic on {setting.statistic}, {k} feature"
-                 f"{'s' if k > 1 else ''} (event: score {side} {best_test.threshold:.4g})")
+    statistic = (f"{main.name} statistic on {setting.statistic}, {k} feature"
+                 f"{'s' if k > 1 else ''} (event: score {side} {main.test.threshold:.4g})")
+    b = main.bound
     return AuditResult(
         algorithm=spec.name, neighbouring=relation, claimed_epsilon=claimed,
-        delta=ledger_delta, epsilon_lower=bound.lower, epsilon_estimate=bound.estimate,
-        epsilon_upper=bound.upper, confidence=confidence, trials=n, statistic=statistic,
-        pair=setting.pair_description, tpr=bound.tpr, fpr=bound.fpr,
+        delta=ledger_delta, epsilon_lower=b.lower, epsilon_estimate=b.estimate,
+        epsilon_upper=b.upper, confidence=confidence, trials=n, statistic=statistic,
+        pair=setting.pair_description, tpr=b.tpr, fpr=b.fpr,
         noise_factor=float(noise_factor), seed=int(seed) if not isinstance(
             seed, np.random.SeedSequence) else -1,
-        elapsed=time.perf_counter() - t0,
+        elapsed=time.perf_counter() - t0, epsilon_lower_reference=ref.bound.lower,
+        null_epsilon_lower=null_lower, mu_hat=gdp.mu, mu_low=gdp.mu_low,
+        mu_high=gdp.mu_high, mu_gof_pvalue=gdp.gof_pvalue, mu_claim=mu_claim,
+        epsilon_tight=gdp_epsilon(mu_claim, ledger_delta) if math.isfinite(mu_claim)
+        and ledger_delta > 0 else math.nan,
+        cpu_seconds=time.process_time() - c0, mutant=mutant_name,
     )
+
+
+def _gdp(f_d: np.ndarray, f_p: np.ndarray, main: HeldOut, confidence: float) -> GdpFit:
+    """GDP fit of the linear statistic (Fisher's discriminant: the likelihood ratio of a
+    Gaussian shift, the transcript's best statistic where the noise is Gaussian), fitted on
+    the selection half and read on the evaluation half; one feature is read as it is."""
+    half = f_d.shape[0] // 2
+    if f_d.shape[1] == 1:
+        return fit_gdp(f_d[half:, 0], f_p[half:, 0], confidence)
+    if main.name == "linear":
+        return fit_gdp(main.scores_d, main.scores_dprime, confidence)
+    score = fit_scorers(f_d[:half], f_p[:half], ("linear",))["linear"]
+    return fit_gdp(score(f_d[half:]), score(f_p[half:]), confidence)
+
+
+def _raw_iterates(res: Any, queries: list) -> np.ndarray:
+    """The released iterates ``x_1 .. x_T`` as the algorithm stored them (bits intact)."""
+    return np.concatenate([np.asarray(q, dtype=float) for q in (*queries[1:], res.x_numpy())],
+                          axis=1)
+
+
+def _raw_floats(spec: AuditSpec, setting: Setting) -> Setting:
+    if setting.tap is not None or not hasattr(setting.pair[0], "tapped"):
+        raise ValueError(f"low_bits needs an audit that records the released iterates; "
+                         f"{spec.name} does not")
+    return replace(setting, features=_raw_iterates, scorers=("low-bits",),
+                   statistic="the raw released iterates (sign, exponent, last "
+                   "mantissa bits)")
+
+
+def _probe(spec: AuditSpec, setting: Setting, function: Any) -> tuple[float, int]:
+    """One run on D: the μ of its ledger (the claim's noise; a mutant's ledger is its own
+    claim, which is what it is audited against) and the number of features per run."""
+    obj = setting.pair[0]
+    obj = obj.tapped() if hasattr(obj, "tapped") else obj
+    with (setting.tap() if setting.tap is not None else nullcontext()) as tapped:
+        res = (spec.function if function is None else function)(
+            obj, trials=1, seed=np.random.SeedSequence(0), **setting.kwargs)
+    seen = tapped if setting.tap is not None else getattr(obj, "queries", [])
+    k = int(np.asarray(setting.features(res, seen)).reshape(1, -1).shape[1])
+    return claimed_mu(getattr(getattr(res, "privacy", None), "ledger", None)), k
 
 
 def _spec(name: str) -> AuditSpec:
     key = str(name).replace("-", "_")
-    if key not in AUDITS:
-        raise ValueError(f"algorithm must be one of {sorted(AUDITS)}, got {name!r}")
-    return AUDITS[key]
+    known = {**AUDITS, **RELEASE_AUDITS}
+    if key not in known:
+        raise ValueError(f"algorithm must be one of {sorted(known)}, got {name!r}")
+    return known[key]
 
 
 def _relation(spec: AuditSpec, neighbouring: str | None) -> str:

@@ -3,10 +3,14 @@
 Examples::
 
     dpbounds audit --list
+    dpbounds audit --list-mutants
     dpbounds audit dp_gd_gaussian --neighbouring add/remove --quick
     dpbounds audit dp_sgd --trials 20000 --json
-    dpbounds audit tree_momentum_nsgd --mutant      # a copy with sigma halved: flagged
-    dpbounds audit all --quick                      # every algorithm and relation
+    dpbounds audit tree_momentum_nsgd --mutant      # sigma halved: flagged
+    dpbounds audit dp_nsgd --mutant nsgd_sigma_r    # a bug that shipped
+    dpbounds audit dp_sgd --neighbouring add/remove --mutant realised_batch --plan
+    dpbounds audit plan dp_gd_gaussian --target-ratio 0.9
+    dpbounds audit all --quick                      # every algorithm and relation: a table
 
 The exit status is 1 when an audit refutes a claim (ε lower bound above the claimed ε), 0
 otherwise, 2 on bad input.
@@ -16,13 +20,34 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import textwrap
+from typing import Any
 
 from dpbounds.audit import AUDITS, audit
+from dpbounds.audit.mutation import MUTANTS
+from dpbounds.audit.runner import MEMORY_BUDGET_GB
 from dpbounds.cli import add_quantity
 
 __all__ = ["register", "run"]
 
 _RELATIONS = ("replace-one", "add/remove", "replace_one", "add_remove")
+
+#: Printed under the table of ``audit all``.
+SHARED_NOTE = (
+    "Audits that share a transcript statistic print identical numbers: the Laplace methods "
+    "(DP-GD, heavy ball, NAG, MASG) run on the same pair with the same per-step noise scale and "
+    "the same seeds, and the audit inverts each method's momentum update to recover the "
+    "released noisy gradients, which are then the very same numbers; likewise DP-SGD and "
+    "DP-NSGD with a batch of one clipped (or normalised) record of norm above the bound; and a "
+    "Gaussian method under its two relations (add/remove halves both the sensitivity the noise "
+    "is calibrated to and the signal). The audit sees what is released, not the code path.")
+COLUMNS_NOTE = (
+    "eps_lower: certified at the claim's delta (Clopper-Pearson, held-out split); @0.05: at "
+    "delta = 0.05; eps_tight: what exact accounting of the same noise gives (mu_claim-GDP), the "
+    "most any audit can certify for a correct algorithm; mu_hat [CI]: GDP estimate of the "
+    "linear statistic (an estimate, p: Gaussian-shape fit); null: the same estimator on "
+    "D = D (ok: certified 0).")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -31,20 +56,24 @@ def register(sub: argparse._SubParsersAction) -> None:
         "audit",
         help="empirical privacy audit: an epsilon lower bound next to the claimed epsilon",
         description=(
-            "Run ALGORITHM many times on a worst-case pair of neighbouring data sets, fit a "
-            "distinguishing statistic on half of the runs and certify a Clopper-Pearson lower "
-            "bound on epsilon on the other half. A bound above the claimed epsilon refutes "
-            "the claim (exit status 1). ALGORITHM 'all' audits every algorithm and relation."
-        ),
+            "Run ALGORITHM many times on a worst-case pair of neighbouring data sets (and once "
+            "more on D alone, the null control), fit a distinguishing statistic on half of the "
+            "runs and certify a Clopper-Pearson lower bound on epsilon on the other half. A "
+            "bound above the claimed epsilon refutes the claim (exit status 1). ALGORITHM "
+            "'all' audits every algorithm and relation; 'plan ALGORITHM' prints the runs each "
+            "estimator needs."),
     )
     p.add_argument("algorithm", nargs="?", metavar="ALGORITHM",
-                   help="audit name (see --list), or 'all'")
+                   help="audit name (see --list), 'all', or 'plan'")
+    p.add_argument("planned", nargs="?", metavar="PLANNED",
+                   help="with ALGORITHM = plan: the algorithm to plan for")
     p.add_argument("--list", action="store_true", help="list the algorithms that can be audited")
+    p.add_argument("--list-mutants", action="store_true", help="list the mutants (--mutant NAME)")
     p.add_argument("--neighbouring", choices=_RELATIONS, default=None,
                    help="neighbouring relation (default: the algorithm's first declared one)")
     p.add_argument("--trials", type=_count, default=None,
                    help="runs per data set, half to select the test, half to evaluate it "
-                        "(default 10000; at least 200)")
+                        "(default the audit's, see --list; at least 200)")
     p.add_argument("--quick", action="store_true", help="2000 runs per data set")
     add_quantity(p, "epsilon", help="target epsilon passed to the algorithm (default: the audit's)")
     add_quantity(p, "delta", help="target delta passed to the algorithm (default: the audit's)")
@@ -53,8 +82,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=_count0, default=0, help="seed of the runs (default 0)")
     p.add_argument("--noise-factor", type=float, default=1.0,
                    help="multiply every noise scale by this (mutation testing; default 1)")
-    p.add_argument("--mutant", action="store_true",
-                   help="audit the under-noised copy (sigma / 2, Laplace scale / sqrt 2)")
+    p.add_argument("--mutant", nargs="?", const="sigma/2", default=None, metavar="NAME",
+                   help="audit a copy with a known bug (default sigma/2; see --list-mutants)")
+    p.add_argument("--low-bits", action="store_true",
+                   help="audit the floating-point side channel: a statistic of the raw "
+                        "released iterates' last mantissa bits (Mironov 2012)")
+    p.add_argument("--plan", action="store_true",
+                   help="print the runs needed (95%% power) instead of running the audit")
+    p.add_argument("--target-ratio", type=float, default=0.9,
+                   help="plan: the goal eps_lower / claim (default 0.9)")
+    p.add_argument("--max-memory-gb", type=float, default=MEMORY_BUDGET_GB,
+                   help=f"refuse an audit estimated above this (default {MEMORY_BUDGET_GB:g})")
+    p.add_argument("--force", action="store_true", help="no memory budget")
     p.add_argument("--json", action="store_true", help="print the result(s) as JSON")
     p.set_defaults(func=run)
 
@@ -74,12 +113,17 @@ def _count0(text: str) -> int:
     return 0 if text.strip() in ("0", "0.0") else _count(text)
 
 
+def _dumps(obj: Any) -> str:
+    """Strict JSON (``NaN``/``Infinity`` refused: the writer must have mapped them)."""
+    return json.dumps(obj, indent=2, allow_nan=False)
+
+
 def _list(as_json: bool) -> int:
     rows = [dict(algorithm=s.name, relations=list(s.relations), epsilon=s.epsilon,
                  delta=s.delta, mutant_noise_factor=s.mutant_factor, trials=s.trials,
                  description=s.description) for s in AUDITS.values()]
     if as_json:
-        print(json.dumps(rows, indent=2))
+        print(_dumps(rows))
         return 0
     width = max(len(r["algorithm"]) for r in rows)
     print(f"{'algorithm':{width}s}  {'relations':23s}  {'claim (eps, delta)':18s}  "
@@ -93,33 +137,109 @@ def _list(as_json: bool) -> int:
     return 0
 
 
-def run(args: argparse.Namespace) -> int:
-    """Run the audit(s) and print them."""
-    if args.list:
-        return _list(args.json)
-    if not args.algorithm:
-        raise ValueError("ALGORITHM is required (or --list); 'all' audits every algorithm")
-    if args.algorithm == "all":
-        jobs = [(name, rel) for name, spec in AUDITS.items() for rel in spec.relations
-                if args.neighbouring is None or rel == _norm(args.neighbouring)]
-    else:
-        jobs = [(args.algorithm, args.neighbouring)]
-    results = []
-    for name, relation in jobs:
-        factor = args.noise_factor
-        if args.mutant:
-            factor *= AUDITS[name].mutant_factor if name in AUDITS else 1.0
-        r = audit(name, relation, epsilon=args.epsilon, delta=args.delta, trials=args.trials,
-                  quick=args.quick, confidence=args.confidence, seed=args.seed,
-                  noise_factor=factor, progress=not args.json)
-        results.append(r)
-        if not args.json:
-            print(r, flush=True)
-    if args.json:
-        rows = [r.to_dict() for r in results]
-        print(json.dumps(rows[0] if args.algorithm != "all" else rows, indent=2))
-    return 1 if any(r.violation for r in results) else 0
+def _list_mutants(as_json: bool) -> int:
+    rows = [dict(name=m.name, description=m.description, source=m.source,
+                 applies_to=[f"{n} ({r})" for n, s in AUDITS.items() for r in s.relations
+                             if m.applies(s, r)]) for m in MUTANTS.values()]
+    if as_json:
+        print(_dumps(rows))
+        return 0
+    for r in rows:
+        print(f"{r['name']}: {r['description']} [{r['source']}]\n    applies to: "
+              f"{', '.join(r['applies_to'])}")
+    return 0
 
 
 def _norm(relation: str) -> str:
     return relation.replace("_", "-").replace("add-remove", "add/remove")
+
+
+def _jobs(args: argparse.Namespace) -> list[tuple[str, str | None]]:
+    if args.algorithm != "all":
+        return [(args.algorithm, args.neighbouring)]
+    jobs = [(name, rel) for name, spec in AUDITS.items() for rel in spec.relations
+            if args.neighbouring is None or rel == _norm(args.neighbouring)]
+    if args.mutant is not None:  # only where the bug applies
+        mut = MUTANTS.get(args.mutant)
+        if mut is None:
+            raise ValueError(f"mutant must be one of {sorted(MUTANTS)}, got {args.mutant!r}")
+        jobs = [(n, r) for n, r in jobs if mut.applies(AUDITS[n], r)]
+    return jobs
+
+
+def _plan(args: argparse.Namespace, name: str, relation: str | None) -> Any:
+    from dpbounds.audit.planner import plan
+
+    return plan(name, relation, target_ratio=args.target_ratio, mutant=args.mutant,
+                epsilon=args.epsilon, delta=args.delta, confidence=args.confidence,
+                seed=args.seed)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the audit(s) (or their plans) and print them."""
+    if args.list:
+        return _list(args.json)
+    if args.list_mutants:
+        return _list_mutants(args.json)
+    if not args.algorithm:
+        raise ValueError("ALGORITHM is required (or --list); 'all' audits every algorithm")
+    if args.algorithm == "plan":
+        if not args.planned:
+            raise ValueError("'audit plan' needs an ALGORITHM to plan for (see --list)")
+        args.algorithm, args.plan = args.planned, True
+    elif args.planned:
+        raise ValueError(f"unexpected argument {args.planned!r} (only 'plan' takes a second "
+                         "name)")
+    if not 0.0 < args.target_ratio:
+        raise ValueError(f"target_ratio must be > 0, got {args.target_ratio!r}")
+    jobs = _jobs(args)
+    if args.plan:
+        plans = [_plan(args, name, rel) for name, rel in jobs]
+        if args.json:
+            rows = [p.to_dict() for p in plans]
+            print(_dumps(rows[0] if len(rows) == 1 and args.algorithm != "all" else rows))
+        else:
+            print("\n".join(str(p) for p in plans))
+        return 0
+    results = []
+    for name, relation in jobs:
+        r = audit(name, relation, epsilon=args.epsilon, delta=args.delta, trials=args.trials,
+                  quick=args.quick, confidence=args.confidence, seed=args.seed,
+                  noise_factor=args.noise_factor, progress=not args.json, mutant=args.mutant,
+                  max_memory_gb=None if args.force else args.max_memory_gb,
+                  low_bits=args.low_bits)
+        results.append(r)
+        if not args.json and args.algorithm != "all":
+            print(r, flush=True)
+    if args.json:
+        rows = [r.to_dict() for r in results]
+        print(_dumps(rows[0] if args.algorithm != "all" else rows))
+    elif args.algorithm == "all":
+        print(table(results))
+    return 1 if any(r.violation for r in results) else 0
+
+
+def _num(v: float, fmt: str = ".3f") -> str:
+    return format(v, fmt) if math.isfinite(v) else "-"
+
+
+def table(results: list[Any]) -> str:
+    """The results of ``audit all`` as a fixed-width table, with its notes."""
+    head = (f"{'algorithm (relation)':40s} {'claim':>6s} {'delta':>6s} {'eps_lower':>9s} "
+            f"{'ratio':>6s} {'@0.05':>6s} {'eps_tight':>9s} {'mu_hat [CI]':>22s} "
+            f"{'mu_claim':>8s} {'fit p':>6s} {'null':>5s} {'runs':>7s} {'CPU s':>6s}  verdict")
+    lines = [head, "-" * len(head)]
+    for r in results:
+        label = f"{r.algorithm} ({r.neighbouring})" + (f" [{r.mutant}]" if r.mutant else "")
+        mu = (f"{r.mu_hat:.3f} [{r.mu_low:.3f}, {r.mu_high:.3f}]" if math.isfinite(r.mu_hat)
+              else "-")
+        null = "-" if not math.isfinite(r.null_epsilon_lower) else (
+            "FP" if r.null_false_positive else "ok")
+        lines.append(
+            f"{label:40s} {r.claimed_epsilon:6.3g} {r.delta:6.2g} {r.epsilon_lower:9.3f} "
+            f"{_num(r.ratio, '.2f'):>6s} {r.epsilon_lower_reference:6.3f} "
+            f"{_num(r.epsilon_tight):>9s} {mu:>22s} {_num(r.mu_claim):>8s} "
+            f"{_num(r.mu_gof_pvalue, '.2g'):>6s} {null:>5s} {r.trials:7d} "
+            f"{r.cpu_seconds:6.1f}  {'VIOLATION' if r.violation else 'consistent'}")
+    lines += ["", *textwrap.wrap(COLUMNS_NOTE, 100), "", *textwrap.wrap(SHARED_NOTE, 100)]
+    return "\n".join(lines)
