@@ -392,7 +392,7 @@ def audit(algorithm: str, neighbouring: str | None = None, *, epsilon: float | N
         raise ValueError(
             f"trials = {n:.3g} would need about {need / 1e9:.3g} GB (over max_memory_gb = "
             f"{max_memory_gb:g}: {len(sets)} sets x {k} features per run); use fewer trials "
-            "or raise max_memory_gb (CLI: --max-memory-gb, or --force)")
+            "or raise max_memory_gb (CLI: --max-memory-gb, or --allow-large)")
     feats, claimed, ledger_delta = run_sets(spec, setting, n, seed, noise_factor, progress,
                                             sets=sets, function=function)
     f_d, f_p = feats[0], feats[1]

@@ -93,7 +93,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="plan: the goal eps_lower / claim (default 0.9)")
     p.add_argument("--max-memory-gb", type=float, default=MEMORY_BUDGET_GB,
                    help=f"refuse an audit estimated above this (default {MEMORY_BUDGET_GB:g})")
-    p.add_argument("--force", action="store_true", help="no memory budget")
+    p.add_argument("--allow-large", action="store_true",
+                   help="run an audit above the memory budget")
     p.add_argument("--json", action="store_true", help="print the result(s) as JSON")
     p.set_defaults(func=run)
 
@@ -206,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
         r = audit(name, relation, epsilon=args.epsilon, delta=args.delta, trials=args.trials,
                   quick=args.quick, confidence=args.confidence, seed=args.seed,
                   noise_factor=args.noise_factor, progress=not args.json, mutant=args.mutant,
-                  max_memory_gb=None if args.force else args.max_memory_gb,
+                  max_memory_gb=None if args.allow_large else args.max_memory_gb,
                   low_bits=args.low_bits)
         results.append(r)
         if not args.json and args.algorithm != "all":

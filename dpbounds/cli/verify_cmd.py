@@ -22,7 +22,7 @@ Grid: a full study without --values runs where the bound is informative (the gri
 from the bound, and its estimated CPU cost; points above --max-seconds are skipped, with
 their estimates, unless --allow-expensive), --path along the theorem's headline path, and
 --quick or --grid small today's small grids (labelled). Before running, the estimated cost
-and memory are printed to stderr; a study above --max-memory-gib is refused unless
+and memory are printed to stderr; a study above --max-memory-gb is refused unless
 --allow-large; progress lines go to stderr every few seconds when it is not a terminal.
 
 Exit status: 1 when a ratio or exact verdict fails, 0 otherwise, 2 on bad input.
@@ -86,7 +86,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="CPU budget of a planned grid (default 900)")
     p.add_argument("--allow-expensive", action="store_true",
                    help="run every planned point, whatever its estimated cost")
-    p.add_argument("--max-memory-gib", type=float, default=4.0, metavar="GIB",
+    p.add_argument("--max-memory-gb", type=float, default=4.0, metavar="GB",
                    help="refuse a study above this estimated memory (default 4)")
     p.add_argument("--allow-large", action="store_true",
                    help="run a study above the memory budget")
@@ -302,7 +302,7 @@ def run(args: argparse.Namespace) -> int:
         flag = {"d": "--d", "N": "--N", "eps": "--eps"}[args.scaling_variable]
         raise ValueError(f"{flag} is swept by --vary {args.scaling_variable} (give its grid "
                          f"with --values), got {flag} {fixed[args.scaling_variable]:.6g}")
-    for name, v in (("max_seconds", args.max_seconds), ("max_memory_gib", args.max_memory_gib)):
+    for name, v in (("max_seconds", args.max_seconds), ("max_memory_gb", args.max_memory_gb)):
         if not (math.isfinite(v) and v > 0):
             raise ValueError(f"--{name.replace('_', '-')} must be positive and finite, "
                              f"got {v:.6g}")
@@ -323,7 +323,7 @@ def run(args: argparse.Namespace) -> int:
                             store=args.store, progress=show, grid=args.grid,
                             max_seconds=args.max_seconds,
                             allow_expensive=args.allow_expensive,
-                            max_memory=args.max_memory_gib * 2.0**30,
+                            max_memory=args.max_memory_gb * 1e9,
                             allow_large=args.allow_large, estimate=True, on_plan=on_plan)
     if args.plot:
         plot_result(res, args.plot)
