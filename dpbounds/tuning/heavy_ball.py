@@ -40,8 +40,7 @@ from dpbounds._validation import check_int, check_nonnegative, check_positive
 from dpbounds.bounds.strongly_convex.gradient_noise import (
     check_noise_fits,
     dp_noise_level,
-    gradient_noise_variance,
-    subsampling_variance,
+    laplace_scale_at_horizon,
 )
 from dpbounds.bounds.strongly_convex.heavy_ball import (
     SOURCE_STATIONARY,
@@ -53,7 +52,7 @@ from dpbounds.bounds.strongly_convex.heavy_ball_dp import HeavyBallDPObjective, 
 from dpbounds.bounds.strongly_convex.nesterov import nesterov_momentum
 from dpbounds.bounds.strongly_convex.noise_allocation import check_max_horizon
 from dpbounds.provenance import Source
-from dpbounds.tuning._quadratic import heavy_ball_error
+from dpbounds.tuning._quadratic import heavy_ball_error, sampling_variance_of_instance
 from dpbounds.tuning.horizon_search import minimise_over_horizon
 
 __all__ = [
@@ -200,15 +199,23 @@ def _hb_search(alpha: Any, beta: Any, mu: float, L: float, d: int, n: int, m: in
     return best_T, best, gap
 
 
+def _computed(T: int, a: float, b: float, mu: float, L: float, d: int, n: int, m: int,
+              eps: float, S: float, dist_sq: float, gap0: float | None) -> tuple[float, float]:
+    """Exact error on the worst admissible quadratic (:mod:`._quadratic`) and the scale b_T."""
+    scale = float(laplace_scale_at_horizon(T, S, n, m, eps))
+    computed = heavy_ball_error(T, a, b, mu, L, d, laplace_var=2.0 * scale * scale,
+                                sampling_var=sampling_variance_of_instance(S, n, m),
+                                dist_sq=dist_sq, initial_gap=gap0)
+    return computed, scale
+
+
 def _hb_choice(label, a, b, mu, L, d, n, m, eps, S, dist_sq, Tmax) -> HeavyBallChoice:
     Ts, vals, gaps = _hb_search(a, b, mu, L, d, n, m, eps, S, dist_sq, Tmax, joint=False,
                                 budget=_CHOICE_BUDGET)
     T, val = int(Ts[0]), float(vals[0])
-    s2 = float(gradient_noise_variance(np.asarray(T), S, n, m, eps))
-    computed = (heavy_ball_error(T, a, b, mu, L, d, s2, dist_sq) if np.isfinite(val)
-                else np.inf)
+    computed, scale = (_computed(T, a, b, mu, L, d, n, m, eps, S, dist_sq, None)
+                       if np.isfinite(val) else (np.inf, np.inf))
     rho = float(heavy_ball_rate(a, b, mu, L)) if 0 <= b < 1 else 1.0
-    scale = math.sqrt(max(s2 - subsampling_variance(S, n, m), 0.0) / 2.0)
     return HeavyBallChoice(label, float(a), float(b), T, rho, val, float(computed), scale,
                            float(gaps[0]))
 
@@ -345,7 +352,6 @@ def _tune_hb_lmi(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, mechanism, gap0, p
     from dpbounds.lmi.heavy_ball_lmi import HeavyBallLMI
 
     lmi = HeavyBallLMI(backend="clarabel")
-    s2s = subsampling_variance(S, n, m)
 
     def noise(T):  # E||w_T||^2 = 2 d b_T^2 + sigma_s^2, eq. (20)
         return dp_noise_level(S, d, n, m, eps, T)
@@ -380,9 +386,7 @@ def _tune_hb_lmi(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, mechanism, gap0, p
             return HeavyBallChoice(label + " [no certificate]", float(a), float(b), 0,
                                    float("nan"), float("inf"), float("nan"), float("nan"))
         val, Tb, rho = res
-        s2 = float(gradient_noise_variance(np.asarray(Tb), S, n, m, eps))
-        comp = heavy_ball_error(Tb, a, b, mu, L, d, s2, dist_sq)
-        scale = math.sqrt(max(s2 - s2s, 0.0) / 2.0)
+        comp, scale = _computed(Tb, a, b, mu, L, d, n, m, eps, S, dist_sq, gap0)
         return HeavyBallChoice(label, float(a), float(b), int(Tb), float(rho), float(val),
                                float(comp), scale)
 

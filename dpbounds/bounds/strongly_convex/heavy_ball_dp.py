@@ -1,21 +1,27 @@
 r"""DP heavy ball with the noise a horizon implies: the bounds and their registry entries.
 
 Each of :math:`T` steps is :math:`\epsilon/T`-DP through eqs. (11)-(13) of Kuru et al., so the
-Laplace scale :math:`b_T=S_1/(m\epsilon_0)` grows with :math:`T` and the per-coordinate noise
-variance is :math:`\sigma_T^2=2b_T^2+\sigma_s^2(m,n)`
-(:mod:`~dpbounds.bounds.strongly_convex.gradient_noise`). With it:
+Laplace scale :math:`b_T=S_1/(m\epsilon_0)` grows with :math:`T` and the gradient noise has
+:math:`\mathbb E\lVert w_t\rVert^2\le\mathcal E_T=2db_T^2+\sigma_s^2(m,n)`, eq. (20)
+(:mod:`~dpbounds.bounds.strongly_convex.gradient_noise`; :math:`\sigma_s^2` bounds the sampling
+variance of the whole vector, (41), not of each coordinate: :mod:`dpbounds.tuning._quadratic`
+derives it for the algorithm as run). With it:
 
 * :class:`HeavyBallDPObjective` / :func:`heavy_ball_dp_bound` — quadratics in
   :math:`\mathcal S_{\mu,L}` (Theorem 3.5's class), the rigorous version of (25) **[DERIVED]**:
 
   .. math:: B(\alpha,\beta,T)=\frac L2\Big(C_T^2\rho^{2T}\lVert\xi_0-\xi^\ast\rVert^2
-            +d\max_{\lambda\in\{\mu,L\}}v_\lambda(\alpha,\beta;\sigma_T^2)\Big)
+            +\max_{\lambda\in\{\mu,L\}}v_\lambda(\alpha,\beta;1)\,\mathcal E_T\Big)
 
   with the exact transient constant :math:`C_T` (closed-form matrix powers,
   :mod:`~dpbounds.bounds.strongly_convex._lucas`, maximised over a grid of
   :math:`\lambda\in[\mu,L]`), :math:`v_\lambda` the exact stationary variance per direction
   (:func:`~dpbounds.bounds.strongly_convex.heavy_ball.stationary_variance`;
-  :math:`m(\alpha,\beta)` is their sum) and the worst spectrum for the noise term;
+  :math:`m(\alpha,\beta)` is their sum): the noise of covariance :math:`R` adds
+  :math:`\sum_i v_i(1)R_{ii}\le\max_iv_i(1)\,\mathrm{tr}R` to
+  :math:`\mathbb E\lVert x_T-x^\ast\rVert^2` (in :math:`Q`'s eigenbasis; :math:`v` is
+  the limit of increasing partial sums), and :math:`v_\lambda` is largest at
+  :math:`\lambda\in\{\mu,L\}` (its denominator is concave in :math:`\lambda`);
 * the bound (23) of Proposition 3.4 for all of :math:`\mathcal S_{\mu,L}` from a verified LMI
   certificate (:func:`dpbounds.lmi.heavy_ball_lmi.heavy_ball_lmi_bound`, noise term re-derived,
   **[DERIVED]**).
@@ -58,7 +64,8 @@ from dpbounds.bounds.strongly_convex.gradient_noise import (
     SOURCE_EQ20,
     check_noise_fits,
     dp_noise_level,
-    gradient_noise_variance,
+    laplace_scale_at_horizon,
+    subsampling_variance,
 )
 from dpbounds.bounds.strongly_convex.heavy_ball import (
     SOURCE_BOUND_DERIVED,
@@ -119,7 +126,11 @@ class HeavyBallDPObjective:
         self._noise = (sensitivity, n, m, epsilon)
 
     def noise_variance(self, T: np.ndarray) -> np.ndarray:
-        return gradient_noise_variance(T, *self._noise)
+        r""":math:`\mathcal E_T=2db_T^2+\sigma_s^2` of (20): the total, not per coordinate."""
+        S, n, m, eps = self._noise
+        b = np.asarray(laplace_scale_at_horizon(T, S, n, m, eps))
+        with np.errstate(over="ignore", invalid="ignore"):
+            return 2.0 * self.d * b * b + subsampling_variance(S, n, m)
 
     def values(self, p: np.ndarray, T: np.ndarray) -> np.ndarray:
         out = np.empty(p.size)
@@ -129,7 +140,7 @@ class HeavyBallDPObjective:
             pi, Ti = p[i:i + step], T[i:i + step]
             idx = pi[:, None] * nl + np.arange(nl)[None, :]
             ns = np.max(self.powers.norm_sq(idx, Ti[:, None]), axis=1)
-            noise = self.d * self.vmax[pi] * self.noise_variance(Ti)
+            noise = self.vmax[pi] * self.noise_variance(Ti)
             with np.errstate(over="ignore", invalid="ignore"):
                 out[i:i + step] = 0.5 * self.L * (ns * 2.0 * self.dist_sq + noise)
         return out
@@ -138,7 +149,7 @@ class HeavyBallDPObjective:
         with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
             trans = np.exp(2.0 * hi * np.log(self.rho[p]))  # rho = 0: exactly 0
             return 0.5 * self.L * (trans * 2.0 * self.dist_sq
-                                   + self.d * self.vmax[p] * self.noise_variance(lo))
+                                   + self.vmax[p] * self.noise_variance(lo))
 
 
 def heavy_ball_dp_bound(
