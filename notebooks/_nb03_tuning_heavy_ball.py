@@ -16,14 +16,19 @@ classical $(\\alpha,\\beta)$ and with the paper's Section-5 choice
 in closed form (heavy-ball roots, App. B.3); on all of $\\mathcal S_{\\mu,L}$ from verified LMI
 certificates (Prop. 3.4, `dpbounds.lmi`)."""),
     new_code_cell(SETUP + """
+import warnings
+warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm without ipywidgets
 from matplotlib.colors import LogNorm
 from dpbounds.bounds.strongly_convex.heavy_ball import heavy_ball_rate
 from dpbounds.lmi.heavy_ball_lmi import heavy_ball_lmi_rate
 from dpbounds.lmi.rate_map import closed_form_rate_map, lmi_rate_map
-from dpbounds.settings import logistic_regression
+from dpbounds.settings import LOGISTIC_REGRESSION_SMOOTHNESS, logistic_regression
 from dpbounds.tuning import heavy_ball_dp_bound, tune_heavy_ball
 
-SETTING = logistic_regression()  # Kuru et al. Section 5: mu = 0.02, L ~ 5.1, d = 20, n = 1e5
+# Kuru et al. Section 5: mu = 0.02, d = 20, n = 1e5, with the L that `dpbounds demo` and its
+# `dpbounds tune hb` command line use (rounded to 4 decimals): the same problem, the same answer
+SETTING = dict(logistic_regression(), L=LOGISTIC_REGRESSION_SMOOTHNESS)
+plt.rcParams.update({"figure.dpi": 150, "savefig.dpi": 150})  # maps need the resolution
 print(SETTING)"""),
     new_markdown_cell("""\
 ## Rate map and bound map over $(\\alpha,\\beta)$
@@ -35,12 +40,11 @@ $\\min_{T\\le T_{\\max}}B(\\alpha,\\beta,T)$ on $\\mathbb E F(x_T)-F^*$ for quad
 (25) with the Laplace noise that $T$ steps of $\\varepsilon/T$ each imply, DERIVED), on a log
 colour scale. Markers: the tuned $(\\alpha,\\beta)$, Polyak's and the paper's."""),
     new_code_cell("""\
-def draw(epsilon=1.0, n=1e5, d=20, max_horizon=300):
+def draw(epsilon=1.0, n=1e5, d=20, max_horizon=1000):
+    # the same call, with the same defaults, as `dpbounds tune hb` and `dpbounds demo`
     s = dict(SETTING, epsilon=epsilon, n=int(round(n)), d=int(round(d)))
     mu, L = s["mu"], s["L"]
-    tuning = tune_heavy_ball(mu, L, d=s["d"], n=s["n"], epsilon=epsilon,
-                             sensitivity=s["sensitivity"], initial_gap=s["initial_gap"],
-                             max_horizon=int(max_horizon), grid=12)
+    tuning = tune_heavy_ball(**s, max_horizon=int(max_horizon))
     alphas = np.geomspace(1e-2 / L, 3.98 / L, 40)  # heavy ball is stable up to 2(1+β)/L
     betas = np.linspace(0.0, 0.995, 36)
     rho = closed_form_rate_map(mu, L, alphas, betas).rho_closed_form
@@ -50,7 +54,7 @@ def draw(epsilon=1.0, n=1e5, d=20, max_horizon=300):
                                 epsilon=epsilon, sensitivity=s["sensitivity"],
                                 initial_distance_sq=2 * s["initial_gap"] / mu,
                                 max_horizon=int(max_horizon)).min(axis=1).reshape(A.shape)
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.6))
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 5.2))
     speed = np.where(rho < 1, 1 - rho, np.nan)  # 1 - rho: larger is faster; nan: unstable
     im = ax1.pcolormesh(alphas * L, betas, speed, cmap="viridis", shading="auto",
                         norm=LogNorm(vmin=np.nanmax(speed) / 100, vmax=np.nanmax(speed)))
@@ -58,9 +62,13 @@ def draw(epsilon=1.0, n=1e5, d=20, max_horizon=300):
     ax1.contourf(coarse.alphas * L, coarse.betas, (~coarse.certified).astype(float),
                  levels=[0.5, 1.5], colors="none", hatches=["///"])
     finite = np.where(np.isfinite(bound), bound, np.nan)
+    # the whole finite range (no saturation), capped at 10 decades above the minimum
+    lo, hi = np.nanmin(finite), np.nanmax(finite)
+    top = min(hi, lo * 1e10)
     im2 = ax2.pcolormesh(alphas * L, betas, finite, cmap="magma_r", shading="auto",
-                         norm=LogNorm(vmin=np.nanmin(finite), vmax=np.nanmin(finite) * 1e3))
-    fig.colorbar(im2, ax=ax2, label="min over T of the DP bound")
+                         norm=LogNorm(vmin=lo, vmax=top))
+    fig.colorbar(im2, ax=ax2, extend="max" if hi > top else "neither",
+                 label=f"min over T of the DP bound ({lo:.3g} to {hi:.3g})")
     for c, m in ((tuning.tuned, "*"), (tuning.classical, "o"), (tuning.paper_section5, "s")):
         for ax in (ax1, ax2):
             ax.plot(c.alpha * L, c.beta, m, color="red", mec="w", ms=16 if m == "*" else 10,
@@ -68,13 +76,13 @@ def draw(epsilon=1.0, n=1e5, d=20, max_horizon=300):
     for ax in (ax1, ax2):
         ax.set_xscale("log")
         ax.set(xlabel="step size α·L", ylabel="momentum β")
-    ax1.set_title(f"rates (μ={mu:g}, L={L:.3g}); hatched: no LMI certificate for S_μ,L; "
-                  "white: unstable", fontsize=9)
-    ax2.set_title(f"DP bound: d={s['d']}, n={s['n']}, ε={epsilon:g}, T ≤ {int(max_horizon)}",
-                  fontsize=9)
+    ax1.set_title(f"rates on quadratics (μ={mu:g}, L={L:.3g})\\n"
+                  "hatched: no LMI certificate for S_μ,L; white: unstable", fontsize=9)
+    ax2.set_title(f"DP bound, quadratic class\\nd={s['d']}, n={s['n']}, ε={epsilon:g}, "
+                  f"T ≤ {int(max_horizon)}", fontsize=9)
     handles, labels = ax2.get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8, frameon=False)
-    fig.subplots_adjust(bottom=0.22, wspace=0.25)
+    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
+    fig.subplots_adjust(left=0.07, right=0.97, top=0.88, bottom=0.27, wspace=0.25)
     plt.show()
     print(tuning.table())
     return tuning

@@ -51,3 +51,32 @@ def test_demo_runs_and_shows_the_thresholds(capsys: pytest.CaptureFixture[str]) 
         assert math.isfinite(float(line.split()[-2])), line
         # the constants are ours: the row carries the theorem's label (all four are DERIVED)
         assert line.split()[-1] == str(registry.get(name).theorem.provenance) == "DERIVED"
+
+
+def _tuned_row(text: str) -> str:
+    return next(line for line in text.splitlines() if line.startswith("tuned (alpha,beta,T)"))
+
+
+def test_cli_demo_and_notebook_print_the_same_tuned_heavy_ball(capsys) -> None:
+    # issue 19 item 3: one tuner, one answer (the demo and notebook 03 used to differ:
+    # alpha 0.3776 / beta 0.853 / T 72 against 0.4572 / 0.839 / 65)
+    import json
+    from pathlib import Path
+
+    from dpbounds.cli.demo_cmd import DEMO_STEPS
+    from dpbounds.settings import LOGISTIC_REGRESSION_SMOOTHNESS, logistic_regression
+    from dpbounds.tuning import tune_heavy_ball
+
+    step = next(s for _, s in DEMO_STEPS if not callable(s) and s[:2] == ("tune", "hb"))
+    assert main([*step, "--quiet"]) == 0  # the demo runs exactly this CLI command
+    cli = _tuned_row(capsys.readouterr().out)
+    problem = dict(logistic_regression(), L=LOGISTIC_REGRESSION_SMOOTHNESS)  # the demo's L
+    direct = _tuned_row(tune_heavy_ball(**problem).table())  # the function's defaults
+    nb = json.loads((Path(__file__).parents[1] / "notebooks" /
+                     "03_tuning_heavy_ball.ipynb").read_text())
+    text = "".join("".join(o.get("text", "")) for c in nb["cells"] if c["cell_type"] == "code"
+                   for o in c["outputs"])
+    notebook = _tuned_row(text)
+    assert cli == direct == notebook
+    # negative control: another default (the horizons up to 60, not 1000) prints another row
+    assert _tuned_row(tune_heavy_ball(**problem, max_horizon=60).table()) != cli

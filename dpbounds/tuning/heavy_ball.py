@@ -32,16 +32,15 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
+from scipy.ndimage import minimum_filter
 from scipy.optimize import minimize
-from scipy.special import expit
 
 from dpbounds._progress import progress_bar
 from dpbounds._validation import check_int, check_nonnegative, check_positive
 from dpbounds.bounds.strongly_convex.gradient_noise import (
     check_noise_fits,
     dp_noise_level,
-    gradient_noise_variance,
-    subsampling_variance,
+    laplace_scale_at_horizon,
 )
 from dpbounds.bounds.strongly_convex.heavy_ball import (
     SOURCE_STATIONARY,
@@ -53,7 +52,8 @@ from dpbounds.bounds.strongly_convex.heavy_ball_dp import HeavyBallDPObjective, 
 from dpbounds.bounds.strongly_convex.nesterov import nesterov_momentum
 from dpbounds.bounds.strongly_convex.noise_allocation import check_max_horizon
 from dpbounds.provenance import Source
-from dpbounds.tuning._quadratic import heavy_ball_error
+from dpbounds.tuning._certify import certify_minimum
+from dpbounds.tuning._quadratic import heavy_ball_error, sampling_variance_of_instance
 from dpbounds.tuning.horizon_search import minimise_over_horizon
 
 __all__ = [
@@ -65,12 +65,19 @@ __all__ = [
 ]
 
 MECHANISMS = ("laplace",)
-_LOG_FLOAT_MAX_STEP = 700.0  # log(alpha) beyond this would overflow exp
 # work limits ((alpha, beta, T) evaluations, ~50k per second): only reached where the lower bound
 # is weak over a huge range of T (e.g. L/mu = 1e12); the result then carries its proven gap
-_GRID_BUDGET = 400_000      # the coarse (alpha, beta) grid, jointly
-_REFINE_BUDGET = 5_000      # each Nelder-Mead evaluation
+_POINT_BUDGET = 5_000       # each (alpha, beta) of the grid and the local searches
 _CHOICE_BUDGET = 100_000    # each reported choice (tuned, Polyak, paper)
+_ALPHA_MIN = 1e-3           # times 1/L: smallest step of the grid (smaller: a certified tail)
+_Y_MAX = math.log(1e4)      # largest -log(1 - beta) of the grid (larger: a certified tail)
+_CERT_ALPHA_MIN = 1e-12     # times 1/L: the certificate's boxes reach down to this step
+_CERT_Y_MAX = math.log(1e8)  # and up to beta = 1 - 1e-8 (beyond: unbounded tail boxes)
+_BASE_GRID = 8              # a finer grid also searches from this grid's best point
+_STARTS = 6                 # local searches, from the best local minima of the grid
+_PATTERN_TOL = 1e-6         # final step of a local search in (log alpha, -log(1 - beta))
+_PATTERN_BUDGET = 800       # evaluations of a local search
+_BETA_PROBE = 1e-3          # momentum tried next to beta = 0 to say why GD is best
 
 
 def naive_transient_sq(alpha: np.ndarray, beta: np.ndarray, lams: np.ndarray,
@@ -138,6 +145,14 @@ class HeavyBallTuning:
     paper_section5: HeavyBallChoice
     setting: dict
     source: Source = SOURCE_STATIONARY
+    #: proven: no (alpha > 0, 0 <= beta < 1, T <= max_horizon) has a bound below this
+    #: (quadratic class: branch and bound, :mod:`dpbounds.tuning._certify`; LMI class: nan,
+    #: no lower bound is proven there)
+    lower_bound: float = float("nan")
+    #: ``tuned.bound / lower_bound - 1``: how far from the optimum the tuned point can be
+    certified_gap: float = float("nan")
+    #: why the tuned heavy ball is plain gradient descent (beta = 0), if it is; else ""
+    momentum_note: str = ""
 
     @property
     def improvement(self) -> float:
@@ -167,12 +182,23 @@ class HeavyBallTuning:
                           if math.isfinite(c.horizon_gap) else "not certified to be")
                 lines.append(f"{c.label}: T is {within} the best horizon for its (alpha, beta) "
                              "(the horizon search hit its work limit)")
+        if math.isfinite(self.certified_gap):
+            lines.append(f"optimum certified: no (alpha, beta, T <= {self.setting['max_horizon']}) "
+                         f"has a bound below {self.lower_bound:.6g} (tuned is within "
+                         f"{100 * self.certified_gap:.3g}% of the optimum)")
+        else:
+            lines.append("optimum not certified (LMI class: best of the grid and its local "
+                         "refinement; no lower bound is proven)")
+        if self.momentum_note:
+            lines.append(self.momentum_note)
+        computed = ("computed = exact E[F(x_T)]-F* of DP-SHB on a worst admissible quadratic "
+                    "data set (sampling variance (21) in one coordinate, Laplace in all)")
         if self.setting.get("function_class") == "smooth_strongly_convex":
             lines.append("bound = Prop. 3.4 certificate + derived noise term, all of S_mu,L "
-                         "[DERIVED]; computed = exact E[F(x_T)]-F* on diag(mu, L, ...)")
+                         f"[DERIVED]; {computed}")
         else:
-            lines.append("bound = rigorous (25) with exact C_T [DERIVED]; computed = exact "
-                         "E[F(x_T)]-F* on diag(mu, L, ...), ||x0-x*||^2 = 2 E0 / mu")
+            lines.append("bound = rigorous (25): transient bounded over every lambda in "
+                         f"[mu, L], noise E_T of (20) [DERIVED]; {computed}")
         return "\n".join(lines)
 
 
@@ -200,15 +226,23 @@ def _hb_search(alpha: Any, beta: Any, mu: float, L: float, d: int, n: int, m: in
     return best_T, best, gap
 
 
+def _computed(T: int, a: float, b: float, mu: float, L: float, d: int, n: int, m: int,
+              eps: float, S: float, dist_sq: float, gap0: float | None) -> tuple[float, float]:
+    """Exact error on the worst admissible quadratic (:mod:`._quadratic`) and the scale b_T."""
+    scale = float(laplace_scale_at_horizon(T, S, n, m, eps))
+    computed = heavy_ball_error(T, a, b, mu, L, d, laplace_var=2.0 * scale * scale,
+                                sampling_var=sampling_variance_of_instance(S, n, m),
+                                dist_sq=dist_sq, initial_gap=gap0)
+    return computed, scale
+
+
 def _hb_choice(label, a, b, mu, L, d, n, m, eps, S, dist_sq, Tmax) -> HeavyBallChoice:
     Ts, vals, gaps = _hb_search(a, b, mu, L, d, n, m, eps, S, dist_sq, Tmax, joint=False,
                                 budget=_CHOICE_BUDGET)
     T, val = int(Ts[0]), float(vals[0])
-    s2 = float(gradient_noise_variance(np.asarray(T), S, n, m, eps))
-    computed = (heavy_ball_error(T, a, b, mu, L, d, s2, dist_sq) if np.isfinite(val)
-                else np.inf)
+    computed, scale = (_computed(T, a, b, mu, L, d, n, m, eps, S, dist_sq, None)
+                       if np.isfinite(val) else (np.inf, np.inf))
     rho = float(heavy_ball_rate(a, b, mu, L)) if 0 <= b < 1 else 1.0
-    scale = math.sqrt(max(s2 - subsampling_variance(S, n, m), 0.0) / 2.0)
     return HeavyBallChoice(label, float(a), float(b), T, rho, val, float(computed), scale,
                            float(gaps[0]))
 
@@ -277,32 +311,51 @@ def tune_heavy_ball(
         raise ValueError("function_class must be 'quadratic' or 'smooth_strongly_convex', got "
                          f"{function_class!r}")
 
-    # coarse grid in (log alpha, beta): only the best (alpha, beta, T) of the grid is needed
-    A, Bt = np.meshgrid(np.geomspace(1e-3 / L, 1.99 / L, grid), np.linspace(0.0, 0.995, grid))
-    _, best, _ = _hb_search(A.ravel(), Bt.ravel(), mu, L, d, n, m, eps, S, dist_sq, Tmax,
-                            joint=True, budget=_GRID_BUDGET, progress=progress)
-    k = int(np.argmin(best))
-    if not np.isfinite(best[k]):  # the grid has stable points: only the noise can overflow
+    args = (mu, L, d, n, m, eps, S, dist_sq, Tmax)
+
+    def evaluate(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        a = np.atleast_1d(a)
+        return _hb_search(a, b, *args, joint=False, budget=_POINT_BUDGET * a.size)[1]
+
+    # 1. grid in (log alpha, y = -log(1 - beta)), every point at its best horizon
+    x_range, y_range = (math.log(_ALPHA_MIN / L), math.log(4.0 / L)), (0.0, _Y_MAX)
+    xs, ys = np.linspace(*x_range, grid), np.linspace(*y_range, grid)
+    X, Y = np.meshgrid(xs, ys)
+    bar = progress_bar(progress, total=3, desc="grid, local searches, certificate")
+    F = evaluate(np.exp(X.ravel()), -np.expm1(-Y.ravel())).reshape(X.shape)
+    bar.update()
+    if not np.isfinite(np.min(F)):  # the grid has stable points: only the noise can overflow
         raise ValueError(f"epsilon={eps!r} is too small for this problem: the DP heavy-ball "
                          "bound exceeds the float64 range at every (alpha, beta, T)")
-    a0, b0 = A.ravel()[k], Bt.ravel()[k]
-    bar = progress_bar(progress, total=200, desc="local refinement (Nelder-Mead)")
-
-    def objective(z: np.ndarray) -> float:
-        bar.update()
-        if not z[0] < _LOG_FLOAT_MAX_STEP:  # a step this large is unstable anyway
-            return 1e300
-        a = math.exp(z[0])
-        b = float(expit(z[1]))
-        if not (a > 0 and b < 1):  # beta rounded to 1 (or alpha to 0): no rate below 1
-            return 1e300
-        v = float(_hb_search(a, b, mu, L, d, n, m, eps, S, dist_sq, Tmax, joint=False,
-                             budget=_REFINE_BUDGET)[1][0])
-        return math.log(v) if np.isfinite(v) and v > 0 else 1e300
-
-    b0c = min(max(b0, 1e-4), 1 - 1e-4)
-    res = minimize(objective, [math.log(a0), math.log(b0c / (1 - b0c))], method="Nelder-Mead",
-                   options={"xatol": 1e-4, "fatol": 1e-6, "maxiter": 200})
+    # 2. a pattern search from each of the best local minima of the grid
+    lm = (F == minimum_filter(F, size=3, mode="nearest")) & (F <= 2.0 * np.min(F))
+    starts = sorted(zip(F[lm], X[lm], Y[lm]))[:_STARTS]
+    h = (xs[1] - xs[0], ys[1] - ys[0])
+    found = [_pattern_search(evaluate, x, y, v, h, x_range, y_range) for v, x, y in starts]
+    if grid != _BASE_GRID:  # and from the base grid's best point: a finer grid never loses it
+        xb, yb = np.linspace(*x_range, _BASE_GRID), np.linspace(*y_range, _BASE_GRID)
+        Xb, Yb = (g.ravel() for g in np.meshgrid(xb, yb))
+        Fb = evaluate(np.exp(Xb), -np.expm1(-Yb))
+        i = int(np.argmin(Fb))
+        found.append(_pattern_search(evaluate, Xb[i], Yb[i], float(Fb[i]),
+                                     (xb[1] - xb[0], yb[1] - yb[0]), x_range, y_range))
+    v0, x0, y0 = min(found)
+    # the bound has ridges (the best horizon changes), where a compass search stalls
+    polish = minimize(lambda z: _log_value(evaluate, z, x_range, y_range), [x0, y0],
+                      method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-12,
+                                                     "initial_simplex": [[x0, y0],
+                                                                         [x0 + 1e-3, y0],
+                                                                         [x0, y0 + 1e-3]],
+                                                     "maxiter": 400})
+    if math.exp(polish.fun) < v0:
+        v0, (x0, y0) = math.exp(polish.fun), polish.x
+    bar.update()
+    # 3. the proven bracket (branch and bound over every alpha > 0, 0 <= beta < 1)
+    bracket = certify_minimum(evaluate, mu, L, dist_sq, d, n, m, eps, S, Tmax, best=v0,
+                              alpha=math.exp(x0), beta=-math.expm1(-y0),
+                              x_range=(math.log(_CERT_ALPHA_MIN / L), x_range[1]),
+                              y_range=(0.0, _CERT_Y_MAX))
+    bar.update()
     bar.close()
     args = (mu, L, d, n, m, eps, S, dist_sq, Tmax)
     a_c, b_c = classical_heavy_ball_parameters(mu, L)
@@ -314,18 +367,61 @@ def tune_heavy_ball(
     # Polyak's / the paper's choice: e.g. mu = L, where alpha = 1/L, beta = 0 is exact in one
     # step and lies on no grid): "tuned" is never worse than the choices it is compared with
     label = "tuned (alpha,beta,T)"
-    candidates = [(a0, b0)]
-    if res.x[0] < _LOG_FLOAT_MAX_STEP and expit(res.x[1]) < 1 and math.exp(res.x[0]) > 0:
-        candidates.insert(0, (math.exp(res.x[0]), float(expit(res.x[1]))))
-    tuned = min((_hb_choice(label, a, b, *args) for a, b in candidates),
-                key=lambda c: c.bound)
+    tuned = _hb_choice(label, bracket.alpha, bracket.beta, *args)
     for c in (classical, paper):
         if c.bound < tuned.bound:
             tuned = replace(c, label=label)
     setting = {"mu": mu, "L": L, "d": d, "n": n, "m": m, "epsilon": eps, "sensitivity": S,
                "initial_distance_sq": dist_sq, "max_horizon": Tmax, "mechanism": mechanism,
-               "function_class": "quadratic"}
-    return HeavyBallTuning(tuned, classical, paper, setting)
+               "function_class": "quadratic", "grid": grid}
+    lower = min(bracket.lower, tuned.bound)
+    gap = tuned.bound / lower - 1.0 if lower > 0 else math.inf
+    return HeavyBallTuning(tuned, classical, paper, setting, lower_bound=lower,
+                           certified_gap=max(gap, 0.0),
+                           momentum_note=_momentum_note(tuned, evaluate))
+
+
+def _log_value(evaluate, z, x_range, y_range) -> float:
+    x, y = float(z[0]), float(z[1])
+    if not (x_range[0] <= x <= x_range[1] and y_range[0] <= y <= y_range[1]):
+        return 1e300
+    v = float(evaluate(np.array([math.exp(x)]), np.array([-math.expm1(-y)]))[0])
+    return math.log(v) if 0 < v < math.inf else 1e300
+
+
+def _pattern_search(evaluate, x, y, v, h, x_range, y_range, n_dirs=8):
+    """Compass search on (log alpha, y) from a grid point: move to the best of ``n_dirs``
+    neighbours (8: the grid's; 16: every 22.5 degrees) while it improves, else halve the
+    step; (value, x, y) at the end."""
+    hx, hy = h
+    used = 0
+    if n_dirs == 8:
+        dirs = np.array([(i, j) for i in (-1, 0, 1) for j in (-1, 0, 1) if (i, j) != (0, 0)])
+    else:
+        ang = np.arange(n_dirs) * 2 * np.pi / n_dirs
+        dirs = np.stack([np.cos(ang), np.sin(ang)], axis=1)
+    while (hx > _PATTERN_TOL or hy > _PATTERN_TOL) and used < _PATTERN_BUDGET:
+        cx = np.clip(x + dirs[:, 0] * hx, *x_range)
+        cy = np.clip(y + dirs[:, 1] * hy, *y_range)
+        vals = evaluate(np.exp(cx), -np.expm1(-cy))
+        used += dirs.shape[0]
+        k = int(np.argmin(vals))
+        if vals[k] < v:
+            v, x, y = float(vals[k]), float(cx[k]), float(cy[k])
+        else:
+            hx, hy = 0.5 * hx, 0.5 * hy
+    return v, x, y
+
+
+def _momentum_note(tuned: HeavyBallChoice, evaluate: Any) -> str:
+    """Why the best heavy ball is plain gradient descent, when it is (beta = 0)."""
+    if tuned.beta > 0:
+        return ""
+    up = float(evaluate(np.array([tuned.alpha]), np.array([_BETA_PROBE]))[0])
+    return (f"beta = 0: the best heavy ball is plain gradient descent. The constraint beta >= 0 "
+            f"binds: the bound grows with the momentum there (B at beta = {_BETA_PROBE:g}, same "
+            f"alpha: {up:.6g} > {tuned.bound:.6g}); momentum lowers the rate but multiplies the "
+            "noise term by (1 + beta)/(1 - beta)")
 
 
 # ----------------------------------------------------------------------------- LMI class
@@ -345,7 +441,6 @@ def _tune_hb_lmi(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, mechanism, gap0, p
     from dpbounds.lmi.heavy_ball_lmi import HeavyBallLMI
 
     lmi = HeavyBallLMI(backend="clarabel")
-    s2s = subsampling_variance(S, n, m)
 
     def noise(T):  # E||w_T||^2 = 2 d b_T^2 + sigma_s^2, eq. (20)
         return dp_noise_level(S, d, n, m, eps, T)
@@ -380,9 +475,7 @@ def _tune_hb_lmi(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, mechanism, gap0, p
             return HeavyBallChoice(label + " [no certificate]", float(a), float(b), 0,
                                    float("nan"), float("inf"), float("nan"), float("nan"))
         val, Tb, rho = res
-        s2 = float(gradient_noise_variance(np.asarray(Tb), S, n, m, eps))
-        comp = heavy_ball_error(Tb, a, b, mu, L, d, s2, dist_sq)
-        scale = math.sqrt(max(s2 - s2s, 0.0) / 2.0)
+        comp, scale = _computed(Tb, a, b, mu, L, d, n, m, eps, S, dist_sq, gap0)
         return HeavyBallChoice(label, float(a), float(b), int(Tb), float(rho), float(val),
                                float(comp), scale)
 

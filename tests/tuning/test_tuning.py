@@ -78,24 +78,13 @@ def test_lmi_class_tuning_is_certified():
 
 
 # ----------------------------------------------------------------------------- item 7: horizons
-# Oracle of the fast heavy-ball search: the objective as the tuner computed it before, by
-# sequential 2x2 matrix products over every horizon (naive_transient_sq), and np.argmin.
+# Oracle of the fast heavy-ball search: the bound at every horizon, written out independently
+# (tests/tuning/hb_oracle.py: recurrences, not the library's closed forms), and np.argmin.
 def _naive_objective(alpha, beta, mu, L, *, d, n, eps, S, dist_sq, Tmax):
-    # the noise and the stationary variance written out here (m = n: eps_0 = eps/T, b = S/(n
-    # eps_0), variance 2 b^2; v = alpha (1+beta)/((1-beta) lam (2 + 2 beta - alpha lam))), not
-    # taken from the library: an independent copy of the formulas the tuner must reproduce
-    from dpbounds.tuning.heavy_ball import naive_transient_sq
+    from tests.tuning.hb_oracle import bound_table
 
-    alpha, beta = np.atleast_1d(alpha).astype(float), np.atleast_1d(beta).astype(float)
-    trans = naive_transient_sq(alpha, beta, np.linspace(mu, L, 24), Tmax) * 2.0 * dist_sq
-    b = S / (n * eps / np.arange(1, Tmax + 1))
-    s2 = 2.0 * b * b
-
-    def v(lam):
-        return alpha * (1 + beta) / ((1 - beta) * lam * (2 + 2 * beta - alpha * lam))
-
-    vmax = np.maximum(v(mu), v(L))
-    return 0.5 * L * (trans + d * vmax[:, None] * s2[None, :])
+    return bound_table(np.atleast_1d(alpha), np.atleast_1d(beta), mu, L, d, n, n, eps, S,
+                       dist_sq, Tmax)
 
 
 def test_closed_form_matrix_powers_match_products_and_mpmath():

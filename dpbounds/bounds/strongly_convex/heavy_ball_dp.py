@@ -1,21 +1,27 @@
 r"""DP heavy ball with the noise a horizon implies: the bounds and their registry entries.
 
 Each of :math:`T` steps is :math:`\epsilon/T`-DP through eqs. (11)-(13) of Kuru et al., so the
-Laplace scale :math:`b_T=S_1/(m\epsilon_0)` grows with :math:`T` and the per-coordinate noise
-variance is :math:`\sigma_T^2=2b_T^2+\sigma_s^2(m,n)`
-(:mod:`~dpbounds.bounds.strongly_convex.gradient_noise`). With it:
+Laplace scale :math:`b_T=S_1/(m\epsilon_0)` grows with :math:`T` and the gradient noise has
+:math:`\mathbb E\lVert w_t\rVert^2\le\mathcal E_T=2db_T^2+\sigma_s^2(m,n)`, eq. (20)
+(:mod:`~dpbounds.bounds.strongly_convex.gradient_noise`; :math:`\sigma_s^2` bounds the sampling
+variance of the whole vector, (41), not of each coordinate: :mod:`dpbounds.tuning._quadratic`
+derives it for the algorithm as run). With it:
 
 * :class:`HeavyBallDPObjective` / :func:`heavy_ball_dp_bound` — quadratics in
   :math:`\mathcal S_{\mu,L}` (Theorem 3.5's class), the rigorous version of (25) **[DERIVED]**:
 
   .. math:: B(\alpha,\beta,T)=\frac L2\Big(C_T^2\rho^{2T}\lVert\xi_0-\xi^\ast\rVert^2
-            +d\max_{\lambda\in\{\mu,L\}}v_\lambda(\alpha,\beta;\sigma_T^2)\Big)
+            +\max_{\lambda\in\{\mu,L\}}v_\lambda(\alpha,\beta;1)\,\mathcal E_T\Big)
 
   with the exact transient constant :math:`C_T` (closed-form matrix powers,
   :mod:`~dpbounds.bounds.strongly_convex._lucas`, maximised over a grid of
   :math:`\lambda\in[\mu,L]`), :math:`v_\lambda` the exact stationary variance per direction
   (:func:`~dpbounds.bounds.strongly_convex.heavy_ball.stationary_variance`;
-  :math:`m(\alpha,\beta)` is their sum) and the worst spectrum for the noise term;
+  :math:`m(\alpha,\beta)` is their sum): the noise of covariance :math:`R` adds
+  :math:`\sum_i v_i(1)R_{ii}\le\max_iv_i(1)\,\mathrm{tr}R` to
+  :math:`\mathbb E\lVert x_T-x^\ast\rVert^2` (in :math:`Q`'s eigenbasis; :math:`v` is
+  the limit of increasing partial sums), and :math:`v_\lambda` is largest at
+  :math:`\lambda\in\{\mu,L\}` (its denominator is concave in :math:`\lambda`);
 * the bound (23) of Proposition 3.4 for all of :math:`\mathcal S_{\mu,L}` from a verified LMI
   certificate (:func:`dpbounds.lmi.heavy_ball_lmi.heavy_ball_lmi_bound`, noise term re-derived,
   **[DERIVED]**).
@@ -53,12 +59,12 @@ import numpy as np
 from dpbounds._validation import check_int, check_nonnegative, check_positive
 from dpbounds.bounds.numeric import NumericBound
 from dpbounds.bounds.registry import Entry, register
-from dpbounds.bounds.strongly_convex._lucas import CompanionPowers, companion_spectral_radius
 from dpbounds.bounds.strongly_convex.gradient_noise import (
     SOURCE_EQ20,
     check_noise_fits,
     dp_noise_level,
-    gradient_noise_variance,
+    laplace_scale_at_horizon,
+    subsampling_variance,
 )
 from dpbounds.bounds.strongly_convex.heavy_ball import (
     SOURCE_BOUND_DERIVED,
@@ -81,6 +87,7 @@ __all__ = [
     "MAX_BOUND_ARRAY",
     "HeavyBallDPObjective",
     "heavy_ball_dp_bound",
+    "log_transient_envelope",
     "problem_params",
 ]
 
@@ -92,12 +99,76 @@ DEFAULT_MAX_HORIZON = 1000
 _BATCH = 1 << 18  # matrix powers evaluated per vectorised call
 
 
+def _chebyshev_envelope(c: np.ndarray, k: np.ndarray) -> np.ndarray:
+    r"""log of a bound on :math:`g_k(c)=\sup_{|x|\le c}|U^{cheb}_{k-1}(x)|`:
+    :math:`\min(k,1/\sqrt{1-c^2})` for :math:`c<1`, :math:`\sinh(k\varphi)/\sinh\varphi`
+    (:math:`c=\cosh\varphi`) for :math:`c\ge1`; 0 for :math:`k=0`.
+    Non-decreasing in :math:`c` (and equal to :math:`k` at 1)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        inner = np.minimum(np.log(k), -0.5 * np.log1p(-np.minimum(c, 1.0) ** 2))
+        phi = np.arccosh(np.maximum(c, 1.0))
+        big = k * phi
+        log_sinh_k = np.where(big > 20.0, big + np.log1p(-np.exp(-2.0 * big)) - math.log(2.0),
+                              np.log(np.sinh(big)))
+        log_sinh_1 = np.where(phi > 20.0, phi + np.log1p(-np.exp(-2.0 * phi)) - math.log(2.0),
+                              np.log(np.sinh(phi)))
+        outer = np.where(phi > 1e-7, log_sinh_k - log_sinh_1, np.log(k))
+        out = np.where(c < 1.0, inner, outer)
+    return np.where(k == 0, -np.inf, out)
+
+
+def _log_power_bounds(log_q: np.ndarray, c: np.ndarray, a: np.ndarray, beta0: np.ndarray,
+                      k: np.ndarray) -> np.ndarray:
+    """log of the envelope P_k = sqrt(beta)^(k-1) g_k(c); for beta = 0 (no complex roots)
+    P_k = a^(k-1) exactly (the limit)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        gen = (k - 1.0) * log_q + _chebyshev_envelope(c, k)
+        zero_beta = np.where(k == 0, -np.inf, np.where(k == 1, 0.0, (k - 1.0) * np.log(a)))
+        return np.where(beta0, zero_beta, gen)
+
+
+def log_transient_envelope(alpha: Any, beta: Any, mu: float, L: float, T: Any) -> np.ndarray:
+    r"""log of an upper bound on :math:`\sup_{\lambda\in[\mu,L]}\lVert M_\lambda^T\rVert_2^2`
+    **[DERIVED]** (broadcast over ``alpha, beta, T``).
+
+    :math:`M_\lambda^T=\begin{bmatrix}p_{T+1}&-\beta p_T\\p_T&-\beta p_{T-1}\end{bmatrix}` with
+    :math:`p_k=\beta^{(k-1)/2}U^{cheb}_{k-1}(x)`, :math:`x=(1+\beta-\alpha\lambda)/(2\sqrt\beta)`
+    (Cayley-Hamilton, :mod:`~dpbounds.bounds.strongly_convex._lucas`). :math:`|U^{cheb}_{k-1}(x)|`
+    is at most :math:`\min(k,1/\sqrt{1-x^2})` for :math:`|x|<1` and increases in :math:`|x|\ge1`
+    (from :math:`k` at 1), so over :math:`\lambda\in[\mu,L]` each entry is at most its value
+    :math:`P_k` at the largest :math:`|x|`, an end point; the spectral norm is at most the
+    Frobenius norm of those: :math:`P_{T+1}^2+(1+\beta^2)P_T^2+\beta^2P_{T-1}^2`. A maximum over a
+    grid of :math:`\lambda` (what this bound used before) is not a bound: between grid points
+    the oscillating :math:`\sin(T\theta)` can be ~100 times larger, and a tuner finds exactly
+    such points. The envelope is non-decreasing in :math:`|x|_{\max}` and in :math:`\beta`,
+    which gives :func:`dpbounds.tuning.tune_heavy_ball` its lower bounds on boxes.
+    """
+    alpha, beta, T = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (alpha, beta, T)))
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        a = np.maximum(np.abs(1.0 + beta - alpha * mu), np.abs(1.0 + beta - alpha * L))
+        return _log_envelope_at(a, beta, beta, T)
+
+
+def _log_envelope_at(a: np.ndarray, q_beta: np.ndarray, beta: np.ndarray,
+                     T: np.ndarray) -> np.ndarray:
+    """log(P_{T+1}^2 + (1 + beta^2) P_T^2 + beta^2 P_{T-1}^2) at |x|max = a / (2 sqrt(q_beta)),
+    the power sqrt(beta)^(k-1) and the coefficients taken at ``beta`` (a lower bound on a box
+    when q_beta >= beta; the value when they are equal)."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        c = a / (2.0 * np.sqrt(q_beta))
+        log_q = 0.5 * np.log(beta)
+        zero = beta == 0
+        terms = [2.0 * _log_power_bounds(log_q, c, a, zero, T + 1.0),
+                 np.log1p(beta * beta) + 2.0 * _log_power_bounds(log_q, c, a, zero, T),
+                 2.0 * np.log(beta) + 2.0 * _log_power_bounds(log_q, c, a, zero, T - 1.0)]
+        return np.logaddexp(np.logaddexp(terms[0], terms[1]), np.where(zero, -np.inf, terms[2]))
+
+
 class HeavyBallDPObjective:
     r"""The DP heavy-ball bound :math:`B(\alpha,\beta,T)` of a set of stable :math:`(\alpha,\beta)`.
 
     ``values(p, T)`` evaluates :math:`B` at pairs (point index, horizon) in :math:`O(1)` each
-    (closed-form matrix powers,
-    :func:`~dpbounds.bounds.strongly_convex._lucas.companion_power_norm_sq`), and
+    (:func:`log_transient_envelope`, a bound over every :math:`\lambda\in[\mu,L]`), and
     ``lower(p, lo, hi)`` bounds :math:`B` from below on :math:`T\in[lo,hi]`:
     :math:`\lVert M_\lambda^T\rVert_2\ge\rho_\lambda^T` (the spectral radius) decreases in
     :math:`T` and the noise term increases in :math:`T` (each step gets
@@ -105,13 +176,12 @@ class HeavyBallDPObjective:
     """
 
     def __init__(self, alpha: np.ndarray, beta: np.ndarray, mu: float, L: float,
-                 lams: np.ndarray, *, d: int, n: int, m: int, epsilon: float,
+                 lams: np.ndarray | None = None, *, d: int, n: int, m: int, epsilon: float,
                  sensitivity: float, dist_sq: float) -> None:
-        a = 1.0 + beta[:, None] - alpha[:, None] * lams[None, :]
-        b = np.broadcast_to(np.asarray(beta, dtype=float)[:, None], a.shape)
-        self.n_lambda = lams.size
-        self.powers = CompanionPowers(a, b)  # matrix (point p, lambda j) is p * n_lambda + j
-        self.rho = np.max(companion_spectral_radius(a, b), axis=1)
+        del lams  # the envelope covers every lambda in [mu, L]
+        self.alpha, self.beta, self.mu = np.asarray(alpha, float), np.asarray(beta, float), mu
+        self.rho = np.asarray(heavy_ball_rate(self.alpha, self.beta, mu, L), dtype=float)
+        self.rho = np.atleast_1d(self.rho)
         with np.errstate(divide="ignore", invalid="ignore"):
             self.vmax = np.maximum(stationary_variance(alpha, beta, mu),
                                    stationary_variance(alpha, beta, L))  # per sigma^2
@@ -119,26 +189,34 @@ class HeavyBallDPObjective:
         self._noise = (sensitivity, n, m, epsilon)
 
     def noise_variance(self, T: np.ndarray) -> np.ndarray:
-        return gradient_noise_variance(T, *self._noise)
+        r""":math:`\mathcal E_T=2db_T^2+\sigma_s^2` of (20): the total, not per coordinate."""
+        S, n, m, eps = self._noise
+        b = np.asarray(laplace_scale_at_horizon(T, S, n, m, eps))
+        with np.errstate(over="ignore", invalid="ignore"):
+            return 2.0 * self.d * b * b + subsampling_variance(S, n, m)
+
+    def transient(self, p: np.ndarray, T: np.ndarray) -> np.ndarray:
+        """The bound on sup_lambda ||M_lambda^T||_2^2 of points ``p``."""
+        with np.errstate(over="ignore", under="ignore"):
+            return np.exp(log_transient_envelope(self.alpha[p], self.beta[p], self.mu, self.L,
+                                                 T))
 
     def values(self, p: np.ndarray, T: np.ndarray) -> np.ndarray:
         out = np.empty(p.size)
-        nl = self.n_lambda
-        step = max(1, _BATCH // nl)
-        for i in range(0, p.size, step):  # bounded memory: at most _BATCH matrix powers at once
+        step = _BATCH
+        for i in range(0, p.size, step):  # bounded memory
             pi, Ti = p[i:i + step], T[i:i + step]
-            idx = pi[:, None] * nl + np.arange(nl)[None, :]
-            ns = np.max(self.powers.norm_sq(idx, Ti[:, None]), axis=1)
-            noise = self.d * self.vmax[pi] * self.noise_variance(Ti)
+            noise = self.vmax[pi] * self.noise_variance(Ti)
             with np.errstate(over="ignore", invalid="ignore"):
-                out[i:i + step] = 0.5 * self.L * (ns * 2.0 * self.dist_sq + noise)
+                out[i:i + step] = 0.5 * self.L * (self.transient(pi, Ti) * 2.0 * self.dist_sq
+                                                  + noise)
         return out
 
     def lower(self, p: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
             trans = np.exp(2.0 * hi * np.log(self.rho[p]))  # rho = 0: exactly 0
             return 0.5 * self.L * (trans * 2.0 * self.dist_sq
-                                   + self.d * self.vmax[p] * self.noise_variance(lo))
+                                   + self.vmax[p] * self.noise_variance(lo))
 
 
 def heavy_ball_dp_bound(
