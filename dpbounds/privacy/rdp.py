@@ -16,8 +16,12 @@ for integer orders the exact binomial expansion
 fractional orders adaptive quadrature of
 :math:`\mathbb E_{x\sim N(0,z^2)}[(1-q+q e^{(2x-1)/(2z^2)})^\alpha]` in log-space. It is
 cross-checked against ``dp_accounting`` in the tests. The without-replacement RDP (Wang, Balle &
-Kasiviswanathan 2019, Thm 27) is a vectorised implementation of that theorem, cross-checked
-against ``dp_accounting``'s.
+Kasiviswanathan 2019, Thm 27; VERBATIM formula) is a vectorised implementation of that theorem;
+its forward differences are exact (integer arithmetic, DERIVED error bound) wherever the float
+table, which ``dp_accounting`` also uses, cancels (noise multipliers above ~5: up to +22% on an
+order's RDP, and some terms too small). Cross-checked against ``dp_accounting``'s where that
+table is accurate, against a 1500-bit binomial sum, and against the Rényi divergence of one
+neighbouring pair (a lower bound).
 
 Examples
 --------

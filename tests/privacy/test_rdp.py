@@ -204,8 +204,7 @@ def test_invalid_inputs(call, name):
 def _forward_differences_mpmath(z: float, n: int) -> list[float]:
     """log Delta^l g(0), l = 1..n+1, g(j) = exp((j-1) j / (2 z^2)), by the binomial sum
     sum_k (-1)^(l-k) C(l, k) g(k) in 1500-bit arithmetic (an independent formula; level 49
-    at z = 1e3 cancels
-    ~560 bits)."""
+    at z = 1e3 cancels ~560 bits)."""
     with mp.workprec(1500):
         c = 1 / (2 * mp.mpf(z) ** 2)
         g = [mp.exp(c * (j - 1) * j) for j in range(n + 2)]
