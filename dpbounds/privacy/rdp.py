@@ -252,6 +252,9 @@ def poisson_subsampled_gaussian_rdp(
     return as_output(np.minimum(out, cap))
 
 
+#: Largest ``max_exact_order`` of the without-replacement bound (its table is quadratic in it).
+_MAX_EXACT_ORDER = 1024.0
+
 #: Largest integer (in bits) of the exact forward-difference table; above it (noise multipliers
 #: below ~1.4 at order 256) the float table is used, whose terms grow fast enough that no
 #: cancellation occurs (measured against the exact table: within 6e-11 in log for z <= 4).
@@ -376,6 +379,9 @@ def without_replacement_gaussian_rdp(
     q = check_closed_interval("sampling_rate", sampling_rate, 0.0, 1.0)
     z = check_positive("noise_multiplier", noise_multiplier)
     orders = _check_orders(orders)
+    # the exact sums take time quadratic in the order: 1024 is about a second
+    max_exact_order = check_closed_interval("max_exact_order", max_exact_order, 1.0,
+                                            _MAX_EXACT_ORDER)
     with np.errstate(over="ignore", divide="ignore"):
         out = orders * (1.0 / z) ** 2 / 2.0
     finite_or_raise(out, "noise_multiplier")

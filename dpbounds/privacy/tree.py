@@ -34,6 +34,7 @@ import numpy as np
 from dpbounds._validation import (
     MAX_COUNT,
     check_choice,
+    check_finite,
     check_int,
     check_nonnegative,
     check_positive,
@@ -252,8 +253,8 @@ def momentum_node_sensitivity(
     per-node analysis does not hold under add/remove (``ValueError``).
     """
     G = check_nonnegative("lipschitz", lipschitz)
-    alpha = float(alpha)
-    if not (0.0 < alpha <= 1.0) or not math.isfinite(alpha):
+    alpha = check_finite("alpha", alpha)  # a number (not True, not a list), then its range
+    if np.ndim(alpha) != 0 or not 0.0 < alpha <= 1.0:
         raise ValueError(f"alpha must lie in (0, 1], got {alpha!r}")
     n = check_int("n", n, minimum=1, maximum=MAX_COUNT)
     from dpbounds.privacy.mechanisms import Neighbouring
