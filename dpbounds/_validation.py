@@ -60,7 +60,9 @@ def _as_float_array(name: str, value: Any) -> np.ndarray:
     except OverflowError:  # an integer beyond the float range, e.g. 10**400
         raise ValueError(f"{name} must be finite, got {_show(value)} (beyond the float range, "
                          "~1e308)") from None
-    if arr.size == 0:  # every check would pass vacuously, and scalars were expected
+    if arr.size == 0 and not isinstance(value, np.ndarray):
+        # a user's [] (every check would pass vacuously where a number was expected); an
+        # empty ndarray is a vectorised call over nothing, which the library makes itself
         raise ValueError(f"{name} must be a real number or a non-empty array, got "
                          f"{_show(value)}")
     if not np.all(np.isfinite(arr)):
