@@ -216,16 +216,17 @@ def _forward_differences_mpmath(z: float, n: int) -> list[float]:
     return out
 
 
-@pytest.mark.parametrize("z", [3.0, 22.7, 1e3])
-def test_wor_forward_differences_match_binomial_sum(z):
+@pytest.mark.parametrize("z, atol", [(3.0, 2e-9), (6.0, 1e-12), (22.7, 1e-12), (1e3, 1e-12)])
+def test_wor_forward_differences_match_binomial_sum(z, atol):
     n = 48
     oracle = np.array(_forward_differences_mpmath(z, n))
     ours = rdp._log_forward_differences(z, n)
     assert ours[0] == oracle[0] == -math.inf
     # every level an upper bound to the round-off of a log (~1e-16 of the ~1e3 it subtracts),
-    # and within 1e-12 of the exact difference
+    # within 1e-12 of the exact difference (the exact table, z > 4) or within the 1e-9 margin
+    # added to the float table (z <= 4)
     assert np.all(ours[1:] >= oracle[1:] - 1e-13)
-    np.testing.assert_allclose(ours[1:], oracle[1:], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(ours[1:], oracle[1:], rtol=0, atol=atol)
 
 
 def test_float_forward_differences_cancel_negative_control():
