@@ -309,3 +309,15 @@ def test_privacy_functions_refuse_malformed_scalars(bad):
             continue  # a huge epsilon is a valid (if useless) budget
         with pytest.raises(ValueError, match=name):
             call(value)
+
+
+def test_tree_node_indices_are_bounded_counts():
+    # nodes_ending_at(10**300) returned 1000 nodes of 301-digit integers; counts stop at 10^15
+    from dpbounds.privacy import compose, nodes_ending_at
+
+    with pytest.raises(ValueError, match=r"t must be an integer in \[1, 1000000000000000\], "
+                                         r"got 1.00e\+300"):
+        nodes_ending_at(10**300)
+    with pytest.raises(ValueError, match="b must be an integer"):
+        compose(1, 10**16)
+    assert nodes_ending_at(8) == [(8, 8), (7, 8), (5, 8), (1, 8)]  # the leaf up (brute force)

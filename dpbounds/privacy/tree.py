@@ -108,8 +108,8 @@ def compose(a: int, b: int) -> list[tuple[int, int]]:
     :math:`|\mathrm{COMPOSE}(a,b)| \le 2\lfloor\log_2(b-a+1)\rfloor + 1` (DERIVED, checked in
     tests by brute force).
     """
-    a = check_int("a", a, minimum=1)
-    b = check_int("b", b, minimum=a)
+    a = check_int("a", a, minimum=1, maximum=MAX_COUNT)
+    b = check_int("b", b, minimum=a, maximum=MAX_COUNT)
     out = []
     while a <= b:
         start = a - 1
@@ -127,7 +127,7 @@ def nodes_ending_at(t: int) -> list[tuple[int, int]]:
 
     They are :math:`[t-2^j+1, t]` for :math:`2^j \mid t`, from the leaf up.
     """
-    t = check_int("t", t, minimum=1)
+    t = check_int("t", t, minimum=1, maximum=MAX_COUNT)
     out = []
     j = 0
     while t % (1 << j) == 0:
