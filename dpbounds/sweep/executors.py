@@ -51,11 +51,20 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+#: Most worker processes an executor starts: each is a Python process of ~100 MB, so 1024
+#: already needs ~100 GB; a larger count is a typo, not a machine.
+MAX_WORKERS = 1024
+
+
 def _check_workers(workers: int | None) -> int:
     if workers is None:
         return default_workers()
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be an int >= 1, got {workers!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or not (
+            1 <= workers <= MAX_WORKERS):
+        shown = f"{workers:.2e}" if isinstance(workers, int) and workers > 10**15 else \
+            repr(workers)
+        raise ValueError(f"workers must be an int in [1, {MAX_WORKERS}] (each is a process of "
+                         f"~100 MB), got {shown}")
     return workers
 
 
