@@ -18,19 +18,41 @@ import numpy as np
 #: run or dataset. Larger counts raise ``ValueError`` instead of overflowing or hanging.
 MAX_COUNT = 10**15
 
+#: Largest dimension d of a simulated run: one float64 state of 10^8 coordinates takes 0.8 GB,
+#: so a few states per trial still fit a 24 GB machine; beyond it a run would exhaust memory.
+MAX_DIMENSION = 10**8
+
+#: Largest number of records n of a simulated data set (an n x d float64 matrix needs 8 n d
+#: bytes: 10^8 records of one feature is 0.8 GB; the product n d is the caller's to bound).
+MAX_SAMPLES = 10**8
+
+#: Integers with more digits than this print in scientific notation in error messages.
+_SCI_DIGITS = 16
+
 
 def _show(value: Any) -> str:
-    """The value as a user typed it: ``1.5``, not ``array(1.5)``; a huge integer as ``1.00e+400``
-    rather than its 401 digits."""
+    """The value as a user typed it: ``1.5``, not ``array(1.5)``; an integer of 17 or more
+    digits as ``1.00e+400`` rather than its 401 digits."""
     if isinstance(value, np.ndarray | np.generic) and np.ndim(value) == 0:
-        return repr(value.item())
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and abs(value) >= 10**21:
+        value = value.item()
+        if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+            return repr(value)
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and (
+            abs(value) >= 10**_SCI_DIGITS):
         digits = str(abs(int(value)))
         return f"{'-' if value < 0 else ''}{digits[0]}.{digits[1:3]}e+{len(digits) - 1}"
+    if isinstance(value, list | tuple) and len(value) > 8:  # a long array: its ends
+        return f"[{', '.join(_show(v) for v in value[:3])}, ..., {_show(value[-1])}] " \
+               f"({len(value)} entries)"
     return repr(value)
 
 
 def _as_float_array(name: str, value: Any) -> np.ndarray:
+    if isinstance(value, bool | np.bool_) or getattr(value, "dtype", None) == np.bool_ or (
+            isinstance(value, list | tuple) and value and all(
+                isinstance(v, bool | np.bool_) for v in value)):
+        # True would silently be 1.0: a flag passed where a number belongs
+        raise ValueError(f"{name} must be a real number, got {_show(value)}")
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
@@ -38,6 +60,11 @@ def _as_float_array(name: str, value: Any) -> np.ndarray:
     except OverflowError:  # an integer beyond the float range, e.g. 10**400
         raise ValueError(f"{name} must be finite, got {_show(value)} (beyond the float range, "
                          "~1e308)") from None
+    if arr.size == 0 and not isinstance(value, np.ndarray):
+        # a user's [] (every check would pass vacuously where a number was expected); an
+        # empty ndarray is a vectorised call over nothing, which the library makes itself
+        raise ValueError(f"{name} must be a real number or a non-empty array, got "
+                         f"{_show(value)}")
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite, got {_show(value)}")
     return arr
@@ -102,9 +129,21 @@ def check_int(name: str, value: Any, *, minimum: int = 1, maximum: int | None = 
             raise ValueError(f"{name} must be an integer, got {_show(value)}")
         ivalue = int(value)
     if ivalue < minimum or (maximum is not None and ivalue > maximum):
-        upper = "inf" if maximum is None else str(maximum)
-        raise ValueError(f"{name} must be an integer in [{minimum}, {upper}], got {_show(value)}")
+        upper = "inf" if maximum is None else _show(int(maximum))
+        raise ValueError(f"{name} must be an integer in [{_show(int(minimum))}, {upper}], got "
+                         f"{_show(value)}")
     return ivalue
+
+
+def check_size(name: str, value: Any, maximum: int, why: str, *, minimum: int = 1) -> int:
+    """An integer size in ``[minimum, maximum]`` whose upper end keeps a run within memory or
+    time; ``why`` says so in the message, e.g.
+    ``check_size("d", d, MAX_DIMENSION, "a float64 state of d coordinates takes 8 d bytes")``.
+    """
+    try:
+        return check_int(name, value, minimum=minimum, maximum=maximum)
+    except ValueError as exc:
+        raise ValueError(f"{exc} ({why})") from None
 
 
 def check_flag(name: str, value: Any) -> bool:

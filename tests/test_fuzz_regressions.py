@@ -8,6 +8,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpbounds.algorithms import noisy_projected_sgd
 from dpbounds.algorithms.dp_agd import gradient_average
@@ -238,3 +240,84 @@ def test_gaussian_epsilon_at_subnormal_delta_and_sensitivity_ends():
         signal.signal(signal.SIGALRM, previous)
     assert 0 < eps < 1e-300
     assert P.gaussian_delta(0.25, eps, 2.2250738585e-313) <= 2.2250738585e-313
+
+
+# --- issue 19, item 6: privacy inputs that were accepted silently ----------------------------
+def test_split_budget_never_returns_a_zero_share():
+    from dpbounds.privacy import split_budget
+
+    with pytest.raises(ValueError, match=r"weights\[1\]=1e-300 is too small"):
+        split_budget(1, weights=[1e300, 1e-300])  # returned [1, 0] (a zero-budget step)
+    with pytest.raises(ValueError, match="weights must be a real number or a non-empty array"):
+        split_budget(1, weights=[])  # returned []
+    with pytest.raises(ValueError, match="weights must be a non-empty 1-d array"):
+        split_budget(1, weights=[[1.0, 2.0]])
+    with pytest.raises(ValueError, match="weights must be a real number"):
+        split_budget(1, weights=[True, True])
+    # the sum of two huge weights overflowed to inf, so both shares were 0; exact halves now
+    assert split_budget(1.0, weights=[1e308, 1e308]).tolist() == [0.5, 0.5]
+
+
+@settings(max_examples=60, deadline=None)
+@given(eps=st.floats(1e-6, 1e3),
+       weights=st.lists(st.floats(1e-150, 1e150), min_size=1, max_size=50))
+def test_split_budget_shares_are_positive_and_proportional(eps, weights):
+    from dpbounds.privacy import split_budget
+
+    shares = split_budget(eps, weights=weights)
+    assert np.all(shares > 0) and shares.sum() <= eps  # never overshoots the budget
+    assert shares.sum() == pytest.approx(eps, rel=1e-12)
+    # oracle: exact rational proportions
+    from fractions import Fraction
+
+    total = sum(Fraction(w) for w in weights)
+    for w, s in zip(weights, shares):
+        assert s == pytest.approx(float(Fraction(eps) * Fraction(w) / total), rel=1e-12)
+
+
+def test_convert_sensitivity_wants_a_bool():
+    from dpbounds.privacy.mechanisms import convert_sensitivity
+
+    with pytest.raises(ValueError, match="per_example_sum must be True or False, got 'yes'"):
+        convert_sensitivity(1.0, "replace_one", "add_remove", per_example_sum="yes")
+    with pytest.raises(ValueError, match="per_example_sum"):
+        convert_sensitivity(1.0, "add_remove", "replace_one", per_example_sum=1)
+    assert convert_sensitivity(1.0, "replace_one", "add_remove", per_example_sum=True) == 0.5
+
+
+PRIVACY_BAD = {"bool": True, "nan": math.nan, "inf": math.inf, "empty": [], "text": "yes",
+               "huge-int": 10**300}
+
+
+@pytest.mark.parametrize("bad", sorted(PRIVACY_BAD))
+def test_privacy_functions_refuse_malformed_scalars(bad):
+    # found by auditing every public function of dpbounds.privacy with these values: a
+    # TypeError (delta=[]), a silent 2.0 (alpha=True), a hang (max_exact_order=inf)
+    from dpbounds import privacy as P
+    from dpbounds.privacy.rdp import without_replacement_gaussian_rdp
+
+    value = PRIVACY_BAD[bad]
+    calls = {
+        "delta": lambda v: P.gaussian_epsilon(2.0, v),
+        "alpha": lambda v: P.momentum_node_sensitivity(1.0, v, 10),
+        "max_exact_order": lambda v: without_replacement_gaussian_rdp(0.1, 2.0, [2.0],
+                                                                       max_exact_order=v),
+        "epsilon": lambda v: P.classic_gaussian_sigma(v, 1e-5),
+    }
+    for name, call in calls.items():
+        if bad == "huge-int" and name in ("epsilon",):
+            continue  # a huge epsilon is a valid (if useless) budget
+        with pytest.raises(ValueError, match=name):
+            call(value)
+
+
+def test_tree_node_indices_are_bounded_counts():
+    # nodes_ending_at(10**300) returned 1000 nodes of 301-digit integers; counts stop at 10^15
+    from dpbounds.privacy import compose, nodes_ending_at
+
+    with pytest.raises(ValueError, match=r"t must be an integer in \[1, 1000000000000000\], "
+                                         r"got 1.00e\+300"):
+        nodes_ending_at(10**300)
+    with pytest.raises(ValueError, match="b must be an integer"):
+        compose(1, 10**16)
+    assert nodes_ending_at(8) == [(8, 8), (7, 8), (5, 8), (1, 8)]  # the leaf up (brute force)

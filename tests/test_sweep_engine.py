@@ -225,7 +225,7 @@ def test_executor_kept_open_across_sweeps() -> None:
     assert run_sweep([], executor=ex).records == [] and not ex.started  # nothing to do
 
 
-@pytest.mark.parametrize("workers", [0, -1, 1.5, True])
+@pytest.mark.parametrize("workers", [0, -1, 1.5, True, 10**6, 10**300])
 def test_bad_workers_are_refused(workers: Any) -> None:
     with pytest.raises(ValueError, match="workers"):
         LocalProcesses(workers)
@@ -281,3 +281,17 @@ def test_quiet_sweep_prints_nothing(capfd: pytest.CaptureFixture[str]) -> None:
 
 def test_in_process_executor_is_an_executor() -> None:
     assert isinstance(InProcess(), Executor) and not InProcess().remote
+
+
+def test_workers_option_is_bounded(capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+
+    from dpbounds.sweep import add_sweep_arguments
+
+    parser = argparse.ArgumentParser(prog="x")
+    add_sweep_arguments(parser)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--workers", "1" + "0" * 300])
+    err = capsys.readouterr().err
+    assert "must be an integer in [1, 1024]" in err and "(301 characters)" in err
+    assert parser.parse_args(["--workers", "3"]).workers == 3

@@ -7,6 +7,7 @@ bit-exactness, and a crash injected into the atomic write.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -220,7 +221,12 @@ def test_store_files_are_plain_json_and_npz(tmp_path: Path) -> None:
                "seed": [1, 2]}, {"mean": 0.5, "trace": np.arange(4.0)})
     doc = json.loads((tmp_path / "cells" / "pkg.mod.fn" / f"{'a' * 32}.json").read_text())
     assert doc["params"] == {"eps": 1.0} and doc["values"] == {"mean": 0.5}
-    assert doc["arrays"] == {"trace": {"dtype": "<f8", "shape": [4]}}
+    # the checksums, recomputed here with hashlib and json alone (the recipe of FORMAT.md)
+    trace_sha = hashlib.sha256(b"<f8|[4]|C|" + np.arange(4.0).tobytes()).hexdigest()
+    assert doc["arrays"] == {"trace": {"dtype": "<f8", "shape": [4], "sha256": trace_sha}}
+    body = {k: v for k, v in doc.items() if k != "sha256"}
+    assert doc["sha256"] == hashlib.sha256(json.dumps(
+        body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
     with np.load(tmp_path / "cells" / "pkg.mod.fn" / f"{'a' * 32}.npz",
                  allow_pickle=False) as z:
         assert z["trace"].tolist() == [0.0, 1.0, 2.0, 3.0]

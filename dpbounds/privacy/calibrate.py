@@ -2,9 +2,12 @@ r"""Generic noise calibration: invert any accountant for the noise level at a ta
 
 :func:`calibrate` never overshoots: it brackets the noise parameter geometrically, then
 bisects on its logarithm and always returns the **upper** end of the bracket, whose ε was
-verified by the accountant to be at most the target. The accountant's ε must be non-increasing
-in the noise parameter (true for every mechanism here: more noise is post-processing-equivalent
-to less noise plus extra noise).
+verified by the accountant to be at most the target. Every noise it returns has been evaluated
+by the accountant (the closed form, the bracket's end, the round-up), so the ε it reports is at
+most the target whatever the accountant's shape; it is the *smallest* such noise (to ``rtol``)
+when the accountant's ε is non-increasing in the noise (true of the exact ε of every mechanism
+here: more noise is post-processing of less; a bound such as the without-replacement RDP need
+only be near-monotone, see :func:`~dpbounds.privacy.rdp.without_replacement_gaussian_rdp`).
 
 Examples
 --------
@@ -161,9 +164,11 @@ def calibrate_result(
             if lo < 1e-300:
                 return CalibrationResult(hi, eps(hi))
     hi = _shrink_bracket(eps, epsilon, lo, hi, rtol)
-    if round_up:
-        # hi >= the exact threshold, so hi (1 + rtol) is at least what any bracketing to rtol
-        # returns (its upper end is below threshold x (1 + rtol)); more noise: still verified
+    if round_up and eps(hi * (1.0 + rtol)) <= epsilon:
+        # hi (1 + rtol) is at least what any bracketing to rtol returns; it is kept only once
+        # verified: an accountant's epsilon need not fall with more noise (issue 19: a
+        # without-replacement RDP read 0.0890 at x1.0 and 0.0841 at x0.99), so an unverified
+        # round-up could read above the target; otherwise hi, verified, is returned
         hi = hi * (1.0 + rtol)
     return CalibrationResult(hi, eps(hi))
 
@@ -263,9 +268,11 @@ def calibrate(
         fast path: returned once the accountant verifies it (nudged up by a few ulps when
         round-off makes it overshoot), so closed forms and search give one route.
     round_up : bool
-        Return the searched noise times ``1 + rtol`` (still verified): never below the answer
-        of any other bracketing to ``rtol`` (e.g. the plain bisection this routine replaced),
-        at a cost of at most ``rtol`` relative noise.
+        Return the searched noise times ``1 + rtol`` when the accountant verifies it: never
+        below the answer of any other bracketing to ``rtol`` (e.g. the plain bisection this
+        routine replaced), at a cost of at most ``rtol`` relative noise. Where it does not
+        verify (an accountant whose ε is not monotone in the noise), the searched noise,
+        verified, is returned: the ε returned is never above the target.
 
     Returns
     -------

@@ -196,8 +196,10 @@ def split_budget(epsilon: float, steps: int | None = None, weights: Any = None) 
 
     Either ``steps`` equal shares :math:`\epsilon/T` (at most ``MAX_SPLIT_STEPS`` = 10^8: the
     result is an array of ``steps`` floats), or shares proportional to positive ``weights``
-    (e.g. Kuru et al.'s cube-root allocation, Prop. 4.2). The shares are shrunk until their
-    float sum does not exceed ``epsilon``.
+    (a non-empty 1-d array of at most ``MAX_SPLIT_STEPS`` entries, e.g. Kuru et al.'s
+    cube-root allocation, Prop. 4.2). The shares are shrunk until their float sum does not
+    exceed ``epsilon``; every share is positive, or ``ValueError`` says which weight is too
+    small for its share to be a float (weights spanning more than ~1e300).
     """
     epsilon = check_positive("epsilon", epsilon)
     if weights is None:
@@ -206,13 +208,26 @@ def split_budget(epsilon: float, steps: int | None = None, weights: Any = None) 
         steps = check_int("steps", steps, minimum=1, maximum=MAX_SPLIT_STEPS)
         w = np.ones(steps)
     else:
-        w = np.atleast_1d(check_positive("weights", weights)).astype(float)
-        if steps is not None and check_int("steps", steps) != w.size:
+        w = np.asarray(check_positive("weights", weights), dtype=float)
+        if w.ndim > 1 or w.size == 0 or w.size > MAX_SPLIT_STEPS:
+            raise ValueError(f"weights must be a non-empty 1-d array of at most "
+                             f"{MAX_SPLIT_STEPS:.0e} positive numbers, got shape {w.shape}")
+        w = np.atleast_1d(w)
+        if steps is not None and check_int("steps", steps, maximum=MAX_SPLIT_STEPS) != w.size:
             raise ValueError(f"steps must equal len(weights)={w.size}, got {steps}")
+    given = w
+    w = w / np.max(w)  # in (0, 1]: the sum below cannot overflow (1e308 + 1e308 did)
     shares = epsilon * (w / np.sum(w))
-    # rounding guard: shrink until the float sum is <= epsilon
+    if not np.all(shares > 0):
+        i = int(np.argmin(shares))
+        raise ValueError(f"weights[{i}]={given[i]:.3g} is too small against the "
+                         f"largest weight for its share of epsilon={epsilon:.3g} to be a "
+                         f"positive float; weights must span less than ~1e300")
+    # rounding guard: shrink until the float sum is <= epsilon (steps of 1, 2, 4, ... ulps)
+    shrink = 2.0**-52
     while np.sum(shares) > epsilon:
-        shares = shares * (1.0 - 2.0**-52)
+        shares = shares * (1.0 - shrink)
+        shrink *= 2.0
     return shares
 
 

@@ -138,6 +138,7 @@ def convert_sensitivity(
     source = Neighbouring.coerce(source, "source")
     target = Neighbouring.coerce(target, "target")
     sensitivity = check_nonnegative("sensitivity", sensitivity)
+    per_example_sum = check_flag("per_example_sum", per_example_sum)  # "yes" is not True
     if source is target:
         return sensitivity
     if source is Neighbouring.ADD_REMOVE:

@@ -34,6 +34,7 @@ import numpy as np
 from dpbounds._validation import (
     MAX_COUNT,
     check_choice,
+    check_finite,
     check_int,
     check_nonnegative,
     check_positive,
@@ -107,8 +108,8 @@ def compose(a: int, b: int) -> list[tuple[int, int]]:
     :math:`|\mathrm{COMPOSE}(a,b)| \le 2\lfloor\log_2(b-a+1)\rfloor + 1` (DERIVED, checked in
     tests by brute force).
     """
-    a = check_int("a", a, minimum=1)
-    b = check_int("b", b, minimum=a)
+    a = check_int("a", a, minimum=1, maximum=MAX_COUNT)
+    b = check_int("b", b, minimum=a, maximum=MAX_COUNT)
     out = []
     while a <= b:
         start = a - 1
@@ -126,7 +127,7 @@ def nodes_ending_at(t: int) -> list[tuple[int, int]]:
 
     They are :math:`[t-2^j+1, t]` for :math:`2^j \mid t`, from the leaf up.
     """
-    t = check_int("t", t, minimum=1)
+    t = check_int("t", t, minimum=1, maximum=MAX_COUNT)
     out = []
     j = 0
     while t % (1 << j) == 0:
@@ -252,8 +253,8 @@ def momentum_node_sensitivity(
     per-node analysis does not hold under add/remove (``ValueError``).
     """
     G = check_nonnegative("lipschitz", lipschitz)
-    alpha = float(alpha)
-    if not (0.0 < alpha <= 1.0) or not math.isfinite(alpha):
+    alpha = check_finite("alpha", alpha)  # a number (not True, not a list), then its range
+    if np.ndim(alpha) != 0 or not 0.0 < alpha <= 1.0:
         raise ValueError(f"alpha must lie in (0, 1], got {alpha!r}")
     n = check_int("n", n, minimum=1, maximum=MAX_COUNT)
     from dpbounds.privacy.mechanisms import Neighbouring

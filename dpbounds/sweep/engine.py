@@ -250,6 +250,20 @@ def run_sweep(cells: Iterable[Cell], *, store: ResultStore | str | os.PathLike[s
         if tasks and not executor.started:
             executor.start()
         _execute(plan, tasks, executor, store, bar)
+    except _ExecutorLost as lost:  # e.g. the Dask scheduler went away: the sweep's own error
+        bar.close()
+        if executor.started:
+            try:
+                executor.abort()
+            except Exception:  # noqa: BLE001 - it is gone already; the error below says so
+                pass
+        finished = len(plan.records) - reused
+        raise SweepError(
+            f"the executor {executor!r} failed ({_one_line(lost.cause)}); {finished} of "
+            f"{len(plan.first)} cells finished"
+            f"{' and were kept in the store' if store is not None else ''}, {reused} were "
+            f"reused, {len(plan.first) - len(plan.records)} did not finish; rerun to compute "
+            f"them", plan.failures) from lost.cause
     except BaseException:  # Ctrl-C, a full disk: drop the cells in flight, do not wait for them
         bar.close()
         if executor.started:
@@ -301,9 +315,10 @@ class _Plan:
 
     def reuse(self, store: ResultStore) -> None:
         for k in self.first:
-            meta = store.meta(self.names[k], k)
-            if meta is not None:
-                self.records[k] = store.load(meta)
+            # a damaged or mismatched cell reads as None (the store logs it): recomputed
+            found = store.read(self.names[k], k)
+            if found is not None:
+                meta, self.records[k] = found
                 self.infos[k] = CellInfo(k, self.names[k], True, float(meta.get("seconds", 0.0)),
                                          str(meta.get("worker", "")))
 
@@ -347,19 +362,42 @@ class _Plan:
         return True
 
 
+class _ExecutorLost(Exception):
+    """The executor itself failed (not a cell): e.g. the Dask scheduler went away."""
+
+    def __init__(self, cause: Exception) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    text = text if len(text) <= 200 else text[:197] + "..."
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
 def _execute(plan: _Plan, tasks: list[list[str]], executor: Executor,
              store: ResultStore | None, bar: Progress) -> None:
     """Keep ``executor.slots`` tasks in flight; store each cell as it arrives; after a failure
-    start nothing new but collect what is in flight."""
+    start nothing new but collect what is in flight. An error of the executor's own ``submit``
+    or ``wait`` (not of a cell) ends the loop as :class:`_ExecutorLost`."""
     inflight: dict[Any, list[str]] = {}
     queue = list(reversed(tasks))
     while queue or inflight:
         while queue and not plan.failures and len(inflight) < executor.slots:
             ks = queue.pop()
-            inflight[executor.submit(_run_task, plan.task(ks, executor.remote))] = ks
+            task = plan.task(ks, executor.remote)
+            try:
+                inflight[executor.submit(_run_task, task)] = ks
+            except Exception as exc:
+                raise _ExecutorLost(exc) from exc
         if not inflight:
             break
-        for h in executor.wait(inflight):
+        try:
+            done = executor.wait(inflight)
+        except Exception as exc:  # distributed.wait raises once futures are cancelled
+            raise _ExecutorLost(exc) from exc
+        for h in done:
             ks = inflight.pop(h)
             try:
                 out: _Outcome = h.result()

@@ -51,11 +51,20 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+#: Most worker processes an executor starts: each is a Python process of ~100 MB, so 1024
+#: already needs ~100 GB; a larger count is a typo, not a machine.
+MAX_WORKERS = 1024
+
+
 def _check_workers(workers: int | None) -> int:
     if workers is None:
         return default_workers()
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be an int >= 1, got {workers!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or not (
+            1 <= workers <= MAX_WORKERS):
+        shown = f"{workers:.2e}" if isinstance(workers, int) and workers > 10**15 else \
+            repr(workers)
+        raise ValueError(f"workers must be an int in [1, {MAX_WORKERS}] (each is a process of "
+                         f"~100 MB), got {shown}")
     return workers
 
 
@@ -222,6 +231,7 @@ class DaskDistributed(Executor):
         self.timeout = timeout
         self._client: Any = None
         self._cluster: Any = None
+        self._client_log_level: int | None = None
 
     def __repr__(self) -> str:
         where = self.scheduler or f"LocalCluster(workers={self.workers})"
@@ -248,19 +258,29 @@ class DaskDistributed(Executor):
                                  f"{self.scheduler}: {exc}") from exc
         threads = sum(self._client.nthreads().values())
         self.slots = max(2, 2 * threads)
+        # a lost scheduler is logged by the client as a 40-line traceback; the sweep reports it
+        # in one line (SweepError with the cells kept), so the client's log is quiet meanwhile
+        client_log = logging.getLogger("distributed.client")
+        self._client_log_level = client_log.level
+        client_log.setLevel(logging.CRITICAL)
         super().start()
         return self
 
     def close(self) -> None:
         # closing the client releases its tasks (the scheduler drops work nobody wants);
         # closing the LocalCluster stops its workers: this is also the abort
-        if self._client is not None:
-            self._client.close()
-            self._client = None
-        if self._cluster is not None:
-            self._cluster.close()
-            self._cluster = None
-        super().close()
+        try:
+            if self._client is not None:
+                client, self._client = self._client, None
+                client.close()
+            if self._cluster is not None:
+                cluster, self._cluster = self._cluster, None
+                cluster.close()
+        finally:
+            if self._client_log_level is not None:
+                logging.getLogger("distributed.client").setLevel(self._client_log_level)
+                self._client_log_level = None
+            super().close()
 
     def submit(self, fn: Callable[[Any], Any], arg: Any) -> Any:
         assert self._client is not None, "start() the executor first"

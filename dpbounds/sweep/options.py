@@ -24,6 +24,7 @@ from typing import Any
 from dpbounds.sweep.cells import Cell
 from dpbounds.sweep.engine import SweepResult, run_sweep
 from dpbounds.sweep.executors import (
+    MAX_WORKERS,
     DaskDistributed,
     Executor,
     InProcess,
@@ -40,8 +41,10 @@ def _positive_int(text: str) -> int:
         value = int(text)
     except ValueError:
         value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
+    if not 1 <= value <= MAX_WORKERS:
+        shown = text if len(text) <= 20 else f"{text[:8]}... ({len(text)} characters)"
+        raise argparse.ArgumentTypeError(f"must be an integer in [1, {MAX_WORKERS}], got "
+                                         f"{shown!r}")
     return value
 
 

@@ -9,9 +9,19 @@ This is the only module of :mod:`dpbounds.sweep` that touches the file system. L
 
 Each JSON file holds ``format``, ``key``, ``function``, ``params``, ``trials``, ``seed``,
 ``version`` (of dpbounds), ``code`` (the code fingerprint), ``values`` (the record's JSON
-values), ``arrays`` (name -> dtype and shape of what the NPZ holds), ``seconds`` (compute time),
-``worker`` and ``finished`` (UTC, ISO 8601). The NPZ is a plain ``numpy.savez`` archive,
-read with ``numpy.load(path, allow_pickle=False)``.
+values), ``arrays`` (name -> dtype, shape and SHA-256 of what the NPZ holds), ``seconds``
+(compute time), ``worker``, ``finished`` (UTC, ISO 8601) and ``sha256``, the SHA-256 of the
+document without it (keys sorted, compact separators). The NPZ is a plain ``numpy.savez``
+archive, read with ``numpy.load(path, allow_pickle=False)``.
+
+**A store that cannot lie.** A cell is read back only if its JSON parses, is of this format,
+matches its ``sha256``, names the key and function it is stored under, and every NPZ member
+matches its SHA-256 (over dtype, shape, memory order and bytes). Otherwise it is treated as
+missing, with a one-line warning (logger ``dpbounds.sweep``) naming the file: truncated,
+emptied, overwritten or bit-flipped files, another cell's JSON or NPZ copied under a key, and
+cells written by an older dpbounds (format ``dpbounds.sweep.cell/1``, no checksums: they are
+recomputed, not migrated, since nothing in them can be verified). A sweep then recomputes the
+cell and overwrites the file.
 
 **Atomic and resumable.** Every file is written to a temporary name in the same folder, flushed
 to disk and renamed over its final name (:func:`os.replace`); the NPZ is written before the JSON,
@@ -32,12 +42,15 @@ files into a table (see :meth:`ResultStore.table` and ``docs/sweeps.md``).
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
+import logging
 import math
 import os
 import time
 import uuid
 import zipfile
+import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -46,10 +59,15 @@ import numpy as np
 
 from dpbounds.sweep.cells import canonical
 
-__all__ = ["FORMAT", "ResultStore", "normalise_record", "split_record"]
+__all__ = ["FORMAT", "DamagedCell", "ResultStore", "normalise_record", "split_record"]
 
-#: Format tag written into every cell file.
-FORMAT = "dpbounds.sweep.cell/1"
+#: Format tag written into every cell file (/2: with checksums; /1 had none).
+FORMAT = "dpbounds.sweep.cell/2"
+
+_LOG = logging.getLogger("dpbounds.sweep")
+
+# what reading a damaged NPZ can raise (zipfile, zlib and numpy's format reader)
+_NPZ_ERRORS = (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error)
 
 _TEMP_MAX_AGE_S = 3600.0  # a write takes milliseconds; older temporaries are from a kill
 
@@ -57,9 +75,11 @@ _FORMAT_MD = """# dpbounds sweep results store ({fmt})
 
 One finished cell = `cells/<module.function>/<key>.json` (+ `<key>.npz` when the record has
 arrays). The JSON holds `key`, `function`, `params`, `trials`, `seed`, `version` (dpbounds),
-`code` (source fingerprint), `values` (JSON outputs), `arrays` (name -> dtype, shape of the NPZ
-members), `seconds`, `worker`, `finished`. Files are written to a temporary name and renamed, the
-NPZ before the JSON: a cell is finished exactly when its JSON exists.
+`code` (source fingerprint), `values` (JSON outputs), `arrays` (name -> dtype, shape, sha256 of
+the NPZ members), `seconds`, `worker`, `finished`, and `sha256` (of the document without it,
+`json.dumps(doc, sort_keys=True, separators=(",", ":"))` in UTF-8). Files are written to a
+temporary name and renamed, the NPZ before the JSON: a cell is finished exactly when its JSON
+exists. dpbounds treats a cell whose checksums do not match as missing.
 
     import json, pathlib, numpy as np, pandas as pd
     files = sorted(pathlib.Path(STORE).glob("cells/*/*.json"))
@@ -119,6 +139,29 @@ def normalise_record(record: Mapping[str, Any]) -> dict[str, Any]:
     return {k: values[k] if k in values else arrays[k] for k in sorted(record)}
 
 
+class DamagedCell(ValueError):
+    """A cell file that cannot be trusted: ``path`` and ``reason`` say which and why."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path, self.reason = path, reason
+
+
+def _doc_digest(doc: Mapping[str, Any]) -> str:
+    """SHA-256 of a cell document without its ``sha256`` entry (keys sorted, compact)."""
+    body = {k: v for k, v in doc.items() if k != "sha256"}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _array_digest(a: np.ndarray) -> str:
+    """SHA-256 of an array's dtype, shape, memory order and bytes (what the NPZ keeps)."""
+    order = "F" if a.flags.f_contiguous and not a.flags.c_contiguous else "C"
+    h = hashlib.sha256(f"{a.dtype.str}|{list(a.shape)}|{order}|".encode())
+    h.update(a.tobytes(order="A"))
+    return h.hexdigest()
+
+
 def _atomic_write(path: Path, write: Any) -> None:
     """Write via ``write(fh)`` to a temporary file beside ``path``, fsync, rename over ``path``."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
@@ -169,30 +212,85 @@ class ResultStore:
         return self.path / "cells" / function.replace(":", ".") / f"{key}.json"
 
     def has(self, function: str, key: str) -> bool:
-        """Whether the cell ``key`` of ``function`` is finished."""
-        return self._json_path(function, key).is_file()
+        """Whether the cell ``key`` of ``function`` is finished (its JSON checks out)."""
+        return self.meta(function, key) is not None
 
     def meta(self, function: str, key: str) -> dict[str, Any] | None:
-        """The JSON metadata of a finished cell, or ``None``."""
-        p = self._json_path(function, key)
+        """The JSON metadata of a finished cell, or ``None`` (also for a damaged file, with a
+        one-line warning naming it)."""
         try:
-            return json.loads(p.read_text())
-        except FileNotFoundError:
+            return self._checked_meta(self._json_path(function, key), function, key)
+        except DamagedCell as exc:
+            _warn(exc)
             return None
 
     def get(self, function: str, key: str) -> dict[str, Any] | None:
-        """The record of a finished cell (values and arrays, as computed), or ``None``."""
-        meta = self.meta(function, key)
-        return None if meta is None else self.load(meta)
+        """The record of a finished cell (values and arrays, as computed), or ``None`` (also
+        for a damaged cell, with a one-line warning naming the file)."""
+        found = self.read(function, key)
+        return None if found is None else found[1]
+
+    def read(self, function: str, key: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """``(metadata, record)`` of a finished cell whose every checksum matches, else
+        ``None`` (a damaged cell is also logged, one line naming the file)."""
+        try:
+            meta = self._checked_meta(self._json_path(function, key), function, key)
+            return None if meta is None else (meta, self._checked_record(meta))
+        except DamagedCell as exc:
+            _warn(exc)
+            return None
 
     def load(self, meta: Mapping[str, Any]) -> dict[str, Any]:
-        """The record described by the metadata ``meta`` (from :meth:`entries`), names sorted."""
+        """The record described by the metadata ``meta`` (from :meth:`entries`), names sorted;
+        raises :class:`DamagedCell` if an array does not match its checksum."""
+        return self._checked_record(meta)
+
+    def _checked_meta(self, p: Path, function: str | None,
+                      key: str | None) -> dict[str, Any] | None:
+        """The verified document at ``p`` (``None`` if there is none); :class:`DamagedCell`
+        if it is unreadable, of another format, changed, or another cell's."""
+        try:
+            data = p.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise DamagedCell(p, f"unreadable ({exc.strerror or exc})") from None
+        try:
+            doc = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            what = "empty" if not data else f"not valid JSON ({type(exc).__name__})"
+            raise DamagedCell(p, f"{what}, {len(data)} bytes") from None
+        if not isinstance(doc, dict):
+            raise DamagedCell(p, "not a cell document (no JSON object)")
+        if doc.get("format") != FORMAT:
+            raise DamagedCell(p, f"format {doc.get('format')!r} is not {FORMAT!r} (written by "
+                                 f"an older dpbounds, without checksums)")
+        if doc.get("sha256") != _doc_digest(doc):
+            raise DamagedCell(p, "its content does not match its sha256 (changed after writing)")
+        if key is not None and (doc.get("key") != key or doc.get("function") != function):
+            raise DamagedCell(p, f"holds cell {doc.get('key')!r} of {doc.get('function')!r}, "
+                                 f"not {key!r} of {function!r}")
+        return doc
+
+    def _checked_record(self, meta: Mapping[str, Any]) -> dict[str, Any]:
         record = dict(meta.get("values", {}))
-        if meta.get("arrays"):
+        arrays = meta.get("arrays") or {}
+        if arrays:
             npz = self._json_path(meta["function"], meta["key"]).with_suffix(".npz")
-            with np.load(npz, allow_pickle=False) as z:
-                for name in meta["arrays"]:
-                    record[name] = z[name]
+            try:
+                with np.load(npz, allow_pickle=False) as z:
+                    for name, spec in arrays.items():
+                        a = z[name]
+                        if _array_digest(a) != spec.get("sha256"):
+                            raise DamagedCell(npz, f"member {name!r} does not match its "
+                                                   f"sha256 in {npz.with_suffix('.json').name}")
+                        record[name] = a
+            except DamagedCell:
+                raise
+            except _NPZ_ERRORS as exc:
+                raise DamagedCell(npz, f"unreadable NPZ ({type(exc).__name__}: "
+                                       f"{str(exc).splitlines()[0] if str(exc) else ''})"
+                                  ) from None
         return dict(sorted(record.items()))
 
     def put(self, meta: Mapping[str, Any], record: Mapping[str, Any]) -> None:
@@ -210,18 +308,31 @@ class ResultStore:
         if arrays:
             _atomic_write(target.with_suffix(".npz"), lambda fh: _write_npz(fh, arrays))
         doc = {"format": FORMAT, **meta, "values": values,
-               "arrays": {k: {"dtype": a.dtype.str, "shape": list(a.shape)}
-                          for k, a in arrays.items()},
+               "arrays": {k: {"dtype": a.dtype.str, "shape": list(a.shape),
+                              "sha256": _array_digest(a)} for k, a in arrays.items()},
                "finished": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")}
+        # the digest of the document as it reads back (tuples become lists, and so on)
+        doc["sha256"] = _doc_digest(json.loads(json.dumps(doc, allow_nan=True)))
         text = json.dumps(doc, indent=1, sort_keys=False, allow_nan=True)
         _atomic_write(target, lambda fh: fh.write(text.encode()))
 
     def entries(self, function: str | None = None) -> Iterator[dict[str, Any]]:
-        """The metadata of every finished cell (of one ``"module:function"`` if given)."""
+        """The metadata of every finished cell (of one ``"module:function"`` if given); a
+        damaged file is skipped with a one-line warning naming it."""
         folder = "*" if function is None else function.replace(":", ".")
         for p in sorted((self.path / "cells").glob(f"{folder}/*.json")):
             if not p.name.startswith("."):
-                yield json.loads(p.read_text())
+                try:
+                    meta = self._checked_meta(p, None, None)
+                    if meta is not None and (meta.get("key") != p.stem or str(
+                            meta.get("function", "")).replace(":", ".") != p.parent.name):
+                        raise DamagedCell(p, f"holds cell {meta.get('key')!r} of "
+                                             f"{meta.get('function')!r}, not {p.stem!r}")
+                except DamagedCell as exc:
+                    _warn(exc)
+                    continue
+                if meta is not None:
+                    yield meta
 
     def table(self, function: str | None = None) -> list[dict[str, Any]]:
         """One flat row per finished cell, for ``pandas.DataFrame(store.table())``.
@@ -253,3 +364,8 @@ class ResultStore:
             except FileNotFoundError:
                 pass
         return removed
+
+
+def _warn(exc: DamagedCell) -> None:
+    _LOG.warning("dpbounds sweep: ignoring the damaged cell file %s: %s; it counts as missing",
+                 exc.path, exc.reason)

@@ -245,3 +245,57 @@ def test_calibrate(family, eps, delta, name, count):
 def test_gaussian_inversions(sigma, delta, sens):
     _check(P.gaussian_epsilon, sigma, delta, sens)
     _check(P.classic_gaussian_epsilon, sigma, delta, sens)
+
+
+# --- issue 19, item 6: every public privacy function against malformed values ------------------
+_GOOD = {"epsilon": 1.0, "delta": 1e-5, "sensitivity": 1.0, "sigma": 2.0, "scale": 1.0, "n": 100,
+         "m": 10, "steps": 10, "count": 10, "rho": 0.1, "alpha": 0.5, "sampling_rate": 0.1,
+         "noise_multiplier": 1.0, "orders": [2.0, 4.0], "rdp": [0.1, 0.2],
+         "epsilons": [0.1, 0.2], "weights": [1.0, 2.0], "T": 10, "t": 3, "node_count": 4,
+         "epochs": 2, "lipschitz": 1.0, "a": 1, "b": 4, "source": "add_remove",
+         "target": "replace_one"}
+_MALFORMED = {"bool": True, "nan": math.nan, "inf": math.inf, "empty-list": [], "text": "yes",
+              "huge-int": 10**300, "negative": -1}
+
+
+def _public_calls():
+    import inspect
+
+    for name in sorted(P.__all__):
+        f = getattr(P, name)
+        if not inspect.isfunction(f):
+            continue
+        params = [p for p in inspect.signature(f).parameters.values()
+                  if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        required = [p.name for p in params if p.default is inspect.Parameter.empty]
+        if all(r in _GOOD for r in required):
+            yield name, f, {r: _GOOD[r] for r in required}, params
+
+
+@pytest.mark.parametrize("bad", sorted(_MALFORMED))
+def test_public_privacy_functions_refuse_or_stay_finite(bad):
+    import inspect
+
+    value = _MALFORMED[bad]
+    checked = 0
+    for name, f, base, params in _public_calls():
+        for p in params:
+            if p.default is not inspect.Parameter.empty and (
+                    p.name not in _GOOD and not isinstance(p.default, int | float)):
+                continue  # an option with a non-numeric default (a name, an enum)
+            flag = p.annotation in (bool, "bool")
+            kwargs = {**base, p.name: value}
+            with _deadline(10):
+                try:
+                    out = f(**kwargs)
+                except ValueError:
+                    checked += 1
+                    continue
+            # accepted: never a flag as a number, never NaN
+            assert not (bad == "bool" and not flag), f"{name}({p.name}=True) accepted"
+            assert bad != "empty-list" or np.size(out) > 0 or name == "basic_composition", \
+                f"{name}({p.name}=[]) returned an empty result"
+            numeric = np.asarray(out, dtype=object).ravel()
+            assert not any(isinstance(x, float) and math.isnan(x) for x in numeric), \
+                f"{name}({p.name}={bad}) returned NaN"
+    assert checked > 20  # the grid did reach the functions
