@@ -90,31 +90,56 @@ def _cached_plan(theorem: str, spec: VerifyProblem, point: tuple, trials: int
     return tuple(get_study(theorem).plan_point(pt, inst, trials).items())
 
 
+#: a probe run stops growing once it costs this much CPU (seconds); at most _PROBE_MAX probes
+_PROBE_SECONDS = 0.3
+_PROBE_MAX = 7
+
+
 def seconds_per_evaluation(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, float],
                            trials: int = 4) -> tuple[float, float]:
-    """Cost model ``seconds = a * steps + b * evaluations`` (CPU seconds; evaluations over all
-    trials), fitted to two probe runs of the study's algorithm at ``N = 32`` and ``N = 96``
-    (``T = 200`` and ``800`` for Yang et al.) with ``trials`` trials; ``(a, b)``, each
-    floored at ``1e-9``."""
+    """Cost model ``seconds = a * steps + b * evaluations`` (marginal CPU seconds; evaluations
+    over all trials) of the study's algorithm with ``trials`` trials; ``(a, b)``, each floored
+    at ``1e-9``.
+
+    Probe runs grow (``N = 32, 96, 288, ...``; ``T = 200, 800, 3200, ...`` for Yang et al.)
+    until one costs at least ``_PROBE_SECONDS`` of CPU, and ``c + a * steps + b * evaluations``
+    is fitted to them by non-negative least squares. The fixed cost ``c`` of a run
+    (calibration, compilation dispatch, traces) is left out of ``(a, b)``: fitted without it,
+    tiny probes charged it to their few steps and over-estimated a long compiled run by
+    three orders of magnitude (21.8 h estimated for a 3e7-step Algorithm 2 point that costs
+    minutes). The first probe runs twice and its first timing is dropped (a cold
+    compilation cache is not a per-step cost).
+    """
+    from scipy.optimize import nnls
+
     rows, secs = [], []
-    for n, t in ((32, 200), (96, 800)):  # small: BST14 runs n^2 steps
+    n, t = 32, 200  # small first: BST14 runs n^2 steps
+    for k in range(_PROBE_MAX):
         probe = dict(point, N=n)
         if "T" in probe:
             probe["T"] = t
         inst = spec.build(n, int(probe["d"]), seed=0)
         pl = study.plan_point(probe, inst, trials)
-        t0 = time.process_time()
-        study.run_point(probe, inst, trials, 0, None)
-        secs.append(time.process_time() - t0)
-        rows.append((float(pl["steps"]), float(pl["gradient_evaluations"])))
+        for _ in range(2 if k == 0 else 1):
+            t0 = time.process_time()
+            study.run_point(probe, inst, trials, 0, None)
+            dt = time.process_time() - t0
+        secs.append(dt)
+        rows.append((1.0, float(pl["steps"]), float(pl["gradient_evaluations"])))
+        if dt >= _PROBE_SECONDS and k >= 2:
+            break
+        if "T" in probe:
+            t *= 4
+        else:
+            n *= 3
     a_mat = np.array(rows)
-    try:
-        a, b = np.linalg.lstsq(a_mat, np.array(secs), rcond=None)[0]
-    except np.linalg.LinAlgError:  # pragma: no cover - degenerate probes
-        a, b = secs[-1] / rows[-1][0], 0.0
-    if a < 0 or b < 0:  # collinear probes: charge everything to one term
-        a, b = (secs[-1] / rows[-1][0], 0.0) if a >= b else (0.0, secs[-1] / rows[-1][1])
-    return max(float(a), 1e-9), max(float(b), 1e-9)
+    scale = a_mat.max(axis=0)  # columns of very different size: fit on a common scale
+    coef, _ = nnls(a_mat / scale, np.array(secs))
+    coef = coef / scale
+    a, b = float(coef[1]), float(coef[2])
+    if a <= 0 and b <= 0:  # pragma: no cover - all time in the fixed cost
+        a = secs[-1] / rows[-1][1]
+    return max(a, 1e-9), max(b, 1e-9)
 
 
 def _informative(p: Mapping[str, Any]) -> bool:

@@ -106,3 +106,41 @@ def test_path_grid_follows_the_headline_exponent() -> None:
     shb = get_study("strongly_convex.heavy_ball")
     assert plan_grid(shb, problem("quadratic"), "N", dict(shb.fixed), None, 4, path=True,
                      cost=(1e-9, 0.0)) is None
+
+
+def test_cost_model_predicts_a_longer_run_and_the_fit_without_fixed_cost_does_not():
+    """The planner's cost model against the measured CPU time of a run 5-50x longer than its
+    largest probe (the oracle is the measurement; a factor-4 window both ways, as CPU time on a
+    shared machine is noisy). Control: a fit without the fixed cost per run, on the two tiny
+    probes the planner used before, is off by more than 20x (it charged calibration and
+    dispatch to a few steps and estimated 21.8 h for a point that costs minutes)."""
+    import time
+
+    import numpy as np
+
+    from dpbounds.verify.regimes import seconds_per_evaluation
+
+    st = get_study("tran_cutkosky.alg1")
+    spec = problem("huber_well")
+    base = dict(N=1000, d=4, eps=8.0, delta=1e-6)
+    a, b = seconds_per_evaluation(st, spec, base, 4)
+    big = dict(base, N=6000)
+    inst = spec.build(6000, 4, seed=0)
+    pl = dry_plan(st, spec, big, 4)
+    t0 = time.process_time()
+    st.run_point(big, inst, 4, 0, None)
+    measured = time.process_time() - t0
+    predicted = a * pl["steps"] + b * pl["gradient_evaluations"]
+    assert measured / 4 <= predicted <= 4 * measured, (predicted, measured)
+    rows, secs = [], []
+    for n in (32, 96):
+        p = dict(base, N=n)
+        inst_n = spec.build(n, 4, seed=0)
+        q = dry_plan(st, spec, p, 4)
+        t0 = time.process_time()
+        st.run_point(p, inst_n, 4, 0, None)
+        secs.append(time.process_time() - t0)
+        rows.append((q["steps"], q["gradient_evaluations"]))
+    old = np.linalg.lstsq(np.array(rows, float), np.array(secs), rcond=None)[0]
+    old_pred = max(old[0], 0) * pl["steps"] + max(old[1], 0) * pl["gradient_evaluations"]
+    assert old_pred > 20 * measured, (old_pred, measured)
