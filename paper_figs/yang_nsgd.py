@@ -141,7 +141,8 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
         ax1.errorbar(Cs, sgd_m, [np.minimum(sgd_h, 0.999 * np.array(sgd_m)), sgd_h], fmt="s--",
                      color=f"C{j}", mfc="none", label=f"DP-SGD vs $C$, {mtag}")
     rr = np.geomspace(TAU0 * 1.05, 30, 100)
-    ax1.plot(rr, 2 * TAU0**2 / (rr - TAU0), "k-", lw=0.8, label=r"floor $2\tau_0^2/(r-\tau_0)$")
+    ax1.plot(rr, 2 * TAU0**2 / (rr - TAU0), "k-", lw=0.8,
+             label=r"upper-bound bias term $2\tau_0^2/(r-\tau_0)$")
     ax1.set_xscale("log")
     ax1.set_yscale("log")
     ax1.set_xlabel("$r$ (DP-NSGD) or $C$ (DP-SGD)")
@@ -173,7 +174,9 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
                     f"vs r and DP-SGD vs C, non-private (sigma = 0) and at epsilon = 2, "
                     f"delta = 1e-5: mean of {trials} runs, error bars 95% Student-t intervals "
                     f"of the mean ({trials - 1} dof); dotted: dpbounds' Theorem 3.2 shape; "
-                    f"black: the floor 2 tau0^2/(r - tau0). (b) exact expectations on a 1-d "
+                    f"black: the bias term 2 tau0^2/(r - tau0) of the upper bound (it does "
+                    f"not vanish as T grows; it is not a lower bound: runs may sit below "
+                    f"it). (b) exact expectations on a 1-d "
                     f"toy (replacement of App. A.1), no error bars. Headline rate VERBATIM "
                     f"(abstract) only; rig, theorem shapes, constants, step sizes and the toy "
                     f"are DERIVED by dpbounds.")

@@ -122,7 +122,7 @@ def test_kuru_fig3_default_is_the_paper_grid() -> None:
 
 
 def test_kuru_fig3_draws_figs_3_and_4(out_dir: Path) -> None:
-    assert (out_dir / "kuru_fig3.png").exists() and (out_dir / "kuru_fig3_fig4.png").exists()
+    assert (out_dir / "kuru_fig3.png").exists() and (out_dir / "kuru_fig4.png").exists()
     r = rows(out_dir / "kuru_fig3.csv")
     quick = kuru_fig3.config(quick=True)
     # every (m, c, method, T) cell, the -opt methods never beyond T
