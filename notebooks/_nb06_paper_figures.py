@@ -26,6 +26,7 @@ from PIL import Image as PILImage
 
 ROOT = Path.cwd().parent  # the notebook runs in notebooks/
 from paper_figs import SCRIPTS
+from paper_figs._common import figure_stems
 
 GALLERY = ROOT / "docs" / "gallery"
 CAPTIONS = json.loads((GALLERY / "captions.json").read_text()) if GALLERY.is_dir() else {}
@@ -43,8 +44,8 @@ def small_png(path, width=820):
 def show(name):
     \"\"\"The gallery figure(s) of script ``name`` with their captions; a --quick run where the
     gallery has none.\"\"\"
-    pngs = sorted(GALLERY.glob(f"{name}*.png")) if GALLERY.is_dir() else []
-    pngs = [p for p in pngs if p.stem == name or p.stem.startswith(name + "_")]
+    pngs = [p for stem in figure_stems(name) for p in sorted(GALLERY.glob(f"{stem}*.png"))
+            if p.stem == stem or p.stem.startswith(stem + "_")]
     if not pngs:
         import importlib
         out = Path(tempfile.mkdtemp(prefix="paper_figs_"))

@@ -58,20 +58,7 @@ warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm's text 
 sys.path.insert(0, str(Path.cwd().parent))  # the notebook runs in notebooks/
 from paper_figs._style import notebook as figure_style
 figure_style()  # the paper figures' fonts; 150-dpi inline PNGs
-try:
-    import ipywidgets as widgets
-except ImportError:  # minimal install or headless CI: the static figures stay
-    widgets = None
-
-
-def log_slider(value, low, high, step=0.05):
-    \"\"\"A log10-scale slider (built only when ipywidgets is installed).\"\"\"
-    return lambda w: w.FloatLogSlider(value=value, base=10, min=math.log10(low),
-                                      max=math.log10(high), step=step, continuous_update=False)
-
-
-def interact(draw, **controls):
-    \"\"\"Controls for ``draw`` where ipywidgets is installed; the figure above stays either way.
+""" + _WIDGETS + """
 
     A control is a factory ``f(widgets)``, a list (a dropdown) or ``(low, high, step)`` (a
     slider); its start value is ``draw``'s default. ``draw`` runs only when a control moves.
