@@ -138,7 +138,7 @@ def render_notebook(path: Path, out: Path, mathjax: Path) -> Path:
     for cell in nb["cells"]:
         source = "".join(cell["source"])
         if cell["cell_type"] == "markdown":
-            parts = publish_parts(source, parser=Parser(), writer_name="html5", settings_overrides={
+            parts = publish_parts(source, parser=Parser(), writer="html5", settings_overrides={
                 "myst_enable_extensions": ["dollarmath"], "math_output": "MathJax",
                 "doctitle_xform": False,
                 "report_level": 4, "embed_stylesheet": False})
@@ -183,25 +183,26 @@ def test_pages_render_in_chromium(sphinx_build: tuple[Path, str], tmp_path: Path
     SHOTS.mkdir(parents=True, exist_ok=True)
     for name, page in pages.items():
         shot = SHOTS / f"{name}.png"
-        run = chromium(page, tmp_path / f"profile_{name}", f"--screenshot={shot}",
-                       "--window-size=1280,1600")
+        problems, run = page_problems(page, tmp_path / f"profile_{name}",
+                                      f"--screenshot={shot}", "--window-size=1280,1600")
         assert shot.exists() and shot.stat().st_size > 10_000, (name, run.stderr[-2000:])
-        problems = page_problems(page, tmp_path / f"dom_{name}")
         assert problems == [], (name, problems)
     bad = tmp_path / "bad.html"  # negative control: raw TeX, a missing image, an error
     bad.write_text("<html><body><p>\\(x^2\\)</p><div class='math'>\\[y\\]</div>"
                    "<img src='missing.png'><script>console.error('boom')</script>"
                    "</body></html>", encoding="utf-8")
-    problems = page_problems(bad, tmp_path / "dom_bad")
+    problems, _ = page_problems(bad, tmp_path / "profile_bad")
     assert any("raw TeX" in p for p in problems), problems
     assert any("missing.png" in p for p in problems), problems
     assert any("boom" in p for p in problems), problems
 
 
-def page_problems(page: Path, profile: Path) -> list[str]:
-    """What is wrong with ``page`` once Chromium has run its scripts: raw TeX left in a math
-    element, images that did not load (console: failed loads), console errors."""
-    run = chromium(page, profile, "--dump-dom")
+def page_problems(page: Path, profile: Path,
+                  *args: str) -> tuple[list[str], subprocess.CompletedProcess]:
+    """What is wrong with ``page`` once Chromium has run its scripts (one run, with ``args``
+    such as a screenshot): raw TeX left in a math element, images whose file is missing,
+    console errors."""
+    run = chromium(page, profile, "--dump-dom", *args)
     dom = run.stdout
     problems = [f"console: {line[-300:]}" for line in console_errors(run.stderr)]
     untypeset = re.findall(r'<(?:span|div) class="math[^"]*"[^>]*>(?!\s*<mjx-container)'
@@ -213,7 +214,7 @@ def page_problems(page: Path, profile: Path) -> list[str]:
     for src in re.findall(r'<img[^>]+src="([^"]+)"', dom):
         if not src.startswith("data:") and not (page.parent / src.split("#")[0]).exists():
             problems.append(f"broken image: {src}")
-    return problems
+    return problems, run
 
 
 #: a reference to a file a reader of the docs cannot open (outside the package)
