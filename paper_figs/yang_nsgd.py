@@ -167,7 +167,8 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
     rows += [dict(method="toy", param="r/C", value=float(v), nsgd_inner=float(a),
                   sgd_inner=float(b)) for v, a, b in zip(grid[::20], toy_nsgd(grid[::20]),
                                                          toy_sgd(grid[::20]))]
-    fig.suptitle("Yang et al.: DP-NSGD vs DP-SGD, the r / C trade-off and the NSGD floor")
+    fig.suptitle("Yang et al.: DP-NSGD vs DP-SGD, the r / C trade-off and the upper "
+                 "bound's bias term")
     fig.tight_layout(rect=(0, 0, 1, 0.885), w_pad=1.0)
     run.save_figure(fig, f"Yang et al. (the seed lost the paper's figures; a DERIVED "
                     f"illustration of its headline claim). (a) min_t ||grad f(x_t)|| of DP-NSGD "
