@@ -237,3 +237,29 @@ def test_paper_pages_state_their_theorems() -> None:
                 assert f"$$\n{e.tuned.latex()}\n$$" in page, (paper.slug, e.name)
                 assert f"`{e.name}`" in page and f"**{e.tuned.provenance}**" in page
         assert not OUTSIDE.search(page), (paper.slug, OUTSIDE.search(page).group(0))
+
+
+def _duplicate_headings(changelog: str) -> list[str]:
+    """Release headings of ``changelog`` that repeat a kind (Added, Changed, ...)."""
+    out = []
+    for release in re.split(r"^## ", changelog, flags=re.M)[1:]:
+        kinds = re.findall(r"^### (\w+)", release, re.M)
+        out += [release.splitlines()[0] for k in set(kinds) if kinds.count(k) > 1]
+    return out
+
+
+def test_citation_and_changelog_agree() -> None:
+    """CITATION.cff's version and date are the changelog's latest release and the package's
+    version; every release has one heading of each kind (Keep a Changelog). Negative control:
+    a release with two "Added" headings is found."""
+    cff = (ROOT / "CITATION.cff").read_text(encoding="utf-8")
+    version = re.search(r"^version: (\S+)", cff, re.M).group(1)
+    date = re.search(r'^date-released: "?([0-9-]+)', cff, re.M).group(1)
+    log = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    releases = re.findall(r"^## \[(\d[^\]]*)\] - (\d{4}-\d\d-\d\d)$", log, re.M)
+    assert releases and releases[0] == (version, date), (releases[:1], version, date)
+    import dpbounds
+
+    assert dpbounds.__version__ == version
+    assert _duplicate_headings(log) == []
+    assert _duplicate_headings("## [1.0] - 2026-01-01\n### Added\n- a\n### Added\n- b\n")
