@@ -171,6 +171,8 @@ def test_pages_render_in_chromium(sphinx_build: tuple[Path, str], tmp_path: Path
     if CHROMIUM is None:
         pytest.skip("no chromium on PATH: .ci/run installs Debian's chromium with apt; "
                     "install it with `apt-get install chromium` to run this test")
+    pytest.importorskip("sphinx-mathjax-offline",
+                        reason="the docs extra's sphinx-mathjax-offline is not installed")
     html, _ = sphinx_build
     mathjax = html / "_static" / "mathjax" / "tex-chtml.js"
     assert mathjax.exists(), "MathJax is not bundled: install the docs extra " \
