@@ -186,28 +186,25 @@ def paper_markdown(paper: Paper, sources: dict) -> str:
         "<!-- generated from the Source metadata of dpbounds by docs/build_docs.py; "
         "do not edit -->",
         "",
-        f"**Citation:** {_md(citation)}. Theory sheet: `{paper.sheet}` "
-        "(the project's reading of the paper, outside the package).",
+        f"**Citation:** {_md(citation)}.",
         "",
         "Labels: **VERBATIM** copied from the paper; **RECONSTRUCTED** the formula is lost and "
         "the standard form its prose names was written down; **DERIVED** dpbounds' own "
         "derivation (constants, log factors, choices are ours, not the paper's). A registered "
         "bound carries the weakest label of its ingredients.",
         "",
-        "## Registered bounds",
+        "## Registered theorems",
+        "",
+        "Each registered bound as the library states it (the tuned form: the closed-form "
+        "hyper-parameter choices substituted where the theorem has them), its label, the "
+        "paper's result it implements, and how it is checked: `dpbounds verify` runs the "
+        "algorithm against the bound (docs: Verifying the bounds), `dpbounds audit` tests "
+        "the algorithm's privacy empirically.",
         "",
     ]
     entries = [e for e in registry.entries() if any(paper.cites(s) for s in e.tuned.sources)]
     if entries:
-        lines += ["| id (aliases) | label | paper result | algorithm | figure | test |",
-                  "|---|---|---|---|---|---|"]
-        for e in entries:
-            src = next(s for s in e.tuned.sources if paper.cites(s))
-            alias = f" ({', '.join(f'`{a}`' for a in e.aliases)})" if e.aliases else ""
-            cells = [f"`{e.name}`{alias}", f"**{e.tuned.provenance}**", _md(src.result),
-                     f"`{e.algorithm}`" if e.algorithm else "",
-                     f"`{e.figure}`" if e.figure else "", f"`{e.test}`" if e.test else ""]
-            lines.append("| " + " | ".join(cells) + " |")
+        lines += _theorem_sections(paper, entries)
     else:
         lines.append("No bound of the registry cites this paper; its results live in the "
                      "algorithms and privacy modules below.")
@@ -224,16 +221,65 @@ def paper_markdown(paper: Paper, sources: dict) -> str:
             f"{{py:obj}}`{w}`" + (f" (as a whole: {label})" if label and label != s.provenance
                                    else "") for w, label in where)
         lines.append(f"| {_md(s.result)} | **{s.provenance}** | {objects} | {_md(s.note)} |")
-    lines += ["", "## Figures, simulation studies and tests", ""]
-    found = [("figure script", _mentions("paper_figs", "*.py", paper)),
-             ("simulation study", _mentions("sims", "*.py", paper)),
-             ("test", _mentions("tests", "**/test_*.py", paper))]
-    lines += ["| kind | file | what it shows |", "|---|---|---|"]
-    for kind, files in found:
-        lines += [f"| {kind} | `{path}` | {_md(first)} |" for path, first in files]
-    lines += ["", "Run a figure with `python -m paper_figs --only NAME`, a study with "
-              "`python -m sims`; see the [figure gallery](../gallery.md)."]
+    lines += ["", "## Figures", ""]
+    scripts = [Path(path).stem for path, _ in _mentions("paper_figs", "*.py", paper)]
+    images = [png for name in scripts for png in _gallery_pngs(name)]
+    captions = _gallery_captions()
+    for png in images:
+        lines += ["```{figure} ../gallery/" + png.name, f":alt: {png.stem}", "",
+                  _md(captions.get(png.name, png.stem)), "```", ""]
+    if not images:
+        lines.append("No figure of this paper in the gallery yet.")
+    lines += ["", "Every figure with its full caption: the [figure gallery](../gallery.md)."]
     return "\n".join(lines) + "\n"
+
+
+def _theorem_sections(paper: Paper, entries: list) -> list[str]:
+    """One subsection per registered theorem: the statement as display math, label, result,
+    algorithm, verify and audit status."""
+    from dpbounds.audit import AUDITS
+    from dpbounds.verify import STUDIES
+
+    audited = {spec.function.__module__ + "." + spec.function.__name__: name
+               for name, spec in AUDITS.items()}
+    out: list[str] = []
+    for e in entries:
+        src = next(s for s in e.tuned.sources if paper.cites(s))
+        alias = f" (aliases {', '.join(f'`{a}`' for a in e.aliases)})" if e.aliases else ""
+        out += [f"### {_md(e.title)}", "", f"`{e.name}`{alias}: **{e.tuned.provenance}**, "
+                f"{_md(src.result)}.", "", "$$", e.tuned.latex(), "$$", ""]
+        algo = audited.get(_resolve(e.algorithm)) if e.algorithm else None
+        verify = (f"`dpbounds verify {e.name}` (a scaling study with verdicts that can fail)"
+                  if e.name in STUDIES else "no scaling study")
+        audit = (f"`dpbounds audit {algo}`" if algo else
+                 "no privacy audit of its algorithm") if e.algorithm else "no algorithm"
+        out += [f"- algorithm: {{py:obj}}`{e.algorithm}`" if e.algorithm else
+                "- algorithm: none (a computed bound)",
+                f"- verify: {verify}", f"- audit: {audit}", ""]
+    return out
+
+
+def _resolve(name: str) -> str:
+    """``module.function`` where the object ``name`` (as exported) is defined."""
+    module, _, attr = name.rpartition(".")
+    try:
+        obj = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError):
+        return name
+    return f"{obj.__module__}.{obj.__name__}"
+
+
+def _gallery_pngs(script: str) -> list[Path]:
+    """The gallery PNGs of figure script ``script`` (its name, and Fig. 4 of kuru_fig3)."""
+    stems = (script, *{"kuru_fig3": ("kuru_fig4",)}.get(script, ()))
+    folder = HERE / "gallery"
+    return [p for stem in stems for p in sorted(folder.glob(f"{stem}*.png"))
+            if p.stem == stem or p.stem.startswith(stem + "_")]
+
+
+def _gallery_captions() -> dict[str, str]:
+    path = HERE / "gallery" / "captions.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
 def papers_index_markdown(sources: dict) -> str:

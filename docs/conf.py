@@ -14,6 +14,7 @@ gallery) are written by ``docs/build_docs.py`` before the build starts, so they 
 
 from __future__ import annotations
 
+import importlib
 import sys
 from pathlib import Path
 
@@ -41,6 +42,11 @@ extensions = [
     "sphinx.ext.viewcode",
     "myst_parser",
 ]
+try:  # MathJax 3 shipped with the docs extra and copied into _static: math renders offline
+    importlib.import_module("sphinx-mathjax-offline")
+    extensions.append("sphinx-mathjax-offline")
+except ImportError:  # without it Sphinx loads MathJax from its CDN (online only)
+    pass
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from _nbcommon import SETUP
+from _nbcommon import STYLED_SETUP
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
 CELLS = [
@@ -15,7 +15,7 @@ the returned noise was verified by the accountant to give at most the target $\\
 The neighbouring relation is explicit (Poisson sampling ↔ add/remove; sampling without
 replacement ↔ replace-one). Google's `dp_accounting` (a core dependency) is the independent
 check."""),
-    new_code_cell(SETUP + """
+    new_code_cell(STYLED_SETUP + """
 from dpbounds.privacy.calibrate import calibrate, epsilon_of
 from dpbounds.privacy.mechanisms import GaussianMechanism, SubsampledGaussianMechanism
 try:
@@ -49,7 +49,7 @@ def draw(q=0.01, T=1000, delta=1e-5, target=1.0):
     T = int(round(T))
     sig_sub = np.geomspace(0.5, 5.0, 10)
     sig_full = np.geomspace(2.0, 200.0, 10)
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(6.9, 2.9), layout="constrained")
     curves = {}
     for acc, style in (("rdp", "C0-"), ("pld", "C1-")):
         curves[acc] = [epsilon_of(SubsampledGaussianMechanism(s, q), delta, accountant=acc,
@@ -67,13 +67,14 @@ def draw(q=0.01, T=1000, delta=1e-5, target=1.0):
         ax1.loglog(few, [dpa_epsilon(s, q, T, delta, "pld") for s in few], "C1s", mfc="none",
                    label="dp_accounting PLD")
     for ax, title in ((ax1, f"DP-SGD: q = {q:.3g}, T = {T}"), (ax2, f"full batch: q = 1, T = {T}")):
-        ax.axhline(target, color="0.4", ls=":", lw=1)
-        ax.set(xlabel="noise multiplier σ", ylabel=f"ε at δ = {delta:.0e}", title=title)
+        ax.axhline(target, color="0.4", ls=":", lw=1, label=f"target ε = {target:g}")
+        ax.set(xlabel="noise multiplier σ (std / sensitivity)", ylabel=f"privacy loss ε at δ = {delta:.0e}",
+               title=title)
         ax.set_xticks([t for t in (0.5, 1, 2, 5, 10, 20, 50, 100, 200)
                        if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]])
         ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda x, _: f"{x:g}"))
         ax.xaxis.set_minor_formatter(plt.NullFormatter())  # the log minor labels overlap
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=7)
     plt.show()
     return curves
 

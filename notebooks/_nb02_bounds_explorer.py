@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from _nbcommon import SETUP
+from _nbcommon import STYLED_SETUP
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
 CELLS = [
@@ -14,10 +14,12 @@ command line `dpbounds bound --list`): a sympy expression with its assumptions, 
 hyper-parameter choices and citations (with provenance labels), or a numeric bound (a recursion,
 a horizon search, an LMI) where no closed form exists. For Tran & Cutkosky and Yang et al.
 **only the exponents are the papers'**; every constant is DERIVED by dpbounds."""),
-    new_code_cell(SETUP + """
-from IPython.display import Math, display
+    new_code_cell(STYLED_SETUP + """
+from functools import lru_cache
+from IPython.display import Math
 from dpbounds.bounds import registry
-from dpbounds.bounds.compare import compare, crossover
+from dpbounds.bounds.compare import compare
+from dpbounds.bounds.nonconvex.generalized_smoothness import _fitted_c2
 from dpbounds.bounds.problem import DEFAULT_PROBLEM
 from dpbounds.bounds.theorem import Bound
 for e in registry.entries():
@@ -26,27 +28,41 @@ for e in registry.entries():
 ## One theorem over $d$, $N$ and $\\varepsilon$
 
 For the chosen theorem (tuned: the closed-form hyper-parameter choices substituted) each panel
-varies one of $d$, $N$, $\\varepsilon$ with the other two held at the slider values (marked by
+varies one of $d$, $N$, $\\varepsilon$ with the other two held at the control values (marked by
 the vertical line), on log-log axes:
 
-* **black**: the bound; **coloured dashed**: its additive terms (symbolic bounds only);
-* **grey**: the other registered bounds of the same problem class (not the heavy-ball LMI
-  bound, which solves SDPs at every point: choose it in the dropdown to see it); a **red dot** marks where one
-  of them crosses the chosen bound (`dpbounds.bounds.compare.crossover`, Brent-refined; for
-  numeric bounds the sign change on the grid);
-* **red shading**: the vacuous region, bound $\\geq$ the trivial bound ($G$ for
-  $\\lVert\\nabla F\\rVert$, $G\\cdot\\mathrm{diam}$ for the excess risk, $R=F(x_0)-F^*$ in the
-  strongly convex case); **grey shading**: a stated assumption fails (e.g. fewer than one
-  epoch).
+* **black**: the bound; **coloured dashed**: its additive terms (symbolic bounds only), each
+  named by its number in the theorem, its leading constant and its scaling in $d, N,
+  \\varepsilon$;
+* **grey**: the other registered bounds of the same problem class; a **red circle** marks
+  where one of them crosses the chosen bound *below the trivial bound* (the sign change on the
+  grid, interpolated in log-log; crossings in the vacuous region say nothing and are not marked;
+  `dpbounds.bounds.compare.crossover` refines them with Brent's method);
+* **red shading**: the vacuous region, bound $\\geq$ the trivial bound, the value doing nothing
+  attains (dotted red line: $G$ for $\\lVert\\nabla F\\rVert$, $G\\cdot\\mathrm{diam}$ for the
+  excess risk, $R=F(x_0)-F^*$ in the strongly convex case); **grey shading**: a stated
+  assumption fails (e.g. fewer than one epoch).
 
 Strongly convex bounds also need $\\mu$ and the sensitivity $S_1$ (below: $\\mu=0.05$, $S_1=1$,
-$T\\le 300$); numeric bounds are evaluated point by point on a coarser grid."""),
+$T\\le 300$); numeric bounds are evaluated at 25 points per panel. The defaults ($d=100$,
+$N=10^8$, $\\varepsilon=1$) sit where the default theorem is informative (bound $\\approx 0.28
+< G = 1$).
+
+**Speed.** A redraw costs well under 2 s of CPU: every curve is vectorised (one NumPy call per
+curve), the terms are compiled once per theorem and each panel's curves are cached, so moving
+one control recomputes only the two panels it changes. The heavy-ball LMI bound
+(`strongly_convex.heavy_ball_lmi`, Kuru et al. Prop. 3.4) solves an SDP at every point (about
+a second each) and is left out of the dropdown and of the grey peers: notebook 03 maps it, and
+`draw("strongly_convex.heavy_ball_lmi")` draws it on an 8-point grid (about a minute)."""),
     new_code_cell("""\
 EXTRA = {"strongly_convex": dict(mu=0.05, S1=1.0, max_horizon=300),
          "quadratic": dict(mu=0.05, S1=1.0, max_horizon=300),
          "convex": dict(mu=0.05)}  # mu: output perturbation's regularisation
-SLOW = {"strongly_convex.heavy_ball_lmi"}
+SLOW = {"strongly_convex.heavy_ball_lmi"}  # an SDP per point: not a live control
+LIVE = [n for n in registry.names() if n not in SLOW]
 RANGES = {"d": (1.0, 1e6), "N": (1e2, 1e12), "eps": (1e-2, 10.0)}
+TEX = {"d": "d", "N": "N", "eps": "\\\\varepsilon"}
+LABEL = {"d": "dimension $d$", "N": "dataset size $N$", "eps": "privacy budget $\\\\varepsilon$"}
 
 
 def problem_for(entry, **values):
@@ -63,9 +79,9 @@ def trivial_bound(entry, p):
 
 
 def along(fn, p, var, grid, coarse=10):
-    \"\"\"fn(problem) along var: vectorised where the theorem's inputs broadcast; otherwise at
-    ``coarse`` points, interpolated in log-log (e.g. Yang et al.'s c2, fitted by the RDP
-    accountant at each eps). NaN where the bound does not apply.\"\"\"
+    \"\"\"fn(problem) along var: one vectorised call where the theorem's inputs broadcast;
+    otherwise at ``coarse`` points, interpolated in log-log (e.g. Yang et al.'s c2, fitted by
+    the RDP accountant at each eps). NaN where the bound does not apply.\"\"\"
     try:
         return np.broadcast_to(np.asarray(fn(dict(p, **{var: grid})), dtype=float), grid.shape)
     except (TypeError, ValueError):
@@ -77,32 +93,75 @@ def along(fn, p, var, grid, coarse=10):
             out.append(float(fn(dict(p, **{var: x}))))
         except ValueError:
             out.append(math.nan)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):
         logv = np.interp(np.log(grid), np.log(grid[idx]), np.log(out))
     return np.exp(logv)
 
 
-def values(entry, p, var, grid):
-    \"\"\"The tuned bound along var (NaN where an assumption fails).\"\"\"
-    if entry.numeric:
-        return along(lambda q: entry.value(problem_for(entry, **q)), p, var, grid)
-    return along(lambda q: entry.value(q, invalid="nan"), p, var, grid)
+def grid_for(entry, var, delta):
+    lo, hi = RANGES[var]
+    if var == "eps":
+        hi = min(hi, 0.99 * math.log(1 / delta))
+    n = 8 if entry.name in SLOW else 25 if entry.numeric else 40 if var == "eps" else 120
+    grid = np.geomspace(lo, hi, n)  # 40 eps points: one c2 fit each for the non-convex bounds
+    if entry.problem_class in ("strongly_convex", "quadratic") and var != "eps":
+        grid = np.unique(np.round(grid))
+    return grid
 
 
-def terms(entry, p, var, grid):
-    \"\"\"The additive terms of a symbolic bound along var (empty for numeric / one term).\"\"\"
+@lru_cache(maxsize=None)
+def term_bounds(name):
+    \"\"\"(label, Bound) per additive term of a symbolic bound, built once per theorem (the
+    sympy work: exponents, lambdify); empty for numeric or one-term bounds.\"\"\"
+    entry = registry.get(name)
     if entry.numeric or len(entry.tuned.terms()) < 2:
-        return []
+        return ()
     out = []
-    for t in entry.tuned.terms():
-        b = Bound(name="term", quantity="term", expr=t, sources=entry.tuned.sources)
-        try:  # name a term by its leading-order scaling (the sympy text is unreadable)
-            label = f"term ~ {b.exponents(('d', 'N', 'eps'))}"
-        except Exception:
-            label = str(t)[:40]
-        out.append((label, along(lambda q: b.evaluate(ignore_extra=True, invalid="nan",
-                                                      **entry.params(q)), p, var, grid)))
-    return out
+    for i, t in enumerate(entry.tuned.terms(), 1):
+        b = Bound(name=f"term{i}", quantity="term", expr=t, sources=entry.tuned.sources)
+        coeff = t.as_coeff_Mul()[0]
+        try:  # the leading-order scaling; several terms share it, so number and constant too
+            powers = b.exponents(("d", "N", "eps")).powers
+            scaling = "\\\\,".join(TEX[k] if q == 1 else f"{TEX[k]}^{{{q}}}"
+                                    for k, q in powers.items() if q != 0) or "1"
+        except Exception:  # a term sympy cannot take the limit of: the number identifies it
+            scaling = "?"
+        out.append((f"term {i} (constant {float(coeff):.3g}): $\\\\propto {scaling}$", b))
+    return tuple(out)
+
+
+@lru_cache(maxsize=None)
+def c2_at(eps, delta):
+    \"\"\"Yang et al.'s Lemma 3.1 constant, the registry's own RDP fit (about 0.1-0.5 s per
+    eps), kept for every eps seen (the registry keeps 64, fewer than one eps panel).\"\"\"
+    return _fitted_c2(eps, delta)
+
+
+def with_c2(entry, p, var, grid):
+    \"\"\"``p`` with c2 given (as an array along an eps panel): the non-convex bounds read it
+    from the problem when it is there, instead of refitting it on every call.\"\"\"
+    if entry.problem_class != "nonconvex":
+        return p
+    eps = grid if var == "eps" else np.array([p["eps"]])
+    c2 = np.array([c2_at(float(e), float(p["delta"])) for e in eps])
+    return dict(p, c2=c2 if var == "eps" else float(c2[0]))
+
+
+@lru_cache(maxsize=512)
+def curves(name, var, items):
+    \"\"\"The grid, the tuned bound and its terms along var at problem ``dict(items)``
+    (cached: moving one control leaves the panel over that variable unchanged).\"\"\"
+    entry, p = registry.get(name), dict(items)
+    grid = grid_for(entry, var, p["delta"])
+    p = with_c2(entry, p, var, grid)
+    if entry.numeric:
+        bound = along(lambda q: entry.value(problem_for(entry, **q)), p, var, grid)
+    else:
+        bound = along(lambda q: entry.value(q, invalid="nan"), p, var, grid)
+    parts = [(label, along(lambda q: b.evaluate(ignore_extra=True, invalid="nan",
+                                                **entry.params(q)), p, var, grid))
+             for label, b in term_bounds(name)]
+    return grid, bound, parts
 
 
 def peers(entry):
@@ -111,79 +170,78 @@ def peers(entry):
             (e.problem_class == entry.problem_class or {e.problem_class, entry.problem_class} <= sc)]
 
 
-def crossings(entry, other, p, var, grid, mine, theirs):
-    if not (entry.numeric or other.numeric):
-        try:  # Brent-refined; needs both theorems to broadcast along var
-            return [c.value for c in crossover(entry.name, other.name, var, p,
-                                               low=grid[0], high=grid[-1], points=200)]
-        except TypeError:
-            pass
-    r = np.log(mine) - np.log(theirs)
+def crossings(grid, mine, theirs, below):
+    \"\"\"Where log(mine/theirs) changes sign on the grid, interpolated in log-log; only
+    where the chosen bound is below ``below`` (elsewhere both are vacuous).\"\"\"
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.log(mine) - np.log(theirs)
     ok = np.isfinite(r[:-1]) & np.isfinite(r[1:]) & (np.sign(r[:-1]) != np.sign(r[1:]))
-    return [float(np.sqrt(grid[i] * grid[i + 1])) for i in np.flatnonzero(ok)]
+    out = []
+    for i in np.flatnonzero(ok):
+        w = r[i] / (r[i] - r[i + 1])
+        x = math.exp((1 - w) * math.log(grid[i]) + w * math.log(grid[i + 1]))
+        y = math.exp((1 - w) * math.log(mine[i]) + w * math.log(mine[i + 1]))
+        if y < below:
+            out.append((x, y))
+    return out
 
 
 def shade(ax, grid, mask, **kw):
     ax.fill_between(grid, 0, 1, where=mask, transform=ax.get_xaxis_transform(), lw=0, **kw)
 
 
-def draw(theorem="nonconvex.tree_momentum_nsgd", d=100.0, N=1e5, eps=1.0):
+def draw(theorem="nonconvex.tree_momentum_nsgd", d=100.0, N=1e8, eps=1.0):
     entry = registry.get(theorem)
     p = problem_for(entry, d=d, N=N, eps=eps)
     why = entry.applicability(p)
     if why is not None:
         print(f"{theorem} does not apply at this problem: {why}")
-    fig, axes = plt.subplots(1, 3, figsize=(14, 5), sharey=True)
+    fig, axes = plt.subplots(1, 3, figsize=(6.9, 2.6), sharey=True)
     triv = trivial_bound(entry, p)
+    mates = [e for e in peers(entry) if e.applicability(p) is None]
+    ys = []
     for ax, var in zip(axes, ("d", "N", "eps")):
-        lo, hi = RANGES[var]
-        if var == "eps":
-            hi = min(hi, 0.99 * math.log(1 / p["delta"]))
-        grid = np.geomspace(lo, hi, 8 if theorem in SLOW else 25 if entry.numeric else 120)
-        if entry.problem_class in ("strongly_convex", "quadratic") and var != "eps":
-            grid = np.unique(np.round(grid))
-        mine = values(entry, p, var, grid)
+        key = tuple(sorted((k, v) for k, v in p.items() if k != var))
+        grid, mine, parts = curves(entry.name, var, key)
+        ys.append(mine)
         shade(ax, grid, np.isnan(mine), color="0.85", label="assumption fails")
-        shade(ax, grid, mine >= triv, color="red", alpha=0.12, label="vacuous (≥ trivial)")
-        for other in peers(entry):
-            if other.applicability(p) is not None:
-                continue
-            theirs = values(other, p, var, grid)
-            ax.loglog(grid, theirs, color="0.6", lw=1)
+        shade(ax, grid, mine >= triv, color="red", alpha=0.12,
+              label="vacuous (bound $\\\\geq$ trivial)")
+        for other in mates:
+            _, theirs, _ = curves(other.name, var, key)
+            ax.loglog(grid, theirs, color="0.6", lw=0.8)
             finite = np.flatnonzero(np.isfinite(theirs))
             if finite.size:
                 k = finite[-1]
-                ax.annotate(other.name.split(".", 1)[1], (grid[k], theirs[k]), fontsize=7,
-                            color="0.45", ha="right", va="bottom")
-            for x in crossings(entry, other, p, var, grid, mine, theirs):
-                y = values(entry, p, var, np.array([x]))[0]
-                ax.plot([x], [y], "o", color="red", ms=6, mfc="none", mew=1.5)
-        for i, (label, v) in enumerate(terms(entry, p, var, grid)):
-            ax.loglog(grid, v, "--", color=f"C{i}", lw=1, label=label)
-        ax.loglog(grid, mine, "k-", lw=2.2, label="bound (tuned)")
-        ax.axhline(triv, color="red", lw=0.8, ls=":")
-        ax.axvline(p[var], color="0.3", lw=0.8)
-        ax.set_xlabel({"d": "dimension d", "N": "dataset size N", "eps": "ε"}[var])
-        ax.set_title(f"over {var}: " + ", ".join(f"{k}={p[k]:g}" for k in ("d", "N", "eps")
-                                                  if k != var), fontsize=9)
+                ax.annotate(other.name.split(".", 1)[1], (grid[k], theirs[k]), fontsize=6,
+                            color="0.4", ha="right", va="bottom")
+            for x, y in crossings(grid, mine, theirs, triv):
+                ax.plot([x], [y], "o", color="red", ms=5, mfc="none", mew=1.2)
+        for i, (label, v) in enumerate(parts):
+            ax.loglog(grid, v, "--", color=f"C{i}", lw=0.9, label=label)
+        ax.loglog(grid, mine, "k-", lw=1.8, label="bound (tuned)")
+        ax.axhline(triv, color="red", lw=0.8, ls=":", label="trivial bound (do nothing)")
+        ax.axvline(p[var], color="0.3", lw=0.7)
+        ax.set_xlabel(LABEL[var])
+        ax.set_title(", ".join(f"{k}={p[k]:g}" for k in ("d", "N", "eps") if k != var))
     axes[0].set_ylabel(entry.quantity_words)
-    ys = np.concatenate([l.get_ydata() for ax in axes for l in ax.get_lines()
-                         if l.get_color() == "k" and np.size(l.get_ydata()) > 2])
+    ys = np.concatenate(ys)
     ys = ys[np.isfinite(ys) & (ys > 0)]
     if ys.size:  # the bound in view, from 1e-8 to 1e4 times the trivial bound
         axes[0].set_ylim(max(ys.min() / 10, triv * 1e-8), min(max(ys.max(), triv) * 5, triv * 1e4))
     handles, labels = axes[1].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=5, fontsize=8, frameon=False)
-    fig.suptitle(f"{entry.name}: {entry.title}", fontsize=10)
-    fig.subplots_adjust(left=0.06, right=0.99, bottom=0.27, top=0.88, wspace=0.05)
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2,
+               frameon=False)
+    fig.suptitle(f"{entry.name}: {entry.title}", y=1.02)
+    fig.subplots_adjust(left=0.09, right=0.99, bottom=0.18, top=0.86, wspace=0.06)
     plt.show()
     if not entry.numeric:
         print("scaling:", entry.scaling_text())
 
 
 draw()
-interact(draw, theorem=registry.names(), d=log_slider(100, 1, 1e6),
-         N=log_slider(1e5, 1e2, 1e12), eps=log_slider(1.0, 0.01, 10.0))"""),
+interact(draw, theorem=LIVE, d=log_slider(100, 1, 1e6), N=log_slider(1e8, 1e2, 1e12),
+         eps=log_slider(1.0, 0.01, 10.0))"""),
     new_markdown_cell("""\
 ## A numeric bound: DP-NAG with the optimal noise (Kuru et al. Thm 4.1, Prop. 4.2)
 No closed form: the value is a horizon search over $T\\le T_{\\max}$; the other strongly convex

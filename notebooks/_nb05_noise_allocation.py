@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from _nbcommon import SETUP
+from _nbcommon import STYLED_SETUP
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
 CELLS = [
@@ -16,7 +16,7 @@ $b_t=\\frac{\\sum_ja_{T,j}^{1/3}}{a_{T,t}^{1/3}}\\frac{S_1}{n\\epsilon}$ — lar
 (forgotten by the contraction), small noise late. Remark 4.1 then picks the horizon $T$
 minimising the bound (32). Everything here is computed by `dpbounds.bounds.strongly_convex`
 (`nesterov`, `noise_allocation`) and `dpbounds.tuning.tune_nesterov`."""),
-    new_code_cell(SETUP + """
+    new_code_cell(STYLED_SETUP + """
 from dpbounds.bounds.strongly_convex.nesterov import (
     error_weights, masg_schedule, nesterov_schedule, unrolled_bound)
 from dpbounds.bounds.strongly_convex.noise_allocation import (
@@ -47,7 +47,7 @@ def allocations(method, T, eps, n):
 
 def draw(epsilon=1.0, n=1e4, d=20, E0=ILL["initial_gap"], max_horizon=400):
     n, d, Tmax = int(round(n)), int(round(d)), int(max_horizon)
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.4))
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(6.9, 3.0), layout="constrained")
     horizons = np.unique(np.geomspace(1, Tmax, 30).astype(int))
     out = {}
     for method, color in (("nag", "C0"), ("masg", "C1")):
@@ -70,14 +70,13 @@ def draw(epsilon=1.0, n=1e4, d=20, E0=ILL["initial_gap"], max_horizon=400):
         ax2.annotate(f"T*={best.horizon}", (best.horizon, best.bound), xytext=(4, -12),
                      textcoords="offset points", fontsize=8)
         out[method] = best
-    ax1.set(xlabel="iteration t", ylabel="Laplace scale b_t",
-            title=f"noise schedules at Remark 4.1's horizon (S₁={ILL['sensitivity']:g})")
-    ax2.set(xlabel="horizon T", ylabel="bound on E F(x_T) − F*",
-            title=f"μ={MU:g}, L={L:g}, d={d}, n={n}, ε={epsilon:g}, E₀={E0:g}")
-    ax2.axhline(E0, color="0.5", lw=0.8, ls=":")
-    ax1.legend(fontsize=7)
-    ax2.legend(fontsize=7)
-    fig.tight_layout()
+    ax1.set(xlabel="iteration t", ylabel="Laplace noise scale $b_t$",
+            title=f"noise schedules at Remark 4.1's horizon ($S_1$={ILL['sensitivity']:g})")
+    ax2.set(xlabel="horizon T", ylabel=r"bound on $E\\,F(x_T) - F^*$",
+            title=f"μ={MU:g}, L={L:g}, d={d}, n={n}, ε={epsilon:g}, $E_0$={E0:g}")
+    ax2.axhline(E0, color="0.5", lw=0.8, ls=":", label="$E_0$ (do nothing)")
+    ax1.legend(fontsize=6.5)
+    ax2.legend(fontsize=6.5)
     plt.show()
     for method, best in out.items():
         print(f"DP-{method.upper()}: Remark 4.1 picks T* = {best.horizon} (bound {best.bound:.4g})")
@@ -92,14 +91,14 @@ interact(draw, epsilon=log_slider(1.0, 0.05, 20.0), n=log_slider(1e4, 1e3, 1e7),
 ## The budget split itself (Fig. 2, left): $b_t\\,n\\varepsilon/S_1$ for DP-MASG with K stages
 Independent of $S_1$, $n$, ε: the optimal scale in units of the uniform one's $1/T$."""),
     new_code_cell("""\
-fig, ax = plt.subplots(figsize=(6.4, 4))
+fig, ax = plt.subplots(figsize=(3.3, 2.5), layout="constrained")
 for K in FIG2["stages"]:
     s = masg_schedule(MU, L, stages=K, first_stage_rounding=FIG2["first_stage_rounding"])
     b = optimal_noise_closed_form(error_weights(s, MU, L), 1.0, 1, 1.0).scales
     ax.semilogy(np.arange(1, s.horizon + 1), b, label=f"K={K} (T={s.horizon})")
-ax.set(xlabel="iteration t", ylabel="b_t · nε / S₁", ylim=(1, 1e6),
+ax.set(xlabel="iteration t", ylabel=r"$b_t\\, n\\varepsilon / S_1$", ylim=(1, 1e6),
        title="DP-MASG optimal scales (μ=1, L=20, p=1, c=1)")
-ax.legend(fontsize=8)
+ax.legend(fontsize=7)
 plt.show()"""),
     new_markdown_cell("""\
 ## Tuned choices on Kuru et al.'s Section-5 problem

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from _nbcommon import SETUP
+from _nbcommon import STYLED_SETUP
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
 CELLS = [
@@ -10,65 +10,55 @@ CELLS = [
 # The papers' figures, regenerated
 
 Each script of `paper_figs/` (one per paper figure or table) is a module with
-`main(argv) -> list[Path]`; here they run in `--quick` mode (tiny trials and horizons, seconds
-each) into a temporary folder and their PNGs are shown inline, downscaled. Every figure's
-caption states its provenance (VERBATIM settings vs DERIVED constants). The full-size figures:
-`python -m paper_figs` (minutes), `--paper` for the papers' full grids; see
-`paper_figs/README.md`.
-
-To keep the executed notebook cheap, only the fast scripts run by default; set `RUN_ALL = True`
-to regenerate all of them (about 30 s on 2 cores)."""),
-    new_code_cell(SETUP + """
+`main(argv) -> list[Path]`. The figures below are the **full-setting** ones of the docs
+gallery (`docs/gallery/`, written by `python -m paper_figs --gallery docs/gallery`; `--paper`
+for the papers' full grids; see `paper_figs/README.md`), shown with their captions, which
+state each figure's provenance (VERBATIM settings vs DERIVED constants) and error bars. Nothing
+is recomputed here. Only where a gallery image is missing does the script run in `--quick` mode
+(tiny trials and horizons, seconds; the caption then says so): a quick figure does not show
+what the paper's does."""),
+    new_code_cell(STYLED_SETUP + """
 import io
-import shutil
-import sys
+import json
 import tempfile
-import time
-from pathlib import Path
-from IPython.display import Image, display
+from IPython.display import Image, Markdown
 from PIL import Image as PILImage
 
 ROOT = Path.cwd().parent  # the notebook runs in notebooks/
-sys.path.insert(0, str(ROOT))
 from paper_figs import SCRIPTS
+from paper_figs._common import figure_stems
 
-RUN_ALL = False
-FAST = ("kuru_fig2", "tran_cutkosky_bounds", "lee_kifer_table1", "kuru_fig3")
-OUT = Path(tempfile.mkdtemp(prefix="paper_figs_"))
+GALLERY = ROOT / "docs" / "gallery"
+CAPTIONS = json.loads((GALLERY / "captions.json").read_text()) if GALLERY.is_dir() else {}
 print("scripts:", ", ".join(SCRIPTS))"""),
     new_code_cell("""\
-def run(name, width=800):
-    \"\"\"Run one paper_figs script in --quick mode and show its PNG at ``width`` pixels.\"\"\"
-    import importlib
-    t0 = time.perf_counter()
-    files = importlib.import_module(f"paper_figs.{name}").main(
-        ["--quick", "--out", str(OUT), "--quiet", "--no-store"])
-    png = next(p for p in files if p.suffix == ".png")
-    img = PILImage.open(png)
-    img.thumbnail((width, width))
+def small_png(path, width=820):
+    \"\"\"``path`` downscaled to ``width`` pixels, 128 colours (keeps the notebook small).\"\"\"
+    img = PILImage.open(path)
+    img.thumbnail((width, 4 * width))
     buf = io.BytesIO()
-    img.convert("RGB").quantize(colors=128).save(buf, format="PNG", optimize=True)  # small file
-    print(f"{name}: {time.perf_counter() - t0:.1f} s, {', '.join(p.name for p in files)}")
-    display(Image(data=buf.getvalue()))"""),
-    new_markdown_cell("""\
-## Kuru et al. Fig. 2: optimal vs uniform noise allocation (DP-NAG / DP-MASG)
-See also `05_noise_allocation.ipynb` for the interactive version."""),
-    new_code_cell("run('kuru_fig2')"),
-    new_markdown_cell("""\
-## Tran & Cutkosky: both utility bounds and the gradient counts vs N (DERIVED constants)
-See also `02_bounds_explorer.ipynb`."""),
-    new_code_cell("run('tran_cutkosky_bounds')"),
-    new_markdown_cell("## Lee & Kifer Table 1: noisy GD on Adult, published vs reproduced"),
-    new_code_cell("run('lee_kifer_table1')"),
-    new_markdown_cell("## Kuru et al. Figs. 3–4: DP-GD, DP-HB, DP-NAG(-opt), DP-MASG(-opt) (toy size)"),
-    new_code_cell("run('kuru_fig3')"),
-    new_markdown_cell("## The other scripts (set `RUN_ALL = True` above)"),
-    new_code_cell("""\
-rest = [name for name in SCRIPTS if name not in FAST]
-if RUN_ALL:
-    for name in rest:
-        run(name)
-else:
-    print("skipped (RUN_ALL = False):", ", ".join(rest))
-shutil.rmtree(OUT)  # the PNGs are shown above; the CSVs stay with python -m paper_figs"""),
+    img.convert("RGB").quantize(colors=128).save(buf, format="PNG", optimize=True)
+    return buf.getvalue()
+
+
+def show(name):
+    \"\"\"The gallery figure(s) of script ``name`` with their captions; a --quick run where the
+    gallery has none.\"\"\"
+    pngs = [p for stem in figure_stems(name) for p in sorted(GALLERY.glob(f"{stem}*.png"))
+            if p.stem == stem or p.stem.startswith(stem + "_")]
+    if not pngs:
+        import importlib
+        out = Path(tempfile.mkdtemp(prefix="paper_figs_"))
+        files = importlib.import_module(f"paper_figs.{name}").main(
+            ["--quick", "--out", str(out), "--quiet", "--no-store"])
+        pngs = [p for p in files if p.suffix == ".png"]
+        display(Markdown(f"*{name}: no gallery image; a --quick run (toy sizes) instead.*"))
+    for png in pngs:
+        display(Image(data=small_png(png)))
+        display(Markdown(f"**{png.name}.** " + CAPTIONS.get(png.name, "(no caption stored)")))
+
+
+for name in SCRIPTS:
+    display(Markdown(f"## `{name}`"))
+    show(name)"""),
 ]

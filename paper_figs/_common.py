@@ -37,7 +37,8 @@ from scipy import stats  # noqa: E402
 from dpbounds.sweep import Cell, SweepOptions, SweepResult, add_sweep_arguments  # noqa: E402
 from paper_figs import _style  # noqa: E402
 
-__all__ = ["CI_LABEL", "DEFAULT_OUT", "Cell", "FigureRun", "add_figure_arguments",
+__all__ = ["CI_LABEL", "DEFAULT_OUT", "GALLERY_ALIASES", "Cell", "FigureRun",
+           "add_figure_arguments", "figure_stems",
            "copy_gallery", "mean_ci", "parse_args", "plt", "settle_args",
            "shared_sweep_options", "style"]
 
@@ -147,7 +148,10 @@ class FigureRun:
         return result
 
     def path(self, suffix: str, tag: str = "") -> Path:
-        stem = self.name + (f"_{tag}" if tag else "")
+        """``OUT/<name>[_<tag>]<suffix>``; a tag listed in :data:`GALLERY_ALIASES` for this
+        script is the whole stem (``kuru_fig3`` writes Fig. 4 as ``kuru_fig4.png``)."""
+        stem = tag if tag in GALLERY_ALIASES.get(self.name, ()) else \
+            self.name + (f"_{tag}" if tag else "")
         return self.out / f"{stem}{suffix}"
 
     def save_figure(self, fig: Any, caption: str, tag: str = "") -> Path:
@@ -192,6 +196,16 @@ class FigureRun:
         return self.written
 
 
+#: Scripts that write a figure under another file stem than their own name (the paper's figure
+#: number), so that the file says which figure it is.
+GALLERY_ALIASES: dict[str, tuple[str, ...]] = {"kuru_fig3": ("kuru_fig4",)}
+
+
+def figure_stems(name: str) -> tuple[str, ...]:
+    """The file stems script ``name`` writes its figures under: its name and its aliases."""
+    return (name, *GALLERY_ALIASES.get(name, ()))
+
+
 def copy_gallery(out: Path, gallery: Path, names: Iterable[str]) -> list[Path]:
     """Copy each ``out/<name>*.png`` of the figure scripts ``names`` into ``gallery`` (same
     file names: ``<script>.png``, ``<script>_<tag>.png``) and merge their captions into
@@ -200,7 +214,7 @@ def copy_gallery(out: Path, gallery: Path, names: Iterable[str]) -> list[Path]:
     gallery.mkdir(parents=True, exist_ok=True)
     known = _read_captions(out / CAPTIONS)
     copies, captions = [], {}
-    for name in names:
+    for name in (stem for script in names for stem in figure_stems(script)):
         for png in sorted(out.glob(f"{name}*.png")):
             if png.stem == name or png.stem.startswith(name + "_"):
                 copies.append(_gallery_copy(png, gallery / png.name))

@@ -13,6 +13,8 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import resource
+import time
 from pathlib import Path
 
 import pytest
@@ -111,14 +113,31 @@ def no_ipywidgets(tmp_path_factory: pytest.TempPathFactory):
         os.environ["PYTHONPATH"] = old
 
 
+#: seconds one cell may run before nbclient interrupts it (a hung kernel fails, never blocks)
+CELL_TIMEOUT = 240
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of this process's reaped children, e.g. a finished kernel."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
-def test_notebook_executes_without_ipywidgets(path: Path, no_ipywidgets: None) -> None:
+def test_notebook_executes_without_ipywidgets(path: Path, no_ipywidgets: None,
+                                              record_property) -> None:
+    """Runs under a per-cell timeout; the kernel's CPU time is recorded (junit property
+    ``kernel_cpu_s``, and printed with ``-s``)."""
     nb = nbformat.read(path, as_version=4)
     for c in nb.cells:
         if c.cell_type == "code":
             c.outputs = []
-    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
+    cpu0, wall0 = _children_cpu(), time.perf_counter()
+    nbclient.NotebookClient(nb, timeout=CELL_TIMEOUT, startup_timeout=120, kernel_name="python3",
                             resources={"metadata": {"path": str(HERE)}}).execute()
+    cpu = _children_cpu() - cpu0  # the kernel is shut down and reaped by execute()
+    record_property("kernel_cpu_s", round(cpu, 2))
+    print(f"{path.name}: kernel CPU {cpu:.1f} s, wall {time.perf_counter() - wall0:.1f} s")
     texts = [o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     pngs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
             if "image/png" in o.get("data", {})]

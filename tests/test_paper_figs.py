@@ -122,7 +122,7 @@ def test_kuru_fig3_default_is_the_paper_grid() -> None:
 
 
 def test_kuru_fig3_draws_figs_3_and_4(out_dir: Path) -> None:
-    assert (out_dir / "kuru_fig3.png").exists() and (out_dir / "kuru_fig3_fig4.png").exists()
+    assert (out_dir / "kuru_fig3.png").exists() and (out_dir / "kuru_fig4.png").exists()
     r = rows(out_dir / "kuru_fig3.csv")
     quick = kuru_fig3.config(quick=True)
     # every (m, c, method, T) cell, the -opt methods never beyond T
@@ -210,3 +210,44 @@ def test_tran_cutkosky_sim_moves_and_marks_the_vacuous_range(out_dir: Path) -> N
                  if x["algorithm"] == alg and x["start"] == "start ||x0||=0.6"
                  and x.get("grad_norm_mean")]
         assert trace[-1] < 0.9 * trace[0]
+
+
+def test_notebook_style_is_the_paper_style_at_150_dpi() -> None:
+    import matplotlib as mpl
+
+    from paper_figs import _style
+
+    with mpl.rc_context():
+        _style.notebook()
+        assert mpl.rcParams["figure.dpi"] == 150
+        assert mpl.rcParams["font.size"] == _style.RC["font.size"]
+    with pytest.raises(ValueError, match="dpi"):  # below the shared style: refused
+        _style.notebook(dpi=72)
+
+
+def test_fig1_marks_the_rho_optimal_beta() -> None:
+    """The marked beta* (numeric argmin of rho on a 4000-point grid, as the script does) is
+    the critical damping (1 - sqrt(alpha mu))^2 of the slow mode (closed form, independent);
+    a beta off the minimum has a larger rate (negative control)."""
+    from dpbounds.bounds.strongly_convex.heavy_ball import heavy_ball_rate
+    from paper_figs import kuru_fig1
+
+    fine = np.linspace(0.0, 0.999, 4000)
+    for alpha in kuru_fig1.ALPHAS:
+        rho = heavy_ball_rate(alpha, fine, kuru_fig1.MU, kuru_fig1.L)
+        best = fine[int(np.argmin(rho))]
+        closed = (1 - math.sqrt(alpha * kuru_fig1.MU)) ** 2
+        assert abs(best - closed) <= fine[1] - fine[0], (alpha, best, closed)
+        off = heavy_ball_rate(alpha, np.array([min(closed + 0.1, 0.99)]), kuru_fig1.MU,
+                              kuru_fig1.L)[0]
+        assert off > rho.min()
+
+
+def test_tran_cutkosky_marks_only_informative_crossovers(out_dir: Path) -> None:
+    cross = rows(out_dir / "tran_cutkosky_bounds_crossover.csv")
+    caption = json.loads((out_dir / "captions.json").read_text())["tran_cutkosky_bounds.png"]
+    for r in cross:  # informative <=> the bound at the crossover is below G = 1
+        assert (r["informative"] == "True") == (float(r["bound_at_crossover"]) < 1.0)
+    if not any(r["informative"] == "True" for r in cross):
+        assert "no crossover is drawn" in caption
+    assert "trivial bound" in caption
