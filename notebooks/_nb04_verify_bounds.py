@@ -14,7 +14,7 @@ plt.rcParams.update({"figure.dpi": 150, "savefig.dpi": 150})  # this notebook's 
 
 
 def show(res):
-    fig, ax = plt.subplots(figsize=(8.6, 4.2))
+    fig, ax = plt.subplots(figsize=(7.0, 3.5))
     draw_result(res, ax)  # legend outside the axes: it never covers the theorem's line
     ax.set_xticks(list(res.values))  # the studied grid
     ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda x, _: f"{x:g}"))
@@ -42,8 +42,10 @@ elsewhere it is flagged vacuous — never counted as a pass.
 Where are the bounds informative? `dpbounds verify THEOREM` without `--quick` plans the grid
 from the bound and a measured cost model (the `regime`): DP-NAG and DP-SHB are informative on
 small problems and run there; Tran & Cutkosky's Theorems 6 / 9 only from
-$N\\approx1.7\\cdot10^5$ / $1.2\\cdot10^4$ at $d=4$, $\\varepsilon=8$ ($10^8$ / $10^7$ steps: hours
-at today's speed), so below the quick grids are labelled vacuous.
+$N\\approx1.7\\cdot10^5$ / $4.5\\cdot10^4$ at $d=4$, $\\varepsilon=8$ ($1.4\\cdot10^8$ / $2.5\\cdot10^7$
+steps: minutes on the compiled loop of the `fast` extra, too long for a notebook), so below the quick
+grids are labelled vacuous. `dpbounds verify tran_cutkosky.alg2 --vary N --values 45000 50000
+--trials 4 --allow-expensive` runs Algorithm 2 where its bound is informative.
 
 The problem is a Huber well (`dpbounds.objectives.HuberWell`): exactly $G=1$-Lipschitz and
 $L=1$-smooth per sample, minimiser 0, start at distance 0.6 (where $\\lVert\\nabla F\\rVert=0.6$).

@@ -260,7 +260,7 @@ def draw_result(res: ScalingResult, ax: Any) -> None:
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel(res.vary)
-    ax.set_ylabel(_YLABEL.get(u, u) + " (mean, 95% CI) and bounds (dashed)")
+    ax.set_ylabel(_YLABEL.get(u, u) + "\n(mean, 95% CI); bounds dashed")  # two lines: fits
     ax.set_title(f"{res.theorem}" + (f" [mutant {res.mutation}]" if res.mutation else "")
                  + f"\nregime: {res.regime.get('label', res.regime.get('name', '-'))}",
                  fontsize=9)
