@@ -48,6 +48,25 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "dpbounds.cli.verify_cmd",
 )
 
+#: every command, its module and its one-line help, in the order of ``dpbounds --help``. The
+#: top-level help and a command's run import only what they need (the command modules pull in
+#: scipy, sympy, cvxpy and dp-accounting: seconds); a test checks this table against what the
+#: modules register.
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("dpbounds.cli.demo_cmd", "run the main job on a built-in default problem"),
+    "privacy": ("dpbounds.cli.privacy_cmd",
+                "noise per mechanism/accountant for a target (epsilon, delta), and back"),
+    "bound": ("dpbounds.cli.bounds_cmd", "evaluate one utility bound (hyper-parameters, scaling)"),
+    "compare": ("dpbounds.cli.bounds_cmd", "compare the bounds that fit one problem"),
+    "tune": ("dpbounds.cli.heavy_ball_cmd",
+             "tune DP heavy ball / DP-NAG from Kuru et al.'s bounds"),
+    "rate": ("dpbounds.cli.heavy_ball_cmd", "convergence rates (closed form and LMI certificate)"),
+    "audit": ("dpbounds.cli.audit_cmd",
+              "empirical privacy audit: an epsilon lower bound next to the claimed epsilon"),
+    "verify": ("dpbounds.cli.verify_cmd",
+               "scaling study: run a theorem's algorithm over d, N or eps against its bound"),
+}
+
 #: exit status of a bad value (argparse uses the same) and of an unexpected error
 EXIT_USAGE = 2
 EXIT_INTERNAL = 1
@@ -162,8 +181,13 @@ def _parsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParse
                 yield from _parsers(sub)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Build the top-level parser with every registered sub-command."""
+def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
+    """Build the top-level parser.
+
+    ``command="*"`` (the default): every sub-command with all its options. A command name:
+    only that command's module is imported and registered, the others are listed by name and
+    help (what ``dpbounds --help`` shows); ``None``: no module is imported.
+    """
     from dpbounds import __version__
 
     parser = DpParser(
@@ -173,14 +197,34 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"dpbounds {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in _COMMAND_MODULES:
-        importlib.import_module(name).register(sub)
+    if command == "*":
+        for name in _COMMAND_MODULES:
+            importlib.import_module(name).register(sub)
+    else:
+        wanted = _COMMANDS[command][0] if command in _COMMANDS else None
+        done: set[str] = set()
+        for name, (module, text) in _COMMANDS.items():
+            if module == wanted:
+                if module not in done:  # registers every command of its module, in order
+                    importlib.import_module(module).register(sub)
+                    done.add(module)
+            else:
+                sub.add_parser(name, help=text)
     for p in _parsers(parser):  # SUPPRESS: a sub-parser must not reset a flag given before it
         p.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS,
                        help="no progress bars (they appear only on a terminal anyway)")
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                        help="on an error, show the Python traceback")
     return parser
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The sub-command named in ``argv``: its first word that is not an option (the top-level
+    options take no values)."""
+    for word in argv:
+        if not word.startswith("-"):
+            return word
+    return None
 
 
 def _one_line(exc: BaseException) -> str:
@@ -199,7 +243,8 @@ def _silence_stdout() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``dpbounds`` console script."""
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command_of(argv))
     args = parser.parse_args(argv)
     debug = getattr(args, "debug", False)
     if getattr(args, "func", None) is None:
