@@ -1,4 +1,5 @@
-"""``dpbounds --help`` and a command's run import only what they need (issue 21 item 6).
+"""The CLI's contracts of issue 21 item 6: ``dpbounds --help`` and a command's run import only
+what they need; every ``--json`` is strict JSON.
 
 The command modules pull in scipy, sympy, cvxpy and dp-accounting (seconds of imports): the top
 level help lists the commands from a static table, a command imports its own module only.
@@ -7,10 +8,16 @@ level help lists the commands from a static table, a command imports its own mod
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import subprocess
 import sys
 
-from dpbounds.cli import _COMMANDS, build_parser
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dpbounds.cli import _COMMANDS, build_parser, strict_json
 
 HEAVY = ("scipy", "sympy", "cvxpy", "dp_accounting")
 
@@ -52,3 +59,58 @@ def test_top_level_help_imports_no_heavy_library_and_the_full_parser_does():
     assert _heavy_after(code) == []
     # control: building every command's parser does import them
     assert "scipy" in _heavy_after("from dpbounds.cli import build_parser\nbuild_parser()")
+
+
+# --- strict JSON (issue 21 item 6): what every --json prints --------------------------------
+
+_leaf = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10, 10),
+                  st.text(max_size=3), st.none(), st.booleans())
+_tree = st.recursive(_leaf, lambda kids: st.one_of(
+    st.lists(kids, max_size=4), st.dictionaries(st.text(min_size=1, max_size=3), kids,
+                                                max_size=4)), max_leaves=20)
+
+
+def _strict_loads(text: str):
+    def refuse(name):  # NaN, Infinity, -Infinity
+        raise AssertionError(f"non-standard JSON constant {name}")
+    return json.loads(text, parse_constant=refuse)
+
+
+def _same(a, b) -> bool:
+    """``b`` is ``a`` with non-finite floats as None (and reasons under ``_nonfinite``)."""
+    if isinstance(a, float):
+        return b is None if not math.isfinite(a) else b == a
+    if isinstance(a, dict):
+        reasons = b.get("_nonfinite", {}) if "_nonfinite" not in a else {}
+        for k, v in a.items():
+            if k == "_nonfinite":
+                continue
+            if not _same(v, b[k]):
+                return False
+            if isinstance(v, float) and not math.isfinite(v):
+                want = "nan" if v != v else ("inf" if v > 0 else "-inf")
+                if "_nonfinite" not in a and reasons.get(k) != want:
+                    return False
+        return True
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
+
+
+@given(_tree)
+def test_strict_json_is_standard_json_and_keeps_every_finite_value(obj):
+    assert _same(obj, _strict_loads(strict_json(obj)))
+
+
+def test_strict_json_names_the_non_finite_values_and_plain_json_does_not_parse():
+    obj = {"bound": float("inf"), "gap": np.float64("nan"), "rows": [1.5, -np.inf],
+           "x": np.float32(2.5)}
+    out = _strict_loads(strict_json(obj))
+    assert out == {"bound": None, "gap": None, "rows": [1.5, None], "x": 2.5,
+                   "_nonfinite": {"bound": "inf", "gap": "nan"}}
+    try:  # control: what the commands printed before is not standard JSON
+        _strict_loads(json.dumps(obj, default=float))
+    except AssertionError:
+        pass
+    else:
+        raise AssertionError("plain json.dumps wrote standard JSON for non-finite values")

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import decimal
 import importlib
+import json
 import os
 import sys
 from collections.abc import Iterator, Sequence
@@ -36,6 +37,7 @@ __all__ = [
     "integer",
     "main",
     "progress_enabled",
+    "strict_json",
 ]
 
 # One module per command family, so that each part of the library owns its own CLI.
@@ -225,6 +227,34 @@ def _command_of(argv: Sequence[str]) -> str | None:
         if not word.startswith("-"):
             return word
     return None
+
+
+def _finite(obj: object, reasons: dict[str, str] | None = None, key: str = "") -> object:
+    """``obj`` with every non-finite float replaced by ``None``; inside a dict the reason goes
+    to its ``"_nonfinite"`` entry (``{"bound": "inf"}``)."""
+    if isinstance(obj, dict):
+        own: dict[str, str] = {}
+        out = {k: _finite(v, own, str(k)) for k, v in obj.items()}
+        if own:
+            out["_nonfinite"] = {**out.get("_nonfinite", {}), **own}  # type: ignore[dict-item]
+        return out
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    if isinstance(obj, float) or type(obj).__name__ in ("float32", "float16", "longdouble"):
+        x = float(obj)  # type: ignore[arg-type]
+        if x != x or x in (float("inf"), float("-inf")):
+            if reasons is not None and key:
+                reasons[key] = "nan" if x != x else ("inf" if x > 0 else "-inf")
+            return None
+        return x
+    return obj
+
+
+def strict_json(obj: object, **kwargs: object) -> str:
+    """JSON that every parser reads: non-finite numbers become ``null`` (with the value named
+    under ``"_nonfinite"`` of the enclosing object), never ``NaN`` / ``Infinity``."""
+    kwargs.setdefault("indent", 2)
+    return json.dumps(_finite(obj), allow_nan=False, **kwargs)  # type: ignore[arg-type]
 
 
 def _one_line(exc: BaseException) -> str:

@@ -19,7 +19,6 @@ otherwise, 2 on bad input.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import textwrap
 from typing import Any
@@ -27,7 +26,7 @@ from typing import Any
 from dpbounds.audit import AUDITS, audit
 from dpbounds.audit.mutation import MUTANTS
 from dpbounds.audit.runner import MEMORY_BUDGET_GB
-from dpbounds.cli import add_quantity
+from dpbounds.cli import add_quantity, strict_json
 
 __all__ = ["register", "run"]
 
@@ -116,7 +115,7 @@ def _count0(text: str) -> int:
 
 def _dumps(obj: Any) -> str:
     """Strict JSON (``NaN``/``Infinity`` refused: the writer must have mapped them)."""
-    return json.dumps(obj, indent=2, allow_nan=False)
+    return strict_json(obj)
 
 
 def _list(as_json: bool) -> int:

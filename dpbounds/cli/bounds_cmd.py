@@ -14,13 +14,12 @@ side by side (defaults d=100, N=1e5, eps=1, delta=1e-5, G=L=R=1: the non-convex 
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from dpbounds.bounds.compare import trivial_bounds, vacuous_reason
 from dpbounds.bounds.problem import PROBLEM_QUANTITIES
 from dpbounds.bounds.registry import DEFAULT_PROBLEM, check_problem
-from dpbounds.cli import add_quantity, flag_used
+from dpbounds.cli import add_quantity, flag_used, strict_json
 
 #: help of the problem keys where it says more than the notation table
 _PROBLEM_HELP = {
@@ -116,7 +115,7 @@ def _bound(args: argparse.Namespace) -> int:
     if args.list or not args.name:
         entries = registry.entries()
         if args.json:
-            print(json.dumps([{"name": e.name, "problem_class": e.problem_class,
+            print(strict_json([{"name": e.name, "problem_class": e.problem_class,
                                "kind": e.kind, "title": e.title, "aliases": list(e.aliases),
                                "provenance": str(e.tuned.provenance), "requires": list(e.requires)}
                               for e in entries], indent=2))
@@ -147,7 +146,7 @@ def _bound(args: argparse.Namespace) -> int:
     if tuned is not None:
         vacuous["tuned"] = vacuous_reason(e, problem, float(tuned.value))
     if args.json:
-        print(json.dumps({
+        print(strict_json({
             "name": e.name, "title": e.title, "parameters": params, "bound": value,
             "hyperparameters": hyper,
             "tuned": None if tuned is None else {"bound": tuned.value,
@@ -218,7 +217,7 @@ def _regime(args: argparse.Namespace, e: Any, problem: dict[str, float]) -> int:
     r = regime(e.name, variable, args.target, rest, side=side, low=low, high=high)
     trivial = trivial_bounds(e, problem)
     if args.json:
-        print(json.dumps({"name": e.name, "variable": variable, "side": side,
+        print(strict_json({"name": e.name, "variable": variable, "side": side,
                           "target": r.target, "value": r.value, "at_edge": r.at_edge,
                           "range": [r.low, r.high], "checked": r.checked,
                           "problem": rest,
@@ -248,7 +247,7 @@ def _compare(args: argparse.Namespace) -> int:
     result = compare(_problem(args), tune=not args.no_tune,
                      crossover_variable=args.crossover_variable)
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2, default=str))
+        print(strict_json(result.to_dict(), indent=2, default=str))
     else:
         print(result.to_text())
     return 0

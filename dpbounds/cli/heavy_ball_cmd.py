@@ -14,10 +14,9 @@ symbol (``--mu``, ``--L``, ``--d``, ``--n``, ``--eps``, ``--E0``) mean the same.
 from __future__ import annotations
 
 import argparse
-import json
 
 from dpbounds.bounds.strongly_convex.noise_allocation import MAX_HORIZON
-from dpbounds.cli import add_quantity, progress_enabled
+from dpbounds.cli import add_quantity, progress_enabled, strict_json
 
 _HB_COLUMNS = """\
 output columns:
@@ -88,7 +87,7 @@ def _tune_hb(args: argparse.Namespace) -> int:
                           sensitivity=args.sensitivity, initial_gap=args.initial_gap,
                           max_horizon=args.max_horizon, mechanism=args.mechanism,
                           function_class=args.function_class, progress=progress_enabled(args))
-    print(json.dumps(res.rows(), indent=2) if args.json else res.table())
+    print(strict_json(res.rows(), indent=2) if args.json else res.table())
     return 0
 
 
@@ -100,7 +99,7 @@ def _tune_nag(args: argparse.Namespace) -> int:
                         sensitivity=args.sensitivity, initial_gap=args.initial_gap,
                         c=args.step_factor,
                         max_horizon=args.max_horizon, progress=progress_enabled(args))
-    print(json.dumps(res.rows(), indent=2) if args.json else res.table())
+    print(strict_json(res.rows(), indent=2) if args.json else res.table())
     return 0
 
 
@@ -135,7 +134,7 @@ def _rate_hb(args: argparse.Namespace) -> int:
         else:
             rows.update(rho_lmi=None, certified=False)
             lines.append(f"  LMI, Prop. 3.4: {cert}")
-    print(json.dumps(rows, indent=2) if args.json else "\n".join(lines))
+    print(strict_json(rows, indent=2) if args.json else "\n".join(lines))
     return 0
 
 

@@ -9,11 +9,10 @@ Example::
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 
 from dpbounds._progress import progress_bar
-from dpbounds.cli import add_quantity
+from dpbounds.cli import add_quantity, strict_json
 from dpbounds.privacy.table import TABLE_ROWS, format_table, privacy_table
 
 __all__ = ["register", "run"]
@@ -64,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
             sigma=args.sigma, scale=args.scale, dataset_size=args.dataset_size, progress=tick,
         )
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print(strict_json(rows, indent=2))
         return 0
     print(
         f"Target ({args.epsilon:g}, {args.delta:g})-DP over {args.steps} steps; sensitivity "

@@ -31,12 +31,11 @@ Exit status: 1 when a ratio or exact verdict fails, 0 otherwise, 2 on bad input.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from typing import TYPE_CHECKING, Any
 
-from dpbounds.cli import add_quantity, progress_enabled
+from dpbounds.cli import add_quantity, progress_enabled, strict_json
 from dpbounds.sweep.progress import _duration
 
 if TYPE_CHECKING:
@@ -113,7 +112,7 @@ def _list(as_json: bool) -> int:
                  grids={k: list(v[0]) for k, v in s.defaults.items()}, notes=s.notes)
             for s in STUDIES.values()]
     if as_json:
-        print(json.dumps(rows, indent=2))
+        print(strict_json(rows, indent=2))
         return 0
     for r in rows:
         alias = f"  (alias: {', '.join(r['aliases'])})" if r["aliases"] else ""
@@ -328,7 +327,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         plot_result(res, args.plot)
     if args.json:
-        print(json.dumps(res.to_json(), indent=2, allow_nan=False))
+        print(strict_json(res.to_json()))
     else:
         print(_text(res))
         if args.plot:
