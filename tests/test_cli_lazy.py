@@ -114,3 +114,33 @@ def test_strict_json_names_the_non_finite_values_and_plain_json_does_not_parse()
         pass
     else:
         raise AssertionError("plain json.dumps wrote standard JSON for non-finite values")
+
+
+BAD_ARGV = (["nosuch"], ["verify", "--vary", "q"], ["tune", "hb", "--mu", "1"],
+            ["audit", "dp_gd", "--trials", "x"], ["bound", "--no-such-flag"],
+            ["privacy", "--epsilon"], ["compare", "--d", "1.5"])
+
+
+def test_argparse_errors_are_one_line():
+    import contextlib
+    import io
+
+    import pytest
+
+    from dpbounds.cli import DpParser, main
+
+    for argv in BAD_ARGV:
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), pytest.raises(SystemExit) as exc:
+            main(argv)
+        assert exc.value.code == 2, argv
+        lines = err.getvalue().strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("dpbounds: error: "), (argv, lines)
+    # control: argparse's own error prints the usage block before the message
+    err = io.StringIO()
+    plain = argparse.ArgumentParser(prog="x")
+    plain.add_argument("--n", type=int)
+    with contextlib.redirect_stderr(err), pytest.raises(SystemExit):
+        plain.parse_args(["--n", "q"])
+    assert len(err.getvalue().strip().splitlines()) > 1
+    assert issubclass(DpParser, argparse.ArgumentParser)

@@ -28,6 +28,7 @@ import json
 import os
 import sys
 from collections.abc import Iterator, Sequence
+from typing import NoReturn
 
 __all__ = [
     "DpParser",
@@ -86,6 +87,11 @@ class DpParser(argparse.ArgumentParser):
         kwargs.setdefault("allow_abbrev", False)
         kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
         super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        """One line, as every other error of the CLI (argparse prints its usage block first)."""
+        self.exit(EXIT_USAGE, f"dpbounds: error: {' '.join(message.split())} "
+                              f"(see '{self.prog} --help')\n")
 
 
 def integer(text: str) -> int:
