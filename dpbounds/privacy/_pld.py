@@ -24,7 +24,7 @@ Examples
 >>> import numpy as np
 >>> one = DensePld(interval=1.0, lower=-1, probs=np.array([0.5, 0.0, 0.5]), infinity_mass=0.0)
 >>> round(delta_for_epsilon(one, 0.0), 6)   # randomised response with eps = 1
-0.316060
+0.31606
 """
 
 from __future__ import annotations
