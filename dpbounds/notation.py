@@ -40,6 +40,7 @@ __all__ = [
     "SYMBOL_LATEX",
     "Quantity",
     "all_flags",
+    "did_you_mean",
     "markdown",
     "quantity",
     "quantity_of_flag",
@@ -295,6 +296,31 @@ def quantity_of_symbol(symbol: str) -> tuple[Quantity, ...]:
     """Every row in which the bound symbol ``symbol`` appears (a symbol may mean different
     quantities in different papers' theorems; the rows say which)."""
     return tuple(q for q in QUANTITIES if symbol in q.symbols)
+
+
+def did_you_mean(given: Iterable[str], expected: Iterable[str]) -> str:
+    """A hint for keyword names in ``given`` that are not in ``expected``: the notation
+    table's symbol for a quantity's name (``epsilon`` -> ``eps``), its API names and flag
+    spellings, else the closest spelling; ``""`` when every name is expected.
+
+    >>> did_you_mean(["epsilon", "d"], ["eps", "d", "N"])
+    "unknown parameter 'epsilon' (did you mean 'eps'?)"
+    """
+    import difflib
+
+    want = list(expected)
+    hints = []
+    for key in given:
+        if key in want:
+            continue
+        rows = [q for q in QUANTITIES
+                if key == q.name or key in q.api_names or key in q.symbols
+                or f"--{key.replace('_', '-')}" in q.flags]
+        same = [n for q in rows for n in (q.name, *q.symbols, *q.api_names) if n in want]
+        close = same[:1] or difflib.get_close_matches(key, want, n=1)
+        hints.append(f"unknown parameter {key!r}"
+                     + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return "; ".join(hints)
 
 
 def all_flags() -> frozenset[str]:

@@ -133,3 +133,19 @@ def test_docs_are_generated_from_the_table_and_fresh():
     results = docs[ROOT / "docs" / "results.md"]
     for e in registry.entries():
         assert f"`{e.name}`" in results and all(f"`{a}`" in results for a in e.aliases)
+
+
+def test_unknown_keyword_names_the_notation_spelling():
+    """issue 21: ``theorem6_tuned.evaluate(epsilon=1, ...)`` said only "missing ['eps']"."""
+    import pytest
+
+    from dpbounds.bounds.nonconvex import tree_momentum as tc
+    from dpbounds.notation import did_you_mean
+
+    point = dict(d=4, N=1000, delta=1e-5, G=1, L=1, R=1)
+    with pytest.raises(ValueError, match=r"unknown parameter 'epsilon' \(did you mean 'eps'\?\)"):
+        tc.theorem6_tuned.evaluate(epsilon=1, **point)
+    assert float(tc.theorem6_tuned.evaluate(eps=1, **point)) > 0  # control: the right name
+    assert did_you_mean(["dataset_size", "dimnesion"], ["N", "d", "eps"]) == (
+        "unknown parameter 'dataset_size' (did you mean 'N'?); unknown parameter 'dimnesion'")
+    assert did_you_mean(["N"], ["N"]) == ""

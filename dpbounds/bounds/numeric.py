@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from dpbounds.bounds.theorem import Assumption, Bound, Tuned
+from dpbounds.notation import did_you_mean
 from dpbounds.provenance import Provenance, Source, weakest
 
 __all__ = ["NumericBound"]
@@ -98,11 +99,13 @@ class NumericBound:
     def _params(self, params: Mapping[str, Any], ignore_extra: bool) -> dict[str, Any]:
         missing = [k for k in self.parameters if k not in params]
         if missing:
-            raise ValueError(f"{self.name}: missing parameters {missing}")
+            hint = did_you_mean(params, self.parameters)
+            raise ValueError(f"{self.name}: missing parameters {missing}"
+                             + (f"; {hint}" if hint else ""))
         if not ignore_extra:
             extra = sorted(set(params) - set(self.parameters))
             if extra:
-                raise ValueError(f"{self.name}: unknown parameters {extra}")
+                raise ValueError(f"{self.name}: {did_you_mean(extra, self.parameters)}")
         return {k: params[k] for k in self.parameters}
 
     def _point(self, params: Mapping[str, Any]) -> tuple[float, dict[str, float]]:

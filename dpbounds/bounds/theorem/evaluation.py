@@ -32,6 +32,7 @@ import sympy as sp
 
 from dpbounds.bounds.theorem.symbols import names as _names
 from dpbounds.bounds.theorem.symbols import sym
+from dpbounds.notation import did_you_mean
 
 if TYPE_CHECKING:
     from dpbounds.bounds.theorem.structure import Bound
@@ -54,13 +55,14 @@ class EvaluationMixin:
                       ignore_extra: bool) -> dict[str, np.ndarray]:
         missing = [n for n in names if n not in params]
         if missing:
+            hint = did_you_mean(params, [*names, *self.assumption_parameters])
             raise ValueError(f"{self.name}: missing parameter(s) {missing}; "
-                             f"this bound needs {list(names)}")
+                             f"this bound needs {list(names)}" + (f"; {hint}" if hint else ""))
         if not ignore_extra:
             allowed = set(names) | set(self.assumption_parameters)
             extra = [k for k in params if k not in allowed]
             if extra:
-                raise ValueError(f"{self.name}: unknown parameter(s) {extra}; "
+                raise ValueError(f"{self.name}: {did_you_mean(extra, names)}; "
                                  f"this bound needs {list(names)}")
         values: dict[str, np.ndarray] = {}
         for n in names:
