@@ -144,3 +144,20 @@ def test_argparse_errors_are_one_line():
         plain.parse_args(["--n", "q"])
     assert len(err.getvalue().strip().splitlines()) > 1
     assert issubclass(DpParser, argparse.ArgumentParser)
+
+
+def test_neighbouring_has_one_spelling_in_every_command():
+    """``privacy`` and ``audit`` read the same spellings of the relation and give the enum's
+    value (they accepted different sets before)."""
+    import pytest
+
+    from dpbounds.privacy import Neighbouring
+
+    parser = build_parser()
+    for spelling in ("add_remove", "add-remove", "add/remove", "ADD_REMOVE", "replace-one"):
+        want = Neighbouring.coerce(spelling).value
+        for argv in (["privacy", "--neighbouring", spelling],
+                     ["audit", "dp_gd_gaussian", "--neighbouring", spelling]):
+            assert parser.parse_args(argv).neighbouring == want, argv
+    with pytest.raises(SystemExit):  # control: a relation that does not exist
+        parser.parse_args(["audit", "dp_gd_gaussian", "--neighbouring", "swap"])

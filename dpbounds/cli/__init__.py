@@ -143,6 +143,10 @@ class _QuantityFlag(argparse.Action):
 _TYPES = {"int": integer, "float": float}
 
 
+def _snake(text: str) -> str:
+    return text.strip().lower().replace("-", "_").replace("/", "_")
+
+
 def add_quantity(parser: argparse.ArgumentParser | argparse._ArgumentGroup, name: str, *,
                  default: object = None, required: bool = False, help: str | None = None,
                  choices: Sequence[str] | None = None) -> argparse.Action:
@@ -162,6 +166,10 @@ def add_quantity(parser: argparse.ArgumentParser | argparse._ArgumentGroup, name
                     "action": _QuantityFlag}
     if choices is not None:
         kwargs["choices"] = tuple(choices)
+        if not any("-" in c or "/" in c for c in choices):
+            # one spelling in every command: add-remove, add/remove and ADD_REMOVE all read
+            # as add_remove (the Neighbouring enum's value)
+            kwargs["type"] = _snake
     else:
         kwargs["converter"] = _TYPES.get(q.kind)
         kwargs["metavar"] = q.symbols[0] if q.symbols else name.upper()

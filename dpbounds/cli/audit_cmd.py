@@ -30,8 +30,6 @@ from dpbounds.cli import add_quantity, strict_json
 
 __all__ = ["register", "run"]
 
-_RELATIONS = ("replace-one", "add/remove", "replace_one", "add_remove")
-
 #: Printed under the table of ``audit all``.
 SHARED_NOTE = (
     "Audits that share a transcript statistic print identical numbers: the Laplace methods "
@@ -68,8 +66,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="with ALGORITHM = plan: the algorithm to plan for")
     p.add_argument("--list", action="store_true", help="list the algorithms that can be audited")
     p.add_argument("--list-mutants", action="store_true", help="list the mutants (--mutant NAME)")
-    p.add_argument("--neighbouring", choices=_RELATIONS, default=None,
-                   help="neighbouring relation (default: the algorithm's first declared one)")
+    add_quantity(p, "neighbouring", choices=("add_remove", "replace_one"),
+                 help="neighbouring relation (default: the algorithm's first declared one)")
     p.add_argument("--trials", type=_count, default=None,
                    help="runs per data set, half to select the test, half to evaluate it "
                         "(default the audit's, see --list; at least 200)")
