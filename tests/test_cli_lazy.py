@@ -161,3 +161,13 @@ def test_neighbouring_has_one_spelling_in_every_command():
             assert parser.parse_args(argv).neighbouring == want, argv
     with pytest.raises(SystemExit):  # control: a relation that does not exist
         parser.parse_args(["audit", "dp_gd_gaussian", "--neighbouring", "swap"])
+
+
+def test_choice_flags_keep_their_case():
+    """Regression: the relation's spelling rule once lower-cased every choice flag, so
+    ``compare`` scanned a variable ``n`` that does not exist and ``dpbounds demo`` crashed."""
+    parser = build_parser()
+    assert parser.parse_args(["compare"]).crossover_variable == "N"
+    assert parser.parse_args(["compare", "--crossover-variable", "N"]).crossover_variable == "N"
+    assert parser.parse_args(["verify", "--vary", "N"]).scaling_variable == "N"
+    assert parser.parse_args(["verify", "--vary", "eps"]).scaling_variable == "eps"

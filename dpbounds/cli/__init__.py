@@ -27,7 +27,7 @@ import importlib
 import json
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import NoReturn
 
 __all__ = [
@@ -143,8 +143,17 @@ class _QuantityFlag(argparse.Action):
 _TYPES = {"int": integer, "float": float}
 
 
-def _snake(text: str) -> str:
-    return text.strip().lower().replace("-", "_").replace("/", "_")
+def _spelling(choices: Sequence[str]) -> Callable[[str], str]:
+    """argparse ``type=`` of a choice flag: ``add-remove``, ``add/remove`` and ``ADD_REMOVE``
+    all read as the choice ``add_remove``; a value that matches no choice is left for
+    argparse to refuse (case matters between choices such as ``N`` and ``n``)."""
+    def convert(text: str) -> str:
+        if text in choices:
+            return text
+        key = text.strip().replace("-", "_").replace("/", "_")
+        hits = [c for c in choices if c.lower() == key.lower()]
+        return hits[0] if len(hits) == 1 else text
+    return convert
 
 
 def add_quantity(parser: argparse.ArgumentParser | argparse._ArgumentGroup, name: str, *,
@@ -169,7 +178,7 @@ def add_quantity(parser: argparse.ArgumentParser | argparse._ArgumentGroup, name
         if not any("-" in c or "/" in c for c in choices):
             # one spelling in every command: add-remove, add/remove and ADD_REMOVE all read
             # as add_remove (the Neighbouring enum's value)
-            kwargs["type"] = _snake
+            kwargs["type"] = _spelling(tuple(choices))
     else:
         kwargs["converter"] = _TYPES.get(q.kind)
         kwargs["metavar"] = q.symbols[0] if q.symbols else name.upper()
