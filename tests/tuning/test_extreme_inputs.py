@@ -121,7 +121,9 @@ def test_integer_flags_refuse_non_integers_naming_the_flag(value, message, capsy
     with pytest.raises(SystemExit) as exc:
         main(["tune", "nag", *args])
     assert exc.value.code == 2
-    assert capsys.readouterr().err.strip().endswith(f"error: {message}")
+    err = capsys.readouterr().err.strip()
+    assert f"error: {message} (see 'dpbounds tune nag --help')" == err.split("dpbounds: ", 1)[1]
+    assert len(err.splitlines()) == 1  # one line, as every CLI error
 
 
 def test_no_prefix_abbreviation_of_flags(capsys):
