@@ -63,6 +63,18 @@ SCALE_DENOMINATOR = 64
 MAX_INDEX = 2**53 - 1
 
 
+def _rational(name: str, value: Any, *, positive: bool) -> Fraction:
+    """``value`` as an exact Fraction; ValueError naming ``name`` for NaN, inf, non-numbers and
+    values below the range (``> 0`` or ``>= 0``)."""
+    try:
+        q = Fraction(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name} must be a finite rational number, got {value!r}") from None
+    if q < 0 or (positive and q == 0):
+        raise ValueError(f"{name} must be {'> 0' if positive else '>= 0'}, got {value!r}")
+    return q
+
+
 def _bernoulli(p: Fraction, rng: np.random.Generator) -> bool:
     """Bernoulli(p) for a rational ``p`` in [0, 1], exactly (one uniform integer)."""
     return bool(rng.integers(0, p.denominator) < p.numerator)
@@ -71,6 +83,7 @@ def _bernoulli(p: Fraction, rng: np.random.Generator) -> bool:
 def bernoulli_exp(gamma: Fraction, rng: np.random.Generator) -> bool:
     """Bernoulli(exp(−gamma)) for a rational ``gamma >= 0``, exactly: Canonne, Kamath &
     Steinke (2020), Algorithm 1 (VERBATIM)."""
+    gamma = _rational("gamma", gamma, positive=False)
     if gamma <= 1:
         k = 1
         while _bernoulli(gamma / k, rng):
@@ -85,9 +98,7 @@ def bernoulli_exp(gamma: Fraction, rng: np.random.Generator) -> bool:
 def discrete_laplace(scale: Fraction, size: int, rng: np.random.Generator) -> np.ndarray:
     r"""``size`` integers with :math:`P[Z=z]\propto e^{-|z|/\mathrm{scale}}`, exactly:
     Canonne, Kamath & Steinke (2020), Algorithm 2 (VERBATIM) with ``scale = t/s``."""
-    scale = Fraction(scale)
-    if scale <= 0:
-        raise ValueError(f"scale must be > 0, got {scale}")
+    scale = _rational("scale", scale, positive=True)
     size = check_int("size", size, minimum=0, maximum=10**8)
     t, s = scale.numerator, scale.denominator
     out = np.empty(size, dtype=np.int64)
@@ -111,9 +122,7 @@ def discrete_laplace(scale: Fraction, size: int, rng: np.random.Generator) -> np
 def discrete_gaussian(sigma2: Fraction, size: int, rng: np.random.Generator) -> np.ndarray:
     r"""``size`` integers with :math:`P[Z=z]\propto e^{-z^2/(2\sigma^2)}`, exactly: Canonne,
     Kamath & Steinke (2020), Algorithm 3 (VERBATIM; ``sigma2`` rational)."""
-    sigma2 = Fraction(sigma2)
-    if sigma2 <= 0:
-        raise ValueError(f"sigma2 must be > 0, got {sigma2}")
+    sigma2 = _rational("sigma2", sigma2, positive=True)
     size = check_int("size", size, minimum=0, maximum=10**8)
     t = math.isqrt(math.floor(sigma2)) + 1  # floor(sigma) + 1
     out = np.empty(size, dtype=np.int64)

@@ -124,3 +124,23 @@ def test_low_bits_refute_float64_laplace_dp_gd_and_not_the_grid_version():
     assert not audit("dp_gd_laplace", trials=4000, seed=0).violation
     safe = audit("dp_gd_laplace_grid", trials=4000, seed=0, low_bits=True)
     assert safe.claimed_epsilon <= 2.0 and not safe.violation, safe
+
+
+def test_discrete_samplers_refuse_bad_parameters_by_name():
+    """NaN, inf, negative and zero parameters are refused naming the parameter (a negative
+    gamma returned True silently, NaN gave an anonymous conversion error)."""
+    import numpy as np
+    import pytest
+
+    from dpbounds.privacy.discrete import bernoulli_exp, discrete_gaussian, discrete_laplace
+
+    rng = np.random.default_rng(0)
+    for bad in (float("nan"), float("inf"), -1.0, "x"):
+        with pytest.raises(ValueError, match="gamma"):
+            bernoulli_exp(bad, rng)
+    for bad in (float("nan"), float("inf"), 0, -2.0):
+        with pytest.raises(ValueError, match="scale"):
+            discrete_laplace(bad, 2, rng)
+        with pytest.raises(ValueError, match="sigma2"):
+            discrete_gaussian(bad, 2, rng)
+    assert bernoulli_exp(0, rng) is True  # control: exp(-0) = 1, a valid edge
