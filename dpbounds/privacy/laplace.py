@@ -112,8 +112,10 @@ def amplify_without_replacement(epsilon: Any, m: int, n: int) -> Any:
     ----------
     epsilon : float or array, >= 0
         Budget of the mechanism on the subsample.
-    m, n : int
-        Subsample size and dataset size, ``1 <= m <= n``.
+    m : int
+        Subsample size, ``1 <= m <= n``.
+    n : int
+        Dataset size, ``n >= 1``.
     """
     epsilon = check_nonnegative("epsilon", epsilon)
     n, m = _check_sizes(n, m)

@@ -42,8 +42,10 @@ class RunPrivacy:
     ledger : PrivacyLedger
         The mechanisms the run executed (frozen). For runs whose spending differs per trial
         (DP-AGD), the ledger of the trial that spent the most; all are in ``trial_ledgers``.
-    target_epsilon, target_delta : float
-        The caller's target (``target_epsilon = inf``: a non-private run, empty ledger).
+    target_epsilon : float
+        The caller's target epsilon (``inf``: a non-private run, empty ledger).
+    target_delta : float
+        The caller's target delta.
     accountant : str
         Name of the accountant that calibrated the noise (``'rdp'``, ``'zcdp'``, ``'pld'``,
         ``'pure'``, ``'basic'``); ``accountant_options`` its settings (e.g. the conversion).
