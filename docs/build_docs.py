@@ -27,7 +27,6 @@ import pkgutil
 import re
 import sys
 from pathlib import Path
-from typing import NamedTuple
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -62,38 +61,14 @@ def results_markdown() -> str:
 
 
 # ------------------------------------------------------------------------------ paper pages
-class Paper(NamedTuple):
-    """A source paper: its page name, the :mod:`dpbounds.provenance` constant that cites it, and
-    the words that mark a figure script, study or test as being about it (a NamedTuple, not a
-    dataclass: the tests load this file without registering it as a module)."""
+def _papers():
+    """The source papers, declared once in :data:`dpbounds.provenance.PAPERS`."""
+    from dpbounds.provenance import PAPERS as papers
 
-    slug: str
-    constant: str
-    title: str
-    sheet: str
-    keywords: tuple[str, ...]
-
-    def cites(self, source) -> bool:
-        """Whether ``source`` is a result of this paper (its constant, or a citation that starts
-        with the authors' names, such as Lee & Kifer's ObjPert baseline code)."""
-        from dpbounds import provenance
-
-        return source.paper == getattr(provenance, self.constant) or any(
-            source.paper.startswith(k) for k in self.keywords)
+    return papers
 
 
-PAPERS = (
-    Paper("kuru", "KURU", "Kuru et al.: DP accelerated optimization (heavy ball, NAG, MASG)",
-          "kuru_et_al.md", ("Kuru", "DP-SHB", "DP-NAG", "DP-MASG")),
-    Paper("tran_cutkosky", "TRAN_CUTKOSKY", "Tran & Cutkosky: momentum aggregation",
-          "tran_cutkosky.md", ("Tran & Cutkosky", "Tran and Cutkosky")),
-    Paper("yang", "YANG", "Yang et al.: normalized / clipped SGD with perturbation",
-          "yang_et_al.md", ("Yang et al", "Yang, Zhang", "DP-NSGD")),
-    Paper("lee_kifer", "LEE_KIFER", "Lee & Kifer: DP-AGD (adaptive per-iteration budget)",
-          "lee_kifer.md", ("Lee & Kifer", "Lee and Kifer", "DP-AGD")),
-    Paper("kamath", "KAMATH", "Kamath's lecture: differentially private ERM",
-          "kamath_lecture.md", ("Kamath", "DP-ERM")),
-)
+PAPERS = _papers()
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|$#])")
 
@@ -160,7 +135,7 @@ def _natural(text: str) -> list:
     return [int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", text)]
 
 
-def _mentions(folder: str, pattern: str, paper: Paper) -> list[tuple[str, str]]:
+def _mentions(folder: str, pattern: str, paper) -> list[tuple[str, str]]:
     """``(path, first docstring line)`` of the files under ``folder`` whose module docstring
     names the paper."""
     out = []
@@ -174,12 +149,11 @@ def _mentions(folder: str, pattern: str, paper: Paper) -> list[tuple[str, str]]:
     return out
 
 
-def paper_markdown(paper: Paper, sources: dict) -> str:
+def paper_markdown(paper, sources: dict) -> str:
     """``docs/papers/<slug>.md``: the paper's results -> library objects, with labels."""
-    from dpbounds import provenance
     from dpbounds.bounds import registry
 
-    citation = getattr(provenance, paper.constant)
+    citation = paper.citation
     lines = [
         f"# {paper.title}",
         "",
@@ -234,7 +208,7 @@ def paper_markdown(paper: Paper, sources: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _theorem_sections(paper: Paper, entries: list) -> list[str]:
+def _theorem_sections(paper, entries: list) -> list[str]:
     """One subsection per registered theorem: the statement as display math, label, result,
     algorithm, verify and audit status."""
     from dpbounds.audit import AUDITS

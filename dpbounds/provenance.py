@@ -36,6 +36,38 @@ KAMATH = "Kamath, CS 860 Lecture 13: Differentially Private ERM, Fall 2020"
 
 
 @dataclass(frozen=True)
+class Paper:
+    """A source paper: the one place a new paper is declared.
+
+    The docs build one page per entry of :data:`PAPERS` (``docs/build_docs.py``), listing every
+    :class:`Source` of the package that cites it; adding a paper means adding its citation
+    constant and one entry here.
+
+    Parameters
+    ----------
+    slug:
+        Page name, ``docs/papers/<slug>.md``.
+    citation:
+        The citation string its :class:`Source` objects carry (one of the constants above).
+    title:
+        Page title.
+    keywords:
+        Words that mark a figure script, study or test as being about the paper; a citation that
+        starts with one of them also counts as the paper's (e.g. Lee & Kifer's baseline code).
+    """
+
+    slug: str
+    citation: str
+    title: str
+    keywords: tuple[str, ...]
+
+    def cites(self, source: Source) -> bool:
+        """Whether ``source`` is a result of this paper."""
+        return source.paper == self.citation or any(source.paper.startswith(k)
+                                                    for k in self.keywords)
+
+
+@dataclass(frozen=True)
 class Source:
     """A citation: paper, result number and provenance label.
 
@@ -70,3 +102,18 @@ def weakest(sources: tuple[Source, ...] | list[Source]) -> Provenance:
     """The weakest label among ``sources`` (DERIVED beats RECONSTRUCTED beats VERBATIM): a result
     is only as much the paper's as its least verbatim ingredient."""
     return min((s.provenance for s in sources), key=_STRENGTH.index)
+
+
+#: The source papers, in the order of the docs' paper pages.
+PAPERS: tuple[Paper, ...] = (
+    Paper("kuru", KURU, "Kuru et al.: DP accelerated optimization (heavy ball, NAG, MASG)",
+          ("Kuru", "DP-SHB", "DP-NAG", "DP-MASG")),
+    Paper("tran_cutkosky", TRAN_CUTKOSKY, "Tran & Cutkosky: momentum aggregation",
+          ("Tran & Cutkosky", "Tran and Cutkosky")),
+    Paper("yang", YANG, "Yang et al.: normalized / clipped SGD with perturbation",
+          ("Yang et al", "Yang, Zhang", "DP-NSGD")),
+    Paper("lee_kifer", LEE_KIFER, "Lee & Kifer: DP-AGD (adaptive per-iteration budget)",
+          ("Lee & Kifer", "Lee and Kifer", "DP-AGD")),
+    Paper("kamath", KAMATH, "Kamath's lecture: differentially private ERM",
+          ("Kamath", "DP-ERM")),
+)

@@ -241,6 +241,22 @@ def test_paper_pages_state_their_theorems() -> None:
         assert not OUTSIDE.search(page), (paper.slug, OUTSIDE.search(page).group(0))
 
 
+def test_papers_are_declared_once_in_provenance() -> None:
+    """The paper pages come from :data:`dpbounds.provenance.PAPERS` (one declaration per paper):
+    slugs are unique, every declared paper is cited by some Source of the package (control: a
+    paper whose citation nobody uses cites nothing), and the docs build uses that very tuple."""
+    from dpbounds.provenance import PAPERS, Paper
+
+    build_docs = _build_docs_module()
+    assert build_docs.PAPERS is PAPERS
+    assert len({p.slug for p in PAPERS}) == len(PAPERS)
+    sources = build_docs.cited_sources()
+    for paper in PAPERS:
+        assert any(paper.cites(s) for s in sources), paper.slug
+    ghost = Paper("ghost", "Nobody, Unpublished, 2099", "Ghost", ("Nobody",))
+    assert not any(ghost.cites(s) for s in sources)
+
+
 def _duplicate_headings(changelog: str) -> list[str]:
     """Release headings of ``changelog`` that repeat a kind (Added, Changed, ...)."""
     out = []
