@@ -27,6 +27,7 @@ under a neighbouring relation).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -195,18 +196,43 @@ def _events(ledger: Any) -> tuple[str, ...]:
     return tuple(f"{n} x {name} (varying parameters)" for name, n in out.items())
 
 
-@dataclass
+class FrozenParams(dict):
+    """A read-only ``dict`` (picklable, unlike :class:`types.MappingProxyType`): the
+    parameters a :class:`SimulationResult` records."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("a SimulationResult's params are read-only; "
+                        "use dataclasses.replace(result, params=...) for a changed copy")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _refuse
+    __ior__ = _refuse
+
+    def __reduce__(self) -> tuple:
+        return (FrozenParams, (dict(self),))
+
+
+@dataclass(frozen=True, eq=False)
 class SimulationResult:
-    """What a simulated DP algorithm returns (see the module docstring)."""
+    """What a simulated DP algorithm returns (see the module docstring).
+
+    Frozen: a result is a record of one run, so its attributes cannot be reassigned and
+    ``params`` is a read-only mapping (:func:`dataclasses.replace` makes a changed copy).
+    ``algorithm`` is the stable id of the run: the name of the public function that produced
+    it (``"dp_nag_opt"``, ``"tree_momentum_nsgd"``), the same in every release.
+    """
 
     algorithm: str
     x: Any
     trace: np.ndarray
     trace_kind: str
     privacy: RunPrivacy
-    params: dict[str, Any] = field(default_factory=dict)
+    params: Mapping[str, Any] = field(default_factory=dict)
     source: Source | None = None
     backend: str = "numpy"
+
+    def __post_init__(self) -> None:
+        # a read-only private copy: the caller's dict cannot change the record
+        object.__setattr__(self, "params", FrozenParams(self.params))
 
     @property
     def ledger(self) -> SpentBudget:
@@ -258,12 +284,17 @@ class SimulationResult:
 class TraceRecorder:
     """Collect ``(trials,)`` values per step in the backend, convert once at the end.
 
-    ``kind`` is one of :data:`TRACE_KINDS` (``None`` disables recording). For
-    ``"suboptimality"`` the objective's cached optimum is subtracted.
+    ``kind`` is one of :data:`TRACE_KINDS`, ``"auto"`` (the default of every algorithm:
+    ``"suboptimality"`` on a convex objective, ``"grad_norm"`` otherwise) or ``None`` (no
+    recording). For ``"suboptimality"`` the objective's cached optimum is subtracted. The one
+    recorder of the package: tree momentum's records the error components beside it
+    (a subclass).
     """
 
-    def __init__(self, objective: Any, kind: str | None = "suboptimality") -> None:
+    def __init__(self, objective: Any, kind: str | None = "auto") -> None:
         self.objective = objective
+        if kind == "auto":
+            kind = "suboptimality" if objective.convex else "grad_norm"
         if kind is None:
             self.kind = None
         else:

@@ -148,7 +148,7 @@ def dp_agd(objective: Any, *, epsilon: float, delta: float, splits: int = 60,
            eta: float = 0.1, alpha_cap: float | None = None, noisy_max_noise: str = "laplace",
            rho_nmax: float | None = None, rho_ng: float | None = None,
            max_iterations: int = 100_000, trials: int = 1, seed: Any = None, x0: Any = None,
-           trace: str | None = "suboptimality") -> SimulationResult:
+           trace: str | None = "auto") -> SimulationResult:
     r"""Run DP-AGD (Lee & Kifer Algorithm 2) on ``trials`` independent copies.
 
     Parameters
@@ -370,5 +370,5 @@ def dp_agd(objective: Any, *, epsilon: float, delta: float, splits: int = 60,
                   released_noisy_max_calls=at_release[:, 1],
                   noisy_max_calls=n_nmax, splits=splits, gamma=gamma, grad_clip=grad_clip,
                   obj_clip=obj_clip, seed=seed)
-    return SimulationResult("DP-AGD", w, tr, rec.kind or "none", privacy, params,
+    return SimulationResult("dp_agd", w, tr, rec.kind or "none", privacy, params,
                             DP_AGD_SOURCE, backend_name(xp))

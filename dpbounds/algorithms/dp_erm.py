@@ -117,7 +117,7 @@ def _project(xp: Any, x: Any, radius: float) -> Any:
 def noisy_projected_sgd(objective: Any, *, epsilon: float, delta: float, radius: float,
                         steps: int | None = None, calibration: str = "lecture",
                         lipschitz: float | None = None, trials: int = 1, seed: Any = None,
-                        x0: Any = None, trace: str | None = "suboptimality",
+                        x0: Any = None, trace: str | None = "auto",
                         trace_every: int = 1) -> SimulationResult:
     r"""Noisy projected SGD, Kamath's Algorithm 3 (see the module docstring).
 
@@ -214,7 +214,7 @@ def noisy_projected_sgd(objective: Any, *, epsilon: float, delta: float, radius:
     privacy = RunPrivacy(ledger, epsilon, delta, accountant, 2.0 * n * L, description=how)
     params = dict(sigma=sigma, lipschitz=L, radius=radius, steps=T, G=G,
                   calibration=calibration, trace_every=trace_every, seed=seed)
-    return SimulationResult("noisy projected SGD", x, rec.result(trials), rec.kind or "none",
+    return SimulationResult("noisy_projected_sgd", x, rec.result(trials), rec.kind or "none",
                             privacy, params, NOISY_SGD_SOURCE, backend_name(xp))
 
 
@@ -249,7 +249,7 @@ def output_perturbation_source(rule: str = "derived") -> Source:
 def output_perturbation(objective: Any, *, epsilon: float, delta: float,
                         sensitivity_rule: str = "derived", mechanism: str = "analytic",
                         trials: int = 1, seed: Any = None,
-                        trace: str | None = "suboptimality") -> SimulationResult:
+                        trace: str | None = "auto") -> SimulationResult:
     r"""Output perturbation (Kamath Lemma 1): :math:`\hat\theta=\arg\min F+N(0,\sigma^2I)`.
 
     ``mechanism="analytic"`` (Balle & Wang) or ``"classic"``
@@ -287,7 +287,7 @@ def output_perturbation(objective: Any, *, epsilon: float, delta: float,
         theta = theta + noise.normal((f.d,), sigma)
     rec = TraceRecorder(f, trace)
     rec.record(theta)
-    return SimulationResult("output perturbation", theta, rec.result(trials),
+    return SimulationResult("output_perturbation", theta, rec.result(trials),
                             rec.kind or "none", privacy,
                             dict(sigma=sigma, sensitivity=sens, rule=sensitivity_rule),
                             output_perturbation_source(sensitivity_rule), backend_name(xp))
@@ -295,7 +295,7 @@ def output_perturbation(objective: Any, *, epsilon: float, delta: float,
 
 def objective_perturbation(objective: Any, *, epsilon: float, delta: float,
                            trials: int = 1, seed: Any = None,
-                           trace: str | None = "suboptimality") -> SimulationResult:
+                           trace: str | None = "auto") -> SimulationResult:
     r"""Gaussian objective perturbation (see the module docstring) for margin-loss GLMs.
 
     Needs ``objective.psi_curvature`` and ``objective.l2_radius`` (``λ_H``) and a finite
@@ -342,7 +342,7 @@ def objective_perturbation(objective: Any, *, epsilon: float, delta: float,
                                         "Kifer-Smith-Thakurta 2012 Theorem 2"))
     privacy = RunPrivacy(ledger, epsilon, delta, "basic", 2.0 * zeta,
                          description="Kifer-Smith-Thakurta 2012 Theorem 2")
-    return SimulationResult("objective perturbation", theta, rec.result(trials),
+    return SimulationResult("objective_perturbation", theta, rec.result(trials),
                             rec.kind or "none", privacy,
                             dict(sigma=sigma, Delta=Delta, zeta=zeta, lambda_H=lam_h),
                             OBJECTIVE_PERTURBATION_SOURCE, backend_name(xp))

@@ -76,6 +76,7 @@ from dpbounds.backend import backend_name
 from dpbounds.privacy.calibrate import calibrate_result
 from dpbounds.privacy.ledger import PrivacyLedger
 from dpbounds.privacy.mechanisms import Neighbouring, Sampling, SubsampledGaussianMechanism
+from dpbounds.privacy.noise_calibration import NoiseCalibration
 from dpbounds.privacy.run import RunPrivacy
 from dpbounds.provenance import YANG, Provenance, Source
 
@@ -103,7 +104,7 @@ def noisy_sgd_noise(
     contribution_bound: float,
     sampling: str = "without_replacement",
     accountant: str = "rdp",
-) -> dict[str, Any]:
+) -> NoiseCalibration:
     r"""Noise of a subsampled-Gaussian SGD run for :math:`(\varepsilon,\delta)`.
 
     Parameters
@@ -117,13 +118,13 @@ def noisy_sgd_noise(
 
     Returns
     -------
-    dict
-        ``noise_multiplier`` (:math:`z`), ``sensitivity`` of the sum under the relation of the
-        sampling scheme (:math:`2C` replace-one, :math:`C` add/remove), ``noise_std``
-        (:math:`z\cdot` sensitivity, on the sum), ``neighbouring``, ``epsilon_spent`` and
-        ``mechanism`` (one step's
-        :class:`~dpbounds.privacy.mechanisms.SubsampledGaussianMechanism`; ``None`` when
-        non-private).
+    NoiseCalibration
+        One noise group: ``noise_std`` (:math:`z\cdot` sensitivity, on the sum),
+        ``sensitivity`` of the sum under the relation of the sampling scheme (:math:`2C`
+        replace-one, :math:`C` add/remove), ``noise_multiplier`` (:math:`z`),
+        ``sampling_rate``, ``neighbouring``, ``epsilon_spent`` and ``mechanisms`` (one step's
+        :class:`~dpbounds.privacy.mechanisms.SubsampledGaussianMechanism` times ``steps``;
+        empty when non-private).
     """
     epsilon = check_epsilon(epsilon)
     delta = check_probability("delta", delta)
@@ -140,13 +141,13 @@ def noisy_sgd_noise(
     sensitivity = (2.0 if relation is Neighbouring.REPLACE_ONE else 1.0) * bound
     q = batch_size / n
     if math.isinf(epsilon):
-        return dict(noise_multiplier=0.0, sensitivity=sensitivity, noise_std=0.0,
-                    neighbouring=relation.legacy, epsilon_spent=math.inf, sampling_rate=q,
-                    mechanism=None)
+        return NoiseCalibration((0.0,), (sensitivity,), (), math.inf, delta, relation,
+                                accountant, noise_multiplier=0.0, sampling_rate=q)
     sigma, spent = _calibrate(epsilon, delta, q, steps, sampling, accountant, sensitivity)
-    return dict(noise_multiplier=sigma / sensitivity, sensitivity=sensitivity,
-                noise_std=sigma, neighbouring=relation.legacy, epsilon_spent=spent,
-                sampling_rate=q, mechanism=_step_mechanism(sigma, q, sensitivity, sampling))
+    return NoiseCalibration((sigma,), (sensitivity,),
+                            ((_step_mechanism(sigma, q, sensitivity, sampling), steps),),
+                            float(spent), delta, relation, accountant,
+                            noise_multiplier=sigma / sensitivity, sampling_rate=q)
 
 
 def _step_mechanism(sigma: float, q: float, sensitivity: float,
@@ -241,9 +242,9 @@ def _noisy_sgd(
         trace = "suboptimality" if objective.convex else "grad_norm"
     recorder = TraceRecorder(objective, trace)
     sampler, noise_rng = make_streams(seed, trials, xp)
-    std_mean = noise["noise_std"] / batch_size  # noise on the sum, then averaged
+    std_mean = noise.sigma / batch_size  # noise on the sum, then averaged
     check_noise_step(std_mean, step_size, epsilon)
-    q = noise["sampling_rate"]
+    q = noise.sampling_rate
     trace_steps = [0]
     recorder.record(x)
     kern = _kernels.active(objective, x) if fixed else None
@@ -281,20 +282,18 @@ def _noisy_sgd(
             if due and recorder.kind is not None:  # at most the chunk's last step
                 recorder.record(x)
                 trace_steps.extend(due)
-    ledger = PrivacyLedger(noise["neighbouring"])
-    if noise["mechanism"] is not None:
-        ledger.record(noise["mechanism"], steps)
-    privacy = RunPrivacy(ledger, epsilon, delta, accountant, noise["sensitivity"],
+    ledger = PrivacyLedger(noise.neighbouring, noise.mechanisms)
+    privacy = RunPrivacy(ledger, epsilon, delta, accountant, noise.sensitivity[0],
                          description=f"{sampling.replace('_', ' ')} subsampled Gaussian x steps")
     return SimulationResult(
         algorithm=name, x=x, trace=recorder.result(trials), trace_kind=recorder.kind or "loss",
         privacy=privacy,
         params=dict(steps=steps, batch_size=batch_size, step_size=step_size,
                     sampling=sampling, sampling_rate=q, accountant=accountant,
-                    public_n=n_rate, noise_multiplier=noise["noise_multiplier"],
-                    noise_std_sum=noise["noise_std"],
-                    sensitivity_sum=noise["sensitivity"],
-                    sigma_over_clip=noise["noise_std"] / contribution_bound,
+                    public_n=n_rate, noise_multiplier=noise.noise_multiplier,
+                    noise_std_sum=noise.sigma,
+                    sensitivity_sum=noise.sensitivity[0],
+                    sigma_over_clip=noise.sigma / contribution_bound,
                     trials=trials, trace_steps=trace_steps,
                     **({"clip_norm": param} if kind == "clip" else {"r": param})),
         source=source, backend=backend_name(xp),

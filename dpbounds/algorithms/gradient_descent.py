@@ -66,7 +66,7 @@ def dp_gd(objective: Any, *, epsilon: float, steps: int, step_size: float | None
           batch_size: int | None = None, clip_norm: float | None = None,
           neighbouring: str = "replace-one", trials: int = 1, seed: Any = None,
           x0: Any = None, sensitivity: float | None = None,
-          trace: str | None = "suboptimality", public_n: int | None = None
+          trace: str | None = "auto", public_n: int | None = None
           ) -> SimulationResult:
     r"""Differentially private gradient descent.
 
@@ -132,7 +132,7 @@ def dp_gd(objective: Any, *, epsilon: float, steps: int, step_size: float | None
         return laplace_momentum_method(
             objective, kind="hb", step_sizes=np.full(T, alpha), momenta=np.zeros(T),
             budgets=budgets, epsilon=epsilon, batch_size=batch_size, trials=trials, seed=seed,
-            x0=x0, sensitivity=sensitivity, trace=trace, name="DP-GD",
+            x0=x0, sensitivity=sensitivity, trace=trace, name="dp_gd",
             source=DP_GD_LAPLACE_SOURCE, params=dict(step_size=alpha, mechanism="laplace"),
         )
     return _gaussian_gd(objective, epsilon, delta, T, alpha, batch_size, clip_norm,
@@ -251,5 +251,5 @@ def _gaussian_gd(f: Any, epsilon: float, delta: float | None, T: int, alpha: flo
                          description=f"Gaussian on a gradient sum / {n_pub} per step")
     params = dict(step_size=alpha, mechanism="gaussian", sigma=sigma, sensitivity=delta_2,
                   clip_norm=clip_norm, steps=T, seed=seed, normaliser=n_pub)
-    return SimulationResult("DP-GD (Gaussian)", x, rec.result(trials), rec.kind or "none",
+    return SimulationResult("dp_gd", x, rec.result(trials), rec.kind or "none",
                             privacy, params, DP_GD_GAUSSIAN_SOURCE, backend_name(xp))

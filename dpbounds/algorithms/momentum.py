@@ -42,6 +42,7 @@ reference code, the Laplace noise is drawn with scale :math:`b_t` (its ``laprnd`
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -236,7 +237,7 @@ def laplace_momentum_method(
     seed: Any = None,
     x0: Any = None,
     sensitivity: float | None = None,
-    trace: str | None = "suboptimality",
+    trace: str | None = "auto",
     name: str = "",
     source: Source | None = None,
     params: dict | None = None,
@@ -343,7 +344,7 @@ def dp_heavy_ball(objective: Any, *, epsilon: float, steps: int, step_size: floa
                   momentum: float | None = None, c: float = 1.0,
                   batch_size: int | None = None, budgets: Any = None, trials: int = 1,
                   seed: Any = None, x0: Any = None, sensitivity: float | None = None,
-                  trace: str | None = "suboptimality") -> SimulationResult:
+                  trace: str | None = "auto") -> SimulationResult:
     r"""DP-SHB (Kuru et al. eq. (9)): heavy ball with Laplace-noised mini-batch gradients.
 
     Parameters
@@ -391,7 +392,7 @@ def dp_heavy_ball(objective: Any, *, epsilon: float, steps: int, step_size: floa
     return laplace_momentum_method(
         objective, kind="hb", step_sizes=np.full(T, alpha), momenta=np.full(T, beta),
         budgets=eps_t, epsilon=epsilon, batch_size=batch_size, trials=trials, seed=seed,
-        x0=x0, sensitivity=sensitivity, trace=trace, name="DP-SHB", source=DP_HB_SOURCE,
+        x0=x0, sensitivity=sensitivity, trace=trace, name="dp_heavy_ball", source=DP_HB_SOURCE,
         params=dict(step_size=alpha, momentum=beta),
     )
 
@@ -414,7 +415,7 @@ def dp_nag(objective: Any, *, epsilon: float, steps: int, step_size: float | Non
            allocation: str = "uniform", horizon_reselection: bool = False,
            horizon_rule: str = "eq32", initial_error: float = 10.0, trials: int = 1,
            seed: Any = None, x0: Any = None, sensitivity: float | None = None,
-           trace: str | None = "suboptimality") -> SimulationResult:
+           trace: str | None = "auto") -> SimulationResult:
     r"""DP-NAG (Kuru et al. eq. (27)) with uniform or optimised per-iteration budgets.
 
     The Laplace scale is (12)'s :math:`S_1/(m\epsilon_0)`, not (27)'s printed
@@ -452,7 +453,7 @@ def dp_nag(objective: Any, *, epsilon: float, steps: int, step_size: float | Non
                                    epsilon=epsilon, m=m, allocation=allocation,
                                    sensitivity=S1)
         scales = alloc.scales
-    name = "DP-NAG-opt" if allocation != "uniform" else "DP-NAG"
+    name = "dp_nag"
     return laplace_momentum_method(
         objective, kind="nag", step_sizes=np.full(horizon, alpha),
         momenta=np.full(horizon, beta), budgets=None, scales=scales, epsilon=epsilon,
@@ -468,7 +469,7 @@ def dp_nag_opt(objective: Any, **kwargs: Any) -> SimulationResult:
     """DP-NAG-opt: :func:`dp_nag` with optimal budgets and horizon re-selection (Sec. 5)."""
     kwargs.setdefault("allocation", "optimal")
     kwargs.setdefault("horizon_reselection", True)
-    return dp_nag(objective, **kwargs)
+    return replace(dp_nag(objective, **kwargs), algorithm="dp_nag_opt")
 
 
 def dp_masg(objective: Any, *, epsilon: float, steps: int, c: float = 1.0, p: float = 1.0,
@@ -476,7 +477,7 @@ def dp_masg(objective: Any, *, epsilon: float, steps: int, c: float = 1.0, p: fl
             batch_size: int | None = None, allocation: str = "uniform",
             horizon_reselection: bool = False, horizon_rule: str = "eq32",
             initial_error: float = 10.0, trials: int = 1, seed: Any = None, x0: Any = None,
-            sensitivity: float | None = None, trace: str | None = "suboptimality"
+            sensitivity: float | None = None, trace: str | None = "auto"
             ) -> SimulationResult:
     r"""DP-MASG (Kuru et al. Section 4.2): multi-stage DP-NAG with the schedule (33).
 
@@ -516,7 +517,7 @@ def dp_masg(objective: Any, *, epsilon: float, steps: int, c: float = 1.0, p: fl
     if private:
         scales = laplace_allocation(sched, objective, epsilon=epsilon, m=m,
                                     allocation=allocation, sensitivity=S1).scales
-    name = "DP-MASG-opt" if allocation != "uniform" else "DP-MASG"
+    name = "dp_masg"
     return laplace_momentum_method(
         objective, kind="nag", step_sizes=sched.steps, momenta=betas, budgets=None,
         scales=scales, epsilon=epsilon, batch_size=m, restarts=restarts, trials=trials,
@@ -531,4 +532,4 @@ def dp_masg_opt(objective: Any, **kwargs: Any) -> SimulationResult:
     """DP-MASG-opt: :func:`dp_masg` with optimal budgets and horizon re-selection."""
     kwargs.setdefault("allocation", "optimal")
     kwargs.setdefault("horizon_reselection", True)
-    return dp_masg(objective, **kwargs)
+    return replace(dp_masg(objective, **kwargs), algorithm="dp_masg_opt")

@@ -103,8 +103,8 @@ from dpbounds._validation import (
 from dpbounds.algorithms import _step_kernels as _kernels
 from dpbounds.algorithms._common import (
     MAX_COMPILED_STEPS,
-    TRACE_KINDS,
     SimulationResult,
+    TraceRecorder,
     check_trials,
     progress,
 )
@@ -117,6 +117,7 @@ from dpbounds.privacy.accountants import ZcdpAccountant
 from dpbounds.privacy.calibrate import calibrate_result
 from dpbounds.privacy.ledger import PrivacyLedger
 from dpbounds.privacy.mechanisms import ComposedMechanism, Neighbouring, TreeAggregationMechanism
+from dpbounds.privacy.noise_calibration import NoiseCalibration
 from dpbounds.privacy.run import RunPrivacy
 from dpbounds.provenance import TRAN_CUTKOSKY, Provenance, Source
 
@@ -166,10 +167,11 @@ def tree_momentum_privacy(
     batch_size: int = 1,
     neighbouring: str = "replace_one",
     node_count_method: str = "auto",
-) -> dict[str, Any]:
+) -> NoiseCalibration:
     r"""Node noise of Algorithm 1 for :math:`(\varepsilon,\delta)` (DERIVED, Thm 4 + Thm 10).
 
-    Returns a dict with ``sigma``, ``sensitivity`` (:math:`\Delta`), ``node_count``
+    Returns a :class:`~dpbounds.privacy.noise_calibration.NoiseCalibration` with one group:
+    ``sigma`` (the node noise std), ``sensitivity`` (:math:`\Delta`), ``node_count``
     (:math:`K`), ``epsilon_spent``, ``rho`` (zCDP) and ``mechanisms`` (the
     :class:`~dpbounds.privacy.mechanisms.TreeAggregationMechanism` the run executes, calibrated
     by :func:`~dpbounds.privacy.calibrate.calibrate` under the zCDP accountant with the
@@ -183,15 +185,15 @@ def tree_momentum_privacy(
     steps = _steps_per_epoch(n, batch_size)
     sens = momentum_node_sensitivity(clip_norm / batch_size, alpha, steps, neighbouring)
     k = max_nodes_per_sample(steps, epochs, method=node_count_method)
-    if math.isinf(epsilon):
-        return dict(sigma=0.0, sensitivity=sens, node_count=k, epsilon_spent=math.inf,
-                    rho=math.inf, mechanisms=())
     ro = Neighbouring.REPLACE_ONE
+    if math.isinf(epsilon):
+        return NoiseCalibration((0.0,), (sens,), (), math.inf, delta, ro, "zcdp",
+                                node_count=(k,), rho=math.inf)
     sigma, spent = calibrate_result(lambda s: TreeAggregationMechanism(s, sens, k, ro),
                                     epsilon, delta, _ACCOUNTANT(), neighbouring=ro)
     mech = TreeAggregationMechanism(sigma, sens, k, ro)
-    return dict(sigma=sigma, sensitivity=sens, node_count=k, epsilon_spent=float(spent),
-                rho=_ACCOUNTANT().mechanism_rho(mech), mechanisms=((mech, 1),))
+    return NoiseCalibration((sigma,), (sens,), ((mech, 1),), float(spent), delta, ro, "zcdp",
+                            node_count=(k,), rho=_ACCOUNTANT().mechanism_rho(mech))
 
 
 def _ACCOUNTANT() -> ZcdpAccountant:
@@ -233,8 +235,12 @@ def sensitivity_reduced_privacy(
     neighbouring: str = "replace_one",
     noise_split: float = 0.5,
     node_count_method: str = "auto",
-) -> dict[str, Any]:
+) -> NoiseCalibration:
     r"""The two node-noise levels of Algorithm 2 (RECONSTRUCTED/DERIVED).
+
+    Returns a :class:`~dpbounds.privacy.noise_calibration.NoiseCalibration` with two groups
+    (``noise_std = (sigma_1, sigma_2)``, ``sensitivity = (Delta_1, Delta_2)``,
+    ``node_count = (K_1, K)``), ``noise_split``, ``rho`` and the ledger's ``mechanisms``.
 
     :math:`\Delta_1` = momentum node sensitivity with per-sample bound
     :math:`\max(G, \gamma G + (1-\gamma)D)/B` (nodes starting in the first epoch),
@@ -267,13 +273,10 @@ def sensitivity_reduced_privacy(
     k_1 = min(_first_epoch_node_count(steps, n_steps),
               max_nodes_per_sample(steps, epochs, method=node_count_method))
     k_2 = max_nodes_per_sample(steps, epochs, method=node_count_method)
-    out = dict(sensitivity_1=sens_1, sensitivity_2=sens_2, node_count_1=k_1,
-               node_count_2=k_2, noise_split=noise_split)
-    if math.isinf(epsilon):
-        out.update(sigma_1=0.0, sigma_2=0.0, epsilon_spent=math.inf, rho=math.inf,
-                   mechanisms=())
-        return out
     ro = Neighbouring.REPLACE_ONE
+    if math.isinf(epsilon):
+        return NoiseCalibration((0.0, 0.0), (sens_1, sens_2), (), math.inf, delta, ro, "zcdp",
+                                node_count=(k_1, k_2), rho=math.inf, noise_split=noise_split)
     base_1 = sens_1 * math.sqrt(k_1 / noise_split)
     base_2 = sens_2 * math.sqrt(k_2 / (1.0 - noise_split))
 
@@ -290,16 +293,16 @@ def sensitivity_reduced_privacy(
                                 initial=1.0, closed_form=unit)
     mechanisms = run(c).parts
     rho = sum(_ACCOUNTANT().mechanism_rho(m) for m, _ in mechanisms)
-    out.update(sigma_1=c * base_1, sigma_2=c * base_2, epsilon_spent=float(spent), rho=rho,
-               mechanisms=mechanisms)
-    return out
+    return NoiseCalibration((c * base_1, c * base_2), (sens_1, sens_2), tuple(mechanisms),
+                            float(spent), delta, ro, "zcdp", node_count=(k_1, k_2), rho=rho,
+                            noise_split=noise_split)
 
 
-def _run_privacy(priv: dict[str, Any], epsilon: float, delta: float, sensitivity: float,
+def _run_privacy(priv: NoiseCalibration, epsilon: float, delta: float, sensitivity: float,
                  description: str) -> RunPrivacy:
     """The run's record: its tree mechanisms under the zCDP accountant (standard
     conversion)."""
-    ledger = PrivacyLedger(Neighbouring.REPLACE_ONE, priv["mechanisms"])
+    ledger = PrivacyLedger(priv.neighbouring, priv.mechanisms)
     return RunPrivacy(ledger, epsilon, delta, "zcdp", sensitivity, {"conversion": "standard"},
                       description=description)
 
@@ -386,7 +389,7 @@ def _check_common(objective: Any, epochs: int, step_size: float, batch_size: int
     return epochs, step_size, batch_size, trials, steps, alpha
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class TreeMomentumResult(SimulationResult):
     r"""A :class:`~dpbounds.algorithms._common.SimulationResult` with the paper's output.
 
@@ -409,8 +412,9 @@ class TreeMomentumResult(SimulationResult):
     gradient_evaluations: int = 0
 
 
-class _Recorder:
-    r"""Trace ``trace_kind`` at chosen iterates, plus the error components there.
+class _Recorder(TraceRecorder):
+    r"""The package's :class:`~dpbounds.algorithms._common.TraceRecorder`, recording at chosen
+    iterates and the error components there.
 
     Indices are the library's: ``x_0`` is the start and step ``k`` (paper's step
     ``t = k + 1``) evaluates its gradient at ``x_k``. At a recorded ``k`` the diagnostics
@@ -419,22 +423,18 @@ class _Recorder:
     """
 
     def __init__(self, objective: Any, kind: str | None, every: int) -> None:
-        self.objective = objective
-        if kind == "auto":
-            kind = "suboptimality" if objective.convex else "grad_norm"
-        self.kind = None if kind is None else check_choice("trace", kind, TRACE_KINDS)
+        super().__init__(objective, kind)
         self.every = every if self.kind is not None else 0
-        self.offset = objective.optimum.value if self.kind == "suboptimality" else 0.0
         self.steps: list[int] = []
         self.diag_steps: list[int] = []
-        self.values: list[Any] = []
         self.noise: list[Any] = []
         self.bias: list[Any] = []
 
     def due(self, k: int) -> bool:
         return bool(self.every) and k % self.every == 0
 
-    def record(self, k: int, x: Any, m_hat: Any = None, m_exact: Any = None) -> None:
+    def record_at(self, k: int, x: Any, m_hat: Any = None, m_exact: Any = None) -> None:
+        """Record the trace value at ``x_k`` (and, with ``m_hat``, the error components)."""
         xp = self.objective.xp
         full_grad = None
         if self.kind == "grad_norm" or m_hat is not None:
@@ -444,7 +444,7 @@ class _Recorder:
         else:
             value = self.objective.loss(x) - self.offset
         self.steps.append(k)
-        self.values.append(value)
+        self._values.append(value)
         if m_hat is not None:
             self.diag_steps.append(k)
             self.noise.append(xp.linalg.vector_norm(m_hat - m_exact, axis=-1))
@@ -452,9 +452,9 @@ class _Recorder:
 
     def finish(self, trials: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         xp = self.objective.xp
-        if not self.values:
+        if not self._values:
             return np.zeros((trials, 0)), {}
-        trace = np.ascontiguousarray(to_numpy(xp.stack(self.values, axis=1)))
+        trace = np.ascontiguousarray(to_numpy(xp.stack(self._values, axis=1)))
         diag = {"step": np.asarray(self.diag_steps, dtype=np.int64)}
         if self.noise:
             diag["noise_error"] = np.asarray(to_numpy(xp.stack(self.noise, axis=1)))
@@ -600,7 +600,7 @@ def tree_momentum_nsgd(
     priv = tree_momentum_privacy(
         epsilon, delta, n=objective.n, epochs=epochs, alpha=alpha, clip_norm=clip,
         batch_size=batch_size, neighbouring=key, node_count_method=node_count_method)
-    sigma = priv["sigma"]
+    sigma = priv.sigma
 
     xp = objective.xp
     d = objective.d
@@ -625,7 +625,7 @@ def tree_momentum_nsgd(
                 kern.run(perm[:, None, :], a - t, steps, batch_size, zetas, a, b - a,
                          clip=clip, eta=step_size)
                 if rec.due(b - 1):
-                    rec.record(b - 1, kern.x_prev, kern.m_last, kern.m_exact)
+                    rec.record_at(b - 1, kern.x_prev, kern.m_last, kern.m_exact)
                 continue
             for s, u in enumerate(range(a + 1, b + 1)):
                 i = u - t - 1
@@ -638,23 +638,23 @@ def tree_momentum_nsgd(
                 if rec.every:
                     m_exact = (1.0 - alpha) * m_exact + alpha * g
                     if rec.due(u - 1):
-                        rec.record(u - 1, x, m_hat, m_exact + m_reg)
+                        rec.record_at(u - 1, x, m_hat, m_exact + m_reg)
                 x = _normalized_step(xp, x, m_hat, step_size)
         t += steps
     if kern is not None:
         x = kern.finish(output)
     if rec.every:
-        rec.record(n_steps, x)
+        rec.record_at(n_steps, x)
     trace_arr, diag = rec.finish(trials)
-    privacy = _run_privacy(priv, epsilon, delta, priv["sensitivity"],
+    privacy = _run_privacy(priv, epsilon, delta, priv.sensitivity[0],
                            f"tree aggregation over T={n_steps} steps (Thm 10)")
     return TreeMomentumResult(
-        algorithm="tran_cutkosky_algorithm_1", x=x, trace=trace_arr,
+        algorithm="tree_momentum_nsgd", x=x, trace=trace_arr,
         trace_kind=rec.kind or "loss", privacy=privacy,
         params=dict(epochs=epochs, step_size=step_size, alpha=alpha, batch_size=batch_size,
                     clip_norm=clip, steps=n_steps, steps_per_epoch=steps, trials=trials,
-                    sigma=sigma, node_sensitivity=priv["sensitivity"],
-                    node_count=priv["node_count"], release=release,
+                    sigma=sigma, node_sensitivity=priv.sensitivity[0],
+                    node_count=priv.node_count[0], release=release,
                     trace_steps=list(rec.steps)),
         source=ALGORITHM_1_SOURCE, backend=backend_name(xp), x_output=output.out,
         diagnostics=diag, gradient_evaluations=n_steps * batch_size,
@@ -728,7 +728,7 @@ def sensitivity_reduced_nsgd(
         epsilon, delta, n=objective.n, epochs=epochs, alpha=alpha, gamma=gamma,
         clip_norm=clip, diff_clip=diff_clip, batch_size=batch_size, neighbouring=key,
         noise_split=noise_split, node_count_method=node_count_method)
-    sigma_1, sigma_2 = priv["sigma_1"], priv["sigma_2"]
+    sigma_1, sigma_2 = priv.noise_std
 
     xp = objective.xp
     d = objective.d
@@ -761,7 +761,7 @@ def sensitivity_reduced_nsgd(
             kern.run(perm[:, None, :], 0, steps, batch_size, zetas, a, b - a, clip=clip,
                      eta=step_size, diff_clip=diff_clip, gamma=gamma)
             if rec.due(b - 1):
-                rec.record(b - 1, kern.x_prev, kern.m_last, kern.m_exact)
+                rec.record_at(b - 1, kern.x_prev, kern.m_last, kern.m_exact)
             continue
         for s, t in enumerate(range(a + 1, b + 1)):
             output.offer(t, x)
@@ -785,27 +785,27 @@ def sensitivity_reduced_nsgd(
             if rec.every:
                 m_exact = (1.0 - alpha) * m_exact + alpha * xp.mean(raw, axis=1)
                 if rec.due(t - 1):
-                    rec.record(t - 1, x, m_hat, m_exact + m_reg)
+                    rec.record_at(t - 1, x, m_hat, m_exact + m_reg)
             x = _normalized_step(xp, x, m_hat, step_size)
     if kern is not None:
         x = kern.finish(output)
     if rec.every:
-        rec.record(n_steps, x)
+        rec.record_at(n_steps, x)
     trace_arr, diag = rec.finish(trials)
-    privacy = _run_privacy(priv, epsilon, delta, priv["sensitivity_1"],
+    privacy = _run_privacy(priv, epsilon, delta, priv.sensitivity[0],
                            f"first-epoch and later nodes over T={n_steps} steps, rho split "
-                           f"{priv['noise_split']:.3g} : {1 - priv['noise_split']:.3g}")
+                           f"{priv.noise_split:.3g} : {1 - priv.noise_split:.3g}")
     return TreeMomentumResult(
-        algorithm="tran_cutkosky_algorithm_2", x=x, trace=trace_arr,
+        algorithm="sensitivity_reduced_nsgd", x=x, trace=trace_arr,
         trace_kind=rec.kind or "loss", privacy=privacy,
         params=dict(epochs=epochs, step_size=step_size, alpha=alpha, gamma=gamma,
                     batch_size=batch_size, clip_norm=clip, smoothness=lsmooth,
                     diff_clip=diff_clip, steps=n_steps, steps_per_epoch=steps,
                     trials=trials, release=release, sigma_1=sigma_1, sigma_2=sigma_2,
-                    node_sensitivity_1=priv["sensitivity_1"],
-                    node_sensitivity_2=priv["sensitivity_2"],
-                    node_count_1=priv["node_count_1"], node_count_2=priv["node_count_2"],
-                    noise_split=priv["noise_split"],
+                    node_sensitivity_1=priv.sensitivity[0],
+                    node_sensitivity_2=priv.sensitivity[1],
+                    node_count_1=priv.node_count[0], node_count_2=priv.node_count[1],
+                    noise_split=priv.noise_split,
                     trace_steps=list(rec.steps)),
         source=ALGORITHM_2_SOURCE, backend=backend_name(xp), x_output=output.out,
         diagnostics=diag, gradient_evaluations=grad_evals,

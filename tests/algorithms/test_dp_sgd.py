@@ -156,8 +156,8 @@ def test_noise_std_is_multiplier_times_sensitivity(sampling, factor):
     for c in (0.01, 1.0, 30.0):
         noise = noisy_sgd_noise(1.0, 1e-6, n=N, batch_size=12, steps=60,
                                 contribution_bound=c, sampling=sampling)
-        assert noise["sensitivity"] == factor * c
-        assert noise["noise_std"] == pytest.approx(noise["noise_multiplier"] * factor * c,
+        assert noise.sensitivity[0] == factor * c
+        assert noise.sigma == pytest.approx(noise.noise_multiplier * factor * c,
                                                    rel=1e-12)
 
 

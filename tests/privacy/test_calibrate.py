@@ -233,10 +233,10 @@ def test_calibrated_ledger_never_reads_above_target(scheme, log10_eps, log10_del
         return
     info = noisy_sgd_noise(eps, delta, n=n, batch_size=m, steps=steps, contribution_bound=1.0,
                            sampling=scheme)
-    ledger = PrivacyLedger(info["neighbouring"])
-    ledger.record(info["mechanism"], steps)
+    ledger = PrivacyLedger(info.neighbouring, info.mechanisms)
+    assert info.mechanisms[0][1] == steps
     assert ledger.epsilon(delta, "rdp") <= eps
-    assert info["epsilon_spent"] <= eps
+    assert info.epsilon_spent <= eps
 
 
 class _Sawtooth(A.Accountant):

@@ -88,8 +88,8 @@ def test_tree_sigma_matches_the_algorithms_calibration() -> None:
     from dpbounds.algorithms.tree_momentum import tree_momentum_privacy
 
     priv = tree_momentum_privacy(4.0, 1e-6, n=50, epochs=3, alpha=0.02, clip_norm=1.0)
-    (s,) = tree_sigma_for_epsilon(4.0, 1e-6, [(priv["sensitivity"], priv["node_count"], 1.0)])
-    assert s == pytest.approx(priv["sigma"], rel=1e-9)
+    (s,) = tree_sigma_for_epsilon(4.0, 1e-6, [(priv.sensitivity[0], priv.node_count[0], 1.0)])
+    assert s == pytest.approx(priv.sigma, rel=1e-9)
 
 
 def test_expected_norm_factor() -> None:

@@ -78,13 +78,13 @@ def test_theorem8_sigmas_cover_what_the_run_calibrates(eps, delta, n, epochs, et
     def ev(expr: sp.Expr) -> float:
         return float(expr.subs({sym(k): v for k, v in p.items()}))
 
-    assert run["sensitivity_1"] <= ev(sr.early_sensitivity)
-    assert run["sensitivity_2"] <= ev(sr.late_sensitivity)
-    assert run["node_count_1"] <= ev(sr.early_node_count)
-    assert run["node_count_2"] <= ev(sr.late_node_count)
-    for key, lemma in (("sigma_1", sr.theorem8_sigma1), ("sigma_2", sr.theorem8_sigma2)):
+    assert run.sensitivity[0] <= ev(sr.early_sensitivity)
+    assert run.sensitivity[1] <= ev(sr.late_sensitivity)
+    assert run.node_count[0] <= ev(sr.early_node_count)
+    assert run.node_count[1] <= ev(sr.late_node_count)
+    for sigma, lemma in zip(run.noise_std, (sr.theorem8_sigma1, sr.theorem8_sigma2)):
         bound = lemma.evaluate(ignore_extra=True, **p)
-        assert run[key] <= bound < 2.5 * run[key]
+        assert sigma <= bound < 2.5 * sigma
 
 
 @settings(max_examples=10, deadline=None)
@@ -99,8 +99,8 @@ def test_theorem8_covers_the_run_anywhere(n, epochs, log_gamma, eps, log_eta):
     run = sensitivity_reduced_privacy(eps, delta, n=n, epochs=epochs, alpha=1 / n, gamma=gamma,
                                       clip_norm=1.0, diff_clip=eta * n)
     p = dict(eps=eps, delta=delta, G=1.0, L=1.0, N=n, E=epochs, eta=eta, gamma=gamma)
-    assert run["sigma_1"] <= sr.theorem8_sigma1.evaluate(ignore_extra=True, **p)
-    assert run["sigma_2"] <= sr.theorem8_sigma2.evaluate(ignore_extra=True, **p)
+    assert run.noise_std[0] <= sr.theorem8_sigma1.evaluate(ignore_extra=True, **p)
+    assert run.noise_std[1] <= sr.theorem8_sigma2.evaluate(ignore_extra=True, **p)
 
 
 def _noise_factors_by_recursion(t: int, steps: int, alpha: float, gamma: float
