@@ -61,8 +61,8 @@ __all__ = [
     "public_normaliser",
 ]
 
-#: Neighbouring relations a ledger may name.
-NEIGHBOURING: tuple[str, ...] = ("replace-one", "add/remove")
+#: Neighbouring relations a ledger may name (the enum's values).
+NEIGHBOURING: tuple[str, ...] = tuple(nb.value for nb in Neighbouring)
 #: What a trace may hold.
 TRACE_KINDS: tuple[str, ...] = ("suboptimality", "loss", "grad_norm")
 #: Largest number of iterations a simulation accepts (a Python loop of 10^7 steps already
@@ -83,12 +83,17 @@ class SpentBudget:
     notion:
         ``"pure-DP"``, ``"zCDP"``, ``"(eps,delta)-DP"`` or ``"non-private"``.
     neighbouring:
-        ``"replace-one"`` or ``"add/remove"``.
-    epsilon, delta:
-        The spent ``(ε, δ)`` (for zCDP: converted from ``rho`` by ``conversion``). For
-        per-trial adaptive spending (DP-AGD) the maximum over trials.
-    target_epsilon, target_delta:
+        The relation, a :class:`~dpbounds.privacy.mechanisms.Neighbouring` member (legacy
+        spellings such as ``"replace-one"`` are converted on construction).
+    epsilon:
+        The spent ``ε`` (for zCDP: converted from ``rho`` by ``conversion``). For per-trial
+        adaptive spending (DP-AGD) the maximum over trials.
+    delta:
+        The spent ``δ``.
+    target_epsilon:
         What the caller asked for; ``epsilon <= target_epsilon`` always holds.
+    target_delta:
+        The caller's ``δ``.
     per_step:
         NumPy array of per-step costs (``ε_t`` for pure DP, ``ρ_t`` for zCDP), shape
         ``(steps,)`` or ``(trials, steps)`` when the spending is adaptive.
@@ -102,7 +107,7 @@ class SpentBudget:
     """
 
     notion: str
-    neighbouring: str
+    neighbouring: Neighbouring
     epsilon: float
     delta: float
     target_epsilon: float
@@ -113,8 +118,7 @@ class SpentBudget:
     events: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "neighbouring",
-                           Neighbouring.coerce(self.neighbouring).legacy)
+        object.__setattr__(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
 
     @property
     def within_target(self) -> bool:
@@ -128,9 +132,10 @@ class SpentBudget:
                 f"{self.target_delta:.3g}) [{self.accountant}]")
 
     @classmethod
-    def non_private(cls, steps: int, neighbouring: str = "replace-one") -> SpentBudget:
+    def non_private(cls, steps: int,
+                    neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE) -> SpentBudget:
         """Ledger of a run with ``epsilon = inf`` (no noise)."""
-        return cls("non-private", Neighbouring.coerce(neighbouring).legacy, math.inf, 0.0,
+        return cls("non-private", Neighbouring.coerce(neighbouring), math.inf, 0.0,
                    math.inf, 0.0, np.full(steps, math.inf), "none (epsilon = inf)")
 
     @classmethod
@@ -139,7 +144,7 @@ class SpentBudget:
         place a :class:`SpentBudget` is built: ε by the run's accountant at the target δ,
         ``per_step`` the per-run cost of every recorded mechanism (ε for pure DP, ρ for zCDP;
         empty for RDP/PLD, whose cost is a curve), ``rho`` the composed zCDP budget."""
-        nb = privacy.neighbouring.legacy
+        nb = privacy.neighbouring
         if not privacy.private:
             return cls.non_private(steps, nb)
         name = privacy.accountant

@@ -190,8 +190,8 @@ def dp_agd(objective: Any, *, epsilon: float, delta: float, splits: int = 60,
     >>> A, y = kuru_synthetic(n=2000, d=5, seed=0)
     >>> f = LogisticRegression(A, y, l2=1e-3, l1_radius=5.0)
     >>> r = dp_agd(f, epsilon=1.0, delta=1e-8, trials=3, seed=0)
-    >>> r.ledger.epsilon <= 1.0, r.ledger.neighbouring
-    (True, 'add/remove')
+    >>> r.ledger.epsilon <= 1.0, r.ledger.neighbouring.value
+    (True, 'add_remove')
     """
     f = objective
     xp = f.xp

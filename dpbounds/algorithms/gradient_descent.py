@@ -64,7 +64,8 @@ DP_GD_GAUSSIAN_SOURCE = Source(LEE_KIFER, "Table 1 (noisy GD), Lemmas 3.5-3.6, e
 def dp_gd(objective: Any, *, epsilon: float, steps: int, step_size: float | None = None,
           c: float = 1.0, mechanism: str = "laplace", delta: float | None = None,
           batch_size: int | None = None, clip_norm: float | None = None,
-          neighbouring: str = "replace-one", trials: int = 1, seed: Any = None,
+          neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE, trials: int = 1,
+          seed: Any = None,
           x0: Any = None, sensitivity: float | None = None,
           trace: str | None = "auto", public_n: int | None = None
           ) -> SimulationResult:
@@ -120,12 +121,12 @@ def dp_gd(objective: Any, *, epsilon: float, steps: int, step_size: float | None
     T = check_steps(steps)
     trials = check_trials(trials)
     mechanism = check_choice("mechanism", mechanism, ("laplace", "gaussian"))
-    neighbouring = Neighbouring.coerce(neighbouring).legacy
+    neighbouring = Neighbouring.coerce(neighbouring)
     alpha = default_step_size(objective, step_size, c)
     if mechanism == "laplace":
         if clip_norm is not None:
             raise ValueError("clip_norm applies to mechanism='gaussian' only")
-        if neighbouring != "replace-one":
+        if neighbouring is not Neighbouring.REPLACE_ONE:
             raise ValueError("the Laplace DP-GD of Kuru et al. is replace-one only")
         public_normaliser(public_n, objective.n, neighbouring)
         budgets = split_budget(epsilon, steps=T) if math.isfinite(epsilon) else None
@@ -139,7 +140,8 @@ def dp_gd(objective: Any, *, epsilon: float, steps: int, step_size: float | None
                         neighbouring, trials, seed, x0, sensitivity, trace, public_n)
 
 
-def gaussian_gd_sensitivity(objective: Any, neighbouring: str = "replace-one",
+def gaussian_gd_sensitivity(objective: Any,
+                            neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
                             clip_norm: float | None = None,
                             sensitivity: float | None = None,
                             public_n: int | None = None) -> float:
@@ -175,23 +177,24 @@ def gaussian_gd_sensitivity(objective: Any, neighbouring: str = "replace-one",
     >>> gaussian_gd_sensitivity(q, "add/remove", clip_norm=1.0, public_n=4)   # C / N
     0.25
     """
-    neighbouring = Neighbouring.coerce(neighbouring).legacy
+    neighbouring = Neighbouring.coerce(neighbouring)
     n = public_normaliser(public_n, objective.n, neighbouring)
     if clip_norm is not None:
         clip_norm = check_positive("clip_norm", clip_norm)
-        return (2.0 if neighbouring == "replace-one" else 1.0) * clip_norm / n
+        return (2.0 if neighbouring is Neighbouring.REPLACE_ONE else 1.0) * clip_norm / n
     if sensitivity is not None:
         bound = check_positive("sensitivity", sensitivity)
-    elif neighbouring == "replace-one":
+    elif neighbouring is Neighbouring.REPLACE_ONE:
         bound = float(objective.l2_sensitivity)
     else:
         bound = float(objective.gradient_bound)
     if not math.isfinite(bound):
-        what = ("l2_sensitivity (sup ||∇ℓ(x;y) - ∇ℓ(x;y')||)" if neighbouring == "replace-one"
+        replace_one = neighbouring is Neighbouring.REPLACE_ONE
+        what = ("l2_sensitivity (sup ||∇ℓ(x;y) - ∇ℓ(x;y')||)" if replace_one
                 else "gradient_bound (sup ||∇ℓ(x;y)||, needed for add/remove)")
         raise ValueError(f"the objective's {what} is infinite: pass clip_norm (per-sample "
                          "clipping) or a finite sensitivity for neighbouring="
-                         f"{neighbouring!r}")
+                         f"{neighbouring.value!r}")
     return bound / n
 
 

@@ -19,6 +19,7 @@ from dpbounds.algorithms.dp_agd import dp_agd, gradient_average, noisy_max
 from dpbounds.backend import to_numpy
 from dpbounds.data import kuru_synthetic
 from dpbounds.objectives import LogisticRegression
+from dpbounds.privacy.mechanisms import Neighbouring
 
 
 def _objective(backend="numpy", n=300, d=4):
@@ -121,7 +122,7 @@ def test_ledger_against_dp_accounting_and_eq5(eps, max_step):
     led, p = r.ledger, r.params
     rho_total = _rho_eq5(eps, delta)
     assert p["rho_total"] == pytest.approx(rho_total, rel=1e-12)
-    assert led.neighbouring == "add/remove" and led.epsilon <= eps
+    assert led.neighbouring is Neighbouring.ADD_REMOVE and led.epsilon <= eps
     for k in range(3):
         sig = np.asarray(p["released_gradient_sigmas"][k])
         nm = int(p["released_noisy_max_calls"][k])

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from dpbounds.algorithms import dp_gd
 from dpbounds.algorithms.gradient_descent import gaussian_gd_sensitivity
 from dpbounds.objectives import LogisticRegression, QuadraticObjective
+from dpbounds.privacy.mechanisms import Neighbouring
 
 RADIUS = 2.0  # declared L2 bound on the feature rows (the data domain)
 L2 = 0.1
@@ -146,7 +147,7 @@ def test_add_remove_ledger_against_rdp_accountant_and_noise():
     acc.compose(dpa.GaussianDpEvent(sigma / sens), T)
     rdp_eps = acc.get_epsilon(delta)
     assert rdp_eps <= eps
-    assert r.ledger.neighbouring == "add/remove"
+    assert r.ledger.neighbouring is Neighbouring.ADD_REMOVE
     assert rdp_eps <= r.ledger.epsilon * (1 + 1e-9) <= eps * (1 + 1e-9)
     # the noise actually added has that sigma: one step from x0, x1 = x0 - a (∇F(x0) + Z)
     trials, alpha = 4000, 0.5

@@ -32,6 +32,7 @@ from dpbounds.bounds.strongly_convex.nesterov import (
 )
 from dpbounds.data import kuru_synthetic
 from dpbounds.objectives import LogisticRegression, QuadraticObjective
+from dpbounds.privacy.mechanisms import Neighbouring
 
 ALGOS = [dp_gd, dp_heavy_ball, dp_nag, dp_nag_opt, dp_masg, dp_masg_opt]
 
@@ -84,7 +85,7 @@ def test_ledger_matches_an_independent_accountant(m):
         np.testing.assert_allclose(led.per_step, per_step, rtol=1e-10)
         # the naive formula above rounds at the 1e-16 level; the ledger is log-space exact
         assert per_step.sum() <= 1.3 * (1 + 1e-12) and led.epsilon <= led.target_epsilon
-        assert led.notion == "pure-DP" and led.neighbouring == "replace-one"
+        assert led.notion == "pure-DP" and led.neighbouring is Neighbouring.REPLACE_ONE
         if m == f.n and alg in (dp_gd, dp_heavy_ball, dp_nag, dp_masg):
             assert per_step.sum() == pytest.approx(1.3, rel=1e-9)  # uniform budget: all spent
 

@@ -21,6 +21,7 @@ from dpbounds.algorithms.dp_sgd import dp_sgd
 from dpbounds.algorithms.nsgd import dp_nsgd
 from dpbounds.backend import to_numpy
 from dpbounds.objectives import LogisticRegression, QuadraticObjective
+from dpbounds.privacy.mechanisms import Neighbouring
 from dpbounds.privacy.rdp import DEFAULT_ORDERS
 
 N, D = 120, 4
@@ -82,7 +83,7 @@ def test_injected_noise_variance_matches_calibration():
 def test_ledger_within_target_by_dp_accounting():
     A, y = _data()
     res = dp_nsgd(LogisticRegression(A, y), **CAL, step_size=0.1, r=0.5, trace=None)
-    assert res.ledger.within_target and res.ledger.neighbouring == "replace-one"
+    assert res.ledger.within_target and res.ledger.neighbouring is Neighbouring.REPLACE_ONE
     acc = rdp_privacy_accountant.RdpAccountant(
         list(DEFAULT_ORDERS), dp_accounting.NeighboringRelation.REPLACE_ONE)
     acc.compose(dp_accounting.SampledWithoutReplacementDpEvent(

@@ -298,7 +298,8 @@ def test_neighbouring_aliases_are_accepted_at_the_boundary():
     f = AUDITS["dp_gd_gaussian"].build("replace-one", 1.0, 1e-5)
     a = alg.dp_gd(f.pair[0], trials=1, seed=0, **dict(f.kwargs, neighbouring="replace_one"))
     b = alg.dp_gd(f.pair[0], trials=1, seed=0, **dict(f.kwargs, neighbouring="replace-one"))
-    assert a.privacy.ledger == b.privacy.ledger and a.ledger.neighbouring == "replace-one"
+    assert a.privacy.ledger == b.privacy.ledger
+    assert a.ledger.neighbouring is Neighbouring.REPLACE_ONE
 
 
 # ------------------------------------------------------------------- serialisation round trip
