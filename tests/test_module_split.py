@@ -124,3 +124,33 @@ def test_cycle_check_catches_a_cycle():
     """Control: the same check reports a sibling cycle (a -> b -> a) and passes a chain."""
     assert _cycle({"a": {"b"}, "b": {"a"}}) == ["a", "b", "a"]
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+
+
+def _reexports():
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "docs" / "_reexports.py"
+    spec = importlib.util.spec_from_file_location("_reexports", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_docs_link_a_reexported_name_to_its_home():
+    """The docs hook sends a reference written at the package path to the defining module (the
+    only page that documents the object): classes, methods, properties, cached functions, data."""
+    home = _reexports().home
+    lmi = "dpbounds.lmi.heavy_ball_lmi"
+    assert home(f"{lmi}.HeavyBallLMI") == f"{lmi}.solvers.HeavyBallLMI"
+    assert home(f"{lmi}.LMICertificate.verified") == f"{lmi}.certificate.LMICertificate.verified"
+    assert (home("dpbounds.privacy.accountants.Accountant.closed_form_noise")
+            == "dpbounds.privacy.accountants.base.Accountant.closed_form_noise")
+    assert (home("dpbounds.bounds.strongly_convex.heavy_ball.theorem_3_5")
+            == "dpbounds.bounds.strongly_convex.heavy_ball.theorems.theorem_3_5")
+    assert (home("dpbounds.privacy.accountants.ACCOUNTANTS")
+            == "dpbounds.privacy.accountants.registry.ACCOUNTANTS")
+    # controls: a name already at its home maps to itself; unknown or foreign names to None
+    at_home = f"{lmi}.rate_search.heavy_ball_lmi_rate"
+    assert home(at_home) == at_home
+    assert home(f"{lmi}.no_such_name") is None
+    assert home("numpy.linalg.eigvalsh") is None

@@ -1,4 +1,4 @@
-"""The citations (:class:`~dpbounds.provenance.Source`) of the heavy-ball results of Kuru et al.
+"""The citations (``dpbounds.provenance.Source``) of the heavy-ball results of Kuru et al.
 
 Theorem 3.5 and Proposition 3.4 as printed (**VERBATIM**), the heavy-ball roots of Appendix B.3,
 eq. (26) as printed, and the two results re-derived here (**DERIVED**): the noise term of
