@@ -84,3 +84,6 @@ def _prose_attribute_docstrings(app, what, name, obj, options, lines) -> None:
 def setup(app):
     # before napoleon (priority 500)
     app.connect("autodoc-process-docstring", _prose_attribute_docstrings, priority=400)
+    import _reexports  # a re-exported name's reference links to its defining module's page
+
+    app.connect("missing-reference", _reexports.resolve_reexport)

@@ -1,0 +1,123 @@
+r"""The common interface of the privacy accountants, and the error for what they cannot account.
+
+:class:`Accountant` composes a :class:`~dpbounds.privacy.mechanisms.ComposedMechanism` part by part
+under its own :class:`~dpbounds.privacy.mechanisms.Neighbouring` relation and reports
+:math:`(\varepsilon,\delta)`; :class:`UnsupportedMechanismError` (a ``ValueError``) is what it
+raises for a mechanism it cannot account.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any
+
+import numpy as np
+
+from dpbounds._validation import MAX_COUNT, check_int
+from dpbounds.privacy.mechanisms import ComposedMechanism, Mechanism, Neighbouring
+
+__all__ = [
+    "Accountant",
+    "UnsupportedMechanismError",
+]
+
+
+class UnsupportedMechanismError(ValueError):
+    """The accountant cannot account this mechanism (under its neighbouring relation)."""
+
+
+def _finite(value: Any) -> Any:
+    """``value`` if finite; else OverflowError (``Accountant.compose`` turns it into a
+    ``ValueError`` and leaves the accountant unchanged)."""
+    if not np.all(np.isfinite(value)):
+        raise OverflowError("the composed budget is not finite")
+    return value
+
+
+class Accountant(abc.ABC):
+    """Common interface: ``compose(mechanism, count)``, ``get_epsilon(delta)``,
+    ``get_delta(epsilon)``, ``supports(mechanism)`` and ``spawn()`` (an empty copy)."""
+
+    name: str = "accountant"
+
+    def __init__(self, neighbouring: Any = Neighbouring.ADD_REMOVE) -> None:
+        self.neighbouring = Neighbouring.coerce(neighbouring)
+        self.entries: list[tuple[Mechanism, int]] = []
+
+    def compose(self, mechanism: Mechanism, count: int = 1) -> Accountant:
+        """Account ``count`` runs of ``mechanism`` (``0 <= count <= MAX_COUNT`` = 10^15);
+        returns ``self`` for chaining. A budget beyond the float range raises ``ValueError``
+        and leaves the accountant unchanged."""
+        count = check_int("count", count, minimum=0, maximum=MAX_COUNT)
+        if not isinstance(mechanism, Mechanism):
+            raise UnsupportedMechanismError(f"mechanism must be a Mechanism, got {mechanism!r}")
+        if isinstance(mechanism, ComposedMechanism):  # a composition composes its parts
+            for part, n in mechanism.parts:
+                self.compose(part, check_int("count", count * n, maximum=MAX_COUNT))
+            return self
+        try:
+            with np.errstate(over="raise", divide="raise", invalid="raise"):
+                self._compose(mechanism, count)
+        except (OverflowError, ZeroDivisionError, FloatingPointError) as err:
+            raise ValueError(
+                f"count={count} runs of {mechanism!r}: the {self.name} accountant's budget leaves "
+                f"the floating-point range ({err}); sensitivity/noise is too large") from None
+        self.entries.append((mechanism, count))
+        return self
+
+    def supports(self, mechanism: Mechanism) -> bool:
+        """Whether :meth:`compose` would accept ``mechanism``."""
+        parts = mechanism.parts if isinstance(mechanism, ComposedMechanism) else ((mechanism, 1),)
+        try:
+            for part, _ in parts:
+                self.spawn()._compose(part, 1)
+        except UnsupportedMechanismError:
+            return False
+        return True
+
+    def closed_form_noise(self, mechanism_for: Any, epsilon: float, delta: float | None,
+                          count: int) -> float | None:
+        """A closed-form noise level for ``count`` runs of the family ``mechanism_for`` at the
+        target, or ``None`` (no closed form). :func:`~dpbounds.privacy.calibrate.calibrate`
+        uses it as its fast path and verifies it with :meth:`get_epsilon` before returning it."""
+        return None
+
+    def _pure_epsilon(self, mechanism: Mechanism) -> float:
+        """Pure ε of one run of a pure-DP mechanism under this relation (the mechanism's own
+        :meth:`epsilon_under`, e.g. the subsampled-Laplace amplification); a relation it is not
+        stated for becomes :class:`UnsupportedMechanismError`."""
+        try:
+            return float(mechanism.epsilon_under(self.neighbouring))
+        except ValueError as err:
+            raise self._unsupported(mechanism, str(err)) from None
+
+    @abc.abstractmethod
+    def _compose(self, mechanism: Mechanism, count: int) -> None: ...
+
+    @abc.abstractmethod
+    def get_epsilon(self, delta: float) -> float:
+        """Smallest epsilon this accountant certifies at ``delta``."""
+
+    @abc.abstractmethod
+    def get_delta(self, epsilon: float) -> float:
+        """Smallest delta this accountant certifies at ``epsilon``."""
+
+    @abc.abstractmethod
+    def spawn(self) -> Accountant:
+        """A fresh, empty accountant with the same settings."""
+
+    def _sensitivity(self, mechanism: Mechanism) -> float:
+        """``mechanism.sensitivity_under(self.neighbouring)``; a refused conversion (replace-one
+        → add/remove without ``per_example_sum``) becomes :class:`UnsupportedMechanismError`."""
+        try:
+            return mechanism.sensitivity_under(self.neighbouring)
+        except ValueError as err:
+            raise self._unsupported(mechanism, str(err)) from None
+
+    def _unsupported(self, mechanism: Mechanism, why: str = "") -> UnsupportedMechanismError:
+        text = f"{self.name} accountant ({self.neighbouring}) does not support {mechanism!r}"
+        return UnsupportedMechanismError(text + (f": {why}" if why else ""))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(neighbouring={self.neighbouring.value!r}, " \
+               f"entries={len(self.entries)})"
