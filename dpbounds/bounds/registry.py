@@ -33,9 +33,9 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -418,10 +418,10 @@ def discover() -> None:
     global _DISCOVERED
     if _DISCOVERED:
         return
-    # the package's path from this file, not ``import dpbounds.bounds`` (whose __init__ imports
-    # compare, which imports this module: an import cycle)
-    here = [str(Path(__file__).parent)]
-    for info in pkgutil.walk_packages(here, prefix=__name__.rpartition(".")[0] + "."):
+    # the package from sys.modules (always loaded: this module is inside it), not an ``import
+    # dpbounds.bounds``, whose __init__ imports compare, which imports this module (a cycle)
+    package = sys.modules[__name__.rpartition(".")[0]]
+    for info in pkgutil.walk_packages(package.__path__, prefix=package.__name__ + "."):
         importlib.import_module(info.name)
     for name in PROVIDERS:
         importlib.import_module(name)
