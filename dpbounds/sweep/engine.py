@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import dpbounds
+from dpbounds._progress import Progress, resolve_mode
 from dpbounds.sweep.cells import (
     Cell,
     CellCall,
@@ -33,7 +34,6 @@ from dpbounds.sweep.cells import (
     is_batched,
 )
 from dpbounds.sweep.executors import Executor, InProcess, SweepError, as_sweep_executor
-from dpbounds.sweep.progress import Progress, resolve_mode
 from dpbounds.sweep.store import ResultStore, normalise_record
 
 __all__ = ["CellInfo", "SweepError", "SweepResult", "run_sweep"]
@@ -189,7 +189,7 @@ def run_sweep(cells: Iterable[Cell], *, store: ResultStore | str | os.PathLike[s
         running cell every sweep runs in-process and quietly.
     progress
         ``"auto"``, ``"bar"``, ``"lines"``, ``"off"`` or a bool (see
-        :mod:`dpbounds.sweep.progress`).
+        :mod:`dpbounds._progress`).
     desc
         Label of the progress output.
     fresh
