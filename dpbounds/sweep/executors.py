@@ -1,5 +1,12 @@
 """Where the cells of a sweep run: this process, local worker processes, or a Dask cluster.
 
+Each is a :class:`concurrent.futures.Executor` (``submit(fn, *args, **kwargs)`` returning a
+``concurrent.futures.Future``, ``map``, ``shutdown``, ``with``): :class:`LocalProcesses` runs a
+``ProcessPoolExecutor``, :class:`DaskDistributed` the client's ``Client.get_executor()``.
+:func:`~dpbounds.sweep.run_sweep` also accepts any other ``concurrent.futures`` executor (a
+``ThreadPoolExecutor``, a ``Client.get_executor()`` of your own), which it uses without ever
+shutting it down.
+
 Every executor runs the same task function on the same pickled cells and returns the records
 to the process that called :func:`~dpbounds.sweep.run_sweep`, which alone writes the store (so
 workers need no shared file system). Results are bit-identical across executors because a
@@ -16,7 +23,13 @@ cell's randomness depends only on its seed and trial index, never on the worker.
 An executor is started by :func:`~dpbounds.sweep.run_sweep` when it has cells to compute and
 closed after it, unless it was already started (``with LocalProcesses(2) as ex:
 run_sweep(a, executor=ex); run_sweep(b, executor=ex)`` keeps one pool for several sweeps) or
-is ``persistent`` (started by the first sweep that needs it, closed by its owner).
+is ``persistent`` (started by the first sweep that needs it, closed by its owner); a closed
+executor starts again on its next ``start()`` or ``submit``.
+
+>>> import operator
+>>> with InProcess() as ex:
+...     list(ex.map(operator.mul, [1, 2, 3], [4, 5, 6])), ex.submit(divmod, 7, 2).result()
+([4, 10, 18], (3, 1))
 """
 
 from __future__ import annotations
