@@ -19,7 +19,6 @@ import argparse
 import contextlib
 import csv
 import json
-import math
 import shutil
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -32,8 +31,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from scipy import stats  # noqa: E402
 
+from dpbounds.intervals import student_t_interval as mean_ci  # noqa: E402 - the one t interval
 from dpbounds.sweep import Cell, SweepOptions, SweepResult, add_sweep_arguments  # noqa: E402
 from paper_figs import _style  # noqa: E402
 
@@ -100,24 +99,6 @@ def parse_args(argv: Sequence[str] | None, description: str,
     add_figure_arguments(p)
     p.add_argument("--seed", type=int, default=seed, help="master seed (default: %(default)s)")
     return settle_args(p.parse_args(list(argv) if argv is not None else None))
-
-
-def mean_ci(values: Any, axis: int = 0, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Mean along ``axis`` and the half-width of its ``level`` Student-t interval.
-
-    The half-width is ``t_{k-1}((1+level)/2) * s / sqrt(k)`` for ``k`` runs (``s`` with
-    ``ddof=1``): with few runs the normal quantile 1.96 would make the bars too narrow
-    (``t_1(0.975) = 12.7``). Zero for a single run, which has no spread to estimate.
-    """
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"level must lie in (0, 1), got {level!r}")
-    v = np.asarray(values, dtype=float)
-    mean = v.mean(axis=axis)
-    k = v.shape[axis]
-    if k < 2:
-        return mean, np.zeros_like(mean)
-    se = v.std(axis=axis, ddof=1) / math.sqrt(k)
-    return mean, float(stats.t.ppf(0.5 + level / 2.0, k - 1)) * se
 
 
 @dataclass

@@ -31,7 +31,7 @@ from dpbounds.algorithms import dp_nsgd, dp_sgd
 from dpbounds.bounds.nonconvex import clipped_sgd, normalized_sgd
 from dpbounds.data import finite_sum_offsets
 from dpbounds.objectives import QuadraticObjective
-from dpbounds.privacy.rdp import noise_multiplier_for_epsilon
+from dpbounds.privacy.calibrate import noise_multiplier_for_epsilon
 from sims._verdict import Verdict, format_table, mean_se, upper
 
 NAME = "DP-NSGD floor vs r"

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from dpbounds._progress import Progress, resolve_mode
 from dpbounds.sweep import (
     Cell,
     DaskDistributed,
@@ -26,7 +27,6 @@ from dpbounds.sweep import (
     run_sweep,
 )
 from dpbounds.sweep.executors import Executor
-from dpbounds.sweep.progress import Progress, resolve_mode
 from tests.sweep_cells import fail_at, logged_walk, nested, noisy_walk, noisy_walk_batch
 
 

@@ -14,7 +14,8 @@ import pytest
 
 import paper_figs.__main__ as figs_main
 import sims.__main__ as sims_main
-from dpbounds.sweep import cells, engine, options, progress, store
+from dpbounds import _progress as progress
+from dpbounds.sweep import cells, engine, options, store
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -61,13 +61,7 @@ from dpbounds.algorithms._common import (
     progress,
 )
 from dpbounds.backend import backend_name
-from dpbounds.bounds.strongly_convex.nesterov import (
-    Schedule,
-    error_weights,
-    masg_schedule,
-    nesterov_momentum,
-    nesterov_schedule,
-)
+from dpbounds.bounds.strongly_convex.nesterov import error_weights
 from dpbounds.bounds.strongly_convex.noise_allocation import (
     MAX_HORIZON,
     Allocation,
@@ -84,6 +78,7 @@ from dpbounds.privacy.ledger import PrivacyLedger
 from dpbounds.privacy.mechanisms import ComposedMechanism, Neighbouring, SubsampledLaplaceMechanism
 from dpbounds.privacy.run import RunPrivacy
 from dpbounds.provenance import KURU, Provenance, Source
+from dpbounds.schedules import Schedule, masg_schedule, nesterov_momentum, nesterov_schedule
 
 __all__ = [
     "DP_HB_SOURCE",

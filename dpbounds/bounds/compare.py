@@ -340,7 +340,7 @@ _COMPARED = {"nonconvex": ("nonconvex",), "convex": ("convex",),
 
 
 def _excluded_reason(e: registry.Entry, p: Mapping[str, Any], cls: str) -> str:
-    why = e._missing(p, cls)
+    why = e.mismatch(p, cls)
     if why is not None:
         return why
     return (f"applies (a {registry.CLASS_WORDS[cls]} problem is also "
@@ -378,7 +378,7 @@ def compare(
         Find every pairwise crossing along ``crossover_variable`` (between the symbolic bounds).
     """
     p = registry.check_problem(_problem(problem, overrides))
-    cls = problem_class(p) if family is None else registry._class(family)
+    cls = problem_class(p) if family is None else registry.canonical_class(family)
     if names is not None:  # ids or aliases, reported as given (each bound once)
         given: dict[str, str] = {}
         for n in names:
@@ -393,7 +393,7 @@ def compare(
     rows: list[Row] = []
     for name in chosen:
         e = registry.get(name)
-        why = e._missing(p, cls) or e.applicability(p)
+        why = e.mismatch(p, cls) or e.applicability(p)
         if why is None:
             try:
                 value = float(e.value(p))

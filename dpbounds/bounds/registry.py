@@ -9,7 +9,8 @@ the numeric tuner may move.
 
 **No central list.** Every bound module registers its own entries (``register(Entry(...))`` at
 its end); :func:`discover` imports every module of the :mod:`dpbounds.bounds` package
-(``pkgutil``) the first time the registry is read. Adding a bound is adding a module.
+(``pkgutil``), and the few :data:`PROVIDERS` of a higher layer, the first time the registry is
+read. Adding a bound is adding a module.
 
 **Ids by concept.** An id is ``<problem class>.<method>`` (``nonconvex.tree_momentum_nsgd``,
 ``strongly_convex.nag`` ...); the paper is in the entry's sources. The ids of dpbounds 0.1
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,6 +57,7 @@ __all__ = [
     "OPTIONAL_PROBLEM",
     "Entry",
     "aliases",
+    "canonical_class",
     "check_problem",
     "discover",
     "entries",
@@ -86,7 +89,15 @@ _FAMILY_ALIASES = {"non-convex": "nonconvex", "strongly convex": "strongly_conve
                    "strongly-convex": "strongly_convex"}
 
 
-def _class(name: str) -> str:
+def canonical_class(name: str) -> str:
+    """The canonical problem class of ``name`` (one of :data:`CLASSES`, or an accepted alias
+    such as dpbounds 0.1's ``"non-convex"``).
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is neither a class nor an alias (the message lists the classes).
+    """
     c = _FAMILY_ALIASES.get(name, name)
     if c not in CLASSES:
         raise ValueError(f"unknown problem class {name!r}; valid: {', '.join(CLASSES)}")
@@ -160,7 +171,7 @@ class Entry:
     test: str = ""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "problem_class", _class(self.problem_class))
+        object.__setattr__(self, "problem_class", canonical_class(self.problem_class))
         prefixes = {self.problem_class} | ({"strongly_convex"}
                                            if self.problem_class == "quadratic" else set())
         if "." not in self.name or self.name.split(".", 1)[0] not in prefixes:
@@ -202,13 +213,13 @@ class Entry:
     def params(self, problem: Mapping[str, float] | None = None, **overrides: float) -> dict:
         """The theorem's parameters for a problem (defaults: :data:`DEFAULT_PROBLEM`)."""
         p = self._problem(problem, overrides)
-        missing = self._missing(p)
+        missing = self.mismatch(p)
         if missing:
             raise ValueError(f"{self.name} does not apply to this problem: {missing}")
         return self.to_params(p)
 
     # ------------------------------------------------------------------ applicability
-    def _missing(self, p: Mapping[str, Any], given: str | None = None) -> str | None:
+    def mismatch(self, p: Mapping[str, Any], given: str | None = None) -> str | None:
         """Why the problem's class or keys do not fit this bound (None when they do).
 
         The class is checked against ``given`` or the problem's stated ``problem_class``; a
@@ -250,7 +261,7 @@ class Entry:
         own terms: its class, a missing key (with the flag), or a stated assumption that fails
         (in words, with the inputs it involves; no internal expressions)."""
         p = self._problem(problem, overrides)
-        missing = self._missing(p)
+        missing = self.mismatch(p)
         if missing:
             return missing
         params = self.to_params(p)
@@ -392,18 +403,28 @@ def register(entry: Entry) -> Entry:
     return entry
 
 
-def discover() -> None:
-    """Import every module of :mod:`dpbounds.bounds` once, so each registers its entries.
+#: Modules outside :mod:`dpbounds.bounds` that register bounds: they sit in a higher layer
+#: (``dpbounds._layers``: the LMI bound needs this package's closed forms), so the registry
+#: names them instead of importing them, and :func:`discover` loads them by name.
+PROVIDERS: tuple[str, ...] = ("dpbounds.lmi.heavy_ball_bound",)
 
-    ``pkgutil`` walks the package (sub-packages included); no module list is kept anywhere.
+
+def discover() -> None:
+    """Import every module of :mod:`dpbounds.bounds` once, so each registers its entries,
+    then the :data:`PROVIDERS` registering from a higher layer.
+
+    ``pkgutil`` walks the package (sub-packages included); no other module list is kept.
     """
     global _DISCOVERED
     if _DISCOVERED:
         return
-    import dpbounds.bounds as package
-
+    # the package from sys.modules (always loaded: this module is inside it), not an ``import
+    # dpbounds.bounds``, whose __init__ imports compare, which imports this module (a cycle)
+    package = sys.modules[__name__.rpartition(".")[0]]
     for info in pkgutil.walk_packages(package.__path__, prefix=package.__name__ + "."):
         importlib.import_module(info.name)
+    for name in PROVIDERS:
+        importlib.import_module(name)
     _DISCOVERED = True
 
 
@@ -415,7 +436,7 @@ def names(family: str | None = None) -> list[str]:
     """Registered ids (canonical), optionally of one problem class (``"nonconvex"``; dpbounds
     0.1's ``"non-convex"`` is accepted), by the class in the id, then alphabetically."""
     discover()
-    wanted = None if family is None else _class(family)
+    wanted = None if family is None else canonical_class(family)
     return sorted((k for k, e in _REGISTRY.items() if wanted is None or e.problem_class == wanted),
                   key=_order)
 

@@ -35,8 +35,8 @@ import math
 import sys
 from typing import TYPE_CHECKING, Any
 
+from dpbounds._progress import duration as _duration
 from dpbounds.cli import add_quantity, progress_enabled, strict_json
-from dpbounds.sweep.progress import _duration
 
 if TYPE_CHECKING:
     from dpbounds.verify import ScalingResult

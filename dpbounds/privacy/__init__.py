@@ -29,7 +29,13 @@ from dpbounds.privacy.accountants import (
     ZcdpAccountant,
     make_accountant,
 )
-from dpbounds.privacy.calibrate import calibrate, calibrate_result, epsilon_of
+from dpbounds.privacy.calibrate import (
+    calibrate,
+    calibrate_result,
+    epsilon_for_noise_multiplier,
+    epsilon_of,
+    noise_multiplier_for_epsilon,
+)
 from dpbounds.privacy.gaussian import (
     analytic_gaussian_sigma,
     classic_gaussian_epsilon,
@@ -68,9 +74,7 @@ from dpbounds.privacy.mechanisms import (
 )
 from dpbounds.privacy.rdp import (
     DEFAULT_ORDERS,
-    epsilon_for_noise_multiplier,
     gaussian_rdp,
-    noise_multiplier_for_epsilon,
     poisson_subsampled_gaussian_rdp,
     rdp_to_dp,
     rdp_to_dp_epsilon,

@@ -25,18 +25,29 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from dpbounds._validation import MAX_COUNT, check_int, check_positive, check_probability
-from dpbounds.privacy.accountants import Accountant, make_accountant
+from dpbounds._validation import (
+    MAX_COUNT,
+    check_choice,
+    check_closed_interval,
+    check_int,
+    check_positive,
+    check_probability,
+)
+from dpbounds.privacy._util import guard_module
+from dpbounds.privacy.accountants import Accountant, PldAccountant, RdpAccountant, make_accountant
 from dpbounds.privacy.mechanisms import (
     GaussianMechanism,
     LaplaceMechanism,
     Mechanism,
+    Sampling,
     SubsampledGaussianMechanism,
     SubsampledLaplaceMechanism,
     TreeAggregationMechanism,
 )
+from dpbounds.privacy.rdp import _SAMPLING, DEFAULT_ORDERS, _check_orders
 
-__all__ = ["CalibrationResult", "calibrate", "calibrate_result", "epsilon_of"]
+__all__ = ["CalibrationResult", "calibrate", "calibrate_result", "epsilon_for_noise_multiplier",
+           "epsilon_of", "noise_multiplier_for_epsilon"]
 
 
 def epsilon_of(
@@ -298,3 +309,112 @@ def _mechanism_factory(kind: str, **params: Any) -> Callable[[float], Mechanism]
     if kind == "subsampled_laplace":
         return lambda b: SubsampledLaplaceMechanism(b, **params)
     raise ValueError(f"kind must be a known mechanism family, got {kind!r}")
+
+
+# The subsampled-Gaussian conveniences: objects (mechanism, accountant, calibration) over the
+# RDP formulas, so they live here, above dpbounds.privacy.rdp (which imports no object).
+_SGM_ACCOUNTANTS = ("rdp", "pld")
+
+
+def epsilon_for_noise_multiplier(
+    noise_multiplier: float,
+    delta: float,
+    sampling_rate: float,
+    steps: int,
+    sampling: str = "poisson",
+    accountant: str = "rdp",
+    *,
+    orders: Any = DEFAULT_ORDERS,
+    method: str = "improved",
+) -> float:
+    r""":math:`\varepsilon` at ``delta`` of ``steps`` subsampled Gaussian steps.
+
+    ``accountant="rdp"``: RDP composition and the optimal order (``method`` picks the
+    conversion). ``accountant="pld"``: :class:`~dpbounds.privacy.accountants.PldAccountant`
+    (``dp_accounting``'s PLDs, pessimistic, on a grid sized from the mechanism; Poisson
+    sampling only — for sampling without replacement it raises). ``steps`` is at most
+    ``MAX_COUNT`` = 10^15 (10^9 for PLD).
+    """
+    z = check_positive("noise_multiplier", noise_multiplier)
+    delta = check_probability("delta", delta)
+    q = check_closed_interval("sampling_rate", sampling_rate, 0.0, 1.0)
+    if q == 0.0:
+        raise ValueError("sampling_rate must lie in (0, 1], got 0.0")
+    steps = check_int("steps", steps, minimum=1, maximum=MAX_COUNT)
+    sampling = check_choice("sampling", sampling, _SAMPLING)
+    accountant = check_choice("accountant", accountant, _SGM_ACCOUNTANTS)
+    if accountant == "pld" and sampling != "poisson":
+        raise ValueError(
+            "accountant='pld' supports sampling='poisson' only (dp_accounting has no PLD for "
+            "sampling without replacement); use accountant='rdp'"
+        )
+    return float(epsilon_of(_sgm(q, sampling)(z), delta,
+                            _sgm_accountant(accountant, sampling, orders, method), steps))
+
+
+def _sgm(q: float, sampling: str) -> Any:
+    """The family ``z -> SubsampledGaussianMechanism(z, q)`` (unit sensitivity under the
+    scheme's natural relation)."""
+    return lambda z: SubsampledGaussianMechanism(z, q, sampling=sampling)
+
+
+def _sgm_accountant(accountant: str, sampling: str, orders: Any, method: str) -> Any:
+    """The accountant the two functions below share (relation: the scheme's natural one)."""
+    natural = Sampling.coerce(sampling).natural_neighbouring
+    if accountant == "pld":
+        return PldAccountant(natural)
+    orders = orders if orders is DEFAULT_ORDERS else _check_orders(orders)
+    return RdpAccountant(natural, orders, check_choice("method", method, ("improved", "mironov")))
+
+
+def noise_multiplier_for_epsilon(
+    epsilon: float,
+    delta: float,
+    sampling_rate: float,
+    steps: int,
+    sampling: str = "poisson",
+    accountant: str = "rdp",
+    *,
+    orders: Any = DEFAULT_ORDERS,
+    method: str = "improved",
+    rtol: float | None = None,
+) -> float:
+    r"""Smallest noise multiplier (std / sensitivity) whose :math:`\varepsilon` is at most
+    ``epsilon`` under the chosen accountant — conservative by construction.
+
+    :func:`~dpbounds.privacy.calibrate.calibrate` on
+    :class:`~dpbounds.privacy.mechanisms.SubsampledGaussianMechanism` (unit sensitivity under
+    the scheme's relation) with the :class:`~dpbounds.privacy.accountants.RdpAccountant` or
+    :class:`~dpbounds.privacy.accountants.PldAccountant`, to ``rtol`` (default ``1e-6`` for
+    RDP, ``1e-4`` for PLD), rounded up by ``rtol`` (``round_up``).
+
+    Examples
+    --------
+    >>> z = noise_multiplier_for_epsilon(1.0, 1e-5, 0.01, 1000)
+    >>> epsilon_for_noise_multiplier(z, 1e-5, 0.01, 1000) <= 1.0
+    True
+    """
+    epsilon = check_positive("epsilon", epsilon)
+    delta = check_probability("delta", delta)
+    accountant = check_choice("accountant", accountant, _SGM_ACCOUNTANTS)
+    if rtol is None:
+        rtol = 1e-6 if accountant == "rdp" else 1e-4
+    rtol = check_positive("rtol", rtol)
+
+    q = check_closed_interval("sampling_rate", sampling_rate, 0.0, 1.0)
+    if q == 0.0:
+        raise ValueError("sampling_rate must lie in (0, 1], got 0.0")
+    steps = check_int("steps", steps, minimum=1, maximum=MAX_COUNT)
+    sampling = check_choice("sampling", sampling, _SAMPLING)
+    if accountant == "pld" and sampling != "poisson":
+        raise ValueError(
+            "accountant='pld' supports sampling='poisson' only (dp_accounting has no PLD for "
+            "sampling without replacement); use accountant='rdp'"
+        )
+    # the one calibration routine (never overshoots), on the accountant's epsilon
+    return calibrate(_sgm(q, sampling), epsilon, delta,
+                     _sgm_accountant(accountant, sampling, orders, method), steps,
+                     initial=1.0, rtol=rtol, max_noise=1e12, round_up=True)
+
+
+guard_module(globals(), ["epsilon_for_noise_multiplier", "noise_multiplier_for_epsilon"])

@@ -25,7 +25,7 @@ neighbouring pair (a lower bound).
 
 Examples
 --------
->>> from dpbounds.privacy.rdp import epsilon_for_noise_multiplier
+>>> from dpbounds.privacy.calibrate import epsilon_for_noise_multiplier
 >>> import numpy as np
 >>> # Abadi et al. 2016, Sec. 3.1: q = 0.01, sigma = 4, T = 10,000, delta = 1e-5 -> eps ~ 1.26
 >>> # with the moments accountant (integer orders, Mironov's conversion)
@@ -46,10 +46,8 @@ import numpy as np
 from scipy import integrate, optimize, special
 
 from dpbounds._validation import (
-    MAX_COUNT,
     check_choice,
     check_closed_interval,
-    check_int,
     check_nonnegative,
     check_positive,
     check_probability,
@@ -62,9 +60,7 @@ __all__ = [
     "WOR_DEFAULT_ORDERS",
     "SOURCE_CONVERSION",
     "SOURCE_SGM",
-    "epsilon_for_noise_multiplier",
     "gaussian_rdp",
-    "noise_multiplier_for_epsilon",
     "poisson_subsampled_gaussian_rdp",
     "rdp_to_dp",
     "rdp_to_dp_epsilon",
@@ -100,7 +96,6 @@ EXTENDED_ORDERS: np.ndarray = np.array(
 WOR_DEFAULT_ORDERS: np.ndarray = DEFAULT_ORDERS[DEFAULT_ORDERS <= 256]
 
 _SAMPLING = ("poisson", "without_replacement")
-_ACCOUNTANTS = ("rdp", "pld")
 _CONVERSIONS = ("mironov", "improved")
 
 
@@ -419,116 +414,6 @@ def subsampled_gaussian_rdp(
     if sampling == "poisson":
         return poisson_subsampled_gaussian_rdp(sampling_rate, noise_multiplier, orders)
     return without_replacement_gaussian_rdp(sampling_rate, noise_multiplier, orders)
-
-
-def epsilon_for_noise_multiplier(
-    noise_multiplier: float,
-    delta: float,
-    sampling_rate: float,
-    steps: int,
-    sampling: str = "poisson",
-    accountant: str = "rdp",
-    *,
-    orders: Any = DEFAULT_ORDERS,
-    method: str = "improved",
-) -> float:
-    r""":math:`\varepsilon` at ``delta`` of ``steps`` subsampled Gaussian steps.
-
-    ``accountant="rdp"``: RDP composition and the optimal order (``method`` picks the
-    conversion). ``accountant="pld"``: :class:`~dpbounds.privacy.accountants.PldAccountant`
-    (``dp_accounting``'s PLDs, pessimistic, on a grid sized from the mechanism; Poisson
-    sampling only — for sampling without replacement it raises). ``steps`` is at most
-    ``MAX_COUNT`` = 10^15 (10^9 for PLD).
-    """
-    z = check_positive("noise_multiplier", noise_multiplier)
-    delta = check_probability("delta", delta)
-    q = check_closed_interval("sampling_rate", sampling_rate, 0.0, 1.0)
-    if q == 0.0:
-        raise ValueError("sampling_rate must lie in (0, 1], got 0.0")
-    steps = check_int("steps", steps, minimum=1, maximum=MAX_COUNT)
-    sampling = check_choice("sampling", sampling, _SAMPLING)
-    accountant = check_choice("accountant", accountant, _ACCOUNTANTS)
-    if accountant == "pld" and sampling != "poisson":
-        raise ValueError(
-            "accountant='pld' supports sampling='poisson' only (dp_accounting has no PLD for "
-            "sampling without replacement); use accountant='rdp'"
-        )
-    from dpbounds.privacy.calibrate import epsilon_of
-
-    return float(epsilon_of(_sgm(q, sampling)(z), delta,
-                            _sgm_accountant(accountant, sampling, orders, method), steps))
-
-
-def _sgm(q: float, sampling: str) -> Any:
-    """The family ``z -> SubsampledGaussianMechanism(z, q)`` (unit sensitivity under the
-    scheme's natural relation)."""
-    from dpbounds.privacy.mechanisms import SubsampledGaussianMechanism
-
-    return lambda z: SubsampledGaussianMechanism(z, q, sampling=sampling)
-
-
-def _sgm_accountant(accountant: str, sampling: str, orders: Any, method: str) -> Any:
-    """The accountant the two functions below share (relation: the scheme's natural one)."""
-    from dpbounds.privacy.accountants import PldAccountant, RdpAccountant
-    from dpbounds.privacy.mechanisms import Sampling
-
-    natural = Sampling.coerce(sampling).natural_neighbouring
-    if accountant == "pld":
-        return PldAccountant(natural)
-    orders = orders if orders is DEFAULT_ORDERS else _check_orders(orders)
-    return RdpAccountant(natural, orders, check_choice("method", method, ("improved", "mironov")))
-
-
-def noise_multiplier_for_epsilon(
-    epsilon: float,
-    delta: float,
-    sampling_rate: float,
-    steps: int,
-    sampling: str = "poisson",
-    accountant: str = "rdp",
-    *,
-    orders: Any = DEFAULT_ORDERS,
-    method: str = "improved",
-    rtol: float | None = None,
-) -> float:
-    r"""Smallest noise multiplier (std / sensitivity) whose :math:`\varepsilon` is at most
-    ``epsilon`` under the chosen accountant — conservative by construction.
-
-    :func:`~dpbounds.privacy.calibrate.calibrate` on
-    :class:`~dpbounds.privacy.mechanisms.SubsampledGaussianMechanism` (unit sensitivity under
-    the scheme's relation) with the :class:`~dpbounds.privacy.accountants.RdpAccountant` or
-    :class:`~dpbounds.privacy.accountants.PldAccountant`, to ``rtol`` (default ``1e-6`` for
-    RDP, ``1e-4`` for PLD), rounded up by ``rtol`` (``round_up``).
-
-    Examples
-    --------
-    >>> z = noise_multiplier_for_epsilon(1.0, 1e-5, 0.01, 1000)
-    >>> epsilon_for_noise_multiplier(z, 1e-5, 0.01, 1000) <= 1.0
-    True
-    """
-    epsilon = check_positive("epsilon", epsilon)
-    delta = check_probability("delta", delta)
-    accountant = check_choice("accountant", accountant, _ACCOUNTANTS)
-    if rtol is None:
-        rtol = 1e-6 if accountant == "rdp" else 1e-4
-    rtol = check_positive("rtol", rtol)
-
-    q = check_closed_interval("sampling_rate", sampling_rate, 0.0, 1.0)
-    if q == 0.0:
-        raise ValueError("sampling_rate must lie in (0, 1], got 0.0")
-    steps = check_int("steps", steps, minimum=1, maximum=MAX_COUNT)
-    sampling = check_choice("sampling", sampling, _SAMPLING)
-    if accountant == "pld" and sampling != "poisson":
-        raise ValueError(
-            "accountant='pld' supports sampling='poisson' only (dp_accounting has no PLD for "
-            "sampling without replacement); use accountant='rdp'"
-        )
-    from dpbounds.privacy.calibrate import calibrate
-
-    # the one calibration routine (never overshoots), on the accountant's epsilon
-    return calibrate(_sgm(q, sampling), epsilon, delta,
-                     _sgm_accountant(accountant, sampling, orders, method), steps,
-                     initial=1.0, rtol=rtol, max_noise=1e12, round_up=True)
 
 
 guard_module(globals(), __all__)

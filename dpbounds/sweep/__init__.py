@@ -7,10 +7,11 @@ One engine for paper figures, simulation studies, benchmarks, scaling studies an
   the code;
 * :func:`run_sweep` computes the cells missing from a :class:`ResultStore`, writes each one
   atomically the moment it finishes (so ``kill -9`` loses only the cells in flight), shows a
-  progress bar (:mod:`dpbounds.sweep.progress`) and returns the records in cell order;
-* executors (:mod:`dpbounds.sweep.executors`): :class:`InProcess`, :class:`LocalProcesses`,
-  :class:`DaskDistributed` (a ``LocalCluster`` or ``tcp://HOST:PORT``) — bit-identical records
-  for the same seeds whichever runs them;
+  progress bar (:mod:`dpbounds._progress`) and returns the records in cell order;
+* executors (:mod:`dpbounds.sweep.executors`), each a ``concurrent.futures.Executor``:
+  :class:`InProcess`, :class:`LocalProcesses`, :class:`DaskDistributed` (a ``LocalCluster`` or
+  ``tcp://HOST:PORT``, through ``Client.get_executor()``), or any plain one — bit-identical
+  records for the same seeds whichever runs them;
 * :mod:`dpbounds.sweep.options` gives runners the shared ``--workers/--dask/--scheduler/--store/
   --fresh/--quiet`` options.
 

@@ -9,6 +9,7 @@ next run computes the rest. Identical cells (same key) are computed once.
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import contextvars
 import importlib
 import os
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import dpbounds
+from dpbounds._progress import Progress, resolve_mode
 from dpbounds.sweep.cells import (
     Cell,
     CellCall,
@@ -31,8 +33,7 @@ from dpbounds.sweep.cells import (
     function_name,
     is_batched,
 )
-from dpbounds.sweep.executors import Executor, InProcess, SweepError
-from dpbounds.sweep.progress import Progress, resolve_mode
+from dpbounds.sweep.executors import Executor, InProcess, SweepError, as_sweep_executor
 from dpbounds.sweep.store import ResultStore, normalise_record
 
 __all__ = ["CellInfo", "SweepError", "SweepResult", "run_sweep"]
@@ -169,7 +170,7 @@ def _describe(cell: Cell) -> str:
 
 
 def run_sweep(cells: Iterable[Cell], *, store: ResultStore | str | os.PathLike[str] | None = None,
-              executor: Executor | None = None, progress: bool | str = "auto",
+              executor: cf.Executor | None = None, progress: bool | str = "auto",
               desc: str = "sweep", fresh: bool = False, version: str | None = None,
               code_version: str | None = None) -> SweepResult:
     r"""Compute every cell not yet in ``store`` and return all records in cell order.
@@ -182,11 +183,13 @@ def run_sweep(cells: Iterable[Cell], *, store: ResultStore | str | os.PathLike[s
         A :class:`~dpbounds.sweep.ResultStore` or its folder; ``None`` keeps nothing (no resume).
     executor
         :class:`~dpbounds.sweep.InProcess` (default), :class:`~dpbounds.sweep.LocalProcesses` or
-        :class:`~dpbounds.sweep.DaskDistributed`. Started and closed here unless already started.
-        Inside a running cell every sweep runs in-process and quietly.
+        :class:`~dpbounds.sweep.DaskDistributed`: started and closed here unless already
+        started. Or any other :class:`concurrent.futures.Executor` (``ThreadPoolExecutor``,
+        Dask's ``Client.get_executor()`` ...), used and left open for its owner. Inside a
+        running cell every sweep runs in-process and quietly.
     progress
         ``"auto"``, ``"bar"``, ``"lines"``, ``"off"`` or a bool (see
-        :mod:`dpbounds.sweep.progress`).
+        :mod:`dpbounds._progress`).
     desc
         Label of the progress output.
     fresh
@@ -234,6 +237,7 @@ def run_sweep(cells: Iterable[Cell], *, store: ResultStore | str | os.PathLike[s
     nested = _IN_CELL.get()
     if executor is None or nested:
         executor = InProcess()
+    executor = as_sweep_executor(executor)
     plan = _Plan(cells, dpbounds.__version__ if version is None else str(version),
                  code_version)
     if store is not None:

@@ -1,5 +1,12 @@
 """Where the cells of a sweep run: this process, local worker processes, or a Dask cluster.
 
+Each is a :class:`concurrent.futures.Executor` (``submit(fn, *args, **kwargs)`` returning a
+``concurrent.futures.Future``, ``map``, ``shutdown``, ``with``): :class:`LocalProcesses` runs a
+``ProcessPoolExecutor``, :class:`DaskDistributed` the client's ``Client.get_executor()``.
+:func:`~dpbounds.sweep.run_sweep` also accepts any other ``concurrent.futures`` executor (a
+``ThreadPoolExecutor``, a ``Client.get_executor()`` of your own), which it uses without ever
+shutting it down.
+
 Every executor runs the same task function on the same pickled cells and returns the records
 to the process that called :func:`~dpbounds.sweep.run_sweep`, which alone writes the store (so
 workers need no shared file system). Results are bit-identical across executors because a
@@ -16,7 +23,13 @@ cell's randomness depends only on its seed and trial index, never on the worker.
 An executor is started by :func:`~dpbounds.sweep.run_sweep` when it has cells to compute and
 closed after it, unless it was already started (``with LocalProcesses(2) as ex:
 run_sweep(a, executor=ex); run_sweep(b, executor=ex)`` keeps one pool for several sweeps) or
-is ``persistent`` (started by the first sweep that needs it, closed by its owner).
+is ``persistent`` (started by the first sweep that needs it, closed by its owner); a closed
+executor starts again on its next ``start()`` or ``submit``.
+
+>>> import operator
+>>> with InProcess() as ex:
+...     list(ex.map(operator.mul, [1, 2, 3], [4, 5, 6])), ex.submit(divmod, 7, 2).result()
+([4, 10, 18], (3, 1))
 """
 
 from __future__ import annotations
@@ -31,7 +44,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 __all__ = ["DaskDistributed", "Executor", "InProcess", "LocalProcesses", "SweepError",
-           "default_workers"]
+           "as_sweep_executor", "default_workers"]
 
 
 class SweepError(RuntimeError):
@@ -68,8 +81,18 @@ def _check_workers(workers: int | None) -> int:
     return workers
 
 
-class Executor:
-    """Base class: ``submit`` tasks, ``wait`` for some to finish, ``start``/``close``."""
+class Executor(cf.Executor):
+    """A :class:`concurrent.futures.Executor` that a sweep can start, stop and abort.
+
+    The standard protocol — ``submit(fn, *args, **kwargs)`` returning a
+    :class:`concurrent.futures.Future`, ``map``, ``shutdown`` and ``with`` — plus what the sweep
+    engine needs on top: ``start()`` (an executor is restartable after ``shutdown``, so one object
+    serves several sweeps), ``abort()`` (stop at once, dropping the tasks in flight), ``slots``
+    (tasks to keep in flight), ``remote`` (whether workers re-check the code they run),
+    ``persistent`` and ``wait``. :func:`~dpbounds.sweep.run_sweep` also takes a plain
+    ``concurrent.futures`` executor (a ``ThreadPoolExecutor``, Dask's ``Client.get_executor()``):
+    the caller owns that one.
+    """
 
     #: Tasks kept in flight (more than the workers, so none idles between two tasks).
     slots: int = 1
@@ -83,8 +106,14 @@ class Executor:
         self.started = True
         return self
 
-    def close(self) -> None:
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Release the workers (``concurrent.futures`` protocol); :meth:`start` makes the
+        executor usable again."""
         self.started = False
+
+    def close(self) -> None:
+        """``shutdown(wait=True, cancel_futures=True)``: what a finished sweep calls."""
+        self.shutdown(wait=True, cancel_futures=True)
 
     def abort(self) -> None:
         """Stop at once, dropping the tasks in flight (after Ctrl-C or an error)."""
@@ -94,15 +123,17 @@ class Executor:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
-        self.close()
+        self.shutdown(wait=True)  # as every concurrent.futures executor: finish what was submitted
 
-    def submit(self, fn: Callable[[Any], Any], arg: Any) -> Any:
-        """Start ``fn(arg)``; return a handle with ``.result()``."""
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> cf.Future:
+        """Start ``fn(*args, **kwargs)`` (the executor starts if it was not); return its
+        :class:`concurrent.futures.Future`."""
         raise NotImplementedError
 
-    def wait(self, handles: Iterable[Any]) -> set[Any]:
-        """Block until at least one handle is done; return the done ones."""
-        raise NotImplementedError
+    def wait(self, handles: Iterable[cf.Future]) -> set[cf.Future]:
+        """Block until at least one future is done; return the done ones."""
+        done, _ = cf.wait(list(handles), return_when=cf.FIRST_COMPLETED)
+        return set(done)
 
     @property
     def remote(self) -> bool:
@@ -118,20 +149,57 @@ class InProcess(Executor):
     def __repr__(self) -> str:
         return "InProcess()"
 
-    def submit(self, fn: Callable[[Any], Any], arg: Any) -> cf.Future:
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> cf.Future:
         fut: cf.Future = cf.Future()
         try:
-            fut.set_result(fn(arg))
+            fut.set_result(fn(*args, **kwargs))
         except BaseException as exc:  # the task function catches cell errors itself
             fut.set_exception(exc)
         return fut
 
-    def wait(self, handles: Iterable[Any]) -> set[Any]:
-        return set(handles)
-
     @property
     def remote(self) -> bool:
         return False
+
+
+class _Borrowed(Executor):
+    """A caller's plain :class:`concurrent.futures.Executor` seen as a started, persistent
+    sweep executor: the sweep submits to it and never shuts it down (its owner does)."""
+
+    def __init__(self, inner: cf.Executor) -> None:
+        super().__init__()
+        self.inner = inner
+        self.started = self.persistent = True
+        workers = getattr(inner, "_max_workers", None)  # ThreadPool/ProcessPool; else the CPUs
+        self.slots = 2 * (workers if isinstance(workers, int) and workers > 0 else
+                          default_workers())
+
+    def __repr__(self) -> str:
+        return repr(self.inner)
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> cf.Future:
+        return self.inner.submit(fn, *args, **kwargs)
+
+    def abort(self) -> None:
+        """Nothing to stop: the executor is its owner's (the futures in flight are dropped)."""
+
+
+def as_sweep_executor(executor: cf.Executor) -> Executor:
+    """``executor`` itself if it is a sweep :class:`Executor`, else a view of the plain
+    ``concurrent.futures`` executor that the sweep uses without ever shutting it down.
+
+    Raises
+    ------
+    ValueError
+        If ``executor`` is not a :class:`concurrent.futures.Executor`.
+    """
+    if isinstance(executor, Executor):
+        return executor
+    if not isinstance(executor, cf.Executor):
+        raise ValueError(f"executor must be a concurrent.futures.Executor (InProcess, "
+                         f"LocalProcesses, DaskDistributed, a ThreadPoolExecutor, "
+                         f"Client.get_executor() ...), got {type(executor).__name__}")
+    return _Borrowed(executor)
 
 
 def _exit_with_parent() -> None:
@@ -180,11 +248,11 @@ class LocalProcesses(Executor):
         super().start()
         return self
 
-    def close(self) -> None:
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool.shutdown(wait=wait, cancel_futures=cancel_futures)
             self._pool = None
-        super().close()
+        super().shutdown(wait, cancel_futures=cancel_futures)
 
     def abort(self) -> None:
         # shutdown() would wait for the cells in flight, possibly for minutes
@@ -193,13 +261,11 @@ class LocalProcesses(Executor):
                 proc.terminate()
         self.close()
 
-    def submit(self, fn: Callable[[Any], Any], arg: Any) -> cf.Future:
-        assert self._pool is not None, "start() the executor first"
-        return self._pool.submit(fn, arg)
-
-    def wait(self, handles: Iterable[Any]) -> set[Any]:
-        done, _ = cf.wait(list(handles), return_when=cf.FIRST_COMPLETED)
-        return set(done)
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> cf.Future:
+        if self._pool is None:
+            self.start()
+        assert self._pool is not None
+        return self._pool.submit(fn, *args, **kwargs)
 
 
 class DaskDistributed(Executor):
@@ -231,6 +297,7 @@ class DaskDistributed(Executor):
         self.timeout = timeout
         self._client: Any = None
         self._cluster: Any = None
+        self._pool: cf.Executor | None = None  # the client's own concurrent.futures executor
         self._client_log_level: int | None = None
 
     def __repr__(self) -> str:
@@ -256,6 +323,8 @@ class DaskDistributed(Executor):
             except (OSError, TimeoutError) as exc:
                 raise SweepError(f"could not connect to the Dask scheduler at "
                                  f"{self.scheduler}: {exc}") from exc
+        # impure: a cell's trials may be resubmitted on purpose (e.g. after a damaged store)
+        self._pool = self._client.get_executor(pure=False)
         threads = sum(self._client.nthreads().values())
         self.slots = max(2, 2 * threads)
         # a lost scheduler is logged by the client as a 40-line traceback; the sweep reports it
@@ -266,10 +335,14 @@ class DaskDistributed(Executor):
         super().start()
         return self
 
-    def close(self) -> None:
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         # closing the client releases its tasks (the scheduler drops work nobody wants);
         # closing the LocalCluster stops its workers: this is also the abort
         try:
+            if self._pool is not None:
+                pool, self._pool = self._pool, None
+                if wait and not cancel_futures:  # else the client's close drops the tasks
+                    pool.shutdown(wait=True)
             if self._client is not None:
                 client, self._client = self._client, None
                 client.close()
@@ -280,14 +353,17 @@ class DaskDistributed(Executor):
             if self._client_log_level is not None:
                 logging.getLogger("distributed.client").setLevel(self._client_log_level)
                 self._client_log_level = None
-            super().close()
+            super().shutdown(wait, cancel_futures=cancel_futures)
 
-    def submit(self, fn: Callable[[Any], Any], arg: Any) -> Any:
-        assert self._client is not None, "start() the executor first"
-        return self._client.submit(fn, arg, pure=False)
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> cf.Future:
+        if self._pool is None:
+            self.start()
+        assert self._pool is not None
+        return self._pool.submit(fn, *args, **kwargs)
 
-    def wait(self, handles: Iterable[Any]) -> set[Any]:
-        import distributed
-
-        done, _ = distributed.wait(list(handles), return_when="FIRST_COMPLETED")
-        return set(done)
+    def wait(self, handles: Iterable[cf.Future]) -> set[cf.Future]:
+        done = super().wait(handles)
+        lost = [f for f in done if f.cancelled()]
+        if lost:  # the scheduler cancelled them (it went away): the executor failed, not a cell
+            raise SweepError(f"{len(lost)} task(s) were cancelled by the Dask cluster")
+        return done

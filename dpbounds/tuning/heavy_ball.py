@@ -8,7 +8,7 @@ r"""Tuning DP heavy ball: the :math:`(\alpha,\beta,T)` minimising Kuru et al.'s 
   :func:`~dpbounds.bounds.strongly_convex.heavy_ball_dp.heavy_ball_dp_bound` **[DERIVED]**;
 * ``function_class="smooth_strongly_convex"`` — all of :math:`\mathcal S_{\mu,L}` through
   verified Prop. 3.4 certificates
-  (:func:`~dpbounds.bounds.strongly_convex.heavy_ball_dp.lmi_bound_curves`).
+  (:func:`~dpbounds.lmi.heavy_ball_bound.lmi_bound_curves`).
 
 It is compared with Polyak's classical :math:`(\alpha,\beta)` and with the paper's Section-5
 choice (:math:`\alpha=1/L`, :math:`\beta=(1-\sqrt{\alpha\mu})/(1+\sqrt{\alpha\mu})`), each at
@@ -48,9 +48,10 @@ from dpbounds.bounds.strongly_convex.heavy_ball import (
     heavy_ball_iteration_blocks,
     heavy_ball_rate,
 )
-from dpbounds.bounds.strongly_convex.heavy_ball_dp import HeavyBallDPObjective, lmi_bound_curves
+from dpbounds.bounds.strongly_convex.heavy_ball_dp import HeavyBallDPObjective
 from dpbounds.bounds.strongly_convex.nesterov import nesterov_momentum
 from dpbounds.bounds.strongly_convex.noise_allocation import check_max_horizon
+from dpbounds.lmi.heavy_ball_bound import lmi_bound_curves
 from dpbounds.provenance import Source
 from dpbounds.tuning._certify import certify_minimum
 from dpbounds.tuning._quadratic import heavy_ball_error, sampling_variance_of_instance

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds.sweep.progress import _duration as duration
+from dpbounds._progress import duration
 from dpbounds.verify.problems import VerifyProblem
 from dpbounds.verify.theorems import TheoremStudy
 

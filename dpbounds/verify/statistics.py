@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats as _stats
 
 from dpbounds._validation import check_int, check_open_interval, check_positive
+from dpbounds.intervals import student_t_interval
 
 __all__ = ["MeanCI", "SlopeCI", "bootstrap_slope", "local_slopes", "loglog_slope", "mean_ci"]
 
@@ -60,7 +60,9 @@ class SlopeCI:
 
 
 def mean_ci(values: Any, level: float = 0.95) -> MeanCI:
-    """Mean and its ``level`` Student-t interval (zero width for one value).
+    """Mean and its ``level`` Student-t interval
+    (:func:`dpbounds.intervals.student_t_interval` of the flattened values; zero width for one
+    value).
 
     Raises ``ValueError`` for an empty sample or non-finite values (no silent NaN).
     """
@@ -70,12 +72,12 @@ def mean_ci(values: Any, level: float = 0.95) -> MeanCI:
         raise ValueError("values must hold at least one number")
     if not np.all(np.isfinite(v)):
         raise ValueError("values must be finite (NaN or inf in a measured component)")
-    m = float(v.mean())
+    mean, half = student_t_interval(v, 0, level)
+    m, h = float(mean), float(half)
     if v.size == 1:
         return MeanCI(m, m, m, 0.0, 1)
     se = float(v.std(ddof=1) / math.sqrt(v.size))
-    q = float(_stats.t.ppf(0.5 + level / 2, v.size - 1))
-    return MeanCI(m, m - q * se, m + q * se, se, int(v.size))
+    return MeanCI(m, m - h, m + h, se, int(v.size))
 
 
 def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:

@@ -469,7 +469,7 @@ def _run_yang(kind: str, point: dict, inst: Instance, trials: int, seed: Any,
     # the noise a correct run adds for the CLAIMED (eps, delta): the RDP accountant of
     # dp_nsgd / dp_sgd (sampling without replacement, replace-one sensitivity 2 per unit
     # contribution); the bound uses it, so a run that adds other noise cannot move its bound
-    from dpbounds.privacy.rdp import noise_multiplier_for_epsilon
+    from dpbounds.privacy.calibrate import noise_multiplier_for_epsilon
 
     sigma_claim = 2.0 * noise_multiplier_for_epsilon(p["eps"], p["delta"], B / p["N"], T,
                                                      sampling="without_replacement")

@@ -22,7 +22,7 @@ from dpbounds.algorithms.dp_erm import bst14_sigma, output_perturbation_sensitiv
 from dpbounds.backend import to_numpy
 from dpbounds.data import unit_ball_classification
 from dpbounds.objectives import LogisticRegression
-from dpbounds.privacy.rdp import epsilon_for_noise_multiplier
+from dpbounds.privacy.calibrate import epsilon_for_noise_multiplier
 from dpbounds.provenance import Provenance
 
 

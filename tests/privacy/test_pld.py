@@ -17,8 +17,7 @@ import pytest
 from dpbounds.cli import main
 from dpbounds.privacy import accountants as A
 from dpbounds.privacy import mechanisms as M
-from dpbounds.privacy.calibrate import calibrate, epsilon_of
-from dpbounds.privacy.rdp import epsilon_for_noise_multiplier
+from dpbounds.privacy.calibrate import calibrate, epsilon_for_noise_multiplier, epsilon_of
 
 pytest.importorskip("dp_accounting")
 

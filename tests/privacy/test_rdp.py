@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpbounds.privacy import rdp
+from dpbounds.privacy.calibrate import epsilon_for_noise_multiplier, noise_multiplier_for_epsilon
 
 INT_ORDERS = rdp.DEFAULT_ORDERS[rdp.DEFAULT_ORDERS == np.round(rdp.DEFAULT_ORDERS)]
 
@@ -74,10 +75,10 @@ def test_gaussian_rdp_and_full_batch():
 
 def test_abadi_published_number():
     # Abadi et al. 2016, Sec 3.1: eps ~ 1.26 with the moments accountant
-    eps = rdp.epsilon_for_noise_multiplier(4.0, 1e-5, 0.01, 10_000, method="mironov",
+    eps = epsilon_for_noise_multiplier(4.0, 1e-5, 0.01, 10_000, method="mironov",
                                            orders=np.arange(2, 65.0))
     assert eps == pytest.approx(1.26, abs=0.005)
-    assert rdp.epsilon_for_noise_multiplier(4.0, 1e-5, 0.01, 10_000) < eps
+    assert epsilon_for_noise_multiplier(4.0, 1e-5, 0.01, 10_000) < eps
 
 
 @pytest.mark.parametrize("z,q,steps,delta", [(1.1, 0.01, 1000, 1e-5), (4.0, 0.01, 10_000, 1e-5),
@@ -89,7 +90,7 @@ def test_epsilon_matches_dp_accounting_rdp(z, q, steps, delta):
     acc = ref.RdpAccountant(list(INT_ORDERS))
     acc.compose(dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(z)), steps)
     theirs = acc.get_epsilon(delta)
-    ours = rdp.epsilon_for_noise_multiplier(z, delta, q, steps, orders=INT_ORDERS)
+    ours = epsilon_for_noise_multiplier(z, delta, q, steps, orders=INT_ORDERS)
     assert ours == pytest.approx(theirs, rel=1e-8)
 
 
@@ -101,8 +102,8 @@ def test_pld_and_prv_bracket():
         max_self_compositions=[steps], eps_error=0.01, delta_error=1e-9,
     )
     lo, est, hi = acc.compute_epsilon(delta=delta, num_self_compositions=[steps])
-    pld = rdp.epsilon_for_noise_multiplier(z, delta, q, steps, accountant="pld")
-    ours_rdp = rdp.epsilon_for_noise_multiplier(z, delta, q, steps)
+    pld = epsilon_for_noise_multiplier(z, delta, q, steps, accountant="pld")
+    ours_rdp = epsilon_for_noise_multiplier(z, delta, q, steps)
     assert lo <= pld <= hi * 1.01  # dp_accounting's PLD inside prv's certified bracket
     assert ours_rdp >= lo  # RDP is a valid upper bound: never below the certified lower end
     assert ours_rdp <= 1.5 * hi
@@ -128,11 +129,11 @@ def test_without_replacement_matches_dp_accounting():
     orders = rdp.WOR_DEFAULT_ORDERS
     acc = ref.RdpAccountant(list(orders), dpa.NeighboringRelation.REPLACE_ONE)
     acc.compose(dpa.SampledWithoutReplacementDpEvent(n, m, dpa.GaussianDpEvent(z)), steps)
-    ours = rdp.epsilon_for_noise_multiplier(z, delta, m / n, steps, "without_replacement",
+    ours = epsilon_for_noise_multiplier(z, delta, m / n, steps, "without_replacement",
                                             orders=orders)
     assert ours == pytest.approx(acc.get_epsilon(delta), rel=1e-9)
     with pytest.raises(ValueError, match="accountant"):
-        rdp.epsilon_for_noise_multiplier(z, delta, m / n, steps, "without_replacement", "pld")
+        epsilon_for_noise_multiplier(z, delta, m / n, steps, "without_replacement", "pld")
 
 
 @settings(max_examples=25, deadline=None)
@@ -144,11 +145,11 @@ def test_without_replacement_matches_dp_accounting():
 )
 def test_noise_multiplier_never_overshoots(eps, log10_delta, log10_q, log10_steps):
     delta, q, steps = 10.0**log10_delta, 10.0**log10_q, int(10.0**log10_steps)
-    z = rdp.noise_multiplier_for_epsilon(eps, delta, q, steps)
-    got = rdp.epsilon_for_noise_multiplier(z, delta, q, steps)
+    z = noise_multiplier_for_epsilon(eps, delta, q, steps)
+    got = epsilon_for_noise_multiplier(z, delta, q, steps)
     assert np.isfinite(z) and got <= eps
     # and it is tight: 0.1% less noise overshoots (unless eps is flat there)
-    assert rdp.epsilon_for_noise_multiplier(z * 0.999, delta, q, steps) > eps or z < 1e-5
+    assert epsilon_for_noise_multiplier(z * 0.999, delta, q, steps) > eps or z < 1e-5
 
 
 def test_noise_multiplier_against_dp_accounting_calibration():
@@ -156,7 +157,7 @@ def test_noise_multiplier_against_dp_accounting_calibration():
     from dp_accounting.rdp import rdp_privacy_accountant as ref
 
     for eps, q, steps in [(1.0, 0.01, 1000), (8.0, 0.004, 20_000), (0.1, 0.02, 100)]:
-        z = rdp.noise_multiplier_for_epsilon(eps, 1e-5, q, steps, orders=INT_ORDERS)
+        z = noise_multiplier_for_epsilon(eps, 1e-5, q, steps, orders=INT_ORDERS)
 
         def make(sigma, q=q, steps=steps):
             return dpa.SelfComposedDpEvent(
@@ -182,13 +183,13 @@ def test_rdp_to_dp_methods():
 @pytest.mark.parametrize(
     "call,name",
     [
-        (lambda: rdp.noise_multiplier_for_epsilon(0.0, 1e-5, 0.01, 10), "epsilon"),
-        (lambda: rdp.noise_multiplier_for_epsilon(1.0, 0.0, 0.01, 10), "delta"),
-        (lambda: rdp.noise_multiplier_for_epsilon(1.0, 1e-5, 1.5, 10), "sampling_rate"),
-        (lambda: rdp.noise_multiplier_for_epsilon(1.0, 1e-5, 0.01, 10.5), "steps"),
-        (lambda: rdp.noise_multiplier_for_epsilon(1.0, 1e-5, 0.01, 10, "x"), "sampling"),
-        (lambda: rdp.epsilon_for_noise_multiplier(-1.0, 1e-5, 0.01, 10), "noise_multiplier"),
-        (lambda: rdp.epsilon_for_noise_multiplier(1.0, 1e-5, 0.01, 10, accountant="x"),
+        (lambda: noise_multiplier_for_epsilon(0.0, 1e-5, 0.01, 10), "epsilon"),
+        (lambda: noise_multiplier_for_epsilon(1.0, 0.0, 0.01, 10), "delta"),
+        (lambda: noise_multiplier_for_epsilon(1.0, 1e-5, 1.5, 10), "sampling_rate"),
+        (lambda: noise_multiplier_for_epsilon(1.0, 1e-5, 0.01, 10.5), "steps"),
+        (lambda: noise_multiplier_for_epsilon(1.0, 1e-5, 0.01, 10, "x"), "sampling"),
+        (lambda: epsilon_for_noise_multiplier(-1.0, 1e-5, 0.01, 10), "noise_multiplier"),
+        (lambda: epsilon_for_noise_multiplier(1.0, 1e-5, 0.01, 10, accountant="x"),
          "accountant"),
         (lambda: rdp.gaussian_rdp(1.0, [0.5]), "orders"),
         (lambda: rdp.rdp_to_dp([1.0], [2.0], 1e-5, "x"), "method"),
@@ -277,7 +278,7 @@ def test_wor_epsilon_monotone_in_noise_at_the_issue_case(monkeypatch):
     zs = np.linspace(20.0, 22.5, 16)
 
     def curve() -> np.ndarray:
-        return np.array([rdp.epsilon_for_noise_multiplier(z, 5.476232835707646e-09, 0.08, 6,
+        return np.array([epsilon_for_noise_multiplier(z, 5.476232835707646e-09, 0.08, 6,
                                                           "without_replacement") for z in zs])
 
     exact = curve()

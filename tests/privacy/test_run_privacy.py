@@ -365,7 +365,7 @@ def test_amplification_lives_on_the_mechanism():
 
 
 def _plain_bisection(eps_of, epsilon: float, rtol: float) -> float:
-    """The bisection ``rdp.noise_multiplier_for_epsilon`` used before it went through
+    """The bisection ``noise_multiplier_for_epsilon`` used before it went through
     ``calibrate`` (doubling from 1, then halving on ln z, keeping the upper end)."""
     hi = 1.0
     while eps_of(hi) > epsilon:
@@ -383,12 +383,15 @@ def _plain_bisection(eps_of, epsilon: float, rtol: float) -> float:
     (1.0, 0.01, 1000, "poisson"), (3.0, 1.0, 5, "poisson"), (0.5, 0.2, 30, "without_replacement"),
     (8.0, 0.05, 200, "without_replacement"), (0.05, 0.5, 10, "poisson")])
 def test_calibration_never_gives_less_noise_than_the_old_bisection(eps, q, steps, sampling):
-    from dpbounds.privacy import rdp
+    from dpbounds.privacy.calibrate import (
+        epsilon_for_noise_multiplier,
+        noise_multiplier_for_epsilon,
+    )
 
     def eps_of(z):
-        return rdp.epsilon_for_noise_multiplier(z, 1e-6, q, steps, sampling)
+        return epsilon_for_noise_multiplier(z, 1e-6, q, steps, sampling)
 
-    z_new = rdp.noise_multiplier_for_epsilon(eps, 1e-6, q, steps, sampling)
+    z_new = noise_multiplier_for_epsilon(eps, 1e-6, q, steps, sampling)
     z_old = _plain_bisection(eps_of, eps, 1e-6)
     assert z_old <= z_new <= z_old * (1 + 3e-6)  # at least as much noise, at most 2 rtol more
     assert eps_of(z_new) <= eps

@@ -23,7 +23,7 @@ from dpbounds.bounds.strongly_convex.gradient_noise import (
     laplace_scale_at_horizon,
     subsampling_variance,
 )
-from dpbounds.bounds.strongly_convex.heavy_ball_dp import heavy_ball_dp_bound, lmi_bound_curves
+from dpbounds.bounds.strongly_convex.heavy_ball_dp import heavy_ball_dp_bound
 from dpbounds.bounds.strongly_convex.nesterov import (
     error_weights,
     masg_schedule,
@@ -32,6 +32,7 @@ from dpbounds.bounds.strongly_convex.nesterov import (
     unrolled_bound,
 )
 from dpbounds.bounds.strongly_convex.noise_allocation import optimal_noise, uniform_noise
+from dpbounds.lmi.heavy_ball_bound import lmi_bound_curves
 from dpbounds.objectives import QuadraticObjective
 from dpbounds.tuning import tune_heavy_ball, tune_nesterov
 from dpbounds.tuning._quadratic import (

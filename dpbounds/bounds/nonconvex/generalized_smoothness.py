@@ -96,11 +96,11 @@ def lemma31_constant(
 
     :math:`c_2=\sigma\,\epsilon/(q\sqrt{T\log(1/\delta)})` with :math:`\sigma` the noise std on the
     batch sum of normalised (norm < 1) or clipped-to-1 per-sample vectors:
-    :func:`dpbounds.privacy.rdp.noise_multiplier_for_epsilon` times the sum's sensitivity (2 for
-    sampling without replacement, replace-one; 1 for Poisson, add/remove). The value is only
+    :func:`~dpbounds.privacy.calibrate.noise_multiplier_for_epsilon` times the sum's sensitivity
+    (2 for sampling without replacement, replace-one; 1 for Poisson, add/remove). The value is only
     meaningful "for that accountant" (the paper's :math:`c_2` is existential).
     """
-    from dpbounds.privacy.rdp import noise_multiplier_for_epsilon
+    from dpbounds.privacy.calibrate import noise_multiplier_for_epsilon
 
     epsilon = check_positive("epsilon", epsilon)
     delta = check_open_interval("delta", delta, 0.0, 1.0)

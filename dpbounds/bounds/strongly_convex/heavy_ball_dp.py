@@ -23,18 +23,13 @@ derives it for the algorithm as run). With it:
   the limit of increasing partial sums), and :math:`v_\lambda` is largest at
   :math:`\lambda\in\{\mu,L\}` (its denominator is concave in :math:`\lambda`);
 * the bound (23) of Proposition 3.4 for all of :math:`\mathcal S_{\mu,L}` from a verified LMI
-  certificate (:func:`dpbounds.lmi.heavy_ball_lmi.heavy_ball_lmi_bound`, noise term re-derived,
-  **[DERIVED]**).
+  certificate: :mod:`dpbounds.lmi.heavy_ball_bound` (above this package, ``dpbounds._layers``),
+  built on :func:`best_horizon`, :data:`PARAMS` and :func:`problem_params` of this module.
 
-Registered (:mod:`dpbounds.bounds.registry`), each at its best horizon
-:math:`T\le T_{\max}`:
+Registered (:mod:`dpbounds.bounds.registry`) here, at its best horizon :math:`T\le T_{\max}`:
 
-* ``strongly_convex.heavy_ball`` — quadratic problems, Polyak's :math:`(\alpha,\beta)`;
-* ``strongly_convex.heavy_ball_lmi`` — all of :math:`\mathcal S_{\mu,L}`: the best certified of
-  Section 5's :math:`\alpha=c/L` (:math:`c\in\{1,0.1\}`) with
-  :math:`\beta=(1-\sqrt{\mu\alpha})/(1+\sqrt{\mu\alpha})`, and :math:`\alpha=1/L`,
-  :math:`\beta=0` (gradient descent: always certified; at large :math:`L/\mu` Section 5's
-  momentum has no certificate).
+* ``strongly_convex.heavy_ball`` — quadratic problems, Polyak's :math:`(\alpha,\beta)`
+  (``strongly_convex.heavy_ball_lmi`` is registered by :mod:`dpbounds.lmi.heavy_ball_bound`).
 
 :func:`dpbounds.tuning.tune_heavy_ball` searches :math:`(\alpha,\beta,T)` on the same bounds.
 
@@ -62,13 +57,10 @@ from dpbounds.bounds.registry import Entry, register
 from dpbounds.bounds.strongly_convex.gradient_noise import (
     SOURCE_EQ20,
     check_noise_fits,
-    dp_noise_level,
     laplace_scale_at_horizon,
     subsampling_variance,
 )
 from dpbounds.bounds.strongly_convex.heavy_ball import (
-    SOURCE_BOUND_DERIVED,
-    SOURCE_PROP34,
     SOURCE_STATIONARY,
     SOURCE_THM35,
     classical_heavy_ball_parameters,
@@ -76,14 +68,10 @@ from dpbounds.bounds.strongly_convex.heavy_ball import (
     stationary_variance,
     theorem_3_5,
 )
-from dpbounds.bounds.strongly_convex.nesterov import nesterov_momentum
 from dpbounds.bounds.theorem import Assumption, sym
 
 __all__ = [
     "DEFAULT_MAX_HORIZON",
-    "RHO_OFFSETS",
-    "LMIBoundCurves",
-    "lmi_bound_curves",
     "MAX_BOUND_ARRAY",
     "HeavyBallDPObjective",
     "heavy_ball_dp_bound",
@@ -280,13 +268,16 @@ def problem_params(p: Mapping[str, Any]) -> dict[str, Any]:
                                      minimum=1)}
 
 
-_PARAMS = ("mu", "L", "d", "n", "m", "eps", "S1", "E0", "max_horizon")
-_A_MU = Assumption("mu <= L", sym("mu") <= sym("L"))
-_A_DP = Assumption("pure eps-DP: Laplace noise with eps/T per step (eqs. (11)-(13)), basic "
-                   "composition, replace-one neighbours, batches of m without replacement")
+#: the parameters of both DP heavy-ball entries (this module's and dpbounds.lmi.heavy_ball_bound's)
+PARAMS = ("mu", "L", "d", "n", "m", "eps", "S1", "E0", "max_horizon")
+ASSUMPTION_MU = Assumption("mu <= L", sym("mu") <= sym("L"))
+ASSUMPTION_DP = Assumption("pure eps-DP: Laplace noise with eps/T per step (eqs. (11)-(13)), "
+                           "basic composition, replace-one neighbours, batches of m without "
+                           "replacement")
 
 
-def _best_horizon(values: np.ndarray, what: str) -> tuple[float, int]:
+def best_horizon(values: np.ndarray, what: str) -> tuple[float, int]:
+    """The smallest of ``values`` (NaN: unstable, skipped) and its horizon (1-based)."""
     values = np.where(np.isnan(values), np.inf, values)
     k = int(np.argmin(values))
     if not math.isfinite(values[k]):
@@ -303,134 +294,23 @@ def _quadratic(p: Mapping[str, Any]) -> tuple[float, dict[str, float]]:
                             epsilon=p["eps"], sensitivity=p["S1"],
                             initial_distance_sq=2.0 * p["E0"] / p["mu"],
                             max_horizon=p["max_horizon"])[0]
-    value, T = _best_horizon(B, "the heavy-ball bound (25)")
+    value, T = best_horizon(B, "the heavy-ball bound (25)")
     return value, {"alpha": alpha, "beta": beta, "T": float(T)}
-
-
-#: rates tried above the minimal certified one: a larger rho can come with a much smaller P
-RHO_OFFSETS = (0.002, 0.01, 0.04, 0.15)
-
-
-class LMIBoundCurves:
-    r"""The derived Prop. 3.4 bound of a few certified rates, as functions of the horizon.
-
-    :math:`A\rho^{2T}+B(1-\rho^{2T})\,\mathbb E\lVert w_T\rVert^2` per certificate (``p``
-    indexes them): the first term decreases and the second increases in :math:`T` (the noise
-    grows with :math:`T`), which gives the lower bound ``lower(p, lo, hi)`` on an interval of
-    horizons (what :func:`dpbounds.tuning.tune_heavy_ball`'s horizon search needs).
-    """
-
-    def __init__(self, A: Any, B: Any, rho: Any, noise: Any) -> None:
-        self.A, self.B, self.rho, self.noise = (np.asarray(A), np.asarray(B), np.asarray(rho),
-                                                noise)
-
-    def _curve(self, p: np.ndarray, t_decay: np.ndarray, t_noise: np.ndarray) -> np.ndarray:
-        with np.errstate(under="ignore", divide="ignore"):
-            r2 = np.exp(2.0 * t_decay * np.log(self.rho[p]))
-            r2n = np.exp(2.0 * t_noise * np.log(self.rho[p]))
-        return self.A[p] * r2 + self.B[p] * (1.0 - r2n) * self.noise(t_noise)
-
-    def values(self, p: np.ndarray, T: np.ndarray) -> np.ndarray:
-        return self._curve(p, T, T)
-
-    def lower(self, p: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        return self._curve(p, hi, lo)
-
-
-def lmi_bound_curves(mu: float, L: float, alpha: float, beta: float, *,
-                     initial_distance_sq: float, initial_gap: float, noise: Any,
-                     lmi: Any = None) -> LMIBoundCurves | None:
-    r"""Verified Prop. 3.4 certificates of heavy ball :math:`(\alpha,\beta)` at the rates
-    :data:`RHO_OFFSETS` above the minimal one, as :class:`LMIBoundCurves` (``None`` without a
-    certificate). ``noise(T)`` is :math:`\mathbb E\lVert w_T\rVert^2` (e.g.
-    :func:`~dpbounds.bounds.strongly_convex.gradient_noise.dp_noise_level`); ``lmi`` a reusable
-    :class:`~dpbounds.lmi.heavy_ball_lmi.HeavyBallLMI`.
-
-    The coefficients come from :func:`dpbounds.lmi.heavy_ball_lmi.heavy_ball_lmi_bound` itself
-    (at :math:`T=0` and :math:`T=1`, the bound being affine in the noise), not from a copy of it.
-    """
-    from dpbounds.lmi.heavy_ball_lmi import (
-        heavy_ball_lmi_bound,
-        heavy_ball_lmi_certificate_at,
-        heavy_ball_lmi_rate,
-    )
-
-    base = heavy_ball_lmi_rate(mu, L, alpha, beta, tol=1e-4, lmi=lmi, polish=False)
-    if not base.certified:
-        return None
-    A, B, rhos = [], [], []
-    kw = dict(initial_distance_sq=initial_distance_sq, initial_gap=initial_gap)
-    for off in RHO_OFFSETS:
-        rho = base.rho + (1.0 - base.rho) * off
-        cert = heavy_ball_lmi_certificate_at(mu, L, alpha, beta, rho, lmi=lmi)
-        if not (cert.certified and cert.verified):
-            continue
-        a = float(heavy_ball_lmi_bound(cert, 0, noise_second_moment=0.0, **kw))  # V(xi_0)/c
-        coef = float(heavy_ball_lmi_bound(cert, 1, noise_second_moment=1.0, **kw)
-                     - heavy_ball_lmi_bound(cert, 1, noise_second_moment=0.0, **kw))
-        A.append(a)
-        B.append(coef / (1.0 - rho * rho))
-        rhos.append(rho)
-    return LMIBoundCurves(A, B, rhos, noise) if rhos else None
-
-
-def _lmi_candidates(mu: float, L: float) -> list[tuple[float, float]]:
-    """Kuru et al.'s Section-5 DP-HB choices, alpha = c/L (c in {1, 0.1}, the paper's grid) with
-    Nesterov's beta, and alpha = 1/L with beta = 0 (gradient descent, always certified)."""
-    out = [(c / L, float(nesterov_momentum(c / L, mu))) for c in (1.0, 0.1)]
-    return out + [(1.0 / L, 0.0)]
-
-
-def _lmi(p: Mapping[str, Any]) -> tuple[float, dict[str, float]]:
-    """The best of :func:`_lmi_candidates` and of their certified rates, each with the derived
-    bound (23) at the horizon minimising it."""
-    mu = p["mu"]
-    check_noise_fits(p["S1"], p["n"], p["m"], p["eps"], p["d"])
-    T = np.arange(1, p["max_horizon"] + 1)
-    noise = dp_noise_level(p["S1"], p["d"], p["n"], p["m"], p["eps"], T)
-    best: tuple[float, dict[str, float]] | None = None
-    for alpha, beta in _lmi_candidates(mu, p["L"]):
-        curves = lmi_bound_curves(mu, p["L"], alpha, beta, initial_distance_sq=2.0 * p["E0"] / mu,
-                                  initial_gap=p["E0"], noise=lambda t: noise[t.astype(int) - 1])
-        if curves is None:
-            continue
-        for j, rho in enumerate(curves.rho):
-            with np.errstate(over="ignore", invalid="ignore"):
-                values = curves.values(np.full(T.size, j), T)
-            value, horizon = _best_horizon(values, "the Prop. 3.4 bound (23)")
-            if best is None or value < best[0]:
-                best = value, {"alpha": alpha, "beta": beta, "T": float(horizon),
-                               "rho": float(rho)}
-    if best is None:  # pragma: no cover - beta = 0 is gradient descent, always certified
-        raise ValueError("no Prop. 3.4 certificate for any of the closed-form choices")
-    return best
 
 
 _QUADRATIC = NumericBound(
     name="strongly_convex.heavy_ball (Theorem 3.5, rigorous (25), best T)",
     quantity=r"\mathbb E[F(x_T)]-F^\ast",
-    parameters=_PARAMS,
+    parameters=PARAMS,
     method="best horizon T <= max_horizon of the rigorous (25) with exact C_T",
     evaluator=_quadratic,
     sources=(SOURCE_THM35, SOURCE_STATIONARY, SOURCE_EQ20),
-    assumptions=(Assumption("F quadratic with spectrum in [mu, L] (Theorem 3.5)"), _A_MU, _A_DP),
+    assumptions=(Assumption("F quadratic with spectrum in [mu, L] (Theorem 3.5)"), ASSUMPTION_MU,
+                 ASSUMPTION_DP),
     closed_form=theorem_3_5(),
     description="(25) with the exact transient constant C_T and the exact stationary variance "
                 "(DERIVED; the printed (25) leaves C_t = O(t) unspecified); Polyak's "
                 "alpha = 4/(sqrt(mu)+sqrt(L))^2, beta = ((sqrt(kappa)-1)/(sqrt(kappa)+1))^2",
-)
-
-_LMI = NumericBound(
-    name="strongly_convex.heavy_ball_lmi (Proposition 3.4, best T)",
-    quantity=r"\mathbb E[F(x_T)]-F^\ast",
-    parameters=_PARAMS,
-    method="verified LMI certificate (22), bound (23) at the best horizon T <= max_horizon",
-    evaluator=_lmi,
-    sources=(SOURCE_PROP34, SOURCE_BOUND_DERIVED, SOURCE_EQ20),
-    assumptions=(Assumption("F mu-strongly convex and L-smooth"), _A_MU, _A_DP),
-    description="the best certified of alpha = c/L with Nesterov's beta (Kuru et al.'s "
-                "Section-5 DP-HB, c in {1, 0.1}) and alpha = 1/L, beta = 0; the noise term of "
-                "(23) re-derived (alpha^2 P11/c + L alpha^2/2)",
 )
 
 register(Entry(
@@ -445,20 +325,5 @@ register(Entry(
     notes="rigorous (25) [DERIVED]; E0 = R; tune (alpha, beta, T) with 'dpbounds tune hb'",
     algorithm="dpbounds.algorithms.dp_heavy_ball",
     figure="paper_figs/kuru_fig1.py",
-    test="tests/bounds/strongly_convex/test_heavy_ball_dp.py",
-))
-
-register(Entry(
-    name="strongly_convex.heavy_ball_lmi",
-    title="DP heavy ball on all of S_mu,L, Section-5 steps, best T (Kuru et al. Prop 3.4)",
-    problem_class="strongly_convex",
-    theorem=_LMI,
-    tuned=_LMI,
-    to_params=problem_params,
-    requires=("mu", "S1"),
-    crossovers=False,
-    notes="LMI certificate verified exactly; E0 = R; tune with 'dpbounds tune hb "
-          "--function-class smooth_strongly_convex'",
-    algorithm="dpbounds.algorithms.dp_heavy_ball",
     test="tests/bounds/strongly_convex/test_heavy_ball_dp.py",
 ))

@@ -161,11 +161,11 @@ class EvaluationMixin:
     def evaluate_hyperparameters(self: Bound, *, ignore_extra: bool = True,
                                  **params: Any) -> dict[str, np.ndarray | float]:
         """The closed-form hyper-parameter choices evaluated at the problem parameters."""
-        from dpbounds.bounds.theorem.structure import Bound
-
+        # type(self), not an import of structure (which imports this module: a cycle); Lemma
+        # and Theorem add no fields to Bound, so the evaluation is the same
         out = {}
         for k, e in self.resolved_hyperparameters().items():
-            tmp = Bound(name=f"{self.name}:{k}", quantity=k, expr=e, sources=self.sources)
+            tmp = type(self)(name=f"{self.name}:{k}", quantity=k, expr=e, sources=self.sources)
             out[k] = tmp.evaluate(ignore_extra=ignore_extra, **params)
         return out
 

@@ -98,7 +98,7 @@ def test_lmi_entry_takes_the_best_certified_choice():
 
 def test_the_noise_term_is_needed():
     # negative control: the LMI bound without its noise term falls below the exact error late on
-    from dpbounds.bounds.strongly_convex.heavy_ball_dp import lmi_bound_curves
+    from dpbounds.lmi.heavy_ball_bound import lmi_bound_curves
 
     p = {**P, "problem_class": "strongly_convex"}
     alpha, beta = 1 / p["L"], 0.0

@@ -1,0 +1,165 @@
+"""The import graph of dpbounds: no import climbs the layer order of ``dpbounds._layers`` and no
+modules import each other in a loop (lazy, function-level imports included).
+
+Oracles: a synthetic package whose one upward import and one loop are known (negative
+control), and for the cycle finder a brute-force transitive closure on random graphs.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import dpbounds
+from dpbounds._layers import LAYERS, import_cycles, import_graph, layer_of, upward_imports
+
+ROOT = Path(dpbounds.__file__).parent
+
+
+@pytest.fixture(scope="module")
+def graph() -> dict[str, set[str]]:
+    return import_graph(ROOT)
+
+
+def test_every_module_has_a_layer(graph):
+    for module in graph:
+        layer_of(module)  # raises for a subpackage missing from LAYERS
+    tops = {m.split(".")[1] for m in graph if "." in m}
+    assert tops <= {t for layer in LAYERS for t in layer}
+
+
+def test_no_import_climbs_the_layers(graph):
+    assert upward_imports(graph) == []
+
+
+def test_no_import_cycle(graph):
+    assert import_cycles(graph) == []
+
+
+def test_the_three_faults_stay_fixed(graph):
+    # the formulas import no object; bounds never reach for the LMI package; the algorithms take
+    # their schedules from the low-layer module
+    rdp = graph["dpbounds.privacy.rdp"]
+    assert not rdp & {"dpbounds.privacy.calibrate", "dpbounds.privacy.accountants",
+                      "dpbounds.privacy.mechanisms"}
+    assert not any(d.startswith("dpbounds.lmi") for m, ds in graph.items()
+                   if m.startswith("dpbounds.bounds") for d in ds)
+    assert "dpbounds.schedules" in graph["dpbounds.algorithms.momentum"]
+    # the analyser sees real edges (a do-nothing analyser would pass the checks above)
+    assert "dpbounds.privacy.accountants" in graph["dpbounds.privacy.calibrate"]
+    assert "dpbounds.bounds.strongly_convex.heavy_ball_dp" in graph[
+        "dpbounds.lmi.heavy_ball_bound"]
+
+
+def test_compare_reads_no_private_registry_name():
+    tree = ast.parse((ROOT / "bounds" / "compare.py").read_text(encoding="utf-8"))
+    private = sorted({n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+                      and n.attr.startswith("_") and not n.attr.startswith("__")
+                      and not (isinstance(n.value, ast.Name) and n.value.id == "self")})
+    assert private == []
+
+
+def _package(tmp_path: Path) -> Path:
+    """A package laid out like dpbounds: ``low`` imports ``high`` inside a function (upward),
+    ``high.a`` and ``high.b`` import each other (``b`` by a relative import, a loop), plus
+    imports that must NOT count (under ``TYPE_CHECKING``, of a third-party module)."""
+    root = tmp_path / "dpbounds"
+    files = {
+        "__init__.py": "",
+        "low/__init__.py": "",
+        "low/f.py": """
+            import numpy
+            from typing import TYPE_CHECKING
+            if TYPE_CHECKING:
+                from dpbounds.top import cli  # annotations only: not an edge
+
+            def lazy():
+                from dpbounds.high.a import thing  # function-level: an edge
+                return thing
+            """,
+        "high/__init__.py": "",
+        "high/a.py": "from dpbounds.high import b\nthing = 1\n",
+        "high/b.py": "def g():\n    from . import a\n    return a\n",
+        "top/__init__.py": "",
+        "top/cli.py": "from ..low import f\n",
+    }
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return root
+
+
+def test_negative_control_an_upward_import_and_a_loop_are_reported(tmp_path):
+    g = import_graph(_package(tmp_path))
+    assert g["dpbounds.low.f"] == {"dpbounds.high.a"}
+    assert g["dpbounds.top.cli"] == {"dpbounds.low.f"}
+    layers = (("low",), ("high",), ("top",))
+    assert upward_imports(g, layers) == [("dpbounds.low.f", "dpbounds.high.a")]
+    assert import_cycles(g) == [["dpbounds.high.a", "dpbounds.high.b"]]
+    # peers of one layer may not import each other either
+    assert upward_imports(g, (("low", "high"), ("top",))) == [
+        ("dpbounds.low.f", "dpbounds.high.a")]
+    # in the right order nothing climbs (the check is two-sided)
+    assert upward_imports(g, (("high",), ("low",), ("top",))) == []
+    with pytest.raises(ValueError, match="not in the layers"):
+        upward_imports(g, (("low",), ("high",)))
+
+
+def _closure_cycles(graph: dict[int, set[int]]) -> list[list[int]]:
+    """Strongly connected components by transitive closure (the brute-force oracle)."""
+    nodes = sorted(set(graph) | {d for ds in graph.values() for d in ds})
+    reach = {v: set(graph.get(v, ())) for v in nodes}
+    for k in nodes:
+        for i in nodes:
+            if k in reach[i]:
+                reach[i] |= reach[k]
+    comps = {frozenset([v] + [w for w in nodes if w in reach[v] and v in reach[w]])
+             for v in nodes}
+    return sorted(sorted(c) for c in comps if len(c) > 1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.integers(0, 9), st.sets(st.integers(0, 9), max_size=3), max_size=10))
+def test_cycle_finder_matches_the_transitive_closure(edges):
+    graph = {v: {w for w in ws if w != v} for v, ws in edges.items()}
+    assert import_cycles(graph) == _closure_cycles(graph)
+
+
+#: the registry before the LMI bound moved to dpbounds.lmi (captured from the old code)
+NAMES_BEFORE = [
+    "nonconvex.clipped_sgd", "nonconvex.normalized_sgd", "nonconvex.sensitivity_reduced_nsgd",
+    "nonconvex.tree_momentum_nsgd", "convex.noisy_projected_sgd", "convex.output_perturbation",
+    "strongly_convex.heavy_ball", "strongly_convex.heavy_ball_lmi", "strongly_convex.masg",
+    "strongly_convex.nag",
+]
+
+
+def test_the_registry_listing_and_the_lmi_bound_are_unchanged_by_the_move():
+    from dpbounds.bounds import registry
+
+    assert registry.names() == NAMES_BEFORE
+    e = registry.get("strongly_convex.heavy_ball_lmi")
+    assert (e.problem_class, e.requires, e.algorithm) == (
+        "strongly_convex", ("mu", "S1"), "dpbounds.algorithms.dp_heavy_ball")
+    p = dict(mu=0.02, L=5.1028, d=20, N=1e5, eps=1.0, S1=40.0, R=10.0)
+    # the old code's value and choice at Kuru et al.'s Figure-3 problem
+    assert e.value(p) == pytest.approx(92.28469325074747, rel=1e-9)
+    h = e.hyperparameters(p)
+    assert (h["T"], h["beta"]) == (608.0, 0.0)
+    assert h["alpha"] == pytest.approx(0.19597083953907657, rel=1e-12)
+
+
+def test_listing_the_bounds_does_not_import_the_lmi_solver():
+    code = ("import sys; from dpbounds.bounds import registry; registry.names(); "
+            "print('cvxpy' in sys.modules, 'dpbounds.lmi.heavy_ball_bound' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=ROOT.parent).stdout.split()
+    assert out == ["False", "True"]
