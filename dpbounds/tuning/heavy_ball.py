@@ -71,8 +71,6 @@ _POINT_BUDGET = 5_000       # each (alpha, beta) of the grid and the local searc
 _CHOICE_BUDGET = 100_000    # each reported choice (tuned, Polyak, paper)
 _ALPHA_MIN = 1e-3           # times 1/L: smallest step of the grid (smaller: a certified tail)
 _Y_MAX = math.log(1e4)      # largest -log(1 - beta) of the grid (larger: a certified tail)
-_CERT_ALPHA_MIN = 1e-12     # times 1/L: the certificate's boxes reach down to this step
-_CERT_Y_MAX = math.log(1e8)  # and up to beta = 1 - 1e-8 (beyond: unbounded tail boxes)
 _BASE_GRID = 8              # a finer grid also searches from this grid's best point
 _STARTS = 6                 # local searches, from the best local minima of the grid
 _PATTERN_TOL = 1e-6         # final step of a local search in (log alpha, -log(1 - beta))
@@ -352,9 +350,7 @@ def tune_heavy_ball(
     bar.update()
     # 3. the proven bracket (branch and bound over every alpha > 0, 0 <= beta < 1)
     bracket = certify_minimum(evaluate, mu, L, dist_sq, d, n, m, eps, S, Tmax, best=v0,
-                              alpha=math.exp(x0), beta=-math.expm1(-y0),
-                              x_range=(math.log(_CERT_ALPHA_MIN / L), x_range[1]),
-                              y_range=(0.0, _CERT_Y_MAX))
+                              alpha=math.exp(x0), beta=-math.expm1(-y0))
     bar.update()
     bar.close()
     args = (mu, L, d, n, m, eps, S, dist_sq, Tmax)
