@@ -52,3 +52,53 @@ def best_horizon(method, mu, L, d, n, eps, S, E0, Tmax, c=1.0):
     vals = np.array(vals)
     j = int(np.argmin(vals))
     return float(vals[j]), j + 1
+
+
+def subsampled_value(a0, a, d, n, m, eps, S, E0):
+    """(29)/(34) at the optimal budgets for m < n by the KKT conditions, solved by bisection.
+
+    Budgets e_t > 0 with sum e_t = eps, scales b_t = S / (m g(e_t)),
+    g(e) = ln(1 + (n/m)(e^e - 1)) (eq. (13) inverted): minimise sum_t a_t d b_t^2. The
+    objective is convex (1/g^2 convex decreasing), so e_t solves 2 a_t g'(e)/g(e)^3 = lam (left
+    side decreasing in e) and lam is set by the budget; both by bisection in log-space.
+    """
+    r = n / m
+
+    def g(e):
+        return np.log1p(r * np.expm1(e))
+
+    def gp(e):
+        return r * np.exp(e) / (1.0 + r * np.expm1(e))
+
+    def budgets(log_lam):
+        lo = np.full(a.shape, math.log(eps) - 80.0)
+        hi = np.full(a.shape, math.log(eps))
+        for _ in range(50):
+            mid = 0.5 * (lo + hi)
+            e = np.exp(mid)
+            big = np.log(2.0 * a * gp(e)) - 3.0 * np.log(g(e)) > log_lam
+            lo, hi = np.where(big, mid, lo), np.where(big, hi, mid)
+        return np.exp(0.5 * (lo + hi))
+
+    llo, lhi = -200.0, 200.0
+    for _ in range(50):
+        mid = 0.5 * (llo + lhi)
+        if np.sum(budgets(mid)) > eps:
+            llo = mid
+        else:
+            lhi = mid
+    e = budgets(lhi)  # sum(e) <= eps: feasible
+    e *= eps / np.sum(e) * (1 - 1e-15) if np.sum(e) > eps else 1.0
+    sig = S * S / (4.0 * m) * (n - m) / (n - 1)
+    primal = a0 * E0 + np.sum(a * (d * (S / (m * g(e))) ** 2 + sig / 2.0))
+    return float(primal)
+
+
+def best_horizon_subsampled(method, mu, L, d, n, m, eps, S, E0, Tmax, c=1.0):
+    vals = []
+    for T in range(1, Tmax + 1):
+        a0, a = weights(method, mu, L, T, c)
+        vals.append(subsampled_value(a0, a, d, n, m, eps, S, E0))
+    vals = np.array(vals)
+    j = int(np.argmin(vals))
+    return float(vals[j]), j + 1

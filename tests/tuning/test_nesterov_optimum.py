@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from dpbounds.tuning import tune_nesterov
-from tests.tuning.nag_oracle import best_horizon
+from tests.tuning.nag_oracle import best_horizon, best_horizon_subsampled
 
 TMAX = 150
 # (kappa, eps, d, n, S1): kappa 1..1e6, eps 0.01..10
@@ -49,3 +49,18 @@ def test_refining_the_horizon_range_never_makes_it_worse_and_control():
         assert bounds[2] <= bounds[1] <= bounds[0]
         # negative control: the uniform budget at T = 100 is worse than the tuned row
         assert vals[2].choices[3 * k + 1].bound > bounds[2]
+
+
+@pytest.mark.parametrize("kappa,eps,d,n,m,S", [
+    (10.0, 1.0, 10, 10**5, 1000, 1.0), (1e3, 0.1, 20, 10**6, 10**4, 2.0),
+    (3e4, 0.3, 10, 10**5, 10**3, 1.0),
+])
+def test_subsampled_allocation_matches_the_kkt_oracle(kappa, eps, d, n, m, S):
+    mu, L, E0, Tmax = 1.0 / kappa, 1.0, 1.0, 16
+    res = tune_nesterov(mu, L, d=d, n=n, m=m, epsilon=eps, sensitivity=S, initial_gap=E0,
+                        max_horizon=Tmax, reference_horizons=())
+    for choice in res.choices:
+        oracle, T = best_horizon_subsampled(choice.method, mu, L, d, n, m, eps, S, E0, Tmax)
+        assert choice.bound <= oracle * (1 + 1e-3)   # within 0.1% of brute force
+        assert choice.bound >= oracle * (1 - 1e-6)   # no better than the optimum
+        assert 0.0 <= choice.certified_gap <= 1e-3
