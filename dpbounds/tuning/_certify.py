@@ -78,7 +78,8 @@ _T_RATIO = 1.25      # ratio of the first geometric intervals of horizons
 _T_SPLIT = 8         # an interval of horizons that could hold the minimum is cut in this many
 _MAX_BOXES = 60_000  # boxes a certification may create (bounded CPU; a wider bracket)
 _ROUNDS = 40
-_CHUNK = 1 << 17     # (box, horizon interval) pairs per vectorised lower bound
+_BATCH = 1 << 16     # (box, horizon interval) pairs per vectorised lower bound
+_PAIR_BUDGET = 1 << 23  # pairs one box_lower_bounds call may evaluate
 _SAFETY = 1e-9       # relative margin for rounding in the lower bounds
 _T_MIN = 1e-9        # t = alpha / alpha* below this: one tail
 _Y_MAX = math.log(1e9)  # beta above 1 - 1e-9: the other tail
@@ -211,27 +212,33 @@ def box_lower_bounds(t0, t1, b0, b1, mu: float, L: float, D: float, d: int, n: i
                       np.broadcast_arrays(t0, t1, b0, b1))
     out = np.full(t0.size, np.inf)
     Ilo, Ihi = _horizon_intervals(Tmax)
-    step = max(1, _CHUNK // Ilo.size)
-    for s in range(0, t0.size, step):
-        idx = np.arange(s, min(t0.size, s + step))
-        p = np.repeat(idx, Ilo.size)
-        lo, hi = np.tile(Ilo, idx.size), np.tile(Ihi, idx.size)
-        while p.size:
-            lb = _pair_lower(t0[p], t1[p], b0[p], b1[p], lo.astype(float), hi.astype(float),
-                             mu, L, D, _noise(lo, d, n, m, eps, S))
-            refine = (hi > lo) & (lb < threshold)
-            np.minimum.at(out, p[~refine], lb[~refine])
-            p, lo, hi = p[refine], lo[refine], hi[refine]
-            if not p.size:
-                break
-            # cut each interval in up to _T_SPLIT parts
-            frac = np.linspace(0.0, 1.0, _T_SPLIT + 1)
-            kn = np.floor(lo[:, None] + frac[None, :] * (hi - lo + 1)[:, None]).astype(np.int64)
-            kn[:, -1] = hi + 1
-            nlo, nhi = kn[:, :-1], kn[:, 1:] - 1
-            ok = nlo <= nhi
-            p = np.repeat(p, _T_SPLIT)[ok.ravel()]
-            lo, hi = nlo[ok], nhi[ok]
+    # depth-first over batches of (box, interval) pairs: bounded memory, and bounded work (past
+    # _PAIR_BUDGET an interval keeps its own bound, valid but weaker: a wider bracket)
+    per = max(1, _BATCH // Ilo.size)  # boxes per starting batch
+    stack = [(np.repeat(np.arange(s, min(t0.size, s + per)), Ilo.size),
+              np.tile(Ilo, min(t0.size, s + per) - s), np.tile(Ihi, min(t0.size, s + per) - s))
+             for s in range(0, t0.size, per)][::-1]
+    used = 0
+    while stack:
+        p, lo, hi = stack.pop()
+        if p.size > _BATCH:
+            stack.append((p[_BATCH:], lo[_BATCH:], hi[_BATCH:]))
+            p, lo, hi = p[:_BATCH], lo[:_BATCH], hi[:_BATCH]
+        lb = _pair_lower(t0[p], t1[p], b0[p], b1[p], lo.astype(float), hi.astype(float),
+                         mu, L, D, _noise(lo, d, n, m, eps, S))
+        used += p.size
+        refine = (hi > lo) & (lb < threshold) & (used < _PAIR_BUDGET)
+        np.minimum.at(out, p[~refine], lb[~refine])
+        if not np.any(refine):
+            continue
+        p, lo, hi = p[refine], lo[refine], hi[refine]
+        # cut each interval in up to _T_SPLIT parts
+        frac = np.linspace(0.0, 1.0, _T_SPLIT + 1)
+        kn = np.floor(lo[:, None] + frac[None, :] * (hi - lo + 1)[:, None]).astype(np.int64)
+        kn[:, -1] = hi + 1
+        nlo, nhi = kn[:, :-1], kn[:, 1:] - 1
+        ok = nlo <= nhi
+        stack.append((np.repeat(p, _T_SPLIT)[ok.ravel()], nlo[ok], nhi[ok]))
     return out
 
 
@@ -245,12 +252,21 @@ def certify_minimum(evaluate: Any, mu: float, L: float, D: float, d: int, n: int
     ``max_boxes`` boxes / :data:`_ROUNDS` rounds (then the bracket is wider)."""
     kw = dict(mu=mu, L=L, D=D, d=d, n=n, m=m, eps=eps, S=S, Tmax=Tmax)
     scale = 2.0 / (mu + L)
+    # the tail t <= t_min must not contract within Tmax steps even at beta = 1 - e^-Y_MAX:
+    # 1 - rho <= (1 + beta) t q / (1 - beta) (the root of z^2 - (1+beta)(1-tq)z + beta near 1)
+    q = 2.0 * mu / (mu + L)
     x0, x1 = math.log(_T_MIN), 0.0
     y0, y1 = 0.0, _Y_MAX
     xs = np.linspace(x0, x1, cells + 1)
     ys = np.linspace(y0, y1, 2 * cells + 1)
     X0, Y0 = (g.ravel() for g in np.meshgrid(xs[:-1], ys[:-1]))
     X1, Y1 = X0 + (xs[1] - xs[0]), Y0 + (ys[1] - ys[0])
+    deep = math.log(1e-3 * math.exp(-_Y_MAX) / (Tmax * q))
+    if deep < x0:  # a column of boxes below the grid (the grid itself does not depend on Tmax)
+        X0, X1 = np.concatenate([X0, np.full(ys.size - 1, deep)]), np.concatenate(
+            [X1, np.full(ys.size - 1, x0)])
+        Y0, Y1 = np.concatenate([Y0, ys[:-1]]), np.concatenate([Y1, ys[1:]])
+        x0 = deep
 
     def to_tb(xl, xh, yl, yh):
         return (np.where(np.isneginf(xl), 0.0, np.exp(xl)), np.exp(xh),
