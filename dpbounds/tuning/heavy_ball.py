@@ -12,7 +12,11 @@ r"""Tuning DP heavy ball: the :math:`(\alpha,\beta,T)` minimising Kuru et al.'s 
 
 It is compared with Polyak's classical :math:`(\alpha,\beta)` and with the paper's Section-5
 choice (:math:`\alpha=1/L`, :math:`\beta=(1-\sqrt{\alpha\mu})/(1+\sqrt{\alpha\mu})`), each at
-its best :math:`T` (:func:`~dpbounds.tuning.horizon_search.minimise_over_horizon`). Each row
+its best :math:`T` (:func:`~dpbounds.tuning.horizon_search.minimise_over_horizon`). The result
+carries a proven bracket ``lower_bound <= min <= tuned.bound``: in the quadratic class a branch
+and bound over every :math:`(\alpha,\beta,T)` to 0.05% (:mod:`dpbounds.tuning._certify`), in the
+LMI class the linear-MMSE bound of every linear method (:mod:`dpbounds.tuning._lmi_lower`, a wide
+bracket). Each row
 gives the bound beside an exactly computed value (the expected error on a worst-case quadratic,
 propagated exactly -- no sampling), in the PEPit spirit.
 
@@ -54,6 +58,7 @@ from dpbounds.bounds.strongly_convex.noise_allocation import check_max_horizon
 from dpbounds.lmi.heavy_ball_bound import lmi_bound_curves
 from dpbounds.provenance import Source
 from dpbounds.tuning._certify import certify_minimum
+from dpbounds.tuning._lmi_lower import linear_method_lower_bound
 from dpbounds.tuning._quadratic import heavy_ball_error, sampling_variance_of_instance
 from dpbounds.tuning.horizon_search import minimise_over_horizon
 
@@ -72,8 +77,6 @@ _POINT_BUDGET = 5_000       # each (alpha, beta) of the grid and the local searc
 _CHOICE_BUDGET = 100_000    # each reported choice (tuned, Polyak, paper)
 _ALPHA_MIN = 1e-3           # times 1/L: smallest step of the grid (smaller: a certified tail)
 _Y_MAX = math.log(1e4)      # largest -log(1 - beta) of the grid (larger: a certified tail)
-_CERT_ALPHA_MIN = 1e-12     # times 1/L: the certificate's boxes reach down to this step
-_CERT_Y_MAX = math.log(1e8)  # and up to beta = 1 - 1e-8 (beyond: unbounded tail boxes)
 _BASE_GRID = 8              # a finer grid also searches from this grid's best point
 _STARTS = 6                 # local searches, from the best local minima of the grid
 _PATTERN_TOL = 1e-6         # final step of a local search in (log alpha, -log(1 - beta))
@@ -147,8 +150,8 @@ class HeavyBallTuning:
     setting: dict
     source: Source = SOURCE_STATIONARY
     #: proven: no (alpha > 0, 0 <= beta < 1, T <= max_horizon) has a bound below this
-    #: (quadratic class: branch and bound, :mod:`dpbounds.tuning._certify`; LMI class: nan,
-    #: no lower bound is proven there)
+    #: (quadratic class: branch and bound, :mod:`dpbounds.tuning._certify`, within 0.1%;
+    #: LMI class: the linear-MMSE bound of :mod:`dpbounds.tuning._lmi_lower`, a wide bracket)
     lower_bound: float = float("nan")
     #: ``tuned.bound / lower_bound - 1``: how far from the optimum the tuned point can be
     certified_gap: float = float("nan")
@@ -183,7 +186,13 @@ class HeavyBallTuning:
                           if math.isfinite(c.horizon_gap) else "not certified to be")
                 lines.append(f"{c.label}: T is {within} the best horizon for its (alpha, beta) "
                              "(the horizon search hit its work limit)")
-        if math.isfinite(self.certified_gap):
+        lmi_class = self.setting.get("function_class") == "smooth_strongly_convex"
+        if math.isfinite(self.certified_gap) and lmi_class:
+            lines.append(f"optimum bracketed: no (alpha, beta, T <= {self.setting['max_horizon']}) "
+                         f"has an LMI bound below {self.lower_bound:.6g} (the error of every "
+                         "linear method on a quadratic, linear-MMSE bound); tuned is within a "
+                         f"factor {1 + self.certified_gap:.4g} of the optimum")
+        elif math.isfinite(self.certified_gap):
             lines.append(f"optimum certified: no (alpha, beta, T <= {self.setting['max_horizon']}) "
                          f"has a bound below {self.lower_bound:.6g} (tuned is within "
                          f"{100 * self.certified_gap:.3g}% of the optimum)")
@@ -353,9 +362,7 @@ def tune_heavy_ball(
     bar.update()
     # 3. the proven bracket (branch and bound over every alpha > 0, 0 <= beta < 1)
     bracket = certify_minimum(evaluate, mu, L, dist_sq, d, n, m, eps, S, Tmax, best=v0,
-                              alpha=math.exp(x0), beta=-math.expm1(-y0),
-                              x_range=(math.log(_CERT_ALPHA_MIN / L), x_range[1]),
-                              y_range=(0.0, _CERT_Y_MAX))
+                              alpha=math.exp(x0), beta=-math.expm1(-y0))
     bar.update()
     bar.close()
     args = (mu, L, d, n, m, eps, S, dist_sq, Tmax)
@@ -425,6 +432,14 @@ def _momentum_note(tuned: HeavyBallChoice, evaluate: Any) -> str:
             "noise term by (1 + beta)/(1 - beta)")
 
 
+def _momentum_note_lmi(tuned: HeavyBallChoice) -> str:
+    if tuned.beta > 0:
+        return ""
+    return ("beta = 0: the best certified heavy ball on the grid is plain gradient descent "
+            "(with momentum the Prop. 3.4 LMI certifies no better rate-and-constant trade-off "
+            "here; at large L/mu Section 5's momentum has no certificate at all)")
+
+
 # ----------------------------------------------------------------------------- LMI class
 def _lmi_best(mu, L, a, b, noise, Tmax, dist_sq, gap0, lmi):
     """Best derived LMI bound over T and a few certified rates: (bound, T, rho) or None."""
@@ -489,4 +504,10 @@ def _tune_hb_lmi(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, mechanism, gap0, p
     setting = {"mu": mu, "L": L, "d": d, "n": n, "m": m, "epsilon": eps, "sensitivity": S,
                "initial_distance_sq": dist_sq, "initial_gap": gap0, "max_horizon": Tmax,
                "mechanism": mechanism, "function_class": "smooth_strongly_convex"}
-    return HeavyBallTuning(tuned, classical, paper, setting)
+    # proven: no certified (alpha, beta, T) has an LMI bound below this (_lmi_lower)
+    lower = min(linear_method_lower_bound(mu, L, d, n, m, eps, S, dist_sq, gap0, Tmax),
+                tuned.bound)
+    gap = tuned.bound / lower - 1.0 if lower > 0 else math.inf
+    return HeavyBallTuning(tuned, classical, paper, setting, lower_bound=lower,
+                           certified_gap=max(gap, 0.0),
+                           momentum_note=_momentum_note_lmi(tuned))

@@ -1,0 +1,65 @@
+r"""A proven lower bound for the LMI-class heavy-ball tuner (every :math:`\alpha,\beta,T`).
+
+The Prop. 3.4 bound of :func:`dpbounds.lmi.heavy_ball_lmi.heavy_ball_lmi_bound` holds for every
+:math:`F\in\mathcal S_{\mu,L}`, every start with :math:`\lVert x_0-x^\ast\rVert^2\le D` and
+:math:`F(x_0)-F^\ast\le E_0`, and every zero-mean gradient noise independent of the past with
+:math:`\mathbb E\lVert w_t\rVert^2\le\mathcal E_T` (its derivation, Lemma B.1, uses nothing
+else). So at every certified :math:`(\alpha,\beta,T)` it is at least the error of DP-SHB on
+any such instance, and its minimum is at least the minimum of that error. **[DERIVED]**
+
+**Instance and bound.** Take :math:`F=\frac\lambda2\lVert x-x^\ast\rVert^2`
+(:math:`\lambda\in[\mu,L]`), noise of variance :math:`\mathcal E_T/d` in each coordinate,
+and the start :math:`e_0=x_0-x^\ast` with coordinates :math:`\pm\sqrt{D'/d}`,
+:math:`D'=\min(D,2E_0/\lambda)`, signs uniform (the bound holds for each start, so for their
+average). Heavy ball is linear: :math:`x_T-x^\ast=e_0-h(y)` with :math:`h` linear in the
+observations :math:`y_t=g_t-\lambda(x_t-x_0)=\lambda e_0+w_t`, :math:`t<T` (:math:`x_t-x_0` is
+a linear function of the earlier observations). The mean squared error of any linear estimate
+of :math:`e_0` from :math:`T` such observations is at least the linear MMSE, which depends on
+second moments only: per coordinate :math:`\frac{D'}d\,\frac{\mathcal E_T}{\mathcal E_T+T
+\lambda^2D'}`. Summing over coordinates,
+
+.. math:: \mathbb E[F(x_T)]-F^\ast\ \ge\ \ell_\lambda(T)=\frac\lambda2\,D'\,
+          \frac{\mathcal E_T}{\mathcal E_T+T\lambda^2D'}
+
+for **every** :math:`(\alpha,\beta)` (indeed every linear first-order method), and
+:math:`\max_\lambda\min_{T\le T_{\max}}\ell_\lambda(T)` is a lower bound of the tuner's
+minimum. It ignores heavy ball's structure, so the bracket it gives is wide (it is what can be
+proven without a branch and bound over SDPs).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dpbounds.bounds.strongly_convex.gradient_noise import dp_noise_level
+
+__all__ = ["linear_method_lower_bound", "linear_mmse_error"]
+
+_N_LAMBDA = 65
+_CHUNK = 1 << 20
+
+
+def linear_mmse_error(lam: Any, T: Any, noise: Any, dist_sq: float, initial_gap: float) -> Any:
+    r""":math:`\ell_\lambda(T)` of the module docstring (``noise`` is :math:`\mathcal E_T`),
+    broadcast over ``lam``, ``T`` and ``noise``."""
+    lam, T, noise = (np.asarray(v, dtype=float) for v in (lam, T, noise))
+    Dp = np.minimum(dist_sq, 2.0 * initial_gap / lam)
+    with np.errstate(over="ignore", invalid="ignore"):
+        val = 0.5 * lam * Dp / (1.0 + T * lam * lam * Dp / noise)
+    return np.where(np.isnan(val), 0.0, val)
+
+
+def linear_method_lower_bound(mu: float, L: float, d: int, n: int, m: int, eps: float, S: float,
+                              dist_sq: float, initial_gap: float, Tmax: int) -> float:
+    r""":math:`\max_{\lambda}\min_{1\le T\le T_{\max}}\ell_\lambda(T)` (module docstring) over
+    a geometric grid of :math:`\lambda\in[\mu,L]` (any grid gives a valid bound)."""
+    lams = np.unique(np.concatenate([np.geomspace(mu, L, _N_LAMBDA), [mu, L]]))
+    best = np.full(lams.size, np.inf)
+    for start in range(1, Tmax + 1, _CHUNK):
+        T = np.arange(start, min(Tmax, start + _CHUNK - 1) + 1, dtype=float)
+        E = np.asarray(dp_noise_level(S, d, n, m, eps, T), dtype=float)
+        val = linear_mmse_error(lams[:, None], T[None, :], E[None, :], dist_sq, initial_gap)
+        best = np.minimum(best, np.min(val, axis=1))
+    return float(np.max(best))
