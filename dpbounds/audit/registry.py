@@ -52,6 +52,10 @@ zCDP/RDP conversions: at :math:`\delta = 10^{-5}` a halved σ under Lee & Kifer'
 conversion is not certifiable at :math:`10^4` runs); :math:`(4, 0.05)` for objective
 perturbation, whose calibration is the loosest. The defaults, the run counts and the
 margins were measured (see ``tests/audit/test_mutation.py``); any other claim may be passed.
+Since the tight claims of :func:`dpbounds.audit.runner.tight_claim` (the default), the
+Gaussian targets are what the run's ledger claims under its tightest accountant (exact GDP
+for full-batch Gaussian noise), and the algorithm is asked for the larger ε that its own
+(zCDP / RDP) calibration needs to add exactly that noise.
 
 **Limits (measured).**
 
