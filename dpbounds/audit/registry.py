@@ -396,13 +396,13 @@ _register(AuditSpec("dp_nsgd", alg.dp_nsgd, (REPLACE_ONE, ADD_REMOVE),
                     _sgd_setting(r=1e-3), GAUSS_EPS, GAUSS_DELTA, "DP-NSGD g/(||g|| + r), RDP",
                     trials=20_000))
 _register(AuditSpec("dp_agd", alg.dp_agd, (ADD_REMOVE,), _dp_agd, GAUSS_EPS, GAUSS_DELTA,
-                    "DP-AGD (Lee & Kifer Alg. 2), zCDP, adaptive", trials=20_000))
+                    "DP-AGD (Lee & Kifer Alg. 2), zCDP, adaptive", trials=40_000))
 _register(AuditSpec("noisy_projected_sgd", alg.noisy_projected_sgd, (REPLACE_ONE,),
                     _projected, GAUSS_EPS, GAUSS_DELTA,
-                    "noisy projected SGD (BST14), RDP calibration", trials=20_000))
+                    "noisy projected SGD (BST14), RDP calibration", trials=40_000))
 _register(AuditSpec("output_perturbation", alg.output_perturbation, (REPLACE_ONE,),
                     _output_perturbation, GAUSS_EPS, GAUSS_DELTA,
-                    "output perturbation, analytic Gaussian", trials=20_000))
+                    "output perturbation, analytic Gaussian", trials=40_000))
 # KST's calibration is the loosest: with a halved sigma the best threshold test on an exact
 # Gaussian certifies only ~0.4 above eps = 4 at 10^4 runs per set, ~0.6 at 1.6 x 10^4
 _register(AuditSpec("objective_perturbation", alg.objective_perturbation, (REPLACE_ONE,),
@@ -472,7 +472,7 @@ for _T in (3, 8):
     _register(AuditSpec(f"tree_momentum_nsgd_T{_T}", alg.tree_momentum_nsgd, (REPLACE_ONE,),
                         _tree_white_box(_T), GAUSS_EPS, GAUSS_DELTA,
                         f"tree-momentum NSGD, T = {_T}, white-box (the tree's nodes)",
-                        trials=20_000))
+                        trials=50_000))
 
 
 def audit_names() -> tuple[str, ...]:

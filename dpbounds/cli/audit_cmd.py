@@ -230,7 +230,7 @@ def _num(v: float, fmt: str = ".3f") -> str:
 
 def table(results: list[Any]) -> str:
     """The results of ``audit all`` as a fixed-width table, with its notes."""
-    head = (f"{'algorithm (relation)':38s} {'claim':>5s} {'acct':>4s} {'own':>5s} "
+    head = (f"{'algorithm (relation)':38s} {'claim':>5s} {'acct':>5s} {'own':>5s} "
             f"{'delta':>6s} {'eps_lower':>9s} {'ratio':>5s} {'@0.05':>6s} {'tight':>6s} "
             f"{'mu_hat [CI]':>18s} {'mu_claim':>8s} {'fit p':>6s} {'null':>4s} "
             f"{'runs':>6s} {'CPU s':>5s}  verdict")
@@ -242,7 +242,7 @@ def table(results: list[Any]) -> str:
         null = "-" if not math.isfinite(r.null_epsilon_lower) else (
             "FP" if r.null_false_positive else "ok")
         lines.append(
-            f"{label:38s} {r.claimed_epsilon:5.3g} {r.claim_accountant:>4s} "
+            f"{label:38s} {r.claimed_epsilon:5.3g} {r.claim_accountant:>5s} "
             f"{_num(r.ledger_epsilon, '.2f'):>5s} {r.delta:6.2g} {r.epsilon_lower:9.3f} "
             f"{_num(r.ratio, '.2f'):>5s} {r.epsilon_lower_reference:6.3f} "
             f"{_num(r.epsilon_tight):>6s} {mu:>18s} {_num(r.mu_claim):>8s} "
