@@ -44,6 +44,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
 from dpbounds._validation import (
     check_choice,
@@ -139,6 +140,11 @@ class AuditResult:
     input_epsilon:
         The ε the algorithm was asked for (with ``tight=True`` chosen so that the tight
         claim is the target).
+    tradeoff:
+        The chosen statistic's empirical trade-off curve on the evaluation runs
+        (:func:`~dpbounds.audit.statistics.empirical_tradeoff`, an estimate), each row with
+        ``claim_fnr``, the least FNR the claim allows at that FPR, and ``gdp_fnr``, the
+        FNR of ``mu_claim``-GDP (``None`` for non-Gaussian ledgers).
     """
 
     algorithm: str
@@ -171,6 +177,7 @@ class AuditResult:
     claim_accountant: str = ""
     ledger_epsilon: float = math.nan
     input_epsilon: float = math.nan
+    tradeoff: tuple[dict[str, Any], ...] = ()
 
     @property
     def violation(self) -> bool:
@@ -530,6 +537,7 @@ def audit(algorithm: str, neighbouring: str | None = None, *, epsilon: float | N
     True
     """
     from dpbounds.audit.mutation import get_mutant
+    from dpbounds.audit.statistics import claim_tradeoff, empirical_tradeoff
 
     t0, c0 = time.perf_counter(), time.process_time()
     spec = _spec(algorithm)
@@ -591,6 +599,12 @@ def audit(algorithm: str, neighbouring: str | None = None, *, epsilon: float | N
     statistic = (f"{main.name} statistic on {setting.statistic}, {k} feature"
                  f"{'s' if k > 1 else ''} (event: score {side} {main.test.threshold:.4g})")
     b = main.bound
+    curve = empirical_tradeoff(main.scores_d, main.scores_dprime, main.test.side,
+                               confidence=confidence)
+    for row in curve:
+        row["claim_fnr"] = float(claim_tradeoff(row["fpr"], claimed, ledger_delta))
+        row["gdp_fnr"] = (float(stats.norm.cdf(stats.norm.isf(row["fpr"]) - mu_claim))
+                          if math.isfinite(mu_claim) and 0.0 < row["fpr"] < 1.0 else None)
     return AuditResult(
         algorithm=spec.name, neighbouring=relation, claimed_epsilon=claimed,
         delta=ledger_delta, epsilon_lower=b.lower, epsilon_estimate=b.estimate,
@@ -605,6 +619,7 @@ def audit(algorithm: str, neighbouring: str | None = None, *, epsilon: float | N
         and ledger_delta > 0 else math.nan,
         cpu_seconds=time.process_time() - c0, mutant=mutant_name,
         claim_accountant=claim_name, ledger_epsilon=ledger_eps, input_epsilon=float(eps_in),
+        tradeoff=tuple(curve),
     )
 
 

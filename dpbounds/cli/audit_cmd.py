@@ -91,6 +91,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="audit against the algorithm's own accountant's epsilon for the target "
                         "(default: the tightest accountant's reading of the run's ledger, the "
                         "algorithm asked for the epsilon that makes it the target)")
+    p.add_argument("--tradeoff", action="store_true",
+                   help="also print the statistic's empirical trade-off curve (FPR, FNR) beside "
+                        "the least FNR the claim allows (and mu_claim-GDP's)")
     p.add_argument("--plan", action="store_true",
                    help="print the runs needed (95%% power) instead of running the audit")
     p.add_argument("--target-ratio", type=float, default=0.9,
@@ -216,6 +219,8 @@ def run(args: argparse.Namespace) -> int:
         results.append(r)
         if not args.json and args.algorithm != "all":
             print(r, flush=True)
+            if args.tradeoff:
+                print(tradeoff_table(r), flush=True)
     if args.json:
         rows = [r.to_dict() for r in results]
         print(_dumps(rows[0] if args.algorithm != "all" else rows))
@@ -226,6 +231,20 @@ def run(args: argparse.Namespace) -> int:
 
 def _num(v: float, fmt: str = ".3f") -> str:
     return format(v, fmt) if math.isfinite(v) else "-"
+
+
+def tradeoff_table(r: Any) -> str:
+    """The empirical trade-off curve of one audit beside the claim's (an estimate)."""
+    lines = ["empirical trade-off (estimate; evaluation runs) beside the claim's: a correct "
+             "algorithm has fnr >= claim_fnr",
+             f"{'alpha':>7s} {'fpr':>8s} {'fnr':>8s} {'fnr CI':>19s} {'claim_fnr':>9s} "
+             f"{'gdp_fnr':>8s}"]
+    for row in r.tradeoff:
+        gdp = "-" if row.get("gdp_fnr") is None else f"{row['gdp_fnr']:.4f}"
+        lines.append(f"{row['alpha']:7.3g} {row['fpr']:8.4f} {row['fnr']:8.4f} "
+                     f"[{row['fnr_low']:.4f}, {row['fnr_high']:.4f}] {row['claim_fnr']:9.4f} "
+                     f"{gdp:>8s}")
+    return "\n".join(lines)
 
 
 def table(results: list[Any]) -> str:
