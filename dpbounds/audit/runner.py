@@ -373,7 +373,7 @@ def exact_gaussian_mu(ledger: Any) -> float:
     return math.sqrt(total) if total > 0 else math.nan
 
 
-def tight_claim(privacy: Any, delta: float) -> tuple[float, str]:
+def tight_claim(privacy: Any, delta: float, cache: dict | None = None) -> tuple[float, str]:
     r"""The least ε at ``delta`` that any accountant of the library certifies for a run's
     ledger, and that accountant's name: ``(epsilon, name)``; ``"gdp"`` is the exact
     composition of a ledger of full-batch Gaussian noise (:func:`exact_gaussian_mu`).
@@ -381,7 +381,8 @@ def tight_claim(privacy: Any, delta: float) -> tuple[float, str]:
     Every accountant is an upper bound on the recorded mechanisms (the PLD one pessimistic
     on its grid, and exact in closed form for Gaussian entries), so the least is an upper
     bound too. Per-trial ledgers (adaptive runs) take the largest over the trials. A run
-    without a private ledger gives ``(inf, "")``.
+    without a private ledger gives ``(inf, "")``. ``cache`` (a dict the caller keeps) maps
+    a ledger's entries to its reading, so the runs of an audit read each ledger once.
     """
     ledgers = tuple(getattr(privacy, "trial_ledgers", ()) or ()) or (privacy.ledger,)
     worst, worst_name = -math.inf, ""
@@ -391,16 +392,22 @@ def tight_claim(privacy: Any, delta: float) -> tuple[float, str]:
         if key in seen:  # per-trial ledgers mostly repeat (DP-AGD: one per run)
             continue
         seen.add(key)
-        report = {k: v for k, v in led.report(delta).items()
-                  if v is not None and math.isfinite(v)}
-        mu = exact_gaussian_mu(led)
-        if math.isfinite(mu) and delta > 0.0:
-            report["gdp"] = gdp_epsilon(mu, delta)
-        if not report:
+        if cache is not None and (key, delta) in cache:
+            value, name = cache[(key, delta)]
+        else:
+            report = {k: v for k, v in led.report(delta).items()
+                      if v is not None and math.isfinite(v)}
+            mu = exact_gaussian_mu(led)
+            if math.isfinite(mu) and delta > 0.0:
+                report["gdp"] = gdp_epsilon(mu, delta)
+            name = min(report, key=lambda k: report[k]) if report else ""
+            value = report[name] if report else math.inf
+            if cache is not None:
+                cache[(key, delta)] = (value, name)
+        if not name:
             return math.inf, ""
-        name = min(report, key=lambda k: report[k])
-        if report[name] > worst:
-            worst, worst_name = report[name], name
+        if value > worst:
+            worst, worst_name = value, name
     return float(worst), worst_name
 
 
@@ -579,11 +586,11 @@ def audit(algorithm: str, neighbouring: str | None = None, *, epsilon: float | N
             "or raise max_memory_gb (CLI: --max-memory-gb, or --allow-large)")
     claim_fn, claim_name = None, own
     if tight:
-        claim_name = ""
+        claim_name, readings = "", {}
 
         def claim_fn(res: Any) -> float:
             nonlocal claim_name
-            value, claim_name = tight_claim(res.privacy, float(res.ledger.delta))
+            value, claim_name = tight_claim(res.privacy, float(res.ledger.delta), readings)
             return value
     feats, claimed, ledger_delta = run_sets(spec, setting, n, seed, noise_factor, progress,
                                             sets=sets, function=function, claim=claim_fn)
