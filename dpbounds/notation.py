@@ -255,6 +255,8 @@ OPTIONS: dict[str, str] = {
     "--mutant": "audit a copy with a known bug (default sigma/2; see --list-mutants)",
     "--list-mutants": "list the audit's mutants (bugs that shipped) and where they apply",
     "--low-bits": "audit the floating-point side channel (last mantissa bits)",
+    "--ledger-claim": "audit against the algorithm's own accountant (not the tightest one)",
+    "--tradeoff": "audit: print the empirical trade-off curve beside the claim's",
     "--plan": "print the runs an audit needs (95% power) instead of running it",
     "--target-ratio": "audit plan: the goal eps_lower / claimed eps (default 0.9)",
     "--max-memory-gb": "refuse a run estimated above this memory (GB, 1e9 bytes)",

@@ -19,6 +19,19 @@ goodness-of-fit p-value, next to ``mu_claim``, the μ of the Gaussian mechanisms
 recorded (:math:`\sqrt{\sum_t c_t(\Delta_t/\sigma_t)^2}`, exact for Gaussian noise), and
 ``epsilon_tight``, ε at the claim's δ of ``mu_claim``-GDP (what the same noise gives under
 exact accounting: no auditor can certify more for a correct algorithm).
+
+**Tight claims** (``tight=True``, the default for (ε, δ) audits). The claim is what the
+run's ledger says, read by the *tightest* accountant the library has for it: the least ε at
+the ledger's δ over every accountant of :mod:`dpbounds.privacy.accountants` that supports
+its entries (:func:`tight_claim`; each is an upper bound on the ledger's mechanisms, so the
+least is one too; for Gaussian ledgers the PLD accountant's closed form, exact). The ε
+passed to the algorithm is then chosen (:func:`calibrate_input`) so that this claim is the
+audit's target: a zCDP-calibrated DP-GD asked for (3, 0.05) adds noise whose exact ε is
+1.61, and a test can only approach that; calibrated so that its exact ε is 3, the audit
+checks the whole claim. ``ledger_epsilon`` keeps what the algorithm's own accountant says
+of the same run, ``input_epsilon`` what it was asked for. No accountant is made less
+conservative: the algorithm's noise is exactly what its own calibration gives for
+``input_epsilon``.
 """
 
 from __future__ import annotations
@@ -31,6 +44,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
 from dpbounds._validation import (
     check_choice,
@@ -50,8 +64,8 @@ from dpbounds.audit.statistics import (
     held_out_bound,
 )
 
-__all__ = ["CHUNK", "AuditResult", "audit", "claimed_mu", "memory_estimate", "run_pair",
-           "run_sets"]
+__all__ = ["CHUNK", "AuditResult", "audit", "calibrate_input", "claimed_mu", "exact_gaussian_mu",
+           "memory_estimate", "run_pair", "run_sets", "tight_claim"]
 
 #: Runs per algorithm call; fixed, so that run k's stream does not depend on the total.
 CHUNK = 2048
@@ -118,6 +132,19 @@ class AuditResult:
         Process CPU time of the audit.
     mutant:
         Name of the mutant audited (``""``: the algorithm itself).
+    claim_accountant:
+        The accountant whose ε is ``claimed_epsilon`` (the tightest the ledger admits with
+        ``tight=True``; the algorithm's own otherwise).
+    ledger_epsilon:
+        ε of the same runs under the algorithm's own accountant (its calibration).
+    input_epsilon:
+        The ε the algorithm was asked for (with ``tight=True`` chosen so that the tight
+        claim is the target).
+    tradeoff:
+        The chosen statistic's empirical trade-off curve on the evaluation runs
+        (:func:`~dpbounds.audit.statistics.empirical_tradeoff`, an estimate), each row with
+        ``claim_fnr``, the least FNR the claim allows at that FPR, and ``gdp_fnr``, the
+        FNR of ``mu_claim``-GDP (``None`` for non-Gaussian ledgers).
     """
 
     algorithm: str
@@ -147,6 +174,10 @@ class AuditResult:
     epsilon_tight: float = math.nan
     cpu_seconds: float = 0.0
     mutant: str = ""
+    claim_accountant: str = ""
+    ledger_epsilon: float = math.nan
+    input_epsilon: float = math.nan
+    tradeoff: tuple[dict[str, Any], ...] = ()
 
     @property
     def violation(self) -> bool:
@@ -208,12 +239,13 @@ def _seed_root(seed: Any) -> np.random.SeedSequence:
 
 def run_sets(spec: AuditSpec, setting: Setting, trials: int, seed: Any = 0,
              noise_factor: float = 1.0, progress: bool = False,
-             sets: tuple[tuple[int, int], ...] = ((0, 0), (1, 1)), function: Any = None
-             ) -> tuple[list[np.ndarray], float, float]:
+             sets: tuple[tuple[int, int], ...] = ((0, 0), (1, 1)), function: Any = None,
+             claim: Any = None) -> tuple[list[np.ndarray], float, float]:
     """Run ``spec`` on the data sets of ``setting``: one ``(stream key, data set index)``
     per entry of ``sets``. Returns ``(features, claimed_epsilon, delta)``, features
     ``(trials, k)`` in run order, one array per entry. ``function`` replaces
-    ``spec.function`` (a mutant)."""
+    ``spec.function`` (a mutant); ``claim(result)`` gives a run's claimed ε (default the
+    ledger's, ``result.ledger.epsilon``); the largest over the runs is returned."""
     from dpbounds._progress import progress_bar
 
     trials = check_int("trials", trials, minimum=1, maximum=10_000_000)  # as audit()
@@ -237,7 +269,8 @@ def run_sets(spec: AuditSpec, setting: Setting, trials: int, seed: Any = 0,
                     res = fn(obj, trials=hi - lo, seed=seq, **setting.kwargs)
                 seen = tapped if setting.tap is not None else getattr(obj, "queries", [])
                 feats[i].append(np.asarray(setting.features(res, seen), dtype=float))
-                claimed = max(claimed, float(res.ledger.epsilon))
+                claimed = max(claimed, float(res.ledger.epsilon if claim is None
+                                             else claim(res)))
                 delta = max(delta, float(res.ledger.delta))
                 bar.update(hi - lo)
                 log.update(hi - lo)
@@ -307,12 +340,154 @@ def claimed_mu(ledger: Any) -> float:
     return math.sqrt(total) if total > 0 else math.nan
 
 
+def exact_gaussian_mu(ledger: Any) -> float:
+    r"""μ of a ledger that holds only Gaussian noise on full-batch queries, ``nan`` otherwise.
+
+    Entries: :class:`GaussianMechanism`, :class:`SubsampledGaussianMechanism` at sampling
+    rate 1 (every record in every batch, with or without replacement: the Gaussian mechanism
+    on the clipped sum itself) and :class:`TreeAggregationMechanism` (``K`` nodes of
+    sensitivity at most Δ with independent noise: ``K`` Gaussian mechanisms), each under the
+    ledger's own relation. Adaptive composition of Gaussian mechanisms of :math:`\mu_i` is
+    exactly :math:`\sqrt{\sum\mu_i^2}`-GDP (Dong, Roth & Su 2022, Cor. 3.3; VERBATIM), so
+    :math:`\varepsilon` at δ of this μ (:func:`~dpbounds.audit.statistics.gdp_epsilon`) is
+    the exact ε of the recorded noise. Unlike :func:`claimed_mu` a zCDP charge is not read
+    as a Gaussian (ρ-zCDP does not imply :math:`\sqrt{2\rho}`-GDP).
+    """
+    from dpbounds.privacy.mechanisms import (
+        GaussianMechanism,
+        SubsampledGaussianMechanism,
+        TreeAggregationMechanism,
+    )
+
+    total, relation = 0.0, getattr(ledger, "neighbouring", None)
+    for mech, count in getattr(ledger, "entries", ()):
+        if getattr(mech, "neighbouring", None) != relation:
+            return math.nan
+        if isinstance(mech, GaussianMechanism) or (
+                isinstance(mech, SubsampledGaussianMechanism) and mech.sampling_rate == 1.0):
+            total += count * (mech.sensitivity / mech.sigma) ** 2
+        elif isinstance(mech, TreeAggregationMechanism):
+            total += count * mech.node_count * (mech.sensitivity / mech.sigma) ** 2
+        else:
+            return math.nan
+    return math.sqrt(total) if total > 0 else math.nan
+
+
+def tight_claim(privacy: Any, delta: float, cache: dict | None = None) -> tuple[float, str]:
+    r"""The least ε at ``delta`` that any accountant of the library certifies for a run's
+    ledger, and that accountant's name: ``(epsilon, name)``; ``"gdp"`` is the exact
+    composition of a ledger of full-batch Gaussian noise (:func:`exact_gaussian_mu`).
+
+    Every accountant is an upper bound on the recorded mechanisms (the PLD one pessimistic
+    on its grid, and exact in closed form for Gaussian entries), so the least is an upper
+    bound too. Per-trial ledgers (adaptive runs) take the largest over the trials. A run
+    without a private ledger gives ``(inf, "")``. ``cache`` (a dict the caller keeps) maps
+    a ledger's entries to its reading, so the runs of an audit read each ledger once.
+    """
+    ledgers = tuple(getattr(privacy, "trial_ledgers", ()) or ()) or (privacy.ledger,)
+    worst, worst_name = -math.inf, ""
+    seen: set[tuple] = set()
+    for led in ledgers:
+        key = tuple((repr(m), c) for m, c in led.entries)
+        if key in seen:  # per-trial ledgers mostly repeat (DP-AGD: one per run)
+            continue
+        seen.add(key)
+        if cache is not None and (key, delta) in cache:
+            value, name = cache[(key, delta)]
+        else:
+            report = {k: v for k, v in led.report(delta).items()
+                      if v is not None and math.isfinite(v)}
+            mu = exact_gaussian_mu(led)
+            if math.isfinite(mu) and delta > 0.0:
+                report["gdp"] = gdp_epsilon(mu, delta)
+            name = min(report, key=lambda k: report[k]) if report else ""
+            value = report[name] if report else math.inf
+            if cache is not None:
+                cache[(key, delta)] = (value, name)
+        if not name:
+            return math.inf, ""
+        if value > worst:
+            worst, worst_name = value, name
+    return float(worst), worst_name
+
+
+def _probe_run(spec: AuditSpec, setting: Setting, function: Any = None) -> Any:
+    """One run on D (trials = 1, seed 0) with the tap and the query recording of an audit
+    run: ``(result, seen)``."""
+    obj = setting.pair[0]
+    obj = obj.tapped() if hasattr(obj, "tapped") else obj
+    with (setting.tap() if setting.tap is not None else nullcontext()) as tapped:
+        res = (spec.function if function is None else function)(
+            obj, trials=1, seed=np.random.SeedSequence(0), **setting.kwargs)
+    return res, (tapped if setting.tap is not None else getattr(obj, "queries", []))
+
+
+#: Relative tolerance of :func:`calibrate_input` on the tight claim.
+CALIBRATION_RTOL = 1e-6
+
+
+def calibrate_input(spec: AuditSpec, relation: str, epsilon: float, delta: float,
+                    build: Any = None) -> float:
+    """The ε to ask the algorithm for so that its run's :func:`tight_claim` at ``delta`` is
+    ``epsilon`` (to :data:`CALIBRATION_RTOL`, never above it by more than that).
+
+    The tight claim grows with the ε asked for (less noise) and never exceeds it (the
+    algorithm's own accountant is one of those compared), so the answer is at least
+    ``epsilon``: bisection in ``log ε`` between ``epsilon`` and the first of
+    ``epsilon * 2^k`` whose claim reaches the target. A ledger no accountant reads
+    tighter than the algorithm's own (pure DP, theorems), or a setting that does not
+    depend on ε, returns ``epsilon``. ``build(e)`` gives the setting run for ``e``
+    (default ``spec.build(relation, e, delta)``); the real algorithm ``spec.function`` is
+    calibrated (a mutant is asked for the same ε)."""
+
+    def claim(e: float) -> float:
+        setting = spec.build(relation, e, delta) if build is None else build(e)
+        res, _ = _probe_run(spec, setting)
+        return tight_claim(res.privacy, delta)[0]
+
+    lo = epsilon
+    c_lo = claim(lo)
+    if c_lo >= epsilon * (1.0 - CALIBRATION_RTOL):
+        return epsilon
+    hi = 2.0 * epsilon
+    c_hi = claim(hi)
+    if c_hi == c_lo:  # the setting ignores the epsilon asked for: nothing to calibrate
+        return epsilon
+    while c_hi < epsilon:
+        lo, c_lo, hi = hi, c_hi, 2.0 * hi
+        if hi > 1e3 * epsilon:
+            raise ValueError(f"cannot calibrate {spec.name} to a tight claim of {epsilon:g}")
+        c_hi = claim(hi)
+    # Illinois regula falsi in log(eps): keeps claim(lo) < target <= claim(hi), returns lo
+    # (claim <= target); the claim is smooth in eps, so a handful of probes suffice
+    side = 0
+    for _ in range(60):
+        if c_lo >= epsilon * (1.0 - CALIBRATION_RTOL) or hi - lo <= CALIBRATION_RTOL * lo:
+            break
+        a, b = math.log(lo), math.log(hi)
+        fa, fb = c_lo - epsilon, c_hi - epsilon
+        x = math.exp(b - fb * (b - a) / (fb - fa)) if fb != fa else math.sqrt(lo * hi)
+        x = min(max(x, lo * (1 + CALIBRATION_RTOL / 4)), hi * (1 - CALIBRATION_RTOL / 4))
+        cx = claim(x)
+        if cx < epsilon:
+            lo, c_lo = x, cx
+            if side == -1:
+                c_hi = epsilon + (c_hi - epsilon) / 2.0
+            side = -1
+        else:
+            hi, c_hi = x, cx
+            if side == 1:
+                c_lo = epsilon + (c_lo - epsilon) / 2.0
+            side = 1
+    return lo
+
+
 def audit(algorithm: str, neighbouring: str | None = None, *, epsilon: float | None = None,
           delta: float | None = None, trials: int | None = None, quick: bool = False,
           confidence: float = 0.95, seed: Any = 0, noise_factor: float = 1.0,
           progress: bool = False, mutant: str | None = None, null: bool = True,
-          max_memory_gb: float | None = MEMORY_BUDGET_GB, low_bits: bool = False
-          ) -> AuditResult:
+          max_memory_gb: float | None = MEMORY_BUDGET_GB, low_bits: bool = False,
+          tight: bool = True) -> AuditResult:
     r"""Empirical ε lower bound for one algorithm of :mod:`dpbounds.algorithms`.
 
     Parameters
@@ -350,6 +525,12 @@ def audit(algorithm: str, neighbouring: str | None = None, *, epsilon: float | N
     max_memory_gb:
         Refuse (``ValueError``, before any run) an audit whose estimated peak memory
         (:func:`memory_estimate`) exceeds this; ``None`` for no limit.
+    tight:
+        (ε, δ) audits only: the claim is the run's ledger under the tightest accountant
+        that reads it (:func:`tight_claim`), and the algorithm is asked for the ε that
+        makes this claim ``epsilon`` (:func:`calibrate_input`). ``False``: the claim is
+        the algorithm's own accountant's for ``epsilon`` (often inflated by a zCDP / RDP
+        conversion, which caps what any audit can certify well below the claim).
 
     Returns
     -------
@@ -363,6 +544,7 @@ def audit(algorithm: str, neighbouring: str | None = None, *, epsilon: float | N
     True
     """
     from dpbounds.audit.mutation import get_mutant
+    from dpbounds.audit.statistics import claim_tradeoff, empirical_tradeoff
 
     t0, c0 = time.perf_counter(), time.process_time()
     spec = _spec(algorithm)
@@ -377,15 +559,24 @@ def audit(algorithm: str, neighbouring: str | None = None, *, epsilon: float | N
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
     check_nonnegative("noise_factor", noise_factor)
-    setting = spec.build(relation, eps, dlt)
-    if low_bits:
-        setting = _raw_floats(spec, setting)
+
+    def build(e: float) -> Setting:
+        st = spec.build(relation, e, dlt)
+        return _raw_floats(spec, st) if low_bits else st
+
+    def run_setting(e: float) -> Setting:  # what the runs execute (a mutant's own pair)
+        st = build(e)
+        return st if mutant is None else get_mutant(mutant, spec, relation, st).new_setting
+
+    tight = bool(tight) and dlt > 0.0
+    eps_in = calibrate_input(spec, relation, eps, dlt, run_setting) if tight else eps
+    setting = build(eps_in)
     function, mutant_name = None, ""
     if mutant is not None:
         mut = get_mutant(mutant, spec, relation, setting)
         setting, function, mutant_name = mut.new_setting, mut.function, mut.name
     sets = ((0, 0), (1, 1), (NULL_SET, 0)) if null else ((0, 0), (1, 1))
-    mu_claim, k = _probe(spec, setting, function)
+    mu_claim, k, ledger_eps, own = _probe(spec, setting, function)
     need = memory_estimate(n, k, len(sets))
     if max_memory_gb is not None and need > check_positive("max_memory_gb",
                                                            max_memory_gb) * 1e9:
@@ -393,8 +584,16 @@ def audit(algorithm: str, neighbouring: str | None = None, *, epsilon: float | N
             f"trials = {n:.3g} would need about {need / 1e9:.3g} GB (over max_memory_gb = "
             f"{max_memory_gb:g}: {len(sets)} sets x {k} features per run); use fewer trials "
             "or raise max_memory_gb (CLI: --max-memory-gb, or --allow-large)")
+    claim_fn, claim_name = None, own
+    if tight:
+        claim_name, readings = "", {}
+
+        def claim_fn(res: Any) -> float:
+            nonlocal claim_name
+            value, claim_name = tight_claim(res.privacy, float(res.ledger.delta), readings)
+            return value
     feats, claimed, ledger_delta = run_sets(spec, setting, n, seed, noise_factor, progress,
-                                            sets=sets, function=function)
+                                            sets=sets, function=function, claim=claim_fn)
     f_d, f_p = feats[0], feats[1]
     main = held_out_bound(f_d, f_p, ledger_delta, confidence, setting.scorers)
     ref = held_out_bound(f_d, f_p, REFERENCE_DELTA, confidence,
@@ -407,6 +606,12 @@ def audit(algorithm: str, neighbouring: str | None = None, *, epsilon: float | N
     statistic = (f"{main.name} statistic on {setting.statistic}, {k} feature"
                  f"{'s' if k > 1 else ''} (event: score {side} {main.test.threshold:.4g})")
     b = main.bound
+    curve = empirical_tradeoff(main.scores_d, main.scores_dprime, main.test.side,
+                               confidence=confidence)
+    for row in curve:
+        row["claim_fnr"] = float(claim_tradeoff(row["fpr"], claimed, ledger_delta))
+        row["gdp_fnr"] = (float(stats.norm.cdf(stats.norm.isf(row["fpr"]) - mu_claim))
+                          if math.isfinite(mu_claim) and 0.0 < row["fpr"] < 1.0 else None)
     return AuditResult(
         algorithm=spec.name, neighbouring=relation, claimed_epsilon=claimed,
         delta=ledger_delta, epsilon_lower=b.lower, epsilon_estimate=b.estimate,
@@ -420,6 +625,8 @@ def audit(algorithm: str, neighbouring: str | None = None, *, epsilon: float | N
         epsilon_tight=gdp_epsilon(mu_claim, ledger_delta) if math.isfinite(mu_claim)
         and ledger_delta > 0 else math.nan,
         cpu_seconds=time.process_time() - c0, mutant=mutant_name,
+        claim_accountant=claim_name, ledger_epsilon=ledger_eps, input_epsilon=float(eps_in),
+        tradeoff=tuple(curve),
     )
 
 
@@ -451,17 +658,16 @@ def _raw_floats(spec: AuditSpec, setting: Setting) -> Setting:
                    "mantissa bits)")
 
 
-def _probe(spec: AuditSpec, setting: Setting, function: Any) -> tuple[float, int]:
+def _probe(spec: AuditSpec, setting: Setting, function: Any
+           ) -> tuple[float, int, float, str]:
     """One run on D: the μ of its ledger (the claim's noise; a mutant's ledger is its own
-    claim, which is what it is audited against) and the number of features per run."""
-    obj = setting.pair[0]
-    obj = obj.tapped() if hasattr(obj, "tapped") else obj
-    with (setting.tap() if setting.tap is not None else nullcontext()) as tapped:
-        res = (spec.function if function is None else function)(
-            obj, trials=1, seed=np.random.SeedSequence(0), **setting.kwargs)
-    seen = tapped if setting.tap is not None else getattr(obj, "queries", [])
+    claim, which is what it is audited against), the number of features per run, and the ε
+    and name of the algorithm's own accountant."""
+    res, seen = _probe_run(spec, setting, function)
     k = int(np.asarray(setting.features(res, seen)).reshape(1, -1).shape[1])
-    return claimed_mu(getattr(getattr(res, "privacy", None), "ledger", None)), k
+    privacy = getattr(res, "privacy", None)
+    return (claimed_mu(getattr(privacy, "ledger", None)), k, float(res.ledger.epsilon),
+            str(getattr(privacy, "accountant", "")))
 
 
 def _spec(name: str) -> AuditSpec:

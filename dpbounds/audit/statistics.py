@@ -43,6 +43,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import special, stats
@@ -60,6 +61,8 @@ __all__ = [
     "false_positive_rate",
     "fit_gdp",
     "fit_scorers",
+    "claim_tradeoff",
+    "empirical_tradeoff",
     "gdp_epsilon",
     "held_out_bound",
     "select_threshold",
@@ -483,3 +486,50 @@ def fit_gdp(s_d: np.ndarray, s_p: np.ndarray, confidence: float = 0.95) -> GdpFi
     f_p = 2.0 * min(float(stats.f.cdf(f, s_p.size - 1, s_d.size - 1)),
                     float(stats.f.sf(f, s_p.size - 1, s_d.size - 1)))
     return GdpFit(mu, max(0.0, mu - z * se), mu + z * se, min(ks, min(1.0, f_p)), confidence)
+
+
+# ----------------------------------------------------------------------------------------
+# trade-off curves: the statistic's threshold tests beside the claim's
+# ----------------------------------------------------------------------------------------
+#: False-positive levels at which :func:`empirical_tradeoff` reads the curve.
+TRADEOFF_ALPHAS = (0.001, 0.003, 0.01, 0.03, 0.1, 0.2, 0.3, 0.5)
+
+
+def claim_tradeoff(alpha: Any, epsilon: float, delta: float) -> np.ndarray:
+    r"""The least false-negative rate an :math:`(\varepsilon,\delta)`-DP mechanism allows a
+    test of false-positive rate :math:`\alpha`:
+    :math:`\max(0, 1-\delta-e^\varepsilon\alpha, e^{-\varepsilon}(1-\delta-\alpha))`
+    (Kairouz, Oh & Viswanath 2015, Thm 2.1; Dong, Roth & Su 2022, Prop. 2.5; VERBATIM)."""
+    a = np.asarray(alpha, dtype=float)
+    one = 1.0 - float(delta)
+    return np.maximum.reduce([np.zeros_like(a), one - math.exp(epsilon) * a,
+                              math.exp(-epsilon) * (one - a)])
+
+
+def empirical_tradeoff(s_d: np.ndarray, s_p: np.ndarray, side: int = 1,
+                       alphas: Any = TRADEOFF_ALPHAS, confidence: float = 0.95
+                       ) -> list[dict[str, float]]:
+    r"""The threshold tests of a statistic on evaluation scores ``s_d`` (runs on D) and
+    ``s_p`` (runs on D'): for each ``alpha`` the threshold at the empirical
+    :math:`1-\alpha` quantile of ``side * s_d``; rows ``alpha``, ``fpr``, ``fnr`` and the
+    two-sided Clopper–Pearson ends ``fpr_low``, ``fpr_high``, ``fnr_low``, ``fnr_high``
+    (pointwise: the
+    thresholds are read from the same runs, so the curve is an **estimate**; the audit's
+    rigorous bound is ``epsilon_lower``). A mechanism is consistent with an (ε, δ) claim
+    where ``fnr >= claim_tradeoff(fpr)``; ``fnr_high < claim_tradeoff(fpr_high)`` flags it.
+    """
+    s_d = side * np.asarray(s_d, dtype=float)
+    s_p = side * np.asarray(s_p, dtype=float)
+    n_d, n_p = s_d.size, s_p.size
+    if n_d == 0 or n_p == 0:
+        raise ValueError("the runs on D and on D' must be at least one each")
+    rows = []
+    for a in np.asarray(alphas, dtype=float).reshape(-1):
+        check_open_interval("alpha", float(a), 0.0, 1.0)
+        t = float(np.quantile(s_d, 1.0 - a))
+        fp, fn = int(np.sum(s_d > t)), int(np.sum(s_p <= t))
+        fp_lo, fp_hi = clopper_pearson(fp, n_d, confidence)
+        fn_lo, fn_hi = clopper_pearson(fn, n_p, confidence)
+        rows.append(dict(alpha=float(a), fpr=fp / n_d, fnr=fn / n_p, fpr_low=fp_lo,
+                         fpr_high=fp_hi, fnr_low=fn_lo, fnr_high=fn_hi))
+    return rows

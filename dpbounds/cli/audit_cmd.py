@@ -41,10 +41,13 @@ SHARED_NOTE = (
     "is calibrated to and the signal). The audit sees what is released, not the code path.")
 COLUMNS_NOTE = (
     "eps_lower: certified at the claim's delta (Clopper-Pearson, held-out split); @0.05: at "
-    "delta = 0.05; eps_tight: what exact accounting of the same noise gives (mu_claim-GDP), the "
+    "delta = 0.05; tight: what exact accounting of the same noise gives (mu_claim-GDP), the "
     "most any audit can certify for a correct algorithm; mu_hat [CI]: GDP estimate of the "
     "linear statistic (an estimate, p: Gaussian-shape fit); null: the same estimator on "
-    "D = D (ok: certified 0).")
+    "D = D (ok: certified 0). claim: the run's ledger read by the tightest accountant that "
+    "applies (acct; gdp = exact composition of full-batch Gaussian noise), the algorithm asked "
+    "for the epsilon that makes it the target; own: what the algorithm's own accountant says "
+    "of the same run (--ledger-claim audits against that instead).")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -84,6 +87,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--low-bits", action="store_true",
                    help="audit the floating-point side channel: a statistic of the raw "
                         "released iterates' last mantissa bits (Mironov 2012)")
+    p.add_argument("--ledger-claim", action="store_true",
+                   help="audit against the algorithm's own accountant's epsilon for the target "
+                        "(default: the tightest accountant's reading of the run's ledger, the "
+                        "algorithm asked for the epsilon that makes it the target)")
+    p.add_argument("--tradeoff", action="store_true",
+                   help="also print the statistic's empirical trade-off curve (FPR, FNR) beside "
+                        "the least FNR the claim allows (and mu_claim-GDP's)")
     p.add_argument("--plan", action="store_true",
                    help="print the runs needed (95%% power) instead of running the audit")
     p.add_argument("--target-ratio", type=float, default=0.9,
@@ -205,10 +215,12 @@ def run(args: argparse.Namespace) -> int:
                   quick=args.quick, confidence=args.confidence, seed=args.seed,
                   noise_factor=args.noise_factor, progress=not args.json, mutant=args.mutant,
                   max_memory_gb=None if args.allow_large else args.max_memory_gb,
-                  low_bits=args.low_bits)
+                  low_bits=args.low_bits, tight=not args.ledger_claim)
         results.append(r)
         if not args.json and args.algorithm != "all":
             print(r, flush=True)
+            if args.tradeoff:
+                print(tradeoff_table(r), flush=True)
     if args.json:
         rows = [r.to_dict() for r in results]
         print(_dumps(rows[0] if args.algorithm != "all" else rows))
@@ -221,23 +233,39 @@ def _num(v: float, fmt: str = ".3f") -> str:
     return format(v, fmt) if math.isfinite(v) else "-"
 
 
+def tradeoff_table(r: Any) -> str:
+    """The empirical trade-off curve of one audit beside the claim's (an estimate)."""
+    lines = ["empirical trade-off (estimate; evaluation runs) beside the claim's: a correct "
+             "algorithm has fnr >= claim_fnr",
+             f"{'alpha':>7s} {'fpr':>8s} {'fnr':>8s} {'fnr CI':>19s} {'claim_fnr':>9s} "
+             f"{'gdp_fnr':>8s}"]
+    for row in r.tradeoff:
+        gdp = "-" if row.get("gdp_fnr") is None else f"{row['gdp_fnr']:.4f}"
+        lines.append(f"{row['alpha']:7.3g} {row['fpr']:8.4f} {row['fnr']:8.4f} "
+                     f"[{row['fnr_low']:.4f}, {row['fnr_high']:.4f}] {row['claim_fnr']:9.4f} "
+                     f"{gdp:>8s}")
+    return "\n".join(lines)
+
+
 def table(results: list[Any]) -> str:
     """The results of ``audit all`` as a fixed-width table, with its notes."""
-    head = (f"{'algorithm (relation)':40s} {'claim':>6s} {'delta':>6s} {'eps_lower':>9s} "
-            f"{'ratio':>6s} {'@0.05':>6s} {'eps_tight':>9s} {'mu_hat [CI]':>22s} "
-            f"{'mu_claim':>8s} {'fit p':>6s} {'null':>5s} {'runs':>7s} {'CPU s':>6s}  verdict")
+    head = (f"{'algorithm (relation)':38s} {'claim':>5s} {'acct':>5s} {'own':>5s} "
+            f"{'delta':>6s} {'eps_lower':>9s} {'ratio':>5s} {'@0.05':>6s} {'tight':>6s} "
+            f"{'mu_hat [CI]':>18s} {'mu_claim':>8s} {'fit p':>6s} {'null':>4s} "
+            f"{'runs':>6s} {'CPU s':>5s}  verdict")
     lines = [head, "-" * len(head)]
     for r in results:
         label = f"{r.algorithm} ({r.neighbouring})" + (f" [{r.mutant}]" if r.mutant else "")
-        mu = (f"{r.mu_hat:.3f} [{r.mu_low:.3f}, {r.mu_high:.3f}]" if math.isfinite(r.mu_hat)
+        mu = (f"{r.mu_hat:.2f} [{r.mu_low:.2f}, {r.mu_high:.2f}]" if math.isfinite(r.mu_hat)
               else "-")
         null = "-" if not math.isfinite(r.null_epsilon_lower) else (
             "FP" if r.null_false_positive else "ok")
         lines.append(
-            f"{label:40s} {r.claimed_epsilon:6.3g} {r.delta:6.2g} {r.epsilon_lower:9.3f} "
-            f"{_num(r.ratio, '.2f'):>6s} {r.epsilon_lower_reference:6.3f} "
-            f"{_num(r.epsilon_tight):>9s} {mu:>22s} {_num(r.mu_claim):>8s} "
-            f"{_num(r.mu_gof_pvalue, '.2g'):>6s} {null:>5s} {r.trials:7d} "
-            f"{r.cpu_seconds:6.1f}  {'VIOLATION' if r.violation else 'consistent'}")
+            f"{label:38s} {r.claimed_epsilon:5.3g} {r.claim_accountant:>5s} "
+            f"{_num(r.ledger_epsilon, '.2f'):>5s} {r.delta:6.2g} {r.epsilon_lower:9.3f} "
+            f"{_num(r.ratio, '.2f'):>5s} {r.epsilon_lower_reference:6.3f} "
+            f"{_num(r.epsilon_tight):>6s} {mu:>18s} {_num(r.mu_claim):>8s} "
+            f"{_num(r.mu_gof_pvalue, '.2g'):>6s} {null:>4s} {r.trials:6d} "
+            f"{r.cpu_seconds:5.1f}  {'VIOLATION' if r.violation else 'consistent'}")
     lines += ["", *textwrap.wrap(COLUMNS_NOTE, 100), "", *textwrap.wrap(SHARED_NOTE, 100)]
     return "\n".join(lines)

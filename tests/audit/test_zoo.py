@@ -36,9 +36,11 @@ def test_mutant_is_caught_and_the_real_algorithm_is_not(mutant, name, relation, 
     assert bad.violation and bad.mutant == mutant, bad
     # the real algorithm in the mutant's setting (realised_batch changes public_n, batch)
     spec = AUDITS[name]
-    setting = get_mutant(mutant, spec, relation, spec.build(relation, spec.epsilon,
-                                                            spec.delta)).new_setting
-    real_spec = spec.__class__(**{**spec.__dict__, "build": lambda *a: setting})
+
+    def build(rel, e, d):  # the mutant's setting for the epsilon the audit asks for
+        return get_mutant(mutant, spec, relation, spec.build(rel, e, d)).new_setting
+
+    real_spec = spec.__class__(**{**spec.__dict__, "build": build})
     AUDITS[name] = real_spec
     try:
         real = audit(name, relation, trials=runs, seed=0)
