@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from _nbcommon import SETUP
+from _nbcommon import STYLED_SETUP
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
 CELLS = [
@@ -15,9 +15,7 @@ classical $(\\alpha,\\beta)$ and with the paper's Section-5 choice
 ($\\alpha=1/L$, $\\beta=(1-\\sqrt{\\alpha\\mu})/(1+\\sqrt{\\alpha\\mu})$). Rates on quadratics come
 in closed form (heavy-ball roots, App. B.3); on all of $\\mathcal S_{\\mu,L}$ from verified LMI
 certificates (Prop. 3.4, `dpbounds.lmi`)."""),
-    new_code_cell(SETUP + """
-import warnings
-warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm without ipywidgets
+    new_code_cell(STYLED_SETUP + """
 from matplotlib.colors import LogNorm
 from dpbounds.bounds.strongly_convex.heavy_ball import heavy_ball_rate
 from dpbounds.lmi.heavy_ball_lmi import heavy_ball_lmi_rate
@@ -28,7 +26,6 @@ from dpbounds.tuning import heavy_ball_dp_bound, tune_heavy_ball
 # Kuru et al. Section 5: mu = 0.02, d = 20, n = 1e5, with the L that `dpbounds demo` and its
 # `dpbounds tune hb` command line use (rounded to 4 decimals): the same problem, the same answer
 SETTING = dict(logistic_regression(), L=LOGISTIC_REGRESSION_SMOOTHNESS)
-plt.rcParams.update({"figure.dpi": 150, "savefig.dpi": 150})  # maps need the resolution
 print(SETTING)"""),
     new_markdown_cell("""\
 ## Rate map and bound map over $(\\alpha,\\beta)$
