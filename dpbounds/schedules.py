@@ -123,11 +123,15 @@ def masg_schedule(
 
     Parameters
     ----------
-    mu, L :
-        :math:`0<\mu\le L`.
-    stages, horizon :
-        Either the number of stages ``K`` (full stages) or a horizon ``T`` (the schedule is cut
-        after ``T`` iterations). Exactly one must be given.
+    mu : float
+        Strong convexity, :math:`0<\mu\le L`.
+    L : float
+        Smoothness.
+    stages : int, optional
+        The number of stages ``K`` (full stages). Exactly one of ``stages`` and ``horizon``
+        must be given.
+    horizon : int, optional
+        A horizon ``T`` (the schedule is cut after ``T`` iterations).
     p :
         :math:`p\ge1` of (33).
     c :

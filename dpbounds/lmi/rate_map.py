@@ -179,10 +179,14 @@ def lmi_rate_map(
 
     Parameters
     ----------
-    mu, L :
-        Function class :math:`\mathcal S_{\mu,L}`.
-    alphas, betas :
-        Grid axes.
+    mu : float
+        Strong convexity of the function class :math:`\mathcal S_{\mu,L}`.
+    L : float
+        Smoothness of the class.
+    alphas : array
+        Step-size axis of the grid.
+    betas : array
+        Momentum axis of the grid.
     tol :
         Bracket width of each search (see :func:`heavy_ball_lmi_rate` for the relative
         criterion on :math:`1-\rho`).

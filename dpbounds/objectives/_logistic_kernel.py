@@ -437,10 +437,14 @@ def logistic_pass(features_t: np.ndarray, X: np.ndarray, G: np.ndarray | None, *
     ----------
     features_t : ndarray, shape (d, n)
         The rows ``u_i = y_i a_i`` as columns, C-contiguous float64.
-    X, G : ndarray, shape (trials, d)
-        Points of the loss and of the gradient.
-    loss, grad : bool
-        What to compute (the other output is zeros).
+    X : ndarray, shape (trials, d)
+        Points of the loss.
+    G : ndarray, shape (trials, d)
+        Points of the gradient.
+    loss : bool
+        Whether to compute the loss (else that output is zeros).
+    grad : bool
+        Whether to compute the gradient (else that output is zeros).
 
     Returns
     -------

@@ -252,8 +252,10 @@ def calibrate(
     mechanism_for : callable
         Maps the noise parameter (Gaussian std :math:`\sigma`, Laplace scale :math:`b`) to a
         mechanism, e.g. ``lambda s: SubsampledGaussianMechanism(s, q)``.
-    epsilon, delta : float
-        Target; ``delta`` is ignored (may be ``None``) for the pure-DP accountant.
+    epsilon : float
+        Target epsilon.
+    delta : float
+        Target delta; ignored (may be ``None``) for the pure-DP accountant.
     accountant : str, Accountant or callable
         ``'rdp'``, ``'zcdp'``, ``'pld'``, ``'pure'``, an accountant (its settings are reused,
         its state is not) or a factory.
@@ -263,10 +265,12 @@ def calibrate(
         Relation of the accountant when ``accountant`` is a name.
     rtol : float
         Relative width of the final bracket (default 1e-6; use ~1e-4 with PLD for speed).
-    initial, bracket : float
-        The search starts at noise ``initial`` (default: the mechanism's sensitivity, i.e.
-        noise multiplier 1, so the search scales with the query) and steps by the factor
-        ``bracket`` (default 4), squared after every step, until the target is bracketed; with
+    initial : float
+        The noise the search starts at (default: the mechanism's sensitivity, i.e. noise
+        multiplier 1, so the search scales with the query).
+    bracket : float
+        The factor the search steps by (default 4), squared after every step, until the
+        target is bracketed; with
         a good guess (e.g. another accountant's answer) a small factor such as 1.25 saves
         evaluations of a costly accountant.
         Noise levels below the first one evaluated at which the accountant refuses to

@@ -102,17 +102,27 @@ def worst_case_instance(T: int, a: float, b: float, mu: float, L: float, d: int,
 
     Parameters
     ----------
-    T, a, b :
-        Horizon, step :math:`\alpha` and momentum :math:`\beta` (stable on :math:`[\mu,L]`).
-    mu, L, d :
-        The class :math:`\mathcal S_{\mu,L}` (quadratics) and the dimension.
+    T : int
+        Horizon.
+    a : float
+        Step size :math:`\alpha` (with ``b`` stable on :math:`[\mu,L]`).
+    b : float
+        Momentum :math:`\beta`.
+    mu : float
+        Strong convexity of the class :math:`\mathcal S_{\mu,L}` (quadratics).
+    L : float
+        Smoothness of the class.
+    d : int
+        Dimension.
     laplace_var :
         Per-coordinate Laplace variance :math:`2b_T^2`.
     sampling_var :
         Variance of the batch-mean sampling error, all of it in one coordinate
         (:func:`sampling_variance_of_instance`; at most :math:`\sigma_s^2` of (21)).
-    dist_sq, initial_gap :
-        :math:`\lVert x_0-x^\ast\rVert^2\le D` and (if given) :math:`F(x_0)-F^\ast\le E_0`.
+    dist_sq : float
+        :math:`\lVert x_0-x^\ast\rVert^2\le D`.
+    initial_gap : float, optional
+        :math:`F(x_0)-F^\ast\le E_0` (if given).
 
     The exact error is linear in the squared start and in each coordinate's noise variance
     (the recursion is linear and the noise has mean 0), so each coordinate's eigenvalue is

@@ -267,20 +267,33 @@ def tune_heavy_ball(
 
     Parameters
     ----------
-    mu, L, d, n, epsilon, sensitivity :
-        Problem class, dimension, data-set size, total budget (pure :math:`\epsilon`-DP, basic
-        composition, replace-one) and :math:`L_1` sensitivity :math:`S_1`.
-    initial_gap, initial_distance_sq :
+    mu : float
+        Strong convexity of the problem class.
+    L : float
+        Smoothness of the problem class.
+    d : int
+        Dimension.
+    n : int
+        Data-set size.
+    epsilon : float
+        Total budget (pure :math:`\epsilon`-DP, basic composition, replace-one).
+    sensitivity : float
+        :math:`L_1` sensitivity :math:`S_1`.
+    initial_gap : float, optional
         :math:`F(x_0)-F^\ast` (the paper's :math:`E_0`; converted to
-        :math:`\lVert x_0-x^\ast\rVert^2\le2E_0/\mu`) or the squared distance directly.
+        :math:`\lVert x_0-x^\ast\rVert^2\le2E_0/\mu`).
+    initial_distance_sq : float, optional
+        The squared distance :math:`\lVert x_0-x^\ast\rVert^2` directly (instead of
+        ``initial_gap``).
     m :
         Batch size (default ``n``: no subsampling, Theorem 3.5's setting).
     mechanism :
         ``"laplace"`` (the paper's).
-    max_horizon, grid :
+    max_horizon : int
         Largest :math:`T` (at most
-        :data:`~dpbounds.bounds.strongly_convex.noise_allocation.MAX_HORIZON`) and the size of
-        the coarse :math:`(\alpha,\beta)` grid before the local refinement (scipy
+        :data:`~dpbounds.bounds.strongly_convex.noise_allocation.MAX_HORIZON`).
+    grid : int
+        Size of the coarse :math:`(\alpha,\beta)` grid before the local refinement (scipy
         Nelder-Mead on :math:`(\log\alpha,\mathrm{logit}\,\beta)`). Every horizon up to
         ``max_horizon`` is searched by branch and bound (module docstring), so the cost hardly
         depends on ``max_horizon``.

@@ -207,13 +207,21 @@ def heavy_ball_lmi_rate(
 
     Parameters
     ----------
-    mu, L, alpha, beta :
-        Problem class and heavy-ball parameters (``0 < mu <= L``, ``alpha > 0``,
-        ``0 <= beta < 1``).
-    tol, rtol :
-        The search stops when its bracket is narrower than ``min(tol, rtol * (1 - rho))``, so
-        both :math:`\rho` and the contraction :math:`1-\rho` are accurate (``rtol`` matters
-        when :math:`1-\rho` is small, i.e. for ill-conditioned problems).
+    mu : float
+        Strong convexity of the class, ``0 < mu <= L``.
+    L : float
+        Smoothness of the class.
+    alpha : float
+        Step size, ``alpha > 0``.
+    beta : float
+        Momentum, ``0 <= beta < 1``.
+    tol : float
+        Absolute bracket width: the search stops when its bracket is narrower than
+        ``min(tol, rtol * (1 - rho))``, so both :math:`\rho` and the contraction
+        :math:`1-\rho` are accurate.
+    rtol : float
+        Relative bracket width (it matters when :math:`1-\rho` is small, i.e. for
+        ill-conditioned problems).
     solver :
         cvxpy solver name; default: Clarabel directly (then MOSEK if installed, Clarabel
         through cvxpy, SCS).

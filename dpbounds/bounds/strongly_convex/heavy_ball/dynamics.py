@@ -123,10 +123,14 @@ def heavy_ball_rate(alpha: Any, beta: Any, mu: float, L: float) -> Any:
 
     Parameters
     ----------
-    alpha, beta : float or array (broadcast)
-        Step size > 0 and momentum in [0, 1).
-    mu, L : float
-        Strong convexity and smoothness, ``0 < mu <= L``.
+    alpha : float or array (broadcast)
+        Step size, > 0.
+    beta : float or array (broadcast)
+        Momentum, in [0, 1).
+    mu : float
+        Strong convexity, ``0 < mu <= L``.
+    L : float
+        Smoothness.
 
     Returns
     -------

@@ -41,8 +41,16 @@ def heavy_ball_quadratic_bound(
     ----------
     t : int or array
         Iteration(s).
-    alpha, beta, mu, L, sigma2 :
-        Step, momentum, :math:`\mu`, :math:`L`, per-coordinate noise variance :math:`\sigma_T^2`.
+    alpha : float
+        Step size.
+    beta : float
+        Momentum.
+    mu : float
+        Strong convexity :math:`\mu`.
+    L : float
+        Smoothness :math:`L`.
+    sigma2 : float
+        Per-coordinate noise variance :math:`\sigma_T^2`.
     initial_state_error : float
         :math:`\mathbb E\lVert\xi_0-\xi^\ast\rVert^2` (the paper's
         :math:`\mathbb E\lVert(\xi_0-\xi^\ast)(\xi_0-\xi^\ast)^\top\rVert`; the reference code uses

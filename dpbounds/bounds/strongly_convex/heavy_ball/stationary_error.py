@@ -52,8 +52,10 @@ def heavy_ball_noise_term(alpha: Any, beta: Any, eigenvalues: Any, sigma2: Any) 
 
     Parameters
     ----------
-    alpha, beta : float or array
-        Step and momentum (broadcast against each other; ``eigenvalues`` is summed over).
+    alpha : float or array
+        Step size (broadcast against ``beta``; ``eigenvalues`` is summed over).
+    beta : float or array
+        Momentum.
     eigenvalues : array
         Eigenvalues :math:`\lambda_i` of :math:`Q`.
     sigma2 : float

@@ -229,8 +229,12 @@ def optimal_noise_closed_form(weights: ErrorWeights | Any, sensitivity: float, n
     weights :
         :class:`~dpbounds.bounds.strongly_convex.nesterov.ErrorWeights` or positive weights
         :math:`a_{T,t}`.
-    sensitivity, n, epsilon :
-        :math:`S_1`, data-set size (= batch size) and total budget.
+    sensitivity : float
+        :math:`L_1` sensitivity :math:`S_1`.
+    n : int
+        Data-set size (= batch size).
+    epsilon : float
+        Total budget.
     """
     S, n, _, eps = _check_budget(sensitivity, n, n, epsilon)
     log_a = _log_weights(weights)
