@@ -30,7 +30,8 @@ def grouped_entries(source: str) -> list[str]:
 
 
 def test_control_grouped_entry_is_found():
-    src = 'def f(m, n):\n    """Doc.\n\n    Parameters\n    ----------\n    m, n : int\n        Sizes.\n    """\n'
+    src = ('def f(m, n):\n    """Doc.\n\n    Parameters\n    ----------\n'
+           '    m, n : int\n        Sizes.\n    """\n')
     assert grouped_entries(src) == ["m, n :"]
     assert grouped_entries(src.replace("m, n : int", "m : int")) == []
 
