@@ -17,9 +17,10 @@ e.g. :math:`\lVert\nabla F(x_0)\rVert`). :func:`plan_grid` chooses a study's gri
 Costs come from dry plans (:meth:`~dpbounds.verify.theorems.TheoremStudy.plan_point`: the
 tuned bound and the gradient evaluations of every point, no run) times a measured cost per
 gradient evaluation (:func:`seconds_per_evaluation`: a short probe run of the same algorithm),
-so the same planner runs more points once the per-step loop is faster. The most expensive
-points are skipped, with their estimates, until the rest fits ``max_seconds`` (CPU), unless
-``allow_expensive``.
+so the same planner runs more points once the per-step loop is faster. A grid over the
+budget ``max_seconds`` (CPU) is narrowed (span 10, 4, 2, 1.5) and, for default trial counts,
+run with fewer trials (16, 8, 4); what still does not fit loses its most expensive points,
+with their estimates, unless ``allow_expensive``.
 """
 
 from __future__ import annotations
