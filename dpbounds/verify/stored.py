@@ -67,7 +67,8 @@ def draw_stored(rec: dict[str, Any], ax: Any, color: str = "C0", label: str = ""
     u = rec["utility"]
     m = rec["measured"][u]
     mean = np.array([p["mean"] for p in m])
-    lo = mean - np.array([p["ci_low"] for p in m])
+    # a lower end <= 0 (few trials) is drawn to the bottom of a log axis
+    lo = mean - np.maximum([p["ci_low"] for p in m], 1e-12)
     hi = np.array([p["ci_high"] for p in m]) - mean
     trials = rec["regime"].get("trials", "")
     ax.errorbar(x * offset, mean, yerr=[lo, hi], fmt="s", color=color, ms=4, capsize=2,
