@@ -107,7 +107,8 @@ from dpbounds.verify.stored import draw_stored, stored_runs
 runs = stored_runs()
 names = [n for n in ("tran_cutkosky.alg1", "tran_cutkosky.alg2", "kamath.bst14", "yang.sgd")
          if n in runs]
-fig, axes = plt.subplots(1, len(names), figsize=(3.2 * len(names), 3.4), squeeze=False)
+fig, axes = plt.subplots(1, len(names), figsize=(2.3 * len(names), 2.6), squeeze=False,
+                         dpi=64)  # four small panels: the notebook stays under 1 MB
 for ax, name in zip(axes[0], names):
     rec = runs[name]
     draw_stored(rec, ax)
@@ -116,6 +117,8 @@ for ax, name in zip(axes[0], names):
             label="start's value")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    ax.set_ylim(1e-3, 2)  # an interval reaching 0 (4 trials) runs to the bottom
+    ax.xaxis.set_minor_formatter(plt.NullFormatter())  # the log minor labels overlap
     ax.set_xlabel(rec["vary"])
     ax.set_title(f"{name}\\n{rec['regime']['trials']} trials, exit {rec['exit_status']}",
                  fontsize=8)
