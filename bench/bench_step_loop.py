@@ -41,6 +41,11 @@ and 1024-step blocks       1.63           1.85            1.36
 (512 KiB: in L2)
 =========================  =============  ==============  =====================
 
+Rows 1-2 come from one run (old and new ``backend.py`` side by side), row 3 from another
+that alternated the block length three times: 4096 steps gave 1.64 / 2.14 there, 1024 steps
+1.63 / 1.85 (Algorithm 1 gains nothing from the shorter block, Algorithm 2 14%); between runs
+the same configuration moved by up to 20%.
+
 The draw (``TrialRandom.normal_steps``: 64 float64 ziggurat normals per step from 4
 generators) is ~1.3 us of the ~1.7-1.9 us: the floor while trial ``k``'s noise must come from
 its own NumPy generator (same bits as the NumPy path, independent of the trial count).
