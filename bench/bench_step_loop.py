@@ -26,6 +26,29 @@ nanoseconds at one operation per cycle; the compiled step is bound by its latenc
 throughput.
 
 Timings on a shared machine are noisy: read the ratios measured side by side in one run.
+
+d = 16, 4 trials (the target: <= 2 us per step), measured with this file's ``measure()`` and
+``_noise_floor()`` (best of 3-5 runs, machine load ~1 on 2 cores, Sapphire Rapids):
+
+=========================  =============  ==============  =====================
+change                     Alg. 1 us/step Alg. 2 us/step  noise draw alone (us)
+=========================  =============  ==============  =====================
+before (stacked draws,     2.29           2.59            1.64
+4096-step blocks)
+draws in place             2.13           2.45            1.36
+(``standard_normal(out=)``)
+and 1024-step blocks       1.63           1.85            1.36
+(512 KiB: in L2)
+=========================  =============  ==============  =====================
+
+Rows 1-2 come from one run (old and new ``backend.py`` side by side), row 3 from another
+that alternated the block length three times: 4096 steps gave 1.64 / 2.14 there, 1024 steps
+1.63 / 1.85 (Algorithm 1 gains nothing from the shorter block, Algorithm 2 14%); between runs
+the same configuration moved by up to 20%.
+
+The draw (``TrialRandom.normal_steps``: 64 float64 ziggurat normals per step from 4
+generators) is ~1.3 us of the ~1.7-1.9 us: the floor while trial ``k``'s noise must come from
+its own NumPy generator (same bits as the NumPy path, independent of the trial count).
 """
 
 from __future__ import annotations

@@ -499,6 +499,12 @@ class TrialRandom:
         if self._cupy:
             base = self._stack([g.standard_normal(full, dtype=self.dtype_name)
                                 for g in self._gens])
+        elif self.xp is np and np.dtype(self.dtype) == np.float64:
+            # each generator fills its slice in place: the same bits as a fresh array, no
+            # stacking copy (a third of the draw's cost at d = 16)
+            base = np.empty((self.trials, *full))
+            for k, g in enumerate(self._gens):
+                g.standard_normal(out=base[k])
         else:
             base = self._stack([g.standard_normal(full) for g in self._gens], self.dtype)
         if not isinstance(scale, (int, float, np.floating, np.integer)):

@@ -265,9 +265,11 @@ def projected_sgd_steps(kind, E, Q, qd, b, G, delta, batches, j0, noise, noisy, 
             for j in range(d):
                 x[q, j] = y[j] * f
 
-#: Most steps of noise drawn at once (and run in one compiled call): about 2 MiB of noise per
-#: trial, and never more than 4096 steps, so the draws stay in the cache.
-MAX_BLOCK = 4096
+#: Most steps of noise drawn at once (and run in one compiled call). 1024: at d = 16 and 4
+#: trials a block is 512 KiB and stays in L2 between the draw, its scaling and the loop
+#: (4096 steps, 2 MiB, did not: Algorithm 2 at d = 16 1.85 against 2.14 us per step, best of 3
+#: alternating runs of ``bench/bench_step_loop.py``'s measure(); Algorithm 1 1.63 / 1.64).
+MAX_BLOCK = 1024
 
 
 def block_steps(d: int) -> int:

@@ -19,8 +19,9 @@ bound is informative only below both the trivial bound and the start's value (wh
 that does not move achieves); elsewhere its verdict is flagged vacuous (never a pass).
 
 Grid: a full study without --values runs where the bound is informative (the grid is chosen
-from the bound, and its estimated CPU cost; points above --max-seconds are skipped, with
-their estimates, unless --allow-expensive), --path along the theorem's headline path, and
+from the bound, and its estimated CPU cost; a grid over --max-seconds is narrowed and, unless
+--trials is given, run with fewer trials (8 or 4), then its most expensive points are skipped,
+with their estimates, unless --allow-expensive), --path along the theorem's headline path, and
 --quick or --grid small today's small grids (labelled). Before running, the estimated cost
 and memory are printed to stderr; a study above --max-memory-gb is refused unless
 --allow-large; progress lines go to stderr every few seconds when it is not a terminal.

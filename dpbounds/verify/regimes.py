@@ -17,9 +17,10 @@ e.g. :math:`\lVert\nabla F(x_0)\rVert`). :func:`plan_grid` chooses a study's gri
 Costs come from dry plans (:meth:`~dpbounds.verify.theorems.TheoremStudy.plan_point`: the
 tuned bound and the gradient evaluations of every point, no run) times a measured cost per
 gradient evaluation (:func:`seconds_per_evaluation`: a short probe run of the same algorithm),
-so the same planner runs more points once the per-step loop is faster. The most expensive
-points are skipped, with their estimates, until the rest fits ``max_seconds`` (CPU), unless
-``allow_expensive``.
+so the same planner runs more points once the per-step loop is faster. A grid over the
+budget ``max_seconds`` (CPU) is narrowed (span 10, 4, 2, 1.5) and, for default trial counts,
+run with fewer trials (16, 8, 4); what still does not fit loses its most expensive points,
+with their estimates, unless ``allow_expensive``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from __future__ import annotations
 import functools
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +38,7 @@ from dpbounds._progress import duration
 from dpbounds.verify.problems import VerifyProblem
 from dpbounds.verify.theorems import TheoremStudy
 
-__all__ = ["GridPlan", "dry_plan", "plan_grid", "seconds_per_evaluation"]
+__all__ = ["MIN_TRIALS", "GridPlan", "dry_plan", "plan_grid", "seconds_per_evaluation"]
 
 #: largest ``N`` (and ``T``) the planner considers
 _N_MAX = 10**6
@@ -160,40 +161,75 @@ def _knobs(study: TheoremStudy, fixed: Mapping[str, float]) -> list[dict[str, fl
     return [{}]
 
 
+#: budget fitting of an informative grid over ``N``: (span, points), widest first
+_SPANS = ((10.0, 4), (4.0, 4), (2.0, 3), (1.5, 2))
+#: fewest trials per point the planner goes down to (Student-t intervals stay exact)
+MIN_TRIALS = 4
+
+
 def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping[str, float],
               values: Sequence[float] | None, trials: int, *, path: bool = False,
               cost: tuple[float, float] | None = None, max_seconds: float = 900.0,
-              allow_expensive: bool = False, user_fixed: Sequence[str] = ()
+              allow_expensive: bool = False, user_fixed: Sequence[str] = (),
+              reduce_trials: bool = False,
+              cost_for: Callable[[int], tuple[float, float]] | None = None
               ) -> GridPlan | None:
     """The informative (or path) grid of a full study; ``None`` when none is found below
     ``N = 1e6`` (the caller then runs the default grid, labelled).
 
     ``fixed``: the study's fixed values; ``values``: the default grid of ``var`` (kept for
     ``d`` and ``eps``); ``user_fixed``: keys the user set (never changed).
-    ``cost``: the ``(a, b)`` of :func:`seconds_per_evaluation` (default: measured now).
+    ``cost``: the ``(a, b)`` of :func:`seconds_per_evaluation` at ``trials`` trials
+    (default: measured now).
+
+    Budget fitting (unless ``allow_expensive``): when the grid of four points from the
+    first informative ``N`` to ten times it costs more than ``max_seconds``, the span is
+    narrowed (factor 10, 4, 2, 1.5; 4, 4, 3, 2 points) and, with ``reduce_trials``, the
+    trials lowered (``trials``, 8, :data:`MIN_TRIALS`; each count's cost measured by
+    ``cost_for(trials)``, default :func:`seconds_per_evaluation`), the widest span first:
+    the slope needs the span, the ratio and exact verdicts stay honest with fewer trials
+    (Student-t intervals, exact standard deviations). The plan's ``extra["trials"]`` is the
+    count to run. What still does not fit loses its most expensive points.
     """
+    if cost_for is None:
+        cache: dict[int, tuple[float, float]] = {}
+
+        def cost_for(t: int) -> tuple[float, float]:
+            if t not in cache:
+                cache[t] = seconds_per_evaluation(study, spec, fixed, min(t, 16))
+            return cache[t]
+        if cost is not None:
+            cache[trials] = cost
     if cost is None:
-        cost = seconds_per_evaluation(study, spec, fixed, min(trials, 16))
+        cost = cost_for(trials)
     headline = study.headline_exponent(var)
     best: tuple[float, GridPlan] | None = None
     n_free = "N" not in user_fixed and var != "N"
     for knob in _knobs(study, fixed) if "T" not in user_fixed else [{}]:
         base = dict(fixed, **knob)
+        n0: int | None = None
         if var == "N":
             # Yang et al.'s plans calibrate an RDP accountant each: a coarser lattice
             lattice = _lattice(max(10.0, float(fixed.get("B", 1)) * 2), _N_MAX,
                                4 if knob else 5)
             plans = [(n, dry_plan(study, spec, dict(base, N=n), trials)) for n in lattice]
-            grid = _n_grid(plans, path, headline)
-            if grid is None:
+            n0 = _n_start(plans, path, headline)
+            if n0 is None:
                 continue
-            vals = tuple(float(n) for n in grid)
+            if not knob and not path:  # refine: 20 per decade below the coarse point
+                fine = [n for n in _lattice(n0 / 10 ** 0.2, n0, 20) if n < n0]
+                for n in fine:
+                    if _informative(dry_plan(study, spec, dict(base, N=n), trials)):
+                        n0 = n
+                        break
+            vals = _span(n0, *_SPANS[0])
         else:
             vals = tuple(float(v) for v in (values or ()))
             if path:
-                vals = _path_values(study, spec, var, base, trials, headline)
-                if vals is None:
+                pv = _path_values(study, spec, var, base, trials, headline)
+                if pv is None:
                     continue
+                vals = pv
             ns = [int(base["N"])]
             if n_free:
                 ns = [n for n in _lattice(float(base["N"]), _N_MAX, 4) if n >= base["N"]]
@@ -206,32 +242,23 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
             if chosen is None:
                 continue
             base["N"] = chosen
-        pts = [dict(base, **{var: v}) for v in vals]
-        for p in pts:
-            for key in ("d", "N", "T", "B"):
-                if key in p:
-                    p[key] = int(p[key])
-        plans = [dry_plan(study, spec, p, trials) for p in pts]
-        secs = tuple(cost[0] * float(pl["steps"]) + cost[1] * float(pl["gradient_evaluations"])
-                     for pl in plans)
-        bnd = tuple(float(pl["bound"]) for pl in plans)
-        floor = tuple(float(min(pl["trivial"], pl["do_nothing"])) for pl in plans)
-        slopes = tuple(float(np.log(bnd[i + 1] / bnd[i]) / np.log(vals[i + 1] / vals[i]))
-                       for i in range(len(vals) - 1))
-        total = sum(secs)
         why = ("bound below min(trivial, do-nothing) at every point"
                + (f"; local slope within {_SLOPE_TOL} of the headline exponent {headline:g}"
                   if path and headline is not None else "")
                + f"; {', '.join(f'{k}={v:g}' for k, v in knob.items())}"
                * bool(knob))
-        plan = GridPlan("path" if path else "informative", why, vals,
-                        {k: v for k, v in base.items() if k != var}, bnd, floor, secs, (),
-                        slopes, {"seconds_per_step": cost[0], "seconds_per_evaluation": cost[1]})
+        plan = _costed(study, spec, var, base, vals, trials, cost, "path" if path else
+                       "informative", why, dict(first_informative=n0))
+        total = sum(plan.seconds)
         if best is None or total < best[0]:
             best = (total, plan)
     if best is None:
         return None
     plan = best[1]
+    inform = all(b < f for b, f in zip(plan.bounds, plan.floors))
+    if (not allow_expensive and sum(plan.seconds) > max_seconds) or not inform:
+        plan = _fit(study, spec, var, plan, trials, max_seconds, reduce_trials, cost_for,
+                    allow_expensive)
     # drop the most expensive points until the rest fits the budget
     keep = sorted(range(len(plan.values)), key=lambda i: plan.seconds[i])
     while not allow_expensive and keep and sum(plan.seconds[i] for i in keep) > max_seconds:
@@ -244,6 +271,72 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
                     tuple(plan.seconds[i] for i in keep), skipped,
                     plan.local_slopes, dict(plan.extra, full_values=list(plan.values),
                                             full_estimated_seconds=list(plan.seconds)))
+
+
+def _span(n0: int, span: float, points: int) -> tuple[float, ...]:
+    """``points`` values of ``N`` from ``n0`` to ``span * n0``, geometric."""
+    return tuple(float(int(round(n0 * span ** (k / (points - 1))))) for k in range(points))
+
+
+def _costed(study: TheoremStudy, spec: VerifyProblem, var: str, base: Mapping[str, float],
+            vals: Sequence[float], trials: int, cost: tuple[float, float], regime: str,
+            why: str, extra: Mapping[str, Any]) -> GridPlan:
+    """The plan of ``vals`` with its bounds, floors and estimated CPU seconds."""
+    pts = [dict(base, **{var: v}) for v in vals]
+    for p in pts:
+        for key in ("d", "N", "T", "B"):
+            if key in p:
+                p[key] = int(p[key])
+    plans = [dry_plan(study, spec, p, trials) for p in pts]
+    secs = tuple(cost[0] * float(pl["steps"]) + cost[1] * float(pl["gradient_evaluations"])
+                 for pl in plans)
+    bnd = tuple(float(pl["bound"]) for pl in plans)
+    floor = tuple(float(min(pl["trivial"], pl["do_nothing"])) for pl in plans)
+    slopes = tuple(float(np.log(bnd[i + 1] / bnd[i]) / np.log(vals[i + 1] / vals[i]))
+                   for i in range(len(vals) - 1))
+    return GridPlan(regime, why, tuple(float(v) for v in vals),
+                    {k: v for k, v in base.items() if k != var}, bnd, floor, secs, (), slopes,
+                    dict(extra, seconds_per_step=cost[0], seconds_per_evaluation=cost[1],
+                         trials=trials))
+
+
+def _fit(study: TheoremStudy, spec: VerifyProblem, var: str, plan: GridPlan, trials: int,
+         max_seconds: float, reduce_trials: bool,
+         cost_for: Callable[[int], tuple[float, float]], allow_expensive: bool = False
+         ) -> GridPlan:
+    """The widest span (then the most trials) whose grid fits ``max_seconds``; the
+    narrowest, fewest-trial grid when none does (every candidate informative at every
+    point; the bound need not fall monotonically, e.g. Yang et al.'s at a fixed ``T``)."""
+    n0 = plan.extra.get("first_informative")
+    spans = [(s, k) for s, k in _SPANS] if var == "N" and n0 else [(None, None)]
+    counts = sorted({t for t in (trials, 8, MIN_TRIALS) if MIN_TRIALS <= t <= trials},
+                    reverse=True) if reduce_trials else [trials]
+    base = dict(plan.fixed)
+    last = plan
+    for span, k in spans:
+        vals = plan.values if span is None else _span(int(n0), span, int(k))
+        for t in counts:
+            why = plan.why + (f"; narrowed to a factor {span:g}" if span not in (None, 10.0)
+                              else "") + (f"; {t} trials to fit the budget" if t != trials
+                                          else "")
+            cand = _costed(study, spec, var, base, vals, t, cost_for(t), plan.regime, why,
+                           {k2: v for k2, v in plan.extra.items()
+                            if k2 not in ("seconds_per_step", "seconds_per_evaluation",
+                                          "trials")})
+            if all(_informative(dict(bound=b, trivial=f, do_nothing=f))
+                   for b, f in zip(cand.bounds, cand.floors)):
+                last = cand
+                if sum(cand.seconds) <= max_seconds or allow_expensive:
+                    return cand
+    return last
+
+
+def _n_start(plans: Sequence[tuple[int, Mapping[str, Any]]], path: bool,
+             headline: float | None) -> int | None:
+    """The first informative ``N`` of the lattice (path: whose local slope is within
+    tolerance of the headline, too) whose factor-10 grid stays below ``10 * N_MAX``."""
+    g = _n_grid(plans, path, headline)
+    return None if g is None else g[0]
 
 
 def _n_grid(plans: Sequence[tuple[int, Mapping[str, Any]]], path: bool,

@@ -275,7 +275,8 @@ def scaling_study(
     start:
         Distance of the start from the minimiser (overrides the problem's).
     trials:
-        Runs per grid point (default 16, quick 6).
+        Runs per grid point (default 16, quick 6). A planned informative grid may lower
+        the default (to 8 or 4) to fit ``max_seconds``, never a count given here.
     seed:
         Point ``j`` uses ``(seed, j)``.
     quick:
@@ -327,6 +328,7 @@ def scaling_study(
         check_choice("mutation", mutation, MUTATIONS)
     grid = check_choice("grid", grid, ("auto", "informative", "path", "small"))
     var, values, given = _grid(study, vary, quick)
+    trials_given = trials is not None
     trials = study.trials[1 if quick else 0] if trials is None else trials
     trials = check_int("trials", trials, minimum=2, maximum=10**6)
     seed = check_int("seed", seed, minimum=0)
@@ -347,7 +349,9 @@ def scaling_study(
     pts_fixed.update(fixed)
     regime, values, pts_fixed = _choose_grid(
         study, spec, var, values, given, pts_fixed, trials, quick, grid, max_seconds,
-        allow_expensive, sorted(fixed))
+        allow_expensive, sorted(fixed), reduce_trials=not trials_given)
+    # the planner may lower the default trials to fit the budget (never the user's)
+    trials = int(regime.get("trials", trials))
     points = [_point(pts_fixed, var, v) for v in values]
     _check_memory(study, spec, points, trials, max_memory, allow_large, regime)
     if (estimate or regime.get("fallback")) and "estimated_total_seconds" not in regime:
@@ -490,7 +494,7 @@ def _exact_verdicts(name: str, var: str, records: Sequence[Mapping[str, Any]]
 def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
                  values: tuple[float, ...], given: bool, fixed: dict[str, Any], trials: int,
                  quick: bool, grid: str, max_seconds: float, allow_expensive: bool,
-                 user_fixed: Sequence[str]
+                 user_fixed: Sequence[str], reduce_trials: bool = False
                  ) -> tuple[dict[str, Any], tuple[float, ...], dict[str, Any]]:
     """The regime (a JSON-able dict), the grid values and the fixed values to run."""
     from dpbounds.verify import regimes
@@ -500,14 +504,23 @@ def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
     elif quick or grid == "small":
         regime = dict(name="default grid", why="today's small grid (--quick or --grid small)")
     else:
+        original = fixed
+        over = {k: v for k, v in study.informative_fixed.items()
+                if k not in user_fixed and k != var}
+        fixed = dict(fixed, **over)
         cost = regimes.seconds_per_evaluation(study, spec, fixed, min(trials, 16))
         plan = regimes.plan_grid(study, spec, var, fixed, values, trials,
                                  path=grid == "path", cost=cost, max_seconds=max_seconds,
-                                 allow_expensive=allow_expensive, user_fixed=user_fixed)
+                                 allow_expensive=allow_expensive, user_fixed=user_fixed,
+                                 reduce_trials=reduce_trials)
         if plan is not None and len(plan.values) >= 2:
             out = dict(fixed, **plan.fixed)
-            return dict(plan.as_dict(), estimated_total_seconds=sum(plan.seconds)), \
-                plan.values, out
+            reg = dict(plan.as_dict(), estimated_total_seconds=sum(plan.seconds))
+            if over:
+                reg["why"] += "; the study's informative setting " + ", ".join(
+                    f"{k}={v:g}" for k, v in over.items())
+            return reg, plan.values, out
+        fixed = original
         if plan is None:
             why = (f"no {'path' if grid == 'path' else 'informative'} grid found with N <= "
                    f"1e6; today's default grid instead")

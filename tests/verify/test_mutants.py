@@ -89,8 +89,58 @@ def test_planner_finds_the_informative_grid_and_its_cost() -> None:
     tc = get_study("tran_cutkosky.alg1")
     g1 = plan_grid(tc, problem("huber_well"), "N", dict(tc.fixed), None, 4, cost=(1e-6, 0.0),
                    max_seconds=60)
-    assert g1 is not None and not g1.values and len(g1.skipped) == 4
+    # narrowed to its cheapest grid (2 points, factor 1.5), both still over 60 s: skipped
+    assert g1 is not None and not g1.values and len(g1.skipped) == 2
     assert g1.extra["full_values"][0] > 1e5  # Theorem 6 is informative only from N ~ 1.7e5
+
+
+def test_planner_fits_the_budget_with_fewer_trials_and_a_narrower_span() -> None:
+    """Theorem 9 with a cost linear in the trials (1 us per trial-step, the compiled loop
+    under load): the factor-10 grid at 16 trials (~4e4 s) is over 900 s; the planner
+    narrows the span and lowers the trials until the estimate fits, every point informative
+    by dry plans (the oracle), the first at Theorem 9's first informative N. Control:
+    without reduce_trials the count stays 16 and at most one point fits (the study would fall
+    back to the default grid)."""
+    tc = get_study("tran_cutkosky.alg2")
+    spec = problem("huber_well")
+
+    def cost(t: int) -> tuple[float, float]:
+        return 1e-6 * t, 0.0
+
+    g = plan_grid(tc, spec, "N", dict(tc.fixed), None, 16, cost_for=cost, max_seconds=900,
+                  reduce_trials=True)
+    assert g is not None and not g.skipped and len(g.values) >= 2
+    t = g.extra["trials"]
+    assert t in (4, 8) and sum(g.seconds) <= 900
+    for v, s in zip(g.values, g.seconds):
+        p = dry_plan(tc, spec, dict(g.fixed, N=int(v)), t)
+        assert p["bound"] < min(p["trivial"], p["do_nothing"])
+        assert s == pytest.approx(1e-6 * t * p["steps"])
+    n0 = g.values[0]
+    below = dry_plan(tc, spec, dict(g.fixed, N=int(n0 * 0.85)), t)
+    assert below["bound"] >= below["do_nothing"]  # the lattice point before is not
+    ctrl = plan_grid(tc, spec, "N", dict(tc.fixed), None, 16, cost_for=cost, max_seconds=900)
+    assert ctrl is not None and ctrl.extra["trials"] == 16 and len(ctrl.values) < 2
+    assert ctrl.skipped
+
+
+def test_bst14_full_study_plans_at_its_informative_eps_and_keeps_the_users() -> None:
+    """BST14's informative N scales as 1/eps: the full study plans at eps = 8 (n ~ 1e4,
+    T = 1e8) unless the user fixes eps; at eps = 1 the first informative n is > 1e5."""
+    from dpbounds.verify.study import _choose_grid
+
+    st = get_study("kamath.bst14")
+    spec = problem("huber_well")
+    vals = st.defaults["N"][0]
+    reg, values, fixed = _choose_grid(st, spec, "N", vals, False, dict(st.fixed), 16, False,
+                                      "auto", 1e9, False, [])
+    assert reg["name"] == "informative" and fixed["eps"] == 8.0 and values[0] < 2e4
+    for v in values:
+        p = dry_plan(st, spec, dict(fixed, N=int(v)), 16)
+        assert p["bound"] < min(p["trivial"], p["do_nothing"])
+    g = plan_grid(st, spec, "N", dict(st.fixed), None, 4, cost=(1e-12, 0.0),
+                  allow_expensive=True)
+    assert g is not None and g.fixed["eps"] == 1.0 and g.values[0] > 1e5
 
 
 def test_path_grid_follows_the_headline_exponent() -> None:
