@@ -114,7 +114,7 @@ class Dyadic:
             return NotImplemented
         return (self - other).n == 0
 
-    __hash__ = None  # mutable-looking value type; not needed as a key
+    __hash__ = None  # type: ignore[assignment]  # mutable-looking value type; not needed as a key
 
     def fraction(self) -> Fraction:
         return Fraction(self.n) * Fraction(2) ** self.e
