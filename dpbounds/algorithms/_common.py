@@ -27,13 +27,15 @@ under a neighbouring relation).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from dpbounds._validation import check_choice, check_int, check_positive
 from dpbounds.backend import MAX_TRIALS, TrialRandom, to_numpy
+from dpbounds.privacy.accountants import BasicAccountant, PureDpAccountant, ZcdpAccountant
 from dpbounds.privacy.ledger import PrivacyLedger
 from dpbounds.privacy.mechanisms import Neighbouring
 from dpbounds.privacy.run import RunPrivacy
@@ -148,7 +150,8 @@ class SpentBudget:
         per_step = np.array([c + [0.0] * (width - len(c)) for c in costs])
         rho = None
         if name == "zcdp":
-            rhos = np.array([privacy.make_accountant(led).rho for led in ledgers])
+            rhos = np.array([cast(ZcdpAccountant, privacy.make_accountant(led)).rho
+                             for led in ledgers])
             rho = rhos if privacy.trial_ledgers else float(rhos[0])
         if not privacy.trial_ledgers:
             per_step = per_step[0]
@@ -169,13 +172,14 @@ def _entry_costs(privacy: RunPrivacy, ledger: Any) -> list[float]:
     """Per-run cost of every recorded mechanism, repeated by its count (ε for pure / basic,
     ρ for zCDP, nothing for RDP / PLD)."""
     acc = privacy.make_accountant(PrivacyLedger(ledger.neighbouring))
+    cost: Callable[[Any], float]
     if privacy.accountant == "pure":
-        cost = acc.mechanism_epsilon
+        cost = cast(PureDpAccountant, acc).mechanism_epsilon
     elif privacy.accountant == "zcdp":
-        cost = acc.mechanism_rho
+        cost = cast(ZcdpAccountant, acc).mechanism_rho
     elif privacy.accountant == "basic":
         def cost(m: Any) -> float:
-            return acc.spawn().compose(m, 1).epsilon
+            return cast(BasicAccountant, acc.spawn().compose(m, 1)).epsilon
     else:
         return []
     out: list[float] = []
@@ -334,7 +338,7 @@ def check_trials(trials: Any) -> int:
     return check_int("trials", trials, minimum=1, maximum=MAX_TRIALS)
 
 
-def public_normaliser(public_n: Any, n: int, neighbouring: str) -> int:
+def public_normaliser(public_n: Any, n: int, neighbouring: Neighbouring | str) -> int:
     """The dataset size an algorithm may divide by or calibrate its noise with.
 
     Under ``"replace-one"`` the size ``n`` of the data set is public (neighbours have the

@@ -56,7 +56,7 @@ Where we read the paper, and where the public code ``ppmlguy/DP-AGD`` differs
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -347,15 +347,16 @@ def dp_agd(objective: Any, *, epsilon: float, delta: float, splits: int = 60,
     # the record: per trial, the Gaussian measurements and NoisyMax calls up to its last
     # release (what it published; later charges bought nothing that was released)
     trial_ledgers = []
-    for k in range(trials):
+    for trial in range(trials):
         led = PrivacyLedger(ar)
         if private:
-            for sig in sigmas[k][:at_release[k, 0]]:
-                led.record(GaussianMechanism(sig, grad_clip, ar))
-            led.record(ZcdpMechanism(r_nmax, ar), int(at_release[k, 1]))
+            for sig_k in sigmas[trial][:at_release[trial, 0]]:
+                led.record(GaussianMechanism(sig_k, grad_clip, ar))
+            led.record(ZcdpMechanism(r_nmax, ar), int(at_release[trial, 1]))
         trial_ledgers.append(led)
     if private:
-        worst = int(np.argmax([led.accountant("zcdp").rho for led in trial_ledgers]))
+        worst = int(np.argmax([cast(ZcdpAccountant, led.accountant("zcdp")).rho
+                               for led in trial_ledgers]))
     else:
         worst, trial_ledgers = 0, trial_ledgers[:1]
     privacy = RunPrivacy(trial_ledgers[worst], epsilon, delta, "zcdp", grad_clip,

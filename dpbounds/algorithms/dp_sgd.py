@@ -150,9 +150,10 @@ def noisy_sgd_noise(
 
 
 def _step_mechanism(sigma: float, q: float, sensitivity: float,
-                    sampling: str) -> SubsampledGaussianMechanism:
+                    sampling: Sampling | str) -> SubsampledGaussianMechanism:
     """One step: Gaussian noise on a clipped per-example sum over a subsample."""
-    return SubsampledGaussianMechanism(sigma, q, sensitivity, sampling, per_example_sum=True)
+    return SubsampledGaussianMechanism(sigma, q, sensitivity, Sampling.coerce(sampling),
+                                       per_example_sum=True)
 
 
 @functools.lru_cache(maxsize=256)
@@ -265,6 +266,7 @@ def _noisy_sgd(
                                          step_size, x, work)
             for s, t in enumerate(range(a + 1, b + 1) if kern is None else ()):
                 if fixed:
+                    assert batches is not None  # drawn above whenever fixed
                     idx = batches[:, t - c0 - 1, :]
                     if kind == "clip":
                         g = objective.clipped_mean_grad(x, idx, param)

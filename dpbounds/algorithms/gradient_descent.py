@@ -246,7 +246,8 @@ def _gaussian_gd(f: Any, epsilon: float, delta: float | None, T: int, alpha: flo
     ledger = PrivacyLedger(nb)
     if private:
         ledger.record(GaussianMechanism(sigma, delta_2, nb), T)
-    privacy = RunPrivacy(ledger, epsilon, delta if private else 0.0, "zcdp", delta_2,
+    target_delta = delta if private and delta is not None else 0.0  # delta checked if private
+    privacy = RunPrivacy(ledger, epsilon, target_delta, "zcdp", delta_2,
                          {"conversion": "standard"},
                          description=f"Gaussian on a gradient sum / {n_pub} per step")
     params = dict(step_size=alpha, mechanism="gaussian", sigma=sigma, sensitivity=delta_2,

@@ -462,9 +462,9 @@ def epsilon_for_noise_multiplier(
 def _sgm(q: float, sampling: str) -> Any:
     """The family ``z -> SubsampledGaussianMechanism(z, q)`` (unit sensitivity under the
     scheme's natural relation)."""
-    from dpbounds.privacy.mechanisms import SubsampledGaussianMechanism
+    from dpbounds.privacy.mechanisms import Sampling, SubsampledGaussianMechanism
 
-    return lambda z: SubsampledGaussianMechanism(z, q, sampling=sampling)
+    return lambda z: SubsampledGaussianMechanism(z, q, sampling=Sampling.coerce(sampling))
 
 
 def _sgm_accountant(accountant: str, sampling: str, orders: Any, method: str) -> Any:
