@@ -43,7 +43,8 @@ __all__ = ["MAX_BLOCK", "WORK_ROWS", "active", "block_steps", "chunks", "noise_o
            "projected_sgd_steps", "tree_levels",
            "tree_nsgd_steps"]
 
-_jit = numba.njit if numba is not None else _identity_decorator
+# Any: numba's stubs do not list the private ``_nrt`` option the loops pass
+_jit: Any = numba.njit if numba is not None else _identity_decorator
 _FAST = {"contract"}  # fused multiply-adds, no reordering
 #: The loops run without numba's reference counting (``_nrt=False``): every call of a helper
 #: that takes arrays would otherwise count references atomically, which cost more than the

@@ -267,7 +267,7 @@ def sensitivity_reduced_privacy(
     k_1 = min(_first_epoch_node_count(steps, n_steps),
               max_nodes_per_sample(steps, epochs, method=node_count_method))
     k_2 = max_nodes_per_sample(steps, epochs, method=node_count_method)
-    out = dict(sensitivity_1=sens_1, sensitivity_2=sens_2, node_count_1=k_1,
+    out: dict[str, Any] = dict(sensitivity_1=sens_1, sensitivity_2=sens_2, node_count_1=k_1,
                node_count_2=k_2, noise_split=noise_split)
     if math.isinf(epsilon):
         out.update(sigma_1=0.0, sigma_2=0.0, epsilon_spent=math.inf, rho=math.inf,
@@ -284,8 +284,11 @@ def sensitivity_reduced_privacy(
     # closed form: group i's rho is share_i / (2 c^2), so c is a unit tree's sigma (the
     # accountant's own closed form for one node of sensitivity 1), 1e-15 up so that the
     # products below never round under each group's own closed form
-    unit = _ACCOUNTANT().closed_form_noise(lambda x: TreeAggregationMechanism(x, 1.0, 1, ro),
-                                           epsilon, delta, 1) * (1.0 + 1e-15)
+    unit_sigma = _ACCOUNTANT().closed_form_noise(
+        lambda x: TreeAggregationMechanism(x, 1.0, 1, ro), epsilon, delta, 1)
+    if unit_sigma is None:  # zCDP has a closed form for a Gaussian tree; guard the contract
+        raise RuntimeError("the zCDP accountant gave no closed-form noise for a tree node")
+    unit = unit_sigma * (1.0 + 1e-15)
     c, spent = calibrate_result(run, epsilon, delta, _ACCOUNTANT(), neighbouring=ro,
                                 initial=1.0, closed_form=unit)
     mechanisms = run(c).parts

@@ -36,7 +36,8 @@ __all__ = ["DENSE", "DIAGONAL", "HUBER", "ProblemData", "problem_data", "sample_
 #: Objective kinds understood by :func:`sample_direction`.
 HUBER, DIAGONAL, DENSE = 0, 1, 2
 
-_jit = numba.njit if numba is not None else _identity_decorator
+# Any: numba's stubs do not list the private ``_nrt`` option the loops pass
+_jit: Any = numba.njit if numba is not None else _identity_decorator
 
 
 class ProblemData(NamedTuple):
