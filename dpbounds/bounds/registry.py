@@ -34,7 +34,7 @@ import importlib
 import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import sympy as sp
@@ -186,7 +186,7 @@ class Entry:
     @property
     def kind(self) -> str:
         """``"symbolic"`` or ``"numeric: <method>"``."""
-        return f"numeric: {self.tuned.method}" if self.numeric else "symbolic"
+        return f"numeric: {cast(NumericBound, self.tuned).method}" if self.numeric else "symbolic"
 
     @property
     def quantity_words(self) -> str:
@@ -316,7 +316,7 @@ class Entry:
     # ------------------------------------------------------------------ scaling
     @staticmethod
     def _exponents(bound: Bound, variables: tuple[str, ...]) -> Scaling:
-        cache = bound._cache
+        cache: dict[Any, Any] = bound._cache
         key = ("scaling", variables)
         if key not in cache:
             cache[key] = bound.exponents(variables)
@@ -332,14 +332,15 @@ class Entry:
         """
         if self.numeric and self.scaling_bound is None:
             return None
-        return self._exponents(self.scaling_bound or self.tuned, self.scaling_variables)
+        return self._exponents(cast(Bound, self.scaling_bound or self.tuned),
+                               self.scaling_variables)
 
     def whole_scaling(self) -> Scaling | None:
         """Leading-order scaling of the whole bound with the closed-form choices (cached;
         ``None`` for a numeric bound)."""
         if self.numeric:
             return None
-        return self._exponents(self.tuned, self.scaling_variables)
+        return self._exponents(cast(Bound, self.tuned), self.scaling_variables)
 
     def scaling_text(self) -> str:
         """The scaling for tables, both parts named when :meth:`scaling` is of one part only.

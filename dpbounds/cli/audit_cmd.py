@@ -117,9 +117,10 @@ def _dumps(obj: Any) -> str:
 
 
 def _list(as_json: bool) -> int:
-    rows = [dict(algorithm=s.name, relations=list(s.relations), epsilon=s.epsilon,
-                 delta=s.delta, mutant_noise_factor=s.mutant_factor, trials=s.trials,
-                 description=s.description) for s in AUDITS.values()]
+    rows: list[dict[str, Any]] = [
+        dict(algorithm=s.name, relations=list(s.relations), epsilon=s.epsilon,
+             delta=s.delta, mutant_noise_factor=s.mutant_factor, trials=s.trials,
+             description=s.description) for s in AUDITS.values()]
     if as_json:
         print(_dumps(rows))
         return 0
@@ -155,8 +156,9 @@ def _norm(relation: str) -> str:
 def _jobs(args: argparse.Namespace) -> list[tuple[str, str | None]]:
     if args.algorithm != "all":
         return [(args.algorithm, args.neighbouring)]
-    jobs = [(name, rel) for name, spec in AUDITS.items() for rel in spec.relations
-            if args.neighbouring is None or rel == _norm(args.neighbouring)]
+    jobs: list[tuple[str, str | None]] = [
+        (name, rel) for name, spec in AUDITS.items() for rel in spec.relations
+        if args.neighbouring is None or rel == _norm(args.neighbouring)]
     if args.mutant is not None:  # only where the bug applies
         mut = MUTANTS.get(args.mutant)
         if mut is None:

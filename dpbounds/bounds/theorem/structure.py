@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, Self
 
 import sympy as sp
 
@@ -175,7 +175,7 @@ class Bound(EvaluationMixin, OptimizationMixin, ScalingMixin, RenderingMixin):
         return {k: self._apply(self._apply(v, self.hyperparameters), self.definitions)
                 for k, v in self.hyperparameters.items()}
 
-    def replace(self, **changes: Any) -> Bound:
+    def replace(self, **changes: Any) -> Self:
         """A copy with some fields changed (the cache is not copied)."""
         changes.setdefault("_cache", {})
         return dataclasses.replace(self, **changes)
