@@ -35,6 +35,7 @@ import numpy as np
 
 from dpbounds._validation import check_choice, check_int, check_positive
 from dpbounds.backend import MAX_TRIALS, TrialRandom, to_numpy
+from dpbounds.objectives._base import ObjectiveProtocol
 from dpbounds.privacy.accountants import BasicAccountant, PureDpAccountant, ZcdpAccountant
 from dpbounds.privacy.ledger import PrivacyLedger
 from dpbounds.privacy.mechanisms import Neighbouring
@@ -266,7 +267,7 @@ class TraceRecorder:
     ``"suboptimality"`` the objective's cached optimum is subtracted.
     """
 
-    def __init__(self, objective: Any, kind: str | None = "suboptimality") -> None:
+    def __init__(self, objective: ObjectiveProtocol, kind: str | None = "suboptimality") -> None:
         self.objective = objective
         if kind is None:
             self.kind = None
@@ -395,7 +396,7 @@ def check_noise_step(noise_scale: Any, step_size: Any, epsilon: float) -> None:
                          f"{MAX_NOISE_STEP:g})")
 
 
-def default_step_size(objective: Any, step_size: Any, c: Any) -> float:
+def default_step_size(objective: ObjectiveProtocol, step_size: Any, c: Any) -> float:
     """``step_size`` if given, else ``c / L`` (``L = objective.smoothness``, finite and > 0)."""
     if step_size is not None:
         return check_positive("step_size", step_size)

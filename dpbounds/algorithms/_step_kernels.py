@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from dpbounds.objectives._base import ObjectiveProtocol
 from dpbounds.objectives._logistic_kernel import _identity_decorator, numba
 from dpbounds.objectives._step_kernel import (
     ProblemData,
@@ -55,14 +56,14 @@ _LOOP = dict(fastmath=_FAST, boundscheck=False, cache=True, _nrt=False)
 WORK_ROWS = 10
 
 
-def active(objective: Any, x: Any) -> ProblemData | None:
+def active(objective: ObjectiveProtocol, x: Any) -> ProblemData | None:
     """The objective's data for the compiled loops, or ``None`` to take the NumPy path (numba
     missing, ``DPBOUNDS_KERNELS=numpy``, another objective or backend, a non-float64 state)."""
     data = problem_data(objective)  # None unless a NumPy objective: x is then an ndarray
     return data if data is not None and x.dtype == np.float64 else None
 
 
-def step_limit(objective: Any) -> int:
+def step_limit(objective: ObjectiveProtocol) -> int:
     """Most steps a run on ``objective`` accepts: :data:`~dpbounds.algorithms._common.
     MAX_COMPILED_STEPS` when it runs on a compiled loop, else ``MAX_STEPS``."""
     from dpbounds.algorithms._common import MAX_COMPILED_STEPS, MAX_STEPS

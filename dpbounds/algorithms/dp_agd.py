@@ -72,6 +72,7 @@ from dpbounds.algorithms._common import (
     progress,
 )
 from dpbounds.backend import backend_name, to_numpy
+from dpbounds.objectives._base import ObjectiveProtocol
 from dpbounds.privacy.accountants import ZcdpAccountant
 from dpbounds.privacy.ledger import PrivacyLedger
 from dpbounds.privacy.mechanisms import (
@@ -142,7 +143,7 @@ def gradient_average(rho_old: Any, rho_new: Any, first: Any, second: Any) -> Any
     return (rho_old * first + (rho_new - rho_old) * second) / rho_new
 
 
-def dp_agd(objective: Any, *, epsilon: float, delta: float, splits: int = 60,
+def dp_agd(objective: ObjectiveProtocol, *, epsilon: float, delta: float, splits: int = 60,
            gamma: float = 0.1, grad_clip: float = 3.0, obj_clip: float = 3.0,
            grid_size: int = 20, initial_max_step: float = 2.0, tau: int = 10,
            eta: float = 0.1, alpha_cap: float | None = None, noisy_max_noise: str = "laplace",

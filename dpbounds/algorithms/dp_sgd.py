@@ -73,6 +73,7 @@ from dpbounds.algorithms._common import (
     public_normaliser,
 )
 from dpbounds.backend import backend_name
+from dpbounds.objectives._base import ObjectiveProtocol
 from dpbounds.privacy.calibrate import calibrate_result
 from dpbounds.privacy.ledger import PrivacyLedger
 from dpbounds.privacy.mechanisms import Neighbouring, Sampling, SubsampledGaussianMechanism
@@ -179,7 +180,7 @@ def _per_sample_map(xp: Any, g: Any, kind: str, param: float) -> Any:
     return g * factor[..., None]
 
 
-def _poisson_batch_sum(objective: Any, x: Any, sampler: Any, q: float, kind: str,
+def _poisson_batch_sum(objective: ObjectiveProtocol, x: Any, sampler: Any, q: float, kind: str,
                        param: float) -> Any:
     """Sum over a Poisson subsample of the mapped per-sample gradients, ``(trials, d)``.
 
@@ -200,7 +201,7 @@ def _poisson_batch_sum(objective: Any, x: Any, sampler: Any, q: float, kind: str
 
 
 def _noisy_sgd(
-    objective: Any,
+    objective: ObjectiveProtocol,
     *,
     kind: str,
     param: float,
@@ -304,7 +305,7 @@ def _noisy_sgd(
 
 
 def dp_sgd(
-    objective: Any,
+    objective: ObjectiveProtocol,
     *,
     epsilon: float,
     delta: float,

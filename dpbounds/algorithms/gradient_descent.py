@@ -45,6 +45,7 @@ from dpbounds.algorithms._common import (
 )
 from dpbounds.algorithms.momentum import laplace_momentum_method
 from dpbounds.backend import backend_name
+from dpbounds.objectives._base import ObjectiveProtocol
 from dpbounds.privacy.accountants import ZcdpAccountant
 from dpbounds.privacy.calibrate import calibrate
 from dpbounds.privacy.laplace import split_budget
@@ -61,8 +62,9 @@ DP_GD_GAUSSIAN_SOURCE = Source(LEE_KIFER, "Table 1 (noisy GD), Lemmas 3.5-3.6, e
                                Provenance.VERBATIM, "even zCDP split over T steps")
 
 
-def dp_gd(objective: Any, *, epsilon: float, steps: int, step_size: float | None = None,
-          c: float = 1.0, mechanism: str = "laplace", delta: float | None = None,
+def dp_gd(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
+          step_size: float | None = None, c: float = 1.0, mechanism: str = "laplace",
+          delta: float | None = None,
           batch_size: int | None = None, clip_norm: float | None = None,
           neighbouring: str = "replace-one", trials: int = 1, seed: Any = None,
           x0: Any = None, sensitivity: float | None = None,
@@ -139,7 +141,7 @@ def dp_gd(objective: Any, *, epsilon: float, steps: int, step_size: float | None
                         neighbouring, trials, seed, x0, sensitivity, trace, public_n)
 
 
-def gaussian_gd_sensitivity(objective: Any, neighbouring: str = "replace-one",
+def gaussian_gd_sensitivity(objective: ObjectiveProtocol, neighbouring: str = "replace-one",
                             clip_norm: float | None = None,
                             sensitivity: float | None = None,
                             public_n: int | None = None) -> float:
@@ -195,7 +197,7 @@ def gaussian_gd_sensitivity(objective: Any, neighbouring: str = "replace-one",
     return bound / n
 
 
-def _gaussian_gd(f: Any, epsilon: float, delta: float | None, T: int, alpha: float,
+def _gaussian_gd(f: ObjectiveProtocol, epsilon: float, delta: float | None, T: int, alpha: float,
                  batch_size: Any, clip_norm: float | None, neighbouring: str, trials: int,
                  seed: Any, x0: Any, sensitivity: float | None, trace: str | None,
                  public_n: int | None) -> SimulationResult:

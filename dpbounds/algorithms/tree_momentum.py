@@ -113,6 +113,7 @@ from dpbounds.algorithms.tree_aggregation import (
     TreeAggregator,
 )
 from dpbounds.backend import TrialRandom, backend_name, to_numpy
+from dpbounds.objectives._base import ObjectiveProtocol
 from dpbounds.privacy.accountants import ZcdpAccountant
 from dpbounds.privacy.calibrate import calibrate_result
 from dpbounds.privacy.ledger import PrivacyLedger
@@ -339,7 +340,7 @@ def _normalized_step(xp: Any, x: Any, m_hat: Any, step_size: float) -> Any:
     return x - step_size * m_hat / safe[:, None]
 
 
-def _resolve_clip(objective: Any, clip_norm: float | None) -> float:
+def _resolve_clip(objective: ObjectiveProtocol, clip_norm: float | None) -> float:
     if clip_norm is None:
         clip_norm = float(getattr(objective, "gradient_bound", math.inf))
         if not math.isfinite(clip_norm):
@@ -350,7 +351,7 @@ def _resolve_clip(objective: Any, clip_norm: float | None) -> float:
     return check_positive("clip_norm", clip_norm)
 
 
-def _sample_smoothness(objective: Any) -> float:
+def _sample_smoothness(objective: ObjectiveProtocol) -> float:
     """Per-sample smoothness of the data term (for the lag-S difference bound)."""
     value = getattr(objective, "sample_smoothness", None)
     if value is None and hasattr(objective, "psi_curvature") and hasattr(objective, "l2_radius"):
@@ -364,7 +365,7 @@ def _sample_smoothness(objective: Any) -> float:
 _MAX_TRAVEL = 1e100
 
 
-def _check_common(objective: Any, epochs: int, step_size: float, batch_size: int,
+def _check_common(objective: ObjectiveProtocol, epochs: int, step_size: float, batch_size: int,
                   trials: int, alpha: float | None) -> tuple:
     limit = _kernels.step_limit(objective)
     epochs = check_int("epochs", epochs, minimum=1, maximum=limit)
@@ -421,7 +422,7 @@ class _Recorder:
     full data pass with the trace value.
     """
 
-    def __init__(self, objective: Any, kind: str | None, every: int) -> None:
+    def __init__(self, objective: ObjectiveProtocol, kind: str | None, every: int) -> None:
         self.objective = objective
         if kind == "auto":
             kind = "suboptimality" if objective.convex else "grad_norm"
@@ -508,7 +509,7 @@ class _TreeKernel:
 _MAX_LEVEL_STEPS = MAX_COMPILED_STEPS
 
 
-def _tree_kernel(objective: Any, x: Any, tree: TreeAggregator, output: _UniformOutput,
+def _tree_kernel(objective: ObjectiveProtocol, x: Any, tree: TreeAggregator, output: _UniformOutput,
                  lag: int = 0) -> _TreeKernel | None:
     """The compiled loop's state for this run, or ``None`` for the NumPy path."""
     data = _kernels.active(objective, x)
@@ -531,7 +532,7 @@ class _UniformOutput:
 # Algorithm 1
 # ----------------------------------------------------------------------------------------
 def tree_momentum_nsgd(
-    objective: Any,
+    objective: ObjectiveProtocol,
     *,
     epsilon: float,
     delta: float,
@@ -668,7 +669,7 @@ def tree_momentum_nsgd(
 # Algorithm 2
 # ----------------------------------------------------------------------------------------
 def sensitivity_reduced_nsgd(
-    objective: Any,
+    objective: ObjectiveProtocol,
     *,
     epsilon: float,
     delta: float,
