@@ -183,17 +183,18 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
             # Yang et al.'s plans calibrate an RDP accountant each: a coarser lattice
             lattice = _lattice(max(10.0, float(fixed.get("B", 1)) * 2), _N_MAX,
                                4 if knob else 5)
-            plans = [(n, dry_plan(study, spec, dict(base, N=n), trials)) for n in lattice]
-            grid = _n_grid(plans, path, headline)
+            n_plans = [(n, dry_plan(study, spec, dict(base, N=n), trials)) for n in lattice]
+            grid = _n_grid(n_plans, path, headline)
             if grid is None:
                 continue
             vals = tuple(float(n) for n in grid)
         else:
             vals = tuple(float(v) for v in (values or ()))
             if path:
-                vals = _path_values(study, spec, var, base, trials, headline)
-                if vals is None:
+                path_vals = _path_values(study, spec, var, base, trials, headline)
+                if path_vals is None:
                     continue
+                vals = path_vals
             ns = [int(base["N"])]
             if n_free:
                 ns = [n for n in _lattice(float(base["N"]), _N_MAX, 4) if n >= base["N"]]

@@ -160,7 +160,8 @@ def slope_at_most(study: str, case: str, slope: SlopeCI, exponent: float,
     return Verdict(study, case, claim, slope.slope, se, float(exponent), oracle, holds)
 
 
-def ratio_at_most(study: str, case: str, measured: Sequence[MeanCI], bounds: Sequence[float],
+def ratio_at_most(study: str, case: str, measured: Sequence[MeanCI],
+                  bounds: Sequence[float] | np.ndarray,
                   oracle: str, *, k: float = 1.0,
                   trivial: float | Sequence[float] | None = None) -> Verdict:
     """Verdict for ``measured/bound <= k`` at every grid point whose bound is not vacuous.
