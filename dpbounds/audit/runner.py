@@ -28,7 +28,7 @@ import sys
 import time
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -235,7 +235,8 @@ def run_sets(spec: AuditSpec, setting: Setting, trials: int, seed: Any = 0,
                 obj = objective.tapped() if hasattr(objective, "tapped") else objective
                 with (setting.tap() if setting.tap is not None else nullcontext()) as tapped:
                     res = fn(obj, trials=hi - lo, seed=seq, **setting.kwargs)
-                seen = tapped if setting.tap is not None else getattr(obj, "queries", [])
+                seen = cast(list, tapped if setting.tap is not None  # the tap yields a list
+                            else getattr(obj, "queries", []))
                 feats[i].append(np.asarray(setting.features(res, seen), dtype=float))
                 claimed = max(claimed, float(res.ledger.epsilon))
                 delta = max(delta, float(res.ledger.delta))
@@ -459,7 +460,7 @@ def _probe(spec: AuditSpec, setting: Setting, function: Any) -> tuple[float, int
     with (setting.tap() if setting.tap is not None else nullcontext()) as tapped:
         res = (spec.function if function is None else function)(
             obj, trials=1, seed=np.random.SeedSequence(0), **setting.kwargs)
-    seen = tapped if setting.tap is not None else getattr(obj, "queries", [])
+    seen = cast(list, tapped if setting.tap is not None else getattr(obj, "queries", []))
     k = int(np.asarray(setting.features(res, seen)).reshape(1, -1).shape[1])
     return claimed_mu(getattr(getattr(res, "privacy", None), "ledger", None)), k
 

@@ -225,7 +225,7 @@ class Entry:
             return "needs " + " and ".join(describe_key(k) for k in absent)
         return None
 
-    def value(self, problem: Mapping[str, float] | None = None, *, invalid: str = "raise",
+    def value(self, problem: Mapping[str, Any] | None = None, *, invalid: str = "raise",
               **overrides: Any) -> Any:
         """The bound at the closed-form hyper-parameter choice (broadcasts arrays).
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import math
 import textwrap
+from collections.abc import Sequence
 from typing import Any
 
 from dpbounds.audit import AUDITS, audit
@@ -153,12 +154,11 @@ def _norm(relation: str) -> str:
     return relation.replace("_", "-").replace("add-remove", "add/remove")
 
 
-def _jobs(args: argparse.Namespace) -> list[tuple[str, str | None]]:
+def _jobs(args: argparse.Namespace) -> Sequence[tuple[str, str | None]]:
     if args.algorithm != "all":
         return [(args.algorithm, args.neighbouring)]
-    jobs: list[tuple[str, str | None]] = [
-        (name, rel) for name, spec in AUDITS.items() for rel in spec.relations
-        if args.neighbouring is None or rel == _norm(args.neighbouring)]
+    jobs = [(name, rel) for name, spec in AUDITS.items() for rel in spec.relations
+            if args.neighbouring is None or rel == _norm(args.neighbouring)]
     if args.mutant is not None:  # only where the bug applies
         mut = MUTANTS.get(args.mutant)
         if mut is None:

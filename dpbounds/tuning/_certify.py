@@ -153,7 +153,8 @@ def certify_minimum(evaluate: Any, mu: float, L: float, D: float, d: int, n: int
     X0, Y0 = (g.ravel() for g in np.meshgrid(xs[:-1], ys[:-1]))
     X1, Y1 = X0 + (xs[1] - xs[0]), Y0 + (ys[1] - ys[0])
 
-    def to_ab(xl, xh, yl, yh):
+    def to_ab(xl: np.ndarray, xh: np.ndarray, yl: np.ndarray, yh: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         return (np.where(np.isneginf(xl), 0.0, np.exp(xl)), np.exp(xh),
                 -np.expm1(-yl), np.where(np.isposinf(yh), 1.0, -np.expm1(-yh)))
 
@@ -166,7 +167,7 @@ def certify_minimum(evaluate: Any, mu: float, L: float, D: float, d: int, n: int
              np.concatenate([ty[:-1], np.full(k, y1), [y1]]),
              np.concatenate([ty[1:], np.full(k, np.inf), [np.inf]]))
     tail_low = float(np.min(box_lower_bounds(*to_ab(*tails), mu, L, D, Tgrid, noise)))
-    boxes = (X0, X1, Y0, Y1)
+    boxes: tuple[np.ndarray, ...] = (X0, X1, Y0, Y1)
     n_boxes = X0.size + tails[0].size
     settled = np.inf  # smallest lower bound among the boxes pruned so far
     for _ in range(_ROUNDS):
