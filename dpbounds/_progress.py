@@ -13,7 +13,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-__all__ = ["DELAY_S", "progress_bar", "progress_iter"]
+__all__ = ["progress_bar"]
 
 #: seconds before a bar appears
 DELAY_S = 2.0

@@ -42,26 +42,7 @@ from dpbounds.privacy.mechanisms import Neighbouring
 from dpbounds.privacy.run import RunPrivacy
 from dpbounds.provenance import Source
 
-__all__ = [
-    "MAX_COMPILED_STEPS",
-    "MAX_STEPS",
-    "MAX_TRIALS",
-    "NEIGHBOURING",
-    "TRACE_KINDS",
-    "RunPrivacy",
-    "SpentBudget",
-    "SimulationResult",
-    "TraceRecorder",
-    "check_batch_size",
-    "check_epsilon",
-    "check_noise_step",
-    "check_steps",
-    "check_trials",
-    "default_step_size",
-    "make_streams",
-    "progress",
-    "public_normaliser",
-]
+__all__ = ["RunPrivacy", "SpentBudget", "SimulationResult", "make_streams", "progress"]
 
 #: Neighbouring relations a ledger may name.
 NEIGHBOURING: tuple[str, ...] = ("replace-one", "add/remove")

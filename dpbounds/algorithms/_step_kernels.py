@@ -39,10 +39,7 @@ from dpbounds.objectives._step_kernel import (
     shared_term,
 )
 
-__all__ = ["MAX_BLOCK", "WORK_ROWS", "active", "block_steps", "chunks", "noise_or_none",
-           "noisy_sgd_steps", "sample_block", "step_limit",
-           "projected_sgd_steps", "tree_levels",
-           "tree_nsgd_steps"]
+__all__ = []
 
 # Any: numba's stubs do not list the private ``_nrt`` option the loops pass
 _jit: Any = numba.njit if numba is not None else _identity_decorator

@@ -84,7 +84,7 @@ from dpbounds.privacy.mechanisms import (
 from dpbounds.privacy.run import RunPrivacy
 from dpbounds.provenance import LEE_KIFER, Provenance, Source
 
-__all__ = ["DP_AGD_SOURCE", "dp_agd", "gradient_average", "noisy_max"]
+__all__ = ["DP_AGD_SOURCE", "dp_agd", "noisy_max"]
 
 #: Largest step grid: each NoisyMax call scores ``trials x (grid_size + 1)`` candidates.
 MAX_GRID: int = 10**4

@@ -68,18 +68,8 @@ from dpbounds.privacy.mechanisms import (
 from dpbounds.privacy.run import RunPrivacy
 from dpbounds.provenance import KAMATH, Provenance, Source
 
-__all__ = [
-    "NOISY_SGD_SOURCE",
-    "OBJECTIVE_PERTURBATION_SOURCE",
-    "OUTPUT_PERTURBATION_LECTURE_SOURCE",
-    "OUTPUT_PERTURBATION_SOURCE",
-    "bst14_sigma",
-    "noisy_projected_sgd",
-    "objective_perturbation",
-    "output_perturbation",
-    "output_perturbation_sensitivity",
-    "output_perturbation_source",
-]
+__all__ = ["NOISY_SGD_SOURCE", "OUTPUT_PERTURBATION_LECTURE_SOURCE", "OUTPUT_PERTURBATION_SOURCE",
+           "bst14_sigma", "noisy_projected_sgd", "objective_perturbation", "output_perturbation"]
 
 NOISY_SGD_SOURCE = Source(KAMATH, "Algorithm 3 (Bassily, Smith, Thakurta 2014), Theorem 2",
                           Provenance.VERBATIM)

@@ -80,7 +80,7 @@ from dpbounds.privacy.mechanisms import Neighbouring, Sampling, SubsampledGaussi
 from dpbounds.privacy.run import RunPrivacy
 from dpbounds.provenance import YANG, Provenance, Source
 
-__all__ = ["DP_SGD_SOURCE", "SAMPLING", "dp_sgd", "noisy_sgd_noise"]
+__all__ = ["DP_SGD_SOURCE", "dp_sgd"]
 
 DP_SGD_SOURCE = Source(
     YANG,

@@ -54,7 +54,7 @@ from dpbounds.privacy.mechanisms import GaussianMechanism, Neighbouring
 from dpbounds.privacy.run import RunPrivacy
 from dpbounds.provenance import KURU, LEE_KIFER, Provenance, Source
 
-__all__ = ["DP_GD_GAUSSIAN_SOURCE", "DP_GD_LAPLACE_SOURCE", "dp_gd", "gaussian_gd_sensitivity"]
+__all__ = ["DP_GD_GAUSSIAN_SOURCE", "DP_GD_LAPLACE_SOURCE", "dp_gd"]
 
 DP_GD_LAPLACE_SOURCE = Source(KURU, "Section 5 (DP-GD = DP-NAG with beta = 0), eqs. (12)-(13)",
                               Provenance.VERBATIM)

@@ -85,19 +85,8 @@ from dpbounds.privacy.mechanisms import ComposedMechanism, Neighbouring, Subsamp
 from dpbounds.privacy.run import RunPrivacy
 from dpbounds.provenance import KURU, Provenance, Source
 
-__all__ = [
-    "DP_HB_SOURCE",
-    "DP_MASG_SOURCE",
-    "DP_NAG_SOURCE",
-    "dp_heavy_ball",
-    "dp_masg",
-    "dp_masg_opt",
-    "dp_nag",
-    "dp_nag_opt",
-    "laplace_allocation",
-    "laplace_momentum_method",
-    "reselected_horizon",
-]
+__all__ = ["DP_HB_SOURCE", "DP_MASG_SOURCE", "DP_NAG_SOURCE", "dp_heavy_ball", "dp_masg",
+           "dp_masg_opt", "dp_nag", "dp_nag_opt", "reselected_horizon"]
 
 DP_HB_SOURCE = Source(KURU, "eq. (9), Proposition 3.1", Provenance.VERBATIM)
 DP_NAG_SOURCE = Source(

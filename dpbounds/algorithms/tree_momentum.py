@@ -121,15 +121,8 @@ from dpbounds.privacy.mechanisms import ComposedMechanism, Neighbouring, TreeAgg
 from dpbounds.privacy.run import RunPrivacy
 from dpbounds.provenance import TRAN_CUTKOSKY, Provenance, Source
 
-__all__ = [
-    "ALGORITHM_1_SOURCE",
-    "ALGORITHM_2_SOURCE",
-    "TreeMomentumResult",
-    "sensitivity_reduced_nsgd",
-    "sensitivity_reduced_privacy",
-    "tree_momentum_nsgd",
-    "tree_momentum_privacy",
-]
+__all__ = ["ALGORITHM_1_SOURCE", "ALGORITHM_2_SOURCE", "sensitivity_reduced_nsgd",
+           "tree_momentum_nsgd"]
 
 ALGORITHM_1_SOURCE = Source(
     TRAN_CUTKOSKY,

@@ -33,7 +33,7 @@ import numpy as np
 from dpbounds._validation import check_nonnegative
 from dpbounds.backend import TrialRandom
 
-__all__ = ["MUTANTS", "Mutant", "get_mutant", "mutant_names", "patched_method", "scaled_noise"]
+__all__ = ["MUTANTS", "Mutant", "mutant_names", "scaled_noise"]
 
 
 @contextmanager

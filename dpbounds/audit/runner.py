@@ -50,8 +50,7 @@ from dpbounds.audit.statistics import (
     held_out_bound,
 )
 
-__all__ = ["CHUNK", "AuditResult", "audit", "claimed_mu", "memory_estimate", "run_pair",
-           "run_sets"]
+__all__ = ["AuditResult", "audit"]
 
 #: Runs per algorithm call; fixed, so that run k's stream does not depend on the total.
 CHUNK = 2048

@@ -36,8 +36,8 @@ from scipy.optimize import brentq
 from dpbounds.bounds import registry
 from dpbounds.bounds.problem import DEFAULT_PROBLEM, problem_class
 
-__all__ = ["Comparison", "Crossover", "Regime", "Row", "TrivialBound", "compare",
-           "compare_table", "crossover", "regime", "trivial_bounds", "vacuous_reason"]
+__all__ = ["Comparison", "Regime", "compare", "compare_table", "crossover", "regime",
+           "trivial_bounds", "vacuous_reason"]
 
 
 @dataclass(frozen=True)

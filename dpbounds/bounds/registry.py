@@ -49,19 +49,8 @@ from dpbounds.bounds.problem import (
 )
 from dpbounds.bounds.theorem import Bound, Scaling, Tuned
 
-__all__ = [
-    "CLASS_WORDS",
-    "DEFAULT_PROBLEM",
-    "OPTIONAL_PROBLEM",
-    "Entry",
-    "aliases",
-    "check_problem",
-    "discover",
-    "entries",
-    "get",
-    "names",
-    "register",
-]
+__all__ = ["DEFAULT_PROBLEM", "Entry", "aliases", "check_problem", "entries", "get", "names",
+           "register"]
 
 #: Each problem class in words, with the quantity its bounds bound.
 CLASS_WORDS: dict[str, str] = {

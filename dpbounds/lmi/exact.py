@@ -46,7 +46,7 @@ import numpy as np
 
 from dpbounds._validation import check_finite, check_nonnegative, check_positive
 
-__all__ = ["Dyadic", "certificate_holds", "farkas_holds", "is_psd", "quadratic_rate_lower_bound"]
+__all__ = []
 
 
 class Dyadic:

@@ -55,7 +55,7 @@ from dpbounds.lmi.heavy_ball_lmi import (
 )
 from dpbounds.provenance import Source
 
-__all__ = ["RateMap", "closed_form_rate_map", "default_grid", "lmi_rate_map", "naive_lmi_rates"]
+__all__ = ["RateMap", "closed_form_rate_map", "lmi_rate_map"]
 
 
 def default_grid(L: float, size: int = 100) -> tuple[np.ndarray, np.ndarray]:

@@ -12,7 +12,7 @@ import numpy as np
 from dpbounds._validation import check_int, check_nonnegative, check_positive
 from dpbounds.backend import MAX_TRIALS, get_namespace, to_numpy
 
-__all__ = ["MAX_STATE_ELEMENTS", "Objective", "ObjectiveProtocol", "Optimum", "finite_array"]
+__all__ = ["Objective", "ObjectiveProtocol", "Optimum"]
 
 #: Largest state ``trials x d`` (float64 elements, 8 GiB) an objective hands out.
 MAX_STATE_ELEMENTS: int = 2**30

@@ -54,8 +54,7 @@ try:  # optional: the ``fast`` extra
 except ImportError:  # pragma: no cover - exercised in the environments without numba
     numba = None  # type: ignore[assignment]  # the module-or-None idiom for an optional import
 
-__all__ = ["AVAILABLE", "BLOCK", "GROUP", "enabled", "exp_neg_abs", "logistic_pass",
-           "minibatch_gradient", "sigmoid_weights"]
+__all__ = []
 
 #: Whether numba is importable (the ``fast`` extra).
 AVAILABLE = numba is not None

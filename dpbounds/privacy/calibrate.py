@@ -36,7 +36,7 @@ from dpbounds.privacy.mechanisms import (
     TreeAggregationMechanism,
 )
 
-__all__ = ["CalibrationResult", "calibrate", "calibrate_result", "epsilon_of"]
+__all__ = ["calibrate", "calibrate_result", "epsilon_of"]
 
 
 def epsilon_of(

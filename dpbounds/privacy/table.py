@@ -67,7 +67,7 @@ from dpbounds.privacy.tree import (
 )
 from dpbounds.privacy.zcdp import dp_to_zcdp_rho, zcdp_to_dp_epsilon
 
-__all__ = ["TABLE_ROWS", "advanced_composition_epsilon", "format_table", "privacy_table"]
+__all__ = ["TABLE_ROWS", "format_table", "privacy_table"]
 
 #: Number of rows :func:`privacy_table` returns.
 TABLE_ROWS = 13

@@ -37,8 +37,7 @@ import numpy as np
 
 import dpbounds
 
-__all__ = ["Cell", "CellCall", "batched", "canonical", "cell_key", "code_digests",
-           "code_fingerprint", "function_name"]
+__all__ = ["Cell", "CellCall", "batched", "canonical", "cell_key", "code_fingerprint"]
 
 #: Version of the key recipe; bumping it invalidates every stored key.
 KEY_FORMAT = 1

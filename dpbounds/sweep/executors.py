@@ -30,8 +30,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["DaskDistributed", "Executor", "InProcess", "LocalProcesses", "SweepError",
-           "default_workers"]
+__all__ = ["DaskDistributed", "Executor", "InProcess", "LocalProcesses", "SweepError"]
 
 
 class SweepError(RuntimeError):

@@ -22,7 +22,7 @@ import sys
 import time
 from typing import Any
 
-__all__ = ["BAR_DELAY_S", "LINE_INTERVAL_S", "Progress", "resolve_mode"]
+__all__ = ["Progress"]
 
 #: Seconds before the bar appears.
 BAR_DELAY_S = 2.0

@@ -39,7 +39,7 @@ from dpbounds.bounds.strongly_convex.gradient_noise import (
 )
 from dpbounds.bounds.strongly_convex.heavy_ball_dp import _log_envelope_at
 
-__all__ = ["Bracket", "certify_minimum"]
+__all__ = []
 
 _T_EXACT = 256       # horizons evaluated one by one in a box's lower bound; knots beyond
 _MAX_BOXES = 20_000  # boxes a certification may create

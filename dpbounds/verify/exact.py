@@ -36,14 +36,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = [
-    "expected_norm_factor",
-    "momentum_exact",
-    "rho_for_epsilon",
-    "tree_noise_covariance",
-    "tree_sigma_for_epsilon",
-    "tree_step_levels",
-]
+__all__ = []
 
 
 def _compose(t: int) -> list[tuple[int, int]]:

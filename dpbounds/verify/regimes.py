@@ -37,7 +37,7 @@ from dpbounds.sweep.progress import _duration as duration
 from dpbounds.verify.problems import VerifyProblem
 from dpbounds.verify.theorems import TheoremStudy
 
-__all__ = ["GridPlan", "dry_plan", "plan_grid", "seconds_per_evaluation"]
+__all__ = []
 
 #: largest ``N`` (and ``T``) the planner considers
 _N_MAX = 10**6

@@ -28,7 +28,7 @@ from scipy import stats as _stats
 
 from dpbounds._validation import check_int, check_open_interval, check_positive
 
-__all__ = ["MeanCI", "SlopeCI", "bootstrap_slope", "local_slopes", "loglog_slope", "mean_ci"]
+__all__ = ["MeanCI", "SlopeCI", "bootstrap_slope", "loglog_slope", "mean_ci"]
 
 
 @dataclass(frozen=True)

@@ -35,17 +35,8 @@ import numpy as np
 
 from dpbounds.verify.statistics import MeanCI, SlopeCI
 
-__all__ = [
-    "Z",
-    "Verdict",
-    "equal",
-    "format_table",
-    "is_vacuous",
-    "mean_se",
-    "ratio_at_most",
-    "slope_at_most",
-    "upper",
-]
+__all__ = ["Z", "Verdict", "equal", "format_table", "is_vacuous", "ratio_at_most", "slope_at_most",
+           "upper"]
 
 #: Standard errors allowed before a ``<= bound`` or ``== exact`` verdict fails.
 Z = 5.0

@@ -79,17 +79,7 @@ from dpbounds.bounds.strongly_convex.heavy_ball import (
 from dpbounds.bounds.strongly_convex.nesterov import nesterov_momentum
 from dpbounds.bounds.theorem import Assumption, sym
 
-__all__ = [
-    "DEFAULT_MAX_HORIZON",
-    "RHO_OFFSETS",
-    "LMIBoundCurves",
-    "lmi_bound_curves",
-    "MAX_BOUND_ARRAY",
-    "HeavyBallDPObjective",
-    "heavy_ball_dp_bound",
-    "log_transient_envelope",
-    "problem_params",
-]
+__all__ = ["heavy_ball_dp_bound", "problem_params"]
 
 #: most entries :func:`heavy_ball_dp_bound` builds (1 GiB of float64)
 MAX_BOUND_ARRAY = 1 << 27

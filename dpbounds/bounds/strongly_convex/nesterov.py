@@ -48,19 +48,8 @@ from scipy.special import logsumexp
 from dpbounds._validation import check_finite, check_int, check_nonnegative, check_positive
 from dpbounds.provenance import KURU, Provenance, Source
 
-__all__ = [
-    "MAX_HORIZON",
-    "SOURCE_EQ33",
-    "SOURCE_THM41",
-    "SOURCE_THM43",
-    "ErrorWeights",
-    "Schedule",
-    "masg_schedule",
-    "nesterov_momentum",
-    "nesterov_recursion",
-    "nesterov_schedule",
-    "unrolled_bound",
-]
+__all__ = ["MAX_HORIZON", "SOURCE_EQ33", "SOURCE_THM41", "SOURCE_THM43", "Schedule",
+           "masg_schedule", "nesterov_schedule", "unrolled_bound"]
 
 SOURCE_THM41 = Source(KURU, "Theorem 4.1, eqs. (28)-(29)", Provenance.VERBATIM,
                       "adapted from Aybat et al. (NeurIPS 2019), Thm 2.3")

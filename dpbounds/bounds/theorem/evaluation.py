@@ -37,7 +37,7 @@ from dpbounds.notation import did_you_mean
 if TYPE_CHECKING:
     from dpbounds.bounds.theorem.structure import _BoundLike
 
-__all__ = ["EvaluationMixin"]
+__all__ = []
 
 
 class EvaluationMixin:

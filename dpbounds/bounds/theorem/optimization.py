@@ -30,7 +30,7 @@ import numpy as np
 if TYPE_CHECKING:
     from dpbounds.bounds.theorem.structure import _BoundLike
 
-__all__ = ["OptimizationMixin", "Tuned"]
+__all__ = ["Tuned"]
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from dpbounds.bounds.theorem.symbols import SYMBOL_LATEX, sym
 if TYPE_CHECKING:
     from dpbounds.bounds.theorem.structure import Bound, _BoundLike
 
-__all__ = ["RenderingMixin"]
+__all__ = []
 
 
 class RenderingMixin:

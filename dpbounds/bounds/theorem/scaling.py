@@ -33,7 +33,7 @@ from dpbounds.bounds.theorem.symbols import sym
 if TYPE_CHECKING:
     from dpbounds.bounds.theorem.structure import _BoundLike
 
-__all__ = ["Scaling", "ScalingMixin"]
+__all__ = ["Scaling"]
 
 
 @dataclass(frozen=True)
