@@ -306,6 +306,18 @@ class ObjectiveProtocol(Protocol):
     Array arguments and results are ``xp`` arrays (states ``(trials, d)``, index sets
     ``(trials, m)``), hence ``Any``: the array API has no static array type.
     ``isinstance(obj, ObjectiveProtocol)`` checks that the members exist (not their types).
+
+    Example
+    -------
+    >>> from dpbounds.objectives import HuberWell, ObjectiveProtocol, QuadraticObjective
+    >>> isinstance(QuadraticObjective.random(3, 0.1, 1.0, n=10, seed=0), ObjectiveProtocol)
+    True
+    >>> isinstance(HuberWell.random(10, 3, G=1.0, L=1.0, seed=0), ObjectiveProtocol)
+    True
+    >>> class NoClipping:  # a gradient oracle without the clipped mean DP-SGD needs
+    ...     n, d, xp, name, convex = 10, 3, None, "partial", True
+    >>> isinstance(NoClipping(), ObjectiveProtocol)
+    False
     """
 
     n: int
