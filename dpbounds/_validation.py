@@ -127,7 +127,7 @@ def check_int(name: str, value: Any, *, minimum: int = 1, maximum: int | None = 
     else:
         if not math.isfinite(value) or value != math.floor(value):
             raise ValueError(f"{name} must be an integer, got {_show(value)}")
-        ivalue = int(value)
+        ivalue = int(math.floor(value))  # exact for any integral Real (Fraction, Decimal)
     if ivalue < minimum or (maximum is not None and ivalue > maximum):
         upper = "inf" if maximum is None else _show(int(maximum))
         raise ValueError(f"{name} must be an integer in [{_show(int(minimum))}, {upper}], got "

@@ -63,19 +63,7 @@ import numpy as np
 
 from dpbounds._validation import check_int, check_nonnegative
 
-__all__ = [
-    "BACKENDS",
-    "MAX_TRIALS",
-    "TrialRandom",
-    "backend_name",
-    "cupy_available",
-    "get_namespace",
-    "is_cupy",
-    "is_numpy",
-    "rowwise_matmul",
-    "to_numpy",
-    "trial_random",
-]
+__all__ = ["TrialRandom", "rowwise_matmul"]
 
 #: Backend names understood by :func:`get_namespace`.
 BACKENDS: tuple[str, ...] = ("numpy", "cupy", "array_api_strict", "auto")

@@ -34,18 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = [
-    "OPTIONS",
-    "QUANTITIES",
-    "SYMBOL_LATEX",
-    "Quantity",
-    "all_flags",
-    "did_you_mean",
-    "markdown",
-    "quantity",
-    "quantity_of_flag",
-    "quantity_of_symbol",
-]
+__all__ = ["SYMBOL_LATEX", "markdown", "quantity"]
 
 
 @dataclass(frozen=True)

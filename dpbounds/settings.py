@@ -31,16 +31,8 @@ import numpy as np
 from dpbounds._validation import check_int
 from dpbounds.provenance import KURU, Provenance, Source
 
-__all__ = [
-    "LOGISTIC_REGRESSION_SMOOTHNESS",
-    "SOURCE_FIG1",
-    "SOURCE_FIG2",
-    "SOURCE_SECTION5",
-    "accelerated_noise_allocation",
-    "heavy_ball_quadratic",
-    "logistic_regression",
-    "logistic_regression_grid",
-]
+__all__ = ["LOGISTIC_REGRESSION_SMOOTHNESS", "SOURCE_FIG1", "SOURCE_FIG2", "SOURCE_SECTION5",
+           "accelerated_noise_allocation", "logistic_regression"]
 
 SOURCE_FIG1 = Source(KURU, "Figure 1 setup (Section 3.2)", Provenance.VERBATIM,
                      "alpha, beta grids, E_0 = 10 and horizons 1..250 from the reference code "

@@ -27,39 +27,22 @@ under a neighbouring relation).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn, cast
 
 import numpy as np
 
 from dpbounds._validation import check_choice, check_int, check_positive
 from dpbounds.backend import MAX_TRIALS, TrialRandom, to_numpy
+from dpbounds.objectives._base import ObjectiveProtocol
+from dpbounds.privacy.accountants import BasicAccountant, PureDpAccountant, ZcdpAccountant
 from dpbounds.privacy.ledger import PrivacyLedger
 from dpbounds.privacy.mechanisms import Neighbouring
 from dpbounds.privacy.run import RunPrivacy
 from dpbounds.provenance import Source
 
-__all__ = [
-    "MAX_COMPILED_STEPS",
-    "MAX_STEPS",
-    "MAX_TRIALS",
-    "NEIGHBOURING",
-    "TRACE_KINDS",
-    "RunPrivacy",
-    "SpentBudget",
-    "SimulationResult",
-    "TraceRecorder",
-    "check_batch_size",
-    "check_epsilon",
-    "check_noise_step",
-    "check_steps",
-    "check_trials",
-    "default_step_size",
-    "make_streams",
-    "progress",
-    "public_normaliser",
-]
+__all__ = ["RunPrivacy", "SpentBudget", "SimulationResult", "make_streams", "progress"]
 
 #: Neighbouring relations a ledger may name (the enum's values).
 NEIGHBOURING: tuple[str, ...] = tuple(nb.value for nb in Neighbouring)
@@ -154,7 +137,8 @@ class SpentBudget:
         per_step = np.array([c + [0.0] * (width - len(c)) for c in costs])
         rho = None
         if name == "zcdp":
-            rhos = np.array([privacy.make_accountant(led).rho for led in ledgers])
+            rhos = np.array([cast(ZcdpAccountant, privacy.make_accountant(led)).rho
+                             for led in ledgers])
             rho = rhos if privacy.trial_ledgers else float(rhos[0])
         if not privacy.trial_ledgers:
             per_step = per_step[0]
@@ -175,13 +159,14 @@ def _entry_costs(privacy: RunPrivacy, ledger: Any) -> list[float]:
     """Per-run cost of every recorded mechanism, repeated by its count (ε for pure / basic,
     ρ for zCDP, nothing for RDP / PLD)."""
     acc = privacy.make_accountant(PrivacyLedger(ledger.neighbouring))
+    cost: Callable[[Any], float]
     if privacy.accountant == "pure":
-        cost = acc.mechanism_epsilon
+        cost = cast(PureDpAccountant, acc).mechanism_epsilon
     elif privacy.accountant == "zcdp":
-        cost = acc.mechanism_rho
+        cost = cast(ZcdpAccountant, acc).mechanism_rho
     elif privacy.accountant == "basic":
         def cost(m: Any) -> float:
-            return acc.spawn().compose(m, 1).epsilon
+            return cast(BasicAccountant, acc.spawn().compose(m, 1)).epsilon
     else:
         return []
     out: list[float] = []
@@ -205,12 +190,34 @@ class FrozenParams(dict):
     """A read-only ``dict`` (picklable, unlike :class:`types.MappingProxyType`): the
     parameters a :class:`SimulationResult` records."""
 
-    def _refuse(self, *args: Any, **kwargs: Any) -> None:
+    @staticmethod
+    def _refuse() -> NoReturn:
         raise TypeError("a SimulationResult's params are read-only; "
                         "use dataclasses.replace(result, params=...) for a changed copy")
 
-    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _refuse
-    __ior__ = _refuse
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._refuse()
+
+    def __delitem__(self, key: str) -> None:
+        self._refuse()
+
+    def __ior__(self, other: Any) -> FrozenParams:  # type: ignore[misc]
+        self._refuse()
+
+    def clear(self) -> None:
+        self._refuse()
+
+    def pop(self, key: str, default: Any = None) -> Any:
+        self._refuse()
+
+    def popitem(self) -> tuple[str, Any]:
+        self._refuse()
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        self._refuse()
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self._refuse()
 
     def __reduce__(self) -> tuple:
         return (FrozenParams, (dict(self),))
@@ -296,7 +303,7 @@ class TraceRecorder:
     (a subclass).
     """
 
-    def __init__(self, objective: Any, kind: str | None = "auto") -> None:
+    def __init__(self, objective: ObjectiveProtocol, kind: str | None = "auto") -> None:
         self.objective = objective
         if kind == "auto":
             kind = "suboptimality" if objective.convex else "grad_norm"
@@ -370,7 +377,7 @@ def check_trials(trials: Any) -> int:
     return check_int("trials", trials, minimum=1, maximum=MAX_TRIALS)
 
 
-def public_normaliser(public_n: Any, n: int, neighbouring: str) -> int:
+def public_normaliser(public_n: Any, n: int, neighbouring: Neighbouring | str) -> int:
     """The dataset size an algorithm may divide by or calibrate its noise with.
 
     Under ``"replace-one"`` the size ``n`` of the data set is public (neighbours have the
@@ -427,7 +434,7 @@ def check_noise_step(noise_scale: Any, step_size: Any, epsilon: float) -> None:
                          f"{MAX_NOISE_STEP:g})")
 
 
-def default_step_size(objective: Any, step_size: Any, c: Any) -> float:
+def default_step_size(objective: ObjectiveProtocol, step_size: Any, c: Any) -> float:
     """``step_size`` if given, else ``c / L`` (``L = objective.smoothness``, finite and > 0)."""
     if step_size is not None:
         return check_positive("step_size", step_size)

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from dpbounds.objectives._base import ObjectiveProtocol
 from dpbounds.objectives._logistic_kernel import _identity_decorator, numba
 from dpbounds.objectives._step_kernel import (
     ProblemData,
@@ -38,12 +39,10 @@ from dpbounds.objectives._step_kernel import (
     shared_term,
 )
 
-__all__ = ["MAX_BLOCK", "WORK_ROWS", "active", "block_steps", "chunks", "noise_or_none",
-           "noisy_sgd_steps", "sample_block", "step_limit",
-           "projected_sgd_steps", "tree_levels",
-           "tree_nsgd_steps"]
+__all__ = []
 
-_jit = numba.njit if numba is not None else _identity_decorator
+# Any: numba's stubs do not list the private ``_nrt`` option the loops pass
+_jit: Any = numba.njit if numba is not None else _identity_decorator
 _FAST = {"contract"}  # fused multiply-adds, no reordering
 #: The loops run without numba's reference counting (``_nrt=False``): every call of a helper
 #: that takes arrays would otherwise count references atomically, which cost more than the
@@ -54,14 +53,14 @@ _LOOP = dict(fastmath=_FAST, boundscheck=False, cache=True, _nrt=False)
 WORK_ROWS = 10
 
 
-def active(objective: Any, x: Any) -> ProblemData | None:
+def active(objective: ObjectiveProtocol, x: Any) -> ProblemData | None:
     """The objective's data for the compiled loops, or ``None`` to take the NumPy path (numba
     missing, ``DPBOUNDS_KERNELS=numpy``, another objective or backend, a non-float64 state)."""
     data = problem_data(objective)  # None unless a NumPy objective: x is then an ndarray
     return data if data is not None and x.dtype == np.float64 else None
 
 
-def step_limit(objective: Any) -> int:
+def step_limit(objective: ObjectiveProtocol) -> int:
     """Most steps a run on ``objective`` accepts: :data:`~dpbounds.algorithms._common.
     MAX_COMPILED_STEPS` when it runs on a compiled loop, else ``MAX_STEPS``."""
     from dpbounds.algorithms._common import MAX_COMPILED_STEPS, MAX_STEPS

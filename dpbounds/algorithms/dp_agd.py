@@ -56,7 +56,7 @@ Where we read the paper, and where the public code ``ppmlguy/DP-AGD`` differs
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -72,6 +72,7 @@ from dpbounds.algorithms._common import (
     progress,
 )
 from dpbounds.backend import backend_name, to_numpy
+from dpbounds.objectives._base import ObjectiveProtocol
 from dpbounds.privacy.accountants import ZcdpAccountant
 from dpbounds.privacy.ledger import PrivacyLedger
 from dpbounds.privacy.mechanisms import (
@@ -83,7 +84,7 @@ from dpbounds.privacy.mechanisms import (
 from dpbounds.privacy.run import RunPrivacy
 from dpbounds.provenance import LEE_KIFER, Provenance, Source
 
-__all__ = ["DP_AGD_SOURCE", "dp_agd", "gradient_average", "noisy_max"]
+__all__ = ["DP_AGD_SOURCE", "dp_agd", "noisy_max"]
 
 #: Largest step grid: each NoisyMax call scores ``trials x (grid_size + 1)`` candidates.
 MAX_GRID: int = 10**4
@@ -142,7 +143,7 @@ def gradient_average(rho_old: Any, rho_new: Any, first: Any, second: Any) -> Any
     return (rho_old * first + (rho_new - rho_old) * second) / rho_new
 
 
-def dp_agd(objective: Any, *, epsilon: float, delta: float, splits: int = 60,
+def dp_agd(objective: ObjectiveProtocol, *, epsilon: float, delta: float, splits: int = 60,
            gamma: float = 0.1, grad_clip: float = 3.0, obj_clip: float = 3.0,
            grid_size: int = 20, initial_max_step: float = 2.0, tau: int = 10,
            eta: float = 0.1, alpha_cap: float | None = None, noisy_max_noise: str = "laplace",
@@ -347,15 +348,16 @@ def dp_agd(objective: Any, *, epsilon: float, delta: float, splits: int = 60,
     # the record: per trial, the Gaussian measurements and NoisyMax calls up to its last
     # release (what it published; later charges bought nothing that was released)
     trial_ledgers = []
-    for k in range(trials):
+    for trial in range(trials):
         led = PrivacyLedger(ar)
         if private:
-            for sig in sigmas[k][:at_release[k, 0]]:
-                led.record(GaussianMechanism(sig, grad_clip, ar))
-            led.record(ZcdpMechanism(r_nmax, ar), int(at_release[k, 1]))
+            for sig_k in sigmas[trial][:at_release[trial, 0]]:
+                led.record(GaussianMechanism(sig_k, grad_clip, ar))
+            led.record(ZcdpMechanism(r_nmax, ar), int(at_release[trial, 1]))
         trial_ledgers.append(led)
     if private:
-        worst = int(np.argmax([led.accountant("zcdp").rho for led in trial_ledgers]))
+        worst = int(np.argmax([cast(ZcdpAccountant, led.accountant("zcdp")).rho
+                               for led in trial_ledgers]))
     else:
         worst, trial_ledgers = 0, trial_ledgers[:1]
     privacy = RunPrivacy(trial_ledgers[worst], epsilon, delta, "zcdp", grad_clip,

@@ -34,7 +34,7 @@ average form :math:`F(\theta_t)-F^*` (multiply by ``n`` for the lecture's excess
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.optimize
@@ -51,6 +51,10 @@ from dpbounds.algorithms._common import (
     progress,
 )
 from dpbounds.backend import backend_name, to_numpy
+from dpbounds.objectives._base import ObjectiveProtocol
+
+if TYPE_CHECKING:
+    from dpbounds.objectives.glm import MarginLossObjective
 from dpbounds.privacy.calibrate import calibrate
 from dpbounds.privacy.gaussian import classic_gaussian_sigma
 from dpbounds.privacy.ledger import PrivacyLedger
@@ -64,18 +68,8 @@ from dpbounds.privacy.mechanisms import (
 from dpbounds.privacy.run import RunPrivacy
 from dpbounds.provenance import KAMATH, Provenance, Source
 
-__all__ = [
-    "NOISY_SGD_SOURCE",
-    "OBJECTIVE_PERTURBATION_SOURCE",
-    "OUTPUT_PERTURBATION_LECTURE_SOURCE",
-    "OUTPUT_PERTURBATION_SOURCE",
-    "bst14_sigma",
-    "noisy_projected_sgd",
-    "objective_perturbation",
-    "output_perturbation",
-    "output_perturbation_sensitivity",
-    "output_perturbation_source",
-]
+__all__ = ["NOISY_SGD_SOURCE", "OUTPUT_PERTURBATION_LECTURE_SOURCE", "OUTPUT_PERTURBATION_SOURCE",
+           "bst14_sigma", "noisy_projected_sgd", "objective_perturbation", "output_perturbation"]
 
 NOISY_SGD_SOURCE = Source(KAMATH, "Algorithm 3 (Bassily, Smith, Thakurta 2014), Theorem 2",
                           Provenance.VERBATIM)
@@ -114,8 +108,8 @@ def _project(xp: Any, x: Any, radius: float) -> Any:
     return x * xp.minimum(1.0, radius / xp.maximum(norm, xp.asarray(1e-300)))[:, None]
 
 
-def noisy_projected_sgd(objective: Any, *, epsilon: float, delta: float, radius: float,
-                        steps: int | None = None, calibration: str = "lecture",
+def noisy_projected_sgd(objective: ObjectiveProtocol, *, epsilon: float, delta: float,
+                        radius: float, steps: int | None = None, calibration: str = "lecture",
                         lipschitz: float | None = None, trials: int = 1, seed: Any = None,
                         x0: Any = None, trace: str | None = "auto",
                         trace_every: int = 1) -> SimulationResult:
@@ -225,7 +219,7 @@ def _step_mechanism(sigma: float, n: int, L: float) -> SubsampledGaussianMechani
                                        Sampling.WITHOUT_REPLACEMENT, Neighbouring.REPLACE_ONE)
 
 
-def output_perturbation_sensitivity(objective: Any, rule: str = "derived") -> float:
+def output_perturbation_sensitivity(objective: ObjectiveProtocol, rule: str = "derived") -> float:
     r"""L2 sensitivity of :math:`\arg\min F` (replace-one): ``"derived"`` :math:`2G/(n\mu)`,
     ``"lecture"`` :math:`2G/\mu` (Lemma 1 with :math:`\lambda=n\mu`)."""
     rule = check_choice("rule", rule, ("derived", "lecture"))
@@ -246,7 +240,7 @@ def output_perturbation_source(rule: str = "derived") -> Source:
     return OUTPUT_PERTURBATION_SOURCE if rule == "derived" else OUTPUT_PERTURBATION_LECTURE_SOURCE
 
 
-def output_perturbation(objective: Any, *, epsilon: float, delta: float,
+def output_perturbation(objective: ObjectiveProtocol, *, epsilon: float, delta: float,
                         sensitivity_rule: str = "derived", mechanism: str = "analytic",
                         trials: int = 1, seed: Any = None,
                         trace: str | None = "auto") -> SimulationResult:
@@ -293,7 +287,7 @@ def output_perturbation(objective: Any, *, epsilon: float, delta: float,
                             output_perturbation_source(sensitivity_rule), backend_name(xp))
 
 
-def objective_perturbation(objective: Any, *, epsilon: float, delta: float,
+def objective_perturbation(objective: MarginLossObjective, *, epsilon: float, delta: float,
                            trials: int = 1, seed: Any = None,
                            trace: str | None = "auto") -> SimulationResult:
     r"""Gaussian objective perturbation (see the module docstring) for margin-loss GLMs.

@@ -73,6 +73,7 @@ from dpbounds.algorithms._common import (
     public_normaliser,
 )
 from dpbounds.backend import backend_name
+from dpbounds.objectives._base import ObjectiveProtocol
 from dpbounds.privacy.calibrate import calibrate_result
 from dpbounds.privacy.ledger import PrivacyLedger
 from dpbounds.privacy.mechanisms import Neighbouring, Sampling, SubsampledGaussianMechanism
@@ -80,7 +81,7 @@ from dpbounds.privacy.noise_calibration import NoiseCalibration
 from dpbounds.privacy.run import RunPrivacy
 from dpbounds.provenance import YANG, Provenance, Source
 
-__all__ = ["DP_SGD_SOURCE", "SAMPLING", "dp_sgd", "noisy_sgd_noise"]
+__all__ = ["DP_SGD_SOURCE", "dp_sgd"]
 
 DP_SGD_SOURCE = Source(
     YANG,
@@ -151,9 +152,10 @@ def noisy_sgd_noise(
 
 
 def _step_mechanism(sigma: float, q: float, sensitivity: float,
-                    sampling: str) -> SubsampledGaussianMechanism:
+                    sampling: Sampling | str) -> SubsampledGaussianMechanism:
     """One step: Gaussian noise on a clipped per-example sum over a subsample."""
-    return SubsampledGaussianMechanism(sigma, q, sensitivity, sampling, per_example_sum=True)
+    return SubsampledGaussianMechanism(sigma, q, sensitivity, Sampling.coerce(sampling),
+                                       per_example_sum=True)
 
 
 @functools.lru_cache(maxsize=256)
@@ -179,7 +181,7 @@ def _per_sample_map(xp: Any, g: Any, kind: str, param: float) -> Any:
     return g * factor[..., None]
 
 
-def _poisson_batch_sum(objective: Any, x: Any, sampler: Any, q: float, kind: str,
+def _poisson_batch_sum(objective: ObjectiveProtocol, x: Any, sampler: Any, q: float, kind: str,
                        param: float) -> Any:
     """Sum over a Poisson subsample of the mapped per-sample gradients, ``(trials, d)``.
 
@@ -200,7 +202,7 @@ def _poisson_batch_sum(objective: Any, x: Any, sampler: Any, q: float, kind: str
 
 
 def _noisy_sgd(
-    objective: Any,
+    objective: ObjectiveProtocol,
     *,
     kind: str,
     param: float,
@@ -244,7 +246,7 @@ def _noisy_sgd(
     sampler, noise_rng = make_streams(seed, trials, xp)
     std_mean = noise.sigma / batch_size  # noise on the sum, then averaged
     check_noise_step(std_mean, step_size, epsilon)
-    q = noise.sampling_rate
+    q = float(batch_size / n_rate if noise.sampling_rate is None else noise.sampling_rate)
     trace_steps = [0]
     recorder.record(x)
     kern = _kernels.active(objective, x) if fixed else None
@@ -266,6 +268,7 @@ def _noisy_sgd(
                                          step_size, x, work)
             for s, t in enumerate(range(a + 1, b + 1) if kern is None else ()):
                 if fixed:
+                    assert batches is not None  # drawn above whenever fixed
                     idx = batches[:, t - c0 - 1, :]
                     if kind == "clip":
                         g = objective.clipped_mean_grad(x, idx, param)
@@ -301,7 +304,7 @@ def _noisy_sgd(
 
 
 def dp_sgd(
-    objective: Any,
+    objective: ObjectiveProtocol,
     *,
     epsilon: float,
     delta: float,

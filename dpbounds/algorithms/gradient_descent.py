@@ -45,6 +45,7 @@ from dpbounds.algorithms._common import (
 )
 from dpbounds.algorithms.momentum import laplace_momentum_method
 from dpbounds.backend import backend_name
+from dpbounds.objectives._base import ObjectiveProtocol
 from dpbounds.privacy.accountants import ZcdpAccountant
 from dpbounds.privacy.calibrate import calibrate
 from dpbounds.privacy.laplace import split_budget
@@ -53,7 +54,7 @@ from dpbounds.privacy.mechanisms import GaussianMechanism, Neighbouring
 from dpbounds.privacy.run import RunPrivacy
 from dpbounds.provenance import KURU, LEE_KIFER, Provenance, Source
 
-__all__ = ["DP_GD_GAUSSIAN_SOURCE", "DP_GD_LAPLACE_SOURCE", "dp_gd", "gaussian_gd_sensitivity"]
+__all__ = ["DP_GD_GAUSSIAN_SOURCE", "DP_GD_LAPLACE_SOURCE", "dp_gd"]
 
 DP_GD_LAPLACE_SOURCE = Source(KURU, "Section 5 (DP-GD = DP-NAG with beta = 0), eqs. (12)-(13)",
                               Provenance.VERBATIM)
@@ -61,8 +62,9 @@ DP_GD_GAUSSIAN_SOURCE = Source(LEE_KIFER, "Table 1 (noisy GD), Lemmas 3.5-3.6, e
                                Provenance.VERBATIM, "even zCDP split over T steps")
 
 
-def dp_gd(objective: Any, *, epsilon: float, steps: int, step_size: float | None = None,
-          c: float = 1.0, mechanism: str = "laplace", delta: float | None = None,
+def dp_gd(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
+          step_size: float | None = None, c: float = 1.0, mechanism: str = "laplace",
+          delta: float | None = None,
           batch_size: int | None = None, clip_norm: float | None = None,
           neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE, trials: int = 1,
           seed: Any = None,
@@ -140,7 +142,7 @@ def dp_gd(objective: Any, *, epsilon: float, steps: int, step_size: float | None
                         neighbouring, trials, seed, x0, sensitivity, trace, public_n)
 
 
-def gaussian_gd_sensitivity(objective: Any,
+def gaussian_gd_sensitivity(objective: ObjectiveProtocol,
                             neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
                             clip_norm: float | None = None,
                             sensitivity: float | None = None,
@@ -198,8 +200,9 @@ def gaussian_gd_sensitivity(objective: Any,
     return bound / n
 
 
-def _gaussian_gd(f: Any, epsilon: float, delta: float | None, T: int, alpha: float,
-                 batch_size: Any, clip_norm: float | None, neighbouring: str, trials: int,
+def _gaussian_gd(f: ObjectiveProtocol, epsilon: float, delta: float | None, T: int, alpha: float,
+                 batch_size: Any, clip_norm: float | None, neighbouring: Neighbouring | str,
+                 trials: int,
                  seed: Any, x0: Any, sensitivity: float | None, trace: str | None,
                  public_n: int | None) -> SimulationResult:
     xp = f.xp
@@ -249,7 +252,8 @@ def _gaussian_gd(f: Any, epsilon: float, delta: float | None, T: int, alpha: flo
     ledger = PrivacyLedger(nb)
     if private:
         ledger.record(GaussianMechanism(sigma, delta_2, nb), T)
-    privacy = RunPrivacy(ledger, epsilon, delta if private else 0.0, "zcdp", delta_2,
+    target_delta = delta if private and delta is not None else 0.0  # delta checked if private
+    privacy = RunPrivacy(ledger, epsilon, target_delta, "zcdp", delta_2,
                          {"conversion": "standard"},
                          description=f"Gaussian on a gradient sum / {n_pub} per step")
     params = dict(step_size=alpha, mechanism="gaussian", sigma=sigma, sensitivity=delta_2,

@@ -72,6 +72,7 @@ from dpbounds.bounds.strongly_convex.noise_allocation import (
     select_horizon_subsampled,
     uniform_noise,
 )
+from dpbounds.objectives._base import ObjectiveProtocol
 from dpbounds.privacy.calibrate import calibrate
 from dpbounds.privacy.laplace import basic_composition, laplace_scales_for_budgets, split_budget
 from dpbounds.privacy.ledger import PrivacyLedger
@@ -80,19 +81,8 @@ from dpbounds.privacy.run import RunPrivacy
 from dpbounds.provenance import KURU, Provenance, Source
 from dpbounds.schedules import Schedule, masg_schedule, nesterov_momentum, nesterov_schedule
 
-__all__ = [
-    "DP_HB_SOURCE",
-    "DP_MASG_SOURCE",
-    "DP_NAG_SOURCE",
-    "dp_heavy_ball",
-    "dp_masg",
-    "dp_masg_opt",
-    "dp_nag",
-    "dp_nag_opt",
-    "laplace_allocation",
-    "laplace_momentum_method",
-    "reselected_horizon",
-]
+__all__ = ["DP_HB_SOURCE", "DP_MASG_SOURCE", "DP_NAG_SOURCE", "dp_heavy_ball", "dp_masg",
+           "dp_masg_opt", "dp_nag", "dp_nag_opt", "reselected_horizon"]
 
 DP_HB_SOURCE = Source(KURU, "eq. (9), Proposition 3.1", Provenance.VERBATIM)
 DP_NAG_SOURCE = Source(
@@ -113,7 +103,7 @@ ALLOCATIONS = ("uniform", "optimal", "remark_4_2")
 HORIZON_RULES = ("eq32", "subsampled")
 
 
-def laplace_allocation(schedule: Schedule, objective: Any, *, epsilon: float, m: int,
+def laplace_allocation(schedule: Schedule, objective: ObjectiveProtocol, *, epsilon: float, m: int,
                        allocation: str, sensitivity: float) -> Allocation:
     """Per-iteration budgets and Laplace scales for ``schedule``.
 
@@ -132,7 +122,7 @@ def laplace_allocation(schedule: Schedule, objective: Any, *, epsilon: float, m:
     return optimal_noise(w, sensitivity, n, m, epsilon)
 
 
-def _horizon(objective: Any, *, method: str, rule: str, epsilon: float, m: int,
+def _horizon(objective: ObjectiveProtocol, *, method: str, rule: str, epsilon: float, m: int,
              sensitivity: float, steps: int, initial_error: float, alpha: float | None = None,
              c: float = 1.0, p: float = 1.0, first_stage: int | None = None) -> int:
     """Remark 4.1: the horizon T' <= T minimising (32) (``rule="eq32"``, Section 5's rule for
@@ -145,15 +135,16 @@ def _horizon(objective: Any, *, method: str, rule: str, epsilon: float, m: int,
     if steps > MAX_HORIZON:
         raise ValueError(f"steps must be at most {MAX_HORIZON} with horizon re-selection (the "
                          f"search keeps the bound at every horizon), got {steps}")
-    common = dict(initial_error=initial_error, d=f.d, sensitivity=sensitivity, n=f.n,
-                  epsilon=epsilon, max_horizon=steps, alpha=alpha, method=method, c=c, p=p,
-                  first_stage_length=first_stage)
+    common: dict[str, Any] = dict(
+        initial_error=initial_error, d=f.d, sensitivity=sensitivity, n=f.n,
+        epsilon=epsilon, max_horizon=steps, alpha=alpha, method=method, c=c, p=p,
+        first_stage_length=first_stage)
     if rule == "eq32" or m == f.n:
         return select_horizon(f.strong_convexity, f.smoothness, **common).horizon
     return select_horizon_subsampled(f.strong_convexity, f.smoothness, m=m, **common).horizon
 
 
-def reselected_horizon(objective: Any, *, method: str, epsilon: float, steps: int,
+def reselected_horizon(objective: ObjectiveProtocol, *, method: str, epsilon: float, steps: int,
                        step_size: float | None = None, c: float = 1.0, p: float = 1.0,
                        first_stage: int | None = None, batch_size: int | None = None,
                        initial_error: float = 10.0, horizon_rule: str = "eq32",
@@ -219,7 +210,7 @@ def _scale_factor(S1: float, scales: np.ndarray, n: int, m: int, epsilon: float)
 
 
 def laplace_momentum_method(
-    objective: Any,
+    objective: ObjectiveProtocol,
     *,
     kind: str,
     step_sizes: np.ndarray,
@@ -315,8 +306,8 @@ def laplace_momentum_method(
                             out_params, source, backend_name(xp))
 
 
-def _defaults(objective: Any, step_size: float | None, c: float, momentum: float | None
-              ) -> tuple[float, float]:
+def _defaults(objective: ObjectiveProtocol, step_size: float | None, c: float,
+              momentum: float | None) -> tuple[float, float]:
     mu = objective.strong_convexity
     alpha = default_step_size(objective, step_size, c)
     if momentum is None:
@@ -335,8 +326,8 @@ def _uniform(epsilon: float, T: int) -> np.ndarray | None:
     return split_budget(epsilon, steps=T) if math.isfinite(epsilon) else None
 
 
-def dp_heavy_ball(objective: Any, *, epsilon: float, steps: int, step_size: float | None = None,
-                  momentum: float | None = None, c: float = 1.0,
+def dp_heavy_ball(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
+                  step_size: float | None = None, momentum: float | None = None, c: float = 1.0,
                   batch_size: int | None = None, budgets: Any = None, trials: int = 1,
                   seed: Any = None, x0: Any = None, sensitivity: float | None = None,
                   trace: str | None = "auto") -> SimulationResult:
@@ -405,8 +396,9 @@ def _budgets(budgets: Any, epsilon: float, T: int) -> np.ndarray | None:
     return b
 
 
-def dp_nag(objective: Any, *, epsilon: float, steps: int, step_size: float | None = None,
-           momentum: float | None = None, c: float = 1.0, batch_size: int | None = None,
+def dp_nag(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
+           step_size: float | None = None, momentum: float | None = None, c: float = 1.0,
+           batch_size: int | None = None,
            allocation: str = "uniform", horizon_reselection: bool = False,
            horizon_rule: str = "eq32", initial_error: float = 10.0, trials: int = 1,
            seed: Any = None, x0: Any = None, sensitivity: float | None = None,
@@ -460,15 +452,15 @@ def dp_nag(objective: Any, *, epsilon: float, steps: int, step_size: float | Non
     )
 
 
-def dp_nag_opt(objective: Any, **kwargs: Any) -> SimulationResult:
+def dp_nag_opt(objective: ObjectiveProtocol, **kwargs: Any) -> SimulationResult:
     """DP-NAG-opt: :func:`dp_nag` with optimal budgets and horizon re-selection (Sec. 5)."""
     kwargs.setdefault("allocation", "optimal")
     kwargs.setdefault("horizon_reselection", True)
     return replace(dp_nag(objective, **kwargs), algorithm="dp_nag_opt")
 
 
-def dp_masg(objective: Any, *, epsilon: float, steps: int, c: float = 1.0, p: float = 1.0,
-            first_stage: int | None = None, restart: bool = True,
+def dp_masg(objective: ObjectiveProtocol, *, epsilon: float, steps: int, c: float = 1.0,
+            p: float = 1.0, first_stage: int | None = None, restart: bool = True,
             batch_size: int | None = None, allocation: str = "uniform",
             horizon_reselection: bool = False, horizon_rule: str = "eq32",
             initial_error: float = 10.0, trials: int = 1, seed: Any = None, x0: Any = None,
@@ -523,7 +515,7 @@ def dp_masg(objective: Any, *, epsilon: float, steps: int, c: float = 1.0, p: fl
     )
 
 
-def dp_masg_opt(objective: Any, **kwargs: Any) -> SimulationResult:
+def dp_masg_opt(objective: ObjectiveProtocol, **kwargs: Any) -> SimulationResult:
     """DP-MASG-opt: :func:`dp_masg` with optimal budgets and horizon re-selection."""
     kwargs.setdefault("allocation", "optimal")
     kwargs.setdefault("horizon_reselection", True)

@@ -40,6 +40,7 @@ from typing import Any
 from dpbounds._validation import check_choice, check_positive
 from dpbounds.algorithms._common import SimulationResult
 from dpbounds.algorithms.dp_sgd import SAMPLING, _noisy_sgd
+from dpbounds.objectives._base import ObjectiveProtocol
 from dpbounds.provenance import YANG, Provenance, Source
 
 __all__ = ["DP_NSGD_SOURCE", "dp_nsgd"]
@@ -54,7 +55,7 @@ DP_NSGD_SOURCE = Source(
 
 
 def dp_nsgd(
-    objective: Any,
+    objective: ObjectiveProtocol,
     *,
     epsilon: float,
     delta: float,

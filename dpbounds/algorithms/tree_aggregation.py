@@ -74,15 +74,7 @@ from typing import Any
 from dpbounds._validation import check_closed_interval, check_int, check_nonnegative
 from dpbounds.provenance import TRAN_CUTKOSKY, Provenance, Source
 
-__all__ = [
-    "TREE_AGGREGATION_SOURCE",
-    "LiveNode",
-    "TreeAggregator",
-    "ComposeAndSumAggregator",
-    "node_formed_at",
-    "compose_noise_variance",
-    "tree_momentum_reference",
-]
+__all__ = ["TREE_AGGREGATION_SOURCE", "TreeAggregator"]
 
 #: Citation of the tree identities implemented here.
 TREE_AGGREGATION_SOURCE = Source(

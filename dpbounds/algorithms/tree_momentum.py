@@ -113,6 +113,7 @@ from dpbounds.algorithms.tree_aggregation import (
     TreeAggregator,
 )
 from dpbounds.backend import TrialRandom, backend_name, to_numpy
+from dpbounds.objectives._base import ObjectiveProtocol
 from dpbounds.privacy.accountants import ZcdpAccountant
 from dpbounds.privacy.calibrate import calibrate_result
 from dpbounds.privacy.ledger import PrivacyLedger
@@ -121,15 +122,8 @@ from dpbounds.privacy.noise_calibration import NoiseCalibration
 from dpbounds.privacy.run import RunPrivacy
 from dpbounds.provenance import TRAN_CUTKOSKY, Provenance, Source
 
-__all__ = [
-    "ALGORITHM_1_SOURCE",
-    "ALGORITHM_2_SOURCE",
-    "TreeMomentumResult",
-    "sensitivity_reduced_nsgd",
-    "sensitivity_reduced_privacy",
-    "tree_momentum_nsgd",
-    "tree_momentum_privacy",
-]
+__all__ = ["ALGORITHM_1_SOURCE", "ALGORITHM_2_SOURCE", "sensitivity_reduced_nsgd",
+           "tree_momentum_nsgd"]
 
 ALGORITHM_1_SOURCE = Source(
     TRAN_CUTKOSKY,
@@ -287,8 +281,11 @@ def sensitivity_reduced_privacy(
     # closed form: group i's rho is share_i / (2 c^2), so c is a unit tree's sigma (the
     # accountant's own closed form for one node of sensitivity 1), 1e-15 up so that the
     # products below never round under each group's own closed form
-    unit = _ACCOUNTANT().closed_form_noise(lambda x: TreeAggregationMechanism(x, 1.0, 1, ro),
-                                           epsilon, delta, 1) * (1.0 + 1e-15)
+    unit_sigma = _ACCOUNTANT().closed_form_noise(
+        lambda x: TreeAggregationMechanism(x, 1.0, 1, ro), epsilon, delta, 1)
+    if unit_sigma is None:  # zCDP has a closed form for a Gaussian tree; guard the contract
+        raise RuntimeError("the zCDP accountant gave no closed-form noise for a tree node")
+    unit = unit_sigma * (1.0 + 1e-15)
     c, spent = calibrate_result(run, epsilon, delta, _ACCOUNTANT(), neighbouring=ro,
                                 initial=1.0, closed_form=unit)
     mechanisms = run(c).parts
@@ -339,7 +336,7 @@ def _normalized_step(xp: Any, x: Any, m_hat: Any, step_size: float) -> Any:
     return x - step_size * m_hat / safe[:, None]
 
 
-def _resolve_clip(objective: Any, clip_norm: float | None) -> float:
+def _resolve_clip(objective: ObjectiveProtocol, clip_norm: float | None) -> float:
     if clip_norm is None:
         clip_norm = float(getattr(objective, "gradient_bound", math.inf))
         if not math.isfinite(clip_norm):
@@ -350,7 +347,7 @@ def _resolve_clip(objective: Any, clip_norm: float | None) -> float:
     return check_positive("clip_norm", clip_norm)
 
 
-def _sample_smoothness(objective: Any) -> float:
+def _sample_smoothness(objective: ObjectiveProtocol) -> float:
     """Per-sample smoothness of the data term (for the lag-S difference bound)."""
     value = getattr(objective, "sample_smoothness", None)
     if value is None and hasattr(objective, "psi_curvature") and hasattr(objective, "l2_radius"):
@@ -364,7 +361,7 @@ def _sample_smoothness(objective: Any) -> float:
 _MAX_TRAVEL = 1e100
 
 
-def _check_common(objective: Any, epochs: int, step_size: float, batch_size: int,
+def _check_common(objective: ObjectiveProtocol, epochs: int, step_size: float, batch_size: int,
                   trials: int, alpha: float | None) -> tuple:
     limit = _kernels.step_limit(objective)
     epochs = check_int("epochs", epochs, minimum=1, maximum=limit)
@@ -422,7 +419,7 @@ class _Recorder(TraceRecorder):
     full data pass with the trace value.
     """
 
-    def __init__(self, objective: Any, kind: str | None, every: int) -> None:
+    def __init__(self, objective: ObjectiveProtocol, kind: str | None, every: int) -> None:
         super().__init__(objective, kind)
         self.every = every if self.kind is not None else 0
         self.steps: list[int] = []
@@ -505,7 +502,7 @@ class _TreeKernel:
 _MAX_LEVEL_STEPS = MAX_COMPILED_STEPS
 
 
-def _tree_kernel(objective: Any, x: Any, tree: TreeAggregator, output: _UniformOutput,
+def _tree_kernel(objective: ObjectiveProtocol, x: Any, tree: TreeAggregator, output: _UniformOutput,
                  lag: int = 0) -> _TreeKernel | None:
     """The compiled loop's state for this run, or ``None`` for the NumPy path."""
     data = _kernels.active(objective, x)
@@ -528,7 +525,7 @@ class _UniformOutput:
 # Algorithm 1
 # ----------------------------------------------------------------------------------------
 def tree_momentum_nsgd(
-    objective: Any,
+    objective: ObjectiveProtocol,
     *,
     epsilon: float,
     delta: float,
@@ -665,7 +662,7 @@ def tree_momentum_nsgd(
 # Algorithm 2
 # ----------------------------------------------------------------------------------------
 def sensitivity_reduced_nsgd(
-    objective: Any,
+    objective: ObjectiveProtocol,
     *,
     epsilon: float,
     delta: float,
@@ -792,9 +789,10 @@ def sensitivity_reduced_nsgd(
     if rec.every:
         rec.record_at(n_steps, x)
     trace_arr, diag = rec.finish(trials)
+    split = float(noise_split if priv.noise_split is None else priv.noise_split)
     privacy = _run_privacy(priv, epsilon, delta, priv.sensitivity[0],
                            f"first-epoch and later nodes over T={n_steps} steps, rho split "
-                           f"{priv.noise_split:.3g} : {1 - priv.noise_split:.3g}")
+                           f"{split:.3g} : {1 - split:.3g}")
     return TreeMomentumResult(
         algorithm="sensitivity_reduced_nsgd", x=x, trace=trace_arr,
         trace_kind=rec.kind or "loss", privacy=privacy,

@@ -33,7 +33,7 @@ import numpy as np
 from dpbounds._validation import check_nonnegative
 from dpbounds.backend import TrialRandom
 
-__all__ = ["MUTANTS", "Mutant", "get_mutant", "mutant_names", "patched_method", "scaled_noise"]
+__all__ = ["MUTANTS", "Mutant", "mutant_names", "scaled_noise"]
 
 
 @contextmanager
@@ -94,7 +94,11 @@ def _realised_batch(batch_size: int) -> Any:
         def batch_sum(objective: Any, x: Any, sampler: Any, q: float, *args: Any) -> Any:
             seen: list[Any] = []  # the membership uniforms the original draws
             draw = sampler.uniform
-            sampler.uniform = lambda *a, **k: seen.append(draw(*a, **k)) or seen[-1]
+            def uniform(*a: Any, **k: Any) -> Any:  # draw, and keep what was drawn
+                seen.append(draw(*a, **k))
+                return seen[-1]
+
+            sampler.uniform = uniform
             try:
                 total = original(objective, x, sampler, q, *args)
             finally:

@@ -48,7 +48,7 @@ from dpbounds._validation import check_int, check_nonnegative, check_positive
 from dpbounds.backend import get_namespace, to_numpy
 from dpbounds.objectives._base import Objective, Optimum
 
-__all__ = ["LinearObjective", "add_remove_pair", "replace_one_pair"]
+__all__ = []
 
 
 class LinearObjective(Objective):

@@ -39,8 +39,7 @@ from scipy import stats
 from dpbounds._validation import check_open_interval, check_positive
 from dpbounds.audit.statistics import _epsilon_bounds, gdp_epsilon
 
-__all__ = ["MAX_RUNS", "Plan", "PlanRow", "binomial_runs", "gaussian_lower", "gaussian_runs",
-           "lower_at", "plan"]
+__all__ = ["plan"]
 
 #: Largest run count a plan considers (per data set).
 MAX_RUNS = 10**9

@@ -96,7 +96,7 @@ from dpbounds.audit.neighbours import add_remove_pair, replace_one_pair
 from dpbounds.audit.transcript import direction_statistics, noisy_gradients, output_features
 from dpbounds.backend import to_numpy
 
-__all__ = ["AUDITS", "RELEASE_AUDITS", "AuditSpec", "Setting", "audit_names", "grid_dp_gd"]
+__all__ = ["AUDITS", "AuditSpec", "audit_names"]
 
 REPLACE_ONE = "replace-one"
 ADD_REMOVE = "add/remove"

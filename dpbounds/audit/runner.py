@@ -41,7 +41,7 @@ import sys
 import time
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from scipy import stats
@@ -64,8 +64,7 @@ from dpbounds.audit.statistics import (
     held_out_bound,
 )
 
-__all__ = ["CHUNK", "AuditResult", "audit", "calibrate_input", "claimed_mu", "exact_gaussian_mu",
-           "memory_estimate", "run_pair", "run_sets", "tight_claim"]
+__all__ = ["AuditResult", "audit", "calibrate_input", "tight_claim"]
 
 #: Runs per algorithm call; fixed, so that run k's stream does not depend on the total.
 CHUNK = 2048
@@ -267,7 +266,8 @@ def run_sets(spec: AuditSpec, setting: Setting, trials: int, seed: Any = 0,
                 obj = objective.tapped() if hasattr(objective, "tapped") else objective
                 with (setting.tap() if setting.tap is not None else nullcontext()) as tapped:
                     res = fn(obj, trials=hi - lo, seed=seq, **setting.kwargs)
-                seen = tapped if setting.tap is not None else getattr(obj, "queries", [])
+                seen = cast(list, tapped if setting.tap is not None  # the tap yields a list
+                            else getattr(obj, "queries", []))
                 feats[i].append(np.asarray(setting.features(res, seen), dtype=float))
                 claimed = max(claimed, float(res.ledger.epsilon if claim is None
                                              else claim(res)))
@@ -586,7 +586,8 @@ def audit(algorithm: str, neighbouring: str | None = None, *, epsilon: float | N
             "or raise max_memory_gb (CLI: --max-memory-gb, or --allow-large)")
     claim_fn, claim_name = None, own
     if tight:
-        claim_name, readings = "", {}
+        claim_name = ""
+        readings: dict[Any, Any] = {}
 
         def claim_fn(res: Any) -> float:
             nonlocal claim_name
@@ -606,8 +607,8 @@ def audit(algorithm: str, neighbouring: str | None = None, *, epsilon: float | N
     statistic = (f"{main.name} statistic on {setting.statistic}, {k} feature"
                  f"{'s' if k > 1 else ''} (event: score {side} {main.test.threshold:.4g})")
     b = main.bound
-    curve = empirical_tradeoff(main.scores_d, main.scores_dprime, main.test.side,
-                               confidence=confidence)
+    curve: list[dict[str, Any]] = empirical_tradeoff(
+        main.scores_d, main.scores_dprime, main.test.side, confidence=confidence)
     for row in curve:
         row["claim_fnr"] = float(claim_tradeoff(row["fpr"], claimed, ledger_delta))
         row["gdp_fnr"] = (float(stats.norm.cdf(stats.norm.isf(row["fpr"]) - mu_claim))

@@ -50,23 +50,7 @@ from scipy import special, stats
 
 from dpbounds._validation import check_int, check_open_interval
 
-__all__ = [
-    "GdpFit",
-    "HeldOut",
-    "RateBound",
-    "Scorer",
-    "ThresholdTest",
-    "clopper_pearson",
-    "epsilon_from_counts",
-    "false_positive_rate",
-    "fit_gdp",
-    "fit_scorers",
-    "claim_tradeoff",
-    "empirical_tradeoff",
-    "gdp_epsilon",
-    "held_out_bound",
-    "select_threshold",
-]
+__all__ = ["claim_tradeoff", "empirical_tradeoff"]
 
 
 def clopper_pearson(k: int, n: int, confidence: float) -> tuple[float, float]:

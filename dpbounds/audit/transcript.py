@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["direction_statistics", "noisy_gradients", "output_features"]
+__all__ = []
 
 
 def _stack(points: Sequence[np.ndarray], steps: int, what: str) -> np.ndarray:

@@ -36,8 +36,8 @@ from scipy.optimize import brentq
 from dpbounds.bounds import registry
 from dpbounds.bounds.problem import DEFAULT_PROBLEM, problem_class
 
-__all__ = ["Comparison", "Crossover", "Regime", "Row", "TrivialBound", "compare",
-           "compare_table", "crossover", "regime", "trivial_bounds", "vacuous_reason"]
+__all__ = ["Comparison", "Regime", "compare", "compare_table", "crossover", "regime",
+           "trivial_bounds", "vacuous_reason"]
 
 
 @dataclass(frozen=True)
@@ -302,7 +302,7 @@ def crossover(
     p = _problem(problem, overrides)
     ea, eb = registry.get(a), registry.get(b)  # ids or aliases; reported as given
     lo_default, hi_default = _RANGES.get(variable, (1e-6, 1e6))
-    if variable == "eps" and hi_default is None:
+    if hi_default is None:  # eps (the one open range): log(1/delta)
         hi_default = math.log(1.0 / p["delta"])
     lo = low if low is not None else lo_default
     hi = high if high is not None else hi_default
@@ -526,7 +526,7 @@ def regime(
         value the bound reaches there) or ``"nan"``.
     """
     e = registry.get(name)
-    p = {**DEFAULT_PROBLEM, **(problem or {}), **overrides}
+    p: dict[str, Any] = {**DEFAULT_PROBLEM, **(problem or {}), **overrides}
     if variable not in p and variable not in ("N", "d", "eps"):
         raise ValueError(f"variable must be a problem key such as 'N', 'd' or 'eps', got "
                          f"{variable!r}")
@@ -541,7 +541,7 @@ def regime(
     if not (0.0 < rtol < 1.0):
         raise ValueError(f"rtol must lie in (0, 1), got {rtol!r}")
     lo_default, hi_default = _RANGES.get(variable, (1e-6, 1e6))
-    if variable == "eps" and hi_default is None:
+    if hi_default is None:  # eps (the one open range): log(1/delta)
         hi_default = math.log(1.0 / float(np.min(p["delta"])))
     lo = float(low if low is not None else lo_default)
     hi = float(high if high is not None else hi_default)

@@ -30,15 +30,7 @@ from typing import Any
 from dpbounds._validation import check_nonnegative, check_open_interval, check_positive
 from dpbounds.notation import quantity
 
-__all__ = [
-    "CLASSES",
-    "DEFAULT_PROBLEM",
-    "OPTIONAL_PROBLEM",
-    "PROBLEM_QUANTITIES",
-    "check_problem",
-    "describe_key",
-    "problem_class",
-]
+__all__ = ["DEFAULT_PROBLEM", "PROBLEM_QUANTITIES", "check_problem", "problem_class"]
 
 #: Defaults of the shared problem description (``dpbounds compare`` with no options).
 DEFAULT_PROBLEM: dict[str, float] = {

@@ -36,7 +36,7 @@ import pkgutil
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import sympy as sp
@@ -51,20 +51,8 @@ from dpbounds.bounds.problem import (
 )
 from dpbounds.bounds.theorem import Bound, Scaling, Tuned
 
-__all__ = [
-    "CLASS_WORDS",
-    "DEFAULT_PROBLEM",
-    "OPTIONAL_PROBLEM",
-    "Entry",
-    "aliases",
-    "canonical_class",
-    "check_problem",
-    "discover",
-    "entries",
-    "get",
-    "names",
-    "register",
-]
+__all__ = ["DEFAULT_PROBLEM", "Entry", "aliases", "canonical_class", "check_problem", "entries",
+           "get", "names", "register"]
 
 #: Each problem class in words, with the quantity its bounds bound.
 CLASS_WORDS: dict[str, str] = {
@@ -197,7 +185,7 @@ class Entry:
     @property
     def kind(self) -> str:
         """``"symbolic"`` or ``"numeric: <method>"``."""
-        return f"numeric: {self.tuned.method}" if self.numeric else "symbolic"
+        return f"numeric: {cast(NumericBound, self.tuned).method}" if self.numeric else "symbolic"
 
     @property
     def quantity_words(self) -> str:
@@ -236,7 +224,7 @@ class Entry:
             return "needs " + " and ".join(describe_key(k) for k in absent)
         return None
 
-    def value(self, problem: Mapping[str, float] | None = None, *, invalid: str = "raise",
+    def value(self, problem: Mapping[str, Any] | None = None, *, invalid: str = "raise",
               **overrides: Any) -> Any:
         """The bound at the closed-form hyper-parameter choice (broadcasts arrays).
 
@@ -327,7 +315,7 @@ class Entry:
     # ------------------------------------------------------------------ scaling
     @staticmethod
     def _exponents(bound: Bound, variables: tuple[str, ...]) -> Scaling:
-        cache = bound._cache
+        cache: dict[Any, Any] = bound._cache
         key = ("scaling", variables)
         if key not in cache:
             cache[key] = bound.exponents(variables)
@@ -343,14 +331,15 @@ class Entry:
         """
         if self.numeric and self.scaling_bound is None:
             return None
-        return self._exponents(self.scaling_bound or self.tuned, self.scaling_variables)
+        return self._exponents(cast(Bound, self.scaling_bound or self.tuned),
+                               self.scaling_variables)
 
     def whole_scaling(self) -> Scaling | None:
         """Leading-order scaling of the whole bound with the closed-form choices (cached;
         ``None`` for a numeric bound)."""
         if self.numeric:
             return None
-        return self._exponents(self.tuned, self.scaling_variables)
+        return self._exponents(cast(Bound, self.tuned), self.scaling_variables)
 
     def scaling_text(self) -> str:
         """The scaling for tables, both parts named when :meth:`scaling` is of one part only.

@@ -28,7 +28,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 __all__ = [
     "DpParser",
@@ -119,7 +119,8 @@ class _QuantityFlag(argparse.Action):
     """Convert and store the value, and remember which spelling of the flag was typed: an
     error names that spelling (``argument --n: expected an integer``), not every alias."""
 
-    def __init__(self, *args: object, converter: object = None, **kwargs: object) -> None:
+    def __init__(self, *args: Any, converter: Callable[[Any], object] | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.converter = converter
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import math
 import textwrap
+from collections.abc import Sequence
 from typing import Any
 
 from dpbounds.audit import AUDITS, audit
@@ -127,9 +128,10 @@ def _dumps(obj: Any) -> str:
 
 
 def _list(as_json: bool) -> int:
-    rows = [dict(algorithm=s.name, relations=list(s.relations), epsilon=s.epsilon,
-                 delta=s.delta, mutant_noise_factor=s.mutant_factor, trials=s.trials,
-                 description=s.description) for s in AUDITS.values()]
+    rows: list[dict[str, Any]] = [
+        dict(algorithm=s.name, relations=list(s.relations), epsilon=s.epsilon,
+             delta=s.delta, mutant_noise_factor=s.mutant_factor, trials=s.trials,
+             description=s.description) for s in AUDITS.values()]
     if as_json:
         print(_dumps(rows))
         return 0
@@ -162,7 +164,7 @@ def _norm(relation: str) -> str:
     return relation.replace("_", "-").replace("add-remove", "add/remove")
 
 
-def _jobs(args: argparse.Namespace) -> list[tuple[str, str | None]]:
+def _jobs(args: argparse.Namespace) -> Sequence[tuple[str, str | None]]:
     if args.algorithm != "all":
         return [(args.algorithm, args.neighbouring)]
     jobs = [(name, rel) for name, spec in AUDITS.items() for rel in spec.relations

@@ -156,8 +156,8 @@ def _bound(args: argparse.Namespace) -> int:
             "scaling": None if scaling is None else {k: str(v)
                                                      for k, v in scaling.powers.items()},
             "scaling_of": e.scaling_label or "whole bound",
-            "whole_bound_scaling": None if e.whole_scaling() is None else {
-                k: str(v) for k, v in e.whole_scaling().powers.items()},
+            "whole_bound_scaling": None if (whole := e.whole_scaling()) is None else {
+                k: str(v) for k, v in whole.powers.items()},
             "sources": [str(s) for s in e.tuned.sources],
             "trivial_bounds": [{"value": b.value, "reason": b.reason} for b in trivial],
             "vacuous": all(v is not None for v in vacuous.values()),
@@ -184,7 +184,7 @@ def _bound(args: argparse.Namespace) -> int:
     if g is not None:
         print(f"  gradient evaluations: {_fmt(g)}")
     if scaling is None:
-        print(f"  numeric bound: {e.tuned.method}")
+        print(f"  numeric bound: {getattr(e.tuned, 'method', '?')}")
     else:
         path = ", ".join(f"{k} ~ s^{v}" for k, v in scaling.regime.items())
         print(f"  scaling: {e.scaling_text()}  (up to log factors; along {path}, s -> oo)")

@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     from dpbounds.cli import build_parser, progress_enabled
 
     parser = build_parser()
-    known = set(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+    known = set(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr, arg-type]
     status = 0
     for title, step in DEMO_STEPS:
         start = time.perf_counter()

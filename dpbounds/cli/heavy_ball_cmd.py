@@ -118,10 +118,10 @@ def _rate_hb(args: argparse.Namespace) -> int:
              f"  quadratic rate (App. B.3 roots)          rho = {rho:.9f}",
              f"  eq. (26) as printed (Nesterov's roots)   rho = {printed:.9f}"]
     if not args.no_lmi:
-        from dpbounds.lmi.heavy_ball_lmi import heavy_ball_lmi_rate
+        from dpbounds.lmi.heavy_ball_lmi import LMICertificate, heavy_ball_lmi_rate
 
         cert = heavy_ball_lmi_rate(mu, L, alpha, beta, tol=args.tolerance)
-        if cert.certified:
+        if isinstance(cert, LMICertificate):  # what .certified says (NoCertificate otherwise)
             rows.update(rho_lmi=cert.rho, rho_lmi_lower=cert.rho_lower,
                         rho_lmi_lower_proof=cert.lower_bound, verified=cert.verified,
                         P=cert.P.tolist(), c0=cert.c0, c=cert.c)

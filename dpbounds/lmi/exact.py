@@ -46,7 +46,7 @@ import numpy as np
 
 from dpbounds._validation import check_finite, check_nonnegative, check_positive
 
-__all__ = ["Dyadic", "certificate_holds", "farkas_holds", "is_psd", "quadratic_rate_lower_bound"]
+__all__ = []
 
 
 class Dyadic:
@@ -114,7 +114,7 @@ class Dyadic:
             return NotImplemented
         return (self - other).n == 0
 
-    __hash__ = None  # mutable-looking value type; not needed as a key
+    __hash__ = None  # type: ignore[assignment]  # mutable-looking value type; not needed as a key
 
     def fraction(self) -> Fraction:
         return Fraction(self.n) * Fraction(2) ** self.e

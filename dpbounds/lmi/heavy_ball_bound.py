@@ -93,20 +93,21 @@ def lmi_bound_curves(mu: float, L: float, alpha: float, beta: float, *,
     """
     # lazily: the registry imports this module to list the bounds, cvxpy is needed only here
     from dpbounds.lmi.heavy_ball_lmi import (
+        LMICertificate,
         heavy_ball_lmi_bound,
         heavy_ball_lmi_certificate_at,
         heavy_ball_lmi_rate,
     )
 
     base = heavy_ball_lmi_rate(mu, L, alpha, beta, tol=1e-4, lmi=lmi, polish=False)
-    if not base.certified:
+    if not isinstance(base, LMICertificate):  # the certified results are LMICertificates
         return None
     A, B, rhos = [], [], []
     kw = dict(initial_distance_sq=initial_distance_sq, initial_gap=initial_gap)
     for off in RHO_OFFSETS:
         rho = base.rho + (1.0 - base.rho) * off
         cert = heavy_ball_lmi_certificate_at(mu, L, alpha, beta, rho, lmi=lmi)
-        if not (cert.certified and cert.verified):
+        if not (isinstance(cert, LMICertificate) and cert.verified):
             continue
         a = float(heavy_ball_lmi_bound(cert, 0, noise_second_moment=0.0, **kw))  # V(xi_0)/c
         coef = float(heavy_ball_lmi_bound(cert, 1, noise_second_moment=1.0, **kw)

@@ -39,7 +39,7 @@ import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -49,12 +49,13 @@ from dpbounds.bounds.strongly_convex.heavy_ball import heavy_ball_rate
 from dpbounds.lmi.heavy_ball_lmi import (
     SOURCE_PROP34,
     HeavyBallLMI,
+    LMICertificate,
     heavy_ball_lmi_rate,
     naive_heavy_ball_lmi_rate,
 )
 from dpbounds.provenance import Source
 
-__all__ = ["RateMap", "closed_form_rate_map", "default_grid", "lmi_rate_map", "naive_lmi_rates"]
+__all__ = ["RateMap", "closed_form_rate_map", "lmi_rate_map"]
 
 
 def default_grid(L: float, size: int = 100) -> tuple[np.ndarray, np.ndarray]:
@@ -109,10 +110,12 @@ class RateMap:
         lines = [f"heavy-ball rate map, mu = {self.mu:g}, L = {self.L:g}, "
                  f"{self.betas.size} x {self.alphas.size} (beta x alpha)"]
         if self.rho_lmi is not None:
-            cert = self.certified
+            # an LMI map carries all three arrays (rho_lmi, certified, verified) or none
+            cert = cast(np.ndarray, self.certified)
+            verified = cast(np.ndarray, self.verified)
             gap = self.rho_lmi[cert] - self.rho_closed_form[cert]
             lines.append(
-                f"LMI: {int(cert.sum())} certified, {int(self.verified.sum())} verified, "
+                f"LMI: {int(cert.sum())} certified, {int(verified.sum())} verified, "
                 f"{int((~cert).sum())} without certificate below 1; {self.solves} SDP solves in "
                 f"{self.seconds:.1f} s on {self.processes} process(es)")
             if gap.size:
@@ -162,7 +165,7 @@ def _column(args: tuple) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.nd
             bracket = (guess - width, guess + width)
         res = heavy_ball_lmi_rate(mu, L, alpha, float(beta), tol=tol, bracket=bracket,
                                   lmi=lmi, polish=False)
-        if res.certified:
+        if isinstance(res, LMICertificate):  # res.certified
             rho[i], low[i], cert[i], ver[i] = res.rho, res.rho_lower, True, res.verified
             prev = (res.rho, rq)
         else:

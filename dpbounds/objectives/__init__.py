@@ -57,7 +57,7 @@ Objectives
   et al.'s (L0, L1)-smooth non-convex rig with a known global minimum.
 """
 
-from dpbounds.objectives._base import Objective, Optimum
+from dpbounds.objectives._base import Objective, ObjectiveProtocol, Optimum
 from dpbounds.objectives.glm import (
     HuberSVM,
     LogisticRegression,
@@ -76,6 +76,7 @@ __all__ = [
     "MarginLossObjective",
     "NonconvexLogisticRegression",
     "Objective",
+    "ObjectiveProtocol",
     "Optimum",
     "QuadraticObjective",
 ]

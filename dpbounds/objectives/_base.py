@@ -5,14 +5,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from dpbounds._validation import check_int, check_nonnegative, check_positive
 from dpbounds.backend import MAX_TRIALS, get_namespace, to_numpy
 
-__all__ = ["MAX_STATE_ELEMENTS", "Objective", "Optimum", "finite_array"]
+__all__ = ["Objective", "ObjectiveProtocol", "Optimum"]
 
 #: Largest state ``trials x d`` (float64 elements, 8 GiB) an objective hands out.
 MAX_STATE_ELEMENTS: int = 2**30
@@ -294,3 +294,64 @@ class Objective:
     def to_backend(self, backend: Any) -> Objective:
         """The same objective with its data in another namespace."""
         raise NotImplementedError
+
+
+@runtime_checkable
+class ObjectiveProtocol(Protocol):
+    r"""What the algorithms, ``verify`` and ``audit`` call on an objective (structural type).
+
+    Every :class:`Objective` satisfies it; so does any object with these members (a wrapper
+    that counts or taps queries, an objective written outside dpbounds). The name is not
+    ``Objective``: that is the concrete base class the bundled objectives inherit from.
+    Array arguments and results are ``xp`` arrays (states ``(trials, d)``, index sets
+    ``(trials, m)``), hence ``Any``: the array API has no static array type.
+    ``isinstance(obj, ObjectiveProtocol)`` checks that the members exist (not their types).
+
+    Example
+    -------
+    >>> from dpbounds.objectives import HuberWell, ObjectiveProtocol, QuadraticObjective
+    >>> isinstance(QuadraticObjective.random(3, 0.1, 1.0, n=10, seed=0), ObjectiveProtocol)
+    True
+    >>> isinstance(HuberWell.random(10, 3, G=1.0, L=1.0, seed=0), ObjectiveProtocol)
+    True
+    >>> class NoClipping:  # a gradient oracle without the clipped mean DP-SGD needs
+    ...     n, d, xp, name, convex = 10, 3, None, "partial", True
+    >>> isinstance(NoClipping(), ObjectiveProtocol)
+    False
+    """
+
+    n: int
+    d: int
+    xp: Any
+    name: str
+    convex: bool
+
+    def initial_state(self, trials: int, x0: Any = None) -> Any: ...
+    def loss(self, x: Any) -> Any: ...
+    def grad(self, x: Any, idx: Any = None) -> Any: ...
+    def loss_and_grad(self, x: Any, idx: Any = None, *, grad_at: Any = None
+                      ) -> tuple[Any, Any]: ...
+    def sample_losses(self, x: Any, idx: Any = None) -> Any: ...
+    def sample_grads(self, x: Any, idx: Any = None) -> Any: ...
+    def clipped_mean_grad(self, x: Any, idx: Any, clip_norm: float,
+                          include_regularizer: bool = False) -> Any: ...
+    def clipped_loss(self, x: Any, clip_value: float,
+                     include_regularizer: bool = False) -> Any: ...
+    def normalized_mean_grad(self, x: Any, idx: Any, r: float) -> Any: ...
+    def regularizer(self, x: Any) -> Any: ...
+    def regularizer_grad(self, x: Any) -> Any: ...
+    def grad_norm(self, x: Any) -> Any: ...
+    def suboptimality(self, x: Any) -> Any: ...
+    def lipschitz(self, radius: float = math.inf) -> float: ...
+    @property
+    def smoothness(self) -> float: ...
+    @property
+    def strong_convexity(self) -> float: ...
+    @property
+    def gradient_bound(self) -> float: ...
+    @property
+    def l1_sensitivity(self) -> float: ...
+    @property
+    def l2_sensitivity(self) -> float: ...
+    @property
+    def optimum(self) -> Optimum: ...

@@ -52,10 +52,9 @@ import numpy as np
 try:  # optional: the ``fast`` extra
     import numba
 except ImportError:  # pragma: no cover - exercised in the environments without numba
-    numba = None
+    numba = None  # type: ignore[assignment]  # the module-or-None idiom for an optional import
 
-__all__ = ["AVAILABLE", "BLOCK", "GROUP", "enabled", "exp_neg_abs", "logistic_pass",
-           "minibatch_gradient", "sigmoid_weights"]
+__all__ = []
 
 #: Whether numba is importable (the ``fast`` extra).
 AVAILABLE = numba is not None

@@ -30,13 +30,13 @@ import numpy as np
 from dpbounds.backend import is_numpy
 from dpbounds.objectives._logistic_kernel import _identity_decorator, enabled, numba
 
-__all__ = ["DENSE", "DIAGONAL", "HUBER", "ProblemData", "problem_data", "sample_direction",
-           "shared_term"]
+__all__ = []
 
 #: Objective kinds understood by :func:`sample_direction`.
 HUBER, DIAGONAL, DENSE = 0, 1, 2
 
-_jit = numba.njit if numba is not None else _identity_decorator
+# Any: numba's stubs do not list the private ``_nrt`` option the loops pass
+_jit: Any = numba.njit if numba is not None else _identity_decorator
 
 
 class ProblemData(NamedTuple):

@@ -194,7 +194,8 @@ class MarginLossObjective(Objective):
         if self._compiled_pass is None:
             return False
         # a subclass that redefines the loss does not inherit the compiled pass
-        owner = next(c for c in type(self).__mro__ if "_compiled_pass" in vars(c))
+        owner: type[MarginLossObjective] = next(
+            c for c in type(self).__mro__ if "_compiled_pass" in vars(c))
         if owner._psi is not type(self)._psi or owner._dpsi is not type(self)._dpsi:
             return False
         return (grad in (None, "plain") and reg_vec is None and loss_clip is None
@@ -222,9 +223,9 @@ class MarginLossObjective(Objective):
         ``min(ψ + loss_shift, loss_clip)``.
         """
         if self._use_compiled(x, grad, reg_vec, loss_clip):
-            total, g = _logistic_kernel.logistic_pass(self._features_t, x, grad_at, loss=loss,
-                                                      grad=bool(grad))
-            return (total if loss else None), (g / self.n if grad else None)
+            k_total, k_g = _logistic_kernel.logistic_pass(self._features_t, x, grad_at,
+                                                          loss=loss, grad=bool(grad))
+            return (k_total if loss else None), (k_g / self.n if grad else None)
         xp = self.xp
         trials = x.shape[0]
         totals, grads = [], []
@@ -238,7 +239,7 @@ class MarginLossObjective(Objective):
                 shift = None if loss_shift is None else loss_shift[rows]
                 total = xp.zeros((r,), dtype=x.dtype) if loss else None
                 g = xp.zeros((r, self.d), dtype=x.dtype) if grad else None
-                csum = xp.zeros((r,), dtype=x.dtype) if rv is not None else None
+                csum: Any = xp.zeros((r,), dtype=x.dtype) if rv is not None else None
                 if rv is not None:
                     rr = xp.sum(rv * rv, axis=1)[:, None]
             Zb = self._Z[a:b, :]

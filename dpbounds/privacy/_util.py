@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 
-def as_output(value: np.ndarray) -> Any:
+def as_output(value: np.ndarray | float) -> Any:
     """Return a Python float for 0-d results and the array otherwise."""
     value = np.asarray(value, dtype=float)
     return float(value) if value.ndim == 0 else value

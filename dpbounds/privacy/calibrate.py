@@ -46,8 +46,8 @@ from dpbounds.privacy.mechanisms import (
 )
 from dpbounds.privacy.rdp import _SAMPLING, DEFAULT_ORDERS, _check_orders
 
-__all__ = ["CalibrationResult", "calibrate", "calibrate_result", "epsilon_for_noise_multiplier",
-           "epsilon_of", "noise_multiplier_for_epsilon"]
+__all__ = ["calibrate", "calibrate_result", "epsilon_for_noise_multiplier", "epsilon_of",
+           "noise_multiplier_for_epsilon"]
 
 
 def epsilon_of(
@@ -359,7 +359,7 @@ def epsilon_for_noise_multiplier(
 def _sgm(q: float, sampling: str) -> Any:
     """The family ``z -> SubsampledGaussianMechanism(z, q)`` (unit sensitivity under the
     scheme's natural relation)."""
-    return lambda z: SubsampledGaussianMechanism(z, q, sampling=sampling)
+    return lambda z: SubsampledGaussianMechanism(z, q, sampling=Sampling.coerce(sampling))
 
 
 def _sgm_accountant(accountant: str, sampling: str, orders: Any, method: str) -> Any:

@@ -54,8 +54,7 @@ import numpy as np
 
 from dpbounds._validation import check_int, check_positive
 
-__all__ = ["GridGaussian", "GridLaplace", "bernoulli_exp", "discrete_gaussian",
-           "discrete_laplace"]
+__all__ = ["GridGaussian", "GridLaplace"]
 
 #: Denominator of the rational noise scale (its rounding up costs at most 1/64 of a unit).
 SCALE_DENOMINATOR = 64

@@ -30,15 +30,8 @@ from dpbounds._validation import (
 from dpbounds.privacy._util import as_output, finite_or_raise, guard_module, nudge_up
 from dpbounds.provenance import LEE_KIFER, Provenance, Source
 
-__all__ = [
-    "SOURCE_ANALYTIC",
-    "SOURCE_CLASSIC",
-    "analytic_gaussian_sigma",
-    "classic_gaussian_epsilon",
-    "classic_gaussian_sigma",
-    "gaussian_delta",
-    "gaussian_epsilon",
-]
+__all__ = ["SOURCE_CLASSIC", "analytic_gaussian_sigma", "classic_gaussian_epsilon",
+           "classic_gaussian_sigma", "gaussian_delta", "gaussian_epsilon"]
 
 SOURCE_CLASSIC = Source(
     LEE_KIFER, "Theorem 3.3, eq. (3)", Provenance.VERBATIM,

@@ -40,7 +40,7 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpbounds._validation import (
     MAX_COUNT,
@@ -166,6 +166,9 @@ class Mechanism:
 
     neighbouring: Neighbouring
     per_example_sum: bool = False
+    if TYPE_CHECKING:  # a field or a property in each subclass that has one
+        @property
+        def sensitivity(self) -> float: ...
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready description; :func:`mechanism_from_dict` reads it back."""
@@ -259,7 +262,9 @@ class SubsampledGaussianMechanism(Mechanism):
     sampling_rate: float
     sensitivity: float = 1.0
     sampling: Sampling = Sampling.POISSON
-    neighbouring: Neighbouring | None = None
+    # None (the default) becomes the sampling's natural relation in __post_init__, so the
+    # attribute is always a Neighbouring after construction
+    neighbouring: Neighbouring | None = None  # type: ignore[assignment]
     per_example_sum: bool = False
 
     def __post_init__(self) -> None:
@@ -278,8 +283,8 @@ class SubsampledGaussianMechanism(Mechanism):
     def base(self) -> GaussianMechanism:
         """The Gaussian mechanism that is subsampled (``base.subsampled(q, sampling)`` gives
         this one back)."""
-        return GaussianMechanism(self.sigma, self.sensitivity, self.neighbouring,
-                                 self.per_example_sum)
+        return GaussianMechanism(self.sigma, self.sensitivity,
+                                 Neighbouring.coerce(self.neighbouring), self.per_example_sum)
 
     def noise_multiplier_under(self, target: Any) -> float:
         """std / sensitivity with the sensitivity converted to ``target``."""

@@ -55,18 +55,8 @@ from dpbounds._validation import (
 from dpbounds.privacy._util import as_output, finite_or_raise, guard_module
 from dpbounds.provenance import Provenance, Source
 
-__all__ = [
-    "DEFAULT_ORDERS",
-    "WOR_DEFAULT_ORDERS",
-    "SOURCE_CONVERSION",
-    "SOURCE_SGM",
-    "gaussian_rdp",
-    "poisson_subsampled_gaussian_rdp",
-    "rdp_to_dp",
-    "rdp_to_dp_epsilon",
-    "subsampled_gaussian_rdp",
-    "without_replacement_gaussian_rdp",
-]
+__all__ = ["DEFAULT_ORDERS", "gaussian_rdp", "poisson_subsampled_gaussian_rdp", "rdp_to_dp",
+           "rdp_to_dp_epsilon", "subsampled_gaussian_rdp", "without_replacement_gaussian_rdp"]
 
 SOURCE_SGM = Source(
     "Mironov, Talwar & Zhang, Rényi DP of the Sampled Gaussian Mechanism, 2019", "Section 3",

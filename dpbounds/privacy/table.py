@@ -44,7 +44,7 @@ from dpbounds._validation import (
     check_probability,
 )
 from dpbounds.privacy._util import finite_or_raise, nudge_up
-from dpbounds.privacy.accountants import PldAccountant, RdpAccountant
+from dpbounds.privacy.accountants import Accountant, PldAccountant, RdpAccountant
 from dpbounds.privacy.calibrate import calibrate, epsilon_of
 from dpbounds.privacy.gaussian import (
     analytic_gaussian_sigma,
@@ -67,7 +67,7 @@ from dpbounds.privacy.tree import (
 )
 from dpbounds.privacy.zcdp import dp_to_zcdp_rho, zcdp_to_dp_epsilon
 
-__all__ = ["TABLE_ROWS", "advanced_composition_epsilon", "format_table", "privacy_table"]
+__all__ = ["TABLE_ROWS", "format_table", "privacy_table"]
 
 #: Number of rows :func:`privacy_table` returns.
 TABLE_ROWS = 13
@@ -234,7 +234,7 @@ def privacy_table(
     def gauss(x):
         return GaussianMechanism(x, sensitivity, nb, per_example_sum=True)
 
-    acc = RdpAccountant(nb)
+    acc: Accountant = RdpAccountant(nb)
     s = calibrate(gauss, epsilon, delta, acc, T, initial=sensitivity,
                   max_noise=1e15 * sensitivity)
     given = (lambda: epsilon_of(gauss(sigma), delta, acc, T)) if sigma else None

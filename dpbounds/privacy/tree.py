@@ -92,7 +92,7 @@ def dyadic_nodes(T: int) -> list[tuple[int, int]]:
     ``MAX_LISTED_STEPS`` = :math:`2^{20}` (``ValueError`` beyond; use :func:`nodes_ending_at`
     or :func:`compose` for longer runs)."""
     T = check_int("T", T, minimum=1, maximum=MAX_LISTED_STEPS)
-    out = []
+    out: list[tuple[int, int]] = []
     j = 0
     while (1 << j) <= T:
         size = 1 << j

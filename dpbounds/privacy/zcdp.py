@@ -34,19 +34,9 @@ from dpbounds.privacy._util import (
 )
 from dpbounds.provenance import LEE_KIFER, Provenance, Source
 
-__all__ = [
-    "SOURCE_EQ5",
-    "SOURCE_LEMMA_3_6",
-    "SOURCE_LEMMA_3_7",
-    "SOURCE_LEMMA_3_8",
-    "compose_zcdp",
-    "dp_to_zcdp_rho",
-    "gaussian_sigma_for_zcdp",
-    "gaussian_zcdp_rho",
-    "pure_dp_to_zcdp_rho",
-    "zcdp_to_dp_delta",
-    "zcdp_to_dp_epsilon",
-]
+__all__ = ["SOURCE_EQ5", "SOURCE_LEMMA_3_6", "SOURCE_LEMMA_3_7", "SOURCE_LEMMA_3_8", "compose_zcdp",
+           "dp_to_zcdp_rho", "gaussian_sigma_for_zcdp", "gaussian_zcdp_rho", "pure_dp_to_zcdp_rho",
+           "zcdp_to_dp_epsilon"]
 
 SOURCE_LEMMA_3_6 = Source(LEE_KIFER, "Lemma 3.6", Provenance.VERBATIM, "Gaussian -> zCDP")
 SOURCE_LEMMA_3_7 = Source(LEE_KIFER, "Lemma 3.7", Provenance.VERBATIM, "pure DP -> zCDP")

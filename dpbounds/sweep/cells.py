@@ -37,8 +37,7 @@ import numpy as np
 
 import dpbounds
 
-__all__ = ["Cell", "CellCall", "batched", "canonical", "cell_key", "code_digests",
-           "code_fingerprint", "function_name"]
+__all__ = ["Cell", "CellCall", "batched", "canonical", "cell_key", "code_fingerprint"]
 
 #: Version of the key recipe; bumping it invalidates every stored key.
 KEY_FORMAT = 1
@@ -202,7 +201,7 @@ def function_name(fn: Callable[..., Any]) -> str:
         if spec is not None and spec.name:
             module = spec.name
         elif getattr(main, "__file__", None):
-            module = Path(main.__file__).stem
+            module = Path(str(main.__file__)).stem
     return f"{module}:{qualname}"
 
 
@@ -253,7 +252,7 @@ def _source_root(fn: Callable[..., Any]) -> str | None:
     if not file:
         return None
     spec = getattr(module, "__spec__", None)
-    name = spec.name if spec is not None and spec.name else module.__name__
+    name = spec.name if spec is not None and spec.name else getattr(module, "__name__", "")
     if name not in ("__main__", "__mp_main__"):
         top = sys.modules.get(name.split(".")[0])
         top_file = getattr(top, "__file__", None)

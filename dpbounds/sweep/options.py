@@ -33,7 +33,7 @@ from dpbounds.sweep.executors import (
 )
 from dpbounds.sweep.store import ResultStore
 
-__all__ = ["SweepOptions", "add_sweep_arguments", "sweep_argv"]
+__all__ = ["SweepOptions", "add_sweep_arguments"]
 
 
 def _positive_int(text: str) -> int:

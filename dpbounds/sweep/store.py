@@ -59,7 +59,7 @@ import numpy as np
 
 from dpbounds.sweep.cells import canonical
 
-__all__ = ["FORMAT", "DamagedCell", "ResultStore", "normalise_record", "split_record"]
+__all__ = ["FORMAT", "ResultStore"]
 
 #: Format tag written into every cell file (/2: with checksums; /1 had none).
 FORMAT = "dpbounds.sweep.cell/2"

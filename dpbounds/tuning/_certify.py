@@ -250,7 +250,9 @@ def certify_minimum(evaluate: Any, mu: float, L: float, D: float, d: int, n: int
     ``best``; ``evaluate(alpha, beta)`` returns the bound at the best horizon of each point
     (arrays). Stops when every box's lower bound is within ``rtol`` of the best value, or at
     ``max_boxes`` boxes / :data:`_ROUNDS` rounds (then the bracket is wider)."""
-    kw = dict(mu=mu, L=L, D=D, d=d, n=n, m=m, eps=eps, S=S, Tmax=Tmax)
+    def box_lows(t0: Any, t1: Any, b0: Any, b1: Any, *, threshold: float) -> np.ndarray:
+        return box_lower_bounds(t0, t1, b0, b1, mu, L, D, d, n, m, eps, S, Tmax, threshold)
+
     scale = 2.0 / (mu + L)
     # the tail t <= t_min must not contract within Tmax steps even at beta = 1 - e^-Y_MAX:
     # 1 - rho <= (1 + beta) t q / (1 - beta) (the root of z^2 - (1+beta)(1-tq)z + beta near 1)
@@ -284,14 +286,14 @@ def certify_minimum(evaluate: Any, mu: float, L: float, D: float, d: int, n: int
              np.concatenate([np.full(k, x0), tx[1:], [x0]]),
              np.concatenate([ty[:-1], np.full(k, y1), [y1]]),
              np.concatenate([ty[1:], np.full(k, np.inf), [np.inf]]))
-    tail_low = float(np.min(box_lower_bounds(*to_tb(*tails), **kw,
+    tail_low = float(np.min(box_lows(*to_tb(*tails),
                                              threshold=best / (1.0 + rtol))))
-    boxes = (X0, X1, Y0, Y1)
+    boxes: tuple[np.ndarray, ...] = (X0, X1, Y0, Y1)
     n_boxes = X0.size + tails[0].size
     settled = np.inf  # smallest lower bound among the boxes pruned so far
     for _ in range(_ROUNDS):
         thr = best / (1.0 + rtol)
-        lb = box_lower_bounds(*to_tb(*boxes), **kw, threshold=thr)
+        lb = box_lows(*to_tb(*boxes), threshold=thr)
         # evaluate the centres of the most promising boxes and their corner (t1, beta0) (the
         # optimum can sit on the domain's corner t = 1, beta = 0): a better incumbent prunes more
         order = np.argsort(lb)[:32]
@@ -313,7 +315,7 @@ def certify_minimum(evaluate: Any, mu: float, L: float, D: float, d: int, n: int
                  np.concatenate([boxes[2], boxes[2], ym, ym]),
                  np.concatenate([ym, ym, boxes[3], boxes[3]]))
         n_boxes += boxes[0].size
-    open_low = (float(np.min(box_lower_bounds(*to_tb(*boxes), **kw,
+    open_low = (float(np.min(box_lows(*to_tb(*boxes),
                                               threshold=best / (1.0 + rtol))))
                 if boxes[0].size else np.inf)
     lower = min(settled, open_low, tail_low, best)

@@ -39,8 +39,7 @@ import numpy as np
 
 from dpbounds.bounds.strongly_convex.heavy_ball import heavy_ball_expected_error
 
-__all__ = ["HeavyBallInstance", "heavy_ball_error", "sampling_variance_of_instance",
-           "worst_case_instance", "worst_case_spectrum"]
+__all__ = []
 
 _N_LAMBDA = 9  # eigenvalues tried per coordinate (mu, L and interior points)
 

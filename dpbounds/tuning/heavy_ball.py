@@ -62,13 +62,7 @@ from dpbounds.tuning._lmi_lower import linear_method_lower_bound
 from dpbounds.tuning._quadratic import heavy_ball_error, sampling_variance_of_instance
 from dpbounds.tuning.horizon_search import minimise_over_horizon
 
-__all__ = [
-    "MECHANISMS",
-    "HeavyBallChoice",
-    "HeavyBallTuning",
-    "naive_transient_sq",
-    "tune_heavy_ball",
-]
+__all__ = ["HeavyBallChoice", "HeavyBallTuning", "tune_heavy_ball"]
 
 MECHANISMS = ("laplace",)
 # work limits ((alpha, beta, T) evaluations, ~50k per second): only reached where the lower bound

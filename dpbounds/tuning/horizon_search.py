@@ -33,7 +33,7 @@ import numpy as np
 from dpbounds._progress import progress_bar
 from dpbounds._validation import check_int
 
-__all__ = ["HorizonSearch", "minimise_over_horizon"]
+__all__ = []
 
 _BATCH = 1 << 18      # (point, horizon) pairs evaluated per round
 _KNOTS = 48           # first evaluation: geometric knots over 1..Tmax

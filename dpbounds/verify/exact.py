@@ -36,14 +36,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = [
-    "expected_norm_factor",
-    "momentum_exact",
-    "rho_for_epsilon",
-    "tree_noise_covariance",
-    "tree_sigma_for_epsilon",
-    "tree_step_levels",
-]
+__all__ = []
 
 
 def _compose(t: int) -> list[tuple[int, int]]:
@@ -56,7 +49,7 @@ def _compose(t: int) -> list[tuple[int, int]]:
     return out
 
 
-def tree_noise_covariance(steps: Sequence[int], *, alpha: float, sigma_1: float,
+def tree_noise_covariance(steps: Sequence[int] | np.ndarray, *, alpha: float, sigma_1: float,
                           sigma_2: float | None = None, gamma: float | None = None,
                           steps_per_epoch: int | None = None) -> np.ndarray:
     r"""Per-coordinate covariance :math:`c_{tt'}` of the tree noise at the paper's ``steps``.
@@ -75,7 +68,7 @@ def tree_noise_covariance(steps: Sequence[int], *, alpha: float, sigma_1: float,
         w: dict[tuple[int, int], float] = {}
         k, s = 0, t
         while s >= 1:
-            coef = (1.0 - gamma) ** k if alg2 else 1.0
+            coef = (1.0 - gamma) ** k if gamma is not None else 1.0  # gamma given: alg2
             for node in _compose(s):
                 w[node] = w.get(node, 0.0) + coef * q ** (s - node[1])
             if not alg2 or coef == 0.0:
@@ -91,7 +84,8 @@ def tree_noise_covariance(steps: Sequence[int], *, alpha: float, sigma_1: float,
     vals = [v for w in rows for v in w.values()]
     # sparse: Algorithm 2 at E epochs touches ~E log T nodes per traced step
     W = sparse.csr_matrix((vals, (ri, ci)), shape=(len(rows), len(nodes)))
-    var = np.array([(sigma_1 if not alg2 or a <= steps_per_epoch else sigma_2) ** 2
+    # alg2: steps_per_epoch and sigma_2 are set (checked above), so the `or` never applies
+    var = np.array([(sigma_1 if not alg2 or a <= (steps_per_epoch or 0) else (sigma_2 or 0.0)) ** 2
                     for a, _ in nodes])
     return np.asarray((W @ sparse.diags(var) @ W.T).todense())
 
@@ -102,6 +96,8 @@ def tree_step_levels(n_steps: int, sigma_1: float, sigma_2: float | None = None,
     t = np.arange(1, n_steps + 1)
     if sigma_2 is None:
         return np.full(n_steps, float(sigma_1))
+    if steps_per_epoch is None:  # found by mypy: `start <= None` raised a bare TypeError
+        raise ValueError("steps_per_epoch must be given with sigma_2 (Algorithm 2)")
     start = t - (t & -t) + 1  # the node formed at t is [t - lowbit(t) + 1, t]
     return np.where(start <= steps_per_epoch, float(sigma_1), float(sigma_2))
 
@@ -129,8 +125,8 @@ def tree_sigma_for_epsilon(epsilon: float, delta: float, groups: Sequence[tuple[
 
 
 def momentum_exact(eigenvalues: np.ndarray, e0: np.ndarray, *, kind: str,
-                   step_sizes: Sequence[float], momenta: Sequence[float],
-                   laplace_scales: Sequence[float]) -> tuple[float, float]:
+                   step_sizes: Sequence[float] | np.ndarray, momenta: Sequence[float] | np.ndarray,
+                   laplace_scales: Sequence[float] | np.ndarray) -> tuple[float, float]:
     r""":math:`\mathbb E[F(x_T)-F^*]` and its noise part for heavy ball (``"hb"``) or Nesterov
     (``"nag"``) on :math:`F(x)=F^*+\frac12(x-x^*)^\top H(x-x^*)`.
 

@@ -31,7 +31,7 @@ import numpy as np
 from dpbounds.audit.mutation import scaled_noise
 from dpbounds.backend import TrialRandom, to_numpy
 
-__all__ = ["MUTATIONS", "NoiseTap", "eps_run", "mutated", "noise_tap", "step_factor"]
+__all__ = ["MUTATIONS", "mutated", "noise_tap", "step_factor"]
 
 #: mutants a study can run (see the module docstring)
 MUTATIONS: tuple[str, ...] = ("noise_d", "noise_sqrt2", "frozen", "nsgd_noise_r")

@@ -93,7 +93,7 @@ def tree_noise_persistence(*, n: int, epochs: int, d: int, alpha: float,
         start, _ = tree.next_node()
         z = np.asarray(rng.normal((d,), scale=s1 if start <= n else s2))
         e = np.asarray(tree.step(zeros, z))
-        if alg2 and t > n:
+        if gamma is not None and t > n:  # alg2
             e = e + (1.0 - gamma) * past[(t - 1) % n]
         past[(t - 1) % n] = e
         noise[t - 1] = e

@@ -120,7 +120,7 @@ class Instance:
     """One built problem: the objective, the start, :math:`R` of the run and of the tuning."""
 
     spec: VerifyProblem
-    objective: HuberWell
+    objective: HuberWell | QuadraticObjective
     x0: np.ndarray
     R: float
     R_tune: float

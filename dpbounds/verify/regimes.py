@@ -314,7 +314,7 @@ def _fit(study: TheoremStudy, spec: VerifyProblem, var: str, plan: GridPlan, tri
     base = dict(plan.fixed)
     last = plan
     for span, k in spans:
-        vals = plan.values if span is None else _span(int(n0), span, int(k))
+        vals = plan.values if span is None else _span(int(n0 or 0), span, int(k or 0))
         for t in counts:
             why = plan.why + (f"; narrowed to a factor {span:g}" if span not in (None, 10.0)
                               else "") + (f"; {t} trials to fit the budget" if t != trials

@@ -28,7 +28,7 @@ import numpy as np
 from dpbounds._validation import check_int, check_open_interval, check_positive
 from dpbounds.intervals import student_t_interval
 
-__all__ = ["MeanCI", "SlopeCI", "bootstrap_slope", "local_slopes", "loglog_slope", "mean_ci"]
+__all__ = ["MeanCI", "SlopeCI", "bootstrap_slope", "loglog_slope", "mean_ci"]
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ def mean_ci(values: Any, level: float = 0.95) -> MeanCI:
     return MeanCI(m, m - h, m + h, se, int(v.size))
 
 
-def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:
+def loglog_slope(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
     """Least-squares slope of ``log y`` on ``log x`` (``x, y > 0``, at least 2 distinct x)."""
     lx = np.log(np.asarray(x, dtype=float))
     ly = np.log(np.asarray(y, dtype=float))
@@ -92,7 +92,7 @@ def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:
     return float(np.dot(lx, ly - ly.mean()) / np.dot(lx, lx))
 
 
-def local_slopes(x: Sequence[float], y: Sequence[float]) -> list[float]:
+def local_slopes(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> list[float]:
     """Slopes of ``log y`` against ``log x`` between consecutive grid points.
 
     ``x`` (distinct) and ``y`` are positive and finite, of equal length at least 2.

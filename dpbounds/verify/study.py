@@ -207,7 +207,7 @@ def _check_value(name: str, v: float) -> float:
     return v
 
 
-def _grid(study: TheoremStudy, vary: Mapping[str, Sequence[float]] | None, quick: bool
+def _grid(study: TheoremStudy, vary: Mapping[str, Sequence[float] | None] | None, quick: bool
           ) -> tuple[str, tuple[float, ...], bool]:
     """``(variable, sorted values, whether the values were given)``."""
     if vary is None:
@@ -423,7 +423,7 @@ def _analyse(study: TheoremStudy, spec: VerifyProblem, var: str, values: tuple[f
                                         "bound on the same grid",
                                         claim="slope <= bound's grid slope + CI"))
         if path.get(c) is not None:
-            shapes.append(slope_at_most(name, f"{c} over {var}", slopes[c], float(path[c]),
+            shapes.append(slope_at_most(name, f"{c} over {var}", slopes[c], float(path[c] or 0.0),
                                         f"tuned bound, {var} -> oo, others fixed",
                                         claim="slope <= path exponent + CI"))
     if headline is not None:

@@ -70,7 +70,7 @@ import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import sympy as sp
@@ -169,7 +169,7 @@ class TheoremStudy:
 @functools.lru_cache(maxsize=64)
 def _path_exponents(theorem: str, var: str) -> tuple[tuple[str, float | None], ...]:
     study = STUDIES[theorem]
-    th = study.entry.theorem
+    th = cast(Bound, study.entry.theorem)  # a study's entry is symbolic
     var = study.symbol(var)
     out = []
     for comp, expr in study.component_exprs().items():
@@ -203,7 +203,7 @@ def _violations(theorem: Bound, values: Mapping[str, float]) -> list[str]:
     return bad
 
 
-def _round_epochs(theorem: Theorem, prob: Mapping[str, float], minimum: int,
+def _round_epochs(theorem: Theorem, prob: Mapping[str, Any], minimum: int,
                   forced: float | None = None) -> tuple[dict[str, float], list[str]]:
     """The rounding policy for ``E``: nearest integer, at least ``minimum``, dependent
     continuous choices re-evaluated at the rounded ``E``. ``forced`` (an integer number of
@@ -316,7 +316,7 @@ def _run_alg1(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
     E, eta, alpha = int(hp["E"]), hp["eta"], hp["alpha"]
     f = inst.objective
     T = int(point["N"]) * E  # = f.n * E (a dry plan may use a smaller sample)
-    at = dict(_tree_prob(point, inst, inst.R_bound), E=E, eta=eta, alpha=alpha, T=T)
+    at: dict[str, Any] = dict(_tree_prob(point, inst, inst.R_bound), E=E, eta=eta, alpha=alpha, T=T)
     bound = float(th.evaluate(ignore_extra=True, invalid="nan", **at))
     if dry:
         return _plan(bound, inst.G, inst.start_grad_norm, T, T, trials, point)
@@ -382,7 +382,7 @@ def _run_alg2(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
         gamma = 1.0
     f = inst.objective
     T = int(point["N"]) * E  # = f.n * E (a dry plan may use a smaller sample)
-    at = dict(_tree_prob(point, inst, inst.R_bound), E=E, eta=eta, gamma=gamma, T=T,
+    at: dict[str, Any] = dict(_tree_prob(point, inst, inst.R_bound), E=E, eta=eta, gamma=gamma, T=T,
               alpha=1.0 / int(point["N"]))
     bound = float(th.evaluate(ignore_extra=True, invalid="nan", **at))
     if dry:  # two gradients per step after the first epoch; ring buffers of N iterates
@@ -412,7 +412,7 @@ def _run_alg2(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
                       "(Thm 10 + Bun-Steinke Prop. 1.3)", rtol=_LEDGER_RTOL["tree"]),
         ledger_2=_check("ledger", run_s[1], claim[1], "zCDP sigma_2 for the claimed eps",
                         rtol=_LEDGER_RTOL["tree"]),
-        drawn=_drawn_check(tap, d, ex.tree_step_levels(T, *run_s, n) ** 2),
+        drawn=_drawn_check(tap, d, ex.tree_step_levels(T, run_s[0], run_s[1], n) ** 2),
         noise_exact=_tree_noise_check(res, d, alpha, claim, gamma, n))
     return dict(
         measured=dict(
@@ -582,7 +582,7 @@ def _run_erm(point: dict, inst: Instance, trials: int, seed: Any, mutation: str 
         params=dict(T=T, sigma=float(res.params["sigma"]), radius=radius, R=inst.R,
                     gradient_evaluations=T),
         # the trivial bound of the excess risk on the ball: G * diameter
-        trivial=inst.G * 2 * radius, notes=[], violations=_violations(entry.tuned, p),
+        trivial=inst.G * 2 * radius, notes=[], violations=_violations(cast(Bound, entry.tuned), p),
         lower_bound=0.0, checks=checks, do_nothing=inst.R,
     )
 
@@ -657,8 +657,9 @@ def _run_heavy_ball(point: dict, inst: Instance, trials: int, seed: Any,
     entry = registry.get("strongly_convex.heavy_ball")
     f = inst.objective
     d = int(point["d"])
-    prob = dict(mu=f.strong_convexity, L=f.smoothness, d=d, N=f.n, eps=float(point["eps"]),
-                S1=f.l1_sensitivity, problem_class="quadratic")
+    prob: dict[str, Any] = dict(mu=f.strong_convexity, L=f.smoothness, d=d, N=f.n,
+                                eps=float(point["eps"]), S1=f.l1_sensitivity,
+                                problem_class="quadratic")
     hp = entry.hyperparameters(dict(prob, R=inst.R_tune))
     T = int(hp["T"])  # the best horizon is searched over integers: no rounding
     if dry:

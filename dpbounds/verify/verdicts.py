@@ -35,17 +35,8 @@ import numpy as np
 
 from dpbounds.verify.statistics import MeanCI, SlopeCI
 
-__all__ = [
-    "Z",
-    "Verdict",
-    "equal",
-    "format_table",
-    "is_vacuous",
-    "mean_se",
-    "ratio_at_most",
-    "slope_at_most",
-    "upper",
-]
+__all__ = ["Z", "Verdict", "equal", "format_table", "is_vacuous", "ratio_at_most", "slope_at_most",
+           "upper"]
 
 #: Standard errors allowed before a ``<= bound`` or ``== exact`` verdict fails.
 Z = 5.0
@@ -160,7 +151,8 @@ def slope_at_most(study: str, case: str, slope: SlopeCI, exponent: float,
     return Verdict(study, case, claim, slope.slope, se, float(exponent), oracle, holds)
 
 
-def ratio_at_most(study: str, case: str, measured: Sequence[MeanCI], bounds: Sequence[float],
+def ratio_at_most(study: str, case: str, measured: Sequence[MeanCI],
+                  bounds: Sequence[float] | np.ndarray,
                   oracle: str, *, k: float = 1.0,
                   trivial: float | Sequence[float] | None = None) -> Verdict:
     """Verdict for ``measured/bound <= k`` at every grid point whose bound is not vacuous.

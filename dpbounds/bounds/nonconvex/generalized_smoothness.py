@@ -41,14 +41,7 @@ from dpbounds._validation import check_choice, check_int, check_open_interval, c
 from dpbounds.bounds.theorem import Assumption, Lemma, sym
 from dpbounds.provenance import YANG, Provenance, Source
 
-__all__ = [
-    "V",
-    "lemma31_constant",
-    "lemma31_sigma",
-    "nu",
-    "nu_squared",
-    "problem_params",
-]
+__all__ = ["V", "lemma31_sigma", "nu", "problem_params"]
 
 d, N, eps, delta = sym("d"), sym("N"), sym("eps"), sym("delta")
 L0, L1, D_f, tau0 = sym("L0"), sym("L1"), sym("D_f"), sym("tau0")

@@ -98,24 +98,8 @@ from dpbounds.bounds.registry import Entry, register
 from dpbounds.bounds.theorem import Assumption, Bound, Lemma, Theorem, sym
 from dpbounds.provenance import TRAN_CUTKOSKY, Provenance, Source
 
-__all__ = [
-    "DScaling",
-    "algorithm2_noise_factors",
-    "algorithm2_noise_variance",
-    "d_one_sixth_report",
-    "early_node_count",
-    "early_sensitivity",
-    "early_sensitivity_sq",
-    "gradient_count",
-    "late_node_count",
-    "late_sensitivity",
-    "late_sensitivity_sq",
-    "lemma7",
-    "theorem8_sigma1",
-    "theorem8_sigma2",
-    "theorem9",
-    "theorem9_tuned",
-]
+__all__ = ["algorithm2_noise_variance", "d_one_sixth_report", "gradient_count", "lemma7",
+           "theorem8_sigma1", "theorem8_sigma2", "theorem9", "theorem9_tuned"]
 
 d, N, eps, delta = sym("d"), sym("N"), sym("eps"), sym("delta")
 G, L, R = sym("G"), sym("L"), sym("R")

@@ -58,19 +58,8 @@ from dpbounds.bounds.registry import Entry, register
 from dpbounds.bounds.theorem import Assumption, Lemma, Theorem, sym
 from dpbounds.provenance import TRAN_CUTKOSKY, Provenance, Source
 
-__all__ = [
-    "error_split",
-    "lemma5",
-    "lemma11",
-    "lemma11_average",
-    "lemma12",
-    "node_count",
-    "node_sensitivity",
-    "theorem4",
-    "theorem4_exact",
-    "theorem6",
-    "theorem6_tuned",
-]
+__all__ = ["error_split", "lemma5", "lemma11", "lemma11_average", "lemma12", "theorem4",
+           "theorem4_exact", "theorem6", "theorem6_tuned"]
 
 d, N, eps, delta = sym("d"), sym("N"), sym("eps"), sym("delta")
 G, L, R = sym("G"), sym("L"), sym("R")

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CompanionPowers", "companion_power_norm_sq", "companion_spectral_radius", "lucas_u"]
+__all__ = []
 
 
 def _discriminant(a: np.ndarray, b: np.ndarray) -> np.ndarray:

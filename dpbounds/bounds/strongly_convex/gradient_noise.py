@@ -36,17 +36,7 @@ from dpbounds._validation import check_int, check_nonnegative, check_positive
 from dpbounds.privacy.laplace import deamplify_without_replacement
 from dpbounds.provenance import KURU, Provenance, Source
 
-__all__ = [
-    "LOG_FLOAT_MAX",
-    "SOURCE_EQ20",
-    "SOURCE_EQ21",
-    "check_noise_fits",
-    "dp_noise_level",
-    "gradient_noise_variance",
-    "laplace_covariance_eq38_as_printed",
-    "laplace_scale_at_horizon",
-    "subsampling_variance",
-]
+__all__ = ["SOURCE_EQ20", "SOURCE_EQ21", "laplace_covariance_eq38_as_printed"]
 
 SOURCE_EQ20 = Source(KURU, "Proposition 3.3, eqs. (20)-(21)", Provenance.VERBATIM,
                      "Laplace(b) has variance 2 b^2 per coordinate; (38) drops the 2 (sheet §11.3)")

@@ -70,14 +70,7 @@ from dpbounds.bounds.strongly_convex.heavy_ball import (
 )
 from dpbounds.bounds.theorem import Assumption, sym
 
-__all__ = [
-    "DEFAULT_MAX_HORIZON",
-    "MAX_BOUND_ARRAY",
-    "HeavyBallDPObjective",
-    "heavy_ball_dp_bound",
-    "log_transient_envelope",
-    "problem_params",
-]
+__all__ = ["heavy_ball_dp_bound", "problem_params"]
 
 #: most entries :func:`heavy_ball_dp_bound` builds (1 GiB of float64)
 MAX_BOUND_ARRAY = 1 << 27

@@ -58,19 +58,8 @@ from dpbounds.schedules import (  # their home (the algorithms use them too); re
     nesterov_schedule,
 )
 
-__all__ = [
-    "MAX_HORIZON",
-    "SOURCE_EQ33",
-    "SOURCE_THM41",
-    "SOURCE_THM43",
-    "ErrorWeights",
-    "Schedule",
-    "masg_schedule",
-    "nesterov_momentum",
-    "nesterov_recursion",
-    "nesterov_schedule",
-    "unrolled_bound",
-]
+__all__ = ["MAX_HORIZON", "SOURCE_EQ33", "SOURCE_THM41", "SOURCE_THM43", "Schedule",
+           "masg_schedule", "nesterov_momentum", "nesterov_schedule", "unrolled_bound"]
 
 CONVENTIONS = ("paper", "reference_code")
 

@@ -57,7 +57,7 @@ from dpbounds.bounds.strongly_convex.noise_allocation import (
 from dpbounds.bounds.theorem import Assumption, sym
 from dpbounds.provenance import KURU, Provenance, Source
 
-__all__ = ["dp_accelerated_bound"]
+__all__ = []
 
 _SUBSAMPLED = Source(KURU, "Remark 4.1 with subsampling (m < n)", Provenance.DERIVED,
                      "optimal value of (30) (KKT, Newton) plus the subsampling term, minimised "

@@ -35,15 +35,15 @@ from dpbounds.bounds.theorem.symbols import sym
 from dpbounds.notation import did_you_mean
 
 if TYPE_CHECKING:
-    from dpbounds.bounds.theorem.structure import Bound
+    from dpbounds.bounds.theorem.structure import _BoundLike
 
-__all__ = ["EvaluationMixin"]
+__all__ = []
 
 
 class EvaluationMixin:
     """The evaluation methods of :class:`~dpbounds.bounds.theorem.Bound`."""
 
-    def _function(self: Bound, expr_key: str, expr: sp.Expr,
+    def _function(self: _BoundLike, expr_key: str, expr: sp.Expr,
                   names: tuple[str, ...]) -> Callable:
         fn = self._cache.get(expr_key)
         if fn is None:
@@ -51,7 +51,7 @@ class EvaluationMixin:
             self._cache[expr_key] = fn
         return fn
 
-    def _check_params(self: Bound, names: Sequence[str], params: Mapping[str, Any],
+    def _check_params(self: _BoundLike, names: Sequence[str], params: Mapping[str, Any],
                       ignore_extra: bool) -> dict[str, np.ndarray]:
         missing = [n for n in names if n not in params]
         if missing:
@@ -82,7 +82,7 @@ class EvaluationMixin:
             values[n] = arr
         return values
 
-    def _check_assumptions(self: Bound, values: Mapping[str, np.ndarray],
+    def _check_assumptions(self: _BoundLike, values: Mapping[str, np.ndarray],
                            invalid: str = "raise") -> np.ndarray | bool:
         """Check the relations; return the mask of points where all hold (``invalid="nan"``)."""
         ok_all: np.ndarray | bool = True
@@ -105,7 +105,7 @@ class EvaluationMixin:
             ok_all = ok_all & ok
         return ok_all
 
-    def evaluate(self: Bound, *, ignore_extra: bool = False, invalid: str = "raise",
+    def evaluate(self: _BoundLike, *, ignore_extra: bool = False, invalid: str = "raise",
                  **params: Any) -> np.ndarray | float:
         """Evaluate the bound; NumPy arrays broadcast against each other.
 
@@ -151,21 +151,22 @@ class EvaluationMixin:
                              "(overflow or a parameter outside the valid range)")
         return float(out) if out.ndim == 0 else np.array(out)
 
-    def evaluate_symbolic(self: Bound, precision: int = 30, **params: Any) -> sp.Float:
+    def evaluate_symbolic(self: _BoundLike, precision: int = 30, **params: Any) -> sp.Float:
         """Exact substitution and ``evalf`` at ``precision`` digits (slow; the oracle of tests)."""
         names = self.parameters
         self._check_params(names, params, ignore_extra=True)
         subs = {sym(n): sp.Float(str(float(params[n])), precision + 10) for n in names}
         return sp.N(self.expr.subs(subs), precision)
 
-    def evaluate_hyperparameters(self: Bound, *, ignore_extra: bool = True,
+    def evaluate_hyperparameters(self: _BoundLike, *, ignore_extra: bool = True,
                                  **params: Any) -> dict[str, np.ndarray | float]:
         """The closed-form hyper-parameter choices evaluated at the problem parameters."""
         # type(self), not an import of structure (which imports this module: a cycle); Lemma
         # and Theorem add no fields to Bound, so the evaluation is the same
         out = {}
+        cls: Any = type(self)
         for k, e in self.resolved_hyperparameters().items():
-            tmp = type(self)(name=f"{self.name}:{k}", quantity=k, expr=e, sources=self.sources)
+            tmp = cls(name=f"{self.name}:{k}", quantity=k, expr=e, sources=self.sources)
             out[k] = tmp.evaluate(ignore_extra=ignore_extra, **params)
         return out
 

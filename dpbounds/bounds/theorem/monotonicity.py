@@ -53,14 +53,7 @@ from sympy.core.relational import Relational
 
 from dpbounds.bounds.theorem.symbols import COUNT_SYMBOLS, sym
 
-__all__ = [
-    "GRID_LOW_DISCREPANCY_POINTS",
-    "GRID_TENSOR_BUDGET",
-    "TOLERANCE",
-    "Monotonicity",
-    "check_monotone",
-    "grid_ranges",
-]
+__all__ = ["Monotonicity", "check_monotone"]
 
 #: Largest tensor grid (points per axis ** symbols) checked besides the Halton points.
 GRID_TENSOR_BUDGET = 4096

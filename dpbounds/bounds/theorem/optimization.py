@@ -23,14 +23,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 if TYPE_CHECKING:
-    from dpbounds.bounds.theorem.structure import Bound
+    from dpbounds.bounds.theorem.structure import _BoundLike
 
-__all__ = ["OptimizationMixin", "Tuned"]
+__all__ = ["Tuned"]
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ class OptimizationMixin:
     """The tuning method of :class:`~dpbounds.bounds.theorem.Bound`."""
 
     def optimize(
-        self: Bound,
+        self: _BoundLike,
         over: Sequence[str] | None = None,
         *,
         bounds: Mapping[str, tuple[float, float]] | None = None,
@@ -102,7 +102,8 @@ class OptimizationMixin:
         bad = [k for k in over if k not in free]
         if bad:
             raise ValueError(f"{self.name}: {bad} are not free symbols of the bound")
-        closed = self.evaluate_hyperparameters(**params) if self.hyperparameters else {}
+        hyper_args = cast("dict[str, Any]", params)  # float values, none named ignore_extra
+        closed = self.evaluate_hyperparameters(**hyper_args) if self.hyperparameters else {}
         problem = {k: v for k, v in params.items() if k in free and k not in over}
         for k, v in closed.items():  # fixed choices (not tuned) take their closed form
             if k in free and k not in over and k not in problem:
@@ -132,7 +133,7 @@ class OptimizationMixin:
                 v = float(fn(*(vals[n] for n in names)))
             return math.log(v) if v > 0 and math.isfinite(v) else 1e300
 
-        best = None
+        best: Any = None  # scipy's OptimizeResult (scipy ships no stubs)
         for method in ("L-BFGS-B", "Nelder-Mead"):
             res = minimize(objective, x0, method=method, bounds=box,
                            options={"maxiter": 5000} if method == "Nelder-Mead" else {})

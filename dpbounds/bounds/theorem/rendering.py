@@ -11,7 +11,7 @@ monotonicity: tran_cutkosky.lemma5 is non-decreasing in noise_err: proven (d/dno
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import sympy as sp
 
@@ -19,25 +19,25 @@ from dpbounds.bounds.theorem.monotonicity import check_monotone
 from dpbounds.bounds.theorem.symbols import SYMBOL_LATEX, sym
 
 if TYPE_CHECKING:
-    from dpbounds.bounds.theorem.structure import Bound
+    from dpbounds.bounds.theorem.structure import Bound, _BoundLike
 
-__all__ = ["RenderingMixin"]
+__all__ = []
 
 
 class RenderingMixin:
     """The rendering methods of :class:`~dpbounds.bounds.theorem.Bound`."""
 
-    def latex(self: Bound) -> str:
+    def latex(self: _BoundLike) -> str:
         """``quantity \\le expr`` in LaTeX with readable symbol names."""
         names = {sym(k): v for k, v in SYMBOL_LATEX.items()}
         body = sp.latex(self.expr, symbol_names=names)
         return rf"{self.quantity} \le {body}"
 
-    def _repr_latex_(self: Bound) -> str:
+    def _repr_latex_(self: _BoundLike) -> str:
         src = "; ".join(f"{s.result} [{s.provenance}]" for s in self.sources)
         return rf"$\displaystyle {self.latex()}$ \quad ({self.name}: {src})"
 
-    def __str__(self: Bound) -> str:
+    def __str__(self: _BoundLike) -> str:
         lines = [f"{self.name}: {self.quantity} <= {sp.sstr(self.expr)}"]
         for a in self.assumptions:
             lines.append(f"  assuming {a.text}")
@@ -47,11 +47,11 @@ class RenderingMixin:
             lines.append(f"  source: {src}")
         return "\n".join(lines)
 
-    def __repr__(self: Bound) -> str:
+    def __repr__(self: _BoundLike) -> str:
         return (f"<{type(self).__name__} {self.name!r} [{self.provenance}] "
                 f"params={self.parameters}>")
 
-    def audit(self: Bound) -> str:
+    def audit(self: _BoundLike) -> str:
         """The full composition chain, one block per lemma, for a reader to check each step.
 
         A lemma plugged into a placeholder shows how the outer bound was shown non-decreasing
@@ -76,7 +76,7 @@ class RenderingMixin:
             for ph, sub in b.steps:
                 walk(sub, ph, depth + 1, None if ph is None else _step_monotonicity(b, ph))
 
-        walk(self, None, 0, None)
+        walk(cast("Bound", self), None, 0, None)
         return "\n".join(out)
 
 

@@ -31,9 +31,9 @@ import sympy as sp
 from dpbounds.bounds.theorem.symbols import sym
 
 if TYPE_CHECKING:
-    from dpbounds.bounds.theorem.structure import Bound
+    from dpbounds.bounds.theorem.structure import _BoundLike
 
-__all__ = ["Scaling", "ScalingMixin"]
+__all__ = ["Scaling"]
 
 
 @dataclass(frozen=True)
@@ -94,12 +94,12 @@ def _base_of(name: str) -> sp.Expr:
 class ScalingMixin:
     """The scaling methods of :class:`~dpbounds.bounds.theorem.Bound`."""
 
-    def terms(self: Bound) -> tuple[sp.Expr, ...]:
+    def terms(self: _BoundLike) -> tuple[sp.Expr, ...]:
         """The top-level additive terms of the bound."""
         return sp.Add.make_args(self.expr)
 
     def exponents(
-        self: Bound,
+        self: _BoundLike,
         variables: Sequence[str] = ("d", "N", "eps"),
         regime: Mapping[str, float] | None = None,
         *,
@@ -197,7 +197,8 @@ def _order(expr: sp.Expr, weights: Mapping[sp.Symbol, sp.Expr],
     if isinstance(expr, sp.Symbol):
         return _Order(weights.get(expr, zero), zero, {expr: sp.Integer(1)}, (expr,))
     if isinstance(expr, sp.Mul):
-        p, q, powers = zero, zero, {}
+        powers: dict[sp.Symbol, sp.Expr] = {}
+        p, q = zero, zero
         for f in expr.args:
             if f.is_number:
                 continue

@@ -25,9 +25,9 @@ outer is non-decreasing in x: proven (d/dx = 2 >= 0 by sign analysis)
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, Self
 
 import sympy as sp
 
@@ -39,6 +39,9 @@ from dpbounds.bounds.theorem.scaling import ScalingMixin
 from dpbounds.bounds.theorem.symbols import names as _names
 from dpbounds.bounds.theorem.symbols import sym
 from dpbounds.provenance import Provenance, Source
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["Assumption", "Bound", "Lemma", "Theorem"]
 
@@ -172,7 +175,7 @@ class Bound(EvaluationMixin, OptimizationMixin, ScalingMixin, RenderingMixin):
         return {k: self._apply(self._apply(v, self.hyperparameters), self.definitions)
                 for k, v in self.hyperparameters.items()}
 
-    def replace(self, **changes: Any) -> Bound:
+    def replace(self, **changes: Any) -> Self:
         """A copy with some fields changed (the cache is not copied)."""
         changes.setdefault("_cache", {})
         return dataclasses.replace(self, **changes)
@@ -300,3 +303,54 @@ class Lemma(Bound):
 
 class Theorem(Bound):
     """A composed or tuned bound (see :meth:`Bound.compose` and :meth:`Bound.tuned`)."""
+
+
+class _BoundLike(Protocol):
+    """The self-type of the :class:`Bound` mixins (what their methods read from ``self``).
+
+    A protocol, not ``Bound`` itself: mypy accepts a protocol as a mixin's self-type, while
+    ``self: Bound`` in a base class of ``Bound`` is refused (the mixin is not a ``Bound``).
+    """
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def quantity(self) -> str: ...
+    @property
+    def expr(self) -> sp.Expr: ...
+    @property
+    def sources(self) -> tuple[Source, ...]: ...
+    @property
+    def assumptions(self) -> tuple[Assumption, ...]: ...
+    @property
+    def definitions(self) -> Mapping[str, sp.Expr]: ...
+    @property
+    def hyperparameters(self) -> Mapping[str, sp.Expr]: ...
+    @property
+    def steps(self) -> tuple[tuple[str | None, Bound], ...]: ...
+    @property
+    def regime(self) -> Mapping[str, float]: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def monotonicity(self) -> tuple[Monotonicity, ...]: ...
+    @property
+    def _cache(self) -> dict[str, Any]: ...
+    @property
+    def parameters(self) -> tuple[str, ...]: ...
+    @property
+    def assumption_parameters(self) -> tuple[str, ...]: ...
+    @property
+    def provenance(self) -> Provenance: ...
+    def resolved_hyperparameters(self) -> dict[str, sp.Expr]: ...
+    def latex(self) -> str: ...
+    def _function(self, expr_key: str, expr: sp.Expr,
+                  names: tuple[str, ...]) -> Callable[..., Any]: ...
+    def _check_params(self, names: Sequence[str], params: Mapping[str, Any],
+                      ignore_extra: bool) -> dict[str, np.ndarray]: ...
+    def _check_assumptions(self, values: Mapping[str, np.ndarray],
+                           invalid: str = "raise") -> np.ndarray | bool: ...
+    def evaluate(self, *, ignore_extra: bool = False, invalid: str = "raise",
+                 **params: Any) -> np.ndarray | float: ...
+    def evaluate_hyperparameters(self, *, ignore_extra: bool = True,
+                                 **params: Any) -> dict[str, np.ndarray | float]: ...

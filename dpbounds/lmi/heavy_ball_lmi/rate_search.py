@@ -133,7 +133,7 @@ class _Search:
         w = np.maximum(w, 0.0)
         P = (V * w) @ V.T + 8 * _EPS * max(float(w.max()), 1e-300) * np.eye(2)
         # raising c by delta moves the LMI by delta*(X1 + (1-rho^2) X2): keep half the margin
-        scale = np.linalg.norm(n["X1"] + (1.0 - rho**2) * n["X2"], 2)
+        scale = float(np.linalg.norm(n["X1"] + (1.0 - rho**2) * n["X2"], 2))
         cn = max(sol["c"], 0.5 * max(t, 0.0) / max(scale, 1e-300))
         c0n = max(sol["c0"], 0.0)
         n0, n1, n2 = self._norms
@@ -152,7 +152,7 @@ class _Search:
     def certificate(self, rho: float, polish: bool) -> tuple | None:
         """``(P, c0, solver, verification)`` at a feasible ``rho``, exactly verified, or None."""
         p = self.probe(rho)
-        tries = []
+        tries: list[tuple[dict | None, float]] = []
         if polish:
             need = max(0.5 * p.t, self.need(rho))
             better = self.lmi.polish(rho, need)
@@ -177,6 +177,8 @@ class _Search:
                         if r < below and p.t < 0 and p.Z is not None), reverse=True)
         for r in cands[:3]:
             Z = self.probes[r].Z
+            if Z is None:  # filtered above; keeps the type checker informed
+                continue
             w, V = np.linalg.eigh(0.5 * (Z + Z.T))
             R = np.diag([1.0, 1.0, L]) @ (V * np.sqrt(np.maximum(w, 0.0)))  # original units
             if not np.all(np.isfinite(R)):

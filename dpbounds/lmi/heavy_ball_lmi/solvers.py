@@ -244,9 +244,10 @@ class HeavyBallLMI:
         self.Xc.value = self._blocks["X1"] + (1.0 - rho * rho) * self._blocks["X2"]
 
     def _read(self) -> dict:
-        p = self.p.value
-        return {"P": np.array([[p[0], p[1]], [p[1], p[2]]]), "c0": float(self.c0.value),
-                "c": float(self.c.value)}
+        p, c0, c = self.p.value, self.c0.value, self.c.value
+        if p is None or c0 is None or c is None:  # read only after a solve that succeeded
+            raise RuntimeError("the LMI solver returned no solution to read")
+        return {"P": np.array([[p[0], p[1]], [p[1], p[2]]]), "c0": float(c0), "c": float(c)}
 
     def polish(self, rho: float, need: float) -> dict | None:
         """The certificate with the largest c among those with margin >= ``need`` at ``rho``."""

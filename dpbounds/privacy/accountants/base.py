@@ -87,7 +87,11 @@ class Accountant(abc.ABC):
         :meth:`epsilon_under`, e.g. the subsampled-Laplace amplification); a relation it is not
         stated for becomes :class:`UnsupportedMechanismError`."""
         try:
-            return float(mechanism.epsilon_under(self.neighbouring))
+            # only the pure-DP mechanisms (Laplace, pure, subsampled Laplace) define it
+            epsilon_under = getattr(mechanism, "epsilon_under", None)
+            if epsilon_under is None:
+                raise ValueError(f"{type(mechanism).__name__} is not a pure-DP mechanism")
+            return float(epsilon_under(self.neighbouring))
         except ValueError as err:
             raise self._unsupported(mechanism, str(err)) from None
 
@@ -95,8 +99,8 @@ class Accountant(abc.ABC):
     def _compose(self, mechanism: Mechanism, count: int) -> None: ...
 
     @abc.abstractmethod
-    def get_epsilon(self, delta: float) -> float:
-        """Smallest epsilon this accountant certifies at ``delta``."""
+    def get_epsilon(self, delta: float | None) -> float:
+        """Smallest epsilon this accountant certifies at ``delta`` (``None``: pure DP only)."""
 
     @abc.abstractmethod
     def get_delta(self, epsilon: float) -> float:

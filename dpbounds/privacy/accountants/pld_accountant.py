@@ -152,7 +152,8 @@ class PldAccountant(Accountant):
         self.gaussian_mu2 = 0.0  # sum of count * (sensitivity / sigma)^2 of the Gaussian part
         self._parts: dict[tuple, int] = {}
         self._total_count = 0
-        self._pld = None  # cached (remove, add) PMFs of the non-Gaussian composition
+        # cached (remove, add) PMFs of the non-Gaussian composition
+        self._pld: tuple[_pld.DensePld, _pld.DensePld] | None = None
 
     def spawn(self) -> PldAccountant:
         return PldAccountant(self.neighbouring, self.value_discretization_interval,
@@ -179,7 +180,8 @@ class PldAccountant(Accountant):
                 return None
             if mechanism.sampling_rate == 1.0:
                 return float(nudge_up((sens / mechanism.sigma) ** 2))
-            key = ("sgm", (mechanism.sampling_rate, mechanism.sigma / sens))
+            key: tuple[str, tuple[float, ...]] = ("sgm", (mechanism.sampling_rate,
+                                                       mechanism.sigma / sens))
         elif isinstance(mechanism, LaplaceMechanism):
             sens = self._sensitivity(mechanism)
             if sens == 0:
@@ -272,7 +274,7 @@ class PldAccountant(Accountant):
                             pessimistic_estimate=self.pessimistic,
                             value_discretization_interval=interval,
                             use_connect_dots=self.pessimistic), 1))
-                    pair = None
+                    pair: list[_pld.DensePld] | None = None
                     for one, count in items:
                         new = [_pld.self_compose(pmf, count) for pmf in _pmf_pair(one)]
                         pair = new if pair is None else [_pld.compose(a, b)
@@ -281,13 +283,15 @@ class PldAccountant(Accountant):
                 raise ValueError(
                     f"the PLD accountant cannot represent this composition ({err}); use the "
                     "'rdp' accountant") from None
-            self._pld = tuple(pair)
+            if pair is None:  # pragma: no cover - items always holds a part here
+                raise ValueError("the PLD accountant has nothing to compose")
+            self._pld = (pair[0], pair[1])
         return self._pld
 
     def _gaussian_mu(self) -> float:
         return float(nudge_up(math.sqrt(self.gaussian_mu2)))
 
-    def get_epsilon(self, delta: float) -> float:
+    def get_epsilon(self, delta: float | None) -> float:
         delta = check_probability("delta", delta)
         if not self._parts:
             if self.gaussian_mu2 == 0:

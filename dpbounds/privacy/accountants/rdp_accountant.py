@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds._validation import check_choice, check_nonnegative
+from dpbounds._validation import check_choice, check_nonnegative, check_probability
 from dpbounds.privacy.accountants.base import Accountant, _finite
 from dpbounds.privacy.mechanisms import (
     GaussianMechanism,
@@ -149,7 +149,8 @@ class RdpAccountant(Accountant):
     def _zcdp_method(self) -> str:
         return "tight" if self.conversion == "improved" else "standard"
 
-    def get_epsilon(self, delta: float) -> float:
+    def get_epsilon(self, delta: float | None) -> float:
+        delta = check_probability("delta", delta)  # an (eps, delta) accountant needs delta
         eps, best = rdp_to_dp(self.rdp, self.orders, delta, self.conversion)
         if not np.any(self._grid):  # purely linear curve: optimise over every order
             eps = min(eps, float(zcdp_to_dp_epsilon(self.rho, delta, self._zcdp_method())))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dpbounds._validation import check_choice
+from dpbounds._validation import check_choice, check_probability
 from dpbounds.privacy.accountants.base import Accountant, _finite
 from dpbounds.privacy.mechanisms import (
     GaussianMechanism,
@@ -84,7 +84,8 @@ class ZcdpAccountant(Accountant):
                                                 method=self.conversion))
         return float(gaussian_sigma_for_zcdp(self.budget(epsilon, delta) / count, sens))
 
-    def get_epsilon(self, delta: float) -> float:
+    def get_epsilon(self, delta: float | None) -> float:
+        delta = check_probability("delta", delta)  # an (eps, delta) accountant needs delta
         return float(zcdp_to_dp_epsilon(self.rho, delta, self.conversion))
 
     def get_delta(self, epsilon: float) -> float:
