@@ -1,6 +1,6 @@
 """The contract with dp_accounting's internals (issue 21, item 4).
 
-``privacy/_pld.py`` and ``privacy/accountants.py`` read seven private attributes of
+``privacy/_pld.py`` and ``privacy/accountants/pld_accountant.py`` read seven private attributes of
 dp_accounting (it has no public accessor for a PMF's arrays):
 
 * ``PrivacyLossDistribution._pmf_remove``, ``._pmf_add``, ``._symmetric``;
@@ -28,7 +28,7 @@ import pytest
 from scipy.stats import norm
 
 from dpbounds.privacy import _pld
-from dpbounds.privacy import accountants as A
+from dpbounds.privacy.accountants import pld_accountant as A
 
 pldlib = pytest.importorskip("dp_accounting.pld.privacy_loss_distribution")
 
