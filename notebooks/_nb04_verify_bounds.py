@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from _nbcommon import SETUP as COMMON_SETUP
+from _nbcommon import STYLED_SETUP as COMMON_SETUP
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
 SETUP = COMMON_SETUP + """
@@ -10,11 +10,9 @@ from dpbounds.verify import STUDIES, scaling_study, problem
 from dpbounds.verify.verdicts import format_table
 from dpbounds.cli.verify_cmd import draw_result
 
-plt.rcParams.update({"figure.dpi": 150, "savefig.dpi": 150})  # this notebook's figures are read
-
 
 def show(res):
-    fig, ax = plt.subplots(figsize=(7.0, 3.5))
+    fig, ax = plt.subplots(figsize=(6.0, 2.9))  # 150 dpi: nine of these stay under 1 MB
     draw_result(res, ax)  # legend outside the axes: it never covers the theorem's line
     ax.set_xticks(list(res.values))  # the studied grid
     ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda x, _: f"{x:g}"))
@@ -107,9 +105,10 @@ from dpbounds.verify.stored import draw_stored, stored_runs
 runs = stored_runs()
 names = [n for n in ("tran_cutkosky.alg1", "tran_cutkosky.alg2", "kamath.bst14", "yang.sgd")
          if n in runs]
-fig, axes = plt.subplots(1, len(names), figsize=(2.3 * len(names), 2.6), squeeze=False,
-                         dpi=64)  # four small panels: the notebook stays under 1 MB
-for ax, name in zip(axes[0], names):
+rows = (len(names) + 1) // 2
+fig, axes = plt.subplots(rows, 2, figsize=(6.4, 2.3 * rows), squeeze=False, sharey=True,
+                         layout="constrained")
+for ax, name in zip(axes.ravel(), names):
     rec = runs[name]
     draw_stored(rec, ax)
     ax.plot(rec["values"], rec["trivial_bound"], ":", color="grey", label="trivial bound")
@@ -118,12 +117,17 @@ for ax, name in zip(axes[0], names):
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_ylim(1e-3, 2)  # an interval reaching 0 (4 trials) runs to the bottom
+    ax.set_xticks(list(rec["values"]))  # the studied grid
+    ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda x, _: f"{x:.3g}"))
     ax.xaxis.set_minor_formatter(plt.NullFormatter())  # the log minor labels overlap
     ax.set_xlabel(rec["vary"])
     ax.set_title(f"{name}\\n{rec['regime']['trials']} trials, exit {rec['exit_status']}",
                  fontsize=8)
-axes[0][0].set_ylabel("utility (mean, 95% CI)")
-axes[0][-1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+for row in axes:
+    row[0].set_ylabel("utility (mean, 95% CI)")
+for ax in axes.ravel()[len(names):]:
+    ax.set_visible(False)
+axes[0][-1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0))
 plt.show()
 for name in names:
     rec = runs[name]
