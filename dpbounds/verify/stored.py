@@ -7,9 +7,12 @@ re-running it. ``data/informative_runs.json`` holds one compact record per study
 status and the CPU seconds measured when it ran. Re-create a record with::
 
     dpbounds verify tran_cutkosky.alg2 --vary N --json > alg2.json
-    python -c "import json; from dpbounds.verify.stored import compact; \
-print(json.dumps(compact(json.load(open('alg2.json')), command='...', exit_status=0, \
-cpu_seconds=...)))"
+    python - <<'END'
+    import json
+    from dpbounds.verify.stored import compact
+    rec = compact(json.load(open("alg2.json")), command="...", exit_status=0, cpu_seconds=...)
+    print(json.dumps(rec))
+    END
 
 Example
 -------
