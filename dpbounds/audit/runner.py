@@ -48,6 +48,7 @@ from scipy import stats
 
 from dpbounds._validation import (
     check_choice,
+    check_closed_interval,
     check_int,
     check_nonnegative,
     check_positive,
@@ -384,6 +385,7 @@ def tight_claim(privacy: Any, delta: float, cache: dict | None = None) -> tuple[
     without a private ledger gives ``(inf, "")``. ``cache`` (a dict the caller keeps) maps
     a ledger's entries to its reading, so the runs of an audit read each ledger once.
     """
+    delta = check_closed_interval("delta", delta, 0.0, 1.0)  # 0: a pure-DP ledger
     ledgers = tuple(getattr(privacy, "trial_ledgers", ()) or ()) or (privacy.ledger,)
     worst, worst_name = -math.inf, ""
     seen: set[tuple] = set()
@@ -439,6 +441,9 @@ def calibrate_input(spec: AuditSpec, relation: str, epsilon: float, delta: float
     depend on ε, returns ``epsilon``. ``build(e)`` gives the setting run for ``e``
     (default ``spec.build(relation, e, delta)``); the real algorithm ``spec.function`` is
     calibrated (a mutant is asked for the same ε)."""
+
+    epsilon = check_positive("epsilon", epsilon)
+    delta = check_probability("delta", delta)
 
     def claim(e: float) -> float:
         setting = spec.build(relation, e, delta) if build is None else build(e)

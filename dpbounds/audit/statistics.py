@@ -48,7 +48,12 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
-from dpbounds._validation import check_int, check_open_interval
+from dpbounds._validation import (
+    check_closed_interval,
+    check_int,
+    check_nonnegative,
+    check_open_interval,
+)
 
 __all__ = ["claim_tradeoff", "empirical_tradeoff"]
 
@@ -484,7 +489,11 @@ def claim_tradeoff(alpha: Any, epsilon: float, delta: float) -> np.ndarray:
     test of false-positive rate :math:`\alpha`:
     :math:`\max(0, 1-\delta-e^\varepsilon\alpha, e^{-\varepsilon}(1-\delta-\alpha))`
     (Kairouz, Oh & Viswanath 2015, Thm 2.1; Dong, Roth & Su 2022, Prop. 2.5; VERBATIM)."""
+    epsilon = check_nonnegative("epsilon", epsilon)
+    delta = check_closed_interval("delta", delta, 0.0, 1.0)  # 0: a pure-DP claim
     a = np.asarray(alpha, dtype=float)
+    if not np.all((a >= 0.0) & (a <= 1.0)):
+        raise ValueError(f"alpha must lie in [0, 1], got {alpha!r}")
     one = 1.0 - float(delta)
     return np.maximum.reduce([np.zeros_like(a), one - math.exp(epsilon) * a,
                               math.exp(-epsilon) * (one - a)])

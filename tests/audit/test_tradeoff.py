@@ -49,3 +49,20 @@ def test_empirical_curve_matches_gaussian_scores_and_flags_a_doubled_mu():
     assert flipped[4]["fnr"] == pytest.approx(rows[4]["fnr"], abs=0.03)
     with pytest.raises(ValueError, match="alpha"):
         empirical_tradeoff(np.zeros(3), np.ones(3), alphas=(0.0,))
+
+
+def test_bad_input_is_refused_by_name():
+    import math as _m
+
+    from dpbounds.audit.runner import calibrate_input, tight_claim
+    from dpbounds.audit.statistics import claim_tradeoff
+
+    assert float(claim_tradeoff(0.1, 1.0, 0.0)) == pytest.approx(1.0 - _m.e * 0.1)  # edge
+    for args, name in (((0.1, float("nan"), 0.1), "epsilon"), ((0.1, -1.0, 0.1), "epsilon"),
+                       ((0.1, 1.0, 1.5), "delta"), ((1.5, 1.0, 0.1), "alpha")):
+        with pytest.raises(ValueError, match=name):
+            claim_tradeoff(*args)
+    with pytest.raises(ValueError, match="delta"):
+        tight_claim(None, float("inf"))
+    with pytest.raises(ValueError, match="epsilon"):
+        calibrate_input(None, "replace_one", 0.0, 0.05)
