@@ -70,6 +70,7 @@ from dpbounds.bounds.strongly_convex.gradient_noise import (
     laplace_scale_at_horizon,
     subsampling_variance,
 )
+from dpbounds.bounds.strongly_convex.heavy_ball_dp import log_chebyshev_envelope
 
 __all__ = ["Bracket", "box_lower_bounds", "certify_minimum", "log_g"]
 
@@ -110,20 +111,11 @@ def _noise(T: np.ndarray, d: int, n: int, m: int, eps: float, S: float) -> np.nd
 
 
 def log_g(c: np.ndarray, k: np.ndarray) -> np.ndarray:
-    r"""log of :math:`g_k(c)` (module docstring, the library's envelope factor); ``-inf`` at
-    ``k = 0``. Non-decreasing in ``c`` and in ``k``."""
+    r"""log of :math:`g_k(c)` (module docstring, the library's envelope factor,
+    :func:`~dpbounds.bounds.strongly_convex.heavy_ball_dp.log_chebyshev_envelope`, broadcast);
+    ``-inf`` at ``k <= 0``. Non-decreasing in ``c`` and in ``k``."""
     c, k = np.broadcast_arrays(np.asarray(c, dtype=float), np.asarray(k, dtype=float))
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        inner = np.minimum(np.log(k), -0.5 * np.log1p(-np.minimum(c, 1.0) ** 2))
-        phi = np.arccosh(np.maximum(c, 1.0))
-        big = k * phi
-        lsk = np.where(big > 20.0, big + np.log1p(-np.exp(-2.0 * big)) - math.log(2.0),
-                       np.log(np.sinh(big)))
-        ls1 = np.where(phi > 20.0, phi + np.log1p(-np.exp(-2.0 * phi)) - math.log(2.0),
-                       np.log(np.sinh(phi)))
-        outer = np.where(phi > 1e-7, lsk - ls1, np.log(k))
-        out = np.where(c < 1.0, inner, outer)
-    return np.where(k <= 0, -np.inf, out)
+    return np.where(k <= 0, -np.inf, log_chebyshev_envelope(c, np.maximum(k, 0.0)))
 
 
 def _log_p_lower(klo, khi, a_c, b0, b1, real, lr1, lgeo_x, lrho):

@@ -80,7 +80,7 @@ DEFAULT_MAX_HORIZON = 1000
 _BATCH = 1 << 18  # matrix powers evaluated per vectorised call
 
 
-def _chebyshev_envelope(c: np.ndarray, k: np.ndarray) -> np.ndarray:
+def log_chebyshev_envelope(c: np.ndarray, k: np.ndarray) -> np.ndarray:
     r"""log of a bound on :math:`g_k(c)=\sup_{|x|\le c}|U^{cheb}_{k-1}(x)|`:
     :math:`\min(k,1/\sqrt{1-c^2})` for :math:`c<1`, :math:`\sinh(k\varphi)/\sinh\varphi`
     (:math:`c=\cosh\varphi`) for :math:`c\ge1`; 0 for :math:`k=0`.
@@ -103,7 +103,7 @@ def _log_power_bounds(log_q: np.ndarray, c: np.ndarray, a: np.ndarray, beta0: np
     """log of the envelope P_k = sqrt(beta)^(k-1) g_k(c); for beta = 0 (no complex roots)
     P_k = a^(k-1) exactly (the limit)."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        gen = (k - 1.0) * log_q + _chebyshev_envelope(c, k)
+        gen = (k - 1.0) * log_q + log_chebyshev_envelope(c, k)
         zero_beta = np.where(k == 0, -np.inf, np.where(k == 1, 0.0, (k - 1.0) * np.log(a)))
         return np.where(beta0, zero_beta, gen)
 
