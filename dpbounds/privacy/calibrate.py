@@ -320,6 +320,23 @@ def _mechanism_factory(kind: str, **params: Any) -> Callable[[float], Mechanism]
 _SGM_ACCOUNTANTS = ("rdp", "pld")
 
 
+def _check_sgm(sampling_rate: Any, steps: Any, sampling: Any, accountant: Any
+               ) -> tuple[float, int, str, str]:
+    """The checked ``(q, steps, sampling, accountant)`` of the two functions below."""
+    q = check_closed_interval("sampling_rate", sampling_rate, 0.0, 1.0)
+    if q == 0.0:
+        raise ValueError("sampling_rate must lie in (0, 1], got 0.0")
+    steps = check_int("steps", steps, minimum=1, maximum=MAX_COUNT)
+    sampling = check_choice("sampling", sampling, _SAMPLING)
+    accountant = check_choice("accountant", accountant, _SGM_ACCOUNTANTS)
+    if accountant == "pld" and sampling != "poisson":
+        raise ValueError(
+            "accountant='pld' supports sampling='poisson' only (dp_accounting has no PLD for "
+            "sampling without replacement); use accountant='rdp'"
+        )
+    return q, steps, sampling, accountant
+
+
 def epsilon_for_noise_multiplier(
     noise_multiplier: float,
     delta: float,
@@ -341,17 +358,7 @@ def epsilon_for_noise_multiplier(
     """
     z = check_positive("noise_multiplier", noise_multiplier)
     delta = check_probability("delta", delta)
-    q = check_closed_interval("sampling_rate", sampling_rate, 0.0, 1.0)
-    if q == 0.0:
-        raise ValueError("sampling_rate must lie in (0, 1], got 0.0")
-    steps = check_int("steps", steps, minimum=1, maximum=MAX_COUNT)
-    sampling = check_choice("sampling", sampling, _SAMPLING)
-    accountant = check_choice("accountant", accountant, _SGM_ACCOUNTANTS)
-    if accountant == "pld" and sampling != "poisson":
-        raise ValueError(
-            "accountant='pld' supports sampling='poisson' only (dp_accounting has no PLD for "
-            "sampling without replacement); use accountant='rdp'"
-        )
+    q, steps, sampling, accountant = _check_sgm(sampling_rate, steps, sampling, accountant)
     return float(epsilon_of(_sgm(q, sampling)(z), delta,
                             _sgm_accountant(accountant, sampling, orders, method), steps))
 
@@ -404,17 +411,7 @@ def noise_multiplier_for_epsilon(
     if rtol is None:
         rtol = 1e-6 if accountant == "rdp" else 1e-4
     rtol = check_positive("rtol", rtol)
-
-    q = check_closed_interval("sampling_rate", sampling_rate, 0.0, 1.0)
-    if q == 0.0:
-        raise ValueError("sampling_rate must lie in (0, 1], got 0.0")
-    steps = check_int("steps", steps, minimum=1, maximum=MAX_COUNT)
-    sampling = check_choice("sampling", sampling, _SAMPLING)
-    if accountant == "pld" and sampling != "poisson":
-        raise ValueError(
-            "accountant='pld' supports sampling='poisson' only (dp_accounting has no PLD for "
-            "sampling without replacement); use accountant='rdp'"
-        )
+    q, steps, sampling, accountant = _check_sgm(sampling_rate, steps, sampling, accountant)
     # the one calibration routine (never overshoots), on the accountant's epsilon
     return calibrate(_sgm(q, sampling), epsilon, delta,
                      _sgm_accountant(accountant, sampling, orders, method), steps,
