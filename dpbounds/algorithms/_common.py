@@ -201,6 +201,7 @@ class FrozenParams(dict):
     def __delitem__(self, key: str) -> None:
         self._refuse()
 
+    # mypy: dict types __ior__ and __or__ together; refusing in-place | needs its own signature
     def __ior__(self, other: Any) -> FrozenParams:  # type: ignore[misc]
         self._refuse()
 
