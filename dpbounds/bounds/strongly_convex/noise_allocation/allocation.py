@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -34,6 +34,7 @@ from scipy.special import logsumexp
 from dpbounds._validation import check_int, check_positive
 from dpbounds.bounds.strongly_convex.gradient_noise import LOG_FLOAT_MAX
 from dpbounds.bounds.strongly_convex.nesterov import ErrorWeights, Schedule, error_weights
+from dpbounds.privacy._util import log1p_times_expm1
 from dpbounds.privacy.laplace import (
     deamplify_without_replacement,
     per_step_epsilon,
@@ -51,6 +52,7 @@ __all__ = [
     "remark_4_2_allocation",
     "uniform_noise",
     "check_allocation_privacy",
+    "certify_allocation",
     "noise_allocation_for",
 ]
 
@@ -96,6 +98,11 @@ class Allocation:
         exceed the float64 range.
     log_value:
         Its logarithm.
+    lower_value:
+        A proven lower bound on the optimum of (30) (:func:`certify_allocation`, weak duality
+        at this allocation); ``nan`` where not computed (uniform, heuristic).
+    certified_gap:
+        ``value / lower_value - 1``: ``value <= (1 + certified_gap) * OPT(30)``.
     """
 
     epsilons: np.ndarray
@@ -104,6 +111,8 @@ class Allocation:
     log_value: float
     method: str
     source: Source
+    lower_value: float = float("nan")
+    certified_gap: float = float("nan")
 
     @property
     def scales(self) -> np.ndarray:
@@ -150,7 +159,8 @@ def _without_zero_weights(solve: Any) -> Any:
         eps_t[pos] = al.epsilons
         log_b = np.full(log_a.size, np.inf)
         log_b[pos] = al.log_scales
-        return Allocation(eps_t, log_b, al.value, al.log_value, al.method, al.source)
+        return Allocation(eps_t, log_b, al.value, al.log_value, al.method, al.source,
+                          al.lower_value, al.certified_gap)
 
     return wrapper
 
@@ -291,29 +301,160 @@ def _log_g_terms(s: np.ndarray, m: int, n: int) -> tuple[np.ndarray, np.ndarray,
     return log_g, log_gp, eps_hp
 
 
+#: relative rounding allowance of the certificate: the log-space terms are accurate to a few
+#: hundred ulps; the sums over T steps to about T ulps (pairwise summation: far less)
+_ROUNDING = 1e-11
+
+
+def certify_allocation(weights: ErrorWeights | Any, allocation: Allocation, sensitivity: float,
+                       n: int, m: int, epsilon: float) -> tuple[float, float]:
+    r"""A proven lower bound on the optimum of (30) from any allocation, and its relative gap.
+
+    **[DERIVED]** In the budgets :math:`e_t` (scale :math:`b_t=S_1/(m\,g(e_t))` by inverting
+    (11), :math:`g(e)=\ln(1+r(e^e-1))`, :math:`r=n/m`), (30) is
+    :math:`\mathrm{OPT}=\min\{f(e)=\sum_ta_tS_1^2/(m^2g(e_t)^2):e\ge0,\sum_te_t\le\epsilon\}`
+    (``<=`` changes nothing: :math:`f` decreases in each :math:`e_t`). :math:`g` is increasing
+    and concave with :math:`g(0)=0`, so :math:`1/g^2` is convex
+    (:math:`(g^{-2})''=6g'^2/g^4-2g''/g^3>0`) and :math:`f` is convex. For any :math:`e>0`
+    (feasible or not) convexity gives :math:`f(e')\ge f(e)+\nabla f(e)\cdot(e'-e)`; the
+    minimum of the right side over the feasible set is at a vertex :math:`\epsilon\,\mathbf
+    1_j`, so with :math:`\lambda_t=-\partial_tf(e)=2v_tg'(e_t)/g(e_t)` (:math:`v_t=a_tb_t^2`)
+    and :math:`\Lambda=\max_t\lambda_t`:
+
+    .. math:: \mathrm{OPT}\ge f(e)-\Big(\epsilon\Lambda-\sum_t\lambda_te_t\Big).
+
+    This is the Frank-Wolfe gap, equivalently the Lagrangian dual of (30) at the multiplier
+    :math:`\Lambda` bounded below by the tangents at :math:`e` (weak duality: no convexity
+    needed there, only for the tangents); it is 0 exactly at the KKT point
+    (:math:`\lambda_t=\Lambda` for all :math:`t`, :math:`\sum_te_t=\epsilon`). Everything is in
+    log-space, with :math:`g(e_t)=S_1/(mb_t)` and :math:`\log g'(e_t)=\log r+e_t-g(e_t)`
+    (exact: :math:`e^{g}=1+r(e^{e}-1)`). A budget below the float range counts as 0 (a lower
+    bound on :math:`e_t`: the bound stays valid); rounding is covered by an allowance of
+    ``1e-11 + T * 2**-52`` (relative).
+
+    Returns
+    -------
+    (lower, certified_gap):
+        ``lower <= OPT(30)`` and ``allocation.value <= (1 + certified_gap) * OPT(30)``
+        (``lower = 0``, ``certified_gap = inf`` when the bound is vacuous).
+    """
+    S, n, m, eps = _check_budget(sensitivity, n, m, epsilon)
+    log_a = _log_weights(weights)
+    log_b = np.asarray(allocation.log_scales, dtype=float)
+    if log_b.shape != log_a.shape:
+        raise ValueError(f"allocation has {log_b.size} scales but the weights {log_a.size} steps")
+    pos = np.isfinite(log_a)  # zero weights: no term in f, no gradient (their budget: waste)
+    log_a, log_b = log_a[pos], log_b[pos]
+    if log_a.size == 0:
+        return 0.0, 0.0
+    log_v = log_a + 2.0 * log_b
+    log_value = float(logsumexp(log_v))
+    log_gt = math.log(S / m) - log_b
+    with np.errstate(under="ignore"):
+        g = np.exp(log_gt)
+    e = np.atleast_1d(log1p_times_expm1(g, m / n))  # the budget each scale spends, eq. (11)
+    log_lam = math.log(2.0) + log_v + (math.log(n / m) + e - g) - log_gt - log_value
+    log_Lam = float(np.max(log_lam))
+    # eps Lambda - sum lam_t e_t = sum e_t (Lambda - lam_t) + (eps - sum e_t) Lambda (in units
+    # of the value), each term without cancellation
+    spent = e > 0  # e_t = 0 (below the float range) adds nothing to sum lam_t e_t
+    with np.errstate(under="ignore", over="ignore"):
+        gap = (float(np.sum(e[spent] * np.exp(log_lam[spent])
+                            * np.expm1(log_Lam - log_lam[spent])))
+               + (eps - math.fsum(e)) * math.exp(log_Lam))
+    rel = max(gap, 0.0) + _ROUNDING + log_a.size * 2.0 ** -52
+    if not rel < 1.0:
+        return 0.0, math.inf
+    return allocation.value * (1.0 - rel), float(1.0 / (1.0 - rel) - 1.0)
+
+
+def _feasible(s: np.ndarray, log_a: np.ndarray, S: float, n: int, m: int,
+              eps: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """Budgets ``exp(s)`` rescaled onto ``eps`` (less a few ulps): ``(log_b, spent, log_value)``."""
+    s = s + (math.log(eps) - float(logsumexp(s))) + math.log1p(-4e-16)
+    log_g, _, _ = _log_g_terms(s, m, n)
+    log_b, spent = _never_overshoot(math.log(S / m) - log_g, S, n, m, eps)
+    return log_b, spent, float(logsumexp(log_a + 2.0 * log_b))
+
+
+def _kkt_bisection(log_a: np.ndarray, const: float, log_lam: float, m: int, n: int, eps: float,
+                   iters: int) -> np.ndarray:
+    r"""The KKT budgets :math:`\log\epsilon_t` by bisection: slow, but it always converges.
+
+    For a fixed :math:`\lambda` the KKT residual of step :math:`t` decreases in
+    :math:`\epsilon_t` (:math:`g'/g^3` decreases: :math:`g` increases, :math:`g'` decreases), and
+    :math:`\sum_t\epsilon_t(\lambda)` decreases in :math:`\lambda`: nested bisections
+    (``iters`` halvings each) in :math:`\log\epsilon_t` on :math:`[\log\epsilon-745,
+    \log\epsilon]` and in :math:`\log\lambda` on a bracket grown from ``log_lam``.
+    """
+    top = math.log(eps)
+
+    def budgets(ll: float) -> np.ndarray:
+        lo, hi = np.full(log_a.size, top - 745.0), np.full(log_a.size, top)
+        for _ in range(iters):
+            mid = 0.5 * (lo + hi)
+            log_g, log_gp, _ = _log_g_terms(mid, m, n)
+            more = log_a + const + log_gp - 3.0 * log_g > ll  # the optimum spends more
+            lo, hi = np.where(more, mid, lo), np.where(more, hi, mid)
+        return 0.5 * (lo + hi)
+
+    def excess(ll: float) -> float:
+        return float(logsumexp(budgets(ll))) - top
+
+    lo, hi, step = log_lam, log_lam, 1.0
+    while excess(lo) < 0 and step < 1e4:  # spends too little: a smaller lambda
+        lo, step = lo - step, 2 * step
+    step = 1.0
+    while excess(hi) > 0 and step < 1e4:
+        hi, step = hi + step, 2 * step
+    for _ in range(iters):
+        mid = 0.5 * (lo + hi)
+        if excess(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+    return budgets(hi)
+
+
 @_without_zero_weights
 def optimal_noise(weights: ErrorWeights | Any, sensitivity: float, n: int, m: int,
-                  epsilon: float, *, rtol: float = 1e-13, max_iter: int = 100) -> Allocation:
+                  epsilon: float, *, rtol: float = 1e-13, max_iter: int = 100,
+                  gap_tol: float = 1e-9) -> Allocation:
     r"""Numeric solution of (30) with subsampling without replacement (any :math:`m\le n`).
 
-    KKT in the budgets: :math:`\log a_t+\log\frac{2S^2}{m^2}+\log g'(\epsilon_t)-3\log g(\epsilon_t)
-    =\log\lambda`; Newton in :math:`s_t=\log\epsilon_t` (all :math:`t` at once) inside Newton on
-    :math:`\log\lambda` for :math:`\sum_t\epsilon_t=\epsilon`, started from Prop. 4.2. The final
-    scales are :math:`b_t=S_1/(m\,g(\epsilon_t))` (inversion of (11)); the budgets are shrunk by a
-    few ulps so that :math:`\sum_t\varepsilon(S_1,b_t,n,m)\le\epsilon`.
+    KKT in the budgets: :math:`\log a_t+\log\frac{2S^2}{m^2}+\log g'(\epsilon_t)-3\log
+    g(\epsilon_t)=\log\lambda`; Newton in :math:`s_t=\log\epsilon_t` (all :math:`t` at once)
+    inside Newton on :math:`\log\lambda` for :math:`\sum_t\epsilon_t=\epsilon` (stopped at
+    relative budget error ``rtol`` or after ``max_iter`` steps), started from Prop. 4.2. Each
+    Newton iterate, rescaled onto the budget, is a feasible allocation; the best one is kept
+    (so a smaller ``rtol`` or a larger ``max_iter`` never gives a worse value). The scales are
+    :math:`b_t=S_1/(m\,g(\epsilon_t))` (inversion of (11)); the budgets are shrunk by a few
+    ulps so that :math:`\sum_t\varepsilon(S_1,b_t,n,m)\le\epsilon`.
+
+    **Certificate [DERIVED]**: (30) is convex in the budgets, and :func:`certify_allocation`
+    gives a proven lower bound on its optimum at the returned allocation (weak duality / the
+    Frank-Wolfe gap), reported as ``lower_value`` and the relative ``certified_gap``. Where
+    that gap exceeds ``gap_tol`` (Newton not converged), the search tightens: nested
+    bisections on the same KKT conditions, with twice the halvings each round (up to 4
+    rounds), keeping the best allocation and the largest lower bound. The reported gap is
+    what was reached (in practice about ``1e-11``, the rounding allowance).
 
     Returns
     -------
     Allocation
     """
     S, n, m, eps = _check_budget(sensitivity, n, m, epsilon)
+    rtol = float(check_positive("rtol", rtol))
+    max_iter = check_int("max_iter", max_iter, minimum=1)
+    gap_tol = float(check_positive("gap_tol", gap_tol))
     log_a = _log_weights(weights)
+    w_log = ErrorWeights(0.0, log_a, "reduced", SOURCE_EQ30)  # for the certificate
     const = math.log(2.0) + 2.0 * (math.log(S) - math.log(m))
     # start: Prop. 4.2 with n (exact when r = 1, first order in eps when r > 1)
     lse = float(logsumexp(log_a / 3.0))
     s = math.log(eps) + log_a / 3.0 - lse
     log_lam = math.log(2.0) + 2.0 * (math.log(S) - math.log(n)) + 3.0 * lse - 3.0 * math.log(eps)
-    log_sum = float(logsumexp(s))
+    best: tuple[np.ndarray, np.ndarray, float] | None = None
     for _outer in range(max_iter):
         for _inner in range(40):  # Newton in s_t for the current lambda
             log_g, log_gp, eps_hp = _log_g_terms(s, m, n)
@@ -326,6 +467,10 @@ def optimal_noise(weights: ErrorWeights | Any, sensitivity: float, n: int, m: in
         log_g, log_gp, eps_hp = _log_g_terms(s, m, n)
         log_sum = float(logsumexp(s))
         Phi = log_sum - math.log(eps)
+        if np.all(np.isfinite(s)):  # each iterate is a feasible allocation: keep the best
+            cand = _feasible(s, log_a, S, n, m, eps)
+            if best is None or cand[2] < best[2]:
+                best = cand
         if abs(Phi) < rtol:
             break
         # d log(sum eps_t) / d log(lambda) = sum_t (eps_t / sum eps) / (eps_t h'(eps_t))
@@ -333,13 +478,29 @@ def optimal_noise(weights: ErrorWeights | Any, sensitivity: float, n: int, m: in
         dl = -Phi / dPhi
         log_lam += dl
         s = s + dl / eps_hp  # tangent predictor: ds_t / dlog(lambda) = 1 / (eps_t h'(eps_t))
-    # rescale onto the budget (a relative change below rtol) and shrink a few ulps
-    s = s + (math.log(eps) - log_sum) + math.log1p(-4e-16)
-    log_g, _, _ = _log_g_terms(s, m, n)
-    log_b, eps_t = _never_overshoot(math.log(S / m) - log_g, S, n, m, eps)
-    log_value = float(logsumexp(log_a + 2.0 * log_b))
-    return Allocation(eps_t, log_b, _representable(log_value, eps, _NOISE_VALUE), log_value,
-                      "numeric (KKT, eq. 30)" if m < n else "numeric (KKT, m = n)", SOURCE_EQ30)
+    method = "numeric (KKT, eq. 30)" if m < n else "numeric (KKT, m = n)"
+
+    def allocation(c: tuple[np.ndarray, np.ndarray, float]) -> Allocation:
+        return Allocation(c[1], c[0], _representable(c[2], eps, _NOISE_VALUE), c[2], method,
+                          SOURCE_EQ30)
+
+    lower, gap = (0.0, math.inf)
+    if best is not None:
+        lower, gap = certify_allocation(w_log, allocation(best), S, n, m, eps)
+    iters = 60
+    for _round in range(4):  # tighten until the certified gap is small enough
+        if gap <= gap_tol:
+            break
+        cand = _feasible(_kkt_bisection(log_a, const, log_lam if math.isfinite(log_lam) else 0.0,
+                                        m, n, eps, iters), log_a, S, n, m, eps)
+        c_lower, _ = certify_allocation(w_log, allocation(cand), S, n, m, eps)
+        if best is None or cand[2] < best[2]:
+            best = cand
+        lower = max(lower, c_lower)
+        gap = math.inf if not lower > 0 else allocation(best).value / lower - 1.0
+        iters *= 2
+    assert best is not None
+    return replace(allocation(best), lower_value=float(lower), certified_gap=float(gap))
 
 
 def check_allocation_privacy(allocation: Allocation, sensitivity: float, n: int, m: int) -> float:
