@@ -148,7 +148,7 @@ def tune_nesterov(
     tqdm bar for the subsampled search. Each tuned row reports ``certified_gap`` and
     ``lower_bound``: with :math:`m<n` the allocation problem (30) is convex in the budgets and
     every evaluated horizon's optimum is bounded below by weak duality at the returned
-    allocation (:func:`~dpbounds.bounds.strongly_convex.noise_allocation.certify_allocation`,
+    allocation (:func:`~.noise_allocation.allocation.certify_allocation`,
     DERIVED), the horizons not evaluated by the search's prefix bound. :math:`\mu=L` with ``c = 1`` is allowed:
     :math:`\mu\alpha=1`, each step contracts the error to 0 and only the last step's noise
     counts. The "computed" error of DP-MASG is that of the run with momentum restarts

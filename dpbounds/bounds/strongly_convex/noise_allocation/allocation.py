@@ -52,9 +52,10 @@ __all__ = [
     "remark_4_2_allocation",
     "uniform_noise",
     "check_allocation_privacy",
-    "certify_allocation",
     "noise_allocation_for",
 ]
+# certify_allocation is public but kept out of __all__: the package's export list is frozen
+# (tests/test_module_split.py)
 
 
 SOURCE_PROP42 = Source(KURU, "Proposition 4.2, eq. (31)", Provenance.VERBATIM, "case m = n")
@@ -343,10 +344,19 @@ def certify_allocation(weights: ErrorWeights | Any, allocation: Allocation, sens
     log_b = np.asarray(allocation.log_scales, dtype=float)
     if log_b.shape != log_a.shape:
         raise ValueError(f"allocation has {log_b.size} scales but the weights {log_a.size} steps")
+    rel = _certified_shortfall(log_a, log_b, S, n, m, eps)
+    if not rel < 1.0:
+        return 0.0, math.inf
+    return allocation.value * (1.0 - rel), float(1.0 / (1.0 - rel) - 1.0)
+
+
+def _certified_shortfall(log_a: np.ndarray, log_b: np.ndarray, S: float, n: int, m: int,
+                         eps: float) -> float:
+    """``(value - lower) / value`` of :func:`certify_allocation` (scale-free: no underflow)."""
     pos = np.isfinite(log_a)  # zero weights: no term in f, no gradient (their budget: waste)
     log_a, log_b = log_a[pos], log_b[pos]
     if log_a.size == 0:
-        return 0.0, 0.0
+        return 0.0
     log_v = log_a + 2.0 * log_b
     log_value = float(logsumexp(log_v))
     log_gt = math.log(S / m) - log_b
@@ -355,17 +365,14 @@ def certify_allocation(weights: ErrorWeights | Any, allocation: Allocation, sens
     e = np.atleast_1d(log1p_times_expm1(g, m / n))  # the budget each scale spends, eq. (11)
     log_lam = math.log(2.0) + log_v + (math.log(n / m) + e - g) - log_gt - log_value
     log_Lam = float(np.max(log_lam))
-    # eps Lambda - sum lam_t e_t = sum e_t (Lambda - lam_t) + (eps - sum e_t) Lambda (in units
-    # of the value), each term without cancellation
-    spent = e > 0  # e_t = 0 (below the float range) adds nothing to sum lam_t e_t
-    with np.errstate(under="ignore", over="ignore"):
-        gap = (float(np.sum(e[spent] * np.exp(log_lam[spent])
-                            * np.expm1(log_Lam - log_lam[spent])))
-               + (eps - math.fsum(e)) * math.exp(log_Lam))
-    rel = max(gap, 0.0) + _ROUNDING + log_a.size * 2.0 ** -52
-    if not rel < 1.0:
-        return 0.0, math.inf
-    return allocation.value * (1.0 - rel), float(1.0 / (1.0 - rel) - 1.0)
+    # eps Lambda - sum lam_t e_t = Lambda [sum e_t (1 - lam_t / Lambda) + (eps - sum e_t)]:
+    # nonnegative terms, no cancellation, no overflow (e_t = 0 below the float range: a lower
+    # bound on the budget it spends, so the gap only grows)
+    with np.errstate(under="ignore"):
+        bracket = float(np.sum(e * -np.expm1(log_lam - log_Lam))) + (eps - math.fsum(e))
+    gap = math.exp(min(log_Lam + math.log(bracket), 1.0)) if bracket > 0 else 0.0
+    rel = gap + _ROUNDING + log_a.size * 2.0 ** -52
+    return rel if math.isfinite(rel) else math.inf
 
 
 def _feasible(s: np.ndarray, log_a: np.ndarray, S: float, n: int, m: int,
@@ -426,8 +433,9 @@ def optimal_noise(weights: ErrorWeights | Any, sensitivity: float, n: int, m: in
     g(\epsilon_t)=\log\lambda`; Newton in :math:`s_t=\log\epsilon_t` (all :math:`t` at once)
     inside Newton on :math:`\log\lambda` for :math:`\sum_t\epsilon_t=\epsilon` (stopped at
     relative budget error ``rtol`` or after ``max_iter`` steps), started from Prop. 4.2. Each
-    Newton iterate, rescaled onto the budget, is a feasible allocation; the best one is kept
-    (so a smaller ``rtol`` or a larger ``max_iter`` never gives a worse value). The scales are
+    Newton iterate, rescaled onto the budget, is a feasible allocation: the one of smallest
+    value is returned, and the largest lower bound certified at any of them is reported (so a
+    smaller ``rtol`` or a larger ``max_iter`` never gives a worse value, nor a larger gap). The scales are
     :math:`b_t=S_1/(m\,g(\epsilon_t))` (inversion of (11)); the budgets are shrunk by a few
     ulps so that :math:`\sum_t\varepsilon(S_1,b_t,n,m)\le\epsilon`.
 
@@ -435,7 +443,7 @@ def optimal_noise(weights: ErrorWeights | Any, sensitivity: float, n: int, m: in
     gives a proven lower bound on its optimum at the returned allocation (weak duality / the
     Frank-Wolfe gap), reported as ``lower_value`` and the relative ``certified_gap``. Where
     that gap exceeds ``gap_tol`` (Newton not converged), the search tightens: nested
-    bisections on the same KKT conditions, with twice the halvings each round (up to 4
+    bisections on the same KKT conditions, with twice the halvings each round (up to 3
     rounds), keeping the best allocation and the largest lower bound. The reported gap is
     what was reached (in practice about ``1e-11``, the rounding allowance).
 
@@ -448,13 +456,31 @@ def optimal_noise(weights: ErrorWeights | Any, sensitivity: float, n: int, m: in
     max_iter = check_int("max_iter", max_iter, minimum=1)
     gap_tol = float(check_positive("gap_tol", gap_tol))
     log_a = _log_weights(weights)
-    w_log = ErrorWeights(0.0, log_a, "reduced", SOURCE_EQ30)  # for the certificate
     const = math.log(2.0) + 2.0 * (math.log(S) - math.log(m))
     # start: Prop. 4.2 with n (exact when r = 1, first order in eps when r > 1)
     lse = float(logsumexp(log_a / 3.0))
     s = math.log(eps) + log_a / 3.0 - lse
     log_lam = math.log(2.0) + 2.0 * (math.log(S) - math.log(n)) + 3.0 * lse - 3.0 * math.log(eps)
+    method = "numeric (KKT, eq. 30)" if m < n else "numeric (KKT, m = n)"
+
+    def allocation(c: tuple[np.ndarray, np.ndarray, float]) -> Allocation:
+        return Allocation(c[1], c[0], _representable(c[2], eps, _NOISE_VALUE), c[2], method,
+                          SOURCE_EQ30)
+
+    def keep(cand, best, log_lower):
+        # the smallest value and, separately, the largest certified lower bound over every
+        # candidate: both are monotone in the work done (the value is second order in the KKT
+        # residual, the certificate first order: the two need not come from one iterate);
+        # in log-space (a value below 1e-308 is still certified)
+        rel = _certified_shortfall(log_a, cand[0], S, n, m, eps)
+        if rel < 1.0:
+            log_lower = max(log_lower, cand[2] + math.log1p(-rel))
+        if best is None or cand[2] < best[2]:
+            best = cand
+        return best, log_lower
+
     best: tuple[np.ndarray, np.ndarray, float] | None = None
+    lower = -math.inf  # log of the lower bound
     for _outer in range(max_iter):
         for _inner in range(40):  # Newton in s_t for the current lambda
             log_g, log_gp, eps_hp = _log_g_terms(s, m, n)
@@ -468,9 +494,7 @@ def optimal_noise(weights: ErrorWeights | Any, sensitivity: float, n: int, m: in
         log_sum = float(logsumexp(s))
         Phi = log_sum - math.log(eps)
         if np.all(np.isfinite(s)):  # each iterate is a feasible allocation: keep the best
-            cand = _feasible(s, log_a, S, n, m, eps)
-            if best is None or cand[2] < best[2]:
-                best = cand
+            best, lower = keep(_feasible(s, log_a, S, n, m, eps), best, lower)
         if abs(Phi) < rtol:
             break
         # d log(sum eps_t) / d log(lambda) = sum_t (eps_t / sum eps) / (eps_t h'(eps_t))
@@ -478,29 +502,21 @@ def optimal_noise(weights: ErrorWeights | Any, sensitivity: float, n: int, m: in
         dl = -Phi / dPhi
         log_lam += dl
         s = s + dl / eps_hp  # tangent predictor: ds_t / dlog(lambda) = 1 / (eps_t h'(eps_t))
-    method = "numeric (KKT, eq. 30)" if m < n else "numeric (KKT, m = n)"
+    def gap_of(best, log_lower) -> float:
+        return math.inf if best is None else max(math.expm1(best[2] - log_lower), 0.0)
 
-    def allocation(c: tuple[np.ndarray, np.ndarray, float]) -> Allocation:
-        return Allocation(c[1], c[0], _representable(c[2], eps, _NOISE_VALUE), c[2], method,
-                          SOURCE_EQ30)
-
-    lower, gap = (0.0, math.inf)
-    if best is not None:
-        lower, gap = certify_allocation(w_log, allocation(best), S, n, m, eps)
     iters = 60
-    for _round in range(4):  # tighten until the certified gap is small enough
-        if gap <= gap_tol:
+    for _round in range(3):  # tighten until the certified gap is small enough
+        if gap_of(best, lower) <= gap_tol:
             break
-        cand = _feasible(_kkt_bisection(log_a, const, log_lam if math.isfinite(log_lam) else 0.0,
-                                        m, n, eps, iters), log_a, S, n, m, eps)
-        c_lower, _ = certify_allocation(w_log, allocation(cand), S, n, m, eps)
-        if best is None or cand[2] < best[2]:
-            best = cand
-        lower = max(lower, c_lower)
-        gap = math.inf if not lower > 0 else allocation(best).value / lower - 1.0
+        ll = log_lam if math.isfinite(log_lam) else 0.0
+        best, lower = keep(_feasible(_kkt_bisection(log_a, const, ll, m, n, eps, iters), log_a,
+                                     S, n, m, eps), best, lower)
         iters *= 2
     assert best is not None
-    return replace(allocation(best), lower_value=float(lower), certified_gap=float(gap))
+    result = allocation(best)  # ValueError naming epsilon where the value overflows
+    return replace(result, lower_value=math.exp(min(lower, best[2])),
+                   certified_gap=float(gap_of(best, lower)))
 
 
 def check_allocation_privacy(allocation: Allocation, sensitivity: float, n: int, m: int) -> float:
