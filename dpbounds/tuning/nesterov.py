@@ -149,11 +149,10 @@ def tune_nesterov(
     ``lower_bound``: with :math:`m<n` the allocation problem (30) is convex in the budgets and
     every evaluated horizon's optimum is bounded below by weak duality at the returned
     allocation (:func:`~.noise_allocation.allocation.certify_allocation`,
-    DERIVED), the horizons not evaluated by the search's prefix bound. :math:`\mu=L` with ``c = 1`` is allowed:
-    :math:`\mu\alpha=1`, each step contracts the error to 0 and only the last step's noise
-    counts. The "computed" error of DP-MASG is that of the run with momentum restarts
-    (:func:`dpbounds.algorithms.dp_masg`'s
-    default), the run Theorem 4.3 bounds.
+    DERIVED), the horizons not evaluated by the search's prefix bound. :math:`\mu=L` with
+    ``c = 1`` is allowed: :math:`\mu\alpha=1`, each step contracts the error to 0 and only the
+    last step's noise counts. The "computed" error of DP-MASG is that of the run with momentum
+    restarts (:func:`dpbounds.algorithms.dp_masg`'s default), the run Theorem 4.3 bounds.
     """
     mu = float(check_positive("mu", mu))
     L = float(check_positive("L", L))

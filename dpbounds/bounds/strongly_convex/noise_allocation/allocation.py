@@ -435,9 +435,9 @@ def optimal_noise(weights: ErrorWeights | Any, sensitivity: float, n: int, m: in
     relative budget error ``rtol`` or after ``max_iter`` steps), started from Prop. 4.2. Each
     Newton iterate, rescaled onto the budget, is a feasible allocation: the one of smallest
     value is returned, and the largest lower bound certified at any of them is reported (so a
-    smaller ``rtol`` or a larger ``max_iter`` never gives a worse value, nor a larger gap). The scales are
-    :math:`b_t=S_1/(m\,g(\epsilon_t))` (inversion of (11)); the budgets are shrunk by a few
-    ulps so that :math:`\sum_t\varepsilon(S_1,b_t,n,m)\le\epsilon`.
+    smaller ``rtol`` or a larger ``max_iter`` never gives a worse value, nor a larger gap).
+    The scales are :math:`b_t=S_1/(m\,g(\epsilon_t))` (inversion of (11)); the budgets are
+    shrunk by a few ulps so that :math:`\sum_t\varepsilon(S_1,b_t,n,m)\le\epsilon`.
 
     **Certificate [DERIVED]**: (30) is convex in the budgets, and :func:`certify_allocation`
     gives a proven lower bound on its optimum at the returned allocation (weak duality / the
