@@ -10,7 +10,10 @@ Kuru et al., Section 4.1, problem (30) (**VERBATIM**; the numeric solution is ou
   :math:`g(\epsilon)=\ln(1+\frac nm(e^\epsilon-1))` concave), so the KKT conditions
   :math:`a_t\,\partial_\epsilon(-b^2)(\epsilon_t)=\lambda` characterise the optimum. They are
   solved by Newton's method in :math:`\log\epsilon_t` (vectorised over :math:`t`) inside a Newton
-  iteration on :math:`\log\lambda`; for :math:`m=n` it reproduces (31).
+  iteration on :math:`\log\lambda`; for :math:`m=n` it reproduces (31). The result carries a
+  proven lower bound on the optimum and its relative ``certified_gap``.
+* :func:`certify_allocation` -- that lower bound for any allocation (**DERIVED**: convexity
+  gives the Frank-Wolfe gap / weak duality at the allocation's own multiplier).
 
 Everything is in log-space (``logsumexp``, ``log1p``/``expm1``): :math:`T=10^7` is fine.
 
