@@ -102,3 +102,57 @@ def best_horizon_subsampled(method, mu, L, d, n, m, eps, S, E0, Tmax, c=1.0):
     vals = np.array(vals)
     j = int(np.argmin(vals))
     return float(vals[j]), j + 1
+
+
+# ----------------------------------------------------------------------------- m < n, brute force
+def subsampled_noise_scipy(a, n, m, eps, S, restarts=3, seed=0):
+    """min over budgets e > 0, sum e = eps, of sum_t a_t (S / (m g(e_t)))^2, by scipy (BFGS).
+
+    Independent of the library's KKT/Newton code path: the budgets are eps * softmax(z) (any z is
+    feasible), the objective is log sum_t a_t / g(e_t)^2 with its gradient by the chain rule, and
+    BFGS runs from ``restarts`` starts (uniform, the m = n rule a^(1/3), random; seeded) keeping
+    the best. g(e) = ln(1 + (n/m)(e^e - 1)) is eq. (11) inverted. Steps with a_t = 0 get no
+    budget (their noise never reaches the bound). Returns a feasible value: >= the optimum.
+    """
+    from scipy.optimize import minimize
+
+    a = np.asarray(a, dtype=float)
+    a = a[a > 0]
+    r = n / m
+    la = np.log(a)
+
+    def budgets(z):
+        w = np.exp(z - z.max())
+        return eps * w / w.sum()
+
+    def fun(z):
+        e = budgets(z)
+        g = np.log1p(r * np.expm1(e))
+        terms = a / g**2
+        tot = terms.sum()
+        dg = r * np.exp(e) / (1.0 + r * np.expm1(e))
+        G = -2.0 * terms * dg / g / tot          # d log f / d e_t
+        grad = e * (G - np.dot(G, e) / eps)       # through e = eps softmax(z)
+        return math.log(tot), grad
+
+    rng = np.random.default_rng(seed)
+    starts = [np.zeros(a.size), la / 3.0] + [rng.normal(0, 2, a.size)
+                                              for _ in range(max(restarts - 2, 0))]
+    best = math.inf
+    for z0 in starts[:max(restarts, 1)]:
+        res = minimize(fun, z0, jac=True, method="BFGS", options={"gtol": 1e-12, "maxiter": 2000})
+        best = min(best, math.exp(float(res.fun)))
+    return (S / m) ** 2 * best
+
+
+def best_horizon_subsampled_scipy(method, mu, L, d, n, m, eps, S, E0, Tmax, c=1.0, restarts=3):
+    """min over T <= Tmax of a_{T,0} E0 + d V*(T) + sigma_s^2/2 sum_t a_{T,t}, V* by scipy."""
+    sig = S * S / (4.0 * m) * (n - m) / (n - 1)  # (21)
+    vals = []
+    for T in range(1, Tmax + 1):
+        a0, a = weights(method, mu, L, T, c)
+        vals.append(a0 * E0 + d * subsampled_noise_scipy(a, n, m, eps, S, restarts)
+                    + sig / 2.0 * float(np.sum(a)))
+    vals = np.array(vals)
+    j = int(np.argmin(vals))
+    return float(vals[j]), j + 1, vals

@@ -64,3 +64,6 @@ def test_subsampled_allocation_matches_the_kkt_oracle(kappa, eps, d, n, m, S):
         assert choice.bound <= oracle * (1 + 1e-3)   # within 0.1% of brute force
         assert choice.bound >= oracle * (1 - 1e-6)   # no better than the optimum
         assert 0.0 <= choice.certified_gap <= 1e-3
+        # the certified lower bound is below the (independent) KKT-bisection optimum
+        assert choice.lower_bound <= oracle * (1 + 1e-12)
+        assert choice.bound <= (1 + choice.certified_gap) * oracle * (1 + 1e-12)

@@ -10,7 +10,10 @@ Kuru et al., Section 4.1, problem (30) (**VERBATIM**; the numeric solution is ou
   :math:`g(\epsilon)=\ln(1+\frac nm(e^\epsilon-1))` concave), so the KKT conditions
   :math:`a_t\,\partial_\epsilon(-b^2)(\epsilon_t)=\lambda` characterise the optimum. They are
   solved by Newton's method in :math:`\log\epsilon_t` (vectorised over :math:`t`) inside a Newton
-  iteration on :math:`\log\lambda`; for :math:`m=n` it reproduces (31).
+  iteration on :math:`\log\lambda`; for :math:`m=n` it reproduces (31). The result carries a
+  proven lower bound on the optimum and its relative ``certified_gap``.
+* :func:`certify_allocation` -- that lower bound for any allocation (**DERIVED**: convexity
+  gives the Frank-Wolfe gap / weak duality at the allocation's own multiplier).
 
 Everything is in log-space (``logsumexp``, ``log1p``/``expm1``): :math:`T=10^7` is fine.
 
@@ -25,7 +28,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -34,6 +37,7 @@ from scipy.special import logsumexp
 from dpbounds._validation import check_int, check_positive
 from dpbounds.bounds.strongly_convex.gradient_noise import LOG_FLOAT_MAX
 from dpbounds.bounds.strongly_convex.nesterov import ErrorWeights, Schedule, error_weights
+from dpbounds.privacy._util import log1p_times_expm1
 from dpbounds.privacy.laplace import (
     deamplify_without_replacement,
     per_step_epsilon,
@@ -53,6 +57,8 @@ __all__ = [
     "check_allocation_privacy",
     "noise_allocation_for",
 ]
+# certify_allocation is public but kept out of __all__: the package's export list is frozen
+# (tests/test_module_split.py)
 
 
 SOURCE_PROP42 = Source(KURU, "Proposition 4.2, eq. (31)", Provenance.VERBATIM, "case m = n")
@@ -96,6 +102,11 @@ class Allocation:
         exceed the float64 range.
     log_value:
         Its logarithm.
+    lower_value:
+        A proven lower bound on the optimum of (30) (:func:`certify_allocation`, weak duality
+        at this allocation); ``nan`` where not computed (uniform, heuristic).
+    certified_gap:
+        ``value / lower_value - 1``: ``value <= (1 + certified_gap) * OPT(30)``.
     """
 
     epsilons: np.ndarray
@@ -104,6 +115,8 @@ class Allocation:
     log_value: float
     method: str
     source: Source
+    lower_value: float = float("nan")
+    certified_gap: float = float("nan")
 
     @property
     def scales(self) -> np.ndarray:
@@ -121,6 +134,15 @@ def _check_budget(sensitivity: Any, n: Any, m: Any, epsilon: Any) -> tuple[float
     m = check_int("m", m, minimum=1, maximum=n)
     eps = float(check_positive("epsilon", epsilon))
     return S, n, m, eps
+
+
+def _lse(x: np.ndarray) -> float:
+    """``log(sum(exp(x)))`` of a 1-d array: scipy's ``logsumexp`` without its overhead (it
+    dominated the per-iterate cost of :func:`optimal_noise`)."""
+    top = float(np.max(x))
+    if not math.isfinite(top):
+        return top
+    return top + math.log(float(np.sum(np.exp(x - top))))
 
 
 def _log_weights(weights: ErrorWeights | Any) -> np.ndarray:
@@ -150,7 +172,8 @@ def _without_zero_weights(solve: Any) -> Any:
         eps_t[pos] = al.epsilons
         log_b = np.full(log_a.size, np.inf)
         log_b[pos] = al.log_scales
-        return Allocation(eps_t, log_b, al.value, al.log_value, al.method, al.source)
+        return Allocation(eps_t, log_b, al.value, al.log_value, al.method, al.source,
+                          al.lower_value, al.certified_gap)
 
     return wrapper
 
@@ -291,29 +314,185 @@ def _log_g_terms(s: np.ndarray, m: int, n: int) -> tuple[np.ndarray, np.ndarray,
     return log_g, log_gp, eps_hp
 
 
+#: relative rounding allowance of the certificate: the log-space terms are accurate to a few
+#: hundred ulps; the sums over T steps to about T ulps (pairwise summation: far less)
+_ROUNDING = 1e-11
+
+
+def certify_allocation(weights: ErrorWeights | Any, allocation: Allocation, sensitivity: float,
+                       n: int, m: int, epsilon: float) -> tuple[float, float]:
+    r"""A proven lower bound on the optimum of (30) from any allocation, and its relative gap.
+
+    **[DERIVED]** In the budgets :math:`e_t` (scale :math:`b_t=S_1/(m\,g(e_t))` by inverting
+    (11), :math:`g(e)=\ln(1+r(e^e-1))`, :math:`r=n/m`), (30) is
+    :math:`\mathrm{OPT}=\min\{f(e)=\sum_ta_tS_1^2/(m^2g(e_t)^2):e\ge0,\sum_te_t\le\epsilon\}`
+    (``<=`` changes nothing: :math:`f` decreases in each :math:`e_t`). :math:`g` is increasing
+    and concave with :math:`g(0)=0`, so :math:`1/g^2` is convex
+    (:math:`(g^{-2})''=6g'^2/g^4-2g''/g^3>0`) and :math:`f` is convex. For any :math:`e>0`
+    (feasible or not) convexity gives :math:`f(e')\ge f(e)+\nabla f(e)\cdot(e'-e)`; the
+    minimum of the right side over the feasible set is at a vertex :math:`\epsilon\,\mathbf
+    1_j`, so with :math:`\lambda_t=-\partial_tf(e)=2v_tg'(e_t)/g(e_t)` (:math:`v_t=a_tb_t^2`)
+    and :math:`\Lambda=\max_t\lambda_t`:
+
+    .. math:: \mathrm{OPT}\ge f(e)-\Big(\epsilon\Lambda-\sum_t\lambda_te_t\Big).
+
+    This is the Frank-Wolfe gap, equivalently the Lagrangian dual of (30) at the multiplier
+    :math:`\Lambda` bounded below by the tangents at :math:`e` (weak duality: no convexity
+    needed there, only for the tangents); it is 0 exactly at the KKT point
+    (:math:`\lambda_t=\Lambda` for all :math:`t`, :math:`\sum_te_t=\epsilon`). Everything is in
+    log-space, with :math:`g(e_t)=S_1/(mb_t)` and :math:`\log g'(e_t)=\log r+e_t-g(e_t)`
+    (exact: :math:`e^{g}=1+r(e^{e}-1)`). A budget below the float range counts as 0 (a lower
+    bound on :math:`e_t`: the bound stays valid); rounding is covered by an allowance of
+    ``1e-11 + T * 2**-52`` (relative).
+
+    Returns
+    -------
+    (lower, certified_gap):
+        ``lower <= OPT(30)`` and ``allocation.value <= (1 + certified_gap) * OPT(30)``
+        (``lower = 0``, ``certified_gap = inf`` when the bound is vacuous).
+    """
+    S, n, m, eps = _check_budget(sensitivity, n, m, epsilon)
+    log_a = _log_weights(weights)
+    log_b = np.asarray(allocation.log_scales, dtype=float)
+    if log_b.shape != log_a.shape:
+        raise ValueError(f"allocation has {log_b.size} scales but the weights {log_a.size} steps")
+    rel = _certified_shortfall(log_a, log_b, S, n, m, eps)
+    if not rel < 1.0:
+        return 0.0, math.inf
+    return allocation.value * (1.0 - rel), float(1.0 / (1.0 - rel) - 1.0)
+
+
+def _certified_shortfall(log_a: np.ndarray, log_b: np.ndarray, S: float, n: int, m: int,
+                         eps: float) -> float:
+    """``(value - lower) / value`` of :func:`certify_allocation` (scale-free: no underflow)."""
+    pos = np.isfinite(log_a)  # zero weights: no term in f, no gradient (their budget: waste)
+    log_a, log_b = log_a[pos], log_b[pos]
+    if log_a.size == 0:
+        return 0.0
+    log_v = log_a + 2.0 * log_b
+    log_value = _lse(log_v)
+    log_gt = math.log(S / m) - log_b
+    with np.errstate(under="ignore"):
+        g = np.exp(log_gt)
+    e = np.atleast_1d(log1p_times_expm1(g, m / n))  # the budget each scale spends, eq. (11)
+    log_lam = math.log(2.0) + log_v + (math.log(n / m) + e - g) - log_gt - log_value
+    log_Lam = float(np.max(log_lam))
+    # eps Lambda - sum lam_t e_t = Lambda [sum e_t (1 - lam_t / Lambda) + (eps - sum e_t)]:
+    # nonnegative terms, no cancellation, no overflow (e_t = 0 below the float range: a lower
+    # bound on the budget it spends, so the gap only grows)
+    with np.errstate(under="ignore"):
+        bracket = float(np.sum(e * -np.expm1(log_lam - log_Lam))) + (eps - math.fsum(e))
+    gap = math.exp(min(log_Lam + math.log(bracket), 1.0)) if bracket > 0 else 0.0
+    rel = gap + _ROUNDING + log_a.size * 2.0 ** -52
+    return rel if math.isfinite(rel) else math.inf
+
+
+def _feasible(s: np.ndarray, log_a: np.ndarray, S: float, n: int, m: int,
+              eps: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """Budgets ``exp(s)`` rescaled onto ``eps`` (less a few ulps): ``(log_b, spent, log_value)``."""
+    s = s + (math.log(eps) - _lse(s)) + math.log1p(-4e-16)
+    log_g, _, _ = _log_g_terms(s, m, n)
+    log_b, spent = _never_overshoot(math.log(S / m) - log_g, S, n, m, eps)
+    return log_b, spent, _lse(log_a + 2.0 * log_b)
+
+
+def _kkt_bisection(log_a: np.ndarray, const: float, log_lam: float, m: int, n: int, eps: float,
+                   iters: int) -> np.ndarray:
+    r"""The KKT budgets :math:`\log\epsilon_t` by bisection: slow, but it always converges.
+
+    For a fixed :math:`\lambda` the KKT residual of step :math:`t` decreases in
+    :math:`\epsilon_t` (:math:`g'/g^3` decreases: :math:`g` increases, :math:`g'` decreases), and
+    :math:`\sum_t\epsilon_t(\lambda)` decreases in :math:`\lambda`: nested bisections
+    (``iters`` halvings each) in :math:`\log\epsilon_t` on :math:`[\log\epsilon-745,
+    \log\epsilon]` and in :math:`\log\lambda` on a bracket grown from ``log_lam``.
+    """
+    top = math.log(eps)
+
+    def budgets(ll: float) -> np.ndarray:
+        lo, hi = np.full(log_a.size, top - 745.0), np.full(log_a.size, top)
+        for _ in range(iters):
+            mid = 0.5 * (lo + hi)
+            log_g, log_gp, _ = _log_g_terms(mid, m, n)
+            more = log_a + const + log_gp - 3.0 * log_g > ll  # the optimum spends more
+            lo, hi = np.where(more, mid, lo), np.where(more, hi, mid)
+        return 0.5 * (lo + hi)
+
+    def excess(ll: float) -> float:
+        return _lse(budgets(ll)) - top
+
+    lo, hi, step = log_lam, log_lam, 1.0
+    while excess(lo) < 0 and step < 1e4:  # spends too little: a smaller lambda
+        lo, step = lo - step, 2 * step
+    step = 1.0
+    while excess(hi) > 0 and step < 1e4:
+        hi, step = hi + step, 2 * step
+    for _ in range(iters):
+        mid = 0.5 * (lo + hi)
+        if excess(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+    return budgets(hi)
+
+
 @_without_zero_weights
 def optimal_noise(weights: ErrorWeights | Any, sensitivity: float, n: int, m: int,
-                  epsilon: float, *, rtol: float = 1e-13, max_iter: int = 100) -> Allocation:
+                  epsilon: float, *, rtol: float = 1e-13, max_iter: int = 100,
+                  gap_tol: float = 1e-9) -> Allocation:
     r"""Numeric solution of (30) with subsampling without replacement (any :math:`m\le n`).
 
-    KKT in the budgets: :math:`\log a_t+\log\frac{2S^2}{m^2}+\log g'(\epsilon_t)-3\log g(\epsilon_t)
-    =\log\lambda`; Newton in :math:`s_t=\log\epsilon_t` (all :math:`t` at once) inside Newton on
-    :math:`\log\lambda` for :math:`\sum_t\epsilon_t=\epsilon`, started from Prop. 4.2. The final
-    scales are :math:`b_t=S_1/(m\,g(\epsilon_t))` (inversion of (11)); the budgets are shrunk by a
-    few ulps so that :math:`\sum_t\varepsilon(S_1,b_t,n,m)\le\epsilon`.
+    KKT in the budgets: :math:`\log a_t+\log\frac{2S^2}{m^2}+\log g'(\epsilon_t)-3\log
+    g(\epsilon_t)=\log\lambda`; Newton in :math:`s_t=\log\epsilon_t` (all :math:`t` at once)
+    inside Newton on :math:`\log\lambda` for :math:`\sum_t\epsilon_t=\epsilon` (stopped at
+    relative budget error ``rtol`` or after ``max_iter`` steps), started from Prop. 4.2. Each
+    Newton iterate, rescaled onto the budget, is a feasible allocation: the one of smallest
+    value is returned, and the largest lower bound certified at any of them is reported (so a
+    smaller ``rtol`` or a larger ``max_iter`` never gives a worse value, nor a larger gap).
+    The scales are :math:`b_t=S_1/(m\,g(\epsilon_t))` (inversion of (11)); the budgets are
+    shrunk by a few ulps so that :math:`\sum_t\varepsilon(S_1,b_t,n,m)\le\epsilon`.
+
+    **Certificate [DERIVED]**: (30) is convex in the budgets, and :func:`certify_allocation`
+    gives a proven lower bound on its optimum at the returned allocation (weak duality / the
+    Frank-Wolfe gap), reported as ``lower_value`` and the relative ``certified_gap``. Where
+    that gap exceeds ``gap_tol`` (Newton not converged), the search tightens: nested
+    bisections on the same KKT conditions, with twice the halvings each round (up to 3
+    rounds), keeping the best allocation and the largest lower bound. The reported gap is
+    what was reached (in practice about ``1e-11``, the rounding allowance).
 
     Returns
     -------
     Allocation
     """
     S, n, m, eps = _check_budget(sensitivity, n, m, epsilon)
+    rtol = float(check_positive("rtol", rtol))
+    max_iter = check_int("max_iter", max_iter, minimum=1)
+    gap_tol = float(check_positive("gap_tol", gap_tol))
     log_a = _log_weights(weights)
     const = math.log(2.0) + 2.0 * (math.log(S) - math.log(m))
     # start: Prop. 4.2 with n (exact when r = 1, first order in eps when r > 1)
-    lse = float(logsumexp(log_a / 3.0))
+    lse = _lse(log_a / 3.0)
     s = math.log(eps) + log_a / 3.0 - lse
     log_lam = math.log(2.0) + 2.0 * (math.log(S) - math.log(n)) + 3.0 * lse - 3.0 * math.log(eps)
-    log_sum = float(logsumexp(s))
+    method = "numeric (KKT, eq. 30)" if m < n else "numeric (KKT, m = n)"
+
+    def allocation(c: tuple[np.ndarray, np.ndarray, float]) -> Allocation:
+        return Allocation(c[1], c[0], _representable(c[2], eps, _NOISE_VALUE), c[2], method,
+                          SOURCE_EQ30)
+
+    def keep(cand, best, log_lower):
+        # the smallest value and, separately, the largest certified lower bound over every
+        # candidate: both are monotone in the work done (the value is second order in the KKT
+        # residual, the certificate first order: the two need not come from one iterate);
+        # in log-space (a value below 1e-308 is still certified)
+        rel = _certified_shortfall(log_a, cand[0], S, n, m, eps)
+        if rel < 1.0:
+            log_lower = max(log_lower, cand[2] + math.log1p(-rel))
+        if best is None or cand[2] < best[2]:
+            best = cand
+        return best, log_lower
+
+    best: tuple[np.ndarray, np.ndarray, float] | None = None
+    lower = -math.inf  # log of the lower bound
     for _outer in range(max_iter):
         for _inner in range(40):  # Newton in s_t for the current lambda
             log_g, log_gp, eps_hp = _log_g_terms(s, m, n)
@@ -324,8 +503,10 @@ def optimal_noise(weights: ErrorWeights | Any, sensitivity: float, n: int, m: in
             if np.max(np.abs(step) / (1.0 + np.abs(log_a))) < 1e-14:
                 break
         log_g, log_gp, eps_hp = _log_g_terms(s, m, n)
-        log_sum = float(logsumexp(s))
+        log_sum = _lse(s)
         Phi = log_sum - math.log(eps)
+        if np.all(np.isfinite(s)):  # each iterate is a feasible allocation: keep the best
+            best, lower = keep(_feasible(s, log_a, S, n, m, eps), best, lower)
         if abs(Phi) < rtol:
             break
         # d log(sum eps_t) / d log(lambda) = sum_t (eps_t / sum eps) / (eps_t h'(eps_t))
@@ -333,13 +514,21 @@ def optimal_noise(weights: ErrorWeights | Any, sensitivity: float, n: int, m: in
         dl = -Phi / dPhi
         log_lam += dl
         s = s + dl / eps_hp  # tangent predictor: ds_t / dlog(lambda) = 1 / (eps_t h'(eps_t))
-    # rescale onto the budget (a relative change below rtol) and shrink a few ulps
-    s = s + (math.log(eps) - log_sum) + math.log1p(-4e-16)
-    log_g, _, _ = _log_g_terms(s, m, n)
-    log_b, eps_t = _never_overshoot(math.log(S / m) - log_g, S, n, m, eps)
-    log_value = float(logsumexp(log_a + 2.0 * log_b))
-    return Allocation(eps_t, log_b, _representable(log_value, eps, _NOISE_VALUE), log_value,
-                      "numeric (KKT, eq. 30)" if m < n else "numeric (KKT, m = n)", SOURCE_EQ30)
+    def gap_of(best, log_lower) -> float:
+        return math.inf if best is None else max(math.expm1(best[2] - log_lower), 0.0)
+
+    iters = 60
+    for _round in range(3):  # tighten until the certified gap is small enough
+        if gap_of(best, lower) <= gap_tol:
+            break
+        ll = log_lam if math.isfinite(log_lam) else 0.0
+        best, lower = keep(_feasible(_kkt_bisection(log_a, const, ll, m, n, eps, iters), log_a,
+                                     S, n, m, eps), best, lower)
+        iters *= 2
+    assert best is not None
+    result = allocation(best)  # ValueError naming epsilon where the value overflows
+    return replace(result, lower_value=math.exp(min(lower, best[2])),
+                   certified_gap=float(gap_of(best, lower)))
 
 
 def check_allocation_privacy(allocation: Allocation, sensitivity: float, n: int, m: int) -> float:

@@ -22,7 +22,7 @@ from scipy.special import logsumexp
 
 from dpbounds._progress import progress_bar
 from dpbounds._validation import check_int, check_nonnegative, check_positive
-from dpbounds.bounds.strongly_convex.gradient_noise import subsampling_variance
+from dpbounds.bounds.strongly_convex.gradient_noise import LOG_FLOAT_MAX, subsampling_variance
 from dpbounds.bounds.strongly_convex.nesterov import (
     MAX_HORIZON,
     Schedule,
@@ -72,6 +72,9 @@ class HorizonChoice:
     source: Source = SOURCE_REMARK41
     #: proven relative gap: ``bound <= (1 + gap) * min_T B(T)`` (0: the exact minimiser)
     gap: float = 0.0
+    #: proven lower bound on ``min_T B(T)`` over every horizon ``T <= max_horizon``
+    #: (``nan``: not computed; with ``m = n`` the bound itself, Remark 4.1 being exact)
+    lower_bound: float = float("nan")
 
 
 #: horizons per chunk of the prefix-sum passes (bounded temporaries, a progress tick each)
@@ -201,7 +204,7 @@ def select_horizon(
         np.exp(bias, out=bias)
         np.exp(noise, out=noise)
         np.exp(total, out=total)
-    return HorizonChoice(k + 1, bound, total, bias, noise, convention)
+    return HorizonChoice(k + 1, bound, total, bias, noise, convention, lower_bound=bound)
 
 
 def _check_horizon_inputs(mu: Any, L: Any, initial_error: Any, d: Any, sensitivity: Any,
@@ -260,7 +263,7 @@ def select_horizon_subsampled(
     mu: float, L: float, *, initial_error: float, d: int, sensitivity: float, n: int, m: int,
     epsilon: float, max_horizon: int, alpha: float | None = None, method: str = "nag",
     c: float = 1.0, p: float = 1.0, first_stage_length: int | None = None,
-    max_evaluations: int = 300, progress: bool = False,
+    max_evaluations: int = 300, alloc_gap_tol: float = 1e-9, progress: bool = False,
 ) -> HorizonChoice:
     r"""Remark 4.1 with subsampling (:math:`m<n`) **[DERIVED]**: minimise the optimal (29)/(34).
 
@@ -274,9 +277,17 @@ def select_horizon_subsampled(
     The largest of these over a few :math:`p` is computed for every horizon from prefix sums
     (:math:`O(T_{\max})`); :math:`B` is then evaluated in increasing order of the lower bound
     until the lower bound exceeds the best :math:`B` found (then the result is the exact
-    minimiser over every :math:`T\le T_{\max}`, ``gap = 0``) or ``max_evaluations`` are spent
-    (then ``gap`` is the proven relative distance to the minimum). ``bounds`` holds ``nan``
-    where :math:`B` was not evaluated.
+    minimiser over every :math:`T\le T_{\max}` up to the allocation's certificate) or
+    ``max_evaluations`` are spent. ``bounds`` holds ``nan`` where :math:`B` was not evaluated.
+
+    **Certificate [DERIVED]**: each evaluated :math:`V^\star(T)` comes with a proven lower
+    bound (:func:`~.allocation.certify_allocation`: (30) is convex in the budgets, weak
+    duality at the returned allocation; tightened to ``alloc_gap_tol``), so
+    ``lower_bound`` :math:`=\min(\min_{T\text{ evaluated}}\underline B(T),
+    \min_{T\text{ not evaluated}}\text{prefix bound})\le\min_TB(T)` and ``gap`` is
+    ``bound / lower_bound - 1`` (a few ``1e-11`` where the search finished: rounding
+    allowance). More ``max_evaluations`` evaluate a superset of the horizons in the same
+    order, so the bound never increases and ``lower_bound`` never decreases.
     """
     mu = float(check_positive("mu", mu))
     L = float(check_positive("L", L))
@@ -285,6 +296,7 @@ def select_horizon_subsampled(
     S, n, m, eps = _check_budget(sensitivity, n, m, epsilon)
     Tmax = check_max_horizon(max_horizon)
     budget = check_int("max_evaluations", max_evaluations, minimum=1)
+    alloc_gap_tol = float(check_positive("alloc_gap_tol", alloc_gap_tol))
     s2 = subsampling_variance(S, n, m)
     full = _schedule(method, mu, L, Tmax, alpha=alpha, c=c, p=p,
                      first_stage_length=first_stage_length)
@@ -304,31 +316,39 @@ def select_horizon_subsampled(
     bounds = np.full(Tmax, np.nan)
     bias = np.full(Tmax, np.nan)
     noise = np.full(Tmax, np.nan)
+    lower = math.inf  # proven: min over the evaluated T of a lower bound on B(T)
 
     def value(T: int) -> float:
+        nonlocal lower
         w = error_weights(full.truncated(T), mu, L)
-        al = optimal_noise(w, S, n, m, eps)
+        al = optimal_noise(w, S, n, m, eps, gap_tol=alloc_gap_tol)
         bias[T - 1] = w.a0 * E0
-        noise[T - 1] = d * al.value + s2 / 2 * float(np.exp(logsumexp(w.log_a)))
+        fixed = s2 / 2 * float(np.exp(logsumexp(w.log_a)))
+        noise[T - 1] = d * al.value + fixed
         bounds[T - 1] = bias[T - 1] + noise[T - 1]
+        # B(T) >= a_0 E0 + d OPT(30) + fixed, OPT(30) >= the allocation's certified lower value;
+        # the prefix lower bound too (the max keeps refinement monotone)
+        lower = min(lower, max(bias[T - 1] + d * al.lower_value + fixed,
+                               math.exp(min(float(log_lb[T - 1]), LOG_FLOAT_MAX))))
         return float(bounds[T - 1])
 
     order = np.argsort(log_lb, kind="stable")  # most promising first; ties to the smaller T
     best = math.inf
     slack = math.log1p(-1e-9)  # the lower bound must beat the best by more than round-off
-    gap = 0.0
     with progress_bar(progress, total=budget, desc="horizons (optimal noise, subsampling)",
                       unit="T") as bar:
         for count, i in enumerate(order):
-            if not log_lb[i] + slack < math.log(best):
-                break
-            if count == budget:  # out of evaluations: what is left is at least exp(log_lb[i])
-                gap = max(0.0, math.expm1(math.log(best) - float(log_lb[i])))
+            # every horizon not evaluated has B(T) >= exp(log_lb[i]) (sorted order)
+            if not log_lb[i] + slack < math.log(best) or count == budget:
+                lower = min(lower, math.exp(min(float(log_lb[i]), LOG_FLOAT_MAX)))
                 break
             best = min(best, value(int(i) + 1))
             bar.update()
     k = int(np.nanargmin(bounds))
-    return HorizonChoice(k + 1, float(bounds[k]), bounds, bias, noise, "paper", gap=gap)
+    bound = float(bounds[k])
+    gap = 0.0 if lower >= bound else (math.inf if not lower > 0 else bound / lower - 1.0)
+    return HorizonChoice(k + 1, bound, bounds, bias, noise, "paper", gap=gap,
+                         lower_bound=float(lower))
 
 
 @functools.lru_cache(maxsize=1)
