@@ -162,7 +162,7 @@ def _pair() -> tuple[LogisticRegression, LogisticRegression]:
 
 
 def _run(f, normaliser: int, trials: int, seed, epsilon: float = EPS):
-    return dp_gd(f, epsilon=epsilon, delta=DELTA, mechanism="gaussian", clip_norm=C,
+    return dp_gd(f, epsilon=epsilon, delta=DELTA, mechanism="gaussian", clip_threshold=C,
                  steps=STEPS, step_size=ALPHA, neighbouring="add/remove", public_n=normaliser,
                  trials=trials, seed=seed, trace=None)
 
@@ -240,10 +240,10 @@ def test_add_remove_without_public_n_is_refused_or_private():
 def test_add_remove_without_public_n_says_what_to_pass():
     f, _ = _pair()
     with pytest.raises(ValueError, match="public_n"):
-        dp_gd(f, epsilon=EPS, delta=DELTA, mechanism="gaussian", clip_norm=C, steps=2,
+        dp_gd(f, epsilon=EPS, delta=DELTA, mechanism="gaussian", clip_threshold=C, steps=2,
               neighbouring="add/remove")
     with pytest.raises(ValueError, match="public_n must be omitted or equal n"):
-        dp_gd(f, epsilon=EPS, delta=DELTA, mechanism="gaussian", clip_norm=C, steps=2,
+        dp_gd(f, epsilon=EPS, delta=DELTA, mechanism="gaussian", clip_threshold=C, steps=2,
               public_n=N_RECORDS + 5)
 
 
