@@ -36,11 +36,12 @@ import inspect
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 __all__ = ["SYMBOL_LATEX", "markdown", "notation_keywords", "quantity"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+_R = TypeVar("_R")
 
 
 @dataclass(frozen=True)
@@ -334,7 +335,13 @@ def did_you_mean(given: Iterable[str], expected: Iterable[str]) -> str:
     return "; ".join(hints)
 
 
-def notation_keywords(**renamed: str) -> Callable[[_F], _F]:
+@overload
+def notation_keywords() -> Callable[[_F], _F]: ...
+@overload
+def notation_keywords(**renamed: str) -> Callable[[Callable[..., _R]], Callable[..., _R]]: ...
+
+
+def notation_keywords(**renamed: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator for a public function whose keywords are notation names: unknown keywords
     raise ``TypeError`` with a did-you-mean hint (:func:`did_you_mean`; Python 3.11's own
     message has none), and each ``old="new"`` pair keeps a renamed keyword working for one
@@ -350,7 +357,9 @@ def notation_keywords(**renamed: str) -> Callable[[_F], _F]:
     TypeError: run(): unknown parameter 'momentun' (did you mean 'momentum'?)
     """
 
-    def decorate(func: _F) -> _F:
+    # With renamed keywords the type checker sees ``(...) -> R``: the deprecated aliases are
+    # not in the signature, and typed callers that still use them must keep type-checking.
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         params = inspect.signature(func).parameters
         # keyword-only and positional-or-keyword names (a positional-only name is no keyword)
         names = [k for k, p in params.items()
@@ -379,7 +388,7 @@ def notation_keywords(**renamed: str) -> Callable[[_F], _F]:
             return func(*args, **kwargs)
 
         wrapper.deprecated_keywords = dict(renamed)  # type: ignore[attr-defined]
-        return wrapper  # type: ignore[return-value]
+        return wrapper
 
     return decorate
 

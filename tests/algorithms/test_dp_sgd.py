@@ -164,7 +164,7 @@ def test_noise_std_is_multiplier_times_sensitivity(sampling, factor):
 def test_array_api_strict_matches_numpy_and_seeds():
     A, y = _data(1)
     f = LogisticRegression(A, y, l2=0.01)
-    kw = dict(epsilon=1.0, delta=1e-6, steps=60, batch_size=12, step_size=0.2, clip_norm=0.5,
+    kw = dict(epsilon=1.0, delta=1e-6, steps=60, batch_size=12, step_size=0.2, clip_threshold=0.5,
               trials=2, seed=11)
     a = dp_sgd(f, **kw)
     b = dp_sgd(f.to_backend("array_api_strict"), **kw)
@@ -184,10 +184,11 @@ def test_array_api_strict_matches_numpy_and_seeds():
 def test_bad_configuration():
     A, y = _data()
     f = LogisticRegression(A, y)
-    kw = dict(epsilon=1.0, delta=1e-6, steps=60, batch_size=12, step_size=0.1, clip_norm=1.0)
+    kw = dict(epsilon=1.0, delta=1e-6, steps=60, batch_size=12, step_size=0.1, clip_threshold=1.0)
     for key, value, name in [
         ("step_size", -0.1, "step_size"), ("batch_size", N + 1, "batch_size"),
-        ("epsilon", 0.0, "epsilon"), ("epsilon", -1.0, "epsilon"), ("clip_norm", 0.0, "clip_norm"),
+        ("epsilon", 0.0, "epsilon"), ("epsilon", -1.0, "epsilon"),
+        ("clip_threshold", 0.0, "clip_threshold"),
         ("delta", 1.5, "delta"), ("steps", 0, "steps"), ("sampling", "bernoulli", "sampling"),
         ("trials", 0, "trials"),
     ]:

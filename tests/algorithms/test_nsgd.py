@@ -95,7 +95,7 @@ def test_ledger_within_target_by_dp_accounting():
 def test_array_api_strict_and_seeds():
     A, y = _data(2)
     f = LogisticRegression(A, y, l2=0.01)
-    kw = dict(epsilon=1.0, delta=1e-6, steps=60, batch_size=12, step_size=0.2, r=0.1,
+    kw = dict(epsilon=1.0, delta=1e-6, steps=60, batch_size=12, step_size=0.2, regulariser=0.1,
               trials=2, seed=4)
     a = dp_nsgd(f, **kw)
     b = dp_nsgd(f.to_backend("array_api_strict"), **kw)
@@ -107,9 +107,10 @@ def test_array_api_strict_and_seeds():
 def test_bad_configuration():
     A, y = _data()
     f = LogisticRegression(A, y)
-    kw = dict(epsilon=1.0, delta=1e-6, steps=60, batch_size=12, step_size=0.1, r=1.0)
+    kw = dict(epsilon=1.0, delta=1e-6, steps=60, batch_size=12, step_size=0.1, regulariser=1.0)
     for key, value, name in [
-        ("r", 0.0, "r"), ("r", -1.0, "r"), ("step_size", -1.0, "step_size"),
+        ("regulariser", 0.0, "regulariser"),
+        ("regulariser", -1.0, "regulariser"), ("step_size", -1.0, "step_size"),
         ("batch_size", N + 1, "batch_size"), ("epsilon", 0.0, "epsilon"),
     ]:
         with pytest.raises(ValueError, match=name):

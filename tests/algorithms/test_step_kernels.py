@@ -47,7 +47,7 @@ def _run(alg: str, f, x0, *, batch: int = 1, trials: int = 3, seed: int = 0,
     common = dict(trials=trials, seed=seed, x0=x0, trace_every=trace_every)
     if alg in ("alg1", "alg2"):
         kw = dict(epsilon=epsilon, delta=1e-5, epochs=3, step_size=step, batch_size=batch,
-                  clip_norm=2.0, trace="grad_norm", **common)
+                  clip_threshold=2.0, trace="grad_norm", **common)
         if alg == "alg1":
             return tree_momentum_nsgd(f, **kw)
         return sensitivity_reduced_nsgd(f, smoothness=2.0, **kw)
@@ -154,7 +154,7 @@ def test_injected_noise_has_the_ledgers_sigma(alg):
     d, B, eta, steps = 16, 4, 0.5, 100
     f = _flat(d)
     run = dp_sgd if alg == "dp_sgd" else dp_nsgd
-    extra = dict(clip_norm=1.0) if alg == "dp_sgd" else dict(r=0.5)
+    extra = dict(clip_threshold=1.0) if alg == "dp_sgd" else dict(regulariser=0.5)
 
     def moves(factor: float) -> tuple[np.ndarray, float]:
         with scaled_noise(factor):
@@ -177,8 +177,8 @@ def test_tree_node_noise_has_the_ledgers_sigmas_and_scaled_noise_reaches_it():
     # so the diagnostics' noise_error is ||zeta_t||, zeta_t ~ N(0, sigma_t^2 I_d)
     d, n = 5, 40
     f = _flat(d, n)
-    kw = dict(epsilon=4.0, delta=1e-5, epochs=25, step_size=0.01, alpha=1.0, clip_norm=1.0,
-              trials=2, seed=2, x0=np.zeros(d), trace="loss", trace_every=1)
+    kw = dict(epsilon=4.0, delta=1e-5, epochs=25, step_size=0.01, momentum_weight=1.0,
+              clip_threshold=1.0, trials=2, seed=2, x0=np.zeros(d), trace="loss", trace_every=1)
     res1 = tree_momentum_nsgd(f, **kw)
     (mech,) = [m for m, _ in res1.privacy.ledger.entries]
     z1 = res1.diagnostics["noise_error"]

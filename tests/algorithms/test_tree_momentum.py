@@ -214,17 +214,19 @@ def test_bad_configuration():
             ("step_size", -0.1, "step_size"), ("step_size", 0.0, "step_size"),
             ("batch_size", N + 1, "batch_size"), ("epsilon", 0.0, "epsilon"),
             ("epsilon", -2.0, "epsilon"), ("delta", 0.0, "delta"), ("epochs", 0, "epochs"),
-            ("alpha", 1.5, "alpha"), ("alpha", 0.0, "alpha"), ("neighbouring", "x", "neighbour"),
+            ("momentum_weight", 1.5, "momentum_weight"),
+            ("momentum_weight", 0.0, "momentum_weight"),
+            ("neighbouring", "x", "neighbour"),
             ("neighbouring", "add_remove", "replace_one"),
-            ("clip_norm", -1.0, "clip_norm"), ("release", "fast", "release"),
+            ("clip_threshold", -1.0, "clip_threshold"), ("release", "fast", "release"),
         ]:
             with pytest.raises(ValueError, match=name):
                 alg(f, **{**kw, key: value})
         with pytest.raises(ValueError, match="x0"):
             alg(f, **kw, x0=np.zeros(D + 1))
-        with pytest.raises(ValueError, match="clip_norm"):
+        with pytest.raises(ValueError, match="clip_threshold"):
             alg(_zero_objective(), **kw)  # no finite gradient bound
-    with pytest.raises(ValueError, match="gamma"):
+    with pytest.raises(ValueError, match="mixing"):
         sensitivity_reduced_nsgd(f, **kw, mixing=1.2)
     with pytest.raises(ValueError, match="noise_split"):
         sensitivity_reduced_nsgd(f, **kw, noise_split=1.0)
