@@ -222,6 +222,11 @@ JSON_RESULT_FIELDS: dict[str, tuple[str, frozenset[str]]] = {
                          "ratio", "reference_delta", "rows", "runs", "statistic", "target",
                          "tpr", "tradeoff", "violation", "description",
                          "mutant_noise_factor", "relations"})),
+    "tune": ("a tuned configuration's label, its bound, the computed error, the noise scale "
+             "and the gap to the best horizon; 'horizon' is the chosen T (the table's "
+             "'steps': a divergence of the tuner's rows, kept here until they are renamed)",
+             frozenset({"label", "horizon", "bound", "computed", "noise_scale",
+                        "horizon_gap"})),
     "verify": ("a theorem's catalogue entry: its name, aliases, components, notes and the "
                "fixed and grid values of its problem keys (those keys are bound symbols)",
                frozenset({"aliases", "components", "fixed", "grids", "notes", "theorem"})),
@@ -254,6 +259,8 @@ def _cli_json(*argv: str) -> Any:
     (("audit", "plan", "dp_sgd", "--json"), "audit"),  # a 2000-trial pilot: ~0.6 s CPU
     (("audit", "--list", "--json"), "audit"),
     (("verify", "--list", "--json"), "verify"),
+    (("tune", "hb", "--epsilon", "1", "--dataset-size", "1000", "--strong-convexity", "0.1",
+      "--smoothness", "1", "--dimension", "5", "--sensitivity", "1", "--json"), "tune"),
 ])
 def test_cli_json_keys_are_notation_names(argv, group):
     obj = _cli_json(*argv)
