@@ -103,7 +103,7 @@ def _runner(alg: str, d: int, steps: int) -> tuple[Callable[[], object], Callabl
                                                     diff_clip=f.L * ETA * N))
     if alg in ("dp_sgd", "dp_nsgd"):
         run = dp_sgd if alg == "dp_sgd" else dp_nsgd
-        extra = dict(clip_norm=1.0) if alg == "dp_sgd" else dict(r=0.1)
+        extra = dict(clip_threshold=1.0) if alg == "dp_sgd" else dict(regulariser=0.1)
         return (lambda: run(f, epsilon=EPS, delta=DELTA, steps=steps, batch_size=1,
                             step_size=ETA, **extra, **c),
                 lambda: noisy_sgd_noise(EPS, DELTA, n=N, batch_size=1, steps=steps,

@@ -75,6 +75,7 @@ FLOAT_VALUES = {
     "smoothness": 1.0, "strong_convexity": 0.1, "lam": 0.01, "G": 1.0, "R": 1.0,
     "clip_norm": 1.0, "sampling_rate": 0.01, "q": 0.01, "r": 0.1, "E0": 10.0, "c": 1.0,
     "confidence": 0.95, "tol": 1e-6, "tolerance": 1e-6, "kappa": 10.0, "p": 0.5,
+    "clip_threshold": 1.0, "regulariser": 0.1, "momentum_weight": 0.1, "mixing": 0.5,
 }
 
 

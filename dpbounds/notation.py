@@ -31,10 +31,17 @@ Example
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import functools
+import inspect
+import warnings
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any, TypeVar, overload
 
-__all__ = ["SYMBOL_LATEX", "markdown", "quantity"]
+__all__ = ["SYMBOL_LATEX", "markdown", "notation_keywords", "quantity"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+_R = TypeVar("_R")
 
 
 @dataclass(frozen=True)
@@ -124,7 +131,7 @@ QUANTITIES: tuple[Quantity, ...] = (
        ("--d",), ("d",), "int"),
     _Q("lipschitz", "G", r"G",
        "per-example gradient bound G > 0: every loss is G-Lipschitz, ‖∇f(x; z)‖ <= G",
-       ("G", "zeta"), "--lipschitz", ("--G",), ("lipschitz", "clip_norm"),
+       ("G", "zeta"), "--lipschitz", ("--G",), ("lipschitz",),
        papers="Kamath's lecture: L (the ERM bound's Lipschitz constant); Lee & Kifer's ObjPert: "
               "ζ"),
     _Q("smoothness", "L", r"L", "smoothness L > 0: ∇F is L-Lipschitz", ("L", "L0"),
@@ -172,17 +179,31 @@ QUANTITIES: tuple[Quantity, ...] = (
               "momentum weight)"),
     _Q("momentum", "β", r"\beta", "momentum in [0, 1)", ("beta", "alpha"), "--momentum",
        ("--beta",), ("momentum",),
-       papers="Kuru et al.: β (heavy ball / Nesterov); Tran & Cutkosky: α, the momentum "
-              "weight in (0, 1]"),
+       papers="Kuru et al.: β (heavy ball / Nesterov); Tran & Cutkosky's α is the weight "
+              "of the new gradient, 1 − β (momentum_weight)"),
     _Q("step_factor", "c", r"c", "step-size factor c in (0, 1]: α = c/L", (), "--step-factor",
        ("--c",), ("c",)),
-    _Q("mixing", "γ", r"\gamma", "mixing parameter in (0, 1] (sensitivity-reduced NSGD)",
-       ("gamma",)),
+    _Q("momentum_weight", "α", r"\alpha",
+       "weight α in (0, 1] of the new gradient in the momentum m_t = (1 − α) m_{t−1} + α g_t "
+       "(tree-momentum NSGD; α = 1 − β of momentum; default 1/steps per epoch)", ("alpha",),
+       api_names=("momentum_weight",),
+       papers="Tran & Cutkosky: α (their 'momentum' parameter; dpbounds' momentum is β = 1 − α, "
+              "the weight of the old direction); Kuru et al.'s α is the step size"),
+    _Q("mixing", "γ", r"\gamma", "mixing parameter γ in [0, 1] of the sensitivity-reduced "
+       "NSGD: γ clip(∇ℓ(x_t)) + (1 − γ)(∇ℓ(x_t) − ∇ℓ(x_{t−S})) (γ = 1: plain momentum)",
+       ("gamma",), api_names=("mixing",),
+       papers="Tran & Cutkosky Algorithm 2: γ (default L u / G); Lee & Kifer's DP-AGD uses γ "
+              "for its budget increase (dp_agd's gamma)"),
     _Q("eta_N", "u", r"u", "η N, the step size times the dataset size (tree-momentum NSGD)",
        ("u",)),
-    _Q("regulariser", "r", r"r", "regulariser r > τ₀ of normalized SGD, g/(‖g‖ + r)", ("r",)),
-    _Q("clip_threshold", "C", r"C", "clipping threshold C >= 3τ₀ (clipped SGD)", ("C",),
-       papers="in Kuru et al.'s Theorem 3.5 objects C is the constant of C_t = C t"),
+    _Q("regulariser", "r", r"r", "regulariser r > 0 of normalized SGD, g/(‖g‖ + r) (Yang "
+       "et al.'s bound takes r > τ₀)", ("r",), api_names=("regulariser",),
+       papers="Yang et al.: r (DP-NSGD, eq. (3)); it moves the bias floor, not the noise"),
+    _Q("clip_threshold", "C", r"C", "per-example clipping threshold C > 0: each gradient is "
+       "scaled to norm <= C (DP-SGD, Gaussian DP-GD, tree-momentum NSGD; Yang et al.'s bound "
+       "takes C >= 3τ₀)", ("C",), api_names=("clip_threshold",),
+       papers="Abadi et al., Yang et al.: C; Tran & Cutkosky clip to G (their Lipschitz "
+              "constant); in Kuru et al.'s Theorem 3.5 objects C is the constant of C_t = C t"),
     _Q("mechanism", "", "", "noise mechanism (Kuru et al.: laplace)", (), "--mechanism",
        kind="choice"),
     _Q("function_class", "", "", "function class of the heavy-ball tuning: quadratic "
@@ -312,6 +333,64 @@ def did_you_mean(given: Iterable[str], expected: Iterable[str]) -> str:
         hints.append(f"unknown parameter {key!r}"
                      + (f" (did you mean {close[0]!r}?)" if close else ""))
     return "; ".join(hints)
+
+
+@overload
+def notation_keywords() -> Callable[[_F], _F]: ...
+@overload
+def notation_keywords(**renamed: str) -> Callable[[Callable[..., _R]], Callable[..., _R]]: ...
+
+
+def notation_keywords(**renamed: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator for a public function whose keywords are notation names: unknown keywords
+    raise ``TypeError`` with a did-you-mean hint (:func:`did_you_mean`; Python 3.11's own
+    message has none), and each ``old="new"`` pair keeps a renamed keyword working for one
+    release: passing ``old`` warns (``DeprecationWarning`` naming ``new``) and passes its
+    value as ``new``; passing both is a ``ValueError``.
+
+    >>> @notation_keywords(alpha="momentum")
+    ... def run(*, momentum=0.9):
+    ...     return momentum
+    >>> run(momentun=0.5)
+    Traceback (most recent call last):
+    ...
+    TypeError: run(): unknown parameter 'momentun' (did you mean 'momentum'?)
+    """
+
+    # With renamed keywords the type checker sees ``(...) -> R``: the deprecated aliases are
+    # not in the signature, and typed callers that still use them must keep type-checking.
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        params = inspect.signature(func).parameters
+        # keyword-only and positional-or-keyword names (a positional-only name is no keyword)
+        names = [k for k, p in params.items()
+                 if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        open_kwargs = any(p.kind is p.VAR_KEYWORD for p in params.values())
+        for old, new in renamed.items():
+            if new not in names or old in params:  # a typo here would silently drop a value
+                raise ValueError(f"{func.__name__}: cannot alias {old!r} to {new!r}")
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            for old, new in renamed.items():
+                if old in kwargs:
+                    if new in kwargs:
+                        raise ValueError(
+                            f"{func.__name__}(): got both {new!r} and its deprecated alias "
+                            f"{old!r}; pass {new!r} only")
+                    warnings.warn(f"{func.__name__}(): keyword {old!r} is deprecated, use "
+                                  f"{new!r} (the notation's name; see docs/notation.md)",
+                                  DeprecationWarning, stacklevel=2)
+                    kwargs[new] = kwargs.pop(old)
+            if not open_kwargs:
+                unknown = [k for k in kwargs if k not in names]
+                if unknown:
+                    raise TypeError(f"{func.__name__}(): {did_you_mean(unknown, names)}")
+            return func(*args, **kwargs)
+
+        wrapper.deprecated_keywords = dict(renamed)  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorate
 
 
 def all_flags() -> frozenset[str]:

@@ -59,11 +59,11 @@ def methods(f: LogisticRegression, n: int) -> dict:
         "DP-AGD (Lee & Kifer Alg. 2)": lambda eps, trials, seed: dp_agd(
             f, epsilon=eps, delta=DELTA, trials=trials, seed=seed),
         "DP-GD (Gaussian, T=30)": lambda eps, trials, seed: dp_gd(
-            f, epsilon=eps, delta=DELTA, mechanism="gaussian", clip_norm=3.0, steps=30,
+            f, epsilon=eps, delta=DELTA, mechanism="gaussian", clip_threshold=3.0, steps=30,
             step_size=1.0 / L, neighbouring="add/remove", public_n=n, trials=trials, seed=seed),
         "DP-SGD (Poisson √n, 10 epochs)": lambda eps, trials, seed: dp_sgd(
             f, epsilon=eps, delta=DELTA, steps=10 * (n // batch), batch_size=batch,
-            step_size=1.0 / L, clip_norm=3.0, sampling="poisson", public_n=n, trials=trials,
+            step_size=1.0 / L, clip_threshold=3.0, sampling="poisson", public_n=n, trials=trials,
             seed=seed, trace="suboptimality", trace_every=n // batch),
         "output perturbation": lambda eps, trials, seed: output_perturbation(
             f, epsilon=eps, delta=DELTA, trials=trials, seed=seed),

@@ -70,9 +70,9 @@ def min_grad_norm(method: str, epsilon: float, value: float, data_seed: int, T: 
     L0 = 2.0
     common = dict(epsilon=epsilon, delta=1e-5, steps=T, batch_size=B, x0=x0)
     if method == "DP-NSGD":
-        run, knob = dp_nsgd, dict(r=float(value))
+        run, knob = dp_nsgd, dict(regulariser=float(value))
     else:
-        run, knob = dp_sgd, dict(clip_norm=float(value))
+        run, knob = dp_sgd, dict(clip_threshold=float(value))
     probe = run(f, **common, **knob, step_size=1e-3, trials=1, seed=0, trace=None)
     sigma = float(probe.params["sigma_over_clip"])
     V = 1 + sigma**2 * D / B**2

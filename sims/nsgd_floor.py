@@ -77,7 +77,7 @@ def run(quick: bool = True, seed: int = 0) -> list[Verdict]:
     for k, r in enumerate((2.0, 5.0, 20.0)):
         eta = math.sqrt(2 * Df / (2.0 * V * T))  # the DERIVED theorem's eta, L0 = 2
         res = dp_nsgd(f, epsilon=EPS, delta=DELTA, steps=T, batch_size=B, step_size=eta,
-                      r=r, trials=trials, seed=(seed, k), x0=x0, trace="grad_norm",
+                      regulariser=r, trials=trials, seed=(seed, k), x0=x0, trace="grad_norm",
                       trace_every=T // 200)
         s_run = float(res.params["sigma_over_clip"])
         m, se = mean_se(res.trace.min(axis=1))
@@ -96,7 +96,7 @@ def run(quick: bool = True, seed: int = 0) -> list[Verdict]:
     C = 3 * tau0
     eta = math.sqrt(2 * Df / (2.0 * C**2 * V * T))
     res = dp_sgd(f, epsilon=EPS, delta=DELTA, steps=T, batch_size=B, step_size=eta,
-                 clip_norm=C, trials=trials, seed=(seed, 9), x0=x0, trace="grad_norm",
+                 clip_threshold=C, trials=trials, seed=(seed, 9), x0=x0, trace="grad_norm",
                  trace_every=T // 200)
     s_run = float(res.params["sigma_over_clip"])
     m, se = mean_se(res.trace.min(axis=1))

@@ -72,6 +72,7 @@ from dpbounds.algorithms._common import (
     progress,
 )
 from dpbounds.backend import backend_name, to_numpy
+from dpbounds.notation import notation_keywords
 from dpbounds.objectives._base import ObjectiveProtocol
 from dpbounds.privacy.accountants import ZcdpAccountant
 from dpbounds.privacy.ledger import PrivacyLedger
@@ -143,6 +144,7 @@ def gradient_average(rho_old: Any, rho_new: Any, first: Any, second: Any) -> Any
     return (rho_old * first + (rho_new - rho_old) * second) / rho_new
 
 
+@notation_keywords()
 def dp_agd(objective: ObjectiveProtocol, *, epsilon: float, delta: float, splits: int = 60,
            gamma: float = 0.1, grad_clip: float = 3.0, obj_clip: float = 3.0,
            grid_size: int = 20, initial_max_step: float = 2.0, tau: int = 10,

@@ -51,6 +51,7 @@ from dpbounds.algorithms._common import (
     progress,
 )
 from dpbounds.backend import backend_name, to_numpy
+from dpbounds.notation import notation_keywords
 from dpbounds.objectives._base import ObjectiveProtocol
 
 if TYPE_CHECKING:
@@ -108,6 +109,7 @@ def _project(xp: Any, x: Any, radius: float) -> Any:
     return x * xp.minimum(1.0, radius / xp.maximum(norm, xp.asarray(1e-300)))[:, None]
 
 
+@notation_keywords()
 def noisy_projected_sgd(objective: ObjectiveProtocol, *, epsilon: float, delta: float,
                         radius: float, steps: int | None = None, calibration: str = "lecture",
                         lipschitz: float | None = None, trials: int = 1, seed: Any = None,
@@ -240,6 +242,7 @@ def output_perturbation_source(rule: str = "derived") -> Source:
     return OUTPUT_PERTURBATION_SOURCE if rule == "derived" else OUTPUT_PERTURBATION_LECTURE_SOURCE
 
 
+@notation_keywords()
 def output_perturbation(objective: ObjectiveProtocol, *, epsilon: float, delta: float,
                         sensitivity_rule: str = "derived", mechanism: str = "analytic",
                         trials: int = 1, seed: Any = None,
@@ -287,6 +290,7 @@ def output_perturbation(objective: ObjectiveProtocol, *, epsilon: float, delta: 
                             output_perturbation_source(sensitivity_rule), backend_name(xp))
 
 
+@notation_keywords()
 def objective_perturbation(objective: MarginLossObjective, *, epsilon: float, delta: float,
                            trials: int = 1, seed: Any = None,
                            trace: str | None = "auto") -> SimulationResult:

@@ -43,7 +43,7 @@ Example
 >>> A = rng.uniform(size=(500, 4)); y = np.sign(A @ np.array([1., -1, 1, -1]) + 1e-3)
 >>> f = LogisticRegression(A, y, l2=1e-2)
 >>> res = dp_sgd(f, epsilon=1.0, delta=1e-5, steps=200, batch_size=50, step_size=0.5,
-...              clip_norm=1.0, trials=4, seed=0)
+...              clip_threshold=1.0, trials=4, seed=0)
 >>> res.ledger.epsilon <= 1.0
 True
 """
@@ -73,6 +73,7 @@ from dpbounds.algorithms._common import (
     public_normaliser,
 )
 from dpbounds.backend import backend_name
+from dpbounds.notation import notation_keywords
 from dpbounds.objectives._base import ObjectiveProtocol
 from dpbounds.privacy.calibrate import calibrate_result
 from dpbounds.privacy.ledger import PrivacyLedger
@@ -303,6 +304,7 @@ def _noisy_sgd(
     )
 
 
+@notation_keywords(clip_norm="clip_threshold")
 def dp_sgd(
     objective: ObjectiveProtocol,
     *,
@@ -311,7 +313,7 @@ def dp_sgd(
     steps: int,
     batch_size: int,
     step_size: float,
-    clip_norm: float,
+    clip_threshold: float,
     trials: int = 1,
     seed: Any = None,
     x0: Any = None,
@@ -321,7 +323,7 @@ def dp_sgd(
     trace_every: int = 1,
     public_n: int | None = None,
 ) -> SimulationResult:
-    r"""DP-SGD with per-sample clipping to ``clip_norm`` (Yang et al. eq. (2), Abadi et al.).
+    r"""DP-SGD with per-sample clipping to ``clip_threshold`` (Yang et al. eq. (2), Abadi et al.).
 
     Parameters
     ----------
@@ -330,7 +332,7 @@ def dp_sgd(
     epsilon, delta:
         Target :math:`(\varepsilon,\delta)`; ``epsilon = inf`` runs clipped SGD without noise
         on the same mini-batches.
-    steps, batch_size, step_size, clip_norm:
+    steps, batch_size, step_size, clip_threshold:
         :math:`T`, :math:`B` (expected batch for Poisson), :math:`\eta`, :math:`C`.
     trials, seed, x0:
         Independent runs, seed, start point.
@@ -352,7 +354,7 @@ def dp_sgd(
     -------
     SimulationResult
     """
-    clip_norm = check_positive("clip_norm", clip_norm)
+    clip_norm = check_positive("clip_threshold", clip_threshold)
     sampling = check_choice("sampling", sampling, SAMPLING)
     return _noisy_sgd(
         objective, kind="clip", param=clip_norm, contribution_bound=clip_norm,

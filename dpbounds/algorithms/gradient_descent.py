@@ -16,7 +16,7 @@ normaliser :math:`N` (``public_n``): :math:`\bar g_t=\frac1N\sum_{i\in D}\mathrm
 (\nabla\ell_i)`, :math:`\Delta=C/N`, and :math:`\sigma` depends on public quantities only
 (see :func:`gaussian_gd_sensitivity` and :func:`~dpbounds.algorithms._common.public_normaliser`;
 dividing by the actual size moved the mean by up to :math:`2C/(n+1)` and gave the two
-neighbours different noise). Without ``clip_norm`` the objective's ``l2_sensitivity`` (a
+neighbours different noise). Without ``clip_threshold`` the objective's ``l2_sensitivity`` (a
 bound on ``||∇ℓ(x;y)-∇ℓ(x;y')||``) replaces ``2C`` under replace-one, and its
 ``gradient_bound`` (``sup ||∇ℓ(x;y)||``) replaces ``C`` under add/remove; an infinite bound
 raises ``ValueError``.
@@ -45,6 +45,7 @@ from dpbounds.algorithms._common import (
 )
 from dpbounds.algorithms.momentum import laplace_momentum_method
 from dpbounds.backend import backend_name
+from dpbounds.notation import notation_keywords
 from dpbounds.objectives._base import ObjectiveProtocol
 from dpbounds.privacy.accountants import ZcdpAccountant
 from dpbounds.privacy.calibrate import calibrate
@@ -62,10 +63,11 @@ DP_GD_GAUSSIAN_SOURCE = Source(LEE_KIFER, "Table 1 (noisy GD), Lemmas 3.5-3.6, e
                                Provenance.VERBATIM, "even zCDP split over T steps")
 
 
+@notation_keywords(clip_norm="clip_threshold")
 def dp_gd(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
           step_size: float | None = None, c: float = 1.0, mechanism: str = "laplace",
           delta: float | None = None,
-          batch_size: int | None = None, clip_norm: float | None = None,
+          batch_size: int | None = None, clip_threshold: float | None = None,
           neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE, trials: int = 1,
           seed: Any = None,
           x0: Any = None, sensitivity: float | None = None,
@@ -90,11 +92,12 @@ def dp_gd(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
         Required for ``"gaussian"``.
     batch_size:
         Laplace only: mini-batch size ``m`` (without replacement), default ``n``.
-    clip_norm:
-        Gaussian only: per-sample clipping norm ``C``.
+    clip_threshold:
+        Gaussian only: per-sample clipping threshold ``C`` (``clip_norm`` is a deprecated
+        alias).
     neighbouring:
         Gaussian only: ``"replace-one"`` (``Δ = 2C/n``) or ``"add/remove"`` (``Δ = C/N``
-        with ``N = public_n``). Without ``clip_norm``, add/remove needs a finite
+        with ``N = public_n``). Without ``clip_threshold``, add/remove needs a finite
         ``objective.gradient_bound`` (``Δ = G/N``). The Laplace variant is replace-one
         (Kuru et al.).
     public_n:
@@ -114,7 +117,7 @@ def dp_gd(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
     >>> from dpbounds.objectives import LogisticRegression
     >>> A, y = kuru_synthetic(n=1000, d=5, seed=0)
     >>> f = LogisticRegression(A, y, l2=0.02, l1_radius=5.0)
-    >>> r = dp_gd(f, epsilon=1.0, delta=1e-6, mechanism="gaussian", clip_norm=1.0,
+    >>> r = dp_gd(f, epsilon=1.0, delta=1e-6, mechanism="gaussian", clip_threshold=1.0,
     ...           steps=20, trials=3, seed=0)
     >>> r.ledger.notion, r.ledger.epsilon <= 1.0
     ('zCDP', True)
@@ -126,8 +129,8 @@ def dp_gd(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
     neighbouring = Neighbouring.coerce(neighbouring)
     alpha = default_step_size(objective, step_size, c)
     if mechanism == "laplace":
-        if clip_norm is not None:
-            raise ValueError("clip_norm applies to mechanism='gaussian' only")
+        if clip_threshold is not None:
+            raise ValueError("clip_threshold applies to mechanism='gaussian' only")
         if neighbouring is not Neighbouring.REPLACE_ONE:
             raise ValueError("the Laplace DP-GD of Kuru et al. is replace-one only")
         public_normaliser(public_n, objective.n, neighbouring)
@@ -138,13 +141,14 @@ def dp_gd(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
             x0=x0, sensitivity=sensitivity, trace=trace, name="dp_gd",
             source=DP_GD_LAPLACE_SOURCE, params=dict(step_size=alpha, mechanism="laplace"),
         )
-    return _gaussian_gd(objective, epsilon, delta, T, alpha, batch_size, clip_norm,
+    return _gaussian_gd(objective, epsilon, delta, T, alpha, batch_size, clip_threshold,
                         neighbouring, trials, seed, x0, sensitivity, trace, public_n)
 
 
+@notation_keywords(clip_norm="clip_threshold")
 def gaussian_gd_sensitivity(objective: ObjectiveProtocol,
                             neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
-                            clip_norm: float | None = None,
+                            clip_threshold: float | None = None,
                             sensitivity: float | None = None,
                             public_n: int | None = None) -> float:
     r"""L2 sensitivity :math:`\Delta` of the gradient query that Gaussian DP-GD noises.
@@ -156,10 +160,10 @@ def gaussian_gd_sensitivity(objective: ObjectiveProtocol,
     :func:`~dpbounds.algorithms._common.public_normaliser`).
 
     * ``"replace-one"``: one :math:`g_i` is swapped, :math:`\Delta = \sup\lVert g(x;y)-
-      g(x;y')\rVert/n`: ``2 * clip_norm / n``, else ``sensitivity`` or the objective's
+      g(x;y')\rVert/n`: ``2 * clip_threshold / n``, else ``sensitivity`` or the objective's
       ``l2_sensitivity`` (a bound on that difference) over ``n``.
     * ``"add/remove"``: one :math:`g_i` is added or dropped, :math:`\Delta=\sup\lVert g(x;y)
-      \rVert/N`: ``clip_norm / N``, else ``sensitivity`` or the objective's
+      \rVert/N`: ``clip_threshold / N``, else ``sensitivity`` or the objective's
       ``gradient_bound`` :math:`G` (a bound on the per-sample **norm**) over ``N``. The
       replace-one difference bound is not a norm bound (a quadratic's per-sample gradients
       differ by a bounded offset but are unbounded), so it is never halved into one.
@@ -167,7 +171,7 @@ def gaussian_gd_sensitivity(objective: ObjectiveProtocol,
     Raises
     ------
     ValueError
-        When the bound is infinite: pass ``clip_norm`` (or a finite ``sensitivity``); under
+        When the bound is infinite: pass ``clip_threshold`` (or a finite ``sensitivity``); under
         add/remove without ``public_n``.
 
     Example
@@ -176,14 +180,14 @@ def gaussian_gd_sensitivity(objective: ObjectiveProtocol,
     >>> q = QuadraticObjective([1.0, 2.0], offsets=[[0.5, 0.0], [-0.5, 0.0]])
     >>> gaussian_gd_sensitivity(q, "replace-one")     # 2 sup||e|| / n
     0.5
-    >>> gaussian_gd_sensitivity(q, "add/remove", clip_norm=1.0, public_n=4)   # C / N
+    >>> gaussian_gd_sensitivity(q, "add/remove", clip_threshold=1.0, public_n=4)   # C / N
     0.25
     """
     neighbouring = Neighbouring.coerce(neighbouring)
     n = public_normaliser(public_n, objective.n, neighbouring)
-    if clip_norm is not None:
-        clip_norm = check_positive("clip_norm", clip_norm)
-        return (2.0 if neighbouring is Neighbouring.REPLACE_ONE else 1.0) * clip_norm / n
+    if clip_threshold is not None:
+        clip_threshold = check_positive("clip_threshold", clip_threshold)
+        return (2.0 if neighbouring is Neighbouring.REPLACE_ONE else 1.0) * clip_threshold / n
     if sensitivity is not None:
         bound = check_positive("sensitivity", sensitivity)
     elif neighbouring is Neighbouring.REPLACE_ONE:
@@ -194,14 +198,14 @@ def gaussian_gd_sensitivity(objective: ObjectiveProtocol,
         replace_one = neighbouring is Neighbouring.REPLACE_ONE
         what = ("l2_sensitivity (sup ||∇ℓ(x;y) - ∇ℓ(x;y')||)" if replace_one
                 else "gradient_bound (sup ||∇ℓ(x;y)||, needed for add/remove)")
-        raise ValueError(f"the objective's {what} is infinite: pass clip_norm (per-sample "
+        raise ValueError(f"the objective's {what} is infinite: pass clip_threshold (per-sample "
                          "clipping) or a finite sensitivity for neighbouring="
                          f"{neighbouring.value!r}")
     return bound / n
 
 
 def _gaussian_gd(f: ObjectiveProtocol, epsilon: float, delta: float | None, T: int, alpha: float,
-                 batch_size: Any, clip_norm: float | None, neighbouring: Neighbouring | str,
+                 batch_size: Any, clip_threshold: float | None, neighbouring: Neighbouring | str,
                  trials: int,
                  seed: Any, x0: Any, sensitivity: float | None, trace: str | None,
                  public_n: int | None) -> SimulationResult:
@@ -209,13 +213,13 @@ def _gaussian_gd(f: ObjectiveProtocol, epsilon: float, delta: float | None, T: i
     if check_batch_size(batch_size, f.n) != f.n:
         raise ValueError("batch_size must be None or n for mechanism='gaussian' (full batch); "
                          "use dpbounds.algorithms.dp_sgd for subsampled Gaussian noise")
-    delta_2 = gaussian_gd_sensitivity(f, neighbouring, clip_norm, sensitivity, public_n)
+    delta_2 = gaussian_gd_sensitivity(f, neighbouring, clip_threshold, sensitivity, public_n)
     nb = Neighbouring.coerce(neighbouring)
     n_pub = public_normaliser(public_n, f.n, neighbouring)
     # the objective returns means over the actual data; n / N turns them into sum / N
     to_public = f.n / n_pub
-    if clip_norm is not None:
-        clip_norm = check_positive("clip_norm", clip_norm)
+    if clip_threshold is not None:
+        clip_threshold = check_positive("clip_threshold", clip_threshold)
     private = math.isfinite(epsilon)
     if private:
         if delta is None:
@@ -232,7 +236,7 @@ def _gaussian_gd(f: ObjectiveProtocol, epsilon: float, delta: float | None, T: i
     rec = TraceRecorder(f, trace)
     x = f.initial_state(trials, x0)
     for _ in progress(range(T), desc="DP-GD (Gaussian)"):
-        if clip_norm is None:
+        if clip_threshold is None:
             if rec.needs_loss:
                 loss, g = f.loss_and_grad(x)
                 rec.record(x, loss)
@@ -244,7 +248,7 @@ def _gaussian_gd(f: ObjectiveProtocol, epsilon: float, delta: float | None, T: i
                 g = to_public * (g - reg) + reg
         else:
             rec.record(x)
-            g = to_public * f.clipped_mean_grad(x, None, clip_norm) + f.regularizer_grad(x)
+            g = to_public * f.clipped_mean_grad(x, None, clip_threshold) + f.regularizer_grad(x)
         if sigma > 0:
             g = g + noise.normal((f.d,), sigma)
         x = x - alpha * g
@@ -257,6 +261,6 @@ def _gaussian_gd(f: ObjectiveProtocol, epsilon: float, delta: float | None, T: i
                          {"conversion": "standard"},
                          description=f"Gaussian on a gradient sum / {n_pub} per step")
     params = dict(step_size=alpha, mechanism="gaussian", sigma=sigma, sensitivity=delta_2,
-                  clip_norm=clip_norm, steps=T, seed=seed, normaliser=n_pub)
+                  clip_norm=clip_threshold, steps=T, seed=seed, normaliser=n_pub)
     return SimulationResult("dp_gd", x, rec.result(trials), rec.kind or "none",
                             privacy, params, DP_GD_GAUSSIAN_SOURCE, backend_name(xp))

@@ -72,6 +72,7 @@ from dpbounds.bounds.strongly_convex.noise_allocation import (
     select_horizon_subsampled,
     uniform_noise,
 )
+from dpbounds.notation import notation_keywords
 from dpbounds.objectives._base import ObjectiveProtocol
 from dpbounds.privacy.calibrate import calibrate
 from dpbounds.privacy.laplace import basic_composition, laplace_scales_for_budgets, split_budget
@@ -144,6 +145,7 @@ def _horizon(objective: ObjectiveProtocol, *, method: str, rule: str, epsilon: f
     return select_horizon_subsampled(f.strong_convexity, f.smoothness, m=m, **common).horizon
 
 
+@notation_keywords()
 def reselected_horizon(objective: ObjectiveProtocol, *, method: str, epsilon: float, steps: int,
                        step_size: float | None = None, c: float = 1.0, p: float = 1.0,
                        first_stage: int | None = None, batch_size: int | None = None,
@@ -326,6 +328,7 @@ def _uniform(epsilon: float, T: int) -> np.ndarray | None:
     return split_budget(epsilon, steps=T) if math.isfinite(epsilon) else None
 
 
+@notation_keywords()
 def dp_heavy_ball(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
                   step_size: float | None = None, momentum: float | None = None, c: float = 1.0,
                   batch_size: int | None = None, budgets: Any = None, trials: int = 1,
@@ -396,6 +399,7 @@ def _budgets(budgets: Any, epsilon: float, T: int) -> np.ndarray | None:
     return b
 
 
+@notation_keywords()
 def dp_nag(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
            step_size: float | None = None, momentum: float | None = None, c: float = 1.0,
            batch_size: int | None = None,
@@ -452,6 +456,7 @@ def dp_nag(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
     )
 
 
+@notation_keywords()
 def dp_nag_opt(objective: ObjectiveProtocol, **kwargs: Any) -> SimulationResult:
     """DP-NAG-opt: :func:`dp_nag` with optimal budgets and horizon re-selection (Sec. 5)."""
     kwargs.setdefault("allocation", "optimal")
@@ -459,6 +464,7 @@ def dp_nag_opt(objective: ObjectiveProtocol, **kwargs: Any) -> SimulationResult:
     return replace(dp_nag(objective, **kwargs), algorithm="dp_nag_opt")
 
 
+@notation_keywords()
 def dp_masg(objective: ObjectiveProtocol, *, epsilon: float, steps: int, c: float = 1.0,
             p: float = 1.0, first_stage: int | None = None, restart: bool = True,
             batch_size: int | None = None, allocation: str = "uniform",
@@ -515,6 +521,7 @@ def dp_masg(objective: ObjectiveProtocol, *, epsilon: float, steps: int, c: floa
     )
 
 
+@notation_keywords()
 def dp_masg_opt(objective: ObjectiveProtocol, **kwargs: Any) -> SimulationResult:
     """DP-MASG-opt: :func:`dp_masg` with optimal budgets and horizon re-selection."""
     kwargs.setdefault("allocation", "optimal")

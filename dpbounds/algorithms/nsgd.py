@@ -25,10 +25,10 @@ Example
 >>> rng = np.random.default_rng(0)
 >>> A = rng.uniform(size=(500, 4)); y = np.sign(A @ np.array([1., -1, 1, -1]) + 1e-3)
 >>> f = LogisticRegression(A, y, l2=1e-2)
->>> a = dp_nsgd(f, epsilon=1.0, delta=1e-5, steps=100, batch_size=50, step_size=0.5, r=0.01,
-...             seed=0)
->>> b = dp_nsgd(f, epsilon=1.0, delta=1e-5, steps=100, batch_size=50, step_size=0.5, r=10.0,
-...             seed=0)
+>>> a = dp_nsgd(f, epsilon=1.0, delta=1e-5, steps=100, batch_size=50, step_size=0.5,
+...             regulariser=0.01, seed=0)
+>>> b = dp_nsgd(f, epsilon=1.0, delta=1e-5, steps=100, batch_size=50, step_size=0.5,
+...             regulariser=10.0, seed=0)
 >>> a.params["noise_std_sum"] == b.params["noise_std_sum"]   # noise does not depend on r
 True
 """
@@ -40,6 +40,7 @@ from typing import Any
 from dpbounds._validation import check_choice, check_positive
 from dpbounds.algorithms._common import SimulationResult
 from dpbounds.algorithms.dp_sgd import SAMPLING, _noisy_sgd
+from dpbounds.notation import notation_keywords
 from dpbounds.objectives._base import ObjectiveProtocol
 from dpbounds.provenance import YANG, Provenance, Source
 
@@ -54,6 +55,7 @@ DP_NSGD_SOURCE = Source(
 )
 
 
+@notation_keywords(r="regulariser")
 def dp_nsgd(
     objective: ObjectiveProtocol,
     *,
@@ -62,7 +64,7 @@ def dp_nsgd(
     steps: int,
     batch_size: int,
     step_size: float,
-    r: float,
+    regulariser: float,
     trials: int = 1,
     seed: Any = None,
     x0: Any = None,
@@ -76,9 +78,10 @@ def dp_nsgd(
 
     Parameters
     ----------
-    r:
-        Regulariser of the normalisation, ``r > 0``. It trades the non-vanishing bias floor
-        against the decaying term; it does **not** change the noise.
+    regulariser:
+        Regulariser :math:`r > 0` of the normalisation (``r`` is a deprecated alias). It
+        trades the non-vanishing bias floor against the decaying term; it does **not** change
+        the noise.
     public_n:
         Required with ``sampling="poisson"`` (add/remove): the public dataset size of the
         sampling rate, as in :func:`~dpbounds.algorithms.dp_sgd.dp_sgd`.
@@ -89,7 +92,7 @@ def dp_nsgd(
     (``params["r"]`` instead of ``clip_norm``; ``sigma_over_clip`` is the noise std on the
     sum, the per-sample bound being 1).
     """
-    r = check_positive("r", r)
+    r = check_positive("regulariser", regulariser)
     sampling = check_choice("sampling", sampling, SAMPLING)
     return _noisy_sgd(
         objective, kind="normalize", param=r, contribution_bound=1.0,

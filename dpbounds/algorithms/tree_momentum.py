@@ -113,6 +113,7 @@ from dpbounds.algorithms.tree_aggregation import (
     TreeAggregator,
 )
 from dpbounds.backend import TrialRandom, backend_name, to_numpy
+from dpbounds.notation import notation_keywords
 from dpbounds.objectives._base import ObjectiveProtocol
 from dpbounds.privacy.accountants import ZcdpAccountant
 from dpbounds.privacy.calibrate import calibrate_result
@@ -341,10 +342,11 @@ def _resolve_clip(objective: ObjectiveProtocol, clip_norm: float | None) -> floa
         clip_norm = float(getattr(objective, "gradient_bound", math.inf))
         if not math.isfinite(clip_norm):
             raise ValueError(
-                "clip_norm must be given: the objective has no finite gradient_bound G "
-                "(the per-sample gradients are clipped to clip_norm to bound the sensitivity)"
+                "clip_threshold must be given: the objective has no finite gradient_bound G "
+                "(the per-sample gradients are clipped to clip_threshold to bound the "
+                "sensitivity)"
             )
-    return check_positive("clip_norm", clip_norm)
+    return check_positive("clip_threshold", clip_norm)
 
 
 def _sample_smoothness(objective: ObjectiveProtocol) -> float:
@@ -380,9 +382,9 @@ def _check_common(objective: ObjectiveProtocol, epochs: int, step_size: float, b
                          f"{steps * epochs}")
     if alpha is None:
         alpha = 1.0 / steps
-    alpha = check_closed_interval("alpha", alpha, 0.0, 1.0)
+    alpha = check_closed_interval("momentum_weight", alpha, 0.0, 1.0)
     if alpha == 0.0:
-        raise ValueError("alpha must lie in (0, 1], got 0.0")
+        raise ValueError("momentum_weight must lie in (0, 1], got 0.0")
     return epochs, step_size, batch_size, trials, steps, alpha
 
 
@@ -524,6 +526,7 @@ class _UniformOutput:
 # ----------------------------------------------------------------------------------------
 # Algorithm 1
 # ----------------------------------------------------------------------------------------
+@notation_keywords(alpha="momentum_weight", clip_norm="clip_threshold")
 def tree_momentum_nsgd(
     objective: ObjectiveProtocol,
     *,
@@ -531,9 +534,9 @@ def tree_momentum_nsgd(
     delta: float,
     epochs: int,
     step_size: float,
-    alpha: float | None = None,
+    momentum_weight: float | None = None,
     batch_size: int = 1,
-    clip_norm: float | None = None,
+    clip_threshold: float | None = None,
     trials: int = 1,
     seed: Any = None,
     x0: Any = None,
@@ -556,13 +559,17 @@ def tree_momentum_nsgd(
         Number of random-reshuffling epochs ``E`` (``T = E·(n // batch_size)`` steps).
     step_size:
         :math:`\eta` (each step moves exactly :math:`\eta`).
-    alpha:
-        Momentum weight, default ``1 / steps_per_epoch`` (the sheet's :math:`\alpha = 1/N`).
+    momentum_weight:
+        Tran & Cutkosky's :math:`\alpha\in(0, 1]`, the weight of the new gradient in
+        :math:`m_t=(1-\alpha)m_{t-1}+\alpha g_t` (:math:`1-\beta` of the heavy ball's
+        ``momentum``); default ``1 / steps_per_epoch`` (the sheet's :math:`\alpha = 1/N`).
+        ``alpha`` is a deprecated alias.
     batch_size:
         Samples per step (``1`` in the paper); ``n % batch_size`` samples are left out of
         each epoch.
-    clip_norm:
-        :math:`G`; default ``objective.gradient_bound``.
+    clip_threshold:
+        Per-sample clipping threshold (the paper's :math:`G`); default
+        ``objective.gradient_bound``. ``clip_norm`` is a deprecated alias.
     trials, seed, x0:
         Independent runs, their seed (int, SeedSequence or Generator) and start point.
         Streams: ``sampler, noise, output = TrialRandom(seed, trials, xp).split(3)``; one
@@ -591,9 +598,9 @@ def tree_momentum_nsgd(
     key, _ = _ledger_relation(neighbouring)
     release = check_choice("release", release, ("online", "compose"))
     epochs, step_size, batch_size, trials, steps, alpha = _check_common(
-        objective, epochs, step_size, batch_size, trials, alpha)
+        objective, epochs, step_size, batch_size, trials, momentum_weight)
     trace_every = check_int("trace_every", trace_every, minimum=1)
-    clip = _resolve_clip(objective, clip_norm)
+    clip = _resolve_clip(objective, clip_threshold)
     priv = tree_momentum_privacy(
         epsilon, delta, n=objective.n, epochs=epochs, alpha=alpha, clip_norm=clip,
         batch_size=batch_size, neighbouring=key, node_count_method=node_count_method)
@@ -661,6 +668,8 @@ def tree_momentum_nsgd(
 # ----------------------------------------------------------------------------------------
 # Algorithm 2
 # ----------------------------------------------------------------------------------------
+@notation_keywords(alpha="momentum_weight", gamma="mixing",
+                   clip_norm="clip_threshold")
 def sensitivity_reduced_nsgd(
     objective: ObjectiveProtocol,
     *,
@@ -668,10 +677,10 @@ def sensitivity_reduced_nsgd(
     delta: float,
     epochs: int,
     step_size: float,
-    alpha: float | None = None,
-    gamma: float | None = None,
+    momentum_weight: float | None = None,
+    mixing: float | None = None,
     batch_size: int = 1,
-    clip_norm: float | None = None,
+    clip_threshold: float | None = None,
     smoothness: float | None = None,
     noise_split: float = 0.5,
     trials: int = 1,
@@ -691,9 +700,10 @@ def sensitivity_reduced_nsgd(
 
     Parameters
     ----------
-    gamma:
-        Mixing parameter in ``[0, 1]``; default :math:`\min(1, L\eta S/G)` (sheet §9:
-        :math:`\gamma = Lu/G`, :math:`u=\eta N`).
+    mixing:
+        Mixing parameter :math:`\gamma` in ``[0, 1]`` (``gamma`` is a deprecated alias);
+        default :math:`\min(1, L\eta S/G)` (sheet §9: :math:`\gamma = Lu/G`,
+        :math:`u=\eta N`).
     smoothness:
         Per-sample smoothness :math:`L` of the data term; the lag-S gradient differences
         are clipped to :math:`D = L\eta S` (a no-op when :math:`L` is right). Default: the
@@ -712,15 +722,14 @@ def sensitivity_reduced_nsgd(
     key, _ = _ledger_relation(neighbouring)
     release = check_choice("release", release, ("online", "compose"))
     epochs, step_size, batch_size, trials, steps, alpha = _check_common(
-        objective, epochs, step_size, batch_size, trials, alpha)
+        objective, epochs, step_size, batch_size, trials, momentum_weight)
     trace_every = check_int("trace_every", trace_every, minimum=1)
-    clip = _resolve_clip(objective, clip_norm)
+    clip = _resolve_clip(objective, clip_threshold)
     lsmooth = _sample_smoothness(objective) if smoothness is None else smoothness
     lsmooth = check_positive("smoothness", lsmooth)
     diff_clip = lsmooth * step_size * steps
-    if gamma is None:
-        gamma = min(1.0, diff_clip / clip)
-    gamma = check_closed_interval("gamma", gamma, 0.0, 1.0)
+    gamma = min(1.0, diff_clip / clip) if mixing is None else mixing
+    gamma = check_closed_interval("mixing", gamma, 0.0, 1.0)
     priv = sensitivity_reduced_privacy(
         epsilon, delta, n=objective.n, epochs=epochs, alpha=alpha, gamma=gamma,
         clip_norm=clip, diff_clip=diff_clip, batch_size=batch_size, neighbouring=key,

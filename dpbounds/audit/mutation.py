@@ -169,7 +169,8 @@ def _laplace_std(spec: Any, setting: Any) -> tuple[Any, Callable[..., Any]]:
 
 def _nsgd_sigma_r(spec: Any, setting: Any) -> tuple[Any, Callable[..., Any]]:
     # g / (||g|| + r) has norm < 1, so sensitivity 1 (replace-one 2); the patch used sigma * r
-    return setting, _within(scaled_noise, spec.function, float(setting.kwargs["r"]))
+    kw = setting.kwargs  # the notation's name, or the deprecated alias a setting may still use
+    return setting, _within(scaled_noise, spec.function, float(kw.get("regulariser", kw.get("r"))))
 
 
 #: Public size and expected batch of the realised-batch mutant's audit: q = 1/2, and the one
@@ -190,7 +191,7 @@ def _data_dependent(spec: Any, setting: Any) -> tuple[Any, Callable[..., Any]]:
         # sigma scaled by the clipped batch sum's norm over its bound (floored at 5%: the
         # code under test guards a zero scale)
         c = np.asarray(objective.gradients, dtype=float)
-        clip = float(kwargs.get("clip_norm", 1.0))
+        clip = float(kwargs.get("clip_threshold", kwargs.get("clip_norm", 1.0)))
         norms = np.linalg.norm(c, axis=1, keepdims=True)
         clipped = c * np.minimum(1.0, clip / np.maximum(norms, 1e-300))
         factor = max(0.05, float(np.linalg.norm(clipped.sum(axis=0))) / clip)

@@ -31,9 +31,9 @@ QUADRATIC = QuadraticObjective.random(3, 0.5, 2.0, n=40, offset_scale=0.3, seed=
 CASES = {
     "dp_gd[laplace]": lambda f, **kw: A.dp_gd(f, epsilon=1.0, steps=6, batch_size=30, **kw),
     "dp_gd[gaussian]": lambda f, **kw: A.dp_gd(f, epsilon=1.0, delta=1e-5, steps=6,
-                                               mechanism="gaussian", clip_norm=1.0, **kw),
+                                               mechanism="gaussian", clip_threshold=1.0, **kw),
     "dp_gd[gaussian, add/remove]": lambda f, **kw: A.dp_gd(
-        f, epsilon=1.0, delta=1e-5, steps=6, mechanism="gaussian", clip_norm=1.0,
+        f, epsilon=1.0, delta=1e-5, steps=6, mechanism="gaussian", clip_threshold=1.0,
         neighbouring="add/remove", public_n=100, **kw),
     "dp_heavy_ball": lambda f, **kw: A.dp_heavy_ball(f, epsilon=1.0, steps=6, batch_size=30,
                                                      **kw),
@@ -44,13 +44,13 @@ CASES = {
                                                  **kw),
     "dp_agd": lambda f, **kw: A.dp_agd(f, epsilon=0.5, delta=1e-6, splits=8, **kw),
     "dp_sgd[without_replacement]": lambda f, **kw: A.dp_sgd(
-        f, epsilon=1.0, delta=1e-5, steps=6, batch_size=20, step_size=0.3, clip_norm=1.0,
+        f, epsilon=1.0, delta=1e-5, steps=6, batch_size=20, step_size=0.3, clip_threshold=1.0,
         **kw),
     "dp_sgd[poisson]": lambda f, **kw: A.dp_sgd(
-        f, epsilon=1.0, delta=1e-5, steps=6, batch_size=20, step_size=0.3, clip_norm=1.0,
+        f, epsilon=1.0, delta=1e-5, steps=6, batch_size=20, step_size=0.3, clip_threshold=1.0,
         sampling="poisson", public_n=120, **kw),
     "dp_nsgd": lambda f, **kw: A.dp_nsgd(f, epsilon=1.0, delta=1e-5, steps=6, batch_size=20,
-                                         step_size=0.3, r=0.1, **kw),
+                                         step_size=0.3, regulariser=0.1, **kw),
     "noisy_projected_sgd": lambda f, **kw: A.noisy_projected_sgd(
         f, epsilon=1.0, delta=1e-5, radius=3.0, steps=8, **kw),
     "output_perturbation": lambda f, **kw: A.output_perturbation(f, epsilon=1.0, delta=1e-5,

@@ -162,7 +162,7 @@ def _pair() -> tuple[LogisticRegression, LogisticRegression]:
 
 
 def _run(f, normaliser: int, trials: int, seed, epsilon: float = EPS):
-    return dp_gd(f, epsilon=epsilon, delta=DELTA, mechanism="gaussian", clip_norm=C,
+    return dp_gd(f, epsilon=epsilon, delta=DELTA, mechanism="gaussian", clip_threshold=C,
                  steps=STEPS, step_size=ALPHA, neighbouring="add/remove", public_n=normaliser,
                  trials=trials, seed=seed, trace=None)
 
@@ -220,7 +220,7 @@ def test_add_remove_without_public_n_is_refused_or_private():
     """Whatever the API: a run on D and D + z under add/remove either refuses, or releases
     gradients with the same noise whose means differ by at most the declared sensitivity.
     The old code ran and failed both (sigma 0.433 vs 0.394, means 2C/(n+1) apart)."""
-    kw = dict(epsilon=EPS, delta=DELTA, mechanism="gaussian", clip_norm=C, steps=STEPS,
+    kw = dict(epsilon=EPS, delta=DELTA, mechanism="gaussian", clip_threshold=C, steps=STEPS,
               step_size=ALPHA, neighbouring="add/remove", trials=2, seed=0, trace=None)
     runs = []
     for f in _pair():
@@ -240,10 +240,10 @@ def test_add_remove_without_public_n_is_refused_or_private():
 def test_add_remove_without_public_n_says_what_to_pass():
     f, _ = _pair()
     with pytest.raises(ValueError, match="public_n"):
-        dp_gd(f, epsilon=EPS, delta=DELTA, mechanism="gaussian", clip_norm=C, steps=2,
+        dp_gd(f, epsilon=EPS, delta=DELTA, mechanism="gaussian", clip_threshold=C, steps=2,
               neighbouring="add/remove")
     with pytest.raises(ValueError, match="public_n must be omitted or equal n"):
-        dp_gd(f, epsilon=EPS, delta=DELTA, mechanism="gaussian", clip_norm=C, steps=2,
+        dp_gd(f, epsilon=EPS, delta=DELTA, mechanism="gaussian", clip_threshold=C, steps=2,
               public_n=N_RECORDS + 5)
 
 
@@ -251,7 +251,7 @@ def test_add_remove_without_public_n_says_what_to_pass():
 def test_poisson_noise_and_rate_depend_only_on_public_n(alg):
     """Poisson sampling is add/remove: the rate q = B/N and the noise must not see n."""
     d0, d1 = _pair()
-    extra = {"clip_norm": C} if alg is dp_sgd else {"r": 0.1}
+    extra = {"clip_threshold": C} if alg is dp_sgd else {"regulariser": 0.1}
     kw = dict(epsilon=1.0, delta=1e-5, steps=5, batch_size=4, step_size=0.1,
               sampling="poisson", trace=None, seed=0, **extra)
     with pytest.raises(ValueError, match="public_n"):

@@ -123,7 +123,7 @@ def test_quadratic_add_remove_without_clip_raises():
     assert change > 10 * qd.l2_sensitivity / (2 * qd.n)
     # clipping gives a true norm bound: C/n
     r = dp_gd(q, epsilon=1.0, delta=1e-5, steps=10, mechanism="gaussian",
-              neighbouring="add/remove", clip_norm=0.7, seed=0, trace=None, public_n=q.n)
+              neighbouring="add/remove", clip_threshold=0.7, seed=0, trace=None, public_n=q.n)
     assert r.params["sensitivity"] == pytest.approx(0.7 / q.n, rel=1e-12)
     # replace-one: the quadratic parts cancel, the difference bound 2 sup||e|| / n is right
     assert gaussian_gd_sensitivity(q, "replace-one") == pytest.approx(

@@ -57,7 +57,7 @@ def test_epsilon_inf_is_clipped_sgd(sampling):
     f = LogisticRegression(A, y, l2=0.05)
     trials, steps, B, eta, C = 3, 40, 16, 0.3, 1.0
     res = dp_sgd(f, epsilon=math.inf, delta=1e-5, steps=steps, batch_size=B, step_size=eta,
-                 clip_norm=C, trials=trials, seed=7, sampling=sampling, **_public(sampling))
+                 clip_threshold=C, trials=trials, seed=7, sampling=sampling, **_public(sampling))
     sampler, _ = make_streams(7, trials, None)
     x = np.zeros((trials, D))
     q = B / N
@@ -85,7 +85,7 @@ def test_injected_noise_variance_matches_calibration(sampling):
     f = QuadraticObjective(np.zeros(D), offsets=np.zeros((N, D)))
     trials, steps, B, eta = 60, 60, 12, 0.5  # same calibration as the ledger test (cached)
     res = dp_sgd(f, epsilon=1.0, delta=1e-6, steps=steps, batch_size=B, step_size=eta,
-                 clip_norm=0.7, trials=trials, seed=3, sampling=sampling, trace="loss",
+                 clip_threshold=0.7, trials=trials, seed=3, sampling=sampling, trace="loss",
                  **_public(sampling))
     # the final state is -eta * (sum of steps independent noises)
     x = to_numpy(res.x).ravel()
@@ -124,7 +124,7 @@ def test_ledger_within_target_by_dp_accounting(sampling, accountant, eps):
     A, y = _data()
     f = LogisticRegression(A, y, l2=0.0)
     res = dp_sgd(f, epsilon=eps, delta=1e-6, steps=60, batch_size=12, step_size=0.1,
-                 clip_norm=1.0, seed=0, sampling=sampling, accountant=accountant, trace=None,
+                 clip_threshold=1.0, seed=0, sampling=sampling, accountant=accountant, trace=None,
                  **_public(sampling))
     assert res.ledger.within_target
     z = res.params["noise_multiplier"]
@@ -164,7 +164,7 @@ def test_noise_std_is_multiplier_times_sensitivity(sampling, factor):
 def test_array_api_strict_matches_numpy_and_seeds():
     A, y = _data(1)
     f = LogisticRegression(A, y, l2=0.01)
-    kw = dict(epsilon=1.0, delta=1e-6, steps=60, batch_size=12, step_size=0.2, clip_norm=0.5,
+    kw = dict(epsilon=1.0, delta=1e-6, steps=60, batch_size=12, step_size=0.2, clip_threshold=0.5,
               trials=2, seed=11)
     a = dp_sgd(f, **kw)
     b = dp_sgd(f.to_backend("array_api_strict"), **kw)
@@ -184,10 +184,11 @@ def test_array_api_strict_matches_numpy_and_seeds():
 def test_bad_configuration():
     A, y = _data()
     f = LogisticRegression(A, y)
-    kw = dict(epsilon=1.0, delta=1e-6, steps=60, batch_size=12, step_size=0.1, clip_norm=1.0)
+    kw = dict(epsilon=1.0, delta=1e-6, steps=60, batch_size=12, step_size=0.1, clip_threshold=1.0)
     for key, value, name in [
         ("step_size", -0.1, "step_size"), ("batch_size", N + 1, "batch_size"),
-        ("epsilon", 0.0, "epsilon"), ("epsilon", -1.0, "epsilon"), ("clip_norm", 0.0, "clip_norm"),
+        ("epsilon", 0.0, "epsilon"), ("epsilon", -1.0, "epsilon"),
+        ("clip_threshold", 0.0, "clip_threshold"),
         ("delta", 1.5, "delta"), ("steps", 0, "steps"), ("sampling", "bernoulli", "sampling"),
         ("trials", 0, "trials"),
     ]:

@@ -70,14 +70,14 @@ NONCONVEX = NonconvexLogisticRegression(LOGISTIC.features_np, LOGISTIC.labels_np
 STEP_PARAMETERS = {
     "dp_gd": (lambda v: A.dp_gd(LOGISTIC, epsilon=1.0, steps=v), "steps"),
     "dp_gd[gaussian]": (lambda v: A.dp_gd(LOGISTIC, epsilon=1.0, delta=1e-5, steps=v,
-                                          mechanism="gaussian", clip_norm=1.0), "steps"),
+                                          mechanism="gaussian", clip_threshold=1.0), "steps"),
     "dp_heavy_ball": (lambda v: A.dp_heavy_ball(LOGISTIC, epsilon=1.0, steps=v), "steps"),
     "dp_nag": (lambda v: A.dp_nag_opt(LOGISTIC, epsilon=1.0, steps=v), "steps"),
     "dp_masg": (lambda v: A.dp_masg_opt(LOGISTIC, epsilon=1.0, steps=v), "steps"),
     "dp_sgd": (lambda v: A.dp_sgd(LOGISTIC, epsilon=1.0, delta=1e-5, steps=v, batch_size=5,
-                                  step_size=0.1, clip_norm=1.0), "steps"),
+                                  step_size=0.1, clip_threshold=1.0), "steps"),
     "dp_nsgd": (lambda v: A.dp_nsgd(LOGISTIC, epsilon=1.0, delta=1e-5, steps=v, batch_size=5,
-                                    step_size=0.1, r=0.1), "steps"),
+                                    step_size=0.1, regulariser=0.1), "steps"),
     "noisy_projected_sgd": (lambda v: A.noisy_projected_sgd(
         LOGISTIC, epsilon=1.0, delta=1e-5, radius=1.0, steps=v), "steps"),
     "dp_agd": (lambda v: A.dp_agd(LOGISTIC, epsilon=1.0, delta=1e-5, max_iterations=v),

@@ -256,12 +256,12 @@ def test_bad_configurations_raise_clear_errors():
         dp_gd(QuadraticObjective([1.0, 2.0]).__class__([1.0], basis=None), epsilon=1.0,
               steps=3, sensitivity=math.inf)
     with pytest.raises(ValueError, match="delta"):
-        dp_gd(f, epsilon=1.0, steps=3, mechanism="gaussian", clip_norm=1.0)
+        dp_gd(f, epsilon=1.0, steps=3, mechanism="gaussian", clip_threshold=1.0)
 
 
 def test_gaussian_dp_gd_ledger_and_noise():
     f = _logistic()
-    r = dp_gd(f, epsilon=0.8, delta=1e-6, mechanism="gaussian", clip_norm=0.5, steps=20,
+    r = dp_gd(f, epsilon=0.8, delta=1e-6, mechanism="gaussian", clip_threshold=0.5, steps=20,
               trials=2, seed=0)
     led = r.ledger
     # independent: rho = (sqrt(log(1/d)+eps) - sqrt(log(1/d)))^2 split over T, Delta = 2C/n

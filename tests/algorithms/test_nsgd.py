@@ -42,7 +42,7 @@ def test_epsilon_inf_is_normalized_sgd():
     f = LogisticRegression(A, y, l2=0.05)
     trials, steps, B, eta, r = 3, 40, 16, 0.3, 0.2
     res = dp_nsgd(f, epsilon=math.inf, delta=1e-5, steps=steps, batch_size=B, step_size=eta,
-                  r=r, trials=trials, seed=5)
+                  regulariser=r, trials=trials, seed=5)
     sampler, _ = make_streams(5, trials, None)
     x = np.zeros((trials, D))
     assert steps <= sample_block(B)  # one block of mini-batches, drawn at once
@@ -61,10 +61,10 @@ def test_epsilon_inf_is_normalized_sgd():
 def test_noise_independent_of_r_and_equal_to_clipping_at_one():
     A, y = _data()
     f = LogisticRegression(A, y)
-    stds = {r: dp_nsgd(f, **CAL, step_size=0.1, r=r, trace=None).params["noise_std_sum"]
+    stds = {r: dp_nsgd(f, **CAL, step_size=0.1, regulariser=r, trace=None).params["noise_std_sum"]
             for r in (1e-4, 0.1, 1.0, 100.0)}
     assert len(set(stds.values())) == 1
-    sgd = dp_sgd(f, **CAL, step_size=0.1, clip_norm=1.0, trace=None)
+    sgd = dp_sgd(f, **CAL, step_size=0.1, clip_threshold=1.0, trace=None)
     assert stds[1.0] == sgd.params["noise_std_sum"]
     # replace-one: per-sample norm < 1, the sum moves by < 2
     assert sgd.params["sensitivity_sum"] == 2.0
@@ -73,7 +73,7 @@ def test_noise_independent_of_r_and_equal_to_clipping_at_one():
 def test_injected_noise_variance_matches_calibration():
     f = QuadraticObjective(np.zeros(D), offsets=np.zeros((N, D)))  # zero gradients
     trials, eta = 60, 0.5
-    res = dp_nsgd(f, **CAL, step_size=eta, r=0.01, trials=trials, seed=2, trace="loss")
+    res = dp_nsgd(f, **CAL, step_size=eta, regulariser=0.01, trials=trials, seed=2, trace="loss")
     x = to_numpy(res.x).ravel()
     expected = (res.params["noise_std_sum"] / CAL["batch_size"]) ** 2 * CAL["steps"] * eta**2
     second_moment = np.mean(x**2)
@@ -82,7 +82,7 @@ def test_injected_noise_variance_matches_calibration():
 
 def test_ledger_within_target_by_dp_accounting():
     A, y = _data()
-    res = dp_nsgd(LogisticRegression(A, y), **CAL, step_size=0.1, r=0.5, trace=None)
+    res = dp_nsgd(LogisticRegression(A, y), **CAL, step_size=0.1, regulariser=0.5, trace=None)
     assert res.ledger.within_target and res.ledger.neighbouring is Neighbouring.REPLACE_ONE
     acc = rdp_privacy_accountant.RdpAccountant(
         list(DEFAULT_ORDERS), dp_accounting.NeighboringRelation.REPLACE_ONE)
@@ -95,7 +95,7 @@ def test_ledger_within_target_by_dp_accounting():
 def test_array_api_strict_and_seeds():
     A, y = _data(2)
     f = LogisticRegression(A, y, l2=0.01)
-    kw = dict(epsilon=1.0, delta=1e-6, steps=60, batch_size=12, step_size=0.2, r=0.1,
+    kw = dict(epsilon=1.0, delta=1e-6, steps=60, batch_size=12, step_size=0.2, regulariser=0.1,
               trials=2, seed=4)
     a = dp_nsgd(f, **kw)
     b = dp_nsgd(f.to_backend("array_api_strict"), **kw)
@@ -107,9 +107,10 @@ def test_array_api_strict_and_seeds():
 def test_bad_configuration():
     A, y = _data()
     f = LogisticRegression(A, y)
-    kw = dict(epsilon=1.0, delta=1e-6, steps=60, batch_size=12, step_size=0.1, r=1.0)
+    kw = dict(epsilon=1.0, delta=1e-6, steps=60, batch_size=12, step_size=0.1, regulariser=1.0)
     for key, value, name in [
-        ("r", 0.0, "r"), ("r", -1.0, "r"), ("step_size", -1.0, "step_size"),
+        ("regulariser", 0.0, "regulariser"),
+        ("regulariser", -1.0, "regulariser"), ("step_size", -1.0, "step_size"),
         ("batch_size", N + 1, "batch_size"), ("epsilon", 0.0, "epsilon"),
     ]:
         with pytest.raises(ValueError, match=name):

@@ -47,14 +47,16 @@ def _run(alg: str, f, x0, *, batch: int = 1, trials: int = 3, seed: int = 0,
     common = dict(trials=trials, seed=seed, x0=x0, trace_every=trace_every)
     if alg in ("alg1", "alg2"):
         kw = dict(epsilon=epsilon, delta=1e-5, epochs=3, step_size=step, batch_size=batch,
-                  clip_norm=2.0, trace="grad_norm", **common)
+                  clip_threshold=2.0, trace="grad_norm", **common)
         if alg == "alg1":
             return tree_momentum_nsgd(f, **kw)
         return sensitivity_reduced_nsgd(f, smoothness=2.0, **kw)
     if alg in ("dp_sgd", "dp_nsgd"):
         kw = dict(epsilon=epsilon, delta=1e-5, steps=60, batch_size=batch, step_size=step,
                   trace="loss", **common)
-        return dp_sgd(f, clip_norm=1.0, **kw) if alg == "dp_sgd" else dp_nsgd(f, r=0.1, **kw)
+        if alg == "dp_sgd":
+            return dp_sgd(f, clip_threshold=1.0, **kw)
+        return dp_nsgd(f, regulariser=0.1, **kw)
     # its step is D / (G sqrt t): `step` moves it through G
     return noisy_projected_sgd(f, epsilon=epsilon, delta=1e-5, radius=3.0, steps=60,
                                lipschitz=3.0 * 0.02 / step, trace="loss", **common)
@@ -152,7 +154,7 @@ def test_injected_noise_has_the_ledgers_sigma(alg):
     d, B, eta, steps = 16, 4, 0.5, 100
     f = _flat(d)
     run = dp_sgd if alg == "dp_sgd" else dp_nsgd
-    extra = dict(clip_norm=1.0) if alg == "dp_sgd" else dict(r=0.5)
+    extra = dict(clip_threshold=1.0) if alg == "dp_sgd" else dict(regulariser=0.5)
 
     def moves(factor: float) -> tuple[np.ndarray, float]:
         with scaled_noise(factor):
@@ -175,8 +177,8 @@ def test_tree_node_noise_has_the_ledgers_sigmas_and_scaled_noise_reaches_it():
     # so the diagnostics' noise_error is ||zeta_t||, zeta_t ~ N(0, sigma_t^2 I_d)
     d, n = 5, 40
     f = _flat(d, n)
-    kw = dict(epsilon=4.0, delta=1e-5, epochs=25, step_size=0.01, alpha=1.0, clip_norm=1.0,
-              trials=2, seed=2, x0=np.zeros(d), trace="loss", trace_every=1)
+    kw = dict(epsilon=4.0, delta=1e-5, epochs=25, step_size=0.01, momentum_weight=1.0,
+              clip_threshold=1.0, trials=2, seed=2, x0=np.zeros(d), trace="loss", trace_every=1)
     res1 = tree_momentum_nsgd(f, **kw)
     (mech,) = [m for m, _ in res1.privacy.ledger.entries]
     z1 = res1.diagnostics["noise_error"]
@@ -188,7 +190,7 @@ def test_tree_node_noise_has_the_ledgers_sigmas_and_scaled_noise_reaches_it():
         np.testing.assert_allclose(z, factor * z1, rtol=1e-12)  # the hook reaches the kernel
         assert not _variance_ci(z, mech.sigma, d)
 
-    res2 = sensitivity_reduced_nsgd(f, gamma=1.0, smoothness=1.0, **kw)
+    res2 = sensitivity_reduced_nsgd(f, mixing=1.0, smoothness=1.0, **kw)
     s1, s2 = res2.params["sigma_1"], res2.params["sigma_2"]
     assert {m.sigma for m, _ in res2.privacy.ledger.entries} == {s1, s2}
     t = res2.diagnostics["step"] + 1  # the record at k holds the release of step t = k + 1
@@ -233,7 +235,7 @@ def test_compiled_runs_accept_more_steps(monkeypatch):
     assert kernels.step_limit(f) == MAX_STEPS
     with pytest.raises(ValueError, match="steps"):  # refused before anything runs
         dp_sgd(f, epsilon=1.0, delta=1e-5, steps=MAX_STEPS + 1, batch_size=1, step_size=0.1,
-               clip_norm=1.0, x0=x0)
+               clip_threshold=1.0, x0=x0)
     with pytest.raises(ValueError, match="epochs"):
         tree_momentum_nsgd(f, epsilon=1.0, delta=1e-5, epochs=MAX_STEPS // 10 + 1,
                            step_size=1e-9, x0=x0)

@@ -80,7 +80,7 @@ def test_algorithm_2_zero_noise_reconstructs_the_momentum(release):
     """Noise-free, m_hat_t = P_t + (1-gamma) m_hat_(t-S) equals the plain momentum."""
     A, y, f = _problem(1)
     res = sensitivity_reduced_nsgd(f, epsilon=math.inf, delta=1e-6, epochs=4, step_size=0.02,
-                                   gamma=0.3, trials=2, seed=3, trace="grad_norm",
+                                   mixing=0.3, trials=2, seed=3, trace="grad_norm",
                                    release=release)
     oracle = _plain_momentum_nsgd(A, y, epochs=4, eta=0.02, trials=2, seed=3, batch=1,
                                   reshuffle=False)
@@ -99,7 +99,7 @@ def test_algorithm_1_tree_noise_variance_monte_carlo():
     """E||m_hat_t - m_t||^2 / d = sigma^2 sum_COMPOSE(1,t) (1-alpha)^(2(t-b)) (Lemma 12)."""
     trials = 400
     res = tree_momentum_nsgd(_zero_objective(), epsilon=3.0, delta=1e-5, epochs=3,
-                             step_size=0.1, clip_norm=1.0, trials=trials, seed=1, trace="loss")
+                             step_size=0.1, clip_threshold=1.0, trials=trials, seed=1, trace="loss")
     sigma, alpha = res.params["sigma"], res.params["alpha"]
     err2 = res.diagnostics["noise_error"] ** 2 / D  # (trials, T)
     for k, t in enumerate(res.diagnostics["step"] + 1):
@@ -123,7 +123,7 @@ def _algorithm_2_noise_variance(t, steps, alpha, gamma, sigma_1, sigma_2):
 def test_algorithm_2_noise_variance_monte_carlo_two_levels():
     trials = 400
     res = sensitivity_reduced_nsgd(_zero_objective(), epsilon=3.0, delta=1e-5, epochs=4,
-                                   step_size=0.01, clip_norm=1.0, smoothness=1.0, gamma=0.3,
+                                   step_size=0.01, clip_threshold=1.0, smoothness=1.0, mixing=0.3,
                                    trials=trials, seed=2, trace="loss")
     p = res.params
     # the two noise levels: D = L eta S = 0.24 < G = 1, so later nodes are less sensitive
@@ -214,17 +214,19 @@ def test_bad_configuration():
             ("step_size", -0.1, "step_size"), ("step_size", 0.0, "step_size"),
             ("batch_size", N + 1, "batch_size"), ("epsilon", 0.0, "epsilon"),
             ("epsilon", -2.0, "epsilon"), ("delta", 0.0, "delta"), ("epochs", 0, "epochs"),
-            ("alpha", 1.5, "alpha"), ("alpha", 0.0, "alpha"), ("neighbouring", "x", "neighbour"),
+            ("momentum_weight", 1.5, "momentum_weight"),
+            ("momentum_weight", 0.0, "momentum_weight"),
+            ("neighbouring", "x", "neighbour"),
             ("neighbouring", "add_remove", "replace_one"),
-            ("clip_norm", -1.0, "clip_norm"), ("release", "fast", "release"),
+            ("clip_threshold", -1.0, "clip_threshold"), ("release", "fast", "release"),
         ]:
             with pytest.raises(ValueError, match=name):
                 alg(f, **{**kw, key: value})
         with pytest.raises(ValueError, match="x0"):
             alg(f, **kw, x0=np.zeros(D + 1))
-        with pytest.raises(ValueError, match="clip_norm"):
+        with pytest.raises(ValueError, match="clip_threshold"):
             alg(_zero_objective(), **kw)  # no finite gradient bound
-    with pytest.raises(ValueError, match="gamma"):
-        sensitivity_reduced_nsgd(f, **kw, gamma=1.2)
+    with pytest.raises(ValueError, match="mixing"):
+        sensitivity_reduced_nsgd(f, **kw, mixing=1.2)
     with pytest.raises(ValueError, match="noise_split"):
         sensitivity_reduced_nsgd(f, **kw, noise_split=1.0)

@@ -62,7 +62,7 @@ def test_pair_attains_the_declared_gaussian_gd_sensitivity(relation):
     change = np.linalg.norm(q[0] - q[1])
     extra = {"public_n": public_n} if relation == "add/remove" else {}
     declared = dp_gd(d, epsilon=1.0, delta=1e-5, steps=1, step_size=1.0, mechanism="gaussian",
-                     clip_norm=1.0, neighbouring=relation, trace=None,
+                     clip_threshold=1.0, neighbouring=relation, trace=None,
                      **extra).params["sensitivity"]
     assert change == pytest.approx(declared, rel=1e-14)  # the pair is worst case on D's n
     # the L1 (Laplace) sensitivity of the replace-one pair: |+r - (-r)| = S_1
@@ -74,11 +74,11 @@ def test_tap_records_one_point_per_step():
     d, _ = replace_one_pair(dim=2, radius=2.0)
     for run in (
         lambda o: dp_gd(o, epsilon=1.0, delta=1e-5, steps=4, step_size=1.0,
-                        mechanism="gaussian", clip_norm=1.0, trace=None),
+                        mechanism="gaussian", clip_threshold=1.0, trace=None),
         lambda o: dp_sgd(o, epsilon=1.0, delta=1e-5, steps=4, step_size=1.0, batch_size=1,
-                         clip_norm=1.0, trace=None),
+                         clip_threshold=1.0, trace=None),
         lambda o: tree_momentum_nsgd(o, epsilon=1.0, delta=1e-5, epochs=4, step_size=1.0,
-                                     clip_norm=1.0, trace=None),
+                                     clip_threshold=1.0, trace=None),
     ):
         o = d.tapped()
         res = run(o)
@@ -130,7 +130,7 @@ def test_masg_inversion_with_stage_restarts():
 def test_gd_inversion_recovers_the_gaussian_noise():
     o = replace_one_pair(dim=1, radius=2.0)[0].tapped()
     res = dp_gd(o, epsilon=2.0, delta=1e-3, steps=5, step_size=0.5, mechanism="gaussian",
-                clip_norm=1.0, trials=6, seed=4, trace=None)
+                clip_threshold=1.0, trials=6, seed=4, trace=None)
     feats = noisy_gradients(o.queries, res.x_numpy(), step_sizes=np.full(5, 0.5))
     _, noise = make_streams(4, 6, get_namespace("numpy"))
     eta = np.concatenate([np.asarray(noise.normal((1,), res.params["sigma"]))
@@ -143,7 +143,7 @@ def test_direction_statistic_is_the_noisy_momentum_ratio():
     d = 16
     o = replace_one_pair(dim=d, radius=2.0)[0].tapped()
     res = tree_momentum_nsgd(o, epsilon=2.0, delta=1e-3, epochs=1, step_size=1.0,
-                             clip_norm=1.0, trials=5, seed=9, trace=None)
+                             clip_threshold=1.0, trials=5, seed=9, trace=None)
     feats = direction_statistics(o.queries, res.x_numpy(), steps=1)
     sampler, noise, _ = TrialRandom(9, 5, get_namespace("numpy")).split(3)
     sampler.permutation(1)

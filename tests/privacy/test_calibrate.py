@@ -203,7 +203,7 @@ def test_issue19_dp_nsgd_ledger_within_target():
     objective = LogisticRegression.kuru(*kuru_synthetic(n=c["n"], d=6, seed=1), lam=0.01,
                                         l1_radius=5.0)
     run = dp_nsgd(objective, epsilon=c["epsilon"], delta=c["delta"], steps=c["steps"],
-                  batch_size=c["batch_size"], step_size=0.1, r=1.0, seed=0)
+                  batch_size=c["batch_size"], step_size=0.1, regulariser=1.0, seed=0)
     assert run.ledger.epsilon <= c["epsilon"]  # 0.08896 before the fix
     assert run.ledger.epsilon > c["epsilon"] * (1 - 1e-5)  # and tight: noise not wasted
 

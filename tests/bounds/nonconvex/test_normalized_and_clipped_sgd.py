@@ -182,11 +182,11 @@ def _simulate(method: str, *, runs: int, T: int, seed: int):
     if method == "nsgd":
         extra, speed = {"r": 3 * tau0}, g0 / (g0 + 3 * tau0)  # step length / eta
         thm, descent = normalized_sgd.nsgd_theorem, normalized_sgd.nsgd_descent
-        kw = {"r": extra["r"]}
+        kw = {"regulariser": extra["r"]}
     else:
         extra, speed = {"C": 3 * tau0}, 3 * tau0
         thm, descent = clipped_sgd.sgd_theorem, clipped_sgd.sgd_descent
-        kw = {"clip_norm": extra["C"]}
+        kw = {"clip_threshold": extra["C"]}
     privacy = dict(epsilon=2.0, delta=1e-5, steps=T, batch_size=B)
     # the noise the algorithm calibrates (std on the sum over the batch, in units of the
     # per-sample bound: the theorems' sigma), read from a one-trial dry run

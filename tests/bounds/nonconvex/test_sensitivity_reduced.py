@@ -238,7 +238,7 @@ def test_monte_carlo_noise_of_the_real_algorithm_equals_the_exact_variance(gamma
     f = NonconvexLogisticRegression(A, np.sign(A @ np.ones(d)), lam=0.1)
     every = 7
     res = sensitivity_reduced_nsgd(f, epsilon=1.0, delta=1e-5, epochs=epochs, step_size=1e-3,
-                                   gamma=gamma, smoothness=50.0, trials=300, seed=11,
+                                   mixing=gamma, smoothness=50.0, trials=300, seed=11,
                                    trace="grad_norm", trace_every=every)
     s1, s2 = res.params["sigma_1"], res.params["sigma_2"]
     steps = res.diagnostics["step"] + 1  # paper's t of each record
