@@ -239,3 +239,37 @@ def test_compiled_runs_accept_more_steps(monkeypatch):
     with pytest.raises(ValueError, match="epochs"):
         tree_momentum_nsgd(f, epsilon=1.0, delta=1e-5, epochs=MAX_STEPS // 10 + 1,
                            step_size=1e-9, x0=x0)
+
+
+# ------------------------------------------------------- the recorders' compiled full gradient
+@settings(max_examples=40, deadline=None)
+@given(n=hs.integers(2, 400), d=hs.integers(1, 12), trials=hs.integers(1, 4),
+       scale=hs.sampled_from([1e-4, 0.05, 1.0, 30.0]), seed=hs.integers(0, 10**6))
+def test_huber_mean_grad_equals_numpy_pass(n, d, trials, scale, seed):
+    """The compiled Huber full gradient against the NumPy pass (another implementation):
+    equal to round-off, two-sided; a control with one sample left out must differ."""
+    from dpbounds.objectives._step_kernel import full_grad, huber_mean_grad
+
+    f = HuberWell.random(n, d, G=1.5, L=2.0, spread=0.3, seed=seed)
+    X = np.random.default_rng(seed).standard_normal((trials, d)) * scale
+    ref = np.asarray(f.grad(X))
+    got = full_grad(f, X)
+    np.testing.assert_allclose(got, ref, rtol=1e-11, atol=1e-13)
+    short = huber_mean_grad(X, f.offsets_np[1:], f.G, f.delta)  # control: n - 1 samples
+    assert not np.allclose(short * (n - 1) / n, ref, rtol=1e-11, atol=1e-13) or np.allclose(
+        f.sample_grads(X)[:, 0, :], 0.0)
+
+
+def test_tree_trace_grid_resolves_the_momentum_start_up():
+    """The tree studies' trace spacing is at most 1/(4 alpha) steps (and >= 50 points), so the
+    start's point weighs <= alpha/4 of the time average; the old 50-point grid (control)
+    weighs it 1/50 whatever alpha, the floor ||grad F(x_0)||/50 of the measured bias."""
+    from dpbounds.verify.theorems import _momentum_trace_every, _trace_every
+
+    for N, E in [(5000, 31), (50000, 251), (251189, 1115), (100, 1)]:
+        T, alpha = N * E, 1.0 / N
+        every = _momentum_trace_every(T, alpha)
+        assert every <= max(1, math.floor(1.0 / (4 * alpha)))
+        assert T // every >= min(50, T)
+        if E > 50:
+            assert _trace_every(T) > 1.0 / (4 * alpha)  # the old grid did not resolve it
