@@ -9,6 +9,11 @@ test cannot exploit), a single record (it is in every step), few steps, clipping
 and, where steps are normalised, enough dimensions for the direction to carry the noisy
 momentum.
 
+Each setting lives in a module of :mod:`dpbounds.audit.settings` (one per algorithm family)
+that registers itself; :data:`AUDITS` is filled by importing every module of that package
+(:class:`dpbounds._discovery.Registry`), so this module keeps no list. The table and the
+limits below are documented here once for all of them.
+
 =============================  ==============  ============================================
 audit name                     relations       statistic's features
 =============================  ==============  ============================================

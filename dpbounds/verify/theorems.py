@@ -7,6 +7,11 @@ rounded values, runs the algorithm (imported from the top-level :mod:`dpbounds.a
 and returns per-trial measurements of every component the lemma chain bounds together with the
 bound of each component **at the run's own parameters**.
 
+Each study and its runner live in a module of :mod:`dpbounds.verify.studies` (one per concept)
+that registers itself; :data:`STUDIES` is filled by importing every module of that package
+(:class:`dpbounds._discovery.Registry`), so this module keeps no list. The policy below holds
+for all of them.
+
 Rounding policy (integer quantities)
 ------------------------------------
 * **epochs** ``E`` (Tran & Cutkosky): the real-valued choice is rounded to the nearest integer,
