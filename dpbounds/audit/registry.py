@@ -9,6 +9,11 @@ test cannot exploit), a single record (it is in every step), few steps, clipping
 and, where steps are normalised, enough dimensions for the direction to carry the noisy
 momentum.
 
+Each setting lives in a module of :mod:`dpbounds.audit.settings` (one per algorithm family)
+that registers itself; :data:`AUDITS` is filled by importing every module of that package
+(:class:`dpbounds._discovery.Registry`), so this module keeps no list. The table and the
+limits below are documented here once for all of them.
+
 =============================  ==============  ============================================
 audit name                     relations       statistic's features
 =============================  ==============  ============================================
@@ -84,338 +89,52 @@ for full-batch Gaussian noise), and the algorithm is asked for the larger ε tha
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from dpbounds import algorithms as alg
-from dpbounds.audit.neighbours import add_remove_pair, replace_one_pair
-from dpbounds.audit.transcript import direction_statistics, noisy_gradients, output_features
-from dpbounds.backend import to_numpy
+from dpbounds.audit.settings._common import (
+    _PAIR_TEXT,
+    ADD_REMOVE,
+    AUDIT_REGISTRY,
+    CLIP,
+    GAUSS_DELTA,
+    GAUSS_EPS,
+    GAUSS_STEPS,
+    GRID_BITS,
+    HUBER_H,
+    LAPLACE_EPS,
+    LAPLACE_L2,
+    LAPLACE_MUTANT,
+    LAPLACE_STEPS,
+    PUBLIC_N,
+    RECORD_NORM,
+    REPLACE_ONE,
+    AuditSpec,
+    Setting,
+    _direction_features,
+    _displacement,
+    _gd_features,
+    _momentum_features,
+    _output,
+    _pair,
+    _projected_features,
+    register_audit,
+)
+from dpbounds.audit.transcript import noisy_gradients
+
+__all__ = ["ADD_REMOVE", "AUDITS", "CLIP", "GAUSS_DELTA", "GAUSS_EPS", "GAUSS_STEPS",
+           "GRID_BITS", "HUBER_H", "LAPLACE_EPS", "LAPLACE_L2", "LAPLACE_MUTANT",
+           "LAPLACE_STEPS", "PUBLIC_N", "RECORD_NORM", "RELEASE_AUDITS", "REPLACE_ONE",
+           "AuditSpec", "Setting", "audit_names", "grid_dp_gd", "register_audit"]
+# re-exported for code that imported them from here before the split into settings modules
+_REEXPORTED = (_PAIR_TEXT, _direction_features, _displacement, _gd_features,
+               _momentum_features, _output, _pair, _projected_features)
+
+#: Audit name -> spec, in ``rank`` order; every module of :mod:`dpbounds.audit.settings`
+#: registers its own (no list here).
+AUDITS: dict[str, AuditSpec] = AUDIT_REGISTRY.discover()
 
-__all__ = ["AUDITS", "AuditSpec", "audit_names"]
-
-REPLACE_ONE = "replace-one"
-ADD_REMOVE = "add/remove"
-
-#: Gradient norm of the audit records and the clipping norm (clipping is active).
-RECORD_NORM = 2.0
-CLIP = 1.0
-
-
-@dataclass(frozen=True)
-class Setting:
-    """One audit configuration: the pair, the call, and the features of a run.
-
-    ``features(result, queries)`` maps a run (its result and the tapped query points) to a
-    ``(trials, k)`` array.
-    """
-
-    pair: tuple[Any, Any]
-    kwargs: dict[str, Any]
-    features: Callable[[Any, list[np.ndarray]], np.ndarray]
-    statistic: str
-    pair_description: str
-    scorers: tuple[str, ...] | None = None
-    #: White-box tap: a factory of a context manager that yields a list the run fills with
-    #: internal releases; when set, ``features`` receives that list instead of the queries.
-    tap: Callable[[], Any] | None = None
-
-
-@dataclass(frozen=True)
-class AuditSpec:
-    """An algorithm under audit: its function, relations and default claim."""
-
-    name: str
-    function: Callable[..., Any]
-    relations: tuple[str, ...]
-    build: Callable[[str, float, float], Setting]
-    epsilon: float
-    delta: float
-    description: str
-    trials: int = 10_000
-    mutant_factor: float = 0.5
-
-
-# ----------------------------------------------------------------------------------------
-# features
-# ----------------------------------------------------------------------------------------
-def _momentum_features(kind: str, l2: float) -> Callable[[Any, list], np.ndarray]:
-    def features(res: Any, queries: list) -> np.ndarray:
-        p = res.params
-        steps = np.asarray(p["step_sizes"], dtype=float)
-        restarts = None
-        if "stages" in p and p.get("restart"):
-            stages = np.asarray(p["stages"])
-            restarts = np.zeros(steps.size, dtype=bool)
-            restarts[1:] = stages[1:] != stages[:-1]
-        return noisy_gradients(queries, res.x_numpy(), step_sizes=steps,
-                               momenta=p["momenta"], kind=kind, restarts=restarts, l2=l2)
-    return features
-
-
-def _gd_features(res: Any, queries: list) -> np.ndarray:
-    T = int(res.params["steps"])
-    return noisy_gradients(queries, res.x_numpy(),
-                           step_sizes=np.full(T, float(res.params["step_size"])))
-
-
-def _direction_features(res: Any, queries: list) -> np.ndarray:
-    return direction_statistics(queries, res.x_numpy(), steps=int(res.params["steps"]))
-
-
-def _projected_features(res: Any, queries: list) -> np.ndarray:
-    # x_1 .. x_T: each released iterate's direction (x_0 = 0 carries nothing)
-    pts = [*queries[1:], res.x_numpy()]
-    return np.concatenate([output_features(x, direction=True) for x in pts], axis=1)
-
-
-def _output(res: Any, queries: list) -> np.ndarray:
-    return output_features(res.x_numpy())
-
-
-def _displacement(res: Any, queries: list) -> np.ndarray:
-    return output_features(-res.x_numpy(), direction=True)  # x_0 = 0
-
-
-# ----------------------------------------------------------------------------------------
-# the specs
-# ----------------------------------------------------------------------------------------
-_PAIR_TEXT = {
-    REPLACE_ONE: "D = {+r e1}, D' = {-r e1} (one record, its gradient flipped)",
-    ADD_REMOVE: "D = {+r e1}, D' = D + {-r e1} (the added record pulls the other way)",
-}
-
-
-def _pair(relation: str, **kw: Any) -> tuple[Any, Any]:
-    return (replace_one_pair if relation == REPLACE_ONE else add_remove_pair)(**kw)
-
-
-LAPLACE_STEPS = 3
-#: Grid 2^-GRID_BITS of the floating-point-safe DP-GD (far below its noise, about 4).
-GRID_BITS = 10
-LAPLACE_L2 = 0.5  # strong convexity for the defaults of NAG / MASG (public regulariser)
-
-
-def _laplace_setting(kind: str, extra: dict[str, Any]) -> Callable[[str, float, float], Setting]:
-    def build(relation: str, epsilon: float, delta: float) -> Setting:
-        pair = _pair(relation, dim=1, radius=1.0, l2=LAPLACE_L2, smoothness=1.0)
-        kwargs = dict(epsilon=epsilon, steps=LAPLACE_STEPS, trace=None, **extra)
-        return Setting(pair, kwargs, _momentum_features(kind, LAPLACE_L2),
-                       "released noisy gradients (one per step)",
-                       _PAIR_TEXT[relation] + ", r = 1, d = 1, full batch",
-                       ("laplace-lr", "linear"))
-    return build
-
-
-GAUSS_STEPS = 5
-#: Public normaliser of the add/remove audits (the size of the smaller data set): under
-#: add/remove the dataset size is private, so both neighbours are run with this one.
-PUBLIC_N = 1
-
-
-def _gd_gaussian(relation: str, epsilon: float, delta: float) -> Setting:
-    pair = _pair(relation, dim=1, radius=RECORD_NORM)
-    kwargs = dict(epsilon=epsilon, delta=delta, steps=GAUSS_STEPS, step_size=1.0,
-                  mechanism="gaussian", clip_norm=CLIP, neighbouring=relation, trace=None)
-    if relation == ADD_REMOVE:
-        kwargs["public_n"] = PUBLIC_N  # the same public normaliser for both data sets
-    return Setting(pair, kwargs, _gd_features, "released noisy gradients (one per step)",
-                   _PAIR_TEXT[relation] + f", r = {RECORD_NORM:g} > C = {CLIP:g}, d = 1",
-                   ("linear", "gaussian-lr"))
-
-
-def _sgd_setting(**extra: Any) -> Callable[[str, float, float], Setting]:
-    def build(relation: str, epsilon: float, delta: float) -> Setting:
-        pair = _pair(relation, dim=1, radius=RECORD_NORM)
-        sampling = "without_replacement" if relation == REPLACE_ONE else "poisson"
-        kwargs = dict(epsilon=epsilon, delta=delta, steps=GAUSS_STEPS, step_size=1.0,
-                      batch_size=1, sampling=sampling, trace=None, **extra)
-        if relation == ADD_REMOVE:
-            kwargs["public_n"] = PUBLIC_N
-        return Setting(pair, kwargs, _gd_features,
-                       "released noisy gradients (one per step)",
-                       _PAIR_TEXT[relation] + f", r = {RECORD_NORM:g}, batch 1, d = 1 "
-                       f"({sampling.replace('_', ' ')} sampling)", ("linear", "gaussian-lr"))
-    return build
-
-
-TREE_DIM = 32
-
-
-def _tree_setting(epochs: int, **extra: Any) -> Callable[[str, float, float], Setting]:
-    def build(relation: str, epsilon: float, delta: float) -> Setting:
-        pair = _pair(relation, dim=TREE_DIM, radius=RECORD_NORM)
-        kwargs = dict(epsilon=epsilon, delta=delta, epochs=epochs, step_size=1.0,
-                      clip_norm=CLIP, neighbouring="replace_one", trace=None, **extra)
-        return Setting(pair, kwargs, _direction_features,
-                       "step directions (the noisy momentum up to scale, one per step)",
-                       _PAIR_TEXT[relation] + f", r = {RECORD_NORM:g} > C = {CLIP:g}, "
-                       f"d = {TREE_DIM}, one record (in every step)",
-                       ("linear", "gaussian-lr"))
-    return build
-
-
-def _tree_node_tap() -> Any:
-    """Record the signal coordinate of every noisy node Algorithm 1's tree forms (node sum
-    plus its Gaussian; the releases are fixed linear combinations of them)."""
-    from dpbounds.algorithms.tree_aggregation import TreeAggregator
-    from dpbounds.audit.mutation import patched_method
-
-    releases: list[np.ndarray] = []
-
-    def make(original: Any) -> Any:
-        def step(self: Any, value: Any, node_noise: Any = None) -> Any:
-            out = original(self, value, node_noise)
-            # the node formed at step t sits in slot trailing_zeros(t)
-            _, _, node_sum, noise = self._slots[(self.t & -self.t).bit_length() - 1]
-            node = node_sum if noise is None else node_sum + noise
-            releases.append(np.array(to_numpy(node)[:, 0], dtype=float, copy=True))
-            return out
-        return step
-
-    return patched_method(TreeAggregator, "step", make, releases)
-
-
-def _tree_release_features(res: Any, releases: list) -> np.ndarray:
-    return np.stack(releases, axis=1)  # (trials, T): the e1 coordinate of each node
-
-
-def _tree_white_box(epochs: int) -> Callable[[str, float, float], Setting]:
-    def build(relation: str, epsilon: float, delta: float) -> Setting:
-        pair = _pair(relation, dim=1, radius=RECORD_NORM)
-        kwargs = dict(epsilon=epsilon, delta=delta, epochs=epochs, step_size=1.0,
-                      clip_norm=CLIP, neighbouring="replace_one", trace=None)
-        return Setting(pair, kwargs, _tree_release_features,
-                       f"the tree's {epochs} noisy nodes (white-box; the signal coordinate)",
-                       _PAIR_TEXT[relation] + f", r = {RECORD_NORM:g} > C = {CLIP:g}, d = 1, "
-                       f"one record, T = {epochs}", ("linear",), tap=_tree_node_tap)
-    return build
-
-
-PROJ_DIM = 32
-PROJ_STEPS = 1
-
-
-def _projected(relation: str, epsilon: float, delta: float) -> Setting:
-    pair = _pair(relation, dim=PROJ_DIM, radius=1.0)
-    kwargs = dict(epsilon=epsilon, delta=delta, radius=1.0, steps=PROJ_STEPS,
-                  calibration="rdp", trace=None)
-    return Setting(pair, kwargs, _projected_features,
-                   "directions of the projected iterates",
-                   _PAIR_TEXT[relation] + f", r = 1, d = {PROJ_DIM}, n = 1 (q = 1)",
-                   ("linear", "gaussian-lr"))
-
-
-def _output_perturbation(relation: str, epsilon: float, delta: float) -> Setting:
-    pair = _pair(relation, dim=1, radius=1.0, l2=1.0)
-    return Setting(pair, dict(epsilon=epsilon, delta=delta, trace=None), _output,
-                   "the released minimiser", _PAIR_TEXT[relation] + ", r = 1, l2 = 1, d = 1")
-
-
-HUBER_H = 0.02  # a narrow Huber knee: the hinge's linear part covers where the output lies
-
-
-def _objective_perturbation(relation: str, epsilon: float, delta: float) -> Setting:
-    from dpbounds.objectives import HuberSVM
-
-    a = np.ones((1, 1))
-    pair = (HuberSVM(a, np.array([1.0]), l2=0.0, h=HUBER_H),
-            HuberSVM(a, np.array([-1.0]), l2=0.0, h=HUBER_H))
-    return Setting(pair, dict(epsilon=epsilon, delta=delta, trace=None), _output,
-                   "the released minimiser",
-                   f"Huber SVM (h = {HUBER_H:g}), one record a = 1, label +1 vs -1: gradients "
-                   "-1 vs +1 wherever |theta| < 1 - h (where the output lies)")
-
-
-AGD_DIM = 64
-AGD_RECORD_NORM = 4.0  # above DP-AGD's default grad_clip = 3
-
-
-def _dp_agd(relation: str, epsilon: float, delta: float) -> Setting:
-    from dpbounds.objectives import HuberSVM
-    from dpbounds.privacy.zcdp import dp_to_zcdp_rho
-
-    a = np.zeros((1, AGD_DIM))
-    a[0, 0] = AGD_RECORD_NORM
-    pair = (HuberSVM(a, np.array([1.0]), l2=0.0, h=HUBER_H),
-            HuberSVM(np.vstack([a, a]), np.array([1.0, -1.0]), l2=0.0, h=HUBER_H))
-    rho = float(dp_to_zcdp_rho(epsilon, delta))
-    # one gradient measurement and one NoisyMax fit the budget: a single release
-    kwargs = dict(epsilon=epsilon, delta=delta, rho_ng=0.98 * rho, rho_nmax=0.01 * rho,
-                  trace=None)
-    return Setting(pair, kwargs, _displacement,
-                   "direction of the released step (noisy gradient up to scale)",
-                   f"Huber SVM (h = {HUBER_H:g}), D = {{(a, +1)}}, D' = D + {{(a, -1)}}, "
-                   f"||a|| = {AGD_RECORD_NORM:g} > grad_clip = 3, d = {AGD_DIM}; "
-                   "rho_ng = 0.98 rho, rho_nmax = 0.01 rho (one release)")
-
-
-AUDITS: dict[str, AuditSpec] = {}
-
-
-def _register(spec: AuditSpec) -> None:
-    AUDITS[spec.name] = spec
-
-
-LAPLACE_EPS = 2.0
-LAPLACE_MUTANT = 1.0 / math.sqrt(2.0)
-#: Claim of the (eps, delta) audits: where a halved sigma is most catchable (see module doc).
-GAUSS_EPS, GAUSS_DELTA = 3.0, 0.05
-
-_register(AuditSpec("dp_gd_laplace", alg.dp_gd, (REPLACE_ONE,),
-                    _laplace_setting("hb", dict(mechanism="laplace", step_size=1.0)),
-                    LAPLACE_EPS, 0.0, "Laplace DP-GD (Kuru et al.), pure DP",
-                    mutant_factor=LAPLACE_MUTANT))
-_register(AuditSpec("dp_heavy_ball", alg.dp_heavy_ball, (REPLACE_ONE,),
-                    _laplace_setting("hb", {}), LAPLACE_EPS, 0.0,
-                    "DP heavy ball (Kuru et al. (9))", mutant_factor=LAPLACE_MUTANT))
-_register(AuditSpec("dp_nag", alg.dp_nag, (REPLACE_ONE,), _laplace_setting("nag", {}),
-                    LAPLACE_EPS, 0.0, "DP-NAG (Kuru et al. (27)), uniform budgets",
-                    mutant_factor=LAPLACE_MUTANT))
-_register(AuditSpec("dp_nag_opt", alg.dp_nag_opt, (REPLACE_ONE,), _laplace_setting("nag", {}),
-                    LAPLACE_EPS, 0.0, "DP-NAG-opt: optimal budgets, horizon re-selection",
-                    mutant_factor=LAPLACE_MUTANT))
-_register(AuditSpec("dp_masg", alg.dp_masg, (REPLACE_ONE,), _laplace_setting("nag", {}),
-                    LAPLACE_EPS, 0.0, "DP-MASG (Kuru et al. (33))",
-                    mutant_factor=LAPLACE_MUTANT))
-_register(AuditSpec("dp_masg_opt", alg.dp_masg_opt, (REPLACE_ONE,),
-                    _laplace_setting("nag", {}), LAPLACE_EPS, 0.0,
-                    "DP-MASG-opt: optimal budgets, horizon re-selection",
-                    mutant_factor=LAPLACE_MUTANT))
-_register(AuditSpec("dp_gd_gaussian", alg.dp_gd, (REPLACE_ONE, ADD_REMOVE), _gd_gaussian,
-                    GAUSS_EPS, GAUSS_DELTA,
-                    "Gaussian DP-GD with clipping (Lee & Kifer Table 1), zCDP", trials=20_000))
-_register(AuditSpec("dp_sgd", alg.dp_sgd, (REPLACE_ONE, ADD_REMOVE),
-                    _sgd_setting(clip_norm=CLIP), GAUSS_EPS, GAUSS_DELTA,
-                    "DP-SGD with clipping, RDP", trials=20_000))
-_register(AuditSpec("dp_nsgd", alg.dp_nsgd, (REPLACE_ONE, ADD_REMOVE),
-                    _sgd_setting(r=1e-3), GAUSS_EPS, GAUSS_DELTA, "DP-NSGD g/(||g|| + r), RDP",
-                    trials=20_000))
-_register(AuditSpec("dp_agd", alg.dp_agd, (ADD_REMOVE,), _dp_agd, GAUSS_EPS, GAUSS_DELTA,
-                    "DP-AGD (Lee & Kifer Alg. 2), zCDP, adaptive", trials=40_000))
-_register(AuditSpec("noisy_projected_sgd", alg.noisy_projected_sgd, (REPLACE_ONE,),
-                    _projected, GAUSS_EPS, GAUSS_DELTA,
-                    "noisy projected SGD (BST14), RDP calibration", trials=40_000))
-_register(AuditSpec("output_perturbation", alg.output_perturbation, (REPLACE_ONE,),
-                    _output_perturbation, GAUSS_EPS, GAUSS_DELTA,
-                    "output perturbation, analytic Gaussian", trials=40_000))
-# KST's calibration is the loosest: with a halved sigma the best threshold test on an exact
-# Gaussian certifies only ~0.4 above eps = 4 at 10^4 runs per set, ~0.6 at 1.6 x 10^4
-_register(AuditSpec("objective_perturbation", alg.objective_perturbation, (REPLACE_ONE,),
-                    _objective_perturbation, 4.0, GAUSS_DELTA,
-                    "objective perturbation (KST 2012)", trials=16_000))
-# a normalised step releases a direction: more runs make up for the noisy norm
-_register(AuditSpec("tree_momentum_nsgd", alg.tree_momentum_nsgd, (REPLACE_ONE,),
-                    _tree_setting(epochs=1), GAUSS_EPS, GAUSS_DELTA,
-                    "tree-momentum NSGD (Tran & Cutkosky Alg. 1)", trials=40_000))
-_register(AuditSpec("sensitivity_reduced_nsgd", alg.sensitivity_reduced_nsgd, (REPLACE_ONE,),
-                    _tree_setting(epochs=2, gamma=1.0, noise_split=0.99), GAUSS_EPS, GAUSS_DELTA,
-                    "sensitivity-reduced NSGD (Tran & Cutkosky Alg. 2, reconstructed)",
-                    trials=40_000))
 
 def grid_dp_gd(objective: Any, *, epsilon: float, steps: int, step_size: float, trials: int,
                seed: Any, grid_bits: int = GRID_BITS, trace: Any = None) -> Any:
@@ -466,13 +185,6 @@ RELEASE_AUDITS: dict[str, AuditSpec] = {
         "DP-GD with discrete Laplace on a 2^-10 grid (floating-point safe; "
         "dpbounds.privacy.discrete)", trials=4000),
 }
-
-# white-box: the auditor sees the tree's noisy nodes (Nasr et al. 2023's threat model)
-for _T in (3, 8):
-    _register(AuditSpec(f"tree_momentum_nsgd_T{_T}", alg.tree_momentum_nsgd, (REPLACE_ONE,),
-                        _tree_white_box(_T), GAUSS_EPS, GAUSS_DELTA,
-                        f"tree-momentum NSGD, T = {_T}, white-box (the tree's nodes)",
-                        trials=50_000))
 
 
 def audit_names() -> tuple[str, ...]:

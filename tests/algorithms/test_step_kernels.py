@@ -264,7 +264,7 @@ def test_tree_trace_grid_resolves_the_momentum_start_up():
     """The tree studies' trace spacing is at most 1/(4 alpha) steps (and >= 50 points), so the
     start's point weighs <= alpha/4 of the time average; the old 50-point grid (control)
     weighs it 1/50 whatever alpha, the floor ||grad F(x_0)||/50 of the measured bias."""
-    from dpbounds.verify.theorems import _momentum_trace_every, _trace_every
+    from dpbounds.verify.studies._common import _momentum_trace_every, _trace_every
 
     for N, E in [(5000, 31), (50000, 251), (251189, 1115), (100, 1)]:
         T, alpha = N * E, 1.0 / N

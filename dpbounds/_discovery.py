@@ -1,0 +1,111 @@
+"""Self-registering results: a registry filled by the modules of one package.
+
+A result's verify study (:mod:`dpbounds.verify.studies`) and its audit setting
+(:mod:`dpbounds.audit.settings`) live in a module of their own that calls
+:meth:`Registry.register` at import; :meth:`Registry.discover` imports every module of the
+package (``pkgutil``, sub-packages included), so no central list names them. The order of
+the registry is by each registration's ``rank``, then by name: it does not depend on the file
+names or on the order in which the modules happen to be imported.
+
+Example
+-------
+>>> reg = Registry("example", "dpbounds.nonexistent_package")
+>>> _ = reg.register("b", 2, rank=20, module="m2")
+>>> _ = reg.register("a", 1, rank=10, module="m1")
+>>> list(reg.entries)
+['a', 'b']
+>>> reg.register("a", 3, rank=10, module="m3")
+Traceback (most recent call last):
+...
+ValueError: example 'a' is registered twice: by module m1 and by module m3
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import pkgutil
+import sys
+from typing import Generic, TypeVar
+
+__all__ = ["Registry"]
+
+T = TypeVar("T")
+
+
+class Registry(Generic[T]):
+    """Named items registered by the modules of ``package``.
+
+    Parameters
+    ----------
+    kind:
+        What an item is, in words (used in error messages: ``"verify study"``).
+    package:
+        Dotted name of the package whose modules register the items.
+
+    Attributes
+    ----------
+    entries:
+        The public ``dict`` name -> item, kept in ``(rank, name)`` order; the same object for
+        the registry's lifetime, so a module may export it (``STUDIES``, ``AUDITS``).
+    """
+
+    def __init__(self, kind: str, package: str) -> None:
+        self.kind = kind
+        self.package = package
+        self.entries: dict[str, T] = {}
+        self._origin: dict[str, tuple[float, str]] = {}
+        self._discovered = False
+
+    def register(self, name: str, item: T, *, rank: float, module: str | None = None,
+                 stacklevel: int = 1) -> T:
+        """Add ``item`` under ``name`` and return it.
+
+        ``module`` (default: the calling module, ``stacklevel`` frames up) is recorded: a
+        second module registering the same name is a ``ValueError`` naming both; the same
+        module registering it again (a reload) replaces the item.
+        """
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"name must be a non-empty string, got {name!r}")
+        if not isinstance(rank, (int, float)) or isinstance(rank, bool) or not math.isfinite(rank):
+            raise ValueError(f"rank must be a finite number, got {rank!r}")
+        if module is None:
+            # the registering module, as warnings.warn finds its caller
+            module = sys._getframe(stacklevel).f_globals.get("__name__", "?")
+        old = self._origin.get(name)
+        if old is not None and old[1] != module:
+            raise ValueError(f"{self.kind} {name!r} is registered twice: by module {old[1]} "
+                             f"and by module {module}")
+        self._origin[name] = (float(rank), module)
+        self.entries[name] = item
+        self._reorder()
+        return item
+
+    def unregister(self, name: str) -> T:
+        """Remove ``name`` (``KeyError`` if absent) and return its item."""
+        self._origin.pop(name)
+        return self.entries.pop(name)
+
+    def module_of(self, name: str) -> str:
+        """The module that registered ``name``."""
+        return self._origin[name][1]
+
+    def discover(self) -> dict[str, T]:
+        """Import every module of the package once (each registers its items); return
+        :attr:`entries`."""
+        if not self._discovered:
+            package = importlib.import_module(self.package)
+            for info in pkgutil.walk_packages(package.__path__, prefix=self.package + "."):
+                importlib.import_module(info.name)
+            self._discovered = True
+        return self.entries
+
+    def _reorder(self) -> None:
+        # in place: ``entries`` is exported by reference; a name set directly in ``entries``
+        # (a test's monkeypatch) keeps its place after the registered ones
+        def key(name: str) -> tuple[float, str]:
+            return (self._origin.get(name, (math.inf, ""))[0], name)
+
+        items = sorted(self.entries.items(), key=lambda kv: key(kv[0]))
+        self.entries.clear()
+        self.entries.update(items)

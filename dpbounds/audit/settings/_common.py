@@ -1,0 +1,145 @@
+"""What every audit setting shares: :class:`Setting`, :class:`AuditSpec`, the registry,
+the worst-case pairs, the transcript features and the default claims.
+
+Why the settings and claims are what they are: :mod:`dpbounds.audit.registry`."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dpbounds._discovery import Registry
+from dpbounds.audit.neighbours import add_remove_pair, replace_one_pair
+from dpbounds.audit.transcript import direction_statistics, noisy_gradients, output_features
+
+REPLACE_ONE = "replace-one"
+ADD_REMOVE = "add/remove"
+
+#: Gradient norm of the audit records and the clipping norm (clipping is active).
+RECORD_NORM = 2.0
+CLIP = 1.0
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One audit configuration: the pair, the call, and the features of a run.
+
+    ``features(result, queries)`` maps a run (its result and the tapped query points) to a
+    ``(trials, k)`` array.
+    """
+
+    pair: tuple[Any, Any]
+    kwargs: dict[str, Any]
+    features: Callable[[Any, list[np.ndarray]], np.ndarray]
+    statistic: str
+    pair_description: str
+    scorers: tuple[str, ...] | None = None
+    #: White-box tap: a factory of a context manager that yields a list the run fills with
+    #: internal releases; when set, ``features`` receives that list instead of the queries.
+    tap: Callable[[], Any] | None = None
+
+
+@dataclass(frozen=True)
+class AuditSpec:
+    """An algorithm under audit: its function, relations and default claim."""
+
+    name: str
+    function: Callable[..., Any]
+    relations: tuple[str, ...]
+    build: Callable[[str, float, float], Setting]
+    epsilon: float
+    delta: float
+    description: str
+    trials: int = 10_000
+    mutant_factor: float = 0.5
+
+
+# ----------------------------------------------------------------------------------------
+# features
+# ----------------------------------------------------------------------------------------
+def _momentum_features(kind: str, l2: float) -> Callable[[Any, list], np.ndarray]:
+    def features(res: Any, queries: list) -> np.ndarray:
+        p = res.params
+        steps = np.asarray(p["step_sizes"], dtype=float)
+        restarts = None
+        if "stages" in p and p.get("restart"):
+            stages = np.asarray(p["stages"])
+            restarts = np.zeros(steps.size, dtype=bool)
+            restarts[1:] = stages[1:] != stages[:-1]
+        return noisy_gradients(queries, res.x_numpy(), step_sizes=steps,
+                               momenta=p["momenta"], kind=kind, restarts=restarts, l2=l2)
+    return features
+
+
+def _gd_features(res: Any, queries: list) -> np.ndarray:
+    T = int(res.params["steps"])
+    return noisy_gradients(queries, res.x_numpy(),
+                           step_sizes=np.full(T, float(res.params["step_size"])))
+
+
+def _direction_features(res: Any, queries: list) -> np.ndarray:
+    return direction_statistics(queries, res.x_numpy(), steps=int(res.params["steps"]))
+
+
+def _projected_features(res: Any, queries: list) -> np.ndarray:
+    # x_1 .. x_T: each released iterate's direction (x_0 = 0 carries nothing)
+    pts = [*queries[1:], res.x_numpy()]
+    return np.concatenate([output_features(x, direction=True) for x in pts], axis=1)
+
+
+def _output(res: Any, queries: list) -> np.ndarray:
+    return output_features(res.x_numpy())
+
+
+def _displacement(res: Any, queries: list) -> np.ndarray:
+    return output_features(-res.x_numpy(), direction=True)  # x_0 = 0
+
+
+# ----------------------------------------------------------------------------------------
+# the specs
+# ----------------------------------------------------------------------------------------
+_PAIR_TEXT = {
+    REPLACE_ONE: "D = {+r e1}, D' = {-r e1} (one record, its gradient flipped)",
+    ADD_REMOVE: "D = {+r e1}, D' = D + {-r e1} (the added record pulls the other way)",
+}
+
+
+def _pair(relation: str, **kw: Any) -> tuple[Any, Any]:
+    return (replace_one_pair if relation == REPLACE_ONE else add_remove_pair)(**kw)
+
+
+LAPLACE_STEPS = 3
+#: Grid 2^-GRID_BITS of the floating-point-safe DP-GD (far below its noise, about 4).
+GRID_BITS = 10
+LAPLACE_L2 = 0.5  # strong convexity for the defaults of NAG / MASG (public regulariser)
+
+
+GAUSS_STEPS = 5
+#: Public normaliser of the add/remove audits (the size of the smaller data set): under
+#: add/remove the dataset size is private, so both neighbours are run with this one.
+PUBLIC_N = 1
+
+HUBER_H = 0.02  # a narrow Huber knee: the hinge's linear part covers where the output lies
+
+LAPLACE_EPS = 2.0
+LAPLACE_MUTANT = 1.0 / math.sqrt(2.0)
+#: Claim of the (eps, delta) audits: where a halved sigma is most catchable (see module doc).
+GAUSS_EPS, GAUSS_DELTA = 3.0, 0.05
+
+
+#: The audits, filled by the modules of :mod:`dpbounds.audit.settings` (one per concept) when
+#: :meth:`~dpbounds._discovery.Registry.discover` imports them.
+AUDIT_REGISTRY: Registry[AuditSpec] = Registry("audit", "dpbounds.audit.settings")
+
+
+def register_audit(spec: AuditSpec, *, rank: float) -> AuditSpec:
+    """Register ``spec`` under its name; ``rank`` orders ``dpbounds audit --list`` and
+    ``audit all`` (a second module registering the same name is a ``ValueError`` naming
+    both)."""
+    if not isinstance(spec, AuditSpec):
+        raise ValueError(f"spec must be an AuditSpec, got {type(spec).__name__}")
+    return AUDIT_REGISTRY.register(spec.name, spec, rank=rank, stacklevel=2)

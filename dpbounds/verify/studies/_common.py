@@ -1,0 +1,310 @@
+"""What every verify study shares: :class:`TheoremStudy`, its registry and the helpers of
+the runners (rounding policy, two-sided checks, dry plans).
+
+The rounding policy and the checks are documented in :mod:`dpbounds.verify.theorems`."""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import numpy as np
+import sympy as sp
+
+from dpbounds._discovery import Registry
+from dpbounds.bounds import registry
+from dpbounds.bounds.theorem import Bound, Theorem, sym
+from dpbounds.verify import exact as ex
+from dpbounds.verify.mutants import MUTATIONS, eps_run
+from dpbounds.verify.problems import Instance
+
+#: the bounds' symbols are positive: a zero constant (L1 = 0) is passed as this
+_TINY = 1e-300
+
+
+@dataclass(frozen=True)
+class TheoremStudy:
+    """How one registered theorem is verified.
+
+    Attributes
+    ----------
+    theorem:
+        Canonical registry id.
+    utility:
+        Components bounded by the theorem itself (checked against the trivial bound ``G``).
+    components:
+        Every measured component, utility first.
+    defaults:
+        Per swept variable: the full grid and the ``--quick`` grid.
+    fixed:
+        Default fixed values of the point (``d``, ``N``, ``eps``, ``delta``, ...).
+    quick_fixed:
+        Overrides of ``fixed`` in quick mode.
+    run:
+        ``run(point, instance, trials, seed, mutation) -> dict`` (see :meth:`run_point`).
+    component_exprs:
+        Component -> sympy expression of its bound (before tuning) for the path exponents.
+    trials:
+        Default runs per point (full, quick).
+    problems:
+        The problem kinds whose constants fit the theorem's assumptions.
+    informative_fixed:
+        Overrides of ``fixed`` for the planned informative grid of a full study (keys the
+        user did not set and not the swept one): where the bound says something at a
+        smaller, affordable ``N`` (BST14: ``eps = 8``, see the registry entry).
+    """
+
+    theorem: str
+    utility: tuple[str, ...]
+    components: tuple[str, ...]
+    defaults: Mapping[str, tuple[tuple[float, ...], tuple[float, ...]]]
+    fixed: Mapping[str, float]
+    quick_fixed: Mapping[str, float]
+    run: Callable[..., dict[str, Any]]
+    component_exprs: Callable[[], Mapping[str, sp.Expr]]
+    trials: tuple[int, int] = (16, 6)
+    notes: str = ""
+    problems: tuple[str, ...] = ("huber_well", "far", "noise_floor", "hard")
+    descriptions: Mapping[str, str] = field(default_factory=dict)
+    informative_fixed: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def entry(self) -> registry.Entry:
+        return registry.get(self.theorem)
+
+    def run_point(self, point: Mapping[str, float], instance: Instance, trials: int,
+                  seed: Any, mutation: str | None = None) -> dict[str, Any]:
+        """Measure every component at one grid point; see the module docstring."""
+        return self.run(dict(point), instance, trials, seed, mutation)
+
+    def plan_point(self, point: Mapping[str, float], instance: Instance, trials: int
+                   ) -> dict[str, Any]:
+        """The point's tuned bound, trivial and do-nothing values, steps, gradient
+        evaluations (all trials) and a memory estimate, without running the algorithm."""
+        return self.run(dict(point), instance, trials, 0, None, dry=True)
+
+    def symbol(self, var: str) -> str:
+        """The theorem's symbol of the problem variable ``var`` (``N`` is ``n`` for DP-ERM)."""
+        return {v: k for k, v in self.entry.problem_names.items()}.get(var, var)
+
+    def headline_exponent(self, var: str) -> float | None:
+        """The paper's exponent of ``var`` (the registry's scaling: tuned bound, headline path)."""
+        s = self.entry.scaling()
+        key = self.symbol(var)
+        if s is None or key not in s.powers:
+            return None
+        return float(s[key])
+
+    def path_exponents(self, var: str) -> dict[str, float | None]:
+        """Exponent of each component's tuned bound as ``var -> oo`` with everything else fixed
+        (the path a one-variable sweep follows; it may differ from the headline path)."""
+        return dict(_path_exponents(self.theorem, var))
+
+
+@functools.lru_cache(maxsize=64)
+def _path_exponents(theorem: str, var: str) -> tuple[tuple[str, float | None], ...]:
+    study = STUDY_REGISTRY.discover()[theorem]
+    th = cast(Bound, study.entry.theorem)  # a study's entry is symbolic
+    var = study.symbol(var)
+    out = []
+    for comp, expr in study.component_exprs().items():
+        e = Bound._apply(Bound._apply(expr, th.definitions), th.hyperparameters)
+        b = Theorem(name=f"{theorem}:{comp}", quantity=comp, expr=e, sources=th.sources)
+        try:
+            p: float | None = float(b.exponents((var,), regime={var: 1})[var])
+        except (ValueError, NotImplementedError, TypeError):
+            p = None
+        out.append((comp, p))
+    return tuple(out)
+
+
+# ----------------------------------------------------------------------------- helpers
+def _violations(theorem: Bound, values: Mapping[str, float]) -> list[str]:
+    """Texts of the theorem's assumptions (with a relation) that fail at ``values``."""
+    bad = []
+    for a in theorem.assumptions:
+        rel = a.relation
+        if rel is None or rel is sp.true:
+            continue
+        names = {str(s) for s in rel.free_symbols}
+        if not names <= set(values):
+            continue
+        try:
+            ok = rel.subs({sym(k): float(values[k]) for k in names})
+        except TypeError:
+            ok = sp.false
+        if ok is sp.false:
+            bad.append(a.text)
+    return bad
+
+
+def _round_epochs(theorem: Theorem, prob: Mapping[str, Any], minimum: int,
+                  forced: float | None = None) -> tuple[dict[str, float], list[str]]:
+    """The rounding policy for ``E``: nearest integer, at least ``minimum``, dependent
+    continuous choices re-evaluated at the rounded ``E``. ``forced`` (an integer number of
+    epochs, e.g. to equalise gradient budgets) replaces the theorem's choice."""
+    raw = theorem.evaluate_hyperparameters(**prob)
+    e_raw = float(raw["E"])
+    notes = []
+    if forced is not None:
+        e_int = int(forced)
+        if e_int != forced or e_int < minimum:
+            raise ValueError(f"E must be an integer >= {minimum}, got {forced!r}")
+        notes.append(f"E forced to {e_int} (theorem's choice {e_raw:.3g})")
+    else:
+        e_int = max(minimum, int(math.floor(e_raw + 0.5)))
+        if e_int != int(math.floor(e_raw + 0.5)):
+            notes.append(f"E = {e_raw:.3g} rounds below the theorem's minimum; raised to "
+                         f"{e_int}")
+    rest = {k: v for k, v in theorem.hyperparameters.items() if k != "E"}
+    given_e = theorem.replace(hyperparameters=rest)
+    hp = {k: float(v) for k, v in given_e.evaluate_hyperparameters(**prob, E=e_int).items()}
+    hp["E"] = float(e_int)
+    hp["E_real"] = e_raw
+    return hp, notes
+
+
+def _eps_run(point: Mapping[str, float], mutation: str | None) -> float:
+    if mutation is not None and mutation not in MUTATIONS:
+        raise ValueError(f"mutation must be None or one of {MUTATIONS}, got {mutation!r}")
+    return eps_run(dict(point), mutation)
+
+
+def _check(kind: str, values: Any, exact: float, oracle: str, *, sd: float | None = None,
+           rtol: float = 0.0) -> dict[str, Any]:
+    """One two-sided check: per-trial ``values`` (or one value) against ``exact``; ``sd`` the
+    exact per-trial standard deviation (``None``: the sample's), ``rtol`` a relative slack."""
+    return dict(kind=kind, values=np.atleast_1d(np.asarray(values, dtype=float)),
+                exact=float(exact), sd=None if sd is None else float(sd), rtol=float(rtol),
+                oracle=oracle)
+
+
+def _plan(bound: float, trivial: float, do_nothing: float, steps: int, evaluations: int,
+          trials: int, point: Mapping[str, float], *, buffers: int = 0, block: int = 0
+          ) -> dict[str, Any]:
+    """A dry run's answer: the bound and the work of the point without running it.
+
+    ``memory_bytes`` estimates the largest arrays: ``buffers`` iterates per trial (Algorithm
+    2's ring buffers), noise drawn ahead in blocks of up to ``min(block, 2^18 / d)`` steps
+    per trial, and the data set."""
+    d, n = int(point["d"]), int(point["N"])
+    per_trial = d * (buffers + 8) + min(block * d, 1 << 18) + 64
+    return dict(bound=float(bound), trivial=float(trivial), do_nothing=float(do_nothing),
+                steps=int(steps), gradient_evaluations=int(evaluations) * int(trials),
+                memory_bytes=8.0 * (trials * per_trial + n * d))
+
+
+#: relative slack of a ledger check: calibrations stop within 1e-6 of their target's noise
+_LEDGER_RTOL = {"tree": 1e-6, "rdp": 1e-2, "laplace": 1e-6}
+
+
+def _drawn_check(tap: Any, d: int, variances: np.ndarray, laplace: bool = False
+                 ) -> dict[str, Any]:
+    """The tap's per-trial energy against the declared per-step variances (``d`` draws each):
+    mean ``d sum v``, variance ``d sum k v^2`` with ``k = 2`` (Gaussian) or ``5`` (Laplace)."""
+    v = np.asarray(variances, dtype=float)
+    energy = tap.energy if tap.energy is not None else np.zeros(1)
+    kurt = 5.0 if laplace else 2.0
+    return _check("drawn", energy, d * v.sum(), "sum of squares of the declared noise",
+                  sd=math.sqrt(d * kurt * float(np.sum(v * v))))
+
+
+def _tree_noise_check(res: Any, d: int, alpha: float, sig: list[float],
+                      gamma: float | None = None, steps: int | None = None) -> dict[str, Any]:
+    """Sum over traced steps of ||m_hat - m||^2 against the tree covariance at ``sig``."""
+    st = np.asarray(res.diagnostics["step"]) + 1  # paper's t = library's k + 1
+    c = ex.tree_noise_covariance(st, alpha=alpha, sigma_1=sig[0],
+                                 sigma_2=sig[1] if len(sig) > 1 else None, gamma=gamma,
+                                 steps_per_epoch=steps)
+    vals = (np.asarray(res.diagnostics["noise_error"], dtype=float) ** 2).sum(axis=1)
+    return _check("exact", vals, d * float(np.trace(c)),
+                  "tree noise covariance at the claimed eps (DERIVED)",
+                  sd=math.sqrt(2.0 * d * float(np.sum(c * c))))
+
+
+def _trace_every(steps: int, points: int = 50) -> int:
+    return max(1, steps // points)
+
+
+def _momentum_trace_every(steps: int, alpha: float) -> int:
+    """Trace spacing of the tree studies: at least 50 points and at least 4 per momentum
+    time constant 1/alpha.
+
+    The components are time averages estimated on the trace grid (a left Riemann sum, the
+    start included). The momentum's start-up error, ||m_t - grad F(x_t)|| ~ ||grad F(x_0)||
+    (1 - alpha)^t, lasts ~1/alpha = N steps of T = E N; on a fixed 50-point grid the start's
+    point alone weighs 1/50, so the measured ``bias`` (and ``grad_avg``) had a floor of
+    ~||grad F(x_0)||/50 = 0.012 whatever N, while the true transient is ~1/E of that. With 4
+    points per 1/alpha the grid over-states the transient's average by at most ~13%
+    (1/(4(1 - exp(-1/4))))."""
+    return _trace_every(steps, max(50, math.ceil(4.0 * alpha * steps)))
+
+
+def _lipschitz(inst: Instance) -> None:
+    if inst.spec.kind == "quadratic":
+        raise ValueError("problem: this theorem assumes G-Lipschitz samples; use huber_well, "
+                         "far, noise_floor or hard (quadratic is for the strongly convex bounds)")
+
+
+def _tree_prob(point: Mapping[str, float], inst: Instance, R: float) -> dict[str, float]:
+    _lipschitz(inst)
+    return dict(d=float(point["d"]), N=float(point["N"]), eps=float(point["eps"]),
+                delta=float(point["delta"]), G=inst.G, L=inst.L, R=R)
+
+
+
+def _momentum_checks(f: Any, inst: Instance, kind: str, alpha: float, beta: float, T: int,
+                     d: int, runs: Mapping[str, tuple]) -> dict[str, Any]:
+    """Ledger, drawn and exact checks of full-batch DP heavy ball / Nesterov runs; ``runs``
+    maps a suffix to ``(result, tap, measured F(x_T) - F*, claimed Laplace scales)``."""
+    lam = np.asarray(f.eigenvalues, dtype=float)
+    err = np.asarray(inst.x0, dtype=float).ravel() - np.asarray(f.optimum.x, dtype=float).ravel()
+    e0 = err if f.basis is None else np.asarray(f.basis).T @ err
+    out: dict[str, Any] = {}
+    for sfx, (res, tap, meas, b_claim) in runs.items():
+        b_claim = np.asarray(b_claim, dtype=float)
+        b_run = np.asarray(res.params["laplace_scales"], dtype=float)
+        out["ledger" + sfx] = _check("ledger", float(np.sum(b_run**2)),
+                                     float(np.sum(b_claim**2)),
+                                     "sum of Laplace b_t^2 for the claimed eps (Kuru (12))",
+                                     rtol=_LEDGER_RTOL["laplace"])
+        out["drawn" + sfx] = _drawn_check(tap, d, 2.0 * b_run**2, laplace=True)
+        value, _ = ex.momentum_exact(lam, e0, kind=kind, step_sizes=np.full(T, alpha),
+                                     momenta=np.full(T, beta), laplace_scales=b_claim)
+        out["subopt_exact" + sfx] = _check("exact", meas, value,
+                                           "linear recursion of mean and covariance (DERIVED)")
+    return out
+
+
+def _nag_exprs() -> dict[str, sp.Expr]:
+    return {}  # a numeric bound: no symbolic exponents
+
+
+_TREE_DEFAULTS = {
+    "d": ((4, 8, 16, 32, 64), (4, 16, 64)),
+    "N": ((250, 500, 1000, 2000), (250, 500, 1000)),
+    "eps": ((2.0, 4.0, 8.0), (2.0, 4.0, 8.0)),
+}
+_TREE_COMPONENTS = ("grad_output", "grad_avg", "noise", "bias")
+_YANG_DEFAULTS = {
+    "d": ((2, 8, 32, 128), (2, 8, 32)),
+    "N": ((50, 100, 200, 400, 800), (50, 100, 200, 400)),
+    "eps": ((0.25, 0.5, 1.0, 2.0), (0.25, 0.5, 1.0, 2.0)),
+}
+
+
+
+#: The verify studies, filled by the modules of :mod:`dpbounds.verify.studies` (one per
+#: concept) when :meth:`~dpbounds._discovery.Registry.discover` imports them.
+STUDY_REGISTRY: Registry[TheoremStudy] = Registry("verify study", "dpbounds.verify.studies")
+
+
+def register_study(study: TheoremStudy, *, rank: float) -> TheoremStudy:
+    """Register ``study`` under its theorem id; ``rank`` orders ``dpbounds verify --list``
+    (a second module registering the same id is a ``ValueError`` naming both)."""
+    if not isinstance(study, TheoremStudy):
+        raise ValueError(f"study must be a TheoremStudy, got {type(study).__name__}")
+    return STUDY_REGISTRY.register(study.theorem, study, rank=rank, stacklevel=2)

@@ -1,0 +1,147 @@
+"""The worked example of ``docs/contributing.md`` ("Adding a result with its own algorithm") runs.
+
+The ``python file=PATH`` blocks of that section are written at their paths in a temporary
+directory, which is added to the search path of the packages they belong to; the registries are
+then re-discovered (the same ``pkgutil`` walk as at import). The example must be found by every
+registry and ``--list``, run, and pass its own tests; a malformed registration is refused. The
+overlay is removed afterwards, and the shipped registries are checked to be back as they were.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from dpbounds.audit import registry as audit_registry
+from dpbounds.audit.settings._common import AUDIT_REGISTRY, register_audit
+from dpbounds.bounds import registry as bound_registry
+from dpbounds.cli import main
+from dpbounds.verify.studies._common import STUDY_REGISTRY, TheoremStudy, register_study
+from dpbounds.verify.theorems import STUDIES
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "contributing.md"
+SECTION = "## Adding a result with its own algorithm"
+BLOCK = re.compile(r"^```python file=(\S+)\n(.*?)^```", re.M | re.S)
+
+ALGORITHM = "dpbounds.algorithms.averaged_gd"
+NEW_IDS = {"bound": "strongly_convex.averaged_gd", "study": "strongly_convex.averaged_gd",
+           "audit": "dp_gd_averaged"}
+
+
+def snippets() -> dict[str, str]:
+    text = DOC.read_text(encoding="utf-8")
+    start = text.index(SECTION)
+    end = text.find("\n## ", start + len(SECTION))
+    return {path: body for path, body in BLOCK.findall(text[start:end if end > 0 else None])}
+
+
+def _module(path: str) -> str:
+    return path.removesuffix(".py").replace("/", ".")
+
+
+def test_the_section_has_one_block_per_file() -> None:
+    files = snippets()
+    assert set(files) == {"dpbounds/algorithms/averaged_gd.py",
+                          "dpbounds/bounds/strongly_convex/averaged_gd.py",
+                          "dpbounds/verify/studies/averaged_gd.py",
+                          "dpbounds/audit/settings/averaged_gd.py",
+                          "tests/algorithms/test_averaged_gd.py"}
+    # the shipped package does not hold the demo
+    root = DOC.parents[1]
+    assert not any((root / p).exists() for p in files)
+    assert NEW_IDS["study"] not in STUDIES and NEW_IDS["audit"] not in audit_registry.AUDITS
+
+
+@pytest.fixture(scope="module")
+def overlay(tmp_path_factory: pytest.TempPathFactory):
+    tmp = tmp_path_factory.mktemp("contrib")
+    files = snippets()
+    extended: list[tuple[list, str]] = []
+    for path, body in files.items():
+        target = tmp / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(body, encoding="utf-8")
+        if path.startswith("dpbounds/"):
+            pkg = importlib.import_module(_module(str(Path(path).parent)))
+            if str(target.parent) not in pkg.__path__:
+                pkg.__path__.append(str(target.parent))
+                extended.append((pkg.__path__, str(target.parent)))
+    bounds_before = dict(bound_registry._REGISTRY)
+    studies_before, audits_before = dict(STUDIES), dict(audit_registry.AUDITS)
+    # discovery as at import: the same walk now sees the overlay
+    bound_registry._DISCOVERED = False
+    STUDY_REGISTRY._discovered = False
+    AUDIT_REGISTRY._discovered = False
+    try:
+        bound_registry.discover()
+        STUDY_REGISTRY.discover()
+        AUDIT_REGISTRY.discover()
+        yield tmp
+    finally:
+        for name, reg in ((NEW_IDS["study"], STUDY_REGISTRY), (NEW_IDS["audit"], AUDIT_REGISTRY)):
+            if name in reg.entries:
+                reg.unregister(name)
+        bound_registry._REGISTRY.clear()
+        bound_registry._REGISTRY.update(bounds_before)
+        for path_list, entry in extended:
+            path_list.remove(entry)
+        for path in files:
+            sys.modules.pop(_module(path), None)
+        assert dict(STUDIES) == studies_before and list(STUDIES) == list(studies_before)
+        assert dict(audit_registry.AUDITS) == audits_before
+
+
+def test_discovered_and_listed(overlay: Path, capsys: pytest.CaptureFixture) -> None:
+    assert NEW_IDS["bound"] in bound_registry.names("strongly_convex")
+    assert STUDY_REGISTRY.module_of(NEW_IDS["study"]) == "dpbounds.verify.studies.averaged_gd"
+    assert AUDIT_REGISTRY.module_of(NEW_IDS["audit"]) == "dpbounds.audit.settings.averaged_gd"
+    for argv, name in ((["bound", "--list"], NEW_IDS["bound"]),
+                       (["verify", "--list"], NEW_IDS["study"]),
+                       (["audit", "--list"], NEW_IDS["audit"])):
+        capsys.readouterr()
+        assert main(argv) == 0
+        assert name in capsys.readouterr().out, argv
+    # its rank puts it after every shipped study / audit
+    assert list(STUDIES)[-1] == NEW_IDS["study"]
+    assert list(audit_registry.AUDITS)[-1] == NEW_IDS["audit"]
+
+
+def test_quick_run_of_each_part(overlay: Path) -> None:
+    algorithm = importlib.import_module(ALGORITHM)
+    from dpbounds.audit.neighbours import LinearObjective
+
+    f = LinearObjective([[1.0, 0.0], [0.5, 0.5]], l2=1.0, smoothness=1.0)
+    res = algorithm.dp_gd_averaged(f, epsilon=1.0, delta=1e-5, steps=3, step_size=1.0,
+                                   clip_threshold=1.0, trials=2, seed=0)
+    assert res.algorithm == "dp_gd_averaged" and res.x_numpy().shape == (2, 2)
+    assert res.ledger.epsilon <= 1.0 * (1 + 1e-9)
+    assert bound_registry.get(NEW_IDS["bound"]).value(
+        dict(d=4, N=50, eps=1.0, delta=1e-5, G=1.0, mu=1.0)) > 0
+    # the example's own tests: the exact check passes, the noise_d mutant fails it, the audit
+    # stays below the claim
+    spec = importlib.util.spec_from_file_location(
+        "_contrib_demo_tests", overlay / "tests/algorithms/test_averaged_gd.py")
+    assert spec is not None and spec.loader is not None
+    tests = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tests)
+    tests.test_excess_risk_is_exact_and_the_mutant_is_caught()
+    tests.test_audit_stays_below_the_claim()
+
+
+def test_malformed_registration_is_refused(overlay: Path) -> None:
+    study = STUDIES[NEW_IDS["study"]]
+    with pytest.raises(ValueError, match="registered twice: by module "
+                       "dpbounds.verify.studies.averaged_gd and by module"):
+        register_study(study, rank=1)  # this test module is a second registrant
+    with pytest.raises(ValueError, match="must be a TheoremStudy"):
+        register_study(dict(theorem="x"), rank=1)  # type: ignore[arg-type]
+    spec = audit_registry.AUDITS[NEW_IDS["audit"]]
+    with pytest.raises(ValueError, match="dpbounds.audit.settings.averaged_gd"):
+        register_audit(spec, rank=1)
+    with pytest.raises(ValueError, match="rank must be a finite number"):
+        register_audit(spec, rank=float("nan"))
+    assert isinstance(STUDIES[NEW_IDS["study"]], TheoremStudy)
