@@ -70,7 +70,11 @@ def overlay(tmp_path_factory: pytest.TempPathFactory):
             if str(target.parent) not in pkg.__path__:
                 pkg.__path__.append(str(target.parent))
                 extended.append((pkg.__path__, str(target.parent)))
+    # the shipped registries complete before the snapshot: the bound registry discovers
+    # lazily, and restoring a partial snapshot would leave later tests without their bounds
+    bound_registry.discover()
     bounds_before = dict(bound_registry._REGISTRY)
+    aliases_before = dict(bound_registry._ALIASES)
     studies_before, audits_before = dict(STUDIES), dict(audit_registry.AUDITS)
     # discovery as at import: the same walk now sees the overlay
     bound_registry._DISCOVERED = False
@@ -87,11 +91,14 @@ def overlay(tmp_path_factory: pytest.TempPathFactory):
                 reg.unregister(name)
         bound_registry._REGISTRY.clear()
         bound_registry._REGISTRY.update(bounds_before)
+        bound_registry._ALIASES.clear()
+        bound_registry._ALIASES.update(aliases_before)
         for path_list, entry in extended:
             path_list.remove(entry)
         for path in files:
             sys.modules.pop(_module(path), None)
         assert dict(STUDIES) == studies_before and list(STUDIES) == list(studies_before)
+        assert bound_registry.get("kamath.bst14").name == "convex.noisy_projected_sgd"
         assert dict(audit_registry.AUDITS) == audits_before
 
 
