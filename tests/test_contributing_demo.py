@@ -58,6 +58,10 @@ def test_the_section_has_one_block_per_file() -> None:
 
 @pytest.fixture(scope="module")
 def overlay(tmp_path_factory: pytest.TempPathFactory):
+    # the shipped registry complete before the overlay and the snapshot: the bound registry
+    # discovers lazily, and restoring a partial snapshot would leave later tests without
+    # their bounds
+    bound_registry.discover()
     tmp = tmp_path_factory.mktemp("contrib")
     files = snippets()
     extended: list[tuple[list, str]] = []
@@ -70,9 +74,6 @@ def overlay(tmp_path_factory: pytest.TempPathFactory):
             if str(target.parent) not in pkg.__path__:
                 pkg.__path__.append(str(target.parent))
                 extended.append((pkg.__path__, str(target.parent)))
-    # the shipped registries complete before the snapshot: the bound registry discovers
-    # lazily, and restoring a partial snapshot would leave later tests without their bounds
-    bound_registry.discover()
     bounds_before = dict(bound_registry._REGISTRY)
     aliases_before = dict(bound_registry._ALIASES)
     studies_before, audits_before = dict(STUDIES), dict(audit_registry.AUDITS)
