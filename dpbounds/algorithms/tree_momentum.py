@@ -174,13 +174,13 @@ def tree_momentum_privacy(
     standard conversion: Thm 10's RDP at the optimal order). ``epsilon = inf`` gives
     ``sigma = 0`` and no mechanism.
     """
-    from dpbounds.privacy.tree import max_nodes_per_sample, momentum_node_sensitivity
+    from dpbounds.privacy.tree import momentum_node_sensitivity
 
     epsilon = check_positive("epsilon", epsilon, allow_inf=True)
     delta = check_probability("delta", delta)
     steps = _steps_per_epoch(n, batch_size)
     sens = momentum_node_sensitivity(clip_norm / batch_size, alpha, steps, neighbouring)
-    k = max_nodes_per_sample(steps, epochs, method=node_count_method)
+    k = algorithm_1_node_count(steps, epochs, node_count_method)
     ro = Neighbouring.REPLACE_ONE
     if math.isinf(epsilon):
         return NoiseCalibration((0.0,), (sens,), (), math.inf, delta, ro, "zcdp",
@@ -190,6 +190,38 @@ def tree_momentum_privacy(
     mech = TreeAggregationMechanism(sigma, sens, k, ro)
     return NoiseCalibration((sigma,), (sens,), ((mech, 1),), float(spent), delta, ro, "zcdp",
                             node_count=(k,), rho=_ACCOUNTANT().mechanism_rho(mech))
+
+
+#: ``node_count_method`` of Algorithm 1: the count each choice charges.
+ALGORITHM_1_NODE_COUNTS = {
+    "auto": "K_formed (max_formed_node_load, method='auto')",
+    "formed": "K_formed (max_formed_node_load, method='exact')",
+    "exact": "K all nodes (max_nodes_per_sample, method='exact')",
+    "bound": "K bound E(floor(log2 N)+3) (max_nodes_per_sample_bound)",
+    "all_nodes": "K all nodes (max_nodes_per_sample, method='auto')",
+}
+
+
+def algorithm_1_node_count(steps_per_epoch: int, epochs: int, method: str = "auto") -> int:
+    r"""The node count Algorithm 1 charges for ``node_count_method`` [DERIVED].
+
+    ``"auto"`` (default) and ``"formed"``: :math:`K_f` =
+    :func:`~dpbounds.privacy.tree.max_formed_node_load`, valid because Algorithm 1 noises and
+    releases only the formed nodes (proof there); ``"auto"`` falls back to the closed-form
+    bound where the exact programme is too costly. The old counts stay selectable:
+    ``"all_nodes"`` (every dyadic node, ``max_nodes_per_sample`` with ``"auto"``),
+    ``"exact"`` and ``"bound"`` (``max_nodes_per_sample`` with that method). All are valid;
+    :math:`K_f\le K\le` bound. Algorithm 2 keeps :math:`K` (its two noise groups were not
+    re-derived).
+    """
+    from dpbounds.privacy.tree import max_formed_node_load, max_nodes_per_sample
+
+    method = check_choice("node_count_method", method, tuple(ALGORITHM_1_NODE_COUNTS))
+    if method in ("auto", "formed"):
+        return max_formed_node_load(steps_per_epoch, epochs,
+                                    method="auto" if method == "auto" else "exact")
+    return max_nodes_per_sample(steps_per_epoch, epochs,
+                                method="auto" if method == "all_nodes" else method)
 
 
 def _ACCOUNTANT() -> ZcdpAccountant:
@@ -653,15 +685,17 @@ def tree_momentum_nsgd(
         rec.record_at(n_steps, x)
     trace_arr, diag = rec.finish(trials)
     privacy = _run_privacy(priv, epsilon, delta, priv.sensitivity[0],
-                           f"tree aggregation over T={n_steps} steps (Thm 10)")
+                           f"tree aggregation over T={n_steps} steps (Thm 10), node count "
+                           f"{priv.node_count[0]} = "
+                           f"{ALGORITHM_1_NODE_COUNTS[node_count_method]}")
     return TreeMomentumResult(
         algorithm="tree_momentum_nsgd", x=x, trace=trace_arr,
         trace_kind=rec.kind or "loss", privacy=privacy,
         params=dict(epochs=epochs, step_size=step_size, alpha=alpha, batch_size=batch_size,
                     clip_norm=clip, steps=n_steps, steps_per_epoch=steps, trials=trials,
                     sigma=sigma, node_sensitivity=priv.sensitivity[0],
-                    node_count=priv.node_count[0], release=release,
-                    trace_steps=list(rec.steps)),
+                    node_count=priv.node_count[0], node_count_method=node_count_method,
+                    release=release, trace_steps=list(rec.steps)),
         source=ALGORITHM_1_SOURCE, backend=backend_name(xp), x_output=output.out,
         diagnostics=diag, gradient_evaluations=n_steps * batch_size,
     )

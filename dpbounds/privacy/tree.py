@@ -51,6 +51,7 @@ __all__ = [
     "compose",
     "dyadic_nodes",
     "max_nodes_per_sample",
+    "max_formed_node_load",
     "max_nodes_per_sample_bound",
     "momentum_node_sensitivity",
     "nodes_ending_at",
@@ -148,18 +149,22 @@ def max_nodes_per_sample_bound(n: int, epochs: int) -> int:
     return epochs * (int(n).bit_length() - 1 + 3)
 
 
-def _exact_k(n: int, epochs: int) -> int:
-    """Exact worst case K by dynamic programming over epochs (see max_nodes_per_sample)."""
+def _exact_k(n: int, epochs: int, formed: bool = False) -> int:
+    """Exact worst case K by dynamic programming over epochs (see max_nodes_per_sample).
+
+    ``formed=True`` counts only the formed nodes [b - lowbit(b) + 1, b] (max_formed_node_load):
+    the level-j node holding position y (0-based) is formed iff ``(y >> j)`` is even."""
     T = n * epochs
     levels = T.bit_length()  # levels j = 0..levels-1 can hold complete nodes
-    if epochs == 1:  # the first leaf lies in a complete node on every level
+    if epochs == 1:  # the first leaf lies in a complete (and formed) node on every level
         return levels
     seg = np.arange(n, dtype=np.int64)
 
     def prefix(y: np.ndarray) -> np.ndarray:
         # prefix[l, i] = number of levels j < l whose node at y[i] is complete (inside [1, T]);
         # int8 suffices (levels <= 63) and keeps the table at (levels + 1) bytes per sample
-        complete = np.stack([(((y >> j) + 1) << j) <= T for j in range(levels)])
+        complete = np.stack([((((y >> j) + 1) << j) <= T) & (not formed or ((y >> j) & 1) == 0)
+                             for j in range(levels)])
         return np.vstack([np.zeros((1, y.size), dtype=np.int8),
                           np.cumsum(complete, axis=0, dtype=np.int8)])
 
@@ -224,6 +229,73 @@ def max_nodes_per_sample(n: int, epochs: int, *, method: str = "auto") -> int:
             f"method='exact' (its cost grows as epochs * n * log2(n * epochs)), got n={n}, "
             f"epochs={epochs}; use method='bound' (conservative) or 'auto'")
     return _exact_k(n, epochs)
+
+
+def max_formed_node_load(n: int, epochs: int, *, method: str = "auto") -> int:
+    r"""K_formed: the most *formed* tree nodes that hold an occurrence of one sample.
+
+    **Statement [DERIVED, ours].** Let Algorithm 1 (:func:`~dpbounds.algorithms.tree_momentum.
+    tree_momentum_nsgd`) run :math:`T = NE` steps (``n`` = :math:`N` steps per epoch, a fresh
+    permutation per epoch, each sample in at most one batch per epoch), adding independent
+    :math:`N(0,\sigma^2 I)` noise to the node :math:`F_b = [b-\mathrm{lowbit}(b)+1, b]` formed
+    at step :math:`b` only, and let :math:`\Delta` bound every node's sensitivity
+    (:func:`momentum_node_sensitivity`, which sums the weights of *all* the sample's
+    occurrences in a node, one per epoch). Then for replace-one neighbours the run is
+    :math:`\sqrt{K_f}\,\Delta/\sigma`-GDP and :math:`K_f\Delta^2/(2\sigma^2)`-zCDP, where
+    :math:`K_f` is the maximum over samples and over the occurrence steps the permutations
+    can produce (one step per epoch, any of the :math:`N`) of
+    :math:`|\{b : F_b \text{ holds an occurrence}\}|`. This is Theorem 10 of Tran & Cutkosky
+    (RECONSTRUCTED, ``tran_cutkosky.md``) with :math:`K` replaced by :math:`K_f\le K`.
+
+    **Proof.** (i) *Releases are functions of formed nodes.* :math:`\hat m_t` sums the noisy
+    nodes of COMPOSE(1, t), the binary decomposition of :math:`t`; each is
+    :math:`[c+1, c+2^j]` with :math:`2^j` the lowest set bit of :math:`c+2^j`, i.e. the formed
+    node :math:`F_{c+2^j}`. The regulariser momentum is public and the output is a uniform
+    iterate drawn with independent randomness: post-processing. (ii) *Condition on the
+    permutations* (the same law under replace-one neighbours, which keep the indices); a
+    mixture over them of mechanisms that are each :math:`\mu`-GDP (resp. :math:`\rho`-zCDP) is
+    again so (each :math:`(\varepsilon,\delta_\mu(\varepsilon))` bound, resp. each Rényi
+    divergence, is preserved by mixing both sides with the same weights). (iii) *Adaptive
+    composition.* The noisy :math:`F_b` is released at step :math:`b`; its exact sum
+    :math:`\sum_{j\in F_b}\alpha(1-\alpha)^{b-j}g_j(x_j)` depends on :math:`x_a..x_b`, which
+    are functions of the noisy nodes released before step :math:`b`. Given those, the sum
+    differs between neighbours only through the batches holding the changed sample, by at most
+    :math:`\Delta_b\le\Delta` (the node sensitivity bound covers every occurrence in the node),
+    and by 0 when :math:`F_b` holds none. So step :math:`b` is a Gaussian mechanism with
+    sensitivity :math:`\Delta_b`, and Dong-Roth-Su's composition gives
+    :math:`\sqrt{\sum_b\Delta_b^2}/\sigma\le\sqrt{K_f}\Delta/\sigma`-GDP (the zCDP sum is the
+    same, :math:`\rho = \sum_b\Delta_b^2/(2\sigma^2)`). (iv) The count depends on the
+    permutations only, so its maximum over the orders they can produce bounds every run.
+
+    Per level :math:`j` at most one formed node holds a position (the level-:math:`j` node
+    :math:`[i2^j+1,(i+1)2^j]` is formed iff :math:`i` is even), so in one epoch
+    :math:`K_f = K` (position 1: the nodes :math:`[1, 2^j]`), and with one record in every
+    step :math:`K_f = T` (every formed node) against :math:`K = 2T-\mathrm{popcount}(T)`.
+    The weighted refinement :math:`\sum_b(\Delta_b/\Delta)^2` is not used.
+
+    **Computation.** As :func:`max_nodes_per_sample` (the same argument: a formed node
+    holding occurrence :math:`e` and an earlier one holds occurrence :math:`e-1`, so the
+    count is a sum of pairwise terms), with the level indicator restricted to formed nodes.
+    ``method="exact"`` has the same limits; ``"auto"`` falls back to
+    :func:`max_nodes_per_sample_bound` (valid: :math:`K_f\le K\le` the bound) where the exact
+    programme is too costly; ``"bound"`` returns that bound.
+
+    >>> max_formed_node_load(1, 8), max_nodes_per_sample(1, 8)  # one record, T = 8
+    (8, 15)
+    """
+    n = check_int("n", n, minimum=1, maximum=MAX_COUNT)
+    epochs = check_int("epochs", epochs, minimum=1, maximum=MAX_COUNT)
+    method = check_choice("method", method, ("auto", "exact", "bound"))
+    if epochs == 1 and method != "bound":
+        return _exact_k(n, epochs, formed=True)
+    too_big = n * epochs > MAX_EXACT_STEPS or epochs > MAX_EXACT_EPOCHS
+    if method == "bound" or (method == "auto" and (n * epochs > 1 << 20 or too_big)):
+        return max_nodes_per_sample_bound(n, epochs)
+    if too_big:
+        raise ValueError(
+            f"n * epochs must be <= {MAX_EXACT_STEPS} and epochs <= {MAX_EXACT_EPOCHS} for "
+            f"method='exact', got n={n}, epochs={epochs}; use method='bound' or 'auto'")
+    return _exact_k(n, epochs, formed=True)
 
 
 def momentum_node_sensitivity(

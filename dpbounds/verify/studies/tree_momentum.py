@@ -32,8 +32,9 @@ from dpbounds.verify.studies._common import (
 def _run_alg1(point: dict, inst: Instance, trials: int, seed: Any, mutation: str | None,
               dry: bool = False) -> dict[str, Any]:
     from dpbounds.algorithms import tree_momentum_nsgd
+    from dpbounds.algorithms.tree_momentum import algorithm_1_node_count
     from dpbounds.bounds.nonconvex import tree_momentum as tc
-    from dpbounds.privacy.tree import max_nodes_per_sample, momentum_node_sensitivity
+    from dpbounds.privacy.tree import momentum_node_sensitivity
 
     th = tc.theorem6
     hp, notes = _round_epochs(th, _tree_prob(point, inst, inst.R_tune), minimum=1,
@@ -55,7 +56,7 @@ def _run_alg1(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
     d = int(point["d"])
     (s_claim,) = ex.tree_sigma_for_epsilon(
         float(point["eps"]), float(point["delta"]),
-        [(momentum_node_sensitivity(inst.G, alpha, f.n), max_nodes_per_sample(f.n, E), 1.0)])
+        [(momentum_node_sensitivity(inst.G, alpha, f.n), algorithm_1_node_count(f.n, E), 1.0)])
     s_run = float(res.params["sigma"])
     checks = dict(
         ledger=_check("ledger", s_run, s_claim, "zCDP sigma for the claimed eps (Thm 10 + "
