@@ -488,7 +488,40 @@ def _exact_verdicts(name: str, var: str, records: Sequence[Mapping[str, Any]]
         _, mean, se, ex = worst
         out.append(Verdict(name, f"{key} over {var}", _CLAIMS.get(meta["kind"], "== exact"),
                            mean, se, ex, meta["oracle"], holds))
+        if meta["kind"] == "drawn" and meta["sd"] is not None:
+            spread = _spread_verdict(name, key, var, records)
+            if spread is not None:
+                out.append(spread)
     return out
+
+
+#: lower-tail level of the spread check (a correct run fails it with probability 1e-6)
+SPREAD_LEVEL = 1e-6
+
+
+def _spread_verdict(name: str, key: str, var: str, records: Sequence[Mapping[str, Any]]
+                    ) -> Verdict | None:
+    """Independent trials: the per-trial noise energies must spread as the declared noise
+    implies. Pooled over the grid, ``sum (k - 1) s^2 / sd^2`` is (for these sums of many
+    squares, near-normal) chi-square with ``sum (k - 1)`` degrees of freedom; the check fails
+    below its :data:`SPREAD_LEVEL` quantile -- trials that share their noise (identical
+    energies, ``s^2 = 0``) or are otherwise tied. One-sided: too much spread is the mean
+    check's business. ``None`` with fewer than 3 trials per point."""
+    from scipy import stats
+
+    stat, df = 0.0, 0
+    for r in records:
+        vals = np.asarray(r[f"c:{key}"], dtype=float)
+        sd = r["checks"][key]["sd"]
+        if vals.size < 3 or not sd or not np.all(np.isfinite(vals)):
+            return None
+        stat += float(vals.var(ddof=1)) * (vals.size - 1) / (sd * sd)
+        df += vals.size - 1
+    floor = float(stats.chi2.ppf(SPREAD_LEVEL, df))
+    return Verdict(name, f"{key}_spread over {var}",
+                   "trials' noise independent (spread >= chi-square 1e-6 quantile)",
+                   stat / df, math.sqrt(2.0 / df), 1.0,
+                   "chi-square law of the sample variance at the declared sd", stat >= floor)
 
 
 def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
