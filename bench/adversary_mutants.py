@@ -1,0 +1,151 @@
+"""Adversary mutants for ``dpbounds verify`` and ``dpbounds audit`` (not the named ones).
+
+Each mutant is applied from OUTSIDE the package by monkeypatching (as
+:mod:`dpbounds.audit.mutation` and :mod:`dpbounds.verify.mutants` do); the ledger, the claimed
+(eps, delta) and the studies' bounds are untouched. Usage::
+
+    PYTHONPATH=$PWD python bench/adversary_mutants.py MUTANT -- verify yang.sgd --vary d --quick
+    PYTHONPATH=$PWD python bench/adversary_mutants.py none -- audit dp_sgd      # control
+
+prints one JSON line: mutant, CLI argv, exit status (1 = a gating verdict failed = caught),
+CPU seconds of the process (user + sys, children included), and the CLI's last output lines.
+
+Mutants
+-------
+under15      every Gaussian/Laplace/exponential noise scale x 0.85 (15% too little noise,
+             calibration and ledger unchanged: e.g. sigma computed for a larger eps).
+correlated   noise drawn once per stream and shape and reused at every later draw of that
+             shape (right marginal variance, fully correlated across steps).
+shared_trial every trial gets trial 0's noise (the seed ignored for trials k > 0; right
+             variance, correlated across trials).
+no_clip      per-example clipping skipped (DP-SGD's ``_per_sample_map`` kind 'clip' and
+             tree momentum's ``_clip_rows`` return their input).
+t_minus_1    the accountant charged for one unit less than run: DP-SGD/NSGD calibrated for
+             T-1 steps; tree momentum calibrated for k-1 nodes per sample.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import resource
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+MUTANTS = ("none", "under15", "correlated", "shared_trial", "no_clip", "t_minus_1")
+
+
+@contextlib.contextmanager
+def _patch(owner: Any, name: str, value: Any) -> Iterator[None]:
+    original = getattr(owner, name)
+    setattr(owner, name, value)
+    try:
+        yield
+    finally:
+        setattr(owner, name, original)
+
+
+def _correlated() -> Any:
+    from dpbounds.backend import TrialRandom
+
+    inner = TrialRandom._scaled
+    cache: dict[tuple[int, tuple[int, ...]], Any] = {}
+
+    def _scaled(self: TrialRandom, base: Any, scale: Any, ndim_extra: int) -> Any:
+        # the first standard draw of this stream and shape, reused for every later draw
+        key = (id(self), tuple(base.shape))
+        if key not in cache:
+            cache[key] = (self, base)  # keep self alive so that id() is not reused
+        return inner(self, cache[key][1], scale, ndim_extra)
+
+    return _patch(TrialRandom, "_scaled", _scaled)
+
+
+def _shared_trial() -> Any:
+    from dpbounds.backend import TrialRandom
+
+    inner = TrialRandom._scaled
+
+    def _scaled(self: TrialRandom, base: Any, scale: Any, ndim_extra: int) -> Any:
+        xp = self.xp
+        if base.ndim >= 1 and base.shape[0] == self.trials and self.trials > 1:
+            base = xp.broadcast_to(base[0:1], base.shape) * 1.0  # trial 0's draw everywhere
+        return inner(self, base, scale, ndim_extra)
+
+    return _patch(TrialRandom, "_scaled", _scaled)
+
+
+def _no_clip() -> Any:
+    import dpbounds.algorithms.dp_sgd as sgd
+    import dpbounds.algorithms.tree_momentum as tm
+
+    stack = contextlib.ExitStack()
+    per_sample = sgd._per_sample_map
+
+    def _per_sample_map(xp: Any, g: Any, kind: str, param: float) -> Any:
+        return g if kind == "clip" else per_sample(xp, g, kind, param)
+
+    stack.enter_context(_patch(sgd, "_per_sample_map", _per_sample_map))
+    stack.enter_context(_patch(tm, "_clip_rows", lambda xp, g, bound: g))
+    return stack
+
+
+def _t_minus_1() -> Any:
+    import dpbounds.algorithms.dp_sgd as sgd
+    import dpbounds.privacy.tree as tree
+
+    stack = contextlib.ExitStack()
+    calibrate = sgd._calibrate
+
+    def _calibrate(epsilon: float, delta: float, q: float, steps: int, *rest: Any) -> Any:
+        return calibrate(epsilon, delta, q, max(1, steps - 1), *rest)
+
+    nodes = tree.max_nodes_per_sample
+
+    def max_nodes_per_sample(*a: Any, **k: Any) -> int:
+        return max(1, int(nodes(*a, **k)) - 1)
+
+    stack.enter_context(_patch(sgd, "_calibrate", _calibrate))
+    stack.enter_context(_patch(tree, "max_nodes_per_sample", max_nodes_per_sample))
+    return stack
+
+
+def mutant(name: str) -> Any:
+    """The context manager that applies mutant ``name``."""
+    if name == "none":
+        return contextlib.nullcontext()
+    if name == "under15":
+        from dpbounds.audit.mutation import scaled_noise
+        return scaled_noise(0.85)
+    return {"correlated": _correlated, "shared_trial": _shared_trial, "no_clip": _no_clip,
+            "t_minus_1": _t_minus_1}[name]()
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 3 or argv[0] not in MUTANTS or argv[1] != "--":
+        raise SystemExit(f"usage: adversary_mutants.py {{{','.join(MUTANTS)}}} -- CLI ARGS")
+    name, cli = argv[0], argv[2:]
+    import io
+
+    from dpbounds.cli import main as cli_main
+
+    buf = io.StringIO()
+    t0 = time.process_time()
+    with mutant(name), contextlib.redirect_stdout(buf):
+        try:
+            rc = cli_main(cli)
+        except SystemExit as exc:
+            rc = exc.code if isinstance(exc.code, int) else 1
+    cpu = time.process_time() - t0
+    ch = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu += ch.ru_utime + ch.ru_stime
+    tail = [ln for ln in buf.getvalue().splitlines() if ln.strip()][-6:]
+    print(json.dumps({"mutant": name, "argv": cli, "rc": rc, "cpu_s": round(cpu, 2),
+                      "tail": tail}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
