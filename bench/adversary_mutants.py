@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import resource
 import sys
 import time
 from collections.abc import Iterator
@@ -123,10 +122,25 @@ def mutant(name: str) -> Any:
             "t_minus_1": _t_minus_1}[name]()
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) < 3 or argv[0] not in MUTANTS or argv[1] != "--":
-        raise SystemExit(f"usage: adversary_mutants.py {{{','.join(MUTANTS)}}} -- CLI ARGS")
-    name, cli = argv[0], argv[2:]
+def _failed(text: str) -> list[str]:
+    """The verdict rows whose ``holds`` column is not yes/vacuous (verify's table), or the
+    audit's refutation lines."""
+    out, col = [], None
+    for ln in text.splitlines():
+        if "holds" in ln and "claim" in ln:
+            col = ln.index("holds")
+            continue
+        if col is not None and len(ln) > col:
+            held = ln[col:col + 8].split()
+            if held and held[0] not in ("yes", "vacuous", "-------"):
+                out.append(" ".join(ln.split()[:4]) + " -> " + held[0])
+        if "REFUTED" in ln.upper() or "refutes" in ln:
+            out.append(ln.strip()[:160])
+    return out
+
+
+def run_one(name: str, cli: list[str]) -> dict[str, Any]:
+    """Run the CLI once under mutant ``name``; exit status, CPU seconds, failed verdicts."""
     import io
 
     from dpbounds.cli import main as cli_main
@@ -139,11 +153,25 @@ def main(argv: list[str]) -> int:
         except SystemExit as exc:
             rc = exc.code if isinstance(exc.code, int) else 1
     cpu = time.process_time() - t0
-    ch = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu += ch.ru_utime + ch.ru_stime
-    tail = [ln for ln in buf.getvalue().splitlines() if ln.strip()][-6:]
-    print(json.dumps({"mutant": name, "argv": cli, "rc": rc, "cpu_s": round(cpu, 2),
-                      "tail": tail}))
+    text = buf.getvalue()
+    last = [ln.strip() for ln in text.splitlines() if ln.strip()][-1:]
+    return {"mutant": name, "argv": cli, "rc": rc, "cpu_s": round(cpu, 2),
+            "failed": _failed(text), "last": last}
+
+
+def main(argv: list[str]) -> int:
+    """``MUTANT -- ARGS [-- ARGS ...]``: one JSON line per CLI invocation."""
+    if len(argv) < 3 or argv[0] not in MUTANTS or argv[1] != "--":
+        raise SystemExit(f"usage: adversary_mutants.py {{{','.join(MUTANTS)}}} -- CLI ARGS "
+                         "[-- CLI ARGS ...]")
+    runs: list[list[str]] = [[]]
+    for a in argv[2:]:
+        if a == "--":
+            runs.append([])
+        else:
+            runs[-1].append(a)
+    for cli in runs:
+        print(json.dumps(run_one(argv[0], cli)), flush=True)
     return 0
 
 
