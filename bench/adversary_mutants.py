@@ -128,12 +128,13 @@ def _failed(text: str) -> list[str]:
     out, col = [], None
     for ln in text.splitlines():
         if "holds" in ln and "claim" in ln:
-            col = ln.index("holds")
+            col, c0, c1, c2 = (ln.index("holds"), ln.index("case"), ln.index("claim"),
+                               ln.index("measured"))
             continue
-        if col is not None and len(ln) > col:
+        if col is not None and len(ln) > col and not ln.startswith("-"):
             held = ln[col:col + 8].split()
-            if held and held[0] not in ("yes", "vacuous", "-------"):
-                out.append(" ".join(ln.split()[:4]) + " -> " + held[0])
+            if held and held[0] not in ("yes", "vacuous"):
+                out.append(f"{ln[c0:c1].strip()} | {ln[c1:c2].strip()} -> {held[0]}")
         if "REFUTED" in ln.upper() or "refutes" in ln:
             out.append(ln.strip()[:160])
     return out
@@ -154,7 +155,7 @@ def run_one(name: str, cli: list[str]) -> dict[str, Any]:
             rc = exc.code if isinstance(exc.code, int) else 1
     cpu = time.process_time() - t0
     text = buf.getvalue()
-    last = [ln.strip() for ln in text.splitlines() if ln.strip()][-1:]
+    last = [ln.strip() for ln in text.splitlines() if ln.strip()][-4:]
     return {"mutant": name, "argv": cli, "rc": rc, "cpu_s": round(cpu, 2),
             "failed": _failed(text), "last": last}
 
