@@ -27,6 +27,7 @@ t_minus_1    the accountant charged for one unit less than run: DP-SGD/NSGD cali
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import sys
 import time
@@ -77,8 +78,8 @@ def _shared_trial() -> Any:
 
 
 def _no_clip() -> Any:
-    import dpbounds.algorithms.dp_sgd as sgd
-    import dpbounds.algorithms.tree_momentum as tm
+    sgd = importlib.import_module("dpbounds.algorithms.dp_sgd")  # the module, not the function
+    tm = importlib.import_module("dpbounds.algorithms.tree_momentum")
 
     stack = contextlib.ExitStack()
     per_sample = sgd._per_sample_map
@@ -92,8 +93,8 @@ def _no_clip() -> Any:
 
 
 def _t_minus_1() -> Any:
-    import dpbounds.algorithms.dp_sgd as sgd
-    import dpbounds.privacy.tree as tree
+    sgd = importlib.import_module("dpbounds.algorithms.dp_sgd")
+    tree = importlib.import_module("dpbounds.privacy.tree")
 
     stack = contextlib.ExitStack()
     calibrate = sgd._calibrate
