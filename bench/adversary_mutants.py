@@ -34,6 +34,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
 MUTANTS = ("none", "under15", "correlated", "shared_trial", "no_clip", "t_minus_1")
 
 
@@ -60,7 +62,25 @@ def _correlated() -> Any:
             cache[key] = (self, base)  # keep self alive so that id() is not reused
         return inner(self, cache[key][1], scale, ndim_extra)
 
-    return _patch(TrialRandom, "_scaled", _scaled)
+    steps_inner = TrialRandom.normal_steps
+
+    def normal_steps(self: TrialRandom, steps: int, shape: Any = (), scale: Any = 1.0) -> Any:
+        # block draws (DP-SGD): every step of every block gets this stream's first step
+        unit = steps_inner(self, 1, shape, 1.0)
+        key = (id(self), "steps", tuple(unit.shape))
+        if key not in cache:
+            cache[key] = (self, unit)
+        unit = cache[key][1]
+        out = self.xp.broadcast_to(unit, (unit.shape[0], steps, *unit.shape[2:])) * 1.0
+        s = np.asarray(scale, dtype=float)
+        if s.ndim == 1:  # per-step scales
+            s = s.reshape((1, steps) + (1,) * (out.ndim - 2))
+        return out * (self.xp.asarray(s) if s.ndim else float(s))
+
+    stack = contextlib.ExitStack()
+    stack.enter_context(_patch(TrialRandom, "_scaled", _scaled))
+    stack.enter_context(_patch(TrialRandom, "normal_steps", normal_steps))
+    return stack
 
 
 def _shared_trial() -> Any:
@@ -87,8 +107,20 @@ def _no_clip() -> Any:
     def _per_sample_map(xp: Any, g: Any, kind: str, param: float) -> Any:
         return g if kind == "clip" else per_sample(xp, g, kind, param)
 
+    from dpbounds.objectives._base import Objective
+
+    clipped = Objective.clipped_mean_grad
+
+    def clipped_mean_grad(self: Any, x: Any, idx: Any, clip_norm: float,
+                          include_regularizer: bool = False) -> Any:
+        return clipped(self, x, idx, 1e300, include_regularizer)  # "clipped" at infinity
+
+    kernels = importlib.import_module("dpbounds.algorithms._step_kernels")
     stack.enter_context(_patch(sgd, "_per_sample_map", _per_sample_map))
     stack.enter_context(_patch(tm, "_clip_rows", lambda xp, g, bound: g))
+    stack.enter_context(_patch(Objective, "clipped_mean_grad", clipped_mean_grad))
+    # the compiled loops clip inside numba: take the NumPy path, where the patches apply
+    stack.enter_context(_patch(kernels, "active", lambda *a, **k: None))
     return stack
 
 
