@@ -193,8 +193,44 @@ def run_one(name: str, cli: list[str]) -> dict[str, Any]:
             "failed": _failed(text), "last": last}
 
 
+def _gating(failed: list[str]) -> list[str]:
+    """The failed rows that gate (slopes are shape diagnostics; the audit line is kept)."""
+    return sorted({f.split(" -> ")[0].split(" over ")[0] + (" (" + f.split(" | ")[1].split(
+        " -> ")[0] + ")" if " | " in f else "") for f in failed
+                   if "slope" not in f and not f.startswith("-")})
+
+
+def table(paths: list[str]) -> str:
+    """Markdown: mutant x theorem (verify, seeds 0-2) and mutant x audit, from JSON lines."""
+    rows = [json.loads(ln) for p in paths for ln in open(p) if ln.strip()]
+    out = ["| mutant | study / audit | seed 0 | seed 1 | seed 2 | caught by (gating) | CPU s |",
+           "|---|---|---|---|---|---|---|"]
+    cells: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in rows:
+        argv = r["argv"]
+        seed = argv[argv.index("--seed") + 1] if "--seed" in argv else "0"
+        key = (r["mutant"], " ".join(argv[:2]))
+        c = cells.setdefault(key, {"rc": {}, "why": set(), "cpu": 0.0, "last": ""})
+        c["rc"][seed] = r["rc"]
+        c["why"].update(_gating(r["failed"]))
+        c["cpu"] += r["cpu_s"]
+        if argv[0] == "audit":
+            c["why"].add(r["last"][-1].split(";")[1].strip() + " -> " + r["last"][-1].split(
+                "-> ")[-1] if r["last"] else "")
+    for (m, what), c in cells.items():
+        marks = [{0: "passes", 1: "CAUGHT"}.get(c["rc"].get(s), "-" if s not in c["rc"]
+                 else f"rc {c['rc'][s]}") for s in "012"]
+        out.append(f"| {m} | {what} | {' | '.join(marks)} | {'; '.join(sorted(c['why']))} "
+                   f"| {c['cpu']:.1f} |")
+    return "\n".join(out)
+
+
 def main(argv: list[str]) -> int:
-    """``MUTANT -- ARGS [-- ARGS ...]``: one JSON line per CLI invocation."""
+    """``MUTANT -- ARGS [-- ARGS ...]``: one JSON line per CLI invocation;
+    ``--table FILE.jsonl ...``: the markdown table of such lines."""
+    if argv[:1] == ["--table"]:
+        print(table(argv[1:]))
+        return 0
     if len(argv) < 3 or argv[0] not in MUTANTS or argv[1] != "--":
         raise SystemExit(f"usage: adversary_mutants.py {{{','.join(MUTANTS)}}} -- CLI ARGS "
                          "[-- CLI ARGS ...]")
