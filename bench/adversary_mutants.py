@@ -20,8 +20,10 @@ shared_trial every trial gets trial 0's noise (the seed ignored for trials k > 0
              variance, correlated across trials).
 no_clip      per-example clipping skipped (DP-SGD's ``_per_sample_map`` kind 'clip' and
              tree momentum's ``_clip_rows`` return their input).
-t_minus_1    the accountant charged for one unit less than run: DP-SGD/NSGD calibrated for
-             T-1 steps; tree momentum calibrated for k-1 nodes per sample.
+t_minus_1    the accountant charged for one unit less than run: DP-SGD/NSGD's noise AND
+             ledger for T-1 steps (T run); tree momentum's for k-1 nodes per sample.
+t_minus_1_sigma  as t_minus_1, but DP-SGD/NSGD's sigma alone is for T-1 steps (the ledger
+             still records T steps of that sigma, i.e. it is honest).
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ from typing import Any
 
 import numpy as np
 
-MUTANTS = ("none", "under15", "correlated", "shared_trial", "no_clip", "t_minus_1")
+MUTANTS = ("none", "under15", "correlated", "shared_trial", "no_clip", "t_minus_1",
+           "t_minus_1_sigma")
 
 
 @contextlib.contextmanager
@@ -124,7 +127,7 @@ def _no_clip() -> Any:
     return stack
 
 
-def _t_minus_1() -> Any:
+def _t_minus_1(ledger_too: bool) -> Any:
     sgd = importlib.import_module("dpbounds.algorithms.dp_sgd")
     tree = importlib.import_module("dpbounds.privacy.tree")
 
@@ -139,7 +142,15 @@ def _t_minus_1() -> Any:
     def max_nodes_per_sample(*a: Any, **k: Any) -> int:
         return max(1, int(nodes(*a, **k)) - 1)
 
-    stack.enter_context(_patch(sgd, "_calibrate", _calibrate))
+    noise = sgd.noisy_sgd_noise
+
+    def noisy_sgd_noise(*a: Any, steps: int, **k: Any) -> Any:
+        return noise(*a, steps=max(1, steps - 1), **k)  # sigma AND ledger for T-1 steps
+
+    if ledger_too:
+        stack.enter_context(_patch(sgd, "noisy_sgd_noise", noisy_sgd_noise))
+    else:
+        stack.enter_context(_patch(sgd, "_calibrate", _calibrate))
     stack.enter_context(_patch(tree, "max_nodes_per_sample", max_nodes_per_sample))
     return stack
 
@@ -152,7 +163,8 @@ def mutant(name: str) -> Any:
         from dpbounds.audit.mutation import scaled_noise
         return scaled_noise(0.85)
     return {"correlated": _correlated, "shared_trial": _shared_trial, "no_clip": _no_clip,
-            "t_minus_1": _t_minus_1}[name]()
+            "t_minus_1": lambda: _t_minus_1(True),
+            "t_minus_1_sigma": lambda: _t_minus_1(False)}[name]()
 
 
 def _failed(text: str) -> list[str]:
