@@ -215,11 +215,17 @@ def max_nodes_per_sample(n: int, epochs: int, *, method: str = "auto") -> int:
     ``epochs == 1`` (then :math:`K` is the number of levels, instantly); ``"auto"`` falls back
     to the bound for :math:`E > 2^{12}` too.
     """
+    return _node_count(n, epochs, method, formed=False)
+
+
+def _node_count(n: Any, epochs: Any, method: str, formed: bool) -> int:
+    """The shared checks and exact-or-bound dispatch of :func:`max_nodes_per_sample` and
+    :func:`max_formed_node_load` (the bound is valid for both: K_formed <= K <= bound)."""
     n = check_int("n", n, minimum=1, maximum=MAX_COUNT)
     epochs = check_int("epochs", epochs, minimum=1, maximum=MAX_COUNT)
     method = check_choice("method", method, ("auto", "exact", "bound"))
     if epochs == 1 and method != "bound":
-        return _exact_k(n, epochs)
+        return _exact_k(n, epochs, formed=formed)
     too_big = n * epochs > MAX_EXACT_STEPS or epochs > MAX_EXACT_EPOCHS
     if method == "bound" or (method == "auto" and (n * epochs > 1 << 20 or too_big)):
         return max_nodes_per_sample_bound(n, epochs)
@@ -228,7 +234,7 @@ def max_nodes_per_sample(n: int, epochs: int, *, method: str = "auto") -> int:
             f"n * epochs must be <= {MAX_EXACT_STEPS} and epochs <= {MAX_EXACT_EPOCHS} for "
             f"method='exact' (its cost grows as epochs * n * log2(n * epochs)), got n={n}, "
             f"epochs={epochs}; use method='bound' (conservative) or 'auto'")
-    return _exact_k(n, epochs)
+    return _exact_k(n, epochs, formed=formed)
 
 
 def max_formed_node_load(n: int, epochs: int, *, method: str = "auto") -> int:
@@ -283,19 +289,7 @@ def max_formed_node_load(n: int, epochs: int, *, method: str = "auto") -> int:
     >>> max_formed_node_load(1, 8), max_nodes_per_sample(1, 8)  # one record, T = 8
     (8, 15)
     """
-    n = check_int("n", n, minimum=1, maximum=MAX_COUNT)
-    epochs = check_int("epochs", epochs, minimum=1, maximum=MAX_COUNT)
-    method = check_choice("method", method, ("auto", "exact", "bound"))
-    if epochs == 1 and method != "bound":
-        return _exact_k(n, epochs, formed=True)
-    too_big = n * epochs > MAX_EXACT_STEPS or epochs > MAX_EXACT_EPOCHS
-    if method == "bound" or (method == "auto" and (n * epochs > 1 << 20 or too_big)):
-        return max_nodes_per_sample_bound(n, epochs)
-    if too_big:
-        raise ValueError(
-            f"n * epochs must be <= {MAX_EXACT_STEPS} and epochs <= {MAX_EXACT_EPOCHS} for "
-            f"method='exact', got n={n}, epochs={epochs}; use method='bound' or 'auto'")
-    return _exact_k(n, epochs, formed=True)
+    return _node_count(n, epochs, method, formed=True)
 
 
 def momentum_node_sensitivity(
