@@ -298,6 +298,9 @@ def sensitivity_reduced_privacy(
     sens_1 = momentum_node_sensitivity(max(clip_norm, later) / batch_size, alpha, steps,
                                        neighbouring)
     sens_2 = momentum_node_sensitivity(later / batch_size, alpha, steps, neighbouring)
+    # Algorithm 2 keeps K (its two noise groups were not re-derived for formed nodes)
+    node_count_method = check_choice("node_count_method", node_count_method,
+                                     ("auto", "exact", "bound"))
     k_1 = min(_first_epoch_node_count(steps, n_steps),
               max_nodes_per_sample(steps, epochs, method=node_count_method))
     k_2 = max_nodes_per_sample(steps, epochs, method=node_count_method)
@@ -612,7 +615,9 @@ def tree_momentum_nsgd(
         ``"replace_one"`` only (the paper's relation; add/remove would change the epoch
         length of random reshuffling, so it raises ``ValueError``).
     node_count_method:
-        ``"auto"``, ``"exact"`` or ``"bound"`` for :math:`K` (both are valid for privacy).
+        The node count charged (:func:`algorithm_1_node_count`): ``"auto"`` (default) or
+        ``"formed"``, the formed nodes that hold a sample (:math:`K_f`); ``"all_nodes"``,
+        ``"exact"`` or ``"bound"``, every dyadic node (:math:`K`). All are valid for privacy.
     trace, trace_every:
         ``"auto"`` (``grad_norm`` for non-convex objectives, else ``suboptimality``),
         ``"loss"``, ``"grad_norm"``, ``"suboptimality"`` or ``None``, at :math:`x_0` and every

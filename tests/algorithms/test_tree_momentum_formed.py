@@ -98,3 +98,15 @@ def test_old_count_selectable_and_never_tighter():
     with pytest.raises(ValueError, match="node_count_method"):
         tree_momentum_privacy(3.0, 0.05, n=1, epochs=8, alpha=0.5, clip_norm=1.0,
                               node_count_method="nodes")
+
+
+@pytest.mark.parametrize("method", ["formed", "all_nodes", "bogus"])
+def test_algorithm_2_names_its_node_count_option(method):
+    """Algorithm 2 keeps K: the Algorithm-1-only counts are refused by the option's own name
+    (control: its valid 'exact' runs)."""
+    from dpbounds.algorithms.tree_momentum import sensitivity_reduced_privacy
+
+    kw = dict(n=8, epochs=2, alpha=0.125, gamma=0.5, clip_norm=1.0, diff_clip=1.0)
+    with pytest.raises(ValueError, match="node_count_method"):
+        sensitivity_reduced_privacy(1.0, 1e-5, node_count_method=method, **kw)
+    assert sensitivity_reduced_privacy(1.0, 1e-5, node_count_method="exact", **kw) is not None
