@@ -122,6 +122,7 @@ from dpbounds.audit.settings._common import (
     register_audit,
 )
 from dpbounds.audit.transcript import noisy_gradients
+from dpbounds.privacy import Neighbouring
 
 __all__ = ["ADD_REMOVE", "AUDITS", "CLIP", "GAUSS_DELTA", "GAUSS_EPS", "GAUSS_STEPS",
            "GRID_BITS", "HUBER_H", "LAPLACE_EPS", "LAPLACE_L2", "LAPLACE_MUTANT",
@@ -143,7 +144,7 @@ def grid_dp_gd(objective: Any, *, epsilon: float, steps: int, step_size: float, 
     release recipe of ``docs/audit.md`` for a run that may be published. Trial ``k`` draws
     from the ``k``-th child of ``seed``. For the audit's linear pair (constant gradients)."""
     from dpbounds.algorithms._common import SimulationResult
-    from dpbounds.privacy import Neighbouring, PrivacyLedger, PureDpMechanism, RunPrivacy
+    from dpbounds.privacy import PrivacyLedger, PureDpMechanism, RunPrivacy
     from dpbounds.privacy.discrete import GridLaplace
 
     mech = GridLaplace(objective.l1_sensitivity / objective.n, epsilon / steps, grid_bits,
@@ -169,7 +170,7 @@ def _grid_features(res: Any, queries: list) -> np.ndarray:
                            l2=LAPLACE_L2)
 
 
-def _grid_setting(relation: str, epsilon: float, delta: float) -> Setting:
+def _grid_setting(relation: Neighbouring, epsilon: float, delta: float) -> Setting:
     pair = _pair(relation, dim=1, radius=1.0, l2=LAPLACE_L2, smoothness=1.0)
     return Setting(pair, dict(epsilon=epsilon, steps=LAPLACE_STEPS, step_size=1.0),
                    _grid_features, "released noisy gradients (one per step)",
