@@ -157,3 +157,16 @@ def register_audit(spec: AuditSpec, *, rank: float) -> AuditSpec:
     if not isinstance(spec, AuditSpec):
         raise ValueError(f"spec must be an AuditSpec, got {type(spec).__name__}")
     return AUDIT_REGISTRY.register(spec.name, spec, rank=rank, stacklevel=2)
+
+
+#: Audits of release recipes that are not algorithms of :mod:`dpbounds.algorithms` (not part
+#: of ``audit all`` or ``audit --list``; :func:`dpbounds.audit.audit` accepts their names),
+#: filled by the same walk of :mod:`dpbounds.audit.settings`.
+RELEASE_REGISTRY: Registry[AuditSpec] = Registry("release audit", "dpbounds.audit.settings")
+
+
+def register_release_audit(spec: AuditSpec, *, rank: float) -> AuditSpec:
+    """Register a release audit (as :func:`register_audit`, in :data:`RELEASE_REGISTRY`)."""
+    if not isinstance(spec, AuditSpec):
+        raise ValueError(f"spec must be an AuditSpec, got {type(spec).__name__}")
+    return RELEASE_REGISTRY.register(spec.name, spec, rank=rank, stacklevel=2)
