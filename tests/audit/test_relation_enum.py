@@ -65,3 +65,18 @@ def test_mutants_read_the_enum():
     setting = out.build(Neighbouring.REPLACE_ONE, out.epsilon, out.delta)
     with pytest.raises(ValueError, match=r"dp_sgd \(replace-one\)"):
         get_mutant("realised_batch", sgd, Neighbouring.REPLACE_ONE, setting)
+
+
+def test_audit_and_privacy_offer_the_enum_values_as_choices():
+    """One spelling set for both commands (the aliases are read by the flag's type)."""
+    from dpbounds.cli import build_parser
+
+    parser = build_parser()
+    subs = next(a for a in parser._actions if hasattr(a, "choices") and
+                isinstance(a.choices, dict) and "audit" in a.choices).choices
+    want = tuple(m.value for m in Neighbouring)
+    for command in ("audit", "privacy"):
+        flag = next(a for a in subs[command]._actions if a.dest == "neighbouring")
+        assert tuple(flag.choices) == want, command
+    args = parser.parse_args(["audit", "dp_sgd", "--neighbouring", "add/remove"])
+    assert Neighbouring.coerce(args.neighbouring) is Neighbouring.ADD_REMOVE
