@@ -699,5 +699,5 @@ def _relation(spec: AuditSpec, neighbouring: Neighbouring | str | None) -> Neigh
     if relation not in spec.relations:
         raise ValueError(f"neighbouring must be one of "
                          f"{tuple(r.value for r in spec.relations)} for {spec.name}, got "
-                         f"{neighbouring!r}")
+                         f"{relation.value!r}")
     return relation

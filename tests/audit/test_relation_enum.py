@@ -80,3 +80,12 @@ def test_audit_and_privacy_offer_the_enum_values_as_choices():
         assert tuple(flag.choices) == want, command
     args = parser.parse_args(["audit", "dp_sgd", "--neighbouring", "add/remove"])
     assert Neighbouring.coerce(args.neighbouring) is Neighbouring.ADD_REMOVE
+
+
+def test_a_relation_the_audit_does_not_declare_is_named_by_its_value():
+    from dpbounds.audit import audit
+
+    for spelling in ("add/remove", Neighbouring.ADD_REMOVE):
+        with pytest.raises(ValueError, match=r"^neighbouring must be one of \('replace_one',\) "
+                                             r"for dp_gd_laplace, got 'add_remove'$"):
+            audit("dp_gd_laplace", spelling, trials=200)
