@@ -146,7 +146,7 @@ def bench_noise_components(n: int, epochs: list[int], d: int, trials: int) -> No
             res = alg(objective, epsilon=1.0, delta=1e-6, epochs=e, step_size=0.2 / n,
                       trials=trials, seed=0, trace_every=n)
             out.append((float(np.mean(res.diagnostics["noise_error"][:, 1:])),
-                        float(np.mean(res.trace[:, -1])), res.params.get("gamma", math.nan)))
+                        float(np.mean(res.trace[:, -1])), res.params.get("mixing", math.nan)))
         (n1, g1, _), (n2, g2, gamma) = out
         print(f"{e:>7} {n1:>11.3f} {n2:>11.3f} {n2 / n1:>6.2f} {g1:>13.4f} {g2:>13.4f} "
               f"{gamma:>7.3f}")

@@ -1,7 +1,7 @@
 """Self-registering results: a registry filled by the modules of one package.
 
-A result's verify study (:mod:`dpbounds.verify.studies`) and its audit setting
-(:mod:`dpbounds.audit.settings`) live in a module of their own that calls
+A result's bound (:mod:`dpbounds.bounds`), verify study (:mod:`dpbounds.verify.studies`) and
+audit setting (:mod:`dpbounds.audit.settings`) live in a module of their own that calls
 :meth:`Registry.register` at import; :meth:`Registry.discover` imports every module of the
 package (``pkgutil``, sub-packages included), so no central list names them. The order of
 the registry is by each registration's ``rank``, then by name: it does not depend on the file
@@ -42,6 +42,10 @@ class Registry(Generic[T]):
         What an item is, in words (used in error messages: ``"verify study"``).
     package:
         Dotted name of the package whose modules register the items.
+    providers:
+        Dotted names of modules outside ``package`` that register items too (a higher layer
+        that the package may not import, see :mod:`dpbounds._layers`); :meth:`discover`
+        imports them after the walk.
 
     Attributes
     ----------
@@ -50,9 +54,10 @@ class Registry(Generic[T]):
         the registry's lifetime, so a module may export it (``STUDIES``, ``AUDITS``).
     """
 
-    def __init__(self, kind: str, package: str) -> None:
+    def __init__(self, kind: str, package: str, providers: tuple[str, ...] = ()) -> None:
         self.kind = kind
         self.package = package
+        self.providers = tuple(providers)
         self.entries: dict[str, T] = {}
         self._origin: dict[str, tuple[float, str]] = {}
         self._discovered = False
@@ -91,12 +96,14 @@ class Registry(Generic[T]):
         return self._origin[name][1]
 
     def discover(self) -> dict[str, T]:
-        """Import every module of the package once (each registers its items); return
-        :attr:`entries`."""
+        """Import every module of the package once, then the :attr:`providers` (each
+        registers its items); return :attr:`entries`."""
         if not self._discovered:
             package = importlib.import_module(self.package)
             for info in pkgutil.walk_packages(package.__path__, prefix=self.package + "."):
                 importlib.import_module(info.name)
+            for name in self.providers:
+                importlib.import_module(name)
             self._discovered = True
         return self.entries
 

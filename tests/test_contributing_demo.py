@@ -74,11 +74,11 @@ def overlay(tmp_path_factory: pytest.TempPathFactory):
             if str(target.parent) not in pkg.__path__:
                 pkg.__path__.append(str(target.parent))
                 extended.append((pkg.__path__, str(target.parent)))
-    bounds_before = dict(bound_registry._REGISTRY)
+    bounds_before = dict(bound_registry.BOUND_REGISTRY.entries)
     aliases_before = dict(bound_registry._ALIASES)
     studies_before, audits_before = dict(STUDIES), dict(audit_registry.AUDITS)
     # discovery as at import: the same walk now sees the overlay
-    bound_registry._DISCOVERED = False
+    bound_registry.BOUND_REGISTRY._discovered = False
     STUDY_REGISTRY._discovered = False
     AUDIT_REGISTRY._discovered = False
     try:
@@ -90,8 +90,8 @@ def overlay(tmp_path_factory: pytest.TempPathFactory):
         for name, reg in ((NEW_IDS["study"], STUDY_REGISTRY), (NEW_IDS["audit"], AUDIT_REGISTRY)):
             if name in reg.entries:
                 reg.unregister(name)
-        bound_registry._REGISTRY.clear()
-        bound_registry._REGISTRY.update(bounds_before)
+        if NEW_IDS["bound"] in bound_registry.BOUND_REGISTRY.entries:
+            bound_registry.BOUND_REGISTRY.unregister(NEW_IDS["bound"])
         bound_registry._ALIASES.clear()
         bound_registry._ALIASES.update(aliases_before)
         for path_list, entry in extended:
@@ -100,6 +100,7 @@ def overlay(tmp_path_factory: pytest.TempPathFactory):
             sys.modules.pop(_module(path), None)
         assert dict(STUDIES) == studies_before and list(STUDIES) == list(studies_before)
         assert bound_registry.get("kamath.bst14").name == "convex.noisy_projected_sgd"
+        assert dict(bound_registry.BOUND_REGISTRY.entries) == bounds_before
         assert dict(audit_registry.AUDITS) == audits_before
 
 

@@ -12,7 +12,7 @@ import dpbounds.audit.settings as audit_settings
 import dpbounds.verify.studies as verify_studies
 from dpbounds._discovery import Registry
 from dpbounds.audit.registry import AUDITS
-from dpbounds.audit.settings._common import AUDIT_REGISTRY
+from dpbounds.audit.settings._common import AUDIT_REGISTRY, RELEASE_REGISTRY
 from dpbounds.verify.studies._common import STUDY_REGISTRY
 from dpbounds.verify.theorems import STUDIES
 
@@ -33,13 +33,24 @@ def test_shipped_order_is_the_old_lists() -> None:
     assert list(AUDITS) == AUDIT_ORDER
 
 
-@pytest.mark.parametrize("package,registry", [(verify_studies, STUDY_REGISTRY),
-                                              (audit_settings, AUDIT_REGISTRY)])
-def test_every_module_registers_and_nothing_else_does(package, registry) -> None:
+@pytest.mark.parametrize("package,registries", [
+    (verify_studies, (STUDY_REGISTRY,)),
+    (audit_settings, (AUDIT_REGISTRY, RELEASE_REGISTRY)),  # release audits: same walk
+])
+def test_every_module_registers_and_nothing_else_does(package, registries) -> None:
     modules = {i.name for i in pkgutil.iter_modules(package.__path__, package.__name__ + ".")
                if not i.name.rpartition(".")[2].startswith("_")}
-    owners = {registry.module_of(name) for name in registry.entries}
+    owners = {reg.module_of(name) for reg in registries for name in reg.entries}
     assert owners == modules
+
+
+def test_release_audits_are_discovered_and_kept_out_of_audit_all() -> None:
+    from dpbounds.audit.registry import RELEASE_AUDITS
+
+    assert list(RELEASE_AUDITS) == ["dp_gd_laplace_grid"]
+    assert RELEASE_REGISTRY.module_of("dp_gd_laplace_grid") == \
+        "dpbounds.audit.settings.laplace_grid"
+    assert not set(RELEASE_AUDITS) & set(AUDITS)
 
 
 @given(st.lists(st.tuples(st.integers(-5, 5), st.text("abc", min_size=1, max_size=3)),

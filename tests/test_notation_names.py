@@ -271,3 +271,124 @@ def test_cli_json_keys_are_notation_names(argv, group):
 def test_negative_control_a_json_key_outside_the_notation_is_reported():
     obj = [{"epsilon": 1.0, "fixed": {"N": 10, "clip_norm": 1.0}}, {"momentun": 0.1}]
     assert unknown_json_keys(obj, JSON_RESULT_FIELDS["verify"][1]) == ["clip_norm", "momentun"]
+
+
+# ------------------------------------------------------------------ result params keys
+#: ``SimulationResult.params`` keys that are not quantities of the table, by group, with the
+#: reason (the keyword exemptions of NOT_QUANTITIES hold for params too).
+PARAMS_RESULT_FIELDS: dict[str, tuple[str, frozenset[str]]] = {
+    "per-step values": ("the schedules and budgets as the run used them, one entry per step",
+                        frozenset({"step_sizes", "momenta", "budgets", "laplace_scales",
+                                   "stages", "stage_lengths", "trace_steps", "trace_every"})),
+    "derived noise": ("noise levels, sensitivities and node counts the calibration derived "
+                      "from the keywords (the paper's names where it has one: Δ, λ_H, ζ, "
+                      "G of objective perturbation and projected SGD)",
+                      frozenset({"noise_multiplier", "noise_std_sum", "sensitivity_sum",
+                                 "sigma_over_clip", "sigma_1", "sigma_2", "node_sensitivity",
+                                 "node_sensitivity_1", "node_sensitivity_2", "node_count",
+                                 "node_count_1", "node_count_2", "diff_clip", "normaliser",
+                                 "gradient_sigmas", "released_gradient_sigmas",
+                                 "rho_ng_initial", "rho_ng_final", "rho_total", "Delta",
+                                 "lambda_H", "zeta", "G", "rule"})),
+    "run bookkeeping": ("counts of what the run did: the horizon chosen against the one "
+                        "asked for, epochs' steps, DP-AGD's rounds and releases",
+                        frozenset({"horizon", "requested_steps", "steps_per_epoch",
+                                   "iterations", "rounds", "gradient_measurements",
+                                   "noisy_max_calls", "released_noisy_max_calls"})),
+}
+
+
+def non_notation_params(algorithm: str, keys: Iterable[str]) -> list[str]:
+    """The ``params`` keys of a result of ``algorithm`` that are neither quantities (nor
+    exempt for it) or that are a keyword name the algorithm renamed (``alpha`` is a
+    quantity's API name, but tree momentum's old keyword for ``momentum_weight``)."""
+    func = getattr(algorithms, algorithm)
+    base = algorithm.removesuffix("_opt")  # the *_opt wrappers record their method's keys
+    exempt = set().union(*(names for group, (_, names) in NOT_QUANTITIES.items()
+                           if group not in ONLY_IN or base in ONLY_IN[group]),
+                         *(names for _, names in PARAMS_RESULT_FIELDS.values()))
+    renamed = set(getattr(func, "deprecated_keywords", {}))
+    return sorted(k for k in keys
+                  if k in renamed or (k not in QUANTITY_NAMES and k not in exempt))
+
+
+def _algorithm_table() -> dict[str, Any]:
+    # the table of one small run per algorithm that the property tests share
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).parent / "algorithms" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("_algorithm_table", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return {name: (run, module.OBJECTIVES[name][0]) for name, run in module.CASES.items()}
+
+
+@pytest.fixture(scope="module")
+def result_params() -> dict[str, tuple[str, Any]]:
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)  # the table uses the new names
+        for case, (run, objective) in _algorithm_table().items():
+            res = run(objective, trials=1, seed=0)
+            out[case] = (res.algorithm, res.params)
+    return out
+
+
+def test_every_algorithm_has_a_params_case(result_params):
+    ran = {algorithm for algorithm, _ in result_params.values()}
+    assert {f.__name__ for f in _public_algorithms()} - {"reselected_horizon"} == ran
+
+
+def test_result_params_keys_are_notation_names(result_params):
+    bad = {case: non_notation_params(algorithm, params)
+           for case, (algorithm, params) in result_params.items()}
+    assert {case: keys for case, keys in bad.items() if keys} == {}
+    # the renamed keywords' values are recorded under the new names (DP-GD's Laplace
+    # mechanism has no clipping threshold)
+    for case, (algorithm, params) in result_params.items():
+        for new in getattr(algorithms, algorithm).deprecated_keywords.values():
+            if case == "dp_gd[laplace]":
+                continue
+            assert new in params, (case, new)
+
+
+def test_negative_control_old_params_keys_are_reported():
+    old = {"epochs": 1, "alpha": 0.1, "clip_norm": 1.0, "sigma": 2.0, "momentun": 0.5}
+    assert non_notation_params("tree_momentum_nsgd", old) == ["alpha", "clip_norm",
+                                                              "momentun"]
+    assert non_notation_params("dp_nsgd", {"r": 0.1, "steps": 3}) == ["r"]
+    # alpha is a quantity's API name: reported only where it is a renamed keyword
+    assert non_notation_params("dp_heavy_ball", {"alpha": 0.1}) == []
+    # DP-AGD's own gamma stays exempt there, and only there
+    assert non_notation_params("dp_agd", {"gamma": 0.1}) == []
+    assert non_notation_params("sensitivity_reduced_nsgd", {"gamma": 0.1}) == ["gamma"]
+
+
+def test_old_params_keys_read_the_new_ones_with_a_warning():
+    from dpbounds.algorithms._common import RENAMED_PARAMS, FrozenParams
+
+    res = algorithms.sensitivity_reduced_nsgd(_tiny(), epsilon=2.0, delta=1e-5, epochs=1,
+                                              step_size=0.1, mixing=0.3, trials=1, seed=0,
+                                              trace=None)
+    for old, new in (("alpha", "momentum_weight"), ("gamma", "mixing"),
+                     ("clip_norm", "clip_threshold")):
+        with pytest.warns(DeprecationWarning, match=f"'{old}' is deprecated, use '{new}'"):
+            assert res.params[old] == res.params[new]
+        with pytest.warns(DeprecationWarning):
+            assert res.params.get(old) == res.params[new]
+        assert old not in res.params and old not in dict(res.params)  # stored: new only
+    assert res.params["mixing"] == 0.3
+    # one alias map, the same renames as the keywords
+    renamed = {old: new for f in _public_algorithms()
+               for old, new in getattr(f, "deprecated_keywords", {}).items()}
+    assert renamed == dict(RENAMED_PARAMS)
+    # a record stored before the rename (pickled, cached) answers the new key, silently
+    stored = FrozenParams({"r": 0.5, "steps": 3})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert stored["regulariser"] == 0.5 and stored.get("regulariser") == 0.5
+        assert stored["r"] == 0.5 and stored.get("missing", 7) == 7  # control: no alias
+    with pytest.raises(KeyError):
+        stored["clip_threshold"]  # neither name stored

@@ -13,7 +13,9 @@ Every algorithm in :mod:`dpbounds.algorithms` returns a :class:`SimulationResult
 * ``ledger``: a :class:`SpentBudget`, a summary view derived from ``privacy`` (in one place,
   :meth:`SpentBudget.from_privacy`): the budget spent (per step and in total), the notion,
   the target and the relation;
-* ``params``: the hyper-parameters used (step sizes, momentum, batch size, noise scales ...);
+* ``params``: the hyper-parameters used (step sizes, momentum, batch size, noise scales ...),
+  keyed by the keyword names of :mod:`dpbounds.notation` (keys renamed with their keywords
+  stay readable for one release: :data:`RENAMED_PARAMS`);
 * ``source``: the :class:`~dpbounds.provenance.Source` of the algorithm.
 
 Helpers for algorithm authors: :func:`make_streams` (separate sampling and noise streams, so
@@ -27,6 +29,7 @@ under a neighbouring relation).
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, cast
@@ -186,9 +189,42 @@ def _events(ledger: Any) -> tuple[str, ...]:
     return tuple(f"{n} x {name} (varying parameters)" for name, n in out.items())
 
 
+#: ``params`` keys renamed with their algorithm keywords (old -> new; the keyword renames of
+#: ``notation_keywords`` in ``tree_momentum_nsgd``, ``sensitivity_reduced_nsgd``, ``dp_nsgd``,
+#: ``dp_sgd`` and ``dp_gd``). Reading an old key still works for one release, with a
+#: ``DeprecationWarning`` naming the new key.
+RENAMED_PARAMS: Mapping[str, str] = {"alpha": "momentum_weight", "gamma": "mixing",
+                                     "clip_norm": "clip_threshold", "r": "regulariser"}
+_OLD_PARAMS = {new: old for old, new in RENAMED_PARAMS.items()}
+
+
 class FrozenParams(dict):
     """A read-only ``dict`` (picklable, unlike :class:`types.MappingProxyType`): the
-    parameters a :class:`SimulationResult` records."""
+    parameters a :class:`SimulationResult` records.
+
+    A key of :data:`RENAMED_PARAMS` that the record lacks reads its new key (with a
+    ``DeprecationWarning`` naming it), and a new key reads the old one in a record made
+    before the rename (a pickled or cached result); iteration, ``in`` and ``len`` see only
+    the stored keys.
+    """
+
+    def _alias(self, key: Any) -> Any:
+        """The stored key that answers ``key`` (``key`` itself when none does)."""
+        if not isinstance(key, str) or dict.__contains__(self, key):
+            return key
+        new = RENAMED_PARAMS.get(key)
+        if new is not None and dict.__contains__(self, new):
+            warnings.warn(f"params key {key!r} is deprecated, use {new!r}", DeprecationWarning,
+                          stacklevel=3)
+            return new
+        old = _OLD_PARAMS.get(key)
+        return old if old is not None and dict.__contains__(self, old) else key
+
+    def __getitem__(self, key: Any) -> Any:
+        return dict.__getitem__(self, self._alias(key))
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return dict.get(self, self._alias(key), default)
 
     @staticmethod
     def _refuse() -> NoReturn:

@@ -299,7 +299,8 @@ def _noisy_sgd(
                     sensitivity_sum=noise.sensitivity[0],
                     sigma_over_clip=noise.sigma / contribution_bound,
                     trials=trials, trace_steps=trace_steps,
-                    **({"clip_norm": param} if kind == "clip" else {"r": param})),
+                    **({"clip_threshold": param} if kind == "clip"
+                       else {"regulariser": param})),
         source=source, backend=backend_name(xp),
     )
 

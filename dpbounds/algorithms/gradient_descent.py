@@ -261,6 +261,6 @@ def _gaussian_gd(f: ObjectiveProtocol, epsilon: float, delta: float | None, T: i
                          {"conversion": "standard"},
                          description=f"Gaussian on a gradient sum / {n_pub} per step")
     params = dict(step_size=alpha, mechanism="gaussian", sigma=sigma, sensitivity=delta_2,
-                  clip_norm=clip_threshold, steps=T, seed=seed, normaliser=n_pub)
+                  clip_threshold=clip_threshold, steps=T, seed=seed, normaliser=n_pub)
     return SimulationResult("dp_gd", x, rec.result(trials), rec.kind or "none",
                             privacy, params, DP_GD_GAUSSIAN_SOURCE, backend_name(xp))

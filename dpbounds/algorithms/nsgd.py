@@ -89,8 +89,8 @@ def dp_nsgd(
     Notes
     -----
     All other parameters and the result are as in :func:`dpbounds.algorithms.dp_sgd.dp_sgd`
-    (``params["r"]`` instead of ``clip_norm``; ``sigma_over_clip`` is the noise std on the
-    sum, the per-sample bound being 1).
+    (``params["regulariser"]`` instead of ``clip_threshold``; ``sigma_over_clip`` is the
+    noise std on the sum, the per-sample bound being 1).
     """
     r = check_positive("regulariser", regulariser)
     sampling = check_choice("sampling", sampling, SAMPLING)

@@ -696,8 +696,9 @@ def tree_momentum_nsgd(
     return TreeMomentumResult(
         algorithm="tree_momentum_nsgd", x=x, trace=trace_arr,
         trace_kind=rec.kind or "loss", privacy=privacy,
-        params=dict(epochs=epochs, step_size=step_size, alpha=alpha, batch_size=batch_size,
-                    clip_norm=clip, steps=n_steps, steps_per_epoch=steps, trials=trials,
+        params=dict(epochs=epochs, step_size=step_size, momentum_weight=alpha,
+                    batch_size=batch_size, clip_threshold=clip, steps=n_steps,
+                    steps_per_epoch=steps, trials=trials,
                     sigma=sigma, node_sensitivity=priv.sensitivity[0],
                     node_count=priv.node_count[0], node_count_method=node_count_method,
                     release=release, trace_steps=list(rec.steps)),
@@ -846,8 +847,8 @@ def sensitivity_reduced_nsgd(
     return TreeMomentumResult(
         algorithm="sensitivity_reduced_nsgd", x=x, trace=trace_arr,
         trace_kind=rec.kind or "loss", privacy=privacy,
-        params=dict(epochs=epochs, step_size=step_size, alpha=alpha, gamma=gamma,
-                    batch_size=batch_size, clip_norm=clip, smoothness=lsmooth,
+        params=dict(epochs=epochs, step_size=step_size, momentum_weight=alpha, mixing=gamma,
+                    batch_size=batch_size, clip_threshold=clip, smoothness=lsmooth,
                     diff_clip=diff_clip, steps=n_steps, steps_per_epoch=steps,
                     trials=trials, release=release, sigma_1=sigma_1, sigma_2=sigma_2,
                     node_sensitivity_1=priv.sensitivity[0],

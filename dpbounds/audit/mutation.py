@@ -32,6 +32,7 @@ import numpy as np
 
 from dpbounds._validation import check_nonnegative
 from dpbounds.backend import TrialRandom
+from dpbounds.privacy import Neighbouring
 
 __all__ = ["MUTANTS", "Mutant", "mutant_names", "scaled_noise"]
 
@@ -132,7 +133,7 @@ class Mutant:
     name: str
     description: str
     source: str
-    applies: Callable[[Any, str], bool]
+    applies: Callable[[Any, Neighbouring], bool]
     make: Callable[[Any, Any], tuple[Any, Callable[..., Any]]]
 
 
@@ -141,7 +142,7 @@ class Mutant:
 _OWN_SAMPLER = ("dp_gd_laplace_grid",)
 
 
-def _patchable(spec: Any, relation: str) -> bool:
+def _patchable(spec: Any, relation: Neighbouring) -> bool:
     return spec.name not in _OWN_SAMPLER
 
 
@@ -150,11 +151,11 @@ def _patchable(spec: Any, relation: str) -> bool:
 _NOT_LINEAR = ("dp_agd", "objective_perturbation")
 
 
-def _data_dependent_applies(spec: Any, relation: str) -> bool:
+def _data_dependent_applies(spec: Any, relation: Neighbouring) -> bool:
     return spec.delta > 0.0 and spec.name not in _NOT_LINEAR
 
 
-def _is_laplace(spec: Any, relation: str) -> bool:
+def _is_laplace(spec: Any, relation: Neighbouring) -> bool:
     return spec.delta == 0.0 and _patchable(spec, relation)
 
 
@@ -209,11 +210,11 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
            lambda spec, rel: spec.name == "dp_nsgd", _nsgd_sigma_r),
     Mutant("realised_batch", "Poisson sampling normalised by the realised batch size |B| "
            "instead of the expected B (noise calibrated for B)", "Opacus issue #571",
-           lambda spec, rel: spec.name in ("dp_sgd", "dp_nsgd") and rel == "add/remove",
+           lambda spec, rel: spec.name in ("dp_sgd", "dp_nsgd") and rel is Neighbouring.ADD_REMOVE,
            _realised),
     Mutant("replace_one_as_C", "replace-one calibrated for sensitivity C instead of 2C "
            "(noise halved)", "dp_accounting issue #378",
-           lambda spec, rel: rel == "replace-one" and _patchable(spec, rel), _half),
+           lambda spec, rel: rel is Neighbouring.REPLACE_ONE and _patchable(spec, rel), _half),
     Mutant("laplace_std", "Laplace parameterised by its standard deviation (scale / sqrt 2)",
            "Kuru et al. reference code, laprnd", _is_laplace, _laplace_std),
     Mutant("data_dependent", "noise scale computed from the batch: sigma * ||clipped batch "
@@ -236,14 +237,14 @@ def mutant_names() -> tuple[str, ...]:
     return tuple(MUTANTS)
 
 
-def get_mutant(name: str, spec: Any, relation: str, setting: Any) -> AppliedMutant:
+def get_mutant(name: str, spec: Any, relation: Neighbouring, setting: Any) -> AppliedMutant:
     """The mutant ``name`` applied to ``spec`` under ``relation`` (``ValueError`` when the
     name is unknown or the bug does not apply to this algorithm)."""
     if name not in MUTANTS:
         raise ValueError(f"mutant must be one of {sorted(MUTANTS)}, got {name!r}")
     mut = MUTANTS[name]
     if not mut.applies(spec, relation):
-        raise ValueError(f"mutant {name!r} does not apply to {spec.name} ({relation}): "
+        raise ValueError(f"mutant {name!r} does not apply to {spec.name} ({relation.legacy}): "
                          f"{mut.description}")
     new, function = mut.make(spec, setting)
     return AppliedMutant(name, new, function)

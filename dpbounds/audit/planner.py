@@ -38,6 +38,7 @@ from scipy import stats
 
 from dpbounds._validation import check_open_interval, check_positive
 from dpbounds.audit.statistics import _epsilon_bounds, gdp_epsilon
+from dpbounds.privacy import Neighbouring
 
 __all__ = ["plan"]
 
@@ -142,7 +143,7 @@ class Plan:
     """What :func:`plan` found: the claim, the target, the pilot and one row per estimator."""
 
     algorithm: str
-    neighbouring: str
+    neighbouring: Neighbouring
     mutant: str
     claimed_epsilon: float
     delta: float
@@ -154,6 +155,7 @@ class Plan:
     def to_dict(self) -> dict[str, Any]:
         out = {k: getattr(self, k) for k in ("algorithm", "neighbouring", "mutant",
                                              "claimed_epsilon", "delta", "target", "power")}
+        out["neighbouring"] = self.neighbouring.legacy  # the output's spelling, kept stable
         out["pilot"] = self.pilot.to_dict()
         out["rows"] = [r.to_dict() for r in self.rows]
         return out
@@ -162,7 +164,7 @@ class Plan:
         what = f" [mutant {self.mutant}]" if self.mutant else ""
         goal = ("catch it (eps_lower > claim)" if self.mutant else
                 f"eps_lower >= {self.target:.3f}")
-        lines = [f"plan: {self.algorithm} ({self.neighbouring}){what}: claim eps = "
+        lines = [f"plan: {self.algorithm} ({self.neighbouring.legacy}){what}: claim eps = "
                  f"{self.claimed_epsilon:.4g} at delta = {self.delta:.3g}; goal: {goal} with "
                  f"probability {self.power:.0%}; pilot of {self.pilot.trials} runs: eps >= "
                  f"{self.pilot.epsilon_lower:.3f}, mu_hat = {_f(self.pilot.mu_hat)}, "
@@ -179,8 +181,9 @@ def _f(v: float) -> str:
     return f"{v:.3f}" if math.isfinite(v) else "n/a"
 
 
-def plan(algorithm: str, neighbouring: str | None = None, *, target_ratio: float = 0.9,
-         mutant: str | None = None, epsilon: float | None = None, delta: float | None = None,
+def plan(algorithm: str, neighbouring: Neighbouring | str | None = None, *,
+         target_ratio: float = 0.9, mutant: str | None = None,
+         epsilon: float | None = None, delta: float | None = None,
          pilot_trials: int = 2000, confidence: float = 0.95, power: float = 0.95,
          seed: int = 0) -> Plan:
     r"""Runs per data set each estimator needs, from a pilot audit and the models above.

@@ -47,7 +47,6 @@ import numpy as np
 from scipy import stats
 
 from dpbounds._validation import (
-    check_choice,
     check_closed_interval,
     check_int,
     check_nonnegative,
@@ -64,6 +63,7 @@ from dpbounds.audit.statistics import (
     gdp_epsilon,
     held_out_bound,
 )
+from dpbounds.privacy import Neighbouring
 
 __all__ = ["AuditResult", "audit", "calibrate_input", "tight_claim"]
 
@@ -91,7 +91,8 @@ class AuditResult:
     Attributes
     ----------
     algorithm, neighbouring:
-        Audit name and relation.
+        Audit name and relation (a :class:`~dpbounds.privacy.Neighbouring`; ``to_dict`` and
+        the text show its ``.legacy`` spelling, ``"replace-one"`` / ``"add/remove"``).
     claimed_epsilon, delta:
         What the algorithm's ledger claims (largest over the runs).
     epsilon_lower:
@@ -148,7 +149,7 @@ class AuditResult:
     """
 
     algorithm: str
-    neighbouring: str
+    neighbouring: Neighbouring
     claimed_epsilon: float
     delta: float
     epsilon_lower: float
@@ -179,6 +180,9 @@ class AuditResult:
     input_epsilon: float = math.nan
     tradeoff: tuple[dict[str, Any], ...] = ()
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
+
     @property
     def violation(self) -> bool:
         """``epsilon_lower > claimed_epsilon``: the claim is refuted at ``confidence``."""
@@ -198,6 +202,7 @@ class AuditResult:
     def to_dict(self) -> dict[str, Any]:
         """Strict-JSON-ready: non-finite numbers become ``None``."""
         out = asdict(self)
+        out["neighbouring"] = self.neighbouring.legacy  # the output's spelling, kept stable
         out["violation"] = self.violation
         out["null_false_positive"] = self.null_false_positive
         out["ratio"] = self.ratio
@@ -216,7 +221,7 @@ class AuditResult:
                    f"{self.mu_high:.3f}] (fit p = {self.mu_gof_pvalue:.2g})")
             if math.isfinite(self.mu_claim):
                 gdp += f" vs mu_claim = {self.mu_claim:.3f}"
-        return (f"{self.algorithm} ({self.neighbouring}){mut}: claimed eps = "
+        return (f"{self.algorithm} ({self.neighbouring.legacy}){mut}: claimed eps = "
                 f"{self.claimed_epsilon:.4g} (delta = {self.delta:.3g}); eps >= "
                 f"{self.epsilon_lower:.3f} at {self.confidence:.0%} (test interval "
                 f"[{self.epsilon_lower:.3f}, {_fmt(self.epsilon_upper)}], estimate "
@@ -428,7 +433,7 @@ def _probe_run(spec: AuditSpec, setting: Setting, function: Any = None) -> Any:
 CALIBRATION_RTOL = 1e-6
 
 
-def calibrate_input(spec: AuditSpec, relation: str, epsilon: float, delta: float,
+def calibrate_input(spec: AuditSpec, relation: Neighbouring, epsilon: float, delta: float,
                     build: Any = None) -> float:
     """The ε to ask the algorithm for so that its run's :func:`tight_claim` at ``delta`` is
     ``epsilon`` (to :data:`CALIBRATION_RTOL`, never above it by more than that).
@@ -487,8 +492,9 @@ def calibrate_input(spec: AuditSpec, relation: str, epsilon: float, delta: float
     return lo
 
 
-def audit(algorithm: str, neighbouring: str | None = None, *, epsilon: float | None = None,
-          delta: float | None = None, trials: int | None = None, quick: bool = False,
+def audit(algorithm: str, neighbouring: Neighbouring | str | None = None, *,
+          epsilon: float | None = None, delta: float | None = None,
+          trials: int | None = None, quick: bool = False,
           confidence: float = 0.95, seed: Any = 0, noise_factor: float = 1.0,
           progress: bool = False, mutant: str | None = None, null: bool = True,
           max_memory_gb: float | None = MEMORY_BUDGET_GB, low_bits: bool = False,
@@ -500,8 +506,9 @@ def audit(algorithm: str, neighbouring: str | None = None, *, epsilon: float | N
     algorithm:
         An audit name (:func:`dpbounds.audit.audit_names`), e.g. ``"dp_gd_gaussian"``.
     neighbouring:
-        ``"replace-one"`` or ``"add/remove"`` (``replace_one``/``add_remove`` accepted);
-        default the first relation the algorithm declares.
+        A :class:`~dpbounds.privacy.Neighbouring` or a spelling its
+        :meth:`~dpbounds.privacy.Neighbouring.coerce` accepts (``"replace_one"``,
+        ``"add/remove"``, ...); default the first relation the algorithm declares.
     epsilon, delta:
         The target passed to the algorithm (default: the audit's, chosen so that an
         under-noised copy is catchable); the claim compared against is the ledger's.
@@ -684,8 +691,13 @@ def _spec(name: str) -> AuditSpec:
     return known[key]
 
 
-def _relation(spec: AuditSpec, neighbouring: str | None) -> str:
+def _relation(spec: AuditSpec, neighbouring: Neighbouring | str | None) -> Neighbouring:
+    """The API boundary: the relation as the enum, one the audit declares."""
     if neighbouring is None:
         return spec.relations[0]
-    key = str(neighbouring).replace("_", "-").replace("add-remove", "add/remove")
-    return check_choice("neighbouring", key, spec.relations)
+    relation = Neighbouring.coerce(neighbouring)
+    if relation not in spec.relations:
+        raise ValueError(f"neighbouring must be one of "
+                         f"{tuple(r.value for r in spec.relations)} for {spec.name}, got "
+                         f"{relation.value!r}")
+    return relation

@@ -10,7 +10,8 @@ the numeric tuner may move.
 **No central list.** Every bound module registers its own entries (``register(Entry(...))`` at
 its end); :func:`discover` imports every module of the :mod:`dpbounds.bounds` package
 (``pkgutil``), and the few :data:`PROVIDERS` of a higher layer, the first time the registry is
-read. Adding a bound is adding a module.
+read: the walk of :class:`dpbounds._discovery.Registry` (:data:`BOUND_REGISTRY`), the same as
+the verify studies' and the audit settings'. Adding a bound is adding a module.
 
 **Ids by concept.** An id is ``<problem class>.<method>`` (``nonconvex.tree_momentum_nsgd``,
 ``strongly_convex.nag`` ...); the paper is in the entry's sources. The ids of dpbounds 0.1
@@ -31,9 +32,6 @@ d^(1/3) N^(-2/3) eps^(-2/3)
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -41,6 +39,7 @@ from typing import Any, cast
 import numpy as np
 import sympy as sp
 
+from dpbounds._discovery import Registry
 from dpbounds.bounds.numeric import NumericBound
 from dpbounds.bounds.problem import (
     CLASSES,
@@ -369,56 +368,45 @@ class Entry:
 #: the numeric tuner's range for every hyper-parameter (log-space, finite)
 _TUNE_LIMIT = (1e-300, 1e300)
 
-_REGISTRY: dict[str, Entry] = {}
-_ALIASES: dict[str, str] = {}
-_DISCOVERED = False
-
-
-def register(entry: Entry) -> Entry:
-    """Add an entry (called by the bound modules themselves); returns it.
-
-    Re-registering the same id replaces the entry (a module imported twice, e.g. by
-    ``importlib.reload``); an alias may not name another entry or an id.
-    """
-    old = _REGISTRY.get(entry.name)
-    if old is not None:
-        for a in old.aliases:
-            _ALIASES.pop(a, None)
-    for a in entry.aliases:
-        if a in _REGISTRY or _ALIASES.get(a, entry.name) != entry.name:
-            raise ValueError(f"alias {a!r} of {entry.name!r} is already taken")
-    _REGISTRY[entry.name] = entry
-    _ALIASES.update({a: entry.name for a in entry.aliases})
-    return entry
-
-
 #: Modules outside :mod:`dpbounds.bounds` that register bounds: they sit in a higher layer
 #: (``dpbounds._layers``: the LMI bound needs this package's closed forms), so the registry
 #: names them instead of importing them, and :func:`discover` loads them by name.
 PROVIDERS: tuple[str, ...] = ("dpbounds.lmi.heavy_ball_bound",)
 
+#: Id -> entry, filled by the bound modules (and :data:`PROVIDERS`) when :func:`discover`
+#: walks the package; ranked by the class in the id (:data:`CLASSES` order), then by id.
+BOUND_REGISTRY: Registry[Entry] = Registry("bound", __name__.rpartition(".")[0], PROVIDERS)
+_ALIASES: dict[str, str] = {}
+
+
+def register(entry: Entry) -> Entry:
+    """Add an entry (called by the bound modules themselves); returns it.
+
+    Re-registering the same id from the same module replaces the entry (a module imported
+    twice, e.g. by ``importlib.reload``); another module registering it is a ``ValueError``
+    naming both; an alias may not name another entry or an id.
+    """
+    reg = BOUND_REGISTRY.entries
+    old = reg.get(entry.name)
+    for a in entry.aliases:
+        if a in reg or _ALIASES.get(a, entry.name) != entry.name:
+            raise ValueError(f"alias {a!r} of {entry.name!r} is already taken")
+    # ranked by the id's class (a quadratic-only bound files under strongly_convex.*)
+    BOUND_REGISTRY.register(entry.name, entry, rank=CLASSES.index(entry.name.split(".")[0]),
+                            stacklevel=2)
+    if old is not None:
+        for a in old.aliases:
+            _ALIASES.pop(a, None)
+    _ALIASES.update({a: entry.name for a in entry.aliases})
+    return entry
+
 
 def discover() -> None:
     """Import every module of :mod:`dpbounds.bounds` once, so each registers its entries,
-    then the :data:`PROVIDERS` registering from a higher layer.
-
-    ``pkgutil`` walks the package (sub-packages included); no other module list is kept.
-    """
-    global _DISCOVERED
-    if _DISCOVERED:
-        return
-    # the package from sys.modules (always loaded: this module is inside it), not an ``import
-    # dpbounds.bounds``, whose __init__ imports compare, which imports this module (a cycle)
-    package = sys.modules[__name__.rpartition(".")[0]]
-    for info in pkgutil.walk_packages(package.__path__, prefix=package.__name__ + "."):
-        importlib.import_module(info.name)
-    for name in PROVIDERS:
-        importlib.import_module(name)
-    _DISCOVERED = True
-
-
-def _order(name: str) -> tuple[int, str]:
-    return CLASSES.index(name.split(".", 1)[0]), name  # by the id's class, then alphabetically
+    then the :data:`PROVIDERS` registering from a higher layer
+    (:meth:`dpbounds._discovery.Registry.discover`: ``pkgutil`` walks the package,
+    sub-packages included; no other module list is kept)."""
+    BOUND_REGISTRY.discover()
 
 
 def names(family: str | None = None) -> list[str]:
@@ -426,8 +414,9 @@ def names(family: str | None = None) -> list[str]:
     0.1's ``"non-convex"`` is accepted), by the class in the id, then alphabetically."""
     discover()
     wanted = None if family is None else canonical_class(family)
-    return sorted((k for k, e in _REGISTRY.items() if wanted is None or e.problem_class == wanted),
-                  key=_order)
+    # the registry keeps (class in the id, id) order: the rank is the class's place in CLASSES
+    return [k for k, e in BOUND_REGISTRY.entries.items()
+            if wanted is None or e.problem_class == wanted]
 
 
 def aliases() -> dict[str, str]:
@@ -438,7 +427,7 @@ def aliases() -> dict[str, str]:
 
 def entries(family: str | None = None) -> list[Entry]:
     """The registered entries (see :func:`names`)."""
-    return [_REGISTRY[k] for k in names(family)]
+    return [BOUND_REGISTRY.entries[k] for k in names(family)]
 
 
 def get(name: str) -> Entry:
@@ -446,7 +435,7 @@ def get(name: str) -> Entry:
     discover()
     key = _ALIASES.get(name, name)
     try:
-        return _REGISTRY[key]
+        return BOUND_REGISTRY.entries[key]
     except KeyError:
         raise ValueError(f"unknown bound {name!r}; valid names: {names()} "
                          f"(aliases: {sorted(_ALIASES)})") from None

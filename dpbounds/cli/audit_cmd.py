@@ -28,6 +28,7 @@ from dpbounds.audit import AUDITS, audit
 from dpbounds.audit.mutation import MUTANTS
 from dpbounds.audit.runner import MEMORY_BUDGET_GB
 from dpbounds.cli import add_quantity, strict_json
+from dpbounds.privacy import Neighbouring
 
 __all__ = ["register", "run"]
 
@@ -70,7 +71,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="with ALGORITHM = plan: the algorithm to plan for")
     p.add_argument("--list", action="store_true", help="list the algorithms that can be audited")
     p.add_argument("--list-mutants", action="store_true", help="list the mutants (--mutant NAME)")
-    add_quantity(p, "neighbouring", choices=("add_remove", "replace_one"),
+    add_quantity(p, "neighbouring", choices=tuple(m.value for m in Neighbouring),
                  help="neighbouring relation (default: the algorithm's first declared one)")
     p.add_argument("--trials", type=_count, default=None,
                    help="runs per data set, half to select the test, half to evaluate it "
@@ -129,7 +130,7 @@ def _dumps(obj: Any) -> str:
 
 def _list(as_json: bool) -> int:
     rows: list[dict[str, Any]] = [
-        dict(algorithm=s.name, relations=list(s.relations), epsilon=s.epsilon,
+        dict(algorithm=s.name, relations=[r.legacy for r in s.relations], epsilon=s.epsilon,
              delta=s.delta, mutant_noise_factor=s.mutant_factor, trials=s.trials,
              description=s.description) for s in AUDITS.values()]
     if as_json:
@@ -149,7 +150,7 @@ def _list(as_json: bool) -> int:
 
 def _list_mutants(as_json: bool) -> int:
     rows = [dict(name=m.name, description=m.description, source=m.source,
-                 applies_to=[f"{n} ({r})" for n, s in AUDITS.items() for r in s.relations
+                 applies_to=[f"{n} ({r.legacy})" for n, s in AUDITS.items() for r in s.relations
                              if m.applies(s, r)]) for m in MUTANTS.values()]
     if as_json:
         print(_dumps(rows))
@@ -160,24 +161,23 @@ def _list_mutants(as_json: bool) -> int:
     return 0
 
 
-def _norm(relation: str) -> str:
-    return relation.replace("_", "-").replace("add-remove", "add/remove")
-
-
-def _jobs(args: argparse.Namespace) -> Sequence[tuple[str, str | None]]:
+def _jobs(args: argparse.Namespace) -> Sequence[tuple[str, Neighbouring | None]]:
+    # the CLI boundary: the relation becomes the enum here, once
+    relation = None if args.neighbouring is None else Neighbouring.coerce(args.neighbouring)
     if args.algorithm != "all":
-        return [(args.algorithm, args.neighbouring)]
-    jobs = [(name, rel) for name, spec in AUDITS.items() for rel in spec.relations
-            if args.neighbouring is None or rel == _norm(args.neighbouring)]
+        return [(args.algorithm, relation)]
+    jobs: list[tuple[str, Neighbouring | None]] = [
+        (name, rel) for name, spec in AUDITS.items() for rel in spec.relations
+        if relation is None or rel is relation]
     if args.mutant is not None:  # only where the bug applies
         mut = MUTANTS.get(args.mutant)
         if mut is None:
             raise ValueError(f"mutant must be one of {sorted(MUTANTS)}, got {args.mutant!r}")
-        jobs = [(n, r) for n, r in jobs if mut.applies(AUDITS[n], r)]
+        jobs = [(n, r) for n, r in jobs if r is not None and mut.applies(AUDITS[n], r)]
     return jobs
 
 
-def _plan(args: argparse.Namespace, name: str, relation: str | None) -> Any:
+def _plan(args: argparse.Namespace, name: str, relation: Neighbouring | None) -> Any:
     from dpbounds.audit.planner import plan
 
     return plan(name, relation, target_ratio=args.target_ratio, mutant=args.mutant,
@@ -257,7 +257,7 @@ def table(results: list[Any]) -> str:
             f"{'runs':>6s} {'CPU s':>5s}  verdict")
     lines = [head, "-" * len(head)]
     for r in results:
-        label = f"{r.algorithm} ({r.neighbouring})" + (f" [{r.mutant}]" if r.mutant else "")
+        label = f"{r.algorithm} ({r.neighbouring.legacy})" + (f" [{r.mutant}]" if r.mutant else "")
         mu = (f"{r.mu_hat:.2f} [{r.mu_low:.2f}, {r.mu_high:.2f}]" if math.isfinite(r.mu_hat)
               else "-")
         null = "-" if not math.isfinite(r.null_epsilon_lower) else (

@@ -100,7 +100,7 @@ def test_algorithm_1_tree_noise_variance_monte_carlo():
     trials = 400
     res = tree_momentum_nsgd(_zero_objective(), epsilon=3.0, delta=1e-5, epochs=3,
                              step_size=0.1, clip_threshold=1.0, trials=trials, seed=1, trace="loss")
-    sigma, alpha = res.params["sigma"], res.params["alpha"]
+    sigma, alpha = res.params["sigma"], res.params["momentum_weight"]
     err2 = res.diagnostics["noise_error"] ** 2 / D  # (trials, T)
     for k, t in enumerate(res.diagnostics["step"] + 1):
         var = sigma**2 * sum((1 - alpha) ** (2 * (t - b)) for _, b in compose(1, int(t)))
@@ -130,8 +130,8 @@ def test_algorithm_2_noise_variance_monte_carlo_two_levels():
     assert p["sigma_1"] > p["sigma_2"] > 0
     err2 = res.diagnostics["noise_error"] ** 2 / D
     for k, t in enumerate(res.diagnostics["step"] + 1):
-        var = _algorithm_2_noise_variance(int(t), p["steps_per_epoch"], p["alpha"], p["gamma"],
-                                          p["sigma_1"], p["sigma_2"])
+        var = _algorithm_2_noise_variance(int(t), p["steps_per_epoch"], p["momentum_weight"],
+                                          p["mixing"], p["sigma_1"], p["sigma_2"])
         band = 5 * var * math.sqrt(2 / (trials * D))
         assert abs(np.mean(err2[:, k]) - var) < band, t
 

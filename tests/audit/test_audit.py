@@ -14,6 +14,7 @@ import pytest
 import dpbounds.algorithms as algorithms
 from dpbounds.audit import AUDITS, AuditResult, audit, audit_names
 from dpbounds.audit.runner import CHUNK, run_pair
+from dpbounds.privacy import Neighbouring
 
 _RESULT_KEYS = {"algorithm", "claimed_epsilon", "delta", "epsilon_lower", "confidence",
                 "trials", "statistic"}
@@ -29,8 +30,9 @@ def test_every_algorithm_is_audited():
     assert {"dp_gd_laplace", "dp_gd_gaussian"} <= set(audit_names())
     relations = {(name, rel) for name, spec in AUDITS.items() for rel in spec.relations}
     for name in ("dp_gd_gaussian", "dp_sgd", "dp_nsgd"):
-        assert (name, "add/remove") in relations and (name, "replace-one") in relations
-    assert ("dp_agd", "add/remove") in relations
+        assert (name, Neighbouring.ADD_REMOVE) in relations
+        assert (name, Neighbouring.REPLACE_ONE) in relations
+    assert ("dp_agd", Neighbouring.ADD_REMOVE) in relations
 
 
 @pytest.mark.parametrize("name,relation", [(n, r) for n, s in AUDITS.items()
@@ -52,7 +54,7 @@ def test_quick_audit_of_every_algorithm(name, relation):
 
 def test_run_k_depends_only_on_seed_and_k():
     spec = AUDITS["dp_gd_gaussian"]
-    setting = spec.build("replace-one", spec.epsilon, spec.delta)
+    setting = spec.build(Neighbouring.REPLACE_ONE, spec.epsilon, spec.delta)
     (a_d, a_p), _, _ = run_pair(spec, setting, 300, seed=5)
     (b_d, b_p), _, _ = run_pair(spec, setting, CHUNK + 60, seed=5)
     (c_d, _), _, _ = run_pair(spec, setting, CHUNK + 200, seed=5)
@@ -91,5 +93,10 @@ def test_bad_input_is_a_value_error(kwargs, match):
 
 
 def test_relation_spellings():
-    assert audit("dp_sgd", "add_remove", trials=200).neighbouring == "add/remove"
-    assert audit("dp_sgd", "replace_one", trials=200).neighbouring == "replace-one"
+    """Every spelling Neighbouring.coerce accepts reaches the audit as the enum; the output
+    keeps the hyphenated spelling it always had."""
+    r = audit("dp_sgd", "add_remove", trials=200)
+    assert r.neighbouring is Neighbouring.ADD_REMOVE
+    assert r.to_dict()["neighbouring"] == "add/remove" and "dp_sgd (add/remove)" in str(r)
+    for spelling in ("replace_one", "replace-one", Neighbouring.REPLACE_ONE):
+        assert audit("dp_sgd", spelling, trials=200).neighbouring is Neighbouring.REPLACE_ONE

@@ -62,7 +62,7 @@ def test_white_box_tree_mu_matches_the_transcript_exact_mu(name, T):
     spec = AUDITS[name]
     r = audit(name, trials=4000, seed=2)
     # the runs asked for the epsilon whose tight claim is the target
-    setting = spec.build("replace-one", r.input_epsilon, spec.delta)
+    setting = spec.build(spec.relations[0], r.input_epsilon, spec.delta)
     nodes = []
     for obj in setting.pair:  # noise-free runs: the node signals
         with scaled_noise(0.0), setting.tap() as seen:

@@ -14,15 +14,17 @@ import pytest
 from dpbounds.audit import AUDITS, audit
 from dpbounds.audit.mutation import MUTANTS, get_mutant
 from dpbounds.cli import main
+from dpbounds.privacy import Neighbouring
 
 # (mutant, algorithm, relation, runs per data set): a cheap place where each is caught
+_R, _A = Neighbouring.REPLACE_ONE, Neighbouring.ADD_REMOVE
 CASES = [
-    ("sigma/2", "dp_sgd", "replace-one", 2000),
-    ("nsgd_sigma_r", "dp_nsgd", "replace-one", 1000),
-    ("realised_batch", "dp_sgd", "add/remove", 2000),
-    ("replace_one_as_C", "output_perturbation", "replace-one", 2000),
-    ("laplace_std", "dp_nag_opt", "replace-one", 2000),
-    ("data_dependent", "dp_gd_gaussian", "add/remove", 1000),
+    ("sigma/2", "dp_sgd", _R, 2000),
+    ("nsgd_sigma_r", "dp_nsgd", _R, 1000),
+    ("realised_batch", "dp_sgd", _A, 2000),
+    ("replace_one_as_C", "output_perturbation", _R, 2000),
+    ("laplace_std", "dp_nag_opt", _R, 2000),
+    ("data_dependent", "dp_gd_gaussian", _A, 1000),
 ]
 
 

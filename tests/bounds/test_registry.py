@@ -41,9 +41,10 @@ register(Entry(name="convex.probe_bound", title="probe", problem_class="convex",
 def fresh_registry(monkeypatch):
     """The registry emptied and undiscovered (the complete registry is restored afterwards)."""
     registry.discover()
-    monkeypatch.setattr(registry, "_REGISTRY", {})
+    old = registry.BOUND_REGISTRY
+    monkeypatch.setattr(registry, "BOUND_REGISTRY",
+                        type(old)(old.kind, old.package, old.providers))
     monkeypatch.setattr(registry, "_ALIASES", {})
-    monkeypatch.setattr(registry, "_DISCOVERED", False)
     yield
     sys.modules.pop("dpbounds.bounds.probe_bound_module", None)
 
@@ -167,3 +168,37 @@ def test_bad_problem_keys_name_the_flag_typed(capsys):
     assert "--mu must lie in (0, L=1]" in capsys.readouterr().err
     assert main(["compare", "--strong-convexity", "0.1", "--batch-size", "1.5e9"]) == 2
     assert "--batch-size must lie in [1, N=100000]" in capsys.readouterr().err
+
+
+def test_bounds_use_the_shared_discovery_walk():
+    """One package walk for bounds, verify studies and audit settings
+    (:class:`dpbounds._discovery.Registry`); the listing order is the class in the id, then
+    the id, as before."""
+    from dpbounds._discovery import Registry
+
+    reg = registry.BOUND_REGISTRY
+    assert isinstance(reg, Registry) and reg.package == "dpbounds.bounds"
+    assert registry.names() == list(reg.entries)
+    classes = ("nonconvex", "convex", "strongly_convex")
+    assert registry.names() == sorted(registry.names(),
+                                      key=lambda n: (classes.index(n.split(".")[0]), n))
+    for name in reg.entries:  # every entry came from the package or a named provider
+        owner = reg.module_of(name)
+        assert owner.startswith("dpbounds.bounds.") or owner in registry.PROVIDERS, owner
+    tree = ast.parse(Path(registry.__file__).read_text())
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert not {"pkgutil", "importlib"} & imported  # no walk of its own
+
+
+def test_a_second_module_registering_a_bound_id_is_refused(fresh_registry):
+    from dpbounds.bounds.theorem import Theorem, sym
+    from dpbounds.provenance import Provenance, Source
+
+    t = Theorem(name="t", quantity="q", expr=sym("d"), sources=(Source("p", "r",
+                                                                       Provenance.DERIVED),))
+    entry = registry.Entry("convex.a", "a", "convex", t, t, dict)
+    registry.register(entry)
+    registry.register(entry)  # control: the same module again (a reload) replaces it
+    with pytest.raises(ValueError, match="registered twice"):
+        registry.BOUND_REGISTRY.register("convex.a", entry, rank=1, module="elsewhere")

@@ -15,9 +15,11 @@ import numpy as np
 from dpbounds._discovery import Registry
 from dpbounds.audit.neighbours import add_remove_pair, replace_one_pair
 from dpbounds.audit.transcript import direction_statistics, noisy_gradients, output_features
+from dpbounds.privacy import Neighbouring
 
-REPLACE_ONE = "replace-one"
-ADD_REMOVE = "add/remove"
+#: The relations as the audits use them (the enum members; shown with ``.legacy`` spelling).
+REPLACE_ONE = Neighbouring.REPLACE_ONE
+ADD_REMOVE = Neighbouring.ADD_REMOVE
 
 #: Gradient norm of the audit records and the clipping norm (clipping is active).
 RECORD_NORM = 2.0
@@ -45,17 +47,29 @@ class Setting:
 
 @dataclass(frozen=True)
 class AuditSpec:
-    """An algorithm under audit: its function, relations and default claim."""
+    """An algorithm under audit: its function, relations and default claim.
+
+    ``relations`` are :class:`~dpbounds.privacy.mechanisms.Neighbouring` members (a spelling
+    that :meth:`~dpbounds.privacy.mechanisms.Neighbouring.coerce` accepts is converted here,
+    once); ``build(relation, epsilon, delta)`` receives one of them."""
 
     name: str
     function: Callable[..., Any]
-    relations: tuple[str, ...]
-    build: Callable[[str, float, float], Setting]
+    relations: tuple[Neighbouring, ...]
+    build: Callable[[Neighbouring, float, float], Setting]
     epsilon: float
     delta: float
     description: str
     trials: int = 10_000
     mutant_factor: float = 0.5
+
+    def __post_init__(self) -> None:
+        if isinstance(self.relations, (str, Neighbouring)):
+            raise ValueError(f"relations must be a tuple of relations, got {self.relations!r}")
+        relations = tuple(Neighbouring.coerce(r, "relations") for r in self.relations)
+        if not relations:
+            raise ValueError(f"relations of {self.name} must name at least one relation")
+        object.__setattr__(self, "relations", relations)
 
 
 # ----------------------------------------------------------------------------------------
@@ -108,8 +122,8 @@ _PAIR_TEXT = {
 }
 
 
-def _pair(relation: str, **kw: Any) -> tuple[Any, Any]:
-    return (replace_one_pair if relation == REPLACE_ONE else add_remove_pair)(**kw)
+def _pair(relation: Neighbouring, **kw: Any) -> tuple[Any, Any]:
+    return (replace_one_pair if relation is REPLACE_ONE else add_remove_pair)(**kw)
 
 
 LAPLACE_STEPS = 3
@@ -143,3 +157,16 @@ def register_audit(spec: AuditSpec, *, rank: float) -> AuditSpec:
     if not isinstance(spec, AuditSpec):
         raise ValueError(f"spec must be an AuditSpec, got {type(spec).__name__}")
     return AUDIT_REGISTRY.register(spec.name, spec, rank=rank, stacklevel=2)
+
+
+#: Audits of release recipes that are not algorithms of :mod:`dpbounds.algorithms` (not part
+#: of ``audit all`` or ``audit --list``; :func:`dpbounds.audit.audit` accepts their names),
+#: filled by the same walk of :mod:`dpbounds.audit.settings`.
+RELEASE_REGISTRY: Registry[AuditSpec] = Registry("release audit", "dpbounds.audit.settings")
+
+
+def register_release_audit(spec: AuditSpec, *, rank: float) -> AuditSpec:
+    """Register a release audit (as :func:`register_audit`, in :data:`RELEASE_REGISTRY`)."""
+    if not isinstance(spec, AuditSpec):
+        raise ValueError(f"spec must be an AuditSpec, got {type(spec).__name__}")
+    return RELEASE_REGISTRY.register(spec.name, spec, rank=rank, stacklevel=2)

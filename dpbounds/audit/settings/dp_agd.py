@@ -15,12 +15,13 @@ from dpbounds.audit.settings._common import (
     _displacement,
     register_audit,
 )
+from dpbounds.privacy import Neighbouring
 
 AGD_DIM = 64
 AGD_RECORD_NORM = 4.0  # above DP-AGD's default grad_clip = 3
 
 
-def _dp_agd(relation: str, epsilon: float, delta: float) -> Setting:
+def _dp_agd(relation: Neighbouring, epsilon: float, delta: float) -> Setting:
     from dpbounds.objectives import HuberSVM
     from dpbounds.privacy.zcdp import dp_to_zcdp_rho
 

@@ -19,13 +19,14 @@ from dpbounds.audit.settings._common import (
     _pair,
     register_audit,
 )
+from dpbounds.privacy import Neighbouring
 
 
-def _gd_gaussian(relation: str, epsilon: float, delta: float) -> Setting:
+def _gd_gaussian(relation: Neighbouring, epsilon: float, delta: float) -> Setting:
     pair = _pair(relation, dim=1, radius=RECORD_NORM)
     kwargs = dict(epsilon=epsilon, delta=delta, steps=GAUSS_STEPS, step_size=1.0,
                   mechanism="gaussian", clip_threshold=CLIP, neighbouring=relation, trace=None)
-    if relation == ADD_REMOVE:
+    if relation is ADD_REMOVE:
         kwargs["public_n"] = PUBLIC_N  # the same public normaliser for both data sets
     return Setting(pair, kwargs, _gd_features, "released noisy gradients (one per step)",
                    _PAIR_TEXT[relation] + f", r = {RECORD_NORM:g} > C = {CLIP:g}, d = 1",

@@ -19,10 +19,12 @@ from dpbounds.audit.settings._common import (
     _pair,
     register_audit,
 )
+from dpbounds.privacy import Neighbouring
 
 
-def _laplace_setting(kind: str, extra: dict[str, Any]) -> Callable[[str, float, float], Setting]:
-    def build(relation: str, epsilon: float, delta: float) -> Setting:
+def _laplace_setting(kind: str, extra: dict[str, Any]
+                     ) -> Callable[[Neighbouring, float, float], Setting]:
+    def build(relation: Neighbouring, epsilon: float, delta: float) -> Setting:
         pair = _pair(relation, dim=1, radius=1.0, l2=LAPLACE_L2, smoothness=1.0)
         kwargs = dict(epsilon=epsilon, steps=LAPLACE_STEPS, trace=None, **extra)
         return Setting(pair, kwargs, _momentum_features(kind, LAPLACE_L2),

@@ -14,12 +14,13 @@ from dpbounds.audit.settings._common import (
     _projected_features,
     register_audit,
 )
+from dpbounds.privacy import Neighbouring
 
 PROJ_DIM = 32
 PROJ_STEPS = 1
 
 
-def _projected(relation: str, epsilon: float, delta: float) -> Setting:
+def _projected(relation: Neighbouring, epsilon: float, delta: float) -> Setting:
     pair = _pair(relation, dim=PROJ_DIM, radius=1.0)
     kwargs = dict(epsilon=epsilon, delta=delta, radius=1.0, steps=PROJ_STEPS,
                   calibration="rdp", trace=None)

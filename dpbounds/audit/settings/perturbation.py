@@ -17,16 +17,17 @@ from dpbounds.audit.settings._common import (
     _pair,
     register_audit,
 )
+from dpbounds.privacy import Neighbouring
 
 
-def _output_perturbation(relation: str, epsilon: float, delta: float) -> Setting:
+def _output_perturbation(relation: Neighbouring, epsilon: float, delta: float) -> Setting:
     pair = _pair(relation, dim=1, radius=1.0, l2=1.0)
     return Setting(pair, dict(epsilon=epsilon, delta=delta, trace=None), _output,
                    "the released minimiser", _PAIR_TEXT[relation] + ", r = 1, l2 = 1, d = 1")
 
 
 
-def _objective_perturbation(relation: str, epsilon: float, delta: float) -> Setting:
+def _objective_perturbation(relation: Neighbouring, epsilon: float, delta: float) -> Setting:
     from dpbounds.objectives import HuberSVM
 
     a = np.ones((1, 1))

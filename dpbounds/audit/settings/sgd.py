@@ -22,15 +22,16 @@ from dpbounds.audit.settings._common import (
     _pair,
     register_audit,
 )
+from dpbounds.privacy import Neighbouring
 
 
-def _sgd_setting(**extra: Any) -> Callable[[str, float, float], Setting]:
-    def build(relation: str, epsilon: float, delta: float) -> Setting:
+def _sgd_setting(**extra: Any) -> Callable[[Neighbouring, float, float], Setting]:
+    def build(relation: Neighbouring, epsilon: float, delta: float) -> Setting:
         pair = _pair(relation, dim=1, radius=RECORD_NORM)
-        sampling = "without_replacement" if relation == REPLACE_ONE else "poisson"
+        sampling = "without_replacement" if relation is REPLACE_ONE else "poisson"
         kwargs = dict(epsilon=epsilon, delta=delta, steps=GAUSS_STEPS, step_size=1.0,
                       batch_size=1, sampling=sampling, trace=None, **extra)
-        if relation == ADD_REMOVE:
+        if relation is ADD_REMOVE:
             kwargs["public_n"] = PUBLIC_N
         return Setting(pair, kwargs, _gd_features,
                        "released noisy gradients (one per step)",

@@ -23,15 +23,16 @@ from dpbounds.audit.settings._common import (
     register_audit,
 )
 from dpbounds.backend import to_numpy
+from dpbounds.privacy import Neighbouring
 
 TREE_DIM = 32
 
 
-def _tree_setting(epochs: int, **extra: Any) -> Callable[[str, float, float], Setting]:
-    def build(relation: str, epsilon: float, delta: float) -> Setting:
+def _tree_setting(epochs: int, **extra: Any) -> Callable[[Neighbouring, float, float], Setting]:
+    def build(relation: Neighbouring, epsilon: float, delta: float) -> Setting:
         pair = _pair(relation, dim=TREE_DIM, radius=RECORD_NORM)
         kwargs = dict(epsilon=epsilon, delta=delta, epochs=epochs, step_size=1.0,
-                      clip_threshold=CLIP, neighbouring="replace_one", trace=None, **extra)
+                      clip_threshold=CLIP, neighbouring=REPLACE_ONE, trace=None, **extra)
         return Setting(pair, kwargs, _direction_features,
                        "step directions (the noisy momentum up to scale, one per step)",
                        _PAIR_TEXT[relation] + f", r = {RECORD_NORM:g} > C = {CLIP:g}, "
@@ -65,11 +66,11 @@ def _tree_release_features(res: Any, releases: list) -> np.ndarray:
     return np.stack(releases, axis=1)  # (trials, T): the e1 coordinate of each node
 
 
-def _tree_white_box(epochs: int) -> Callable[[str, float, float], Setting]:
-    def build(relation: str, epsilon: float, delta: float) -> Setting:
+def _tree_white_box(epochs: int) -> Callable[[Neighbouring, float, float], Setting]:
+    def build(relation: Neighbouring, epsilon: float, delta: float) -> Setting:
         pair = _pair(relation, dim=1, radius=RECORD_NORM)
         kwargs = dict(epsilon=epsilon, delta=delta, epochs=epochs, step_size=1.0,
-                      clip_threshold=CLIP, neighbouring="replace_one", trace=None)
+                      clip_threshold=CLIP, neighbouring=REPLACE_ONE, trace=None)
         return Setting(pair, kwargs, _tree_release_features,
                        f"the tree's {epochs} noisy nodes (white-box; the signal coordinate)",
                        _PAIR_TEXT[relation] + f", r = {RECORD_NORM:g} > C = {CLIP:g}, d = 1, "
