@@ -207,6 +207,7 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
     n_free = "N" not in user_fixed and var != "N"
     for knob in _knobs(study, fixed) if "T" not in user_fixed else [{}]:
         base = dict(fixed, **knob)
+        cut_note = ""
         n0: int | None = None
         if var == "N":
             # Yang et al.'s plans calibrate an RDP accountant each: a coarser lattice
@@ -234,10 +235,27 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
             if n_free:
                 ns = [n for n in _lattice(float(base["N"]), _N_MAX, 4) if n >= base["N"]]
             chosen = None
-            for n in ns:
-                pts = [dict(base, N=n, **{var: v}) for v in vals]
-                if all(_informative(dry_plan(study, spec, p, trials)) for p in pts):
-                    chosen = n
+            seen: dict[tuple[int, float], bool] = {}
+
+            def informative_at(n: int, v: float, seen: dict[tuple[int, float], bool] = seen,
+                               base: dict[str, Any] = base) -> bool:
+                if (n, v) not in seen:
+                    seen[n, v] = _informative(dry_plan(study, spec, dict(base, N=n, **{var: v}),
+                                                       trials))
+                return seen[n, v]
+            # the whole grid first, then its widest windows: the regime answers "up to
+            # which d (from which eps) is this bound informative"
+            for cut in _grid_cuts(vals, path):
+                for n in ns:
+                    if all(informative_at(n, v) for v in cut):
+                        chosen = n
+                        break
+                if chosen is not None:
+                    if len(cut) < len(vals):
+                        cut_note = (f"; {var} grid cut to [{cut[0]:g}, {cut[-1]:g}] (the "
+                                    f"whole grid is vacuous somewhere at every N <= "
+                                    f"{_N_MAX:g})")
+                    vals = cut
                     break
             if chosen is None:
                 continue
@@ -246,7 +264,7 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
                + (f"; local slope within {_SLOPE_TOL} of the headline exponent {headline:g}"
                   if path and headline is not None else "")
                + f"; {', '.join(f'{k}={v:g}' for k, v in knob.items())}"
-               * bool(knob))
+               * bool(knob) + cut_note)
         plan = _costed(study, spec, var, base, vals, trials, cost, "path" if path else
                        "informative", why, dict(first_informative=n0))
         total = sum(plan.seconds)
@@ -271,6 +289,28 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
                     tuple(plan.seconds[i] for i in keep), skipped,
                     plan.local_slopes, dict(plan.extra, full_values=list(plan.values),
                                             full_estimated_seconds=list(plan.seconds)))
+
+
+def _grid_cuts(vals: Sequence[float], path: bool) -> list[tuple[float, ...]]:
+    """``vals``, then (not on a path) the contiguous windows of ``vals`` refined to a ratio
+    of 2, widest first (the smaller values first among equals), down to :data:`_MIN_CUT`
+    values: the grids an informative plan over ``d`` or ``eps`` may run."""
+    vals = tuple(vals)
+    if path or len(vals) < 2:
+        return [vals]
+    # windows of the grid refined to ratio 2 (integers stay integers)
+    lo, hi = float(vals[0]), float(vals[-1])
+    fine = [lo]
+    while lo > 0 and fine[-1] * 2.0 < hi * (1 - 1e-9):
+        fine.append(fine[-1] * 2.0)
+    dense = tuple(sorted(set(fine) | {hi}))
+    cuts = [dense[i:i + m] for m in range(len(dense) - 1, _MIN_CUT - 1, -1)
+            for i in range(len(dense) - m + 1)]
+    return [vals] + cuts
+
+
+#: fewest grid values a cut grid keeps (a slope needs a span)
+_MIN_CUT = 3
 
 
 def _span(n0: int, span: float, points: int) -> tuple[float, ...]:

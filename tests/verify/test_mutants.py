@@ -194,3 +194,41 @@ def test_cost_model_predicts_a_longer_run_and_the_fit_without_fixed_cost_does_no
     old = np.linalg.lstsq(np.array(rows, float), np.array(secs), rcond=None)[0]
     old_pred = max(old[0], 0) * pl["steps"] + max(old[1], 0) * pl["gradient_evaluations"]
     assert old_pred > 20 * measured, (old_pred, measured)
+
+
+def test_grid_cuts_refine_and_window_the_grid() -> None:
+    """The candidate grids of a d/eps plan: the given grid, then windows of its ratio-2
+    refinement, widest first, never fewer than three values; a path grid is never cut."""
+    from dpbounds.verify.regimes import _grid_cuts
+
+    cuts = _grid_cuts((2.0, 8.0, 32.0, 128.0), path=False)
+    assert cuts[0] == (2.0, 8.0, 32.0, 128.0)
+    assert cuts[1] == (2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+    assert all(len(c) >= 3 for c in cuts)
+    assert [len(c) for c in cuts[1:]] == sorted((len(c) for c in cuts[1:]), reverse=True)
+    assert all(b / a == 2.0 for c in cuts[1:] for a, b in zip(c, c[1:]))
+    assert _grid_cuts((2.0, 8.0, 32.0), path=True) == [(2.0, 8.0, 32.0)]
+
+
+def test_planner_over_d_cuts_the_grid_to_where_the_bound_is_informative() -> None:
+    """Theorem 6 at a user-fixed N = 5e5 over d = 4..64: vacuous from d = 32 (the bound grows
+    as d^(1/4)), so the plan keeps the widest window where every point is informative (dry
+    plans are the oracle), says so, and the next refined value above it is vacuous. Control:
+    at N = 2e5 no window of three values is informative, so there is no plan."""
+    st = get_study("tran_cutkosky.alg1")
+    spec = problem("huber_well")
+    grid = (4, 8, 16, 32, 64)
+
+    def plan_at(n: float):
+        return plan_grid(st, spec, "d", dict(st.fixed, N=n), grid, 4, cost=(1e-9, 0.0),
+                         allow_expensive=True, user_fixed=["N"])
+
+    def informative(n: int, d: float) -> bool:
+        p = dry_plan(st, spec, dict(st.fixed, N=n, d=int(d)), 4)
+        return p["bound"] < min(p["trivial"], p["do_nothing"])
+
+    g = plan_at(5e5)
+    assert g is not None and g.values == (4.0, 8.0, 16.0) and "d grid cut to [4, 16]" in g.why
+    assert all(informative(500_000, d) for d in g.values)
+    assert not informative(500_000, 32)
+    assert plan_at(2e5) is None
