@@ -23,6 +23,7 @@ CASES = [
     ("replace_one_as_C", "output_perturbation", "replace-one", 2000),
     ("laplace_std", "dp_nag_opt", "replace-one", 2000),
     ("data_dependent", "dp_gd_gaussian", "add/remove", 1000),
+    ("reused_noise", "dp_sgd", "replace-one", 1000),
 ]
 
 
