@@ -53,7 +53,7 @@ Where we read the paper, and where the public code ``ppmlguy/DP-AGD`` differs
   advantage of DP-AGD at small epsilon; dpbounds does not reproduce it.
 
 **NoisyMax in the ledger** (``noisy_max_ledger``). The paper: "NoisyMax satisfies
-:math:`(\epsilon,0)`-DP (pure) and :math:`\frac{\epsilon^2}{2}`-zCDP" (§3.3-3.4, VERBATIM;
+:math:`(\epsilon,0)`-DP (pure) and :math:`\frac{\epsilon^2}{2}`-zCDP" (§5 "Composition", VERBATIM;
 the pure guarantee needs monotone scores for the scale :math:`C_{obj}/\epsilon`: under
 add/remove a record adds :math:`\min(\ell_i, C_{obj})\in[0, C_{obj}]` to every candidate's
 loss sum, since the losses are non-negative). By default the ledger records the zCDP
