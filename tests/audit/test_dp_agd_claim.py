@@ -20,7 +20,7 @@ from scipy import optimize, stats
 
 from dpbounds.algorithms import dp_agd
 from dpbounds.audit import audit
-from dpbounds.audit.runner import tight_claim
+from dpbounds.audit.runner import claimed_mu, tight_claim
 from dpbounds.audit.settings.dp_agd import _dp_agd
 from dpbounds.privacy.mechanisms import GaussianMechanism, PureDpMechanism, ZcdpMechanism
 
@@ -70,6 +70,9 @@ def test_pure_record_leaves_the_run_and_its_own_accounting_unchanged():
     for m, _ in pu.privacy.ledger.entries:
         if isinstance(m, PureDpMechanism):
             assert m.epsilon ** 2 / 2 == pytest.approx(rho, rel=1e-14)
+    # the audit's mu_claim reads the pure entry as the zCDP charge it replaces
+    assert claimed_mu(pu.privacy.ledger) == pytest.approx(claimed_mu(zc.privacy.ledger),
+                                                          rel=1e-12)
 
 
 @pytest.mark.parametrize("epsilon", [3.0, 5.0])
