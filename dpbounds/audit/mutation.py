@@ -300,32 +300,44 @@ def reused_noise() -> Iterator[None]:
 
 
 #: Audits of the reused-noise mutant: each gets a pair in which the differing record is
-#: absent from some steps (two records, one per step), so the released per-step quantities
-#: carry a signal that changes from step to step. On the default pairs (one record, in
+#: absent from some steps (two records, one per step; under add/remove Poisson sampling at
+#: q = 1/2), so the released per-step quantities carry a signal that changes from step to
+#: step. On the default pairs (one record, in
 #: every step, a constant signal) the bug is *less* distinguishing than the real algorithm:
 #: the transcript is one Gaussian release repeated, mu_claim / sqrt(T)-GDP.
 REUSED_NOISE_AUDITS = ("dp_sgd", "dp_nsgd", "tree_momentum_nsgd_T3", "tree_momentum_nsgd_T8")
 
 
+#: Public size of the add/remove reused-noise pair (batch 1: Poisson rate 1/2).
+REUSED_PUBLIC_N = 2
+
+
 def _reused_applies(spec: Any, relation: str) -> bool:
-    return spec.name in REUSED_NOISE_AUDITS and relation == "replace-one"
+    return spec.name in REUSED_NOISE_AUDITS and relation in spec.relations
 
 
-def _two_record_pair(dim: int, radius: float) -> tuple[Any, Any]:
-    """D = {+r e1, +r e1}, D' = {+r e1, -r e1}: replace-one, the second record flipped."""
+def _two_record_pair(dim: int, radius: float, relation: str) -> tuple[Any, Any]:
+    """Replace-one: D = {+r e1, +r e1}, D' = {+r e1, -r e1} (the second record flipped);
+    add/remove: D = {+r e1}, D' = {+r e1, -r e1}."""
     from dpbounds.audit.neighbours import LinearObjective
 
     c = np.zeros((2, dim))
     c[:, 0] = radius
     cp = c.copy()
     cp[1, 0] = -radius
-    return LinearObjective(c), LinearObjective(cp)
+    return LinearObjective(c if relation == "replace-one" else c[:1]), LinearObjective(cp)
 
 
 def _reused(spec: Any, setting: Any) -> tuple[Any, Callable[..., Any]]:
     radius = float(np.max(np.abs(setting.pair[0].gradients)))
     kwargs = dict(setting.kwargs)
+    relation = "add/remove" if "public_n" in kwargs else "replace-one"
     text = "two records, one per step"
+    pair_text = "D = {+r e1, +r e1}, D' = {+r e1, -r e1}"
+    if relation == "add/remove":  # Poisson at q = B / public_n = 1/2
+        kwargs["public_n"] = REUSED_PUBLIC_N
+        text = f"Poisson sampling, public_n = {REUSED_PUBLIC_N}, batch 1"
+        pair_text = "D = {+r e1}, D' = {+r e1, -r e1}"
     if "epochs" in kwargs:  # the white-box tree: n = 2, so T = 2 E; keep T >= the audit's
         kwargs["epochs"] = -(-int(kwargs["epochs"]) // 2)
         text += f", T = {2 * kwargs['epochs']}"
@@ -333,10 +345,11 @@ def _reused(spec: Any, setting: Any) -> tuple[Any, Callable[..., Any]]:
     statistic = setting.statistic
     if "epochs" in kwargs:
         statistic = f"the tree's {2 * kwargs['epochs']} noisy nodes (white-box)"
-    new = replace(setting, pair=_two_record_pair(setting.pair[0].gradients.shape[1], radius),
+    new = replace(setting, pair=_two_record_pair(setting.pair[0].gradients.shape[1], radius,
+                                                 relation),
                   kwargs=kwargs, scorers=(*scorers, "increments"), statistic=statistic,
-                  pair_description=f"D = {{+r e1, +r e1}}, D' = {{+r e1, -r e1}}, r = "
-                  f"{radius:g} ({text}; the reused-noise audit)")
+                  pair_description=f"{pair_text}, r = {radius:g} ({text}; the reused-noise "
+                  "audit)")
     return new, _within(reused_noise, spec.function)
 
 

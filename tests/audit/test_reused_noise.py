@@ -52,19 +52,25 @@ def test_on_the_default_pair_the_mutant_repeats_one_release():
     np.testing.assert_allclose(f, np.repeat(f[:, :1], 5, axis=1), rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("name", ["dp_sgd", "dp_nsgd", "tree_momentum_nsgd_T3",
-                                  "tree_momentum_nsgd_T8"])
-def test_reused_noise_is_caught_on_three_seeds(name):
-    for seed in (0, 1, 2):
-        bad = audit(name, trials=RUNS, seed=seed, mutant="reused_noise", null=False)
+@pytest.mark.parametrize("name,relation,runs", [
+    ("dp_sgd", "replace-one", RUNS), ("dp_nsgd", "replace-one", RUNS),
+    ("tree_momentum_nsgd_T3", "replace-one", RUNS), ("tree_momentum_nsgd_T8", "replace-one", RUNS),
+    # Poisson at q = 1/2: D' shows both signs in only ~56 % of runs (4.77-4.85 at 2,000 on
+    # seeds 0-2, measured; one seed here: its PLD calibration dominates the test's time)
+    ("dp_sgd", "add/remove", 2 * RUNS)])
+def test_reused_noise_is_caught_on_three_seeds(name, relation, runs):
+    for seed in (0, 1, 2) if relation == "replace-one" else (1,):
+        bad = audit(name, relation, trials=runs, seed=seed, mutant="reused_noise", null=False)
         assert bad.violation and bad.claimed_epsilon == pytest.approx(3.0, rel=1e-5), bad
 
 
-@pytest.mark.parametrize("name", ["dp_sgd", "tree_momentum_nsgd_T3"])
-def test_the_real_algorithm_in_the_mutants_pair_is_consistent(name):
+@pytest.mark.parametrize("name,relation", [("dp_sgd", "replace-one"),
+                                           ("tree_momentum_nsgd_T3", "replace-one"),
+                                           ("dp_sgd", "add/remove")])
+def test_the_real_algorithm_in_the_mutants_pair_is_consistent(name, relation):
     spec = AUDITS[name]
-    setting = get_mutant("reused_noise", spec, "replace-one",
-                         spec.build("replace-one", 4.885, 0.05)).new_setting
+    setting = get_mutant("reused_noise", spec, relation,
+                         spec.build(relation, 4.885, 0.05)).new_setting
     (f_d, f_p), claimed, delta = run_sets(spec, setting, 4 * RUNS, seed=0)
     r = held_out_bound(f_d, f_p, delta, 0.95, setting.scorers)
     assert 0.0 <= r.bound.lower <= claimed, (r.name, r.bound)
