@@ -51,6 +51,22 @@ Where we read the paper, and where the public code ``ppmlguy/DP-AGD`` differs
   the probability of one outcome by a factor of at least 2e5, against e^epsilon = 2.72 for the
   version here. That sharper, non-private step selection likely explains much of the paper's
   advantage of DP-AGD at small epsilon; dpbounds does not reproduce it.
+
+**NoisyMax in the ledger** (``noisy_max_ledger``). The paper: "NoisyMax satisfies
+:math:`(\epsilon,0)`-DP (pure) and :math:`\frac{\epsilon^2}{2}`-zCDP" (§5 "Composition", VERBATIM;
+the pure guarantee needs monotone scores for the scale :math:`C_{obj}/\epsilon`: under
+add/remove a record adds :math:`\min(\ell_i, C_{obj})\in[0, C_{obj}]` to every candidate's
+loss sum, since the losses are non-negative). By default the ledger records the zCDP
+charge, which only the zCDP and RDP accountants read, so no exact accountant applies to
+the run. ``"pure"`` records the :math:`\epsilon`-DP mechanism instead (DERIVED: the same
+call, the guarantee the zCDP charge was derived from; Bun & Steinke 2016, Prop. 3.3 gives
+back :math:`\epsilon^2/2=\rho_{nmax}`, so the budget and ``ledger.epsilon`` do not move);
+an :math:`\epsilon`-DP mechanism's privacy profile is dominated by randomized response's
+(Kairouz, Oh & Viswanath 2015, Thm 2.1; Zhu, Dong & Wang 2022, PLD of pure DP), which the
+PLD accountant composes exactly with the Gaussian measurements. Not used: the
+bounded-range reading :math:`\epsilon^2/8`-zCDP (Cesar & Rogers 2021; Dong, Durfee &
+Rogers 2020) holds for the exponential mechanism (Gumbel noise), not for Laplace (or
+one-sided exponential) report-noisy-max, which is what Algorithm 1 runs.
 """
 
 from __future__ import annotations
@@ -150,7 +166,8 @@ def dp_agd(objective: ObjectiveProtocol, *, epsilon: float, delta: float, splits
            grid_size: int = 20, initial_max_step: float = 2.0, tau: int = 10,
            eta: float = 0.1, alpha_cap: float | None = None, noisy_max_noise: str = "laplace",
            rho_nmax: float | None = None, rho_ng: float | None = None,
-           max_iterations: int = 100_000, trials: int = 1, seed: Any = None, x0: Any = None,
+           noisy_max_ledger: str = "zcdp", max_iterations: int = 100_000, trials: int = 1,
+           seed: Any = None, x0: Any = None,
            trace: str | None = "auto") -> SimulationResult:
     r"""Run DP-AGD (Lee & Kifer Algorithm 2) on ``trials`` independent copies.
 
@@ -173,6 +190,14 @@ def dp_agd(objective: ObjectiveProtocol, *, epsilon: float, delta: float, splits
         the public code's sign is not private, see the module notes).
     rho_nmax, rho_ng:
         Override the initial per-call budgets.
+    noisy_max_ledger:
+        How the ledger records each NoisyMax call: ``"zcdp"`` (default, as the paper
+        charges it: a :math:`\rho_{nmax}`-zCDP entry) or ``"pure"``: the
+        :math:`\epsilon=\sqrt{2\rho_{nmax}}`-DP mechanism it is (a ``PureDpMechanism``
+        with the very :math:`\epsilon` NoisyMax is called with). The run, its budget and
+        the zCDP accountant's reading (:math:`\epsilon^2/2=\rho_{nmax}`) are the same
+        either way; ``"pure"`` lets the PLD accountant compose the calls exactly with the
+        Gaussian measurements (see the module notes, "NoisyMax in the ledger").
     max_iterations:
         Cap on released iterations (the budget normally stops the run first).
     trials, seed, x0, trace:
@@ -210,6 +235,7 @@ def dp_agd(objective: ObjectiveProtocol, *, epsilon: float, delta: float, splits
     tau = check_int("tau", tau, maximum=MAX_STEPS)
     eta = check_positive("eta", eta)
     kind = check_choice("noisy_max_noise", noisy_max_noise, ("laplace", "exponential"))
+    nmax_entry = check_choice("noisy_max_ledger", noisy_max_ledger, ("zcdp", "pure"))
     max_iterations = check_steps(max_iterations, "max_iterations")
     trials = check_trials(trials)
     if alpha_cap is not None:
@@ -355,7 +381,9 @@ def dp_agd(objective: ObjectiveProtocol, *, epsilon: float, delta: float, splits
         if private:
             for sig_k in sigmas[trial][:at_release[trial, 0]]:
                 led.record(GaussianMechanism(sig_k, grad_clip, ar))
-            led.record(ZcdpMechanism(r_nmax, ar), int(at_release[trial, 1]))
+            led.record(ZcdpMechanism(r_nmax, ar) if nmax_entry == "zcdp"
+                       else PureDpMechanism(math.sqrt(2.0 * r_nmax), ar),
+                       int(at_release[trial, 1]))
         trial_ledgers.append(led)
     if private:
         worst = int(np.argmax([cast(ZcdpAccountant, led.accountant("zcdp")).rho

@@ -248,3 +248,115 @@ def get_mutant(name: str, spec: Any, relation: Neighbouring, setting: Any) -> Ap
                          f"{mut.description}")
     new, function = mut.make(spec, setting)
     return AppliedMutant(name, new, function)
+
+
+# ----------------------------------------------------------------------------------------
+# reused noise: one draw per stream, added at every step (breaker2's "correlated" mutant)
+# ----------------------------------------------------------------------------------------
+@contextmanager
+def reused_noise() -> Iterator[None]:
+    """Within the block, each :class:`~dpbounds.backend.TrialRandom` stream draws its
+    Gaussian / Laplace noise of a given shape once and returns that draw (times the scale
+    asked for) at every later call; block draws (``normal_steps``) repeat the first step.
+
+    Every draw keeps its marginal law, so each step alone is correctly noised; the steps'
+    noises are identical, so the difference of two releases is noise free. Trial ``k``
+    still depends only on its own stream. The cache lives for the block (one algorithm
+    call), which keeps the streams alive so that their ids are not reused."""
+    cache: dict[tuple[Any, ...], tuple[TrialRandom, Any]] = {}
+
+    def once(kind: str) -> Callable[[Any], Any]:
+        def make(original: Any) -> Any:
+            def draw(self: TrialRandom, shape: Any = (), scale: Any = 1.0, **kw: Any) -> Any:
+                shp = self._shape(shape)
+                key = (id(self), kind, shp)
+                if key not in cache:
+                    cache[key] = (self, original(self, shape, 1.0, **kw))
+                return self._scaled(cache[key][1], scale, len(shp))
+            return draw
+        return make
+
+    steps_original = TrialRandom.normal_steps
+
+    def steps_make(original: Any) -> Any:
+        def normal_steps(self: TrialRandom, steps: int, shape: Any = (), scale: Any = 1.0
+                         ) -> Any:
+            shp = self._shape(shape)
+            key = (id(self), "steps", shp)
+            if key not in cache:
+                cache[key] = (self, steps_original(self, 1, shape, 1.0))
+            unit = cache[key][1]
+            base = self.xp.broadcast_to(unit, (unit.shape[0], steps, *unit.shape[2:])) * 1.0
+            s = np.asarray(scale, dtype=float)
+            if s.ndim == 1:  # per-step scales
+                s = s.reshape((1, steps) + (1,) * (base.ndim - 2))
+                return base * self.xp.asarray(s)
+            return self._scaled(base, scale, len(shp) + 1)
+        return normal_steps
+
+    with (_patched(TrialRandom, "normal", once("normal")),
+          _patched(TrialRandom, "laplace", once("laplace")),
+          _patched(TrialRandom, "normal_steps", steps_make)):
+        yield
+
+
+#: Audits of the reused-noise mutant: each gets a pair in which the differing record is
+#: absent from some steps (two records, one per step; under add/remove Poisson sampling at
+#: q = 1/2), so the released per-step quantities carry a signal that changes from step to
+#: step. On the default pairs (one record, in
+#: every step, a constant signal) the bug is *less* distinguishing than the real algorithm:
+#: the transcript is one Gaussian release repeated, mu_claim / sqrt(T)-GDP.
+REUSED_NOISE_AUDITS = ("dp_sgd", "dp_nsgd", "tree_momentum_nsgd_T3", "tree_momentum_nsgd_T8")
+
+
+#: Public size of the add/remove reused-noise pair (batch 1: Poisson rate 1/2).
+REUSED_PUBLIC_N = 2
+
+
+def _reused_applies(spec: Any, relation: Neighbouring) -> bool:
+    return spec.name in REUSED_NOISE_AUDITS and relation in spec.relations
+
+
+def _two_record_pair(dim: int, radius: float, relation: Neighbouring) -> tuple[Any, Any]:
+    """Replace-one: D = {+r e1, +r e1}, D' = {+r e1, -r e1} (the second record flipped);
+    add/remove: D = {+r e1}, D' = {+r e1, -r e1}."""
+    from dpbounds.audit.neighbours import LinearObjective
+
+    c = np.zeros((2, dim))
+    c[:, 0] = radius
+    cp = c.copy()
+    cp[1, 0] = -radius
+    return (LinearObjective(c if relation is Neighbouring.REPLACE_ONE else c[:1]),
+            LinearObjective(cp))
+
+
+def _reused(spec: Any, setting: Any) -> tuple[Any, Callable[..., Any]]:
+    radius = float(np.max(np.abs(setting.pair[0].gradients)))
+    kwargs = dict(setting.kwargs)
+    relation = (Neighbouring.ADD_REMOVE if "public_n" in kwargs
+                else Neighbouring.REPLACE_ONE)
+    text = "two records, one per step"
+    pair_text = "D = {+r e1, +r e1}, D' = {+r e1, -r e1}"
+    if relation is Neighbouring.ADD_REMOVE:  # Poisson at q = B / public_n = 1/2
+        kwargs["public_n"] = REUSED_PUBLIC_N
+        text = f"Poisson sampling, public_n = {REUSED_PUBLIC_N}, batch 1"
+        pair_text = "D = {+r e1}, D' = {+r e1, -r e1}"
+    if "epochs" in kwargs:  # the white-box tree: n = 2, so T = 2 E; keep T >= the audit's
+        kwargs["epochs"] = -(-int(kwargs["epochs"]) // 2)
+        text += f", T = {2 * kwargs['epochs']}"
+    scorers = tuple(setting.scorers or ("linear",))
+    statistic = setting.statistic
+    if "epochs" in kwargs:
+        statistic = f"the tree's {2 * kwargs['epochs']} noisy nodes (white-box)"
+    new = replace(setting, pair=_two_record_pair(setting.pair[0].gradients.shape[1], radius,
+                                                 relation),
+                  kwargs=kwargs, scorers=(*scorers, "increments"), statistic=statistic,
+                  pair_description=f"{pair_text}, r = {radius:g} ({text}; the reused-noise "
+                  "audit)")
+    return new, _within(reused_noise, spec.function)
+
+
+MUTANTS["reused_noise"] = Mutant(
+    "reused_noise", "the noise drawn once and added again at every step (right marginal, "
+    "identical across steps: step differences are noise free)",
+    "breaker2's 'correlated' mutant (bench/adversary_results.md)", _reused_applies, _reused)

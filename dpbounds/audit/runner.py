@@ -323,10 +323,11 @@ def claimed_mu(ledger: Any) -> float:
     r"""μ of the Gaussian noise a ledger recorded: :math:`\sqrt{\sum c(\Delta/\sigma)^2}`
     over Gaussian mechanisms (subsampled ones only at rate 1), :math:`\sqrt{K}\Delta/\sigma`
     for tree aggregation (Dong, Roth & Su 2022, Cor. 3.3, as the PLD accountant), and
-    :math:`\sqrt{2\rho}` for a zCDP charge (the μ of a Gaussian of that ρ); ``nan`` when
-    anything else was recorded."""
+    :math:`\sqrt{2\rho}` for a zCDP charge (the μ of a Gaussian of that ρ; an ε-DP entry
+    as its :math:`\varepsilon^2/2`-zCDP reading); ``nan`` when anything else was recorded."""
     from dpbounds.privacy.mechanisms import (
         GaussianMechanism,
+        PureDpMechanism,
         SubsampledGaussianMechanism,
         TreeAggregationMechanism,
         ZcdpMechanism,
@@ -341,6 +342,8 @@ def claimed_mu(ledger: Any) -> float:
             total += count * mech.node_count * (mech.sensitivity / mech.sigma) ** 2
         elif isinstance(mech, ZcdpMechanism):
             total += count * 2.0 * mech.rho
+        elif isinstance(mech, PureDpMechanism):  # DP-AGD's NoisyMax recorded as pure DP
+            total += count * mech.epsilon ** 2
         else:
             return math.nan
     return math.sqrt(total) if total > 0 else math.nan

@@ -276,6 +276,23 @@ def _laplace_lr(f_d: np.ndarray, f_p: np.ndarray) -> Scorer:
     return score
 
 
+def _increments(f_d: np.ndarray, f_p: np.ndarray) -> Scorer:
+    """Gaussian likelihood ratio (class means and covariances) of the step increments
+    ``f[:, t] - f[:, t-1]`` of per-step features (a transcript: one released quantity per
+    step, in step order).
+
+    Noise drawn independently at every step makes the increments as noisy as the steps; a
+    bug that reuses the noise (or correlates it across steps) leaves them noise free, and
+    the data's step-to-step changes show through exactly. Their covariance is what the
+    class-covariance ratio reads: near-singular on one side, it scores that side's runs far
+    apart from the other's. Needs at least two features (one feature: a constant score).
+    """
+    if f_d.shape[1] < 2:
+        return lambda f: np.zeros(np.asarray(f).shape[0])
+    inner = _gaussian_lr(np.diff(f_d, axis=1), np.diff(f_p, axis=1))
+    return lambda f: inner(np.diff(np.asarray(f, dtype=float), axis=1))
+
+
 #: Low mantissa bits a :func:`_low_bits` cell keeps.
 LOW_BITS = 3
 
@@ -322,6 +339,7 @@ SCORERS: dict[str, Callable[[np.ndarray, np.ndarray], Scorer]] = {
     "gaussian-lr": _gaussian_lr,
     "laplace-lr": _laplace_lr,
     "low-bits": _low_bits,
+    "increments": _increments,
 }
 #: The statistics :func:`fit_scorers` offers by default (``low-bits`` is asked for by name:
 #: it needs the raw released floats, not values recomputed from them).

@@ -40,7 +40,7 @@ def _null_features(rng: np.random.Generator, kind: str, k: int) -> tuple[np.ndar
 
 
 ESTIMATORS = [("identity", 1), ("linear", 4), ("gaussian-lr", 4), ("laplace-lr", 4),
-              ("low-bits", 2), (None, 4)]  # None: the default, best of the value statistics
+              ("low-bits", 2), ("increments", 4), (None, 4)]  # None: the default (value stats)
 
 
 def _scorer(name, f_d, f_p):

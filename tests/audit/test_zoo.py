@@ -25,6 +25,7 @@ CASES = [
     ("replace_one_as_C", "output_perturbation", _R, 2000),
     ("laplace_std", "dp_nag_opt", _R, 2000),
     ("data_dependent", "dp_gd_gaussian", _A, 1000),
+    ("reused_noise", "dp_sgd", _R, 1000),
 ]
 
 

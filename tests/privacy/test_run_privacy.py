@@ -78,6 +78,8 @@ def _rho_oracle(ledger: PrivacyLedger) -> float:
             rho += count * m.node_count * m.sensitivity**2 / (2 * m.sigma**2)
         elif isinstance(m, ZcdpMechanism):
             rho += count * m.rho
+        elif isinstance(m, PureDpMechanism):  # eps-DP is eps^2/2-zCDP (Bun & Steinke Prop 3.3)
+            rho += count * m.epsilon**2 / 2
         else:
             raise AssertionError(f"unexpected mechanism {m!r} in a zCDP ledger")
     return rho
