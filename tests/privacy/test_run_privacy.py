@@ -224,7 +224,7 @@ def test_subsampled_runs_match_dp_accounting(fn, sampling, accountant):
     rng = np.random.default_rng(0)
     A = rng.normal(size=(40, 3))
     f = LogisticRegression(A, np.sign(A[:, 0] + 1e-3), l2=1e-2)
-    extra = dict(clip_norm=1.0) if fn is alg.dp_sgd else dict(r=0.1)
+    extra = dict(clip_threshold=1.0) if fn is alg.dp_sgd else dict(regulariser=0.1)
     res = fn(f, epsilon=0.8, delta=1e-5, steps=30, batch_size=8, step_size=0.1,
              sampling=sampling, trials=1, seed=0, trace=None, accountant=accountant,
              public_n=40 if sampling == "poisson" else None, **extra)
@@ -268,7 +268,7 @@ def test_a_changed_ledger_gives_a_different_epsilon(spec, relation, eps, delta):
 
 def test_non_private_runs_record_nothing():
     spec = AUDITS["dp_sgd"]
-    setting = spec.build("replace-one", 1.0, 1e-5)
+    setting = spec.build(Neighbouring.REPLACE_ONE, 1.0, 1e-5)
     kwargs = dict(setting.kwargs, epsilon=math.inf)
     res = spec.function(setting.pair[0], trials=1, seed=0, **kwargs)
     assert not res.privacy.private and len(res.privacy.ledger) == 0
@@ -280,7 +280,7 @@ def test_non_private_runs_record_nothing():
 
 def test_report_lists_every_accountant_without_raising():
     spec = AUDITS["dp_sgd"]
-    setting = spec.build("add/remove", 1.0, 1e-5)
+    setting = spec.build(Neighbouring.ADD_REMOVE, 1.0, 1e-5)
     res = spec.function(setting.pair[0], trials=1, seed=0, **setting.kwargs)
     report = res.privacy.report()
     assert set(report) == set(ACCOUNTANTS)
@@ -297,7 +297,7 @@ def test_neighbouring_aliases_are_accepted_at_the_boundary():
         assert Neighbouring.coerce(alias) is Neighbouring.ADD_REMOVE
     with pytest.raises(ValueError, match="neighbouring"):
         Neighbouring.coerce("swap")
-    f = AUDITS["dp_gd_gaussian"].build("replace-one", 1.0, 1e-5)
+    f = AUDITS["dp_gd_gaussian"].build(Neighbouring.REPLACE_ONE, 1.0, 1e-5)
     a = alg.dp_gd(f.pair[0], trials=1, seed=0, **dict(f.kwargs, neighbouring="replace_one"))
     b = alg.dp_gd(f.pair[0], trials=1, seed=0, **dict(f.kwargs, neighbouring="replace-one"))
     assert a.privacy.ledger == b.privacy.ledger
@@ -341,7 +341,7 @@ def test_ledger_round_trips_through_json(entries, nb):
 
 def test_run_privacy_round_trips_and_is_frozen():
     spec = AUDITS["dp_agd"]
-    res = _run(spec, "add/remove", 1.0, 1e-6)
+    res = _run(spec, Neighbouring.ADD_REMOVE, 1.0, 1e-6)
     back = RunPrivacy.from_dict(json.loads(json.dumps(res.privacy.to_dict())))
     assert back.ledger == res.privacy.ledger and back.trial_ledgers == res.privacy.trial_ledgers
     assert back.epsilon == res.privacy.epsilon
