@@ -234,7 +234,6 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
             ns = [int(base["N"])]
             if n_free:
                 ns = [n for n in _lattice(float(base["N"]), _N_MAX, 4) if n >= base["N"]]
-            chosen = None
             seen: dict[tuple[int, float], bool] = {}
 
             def informative_at(n: int, v: float, seen: dict[tuple[int, float], bool] = seen,
@@ -244,21 +243,30 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
                                                        trials))
                 return seen[n, v]
             # the whole grid first, then its widest windows: the regime answers "up to
-            # which d (from which eps) is this bound informative"
+            # which d (from which eps) is this bound informative"; the widest informative
+            # window within the budget wins (else the widest informative one)
+            found: list[tuple[tuple[float, ...], int]] = []
             for cut in _grid_cuts(vals, path):
-                for n in ns:
-                    if all(informative_at(n, v) for v in cut):
-                        chosen = n
-                        break
-                if chosen is not None:
-                    if len(cut) < len(vals):
-                        cut_note = (f"; {var} grid cut to [{cut[0]:g}, {cut[-1]:g}] (the "
-                                    f"whole grid is vacuous somewhere at every N <= "
-                                    f"{_N_MAX:g})")
-                    vals = cut
+                n_ok = next((n for n in ns if all(informative_at(n, v) for v in cut)), None)
+                if n_ok is None:
+                    continue
+                found.append((cut, n_ok))
+                t_min = min(trials, MIN_TRIALS) if reduce_trials else trials  # see _fit
+                if allow_expensive or sum(_costed(
+                        study, spec, var, dict(base, N=n_ok), cut, t_min, cost_for(t_min),
+                        "", "", {}).seconds) <= max_seconds:
                     break
-            if chosen is None:
+            else:
+                found = found[:1]
+            if not found:
                 continue
+            cut, chosen = found[-1]
+            if len(cut) < len(vals):
+                over = len(found) > 1
+                cut_note = (f"; {var} grid cut to [{cut[0]:g}, {cut[-1]:g}] (a wider window is "
+                            + ("over the budget" if over else
+                               f"vacuous somewhere at every N <= {_N_MAX:g}") + ")")
+            vals = cut
             base["N"] = chosen
         why = ("bound below min(trivial, do-nothing) at every point"
                + (f"; local slope within {_SLOPE_TOL} of the headline exponent {headline:g}"

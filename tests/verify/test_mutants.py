@@ -232,3 +232,26 @@ def test_planner_over_d_cuts_the_grid_to_where_the_bound_is_informative() -> Non
     assert all(informative(500_000, d) for d in g.values)
     assert not informative(500_000, 32)
     assert plan_at(2e5) is None
+
+
+def test_planner_over_d_prefers_a_narrower_window_that_fits_the_budget() -> None:
+    """Theorem 6 over d = 4..64 with a cost of 1e-8 s per trial-step: the whole grid is
+    informative at N = 1e6 but costs ~450 s; at a 100 s budget the plan is the widest window
+    that fits (every point informative by dry plans, the total within the budget) and says
+    why. Control: an unlimited budget keeps the whole grid."""
+    st = get_study("tran_cutkosky.alg1")
+    spec = problem("huber_well")
+
+    def plan_at(budget: float):
+        return plan_grid(st, spec, "d", dict(st.fixed), (4, 8, 16, 32, 64), 4,
+                         cost_for=lambda t: (1e-8 * t, 0.0), max_seconds=budget)
+
+    g = plan_at(100.0)
+    assert g is not None and 3 <= len(g.values) < 5 and sum(g.seconds) <= 100.0
+    assert "over the budget" in g.why and not g.skipped
+    for v in g.values:
+        p = dry_plan(st, spec, dict(g.fixed, d=int(v)), 4)
+        assert p["bound"] < min(p["trivial"], p["do_nothing"])
+    full = plan_at(1e9)
+    assert full is not None and full.values == (4.0, 8.0, 16.0, 32.0, 64.0)
+    assert sum(full.seconds) > 100.0
