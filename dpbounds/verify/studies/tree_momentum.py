@@ -22,8 +22,8 @@ from dpbounds.verify.studies._common import (
     _momentum_trace_every,
     _plan,
     _round_epochs,
-    _tree_noise_check,
     _tree_node_checks,
+    _tree_noise_check,
     _tree_prob,
     _violations,
     register_study,
@@ -34,8 +34,8 @@ def _run_alg1(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
               dry: bool = False) -> dict[str, Any]:
     from dpbounds.algorithms import tree_momentum_nsgd
     from dpbounds.bounds.nonconvex import tree_momentum as tc
-    from dpbounds.verify.tree_load import RealisedLoad
     from dpbounds.privacy.tree import momentum_node_sensitivity
+    from dpbounds.verify.tree_load import RealisedLoad
 
     th = tc.theorem6
     hp, notes = _round_epochs(th, _tree_prob(point, inst, inst.R_tune), minimum=1,
