@@ -216,10 +216,12 @@ def _tree_noise_check(res: Any, d: int, alpha: float, sig: list[float],
                       gamma: float | None = None, steps: int | None = None) -> dict[str, Any]:
     """Sum over traced steps of ||m_hat - m||^2 against the tree covariance at ``sig``."""
     st = np.asarray(res.diagnostics["step"]) + 1  # paper's t = library's k + 1
-    c = ex.tree_noise_covariance(st, alpha=alpha, sigma_1=sig[0],
+    rows = ex.tree_check_rows(st, steps if gamma is not None else None)
+    c = ex.tree_noise_covariance(st[rows], alpha=alpha, sigma_1=sig[0],
                                  sigma_2=sig[1] if len(sig) > 1 else None, gamma=gamma,
                                  steps_per_epoch=steps)
-    vals = (np.asarray(res.diagnostics["noise_error"], dtype=float) ** 2).sum(axis=1)
+    err = np.asarray(res.diagnostics["noise_error"], dtype=float)
+    vals = (err[:, rows] ** 2).sum(axis=1)
     return _check("exact", vals, d * float(np.trace(c)),
                   "tree noise covariance at the claimed eps (DERIVED)",
                   sd=math.sqrt(2.0 * d * float(np.sum(c * c))))
