@@ -112,8 +112,11 @@ def _node_count_minus_1() -> Iterator[None]:
 def _skip_clipping() -> Iterator[None]:
     """Clipping to an infinite threshold on both of DP-SGD's paths (the compiled loop is
     switched off, so that the NumPy path, whose clipping is patched, runs)."""
+    import importlib
+
     from dpbounds.algorithms import _step_kernels as kernels
-    from dpbounds.algorithms import dp_sgd as mod
+
+    mod = importlib.import_module("dpbounds.algorithms.dp_sgd")  # the module, not the function
     from dpbounds.objectives import Objective
 
     inner_map, inner_clip, inner_active = (mod._per_sample_map, Objective.clipped_mean_grad,

@@ -194,3 +194,17 @@ def test_cost_model_predicts_a_longer_run_and_the_fit_without_fixed_cost_does_no
     old = np.linalg.lstsq(np.array(rows, float), np.array(secs), rcond=None)[0]
     old_pred = max(old[0], 0) * pl["steps"] + max(old[1], 0) * pl["gradient_evaluations"]
     assert old_pred > 20 * measured, (old_pred, measured)
+
+
+def test_skip_clipping_is_caught_by_the_clip_probe_only() -> None:
+    """No verify problem has per-sample norms above the study's C = 3 tau0, so only the
+    probe at a binding threshold (exact clipped mean from NumPy) sees unclipped DP-SGD."""
+    kw = dict(vary={"eps": [0.25, 2.0]}, fixed={"T": 300}, trials=3, replicates=50)
+    ok = scaling_study("yang.sgd", **kw)
+    assert ok.holds and _status(ok, "clip_exact")
+    assert all(p["clip_gap_over_se"] > 10 for p in ok.params)  # clipping moves the mean
+    bad = scaling_study("yang.sgd", mutation="skip_clipping", **kw)
+    assert not _status(bad, "clip_exact") and not bad.holds
+    assert _status(bad, "ledger") and _status(bad, "drawn")  # blind to it, as before
+    with pytest.raises(ValueError, match="does not apply"):
+        scaling_study("yang.nsgd", mutation="skip_clipping", **kw)
