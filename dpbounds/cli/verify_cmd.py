@@ -75,7 +75,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--mutation", choices=MUTATIONS, default=None,
                    help="negative control (must exit 1): noise_d runs with eps/sqrt(d), "
                         "noise_sqrt2 draws noise sqrt(2) too small (ledger unchanged), frozen "
-                        "multiplies the step by 1e-9, nsgd_noise_r gives DP-NSGD noise sigma*r")
+                        "multiplies the step by 1e-9, nsgd_noise_r gives DP-NSGD noise sigma*r, "
+                        "node_count_minus_1 charges Algorithm 1 one tree node too few, "
+                        "skip_clipping runs DP-SGD without clipping")
     p.add_argument("--grid", choices=("auto", "informative", "path", "small"), default="auto",
                    help="auto (default): the informative grid of a full study when affordable, "
                         "else the default grid, labelled; small: today's default grids")

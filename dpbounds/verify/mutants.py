@@ -12,18 +12,27 @@ the algorithm (wrapping its arguments, or patching :class:`~dpbounds.backend.Tri
 * ``frozen`` — the step size times :math:`10^{-9}` (an algorithm that does not move);
 * ``nsgd_noise_r`` — DP-NSGD adds noise :math:`\sigma r` instead of :math:`\sigma` although each
   contribution :math:`g/(\lVert g\rVert+r)` has norm :math:`<1` (sensitivity 1, not ``r``);
-  it applies to Yang et al.'s NSGD study only.
+  it applies to Yang et al.'s NSGD study only;
+* ``node_count_minus_1`` — Algorithm 1 charges one formed node too few
+  (:func:`~dpbounds.algorithms.tree_momentum.algorithm_1_node_count` minus one: sigma
+  :math:`\sqrt{(K-1)/K}` too small, ledger consistent with it); Tran & Cutkosky Algorithm 1
+  only;
+* ``skip_clipping`` — DP-SGD without its per-example clipping (the noise still calibrated for
+  the clip threshold); DP-SGD studies only (Yang et al.'s clipped SGD).
 
 :func:`noise_tap` records what the run *drew*: the energy :math:`\sum\xi^2` of every noise draw
 (Gaussian, Laplace) per trial, compared by the studies with the energy the ledger's noise
 implies (a two-sided ``== exact`` verdict with the exact variance of a sum of squares).
+:func:`permutation_tap` hands every permutation the run draws to a callback (the tree studies
+count each sample's realised node load from them, :class:`~dpbounds.verify.tree_load.
+RealisedLoad`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -31,12 +40,15 @@ import numpy as np
 from dpbounds.audit.mutation import scaled_noise
 from dpbounds.backend import TrialRandom, to_numpy
 
-__all__ = ["MUTATIONS", "mutated", "noise_tap", "step_factor"]
+__all__ = ["MUTATIONS", "mutated", "noise_tap", "permutation_tap", "step_factor"]
 
 #: mutants a study can run (see the module docstring)
-MUTATIONS: tuple[str, ...] = ("noise_d", "noise_sqrt2", "frozen", "nsgd_noise_r")
+MUTATIONS: tuple[str, ...] = ("noise_d", "noise_sqrt2", "frozen", "nsgd_noise_r",
+                              "node_count_minus_1", "skip_clipping")
 #: the step-size factor of the ``frozen`` mutant
 FROZEN = 1e-9
+#: the clip threshold of the ``skip_clipping`` mutant (no gradient reaches it)
+_NO_CLIP = 1e300
 
 
 def eps_run(point: dict, mutation: str | None) -> float:
@@ -64,8 +76,67 @@ def mutated(mutation: str | None, algorithm: str, r: float | None = None) -> Ite
             raise ValueError("the nsgd_noise_r mutant needs r")
         with scaled_noise(r):
             yield
+    elif mutation == "node_count_minus_1":
+        if algorithm != "tree_momentum_nsgd":
+            raise ValueError(f"mutation 'node_count_minus_1' does not apply to {algorithm} (it "
+                             "is Algorithm 1's: study nonconvex.tree_momentum_nsgd)")
+        with _node_count_minus_1():
+            yield
+    elif mutation == "skip_clipping":
+        if algorithm != "dp_sgd":
+            raise ValueError(f"mutation 'skip_clipping' does not apply to {algorithm} (it is "
+                             "DP-SGD's: study nonconvex.clipped_sgd)")
+        with _skip_clipping():
+            yield
     else:
         yield
+
+
+@contextlib.contextmanager
+def _node_count_minus_1() -> Iterator[None]:
+    from dpbounds.algorithms import tree_momentum as tm
+
+    inner = tm.algorithm_1_node_count
+
+    def fewer(steps_per_epoch: int, epochs: int, method: str = "auto") -> int:
+        return max(1, inner(steps_per_epoch, epochs, method) - 1)
+
+    tm.algorithm_1_node_count = fewer  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        tm.algorithm_1_node_count = inner  # type: ignore[assignment]
+
+
+@contextlib.contextmanager
+def _skip_clipping() -> Iterator[None]:
+    """Clipping to an infinite threshold on both of DP-SGD's paths (the compiled loop is
+    switched off, so that the NumPy path, whose clipping is patched, runs)."""
+    import importlib
+
+    from dpbounds.algorithms import _step_kernels as kernels
+
+    mod = importlib.import_module("dpbounds.algorithms.dp_sgd")  # the module, not the function
+    from dpbounds.objectives import Objective
+
+    inner_map, inner_clip, inner_active = (mod._per_sample_map, Objective.clipped_mean_grad,
+                                           kernels.active)
+
+    def no_clip_map(xp: Any, g: Any, kind: str, param: float) -> Any:
+        return inner_map(xp, g, kind, _NO_CLIP if kind == "clip" else param)
+
+    def no_clip(self: Any, x: Any, idx: Any, clip: float, *args: Any, **kw: Any) -> Any:
+        return inner_clip(self, x, idx, _NO_CLIP, *args, **kw)
+
+    mod._per_sample_map = no_clip_map  # type: ignore[assignment]
+    Objective.clipped_mean_grad = no_clip  # type: ignore[method-assign]
+    kernels.active = lambda objective, x: None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        mod._per_sample_map = inner_map  # type: ignore[assignment]
+        Objective.clipped_mean_grad = inner_clip  # type: ignore[method-assign]
+        kernels.active = inner_active  # type: ignore[assignment]
 
 
 class NoiseTap:
@@ -82,6 +153,23 @@ class NoiseTap:
         e = (v.reshape(v.shape[0], -1) ** 2).sum(axis=1)
         self.energy = e if self.energy is None else self.energy + e
         self.draws += int(v[0].size)
+
+
+@contextlib.contextmanager
+def permutation_tap(callback: Callable[[np.ndarray], None]) -> Iterator[None]:
+    """Hand every ``TrialRandom.permutation`` draw (``(trials, n)``) to ``callback``."""
+    inner = TrialRandom.permutation
+
+    def permutation(self: TrialRandom, n: int) -> Any:
+        out = inner(self, n)
+        callback(np.asarray(to_numpy(out)))
+        return out
+
+    TrialRandom.permutation = permutation  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        TrialRandom.permutation = inner  # type: ignore[method-assign]
 
 
 @contextlib.contextmanager

@@ -4,6 +4,7 @@ Monte Carlo run of other code, a closed form), each with a negative control that
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
@@ -17,6 +18,7 @@ from dpbounds.verify.exact import (
     expected_norm_factor,
     momentum_exact,
     rho_for_epsilon,
+    tree_check_rows,
     tree_noise_covariance,
     tree_sigma_for_epsilon,
     tree_step_levels,
@@ -125,3 +127,88 @@ def test_nesterov_recursion_against_a_direct_simulation() -> None:
                                   laplace_scales=[0.0] * T)
     assert noise == 0.0
     assert value == pytest.approx(0.5 * float(np.sum(lam * x * x)), rel=1e-12)
+
+
+# ----------------------------------------------------------------------------------------
+# the former per-node Python loop (commit 6760ce0), kept as the oracle of the vectorised one
+def _ref_compose(t: int) -> list[tuple[int, int]]:
+    """COMPOSE(1, t): the dyadic nodes covering ``[1, t]``, one per set bit of ``t``."""
+    out, start = [], 1
+    for j in range(t.bit_length() - 1, -1, -1):
+        if t >> j & 1:
+            out.append((start, start + (1 << j) - 1))
+            start += 1 << j
+    return out
+
+
+def _loop_covariance(steps: Sequence[int] | np.ndarray, *, alpha: float, sigma_1: float,
+                          sigma_2: float | None = None, gamma: float | None = None,
+                          steps_per_epoch: int | None = None) -> np.ndarray:
+    r"""Per-coordinate covariance :math:`c_{tt'}` of the tree noise at the paper's ``steps``.
+
+    Algorithm 1: ``sigma_1`` at every node. Algorithm 2 (``gamma`` and ``steps_per_epoch``
+    ``S`` given): nodes starting in the first epoch get ``sigma_1``, later ones ``sigma_2``,
+    and :math:`e_t=\sum_{k\ge0,\,t-kS\ge1}(1-\gamma)^k n_{t-kS}`.
+    """
+    alg2 = gamma is not None
+    if alg2 and (steps_per_epoch is None or sigma_2 is None):
+        raise ValueError("Algorithm 2 needs sigma_2, gamma and steps_per_epoch")
+    q = 1.0 - alpha
+    rows: list[dict[tuple[int, int], float]] = []
+    for t in steps:
+        t = int(t)
+        w: dict[tuple[int, int], float] = {}
+        k, s = 0, t
+        while s >= 1:
+            coef = (1.0 - gamma) ** k if gamma is not None else 1.0  # gamma given: alg2
+            for node in _ref_compose(s):
+                w[node] = w.get(node, 0.0) + coef * q ** (s - node[1])
+            if not alg2 or coef == 0.0:
+                break
+            k, s = k + 1, s - steps_per_epoch  # type: ignore[operator]
+        rows.append(w)
+    from scipy import sparse  # noqa: PLC0415
+
+    nodes = sorted({nd for w in rows for nd in w})
+    col = {nd: i for i, nd in enumerate(nodes)}
+    ri = [i for i, w in enumerate(rows) for _ in w]
+    ci = [col[nd] for w in rows for nd in w]
+    vals = [v for w in rows for v in w.values()]
+    # sparse: Algorithm 2 at E epochs touches ~E log T nodes per traced step
+    W = sparse.csr_matrix((vals, (ri, ci)), shape=(len(rows), len(nodes)))
+    # alg2: steps_per_epoch and sigma_2 are set (checked above), so the `or` never applies
+    var = np.array([(sigma_1 if not alg2 or a <= (steps_per_epoch or 0) else (sigma_2 or 0.0)) ** 2
+                    for a, _ in nodes])
+    return np.asarray((W @ sparse.diags(var) @ W.T).todense())
+
+
+@given(steps=st.lists(st.integers(1, 3000), min_size=1, max_size=12),
+       alpha=st.sampled_from([0.0, 0.003, 0.1, 0.5, 1.0]),
+       gamma=st.sampled_from([None, 0.0, 0.05, 0.7, 1.0]), S=st.integers(1, 700))
+@settings(max_examples=60, deadline=None)
+def test_vectorised_covariance_equals_the_loop(steps: list[int], alpha: float,
+                                               gamma: float | None, S: int) -> None:
+    kw = {} if gamma is None else dict(sigma_2=0.7, gamma=gamma, steps_per_epoch=S)
+    got = tree_noise_covariance(steps, alpha=alpha, sigma_1=1.3, **kw)
+    want = _loop_covariance(steps, alpha=alpha, sigma_1=1.3, **kw)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    # negative control: the other epoch's noise level is not interchangeable
+    if gamma is not None and gamma < 1 and max(steps) > S + 1:
+        swapped = tree_noise_covariance(steps, alpha=alpha, sigma_1=0.7, sigma_2=1.3,
+                                        gamma=gamma, steps_per_epoch=S)
+        assert not np.allclose(swapped, want, rtol=1e-6)
+
+
+def test_check_rows_keep_every_step_or_an_even_subset() -> None:
+    st_ = np.arange(1, 100_001, 50)
+    assert tree_check_rows(st_).size == st_.size  # Algorithm 1: all
+    assert tree_check_rows(st_, 100_000).size == st_.size  # one epoch: all
+    rows = tree_check_rows(st_, 100, budget=20_000)
+    pairs = ((st_[rows] - 1) // 100 + 1).sum()
+    assert pairs <= 20_000 and rows.size > 30 and np.all(np.diff(rows) > 0)
+    # at most 4096 rows whatever the algorithm: the dense covariance stays <= 134 MB (an
+    # Algorithm 2 path run was killed at 23 GB); control: a short trace keeps every step
+    long = np.arange(1, 1_000_001, 10)
+    kept = tree_check_rows(long)
+    assert kept.size == 4096 and kept[0] == 0 and kept[-1] == long.size - 1
+    assert tree_check_rows(long[:4096]).size == 4096

@@ -255,3 +255,17 @@ def test_planner_over_d_prefers_a_narrower_window_that_fits_the_budget() -> None
     full = plan_at(1e9)
     assert full is not None and full.values == (4.0, 8.0, 16.0, 32.0, 64.0)
     assert sum(full.seconds) > 100.0
+
+
+def test_skip_clipping_is_caught_by_the_clip_probe_only() -> None:
+    """No verify problem has per-sample norms above the study's C = 3 tau0, so only the
+    probe at a binding threshold (exact clipped mean from NumPy) sees unclipped DP-SGD."""
+    kw = dict(vary={"eps": [0.25, 2.0]}, fixed={"T": 300}, trials=3, replicates=50)
+    ok = scaling_study("yang.sgd", **kw)
+    assert ok.holds and _status(ok, "clip_exact")
+    assert all(p["clip_gap_over_se"] > 10 for p in ok.params)  # clipping moves the mean
+    bad = scaling_study("yang.sgd", mutation="skip_clipping", **kw)
+    assert not _status(bad, "clip_exact") and not bad.holds
+    assert _status(bad, "ledger") and _status(bad, "drawn")  # blind to it, as before
+    with pytest.raises(ValueError, match="does not apply"):
+        scaling_study("yang.nsgd", mutation="skip_clipping", **kw)

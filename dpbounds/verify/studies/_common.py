@@ -216,13 +216,58 @@ def _tree_noise_check(res: Any, d: int, alpha: float, sig: list[float],
                       gamma: float | None = None, steps: int | None = None) -> dict[str, Any]:
     """Sum over traced steps of ||m_hat - m||^2 against the tree covariance at ``sig``."""
     st = np.asarray(res.diagnostics["step"]) + 1  # paper's t = library's k + 1
-    c = ex.tree_noise_covariance(st, alpha=alpha, sigma_1=sig[0],
+    rows = ex.tree_check_rows(st, steps if gamma is not None else None)
+    c = ex.tree_noise_covariance(st[rows], alpha=alpha, sigma_1=sig[0],
                                  sigma_2=sig[1] if len(sig) > 1 else None, gamma=gamma,
                                  steps_per_epoch=steps)
-    vals = (np.asarray(res.diagnostics["noise_error"], dtype=float) ** 2).sum(axis=1)
+    err = np.asarray(res.diagnostics["noise_error"], dtype=float)
+    vals = (err[:, rows] ** 2).sum(axis=1)
     return _check("exact", vals, d * float(np.trace(c)),
                   "tree noise covariance at the claimed eps (DERIVED)",
                   sd=math.sqrt(2.0 * d * float(np.sum(c * c))))
+
+
+#: Algorithm 1's ``node_count_method="auto"`` counts exactly up to these sizes, then charges
+#: the closed-form bound E(floor(log2 N) + 3) (documented in dpbounds.privacy.tree)
+_EXACT_COUNT_STEPS, _EXACT_COUNT_EPOCHS = 1 << 20, 1 << 12
+#: the small cases whose count is also brute-forced (steps per epoch, epochs)
+_BRUTE_CASES = ((4, 3), (3, 4), (6, 2))
+
+
+def _tree_node_checks(res: Any, load: Any, n: int, epochs: int, sens: float, sigma: float,
+                      point: Mapping[str, float]) -> tuple[dict[str, Any], int]:
+    """The node-count checks of Algorithm 1 and the count the ledger must charge.
+
+    * ``node_count``: the run's count == the worst-case formed-node load, by
+      :func:`~dpbounds.verify.tree_load.formed_load_exact` (where ``"auto"`` counts exactly)
+      or the closed-form bound recomputed here (beyond);
+    * ``node_count_small``: :func:`~dpbounds.algorithms.tree_momentum.algorithm_1_node_count`
+      == a brute force over every placement at a few tiny cases (a wrong helper, whatever the
+      run's size);
+    * ``realised``: per trial, the zCDP rho of the largest *realised* load of any sample at
+      the run's sigma (the permutations it drew) must not exceed the claimed eps's rho: the
+      run's own noise covers what this run released (one-sided).
+    """
+    from dpbounds.algorithms.tree_momentum import algorithm_1_node_count
+    from dpbounds.verify import tree_load as tl
+
+    if n * epochs <= _EXACT_COUNT_STEPS and epochs <= _EXACT_COUNT_EPOCHS:
+        k, how = tl.formed_load_exact(n, epochs), "formed-node DP (verify.tree_load)"
+    else:
+        k, how = epochs * (int(n).bit_length() + 2), "closed-form bound E(floor(log2 N)+3)"
+    small = max(abs(algorithm_1_node_count(a, b) - tl.formed_load_brute_force(a, b))
+                for a, b in _BRUTE_CASES)
+    rho = ex.rho_for_epsilon(float(point["eps"]), float(point["delta"]))
+    if load.t0 == n * epochs:
+        real = tl.realised_rho(load.max_per_trial(), sens, sigma)
+    else:  # the run drew other permutations than one per epoch: nothing to certify
+        real = np.full(1, np.inf)
+    return dict(
+        node_count=_check("exact", float(res.params["node_count"]), float(k), how, sd=0.0),
+        node_count_small=_check("exact", float(small), 0.0,
+                                "brute force over every placement, tiny cases", sd=0.0),
+        realised=_check("cover", real, rho, "realised formed-node load of every sample at the "
+                        "run's sigma (zCDP) <= the claimed eps's rho", rtol=1e-9)), k
 
 
 def _trace_every(steps: int, points: int = 50) -> int:

@@ -92,6 +92,7 @@ def _run_yang(kind: str, point: dict, inst: Instance, trials: int, seed: Any,
                          **common)
         hp = dict(C=C, eta=eta)
         viol = _violations(cs.sgd_corollary, dict(p, C=C))
+        clip_check, clip_params = _clip_probe(point, inst, eta, seed, mutation)
     sigma = float(res.params["sigma_over_clip"])
     trace = np.asarray(res.trace, dtype=float)
     std_run = float(res.params["noise_std_sum"]) / B  # noise on the batch mean
@@ -101,6 +102,9 @@ def _run_yang(kind: str, point: dict, inst: Instance, trials: int, seed: Any,
                       "RDP sigma for the claimed eps (without replacement, replace-one)",
                       rtol=_LEDGER_RTOL["rdp"]),
         drawn=_drawn_check(tap, d, np.full(T, std_run**2)))
+    if kind == "sgd":
+        checks["clip_exact"] = clip_check
+        hp.update(clip_params)
     return dict(
         # min over t >= 1 (>= the theorem's min over t >= 0: a stricter check, and not the
         # trivial 0 of a start at the minimiser)
@@ -112,6 +116,54 @@ def _run_yang(kind: str, point: dict, inst: Instance, trials: int, seed: Any,
         trivial=inst.G, notes=notes, violations=viol, lower_bound=0.0, checks=checks,
         do_nothing=inst.start_grad_norm,
     )
+
+
+#: trials of the clipping probe (its standard error ~ 1.3 / sqrt(4000) = 0.02 at eps = 0.25)
+_CLIP_TRIALS = 4000
+
+
+def _clip_probe(point: Mapping[str, float], inst: Instance, eta: float, seed: Any,
+                mutation: str | None) -> tuple[dict[str, Any], dict[str, float]]:
+    r"""A two-sided check that DP-SGD clips: its first step where clipping binds.
+
+    The study's own threshold ``C = 3 tau0`` never binds on these problems (every per-sample
+    gradient has norm ``<= G < C``), so a DP-SGD that skips clipping would pass every other
+    check. Here DP-SGD runs one step from the study's start with the threshold
+    ``C_p = median / 2`` of the per-sample gradient norms there (most samples clipped) and
+    ``_CLIP_TRIALS`` trials; per trial, :math:`(x_0-x_1)/\eta` projected on the unit vector
+    ``u`` from the unclipped to the clipped mean gradient must have mean
+    :math:`u^\top\bar g_{C_p}(x_0)`, the clipped mean over the whole sample (a uniform batch
+    without replacement is unbiased; the noise has mean 0), computed here from the Huber
+    well's definition :math:`\nabla f_i=G z_i/\max(\lVert z_i\rVert, G/L)`,
+    :math:`z_i=x_0-e_i` in NumPy (not the objective's code). Skipping the clipping moves the
+    mean by ``clip_gap`` (reported with its ratio to the standard error).
+    """
+    from dpbounds.algorithms import dp_sgd
+
+    f = inst.objective
+    x0 = np.asarray(inst.x0, dtype=float).ravel()
+    z = x0[None, :] - np.asarray(f.offsets_np, dtype=float)
+    nz = np.linalg.norm(z, axis=1)
+    g = inst.G * z / np.maximum(nz, inst.G / inst.L)[:, None]
+    gn = np.linalg.norm(g, axis=1)
+    c_p = 0.5 * float(np.median(gn))
+    g_clip = (g * np.minimum(1.0, c_p / np.maximum(gn, 1e-300))[:, None]).mean(axis=0)
+    diff = g_clip - g.mean(axis=0)
+    gap = float(np.linalg.norm(diff))
+    u = diff / gap if gap > 0 else np.eye(x0.size)[0]
+    probe_seed = (*seed, 1) if isinstance(seed, tuple) else (seed, 1)
+    with mutated(mutation, "dp_sgd"):
+        res = dp_sgd(f, epsilon=_eps_run(point, mutation), delta=point["delta"], steps=1,
+                     batch_size=int(point["B"]), step_size=eta * step_factor(mutation),
+                     clip_threshold=c_p, trials=_CLIP_TRIALS, seed=probe_seed, x0=x0,
+                     trace=None)
+    step = (x0[None, :] - np.asarray(res.x, dtype=float)) / eta
+    vals = step @ u
+    se = float(vals.std(ddof=1) / math.sqrt(vals.size))
+    check = _check("exact", vals, float(g_clip @ u), "clipped mean gradient at x0 (NumPy, "
+                   "Huber well's definition), one DP-SGD step at a binding threshold")
+    return check, dict(clip_probe_threshold=c_p, clip_gap=gap,
+                       clip_gap_over_se=gap / se if se > 0 else math.inf)
 
 
 def _yang_exprs(kind: str) -> dict[str, sp.Expr]:

@@ -9,7 +9,7 @@ import sympy as sp
 
 from dpbounds.bounds.theorem import sym
 from dpbounds.verify import exact as ex
-from dpbounds.verify.mutants import mutated, noise_tap, step_factor
+from dpbounds.verify.mutants import mutated, noise_tap, permutation_tap, step_factor
 from dpbounds.verify.problems import Instance
 from dpbounds.verify.studies._common import (
     _LEDGER_RTOL,
@@ -22,6 +22,7 @@ from dpbounds.verify.studies._common import (
     _momentum_trace_every,
     _plan,
     _round_epochs,
+    _tree_node_checks,
     _tree_noise_check,
     _tree_prob,
     _violations,
@@ -32,9 +33,9 @@ from dpbounds.verify.studies._common import (
 def _run_alg1(point: dict, inst: Instance, trials: int, seed: Any, mutation: str | None,
               dry: bool = False) -> dict[str, Any]:
     from dpbounds.algorithms import tree_momentum_nsgd
-    from dpbounds.algorithms.tree_momentum import algorithm_1_node_count
     from dpbounds.bounds.nonconvex import tree_momentum as tc
     from dpbounds.privacy.tree import momentum_node_sensitivity
+    from dpbounds.verify.tree_load import RealisedLoad
 
     th = tc.theorem6
     hp, notes = _round_epochs(th, _tree_prob(point, inst, inst.R_tune), minimum=1,
@@ -46,7 +47,10 @@ def _run_alg1(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
     bound = float(th.evaluate(ignore_extra=True, invalid="nan", **at))
     if dry:
         return _plan(bound, inst.G, inst.start_grad_norm, T, T, trials, point)
-    with mutated(mutation, "tree_momentum_nsgd"), noise_tap() as tap:
+    # each sample's realised node load, from the permutations the run draws (batch size 1)
+    load = RealisedLoad(f.n, f.n, 1, T)
+    with mutated(mutation, "tree_momentum_nsgd"), noise_tap() as tap, \
+            permutation_tap(load.add_epoch):
         res = tree_momentum_nsgd(f, epsilon=_eps_run(point, mutation), delta=point["delta"],
                                  epochs=E, step_size=eta * step_factor(mutation),
                                  momentum_weight=alpha,
@@ -54,13 +58,17 @@ def _run_alg1(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
                                  trace_every=_momentum_trace_every(T, alpha))
     sigma4 = float(tc.theorem4_exact.evaluate(ignore_extra=True, **at))
     d = int(point["d"])
-    (s_claim,) = ex.tree_sigma_for_epsilon(
-        float(point["eps"]), float(point["delta"]),
-        [(momentum_node_sensitivity(inst.G, alpha, f.n), algorithm_1_node_count(f.n, E), 1.0)])
+    sens = momentum_node_sensitivity(inst.G, alpha, f.n)
     s_run = float(res.params["sigma"])
+    # the node count from this module's own oracles, not the algorithm's helper
+    nodes, k_claim = _tree_node_checks(res, load, f.n, E, sens, s_run, point)
+    (s_claim,) = ex.tree_sigma_for_epsilon(float(point["eps"]), float(point["delta"]),
+                                           [(sens, k_claim, 1.0)])
     checks = dict(
         ledger=_check("ledger", s_run, s_claim, "zCDP sigma for the claimed eps (Thm 10 + "
-                      "Bun-Steinke Prop. 1.3)", rtol=_LEDGER_RTOL["tree"]),
+                      "Bun-Steinke Prop. 1.3; independent formed-node count)",
+                      rtol=_LEDGER_RTOL["tree"]),
+        **nodes,
         drawn=_drawn_check(tap, d, np.full(T, s_run**2)),
         noise_exact=_tree_noise_check(res, d, alpha, [s_claim]))
     return dict(

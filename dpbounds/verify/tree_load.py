@@ -1,0 +1,159 @@
+r"""Node loads of Algorithm 1's tree, computed independently of :mod:`dpbounds.privacy.tree`.
+
+The ledger of Tran & Cutkosky's Algorithm 1 charges ``K`` formed nodes per sample
+(:func:`~dpbounds.algorithms.tree_momentum.algorithm_1_node_count`, ``K_f`` of
+:func:`~dpbounds.privacy.tree.max_formed_node_load`). A study that recomputes its expected sigma
+with the same helper cannot see a wrong count there, so the tree studies check the count with
+the oracles of this module, which share no code with the package's counters:
+
+* :func:`formed_load_brute_force` — the worst case over every placement of one sample's
+  occurrences (one step per epoch) of the number of formed nodes
+  :math:`F_b=[b-\mathrm{lowbit}(b)+1,b]` holding an occurrence, by enumeration of the nodes
+  as intervals (tiny cases only: :math:`N^E` placements);
+* :func:`formed_load_exact` — the same worst case by a dynamic programme over epochs whose
+  transition is the closed form below, with segment maxima by ``np.maximum.reduceat``
+  (:math:`O(E N \log T)`);
+* :class:`RealisedLoad` — the load each sample actually had in a run, from the permutations
+  the run drew (fed epoch by epoch; :math:`O(\text{trials}\,N)` NumPy work per epoch).
+
+**Closed form [DERIVED].** With 0-based step positions :math:`y<T`, the level-:math:`j` node
+holding :math:`y` is :math:`[i2^j, (i+1)2^j)` with :math:`i=y\gg j`; it is *formed* iff
+:math:`i` is even (bit :math:`j` of :math:`y` is 0) and *complete* iff
+:math:`(i+1)2^j\le T`, i.e. iff :math:`j<\mathrm{bitlen}(y\oplus T)`. So the formed complete
+nodes holding :math:`y` are the zero bits of :math:`y` below :math:`\mathrm{bitlen}(y\oplus T)`.
+Two positions :math:`x<y` share exactly the levels :math:`j\ge\mathrm{bitlen}(x\oplus y)`, and
+a node holding an occurrence and an earlier one also holds every occurrence between, so the
+nodes an occurrence at :math:`y` adds after the previous one at :math:`x` are the zero bits of
+:math:`y` below :math:`\min(\mathrm{bitlen}(x\oplus y), \mathrm{bitlen}(y\oplus T))`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+import numpy as np
+
+from dpbounds._validation import check_int
+
+__all__ = ["RealisedLoad", "formed_load_brute_force", "formed_load_exact"]
+
+#: largest number of placements :func:`formed_load_brute_force` enumerates
+MAX_BRUTE_FORCE = 1 << 16
+
+
+def _bitlen(v: np.ndarray) -> np.ndarray:
+    """``bit_length`` of non-negative integers below 2^53 (``frexp``'s exponent)."""
+    return np.frexp(np.asarray(v, dtype=np.float64))[1].astype(np.int64)
+
+
+def _added(y: np.ndarray, h: np.ndarray, T: int) -> np.ndarray:
+    """Formed complete nodes holding position ``y`` below level ``h`` (see the module)."""
+    top = np.minimum(h, _bitlen(y ^ T))
+    mask = (np.int64(1) << top) - 1
+    return np.bitwise_count(~y & mask).astype(np.int64)
+
+
+def formed_load_brute_force(steps_per_epoch: int, epochs: int) -> int:
+    """Worst-case formed-node load by enumerating every placement and listing the nodes."""
+    n = check_int("steps_per_epoch", steps_per_epoch, minimum=1)
+    e = check_int("epochs", epochs, minimum=1)
+    if n**e > MAX_BRUTE_FORCE:
+        raise ValueError(f"steps_per_epoch ** epochs must be <= {MAX_BRUTE_FORCE} for the brute "
+                         f"force, got {n}**{e}")
+    T = n * e
+    nodes = [(b - (b & -b) + 1, b) for b in range(1, T + 1)]  # F_b, 1-based inclusive
+    best = 0
+    for occ in itertools.product(*(range(k * n + 1, (k + 1) * n + 1) for k in range(e))):
+        best = max(best, sum(1 for a, b in nodes if any(a <= s <= b for s in occ)))
+    return best
+
+
+def formed_load_exact(steps_per_epoch: int, epochs: int) -> int:
+    """Worst-case formed-node load by the dynamic programme over epochs (module docstring)."""
+    n = check_int("steps_per_epoch", steps_per_epoch, minimum=1)
+    e = check_int("epochs", epochs, minimum=1)
+    T = n * e
+    if T >= 1 << 52:
+        raise ValueError(f"steps_per_epoch * epochs must be < 2^52, got {T}")
+    levels = T.bit_length()
+    value = _added(np.arange(n, dtype=np.int64), np.full(n, levels + 1), T).astype(float)
+    for k in range(1, e):
+        xs = np.arange((k - 1) * n, k * n, dtype=np.int64)
+        ys = xs + n
+        best = np.full(n, -np.inf)
+        for lev in range(levels):  # x in y's sibling block at level lev: bitlen(x ^ y) = lev+1
+            keys = xs >> lev
+            starts = np.concatenate(([0], np.flatnonzero(np.diff(keys)) + 1))
+            block_max = np.maximum.reduceat(value, starts)
+            want = (ys >> lev) ^ 1
+            pos = np.searchsorted(keys[starts], want)
+            hit = (pos < starts.size) & (keys[starts][np.minimum(pos, starts.size - 1)] == want)
+            if not hit.any():
+                continue
+            cand = np.full(n, -np.inf)
+            cand[hit] = block_max[pos[hit]] + _added(ys[hit], np.full(int(hit.sum()), lev + 1),
+                                                     T)
+            best = np.maximum(best, cand)
+        value = best
+    return int(np.max(value))
+
+
+class RealisedLoad:
+    """Per trial and sample, the formed nodes holding one of its occurrences in a run.
+
+    Feed every epoch's permutation (``(trials, n)``, sample at each position) with
+    :meth:`add_epoch`; ``batch_size`` consecutive positions form a step, and positions past
+    ``steps_per_epoch * batch_size`` are left out of the epoch (as the algorithm does).
+    """
+
+    def __init__(self, n: int, steps_per_epoch: int, batch_size: int, total_steps: int) -> None:
+        self.n, self.S, self.B, self.T = int(n), int(steps_per_epoch), int(batch_size), \
+            int(total_steps)
+        self.levels = self.T.bit_length()
+        self.last: np.ndarray | None = None
+        self.load: np.ndarray | None = None
+        self.t0 = 0
+
+    def add_epoch(self, perm: Any) -> None:
+        p = np.asarray(perm, dtype=np.int64)
+        if p.ndim != 2 or p.shape[1] != self.n:
+            raise ValueError(f"perm must have shape (trials, {self.n}), got {p.shape}")
+        trials, n = p.shape
+        if self.last is None:
+            # a "previous occurrence" above every position: bitlen(last ^ y) > levels
+            self.last = np.full((trials, n), 1 << self.levels, dtype=np.int64)
+            self.load = np.zeros((trials, n), dtype=np.int64)
+        assert self.load is not None
+        used = self.S * self.B
+        steps = self.t0 + np.arange(used, dtype=np.int64) // self.B
+        for k in range(trials):  # one trial at a time: the temporaries stay in cache
+            # step position of each sample this epoch (the inverse permutation)
+            y = np.full(n, -1, dtype=np.int64) if used < n else np.empty(n, np.int64)
+            y[p[k, :used]] = steps
+            last = self.last[k]
+            # added nodes: zero bits of y below min(bitlen(last ^ y), bitlen(y ^ T))
+            top = _bitlen(np.minimum(last ^ y, y ^ self.T))
+            add = np.bitwise_count(~y & ((np.int64(1) << top) - 1))
+            if used < n:
+                seen = y >= 0
+                self.load[k] += np.where(seen, add, 0)
+                last[seen] = y[seen]
+            else:
+                self.load[k] += add
+                last[:] = y
+        self.t0 += self.S
+
+    def max_per_trial(self) -> np.ndarray:
+        """The largest realised load of any sample, per trial."""
+        if self.load is None:
+            raise ValueError("no epoch was added")
+        return self.load.max(axis=1)
+
+
+def realised_rho(load: np.ndarray, sensitivity: float, sigma: float) -> np.ndarray:
+    r"""zCDP :math:`\rho=K\Delta^2/(2\sigma^2)` of a realised load (Thm 10's composition)."""
+    if sigma <= 0:
+        return np.full(np.shape(load), math.inf)
+    return np.asarray(load, dtype=float) * sensitivity**2 / (2.0 * sigma**2)
