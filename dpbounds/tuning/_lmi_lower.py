@@ -25,17 +25,41 @@ for **every** :math:`(\alpha,\beta)` (indeed every linear first-order method), a
 :math:`\max_\lambda\min_{T\le T_{\max}}\ell_\lambda(T)` is a lower bound of the tuner's
 minimum. It ignores heavy ball's structure, so the bracket it gives is wide (it is what can be
 proven without a branch and bound over SDPs).
+
+**Two tightenings.** (i) *Swap.* At a fixed :math:`(\alpha,\beta,T)` the bound is at least
+:math:`\ell_\lambda(T)` for **every** :math:`\lambda`, hence at least
+:math:`\max_\lambda\ell_\lambda(T)`; minimising over :math:`T` gives
+:math:`\min_T\max_\lambda\ell_\lambda(T)\ge\max_\lambda\min_T\ell_\lambda(T)`.
+(ii) *One polynomial for all* :math:`\lambda` *(heavy ball's structure).* Heavy ball started at
+:math:`x_{-1}=x_0` is a Krylov method: the noise-free error is :math:`p_T(\lambda)e_0` with
+:math:`p_T` a polynomial of degree :math:`\le T`, :math:`p_T(0)=1`, the **same** polynomial for
+every :math:`\lambda` (its coefficients depend on :math:`\alpha,\beta` only). The noise is
+zero mean, so on the instance above (deterministic start, :math:`\lVert e_0\rVert^2=D'`) the
+error is at least the bias :math:`\frac\lambda2 D'p_T(\lambda)^2=w(\lambda)p_T(\lambda)^2`,
+:math:`w(\lambda)=\min(\lambda D/2,E_0)\ge w_{\min}=\min(\mu D/2,E_0)`. Hence
+:math:`\max_\lambda w\,p_T^2\ge w_{\min}\max_{[\mu,L]}p_T^2\ge w_{\min}/
+C_T(\tfrac{L+\mu}{L-\mu})^2` by the Chebyshev minimax property
+(:math:`\min_{p(0)=1,\deg p\le T}\max_{[\mu,L]}|p|=1/C_T((L+\mu)/(L-\mu))`, :math:`C_T` the
+Chebyshev polynomial of the first kind). So for every :math:`(\alpha,\beta)`
+
+.. math:: \text{LMI bound}(\alpha,\beta,T)\ \ge\ b(T)=\max\Big(\max_\lambda\ell_\lambda(T),
+          \ \frac{w_{\min}}{\cosh^2(T\,\mathrm{arccosh}\frac{L+\mu}{L-\mu})}\Big),
+
+and :math:`\min_{1\le T\le T_{\max}}b(T)` is the proven lower bound (the max over a finite
+:math:`\lambda` grid is a valid inner max; :math:`\mu=L` gives :math:`p_T(L)=0` possible, the
+Chebyshev term is then 0). **[DERIVED]**
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from dpbounds.bounds.strongly_convex.gradient_noise import dp_noise_level
 
-__all__ = ["linear_method_lower_bound", "linear_mmse_error"]
+__all__ = ["chebyshev_bias_bound", "linear_method_lower_bound", "linear_mmse_error"]
 
 _N_LAMBDA = 65
 _CHUNK = 1 << 20
@@ -51,15 +75,28 @@ def linear_mmse_error(lam: Any, T: Any, noise: Any, dist_sq: float, initial_gap:
     return np.where(np.isnan(val), 0.0, val)
 
 
+def chebyshev_bias_bound(mu: float, L: float, dist_sq: float, initial_gap: float, T: Any) -> Any:
+    r"""The Chebyshev bias term :math:`w_{\min}/C_T((L+\mu)/(L-\mu))^2` of the module
+    docstring, a lower bound of the worst-quadratic error of any Krylov method after ``T`` steps."""
+    T = np.asarray(T, dtype=float)
+    wmin = min(0.5 * mu * dist_sq, initial_gap)
+    if L <= mu:
+        return np.zeros_like(T)
+    g = math.acosh((L + mu) / (L - mu))
+    with np.errstate(over="ignore"):
+        return wmin / np.cosh(T * g) ** 2
+
+
 def linear_method_lower_bound(mu: float, L: float, d: int, n: int, m: int, eps: float, S: float,
                               dist_sq: float, initial_gap: float, Tmax: int) -> float:
-    r""":math:`\max_{\lambda}\min_{1\le T\le T_{\max}}\ell_\lambda(T)` (module docstring) over
-    a geometric grid of :math:`\lambda\in[\mu,L]` (any grid gives a valid bound)."""
+    r""":math:`\min_{1\le T\le T_{\max}}b(T)` (module docstring), the inner max over a
+    geometric grid of :math:`\lambda\in[\mu,L]` (any grid gives a valid bound)."""
     lams = np.unique(np.concatenate([np.geomspace(mu, L, _N_LAMBDA), [mu, L]]))
-    best = np.full(lams.size, np.inf)
+    best = np.inf
     for start in range(1, Tmax + 1, _CHUNK):
         T = np.arange(start, min(Tmax, start + _CHUNK - 1) + 1, dtype=float)
         E = np.asarray(dp_noise_level(S, d, n, m, eps, T), dtype=float)
         val = linear_mmse_error(lams[:, None], T[None, :], E[None, :], dist_sq, initial_gap)
-        best = np.minimum(best, np.min(val, axis=1))
-    return float(np.max(best))
+        b = np.maximum(np.max(val, axis=0), chebyshev_bias_bound(mu, L, dist_sq, initial_gap, T))
+        best = min(best, float(np.min(b)))
+    return float(best)

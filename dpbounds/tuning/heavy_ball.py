@@ -15,8 +15,8 @@ choice (:math:`\alpha=1/L`, :math:`\beta=(1-\sqrt{\alpha\mu})/(1+\sqrt{\alpha\mu
 its best :math:`T` (:func:`~dpbounds.tuning.horizon_search.minimise_over_horizon`). The result
 carries a proven bracket ``lower_bound <= min <= tuned.bound``: in the quadratic class a branch
 and bound over every :math:`(\alpha,\beta,T)` to 0.05% (:mod:`dpbounds.tuning._certify`), in the
-LMI class the linear-MMSE bound of every linear method (:mod:`dpbounds.tuning._lmi_lower`, a wide
-bracket). Each row
+LMI class the linear-MMSE and Chebyshev bounds on a quadratic (:mod:`dpbounds.tuning._lmi_lower`,
+a wider bracket). Each row
 gives the bound beside an exactly computed value (the expected error on a worst-case quadratic,
 propagated exactly -- no sampling), in the PEPit spirit.
 
@@ -145,7 +145,7 @@ class HeavyBallTuning:
     source: Source = SOURCE_STATIONARY
     #: proven: no (alpha > 0, 0 <= beta < 1, T <= max_horizon) has a bound below this
     #: (quadratic class: branch and bound, :mod:`dpbounds.tuning._certify`, within 0.1%;
-    #: LMI class: the linear-MMSE bound of :mod:`dpbounds.tuning._lmi_lower`, a wide bracket)
+    #: LMI class: linear-MMSE + Chebyshev, :mod:`dpbounds.tuning._lmi_lower`, a wider bracket)
     lower_bound: float = float("nan")
     #: ``tuned.bound / lower_bound - 1``: how far from the optimum the tuned point can be
     certified_gap: float = float("nan")
@@ -183,8 +183,8 @@ class HeavyBallTuning:
         lmi_class = self.setting.get("function_class") == "smooth_strongly_convex"
         if math.isfinite(self.certified_gap) and lmi_class:
             lines.append(f"optimum bracketed: no (alpha, beta, T <= {self.setting['max_horizon']}) "
-                         f"has an LMI bound below {self.lower_bound:.6g} (the error of every "
-                         "linear method on a quadratic, linear-MMSE bound); tuned is within a "
+                         f"has an LMI bound below {self.lower_bound:.6g} (heavy ball's error on a "
+                         "quadratic: linear-MMSE and Chebyshev bounds); tuned is within a "
                          f"factor {1 + self.certified_gap:.4g} of the optimum")
         elif math.isfinite(self.certified_gap):
             lines.append(f"optimum certified: no (alpha, beta, T <= {self.setting['max_horizon']}) "
