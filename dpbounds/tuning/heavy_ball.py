@@ -512,8 +512,8 @@ def _tune_hb_lmi(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, mechanism, gap0, p
                "initial_distance_sq": dist_sq, "initial_gap": gap0, "max_horizon": Tmax,
                "mechanism": mechanism, "function_class": "smooth_strongly_convex"}
     # proven: no certified (alpha, beta, T) has an LMI bound below this (_lmi_lower)
-    lower = min(linear_method_lower_bound(mu, L, d, n, m, eps, S, dist_sq, gap0, Tmax),
-                tuned.bound)
+    # not clamped to tuned.bound: a lower bound above it would be a bug the tests must see
+    lower = linear_method_lower_bound(mu, L, d, n, m, eps, S, dist_sq, gap0, Tmax)
     gap = tuned.bound / lower - 1.0 if lower > 0 else math.inf
     return HeavyBallTuning(tuned, classical, paper, setting, lower_bound=lower,
                            certified_gap=max(gap, 0.0),
