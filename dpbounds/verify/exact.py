@@ -39,16 +39,6 @@ import numpy as np
 __all__ = []
 
 
-def _compose(t: int) -> list[tuple[int, int]]:
-    """COMPOSE(1, t): the dyadic nodes covering ``[1, t]``, one per set bit of ``t``."""
-    out, start = [], 1
-    for j in range(t.bit_length() - 1, -1, -1):
-        if t >> j & 1:
-            out.append((start, start + (1 << j) - 1))
-            start += 1 << j
-    return out
-
-
 def tree_noise_covariance(steps: Sequence[int] | np.ndarray, *, alpha: float, sigma_1: float,
                           sigma_2: float | None = None, gamma: float | None = None,
                           steps_per_epoch: int | None = None) -> np.ndarray:
