@@ -48,11 +48,24 @@ def _bitlen(v: np.ndarray) -> np.ndarray:
     return np.frexp(np.asarray(v, dtype=np.float64))[1].astype(np.int64)
 
 
+def _popcount(v: np.ndarray) -> np.ndarray:
+    """Set bits of non-negative int64s: ``np.bitwise_count`` (NumPy >= 2.0), else the SWAR
+    count (the package supports NumPy 1.26)."""
+    v = np.asarray(v, dtype=np.int64)
+    if hasattr(np, "bitwise_count"):
+        return np.bitwise_count(v).astype(np.int64)
+    u = v.astype(np.uint64)
+    u = u - ((u >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    u = (u & np.uint64(0x3333333333333333)) + ((u >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    u = (u + (u >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return ((u * np.uint64(0x0101010101010101)) >> np.uint64(56)).astype(np.int64)
+
+
 def _added(y: np.ndarray, h: np.ndarray, T: int) -> np.ndarray:
     """Formed complete nodes holding position ``y`` below level ``h`` (see the module)."""
     top = np.minimum(h, _bitlen(y ^ T))
     mask = (np.int64(1) << top) - 1
-    return np.bitwise_count(~y & mask).astype(np.int64)
+    return _popcount(~y & mask)
 
 
 def formed_load_brute_force(steps_per_epoch: int, epochs: int) -> int:
@@ -135,7 +148,7 @@ class RealisedLoad:
             last = self.last[k]
             # added nodes: zero bits of y below min(bitlen(last ^ y), bitlen(y ^ T))
             top = _bitlen(np.minimum(last ^ y, y ^ self.T))
-            add = np.bitwise_count(~y & ((np.int64(1) << top) - 1))
+            add = _popcount(~y & ((np.int64(1) << top) - 1))
             if used < n:
                 seen = y >= 0
                 self.load[k] += np.where(seen, add, 0)

@@ -98,3 +98,26 @@ def test_node_count_minus_1_mutation_is_caught_and_applies_to_alg1_only() -> Non
     assert not bad.holds and not _gate(bad, "node_count") and not _gate(bad, "ledger")
     with pytest.raises(ValueError, match="does not apply"):
         scaling_study("tran_cutkosky.alg2", mutation="node_count_minus_1", **_A1)
+
+
+def test_popcount_fallback_equals_python_bit_count() -> None:
+    """The SWAR popcount used on NumPy < 2.0 against Python's int.bit_count (the oracle), on
+    random non-negative int64s (masks below 2^62 included, as the counters use); control: a
+    count off by one bit is told apart."""
+    import numpy as np
+
+    from dpbounds.verify import tree_load as tl
+
+    rng = np.random.default_rng(0)
+    v = np.concatenate([rng.integers(0, 2**62, 5000, dtype=np.int64), [0, 1, 2**62 - 1]])
+    saved = getattr(np, "bitwise_count", None)
+    try:
+        if saved is not None:
+            delattr(np, "bitwise_count")
+        got = tl._popcount(v)
+    finally:
+        if saved is not None:
+            np.bitwise_count = saved
+    want = np.array([int(x).bit_count() for x in v])
+    np.testing.assert_array_equal(got, want)
+    assert not np.array_equal(got, want + (v == 1))
