@@ -38,7 +38,8 @@ from dpbounds._progress import duration
 from dpbounds.verify.problems import VerifyProblem
 from dpbounds.verify.theorems import TheoremStudy
 
-__all__ = ["MIN_TRIALS", "GridPlan", "dry_plan", "plan_grid", "seconds_per_evaluation"]
+__all__ = ["MIN_TRIALS", "GridPlan", "cost_over_d", "dry_plan", "plan_grid",
+           "seconds_per_evaluation"]
 
 #: largest ``N`` (and ``T``) the planner considers
 _N_MAX = 10**6
@@ -143,6 +144,41 @@ def seconds_per_evaluation(study: TheoremStudy, spec: VerifyProblem, point: Mapp
     return max(a, 1e-9), max(b, 1e-9)
 
 
+#: the per-step cost's power of ``d`` is clamped to this range (a probe's noise must not
+#: extrapolate a wild exponent over a grid wider than the probed one)
+_D_POWER = (0.0, 2.0)
+
+
+def cost_over_d(study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, float],
+                values: Sequence[float], trials: int = 4
+                ) -> Callable[[Mapping[str, Any]], tuple[float, float]]:
+    """How the cost per step and per evaluation grows with ``d``: a factor ``(fa, fb)`` of a
+    point relative to the fixed point's ``d``.
+
+    :func:`seconds_per_evaluation` is measured at the smallest and largest ``d`` of
+    ``values`` and each of ``a`` and ``b`` interpolated as a power of ``d`` (exponent clamped
+    to :data:`_D_POWER`). Before this, a sweep over ``d`` was costed at the fixed point's
+    ``d`` only: BST14 over ``d = 2..8`` ran 1242 CPU-s against 888 estimated, because its
+    ``d = 8`` point costs twice its ``d = 2`` point.
+    """
+    ds = sorted({int(v) for v in values})
+    d0 = int(fixed["d"])
+    if len(ds) < 2:
+        return lambda p: (1.0, 1.0)
+    lo = seconds_per_evaluation(study, spec, dict(fixed, d=ds[0]), trials)
+    hi = seconds_per_evaluation(study, spec, dict(fixed, d=ds[-1]), trials)
+    span = math.log(ds[-1] / ds[0])
+    powers = tuple(min(max(math.log(h / lo_) / span, _D_POWER[0]), _D_POWER[1])
+                   for lo_, h in zip(lo, hi, strict=True))
+
+    def factor(p: Mapping[str, Any]) -> tuple[float, float]:
+        r = float(p.get("d", d0)) / d0
+        return r ** powers[0], r ** powers[1]
+
+    factor.powers = powers  # type: ignore[attr-defined]  # reported in the regime
+    return factor
+
+
 def _informative(p: Mapping[str, Any]) -> bool:
     b = p["bound"]
     return bool(math.isfinite(b) and b < min(p["trivial"], p["do_nothing"]))
@@ -172,7 +208,8 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
               cost: tuple[float, float] | None = None, max_seconds: float = 900.0,
               allow_expensive: bool = False, user_fixed: Sequence[str] = (),
               reduce_trials: bool = False,
-              cost_for: Callable[[int], tuple[float, float]] | None = None
+              cost_for: Callable[[int], tuple[float, float]] | None = None,
+              cost_factor: Callable[[Mapping[str, Any]], tuple[float, float]] | None = None
               ) -> GridPlan | None:
     """The informative (or path) grid of a full study; ``None`` when none is found below
     ``N = 1e6`` (the caller then runs the default grid, labelled).
@@ -186,7 +223,8 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
     first informative ``N`` to ten times it costs more than ``max_seconds``, the span is
     narrowed (factor 10, 4, 2, 1.5; 4, 4, 3, 2 points) and, with ``reduce_trials``, the
     trials lowered (``trials``, 8, :data:`MIN_TRIALS`; each count's cost measured by
-    ``cost_for(trials)``, default :func:`seconds_per_evaluation`), the widest span first:
+    ``cost_for(trials)``, default :func:`seconds_per_evaluation`, and scaled per point by
+    ``cost_factor(point)`` where given, e.g. :func:`cost_over_d`), the widest span first:
     the slope needs the span, the ratio and exact verdicts stay honest with fewer trials
     (Student-t intervals, exact standard deviations). The plan's ``extra["trials"]`` is the
     count to run. What still does not fit loses its most expensive points.
@@ -254,7 +292,7 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
                 t_min = min(trials, MIN_TRIALS) if reduce_trials else trials  # see _fit
                 if allow_expensive or sum(_costed(
                         study, spec, var, dict(base, N=n_ok), cut, t_min, cost_for(t_min),
-                        "", "", {}).seconds) <= max_seconds:
+                        "", "", {}, cost_factor).seconds) <= max_seconds:
                     break
             else:
                 found = found[:1]
@@ -274,7 +312,7 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
                + f"; {', '.join(f'{k}={v:g}' for k, v in knob.items())}"
                * bool(knob) + cut_note)
         plan = _costed(study, spec, var, base, vals, trials, cost, "path" if path else
-                       "informative", why, dict(first_informative=n0))
+                       "informative", why, dict(first_informative=n0), cost_factor)
         total = sum(plan.seconds)
         if best is None or total < best[0]:
             best = (total, plan)
@@ -284,7 +322,7 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
     inform = all(b < f for b, f in zip(plan.bounds, plan.floors))
     if (not allow_expensive and sum(plan.seconds) > max_seconds) or not inform:
         plan = _fit(study, spec, var, plan, trials, max_seconds, reduce_trials, cost_for,
-                    allow_expensive)
+                    allow_expensive, cost_factor)
     # drop the most expensive points until the rest fits the budget
     keep = sorted(range(len(plan.values)), key=lambda i: plan.seconds[i])
     while not allow_expensive and keep and sum(plan.seconds[i] for i in keep) > max_seconds:
@@ -328,16 +366,21 @@ def _span(n0: int, span: float, points: int) -> tuple[float, ...]:
 
 def _costed(study: TheoremStudy, spec: VerifyProblem, var: str, base: Mapping[str, float],
             vals: Sequence[float], trials: int, cost: tuple[float, float], regime: str,
-            why: str, extra: Mapping[str, Any]) -> GridPlan:
-    """The plan of ``vals`` with its bounds, floors and estimated CPU seconds."""
+            why: str, extra: Mapping[str, Any],
+            factor: Callable[[Mapping[str, Any]], tuple[float, float]] | None = None
+            ) -> GridPlan:
+    """The plan of ``vals`` with its bounds, floors and estimated CPU seconds (the cost per
+    step and per evaluation scaled per point by ``factor(point)`` where given)."""
     pts = [dict(base, **{var: v}) for v in vals]
     for p in pts:
         for key in ("d", "N", "T", "B"):
             if key in p:
                 p[key] = int(p[key])
     plans = [dry_plan(study, spec, p, trials) for p in pts]
-    secs = tuple(cost[0] * float(pl["steps"]) + cost[1] * float(pl["gradient_evaluations"])
-                 for pl in plans)
+    fs = [factor(p) if factor is not None else (1.0, 1.0) for p in pts]
+    secs = tuple(cost[0] * f[0] * float(pl["steps"])
+                 + cost[1] * f[1] * float(pl["gradient_evaluations"])
+                 for pl, f in zip(plans, fs, strict=True))
     bnd = tuple(float(pl["bound"]) for pl in plans)
     floor = tuple(float(min(pl["trivial"], pl["do_nothing"])) for pl in plans)
     slopes = tuple(float(np.log(bnd[i + 1] / bnd[i]) / np.log(vals[i + 1] / vals[i]))
@@ -345,12 +388,15 @@ def _costed(study: TheoremStudy, spec: VerifyProblem, var: str, base: Mapping[st
     return GridPlan(regime, why, tuple(float(v) for v in vals),
                     {k: v for k, v in base.items() if k != var}, bnd, floor, secs, (), slopes,
                     dict(extra, seconds_per_step=cost[0], seconds_per_evaluation=cost[1],
-                         trials=trials))
+                         trials=trials,
+                         **({"cost_power_of_d": list(getattr(factor, "powers", ()))}
+                            if factor is not None else {})))
 
 
 def _fit(study: TheoremStudy, spec: VerifyProblem, var: str, plan: GridPlan, trials: int,
          max_seconds: float, reduce_trials: bool,
-         cost_for: Callable[[int], tuple[float, float]], allow_expensive: bool = False
+         cost_for: Callable[[int], tuple[float, float]], allow_expensive: bool = False,
+         factor: Callable[[Mapping[str, Any]], tuple[float, float]] | None = None
          ) -> GridPlan:
     """The widest span (then the most trials) whose grid fits ``max_seconds``; the
     narrowest, fewest-trial grid when none does (every candidate informative at every
@@ -370,7 +416,7 @@ def _fit(study: TheoremStudy, spec: VerifyProblem, var: str, plan: GridPlan, tri
             cand = _costed(study, spec, var, base, vals, t, cost_for(t), plan.regime, why,
                            {k2: v for k2, v in plan.extra.items()
                             if k2 not in ("seconds_per_step", "seconds_per_evaluation",
-                                          "trials")})
+                                          "trials", "cost_power_of_d")}, factor)
             if all(_informative(dict(bound=b, trivial=f, do_nothing=f))
                    for b, f in zip(cand.bounds, cand.floors)):
                 last = cand

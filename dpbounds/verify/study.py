@@ -551,10 +551,13 @@ def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
                 if k not in user_fixed and k != var}
         fixed = dict(fixed, **over)
         cost = regimes.seconds_per_evaluation(study, spec, fixed, min(trials, 16))
+        # a sweep over d: each point costed at its own d (probes at the grid's ends)
+        factor = (regimes.cost_over_d(study, spec, fixed, values, min(trials, 16))
+                  if var == "d" else None)
         plan = regimes.plan_grid(study, spec, var, fixed, values, trials,
                                  path=grid == "path", cost=cost, max_seconds=max_seconds,
                                  allow_expensive=allow_expensive, user_fixed=user_fixed,
-                                 reduce_trials=reduce_trials)
+                                 reduce_trials=reduce_trials, cost_factor=factor)
         if plan is not None and len(plan.values) >= 2:
             out = dict(fixed, **plan.fixed)
             reg = dict(plan.as_dict(), estimated_total_seconds=sum(plan.seconds))
@@ -582,8 +585,14 @@ def _estimate(study: TheoremStudy, spec: VerifyProblem, points: Sequence[Mapping
     from dpbounds.verify import regimes
 
     cost = regimes.seconds_per_evaluation(study, spec, points[0], min(trials, 16))
-    secs = [cost[0] * p["steps"] + cost[1] * p["gradient_evaluations"]
-            for p in (regimes.dry_plan(study, spec, q, trials) for q in points)]
+    ds = [q["d"] for q in points if "d" in q]
+    factor = (regimes.cost_over_d(study, spec, points[0], ds, min(trials, 16))
+              if len(set(ds)) > 1 else None)
+    secs = []
+    for q in points:
+        p = regimes.dry_plan(study, spec, q, trials)
+        fa, fb = factor(q) if factor is not None else (1.0, 1.0)
+        secs.append(cost[0] * fa * p["steps"] + cost[1] * fb * p["gradient_evaluations"])
     regime["estimated_seconds"] = secs
     regime["estimated_total_seconds"] = float(sum(secs))
 

@@ -269,3 +269,68 @@ def test_skip_clipping_is_caught_by_the_clip_probe_only() -> None:
     assert _status(bad, "ledger") and _status(bad, "drawn")  # blind to it, as before
     with pytest.raises(ValueError, match="does not apply"):
         scaling_study("yang.nsgd", mutation="skip_clipping", **kw)
+
+
+def test_cost_over_d_recovers_the_power_of_d_and_clamps_it(monkeypatch) -> None:
+    """The factor of :func:`cost_over_d` against a closed-form cost (the oracle): probes that
+    cost ``a d^1.5`` per step and ``b d^0.5`` per evaluation give powers (1.5, 0.5), a factor of
+    exactly 1 at the fixed point's d and ``(d/d0)^p`` elsewhere; a power above 2 is clamped.
+    Control: a d-independent cost gives the factor 1 everywhere."""
+    from dpbounds.verify import regimes
+
+    st = get_study("kamath.bst14")
+    spec = problem("huber_well")  # not run: the probes are the closed form below
+    fixed = dict(st.fixed, d=4)
+    law = {"p": (1.5, 0.5)}
+    probed: list[int] = []
+
+    def fake(study, spec_, point, trials=4):
+        probed.append(int(point["d"]))
+        return 1e-7 * point["d"] ** law["p"][0], 1e-6 * point["d"] ** law["p"][1]
+
+    monkeypatch.setattr(regimes, "seconds_per_evaluation", fake)
+    f = regimes.cost_over_d(st, spec, fixed, (2, 8, 32, 128))
+    assert sorted(probed) == [2, 128]  # the grid's two ends only
+    assert f.powers == pytest.approx((1.5, 0.5), rel=1e-12)
+    assert f(dict(fixed)) == (1.0, 1.0)
+    assert f(dict(fixed, d=32)) == pytest.approx((8.0**1.5, 8.0**0.5), rel=1e-12)
+    law["p"] = (5.0, -1.0)
+    g = regimes.cost_over_d(st, spec, fixed, (2, 8))
+    assert g.powers == (2.0, 0.0)
+    law["p"] = (0.0, 0.0)
+    h = regimes.cost_over_d(st, spec, fixed, (2, 8))
+    assert h(dict(fixed, d=8)) == (1.0, 1.0)
+    assert regimes.cost_over_d(st, spec, fixed, (8,))(dict(fixed, d=8)) == (1.0, 1.0)
+
+
+def test_planner_over_d_costs_each_point_at_its_own_d() -> None:
+    """With a cost that grows as d^2 (``cost_factor``), every point's estimate is the dry
+    plan's steps times the scaled cost (the oracle: the dry plans themselves), and the grid that
+    fits 1e9 s at a d-independent cost is cut to a narrower window at the same budget.
+    Control: without the factor the whole grid is planned, as before (this is how BST14 over
+    d = 2..8 ran 1242 CPU-s against 888 estimated)."""
+    st = get_study("tran_cutkosky.alg1")
+    spec = problem("huber_well")
+    grid = (4, 8, 16, 32, 64)
+    rate = 1e-8
+
+    def plan(factor, budget):
+        return plan_grid(st, spec, "d", dict(st.fixed), grid, 4,
+                         cost_for=lambda t: (rate * t, 0.0), max_seconds=budget,
+                         cost_factor=factor)
+
+    flat = plan(None, 1e9)
+    assert flat is not None and flat.values == tuple(float(d) for d in grid)
+    budget = 1.5 * sum(flat.seconds)  # the flat grid fits with room to spare
+
+    def quad(p):
+        return ((p["d"] / 4.0) ** 2, 1.0)
+
+    quad.powers = (2.0, 0.0)
+    g = plan(quad, budget)
+    assert g is not None and len(g.values) < len(grid) and sum(g.seconds) <= budget
+    for v, s in zip(g.values, g.seconds, strict=True):
+        p = dry_plan(st, spec, dict(g.fixed, d=int(v)), 4)
+        assert s == pytest.approx(rate * 4 * (v / 4.0) ** 2 * p["steps"], rel=1e-12)
+    assert g.extra["cost_power_of_d"] == [2.0, 0.0]
+    assert plan(None, budget).values == flat.values  # control
