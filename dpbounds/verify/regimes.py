@@ -144,9 +144,11 @@ def seconds_per_evaluation(study: TheoremStudy, spec: VerifyProblem, point: Mapp
     return max(a, 1e-9), max(b, 1e-9)
 
 
-#: the per-step cost's power of ``d`` is clamped to this range (a probe's noise must not
-#: extrapolate a wild exponent over a grid wider than the probed one)
-_D_POWER = (0.0, 2.0)
+#: the per-step cost's power of ``d`` is clamped to this range: a step of a first-order
+#: method touches O(d) numbers, so a larger power is a probe's timing noise (two probes of
+#: ~0.3 CPU-s on a loaded 2-core host read 2.3 between d = 4 and 64 where a quiet one read
+#: 0.89), which extrapolated over the grid would price a point 10x too high
+_D_POWER = (0.0, 1.0)
 
 
 def cost_over_d(study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, float],
@@ -282,28 +284,36 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
                 return seen[n, v]
             # the whole grid first, then its widest windows: the regime answers "up to
             # which d (from which eps) is this bound informative"; the widest informative
-            # window within the budget wins (else the widest informative one)
+            # window within the budget wins, else the cheapest informative one (its most
+            # expensive points are dropped below: an informative pair beats the vacuous
+            # default grid)
             found: list[tuple[tuple[float, ...], int]] = []
+            price: list[float] = []
+            cheapest = False
             for cut in _grid_cuts(vals, path):
                 n_ok = next((n for n in ns if all(informative_at(n, v) for v in cut)), None)
                 if n_ok is None:
                     continue
                 found.append((cut, n_ok))
                 t_min = min(trials, MIN_TRIALS) if reduce_trials else trials  # see _fit
-                if allow_expensive or sum(_costed(
-                        study, spec, var, dict(base, N=n_ok), cut, t_min, cost_for(t_min),
-                        "", "", {}, cost_factor).seconds) <= max_seconds:
+                price.append(sum(_costed(
+                    study, spec, var, dict(base, N=n_ok), cut, t_min, cost_for(t_min),
+                    "", "", {}, cost_factor).seconds))
+                if allow_expensive or price[-1] <= max_seconds:
                     break
             else:
-                found = found[:1]
+                if found:
+                    found, cheapest = [found[int(np.argmin(price))]], True
             if not found:
                 continue
             cut, chosen = found[-1]
             if len(cut) < len(vals):
                 over = len(found) > 1
-                cut_note = (f"; {var} grid cut to [{cut[0]:g}, {cut[-1]:g}] (a wider window is "
-                            + ("over the budget" if over else
-                               f"vacuous somewhere at every N <= {_N_MAX:g}") + ")")
+                cut_note = (f"; {var} grid cut to [{cut[0]:g}, {cut[-1]:g}] " + (
+                    "(the cheapest informative window; every one is over the budget)"
+                    if cheapest else "(a wider window is " + (
+                        "over the budget" if over else
+                        f"vacuous somewhere at every N <= {_N_MAX:g}") + ")"))
             vals = cut
             base["N"] = chosen
         why = ("bound below min(trivial, do-nothing) at every point"
