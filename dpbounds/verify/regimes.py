@@ -151,33 +151,64 @@ def seconds_per_evaluation(study: TheoremStudy, spec: VerifyProblem, point: Mapp
 _D_POWER = (0.0, 1.0)
 
 
+def _timed_run(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, float],
+               trials: int) -> tuple[float, float]:
+    """(CPU seconds, steps) of one run of ``point`` (a probe of :func:`cost_over_d`)."""
+    n, d = int(point["N"]), int(point["d"])
+    inst = spec.build(n, d, seed=0)
+    steps = float(study.plan_point(point, inst, trials)["steps"])
+    t0 = time.process_time()
+    study.run_point(point, inst, trials, 0, None)
+    return time.process_time() - t0, max(steps, 1.0)
+
+
 def cost_over_d(study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, float],
                 values: Sequence[float], trials: int = 4
                 ) -> Callable[[Mapping[str, Any]], tuple[float, float]]:
-    """How the cost per step and per evaluation grows with ``d``: a factor ``(fa, fb)`` of a
-    point relative to the fixed point's ``d``.
+    """How the cost per step grows with ``d``: a factor ``(fa, fb)`` (per step, per
+    evaluation) of a point relative to the fixed point's ``d``.
 
-    :func:`seconds_per_evaluation` is measured at the smallest and largest ``d`` of
-    ``values`` and each of ``a`` and ``b`` interpolated as a power of ``d`` (exponent clamped
-    to :data:`_D_POWER`). Before this, a sweep over ``d`` was costed at the fixed point's
-    ``d`` only: BST14 over ``d = 2..8`` ran 1242 CPU-s against 888 estimated, because its
-    ``d = 8`` point costs twice its ``d = 2`` point.
+    One probe size is grown at the grid's largest ``d`` until a run costs
+    ``2 * _PROBE_SECONDS``; the same probe then runs at the smallest and the largest ``d``,
+    alternately, twice each, and the power ``p`` of ``d`` is read from the fastest CPU time per
+    step at each end (timing noise on a loaded host only adds time, and alternating spreads it
+    over both ends), clamped to :data:`_D_POWER`; both factors are ``(d / d_0)^p``. Before,
+    a sweep over ``d`` was costed at the fixed point's ``d`` only: BST14 over ``d = 2..8``
+    ran 1242 CPU-s against 888 estimated, because its ``d = 8`` point costs twice its
+    ``d = 2`` point; and two separate probe fits, one per end, read powers from 0.9 to 2.3
+    for the same study on a loaded host.
     """
     ds = sorted({int(v) for v in values})
     d0 = int(fixed["d"])
     if len(ds) < 2:
         return lambda p: (1.0, 1.0)
-    lo = seconds_per_evaluation(study, spec, dict(fixed, d=ds[0]), trials)
-    hi = seconds_per_evaluation(study, spec, dict(fixed, d=ds[-1]), trials)
-    span = math.log(ds[-1] / ds[0])
-    powers = tuple(min(max(math.log(h / lo_) / span, _D_POWER[0]), _D_POWER[1])
-                   for lo_, h in zip(lo, hi, strict=True))
+    lo, hi = ds[0], ds[-1]
+    n, t = 32, 200
+    probe = dict(fixed)
+    for k in range(_PROBE_MAX):
+        probe = dict(fixed, N=n, d=hi)
+        if "T" in probe:
+            probe["T"] = t
+        runs = 2 if k == 0 else 1  # the first run pays compilation
+        dt = min(_timed_run(study, spec, probe, trials)[0] for _ in range(runs))
+        if dt >= 2 * _PROBE_SECONDS and k >= 1:
+            break
+        if "T" in probe:
+            t *= 4
+        else:
+            n *= 3
+    per_step: dict[int, float] = {lo: math.inf, hi: math.inf}
+    for d in (lo, hi, lo, hi):
+        sec, steps = _timed_run(study, spec, dict(probe, d=d), trials)
+        per_step[d] = min(per_step[d], sec / steps)
+    power = math.log(per_step[hi] / per_step[lo]) / math.log(hi / lo)
+    power = min(max(power, _D_POWER[0]), _D_POWER[1])
 
     def factor(p: Mapping[str, Any]) -> tuple[float, float]:
-        r = float(p.get("d", d0)) / d0
-        return r ** powers[0], r ** powers[1]
+        f = (float(p.get("d", d0)) / d0) ** power
+        return f, f
 
-    factor.powers = powers  # type: ignore[attr-defined]  # reported in the regime
+    factor.powers = (power, power)  # type: ignore[attr-defined]  # reported in the regime
     return factor
 
 

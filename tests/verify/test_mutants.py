@@ -272,33 +272,36 @@ def test_skip_clipping_is_caught_by_the_clip_probe_only() -> None:
 
 
 def test_cost_over_d_recovers_the_power_of_d_and_clamps_it(monkeypatch) -> None:
-    """The factor of :func:`cost_over_d` against a closed-form cost (the oracle): probes that
-    cost ``a d^0.75`` per step and ``b d^0.5`` per evaluation give powers (0.75, 0.5), a factor
-    of exactly 1 at the fixed point's d and ``(d/d0)^p`` elsewhere; a power above 1 (more than
-    a step's O(d) work: timing noise) is clamped.
-    Control: a d-independent cost gives the factor 1 everywhere."""
+    """The factor of :func:`cost_over_d` against a closed-form cost (the oracle): probe runs
+    that cost ``c * steps * d^0.75`` (steps depending on d, as tuned horizons do) give the
+    power 0.75, a factor of exactly 1 at the fixed point's d and ``(d/d0)^0.75`` elsewhere;
+    timing noise that only adds time (one of the two runs at each end 3x slower) does not
+    move it; a power
+    above 1 (more than a step's O(d) work) is clamped. Control: a d-independent cost per step
+    gives the factor 1 everywhere, though the steps differ."""
     from dpbounds.verify import regimes
 
     st = get_study("kamath.bst14")
-    spec = problem("huber_well")  # not run: the probes are the closed form below
+    spec = problem("huber_well")  # not run: the probe runs are the closed form below
     fixed = dict(st.fixed, d=4)
-    law = {"p": (0.75, 0.5)}
+    law = {"p": 0.75}
     probed: list[int] = []
 
-    def fake(study, spec_, point, trials=4):
+    def fake(study, spec_, point, trials):
         probed.append(int(point["d"]))
-        return 1e-7 * point["d"] ** law["p"][0], 1e-6 * point["d"] ** law["p"][1]
+        steps = 1000.0 * point["N"] / point["d"]
+        slow = 3.0 if len(probed) % 4 in (1, 2) else 1.0  # one slow run at each end
+        return slow * 1e-5 * steps * point["d"] ** law["p"], steps
 
-    monkeypatch.setattr(regimes, "seconds_per_evaluation", fake)
+    monkeypatch.setattr(regimes, "_timed_run", fake)
     f = regimes.cost_over_d(st, spec, fixed, (2, 8, 32, 128))
-    assert sorted(probed) == [2, 128]  # the grid's two ends only
-    assert f.powers == pytest.approx((0.75, 0.5), rel=1e-12)
+    assert set(probed) == {2, 128}  # the grid's two ends only
+    assert f.powers == pytest.approx((0.75, 0.75), rel=1e-12)
     assert f(dict(fixed)) == (1.0, 1.0)
-    assert f(dict(fixed, d=32)) == pytest.approx((8.0**0.75, 8.0**0.5), rel=1e-12)
-    law["p"] = (5.0, -1.0)
-    g = regimes.cost_over_d(st, spec, fixed, (2, 8))
-    assert g.powers == (1.0, 0.0)
-    law["p"] = (0.0, 0.0)
+    assert f(dict(fixed, d=32)) == pytest.approx((8.0**0.75, 8.0**0.75), rel=1e-12)
+    law["p"] = 5.0
+    assert regimes.cost_over_d(st, spec, fixed, (2, 8)).powers == (1.0, 1.0)
+    law["p"] = 0.0
     h = regimes.cost_over_d(st, spec, fixed, (2, 8))
     assert h(dict(fixed, d=8)) == (1.0, 1.0)
     assert regimes.cost_over_d(st, spec, fixed, (8,))(dict(fixed, d=8)) == (1.0, 1.0)
