@@ -28,6 +28,7 @@ import argparse
 import json
 import math
 import time
+from functools import partial
 
 import numpy as np
 from tqdm import tqdm
@@ -65,8 +66,13 @@ PROBLEMS = [
 ]
 
 
-def objective(kappa, L, eps, d, n, m, S, E0, Tmax):
-    """f(x, y) with x = log alpha, y = -log(1 - beta): the tuner's objective, cached."""
+def objective(kappa, L, eps, d, n, m, S, E0, Tmax, fresh=True):
+    """f(x, y) with x = log alpha, y = -log(1 - beta): the tuner's objective, cached.
+
+    ``fresh``: a new solver per point, as the tuner does since the oracle study (a reused one
+    carries state between solves: certificates, hence f, differ by up to ~2% with the order
+    of evaluation); ``--shared-solver``: one solver for all points, as the tuner did before.
+    """
     mu, m = L / kappa, (n if m is None else m)
     lmi = HeavyBallLMI(backend="clarabel")
     cache: dict[tuple[float, float], float] = {}
@@ -78,7 +84,7 @@ def objective(kappa, L, eps, d, n, m, S, E0, Tmax):
         key = (float(x), float(y))
         if key not in cache:
             r = _lmi_best(mu, L, math.exp(x), -math.expm1(-y), noise, Tmax, 2.0 * E0 / mu, E0,
-                          lmi)
+                          HeavyBallLMI(backend="clarabel") if fresh else lmi)
             cache[key] = math.inf if r is None else r[0]
         return cache[key]
 
@@ -110,6 +116,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", help="JSON file to write")
     ap.add_argument("--oracle-from", help="reuse the oracle minima of this earlier JSON")
+    ap.add_argument("--shared-solver", action="store_true",
+                    help="one LMI solver for all points (the objective of the old tuner)")
     ap.add_argument("--only", type=int, nargs="*", help="problem indices to run")
     args = ap.parse_args()
     old = {}
@@ -125,7 +133,7 @@ def main() -> None:
         except ValueError:
             print(f"[{k}] skipped: noise does not fit", flush=True)
             continue
-        f, cache = objective(*p)
+        f, cache = objective(*p, fresh=not args.shared_solver)
         x_range = (math.log(0.01 / L), math.log(1.5 / L))
         y_range = (0.0, math.log(100.0))
         t = time.process_time()
@@ -142,7 +150,11 @@ def main() -> None:
                               function_class="smooth_strongly_convex")
         cpu = time.process_time() - t
         a, b = res.tuned.alpha, res.tuned.beta
-        again = f(math.log(a), -math.log1p(-b))
+        # f at the tuned point, with a fresh solver (as the tuner evaluates since this study)
+        again = _lmi_best(L / kappa, L, a, b,
+                          partial(dp_noise_level, S, d, n, n if m is None else m, eps),
+                          Tmax, 2.0 * E0 / (L / kappa), E0, HeavyBallLMI(backend="clarabel"))
+        again = math.inf if again is None else again[0]
         in_box = (x_range[0] - 1e-12 <= math.log(a) <= x_range[1] + 1e-12
                   and -math.log1p(-b) <= y_range[1] + 1e-12)
         row = {"index": k, "kappa": kappa, "L": L, "eps": eps, "d": d, "n": n, "m": m, "S1": S,
@@ -152,6 +164,7 @@ def main() -> None:
                "tuned_reevaluated": again, "tuned_in_box": in_box,
                "gap": res.tuned.bound / o_val - 1.0, "tune_cpu_s": cpu}
         rows.append(row)
+        _write(args.out, rows)  # after every problem: a run cut short keeps its rows
         print(f"[{k:2d}] kappa={kappa:<8g} eps={eps:<5g} oracle={o_val:.7g} "
               f"tuned={res.tuned.bound:.7g} gap={100 * row['gap']:+.4f}% "
               f"alpha*L={a * L:.4g} beta={b:.5g} in_box={in_box} "
@@ -161,7 +174,10 @@ def main() -> None:
           f"{sum(r['tune_cpu_s'] for r in rows):.1f}s, mean "
           f"{np.mean([r['tune_cpu_s'] for r in rows]):.1f}s; oracle CPU total "
           f"{sum(r['oracle_cpu_s'] for r in rows):.1f}s")
-    with open(args.out, "w") as fh:
+
+
+def _write(path: str, rows: list[dict]) -> None:
+    with open(path, "w") as fh:
         json.dump({"oracle": {"n_coarse": N_COARSE, "zoom": ZOOM, "levels": LEVELS,
                               "n_starts": N_STARTS}, "rows": rows}, fh, indent=1)
 
