@@ -6,8 +6,10 @@ For each problem (kappa = L/mu in 1..1e6, eps in 0.01..10; d, n, S1, E0, max_hor
 infeasible noise skipped by ``check_noise_fits``) it times one
 ``tune_heavy_ball(..., function_class="smooth_strongly_convex")`` (``time.process_time``) and
 compares ``tuned.bound`` with the minimum of the same objective f(alpha, beta) found by an
-independent brute-force search over the tuner's box: log alpha in [log(0.01/L), log(1.5/L)],
-beta in [0, 0.99] on the y = -log(1 - beta) scale (y = 0 is beta = 0 exactly, gradient descent).
+independent brute-force search over the box log alpha in [log(0.01/L), log(1.5/L)], beta in
+[0, 0.99] on the y = -log(1 - beta) scale (y = 0 is beta = 0 exactly, gradient descent): the
+box of the former tuner (12x12 grid + one 5x5 refinement); the tuner's box since then,
+alpha L in [0.005, 1.5], beta in [0, 0.995], contains it, so tuned <= oracle is the check.
 
 The oracle (this file's code, not the tuner's): an ``N_COARSE`` x ``N_COARSE`` grid, then, around
 each of its ``N_STARTS`` best local minima, ``LEVELS`` zooms of a ``ZOOM`` x ``ZOOM`` grid over

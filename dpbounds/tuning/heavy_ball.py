@@ -302,7 +302,7 @@ def tune_heavy_ball(
         :math:`\alpha L\in[0.005,1.5]`, :math:`\beta\in[0,0.995]` (on
         :math:`(\log\alpha,-\log(1-\beta))`, :math:`\beta=0` included): nested grids of 3, 5
         and 9 points per axis (the largest not above ``grid``), then a compass search from the
-        two best local minima of each grid down to a lattice step of :math:`\approx10^{-3}`
+        best local minimum of each grid down to a lattice step of :math:`\approx3\cdot10^{-3}`
         (``bench/lmi_tuner_oracle.py``: within 0.1% of a brute-force oracle, or below it, on
         20 problems, kappa 1..1e6); a larger ``grid`` never gives a worse bound. A search, not a
         proof: only the bracket ``lower_bound`` (:mod:`dpbounds.tuning._lmi_lower`) is proven.
@@ -484,8 +484,9 @@ def _lmi_search(f, grid, bar=None, knights=True):
 
     ``f`` (``inf``: no certificate) is evaluated once per lattice point. The nested grids of
     :data:`_LMI_GRIDS` up to ``grid`` points per axis, then from the :data:`_LMI_STARTS` best
-    local minima of each, a compass search (the best of the 8 neighbours at the current step
-    while it improves, else half the step) down to one lattice cell. Deterministic: a search
+    local minima of each, a compass search (the best of the 8 neighbours at the current step,
+    or failing that of the 8 knight's moves (``knights``), while it improves, else half the
+    step) down to one lattice cell. Deterministic: a search
     depends only on its start, and a larger ``grid`` runs every search a smaller one runs (its
     grids contain theirs), so its best point is never worse; a search reaching a (point, step)
     that an earlier one passed through stops there (the rest of its path is known).
