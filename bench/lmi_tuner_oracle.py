@@ -1,0 +1,188 @@
+"""Benchmark: the LMI-class heavy-ball tuner against a brute-force oracle (issue 19, item 2).
+
+Run:  python bench/lmi_tuner_oracle.py OUT.json [--oracle-from OLD.json] [--only K ...]
+
+For each problem (kappa = L/mu in 1..1e6, eps in 0.01..10; d, n, S1, E0, max_horizon varied;
+infeasible noise skipped by ``check_noise_fits``) it times one
+``tune_heavy_ball(..., function_class="smooth_strongly_convex")`` (``time.process_time``) and
+compares ``tuned.bound`` with the minimum of the same objective f(alpha, beta) found by an
+independent brute-force search over the box log alpha in [log(0.01/L), log(1.5/L)], beta in
+[0, 0.99] on the y = -log(1 - beta) scale (y = 0 is beta = 0 exactly, gradient descent): the
+box of the former tuner (12x12 grid + one 5x5 refinement); the tuner's box since then,
+alpha L in [0.005, 1.5], beta in [0, 0.995], contains it, so tuned <= oracle is the check.
+
+The oracle (this file's code, not the tuner's): an ``N_COARSE`` x ``N_COARSE`` grid, then, around
+each of its ``N_STARTS`` best local minima, ``LEVELS`` zooms of a ``ZOOM`` x ``ZOOM`` grid over
++-1 cell of the previous level (the spacing halves each level: final spacing 1/2**LEVELS of a
+coarse cell). f is :func:`dpbounds.tuning.heavy_ball._lmi_best` (the objective the tuner
+minimises; ``None`` = no certificate = inf), evaluated through a cache.
+
+``--oracle-from`` reuses the oracle minima of an earlier run (the objective does not depend on
+the tuner's code), so only the tuner is re-timed. The JSON holds, per problem, the setting, the
+oracle's minimum and argmin, the tuned bound and (alpha, beta), the objective re-evaluated at the
+tuned (alpha, beta), the relative gap tuned/oracle - 1 and the CPU seconds of the tune.
+Numbers are comparable only on the same machine and load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from functools import partial
+
+import numpy as np
+from tqdm import tqdm
+
+from dpbounds.bounds.strongly_convex.gradient_noise import check_noise_fits, dp_noise_level
+from dpbounds.lmi.heavy_ball_lmi import HeavyBallLMI
+from dpbounds.tuning import tune_heavy_ball
+from dpbounds.tuning.heavy_ball import _lmi_best
+
+# the oracle's sizes (about 11^2 + 2 * 3 * 24 ~ 265 objective evaluations per problem)
+N_COARSE, ZOOM, LEVELS, N_STARTS = 11, 5, 3, 2
+
+# (kappa, L, eps, d, n, m, S1, E0, max_horizon)
+PROBLEMS = [
+    (1.0, 1.0, 1.0, 10, 10**5, None, 1.0, 1.0, 300),
+    (1.0, 5.0, 0.01, 2, 10**6, None, 1.0, 10.0, 300),
+    (2.0, 1.0, 10.0, 5, 10**4, None, 1.0, 1.0, 500),
+    (5.0, 2.0, 0.1, 20, 10**5, None, 4.0, 1.0, 300),
+    (10.0, 1.0, 0.5, 10, 10**4, None, 1.0, 0.1, 300),
+    (30.0, 3.0, 1.0, 1, 10**3, None, 1.0, 1.0, 300),
+    (100.0, 1.0, 0.03, 10, 10**6, None, 1.0, 1.0, 300),
+    (100.0, 10.0, 3.0, 100, 10**5, None, 10.0, 10.0, 500),
+    (255.14, 5.1028, 1.0, 20, 10**5, None, 40.0, 10.0, 300),
+    (300.0, 1.0, 0.3, 5, 10**5, 10**3, 1.0, 1.0, 300),
+    (1e3, 1.0, 10.0, 10, 10**5, None, 1.0, 1.0, 500),
+    (1e3, 100.0, 0.1, 10, 10**6, None, 1.0, 1.0, 300),
+    (3e3, 1.0, 1.0, 2, 10**5, None, 0.5, 5.0, 300),
+    (1e4, 1.0, 0.01, 10, 10**7, None, 1.0, 1.0, 300),
+    (1e4, 1.0, 5.0, 30, 10**5, None, 3.0, 1.0, 1000),
+    (3e4, 1.0, 0.3, 10, 10**5, 10**3, 1.0, 1.0, 300),
+    (1e5, 1.0, 1.0, 10, 10**6, None, 1.0, 0.1, 300),
+    (1e6, 1.0, 0.03, 10, 10**6, None, 1.0, 1.0, 300),
+    (1e6, 1.0, 10.0, 1, 10**4, None, 0.1, 10.0, 500),
+    (1e6, 50.0, 1.0, 50, 10**7, None, 5.0, 1.0, 300),
+]
+
+
+def objective(kappa, L, eps, d, n, m, S, E0, Tmax, fresh=True):
+    """f(x, y) with x = log alpha, y = -log(1 - beta): the tuner's objective, cached.
+
+    ``fresh``: a new solver per point, as the tuner does since the oracle study (a reused one
+    carries state between solves: certificates, hence f, differ by up to ~2% with the order
+    of evaluation); ``--shared-solver``: one solver for all points, as the tuner did before.
+    """
+    mu, m = L / kappa, (n if m is None else m)
+    lmi = HeavyBallLMI(backend="clarabel")
+    cache: dict[tuple[float, float], float] = {}
+
+    def noise(T):
+        return dp_noise_level(S, d, n, m, eps, T)
+
+    def f(x: float, y: float) -> float:
+        key = (float(x), float(y))
+        if key not in cache:
+            r = _lmi_best(mu, L, math.exp(x), -math.expm1(-y), noise, Tmax, 2.0 * E0 / mu, E0,
+                          HeavyBallLMI(backend="clarabel") if fresh else lmi)
+            cache[key] = math.inf if r is None else r[0]
+        return cache[key]
+
+    return f, cache
+
+
+def oracle(f, x_range, y_range):
+    """Brute force: coarse grid, then nested zoom grids around its best local minima."""
+    xs, ys = np.linspace(*x_range, N_COARSE), np.linspace(*y_range, N_COARSE)
+    G = np.array([[f(x, y) for y in ys] for x in xs])
+    pad = np.pad(G, 1, constant_values=np.inf)
+    local = [(G[i, j], i, j) for i in range(N_COARSE) for j in range(N_COARSE)
+             if np.isfinite(G[i, j]) and G[i, j] <= np.min(pad[i:i + 3, j:j + 3])]
+    best = (math.inf, math.nan, math.nan)
+    for _, i, j in sorted(local)[:N_STARTS]:
+        cx, cy = xs[i], ys[j]
+        hx, hy = xs[1] - xs[0], ys[1] - ys[0]
+        for _ in range(LEVELS):
+            window = [(f(x, y), x, y)
+                      for x in np.clip(cx + np.linspace(-hx, hx, ZOOM), *x_range)
+                      for y in np.clip(cy + np.linspace(-hy, hy, ZOOM), *y_range)]
+            v, cx, cy = min(window)
+            hx, hy = 2 * hx / (ZOOM - 1), 2 * hy / (ZOOM - 1)
+            best = min(best, (v, cx, cy))
+    return best
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out", help="JSON file to write")
+    ap.add_argument("--oracle-from", help="reuse the oracle minima of this earlier JSON")
+    ap.add_argument("--shared-solver", action="store_true",
+                    help="one LMI solver for all points (the objective of the old tuner)")
+    ap.add_argument("--only", type=int, nargs="*", help="problem indices to run")
+    args = ap.parse_args()
+    old = {}
+    if args.oracle_from:
+        with open(args.oracle_from) as fh:
+            old = {r["index"]: r for r in json.load(fh)["rows"]}
+    rows = []
+    idx = [k for k in range(len(PROBLEMS)) if args.only is None or k in args.only]
+    for k in tqdm(idx, desc="problems"):
+        kappa, L, eps, d, n, m, S, E0, Tmax = p = PROBLEMS[k]
+        try:
+            check_noise_fits(S, n, n if m is None else m, eps, d)
+        except ValueError:
+            print(f"[{k}] skipped: noise does not fit", flush=True)
+            continue
+        f, cache = objective(*p, fresh=not args.shared_solver)
+        x_range = (math.log(0.01 / L), math.log(1.5 / L))
+        y_range = (0.0, math.log(100.0))
+        t = time.process_time()
+        if k in old:
+            o_val, o_x, o_y, o_n, o_cpu = (old[k]["oracle"], old[k]["oracle_x"],
+                                           old[k]["oracle_y"], old[k]["oracle_evals"],
+                                           old[k]["oracle_cpu_s"])
+        else:
+            o_val, o_x, o_y = oracle(f, x_range, y_range)
+            o_n, o_cpu = len(cache), time.process_time() - t
+        t = time.process_time()
+        res = tune_heavy_ball(L / kappa, L, d=d, n=n, m=m, epsilon=eps, sensitivity=S,
+                              initial_gap=E0, max_horizon=Tmax,
+                              function_class="smooth_strongly_convex")
+        cpu = time.process_time() - t
+        a, b = res.tuned.alpha, res.tuned.beta
+        # f at the tuned point, with a fresh solver (as the tuner evaluates since this study)
+        again = _lmi_best(L / kappa, L, a, b,
+                          partial(dp_noise_level, S, d, n, n if m is None else m, eps),
+                          Tmax, 2.0 * E0 / (L / kappa), E0, HeavyBallLMI(backend="clarabel"))
+        again = math.inf if again is None else again[0]
+        in_box = (x_range[0] - 1e-12 <= math.log(a) <= x_range[1] + 1e-12
+                  and -math.log1p(-b) <= y_range[1] + 1e-12)
+        row = {"index": k, "kappa": kappa, "L": L, "eps": eps, "d": d, "n": n, "m": m, "S1": S,
+               "E0": E0, "max_horizon": Tmax, "oracle": o_val, "oracle_x": o_x,
+               "oracle_y": o_y, "oracle_evals": o_n, "oracle_cpu_s": o_cpu,
+               "tuned": res.tuned.bound, "tuned_alpha": a, "tuned_beta": b,
+               "tuned_reevaluated": again, "tuned_in_box": in_box,
+               "gap": res.tuned.bound / o_val - 1.0, "tune_cpu_s": cpu}
+        rows.append(row)
+        _write(args.out, rows)  # after every problem: a run cut short keeps its rows
+        print(f"[{k:2d}] kappa={kappa:<8g} eps={eps:<5g} oracle={o_val:.7g} "
+              f"tuned={res.tuned.bound:.7g} gap={100 * row['gap']:+.4f}% "
+              f"alpha*L={a * L:.4g} beta={b:.5g} in_box={in_box} "
+              f"re-eval={again:.7g} tune={cpu:.1f}s oracle={o_cpu:.1f}s/{o_n}", flush=True)
+    worst = max(r["gap"] for r in rows)
+    print(f"worst gap tuned/oracle - 1 = {100 * worst:+.4f}%; tune CPU total "
+          f"{sum(r['tune_cpu_s'] for r in rows):.1f}s, mean "
+          f"{np.mean([r['tune_cpu_s'] for r in rows]):.1f}s; oracle CPU total "
+          f"{sum(r['oracle_cpu_s'] for r in rows):.1f}s")
+
+
+def _write(path: str, rows: list[dict]) -> None:
+    with open(path, "w") as fh:
+        json.dump({"oracle": {"n_coarse": N_COARSE, "zoom": ZOOM, "levels": LEVELS,
+                              "n_starts": N_STARTS}, "rows": rows}, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()
