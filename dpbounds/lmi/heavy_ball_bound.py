@@ -52,6 +52,8 @@ __all__ = ["RHO_OFFSETS", "LMIBoundCurves", "lmi_bound_curves"]
 #: rates tried above the minimal certified one: a larger rho can come with a much smaller P
 RHO_OFFSETS = (0.002, 0.01, 0.04, 0.15)
 
+_RATE_TOL = 1e-6  # absolute and relative (to 1 - rho) accuracy of the minimal rate
+
 
 class LMIBoundCurves:
     r"""The derived Prop. 3.4 bound of a few certified rates, as functions of the horizon.
@@ -99,7 +101,11 @@ def lmi_bound_curves(mu: float, L: float, alpha: float, beta: float, *,
         heavy_ball_lmi_rate,
     )
 
-    base = heavy_ball_lmi_rate(mu, L, alpha, beta, tol=1e-4, lmi=lmi, polish=False)
+    # the minimal rate to 1e-6 of 1 - rho: rho^(2T) amplifies an error in 1 - rho by
+    # 2T(1 - rho) (~4 at the bound's best T), so a coarser rate makes the bound jitter by
+    # ~0.1% between neighbouring (alpha, beta) and no search can then resolve its minimum
+    base = heavy_ball_lmi_rate(mu, L, alpha, beta, tol=_RATE_TOL, rtol=_RATE_TOL, lmi=lmi,
+                               polish=False)
     if not isinstance(base, LMICertificate):  # the certified results are LMICertificates
         return None
     A, B, rhos = [], [], []

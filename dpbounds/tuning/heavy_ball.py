@@ -299,7 +299,7 @@ def tune_heavy_ball(
         noise bound :func:`~dpbounds.lmi.heavy_ball_lmi.heavy_ball_lmi_bound`, minimised over
         :math:`T` and over a few certified rates above the minimal one (a larger
         :math:`\rho` can come with a much smaller :math:`P`). Searched over the box
-        :math:`\alpha L\in[0.005,1.5]`, :math:`\beta\in[0,0.995]` (on
+        :math:`\alpha L\in[0.001,1.5]`, :math:`\beta\in[0,0.995]` (on
         :math:`(\log\alpha,-\log(1-\beta))`, :math:`\beta=0` included): nested grids of 3, 5
         and 9 points per axis (the largest not above ``grid``), then a compass search from the
         best local minimum of each grid down to a lattice step of :math:`\approx3\cdot10^{-3}`
@@ -459,8 +459,11 @@ def _momentum_note_lmi(tuned: HeavyBallChoice) -> str:
 
 # ----------------------------------------------------------------------------- LMI class
 _LMI_GRIDS = (3, 5, 9)      # nested coarse grids of the box (9 points = 8 cells: contain 5, 3)
-_LMI_STARTS = 1             # local searches from the best local minima of each grid
-_LMI_LATTICE = 2048         # cells per axis of the lattice the searches move on (last step)
+_LMI_STARTS = 2             # local searches from the best local minima of each grid
+_LMI_LATTICE = 8192         # cells per axis of the lattice the searches move on (last step)
+#: the box: alpha L in [_LMI_ALPHA_L[0], _LMI_ALPHA_L[1]], beta in [0, _LMI_BETA_MAX]
+_LMI_ALPHA_L = (1e-3, 1.5)
+_LMI_BETA_MAX = 0.995
 _LMI_SEARCH_POLLS = 480     # evaluations (cached or not) one local search may ask for
 
 
@@ -474,6 +477,12 @@ def _lmi_best(mu, L, a, b, noise, Tmax, dist_sq, gap0, lmi):
                                 max_evaluations=_CHOICE_BUDGET)
     j = int(np.argmin(res.best))
     return float(res.best[j]), int(res.best_T[j]), float(curves.rho[j])
+
+
+def _lmi_box(L: float) -> tuple[float, float, float]:
+    """(x0, wx, wy): log alpha in [x0, x0 + wx], y = -log(1 - beta) in [0, wy]."""
+    lo, hi = _LMI_ALPHA_L
+    return math.log(lo / L), math.log(hi / lo), -math.log1p(-_LMI_BETA_MAX)
 
 
 def _lmi_grid_size(grid: int) -> int:
@@ -547,10 +556,11 @@ def _tune_hb_lmi(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, mechanism, gap0, p
         return _lmi_best(mu, L, a, b, noise, Tmax, dist_sq, gap0,
                          HeavyBallLMI(backend="clarabel"))
 
-    # the box: log alpha in [log(0.005/L), log(1.5/L)], y = -log(1 - beta) in [0, log 200]
+    # the box: log alpha in [log(1e-3/L), log(1.5/L)], y = -log(1 - beta) in [0, log 200]
     # (beta in [0, 0.995], dense near 1; y = 0 is gradient descent exactly), on a lattice; it
-    # holds every point the former 12x12 grid and its 5x5 refinement could reach
-    x0, wx, wy = math.log(5e-3 / L), math.log(300.0), math.log(200.0)
+    # holds every point the former 12x12 grid and its 5x5 refinement could reach, and the
+    # narrow valley of Fig. 3's optimum (alpha L ~ 0.005, beta ~ 0.991) with room below
+    x0, wx, wy = _lmi_box(L)
     results = {}
 
     def point(p, q):  # lattice point -> (alpha, beta)

@@ -3,12 +3,12 @@
 The objective is f(alpha, beta) = ``_lmi_best(...)[0]`` (the derived Prop. 3.4 bound at its best
 horizon and certified rate; no certificate = inf), the function ``tune_heavy_ball(...,
 function_class="smooth_strongly_convex")`` minimises over its box: log alpha in
-[log(0.005/L), log(1.5/L)], y = -log(1 - beta) in [0, log 200]. The oracle below is this
+[log(0.001/L), log(1.5/L)], y = -log(1 - beta) in [0, log 200]. The oracle below is this
 file's own search (a grid over the box, then nested zoom grids around its best local minima);
 it shares with the tuner only the objective and the box. Evaluations are memoised (one point
-costs ~0.1-0.3 s of SDPs), so the tuner runs at several ``grid`` sizes cost little more than
+costs ~10-50 ms of SDPs), so the tuner runs at several ``grid`` sizes cost little more than
 one; for speed the tuner runs on a coarser lattice (``_LMI_LATTICE = 256``: its last step is
-~0.02 in log alpha instead of ~0.003), the same search otherwise.
+~0.03 in log alpha instead of ~0.001), the same search otherwise.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from dpbounds.tuning import tune_heavy_ball
 # (kappa, eps, d, n, S1, E0, max_horizon): kappa 1..1e3, small horizons
 PROBLEMS = [(2.0, 10.0, 5, 10**4, 1.0, 1.0, 60), (1e3, 10.0, 10, 10**5, 1.0, 1.0, 100)]
 ORACLE_GRID, ZOOM, LEVELS, STARTS = 9, 5, 3, 2
-X0, WX, WY = math.log(0.005), math.log(300.0), math.log(200.0)  # the box (L = 1)
+X0, WX, WY = hb._lmi_box(1.0)  # the tuner's box (L = 1): its only input from the tuner
 REL = 1e-3  # the issue's tolerance: tuned within 0.1% of the oracle
 
 _ORIGINAL = hb._lmi_best

@@ -66,6 +66,9 @@ _NAIVE_MARGIN = 1e-7
 
 _TOP = 1.0 - 1e-9  # largest rho tried
 
+#: margins (fractions of the maximal one) of the polished certificates, tried in turn
+POLISH_FRACTIONS = (0.5, 0.75, 0.9)
+
 
 # ----------------------------------------------------------------------------- search
 class _Search:
@@ -152,14 +155,14 @@ class _Search:
     def certificate(self, rho: float, polish: bool) -> tuple | None:
         """``(P, c0, solver, verification)`` at a feasible ``rho``, exactly verified, or None."""
         p = self.probe(rho)
-        tries: list[tuple[dict | None, float]] = []
-        if polish:
-            need = max(0.5 * p.t, self.need(rho))
-            better = self.lmi.polish(rho, need)
-            if better is not None:
-                tries.append((better, need))
-        tries.append((p.sol, p.t))
-        for sol, t in tries:
+        # polished at half the maximal margin, or failing the checks (near the minimal rate
+        # the margins are ~1e-10 and the solver's answer can miss them) at larger fractions,
+        # before the maximal-margin point itself: each step is a worse bound, not a jump to
+        # the worst one
+        fractions = POLISH_FRACTIONS if polish else ()
+        tries = ((self.lmi.polish, max(f * p.t, self.need(rho))) for f in fractions)
+        for solve, t in (*tries, (None, p.t)):
+            sol = p.sol if solve is None else solve(rho, t)
             cand = self._candidate(rho, sol, t)
             if cand is not None and certificate_holds(*self.point, rho, cand[0], cand[1], 1.0):
                 with np.errstate(over="ignore", invalid="ignore"):

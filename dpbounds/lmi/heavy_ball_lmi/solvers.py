@@ -139,19 +139,43 @@ class _DirectClarabel:
         A1 = -np.column_stack([_svec3(M) for M in slope])
         self._A01 = (A0.ravel()[self._order], A1.ravel()[self._order])
 
-    def probe(self, rho: float) -> Probe:
+    def _solve(self, rho: float, q: np.ndarray, eq: np.ndarray | None = None,
+               b_eq: np.ndarray | None = None) -> object | None:
+        """Solve with objective ``q``; ``eq x = b_eq`` replaces the normalisation row."""
         A0, A1 = self._A01
         A = self._A.copy()
         A.data[self._slots] = A0 + (rho * rho) * A1
-        solver = self._clarabel.DefaultSolver(self._P, self._q, A, self._b, self._cones,
-                                              self._settings)
+        b, cones = self._b, self._cones
+        if eq is not None and b_eq is not None:
+            A = self._sps.vstack([self._sps.csc_matrix(eq), A[1:]], format="csc")
+            b = np.concatenate([b_eq, b[1:]])
+            cones = [self._clarabel.ZeroConeT(eq.shape[0])] + cones[1:]
+        solver = self._clarabel.DefaultSolver(self._P, q, A, b, cones, self._settings)
         sol = solver.solve()
-        if str(sol.status) not in ("Solved", "AlmostSolved"):
+        return sol if str(sol.status) in ("Solved", "AlmostSolved") else None
+
+    @staticmethod
+    def _primal(sol: object) -> dict:
+        x = np.asarray(sol.x)  # type: ignore[attr-defined]
+        return {"P": np.array([[x[0], x[1]], [x[1], x[2]]]), "c0": float(x[3]),
+                "c": float(x[4])}
+
+    def polish(self, rho: float, need: float) -> dict | None:
+        """Largest ``c`` with margin ``t = need`` (the cvxpy ``polish_problem``, directly)."""
+        q = np.zeros(6)
+        q[4] = -1.0
+        eq = np.array([[1.0, 0.0, 1.0, 1.0, 1.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0, 1.0]])
+        sol = self._solve(rho, q, eq, np.array([1.0, need]))
+        return None if sol is None else self._primal(sol)
+
+    def probe(self, rho: float) -> Probe:
+        sol = self._solve(rho, self._q)
+        if sol is None:
             return Probe(-math.inf, None, None, "")
-        x = np.asarray(sol.x)
-        primal = {"P": np.array([[x[0], x[1]], [x[1], x[2]]]), "c0": float(x[3]),
-                  "c": float(x[4])}
-        return Probe(float(x[5]), primal, _smat3(np.asarray(sol.z)[3:9]), "CLARABEL(direct)")
+        x = np.asarray(sol.x)  # type: ignore[attr-defined]
+        return Probe(float(x[5]), self._primal(sol),
+                     _smat3(np.asarray(sol.z)[3:9]),  # type: ignore[attr-defined]
+                     "CLARABEL(direct)")
 
 
 def _default_backend(solver: str | None) -> str:
@@ -251,6 +275,11 @@ class HeavyBallLMI:
 
     def polish(self, rho: float, need: float) -> dict | None:
         """The certificate with the largest c among those with margin >= ``need`` at ``rho``."""
+        if self._direct is not None:
+            self.solves += 1
+            res = self._direct.polish(rho, need)
+            if res is not None:
+                return res
         self._set_rho(rho)
         self.need.value = need
         for name in self._solvers:
