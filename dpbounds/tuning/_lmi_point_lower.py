@@ -103,37 +103,36 @@ def stein_floor(mu: float, L: float, alpha: float, beta: float, rho: Any,
     R22 = -w22 + 0.0 * lam
     # rho^2 X - M^T X M = R with X = [[x, y], [y, z]]:
     #   (rho^2 - a^2) x - 2 a y - z = R11,  (rho^2 + b) y + b a x = R12,  rho^2 z - b^2 x = R22
-    # Each quantity is a sum whose terms are computed to a few ulps; its relative error is at
-    # most ~ulps * (sum of |terms|) / |sum| (first-order error analysis), tracked as ``e*``
-    # and taken off the floors (cancellation near rho = the radius of M makes it large).
+    # Each quantity is a sum whose terms are computed to a few ulps: its absolute error is at
+    # most ~ulps * (sum of |terms|) (first-order error analysis), carried through as ``d*``
+    # and taken off the floors (it grows as rho nears the radius of M, where den -> 0).
     u = 8.0 * _EPS
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        terms_d = (r2 - a * a, 2.0 * a * a * b / (r2 + b), -b * b / r2)
-        den = sum(terms_d)
-        e_den = u * (np.abs(r2) + a * a + np.abs(terms_d[1]) + np.abs(terms_d[2])) / np.abs(den)
-        terms_r11 = (np.abs(w11), np.abs(2.0 * lam * w13), np.abs(lam * lam * w33))
-        e_r11 = u * sum(terms_r11) / np.abs(R11)
-        terms_n = (R11, 2.0 * a * R12 / (r2 + b), R22 / r2)
-        num = sum(terms_n)
-        e_num = (u + e_r11) * sum(np.abs(t) for t in terms_n) / np.abs(num)
+        t1, t2 = 2.0 * a * a * b / (r2 + b), -b * b / r2
+        den = (r2 - a * a) + t1 + t2
+        e_den = u * (r2 + a * a + np.abs(t1) + np.abs(t2)) / np.abs(den)  # relative
+        n1, n2 = 2.0 * a * R12 / (r2 + b), R22 / r2
+        num = R11 + n1 + n2
+        d_num = u * (np.abs(R11) + np.abs(n1) + np.abs(n2) + np.abs(w11)
+                     + np.abs(2.0 * lam * w13) + np.abs(lam * lam * w33) + np.abs(R12))
         x = num / den
-        e_x = e_num + e_den + u
+        dx = (d_num + np.abs(num) * (e_den + u)) / np.abs(den)
         y = (R12 - b * a * x) / (r2 + b)
-        e_y = (u * np.abs(R12) + (e_x + u) * np.abs(b * a * x)) / np.abs(R12 - b * a * x) + u
+        dy = ((u * (np.abs(R12) + np.abs(b * a * x)) + np.abs(b * a) * dx) / (r2 + b)
+              + u * np.abs(y))
         z = (R22 + b * b * x) / r2
-        e_z = (u * np.abs(R22) + (e_x + u) * np.abs(b * b * x)) / np.abs(R22 + b * b * x) + u
+        dz = (u * (np.abs(R22) + np.abs(b * b * x)) + b * b * dx) / r2 + u * np.abs(z)
         sx = x + 2.0 * y + z
-        err_s = (np.abs(x) * e_x + 2.0 * np.abs(y) * e_y + np.abs(z) * e_z
-                 + u * (np.abs(x) + 2.0 * np.abs(y) + np.abs(z)))
+        err_s = dx + 2.0 * dy + dz + u * (np.abs(x) + 2.0 * np.abs(y) + np.abs(z))
         disc = a * a - 4.0 * b
         radius = np.where(disc >= 0, 0.5 * (np.abs(a) + np.sqrt(np.maximum(disc, 0.0))),
                           math.sqrt(b))
     # a lambda whose M reaches rho gives no inequality; nor does one whose solve is too
-    # inaccurate to use (its error bound above 1e-3 relative): dropping it keeps a floor
+    # ill-conditioned to use (den known to worse than 1e-3): dropping it keeps a floor
     ok = (radius < rho * (1.0 - 1e-12)) & np.isfinite(x) & np.isfinite(y) & np.isfinite(z)
-    ok &= np.isfinite(err_s) & (e_x < 1e-3)
+    ok &= np.isfinite(err_s) & np.isfinite(dx) & (e_den < 1e-3)
     s = np.where(ok, sx - np.where(ok, err_s, 0.0), 0.0).max(axis=1)
-    p = np.where(ok, x - np.abs(x) * np.where(ok, e_x, 0.0), 0.0).max(axis=1)
+    p = np.where(ok, x - np.where(ok, dx, 0.0), 0.0).max(axis=1)
     return np.maximum(s, 0.0), np.maximum(p, 0.0)
 
 
