@@ -18,7 +18,11 @@ its best :math:`T` (:func:`~dpbounds.tuning.horizon_search.minimise_over_horizon
 carries a proven bracket ``lower_bound <= min <= tuned.bound``: in the quadratic class a branch
 and bound over every :math:`(\alpha,\beta,T)` to 0.05% (:mod:`dpbounds.tuning._certify`), in the
 LMI class the linear-MMSE and Chebyshev bounds on a quadratic (:mod:`dpbounds.tuning._lmi_lower`,
-a wider bracket). Each row
+a wider bracket), plus a proven floor at the tuned :math:`(\alpha,\beta)` alone
+(``point_lower_bound``, :mod:`dpbounds.tuning._lmi_point_lower`: no certificate there, at any
+rate and :math:`T`, does better; tight near Fig. 3's problem, looser at large
+:math:`L/\mu`). ``vacuous`` says when the tuned bound is not below :math:`F(x_0)-F^\ast`.
+Each row
 gives the bound beside an exactly computed value (the expected error on a worst-case quadratic,
 propagated exactly -- no sampling), in the PEPit spirit.
 
