@@ -45,10 +45,12 @@ increasing in :math:`\rho`, on :math:`[\rho_i,\rho_{i+1}]`
           p_{i+1}=\max\big(0,\max_\lambda X_\lambda(\rho_{i+1})_{11}\big)
 
 (any finite set of :math:`\lambda` gives valid maxima). The intervals cover
-:math:`[\rho_q,1)` (:math:`\rho_q` the quadratic rate rounded down: no certificate is below
-it); on the last one :math:`P\succeq0` alone is used. The floor is the smallest interval bound
-minimised over :math:`1\le T\le T_{\max}`; the intervals near the minimum are halved until the
-floor is within ``rtol`` of the smallest value of the same expression at the grid's rates.
+:math:`[\rho_0,1)`, :math:`\rho_0` the larger of the quadratic rate rounded down and a
+proven lower end of the certified rates (an exactly checked Farkas certificate of the rate
+search: no certificate is below either); on the last one :math:`P\succeq0` alone is used.
+The floor is the smallest interval bound minimised over :math:`1\le T\le T_{\max}`; the
+intervals near the minimum are halved until the floor is within ``rtol`` of the smallest
+value of the same expression at the grid's rates.
 
 **Arithmetic.** The 2x2 Stein equations are solved in closed form in float64; each solution
 is lowered by a first-order bound on its rounding error (a few ulps times the cancellation
@@ -118,12 +120,18 @@ def stein_floor(mu: float, L: float, alpha: float, beta: float, rho: Any,
         x = num / den
         dx = (d_num + np.abs(num) * (e_den + u)) / np.abs(den)
         y = (R12 - b * a * x) / (r2 + b)
-        dy = ((u * (np.abs(R12) + np.abs(b * a * x)) + np.abs(b * a) * dx) / (r2 + b)
-              + u * np.abs(y))
         z = (R22 + b * b * x) / r2
-        dz = (u * (np.abs(R22) + np.abs(b * b * x)) + b * b * dx) / r2 + u * np.abs(z)
-        sx = x + 2.0 * y + z
-        err_s = dx + 2.0 * dy + dz + u * (np.abs(x) + 2.0 * np.abs(y) + np.abs(z))
+        # 1'X1 = x + 2y + z cancels to ~1e-5 of x when beta is near 1; written as
+        # k x + sigma, k = 1 - 2ab/(rho^2 + b) + b^2/rho^2, its error is |k| dx + small
+        k1, k2 = 2.0 * a * b / (r2 + b), b * b / r2
+        kx = 1.0 - k1 + k2
+        g1, g2 = 2.0 * R12 / (r2 + b), R22 / r2
+        sigma = g1 + g2
+        sx = kx * x + sigma
+        d_sigma = 4.0 * u * (np.abs(g1) + np.abs(g2)) + u * (
+            2.0 * (np.abs(w12) + np.abs(lam * w23)) / (r2 + b) + np.abs(w22) / r2)
+        err_s = (np.abs(kx) * dx + 4.0 * u * (1.0 + np.abs(k1) + k2) * np.abs(x) + d_sigma
+                 + u * (np.abs(kx * x) + np.abs(sigma)))
         disc = a * a - 4.0 * b
         radius = np.where(disc >= 0, 0.5 * (np.abs(a) + np.sqrt(np.maximum(disc, 0.0))),
                           math.sqrt(b))
@@ -154,16 +162,19 @@ def _minima(rates: np.ndarray, s: np.ndarray, p: np.ndarray, alpha: float, L: fl
 
 def certificate_floor(mu: float, L: float, alpha: float, beta: float, *, noise: Any,
                       max_horizon: int, dist_sq: float, gap0: float,
-                      rtol: float = 1e-4) -> float:
+                      rho_min: float = 0.0, rtol: float = 1e-4) -> float:
     r"""Proven: no certificate of (22) for heavy ball :math:`(\alpha,\beta)`, at any rate, gives
     a derived bound (23) below this at any horizon :math:`1\le T\le` ``max_horizon``.
 
     ``noise(T)`` is :math:`\mathcal E_T=\mathbb E\lVert w_T\rVert^2` (vectorised over ``T``);
     ``dist_sq`` and ``gap0`` are :math:`D\ge\lVert x_0-x^\ast\rVert^2` and :math:`E_0` as in the
-    bound. See the module docstring for the argument. ``inf`` when heavy ball does not
-    contract on a quadratic (no certificate exists).
+    bound. ``rho_min`` is a *proven* lower bound on the rates (22) certifies (e.g.
+    ``rho_lower`` of :func:`dpbounds.lmi.heavy_ball_lmi.heavy_ball_lmi_rate`, an exactly
+    checked Farkas certificate); the quadratic rate is used when it is larger. See the module
+    docstring for the argument. ``inf`` when heavy ball does not contract on a quadratic (no
+    certificate exists).
     """
-    rho_q = quadratic_rate_lower_bound(mu, L, alpha, beta)
+    rho_q = max(quadratic_rate_lower_bound(mu, L, alpha, beta), float(rho_min))
     if rho_q >= 1.0:
         return math.inf
     lams = np.unique(np.concatenate([np.geomspace(mu, L, _N_LAMBDA), [mu, L]]))

@@ -586,7 +586,7 @@ def _lmi_search(f, grid, bar=None, knights=True):
 
 
 def _tune_hb_lmi(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, mechanism, gap0, progress):
-    from dpbounds.lmi.heavy_ball_lmi import HeavyBallLMI
+    from dpbounds.lmi.heavy_ball_lmi import HeavyBallLMI, heavy_ball_lmi_rate
 
     def noise(T):  # E||w_T||^2 = 2 d b_T^2 + sigma_s^2, eq. (20)
         return dp_noise_level(S, d, n, m, eps, T)
@@ -647,8 +647,12 @@ def _tune_hb_lmi(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, mechanism, gap0, p
     lower = linear_method_lower_bound(mu, L, d, n, m, eps, S, dist_sq, gap0, Tmax)
     gap = tuned.bound / lower - 1.0 if lower > 0 else math.inf
     # proven: what any certificate at any rate and T gives at the tuned (alpha, beta)
+    # the certified rates' proven lower end (exact Farkas check) at the tuned point
+    base = heavy_ball_lmi_rate(mu, L, tuned.alpha, tuned.beta, tol=1e-9, rtol=1e-6,
+                               lmi=HeavyBallLMI(backend="clarabel"), polish=False)
     floor = certificate_floor(mu, L, tuned.alpha, tuned.beta, noise=noise, max_horizon=Tmax,
-                              dist_sq=dist_sq, gap0=gap0)
+                              dist_sq=dist_sq, gap0=gap0,
+                              rho_min=getattr(base, "rho_lower", 0.0))
     point_gap = tuned.bound / floor - 1.0 if floor > 0 else math.inf
     return HeavyBallTuning(tuned, classical, paper, setting, lower_bound=lower,
                            certified_gap=max(gap, 0.0),
