@@ -152,7 +152,8 @@ def _minima(rates: np.ndarray, s: np.ndarray, p: np.ndarray, alpha: float, L: fl
     lowered by its proven gap where it hit its work limit)."""
     from dpbounds.lmi.heavy_ball_bound import LMIBoundCurves
 
-    B = alpha * alpha * (p + 0.5 * L) / -np.expm1(2.0 * np.log(rates))
+    with np.errstate(divide="ignore"):  # rate 0 (e.g. alpha = 1/L at mu = L): log -> -inf
+        B = alpha * alpha * (p + 0.5 * L) / -np.expm1(2.0 * np.log(rates))
     curves = LMIBoundCurves(dist_sq * s + gap0, B, rates, noise)
     res = minimise_over_horizon(curves, rates.size, Tmax, joint=False,
                                 max_evaluations=_BUDGET_PER_RATE * rates.size)
