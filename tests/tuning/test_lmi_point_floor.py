@@ -81,7 +81,11 @@ def test_no_verified_certificate_bounds_below_the_floor(logk, log_aL, beta, off,
 
     floor = certificate_floor(mu, L, alpha, beta, noise=noise, max_horizon=Tmax, dist_sq=D,
                               gap0=E0)
-    assert floor > 0
+    # the tuner's floor: from the rate search's proven lower end (exact Farkas check)
+    floor_from = certificate_floor(mu, L, alpha, beta, noise=noise, max_horizon=Tmax,
+                                   dist_sq=D, gap0=E0, rho_min=base.rho_lower)
+    assert 0 < floor <= floor_from * (1 + 1e-12)
+    floor = floor_from
     rho = base.rho + (1 - base.rho) * off
     certs = [base]
     at = heavy_ball_lmi_certificate_at(mu, L, alpha, beta, min(rho, 1 - 1e-9),
