@@ -84,7 +84,9 @@ def test_no_verified_certificate_bounds_below_the_floor(logk, log_aL, beta, off,
     # the tuner's floor: from the rate search's proven lower end (exact Farkas check)
     floor_from = certificate_floor(mu, L, alpha, beta, noise=noise, max_horizon=Tmax,
                                    dist_sq=D, gap0=E0, rho_min=base.rho_lower)
-    assert 0 < floor <= floor_from * (1 + 1e-12)
+    # a smaller range of rates cannot lower the floor beyond the refinement's tolerance (each
+    # floor stops within rtol = 1e-4 of the minimum of its own grid)
+    assert 0 < floor <= floor_from * (1 + 2e-4)
     floor = floor_from
     rho = base.rho + (1 - base.rho) * off
     certs = [base]
