@@ -1,4 +1,4 @@
-r"""A proven floor under every Prop. 3.4 bound of one heavy ball :math:`(\alpha,\beta)`.
+r"""A floor under every Prop. 3.4 bound of one heavy ball :math:`(\alpha,\beta)`.
 
 The LMI-class tuner picks, at each :math:`(\alpha,\beta)`, a few certified rates
 :math:`\rho`, a certificate :math:`(P,c_0)` at each and the best horizon :math:`T`. This
@@ -52,11 +52,14 @@ The floor is the smallest interval bound minimised over :math:`1\le T\le T_{\max
 intervals near the minimum are halved until the floor is within ``rtol`` of the smallest
 value of the same expression at the grid's rates.
 
-**Arithmetic.** The 2x2 Stein equations are solved in closed form in float64; each solution
-is lowered by a first-order bound on its rounding error (a few ulps times the cancellation
-factor of each sum, which grows as :math:`\rho` nears the radius of :math:`M_\lambda`; a
-:math:`\lambda` whose error bound exceeds :math:`10^{-3}` is dropped). This is careful
-floating point, not the exact arithmetic of the certificates.
+**Arithmetic.** The 2x2 Stein equations are solved in closed form in float64. Each solution
+is lowered by a first-order estimate of its rounding error: a few ulps times the cancellation
+factor of each sum (which grows as :math:`\rho` nears the radius of :math:`M_\lambda`),
+including the rounding of the inputs :math:`1+\beta-\alpha\lambda` and :math:`1-\rho^2`; a
+:math:`\lambda` whose denominator is known to worse than :math:`10^{-3}` is dropped. Checked
+against exact rational solves (none above them), but a first-order estimate is not a proof:
+the argument is proven, its float64 evaluation carries estimated (not proven) rounding
+allowances -- unlike the certificates, which are checked in exact arithmetic. **[DERIVED]**
 
 Near the minimal rate this floor is tight: at Fig. 3's tuned point the polished certificates'
 :math:`P_{11}` and :math:`\mathbf 1^\top P\mathbf 1` are within 0.3% and 0.7% of it.
@@ -117,6 +120,14 @@ def stein_floor(mu: float, L: float, alpha: float, beta: float, rho: Any,
         num = R11 + n1 + n2
         d_num = u * (np.abs(R11) + np.abs(n1) + np.abs(n2) + np.abs(w11)
                      + np.abs(2.0 * lam * w13) + np.abs(lam * lam * w33) + np.abs(R12))
+        # the inputs' own rounding: a = 1 + beta - alpha lambda (absolute ~u (1 + b + alpha
+        # lambda)) moves den by |d den / d a| <= 2|a| + 4|a| b / (rho^2 + b), and num through
+        # R12; 1 - rho^2 is formed from the rounded rho^2 (absolute ~u rho^2), which enters R11
+        # through w11 and w13 (found by an independent review with exact arithmetic: without
+        # these terms the allowance fails for rho below ~1/4)
+        da = u * (1.0 + b + np.abs(alpha * lam))
+        e_den = e_den + da * (2.0 * np.abs(a) + 4.0 * np.abs(a) * b / (r2 + b)) / np.abs(den)
+        d_num = d_num + da * 2.0 * np.abs(R12) / (r2 + b) + u * r2 * (0.5 * mu + lam)
         x = num / den
         dx = (d_num + np.abs(num) * (e_den + u)) / np.abs(den)
         y = (R12 - b * a * x) / (r2 + b)
@@ -130,7 +141,8 @@ def stein_floor(mu: float, L: float, alpha: float, beta: float, rho: Any,
         sx = kx * x + sigma
         d_sigma = 4.0 * u * (np.abs(g1) + np.abs(g2)) + u * (
             2.0 * (np.abs(w12) + np.abs(lam * w23)) / (r2 + b) + np.abs(w22) / r2)
-        err_s = (np.abs(kx) * dx + 4.0 * u * (1.0 + np.abs(k1) + k2) * np.abs(x) + d_sigma
+        err_s = (da * 2.0 * b / (r2 + b) * np.abs(x) + np.abs(kx) * dx
+                 + 4.0 * u * (1.0 + np.abs(k1) + k2) * np.abs(x) + d_sigma
                  + u * (np.abs(kx * x) + np.abs(sigma)))
         disc = a * a - 4.0 * b
         radius = np.where(disc >= 0, 0.5 * (np.abs(a) + np.sqrt(np.maximum(disc, 0.0))),
@@ -164,7 +176,7 @@ def _minima(rates: np.ndarray, s: np.ndarray, p: np.ndarray, alpha: float, L: fl
 def certificate_floor(mu: float, L: float, alpha: float, beta: float, *, noise: Any,
                       max_horizon: int, dist_sq: float, gap0: float,
                       rho_min: float = 0.0, rtol: float = 1e-4) -> float:
-    r"""Proven: no certificate of (22) for heavy ball :math:`(\alpha,\beta)`, at any rate, gives
+    r"""No certificate of (22) for heavy ball :math:`(\alpha,\beta)`, at any rate, gives
     a derived bound (23) below this at any horizon :math:`1\le T\le` ``max_horizon``.
 
     ``noise(T)`` is :math:`\mathcal E_T=\mathbb E\lVert w_T\rVert^2` (vectorised over ``T``);

@@ -18,7 +18,8 @@ its best :math:`T` (:func:`~dpbounds.tuning.horizon_search.minimise_over_horizon
 carries a proven bracket ``lower_bound <= min <= tuned.bound``: in the quadratic class a branch
 and bound over every :math:`(\alpha,\beta,T)` to 0.05% (:mod:`dpbounds.tuning._certify`), in the
 LMI class the linear-MMSE and Chebyshev bounds on a quadratic (:mod:`dpbounds.tuning._lmi_lower`,
-a wider bracket), plus a proven floor at the tuned :math:`(\alpha,\beta)` alone
+a wider bracket), plus a floor at the tuned :math:`(\alpha,\beta)` alone (a proven argument
+evaluated in float64 with estimated rounding allowances)
 (``point_lower_bound``, :mod:`dpbounds.tuning._lmi_point_lower`: no certificate there, at any
 rate and :math:`T`, does better; tight near Fig. 3's problem, looser at large
 :math:`L/\mu`). ``vacuous`` says when the tuned bound is not below :math:`F(x_0)-F^\ast`.
@@ -158,7 +159,8 @@ class HeavyBallTuning:
     certified_gap: float = float("nan")
     #: why the tuned heavy ball is plain gradient descent (beta = 0), if it is; else ""
     momentum_note: str = ""
-    #: LMI class, proven: at the tuned (alpha, beta), no certificate of (22) at any rate gives
+    #: LMI class (a proven argument, float64 with estimated rounding allowances): at the tuned
+    #: (alpha, beta), no certificate of (22) at any rate gives
     #: a bound below this at any T <= max_horizon (:mod:`dpbounds.tuning._lmi_point_lower`)
     point_lower_bound: float = float("nan")
     #: ``tuned.bound / point_lower_bound - 1``: how far the tuned rate, certificate and T can
@@ -217,8 +219,8 @@ class HeavyBallTuning:
             if math.isfinite(self.point_gap):
                 lines.append(f"at the tuned (alpha, beta): no Prop. 3.4 certificate, at any rate "
                              f"and T <= {self.setting['max_horizon']}, gives a bound below "
-                             f"{self.point_lower_bound:.6g} (proven from (22) on quadratics); the "
-                             f"tuned rate, certificate and T are within "
+                             f"{self.point_lower_bound:.6g} (from (22) on quadratics, float64); "
+                             f"the tuned rate, certificate and T are within "
                              f"{100 * self.point_gap:.3g}% of the best there")
         elif math.isfinite(self.certified_gap):
             lines.append(f"optimum certified: no (alpha, beta, T <= {self.setting['max_horizon']}) "
@@ -646,7 +648,7 @@ def _tune_hb_lmi(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, mechanism, gap0, p
     # not clamped to tuned.bound: a lower bound above it would be a bug the tests must see
     lower = linear_method_lower_bound(mu, L, d, n, m, eps, S, dist_sq, gap0, Tmax)
     gap = tuned.bound / lower - 1.0 if lower > 0 else math.inf
-    # proven: what any certificate at any rate and T gives at the tuned (alpha, beta)
+    # what any certificate at any rate and T gives at the tuned (alpha, beta)
     # the certified rates' proven lower end (exact Farkas check) at the tuned point
     base = heavy_ball_lmi_rate(mu, L, tuned.alpha, tuned.beta, tol=1e-9, rtol=1e-6,
                                lmi=HeavyBallLMI(backend="clarabel"), polish=False)

@@ -8,6 +8,7 @@ high there are caught by a certified bound.
 """
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -120,7 +121,7 @@ def test_the_floor_is_tight_at_the_tuned_point(fig3):
     assert fig3.point_lower_bound <= fig3.tuned.bound
     assert fig3.point_gap == pytest.approx(fig3.tuned.bound / fig3.point_lower_bound - 1)
     assert fig3.point_gap < 0.05  # a floor, and a close one: not a vacuous 0
-    assert "proven from (22) on quadratics" in fig3.table()
+    assert "from (22) on quadratics, float64" in fig3.table()
 
 
 def test_negative_control_floors_5_percent_too_high_are_caught(fig3, monkeypatch):
@@ -138,6 +139,66 @@ def test_negative_control_floors_5_percent_too_high_are_caught(fig3, monkeypatch
                             max_horizon=FIG3["max_horizon"], dist_sq=2 * E0 / mu, gap0=E0)
     assert bad > fig3.tuned.bound  # above a verified certificate's bound: not a floor
     assert math.isfinite(bad)
+
+
+def _stein_exact(mu, L, alpha, beta, rho, lam):
+    """(1'X1, X11) of the Stein solution in exact rational arithmetic from the float inputs
+    (Gaussian elimination on the 3 x 3 system of rho^2 X - M^T X M = -Q; an independent
+    derivation from the printed blocks)."""
+    F = Fraction
+    mu, L, al, b, r, lam = (F(v) for v in (mu, L, alpha, beta, rho, lam))
+    r2, a = r * r, 1 + b - al * lam
+    q = (1 - L * al) * b
+    W = [[(-L * b * b + (1 - r2) * mu) / 2, L * b * b / 2, (-q - (1 - r2)) / 2],
+         [L * b * b / 2, -L * b * b / 2, q / 2],
+         [(-q - (1 - r2)) / 2, q / 2, al * (2 - L * al) / 2]]
+    T = [[1, 0], [0, 1], [lam, 0]]
+    Q = [[sum(T[k][i] * W[k][m] * T[m][j] for k in range(3) for m in range(3)) for j in range(2)]
+         for i in range(2)]
+    M = [[a, -b], [F(1), F(0)]]
+    idx = [(0, 0), (0, 1), (1, 1)]
+    rows = []
+    for i, j in idx:  # equation (i, j): rho^2 X_ij - sum_kl M_ki X_kl M_lj = -Q_ij
+        coef = [F(0)] * 3
+        for k in range(2):
+            for m in range(2):
+                c = M[k][i] * M[m][j]
+                coef[idx.index((min(k, m), max(k, m)))] -= c
+        coef[idx.index((i, j))] += r2
+        rows.append(coef + [-Q[i][j]])
+    for c in range(3):  # Gauss-Jordan, exact
+        piv = next(k for k in range(c, 3) if rows[k][c] != 0)
+        rows[c], rows[piv] = rows[piv], rows[c]
+        for k in range(3):
+            if k != c and rows[k][c] != 0:
+                f = rows[k][c] / rows[c][c]
+                rows[k] = [x - f * y for x, y in zip(rows[k], rows[c])]
+    x, y, z = (rows[k][3] / rows[k][k] for k in range(3))
+    return x + 2 * y + z, x
+
+
+# found by an independent review: rho far below 1 (the rounding of 1 + beta - alpha lambda and
+# of 1 - rho^2 was not in the allowance: the floor was 1.6e5 times the exact value), and an
+# ill-conditioned case at large kappa
+EXACT_CASES = [
+    (0.0571667427764947, 0.057166742782753875, 17.492688078212304, 0.0, 1.6338186359406708e-10,
+     0.0571667427764947),
+    (0.3464286217461814, 0.34644072715451596, 2.886631832036091, 4.614302778095374e-17,
+     4.6830916970831525e-05, 0.3464286217461814),
+    (1.4149089148384257, 128.16558522473574, 3.464296803736555e-05, 0.0, 0.9999509840587836,
+     1.4836413707383036),
+    (1e-6, 1.0, 0.0099, 0.99434, 0.9999999, 1e-6),
+    (0.02, 5.1028, 0.00469361621718803 / 5.1028, 0.9914139796580385, 0.9979216, 0.02),
+]
+
+
+@pytest.mark.parametrize("case", EXACT_CASES)
+def test_stein_floor_is_below_the_exact_rational_solution(case):
+    mu, L, alpha, beta, rho, lam = case
+    s, p = stein_floor(mu, L, alpha, beta, [rho], [lam])
+    s_exact, p_exact = _stein_exact(*case)
+    assert Fraction(float(p[0])) <= max(p_exact, 0)
+    assert Fraction(float(s[0])) <= max(s_exact, 0)
 
 
 def test_no_contraction_no_floor():
