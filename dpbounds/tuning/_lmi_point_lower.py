@@ -1,11 +1,17 @@
 r"""A floor under every Prop. 3.4 bound of one heavy ball :math:`(\alpha,\beta)`.
 
+Source: Kuru, Birbil, Gurbuzbalaban, Yildirim, "Differentially Private Accelerated
+Optimization Algorithms", Prop. 3.4 (the LMI (22), VERBATIM up to the sign of :math:`B`, see
+:mod:`dpbounds.lmi.heavy_ball_lmi.formulation`) and its bound (23) with the noise term
+re-derived (:func:`dpbounds.lmi.heavy_ball_lmi.heavy_ball_lmi_bound`, DERIVED). The floor
+below is ours. **[DERIVED]**
+
 The LMI-class tuner picks, at each :math:`(\alpha,\beta)`, a few certified rates
 :math:`\rho`, a certificate :math:`(P,c_0)` at each and the best horizon :math:`T`. This
 module bounds from below what **any** certificate of (22), at **any** rate and horizon
 :math:`T\le T_{\max}`, can give for the same :math:`(\alpha,\beta)` -- so the tuned value at
-its :math:`(\alpha,\beta)` is within a proven factor of the best that Prop. 3.4 can say
-there. **[DERIVED]**
+its :math:`(\alpha,\beta)` is within a computed factor of the best that Prop. 3.4 can say
+there (the argument is proven; its float64 evaluation is not, see **Arithmetic**).
 
 **The bound.** With :math:`c=1` (the bound is homogeneous in :math:`(P,c_0,c)`) and
 :math:`x_{-1}=x_0`, the derived bound (23) of a certificate is
@@ -72,6 +78,8 @@ from typing import Any
 
 import numpy as np
 
+from dpbounds._validation import check_closed_interval, check_int, check_nonnegative
+from dpbounds.bounds.strongly_convex.noise_allocation import MAX_HORIZON
 from dpbounds.lmi.exact import quadratic_rate_lower_bound
 from dpbounds.tuning.horizon_search import minimise_over_horizon
 
@@ -158,7 +166,7 @@ def stein_floor(mu: float, L: float, alpha: float, beta: float, rho: Any,
 
 def _minima(rates: np.ndarray, s: np.ndarray, p: np.ndarray, alpha: float, L: float,
             dist_sq: float, gap0: float, noise: Any, Tmax: int) -> np.ndarray:
-    """Proven lower bounds on min over 1 <= T <= Tmax of
+    """Lower bounds on min over 1 <= T <= Tmax of
     rate^(2T) (D s + E0) + (1 - rate^(2T)) / (1 - rate^2) E_T alpha^2 (p + L/2), one per rate
     (the branch and bound over horizons of :mod:`dpbounds.tuning.horizon_search`: exact, or
     lowered by its proven gap where it hit its work limit)."""
@@ -187,7 +195,15 @@ def certificate_floor(mu: float, L: float, alpha: float, beta: float, *, noise: 
     docstring for the argument. ``inf`` when heavy ball does not contract on a quadratic (no
     certificate exists).
     """
-    rho_q = max(quadratic_rate_lower_bound(mu, L, alpha, beta), float(rho_min))
+    max_horizon = check_int("max_horizon", max_horizon, minimum=1, maximum=MAX_HORIZON)
+    dist_sq = float(check_nonnegative("dist_sq", dist_sq))
+    gap0 = float(check_nonnegative("gap0", gap0))
+    rho_min = float(check_closed_interval("rho_min", rho_min, 0.0, 1.0))
+    rtol = float(check_closed_interval("rtol", rtol, 0.0, 0.5))
+    if rtol <= 0:
+        raise ValueError(f"rtol must lie in (0, 0.5], got {rtol}")
+    # quadratic_rate_lower_bound validates mu, L, alpha and beta
+    rho_q = max(quadratic_rate_lower_bound(mu, L, alpha, beta), rho_min)
     if rho_q >= 1.0:
         return math.inf
     lams = np.unique(np.concatenate([np.geomspace(mu, L, _N_LAMBDA), [mu, L]]))

@@ -342,15 +342,16 @@ def tune_heavy_ball(
         :math:`\alpha L\in[10^{-3},1.5]`, :math:`\beta\in[0,0.995]` (on
         :math:`(\log\alpha,-\log(1-\beta))`, :math:`\beta=0` included): nested grids of 3, 5,
         9 and 17 points per axis (the largest not above ``grid``), then compass searches from
-        the 4 best local minima of each grid down to a lattice step of
+        the 2 best local minima of each grid down to a lattice step of
         :math:`\approx10^{-3}`. A larger ``grid`` never gives a worse bound, and the tuned
         choice is never worse than Polyak's or the paper's. A search, checked against a
         brute-force oracle (``bench/lmi_tuner_oracle.py``, which reports where it is not
         within 0.1%). Proven: the bracket ``lower_bound`` over every :math:`(\alpha,\beta)`
-        (:mod:`dpbounds.tuning._lmi_lower`, wide), and ``point_lower_bound``: at the tuned
-        :math:`(\alpha,\beta)` no certificate at any rate and horizon does better
-        (:mod:`dpbounds.tuning._lmi_point_lower`; within ~1% at Fig. 3's problem, looser at
-        large :math:`L/\mu`).
+        (:mod:`dpbounds.tuning._lmi_lower`, wide). And ``point_lower_bound``: at the tuned
+        :math:`(\alpha,\beta)` no certificate at any rate and horizon does better (a proven
+        argument evaluated in float64 with estimated rounding allowances,
+        :mod:`dpbounds.tuning._lmi_point_lower`; within 0.6% at Fig. 3's problem, looser at
+        :math:`L/\mu=1` and :math:`10^6`).
     progress :
         Show tqdm bars on stderr for the long steps (only on a terminal, after 2 s).
     """
@@ -648,13 +649,16 @@ def _tune_hb_lmi(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, mechanism, gap0, p
     # not clamped to tuned.bound: a lower bound above it would be a bug the tests must see
     lower = linear_method_lower_bound(mu, L, d, n, m, eps, S, dist_sq, gap0, Tmax)
     gap = tuned.bound / lower - 1.0 if lower > 0 else math.inf
-    # what any certificate at any rate and T gives at the tuned (alpha, beta)
-    # the certified rates' proven lower end (exact Farkas check) at the tuned point
-    base = heavy_ball_lmi_rate(mu, L, tuned.alpha, tuned.beta, tol=1e-9, rtol=1e-6,
-                               lmi=HeavyBallLMI(backend="clarabel"), polish=False)
-    floor = certificate_floor(mu, L, tuned.alpha, tuned.beta, noise=noise, max_horizon=Tmax,
-                              dist_sq=dist_sq, gap0=gap0,
-                              rho_min=getattr(base, "rho_lower", 0.0))
+    # what any certificate at any rate and T gives at the tuned (alpha, beta), from the
+    # certified rates' proven lower end (exact Farkas check) there; up to ~13 CPU-s at
+    # L/mu = 1e6 with max_horizon 1e7, hence its own bar
+    with progress_bar(progress, total=1, desc="floor at the tuned (alpha, beta)") as bar:
+        base = heavy_ball_lmi_rate(mu, L, tuned.alpha, tuned.beta, tol=1e-9, rtol=1e-6,
+                                   lmi=HeavyBallLMI(backend="clarabel"), polish=False)
+        floor = certificate_floor(mu, L, tuned.alpha, tuned.beta, noise=noise,
+                                  max_horizon=Tmax, dist_sq=dist_sq, gap0=gap0,
+                                  rho_min=getattr(base, "rho_lower", 0.0))
+        bar.update()
     point_gap = tuned.bound / floor - 1.0 if floor > 0 else math.inf
     return HeavyBallTuning(tuned, classical, paper, setting, lower_bound=lower,
                            certified_gap=max(gap, 0.0),

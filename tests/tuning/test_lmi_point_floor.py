@@ -204,3 +204,15 @@ def test_stein_floor_is_below_the_exact_rational_solution(case):
 def test_no_contraction_no_floor():
     assert certificate_floor(0.1, 1.0, 2.5, 0.0, noise=lambda T: 0 * T + 1.0, max_horizon=10,
                              dist_sq=1.0, gap0=1.0) == math.inf
+
+
+@pytest.mark.parametrize("bad", [dict(max_horizon=10**30), dict(max_horizon=0),
+                                 dict(dist_sq=float("nan")), dict(gap0=-1.0),
+                                 dict(rho_min=float("inf")), dict(rho_min=1.5),
+                                 dict(rtol=0.0)])
+def test_bad_input_is_refused_with_the_parameter_named(bad):
+    kw = dict(noise=lambda T: 0 * T + 1.0, max_horizon=10, dist_sq=1.0, gap0=1.0)
+    kw.update(bad)
+    (name,) = bad
+    with pytest.raises(ValueError, match=name):
+        certificate_floor(0.1, 1.0, 0.5, 0.3, **kw)
