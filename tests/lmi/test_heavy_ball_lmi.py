@@ -166,8 +166,9 @@ def test_scale_invariance_of_the_lmi_rate():
         c = heavy_ball_lmi_rate(0.05 * L_, L_, 0.7 / L_, 0.4)
         assert c.verified and c.rho == pytest.approx(base.rho, abs=1e-9)
         # c = 1: P scales with L (P comes from an SDP solved on inputs that differ in the last
-        # bit after normalisation, hence 1e-7 rather than round-off)
-        np.testing.assert_allclose(c.P / L_, base.P, rtol=1e-7)
+        # bit after normalisation, hence 1e-6 rather than round-off; 1.8e-7 measured since the
+        # solver works in the coordinates (x_k, (x_k - x_{k-1}) / (1 - beta)))
+        np.testing.assert_allclose(c.P / L_, base.P, rtol=1e-6)
 
 
 # ----------------------------------------------------------------------------- independent oracle

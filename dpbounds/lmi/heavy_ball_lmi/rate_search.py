@@ -50,7 +50,13 @@ from dpbounds.lmi.heavy_ball_lmi.formulation import (
     _check_margin,
     lmi_blocks,
 )
-from dpbounds.lmi.heavy_ball_lmi.solvers import DEFAULT_MARGIN, HeavyBallLMI, Probe, _shared_lmi
+from dpbounds.lmi.heavy_ball_lmi.solvers import (
+    DEFAULT_MARGIN,
+    HeavyBallLMI,
+    Probe,
+    _shared_lmi,
+    transform_blocks,
+)
 from dpbounds.lmi.heavy_ball_lmi.verification import _verification
 
 __all__ = [
@@ -70,6 +76,29 @@ _TOP = 1.0 - 1e-9  # largest rho tried
 POLISH_FRACTIONS = (0.5, 0.75, 0.9)
 
 
+def _coordinates(mu: float, alpha: float, beta: float) -> np.ndarray:
+    r"""The solver's coordinates :math:`\xi=T\zeta` (normalised units, :math:`L=1`).
+
+    :math:`\zeta=(x_k,(x_k-x_{k-1})/s)`, :math:`s=(1-\beta)^p` with :math:`p` from 1/2 at
+    :math:`L/\mu\le10^2` to 1 at :math:`L/\mu\ge10^4` (linear in :math:`\log_{10}(L/\mu)`).
+    Why: with momentum near 1 the certificate's :math:`P` is nearly
+    :math:`p[[1,-1],[-1,1]]` (entries ~40 where :math:`\mathbf 1^\top P\mathbf 1\sim10^{-4}`
+    at :math:`L/\mu=3\cdot10^4`), the margin :math:`tI` and the normalisation the solver sees
+    are then set by the cancelling entries, and near the minimal rate its answers fail the
+    checks: the certified rate jittered by up to 4% in :math:`1-\rho` between neighbouring
+    :math:`(\alpha,\beta)`, which the bound (23) amplifies by :math:`2T(1-\rho)` (~10 there).
+    Measured (25 random points of the tuner's box per :math:`L/\mu`, largest
+    :math:`(\rho-\rho_{lower})/(1-\rho_{lower})`): in the coordinates of (22)
+    3e-5, 1, 7.5e-4, 1.3e-2, 1.8e-2, 0.31 at :math:`L/\mu=1,10^2,\dots,10^6`; here
+    2.0e-4, 5.4e-6, 2.6e-4, 4.8e-5, 6.9e-5, 8.9e-4. (22) is congruence invariant, so this
+    changes only what the solver sees; the certificates are verified in the coordinates of (22).
+    """
+    p = min(max(0.5 + 0.25 * (-math.log10(mu) - 2.0), 0.5), 1.0)
+    W = np.eye(3)
+    W[:2, :2] = np.array([[1.0, 0.0], [1.0, -(1.0 - beta) ** p]])
+    return W
+
+
 # ----------------------------------------------------------------------------- search
 class _Search:
     """Probes of one (mu, L, alpha, beta), cached, with the certificates they give.
@@ -81,12 +110,16 @@ class _Search:
     def __init__(self, lmi: HeavyBallLMI, mu: float, L: float, alpha: float, beta: float,
                  margin: float) -> None:
         self.lmi, self.point, self.margin = lmi, (mu, L, alpha, beta), margin
-        lmi.set_point(mu / L, 1.0, alpha * L, beta)  # solve in normalised units (exact scaling)
+        self.W = _coordinates(mu / L, alpha * L, beta)
+        self.Ti = np.linalg.inv(self.W[:2, :2])
+        # solve in normalised units (exact scaling) and the coordinates W
+        lmi.set_point(mu / L, 1.0, alpha * L, beta, coords=self.W)
         self.start = lmi.solves
         self.probes: dict[float, Probe] = {}
         self.ok: dict[float, bool] = {}
         self.m = _blocks(mu, L, alpha, beta)  # original units: what is verified
-        self.mn = n = _blocks(mu / L, 1.0, alpha * L, beta)  # normalised: what is solved
+        # normalised, in the solver's coordinates: what is solved
+        self.mn = n = transform_blocks(_blocks(mu / L, 1.0, alpha * L, beta), self.W)
         AB = np.hstack([n["A"], n["B"]])
         self._norms = (np.linalg.norm(n["X0"]), np.linalg.norm(n["X1"]) + np.linalg.norm(n["X2"]),
                        np.linalg.norm(AB) ** 2 + 1.0)
@@ -118,11 +151,13 @@ class _Search:
     def _candidate(self, rho: float, sol: dict | None, t: float) -> tuple | None:
         r"""Clean a solver certificate, pre-check it, and map it to the original units (c = 1).
 
-        In normalised units (where it was solved) the certificate is symmetrised, :math:`P`
+        In normalised units and the solver's coordinates (:func:`_coordinates`, where it was
+        solved) the certificate is symmetrised, :math:`P`
         made positive definite (eigenvalues clipped, plus a few ulps), :math:`c_0\\ge0`, and
         :math:`c` raised to a floor that keeps half the margin; the LMI's smallest eigenvalue
         must then beat a generous allowance for float64 assembly and ``eigvalsh`` errors. It
-        maps back with :math:`c_0=c_0'/L^2`, :math:`c=c'/L` (same :math:`P`: the original LMI
+        maps back to the coordinates of (22) (:math:`P=T^{-\\top}\\tilde PT^{-1}`) and units
+        with :math:`c_0=c_0'/L^2`, :math:`c=c'/L` (same :math:`P`: the original LMI
         is congruent to the normalised one by :math:`\\mathrm{diag}(1,1,1/L)`), rescaled to
         :math:`c=1`. The exact check in the original units is made by the caller.
         """
@@ -146,7 +181,7 @@ class _Search:
             return None
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
             c0 = c0n / (L * cn)
-            P = P * (L / cn)
+            P = self.Ti.T @ P @ self.Ti * (L / cn)  # back to the coordinates of (22)
         P[1, 0] = P[0, 1]  # exactly symmetric
         if not (math.isfinite(c0) and np.all(np.isfinite(P)) and np.linalg.eigvalsh(P)[0] > 0):
             return None
@@ -183,7 +218,8 @@ class _Search:
             if Z is None:  # filtered above; keeps the type checker informed
                 continue
             w, V = np.linalg.eigh(0.5 * (Z + Z.T))
-            R = np.diag([1.0, 1.0, L]) @ (V * np.sqrt(np.maximum(w, 0.0)))  # original units
+            # original units and coordinates
+            R = np.diag([1.0, 1.0, L]) @ self.W @ (V * np.sqrt(np.maximum(w, 0.0)))
             if not np.all(np.isfinite(R)):
                 continue
             Zo = R @ R.T  # float pre-filter: <Z, X1 + (1 - rho^2) X2> < 0

@@ -27,6 +27,7 @@ from dpbounds.lmi.heavy_ball_lmi.formulation import _blocks
 __all__ = [
     "DEFAULT_MARGIN",
     "HeavyBallLMI",
+    "transform_blocks",
 ]
 
 
@@ -79,6 +80,23 @@ def _smat3(z: np.ndarray) -> np.ndarray:
     s = 1.0 / _SQRT2
     return np.array([[z[0], s * z[1], s * z[3]], [s * z[1], z[2], s * z[4]],
                      [s * z[3], s * z[4], z[5]]])
+
+
+def transform_blocks(m: dict, W: np.ndarray) -> dict:
+    r"""The blocks of (22) in the coordinates :math:`(\xi,g)=W(\zeta,g')`.
+
+    :math:`W=\mathrm{diag}(T,s)` (a 2x2 block and a scalar).
+
+    (22) is a congruence-invariant statement: with :math:`\tilde A=T^{-1}AT`,
+    :math:`\tilde B=sT^{-1}B`, :math:`\tilde X_i=W^\top X_iW` and :math:`\tilde P=T^\top PT`, the
+    matrix of (22) becomes :math:`W^\top GW`, positive semidefinite exactly when :math:`G` is.
+    Only what the solver sees changes: its margin :math:`tI` and normalisation.
+    """
+    T, s = W[:2, :2], W[2, 2]
+    Ti = np.linalg.inv(T)
+    out = {"A": Ti @ m["A"] @ T, "B": s * (Ti @ m["B"]), "C": m["C"] @ T}
+    out.update({k: W.T @ m[k] @ W for k in ("X0", "X1", "X2")})
+    return out
 
 
 class Probe(NamedTuple):
@@ -234,12 +252,20 @@ class HeavyBallLMI:
         self._key: tuple | None = None
         self._params_key: tuple | None = None
 
-    def set_point(self, mu: float, L: float, alpha: float, beta: float) -> None:
-        """Set the (normalised) problem; the solver works with whatever units it is given."""
-        key = (mu, L, alpha, beta)
+    def set_point(self, mu: float, L: float, alpha: float, beta: float,
+                  coords: np.ndarray | None = None) -> None:
+        r"""Set the (normalised) problem; the solver works with whatever units it is given.
+
+        ``coords`` (3x3, ``blkdiag(T, s)``) solves (22) in the coordinates
+        :math:`\xi=T\zeta`, :math:`g=sg'` (see :func:`transform_blocks`): the solver's ``P`` is
+        then :math:`T^\top PT` and its dual matrix :math:`W^{-1}ZW^{-\top}`.
+        """
+        key = (mu, L, alpha, beta, None if coords is None else coords.tobytes())
         if key == self._key:
             return
         m = _blocks(mu, L, alpha, beta)
+        if coords is not None:
+            m = transform_blocks(m, coords)
         self._blocks = m
         self._AB = np.hstack([m["A"], m["B"]])
         if self._direct is not None:
