@@ -291,8 +291,8 @@ def heavy_ball_lmi_rate(
     Example
     -------
     >>> c = heavy_ball_lmi_rate(0.02, 5.1028, 0.1 / 5.1028, 0.9)  # Kuru et al., Section 5
-    >>> c.verified, round(1 - c.rho, 6), c.rho - c.rho_lower < 1e-6
-    (True, 0.003902, True)
+    >>> c.verified, round(1 - c.rho, 5), c.rho - c.rho_lower < 1e-6
+    (True, 0.0039, True)
     """
     mu, L, alpha, beta = _check(mu, L, alpha, beta)
     tol = float(check_positive("tol", tol))
