@@ -151,8 +151,15 @@ def main() -> None:
             print(f"[{k}] skipped: noise does not fit", flush=True)
             continue
         f, cache = objective(*p, fresh=not args.shared_solver)
-        x_range = (math.log(ALPHA_L[0] / L), math.log(ALPHA_L[1] / L))
-        y_range = (0.0, -math.log1p(-BETA_MAX))
+        # the box of the tuner: beta up to max(0.995, 1 - sqrt(mu / L) / 20), alpha L from
+        # min(1e-3, sqrt(mu / L) / 20)
+        beta_max = max(BETA_MAX, 1.0 - 0.05 * math.sqrt(1.0 / kappa))
+        alpha_min = min(ALPHA_L[0], 0.05 * math.sqrt(1.0 / kappa))
+        if (beta_max, alpha_min) != (hb._lmi_beta_max(L / kappa, L),
+                                     hb._lmi_alpha_min(L / kappa, L)):
+            raise SystemExit("the tuner's box changed (largest beta, smallest alpha)")
+        x_range = (math.log(alpha_min / L), math.log(ALPHA_L[1] / L))
+        y_range = (0.0, -math.log1p(-beta_max))
         t = time.process_time()
         same = k in old and all(old[k][key] == val for key, val in zip(
             ("kappa", "L", "eps", "d", "n", "m", "S1", "E0", "max_horizon"), p))

@@ -166,6 +166,9 @@ class HeavyBallTuning:
     #: ``tuned.bound / point_lower_bound - 1``: how far the tuned rate, certificate and T can
     #: be from the best Prop. 3.4 gives at the tuned (alpha, beta)
     point_gap: float = float("nan")
+    #: LMI class: the edge of the search box the tuned point lies on ("" if inside), e.g.
+    #: "beta = 0.9995 (largest)": the optimum over all (alpha, beta) may then lie outside
+    box_edge: str = ""
 
     @property
     def trivial_bound(self) -> float:
@@ -235,6 +238,9 @@ class HeavyBallTuning:
                          f"{trivial:.4g}, the error of not running at all (F(x_0) - F*): no "
                          f"(alpha, beta, T <= {self.setting['max_horizon']}) certifies "
                          "progress here (a longer horizon, a larger n or epsilon may)")
+        if self.box_edge:
+            lines.append(f"on the edge of the search box ({self.box_edge}): a better (alpha, "
+                         "beta) may lie outside it")
         if self.momentum_note:
             lines.append(self.momentum_note)
         computed = ("computed = exact E[F(x_T)]-F* of DP-SHB on a worst admissible quadratic "
@@ -339,11 +345,16 @@ def tune_heavy_ball(
         noise bound :func:`~dpbounds.lmi.heavy_ball_lmi.heavy_ball_lmi_bound`, minimised over
         :math:`T` and over a few certified rates above the minimal one (a larger
         :math:`\rho` can come with a much smaller :math:`P`). Searched over the box
-        :math:`\alpha L\in[10^{-3},1.5]`, :math:`\beta\in[0,0.995]` (on
+        :math:`\alpha L\in[10^{-3},1.5]`,
+        :math:`\beta\in[0,\max(0.995,1-\sqrt{\mu/L}/20)]` (the smallest
+        :math:`\alpha L` is :math:`\min(10^{-3},\sqrt{\mu/L}/20)`; on
         :math:`(\log\alpha,-\log(1-\beta))`, :math:`\beta=0` included): nested grids of 3, 5,
         9 and 17 points per axis (the largest not above ``grid``), then compass searches from
         the 2 best local minima of each grid down to a lattice step of
-        :math:`\approx10^{-3}`. A larger ``grid`` never gives a worse bound, and the tuned
+        :math:`\approx10^{-3}`, each followed by a line search along the valley and a walk
+        along the crease it ends on (:func:`_crease_walk`). ``box_edge`` says when the
+        tuned point lies on the box's edge (the optimum may then lie outside). A larger
+        ``grid`` never gives a worse bound, and the tuned
         choice is never worse than Polyak's or the paper's. A search, checked against a
         brute-force oracle (``bench/lmi_tuner_oracle.py``, which reports where it is not
         within 0.1%). Proven: the bracket ``lower_bound`` over every :math:`(\alpha,\beta)`
@@ -524,10 +535,30 @@ def _lmi_best(mu, L, a, b, noise, Tmax, dist_sq, gap0, lmi):
     return float(res.best[j]), int(res.best_T[j]), float(curves.rho[j])
 
 
-def _lmi_box(L: float) -> tuple[float, float, float]:
+def _lmi_beta_max(mu: float | None, L: float) -> float:
+    """The box's largest beta: :data:`_LMI_BETA_MAX`, or ``1 - sqrt(mu / L) / 20`` if larger.
+
+    In the long-horizon regime the optimum follows the edge of the certified region towards
+    beta -> 1, alpha -> 0 with ``1 - beta`` and ``alpha L`` ~ ``0.2 sqrt(mu / L)``: at
+    L/mu = 1e6 (bench problem 19) the bound is 1.77e-6 at the best point with beta <= 0.995,
+    2.4e-7 at beta = 0.9995 and 1.4e-7 at (alpha L, beta) = (2e-4, 0.99985).
+    """
+    if mu is None:
+        return _LMI_BETA_MAX
+    return max(_LMI_BETA_MAX, 1.0 - 0.05 * math.sqrt(mu / L))
+
+
+def _lmi_alpha_min(mu: float | None, L: float) -> float:
+    """The box's smallest alpha L: ``_LMI_ALPHA_L[0]``, or ``sqrt(mu / L) / 20`` if smaller
+    (see :func:`_lmi_beta_max`)."""
+    lo = _LMI_ALPHA_L[0]
+    return lo if mu is None else min(lo, 0.05 * math.sqrt(mu / L))
+
+
+def _lmi_box(L: float, mu: float | None = None) -> tuple[float, float, float]:
     """(x0, wx, wy): log alpha in [x0, x0 + wx], y = -log(1 - beta) in [0, wy]."""
-    lo, hi = _LMI_ALPHA_L
-    return math.log(lo / L), math.log(hi / lo), -math.log1p(-_LMI_BETA_MAX)
+    lo, hi = _lmi_alpha_min(mu, L), _LMI_ALPHA_L[1]
+    return math.log(lo / L), math.log(hi / lo), -math.log1p(-_lmi_beta_max(mu, L))
 
 
 def _lmi_grid_size(grid: int) -> int:
@@ -714,12 +745,14 @@ def _tune_hb_lmi(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, mechanism, gap0, p
                          HeavyBallLMI(backend="clarabel"))
 
     # the box: log alpha in [log(1e-3/L), log(1.5/L)], y = -log(1 - beta) in [0, log 200]
-    # (beta in [0, 0.995], dense near 1; y = 0 is gradient descent exactly), on a lattice; it
+    # (beta in [0, 0.995], dense near 1; y = 0 is gradient descent exactly; beta up to
+    # 1 - sqrt(mu / L) / 20 and alpha L down to sqrt(mu / L) / 20 where that is further out:
+    # _lmi_beta_max, _lmi_alpha_min), on a lattice; it
     # holds every point the former 12x12 grid and its 5x5 refinement could reach, and the
     # narrow valley of Fig. 3's optimum (alpha L ~ 0.005, beta ~ 0.991) with room below. A
     # larger box (alpha L down to 1e-4, beta up to 0.9999, where the optima of L/mu >= 1e4 with
     # long horizons lie) made the coarse grids too sparse: Fig. 3 +0.5%, kappa = 1e3 +7.6%
-    x0, wx, wy = _lmi_box(L)
+    x0, wx, wy = _lmi_box(L, mu)
     results = {}
 
     def point(p, q):  # lattice point -> (alpha, beta)
@@ -775,4 +808,19 @@ def _tune_hb_lmi(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, mechanism, gap0, p
     return HeavyBallTuning(tuned, classical, paper, setting, lower_bound=lower,
                            certified_gap=max(gap, 0.0),
                            momentum_note=_momentum_note_lmi(tuned),
-                           point_lower_bound=floor, point_gap=point_gap)
+                           point_lower_bound=floor, point_gap=point_gap,
+                           box_edge=_box_edge(tuned, mu, L))
+
+
+def _box_edge(tuned: HeavyBallChoice, mu: float, L: float) -> str:
+    """Which edge of the LMI search box (:func:`_lmi_box`) the tuned point lies on, or ""."""
+    lo, hi = _lmi_alpha_min(mu, L), _LMI_ALPHA_L[1]
+    b_max = _lmi_beta_max(mu, L)
+    edges = []
+    if math.isclose(tuned.alpha * L, lo, rel_tol=1e-9):
+        edges.append(f"alpha L = {lo:g} (smallest)")
+    if math.isclose(tuned.alpha * L, hi, rel_tol=1e-9):
+        edges.append(f"alpha L = {hi:g} (largest)")
+    if math.isclose(tuned.beta, b_max, rel_tol=1e-12, abs_tol=1e-12):
+        edges.append(f"beta = {b_max:.6g} (largest)")
+    return ", ".join(edges)
