@@ -73,3 +73,38 @@ def test_the_search_follows_a_smooth_valley():
     v, p, q, _ = hb._lmi_search(valley, grid=3)
     assert v == pytest.approx(1.0, abs=1e-5), (v, p, q)
     assert math.isfinite(v)
+
+
+# ----------------------------------------------------------------------------- the box
+def test_box_grows_with_the_condition_number_only_where_it_binds():
+    # kappa <= 100: the former box exactly; kappa = 1e6: beta to 1 - 5e-5, alpha L from 5e-5
+    assert hb._lmi_beta_max(1e-2, 1.0) == hb._LMI_BETA_MAX == 0.995
+    assert hb._lmi_alpha_min(1e-2, 1.0) == hb._LMI_ALPHA_L[0] == 1e-3
+    assert hb._lmi_beta_max(1e-6, 1.0) == pytest.approx(1 - 5e-5, rel=1e-15)
+    assert hb._lmi_alpha_min(1e-6, 1.0) == pytest.approx(5e-5, rel=1e-12)
+    # scale invariance: the box in alpha L and beta depends on mu / L only
+    assert hb._lmi_beta_max(1e-4, 100.0) == hb._lmi_beta_max(1e-6, 1.0)
+    x0, wx, wy = hb._lmi_box(100.0, 1e-4)
+    assert math.exp(x0) * 100.0 == pytest.approx(5e-5, rel=1e-12)
+    assert math.exp(x0 + wx) * 100.0 == pytest.approx(1.5, rel=1e-12)
+    assert -math.expm1(-wy) == pytest.approx(1 - 5e-5, rel=1e-12)
+
+
+def _choice(alpha, beta):
+    return hb.HeavyBallChoice("tuned", alpha, beta, 10, 0.9, 1.0, 0.5, 0.1)
+
+
+def test_box_edge_is_named_and_printed():
+    mu, L = 1e-6, 1.0
+    top = hb._lmi_beta_max(mu, L)
+    assert hb._box_edge(_choice(1e-3, 0.5), mu, L) == ""
+    assert "beta" in hb._box_edge(_choice(1e-3, top), mu, L)
+    assert "smallest" in hb._box_edge(_choice(hb._lmi_alpha_min(mu, L), 0.5), mu, L)
+    assert "largest" in hb._box_edge(_choice(1.5 / L, 0.5), mu, L)
+    c = _choice(1e-3, top)
+    res = hb.HeavyBallTuning(c, c, c, {"mu": mu, "L": L, "initial_gap": 1.0,
+                                       "max_horizon": 10}, box_edge=hb._box_edge(c, mu, L))
+    assert "on the edge of the search box" in res.table()
+    assert "on the edge" not in hb.HeavyBallTuning(c, c, c, {"mu": mu, "L": L,
+                                                            "initial_gap": 1.0,
+                                                            "max_horizon": 10}).table()
