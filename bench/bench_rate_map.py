@@ -14,7 +14,7 @@ Both run in this one process run, side by side, so the ratio is meaningful even 
 machine; absolute times are not.
 
 ``--accuracy`` instead compares :func:`~dpbounds.lmi.heavy_ball_lmi.heavy_ball_lmi_rate` with the
-independent oracle of ``tests/kuru/test_kuru_lmi.py`` (bisection whose certificates and Farkas
+independent oracle of ``tests/lmi/test_heavy_ball_lmi.py`` (bisection whose certificates and Farkas
 certificates are checked in mpmath at 50 digits) at the 18 grid points of the tests, Kuru et al.'s
 Section-5 point (mu = 0.02, L = 5.1028, alpha = 0.1/L, beta = 0.9) and (mu, L) = (1e-3, 1): the
 relative error of 1 - rho, whether rho_lower is below the minimal rate, and the time per rate.
@@ -36,7 +36,7 @@ from dpbounds.lmi.rate_map import closed_form_rate_map, default_grid, lmi_rate_m
 
 
 def _oracle():
-    path = pathlib.Path(__file__).resolve().parents[1] / "tests" / "kuru" / "test_kuru_lmi.py"
+    path = pathlib.Path(__file__).resolve().parents[1] / "tests" / "lmi" / "test_heavy_ball_lmi.py"
     spec = importlib.util.spec_from_file_location("_lmi_oracle", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
