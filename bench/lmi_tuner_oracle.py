@@ -7,8 +7,10 @@ horizons long enough that the bound says something; infeasible noise skipped by
 ``check_noise_fits``) it times one
 ``tune_heavy_ball(..., function_class="smooth_strongly_convex")`` (``time.process_time``) and
 compares ``tuned.bound`` with the minimum of the same objective f(alpha, beta) found by an
-independent brute-force search over the tuner's own box, alpha L in [1e-3, 1.5], beta in
-[0, 0.995], on the y = -log(1 - beta) scale (y = 0 is beta = 0 exactly, gradient descent).
+independent brute-force search over the tuner's reach: its box, alpha L in [1e-3, 1.5], beta in
+[0, 0.995], on the y = -log(1 - beta) scale (y = 0 is beta = 0 exactly, gradient descent),
+extended by one width towards small alpha and beta -> 1 (alpha L >= 6.7e-7, beta <= 0.999975),
+where the tuner's local searches (not its grids) may go.
 The check is tuned <= oracle * (1 + 1e-3); a tuned value far *below* the oracle would say the
 oracle is not dense enough.
 
@@ -43,13 +45,14 @@ from dpbounds.lmi.heavy_ball_lmi import HeavyBallLMI
 from dpbounds.tuning import tune_heavy_ball
 from dpbounds.tuning.heavy_ball import _lmi_best
 
-# the oracle's sizes: a 25 x 25 grid of the tuner's box, then around each of its 4 best local
-# minima 7 zoom levels of 5 x 5 over +-1 cell (spacing halved each level: the last is 1/128 of
-# a grid cell, 0.0024 in log alpha); about 625 + 4 * 7 * 24 ~ 1300 evaluations per problem
-N_COARSE, ZOOM, LEVELS, N_STARTS = 25, 5, 7, 4
+# the oracle's sizes: a 49 x 49 grid of the tuner's reach (its box and the extension: the
+# same spacing as a 25 x 25 grid of the box), then around each of its 4 best local minima 7
+# zoom levels of 5 x 5 over +-1 cell (spacing halved each level: the last is 1/128 of a grid
+# cell, 0.0024 in log alpha); about 2401 + 4 * 7 * 24 ~ 3000 evaluations per problem
+N_COARSE, ZOOM, LEVELS, N_STARTS = 49, 5, 7, 4
 #: the tuner's box (stated here, checked against the tuner's constants in main()):
 #: alpha L in [1e-3, 1.5], beta in [0, 0.995]
-ALPHA_L, BETA_MAX = (1e-3, 1.5), 0.995
+ALPHA_L, BETA_MAX, EXTEND = (1e-3, 1.5), 0.995, 1
 
 # (kappa, L, eps, d, n, m, S1, E0, max_horizon)
 PROBLEMS = [
@@ -135,8 +138,9 @@ def main() -> None:
     ap.add_argument("--only", type=int, nargs="*", help="problem indices to run")
     args = ap.parse_args()
     from dpbounds.tuning import heavy_ball as hb
-    if (hb._LMI_ALPHA_L, hb._LMI_BETA_MAX) != (ALPHA_L, BETA_MAX):
-        raise SystemExit(f"the tuner's box changed: {hb._LMI_ALPHA_L}, {hb._LMI_BETA_MAX}")
+    if (hb._LMI_ALPHA_L, hb._LMI_BETA_MAX, hb._LMI_EXTEND) != (ALPHA_L, BETA_MAX, EXTEND):
+        raise SystemExit(f"the tuner's box changed: {hb._LMI_ALPHA_L}, {hb._LMI_BETA_MAX}, "
+                         f"{hb._LMI_EXTEND}")
     old = {}
     if args.oracle_from:
         with open(args.oracle_from) as fh:
@@ -151,15 +155,11 @@ def main() -> None:
             print(f"[{k}] skipped: noise does not fit", flush=True)
             continue
         f, cache = objective(*p, fresh=not args.shared_solver)
-        # the box of the tuner: beta up to max(0.995, 1 - sqrt(mu / L) / 20), alpha L from
-        # min(1e-3, sqrt(mu / L) / 20)
-        beta_max = max(BETA_MAX, 1.0 - 0.05 * math.sqrt(1.0 / kappa))
-        alpha_min = min(ALPHA_L[0], 0.05 * math.sqrt(1.0 / kappa))
-        if (beta_max, alpha_min) != (hb._lmi_beta_max(L / kappa, L),
-                                     hb._lmi_alpha_min(L / kappa, L)):
-            raise SystemExit("the tuner's box changed (largest beta, smallest alpha)")
-        x_range = (math.log(alpha_min / L), math.log(ALPHA_L[1] / L))
-        y_range = (0.0, -math.log1p(-beta_max))
+        # the tuner's reach: its box extended by EXTEND widths towards small alpha and
+        # beta -> 1 (on log alpha and y = -log(1 - beta))
+        lo, hi = math.log(ALPHA_L[0] / L), math.log(ALPHA_L[1] / L)
+        x_range = (lo - EXTEND * (hi - lo), hi)
+        y_range = (0.0, -(1 + EXTEND) * math.log1p(-BETA_MAX))
         t = time.process_time()
         same = k in old and all(old[k][key] == val for key, val in zip(
             ("kappa", "L", "eps", "d", "n", "m", "S1", "E0", "max_horizon"), p))

@@ -345,15 +345,16 @@ def tune_heavy_ball(
         noise bound :func:`~dpbounds.lmi.heavy_ball_lmi.heavy_ball_lmi_bound`, minimised over
         :math:`T` and over a few certified rates above the minimal one (a larger
         :math:`\rho` can come with a much smaller :math:`P`). Searched over the box
-        :math:`\alpha L\in[10^{-3},1.5]`,
-        :math:`\beta\in[0,\max(0.995,1-\sqrt{\mu/L}/20)]` (the smallest
-        :math:`\alpha L` is :math:`\min(10^{-3},\sqrt{\mu/L}/20)`; on
+        :math:`\alpha L\in[10^{-3},1.5]`, :math:`\beta\in[0,0.995]` (on
         :math:`(\log\alpha,-\log(1-\beta))`, :math:`\beta=0` included): nested grids of 3, 5,
         9 and 17 points per axis (the largest not above ``grid``), then compass searches from
         the 2 best local minima of each grid down to a lattice step of
         :math:`\approx10^{-3}`, each followed by a line search along the valley and a walk
-        along the crease it ends on (:func:`_crease_walk`). ``box_edge`` says when the
-        tuned point lies on the box's edge (the optimum may then lie outside). A larger
+        along the crease it ends on (:func:`_crease_walk`). The local searches may leave the
+        box by one width towards small :math:`\alpha` and :math:`\beta\to1`
+        (:math:`\alpha L\ge6.7\cdot10^{-7}`, :math:`\beta\le1-2.5\cdot10^{-5}`), where the
+        optima of long horizons at large :math:`L/\mu` lie. ``box_edge`` says when the
+        tuned point lies on the edge of that reach (the optimum may then lie outside). A larger
         ``grid`` never gives a worse bound, and the tuned
         choice is never worse than Polyak's or the paper's. A search, checked against a
         brute-force oracle (``bench/lmi_tuner_oracle.py``, which reports where it is not
@@ -535,30 +536,29 @@ def _lmi_best(mu, L, a, b, noise, Tmax, dist_sq, gap0, lmi):
     return float(res.best[j]), int(res.best_T[j]), float(curves.rho[j])
 
 
-def _lmi_beta_max(mu: float | None, L: float) -> float:
-    """The box's largest beta: :data:`_LMI_BETA_MAX`, or ``1 - sqrt(mu / L) / 20`` if larger.
+#: how far (in widths of the box) the local searches may leave it towards small alpha and
+#: beta -> 1; the coarse grids cover the box only
+_LMI_EXTEND = 1
 
-    In the long-horizon regime the optimum follows the edge of the certified region towards
-    beta -> 1, alpha -> 0 with ``1 - beta`` and ``alpha L`` ~ ``0.2 sqrt(mu / L)``: at
-    L/mu = 1e6 (bench problem 19) the bound is 1.77e-6 at the best point with beta <= 0.995,
-    2.4e-7 at beta = 0.9995 and 1.4e-7 at (alpha L, beta) = (2e-4, 0.99985).
+
+def _lmi_box(L: float) -> tuple[float, float, float]:
+    """(x0, wx, wy): log alpha in [x0, x0 + wx], y = -log(1 - beta) in [0, wy].
+
+    The coarse grids cover this box; the local searches reach :data:`_LMI_EXTEND` widths
+    further towards small alpha and beta -> 1 (:func:`_lmi_domain`): in the long-horizon
+    regime the optimum follows the edge of the certified region there, with ``alpha L`` and
+    ``1 - beta`` ~ ``sqrt(mu / L) / 20`` (bench problem 17, L/mu = 1e6, max_horizon 1e7:
+    alpha L = 5.5e-5, beta = 0.999945; its best point in the box is 20x worse).
     """
-    if mu is None:
-        return _LMI_BETA_MAX
-    return max(_LMI_BETA_MAX, 1.0 - 0.05 * math.sqrt(mu / L))
+    lo, hi = _LMI_ALPHA_L
+    return math.log(lo / L), math.log(hi / lo), -math.log1p(-_LMI_BETA_MAX)
 
 
-def _lmi_alpha_min(mu: float | None, L: float) -> float:
-    """The box's smallest alpha L: ``_LMI_ALPHA_L[0]``, or ``sqrt(mu / L) / 20`` if smaller
-    (see :func:`_lmi_beta_max`)."""
-    lo = _LMI_ALPHA_L[0]
-    return lo if mu is None else min(lo, 0.05 * math.sqrt(mu / L))
-
-
-def _lmi_box(L: float, mu: float | None = None) -> tuple[float, float, float]:
-    """(x0, wx, wy): log alpha in [x0, x0 + wx], y = -log(1 - beta) in [0, wy]."""
-    lo, hi = _lmi_alpha_min(mu, L), _LMI_ALPHA_L[1]
-    return math.log(lo / L), math.log(hi / lo), -math.log1p(-_lmi_beta_max(mu, L))
+def _lmi_domain(L: float) -> tuple[float, float, float]:
+    """(smallest alpha, largest alpha, largest beta) the searches can reach."""
+    x0, wx, wy = _lmi_box(L)
+    return (math.exp(x0 - _LMI_EXTEND * wx), math.exp(x0 + wx),
+            -math.expm1(-(1 + _LMI_EXTEND) * wy))
 
 
 def _lmi_grid_size(grid: int) -> int:
@@ -567,7 +567,8 @@ def _lmi_grid_size(grid: int) -> int:
 
 
 def _lmi_search(f, grid, bar=None, knights=True, valleys=True):
-    """Minimise ``f(p, q)`` over the lattice ``0 <= p, q <= _LMI_LATTICE`` of the box.
+    """Minimise ``f(p, q)`` over the lattice of the box, ``0 <= p, q <= N = _LMI_LATTICE``,
+    and its extension (:data:`_LMI_EXTEND`): ``-E N <= p <= N``, ``0 <= q <= (1 + E) N``.
 
     ``f`` (``inf``: no certificate) is evaluated once per lattice point. The nested grids of
     :data:`_LMI_GRIDS` up to ``grid`` points per axis, then from the :data:`_LMI_STARTS` best
@@ -582,10 +583,11 @@ def _lmi_search(f, grid, bar=None, knights=True, valleys=True):
     Returns (value, p, q, number of points evaluated).
     """
     N = _LMI_LATTICE
+    p_lo, q_hi = -_LMI_EXTEND * N, (1 + _LMI_EXTEND) * N  # the grids cover [0, N]^2 only
     cache: dict[tuple[int, int], float] = {}
 
     def F(p: int, q: int) -> tuple[float, int, int]:
-        p, q = min(max(p, 0), N), min(max(q, 0), N)
+        p, q = min(max(p, p_lo), N), min(max(q, 0), q_hi)
         if (p, q) not in cache:
             cache[(p, q)] = f(p, q)
             if bar is not None:
@@ -745,14 +747,15 @@ def _tune_hb_lmi(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, mechanism, gap0, p
                          HeavyBallLMI(backend="clarabel"))
 
     # the box: log alpha in [log(1e-3/L), log(1.5/L)], y = -log(1 - beta) in [0, log 200]
-    # (beta in [0, 0.995], dense near 1; y = 0 is gradient descent exactly; beta up to
-    # 1 - sqrt(mu / L) / 20 and alpha L down to sqrt(mu / L) / 20 where that is further out:
-    # _lmi_beta_max, _lmi_alpha_min), on a lattice; it
+    # (beta in [0, 0.995], dense near 1; y = 0 is gradient descent exactly), on a lattice
+    # that extends one box width beyond it towards small alpha and beta -> 1 (reached by the
+    # local searches only: _lmi_search); it
     # holds every point the former 12x12 grid and its 5x5 refinement could reach, and the
     # narrow valley of Fig. 3's optimum (alpha L ~ 0.005, beta ~ 0.991) with room below. A
-    # larger box (alpha L down to 1e-4, beta up to 0.9999, where the optima of L/mu >= 1e4 with
-    # long horizons lie) made the coarse grids too sparse: Fig. 3 +0.5%, kappa = 1e3 +7.6%
-    x0, wx, wy = _lmi_box(L, mu)
+    # larger box for the grids (alpha L down to 1e-4, beta up to 0.9999, where the optima of
+    # L/mu >= 1e4 with long horizons lie) made them too sparse: Fig. 3 +0.5%, kappa = 1e3
+    # +7.6% (and, after the crease walk, L/mu = 300 +0.19%)
+    x0, wx, wy = _lmi_box(L)
     results = {}
 
     def point(p, q):  # lattice point -> (alpha, beta)
@@ -813,14 +816,13 @@ def _tune_hb_lmi(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, mechanism, gap0, p
 
 
 def _box_edge(tuned: HeavyBallChoice, mu: float, L: float) -> str:
-    """Which edge of the LMI search box (:func:`_lmi_box`) the tuned point lies on, or ""."""
-    lo, hi = _lmi_alpha_min(mu, L), _LMI_ALPHA_L[1]
-    b_max = _lmi_beta_max(mu, L)
+    """Which edge of the LMI search's reach (:func:`_lmi_domain`) the tuned point lies on."""
+    a_lo, a_hi, b_max = _lmi_domain(L)
     edges = []
-    if math.isclose(tuned.alpha * L, lo, rel_tol=1e-9):
-        edges.append(f"alpha L = {lo:g} (smallest)")
-    if math.isclose(tuned.alpha * L, hi, rel_tol=1e-9):
-        edges.append(f"alpha L = {hi:g} (largest)")
+    if math.isclose(tuned.alpha, a_lo, rel_tol=1e-9):
+        edges.append(f"alpha L = {a_lo * L:.3g} (smallest)")
+    if math.isclose(tuned.alpha, a_hi, rel_tol=1e-9):
+        edges.append(f"alpha L = {a_hi * L:.3g} (largest)")
     if math.isclose(tuned.beta, b_max, rel_tol=1e-12, abs_tol=1e-12):
-        edges.append(f"beta = {b_max:.6g} (largest)")
+        edges.append(f"beta = {b_max:.7g} (largest)")
     return ", ".join(edges)

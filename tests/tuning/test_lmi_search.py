@@ -76,18 +76,24 @@ def test_the_search_follows_a_smooth_valley():
 
 
 # ----------------------------------------------------------------------------- the box
-def test_box_grows_with_the_condition_number_only_where_it_binds():
-    # kappa <= 100: the former box exactly; kappa = 1e6: beta to 1 - 5e-5, alpha L from 5e-5
-    assert hb._lmi_beta_max(1e-2, 1.0) == hb._LMI_BETA_MAX == 0.995
-    assert hb._lmi_alpha_min(1e-2, 1.0) == hb._LMI_ALPHA_L[0] == 1e-3
-    assert hb._lmi_beta_max(1e-6, 1.0) == pytest.approx(1 - 5e-5, rel=1e-15)
-    assert hb._lmi_alpha_min(1e-6, 1.0) == pytest.approx(5e-5, rel=1e-12)
-    # scale invariance: the box in alpha L and beta depends on mu / L only
-    assert hb._lmi_beta_max(1e-4, 100.0) == hb._lmi_beta_max(1e-6, 1.0)
-    x0, wx, wy = hb._lmi_box(100.0, 1e-4)
-    assert math.exp(x0) * 100.0 == pytest.approx(5e-5, rel=1e-12)
-    assert math.exp(x0 + wx) * 100.0 == pytest.approx(1.5, rel=1e-12)
-    assert -math.expm1(-wy) == pytest.approx(1 - 5e-5, rel=1e-12)
+def test_the_searches_reach_one_box_width_beyond_the_grids(monkeypatch):
+    # the grids cover [0, N]^2; local searches may go to p = -N (alpha / 1500) and q = 2N
+    # (1 - beta / 200): a function decreasing towards that corner is minimised there
+    seen = []
+
+    def corner(p, q):
+        seen.append((p, q))
+        return 1.0 + (p + N) / N + (2 * N - q) / N
+
+    v, p, q, _ = hb._lmi_search(corner, grid=3)
+    assert (p, q, v) == (-N, 2 * N, 1.0)
+    assert min(a for a, _ in seen) == -N and max(b for _, b in seen) == 2 * N
+    a_lo, a_hi, b_max = hb._lmi_domain(1.0)
+    x0, wx, wy = hb._lmi_box(1.0)
+    assert a_lo == pytest.approx(1e-3 / 1500, rel=1e-12) and a_hi == pytest.approx(1.5)
+    assert b_max == pytest.approx(1 - 0.005 / 200, rel=1e-12)
+    assert math.exp(x0 - wx) == pytest.approx(a_lo, rel=1e-12)
+    assert -math.expm1(-2 * wy) == pytest.approx(b_max, rel=1e-12)
 
 
 def _choice(alpha, beta):
@@ -96,15 +102,13 @@ def _choice(alpha, beta):
 
 def test_box_edge_is_named_and_printed():
     mu, L = 1e-6, 1.0
-    top = hb._lmi_beta_max(mu, L)
+    a_lo, a_hi, top = hb._lmi_domain(L)
     assert hb._box_edge(_choice(1e-3, 0.5), mu, L) == ""
     assert "beta" in hb._box_edge(_choice(1e-3, top), mu, L)
-    assert "smallest" in hb._box_edge(_choice(hb._lmi_alpha_min(mu, L), 0.5), mu, L)
-    assert "largest" in hb._box_edge(_choice(1.5 / L, 0.5), mu, L)
+    assert "smallest" in hb._box_edge(_choice(a_lo, 0.5), mu, L)
+    assert "largest" in hb._box_edge(_choice(a_hi, 0.5), mu, L)
     c = _choice(1e-3, top)
-    res = hb.HeavyBallTuning(c, c, c, {"mu": mu, "L": L, "initial_gap": 1.0,
-                                       "max_horizon": 10}, box_edge=hb._box_edge(c, mu, L))
+    setting = {"mu": mu, "L": L, "initial_gap": 1.0, "max_horizon": 10}
+    res = hb.HeavyBallTuning(c, c, c, setting, box_edge=hb._box_edge(c, mu, L))
     assert "on the edge of the search box" in res.table()
-    assert "on the edge" not in hb.HeavyBallTuning(c, c, c, {"mu": mu, "L": L,
-                                                            "initial_gap": 1.0,
-                                                            "max_horizon": 10}).table()
+    assert "on the edge" not in hb.HeavyBallTuning(c, c, c, setting).table()
