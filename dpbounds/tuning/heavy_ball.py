@@ -166,8 +166,8 @@ class HeavyBallTuning:
     #: ``tuned.bound / point_lower_bound - 1``: how far the tuned rate, certificate and T can
     #: be from the best Prop. 3.4 gives at the tuned (alpha, beta)
     point_gap: float = float("nan")
-    #: LMI class: the edge of the search box the tuned point lies on ("" if inside), e.g.
-    #: "beta = 0.9995 (largest)": the optimum over all (alpha, beta) may then lie outside
+    #: LMI class: the edge of the search's reach (its box and extension) the tuned point lies
+    #: on ("" if inside), e.g. "beta = 0.999975 (largest)": the optimum may then lie outside
     box_edge: str = ""
 
     @property
@@ -575,7 +575,8 @@ def _lmi_search(f, grid, bar=None, knights=True, valleys=True):
     local minima of each, a compass search (the best of the 8 neighbours at the current step,
     or failing that of the 8 knight's moves (``knights``), while it improves, else half the
     step) down to one lattice cell, then (``valleys``) a line search along the valley
-    (:func:`_valley_step`); where that improves, the compass search resumes from there.
+    (:func:`_valley_step`) and a walk along the crease (:func:`_crease_walk`); where they
+    improve, the compass search resumes from there while the search's evaluations last.
     Deterministic: a search
     depends only on its start, and a larger ``grid`` runs every search a smaller one runs (its
     grids contain theirs), so its best point is never worse; a search reaching a (point, step)
