@@ -27,7 +27,6 @@ from dpbounds.lmi.heavy_ball_lmi.formulation import _blocks
 __all__ = [
     "DEFAULT_MARGIN",
     "HeavyBallLMI",
-    "transform_blocks",
 ]
 
 
