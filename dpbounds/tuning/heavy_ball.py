@@ -521,7 +521,8 @@ _LMI_LATTICE = 8192         # cells per axis of the lattice the searches move on
 #: the box: alpha L in [_LMI_ALPHA_L[0], _LMI_ALPHA_L[1]], beta in [0, _LMI_BETA_MAX]
 _LMI_ALPHA_L = (1e-3, 1.5)
 _LMI_BETA_MAX = 0.995
-_LMI_SEARCH_POLLS = 480     # evaluations (cached or not) one local search may ask for
+_LMI_SEARCH_POLLS = 480     # evaluations (cached or not) one compass search may ask for
+_LMI_ROUNDS = 3             # compass, valley and crease searches in turn, at most this often
 
 
 def _lmi_best(mu, L, a, b, noise, Tmax, dist_sq, gap0, lmi):
@@ -575,8 +576,9 @@ def _lmi_search(f, grid, bar=None, knights=True, valleys=True):
     local minima of each, a compass search (the best of the 8 neighbours at the current step,
     or failing that of the 8 knight's moves (``knights``), while it improves, else half the
     step) down to one lattice cell, then (``valleys``) a line search along the valley
-    (:func:`_valley_step`) and a walk along the crease (:func:`_crease_walk`); where they
-    improve, the compass search resumes from there while the search's evaluations last.
+    (:func:`_valley_step`) and a walk along the crease (:func:`_crease_walk`), also when the
+    compass search ran out of evaluations; where they improve, the compass search resumes
+    from there (at most :data:`_LMI_ROUNDS` rounds).
     Deterministic: a search
     depends only on its start, and a larger ``grid`` runs every search a smaller one runs (its
     grids contain theirs), so its best point is never worse; a search reaching a (point, step)
@@ -609,8 +611,9 @@ def _lmi_search(f, grid, bar=None, knights=True, valleys=True):
     knight = [(i * a, j * b) for a, b in ((1, 2), (2, 1)) for i in (-1, 1) for j in (-1, 1)]
     seen: set[tuple[int, int, int]] = set()
     for p, q, h in starts:
-        v, polls = cache[(p, q)], 0
-        while polls < _LMI_SEARCH_POLLS:
+        v = cache[(p, q)]
+        for _ in range(_LMI_ROUNDS):
+            polls = 0
             while h >= 1 and polls < _LMI_SEARCH_POLLS and (p, q, h) not in seen:
                 seen.add((p, q, h))
                 for moves in ((dirs, knight) if knights else (dirs,)):
@@ -621,18 +624,25 @@ def _lmi_search(f, grid, bar=None, knights=True, valleys=True):
                         break
                 else:
                     h //= 2
-            if h >= 1 or not valleys or (p, q, 0) in seen:  # stopped early, or path known
+            # on a path an earlier search took, the rest is known; otherwise (the compass
+            # search converged or ran out of evaluations, often crawling along a valley)
+            # the valley and crease searches continue from here
+            if (h >= 1 and (p, q, h) in seen) or not valleys or (p, q, 0) in seen:
+                break
+            # far above the best point so far: another search's valley is the better bet
+            # (the best so far depends only on the searches before: a larger grid still
+            # repeats a smaller one's searches first, so it is never worse)
+            if v > _VALLEY_WITHIN * min(cache.values()):
                 break
             seen.add((p, q, 0))
-            vn, pn, qn, h, n_polls = _valley_step(F, p, q, v)
-            polls += n_polls
-            vc, pc, qc, n_polls = _crease_walk(F, pn, qn, vn)
-            polls += n_polls
+            vn, pn, qn, h, _ = _valley_step(F, p, q, v)
+            vc, pc, qc, _ = _crease_walk(F, pn, qn, vn)
             if vc < vn:
                 vn, pn, qn = vc, pc, qc
             if not vn < v:
                 break
             v, p, q = vn, pn, qn
+            seen.add((p, q, 0))  # a compass search that stays here ends the search
     v, (p, q) = min((v, k) for k, v in cache.items())
     return v, p, q, len(cache)
 
@@ -644,6 +654,10 @@ _VALLEY_STEPS = (1 / 32, 1 / 256, 1 / 2048)
 def _cells(fraction: float) -> int:
     """A step given as a fraction of the lattice, in (at least one) lattice cells."""
     return max(round(fraction * _LMI_LATTICE), 1)
+
+
+_VALLEY_WITHIN = 1.25  # valley and crease searches from end points within this of the best
+_CREASE_EXPAND = 4  # failed steps of the crease walk doubled before it turns round
 
 
 def _line_min(F, p, q, axis, h):
@@ -689,7 +703,7 @@ def _crease_walk(F, p, q, v):
                     moved = (pn - p, qn - q)
                     slope = moved[1 - axis] / moved[axis] if moved[axis] else 0.0
                     v, p, q, step, fails = vn, pn, qn, 2 * step, 0
-                elif fails < 4 and step < _LMI_LATTICE // 8:
+                elif fails < _CREASE_EXPAND and step < _LMI_LATTICE // 8:
                     # a short step can lose to the lattice: the crease between two cells
                     # costs up to half a cell of the V's slope; a longer one gains more
                     step, fails = 2 * step, fails + 1
