@@ -25,7 +25,7 @@ START, END = (0.020148582888081523, 0.9893298605216547), (0.011447, 0.993808)
 
 
 def _identity(monkeypatch):
-    monkeypatch.setattr(rs, "_coordinates", lambda mu, alpha, beta: np.eye(3))
+    monkeypatch.setattr(rs, "_coordinates", lambda mu, alpha, beta, exponent=None: np.eye(3))
 
 
 @pytest.mark.parametrize("seed", range(5))
