@@ -84,3 +84,27 @@ def test_negative_control_jumps_in_the_coordinates_of_22(monkeypatch):
     _identity(monkeypatch)
     v = _line()
     assert np.any(np.diff(v) > 0)
+
+
+def _patch_point():
+    # bench problem 19's tuned point before the retry (L/mu = 1e6, 1 - rho ~ 1.6e-6)
+    x0, wx, wy = hb._lmi_box(1.0)
+    N = hb._LMI_LATTICE
+    return math.exp(x0 + wx * -1862 / N), -math.expm1(-wy * 13938 / N)
+
+
+def _rate_at_patch():
+    a, b = _patch_point()
+    return heavy_ball_lmi_rate(1e-6, 1.0, a, b, tol=1e-9, rtol=1e-4,
+                               lmi=HeavyBallLMI(backend="clarabel"), polish=False)
+
+
+def test_retry_in_other_coordinates_certifies_where_the_sdp_is_at_its_limit():
+    c = _rate_at_patch()
+    assert c.verified
+    assert (c.rho - c.rho_lower) / (1 - c.rho_lower) < 0.05  # measured 5.4e-3
+
+
+def test_negative_control_without_the_retry_no_certificate(monkeypatch):
+    monkeypatch.setattr(rs, "_RETRY_BELOW_MU_OVER_L", 0.0)
+    assert not _rate_at_patch().certified
