@@ -362,7 +362,7 @@ def tune_heavy_ball(
         (:mod:`dpbounds.tuning._lmi_lower`, wide). And ``point_lower_bound``: at the tuned
         :math:`(\alpha,\beta)` no certificate at any rate and horizon does better (a proven
         argument evaluated in float64 with estimated rounding allowances,
-        :mod:`dpbounds.tuning._lmi_point_lower`; within 0.6% at Fig. 3's problem, looser at
+        :mod:`dpbounds.tuning._lmi_point_lower`; within 0.2% at Fig. 3's problem, looser at
         :math:`L/\mu=1` and :math:`10^6`).
     progress :
         Show tqdm bars on stderr for the long steps (only on a terminal, after 2 s).
@@ -548,8 +548,8 @@ def _lmi_box(L: float) -> tuple[float, float, float]:
     The coarse grids cover this box; the local searches reach :data:`_LMI_EXTEND` widths
     further towards small alpha and beta -> 1 (:func:`_lmi_domain`): in the long-horizon
     regime the optimum follows the edge of the certified region there, with ``alpha L`` and
-    ``1 - beta`` ~ ``sqrt(mu / L) / 10`` (bench problem 17, L/mu = 1e6, max_horizon 1e7:
-    1.6e-5 at alpha L = 9.1e-5, beta = 0.99993; 3.9e-4 at the best point of the box).
+    ``1 - beta`` ~ ``sqrt(mu / L) / 20`` (bench problem 17, L/mu = 1e6, max_horizon 1e7:
+    1.06e-5 at alpha L = 7.4e-5, beta = 0.99995; 3.9e-4 at the best point of the box).
     """
     lo, hi = _LMI_ALPHA_L
     return math.log(lo / L), math.log(hi / lo), -math.log1p(-_LMI_BETA_MAX)

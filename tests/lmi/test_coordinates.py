@@ -105,6 +105,15 @@ def test_retry_in_other_coordinates_certifies_where_the_sdp_is_at_its_limit():
     assert (c.rho - c.rho_lower) / (1 - c.rho_lower) < 0.05  # measured 5.4e-3
 
 
-def test_negative_control_without_the_retry_no_certificate(monkeypatch):
+def test_negative_control_without_the_retry_the_check_above_fails(monkeypatch):
+    # measured: no certificate at all ("not certified at rho = 1 - 1e-9")
     monkeypatch.setattr(rs, "_RETRY_BELOW_MU_OVER_L", 0.0)
-    assert not _rate_at_patch().certified
+    c = _rate_at_patch()
+    assert not c.certified or (c.rho - c.rho_lower) / (1 - c.rho_lower) >= 0.05
+
+
+@pytest.mark.parametrize("bad", [np.eye(2), np.full((3, 3), np.nan), np.zeros((3, 3)),
+                                 np.ones((3, 3))])
+def test_set_point_rejects_bad_coordinates(bad):
+    with pytest.raises(ValueError, match="coords"):
+        HeavyBallLMI(backend="clarabel").set_point(0.1, 1.0, 0.5, 0.5, coords=bad)

@@ -29,8 +29,12 @@ Facts the search relies on (**[DERIVED]**, ``kuru_et_al.md`` §3, §11):
   :math:`2.4\cdot10^{-4}` (relative) of the minimal rate's at the default ``tol`` (whose bracket
   width :math:`10^{-6}` allows :math:`2.6\cdot10^{-4}`; it was :math:`6\cdot10^{-5}` in the
   former solver coordinates: where in the bracket the search stops is chance); the former
-  absolute margin
-  :math:`10^{-7}` gave :math:`1.2\cdot10^{-2}` (``bench/bench_rate_map.py --accuracy``).
+  absolute margin :math:`10^{-7}` gave :math:`1.2\cdot10^{-2}`
+  (``bench/bench_rate_map.py --accuracy``).
+* **Coordinates**: the SDP is solved in the coordinates of :func:`_coordinates` (a congruence:
+  the same certificates); at :math:`L/\mu\ge10^5` a bracket still wider than :math:`10^{-3}`
+  of :math:`1-\rho_{lower}` (or no certificate) is searched again in other coordinates and the
+  tighter result kept (``_RETRY_*``).
 """
 
 from __future__ import annotations
@@ -286,6 +290,9 @@ def heavy_ball_lmi_rate(
     polish :
         Re-solve once at the final :math:`\rho` for the certificate with the largest :math:`c`
         (half the margin), which keeps :math:`P/c` and the bound (23) small. Off in rate maps.
+        At :math:`L/\mu\ge10^5` a bracket wider than :math:`10^{-3}` of
+        :math:`1-\rho_{lower}` makes the search run again in other coordinates (about twice
+        the solves there); the smaller certified rate and the larger proven lower end are kept.
 
     Returns
     -------

@@ -259,6 +259,13 @@ class HeavyBallLMI:
         :math:`\xi=T\zeta`, :math:`g=sg'` (see :func:`transform_blocks`): the solver's ``P`` is
         then :math:`T^\top PT` and its dual matrix :math:`W^{-1}ZW^{-\top}`.
         """
+        if coords is not None:
+            coords = np.asarray(coords, dtype=float)
+            if (coords.shape != (3, 3) or not np.all(np.isfinite(coords))
+                    or np.any(coords[:2, 2] != 0) or np.any(coords[2, :2] != 0)
+                    or coords[2, 2] == 0 or abs(np.linalg.det(coords[:2, :2])) == 0):
+                raise ValueError("coords must be a finite, invertible 3x3 matrix "
+                                 "blkdiag(T, s) (T 2x2, s a nonzero scalar)")
         key = (mu, L, alpha, beta, None if coords is None else coords.tobytes())
         if key == self._key:
             return
