@@ -112,7 +112,8 @@ def lmi_bound_curves(mu: float, L: float, alpha: float, beta: float, *,
     kw = dict(initial_distance_sq=initial_distance_sq, initial_gap=initial_gap)
     for off in RHO_OFFSETS:
         rho = base.rho + (1.0 - base.rho) * off
-        cert = heavy_ball_lmi_certificate_at(mu, L, alpha, beta, rho, lmi=lmi)
+        cert = heavy_ball_lmi_certificate_at(mu, L, alpha, beta, rho, lmi=lmi,
+                                             reference=base)
         if not (isinstance(cert, LMICertificate) and cert.verified):
             continue
         a = float(heavy_ball_lmi_bound(cert, 0, noise_second_moment=0.0, **kw))  # V(xi_0)/c
