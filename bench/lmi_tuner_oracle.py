@@ -10,7 +10,9 @@ compares ``tuned.bound`` with the minimum of the same objective f(alpha, beta) f
 independent brute-force search over the tuner's reach: its box, alpha L in [1e-3, 1.5], beta in
 [0, 0.995], on the y = -log(1 - beta) scale (y = 0 is beta = 0 exactly, gradient descent),
 extended by one width towards small alpha and beta -> 1 (alpha L >= 6.7e-7, beta <= 0.999975),
-where the tuner's local searches (not its grids) may go.
+where the tuner's local searches (not its grids) may go; ``--extend 2`` gives the oracle two
+widths (alpha L >= 4.4e-10, beta <= 1 - 1.25e-7), how far the tuner's reach grows when its
+best point is on the edge of the first.
 The check is tuned <= oracle * (1 + 1e-3); a tuned value far *below* the oracle would say the
 oracle is not dense enough.
 
@@ -52,7 +54,7 @@ from dpbounds.tuning.heavy_ball import _lmi_best
 N_COARSE, ZOOM, LEVELS, N_STARTS = 49, 5, 7, 4
 #: the tuner's box (stated here, checked against the tuner's constants in main()):
 #: alpha L in [1e-3, 1.5], beta in [0, 0.995]
-ALPHA_L, BETA_MAX, EXTEND = (1e-3, 1.5), 0.995, 1
+ALPHA_L, BETA_MAX, EXTEND, EXTEND_MAX = (1e-3, 1.5), 0.995, 1, 2
 
 # (kappa, L, eps, d, n, m, S1, E0, max_horizon)
 PROBLEMS = [
@@ -136,11 +138,15 @@ def main() -> None:
     ap.add_argument("--shared-solver", action="store_true",
                     help="one LMI solver for all points (the objective of the old tuner)")
     ap.add_argument("--only", type=int, nargs="*", help="problem indices to run")
+    ap.add_argument("--extend", type=int, default=EXTEND,
+                    help="widths of the oracle's reach beyond the box (the tuner's grows from "
+                         f"{EXTEND} to at most {EXTEND_MAX} when its best point is on the edge)")
     args = ap.parse_args()
     from dpbounds.tuning import heavy_ball as hb
-    if (hb._LMI_ALPHA_L, hb._LMI_BETA_MAX, hb._LMI_EXTEND) != (ALPHA_L, BETA_MAX, EXTEND):
+    if (hb._LMI_ALPHA_L, hb._LMI_BETA_MAX, hb._LMI_EXTEND, hb._LMI_EXTEND_MAX) != (
+            ALPHA_L, BETA_MAX, EXTEND, EXTEND_MAX):
         raise SystemExit(f"the tuner's box changed: {hb._LMI_ALPHA_L}, {hb._LMI_BETA_MAX}, "
-                         f"{hb._LMI_EXTEND}")
+                         f"{hb._LMI_EXTEND}, {hb._LMI_EXTEND_MAX}")
     old = {}
     if args.oracle_from:
         with open(args.oracle_from) as fh:
@@ -155,13 +161,14 @@ def main() -> None:
             print(f"[{k}] skipped: noise does not fit", flush=True)
             continue
         f, cache = objective(*p, fresh=not args.shared_solver)
-        # the tuner's reach: its box extended by EXTEND widths towards small alpha and
+        # the tuner's reach: its box extended by --extend widths towards small alpha and
         # beta -> 1 (on log alpha and y = -log(1 - beta))
         lo, hi = math.log(ALPHA_L[0] / L), math.log(ALPHA_L[1] / L)
-        x_range = (lo - EXTEND * (hi - lo), hi)
-        y_range = (0.0, -(1 + EXTEND) * math.log1p(-BETA_MAX))
+        x_range = (lo - args.extend * (hi - lo), hi)
+        y_range = (0.0, -(1 + args.extend) * math.log1p(-BETA_MAX))
         t = time.process_time()
-        same = k in old and all(old[k][key] == val for key, val in zip(
+        same = k in old and old[k].get("oracle_extend", EXTEND) == args.extend and all(
+            old[k][key] == val for key, val in zip(
             ("kappa", "L", "eps", "d", "n", "m", "S1", "E0", "max_horizon"), p))
         if same:
             o_val, o_x, o_y, o_n, o_cpu = (old[k]["oracle"], old[k]["oracle_x"],
@@ -190,7 +197,8 @@ def main() -> None:
                "tuned_reevaluated": again, "tuned_in_box": in_box,
                "gap": res.tuned.bound / o_val - 1.0, "tune_cpu_s": cpu,
                "vacuous": res.vacuous, "point_lower_bound": res.point_lower_bound,
-               "point_gap": res.point_gap, "lower_bound": res.lower_bound}
+               "point_gap": res.point_gap, "lower_bound": res.lower_bound,
+               "oracle_extend": args.extend, "box_edge": res.box_edge}
         rows.append(row)
         _write(args.out, rows)  # after every problem: a run cut short keeps its rows
         print(f"[{k:2d}] kappa={kappa:<8g} eps={eps:<5g} oracle={o_val:.7g} "

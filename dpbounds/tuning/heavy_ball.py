@@ -541,6 +541,13 @@ def _lmi_best(mu, L, a, b, noise, Tmax, dist_sq, gap0, lmi):
 #: beta -> 1; the coarse grids cover the box only
 _LMI_EXTEND = 1
 
+#: when the best point is on the edge of that reach, it grows by one more width (up to this
+#: many) and the local searches go on from there: at L/mu = 1e6 with max_horizon 1e7 (bench
+#: problems 17 and 19) the best point of one width lay on its edge beta = 0.999975 and the
+#: bound fell by 41% beyond it (problem 17: 6.99e-6 -> 4.10e-6 at alpha L = 3.6e-6,
+#: 1 - beta = 4.8e-6)
+_LMI_EXTEND_MAX = 2
+
 
 def _lmi_box(L: float) -> tuple[float, float, float]:
     """(x0, wx, wy): log alpha in [x0, x0 + wx], y = -log(1 - beta) in [0, wy].
@@ -555,11 +562,11 @@ def _lmi_box(L: float) -> tuple[float, float, float]:
     return math.log(lo / L), math.log(hi / lo), -math.log1p(-_LMI_BETA_MAX)
 
 
-def _lmi_domain(L: float) -> tuple[float, float, float]:
-    """(smallest alpha, largest alpha, largest beta) the searches can reach."""
+def _lmi_domain(L: float, extend: int = _LMI_EXTEND) -> tuple[float, float, float]:
+    """(smallest alpha, largest alpha, largest beta) the searches can reach (``extend`` box
+    widths beyond the box, see :data:`_LMI_EXTEND_MAX`)."""
     x0, wx, wy = _lmi_box(L)
-    return (math.exp(x0 - _LMI_EXTEND * wx), math.exp(x0 + wx),
-            -math.expm1(-(1 + _LMI_EXTEND) * wy))
+    return (math.exp(x0 - extend * wx), math.exp(x0 + wx), -math.expm1(-(1 + extend) * wy))
 
 
 def _lmi_grid_size(grid: int) -> int:
@@ -567,9 +574,12 @@ def _lmi_grid_size(grid: int) -> int:
     return max(g for g in _LMI_GRIDS if g <= grid)
 
 
-def _lmi_search(f, grid, bar=None, knights=True, valleys=True):
+def _lmi_search(f, grid, bar=None, knights=True, valleys=True, info=None):
     """Minimise ``f(p, q)`` over the lattice of the box, ``0 <= p, q <= N = _LMI_LATTICE``,
-    and its extension (:data:`_LMI_EXTEND`): ``-E N <= p <= N``, ``0 <= q <= (1 + E) N``.
+    and its extension (:data:`_LMI_EXTEND`): ``-E N <= p <= N``, ``0 <= q <= (1 + E) N``;
+    while the best point is on the extension's edge (``p = -E N`` or ``q = (1 + E) N``), E
+    grows by one (up to :data:`_LMI_EXTEND_MAX`) and the local searches go on from that point
+    (``info["extend"]``: the final E).
 
     ``f`` (``inf``: no certificate) is evaluated once per lattice point. The nested grids of
     :data:`_LMI_GRIDS` up to ``grid`` points per axis, then from the :data:`_LMI_STARTS` best
@@ -586,11 +596,11 @@ def _lmi_search(f, grid, bar=None, knights=True, valleys=True):
     Returns (value, p, q, number of points evaluated).
     """
     N = _LMI_LATTICE
-    p_lo, q_hi = -_LMI_EXTEND * N, (1 + _LMI_EXTEND) * N  # the grids cover [0, N]^2 only
+    reach = [_LMI_EXTEND]  # the grids cover [0, N]^2 only
     cache: dict[tuple[int, int], float] = {}
 
     def F(p: int, q: int) -> tuple[float, int, int]:
-        p, q = min(max(p, p_lo), N), min(max(q, 0), q_hi)
+        p, q = min(max(p, -reach[0] * N), N), min(max(q, 0), (1 + reach[0]) * N)
         if (p, q) not in cache:
             cache[(p, q)] = f(p, q)
             if bar is not None:
@@ -610,7 +620,8 @@ def _lmi_search(f, grid, bar=None, knights=True, valleys=True):
     # the best horizon or rate switches) along which no compass direction descends
     knight = [(i * a, j * b) for a, b in ((1, 2), (2, 1)) for i in (-1, 1) for j in (-1, 1)]
     seen: set[tuple[int, int, int]] = set()
-    for p, q, h in starts:
+
+    def descend(p: int, q: int, h: int) -> None:
         v = cache[(p, q)]
         for _ in range(_LMI_ROUNDS):
             polls = 0
@@ -643,7 +654,17 @@ def _lmi_search(f, grid, bar=None, knights=True, valleys=True):
                 break
             v, p, q = vn, pn, qn
             seen.add((p, q, 0))  # a compass search that stays here ends the search
+
+    for p, q, h in starts:
+        descend(p, q, h)
     v, (p, q) = min((v, k) for k, v in cache.items())
+    while reach[0] < _LMI_EXTEND_MAX and (p == -reach[0] * N or q == (1 + reach[0]) * N):
+        reach[0] += 1
+        seen.clear()  # the paths so far were cut at the former edge
+        descend(p, q, N // 16)
+        v, (p, q) = min((v, k) for k, v in cache.items())
+    if info is not None:
+        info["extend"] = reach[0]
     return v, p, q, len(cache)
 
 
@@ -781,7 +802,8 @@ def _tune_hb_lmi(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, mechanism, gap0, p
         return math.inf if r is None else r[0]
 
     with progress_bar(progress, desc="LMI certificates (grid and local searches)") as bar:
-        val, p, q, _ = _lmi_search(f, grid, bar)
+        reach: dict = {}
+        val, p, q, _ = _lmi_search(f, grid, bar, info=reach)
     if not math.isfinite(val):
         raise ValueError("no (alpha, beta) of the search has a Prop. 3.4 certificate")
     ab, bb = point(p, q)
@@ -827,12 +849,13 @@ def _tune_hb_lmi(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, mechanism, gap0, p
                            certified_gap=max(gap, 0.0),
                            momentum_note=_momentum_note_lmi(tuned),
                            point_lower_bound=floor, point_gap=point_gap,
-                           box_edge=_box_edge(tuned, mu, L))
+                           box_edge=_box_edge(tuned, mu, L, reach["extend"]))
 
 
-def _box_edge(tuned: HeavyBallChoice, mu: float, L: float) -> str:
-    """Which edge of the LMI search's reach (:func:`_lmi_domain`) the tuned point lies on."""
-    a_lo, a_hi, b_max = _lmi_domain(L)
+def _box_edge(tuned: HeavyBallChoice, mu: float, L: float, extend: int = _LMI_EXTEND) -> str:
+    """Which edge of the LMI search's reach (:func:`_lmi_domain`, ``extend`` widths beyond the
+    box) the tuned point lies on."""
+    a_lo, a_hi, b_max = _lmi_domain(L, extend)
     edges = []
     if math.isclose(tuned.alpha, a_lo, rel_tol=1e-9):
         edges.append(f"alpha L = {a_lo * L:.3g} (smallest)")

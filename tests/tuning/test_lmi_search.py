@@ -78,22 +78,65 @@ def test_the_search_follows_a_smooth_valley():
 # ----------------------------------------------------------------------------- the box
 def test_the_searches_reach_one_box_width_beyond_the_grids(monkeypatch):
     # the grids cover [0, N]^2; local searches may go to p = -N (alpha / 1500) and q = 2N
-    # (1 - beta / 200): a function decreasing towards that corner is minimised there
+    # (1 - beta / 200): a function with its minimum inside that reach is minimised there, and
+    # the reach does not grow (nothing beyond it is evaluated)
     seen = []
 
-    def corner(p, q):
+    def inside(p, q):
         seen.append((p, q))
-        return 1.0 + (p + N) / N + (2 * N - q) / N
+        return 1.0 + abs(p + 0.75 * N) / N + abs(1.75 * N - q) / N
 
-    v, p, q, _ = hb._lmi_search(corner, grid=3)
-    assert (p, q, v) == (-N, 2 * N, 1.0)
-    assert min(a for a, _ in seen) == -N and max(b for _, b in seen) == 2 * N
+    info = {}
+    v, p, q, _ = hb._lmi_search(inside, grid=3, info=info)
+    assert abs(p + 0.75 * N) <= 2 and abs(q - 1.75 * N) <= 2 and v < 1.001
+    assert info["extend"] == 1
+    assert min(a for a, _ in seen) >= -N and max(b for _, b in seen) <= 2 * N
     a_lo, a_hi, b_max = hb._lmi_domain(1.0)
     x0, wx, wy = hb._lmi_box(1.0)
     assert a_lo == pytest.approx(1e-3 / 1500, rel=1e-12) and a_hi == pytest.approx(1.5)
     assert b_max == pytest.approx(1 - 0.005 / 200, rel=1e-12)
     assert math.exp(x0 - wx) == pytest.approx(a_lo, rel=1e-12)
     assert -math.expm1(-2 * wy) == pytest.approx(b_max, rel=1e-12)
+
+
+def test_the_reach_grows_while_the_best_point_is_on_its_edge():
+    # decreasing towards small alpha and beta -> 1 without end: the reach grows to
+    # _LMI_EXTEND_MAX widths (p = -2N, q = 3N) and stops there
+    seen = []
+
+    def corner(p, q):
+        seen.append((p, q))
+        return 10.0 + (p + 2 * N) / N + (3 * N - q) / N
+
+    info = {}
+    v, p, q, _ = hb._lmi_search(corner, grid=3, info=info)
+    E = hb._LMI_EXTEND_MAX
+    assert E == 2 and info["extend"] == E
+    assert (p, q, v) == (-E * N, (1 + E) * N, 10.0)
+    assert min(a for a, _ in seen) == -E * N and max(b for _, b in seen) == (1 + E) * N
+    a_lo, _, b_max = hb._lmi_domain(1.0, E)
+    assert a_lo == pytest.approx(1e-3 / 1500**2, rel=1e-12)
+    assert b_max == pytest.approx(1 - 0.005 / 200**2, rel=1e-12)
+
+
+def test_a_minimum_just_beyond_the_first_reach_is_found():
+    # the best point of one width is on its edge q = 2N; the minimum is 0.3 widths beyond
+    def beyond(p, q):
+        return 1.0 + abs(p - 0.5 * N) / N + abs(2.3 * N - q) / N
+
+    info = {}
+    v, p, q, _ = hb._lmi_search(beyond, grid=3, info=info)
+    assert info["extend"] == 2 and v < 1.001 and abs(q - 2.3 * N) <= 2
+
+
+def test_negative_control_without_growth_the_search_stops_on_the_edge(monkeypatch):
+    monkeypatch.setattr(hb, "_LMI_EXTEND_MAX", hb._LMI_EXTEND)
+
+    def beyond(p, q):
+        return 1.0 + abs(p - 0.5 * N) / N + abs(2.3 * N - q) / N
+
+    v, p, q, _ = hb._lmi_search(beyond, grid=3)
+    assert q == 2 * N and v > 1.29
 
 
 def _choice(alpha, beta):

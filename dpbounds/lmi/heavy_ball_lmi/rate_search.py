@@ -34,7 +34,10 @@ Facts the search relies on (**[DERIVED]**, ``kuru_et_al.md`` §3, §11):
 * **Coordinates**: the SDP is solved in the coordinates of :func:`_coordinates` (a congruence:
   the same certificates); at :math:`L/\mu\ge10^5` a bracket still wider than :math:`10^{-3}`
   of :math:`1-\rho_{lower}` (or no certificate) is searched again in other coordinates and the
-  tighter result kept (``_RETRY_*``).
+  tighter result kept (``_RETRY_*``), then, while wider than :math:`10^{-4}`, up to twice in
+  coordinates in which the best certificate so far is the identity (:func:`_whitening`,
+  ``_WHITEN_*``); :func:`heavy_ball_lmi_certificate_at` falls back to the latter coordinates
+  when given the minimal rate's certificate as ``reference``.
 """
 
 from __future__ import annotations
@@ -310,6 +313,8 @@ def heavy_ball_lmi_rate(
         At :math:`L/\mu\ge10^5` a bracket wider than :math:`10^{-3}` of
         :math:`1-\rho_{lower}` makes the search run again in other coordinates (about twice
         the solves there); the smaller certified rate and the larger proven lower end are kept.
+        While it is still wider than :math:`10^{-4}`, up to two more searches run in
+        coordinates in which the best certificate so far is the identity.
 
     Returns
     -------
