@@ -353,8 +353,11 @@ def tune_heavy_ball(
         along the crease it ends on (:func:`_crease_walk`). The local searches may leave the
         box by one width towards small :math:`\alpha` and :math:`\beta\to1`
         (:math:`\alpha L\ge6.7\cdot10^{-7}`, :math:`\beta\le1-2.5\cdot10^{-5}`), where the
-        optima of long horizons at large :math:`L/\mu` lie. ``box_edge`` says when the
-        tuned point lies on the edge of that reach (the optimum may then lie outside). A larger
+        optima of long horizons at large :math:`L/\mu` lie; while the best point is on the
+        edge of that reach, it grows by one more width (up to two:
+        :math:`\alpha L\ge4.4\cdot10^{-10}`, :math:`\beta\le1-1.25\cdot10^{-7}`) and the
+        local searches go on. ``box_edge`` says when the
+        tuned point lies on the edge of the final reach (the optimum may then lie outside). A larger
         ``grid`` never gives a worse bound, and the tuned
         choice is never worse than Polyak's or the paper's. A search, checked against a
         brute-force oracle (``bench/lmi_tuner_oracle.py``, which reports where it is not
@@ -555,8 +558,10 @@ def _lmi_box(L: float) -> tuple[float, float, float]:
     The coarse grids cover this box; the local searches reach :data:`_LMI_EXTEND` widths
     further towards small alpha and beta -> 1 (:func:`_lmi_domain`): in the long-horizon
     regime the optimum follows the edge of the certified region there, with ``alpha L`` and
-    ``1 - beta`` ~ ``sqrt(mu / L) / 20`` (bench problem 17, L/mu = 1e6, max_horizon 1e7:
-    1.06e-5 at alpha L = 7.4e-5, beta = 0.99995; 3.9e-4 at the best point of the box).
+    ``1 - beta`` far below ``sqrt(mu / L)`` (bench problem 17, L/mu = 1e6, max_horizon 1e7:
+    3.5e-6 at alpha L = 4.1e-6, 1 - beta = 4.8e-6, in the reach grown to two widths
+    (:data:`_LMI_EXTEND_MAX`); 7.0e-6 on the edge of one width; 3.9e-4 at the best point of
+    the box).
     """
     lo, hi = _LMI_ALPHA_L
     return math.log(lo / L), math.log(hi / lo), -math.log1p(-_LMI_BETA_MAX)
