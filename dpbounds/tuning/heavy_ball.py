@@ -594,10 +594,11 @@ def _lmi_search(f, grid, bar=None, knights=True, valleys=True, info=None):
     (:func:`_valley_step`) and a walk along the crease (:func:`_crease_walk`), also when the
     compass search ran out of evaluations; where they improve, the compass search resumes
     from there (at most :data:`_LMI_ROUNDS` rounds).
-    Deterministic: a search
-    depends only on its start, and a larger ``grid`` runs every search a smaller one runs (its
-    grids contain theirs), so its best point is never worse; a search reaching a (point, step)
-    that an earlier one passed through stops there (the rest of its path is known).
+    Deterministic: the grids are taken in turn, each followed by its searches and the growth
+    of the reach, so a larger ``grid`` first repeats a smaller one's whole run (the same
+    evaluations in the same order) and its best point is never worse; a search reaching a
+    (point, step) that an earlier one passed through stops there (the rest of its path is
+    known).
     Returns (value, p, q, number of points evaluated).
     """
     N = _LMI_LATTICE
@@ -612,14 +613,6 @@ def _lmi_search(f, grid, bar=None, knights=True, valleys=True, info=None):
                 bar.update()
         return cache[(p, q)], p, q
 
-    starts = []
-    for g in (s for s in _LMI_GRIDS if s <= _lmi_grid_size(grid)):
-        step = N // (g - 1)
-        G = np.array([[F(i * step, j * step)[0] for j in range(g)] for i in range(g)])
-        pad = np.pad(G, 1, constant_values=np.inf)
-        local = sorted((G[i, j], i, j) for i in range(g) for j in range(g)
-                       if np.isfinite(G[i, j]) and G[i, j] <= np.min(pad[i:i + 3, j:j + 3]))
-        starts += [(i * step, j * step, step) for _, i, j in local[:_LMI_STARTS]]
     dirs = [(i, j) for i in (-1, 0, 1) for j in (-1, 0, 1) if (i, j) != (0, 0)]
     # knight's moves, polled before the step is halved: the bound has narrow valleys (where
     # the best horizon or rate switches) along which no compass direction descends
@@ -660,14 +653,23 @@ def _lmi_search(f, grid, bar=None, knights=True, valleys=True, info=None):
             v, p, q = vn, pn, qn
             seen.add((p, q, 0))  # a compass search that stays here ends the search
 
-    for p, q, h in starts:
-        descend(p, q, h)
-    v, (p, q) = min((v, k) for k, v in cache.items())
-    while reach[0] < _LMI_EXTEND_MAX and (p == -reach[0] * N or q == (1 + reach[0]) * N):
-        reach[0] += 1
-        seen.clear()  # the paths so far were cut at the former edge
-        descend(p, q, N // 16)
+    # grid by grid, each followed by its searches and the growth of the reach: a larger grid
+    # repeats a smaller one's whole run (same evaluations, in the same order) before its own
+    for g in (s for s in _LMI_GRIDS if s <= _lmi_grid_size(grid)):
+        step = N // (g - 1)
+        G = np.array([[F(i * step, j * step)[0] for j in range(g)] for i in range(g)])
+        pad = np.pad(G, 1, constant_values=np.inf)
+        local = sorted((G[i, j], i, j) for i in range(g) for j in range(g)
+                       if np.isfinite(G[i, j]) and G[i, j] <= np.min(pad[i:i + 3, j:j + 3]))
+        for _, i, j in local[:_LMI_STARTS]:
+            descend(i * step, j * step, step)
         v, (p, q) = min((v, k) for k, v in cache.items())
+        while reach[0] < _LMI_EXTEND_MAX and (p == -reach[0] * N or q == (1 + reach[0]) * N):
+            reach[0] += 1
+            seen.clear()  # the paths so far were cut at the former edge
+            descend(p, q, N // 16)
+            v, (p, q) = min((v, k) for k, v in cache.items())
+    v, (p, q) = min((v, k) for k, v in cache.items())
     if info is not None:
         info["extend"] = reach[0]
     return v, p, q, len(cache)
@@ -789,8 +791,9 @@ def _tune_hb_lmi(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, mechanism, gap0, p
 
     # the box: log alpha in [log(1e-3/L), log(1.5/L)], y = -log(1 - beta) in [0, log 200]
     # (beta in [0, 0.995], dense near 1; y = 0 is gradient descent exactly), on a lattice
-    # that extends one box width beyond it towards small alpha and beta -> 1 (reached by the
-    # local searches only: _lmi_search); it
+    # that extends one box width beyond it towards small alpha and beta -> 1, two while the
+    # best point is on the edge of the first (reached by the local searches only:
+    # _lmi_search); it
     # holds every point the former 12x12 grid and its 5x5 refinement could reach, and the
     # narrow valley of Fig. 3's optimum (alpha L ~ 0.005, beta ~ 0.991) with room below. A
     # larger box for the grids (alpha L down to 1e-4, beta up to 0.9999, where the optima of

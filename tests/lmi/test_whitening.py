@@ -9,12 +9,13 @@ step off: they record the failures it mends with the pinned solver (Clarabel, to
 """
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from dpbounds.bounds.strongly_convex.gradient_noise import dp_noise_level
-from dpbounds.lmi.exact import certificate_holds
+from dpbounds.lmi.exact import certificate_holds, farkas_holds
 from dpbounds.lmi.heavy_ball_bound import RHO_OFFSETS, lmi_bound_curves
 from dpbounds.lmi.heavy_ball_lmi import (
     HeavyBallLMI,
@@ -22,6 +23,7 @@ from dpbounds.lmi.heavy_ball_lmi import (
     heavy_ball_lmi_rate,
 )
 from dpbounds.lmi.heavy_ball_lmi import rate_search as rs
+from dpbounds.lmi.heavy_ball_lmi.certificate import NoCertificate
 
 # near the oracle's best point of bench problem 17 (L/mu = 1e6, 1 - rho ~ 1.2e-6): the tuner's
 # lattice point (p, q) = (-3765, 16352)
@@ -56,6 +58,36 @@ def test_minimal_rate_bracket_at_l_over_mu_1e6():
     c = _rate()
     assert c.verified and c.rho_lower > 0
     assert _bracket(c) < 1e-3  # measured 4.8e-5
+
+
+def test_both_ends_of_the_merged_bracket_are_proven_exactly():
+    # the rate and the lower end may come from different searches (_tighter): each is
+    # re-checked here in exact arithmetic for the same (mu, L, alpha, beta)
+    c = _rate()
+    assert certificate_holds(MU, 1.0, ALPHA, BETA, c.rho, c.P, c.c0, c.c)
+    assert c.farkas is not None and c.rho_lower < c.rho
+    assert farkas_holds(MU, 1.0, ALPHA, BETA, c.rho_lower, c.farkas)
+
+
+def test_tighter_keeps_each_proof_with_its_own_rate():
+    good = _rate()
+    worse = replace(good, rho=good.rho + 0.5 * (1 - good.rho), rho_lower=0.5,
+                    lower_bound="quadratic rate", farkas=None, solves=3)
+    for a, b in ((good, worse), (worse, good)):
+        m = rs._tighter(a, b)
+        assert (m.rho, m.rho_lower, m.lower_bound) == (good.rho, good.rho_lower,
+                                                       good.lower_bound)
+        assert m.farkas is good.farkas and m.solves == good.solves + 3
+    # the lower end of one search and the rate of the other
+    low = replace(worse, rho_lower=good.rho_lower, farkas=good.farkas,
+                  lower_bound=good.lower_bound)
+    high = replace(good, rho_lower=0.5, farkas=None, lower_bound="quadratic rate")
+    m = rs._tighter(high, low)
+    assert m.rho == good.rho and m.P is good.P
+    assert m.rho_lower == good.rho_lower and m.farkas is good.farkas
+    none = NoCertificate(MU, 1.0, ALPHA, BETA, "none", 0.5, 7)
+    assert rs._tighter(none, good).rho == good.rho and rs._tighter(good, none).rho == good.rho
+    assert not rs._tighter(none, none).certified
 
 
 def test_negative_control_without_the_whitened_rounds_the_bracket_is_wide(monkeypatch):
@@ -105,10 +137,14 @@ def test_bound_curves_have_every_offset_certificate():
     assert np.all(np.isfinite(curves.A)) and np.all(curves.A > 0)
 
 
-@pytest.mark.parametrize("ref", ["P", 1.0, "other point"])
+@pytest.mark.parametrize("ref", ["P", 1.0, "other point", "zero P", "nan P", "indefinite P"])
 def test_reference_must_be_a_certificate_of_the_same_point(ref):
     if ref == "other point":
         ref = heavy_ball_lmi_rate(0.02, 5.1028, 0.1 / 5.1028, 0.9, lmi=_lmi(), polish=False)
+    elif isinstance(ref, str) and ref.endswith(" P"):
+        P = {"zero P": np.zeros((2, 2)), "nan P": np.full((2, 2), np.nan),
+             "indefinite P": np.array([[1.0, 0.0], [0.0, -1.0]])}[ref]
+        ref = replace(_rate(), P=P)
     with pytest.raises(ValueError, match="reference"):
         heavy_ball_lmi_certificate_at(MU, 1.0, ALPHA, BETA, 1 - 1e-6, lmi=_lmi(), reference=ref)
 

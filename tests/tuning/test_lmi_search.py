@@ -139,6 +139,22 @@ def test_negative_control_without_growth_the_search_stops_on_the_edge(monkeypatc
     assert q == 2 * N and v > 1.29
 
 
+def test_a_larger_grid_never_loses_what_the_growth_of_a_smaller_one_found():
+    # (independent review) the minimum lies 0.3 widths beyond the first edge, and a narrow dip
+    # of 1.2 sits at a point only the 17-point grid samples: when the growth followed the
+    # searches of all grids, the 17-point grid's best point (the dip) was inside the reach,
+    # the reach never grew and the result was 1.2 against 1.0 for grids 3, 5 and 9
+    ps, qs = 3 * 512, 512
+
+    def f(p, q):
+        beyond = 1.0 + abs(p - 0.5 * N) / N + abs(2.3 * N - q) / N
+        return min(beyond, 1.2 + 50 * (abs(p - ps) + abs(q - qs)) / N)
+
+    values = [hb._lmi_search(f, grid=g)[0] for g in (3, 5, 9, 17)]
+    assert all(b <= a for a, b in zip(values, values[1:]))
+    assert values[-1] < 1.001
+
+
 def _choice(alpha, beta):
     return hb.HeavyBallChoice("tuned", alpha, beta, 10, 0.9, 1.0, 0.5, 0.1)
 
@@ -150,6 +166,11 @@ def test_box_edge_is_named_and_printed():
     assert "beta" in hb._box_edge(_choice(1e-3, top), mu, L)
     assert "smallest" in hb._box_edge(_choice(a_lo, 0.5), mu, L)
     assert "largest" in hb._box_edge(_choice(a_hi, 0.5), mu, L)
+    # the edge of the final reach: two widths when it grew
+    a2, _, top2 = hb._lmi_domain(L, 2)
+    assert hb._box_edge(_choice(1e-3, top), mu, L, 2) == ""
+    assert "beta" in hb._box_edge(_choice(1e-3, top2), mu, L, 2)
+    assert "smallest" in hb._box_edge(_choice(a2, 0.5), mu, L, 2)
     c = _choice(1e-3, top)
     setting = {"mu": mu, "L": L, "initial_gap": 1.0, "max_horizon": 10}
     res = hb.HeavyBallTuning(c, c, c, setting, box_edge=hb._box_edge(c, mu, L))

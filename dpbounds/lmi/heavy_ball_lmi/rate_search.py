@@ -493,9 +493,11 @@ def heavy_ball_lmi_certificate_at(
     if reference is not None and not (
             isinstance(reference, LMICertificate)
             and (reference.mu, reference.L, reference.alpha, reference.beta)
-            == (mu, L, alpha, beta)):
-        raise ValueError("reference must be an LMICertificate of the same (mu, L, alpha, beta), "
-                         f"got {type(reference).__name__}")
+            == (mu, L, alpha, beta)
+            and np.shape(reference.P) == (2, 2) and np.all(np.isfinite(reference.P))
+            and np.linalg.eigvalsh(0.5 * (reference.P + np.transpose(reference.P)))[0] > 0):
+        raise ValueError("reference must be an LMICertificate of the same (mu, L, alpha, beta) "
+                         f"with a positive definite P, got {type(reference).__name__}")
     rho_q, q_low = float(heavy_ball_rate(alpha, beta, mu, L)), quadratic_rate_lower_bound(
         mu, L, alpha, beta)
     if rho < q_low:  # quadratics alone rule it out: no solve needed
@@ -503,10 +505,11 @@ def heavy_ball_lmi_certificate_at(
                              f"{rho_q:.6g}", rho_q, 0)
     lmi = lmi or _shared_lmi(solver)
     solves, cert = 0, None
-    for coords in (None, None if reference is None else _whitening(reference)):
-        if solves and coords is None:
+    for whitened in (False, True):  # the usual coordinates, then the reference's
+        if whitened and reference is None:
             break
-        s = _Search(lmi, mu, L, alpha, beta, margin, coords=coords)
+        s = _Search(lmi, mu, L, alpha, beta, margin,
+                    coords=_whitening(reference) if whitened and reference else None)
         cert = s.certificate(rho, polish=True) if s.g(rho) >= 0 else None
         solves += s.solves
         if cert is not None:
