@@ -138,6 +138,13 @@ class HeavyBallChoice:
         return asdict(self)
 
 
+def _near_one(x: float) -> str:
+    """``x`` in [0, 1) for a table column: 4 decimals, or ``1-<1 - x>`` when that would read 1."""
+    if not math.isfinite(x):
+        return f"{x}"
+    return f"1-{1.0 - x:.3g}" if 0.99995 <= x < 1.0 else f"{x:.4f}"
+
+
 @dataclass(frozen=True)
 class HeavyBallTuning:
     r"""Result of :func:`tune_heavy_ball`.
@@ -194,12 +201,13 @@ class HeavyBallTuning:
         return [c.row() for c in (self.tuned, self.classical, self.paper_section5)]
 
     def table(self) -> str:
-        head = (f"{'choice':<36}{'alpha':>10}{'beta':>9}{'T':>7}{'rho':>9}{'bound':>12}"
+        head = (f"{'choice':<36}{'alpha':>10}{'beta':>11}{'T':>9}{'rho':>11}{'bound':>12}"
                 f"{'computed':>12}{'b_T':>11}")
         lines = [head, "-" * len(head)]
         for c in (self.tuned, self.classical, self.paper_section5):
-            lines.append(f"{c.label:<36}{c.alpha:>10.4g}{c.beta:>9.4f}{c.horizon:>7d}"
-                         f"{c.rate:>9.4f}{c.bound:>12.4e}{c.computed:>12.4e}{c.noise_scale:>11.3e}")
+            lines.append(f"{c.label:<36}{c.alpha:>10.4g}{_near_one(c.beta):>11}{c.horizon:>9d}"
+                         f"{_near_one(c.rate):>11}{c.bound:>12.4e}{c.computed:>12.4e}"
+                         f"{c.noise_scale:>11.3e}")
         def ratio(c: HeavyBallChoice) -> str:
             if not math.isfinite(c.bound):
                 return "no certificate for it"
@@ -224,7 +232,8 @@ class HeavyBallTuning:
                              f"and T <= {self.setting['max_horizon']}, gives a bound below "
                              f"{self.point_lower_bound:.6g} (from (22) on quadratics, float64); "
                              f"the tuned rate, certificate and T are within "
-                             f"{100 * self.point_gap:.3g}% of the best there")
+                             + (f"{100 * self.point_gap:.3g}%" if self.point_gap < 1 else
+                                f"a factor {1 + self.point_gap:.3g}") + " of the best there")
         elif math.isfinite(self.certified_gap):
             lines.append(f"optimum certified: no (alpha, beta, T <= {self.setting['max_horizon']}) "
                          f"has a bound below {self.lower_bound:.6g} (tuned is within "

@@ -176,3 +176,19 @@ def test_box_edge_is_named_and_printed():
     res = hb.HeavyBallTuning(c, c, c, setting, box_edge=hb._box_edge(c, mu, L))
     assert "on the edge of the search box" in res.table()
     assert "on the edge" not in hb.HeavyBallTuning(c, c, c, setting).table()
+
+
+def test_table_keeps_columns_apart_and_beta_near_one_readable():
+    # bench problem 17's tuned point: beta = 1 - 4.76e-6, T = 1e7, rho ~ 1 - 7e-7 printed as
+    # "1.0000", "1.0000" and run together with T ("1.000010000000") before
+    c = hb.HeavyBallChoice("tuned (alpha,beta,T)", 4.123e-6, 1 - 4.76e-6, 10_000_000,
+                           1 - 7.3e-7, 3.5175e-6, 5.2e-7, 3.3e-4)
+    setting = {"mu": 1e-6, "L": 1.0, "initial_gap": 1.0, "max_horizon": 10_000_000}
+    row = next(x for x in hb.HeavyBallTuning(c, c, c, setting).table().splitlines()
+               if x.startswith("tuned"))
+    fields = row.split()[2:]  # after the label "tuned (alpha,beta,T)"
+    assert fields[:4] == ["4.123e-06", "1-4.76e-06", "10000000", "1-7.3e-07"]
+    assert float(fields[4]) == pytest.approx(3.5175e-6)
+    # ordinary values keep four decimals
+    assert hb._near_one(0.9) == "0.9000" and hb._near_one(0.9999) == "0.9999"
+    assert hb._near_one(0.0) == "0.0000"
