@@ -142,6 +142,8 @@ def main() -> None:
                     help="widths of the oracle's reach beyond the box (the tuner's grows from "
                          f"{EXTEND} to at most {EXTEND_MAX} when its best point is on the edge)")
     args = ap.parse_args()
+    if not EXTEND <= args.extend <= EXTEND_MAX:
+        ap.error(f"--extend must lie in [{EXTEND}, {EXTEND_MAX}], got {args.extend}")
     from dpbounds.tuning import heavy_ball as hb
     if (hb._LMI_ALPHA_L, hb._LMI_BETA_MAX, hb._LMI_EXTEND, hb._LMI_EXTEND_MAX) != (
             ALPHA_L, BETA_MAX, EXTEND, EXTEND_MAX):

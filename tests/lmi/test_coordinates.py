@@ -102,7 +102,8 @@ def _rate_at_patch():
 def test_retry_in_other_coordinates_certifies_where_the_sdp_is_at_its_limit():
     c = _rate_at_patch()
     assert c.verified
-    assert (c.rho - c.rho_lower) / (1 - c.rho_lower) < 0.05  # measured 5.4e-3
+    # measured 5.4e-3 with the retry alone, 8.5e-4 with the whitened rounds after it
+    assert (c.rho - c.rho_lower) / (1 - c.rho_lower) < 0.05
 
 
 def test_negative_control_without_the_retry_the_check_above_fails(monkeypatch):

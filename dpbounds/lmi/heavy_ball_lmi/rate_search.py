@@ -385,7 +385,8 @@ _RETRY_BELOW_MU_OVER_L, _RETRY_BRACKET, _RETRY_EXPONENT = 1e-5, 1e-3, 0.75
 #: coordinates of :func:`_whitening` (the best certificate so far made the identity). Measured
 #: at L/mu = 1e6 (9 x 9 patches around the oracle's best points of bench problems 17-19, with
 #: the offset certificates of :func:`heavy_ball_lmi_certificate_at`'s ``reference``): every
-#: point certified, objective 2.6% lower at 17, 9% at 18
+#: point certified, and the patch's smallest bound 1.8% lower at 17 and 5.5% at 18 than with
+#: whitened offset certificates alone (no rounds)
 _WHITEN_ROUNDS, _WHITEN_BRACKET = 2, 1e-4
 
 
@@ -509,7 +510,8 @@ def heavy_ball_lmi_certificate_at(
         if whitened and reference is None:
             break
         s = _Search(lmi, mu, L, alpha, beta, margin,
-                    coords=_whitening(reference) if whitened and reference else None)
+                    coords=_whitening(reference) if whitened and reference is not None
+                    else None)
         cert = s.certificate(rho, polish=True) if s.g(rho) >= 0 else None
         solves += s.solves
         if cert is not None:
