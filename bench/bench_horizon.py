@@ -113,7 +113,8 @@ def old_tune(mu, L, d, n, eps, S, E0, Tmax, grid=30):
 
 
 def new_tune(mu, L, d, n, eps, S, E0, Tmax):
-    r = tune_heavy_ball(mu, L, d=d, n=n, epsilon=eps, sensitivity=S, initial_gap=E0,
+    r = tune_heavy_ball(mu, L, objective="bound",
+                        d=d, n=n, epsilon=eps, sensitivity=S, initial_gap=E0,
                         max_horizon=Tmax)
     return [(c.horizon, c.bound) for c in (r.tuned, r.classical, r.paper_section5)]
 

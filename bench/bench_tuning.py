@@ -31,7 +31,8 @@ def main() -> None:
     total = 0.0
     for kappa, eps, d, n, m, S in PROBLEMS[:3] if args.quick else PROBLEMS:
         t = time.process_time()
-        res = tune_heavy_ball(1.0 / kappa, 1.0, d=d, n=n, m=m, epsilon=eps, sensitivity=S,
+        res = tune_heavy_ball(1.0 / kappa, 1.0, objective="bound",
+                              d=d, n=n, m=m, epsilon=eps, sensitivity=S,
                               initial_gap=1.0)
         cpu = time.process_time() - t
         total += cpu

@@ -27,7 +27,6 @@ from dpbounds.bounds.strongly_convex.gradient_noise import check_noise_fits, sub
 from dpbounds.bounds.strongly_convex.nesterov import (
     error_weights,
     masg_schedule,
-    nesterov_final_error_quadratic,
     nesterov_schedule,
     unrolled_bound,
 )
@@ -41,8 +40,8 @@ from dpbounds.bounds.strongly_convex.noise_allocation import (
     select_horizon_subsampled,
     uniform_noise,
 )
+from dpbounds.bounds.strongly_convex.quadratic_worst_case import quadratic_worst_case
 from dpbounds.provenance import Source
-from dpbounds.tuning._quadratic import worst_case_spectrum
 
 __all__ = ["NesterovChoice", "NesterovTuning", "tune_nesterov"]
 
@@ -67,11 +66,16 @@ class NesterovChoice:
     certified_gap: float = float("nan")
     #: tuned rows: the proven lower bound on that minimum (nan for the fixed-T rows)
     lower_bound: float = float("nan")
+    #: certified: no admissible quadratic (spectrum in [mu, L], F(x0) - F* <= E0, data of
+    #: sensitivity S_1) has E[F(x_T)] - F* above this for this run (``computed``, attained on
+    #: one of them, <= the worst case <= this; ``inf`` when a step's noise overflows float64)
+    worst_case_upper: float = float("nan")
 
     def row(self) -> dict:
         return {"label": self.label, "method": self.method, "horizon": self.horizon,
                 "allocation": self.allocation, "bound": self.bound, "computed": self.computed,
-                "certified_gap": self.certified_gap, "lower_bound": self.lower_bound}
+                "certified_gap": self.certified_gap, "lower_bound": self.lower_bound,
+                "worst_case_upper": self.worst_case_upper}
 
 
 @dataclass(frozen=True)
@@ -86,19 +90,25 @@ class NesterovTuning:
         return [c.row() for c in self.choices]
 
     def table(self) -> str:
-        head = f"{'choice':<30}{'T':>6}  {'allocation':<26}{'bound':>12}{'computed':>12}"
+        head = f"{'choice':<30}{'T':>6}  {'allocation':<26}{'bound':>12}{'worst case':>12}"
         lines = [head, "-" * len(head)]
         for c in self.choices:
             lines.append(f"{c.label:<30}{c.horizon:>6d}  {c.allocation:<26}{c.bound:>12.4e}"
-                         f"{c.computed:>12.4e}")
+                         f"{c.worst_case_upper:>12.4e}")
+        best = min(self.choices, key=lambda c: c.worst_case_upper)
+        lines.append(f"least worst-case error: {best.label} (T = {best.horizon}, "
+                     f"{best.worst_case_upper:.4g}); least bound: "
+                     f"{min(self.choices, key=lambda c: c.bound).label}")
         for c in self.choices:
             if math.isfinite(c.certified_gap):
                 lines.append(f"{c.label}: T is the best horizon <= {self.setting['max_horizon']} "
                              f"for this bound, proven within {100 * c.certified_gap:.3g}% "
                              + ("(every horizon evaluated)" if c.certified_gap == 0 else ""))
-        lines.append("bound = (29)/(34) with E_0 = initial gap; computed = exact E[F(x_T)]-F* of "
-                     "the same run (NAG, or MASG with momentum restarts) on a quadratic with "
-                     "eigenvalues {mu, L}")
+        lines.append("worst case = certified sup of E[F(x_T)] - F* of the same run (NAG, or MASG "
+                     "with momentum restarts) over quadratics with spectrum in [mu, L], "
+                     "F(x_0) - F* <= E0 and data of sensitivity S_1 [DERIVED]")
+        lines.append("bound = (29)/(34) with E_0 = initial gap; computed (in --json) = the "
+                     "attained end of the worst case (within 2% of it)")
         return "\n".join(lines)
 
 
@@ -112,24 +122,28 @@ def _nag_choice(label, method, sched, mu, L, d, n, m, eps, S, E0, allocation) ->
         al = optimal_noise(w, S, n, m, eps)
     s2 = subsampling_variance(S, n, m)
     bound = unrolled_bound(w, E0, None, d, subsampling_var=s2, log_scales=al.log_scales)
-    lams, mult = worst_case_spectrum(mu, L, d)
-    e0 = math.sqrt(2.0 * E0 / float(np.sum(mult * lams)))  # F(x0) - F* = E0 exactly
-    # per-step variance 2 b_t^2 + sigma_s^2 / d in log-space: a step the optimum gives almost
-    # no budget has a scale beyond float64, yet its share of the error is tiny and exact; a
-    # step with zero weight (mu alpha = 1) gets no budget (b_t = inf) and contributes 0
-    log_var = np.logaddexp(math.log(2.0) + 2.0 * al.log_scales,
-                           math.log(s2 / d) if s2 > 0 else -np.inf)
-    # MASG as dp_masg runs it: momentum restarted at each stage change (Theorem 4.3's bound is
-    # for that run; without the restart the exact error can exceed it)
-    computed = nesterov_final_error_quadratic(sched, mu, lams, None, e0, multiplicities=mult,
-                                              log_noise_variances=log_var,
-                                              restart=method == "masg")
+    # the worst case over the class, from the worst admissible start (F(x0) - F* <= E0): the
+    # run's per-step steps and momenta, MASG's restarts as beta = gamma = 0 at a stage's first
+    # step (x_{t-1} := x_t), Laplace variance 2 b_t^2 per coordinate, sampling (21) in total
+    T = sched.horizon
+    steps = np.broadcast_to(np.asarray(sched.steps, dtype=float), (T,))
+    mom = np.array(np.broadcast_to(np.asarray(sched.momenta(mu), dtype=float), (T,)))
+    if method == "masg":
+        mom[np.cumsum(sched.stage_lengths)[:-1]] = 0.0
+    with np.errstate(over="ignore"):
+        lap = 2.0 * np.exp(2.0 * np.asarray(al.log_scales, dtype=float))
+    try:
+        wc = quadratic_worst_case(mu, L, d, alpha=steps, beta=mom, gamma=mom, laplace_var=lap,
+                                  sampling_var=s2, initial_gap=E0)
+        computed, upper = wc.value, wc.upper
+    except ValueError:  # overflow: some step's noise is beyond float64 on some quadratic
+        computed = upper = math.inf
     if not math.isfinite(computed):
-        raise ValueError(f"epsilon={eps!r} is too small for this problem: the exact error of "
-                         "this run exceeds the float64 range (about 1.8e308); use a larger "
+        raise ValueError(f"epsilon={eps!r} is too small for this problem: the worst-case error "
+                         "of this run exceeds the float64 range (about 1.8e308); use a larger "
                          "epsilon")
     return NesterovChoice(label, method, sched.horizon, al.method, bound, float(computed),
-                          al.epsilons, al.scales)
+                          al.epsilons, al.scales, worst_case_upper=float(upper))
 
 
 def tune_nesterov(

@@ -200,7 +200,8 @@ def test_every_tuner_row_has_computed_at_most_bound(p):
     kw = dict(d=p["d"], n=p["n"], m=p["m"], epsilon=p["eps"], sensitivity=p["S"],
               max_horizon=p["T"])
     try:
-        hb = tune_heavy_ball(p["mu"], p["L"], initial_gap=p["dist_sq"], grid=8, **kw)
+        hb = tune_heavy_ball(p["mu"], p["L"], objective="bound",
+                             initial_gap=p["dist_sq"], grid=8, **kw)
         nag = tune_nesterov(p["mu"], p["L"], initial_gap=p["dist_sq"], reference_horizons=(1,),
                             **kw)
     except ValueError as e:  # only "epsilon too small for this problem" is allowed
@@ -214,7 +215,8 @@ def test_every_tuner_row_has_computed_at_most_bound(p):
 
 def test_lmi_tuner_computed_below_bound_at_the_issue_problem():
     # issue 19's reproduction: the bound 2.69e-3 was below the computed 7.27e-3
-    res = tune_heavy_ball(0.01, 1.0, d=50, n=10**6, m=1000, epsilon=0.5, sensitivity=2.0,
+    res = tune_heavy_ball(0.01, 1.0, objective="bound",
+                          d=50, n=10**6, m=1000, epsilon=0.5, sensitivity=2.0,
                           initial_gap=10.0, max_horizon=1000, grid=3,
                           function_class="smooth_strongly_convex")
     for c in (res.tuned, res.classical, res.paper_section5):

@@ -47,7 +47,7 @@ def test_closed_form_is_exact_up_to_the_float_limit(eps):
                              epsilon=e, max_horizon=50),
     lambda e: tune_nesterov(0.1, 1.0, d=10, n=N, epsilon=e, sensitivity=1.0, initial_gap=10.0,
                             max_horizon=50, reference_horizons=(20,)),
-    lambda e: tune_heavy_ball(0.1, 1.0, d=10, n=N, epsilon=e, sensitivity=1.0,
+    lambda e: tune_heavy_ball(0.1, 1.0, objective="bound", d=10, n=N, epsilon=e, sensitivity=1.0,
                               initial_gap=10.0, max_horizon=50, grid=5),
 ])
 @pytest.mark.parametrize("eps", [1e-300, 5e-324])

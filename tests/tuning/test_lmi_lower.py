@@ -51,7 +51,8 @@ def test_negative_control_the_unbiased_bound_is_not_a_lower_bound():
 
 
 def test_lmi_tuning_reports_a_proven_bracket():
-    res = tune_heavy_ball(0.1, 1.0, d=5, n=10**4, epsilon=1.0, sensitivity=1.0, initial_gap=1.0,
+    res = tune_heavy_ball(0.1, 1.0, objective="bound",
+                          d=5, n=10**4, epsilon=1.0, sensitivity=1.0, initial_gap=1.0,
                           max_horizon=50, grid=3, function_class="smooth_strongly_convex")
     assert 0 < res.lower_bound <= res.tuned.bound
     assert res.tuned.bound == pytest.approx(res.lower_bound * (1 + res.certified_gap),

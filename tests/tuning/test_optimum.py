@@ -59,7 +59,8 @@ PROBLEMS = [
 def test_tuner_matches_the_brute_force_oracle(kappa, eps, d, n, m, S):
     L, E0 = 1.0, 1.0
     mu = L / kappa
-    res = tune_heavy_ball(mu, L, d=d, n=n, m=m, epsilon=eps, sensitivity=S, initial_gap=E0,
+    res = tune_heavy_ball(mu, L, objective="bound",
+                          d=d, n=n, m=m, epsilon=eps, sensitivity=S, initial_gap=E0,
                           max_horizon=TMAX, grid=16)
     t = res.tuned
     mm = n if m is None else m
@@ -80,7 +81,7 @@ def test_tuner_matches_the_brute_force_oracle(kappa, eps, d, n, m, S):
 def test_refining_the_search_does_not_make_it_worse():
     # issue 19: grids 12 / 30 / 60 gave 5.167 / 5.719 / 6.045 (finer was worse)
     kw = dict(d=20, n=10**5, epsilon=1, sensitivity=40, initial_gap=10, max_horizon=TMAX)
-    runs = [tune_heavy_ball(0.02, 5.1028, grid=g, **kw) for g in (8, 16, 32)]
+    runs = [tune_heavy_ball(0.02, 5.1028, objective="bound", grid=g, **kw) for g in (8, 16, 32)]
     vals = [r.tuned.bound for r in runs]
     assert max(vals) <= min(vals) * (1 + 1e-4), vals
     # every run's value lies in every run's certified bracket
@@ -90,7 +91,7 @@ def test_refining_the_search_does_not_make_it_worse():
 
 def test_gradient_descent_is_reported_with_its_reason(capsys):
     # kappa = 1: momentum only adds noise; the best heavy ball is alpha = 1/L, beta = 0
-    res = tune_heavy_ball(1.0, 1.0, d=10, n=10**5, epsilon=1.0, sensitivity=1.0,
+    res = tune_heavy_ball(1.0, 1.0, objective="bound", d=10, n=10**5, epsilon=1.0, sensitivity=1.0,
                           initial_gap=1.0, max_horizon=TMAX, grid=12)
     assert res.tuned.beta == 0.0
     assert "beta >= 0 binds" in res.momentum_note and "plain gradient descent" in res.table()
@@ -98,6 +99,6 @@ def test_gradient_descent_is_reported_with_its_reason(capsys):
                  "--S1", "1", "--initial-gap", "1", "--max-horizon", str(TMAX)]) == 0
     assert "plain gradient descent" in capsys.readouterr().out
     # negative control: with momentum worth having (kappa = 100) nothing is said
-    res = tune_heavy_ball(0.01, 1.0, d=10, n=10**5, epsilon=1.0, sensitivity=1.0,
+    res = tune_heavy_ball(0.01, 1.0, objective="bound", d=10, n=10**5, epsilon=1.0, sensitivity=1.0,
                           initial_gap=1.0, max_horizon=TMAX, grid=12)
     assert res.tuned.beta > 0 and res.momentum_note == ""

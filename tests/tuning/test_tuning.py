@@ -15,7 +15,7 @@ FIG3 = {k: v for k, v in logistic_regression().items() if k != "initial_gap"}
 
 
 def test_tuned_heavy_ball_beats_classical_choices():
-    res = tune_heavy_ball(**FIG3, initial_gap=10.0, max_horizon=300, grid=12)
+    res = tune_heavy_ball(objective="bound", **FIG3, initial_gap=10.0, max_horizon=300, grid=12)
     assert res.tuned.bound <= res.classical.bound * (1 + 1e-12)
     assert res.tuned.bound <= res.paper_section5.bound * (1 + 1e-12)
     assert res.improvement >= 1.0
@@ -68,7 +68,8 @@ def test_cli_tune_and_errors(capsys):
 def test_lmi_class_tuning_is_certified():
     from dpbounds.bounds.strongly_convex.heavy_ball import heavy_ball_rate
 
-    res = tune_heavy_ball(mu=0.5, L=1.0, d=2, n=10**4, epsilon=1.0, sensitivity=1.0,
+    res = tune_heavy_ball(objective="bound",
+                          mu=0.5, L=1.0, d=2, n=10**4, epsilon=1.0, sensitivity=1.0,
                           initial_gap=1.0, max_horizon=150, grid=5,
                           function_class="smooth_strongly_convex")
     t = res.tuned
@@ -195,9 +196,9 @@ def test_huge_max_horizon_is_fast_in_memory_and_gives_the_same_answer():
     """max_horizon = 10^7 used to need k * T floats (900 x 10^7: 72 GB); now O(1) in T."""
     import tracemalloc
 
-    ref = tune_heavy_ball(**FIG3, initial_gap=10.0, max_horizon=1000)
+    ref = tune_heavy_ball(objective="bound", **FIG3, initial_gap=10.0, max_horizon=1000)
     tracemalloc.start()
-    big = tune_heavy_ball(**FIG3, initial_gap=10.0, max_horizon=10**7)
+    big = tune_heavy_ball(objective="bound", **FIG3, initial_gap=10.0, max_horizon=10**7)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 100e6, f"peak {peak / 1e6:.0f} MB"
@@ -266,10 +267,17 @@ def test_cli_tune_nag_and_hb_with_mu_equal_L(capsys):
     args = ["--mu", "1", "--L", "1", "--d", "10", "--n", "1e5", "--eps", "1", "--sensitivity", "1"]
     assert main(["tune", "nag", *args]) == 0
     assert "DP-NAG-opt" in capsys.readouterr().out
-    assert main(["tune", "hb", *args, "--json"]) == 0
+    assert main(["tune", "hb", *args, "--json", "--objective", "bound"]) == 0
     rows = {r["label"]: r for r in json.loads(capsys.readouterr().out)}
     # alpha = 1/L, beta = 0 is exact in one step; "tuned" is never worse than Polyak's choice
     assert rows["tuned (alpha,beta,T)"]["bound"] <= rows["Polyak (best T)"]["bound"]
+    assert main(["tune", "hb", *args, "--json"]) == 0  # by the worst case: the same holds
+    rows = {r["label"]: r for r in json.loads(capsys.readouterr().out)}
+    tuned = rows["tuned by worst-case error"]
+    assert tuned["computed"] <= rows["Polyak (best T)"]["computed"]
+    # mu = L: one step of 1/L removes the start; only that step's noise is left (worst case:
+    # d - 1 coordinates of Laplace noise at curvature L plus one with the sampling noise)
+    assert tuned["horizon"] == 1 and tuned["alpha"] == pytest.approx(1.0)
 
 
 def test_masg_computed_error_is_for_the_restarted_run_and_below_the_bound():

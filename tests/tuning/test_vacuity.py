@@ -13,19 +13,19 @@ FIG3 = dict(mu=0.02, L=5.1028, d=20, n=10**5, epsilon=1.0, sensitivity=40.0, max
 
 
 def test_a_hopeless_problem_is_flagged_vacuous():
-    res = tune_heavy_ball(**HOPELESS, initial_gap=1.0)
+    res = tune_heavy_ball(objective="bound", **HOPELESS, initial_gap=1.0)
     assert res.trivial_bound == 1.0
     assert res.tuned.bound >= 1.0 and res.vacuous
     assert "VACUOUS" in res.table()
 
 
 def test_the_trivial_bound_from_the_initial_distance():
-    res = tune_heavy_ball(**HOPELESS, initial_distance_sq=3.0)
+    res = tune_heavy_ball(objective="bound", **HOPELESS, initial_distance_sq=3.0)
     assert res.trivial_bound == 0.5 * 1.0 * 3.0
     assert res.vacuous == (res.tuned.bound >= 1.5)
 
 
 def test_control_an_informative_problem_is_not_flagged():
-    res = tune_heavy_ball(**FIG3, initial_gap=10.0)
+    res = tune_heavy_ball(objective="bound", **FIG3, initial_gap=10.0)
     assert res.tuned.bound < 0.8 * res.trivial_bound
     assert not res.vacuous and "VACUOUS" not in res.table()

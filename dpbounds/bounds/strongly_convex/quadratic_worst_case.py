@@ -1,0 +1,314 @@
+r"""The exact worst case of a noisy linear momentum method over quadratics **[DERIVED]**.
+
+What a researcher who tunes a method wants to know is not a bound but the error of the run:
+the largest :math:`\mathbb E[F(x_T)]-F^\ast` the method as run can reach on the problem class
+it is given, from any admissible start, with its noise as calibrated. On quadratics this is
+computable exactly (up to a certified bracket of a few per cent), for every method of the
+family below; :func:`quadratic_worst_case` does it.
+
+**The class.** :math:`F(x)=\tfrac12(x-x^\ast)^\top H(x-x^\ast)` in :math:`\mathbb R^d` with
+the spectrum of :math:`H` in :math:`[\mu,L]`; starts with :math:`F(x_0)-F^\ast\le E_0`
+(``initial_gap``) or :math:`\lVert x_0-x^\ast\rVert^2\le D` (``initial_distance_sq``).
+
+**The method** (steps :math:`t=0,\dots,T-1`, :math:`x_{-1}=x_0`):
+
+.. math::
+
+    y_t=x_t+\gamma_t(x_t-x_{t-1}),\qquad
+    x_{t+1}=x_t+\beta_t(x_t-x_{t-1})-\alpha_t\big(\nabla F(y_t)+w_t\big);
+
+gradient descent is :math:`\beta=\gamma=0`, heavy ball :math:`\gamma=0`, Nesterov
+:math:`\gamma=\beta` (DP-NAG, and DP-MASG stage by stage with its restarts written as
+:math:`\beta_t=\gamma_t=0` at a stage's first step).
+
+**The noise.** :math:`w_t` has mean 0 and is independent across steps and of :math:`x_0`; it
+has two parts. The privacy noise has variance ``laplace_var[t]`` in every coordinate, i.i.d.
+(Laplace of scale :math:`b_t`: :math:`2b_t^2`; its covariance :math:`2b_t^2I` is the same in
+every basis). The sampling error of a batch mean has covariance :math:`c_t\Sigma_y`, with
+:math:`\Sigma_y` the data's population covariance, fixed over the run, and
+:math:`\operatorname{tr}(c_t\Sigma_y)\le` ``sampling_var[t]`` (for quadratic ERM the samples'
+gradients differ by constants, so this error does not depend on :math:`x`).
+
+**Derivation.** In the eigenbasis of :math:`H` each coordinate :math:`i` (eigenvalue
+:math:`\lambda_i`) runs its own scalar recursion
+
+.. math::
+
+    e_{t+1}=a_t(\lambda)e_t-b_t(\lambda)e_{t-1}-\alpha_tw_{t,i},\quad
+    a_t=1+\beta_t-\alpha_t\lambda(1+\gamma_t),\ b_t=\beta_t-\alpha_t\lambda\gamma_t,
+
+so with :math:`p_T(\lambda)` the noiseless response to :math:`e_{-1}=e_0=1` and
+:math:`h_{T,t}(\lambda)` the response at :math:`T` to a unit input at step :math:`t`,
+
+.. math::
+
+    \mathbb E[F(x_T)]-F^\ast=\sum_i\frac{\lambda_i}2\Big(p_T(\lambda_i)^2e_{0,i}^2
+    +\sum_t\alpha_t^2h_{T,t}(\lambda_i)^2\big(\ell_t+c_t s_i\big)\Big),
+
+:math:`\ell_t` = ``laplace_var[t]``, :math:`s_i` the diagonal of :math:`\Sigma_y` in the
+eigenbasis. This is linear in the start's squares (a simplex: :math:`\sum_i\lambda_ie_{0,i}^2/2
+\le E_0`) and in :math:`s` (:math:`\sum_is_i` bounded), so the worst start and the worst data
+each put everything into **one** coordinate, and every eigenvalue is chosen on its own. With
+:math:`A(\lambda)=E_0p_T^2` (or :math:`D\lambda p_T^2/2`),
+:math:`G(\lambda)=\frac\lambda2\sum_t\alpha_t^2h_{T,t}^2\ell_t` and :math:`S(\lambda)` the same
+with ``sampling_var``, the worst case is, for :math:`d\ge2`,
+
+.. math::
+
+    \max\Big(\max_\lambda[A+S+G]+(d-1)\max_\lambda G,\;
+    \max_\lambda[A+G]+\max_\lambda[S+G]+(d-2)\max_\lambda G\Big)
+
+(start and data in one coordinate, or in two), and :math:`\max_\lambda[A+S+G]` for
+:math:`d=1`. For ``objective="distance"`` (:math:`\mathbb E\lVert x_T-x^\ast\rVert^2`) the
+weights :math:`\lambda/2` are 1.
+
+**Certified maximisation over** :math:`\lambda`. Each of :math:`A,G,S,A+G,\dots` is a
+nonnegative polynomial in :math:`\lambda` of degree :math:`n\le2T+1`. On the grid
+:math:`\lambda_k=\frac{L+\mu}2+\frac{L-\mu}2\cos\frac{k\pi}N` (:math:`k=0..N`),
+:math:`q(\theta)=P(\frac{L+\mu}2+\frac{L-\mu}2\cos\theta)` is a trigonometric polynomial of
+degree :math:`n`; at its maximum :math:`q'=0`, Bernstein's inequality gives
+:math:`|q''|\le n^2\max q`, and a grid point lies within :math:`\pi/(2N)`, so
+
+.. math::
+
+    \max_{[\mu,L]}P\le\frac{\max_kP(\lambda_k)}{1-(n\pi/N)^2/8}.
+
+The grid maximum is **attained** (by the instance in :attr:`QuadraticWorstCase.instance`),
+so ``value <= worst case <= upper``; with the default ``N = 8n`` the bracket is
+:math:`1/(1-\pi^2/512)-1<2\%`. Both ends are evaluated in float64 (the recursion is stable
+for the stable methods tuned here; its rounding is far below the bracket).
+
+Example
+-------
+>>> wc = quadratic_worst_case(0.5, 1.0, 2, alpha=1.0, beta=0.0, steps=10,
+...                           laplace_var=0.0, sampling_var=0.0, initial_gap=1.0)
+>>> f"{wc.value:.4g}", wc.value <= wc.upper   # GD, step 1/L: (1 - mu/L)^20 at lambda = mu
+('9.537e-07', True)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dpbounds._validation import check_int, check_nonnegative, check_positive
+from dpbounds.provenance import KURU, Provenance, Source
+
+__all__ = ["QuadraticWorstCase", "SOURCE_QUADRATIC_WORST_CASE", "quadratic_worst_case",
+           "worst_case_grid_factor"]
+
+SOURCE_QUADRATIC_WORST_CASE = Source(
+    KURU, "heavy ball / DP-NAG / DP-MASG on quadratics, noise model (20)-(21)",
+    Provenance.DERIVED,
+    "exact worst case over spectra in [mu, L], admissible starts and data (this module's "
+    "derivation); the maximisation over lambda certified by Bernstein's inequality")
+
+#: grid points per unit of polynomial degree (N = 8 n: bracket below 2%)
+DEFAULT_OVERSAMPLING = 8
+#: the largest grid evaluated in one certification (memory ~ 20 floats per point)
+MAX_GRID = 400_000
+
+
+def worst_case_grid_factor(degree: int, points: int) -> float:
+    r""":math:`1/(1-(n\pi/N)^2/8)`: how far the maximum of a nonnegative polynomial of degree
+    :math:`n` on :math:`[\mu,L]` can lie above its maximum on the :math:`N+1` Chebyshev-Lobatto
+    points (``inf`` when :math:`N` is too small to say anything)."""
+    x = (degree * math.pi / points) ** 2 / 8.0
+    return 1.0 / (1.0 - x) if x < 1.0 else math.inf
+
+
+@dataclass(frozen=True)
+class QuadraticWorstCase:
+    """The worst case of :func:`quadratic_worst_case`: attained ``value`` <= sup <= ``upper``.
+
+    ``instance`` is a worst admissible quadratic found: ``start_eigenvalue`` holds the whole
+    start, ``sampling_eigenvalue`` the data's whole sampling variance, and the other
+    ``d - 1`` or ``d - 2`` coordinates have ``noise_eigenvalue`` (the curvature where the
+    privacy noise costs most). ``value`` is that instance's exact error.
+    """
+
+    value: float
+    upper: float
+    start_eigenvalue: float
+    sampling_eigenvalue: float
+    noise_eigenvalue: float
+    same_coordinate: bool
+    degree: int
+    grid_points: int
+    source: Source = SOURCE_QUADRATIC_WORST_CASE
+
+    @property
+    def bracket(self) -> float:
+        """``upper / value - 1``: the certified relative width (0 when both are 0)."""
+        if self.value > 0:
+            return self.upper / self.value - 1.0
+        return 0.0 if self.upper == 0 else math.inf
+
+    def instance(self, d: int) -> np.ndarray:
+        """The ``d`` eigenvalues of the worst instance (coordinate 0: the start; the sampling
+        variance in coordinate 0 if ``same_coordinate`` else 1)."""
+        d = check_int("d", d, minimum=1)
+        lam = np.full(d, self.noise_eigenvalue)
+        lam[0] = self.start_eigenvalue
+        if d >= 2 and not self.same_coordinate:
+            lam[1] = self.sampling_eigenvalue
+        return lam
+
+
+def _per_step(name: str, value: Any, T: int, *, lower: float = 0.0,
+              allow_inf: bool = False) -> np.ndarray:
+    arr = np.asarray(value, dtype=float)
+    if arr.ndim == 0:
+        arr = np.full(T, float(arr))
+    if arr.shape != (T,):
+        raise ValueError(f"{name} must be a number or have one entry per step ({T}), got shape "
+                         f"{arr.shape}")
+    ok = ~np.isnan(arr) & (arr < np.inf if not allow_inf else True)
+    if not np.all(ok) or np.any(arr < lower):
+        what = "not nan" if allow_inf else "finite"
+        raise ValueError(f"{name} must be {what} and >= {lower:g} at every step")
+    return arr
+
+
+def _steps_of(steps: int | None, **values: Any) -> int:
+    sizes = {k: np.asarray(v).size for k, v in values.items() if np.ndim(v) == 1}
+    if len(set(sizes.values())) > 1:
+        raise ValueError(f"the per-step arrays have different lengths: {sizes}")
+    if steps is None:
+        if not sizes:
+            raise ValueError("steps must be given when every parameter is a number")
+        return check_int("steps", next(iter(sizes.values())), minimum=1)
+    steps = check_int("steps", steps, minimum=0)
+    for k, size in sizes.items():
+        if size != steps:
+            raise ValueError(f"{k} has {size} entries, but steps={steps}")
+    return steps
+
+
+def quadratic_worst_case(
+    mu: float, L: float, d: int, *, alpha: Any, beta: Any = 0.0, gamma: Any = 0.0,
+    laplace_var: Any, sampling_var: Any = 0.0, steps: int | None = None,
+    initial_gap: float | None = None, initial_distance_sq: float | None = None,
+    objective: str = "function_value", oversampling: int = DEFAULT_OVERSAMPLING,
+) -> QuadraticWorstCase:
+    r"""The exact worst case of the noisy method over quadratics (module docstring) **[DERIVED]**.
+
+    Parameters
+    ----------
+    mu, L : float
+        The spectrum's range, :math:`0<\mu\le L`.
+    d : int
+        Dimension.
+    alpha, beta, gamma :
+        Step size, momentum and look-ahead: numbers, or one entry per step.
+    laplace_var :
+        Privacy-noise variance per coordinate at each step (Laplace: :math:`2b_t^2`).
+    sampling_var :
+        Bound on the trace of the sampling error's covariance at each step (all of it may lie
+        in one direction).
+    steps : int, optional
+        :math:`T`; needed when every parameter is a number.
+    initial_gap, initial_distance_sq : float
+        Exactly one: :math:`F(x_0)-F^\ast\le E_0` or :math:`\lVert x_0-x^\ast\rVert^2\le D`.
+    objective : {"function_value", "distance"}
+        :math:`\mathbb E[F(x_T)]-F^\ast` or :math:`\mathbb E\lVert x_T-x^\ast\rVert^2`.
+    oversampling : int
+        Grid points per unit of degree (bracket :math:`1/(1-(\pi/o)^2/8)-1`; 8: under 2%). The
+        grid is capped at :data:`MAX_GRID` points (a wider bracket for very long runs).
+
+    Returns
+    -------
+    QuadraticWorstCase
+        ``value`` (attained on ``instance``) <= the worst case <= ``upper``.
+    """
+    mu = float(check_positive("mu", mu))
+    L = float(check_positive("L", L))
+    if mu > L:
+        raise ValueError(f"mu must lie in (0, L={L}], got {mu}")
+    d = check_int("d", d, minimum=1)
+    T = _steps_of(steps, alpha=alpha, beta=beta, gamma=gamma, laplace_var=laplace_var,
+                  sampling_var=sampling_var)
+    a_t = _per_step("alpha", alpha, T)
+    b_t = _per_step("beta", beta, T)
+    g_t = _per_step("gamma", gamma, T)
+    if np.any(a_t <= 0):
+        raise ValueError("alpha must be > 0 at every step")
+    # +inf: a step with no privacy budget (its noise is harmless only where the dynamics
+    # annihilate it exactly, e.g. mu = L with alpha = 1/L; elsewhere the worst case is inf)
+    lap = _per_step("laplace_var", laplace_var, T, allow_inf=True)
+    smp = _per_step("sampling_var", sampling_var, T)
+    if (initial_gap is None) == (initial_distance_sq is None):
+        raise ValueError("give exactly one of initial_gap or initial_distance_sq")
+    if objective not in ("function_value", "distance"):
+        raise ValueError(f"objective must be 'function_value' or 'distance', got {objective!r}")
+    oversampling = check_int("oversampling", oversampling, minimum=2)
+    degree = 2 * T + 1
+    N = int(min(max(oversampling * degree, 16), MAX_GRID))
+    lam = 0.5 * (L + mu) + 0.5 * (L - mu) * np.cos(np.arange(N + 1) * math.pi / N)
+    lam[0], lam[-1] = L, mu  # exact ends
+    P, G, S = _responses(lam, a_t, b_t, g_t, lap, smp)
+    weight = 0.5 * lam if objective == "function_value" else np.ones_like(lam)
+    if initial_gap is not None:
+        E0 = float(check_nonnegative("initial_gap", initial_gap))
+        # F(x0) - F* = lambda e0^2 / 2 <= E0 in the start's coordinate
+        A = (E0 * P if objective == "function_value"
+             else np.divide(2.0 * E0 * P, lam))
+    else:
+        D = float(check_nonnegative("initial_distance_sq", initial_distance_sq))
+        A = D * weight * P
+    G, S = weight * G, weight * S
+    factor = worst_case_grid_factor(degree, N)
+    with np.errstate(over="ignore", invalid="ignore"):
+        # d = 1, or start and data in the same coordinate
+        one = A + S + G
+        i1 = int(np.argmax(one))
+        jG = int(np.argmax(G))
+        same = float(one[i1]) + (d - 1) * float(G[jG])
+        best = (same, i1, i1, True)
+        if d >= 2:
+            ag, sg = A + G, S + G
+            i2, j2 = int(np.argmax(ag)), int(np.argmax(sg))
+            apart = float(ag[i2]) + float(sg[j2]) + (d - 2) * float(G[jG])
+            if apart > same:
+                best = (apart, i2, j2, False)
+    value, i, j, together = best
+    if not math.isfinite(value):
+        raise ValueError("the worst case overflows float64 at these inputs (an unstable method "
+                         "or too much noise)")
+    return QuadraticWorstCase(value=value, upper=value * factor,
+                              start_eigenvalue=float(lam[i]), sampling_eigenvalue=float(lam[j]),
+                              noise_eigenvalue=float(lam[jG]), same_coordinate=together,
+                              degree=degree, grid_points=N + 1)
+
+
+def _responses(lam: np.ndarray, a_t: np.ndarray, b_t: np.ndarray, g_t: np.ndarray,
+               lap: np.ndarray, smp: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r""":math:`p_T(\lambda)^2` and the two noise energies :math:`\sum_t\alpha_t^2h_{T,t}^2\ell_t`
+    (privacy) and the same with ``smp``, at every ``lam``, by one pass of the recursion (the
+    deterministic state and the 2x2 second moments of the two noise parts)."""
+    x, xp = np.ones_like(lam), np.ones_like(lam)  # x_t, x_{t-1} (noiseless, unit start)
+    # second moments (E e_t^2, E e_t e_{t-1}, E e_{t-1}^2) of the privacy and sampling parts
+    s00, s01, s11 = np.zeros_like(lam), np.zeros_like(lam), np.zeros_like(lam)
+    r00, r01, r11 = np.zeros_like(lam), np.zeros_like(lam), np.zeros_like(lam)
+    track_s = bool(np.any(smp > 0))
+    exact_zero = bool(np.any(np.isinf(lap)))  # then 0 * inf must be 0 (an annihilated input)
+
+    def mul(c: np.ndarray, v: np.ndarray) -> np.ndarray:
+        return np.where(c == 0.0, 0.0, c * v) if exact_zero else c * v
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        for t in range(a_t.size):
+            al, be, ga = a_t[t], b_t[t], g_t[t]
+            a = (1.0 + be) - al * (1.0 + ga) * lam
+            b = be - al * ga * lam
+            x, xp = a * x - b * xp, x
+            q = al * al
+            s00, s01, s11 = (mul(a * a, s00) - mul(2.0 * a * b, s01) + mul(b * b, s11)
+                             + q * lap[t], mul(a, s00) - mul(b, s01), s00)
+            if track_s:
+                r00, r01, r11 = (a * a * r00 - 2.0 * a * b * r01 + b * b * r11 + q * smp[t],
+                                 a * r00 - b * r01, r00)
+        return x * x, s00, r00

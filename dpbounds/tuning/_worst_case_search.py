@@ -1,0 +1,153 @@
+r"""The tuner's objective: DP heavy ball's worst-case error at every horizon, for many
+:math:`(\alpha,\beta)` at once **[DERIVED]**.
+
+The worst case over quadratics is
+:func:`~dpbounds.bounds.strongly_convex.quadratic_worst_case.quadratic_worst_case`'s (its
+docstring has the derivation). For constant :math:`(\alpha,\beta)` and noise that is constant
+over a run (each step :math:`\epsilon/T`-DP: Laplace variance :math:`\ell(T)=2b_T^2` per
+coordinate, sampling variance :math:`\sigma` in total), with
+:math:`U_T(\lambda)=\frac\lambda2\alpha^2\sum_{j<T}h_j(\lambda)^2` (unit noise) and
+:math:`A_T(\lambda)=E_0p_T(\lambda)^2` (or :math:`D\frac\lambda2p_T^2`) it reads
+
+.. math::
+
+    W(T)=\max\Big(\max_\lambda[A_T+(\ell+\sigma)U_T]+(d-1)\ell\max_\lambda U_T,\;
+    \max_\lambda[A_T+\ell U_T]+(\ell+\sigma+(d-2)\ell)\max_\lambda U_T\Big)
+
+(the second term for :math:`d\ge2` only). Here the maxima are taken on a fixed grid of
+:math:`\lambda` (Chebyshev-Lobatto, ``n_lambda`` points): each value is the exact error of an
+admissible instance, so a lower end of the worst case; the tuner certifies its final choices
+with the fine grid of ``quadratic_worst_case``.
+
+All horizons come out of one pass: :math:`(p_T,p_{T-1})` and the noise's second moments
+:math:`S_T=\sum_{j<T}M^je_1e_1^\top M^{j\top}` are carried forward, one step at a time up to
+``DENSE`` and then by strides that double every octave (``S_{T+s}=S_s+M^sS_TM^{s\top}``), so
+horizons above ``DENSE`` are visited with a relative spacing of at most ``1/STRIDE_PER_OCTAVE``.
+The pass stops for a point once the noise alone, :math:`(d\ell(T)+\sigma)\max_\lambda U_T`
+(nondecreasing in :math:`T`), reaches the best :math:`W` seen: no later horizon can do better.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+__all__: list[str] = []
+
+DENSE = 2048             # every horizon up to here
+STRIDE_PER_OCTAVE = 1024  # horizons visited per octave beyond DENSE
+
+
+def worst_case_lambda_grid(mu: float, L: float, n: int) -> np.ndarray:
+    """``n`` Chebyshev-Lobatto points of ``[mu, L]`` (both ends included)."""
+    k = np.arange(n)
+    lam = 0.5 * (L + mu) + 0.5 * (L - mu) * np.cos(k * math.pi / max(n - 1, 1))
+    lam[0], lam[-1] = L, mu
+    return lam
+
+
+def visited_horizons(Tmax: int) -> np.ndarray:
+    """The horizons the pass visits: every one up to :data:`DENSE`, then strides that double
+    every octave (the same rule as the loop of :func:`heavy_ball_worst_by_horizon`)."""
+    out, T, stride = [], 0, 1
+    while T + stride <= Tmax:
+        T += stride
+        out.append(T)
+        if T >= DENSE * stride and T + 2 * stride <= Tmax:
+            stride *= 2
+    return np.array(out, dtype=np.int64)
+
+
+def heavy_ball_worst_by_horizon(
+    alpha: np.ndarray, beta: np.ndarray, lam: np.ndarray, *, d: int, Tmax: int,
+    laplace_var: Callable[[np.ndarray], np.ndarray], sampling_var: float,
+    initial_gap: float | None, dist_sq: float | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Best horizon and worst-case error there, per ``(alpha[k], beta[k])`` (``inf``: unstable
+    on the grid).
+
+    ``laplace_var(T)`` gives the per-coordinate privacy variance of a run of horizon ``T``
+    (arrays of horizons in, arrays out; nondecreasing in ``T``).
+    """
+    alpha = np.atleast_1d(np.asarray(alpha, dtype=float))
+    beta = np.broadcast_to(np.asarray(beta, dtype=float), alpha.shape).copy()
+    K = alpha.size
+    best_T = np.ones(K, dtype=np.int64)
+    best = np.full(K, np.inf)
+    lam = np.asarray(lam, dtype=float)[None, :]
+    a_ = (1.0 + beta)[:, None] - alpha[:, None] * lam  # M = [[a, -b], [1, 0]]
+    b_ = np.broadcast_to(beta[:, None], a_.shape)
+    # stable on every grid eigenvalue: both roots of z^2 - a z + b inside the unit disc
+    ok = np.all((np.abs(a_) < 1.0 + b_) & (b_ < 1.0), axis=1) & (alpha > 0) & (beta >= 0)
+    idx = np.flatnonzero(ok)
+    if idx.size == 0:
+        return best_T, best
+    a, b = a_[idx], b_[idx].copy()
+    wgt = 0.5 * lam * (alpha[idx, None] ** 2)  # U = lambda / 2 alpha^2 S_00
+    if initial_gap is not None:
+        startw = np.full_like(a, float(initial_gap))
+    elif dist_sq is not None:
+        startw = float(dist_sq) * 0.5 * np.broadcast_to(lam, a.shape)
+    else:
+        raise ValueError("give initial_gap or dist_sq")
+    # state: z = (p_T, p_{T-1}); S_T (unit-injection second moments, symmetric 2x2)
+    z0, z1 = np.ones_like(a), np.ones_like(a)
+    s00, s01, s11 = np.zeros_like(a), np.zeros_like(a), np.zeros_like(a)
+    # the stride's transition M^s = [[m00, m01], [m10, m11]] and its sum S_s
+    m00, m01, m10, m11 = a.copy(), -b, np.ones_like(a), np.zeros_like(a)
+    q00, q01, q11 = np.ones_like(a), np.zeros_like(a), np.zeros_like(a)
+    stride, T = 1, 0
+    live = np.arange(idx.size)
+    bT, bW = best_T[idx], best[idx]
+    smp = float(sampling_var)
+    horizons = visited_horizons(Tmax)
+    ells = np.asarray(laplace_var(horizons), dtype=float)  # one call: the same for every point
+    step = 0
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        while live.size and T + stride <= Tmax:
+            T += stride
+            ell = float(ells[step])
+            step += 1
+            z0, z1 = m00 * z0 + m01 * z1, m10 * z0 + m11 * z1
+            # S <- S_s + M S M^T
+            t00 = m00 * s00 + m01 * s01
+            t01 = m00 * s01 + m01 * s11
+            t10 = m10 * s00 + m11 * s01
+            t11 = m10 * s01 + m11 * s11
+            s00, s01, s11 = (q00 + t00 * m00 + t01 * m01, q01 + t00 * m10 + t01 * m11,
+                             q11 + t10 * m10 + t11 * m11)
+            U = wgt[live] * s00
+            A = startw[live] * z0 * z0
+            maxU = np.max(U, axis=1)
+            W = np.max(A + (ell + smp) * U, axis=1) + (d - 1) * ell * maxU
+            if d >= 2:
+                W = np.maximum(W, np.max(A + ell * U, axis=1) + (smp + (d - 1) * ell) * maxU)
+            W = np.where(np.isfinite(W), W, np.inf)
+            better = W < bW[live]
+            bW[live[better]] = W[better]
+            bT[live[better]] = T
+            done = (d * ell + smp) * maxU >= bW[live]
+            if np.any(done):  # wgt and startw stay indexed by the original rows (``live``)
+                keep = ~done
+                live = live[keep]
+                (z0, z1, s00, s01, s11, m00, m01, m10, m11, q00, q01, q11) = (
+                    v[keep] for v in (z0, z1, s00, s01, s11, m00, m01, m10, m11, q00, q01,
+                                      q11))
+            if T >= DENSE * stride and T + 2 * stride <= Tmax:
+                # double the stride: (M^{2s}, S_{2s}) = (M^s M^s, S_s + M^s S_s M^{sT})
+                n00 = m00 * m00 + m01 * m10
+                n01 = m00 * m01 + m01 * m11
+                n10 = m10 * m00 + m11 * m10
+                n11 = m10 * m01 + m11 * m11
+                u00 = m00 * q00 + m01 * q01
+                u01 = m00 * q01 + m01 * q11
+                u10 = m10 * q00 + m11 * q01
+                u11 = m10 * q01 + m11 * q11
+                q00, q01, q11 = (q00 + u00 * m00 + u01 * m01, q01 + u00 * m10 + u01 * m11,
+                                 q11 + u10 * m10 + u11 * m11)
+                m00, m01, m10, m11 = n00, n01, n10, n11
+                stride *= 2
+    best_T[idx], best[idx] = bT, bW
+    return best_T, best
