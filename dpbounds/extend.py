@@ -76,9 +76,11 @@ __all__ = [
     "Provenance",
     "Source",
     "check_applies",
+    "evaluate",
     "load_plugins",
     "objective_class",
     "origin",
+    "problem_of",
     "study",
     "symbols",
     "theorem",
@@ -162,6 +164,8 @@ def theorem(name: str, bound: sp.Expr | Callable[..., float], *, quantity: str,
             parameters: Sequence[str] | None = None,
             constants: Mapping[str, float] | None = None,
             tunable: Mapping[str, tuple[float, float]] | None = None,
+            problem_map: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
+            scaling: Mapping[str, float] | None = None,
             notes: str = "", register: bool = True) -> _registry.Entry:
     r"""Declare (and by default register) a bound.
 
@@ -191,6 +195,14 @@ def theorem(name: str, bound: sp.Expr | Callable[..., float], *, quantity: str,
         R`` and the optional keys are read from the problem; anything else from here).
     tunable:
         Hyper-parameter -> ``(low, high)`` for ``dpbounds bound``'s numeric tuning.
+    problem_map:
+        Maps the shared problem dictionary (``d, N, eps, delta, G, L, R`` ...) to the
+        theorem's own symbols where they differ (e.g. ``L0 = L``, ``D_f = R``); default: the
+        symbols are read by name, ``constants`` fill the rest.
+    scaling:
+        The headline scaling path, variable -> its power of ``s -> oo`` (default ``{"d": 1,
+        "N": 1}``: ``d`` proportional to ``N``); its variables and ``eps`` are the ones whose
+        exponents are reported.
     register:
         ``False`` returns the entry without registering it (a test, a comparison).
 
@@ -222,7 +234,8 @@ def theorem(name: str, bound: sp.Expr | Callable[..., float], *, quantity: str,
         expr = sp.sympify(bound)
         hp_exprs = {k: sp.sympify(v) for k, v in hp.items()}
         thm = Theorem(name=name, quantity=quantity, expr=expr, sources=sources,
-                      assumptions=assume, hyperparameters=hp_exprs)
+                      assumptions=assume, hyperparameters=hp_exprs,
+                      regime=dict(scaling or {"d": 1, "N": 1}))
         tuned = thm.tuned() if hp_exprs else thm
         params = tuple(sorted({s.name for s in expr.free_symbols} | {
             s.name for v in hp_exprs.values() for s in v.free_symbols} - set(hp_exprs)))
@@ -238,8 +251,9 @@ def theorem(name: str, bound: sp.Expr | Callable[..., float], *, quantity: str,
         return out
 
     entry = _registry.Entry(name=name, title=title or quantity, problem_class=cls, theorem=thm,
-                            tuned=tuned, to_params=to_params, tunable=dict(tunable or {}),
-                            notes=notes)
+                            tuned=tuned, to_params=problem_map or to_params,
+                            tunable=dict(tunable or {}), notes=notes,
+                            scaling_variables=(*(scaling or {"d": 1, "N": 1}), "eps"))
     if register:
         module = _caller_module()
         _registry.BOUND_REGISTRY.register(entry.name, entry, rank=100 + CLASSES.index(cls),
@@ -267,6 +281,39 @@ def check_applies(entry: _registry.Entry | str, objective: Any, *,
             f"theorem {e.name} holds for {e.problem_class} problems, but the objective "
             f"{type(objective).__name__} is {given}: applying it there is outside its class "
             "(pass allow_outside_class=True to do so anyway)")
+
+
+def problem_of(objective: Any, **problem: Any) -> dict[str, Any]:
+    """The shared problem an objective declares: ``d``, ``N`` (its ``n``), ``L``, the
+    strong convexity ``mu`` and ``S1`` where it is strongly convex, ``G`` where its gradient
+    bound is finite, its ``problem_class``; ``problem`` adds or overrides keys (``eps``,
+    ``delta``, ``R`` ...)."""
+    out: dict[str, Any] = dict(d=float(objective.d), N=float(objective.n),
+                               problem_class=objective_class(objective))
+    try:
+        out["L"] = float(objective.smoothness)
+    except NotImplementedError:
+        pass
+    if out["problem_class"] in ("strongly_convex", "quadratic"):
+        out.update(mu=float(objective.strong_convexity), S1=float(objective.l1_sensitivity))
+    g = float(getattr(objective, "gradient_bound", math.inf))
+    if math.isfinite(g):
+        out["G"] = g
+    out.update(problem)
+    return out
+
+
+def evaluate(entry: _registry.Entry | str, objective: Any, *,
+             allow_outside_class: bool = False, **problem: Any) -> float:
+    """The theorem's bound at the constants ``objective`` declares (:func:`problem_of`), after
+    :func:`check_applies`: a theorem outside the objective's class is a ``ValueError``
+    naming both unless ``allow_outside_class=True``."""
+    e = _registry.get(entry) if isinstance(entry, str) else entry
+    check_applies(e, objective, allow_outside_class=allow_outside_class)
+    p = problem_of(objective, **problem)
+    if allow_outside_class:
+        p.pop("problem_class")  # the opt-in: the bound's own class is assumed
+    return float(e.value(p))
 
 
 # ----------------------------------------------------------------------------- methods
