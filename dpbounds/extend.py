@@ -47,11 +47,12 @@ Example
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import importlib.util
 import math
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,7 @@ __all__ = [
     "Method",
     "Provenance",
     "Source",
+    "audit_setting",
     "check_applies",
     "evaluate",
     "load_plugins",
@@ -317,6 +319,23 @@ def evaluate(entry: _registry.Entry | str, objective: Any, *,
 
 
 # ----------------------------------------------------------------------------- methods
+#: open white-box taps (:func:`_release_tap`): each receives every release of a run
+_TAPS: list[list[np.ndarray]] = []
+
+
+@contextlib.contextmanager
+def _release_tap() -> Iterator[list[np.ndarray]]:
+    """Collect each step's release ``query + noise`` (the first gradient query of the step plus
+    the step's noise, ``(trials, d)``) of the :meth:`Method.run` calls inside (the audit's
+    white-box transcript)."""
+    out: list[np.ndarray] = []
+    _TAPS.append(out)
+    try:
+        yield out
+    finally:
+        _TAPS.remove(out)
+
+
 @dataclass(frozen=True)
 class Method:
     r"""A DP method: its step function and its privacy declaration.
@@ -411,7 +430,7 @@ class Method:
             make_streams,
             progress,
         )
-        from dpbounds.backend import backend_name
+        from dpbounds.backend import backend_name, to_numpy
         from dpbounds.privacy.ledger import PrivacyLedger
         from dpbounds.privacy.mechanisms import GaussianMechanism, LaplaceMechanism, Neighbouring
         from dpbounds.privacy.run import RunPrivacy
@@ -430,11 +449,15 @@ class Method:
         _, noise = make_streams(seed, trials, xp)
         noise = noise.prefetch(T)
         clip = self.clip
+        taps = list(_TAPS)
+        first: list[Any] = []  # this step's first gradient query (the release's query)
 
         def grad(x: Any) -> Any:
-            if clip is None:
-                return f.grad(x)
-            return f.clipped_mean_grad(x, None, clip) + f.regularizer_grad(x)
+            g = (f.grad(x) if clip is None
+                 else f.clipped_mean_grad(x, None, clip) + f.regularizer_grad(x))
+            if taps and not first:
+                first.append(g)
+            return g
 
         rec = TraceRecorder(f, trace)
         x = f.initial_state(trials, x0)
@@ -446,8 +469,16 @@ class Method:
                      else noise.laplace((f.d,), scale))
             else:
                 z = zero
+            first.clear()
             new = self.step(x, grad, z, p)
             x = new if step_factor == 1.0 else x + step_factor * (new - x)
+            if taps:
+                if not first:
+                    raise ValueError(f"{self.name}: the step released no gradient query "
+                                     "(step must call grad(x))")
+                release = to_numpy(first[0] + z).astype(float)
+                for tap in taps:
+                    tap.append(release)
         rec.record(x)
         ledger = PrivacyLedger(nb)
         if private:
@@ -633,6 +664,69 @@ def study(method: Method, theorem: str | _registry.Entry, *, measure: str = "gra
         STUDY_REGISTRY.register(s.theorem, s, rank=1000, module=module)
         _record_origin(s.theorem, module)
     return s
+
+
+# ----------------------------------------------------------------------------- audits
+def audit_setting(method: Method, *, steps: int = 5, params: Mapping[str, float] | None = None,
+                  epsilon: float = 3.0, delta: float = 0.05, trials: int = 20_000,
+                  register: bool = True) -> Any:
+    r"""Declare (and by default register) the privacy audit of ``method``.
+
+    ``dpbounds audit NAME`` then runs it: the method is run ``steps`` steps on the worst-case
+    one-record pair of its neighbouring relation (a linear loss whose record, of gradient norm
+    2 in dimension 1, is flipped under replace-one, added under add/remove), and the audit's
+    statistic reads its white-box transcript: each step's release, the gradient query plus the
+    noise dpbounds drew. An epsilon lower bound above the ledger's claim refutes the declared
+    privacy (a sensitivity declared too small shows up here). The built-in mutants that patch
+    the noise (``sigma/2``, ``replace_one_as_C``, ``data_dependent``) apply to it unchanged.
+
+    Parameters
+    ----------
+    method:
+        The :class:`Method` (its name is the audit's).
+    steps:
+        Steps of each audited run.
+    params:
+        Handed to the step function (e.g. ``{"eta": 1.0}``).
+    epsilon, delta:
+        The default claim (``delta`` is ignored for a Laplace method).
+    trials:
+        Runs per data set by default.
+    register:
+        ``False`` returns the spec without registering it.
+    """
+    from dpbounds.audit.neighbours import add_remove_pair, replace_one_pair
+    from dpbounds.audit.settings._common import AUDIT_REGISTRY, AuditSpec, Setting
+    from dpbounds.privacy.mechanisms import Neighbouring
+
+    relation = Neighbouring.coerce(method.neighbouring)
+    gaussian = method.mechanism == "gaussian"
+    kwargs: dict[str, Any] = dict(epsilon=epsilon, delta=delta if gaussian else None,
+                                  steps=int(steps), params=dict(params or {}), trace=None)
+
+    def run(objective: Any, **kw: Any) -> Any:
+        return method.run(objective, **kw)
+
+    def features(res: Any, releases: list[np.ndarray]) -> np.ndarray:
+        return np.concatenate(releases, axis=1)
+
+    def build(rel: Neighbouring, eps: float, dlt: float) -> Setting:
+        make = replace_one_pair if rel is Neighbouring.REPLACE_ONE else add_remove_pair
+        return Setting(make(dim=1, radius=2.0),
+                       dict(kwargs, epsilon=eps, delta=dlt if gaussian else None), features,
+                       f"released noisy gradients (one per step, {steps} steps; white-box)",
+                       f"one record of gradient norm 2 in d = 1, {rel.value}",
+                       ("linear", "gaussian-lr") if gaussian else None, tap=_release_tap)
+
+    spec = AuditSpec(method.name, run, (relation,), build, float(epsilon),
+                     float(delta) if gaussian else 0.0,
+                     f"{method.name}: a plug-in method ({method.mechanism} noise)",
+                     trials=int(trials))
+    if register:
+        module = _caller_module()
+        AUDIT_REGISTRY.register(spec.name, spec, rank=1000, module=module)
+        _record_origin(spec.name, module)
+    return spec
 
 
 # ----------------------------------------------------------------------------- plug-ins

@@ -27,3 +27,4 @@ method = ex.Method(
     sensitivity=lambda f, p: 2 * f.gradient_bound / f.n)  # mean of gradients of norm <= G
 
 ex.study(method, bound, measure="grad_avg")
+ex.audit_setting(method, steps=5, params={"eta": 1.0})

@@ -244,3 +244,27 @@ def test_entry_point_plugins_are_listed_with_their_origin(tmp_path):
     assert r.returncode == 0, r.stderr
     assert any(x.startswith("convex.from_entry_point") and
                "[from entry point mine (my_dp_plugin)]" in x for x in r.stdout.splitlines())
+
+
+def test_audit_of_a_plugin_method_and_a_too_small_sensitivity_in_fresh_processes():
+    """The white-box audit of example (a) is consistent (exit 0); its sigma/2 mutant and the
+    method that declares half the replace-one sensitivity (examples/small_sensitivity.py) are
+    refuted (exit 1) -- with the same lower bound: same seed, the same halved noise."""
+    import re
+
+    plug = str(EXAMPLES / "dp_gd_smooth.py")
+    ok = _cli("--plugin", plug, "audit", "dp_gd_smooth", "--quick", "--quiet")
+    assert ok.returncode == 0 and ok.stdout.rstrip().endswith("-> consistent"), ok.stdout
+    r = _cli("--plugin", plug, "audit", "--list")
+    assert f"[from plugin {EXAMPLES / 'dp_gd_smooth.py'}]" in r.stdout
+    mutant = _cli("--plugin", plug, "audit", "dp_gd_smooth", "--quick", "--quiet",
+                  "--mutant", "sigma/2")
+    small = _cli("--plugin", str(EXAMPLES / "small_sensitivity.py"), "audit", "half_noise_gd",
+                 "--quick", "--quiet")
+    assert mutant.returncode == 1 and small.returncode == 1, mutant.stdout + small.stdout
+    assert "VIOLATION" in small.stdout
+
+    def lower(out: str) -> float:
+        return float(re.search(r"eps >= ([0-9.]+) at 95%", out).group(1))
+
+    assert lower(small.stdout) == lower(mutant.stdout) > 3.0 > lower(ok.stdout)
