@@ -139,11 +139,14 @@ def _clipped_sgd_public() -> Any:
         "d N eps delta L0 L1 D_f tau0 c2 C")
     nu = c2 * sp.sqrt(d * sp.log(1 / delta)) / (N * eps)
     q = 6 * sp.sqrt(2 * D_f * (L0 + L1 * C)) * nu
-    from dpbounds.bounds.nonconvex.generalized_smoothness import problem_params
+
+    def problem_map(p):  # the setting's symbols: tau0 = 2G, L0 = L, L1 = 0, D_f = R
+        return dict(d=p["d"], N=p["N"], eps=p["eps"], delta=p["delta"], L0=p["L"],
+                    L1=p.get("L1", 0.0), D_f=p["R"], tau0=2.0 * p["G"], c2=p["c2"])
 
     return ex.theorem("nonconvex.clipped_sgd_public", q + sp.sqrt(C * q),
                       quantity="min_t E||grad f(x_t)||", problem_class="nonconvex",
-                      hyperparameters={"C": 3 * tau0}, problem_map=problem_params,
+                      hyperparameters={"C": 3 * tau0}, problem_map=problem_map,
                       source=ex.Source("Yang et al.", "Corollary 3.5 shape", ex.DERIVED),
                       register=False)
 
@@ -161,9 +164,10 @@ def _output_perturbation_public() -> Any:
                       source=ex.Source("Kamath", "Lecture 13", ex.VERBATIM), register=False)
 
 
-PROBLEMS = [dict(d=100.0, N=1e5, eps=0.8, delta=1e-5, G=1.0, L=1.0, R=1.0, mu=0.1),
-            dict(d=7.0, N=3e3, eps=0.3, delta=1e-8, G=2.0, L=5.0, R=0.2, mu=0.5),
-            dict(d=1e4, N=1e9, eps=0.9, delta=1e-3, G=0.5, L=0.1, R=40.0, mu=0.01)]
+PROBLEMS = [dict(d=100.0, N=1e5, eps=0.8, delta=1e-5, G=1.0, L=1.0, R=1.0, mu=0.1, c2=1.3),
+            dict(d=7.0, N=3e3, eps=0.3, delta=1e-8, G=2.0, L=5.0, R=0.2, mu=0.5, c2=0.7),
+            dict(d=1e4, N=1e9, eps=0.9, delta=1e-3, G=0.5, L=0.1, R=40.0, mu=0.01, c2=2.0,
+                 L1=0.5)]
 
 
 @pytest.mark.parametrize("old_id,make", [("nonconvex.clipped_sgd", _clipped_sgd_public),
@@ -268,3 +272,28 @@ def test_audit_of_a_plugin_method_and_a_too_small_sensitivity_in_fresh_processes
         return float(re.search(r"eps >= ([0-9.]+) at 95%", out).group(1))
 
     assert lower(small.stdout) == lower(mutant.stdout) > 3.0 > lower(ok.stdout)
+
+
+def test_a_study_outside_its_class_is_refused_and_the_opt_in_runs(tmp_path):
+    plug = tmp_path / "quad_only.py"
+    plug.write_text(textwrap.dedent("""
+        import sympy as sp
+        from dpbounds import extend as ex
+        d, N, eps, R = ex.symbols("d N eps R")
+        for name, opt_in in (("quad_gd", False), ("quad_gd_anyway", True)):
+            thm = ex.theorem(name, R * sp.sqrt(d) / (N * eps), quantity="F(x_T) - F*",
+                             problem_class="quadratic",
+                             source=ex.Source("me", "1", ex.DERIVED),
+                             hyperparameters={"T": sp.Integer(3), "eta": sp.Rational(1, 2)})
+            m = ex.Method(name, step=lambda x, g, z, p: x - p["eta"] * (g(x) + z),
+                          sensitivity=lambda f, p: 2 * f.gradient_bound / f.n)
+            ex.study(m, thm, measure="subopt", problems=("huber_well",),
+                     allow_outside_class=opt_in)
+    """))
+    argv = ("--vary", "N", "--values", "100", "200", "--trials", "3", "--quiet")
+    r = _cli("--plugin", str(plug), "verify", "quadratic.quad_gd", *argv)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert ("theorem quadratic.quad_gd holds for quadratic problems, but the objective "
+            "HuberWell is convex" in r.stderr), r.stderr
+    r = _cli("--plugin", str(plug), "verify", "quadratic.quad_gd_anyway", *argv)
+    assert r.returncode in (0, 1) and "scaling over N" in r.stdout, r.stderr
