@@ -571,10 +571,10 @@ class _Runner:
         sens = float(res.params["sensitivity"])
         if self.method.mechanism == "gaussian":
             claim = sens * math.sqrt(T / (2.0 * exact.rho_for_epsilon(eps, delta)))
-            var, oracle = claim**2, "sigma = Delta sqrt(T/(2 rho(eps, delta))) (zCDP, Bun-Steinke)"
+            oracle = "sigma = Delta sqrt(T/(2 rho(eps, delta))) (zCDP, Bun-Steinke)"
         else:
             claim = sens * T / eps
-            var, oracle = 2.0 * claim**2, "b = Delta_1 T/eps (pure DP, even split)"
+            oracle = "b = Delta_1 T/eps (pure DP, even split)"
         run_scale = float(res.params["noise_scale"])
         energy = tap.energy if tap.energy is not None else np.zeros(1)
         kurt = 2.0 if self.method.mechanism == "gaussian" else 5.0
@@ -585,7 +585,6 @@ class _Runner:
             drawn=dict(kind="drawn", values=np.atleast_1d(np.asarray(energy, dtype=float)),
                        exact=d * T * v_run, sd=math.sqrt(d * T * kurt * v_run**2), rtol=0.0,
                        oracle="sum of squares of the declared noise"))
-        del var
         violations = []
         for a in th.assumptions:
             rel = a.relation
