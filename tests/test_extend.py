@@ -297,3 +297,13 @@ def test_a_study_outside_its_class_is_refused_and_the_opt_in_runs(tmp_path):
             "HuberWell is convex" in r.stderr), r.stderr
     r = _cli("--plugin", str(plug), "verify", "quadratic.quad_gd_anyway", *argv)
     assert r.returncode in (0, 1) and "scaling over N" in r.stdout, r.stderr
+
+
+def test_plugin_options_are_taken_before_the_command_only():
+    from dpbounds.cli import _plugins_of
+
+    assert _plugins_of(["--plugin", "a.py", "--plugin=b.py", "--quiet", "verify", "x",
+                        "--plugin", "c.py"]) == (
+        ["a.py", "b.py"], ["--quiet", "verify", "x", "--plugin", "c.py"])
+    assert _plugins_of(["--plugin"]) == ([], ["--plugin"])  # argparse reports the value
+    assert _plugins_of(["bound", "--list"]) == ([], ["bound", "--list"])
