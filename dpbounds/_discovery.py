@@ -95,6 +95,10 @@ class Registry(Generic[T]):
         """The module that registered ``name``."""
         return self._origin[name][1]
 
+    def rank_of(self, name: str) -> float:
+        """The rank ``name`` was registered with (its place in the listing)."""
+        return self._origin[name][0]
+
     def discover(self) -> dict[str, T]:
         """Import every module of the package once, then the :attr:`providers` (each
         registers its items); return :attr:`entries`."""

@@ -34,6 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("algorithms",),
     ("tuning", "audit"),
     ("verify",),
+    ("extend",),
     ("cli",),
     ("__main__",),
 )

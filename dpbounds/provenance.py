@@ -104,6 +104,19 @@ def weakest(sources: tuple[Source, ...] | list[Source]) -> Provenance:
     return min((s.provenance for s in sources), key=_STRENGTH.index)
 
 
+def strongest(sources: tuple[Source, ...] | list[Source]) -> Provenance:
+    """The strongest label among ``sources``: what the best-attested part of a result (e.g.
+    its headline exponent, often quoted VERBATIM while the constants are DERIVED) can claim."""
+    return max((s.provenance for s in sources), key=_STRENGTH.index)
+
+
+def exponent_label(sources: tuple[Source, ...] | list[Source]) -> str:
+    """How a result's headline exponent is labelled in reports: ``"paper, VERBATIM"`` when a
+    source quotes it, else the strongest label (``"DERIVED"`` for a user's own theorem)."""
+    label = strongest(sources)
+    return "paper, VERBATIM" if label is Provenance.VERBATIM else str(label)
+
+
 #: The source papers, in the order of the docs' paper pages.
 PAPERS: tuple[Paper, ...] = (
     Paper("kuru", KURU, "Kuru et al.: DP accelerated optimization (heavy ball, NAG, MASG)",

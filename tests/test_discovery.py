@@ -16,21 +16,25 @@ from dpbounds.audit.settings._common import AUDIT_REGISTRY, RELEASE_REGISTRY
 from dpbounds.verify.studies._common import STUDY_REGISTRY
 from dpbounds.verify.theorems import STUDIES
 
-#: The order of ``verify --list`` / ``audit --list`` when both were literal lists (before the
-#: split into one module per concept); the ranks must reproduce it.
-STUDY_ORDER = ["nonconvex.tree_momentum_nsgd", "nonconvex.sensitivity_reduced_nsgd",
-               "nonconvex.normalized_sgd", "nonconvex.clipped_sgd",
-               "convex.noisy_projected_sgd", "strongly_convex.nag", "strongly_convex.heavy_ball"]
-AUDIT_ORDER = ["dp_gd_laplace", "dp_heavy_ball", "dp_nag", "dp_nag_opt", "dp_masg",
-               "dp_masg_opt", "dp_gd_gaussian", "dp_sgd", "dp_nsgd", "dp_agd",
-               "noisy_projected_sgd", "output_perturbation", "objective_perturbation",
-               "tree_momentum_nsgd", "sensitivity_reduced_nsgd", "tree_momentum_nsgd_T3",
-               "tree_momentum_nsgd_T8"]
 
+def test_listings_follow_the_ranks_without_a_snapshot_list() -> None:
+    """No literal list to edit when a result is added: every registered study and audit is
+    listed once, in (rank, name) order; every study verifies a registered bound, and the
+    studies are grouped by the problem class in their ids (``CLASSES`` order)."""
+    from dpbounds.bounds import registry
+    from dpbounds.bounds.problem import CLASSES
 
-def test_shipped_order_is_the_old_lists() -> None:
-    assert list(STUDIES) == STUDY_ORDER
-    assert list(AUDITS) == AUDIT_ORDER
+    for reg, listed in ((STUDY_REGISTRY, STUDIES), (AUDIT_REGISTRY, AUDITS)):
+        names = list(listed)
+        assert names == list(reg.entries) and len(set(names)) == len(names)
+        assert names == sorted(names, key=lambda n: (reg.rank_of(n), n))
+    assert set(STUDIES) <= set(registry.names())
+    shipped = [n for n in STUDIES if STUDY_REGISTRY.module_of(n).startswith("dpbounds.")]
+    order = [CLASSES.index(n.split(".")[0]) for n in shipped]
+    assert order == sorted(order)
+    # control: the order check sees a listing out of rank order (the reversed one)
+    names = list(STUDIES)
+    assert names[::-1] != sorted(names, key=lambda n: (STUDY_REGISTRY.rank_of(n), n))
 
 
 @pytest.mark.parametrize("package,registries", [

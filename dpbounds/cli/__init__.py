@@ -222,6 +222,10 @@ def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
         epilog="Run 'dpbounds COMMAND --help' for the options and output columns of a command.",
     )
     parser.add_argument("--version", action="version", version=f"dpbounds {__version__}")
+    parser.add_argument("--plugin", action="append", metavar="FILE",
+                        help="load a plug-in file that registers its theorems, methods and "
+                             "studies through dpbounds.extend (before COMMAND; may be repeated; "
+                             "installed packages' 'dpbounds.plugins' entry points load too)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     if command == "*":
         for name in _COMMAND_MODULES:
@@ -242,6 +246,45 @@ def build_parser(command: str | None = "*") -> argparse.ArgumentParser:
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                        help="on an error, show the Python traceback")
     return parser
+
+
+def _plugins_of(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``(plug-in files, the rest of argv)``: the top-level ``--plugin FILE`` and
+    ``--plugin=FILE`` options before the sub-command are taken out (a command's own options
+    after it are left alone)."""
+    paths: list[str] = []
+    rest: list[str] = []
+    words = list(argv)
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if not w.startswith("-"):  # the command: everything from here is its own
+            rest.extend(words[i:])
+            break
+        if w == "--plugin":
+            if i + 1 >= len(words):
+                rest.append(w)  # argparse reports the missing value
+                break
+            paths.append(words[i + 1])
+            i += 2
+            continue
+        if w.startswith("--plugin="):
+            paths.append(w.partition("=")[2])
+        else:
+            rest.append(w)
+        i += 1
+    return paths, rest
+
+
+def _load_plugins(paths: Sequence[str]) -> None:
+    """Load the ``--plugin`` files and the installed ``dpbounds.plugins`` entry points (only
+    when there is one: the extension module imports sympy)."""
+    from importlib.metadata import entry_points
+
+    if paths or entry_points(group="dpbounds.plugins"):
+        from dpbounds.extend import load_plugins
+
+        load_plugins(paths)
 
 
 def _command_of(argv: Sequence[str]) -> str | None:
@@ -297,7 +340,7 @@ def _silence_stdout() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``dpbounds`` console script."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    plugins, argv = _plugins_of(sys.argv[1:] if argv is None else argv)
     parser = build_parser(_command_of(argv))
     args = parser.parse_args(argv)
     debug = getattr(args, "debug", False)
@@ -305,6 +348,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
+        _load_plugins(plugins)
         status = int(args.func(args) or 0)
         sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
         return status

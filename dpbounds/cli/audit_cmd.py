@@ -129,10 +129,12 @@ def _dumps(obj: Any) -> str:
 
 
 def _list(as_json: bool) -> int:
+    from dpbounds.extend import origin
+
     rows: list[dict[str, Any]] = [
         dict(algorithm=s.name, relations=[r.legacy for r in s.relations], epsilon=s.epsilon,
              delta=s.delta, mutant_noise_factor=s.mutant_factor, trials=s.trials,
-             description=s.description) for s in AUDITS.values()]
+             description=s.description, origin=origin(s.name)) for s in AUDITS.values()]
     if as_json:
         print(_dumps(rows))
         return 0
@@ -141,8 +143,9 @@ def _list(as_json: bool) -> int:
           f"{'runs':>6s}  description")
     for r in rows:
         claim = f"({r['epsilon']:g}, {r['delta']:g})"
+        where = f"  [from {r['origin']}]" if r["origin"] != "dpbounds" else ""
         print(f"{r['algorithm']:{width}s}  {', '.join(r['relations']):23s}  {claim:18s}  "
-              f"{r['trials']:>6d}  {r['description']}")
+              f"{r['trials']:>6d}  {r['description']}{where}")
     print("runs: per data set by default; the claim is where an under-noised copy (sigma / 2, "
           "Laplace scale / sqrt 2) is caught at that many runs.")
     return 0

@@ -113,18 +113,22 @@ def _bound(args: argparse.Namespace) -> int:
     from dpbounds.bounds import registry
 
     if args.list or not args.name:
+        from dpbounds.extend import origin
+
         entries = registry.entries()
         if args.json:
             print(strict_json([{"name": e.name, "problem_class": e.problem_class,
                                "kind": e.kind, "title": e.title, "aliases": list(e.aliases),
-                               "provenance": str(e.tuned.provenance), "requires": list(e.requires)}
+                               "provenance": str(e.tuned.provenance), "requires": list(e.requires),
+                               "origin": origin(e.name)}
                               for e in entries], indent=2))
             return 0
         width = max(len(e.name) for e in entries)
         for e in entries:
             kind = "numeric" if e.numeric else "symbolic"
             alias = f"  (alias: {', '.join(e.aliases)})" if e.aliases else ""
-            print(f"{e.name:{width}s}  [{e.problem_class}] {kind:8s} {e.title}{alias}")
+            where = f"  [from {origin(e.name)}]" if origin(e.name) != "dpbounds" else ""
+            print(f"{e.name:{width}s}  [{e.problem_class}] {kind:8s} {e.title}{alias}{where}")
         print("\nsymbolic: a sympy theorem object (exponents, LaTeX, lemma chain); numeric: "
               "computed (recursion, horizon search, LMI), no closed form; 'dpbounds bound NAME' "
               "shows how")

@@ -108,18 +108,21 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _list(as_json: bool) -> int:
+    from dpbounds.extend import origin
     from dpbounds.verify import STUDIES
 
     rows = [dict(theorem=s.theorem, aliases=list(s.entry.aliases),
                  components=list(s.components), fixed=dict(s.fixed),
-                 grids={k: list(v[0]) for k, v in s.defaults.items()}, notes=s.notes)
+                 grids={k: list(v[0]) for k, v in s.defaults.items()}, notes=s.notes,
+                 origin=origin(s.theorem), provenance=str(s.entry.tuned.provenance))
             for s in STUDIES.values()]
     if as_json:
         print(strict_json(rows, indent=2))
         return 0
     for r in rows:
         alias = f"  (alias: {', '.join(r['aliases'])})" if r["aliases"] else ""
-        print(f"{r['theorem']}{alias}\n    components: {', '.join(r['components'])}\n"
+        where = f"  [from {r['origin']}]" if r["origin"] != "dpbounds" else ""
+        print(f"{r['theorem']}{alias}{where}\n    components: {', '.join(r['components'])}\n"
               f"    {r['notes']}")
     return 0
 
@@ -214,7 +217,12 @@ def _text(res: ScalingResult) -> str:
         lines.append(f"{c:>12}  {s.slope:>8.3f} [{s.ci_low:.3f}, {s.ci_high:.3f}]".ljust(42)
                      + f"  {_fmt(res.bound_slope[c]):>11}  "
                      f"{'-' if pe is None else f'{pe:.3g}':>9}  {lo:.3g} .. {hi:.3g}")
-    lines.append(f"headline exponent of {res.vary} (paper, VERBATIM): "
+    from dpbounds.provenance import exponent_label
+    from dpbounds.verify.theorems import get_study
+
+    entry = get_study(res.theorem).entry
+    label = exponent_label((entry.scaling_bound or entry.tuned).sources)
+    lines.append(f"headline exponent of {res.vary} ({label}): "
                  f"{'-' if res.headline_exponent is None else f'{res.headline_exponent:.4g}'}"
                  f"   ({res.exponents()})")
     n_vac = len(res.values) - sum(res.informative)

@@ -259,6 +259,21 @@ class Objective:
         return math.inf
 
     @property
+    def problem_class(self) -> str:
+        """The problem class the objective declares (``dpbounds.bounds.problem.CLASSES``):
+        ``"strongly_convex"`` (convex with ``strong_convexity > 0``), ``"convex"``, else
+        ``"nonconvex"`` (the most general: also where the curvature is not known). A theorem
+        applies to objectives of its class or a more specific one
+        (:func:`dpbounds.extend.check_applies`)."""
+        try:
+            mu = float(self.strong_convexity)
+        except NotImplementedError:
+            return "nonconvex"
+        if not self.convex or not mu >= 0:
+            return "nonconvex"
+        return "strongly_convex" if mu > 0 else "convex"
+
+    @property
     def l1_sensitivity(self) -> float:
         return math.inf
 

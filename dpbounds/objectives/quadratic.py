@@ -184,6 +184,11 @@ class QuadraticObjective(Objective):
         """Unbounded on R^d (use :meth:`lipschitz` with a radius)."""
         return math.inf
 
+    @property
+    def problem_class(self) -> str:
+        """``"quadratic"`` (positive definite; ``"convex"`` when an eigenvalue is 0)."""
+        return "quadratic" if self.strong_convexity > 0 else "convex"
+
     def lipschitz(self, radius: float = math.inf) -> float:
         """``sup ||Qx - b + e|| <= max|λ| r + ||b|| + sup||e||`` on ``||x|| <= r``."""
         if math.isinf(radius):

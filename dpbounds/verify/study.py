@@ -39,6 +39,7 @@ import numpy as np
 
 from dpbounds._validation import check_choice, check_int, check_positive
 from dpbounds.bounds.theorem import Scaling
+from dpbounds.provenance import exponent_label
 from dpbounds.verify.problems import VerifyProblem, problem
 from dpbounds.verify.statistics import (
     MeanCI,
@@ -312,9 +313,8 @@ def scaling_study(
     from dpbounds.sweep import Cell, SweepError, run_sweep
 
     study = get_study(theorem)
-    if problem_spec is None:
-        problem_spec = ("quadratic" if study.theorem.startswith("strongly_convex")
-                        else "huber_well")
+    if problem_spec is None:  # the first problem the study fits (quadratic, huber_well ...)
+        problem_spec = study.problems[0]
     spec = problem(problem_spec) if isinstance(problem_spec, str) else problem_spec
     if not isinstance(spec, VerifyProblem):
         raise ValueError("problem must be a VerifyProblem or one of its preset names")
@@ -427,8 +427,10 @@ def _analyse(study: TheoremStudy, spec: VerifyProblem, var: str, values: tuple[f
                                         f"tuned bound, {var} -> oo, others fixed",
                                         claim="slope <= path exponent + CI"))
     if headline is not None:
+        label = exponent_label((study.entry.scaling_bound or study.entry.tuned).sources)
         shapes.append(slope_at_most(name, f"{u} over {var}", slopes[u], headline,
-                                    "paper's exponent (VERBATIM)",
+                                    ("paper's exponent (VERBATIM)" if label.startswith("paper")
+                                     else f"theorem's exponent ({label})"),
                                     claim="slope <= headline exponent + CI"))
     verdicts += _exact_verdicts(name, var, records)
     verdicts += [replace(v, gating=False) for v in shapes]

@@ -1,0 +1,774 @@
+r"""Bring your own method: register a theorem, a DP method and its verify study from outside.
+
+A researcher's result needs three declarations, all made with this module only (no private
+helper of dpbounds is needed):
+
+* :func:`theorem` — the bound, a sympy expression over the notation symbols
+  (:func:`symbols`: ``d, N, eps, delta, G, L, R, mu, ...``; a new symbol is declared inline
+  the same way) or a Python callable, with its :class:`Source` (provenance label
+  :data:`VERBATIM`, :data:`RECONSTRUCTED` or :data:`DERIVED`), its assumptions, the closed-form
+  hyper-parameter choices and the **problem class** it holds for. It is registered as a bound
+  (``dpbounds bound``, ``compare``, ``--smallest``).
+* :class:`Method` — the update as a step function ``step(x, grad, noise, params) -> x`` over
+  the batched state ``x`` (shape ``(trials, d)``): ``grad(x)`` is the gradient oracle (the
+  full-batch mean, clipped when the method declares ``clip``) and ``noise`` the privacy noise of
+  this step, **drawn by dpbounds** at the scale it calibrated, so the run keeps its ledger, its
+  seeds and its backend. The privacy declaration is the mechanism of each release
+  (``"gaussian"``: zCDP, ``"laplace"``: pure DP), its sensitivity and the neighbouring relation.
+* :func:`study` — the verify study of a method against a theorem, with defaults (grids, fixed
+  values, trials, the measured quantity) that may be overridden. ``dpbounds verify`` then runs
+  it: ratio verdicts at each run's own parameters, the ledger check (the run's noise against
+  the claimed :math:`(\varepsilon,\delta)`'s, recomputed here in closed form), the drawn-noise
+  check, the informative-regime planner and the mutants ``noise_d``, ``noise_sqrt2`` and
+  ``frozen``.
+
+A file that makes these calls is a **plug-in**: ``dpbounds --plugin my_method.py verify
+nonconvex.my_method --vary N`` loads it (the option may be repeated), and an installed package
+may declare an entry point in the group ``dpbounds.plugins`` (:func:`load_plugins` loads both;
+``bound --list`` and ``verify --list`` name each plug-in result's origin).
+
+Problem classes (:data:`PROBLEM_CLASSES`, from the most general): ``nonconvex`` (smooth
+non-convex; also ``nonconvex_smooth``), ``convex`` (``convex_lipschitz``),
+``strongly_convex`` (``smooth_strongly_convex``), ``quadratic``. A theorem applies to an
+objective of its class or a more specific one; :func:`check_applies` raises ``ValueError``
+naming both otherwise (``allow_outside_class=True`` is the explicit opt-in).
+
+Example
+-------
+>>> import sympy as sp
+>>> from dpbounds import extend as ex
+>>> d, N, eps, G = ex.symbols("d N eps G")
+>>> e = ex.theorem("nonconvex.toy_rate", G * sp.sqrt(d) / (N * eps),
+...                quantity="E||grad F||", problem_class="nonconvex",
+...                source=ex.Source("my note", "Prop. 1", ex.DERIVED), register=False)
+>>> round(float(e.value(dict(d=100, N=1e4, eps=1.0))), 6), str(e.tuned.provenance)
+(0.001, 'DERIVED')
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import importlib.util
+import math
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import sympy as sp
+
+from dpbounds.bounds import registry as _registry
+from dpbounds.bounds.numeric import NumericBound
+from dpbounds.bounds.problem import CLASSES
+from dpbounds.bounds.theorem import COUNT_SYMBOLS, Assumption, Theorem, sym
+from dpbounds.provenance import Provenance, Source
+
+__all__ = [
+    "DERIVED",
+    "ENTRY_POINT_GROUP",
+    "PROBLEM_CLASSES",
+    "RECONSTRUCTED",
+    "VERBATIM",
+    "Assumption",
+    "Method",
+    "Provenance",
+    "Source",
+    "audit_setting",
+    "check_applies",
+    "evaluate",
+    "load_plugins",
+    "objective_class",
+    "origin",
+    "problem_of",
+    "study",
+    "symbols",
+    "theorem",
+    "zcdp_rho",
+]
+
+#: provenance labels (see :class:`~dpbounds.provenance.Provenance`)
+VERBATIM, RECONSTRUCTED, DERIVED = (Provenance.VERBATIM, Provenance.RECONSTRUCTED,
+                                    Provenance.DERIVED)
+
+#: the entry-point group of installed plug-ins
+ENTRY_POINT_GROUP = "dpbounds.plugins"
+
+#: problem class -> its canonical name (:data:`dpbounds.bounds.problem.CLASSES`, from the most
+#: general to the most specific); the descriptive spellings are accepted too
+PROBLEM_CLASSES: dict[str, str] = {
+    **{c: c for c in CLASSES},
+    "nonconvex_smooth": "nonconvex", "convex_lipschitz": "convex",
+    "smooth_strongly_convex": "strongly_convex",
+}
+
+#: what a study may measure: name -> (trace kind, words)
+MEASURES: dict[str, tuple[str, str]] = {
+    "grad_avg": ("grad_norm", "(1/T) sum_{t<T} ||grad F(x_t)||"),
+    "grad_min": ("grad_norm", "min_{t<=T} ||grad F(x_t)||"),
+    "grad_output": ("grad_norm", "||grad F(x_T)||"),
+    "subopt": ("suboptimality", "F(x_T) - F*"),
+}
+
+
+def symbols(names: str) -> tuple[sp.Symbol, ...]:
+    """The notation's sympy symbols (``symbols("d N eps")``); a name the notation does not know
+    is a new positive symbol (declared inline), counts (``T``, ``E``, ``B``) are counts."""
+    return tuple(sym(n) for n in names.replace(",", " ").split())
+
+
+def zcdp_rho(eps: Any, delta: Any) -> sp.Expr:
+    r"""The zCDP budget :math:`\rho` of a target :math:`(\varepsilon,\delta)`:
+    :math:`(\sqrt{\log(1/\delta)+\varepsilon}-\sqrt{\log(1/\delta)})^2`, the inverse of
+    Bun & Steinke's (2016, Prop. 1.3) conversion (what the ``"gaussian"`` methods calibrate to).
+    """
+    lg = sp.log(1 / sp.sympify(delta))
+    return (sp.sqrt(lg + eps) - sp.sqrt(lg)) ** 2
+
+
+def _canonical_class(name: str) -> str:
+    if name not in PROBLEM_CLASSES:
+        raise ValueError(f"problem_class must be one of {', '.join(PROBLEM_CLASSES)}, "
+                         f"got {name!r}")
+    return PROBLEM_CLASSES[name]
+
+
+# ----------------------------------------------------------------------------- origins
+#: registered name -> where it came from (a plug-in file or an entry point)
+_ORIGINS: dict[str, str] = {}
+#: module name -> origin, filled by :func:`load_plugins`
+_MODULE_ORIGINS: dict[str, str] = {}
+
+
+def _caller_module(depth: int = 2) -> str:
+    return str(sys._getframe(depth).f_globals.get("__name__", "?"))
+
+
+def origin(name: str) -> str:
+    """Where a registered bound or study comes from: ``"dpbounds"`` for the package's own,
+    else ``"plugin <file>"``, ``"entry point <name>"`` or ``"module <name>"``."""
+    return _ORIGINS.get(name, "dpbounds")
+
+
+def _record_origin(name: str, module: str) -> None:
+    if module.split(".")[0] == "dpbounds" and module != "dpbounds.extend":
+        return
+    _ORIGINS[name] = _MODULE_ORIGINS.get(module, f"module {module}")
+
+
+# ----------------------------------------------------------------------------- theorems
+def theorem(name: str, bound: sp.Expr | Callable[..., float], *, quantity: str,
+            source: Source | Sequence[Source], problem_class: str,
+            hyperparameters: Mapping[str, Any] | None = None,
+            assumptions: Iterable[Assumption | str] = (), title: str = "",
+            parameters: Sequence[str] | None = None,
+            constants: Mapping[str, float] | None = None,
+            tunable: Mapping[str, tuple[float, float]] | None = None,
+            problem_map: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
+            scaling: Mapping[str, float] | None = None,
+            notes: str = "", register: bool = True) -> _registry.Entry:
+    r"""Declare (and by default register) a bound.
+
+    Parameters
+    ----------
+    name:
+        Registry id ``<problem class>.<method>``; a name without a class prefix gets its
+        class's (``"my_gd"`` of class ``nonconvex`` is ``"nonconvex.my_gd"``).
+    bound:
+        A sympy expression over :func:`symbols` (free hyper-parameters allowed: give their
+        closed-form choices in ``hyperparameters``), or a callable of keyword arguments
+        ``parameters`` returning the bound (a numeric bound: no exponents).
+    quantity:
+        What is bounded, in words (``"(1/T) sum_t E||grad F(x_t)||"``).
+    source:
+        The :class:`Source` (or several): paper, result number, provenance label.
+    problem_class:
+        One of :data:`PROBLEM_CLASSES`: the class the theorem holds for.
+    hyperparameters:
+        Hyper-parameter -> closed-form choice (a sympy expression over the problem symbols).
+    assumptions:
+        :class:`Assumption` objects (a sympy relation is checked at evaluation) or texts.
+    parameters:
+        The callable's keyword names (required for a callable ``bound``).
+    constants:
+        Default values of symbols the shared problem does not have (``d, N, eps, delta, G, L,
+        R`` and the optional keys are read from the problem; anything else from here).
+    tunable:
+        Hyper-parameter -> ``(low, high)`` for ``dpbounds bound``'s numeric tuning.
+    problem_map:
+        Maps the shared problem dictionary (``d, N, eps, delta, G, L, R`` ...) to the
+        theorem's own symbols where they differ (e.g. ``L0 = L``, ``D_f = R``); default: the
+        symbols are read by name, ``constants`` fill the rest.
+    scaling:
+        The headline scaling path, variable -> its power of ``s -> oo`` (default ``{"d": 1,
+        "N": 1}``: ``d`` proportional to ``N``); its variables and ``eps`` are the ones whose
+        exponents are reported.
+    register:
+        ``False`` returns the entry without registering it (a test, a comparison).
+
+    Returns
+    -------
+    dpbounds.bounds.registry.Entry
+        ``value(problem)``, ``hyperparameters(problem)``, ``scaling()``, ``tuned.provenance``.
+    """
+    cls = _canonical_class(problem_class)
+    if "." not in name:
+        name = f"{cls}.{name}"
+    sources = (source,) if isinstance(source, Source) else tuple(source)
+    if not sources or not all(isinstance(s, Source) for s in sources):
+        raise ValueError("source must be a Source or a sequence of them (paper, result, "
+                         "provenance label)")
+    assume = tuple(a if isinstance(a, Assumption) else Assumption(str(a)) for a in assumptions)
+    consts = {k: float(v) for k, v in (constants or {}).items()}
+    hp = dict(hyperparameters or {})
+    if callable(bound) and not isinstance(bound, sp.Basic):
+        if not parameters:
+            raise ValueError("parameters must name the callable bound's keyword arguments")
+        fn = bound
+        params = tuple(parameters)
+        thm: Theorem | NumericBound = NumericBound(
+            name=name, quantity=quantity, parameters=params, method="a user's callable",
+            evaluator=lambda p: (float(fn(**p)), {}), sources=sources, assumptions=assume)
+        tuned: Theorem | NumericBound = thm
+    else:
+        expr = sp.sympify(bound)
+        hp_exprs = {k: sp.sympify(v) for k, v in hp.items()}
+        thm = Theorem(name=name, quantity=quantity, expr=expr, sources=sources,
+                      assumptions=assume, hyperparameters=hp_exprs,
+                      regime=dict(scaling or {"d": 1, "N": 1}))
+        tuned = thm.tuned() if hp_exprs else thm
+        params = tuple(sorted({s.name for s in expr.free_symbols} | {
+            s.name for v in hp_exprs.values() for s in v.free_symbols} - set(hp_exprs)))
+
+    def to_params(p: Mapping[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = dict(consts)
+        out.update({k: p[k] for k in params if k in p and p[k] is not None
+                    and k != "problem_class"})
+        missing = [k for k in params if k not in out and k not in hp]
+        if missing:
+            raise ValueError(f"{name}: no value for {', '.join(missing)} (give it in the "
+                             "problem or as a theorem constant)")
+        return out
+
+    entry = _registry.Entry(name=name, title=title or quantity, problem_class=cls, theorem=thm,
+                            tuned=tuned, to_params=problem_map or to_params,
+                            tunable=dict(tunable or {}), notes=notes,
+                            scaling_variables=(*(scaling or {"d": 1, "N": 1}), "eps"))
+    if register:
+        module = _caller_module()
+        _registry.BOUND_REGISTRY.register(entry.name, entry, rank=100 + CLASSES.index(cls),
+                                          module=module)
+        _record_origin(entry.name, module)
+    return entry
+
+
+# ----------------------------------------------------------------------------- classes
+def objective_class(objective: Any) -> str:
+    """The problem class an objective declares (its ``problem_class``; an objective that
+    declares none is taken as ``"nonconvex"``, the most general)."""
+    return _canonical_class(str(getattr(objective, "problem_class", "nonconvex")))
+
+
+def check_applies(entry: _registry.Entry | str, objective: Any, *,
+                  allow_outside_class: bool = False) -> None:
+    """``ValueError`` naming both when ``objective``'s class is more general than the class
+    the theorem holds for (a quadratics-only theorem on a logistic loss); with
+    ``allow_outside_class=True`` nothing is raised (the explicit opt-in)."""
+    e = _registry.get(entry) if isinstance(entry, str) else entry
+    given = objective_class(objective)
+    if CLASSES.index(given) < CLASSES.index(e.problem_class) and not allow_outside_class:
+        raise ValueError(
+            f"theorem {e.name} holds for {e.problem_class} problems, but the objective "
+            f"{type(objective).__name__} is {given}: applying it there is outside its class "
+            "(pass allow_outside_class=True to do so anyway)")
+
+
+def problem_of(objective: Any, **problem: Any) -> dict[str, Any]:
+    """The shared problem an objective declares: ``d``, ``N`` (its ``n``), ``L``, the
+    strong convexity ``mu`` and ``S1`` where it is strongly convex, ``G`` where its gradient
+    bound is finite, its ``problem_class``; ``problem`` adds or overrides keys (``eps``,
+    ``delta``, ``R`` ...)."""
+    out: dict[str, Any] = dict(d=float(objective.d), N=float(objective.n),
+                               problem_class=objective_class(objective))
+    try:
+        out["L"] = float(objective.smoothness)
+    except NotImplementedError:
+        pass
+    if out["problem_class"] in ("strongly_convex", "quadratic"):
+        out.update(mu=float(objective.strong_convexity), S1=float(objective.l1_sensitivity))
+    g = float(getattr(objective, "gradient_bound", math.inf))
+    if math.isfinite(g):
+        out["G"] = g
+    out.update(problem)
+    return out
+
+
+def evaluate(entry: _registry.Entry | str, objective: Any, *,
+             allow_outside_class: bool = False, **problem: Any) -> float:
+    """The theorem's bound at the constants ``objective`` declares (:func:`problem_of`), after
+    :func:`check_applies`: a theorem outside the objective's class is a ``ValueError``
+    naming both unless ``allow_outside_class=True``."""
+    e = _registry.get(entry) if isinstance(entry, str) else entry
+    check_applies(e, objective, allow_outside_class=allow_outside_class)
+    p = problem_of(objective, **problem)
+    if allow_outside_class:
+        p.pop("problem_class")  # the opt-in: the bound's own class is assumed
+    return float(e.value(p))
+
+
+# ----------------------------------------------------------------------------- methods
+#: open white-box taps (:func:`_release_tap`): each receives every release of a run
+_TAPS: list[list[np.ndarray]] = []
+
+
+@contextlib.contextmanager
+def _release_tap() -> Iterator[list[np.ndarray]]:
+    """Collect each step's release ``query + noise`` (the first gradient query of the step plus
+    the step's noise, ``(trials, d)``) of the :meth:`Method.run` calls inside (the audit's
+    white-box transcript)."""
+    out: list[np.ndarray] = []
+    _TAPS.append(out)
+    try:
+        yield out
+    finally:
+        _TAPS.remove(out)
+
+
+@dataclass(frozen=True)
+class Method:
+    r"""A DP method: its step function and its privacy declaration.
+
+    Parameters
+    ----------
+    name:
+        Identifier (results, ledgers, mutants).
+    step:
+        ``step(x, grad, noise, params) -> x``: ``x`` the batched state ``(trials, d)``,
+        ``grad`` the gradient oracle (``grad(x)``: the full-batch mean gradient, clipped per
+        sample at ``clip`` when given), ``noise`` this step's privacy noise (shape of ``x``,
+        drawn by dpbounds at the calibrated scale), ``params`` the problem constants and the
+        hyper-parameters (``params["eta"]``, ``params["L"]``, ...).
+    mechanism:
+        ``"gaussian"`` (zCDP, ``sensitivity`` in L2) or ``"laplace"`` (pure DP, the budget
+        split evenly over the steps, ``sensitivity`` in L1): one release per step.
+    sensitivity:
+        The sensitivity of one release: a number or ``sensitivity(objective, params) ->
+        float`` (e.g. ``2 G / n`` for a mean of gradients of norm ``<= G``, replace-one).
+    neighbouring:
+        ``"replace-one"`` or ``"add/remove"``.
+    clip:
+        Per-sample clipping threshold of the gradient oracle (``None``: none).
+    steps:
+        The hyper-parameter that counts the steps (releases).
+    source:
+        Where the algorithm comes from.
+    """
+
+    name: str
+    step: Callable[..., Any]
+    mechanism: str = "gaussian"
+    sensitivity: float | Callable[[Any, Mapping[str, float]], float] = 1.0
+    neighbouring: str = "replace-one"
+    clip: float | None = None
+    steps: str = "T"
+    source: Source | None = None
+
+    def __post_init__(self) -> None:
+        if self.mechanism not in ("gaussian", "laplace"):
+            raise ValueError(f"mechanism must be 'gaussian' or 'laplace', got "
+                             f"{self.mechanism!r}")
+        if not callable(self.step):
+            raise ValueError("step must be a function step(x, grad, noise, params) -> x")
+
+    def release_sensitivity(self, objective: Any, params: Mapping[str, float]) -> float:
+        """The declared sensitivity of one release at ``params`` (checked positive, finite)."""
+        s = self.sensitivity
+        v = float(s(objective, params) if callable(s) else s)
+        if not (math.isfinite(v) and v > 0):
+            raise ValueError(f"{self.name}: the sensitivity must be positive and finite, "
+                             f"got {v!r}")
+        return v
+
+    def noise_scale(self, epsilon: float, delta: float | None, steps: int,
+                    sensitivity: float) -> float:
+        """The per-coordinate noise (Gaussian sigma, Laplace scale) dpbounds calibrates for
+        ``steps`` releases at the target: zCDP accountant (standard conversion) or pure-DP
+        composition (:mod:`dpbounds.privacy`)."""
+        from dpbounds.privacy.accountants import PureDpAccountant, ZcdpAccountant
+        from dpbounds.privacy.calibrate import calibrate
+        from dpbounds.privacy.mechanisms import GaussianMechanism, LaplaceMechanism, Neighbouring
+
+        nb = Neighbouring.coerce(self.neighbouring)
+        if self.mechanism == "gaussian":
+            if delta is None:
+                raise ValueError(f"{self.name}: delta is required for the Gaussian mechanism")
+            return calibrate(lambda s: GaussianMechanism(s, sensitivity, nb), epsilon, delta,
+                             ZcdpAccountant(nb, "standard"), steps)
+        return calibrate(lambda b: LaplaceMechanism(b, sensitivity, nb), epsilon, None,
+                         PureDpAccountant(nb), steps)
+
+    def run(self, objective: Any, *, epsilon: float, steps: int, delta: float | None = None,
+            trials: int = 1, seed: Any = None, x0: Any = None, trace: str | None = "grad_norm",
+            step_factor: float = 1.0, params: Mapping[str, float] | None = None,
+            **hyper: float) -> Any:
+        """Run the method; returns a :class:`~dpbounds.algorithms.SimulationResult` with its
+        privacy record (ledger of ``steps`` releases, target, accountant, sensitivity).
+
+        ``params`` and the keyword ``hyper``-parameters are handed to the step function (with
+        ``steps`` under the method's ``steps`` name); ``step_factor``
+        multiplies each update (the ``frozen`` mutant). ``epsilon=math.inf`` runs without
+        noise (empty ledger).
+        """
+        from dpbounds.algorithms._common import (
+            SimulationResult,
+            TraceRecorder,
+            check_epsilon,
+            check_steps,
+            check_trials,
+            make_streams,
+            progress,
+        )
+        from dpbounds.backend import backend_name, to_numpy
+        from dpbounds.privacy.ledger import PrivacyLedger
+        from dpbounds.privacy.mechanisms import GaussianMechanism, LaplaceMechanism, Neighbouring
+        from dpbounds.privacy.run import RunPrivacy
+
+        epsilon = check_epsilon(epsilon)
+        T = check_steps(steps)
+        trials = check_trials(trials)
+        f = objective
+        nb = Neighbouring.coerce(self.neighbouring)
+        p = dict(params or {}, **hyper)
+        p[self.steps] = T
+        sens = self.release_sensitivity(f, p)
+        private = math.isfinite(epsilon)
+        scale = self.noise_scale(epsilon, delta, T, sens) if private else 0.0
+        xp = f.xp
+        _, noise = make_streams(seed, trials, xp)
+        noise = noise.prefetch(T)
+        clip = self.clip
+        taps = list(_TAPS)
+        first: list[Any] = []  # this step's first gradient query (the release's query)
+
+        def grad(x: Any) -> Any:
+            g = (f.grad(x) if clip is None
+                 else f.clipped_mean_grad(x, None, clip) + f.regularizer_grad(x))
+            if taps and not first:
+                first.append(g)
+            return g
+
+        rec = TraceRecorder(f, trace)
+        x = f.initial_state(trials, x0)
+        zero = xp.zeros_like(x)
+        for _ in progress(range(T), desc=self.name):
+            rec.record(x)
+            if scale > 0:
+                z = (noise.normal((f.d,), scale) if self.mechanism == "gaussian"
+                     else noise.laplace((f.d,), scale))
+            else:
+                z = zero
+            first.clear()
+            new = self.step(x, grad, z, p)
+            x = new if step_factor == 1.0 else x + step_factor * (new - x)
+            if taps:
+                if not first:
+                    raise ValueError(f"{self.name}: the step released no gradient query "
+                                     "(step must call grad(x))")
+                release = to_numpy(first[0] + z).astype(float)
+                for tap in taps:
+                    tap.append(release)
+        rec.record(x)
+        ledger = PrivacyLedger(nb)
+        if private:
+            mech = (GaussianMechanism(scale, sens, nb) if self.mechanism == "gaussian"
+                    else LaplaceMechanism(scale, sens, nb))
+            ledger.record(mech, T)
+        gaussian = self.mechanism == "gaussian"
+        privacy = RunPrivacy(ledger, epsilon, float(delta or 0.0) if gaussian and private
+                             else 0.0, "zcdp" if gaussian else "pure", sens,
+                             {"conversion": "standard"} if gaussian else {},
+                             description=f"{self.mechanism} noise on each of {T} steps")
+        out = dict(p, noise_scale=scale, sensitivity=sens, steps=T, seed=seed)
+        source = self.source or Source(self.name, "user's method", Provenance.DERIVED)
+        return SimulationResult(self.name, x, rec.result(trials), rec.kind or "none", privacy,
+                                out, source, backend_name(xp))
+
+
+# ----------------------------------------------------------------------------- studies
+_DEFAULT_GRIDS = {
+    "nonconvex": {"d": ((2, 8, 32, 128), (2, 8, 32)), "N": ((100, 200, 400, 800),
+                                                          (100, 200, 400)),
+                  "eps": ((0.5, 1.0, 2.0, 4.0), (0.5, 1.0, 2.0))},
+    "quadratic": {"d": ((2, 4, 8, 16), (2, 8, 16)), "N": ((100, 300, 1000, 3000),
+                                                        (100, 300, 1000)),
+                  "eps": ((0.25, 0.5, 1.0, 2.0), (0.25, 1.0, 4.0))},
+}
+
+
+@dataclass(frozen=True)
+class _Runner:
+    """The study's run function (a frozen object: the sweep may call it many times)."""
+
+    method: Method
+    theorem: str
+    measure: str
+    allow_outside_class: bool
+    rtol: float = 1e-6
+    extra: Mapping[str, float] = field(default_factory=dict)
+
+    def __call__(self, point: dict, inst: Any, trials: int, seed: Any, mutation: str | None,
+                 dry: bool = False) -> dict[str, Any]:
+        from dpbounds.verify import exact
+        from dpbounds.verify.mutants import eps_run, mutated, noise_tap, step_factor
+
+        if mutation is not None and mutation not in ("noise_d", "noise_sqrt2", "frozen"):
+            raise ValueError(f"mutation {mutation!r} does not apply to {self.theorem} (a "
+                             "plug-in study runs noise_d, noise_sqrt2 and frozen)")
+        entry = _registry.get(self.theorem)
+        f = inst.objective
+        check_applies(entry, f, allow_outside_class=self.allow_outside_class)
+        d, n = int(point["d"]), int(f.n)
+        eps, delta = float(point["eps"]), float(point["delta"])
+        prob: dict[str, Any] = dict(self.extra, d=d, N=n, eps=eps, delta=delta, G=inst.G,
+                                    L=inst.L, R=inst.R_tune)
+        if objective_class(f) in ("strongly_convex", "quadratic"):
+            prob.update(mu=float(f.strong_convexity), S1=float(f.l1_sensitivity))
+        prob.update({k: float(v) for k, v in point.items() if k not in prob})
+        hp = entry.hyperparameters(prob)
+        notes: list[str] = []
+        for k in list(hp):
+            if k in COUNT_SYMBOLS:  # counts: nearest integer, at least 1 (re-checked below)
+                v = max(1, int(math.floor(hp[k] + 0.5)))
+                if v != hp[k] and abs(v - hp[k]) > 0.5:
+                    notes.append(f"{k} = {hp[k]:.3g} raised to {v}")
+                hp[k] = float(v)
+        for k in COUNT_SYMBOLS & set(point):  # a forced count (point["T"])
+            if k in hp:
+                hp[k] = float(point[k])
+        T = int(hp[self.method.steps])
+        at_run = dict(entry.params(dict(prob, R=inst.R_bound)), **hp)
+        th = entry.theorem
+        bound = float(th.evaluate(ignore_extra=True, invalid="nan", **at_run))
+        grad_kind = MEASURES[self.measure][0] == "grad_norm"
+        trivial = inst.G if grad_kind else inst.R
+        do_nothing = inst.start_grad_norm if grad_kind else inst.R
+        if dry:
+            from dpbounds.verify.studies._common import _plan
+
+            return _plan(bound, trivial, do_nothing, T, T * n, trials, point, block=T)
+        params = {k: v for k, v in at_run.items() if k != self.method.steps}
+        with mutated(mutation, self.method.name), noise_tap() as tap:
+            res = self.method.run(f, epsilon=eps_run(point, mutation), delta=delta, steps=T,
+                                  trials=trials, seed=seed, x0=inst.x0,
+                                  trace=MEASURES[self.measure][0],
+                                  step_factor=step_factor(mutation), params=params)
+        tr = np.asarray(res.trace, dtype=float)
+        meas = {"grad_avg": tr[:, :T].mean(axis=1), "grad_min": tr.min(axis=1),
+                "grad_output": tr[:, -1], "subopt": tr[:, -1]}[self.measure]
+        # the claimed noise, recomputed in closed form (not by the run's calibration)
+        sens = float(res.params["sensitivity"])
+        if self.method.mechanism == "gaussian":
+            claim = sens * math.sqrt(T / (2.0 * exact.rho_for_epsilon(eps, delta)))
+            oracle = "sigma = Delta sqrt(T/(2 rho(eps, delta))) (zCDP, Bun-Steinke)"
+        else:
+            claim = sens * T / eps
+            oracle = "b = Delta_1 T/eps (pure DP, even split)"
+        run_scale = float(res.params["noise_scale"])
+        energy = tap.energy if tap.energy is not None else np.zeros(1)
+        kurt = 2.0 if self.method.mechanism == "gaussian" else 5.0
+        v_run = run_scale**2 * (1.0 if self.method.mechanism == "gaussian" else 2.0)
+        checks = dict(
+            ledger=dict(kind="ledger", values=np.atleast_1d(run_scale), exact=claim, sd=None,
+                        rtol=self.rtol, oracle=oracle),
+            drawn=dict(kind="drawn", values=np.atleast_1d(np.asarray(energy, dtype=float)),
+                       exact=d * T * v_run, sd=math.sqrt(d * T * kurt * v_run**2), rtol=0.0,
+                       oracle="sum of squares of the declared noise"))
+        violations = []
+        for a in th.assumptions:
+            rel = a.relation
+            if rel is None or rel is sp.true:
+                continue
+            names = {s.name for s in rel.free_symbols}
+            if names <= set(at_run) and rel.subs({sym(k): at_run[k] for k in names}) is sp.false:
+                violations.append(a.text)
+        return dict(measured={self.measure: np.asarray(meas, dtype=float)},
+                    bound={self.measure: bound},
+                    params=dict({k: float(v) for k, v in hp.items()}, T=T,
+                                noise_scale=run_scale, R=inst.R, gradient_evaluations=T * n),
+                    trivial=trivial, notes=notes, violations=violations, lower_bound=0.0,
+                    checks=checks, do_nothing=do_nothing)
+
+
+def study(method: Method, theorem: str | _registry.Entry, *, measure: str = "grad_avg",
+          defaults: Mapping[str, tuple[Sequence[float], Sequence[float]]] | None = None,
+          fixed: Mapping[str, float] | None = None, trials: tuple[int, int] = (16, 6),
+          problems: Sequence[str] | None = None, notes: str = "",
+          allow_outside_class: bool = False, register: bool = True) -> Any:
+    """Declare (and by default register) the verify study of ``method`` against ``theorem``.
+
+    Parameters
+    ----------
+    method, theorem:
+        The :class:`Method` and the registered theorem (its entry or id). The theorem's
+        closed-form hyper-parameters tune the run (counts rounded to the nearest integer, at
+        least 1); the bound is evaluated at the run's own parameters.
+    measure:
+        The quantity the theorem bounds (:data:`MEASURES`): ``"grad_avg"`` (default),
+        ``"grad_min"``, ``"grad_output"`` or ``"subopt"``.
+    defaults:
+        Per swept variable (``d``, ``N``, ``eps``): (full grid, ``--quick`` grid).
+    fixed:
+        Default values of the point (``d``, ``N``, ``eps``, ``delta``; theorem constants).
+    trials:
+        Runs per point (full, quick).
+    problems:
+        Verification problems (:data:`dpbounds.verify.problems.PROBLEMS`) that fit the
+        theorem; default ``huber_well`` family, ``quadratic`` for a strongly convex one.
+    allow_outside_class:
+        Run it on a problem outside the theorem's class anyway (explicit opt-in).
+
+    Returns
+    -------
+    dpbounds.verify.theorems.TheoremStudy
+    """
+    from dpbounds.verify.studies._common import STUDY_REGISTRY, TheoremStudy
+
+    if measure not in MEASURES:
+        raise ValueError(f"measure must be one of {', '.join(MEASURES)}, got {measure!r}")
+    entry = _registry.get(theorem) if isinstance(theorem, str) else theorem
+    if isinstance(theorem, _registry.Entry) and entry.name not in _registry.BOUND_REGISTRY.entries:
+        raise ValueError(f"theorem {entry.name} is not registered (declare it with "
+                         "register=True)")
+    cls = entry.problem_class
+    strong = cls in ("strongly_convex", "quadratic")
+    grids = dict(defaults or _DEFAULT_GRIDS["quadratic" if strong else "nonconvex"])
+    pts = dict(d=8, N=400 if not strong else 500, eps=1.0, delta=1e-5)
+    pts.update(fixed or {})
+    probs = tuple(problems or (("quadratic",) if strong else
+                               ("huber_well", "far", "noise_floor", "hard")))
+    extra = {k: float(v) for k, v in pts.items() if k not in ("d", "N", "eps", "delta")}
+    runner = _Runner(method, entry.name, measure, allow_outside_class, extra=extra)
+    th = entry.theorem
+    exprs = {measure: th.expr} if isinstance(th, Theorem) else {}
+    s = TheoremStudy(
+        theorem=entry.name, utility=(measure,), components=(measure,),
+        defaults={k: (tuple(v[0]), tuple(v[1])) for k, v in grids.items()},
+        fixed=pts, quick_fixed={}, run=runner, component_exprs=lambda: exprs,
+        trials=tuple(trials), problems=probs,  # type: ignore[arg-type]
+        notes=notes or f"{method.name} against {entry.name} ({MEASURES[measure][1]})")
+    if register:
+        module = _caller_module()
+        STUDY_REGISTRY.register(s.theorem, s, rank=1000, module=module)
+        _record_origin(s.theorem, module)
+    return s
+
+
+# ----------------------------------------------------------------------------- audits
+def audit_setting(method: Method, *, steps: int = 5, params: Mapping[str, float] | None = None,
+                  epsilon: float = 3.0, delta: float = 0.05, trials: int = 20_000,
+                  register: bool = True) -> Any:
+    r"""Declare (and by default register) the privacy audit of ``method``.
+
+    ``dpbounds audit NAME`` then runs it: the method is run ``steps`` steps on the worst-case
+    one-record pair of its neighbouring relation (a linear loss whose record, of gradient norm
+    2 in dimension 1, is flipped under replace-one, added under add/remove), and the audit's
+    statistic reads its white-box transcript: each step's release, the gradient query plus the
+    noise dpbounds drew. An epsilon lower bound above the ledger's claim refutes the declared
+    privacy (a sensitivity declared too small shows up here). The built-in mutants that patch
+    the noise (``sigma/2``, ``replace_one_as_C``, ``data_dependent``) apply to it unchanged.
+
+    Parameters
+    ----------
+    method:
+        The :class:`Method` (its name is the audit's).
+    steps:
+        Steps of each audited run.
+    params:
+        Handed to the step function (e.g. ``{"eta": 1.0}``).
+    epsilon, delta:
+        The default claim (``delta`` is ignored for a Laplace method).
+    trials:
+        Runs per data set by default.
+    register:
+        ``False`` returns the spec without registering it.
+    """
+    from dpbounds.audit.neighbours import add_remove_pair, replace_one_pair
+    from dpbounds.audit.settings._common import AUDIT_REGISTRY, AuditSpec, Setting
+    from dpbounds.privacy.mechanisms import Neighbouring
+
+    relation = Neighbouring.coerce(method.neighbouring)
+    gaussian = method.mechanism == "gaussian"
+    kwargs: dict[str, Any] = dict(epsilon=epsilon, delta=delta if gaussian else None,
+                                  steps=int(steps), params=dict(params or {}), trace=None)
+
+    def run(objective: Any, **kw: Any) -> Any:
+        return method.run(objective, **kw)
+
+    def features(res: Any, releases: list[np.ndarray]) -> np.ndarray:
+        return np.concatenate(releases, axis=1)
+
+    def build(rel: Neighbouring, eps: float, dlt: float) -> Setting:
+        make = replace_one_pair if rel is Neighbouring.REPLACE_ONE else add_remove_pair
+        return Setting(make(dim=1, radius=2.0),
+                       dict(kwargs, epsilon=eps, delta=dlt if gaussian else None), features,
+                       f"released noisy gradients (one per step, {steps} steps; white-box)",
+                       f"one record of gradient norm 2 in d = 1, {rel.value}",
+                       ("linear", "gaussian-lr") if gaussian else None, tap=_release_tap)
+
+    spec = AuditSpec(method.name, run, (relation,), build, float(epsilon),
+                     float(delta) if gaussian else 0.0,
+                     f"{method.name}: a plug-in method ({method.mechanism} noise)",
+                     trials=int(trials))
+    if register:
+        module = _caller_module()
+        AUDIT_REGISTRY.register(spec.name, spec, rank=1000, module=module)
+        _record_origin(spec.name, module)
+    return spec
+
+
+# ----------------------------------------------------------------------------- plug-ins
+_LOADED: dict[str, str] = {}
+
+
+def load_plugins(paths: Sequence[str | Path] = (), *, entry_points: bool = True) -> list[str]:
+    """Import plug-in files (each registers through this module) and, with ``entry_points``,
+    the installed packages' entry points of :data:`ENTRY_POINT_GROUP`; returns the origins
+    loaded. A file is loaded once (again: nothing happens); a missing file or one that fails
+    to import is a ``ValueError`` naming it."""
+    done = []
+    for raw in paths:
+        path = Path(raw).expanduser().resolve()
+        if str(path) in _LOADED:
+            continue
+        if not path.is_file():
+            raise ValueError(f"--plugin {raw}: no such file")
+        mod_name = f"dpbounds_plugin_{len(_LOADED)}_{path.stem}"
+        spec = importlib.util.spec_from_file_location(mod_name, path)
+        if spec is None or spec.loader is None:
+            raise ValueError(f"--plugin {raw}: not a Python file")
+        module = importlib.util.module_from_spec(spec)
+        _MODULE_ORIGINS[mod_name] = f"plugin {path}"
+        sys.modules[mod_name] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:  # the user's file: say which and why, in one line
+            sys.modules.pop(mod_name, None)
+            raise ValueError(f"--plugin {raw} failed to load: {type(exc).__name__}: "
+                             f"{exc}") from exc
+        _LOADED[str(path)] = mod_name
+        done.append(f"plugin {path}")
+    if entry_points:
+        for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+            key = f"entry point {ep.name} ({ep.value})"
+            if key in _LOADED:
+                continue
+            _MODULE_ORIGINS[ep.module] = key
+            try:
+                ep.load()
+            except Exception as exc:
+                raise ValueError(f"{key} failed to load: {type(exc).__name__}: {exc}") from exc
+            _LOADED[key] = ep.module
+            done.append(key)
+    return done
