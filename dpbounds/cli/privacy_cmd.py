@@ -44,6 +44,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_quantity(p, "scale", help="Laplace scale b on the sum: also report the epsilon it buys")
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
     p.set_defaults(func=run)
+    from dpbounds.cli.privacy_compose import register_compose
+
+    register_compose(p)  # `dpbounds privacy compose ...`
 
 
 def run(args: argparse.Namespace) -> int:

@@ -100,7 +100,14 @@ from dpbounds.privacy.mechanisms import (
     ZcdpMechanism,
 )
 
-__all__ = ["dp_accounting_relation", "from_dp_event", "ledger_from_dp_event", "to_dp_event"]
+__all__ = [
+    "dp_accounting_relation",
+    "dp_event_from_json",
+    "dp_event_to_json",
+    "from_dp_event",
+    "ledger_from_dp_event",
+    "to_dp_event",
+]
 
 #: The ``dp_accounting`` accountants an event can be written for.
 EVENT_ACCOUNTANTS = ("rdp", "pld")
@@ -385,3 +392,58 @@ def ledger_from_dp_event(event: Any, neighbouring: Any = Neighbouring.ADD_REMOVE
     leaves: list[tuple[Mechanism, int]] = []
     _leaves(_as_event(event), 1, nb, accountant, leaves)
     return PrivacyLedger(nb, leaves)
+
+
+def dp_event_to_json(event: Any) -> dict[str, Any]:
+    """A ``DpEvent`` as plain JSON data: its ``to_named_tuple()`` form without the module,
+    ``{"class_name": "PoissonSampledDpEvent", "sampling_probability": 0.01, "event":
+    {"class_name": "GaussianDpEvent", "noise_multiplier": 1.1}}`` (nested events as objects,
+    ``ComposedDpEvent.events`` as a list); :func:`dp_event_from_json` reads it back."""
+    import attr
+
+    event = _as_event(event)
+
+    def conv(value: Any) -> Any:
+        if attr.has(type(value)):
+            return dp_event_to_json(value)
+        if isinstance(value, (list, tuple)):
+            return [conv(v) for v in value]
+        return value
+
+    out: dict[str, Any] = {"class_name": type(event).__name__}
+    for f in attr.fields(type(event)):
+        out[f.name] = conv(getattr(event, f.name))
+    return out
+
+
+def dp_event_from_json(data: Any, where: str = "event") -> Any:
+    """The ``DpEvent`` of :func:`dp_event_to_json`'s form; only classes of
+    ``dp_accounting.dp_event`` are built (nothing else is imported). ``ValueError`` naming
+    the place (``where``) of a malformed entry."""
+    import attr
+
+    dpa = _dpa()
+    if not isinstance(data, dict) or not isinstance(data.get("class_name"), str):
+        raise ValueError(f"{where} must be an object with a 'class_name', got {data!r}")
+    cls = getattr(dpa.dp_event, data["class_name"], None)
+    if not (isinstance(cls, type) and issubclass(cls, dpa.DpEvent)):
+        raise ValueError(f"{where}: class_name {data['class_name']!r} is not a dp_accounting "
+                         "DpEvent")
+    names = {f.name for f in attr.fields(cls)}
+    extra = set(data) - names - {"class_name", "module_name"}
+    if extra:
+        raise ValueError(f"{where}: {data['class_name']} has no field(s) {sorted(extra)}; "
+                         f"its fields are {sorted(names)}")
+
+    def conv(value: Any, key: str) -> Any:
+        if isinstance(value, dict):
+            return dp_event_from_json(value, f"{where}.{key}")
+        if isinstance(value, list) and any(isinstance(v, dict) for v in value):
+            return [conv(v, f"{key}[{i}]") for i, v in enumerate(value)]
+        return value
+
+    kwargs = {k: conv(v, k) for k, v in data.items() if k in names}
+    try:
+        return cls(**kwargs)
+    except TypeError as err:
+        raise ValueError(f"{where}: {data['class_name']}: {err}") from None

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from dpbounds._validation import MAX_COUNT, check_int
 from dpbounds.privacy.accountants import (
     ACCOUNTANTS,
@@ -111,6 +113,40 @@ class PrivacyLedger:
     def delta(self, epsilon: float, accountant: Any = "rdp", **options: Any) -> float:
         """δ spent so far at ``epsilon``."""
         return self.accountant(accountant, **options).get_delta(epsilon)
+
+    def _pld_pair(self, **options: Any) -> tuple[Accountant, Accountant]:
+        """(pessimistic, optimistic) PLD accountants with every entry composed."""
+        options.pop("pessimistic", None)
+        return (self.accountant("pld", pessimistic=True, **options),
+                self.accountant("pld", pessimistic=False, **options))
+
+    def delta_curve(self, eps_grid: Any, **options: Any) -> dict[str, Any]:
+        r""":math:`\delta(\varepsilon)` on ``eps_grid`` from the PLD accountant, bracketed.
+
+        Returns ``{"epsilon": grid, "pessimistic": upper, "optimistic": lower}`` (float
+        arrays): ``pessimistic`` is the guarantee (dp_accounting's pessimistic
+        discretisation, an upper bound on the exact profile), ``optimistic`` its optimistic
+        twin (a lower bound on the exact profile of these mechanisms); the Gaussian parts are
+        exact in both. ``options`` go to the PLD accountant.
+        """
+        grid = np.asarray(eps_grid, dtype=float).ravel()
+        if grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid < 0):
+            raise ValueError(f"eps_grid must hold finite epsilons >= 0, got {eps_grid!r}")
+        hi, lo = self._pld_pair(**options)
+        upper = np.array([hi.get_delta(float(e)) for e in grid])
+        lower = np.array([lo.get_delta(float(e)) for e in grid])
+        return {"epsilon": grid, "pessimistic": upper, "optimistic": np.minimum(lower, upper)}
+
+    def epsilon_curve(self, delta_grid: Any, **options: Any) -> dict[str, Any]:
+        r""":math:`\varepsilon(\delta)` on ``delta_grid`` from the PLD accountant, bracketed
+        as :meth:`delta_curve` (``{"delta", "pessimistic", "optimistic"}``)."""
+        grid = np.asarray(delta_grid, dtype=float).ravel()
+        if grid.size == 0 or not np.all((grid > 0) & (grid < 1)):
+            raise ValueError(f"delta_grid must hold deltas in (0, 1), got {delta_grid!r}")
+        hi, lo = self._pld_pair(**options)
+        upper = np.array([hi.get_epsilon(float(d)) for d in grid])
+        lower = np.array([lo.get_epsilon(float(d)) for d in grid])
+        return {"delta": grid, "pessimistic": upper, "optimistic": np.minimum(lower, upper)}
 
     def report(self, delta: float, accountants: Any = tuple(ACCOUNTANTS)) -> dict[str, Any]:
         """ε under each accountant by name; ``None`` where it does not support an entry (or

@@ -272,3 +272,27 @@ def test_refusals_say_why(obj, kwargs, match):
 def test_from_dp_event_refusals_name_the_event(event, match):
     with pytest.raises(ValueError, match=match):
         from_dp_event(event())
+
+
+def test_json_form_round_trips_every_event_kind():
+    from dpbounds.privacy.events import dp_event_from_json, dp_event_to_json
+
+    events = [
+        dpa.GaussianDpEvent(1.1), dpa.LaplaceDpEvent(0.5), dpa.ZCDpEvent(0.1, 0.0),
+        dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.01, dpa.GaussianDpEvent(1.1)), 9),
+        dpa.SampledWithoutReplacementDpEvent(100, 10, dpa.GaussianDpEvent(2.0)),
+        dpa.SingleEpochTreeAggregationDpEvent(2.0, [3, 4]),
+        dpa.ComposedDpEvent([dpa.NoOpDpEvent(), dpa.GaussianDpEvent(3.0)]),
+    ]
+    import json
+
+    for ev in events:
+        text = json.dumps(dp_event_to_json(ev))
+        assert dp_event_from_json(json.loads(text)) == ev
+    with pytest.raises(ValueError, match="class_name"):
+        dp_event_from_json({"noise_multiplier": 1.0})
+    with pytest.raises(ValueError, match="not a dp_accounting DpEvent"):
+        dp_event_from_json({"class_name": "NeighboringRelation"})
+    with pytest.raises(ValueError, match=r"event\.event"):
+        dp_event_from_json({"class_name": "SelfComposedDpEvent", "count": 2,
+                            "event": {"class_name": "Nope"}})
