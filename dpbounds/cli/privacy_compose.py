@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,8 @@ def register_compose(privacy_parser: argparse.ArgumentParser) -> None:
     add_quantity(p, "delta", default=1e-5, help="target delta")
     add_quantity(p, "neighbouring", default="add_remove", choices=("add_remove", "replace_one"),
                  help="the one relation of every sensitivity and of the guarantee")
+    add_quantity(p, "dataset_size", help="n, if known: delta > 1/n is flagged as no privacy "
+                 "(without it, delta > 0.1)")
     p.add_argument("--accountant", default="rdp,pld", metavar="NAMES",
                    help="comma-separated accountants: rdp, pld, zcdp, pure, basic "
                         "(default rdp,pld)")
@@ -134,7 +137,9 @@ def run_compose(args: argparse.Namespace) -> int:
 
         out = compose_events(args.event, delta=args.delta, neighbouring=args.neighbouring,
                              accountants=accountants, dp_events=dp_events, curve=curve,
-                             progress=tick)
+                             dataset_size=args.dataset_size, progress=tick)
+    for text in out["flags"]:
+        print(f"dpbounds: warning: {text}", file=sys.stderr)
     if args.json:
         print(strict_json(out, indent=2))
         return 0

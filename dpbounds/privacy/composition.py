@@ -37,9 +37,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from dpbounds._validation import MAX_COUNT, check_probability
+from dpbounds._validation import MAX_COUNT, check_int, check_probability
 from dpbounds.privacy.accountants import ACCOUNTANTS
 from dpbounds.privacy.ledger import PrivacyLedger
+from dpbounds.privacy.limits import privacy_flags
 from dpbounds.privacy.mechanisms import (
     GaussianMechanism,
     LaplaceMechanism,
@@ -185,6 +186,7 @@ def compose_events(
     accountants: Sequence[str] = ("rdp", "pld"),
     dp_events: Sequence[Any] = (),
     curve: Sequence[float] | None = None,
+    dataset_size: int | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Compose event specifications (and ``dp_accounting`` events) and report each accountant.
@@ -205,6 +207,9 @@ def compose_events(
     curve:
         Epsilons at which to report delta(eps) as well (PLD: a pessimistic and an optimistic
         value).
+    dataset_size:
+        :math:`n`, if known: ``delta > 1/n`` is flagged (else ``delta > 0.1``;
+        :mod:`dpbounds.privacy.limits`).
     progress:
         Called with each accountant's name before it runs.
 
@@ -215,11 +220,15 @@ def compose_events(
         ``spec``, ``mechanism`` as ``Mechanism.to_dict()`` and ``steps``); each result has the
         accountant, ``epsilon`` (``None`` with ``reason`` where it cannot account the
         ledger), the PLD bracket and its CPU seconds; with ``curve`` also a ``curve`` entry.
+        ``"flags"`` lists why the result is no privacy (:func:`~dpbounds.privacy.limits.
+        privacy_flags`: ``delta`` against ``n``, an epsilon above 100), ``[]`` if none.
     """
     delta = check_probability("delta", delta)
     if not 0.0 < delta < 1.0:
         raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
     nb = Neighbouring.coerce(neighbouring)
+    if dataset_size is not None:
+        dataset_size = check_int("dataset_size", dataset_size, minimum=1, maximum=MAX_COUNT)
     names = []
     for name in accountants:
         if name not in ACCOUNTANTS:
@@ -264,5 +273,8 @@ def compose_events(
             row["reason"] = " ".join(str(err).split())
         row["cpu_s"] = time.process_time() - start
         results.append(row)
-    return {"neighbouring": nb.value, "delta": delta, "events": parts,
-            "curve_epsilons": list(curve or []), "results": results}
+    eps = [r["epsilon"] for r in results if r["epsilon"] is not None]
+    flags = privacy_flags(min(eps) if eps else None, delta, dataset_size)
+    return {"neighbouring": nb.value, "delta": delta, "dataset_size": dataset_size,
+            "events": parts, "curve_epsilons": list(curve or []), "results": results,
+            "flags": flags}
