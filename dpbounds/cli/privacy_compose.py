@@ -114,7 +114,8 @@ def _read_events(path: str) -> list[Any]:
 
 def _short(reason: str) -> str:
     """The reason without the mechanism's full repr."""
-    return re.sub(r"does not support (\w+)\(.*?\): ", r"does not support \1: ", reason)
+    reason = re.sub(r"does not support (\w+)\(.*?\): ", r"does not support \1: ", reason)
+    return re.sub(r"runs of (\w+)\(.*?\): the ", r"runs of \1: the ", reason)
 
 
 def run_compose(args: argparse.Namespace) -> int:

@@ -91,6 +91,9 @@ def _noise(spec: str, kv: dict[str, str]) -> tuple[float, float]:
         raise ValueError(f"event {spec!r}: give exactly one of z (noise multiplier) and sigma "
                          "(noise std, with sens)")
     if "z" in kv:
+        if not sens > 0:
+            raise ValueError(f"event {spec!r}: sens must be > 0 with z (sigma = z * sens), "
+                             f"got {kv['sens']!r}")
         return _number(spec, "z", kv["z"]) * sens, sens
     return _number(spec, "sigma", kv["sigma"]), sens
 

@@ -98,6 +98,7 @@ def test_cli_text_table_and_the_plain_table_still_runs():
     assert code == 0
     assert "rdp" in out and "[" in out  # the PLD bracket
     assert "zcdp" in out and "n/a" in out and "no subsampling amplification" in out
+    assert "sampling_rate=" not in out  # the reason names the mechanism, not its repr
     code, out, _ = _run(["privacy", "--steps", "10", "--quiet", "--json"])
     assert code == 0 and json.loads(out)
 
@@ -112,6 +113,7 @@ def test_cli_text_table_and_the_plain_table_still_runs():
     (["--event", "gaussian:z=x"], "z must be a number"),
     (["--event", "gaussian:z=1,steps=1.5"], "steps must be an integer"),
     (["--event", "gaussian:z=-1"], "sigma"),
+    (["--event", "gaussian:z=1,sens=0"], "sens must be > 0"),
     (["--event", "tree:z=1"], "exactly one of T"),
     (["--event", "gaussian:z=1", "--accountant", "rdp,xyz"], "accountant must be one of"),
     (["--event", "gaussian:z=1", "--curve", "1,x"], "--curve"),
