@@ -223,8 +223,9 @@ def compose_events(
         ``spec``, ``mechanism`` as ``Mechanism.to_dict()`` and ``steps``); each result has the
         accountant, ``epsilon`` (``None`` with ``reason`` where it cannot account the
         ledger), the PLD bracket and its CPU seconds; with ``curve`` also a ``curve`` entry.
-        ``"flags"`` lists why the result is no privacy (:func:`~dpbounds.privacy.limits.
-        privacy_flags`: ``delta`` against ``n``, an epsilon above 100), ``[]`` if none.
+        ``"flags"`` lists why the result is no privacy
+        (:func:`~dpbounds.privacy.limits.privacy_flags`: ``delta`` against ``n``, an epsilon
+        above 100), ``[]`` if none.
     """
     delta = check_probability("delta", delta)
     if not 0.0 < delta < 1.0:

@@ -46,10 +46,11 @@ ComposedMechanism, PrivacyLedger   ``ComposedDpEvent`` of ``SelfComposedDpEvent`
 sensitivity 0                      ``NoOpDpEvent()``
 =================================  ====================================================
 
-Refused (``ValueError`` saying why): :class:`~dpbounds.privacy.mechanisms.
-SubsampledLaplaceMechanism` (``dp_accounting``'s RDP accountant takes only Gaussian
-sub-events of ``SampledWithoutReplacementDpEvent`` and its PLD accountant has no sampling
-without replacement), :class:`~dpbounds.privacy.mechanisms.PureDpMechanism` and
+Refused (``ValueError`` saying why):
+:class:`~dpbounds.privacy.mechanisms.SubsampledLaplaceMechanism` (``dp_accounting``'s RDP
+accountant takes only Gaussian sub-events of ``SampledWithoutReplacementDpEvent`` and its PLD
+accountant has no sampling without replacement),
+:class:`~dpbounds.privacy.mechanisms.PureDpMechanism` and
 :class:`~dpbounds.privacy.mechanisms.ApproxDpMechanism` (``dp_accounting`` has no event for a
 generic :math:`\varepsilon`- or :math:`(\varepsilon,\delta)`-DP mechanism).
 
