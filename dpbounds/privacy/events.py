@@ -44,6 +44,11 @@ TreeAggregationMechanism           ``SelfComposedDpEvent(GaussianDpEvent(sigma/D
 ZcdpMechanism                      ``ZCDpEvent(rho)`` (RDP only)
 ComposedMechanism, PrivacyLedger   ``ComposedDpEvent`` of ``SelfComposedDpEvent`` parts
 sensitivity 0                      ``NoOpDpEvent()``
+GridLaplace (release primitive)    ``DiscreteLaplaceDpEvent(1/scale, units)``: the
+                                   discrete Laplace on integer grid indices of L1
+                                   sensitivity ``units`` (PLD only; add/remove)
+GridGaussian (release primitive)   ``ZCDpEvent(rho_spent)``: its accounting (RDP only;
+                                   dp_accounting has no discrete Gaussian event)
 =================================  ====================================================
 
 Refused (``ValueError`` saying why):
@@ -57,7 +62,9 @@ generic :math:`\varepsilon`- or :math:`(\varepsilon,\delta)`-DP mechanism).
 :func:`from_dp_event` inverts the table (sensitivity 1, ``per_example_sum=True``: every
 ``dp_accounting`` noise event is defined on a sum of per-record values) and also reads
 ``SingleEpochTreeAggregationDpEvent(z, steps)`` (``REPLACE_SPECIAL``: a record replaced by
-the zero record, which for a sum is a removal) as a
+the zero record, which for a sum is a removal) and ``DiscreteLaplaceDpEvent(a, s)`` as a pure
+:math:`(as)`-DP mechanism (its largest privacy loss; sound, looser than its exact PLD), and
+``SingleEpochTreeAggregationDpEvent`` as a
 :class:`~dpbounds.privacy.mechanisms.TreeAggregationMechanism` with
 :math:`K=\lceil\log_2(\max\mathrm{steps}+1)\rceil` nodes under add/remove (DERIVED: the
 RDP ``dp_accounting`` gives it, :math:`\alpha K/(2z^2)`, is dpbounds' tree RDP at sensitivity 1).
@@ -85,6 +92,7 @@ from fractions import Fraction
 from typing import Any
 
 from dpbounds._validation import MAX_COUNT, check_choice
+from dpbounds.privacy.discrete import GridGaussian, GridLaplace
 from dpbounds.privacy.ledger import PrivacyLedger
 from dpbounds.privacy.mechanisms import (
     ApproxDpMechanism,
@@ -226,8 +234,10 @@ def to_dp_event(obj: Any, neighbouring: Any = None, *, accountant: str = "rdp") 
     Parameters
     ----------
     obj:
-        A :class:`~dpbounds.privacy.mechanisms.Mechanism`, a ``(mechanism, count)`` pair or a
-        :class:`~dpbounds.privacy.ledger.PrivacyLedger`.
+        A :class:`~dpbounds.privacy.mechanisms.Mechanism`, a ``(mechanism, count)`` pair, a
+        :class:`~dpbounds.privacy.ledger.PrivacyLedger`, or a grid release
+        (:class:`~dpbounds.privacy.discrete.GridLaplace`,
+        :class:`~dpbounds.privacy.discrete.GridGaussian`; module notes).
     neighbouring:
         Relation of the ``dp_accounting`` accountant; ``None``: the ledger's or the
         mechanism's own. Sensitivities are converted to it (``ValueError`` for replace-one
@@ -246,6 +256,8 @@ def to_dp_event(obj: Any, neighbouring: Any = None, *, accountant: str = "rdp") 
         For a mechanism with no ``dp_accounting`` equivalent, saying why.
     """
     accountant = check_choice("accountant", accountant, EVENT_ACCOUNTANTS)
+    if isinstance(obj, (GridLaplace, GridGaussian)):
+        return _grid_event(obj, neighbouring, accountant)
     if isinstance(obj, PrivacyLedger):
         nb = Neighbouring.coerce(obj.neighbouring if neighbouring is None else neighbouring)
         events = [_counted(m, c, nb, accountant) for m, c in obj.entries]
@@ -259,6 +271,25 @@ def to_dp_event(obj: Any, neighbouring: Any = None, *, accountant: str = "rdp") 
                          f"PrivacyLedger, got {obj!r}")
     nb = Neighbouring.coerce(mech.neighbouring if neighbouring is None else neighbouring)
     return _counted(mech, count, nb, accountant)
+
+
+def _grid_event(mech: GridLaplace | GridGaussian, neighbouring: Any, accountant: str) -> Any:
+    """The event of a grid release (its sensitivity is under the caller's relation)."""
+    dpa = _dpa()
+    nb = Neighbouring.coerce(Neighbouring.ADD_REMOVE if neighbouring is None else neighbouring)
+    name = type(mech).__name__
+    if isinstance(mech, GridLaplace):
+        if accountant != "pld" or nb is not Neighbouring.ADD_REMOVE:
+            raise ValueError(f"{name}: dp_accounting accounts DiscreteLaplaceDpEvent with its PLD "
+                             "accountant under ADD_OR_REMOVE_ONE only; use accountant='pld' and "
+                             "neighbouring='add_remove'")
+        # pmf exp(-a|k|) tanh(a/2) with a = 1/scale; integer L1 sensitivity: the grid units
+        return dpa.dp_event.DiscreteLaplaceDpEvent(1.0 / float(mech.scale), int(mech.units))
+    if accountant != "rdp":
+        raise ValueError(f"{name}: dp_accounting has no discrete Gaussian event; its zCDP "
+                         "accounting (ZCDpEvent) is read by the RDP accountant only; use "
+                         "accountant='rdp'")
+    return dpa.ZCDpEvent(mech.rho_spent)
 
 
 def _leaves(event: Any, count: int, nb: Neighbouring, accountant: str,
@@ -331,6 +362,9 @@ def _leaves(event: Any, count: int, nb: Neighbouring, accountant: str,
                                         Neighbouring.ADD_REMOVE, per_example_sum=True)
         out.append((tree, count))
         return
+    elif isinstance(event, dpa.dp_event.DiscreteLaplaceDpEvent):
+        # pmf ratio at distance `sensitivity` is at most exp(a * sensitivity): pure DP
+        mech = PureDpMechanism(float(event.noise_parameter) * int(event.sensitivity), nb)
     elif isinstance(event, dpa.ZCDpEvent):
         if float(event.xi) != 0.0:
             raise ValueError(f"ZCDpEvent with xi = {event.xi!r}: dpbounds' zCDP has no xi")

@@ -296,3 +296,41 @@ def test_json_form_round_trips_every_event_kind():
     with pytest.raises(ValueError, match=r"event\.event"):
         dp_event_from_json({"class_name": "SelfComposedDpEvent", "count": 2,
                             "event": {"class_name": "Nope"}})
+
+
+def test_grid_releases_as_dp_accounting_events():
+    """GridLaplace is the discrete Laplace on integer grid indices: dp_accounting's PLD of its
+    event reaches (as delta -> 0) the pure epsilon the grid accounting states,
+    (floor(Delta 2^j) + d) / b, written out here; 10% fewer units is seen (negative control)."""
+    from fractions import Fraction
+
+    from dpbounds.privacy.discrete import GridGaussian, GridLaplace
+
+    for sens, eps, bits in ((1.0, 0.5, 4), (2.0, 1.0, 10), (0.3, 2.0, 16)):
+        m = GridLaplace(sens, eps, grid_bits=bits)
+        units = math.floor(Fraction(sens) * 2**bits) + 1
+        b = Fraction(math.ceil(Fraction(units) / Fraction(eps) * 64), 64)
+        stated = float(units / b)
+        ev = to_dp_event(m, accountant="pld")
+        assert ev.sensitivity == units and ev.noise_parameter == pytest.approx(float(1 / b))
+        acc = pld_privacy_accountant.PLDAccountant(dpa.NeighboringRelation.ADD_OR_REMOVE_ONE)
+        acc.compose(ev)
+        got = acc.get_epsilon(1e-15)
+        assert stated * (1 - 1e-6) <= got <= stated * (1 + 1e-9) and stated <= eps
+        short = pld_privacy_accountant.PLDAccountant()
+        short.compose(dpa.dp_event.DiscreteLaplaceDpEvent(ev.noise_parameter,
+                                                          math.floor(0.9 * units)))
+        assert short.get_epsilon(1e-15) < stated * (1 - 1e-2)
+        # back: a pure-DP mechanism of the largest loss, never below dp_accounting's
+        back = from_dp_event(ev)
+        assert isinstance(back, M.PureDpMechanism) and back.epsilon >= got * (1 - 1e-12)
+    g = GridGaussian(1.0, 0.5, grid_bits=8)
+    ev = to_dp_event(g)
+    assert ev == dpa.ZCDpEvent(g.rho_spent) and g.rho_spent <= 0.5
+    assert from_dp_event(ev).rho == g.rho_spent
+    with pytest.raises(ValueError, match="accountant='pld'"):
+        to_dp_event(GridLaplace(1.0, 1.0))
+    with pytest.raises(ValueError, match="add_remove"):
+        to_dp_event(GridLaplace(1.0, 1.0), RO, accountant="pld")
+    with pytest.raises(ValueError, match="no discrete Gaussian event"):
+        to_dp_event(g, accountant="pld")
