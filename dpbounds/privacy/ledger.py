@@ -68,6 +68,56 @@ class PrivacyLedger:
         return cls(data.get("neighbouring", Neighbouring.ADD_REMOVE),
                    [(mechanism_from_dict(m), int(n)) for m, n in data["entries"]])
 
+    @classmethod
+    def from_opacus(cls, history: Any) -> PrivacyLedger:
+        r"""The ledger of an Opacus accountant's history (add/remove).
+
+        ``history`` is an Opacus accountant (its ``.history``), its ``state_dict()`` or the
+        list itself: ``(noise_multiplier, sample_rate, num_steps)`` triples, as Opacus's RDP,
+        GDP and PRV accountants keep them. Each becomes ``num_steps`` runs of a Poisson
+        subsampled Gaussian, ``SubsampledGaussianMechanism(noise_multiplier, sample_rate)``
+        with sensitivity 1 and ``per_example_sum=True`` (DERIVED from Opacus's
+        ``DPOptimizer``: it adds :math:`N(0, (zC)^2)` to a sum of per-sample gradients clipped
+        to :math:`C` — an add/remove sensitivity :math:`C` — and its accountants assume
+        Poisson sampling at ``sample_rate``, as this conversion does).
+
+        ``ValueError`` for what cannot be accounted: a noise multiplier that is not a finite
+        number > 0 (0 is no privacy), a sample rate outside (0, 1], a step count that is not
+        an integer >= 1, or an entry that is not such a triple.
+        """
+        from dpbounds.privacy.mechanisms import Sampling, SubsampledGaussianMechanism
+
+        if hasattr(history, "history"):
+            history = history.history
+        elif isinstance(history, dict):
+            if "history" not in history:
+                raise ValueError("history: a state_dict must have the key 'history'")
+            history = history["history"]
+        if not isinstance(history, (list, tuple)):
+            raise ValueError(f"history must be a list of (noise_multiplier, sample_rate, "
+                             f"num_steps), got {history!r}")
+        entries = []
+        for i, item in enumerate(history):
+            if not isinstance(item, (list, tuple)) or len(item) != 3:
+                raise ValueError(f"history[{i}] must be (noise_multiplier, sample_rate, "
+                                 f"num_steps), got {item!r}")
+            z, q, steps = item
+            try:
+                z, q = float(z), float(q)
+            except (TypeError, ValueError):
+                raise ValueError(f"history[{i}]: noise_multiplier and sample_rate must be "
+                                 f"numbers, got {item!r}") from None
+            if not (z > 0 and z < float("inf")):
+                raise ValueError(f"history[{i}]: noise_multiplier must be a finite number > 0 "
+                                 f"(0 is no privacy), got {z!r}")
+            if not 0 < q <= 1:
+                raise ValueError(f"history[{i}]: sample_rate must lie in (0, 1], got {q!r}")
+            steps = check_int(f"history[{i}] num_steps", steps, minimum=1, maximum=MAX_COUNT)
+            entries.append((SubsampledGaussianMechanism(
+                z, q, 1.0, Sampling.POISSON, Neighbouring.ADD_REMOVE, per_example_sum=True),
+                steps))
+        return cls(Neighbouring.ADD_REMOVE, entries)
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PrivacyLedger):
             return NotImplemented
