@@ -57,6 +57,11 @@ def register_compose(privacy_parser: argparse.ArgumentParser) -> None:
     p.add_argument("--from-dp-event", action="append", default=[], metavar="FILE",
                    dest="from_dp_event",
                    help="a JSON/YAML file of dp_accounting events (see below); repeatable")
+    p.add_argument("--from-opacus", action="append", default=[], metavar="FILE",
+                   dest="from_opacus",
+                   help="a JSON file of an Opacus accountant's history: [[noise_multiplier, "
+                        "sample_rate, num_steps], ...] or its state_dict {\"history\": ...}; "
+                        "repeatable")
     add_quantity(p, "delta", default=1e-5, help="target delta")
     add_quantity(p, "neighbouring", default="add_remove", choices=("add_remove", "replace_one"),
                  help="the one relation of every sensitivity and of the guarantee")
@@ -112,6 +117,17 @@ def _read_events(path: str) -> list[Any]:
     return [dp_event_from_json(item, f"{path}[{i}]") for i, item in enumerate(items)]
 
 
+def _read_json(path: str, flag: str) -> Any:
+    try:
+        text = Path(path).read_text()
+    except OSError as err:
+        raise ValueError(f"{flag} {path}: cannot read it ({err.strerror})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{flag} {path}: not JSON ({err})") from None
+
+
 def _short(reason: str) -> str:
     """The reason without the mechanism's full repr."""
     reason = re.sub(r"does not support (\w+)\(.*?\): ", r"does not support \1: ", reason)
@@ -129,6 +145,7 @@ def run_compose(args: argparse.Namespace) -> int:
     accountants = [a.strip() for a in args.accountant.split(",") if a.strip()]
     curve = _curve(args.curve)
     dp_events = [ev for path in args.from_dp_event for ev in _read_events(path)]
+    histories = [_read_json(path, "--from-opacus") for path in args.from_opacus]
     with progress_bar(not getattr(args, "quiet", False), total=len(accountants),
                       desc="compose", unit="accountant") as bar:
 
@@ -137,7 +154,8 @@ def run_compose(args: argparse.Namespace) -> int:
             bar.update()
 
         out = compose_events(args.event, delta=args.delta, neighbouring=args.neighbouring,
-                             accountants=accountants, dp_events=dp_events, curve=curve,
+                             accountants=accountants, dp_events=dp_events,
+                             opacus_histories=histories, curve=curve,
                              dataset_size=args.dataset_size, progress=tick)
     for text in out["flags"]:
         print(f"dpbounds: warning: {text}", file=sys.stderr)

@@ -188,6 +188,7 @@ def compose_events(
     neighbouring: Any = Neighbouring.ADD_REMOVE,
     accountants: Sequence[str] = ("rdp", "pld"),
     dp_events: Sequence[Any] = (),
+    opacus_histories: Sequence[Any] = (),
     curve: Sequence[float] | None = None,
     dataset_size: int | None = None,
     progress: Callable[[str], None] | None = None,
@@ -207,6 +208,10 @@ def compose_events(
     dp_events:
         ``dp_accounting`` events (or their named tuples), composed after ``events``
         (read by :func:`~dpbounds.privacy.events.from_dp_event` under ``neighbouring``).
+    opacus_histories:
+        Opacus accountant histories (``(noise_multiplier, sample_rate, num_steps)`` lists or
+        state dicts; :meth:`~dpbounds.privacy.ledger.PrivacyLedger.from_opacus`), composed
+        last; add/remove only.
     curve:
         Epsilons at which to report delta(eps) as well (PLD: a pessimistic and an optimistic
         value).
@@ -252,8 +257,16 @@ def compose_events(
             ledger.record(mech, 1)
             parts.append({"spec": f"dp_event[{i}] {type(ev).__name__}",
                           "mechanism": mech.to_dict(), "steps": 1})
+    for i, history in enumerate(opacus_histories):
+        if nb is not Neighbouring.ADD_REMOVE:
+            raise ValueError(f"opacus history {i}: Opacus accounts Poisson sampling under "
+                             f"add_remove, but the composition is under {nb.value}: mixing "
+                             "neighbouring relations is refused")
+        for mech, steps in PrivacyLedger.from_opacus(history).entries:
+            ledger.record(mech, steps)
+            parts.append({"spec": f"opacus[{i}]", "mechanism": mech.to_dict(), "steps": steps})
     if not len(ledger):
-        raise ValueError("no event to compose: give --event or --from-dp-event")
+        raise ValueError("no event to compose: give --event, --from-dp-event or --from-opacus")
     results: list[dict[str, Any]] = []
     for name in names:
         if progress is not None:

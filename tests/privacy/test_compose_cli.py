@@ -150,3 +150,20 @@ def test_parse_event_kinds():
     assert parse_event("tree:z=2,K=5,sens=3")[0].sigma == 6.0
     assert parse_event("zcdp:rho=0.1,steps=3")[1] == 3
     assert parse_event("pure:eps=0.5")[0].epsilon == 0.5
+
+
+def test_opacus_history_file_composes_as_its_events(tmp_path):
+    path = tmp_path / "opacus.json"
+    path.write_text(json.dumps({"history": [[1.1, 0.01, 1000], [2.0, 0.05, 10]],
+                                "mechanism": "rdp"}))
+    code, out, err = _run(["privacy", "compose", "--quiet", "--json", "--from-opacus",
+                           str(path)])
+    assert code == 0, err
+    got = json.loads(out)["results"]
+    same = compose_events(["gaussian:z=1.1,q=0.01,steps=1000", "gaussian:z=2,q=0.05,steps=10"],
+                          delta=1e-5)["results"]
+    for a, b in zip(got, same, strict=True):
+        assert a["epsilon"] == pytest.approx(b["epsilon"], rel=1e-12)
+    code, _, err = _run(["privacy", "compose", "--quiet", "--from-opacus", str(path),
+                         "--neighbouring", "replace_one"])
+    assert code == 2 and "mixing neighbouring relations" in err and len(err.splitlines()) == 1
