@@ -11,9 +11,8 @@ The history is Opacus's own: ``(noise_multiplier, sample_rate, num_steps)`` trip
 with the same pair as the last extending it (as Opacus's ``RDPAccountant.step`` does). The
 epsilon is the pessimistic PLD accountant's (an upper bound; exact for the Gaussian parts), or,
 where it cannot account the history (more than 10^9 steps, a grid beyond its limits), the RDP
-accountant's (also an upper bound); :attr:`DpboundsAccountant.last_accountant` and
-:attr:`~DpboundsAccountant.last_fallback` say which and why. :meth:`DpboundsAccountant.
-epsilon_bracket` gives the optimistic / pessimistic pair.
+accountant's (also an upper bound); ``last_accountant`` and ``last_fallback`` say which and
+why. :meth:`DpboundsAccountant.epsilon_bracket` gives the optimistic / pessimistic pair.
 
 Example
 -------
