@@ -280,6 +280,11 @@ OPTIONS: dict[str, str] = {
     "--problem": "verification problem (huber_well, far, noise_floor, hard)",
     "--mutation": "run a mutated algorithm (negative control: noise_d)",
     "--store": "keep finished sweep cells in this folder and resume from it",
+    "--event": "privacy compose: one mechanism, KIND:key=value,... (repeatable)",
+    "--from-dp-event": "privacy compose: a JSON/YAML file of dp_accounting events",
+    "--from-opacus": "privacy compose: a JSON file of an Opacus accountant's history",
+    "--accountant": "privacy compose: comma-separated accountants (rdp, pld, zcdp, pure, basic)",
+    "--curve": "privacy compose: also print delta(eps) at these epsilons",
     "--help": "show the help of a command",
     "--version": "show the version",
 }

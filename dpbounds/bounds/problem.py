@@ -29,6 +29,7 @@ from typing import Any
 
 from dpbounds._validation import check_nonnegative, check_open_interval, check_positive
 from dpbounds.notation import quantity
+from dpbounds.privacy.limits import check_epsilon_limit, warn_no_privacy
 
 __all__ = ["DEFAULT_PROBLEM", "PROBLEM_QUANTITIES", "check_problem", "problem_class"]
 
@@ -91,8 +92,10 @@ def check_problem(problem: Mapping[str, Any], *, prefix: str = "",
                   flags: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The shared problem with every value checked (ValueError naming the input otherwise).
 
-    ``d, N, eps, G, L, R`` and ``tau0, c2, diam, mu, S1`` must be finite and > 0, ``delta`` in
-    (0, 1), ``L1`` finite and >= 0, ``m`` an integer in [1, N], ``max_horizon`` an integer in
+    ``d, N, eps, G, L, R`` and ``tau0, c2, diam, mu, S1`` must be finite and > 0, ``eps`` at
+    most 100 and ``delta`` in (0, 1) (``delta > 1/N`` issues a
+    :class:`~dpbounds.privacy.limits.NoPrivacyWarning`: :mod:`dpbounds.privacy.limits`),
+    ``L1`` finite and >= 0, ``m`` an integer in [1, N], ``max_horizon`` an integer in
     [1, 10^7], ``mu <= L``, ``problem_class`` one of :data:`CLASSES`; unknown keys pass through
     unchanged (a theorem may use them). The message names ``flags[key]`` when given (the
     spelling the user typed), else ``prefix + key``.
@@ -115,12 +118,16 @@ def check_problem(problem: Mapping[str, Any], *, prefix: str = "",
                 raise ValueError(f"{name(k)} must be one of {', '.join(CLASSES)}, got {v!r}")
         elif k in DEFAULT_PROBLEM or k in OPTIONAL_PROBLEM:
             out[k] = float(check_positive(name(k), v))
+            if k == "eps":
+                check_epsilon_limit(name(k), out[k])
     if "mu" in out and "L" in out and out["mu"] > out["L"]:
         raise ValueError(f"{name('mu')} must lie in (0, L={out['L']:g}] (mu <= L), "
                          f"got {out['mu']:g}")
     if "m" in out and "N" in out and out["m"] > out["N"]:
         raise ValueError(f"{name('m')} must lie in [1, N={out['N']:g}] (the batch is drawn from "
                          f"the data set), got {out['m']:g}")
+    if "delta" in out and "N" in out:  # a correct bound about no privacy: flagged, not refused
+        warn_no_privacy(None, out["delta"], out["N"], stacklevel=2)
     if out.get("problem_class") in ("strongly_convex", "quadratic") and "mu" not in out:
         raise ValueError(f"{name('problem_class')}={out['problem_class']} needs the strong "
                          f"convexity {name('mu')}")

@@ -14,6 +14,7 @@ side by side (defaults d=100, N=1e5, eps=1, delta=1e-5, G=L=R=1: the non-convex 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from dpbounds.bounds.compare import trivial_bounds, vacuous_reason
@@ -101,7 +102,15 @@ def _problem(args: argparse.Namespace) -> dict[str, float]:
         if v is not None:
             out[k] = v
             flags[k] = flag_used(args, name)
-    return check_problem(out, flags=flags)
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:  # NoPrivacyWarning: one line each
+        warnings.simplefilter("always")
+        problem = check_problem(out, flags=flags)
+    for w in caught:
+        print(f"dpbounds: warning: {w.message}", file=sys.stderr)
+    warnings.simplefilter("ignore")  # said once above; the library checks the problem again
+    return problem
 
 
 def _fmt(v: Any) -> str:

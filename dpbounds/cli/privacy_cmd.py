@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
+import warnings
 
 from dpbounds._progress import progress_bar
 from dpbounds.cli import add_quantity, strict_json
@@ -44,6 +46,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_quantity(p, "scale", help="Laplace scale b on the sum: also report the epsilon it buys")
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
     p.set_defaults(func=run)
+    from dpbounds.cli.privacy_compose import register_compose
+
+    register_compose(p)  # `dpbounds privacy compose ...`
 
 
 def run(args: argparse.Namespace) -> int:
@@ -57,11 +62,16 @@ def run(args: argparse.Namespace) -> int:
             bar.set_postfix_str(label[:40], refresh=False)
             bar.update()
 
-        rows = privacy_table(
-            epsilon=args.epsilon, delta=args.delta, sensitivity=args.sensitivity,
-            steps=args.steps, sampling_rate=args.sampling_rate, neighbouring=args.neighbouring,
-            sigma=args.sigma, scale=args.scale, dataset_size=args.dataset_size, progress=tick,
-        )
+        with warnings.catch_warnings(record=True) as caught:  # NoPrivacyWarning: one line
+            warnings.simplefilter("always")
+            rows = privacy_table(
+                epsilon=args.epsilon, delta=args.delta, sensitivity=args.sensitivity,
+                steps=args.steps, sampling_rate=args.sampling_rate,
+                neighbouring=args.neighbouring, sigma=args.sigma, scale=args.scale,
+                dataset_size=args.dataset_size, progress=tick,
+            )
+    for w in caught:
+        print(f"dpbounds: warning: {w.message}", file=sys.stderr)
     if args.json:
         print(strict_json(rows, indent=2))
         return 0

@@ -7,6 +7,7 @@
   :mod:`~dpbounds.privacy.accountants` (RDP, zCDP, PLD, pure DP),
   :mod:`~dpbounds.privacy.calibrate` (never-overshooting inversion),
   :mod:`~dpbounds.privacy.ledger` (what an algorithm spent, serialisable),
+  :mod:`~dpbounds.privacy.events` (to and from ``dp_accounting``'s ``DpEvent``),
   :mod:`~dpbounds.privacy.run` (a run's record: ledger, target, accountant; every algorithm's
   ``result.privacy``),
   :mod:`~dpbounds.privacy.table` (the ``dpbounds privacy`` table as data).
@@ -35,6 +36,12 @@ from dpbounds.privacy.calibrate import (
     epsilon_for_noise_multiplier,
     epsilon_of,
     noise_multiplier_for_epsilon,
+)
+from dpbounds.privacy.events import (
+    dp_accounting_relation,
+    from_dp_event,
+    ledger_from_dp_event,
+    to_dp_event,
 )
 from dpbounds.privacy.gaussian import (
     analytic_gaussian_sigma,
@@ -141,9 +148,11 @@ __all__ = [
     "compose",
     "compose_zcdp",
     "deamplify_without_replacement",
+    "dp_accounting_relation",
     "dp_to_zcdp_rho",
     "dyadic_nodes",
     "epsilon_for_noise_multiplier",
+    "from_dp_event",
     "gaussian_delta",
     "gaussian_epsilon",
     "gaussian_rdp",
@@ -153,6 +162,7 @@ __all__ = [
     "laplace_scale_for_epsilon",
     "laplace_scales_for_budgets",
     "laplace_variance",
+    "ledger_from_dp_event",
     "max_nodes_per_sample",
     "max_nodes_per_sample_bound",
     "momentum_node_sensitivity",
@@ -169,6 +179,7 @@ __all__ = [
     "tree_aggregation_epsilon",
     "tree_aggregation_sigma",
     "tree_momentum_sigma_closed_form",
+    "to_dp_event",
     "without_replacement_gaussian_rdp",
     "zcdp_to_dp_epsilon",
 ]

@@ -60,6 +60,8 @@ __all__ = ["GridGaussian", "GridLaplace"]
 SCALE_DENOMINATOR = 64
 #: Largest grid index a release may reach: gamma * k is exact in float64 below 2^53.
 MAX_INDEX = 2**53 - 1
+#: Largest magnitude an int64 noise array holds.
+INT64_MAX = 2**63 - 1
 
 
 def _rational(name: str, value: Any, *, positive: bool) -> Fraction:
@@ -74,9 +76,33 @@ def _rational(name: str, value: Any, *, positive: bool) -> Fraction:
     return q
 
 
+#: Largest bound drawn with one ``rng.integers`` call (NumPy's int64 sampler refuses
+#: ``high`` above 2^63 - 1; the discrete Gaussian's coins have denominators far beyond it).
+_NATIVE_HIGH = 2**62
+
+
+def _uniform_below(n: int, rng: np.random.Generator) -> int:
+    """A uniform integer in ``[0, n)``, exactly, for any positive Python int ``n``.
+
+    Below 2^62 one ``rng.integers`` call (the stream of earlier versions, unchanged); above,
+    rejection sampling: ``n.bit_length()`` uniform bits from ``rng.bytes`` read as a Python
+    int, redrawn until below ``n`` (accepted with probability > 1/2, so < 2 draws expected).
+    """
+    if n <= _NATIVE_HIGH:
+        return int(rng.integers(0, n))
+    bits = n.bit_length()
+    nbytes = (bits + 7) // 8
+    excess = 8 * nbytes - bits  # leading bits dropped so the draw has exactly ``bits`` bits
+    while True:
+        u = int.from_bytes(rng.bytes(nbytes), "little") >> excess
+        if u < n:
+            return u
+
+
 def _bernoulli(p: Fraction, rng: np.random.Generator) -> bool:
-    """Bernoulli(p) for a rational ``p`` in [0, 1], exactly (one uniform integer)."""
-    return bool(rng.integers(0, p.denominator) < p.numerator)
+    """Bernoulli(p) for a rational ``p`` in [0, 1], exactly (one uniform integer below the
+    denominator, of any size)."""
+    return _uniform_below(p.denominator, rng) < p.numerator
 
 
 def bernoulli_exp(gamma: Fraction, rng: np.random.Generator) -> bool:
@@ -103,7 +129,7 @@ def discrete_laplace(scale: Fraction, size: int, rng: np.random.Generator) -> np
     out = np.empty(size, dtype=np.int64)
     for i in range(size):
         while True:
-            u = int(rng.integers(0, t))
+            u = _uniform_below(t, rng)
             if not bernoulli_exp(Fraction(u, t), rng):
                 continue
             v = 0
@@ -113,6 +139,8 @@ def discrete_laplace(scale: Fraction, size: int, rng: np.random.Generator) -> np
             b = int(rng.integers(0, 2))
             if b == 1 and y == 0:
                 continue
+            if y > INT64_MAX:  # an int64 array cannot hold it (numpy would raise OverflowError)
+                raise ValueError(f"scale = {float(scale):.3g} too large: a draw exceeded 2^63")
             out[i] = (1 - 2 * b) * y
             break
     return out

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from dpbounds._validation import MAX_COUNT, check_int
 from dpbounds.privacy.accountants import (
     ACCOUNTANTS,
@@ -66,6 +68,56 @@ class PrivacyLedger:
         return cls(data.get("neighbouring", Neighbouring.ADD_REMOVE),
                    [(mechanism_from_dict(m), int(n)) for m, n in data["entries"]])
 
+    @classmethod
+    def from_opacus(cls, history: Any) -> PrivacyLedger:
+        r"""The ledger of an Opacus accountant's history (add/remove).
+
+        ``history`` is an Opacus accountant (its ``.history``), its ``state_dict()`` or the
+        list itself: ``(noise_multiplier, sample_rate, num_steps)`` triples, as Opacus's RDP,
+        GDP and PRV accountants keep them. Each becomes ``num_steps`` runs of a Poisson
+        subsampled Gaussian, ``SubsampledGaussianMechanism(noise_multiplier, sample_rate)``
+        with sensitivity 1 and ``per_example_sum=True`` (DERIVED from Opacus's
+        ``DPOptimizer``: it adds :math:`N(0, (zC)^2)` to a sum of per-sample gradients clipped
+        to :math:`C` — an add/remove sensitivity :math:`C` — and its accountants assume
+        Poisson sampling at ``sample_rate``, as this conversion does).
+
+        ``ValueError`` for what cannot be accounted: a noise multiplier that is not a finite
+        number > 0 (0 is no privacy), a sample rate outside (0, 1], a step count that is not
+        an integer >= 1, or an entry that is not such a triple.
+        """
+        from dpbounds.privacy.mechanisms import Sampling, SubsampledGaussianMechanism
+
+        if hasattr(history, "history"):
+            history = history.history
+        elif isinstance(history, dict):
+            if "history" not in history:
+                raise ValueError("history: a state_dict must have the key 'history'")
+            history = history["history"]
+        if not isinstance(history, (list, tuple)):
+            raise ValueError(f"history must be a list of (noise_multiplier, sample_rate, "
+                             f"num_steps), got {history!r}")
+        entries = []
+        for i, item in enumerate(history):
+            if not isinstance(item, (list, tuple)) or len(item) != 3:
+                raise ValueError(f"history[{i}] must be (noise_multiplier, sample_rate, "
+                                 f"num_steps), got {item!r}")
+            z, q, steps = item
+            try:
+                z, q = float(z), float(q)
+            except (TypeError, ValueError):
+                raise ValueError(f"history[{i}]: noise_multiplier and sample_rate must be "
+                                 f"numbers, got {item!r}") from None
+            if not (z > 0 and z < float("inf")):
+                raise ValueError(f"history[{i}]: noise_multiplier must be a finite number > 0 "
+                                 f"(0 is no privacy), got {z!r}")
+            if not 0 < q <= 1:
+                raise ValueError(f"history[{i}]: sample_rate must lie in (0, 1], got {q!r}")
+            steps = check_int(f"history[{i}] num_steps", steps, minimum=1, maximum=MAX_COUNT)
+            entries.append((SubsampledGaussianMechanism(
+                z, q, 1.0, Sampling.POISSON, Neighbouring.ADD_REMOVE, per_example_sum=True),
+                steps))
+        return cls(Neighbouring.ADD_REMOVE, entries)
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PrivacyLedger):
             return NotImplemented
@@ -111,6 +163,40 @@ class PrivacyLedger:
     def delta(self, epsilon: float, accountant: Any = "rdp", **options: Any) -> float:
         """δ spent so far at ``epsilon``."""
         return self.accountant(accountant, **options).get_delta(epsilon)
+
+    def _pld_pair(self, **options: Any) -> tuple[Accountant, Accountant]:
+        """(pessimistic, optimistic) PLD accountants with every entry composed."""
+        options.pop("pessimistic", None)
+        return (self.accountant("pld", pessimistic=True, **options),
+                self.accountant("pld", pessimistic=False, **options))
+
+    def delta_curve(self, eps_grid: Any, **options: Any) -> dict[str, Any]:
+        r""":math:`\delta(\varepsilon)` on ``eps_grid`` from the PLD accountant, bracketed.
+
+        Returns ``{"epsilon": grid, "pessimistic": upper, "optimistic": lower}`` (float
+        arrays): ``pessimistic`` is the guarantee (dp_accounting's pessimistic
+        discretisation, an upper bound on the exact profile), ``optimistic`` its optimistic
+        twin (a lower bound on the exact profile of these mechanisms); the Gaussian parts are
+        exact in both. ``options`` go to the PLD accountant.
+        """
+        grid = np.asarray(eps_grid, dtype=float).ravel()
+        if grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid < 0):
+            raise ValueError(f"eps_grid must hold finite epsilons >= 0, got {eps_grid!r}")
+        hi, lo = self._pld_pair(**options)
+        upper = np.array([hi.get_delta(float(e)) for e in grid])
+        lower = np.array([lo.get_delta(float(e)) for e in grid])
+        return {"epsilon": grid, "pessimistic": upper, "optimistic": np.minimum(lower, upper)}
+
+    def epsilon_curve(self, delta_grid: Any, **options: Any) -> dict[str, Any]:
+        r""":math:`\varepsilon(\delta)` on ``delta_grid`` from the PLD accountant, bracketed
+        as :meth:`delta_curve` (``{"delta", "pessimistic", "optimistic"}``)."""
+        grid = np.asarray(delta_grid, dtype=float).ravel()
+        if grid.size == 0 or not np.all((grid > 0) & (grid < 1)):
+            raise ValueError(f"delta_grid must hold deltas in (0, 1), got {delta_grid!r}")
+        hi, lo = self._pld_pair(**options)
+        upper = np.array([hi.get_epsilon(float(d)) for d in grid])
+        lower = np.array([lo.get_epsilon(float(d)) for d in grid])
+        return {"delta": grid, "pessimistic": upper, "optimistic": np.minimum(lower, upper)}
 
     def report(self, delta: float, accountants: Any = tuple(ACCOUNTANTS)) -> dict[str, Any]:
         """ε under each accountant by name; ``None`` where it does not support an entry (or

@@ -52,6 +52,7 @@ from dpbounds.privacy.gaussian import (
     gaussian_epsilon,
 )
 from dpbounds.privacy.laplace import amplify_without_replacement, laplace_scale_for_epsilon
+from dpbounds.privacy.limits import MAX_EPSILON, warn_no_privacy
 from dpbounds.privacy.mechanisms import (
     GaussianMechanism,
     Neighbouring,
@@ -73,7 +74,7 @@ __all__ = ["TABLE_ROWS", "format_table", "privacy_table"]
 TABLE_ROWS = 13
 #: PLD discretisation used in the table (pessimistic; ~0.1% looser than 1e-4, 40x faster).
 TABLE_PLD_INTERVAL = 1e-3
-_EPSILON_RANGE = (1e-6, 100.0)
+_EPSILON_RANGE = (1e-6, MAX_EPSILON)  # dpbounds.privacy.limits: the one cap
 _MAGNITUDE_RANGE = (1e-100, 1e100)
 
 
@@ -180,6 +181,7 @@ def privacy_table(
     q = check_closed_interval("sampling_rate", sampling_rate, 1e-6, 1.0)
     nb = Neighbouring.coerce(neighbouring)
     n = check_int("dataset_size", dataset_size, minimum=1, maximum=MAX_COUNT)
+    warn_no_privacy(None, delta, n, stacklevel=2)  # delta > 1/n: flagged (privacy.limits)
     if sigma is not None:
         sigma = check_closed_interval("sigma", sigma, *_MAGNITUDE_RANGE)
     if scale is not None:

@@ -1,0 +1,484 @@
+r"""Mechanisms and ledgers to and from ``dp_accounting``'s ``DpEvent`` objects.
+
+:func:`to_dp_event` turns a :class:`~dpbounds.privacy.mechanisms.Mechanism` or a
+:class:`~dpbounds.privacy.ledger.PrivacyLedger` into the ``DpEvent`` that ``dp_accounting``'s
+accountants compose; :func:`from_dp_event` reads an event (or its ``to_named_tuple()`` form)
+back as a mechanism. Neither guesses a relation: the neighbouring relation is an argument and
+every sensitivity is converted to it explicitly
+(:meth:`~dpbounds.privacy.mechanisms.Mechanism.sensitivity_under`).
+
+Conventions of ``dp_accounting`` (checked on 0.6.0 in ``tests/privacy/test_events.py``)
+-----------------------------------------------------------------------------------------
+A ``DpEvent`` carries a *noise multiplier* (noise scale over a sensitivity) and no relation;
+the relation belongs to the accountant (``NeighboringRelation``). DERIVED from reading its
+source and confirmed numerically:
+
+* Under ``ADD_OR_REMOVE_ONE`` both accountants read ``GaussianDpEvent(z)`` as the pair
+  :math:`N(0,z^2)` vs :math:`N(1,z^2)`: ``z`` is the noise over the add/remove sensitivity
+  :math:`C` (a clipped per-example sum), as its docstring says.
+* Under ``REPLACE_ONE`` its **RDP** accountant still uses :math:`\alpha/(2z^2)` for a
+  ``GaussianDpEvent``, and Wang-Balle-Kasiviswanathan's bound for
+  ``SampledWithoutReplacementDpEvent`` takes ``z`` relative to the replace-one sensitivity:
+  for both, ``z`` must be the noise over the **replace-one** sensitivity :math:`2C`, i.e.
+  half the add/remove multiplier. Its **PLD** accountant instead builds the pair
+  :math:`N(-1,z^2)` vs :math:`N(1,z^2)` (``AdjacencyType.REPLACE``): it reads ``z`` relative to
+  :math:`C` and doubles the sensitivity itself. The same event therefore means a different
+  mechanism to its two accountants under ``REPLACE_ONE``, so :func:`to_dp_event` takes the
+  accountant the event is for (``accountant='rdp'`` or ``'pld'``; they coincide under
+  ``add_remove``).
+* ``LaplaceDpEvent(z)``: ``z`` is the scale over the L1 sensitivity; RDP reads it as pure
+  :math:`1/z`-DP under any relation; PLD refuses it under ``REPLACE_ONE``.
+
+Mapping (dpbounds → dp_accounting; ``count`` becomes ``SelfComposedDpEvent``)
+------------------------------------------------------------------------------
+=================================  ====================================================
+GaussianMechanism                  ``GaussianDpEvent(sigma / sensitivity)``
+LaplaceMechanism                   ``LaplaceDpEvent(scale / sensitivity)``
+SubsampledGaussian, Poisson        ``PoissonSampledDpEvent(q, GaussianDpEvent(z))``
+                                   (add/remove only, as both libraries analyse it)
+SubsampledGaussian, w/o repl.      ``SampledWithoutReplacementDpEvent(n, m, Gaussian(z))``
+                                   with ``m/n == q`` exactly (replace-one; RDP only)
+TreeAggregationMechanism           ``SelfComposedDpEvent(GaussianDpEvent(sigma/Delta), K)``
+                                   (each record in at most ``K`` Gaussian nodes, the
+                                   composition dpbounds accounts)
+ZcdpMechanism                      ``ZCDpEvent(rho)`` (RDP only)
+ComposedMechanism, PrivacyLedger   ``ComposedDpEvent`` of ``SelfComposedDpEvent`` parts
+sensitivity 0                      ``NoOpDpEvent()``
+GridLaplace (release primitive)    ``DiscreteLaplaceDpEvent(1/scale, units)``: the
+                                   discrete Laplace on integer grid indices of L1
+                                   sensitivity ``units`` (PLD only; add/remove)
+GridGaussian (release primitive)   ``ZCDpEvent(rho_spent)``: its accounting (RDP only;
+                                   dp_accounting has no discrete Gaussian event)
+=================================  ====================================================
+
+Refused (``ValueError`` saying why):
+:class:`~dpbounds.privacy.mechanisms.SubsampledLaplaceMechanism` (``dp_accounting``'s RDP
+accountant takes only Gaussian sub-events of ``SampledWithoutReplacementDpEvent`` and its PLD
+accountant has no sampling without replacement),
+:class:`~dpbounds.privacy.mechanisms.PureDpMechanism` and
+:class:`~dpbounds.privacy.mechanisms.ApproxDpMechanism` (``dp_accounting`` has no event for a
+generic :math:`\varepsilon`- or :math:`(\varepsilon,\delta)`-DP mechanism).
+
+:func:`from_dp_event` inverts the table (sensitivity 1, ``per_example_sum=True``: every
+``dp_accounting`` noise event is defined on a sum of per-record values) and also reads
+``SingleEpochTreeAggregationDpEvent(z, steps)`` (``REPLACE_SPECIAL``: a record replaced by
+the zero record, which for a sum is a removal) and ``DiscreteLaplaceDpEvent(a, s)`` as a pure
+:math:`(as)`-DP mechanism (its largest privacy loss; sound, looser than its exact PLD), and
+``SingleEpochTreeAggregationDpEvent`` as a
+:class:`~dpbounds.privacy.mechanisms.TreeAggregationMechanism` with
+:math:`K=\lceil\log_2(\max\mathrm{steps}+1)\rceil` nodes under add/remove (DERIVED: the
+RDP ``dp_accounting`` gives it, :math:`\alpha K/(2z^2)`, is dpbounds' tree RDP at sensitivity 1).
+It refuses events dpbounds has no mechanism for, naming them.
+
+Example
+-------
+>>> from dpbounds.privacy.events import from_dp_event, to_dp_event
+>>> from dpbounds.privacy.mechanisms import GaussianMechanism
+>>> m = GaussianMechanism(sigma=2.0, sensitivity=1.0, per_example_sum=True)
+>>> to_dp_event(m)
+GaussianDpEvent(noise_multiplier=2.0)
+>>> to_dp_event(m, "replace_one")                     # RDP: over the replace-one 2C
+GaussianDpEvent(noise_multiplier=1.0)
+>>> to_dp_event(m, "replace_one", accountant="pld")   # PLD doubles C itself
+GaussianDpEvent(noise_multiplier=2.0)
+>>> from_dp_event(to_dp_event(m)).sigma
+2.0
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+from dpbounds._validation import MAX_COUNT, check_choice
+from dpbounds.privacy.discrete import GridGaussian, GridLaplace
+from dpbounds.privacy.ledger import PrivacyLedger
+from dpbounds.privacy.mechanisms import (
+    ApproxDpMechanism,
+    ComposedMechanism,
+    GaussianMechanism,
+    LaplaceMechanism,
+    Mechanism,
+    Neighbouring,
+    PureDpMechanism,
+    Sampling,
+    SubsampledGaussianMechanism,
+    SubsampledLaplaceMechanism,
+    TreeAggregationMechanism,
+    ZcdpMechanism,
+)
+
+__all__ = [
+    "dp_accounting_relation",
+    "dp_event_from_json",
+    "dp_event_to_json",
+    "from_dp_event",
+    "ledger_from_dp_event",
+    "to_dp_event",
+]
+
+#: The ``dp_accounting`` accountants an event can be written for.
+EVENT_ACCOUNTANTS = ("rdp", "pld")
+
+
+def _dpa() -> Any:
+    # imported on use: ``dpbounds privacy --help`` and the rest of the library stay fast
+    import dp_accounting
+
+    return dp_accounting
+
+
+def dp_accounting_relation(neighbouring: Any) -> Any:
+    """``dp_accounting.NeighboringRelation`` for a dpbounds relation (``ADD_OR_REMOVE_ONE`` or
+    ``REPLACE_ONE``): the relation to build its accountant with for :func:`to_dp_event`'s
+    output."""
+    nb = Neighbouring.coerce(neighbouring)
+    rel = _dpa().NeighboringRelation
+    return rel.ADD_OR_REMOVE_ONE if nb is Neighbouring.ADD_REMOVE else rel.REPLACE_ONE
+
+
+def _ratio(name: str, noise: float, sensitivity: float) -> float:
+    z = noise / sensitivity
+    if not (math.isfinite(z) and z > 0):
+        raise ValueError(f"{name}: noise / sensitivity = {z!r} is not a positive finite "
+                         "noise multiplier")
+    return z
+
+
+def _sampled_sizes(q: float) -> tuple[int, int]:
+    """(n, m) with ``m / n == q`` exactly in float (dp_accounting divides them): a small
+    fraction when one reproduces ``q``, else its exact dyadic value."""
+    small = Fraction(q).limit_denominator(10**9)
+    frac = small if small.numerator / small.denominator == q else Fraction(q)
+    return frac.denominator, frac.numerator
+
+
+def _one(mech: Mechanism, nb: Neighbouring, accountant: str) -> Any:
+    """The event of one run of ``mech`` (no count)."""
+    dpa = _dpa()
+    # under replace-one dp_accounting's PLD reads a Gaussian's multiplier relative to C (the
+    # half of the replace-one sensitivity) and doubles it itself: see the module notes
+    pld_replace = accountant == "pld" and nb is Neighbouring.REPLACE_ONE
+    name = type(mech).__name__
+    if isinstance(mech, ComposedMechanism):
+        return dpa.ComposedDpEvent([_counted(m, c, nb, accountant) for m, c in mech.parts])
+    if isinstance(mech, (GaussianMechanism, TreeAggregationMechanism)):
+        sens = _sens(mech, nb)
+        if sens == 0:
+            return dpa.NoOpDpEvent()
+        z = _ratio(name, mech.sigma, sens / 2 if pld_replace else sens)
+        if isinstance(mech, TreeAggregationMechanism):
+            return dpa.SelfComposedDpEvent(dpa.GaussianDpEvent(z), mech.node_count)
+        return dpa.GaussianDpEvent(z)
+    if isinstance(mech, LaplaceMechanism):
+        if pld_replace:
+            raise ValueError(f"{name}: dp_accounting's PLD accountant refuses LaplaceDpEvent "
+                             "under REPLACE_ONE; use accountant='rdp' or add_remove")
+        sens = _sens(mech, nb)
+        return dpa.NoOpDpEvent() if sens == 0 else dpa.LaplaceDpEvent(
+            _ratio(name, mech.scale, sens))
+    if isinstance(mech, SubsampledGaussianMechanism):
+        sens = _sens(mech, nb)
+        if sens == 0:
+            return dpa.NoOpDpEvent()
+        if mech.sampling is Sampling.POISSON:
+            if nb is not Neighbouring.ADD_REMOVE:
+                raise ValueError(f"{name}: Poisson subsampling is analysed under add_remove "
+                                 "(dp_accounting's RDP accountant refuses PoissonSampledDpEvent "
+                                 "under REPLACE_ONE); convert with neighbouring='add_remove'")
+            return dpa.PoissonSampledDpEvent(mech.sampling_rate,
+                                             dpa.GaussianDpEvent(_ratio(name, mech.sigma, sens)))
+        if nb is not Neighbouring.REPLACE_ONE:
+            raise ValueError(f"{name}: sampling without replacement is analysed under "
+                             "replace_one (dp_accounting's SampledWithoutReplacementDpEvent "
+                             "needs REPLACE_ONE); convert with neighbouring='replace_one'")
+        if accountant == "pld":
+            raise ValueError(f"{name}: dp_accounting's PLD accountant has no sampling without "
+                             "replacement; use accountant='rdp'")
+        n, m = _sampled_sizes(mech.sampling_rate)
+        return dpa.SampledWithoutReplacementDpEvent(
+            n, m, dpa.GaussianDpEvent(_ratio(name, mech.sigma, sens)))
+    if isinstance(mech, ZcdpMechanism):
+        if accountant == "pld":
+            raise ValueError(f"{name}: dp_accounting's PLD accountant has no ZCDpEvent; use "
+                             "accountant='rdp'")
+        return dpa.ZCDpEvent(mech.rho_under(nb))
+    if isinstance(mech, SubsampledLaplaceMechanism):
+        raise ValueError(
+            f"{name} has no dp_accounting equivalent it can account: its RDP accountant takes "
+            "only Gaussian sub-events of SampledWithoutReplacementDpEvent and its PLD accountant "
+            "has no sampling without replacement; account it with dpbounds ('pure' or 'pld', "
+            "Kuru et al.'s amplification)")
+    if isinstance(mech, (PureDpMechanism, ApproxDpMechanism)):
+        raise ValueError(
+            f"{name} has no dp_accounting event: dp_accounting describes mechanisms, not "
+            "guarantees (its LaplaceDpEvent is the Laplace mechanism, which leaks less than "
+            "the worst epsilon-DP mechanism); account it with dpbounds")
+    raise ValueError(f"mechanism {name} has no dp_accounting event")
+
+
+def _sens(mech: Mechanism, nb: Neighbouring) -> float:
+    return mech.sensitivity_under(nb)
+
+
+def _counted(mech: Mechanism, count: int, nb: Neighbouring, accountant: str) -> Any:
+    event = _one(mech, nb, accountant)
+    return event if count == 1 else _dpa().SelfComposedDpEvent(event, int(count))
+
+
+def to_dp_event(obj: Any, neighbouring: Any = None, *, accountant: str = "rdp") -> Any:
+    """The ``dp_accounting`` ``DpEvent`` of a mechanism, a ``(mechanism, count)`` pair or a
+    ledger, for an accountant built with ``dp_accounting_relation(neighbouring)``.
+
+    Parameters
+    ----------
+    obj:
+        A :class:`~dpbounds.privacy.mechanisms.Mechanism`, a ``(mechanism, count)`` pair, a
+        :class:`~dpbounds.privacy.ledger.PrivacyLedger`, or a grid release
+        (:class:`~dpbounds.privacy.discrete.GridLaplace`,
+        :class:`~dpbounds.privacy.discrete.GridGaussian`; module notes).
+    neighbouring:
+        Relation of the ``dp_accounting`` accountant; ``None``: the ledger's or the
+        mechanism's own. Sensitivities are converted to it (``ValueError`` for replace-one
+        to add/remove without ``per_example_sum``).
+    accountant:
+        ``'rdp'`` or ``'pld'``: the ``dp_accounting`` accountant the event is for; they read a
+        Gaussian's noise multiplier differently under replace-one (module notes).
+
+    Returns
+    -------
+    dp_accounting.DpEvent
+
+    Raises
+    ------
+    ValueError
+        For a mechanism with no ``dp_accounting`` equivalent, saying why.
+    """
+    accountant = check_choice("accountant", accountant, EVENT_ACCOUNTANTS)
+    if isinstance(obj, (GridLaplace, GridGaussian)):
+        return _grid_event(obj, neighbouring, accountant)
+    if isinstance(obj, PrivacyLedger):
+        nb = Neighbouring.coerce(obj.neighbouring if neighbouring is None else neighbouring)
+        events = [_counted(m, c, nb, accountant) for m, c in obj.entries]
+        return events[0] if len(events) == 1 else _dpa().ComposedDpEvent(events)
+    if isinstance(obj, (tuple, list)) and len(obj) == 2 and isinstance(obj[0], Mechanism):
+        mech, count = obj
+    else:
+        mech, count = obj, 1
+    if not isinstance(mech, Mechanism):
+        raise ValueError(f"obj must be a Mechanism, a (Mechanism, count) pair or a "
+                         f"PrivacyLedger, got {obj!r}")
+    nb = Neighbouring.coerce(mech.neighbouring if neighbouring is None else neighbouring)
+    return _counted(mech, count, nb, accountant)
+
+
+def _grid_event(mech: GridLaplace | GridGaussian, neighbouring: Any, accountant: str) -> Any:
+    """The event of a grid release (its sensitivity is under the caller's relation)."""
+    dpa = _dpa()
+    nb = Neighbouring.coerce(Neighbouring.ADD_REMOVE if neighbouring is None else neighbouring)
+    name = type(mech).__name__
+    if isinstance(mech, GridLaplace):
+        if accountant != "pld" or nb is not Neighbouring.ADD_REMOVE:
+            raise ValueError(f"{name}: dp_accounting accounts DiscreteLaplaceDpEvent with its PLD "
+                             "accountant under ADD_OR_REMOVE_ONE only; use accountant='pld' and "
+                             "neighbouring='add_remove'")
+        # pmf exp(-a|k|) tanh(a/2) with a = 1/scale; integer L1 sensitivity: the grid units
+        return dpa.dp_event.DiscreteLaplaceDpEvent(1.0 / float(mech.scale), int(mech.units))
+    if accountant != "rdp":
+        raise ValueError(f"{name}: dp_accounting has no discrete Gaussian event; its zCDP "
+                         "accounting (ZCDpEvent) is read by the RDP accountant only; use "
+                         "accountant='rdp'")
+    return dpa.ZCDpEvent(mech.rho_spent)
+
+
+def _leaves(event: Any, count: int, nb: Neighbouring, accountant: str,
+            out: list[tuple[Mechanism, int]]) -> None:
+    """Append the ``(mechanism, count)`` leaves of ``event`` run ``count`` times to ``out``."""
+    dpa = _dpa()
+    name = type(event).__name__
+    if count > MAX_COUNT:
+        raise ValueError(f"count must be at most {MAX_COUNT:.0e}, got {count} in {name}")
+    if isinstance(event, dpa.NoOpDpEvent):
+        return
+    if isinstance(event, dpa.SelfComposedDpEvent):
+        _leaves(event.event, count * int(event.count), nb, accountant, out)
+        return
+    if isinstance(event, dpa.ComposedDpEvent):
+        for e in event.events:
+            _leaves(e, count, nb, accountant, out)
+        return
+    pld_replace = accountant == "pld" and nb is Neighbouring.REPLACE_ONE
+    kw: dict[str, Any] = {"sensitivity": 1.0, "neighbouring": nb, "per_example_sum": True}
+    mech: Mechanism
+    if isinstance(event, dpa.GaussianDpEvent):
+        z = float(event.noise_multiplier)
+        mech = GaussianMechanism(z / 2 if pld_replace else z, **kw)
+    elif isinstance(event, dpa.LaplaceDpEvent):
+        if pld_replace:
+            raise ValueError("LaplaceDpEvent under REPLACE_ONE: dp_accounting's PLD accountant "
+                             "refuses it")
+        mech = LaplaceMechanism(float(event.noise_multiplier), **kw)
+    elif isinstance(event, dpa.PoissonSampledDpEvent):
+        if not isinstance(event.event, dpa.GaussianDpEvent):
+            raise ValueError(f"PoissonSampledDpEvent of {type(event.event).__name__}: dpbounds "
+                             "has Poisson subsampling of a Gaussian only")
+        if nb is not Neighbouring.ADD_REMOVE:
+            raise ValueError("PoissonSampledDpEvent is analysed under add_remove; read it with "
+                             "neighbouring='add_remove'")
+        mech = SubsampledGaussianMechanism(float(event.event.noise_multiplier),
+                                           float(event.sampling_probability),
+                                           sampling=Sampling.POISSON, **kw)
+    elif isinstance(event, dpa.SampledWithoutReplacementDpEvent):
+        if nb is not Neighbouring.REPLACE_ONE:
+            raise ValueError("SampledWithoutReplacementDpEvent is analysed under replace_one; "
+                             "read it with neighbouring='replace_one'")
+        n, m = int(event.source_dataset_size), int(event.sample_size)
+        if not 1 <= m <= n:
+            raise ValueError(f"SampledWithoutReplacementDpEvent: sample_size must lie in "
+                             f"[1, source_dataset_size={n}], got {m}")
+        inner = event.event
+        if isinstance(inner, dpa.GaussianDpEvent):
+            if accountant == "pld":
+                raise ValueError("SampledWithoutReplacementDpEvent: dp_accounting's PLD "
+                                 "accountant has no sampling without replacement")
+            mech = SubsampledGaussianMechanism(float(inner.noise_multiplier), m / n,
+                                               sampling=Sampling.WITHOUT_REPLACEMENT, **kw)
+        elif isinstance(inner, dpa.LaplaceDpEvent):
+            mech = SubsampledLaplaceMechanism(float(inner.noise_multiplier), 1.0, m, n,
+                                              per_example_sum=True)
+        else:
+            raise ValueError(f"SampledWithoutReplacementDpEvent of {type(inner).__name__}: "
+                             "dpbounds subsamples Gaussian and Laplace mechanisms only")
+    elif isinstance(event, dpa.SingleEpochTreeAggregationDpEvent):
+        steps = event.step_counts
+        steps = [steps] if isinstance(steps, int) else list(steps)
+        if not steps or min(steps) < 0 or max(steps) < 1:
+            raise ValueError(f"SingleEpochTreeAggregationDpEvent: step_counts must be "
+                             f"positive, got {event.step_counts!r}")
+        depth = math.ceil(math.log2(max(steps) + 1))
+        # REPLACE_SPECIAL (the zero record) is a removal for a sum: add/remove, sensitivity 1
+        tree = TreeAggregationMechanism(float(event.noise_multiplier), 1.0, depth,
+                                        Neighbouring.ADD_REMOVE, per_example_sum=True)
+        out.append((tree, count))
+        return
+    elif isinstance(event, dpa.dp_event.DiscreteLaplaceDpEvent):
+        # pmf ratio at distance `sensitivity` is at most exp(a * sensitivity): pure DP
+        mech = PureDpMechanism(float(event.noise_parameter) * int(event.sensitivity), nb)
+    elif isinstance(event, dpa.ZCDpEvent):
+        if float(event.xi) != 0.0:
+            raise ValueError(f"ZCDpEvent with xi = {event.xi!r}: dpbounds' zCDP has no xi")
+        mech = ZcdpMechanism(float(event.rho), nb)
+    else:
+        raise ValueError(f"{name}: dpbounds has no mechanism for this dp_accounting event")
+    out.append((mech, count))
+
+
+def _as_event(event: Any) -> Any:
+    dpa = _dpa()
+    if isinstance(event, dpa.DpEvent):
+        return event
+    if isinstance(event, dpa.dp_event.DpEventNamedTuple):
+        return dpa.DpEvent.from_named_tuple(event)
+    raise ValueError(f"event must be a dp_accounting DpEvent or its named tuple, got {event!r}")
+
+
+def from_dp_event(event: Any, neighbouring: Any = Neighbouring.ADD_REMOVE, *,
+                  accountant: str = "rdp") -> Mechanism:
+    """The dpbounds mechanism of a ``dp_accounting`` event (inverse of :func:`to_dp_event`).
+
+    Parameters
+    ----------
+    event:
+        A ``DpEvent`` or its ``to_named_tuple()`` form.
+    neighbouring:
+        The relation of the ``dp_accounting`` accountant the event was written for.
+    accountant:
+        ``'rdp'`` or ``'pld'``: which ``dp_accounting`` accountant's reading of a noise
+        multiplier to follow (they differ under replace-one; see the module notes).
+
+    Returns
+    -------
+    Mechanism
+        One mechanism for a single run; otherwise a
+        :class:`~dpbounds.privacy.mechanisms.ComposedMechanism` of ``(mechanism, count)``
+        parts (empty for ``NoOpDpEvent``).
+
+    Raises
+    ------
+    ValueError
+        For an event dpbounds has no mechanism for, naming it.
+    """
+    accountant = check_choice("accountant", accountant, EVENT_ACCOUNTANTS)
+    nb = Neighbouring.coerce(neighbouring)
+    leaves: list[tuple[Mechanism, int]] = []
+    _leaves(_as_event(event), 1, nb, accountant, leaves)
+    if len(leaves) == 1 and leaves[0][1] == 1:
+        return leaves[0][0]
+    return ComposedMechanism(tuple(leaves), nb)
+
+
+def ledger_from_dp_event(event: Any, neighbouring: Any = Neighbouring.ADD_REMOVE, *,
+                         accountant: str = "rdp") -> PrivacyLedger:
+    """A :class:`~dpbounds.privacy.ledger.PrivacyLedger` (relation ``neighbouring``) holding
+    the leaves of ``event`` in order, with their counts (see :func:`from_dp_event`)."""
+    accountant = check_choice("accountant", accountant, EVENT_ACCOUNTANTS)
+    nb = Neighbouring.coerce(neighbouring)
+    leaves: list[tuple[Mechanism, int]] = []
+    _leaves(_as_event(event), 1, nb, accountant, leaves)
+    return PrivacyLedger(nb, leaves)
+
+
+def dp_event_to_json(event: Any) -> dict[str, Any]:
+    """A ``DpEvent`` as plain JSON data: its ``to_named_tuple()`` form without the module,
+    ``{"class_name": "PoissonSampledDpEvent", "sampling_probability": 0.01, "event":
+    {"class_name": "GaussianDpEvent", "noise_multiplier": 1.1}}`` (nested events as objects,
+    ``ComposedDpEvent.events`` as a list); :func:`dp_event_from_json` reads it back."""
+    import attr
+
+    event = _as_event(event)
+
+    def conv(value: Any) -> Any:
+        if attr.has(type(value)):
+            return dp_event_to_json(value)
+        if isinstance(value, (list, tuple)):
+            return [conv(v) for v in value]
+        return value
+
+    out: dict[str, Any] = {"class_name": type(event).__name__}
+    for f in attr.fields(type(event)):
+        out[f.name] = conv(getattr(event, f.name))
+    return out
+
+
+def dp_event_from_json(data: Any, where: str = "event") -> Any:
+    """The ``DpEvent`` of :func:`dp_event_to_json`'s form; only classes of
+    ``dp_accounting.dp_event`` are built (nothing else is imported). ``ValueError`` naming
+    the place (``where``) of a malformed entry."""
+    import attr
+
+    dpa = _dpa()
+    if not isinstance(data, dict) or not isinstance(data.get("class_name"), str):
+        raise ValueError(f"{where} must be an object with a 'class_name', got {data!r}")
+    cls = getattr(dpa.dp_event, data["class_name"], None)
+    if not (isinstance(cls, type) and issubclass(cls, dpa.DpEvent)):
+        raise ValueError(f"{where}: class_name {data['class_name']!r} is not a dp_accounting "
+                         "DpEvent")
+    names = {f.name for f in attr.fields(cls)}
+    extra = set(data) - names - {"class_name", "module_name"}
+    if extra:
+        raise ValueError(f"{where}: {data['class_name']} has no field(s) {sorted(extra)}; "
+                         f"its fields are {sorted(names)}")
+
+    def conv(value: Any, key: str) -> Any:
+        if isinstance(value, dict):
+            return dp_event_from_json(value, f"{where}.{key}")
+        if isinstance(value, list) and any(isinstance(v, dict) for v in value):
+            return [conv(v, f"{key}[{i}]") for i, v in enumerate(value)]
+        return value
+
+    kwargs = {k: conv(v, k) for k, v in data.items() if k in names}
+    try:
+        return cls(**kwargs)
+    except TypeError as err:
+        raise ValueError(f"{where}: {data['class_name']}: {err}") from None
