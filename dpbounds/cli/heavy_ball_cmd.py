@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import argparse
 
-from dpbounds.bounds.strongly_convex.noise_allocation import MAX_HORIZON
-from dpbounds.cli import add_quantity, progress_enabled, strict_json
+from dpbounds.cli import _catalog, add_quantity, progress_enabled, strict_json
+
+#: largest horizon searched (the catalog's copy: the help imports no bound)
+MAX_HORIZON: int = _catalog.constant("max_horizon")
 
 _HB_COLUMNS = """\
 output columns:

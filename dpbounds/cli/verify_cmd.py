@@ -36,8 +36,9 @@ import math
 import sys
 from typing import TYPE_CHECKING, Any
 
+from dpbounds._discovery import unknown_name
 from dpbounds._progress import duration as _duration
-from dpbounds.cli import add_quantity, progress_enabled, strict_json
+from dpbounds.cli import _catalog, add_quantity, progress_enabled, strict_json
 
 if TYPE_CHECKING:
     from dpbounds.verify import ScalingResult
@@ -46,9 +47,9 @@ __all__ = ["draw_result", "plot_result", "register", "run"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``verify`` sub-command."""
-    from dpbounds.verify import MUTATIONS, PROBLEMS, VARIABLES
-
+    """Add the ``verify`` sub-command (no import of the studies: :mod:`._catalog`)."""
+    VARIABLES, PROBLEMS, MUTATIONS = (tuple(_catalog.constant(f"verify_{k}"))
+                                      for k in ("variables", "problems", "mutations"))
     p = sub.add_parser(
         "verify",
         help="scaling study: run a theorem's algorithm over d, N or eps against its bound",
@@ -108,12 +109,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _list(as_json: bool) -> int:
-    from dpbounds.verify import STUDIES
-
-    rows = [dict(theorem=s.theorem, aliases=list(s.entry.aliases),
-                 components=list(s.components), fixed=dict(s.fixed),
-                 grids={k: list(v[0]) for k, v in s.defaults.items()}, notes=s.notes)
-            for s in STUDIES.values()]
+    rows = _catalog.rows("verify")
     if as_json:
         print(strict_json(rows, indent=2))
         return 0
@@ -292,13 +288,14 @@ def _nothing() -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dpbounds.verify import problem, scaling_study
-
     if args.list:
         return _list(args.json)
     if not args.theorem:
         raise ValueError("THEOREM is required (see dpbounds verify --list)")
-    spec = problem(args.problem) if args.problem else None
+    known = _catalog.names("verify")
+    if known is not None and args.theorem not in known:  # before seconds of imports
+        raise ValueError(unknown_name("verify study", args.theorem, known,
+                                      "dpbounds verify --list"))
     fixed = _fixed(args)
     if args.scaling_variable in fixed:  # a flag the sweep overrides is refused, not ignored
         flag = {"d": "--d", "N": "--N", "eps": "--eps"}[args.scaling_variable]
@@ -308,6 +305,9 @@ def run(args: argparse.Namespace) -> int:
         if not (math.isfinite(v) and v > 0):
             raise ValueError(f"--{name.replace('_', '-')} must be positive and finite, "
                              f"got {v:.6g}")
+    from dpbounds.verify import problem, scaling_study
+
+    spec = problem(args.problem) if args.problem else None
     show = progress_enabled(args)
     beat = _Heartbeat(f"verify {args.theorem}")
 
