@@ -35,7 +35,8 @@ __all__ = ["Registry", "unknown_name"]
 T = TypeVar("T")
 
 
-def unknown_name(what: str, name: object, choices: Iterable[str], listing: str) -> str:
+def unknown_name(what: str, name: object, choices: Iterable[str], listing: str, *,
+                 label: str = "valid names") -> str:
     """The message for a name that is not registered: the closest names (difflib) and where
     the full list is, instead of the whole list (hundreds of characters).
 
@@ -51,7 +52,7 @@ def unknown_name(what: str, name: object, choices: Iterable[str], listing: str) 
     quoted = [repr(c) for c in close]
     hint = ("; did you mean " + (", ".join(quoted[:-1]) + " or " if len(quoted) > 1 else "")
             + quoted[-1] + "?") if close else ""
-    return f"unknown {what} {name!r}{hint} (valid names: {listing})"
+    return f"unknown {what} {name!r}{hint} ({label}: {listing})"
 
 
 class Registry(Generic[T]):

@@ -26,7 +26,11 @@ with their estimates, unless --allow-expensive), --path along the theorem's head
 and memory are printed to stderr; a study above --max-memory-gb is refused unless
 --allow-large; progress lines go to stderr every few seconds when it is not a terminal.
 
-Exit status: 1 when a ratio or exact verdict fails, 0 otherwise, 2 on bad input.
+Output paths (--plot, --store) are checked before any work; the result is printed before the
+figure is written, so a figure that cannot be written loses nothing (exit status 2).
+
+Exit status: 1 when a ratio or exact verdict fails, 0 otherwise, 2 on bad input, 4 on an
+internal error (a bug).
 """
 
 from __future__ import annotations
@@ -38,7 +42,8 @@ from typing import TYPE_CHECKING, Any
 
 from dpbounds._discovery import unknown_name
 from dpbounds._progress import duration as _duration
-from dpbounds.cli import _catalog, add_quantity, progress_enabled, strict_json
+from dpbounds.cli import EXIT_USAGE, _catalog, add_quantity, progress_enabled, strict_json
+from dpbounds.cli._paths import check_figure_path, check_store_dir
 
 if TYPE_CHECKING:
     from dpbounds.verify import ScalingResult
@@ -295,7 +300,7 @@ def run(args: argparse.Namespace) -> int:
     known = _catalog.names("verify")
     if known is not None and args.theorem not in known:  # before seconds of imports
         raise ValueError(unknown_name("verify study", args.theorem, known,
-                                      "dpbounds verify --list"))
+                                      "dpbounds verify --list", label="covered"))
     fixed = _fixed(args)
     if args.scaling_variable in fixed:  # a flag the sweep overrides is refused, not ignored
         flag = {"d": "--d", "N": "--N", "eps": "--eps"}[args.scaling_variable]
@@ -305,6 +310,10 @@ def run(args: argparse.Namespace) -> int:
         if not (math.isfinite(v) and v > 0):
             raise ValueError(f"--{name.replace('_', '-')} must be positive and finite, "
                              f"got {v:.6g}")
+    if args.plot:  # before the study: a bad path must not cost its minutes
+        check_figure_path(args.plot)
+    if args.store:
+        check_store_dir(args.store)
     from dpbounds.verify import problem, scaling_study
 
     spec = problem(args.problem) if args.problem else None
@@ -327,12 +336,16 @@ def run(args: argparse.Namespace) -> int:
                             allow_expensive=args.allow_expensive,
                             max_memory=args.max_memory_gb * 1e9,
                             allow_large=args.allow_large, estimate=True, on_plan=on_plan)
+    status = 0 if res.holds else 1
+    # the result first: a late I/O error (disk full, folder removed) must not lose it
+    print(strict_json(res.to_json()) if args.json else _text(res), flush=True)
     if args.plot:
-        plot_result(res, args.plot)
-    if args.json:
-        print(strict_json(res.to_json()))
-    else:
-        print(_text(res))
-        if args.plot:
+        try:
+            plot_result(res, args.plot)
+        except OSError as exc:
+            print(f"dpbounds: error: the figure could not be written to {args.plot!r} "
+                  f"({exc.strerror or exc}); the result above is complete", file=sys.stderr)
+            return max(status, EXIT_USAGE)
+        if not args.json:
             print(f"figure written to {args.plot}")
-    return 0 if res.holds else 1
+    return status

@@ -92,5 +92,5 @@ def get_study(theorem: str) -> TheoremStudy:
     if name not in STUDIES:
         covered = [*STUDIES, *(a for s in STUDIES.values() for a in s.entry.aliases)]
         raise ValueError(unknown_name("verify study", theorem, covered,
-                                      "dpbounds verify --list"))
+                                      "dpbounds verify --list", label="covered"))
     return STUDIES[name]
