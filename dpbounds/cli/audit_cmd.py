@@ -13,7 +13,7 @@ Examples::
     dpbounds audit all --quick                      # every algorithm and relation: a table
 
 The exit status is 1 when an audit refutes a claim (ε lower bound above the claimed ε), 0
-otherwise, 2 on bad input.
+otherwise, 2 on bad input, 4 on an internal error (a bug).
 """
 
 from __future__ import annotations
