@@ -201,3 +201,22 @@ def test_getting_started_gives_the_readmes_test_command():
     readme = command(ROOT / "README.md")
     assert len(readme) == 1 and "mypy" in readme[0]
     assert command(ROOT / "docs" / "getting_started.md") == readme
+
+
+def test_the_progress_line_compares_cpu_with_the_cpu_estimate(capsys):
+    """The study's estimate is CPU time; the heartbeat compared wall time with it ("14.6 min
+    of an estimated 6.6 min CPU" on a loaded machine). A run that waits (wall passes, no CPU)
+    must report about 0 s of CPU against the estimate, and the wall time beside it."""
+    import time
+
+    from dpbounds.cli.verify_cmd import _Heartbeat
+
+    beat = _Heartbeat("verify x", every=0.05)
+    beat.total, beat.planned = 600.0, True
+    with beat:
+        time.sleep(2.2)  # waiting: CPU stays near 0 while 2 s of wall time pass
+    lines = capsys.readouterr().err.strip().splitlines()
+    last = lines[-1]
+    assert last.startswith("verify x: running, ") and "of an estimated 10.0 min CPU" in last
+    cpu, wall = re.search(r"running, (\d+) s CPU of .* \((\d+) s wall\)", last).groups()
+    assert int(cpu) == 0 and int(wall) == 2, last  # before: "running, 2 s of an estimated..."
