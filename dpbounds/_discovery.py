@@ -22,15 +22,37 @@ ValueError: example 'a' is registered twice: by module m1 and by module m3
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import math
 import pkgutil
 import sys
+from collections.abc import Iterable
 from typing import Generic, TypeVar
 
-__all__ = ["Registry"]
+__all__ = ["Registry", "unknown_name"]
 
 T = TypeVar("T")
+
+
+def unknown_name(what: str, name: object, choices: Iterable[str], listing: str, *,
+                 label: str = "valid names") -> str:
+    """The message for a name that is not registered: the closest names (difflib) and where
+    the full list is, instead of the whole list (hundreds of characters).
+
+    >>> print(unknown_name("bound", "clipped_sdg", ["clipped_sgd", "convex.x"], "bound --list"))
+    unknown bound 'clipped_sdg'; did you mean 'clipped_sgd'? (valid names: bound --list)
+    """
+    pool = sorted(set(choices))
+    text = str(name)
+    close = difflib.get_close_matches(text, pool, n=3, cutoff=0.6)
+    if not close:  # a prefix or a fragment ("tran", "nesterov") still finds its family
+        low = text.lower()
+        close = [c for c in pool if low and (low in c.lower() or c.lower() in low)][:3]
+    quoted = [repr(c) for c in close]
+    hint = ("; did you mean " + (", ".join(quoted[:-1]) + " or " if len(quoted) > 1 else "")
+            + quoted[-1] + "?") if close else ""
+    return f"unknown {what} {name!r}{hint} ({label}: {listing})"
 
 
 class Registry(Generic[T]):

@@ -52,13 +52,106 @@ def _heavy_after(code: str) -> list[str]:
     return out.stdout.split()
 
 
-def test_top_level_help_imports_no_heavy_library_and_the_full_parser_does():
+def test_top_level_help_imports_no_heavy_library_and_a_run_does():
     code = ("import contextlib, io\nfrom dpbounds.cli import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             "    try:\n        main(['--help'])\n    except SystemExit:\n        pass")
     assert _heavy_after(code) == []
-    # control: building every command's parser does import them
-    assert "scipy" in _heavy_after("from dpbounds.cli import build_parser\nbuild_parser()")
+    # control: running a command does import them
+    assert "scipy" in _heavy_after("from dpbounds.cli import main\nmain(['rate', 'hb', "
+                                   "'--alpha', '0.5', '--beta', '0.3', '--mu', '0.5', '--L', "
+                                   "'1', '--no-lmi'])")
+
+
+#: what `COMMAND --help`, `--list` and an input error must not import (issue 36 item 4: they
+#: answer in <= 0.5 CPU-s; these cost 1-3 CPU-s): the heavy libraries and the registries
+HEAVY_OR_REGISTRY = (*HEAVY, "numba", "matplotlib", "dpbounds.verify", "dpbounds.audit",
+                     "dpbounds.bounds", "dpbounds.privacy", "dpbounds.tuning", "dpbounds.lmi")
+
+def _imports_of(argvs: list[list[str]]) -> dict[str, list[str]]:
+    """In one fresh interpreter, run ``main`` on each argv in turn; for each, the modules of
+    :data:`HEAVY_OR_REGISTRY` present after it (a culprit shows from its own argv on)."""
+    code = f"""
+import contextlib, io, json, sys
+from dpbounds.cli import main
+out = {{}}
+for argv in {argvs!r}:
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        try:
+            main(argv)
+        except SystemExit:
+            pass
+    out[' '.join(argv)] = [m for m in {HEAVY_OR_REGISTRY!r} if m in sys.modules]
+print(json.dumps(out))
+"""
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=300)
+    return json.loads(res.stdout)
+
+
+def test_help_list_and_input_errors_import_no_heavy_module():
+    """Every ``COMMAND --help``, every ``--list`` and the input errors a user meets first
+    (a mistyped name, a bad flag value) import none of the heavy modules."""
+    argvs = ([[c, "--help"] for c in _COMMANDS]
+             + [["tune", "hb", "--help"], ["tune", "nag", "--help"], ["rate", "hb", "--help"],
+                ["audit", "plan", "--help"], ["bound", "--list"], ["bound", "--list", "--json"],
+                ["audit", "--list"], ["audit", "--list", "--json"], ["audit", "--list-mutants"],
+                ["verify", "--list"], ["verify", "--list", "--json"],
+                ["verify", "nosuch.thm", "--quick"], ["bound", "nosuch"], ["audit", "nosuch"],
+                ["audit", "plan", "nosuch"], *BAD_ARGV])
+    seen = _imports_of(argvs)
+    assert list(seen) == [" ".join(a) for a in argvs]
+    assert {k: v for k, v in seen.items() if v} == {}
+    # control: the detector sees a command that does the work
+    run = ["bound", "nonconvex.clipped_sgd", "--no-tune"]
+    assert "sympy" in _imports_of([run])[" ".join(run)]
+
+
+def test_the_catalog_is_what_the_registries_say():
+    """``catalog.json`` (what --help, --list and the name checks read) is regenerated from the
+    live registries here: a result added, renamed or re-described without ``python -m
+    dpbounds.cli._catalog --write`` fails this test."""
+    from dpbounds.cli import _catalog
+
+    live, static = _catalog.build(), _catalog.load()
+    assert live["constants"] == static["constants"]
+    for kind in live["rows"]:
+        assert live["rows"][kind] == static["rows"][kind], kind
+    # the CLI read the live registries in this process (they are imported): the same rows
+    for kind in live["rows"]:
+        assert not _catalog.use_static(kind)
+        assert _catalog.rows(kind) == static["rows"][kind]
+    # control: a changed description is seen
+    changed = json.loads(json.dumps(static))
+    changed["rows"]["audit"][0]["description"] += "!"
+    assert changed["rows"]["audit"] != live["rows"]["audit"]
+
+
+def test_the_constants_the_parsers_read_are_the_librarys():
+    """The choices the parsers offer come from the catalog; they are the library's own."""
+    from dpbounds.audit.runner import MEMORY_BUDGET_GB
+    from dpbounds.bounds.problem import DEFAULT_PROBLEM, PROBLEM_QUANTITIES
+    from dpbounds.bounds.strongly_convex.noise_allocation import MAX_HORIZON
+    from dpbounds.cli import bounds_cmd, heavy_ball_cmd
+    from dpbounds.privacy import Neighbouring
+    from dpbounds.verify import MUTATIONS, PROBLEMS, VARIABLES
+
+    assert bounds_cmd.DEFAULT_PROBLEM == DEFAULT_PROBLEM
+    assert bounds_cmd.PROBLEM_QUANTITIES == PROBLEM_QUANTITIES
+    assert heavy_ball_cmd.MAX_HORIZON == MAX_HORIZON
+    verify = _sub(build_parser(), "verify")
+    audit = _sub(build_parser(), "audit")
+    choices = {a.dest: a.choices for a in (*verify._actions, *audit._actions) if a.choices}
+    assert tuple(choices["scaling_variable"]) == VARIABLES
+    assert tuple(choices["problem"]) == PROBLEMS and tuple(choices["mutation"]) == MUTATIONS
+    assert tuple(choices["neighbouring"]) == tuple(m.value for m in Neighbouring)
+    assert next(a.default for a in audit._actions if a.dest == "max_memory_gb") \
+        == MEMORY_BUDGET_GB
+
+
+def _sub(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return action.choices[name]
 
 
 # --- strict JSON (issue 21 item 6): what every --json prints --------------------------------

@@ -244,7 +244,7 @@ def get_mutant(name: str, spec: Any, relation: Neighbouring, setting: Any) -> Ap
         raise ValueError(f"mutant must be one of {sorted(MUTANTS)}, got {name!r}")
     mut = MUTANTS[name]
     if not mut.applies(spec, relation):
-        raise ValueError(f"mutant {name!r} does not apply to {spec.name} ({relation.legacy}): "
+        raise ValueError(f"mutant {name!r} does not apply to {spec.name} ({relation.value}): "
                          f"{mut.description}")
     new, function = mut.make(spec, setting)
     return AppliedMutant(name, new, function)

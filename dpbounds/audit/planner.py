@@ -155,7 +155,7 @@ class Plan:
     def to_dict(self) -> dict[str, Any]:
         out = {k: getattr(self, k) for k in ("algorithm", "neighbouring", "mutant",
                                              "claimed_epsilon", "delta", "target", "power")}
-        out["neighbouring"] = self.neighbouring.legacy  # the output's spelling, kept stable
+        out["neighbouring"] = self.neighbouring.value  # what --neighbouring takes
         out["pilot"] = self.pilot.to_dict()
         out["rows"] = [r.to_dict() for r in self.rows]
         return out
@@ -164,7 +164,7 @@ class Plan:
         what = f" [mutant {self.mutant}]" if self.mutant else ""
         goal = ("catch it (eps_lower > claim)" if self.mutant else
                 f"eps_lower >= {self.target:.3f}")
-        lines = [f"plan: {self.algorithm} ({self.neighbouring.legacy}){what}: claim eps = "
+        lines = [f"plan: {self.algorithm} ({self.neighbouring.value}){what}: claim eps = "
                  f"{self.claimed_epsilon:.4g} at delta = {self.delta:.3g}; goal: {goal} with "
                  f"probability {self.power:.0%}; pilot of {self.pilot.trials} runs: eps >= "
                  f"{self.pilot.epsilon_lower:.3f}, mu_hat = {_f(self.pilot.mu_hat)}, "

@@ -46,6 +46,7 @@ from typing import Any, cast
 import numpy as np
 from scipy import stats
 
+from dpbounds._discovery import unknown_name
 from dpbounds._validation import (
     check_closed_interval,
     check_int,
@@ -92,7 +93,8 @@ class AuditResult:
     ----------
     algorithm, neighbouring:
         Audit name and relation (a :class:`~dpbounds.privacy.Neighbouring`; ``to_dict`` and
-        the text show its ``.legacy`` spelling, ``"replace-one"`` / ``"add/remove"``).
+        the text show its value, ``"replace_one"`` / ``"add_remove"``: the one spelling of
+        every command's input and output).
     claimed_epsilon, delta:
         What the algorithm's ledger claims (largest over the runs).
     epsilon_lower:
@@ -202,7 +204,7 @@ class AuditResult:
     def to_dict(self) -> dict[str, Any]:
         """Strict-JSON-ready: non-finite numbers become ``None``."""
         out = asdict(self)
-        out["neighbouring"] = self.neighbouring.legacy  # the output's spelling, kept stable
+        out["neighbouring"] = self.neighbouring.value  # what --neighbouring takes
         out["violation"] = self.violation
         out["null_false_positive"] = self.null_false_positive
         out["ratio"] = self.ratio
@@ -221,7 +223,7 @@ class AuditResult:
                    f"{self.mu_high:.3f}] (fit p = {self.mu_gof_pvalue:.2g})")
             if math.isfinite(self.mu_claim):
                 gdp += f" vs mu_claim = {self.mu_claim:.3f}"
-        return (f"{self.algorithm} ({self.neighbouring.legacy}){mut}: claimed eps = "
+        return (f"{self.algorithm} ({self.neighbouring.value}){mut}: claimed eps = "
                 f"{self.claimed_epsilon:.4g} (delta = {self.delta:.3g}); eps >= "
                 f"{self.epsilon_lower:.3f} at {self.confidence:.0%} (test interval "
                 f"[{self.epsilon_lower:.3f}, {_fmt(self.epsilon_upper)}], estimate "
@@ -690,7 +692,7 @@ def _spec(name: str) -> AuditSpec:
     key = str(name).replace("-", "_")
     known = {**AUDITS, **RELEASE_AUDITS}
     if key not in known:
-        raise ValueError(f"algorithm must be one of {sorted(known)}, got {name!r}")
+        raise ValueError(unknown_name("audit", name, known, "dpbounds audit --list"))
     return known[key]
 
 

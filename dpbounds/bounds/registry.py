@@ -39,7 +39,7 @@ from typing import Any, cast
 import numpy as np
 import sympy as sp
 
-from dpbounds._discovery import Registry
+from dpbounds._discovery import Registry, unknown_name
 from dpbounds.bounds.numeric import NumericBound
 from dpbounds.bounds.problem import (
     CLASSES,
@@ -437,6 +437,6 @@ def get(name: str) -> Entry:
     try:
         return BOUND_REGISTRY.entries[key]
     except KeyError:
-        raise ValueError(f"unknown bound {name!r}; valid names: {names()} "
-                         f"(aliases: {sorted(_ALIASES)})") from None
+        raise ValueError(unknown_name("bound", name, [*names(), *_ALIASES],
+                                      "dpbounds bound --list")) from None
 

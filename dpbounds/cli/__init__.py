@@ -16,7 +16,8 @@ Conventions shared by every sub-command (set up here, not in the modules):
 * ``--quiet`` (no progress bars) and ``--debug`` (show the traceback of an error) everywhere;
 * no traceback reaches the user: a bad value is one line ``dpbounds: error: ...`` and exit
   status 2; an unexpected exception is one line naming it with a hint to rerun with
-  ``--debug`` (status 1); a closed output pipe (``dpbounds ... | head``) ends quietly.
+  ``--debug`` (status 4, :data:`EXIT_INTERNAL`: never a command's own status, such as 1 for
+  a failed verdict); a closed output pipe (``dpbounds ... | head``) ends quietly.
 """
 
 from __future__ import annotations
@@ -70,9 +71,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
                "scaling study: run a theorem's algorithm over d, N or eps against its bound"),
 }
 
-#: exit status of a bad value (argparse uses the same) and of an unexpected error
+#: exit status of a bad value (argparse uses the same) and of an unexpected error (a bug: 4,
+#: distinct from every command's own statuses, 1 a failed verdict, 3 an inconclusive one)
 EXIT_USAGE = 2
-EXIT_INTERNAL = 1
+EXIT_INTERNAL = 4
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a Unix filter killed by the pipe reports
 EXIT_INTERRUPTED = 130
 

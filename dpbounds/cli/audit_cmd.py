@@ -13,7 +13,7 @@ Examples::
     dpbounds audit all --quick                      # every algorithm and relation: a table
 
 The exit status is 1 when an audit refutes a claim (ε lower bound above the claimed ε), 0
-otherwise, 2 on bad input.
+otherwise, 2 on bad input, 4 on an internal error (a bug).
 """
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ import argparse
 import math
 import textwrap
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dpbounds.audit import AUDITS, audit
-from dpbounds.audit.mutation import MUTANTS
-from dpbounds.audit.runner import MEMORY_BUDGET_GB
-from dpbounds.cli import add_quantity, strict_json
-from dpbounds.privacy import Neighbouring
+from dpbounds._discovery import unknown_name
+from dpbounds.cli import DpParser, _catalog, add_quantity, strict_json
+
+if TYPE_CHECKING:
+    from dpbounds.privacy import Neighbouring
 
 __all__ = ["register", "run"]
 
@@ -52,10 +52,52 @@ COLUMNS_NOTE = (
     "of the same run (--ledger-claim audits against that instead).")
 
 
+class _Help(argparse.Action):
+    """``-h``: the ``audit`` page, or after ``plan`` the page of ``audit plan``."""
+
+    def __init__(self, option_strings: list[str], plan: argparse.ArgumentParser,
+                 **kwargs: Any) -> None:
+        super().__init__(option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                         nargs=0, help=kwargs.get("help"))
+        self.plan = plan
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        (self.plan if getattr(namespace, "algorithm", None) == "plan" else parser).print_help()
+        parser.exit()
+
+
+def _plan_page(relations: tuple[str, ...]) -> argparse.ArgumentParser:
+    """The help page of ``audit plan`` (its options are the ``audit`` parser's: a test checks
+    that each one is accepted there)."""
+    p = DpParser(prog="dpbounds audit plan", usage="dpbounds audit plan ALGORITHM [options]",
+                 description="Print the runs each estimator needs (95% power) to certify "
+                             "eps_lower / claim >= --target-ratio for ALGORITHM ('all': every "
+                             "algorithm and relation), without running the audit. Same as "
+                             "'dpbounds audit ALGORITHM --plan'.")
+    p.add_argument("algorithm", metavar="ALGORITHM", help="audit name (see 'dpbounds audit "
+                                                          "--list') or 'all'")
+    add_quantity(p, "neighbouring", choices=relations,
+                 help="neighbouring relation (default: the algorithm's first declared one)")
+    p.add_argument("--target-ratio", type=float, default=0.9,
+                   help="the goal eps_lower / claim (default 0.9)")
+    p.add_argument("--mutant", nargs="?", const="sigma/2", default=None, metavar="NAME",
+                   help="plan for a copy with a known bug (default sigma/2)")
+    add_quantity(p, "epsilon", help="target epsilon passed to the algorithm (default: the audit's)")
+    add_quantity(p, "delta", help="target delta passed to the algorithm (default: the audit's)")
+    p.add_argument("--confidence", type=float, default=0.95,
+                   help="confidence of the lower bound (default 0.95)")
+    p.add_argument("--seed", type=_count0, default=0, help="seed of the probe run (default 0)")
+    p.add_argument("--json", action="store_true", help="print the plan(s) as JSON")
+    return p
+
+
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``audit`` sub-command."""
+    """Add the ``audit`` sub-command (no import of the audits: :mod:`._catalog`)."""
+    relations = tuple(_catalog.constant("relations"))
+    MEMORY_BUDGET_GB = _catalog.constant("audit_memory_budget_gb")
     p = sub.add_parser(
-        "audit",
+        "audit", add_help=False,
         help="empirical privacy audit: an epsilon lower bound next to the claimed epsilon",
         description=(
             "Run ALGORITHM many times on a worst-case pair of neighbouring data sets (and once "
@@ -63,15 +105,17 @@ def register(sub: argparse._SubParsersAction) -> None:
             "runs and certify a Clopper-Pearson lower bound on epsilon on the other half. A "
             "bound above the claimed epsilon refutes the claim (exit status 1). ALGORITHM "
             "'all' audits every algorithm and relation; 'plan ALGORITHM' prints the runs each "
-            "estimator needs."),
+            "estimator needs (see 'dpbounds audit plan --help')."),
     )
+    p.add_argument("-h", "--help", action=_Help, plan=_plan_page(relations),
+                   help="show this help message and exit ('audit plan --help': the plan page)")
     p.add_argument("algorithm", nargs="?", metavar="ALGORITHM",
                    help="audit name (see --list), 'all', or 'plan'")
     p.add_argument("planned", nargs="?", metavar="PLANNED",
                    help="with ALGORITHM = plan: the algorithm to plan for")
     p.add_argument("--list", action="store_true", help="list the algorithms that can be audited")
     p.add_argument("--list-mutants", action="store_true", help="list the mutants (--mutant NAME)")
-    add_quantity(p, "neighbouring", choices=tuple(m.value for m in Neighbouring),
+    add_quantity(p, "neighbouring", choices=relations,
                  help="neighbouring relation (default: the algorithm's first declared one)")
     p.add_argument("--trials", type=_count, default=None,
                    help="runs per data set, half to select the test, half to evaluate it "
@@ -129,12 +173,7 @@ def _dumps(obj: Any) -> str:
 
 
 def _list(as_json: bool) -> int:
-    from dpbounds.extend import origin
-
-    rows: list[dict[str, Any]] = [
-        dict(algorithm=s.name, relations=[r.legacy for r in s.relations], epsilon=s.epsilon,
-             delta=s.delta, mutant_noise_factor=s.mutant_factor, trials=s.trials,
-             description=s.description, origin=origin(s.name)) for s in AUDITS.values()]
+    rows = _catalog.rows("audit")
     if as_json:
         print(_dumps(rows))
         return 0
@@ -143,18 +182,20 @@ def _list(as_json: bool) -> int:
           f"{'runs':>6s}  description")
     for r in rows:
         claim = f"({r['epsilon']:g}, {r['delta']:g})"
-        where = f"  [from {r['origin']}]" if r["origin"] != "dpbounds" else ""
-        print(f"{r['algorithm']:{width}s}  {', '.join(r['relations']):23s}  {claim:18s}  "
-              f"{r['trials']:>6d}  {r['description']}{where}")
+        star = "" if r["in_all"] else "*"
+        where = f"  [from {r['origin']}]" if r.get("origin", "dpbounds") != "dpbounds" else ""
+        print(f"{r['algorithm'] + star:{width + 1}s} {', '.join(r['relations']):23s}  "
+              f"{claim:18s}  {r['trials']:>6d}  {r['description']}{where}")
     print("runs: per data set by default; the claim is where an under-noised copy (sigma / 2, "
           "Laplace scale / sqrt 2) is caught at that many runs.")
+    if not all(r["in_all"] for r in rows):
+        print("*: a release audit (a recipe, not an algorithm): audited by name, not by "
+              "'audit all'.")
     return 0
 
 
 def _list_mutants(as_json: bool) -> int:
-    rows = [dict(name=m.name, description=m.description, source=m.source,
-                 applies_to=[f"{n} ({r.legacy})" for n, s in AUDITS.items() for r in s.relations
-                             if m.applies(s, r)]) for m in MUTANTS.values()]
+    rows = _catalog.rows("mutants")
     if as_json:
         print(_dumps(rows))
         return 0
@@ -165,6 +206,10 @@ def _list_mutants(as_json: bool) -> int:
 
 
 def _jobs(args: argparse.Namespace) -> Sequence[tuple[str, Neighbouring | None]]:
+    from dpbounds.audit import AUDITS
+    from dpbounds.audit.mutation import MUTANTS
+    from dpbounds.privacy import Neighbouring
+
     # the CLI boundary: the relation becomes the enum here, once
     relation = None if args.neighbouring is None else Neighbouring.coerce(args.neighbouring)
     if args.algorithm != "all":
@@ -205,6 +250,12 @@ def run(args: argparse.Namespace) -> int:
                          "name)")
     if not 0.0 < args.target_ratio:
         raise ValueError(f"target_ratio must be > 0, got {args.target_ratio!r}")
+    known = _catalog.names("audit")
+    if (known is not None and args.algorithm != "all"
+            and str(args.algorithm).replace("-", "_") not in known):  # before the imports
+        raise ValueError(unknown_name("audit", args.algorithm, known, "dpbounds audit --list"))
+    from dpbounds.audit import audit
+
     jobs = _jobs(args)
     if args.plan:
         plans = [_plan(args, name, rel) for name, rel in jobs]
@@ -260,7 +311,7 @@ def table(results: list[Any]) -> str:
             f"{'runs':>6s} {'CPU s':>5s}  verdict")
     lines = [head, "-" * len(head)]
     for r in results:
-        label = f"{r.algorithm} ({r.neighbouring.legacy})" + (f" [{r.mutant}]" if r.mutant else "")
+        label = f"{r.algorithm} ({r.neighbouring.value})" + (f" [{r.mutant}]" if r.mutant else "")
         mu = (f"{r.mu_hat:.2f} [{r.mu_low:.2f}, {r.mu_high:.2f}]" if math.isfinite(r.mu_hat)
               else "-")
         null = "-" if not math.isfinite(r.null_epsilon_lower) else (

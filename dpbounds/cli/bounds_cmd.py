@@ -17,10 +17,12 @@ import argparse
 import sys
 from typing import Any
 
-from dpbounds.bounds.compare import trivial_bounds, vacuous_reason
-from dpbounds.bounds.problem import PROBLEM_QUANTITIES
-from dpbounds.bounds.registry import DEFAULT_PROBLEM, check_problem
-from dpbounds.cli import add_quantity, flag_used, strict_json
+from dpbounds._discovery import unknown_name
+from dpbounds.cli import _catalog, add_quantity, flag_used, strict_json
+
+# from the catalog: the help imports no bound (the registry pulls in sympy and scipy)
+DEFAULT_PROBLEM: dict[str, float] = _catalog.constant("default_problem")
+PROBLEM_QUANTITIES: dict[str, str] = _catalog.constant("problem_quantities")
 
 #: help of the problem keys where it says more than the notation table
 _PROBLEM_HELP = {
@@ -95,6 +97,8 @@ def _add_problem(p: argparse.ArgumentParser) -> None:
 
 
 def _problem(args: argparse.Namespace) -> dict[str, float]:
+    from dpbounds.bounds.registry import check_problem
+
     out: dict = {}
     flags = {}
     for k, name in PROBLEM_QUANTITIES.items():
@@ -119,29 +123,30 @@ def _fmt(v: Any) -> str:
 
 
 def _bound(args: argparse.Namespace) -> int:
-    from dpbounds.bounds import registry
-
     if args.list or not args.name:
-        from dpbounds.extend import origin
-
-        entries = registry.entries()
+        rows = _catalog.rows("bound")
         if args.json:
-            print(strict_json([{"name": e.name, "problem_class": e.problem_class,
-                               "kind": e.kind, "title": e.title, "aliases": list(e.aliases),
-                               "provenance": str(e.tuned.provenance), "requires": list(e.requires),
-                               "origin": origin(e.name)}
-                              for e in entries], indent=2))
+            print(strict_json([{k: v for k, v in r.items() if k != "numeric"} for r in rows],
+                              indent=2))
             return 0
-        width = max(len(e.name) for e in entries)
-        for e in entries:
-            kind = "numeric" if e.numeric else "symbolic"
-            alias = f"  (alias: {', '.join(e.aliases)})" if e.aliases else ""
-            where = f"  [from {origin(e.name)}]" if origin(e.name) != "dpbounds" else ""
-            print(f"{e.name:{width}s}  [{e.problem_class}] {kind:8s} {e.title}{alias}{where}")
+        width = max(len(r["name"]) for r in rows)
+        for r in rows:
+            kind = "numeric" if r["numeric"] else "symbolic"
+            alias = f"  (alias: {', '.join(r['aliases'])})" if r["aliases"] else ""
+            where = (f"  [from {r['origin']}]" if r.get("origin", "dpbounds") != "dpbounds"
+                     else "")
+            print(f"{r['name']:{width}s}  [{r['problem_class']}] {kind:8s} {r['title']}{alias}"
+                  f"{where}")
         print("\nsymbolic: a sympy theorem object (exponents, LaTeX, lemma chain); numeric: "
               "computed (recursion, horizon search, LMI), no closed form; 'dpbounds bound NAME' "
               "shows how")
         return 0
+    known = _catalog.names("bound")
+    if known is not None and args.name not in known:  # before seconds of imports
+        raise ValueError(unknown_name("bound", args.name, known, "dpbounds bound --list"))
+    from dpbounds.bounds import registry
+    from dpbounds.bounds.compare import trivial_bounds, vacuous_reason
+
     e = registry.get(args.name)
     problem = _problem(args)
     if args.smallest or args.largest:
@@ -219,7 +224,7 @@ def _bound(args: argparse.Namespace) -> int:
 
 def _regime(args: argparse.Namespace, e: Any, problem: dict[str, float]) -> int:
     """``--smallest VAR`` / ``--largest VAR``: where the bound is at most ``--target``."""
-    from dpbounds.bounds.compare import regime
+    from dpbounds.bounds.compare import regime, trivial_bounds
 
     if args.smallest and args.largest:
         raise ValueError("give one of --smallest and --largest, not both")

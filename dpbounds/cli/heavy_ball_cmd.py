@@ -14,9 +14,12 @@ symbol (``--mu``, ``--L``, ``--d``, ``--n``, ``--eps``, ``--E0``) mean the same.
 from __future__ import annotations
 
 import argparse
+import math
 
-from dpbounds.bounds.strongly_convex.noise_allocation import MAX_HORIZON
-from dpbounds.cli import add_quantity, progress_enabled, strict_json
+from dpbounds.cli import _catalog, add_quantity, progress_enabled, strict_json
+
+#: largest horizon searched (the catalog's copy: the help imports no bound)
+MAX_HORIZON: int = _catalog.constant("max_horizon")
 
 _HB_COLUMNS = """\
 output columns:
@@ -110,6 +113,14 @@ def _tune_nag(args: argparse.Namespace) -> int:
     return 0
 
 
+def _rate(x: float) -> str:
+    """A rate with nine decimals where it reads as one (a divergent rho of 5e301 printed as
+    302 digits before); scientific notation outside [1e-4, 1e4)."""
+    if x == 0.0 or (1e-4 <= abs(x) < 1e4):
+        return f"{x:.9f}"
+    return f"{x:.9e}" if math.isfinite(x) else str(x)
+
+
 def _rate_hb(args: argparse.Namespace) -> int:
     from dpbounds.bounds.strongly_convex.heavy_ball import (
         heavy_ball_rate,
@@ -122,8 +133,8 @@ def _rate_hb(args: argparse.Namespace) -> int:
     rows = {"alpha": alpha, "beta": beta, "mu": mu, "L": L,
             "rho_quadratic": rho, "rho_eq26_as_printed": printed}
     lines = [f"heavy ball, alpha = {alpha:g}, beta = {beta:g}, mu = {mu:g}, L = {L:g}",
-             f"  quadratic rate (App. B.3 roots)          rho = {rho:.9f}",
-             f"  eq. (26) as printed (Nesterov's roots)   rho = {printed:.9f}"]
+             f"  quadratic rate (App. B.3 roots)          rho = {_rate(rho)}",
+             f"  eq. (26) as printed (Nesterov's roots)   rho = {_rate(printed)}"]
     if not args.no_lmi:
         from dpbounds.lmi.heavy_ball_lmi import LMICertificate, heavy_ball_lmi_rate
 
@@ -132,8 +143,8 @@ def _rate_hb(args: argparse.Namespace) -> int:
             rows.update(rho_lmi=cert.rho, rho_lmi_lower=cert.rho_lower,
                         rho_lmi_lower_proof=cert.lower_bound, verified=cert.verified,
                         P=cert.P.tolist(), c0=cert.c0, c=cert.c)
-            lines.append(f"  LMI, Prop. 3.4 (all of S_mu,L)          rho = {cert.rho:.9f} "
-                         f"(bracket [{cert.rho_lower:.9f}, {cert.rho:.9f}])")
+            lines.append(f"  LMI, Prop. 3.4 (all of S_mu,L)          rho = {_rate(cert.rho)} "
+                         f"(bracket [{_rate(cert.rho_lower)}, {_rate(cert.rho)}])")
             # nine digits: the bracket is often narrower than 1e-6 (six printed two equal ends)
             lines.append(f"    lower end proven by: {cert.lower_bound}")
             lines.append(f"    P = {cert.P.tolist()}, c0 = {cert.c0:.6g}, c = 1")

@@ -15,7 +15,6 @@ import warnings
 
 from dpbounds._progress import progress_bar
 from dpbounds.cli import add_quantity, strict_json
-from dpbounds.privacy.table import TABLE_ROWS, format_table, privacy_table
 
 __all__ = ["register", "run"]
 
@@ -53,6 +52,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Compute and print the table (a progress bar on stderr while the rows are computed)."""
+    from dpbounds.privacy.table import TABLE_ROWS, format_table, privacy_table
+
     logging.getLogger().setLevel(logging.ERROR)  # dp_accounting's informational warnings
     # PLD rows at millions of steps take seconds: show which row is being computed
     with progress_bar(not getattr(args, "quiet", False), total=TABLE_ROWS,

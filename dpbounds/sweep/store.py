@@ -14,14 +14,23 @@ values), ``arrays`` (name -> dtype, shape and SHA-256 of what the NPZ holds), ``
 document without it (keys sorted, compact separators). The NPZ is a plain ``numpy.savez``
 archive, read with ``numpy.load(path, allow_pickle=False)``.
 
-**A store that cannot lie.** A cell is read back only if its JSON parses, is of this format,
-matches its ``sha256``, names the key and function it is stored under, and every NPZ member
-matches its SHA-256 (over dtype, shape, memory order and bytes). Otherwise it is treated as
-missing, with a one-line warning (logger ``dpbounds.sweep``) naming the file: truncated,
+**A store that catches accidents.** A cell is read back only if its JSON parses, is of this
+format, matches its ``sha256``, names the key and function it is stored under, and every NPZ
+member matches its SHA-256 (over dtype, shape, memory order and bytes). Otherwise it is treated
+as missing, with a one-line warning (logger ``dpbounds.sweep``) naming the file: truncated,
 emptied, overwritten or bit-flipped files, another cell's JSON or NPZ copied under a key, and
 cells written by an older dpbounds (format ``dpbounds.sweep.cell/1``, no checksums: they are
 recomputed, not migrated, since nothing in them can be verified). A sweep then recomputes the
 cell and overwrites the file.
+
+**Accidents, not forgery.** These checksums are unkeyed: whoever can write the files can change
+a value and recompute them, and the store serves the forged value. A *keyed* store (``key=``,
+or the environment variable ``DPBOUNDS_STORE_KEY``, which ``verify --store`` and every sweep
+read) also writes ``hmac_sha256``, an HMAC-SHA256 of the document under that secret key (the
+array checksums are in the document, so it covers the NPZ too), and serves only cells whose
+HMAC matches: a forged cell, or one written without the key or with another key, counts as
+missing. It authenticates; it does not encrypt, and cannot tell a cell from an earlier genuine
+copy of the same cell.
 
 **Atomic and resumable.** Every file is written to a temporary name in the same folder, flushed
 to disk and renamed over its final name (:func:`os.replace`); the NPZ is written before the JSON,
@@ -43,6 +52,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
+import hmac
 import json
 import logging
 import math
@@ -59,12 +69,16 @@ import numpy as np
 
 from dpbounds.sweep.cells import canonical
 
-__all__ = ["FORMAT", "ResultStore"]
+__all__ = ["FORMAT", "KEY_ENV", "ResultStore"]
 
 #: Format tag written into every cell file (/2: with checksums; /1 had none).
 FORMAT = "dpbounds.sweep.cell/2"
 
 _LOG = logging.getLogger("dpbounds.sweep")
+
+#: The environment variable whose value, when set and not empty, keys every store opened
+#: without an explicit ``key`` (see the module docstring, "Accidents, not forgery").
+KEY_ENV = "DPBOUNDS_STORE_KEY"
 
 # what reading a damaged NPZ can raise (zipfile, zlib and numpy's format reader)
 _NPZ_ERRORS = (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error)
@@ -77,7 +91,9 @@ One finished cell = `cells/<module.function>/<key>.json` (+ `<key>.npz` when the
 arrays). The JSON holds `key`, `function`, `params`, `trials`, `seed`, `version` (dpbounds),
 `code` (source fingerprint), `values` (JSON outputs), `arrays` (name -> dtype, shape, sha256 of
 the NPZ members), `seconds`, `worker`, `finished`, and `sha256` (of the document without it,
-`json.dumps(doc, sort_keys=True, separators=(",", ":"))` in UTF-8). Files are written to a
+`json.dumps(doc, sort_keys=True, separators=(",", ":"))` in UTF-8). The checksums catch
+accidents, not forgery; a keyed store adds `hmac_sha256` (HMAC-SHA256 under a secret key of the
+same text without `sha256` and `hmac_sha256`). Files are written to a
 temporary name and renamed, the NPZ before the JSON: a cell is finished exactly when its JSON
 exists. dpbounds treats a cell whose checksums do not match as missing.
 
@@ -154,6 +170,13 @@ def _doc_digest(doc: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _doc_mac(doc: Mapping[str, Any], key: bytes) -> str:
+    """HMAC-SHA256 under ``key`` of a cell document without ``sha256`` and ``hmac_sha256``."""
+    body = {k: v for k, v in doc.items() if k not in ("sha256", "hmac_sha256")}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=True)
+    return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
+
+
 def _array_digest(a: np.ndarray) -> str:
     """SHA-256 of an array's dtype, shape, memory order and bytes (what the NPZ keeps)."""
     order = "F" if a.flags.f_contiguous and not a.flags.c_contiguous else "C"
@@ -191,6 +214,11 @@ class ResultStore:
     ----------
     path
         The store's folder; created on the first write.
+    key
+        Secret key of a keyed store (str or bytes): cells are written with an HMAC-SHA256 under
+        it and only cells with a matching HMAC are read. Default: the environment variable
+        ``DPBOUNDS_STORE_KEY`` if set and not empty, else none (an unkeyed store: its checksums
+        catch accidents, not forgery).
 
     Examples
     --------
@@ -202,11 +230,23 @@ class ResultStore:
     array([0, 1, 2])
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], key: str | bytes | None = None) -> None:
         self.path = Path(path)
+        if key is None:
+            key = os.environ.get(KEY_ENV) or None
+        if key is not None and not isinstance(key, (str, bytes)):
+            raise ValueError(f"key must be a str or bytes, got {type(key).__name__}")
+        if key is not None and len(key) == 0:
+            raise ValueError("key must not be empty (give None for an unkeyed store)")
+        self._key = key.encode() if isinstance(key, str) else key
 
-    def __repr__(self) -> str:
-        return f"ResultStore({str(self.path)!r})"
+    @property
+    def keyed(self) -> bool:
+        """Whether cells are written and read with an HMAC under a secret key."""
+        return self._key is not None
+
+    def __repr__(self) -> str:  # never the key
+        return f"ResultStore({str(self.path)!r}{', keyed' if self.keyed else ''})"
 
     def _json_path(self, function: str, key: str) -> Path:
         return self.path / "cells" / function.replace(":", ".") / f"{key}.json"
@@ -267,6 +307,12 @@ class ResultStore:
                                  f"an older dpbounds, without checksums)")
         if doc.get("sha256") != _doc_digest(doc):
             raise DamagedCell(p, "its content does not match its sha256 (changed after writing)")
+        if self._key is not None:
+            mac = doc.get("hmac_sha256")
+            if not isinstance(mac, str) or not hmac.compare_digest(mac,
+                                                                   _doc_mac(doc, self._key)):
+                raise DamagedCell(p, "no HMAC that matches this store's key (written without "
+                                     "the key or with another one, or changed after writing)")
         if key is not None and (doc.get("key") != key or doc.get("function") != function):
             raise DamagedCell(p, f"holds cell {doc.get('key')!r} of {doc.get('function')!r}, "
                                  f"not {key!r} of {function!r}")
@@ -311,7 +357,9 @@ class ResultStore:
                "arrays": {k: {"dtype": a.dtype.str, "shape": list(a.shape),
                               "sha256": _array_digest(a)} for k, a in arrays.items()},
                "finished": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")}
-        # the digest of the document as it reads back (tuples become lists, and so on)
+        # the digests of the document as it reads back (tuples become lists, and so on)
+        if self._key is not None:
+            doc["hmac_sha256"] = _doc_mac(json.loads(json.dumps(doc, allow_nan=True)), self._key)
         doc["sha256"] = _doc_digest(json.loads(json.dumps(doc, allow_nan=True)))
         text = json.dumps(doc, indent=1, sort_keys=False, allow_nan=True)
         _atomic_write(target, lambda fh: fh.write(text.encode()))

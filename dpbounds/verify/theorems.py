@@ -71,6 +71,7 @@ exact values keep the claimed :math:`\varepsilon` and the tuned hyper-parameters
 
 from __future__ import annotations
 
+from dpbounds._discovery import unknown_name
 from dpbounds.bounds import registry
 from dpbounds.verify.mutants import MUTATIONS
 from dpbounds.verify.studies._common import STUDY_REGISTRY, TheoremStudy
@@ -89,7 +90,7 @@ def get_study(theorem: str) -> TheoremStudy:
     except (KeyError, ValueError):
         name = theorem
     if name not in STUDIES:
-        raise ValueError(f"no scaling study for theorem {theorem!r}; covered: "
-                         f"{', '.join(STUDIES)} (aliases: tran_cutkosky.alg1, "
-                         "tran_cutkosky.alg2, yang.nsgd, yang.sgd, kamath.bst14)")
+        covered = [*STUDIES, *(a for s in STUDIES.values() for a in s.entry.aliases)]
+        raise ValueError(unknown_name("verify study", theorem, covered,
+                                      "dpbounds verify --list", label="covered"))
     return STUDIES[name]

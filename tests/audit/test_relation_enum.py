@@ -63,7 +63,7 @@ def test_mutants_read_the_enum():
     assert as_c.applies(out, Neighbouring.REPLACE_ONE)
     assert not as_c.applies(AUDITS["dp_agd"], Neighbouring.ADD_REMOVE)
     setting = out.build(Neighbouring.REPLACE_ONE, out.epsilon, out.delta)
-    with pytest.raises(ValueError, match=r"dp_sgd \(replace-one\)"):
+    with pytest.raises(ValueError, match=r"dp_sgd \(replace_one\)"):
         get_mutant("realised_batch", sgd, Neighbouring.REPLACE_ONE, setting)
 
 

@@ -187,7 +187,7 @@ def test_broken_pipe_is_quiet():
 
 
 @pytest.mark.parametrize(("exc", "status", "start"), [
-    (RuntimeError("boom"), 1, "dpbounds: internal error: RuntimeError: boom (this is a bug; "
+    (RuntimeError("boom"), 4, "dpbounds: internal error: RuntimeError: boom (this is a bug; "
                                "rerun with --debug for the traceback)"),
     (OverflowError("math range error"), 2, "dpbounds: error: math range error"),
     (MemoryError(), 2, "dpbounds: error: out of memory"),

@@ -17,7 +17,7 @@ from dpbounds.audit.neighbours import add_remove_pair, replace_one_pair
 from dpbounds.audit.transcript import direction_statistics, noisy_gradients, output_features
 from dpbounds.privacy import Neighbouring
 
-#: The relations as the audits use them (the enum members; shown with ``.legacy`` spelling).
+#: The relations as the audits use them (the enum members; shown by their value, ``replace_one``).
 REPLACE_ONE = Neighbouring.REPLACE_ONE
 ADD_REMOVE = Neighbouring.ADD_REMOVE
 

@@ -1,0 +1,157 @@
+"""What the command line shows before it imports the library: a generated catalog.
+
+``dpbounds COMMAND --help``, ``--list`` and a mistyped name must answer in a fraction of a
+second, but the registries they describe (bounds, verify studies, audits) are filled by
+importing every module of their packages, which pulls in scipy, sympy, cvxpy, numba and
+dp-accounting (seconds). So the names, one-line descriptions, choices and relations the CLI
+shows are declared once here, in ``catalog.json`` next to this module, **generated** from the
+registries::
+
+    python -m dpbounds.cli._catalog --write
+
+``tests/test_cli_lazy.py`` rebuilds the catalog from the live registries and compares it with
+the file, so the two cannot drift (a result added without regenerating fails that test).
+
+The live registries are read instead when they are already imported (a plug-in loaded before
+the command, or a test process) or when a ``dpbounds.plugins`` entry point is installed: they
+may then hold results the file does not.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["build", "load", "names", "rows", "use_static"]
+
+PATH = Path(__file__).with_name("catalog.json")
+
+#: the module whose import fills each registry (if it is in ``sys.modules`` the live one is
+#: read: it is as cheap as the file and may hold more)
+_LIVE = {"verify": "dpbounds.verify", "audit": "dpbounds.audit",
+         "mutants": "dpbounds.audit", "bound": "dpbounds.bounds"}
+
+
+def _verify_rows() -> list[dict[str, Any]]:
+    from dpbounds.extend import origin
+    from dpbounds.verify import STUDIES
+
+    return [dict(theorem=s.theorem, aliases=list(s.entry.aliases),
+                 components=list(s.components), fixed=dict(s.fixed),
+                 grids={k: list(v[0]) for k, v in s.defaults.items()}, notes=s.notes,
+                 origin=origin(s.theorem), provenance=str(s.entry.tuned.provenance))
+            for s in STUDIES.values()]
+
+
+def _audit_rows() -> list[dict[str, Any]]:
+    from dpbounds.audit.registry import AUDITS, RELEASE_AUDITS
+    from dpbounds.extend import origin
+
+    return [dict(algorithm=s.name, relations=[r.value for r in s.relations], epsilon=s.epsilon,
+                 delta=s.delta, mutant_noise_factor=s.mutant_factor, trials=s.trials,
+                 description=s.description, in_all=name in AUDITS, origin=origin(s.name))
+            for name, s in {**AUDITS, **RELEASE_AUDITS}.items()]
+
+
+def _mutant_rows() -> list[dict[str, Any]]:
+    from dpbounds.audit.mutation import MUTANTS
+    from dpbounds.audit.registry import AUDITS
+
+    return [dict(name=m.name, description=m.description, source=m.source,
+                 applies_to=[f"{n} ({r.value})" for n, s in AUDITS.items() for r in s.relations
+                             if m.applies(s, r)]) for m in MUTANTS.values()]
+
+
+def _bound_rows() -> list[dict[str, Any]]:
+    from dpbounds.bounds import registry
+    from dpbounds.extend import origin
+
+    return [{"name": e.name, "problem_class": e.problem_class, "kind": e.kind,
+             "title": e.title, "aliases": list(e.aliases),
+             "provenance": str(e.tuned.provenance), "requires": list(e.requires),
+             "numeric": bool(e.numeric), "origin": origin(e.name)} for e in registry.entries()]
+
+
+_ROWS = {"verify": _verify_rows, "audit": _audit_rows, "mutants": _mutant_rows,
+         "bound": _bound_rows}
+
+
+def build() -> dict[str, Any]:
+    """The catalog computed from the live registries and constants (imports everything)."""
+    from dpbounds.audit.runner import MEMORY_BUDGET_GB
+    from dpbounds.bounds.problem import DEFAULT_PROBLEM, PROBLEM_QUANTITIES
+    from dpbounds.bounds.strongly_convex.noise_allocation import MAX_HORIZON
+    from dpbounds.privacy import Neighbouring
+    from dpbounds.verify import MUTATIONS, PROBLEMS, VARIABLES
+
+    return {
+        "constants": {
+            "verify_variables": list(VARIABLES), "verify_problems": list(PROBLEMS),
+            "verify_mutations": list(MUTATIONS),
+            "relations": [m.value for m in Neighbouring],
+            "audit_memory_budget_gb": MEMORY_BUDGET_GB,
+            "default_problem": dict(DEFAULT_PROBLEM),
+            "problem_quantities": dict(PROBLEM_QUANTITIES),
+            "max_horizon": MAX_HORIZON,
+        },
+        "rows": {kind: make() for kind, make in _ROWS.items()},
+    }
+
+
+@functools.cache
+def load() -> dict[str, Any]:
+    """The catalog as generated (``catalog.json``)."""
+    with PATH.open(encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def constant(name: str) -> Any:
+    """A constant of the catalog (``"verify_variables"``, ``"relations"``, ...)."""
+    return load()["constants"][name]
+
+
+@functools.cache
+def _plugins_installed() -> bool:
+    from importlib.metadata import entry_points
+
+    return bool(entry_points(group="dpbounds.plugins"))
+
+
+def use_static(kind: str) -> bool:
+    """Whether the file may stand for the live registry of ``kind``: it is not imported yet
+    and no plug-in package is installed."""
+    return _LIVE[kind] not in sys.modules and not _plugins_installed()
+
+
+def rows(kind: str) -> list[dict[str, Any]]:
+    """The ``--list`` rows of ``kind`` (``"verify"``, ``"audit"``, ``"mutants"``,
+    ``"bound"``): from the file when :func:`use_static`, else from the live registry."""
+    return load()["rows"][kind] if use_static(kind) else _ROWS[kind]()
+
+
+def names(kind: str) -> dict[str, str] | None:
+    """Every name the command accepts for ``kind`` -> the canonical one (aliases included),
+    or ``None`` when the live registry must be asked (see :func:`use_static`)."""
+    if not use_static(kind):
+        return None
+    key = {"verify": "theorem", "audit": "algorithm", "bound": "name"}[kind]
+    out: dict[str, str] = {}
+    for r in load()["rows"][kind]:
+        out[r[key]] = r[key]
+        out.update({a: r[key] for a in r.get("aliases", ())})
+    return out
+
+
+def _write() -> None:
+    text = json.dumps(build(), indent=1, allow_nan=False) + "\n"
+    PATH.write_text(text, encoding="utf-8")
+    print(f"wrote {PATH}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    if sys.argv[1:] != ["--write"]:
+        raise SystemExit("usage: python -m dpbounds.cli._catalog --write")
+    _write()

@@ -1,0 +1,63 @@
+"""Output paths checked before any work (issue 36: a study ran for minutes, then lost its
+table to a figure path in a folder that did not exist).
+
+A check *tries* what the command will do later (create the folder, write a file in it), since
+permission bits say nothing about a read-only mount, ``/proc`` or a full disk, and ``root``
+passes every :func:`os.access` test.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+__all__ = ["FIGURE_FORMATS", "check_figure_path", "check_store_dir"]
+
+#: what ``matplotlib.figure.Figure.savefig`` writes with its default backends, by file
+#: extension (a test compares this with matplotlib's own list: importing it here would cost
+#: the fast answer an input error must have)
+FIGURE_FORMATS: frozenset[str] = frozenset({
+    "avif", "eps", "gif", "jpeg", "jpg", "pdf", "pgf", "png", "ps", "raw", "rgba", "svg",
+    "svgz", "tif", "tiff", "webp"})
+
+
+def _probe(folder: Path, flag: str, path: str) -> None:
+    """Create and remove a file in ``folder`` (ValueError naming ``flag`` if that fails)."""
+    try:
+        fd, name = tempfile.mkstemp(prefix=".dpbounds-probe-", dir=folder)
+        os.close(fd)
+        os.unlink(name)
+    except OSError as exc:
+        raise ValueError(f"{flag} {path!r}: cannot write in {str(folder)!r} "
+                         f"({exc.strerror or exc})") from None
+
+
+def check_figure_path(path: str, flag: str = "--plot") -> None:
+    """``path`` can be written as a figure: a known extension, an existing writable folder,
+    and not a folder itself (``ValueError`` naming ``flag`` otherwise)."""
+    p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"{flag} {path!r} is a folder; give a file name")
+    ext = p.suffix.lower().lstrip(".")
+    if ext not in FIGURE_FORMATS:
+        raise ValueError(f"{flag} {path!r}: unknown figure format {ext or '(no extension)'!r}; "
+                         f"use one of {', '.join(sorted(FIGURE_FORMATS))}")
+    folder = p.parent if str(p.parent) else Path(".")
+    if not folder.is_dir():
+        raise ValueError(f"{flag} {path!r}: the folder {str(folder)!r} does not exist")
+    _probe(folder, flag, path)
+
+
+def check_store_dir(path: str, flag: str = "--store") -> None:
+    """``path`` is, or can be created as, a writable folder (created here: the store would
+    create it on its first write anyway); ``ValueError`` naming ``flag`` otherwise."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise ValueError(f"{flag} {path!r} exists and is not a folder")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"{flag} {path!r}: cannot create the folder "
+                         f"({exc.strerror or exc})") from None
+    _probe(p, flag, path)
