@@ -135,6 +135,30 @@ def _exact_psd(S: list[list[Fraction]]) -> bool:
     return True
 
 
+def _psd_by_rounding(S: list[list[Fraction]], bits: int = 96) -> bool:
+    r"""A sufficient exact test of S >= 0 that keeps the LDL^T numbers short.
+
+    Each entry is rounded to the nearest integer multiple :math:`R_{ij}u` of
+    :math:`u=2^{-k}`, :math:`k` chosen so the largest entry has about ``bits`` bits: then
+    :math:`S=uR+E` with :math:`|E_{ij}|\le u/2`, :math:`\lVert E\rVert_2\le nu/2`, and
+    :math:`R-nI\succeq0` (checked exactly, on integers; a factor 2 to spare) gives
+    :math:`\lambda_{\min}(S)\ge nu-nu/2>0`. The exact LDL^T of S itself carries the method's
+    powers :math:`\beta^t` (53 t bits) through every pivot: 4.4 s at n = 32 (T = 15), against
+    0.05 s here. A certificate has a margin (:math:`S\succeq\varepsilon I`), so the rounding
+    costs nothing there.
+    """
+    n = len(S)
+    top = max((abs(v) for row in S for v in row), default=Fraction(0))
+    if top == 0:
+        return True
+    k = bits - (top.numerator.bit_length() - top.denominator.bit_length())
+    scale = Fraction(2) ** k
+    R = [[Fraction(math.floor(v * scale + Fraction(1, 2))) for v in row] for row in S]
+    for i in range(n):
+        R[i][i] -= n
+    return _exact_psd(R)
+
+
 def _function_residual(lay: Layout, pairs: list[tuple[int, int]], rho: list[Fraction],
                        objective: str, initial: str, lam0: Fraction) -> list[Fraction]:
     """target_k - (sum_ij rho_ij (e_j - e_i) + lam0 e_0[gap])_k for every point k."""
@@ -209,7 +233,8 @@ def verify_pep_certificate(cert: PEPCertificate) -> bool:
     if any(_function_residual(lay, pairs, list(cert.rho), cert.objective, cert.initial,
                               cert.lambda_initial)):
         return False
-    return _exact_psd(_scaled_dual_matrix(cert, lay))
+    S = _scaled_dual_matrix(cert, lay)
+    return _psd_by_rounding(S) or (len(S) <= 16 and _exact_psd(S))
 
 
 def certificate_from_duals(

@@ -41,8 +41,7 @@ def _pepit(alpha, beta, gamma, mu, L, T, initial, objective):
         y = x + gamma * (x - xp)
         x, xp = x + beta * (x - xp) - alpha * f.gradient(y), x
     pep.set_performance_metric(f(x) - fs if objective == "function_value" else (x - xs) ** 2)
-    return pep.solve(wrapper="cvxpy", verbose=0, solver="CLARABEL", tol_gap_abs=1e-10,
-                     tol_gap_rel=1e-10, tol_feas=1e-10)
+    return pep.solve(wrapper="cvxpy", verbose=0, solver="CLARABEL")
 
 
 def _scalar_run(alpha, beta, gamma, lam, T, x0, kick):
@@ -216,3 +215,14 @@ def test_bad_input_names_the_parameter(kwargs, name):
         pep_worst_case(args.pop("method"), args.pop("mu"), args.pop("L"), args.pop("T"), **args)
     with pytest.raises(ValueError, match="alpha"):
         FixedStepMethod.heavy_ball(0.0, 0.5)
+
+
+def test_rounded_psd_test_is_sufficient_and_sharp():
+    from dpbounds.pep.certificate import _psd_by_rounding
+
+    # diag(1, eps) + a huge-denominator perturbation: PD when eps >> 2^-90, rejected at eps = 0
+    big = Fraction(1, 3**200)
+    for eps, want in ((Fraction(1, 2**40), True), (Fraction(0), False),
+                      (-Fraction(1, 2**40), False)):
+        S = [[1 + big, big], [big, eps + big * big]]
+        assert _psd_by_rounding(S) is want
