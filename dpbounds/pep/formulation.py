@@ -55,6 +55,7 @@ SOURCE_STOCHASTIC_PEP = Source(
     "(the expected Gram matrix of a run is one feasible point)")
 
 OBJECTIVES = ("function_value", "distance")
+PAIR_SETS = ("all", "consecutive")
 
 
 @dataclass(frozen=True)
@@ -129,10 +130,18 @@ class Layout:
     def noise(self, t: int) -> int:
         return 1 + self.num_points + t
 
-    def pairs(self) -> list[tuple[int, int]]:
-        """Ordered pairs (i, j), i != j, of points; index ``-1`` is the minimiser."""
+    def pairs(self, subset: str = "all") -> list[tuple[int, int]]:
+        """Ordered pairs (i, j), i != j, of points; index ``-1`` is the minimiser.
+
+        ``"consecutive"`` keeps the pairs with the minimiser and those of neighbouring points
+        (``k``, ``k + 1`` in the order y_0, .., y_{T-1}, x_T): fewer inequalities, so a larger
+        (still valid) upper bound.
+        """
         idx = [-1, *range(self.num_points)]
-        return [(i, j) for i in idx for j in idx if i != j]
+        if subset == "all":
+            return [(i, j) for i in idx for j in idx if i != j]
+        star = [p for k in range(self.num_points) for p in ((-1, k), (k, -1))]
+        return star + [p for k in range(self.num_points - 1) for p in ((k, k + 1), (k + 1, k))]
 
     def orthogonal(self) -> list[tuple[int, int]]:
         """Basis pairs (xi_t, v) with E<xi_t, v> = 0: v = x_0, xi_s (s < t), grad at y_s (s<=t)."""

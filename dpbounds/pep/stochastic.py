@@ -40,6 +40,7 @@ from dpbounds._validation import check_choice, check_flag, check_nonnegative, ch
 from dpbounds.pep.certificate import PEPCertificate, certificate_from_duals
 from dpbounds.pep.formulation import (
     OBJECTIVES,
+    PAIR_SETS,
     SOURCE_INTERPOLATION,
     SOURCE_STOCHASTIC_PEP,
     FixedStepMethod,
@@ -142,12 +143,13 @@ class _SDP:
     """The cvxpy problem in normalised units (start value 1), eps a parameter (margin)."""
 
     def __init__(self, method: FixedStepMethod, mu: float, L: float, T: int, objective: str,
-                 initial: str, noise: tuple[float, ...], orthogonal: bool) -> None:
+                 initial: str, noise: tuple[float, ...], orthogonal: bool,
+                 pair_set: str = "all") -> None:
         import cvxpy as cp
 
         lay = layout(method, T, objective)
         self.lay, n, N = lay, lay.n, lay.num_points
-        self.pairs = lay.pairs()
+        self.pairs = lay.pairs(pair_set)
         c = 2.0 * (L - mu)
         A = np.empty((len(self.pairs), n * n))
         B = np.zeros((len(self.pairs), N))
@@ -200,7 +202,8 @@ def pep_worst_case(
     method: FixedStepMethod, mu: float, L: float, T: int, *,
     initial_gap: float | None = None, initial_distance_sq: float | None = None,
     noise_variances: Any = None, objective: str = "function_value",
-    noise_orthogonal: bool = True, certify: bool = True, solver: str | None = None,
+    noise_orthogonal: bool = True, pairs: str = "all", certify: bool = True,
+    solver: str | None = None,
 ) -> PEPResult:
     r"""Worst case of :math:`\mathbb E[F(x_T)]-F^\ast` (or of
     :math:`\mathbb E\lVert x_T-x^\ast\rVert^2`) over :math:`\mathcal S_{\mu,L}` for a noisy
@@ -234,6 +237,10 @@ def pep_worst_case(
         Impose :math:`\mathbb E\langle\xi_t,v\rangle=0` for the past :math:`v` (the model).
         ``False`` drops it: the noise may then correlate with the past, a mean-square inexact
         oracle (larger worst case; used as a control in the tests).
+    pairs:
+        ``"all"`` (every pair of points: the PEP) or ``"consecutive"`` (the pairs with the
+        minimiser and of neighbouring iterates only: a relaxation, so still a valid upper bound,
+        with O(T) instead of O(T^2) inequalities).
     certify:
         Build and exactly verify the dual certificate (a second SDP solve, with a margin).
     solver:
@@ -259,10 +266,12 @@ def pep_worst_case(
     kind, start = _initial(initial_gap, initial_distance_sq)
     noise = _noise(noise_variances, T)
     orthogonal = check_flag("noise_orthogonal", noise_orthogonal)
+    pair_set = check_choice("pairs", pairs, PAIR_SETS)
     certify = check_flag("certify", certify)
 
     t0 = time.process_time()
-    sdp = _SDP(method, mu, L, T, objective, kind, tuple(s / start for s in noise), orthogonal)
+    sdp = _SDP(method, mu, L, T, objective, kind, tuple(s / start for s in noise), orthogonal,
+               pair_set)
     used = sdp.solve(solver)
     value = float(np.asarray(sdp.obj.value)) * start
     G = np.asarray(sdp.G.value, dtype=float)

@@ -147,6 +147,18 @@ def test_dropping_orthogonality_gives_the_adversarial_closed_form():
     assert adversarial.certificate is not None
 
 
+def test_consecutive_pairs_relax_the_pep_and_stay_certified():
+    # fewer inequalities: a larger value, still certified (rho = 0 on the dropped pairs); the
+    # quadratic worst case stays below both
+    m, s2 = METHODS["nag"], [0.02] * 5
+    full = pep_worst_case(m, MU, L, 5, initial_gap=1.0, noise_variances=s2)
+    cons = pep_worst_case(m, MU, L, 5, initial_gap=1.0, noise_variances=s2, pairs="consecutive")
+    assert full.value < cons.value <= cons.certified_value * (1 + 1e-9)
+    assert verify_pep_certificate(cons.certificate)
+    quad = _quadratic_worst(m.alpha, m.beta, m.gamma, MU, L, 5, "gap", 1.0, s2, "function_value")
+    assert quad <= full.value * (1 + 1e-6)
+
+
 def test_value_is_nondecreasing_in_the_noise():
     m = METHODS["hb"]
     v = [pep_worst_case(m, MU, L, 4, initial_gap=1.0, noise_variances=s, certify=False).value
@@ -206,7 +218,7 @@ def test_exact_psd_against_sympy():
     (dict(initial_distance_sq=1.0), "initial_gap"), (dict(initial_gap=None), "initial_gap"),
     (dict(initial_gap=-1.0), "initial_gap"), (dict(noise_variances=-0.1), "noise_variances"),
     (dict(noise_variances=[0.1, 0.1]), "noise_variances"), (dict(objective="gap"), "objective"),
-    (dict(method="hb"), "method"),
+    (dict(method="hb"), "method"), (dict(pairs="some"), "pairs"),
 ])
 def test_bad_input_names_the_parameter(kwargs, name):
     args = dict(method=METHODS["gd"], mu=MU, L=L, T=3, initial_gap=1.0)
@@ -226,3 +238,16 @@ def test_rounded_psd_test_is_sufficient_and_sharp():
                       (-Fraction(1, 2**40), False)):
         S = [[1 + big, big], [big, eps + big * big]]
         assert _psd_by_rounding(S) is want
+
+
+def test_integer_sylvester_check_against_numpy():
+    from dpbounds.pep.certificate import _positive_definite_int
+
+    rng = np.random.default_rng(11)
+    for _ in range(60):
+        B = rng.integers(-4, 5, size=(5, 5))
+        S = B @ B.T - int(rng.integers(0, 6)) * np.eye(5, dtype=int)
+        ev = np.linalg.eigvalsh(S.astype(float))
+        if abs(ev).min() < 1e-6:
+            continue  # singular: Sylvester says "not definite", eigvalsh is not exact there
+        assert _positive_definite_int(S.tolist()) == (ev.min() > 0)
