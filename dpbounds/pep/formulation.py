@@ -154,6 +154,7 @@ class Layout:
 
 
 def check_method(method: Any) -> FixedStepMethod:
+    """``method`` if it is a :class:`FixedStepMethod`, else ValueError naming ``method``."""
     if not isinstance(method, FixedStepMethod):
         raise ValueError("method must be a FixedStepMethod (e.g. FixedStepMethod.heavy_ball("
                          f"alpha, beta)), got {type(method).__name__}")
@@ -161,12 +162,14 @@ def check_method(method: Any) -> FixedStepMethod:
 
 
 def check_class(mu: Any, L: Any) -> tuple[float, float]:
+    """``(mu, L)`` as floats with ``0 < mu < L`` (c = 2 (L - mu) > 0 scales every inequality)."""
     L = float(check_positive("L", L))
     mu = float(check_open_interval("mu", mu, 0.0, L))
     return mu, L
 
 
 def check_horizon(T: Any) -> int:
+    """``T`` as an int in 1..10000 (the size guard in the solver refuses large ones sooner)."""
     return check_int("T", T, minimum=1, maximum=10_000)
 
 
