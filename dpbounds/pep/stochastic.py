@@ -99,6 +99,8 @@ class PEPResult:
         The primal expected Gram matrix (basis: x_0 - x*, gradients at the points, noises).
     function_values:
         Expected F - F* at the points (y_0..y_{T-1}, then x_T for the function-value objective).
+    pairs:
+        The interpolation pairs imposed (``"all"``: the PEP; ``"consecutive"``: a relaxation).
     cpu_seconds:
         ``time.process_time`` of the primal solve, and of the certificate (solve and check).
     """
@@ -112,6 +114,7 @@ class PEPResult:
     initial_value: float
     noise_variances: tuple[float, ...]
     noise_orthogonal: bool
+    pairs: str
     value: float
     certified_value: float | None
     certificate: PEPCertificate | None
@@ -315,6 +318,6 @@ def pep_worst_case(
                 break
         cpu["certificate"] = time.process_time() - t1
     certified = None if cert is None else cert.bound(start, noise)
-    return PEPResult(method, mu, L, T, objective, kind, start, noise, orthogonal, value,
+    return PEPResult(method, mu, L, T, objective, kind, start, noise, orthogonal, pair_set, value,
                      certified, cert, G * start, f * start, used, cpu)
 
