@@ -31,6 +31,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("objectives", "privacy"),
     ("bounds",),
     ("lmi",),
+    ("pep",),
     ("algorithms",),
     ("tuning", "audit"),
     ("verify",),
