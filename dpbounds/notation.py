@@ -214,6 +214,10 @@ QUANTITIES: tuple[Quantity, ...] = (
     _Q("noise_variance", "σ_T²", r"\sigma_T^2",
        "per-coordinate variance of the gradient noise at horizon T (Kuru et al.)", ("sigma2",),
        papers="the bound objects of Kuru et al.'s Theorem 3.5 call it sigma2"),
+    _Q("noise_second_moment", "s²", r"s^2",
+       "E‖ξ_t‖² of each step's gradient noise (total over the coordinates) for the worst-case "
+       "analyses of 'rate' (quadratics and the noise-aware PEP)", ("s2",),
+       "--noise-second-moment"),
     _Q("initial_state_error", "E₀", r"E_0",
        "E‖ξ₀ − ξ*‖² of the heavy-ball state (Theorem 3.5 objects)", ("E0",)),
     _Q("gradient_norm", "x", r"x", "‖∇f(x)‖, the variable of an inner-product lemma", ("x",)),
@@ -285,6 +289,10 @@ OPTIONS: dict[str, str] = {
     "--from-opacus": "privacy compose: a JSON file of an Opacus accountant's history",
     "--accountant": "privacy compose: comma-separated accountants (rdp, pld, zcdp, pure, basic)",
     "--curve": "privacy compose: also print delta(eps) at these epsilons",
+    "--objective": "tune hb: what the tuned row minimises, the worst-case error of the run "
+                   "(error) or the bound (bound)",
+    "--plugin": "load a user's plug-in file (its theorems, methods, studies) before the command "
+                "(repeatable)",
     "--help": "show the help of a command",
     "--version": "show the version",
 }

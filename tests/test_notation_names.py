@@ -222,15 +222,16 @@ JSON_RESULT_FIELDS: dict[str, tuple[str, frozenset[str]]] = {
                          "null_epsilon_lower", "null_false_positive", "pair", "pilot", "power",
                          "ratio", "reference_delta", "rows", "runs", "statistic", "target",
                          "tpr", "tradeoff", "violation", "description",
-                         "mutant_noise_factor", "relations"})),
+                         "mutant_noise_factor", "relations", "in_all", "origin"})),
     "tune": ("a tuned configuration's label, its bound, the computed error, the noise scale "
              "and the gap to the best horizon; 'horizon' is the chosen T (the table's "
              "'steps': a divergence of the tuner's rows, kept here until they are renamed)",
              frozenset({"label", "horizon", "bound", "computed", "noise_scale",
-                        "horizon_gap"})),
+                        "horizon_gap", "worst_case_upper"})),
     "verify": ("a theorem's catalogue entry: its name, aliases, components, notes and the "
                "fixed and grid values of its problem keys (those keys are bound symbols)",
-               frozenset({"aliases", "components", "fixed", "grids", "notes", "theorem"})),
+               frozenset({"aliases", "components", "fixed", "grids", "notes", "theorem",
+                          "origin", "provenance"})),
 }
 #: Bound symbols (``N``, ``eps`` ...) name quantities in verify's problem keys.
 BOUND_SYMBOLS = frozenset(s for q in QUANTITIES for s in q.symbols)

@@ -57,7 +57,8 @@ class _Help(argparse.Action):
 
     def __init__(self, option_strings: list[str], plan: argparse.ArgumentParser,
                  **kwargs: Any) -> None:
-        super().__init__(option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+        # dest "help", as argparse's own help action: one flag reads into one name everywhere
+        super().__init__(option_strings, dest="help", default=argparse.SUPPRESS,
                          nargs=0, help=kwargs.get("help"))
         self.plan = plan
 

@@ -152,8 +152,46 @@ def _rate_hb(args: argparse.Namespace) -> int:
         else:
             rows.update(rho_lmi=None, certified=False)
             lines.append(f"  LMI, Prop. 3.4: {cert}")
+    if args.steps is not None:
+        rows["worst_case"] = _worst_case_lines(args, lines)
     print(strict_json(rows, indent=2) if args.json else "\n".join(lines))
     return 0
+
+
+#: the noise-aware PEP is run up to this horizon (its cost grows like T^4: 36 CPU-s at T = 30)
+_PEP_MAX_STEPS = 30
+
+
+def _worst_case_lines(args: argparse.Namespace, lines: list[str]) -> dict:
+    """The worst case of E[F(x_T)] - F* after ``--steps`` T: on quadratics (exact) and, for
+    T <= _PEP_MAX_STEPS, on all of S_mu,L (the noise-aware PEP with its exact certificate)."""
+    from dpbounds.bounds.strongly_convex.quadratic_worst_case import quadratic_worst_case
+
+    alpha, beta, mu, L = args.step_size, args.momentum, args.strong_convexity, args.smoothness
+    T, E0, s2 = args.steps, args.initial_gap, args.noise_second_moment
+    wc = quadratic_worst_case(mu, L, 1, alpha=alpha, beta=beta, steps=T, laplace_var=s2,
+                              initial_gap=E0)
+    out: dict = {"steps": T, "initial_gap": E0, "noise_second_moment": s2,
+                 "quadratic": {"value": wc.value, "upper": wc.upper,
+                               "curvature": wc.start_eigenvalue}}
+    lines.append(f"  worst E[F(x_T)] - F* after T = {T} steps from F(x0) - F* <= {E0:g}, "
+                 f"E||xi_t||^2 = {s2:g}:")
+    lines.append(f"    1-d quadratics (exact, DERIVED)        [{wc.value:.6g}, {wc.upper:.6g}] "
+                 f"(attained at curvature {wc.start_eigenvalue:.6g})")
+    if T > _PEP_MAX_STEPS:
+        lines.append(f"    all of S_mu,L (noise-aware PEP)         not run (T > {_PEP_MAX_STEPS}: "
+                     "its cost grows like T^4)")
+        return out
+    from dpbounds.pep import FixedStepMethod, pep_worst_case
+
+    res = pep_worst_case(FixedStepMethod.heavy_ball(alpha, beta), mu, L, T, initial_gap=E0,
+                         noise_variances=[s2] * T)
+    cert = res.certified_value
+    out["pep"] = {"value": res.value, "certified": cert}
+    lines.append(f"    all of S_mu,L (noise-aware PEP)         {res.value:.6g}"
+                 + (f" (exact certificate: <= {float(cert):.6g})" if cert is not None
+                    else " (no exact certificate)"))
+    return out
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -201,6 +239,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_quantity(rhb, "strong_convexity", required=True, help="strong convexity mu > 0")
     add_quantity(rhb, "smoothness", required=True, help="smoothness L >= mu")
     add_quantity(rhb, "tolerance", default=1e-6, help="LMI bisection tolerance on rho")
+    add_quantity(rhb, "steps",
+                 help="also the worst case of E[F(x_T)] - F* after T steps: on quadratics "
+                      "(exact) and, for T <= 30, on all of S_mu,L (noise-aware PEP)")
+    add_quantity(rhb, "initial_gap", default=1.0,
+                 help="with --steps: F(x0) - F* <= E0 (default 1)")
+    add_quantity(rhb, "noise_second_moment", default=0.0,
+                 help="with --steps: E||xi_t||^2 of each step's gradient noise (default 0)")
     rhb.add_argument("--no-lmi", action="store_true", help="closed forms only")
     rhb.add_argument("--json", action="store_true", help="print the numbers as JSON")
     rhb.set_defaults(func=_rate_hb)

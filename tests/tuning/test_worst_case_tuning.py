@@ -121,3 +121,17 @@ def test_cli_prints_both_measures():
                           "--max-horizon", "100"], capture_output=True, text=True, check=True)
     assert "worst case" in out.stdout and "tuned by bound (25)" in out.stdout
     assert "rank runs by the worst case" in out.stdout
+
+
+def test_rate_hb_worst_case_quadratic_below_the_pep():
+    # a 1-d quadratic is in S_mu,L: its exact worst case lies below the PEP's value, which lies
+    # below its exact certificate (the PEP's own oracles are in tests/pep/)
+    import json
+
+    out = subprocess.run([sys.executable, "-m", "dpbounds", "rate", "hb", "--alpha", "0.5",
+                          "--beta", "0.3", "--mu", "0.2", "--L", "1", "--no-lmi", "--steps", "8",
+                          "--E0", "2", "--noise-second-moment", "0.05", "--json"],
+                         capture_output=True, text=True, check=True)
+    wc = json.loads(out.stdout)["worst_case"]
+    assert wc["quadratic"]["value"] <= wc["pep"]["value"] * (1 + 1e-6)
+    assert wc["pep"]["value"] <= wc["pep"]["certified"] * (1 + 1e-6)

@@ -252,3 +252,23 @@ def test_schedules_agree_with_the_stagewise_filter(method):
         old = nesterov_final_error_quadratic(sched, mu, [mu], var, math.sqrt(2 * E0 / mu),
                                              restart=True)
         assert abs(wrong / old - 1) > 1e-3
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_quadratics_are_below_the_noise_aware_pep(seed):
+    # quadratics with spectrum in [mu, L] are in S_mu,L and a fixed noise direction is one of
+    # the PEP's noise models: worst over quadratics <= the PEP value (dpbounds.pep, cvxpy)
+    from dpbounds.pep import FixedStepMethod, pep_worst_case
+
+    rng = np.random.default_rng(seed)
+    mu, L, T = 0.05 + 0.3 * rng.random(), 1.0, int(rng.integers(3, 8))
+    b = 0.8 * rng.random()
+    a = (0.2 + 1.5 * rng.random()) * (1 + b) / L
+    g = b if seed % 2 else 0.0
+    s2 = 10 ** rng.uniform(-3, -1)
+    wc = quadratic_worst_case(mu, L, 1, alpha=a, beta=b, gamma=g, steps=T, laplace_var=s2,
+                              initial_gap=1.0)
+    method = FixedStepMethod(alpha=a, beta=b, gamma=g)
+    pep = pep_worst_case(method, mu, L, T, initial_gap=1.0, noise_variances=[s2] * T,
+                         certify=False)
+    assert wc.value <= pep.value * (1 + 1e-6), (wc.value, pep.value)
