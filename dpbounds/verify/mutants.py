@@ -17,6 +17,11 @@ the algorithm (wrapping its arguments, or patching :class:`~dpbounds.backend.Tri
   (:func:`~dpbounds.algorithms.tree_momentum.algorithm_1_node_count` minus one: sigma
   :math:`\sqrt{(K-1)/K}` too small, ledger consistent with it); Tran & Cutkosky Algorithm 1
   only;
+* ``shared_node_count_no_log`` — the shared privacy helper's node count
+  (:func:`dpbounds.privacy.tree.max_nodes_per_sample` and ``max_formed_node_load``) drops its
+  :math:`\log T` levels and charges one node per epoch: a defect in code the algorithm *and*
+  a check calling the helper share; both tree studies recompute the count independently
+  (:mod:`dpbounds.verify.tree_load`); Tran & Cutkosky Algorithms 1 and 2;
 * ``skip_clipping`` — DP-SGD without its per-example clipping (the noise still calibrated for
   the clip threshold); DP-SGD studies only (Yang et al.'s clipped SGD).
 
@@ -44,7 +49,7 @@ __all__ = ["MUTATIONS", "mutated", "noise_tap", "permutation_tap", "step_factor"
 
 #: mutants a study can run (see the module docstring)
 MUTATIONS: tuple[str, ...] = ("noise_d", "noise_sqrt2", "frozen", "nsgd_noise_r",
-                              "node_count_minus_1", "skip_clipping")
+                              "node_count_minus_1", "skip_clipping", "shared_node_count_no_log")
 #: the step-size factor of the ``frozen`` mutant
 FROZEN = 1e-9
 #: the clip threshold of the ``skip_clipping`` mutant (no gradient reaches it)
@@ -82,6 +87,12 @@ def mutated(mutation: str | None, algorithm: str, r: float | None = None) -> Ite
                              "is Algorithm 1's: study nonconvex.tree_momentum_nsgd)")
         with _node_count_minus_1():
             yield
+    elif mutation == "shared_node_count_no_log":
+        if algorithm not in ("tree_momentum_nsgd", "sensitivity_reduced_nsgd"):
+            raise ValueError(f"mutation 'shared_node_count_no_log' does not apply to {algorithm} "
+                             "(it is the tree methods': Algorithms 1 and 2)")
+        with _shared_node_count_no_log():
+            yield
     elif mutation == "skip_clipping":
         if algorithm != "dp_sgd":
             raise ValueError(f"mutation 'skip_clipping' does not apply to {algorithm} (it is "
@@ -107,6 +118,25 @@ def _node_count_minus_1() -> Iterator[None]:
         yield
     finally:
         setattr(tm, "algorithm_1_node_count", inner)  # noqa: B010
+
+
+@contextlib.contextmanager
+def _shared_node_count_no_log() -> Iterator[None]:
+    """The privacy helper's exact-or-bound count returns ``epochs``: one node per occurrence,
+    the log T levels dropped (the algorithms import the helper at call time, so they see it)."""
+    from dpbounds.privacy import tree
+
+    inner = getattr(tree, "_node_count")  # noqa: B009 (a private helper, patched on purpose)
+
+    def no_log(n: Any, epochs: Any, method: str, formed: bool) -> int:
+        inner(n, epochs, method, formed)  # its argument checks stay
+        return max(1, int(epochs))
+
+    setattr(tree, "_node_count", no_log)  # noqa: B010
+    try:
+        yield
+    finally:
+        setattr(tree, "_node_count", inner)  # noqa: B010
 
 
 @contextlib.contextmanager

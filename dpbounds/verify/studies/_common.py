@@ -208,8 +208,9 @@ def _drawn_check(tap: Any, d: int, variances: np.ndarray, laplace: bool = False
     v = np.asarray(variances, dtype=float)
     energy = tap.energy if tap.energy is not None else np.zeros(1)
     kurt = 5.0 if laplace else 2.0
-    return _check("drawn", energy, d * v.sum(), "sum of squares of the declared noise",
-                  sd=math.sqrt(d * kurt * float(np.sum(v * v))))
+    # energy: the study's status asks this check to resolve a 10% change (verdicts.energy_power)
+    return dict(_check("drawn", energy, d * v.sum(), "sum of squares of the declared noise",
+                       sd=math.sqrt(d * kurt * float(np.sum(v * v)))), energy=True)
 
 
 def _tree_noise_check(res: Any, d: int, alpha: float, sig: list[float],
@@ -222,9 +223,9 @@ def _tree_noise_check(res: Any, d: int, alpha: float, sig: list[float],
                                  steps_per_epoch=steps)
     err = np.asarray(res.diagnostics["noise_error"], dtype=float)
     vals = (err[:, rows] ** 2).sum(axis=1)
-    return _check("exact", vals, d * float(np.trace(c)),
-                  "tree noise covariance at the claimed eps (DERIVED)",
-                  sd=math.sqrt(2.0 * d * float(np.sum(c * c))))
+    return dict(_check("exact", vals, d * float(np.trace(c)),
+                       "tree noise covariance at the claimed eps (DERIVED)",
+                       sd=math.sqrt(2.0 * d * float(np.sum(c * c)))), energy=True)
 
 
 #: Algorithm 1's ``node_count_method="auto"`` counts exactly up to these sizes, then charges
