@@ -84,7 +84,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "multiplies the step by 1e-9, nsgd_noise_r gives DP-NSGD noise sigma*r, "
                         "node_count_minus_1 charges Algorithm 1 one tree node too few, "
                         "skip_clipping runs DP-SGD without clipping, shared_node_count_no_log "
-                        "drops log T from the shared privacy helper's node count")
+                        "drops log T from the shared privacy helper's node count, "
+                        "steps_off_by_one calibrates DP-SGD/NSGD for T - 1 steps")
     p.add_argument("--grid", choices=("auto", "informative", "path", "small"), default="auto",
                    help="auto (default): the informative grid of a full study when affordable, "
                         "else the default grid, labelled; small: today's default grids")

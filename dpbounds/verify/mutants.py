@@ -22,6 +22,9 @@ the algorithm (wrapping its arguments, or patching :class:`~dpbounds.backend.Tri
   :math:`\log T` levels and charges one node per epoch: a defect in code the algorithm *and*
   a check calling the helper share; both tree studies recompute the count independently
   (:mod:`dpbounds.verify.tree_load`); Tran & Cutkosky Algorithms 1 and 2;
+* ``steps_off_by_one`` — DP-SGD / DP-NSGD calibrate their noise for ``T - 1`` steps and run
+  ``T`` (sigma too small by ~1/(2T): caught by the ledger's tolerance below one step's
+  share); Yang et al.'s studies only;
 * ``skip_clipping`` — DP-SGD without its per-example clipping (the noise still calibrated for
   the clip threshold); DP-SGD studies only (Yang et al.'s clipped SGD).
 
@@ -42,14 +45,15 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds.audit.mutation import scaled_noise
+from dpbounds.audit.mutation import scaled_noise, shared_node_count_no_log
 from dpbounds.backend import TrialRandom, to_numpy
 
 __all__ = ["MUTATIONS", "mutated", "noise_tap", "permutation_tap", "step_factor"]
 
 #: mutants a study can run (see the module docstring)
 MUTATIONS: tuple[str, ...] = ("noise_d", "noise_sqrt2", "frozen", "nsgd_noise_r",
-                              "node_count_minus_1", "skip_clipping", "shared_node_count_no_log")
+                              "node_count_minus_1", "skip_clipping", "shared_node_count_no_log",
+                              "steps_off_by_one")
 #: the step-size factor of the ``frozen`` mutant
 FROZEN = 1e-9
 #: the clip threshold of the ``skip_clipping`` mutant (no gradient reaches it)
@@ -91,7 +95,14 @@ def mutated(mutation: str | None, algorithm: str, r: float | None = None) -> Ite
         if algorithm not in ("tree_momentum_nsgd", "sensitivity_reduced_nsgd"):
             raise ValueError(f"mutation 'shared_node_count_no_log' does not apply to {algorithm} "
                              "(it is the tree methods': Algorithms 1 and 2)")
-        with _shared_node_count_no_log():
+        with shared_node_count_no_log():
+            yield
+    elif mutation == "steps_off_by_one":
+        if algorithm not in ("dp_sgd", "dp_nsgd"):
+            raise ValueError(f"mutation 'steps_off_by_one' does not apply to {algorithm} (it "
+                             "is DP-SGD's and DP-NSGD's: study nonconvex.clipped_sgd or "
+                             "nonconvex.normalized_sgd)")
+        with _steps_off_by_one():
             yield
     elif mutation == "skip_clipping":
         if algorithm != "dp_sgd":
@@ -121,22 +132,22 @@ def _node_count_minus_1() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _shared_node_count_no_log() -> Iterator[None]:
-    """The privacy helper's exact-or-bound count returns ``epochs``: one node per occurrence,
-    the log T levels dropped (the algorithms import the helper at call time, so they see it)."""
-    from dpbounds.privacy import tree
+def _steps_off_by_one() -> Iterator[None]:
+    """DP-SGD / DP-NSGD's calibration accounts ``steps - 1`` steps (their shared
+    ``_calibrate``, looked up at call time)."""
+    import importlib
 
-    inner = getattr(tree, "_node_count")  # noqa: B009 (a private helper, patched on purpose)
+    mod = importlib.import_module("dpbounds.algorithms.dp_sgd")  # the module, not the function
+    inner = getattr(mod, "_calibrate")  # noqa: B009
 
-    def no_log(n: Any, epochs: Any, method: str, formed: bool) -> int:
-        inner(n, epochs, method, formed)  # its argument checks stay
-        return max(1, int(epochs))
+    def fewer(epsilon: float, delta: float, q: float, steps: int, *args: Any) -> Any:
+        return inner(epsilon, delta, q, max(1, steps - 1), *args)
 
-    setattr(tree, "_node_count", no_log)  # noqa: B010
+    setattr(mod, "_calibrate", fewer)  # noqa: B010
     try:
         yield
     finally:
-        setattr(tree, "_node_count", inner)  # noqa: B010
+        setattr(mod, "_calibrate", inner)  # noqa: B010
 
 
 @contextlib.contextmanager

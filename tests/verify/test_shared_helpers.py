@@ -66,8 +66,6 @@ ALLOWED = {
         "so a defect that lowers K fails; this bound itself is not re-derived (a gap)",
     ("dpbounds.privacy.tree", "momentum_node_sensitivity"):
         "node sensitivity Delta: not yet recomputed independently (a known gap, issue 34)",
-    ("dpbounds.privacy", "tree"):
-        "mutants.py patches the helper's count (the shared_node_count_no_log mutant); no check",
     ("dpbounds.privacy.calibrate", "noise_multiplier_for_epsilon"):
         "Yang et al.'s RDP calibration: the ledger check for DP-SGD/NSGD uses it (a known "
         "gap, issue 34: a re-accounting through dp_accounting directly would replace it)",
