@@ -85,7 +85,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "node_count_minus_1 charges Algorithm 1 one tree node too few, "
                         "skip_clipping runs DP-SGD without clipping, shared_node_count_no_log "
                         "drops log T from the shared privacy helper's node count, "
-                        "steps_off_by_one calibrates DP-SGD/NSGD for T - 1 steps")
+                        "steps_off_by_one calibrates DP-SGD/NSGD for T - 1 steps, "
+                        "scaled_contribution doubles DP-SGD's clipped contributions")
     p.add_argument("--grid", choices=("auto", "informative", "path", "small"), default="auto",
                    help="auto (default): the informative grid of a full study when affordable, "
                         "else the default grid, labelled; small: today's default grids")
