@@ -19,8 +19,8 @@ def show(res):
     ax.xaxis.set_minor_formatter(plt.NullFormatter())  # the log minor labels overlap
     plt.show()
     print(format_table(list(res.verdicts)))
-    print(f"{res.seconds:.1f} s; {res.regime['label']}; exit status "
-          f"{0 if res.holds else 1}")"""
+    print(f"{res.seconds:.1f} s; {res.regime['label']}; {res.status}, exit status "
+          f"{ {'PASS': 0, 'FAIL': 1, 'INCONCLUSIVE': 3}[res.status]}")"""
 
 CELLS = [
     new_markdown_cell("""\

@@ -4,8 +4,10 @@
 quick study (its default grid over ``d``) for the correct algorithm with seeds ``0..S-1`` and,
 with ``--mutants``, every mutant of :data:`dpbounds.verify.MUTATIONS` (seed 0), then prints
 
-* per theorem: exit status (0: no gating verdict failed) per seed, CPU seconds per study;
-* the mutant x theorem table: ``caught`` (by which verdicts) / ``passes`` / ``n/a``.
+* per theorem: exit status (0 PASS, 1 FAIL: a gating verdict failed, 3 INCONCLUSIVE: none
+  failed and nothing was shown) per seed, CPU seconds per study;
+* the mutant x theorem table: ``caught`` (by which verdicts) / ``INCONCLUSIVE`` / ``passes``
+  / ``n/a``.
 
 Not part of ``python -m sims`` (about 20 CPU-minutes with ``--mutants``): the issue-18 check
 that correct code passes and broken code fails.
@@ -31,7 +33,7 @@ ALIASES = {
 
 
 def one(theorem: str, seed: int, mutation: str | None) -> tuple[str, list[str], float]:
-    """``(status, failing verdicts, CPU seconds)``; status ``0``, ``1`` or ``n/a``."""
+    """``(status, failing verdicts, CPU seconds)``; status ``0``, ``1``, ``3`` or ``n/a``."""
     t0 = time.process_time()
     try:
         res = scaling_study(theorem, quick=True, seed=seed, mutation=mutation,
@@ -41,7 +43,8 @@ def one(theorem: str, seed: int, mutation: str | None) -> tuple[str, list[str], 
             return "n/a", [], time.process_time() - t0
         raise
     bad = [f"{v.case.split(' (')[0]}: {v.claim}" for v in res.verdicts if v.failed]
-    return ("1" if bad else "0"), bad, time.process_time() - t0
+    code = {"PASS": "0", "FAIL": "1", "INCONCLUSIVE": "3"}[res.status]
+    return code, bad, time.process_time() - t0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -57,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("|---|---|---|")
         for th in args.theorems:
             runs = [one(th, s, None) for s in range(args.seeds)]
-            ok &= all(r[0] == "0" for r in runs)
+            ok &= all(r[0] != "1" for r in runs)  # correct code never fails
             cpu = [r[2] for r in runs]
             fails = sorted({b for r in runs for b in r[1]})
             print(f"| {ALIASES.get(th, th)} | {' '.join(r[0] for r in runs)} "
@@ -73,7 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 status, bad, _ = one(th, 0, m)
                 caught |= status == "1"
                 cells.append("n/a" if status == "n/a" else
-                             ("caught: " + "; ".join(bad) if status == "1" else "passes"))
+                             ("caught: " + "; ".join(bad) if status == "1" else
+                              "INCONCLUSIVE" if status == "3" else "passes"))
             ok &= caught
             print(f"| {m} | " + " | ".join(cells) + " |", flush=True)
     return 0 if ok else 1

@@ -71,6 +71,29 @@ def scaled_noise(factor: float) -> Iterator[None]:
         yield
 
 
+@contextmanager
+def shared_node_count_no_log() -> Iterator[None]:
+    """Within the block the privacy helper's tree node count
+    (:func:`dpbounds.privacy.tree.max_nodes_per_sample`, ``max_formed_node_load``) returns
+    ``epochs``: one node per occurrence, its log T levels dropped -- a defect in a helper the
+    algorithms and any check calling it share (the algorithms import it at call time).
+
+    ``verify``'s ``shared_node_count_no_log`` mutant. Not in :data:`MUTANTS`: on the audit's
+    pairs (one record, so ``E = T`` and one node per step) it changes nothing (measured: mu_hat
+    1.43-1.49 against mu_claim 1.522 on tree_momentum_nsgd, _T3, _T8 and
+    sensitivity_reduced_nsgd, --quick)."""
+    from dpbounds.privacy import tree
+
+    def make(inner: Any) -> Any:
+        def no_log(n: Any, epochs: Any, method: str, formed: bool) -> int:
+            inner(n, epochs, method, formed)  # its argument checks stay
+            return max(1, int(epochs))
+        return no_log
+
+    with _patched(tree, "_node_count", make):
+        yield
+
+
 # ----------------------------------------------------------------------------------------
 # the mutant zoo: copies of the algorithms with bugs that shipped in real code
 # ----------------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ import sys
 import time
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, replace
+from statistics import NormalDist
 from typing import Any, cast
 
 import numpy as np
@@ -74,6 +75,10 @@ CHUNK = 2048
 QUICK_TRIALS = 2000
 #: The second δ every audit reports its bound at (besides the claim's own).
 REFERENCE_DELTA = 0.05
+#: standard errors by which a GDP estimate must exceed mu_claim to be reported as a finding
+FINDING_Z = 3.0
+#: least goodness-of-fit p-value of the Gaussian shape for the GDP estimate to be read
+FINDING_FIT_P = 0.01
 #: Stream key of the null runs (a second, independent set of runs on D).
 NULL_SET = 2
 #: Default memory budget of one audit (GB); a larger estimate is refused unless asked for.
@@ -197,6 +202,30 @@ class AuditResult:
         return self.null_epsilon_lower > 0.0
 
     @property
+    def estimate_exceeds_claim(self) -> bool:
+        """The GDP estimate lies above ``mu_claim`` by more than :data:`FINDING_Z` of its
+        standard errors, its Gaussian shape not rejected (fit p >= :data:`FINDING_FIT_P`): a
+        **finding, labelled an estimate** -- evidence against the claim, not a certificate
+        (the rigorous bound is ``epsilon_lower``). With a correct algorithm (true mu <=
+        mu_claim) it fires with probability about 0.13 % per audit (one-sided 3 sigma)."""
+        if not (math.isfinite(self.mu_hat) and math.isfinite(self.mu_claim)
+                and math.isfinite(self.mu_high) and self.mu_gof_pvalue >= FINDING_FIT_P):
+            return False
+        z = NormalDist().inv_cdf(0.5 + self.confidence / 2.0)
+        se = (self.mu_high - self.mu_hat) / z  # mu_low is clipped at 0; mu_high is not
+        return self.mu_hat - FINDING_Z * se > self.mu_claim
+
+    @property
+    def status(self) -> str:
+        """``"FAIL"`` (the claim is refuted: exit 1), ``"INCONCLUSIVE"`` (the null control
+        fired, so the estimator's bound cannot be trusted to pass, or the GDP estimate
+        exceeds the claim: exit 3) or ``"PASS"`` (consistent: exit 0)."""
+        if self.violation:
+            return "FAIL"
+        return "INCONCLUSIVE" if self.null_false_positive or self.estimate_exceeds_claim \
+            else "PASS"
+
+    @property
     def ratio(self) -> float:
         """``epsilon_lower / claimed_epsilon`` (how close the audit comes to the claim)."""
         return self.epsilon_lower / self.claimed_epsilon if self.claimed_epsilon > 0 else math.nan
@@ -207,12 +236,20 @@ class AuditResult:
         out["neighbouring"] = self.neighbouring.value  # what --neighbouring takes
         out["violation"] = self.violation
         out["null_false_positive"] = self.null_false_positive
+        out["estimate_exceeds_claim"] = self.estimate_exceeds_claim
+        out["status"] = self.status
         out["ratio"] = self.ratio
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
                 for k, v in out.items()}
 
     def __str__(self) -> str:
-        verdict = "VIOLATION" if self.violation else "consistent"
+        verdict = {"FAIL": "VIOLATION", "PASS": "consistent"}.get(self.status, "INCONCLUSIVE")
+        if self.status == "INCONCLUSIVE" and self.null_false_positive:
+            verdict += " (the null control fired: this estimator cannot pass it)"
+        if self.estimate_exceeds_claim:  # beside the rigorous bound, labelled
+            verdict += (f"; FINDING (an estimate, not a certificate): GDP mu = {self.mu_hat:.3f} "
+                        f"exceeds mu_claim = {self.mu_claim:.3f} by more than {FINDING_Z:g} "
+                        "standard errors")
         mut = "" if self.noise_factor == 1.0 else f" [noise x {self.noise_factor:g}]"
         if self.mutant:
             mut = f" [mutant {self.mutant}]"

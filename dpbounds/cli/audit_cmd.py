@@ -12,8 +12,11 @@ Examples::
     dpbounds audit plan dp_gd_gaussian --target-ratio 0.9
     dpbounds audit all --quick                      # every algorithm and relation: a table
 
-The exit status is 1 when an audit refutes a claim (ε lower bound above the claimed ε), 0
-otherwise, 2 on bad input, 4 on an internal error (a bug).
+Exit status: 0 PASS (consistent), 1 FAIL (an audit refutes a claim: ε lower bound above the
+claimed ε), 2 bad input, 3 INCONCLUSIVE (none refuted, but the null control fired, so the
+estimator cannot vouch for a pass, or the GDP estimate exceeds the claim by more than 3 standard
+errors: a finding, labelled an estimate, printed beside the rigorous bound), 4 on an internal
+error (a bug).
 """
 
 from __future__ import annotations
@@ -283,7 +286,9 @@ def run(args: argparse.Namespace) -> int:
         print(_dumps(rows[0] if args.algorithm != "all" else rows))
     elif args.algorithm == "all":
         print(table(results))
-    return 1 if any(r.violation for r in results) else 0
+    if any(r.violation for r in results):
+        return 1
+    return 3 if any(r.status == "INCONCLUSIVE" for r in results) else 0
 
 
 def _num(v: float, fmt: str = ".3f") -> str:
@@ -323,6 +328,9 @@ def table(results: list[Any]) -> str:
             f"{_num(r.ratio, '.2f'):>5s} {r.epsilon_lower_reference:6.3f} "
             f"{_num(r.epsilon_tight):>6s} {mu:>18s} {_num(r.mu_claim):>8s} "
             f"{_num(r.mu_gof_pvalue, '.2g'):>6s} {null:>4s} {r.trials:6d} "
-            f"{r.cpu_seconds:5.1f}  {'VIOLATION' if r.violation else 'consistent'}")
+            f"{r.cpu_seconds:5.1f}  "
+            + {"FAIL": "VIOLATION", "PASS": "consistent"}.get(r.status, "INCONCLUSIVE")
+            + (" (estimate > claim)" if r.estimate_exceeds_claim else "")
+            + (" (null fired)" if r.null_false_positive and not r.violation else ""))
     lines += ["", *textwrap.wrap(COLUMNS_NOTE, 100), "", *textwrap.wrap(SHARED_NOTE, 100)]
     return "\n".join(lines)

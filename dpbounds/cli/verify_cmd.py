@@ -3,7 +3,8 @@
 Examples::
 
     dpbounds verify --list
-    dpbounds verify tran_cutkosky.alg1 --vary d --quick                      # passes: exit 0
+    dpbounds verify tran_cutkosky.alg1 --vary d --quick        # vacuous grid: exit 3
+    dpbounds verify strongly_convex.nag --vary N --quick                     # passes: exit 0
     dpbounds verify strongly_convex.heavy_ball --vary N                      # informative grid
     dpbounds verify tran_cutkosky.alg2 --vary N --values 250 500 1000 --trials 8 --json
     dpbounds verify yang.sgd --vary N --path --allow-expensive               # the paper's path
@@ -29,8 +30,10 @@ and memory are printed to stderr; a study above --max-memory-gb is refused unles
 Output paths (--plot, --store) are checked before any work; the result is printed before the
 figure is written, so a figure that cannot be written loses nothing (exit status 2).
 
-Exit status: 1 when a ratio or exact verdict fails, 0 otherwise, 2 on bad input, 4 on an
-internal error (a bug).
+Exit status: 0 PASS, 1 FAIL (a ratio or exact verdict fails), 2 bad input, 3 INCONCLUSIVE (no
+verdict fails, but nothing about the theorem was shown: every utility point vacuous, or a
+noise-energy exact check that cannot resolve a 10% change; the output says what would decide),
+4 on an internal error (a bug).
 """
 
 from __future__ import annotations
@@ -48,7 +51,10 @@ from dpbounds.cli._paths import check_figure_path, check_store_dir
 if TYPE_CHECKING:
     from dpbounds.verify import ScalingResult
 
-__all__ = ["draw_result", "plot_result", "register", "run"]
+__all__ = ["EXIT_STATUS", "draw_result", "plot_result", "register", "run"]
+
+#: exit status of each study status (2 is bad input, as everywhere in the CLI)
+EXIT_STATUS = {"PASS": 0, "FAIL": 1, "INCONCLUSIVE": 3}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -69,10 +75,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--values", type=float, nargs="+", default=None, metavar="V",
                    help="grid values (default: the study's grid; --quick: the short one)")
     add_quantity(p, "trials", help="runs per grid value (default: the study's, e.g. 16 and "
-                                   "--quick 6 for the non-convex ones)")
+                                   "--quick 6 for Yang et al.'s, 150 for the tree methods)")
     add_quantity(p, "seed", default=0)
     p.add_argument("--quick", action="store_true",
-                   help="short grid and 6 trials (under a minute on two cores)")
+                   help="short grid and the study's quick trials (under a minute on two cores)")
     p.add_argument("--problem", choices=PROBLEMS, default=None,
                    help="verification problem (default: quadratic for the strongly convex "
                         "bounds, else huber_well)")
@@ -83,7 +89,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "noise_sqrt2 draws noise sqrt(2) too small (ledger unchanged), frozen "
                         "multiplies the step by 1e-9, nsgd_noise_r gives DP-NSGD noise sigma*r, "
                         "node_count_minus_1 charges Algorithm 1 one tree node too few, "
-                        "skip_clipping runs DP-SGD without clipping")
+                        "skip_clipping runs DP-SGD without clipping, shared_node_count_no_log "
+                        "drops log T from the shared privacy helper's node count, "
+                        "steps_off_by_one calibrates DP-SGD/NSGD for T - 1 steps, "
+                        "scaled_contribution doubles DP-SGD's clipped contributions")
     p.add_argument("--grid", choices=("auto", "informative", "path", "small"), default="auto",
                    help="auto (default): the informative grid of a full study when affordable, "
                         "else the default grid, labelled; small: today's default grids")
@@ -246,6 +255,9 @@ def _text(res: ScalingResult) -> str:
                   f"{res.seconds:.1f} s; " +
               ("no ratio or exact verdict failed (slopes are shape diagnostics)" if res.holds
                else "SOME VERDICTS FAIL")]
+    if res.holds and res.inconclusive:
+        lines += ["INCONCLUSIVE (exit 3): nothing failed, but not everything was shown:"]
+        lines += [f"  - {why}" for why in res.inconclusive]
     return "\n".join(lines)
 
 
@@ -354,7 +366,7 @@ def run(args: argparse.Namespace) -> int:
                             allow_expensive=args.allow_expensive,
                             max_memory=args.max_memory_gb * 1e9,
                             allow_large=args.allow_large, estimate=True, on_plan=on_plan)
-    status = 0 if res.holds else 1
+    status = EXIT_STATUS[res.status]
     # the result first: a late I/O error (disk full, folder removed) must not lose it
     print(strict_json(res.to_json()) if args.json else _text(res), flush=True)
     if args.plot:

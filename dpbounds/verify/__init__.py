@@ -10,7 +10,9 @@
   a flag, never a pass);
 * :mod:`~dpbounds.verify.statistics` — means with CIs, slopes with bootstrap CIs;
 * :mod:`~dpbounds.verify.persistence` — the low-frequency part of the tree momentum noise;
-* :mod:`~dpbounds.verify.vacuity` — the first ``N`` at which a tuned bound is below ``G``.
+* :mod:`~dpbounds.verify.vacuity` — the first ``N`` at which a tuned bound is below ``G``;
+* :mod:`~dpbounds.verify.replay` — replay on neighbouring data: the same seed on ``D`` and
+  ``D'``, each noiseless release's difference against the declared sensitivity (DP-SGD).
 
 No plotting and no I/O here: ``dpbounds verify --plot`` and the notebook draw the results.
 """

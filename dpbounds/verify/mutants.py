@@ -17,6 +17,18 @@ the algorithm (wrapping its arguments, or patching :class:`~dpbounds.backend.Tri
   (:func:`~dpbounds.algorithms.tree_momentum.algorithm_1_node_count` minus one: sigma
   :math:`\sqrt{(K-1)/K}` too small, ledger consistent with it); Tran & Cutkosky Algorithm 1
   only;
+* ``shared_node_count_no_log`` — the shared privacy helper's node count
+  (:func:`dpbounds.privacy.tree.max_nodes_per_sample` and ``max_formed_node_load``) drops its
+  :math:`\log T` levels and charges one node per epoch: a defect in code the algorithm *and*
+  a check calling the helper share; both tree studies recompute the count independently
+  (:mod:`dpbounds.verify.tree_load`); Tran & Cutkosky Algorithms 1 and 2;
+* ``steps_off_by_one`` — DP-SGD / DP-NSGD calibrate their noise for ``T - 1`` steps and run
+  ``T`` (sigma too small by ~1/(2T): caught by the ledger's tolerance below one step's
+  share); Yang et al.'s studies only;
+* ``scaled_contribution`` — DP-SGD's clipped per-example contribution scaled by 2 after
+  clipping, its noise still for norm ``C`` (sensitivity twice the declared; it makes the
+  utility *better*): caught by the replay on neighbouring data
+  (:mod:`dpbounds.verify.replay`); DP-SGD only;
 * ``skip_clipping`` — DP-SGD without its per-example clipping (the noise still calibrated for
   the clip threshold); DP-SGD studies only (Yang et al.'s clipped SGD).
 
@@ -37,14 +49,15 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds.audit.mutation import scaled_noise
+from dpbounds.audit.mutation import scaled_noise, shared_node_count_no_log
 from dpbounds.backend import TrialRandom, to_numpy
 
 __all__ = ["MUTATIONS", "mutated", "noise_tap", "permutation_tap", "step_factor"]
 
 #: mutants a study can run (see the module docstring)
 MUTATIONS: tuple[str, ...] = ("noise_d", "noise_sqrt2", "frozen", "nsgd_noise_r",
-                              "node_count_minus_1", "skip_clipping")
+                              "node_count_minus_1", "skip_clipping", "shared_node_count_no_log",
+                              "steps_off_by_one", "scaled_contribution")
 #: the step-size factor of the ``frozen`` mutant
 FROZEN = 1e-9
 #: the clip threshold of the ``skip_clipping`` mutant (no gradient reaches it)
@@ -82,6 +95,25 @@ def mutated(mutation: str | None, algorithm: str, r: float | None = None) -> Ite
                              "is Algorithm 1's: study nonconvex.tree_momentum_nsgd)")
         with _node_count_minus_1():
             yield
+    elif mutation == "shared_node_count_no_log":
+        if algorithm not in ("tree_momentum_nsgd", "sensitivity_reduced_nsgd"):
+            raise ValueError(f"mutation 'shared_node_count_no_log' does not apply to {algorithm} "
+                             "(it is the tree methods': Algorithms 1 and 2)")
+        with shared_node_count_no_log():
+            yield
+    elif mutation == "steps_off_by_one":
+        if algorithm not in ("dp_sgd", "dp_nsgd"):
+            raise ValueError(f"mutation 'steps_off_by_one' does not apply to {algorithm} (it "
+                             "is DP-SGD's and DP-NSGD's: study nonconvex.clipped_sgd or "
+                             "nonconvex.normalized_sgd)")
+        with _steps_off_by_one():
+            yield
+    elif mutation == "scaled_contribution":
+        if algorithm != "dp_sgd":
+            raise ValueError(f"mutation 'scaled_contribution' does not apply to {algorithm} "
+                             "(it is DP-SGD's: study nonconvex.clipped_sgd)")
+        with _skip_clipping(scale=2.0):
+            yield
     elif mutation == "skip_clipping":
         if algorithm != "dp_sgd":
             raise ValueError(f"mutation 'skip_clipping' does not apply to {algorithm} (it is "
@@ -110,9 +142,29 @@ def _node_count_minus_1() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _skip_clipping() -> Iterator[None]:
+def _steps_off_by_one() -> Iterator[None]:
+    """DP-SGD / DP-NSGD's calibration accounts ``steps - 1`` steps (their shared
+    ``_calibrate``, looked up at call time)."""
+    import importlib
+
+    mod = importlib.import_module("dpbounds.algorithms.dp_sgd")  # the module, not the function
+    inner = getattr(mod, "_calibrate")  # noqa: B009
+
+    def fewer(epsilon: float, delta: float, q: float, steps: int, *args: Any) -> Any:
+        return inner(epsilon, delta, q, max(1, steps - 1), *args)
+
+    setattr(mod, "_calibrate", fewer)  # noqa: B010
+    try:
+        yield
+    finally:
+        setattr(mod, "_calibrate", inner)  # noqa: B010
+
+
+@contextlib.contextmanager
+def _skip_clipping(scale: float | None = None) -> Iterator[None]:
     """Clipping to an infinite threshold on both of DP-SGD's paths (the compiled loop is
-    switched off, so that the NumPy path, whose clipping is patched, runs)."""
+    switched off, so that the NumPy path, whose clipping is patched, runs); with ``scale``,
+    clipping kept and the clipped contributions multiplied by ``scale`` instead."""
     import importlib
 
     from dpbounds.algorithms import _step_kernels as kernels
@@ -124,9 +176,13 @@ def _skip_clipping() -> Iterator[None]:
                                            Objective.clipped_mean_grad, kernels.active)
 
     def no_clip_map(xp: Any, g: Any, kind: str, param: float) -> Any:
+        if scale is not None:
+            return inner_map(xp, g, kind, param) * (scale if kind == "clip" else 1.0)
         return inner_map(xp, g, kind, _NO_CLIP if kind == "clip" else param)
 
     def no_clip(self: Any, x: Any, idx: Any, clip: float, *args: Any, **kw: Any) -> Any:
+        if scale is not None:
+            return scale * inner_clip(self, x, idx, clip, *args, **kw)
         return inner_clip(self, x, idx, _NO_CLIP, *args, **kw)
 
     # setattr: monkeypatches, which a type checker rightly refuses as assignments

@@ -50,7 +50,7 @@ from dpbounds.verify.statistics import (
     mean_ci,
 )
 from dpbounds.verify.theorems import MUTATIONS, TheoremStudy, get_study
-from dpbounds.verify.verdicts import Verdict, Z, ratio_at_most, slope_at_most
+from dpbounds.verify.verdicts import Verdict, Z, energy_power, ratio_at_most, slope_at_most
 
 __all__ = ["VARIABLES", "ScalingResult", "scaling_study"]
 
@@ -79,7 +79,7 @@ def _cell(theorem: str, problem: Mapping[str, Any], point: Mapping[str, float],
     checks = out.get("checks", {})
     rec.update({f"c:{k}": np.asarray(c["values"], dtype=float) for k, c in checks.items()})
     rec["checks"] = {k: {m: c[m] for m in ("kind", "exact", "sd", "rtol", "oracle")}
-                     for k, c in checks.items()}
+                     | {"energy": bool(c.get("energy", False))} for k, c in checks.items()}
     return rec
 
 
@@ -132,6 +132,32 @@ class ScalingResult:
         """No checked verdict failed (vacuous verdicts are not passes, nor failures)."""
         return not any(v.failed for v in self.verdicts)
 
+    @property
+    def inconclusive(self) -> tuple[str, ...]:
+        """Why the study shows less than it claims, each with what would decide it (empty
+        when it shows both what it checks): no utility point informative (every utility
+        verdict vacuous: an algorithm that does not move passes), or a noise-energy exact
+        check that cannot resolve a 10 % change (:func:`~dpbounds.verify.verdicts.
+        energy_power`)."""
+        out = []
+        if not any(self.informative):
+            out.append(
+                f"the bound of {self.utility[0]} is vacuous at every point (>= the trivial bound "
+                "or the start's value): no utility claim was tested, an algorithm that does "
+                f"not move passes; decided on an informative grid: dpbounds verify "
+                f"{self.theorem} --vary N --grid informative (planned from the bound)")
+        out += [f"{v.case}: {v.needs}" for v in self.verdicts
+                if v.gating and not v.powered and not v.failed]
+        return tuple(out)
+
+    @property
+    def status(self) -> str:
+        """``"FAIL"`` (a gating verdict fails: exit 1), ``"INCONCLUSIVE"`` (none fails, but
+        :attr:`inconclusive` lists what was not shown: exit 3) or ``"PASS"`` (exit 0)."""
+        if not self.holds:
+            return "FAIL"
+        return "INCONCLUSIVE" if self.inconclusive else "PASS"
+
     def ratio_range(self, component: str) -> tuple[float, float]:
         """Smallest and largest ``measured mean / bound`` over the grid."""
         r = np.array([m.mean for m in self.measured[component]]) / self.bound[component]
@@ -171,10 +197,13 @@ class ScalingResult:
             "notes": [list(n) for n in self.notes],
             "violations": [list(v) for v in self.violations],
             "verdicts": [{"name": f"{v.case}: {v.claim}", "holds": v.holds,
-                          "status": v.status, "gating": v.gating, "measured": v.measured,
+                          "status": v.status, "gating": v.gating, "powered": v.powered,
+                          "needs": v.needs, "measured": v.measured,
                           "predicted": v.predicted, "oracle": v.oracle}
                          for v in self.verdicts],
             "holds": self.holds,
+            "status": self.status,
+            "inconclusive": list(self.inconclusive),
             "seconds": self.seconds,
         })
 
@@ -472,6 +501,8 @@ def _exact_verdicts(name: str, var: str, records: Sequence[Mapping[str, Any]]
     for key, meta in records[0].get("checks", {}).items():
         worst: tuple[float, float, float, float] | None = None
         holds = True
+        need = 0  # trials an energy check needs to resolve a 10% change at every point
+        unreachable = False  # its tolerance alone is wider than the change: no count does
         for r in records:
             m = r["checks"][key]
             vals = np.asarray(r[f"c:{key}"], dtype=float)
@@ -490,6 +521,10 @@ def _exact_verdicts(name: str, var: str, records: Sequence[Mapping[str, Any]]
                     worst = (score, mean, se, ex)
                 continue
             slack = Z * se + m["rtol"] * abs(ex)
+            if m.get("energy"):
+                _, n = energy_power(se, ex, m["rtol"], vals.size)
+                unreachable |= n == 0
+                need = max(need, n)
             ok = bool(abs(mean - ex) <= slack) if math.isfinite(mean) else False
             holds &= ok
             score = abs(mean - ex) / slack if slack > 0 else (0.0 if mean == ex else math.inf)
@@ -497,8 +532,15 @@ def _exact_verdicts(name: str, var: str, records: Sequence[Mapping[str, Any]]
                 worst = (score, mean, se, ex)
         assert worst is not None
         _, mean, se, ex = worst
+        trials = int(np.asarray(records[0][f"c:{key}"]).size)
+        powered = not unreachable and need <= trials
+        needs = "" if powered else (
+            f"cannot resolve a 10% change of the noise energy at {trials} trials; "
+            + ("no trial count would (its tolerance is wider)" if unreachable
+               else f"--trials {need} would"))
         out.append(Verdict(name, f"{key} over {var}", _CLAIMS.get(meta["kind"], "== exact"),
-                           mean, se, ex, meta["oracle"], holds))
+                           mean, se, ex, meta["oracle"], holds, powered=powered,
+                           needs=needs))
         if meta["kind"] == "drawn" and meta["sd"] is not None:
             spread = _spread_verdict(name, key, var, records)
             if spread is not None:

@@ -1,4 +1,5 @@
-r"""Node loads of Algorithm 1's tree, computed independently of :mod:`dpbounds.privacy.tree`.
+r"""Node loads of Algorithms 1 and 2's trees, computed independently of
+:mod:`dpbounds.privacy.tree`.
 
 The ledger of Tran & Cutkosky's Algorithm 1 charges ``K`` formed nodes per sample
 (:func:`~dpbounds.algorithms.tree_momentum.algorithm_1_node_count`, ``K_f`` of
@@ -13,6 +14,10 @@ the oracles of this module, which share no code with the package's counters:
 * :func:`formed_load_exact` — the same worst case by a dynamic programme over epochs whose
   transition is the closed form below, with segment maxima by ``np.maximum.reduceat``
   (:math:`O(E N \log T)`);
+* :func:`all_load_brute_force` and :func:`all_load_exact` — the same two for *all* complete
+  dyadic nodes (formed or not): the count :math:`K` Algorithm 2 charges
+  (:func:`~dpbounds.privacy.tree.max_nodes_per_sample`), so that a defect in that shared
+  helper (a count without its :math:`\log T` levels) fails Algorithm 2's ledger check;
 * :class:`RealisedLoad` — the load each sample actually had in a run, from the permutations
   the run drew (fed epoch by epoch; :math:`O(\text{trials}\,N)` NumPy work per epoch).
 
@@ -20,11 +25,13 @@ the oracles of this module, which share no code with the package's counters:
 holding :math:`y` is :math:`[i2^j, (i+1)2^j)` with :math:`i=y\gg j`; it is *formed* iff
 :math:`i` is even (bit :math:`j` of :math:`y` is 0) and *complete* iff
 :math:`(i+1)2^j\le T`, i.e. iff :math:`j<\mathrm{bitlen}(y\oplus T)`. So the formed complete
-nodes holding :math:`y` are the zero bits of :math:`y` below :math:`\mathrm{bitlen}(y\oplus T)`.
+nodes holding :math:`y` are the zero bits of :math:`y` below :math:`\mathrm{bitlen}(y\oplus T)`,
+and all complete nodes holding it are the :math:`\mathrm{bitlen}(y\oplus T)` levels below it.
 Two positions :math:`x<y` share exactly the levels :math:`j\ge\mathrm{bitlen}(x\oplus y)`, and
 a node holding an occurrence and an earlier one also holds every occurrence between, so the
 nodes an occurrence at :math:`y` adds after the previous one at :math:`x` are the zero bits of
-:math:`y` below :math:`\min(\mathrm{bitlen}(x\oplus y), \mathrm{bitlen}(y\oplus T))`.
+:math:`y` below :math:`\min(\mathrm{bitlen}(x\oplus y), \mathrm{bitlen}(y\oplus T))` (all
+nodes: that many levels).
 """
 
 from __future__ import annotations
@@ -37,7 +44,8 @@ import numpy as np
 
 from dpbounds._validation import check_int
 
-__all__ = ["RealisedLoad", "formed_load_brute_force", "formed_load_exact"]
+__all__ = ["RealisedLoad", "all_load_brute_force", "all_load_exact", "formed_load_brute_force",
+           "formed_load_exact"]
 
 #: largest number of placements :func:`formed_load_brute_force` enumerates
 MAX_BRUTE_FORCE = 1 << 16
@@ -68,15 +76,34 @@ def _added(y: np.ndarray, h: np.ndarray, T: int) -> np.ndarray:
     return _popcount(~y & mask)
 
 
+def _added_all(y: np.ndarray, h: np.ndarray, T: int) -> np.ndarray:
+    """Complete nodes (formed or not) holding position ``y`` below level ``h``."""
+    return np.minimum(h, _bitlen(y ^ T))
+
+
 def formed_load_brute_force(steps_per_epoch: int, epochs: int) -> int:
     """Worst-case formed-node load by enumerating every placement and listing the nodes."""
+    return _brute_force(steps_per_epoch, epochs, formed=True)
+
+
+def all_load_brute_force(steps_per_epoch: int, epochs: int) -> int:
+    """Worst-case load of all complete dyadic nodes ``[i 2^j + 1, (i + 1) 2^j]`` in
+    ``[1, T]``, by enumerating every placement and listing the nodes."""
+    return _brute_force(steps_per_epoch, epochs, formed=False)
+
+
+def _brute_force(steps_per_epoch: int, epochs: int, formed: bool) -> int:
     n = check_int("steps_per_epoch", steps_per_epoch, minimum=1)
     e = check_int("epochs", epochs, minimum=1)
     if n**e > MAX_BRUTE_FORCE:
         raise ValueError(f"steps_per_epoch ** epochs must be <= {MAX_BRUTE_FORCE} for the brute "
                          f"force, got {n}**{e}")
     T = n * e
-    nodes = [(b - (b & -b) + 1, b) for b in range(1, T + 1)]  # F_b, 1-based inclusive
+    if formed:
+        nodes = [(b - (b & -b) + 1, b) for b in range(1, T + 1)]  # F_b, 1-based inclusive
+    else:  # every complete dyadic interval, listed level by level
+        nodes = [(i * (1 << j) + 1, (i + 1) * (1 << j)) for j in range(T.bit_length())
+                 for i in range(T >> j)]
     best = 0
     for occ in itertools.product(*(range(k * n + 1, (k + 1) * n + 1) for k in range(e))):
         best = max(best, sum(1 for a, b in nodes if any(a <= s <= b for s in occ)))
@@ -85,13 +112,23 @@ def formed_load_brute_force(steps_per_epoch: int, epochs: int) -> int:
 
 def formed_load_exact(steps_per_epoch: int, epochs: int) -> int:
     """Worst-case formed-node load by the dynamic programme over epochs (module docstring)."""
+    return _load_exact(steps_per_epoch, epochs, _added)
+
+
+def all_load_exact(steps_per_epoch: int, epochs: int) -> int:
+    """Worst-case load of all complete nodes by the same dynamic programme (module
+    docstring): Algorithm 2's ``K``."""
+    return _load_exact(steps_per_epoch, epochs, _added_all)
+
+
+def _load_exact(steps_per_epoch: int, epochs: int, added: Any) -> int:
     n = check_int("steps_per_epoch", steps_per_epoch, minimum=1)
     e = check_int("epochs", epochs, minimum=1)
     T = n * e
     if T >= 1 << 52:
         raise ValueError(f"steps_per_epoch * epochs must be < 2^52, got {T}")
     levels = T.bit_length()
-    value = _added(np.arange(n, dtype=np.int64), np.full(n, levels + 1), T).astype(float)
+    value = added(np.arange(n, dtype=np.int64), np.full(n, levels + 1), T).astype(float)
     for k in range(1, e):
         xs = np.arange((k - 1) * n, k * n, dtype=np.int64)
         ys = xs + n
@@ -106,8 +143,8 @@ def formed_load_exact(steps_per_epoch: int, epochs: int) -> int:
             if not hit.any():
                 continue
             cand = np.full(n, -np.inf)
-            cand[hit] = block_max[pos[hit]] + _added(ys[hit], np.full(int(hit.sum()), lev + 1),
-                                                     T)
+            cand[hit] = block_max[pos[hit]] + added(ys[hit], np.full(int(hit.sum()), lev + 1),
+                                                    T)
             best = np.maximum(best, cand)
         value = best
     return int(np.max(value))

@@ -22,6 +22,14 @@ gradient norm never exceeds the Lipschitz constant ``G``) cannot be contradicted
 algorithm, including one that returns its start point. Such a verdict has ``vacuous=True`` and
 ``holds=False``; tables print ``vacuous`` and runners count it neither as a pass nor as a
 failure (:attr:`Verdict.status`).
+
+**Power.** A verdict that holds has shown something only if it could have failed on the defect
+it is there to catch. An exact noise-energy check (the energy drawn, the tree noise) is
+*powered* when a 10 % change of the energy (:data:`POWER_CHANGE`) lies beyond its failure
+threshold by :data:`POWER_Z` standard errors (:func:`energy_power`: such a change fails it
+with probability >= 90 %); otherwise it carries ``powered=False`` and ``needs`` says how many
+trials would power it. A study whose utility verdicts are all vacuous, or whose noise-energy
+checks are not all powered, ends INCONCLUSIVE (:attr:`dpbounds.verify.ScalingResult.status`).
 """
 
 from __future__ import annotations
@@ -35,11 +43,15 @@ import numpy as np
 
 from dpbounds.verify.statistics import MeanCI, SlopeCI
 
-__all__ = ["Z", "Verdict", "equal", "format_table", "is_vacuous", "ratio_at_most", "slope_at_most",
-           "upper"]
+__all__ = ["POWER_CHANGE", "POWER_Z", "Z", "Verdict", "energy_power", "equal", "format_table",
+           "is_vacuous", "ratio_at_most", "slope_at_most", "upper"]
 
 #: Standard errors allowed before a ``<= bound`` or ``== exact`` verdict fails.
 Z = 5.0
+#: relative change of a noise energy an exact check must resolve to count as shown
+POWER_CHANGE = 0.10
+#: standard errors between that change and the failure threshold (power 90 %, one tail)
+POWER_Z = 1.2816
 
 
 @dataclass(frozen=True)
@@ -48,6 +60,8 @@ class Verdict:
 
     ``holds`` is True only for a claim that was checked and not contradicted; ``vacuous`` marks
     a claim that could not fail (the bound is at least the trivial bound), with ``holds=False``.
+    ``powered=False`` marks a check too noisy to resolve the change it is there to catch
+    (``needs``: what would resolve it); it still fails when contradicted.
     """
 
     study: str
@@ -60,6 +74,8 @@ class Verdict:
     holds: bool
     vacuous: bool = False
     gating: bool = True
+    powered: bool = True
+    needs: str = ""
 
     @property
     def ratio(self) -> float:
@@ -179,6 +195,24 @@ def ratio_at_most(study: str, case: str, measured: Sequence[MeanCI],
     return Verdict(study, case + (f" ({int(vac.sum())} vacuous points skipped)"
                                   if vac.any() else ""),
                    claim, worst_checked, 0.0, float(k), oracle, holds)
+
+
+def energy_power(se: float, exact: float, rtol: float, trials: int) -> tuple[bool, int]:
+    """Whether a two-sided check ``|mean - exact| <= Z se + rtol |exact|`` resolves a
+    :data:`POWER_CHANGE` relative change of ``exact`` with power 90 %, and the trials that
+    would (``se`` shrinking as ``1/sqrt(trials)``; 0 when no count does, the ``rtol`` alone
+    being too wide).
+
+    A change ``c |exact|`` fails the check with probability >= 90 % when
+    ``c |exact| >= (Z + POWER_Z) se + rtol |exact|`` (normal mean; the far tail ignored).
+    """
+    room = (POWER_CHANGE - rtol) * abs(exact)
+    if room <= 0:
+        return False, 0
+    need = (Z + POWER_Z) * se
+    if need <= room:
+        return True, int(trials)
+    return False, int(math.ceil(trials * (need / room) ** 2))
 
 
 def _erfinv(level: float) -> float:

@@ -27,7 +27,9 @@ def test_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
     assert len(doc["bound"]) == len(doc["vacuous"]) == 2
     assert doc["predicted_exponent"] == 0.25
     assert all({"name", "holds"} <= set(v) for v in doc["verdicts"])
-    assert rc == (0 if doc["holds"] else 1)
+    assert rc == {"PASS": 0, "FAIL": 1, "INCONCLUSIVE": 3}[doc["status"]]
+    assert doc["status"] == ("FAIL" if not doc["holds"] else
+                             "INCONCLUSIVE" if doc["inconclusive"] else "PASS")
 
 
 def test_mutant_fails_with_status_1(capsys: pytest.CaptureFixture[str]) -> None:
@@ -97,17 +99,25 @@ def test_progress_lines_in_logs(capsys: pytest.CaptureFixture[str]) -> None:
     with beat:
         time.sleep(0.2)
     rc = main(["verify", "strongly_convex.heavy_ball", "--vary", "N", "--values", "300",
-               "1000", "--trials", "20"])
+               "1000"])
     err = capsys.readouterr().err
     assert rc == 0
     assert "verify x: planning the grid" in err and "regime: user grid" in err
     assert "estimated cost" in err
 
 
-def test_help_example_passes(capsys: pytest.CaptureFixture[str]) -> None:
-    """The first example of ``verify --help`` exits 0 on correct code (6 quick trials)."""
+def test_help_examples_pass_or_say_inconclusive(capsys: pytest.CaptureFixture[str]) -> None:
+    """The first examples of ``verify --help``: Algorithm 1's quick grid is vacuous at every
+    point, so correct code ends INCONCLUSIVE (exit 3, saying what would decide), never 0;
+    DP-NAG's quick grid is informative and its energy checks powered: exit 0."""
     from dpbounds.cli import verify_cmd
 
-    assert "tran_cutkosky.alg1 --vary d --quick" in verify_cmd.__doc__
-    assert main(["verify", "tran_cutkosky.alg1", "--vary", "d", "--quick", "--quiet"]) == 0
-    assert "no ratio or exact verdict failed" in capsys.readouterr().out
+    assert "tran_cutkosky.alg1 --vary d --quick        # vacuous grid: exit 3" in \
+        verify_cmd.__doc__
+    assert main(["verify", "tran_cutkosky.alg1", "--vary", "d", "--quick", "--quiet"]) == 3
+    out = capsys.readouterr().out
+    assert "no ratio or exact verdict failed" in out
+    assert "INCONCLUSIVE (exit 3)" in out and "--grid informative" in out
+    assert "strongly_convex.nag --vary N --quick" in verify_cmd.__doc__
+    assert main(["verify", "strongly_convex.nag", "--vary", "N", "--quick", "--quiet"]) == 0
+    assert "INCONCLUSIVE" not in capsys.readouterr().out

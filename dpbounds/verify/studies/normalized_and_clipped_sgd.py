@@ -15,6 +15,7 @@ from dpbounds.verify.mutants import mutated, noise_tap, step_factor
 from dpbounds.verify.problems import Instance
 from dpbounds.verify.studies._common import (
     _LEDGER_RTOL,
+    _STEP_SHARE,
     _TINY,
     _YANG_DEFAULTS,
     TheoremStudy,
@@ -100,7 +101,7 @@ def _run_yang(kind: str, point: dict, inst: Instance, trials: int, seed: Any,
     checks = dict(
         ledger=_check("ledger", float(res.params["noise_std_sum"]), sigma_claim * bound_c,
                       "RDP sigma for the claimed eps (without replacement, replace-one)",
-                      rtol=_LEDGER_RTOL["rdp"]),
+                      rtol=min(_LEDGER_RTOL["rdp"], _STEP_SHARE / T)),
         drawn=_drawn_check(tap, d, np.full(T, std_run**2)))
     if kind == "sgd":
         checks["clip_exact"] = clip_check
