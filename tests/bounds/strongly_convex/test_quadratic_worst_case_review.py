@@ -197,3 +197,24 @@ def test_tuned_is_never_worse_than_the_rows_it_is_compared_with():
     # the exact error at alpha = 1/L, beta = 0, T = 1: only the noise, d * (L/2) * 2 b_1^2
     b1 = float(laplace_scale_at_horizon(1, 1.0, 100, 100, 1.0))
     assert res.tuned.computed == pytest.approx(4 * 0.5 * 2 * b1 * b1, rel=1e-9)
+
+
+@pytest.mark.xfail(strict=True, reason="the search ranks (alpha, beta) by the worst case on 129 "
+                   "eigenvalues only; at Fig. 3 that surrogate is 3.1% below the tuned run's "
+                   "certified worst case, and the tuned run is 1.2% worse than a point a dense "
+                   "search finds (issue 32 item 4 asks for 0.1%)")
+def test_tuned_is_within_a_tenth_of_a_percent_of_a_dense_search():
+    p = dict(mu=0.02, L=5.1028, d=20, n=10**5, epsilon=1.0, sensitivity=40.0, initial_gap=10.0)
+    res = tune_heavy_ball(**p, max_horizon=400)
+    t = res.tuned
+
+    def certified(a, b, T):
+        bT = float(laplace_scale_at_horizon(T, p["sensitivity"], p["n"], p["n"], p["epsilon"]))
+        return quadratic_worst_case(p["mu"], p["L"], p["d"], alpha=a, beta=b, steps=T,
+                                    laplace_var=2 * bT * bT, initial_gap=p["initial_gap"],
+                                    oversampling=64)
+
+    # found by an own grid (28 x 28 in (log alpha, -log(1 - beta)), 900 eigenvalues, every
+    # T <= 400) and Nelder-Mead, then certified
+    other = certified(0.2525504529894917, 0.875516475153297, 64)
+    assert certified(t.alpha, t.beta, t.horizon).value <= other.upper * 1.001
