@@ -74,22 +74,44 @@ def _objective(p: dict, Tmax: int, n_lambda: int = 129):
     (dict(ISSUE, mu=1e-2), 300),
 ])
 def test_search_matches_a_dense_oracle(problem, Tmax):
+    # the oracle: a 48 x 48 grid of the search box on a 257-eigenvalue surrogate, Nelder-Mead
+    # from its 4 best points, each end point certified on the fine grid (quadratic_worst_case);
+    # the tuner must be within 0.1% of the best of them, like with like (the attained values)
     res = tune_heavy_ball(**problem, max_horizon=Tmax)
-    f = _objective(problem, Tmax)
+    f = _objective(problem, Tmax, n_lambda=257)
     L = problem["L"]
     xs = np.linspace(math.log(1e-3 / L), math.log(4 / L), 48)
     ys = np.linspace(0.0, math.log(1e4), 48)
     X, Y = np.meshgrid(xs, ys)
     F = f(np.exp(X.ravel()), -np.expm1(-Y.ravel()))
-    oracle = float(np.min(F))
+    ends = []
     for i in np.argsort(F)[:4]:
         r = minimize(lambda z: math.log(max(float(f(math.exp(z[0]), -math.expm1(-z[1]))[0]),
                                             1e-300)),
                      [X.ravel()[i], Y.ravel()[i]], method="Nelder-Mead",
                      options={"xatol": 1e-8, "fatol": 1e-10, "maxiter": 400})
-        oracle = min(oracle, math.exp(r.fun))
-    tuned = float(f(res.tuned.alpha, res.tuned.beta)[0])
-    assert tuned <= oracle * (1 + 1e-3), (tuned, oracle)
+        ends.append((math.exp(r.x[0]), -math.expm1(-r.x[1])))
+    oracle = min(_certified(problem, Tmax, a, b) for a, b in ends)
+    assert res.tuned.computed <= oracle * (1 + 1e-3), (res.tuned.computed, oracle)
+
+
+def _certified(p: dict, Tmax: int, a: float, b: float) -> float:
+    """The attained worst case (fine grid) of (a, b) at its best T on the surrogate."""
+    from dpbounds.bounds.strongly_convex.quadratic_worst_case import quadratic_worst_case
+
+    m = p.get("m", p["n"])
+    T = int(heavy_ball_worst_by_horizon(
+        np.array([a]), np.array([b]), worst_case_lambda_grid(p["mu"], p["L"], 257), d=p["d"],
+        Tmax=Tmax, laplace_var=lambda t: 2.0 * np.asarray(laplace_scale_at_horizon(
+            np.asarray(t, float), p["sensitivity"], p["n"], m, p["epsilon"])) ** 2,
+        sampling_var=sampling_variance_of_instance(p["sensitivity"], p["n"], m),
+        initial_gap=p["initial_gap"], dist_sq=None)[0][0])
+    bT = float(laplace_scale_at_horizon(T, p["sensitivity"], p["n"], m, p["epsilon"]))
+    return quadratic_worst_case(p["mu"], p["L"], p["d"], alpha=a, beta=b, steps=T,
+                                laplace_var=2 * bT * bT,
+                                sampling_var=sampling_variance_of_instance(p["sensitivity"],
+                                                                           p["n"], m),
+                                initial_gap=p["initial_gap"]).value
 
 
 def test_objective_bound_reproduces_the_bound_tuner():
