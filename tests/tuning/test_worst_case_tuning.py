@@ -81,7 +81,11 @@ def test_search_matches_a_dense_oracle(problem, Tmax):
     ys = np.linspace(0.0, math.log(1e4), 48)
     X, Y = np.meshgrid(xs, ys)
     F = f(np.exp(X.ravel()), -np.expm1(-Y.ravel()))
-    oracle = float(np.min(F))
+    # the grid on 129 eigenvalues only locates the basins: its minimum can sit on a gap of
+    # that eigenvalue grid (at Fig. 3, 1.3% below the true worst case there); the refinement
+    # and the comparison use 1025 eigenvalues
+    f = _objective(problem, Tmax, n_lambda=1025)
+    oracle = math.inf
     for i in np.argsort(F)[:4]:
         r = minimize(lambda z: math.log(max(float(f(math.exp(z[0]), -math.expm1(-z[1]))[0]),
                                             1e-300)),
