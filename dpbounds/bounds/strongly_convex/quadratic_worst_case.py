@@ -198,12 +198,18 @@ def quadratic_worst_case(
 
     Parameters
     ----------
-    mu, L : float
-        The spectrum's range, :math:`0<\mu\le L`.
+    mu : float
+        The spectrum's lower end, :math:`0<\mu\le L`.
+    L : float
+        The spectrum's upper end.
     d : int
         Dimension.
-    alpha, beta, gamma :
-        Step size, momentum and look-ahead: numbers, or one entry per step.
+    alpha :
+        Step size: a number, or one entry per step.
+    beta :
+        Momentum: a number, or one entry per step.
+    gamma :
+        Look-ahead (:math:`\gamma=\beta` for Nesterov): a number, or one entry per step.
     laplace_var :
         Privacy-noise variance per coordinate at each step (Laplace: :math:`2b_t^2`).
     sampling_var :
@@ -211,8 +217,10 @@ def quadratic_worst_case(
         in one direction).
     steps : int, optional
         :math:`T`; needed when every parameter is a number.
-    initial_gap, initial_distance_sq : float
-        Exactly one: :math:`F(x_0)-F^\ast\le E_0` or :math:`\lVert x_0-x^\ast\rVert^2\le D`.
+    initial_gap : float, optional
+        :math:`F(x_0)-F^\ast\le E_0`; give exactly one of this and ``initial_distance_sq``.
+    initial_distance_sq : float, optional
+        :math:`\lVert x_0-x^\ast\rVert^2\le D`.
     objective : {"function_value", "distance"}
         :math:`\mathbb E[F(x_T)]-F^\ast` or :math:`\mathbb E\lVert x_T-x^\ast\rVert^2`.
     oversampling : int
