@@ -54,7 +54,7 @@ PROBLEMS = [
     dict(mu=1e-4, L=1.0, d=10, n=10**7, epsilon=1.0, sensitivity=1.0, initial_gap=10.0,
          max_horizon=20000),                                         # kappa 1e4
     dict(mu=1e-6, L=1.0, d=1, n=10**9, epsilon=10.0, sensitivity=1.0, initial_gap=10.0,
-         max_horizon=10**6),                                         # kappa 1e6
+         max_horizon=10**5),                                         # kappa 1e6
     dict(mu=1.0, L=1.0, d=5, n=1000, epsilon=1.0, sensitivity=1.0, initial_gap=1.0,
          max_horizon=100),                                           # kappa 1
     dict(mu=0.25, L=1.0, d=1, n=100, m=10, epsilon=0.3, sensitivity=4.0, initial_gap=0.1,

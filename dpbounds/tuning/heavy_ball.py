@@ -588,7 +588,8 @@ def _tune_hb_bound(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, mechanism, initi
                            momentum_note=_momentum_note(tuned, evaluate), objective="bound")
 
 
-_WC_LAMBDA = 257  # eigenvalues of the search's worst case (the reported rows: a fine grid)
+_WC_LAMBDA = 129  # eigenvalues of the grid and compass searches' worst case
+_WC_LAMBDA_FINE = 1025  # eigenvalues of the polish and of each row's horizon
 _WC_STARTS = 10  # local searches from the best local minima of the grid
 _WC_POLISH = 4   # Nelder-Mead polishes from the best local-search end points
 _WC_RERANK = 6   # candidates ranked by the certified worst case (the fine grid)
@@ -615,6 +616,7 @@ def _tune_hb_error(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, initial_gap, by_
     """
     smp = sampling_variance_of_instance(S, n, m)
     lam = worst_case_lambda_grid(mu, L, _WC_LAMBDA)
+    lam_fine = worst_case_lambda_grid(mu, L, _WC_LAMBDA_FINE)
     gap0 = None if initial_gap is None else float(initial_gap)
 
     def lap(T: np.ndarray) -> np.ndarray:
@@ -622,14 +624,18 @@ def _tune_hb_error(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, initial_gap, by_
         with np.errstate(over="ignore"):
             return 2.0 * b * b
 
-    def search(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return heavy_ball_worst_by_horizon(np.atleast_1d(a), np.atleast_1d(b), lam, d=d,
+    def search(a: np.ndarray, b: np.ndarray, grid_: np.ndarray = lam
+               ) -> tuple[np.ndarray, np.ndarray]:
+        return heavy_ball_worst_by_horizon(np.atleast_1d(a), np.atleast_1d(b), grid_, d=d,
                                            Tmax=Tmax, laplace_var=lap, sampling_var=smp,
                                            initial_gap=gap0,
                                            dist_sq=None if gap0 is not None else dist_sq)
 
     def evaluate(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return search(a, b)[1]
+
+    def evaluate_fine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return search(a, b, lam_fine)[1]
 
     x_range, y_range = (math.log(_ALPHA_MIN / L), math.log(4.0 / L)), (0.0, _Y_MAX)
     xs, ys = np.linspace(*x_range, grid), np.linspace(*y_range, grid)
@@ -649,7 +655,9 @@ def _tune_hb_error(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, initial_gap, by_
     # has creases on which compass searches stop (at Fig. 3, 0.14% above a dense oracle)
     candidates = list(found)
     for _, x1, y1 in sorted(found)[:_WC_POLISH]:
-        polish = minimize(lambda z: _log_value(evaluate, z, x_range, y_range), [x1, y1],
+        # on the fine surrogate (review: the coarse one misses peaks of the degree-2T
+        # polynomials and the search settles where they fall between its eigenvalues)
+        polish = minimize(lambda z: _log_value(evaluate_fine, z, x_range, y_range), [x1, y1],
                           method="Nelder-Mead",
                           options={"xatol": 1e-9, "fatol": 1e-10,
                                    "initial_simplex": [[x1, y1], [x1 + 0.05, y1],
@@ -659,7 +667,7 @@ def _tune_hb_error(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, initial_gap, by_
 
     def row(label: str, a: float, b: float, T: int | None = None) -> HeavyBallChoice:
         if T is None:
-            Ts, vals = search(np.array([a]), np.array([b]))
+            Ts, vals = search(np.array([a]), np.array([b]), lam_fine)
             if not np.isfinite(vals[0]):
                 return HeavyBallChoice(label + " [unstable]", float(a), float(b), 0,
                                        float("nan"), math.inf, math.inf, math.nan,

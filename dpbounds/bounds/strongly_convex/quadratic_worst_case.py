@@ -63,7 +63,10 @@ with ``sampling_var``, the worst case is, for :math:`d\ge2`,
 weights :math:`\lambda/2` are 1.
 
 **Certified maximisation over** :math:`\lambda`. Each of :math:`A,G,S,A+G,\dots` is a
-nonnegative polynomial in :math:`\lambda` of degree :math:`n\le2T+1`. On the grid
+nonnegative polynomial in :math:`\lambda` of degree :math:`n\le2T+1` (except the start term
+of ``objective="distance"`` from ``initial_gap``, :math:`2E_0p_T^2/\lambda`, which ``upper``
+majorises by the polynomial :math:`2E_0p_T^2c(\lambda)`, :math:`c` the chord of
+:math:`1/\lambda` over :math:`[\mu,L]`). On the grid
 :math:`\lambda_k=\frac{L+\mu}2+\frac{L-\mu}2\cos\frac{k\pi}N` (:math:`k=0..N`),
 :math:`q(\theta)=P(\frac{L+\mu}2+\frac{L-\mu}2\cos\theta)` is a trigonometric polynomial of
 degree :math:`n`; at its maximum :math:`q'=0`, Bernstein's inequality gives
@@ -259,16 +262,37 @@ def quadratic_worst_case(
     lam[0], lam[-1] = L, mu  # exact ends
     P, G, S = _responses(lam, a_t, b_t, g_t, lap, smp)
     weight = 0.5 * lam if objective == "function_value" else np.ones_like(lam)
+    A_poly = None  # a polynomial majorant of A where A is not a polynomial
     if initial_gap is not None:
         E0 = float(check_nonnegative("initial_gap", initial_gap))
         # F(x0) - F* = lambda e0^2 / 2 <= E0 in the start's coordinate
-        A = (E0 * P if objective == "function_value"
-             else np.divide(2.0 * E0 * P, lam))
+        if objective == "function_value":
+            A = E0 * P
+        else:  # 2 E0 p^2 / lambda is rational: certified through the chord of 1/lambda,
+            # a line above the convex 1/lambda on [mu, L] (review of the Bernstein step)
+            A = np.divide(2.0 * E0 * P, lam)
+            chord = 1.0 / mu + (1.0 / L - 1.0 / mu) * (lam - mu) / (L - mu) if L > mu else 1 / lam
+            A_poly = 2.0 * E0 * P * chord
     else:
         D = float(check_nonnegative("initial_distance_sq", initial_distance_sq))
         A = D * weight * P
     G, S = weight * G, weight * S
     factor = worst_case_grid_factor(degree, N)
+    value, i, j, together, jG = _combine(A, S, G, d)
+    if not math.isfinite(value):
+        raise ValueError("the worst case overflows float64 at these inputs (an unstable method "
+                         "or too much noise)")
+    upper = value * factor if A_poly is None else _combine(A_poly, S, G, d)[0] * factor
+    return QuadraticWorstCase(value=value, upper=max(upper, value),
+                              start_eigenvalue=float(lam[i]), sampling_eigenvalue=float(lam[j]),
+                              noise_eigenvalue=float(lam[jG]), same_coordinate=together,
+                              degree=degree, grid_points=N + 1)
+
+
+def _combine(A: np.ndarray, S: np.ndarray, G: np.ndarray, d: int
+             ) -> tuple[float, int, int, bool, int]:
+    """The worst case on the grid (module docstring): (value, start index, sampling index,
+    same coordinate?, noise index)."""
     with np.errstate(over="ignore", invalid="ignore"):
         # d = 1, or start and data in the same coordinate
         one = A + S + G
@@ -282,14 +306,7 @@ def quadratic_worst_case(
             apart = float(ag[i2]) + float(sg[j2]) + (d - 2) * float(G[jG])
             if apart > same:
                 best = (apart, i2, j2, False)
-    value, i, j, together = best
-    if not math.isfinite(value):
-        raise ValueError("the worst case overflows float64 at these inputs (an unstable method "
-                         "or too much noise)")
-    return QuadraticWorstCase(value=value, upper=value * factor,
-                              start_eigenvalue=float(lam[i]), sampling_eigenvalue=float(lam[j]),
-                              noise_eigenvalue=float(lam[jG]), same_coordinate=together,
-                              degree=degree, grid_points=N + 1)
+    return (*best, jG)
 
 
 def _responses(lam: np.ndarray, a_t: np.ndarray, b_t: np.ndarray, g_t: np.ndarray,
