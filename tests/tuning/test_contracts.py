@@ -210,7 +210,31 @@ def test_every_tuner_row_has_computed_at_most_bound(p):
     for c in (hb.tuned, hb.classical, hb.paper_section5):
         assert c.computed <= c.bound * (1 + REL), (p, c)
     for c in nag.choices:
-        assert c.computed <= c.bound * (1 + REL), (p, c)
+        # (29) with Aybat et al.'s Lyapunov start V_0 <= 2 E_0 (as printed, with E_0, it fails:
+        # test_theorem_4_1_as_printed_fails_at_one_step)
+        assert c.computed <= _lyapunov_bound(c, p) * (1 + REL), (p, c)
+
+
+def _lyapunov_bound(c, p: dict) -> float:
+    """The row's (29)/(34) with one more a_{T,0} E_0 (V_0 = E_0 + mu/2 ||x_0 - x*||^2 <= 2 E_0)."""
+    sched = (nesterov_schedule(1.0 / p["L"], c.horizon) if c.method == "nag"
+             else masg_schedule(p["mu"], p["L"], horizon=c.horizon))
+    w = error_weights(sched, p["mu"], p["L"])
+    return c.bound + math.exp(w.log_a0) * p["dist_sq"]
+
+
+def test_theorem_4_1_as_printed_fails_at_one_step():
+    # docs/errata.md, Kuru et al. item 13: the first DP-NAG step is a gradient step; on the
+    # quadratic of curvature mu it contracts F - F* by (1 - alpha mu)^2 = 0.81, not by
+    # 1 - sqrt(mu alpha) = 0.684 (no noise: eps huge, d = 1); the worst case is that instance
+    res = tune_nesterov(0.1, 1.0, d=1, n=10**6, epsilon=1e6, sensitivity=1e-6, initial_gap=1.0,
+                        max_horizon=1, reference_horizons=(1,), methods=("nag",))
+    row = res.choices[0]
+    assert row.horizon == 1
+    assert row.computed == pytest.approx(0.81, rel=1e-6)       # (1 - alpha mu)^2 E_0
+    assert row.bound == pytest.approx(1 - math.sqrt(0.1), rel=1e-6)  # (29) as printed
+    assert row.computed > row.bound                              # the printed bound fails
+    assert row.computed <= _lyapunov_bound(row, dict(mu=0.1, L=1.0, dist_sq=1.0))
 
 
 def test_lmi_tuner_computed_below_bound_at_the_issue_problem():
