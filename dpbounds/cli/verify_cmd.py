@@ -28,7 +28,8 @@ and memory are printed to stderr; a study above --max-memory-gb is refused unles
 --allow-large; progress lines go to stderr every few seconds when it is not a terminal.
 
 Output paths (--plot, --store) are checked before any work; the result is printed before the
-figure is written, so a figure that cannot be written loses nothing (exit status 2).
+figure is written, so a figure that cannot be written loses nothing (exit status 2, or the
+study's own 1 or 3).
 
 Exit status: 0 PASS, 1 FAIL (a ratio or exact verdict fails), 2 bad input, 3 INCONCLUSIVE (no
 verdict fails, but nothing about the theorem was shown: every utility point vacuous, or a
@@ -375,7 +376,8 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"dpbounds: error: the figure could not be written to {args.plot!r} "
                   f"({exc.strerror or exc}); the result above is complete", file=sys.stderr)
-            return max(status, EXIT_USAGE)
+            # the verdict outranks the I/O error: FAIL (1) and INCONCLUSIVE (3) are kept
+            return status if status else EXIT_USAGE
         if not args.json:
             print(f"figure written to {args.plot}")
     return status
