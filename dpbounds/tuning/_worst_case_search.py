@@ -48,6 +48,18 @@ def worst_case_lambda_grid(mu: float, L: float, n: int) -> np.ndarray:
     return lam
 
 
+def _plus_congruence(Q: tuple, M: tuple, S: tuple) -> tuple:
+    """``Q + M S M^T`` for symmetric 2x2 ``Q = (q00, q01, q11)``, ``S`` likewise and
+    ``M = (m00, m01, m10, m11)``, entrywise over arrays."""
+    q00, q01, q11 = Q
+    m00, m01, m10, m11 = M
+    s00, s01, s11 = S
+    t00, t01 = m00 * s00 + m01 * s01, m00 * s01 + m01 * s11
+    t10, t11 = m10 * s00 + m11 * s01, m10 * s01 + m11 * s11
+    return (q00 + t00 * m00 + t01 * m01, q01 + t00 * m10 + t01 * m11,
+            q11 + t10 * m10 + t11 * m11)
+
+
 def visited_horizons(Tmax: int) -> np.ndarray:
     """The horizons the pass visits: every one up to :data:`DENSE`, then strides that double
     every octave (the same rule as the loop of :func:`heavy_ball_worst_by_horizon`)."""
@@ -111,13 +123,8 @@ def heavy_ball_worst_by_horizon(
             ell = float(ells[step])
             step += 1
             z0, z1 = m00 * z0 + m01 * z1, m10 * z0 + m11 * z1
-            # S <- S_s + M S M^T
-            t00 = m00 * s00 + m01 * s01
-            t01 = m00 * s01 + m01 * s11
-            t10 = m10 * s00 + m11 * s01
-            t11 = m10 * s01 + m11 * s11
-            s00, s01, s11 = (q00 + t00 * m00 + t01 * m01, q01 + t00 * m10 + t01 * m11,
-                             q11 + t10 * m10 + t11 * m11)
+            s00, s01, s11 = _plus_congruence((q00, q01, q11), (m00, m01, m10, m11),
+                                             (s00, s01, s11))  # S <- S_s + M S M^T
             U = wgt[live] * s00
             A = startw[live] * z0 * z0
             maxU = np.max(U, axis=1)
@@ -141,12 +148,8 @@ def heavy_ball_worst_by_horizon(
                 n01 = m00 * m01 + m01 * m11
                 n10 = m10 * m00 + m11 * m10
                 n11 = m10 * m01 + m11 * m11
-                u00 = m00 * q00 + m01 * q01
-                u01 = m00 * q01 + m01 * q11
-                u10 = m10 * q00 + m11 * q01
-                u11 = m10 * q01 + m11 * q11
-                q00, q01, q11 = (q00 + u00 * m00 + u01 * m01, q01 + u00 * m10 + u01 * m11,
-                                 q11 + u10 * m10 + u11 * m11)
+                q00, q01, q11 = _plus_congruence((q00, q01, q11), (m00, m01, m10, m11),
+                                                 (q00, q01, q11))
                 m00, m01, m10, m11 = n00, n01, n10, n11
                 stride *= 2
     best_T[idx], best[idx] = bT, bW

@@ -113,6 +113,11 @@ SOURCE_QUADRATIC_WORST_CASE = Source(
 DEFAULT_OVERSAMPLING = 8
 #: the largest grid evaluated in one certification (memory ~ 20 floats per point)
 MAX_GRID = 400_000
+#: steps x grid points of one certification (~1 CPU-minute): beyond it the grid shrinks and
+#: the bracket widens (``upper`` is ``inf`` when the grid is too coarse to certify anything)
+MAX_WORK = 2 * 10**9
+#: the longest run (one Python step per iteration; the tuners' own cap, MAX_HORIZON)
+MAX_STEPS = 10**7
 
 
 def worst_case_grid_factor(degree: int, points: int) -> float:
@@ -183,8 +188,8 @@ def _steps_of(steps: int | None, **values: Any) -> int:
     if steps is None:
         if not sizes:
             raise ValueError("steps must be given when every parameter is a number")
-        return check_int("steps", next(iter(sizes.values())), minimum=1)
-    steps = check_int("steps", steps, minimum=0)
+        return check_int("steps", next(iter(sizes.values())), minimum=1, maximum=MAX_STEPS)
+    steps = check_int("steps", steps, minimum=0, maximum=MAX_STEPS)
     for k, size in sizes.items():
         if size != steps:
             raise ValueError(f"{k} has {size} entries, but steps={steps}")
@@ -257,7 +262,9 @@ def quadratic_worst_case(
         raise ValueError(f"objective must be 'function_value' or 'distance', got {objective!r}")
     oversampling = check_int("oversampling", oversampling, minimum=2)
     degree = 2 * T + 1
-    N = int(min(max(oversampling * degree, 16), MAX_GRID))
+    # bounded work: a long run gets a coarser grid (a wider, still certified bracket) rather
+    # than hours of CPU
+    N = int(max(min(oversampling * degree, MAX_GRID, MAX_WORK // max(T, 1)), 16))
     lam = 0.5 * (L + mu) + 0.5 * (L - mu) * np.cos(np.arange(N + 1) * math.pi / N)
     lam[0], lam[-1] = L, mu  # exact ends
     P, G, S = _responses(lam, a_t, b_t, g_t, lap, smp)

@@ -272,3 +272,31 @@ def test_quadratics_are_below_the_noise_aware_pep(seed):
     pep = pep_worst_case(method, mu, L, T, initial_gap=1.0, noise_variances=[s2] * T,
                          certify=False)
     assert wc.value <= pep.value * (1 + 1e-6), (wc.value, pep.value)
+
+
+def test_huge_and_non_finite_inputs_are_refused_by_name():
+    with pytest.raises(ValueError, match="steps"):
+        quadratic_worst_case(0.1, 1.0, 2, alpha=1.0, steps=10**8, laplace_var=0.0,
+                             initial_gap=1.0)
+    for kw, name in ((dict(mu=float("nan")), "mu"), (dict(L=float("inf")), "L")):
+        args = dict(mu=0.1, L=1.0) | kw
+        with pytest.raises(ValueError, match=name):
+            quadratic_worst_case(args["mu"], args["L"], 2, alpha=1.0, steps=3, laplace_var=0.0,
+                                 initial_gap=1.0)
+    with pytest.raises(ValueError, match="laplace_var"):
+        quadratic_worst_case(0.1, 1.0, 2, alpha=1.0, steps=3, laplace_var=float("nan"),
+                             initial_gap=1.0)
+
+
+def test_long_runs_get_a_bounded_grid(monkeypatch):
+    # the work cap shrinks the grid: the bracket widens (still a valid upper end), the attained
+    # value stays an attained value (<= the uncapped one, which has more grid points)
+    import dpbounds.bounds.strongly_convex.quadratic_worst_case as qwc
+
+    kw = dict(alpha=0.5, beta=0.5, steps=200, laplace_var=1e-3, initial_gap=1.0)
+    full = quadratic_worst_case(0.1, 1.0, 3, **kw)
+    monkeypatch.setattr(qwc, "MAX_WORK", 200 * 600)
+    capped = quadratic_worst_case(0.1, 1.0, 3, **kw)
+    assert capped.grid_points == 601 < full.grid_points
+    assert capped.bracket > full.bracket
+    assert capped.upper >= full.value and capped.value <= full.upper
