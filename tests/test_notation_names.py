@@ -228,7 +228,8 @@ JSON_RESULT_FIELDS: dict[str, tuple[str, frozenset[str]]] = {
              "and the gap to the best horizon; 'horizon' is the chosen T (the table's "
              "'steps': a divergence of the tuner's rows, kept here until they are renamed)",
              frozenset({"label", "horizon", "bound", "computed", "noise_scale",
-                        "horizon_gap", "worst_case_upper"})),
+                        "horizon_gap", "worst_case_upper", "worst_case_lower",
+                        "horizons_searched"})),
     "verify": ("a theorem's catalogue entry: its name, aliases, components, notes and the "
                "fixed and grid values of its problem keys (those keys are bound symbols)",
                frozenset({"aliases", "components", "fixed", "grids", "notes", "theorem",

@@ -228,6 +228,7 @@ def test_theorem_4_1_as_printed_fails_at_one_step():
     # quadratic of curvature mu it contracts F - F* by (1 - alpha mu)^2 = 0.81, not by
     # 1 - sqrt(mu alpha) = 0.684 (no noise: eps huge, d = 1); the worst case is that instance
     res = tune_nesterov(0.1, 1.0, d=1, n=10**6, epsilon=1e6, sensitivity=1e-6, initial_gap=1.0,
+                        objective="bound",
                         max_horizon=1, reference_horizons=(1,), methods=("nag",))
     row = res.choices[0]
     assert row.horizon == 1
