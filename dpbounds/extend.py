@@ -888,7 +888,7 @@ def calibrate(method: Method | str, *, epsilon: float, steps: int,
 
 def tune(theorem: str | _registry.Entry, problem: Mapping[str, Any] | None = None, *,
          over: Sequence[str] | None = None,
-         ranges: Mapping[str, tuple[float, float]] | None = None, grid: int = 257,
+         ranges: Mapping[str, tuple[float, float]] | None = None, grid: int | None = None,
          method: Method | str | None = None, objective: Any = None) -> Any:
     """Search the theorem's declared hyper-parameters (``tunable`` ranges, or ``ranges``)
     for the smallest bound at ``problem`` (:func:`dpbounds.tuning.bound_search.search_bound`:

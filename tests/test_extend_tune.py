@@ -166,7 +166,7 @@ def test_cli_tune_bound_and_calibrate_in_fresh_processes():
     assert r.returncode == 0, r.stderr
     rows = json.loads(r.stdout)
     api = ex.tune("strongly_convex.dp_gd_linear", PROBLEM_B)
-    assert rows[-1]["choice"] == "tuned" and rows[-1]["T"] == api.tuned.hyperparameters["T"]
+    assert rows[-1]["label"] == "tuned" and rows[-1]["T"] == api.tuned.hyperparameters["T"]
     assert rows[-1]["bound"] == pytest.approx(api.tuned.bound, rel=1e-12)
     r = _cli("--plugin", plug, "tune", "bound", "strongly_convex.dp_gd_linear", *flat)
     assert "label: DERIVED" in r.stdout and "noise_scale" in r.stdout
@@ -182,3 +182,24 @@ def test_cli_tune_bound_and_calibrate_in_fresh_processes():
         "give S1"]
     r = _cli("calibrate", "dp_gd_linear", "--steps", "5")  # control: without the plug-in
     assert r.returncode == 2 and "unknown method 'dp_gd_linear'" in r.stderr
+
+
+def test_open_and_problem_dependent_ranges_and_a_second_method():
+    """An open declared range (1e-300, inf) is searched in a 1e4 window around the closed
+    form; a package bound whose range depends on the problem (clipped SGD's C) is searched
+    too, and is never above the local tuner ``Entry.optimize`` (a second method)."""
+    from dpbounds.bounds import registry
+    from dpbounds.tuning.bound_search import search_bound
+
+    a, x = ex.symbols("a x_open")
+    e = ex.theorem("nonconvex.open_range", a / x + x, quantity="q", problem_class="nonconvex",
+                   source=ex.Source("me", "1", ex.DERIVED), hyperparameters={"x_open": a},
+                   tunable={"x_open": (1e-300, math.inf)}, register=False)
+    res = search_bound(e, dict(a=9.0))
+    assert res.ranges == {"x_open": (pytest.approx(9e-4), pytest.approx(9e4))}
+    assert res.tuned.bound == pytest.approx(6.0, rel=1e-10)  # 2 sqrt(a) at x = 3
+    assert res.choices[0].bound == pytest.approx(10.0)  # the closed form x = a: 1 + 9
+    clipped = registry.get("nonconvex.clipped_sgd")
+    problem = dict(d=100.0, N=1e5, eps=1.0, delta=1e-5, G=1.0, L=1.0, R=1.0)
+    found = search_bound(clipped, problem)
+    assert found.tuned.bound <= clipped.optimize(problem).value * (1 + 1e-9)

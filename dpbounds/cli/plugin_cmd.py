@@ -110,8 +110,9 @@ def register_tune_bound(tsub: argparse._SubParsersAction) -> None:
     b.add_argument("--range", nargs=3, action="append", metavar=("NAME", "LOW", "HIGH"),
                    help="search NAME in [LOW, HIGH] (0 < LOW < HIGH; overrides the declared "
                         "range; may be repeated)")
-    b.add_argument("--grid-size", type=integer, default=257, metavar="K",
-                   help="grid points per hyper-parameter, in [2, 100000] (default 257)")
+    b.add_argument("--grid-size", type=integer, default=None, metavar="K",
+                   help="grid points per hyper-parameter, in [2, 100000] (default 257, fewer "
+                        "for several hyper-parameters: at most 2,000,000 points in all)")
     b.add_argument("--json", action="store_true", help="print the rows as JSON")
     _add_problem(b)
     b.set_defaults(func=_tune_bound)

@@ -49,6 +49,10 @@ __all__ = ["MAX_GRID_POINTS", "BoundSearch", "SearchRow", "search_bound"]
 
 #: largest product grid evaluated (grid ** number of hyper-parameters)
 MAX_GRID_POINTS = 2_000_000
+#: a declared range whose low end is below this (or whose high end is infinite) is open: the
+#: search then covers the closed-form choice times / divided by _WINDOW, inside the range
+_OPEN_LOW = 1e-200
+_WINDOW = 1e4
 
 
 @dataclass(frozen=True)
@@ -82,7 +86,7 @@ class BoundSearch:
 
     def rows(self) -> list[dict[str, Any]]:
         """One JSON-able dict per row."""
-        return [dict(choice=r.label, bound=r.bound, **r.hyperparameters, **r.extra)
+        return [dict(label=r.label, bound=r.bound, **r.hyperparameters, **r.extra)
                 for r in self.choices]
 
     def table(self) -> str:
@@ -121,7 +125,7 @@ def _axis(name: str, lo: float, hi: float, n: int) -> np.ndarray:
 def search_bound(entry: Any, problem: Mapping[str, Any] | None = None, *,
                  over: Sequence[str] | None = None,
                  ranges: Mapping[str, tuple[float, float]] | None = None,
-                 grid: int = 257, refine: bool = True) -> BoundSearch:
+                 grid: int | None = None, refine: bool = True) -> BoundSearch:
     """Minimise a registered bound over its declared hyper-parameters at one problem.
 
     Parameters
@@ -136,7 +140,9 @@ def search_bound(entry: Any, problem: Mapping[str, Any] | None = None, *,
     ranges:
         ``name -> (low, high)`` overriding the declared ranges (``0 < low < high``, finite).
     grid:
-        Points per hyper-parameter in ``[2, 100000]`` (log-spaced; integers for a count).
+        Points per hyper-parameter in ``[2, 100000]`` (log-spaced; integers for a count);
+        default 257, fewer for several hyper-parameters (the product stays within
+        :data:`MAX_GRID_POINTS`).
     refine:
         Refine the best grid point inside its neighbouring cells (default ``True``).
 
@@ -147,16 +153,27 @@ def search_bound(entry: Any, problem: Mapping[str, Any] | None = None, *,
     """
     from scipy.optimize import minimize, minimize_scalar
 
-    grid = check_int("grid", grid, minimum=2, maximum=100_000)
+    params = entry.params(problem)
+    th = entry.theorem
+    closed = entry.hyperparameters(problem) if getattr(th, "hyperparameters", None) else {}
     box: dict[str, tuple[float, float]] = {}
-    for k, rng in [*entry.tunable.items(), *(ranges or {}).items()]:  # given ranges win
-        low, high = rng(problem) if callable(rng) else rng
+    for k, rng in entry.tunable.items():  # a declared range may depend on the problem
+        low, high = rng(params) if callable(rng) else rng
+        if k in closed and not (low > _OPEN_LOW and high < math.inf):
+            # an open declared range (e.g. (1e-300, inf)): a window around the closed form
+            c = float(closed[k])
+            low, high = max(float(low), c / _WINDOW), min(float(high), c * _WINDOW)
         box[k] = (float(low), float(high))
+    for k, rng in (ranges or {}).items():  # given ranges win
+        box[k] = (float(rng[0]), float(rng[1]))
     names = (tuple(over) if over is not None
              else tuple(dict.fromkeys([*entry.tunable, *(ranges or {})])))
     if not names:
         raise ValueError(f"{entry.name} declares no tunable hyper-parameters (declare "
                          "tunable={name: (low, high)} on the theorem, or pass ranges)")
+    if grid is None:  # as fine as the cap allows, at most 257 points per hyper-parameter
+        grid = max(2, min(257, int(MAX_GRID_POINTS ** (1 / len(names)))))
+    grid = check_int("grid", grid, minimum=2, maximum=100_000)
     for k in names:
         if k not in box:
             raise ValueError(f"over: {k!r} has no range (declared: "
@@ -173,9 +190,6 @@ def search_bound(entry: Any, problem: Mapping[str, Any] | None = None, *,
         raise ValueError(f"grid: {grid} points per hyper-parameter give {size:,} points for "
                          f"{len(names)} hyper-parameters (at most {MAX_GRID_POINTS:,}; use a "
                          "smaller grid)")
-    params = entry.params(problem)
-    th = entry.theorem
-    closed = entry.hyperparameters(problem) if getattr(th, "hyperparameters", None) else {}
     fixed = {k: float(v) for k, v in closed.items() if k not in names}
 
     def value(**hp: Any) -> np.ndarray:
