@@ -174,6 +174,10 @@ def test_cli_tune_bound_and_calibrate_in_fresh_processes():
              "--S1", "0.5", "--json")
     assert r.returncode == 0, r.stderr
     got = json.loads(r.stdout)
+    assert set(got) == {"method", "mechanism", "neighbouring", "sensitivity", "steps",
+                        "epsilon", "delta", "noise_scale", "epsilon_attained", "accountant",
+                        "noise_multiplier"}
+    assert got["sensitivity"] == 0.5 / 1e4 and got["epsilon_attained"] <= 1.0
     assert got["noise_scale"] == rows[-1]["noise_scale"]  # the same calibration, T = 107
     # errors: one line, exit 2
     r = _cli("--plugin", plug, "calibrate", "dp_gd_linear", "--steps", "107", "--N", "1e4")
