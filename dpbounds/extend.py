@@ -73,19 +73,24 @@ __all__ = [
     "RECONSTRUCTED",
     "VERBATIM",
     "Assumption",
+    "Calibration",
+    "DeclaredProblem",
     "Method",
     "Provenance",
     "Source",
     "audit_setting",
+    "calibrate",
     "check_applies",
     "evaluate",
     "load_plugins",
+    "method_named",
     "objective_class",
     "origin",
     "problem_of",
     "study",
     "symbols",
     "theorem",
+    "tune",
     "zcdp_rho",
 ]
 
@@ -246,7 +251,8 @@ def theorem(name: str, bound: sp.Expr | Callable[..., float], *, quantity: str,
         out: dict[str, Any] = dict(consts)
         out.update({k: p[k] for k in params if k in p and p[k] is not None
                     and k != "problem_class"})
-        missing = [k for k in params if k not in out and k not in hp]
+        missing = [k for k in params if k not in out and k not in hp
+                   and k not in (tunable or {})]  # a tunable without a closed form: searched
         if missing:
             raise ValueError(f"{name}: no value for {', '.join(missing)} (give it in the "
                              "problem or as a theorem constant)")
@@ -396,18 +402,24 @@ class Method:
         """The per-coordinate noise (Gaussian sigma, Laplace scale) dpbounds calibrates for
         ``steps`` releases at the target: zCDP accountant (standard conversion) or pure-DP
         composition (:mod:`dpbounds.privacy`)."""
+        return self._calibrate(epsilon, delta, steps, sensitivity).noise
+
+    def _calibrate(self, epsilon: float, delta: float | None, steps: int,
+                   sensitivity: float) -> Any:
+        """The one calibration of this method (``(noise, epsilon attained)``): :meth:`run`,
+        :func:`calibrate` and :func:`tune` all go through it."""
         from dpbounds.privacy.accountants import PureDpAccountant, ZcdpAccountant
-        from dpbounds.privacy.calibrate import calibrate
+        from dpbounds.privacy.calibrate import calibrate_result
         from dpbounds.privacy.mechanisms import GaussianMechanism, LaplaceMechanism, Neighbouring
 
         nb = Neighbouring.coerce(self.neighbouring)
         if self.mechanism == "gaussian":
             if delta is None:
                 raise ValueError(f"{self.name}: delta is required for the Gaussian mechanism")
-            return calibrate(lambda s: GaussianMechanism(s, sensitivity, nb), epsilon, delta,
-                             ZcdpAccountant(nb, "standard"), steps)
-        return calibrate(lambda b: LaplaceMechanism(b, sensitivity, nb), epsilon, None,
-                         PureDpAccountant(nb), steps)
+            return calibrate_result(lambda s: GaussianMechanism(s, sensitivity, nb), epsilon,
+                                    delta, ZcdpAccountant(nb, "standard"), steps)
+        return calibrate_result(lambda b: LaplaceMechanism(b, sensitivity, nb), epsilon, None,
+                                PureDpAccountant(nb), steps)
 
     def run(self, objective: Any, *, epsilon: float, steps: int, delta: float | None = None,
             trials: int = 1, seed: Any = None, x0: Any = None, trace: str | None = "grad_norm",
@@ -662,6 +674,9 @@ def study(method: Method, theorem: str | _registry.Entry, *, measure: str = "gra
         module = _caller_module()
         STUDY_REGISTRY.register(s.theorem, s, rank=1000, module=module)
         _record_origin(s.theorem, module)
+        _METHODS[method.name] = method
+        _METHOD_THEOREM[method.name] = entry.name
+        _METHOD_THEOREM.setdefault(entry.name, method.name)
     return s
 
 
@@ -725,7 +740,212 @@ def audit_setting(method: Method, *, steps: int = 5, params: Mapping[str, float]
         module = _caller_module()
         AUDIT_REGISTRY.register(spec.name, spec, rank=1000, module=module)
         _record_origin(spec.name, module)
+        _METHODS.setdefault(method.name, method)
     return spec
+
+
+# ----------------------------------------------------------------------------- calibrate, tune
+#: method name -> the :class:`Method` (filled by :func:`study` and :func:`audit_setting`)
+_METHODS: dict[str, Method] = {}
+#: method name -> the theorem its study checks, and theorem id -> that method's name
+_METHOD_THEOREM: dict[str, str] = {}
+
+
+def method_named(name: str) -> Method:
+    """The registered :class:`Method` called ``name`` (or the one whose study checks the
+    theorem ``name``); ``ValueError`` listing the known ones otherwise."""
+    key = name if name in _METHODS else _METHOD_THEOREM.get(name, name)
+    if key not in _METHODS:
+        known = ", ".join(sorted(_METHODS)) or "none (load a plug-in with --plugin FILE)"
+        raise ValueError(f"unknown method {name!r}; registered methods: {known}")
+    return _METHODS[key]
+
+
+class DeclaredProblem:
+    """A problem given by its constants only (no data): what a method's ``sensitivity(f, p)``
+    reads when no objective is at hand (``n``, ``d``, ``gradient_bound`` = G,
+    ``l1_sensitivity`` = S1, ``l2_sensitivity`` = S2, ``smoothness`` = L,
+    ``strong_convexity`` = mu); reading a constant that was not given is a ``ValueError``
+    naming it."""
+
+    #: attribute -> the problem key (and flag) that gives it
+    KEYS = {"n": "N", "d": "d", "gradient_bound": "G", "l1_sensitivity": "S1",
+            "l2_sensitivity": "S2", "smoothness": "L", "strong_convexity": "mu"}
+
+    def __init__(self, **values: float | None) -> None:
+        bad = set(values) - set(self.KEYS)
+        if bad:
+            raise ValueError(f"DeclaredProblem takes {', '.join(self.KEYS)}; got "
+                             f"{', '.join(sorted(bad))}")
+        self.__dict__.update({k: float(v) for k, v in values.items() if v is not None})
+
+    def __getattr__(self, key: str) -> Any:  # only reached for a constant not given
+        if key in self.KEYS:
+            raise ValueError(f"the method's sensitivity reads the problem's {key}: give "
+                             f"{self.KEYS[key]}")
+        raise AttributeError(key)
+
+    def __repr__(self) -> str:
+        return f"DeclaredProblem({', '.join(f'{k}={v:g}' for k, v in self.__dict__.items())})"
+
+    @classmethod
+    def of(cls, problem: Mapping[str, Any]) -> DeclaredProblem:
+        """From a problem dictionary (``N, d, G, S1, S2, L, mu``)."""
+        return cls(**{a: problem.get(k) for a, k in cls.KEYS.items()})
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The noise a method draws for a target: per-release ``sensitivity``, ``noise_scale``
+    (Gaussian sigma / Laplace scale), the ``epsilon_attained`` its accountant certifies
+    (never above ``epsilon``) and the ``accountant`` used."""
+
+    method: str
+    mechanism: str
+    neighbouring: str
+    sensitivity: float
+    steps: int
+    epsilon: float
+    delta: float | None
+    noise_scale: float
+    epsilon_attained: float
+    accountant: str
+
+    @property
+    def noise_multiplier(self) -> float:
+        """``noise_scale / sensitivity``."""
+        return self.noise_scale / self.sensitivity
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-able, with the noise multiplier."""
+        from dataclasses import asdict
+
+        return dict(asdict(self), noise_multiplier=self.noise_multiplier)
+
+    def describe(self) -> str:
+        """One paragraph in words."""
+        kind = "sigma" if self.mechanism == "gaussian" else "Laplace scale b"
+        target = (f"({self.epsilon:g}, {self.delta:g})-DP" if self.delta is not None
+                  else f"{self.epsilon:g}-DP (pure)")
+        return (f"{self.method}: {self.steps} {self.mechanism} releases of sensitivity "
+                f"{self.sensitivity:.6g} ({self.neighbouring}) for {target}\n"
+                f"  {kind} = {self.noise_scale:.6g} per coordinate (noise multiplier "
+                f"{self.noise_multiplier:.6g})\n"
+                f"  epsilon certified by the {self.accountant} accountant: "
+                f"{self.epsilon_attained:.6g} <= {self.epsilon:g}")
+
+
+def calibrate(method: Method | str, *, epsilon: float, steps: int,
+              delta: float | None = None, objective: Any = None,
+              sensitivity: float | None = None, problem: Mapping[str, Any] | None = None,
+              params: Mapping[str, float] | None = None) -> Calibration:
+    """Calibrate ``method``'s noise to a target through its declared privacy (the same
+    calibration :meth:`Method.run` uses).
+
+    Parameters
+    ----------
+    method:
+        The :class:`Method` or the name of a registered one (:func:`method_named`).
+    epsilon, delta:
+        The target (``delta`` is ignored for a Laplace method, required for a Gaussian one).
+    steps:
+        Number of releases (``T``).
+    objective:
+        What the method's ``sensitivity(objective, params)`` reads; default: a
+        :class:`DeclaredProblem` of ``problem``'s constants.
+    sensitivity:
+        The sensitivity of one release, overriding the method's declaration.
+    problem:
+        Constants (``N, d, G, S1, L, mu``) of the declared problem.
+    params:
+        Hyper-parameters handed to the sensitivity function.
+    """
+    from dpbounds.algorithms._common import check_epsilon, check_steps
+
+    m = method_named(method) if isinstance(method, str) else method
+    eps = check_epsilon(epsilon)
+    if not math.isfinite(eps):
+        raise ValueError(f"epsilon must be finite to calibrate noise, got {epsilon!r}")
+    T = check_steps(steps)
+    p = dict(params or {})
+    p[m.steps] = T
+    if sensitivity is not None:
+        sens = float(sensitivity)
+        if not (math.isfinite(sens) and sens > 0):
+            raise ValueError(f"sensitivity must be positive and finite, got {sensitivity!r}")
+    else:
+        f = objective if objective is not None else DeclaredProblem.of(problem or {})
+        sens = m.release_sensitivity(f, p)
+    gaussian = m.mechanism == "gaussian"
+    res = m._calibrate(eps, delta if gaussian else None, T, sens)
+    from dpbounds.privacy.mechanisms import Neighbouring
+
+    return Calibration(m.name, m.mechanism, Neighbouring.coerce(m.neighbouring).value, sens, T,
+                       eps, float(delta) if gaussian and delta is not None else None,
+                       float(res.noise), float(res.epsilon),
+                       "zCDP (standard conversion)" if gaussian else "pure-DP composition")
+
+
+def tune(theorem: str | _registry.Entry, problem: Mapping[str, Any] | None = None, *,
+         over: Sequence[str] | None = None,
+         ranges: Mapping[str, tuple[float, float]] | None = None, grid: int | None = None,
+         method: Method | str | None = None, objective: Any = None) -> Any:
+    """Search the theorem's declared hyper-parameters (``tunable`` ranges, or ``ranges``)
+    for the smallest bound at ``problem`` (:func:`dpbounds.tuning.bound_search.search_bound`:
+    a log grid, then a bounded refine; counts are integers), and, where a method runs the
+    theorem (its study's, or ``method``), each row's calibrated noise at its horizon.
+
+    Parameters
+    ----------
+    theorem:
+        The registered theorem (id or entry); a method's name selects the theorem its study
+        checks.
+    problem:
+        The problem (``d, N, eps, delta`` and the theorem's constants).
+    over, ranges, grid:
+        Handed to :func:`~dpbounds.tuning.bound_search.search_bound`.
+    method:
+        The method whose noise is calibrated per row (default: the study's).
+    objective:
+        What the method's sensitivity reads (default: the problem's constants).
+
+    Returns
+    -------
+    dpbounds.tuning.bound_search.BoundSearch
+        Rows ``closed form``, ``grid``, ``tuned``, with ``noise_scale`` where calibrated.
+    """
+    from dataclasses import replace
+
+    from dpbounds.tuning.bound_search import search_bound
+
+    if isinstance(theorem, str) and theorem in _METHODS and theorem in _METHOD_THEOREM:
+        method = theorem if method is None else method
+        theorem = _METHOD_THEOREM[theorem]
+    entry = _registry.get(theorem) if isinstance(theorem, str) else theorem
+    prob = dict(problem or {})
+    res = search_bound(entry, prob, over=over, ranges=ranges, grid=grid)
+    if method is None and entry.name in _METHOD_THEOREM:
+        method = _METHOD_THEOREM[entry.name]
+    if method is None:
+        return res
+    m = method_named(method) if isinstance(method, str) else method
+    eps = float(prob.get("eps", math.inf))
+    if not math.isfinite(eps):
+        return res
+    hp = entry.hyperparameters(prob) if entry.theorem.hyperparameters else {}
+    rows = []
+    for r in res.choices:
+        T = r.hyperparameters.get(m.steps, hp.get(m.steps))
+        if T is None:
+            rows.append(r)
+            continue
+        steps = max(1, int(math.floor(float(T) + 0.5)))
+        c = calibrate(m, epsilon=eps, delta=prob.get("delta"), steps=steps,
+                      objective=objective, problem=prob,
+                      params={**hp, **r.hyperparameters})
+        rows.append(replace(r, extra=dict(r.extra, steps=float(steps),
+                                          noise_scale=c.noise_scale)))
+    return replace(res, choices=tuple(rows))
 
 
 # ----------------------------------------------------------------------------- plug-ins

@@ -291,6 +291,9 @@ OPTIONS: dict[str, str] = {
     "--curve": "privacy compose: also print delta(eps) at these epsilons",
     "--objective": "tune hb: what the tuned row minimises, the worst-case error of the run "
                    "(error) or the bound (bound)",
+    "--over": "tune bound: the hyper-parameters searched (default: those declared tunable)",
+    "--range": "tune bound: search NAME in [LOW, HIGH] (repeatable)",
+    "--grid-size": "tune bound: grid points per hyper-parameter (log-spaced, integers for T)",
     "--plugin": "load a user's plug-in file (its theorems, methods, studies) before the command "
                 "(repeatable)",
     "--help": "show the help of a command",

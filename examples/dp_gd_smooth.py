@@ -15,6 +15,7 @@ bound = ex.theorem(
     "nonconvex.dp_gd_smooth", sp.sqrt(2 * L * R / T + 2 * d * G**2 * T / (N**2 * rho)),
     quantity="(1/T) sum_{t<T} E||grad F(x_t)||", problem_class="nonconvex_smooth",
     hyperparameters={"T": N * sp.sqrt(L * R * rho / d) / G, "eta": 1 / L},
+    tunable={"T": (1, 1e6)},  # what `dpbounds tune bound` searches
     source=ex.Source("my note on noisy GD", "Proposition 1", ex.DERIVED,
                      "descent lemma at eta = 1/L, Jensen; T balances the two terms"),
     assumptions=["F is L-smooth, per-sample gradients of norm <= G",

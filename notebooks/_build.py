@@ -39,6 +39,7 @@ NOTEBOOKS = (
     "04_verify_bounds",
     "05_noise_allocation",
     "06_paper_figures",
+    "07_your_own_method",
 )
 
 #: the text that replaces a widget view in the written notebook

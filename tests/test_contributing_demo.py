@@ -154,3 +154,69 @@ def test_malformed_registration_is_refused(overlay: Path) -> None:
     with pytest.raises(ValueError, match="rank must be a finite number"):
         register_audit(spec, rank=float("nan"))
     assert isinstance(STUDIES[NEW_IDS["study"]], TheoremStudy)
+
+
+# ----------------------------------------------------------------------------- counts
+EXAMPLE_COUNT = re.compile(r"`examples/(\w+\.py)`[^(`]{0,40}\((\d+) lines")
+MODULES_COUNT = re.compile(r"\*\*(\d+) modules of (\d+) lines\*\* \(algorithm (\d+),\s+bound "
+                           r"(\d+), study (\d+), audit (\d+), test (\d+)\)")
+COMMIT_COUNT = re.compile(r"commit `(\w+)` changed \*\*(\d+) files, (\d+) lines added\*\* "
+                          r"\(the\s+bound's module (\d+), its test (\d+), the figure script "
+                          r"(\d+), the changelog (\d+), the\s+regenerated page (\d+)\)")
+
+
+def count_mismatches(text: str, root: Path) -> list[str]:
+    """Every count the text states that the tree does not have (``[]``: all measured)."""
+    bad = []
+    for name, n in EXAMPLE_COUNT.findall(text):
+        have = len((root / "examples" / name).read_text(encoding="utf-8").splitlines())
+        if have != int(n):
+            bad.append(f"examples/{name}: {n} stated, {have} lines")
+    for m in MODULES_COUNT.findall(text):
+        blocks = [len(b.splitlines()) for b in snippets().values()]
+        order = [len(snippets()[p].splitlines()) for p in (
+            "dpbounds/algorithms/averaged_gd.py", "dpbounds/bounds/strongly_convex/averaged_gd.py",
+            "dpbounds/verify/studies/averaged_gd.py", "dpbounds/audit/settings/averaged_gd.py",
+            "tests/algorithms/test_averaged_gd.py")]
+        have = [len(blocks), sum(blocks), *order]
+        if [int(x) for x in m] != have:
+            bad.append(f"modules: {m} stated, {have} counted")
+    return bad
+
+
+def test_the_counts_in_the_guides_are_measured() -> None:
+    root = DOC.parents[1]
+    texts = {p: p.read_text(encoding="utf-8") for p in (DOC, root / "docs" / "extending.md")}
+    assert all(EXAMPLE_COUNT.search(t) for t in texts.values())
+    assert MODULES_COUNT.search(texts[DOC])
+    for path, text in texts.items():
+        assert count_mismatches(text, root) == [], path.name
+    # every shipped example is counted in the contributor's guide
+    named = {n for n, _ in EXAMPLE_COUNT.findall(texts[DOC])}
+    assert named == {p.name for p in (root / "examples").glob("*.py")}
+    # control: a wrong count is reported
+    wrong = texts[DOC].replace("(31 lines", "(30 lines").replace("202 lines", "200 lines")
+    assert len(count_mismatches(wrong, root)) == 2
+
+
+def test_the_output_perturbation_commit_counts() -> None:
+    """The commit's ``git show --numstat`` (skipped outside a git checkout holding it)."""
+    import shutil
+    import subprocess
+
+    root = DOC.parents[1]
+    m = COMMIT_COUNT.search(DOC.read_text(encoding="utf-8"))
+    assert m, "the guide states the commit's counts"
+    commit, files, added, module, test, figure, changelog, page = m.groups()
+    if shutil.which("git") is None:
+        pytest.skip("no git")
+    r = subprocess.run(["git", "show", "--numstat", "--format=", commit], cwd=root,
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"commit {commit} not in this checkout (shallow clone?)")
+    rows = {p: int(a) for a, _, p in (ln.split("\t") for ln in r.stdout.split("\n") if ln)}
+    assert len(rows) == int(files) and sum(rows.values()) == int(added)
+    assert [rows["dpbounds/bounds/convex/output_perturbation.py"],
+            rows["tests/bounds/convex/test_output_perturbation.py"],
+            rows["paper_figs/kamath_erm.py"], rows["CHANGELOG.md"],
+            rows["docs/results.md"]] == [int(x) for x in (module, test, figure, changelog, page)]

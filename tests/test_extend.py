@@ -307,3 +307,36 @@ def test_plugin_options_are_taken_before_the_command_only():
         ["a.py", "b.py"], ["--quiet", "verify", "x", "--plugin", "c.py"])
     assert _plugins_of(["--plugin"]) == ([], ["--plugin"])  # argparse reports the value
     assert _plugins_of(["bound", "--list"]) == ([], ["bound", "--list"])
+
+
+def test_example_b_published_rate_bound_and_verify_via_plugin_in_a_fresh_process():
+    """Example (b), DP-GD on smooth strongly convex ERM (the d log(n)/(n^2 eps^2) rate's
+    shape, constants DERIVED): the bound printed by the CLI equals the formula by hand at the
+    closed-form T, its headline scaling is d N^-2 eps^-2, and the quick verify passes; the
+    noise_sqrt2 mutant must fail the drawn-noise check."""
+    import json
+
+    plug = str(EXAMPLES / "dp_gd_strongly_convex.py")
+    argv = ("--d", "8", "--N", "1e4", "--eps", "1", "--delta", "1e-5", "--R", "2",
+            "--mu", "0.1", "--L", "1", "--S1", "0.5")
+    r = _cli("--plugin", plug, "bound", "strongly_convex.dp_gd_linear", *argv, "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    # oracle: R e^(-mu T/L) + d S1^2 T/(4 mu N^2 rho), rho = eps^2/(8 log(1/delta)), at
+    # T = (L/mu) log(1 + mu R/(L c)), c the per-step noise term -- written here with math
+    rho = 1.0 / (8 * math.log(1e5))
+    c = 8 * 0.25 / (4 * 0.1 * 1e8 * rho)
+    t = 10 * math.log(1 + 0.1 * 2 / c)
+    assert out["hyperparameters"]["T"] == pytest.approx(t, rel=1e-9)
+    assert out["bound"] == pytest.approx(2 * math.exp(-0.1 * t) + c * t, rel=1e-9)
+    assert out["bound"] != pytest.approx(2 * math.exp(-0.1 * t), rel=1e-3)  # control: floor
+    r = _cli("--plugin", plug, "bound", "strongly_convex.dp_gd_linear", *argv)
+    assert "scaling: d N^(-2) eps^(-2)" in r.stdout and "label: DERIVED" in r.stdout
+    assert "Wang, Ye, Xu (2017)" in r.stdout
+    r = _cli("--plugin", plug, "verify", "strongly_convex.dp_gd_linear", "--vary", "N",
+             "--quick", "--quiet")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "quadratic problem" in r.stdout and "headline exponent of N (DERIVED): -2" in r.stdout
+    r = _cli("--plugin", plug, "verify", "strongly_convex.dp_gd_linear", "--vary", "N",
+             "--quick", "--quiet", "--mutation", "noise_sqrt2")
+    assert r.returncode == 1 and "drawn over N" in r.stdout, r.stdout + r.stderr

@@ -265,6 +265,7 @@ def _cli_json(*argv: str) -> Any:
     (("verify", "--list", "--json"), "verify"),
     (("tune", "hb", "--epsilon", "1", "--dataset-size", "1000", "--strong-convexity", "0.1",
       "--smoothness", "1", "--dimension", "5", "--sensitivity", "1", "--json"), "tune"),
+    (("tune", "bound", "nonconvex.clipped_sgd", "--grid-size", "33", "--json"), "tune"),
 ])
 def test_cli_json_keys_are_notation_names(argv, group):
     obj = _cli_json(*argv)

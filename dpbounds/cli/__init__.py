@@ -50,6 +50,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "dpbounds.cli.heavy_ball_cmd",
     "dpbounds.cli.audit_cmd",
     "dpbounds.cli.verify_cmd",
+    "dpbounds.cli.plugin_cmd",
 )
 
 #: every command, its module and its one-line help, in the order of ``dpbounds --help``. The
@@ -69,6 +70,9 @@ _COMMANDS: dict[str, tuple[str, str]] = {
               "empirical privacy audit: an epsilon lower bound next to the claimed epsilon"),
     "verify": ("dpbounds.cli.verify_cmd",
                "scaling study: run a theorem's algorithm over d, N or eps against its bound"),
+    "calibrate": ("dpbounds.cli.plugin_cmd",
+                  "a registered method's noise for a target (epsilon, delta), through its "
+                  "declared privacy"),
 }
 
 #: exit status of a bad value (argparse uses the same) and of an unexpected error (a bug: 4,

@@ -234,6 +234,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                           "with a proven bracket on the allocation; bound: the paper's rows "
                           "only")
     nag.set_defaults(func=_tune_nag)
+    from dpbounds.cli.plugin_cmd import register_tune_bound
+
+    register_tune_bound(tsub)  # `tune bound NAME`: any registered bound, a plug-in's too
     tune.set_defaults(func=lambda a: (tune.print_help(), 0)[1])
 
     rate = sub.add_parser("rate", help="convergence rates (closed form and LMI certificate)",

@@ -1,0 +1,268 @@
+r"""Search a registered bound's declared hyper-parameters: a dense grid, then a bounded refine.
+
+Any registered bound (the package's own or a plug-in's, :mod:`dpbounds.extend`) declares the
+hyper-parameters it may be tuned over and their ranges (``tunable``: name -> ``(low, high)``).
+:func:`search_bound` minimises the bound over them at one problem:
+
+1. a log-spaced grid of ``grid`` points per hyper-parameter over its range (a count such as
+   ``T`` is searched over integers only: the run needs one), evaluated at once (the bound is
+   vectorised); the product grid is capped at :data:`MAX_GRID_POINTS`;
+2. a bounded refine from the best grid point, inside its neighbouring grid cells (scipy's
+   bounded scalar search for one hyper-parameter, L-BFGS-B in log space for several); a count
+   is then rounded to the better of its two neighbouring integers.
+
+The tuned row is never worse than the best grid point (the refine is kept only where it
+improves). The result (:class:`BoundSearch`) has ``rows()`` and ``table()`` beside the
+closed-form choice of the theorem. Unlike ``Entry.optimize`` (a local search from the closed
+form, what ``dpbounds bound`` prints as *tuned*), this search is global over the declared box.
+
+Example
+-------
+>>> import sympy as sp
+>>> from dpbounds.bounds.registry import Entry
+>>> from dpbounds.bounds.theorem import Theorem, sym
+>>> from dpbounds.provenance import Source, Provenance
+>>> T, a = sym("T"), sym("a")
+>>> th = Theorem(name="nonconvex.toy", quantity="q", expr=a / T + T,
+...              sources=(Source("me", "1", Provenance.DERIVED),))
+>>> e = Entry(name="nonconvex.toy", title="toy", problem_class="nonconvex", theorem=th, tuned=th,
+...           to_params=lambda p: dict(p), tunable={"T": (1.0, 1e4)})
+>>> res = search_bound(e, {"a": 100.0})
+>>> res.tuned.hyperparameters, round(res.tuned.bound, 9)
+({'T': 10.0}, 20.0)
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dpbounds._validation import check_int
+from dpbounds.bounds.theorem import COUNT_SYMBOLS
+
+__all__ = ["MAX_GRID_POINTS", "BoundSearch", "SearchRow", "search_bound"]
+
+#: largest product grid evaluated (grid ** number of hyper-parameters)
+MAX_GRID_POINTS = 2_000_000
+#: a declared range whose low end is below this (or whose high end is infinite) is open: the
+#: search then covers the closed-form choice times / divided by _WINDOW, inside the range
+_OPEN_LOW = 1e-200
+_WINDOW = 1e4
+
+
+@dataclass(frozen=True)
+class SearchRow:
+    """One choice of hyper-parameters: ``label``, the values, the bound there, and extra
+    columns (e.g. the noise a method calibrates at that horizon)."""
+
+    label: str
+    hyperparameters: dict[str, float]
+    bound: float
+    extra: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class BoundSearch:
+    """What :func:`search_bound` found: the closed-form row (when the theorem has one), the
+    best grid point and the tuned (refined) row."""
+
+    name: str
+    problem: dict[str, float]
+    over: tuple[str, ...]
+    ranges: dict[str, tuple[float, float]]
+    grid_points: int
+    choices: tuple[SearchRow, ...]
+    provenance: str = ""
+
+    @property
+    def tuned(self) -> SearchRow:
+        """The tuned row (the last one)."""
+        return self.choices[-1]
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One JSON-able dict per row."""
+        return [dict(label=r.label, bound=r.bound, **r.hyperparameters, **r.extra)
+                for r in self.choices]
+
+    def table(self) -> str:
+        """The rows as a text table, with the search's box and grid size."""
+        extra = list(dict.fromkeys(k for r in self.choices for k in r.extra))
+        cols = ["choice", "bound", *self.over, *extra]
+        body = [[r.label, _fmt(r.bound), *(_fmt(r.hyperparameters.get(k, math.nan))
+                                           for k in self.over),
+                 *(_fmt(r.extra.get(k, math.nan)) for k in extra)] for r in self.choices]
+        width = [max(len(c), *(len(b[i]) for b in body)) for i, c in enumerate(cols)]
+        lines = [f"{self.name}: search over "
+                 + ", ".join(f"{k} in [{_fmt(lo)}, {_fmt(hi)}]"
+                             for k, (lo, hi) in self.ranges.items())
+                 + f" ({self.grid_points} grid points, then a bounded refine)",
+                 "  " + "  ".join(c.ljust(w) for c, w in zip(cols, width))]
+        lines += ["  " + "  ".join(v.ljust(w) for v, w in zip(b, width)) for b in body]
+        if self.provenance:
+            lines.append(f"  label: {self.provenance} (the bound's; the search adds no "
+                         "formula)")
+        return "\n".join(lines)
+
+
+def _fmt(v: float) -> str:
+    if not math.isfinite(v):
+        return "-" if math.isnan(v) else str(v)
+    return f"{v:.4e}" if v != 0 and (abs(v) >= 1e5 or abs(v) < 1e-3) else f"{v:.6g}"
+
+
+def _axis(name: str, lo: float, hi: float, n: int) -> np.ndarray:
+    pts = np.geomspace(lo, hi, n)
+    if name in COUNT_SYMBOLS:  # a count: integers only (the run needs one)
+        pts = np.unique(np.clip(np.rint(pts), math.ceil(lo), math.floor(hi)))
+    return pts
+
+
+def search_bound(entry: Any, problem: Mapping[str, Any] | None = None, *,
+                 over: Sequence[str] | None = None,
+                 ranges: Mapping[str, tuple[float, float]] | None = None,
+                 grid: int | None = None, refine: bool = True) -> BoundSearch:
+    """Minimise a registered bound over its declared hyper-parameters at one problem.
+
+    Parameters
+    ----------
+    entry:
+        The :class:`~dpbounds.bounds.registry.Entry` (a registered bound, e.g. a plug-in's).
+    problem:
+        The problem (``d, N, eps, delta, G, L, R`` and the theorem's own constants).
+    over:
+        Hyper-parameters searched (default: every one ``entry.tunable`` declares, and those
+        ``ranges`` names).
+    ranges:
+        ``name -> (low, high)`` overriding the declared ranges (``0 < low < high``, finite).
+    grid:
+        Points per hyper-parameter in ``[2, 100000]`` (log-spaced; integers for a count);
+        default 257, fewer for several hyper-parameters (the product stays within
+        :data:`MAX_GRID_POINTS`).
+    refine:
+        Refine the best grid point inside its neighbouring cells (default ``True``).
+
+    Returns
+    -------
+    BoundSearch
+        Its rows: ``closed form`` (where the theorem gives one), ``grid`` and ``tuned``.
+    """
+    from scipy.optimize import minimize, minimize_scalar
+
+    params = entry.params(problem)
+    th = entry.theorem
+    closed = entry.hyperparameters(problem) if getattr(th, "hyperparameters", None) else {}
+    box: dict[str, tuple[float, float]] = {}
+    for k, rng in entry.tunable.items():  # a declared range may depend on the problem
+        low, high = rng(params) if callable(rng) else rng
+        if k in closed and not (low > _OPEN_LOW and high < math.inf):
+            # an open declared range (e.g. (1e-300, inf)): a window around the closed form
+            c = float(closed[k])
+            low, high = max(float(low), c / _WINDOW), min(float(high), c * _WINDOW)
+        box[k] = (float(low), float(high))
+    for k, rng in (ranges or {}).items():  # given ranges win
+        box[k] = (float(rng[0]), float(rng[1]))
+    names = (tuple(over) if over is not None
+             else tuple(dict.fromkeys([*entry.tunable, *(ranges or {})])))
+    if not names:
+        raise ValueError(f"{entry.name} declares no tunable hyper-parameters (declare "
+                         "tunable={name: (low, high)} on the theorem, or pass ranges)")
+    if grid is None:  # as fine as the cap allows, at most 257 points per hyper-parameter
+        grid = max(2, min(257, int(MAX_GRID_POINTS ** (1 / len(names)))))
+    grid = check_int("grid", grid, minimum=2, maximum=100_000)
+    for k in names:
+        if k not in box:
+            raise ValueError(f"over: {k!r} has no range (declared: "
+                             f"{', '.join(box) or 'none'}; give one in ranges)")
+        lo, hi = box[k]
+        if not (0 < lo < hi < math.inf):
+            raise ValueError(f"range of {k} must satisfy 0 < low < high < inf, got "
+                             f"({lo!r}, {hi!r})")
+        if k in COUNT_SYMBOLS and math.floor(hi) < max(1, math.ceil(lo)):
+            raise ValueError(f"range of {k} (a count) holds no integer >= 1: ({lo!r}, {hi!r})")
+    axes = [_axis(k, box[k][0], box[k][1], grid) for k in names]
+    size = math.prod(len(a) for a in axes)
+    if size > MAX_GRID_POINTS:
+        raise ValueError(f"grid: {grid} points per hyper-parameter give {size:,} points for "
+                         f"{len(names)} hyper-parameters (at most {MAX_GRID_POINTS:,}; use a "
+                         "smaller grid)")
+    fixed = {k: float(v) for k, v in closed.items() if k not in names}
+
+    def value(**hp: Any) -> np.ndarray:
+        args = dict(params, **fixed, **hp)
+        try:
+            out = th.evaluate(ignore_extra=True, invalid="nan", **args)
+            arr = np.asarray(out, dtype=float)
+        except (TypeError, ValueError):  # a bound that takes scalars only: one by one
+            shape = np.broadcast(*[np.asarray(v) for v in hp.values()]).shape
+            flat = {k: np.broadcast_to(np.asarray(v, dtype=float), shape).ravel()
+                    for k, v in hp.items()}
+            vals = []
+            for i in range(int(np.prod(shape))):
+                try:
+                    vals.append(float(th.evaluate(ignore_extra=True, invalid="nan",
+                                                  **dict(args, **{k: float(flat[k][i])
+                                                                  for k in flat}))))
+                except ValueError:
+                    vals.append(math.nan)
+            arr = np.asarray(vals).reshape(shape)
+        return np.where(np.isfinite(arr), arr, np.inf)
+
+    mesh = np.meshgrid(*axes, indexing="ij")
+    with np.errstate(all="ignore"):
+        vals = np.broadcast_to(value(**dict(zip(names, mesh))), mesh[0].shape)
+    if not np.isfinite(vals).any():
+        raise ValueError(f"{entry.name}: the bound is not finite anywhere on the grid "
+                         f"(ranges {box}); check the problem or widen the ranges")
+    idx = tuple(int(i) for i in np.unravel_index(int(np.argmin(vals)), vals.shape))
+    best = {k: float(a[i]) for k, a, i in zip(names, axes, idx)}
+    best_val = float(vals[idx])
+    rows = []
+    if all(k in closed for k in names):
+        cv = float(value(**{k: np.asarray(closed[k]) for k in names}))
+        rows.append(SearchRow("closed form", {k: float(closed[k]) for k in names}, cv))
+    rows.append(SearchRow("grid", dict(best), best_val))
+    tuned, tuned_val = dict(best), best_val
+    if refine:
+        cells = []  # the neighbouring grid cells of the best point, in log space
+        for a, i in zip(axes, idx):
+            cells.append((math.log(a[max(i - 1, 0)]), math.log(a[min(i + 1, len(a) - 1)])))
+
+        def f(z: Any) -> float:
+            with np.errstate(all="ignore"):
+                v = float(value(**{k: np.asarray(math.exp(x))
+                                   for k, x in zip(names, np.atleast_1d(z))}))
+            return v if math.isfinite(v) else 1e300
+
+        if len(names) == 1:
+            lo, hi = cells[0]
+            r = minimize_scalar(f, bounds=(lo, hi), method="bounded",
+                                options={"xatol": 1e-10}) if hi > lo else None
+            z = None if r is None else np.atleast_1d(r.x)
+        else:
+            z = minimize(f, np.log([best[k] for k in names]), method="L-BFGS-B",
+                         bounds=cells).x
+        if z is not None:
+            cand = {k: math.exp(x) for k, x in zip(names, z)}
+            counts = [k for k in names if k in COUNT_SYMBOLS]
+            options = [dict(cand)]
+            if counts:  # a count: the better integer neighbour (inside the box)
+                options = []
+                for combo in itertools.product(*[(math.floor(cand[k]), math.ceil(cand[k]))
+                                                 for k in counts]):
+                    o = dict(cand, **dict(zip(counts, (float(c) for c in combo))))
+                    if all(box[k][0] <= o[k] <= box[k][1] and o[k] >= 1 for k in counts):
+                        options.append(o)
+            for o in options:
+                at = float(value(**{k: np.asarray(x) for k, x in o.items()}))
+                if at < tuned_val:
+                    tuned, tuned_val = o, at
+    rows.append(SearchRow("tuned", tuned, tuned_val))
+    prov = getattr(getattr(entry, "tuned", None), "provenance", "")
+    return BoundSearch(entry.name, {k: float(v) for k, v in params.items()
+                                    if isinstance(v, (int, float))}, names,
+                       {k: box[k] for k in names}, size, tuple(rows), str(prov))
