@@ -77,7 +77,7 @@ DEMO_STEPS: tuple[tuple[str, tuple[str, ...] | Callable[[], int]], ...] = (
     ("Bounds: from which N each non-convex bound stops being vacuous "
      "(dpbounds.verify.first_nonvacuous_n)", _print_nonvacuous),
     ("Bounds: the strongly convex bounds (heavy ball, DP-NAG, DP-MASG) for Kuru et al.'s "
-     "Figure-3 problem", ("compare", *_FIGURE3, "--problem-class", "quadratic", "--no-tune")),
+     "Figure-3 problem", ("compare", *_FIGURE3, "--problem-class", "quadratic")),
     (
         "Tuning: DP heavy ball for Kuru et al.'s Figure-3 problem (d=20, n=1e5, eps=1)",
         ("tune", "hb", *_FIGURE3),

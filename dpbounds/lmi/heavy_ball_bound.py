@@ -23,6 +23,7 @@ Example
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -132,17 +133,19 @@ def _lmi_candidates(mu: float, L: float) -> list[tuple[float, float]]:
     return out + [(1.0 / L, 0.0)]
 
 
-def _lmi(p: Mapping[str, Any]) -> tuple[float, dict[str, float]]:
-    """The best of :func:`_lmi_candidates` and of their certified rates, each with the derived
-    bound (23) at the horizon minimising it."""
+def _best_for(p: Mapping[str, Any], candidates: Any, lmi: Any = None
+              ) -> tuple[float, dict[str, float]] | None:
+    """The least bound (23) over ``candidates`` (alpha, beta), their certified rates and the
+    horizons T <= max_horizon (``None`` where none is certified)."""
     mu = p["mu"]
     check_noise_fits(p["S1"], p["n"], p["m"], p["eps"], p["d"])
     T = np.arange(1, p["max_horizon"] + 1)
     noise = dp_noise_level(p["S1"], p["d"], p["n"], p["m"], p["eps"], T)
     best: tuple[float, dict[str, float]] | None = None
-    for alpha, beta in _lmi_candidates(mu, p["L"]):
+    for alpha, beta in candidates:
         curves = lmi_bound_curves(mu, p["L"], alpha, beta, initial_distance_sq=2.0 * p["E0"] / mu,
-                                  initial_gap=p["E0"], noise=lambda t: noise[t.astype(int) - 1])
+                                  initial_gap=p["E0"], noise=lambda t: noise[t.astype(int) - 1],
+                                  lmi=lmi)
         if curves is None:
             continue
         for j, rho in enumerate(curves.rho):
@@ -152,9 +155,46 @@ def _lmi(p: Mapping[str, Any]) -> tuple[float, dict[str, float]]:
             if best is None or value < best[0]:
                 best = value, {"alpha": alpha, "beta": beta, "T": float(horizon),
                                "rho": float(rho)}
+    return best
+
+
+def _lmi(p: Mapping[str, Any]) -> tuple[float, dict[str, float]]:
+    """The best of :func:`_lmi_candidates` and of their certified rates, each with the derived
+    bound (23) at the horizon minimising it."""
+    best = _best_for(p, _lmi_candidates(p["mu"], p["L"]))
     if best is None:  # pragma: no cover - beta = 0 is gradient descent, always certified
         raise ValueError("no Prop. 3.4 certificate for any of the closed-form choices")
     return best
+
+
+def _lmi_tuner(p: Mapping[str, Any]) -> tuple[float, dict[str, float]]:
+    r"""The step factor :math:`c\in[10^{-4},1]` of :math:`\alpha=c/L` with Nesterov's
+    :math:`\beta` (Section 5's family) minimising the certified bound (23): a bounded search in
+    :math:`\log c`, never worse than the closed-form choices (``compare``'s tuned column; the
+    full :math:`(\alpha,\beta,T)` search is ``dpbounds tune hb --function-class
+    smooth_strongly_convex``)."""
+    from scipy.optimize import minimize_scalar
+
+    from dpbounds.lmi.heavy_ball_lmi import HeavyBallLMI
+
+    lmi = HeavyBallLMI()
+    seen: dict[float, tuple[float, dict[str, float]] | None] = {}
+
+    def at(z: float) -> tuple[float, dict[str, float]] | None:
+        c = math.exp(min(z, 0.0))
+        if c not in seen:
+            a = c / p["L"]
+            seen[c] = _best_for(p, [(a, float(nesterov_momentum(a, p["mu"])))], lmi)
+        return seen[c]
+
+    def f(z: float) -> float:
+        got = at(z)
+        return math.log(got[0]) if got is not None and got[0] > 0 else math.inf
+
+    res = minimize_scalar(f, bounds=(math.log(1e-4), 0.0), method="bounded",
+                          options={"xatol": 0.05, "maxiter": 20})
+    found = [at(float(res.x)), _lmi(p)]
+    return min((b for b in found if b is not None), key=lambda b: b[0])
 
 
 _LMI = NumericBound(
@@ -163,6 +203,7 @@ _LMI = NumericBound(
     parameters=PARAMS,
     method="verified LMI certificate (22), bound (23) at the best horizon T <= max_horizon",
     evaluator=_lmi,
+    tuner=_lmi_tuner,
     sources=(SOURCE_PROP34, SOURCE_BOUND_DERIVED, SOURCE_EQ20),
     assumptions=(Assumption("F mu-strongly convex and L-smooth"), ASSUMPTION_MU, ASSUMPTION_DP),
     description="the best certified of alpha = c/L with Nesterov's beta (Kuru et al.'s "
@@ -178,6 +219,7 @@ register(Entry(
     tuned=_LMI,
     to_params=problem_params,
     requires=("mu", "S1"),
+    tunable={"c": (1e-4, 1.0)},
     crossovers=False,
     notes="LMI certificate verified exactly; E0 = R; tune with 'dpbounds tune hb "
           "--function-class smooth_strongly_convex'",
