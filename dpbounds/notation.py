@@ -206,6 +206,9 @@ QUANTITIES: tuple[Quantity, ...] = (
               "constant); in Kuru et al.'s Theorem 3.5 objects C is the constant of C_t = C t"),
     _Q("mechanism", "", "", "noise mechanism (Kuru et al.: laplace)", (), "--mechanism",
        kind="choice"),
+    _Q("noise", "", "", "noise of the released gradients: float (float64, for simulation; "
+       "its last bits leak) or grid (exact discrete Laplace / Gaussian on a grid, safe to "
+       "release)", (), "--noise", kind="choice"),
     _Q("function_class", "", "", "function class of the heavy-ball tuning: quadratic "
        "(Theorem 3.5) or smooth_strongly_convex (Prop. 3.4)", (), "--function-class",
        kind="choice"),
