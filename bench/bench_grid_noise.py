@@ -8,6 +8,8 @@ Run ``python bench/bench_grid_noise.py``. It prints, each the minimum CPU time o
   against :func:`~dpbounds.privacy.discrete.discrete_laplace_array` /
   :func:`~dpbounds.privacy.discrete.discrete_gaussian_array` (exact, int64, one rejection
   round per Python iteration), at 10^5 numbers from one generator;
+* the audit's shape (many trials, few numbers each): per-trial float draws against one
+  pooled grid batch over all trials (:class:`~dpbounds.privacy.discrete.RawPool`);
 * whole runs of DP-GD (Laplace and Gaussian) and DP heavy ball on a logistic regression
   (n = 1000, d = 20, 20 trials, 200 steps), float vs grid, and their ratio.
 """
@@ -22,7 +24,7 @@ import numpy as np
 from dpbounds.algorithms import dp_gd, dp_heavy_ball
 from dpbounds.data import kuru_synthetic
 from dpbounds.objectives import LogisticRegression
-from dpbounds.privacy.discrete import discrete_gaussian_array, discrete_laplace_array
+from dpbounds.privacy.discrete import RawPool, discrete_gaussian_array, discrete_laplace_array
 
 REPEATS = 3
 
@@ -49,6 +51,18 @@ def main() -> None:
     print(f"samplers, ns per number ({n} numbers, min of {REPEATS} CPU times)")
     for name, fn in rows:
         print(f"  {name:36s} {cpu(fn) / n * 1e9:9.1f}")
+
+    trials, per = 20_000, 3
+    gens = [np.random.default_rng(k) for k in range(trials)]
+    print(f"the audit's shape: {trials} trials x {per} numbers, one generator each, CPU s")
+    print(f"  {'float Laplace (per-trial laplace calls)':44s} "
+          f"{cpu(lambda: [g.laplace(0.0, 1.0, per) for g in gens]):7.3f}")
+    print(f"  {'grid Laplace (one pooled batch), b = 2^20':44s} "
+          f"{cpu(lambda: discrete_laplace_array(Fraction(2**20), per, RawPool(gens))):7.3f}")
+    print(f"  {'float Gaussian (per-trial normal calls)':44s} "
+          f"{cpu(lambda: [g.standard_normal(per) for g in gens]):7.3f}")
+    print(f"  {'grid Gaussian (one pooled batch), sigma = 2^20':44s} "
+          f"{cpu(lambda: discrete_gaussian_array(2**20, 2**20, per, RawPool(gens))):7.3f}")
 
     A, y = kuru_synthetic(n=1000, d=20, seed=0)
     f = LogisticRegression(A, y, l2=0.02, l1_radius=float(np.abs(A).sum(axis=1).max()))

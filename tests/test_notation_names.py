@@ -213,7 +213,8 @@ JSON_RESULT_FIELDS: dict[str, tuple[str, frozenset[str]]] = {
               "interval, the f-DP fit μ of Dong, Roth & Su, the trade-off curve, the run's "
               "cost); the curve's key alpha is Dong, Roth & Su's type-I level, a name the "
               "table gives the step size (a known collision, left as the f-DP papers write it)",
-              frozenset({"algorithm", "claim_accountant", "claim_fnr", "claimed_epsilon",
+              frozenset({"algorithm", "low_bits", "claim_accountant", "claim_fnr",
+                         "claimed_epsilon",
                          "cpu_seconds", "elapsed", "epsilon_estimate", "epsilon_lower",
                          "epsilon_lower_reference", "epsilon_tight", "epsilon_upper",
                          "estimator", "fnr", "fnr_high", "fnr_low", "fpr", "fpr_high",

@@ -29,7 +29,7 @@ import numpy as np
 
 from dpbounds._validation import check_choice
 from dpbounds.backend import TrialRandom, is_cupy, to_numpy
-from dpbounds.privacy.discrete import MAX_INDEX
+from dpbounds.privacy.discrete import MAX_INDEX, RawPool
 
 __all__ = ["GRID_SPAN_BITS", "NOISE_KINDS", "GridStream", "check_noise",
            "discrete_gaussian_parameters", "float_down", "float_up", "gaussian_grid",
@@ -83,15 +83,16 @@ class GridStream:
     r"""Releases ``value + noise`` on the grid :math:`2^{-j}` for every trial, step by step.
 
     ``params[t]`` is step ``t``'s noise parameter (hashable; ``None``: no noise that step) and
-    ``sampler(param, size, rng)`` draws ``size`` integers from one trial's generator. Runs of
-    equal parameters are drawn in blocks (one sampler call per trial per block, vectorised
-    over steps x coordinates), so trial ``k``'s noise depends only on ``(seed, k)``.
+    ``sampler(param, size, pool)`` draws ``(trials, size)`` integers from a
+    :class:`~dpbounds.privacy.discrete.RawPool` of the trials' generators. Runs of equal
+    parameters are drawn in blocks (one sampler call per block, vectorised over trials x
+    steps x coordinates); trial ``k``'s noise depends only on ``(seed, k)``.
     """
 
     def __init__(self, stream: TrialRandom, grid_bits: int, params: list[Hashable],
-                 sampler: Callable[[Any, int, np.random.Generator], np.ndarray], d: int,
+                 sampler: Callable[[Any, int, RawPool], np.ndarray], d: int,
                  xp: Any = np) -> None:
-        self.gens = stream.generators()
+        self.pool = RawPool(stream.generators())
         self.grid_bits = int(grid_bits)
         self.params = params
         self.sampler = sampler
@@ -106,8 +107,10 @@ class GridStream:
         while stop < len(self.params) and stop - t < cap and self.params[stop] == self.params[t]:
             stop += 1
         size = (stop - t) * self.d
-        self._block = np.stack([self.sampler(self.params[t], size, g).reshape(stop - t, self.d)
-                                for g in self.gens])
+        # one batch for every trial and number of the block (vectorised over trials x steps
+        # x coordinates); each trial reads its own generator's words (RawPool)
+        self._block = self.sampler(self.params[t], size, self.pool).reshape(
+            len(self.pool.gens), stop - t, self.d)
         self._start, self._stop = t, stop
 
     def release(self, t: int, value: Any) -> Any:
@@ -177,8 +180,8 @@ def gaussian_grid(stream: TrialRandom, sensitivity: float, sigma: float, d: int,
         raise ValueError(f"the grid Gaussian's variance {t * m} grid units^2 is beyond the "
                          "int64 sampler (2tm <= 2^52)")
 
-    def sampler(param: Any, size: int, rng: np.random.Generator) -> np.ndarray:
-        return discrete_gaussian_array(param[0], param[1], size, rng)
+    def sampler(param: Any, size: int, pool: RawPool) -> np.ndarray:
+        return discrete_gaussian_array(param[0], param[1], size, pool)
 
     params: list[Hashable] = [(t, m)] * steps
     return (GridStream(stream, j, params, sampler, d, xp), entry(s),
