@@ -291,7 +291,10 @@ OPTIONS: dict[str, str] = {
     "--from-dp-event": "privacy compose: a JSON/YAML file of dp_accounting events",
     "--from-opacus": "privacy compose: a JSON file of an Opacus accountant's history",
     "--accountant": "privacy compose: comma-separated accountants (rdp, pld, zcdp, pure, basic)",
-    "--curve": "privacy compose: also print delta(eps) at these epsilons",
+    "--curve": "privacy compose: also print delta(eps) at these epsilons, or 'tradeoff' "
+               "(the attack's TPR at each FPR, and the GDP mu with its regret)",
+    "--time-budget": "privacy compose: wall-clock seconds each accountant may take (one "
+                     "over it is stopped and reported)",
     "--objective": "tune hb: what the tuned row minimises, the worst-case error of the run "
                    "(error) or the bound (bound)",
     "--plugin": "load a user's plug-in file (its theorems, methods, studies) before the command "
