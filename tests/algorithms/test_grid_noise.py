@@ -177,3 +177,19 @@ def test_bad_noise_names_the_parameter(logistic) -> None:
         dp_gd(logistic, epsilon=1.0, steps=2, noise="int")
     with pytest.raises(ValueError, match="noise"):
         dp_heavy_ball(logistic, epsilon=1.0, steps=2, noise=None)
+
+
+@pytest.mark.parametrize("name", ["dp_nag", "dp_nag_opt", "dp_masg", "dp_masg_opt"])
+def test_grid_for_the_other_laplace_methods(logistic, name) -> None:
+    """Per-step scales that vary (optimal allocations, stages): every step's grid mechanism
+    is recorded, the ledger stays within the target, and the grid scales are the float
+    scales times at most 1 + 1e-4 (the rounding's share: 2^-16 of the sensitivity, 1/64 of
+    a unit)."""
+    import dpbounds.algorithms as alg
+
+    kw = dict(epsilon=1.0, steps=30, trials=2, seed=0)
+    grid = getattr(alg, name)(logistic, noise="grid", **kw)
+    flt = getattr(alg, name)(logistic, **kw)
+    assert grid.ledger.epsilon <= 1.0 and grid.params["noise"] == "grid"
+    ratio = grid.params["laplace_scales"] / flt.params["laplace_scales"]
+    assert np.all(ratio >= 1.0 - 1e-12) and np.all(ratio <= 1.0 + 1e-4), ratio
