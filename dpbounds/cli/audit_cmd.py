@@ -337,7 +337,8 @@ LOW_BITS_NOTE = (
     "Floating-point side channel (Mironov 2012): the low-bits statistic reads each raw "
     "released iterate's sign, exponent and last 3 significand bits (2 full-batch steps). "
     "noise=float (the default, for simulation) releases float64 sums whose last bits carry "
-    "the gradient: REFUTED is expected and does not set the exit status. noise=grid releases "
+    "the gradient: REFUTED is expected (at the default runs; --quick may not certify "
+    "it) and does not set the exit status. noise=grid releases "
     "k * 2^-j with exact integer noise (dpbounds.algorithms._grid): it must be consistent; "
     "use it for any run whose iterates are published.")
 

@@ -56,3 +56,15 @@ def test_cli_low_bits_audits_both_and_exits_0(capsys) -> None:
                  "4000", "--json"])
     row = json.loads(capsys.readouterr().out)
     assert row["violation"] and code == 1
+
+
+def test_audit_all_ends_with_the_float_vs_grid_side_channel(capsys) -> None:
+    """``audit all`` (here its add/remove part, quick) adds the low-bits audits of every
+    algorithm with a grid option, float and grid, to its rows; the grid one is consistent."""
+    code = main(["audit", "all", "--neighbouring", "add_remove", "--quick", "--json"])
+    rows = json.loads(capsys.readouterr().out)
+    side = [r for r in rows if r["low_bits"]]
+    assert [(r["algorithm"], r["noise"]) for r in side] == [("dp_gd_gaussian", "float"),
+                                                           ("dp_gd_gaussian", "grid")]
+    assert not side[1]["violation"] and code == 0
+    assert all(not r["low_bits"] and r["noise"] == "float" for r in rows if r not in side)

@@ -85,9 +85,9 @@ def test_composition_tradeoff_matches_dp_accounting_through_the_duality() -> Non
     env = _dp_accounting_envelope(3.0, 10, 2.0, 3, fpr)
     out = _ledger(3.0, 10, 2.0, 3).tradeoff(fpr)
     # both sides: the ledger's guarantee is no weaker than dp_accounting's envelope (up to the
-    # eps grid's 0.01 step) and within the discretisations of it
-    assert np.all(out["pessimistic"] <= env + 2e-3), (out["pessimistic"], env)
-    assert np.all(out["pessimistic"] >= env - 2e-3), (out["pessimistic"], env)
+    # eps grid's 0.025 step) and within the discretisations of it
+    assert np.all(out["pessimistic"] <= env + 5e-4), (out["pessimistic"], env)
+    assert np.all(out["pessimistic"] >= env - 5e-4), (out["pessimistic"], env)  # measured 2e-5
     assert np.all(out["optimistic"] <= out["pessimistic"])
 
 
