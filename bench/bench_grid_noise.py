@@ -10,7 +10,8 @@ Run ``python bench/bench_grid_noise.py``. It prints, each the minimum CPU time o
   round per Python iteration), at 10^5 numbers from one generator;
 * the audit's shape (many trials, few numbers each): per-trial float draws against one
   pooled grid batch over all trials (:class:`~dpbounds.privacy.discrete.RawPool`);
-* whole runs of DP-GD (Laplace and Gaussian) and DP heavy ball on a logistic regression
+* whole runs of DP-GD (Laplace and Gaussian), DP heavy ball and DP-SGD (whose grid run
+  takes the NumPy loop, not the compiled one) on a logistic regression
   (n = 1000, d = 20, 20 trials, 200 steps), float vs grid, and their ratio.
 """
 
@@ -21,7 +22,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpbounds.algorithms import dp_gd, dp_heavy_ball
+from dpbounds.algorithms import dp_gd, dp_heavy_ball, dp_sgd
 from dpbounds.data import kuru_synthetic
 from dpbounds.objectives import LogisticRegression
 from dpbounds.privacy.discrete import RawPool, discrete_gaussian_array, discrete_laplace_array
@@ -71,6 +72,8 @@ def main() -> None:
         "DP-GD Gaussian": dict(fn=dp_gd, kw=dict(epsilon=1.0, delta=1e-6, mechanism="gaussian",
                                                  clip_threshold=1.0)),
         "DP heavy ball (m = 100)": dict(fn=dp_heavy_ball, kw=dict(epsilon=1.0, batch_size=100)),
+        "DP-SGD (B = 50, w/o repl.)": dict(fn=dp_sgd, kw=dict(
+            epsilon=1.0, delta=1e-6, batch_size=50, step_size=0.5, clip_threshold=1.0)),
     }
     print("whole runs, CPU s (n = 1000, d = 20, 20 trials, 200 steps, trace=None)")
     print(f"  {'algorithm':26s} {'float':>8s} {'grid':>8s} {'ratio':>6s}")

@@ -293,7 +293,8 @@ PARAMS_RESULT_FIELDS: dict[str, tuple[str, frozenset[str]]] = {
                                  "node_count_1", "node_count_2", "diff_clip", "normaliser",
                                  "gradient_sigmas", "released_gradient_sigmas",
                                  "rho_ng_initial", "rho_ng_final", "rho_total", "Delta",
-                                 "lambda_H", "zeta", "G", "rule", "grid_bits"})),
+                                 "lambda_H", "zeta", "G", "rule", "grid_bits",
+                                 "noise_std_mean"})),
     "run bookkeeping": ("counts of what the run did: the horizon chosen against the one "
                         "asked for, epochs' steps, DP-AGD's rounds and releases",
                         frozenset({"horizon", "requested_steps", "steps_per_epoch",

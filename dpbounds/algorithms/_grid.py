@@ -146,8 +146,8 @@ def discrete_gaussian_parameters(sigma: float, grid_bits: int) -> tuple[int, int
 
 
 def gaussian_grid(stream: TrialRandom, sensitivity: float, sigma: float, d: int, steps: int,
-                  epsilon: float, delta: float, neighbouring: Any, xp: Any = np
-                  ) -> tuple[GridStream, Any, float]:
+                  epsilon: float, delta: float, neighbouring: Any, xp: Any = np,
+                  sampling_rate: float | None = None) -> tuple[GridStream, Any, float]:
     r"""The grid version of ``steps`` Gaussian releases of L2 ``sensitivity`` calibrated to
     ``(epsilon, delta)`` in zCDP (float noise ``sigma``): its stream, the per-step ledger
     entry and the effective noise std in value units.
@@ -160,21 +160,31 @@ def gaussian_grid(stream: TrialRandom, sensitivity: float, sigma: float, d: int,
     accountant that would read a continuous Gaussian's PLD is not given one). The noise is
     calibrated by the package's one routine (:func:`~dpbounds.privacy.calibrate.calibrate`,
     zCDP accountant) on that entry, so the ledger never exceeds the target.
+
+    With ``sampling_rate`` (a without-replacement subsample per step, replace-one) the entry
+    is a :class:`~dpbounds.privacy.SubsampledZcdpMechanism` of that :math:`\rho`, amplified
+    by Wang, Balle & Kasiviswanathan's Theorem 9 (any mechanism of known RDP; the continuous
+    Gaussian's own bound is not used), calibrated with the RDP accountant.
     """
     from dpbounds.privacy.accountants import ZcdpAccountant
     from dpbounds.privacy.calibrate import calibrate
     from dpbounds.privacy.discrete import discrete_gaussian_array
-    from dpbounds.privacy.mechanisms import ZcdpMechanism
+    from dpbounds.privacy.mechanisms import SubsampledZcdpMechanism, ZcdpMechanism
 
     j = grid_bits_for(sensitivity, math.sqrt(d), max_noise=sigma)
     units2 = (Fraction(sensitivity) * Fraction(2) ** j + _sqrt_up(d)) ** 2
 
-    def entry(s: float) -> ZcdpMechanism:
+    def entry(s: float) -> Any:
         t, m = discrete_gaussian_parameters(s, j)
-        return ZcdpMechanism(float_up(units2 / (2 * t * m)), neighbouring)
+        rho = float_up(units2 / (2 * t * m))
+        if sampling_rate is None:
+            return ZcdpMechanism(rho, neighbouring)
+        return SubsampledZcdpMechanism(rho, sampling_rate, neighbouring)
 
-    s = calibrate(entry, epsilon, delta, ZcdpAccountant(neighbouring, "standard"), steps,
-                  initial=sigma)
+    accountant: Any = (ZcdpAccountant(neighbouring, "standard") if sampling_rate is None
+                       else "rdp")
+    s = calibrate(entry, epsilon, delta, accountant, steps, initial=sigma,
+                  neighbouring=neighbouring)
     t, m = discrete_gaussian_parameters(s, j)
     if 2 * t * m > 2**52:
         raise ValueError(f"the grid Gaussian's variance {t * m} grid units^2 is beyond the "

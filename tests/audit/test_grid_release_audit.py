@@ -20,7 +20,7 @@ from dpbounds.cli import main
 
 
 @pytest.mark.parametrize("name,trials", [("dp_gd_laplace", 4000), ("dp_heavy_ball", 4000),
-                                         ("dp_gd_gaussian", None)])
+                                         ("dp_gd_gaussian", None), ("dp_sgd", None)])
 def test_low_bits_refute_float_and_not_grid(name: str, trials: int | None) -> None:
     flt = audit(name, trials=trials, seed=0, low_bits=True, noise="float")
     grid = audit(name, trials=trials, seed=0, low_bits=True, noise="grid")
