@@ -311,6 +311,15 @@ class TrialRandom:
                                     for s in self._seqs]
         return self._generators
 
+    def generators(self) -> list[np.random.Generator]:
+        """The per-trial NumPy generators (trial ``k``'s is built from ``(seed, k)`` alone),
+        for a sampler that draws from each trial's stream itself (exact integer noise:
+        :mod:`dpbounds.privacy.discrete`). ``ValueError`` on CuPy (its generators differ)."""
+        if self._cupy:
+            raise ValueError("per-trial NumPy generators need the numpy backend, not cupy")
+        self._check_not_prefetching()
+        return list(self._gens)
+
     # -- construction ------------------------------------------------------------------
     def split(self, k: int) -> list[TrialRandom]:
         """``k`` new independent stream families, e.g. ``sampler, noise = rng.split(2)``.

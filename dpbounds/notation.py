@@ -206,6 +206,9 @@ QUANTITIES: tuple[Quantity, ...] = (
               "constant); in Kuru et al.'s Theorem 3.5 objects C is the constant of C_t = C t"),
     _Q("mechanism", "", "", "noise mechanism (Kuru et al.: laplace)", (), "--mechanism",
        kind="choice"),
+    _Q("noise", "", "", "noise of the released gradients: float (float64, for simulation; "
+       "its last bits leak) or grid (exact discrete Laplace / Gaussian on a grid, safe to "
+       "release)", (), "--noise", kind="choice"),
     _Q("function_class", "", "", "function class of the heavy-ball tuning: quadratic "
        "(Theorem 3.5) or smooth_strongly_convex (Prop. 3.4)", (), "--function-class",
        kind="choice"),
@@ -288,7 +291,10 @@ OPTIONS: dict[str, str] = {
     "--from-dp-event": "privacy compose: a JSON/YAML file of dp_accounting events",
     "--from-opacus": "privacy compose: a JSON file of an Opacus accountant's history",
     "--accountant": "privacy compose: comma-separated accountants (rdp, pld, zcdp, pure, basic)",
-    "--curve": "privacy compose: also print delta(eps) at these epsilons",
+    "--curve": "privacy compose: also print delta(eps) at these epsilons, or 'tradeoff' "
+               "(the attack's TPR at each FPR, and the GDP mu with its regret)",
+    "--time-budget": "privacy compose: wall-clock seconds each accountant may take (one "
+                     "over it is stopped and reported)",
     "--objective": "tune hb: what the tuned row minimises, the worst-case error of the run "
                    "(error) or the bound (bound)",
     "--over": "tune bound: the hyper-parameters searched (default: those declared tunable)",

@@ -213,7 +213,8 @@ JSON_RESULT_FIELDS: dict[str, tuple[str, frozenset[str]]] = {
               "interval, the f-DP fit μ of Dong, Roth & Su, the trade-off curve, the run's "
               "cost); the curve's key alpha is Dong, Roth & Su's type-I level, a name the "
               "table gives the step size (a known collision, left as the f-DP papers write it)",
-              frozenset({"algorithm", "claim_accountant", "claim_fnr", "claimed_epsilon",
+              frozenset({"algorithm", "low_bits", "claim_accountant", "claim_fnr",
+                         "claimed_epsilon",
                          "cpu_seconds", "elapsed", "epsilon_estimate", "epsilon_lower",
                          "epsilon_lower_reference", "epsilon_tight", "epsilon_upper",
                          "estimator", "fnr", "fnr_high", "fnr_low", "fpr", "fpr_high",
@@ -294,7 +295,8 @@ PARAMS_RESULT_FIELDS: dict[str, tuple[str, frozenset[str]]] = {
                                  "node_count_1", "node_count_2", "diff_clip", "normaliser",
                                  "gradient_sigmas", "released_gradient_sigmas",
                                  "rho_ng_initial", "rho_ng_final", "rho_total", "Delta",
-                                 "lambda_H", "zeta", "G", "rule"})),
+                                 "lambda_H", "zeta", "G", "rule", "grid_bits",
+                                 "noise_std_mean"})),
     "run bookkeeping": ("counts of what the run did: the horizon chosen against the one "
                         "asked for, epochs' steps, DP-AGD's rounds and releases",
                         frozenset({"horizon", "requested_steps", "steps_per_epoch",

@@ -72,6 +72,7 @@ from dpbounds.algorithms._common import (
     progress,
     public_normaliser,
 )
+from dpbounds.algorithms._grid import check_noise, gaussian_grid
 from dpbounds.backend import backend_name
 from dpbounds.notation import notation_keywords
 from dpbounds.objectives._base import ObjectiveProtocol
@@ -223,6 +224,7 @@ def _noisy_sgd(
     name: str,
     source: Source,
     public_n: int | None,
+    noise_option: str = "float",
 ) -> SimulationResult:
     """Shared loop of DP-SGD (``kind="clip"``) and DP-NSGD (``kind="normalize"``)."""
     step_size = check_positive("step_size", step_size)
@@ -234,6 +236,11 @@ def _noisy_sgd(
     relation = Sampling.coerce(sampling).natural_neighbouring
     n_rate = public_normaliser(public_n, n, relation)  # the n of the sampling rate B/n
     batch_size = check_batch_size(batch_size, n_rate)
+    noise_kind = check_noise(noise_option, objective.xp)
+    if noise_kind == "grid" and (not fixed or accountant != "rdp"):
+        raise ValueError("noise='grid' needs sampling='without_replacement' and accountant="
+                         "'rdp' (the discrete Gaussian's amplification by Poisson sampling is "
+                         "not implemented)")
     x = objective.initial_state(trials, x0)  # validates x0 before the (slow) calibration
     noise = noisy_sgd_noise(epsilon, delta, n=n_rate, batch_size=batch_size, steps=steps,
                             contribution_bound=contribution_bound, sampling=sampling,
@@ -247,10 +254,17 @@ def _noisy_sgd(
     sampler, noise_rng = make_streams(seed, trials, xp)
     std_mean = noise.sigma / batch_size  # noise on the sum, then averaged
     check_noise_step(std_mean, step_size, epsilon)
+    grid, mechanisms = None, noise.mechanisms
+    if noise_kind == "grid" and std_mean > 0:
+        # the released mean moves by 2C/B (replace-one); recalibrated for the grid mechanism
+        grid, entry, std_mean = gaussian_grid(
+            noise_rng, noise.sensitivity[0] / batch_size, std_mean, d, steps, epsilon, delta,
+            Neighbouring.REPLACE_ONE, xp, sampling_rate=float(batch_size / n_rate))
+        mechanisms = ((entry, steps),)
     q = float(batch_size / n_rate if noise.sampling_rate is None else noise.sampling_rate)
     trace_steps = [0]
     recorder.record(x)
-    kern = _kernels.active(objective, x) if fixed else None
+    kern = _kernels.active(objective, x) if fixed and grid is None else None
     if kern is not None:  # the compiled loop updates x in place (x0 may be a read-only view)
         x = np.array(x, dtype=np.float64, order="C", copy=True)
     work = np.empty((_kernels.WORK_ROWS, d))  # the compiled loop's scratch
@@ -261,8 +275,8 @@ def _noisy_sgd(
         # the block's mini-batches, drawn at once (both paths read the same ones)
         batches = sampler.subsample_steps(n, batch_size, c1 - c0) if fixed else None
         for a, b in _kernels.chunks(c0, c1, _kernels.block_steps(d), cut):
-            noises = (noise_rng.normal_steps(b - a, (d,), scale=std_mean) if std_mean > 0
-                      else None)
+            noises = (noise_rng.normal_steps(b - a, (d,), scale=std_mean)
+                      if std_mean > 0 and grid is None else None)
             if kern is not None:
                 _kernels.noisy_sgd_steps(*kern, batches, a - c0, _kernels.noise_or_none(noises),
                                          std_mean > 0, b - a, kind == "normalize", param,
@@ -277,7 +291,9 @@ def _noisy_sgd(
                         g = objective.normalized_mean_grad(x, idx, param)
                 else:
                     g = _poisson_batch_sum(objective, x, sampler, q, kind, param) / batch_size
-                if noises is not None:
+                if grid is not None:
+                    g = grid.release(t - 1, g)
+                elif noises is not None:
                     g = g + noises[:, s, :]
                 x = x - step_size * (g + objective.regularizer_grad(x))
             due = list(range((a // trace_every + 1) * trace_every, b + 1, trace_every))
@@ -286,7 +302,7 @@ def _noisy_sgd(
             if due and recorder.kind is not None:  # at most the chunk's last step
                 recorder.record(x)
                 trace_steps.extend(due)
-    ledger = PrivacyLedger(noise.neighbouring, noise.mechanisms)
+    ledger = PrivacyLedger(noise.neighbouring, mechanisms)
     privacy = RunPrivacy(ledger, epsilon, delta, accountant, noise.sensitivity[0],
                          description=f"{sampling.replace('_', ' ')} subsampled Gaussian x steps")
     return SimulationResult(
@@ -298,6 +314,9 @@ def _noisy_sgd(
                     noise_std_sum=noise.sigma,
                     sensitivity_sum=noise.sensitivity[0],
                     sigma_over_clip=noise.sigma / contribution_bound,
+                    noise=noise_kind,
+                    **({"grid_bits": grid.grid_bits, "noise_std_mean": std_mean}
+                       if grid is not None else {}),
                     trials=trials, trace_steps=trace_steps,
                     **({"clip_threshold": param} if kind == "clip"
                        else {"regulariser": param})),
@@ -323,6 +342,7 @@ def dp_sgd(
     trace: str | None = "auto",
     trace_every: int = 1,
     public_n: int | None = None,
+    noise: str = "float",
 ) -> SimulationResult:
     r"""DP-SGD with per-sample clipping to ``clip_threshold`` (Yang et al. eq. (2), Abadi et al.).
 
@@ -350,6 +370,13 @@ def dp_sgd(
         ``"auto"`` (suboptimality if convex, else grad_norm), ``"loss"``, ``"grad_norm"``,
         ``"suboptimality"`` or ``None``, at ``x_0`` and every ``trace_every`` steps
         (``params["trace_steps"]``).
+    noise:
+        ``"float"`` (float64 noise, for simulation; the released floats' last bits leak) or
+        ``"grid"`` (safe to release: the noisy mean gradient is released on a grid with exact
+        discrete Gaussian noise, :mod:`dpbounds.algorithms._grid`; without replacement only,
+        accounted as a :class:`~dpbounds.privacy.SubsampledZcdpMechanism` per step by the RDP
+        accountant, Wang, Balle & Kasiviswanathan 2019, Theorem 9; the NumPy loop, not the
+        compiled one).
 
     Returns
     -------
@@ -362,5 +389,5 @@ def dp_sgd(
         epsilon=epsilon, delta=delta, steps=steps, batch_size=batch_size,
         step_size=step_size, trials=trials, seed=seed, x0=x0, sampling=sampling,
         accountant=accountant, trace=trace, trace_every=trace_every, name="dp_sgd",
-        source=DP_SGD_SOURCE, public_n=public_n,
+        source=DP_SGD_SOURCE, public_n=public_n, noise_option=noise,
     )

@@ -25,7 +25,7 @@ raises ``ValueError``.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -43,6 +43,7 @@ from dpbounds.algorithms._common import (
     progress,
     public_normaliser,
 )
+from dpbounds.algorithms._grid import check_noise, gaussian_grid
 from dpbounds.algorithms.momentum import laplace_momentum_method
 from dpbounds.backend import backend_name
 from dpbounds.notation import notation_keywords
@@ -71,7 +72,7 @@ def dp_gd(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
           neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE, trials: int = 1,
           seed: Any = None,
           x0: Any = None, sensitivity: float | None = None,
-          trace: str | None = "auto", public_n: int | None = None
+          trace: str | None = "auto", public_n: int | None = None, noise: str = "float"
           ) -> SimulationResult:
     r"""Differentially private gradient descent.
 
@@ -110,6 +111,13 @@ def dp_gd(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
         objective's ``l1_sensitivity`` (Laplace) or, Gaussian without clipping, the per-sample
         bound (``l2_sensitivity`` for replace-one, ``gradient_bound`` for add/remove; the
         noised mean's sensitivity is it divided by ``n``).
+    noise:
+        ``"float"`` (float64 noise, for simulation: the released floats' last bits leak the
+        gradient) or ``"grid"`` (safe to release: each noisy gradient is
+        :math:`2^{-j}(\operatorname{round}(2^j g) + Z)` with exact discrete Laplace or
+        discrete Gaussian :math:`Z`; :mod:`dpbounds.algorithms._grid`). The grid Gaussian is
+        recorded as its zCDP guarantee (a :class:`~dpbounds.privacy.ZcdpMechanism` per step,
+        Canonne, Kamath & Steinke 2020), calibrated by the same routine to the same target.
 
     Example
     -------
@@ -140,9 +148,11 @@ def dp_gd(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
             budgets=budgets, epsilon=epsilon, batch_size=batch_size, trials=trials, seed=seed,
             x0=x0, sensitivity=sensitivity, trace=trace, name="dp_gd",
             source=DP_GD_LAPLACE_SOURCE, params=dict(step_size=alpha, mechanism="laplace"),
+            noise=noise,
         )
     return _gaussian_gd(objective, epsilon, delta, T, alpha, batch_size, clip_threshold,
-                        neighbouring, trials, seed, x0, sensitivity, trace, public_n)
+                        neighbouring, trials, seed, x0, sensitivity, trace, public_n,
+                        check_noise(noise, objective.xp))
 
 
 @notation_keywords(clip_norm="clip_threshold")
@@ -208,7 +218,7 @@ def _gaussian_gd(f: ObjectiveProtocol, epsilon: float, delta: float | None, T: i
                  batch_size: Any, clip_threshold: float | None, neighbouring: Neighbouring | str,
                  trials: int,
                  seed: Any, x0: Any, sensitivity: float | None, trace: str | None,
-                 public_n: int | None) -> SimulationResult:
+                 public_n: int | None, noise: str = "float") -> SimulationResult:
     xp = f.xp
     if check_batch_size(batch_size, f.n) != f.n:
         raise ValueError("batch_size must be None or n for mechanism='gaussian' (full batch); "
@@ -231,11 +241,17 @@ def _gaussian_gd(f: ObjectiveProtocol, epsilon: float, delta: float | None, T: i
         check_noise_step(sigma, alpha, epsilon)
     else:
         sigma = 0.0
-    _, noise = make_streams(seed, trials, xp)
-    noise = noise.prefetch(T)  # one draw per generator per block of steps (same bits)
+    _, stream = make_streams(seed, trials, xp)
+    grid = None
+    if noise == "grid" and sigma > 0:
+        grid, step_mechanism, sigma = gaussian_grid(stream, delta_2, sigma, f.d, T, epsilon,
+                                                    cast(float, delta), nb, xp)
+    else:
+        stream = stream.prefetch(T)  # one draw per generator per block of steps (same bits)
+        step_mechanism = GaussianMechanism(sigma, delta_2, nb) if private else None
     rec = TraceRecorder(f, trace)
     x = f.initial_state(trials, x0)
-    for _ in progress(range(T), desc="DP-GD (Gaussian)"):
+    for t in progress(range(T), desc="DP-GD (Gaussian)"):
         if clip_threshold is None:
             if rec.needs_loss:
                 loss, g = f.loss_and_grad(x)
@@ -249,18 +265,23 @@ def _gaussian_gd(f: ObjectiveProtocol, epsilon: float, delta: float | None, T: i
         else:
             rec.record(x)
             g = to_public * f.clipped_mean_grad(x, None, clip_threshold) + f.regularizer_grad(x)
-        if sigma > 0:
-            g = g + noise.normal((f.d,), sigma)
+        if grid is not None:
+            g = grid.release(t, g)
+        elif sigma > 0:
+            g = g + stream.normal((f.d,), sigma)
         x = x - alpha * g
     rec.record(x)
     ledger = PrivacyLedger(nb)
-    if private:
-        ledger.record(GaussianMechanism(sigma, delta_2, nb), T)
+    if step_mechanism is not None:
+        ledger.record(step_mechanism, T)
     target_delta = delta if private and delta is not None else 0.0  # delta checked if private
     privacy = RunPrivacy(ledger, epsilon, target_delta, "zcdp", delta_2,
                          {"conversion": "standard"},
                          description=f"Gaussian on a gradient sum / {n_pub} per step")
     params = dict(step_size=alpha, mechanism="gaussian", sigma=sigma, sensitivity=delta_2,
-                  clip_threshold=clip_threshold, steps=T, seed=seed, normaliser=n_pub)
+                  clip_threshold=clip_threshold, steps=T, seed=seed, normaliser=n_pub,
+                  noise=noise)
+    if grid is not None:
+        params.update(grid_bits=grid.grid_bits)
     return SimulationResult("dp_gd", x, rec.result(trials), rec.kind or "none",
                             privacy, params, DP_GD_GAUSSIAN_SOURCE, backend_name(xp))

@@ -42,7 +42,9 @@ reference code, the Laplace noise is drawn with scale :math:`b_t` (its ``laprnd`
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable
 from dataclasses import replace
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -60,7 +62,8 @@ from dpbounds.algorithms._common import (
     make_streams,
     progress,
 )
-from dpbounds.backend import backend_name
+from dpbounds.algorithms._grid import GridStream, check_noise, float_down, grid_bits_for
+from dpbounds.backend import TrialRandom, backend_name
 from dpbounds.bounds.strongly_convex.nesterov import error_weights
 from dpbounds.bounds.strongly_convex.noise_allocation import (
     MAX_HORIZON,
@@ -75,9 +78,15 @@ from dpbounds.bounds.strongly_convex.noise_allocation import (
 from dpbounds.notation import notation_keywords
 from dpbounds.objectives._base import ObjectiveProtocol
 from dpbounds.privacy.calibrate import calibrate
+from dpbounds.privacy.discrete import discrete_laplace_array
 from dpbounds.privacy.laplace import basic_composition, laplace_scales_for_budgets, split_budget
 from dpbounds.privacy.ledger import PrivacyLedger
-from dpbounds.privacy.mechanisms import ComposedMechanism, Neighbouring, SubsampledLaplaceMechanism
+from dpbounds.privacy.mechanisms import (
+    ComposedMechanism,
+    Mechanism,
+    Neighbouring,
+    SubsampledLaplaceMechanism,
+)
 from dpbounds.privacy.run import RunPrivacy
 from dpbounds.provenance import KURU, Provenance, Source
 from dpbounds.schedules import Schedule, masg_schedule, nesterov_momentum, nesterov_schedule
@@ -230,6 +239,7 @@ def laplace_momentum_method(
     source: Source | None = None,
     params: dict | None = None,
     scales: np.ndarray | None = None,
+    noise: str = "float",
 ) -> SimulationResult:
     """Run heavy ball (``kind="hb"``) or Nesterov (``kind="nag"``) with per-step steps,
     momenta and Laplace budgets ``budgets`` (``None`` with ``epsilon = inf``: no noise), or
@@ -237,7 +247,8 @@ def laplace_momentum_method(
 
     Mini-batches come from the ``sampler`` stream (one ``subsample(n, m)`` per step when
     ``m < n``; the full data set when ``m = n``) and noise from the ``noise`` stream of
-    :func:`~dpbounds.algorithms._common.make_streams`.
+    :func:`~dpbounds.algorithms._common.make_streams`. ``noise="grid"`` releases each noisy
+    gradient on a grid with exact discrete Laplace noise (:mod:`dpbounds.algorithms._grid`).
     """
     f = objective
     xp = f.xp
@@ -264,8 +275,15 @@ def laplace_momentum_method(
         check_noise_step(scales, step_sizes, epsilon)
     else:
         scales = np.zeros(T)
-    sampler, noise = make_streams(seed, trials, xp)
-    noise = noise.prefetch(T)  # one draw per generator per block of steps (same bits)
+    noise = check_noise(noise, xp)
+    sampler, stream = make_streams(seed, trials, xp)
+    grid = None
+    if noise == "grid" and private and S1 > 0:
+        grid, mechanisms, scales = _laplace_grid(stream, S1, scales, n, m, d, epsilon, xp)
+    else:
+        stream = stream.prefetch(T)  # one draw per generator per block of steps (same bits)
+        mechanisms = [SubsampledLaplaceMechanism.kuru(S1, float(b), n, m)
+                      for b in (scales if private and S1 > 0 else ())]
     rec = TraceRecorder(f, trace)
     x = f.initial_state(trials, x0)
     x_prev = x
@@ -286,8 +304,10 @@ def laplace_momentum_method(
         else:
             rec.record(x)
             g = f.grad(point, idx)
-        if scales[t] > 0:
-            g = g + noise.laplace((d,), scales[t])
+        if grid is not None:
+            g = grid.release(t, g)
+        elif scales[t] > 0:
+            g = g + stream.laplace((d,), scales[t])
         x_new = point - alpha * g
         if kind == "hb" and beta != 0.0:
             x_new = x_new + beta * (x - x_prev)
@@ -295,17 +315,53 @@ def laplace_momentum_method(
     rec.record(x)
 
     ledger = PrivacyLedger(Neighbouring.REPLACE_ONE)
-    for b in scales if private and S1 > 0 else ():
-        ledger.record(SubsampledLaplaceMechanism.kuru(S1, float(b), n, m))
+    for mech in mechanisms:
+        ledger.record(mech)
     privacy = RunPrivacy(ledger, float(epsilon), 0.0, "pure", S1,
                          description="eq. (11) per step (Laplace + subsampling without "
-                                     "replacement), basic composition")
+                                     "replacement), basic composition"
+                                     + ("; discrete Laplace on a grid" if grid else ""))
     out_params = dict(params or {})
-    out_params.update(steps=T, batch_size=m, n=n, d=d, sensitivity=S1,
+    if grid is not None:
+        out_params.update(grid_bits=grid.grid_bits)
+    out_params.update(steps=T, batch_size=m, n=n, d=d, sensitivity=S1, noise=noise,
                       laplace_scales=scales, step_sizes=np.asarray(step_sizes),
                       momenta=np.asarray(momenta), budgets=budgets, seed=seed)
     return SimulationResult(name or kind, x, rec.result(trials), rec.kind or "none", privacy,
                             out_params, source, backend_name(xp))
+
+
+def _laplace_grid(stream: TrialRandom, S1: float, scales: np.ndarray, n: int, m: int, d: int,
+                  epsilon: float, xp: Any) -> tuple[GridStream, list[Mechanism], np.ndarray]:
+    r"""The grid version of the Laplace steps: its stream, ledger entries and real scales.
+
+    Step ``t``'s float scale :math:`b_t` (ε₀ = :math:`(S_1/m)/b_t`) becomes a discrete
+    Laplace scale :math:`b^u_t = u\,c\,b_t/(S_1/m)` grid units (a multiple of 1/64, rounded
+    up), :math:`u = \lfloor 2^j S_1/m\rfloor + d` the integer query's L1 sensitivity
+    (DERIVED: :mod:`dpbounds.privacy.discrete`), so its pure ε₀ is :math:`u/b^u_t` (the pmf
+    ratio of the discrete Laplace; Ghosh, Roughgarden & Sundararajan 2009), amplified by
+    eq. (11) as the float step is (the amplification holds for any ε₀-DP step). The factor
+    :math:`c \ge 1` is the package's one calibration (:func:`calibrate`, pure accountant) on
+    the recorded grid mechanisms, so the ledger never exceeds ``epsilon``."""
+    sens = Fraction(S1) / m  # exact: the float path's S1/m may round down
+    j = grid_bits_for(float(sens), d)
+    units = math.floor(sens * Fraction(2) ** j) + d
+    gamma = Fraction(2) ** -j
+    unit_sens = float(units * gamma)  # exact: a dyadic below 2^53 units
+
+    def grid_scale(b: float) -> Fraction:
+        return Fraction(math.ceil(units * Fraction(b) / sens * 64), 64)
+
+    def mechs(c: float) -> list[Mechanism]:
+        return [SubsampledLaplaceMechanism(float_down(grid_scale(c * float(b)) * gamma),
+                                           unit_sens, m, n) for b in scales]
+
+    c = calibrate(lambda c: ComposedMechanism(tuple((mm, 1) for mm in mechs(c))), epsilon,
+                  None, "pure", neighbouring=Neighbouring.REPLACE_ONE, initial=1.0)
+    grid_scales = [grid_scale(c * float(b)) for b in scales]
+    params: list[Hashable] = list(grid_scales)
+    stream_out = GridStream(stream, j, params, discrete_laplace_array, d, xp)
+    return stream_out, mechs(c), np.array([float(q * gamma) for q in grid_scales])
 
 
 def _defaults(objective: ObjectiveProtocol, step_size: float | None, c: float,
@@ -333,7 +389,7 @@ def dp_heavy_ball(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
                   step_size: float | None = None, momentum: float | None = None, c: float = 1.0,
                   batch_size: int | None = None, budgets: Any = None, trials: int = 1,
                   seed: Any = None, x0: Any = None, sensitivity: float | None = None,
-                  trace: str | None = "auto") -> SimulationResult:
+                  trace: str | None = "auto", noise: str = "float") -> SimulationResult:
     r"""DP-SHB (Kuru et al. eq. (9)): heavy ball with Laplace-noised mini-batch gradients.
 
     Parameters
@@ -357,6 +413,10 @@ def dp_heavy_ball(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
         Independent runs in one batch, reproducible from ``seed``; start (default 0).
     trace:
         ``"suboptimality"`` (``F(x_t)-F*``), ``"loss"``, ``"grad_norm"`` or ``None``.
+    noise:
+        ``"float"`` (float64 Laplace noise: for simulation; its released floats leak through
+        their last bits) or ``"grid"`` (exact discrete Laplace on a grid, safe to release;
+        :mod:`dpbounds.algorithms._grid`), accounted by its own ledger.
 
     Returns
     -------
@@ -382,7 +442,7 @@ def dp_heavy_ball(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
         objective, kind="hb", step_sizes=np.full(T, alpha), momenta=np.full(T, beta),
         budgets=eps_t, epsilon=epsilon, batch_size=batch_size, trials=trials, seed=seed,
         x0=x0, sensitivity=sensitivity, trace=trace, name="dp_heavy_ball", source=DP_HB_SOURCE,
-        params=dict(step_size=alpha, momentum=beta),
+        params=dict(step_size=alpha, momentum=beta), noise=noise,
     )
 
 
@@ -406,7 +466,7 @@ def dp_nag(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
            allocation: str = "uniform", horizon_reselection: bool = False,
            horizon_rule: str = "eq32", initial_error: float = 10.0, trials: int = 1,
            seed: Any = None, x0: Any = None, sensitivity: float | None = None,
-           trace: str | None = "auto") -> SimulationResult:
+           trace: str | None = "auto", noise: str = "float") -> SimulationResult:
     r"""DP-NAG (Kuru et al. eq. (27)) with uniform or optimised per-iteration budgets.
 
     The Laplace scale is (12)'s :math:`S_1/(m\epsilon_0)`, not (27)'s printed
@@ -420,7 +480,7 @@ def dp_nag(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
     :math:`E_0` = ``initial_error``, as Section 5 does for every ``m``; ``"subsampled"``: the
     optimal bound with the subsampling term, DERIVED) and runs :math:`T'` iterations.
     :func:`dp_nag_opt` sets ``allocation="optimal"`` and re-selection, as Section 5's
-    DP-NAG-opt. Other parameters as :func:`dp_heavy_ball`.
+    DP-NAG-opt. Other parameters (``noise`` too) as :func:`dp_heavy_ball`.
     """
     epsilon = check_epsilon(epsilon)
     T = check_steps(steps)
@@ -453,6 +513,7 @@ def dp_nag(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
         params=dict(step_size=alpha, momentum=beta, allocation=allocation,
                     horizon=horizon, requested_steps=T, initial_error=initial_error,
                     horizon_rule=horizon_rule if horizon_reselection else None),
+        noise=noise,
     )
 
 
@@ -470,7 +531,7 @@ def dp_masg(objective: ObjectiveProtocol, *, epsilon: float, steps: int, c: floa
             batch_size: int | None = None, allocation: str = "uniform",
             horizon_reselection: bool = False, horizon_rule: str = "eq32",
             initial_error: float = 10.0, trials: int = 1, seed: Any = None, x0: Any = None,
-            sensitivity: float | None = None, trace: str | None = "auto"
+            sensitivity: float | None = None, trace: str | None = "auto", noise: str = "float"
             ) -> SimulationResult:
     r"""DP-MASG (Kuru et al. Section 4.2): multi-stage DP-NAG with the schedule (33).
 
@@ -478,7 +539,8 @@ def dp_masg(objective: ObjectiveProtocol, *, epsilon: float, steps: int, c: floa
     ``first_stage``, default :math:`\lceil2\sqrt\kappa\ln\sqrt\kappa\rceil`),
     :math:`c\,2^{-2k}/L` in stage :math:`k\ge2`; momentum :math:`\beta^{(k)}` of NAG's formula;
     ``restart`` resets the momentum at stage changes (reference code; the paper is silent).
-    ``allocation`` and ``horizon_reselection`` as in :func:`dp_nag`, with the weights (34).
+    ``allocation`` and ``horizon_reselection`` as in :func:`dp_nag`, with the weights (34);
+    ``noise`` as in :func:`dp_heavy_ball`.
     """
     epsilon = check_epsilon(epsilon)
     T = check_steps(steps)
@@ -518,6 +580,7 @@ def dp_masg(objective: ObjectiveProtocol, *, epsilon: float, steps: int, c: floa
         params=dict(c=c, p=p, stages=sched.stages, stage_lengths=sched.stage_lengths,
                     allocation=allocation, horizon=horizon, requested_steps=T,
                     restart=restart, initial_error=initial_error),
+        noise=noise,
     )
 
 

@@ -123,7 +123,8 @@ from dpbounds.audit.settings.laplace_grid import grid_dp_gd
 __all__ = ["ADD_REMOVE", "AUDITS", "CLIP", "GAUSS_DELTA", "GAUSS_EPS", "GAUSS_STEPS",
            "GRID_BITS", "HUBER_H", "LAPLACE_EPS", "LAPLACE_L2", "LAPLACE_MUTANT",
            "LAPLACE_STEPS", "PUBLIC_N", "RECORD_NORM", "RELEASE_AUDITS", "REPLACE_ONE",
-           "AuditSpec", "Setting", "audit_names", "grid_dp_gd", "register_audit"]
+           "NOISE_OPTIONS", "AuditSpec", "Setting", "audit_names", "grid_audit_names",
+           "grid_dp_gd", "register_audit"]
 # re-exported for code that imported them from here before the split into settings modules
 _REEXPORTED = (grid_dp_gd, _PAIR_TEXT, _direction_features, _displacement, _gd_features,
                _momentum_features, _output, _pair, _projected_features)
@@ -141,3 +142,21 @@ RELEASE_AUDITS: dict[str, AuditSpec] = RELEASE_REGISTRY.discover()
 def audit_names() -> tuple[str, ...]:
     """Names :func:`dpbounds.audit.audit` accepts."""
     return tuple(AUDITS)
+
+
+#: The noise options an audit may ask of an algorithm (``noise=`` of the algorithms).
+NOISE_OPTIONS: tuple[str, ...] = ("float", "grid")
+
+
+def grid_audit_names() -> tuple[str, ...]:
+    """Audits whose algorithm takes ``noise="grid"`` (a ``noise`` keyword; the ``*_opt``
+    wrappers forward it to the function they call)."""
+    import inspect
+
+    out = []
+    for name, spec in AUDITS.items():
+        fn = inspect.unwrap(spec.function)
+        params = inspect.signature(fn).parameters
+        if "noise" in params or (name.endswith("_opt") and name[:-4] in out):
+            out.append(name)
+    return tuple(out)

@@ -49,6 +49,7 @@ from scipy import stats
 
 from dpbounds._discovery import unknown_name
 from dpbounds._validation import (
+    check_choice,
     check_closed_interval,
     check_int,
     check_nonnegative,
@@ -56,7 +57,14 @@ from dpbounds._validation import (
     check_probability,
 )
 from dpbounds.audit.mutation import scaled_noise
-from dpbounds.audit.registry import AUDITS, RELEASE_AUDITS, AuditSpec, Setting
+from dpbounds.audit.registry import (
+    AUDITS,
+    NOISE_OPTIONS,
+    RELEASE_AUDITS,
+    AuditSpec,
+    Setting,
+    grid_audit_names,
+)
 from dpbounds.audit.statistics import (
     GdpFit,
     HeldOut,
@@ -153,6 +161,9 @@ class AuditResult:
         (:func:`~dpbounds.audit.statistics.empirical_tradeoff`, an estimate), each row with
         ``claim_fnr``, the least FNR the claim allows at that FPR, and ``gdp_fnr``, the
         FNR of ``mu_claim``-GDP (``None`` for non-Gaussian ledgers).
+    noise, low_bits:
+        The algorithm's noise option (``"float"`` or ``"grid"``) and whether the statistic
+        read the raw released floats' last bits.
     """
 
     algorithm: str
@@ -186,6 +197,8 @@ class AuditResult:
     ledger_epsilon: float = math.nan
     input_epsilon: float = math.nan
     tradeoff: tuple[dict[str, Any], ...] = ()
+    noise: str = "float"
+    low_bits: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
@@ -251,6 +264,8 @@ class AuditResult:
                         f"exceeds mu_claim = {self.mu_claim:.3f} by more than {FINDING_Z:g} "
                         "standard errors")
         mut = "" if self.noise_factor == 1.0 else f" [noise x {self.noise_factor:g}]"
+        if self.noise != "float" or self.low_bits:
+            mut += f" [noise={self.noise}]"
         if self.mutant:
             mut = f" [mutant {self.mutant}]"
         null = "FALSE POSITIVE" if self.null_false_positive else "ok"
@@ -540,7 +555,7 @@ def audit(algorithm: str, neighbouring: Neighbouring | str | None = None, *,
           confidence: float = 0.95, seed: Any = 0, noise_factor: float = 1.0,
           progress: bool = False, mutant: str | None = None, null: bool = True,
           max_memory_gb: float | None = MEMORY_BUDGET_GB, low_bits: bool = False,
-          tight: bool = True) -> AuditResult:
+          tight: bool = True, noise: str = "float") -> AuditResult:
     r"""Empirical ε lower bound for one algorithm of :mod:`dpbounds.algorithms`.
 
     Parameters
@@ -576,6 +591,10 @@ def audit(algorithm: str, neighbouring: Neighbouring | str | None = None, *,
         Audit the floating-point side channel: the statistic is the ``low-bits``
         likelihood ratio of the raw released iterates (their sign, exponent and last
         mantissa bits; Mironov 2012), not of values recomputed from them.
+    noise:
+        ``"float"`` (the algorithm's default, float64 noise) or ``"grid"`` (its release-safe
+        option, :mod:`dpbounds.algorithms._grid`): passed to the algorithm as ``noise=``;
+        ``"grid"`` needs an algorithm that takes it (:func:`grid_audit_names`).
     max_memory_gb:
         Refuse (``ValueError``, before any run) an audit whose estimated peak memory
         (:func:`memory_estimate`) exceeds this; ``None`` for no limit.
@@ -614,8 +633,15 @@ def audit(algorithm: str, neighbouring: Neighbouring | str | None = None, *,
         raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
     check_nonnegative("noise_factor", noise_factor)
 
+    noise = check_choice("noise", noise, NOISE_OPTIONS)
+    if noise == "grid" and spec.name not in grid_audit_names():
+        raise ValueError(f"noise='grid' needs an algorithm with a grid option; {spec.name} "
+                         f"has none (those that do: {', '.join(grid_audit_names())})")
+
     def build(e: float) -> Setting:
         st = spec.build(relation, e, dlt)
+        if noise != "float":
+            st = replace(st, kwargs={**st.kwargs, "noise": noise})
         return _raw_floats(spec, st) if low_bits else st
 
     def run_setting(e: float) -> Setting:  # what the runs execute (a mutant's own pair)
@@ -681,7 +707,7 @@ def audit(algorithm: str, neighbouring: Neighbouring | str | None = None, *,
         and ledger_delta > 0 else math.nan,
         cpu_seconds=time.process_time() - c0, mutant=mutant_name,
         claim_accountant=claim_name, ledger_epsilon=ledger_eps, input_epsilon=float(eps_in),
-        tradeoff=tuple(curve),
+        tradeoff=tuple(curve), noise=noise, low_bits=bool(low_bits),
     )
 
 
@@ -704,13 +730,24 @@ def _raw_iterates(res: Any, queries: list) -> np.ndarray:
                           axis=1)
 
 
+#: Steps of a low-bits audit (``--low-bits``): one full-batch step.
+LOW_BITS_STEPS = 2
+
+
 def _raw_floats(spec: AuditSpec, setting: Setting) -> Setting:
     if setting.tap is not None or not hasattr(setting.pair[0], "tapped"):
         raise ValueError(f"low_bits needs an audit that records the released iterates; "
                          f"{spec.name} does not")
-    return replace(setting, features=_raw_iterates, scorers=("low-bits",),
-                   statistic="the raw released iterates (sign, exponent, last "
-                   "mantissa bits)")
+    kwargs, steps = dict(setting.kwargs), ""
+    if "steps" in kwargs and spec.name in grid_audit_names():
+        # the float-vs-grid comparison: few steps put the budget on few releases, the least
+        # noise a release carries and the clearest channel (the statistic reads each
+        # iterate's bits separately); 2, so that momentum acts (DP-HB is not DP-GD)
+        kwargs["steps"] = LOW_BITS_STEPS
+        steps = f"; {LOW_BITS_STEPS} steps"
+    return replace(setting, kwargs=kwargs, features=_raw_iterates, scorers=("low-bits",),
+                   statistic=f"the raw released iterates (sign, exponent, last mantissa "
+                   f"bits{steps})")
 
 
 def _probe(spec: AuditSpec, setting: Setting, function: Any

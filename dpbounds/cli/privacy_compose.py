@@ -70,15 +70,41 @@ def register_compose(privacy_parser: argparse.ArgumentParser) -> None:
     p.add_argument("--accountant", default="rdp,pld", metavar="NAMES",
                    help="comma-separated accountants: rdp, pld, zcdp, pure, basic "
                         "(default rdp,pld)")
-    p.add_argument("--curve", default=None, metavar="EPS,...",
+    p.add_argument("--curve", default=None, metavar="EPS,...|tradeoff[:FPR,...]",
                    help="also print delta(eps) at these epsilons (PLD: pessimistic and "
-                        "optimistic)")
+                        "optimistic), or 'tradeoff': the best attack's TPR at each FPR "
+                        "(default FPRs " + ",".join(f"{a:g}" for a in DEFAULT_FPR) + ") from "
+                        "the PLD pair, both directions, bracketed, with the GDP mu and its "
+                        "regret")
+    p.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
+                   help="wall-clock seconds each accountant (and the trade-off) may take; "
+                        "one that runs over is stopped and reported with the reason")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run_compose)
 
 
+#: FPRs of ``--curve tradeoff``.
+DEFAULT_FPR = (1e-5, 1e-4, 1e-3, 0.01, 0.05, 0.1, 0.2, 0.5)
+
+
+def _tradeoff(text: str | None) -> list[float] | None:
+    """``tradeoff`` or ``tradeoff:FPR,...`` -> the FPRs (else ``None``)."""
+    if text is None or not text.strip().lower().startswith("tradeoff"):
+        return None
+    rest = text.strip()[len("tradeoff"):]
+    if not rest:
+        return list(DEFAULT_FPR)
+    try:
+        values = [float(t) for t in rest.lstrip(":").split(",") if t.strip()]
+    except ValueError:
+        raise ValueError(f"--curve tradeoff:FPR,... must list numbers, got {text!r}") from None
+    if not values or any(not 0.0 <= v <= 1.0 for v in values):
+        raise ValueError(f"--curve tradeoff:FPR,... must hold rates in [0, 1], got {text!r}")
+    return values
+
+
 def _curve(text: str | None) -> list[float] | None:
-    if text is None:
+    if text is None or _tradeoff(text) is not None:
         return None
     try:
         values = [float(t) for t in text.split(",") if t.strip()]
@@ -144,9 +170,13 @@ def run_compose(args: argparse.Namespace) -> int:
     logging.getLogger().setLevel(logging.ERROR)  # dp_accounting's informational warnings
     accountants = [a.strip() for a in args.accountant.split(",") if a.strip()]
     curve = _curve(args.curve)
+    fpr = _tradeoff(args.curve)
+    if args.time_budget is not None and not args.time_budget > 0:
+        raise ValueError(f"time_budget must be > 0 seconds, got {args.time_budget!r}")
     dp_events = [ev for path in args.from_dp_event for ev in _read_events(path)]
     histories = [_read_json(path, "--from-opacus") for path in args.from_opacus]
-    with progress_bar(not getattr(args, "quiet", False), total=len(accountants),
+    with progress_bar(not getattr(args, "quiet", False),
+                      total=len(accountants) + (fpr is not None),
                       desc="compose", unit="accountant") as bar:
 
         def tick(name: str) -> None:
@@ -156,7 +186,8 @@ def run_compose(args: argparse.Namespace) -> int:
         out = compose_events(args.event, delta=args.delta, neighbouring=args.neighbouring,
                              accountants=accountants, dp_events=dp_events,
                              opacus_histories=histories, curve=curve,
-                             dataset_size=args.dataset_size, progress=tick)
+                             dataset_size=args.dataset_size, progress=tick,
+                             tradeoff=fpr, time_budget=args.time_budget)
     for text in out["flags"]:
         print(f"dpbounds: warning: {text}", file=sys.stderr)
     if args.json:
@@ -188,6 +219,27 @@ def run_compose(args: argparse.Namespace) -> int:
                     if "curve_optimistic" in r:
                         cells.append(f"{r['curve_optimistic'][i]:13.4g}")
             print(f"{e:10g}  " + "  ".join(cells))
+    if "tradeoff" in out:
+        _print_tradeoff(out["tradeoff"])
     print("epsilon: the guarantee at delta (PLD: pessimistic discretisation, an upper bound; "
           "its optimistic twin bounds the exact value from below).")
     return 0
+
+
+def _print_tradeoff(t: dict[str, Any]) -> None:
+    """The attack's TPR at each FPR (PLD pair, both directions) and the GDP summary."""
+    if "reason" in t:
+        print(f"trade-off: n/a ({_short(t['reason'])})")
+        return
+    print(f"trade-off (best attack's TPR at each FPR, from the PLD pair; {t['cpu_s']:.2f} "
+          "CPU s):")
+    print(f"{'fpr':>10s}  {'tpr pess.':>10s}  {'tpr opt.':>10s}  {'remove':>10s}  "
+          f"{'add':>10s}")
+    for i, a in enumerate(t["fpr"]):
+        print(f"{a:10.3g}  {t['pessimistic'][i]:10.6g}  {t['optimistic'][i]:10.6g}  "
+              f"{t['remove']['pessimistic'][i]:10.6g}  {t['add']['pessimistic'][i]:10.6g}")
+    g = t["gdp"]
+    print(f"GDP: mu = {g['mu']:.6g} (the smallest mu-GDP curve above the ledger's, FPR and FNR "
+          f">= {g['min_fpr']:g}); regret {g['regret']:.3g} TPR at FPR {g['regret_fpr']:.3g}")
+    print("tpr pess.: no attack does better (pessimistic PLD, the worse direction); tpr opt.: "
+          "the exact curve is at least this.")

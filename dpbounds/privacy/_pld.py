@@ -168,3 +168,40 @@ def epsilon_for_delta(pld: DensePld, delta: float) -> float:
     eps = losses[k] + math.log(excess / weighted[k]) if excess > 0 else losses[k]
     eps = min(max(eps, losses[k] - h, 0.0), losses[k])
     return eps + 1e-12 * max(1.0, abs(eps))
+
+
+def tradeoff_vertices(pld: DensePld) -> tuple[np.ndarray, np.ndarray]:
+    r"""The vertices :math:`(\alpha_j, \beta_j)` of the optimal attack's ROC curve for the
+    pair this PMF describes (FPR under the second distribution, TPR under the first).
+
+    DERIVED (Neyman-Pearson; Dong, Roth & Su 2022, Prop. 2.12's duality): the likelihood-ratio
+    test that rejects when the loss is at least :math:`L_j` has
+    :math:`\beta_j = p_\infty + \sum_{i\ge j}p_i` and
+    :math:`\alpha_j = \sum_{i\ge j}p_ie^{-L_i}` (the second distribution's mass there),
+    and the best TPR at FPR :math:`\alpha` is the piecewise-linear concave curve through them,
+    equivalently :math:`\min_{\gamma\ge0}\gamma\alpha + H_\gamma` (the hockey-stick divergence
+    at every real :math:`\varepsilon=\ln\gamma`). Returned in increasing FPR, with the end
+    points (0, p_inf) and (sum of the second distribution's mass, 1 - 0): ``alpha`` may end
+    below 1 when the grid truncated it (the rest of the curve then runs to (1, 1)).
+    """
+    p, h = pld.probs, pld.interval
+    losses = pld.losses
+    rev = p[::-1]
+    suffix = np.cumsum(rev)[::-1]  # S_j = sum_{i>=j} p_i
+    # alpha_j = e^{-L_j} E_j with E_j = p_j + e^{-h} E_{j+1} (as epsilon_for_delta), in logs
+    weighted = signal.lfilter([1.0], [1.0, -math.exp(-h)], rev)[::-1]
+    with np.errstate(divide="ignore", over="ignore", under="ignore"):
+        alpha = np.exp(np.log(weighted) - losses)
+    beta = pld.infinity_mass + suffix
+    order = np.argsort(alpha, kind="stable")
+    alpha = np.concatenate(([0.0], alpha[order], [1.0]))
+    beta = np.concatenate(([pld.infinity_mass], beta[order], [1.0]))
+    return np.minimum(alpha, 1.0), np.minimum(beta, 1.0)
+
+
+def tradeoff_tpr(pld: DensePld, fpr: np.ndarray) -> np.ndarray:
+    """The best attack's TPR at each ``fpr`` (in [0, 1]): the concave curve through
+    :func:`tradeoff_vertices`, at least ``fpr`` (the coin-flip test)."""
+    alpha, beta = tradeoff_vertices(pld)  # both ascending (a zero mass repeats a vertex)
+    fpr = np.asarray(fpr, dtype=float)
+    return np.clip(np.maximum(np.interp(fpr, alpha, beta), fpr), 0.0, 1.0)

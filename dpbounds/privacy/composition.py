@@ -32,12 +32,13 @@ Example
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from dpbounds._validation import MAX_COUNT, check_int, check_probability
+from dpbounds._validation import MAX_COUNT, check_int, check_positive, check_probability
 from dpbounds.privacy.accountants import ACCOUNTANTS
 from dpbounds.privacy.ledger import PrivacyLedger
 from dpbounds.privacy.limits import privacy_flags
@@ -192,6 +193,8 @@ def compose_events(
     curve: Sequence[float] | None = None,
     dataset_size: int | None = None,
     progress: Callable[[str], None] | None = None,
+    tradeoff: Sequence[float] | None = None,
+    time_budget: float | None = None,
 ) -> dict[str, Any]:
     """Compose event specifications (and ``dp_accounting`` events) and report each accountant.
 
@@ -220,6 +223,15 @@ def compose_events(
         :mod:`dpbounds.privacy.limits`).
     progress:
         Called with each accountant's name before it runs.
+    tradeoff:
+        False-positive rates at which to report the best attack's TPR
+        (:meth:`~dpbounds.privacy.ledger.PrivacyLedger.tradeoff`, pessimistic and optimistic,
+        both directions) and the GDP mu with its regret
+        (:meth:`~dpbounds.privacy.ledger.PrivacyLedger.gdp`).
+    time_budget:
+        Wall-clock seconds each accountant (and the trade-off) may take, > 0; one that runs
+        over is stopped and reported with ``epsilon = None``, ``skipped = True`` and the
+        reason (the others still run). ``None``: no limit.
 
     Returns
     -------
@@ -228,7 +240,9 @@ def compose_events(
         ``spec``, ``mechanism`` as ``Mechanism.to_dict()`` and ``steps``); each result has the
         accountant, ``epsilon`` (``None`` with ``reason`` where it cannot account the
         ledger), the PLD bracket and its CPU seconds; with ``curve`` also a ``curve`` entry.
-        ``"flags"`` lists why the result is no privacy
+        With ``tradeoff`` a ``"tradeoff"`` entry (its ``fpr``, ``pessimistic``, ``optimistic``,
+    ``remove``, ``add``, ``gdp`` and ``cpu_s``; or ``reason``).
+    ``"flags"`` lists why the result is no privacy
         (:func:`~dpbounds.privacy.limits.privacy_flags`: ``delta`` against ``n``, an epsilon
         above 100), ``[]`` if none.
     """
@@ -267,31 +281,110 @@ def compose_events(
             parts.append({"spec": f"opacus[{i}]", "mechanism": mech.to_dict(), "steps": steps})
     if not len(ledger):
         raise ValueError("no event to compose: give --event, --from-dp-event or --from-opacus")
+    if time_budget is not None:
+        time_budget = check_positive("time_budget", time_budget)
+    fpr = None
+    if tradeoff is not None:
+        fpr = [float(a) for a in tradeoff]
+        if not fpr or any(not 0.0 <= a <= 1.0 for a in fpr):
+            raise ValueError(f"tradeoff must hold false-positive rates in [0, 1], got "
+                             f"{tradeoff!r}")
     results: list[dict[str, Any]] = []
     for name in names:
         if progress is not None:
             progress(name)
-        start = time.process_time()
-        row: dict[str, Any] = {"accountant": name, "epsilon": None}
-        try:
-            acc = ledger.accountant(name)
-            row["epsilon"] = float(acc.get_epsilon(None if name == "pure" else delta))
-            if name == "pld":
-                lo, hi = acc.epsilon_interval(delta)  # type: ignore[attr-defined]
-                row["optimistic"], row["pessimistic"] = float(lo), float(hi)
-            if curve is not None:
-                row["curve"] = [float(acc.get_delta(float(e))) for e in curve]
-                if name == "pld":
-                    twin = ledger.accountant("pld", pessimistic=False)
-                    row["curve_optimistic"] = [min(float(twin.get_delta(float(e))), hi)
-                                               for e, hi in zip(curve, row["curve"])]
-        except ValueError as err:  # UnsupportedMechanismError is one
-            row["epsilon"] = None
-            row["reason"] = " ".join(str(err).split())
-        row["cpu_s"] = time.process_time() - start
+        row = within_budget(functools.partial(_account, ledger, name, delta, curve),
+                            time_budget, {"accountant": name, "epsilon": None},
+                            f"accountant {name}")
         results.append(row)
     eps = [r["epsilon"] for r in results if r["epsilon"] is not None]
     flags = privacy_flags(min(eps) if eps else None, delta, dataset_size)
-    return {"neighbouring": nb.value, "delta": delta, "dataset_size": dataset_size,
-            "events": parts, "curve_epsilons": list(curve or []), "results": results,
-            "flags": flags}
+    out: dict[str, Any] = {"neighbouring": nb.value, "delta": delta,
+                           "dataset_size": dataset_size, "events": parts,
+                           "curve_epsilons": list(curve or []),
+                           "results": results, "flags": flags}
+    if fpr is not None:
+        if progress is not None:
+            progress("tradeoff")
+        out["tradeoff"] = within_budget(lambda: _tradeoff(ledger, fpr), time_budget,
+                                        {"fpr": fpr}, "the trade-off curve")
+    return out
+
+
+def _tradeoff(ledger: PrivacyLedger, fpr: list[float]) -> dict[str, Any]:
+    start = time.process_time()
+    row: dict[str, Any] = {"fpr": fpr}
+    try:
+        curve = ledger.tradeoff(fpr)
+        row.update(pessimistic=curve["pessimistic"].tolist(),
+                   optimistic=curve["optimistic"].tolist(),
+                   remove={k: v.tolist() for k, v in curve["remove"].items()},
+                   add={k: v.tolist() for k, v in curve["add"].items()},
+                   gdp=ledger.gdp())
+    except ValueError as err:  # UnsupportedMechanismError is one
+        row["reason"] = " ".join(str(err).split())
+    row["cpu_s"] = time.process_time() - start
+    return row
+
+
+def within_budget(work: Callable[[], dict[str, Any]], budget: float | None,
+                  skipped: dict[str, Any], what: str) -> dict[str, Any]:
+    """``work()``, or, when it runs past ``budget`` wall seconds, ``skipped`` with
+    ``skipped=True`` and the reason. The work runs in a forked child that is terminated at
+    the budget (an accountant cannot be interrupted in-process); without ``fork`` (not
+    POSIX) or without a budget it runs here."""
+    import multiprocessing as mp
+
+    if budget is None or "fork" not in mp.get_all_start_methods():
+        return work()
+    ctx = mp.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+
+    def child() -> None:
+        try:
+            send.send(work())
+        except BaseException as err:  # noqa: BLE001 - reported to the parent, never lost
+            send.send(err)
+
+    proc = ctx.Process(target=child, daemon=True)
+    start = time.perf_counter()
+    proc.start()
+    send.close()
+    got = recv.poll(budget)
+    if got:
+        value = recv.recv()
+        proc.join()
+        if isinstance(value, BaseException):
+            raise value
+        return value
+    proc.terminate()
+    proc.join()
+    out = dict(skipped)
+    out.update(skipped=True, cpu_s=time.perf_counter() - start,
+               reason=f"skipped: {what} ran past the time budget of {budget:g} s (stopped; "
+                      "the other results stand; raise --time-budget or leave it out)")
+    return out
+
+
+def _account(ledger: PrivacyLedger, name: str, delta: float,
+             curve: Sequence[float] | None) -> dict[str, Any]:
+    """One accountant's row: its epsilon (bracket for PLD), the curve, its CPU time."""
+    start = time.process_time()
+    row: dict[str, Any] = {"accountant": name, "epsilon": None}
+    try:
+        acc = ledger.accountant(name)
+        row["epsilon"] = float(acc.get_epsilon(None if name == "pure" else delta))
+        if name == "pld":
+            lo, hi = acc.epsilon_interval(delta)  # type: ignore[attr-defined]
+            row["optimistic"], row["pessimistic"] = float(lo), float(hi)
+        if curve is not None:
+            row["curve"] = [float(acc.get_delta(float(e))) for e in curve]
+            if name == "pld":
+                twin = ledger.accountant("pld", pessimistic=False)
+                row["curve_optimistic"] = [min(float(twin.get_delta(float(e))), hi)
+                                           for e, hi in zip(curve, row["curve"])]
+    except ValueError as err:  # UnsupportedMechanismError is one
+        row["epsilon"] = None
+        row["reason"] = " ".join(str(err).split())
+    row["cpu_s"] = time.process_time() - start
+    return row

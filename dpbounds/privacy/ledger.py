@@ -29,6 +29,10 @@ from dpbounds.privacy.mechanisms import Mechanism, Neighbouring, mechanism_from_
 __all__ = ["PrivacyLedger"]
 
 
+#: Smallest FPR at which :meth:`PrivacyLedger.gdp` fits its mu.
+GDP_MIN_FPR = 1e-10
+
+
 class PrivacyLedger:
     """Records ``(mechanism, count)`` pairs and reports (ε, δ) through a chosen accountant.
 
@@ -197,6 +201,81 @@ class PrivacyLedger:
         upper = np.array([hi.get_epsilon(float(d)) for d in grid])
         lower = np.array([lo.get_epsilon(float(d)) for d in grid])
         return {"delta": grid, "pessimistic": upper, "optimistic": np.minimum(lower, upper)}
+
+    def tradeoff(self, fpr_grid: Any, **options: Any) -> dict[str, Any]:
+        r"""The best membership attack's TPR at each FPR of ``fpr_grid``, from the PLD pair,
+        bracketed, in both directions.
+
+        DERIVED (Neyman-Pearson; the duality of Dong, Roth & Su 2022, Prop. 2.12): the TPR at
+        FPR :math:`\alpha` is :math:`\min_{\varepsilon\in\mathbb R}e^\varepsilon\alpha +
+        \delta(\varepsilon)` with the hockey-stick divergence at every real
+        :math:`\varepsilon`, i.e. the concave curve through the likelihood-ratio tests'
+        (FPR, TPR) points of the discretised PLD (:func:`~dpbounds.privacy._pld.tradeoff_tpr`).
+
+        Returns ``{"fpr", "pessimistic", "optimistic", "fnr_pessimistic", "fnr_optimistic",
+        "remove": {...}, "add": {...}}``: ``pessimistic`` is an upper bound on the TPR (the
+        guarantee: no attack does better), from the pessimistic discretisation; ``optimistic``
+        a lower bound on the exact curve of these mechanisms (optimistic discretisation); the
+        top-level values are the worse of the two directions (``remove``: the attack that
+        tells D from D minus a record, ``add`` the other way; equal for symmetric
+        mechanisms), ``fnr_*`` one minus them (the trade-off function :math:`f(\alpha)`).
+        ``options`` go to the PLD accountant.
+        """
+        grid = np.asarray(fpr_grid, dtype=float).ravel()
+        if grid.size == 0 or not np.all((grid >= 0) & (grid <= 1)):
+            raise ValueError(f"fpr_grid must hold false-positive rates in [0, 1], got "
+                             f"{fpr_grid!r}")
+        hi, lo = self._pld_pair(**options)
+        hi_r, hi_a = hi.tradeoff(grid)  # type: ignore[attr-defined]
+        lo_r, lo_a = lo.tradeoff(grid)  # type: ignore[attr-defined]
+        pess = np.maximum(hi_r, hi_a)
+        opt = np.minimum(np.maximum(lo_r, lo_a), pess)
+        return {"fpr": grid, "pessimistic": pess, "optimistic": opt,
+                "fnr_pessimistic": 1.0 - pess, "fnr_optimistic": 1.0 - opt,
+                "remove": {"pessimistic": hi_r, "optimistic": np.minimum(lo_r, hi_r)},
+                "add": {"pessimistic": hi_a, "optimistic": np.minimum(lo_a, hi_a)}}
+
+    def gdp(self, min_fpr: float = GDP_MIN_FPR, **options: Any) -> dict[str, float]:
+        r"""The smallest :math:`\mu` whose Gaussian trade-off curve lies above the ledger's
+        attack curve (pessimistic, worse direction), and its regret.
+
+        :math:`\mu`-GDP means TPR :math:`\le\Phi(\Phi^{-1}(\alpha)+\mu)` at every FPR
+        :math:`\alpha` (Dong, Roth & Su 2022, Def. 2.7). The ledger's curve is piecewise
+        linear (:meth:`tradeoff`) and the GDP curve concave, so it suffices to hold at the
+        vertices: :math:`\mu = \max_j \Phi^{-1}(\beta_j) - \Phi^{-1}(\alpha_j)` over the
+        vertices with FPR and FNR at least ``min_fpr`` (beyond, the PLD's truncation masses,
+        ~1e-15, and its grid would dominate the normal quantiles; DERIVED). ``regret`` is the
+        largest excess TPR the GDP summary grants an attack over the ledger's curve (on those
+        vertices and a grid of 400 FPRs): how much the single number overstates.
+
+        Returns ``{"mu", "regret", "regret_fpr", "min_fpr"}``.
+        """
+        from scipy import stats
+
+        from dpbounds.privacy import _pld
+
+        min_fpr = float(min_fpr)
+        if not 0.0 < min_fpr < 0.5:
+            raise ValueError(f"min_fpr must lie in (0, 0.5), got {min_fpr!r}")
+        hi, _ = self._pld_pair(**options)
+        pair = hi._composed_pld()  # type: ignore[attr-defined]
+        mu = 0.0
+        grid = np.concatenate((np.geomspace(min_fpr, 0.5, 200), 1.0 - np.geomspace(0.5, min_fpr,
+                                                                                   200)))
+        points = [grid]
+        for pmf in pair:
+            alpha, beta = _pld.tradeoff_vertices(pmf)
+            keep = (alpha >= min_fpr) & (beta <= 1.0 - min_fpr)
+            if np.any(keep):
+                mu = max(mu, float(np.max(stats.norm.ppf(beta[keep])
+                                          - stats.norm.ppf(alpha[keep]))))
+            points.append(alpha[keep])
+        fpr = np.unique(np.concatenate(points))
+        ledger_tpr = np.maximum(*(_pld.tradeoff_tpr(pmf, fpr) for pmf in pair))
+        gap = stats.norm.cdf(stats.norm.ppf(fpr) + mu) - ledger_tpr
+        k = int(np.argmax(gap))
+        return {"mu": mu, "regret": float(max(gap[k], 0.0)), "regret_fpr": float(fpr[k]),
+                "min_fpr": min_fpr}
 
     def report(self, delta: float, accountants: Any = tuple(ACCOUNTANTS)) -> dict[str, Any]:
         """ε under each accountant by name; ``None`` where it does not support an entry (or

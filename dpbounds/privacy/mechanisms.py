@@ -62,6 +62,7 @@ __all__ = [
     "Sampling",
     "SubsampledGaussianMechanism",
     "SubsampledLaplaceMechanism",
+    "SubsampledZcdpMechanism",
     "TreeAggregationMechanism",
     "ZcdpMechanism",
     "convert_sensitivity",
@@ -481,7 +482,28 @@ class ZcdpMechanism(Mechanism):
         return self.rho * _group_privacy_factor(self.neighbouring, target, 4.0)
 
 
+@dataclass(frozen=True)
+class SubsampledZcdpMechanism(Mechanism):
+    r"""Any :math:`\rho`-zCDP mechanism (e.g. the discrete Gaussian of a grid release) run on
+    a without-replacement subsample of rate ``sampling_rate``, under replace-one. Only the RDP
+    accountant reads it (Wang, Balle & Kasiviswanathan 2019, Theorem 9: amplification for any
+    mechanism of known RDP); a continuous Gaussian's sharper subsampling bounds do not apply."""
+
+    rho: float
+    sampling_rate: float
+    neighbouring: Neighbouring = Neighbouring.REPLACE_ONE
+
+    def __post_init__(self) -> None:
+        _set(self, "rho", check_positive("rho", self.rho))
+        _set(self, "sampling_rate", check_closed_interval("sampling_rate", self.sampling_rate,
+                                                          0.0, 1.0))
+        _set(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
+        if self.neighbouring is not Neighbouring.REPLACE_ONE:
+            raise ValueError("neighbouring must be 'replace_one' for SubsampledZcdpMechanism "
+                             "(sampling without replacement is analysed under replace-one)")
+
+
 _MECHANISMS.update({cls.__name__: cls for cls in (
     GaussianMechanism, LaplaceMechanism, SubsampledGaussianMechanism, SubsampledLaplaceMechanism,
     TreeAggregationMechanism, PureDpMechanism, ZcdpMechanism, ApproxDpMechanism,
-    ComposedMechanism)})
+    ComposedMechanism, SubsampledZcdpMechanism)})

@@ -56,7 +56,8 @@ from dpbounds.privacy._util import as_output, finite_or_raise, guard_module
 from dpbounds.provenance import Provenance, Source
 
 __all__ = ["DEFAULT_ORDERS", "gaussian_rdp", "poisson_subsampled_gaussian_rdp", "rdp_to_dp",
-           "rdp_to_dp_epsilon", "subsampled_gaussian_rdp", "without_replacement_gaussian_rdp"]
+           "rdp_to_dp_epsilon", "subsampled_gaussian_rdp", "without_replacement_gaussian_rdp",
+           "without_replacement_zcdp_rdp"]
 
 SOURCE_SGM = Source(
     "Mironov, Talwar & Zhang, Rényi DP of the Sampled Gaussian Mechanism, 2019", "Section 3",
@@ -320,10 +321,14 @@ def _log_forward_differences_float(z: float, n: int) -> np.ndarray:
     return out
 
 
-def _wor_log_a_integers(q: float, z: float, alphas: np.ndarray) -> np.ndarray:
-    """log A_alpha of Wang, Balle & Kasiviswanathan (2019), Theorem 27, for the Gaussian."""
+def _wor_log_a_integers(q: float, z: float, alphas: np.ndarray, generic: bool = False
+                        ) -> np.ndarray:
+    """log A_alpha of Wang, Balle & Kasiviswanathan (2019), Theorem 27, for the Gaussian;
+    ``generic=True``: their Theorem 9 for any mechanism whose RDP is at most
+    :math:`\alpha/(2z^2)` (no forward differences: they are the Gaussian's own)."""
     top = int(alphas.max())
-    deltas = _log_forward_differences(z, top)  # deltas[l - 1] = log|Delta^l g(0)|
+    deltas = (np.full(top, np.inf) if generic
+              else _log_forward_differences(z, top))  # deltas[l - 1] = log|Delta^l g(0)|
 
     def cgf(x: np.ndarray) -> np.ndarray:
         return x * (x + 1.0) / (2.0 * z * z)
@@ -334,7 +339,8 @@ def _wor_log_a_integers(q: float, z: float, alphas: np.ndarray) -> np.ndarray:
     i = np.arange(3, top + 1, dtype=float)
     lo_idx = (2 * np.floor(i / 2) - 1).astype(int)
     hi_idx = (2 * np.ceil(i / 2) - 1).astype(int)
-    fd = math.log(4.0) + 0.5 * (deltas[lo_idx] + deltas[hi_idx])
+    fd = (np.full(lo_idx.size, np.inf) if generic
+          else math.log(4.0) + 0.5 * (deltas[lo_idx] + deltas[hi_idx]))
     term_i = np.minimum(fd, math.log(2.0) + cgf(i - 1.0)) + i * math.log(q)
     term_2 = 2 * math.log(q) + min(math.log(4.0) + log_f2m1, eps2 + math.log(2.0))
     out = np.empty(alphas.size)
@@ -386,6 +392,38 @@ def without_replacement_gaussian_rdp(
         lo, hi = np.floor(a), np.ceil(a)
         ints = np.unique(np.concatenate([lo, hi]))
         log_a = dict(zip(ints, _wor_log_a_integers(q, z, ints)))
+        t = a - lo
+        cgf = np.array([(1 - tt) * log_a[x] + tt * log_a[y] for tt, x, y in zip(t, lo, hi)])
+        out[small] = np.minimum(out[small], cgf / (a - 1.0))
+    return as_output(out)
+
+
+def without_replacement_zcdp_rdp(sampling_rate: float, rho: float, orders: Any = DEFAULT_ORDERS,
+                                 *, max_exact_order: float = 256.0) -> Any:
+    r"""RDP of any :math:`\rho`-zCDP mechanism (RDP :math:`\alpha\rho` at every order) run on
+    a without-replacement subsample (replace-one), per order: Wang, Balle & Kasiviswanathan
+    (2019), Theorem 9 (VERBATIM; with :math:`\varepsilon(\infty)=\infty`, so every
+    :math:`\min\{2, (e^{\varepsilon(\infty)}-1)^j\}` is 2), the Gaussian-free terms of
+    :func:`without_replacement_gaussian_rdp` with :math:`z = 1/\sqrt{2\rho}`. For the
+    discrete Gaussian (whose RDP is at most the continuous one's, Canonne, Kamath & Steinke
+    2020), where the Gaussian's forward differences do not apply. Larger orders and the
+    fractional-order interpolation as there."""
+    q = check_closed_interval("sampling_rate", sampling_rate, 0.0, 1.0)
+    rho = check_positive("rho", rho)
+    orders = _check_orders(orders)
+    max_exact_order = check_closed_interval("max_exact_order", max_exact_order, 1.0,
+                                            _MAX_EXACT_ORDER)
+    z = 1.0 / math.sqrt(2.0 * rho)
+    out = orders * rho
+    finite_or_raise(out, "rho")
+    if q == 0.0:
+        return as_output(np.zeros_like(orders))
+    small = orders <= max_exact_order
+    if np.any(small) and q < 1.0:
+        a = orders[small]
+        lo, hi = np.floor(a), np.ceil(a)
+        ints = np.unique(np.concatenate([lo, hi]))
+        log_a = dict(zip(ints, _wor_log_a_integers(q, z, ints, generic=True)))
         t = a - lo
         cgf = np.array([(1 - tt) * log_a[x] + tt * log_a[y] for tt, x, y in zip(t, lo, hi)])
         out[small] = np.minimum(out[small], cgf / (a - 1.0))

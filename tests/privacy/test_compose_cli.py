@@ -167,3 +167,45 @@ def test_opacus_history_file_composes_as_its_events(tmp_path):
     code, _, err = _run(["privacy", "compose", "--quiet", "--from-opacus", str(path),
                          "--neighbouring", "replace_one"])
     assert code == 2 and "mixing neighbouring relations" in err and len(err.splitlines()) == 1
+
+
+def test_curve_tradeoff_is_the_gaussian_closed_form():
+    """``--curve tradeoff``: one Gaussian of sigma 2 (sensitivity 1) has TPR
+    Phi(Phi^-1(fpr) + 1/2) exactly (Dong, Roth & Su 2022): pessimistic above it by < 1e-6,
+    optimistic below it; GDP mu 1/2."""
+    from scipy import stats
+
+    code, out, _ = _run(["privacy", "compose", "--event", "gaussian:sigma=2", "--curve",
+                         "tradeoff:0.001,0.01,0.1,0.5", "--json", "--quiet"])
+    assert code == 0
+    t = json.loads(out)["tradeoff"]
+    exact = stats.norm.cdf(stats.norm.ppf(t["fpr"]) + 0.5)
+    for pess, opt, e in zip(t["pessimistic"], t["optimistic"], exact):
+        assert e - 1e-12 <= pess <= e + 1e-6 and opt <= e + 1e-12
+    assert 0.5 <= t["gdp"]["mu"] <= 0.5 * (1 + 1e-3)
+    code, text, _ = _run(["privacy", "compose", "--event", "gaussian:sigma=2", "--curve",
+                          "tradeoff", "--quiet"])
+    assert code == 0 and "GDP: mu = 0.50" in text and "tpr pess." in text
+
+
+def test_time_budget_skips_an_accountant_with_the_reason():
+    argv = ["privacy", "compose", "--event", SPECS[0], "--event", SPECS[1], "--json",
+            "--quiet", "--accountant", "rdp,pld"]
+    code, out, _ = _run([*argv, "--time-budget", "0.001"])
+    rows = {r["accountant"]: r for r in json.loads(out)["results"]}
+    assert code == 0 and set(rows) == {"rdp", "pld"}  # every accountant has its row
+    assert rows["pld"]["epsilon"] is None and rows["pld"]["skipped"]  # ~1 CPU s of work
+    assert "time budget of 0.001 s" in rows["pld"]["reason"]
+    # negative control: a generous budget runs it
+    code, out, _ = _run([*argv, "--time-budget", "600"])
+    rows = {r["accountant"]: r for r in json.loads(out)["results"]}
+    assert rows["pld"]["epsilon"] is not None and "skipped" not in rows["pld"]
+
+
+@pytest.mark.parametrize("argv,match", [
+    (["--time-budget", "0"], "time_budget"),
+    (["--curve", "tradeoff:2"], "tradeoff"),
+])
+def test_compose_refuses_bad_budget_and_fpr(argv, match):
+    code, _, err = _run(["privacy", "compose", "--event", "gaussian:sigma=2", *argv])
+    assert code != 0 and match in err and err.count("\n") == 1

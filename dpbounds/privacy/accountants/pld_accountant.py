@@ -237,11 +237,11 @@ class PldAccountant(Accountant):
         """The grid interval :meth:`get_epsilon` uses for the current composition (see the
         class notes); ``nan`` when no part needs a grid."""
         parts = [(_PldPart(*key), count) for key, count in self._parts.items()]
-        if not parts:
+        if not parts and self.gaussian_mu2 == 0:
             return math.nan
         spreads = [part.scale for part, _ in parts]
         widths = [part.composed_width(count) for part, count in parts]
-        step_width = max(part.width for part, _ in parts)
+        step_width = max((part.width for part, _ in parts), default=0.0)
         mu2 = self.gaussian_mu2
         if mu2 > 0:
             mu = math.sqrt(mu2)
@@ -314,6 +314,14 @@ class PldAccountant(Accountant):
                 return 0.0
             return float(gaussian_delta(1.0, epsilon, self._gaussian_mu()))
         return max(_pld.delta_for_epsilon(pmf, epsilon) for pmf in self._composed_pld())
+
+    def tradeoff(self, fpr: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The best attack's TPR at each ``fpr`` in the two directions (remove, add) of the
+        composed PLD (:func:`~dpbounds.privacy._pld.tradeoff_tpr`; a Gaussian-only
+        composition is discretised too, so that it is read the same way). Pessimistic
+        accountant: upper bounds on the TPR; optimistic: lower bounds."""
+        remove, add = self._composed_pld()
+        return _pld.tradeoff_tpr(remove, fpr), _pld.tradeoff_tpr(add, fpr)
 
     def epsilon_interval(self, delta: float) -> tuple[float, float]:
         """(lower, upper) epsilon from the optimistic and pessimistic discretisations."""

@@ -23,6 +23,7 @@ from dpbounds.privacy.mechanisms import (
     Sampling,
     SubsampledGaussianMechanism,
     SubsampledLaplaceMechanism,
+    SubsampledZcdpMechanism,
     TreeAggregationMechanism,
     ZcdpMechanism,
 )
@@ -32,6 +33,7 @@ from dpbounds.privacy.rdp import (
     poisson_subsampled_gaussian_rdp,
     rdp_to_dp,
     without_replacement_gaussian_rdp,
+    without_replacement_zcdp_rdp,
 )
 from dpbounds.privacy.zcdp import zcdp_to_dp_delta, zcdp_to_dp_epsilon
 
@@ -135,6 +137,12 @@ class RdpAccountant(Accountant):
             if mechanism.sampling is Sampling.POISSON:
                 return np.asarray(poisson_subsampled_gaussian_rdp(mechanism.sampling_rate, z, o))
             return np.asarray(without_replacement_gaussian_rdp(mechanism.sampling_rate, z, o))
+        if isinstance(mechanism, SubsampledZcdpMechanism):
+            if nb is not Neighbouring.REPLACE_ONE:
+                raise self._unsupported(mechanism, "sampling without replacement is analysed "
+                                                   "under replace_one")
+            return np.asarray(without_replacement_zcdp_rdp(mechanism.sampling_rate,
+                                                           mechanism.rho, o))
         if isinstance(mechanism, (SubsampledLaplaceMechanism, PureDpMechanism)):
             return _pure_rdp(self._pure_epsilon(mechanism), o)
         raise self._unsupported(mechanism)

@@ -1,0 +1,253 @@
+"""``noise="grid"``: the vectorised exact samplers, the algorithms' grid releases and their
+accounting.
+
+Oracles (computed here, sharing nothing with :mod:`dpbounds.privacy.discrete` or
+:mod:`dpbounds.algorithms._grid`):
+
+* the discrete Laplace pmf in closed form :math:`\\frac{1-q}{1+q}q^{|z|}`, :math:`q=e^{-1/b}`,
+  and the discrete Gaussian pmf :math:`\\propto e^{-z^2/(2\\sigma^2)}` summed over the
+  integers: a chi-square test of 20 000 draws (negative control: the same test rejects a 10%
+  wrong scale);
+* the ledger of a grid run recomputed from its recorded grid parameters by hand: pure
+  :math:`\\varepsilon = T u/b_u` (full batch: no amplification) with
+  :math:`u = \\lfloor 2^j S_1/n\\rfloor + d`, and :math:`\\rho = T u^2/(2\\sigma_u^2)`,
+  :math:`u = 2^j\\Delta_2 + \\sqrt d`, turned into ε by Lee & Kifer's eq. (5)
+  :math:`\\rho + 2\\sqrt{\\rho\\ln(1/\\delta)}`; negative control: the float run's noise on
+  the grid's integer sensitivity overshoots the target (the recalibration is needed).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpbounds.algorithms import dp_gd, dp_heavy_ball
+from dpbounds.data import kuru_synthetic
+from dpbounds.objectives import LogisticRegression
+from dpbounds.privacy.discrete import discrete_gaussian_array, discrete_laplace_array
+
+N = 20_000
+
+
+def _chi2_pvalue(z: np.ndarray, pmf, lo: int, hi: int) -> float:
+    """Chi-square of ``z`` against ``pmf`` on bins (-inf, lo], lo+1, ..., hi-1, [hi, inf)."""
+    support = np.arange(lo, hi + 1)
+    p = pmf(support)
+    obs = np.bincount(np.clip(z, lo, hi) - lo, minlength=support.size)
+    return float(stats.chisquare(obs, p / p.sum() * z.size).pvalue)
+
+
+def _dlap_pmf(b: float):
+    q = math.exp(-1.0 / b)
+    return lambda z: (1 - q) / (1 + q) * q ** np.abs(z).astype(float)
+
+
+def _dgauss_pmf(sigma2: float):
+    half = math.ceil(40 * math.sqrt(sigma2)) + 5
+    zs = np.arange(-half, half + 1, dtype=float)
+    norm = np.exp(-zs**2 / (2 * sigma2)).sum()
+    return lambda z: np.exp(-np.asarray(z, float) ** 2 / (2 * sigma2)) / norm
+
+
+def _tailed(pmf, lo: int, hi: int):
+    """pmf on [lo, hi] with the mass outside added to the two end bins."""
+    def f(z: np.ndarray) -> np.ndarray:
+        p = pmf(z)
+        outside = 1.0 - p.sum()
+        p[0] += outside / 2
+        p[-1] += outside / 2
+        return p
+    return f
+
+
+@pytest.mark.parametrize("scale", [Fraction(7, 2), Fraction(1, 3), Fraction(129, 64)])
+def test_discrete_laplace_array_law(scale: Fraction) -> None:
+    z = discrete_laplace_array(scale, N, np.random.default_rng(1))
+    b = float(scale)
+    lo, hi = -math.ceil(4 * b) - 1, math.ceil(4 * b) + 1
+    assert _chi2_pvalue(z, _tailed(_dlap_pmf(b), lo, hi), lo, hi) > 1e-3
+    # negative control: a 10% larger scale is rejected
+    assert _chi2_pvalue(z, _tailed(_dlap_pmf(1.1 * b), lo, hi), lo, hi) < 1e-4 or b < 1
+
+
+@pytest.mark.parametrize("t,m", [(3, 4), (11, 10), (1, 1)])
+def test_discrete_gaussian_array_law(t: int, m: int) -> None:
+    z = discrete_gaussian_array(t, m, N, np.random.default_rng(2))
+    s2 = float(t * m)
+    lo, hi = -math.ceil(3 * math.sqrt(s2)) - 1, math.ceil(3 * math.sqrt(s2)) + 1
+    assert _chi2_pvalue(z, _tailed(_dgauss_pmf(s2), lo, hi), lo, hi) > 1e-3
+    if s2 > 4:  # negative control: a 10% larger sigma is rejected
+        assert _chi2_pvalue(z, _tailed(_dgauss_pmf(1.21 * s2), lo, hi), lo, hi) < 1e-4
+
+
+def test_discrete_gaussian_array_large_sigma_moments() -> None:
+    """At sigma = 2^24 grid units (the cap) the draws have the normal's moments (the
+    discrete Gaussian's variance is sigma^2 to 1e-300 there): 5-sigma CI of the variance."""
+    s = 2.0**24
+    z = discrete_gaussian_array(2**24, 2**24, N, np.random.default_rng(3)).astype(float)
+    var = z.var() / s**2
+    assert abs(var - 1.0) < 5 * math.sqrt(2.0 / N)
+    assert abs(z.mean() / s) < 5 / math.sqrt(N)
+
+
+def test_sampler_refuses_out_of_range() -> None:
+    with pytest.raises(ValueError, match="scale"):
+        discrete_laplace_array(Fraction(2**60), 3, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="2 t m"):
+        discrete_gaussian_array(2**30, 2**30, 3, np.random.default_rng(0))
+
+
+@pytest.fixture(scope="module")
+def logistic():
+    A, y = kuru_synthetic(n=500, d=4, seed=0)
+    return LogisticRegression(A, y, l2=0.02, l1_radius=5.0)
+
+
+def test_laplace_grid_ledger_by_hand(logistic) -> None:
+    T, eps = 20, 1.0
+    r = dp_gd(logistic, epsilon=eps, steps=T, trials=3, seed=0, noise="grid")
+    j = r.params["grid_bits"]
+    S1 = logistic.l1_sensitivity
+    u = math.floor(Fraction(S1) / logistic.n * 2**j) + logistic.d
+    scales_u = [Fraction(b) * 2**j for b in r.params["laplace_scales"]]  # recorded (<= real)
+    by_hand = sum(u / float(b) for b in scales_u)
+    assert r.ledger.epsilon <= eps
+    assert r.ledger.epsilon == pytest.approx(by_hand, rel=1e-12)
+    # negative control: the float scales on the grid's integer sensitivity overshoot
+    flt = dp_gd(logistic, epsilon=eps, steps=T, trials=3, seed=0)
+    assert sum(u / (float(b) * 2**j) for b in flt.params["laplace_scales"]) > eps
+
+
+def test_gaussian_grid_ledger_by_hand(logistic) -> None:
+    T, eps, delta, C = 20, 1.0, 1e-6, 1.0
+    r = dp_gd(logistic, epsilon=eps, delta=delta, mechanism="gaussian", clip_threshold=C,
+              steps=T, trials=3, seed=0, noise="grid")
+    j, sigma = r.params["grid_bits"], r.params["sigma"]
+    u = 2 * C / logistic.n * 2**j + math.sqrt(logistic.d)
+    rho = T * u**2 / (2 * (sigma * 2**j) ** 2)
+    by_hand = rho + 2 * math.sqrt(rho * math.log(1 / delta))
+    assert r.ledger.epsilon <= eps
+    assert r.ledger.epsilon == pytest.approx(by_hand, rel=1e-5)
+    flt = dp_gd(logistic, epsilon=eps, delta=delta, mechanism="gaussian", clip_threshold=C,
+                steps=T, trials=3, seed=0)
+    rho_f = T * u**2 / (2 * (flt.params["sigma"] * 2**j) ** 2)
+    assert rho_f + 2 * math.sqrt(rho_f * math.log(1 / delta)) > eps  # negative control
+    assert flt.params["sigma"] < sigma < flt.params["sigma"] * (1 + 1e-3)
+
+
+@pytest.mark.parametrize("run", [
+    lambda f, **k: dp_gd(f, epsilon=1.0, steps=6, **k),
+    lambda f, **k: dp_gd(f, epsilon=1.0, delta=1e-6, mechanism="gaussian", clip_threshold=1.0,
+                         steps=6, **k),
+    lambda f, **k: dp_heavy_ball(f, epsilon=1.0, steps=6, batch_size=50, **k),
+])
+def test_grid_trials_depend_only_on_seed_and_index(logistic, run) -> None:
+    a = run(logistic, trials=2, seed=5, noise="grid").x_numpy()
+    b = run(logistic, trials=4, seed=5, noise="grid").x_numpy()
+    assert np.array_equal(a, b[:2])
+    c = run(logistic, trials=2, seed=6, noise="grid").x_numpy()
+    assert not np.array_equal(a, c)  # negative control: another seed, other noise
+
+
+def test_float_is_the_default(logistic) -> None:
+    a = dp_heavy_ball(logistic, epsilon=1.0, steps=5, trials=2, seed=1)
+    b = dp_heavy_ball(logistic, epsilon=1.0, steps=5, trials=2, seed=1, noise="float")
+    assert np.array_equal(a.x_numpy(), b.x_numpy())
+    assert b.params["noise"] == "float"
+
+
+def test_grid_release_is_on_the_grid(logistic) -> None:
+    """Full-batch DP-GD with step size 1 from x0 = 0: the first iterate is minus the
+    released gradient, so 2^j x_1 is an integer."""
+    r = dp_gd(logistic, epsilon=1.0, steps=1, step_size=1.0, trials=5, seed=0, noise="grid",
+              trace=None)
+    k = np.ldexp(-r.x_numpy(), r.params["grid_bits"])
+    assert np.array_equal(k, np.round(k))
+    flt = dp_gd(logistic, epsilon=1.0, steps=1, step_size=1.0, trials=5, seed=0, trace=None)
+    k = np.ldexp(-flt.x_numpy(), r.params["grid_bits"])
+    assert not np.array_equal(k, np.round(k))  # negative control: float noise is off-grid
+
+
+def test_bad_noise_names_the_parameter(logistic) -> None:
+    with pytest.raises(ValueError, match="noise"):
+        dp_gd(logistic, epsilon=1.0, steps=2, noise="int")
+    with pytest.raises(ValueError, match="noise"):
+        dp_heavy_ball(logistic, epsilon=1.0, steps=2, noise=None)
+
+
+@pytest.mark.parametrize("name", ["dp_nag", "dp_nag_opt", "dp_masg", "dp_masg_opt"])
+def test_grid_for_the_other_laplace_methods(logistic, name) -> None:
+    """Per-step scales that vary (optimal allocations, stages): every step's grid mechanism
+    is recorded, the ledger stays within the target, and the grid scales are the float
+    scales times at most 1 + 1e-4 (the rounding's share: 2^-16 of the sensitivity, 1/64 of
+    a unit)."""
+    import dpbounds.algorithms as alg
+
+    kw = dict(epsilon=1.0, steps=30, trials=2, seed=0)
+    grid = getattr(alg, name)(logistic, noise="grid", **kw)
+    flt = getattr(alg, name)(logistic, **kw)
+    assert grid.ledger.epsilon <= 1.0 and grid.params["noise"] == "grid"
+    ratio = grid.params["laplace_scales"] / flt.params["laplace_scales"]
+    assert np.all(ratio >= 1.0 - 1e-12) and np.all(ratio <= 1.0 + 1e-4), ratio
+
+
+def _wbk_theorem9(q: float, rho: float, alpha: int) -> float:
+    """Wang, Balle & Kasiviswanathan (2019), Theorem 9, written out for eps(a) = a rho and
+    eps(inf) = inf (so each min{2, .} is 2), in exact-enough Python floats."""
+    e2 = 2 * rho
+    total = 1.0 + q * q * math.comb(alpha, 2) * min(4 * math.expm1(e2), 2 * math.exp(e2))
+    for j in range(3, alpha + 1):
+        total += q**j * math.comb(alpha, j) * 2 * math.exp((j - 1) * j * rho)
+    return math.log(total) / (alpha - 1)
+
+
+@pytest.mark.parametrize("q,rho", [(0.05, 0.01), (0.01, 0.5), (0.2, 0.002)])
+def test_subsampled_zcdp_rdp_is_wbk_theorem_9(q: float, rho: float) -> None:
+    from dpbounds.privacy.rdp import (
+        without_replacement_gaussian_rdp,
+        without_replacement_zcdp_rdp,
+    )
+
+    orders = np.array([2.0, 3.0, 5.0, 8.0, 16.0, 32.0])
+    got = without_replacement_zcdp_rdp(q, rho, orders)
+    want = [min(a * rho, _wbk_theorem9(q, rho, int(a))) for a in orders]
+    np.testing.assert_allclose(got, want, rtol=1e-9)
+    gauss = without_replacement_gaussian_rdp(q, 1.0 / math.sqrt(2 * rho), orders)
+    assert np.all(gauss <= got * (1 + 1e-12))  # the Gaussian's own bound is never looser
+
+
+def test_the_gaussian_bound_would_under_account_the_discrete_gaussian() -> None:
+    """Negative control: at q = 0.05, rho = 0.01 the continuous Gaussian's bound (its
+    forward differences) is below Theorem 9's, so reading a discrete Gaussian with it would
+    claim more amplification than is proved."""
+    from dpbounds.privacy.rdp import (
+        without_replacement_gaussian_rdp,
+        without_replacement_zcdp_rdp,
+    )
+
+    orders = np.array([8.0, 16.0, 32.0])
+    gauss = without_replacement_gaussian_rdp(0.05, 1.0 / math.sqrt(0.02), orders)
+    assert np.any(gauss < without_replacement_zcdp_rdp(0.05, 0.01, orders) * (1 - 1e-3))
+
+
+def test_dp_sgd_grid_ledger_by_hand(logistic) -> None:
+    from dpbounds.algorithms import dp_sgd
+
+    kw = dict(epsilon=1.0, delta=1e-6, steps=30, batch_size=50, step_size=0.5,
+              clip_threshold=1.0, trials=2, seed=0)
+    r = dp_sgd(logistic, noise="grid", **kw)
+    (mech, count), = r.privacy.ledger.entries
+    j, std = r.params["grid_bits"], r.params["noise_std_mean"]
+    u = 2 * 1.0 / 50 * 2**j + math.sqrt(logistic.d)  # L2 sensitivity of the mean, grid units
+    assert count == 30 and type(mech).__name__ == "SubsampledZcdpMechanism"
+    assert mech.sampling_rate == 50 / logistic.n
+    assert mech.rho == pytest.approx(u**2 / (2 * (std * 2**j) ** 2), rel=1e-5)
+    assert r.ledger.epsilon <= 1.0
+    a = dp_sgd(logistic, noise="grid", **{**kw, "trials": 3}).x_numpy()
+    assert np.array_equal(a[:2], r.x_numpy())  # trial k depends on (seed, k) only
+    with pytest.raises(ValueError, match="without_replacement"):
+        dp_sgd(logistic, noise="grid", sampling="poisson", public_n=logistic.n, **kw)
