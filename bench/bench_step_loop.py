@@ -54,6 +54,7 @@ its own NumPy generator (same bits as the NumPy path, independent of the trial c
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import platform
 import time
@@ -73,6 +74,7 @@ from dpbounds.objectives._logistic_kernel import AVAILABLE
 from dpbounds.verify.problems import problem
 
 N, TRIALS, EPS, DELTA, ETA = 1000, 4, 8.0, 1e-5, 1e-3
+ALGS = ("alg1", "alg2", "dp_nsgd", "dp_sgd", "projected")
 
 
 def _flops(alg: str, d: int) -> int:
@@ -128,46 +130,81 @@ def _best(fn: Callable[[], object], repeats: int) -> tuple[float, float]:
     return min(cpu), min(wall)
 
 
-def _noise_floor(d: int, repeats: int) -> float:
-    """CPU microseconds per step to draw TRIALS x d Gaussians in blocks of 4096 steps."""
-    rng = TrialRandom(0, TRIALS)
-    block = 4096
+def _noise_floor(d: int, repeats: int, normals: str = "numpy") -> float:
+    """CPU microseconds per step to draw TRIALS x d Gaussians in blocks of 1024 steps (as the
+    loops draw them: ``_step_kernels.MAX_BLOCK``) from the stream ``normals``."""
+    rng = TrialRandom(0, TRIALS, normals=normals)
+    block = 1024
     cpu, _ = _best(lambda: rng.normal_steps(block, (d,), 0.5), repeats)
     return 1e6 * cpu / block
 
 
 def measure(alg: str, d: int, path: str, steps: int, repeats: int) -> dict[str, float]:
+    """Microseconds per step by differencing: runs of ``steps`` and ``3 steps`` steps, the
+    per-step cost is their difference over ``2 steps`` (the setup, the calibration, the first
+    call's compilation and every other per-run cost cancel; a subtracted calibration did not
+    match what the timed run paid and printed 0.107 us for Algorithm 2 at d = 4 against 4.19
+    differenced). Each run's time is the minimum of ``repeats``."""
     os.environ["DPBOUNDS_KERNELS"] = path
-    run, setup = _runner(alg, d, steps)
-    run()  # compile (compiled path) and fill the calibration caches
-    s_cpu, s_wall = _best(setup, repeats)
-    cpu, wall = _best(run, repeats)
-    T = _steps_of(alg, steps)
-    return dict(cpu=1e6 * max(cpu - s_cpu, 0.0) / T, wall=1e6 * max(wall - s_wall, 0.0) / T,
-                setup_ms=1e3 * s_cpu)
+    short, _ = _runner(alg, d, steps)
+    long, _ = _runner(alg, d, 3 * steps)
+    short()  # compile (compiled path) and fill the calibration caches
+    long()
+    c1, w1 = _best(short, repeats)
+    c3, w3 = _best(long, repeats)
+    T = _steps_of(alg, 3 * steps) - _steps_of(alg, steps)
+    return dict(cpu=1e6 * (c3 - c1) / T, wall=1e6 * (w3 - w1) / T, setup_ms=1e3 * (
+        c1 - (c3 - c1) * _steps_of(alg, steps) / T))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="few steps, one repeat")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--d", type=int, nargs="+", default=[4, 16, 64], help="dimensions")
+    ap.add_argument("--algs", nargs="+", default=list(ALGS), choices=ALGS)
+    ap.add_argument("--compiled-only", action="store_true", help="skip the NumPy path")
+    ap.add_argument("--normals", nargs="+", default=["numpy", "fast"],
+                    choices=("numpy", "fast"),
+                    help="noise streams to compare (TrialRandom's normals / DPBOUNDS_NORMALS)")
+    ap.add_argument("--steps", type=int, default=None,
+                    help="steps of the short compiled run (the long one has 3x; default 2e5)")
     args = ap.parse_args()
     repeats = 1 if args.quick else args.repeats
     numpy_steps, compiled_steps = (400, 4000) if args.quick else (3000, 200_000)
-    print(f"CPU: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
+    compiled_steps = args.steps or compiled_steps
+    print(f"CPU: {_cpu_model()}, {os.cpu_count()} cores; load {os.getloadavg()[0]:.1f}; "
           f"numba {'available' if AVAILABLE else 'missing: compiled = NumPy path'}")
-    print(f"us per step, {TRIALS} trials, batch 1, N = {N}; CPU and wall, min of {repeats}")
-    print(f"{'algorithm':>10} {'d':>3} {'numpy cpu':>10} {'wall':>8} {'compiled cpu':>13} "
-          f"{'wall':>8} {'speed-up':>9} {'noise floor':>12} {'flops':>6} {'setup ms':>9}")
-    for d in (4, 16, 64):
-        floor = _noise_floor(d, repeats)
-        for alg in ("alg1", "alg2", "dp_nsgd", "dp_sgd", "projected"):
-            a = measure(alg, d, "numpy", numpy_steps, repeats)
-            b = measure(alg, d, "auto", compiled_steps, repeats)
-            print(f"{alg:>10} {d:>3} {a['cpu']:>10.2f} {a['wall']:>8.2f} {b['cpu']:>13.3f} "
-                  f"{b['wall']:>8.3f} {a['cpu'] / max(b['cpu'], 1e-9):>9.0f} {floor:>12.3f} "
-                  f"{_flops(alg, d):>6} {b['setup_ms']:>9.1f}")
+    print(f"us per step, {TRIALS} trials, batch 1, N = {N}; CPU and wall, differenced "
+          f"(runs of S and 3S steps, min of {repeats}); S = {compiled_steps} compiled")
+    print(f"{'algorithm':>10} {'d':>3} {'normals':>7} {'numpy cpu':>10} {'wall':>8} "
+          f"{'compiled cpu':>13} {'wall':>8} {'speed-up':>9} {'noise floor':>12} {'flops':>6} "
+          f"{'setup ms':>9}")
+    for d in args.d:
+        floors = {nm: _noise_floor(d, repeats, nm) for nm in args.normals}
+        for alg in args.algs:
+            for nm in args.normals:  # the streams side by side, under the same load
+                os.environ["DPBOUNDS_NORMALS"] = nm
+                a = (dict(cpu=math.nan, wall=math.nan) if args.compiled_only
+                     else measure(alg, d, "numpy", numpy_steps, repeats))
+                b = measure(alg, d, "auto", compiled_steps, repeats)
+                print(f"{alg:>10} {d:>3} {nm:>7} {a['cpu']:>10.2f} {a['wall']:>8.2f} "
+                      f"{b['cpu']:>13.3f} {b['wall']:>8.3f} "
+                      f"{a['cpu'] / max(b['cpu'], 1e-9):>9.0f} {floors[nm]:>12.3f} "
+                      f"{_flops(alg, d):>6} {b['setup_ms']:>9.1f}", flush=True)
     os.environ.pop("DPBOUNDS_KERNELS", None)
+    os.environ.pop("DPBOUNDS_NORMALS", None)
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 if __name__ == "__main__":
