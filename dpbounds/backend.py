@@ -46,7 +46,8 @@ number on an AVX2 core: xoshiro256++ per trial and a 256-layer ziggurat (:mod:`d
 documents the stream). Select it with ``TrialRandom(..., normals="fast")`` or the environment
 variable ``DPBOUNDS_NORMALS=fast`` (``"numpy"``, NumPy's stream, is the default: the bits that
 earlier results and stored sweeps hold). Either way trial ``k``'s numbers depend only on
-``(seed, k)``. It applies to NumPy float64 draws (elsewhere NumPy's / CuPy's stream is used).
+``(seed, k)``. It applies to float64 draws on the host (NumPy and array-api-strict get the same
+bits); float32 and CuPy draws keep their own streams.
 
 Example
 -------
@@ -296,7 +297,7 @@ class TrialRandom:
     normals:
         Stream of the block draws :meth:`normal_steps`: ``"numpy"`` (NumPy's PCG64 and
         ziggurat: the same bits as :meth:`normal`) or ``"fast"`` (the compiled xoshiro256++
-        stream of :mod:`dpbounds._normals`, NumPy float64 only; needs numba); ``None`` reads
+        stream of :mod:`dpbounds._normals`, float64 on the host only; needs numba); ``None`` reads
         the environment variable ``DPBOUNDS_NORMALS`` (default ``"numpy"``). Streams made by
         :meth:`split` inherit it.
 
@@ -535,13 +536,15 @@ class TrialRandom:
         if self._cupy:
             base = self._stack([g.standard_normal(full, dtype=self.dtype_name)
                                 for g in self._gens])
-        elif self.normals == "fast" and self._ndarray_float64():
+        elif self.normals == "fast" and self.dtype_name == "float64":
             from dpbounds import _normals
 
             if self._fast_states is None:
                 self._fast_states = _normals.initial_states(self._seqs)
             base = np.empty((self.trials, *full))
             _normals.fill_standard_normal(self._fast_states, base)
+            if not self._ndarray_float64():  # array-api-strict: the same bits, converted
+                base = self.xp.asarray(base)
         elif self._ndarray_float64():
             # each generator fills its slice in place: the same bits as a fresh array, no
             # stacking copy (a third of the draw's cost at d = 16)

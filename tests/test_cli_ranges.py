@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import subprocess
 import sys
 
@@ -27,18 +26,20 @@ from dpbounds.notation import quantity
 
 HEAVY = ("scipy", "sympy", "cvxpy", "numba", "dp_accounting")
 
-#: the issue's examples and one per command, with the flag the error must name
+#: the issue's examples and one per command, with the start of the library's own message
 ERRORS: list[tuple[list[str], str]] = [
-    (["bound", "nonconvex.clipped_sgd", "--eps", "-1"], "--eps"),
-    (["rate", "hb", "--alpha", "-1", "--beta", "0.3", "--mu", "1", "--L", "10"], "--alpha"),
+    (["bound", "nonconvex.clipped_sgd", "--eps", "-1"], "--eps must be > 0"),
+    (["rate", "hb", "--alpha", "-1", "--beta", "0.3", "--mu", "1", "--L", "10"],
+     "alpha must be > 0"),
     (["tune", "hb", "--mu", "0", "--L", "10", "--d", "10", "--n", "1000", "--eps", "1",
-      "--S1", "1"], "--mu"),
-    (["verify", "strongly_convex.nag", "--quick", "--trials", "0"], "--trials"),
-    (["privacy", "--eps", "1e9"], "--eps"),
-    (["compare", "--mu", "2", "--L", "1"], "--mu"),
-    (["audit", "dp_gd_laplace", "--confidence", "1"], "--confidence"),
+      "--S1", "1"], "mu must be > 0"),
+    (["verify", "strongly_convex.nag", "--quick", "--trials", "0"],
+     "trials must be an integer in [2, 1000000]"),
+    (["privacy", "--eps", "1e9"], "epsilon must lie in [1e-06, 100.0]"),
+    (["compare", "--mu", "2", "--L", "1"], "--mu must lie in (0, L=1]"),
+    (["audit", "dp_gd_laplace", "--confidence", "1"], "confidence must lie in (0, 1)"),
     (["tune", "nag", "--mu", "0.1", "--L", "1", "--d", "10", "--n", "1000", "--eps", "1",
-      "--S1", "1", "--step-factor", "2"], "--step-factor"),
+      "--S1", "1", "--step-factor", "2"], "c must lie in (0, 1]"),
 ]
 
 _PROBE = r"""
@@ -72,7 +73,7 @@ def test_range_errors_import_nothing_heavy() -> None:
     for (argv, flag), (rc, last, heavy) in zip(ERRORS, _probe(argvs, "on"), strict=True):
         assert rc == 2, (argv, last)
         assert heavy == [], (argv, heavy)  # the modules that cost the seconds
-        assert last and last[0].startswith(f"dpbounds: error: {flag} must be "), last
+        assert last and last[0].startswith(f"dpbounds: error: {flag}"), last
 
 
 def test_negative_control_library_path_imports_heavy_modules() -> None:
@@ -149,27 +150,18 @@ def _argv(key: str, dest: str, value: float) -> list[str]:
     return [*base, f"{flag}={text}", "--quiet"]
 
 
-def _names(dest: str) -> set[str]:
-    q = quantity(dest) if dest not in ("trials", "confidence", "noise_factor") else None
-    out = {dest}
-    if q is not None:
-        out |= set(q.symbols) | set(q.api_names) | {f.lstrip("-") for f in q.flags}
-    return out
-
-
 @pytest.mark.parametrize(("key", "dest", "value"), CASES,
                          ids=[f"{k}-{d}-{v:g}" for k, d, v in CASES])
 def test_library_refuses_just_outside_every_declared_edge(key, dest, value, capsys,
                                                           monkeypatch) -> None:
     argv = _argv(key, dest, value)
-    with pytest.raises(ValueError, match="must be"):  # the early check refuses it ...
+    with pytest.raises(ValueError) as early:  # the early check refuses it ...
         _ranges.check(build_parser(argv[0]).parse_args(argv))
     monkeypatch.setattr(_ranges, "check", lambda args: None)
-    rc = main(argv)  # ... and so does the library (the oracle) without it
+    rc = main(argv)  # ... and so does the library (the oracle), with the same message
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2, (argv, err)
-    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_-]*", err[-1]))
-    assert words & _names(dest), (argv, err[-1])
+    assert err[-1] == f"dpbounds: error: {early.value}", argv
 
 
 @pytest.mark.parametrize("key", sorted(_ranges.RANGES))
@@ -185,21 +177,19 @@ ORDERED = [(key, pair) for key, pairs in _ranges._ORDERED.items() for pair in pa
 
 @pytest.mark.parametrize(("key", "pair"), ORDERED, ids=[f"{k}-{p[0]}" for k, p in ORDERED])
 def test_library_refuses_every_declared_order(key, pair, capsys, monkeypatch) -> None:
-    small, large = pair
+    small, large, _ = pair
     flags = {"strong_convexity": ("--mu", "2"), "smoothness": ("--L", "1"),
              "batch_size": ("--m", "11"), "dataset_size": ("--n", "10")}
     argv = [*BASE[key], *flags[small], *flags[large], "--quiet"]
-    with pytest.raises(ValueError, match=f"{flags[small][0]} must be at most"):
+    with pytest.raises(ValueError) as early:
         _ranges.check(build_parser(argv[0]).parse_args(argv))
     monkeypatch.setattr(_ranges, "check", lambda args: None)
-    rc = main(argv)  # the library (oracle) refuses the same order
+    rc = main(argv)  # the library (oracle) refuses the same order, with the same message
     err = capsys.readouterr().err.strip().splitlines()
-    assert rc == 2 and "must" in err[-1], (argv, err)
+    assert rc == 2 and err[-1] == f"dpbounds: error: {early.value}", (argv, err)
 
 
-def test_range_rejects_nonfinite_and_reads_its_interval() -> None:
+def test_range_rejects_nonfinite() -> None:
     r = _ranges.Range(0.0, 1.0, low_open=True)
-    assert r.text() == "(0, 1]"
     assert not r.contains(math.nan) and not r.contains(math.inf)
     assert r.contains(1.0) and not r.contains(0.0)
-    assert _ranges.Range(1, 10**7, integer=True).text() == "[1, 10000000]"

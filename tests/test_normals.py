@@ -141,7 +141,7 @@ def test_negative_control_seeding_by_trial_count_is_seen() -> None:
 def test_selection_scaling_and_split() -> None:
     fast = np.asarray(TrialRandom(0, 2, normals="fast").normal_steps(4, (3,), 0.5))
     base = np.asarray(TrialRandom(0, 2, normals="fast").normal_steps(4, (3,)))
-    numpy_ = np.asarray(TrialRandom(0, 2).normal_steps(4, (3,), 0.5))
+    numpy_ = np.asarray(TrialRandom(0, 2, normals="numpy").normal_steps(4, (3,), 0.5))
     assert fast.shape == numpy_.shape == (2, 4, 3)
     np.testing.assert_array_equal(fast, 0.5 * base)  # the same scaling path as NumPy's stream
     assert not np.array_equal(fast, numpy_)

@@ -25,13 +25,23 @@ __all__ = ["RANGES", "Range", "check", "check_values", "command_key"]
 
 @dataclass(frozen=True)
 class Range:
-    """A closed or open interval of a flag's values (``integer``: the flag takes integers)."""
+    """An interval of a flag's values and the message the library gives outside it.
+
+    ``name``: the name the library's message uses (``None``: the flag as typed, as
+    :func:`dpbounds.bounds.problem.check_problem` does); ``low_msg`` / ``high_msg``: the
+    library's message below / above the interval (``str.format`` fields ``name``, ``value``
+    (as :func:`dpbounds._validation._show` writes it) and ``v`` (the float)); ``integer``: the
+    flag takes integers.
+    """
 
     low: float
     high: float = math.inf
     low_open: bool = False
     high_open: bool = False
     integer: bool = False
+    name: str | None = None
+    low_msg: str = ""
+    high_msg: str = ""
 
     def contains(self, value: float) -> bool:
         """Whether ``value`` lies in the interval (NaN and infinities never do)."""
@@ -41,77 +51,139 @@ class Range:
         below = value < self.high if self.high_open else value <= self.high
         return above and below
 
-    def text(self) -> str:
-        """The interval as the library's messages write it, e.g. ``(0, 1)``, ``[1, 1e+07]``."""
-        lo, hi = _num(self.low), "inf" if math.isinf(self.high) else _num(self.high)
-        return (f"{'(' if self.low_open else '['}{lo}, {hi}"
-                f"{')' if self.high_open or math.isinf(self.high) else ']'}")
+    def message(self, name: str, value: float) -> str:
+        """The library's message for ``value`` outside the interval."""
+        below = not math.isfinite(value) or (value <= self.low if self.low_open
+                                             else value < self.low)
+        template = self.low_msg if below or not self.high_msg else self.high_msg
+        return template.format(name=self.name or name, value=_show(value), v=float(value))
 
 
-def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() and abs(x) < 1e16 else f"{x:g}"
+def _show(value: float) -> str:
+    """As :func:`dpbounds._validation._show` (which imports NumPy): ``-1.0``, ``0``,
+    ``1.00e+20`` for an integer of 17 or more digits."""
+    if isinstance(value, int) and abs(value) >= 10**16:
+        digits = str(abs(value))
+        return f"{'-' if value < 0 else ''}{digits[0]}.{digits[1:3]}e+{len(digits) - 1}"
+    return repr(value)
 
 
-_POS = Range(0.0, low_open=True)  # _validation.check_positive: finite and > 0
-_NONNEG = Range(0.0)  # _validation.check_nonnegative
-_PROB = Range(0.0, 1.0, low_open=True, high_open=True)  # _validation.check_probability
-_INT1 = Range(1, integer=True)  # _validation.check_int(minimum=1)
-_INT_POS = Range(0, low_open=True, integer=True)  # check_positive of an integer flag
+# the library's messages (dpbounds._validation)
+_M_POS = "{name} must be > 0 (valid range (0, inf)), got {value}"  # check_positive
+_M_NONNEG = "{name} must be >= 0 (valid range [0, inf)), got {value}"  # check_nonnegative
 
-#: bound / compare: dpbounds.bounds.problem.check_problem (MAX_EPSILON = 100 of
-#: dpbounds.privacy.limits, max_horizon's _MAX_HORIZON = 10^7)
+
+def _pos(name: str | None = None, integer: bool = False) -> Range:
+    return Range(0.0, low_open=True, integer=integer, name=name, low_msg=_M_POS)
+
+
+def _nonneg(name: str | None = None) -> Range:
+    return Range(0.0, name=name, low_msg=_M_NONNEG)
+
+
+def _open(low: float, high: float, name: str | None = None) -> Range:  # check_open_interval
+    return Range(low, high, low_open=True, high_open=True, name=name,
+                 low_msg=f"{{name}} must lie in ({low!r}, {high!r}), got {{value}}")
+
+
+def _closed(low: float, high: float, name: str | None = None) -> Range:  # check_closed_interval
+    return Range(low, high, name=name,
+                 low_msg=f"{{name}} must lie in [{low!r}, {high!r}], got {{value}}")
+
+
+def _int(low: int, high: float = math.inf, name: str | None = None) -> Range:  # check_int
+    top = "inf" if math.isinf(high) else _show(int(high))
+    return Range(low, high, integer=True, name=name,
+                 low_msg=f"{{name}} must be an integer in [{_show(low)}, {top}], got {{value}}")
+
+
+def _study(key: str, low: float, high: float, integer: bool = False) -> Range:
+    """dpbounds.verify.study._check_value of the fixed value ``key`` (its _LIMITS)."""
+    return Range(low, high, integer=integer, name=key,
+                 low_msg=f"{{name}} must lie in [{low:.3g}, {high:.3g}], got {{v:.6g}}")
+
+
+#: bound / compare: dpbounds.bounds.problem.check_problem (flag as typed; eps <= MAX_EPSILON =
+#: 100 of dpbounds.privacy.limits.check_epsilon_limit; max_horizon <= _MAX_HORIZON = 10^7)
 _PROBLEM: dict[str, Range] = {
-    "dimension": _INT_POS, "dataset_size": _INT_POS,
-    "epsilon": Range(0.0, 100.0, low_open=True),
-    "delta": _PROB, "lipschitz": _POS, "smoothness": _POS, "initial_gap": _POS,
-    "gradient_noise": _POS, "l1_smoothness": _NONNEG, "c2": _POS, "diameter": _POS,
-    "strong_convexity": _POS, "sensitivity": _POS, "batch_size": _INT1,
-    "max_horizon": Range(1, 10**7, integer=True),
+    "dimension": _pos(integer=True), "dataset_size": _pos(integer=True),
+    "epsilon": Range(0.0, 100.0, low_open=True, low_msg=_M_POS, high_msg=(
+        "{name} must be at most 100, got {value}: beyond it an attack's odds may grow by e^100 "
+        "~ 2.7e43 (no privacy), and accountants leave their range")),
+    "delta": _open(0.0, 1.0), "lipschitz": _pos(), "smoothness": _pos(), "initial_gap": _pos(),
+    "gradient_noise": _pos(), "l1_smoothness": _nonneg(), "c2": _pos(), "diameter": _pos(),
+    "strong_convexity": _pos(), "sensitivity": _pos(),
+    "batch_size": Range(1, integer=True, low_msg="{name} must be > 0 (valid range (0, inf)), "
+                                                 "got {value}"),
+    "max_horizon": Range(1, 10**7, integer=True, low_msg=_M_POS,
+                         high_msg="{name} must be an integer in [1, 1e+07], got {value}"),
 }
 
-#: tune hb / nag: dpbounds.tuning.tune_heavy_ball / tune_nesterov (check_max_horizon: 10^7)
+#: tune hb / nag: dpbounds.tuning.tune_heavy_ball / tune_nesterov (API names; check_max_horizon)
 _TUNE: dict[str, Range] = {
-    "strong_convexity": _POS, "smoothness": _POS, "dimension": _INT1, "dataset_size": _INT1,
-    "batch_size": _INT1, "epsilon": _POS, "sensitivity": _POS, "initial_gap": _NONNEG,
-    "max_horizon": Range(1, 10**7, integer=True),
+    "strong_convexity": _pos("mu"), "smoothness": _pos("L"), "dimension": _int(1, name="d"),
+    "dataset_size": _int(1, name="n"), "epsilon": _pos("epsilon"),
+    "sensitivity": _pos("sensitivity"), "initial_gap": _nonneg("initial_gap"),
+    "max_horizon": _int(1, 10**7, name="max_horizon"),
 }
 
 #: command key (:func:`command_key`) -> flag dest -> its range
 RANGES: dict[str, dict[str, Range]] = {
     # dpbounds.privacy.table.privacy_table (_EPSILON_RANGE, _MAGNITUDE_RANGE, check_int)
     "privacy": {
-        "epsilon": Range(1e-6, 100.0), "delta": _PROB, "sensitivity": Range(1e-100, 1e100),
-        "steps": Range(1, 10**9, integer=True), "sampling_rate": Range(1e-6, 1.0),
-        "dataset_size": Range(1, 10**15, integer=True), "sigma": Range(1e-100, 1e100),
-        "scale": Range(1e-100, 1e100),
+        "epsilon": _closed(1e-6, 100.0, "epsilon"), "delta": _open(0.0, 1.0, "delta"),
+        "sensitivity": _closed(1e-100, 1e100, "sensitivity"),
+        "steps": _int(1, 10**9, "steps"), "sampling_rate": _closed(1e-6, 1.0, "sampling_rate"),
+        "dataset_size": _int(1, 10**15, "dataset_size"),
+        "sigma": _closed(1e-100, 1e100, "sigma"), "scale": _closed(1e-100, 1e100, "scale"),
     },
     "bound": _PROBLEM,
     "compare": _PROBLEM,
     "tune hb": _TUNE,
     # tune_nesterov's c in (0, 1] (Theorems 4.1 / 4.3 need the step c/L <= 1/L)
-    "tune nag": {**_TUNE, "step_factor": Range(0.0, 1.0, low_open=True)},
+    "tune nag": {**_TUNE, "step_factor": Range(0.0, 1.0, low_open=True, name="c",
+                                               low_msg=_M_POS, high_msg=(
+        "{name} must lie in (0, 1] (Theorems 4.1/4.3 need the step c/L <= 1/L), got {v}"))},
     # heavy_ball_rate: _check_hb (alpha > 0, beta in [0, 1)) and _check_mu_L
-    "rate hb": {"step_size": _POS, "momentum": Range(0.0, 1.0, high_open=True),
-                "strong_convexity": _POS, "smoothness": _POS},
-    # dpbounds.audit.runner.audit: epsilon > 0, delta in (0, 1), confidence in (0, 1),
-    # noise_factor >= 0
-    "audit": {"epsilon": _POS, "delta": _PROB, "confidence": _PROB, "noise_factor": _NONNEG},
+    "rate hb": {"step_size": _pos("alpha"),
+                "momentum": Range(0.0, 1.0, high_open=True, name="beta",
+                                  low_msg="{name} must lie in [0, 1), got {value}"),
+                "strong_convexity": _pos("mu"), "smoothness": _pos("L")},
+    # dpbounds.audit.runner.audit: epsilon > 0, delta in (0, 1), confidence in (0, 1) (its
+    # own message), noise_factor >= 0
+    "audit": {"epsilon": _pos("epsilon"), "delta": _open(0.0, 1.0, "delta"),
+              "confidence": Range(0.0, 1.0, low_open=True, high_open=True, name="confidence",
+                                  low_msg="{name} must lie in (0, 1), got {value}"),
+              "noise_factor": _nonneg("noise_factor")},
     # dpbounds.verify.study.scaling_study: trials in [2, 10^6]; the fixed values' _LIMITS
     "verify": {
-        "trials": Range(2, 10**6, integer=True),
-        "dimension": Range(1, 10**5, integer=True), "dataset_size": Range(2, 10**9, integer=True),
-        "epsilon": Range(1e-6, 1e3), "delta": Range(1e-300, 0.5),
-        "steps": Range(1, 10**9, integer=True), "batch_size": Range(1, 10**9, integer=True),
+        "trials": _int(2, 10**6, "trials"),
+        "dimension": _study("d", 1, 10**5, True), "dataset_size": _study("N", 2, 10**9, True),
+        "epsilon": _study("eps", 1e-6, 1e3), "delta": _study("delta", 1e-300, 0.5),
+        "steps": _study("T", 1, 10**9, True), "batch_size": _study("B", 1, 10**9, True),
     },
 }
 
-#: pairs (smaller, larger) that must be ordered: mu <= L, the batch within the data set
-_ORDERED: dict[str, tuple[tuple[str, str], ...]] = {
-    "bound": (("strong_convexity", "smoothness"), ("batch_size", "dataset_size")),
-    "compare": (("strong_convexity", "smoothness"), ("batch_size", "dataset_size")),
-    "tune hb": (("strong_convexity", "smoothness"), ("batch_size", "dataset_size")),
-    "tune nag": (("strong_convexity", "smoothness"), ("batch_size", "dataset_size")),
-    "rate hb": (("strong_convexity", "smoothness"),),
+#: verify's swept variable -> the flag it overrides (``verify_cmd`` refuses that flag first)
+_SWEPT = {"d": "dimension", "N": "dataset_size", "eps": "epsilon"}
+
+_ORDER_PROBLEM = "{small} must lie in (0, L={b:g}] (mu <= L), got {a:g}"
+_BATCH_PROBLEM = ("{small} must lie in [1, N={b:g}] (the batch is drawn from the data set), "
+                  "got {a:g}")
+_ORDER_TUNE = "mu must lie in (0, L={b}], got {a}"
+_BATCH_TUNE = "m must be an integer in [1, {b}], got {a}"
+
+#: pairs (smaller, larger, message) that must be ordered: mu <= L, the batch within the data
+_ORDERED: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "bound": (("strong_convexity", "smoothness", _ORDER_PROBLEM),
+              ("batch_size", "dataset_size", _BATCH_PROBLEM)),
+    "compare": (("strong_convexity", "smoothness", _ORDER_PROBLEM),
+                ("batch_size", "dataset_size", _BATCH_PROBLEM)),
+    "tune hb": (("strong_convexity", "smoothness", _ORDER_TUNE),
+                ("batch_size", "dataset_size", _BATCH_TUNE)),
+    "tune nag": (("strong_convexity", "smoothness", _ORDER_TUNE),
+                 ("batch_size", "dataset_size", _BATCH_TUNE)),
+    "rate hb": (("strong_convexity", "smoothness", _ORDER_TUNE),),
 }
 
 
@@ -147,27 +219,27 @@ def command_key(args: argparse.Namespace) -> str | None:
 
 
 def check(args: argparse.Namespace) -> None:
-    """Refuse (``ValueError`` naming the flag as typed and its valid range) a value outside
-    its command's declared range, before the command imports the library."""
+    """Refuse a value outside its command's declared range, before the command imports the
+    library: ``ValueError`` with the library's own message (naming the parameter and its
+    valid range)."""
     key = command_key(args)
     if key is None:
         return
     check_values(args, key)
-    for small, large in _ORDERED.get(key, ()):
+    for small, large, template in _ORDERED.get(key, ()):
         a, b = getattr(args, small, None), getattr(args, large, None)
         if a is not None and b is not None and float(a) > float(b):
-            raise ValueError(f"{flag_used(args, small)} must be at most "
-                             f"{flag_used(args, large)} = {_num(float(b))}, got {_num(float(a))}")
+            if template in (_ORDER_TUNE,):  # the library converts both to float first
+                a, b = float(a), float(b)
+            raise ValueError(template.format(small=flag_used(args, small), a=a, b=b))
 
 
 def check_values(args: argparse.Namespace, key: str) -> None:
     """The per-flag part of :func:`check` (each value in its own range) for command ``key``."""
+    swept = _SWEPT.get(str(getattr(args, "scaling_variable", ""))) if key == "verify" else None
     for dest, rng in RANGES[key].items():
         value = getattr(args, dest, None)
-        if value is None or isinstance(value, bool):
-            continue
-        v = float(value)
-        if not rng.contains(v):
-            kind = "an integer" if rng.integer else "a number"
-            raise ValueError(f"{flag_used(args, dest)} must be {kind} in {rng.text()}, "
-                             f"got {_num(v)}")
+        if value is None or isinstance(value, bool) or dest == swept:
+            continue  # a flag of the swept variable is refused by the command (its own words)
+        if not rng.contains(float(value)):
+            raise ValueError(rng.message(flag_used(args, dest), value))
