@@ -9,46 +9,44 @@ verification problem ``huber_well`` (:mod:`dpbounds.verify.problems`, N = 1000 s
 * ``numpy``: the array-API loop (``DPBOUNDS_KERNELS=numpy``);
 * ``compiled``: the compiled loop (:mod:`dpbounds.algorithms._step_kernels`);
 
-in CPU time (``time.process_time``) and wall time, each the minimum over ``--repeats`` runs (the
-machine is shared: the minimum is the least disturbed run). The run's setup (the calibration of
-its noise, timed separately with the same arguments and subtracted) is reported apart, as
-``setup ms``: it does not grow with the loop.
+in CPU time (``time.process_time``) and wall time, **by differencing**: runs of ``S`` and
+``3 S`` steps, each the minimum over ``--repeats`` runs (the machine is shared: the minimum is
+the least disturbed run), and the per-step cost is their difference over ``2 S``. The run's
+setup (the calibration of its noise, compilation, allocation) cancels; ``setup ms`` is what is
+left of the short run. (The previous version subtracted a separately timed calibration, which
+the timed run did not pay in full: it printed 0.107 us for Algorithm 2 at d = 4 where the
+differenced cost is 4.19.) Each row is measured once per noise stream (``--normals``):
+``numpy`` (NumPy's generators, the default) and ``fast`` (the compiled xoshiro256++ / ziggurat
+stream of :mod:`dpbounds._normals`, ``DPBOUNDS_NORMALS=fast``), side by side under the same load.
 
 The limit. Nothing in a step touches more than a few cache lines (the state, one sample, the
 tree's live nodes: all in L1), so memory bandwidth is no bound. What every step must do is draw
-its ``trials x d`` Gaussian noise numbers from the trials' own NumPy generators (the audit's
-mutation hook and trial-by-trial reproducibility need them to come from
-:class:`~dpbounds.backend.TrialRandom`): ``noise floor`` is that draw alone, timed here per step
-(``normal_steps`` in blocks, as the loops draw it). The arithmetic (``flops``: counted per
-step for 4 trials, from the loops) is some hundred floating-point operations, a few hundred
-nanoseconds at one operation per cycle; the compiled step is bound by its latency chain
-(norm, square root, division, then the step: a few hundred cycles per trial) more than by
-throughput.
+its ``trials x d`` Gaussian noise numbers: ``noise floor`` is that draw alone
+(``TrialRandom.normal_steps`` in blocks of 1024 steps, as the loops draw it). The arithmetic
+(``flops``: counted per step for 4 trials, from the loops) is some hundred floating-point
+operations; the compiled step is bound by its latency chain (norm, square root, division, then
+the step: a few hundred cycles per trial) more than by throughput.
 
 Timings on a shared machine are noisy: read the ratios measured side by side in one run.
 
-d = 16, 4 trials (the target: <= 2 us per step), measured with this file's ``measure()`` and
-``_noise_floor()`` (best of 3-5 runs, machine load ~1 on 2 cores, Sapphire Rapids):
+d = 16, 4 trials (the target: <= 2 us per step), CPU us per step, differenced (S = 20000), on
+an "AMD EPYC" (lscpu: family 26, 2 vCPU, AVX-512) shared by other jobs (load 7-8 on 2 cores,
+which inflates CPU time too); three runs of the commit that added the fast stream:
 
-=========================  =============  ==============  =====================
-change                     Alg. 1 us/step Alg. 2 us/step  noise draw alone (us)
-=========================  =============  ==============  =====================
-before (stacked draws,     2.29           2.59            1.64
-4096-step blocks)
-draws in place             2.13           2.45            1.36
-(``standard_normal(out=)``)
-and 1024-step blocks       1.63           1.85            1.36
-(512 KiB: in L2)
-=========================  =============  ==============  =====================
+=========  ==================  ==================  ==================
+loop       numpy / fast run 1  numpy / fast run 2  numpy / fast run 3
+=========  ==================  ==================  ==================
+Alg. 1     2.58 / 1.11         1.80 / 1.85         1.94 / 1.47
+Alg. 2     2.66 / 1.90         2.13 / 1.41         2.54 / 1.80
+DP-NSGD    1.05 / 0.45         1.18 / 0.37         -
+DP-SGD     0.79 / 0.45         0.83 / 0.42         -
+noise      0.75 / 0.19         0.96 / 0.20         0.89 / 0.19
+=========  ==================  ==================  ==================
 
-Rows 1-2 come from one run (old and new ``backend.py`` side by side), row 3 from another
-that alternated the block length three times: 4096 steps gave 1.64 / 2.14 there, 1024 steps
-1.63 / 1.85 (Algorithm 1 gains nothing from the shorter block, Algorithm 2 14%); between runs
-the same configuration moved by up to 20%.
-
-The draw (``TrialRandom.normal_steps``: 64 float64 ziggurat normals per step from 4
-generators) is ~1.3 us of the ~1.7-1.9 us: the floor while trial ``k``'s noise must come from
-its own NumPy generator (same bits as the NumPy path, independent of the trial count).
+Before that commit (same file's differenced ``measure()``, NumPy stream only, and
+``normal_steps``' in-place fill not yet reaching ``array_api_compat.numpy``: it stacked copies)
+two runs gave Alg. 1 1.75 / 2.08, Alg. 2 3.20 / 2.78, DP-NSGD 0.99 / 1.40, DP-SGD 1.31 / 1.91,
+noise draw 1.19 / 1.12 us per step.
 """
 
 from __future__ import annotations
@@ -135,6 +133,7 @@ def _noise_floor(d: int, repeats: int, normals: str = "numpy") -> float:
     loops draw them: ``_step_kernels.MAX_BLOCK``) from the stream ``normals``."""
     rng = TrialRandom(0, TRIALS, normals=normals)
     block = 1024
+    rng.normal_steps(block, (d,), 0.5)  # load the compiled stream before timing it
     cpu, _ = _best(lambda: rng.normal_steps(block, (d,), 0.5), repeats)
     return 1e6 * cpu / block
 
@@ -146,6 +145,7 @@ def measure(alg: str, d: int, path: str, steps: int, repeats: int) -> dict[str, 
     match what the timed run paid and printed 0.107 us for Algorithm 2 at d = 4 against 4.19
     differenced). Each run's time is the minimum of ``repeats``."""
     os.environ["DPBOUNDS_KERNELS"] = path
+    steps = _steps_of(alg, steps)  # whole epochs for the tree loops: the long run has 3x
     short, _ = _runner(alg, d, steps)
     long, _ = _runner(alg, d, 3 * steps)
     short()  # compile (compiled path) and fill the calibration caches
