@@ -22,7 +22,6 @@ import sys
 import pytest
 
 from dpbounds.cli import _ranges, build_parser, main
-from dpbounds.notation import quantity
 
 HEAVY = ("scipy", "sympy", "cvxpy", "numba", "dp_accounting")
 
@@ -40,6 +39,13 @@ ERRORS: list[tuple[list[str], str]] = [
     (["audit", "dp_gd_laplace", "--confidence", "1"], "confidence must lie in (0, 1)"),
     (["tune", "nag", "--mu", "0.1", "--L", "1", "--d", "10", "--n", "1000", "--eps", "1",
       "--S1", "1", "--step-factor", "2"], "c must lie in (0, 1]"),
+    (["bound", "nonconvex.clipped_sgd", "--target", "-1", "--smallest", "N"],
+     "target must be > 0"),
+    (["rate", "hb", "--alpha", "0.5", "--beta", "0.3", "--mu", "0.1", "--L", "1", "--steps", "5",
+      "--E0", "-1"], "initial_gap must be >= 0"),
+    (["verify", "strongly_convex.nag", "--quick", "--values", "-1", "2"],
+     "values must be positive"),
+    (["audit", "dp_gd_laplace", "--max-memory-gb", "-1"], "max_memory_gb must be > 0"),
 ]
 
 _PROBE = r"""
@@ -127,27 +133,35 @@ CASES = [(key, dest, v) for key, table in _ranges.RANGES.items() for dest, rng i
          for v in _outside(rng)]
 
 
+#: what a flag needs beside it for the library to read it
+EXTRA = {("bound", "target"): ["--smallest", "N"], ("rate hb", "initial_gap"): ["--steps", "5"],
+         ("rate hb", "noise_second_moment"): ["--steps", "5"]}
+#: the aliases the base command lines use for a quantity's canonical flag
+ALIAS = {"--strong-convexity": "--mu", "--smoothness": "--L", "--dimension": "--d",
+         "--dataset-size": "--n", "--epsilon": "--eps", "--sensitivity": "--S1",
+         "--step-size": "--alpha", "--momentum": "--beta"}
+
+
+def _flag(dest: str) -> str:
+    from dpbounds.notation import QUANTITIES
+
+    q = next((q for q in QUANTITIES if q.name == dest), None)
+    return q.flag if q is not None and q.flag else "--" + dest.replace("_", "-")
+
+
 def _argv(key: str, dest: str, value: float) -> list[str]:
-    flag = quantity(dest).flag if dest not in ("trials", "confidence", "noise_factor") \
-        else "--" + dest.replace("_", "-")
+    flag = _flag(dest)
     base = list(BASE[key])
     if key == "verify" and dest == "epsilon":
         base[base.index("eps")] = "N"
-    if key in ("tune hb", "tune nag") and flag in ("--strong-convexity", "--smoothness",
-                                                   "--dimension", "--dataset-size",
-                                                   "--epsilon", "--sensitivity"):
-        alias = {"--strong-convexity": "--mu", "--smoothness": "--L", "--dimension": "--d",
-                 "--dataset-size": "--n", "--epsilon": "--eps", "--sensitivity": "--S1"}[flag]
-        i = base.index(alias)
-        del base[i:i + 2]
-    if key == "rate hb" and flag in ("--step-size", "--momentum", "--strong-convexity",
-                                     "--smoothness"):
-        alias = {"--step-size": "--alpha", "--momentum": "--beta", "--strong-convexity": "--mu",
-                 "--smoothness": "--L"}[flag]
+    alias = ALIAS.get(flag)
+    if alias in base:  # the value under test replaces the base's
         i = base.index(alias)
         del base[i:i + 2]
     text = str(int(value)) if _ranges.RANGES[key][dest].integer else repr(float(value))
-    return [*base, f"{flag}={text}", "--quiet"]
+    if dest == "values":  # a grid needs two values; the other one is valid
+        return [*base, flag, text, "2", "--quiet"]
+    return [*base, *EXTRA.get((key, dest), []), f"{flag}={text}", "--quiet"]
 
 
 @pytest.mark.parametrize(("key", "dest", "value"), CASES,

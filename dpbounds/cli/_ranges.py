@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 __all__ = ["RANGES", "Range", "check", "check_values", "command_key"]
@@ -42,6 +43,9 @@ class Range:
     name: str | None = None
     low_msg: str = ""
     high_msg: str = ""
+    #: checked only when this holds of the parsed arguments (the library checks the value
+    #: only on that path: ``--E0`` of ``rate hb`` with ``--steps``)
+    when: Callable[[argparse.Namespace], bool] | None = None
 
     def contains(self, value: float) -> bool:
         """Whether ``value`` lies in the interval (NaN and infinities never do)."""
@@ -137,7 +141,10 @@ RANGES: dict[str, dict[str, Range]] = {
         "dataset_size": _int(1, 10**15, "dataset_size"),
         "sigma": _closed(1e-100, 1e100, "sigma"), "scale": _closed(1e-100, 1e100, "scale"),
     },
-    "bound": _PROBLEM,
+    # dpbounds.bounds.compare.regime: the target of --smallest / --largest
+    "bound": {**_PROBLEM, "target": Range(
+        0.0, low_open=True, low_msg="{name} must be > 0 (a bound is positive)", name="target",
+        when=lambda a: bool(getattr(a, "smallest", None) or getattr(a, "largest", None)))},
     "compare": _PROBLEM,
     "tune hb": _TUNE,
     # tune_nesterov's c in (0, 1] (Theorems 4.1 / 4.3 need the step c/L <= 1/L)
@@ -148,16 +155,28 @@ RANGES: dict[str, dict[str, Range]] = {
     "rate hb": {"step_size": _pos("alpha"),
                 "momentum": Range(0.0, 1.0, high_open=True, name="beta",
                                   low_msg="{name} must lie in [0, 1), got {value}"),
-                "strong_convexity": _pos("mu"), "smoothness": _pos("L")},
+                "strong_convexity": _pos("mu"), "smoothness": _pos("L"),
+                # quadratic_worst_case, run with --steps
+                "initial_gap": Range(0.0, name="initial_gap", low_msg=_M_NONNEG,
+                                     when=lambda a: getattr(a, "steps", None) is not None),
+                "noise_second_moment": Range(
+                    0.0, name="laplace_var", low_msg="{name} must be not nan and >= 0 at every "
+                                                     "step",
+                    when=lambda a: getattr(a, "steps", None) is not None)},
     # dpbounds.audit.runner.audit: epsilon > 0, delta in (0, 1), confidence in (0, 1) (its
     # own message), noise_factor >= 0
     "audit": {"epsilon": _pos("epsilon"), "delta": _open(0.0, 1.0, "delta"),
               "confidence": Range(0.0, 1.0, low_open=True, high_open=True, name="confidence",
                                   low_msg="{name} must lie in (0, 1), got {value}"),
-              "noise_factor": _nonneg("noise_factor")},
+              "noise_factor": _nonneg("noise_factor"),
+              "max_memory_gb": Range(0.0, low_open=True, name="max_memory_gb", low_msg=_M_POS,
+                                     when=lambda a: not getattr(a, "allow_large", False))},
     # dpbounds.verify.study.scaling_study: trials in [2, 10^6]; the fixed values' _LIMITS
     "verify": {
         "trials": _int(2, 10**6, "trials"),
+        # _grid: each grid value (then the variable's _LIMITS, left to the library)
+        "values": Range(0.0, low_open=True, name="values",
+                        low_msg="{name} must be positive and finite, got {v:.6g}"),
         "dimension": _study("d", 1, 10**5, True), "dataset_size": _study("N", 2, 10**9, True),
         "epsilon": _study("eps", 1e-6, 1e3), "delta": _study("delta", 1e-300, 0.5),
         "steps": _study("T", 1, 10**9, True), "batch_size": _study("B", 1, 10**9, True),
@@ -241,5 +260,8 @@ def check_values(args: argparse.Namespace, key: str) -> None:
         value = getattr(args, dest, None)
         if value is None or isinstance(value, bool) or dest == swept:
             continue  # a flag of the swept variable is refused by the command (its own words)
-        if not rng.contains(float(value)):
-            raise ValueError(rng.message(flag_used(args, dest), value))
+        if rng.when is not None and not rng.when(args):
+            continue
+        for v in value if isinstance(value, list) else [value]:  # a grid: each value
+            if not rng.contains(float(v)):
+                raise ValueError(rng.message(flag_used(args, dest), v))
