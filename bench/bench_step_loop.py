@@ -9,51 +9,50 @@ verification problem ``huber_well`` (:mod:`dpbounds.verify.problems`, N = 1000 s
 * ``numpy``: the array-API loop (``DPBOUNDS_KERNELS=numpy``);
 * ``compiled``: the compiled loop (:mod:`dpbounds.algorithms._step_kernels`);
 
-in CPU time (``time.process_time``) and wall time, each the minimum over ``--repeats`` runs (the
-machine is shared: the minimum is the least disturbed run). The run's setup (the calibration of
-its noise, timed separately with the same arguments and subtracted) is reported apart, as
-``setup ms``: it does not grow with the loop.
+in CPU time (``time.process_time``) and wall time, **by differencing**: runs of ``S`` and
+``3 S`` steps, each the minimum over ``--repeats`` runs (the machine is shared: the minimum is
+the least disturbed run), and the per-step cost is their difference over ``2 S``. The run's
+setup (the calibration of its noise, compilation, allocation) cancels; ``setup ms`` is what is
+left of the short run. (The previous version subtracted a separately timed calibration, which
+the timed run did not pay in full: it printed 0.107 us for Algorithm 2 at d = 4 where the
+differenced cost is 4.19.) Each row is measured once per noise stream (``--normals``):
+``numpy`` (NumPy's generators, the default) and ``fast`` (the compiled xoshiro256++ / ziggurat
+stream of :mod:`dpbounds._normals`, ``DPBOUNDS_NORMALS=fast``), side by side under the same load.
 
 The limit. Nothing in a step touches more than a few cache lines (the state, one sample, the
 tree's live nodes: all in L1), so memory bandwidth is no bound. What every step must do is draw
-its ``trials x d`` Gaussian noise numbers from the trials' own NumPy generators (the audit's
-mutation hook and trial-by-trial reproducibility need them to come from
-:class:`~dpbounds.backend.TrialRandom`): ``noise floor`` is that draw alone, timed here per step
-(``normal_steps`` in blocks, as the loops draw it). The arithmetic (``flops``: counted per
-step for 4 trials, from the loops) is some hundred floating-point operations, a few hundred
-nanoseconds at one operation per cycle; the compiled step is bound by its latency chain
-(norm, square root, division, then the step: a few hundred cycles per trial) more than by
-throughput.
+its ``trials x d`` Gaussian noise numbers: ``noise floor`` is that draw alone
+(``TrialRandom.normal_steps`` in blocks of 1024 steps, as the loops draw it). The arithmetic
+(``flops``: counted per step for 4 trials, from the loops) is some hundred floating-point
+operations; the compiled step is bound by its latency chain (norm, square root, division, then
+the step: a few hundred cycles per trial) more than by throughput.
 
 Timings on a shared machine are noisy: read the ratios measured side by side in one run.
 
-d = 16, 4 trials (the target: <= 2 us per step), measured with this file's ``measure()`` and
-``_noise_floor()`` (best of 3-5 runs, machine load ~1 on 2 cores, Sapphire Rapids):
+d = 16, 4 trials (the target: <= 2 us per step), CPU us per step, differenced (S = 20000), on
+an "AMD EPYC" (lscpu: family 26, 2 vCPU, AVX-512) shared by other jobs (load 7-8 on 2 cores,
+which inflates CPU time too); three runs of the commit that added the fast stream:
 
-=========================  =============  ==============  =====================
-change                     Alg. 1 us/step Alg. 2 us/step  noise draw alone (us)
-=========================  =============  ==============  =====================
-before (stacked draws,     2.29           2.59            1.64
-4096-step blocks)
-draws in place             2.13           2.45            1.36
-(``standard_normal(out=)``)
-and 1024-step blocks       1.63           1.85            1.36
-(512 KiB: in L2)
-=========================  =============  ==============  =====================
+=========  ==================  ==================  ==================
+loop       numpy / fast run 1  numpy / fast run 2  numpy / fast run 3
+=========  ==================  ==================  ==================
+Alg. 1     2.58 / 1.11         1.80 / 1.85         1.94 / 1.47
+Alg. 2     2.66 / 1.90         2.13 / 1.41         2.54 / 1.80
+DP-NSGD    1.05 / 0.45         1.18 / 0.37         -
+DP-SGD     0.79 / 0.45         0.83 / 0.42         -
+noise      0.75 / 0.19         0.96 / 0.20         0.89 / 0.19
+=========  ==================  ==================  ==================
 
-Rows 1-2 come from one run (old and new ``backend.py`` side by side), row 3 from another
-that alternated the block length three times: 4096 steps gave 1.64 / 2.14 there, 1024 steps
-1.63 / 1.85 (Algorithm 1 gains nothing from the shorter block, Algorithm 2 14%); between runs
-the same configuration moved by up to 20%.
-
-The draw (``TrialRandom.normal_steps``: 64 float64 ziggurat normals per step from 4
-generators) is ~1.3 us of the ~1.7-1.9 us: the floor while trial ``k``'s noise must come from
-its own NumPy generator (same bits as the NumPy path, independent of the trial count).
+Before that commit (same file's differenced ``measure()``, NumPy stream only, and
+``normal_steps``' in-place fill not yet reaching ``array_api_compat.numpy``: it stacked copies)
+two runs gave Alg. 1 1.75 / 2.08, Alg. 2 3.20 / 2.78, DP-NSGD 0.99 / 1.40, DP-SGD 1.31 / 1.91,
+noise draw 1.19 / 1.12 us per step.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import platform
 import time
@@ -73,6 +72,7 @@ from dpbounds.objectives._logistic_kernel import AVAILABLE
 from dpbounds.verify.problems import problem
 
 N, TRIALS, EPS, DELTA, ETA = 1000, 4, 8.0, 1e-5, 1e-3
+ALGS = ("alg1", "alg2", "dp_nsgd", "dp_sgd", "projected")
 
 
 def _flops(alg: str, d: int) -> int:
@@ -128,46 +128,83 @@ def _best(fn: Callable[[], object], repeats: int) -> tuple[float, float]:
     return min(cpu), min(wall)
 
 
-def _noise_floor(d: int, repeats: int) -> float:
-    """CPU microseconds per step to draw TRIALS x d Gaussians in blocks of 4096 steps."""
-    rng = TrialRandom(0, TRIALS)
-    block = 4096
+def _noise_floor(d: int, repeats: int, normals: str = "numpy") -> float:
+    """CPU microseconds per step to draw TRIALS x d Gaussians in blocks of 1024 steps (as the
+    loops draw them: ``_step_kernels.MAX_BLOCK``) from the stream ``normals``."""
+    rng = TrialRandom(0, TRIALS, normals=normals)
+    block = 1024
+    rng.normal_steps(block, (d,), 0.5)  # load the compiled stream before timing it
     cpu, _ = _best(lambda: rng.normal_steps(block, (d,), 0.5), repeats)
     return 1e6 * cpu / block
 
 
 def measure(alg: str, d: int, path: str, steps: int, repeats: int) -> dict[str, float]:
+    """Microseconds per step by differencing: runs of ``steps`` and ``3 steps`` steps, the
+    per-step cost is their difference over ``2 steps`` (the setup, the calibration, the first
+    call's compilation and every other per-run cost cancel; a subtracted calibration did not
+    match what the timed run paid and printed 0.107 us for Algorithm 2 at d = 4 against 4.19
+    differenced). Each run's time is the minimum of ``repeats``."""
     os.environ["DPBOUNDS_KERNELS"] = path
-    run, setup = _runner(alg, d, steps)
-    run()  # compile (compiled path) and fill the calibration caches
-    s_cpu, s_wall = _best(setup, repeats)
-    cpu, wall = _best(run, repeats)
-    T = _steps_of(alg, steps)
-    return dict(cpu=1e6 * max(cpu - s_cpu, 0.0) / T, wall=1e6 * max(wall - s_wall, 0.0) / T,
-                setup_ms=1e3 * s_cpu)
+    steps = _steps_of(alg, steps)  # whole epochs for the tree loops: the long run has 3x
+    short, _ = _runner(alg, d, steps)
+    long, _ = _runner(alg, d, 3 * steps)
+    short()  # compile (compiled path) and fill the calibration caches
+    long()
+    c1, w1 = _best(short, repeats)
+    c3, w3 = _best(long, repeats)
+    T = _steps_of(alg, 3 * steps) - _steps_of(alg, steps)
+    return dict(cpu=1e6 * (c3 - c1) / T, wall=1e6 * (w3 - w1) / T, setup_ms=1e3 * (
+        c1 - (c3 - c1) * _steps_of(alg, steps) / T))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="few steps, one repeat")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--d", type=int, nargs="+", default=[4, 16, 64], help="dimensions")
+    ap.add_argument("--algs", nargs="+", default=list(ALGS), choices=ALGS)
+    ap.add_argument("--compiled-only", action="store_true", help="skip the NumPy path")
+    ap.add_argument("--normals", nargs="+", default=["numpy", "fast"],
+                    choices=("numpy", "fast"),
+                    help="noise streams to compare (TrialRandom's normals / DPBOUNDS_NORMALS)")
+    ap.add_argument("--steps", type=int, default=None,
+                    help="steps of the short compiled run (the long one has 3x; default 2e5)")
     args = ap.parse_args()
     repeats = 1 if args.quick else args.repeats
     numpy_steps, compiled_steps = (400, 4000) if args.quick else (3000, 200_000)
-    print(f"CPU: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
+    compiled_steps = args.steps or compiled_steps
+    print(f"CPU: {_cpu_model()}, {os.cpu_count()} cores; load {os.getloadavg()[0]:.1f}; "
           f"numba {'available' if AVAILABLE else 'missing: compiled = NumPy path'}")
-    print(f"us per step, {TRIALS} trials, batch 1, N = {N}; CPU and wall, min of {repeats}")
-    print(f"{'algorithm':>10} {'d':>3} {'numpy cpu':>10} {'wall':>8} {'compiled cpu':>13} "
-          f"{'wall':>8} {'speed-up':>9} {'noise floor':>12} {'flops':>6} {'setup ms':>9}")
-    for d in (4, 16, 64):
-        floor = _noise_floor(d, repeats)
-        for alg in ("alg1", "alg2", "dp_nsgd", "dp_sgd", "projected"):
-            a = measure(alg, d, "numpy", numpy_steps, repeats)
-            b = measure(alg, d, "auto", compiled_steps, repeats)
-            print(f"{alg:>10} {d:>3} {a['cpu']:>10.2f} {a['wall']:>8.2f} {b['cpu']:>13.3f} "
-                  f"{b['wall']:>8.3f} {a['cpu'] / max(b['cpu'], 1e-9):>9.0f} {floor:>12.3f} "
-                  f"{_flops(alg, d):>6} {b['setup_ms']:>9.1f}")
+    print(f"us per step, {TRIALS} trials, batch 1, N = {N}; CPU and wall, differenced "
+          f"(runs of S and 3S steps, min of {repeats}); S = {compiled_steps} compiled")
+    print(f"{'algorithm':>10} {'d':>3} {'normals':>7} {'numpy cpu':>10} {'wall':>8} "
+          f"{'compiled cpu':>13} {'wall':>8} {'speed-up':>9} {'noise floor':>12} {'flops':>6} "
+          f"{'setup ms':>9}")
+    for d in args.d:
+        floors = {nm: _noise_floor(d, repeats, nm) for nm in args.normals}
+        for alg in args.algs:
+            for nm in args.normals:  # the streams side by side, under the same load
+                os.environ["DPBOUNDS_NORMALS"] = nm
+                a = (dict(cpu=math.nan, wall=math.nan) if args.compiled_only
+                     else measure(alg, d, "numpy", numpy_steps, repeats))
+                b = measure(alg, d, "auto", compiled_steps, repeats)
+                print(f"{alg:>10} {d:>3} {nm:>7} {a['cpu']:>10.2f} {a['wall']:>8.2f} "
+                      f"{b['cpu']:>13.3f} {b['wall']:>8.3f} "
+                      f"{a['cpu'] / max(b['cpu'], 1e-9):>9.0f} {floors[nm]:>12.3f} "
+                      f"{_flops(alg, d):>6} {b['setup_ms']:>9.1f}", flush=True)
     os.environ.pop("DPBOUNDS_KERNELS", None)
+    os.environ.pop("DPBOUNDS_NORMALS", None)
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 if __name__ == "__main__":

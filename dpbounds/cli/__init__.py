@@ -354,6 +354,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
+        # out-of-range numbers refused before the command imports the library (seconds)
+        from dpbounds.cli import _ranges
+
+        _ranges.check(args)
         _load_plugins(plugins)
         status = int(args.func(args) or 0)
         sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit

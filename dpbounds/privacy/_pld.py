@@ -33,7 +33,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import fft, signal, special
+from scipy import fft, special
 
 #: Probability mass a truncation may move (pessimistically), as dp_accounting's default.
 TAIL_MASS = 1e-15
@@ -132,6 +132,8 @@ def compose(a: DensePld, b: DensePld, tail: float = TAIL_MASS) -> DensePld:
     """Composition of two PLDs on the same grid (a full FFT convolution, then trimmed)."""
     if a.interval != b.interval:
         raise ValueError(f"interval must agree to compose PLDs, got {a.interval} and {b.interval}")
+    from scipy import signal  # on first use: it pulls in scipy.stats (~1 CPU-s of imports)
+
     offset, out, right = _trim(signal.fftconvolve(a.probs, b.probs), tail)
     infinity = (a.infinity_mass + b.infinity_mass - a.infinity_mass * b.infinity_mass + right
                 + 2 * _TAIL_ROUND_OFF)
@@ -160,6 +162,8 @@ def epsilon_for_delta(pld: DensePld, delta: float) -> float:
     # E_k = p_k + e^{-h} E_{k+1} (a first-order recursion, run backwards by lfilter).
     rev = p[::-1]
     suffix = np.cumsum(rev)[::-1]
+    from scipy import signal
+
     weighted = signal.lfilter([1.0], [1.0, -math.exp(-h)], rev)[::-1]
     # delta at the grid points: delta(L_k) = inf + S_{k+1} - e^{-h} E_{k+1}
     at_grid = pld.infinity_mass + np.append(suffix[1:] - math.exp(-h) * weighted[1:], 0.0)
