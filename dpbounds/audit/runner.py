@@ -74,6 +74,7 @@ from dpbounds.audit.statistics import (
     held_out_bound,
 )
 from dpbounds.privacy import Neighbouring
+from dpbounds.privacy.limits import check_epsilon_limit
 
 __all__ = ["AuditResult", "audit", "calibrate_input", "tight_claim"]
 
@@ -622,7 +623,9 @@ def audit(algorithm: str, neighbouring: Neighbouring | str | None = None, *,
     t0, c0 = time.perf_counter(), time.process_time()
     spec = _spec(algorithm)
     relation = _relation(spec, neighbouring)
-    eps = spec.epsilon if epsilon is None else check_positive("epsilon", epsilon)
+    # beyond MAX_EPSILON the calibrations overflow ("math range error" at 1e9, after seconds)
+    eps = (spec.epsilon if epsilon is None
+           else check_epsilon_limit("epsilon", check_positive("epsilon", epsilon)))
     dlt = spec.delta if delta is None else check_probability("delta", delta)
     if dlt == 0.0 and spec.delta > 0.0:
         raise ValueError(f"delta must be in (0, 1) for {spec.name}")

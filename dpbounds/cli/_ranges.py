@@ -163,9 +163,11 @@ RANGES: dict[str, dict[str, Range]] = {
                     0.0, name="laplace_var", low_msg="{name} must be not nan and >= 0 at every "
                                                      "step",
                     when=lambda a: getattr(a, "steps", None) is not None)},
-    # dpbounds.audit.runner.audit: epsilon > 0, delta in (0, 1), confidence in (0, 1) (its
+    # dpbounds.audit.runner.audit: epsilon in (0, 100], delta in (0, 1), confidence in (0, 1) (its
     # own message), noise_factor >= 0
-    "audit": {"epsilon": _pos("epsilon"), "delta": _open(0.0, 1.0, "delta"),
+    "audit": {"epsilon": Range(0.0, 100.0, low_open=True, name="epsilon", low_msg=_M_POS,
+                               high_msg=_PROBLEM["epsilon"].high_msg),
+              "delta": _open(0.0, 1.0, "delta"),
               "confidence": Range(0.0, 1.0, low_open=True, high_open=True, name="confidence",
                                   low_msg="{name} must lie in (0, 1), got {value}"),
               "noise_factor": _nonneg("noise_factor"),

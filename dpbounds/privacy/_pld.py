@@ -192,6 +192,8 @@ def tradeoff_vertices(pld: DensePld) -> tuple[np.ndarray, np.ndarray]:
     losses = pld.losses
     rev = p[::-1]
     suffix = np.cumsum(rev)[::-1]  # S_j = sum_{i>=j} p_i
+    from scipy import signal  # on first use (see _convolve)
+
     # alpha_j = e^{-L_j} E_j with E_j = p_j + e^{-h} E_{j+1} (as epsilon_for_delta), in logs
     weighted = signal.lfilter([1.0], [1.0, -math.exp(-h)], rev)[::-1]
     with np.errstate(divide="ignore", over="ignore", under="ignore"):
