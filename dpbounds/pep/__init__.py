@@ -16,7 +16,8 @@ One concept per module:
   inequalities (float or exact);
 * :mod:`~dpbounds.pep.stochastic` — the SDP (cvxpy; Clarabel, then SCS) and its result;
 * :mod:`~dpbounds.pep.banded` — the banded relaxation for long horizons;
-* :mod:`~dpbounds.pep.certificate` — the dual certificate and its exact check.
+* :mod:`~dpbounds.pep.certificate` — the dual certificate and its exact check;
+* :mod:`~dpbounds.pep.recovery` — the worst-case function recovered from a solution.
 
 Cost (heavy ball, ``time.process_time`` on the 2-core development machine, Clarabel; a point
 with ``certify=True`` is two SDP solves, the second with a margin, plus the exact check, so
@@ -73,6 +74,7 @@ from __future__ import annotations
 
 from dpbounds.pep.certificate import PEPCertificate, verify_pep_certificate
 from dpbounds.pep.formulation import SOURCE_INTERPOLATION, SOURCE_STOCHASTIC_PEP, FixedStepMethod
+from dpbounds.pep.recovery import RecoveredFunction, recover_worst_function
 from dpbounds.pep.stochastic import PEPResult, pep_worst_case
 
 __all__ = [
@@ -81,6 +83,8 @@ __all__ = [
     "FixedStepMethod",
     "PEPCertificate",
     "PEPResult",
+    "RecoveredFunction",
     "pep_worst_case",
+    "recover_worst_function",
     "verify_pep_certificate",
 ]
