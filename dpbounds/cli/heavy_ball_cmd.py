@@ -237,6 +237,18 @@ def _worst_case_lines(args: argparse.Namespace, lines: list[str]) -> dict:
     pep = _pep_lines(args, lines)
     if pep is not None:
         out["pep"] = pep
+    from dpbounds.pep import FixedStepMethod
+    from dpbounds.pep.lyapunov import lyapunov_bound
+
+    ly = lyapunov_bound(FixedStepMethod.heavy_ball(alpha, beta), mu, L, T, initial_gap=E0,
+                        noise_variance=s2)
+    out["lyapunov"] = {"value": ly.value, "rho": ly.rho, "cpu_seconds": ly.cpu_seconds}
+    gap = ""
+    if pep is not None and math.isfinite(ly.value):
+        out["lyapunov"]["pep_ratio"] = ly.value / pep["value"]
+        gap = f", {ly.value / pep['value']:.3g} x the PEP value"
+    lines.append(f"    all of S_mu,L (noise-aware Lyapunov)    {ly.value:.6g} (any T; rho = "
+                 f"{ly.rho:.6g}, exact check, {ly.cpu_seconds:.2f} CPU-s{gap})")
     return out
 
 
@@ -287,8 +299,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_quantity(rhb, "tolerance", default=1e-6, help="LMI bisection tolerance on rho")
     add_quantity(rhb, "steps",
                  help="also the worst case of E[F(x_T)] - F* after T steps: on quadratics "
-                      "(exact) and, for T <= 20 (with --pep: T <= 200), on all of S_mu,L "
-                      "(noise-aware PEP)")
+                      "(exact) and on all of S_mu,L: the noise-aware PEP for T <= 20 (with "
+                      "--pep: T <= 200) and a noise-aware Lyapunov bound at any T")
     add_quantity(rhb, "initial_gap", default=1.0,
                  help="with --steps: F(x0) - F* <= E0 (default 1)")
     add_quantity(rhb, "noise_second_moment", default=0.0,
