@@ -132,7 +132,9 @@ class PEPResult:
                 else f"certified <= {self.certified_value:.6g}")
         return (f"PEP worst case of {self.method.name} (alpha={self.method.alpha:.4g}, beta="
                 f"{self.method.beta:.4g}, gamma={self.method.gamma:.4g}), T={self.T}, "
-                f"{self.objective}: {self.value:.6g} ({cert})")
+                f"{self.objective}: {self.value:.6g} ({cert}"
+                + (", banded relaxation: an upper bound, not exact)" if self.pairs == "banded"
+                   else ")"))
 
 
 def _noise(noise_variances: Any, T: int) -> tuple[float, ...]:
