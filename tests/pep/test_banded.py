@@ -131,3 +131,21 @@ def test_banded_input():
         pep_worst_case(HB, MU, L, 201, initial_gap=1.0, pairs="banded", certify=False)
     with pytest.raises(ValueError, match="noise_orthogonal"):
         pep_worst_case(HB, MU, L, 3, initial_gap=1.0, pairs="banded", noise_orthogonal=False)
+
+
+def test_noisy_gradient_descent_in_distance_at_t100_is_the_closed_form():
+    # E||x_T||^2 = rho^{2T} R^2 + alpha^2 s^2 sum_k rho^{2k}, rho = max|1 - alpha lambda|,
+    # attained by quadratics (DERIVED; the one-step argument needs only local orthogonality,
+    # so the banded relaxation is exact here)
+    alpha, R2, s2, T = 1.5, 1.0, 0.01, 100
+    rho2 = max(abs(1 - alpha * MU), abs(1 - alpha * L)) ** 2
+    closed = rho2**T * R2 + alpha**2 * s2 * sum(rho2**k for k in range(T))
+    r = pep_worst_case(FixedStepMethod.gradient_descent(alpha), MU, L, T, initial_distance_sq=R2,
+                       noise_variances=s2, objective="distance", pairs="banded", window=1)
+    assert r.value == pytest.approx(closed, rel=1e-6)
+    assert closed <= r.certified_value <= closed * (1 + 1e-3)
+    # control: the bound is not insensitive to the step (another alpha, another value)
+    other = pep_worst_case(FixedStepMethod.gradient_descent(1.4), MU, L, T,
+                           initial_distance_sq=R2, noise_variances=s2, objective="distance",
+                           pairs="banded", window=1, certify=False).value
+    assert abs(other - closed) > 1e-3 * closed
