@@ -234,14 +234,22 @@ def _worst_case_lines(args: argparse.Namespace, lines: list[str]) -> dict:
                  f"E||xi_t||^2 = {s2:g}:")
     lines.append(f"    1-d quadratics (exact, DERIVED)        [{wc.value:.6g}, {wc.upper:.6g}] "
                  f"(attained at curvature {wc.start_eigenvalue:.6g})")
-    pep = _pep_lines(args, lines)
+    try:
+        pep = _pep_lines(args, lines)
+    except (ValueError, RuntimeError) as exc:  # beyond the SDP's resolution, or not solved
+        lines.append(f"    all of S_mu,L (noise-aware PEP)         not run: {exc}")
+        pep = None
     if pep is not None:
         out["pep"] = pep
     from dpbounds.pep import FixedStepMethod
     from dpbounds.pep.lyapunov import lyapunov_bound
 
-    ly = lyapunov_bound(FixedStepMethod.heavy_ball(alpha, beta), mu, L, T, initial_gap=E0,
-                        noise_variance=s2)
+    try:
+        ly = lyapunov_bound(FixedStepMethod.heavy_ball(alpha, beta), mu, L, T, initial_gap=E0,
+                            noise_variance=s2)
+    except ValueError as exc:
+        lines.append(f"    all of S_mu,L (noise-aware Lyapunov)    not run: {exc}")
+        return out
     out["lyapunov"] = {"value": ly.value, "rho": ly.rho, "cpu_seconds": ly.cpu_seconds}
     gap = ""
     if pep is not None and math.isfinite(ly.value):

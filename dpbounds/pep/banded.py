@@ -246,7 +246,13 @@ def solve_banded(method: FixedStepMethod, mu: float, L: float, T: int, objective
         settings.verbose = False
         for name, val in options.items():
             setattr(settings, name, val)
-        sol = clarabel.DefaultSolver(P, q, A, np.asarray(rhs), cones, settings).solve()
+        try:
+            sol = clarabel.DefaultSolver(P, q, A, np.asarray(rhs), cones, settings).solve()
+        except BaseException as err:  # a Rust panic (PanicException) on extreme scales
+            if type(err).__name__ != "PanicException":
+                raise
+            raise RuntimeError(f"the banded PEP SDP was not solved: Clarabel failed ({err})"
+                               ) from None
         status = str(sol.status)
         if status.endswith("Solved"):  # Solved or AlmostSolved: the certificate decides
             break

@@ -177,6 +177,27 @@ def check_class(mu: Any, L: Any) -> tuple[float, float]:
     return mu, L
 
 
+#: The SDPs resolve about nine significant digits: condition numbers, steps and noise-to-start
+#: ratios beyond this are refused by name (a solver then fails or runs for minutes: measured
+#: 166 s and a Clarabel panic on the CLI's fuzz inputs).
+MAX_SCALE_RATIO = 1e9
+
+
+def check_scales(mu: float, L: float, alpha: float, start: float, noise: Any) -> None:
+    """ValueError naming the parameter when the problem is beyond the SDP's resolution."""
+    if mu * MAX_SCALE_RATIO < L:
+        raise ValueError(f"mu must be >= L / {MAX_SCALE_RATIO:g} for the PEP (the SDP resolves "
+                         f"about nine digits), got mu = {mu:g}, L = {L:g}")
+    if not 1 / MAX_SCALE_RATIO <= alpha * L <= MAX_SCALE_RATIO:
+        raise ValueError(f"alpha must satisfy 1e-9 <= alpha L <= 1e9 for the PEP, got alpha L "
+                         f"= {alpha * L:g}")
+    top = float(np.max(np.asarray(noise, dtype=float), initial=0.0))
+    if top > MAX_SCALE_RATIO * start:
+        raise ValueError(f"noise_variances must be <= {MAX_SCALE_RATIO:g} x the start value "
+                         f"({start:g}) for the PEP (the SDP resolves about nine digits), got "
+                         f"{top:g}")
+
+
 def check_horizon(T: Any) -> int:
     """``T`` as an int in 1..10000 (the size guard in the solver refuses large ones sooner)."""
     return check_int("T", T, minimum=1, maximum=10_000)

@@ -46,7 +46,13 @@ from typing import Any
 import numpy as np
 
 from dpbounds._validation import check_int, check_nonnegative, check_positive
-from dpbounds.pep.formulation import FixedStepMethod, Layout, check_class, pair_form
+from dpbounds.pep.formulation import (
+    FixedStepMethod,
+    Layout,
+    check_class,
+    check_scales,
+    pair_form,
+)
 
 __all__ = ["LyapunovBound", "lyapunov_bound"]
 
@@ -154,6 +160,10 @@ def _solve(method: FixedStepMethod, mu: float, L: float, T: int, E0: float, s2: 
             prob.solve(solver="CLARABEL")
     except cp.error.SolverError:
         return None
+    except BaseException as err:  # Clarabel's Rust panics (PanicException) on extreme scales
+        if type(err).__name__ != "PanicException":
+            raise
+        return None
     if prob.status not in ("optimal", "optimal_inaccurate"):
         return None
     return (np.asarray(P.value), float(np.asarray(kappa.value)), np.asarray(lam.value).ravel(),
@@ -236,6 +246,7 @@ def lyapunov_bound(method: FixedStepMethod, mu: float, L: float, T: int, *,
     E0 = float(check_positive("initial_gap", initial_gap))
     s2 = float(check_nonnegative("noise_variance", noise_variance))
     grid = check_int("grid", grid, minimum=2, maximum=200)
+    check_scales(mu, L, method.alpha, E0, s2)
     t0 = time.process_time()
     from dpbounds.bounds.strongly_convex.heavy_ball import heavy_ball_rate
 

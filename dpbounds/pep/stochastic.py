@@ -65,6 +65,7 @@ from dpbounds.pep.formulation import (
     check_class,
     check_horizon,
     check_method,
+    check_scales,
     layout,
     pair_form,
 )
@@ -300,6 +301,7 @@ def pep_worst_case(
     orthogonal = check_flag("noise_orthogonal", noise_orthogonal)
     pair_set = check_choice("pairs", pairs, PAIR_SETS)
     certify = check_flag("certify", certify)
+    check_scales(mu, L, method.alpha, start, noise)
     if pair_set == "banded":
         if not orthogonal:
             raise ValueError("noise_orthogonal must be True with pairs='banded' (the banded "

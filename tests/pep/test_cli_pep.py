@@ -61,3 +61,21 @@ def test_refusals_are_one_line(extra, needle):
     assert out.returncode == 2
     assert needle in out.stderr and "Traceback" not in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_beyond_the_sdp_resolution_is_refused_by_name():
+    from dpbounds.pep import FixedStepMethod, lyapunov_bound, pep_worst_case
+
+    m = FixedStepMethod.heavy_ball(0.5, 0.3)
+    with pytest.raises(ValueError, match="noise_variances"):
+        pep_worst_case(m, 0.1, 1.0, 5, initial_gap=1.0, noise_variances=1e30)
+    with pytest.raises(ValueError, match="mu must be"):
+        pep_worst_case(m, 1e-300, 1.0, 5, initial_gap=1.0, pairs="banded")
+    with pytest.raises(ValueError, match="alpha"):
+        lyapunov_bound(FixedStepMethod.heavy_ball(1e-300, 0.3), 0.1, 1.0, 5, initial_gap=1.0)
+    # the CLI keeps its other lines and says why (before: 166 s, a solver panic, status 4)
+    argv = [*BASE, "--steps", "10"]
+    argv[argv.index("--noise-second-moment") + 1] = "1e30"
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "panicked" not in out.stderr
+    assert out.stdout.count("not run: noise_variances must be") == 2
