@@ -268,6 +268,8 @@ OPTIONS: dict[str, str] = {
     "--latex": "print the bound in LaTeX",
     "--audit": "print the whole lemma chain of a bound",
     "--no-lmi": "closed-form rates only (no LMI certificate)",
+    "--pep": "rate hb --steps: the noise-aware PEP worst case, CPU time and exact certificate",
+    "--pep-window": "rate hb --pep: the banded PEP relaxation's window w >= 1",
     "--quick": "a short run (fewer trials)",
     "--mutant": "audit a copy with a known bug (default sigma/2; see --list-mutants)",
     "--list-mutants": "list the audit's mutants (bugs that shipped) and where they apply",

@@ -133,6 +133,7 @@ def _rate_hb(args: argparse.Namespace) -> int:
     )
 
     alpha, beta, mu, L = args.step_size, args.momentum, args.strong_convexity, args.smoothness
+    _check_pep_args(args)
     rho = heavy_ball_rate(alpha, beta, mu, L)
     printed = heavy_ball_rate_eq26_as_printed(alpha, beta, mu, L)
     rows = {"alpha": alpha, "beta": beta, "mu": mu, "L": L,
@@ -163,13 +164,68 @@ def _rate_hb(args: argparse.Namespace) -> int:
     return 0
 
 
-#: the noise-aware PEP is run up to this horizon (its cost grows like T^4: 36 CPU-s at T = 30)
-_PEP_MAX_STEPS = 30
+#: without --pep the exact noise-aware PEP (all pairs) runs up to this horizon (6.6 CPU-s at
+#: T = 20 with its certificate solve; its cost grows like T^4)
+_PEP_EXACT_STEPS = 20
+
+
+def _check_pep_args(args: argparse.Namespace) -> None:
+    """--pep / --pep-window need --steps, a window >= 1 and T <= the cap (before any work)."""
+    from dpbounds.pep.banded import MAX_BANDED_STEPS
+
+    wanted = args.pep or args.pep_window is not None
+    if wanted and args.steps is None:
+        raise ValueError("--pep needs --steps T (the horizon of the worst case)")
+    if args.pep_window is not None and args.pep_window < 1:
+        raise ValueError(f"--pep-window must be an integer >= 1, got {args.pep_window}")
+    if wanted and args.steps > MAX_BANDED_STEPS:
+        raise ValueError(f"--steps must be <= {MAX_BANDED_STEPS} with --pep (the cap of the "
+                         f"noise-aware PEP; its cost grows with T), got {args.steps}")
+
+
+def _pep_lines(args: argparse.Namespace, lines: list[str]) -> dict | None:
+    """The noise-aware PEP section of ``rate hb --steps T`` (see ``_worst_case_lines``)."""
+    from dpbounds.pep import FixedStepMethod, pep_worst_case
+    from dpbounds.pep.banded import MAX_BANDED_STEPS
+
+    alpha, beta, mu, L = args.step_size, args.momentum, args.strong_convexity, args.smoothness
+    T, E0, s2 = args.steps, args.initial_gap, args.noise_second_moment
+    window = args.pep_window
+    if window is None and T <= _PEP_EXACT_STEPS:
+        pairs, label = "all", "exact PEP"
+    else:
+        if not args.pep and window is None:
+            lines.append(f"    all of S_mu,L (noise-aware PEP)         not run (T > "
+                         f"{_PEP_EXACT_STEPS}; --pep runs its banded relaxation up to T = "
+                         f"{MAX_BANDED_STEPS})")
+            return None
+        window = 2 if window is None else window
+        pairs, label = "banded", f"banded relaxation, window {window}"
+    res = pep_worst_case(FixedStepMethod.heavy_ball(alpha, beta), mu, L, T, initial_gap=E0,
+                         noise_variances=[s2] * T, pairs=pairs, window=window or 2)
+    cpu = sum(res.cpu_seconds.values())
+    cert = res.certificate
+    out: dict = {"value": res.value, "certified": res.certified_value,
+                 "formulation": label, "cpu_seconds": cpu}
+    lines.append(f"    all of S_mu,L (noise-aware PEP)         {res.value:.6g} ({label}, "
+                 f"{cpu:.2f} CPU-s)")
+    if cert is None:
+        lines.append("      no exact certificate")
+        return out
+    lam = cert.lambdas
+    out.update(lambda_initial=float(lam[0]), lambda_noise=[float(v) for v in lam[1:]])
+    shown = ", ".join(f"{v:.4g}" for v in lam[1:6]) + (", ..." if T > 5 else "")
+    lines.append(f"      exact certificate: worst <= lambda_0 E0 + sum_t lambda_t s_t^2 = "
+                 f"{res.certified_value:.6g}, for every E0 and s_t")
+    lines.append(f"      lambda_0 = {lam[0]:.6g}, lambda_t = [{shown}] "
+                 f"(sum {float(lam[1:].sum()):.6g})")
+    return out
 
 
 def _worst_case_lines(args: argparse.Namespace, lines: list[str]) -> dict:
-    """The worst case of E[F(x_T)] - F* after ``--steps`` T: on quadratics (exact) and, for
-    T <= _PEP_MAX_STEPS, on all of S_mu,L (the noise-aware PEP with its exact certificate)."""
+    """The worst case of E[F(x_T)] - F* after ``--steps`` T: on quadratics (exact) and on all
+    of S_mu,L (the noise-aware PEP with its exact certificate: exact for T <= 20, the banded
+    relaxation with ``--pep`` up to T = 200)."""
     from dpbounds.bounds.strongly_convex.quadratic_worst_case import quadratic_worst_case
 
     alpha, beta, mu, L = args.step_size, args.momentum, args.strong_convexity, args.smoothness
@@ -183,19 +239,29 @@ def _worst_case_lines(args: argparse.Namespace, lines: list[str]) -> dict:
                  f"E||xi_t||^2 = {s2:g}:")
     lines.append(f"    1-d quadratics (exact, DERIVED)        [{wc.value:.6g}, {wc.upper:.6g}] "
                  f"(attained at curvature {wc.start_eigenvalue:.6g})")
-    if T > _PEP_MAX_STEPS:
-        lines.append(f"    all of S_mu,L (noise-aware PEP)         not run (T > {_PEP_MAX_STEPS}: "
-                     "its cost grows like T^4)")
-        return out
-    from dpbounds.pep import FixedStepMethod, pep_worst_case
+    try:
+        pep = _pep_lines(args, lines)
+    except (ValueError, RuntimeError) as exc:  # beyond the SDP's resolution, or not solved
+        lines.append(f"    all of S_mu,L (noise-aware PEP)         not run: {exc}")
+        pep = None
+    if pep is not None:
+        out["pep"] = pep
+    from dpbounds.pep import FixedStepMethod
+    from dpbounds.pep.lyapunov import lyapunov_bound
 
-    res = pep_worst_case(FixedStepMethod.heavy_ball(alpha, beta), mu, L, T, initial_gap=E0,
-                         noise_variances=[s2] * T)
-    cert = res.certified_value
-    out["pep"] = {"value": res.value, "certified": cert}
-    lines.append(f"    all of S_mu,L (noise-aware PEP)         {res.value:.6g}"
-                 + (f" (exact certificate: <= {float(cert):.6g})" if cert is not None
-                    else " (no exact certificate)"))
+    try:
+        ly = lyapunov_bound(FixedStepMethod.heavy_ball(alpha, beta), mu, L, T, initial_gap=E0,
+                            noise_variance=s2)
+    except ValueError as exc:
+        lines.append(f"    all of S_mu,L (noise-aware Lyapunov)    not run: {exc}")
+        return out
+    out["lyapunov"] = {"value": ly.value, "rho": ly.rho, "cpu_seconds": ly.cpu_seconds}
+    gap = ""
+    if pep is not None and math.isfinite(ly.value):
+        out["lyapunov"]["pep_ratio"] = ly.value / pep["value"]
+        gap = f", {ly.value / pep['value']:.3g} x the PEP value"
+    lines.append(f"    all of S_mu,L (noise-aware Lyapunov)    {ly.value:.6g} (any T; rho = "
+                 f"{ly.rho:.6g}, exact check, {ly.cpu_seconds:.2f} CPU-s{gap})")
     return out
 
 
@@ -254,11 +320,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_quantity(rhb, "tolerance", default=1e-6, help="LMI bisection tolerance on rho")
     add_quantity(rhb, "steps",
                  help="also the worst case of E[F(x_T)] - F* after T steps: on quadratics "
-                      "(exact) and, for T <= 30, on all of S_mu,L (noise-aware PEP)")
+                      "(exact) and on all of S_mu,L: the noise-aware PEP for T <= 20 (with "
+                      "--pep: T <= 200) and a noise-aware Lyapunov bound at any T")
     add_quantity(rhb, "initial_gap", default=1.0,
                  help="with --steps: F(x0) - F* <= E0 (default 1)")
     add_quantity(rhb, "noise_second_moment", default=0.0,
                  help="with --steps: E||xi_t||^2 of each step's gradient noise (default 0)")
+    rhb.add_argument("--pep", action="store_true",
+                     help="with --steps: the noise-aware PEP worst case with its CPU time and "
+                          "exact certificate lambda_0 E0 + sum_t lambda_t s_t^2 (exact PEP for "
+                          "T <= 20, its banded relaxation, an upper bound, up to T = 200)")
+    rhb.add_argument("--pep-window", type=int, default=None,
+                     help="with --pep: use the banded relaxation with this window w >= 1 "
+                          "(default: the exact PEP for T <= 20, window 2 above)")
     rhb.add_argument("--no-lmi", action="store_true", help="closed forms only")
     rhb.add_argument("--json", action="store_true", help="print the numbers as JSON")
     rhb.set_defaults(func=_rate_hb)

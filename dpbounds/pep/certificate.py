@@ -70,6 +70,11 @@ class PEPCertificate:
         The relative margin of the SDP whose dual was rounded (``MARGINS``).
     repair:
         Total mass added to the minimiser pairs to make the function-value equalities exact.
+    window:
+        ``None``: the full PEP in the noise basis (``rho`` over ``layout(...).pairs()``);
+        an integer :math:`w`: the banded relaxation of :mod:`dpbounds.pep.banded` in the
+        iterate basis (``rho`` over ``banded_layout(...).pairs()``, ``orth_values`` the
+        multipliers of ``banded_layout(...).orthogonal()``).
     """
 
     method: FixedStepMethod
@@ -86,6 +91,7 @@ class PEPCertificate:
     margin: float
     repair: float
     source: Source = SOURCE_STOCHASTIC_PEP
+    window: int | None = None
 
     @property
     def lambdas(self) -> np.ndarray:
@@ -249,6 +255,18 @@ def _scaled_dual_matrix(cert: PEPCertificate, lay: Layout) -> list[list[Fraction
     return [[S[i, j] for j in range(n)] for i in range(n)]
 
 
+def _linear_conditions(cert: PEPCertificate, lay: Layout, n_orth: int) -> bool:
+    """Lengths, signs and the exact function-value equalities of ``cert`` on ``lay``."""
+    pairs = lay.pairs()
+    if (len(cert.rho) != len(pairs) or len(cert.lambda_noise) != cert.T
+            or len(cert.orth_values) != n_orth):
+        return False
+    if min(cert.rho) < 0 or cert.lambda_initial < 0 or min(cert.lambda_noise, default=0) < 0:
+        return False
+    return not any(_function_residual(lay, pairs, list(cert.rho), cert.objective, cert.initial,
+                                      cert.lambda_initial))
+
+
 def verify_pep_certificate(cert: PEPCertificate) -> bool:
     """Whether ``cert`` proves its bound, in exact rational arithmetic (see the module docstring).
 
@@ -257,16 +275,10 @@ def verify_pep_certificate(cert: PEPCertificate) -> bool:
     """
     if not isinstance(cert, PEPCertificate):
         raise ValueError(f"cert must be a PEPCertificate, got {type(cert).__name__}")
+    if cert.window is not None:
+        return _verify_banded(cert)
     lay = layout(cert.method, cert.T, cert.objective, exact=True)
-    pairs = lay.pairs()
-    orth = lay.orthogonal() if cert.noise_orthogonal else []
-    if (len(cert.rho) != len(pairs) or len(cert.lambda_noise) != cert.T
-            or len(cert.orth_values) != len(orth)):
-        return False
-    if min(cert.rho) < 0 or cert.lambda_initial < 0 or min(cert.lambda_noise, default=0) < 0:
-        return False
-    if any(_function_residual(lay, pairs, list(cert.rho), cert.objective, cert.initial,
-                              cert.lambda_initial)):
+    if not _linear_conditions(cert, lay, len(lay.orthogonal()) if cert.noise_orthogonal else 0):
         return False
     S = _scaled_dual_matrix(cert, lay)
     return _psd_by_rounding(S) or (len(S) <= 16 and _exact_psd(S))
@@ -286,6 +298,19 @@ def certificate_from_duals(
     rho_q = [Fraction(float(max(given.get(p, 0.0), 0.0))) for p in full]
     pairs = full
     lam0 = Fraction(float(max(lambda_initial, 0.0)))
+    repair = _repair(lay, pairs, rho_q, objective, initial, lam0)
+    Z = (psd_dual + psd_dual.T) / 2
+    cert = PEPCertificate(
+        method, float(mu), float(L), T, objective, initial, orthogonal, tuple(rho_q), lam0,
+        tuple(Fraction(float(max(v, 0.0))) for v in lambda_noise),
+        tuple(Fraction(float(Z[p, q])) for p, q in orth), margin, repair)
+    return cert if verify_pep_certificate(cert) else None
+
+
+def _repair(lay: Layout, pairs: list[tuple[int, int]], rho_q: list[Fraction], objective: str,
+            initial: str, lam0: Fraction) -> float:
+    """Make the function-value equalities exact in place (mass added to the minimiser
+    pairs, each of which touches one point's value); returns the total mass added."""
     res = _function_residual(lay, pairs, rho_q, objective, initial, lam0)
     index = {p: k for k, p in enumerate(pairs)}
     for k, r in enumerate(res):
@@ -293,10 +318,142 @@ def certificate_from_duals(
             rho_q[index[(-1, k)]] += r
         elif r < 0:  # the pair (k, x*) adds -1
             rho_q[index[(k, -1)]] -= r
-    Z = (psd_dual + psd_dual.T) / 2
+    return float(sum(abs(r) for r in res))
+
+
+def _banded_psd(S: dict[tuple[int, int], Fraction], n: int, b: int, bits: int = 100) -> bool:
+    r"""A sufficient exact test of :math:`S\succ0` for a symmetric matrix with bandwidth ``b``
+    (``S`` holds the entries ``(i, j)``, ``i <= j <= i + b``; absent ones are 0).
+
+    **[DERIVED]** Work in integer units :math:`u=2^{-K}` (the largest entry about ``bits``
+    bits). Rounding an entry moves it by at most :math:`u/2`; a symmetric error supported on a
+    band of width :math:`b` (or on a window of :math:`m` rows) has spectral norm at most
+    :math:`(2b+1)u/2` (or :math:`mu/2`, Gershgorin), so subtracting that many units from the
+    diagonal keeps the rounded matrix :math:`\preceq` the exact one. Each elimination step
+    replaces the trailing window by its rounded Schur complement minus :math:`m` units on its
+    diagonal, again :math:`\preceq` the exact complement. A positive pivot at every step then
+    proves each Schur complement, hence :math:`S`, positive definite; the numbers keep about
+    ``bits`` bits (the plain :math:`LDL^\top` carries minors whose size grows with :math:`n`).
+    """
+    top = max((abs(v) for v in S.values()), default=Fraction(0))
+    if top == 0:
+        return False
+    K = bits - (top.numerator.bit_length() - top.denominator.bit_length())
+    num, den = (1 << K, 1) if K >= 0 else (1, 1 << -K)
+    A: list[dict[int, int]] = [{} for _ in range(n)]  # A[i][j], i <= j <= i + b (upper band)
+    for (i, j), v in S.items():
+        if not 0 <= j - i <= b:
+            raise ValueError(f"entry ({i}, {j}) outside the band b = {b}")
+        A[i][j] = (2 * v.numerator * num + v.denominator * den) // (2 * v.denominator * den)
+    for i in range(n):
+        A[i][i] = A[i].get(i, 0) - (2 * b + 1)
+    for k in range(n):
+        p = A[k].get(k, 0)
+        if p <= 0:
+            return False
+        row = A[k]
+        idx = [j for j in range(k + 1, min(n, k + b + 1)) if row.get(j, 0)]
+        for ii, i in enumerate(idx):
+            aik = row[i]
+            Ai = A[i]
+            for j in idx[ii:]:
+                # nearest integer to A_ij - a_ik a_jk / p
+                num_ij = 2 * (Ai.get(j, 0) * p - aik * row[j]) + p
+                Ai[j] = num_ij // (2 * p)
+        for i in idx:
+            A[i][i] -= len(idx)
+    return True
+
+
+def _sparse(v: np.ndarray) -> dict[int, Fraction]:
+    return {int(k): v[k] for k in np.flatnonzero(v != 0)}
+
+
+def _add_sym(S: dict[tuple[int, int], Fraction], u: dict[int, Fraction],
+             v: dict[int, Fraction], w: Fraction) -> None:
+    """S += w (u v^T + v u^T) / 2 on the upper triangle (both orders summed there)."""
+    for p, up in u.items():
+        for q, vq in v.items():
+            key = (p, q) if p <= q else (q, p)
+            # the upper entry stands for both (p, q) and (q, p): each gets w u_p v_q / 2
+            S[key] = S.get(key, Fraction(0)) + (w * up * vq if p == q else w * up * vq / 2)
+
+
+def banded_dual_matrix(cert: PEPCertificate) -> tuple[dict[tuple[int, int], Fraction], int, int]:
+    r""":math:`c\alpha^2S` of a banded certificate, exactly, as its upper band, with ``n`` and the
+    bandwidth (see :mod:`dpbounds.pep.banded`; every number is dyadic, no division)."""
+    from dpbounds.pep.banded import banded_layout
+
+    assert cert.window is not None
+    lay = banded_layout(cert.method, cert.T, cert.objective, cert.window, exact=True)
+    mu, L = Fraction(cert.mu), Fraction(cert.L)
+    c, a2 = 2 * (L - mu), Fraction(cert.method.alpha) ** 2
+    S: dict[tuple[int, int], Fraction] = {}
+
+    def pt(k: int) -> dict[int, Fraction]:
+        return {} if k < 0 else _sparse(lay.points[k])
+
+    def gr(k: int) -> dict[int, Fraction]:
+        return {} if k < 0 else {lay.grad(k): Fraction(1)}
+
+    def minus(u: dict[int, Fraction], v: dict[int, Fraction]) -> dict[int, Fraction]:
+        out = dict(u)
+        for k, x in v.items():
+            out[k] = out.get(k, Fraction(0)) - x
+        return {k: x for k, x in out.items() if x}
+
+    for (i, j), r in zip(lay.pairs(), cert.rho, strict=True):
+        if not r:
+            continue
+        d, g_a, gj = minus(pt(i), pt(j)), minus(gr(i), gr(j)), gr(j)
+        w = r * a2  # pair_form's Q (the inequality times c), times rho alpha^2
+        _add_sym(S, gj, d, w * c)
+        _add_sym(S, g_a, g_a, w)
+        _add_sym(S, d, d, w * mu * L)
+        _add_sym(S, g_a, d, -2 * w * mu)
+    if cert.initial == "distance":
+        _add_sym(S, {0: Fraction(1)}, {0: Fraction(1)}, c * a2 * cert.lambda_initial)
+    for t, lam in enumerate(cert.lambda_noise):
+        z = _sparse(lay.noise_rows[t])
+        _add_sym(S, z, z, c * lam)  # lambda_t s_t^2 = (lambda_t / alpha^2) alpha^2 s_t^2
+    for (t, v), nu in zip(lay.orthogonal(), cert.orth_values, strict=True):
+        if nu:
+            _add_sym(S, _sparse(lay.noise_rows[t]), {v: Fraction(1)}, c * a2 * nu)
+    if cert.objective == "distance":
+        xT = _sparse(lay.x_final)
+        _add_sym(S, xT, xT, -c * a2)
+    return S, lay.n, lay.bandwidth
+
+
+def _verify_banded(cert: PEPCertificate) -> bool:
+    from dpbounds.pep.banded import banded_layout
+
+    assert cert.window is not None
+    lay = banded_layout(cert.method, cert.T, cert.objective, cert.window, exact=True)
+    if not _linear_conditions(cert, lay, len(lay.orthogonal())):
+        return False
+    S, n, b = banded_dual_matrix(cert)
+    return _banded_psd(S, n, min(b, n - 1))
+
+
+def banded_certificate_from_duals(
+    method: FixedStepMethod, mu: float, L: float, T: int, objective: str, initial: str,
+    window: int, *, rho: np.ndarray, lambda_initial: float, lambda_noise_zeta: np.ndarray,
+    nu: np.ndarray, margin: float,
+) -> PEPCertificate | None:
+    """A verified banded certificate from the float dual of :func:`~dpbounds.pep.banded.
+    solve_banded` (multiplier of ||zeta_t||^2 <= alpha^2 s_t^2 read as lambda_t / alpha^2)."""
+    from dpbounds.pep.banded import banded_layout
+
+    check_positive("margin", margin)
+    lay = banded_layout(method, T, objective, window)
+    pairs = lay.pairs()
+    rho_q = [Fraction(float(max(v, 0.0))) for v in rho]
+    lam0 = Fraction(float(max(lambda_initial, 0.0)))
+    repair = _repair(lay, pairs, rho_q, objective, initial, lam0)
+    a2 = Fraction(method.alpha) ** 2
     cert = PEPCertificate(
-        method, float(mu), float(L), T, objective, initial, orthogonal, tuple(rho_q), lam0,
-        tuple(Fraction(float(max(v, 0.0))) for v in lambda_noise),
-        tuple(Fraction(float(Z[p, q])) for p, q in orth), margin,
-        float(sum(abs(r) for r in res)))
+        method, float(mu), float(L), T, objective, initial, True, tuple(rho_q), lam0,
+        tuple(Fraction(float(max(v, 0.0))) * a2 for v in lambda_noise_zeta),
+        tuple(Fraction(float(v)) for v in nu), margin, repair, window=window)
     return cert if verify_pep_certificate(cert) else None

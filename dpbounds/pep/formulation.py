@@ -55,7 +55,16 @@ SOURCE_STOCHASTIC_PEP = Source(
     "(the expected Gram matrix of a run is one feasible point)")
 
 OBJECTIVES = ("function_value", "distance")
-PAIR_SETS = ("all", "consecutive")
+PAIR_SETS = ("all", "consecutive", "banded")
+
+#: Tight tolerances: the certificate needs the dual matrix within the margin (1e-7 relative) of
+#: the multipliers' own matrix; Clarabel's defaults (1e-8) left it 1.9e-8 off, past a margin of
+#: 3.3e-9 (heavy ball, T = 3), these leave 4.6e-13.
+_OPTIONS: dict[str, dict[str, Any]] = {
+    "CLARABEL": {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10,
+                 "tol_ktratio": 1e-8, "max_iter": 500},
+    "SCS": {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 200_000},
+}
 
 
 @dataclass(frozen=True)
@@ -168,9 +177,38 @@ def check_class(mu: Any, L: Any) -> tuple[float, float]:
     return mu, L
 
 
+#: The SDPs resolve about nine significant digits: condition numbers, steps and noise-to-start
+#: ratios beyond this are refused by name (a solver then fails or runs for minutes: measured
+#: 166 s and a Clarabel panic on the CLI's fuzz inputs).
+MAX_SCALE_RATIO = 1e9
+
+
+def check_scales(mu: float, L: float, alpha: float, start: float, noise: Any) -> None:
+    """ValueError naming the parameter when the problem is beyond the SDP's resolution."""
+    if mu * MAX_SCALE_RATIO < L:
+        raise ValueError(f"mu must be >= L / {MAX_SCALE_RATIO:g} for the PEP (the SDP resolves "
+                         f"about nine digits), got mu = {mu:g}, L = {L:g}")
+    if not 1 / MAX_SCALE_RATIO <= alpha * L <= MAX_SCALE_RATIO:
+        raise ValueError(f"alpha must satisfy 1e-9 <= alpha L <= 1e9 for the PEP, got alpha L "
+                         f"= {alpha * L:g}")
+    top = float(np.max(np.asarray(noise, dtype=float), initial=0.0))
+    if top > MAX_SCALE_RATIO * start:
+        raise ValueError(f"noise_variances must be <= {MAX_SCALE_RATIO:g} x the start value "
+                         f"({start:g}) for the PEP (the SDP resolves about nine digits), got "
+                         f"{top:g}")
+
+
 def check_horizon(T: Any) -> int:
     """``T`` as an int in 1..10000 (the size guard in the solver refuses large ones sooner)."""
     return check_int("T", T, minimum=1, maximum=10_000)
+
+
+def method_numbers(method: FixedStepMethod, n: int, exact: bool) -> tuple[Any, Any, Any, Any]:
+    """(alpha, beta, gamma, zero vector of length n): floats, or exact Fractions."""
+    if exact:
+        a, b, g = (Fraction(v) for v in (method.alpha, method.beta, method.gamma))
+        return a, b, g, np.array([Fraction(0)] * n, dtype=object)
+    return method.alpha, method.beta, method.gamma, np.zeros(n)
 
 
 def layout(method: FixedStepMethod, T: int, objective: str, *, exact: bool = False) -> Layout:
@@ -178,15 +216,7 @@ def layout(method: FixedStepMethod, T: int, objective: str, *, exact: bool = Fal
     with_final = objective == "function_value"
     N = T + int(with_final)
     n = 1 + N + T
-    a: Any
-    b: Any
-    g: Any
-    if exact:
-        a, b, g = (Fraction(v) for v in (method.alpha, method.beta, method.gamma))
-        zero: Any = np.array([Fraction(0)] * n, dtype=object)
-    else:
-        a, b, g = method.alpha, method.beta, method.gamma
-        zero = np.zeros(n)
+    a, b, g, zero = method_numbers(method, n, exact)
     x_prev, x = zero.copy(), zero.copy()
     x[0] = x_prev[0] = 1  # x_{-1} = x_0
     pts = []

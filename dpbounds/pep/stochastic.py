@@ -43,9 +43,20 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds._validation import check_choice, check_flag, check_nonnegative, check_positive
-from dpbounds.pep.certificate import PEPCertificate, certificate_from_duals
+from dpbounds._validation import (
+    check_choice,
+    check_flag,
+    check_int,
+    check_nonnegative,
+    check_positive,
+)
+from dpbounds.pep.certificate import (
+    PEPCertificate,
+    banded_certificate_from_duals,
+    certificate_from_duals,
+)
 from dpbounds.pep.formulation import (
+    _OPTIONS,
     OBJECTIVES,
     PAIR_SETS,
     SOURCE_INTERPOLATION,
@@ -54,6 +65,7 @@ from dpbounds.pep.formulation import (
     check_class,
     check_horizon,
     check_method,
+    check_scales,
     layout,
     pair_form,
 )
@@ -69,16 +81,6 @@ MARGINS = (1e-7, 1e-5, 1e-3)
 #: Largest dense interpolation-constraint matrix built (GB): 8 bytes x pairs x n^2, n = 2T + 2
 #: (+1): all pairs reach it near T = 88 (T = 100 needs 3.4 GB), consecutive pairs near T = 250.
 MAX_CONSTRAINT_GB = 2.0
-
-#: Tight tolerances: the certificate needs the dual matrix within the margin (1e-7 relative) of
-#: the multipliers' own matrix; Clarabel's defaults (1e-8) left it 1.9e-8 off, past a margin of
-#: 3.3e-9 (heavy ball, T = 3), these leave 4.6e-13.
-_OPTIONS: dict[str, dict[str, Any]] = {
-    "CLARABEL": {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10,
-                 "tol_ktratio": 1e-8, "max_iter": 500},
-    "SCS": {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 200_000},
-}
-
 
 @dataclass(frozen=True)
 class PEPResult:
@@ -96,7 +98,9 @@ class PEPResult:
     certificate:
         The verified dual certificate, or ``None`` (``certify=False`` or every margin failed).
     gram:
-        The primal expected Gram matrix (basis: x_0 - x*, gradients at the points, noises).
+        The primal expected Gram matrix (basis: x_0 - x*, gradients at the points, noises;
+        ``pairs="banded"``: the interleaved iterates and gradients x_0, g_0, x_1, .., with the
+        entries outside the band, which the relaxation leaves free, as NaN).
     function_values:
         Expected F - F* at the points (y_0..y_{T-1}, then x_T for the function-value objective).
     pairs:
@@ -129,7 +133,9 @@ class PEPResult:
                 else f"certified <= {self.certified_value:.6g}")
         return (f"PEP worst case of {self.method.name} (alpha={self.method.alpha:.4g}, beta="
                 f"{self.method.beta:.4g}, gamma={self.method.gamma:.4g}), T={self.T}, "
-                f"{self.objective}: {self.value:.6g} ({cert})")
+                f"{self.objective}: {self.value:.6g} ({cert}"
+                + (", banded relaxation: an upper bound, not exact)" if self.pairs == "banded"
+                   else ")"))
 
 
 def _noise(noise_variances: Any, T: int) -> tuple[float, ...]:
@@ -223,7 +229,7 @@ def pep_worst_case(
     initial_gap: float | None = None, initial_distance_sq: float | None = None,
     noise_variances: Any = None, objective: str = "function_value",
     noise_orthogonal: bool = True, pairs: str = "all", certify: bool = True,
-    solver: str | None = None,
+    solver: str | None = None, window: int = 2,
 ) -> PEPResult:
     r"""Worst case of :math:`\mathbb E[F(x_T)]-F^\ast` (or of
     :math:`\mathbb E\lVert x_T-x^\ast\rVert^2`) over :math:`\mathcal S_{\mu,L}` for a noisy
@@ -258,13 +264,20 @@ def pep_worst_case(
         ``False`` drops it: the noise may then correlate with the past, a mean-square inexact
         oracle (larger worst case; used as a control in the tests).
     pairs:
-        ``"all"`` (every pair of points: the PEP) or ``"consecutive"`` (the pairs with the
+        ``"all"`` (every pair of points: the PEP), ``"consecutive"`` (the pairs with the
         minimiser and of neighbouring iterates only: a relaxation, so still a valid upper bound,
-        with O(T) instead of O(T^2) inequalities).
+        with O(T) instead of O(T^2) inequalities) or ``"banded"`` (the relaxation of
+        :mod:`dpbounds.pep.banded`: pairs and noise orthogonality within ``window`` steps, in
+        the iterate basis as a chain of small SDP cones; a valid upper bound, not exact; T up to
+        ``MAX_BANDED_STEPS``; about 2 CPU-s at T = 100).
     certify:
         Build and exactly verify the dual certificate (a second SDP solve, with a margin).
     solver:
-        A cvxpy solver name; default Clarabel, then SCS if Clarabel fails.
+        A cvxpy solver name; default Clarabel, then SCS if Clarabel fails (``"banded"``:
+        Clarabel's own API, this argument is not used).
+    window:
+        The window :math:`w\ge1` of ``pairs="banded"`` (larger: tighter and slower; with
+        :math:`w\ge T` nothing is dropped and the value is the full PEP's).
 
     Returns
     -------
@@ -288,6 +301,13 @@ def pep_worst_case(
     orthogonal = check_flag("noise_orthogonal", noise_orthogonal)
     pair_set = check_choice("pairs", pairs, PAIR_SETS)
     certify = check_flag("certify", certify)
+    check_scales(mu, L, method.alpha, start, noise)
+    if pair_set == "banded":
+        if not orthogonal:
+            raise ValueError("noise_orthogonal must be True with pairs='banded' (the banded "
+                             "relaxation is built on the orthogonality)")
+        return _banded(method, mu, L, T, objective, kind, start, noise, certify,
+                       check_int("window", window, minimum=1))
 
     t0 = time.process_time()
     sdp = _SDP(method, mu, L, T, objective, kind, tuple(s / start for s in noise), orthogonal,
@@ -321,3 +341,41 @@ def pep_worst_case(
     return PEPResult(method, mu, L, T, objective, kind, start, noise, orthogonal, pair_set, value,
                      certified, cert, G * start, f * start, used, cpu)
 
+
+
+def _banded(method: FixedStepMethod, mu: float, L: float, T: int, objective: str, kind: str,
+            start: float, noise: tuple[float, ...], certify: bool, window: int) -> PEPResult:
+    """``pep_worst_case`` with ``pairs="banded"`` (see :mod:`dpbounds.pep.banded`)."""
+    from dpbounds.pep.banded import MAX_BANDED_STEPS, solve_banded
+
+    if T > MAX_BANDED_STEPS:
+        raise ValueError(f"T must be <= {MAX_BANDED_STEPS} for pairs='banded', got {T}")
+    t0 = time.process_time()
+    scaled = tuple(s / start for s in noise)
+    sol = solve_banded(method, mu, L, T, objective, kind, scaled, window)
+    value = sol.value * start
+    cpu = {"solve": time.process_time() - t0}
+    cert = None
+    if certify:
+        t1 = time.process_time()
+        trace = max(sum(v for (i, j), v in sol.band.items() if i == j), 1e-300)
+        for margin in MARGINS:
+            eps = margin * max(sol.value, 1e-12) / trace
+            try:
+                dual = solve_banded(method, mu, L, T, objective, kind, scaled, window, eps)
+            except RuntimeError:
+                continue
+            cert = banded_certificate_from_duals(
+                method, mu, L, T, objective, kind, window, rho=dual.rho,
+                lambda_initial=dual.lambda_initial, lambda_noise_zeta=dual.lambda_noise_zeta,
+                nu=dual.nu, margin=margin)
+            if cert is not None:
+                break
+        cpu["certificate"] = time.process_time() - t1
+    n = 2 * T + 1 + int(objective == "function_value")
+    G = np.full((n, n), np.nan)
+    for (i, j), v in sol.band.items():
+        G[i, j] = G[j, i] = v * start
+    certified = None if cert is None else cert.bound(start, noise)
+    return PEPResult(method, mu, L, T, objective, kind, start, noise, True, "banded", value,
+                     certified, cert, G, sol.function_values * start, "CLARABEL", cpu)
