@@ -72,6 +72,7 @@ from dpbounds.algorithms._common import (
     progress,
     public_normaliser,
 )
+from dpbounds.algorithms._transcript import Transcript
 from dpbounds.backend import backend_name
 from dpbounds.notation import notation_keywords
 from dpbounds.objectives._base import ObjectiveProtocol
@@ -183,23 +184,45 @@ def _per_sample_map(xp: Any, g: Any, kind: str, param: float) -> Any:
 
 
 def _poisson_batch_sum(objective: ObjectiveProtocol, x: Any, sampler: Any, q: float, kind: str,
-                       param: float) -> Any:
+                       param: float, transcript: Transcript | None = None, t: int = 0) -> Any:
     """Sum over a Poisson subsample of the mapped per-sample gradients, ``(trials, d)``.
 
     The samples with ``u_i < q`` are exactly the first ``count`` entries of ``argsort(u)``;
-    rows beyond a trial's count get weight 0.
+    rows beyond a trial's count get weight 0. With ``transcript``, step ``t``'s members and
+    contribution norms are recorded.
     """
     xp = objective.xp
     u = sampler.uniform((objective.n,))
     counts = xp.sum(xp.astype(u < q, xp.int64), axis=1)
     width = int(xp.max(counts))
     if width == 0:
+        if transcript is not None:
+            transcript.members(t, np.zeros((x.shape[0], 0), dtype=np.int32), np.zeros(x.shape[0]))
+            transcript.norms(t, np.zeros((x.shape[0], 0)), np.zeros((x.shape[0], 0)))
         return xp.zeros_like(x)
     idx = xp.argsort(u, axis=1, stable=True)[:, :width]
-    mapped = _per_sample_map(xp, objective.sample_grads(x, idx), kind, param)
+    raw = objective.sample_grads(x, idx)
+    mapped = _per_sample_map(xp, raw, kind, param)
     keep = xp.arange(width)[None, :] < counts[:, None]
     weights = xp.astype(keep, mapped.dtype)
+    if transcript is not None:
+        transcript.members(t, idx, counts)
+        transcript.norms(t, xp.linalg.vector_norm(raw, axis=-1) * weights,
+                         xp.linalg.vector_norm(mapped, axis=-1) * weights)
     return xp.sum(mapped * weights[:, :, None], axis=1)
+
+
+def _recorded_mean(objective: ObjectiveProtocol, x: Any, idx: Any, kind: str, param: float,
+                   transcript: Transcript, t: int) -> Any:
+    """The mapped mini-batch mean from the per-sample gradients, their norms recorded (the
+    recording path: the objective's fused ``clipped_mean_grad`` exposes no per-sample norm;
+    equal to it up to rounding)."""
+    xp = objective.xp
+    raw = objective.sample_grads(x, idx)
+    mapped = _per_sample_map(xp, raw, kind, param)
+    transcript.norms(t, xp.linalg.vector_norm(raw, axis=-1),
+                     xp.linalg.vector_norm(mapped, axis=-1))
+    return xp.mean(mapped, axis=1)
 
 
 def _noisy_sgd(
@@ -223,8 +246,10 @@ def _noisy_sgd(
     name: str,
     source: Source,
     public_n: int | None,
+    transcript: Transcript | None = None,
 ) -> SimulationResult:
-    """Shared loop of DP-SGD (``kind="clip"``) and DP-NSGD (``kind="normalize"``)."""
+    """Shared loop of DP-SGD (``kind="clip"``) and DP-NSGD (``kind="normalize"``); with a
+    ``transcript``, the NumPy path runs (the compiled loop records nothing)."""
     step_size = check_positive("step_size", step_size)
     fixed = sampling == "without_replacement"
     steps = check_steps(steps, maximum=_kernels.step_limit(objective) if fixed else MAX_STEPS)
@@ -250,7 +275,13 @@ def _noisy_sgd(
     q = float(batch_size / n_rate if noise.sampling_rate is None else noise.sampling_rate)
     trace_steps = [0]
     recorder.record(x)
-    kern = _kernels.active(objective, x) if fixed else None
+    kern = _kernels.active(objective, x) if fixed and transcript is None else None
+    if transcript is not None:
+        every = np.arange(steps)
+        transcript.begin(name, trials=trials, steps=steps, n=n, batch_size=batch_size,
+                         sampling=sampling, sampling_rate=q, neighbouring=relation.value)
+        # one release per step: the batch sum over B (expected B for Poisson) plus its noise
+        transcript.releases(every, std_mean, (every, every, 1.0 / batch_size))
     if kern is not None:  # the compiled loop updates x in place (x0 may be a read-only view)
         x = np.array(x, dtype=np.float64, order="C", copy=True)
     work = np.empty((_kernels.WORK_ROWS, d))  # the compiled loop's scratch
@@ -260,6 +291,8 @@ def _noisy_sgd(
         c1 = min(steps, c0 + block)
         # the block's mini-batches, drawn at once (both paths read the same ones)
         batches = sampler.subsample_steps(n, batch_size, c1 - c0) if fixed else None
+        if transcript is not None and batches is not None:
+            transcript.batches(c0, batches)
         for a, b in _kernels.chunks(c0, c1, _kernels.block_steps(d), cut):
             noises = (noise_rng.normal_steps(b - a, (d,), scale=std_mean) if std_mean > 0
                       else None)
@@ -271,12 +304,15 @@ def _noisy_sgd(
                 if fixed:
                     assert batches is not None  # drawn above whenever fixed
                     idx = batches[:, t - c0 - 1, :]
-                    if kind == "clip":
+                    if transcript is not None:
+                        g = _recorded_mean(objective, x, idx, kind, param, transcript, t - 1)
+                    elif kind == "clip":
                         g = objective.clipped_mean_grad(x, idx, param)
                     else:
                         g = objective.normalized_mean_grad(x, idx, param)
                 else:
-                    g = _poisson_batch_sum(objective, x, sampler, q, kind, param) / batch_size
+                    g = _poisson_batch_sum(objective, x, sampler, q, kind, param, transcript,
+                                           t - 1) / batch_size
                 if noises is not None:
                     g = g + noises[:, s, :]
                 x = x - step_size * (g + objective.regularizer_grad(x))
@@ -323,6 +359,7 @@ def dp_sgd(
     trace: str | None = "auto",
     trace_every: int = 1,
     public_n: int | None = None,
+    transcript: Transcript | None = None,
 ) -> SimulationResult:
     r"""DP-SGD with per-sample clipping to ``clip_threshold`` (Yang et al. eq. (2), Abadi et al.).
 
@@ -350,6 +387,9 @@ def dp_sgd(
         ``"auto"`` (suboptimality if convex, else grad_norm), ``"loss"``, ``"grad_norm"``,
         ``"suboptimality"`` or ``None``, at ``x_0`` and every ``trace_every`` steps
         (``params["trace_steps"]``).
+    transcript:
+        ``None`` (default) or a fresh :class:`~dpbounds.algorithms._transcript.Transcript` to
+        fill with the batches, contribution norms and releases (the NumPy path runs).
 
     Returns
     -------
@@ -362,5 +402,5 @@ def dp_sgd(
         epsilon=epsilon, delta=delta, steps=steps, batch_size=batch_size,
         step_size=step_size, trials=trials, seed=seed, x0=x0, sampling=sampling,
         accountant=accountant, trace=trace, trace_every=trace_every, name="dp_sgd",
-        source=DP_SGD_SOURCE, public_n=public_n,
+        source=DP_SGD_SOURCE, public_n=public_n, transcript=transcript,
     )
