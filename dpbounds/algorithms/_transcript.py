@@ -27,13 +27,15 @@ Example
 >>> import numpy as np
 >>> from dpbounds.algorithms import dp_sgd
 >>> from dpbounds.algorithms._transcript import Transcript
->>> from dpbounds.objectives import Quadratic
+>>> from dpbounds.objectives import LogisticRegression
+>>> rng = np.random.default_rng(0)
+>>> A = rng.uniform(size=(20, 3)); y = np.sign(A @ np.array([1.0, -1.0, 1.0]) + 1e-3)
 >>> tr = Transcript()
->>> _ = dp_sgd(Quadratic.random(d=3, n=20, seed=0), epsilon=1.0, delta=1e-5, steps=5,
-...            batch_size=4, step_size=0.1, clip_threshold=1.0, seed=0,
-...            transcript=tr)                                            # doctest: +SKIP
->>> tr.as_dict()["indices"].shape                                        # doctest: +SKIP
-(1, 5, 4)
+>>> _ = dp_sgd(LogisticRegression(A, y), epsilon=1.0, delta=1e-5, steps=5, batch_size=4,
+...            step_size=0.1, clip_threshold=0.2, seed=0, transcript=tr)
+>>> d = tr.as_dict()
+>>> d["indices"].shape, bool((d["max_norm"] <= 0.2 + 1e-12).all())
+((1, 5, 4), True)
 """
 
 from __future__ import annotations
@@ -47,7 +49,26 @@ from dpbounds.backend import to_numpy
 __all__ = ["Transcript"]
 
 #: sampling schemes a transcript names
-SCHEMES: tuple[str, ...] = ("without_replacement", "poisson", "full", "shuffle")
+SCHEMES: tuple[str, ...] = ("without_replacement", "poisson", "full", "shuffle",
+                             "shuffle_once")
+
+
+def tree_node_weights(steps: int, alpha: float, scale: float
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""COO weights of the noised tree nodes of a run of ``steps`` steps: release ``t - 1``
+    is the node formed at step ``t``, :math:`[t-2^{\nu_2(t)}+1, t]`, whose sum is
+    :math:`\sum_j w(1-\alpha)^{t-j} v_j` (:mod:`dpbounds.algorithms.tree_aggregation`, DERIVED
+    there; ``w = alpha``, or 1 when ``alpha = 0``) with ``v_j`` the step's mean, so a
+    per-sample contribution enters with ``scale * w (1-alpha)^(t-j)`` (``scale = 1/B``).
+    Returns ``(release, step, weight)`` with 0-based steps."""
+    t = np.arange(1, steps + 1, dtype=np.int64)
+    length = t & -t
+    release = np.repeat(t - 1, length)
+    start = np.repeat(t - length, length)  # 0-based first step of each node
+    offset = np.arange(release.size) - np.repeat(np.cumsum(length) - length, length)
+    step = start + offset
+    w = alpha if alpha > 0 else 1.0
+    return release, step, scale * w * (1.0 - alpha) ** (release - step).astype(float)
 
 
 class Transcript:
@@ -69,6 +90,7 @@ class Transcript:
         self.noise = "gaussian"
         self._indices: np.ndarray | None = None
         self._ragged: list[np.ndarray] = []
+        self._bound = np.zeros(0)
         self._raw = np.zeros((0, 0))
         self._mapped = np.zeros((0, 0))
         self._rel_step: list[np.ndarray] = []
@@ -77,9 +99,12 @@ class Transcript:
         self._released = 0
 
     def begin(self, algorithm: str, *, trials: int, steps: int, n: int, batch_size: int,
-              sampling: str, sampling_rate: float, neighbouring: str,
+              sampling: str, sampling_rate: float, neighbouring: str, bound: Any,
               noise: str = "gaussian") -> None:
-        """Start a run (allocates the per-step arrays; a transcript records one run)."""
+        """Start a run (allocates the per-step arrays; a transcript records one run).
+
+        ``bound`` is the declared bound on one sample's contribution norm, a number or one
+        per step (the clip the noise is calibrated for)."""
         if self.algorithm:
             raise ValueError("transcript already holds a run of "
                              f"{self.algorithm!r}; pass a fresh Transcript() per run")
@@ -89,7 +114,8 @@ class Transcript:
         self.batch_size, self.sampling, self.sampling_rate = batch_size, sampling, sampling_rate
         self.neighbouring = str(neighbouring).replace("-", "_").replace("/", "_")
         self.noise = noise
-        if sampling in ("without_replacement", "shuffle"):
+        self._bound = np.broadcast_to(np.asarray(bound, dtype=float), (steps,)).copy()
+        if sampling in ("without_replacement", "shuffle", "shuffle_once"):
             self._indices = np.full((trials, steps, batch_size), -1, dtype=np.int32)
         self._raw = np.full((trials, steps), np.nan)
         self._mapped = np.full((trials, steps), np.nan)
@@ -142,8 +168,9 @@ class Transcript:
         """Everything recorded, as NumPy arrays and plain scalars (what a check reads).
 
         ``indices`` ``(trials, T, width)`` (``-1`` pads a Poisson step; ``None`` for the full
-        batch), ``max_norm_raw`` / ``max_norm`` ``(trials, T)``, ``release_step`` /
-        ``release_std`` ``(R,)``, ``weight_release`` / ``weight_step`` / ``weight`` (COO).
+        batch), ``max_norm_raw`` / ``max_norm`` ``(trials, T)``, ``bound`` ``(T,)`` (declared),
+        ``release_step`` / ``release_std`` ``(R,)``, ``weight_release`` / ``weight_step`` /
+        ``weight`` (COO).
         """
         if self._ragged:
             width = max(1, max(a.shape[1] for a in self._ragged))
@@ -161,7 +188,7 @@ class Transcript:
         return dict(algorithm=self.algorithm, trials=self.trials, steps=self.steps, n=self.n,
                     batch_size=self.batch_size, sampling=self.sampling,
                     sampling_rate=self.sampling_rate, neighbouring=self.neighbouring,
-                    noise=self.noise, indices=idx, max_norm_raw=self._raw,
+                    noise=self.noise, indices=idx, bound=self._bound, max_norm_raw=self._raw,
                     max_norm=self._mapped, release_step=cat(self._rel_step, np.int64),
                     release_std=cat(self._rel_std, float),
                     weight_release=cat([w[0] for w in self._w], np.int64),

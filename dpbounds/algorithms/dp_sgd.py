@@ -279,7 +279,8 @@ def _noisy_sgd(
     if transcript is not None:
         every = np.arange(steps)
         transcript.begin(name, trials=trials, steps=steps, n=n, batch_size=batch_size,
-                         sampling=sampling, sampling_rate=q, neighbouring=relation.value)
+                         sampling=sampling, sampling_rate=q, neighbouring=relation.value,
+                         bound=contribution_bound)
         # one release per step: the batch sum over B (expected B for Poisson) plus its noise
         transcript.releases(every, std_mean, (every, every, 1.0 / batch_size))
     if kern is not None:  # the compiled loop updates x in place (x0 may be a read-only view)

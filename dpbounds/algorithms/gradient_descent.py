@@ -248,7 +248,10 @@ def _gaussian_gd(f: ObjectiveProtocol, epsilon: float, delta: float | None, T: i
     if transcript is not None:
         every = np.arange(T)
         transcript.begin("dp_gd", trials=trials, steps=T, n=f.n, batch_size=f.n,
-                         sampling="full", sampling_rate=1.0, neighbouring=nb.value)
+                         sampling="full", sampling_rate=1.0, neighbouring=nb.value,
+                         # the per-sample bound the noise assumes: Delta = k * bound / N
+                         bound=delta_2 * n_pub / (2.0 if nb is Neighbouring.REPLACE_ONE
+                                                  else 1.0))
         # one release per step: the (clipped) data sum over N plus its noise
         transcript.releases(every, sigma, (every, every, 1.0 / n_pub))
     for t in progress(range(T), desc="DP-GD (Gaussian)"):

@@ -98,3 +98,53 @@ def test_a_transcript_records_one_run() -> None:
         _sgd(f, tr, "without_replacement")
     with pytest.raises(ValueError, match="recorded for mechanism"):
         dp_gd(f, epsilon=1.0, steps=2, transcript=Transcript())
+
+
+def test_tree_node_weights_compose_to_the_momentum() -> None:
+    """Oracle: the released momentum at t is the sum over COMPOSE(1, t) -- the nodes of the
+    set bits of t, enumerated here by hand -- of (1-alpha)^(t-b) times each node; with the
+    transcript's node weights this must give alpha (1-alpha)^(t-j) for every j <= t (the
+    exponential momentum), and each step j in exactly one node per level."""
+    from dpbounds.algorithms._transcript import tree_node_weights
+
+    T, alpha = 37, 0.15
+    rel, step, w = tree_node_weights(T, alpha, 1.0)
+    for t in range(1, T + 1):
+        total = np.zeros(T)
+        end, bit = 0, 1 << t.bit_length()
+        while bit:
+            if t & bit:
+                end += bit  # node [end - bit + 1, end], formed at step end (release end - 1)
+                sel = rel == end - 1
+                total[step[sel]] += (1 - alpha) ** (t - end) * w[sel]
+            bit >>= 1
+        want = np.where(np.arange(T) < t, alpha * (1 - alpha) ** (t - 1 - np.arange(T)), 0)
+        np.testing.assert_allclose(total, want, rtol=1e-12, atol=1e-15)
+    # negative control: a wrong weight (alpha doubled) breaks the identity at t = 3
+    _, _, w2 = tree_node_weights(T, 2 * alpha, 1.0)
+    assert not np.allclose(w2[rel == 2], w[rel == 2])
+
+
+def test_tree_algorithms_record_their_nodes() -> None:
+    """Algorithms 1 and 2: one release per step, the sigma(s) the run reports, batches from
+    one permutation per epoch (Algorithm 2: the same every epoch), bounded contributions."""
+    from dpbounds.algorithms import sensitivity_reduced_nsgd, tree_momentum_nsgd
+    from dpbounds.verify.problems import problem
+
+    inst = problem("huber_well").build(32, 3, seed=0)
+    for alg in (tree_momentum_nsgd, sensitivity_reduced_nsgd):
+        tr = Transcript()
+        r = alg(inst.objective, epsilon=2.0, delta=1e-5, epochs=3, step_size=0.01, trials=2,
+                seed=0, x0=inst.x0, transcript=tr)
+        plain = alg(inst.objective, epsilon=2.0, delta=1e-5, epochs=3, step_size=0.01,
+                    trials=2, seed=0, x0=inst.x0)
+        np.testing.assert_allclose(r.x, plain.x, rtol=0, atol=1e-12)
+        d = tr.as_dict()
+        assert d["release_std"].size == 96
+        sig = {r.params.get("sigma", 0), r.params.get("sigma_1", 0), r.params.get("sigma_2", 0)}
+        assert set(np.unique(d["release_std"])) <= sig
+        epochs = d["indices"][:, :, 0].reshape(2, 3, 32)
+        assert all(sorted(e) == list(range(32)) for e in epochs.reshape(6, 32))
+        if alg is sensitivity_reduced_nsgd:
+            assert (epochs == epochs[:, :1]).all()
+        assert (d["max_norm"] <= d["bound"][None, :] * (1 + 1e-12)).all()
