@@ -10,7 +10,8 @@ the peak memory the recorded run allocates beyond the plain run (``tracemalloc``
 Without replacement on the verify problems' Huber well (row ``huber_well``), DP-SGD runs a
 compiled per-step loop when the fast extra is installed; recording switches to the NumPy path
 (the per-sample norms are computed there), so that ratio is mostly the NumPy loop's cost over
-the compiled one. The logistic rows run the NumPy path either way.
+the compiled one. The logistic rows run the NumPy path either way. Tran & Cutkosky's
+Algorithms 1 and 2 (rows ``alg1`` / ``alg2``, N = 1000, 2 epochs) record on their compiled loop.
 """
 
 from __future__ import annotations
@@ -23,7 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds.algorithms import dp_gd, dp_nsgd, dp_sgd
+from dpbounds.algorithms import (
+    dp_gd,
+    dp_nsgd,
+    dp_sgd,
+    sensitivity_reduced_nsgd,
+    tree_momentum_nsgd,
+)
 from dpbounds.algorithms._transcript import Transcript
 from dpbounds.objectives import HuberWell, LogisticRegression
 
@@ -39,7 +46,11 @@ def _runs(f: LogisticRegression, steps: int) -> dict[str, Callable[[Any], Any]]:
     sgd = dict(epsilon=1.0, delta=1e-5, steps=steps, batch_size=10, step_size=0.1, trials=4,
                seed=0, trace=None)
     h = HuberWell.random(1000, 16, G=1.0, L=1.0, spread=0.5, seed=0)
+    tree = dict(epsilon=1.0, delta=1e-5, epochs=max(1, steps // 1000), step_size=0.01,
+                trials=4, seed=0, trace=None, x0=np.full(16, 0.2))
     return {
+        "alg1 huber_well": lambda tr: tree_momentum_nsgd(h, transcript=tr, **tree),
+        "alg2 huber_well": lambda tr: sensitivity_reduced_nsgd(h, transcript=tr, **tree),
         "dp_sgd huber_well": lambda tr: dp_sgd(h, clip_threshold=0.5, transcript=tr, **sgd),
         "dp_sgd w/o repl.": lambda tr: dp_sgd(f, clip_threshold=0.5, transcript=tr, **sgd),
         "dp_sgd poisson": lambda tr: dp_sgd(f, clip_threshold=0.5, sampling="poisson",

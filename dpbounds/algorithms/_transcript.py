@@ -17,10 +17,12 @@ with :math:`c_{i,t}` the mapped (clipped / normalised) per-sample gradient of st
 (:mod:`dpbounds.verify.reaccount`) reads only :meth:`Transcript.as_dict`.
 
 Cost: arrays allocated once per run (indices ``(trials, T, B)`` as ``int32``, two
-``(trials, T)`` norm arrays) and one array per block of steps; the algorithm computes the
-per-sample norms it records on its NumPy path (the compiled per-step loop of
-:mod:`dpbounds.algorithms._step_kernels` is not used while recording: ``bench/
-bench_transcript.py`` measures the difference). Off unless ``transcript=`` is given.
+``(trials, T)`` norm arrays, the tree's node weights ``~ T log2(T) / 2`` COO entries) and one
+array per block of steps. Tran & Cutkosky's Algorithms 1 and 2 record on their compiled loop
+(:func:`~dpbounds.algorithms._step_kernels.tree_nsgd_steps` fills the norms); DP-SGD /
+DP-NSGD and DP-GD fall back to their NumPy path while recording, and so do the tree methods
+with ``queries=True`` (``bench/bench_transcript.py`` measures both). Off unless
+``transcript=`` is given.
 
 Example
 -------
@@ -81,7 +83,12 @@ class Transcript:
     ``sampling_rate``, ``neighbouring``, ``noise`` (``"gaussian"`` or ``"laplace"``).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, queries: bool = False) -> None:
+        #: also record each step's noiseless query, the sum of its contributions
+        #: ``(trials, T, d)`` (for the replay on neighbouring data; off: it is ``T d`` numbers
+        #: per trial)
+        self.queries = bool(queries)
+        self._query: list[tuple[int, np.ndarray]] = []
         self.algorithm = ""
         self.trials = self.steps = self.n = self.batch_size = 0
         self.sampling = "full"
@@ -145,6 +152,17 @@ class Transcript:
         self._raw[:, t] = r.max(axis=1) if r.shape[1] else 0.0
         self._mapped[:, t] = m.max(axis=1) if m.shape[1] else 0.0
 
+    def norm_block(self, t0: int, raw: np.ndarray, mapped: np.ndarray) -> None:
+        """Steps ``t0 ..``'s largest norms at once, ``(trials, k)`` each (a compiled loop's
+        record)."""
+        k = raw.shape[1]
+        self._raw[:, t0:t0 + k] = raw
+        self._mapped[:, t0:t0 + k] = mapped
+
+    def query(self, t: int, total: Any) -> None:
+        """Step ``t``'s noiseless query, the sum of its mapped contributions ``(trials, d)``."""
+        self._query.append((t, np.asarray(to_numpy(total), dtype=float)))
+
     def releases(self, steps: Any, std: Any, weights: tuple[Any, Any, Any]) -> None:
         """Releases made at ``steps`` (0-based step after which each is published) with noise
         ``std`` (or Laplace scale), and ``weights = (release, step, w)`` (COO, ``release``
@@ -170,7 +188,7 @@ class Transcript:
         ``indices`` ``(trials, T, width)`` (``-1`` pads a Poisson step; ``None`` for the full
         batch), ``max_norm_raw`` / ``max_norm`` ``(trials, T)``, ``bound`` ``(T,)`` (declared),
         ``release_step`` / ``release_std`` ``(R,)``, ``weight_release`` / ``weight_step`` /
-        ``weight`` (COO).
+        ``weight`` (COO); with ``queries=True`` also ``query`` ``(trials, T, d)``.
         """
         if self._ragged:
             width = max(1, max(a.shape[1] for a in self._ragged))
@@ -185,7 +203,14 @@ class Transcript:
         def cat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
             return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
 
-        return dict(algorithm=self.algorithm, trials=self.trials, steps=self.steps, n=self.n,
+        extra: dict[str, Any] = {}
+        if self.queries:
+            q = np.full((self.trials, self.steps, self._query[0][1].shape[-1] if self._query
+                         else 0), np.nan)
+            for t, v in self._query:
+                q[:, t] = v
+            extra["query"] = q
+        return dict(extra, algorithm=self.algorithm, trials=self.trials, steps=self.steps, n=self.n,
                     batch_size=self.batch_size, sampling=self.sampling,
                     sampling_rate=self.sampling_rate, neighbouring=self.neighbouring,
                     noise=self.noise, indices=idx, bound=self._bound, max_norm_raw=self._raw,

@@ -199,6 +199,8 @@ def _poisson_batch_sum(objective: ObjectiveProtocol, x: Any, sampler: Any, q: fl
         if transcript is not None:
             transcript.members(t, np.zeros((x.shape[0], 0), dtype=np.int32), np.zeros(x.shape[0]))
             transcript.norms(t, np.zeros((x.shape[0], 0)), np.zeros((x.shape[0], 0)))
+            if transcript.queries:
+                transcript.query(t, np.zeros(x.shape))
         return xp.zeros_like(x)
     idx = xp.argsort(u, axis=1, stable=True)[:, :width]
     raw = objective.sample_grads(x, idx)
@@ -209,7 +211,10 @@ def _poisson_batch_sum(objective: ObjectiveProtocol, x: Any, sampler: Any, q: fl
         transcript.members(t, idx, counts)
         transcript.norms(t, xp.linalg.vector_norm(raw, axis=-1) * weights,
                          xp.linalg.vector_norm(mapped, axis=-1) * weights)
-    return xp.sum(mapped * weights[:, :, None], axis=1)
+    total = xp.sum(mapped * weights[:, :, None], axis=1)
+    if transcript is not None and transcript.queries:
+        transcript.query(t, total)
+    return total
 
 
 def _recorded_mean(objective: ObjectiveProtocol, x: Any, idx: Any, kind: str, param: float,
@@ -222,6 +227,8 @@ def _recorded_mean(objective: ObjectiveProtocol, x: Any, idx: Any, kind: str, pa
     mapped = _per_sample_map(xp, raw, kind, param)
     transcript.norms(t, xp.linalg.vector_norm(raw, axis=-1),
                      xp.linalg.vector_norm(mapped, axis=-1))
+    if transcript.queries:
+        transcript.query(t, xp.sum(mapped, axis=1))
     return xp.mean(mapped, axis=1)
 
 

@@ -267,6 +267,8 @@ def _gaussian_gd(f: ObjectiveProtocol, epsilon: float, delta: float | None, T: i
                 raw = raw * factor[..., None]
             mapped = xp.linalg.vector_norm(raw, axis=-1)
             transcript.norms(t, norms, mapped)
+            if transcript.queries:
+                transcript.query(t, xp.sum(raw, axis=1))
             g = to_public * xp.mean(raw, axis=1) + f.regularizer_grad(x)
         elif clip_threshold is None:
             if rec.needs_loss:

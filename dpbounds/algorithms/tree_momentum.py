@@ -521,16 +521,22 @@ class _TreeKernel:
         self.past_x, self.past_m = np.zeros(ring), np.zeros(ring)
 
     def run(self, batches: Any, j0: int, S: int, B: int, noise: Any, t0: int, nsteps: int,
-            *, clip: float, eta: float, diff_clip: float = 1.0, gamma: float = 1.0) -> None:
-        """Steps ``t0 + 1 .. t0 + nsteps`` (see the compiled loop for the arguments)."""
+            *, clip: float, eta: float, diff_clip: float = 1.0, gamma: float = 1.0,
+            transcript: Transcript | None = None) -> None:
+        """Steps ``t0 + 1 .. t0 + nsteps`` (see the compiled loop for the arguments); with a
+        ``transcript``, the loop's per-step norms are recorded in it."""
         if noise is None:
             noise = np.zeros((self.x.shape[0], nsteps, self.x.shape[1]))
+        norms = np.zeros((self.x.shape[0], nsteps, 2) if transcript is not None else (1, 1, 2))
         _kernels.tree_nsgd_steps(
             *self.data, np.asarray(batches), j0, S, B, np.ascontiguousarray(noise), t0, nsteps,
             self.lag > 0, clip, diff_clip, gamma, self.alpha, eta, self.w, self.decay,
             self.log_decay, self.resync, self.x, self.ss, self.sz, self.rel,
             self.m_exact, self.tau, self.out, self.x_prev, self.m_last, self.past_x,
-            self.past_m, np.empty((_kernels.WORK_ROWS, self.x.shape[1])))
+            self.past_m, np.empty((_kernels.WORK_ROWS, self.x.shape[1])),
+            transcript is not None, norms)
+        if transcript is not None:
+            transcript.norm_block(t0, norms[:, :, 0], norms[:, :, 1])
 
     def finish(self, output: _UniformOutput) -> Any:
         """The last iterate; ``output`` gets the uniformly drawn one."""
@@ -663,7 +669,8 @@ def tree_momentum_nsgd(
     rec = _Recorder(objective, trace, trace_every)
     output = _UniformOutput(output_rng, n_steps, x)
     kern = (_tree_kernel(objective, x, tree, output)
-            if release == "online" and transcript is None else None)
+            if release == "online" and (transcript is None or not transcript.queries)
+            else None)
     if transcript is not None:
         transcript.begin("tree_momentum_nsgd", trials=trials, steps=n_steps, n=objective.n,
                          batch_size=batch_size, sampling="shuffle", sampling_rate=1.0,
@@ -675,12 +682,15 @@ def tree_momentum_nsgd(
     t = 0
     for _ in progress(range(epochs), desc="tree-momentum NSGD (epochs)"):
         perm = sampler.permutation(objective.n)
+        if transcript is not None:  # the epoch's batches, recorded at once
+            transcript.batches(t, perm[:, :steps * batch_size].reshape(trials, steps,
+                                                                      batch_size))
         for a, b in _kernels.chunks(t, t + steps, block, rec.every, 1):
             # the block's node noises: the bits of one draw per step (any block length)
             zetas = noise_rng.normal_steps(b - a, (d,), scale=sigma) if sigma > 0 else None
             if kern is not None:
                 kern.run(perm[:, None, :], a - t, steps, batch_size, zetas, a, b - a,
-                         clip=clip, eta=step_size)
+                         clip=clip, eta=step_size, transcript=transcript)
                 if rec.due(b - 1):
                     rec.record_at(b - 1, kern.x_prev, kern.m_last, kern.m_exact)
                 continue
@@ -693,9 +703,10 @@ def tree_momentum_nsgd(
                 else:
                     raw = objective.sample_grads(x, idx)
                     clipped = _clip_rows(xp, raw, clip)
-                    transcript.batches(u - 1, idx)
                     transcript.norms(u - 1, xp.linalg.vector_norm(raw, axis=-1),
                                      xp.linalg.vector_norm(clipped, axis=-1))
+                    if transcript.queries:
+                        transcript.query(u - 1, xp.sum(clipped, axis=1))
                     g = xp.mean(clipped, axis=1)
                 zeta = None if zetas is None else zetas[:, s, :]
                 m_reg = (1.0 - alpha) * m_reg + alpha * objective.regularizer_grad(x)
@@ -820,7 +831,8 @@ def sensitivity_reduced_nsgd(
     # one gradient per sample in the first epoch, two afterwards
     grad_evals = batch_size * (n_steps + max(0, n_steps - steps))
     kern = (_tree_kernel(objective, x, tree, output, lag=steps)
-            if release == "online" and transcript is None else None)
+            if release == "online" and (transcript is None or not transcript.queries)
+            else None)
     if transcript is not None:
         transcript.begin("sensitivity_reduced_nsgd", trials=trials, steps=n_steps,
                          n=objective.n, batch_size=batch_size, sampling="shuffle_once",
@@ -830,6 +842,9 @@ def sensitivity_reduced_nsgd(
         ts = np.arange(1, n_steps + 1)
         transcript.releases(ts - 1, np.where(ts - (ts & -ts) + 1 <= steps, sigma_1, sigma_2),
                             tree_node_weights(n_steps, tree.alpha, 1.0 / batch_size))
+        for e in range(epochs):  # every epoch's batches: the one permutation
+            transcript.batches(e * steps, perm[:, :steps * batch_size].reshape(
+                trials, steps, batch_size))
     chunks = _kernels.chunks(0, n_steps, _kernels.block_steps(d), rec.every, 1)
     for a, b in progress(list(chunks), desc="sensitivity-reduced NSGD"):
         zetas = None
@@ -841,7 +856,7 @@ def sensitivity_reduced_nsgd(
             zetas = noise_rng.normal_steps(b - a, (d,), scale=sigmas)
         if kern is not None:
             kern.run(perm[:, None, :], 0, steps, batch_size, zetas, a, b - a, clip=clip,
-                     eta=step_size, diff_clip=diff_clip, gamma=gamma)
+                     eta=step_size, diff_clip=diff_clip, gamma=gamma, transcript=transcript)
             if rec.due(b - 1):
                 rec.record_at(b - 1, kern.x_prev, kern.m_last, kern.m_exact)
             continue
@@ -858,9 +873,10 @@ def sensitivity_reduced_nsgd(
                 mixed = gamma * g_new + (1.0 - gamma) * _clip_rows(xp, diff, diff_clip)
             p = xp.mean(mixed, axis=1)
             if transcript is not None:
-                transcript.batches(t - 1, idx)
                 transcript.norms(t - 1, xp.linalg.vector_norm(raw, axis=-1),
                                  xp.linalg.vector_norm(mixed, axis=-1))
+                if transcript.queries:
+                    transcript.query(t - 1, xp.sum(mixed, axis=1))
             zeta = None if zetas is None else zetas[:, s, :]
             p_hat = tree.step(p, zeta)
             m_data = p_hat if t <= steps else p_hat + (1.0 - gamma) * past_m[i]

@@ -43,6 +43,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -54,14 +55,10 @@ from dpbounds._validation import check_choice, check_positive, check_probability
 from dpbounds.verify.sampling import sampling_verdicts
 from dpbounds.verify.verdicts import Verdict
 
-__all__ = ["RTOL", "Reaccounting", "reaccount"]
+__all__ = ["RTOL", "Reaccounting", "reaccount", "transcript_checks"]
 
 #: relative slack of ``realised eps <= claim`` (accountants' order grids / discretisation)
 RTOL = 1e-3
-#: RDP orders of the re-accounting (finer than dp_accounting's default grid)
-ORDERS: tuple[float, ...] = tuple(
-    np.concatenate([np.linspace(1.05, 2.0, 20), np.linspace(2.1, 10.0, 80),
-                    np.arange(10.5, 64.0, 0.5), np.arange(64.0, 513.0, 8.0)]).tolist())
 #: sampling schemes accounted with amplification
 SAMPLED = ("poisson", "without_replacement")
 
@@ -109,35 +106,48 @@ def _steps_per_release(tr: Mapping[str, Any]) -> np.ndarray:
     return np.abs(w[np.argsort(r)])
 
 
-def _sampled_event(tr: Mapping[str, Any], relation: str, z: float) -> tuple[Any, Any]:
-    """``(event, dp_accounting relation)`` of ``T`` sampled Gaussian steps."""
+def _sampled_epsilon(tr: Mapping[str, Any], relation: str, z: float, delta: float,
+                     accountant: str) -> float:
+    """``epsilon`` of ``T`` sampled Gaussian steps of noise multiplier ``z``."""
+    scheme = str(tr["sampling"])
+    if scheme == "poisson" and relation != "add_remove":
+        raise ValueError("relation must be 'add_remove' for Poisson sampling (the rate of "
+                         "a replace-one neighbour is not defined here)")
+    if scheme == "without_replacement" and relation != "replace_one":
+        raise ValueError("relation must be 'replace_one' for sampling without replacement")
+    # z to 12 decimals (a change below 1e-12, far below RTOL): one cache key for the runs
+    # whose recorded norms equal their bound up to rounding
+    z = round(z, 12)
+    return _event_epsilon(scheme, int(tr["n"]), int(tr["batch_size"]),
+                          float(tr["sampling_rate"]), int(tr["steps"]), z, delta, accountant)
+
+
+@functools.lru_cache(maxsize=256)
+def _event_epsilon(scheme: str, n: int, batch: int, q: float, steps: int, z: float,
+                   delta: float, accountant: str) -> float:
+    """``dp_accounting``'s epsilon of the event (``scheme`` ``"gaussian"``: one Gaussian of
+    noise multiplier ``z``, add/remove pair; else ``steps`` sampled Gaussian steps), cached:
+    a study re-accounts the same event at every trial and grid point."""
     from dp_accounting import NeighboringRelation as nr
     from dp_accounting import dp_event
-
-    steps = int(tr["steps"])
-    g = dp_event.GaussianDpEvent(z)
-    if tr["sampling"] == "poisson":
-        if relation != "add_remove":
-            raise ValueError("relation must be 'add_remove' for Poisson sampling (the rate of "
-                             "a replace-one neighbour is not defined here)")
-        return (dp_event.SelfComposedDpEvent(
-            dp_event.PoissonSampledDpEvent(float(tr["sampling_rate"]), g), steps),
-            nr.ADD_OR_REMOVE_ONE)
-    if relation != "replace_one":
-        raise ValueError("relation must be 'replace_one' for sampling without replacement")
-    return (dp_event.SelfComposedDpEvent(
-        dp_event.SampledWithoutReplacementDpEvent(int(tr["n"]), int(tr["batch_size"]), g),
-        steps), nr.REPLACE_ONE)
-
-
-def _epsilon(event: Any, rel: Any, delta: float, accountant: str) -> float:
     from dp_accounting.pld import pld_privacy_accountant as pld_mod
     from dp_accounting.rdp import rdp_privacy_accountant as rdp_mod
 
+    g = dp_event.GaussianDpEvent(z)
+    event: Any
+    if scheme == "gaussian":
+        event, rel = g, nr.ADD_OR_REMOVE_ONE
+    elif scheme == "poisson":
+        event = dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(q, g), steps)
+        rel = nr.ADD_OR_REMOVE_ONE
+    else:
+        event = dp_event.SelfComposedDpEvent(
+            dp_event.SampledWithoutReplacementDpEvent(n, batch, g), steps)
+        rel = nr.REPLACE_ONE
     if accountant == "pld":
         acc: Any = pld_mod.PLDAccountant(rel, value_discretization_interval=1e-4)
     else:
-        acc = rdp_mod.RdpAccountant(list(ORDERS), rel)
+        acc = rdp_mod.RdpAccountant(None, rel)  # dp_accounting's own default orders
     return float(acc.compose(event).get_epsilon(delta))
 
 
@@ -247,8 +257,6 @@ def _account(tr: Mapping[str, Any], rel: str, norms: np.ndarray, delta: float,
              accountant: str, trials: int) -> tuple[float, float, float, str]:
     """``(eps, worst mu, noise multiplier, description)`` with per-step contribution norms
     ``norms`` ``(trials, T)`` (module docstring)."""
-    from dp_accounting import NeighboringRelation, dp_event
-
     std = np.asarray(tr["release_std"], dtype=float)
     scheme = str(tr["sampling"])
     if scheme in SAMPLED:
@@ -261,8 +269,7 @@ def _account(tr: Mapping[str, Any], rel: str, norms: np.ndarray, delta: float,
             return 0.0, math.nan, z, "no contribution"
         if z <= 0:
             return math.inf, math.nan, z, "no noise"
-        event, dprel = _sampled_event(tr, rel, z)
-        return (_epsilon(event, dprel, delta, accountant), math.nan, z,
+        return (_sampled_epsilon(tr, rel, z, delta, accountant), math.nan, z,
                 f"sampled Gaussian ({scheme}) x {tr['steps']}, z = {z:.6g}")
     mu = max(worst_sample_mu(tr, rel, k, norms[k]) for k in range(trials))
     how = f"worst sample's Gaussian mu = {mu:.6g} over {std.size} releases"
@@ -272,6 +279,35 @@ def _account(tr: Mapping[str, Any], rel: str, norms: np.ndarray, delta: float,
         return math.inf, mu, 0.0, how
     # N(0,1) vs N(mu,1) is the pair of a Gaussian mechanism under either relation once the
     # sensitivity is the relation's (k above); dp_accounting's add/remove reads it so exactly
-    eps = _epsilon(dp_event.GaussianDpEvent(1.0 / mu), NeighboringRelation.ADD_OR_REMOVE_ONE,
-                   delta, accountant)
+    eps = _event_epsilon("gaussian", 0, 0, 1.0, 1, 1.0 / mu, delta, accountant)
     return eps, mu, 1.0 / mu, how
+
+
+def transcript_checks(transcript: Mapping[str, Any], *, epsilon: float, delta: float,
+                      relation: Any = None) -> dict[str, dict[str, Any]]:
+    """The re-accounting as checks of a verify study (kind ``"transcript"``: one-sided, the
+    value must be at most ``exact`` (1 + ``rtol``)): ``reaccount`` (epsilon at the declared
+    and at the recorded contribution bounds, against the claim), ``contribution`` (largest
+    contribution over its declared bound, against 1) and, where the batches are sampled or
+    shuffled, ``sampling`` (the largest ratio of a test's level to its p-value, against 1)."""
+    ra = reaccount(transcript, epsilon=epsilon, delta=delta, relation=relation)
+
+    def check(values: Any, exact: float, rtol: float, oracle: str) -> dict[str, Any]:
+        return dict(kind="transcript", values=np.atleast_1d(np.asarray(values, dtype=float)),
+                    exact=float(exact), sd=None, rtol=float(rtol), oracle=oracle)
+
+    out = {
+        "reaccount": check([ra.epsilon, ra.epsilon_realised], epsilon, RTOL,
+                           f"eps re-accounted from the transcript ({ra.accountant}, "
+                           f"{ra.relation}; dp_accounting directly)"),
+        "contribution": check([ra.verdicts[0].measured], 1.0, 1e-9,
+                              "largest recorded contribution norm / declared bound"),
+    }
+    tests = ra.verdicts[3:]  # after the bound and the two epsilons: the sampling tests
+    if tests:
+        worst = max(v.predicted / max(v.measured, 1e-300) for v in tests)
+        weak = [v.case.split(";")[0] for v in tests if not v.powered]
+        out["sampling"] = check([worst], 1.0, 0.0, "sampling tests on the realised indices "
+                                "(level / p, Bonferroni; dpbounds.verify.sampling)"
+                                + (f"; underpowered: {', '.join(weak)}" if weak else ""))
+    return out

@@ -148,3 +148,24 @@ def test_tree_algorithms_record_their_nodes() -> None:
         if alg is sensitivity_reduced_nsgd:
             assert (epochs == epochs[:, :1]).all()
         assert (d["max_norm"] <= d["bound"][None, :] * (1 + 1e-12)).all()
+
+
+def test_compiled_and_numpy_paths_record_the_same_norms() -> None:
+    """Second method: the tree methods' compiled loop (norms filled in the kernel) and their
+    NumPy path (queries=True forces it) record the same norms, batches and releases."""
+    from dpbounds.algorithms import _step_kernels, sensitivity_reduced_nsgd, tree_momentum_nsgd
+    from dpbounds.verify.problems import problem
+
+    inst = problem("huber_well").build(32, 3, seed=0)
+    if _step_kernels.active(inst.objective, inst.objective.initial_state(2, inst.x0)) is None:
+        pytest.skip("no compiled loop (the fast extra is not installed)")
+    for alg in (tree_momentum_nsgd, sensitivity_reduced_nsgd):
+        a, b = Transcript(), Transcript(queries=True)
+        for tr in (a, b):
+            alg(inst.objective, epsilon=2.0, delta=1e-5, epochs=3, step_size=0.05, trials=2,
+                seed=0, x0=inst.x0, transcript=tr)
+        da, db = a.as_dict(), b.as_dict()
+        for key in ("max_norm_raw", "max_norm"):
+            np.testing.assert_allclose(da[key], db[key], rtol=1e-12, atol=1e-15)
+        np.testing.assert_array_equal(da["indices"], db["indices"])
+        np.testing.assert_array_equal(da["release_std"], db["release_std"])

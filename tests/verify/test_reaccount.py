@@ -182,3 +182,44 @@ def test_reaccounting_imports_nothing_it_checks(tmp_path: Path) -> None:
     bad = tmp_path / "m.py"
     bad.write_text("def g():\n    from dpbounds.privacy.rdp import x\n")
     assert _forbidden_imports(bad) == {"dpbounds.privacy.rdp"}
+
+
+_YANG = dict(vary={"d": [2, 4]}, fixed={"T": 300}, trials=3, replicates=50)
+
+
+def _row(res, key: str) -> bool:
+    (v,) = [v for v in res.verdicts if v.case.split(" (")[0] == f"{key} over {res.vary}"]
+    return v.holds
+
+
+def test_studies_carry_the_transcript_rows_and_catch_the_mutants() -> None:
+    """verify: the correct clipped-SGD study holds its reaccount / contribution / sampling
+    rows (main run and clip probe); cyclic batches fail the sampling row; a contribution
+    scaled by 2 fails the clip probe's contribution and reaccount rows (the study's own clip
+    never binds, so there its scaled contributions stay within the clip: no violation to
+    see); both FAIL (exit 1)."""
+    from dpbounds.verify import scaling_study
+
+    ok = scaling_study("yang.sgd", **_YANG)
+    assert all(_row(ok, k) for k in ("reaccount", "contribution", "sampling", "probe_reaccount",
+                                     "probe_contribution", "probe_sampling"))
+    bad = scaling_study("yang.sgd", mutation="cyclic_batches", **_YANG)
+    assert not _row(bad, "sampling") and bad.status == "FAIL"
+    bad = scaling_study("yang.sgd", mutation="scaled_contribution", **_YANG)
+    assert not _row(bad, "probe_contribution") and not _row(bad, "probe_reaccount")
+    assert bad.status == "FAIL"
+    with pytest.raises(ValueError, match="does not apply"):
+        scaling_study("tran_cutkosky.alg1", mutation="cyclic_batches", vary={"d": [2, 4]},
+                      fixed={"N": 100}, trials=2)
+
+
+def test_tree_study_rows_and_the_unshuffled_mutant() -> None:
+    """Algorithm 1's study: the transcript rows hold on correct code; data in stored order
+    (claimed shuffled) fails the sampling row."""
+    from dpbounds.verify import scaling_study
+
+    kw = dict(vary={"d": [2, 4]}, fixed={"N": 100}, trials=3, replicates=50)
+    ok = scaling_study("tran_cutkosky.alg1", **kw)
+    assert all(_row(ok, k) for k in ("reaccount", "contribution", "sampling"))
+    bad = scaling_study("tran_cutkosky.alg1", mutation="unshuffled", **kw)
+    assert not _row(bad, "sampling") and bad.status == "FAIL"
