@@ -7,11 +7,16 @@ and Poisson), DP-NSGD and Gaussian DP-GD on a logistic regression (N = 1000, d =
 and the transcript's size (:attr:`~dpbounds.algorithms._transcript.Transcript.nbytes`) with
 the peak memory the recorded run allocates beyond the plain run (``tracemalloc``).
 
-Without replacement on the verify problems' Huber well (row ``huber_well``), DP-SGD runs a
-compiled per-step loop when the fast extra is installed; recording switches to the NumPy path
-(the per-sample norms are computed there), so that ratio is mostly the NumPy loop's cost over
-the compiled one. The logistic rows run the NumPy path either way. Tran & Cutkosky's
-Algorithms 1 and 2 (rows ``alg1`` / ``alg2``, N = 1000, 2 epochs) record on their compiled loop.
+On the verify problems' Huber well (rows ``huber_well``: DP-SGD without replacement, Tran &
+Cutkosky's Algorithms 1 and 2 with N = 1000 and 2 epochs) the compiled per-step loops run
+when the fast extra is installed, and they record the norms themselves. The logistic rows
+and DP-GD run the NumPy path either way; there the recorded run computes the per-sample
+gradients and their norms, which the plain run's fused mean does not.
+
+Measured (2-core shared machine, best of 3): ratio 1.0-1.1 on the compiled loops (DP-SGD
+was 13-14x while recording fell back to the NumPy path), 1.0-1.5 on the NumPy paths of
+DP-SGD / DP-NSGD, 4-5x for full-batch DP-GD (per-sample gradients of all n samples per step);
+the transcript holds 0.46-1.0 MB for 4 trials x 2000 steps.
 """
 
 from __future__ import annotations

@@ -222,9 +222,11 @@ def tree_nsgd_steps(kind, E, Q, qd, b, G, delta,
 
 @_jit(**_LOOP)
 def noisy_sgd_steps(kind, E, Q, qd, b, G, delta, batches, j0, noise, noisy, nsteps,
-                    normalize, param, eta, x, work):  # pragma: no cover - compiled
+                    normalize, param, eta, x, work, record, norms):  # pragma: no cover
     """Steps of DP-SGD (clip to ``param``) or DP-NSGD (``g/(||g|| + param)``): step ``s`` uses
-    ``batches[k, j0 + s, :]`` and, when ``noisy``, ``noise[k, s]`` (already scaled).
+    ``batches[k, j0 + s, :]`` and, when ``noisy``, ``noise[k, s]`` (already scaled). With
+    ``record``, ``norms[k, s]`` gets the step's largest per-sample gradient norm and largest
+    mapped contribution norm (for the run's transcript).
     A sample's scaling is fused into the pass that adds it (a pass per sample and one for the
     step: the small loops' overhead, not the arithmetic, is what a step costs at small d)."""
     trials, d = x.shape
@@ -233,17 +235,24 @@ def noisy_sgd_steps(kind, E, Q, qd, b, G, delta, batches, j0, noise, noisy, nste
     for s in range(nsteps):
         for q in range(trials):
             shared_term(kind, Q, qd, b, x, q, sh)
+            top_raw = 0.0
+            top_map = 0.0
             for r in range(B):
                 scale, nrm = sample_direction(kind, E, G, delta, x, q, sh,
                                               batches[q, j0 + s, r], gi)
                 f = 1.0 / (nrm + param) if normalize else param / max(nrm, param)
                 c = scale * f
+                top_raw = max(top_raw, nrm)
+                top_map = max(top_map, nrm * f)
                 if r == 0:
                     for j in range(d):
                         g[j] = gi[j] * c
                 else:
                     for j in range(d):
                         g[j] += gi[j] * c
+            if record:
+                norms[q, s, 0] = top_raw
+                norms[q, s, 1] = top_map
             for j in range(d):
                 v = g[j] / B
                 if noisy:

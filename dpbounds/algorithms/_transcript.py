@@ -18,11 +18,11 @@ with :math:`c_{i,t}` the mapped (clipped / normalised) per-sample gradient of st
 
 Cost: arrays allocated once per run (indices ``(trials, T, B)`` as ``int32``, two
 ``(trials, T)`` norm arrays, the tree's node weights ``~ T log2(T) / 2`` COO entries) and one
-array per block of steps. Tran & Cutkosky's Algorithms 1 and 2 record on their compiled loop
-(:func:`~dpbounds.algorithms._step_kernels.tree_nsgd_steps` fills the norms); DP-SGD /
-DP-NSGD and DP-GD fall back to their NumPy path while recording, and so do the tree methods
-with ``queries=True`` (``bench/bench_transcript.py`` measures both). Off unless
-``transcript=`` is given.
+array per block of steps. The compiled loops (:mod:`dpbounds.algorithms._step_kernels`:
+Tran & Cutkosky's Algorithms 1 and 2, DP-SGD / DP-NSGD without replacement) fill the norms
+themselves; Poisson DP-SGD and DP-GD record on their NumPy path, and every algorithm falls
+back to its NumPy path with ``queries=True`` (``bench/bench_transcript.py`` measures both).
+Off unless ``transcript=`` is given.
 
 Example
 -------

@@ -282,7 +282,9 @@ def _noisy_sgd(
     q = float(batch_size / n_rate if noise.sampling_rate is None else noise.sampling_rate)
     trace_steps = [0]
     recorder.record(x)
-    kern = _kernels.active(objective, x) if fixed and transcript is None else None
+    # the compiled loop records the norms itself; the noiseless queries need the NumPy path
+    kern = (_kernels.active(objective, x)
+            if fixed and (transcript is None or not transcript.queries) else None)
     if transcript is not None:
         every = np.arange(steps)
         transcript.begin(name, trials=trials, steps=steps, n=n, batch_size=batch_size,
@@ -305,9 +307,12 @@ def _noisy_sgd(
             noises = (noise_rng.normal_steps(b - a, (d,), scale=std_mean) if std_mean > 0
                       else None)
             if kern is not None:
+                norms = np.zeros((trials, b - a, 2) if transcript is not None else (1, 1, 2))
                 _kernels.noisy_sgd_steps(*kern, batches, a - c0, _kernels.noise_or_none(noises),
                                          std_mean > 0, b - a, kind == "normalize", param,
-                                         step_size, x, work)
+                                         step_size, x, work, transcript is not None, norms)
+                if transcript is not None:
+                    transcript.norm_block(a, norms[:, :, 0], norms[:, :, 1])
             for s, t in enumerate(range(a + 1, b + 1) if kern is None else ()):
                 if fixed:
                     assert batches is not None  # drawn above whenever fixed

@@ -25,7 +25,7 @@ def _sgd(f: LogisticRegression, transcript: Transcript | None, sampling: str, **
     extra = {"public_n": f.n} if sampling == "poisson" else {}
     return dp_sgd(f, epsilon=1.0, delta=1e-5, steps=30, batch_size=6, step_size=0.5,
                   clip_threshold=CLIP, trials=3, seed=0, sampling=sampling,
-                  x0=np.zeros(4), transcript=transcript, **extra, **kw)  # type: ignore[arg-type]
+                  x0=np.zeros(4), transcript=transcript, **extra, **kw)
 
 
 @pytest.mark.parametrize("sampling", ["without_replacement", "poisson"])
@@ -151,8 +151,9 @@ def test_tree_algorithms_record_their_nodes() -> None:
 
 
 def test_compiled_and_numpy_paths_record_the_same_norms() -> None:
-    """Second method: the tree methods' compiled loop (norms filled in the kernel) and their
-    NumPy path (queries=True forces it) record the same norms, batches and releases."""
+    """Second method: the compiled loops (norms filled in the kernel) of the tree methods,
+    DP-SGD and DP-NSGD and their NumPy paths (queries=True forces them) record the same
+    norms (and the tree methods the same batches and releases)."""
     from dpbounds.algorithms import _step_kernels, sensitivity_reduced_nsgd, tree_momentum_nsgd
     from dpbounds.verify.problems import problem
 
@@ -169,3 +170,11 @@ def test_compiled_and_numpy_paths_record_the_same_norms() -> None:
             np.testing.assert_allclose(da[key], db[key], rtol=1e-12, atol=1e-15)
         np.testing.assert_array_equal(da["indices"], db["indices"])
         np.testing.assert_array_equal(da["release_std"], db["release_std"])
+    for sgd, kw in ((dp_sgd, {"clip_threshold": 0.5}), (dp_nsgd, {"regulariser": 0.1})):
+        a, b = Transcript(), Transcript(queries=True)
+        xs = [sgd(inst.objective, epsilon=1.0, delta=1e-5, steps=40, batch_size=4,
+                  step_size=0.05, trials=2, seed=0, x0=inst.x0, transcript=tr,
+                  **kw).x for tr in (a, b)]
+        np.testing.assert_allclose(xs[0], xs[1], rtol=0, atol=1e-12)
+        for key in ("max_norm_raw", "max_norm"):
+            np.testing.assert_allclose(a.as_dict()[key], b.as_dict()[key], rtol=1e-12)
