@@ -275,6 +275,8 @@ OPTIONS: dict[str, str] = {
     "--list-mutants": "list the audit's mutants (bugs that shipped) and where they apply",
     "--low-bits": "audit the floating-point side channel (last mantissa bits)",
     "--ledger-claim": "audit against the algorithm's own accountant (not the tightest one)",
+    "--replay": "audit: replay the algorithm on D and D' with one seed and no noise: each "
+                "release vs its declared sensitivity, control flow, sampling",
     "--tradeoff": "audit: print the empirical trade-off curve beside the claim's",
     "--plan": "print the runs an audit needs (95% power) instead of running it",
     "--target-ratio": "audit plan: the goal eps_lower / claimed eps (default 0.9)",

@@ -36,7 +36,9 @@ NOT_QUANTITIES: dict[str, tuple[str, frozenset[str]]] = {
     "inputs": ("the problem and the start point, not numbers of the theory",
                frozenset({"objective", "x0", "xp"})),
     "run settings": ("how many runs, their randomness and what is recorded; not part of "
-                     "the algorithm's mathematics", frozenset({"trace", "trace_every"})),
+                     "the algorithm's mathematics (transcript: the run's record for the "
+                     "re-accounting of dpbounds.verify.reaccount)",
+                     frozenset({"trace", "trace_every", "transcript"})),
     "variant choices": ("strings or switches that pick an implementation or a schedule, "
                         "each documented with its choices where it is taken",
                         frozenset({"accountant", "sampling", "calibration", "sensitivity_rule",

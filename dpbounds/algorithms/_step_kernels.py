@@ -107,8 +107,8 @@ def _resync(t, q, ss, sz, rel, log_decay):  # pragma: no cover - compiled
 def tree_nsgd_steps(kind, E, Q, qd, b, G, delta,
                     batches, j0, S, B, noise, t0, nsteps, lag,
                     clip, diff_clip, gamma, alpha, eta, wlev, decay, log_decay, resync,
-                    x, ss, sz, rel, m_exact, tau, out, x_prev, m_last, past_x, past_m, work
-                    ):  # pragma: no cover - compiled
+                    x, ss, sz, rel, m_exact, tau, out, x_prev, m_last, past_x, past_m, work,
+                    record, norms):  # pragma: no cover - compiled
     r"""Steps ``t0 + 1 .. t0 + nsteps`` of Algorithm 1 (``lag = False``) or 2 (``lag = True``).
 
     ``batches[k, e, :]`` is trial ``k``'s permutation of epoch ``e`` of the block (Algorithm 2:
@@ -116,7 +116,9 @@ def tree_nsgd_steps(kind, E, Q, qd, b, G, delta,
     ``(j0 + s) // S``, position ``(j0 + s) % S`` (Algorithm 2: ``(t - 1) % S``). ``noise[k, s]``
     is the node noise of step ``t0 + s + 1``, already scaled (zeros without noise). On return
     ``x_prev`` and ``m_last`` hold the last step's ``x_{t-1}`` and :math:`\hat m_t` (for the
-    diagnostics), ``out[k]`` the iterate at ``tau[k]`` if it was reached.
+    diagnostics), ``out[k]`` the iterate at ``tau[k]`` if it was reached. With ``record``,
+    ``norms[k, s]`` gets step ``s``'s largest per-sample gradient norm and largest
+    contribution norm (clipped, or Algorithm 2's mixed query term) for the run's transcript.
     """
     trials, d = x.shape
     g, gi, gp, raw, sh, sh2, ns = work[0], work[1], work[2], work[3], work[4], work[5], work[6]
@@ -145,10 +147,13 @@ def tree_nsgd_steps(kind, E, Q, qd, b, G, delta,
                     xo[0, j] = past_x[q, i, j]
                 shared_term(kind, Q, qd, b, xo, 0, sh2)
             # the query p_t (into g) and the mean raw gradient, one pass per sample
+            top_raw = 0.0
+            top_map = 0.0
             for r in range(B):
                 idx = batches[q, e, i * B + r]
                 scale, nrm = sample_direction(kind, E, G, delta, x, q, sh, idx, gi)
                 c = scale * (clip / max(nrm, clip))
+                top_raw = max(top_raw, nrm)
                 if later:
                     scale2, _ = sample_direction(kind, E, G, delta, xo, 0, sh2, idx, gp)
                     s2 = 0.0
@@ -157,14 +162,21 @@ def tree_nsgd_steps(kind, E, Q, qd, b, G, delta,
                         gp[j] = v
                         s2 += v * v
                     fd = diff_clip / max(math.sqrt(s2), diff_clip)
+                    mv = 0.0
                     for j in range(d):
                         v = gamma * (gi[j] * c) + one_minus * (gp[j] * fd)
+                        mv += v * v
                         g[j] = v if r == 0 else g[j] + v
                         raw[j] = gi[j] * scale if r == 0 else raw[j] + gi[j] * scale
+                    top_map = max(top_map, math.sqrt(mv))
                 else:
+                    top_map = max(top_map, nrm * (clip / max(nrm, clip)))
                     for j in range(d):
                         g[j] = gi[j] * c if r == 0 else g[j] + gi[j] * c
                         raw[j] = gi[j] * scale if r == 0 else raw[j] + gi[j] * scale
+            if record:
+                norms[q, s, 0] = top_raw
+                norms[q, s, 1] = top_map
             # the tree step: new node (with the k merged ones), release, estimate, in one pass
             # (when the release is resynchronised, it is recomputed from the slots first)
             if resync_now:
@@ -210,9 +222,11 @@ def tree_nsgd_steps(kind, E, Q, qd, b, G, delta,
 
 @_jit(**_LOOP)
 def noisy_sgd_steps(kind, E, Q, qd, b, G, delta, batches, j0, noise, noisy, nsteps,
-                    normalize, param, eta, x, work):  # pragma: no cover - compiled
+                    normalize, param, eta, x, work, record, norms):  # pragma: no cover
     """Steps of DP-SGD (clip to ``param``) or DP-NSGD (``g/(||g|| + param)``): step ``s`` uses
-    ``batches[k, j0 + s, :]`` and, when ``noisy``, ``noise[k, s]`` (already scaled).
+    ``batches[k, j0 + s, :]`` and, when ``noisy``, ``noise[k, s]`` (already scaled). With
+    ``record``, ``norms[k, s]`` gets the step's largest per-sample gradient norm and largest
+    mapped contribution norm (for the run's transcript).
     A sample's scaling is fused into the pass that adds it (a pass per sample and one for the
     step: the small loops' overhead, not the arithmetic, is what a step costs at small d)."""
     trials, d = x.shape
@@ -221,17 +235,24 @@ def noisy_sgd_steps(kind, E, Q, qd, b, G, delta, batches, j0, noise, noisy, nste
     for s in range(nsteps):
         for q in range(trials):
             shared_term(kind, Q, qd, b, x, q, sh)
+            top_raw = 0.0
+            top_map = 0.0
             for r in range(B):
                 scale, nrm = sample_direction(kind, E, G, delta, x, q, sh,
                                               batches[q, j0 + s, r], gi)
                 f = 1.0 / (nrm + param) if normalize else param / max(nrm, param)
                 c = scale * f
+                top_raw = max(top_raw, nrm)
+                top_map = max(top_map, nrm * f)
                 if r == 0:
                     for j in range(d):
                         g[j] = gi[j] * c
                 else:
                     for j in range(d):
                         g[j] += gi[j] * c
+            if record:
+                norms[q, s, 0] = top_raw
+                norms[q, s, 1] = top_map
             for j in range(d):
                 v = g[j] / B
                 if noisy:

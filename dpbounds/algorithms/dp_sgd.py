@@ -73,6 +73,7 @@ from dpbounds.algorithms._common import (
     public_normaliser,
 )
 from dpbounds.algorithms._grid import check_noise, gaussian_grid
+from dpbounds.algorithms._transcript import Transcript
 from dpbounds.backend import backend_name
 from dpbounds.notation import notation_keywords
 from dpbounds.objectives._base import ObjectiveProtocol
@@ -184,23 +185,52 @@ def _per_sample_map(xp: Any, g: Any, kind: str, param: float) -> Any:
 
 
 def _poisson_batch_sum(objective: ObjectiveProtocol, x: Any, sampler: Any, q: float, kind: str,
-                       param: float) -> Any:
+                       param: float, transcript: Transcript | None = None, t: int = 0) -> Any:
     """Sum over a Poisson subsample of the mapped per-sample gradients, ``(trials, d)``.
 
     The samples with ``u_i < q`` are exactly the first ``count`` entries of ``argsort(u)``;
-    rows beyond a trial's count get weight 0.
+    rows beyond a trial's count get weight 0. With ``transcript``, step ``t``'s members and
+    contribution norms are recorded.
     """
     xp = objective.xp
     u = sampler.uniform((objective.n,))
     counts = xp.sum(xp.astype(u < q, xp.int64), axis=1)
     width = int(xp.max(counts))
     if width == 0:
+        if transcript is not None:
+            transcript.members(t, np.zeros((x.shape[0], 0), dtype=np.int32), np.zeros(x.shape[0]))
+            transcript.norms(t, np.zeros((x.shape[0], 0)), np.zeros((x.shape[0], 0)))
+            if transcript.queries:
+                transcript.query(t, np.zeros(x.shape))
         return xp.zeros_like(x)
     idx = xp.argsort(u, axis=1, stable=True)[:, :width]
-    mapped = _per_sample_map(xp, objective.sample_grads(x, idx), kind, param)
+    raw = objective.sample_grads(x, idx)
+    mapped = _per_sample_map(xp, raw, kind, param)
     keep = xp.arange(width)[None, :] < counts[:, None]
     weights = xp.astype(keep, mapped.dtype)
-    return xp.sum(mapped * weights[:, :, None], axis=1)
+    if transcript is not None:
+        transcript.members(t, idx, counts)
+        transcript.norms(t, xp.linalg.vector_norm(raw, axis=-1) * weights,
+                         xp.linalg.vector_norm(mapped, axis=-1) * weights)
+    total = xp.sum(mapped * weights[:, :, None], axis=1)
+    if transcript is not None and transcript.queries:
+        transcript.query(t, total)
+    return total
+
+
+def _recorded_mean(objective: ObjectiveProtocol, x: Any, idx: Any, kind: str, param: float,
+                   transcript: Transcript, t: int) -> Any:
+    """The mapped mini-batch mean from the per-sample gradients, their norms recorded (the
+    recording path: the objective's fused ``clipped_mean_grad`` exposes no per-sample norm;
+    equal to it up to rounding)."""
+    xp = objective.xp
+    raw = objective.sample_grads(x, idx)
+    mapped = _per_sample_map(xp, raw, kind, param)
+    transcript.norms(t, xp.linalg.vector_norm(raw, axis=-1),
+                     xp.linalg.vector_norm(mapped, axis=-1))
+    if transcript.queries:
+        transcript.query(t, xp.sum(mapped, axis=1))
+    return xp.mean(mapped, axis=1)
 
 
 def _noisy_sgd(
@@ -225,8 +255,10 @@ def _noisy_sgd(
     source: Source,
     public_n: int | None,
     noise_option: str = "float",
+    transcript: Transcript | None = None,
 ) -> SimulationResult:
-    """Shared loop of DP-SGD (``kind="clip"``) and DP-NSGD (``kind="normalize"``)."""
+    """Shared loop of DP-SGD (``kind="clip"``) and DP-NSGD (``kind="normalize"``); with a
+    ``transcript``, the NumPy path runs (the compiled loop records nothing)."""
     step_size = check_positive("step_size", step_size)
     fixed = sampling == "without_replacement"
     steps = check_steps(steps, maximum=_kernels.step_limit(objective) if fixed else MAX_STEPS)
@@ -264,7 +296,18 @@ def _noisy_sgd(
     q = float(batch_size / n_rate if noise.sampling_rate is None else noise.sampling_rate)
     trace_steps = [0]
     recorder.record(x)
-    kern = _kernels.active(objective, x) if fixed and grid is None else None
+    # the compiled loop records the norms itself; the noiseless queries and the grid release
+    # need the NumPy path
+    kern = (_kernels.active(objective, x)
+            if fixed and grid is None and (transcript is None or not transcript.queries)
+            else None)
+    if transcript is not None:
+        every = np.arange(steps)
+        transcript.begin(name, trials=trials, steps=steps, n=n, batch_size=batch_size,
+                         sampling=sampling, sampling_rate=q, neighbouring=relation.value,
+                         bound=contribution_bound)
+        # one release per step: the batch sum over B (expected B for Poisson) plus its noise
+        transcript.releases(every, std_mean, (every, every, 1.0 / batch_size))
     if kern is not None:  # the compiled loop updates x in place (x0 may be a read-only view)
         x = np.array(x, dtype=np.float64, order="C", copy=True)
     work = np.empty((_kernels.WORK_ROWS, d))  # the compiled loop's scratch
@@ -274,23 +317,31 @@ def _noisy_sgd(
         c1 = min(steps, c0 + block)
         # the block's mini-batches, drawn at once (both paths read the same ones)
         batches = sampler.subsample_steps(n, batch_size, c1 - c0) if fixed else None
+        if transcript is not None and batches is not None:
+            transcript.batches(c0, batches)
         for a, b in _kernels.chunks(c0, c1, _kernels.block_steps(d), cut):
             noises = (noise_rng.normal_steps(b - a, (d,), scale=std_mean)
                       if std_mean > 0 and grid is None else None)
             if kern is not None:
+                norms = np.zeros((trials, b - a, 2) if transcript is not None else (1, 1, 2))
                 _kernels.noisy_sgd_steps(*kern, batches, a - c0, _kernels.noise_or_none(noises),
                                          std_mean > 0, b - a, kind == "normalize", param,
-                                         step_size, x, work)
+                                         step_size, x, work, transcript is not None, norms)
+                if transcript is not None:
+                    transcript.norm_block(a, norms[:, :, 0], norms[:, :, 1])
             for s, t in enumerate(range(a + 1, b + 1) if kern is None else ()):
                 if fixed:
                     assert batches is not None  # drawn above whenever fixed
                     idx = batches[:, t - c0 - 1, :]
-                    if kind == "clip":
+                    if transcript is not None:
+                        g = _recorded_mean(objective, x, idx, kind, param, transcript, t - 1)
+                    elif kind == "clip":
                         g = objective.clipped_mean_grad(x, idx, param)
                     else:
                         g = objective.normalized_mean_grad(x, idx, param)
                 else:
-                    g = _poisson_batch_sum(objective, x, sampler, q, kind, param) / batch_size
+                    g = _poisson_batch_sum(objective, x, sampler, q, kind, param, transcript,
+                                           t - 1) / batch_size
                 if grid is not None:
                     g = grid.release(t - 1, g)
                 elif noises is not None:
@@ -343,6 +394,7 @@ def dp_sgd(
     trace_every: int = 1,
     public_n: int | None = None,
     noise: str = "float",
+    transcript: Transcript | None = None,
 ) -> SimulationResult:
     r"""DP-SGD with per-sample clipping to ``clip_threshold`` (Yang et al. eq. (2), Abadi et al.).
 
@@ -377,6 +429,9 @@ def dp_sgd(
         accounted as a :class:`~dpbounds.privacy.SubsampledZcdpMechanism` per step by the RDP
         accountant, Wang, Balle & Kasiviswanathan 2019, Theorem 9; the NumPy loop, not the
         compiled one).
+    transcript:
+        ``None`` (default) or a fresh :class:`~dpbounds.algorithms._transcript.Transcript` to
+        fill with the batches, contribution norms and releases (the NumPy path runs).
 
     Returns
     -------
@@ -389,5 +444,5 @@ def dp_sgd(
         epsilon=epsilon, delta=delta, steps=steps, batch_size=batch_size,
         step_size=step_size, trials=trials, seed=seed, x0=x0, sampling=sampling,
         accountant=accountant, trace=trace, trace_every=trace_every, name="dp_sgd",
-        source=DP_SGD_SOURCE, public_n=public_n, noise_option=noise,
+        source=DP_SGD_SOURCE, public_n=public_n, noise_option=noise, transcript=transcript,
     )

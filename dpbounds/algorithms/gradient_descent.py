@@ -44,6 +44,7 @@ from dpbounds.algorithms._common import (
     public_normaliser,
 )
 from dpbounds.algorithms._grid import check_noise, gaussian_grid
+from dpbounds.algorithms._transcript import Transcript
 from dpbounds.algorithms.momentum import laplace_momentum_method
 from dpbounds.backend import backend_name
 from dpbounds.notation import notation_keywords
@@ -72,8 +73,8 @@ def dp_gd(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
           neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE, trials: int = 1,
           seed: Any = None,
           x0: Any = None, sensitivity: float | None = None,
-          trace: str | None = "auto", public_n: int | None = None, noise: str = "float"
-          ) -> SimulationResult:
+          trace: str | None = "auto", public_n: int | None = None, noise: str = "float",
+          transcript: Transcript | None = None) -> SimulationResult:
     r"""Differentially private gradient descent.
 
     Parameters
@@ -118,6 +119,10 @@ def dp_gd(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
         discrete Gaussian :math:`Z`; :mod:`dpbounds.algorithms._grid`). The grid Gaussian is
         recorded as its zCDP guarantee (a :class:`~dpbounds.privacy.ZcdpMechanism` per step,
         Canonne, Kamath & Steinke 2020), calibrated by the same routine to the same target.
+    transcript:
+        Gaussian only: ``None`` or a fresh :class:`~dpbounds.algorithms._transcript.Transcript`
+        to fill with the per-step contribution norms and releases (full batch: every sample
+        enters every step's release with weight ``1/N``).
 
     Example
     -------
@@ -137,6 +142,9 @@ def dp_gd(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
     neighbouring = Neighbouring.coerce(neighbouring)
     alpha = default_step_size(objective, step_size, c)
     if mechanism == "laplace":
+        if transcript is not None:
+            raise ValueError("transcript is recorded for mechanism='gaussian' only (the "
+                             "Laplace DP-GD shares the momentum loop, which records none)")
         if clip_threshold is not None:
             raise ValueError("clip_threshold applies to mechanism='gaussian' only")
         if neighbouring is not Neighbouring.REPLACE_ONE:
@@ -152,7 +160,7 @@ def dp_gd(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
         )
     return _gaussian_gd(objective, epsilon, delta, T, alpha, batch_size, clip_threshold,
                         neighbouring, trials, seed, x0, sensitivity, trace, public_n,
-                        check_noise(noise, objective.xp))
+                        check_noise(noise, objective.xp), transcript)
 
 
 @notation_keywords(clip_norm="clip_threshold")
@@ -218,7 +226,8 @@ def _gaussian_gd(f: ObjectiveProtocol, epsilon: float, delta: float | None, T: i
                  batch_size: Any, clip_threshold: float | None, neighbouring: Neighbouring | str,
                  trials: int,
                  seed: Any, x0: Any, sensitivity: float | None, trace: str | None,
-                 public_n: int | None, noise: str = "float") -> SimulationResult:
+                 public_n: int | None, noise: str = "float",
+                 transcript: Transcript | None = None) -> SimulationResult:
     xp = f.xp
     if check_batch_size(batch_size, f.n) != f.n:
         raise ValueError("batch_size must be None or n for mechanism='gaussian' (full batch); "
@@ -251,8 +260,32 @@ def _gaussian_gd(f: ObjectiveProtocol, epsilon: float, delta: float | None, T: i
         step_mechanism = GaussianMechanism(sigma, delta_2, nb) if private else None
     rec = TraceRecorder(f, trace)
     x = f.initial_state(trials, x0)
+    if transcript is not None:
+        every = np.arange(T)
+        transcript.begin("dp_gd", trials=trials, steps=T, n=f.n, batch_size=f.n,
+                         sampling="full", sampling_rate=1.0, neighbouring=nb.value,
+                         # the per-sample bound the noise assumes: Delta = k * bound / N
+                         bound=delta_2 * n_pub / (2.0 if nb is Neighbouring.REPLACE_ONE
+                                                  else 1.0))
+        # one release per step: the (clipped) data sum over N plus its noise
+        transcript.releases(every, sigma, (every, every, 1.0 / n_pub))
     for t in progress(range(T), desc="DP-GD (Gaussian)"):
-        if clip_threshold is None:
+        if transcript is not None:
+            rec.record(x)
+            raw = f.sample_grads(x)
+            norms = xp.linalg.vector_norm(raw, axis=-1)
+            if clip_threshold is not None:
+                # the clip, from the per-sample gradients (the fused objective call exposes
+                # no per-sample norm); equal to clipped_mean_grad up to rounding
+                factor = clip_threshold / xp.maximum(norms, xp.asarray(clip_threshold,
+                                                                        dtype=norms.dtype))
+                raw = raw * factor[..., None]
+            mapped = xp.linalg.vector_norm(raw, axis=-1)
+            transcript.norms(t, norms, mapped)
+            if transcript.queries:
+                transcript.query(t, xp.sum(raw, axis=1))
+            g = to_public * xp.mean(raw, axis=1) + f.regularizer_grad(x)
+        elif clip_threshold is None:
             if rec.needs_loss:
                 loss, g = f.loss_and_grad(x)
                 rec.record(x, loss)

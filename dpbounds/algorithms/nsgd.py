@@ -39,6 +39,7 @@ from typing import Any
 
 from dpbounds._validation import check_choice, check_positive
 from dpbounds.algorithms._common import SimulationResult
+from dpbounds.algorithms._transcript import Transcript
 from dpbounds.algorithms.dp_sgd import SAMPLING, _noisy_sgd
 from dpbounds.notation import notation_keywords
 from dpbounds.objectives._base import ObjectiveProtocol
@@ -73,6 +74,7 @@ def dp_nsgd(
     trace: str | None = "auto",
     trace_every: int = 1,
     public_n: int | None = None,
+    transcript: Transcript | None = None,
 ) -> SimulationResult:
     r"""DP-NSGD with per-sample normalisation :math:`g/(\lVert g\rVert+r)` (Yang et al.).
 
@@ -85,6 +87,9 @@ def dp_nsgd(
     public_n:
         Required with ``sampling="poisson"`` (add/remove): the public dataset size of the
         sampling rate, as in :func:`~dpbounds.algorithms.dp_sgd.dp_sgd`.
+    transcript:
+        ``None`` or a fresh :class:`~dpbounds.algorithms._transcript.Transcript`, as in
+        :func:`~dpbounds.algorithms.dp_sgd.dp_sgd`.
 
     Notes
     -----
@@ -99,5 +104,5 @@ def dp_nsgd(
         epsilon=epsilon, delta=delta, steps=steps, batch_size=batch_size,
         step_size=step_size, trials=trials, seed=seed, x0=x0, sampling=sampling,
         accountant=accountant, trace=trace, trace_every=trace_every, name="dp_nsgd",
-        source=DP_NSGD_SOURCE, public_n=public_n,
+        source=DP_NSGD_SOURCE, public_n=public_n, transcript=transcript,
     )

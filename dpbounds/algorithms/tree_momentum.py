@@ -108,6 +108,7 @@ from dpbounds.algorithms._common import (
     check_trials,
     progress,
 )
+from dpbounds.algorithms._transcript import Transcript, tree_node_weights
 from dpbounds.algorithms.tree_aggregation import (
     ComposeAndSumAggregator,
     TreeAggregator,
@@ -520,16 +521,22 @@ class _TreeKernel:
         self.past_x, self.past_m = np.zeros(ring), np.zeros(ring)
 
     def run(self, batches: Any, j0: int, S: int, B: int, noise: Any, t0: int, nsteps: int,
-            *, clip: float, eta: float, diff_clip: float = 1.0, gamma: float = 1.0) -> None:
-        """Steps ``t0 + 1 .. t0 + nsteps`` (see the compiled loop for the arguments)."""
+            *, clip: float, eta: float, diff_clip: float = 1.0, gamma: float = 1.0,
+            transcript: Transcript | None = None) -> None:
+        """Steps ``t0 + 1 .. t0 + nsteps`` (see the compiled loop for the arguments); with a
+        ``transcript``, the loop's per-step norms are recorded in it."""
         if noise is None:
             noise = np.zeros((self.x.shape[0], nsteps, self.x.shape[1]))
+        norms = np.zeros((self.x.shape[0], nsteps, 2) if transcript is not None else (1, 1, 2))
         _kernels.tree_nsgd_steps(
             *self.data, np.asarray(batches), j0, S, B, np.ascontiguousarray(noise), t0, nsteps,
             self.lag > 0, clip, diff_clip, gamma, self.alpha, eta, self.w, self.decay,
             self.log_decay, self.resync, self.x, self.ss, self.sz, self.rel,
             self.m_exact, self.tau, self.out, self.x_prev, self.m_last, self.past_x,
-            self.past_m, np.empty((_kernels.WORK_ROWS, self.x.shape[1])))
+            self.past_m, np.empty((_kernels.WORK_ROWS, self.x.shape[1])),
+            transcript is not None, norms)
+        if transcript is not None:
+            transcript.norm_block(t0, norms[:, :, 0], norms[:, :, 1])
 
     def finish(self, output: _UniformOutput) -> Any:
         """The last iterate; ``output`` gets the uniformly drawn one."""
@@ -582,6 +589,7 @@ def tree_momentum_nsgd(
     trace: str | None = "auto",
     trace_every: int = 1,
     release: str = "online",
+    transcript: Transcript | None = None,
 ) -> TreeMomentumResult:
     r"""Tran & Cutkosky Algorithm 1: DP normalized SGD with tree-aggregated momentum.
 
@@ -626,6 +634,10 @@ def tree_momentum_nsgd(
     release:
         ``"online"`` (incremental, O(d) amortised per step) or ``"compose"`` (re-sum
         COMPOSE(1, t) each step, O(d log T)).
+    transcript:
+        ``None`` or a fresh :class:`~dpbounds.algorithms._transcript.Transcript` to fill with
+        the batches, the contribution norms and one release per formed node (the NumPy path
+        runs: the compiled loop records nothing).
 
     Returns
     -------
@@ -656,17 +668,29 @@ def tree_momentum_nsgd(
     m_exact = xp.zeros_like(x)   # noise-free momentum, only for the diagnostics
     rec = _Recorder(objective, trace, trace_every)
     output = _UniformOutput(output_rng, n_steps, x)
-    kern = _tree_kernel(objective, x, tree, output) if release == "online" else None
+    kern = (_tree_kernel(objective, x, tree, output)
+            if release == "online" and (transcript is None or not transcript.queries)
+            else None)
+    if transcript is not None:
+        transcript.begin("tree_momentum_nsgd", trials=trials, steps=n_steps, n=objective.n,
+                         batch_size=batch_size, sampling="shuffle", sampling_rate=1.0,
+                         neighbouring=key, bound=clip)
+        # one release per formed node, the weights of the aggregator actually built
+        transcript.releases(np.arange(n_steps), sigma,
+                            tree_node_weights(n_steps, tree.alpha, 1.0 / batch_size))
     block = _kernels.block_steps(d)
     t = 0
     for _ in progress(range(epochs), desc="tree-momentum NSGD (epochs)"):
         perm = sampler.permutation(objective.n)
+        if transcript is not None:  # the epoch's batches, recorded at once
+            transcript.batches(t, perm[:, :steps * batch_size].reshape(trials, steps,
+                                                                      batch_size))
         for a, b in _kernels.chunks(t, t + steps, block, rec.every, 1):
             # the block's node noises: the bits of one draw per step (any block length)
             zetas = noise_rng.normal_steps(b - a, (d,), scale=sigma) if sigma > 0 else None
             if kern is not None:
                 kern.run(perm[:, None, :], a - t, steps, batch_size, zetas, a, b - a,
-                         clip=clip, eta=step_size)
+                         clip=clip, eta=step_size, transcript=transcript)
                 if rec.due(b - 1):
                     rec.record_at(b - 1, kern.x_prev, kern.m_last, kern.m_exact)
                 continue
@@ -674,7 +698,16 @@ def tree_momentum_nsgd(
                 i = u - t - 1
                 output.offer(u, x)
                 idx = perm[:, i * batch_size:(i + 1) * batch_size]
-                g = objective.clipped_mean_grad(x, idx, clip)
+                if transcript is None:
+                    g = objective.clipped_mean_grad(x, idx, clip)
+                else:
+                    raw = objective.sample_grads(x, idx)
+                    clipped = _clip_rows(xp, raw, clip)
+                    transcript.norms(u - 1, xp.linalg.vector_norm(raw, axis=-1),
+                                     xp.linalg.vector_norm(clipped, axis=-1))
+                    if transcript.queries:
+                        transcript.query(u - 1, xp.sum(clipped, axis=1))
+                    g = xp.mean(clipped, axis=1)
                 zeta = None if zetas is None else zetas[:, s, :]
                 m_reg = (1.0 - alpha) * m_reg + alpha * objective.regularizer_grad(x)
                 m_hat = tree.step(g, zeta) + m_reg
@@ -733,6 +766,7 @@ def sensitivity_reduced_nsgd(
     trace: str | None = "auto",
     trace_every: int = 1,
     release: str = "online",
+    transcript: Transcript | None = None,
 ) -> TreeMomentumResult:
     r"""Tran & Cutkosky Algorithm 2 (sensitivity-reduced NSGD), as RECONSTRUCTED here.
 
@@ -756,7 +790,9 @@ def sensitivity_reduced_nsgd(
 
     Notes
     -----
-    Other parameters and the result are as in :func:`tree_momentum_nsgd` (streams:
+    Other parameters (``transcript`` included: the releases are the nodes over the mixed
+    query, with ``sigma_1`` / ``sigma_2``) and the result are as in
+    :func:`tree_momentum_nsgd` (streams:
     ``sampler, noise, output = TrialRandom(seed, trials, xp).split(3)``, one
     ``sampler.permutation(n)`` for the whole run); ``params`` has ``sigma_1``, ``sigma_2``,
     ``node_sensitivity_1``, ``node_sensitivity_2``, ``node_count_1``, ``node_count_2``.
@@ -794,8 +830,21 @@ def sensitivity_reduced_nsgd(
     output = _UniformOutput(output_rng, n_steps, x)
     # one gradient per sample in the first epoch, two afterwards
     grad_evals = batch_size * (n_steps + max(0, n_steps - steps))
-    kern = (_tree_kernel(objective, x, tree, output, lag=steps) if release == "online"
+    kern = (_tree_kernel(objective, x, tree, output, lag=steps)
+            if release == "online" and (transcript is None or not transcript.queries)
             else None)
+    if transcript is not None:
+        transcript.begin("sensitivity_reduced_nsgd", trials=trials, steps=n_steps,
+                         n=objective.n, batch_size=batch_size, sampling="shuffle_once",
+                         sampling_rate=1.0, neighbouring=key,
+                         bound=np.where(np.arange(n_steps) < steps, clip,
+                                        gamma * clip + (1.0 - gamma) * diff_clip))
+        ts = np.arange(1, n_steps + 1)
+        transcript.releases(ts - 1, np.where(ts - (ts & -ts) + 1 <= steps, sigma_1, sigma_2),
+                            tree_node_weights(n_steps, tree.alpha, 1.0 / batch_size))
+        for e in range(epochs):  # every epoch's batches: the one permutation
+            transcript.batches(e * steps, perm[:, :steps * batch_size].reshape(
+                trials, steps, batch_size))
     chunks = _kernels.chunks(0, n_steps, _kernels.block_steps(d), rec.every, 1)
     for a, b in progress(list(chunks), desc="sensitivity-reduced NSGD"):
         zetas = None
@@ -807,7 +856,7 @@ def sensitivity_reduced_nsgd(
             zetas = noise_rng.normal_steps(b - a, (d,), scale=sigmas)
         if kern is not None:
             kern.run(perm[:, None, :], 0, steps, batch_size, zetas, a, b - a, clip=clip,
-                     eta=step_size, diff_clip=diff_clip, gamma=gamma)
+                     eta=step_size, diff_clip=diff_clip, gamma=gamma, transcript=transcript)
             if rec.due(b - 1):
                 rec.record_at(b - 1, kern.x_prev, kern.m_last, kern.m_exact)
             continue
@@ -818,11 +867,16 @@ def sensitivity_reduced_nsgd(
             raw = objective.sample_grads(x, idx)
             g_new = _clip_rows(xp, raw, clip)
             if t <= steps:
-                p = xp.mean(g_new, axis=1)
+                mixed = g_new
             else:
                 diff = raw - objective.sample_grads(past_x[i], idx)
-                p = xp.mean(gamma * g_new + (1.0 - gamma) * _clip_rows(xp, diff, diff_clip),
-                            axis=1)
+                mixed = gamma * g_new + (1.0 - gamma) * _clip_rows(xp, diff, diff_clip)
+            p = xp.mean(mixed, axis=1)
+            if transcript is not None:
+                transcript.norms(t - 1, xp.linalg.vector_norm(raw, axis=-1),
+                                 xp.linalg.vector_norm(mixed, axis=-1))
+                if transcript.queries:
+                    transcript.query(t - 1, xp.sum(mixed, axis=1))
             zeta = None if zetas is None else zetas[:, s, :]
             p_hat = tree.step(p, zeta)
             m_data = p_hat if t <= steps else p_hat + (1.0 - gamma) * past_m[i]

@@ -86,11 +86,13 @@ def build() -> dict[str, Any]:
     from dpbounds.bounds.strongly_convex.noise_allocation import MAX_HORIZON
     from dpbounds.privacy import Neighbouring
     from dpbounds.verify import MUTATIONS, PROBLEMS, VARIABLES
+    from dpbounds.verify.replay import REPLAY_MUTATIONS, REPLAYS
 
     return {
         "constants": {
             "verify_variables": list(VARIABLES), "verify_problems": list(PROBLEMS),
             "verify_mutations": list(MUTATIONS),
+            "replay_algorithms": list(REPLAYS), "replay_mutations": list(REPLAY_MUTATIONS),
             "relations": [m.value for m in Neighbouring],
             "audit_memory_budget_gb": MEMORY_BUDGET_GB,
             "default_problem": dict(DEFAULT_PROBLEM),

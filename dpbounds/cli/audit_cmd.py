@@ -11,12 +11,15 @@ Examples::
     dpbounds audit dp_sgd --neighbouring add/remove --mutant realised_batch --plan
     dpbounds audit plan dp_gd_gaussian --target-ratio 0.9
     dpbounds audit all --quick                      # every algorithm and relation: a table
+    dpbounds audit dp_sgd --replay                  # D vs D', one seed, noise off: sensitivity
+    dpbounds audit dp_sgd --replay --mutant scaled_contribution    # exit 1
 
 Exit status: 0 PASS (consistent), 1 FAIL (an audit refutes a claim: ε lower bound above the
 claimed ε), 2 bad input, 3 INCONCLUSIVE (none refuted, but the null control fired, so the
 estimator cannot vouch for a pass, or the GDP estimate exceeds the claim by more than 3 standard
 errors: a finding, labelled an estimate, printed beside the rigorous bound), 4 on an internal
-error (a bug).
+error (a bug). With --replay: 0 when every release moves by at most its declared sensitivity
+and the control flow is the same on D and D', 1 otherwise.
 """
 
 from __future__ import annotations
@@ -151,6 +154,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "the least FNR the claim allows (and mu_claim-GDP's)")
     p.add_argument("--plan", action="store_true",
                    help="print the runs needed (95%% power) instead of running the audit")
+    p.add_argument("--replay", action="store_true",
+                   help="instead of the audit, replay ALGORITHM on D and D' (replace-one) with "
+                        "one seed and the noise off: each release's difference against its "
+                        "declared sensitivity and the control flow (exit 1 on a violation); "
+                        "--mutant NAME takes a verify mutation here "
+                        f"({', '.join(_catalog.constant('replay_mutations'))}); algorithms: "
+                        f"{', '.join(_catalog.constant('replay_algorithms'))}")
     p.add_argument("--target-ratio", type=float, default=0.9,
                    help="plan: the goal eps_lower / claim (default 0.9)")
     p.add_argument("--max-memory-gb", type=float, default=MEMORY_BUDGET_GB,
@@ -263,6 +273,8 @@ def run(args: argparse.Namespace) -> int:
     if (known is not None and args.algorithm != "all"
             and str(args.algorithm).replace("-", "_") not in known):  # before the imports
         raise ValueError(unknown_name("audit", args.algorithm, known, "dpbounds audit --list"))
+    if args.replay:
+        return _replay(args)
     from dpbounds.audit import audit
 
     jobs = _jobs(args)
@@ -379,6 +391,36 @@ def low_bits_table(results: list[Any]) -> str:
                      f"{r.epsilon_lower:9.3f} {null:>4s} {r.trials:6d} {r.cpu_seconds:5.1f}  "
                      f"{verdict}")
     return "\n".join([*lines, "", *textwrap.wrap(LOW_BITS_NOTE, 100)])
+
+
+def _replay(args: argparse.Namespace) -> int:
+    """``--replay``: the replay verdicts of ALGORITHM (``all``: of every replayable one)."""
+    algorithms = tuple(_catalog.constant("replay_algorithms"))
+    mutations = tuple(_catalog.constant("replay_mutations"))
+    if args.algorithm != "all" and args.algorithm not in algorithms:
+        raise ValueError(f"algorithm must be one of {', '.join(algorithms)} (or all) for "
+                         f"--replay, got {args.algorithm!r}")
+    if args.neighbouring not in (None, "replace_one", "replace-one"):
+        raise ValueError("neighbouring must be 'replace_one' for --replay (an add/remove "
+                         "neighbour changes n and with it every draw of the sampler)")
+    if args.mutant is not None and args.mutant not in mutations:
+        raise ValueError(f"mutant must be one of {', '.join(mutations)} with --replay, got "
+                         f"{args.mutant!r}")
+    from dpbounds.verify.replay import replay
+
+    names = algorithms if args.algorithm == "all" else (args.algorithm,)
+    if args.mutant is not None and args.algorithm == "all":
+        fits = {"cyclic_batches": ("dp_sgd", "dp_nsgd"),
+                "unshuffled": ("tree_momentum_nsgd", "sensitivity_reduced_nsgd")}
+        names = tuple(n for n in names if n in fits.get(args.mutant, ("dp_sgd",)))
+    verdicts = [v for n in names for v in replay(n, seed=args.seed, mutation=args.mutant)]
+    if args.json:
+        print(_dumps([v.as_dict() for v in verdicts]))
+    else:
+        for v in verdicts:
+            print(f"{v.study}: {v.case}: {v.claim}: measured {v.measured:.6g} vs "
+                  f"{v.predicted:.6g} -> {v.status}")
+    return 1 if any(v.failed for v in verdicts) else 0
 
 
 def _num(v: float, fmt: str = ".3f") -> str:

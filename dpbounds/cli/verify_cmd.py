@@ -15,7 +15,10 @@ rounded by the documented policy of :mod:`dpbounds.verify.theorems`), runs it at
 value, evaluates the bound at each run's own parameters, measures the components the lemma
 chain bounds and checks two-sided exact values (the noise the run declares against the
 accountant's for the claimed eps, the noise it drew, the tree noise covariance, the exact
-E[F - F*] of DP-NAG and DP-SHB). Slopes are shape diagnostics (reported, never failing). A
+E[F - F*] of DP-NAG and DP-SHB). Where the algorithm records a transcript (DP-SGD, DP-NSGD,
+Tran & Cutkosky's Algorithms 1 and 2), the run is also re-accounted from it alone through
+dp_accounting (rows reaccount, contribution, sampling) and replayed on neighbouring data with
+one seed (rows 'replay ...'). Slopes are shape diagnostics (reported, never failing). A
 bound is informative only below both the trivial bound and the start's value (what a run
 that does not move achieves); elsewhere its verdict is flagged vacuous (never a pass).
 

@@ -30,7 +30,13 @@ the algorithm (wrapping its arguments, or patching :class:`~dpbounds.backend.Tri
   utility *better*): caught by the replay on neighbouring data
   (:mod:`dpbounds.verify.replay`); DP-SGD only;
 * ``skip_clipping`` — DP-SGD without its per-example clipping (the noise still calibrated for
-  the clip threshold); DP-SGD studies only (Yang et al.'s clipped SGD).
+  the clip threshold); DP-SGD studies only (Yang et al.'s clipped SGD);
+* ``cyclic_batches`` — DP-SGD / DP-NSGD take the batches of a fixed cyclic order and account
+  them as sampled without replacement (:func:`dpbounds.verify.sampling.cyclic_batches`):
+  caught by the transcript's sampling tests (:mod:`dpbounds.verify.reaccount`); Yang et al.'s
+  studies only;
+* ``unshuffled`` — Algorithms 1 and 2 take the data in stored order instead of a uniform
+  permutation (:func:`dpbounds.verify.sampling.unshuffled`): caught by the same tests.
 
 :func:`noise_tap` records what the run *drew*: the energy :math:`\sum\xi^2` of every noise draw
 (Gaussian, Laplace) per trial, compared by the studies with the energy the ledger's noise
@@ -57,7 +63,8 @@ __all__ = ["MUTATIONS", "mutated", "noise_tap", "permutation_tap", "step_factor"
 #: mutants a study can run (see the module docstring)
 MUTATIONS: tuple[str, ...] = ("noise_d", "noise_sqrt2", "frozen", "nsgd_noise_r",
                               "node_count_minus_1", "skip_clipping", "shared_node_count_no_log",
-                              "steps_off_by_one", "scaled_contribution")
+                              "steps_off_by_one", "scaled_contribution", "cyclic_batches",
+                              "unshuffled")
 #: the step-size factor of the ``frozen`` mutant
 FROZEN = 1e-9
 #: the clip threshold of the ``skip_clipping`` mutant (no gradient reaches it)
@@ -113,6 +120,16 @@ def mutated(mutation: str | None, algorithm: str, r: float | None = None) -> Ite
             raise ValueError(f"mutation 'scaled_contribution' does not apply to {algorithm} "
                              "(it is DP-SGD's: study nonconvex.clipped_sgd)")
         with _skip_clipping(scale=2.0):
+            yield
+    elif mutation in ("cyclic_batches", "unshuffled"):
+        from dpbounds.verify import sampling
+
+        fits = (("dp_sgd", "dp_nsgd") if mutation == "cyclic_batches"
+                else ("tree_momentum_nsgd", "sensitivity_reduced_nsgd"))
+        if algorithm not in fits:
+            raise ValueError(f"mutation {mutation!r} does not apply to {algorithm} (it is "
+                             f"{' and '.join(fits)}'s)")
+        with getattr(sampling, mutation)():
             yield
     elif mutation == "skip_clipping":
         if algorithm != "dp_sgd":

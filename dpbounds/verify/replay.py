@@ -21,23 +21,39 @@ every step whose batch holds record 0 the difference is exactly :math:`2C`, the 
 sensitivity, and 0 elsewhere: a correct run measures the ratio 1 (to rounding), a run whose
 contribution exceeds the clip (the ``scaled_contribution`` mutant) measures more.
 
+**Every transcript-recording algorithm** (:func:`replay`, ``dpbounds audit ALG --replay``):
+the same pair, both runs with a :class:`~dpbounds.algorithms._transcript.Transcript` that
+records each step's noiseless query (the sum of its mapped contributions). Per release ``r``
+the measured difference is :math:`\lVert\sum_t w_{r,t}(q_t(D)-q_t(D'))\rVert` and the
+declared sensitivity of the changed record :math:`2\sum_{t:\,0\in S_t}|w_{r,t}|\,b_t`
+(``b_t`` the contribution bound the run declares, the weights those the run records); a
+release the record does not enter must not move at all. The control flow must not depend
+on the data: the same number of steps, the same batches (the same indices at every step) on
+``D`` and ``D'``. Replace-one only (an add/remove neighbour changes ``n``, and with it every
+draw of the sampler). Oracle [DERIVED]: on the pair each release the record enters moves by
+exactly its declared sensitivity when the clip binds at every step (ratio 1; Algorithm 2's
+later epochs mix in a lag difference that a linear loss makes 0, ratio below 1 there).
+
 Example
 -------
->>> from dpbounds.verify.replay import replay_dp_sgd
+>>> from dpbounds.verify.replay import replay, replay_dp_sgd
 >>> replay_dp_sgd(seed=0).holds                                           # doctest: +SKIP
 True
+>>> [v.holds for v in replay("tree_momentum_nsgd")]                        # doctest: +SKIP
+[True, True]
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from dpbounds._validation import check_int, check_positive
 from dpbounds.verify.verdicts import Verdict
 
-__all__ = ["replay_dp_sgd"]
+__all__ = ["REPLAYS", "STUDY_REPLAYS", "replay", "replay_dp_sgd", "study_replay"]
 
 #: relative rounding slack of the replay's ratio (float64 sums of a few records)
 RTOL = 1e-9
@@ -105,3 +121,152 @@ def replay_dp_sgd(*, n: int = 8, d: int = 3, batch_size: int = 4, steps: int = 2
                          f"{trials} trials)", "noiseless release diff <= declared sensitivity",
                    ratio, 0.0, 1.0, "replay on D, D' with one seed (2C at every step holding "
                    "the record, DERIVED)", bool(ratio <= 1.0 + RTOL))
+
+
+#: the algorithms :func:`replay` runs (the audit names of ``dpbounds audit --replay``)
+REPLAYS: tuple[str, ...] = ("dp_sgd", "dp_nsgd", "dp_gd_gaussian", "tree_momentum_nsgd",
+                            "sensitivity_reduced_nsgd")
+
+
+def _replay_run(algorithm: str, data: np.ndarray, *, steps: int, batch_size: int, clip: float,
+                epsilon: float, delta: float, trials: int, seed: int) -> dict[str, Any]:
+    """One noiseless run on ``data`` with a query-recording transcript; its dictionary."""
+    from dpbounds.algorithms import (
+        dp_gd,
+        dp_nsgd,
+        dp_sgd,
+        sensitivity_reduced_nsgd,
+        tree_momentum_nsgd,
+    )
+    from dpbounds.algorithms._transcript import Transcript
+    from dpbounds.audit.neighbours import LinearObjective
+
+    obj = LinearObjective(data)
+    x0 = np.zeros(data.shape[1])
+    tr = Transcript(queries=True)
+    common = dict(epsilon=epsilon, delta=delta, trials=trials, seed=seed, x0=x0, trace=None,
+                  transcript=tr)
+    if algorithm in ("dp_sgd", "dp_nsgd"):
+        kw = dict(common, steps=steps, batch_size=batch_size, step_size=0.5,
+                  sampling="without_replacement")
+        if algorithm == "dp_sgd":
+            dp_sgd(obj, clip_threshold=clip, **kw)
+        else:
+            dp_nsgd(obj, regulariser=clip, **kw)
+    elif algorithm == "dp_gd_gaussian":
+        dp_gd(obj, steps=steps, step_size=0.5, mechanism="gaussian",
+              clip_threshold=clip, **common)
+    else:
+        alg = (tree_momentum_nsgd if algorithm == "tree_momentum_nsgd"
+               else sensitivity_reduced_nsgd)
+        epochs = max(2, -(-steps // (data.shape[0] // batch_size)))
+        alg(obj, epochs=epochs, step_size=0.05, batch_size=batch_size, clip_threshold=clip,
+            **common)
+    return tr.as_dict()
+
+
+def replay(algorithm: str, *, n: int = 8, d: int = 3, batch_size: int = 2, steps: int = 24,
+           clip: float = 1.0, epsilon: float = 1.0, delta: float = 1e-5, trials: int = 3,
+           seed: int = 0, mutation: str | None = None) -> list[Verdict]:
+    """The replay verdicts of ``algorithm`` (one of :data:`REPLAYS`; module docstring): the
+    largest release difference over its declared sensitivity (at most 1 + :data:`RTOL`), the
+    same control flow on ``D`` and ``D'``, and the declared sampling tested on the batches
+    of ``D`` (:func:`dpbounds.verify.sampling.sampling_verdicts`).
+
+    Parameters
+    ----------
+    algorithm:
+        One of :data:`REPLAYS`.
+    n, d, batch_size, steps, clip, epsilon, delta, trials:
+        The pair (``n`` records in ``d`` dimensions, the clip binding on most) and the runs'
+        parameters (the tree methods run ``ceil(steps / (n // batch_size))`` epochs, at least
+        2; DP-GD the full batch; DP-NSGD takes ``clip`` as its regulariser ``r``).
+    seed:
+        Seed of the pair and of both runs (the same for ``D`` and ``D'``).
+    mutation:
+        ``None`` or a mutant of :data:`dpbounds.verify.MUTATIONS` that applies to it.
+    """
+    from dpbounds.audit.mutation import scaled_noise
+    from dpbounds.verify.mutants import mutated
+
+    if algorithm not in REPLAYS:
+        raise ValueError(f"algorithm must be one of {REPLAYS} for the replay, got "
+                         f"{algorithm!r}")
+    n = check_int("n", n, minimum=2, maximum=10**4)
+    d = check_int("d", d, minimum=1, maximum=10**3)
+    batch_size = check_int("batch_size", batch_size, minimum=1, maximum=n)
+    steps = check_int("steps", steps, minimum=1, maximum=10**5)
+    clip = check_positive("clip", clip)
+    trials = check_int("trials", trials, minimum=1, maximum=10**3)
+    runs = []
+    for data in _pair(n, d, clip, seed):
+        inner = "dp_gd" if algorithm == "dp_gd_gaussian" else algorithm
+        with mutated(mutation, inner), scaled_noise(0.0):
+            runs.append(_replay_run(algorithm, data, steps=steps, batch_size=batch_size,
+                                    clip=clip, epsilon=epsilon, delta=delta, trials=trials,
+                                    seed=seed))
+    a, b = runs
+    name = f"replay {algorithm}" + (f" [mutant {mutation}]" if mutation else "")
+    same = a["steps"] == b["steps"] and (
+        (a["indices"] is None and b["indices"] is None)
+        or (a["indices"] is not None and b["indices"] is not None
+            and np.array_equal(a["indices"], b["indices"])))
+    flow = Verdict(name, f"steps {a['steps']} / {b['steps']}, batches "
+                         f"{'identical' if same else 'differ'} on D / D'",
+                   "same control flow on D and D'", float(same), 0.0, 1.0,
+                   "the two transcripts' step counts and indices", bool(same))
+    if not same:
+        return [flow]
+    ratio = _release_ratio(a, b)
+    from dpbounds.verify.sampling import sampling_verdicts
+
+    return [Verdict(name, f"largest release difference over its declared sensitivity "
+                          f"({a['release_std'].size} releases x {trials} trials)",
+                    "noiseless release diff <= declared sensitivity", ratio, 0.0, 1.0,
+                    "replay on D, D' with one seed (DERIVED: 2 C per appearance at a binding "
+                    "clip)", bool(ratio <= 1.0 + RTOL)), flow,
+            *sampling_verdicts(a, name=name)]
+
+
+def _release_ratio(a: dict[str, Any], b: dict[str, Any]) -> float:
+    """Largest ``||release_r(D) - release_r(D')|| / declared_r`` over releases and trials
+    (``inf`` when a release the changed record does not enter moves)."""
+    import scipy.sparse as sp
+
+    r, t, w = (np.asarray(a[k]) for k in ("weight_release", "weight_step", "weight"))
+    n_rel, steps = int(np.asarray(a["release_std"]).size), int(a["steps"])
+    W = sp.csr_matrix((w, (r, t)), shape=(n_rel, steps))
+    Wabs = sp.csr_matrix((np.abs(w) * np.asarray(a["bound"])[t], (r, t)), shape=(n_rel, steps))
+    worst = 0.0
+    for k in range(a["query"].shape[0]):
+        diff = np.linalg.norm(W @ (a["query"][k] - b["query"][k]), axis=-1)  # (R,)
+        if a["indices"] is None:
+            holds0 = np.ones(steps)
+        else:
+            holds0 = (np.asarray(a["indices"][k]) == 0).any(axis=-1).astype(float)
+        declared = 2.0 * (Wabs @ holds0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(declared > 0, diff / declared, np.where(diff > 0, np.inf, 0.0))
+        worst = max(worst, float(ratio.max()))
+    return worst
+
+
+#: the replay of each verify study's algorithm (theorem id -> :data:`REPLAYS` name)
+STUDY_REPLAYS: dict[str, str] = {
+    "nonconvex.clipped_sgd": "dp_sgd", "nonconvex.normalized_sgd": "dp_nsgd",
+    "nonconvex.tree_momentum_nsgd": "tree_momentum_nsgd",
+    "nonconvex.sensitivity_reduced_nsgd": "sensitivity_reduced_nsgd"}
+#: mutants that change what a noiseless replay sees (the others scale noise or step sizes,
+#: which the replay sets to zero or does not use: it replays the correct code for them)
+REPLAY_MUTATIONS: tuple[str, ...] = ("scaled_contribution", "skip_clipping", "cyclic_batches",
+                                     "unshuffled")
+
+
+def study_replay(theorem: str, mutation: str | None = None, seed: int = 0) -> list[Verdict]:
+    """The replay rows of the verify study of ``theorem`` (none when its algorithm records no
+    transcript), on the study's mutant when it is one the replay can see."""
+    algorithm = STUDY_REPLAYS.get(theorem)
+    if algorithm is None:
+        return []
+    return replay(algorithm, seed=seed,
+                  mutation=mutation if mutation in REPLAY_MUTATIONS else None)

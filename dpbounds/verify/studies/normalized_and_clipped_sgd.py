@@ -39,9 +39,11 @@ def _yang_prob(point: Mapping[str, float], inst: Instance, R: float) -> dict[str
 def _run_yang(kind: str, point: dict, inst: Instance, trials: int, seed: Any,
               mutation: str | None, dry: bool = False) -> dict[str, Any]:
     from dpbounds.algorithms import dp_nsgd, dp_sgd
+    from dpbounds.algorithms._transcript import Transcript
     from dpbounds.bounds.nonconvex import clipped_sgd as cs
     from dpbounds.bounds.nonconvex import generalized_smoothness as gs
     from dpbounds.bounds.nonconvex import normalized_sgd as ns
+    from dpbounds.verify.reaccount import transcript_checks
 
     entry = registry.get("nonconvex.normalized_sgd" if kind == "nsgd"
                          else "nonconvex.clipped_sgd")
@@ -63,7 +65,7 @@ def _run_yang(kind: str, point: dict, inst: Instance, trials: int, seed: Any,
     f = inst.objective
     common = dict(epsilon=_eps_run(point, mutation), delta=point["delta"], steps=T,
                   batch_size=B, trials=trials, seed=seed, x0=inst.x0, trace="grad_norm",
-                  trace_every=_trace_every(T, 100))
+                  trace_every=_trace_every(T, 100), transcript=Transcript())
     notes: list[str] = []
     d = int(point["d"])
     if kind == "nsgd":
@@ -102,9 +104,12 @@ def _run_yang(kind: str, point: dict, inst: Instance, trials: int, seed: Any,
         ledger=_check("ledger", float(res.params["noise_std_sum"]), sigma_claim * bound_c,
                       "RDP sigma for the claimed eps (without replacement, replace-one)",
                       rtol=min(_LEDGER_RTOL["rdp"], _STEP_SHARE / T)),
-        drawn=_drawn_check(tap, d, np.full(T, std_run**2)))
+        drawn=_drawn_check(tap, d, np.full(T, std_run**2)),
+        **transcript_checks(common["transcript"].as_dict(), epsilon=point["eps"],
+                            delta=point["delta"]))
     if kind == "sgd":
         checks["clip_exact"] = clip_check
+        checks.update({f"probe_{k}": v for k, v in clip_params.pop("transcript").items()})
         hp.update(clip_params)
     return dict(
         # min over t >= 1 (>= the theorem's min over t >= 0: a stricter check, and not the
@@ -124,7 +129,7 @@ _CLIP_TRIALS = 4000
 
 
 def _clip_probe(point: Mapping[str, float], inst: Instance, eta: float, seed: Any,
-                mutation: str | None) -> tuple[dict[str, Any], dict[str, float]]:
+                mutation: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
     r"""A two-sided check that DP-SGD clips: its first step where clipping binds.
 
     The study's own threshold ``C = 3 tau0`` never binds on these problems (every per-sample
@@ -137,9 +142,13 @@ def _clip_probe(point: Mapping[str, float], inst: Instance, eta: float, seed: An
     without replacement is unbiased; the noise has mean 0), computed here from the Huber
     well's definition :math:`\nabla f_i=G z_i/\max(\lVert z_i\rVert, G/L)`,
     :math:`z_i=x_0-e_i` in NumPy (not the objective's code). Skipping the clipping moves the
-    mean by ``clip_gap`` (reported with its ratio to the standard error).
+    mean by ``clip_gap`` (reported with its ratio to the standard error). The probe's
+    transcript is re-accounted too (``transcript``: its checks; the clip binds here, so a
+    contribution above the clip shows).
     """
     from dpbounds.algorithms import dp_sgd
+    from dpbounds.algorithms._transcript import Transcript
+    from dpbounds.verify.reaccount import transcript_checks
 
     f = inst.objective
     x0 = np.asarray(inst.x0, dtype=float).ravel()
@@ -157,14 +166,16 @@ def _clip_probe(point: Mapping[str, float], inst: Instance, eta: float, seed: An
         res = dp_sgd(f, epsilon=_eps_run(point, mutation), delta=point["delta"], steps=1,
                      batch_size=int(point["B"]), step_size=eta * step_factor(mutation),
                      clip_threshold=c_p, trials=_CLIP_TRIALS, seed=probe_seed, x0=x0,
-                     trace=None)
+                     trace=None, transcript=(record := Transcript()))
     step = (x0[None, :] - np.asarray(res.x, dtype=float)) / eta
     vals = step @ u
     se = float(vals.std(ddof=1) / math.sqrt(vals.size))
     check = _check("exact", vals, float(g_clip @ u), "clipped mean gradient at x0 (NumPy, "
                    "Huber well's definition), one DP-SGD step at a binding threshold")
     return check, dict(clip_probe_threshold=c_p, clip_gap=gap,
-                       clip_gap_over_se=gap / se if se > 0 else math.inf)
+                       clip_gap_over_se=gap / se if se > 0 else math.inf,
+                       transcript=transcript_checks(record.as_dict(), epsilon=point["eps"],
+                                                    delta=point["delta"]))
 
 
 def _yang_exprs(kind: str) -> dict[str, sp.Expr]:

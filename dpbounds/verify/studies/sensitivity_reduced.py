@@ -34,10 +34,12 @@ from dpbounds.verify.studies._common import (
 def _run_alg2(point: dict, inst: Instance, trials: int, seed: Any, mutation: str | None,
               dry: bool = False) -> dict[str, Any]:
     from dpbounds.algorithms import sensitivity_reduced_nsgd
+    from dpbounds.algorithms._transcript import Transcript
     from dpbounds.algorithms.tree_momentum import _first_epoch_node_count
     from dpbounds.bounds.nonconvex import sensitivity_reduced as sr
     from dpbounds.bounds.nonconvex import tree_momentum as tc
     from dpbounds.privacy.tree import momentum_node_sensitivity
+    from dpbounds.verify.reaccount import transcript_checks
 
     th = sr.theorem9
     hp, notes = _round_epochs(th, _tree_prob(point, inst, inst.R_tune), minimum=2,
@@ -55,12 +57,13 @@ def _run_alg2(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
         n = int(point["N"])
         return _plan(bound, inst.G, inst.start_grad_norm, T, 2 * T - n, trials, point,
                      buffers=2 * n)
+    record = Transcript()
     with mutated(mutation, "sensitivity_reduced_nsgd"), noise_tap() as tap:
         res = sensitivity_reduced_nsgd(
             f, epsilon=_eps_run(point, mutation), delta=point["delta"], epochs=E,
             step_size=eta * step_factor(mutation), mixing=gamma,
             trials=trials, seed=seed, x0=inst.x0, trace="grad_norm",
-            trace_every=_momentum_trace_every(T, 1.0 / int(point["N"])))
+            trace_every=_momentum_trace_every(T, 1.0 / int(point["N"])), transcript=record)
     s1 = float(sr.theorem8_sigma1.evaluate(ignore_extra=True, **at))
     s2 = float(sr.theorem8_sigma2.evaluate(ignore_extra=True, **at))
     d, n, alpha = int(point["d"]), f.n, 1.0 / f.n
@@ -82,7 +85,8 @@ def _run_alg2(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
         ledger_2=_check("ledger", run_s[1], claim[1], "zCDP sigma_2 for the claimed eps",
                         rtol=_LEDGER_RTOL["tree"]),
         drawn=_drawn_check(tap, d, ex.tree_step_levels(T, run_s[0], run_s[1], n) ** 2),
-        noise_exact=_tree_noise_check(res, d, alpha, claim, gamma, n))
+        noise_exact=_tree_noise_check(res, d, alpha, claim, gamma, n),
+        **transcript_checks(record.as_dict(), epsilon=point["eps"], delta=point["delta"]))
     return dict(
         measured=dict(
             grad_output=np.asarray(f.grad_norm(res.x_output), dtype=float),

@@ -33,8 +33,10 @@ from dpbounds.verify.studies._common import (
 def _run_alg1(point: dict, inst: Instance, trials: int, seed: Any, mutation: str | None,
               dry: bool = False) -> dict[str, Any]:
     from dpbounds.algorithms import tree_momentum_nsgd
+    from dpbounds.algorithms._transcript import Transcript
     from dpbounds.bounds.nonconvex import tree_momentum as tc
     from dpbounds.privacy.tree import momentum_node_sensitivity
+    from dpbounds.verify.reaccount import transcript_checks
     from dpbounds.verify.tree_load import RealisedLoad
 
     th = tc.theorem6
@@ -49,13 +51,15 @@ def _run_alg1(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
         return _plan(bound, inst.G, inst.start_grad_norm, T, T, trials, point)
     # each sample's realised node load, from the permutations the run draws (batch size 1)
     load = RealisedLoad(f.n, f.n, 1, T)
+    record = Transcript()
     with mutated(mutation, "tree_momentum_nsgd"), noise_tap() as tap, \
             permutation_tap(load.add_epoch):
         res = tree_momentum_nsgd(f, epsilon=_eps_run(point, mutation), delta=point["delta"],
                                  epochs=E, step_size=eta * step_factor(mutation),
                                  momentum_weight=alpha,
                                  trials=trials, seed=seed, x0=inst.x0, trace="grad_norm",
-                                 trace_every=_momentum_trace_every(T, alpha))
+                                 trace_every=_momentum_trace_every(T, alpha),
+                                 transcript=record)
     sigma4 = float(tc.theorem4_exact.evaluate(ignore_extra=True, **at))
     d = int(point["d"])
     sens = momentum_node_sensitivity(inst.G, alpha, f.n)
@@ -70,7 +74,8 @@ def _run_alg1(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
                       rtol=_LEDGER_RTOL["tree"]),
         **nodes,
         drawn=_drawn_check(tap, d, np.full(T, s_run**2)),
-        noise_exact=_tree_noise_check(res, d, alpha, [s_claim]))
+        noise_exact=_tree_noise_check(res, d, alpha, [s_claim]),
+        **transcript_checks(record.as_dict(), epsilon=point["eps"], delta=point["delta"]))
     return dict(
         measured=dict(
             grad_output=np.asarray(f.grad_norm(res.x_output), dtype=float),

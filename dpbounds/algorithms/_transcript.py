@@ -1,0 +1,221 @@
+r"""A run's transcript: what each step used and released, for checks that share nothing with it.
+
+Issue 34 item 1 (dp-recorder's record-and-replay idea): a :class:`Transcript` passed as
+``transcript=`` to an algorithm records, per step and trial, the sample indices used, the
+largest per-sample contribution norm before and after clipping (or normalisation), and per
+*release* (a noisy quantity the run publishes: one per step for DP-SGD and DP-GD, one per
+tree node for tree aggregation) its noise standard deviation (or Laplace scale ``b``) and the
+weights with which each step's per-sample contributions enter it:
+
+.. math::
+
+    \text{release}_r = \sum_t w_{r,t}\sum_{i\in S_t} c_{i,t} + \xi_r,\qquad
+    \xi_r\sim N(0, s_r^2 I_d)\ \text{or}\ \mathrm{Lap}(s_r)^d,
+
+with :math:`c_{i,t}` the mapped (clipped / normalised) per-sample gradient of step ``t``
+(public terms such as a regulariser are left out: they carry no sample). A re-accounting
+(:mod:`dpbounds.verify.reaccount`) reads only :meth:`Transcript.as_dict`.
+
+Cost: arrays allocated once per run (indices ``(trials, T, B)`` as ``int32``, two
+``(trials, T)`` norm arrays, the tree's node weights ``~ T log2(T) / 2`` COO entries) and one
+array per block of steps. The compiled loops (:mod:`dpbounds.algorithms._step_kernels`:
+Tran & Cutkosky's Algorithms 1 and 2, DP-SGD / DP-NSGD without replacement) fill the norms
+themselves; Poisson DP-SGD and DP-GD record on their NumPy path, and every algorithm falls
+back to its NumPy path with ``queries=True`` (``bench/bench_transcript.py`` measures both).
+Off unless ``transcript=`` is given.
+
+Example
+-------
+>>> import numpy as np
+>>> from dpbounds.algorithms import dp_sgd
+>>> from dpbounds.algorithms._transcript import Transcript
+>>> from dpbounds.objectives import LogisticRegression
+>>> rng = np.random.default_rng(0)
+>>> A = rng.uniform(size=(20, 3)); y = np.sign(A @ np.array([1.0, -1.0, 1.0]) + 1e-3)
+>>> tr = Transcript()
+>>> _ = dp_sgd(LogisticRegression(A, y), epsilon=1.0, delta=1e-5, steps=5, batch_size=4,
+...            step_size=0.1, clip_threshold=0.2, seed=0, transcript=tr)
+>>> d = tr.as_dict()
+>>> d["indices"].shape, bool((d["max_norm"] <= 0.2 + 1e-12).all())
+((1, 5, 4), True)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dpbounds.backend import to_numpy
+
+__all__ = ["Transcript"]
+
+#: sampling schemes a transcript names
+SCHEMES: tuple[str, ...] = ("without_replacement", "poisson", "full", "shuffle",
+                             "shuffle_once")
+
+
+def tree_node_weights(steps: int, alpha: float, scale: float
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""COO weights of the noised tree nodes of a run of ``steps`` steps: release ``t - 1``
+    is the node formed at step ``t``, :math:`[t-2^{\nu_2(t)}+1, t]`, whose sum is
+    :math:`\sum_j w(1-\alpha)^{t-j} v_j` (:mod:`dpbounds.algorithms.tree_aggregation`, DERIVED
+    there; ``w = alpha``, or 1 when ``alpha = 0``) with ``v_j`` the step's mean, so a
+    per-sample contribution enters with ``scale * w (1-alpha)^(t-j)`` (``scale = 1/B``).
+    Returns ``(release, step, weight)`` with 0-based steps."""
+    t = np.arange(1, steps + 1, dtype=np.int64)
+    length = t & -t
+    release = np.repeat(t - 1, length)
+    start = np.repeat(t - length, length)  # 0-based first step of each node
+    offset = np.arange(release.size) - np.repeat(np.cumsum(length) - length, length)
+    step = start + offset
+    w = alpha if alpha > 0 else 1.0
+    return release, step, scale * w * (1.0 - alpha) ** (release - step).astype(float)
+
+
+class Transcript:
+    """Recorder of a run's sample use and releases (module docstring); filled by the algorithm.
+
+    Attributes after the run (also in :meth:`as_dict`): ``algorithm``, ``trials``, ``steps``,
+    ``n``, ``batch_size``, ``sampling`` (``"without_replacement"``: a uniform ``B``-subset per
+    step; ``"poisson"``: each sample with probability ``sampling_rate``; ``"full"``: every
+    sample every step; ``"shuffle"``: consecutive batches of a fresh permutation per epoch),
+    ``sampling_rate``, ``neighbouring``, ``noise`` (``"gaussian"`` or ``"laplace"``).
+    """
+
+    def __init__(self, queries: bool = False) -> None:
+        #: also record each step's noiseless query, the sum of its contributions
+        #: ``(trials, T, d)`` (for the replay on neighbouring data; off: it is ``T d`` numbers
+        #: per trial)
+        self.queries = bool(queries)
+        self._query: list[tuple[int, np.ndarray]] = []
+        self.algorithm = ""
+        self.trials = self.steps = self.n = self.batch_size = 0
+        self.sampling = "full"
+        self.sampling_rate = 1.0
+        self.neighbouring = "replace_one"
+        self.noise = "gaussian"
+        self._indices: np.ndarray | None = None
+        self._ragged: list[np.ndarray] = []
+        self._bound = np.zeros(0)
+        self._raw = np.zeros((0, 0))
+        self._mapped = np.zeros((0, 0))
+        self._rel_step: list[np.ndarray] = []
+        self._rel_std: list[np.ndarray] = []
+        self._w: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self._released = 0
+
+    def begin(self, algorithm: str, *, trials: int, steps: int, n: int, batch_size: int,
+              sampling: str, sampling_rate: float, neighbouring: str, bound: Any,
+              noise: str = "gaussian") -> None:
+        """Start a run (allocates the per-step arrays; a transcript records one run).
+
+        ``bound`` is the declared bound on one sample's contribution norm, a number or one
+        per step (the clip the noise is calibrated for)."""
+        if self.algorithm:
+            raise ValueError("transcript already holds a run of "
+                             f"{self.algorithm!r}; pass a fresh Transcript() per run")
+        if sampling not in SCHEMES:
+            raise ValueError(f"sampling must be one of {SCHEMES}, got {sampling!r}")
+        self.algorithm, self.trials, self.steps, self.n = algorithm, trials, steps, n
+        self.batch_size, self.sampling, self.sampling_rate = batch_size, sampling, sampling_rate
+        self.neighbouring = str(neighbouring).replace("-", "_").replace("/", "_")
+        self.noise = noise
+        self._bound = np.broadcast_to(np.asarray(bound, dtype=float), (steps,)).copy()
+        if sampling in ("without_replacement", "shuffle", "shuffle_once"):
+            self._indices = np.full((trials, steps, batch_size), -1, dtype=np.int32)
+        self._raw = np.full((trials, steps), np.nan)
+        self._mapped = np.full((trials, steps), np.nan)
+
+    def batches(self, t0: int, idx: Any) -> None:
+        """Steps ``t0 ..`` used the fixed-size batches ``idx``, ``(trials, k, B)`` (or
+        ``(trials, B)`` for one step)."""
+        a = np.asarray(to_numpy(idx))
+        if a.ndim == 2:
+            a = a[:, None, :]
+        assert self._indices is not None, "batches() needs sampling with a fixed batch size"
+        self._indices[:, t0:t0 + a.shape[1], :] = a
+
+    def members(self, t: int, idx: Any, counts: Any) -> None:
+        """Step ``t`` (Poisson) used ``idx[k, :counts[k]]`` in trial ``k``."""
+        a = np.asarray(to_numpy(idx)).astype(np.int32)
+        c = np.asarray(to_numpy(counts))
+        keep = np.arange(a.shape[1])[None, :] < c[:, None]
+        self._ragged.append(np.where(keep, a, -1))
+        assert len(self._ragged) == t + 1, "members() must be called once per step, in order"
+
+    def norms(self, t: int, raw: Any, mapped: Any) -> None:
+        """Per-sample contribution norms of step ``t``, ``(trials, m)`` before and after the
+        clip (``m`` the batch; padded entries may be 0): the largest per trial is kept."""
+        r = np.asarray(to_numpy(raw), dtype=float)
+        m = np.asarray(to_numpy(mapped), dtype=float)
+        self._raw[:, t] = r.max(axis=1) if r.shape[1] else 0.0
+        self._mapped[:, t] = m.max(axis=1) if m.shape[1] else 0.0
+
+    def norm_block(self, t0: int, raw: np.ndarray, mapped: np.ndarray) -> None:
+        """Steps ``t0 ..``'s largest norms at once, ``(trials, k)`` each (a compiled loop's
+        record)."""
+        k = raw.shape[1]
+        self._raw[:, t0:t0 + k] = raw
+        self._mapped[:, t0:t0 + k] = mapped
+
+    def query(self, t: int, total: Any) -> None:
+        """Step ``t``'s noiseless query, the sum of its mapped contributions ``(trials, d)``."""
+        self._query.append((t, np.asarray(to_numpy(total), dtype=float)))
+
+    def releases(self, steps: Any, std: Any, weights: tuple[Any, Any, Any]) -> None:
+        """Releases made at ``steps`` (0-based step after which each is published) with noise
+        ``std`` (or Laplace scale), and ``weights = (release, step, w)`` (COO, ``release``
+        counted from 0 within this call): step ``step``'s contributions enter release
+        ``release`` with weight ``w``."""
+        s = np.atleast_1d(np.asarray(steps, dtype=np.int64))
+        sd = np.broadcast_to(np.asarray(std, dtype=float), s.shape).copy()
+        r, t, w = (np.atleast_1d(np.asarray(v)) for v in weights)
+        self._rel_step.append(s)
+        self._rel_std.append(sd)
+        self._w.append((r.astype(np.int64) + self._released, t.astype(np.int64),
+                        np.broadcast_to(np.asarray(w, dtype=float), r.shape).copy()))
+        self._released += s.size
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the recorded arrays hold."""
+        return sum(int(v.nbytes) for v in self.as_dict().values() if isinstance(v, np.ndarray))
+
+    def as_dict(self) -> dict[str, Any]:
+        """Everything recorded, as NumPy arrays and plain scalars (what a check reads).
+
+        ``indices`` ``(trials, T, width)`` (``-1`` pads a Poisson step; ``None`` for the full
+        batch), ``max_norm_raw`` / ``max_norm`` ``(trials, T)``, ``bound`` ``(T,)`` (declared),
+        ``release_step`` / ``release_std`` ``(R,)``, ``weight_release`` / ``weight_step`` /
+        ``weight`` (COO); with ``queries=True`` also ``query`` ``(trials, T, d)``.
+        """
+        if self._ragged:
+            width = max(1, max(a.shape[1] for a in self._ragged))
+            idx: np.ndarray | None = np.full((self.trials, len(self._ragged), width), -1,
+                                             dtype=np.int32)
+            assert idx is not None
+            for t, a in enumerate(self._ragged):
+                idx[:, t, :a.shape[1]] = a
+        else:
+            idx = self._indices
+
+        def cat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
+            return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
+
+        extra: dict[str, Any] = {}
+        if self.queries:
+            q = np.full((self.trials, self.steps, self._query[0][1].shape[-1] if self._query
+                         else 0), np.nan)
+            for t, v in self._query:
+                q[:, t] = v
+            extra["query"] = q
+        return dict(extra, algorithm=self.algorithm, trials=self.trials, steps=self.steps, n=self.n,
+                    batch_size=self.batch_size, sampling=self.sampling,
+                    sampling_rate=self.sampling_rate, neighbouring=self.neighbouring,
+                    noise=self.noise, indices=idx, bound=self._bound, max_norm_raw=self._raw,
+                    max_norm=self._mapped, release_step=cat(self._rel_step, np.int64),
+                    release_std=cat(self._rel_std, float),
+                    weight_release=cat([w[0] for w in self._w], np.int64),
+                    weight_step=cat([w[1] for w in self._w], np.int64),
+                    weight=cat([w[2] for w in self._w], float))

@@ -1,0 +1,268 @@
+r"""Tests of the declared sampling against the realised indices of a transcript (issue 34 item 2).
+
+Amplification by sampling holds only for batches drawn as declared; these tests read the
+``indices`` of :meth:`dpbounds.algorithms._transcript.Transcript.as_dict` and nothing else.
+Every test is two-sided at a Bonferroni share ``alpha / k`` of the family-wise size
+(``k`` tests), and states its power against a named defect.
+
+* **Poisson** (rate ``q``): the total membership count over ``trials x T x n`` independent
+  Bernoulli(``q``) draws, an exact binomial test; the per-sample inclusion counts
+  :math:`c_i\sim\mathrm{Bin}(T,q)` i.i.d., dispersion :math:`\sum_i(c_i-Tq)^2/(Tq(1-q))`
+  against :math:`\chi^2_n` (a fixed cyclic order gives every sample :math:`\lfloor Tq\rceil`,
+  a dispersion near 0). Power against a rate 10% off: normal approximation [DERIVED].
+* **Uniform B-subset per step, independent steps** (``"without_replacement"``): inclusion
+  counts with :math:`\mathrm{Var}\,c_i=Tq(1-q)`, :math:`\mathrm{Cov}(c_i,c_j)=-Tq(1-q)/(n-1)`,
+  so :math:`\frac{n-1}{n}\sum_i(c_i-Tq)^2/(Tq(1-q))\approx\chi^2_{n-1}` [DERIVED]; and the
+  overlaps :math:`|S_t\cap S_{t+1}|`, i.i.d. hypergeometric :math:`(n, B, B)` under
+  independence (given :math:`S_{t+1}` the law of the overlap does not depend on it), mean
+  :math:`B^2/n`, summed to a normal ``z``. A cyclic order has overlap 0 (``n >= 2B``).
+* **A fresh uniform permutation per epoch** (``"shuffle"``, ``S = n // B`` steps per epoch):
+  each epoch's indices distinct; Spearman's :math:`\rho` of each epoch's order with the
+  sample index (uniformity: catches an unshuffled order) and between consecutive epochs'
+  positions (independence across epochs: catches an order reused), each
+  :math:`\rho\sqrt{m-1}` approximately :math:`N(0,1)` under independent uniform permutations
+  of :math:`m` items [VERBATIM: the null variance :math:`1/(m-1)` of Spearman's
+  :math:`\rho`], summed over epochs and trials.
+* **One permutation for the run** (``"shuffle_once"``, Algorithm 2: the batch of ``t`` is the
+  batch of ``t - S``): every epoch repeats the first; its uniformity as above.
+
+Example
+-------
+>>> import numpy as np
+>>> from dpbounds.verify.sampling import sampling_verdicts
+>>> idx = (np.arange(40)[:, None] * 2 + np.arange(2)) % 10      # a cyclic order, n=10, B=2
+>>> tr = dict(indices=idx[None], n=10, batch_size=2, steps=40, trials=1,
+...           sampling="without_replacement", sampling_rate=0.2)
+>>> [v.holds for v in sampling_verdicts(tr)]
+[False, False]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from dpbounds.backend import TrialRandom, to_numpy
+from dpbounds.verify.verdicts import Verdict
+
+__all__ = ["cyclic_batches", "sampling_verdicts", "unshuffled"]
+
+#: power a test must have against its named defect to count as shown
+POWER = 0.8
+
+
+def _two_sided_normal(z: float) -> float:
+    return float(2.0 * stats.norm.sf(abs(z)))
+
+
+def _two_sided_chi2(x: float, df: int) -> float:
+    return float(min(1.0, 2.0 * min(stats.chi2.cdf(x, df), stats.chi2.sf(x, df))))
+
+
+def _row(name: str, case: str, p: float, level: float, power: float, against: str,
+         holds: bool | None = None) -> Verdict:
+    return Verdict(name, f"{case}; power {power:.2f} against {against}",
+                   f"two-sided p >= {level:.3g}", p, 0.0, level,
+                   "sampling test on the realised indices (DERIVED null)",
+                   bool(p >= level) if holds is None else holds,
+                   powered=bool(power >= POWER),
+                   needs="" if power >= POWER else f"more steps or trials (power {power:.2f} "
+                                                   f"< {POWER})")
+
+
+def _structure(idx: np.ndarray, n: int, full: bool) -> str:
+    """'' when every step's indices are distinct and in range (and fill the batch)."""
+    if idx.size and (idx.max() >= n or idx.min() < -1):
+        return f"indices outside [0, {n})"
+    s = np.sort(idx, axis=-1)
+    dup = (s[..., 1:] == s[..., :-1]) & (s[..., 1:] >= 0)
+    if dup.any():
+        return "a sample twice in one step"
+    if full and (idx < 0).any():
+        return "a step with fewer than B samples"
+    return ""
+
+
+def _counts(idx: np.ndarray, n: int) -> np.ndarray:
+    """Per trial, how many steps used each sample: ``(trials, n)``."""
+    out = np.zeros((idx.shape[0], n))
+    for k in range(idx.shape[0]):
+        v = idx[k].reshape(-1)
+        out[k] = np.bincount(v[v >= 0], minlength=n)
+    return out
+
+
+def _dispersion(counts: np.ndarray, steps: int, q: float, df_each: int, scale: float
+                ) -> tuple[float, float, int]:
+    """(statistic, two-sided p, df) of the inclusion-count dispersion; and the power
+    against a cyclic order is 1 when the largest cyclic statistic is below the lower
+    critical value (checked by the caller)."""
+    var = steps * q * (1.0 - q)
+    x = float(scale * np.sum((counts - steps * q) ** 2) / var)
+    df = df_each * counts.shape[0]
+    return x, _two_sided_chi2(x, df), df
+
+
+def _cyclic_power(trials: int, n: int, steps: int, q: float, scale: float, df: int,
+                  level: float) -> float:
+    """1 when a cyclic order (every count within 1 of ``Tq``) is rejected, else 0."""
+    worst = scale * trials * n / (steps * q * (1.0 - q))
+    return 1.0 if 2.0 * stats.chi2.cdf(worst, df) < level else 0.0
+
+
+def _spearman_sum(a: np.ndarray, b: np.ndarray) -> tuple[float, int]:
+    """(rho * sqrt(m - 1), 1) of two position vectors over the entries present in both."""
+    keep = (a >= 0) & (b >= 0)
+    m = int(keep.sum())
+    if m < 3:
+        return 0.0, 0
+    rho = stats.spearmanr(a[keep], b[keep])[0]
+    return float(rho) * math.sqrt(m - 1), 1
+
+
+def _positions(order: np.ndarray, n: int) -> np.ndarray:
+    pos = np.full(n, -1)
+    pos[order] = np.arange(order.size)
+    return pos
+
+
+def sampling_verdicts(tr: Mapping[str, Any], *, alpha: float = 1e-3, name: str = "sampling"
+                      ) -> list[Verdict]:
+    """The tests of the module docstring for the transcript's declared ``sampling`` (none for
+    ``"full"``)."""
+    scheme = str(tr["sampling"])
+    if scheme == "full" or tr.get("indices") is None:
+        return []
+    idx = np.asarray(tr["indices"])
+    n, B, T = int(tr["n"]), int(tr["batch_size"]), int(tr["steps"])
+    trials = idx.shape[0]
+    bad = _structure(idx, n, scheme != "poisson")
+    if bad:
+        return [Verdict(name, f"{scheme} batches: {bad}", "well-formed batches", 1.0, 0.0, 0.0,
+                        "structure of the realised indices", False)]
+    out: list[Verdict] = []
+    if scheme == "poisson":
+        q = float(tr["sampling_rate"])
+        level = alpha / 2
+        total, draws = int((idx >= 0).sum()), trials * T * n
+        p = float(stats.binomtest(total, draws, q).pvalue)
+        q1 = 1.1 * q
+        power = float(stats.norm.cdf((abs(q1 - q) * math.sqrt(draws)
+                                      - stats.norm.isf(level / 2) * math.sqrt(q * (1 - q)))
+                                     / math.sqrt(q1 * (1 - q1))))
+        out.append(_row(name, f"Poisson rate {q:.4g}: {total} members of {draws} draws", p,
+                        level, power, "a rate 10% off"))
+        x, p, df = _dispersion(_counts(idx, n), T, q, n, 1.0)
+        out.append(_row(name, f"per-sample inclusion counts, chi2 = {x:.4g} on {df} df", p,
+                        level, _cyclic_power(trials, n, T, q, 1.0, df, level),
+                        "a cyclic order"))
+        return out
+    if scheme == "without_replacement":
+        q = B / n
+        level = alpha / 2
+        if B == n:
+            return []  # every sample in every step: nothing random to test
+        x, p, df = _dispersion(_counts(idx, n), T, q, n - 1, (n - 1) / n)
+        out.append(_row(name, f"per-sample inclusion counts, chi2 = {x:.4g} on {df} df", p,
+                        level, _cyclic_power(trials, n, T, q, (n - 1) / n, df, level),
+                        "a cyclic order"))
+        if T < 2:
+            return out
+        s = np.sort(idx, axis=-1)
+        overlap = np.array([[np.intersect1d(s[k, t], s[k, t + 1], assume_unique=True).size
+                             for t in range(T - 1)] for k in range(trials)], dtype=float)
+        mean = B * B / n
+        var = B * q * (1 - q) * (n - B) / (n - 1)
+        cnt = overlap.size
+        z = float((overlap.sum() - cnt * mean) / math.sqrt(cnt * var))
+        z_cyc = cnt * mean / math.sqrt(cnt * var)
+        out.append(_row(name, f"overlap of consecutive batches, z = {z:.3g} over {cnt} pairs",
+                        _two_sided_normal(z), level,
+                        1.0 if z_cyc > stats.norm.isf(level / 2) else 0.0,
+                        "a cyclic order (overlap 0)"))
+        return out
+    # epochs of S steps: "shuffle" (fresh) or "shuffle_once" (one permutation for the run)
+    S = max(1, n // B)
+    epochs = T // S
+    if epochs < 1:
+        return []
+    level = alpha / (2 if scheme == "shuffle" else 1)
+    orders = idx[:, :epochs * S, :].reshape(trials, epochs, S * B)
+    if any(np.unique(orders[k, e]).size != S * B for k in range(trials) for e in range(epochs)):
+        return [Verdict(name, f"{scheme}: an epoch uses a sample twice", "each epoch a "
+                        "permutation prefix", 1.0, 0.0, 0.0, "structure", False)]
+    if scheme == "shuffle_once" and not (orders == orders[:, :1]).all():
+        return [Verdict(name, "shuffle_once: an epoch differs from the first", "one "
+                        "permutation for the run", 1.0, 0.0, 0.0, "structure", False)]
+    m = S * B
+    per_epoch = range(epochs if scheme == "shuffle" else 1)
+    z_sum, cnt = 0.0, 0
+    for k in range(trials):
+        for e in per_epoch:
+            z1, c1 = _spearman_sum(_positions(orders[k, e], n), np.arange(n))
+            z_sum, cnt = z_sum + z1, cnt + c1
+    z = z_sum / math.sqrt(max(cnt, 1))
+    crit = stats.norm.isf(level / 2)
+    out.append(_row(name, f"order vs sample index (Spearman), z = {z:.3g} over {cnt} epochs",
+                    _two_sided_normal(z), level,
+                    1.0 if math.sqrt(cnt * (m - 1)) > crit else 0.0, "an unshuffled order"))
+    if scheme == "shuffle" and epochs >= 2:
+        z_sum, cnt = 0.0, 0
+        for k in range(trials):
+            for e in range(epochs - 1):
+                z1, c1 = _spearman_sum(_positions(orders[k, e], n),
+                                       _positions(orders[k, e + 1], n))
+                z_sum, cnt = z_sum + z1, cnt + c1
+        z = z_sum / math.sqrt(max(cnt, 1))
+        out.append(_row(name, f"consecutive epochs' orders (Spearman), z = {z:.3g} over {cnt} "
+                              "pairs", _two_sided_normal(z), level,
+                        1.0 if math.sqrt(cnt * (m - 1)) > crit else 0.0,
+                        "one order reused across epochs"))
+    return out
+
+
+@contextlib.contextmanager
+def _replaced_draw(method: str, replace: Callable[..., np.ndarray]) -> Iterator[None]:
+    """``TrialRandom.<method>`` draws as before (the stream advances as in a correct run) and
+    returns ``replace(drawn, *args)`` instead, in the backend and dtype of the draw."""
+    inner = getattr(TrialRandom, method)
+
+    def patched(self: TrialRandom, *args: Any) -> Any:
+        drawn = np.asarray(to_numpy(inner(self, *args)))
+        return self.xp.asarray(np.broadcast_to(replace(drawn, *args), drawn.shape)
+                               .astype(drawn.dtype))
+
+    setattr(TrialRandom, method, patched)
+    try:
+        yield
+    finally:
+        setattr(TrialRandom, method, inner)
+
+
+@contextlib.contextmanager
+def cyclic_batches() -> Iterator[None]:
+    """Mutant: every ``TrialRandom.subsample_steps`` call returns the next batches of a fixed
+    cyclic order (step ``t`` uses ``tB .. tB+B-1 mod n``) while the run accounts them as
+    sampled. Steps are counted from entering the block (one run per block)."""
+    done = [0]
+
+    def cyclic(drawn: np.ndarray, n: int, m: int, steps: int) -> np.ndarray:
+        t = np.arange(done[0], done[0] + steps)
+        done[0] += steps
+        return (t[:, None] * m + np.arange(m)[None, :]) % n
+
+    with _replaced_draw("subsample_steps", cyclic):
+        yield
+
+
+@contextlib.contextmanager
+def unshuffled() -> Iterator[None]:
+    """Mutant: ``TrialRandom.permutation`` returns the identity (the data in stored order
+    every epoch) while the run claims shuffled epochs."""
+    with _replaced_draw("permutation", lambda drawn, n: np.arange(n)):
+        yield

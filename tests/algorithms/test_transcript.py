@@ -1,0 +1,180 @@
+"""The run transcript (issue 34 item 1): recording changes nothing in the run, and what it
+records matches closed forms computed here from the data alone."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpbounds.algorithms import dp_gd, dp_nsgd, dp_sgd
+from dpbounds.algorithms._transcript import Transcript
+from dpbounds.objectives import LogisticRegression
+from dpbounds.verify.mutants import mutated
+
+CLIP = 0.3
+
+
+def _objective(n: int = 60) -> tuple[LogisticRegression, np.ndarray]:
+    rng = np.random.default_rng(0)
+    A = rng.uniform(size=(n, 4))
+    y = np.sign(A @ np.array([1.0, -1, 1, -1]) + 1e-3)
+    return LogisticRegression(A, y, l2=1e-2), A
+
+
+def _sgd(f: LogisticRegression, transcript: Transcript | None, sampling: str, **kw: object):
+    extra = {"public_n": f.n} if sampling == "poisson" else {}
+    return dp_sgd(f, epsilon=1.0, delta=1e-5, steps=30, batch_size=6, step_size=0.5,
+                  clip_threshold=CLIP, trials=3, seed=0, sampling=sampling,
+                  x0=np.zeros(4), transcript=transcript, **extra, **kw)
+
+
+@pytest.mark.parametrize("sampling", ["without_replacement", "poisson"])
+def test_recording_leaves_the_run_unchanged(sampling: str) -> None:
+    """The recording path (NumPy, per-sample gradients) reproduces the default run (the
+    compiled loop without replacement) to rounding; the negative control: another seed
+    differs."""
+    f, _ = _objective()
+    tr = Transcript()
+    a, b = _sgd(f, tr, sampling).x, _sgd(f, None, sampling).x
+    np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+    assert np.abs(a - dp_sgd(f, epsilon=1.0, delta=1e-5, steps=30, batch_size=6,
+                              step_size=0.5, clip_threshold=CLIP, trials=3, seed=1,
+                              sampling=sampling, x0=np.zeros(4),
+                              **({"public_n": f.n} if sampling == "poisson" else {})).x
+                  ).max() > 1e-6
+    d = tr.as_dict()
+    assert d["indices"].shape[:2] == (3, 30) and d["release_std"].shape == (30,)
+    rows = d["indices"].reshape(-1, d["indices"].shape[-1])
+    assert all(len(set(r[r >= 0])) == int((r >= 0).sum()) for r in rows)  # distinct members
+    if sampling == "without_replacement":
+        assert (rows >= 0).all()
+
+
+def test_first_step_norms_match_the_closed_form() -> None:
+    """Oracle: at x0 = 0 the logistic per-sample gradient is -y a / 2, norm ||a|| / 2; the
+    recorded step-0 maxima over the recorded batch equal it, and the clipped one min(C, .)."""
+    f, A = _objective()
+    tr = Transcript()
+    _sgd(f, tr, "without_replacement")
+    d = tr.as_dict()
+    expect = np.linalg.norm(A, axis=1)[d["indices"][:, 0, :]].max(axis=1) / 2
+    np.testing.assert_allclose(d["max_norm_raw"][:, 0], expect, rtol=1e-12)
+    np.testing.assert_allclose(d["max_norm"][:, 0], np.minimum(CLIP, expect), rtol=1e-12)
+    assert (d["max_norm"] <= CLIP * (1 + 1e-12)).all()
+
+
+def test_a_scaled_contribution_shows_in_the_transcript() -> None:
+    """Negative control: the scaled_contribution mutant's contributions reach 2C."""
+    f, _ = _objective()
+    tr = Transcript()
+    with mutated("scaled_contribution", "dp_sgd"):
+        _sgd(f, tr, "without_replacement")
+    assert np.isclose(tr.as_dict()["max_norm"].max(), 2 * CLIP)
+
+
+def test_nsgd_and_gd_record_bounded_contributions() -> None:
+    """Normalised contributions g/(||g||+r) have norm < 1; DP-GD's full batch: weight 1/n,
+    the std the ledger names, norms matching the closed form at x0 = 0."""
+    f, A = _objective()
+    tr = Transcript()
+    dp_nsgd(f, epsilon=1.0, delta=1e-5, steps=10, batch_size=6, step_size=0.5,
+            regulariser=0.1, seed=0, transcript=tr)
+    assert (tr.as_dict()["max_norm"] < 1).all()
+    tr = Transcript()
+    r = dp_gd(f, epsilon=1.0, delta=1e-5, steps=5, mechanism="gaussian", clip_threshold=CLIP,
+              trials=2, seed=0, x0=np.zeros(4), transcript=tr)
+    d = tr.as_dict()
+    assert d["indices"] is None and d["sampling"] == "full"
+    np.testing.assert_allclose(d["weight"], 1 / f.n)
+    np.testing.assert_allclose(d["release_std"], r.params["sigma"])
+    np.testing.assert_allclose(d["max_norm_raw"][:, 0], np.linalg.norm(A, axis=1).max() / 2)
+
+
+def test_a_transcript_records_one_run() -> None:
+    f, _ = _objective()
+    tr = Transcript()
+    _sgd(f, tr, "without_replacement")
+    with pytest.raises(ValueError, match="fresh Transcript"):
+        _sgd(f, tr, "without_replacement")
+    with pytest.raises(ValueError, match="recorded for mechanism"):
+        dp_gd(f, epsilon=1.0, steps=2, transcript=Transcript())
+
+
+def test_tree_node_weights_compose_to_the_momentum() -> None:
+    """Oracle: the released momentum at t is the sum over COMPOSE(1, t) -- the nodes of the
+    set bits of t, enumerated here by hand -- of (1-alpha)^(t-b) times each node; with the
+    transcript's node weights this must give alpha (1-alpha)^(t-j) for every j <= t (the
+    exponential momentum), and each step j in exactly one node per level."""
+    from dpbounds.algorithms._transcript import tree_node_weights
+
+    T, alpha = 37, 0.15
+    rel, step, w = tree_node_weights(T, alpha, 1.0)
+    for t in range(1, T + 1):
+        total = np.zeros(T)
+        end, bit = 0, 1 << t.bit_length()
+        while bit:
+            if t & bit:
+                end += bit  # node [end - bit + 1, end], formed at step end (release end - 1)
+                sel = rel == end - 1
+                total[step[sel]] += (1 - alpha) ** (t - end) * w[sel]
+            bit >>= 1
+        want = np.where(np.arange(T) < t, alpha * (1 - alpha) ** (t - 1 - np.arange(T)), 0)
+        np.testing.assert_allclose(total, want, rtol=1e-12, atol=1e-15)
+    # negative control: a wrong weight (alpha doubled) breaks the identity at t = 3
+    _, _, w2 = tree_node_weights(T, 2 * alpha, 1.0)
+    assert not np.allclose(w2[rel == 2], w[rel == 2])
+
+
+def test_tree_algorithms_record_their_nodes() -> None:
+    """Algorithms 1 and 2: one release per step, the sigma(s) the run reports, batches from
+    one permutation per epoch (Algorithm 2: the same every epoch), bounded contributions."""
+    from dpbounds.algorithms import sensitivity_reduced_nsgd, tree_momentum_nsgd
+    from dpbounds.verify.problems import problem
+
+    inst = problem("huber_well").build(32, 3, seed=0)
+    for alg in (tree_momentum_nsgd, sensitivity_reduced_nsgd):
+        tr = Transcript()
+        r = alg(inst.objective, epsilon=2.0, delta=1e-5, epochs=3, step_size=0.01, trials=2,
+                seed=0, x0=inst.x0, transcript=tr)
+        plain = alg(inst.objective, epsilon=2.0, delta=1e-5, epochs=3, step_size=0.01,
+                    trials=2, seed=0, x0=inst.x0)
+        np.testing.assert_allclose(r.x, plain.x, rtol=0, atol=1e-12)
+        d = tr.as_dict()
+        assert d["release_std"].size == 96
+        sig = {r.params.get("sigma", 0), r.params.get("sigma_1", 0), r.params.get("sigma_2", 0)}
+        assert set(np.unique(d["release_std"])) <= sig
+        epochs = d["indices"][:, :, 0].reshape(2, 3, 32)
+        assert all(sorted(e) == list(range(32)) for e in epochs.reshape(6, 32))
+        if alg is sensitivity_reduced_nsgd:
+            assert (epochs == epochs[:, :1]).all()
+        assert (d["max_norm"] <= d["bound"][None, :] * (1 + 1e-12)).all()
+
+
+def test_compiled_and_numpy_paths_record_the_same_norms() -> None:
+    """Second method: the compiled loops (norms filled in the kernel) of the tree methods,
+    DP-SGD and DP-NSGD and their NumPy paths (queries=True forces them) record the same
+    norms (and the tree methods the same batches and releases)."""
+    from dpbounds.algorithms import _step_kernels, sensitivity_reduced_nsgd, tree_momentum_nsgd
+    from dpbounds.verify.problems import problem
+
+    inst = problem("huber_well").build(32, 3, seed=0)
+    if _step_kernels.active(inst.objective, inst.objective.initial_state(2, inst.x0)) is None:
+        pytest.skip("no compiled loop (the fast extra is not installed)")
+    for alg in (tree_momentum_nsgd, sensitivity_reduced_nsgd):
+        a, b = Transcript(), Transcript(queries=True)
+        for tr in (a, b):
+            alg(inst.objective, epsilon=2.0, delta=1e-5, epochs=3, step_size=0.05, trials=2,
+                seed=0, x0=inst.x0, transcript=tr)
+        da, db = a.as_dict(), b.as_dict()
+        for key in ("max_norm_raw", "max_norm"):
+            np.testing.assert_allclose(da[key], db[key], rtol=1e-12, atol=1e-15)
+        np.testing.assert_array_equal(da["indices"], db["indices"])
+        np.testing.assert_array_equal(da["release_std"], db["release_std"])
+    for sgd, kw in ((dp_sgd, {"clip_threshold": 0.5}), (dp_nsgd, {"regulariser": 0.1})):
+        a, b = Transcript(), Transcript(queries=True)
+        xs = [sgd(inst.objective, epsilon=1.0, delta=1e-5, steps=40, batch_size=4,
+                  step_size=0.05, trials=2, seed=0, x0=inst.x0, transcript=tr,
+                  **kw).x for tr in (a, b)]
+        np.testing.assert_allclose(xs[0], xs[1], rtol=0, atol=1e-12)
+        for key in ("max_norm_raw", "max_norm"):
+            np.testing.assert_allclose(a.as_dict()[key], b.as_dict()[key], rtol=1e-12)
