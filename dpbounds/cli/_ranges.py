@@ -226,7 +226,8 @@ def command_key(args: argparse.Namespace) -> str | None:
     cmd = getattr(args, "command", None)
     if cmd in ("tune", "rate"):
         what = getattr(args, f"{cmd}_what", None)
-        return f"{cmd} {what}" if what else None
+        key = f"{cmd} {what}" if what else None
+        return key if key in RANGES else None  # e.g. `tune bound` checks its own values
     if getattr(args, "list", False) or getattr(args, "list_mutants", False):
         return None  # a listing reads no problem
     if cmd == "privacy" and getattr(args, "privacy_action", None):
