@@ -7,8 +7,8 @@ Run:  python bench/worst_case_nag.py OUT.json [--only K ...]
 Per problem and method: the tuned row's horizon, certified worst case (``upper``), proven lower
 bound on the best schedule at that horizon (``lower``), the Remark 4.1 row's horizon and worst
 case, their ratio, the CPU seconds of ``tune_nesterov`` (``time.process_time``), and a horizon
-oracle: the best certified worst case over every ``step``-th horizon of [T/2, 2T] (``step =
-max(1, T // 40)``), each with its own worst-case schedule (``oracle_gap`` = tuned / oracle - 1;
+oracle: the best certified worst case (grid oversampling 16) over every ``step``-th horizon of
+[T/2, 2T] (``step = max(1, T // 20)``), each with its own worst-case schedule (``oracle_gap`` = tuned / oracle - 1;
 negative: the tuner's horizon is better than every one the oracle tried). ``max_horizon`` is
 capped at 3000 here (the tuner's cost grows like T^2 in the certification).
 """
@@ -36,14 +36,14 @@ def _oracle(p, method, T0):
     Tmax = min(p["max_horizon"], 3000)
     lo, hi = max(1, T0 // 2), min(Tmax, 2 * T0)
     best = float("inf")
-    for T in range(lo, hi + 1, max(1, T0 // 40)):
+    for T in range(lo, hi + 1, max(1, T0 // 20)):
         sched = (nesterov_schedule(1.0 / p["L"], T) if method == "nag"
                  else masg_schedule(p["mu"], p["L"], horizon=T))
         steps, mom = _run_arrays(method, sched, p["mu"])
         got = best_allocation(p["mu"], p["L"], p["d"], steps, mom, mom,
                               sensitivity=p["sensitivity"], n=p["n"], m=m,
                               epsilon=p["epsilon"], sampling_var=s2,
-                              initial_gap=p["initial_gap"], oversampling=32)
+                              initial_gap=p["initial_gap"], oversampling=16)
         best = min(best, got.upper)
     return best
 
