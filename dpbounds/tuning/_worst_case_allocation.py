@@ -40,6 +40,11 @@ maximising curvatures are added, until the bracket closes. It returns the alloca
 certified worst case (``upper``) and the proven ``lower`` bound on the best allocation's worst
 case at this horizon.
 The horizon is then searched (not proven): a geometric grid, refined around its best.
+
+Limitation: the dual's instances put the start and the sampling noise in one coordinate; where
+the worst case puts them in two (``same_coordinate=False``, only with sampling and d >= 2) the
+bracket need not close (measured 9.3% on one of 100 random problems; median 2.1%), while
+``lower`` stays valid.
 """
 
 from __future__ import annotations
@@ -185,7 +190,8 @@ class _Dual:
     def lower(self, pi: np.ndarray) -> float:
         p1, _ = self._split(pi)
         al = self.allocation(pi)
-        low = al.lower_value if math.isfinite(al.lower_value) else al.value
+        # without a certified lower end of the inner problem only 0 (noise >= 0) is proven
+        low = al.lower_value if math.isfinite(al.lower_value) else 0.0
         return float(p1 @ self.fixed + low)
 
     def set_gap(self, pi: np.ndarray) -> float:
