@@ -42,13 +42,17 @@ def _sgd_setting(**extra: Any) -> Callable[[Neighbouring, float, float], Setting
     return build
 
 
+#: 40 000 runs (was 20 000): at 20 000 the ratio eps_lower / claim fell below 0.8 on 3 of seeds
+#: 0..8 (0.798, 0.794, 0.799; the issue's seed 7); at 40 000 it is 0.835-0.961 on seeds 0..9
+#: (dp_sgd replace-one; DP-GD and DP-NSGD run the same transcript), the batched pairs
+#: 0.824-0.947 (0.743-0.857 at 20 000, 3 of 8 below); measured, 5-11 CPU s per audit
 register_audit(AuditSpec("dp_sgd", alg.dp_sgd, (REPLACE_ONE, ADD_REMOVE),
                     _sgd_setting(clip_threshold=CLIP), GAUSS_EPS, GAUSS_DELTA,
-                    "DP-SGD with clipping, RDP", trials=20_000), rank=80)
+                    "DP-SGD with clipping, RDP", trials=40_000), rank=80)
 register_audit(AuditSpec("dp_nsgd", alg.dp_nsgd, (REPLACE_ONE, ADD_REMOVE),
                     _sgd_setting(regulariser=1e-3), GAUSS_EPS, GAUSS_DELTA,
                     "DP-NSGD g/(||g|| + r), RDP",
-                    trials=20_000), rank=90)
+                    trials=40_000), rank=90)
 
 
 # ----------------------------------------------------------------------------------------
@@ -103,8 +107,8 @@ def _batched_setting(**extra: Any) -> Callable[[Neighbouring, float, float], Set
 register_audit(AuditSpec("dp_sgd_batched", alg.dp_sgd, (REPLACE_ONE, ADD_REMOVE),
                          _batched_setting(clip_threshold=CLIP), GAUSS_EPS, GAUSS_DELTA,
                          "DP-SGD, n = 4, batch 2, step 3, d = 4 (sampling, step, coordinates)",
-                         trials=20_000, mutant_factor=BATCHED_MUTANT), rank=85)
+                         trials=40_000, mutant_factor=BATCHED_MUTANT), rank=85)
 register_audit(AuditSpec("dp_nsgd_batched", alg.dp_nsgd, (REPLACE_ONE, ADD_REMOVE),
                          _batched_setting(regulariser=1e-3), GAUSS_EPS, GAUSS_DELTA,
                          "DP-NSGD, n = 4, batch 2, step 3, d = 4 (sampling, step, "
-                         "coordinates)", trials=20_000, mutant_factor=BATCHED_MUTANT), rank=95)
+                         "coordinates)", trials=40_000, mutant_factor=BATCHED_MUTANT), rank=95)
