@@ -214,8 +214,9 @@ def _theorem_sections(paper, entries: list) -> list[str]:
     from dpbounds.audit import AUDITS
     from dpbounds.verify import STUDIES
 
-    audited = {spec.function.__module__ + "." + spec.function.__name__: name
-               for name, spec in AUDITS.items()}
+    audited: dict[str, str] = {}
+    for name, spec in AUDITS.items():  # the first (rank-ordered) audit of a function names it
+        audited.setdefault(spec.function.__module__ + "." + spec.function.__name__, name)
     out: list[str] = []
     for e in entries:
         src = next(s for s in e.tuned.sources if paper.cites(s))

@@ -226,7 +226,8 @@ JSON_RESULT_FIELDS: dict[str, tuple[str, frozenset[str]]] = {
                          "ratio", "reference_delta", "rows", "runs", "statistic", "target",
                          "tpr", "tradeoff", "violation", "description",
                          "mutant_noise_factor", "relations", "in_all", "origin",
-                         "estimate_exceeds_claim", "status"})),
+                         "estimate_exceeds_claim", "status", "independence_z",
+                         "independence_crit", "runs_dependent"})),
     "tune": ("a tuned configuration's label, its bound, the computed error, the noise scale "
              "and the gap to the best horizon; 'horizon' is the chosen T (the table's "
              "'steps': a divergence of the tuner's rows, kept here until they are renamed)",

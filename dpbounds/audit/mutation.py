@@ -383,3 +383,116 @@ MUTANTS["reused_noise"] = Mutant(
     "reused_noise", "the noise drawn once and added again at every step (right marginal, "
     "identical across steps: step differences are noise free)",
     "breaker2's 'correlated' mutant (bench/adversary_results.md)", _reused_applies, _reused)
+
+
+# ----------------------------------------------------------------------------------------
+# issue 34 item 5: bugs that only pairs with n > 1, B > 1, a step size other than 1 and a
+# canary in several coordinates can see (the batched audits of audit.settings.sgd)
+# ----------------------------------------------------------------------------------------
+def _scalar_step(setting: Any) -> float | None:
+    step = setting.kwargs.get("step_size")
+    return float(step) if isinstance(step, (int, float)) else None
+
+
+def _sgd_family(spec: Any, relation: Neighbouring) -> bool:
+    return spec.name in ("dp_sgd", "dp_nsgd", "dp_sgd_batched", "dp_nsgd_batched")
+
+
+@contextmanager
+def wrong_sampling_rate() -> Iterator[None]:
+    """DP-SGD / DP-NSGD's accountant fed ``q = 1 / n`` (the batch size forgotten): the noise
+    and the ledger are for ``1/n`` while the run samples at ``B/n`` (Poisson: the run's own
+    rate is kept)."""
+    import importlib
+
+    module = importlib.import_module("dpbounds.algorithms.dp_sgd")  # the module, not the function
+
+    def make(original: Any) -> Any:
+        def noise(*args: Any, batch_size: int, n: int, **kw: Any) -> Any:
+            out = original(*args, batch_size=1, n=n, **kw)
+            return replace(out, sampling_rate=batch_size / n)  # the run still samples at B/n
+        return noise
+
+    with _patched(module, "noisy_sgd_noise", make):
+        yield
+
+
+def _wrong_rate(spec: Any, setting: Any) -> tuple[Any, Callable[..., Any]]:
+    return setting, _within(wrong_sampling_rate, spec.function)
+
+
+def _parameter_noise(spec: Any, setting: Any) -> tuple[Any, Callable[..., Any]]:
+    # x - eta g - sigma z (noise added to the parameter, step size forgotten) has the law of
+    # x - eta (g + (sigma / eta) z): the noise scaled by 1 / eta
+    step = _scalar_step(setting)
+    if step is None:
+        raise ValueError(f"mutant 'parameter_noise' needs a scalar step size; {spec.name} has "
+                         "none")
+    return setting, _within(scaled_noise, spec.function, 1.0 / step)
+
+
+@contextmanager
+def coordinate_noise() -> Iterator[None]:
+    """Within the block every Gaussian draw of :class:`~dpbounds.backend.TrialRandom` is one
+    number per trial and step, repeated across the coordinates (``N(0, s^2)`` marginals, the
+    coordinates identical: the noise lies on the diagonal ``(1, ..., 1)``)."""
+    def first(out: Any) -> Any:  # the first coordinate's draw in every coordinate
+        return out[..., :1] + 0.0 * out
+
+    def make_normal(original: Any) -> Any:
+        def normal(self: TrialRandom, shape: Any = (), scale: Any = 1.0, **kw: Any) -> Any:
+            out = original(self, shape, scale, **kw)
+            return out if out.ndim < 2 else first(out)
+        return normal
+
+    def make_steps(original: Any) -> Any:
+        def normal_steps(self: TrialRandom, steps: int, shape: Any = (), scale: Any = 1.0
+                         ) -> Any:
+            out = original(self, steps, shape, scale)
+            return out if out.ndim < 3 else first(out)
+        return normal_steps
+
+    with (_patched(TrialRandom, "normal", make_normal),
+          _patched(TrialRandom, "normal_steps", make_steps)):
+        yield
+
+
+@contextmanager
+def trial_noise() -> Iterator[None]:
+    """Within the block every Gaussian draw of :class:`~dpbounds.backend.TrialRandom` is the
+    first trial's, repeated for every trial (one noise realisation shared by all runs of a
+    call; the sampling draws stay per trial)."""
+    def share(out: Any) -> Any:
+        return out if out.ndim == 0 else out[:1] + 0.0 * out
+
+    def make_normal(original: Any) -> Any:
+        def normal(self: TrialRandom, shape: Any = (), scale: Any = 1.0, **kw: Any) -> Any:
+            return share(original(self, shape, scale, **kw))
+        return normal
+
+    def make_steps(original: Any) -> Any:
+        def normal_steps(self: TrialRandom, steps: int, shape: Any = (), scale: Any = 1.0
+                         ) -> Any:
+            return share(original(self, steps, shape, scale))
+        return normal_steps
+
+    with (_patched(TrialRandom, "normal", make_normal),
+          _patched(TrialRandom, "normal_steps", make_steps)):
+        yield
+
+
+MUTANTS.update({m.name: m for m in (
+    Mutant("wrong_sampling_rate", "the accountant fed q = 1/n instead of B/n (the batch size "
+           "forgotten): noise and ledger for 1/n, the run samples at B/n",
+           "synthetic, a common bug", _sgd_family, _wrong_rate),
+    Mutant("parameter_noise", "the noise added to the parameter after the step (x - eta g - "
+           "sigma z): the step size forgotten on the noise (sigma / eta on the gradient)",
+           "synthetic, a common bug", _sgd_family, _parameter_noise),
+    Mutant("coordinate_noise", "one Gaussian draw per step reused across the coordinates "
+           "(right marginals; the noise on the diagonal)", "synthetic, a common bug",
+           _sgd_family, lambda spec, setting: (setting, _within(coordinate_noise,
+                                                                spec.function))),
+    Mutant("trial_noise", "one noise realisation reused across the runs (trials) of a call; "
+           "the sampling stays per run", "synthetic, a seeding bug", _sgd_family,
+           lambda spec, setting: (setting, _within(trial_noise, spec.function))),
+)})

@@ -72,6 +72,7 @@ from dpbounds.audit.statistics import (
     fit_scorers,
     gdp_epsilon,
     held_out_bound,
+    independence_z,
 )
 from dpbounds.privacy import Neighbouring
 from dpbounds.privacy.limits import check_epsilon_limit
@@ -157,6 +158,11 @@ class AuditResult:
     input_epsilon:
         The ε the algorithm was asked for (with ``tight=True`` chosen so that the tight
         claim is the target).
+    independence_z, independence_crit:
+        The largest lag-1 autocorrelation of a feature across consecutive runs, times
+        sqrt(n), over every set, and its Bonferroni threshold
+        (:func:`~dpbounds.audit.statistics.independence_z`): above it the runs are not
+        independent (noise shared across runs) and the audit cannot pass.
     tradeoff:
         The chosen statistic's empirical trade-off curve on the evaluation runs
         (:func:`~dpbounds.audit.statistics.empirical_tradeoff`, an estimate), each row with
@@ -200,6 +206,8 @@ class AuditResult:
     tradeoff: tuple[dict[str, Any], ...] = ()
     noise: str = "float"
     low_bits: bool = False
+    independence_z: float = math.nan
+    independence_crit: float = math.inf
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
@@ -214,6 +222,12 @@ class AuditResult:
         """The null control certified ε > 0 for D = D' (expected in at most a
         ``1 - confidence`` share of seeds)."""
         return self.null_epsilon_lower > 0.0
+
+    @property
+    def runs_dependent(self) -> bool:
+        """The runs failed the independence check (a null control on the runs themselves:
+        false alarm at most :data:`~dpbounds.audit.statistics.INDEPENDENCE_ALPHA`)."""
+        return self.independence_z > self.independence_crit
 
     @property
     def estimate_exceeds_claim(self) -> bool:
@@ -232,12 +246,13 @@ class AuditResult:
     @property
     def status(self) -> str:
         """``"FAIL"`` (the claim is refuted: exit 1), ``"INCONCLUSIVE"`` (the null control
-        fired, so the estimator's bound cannot be trusted to pass, or the GDP estimate
-        exceeds the claim: exit 3) or ``"PASS"`` (consistent: exit 0)."""
+        fired, or the runs are not independent, so the estimator's bound cannot be trusted
+        to pass, or the GDP estimate exceeds the claim: exit 3) or ``"PASS"`` (consistent:
+        exit 0)."""
         if self.violation:
             return "FAIL"
-        return "INCONCLUSIVE" if self.null_false_positive or self.estimate_exceeds_claim \
-            else "PASS"
+        return "INCONCLUSIVE" if (self.null_false_positive or self.runs_dependent
+                                  or self.estimate_exceeds_claim) else "PASS"
 
     @property
     def ratio(self) -> float:
@@ -250,6 +265,7 @@ class AuditResult:
         out["neighbouring"] = self.neighbouring.value  # what --neighbouring takes
         out["violation"] = self.violation
         out["null_false_positive"] = self.null_false_positive
+        out["runs_dependent"] = self.runs_dependent
         out["estimate_exceeds_claim"] = self.estimate_exceeds_claim
         out["status"] = self.status
         out["ratio"] = self.ratio
@@ -260,6 +276,10 @@ class AuditResult:
         verdict = {"FAIL": "VIOLATION", "PASS": "consistent"}.get(self.status, "INCONCLUSIVE")
         if self.status == "INCONCLUSIVE" and self.null_false_positive:
             verdict += " (the null control fired: this estimator cannot pass it)"
+        if self.runs_dependent:
+            verdict += (f" (the runs are not independent: lag-1 correlation z = "
+                        f"{self.independence_z:.3g} > {self.independence_crit:.3g}; noise "
+                        "shared across runs?)")
         if self.estimate_exceeds_claim:  # beside the rigorous bound, labelled
             verdict += (f"; FINDING (an estimate, not a certificate): GDP mu = {self.mu_hat:.3f} "
                         f"exceeds mu_claim = {self.mu_claim:.3f} by more than {FINDING_Z:g} "
@@ -685,6 +705,7 @@ def audit(algorithm: str, neighbouring: Neighbouring | str | None = None, *,
     null_lower = (held_out_bound(f_d, feats[2], ledger_delta, confidence,
                                  setting.scorers).bound.lower if null else math.nan)
     gdp = _gdp(f_d, f_p, main, confidence)
+    indep, indep_crit = independence_z(feats)
     side = ">" if main.test.side > 0 else "<"
     k = f_d.shape[1]
     statistic = (f"{main.name} statistic on {setting.statistic}, {k} feature"
@@ -711,6 +732,7 @@ def audit(algorithm: str, neighbouring: Neighbouring | str | None = None, *,
         cpu_seconds=time.process_time() - c0, mutant=mutant_name,
         claim_accountant=claim_name, ledger_epsilon=ledger_eps, input_epsilon=float(eps_in),
         tradeoff=tuple(curve), noise=noise, low_bits=bool(low_bits),
+        independence_z=indep, independence_crit=indep_crit,
     )
 
 

@@ -463,6 +463,7 @@ def table(results: list[Any]) -> str:
             f"{r.cpu_seconds:5.1f}  "
             + {"FAIL": "VIOLATION", "PASS": "consistent"}.get(r.status, "INCONCLUSIVE")
             + (" (estimate > claim)" if r.estimate_exceeds_claim else "")
-            + (" (null fired)" if r.null_false_positive and not r.violation else ""))
+            + (" (null fired)" if r.null_false_positive and not r.violation else "")
+            + (" (runs dependent)" if r.runs_dependent and not r.violation else ""))
     lines += ["", *textwrap.wrap(COLUMNS_NOTE, 100), "", *textwrap.wrap(SHARED_NOTE, 100)]
     return "\n".join(lines)

@@ -29,8 +29,11 @@ the algorithm (wrapping its arguments, or patching :class:`~dpbounds.backend.Tri
   clipping, its noise still for norm ``C`` (sensitivity twice the declared; it makes the
   utility *better*): caught by the replay on neighbouring data
   (:mod:`dpbounds.verify.replay`); DP-SGD only;
-* ``skip_clipping`` — DP-SGD without its per-example clipping (the noise still calibrated for
-  the clip threshold); DP-SGD studies only (Yang et al.'s clipped SGD);
+* ``skip_clipping`` — no per-sample clipping: DP-SGD and Algorithm 1 without their clip,
+  DP-NSGD without its normalisation (the raw gradient is the contribution; the noise still
+  calibrated for the clip threshold or the unit bound); caught by the studies' clipping
+  probes, one step where the clip binds on most samples (``clip_exact``, ``normalise_exact``);
+  Yang et al.'s two studies and Tran & Cutkosky Algorithm 1.
 * ``cyclic_batches`` — DP-SGD / DP-NSGD take the batches of a fixed cyclic order and account
   them as sampled without replacement (:func:`dpbounds.verify.sampling.cyclic_batches`):
   caught by the transcript's sampling tests (:mod:`dpbounds.verify.reaccount`); Yang et al.'s
@@ -132,9 +135,10 @@ def mutated(mutation: str | None, algorithm: str, r: float | None = None) -> Ite
         with getattr(sampling, mutation)():
             yield
     elif mutation == "skip_clipping":
-        if algorithm != "dp_sgd":
+        if algorithm not in ("dp_sgd", "dp_nsgd", "tree_momentum_nsgd"):
             raise ValueError(f"mutation 'skip_clipping' does not apply to {algorithm} (it is "
-                             "DP-SGD's: study nonconvex.clipped_sgd)")
+                             "the clipped or normalised methods': study nonconvex.clipped_sgd, "
+                             "nonconvex.normalized_sgd or nonconvex.tree_momentum_nsgd)")
         with _skip_clipping():
             yield
     else:
@@ -179,9 +183,11 @@ def _steps_off_by_one() -> Iterator[None]:
 
 @contextlib.contextmanager
 def _skip_clipping(scale: float | None = None) -> Iterator[None]:
-    """Clipping to an infinite threshold on both of DP-SGD's paths (the compiled loop is
-    switched off, so that the NumPy path, whose clipping is patched, runs); with ``scale``,
-    clipping kept and the clipped contributions multiplied by ``scale`` instead."""
+    """Clipping to an infinite threshold on both of DP-SGD's paths (the compiled loops are
+    switched off, so that the NumPy path, whose clipping is patched, runs), DP-NSGD's
+    normalisation left out (the raw gradient is the contribution) and Algorithm 1's
+    per-sample clipping (``Objective.clipped_mean_grad``) dropped; with ``scale``, clipping
+    kept and the clipped contributions multiplied by ``scale`` instead."""
     import importlib
 
     from dpbounds.algorithms import _step_kernels as kernels
@@ -192,10 +198,17 @@ def _skip_clipping(scale: float | None = None) -> Iterator[None]:
     inner_map, inner_clip, inner_active = (getattr(mod, "_per_sample_map"),  # noqa: B009
                                            Objective.clipped_mean_grad, kernels.active)
 
+    inner_norm = Objective.normalized_mean_grad
+
     def no_clip_map(xp: Any, g: Any, kind: str, param: float) -> Any:
         if scale is not None:
             return inner_map(xp, g, kind, param) * (scale if kind == "clip" else 1.0)
-        return inner_map(xp, g, kind, _NO_CLIP if kind == "clip" else param)
+        return inner_map(xp, g, "clip", _NO_CLIP)  # the raw gradient, whatever the kind
+
+    def no_norm(self: Any, x: Any, idx: Any, r: float) -> Any:
+        if scale is not None:
+            return inner_norm(self, x, idx, r)
+        return inner_clip(self, x, idx, _NO_CLIP)
 
     def no_clip(self: Any, x: Any, idx: Any, clip: float, *args: Any, **kw: Any) -> Any:
         if scale is not None:
@@ -205,13 +218,15 @@ def _skip_clipping(scale: float | None = None) -> Iterator[None]:
     # setattr: monkeypatches, which a type checker rightly refuses as assignments
     patches: tuple[tuple[Any, str, Any], ...] = (
         (mod, "_per_sample_map", no_clip_map), (Objective, "clipped_mean_grad", no_clip),
+        (Objective, "normalized_mean_grad", no_norm),
         (kernels, "active", lambda objective, x: None))
     for owner, name, new in patches:
         setattr(owner, name, new)
     try:
         yield
     finally:
-        for (owner, name, _), old in zip(patches, (inner_map, inner_clip, inner_active)):
+        for (owner, name, _), old in zip(patches, (inner_map, inner_clip, inner_norm,
+                                                   inner_active)):
             setattr(owner, name, old)
 
 

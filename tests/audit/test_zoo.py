@@ -26,11 +26,20 @@ CASES = [
     ("laplace_std", "dp_nag_opt", _R, 2000),
     ("data_dependent", "dp_gd_gaussian", _A, 1000),
     ("reused_noise", "dp_sgd", _R, 1000),
+    # issue 34 item 5: only the batched pair (n = 4, B = 2, step 3, d = 4) sees these
+    ("wrong_sampling_rate", "dp_sgd_batched", _A, 4000),
+    ("parameter_noise", "dp_sgd_batched", _A, 2000),
+    ("coordinate_noise", "dp_sgd_batched", _R, 1000),
 ]
+#: mutants that make the audit INCONCLUSIVE (never PASS) rather than refuted: noise shared
+#: across runs breaks the independence the bound needs (tests/audit/test_batched.py)
+INCONCLUSIVE = {"trial_noise"}
+#: mutants whose bug is in the ledger itself (its claim is the mutant's own)
+LEDGER_BUGS = {"wrong_sampling_rate"}
 
 
 def test_every_mutant_has_a_case():
-    assert {c[0] for c in CASES} == set(MUTANTS)
+    assert {c[0] for c in CASES} | INCONCLUSIVE == set(MUTANTS)
 
 
 @pytest.mark.parametrize("mutant,name,relation,runs", CASES)
@@ -49,7 +58,10 @@ def test_mutant_is_caught_and_the_real_algorithm_is_not(mutant, name, relation, 
         real = audit(name, relation, trials=runs, seed=0)
     finally:
         AUDITS[name] = spec
-    assert real.claimed_epsilon == pytest.approx(bad.claimed_epsilon, rel=1e-9)
+    if mutant not in LEDGER_BUGS:
+        assert real.claimed_epsilon == pytest.approx(bad.claimed_epsilon, rel=1e-9)
+    else:  # the bug is in the accounting: the mutant's own ledger claims less (2.59 < 3)
+        assert bad.claimed_epsilon < real.claimed_epsilon
     assert not real.violation, real
 
 

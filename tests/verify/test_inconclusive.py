@@ -44,13 +44,17 @@ def test_energy_power_tolerance_wider_than_the_change() -> None:
 
 def test_frozen_algorithm_1_is_not_a_pass() -> None:
     """The issue's finding: Algorithm 1's quick study passed (exit 0) with an algorithm that
-    never moves, every utility verdict vacuous. Now it ends INCONCLUSIVE and says what would
-    decide (an informative grid)."""
+    never moves, every utility verdict vacuous. Correct code there ends INCONCLUSIVE and says
+    what would decide (an informative grid); the frozen mutant now FAILs, by the clipping
+    probe's exact step direction (a step of 1e-9 eta has none: a "moves at all" check)."""
+    ok = scaling_study("tran_cutkosky.alg1", vary={"d": None}, quick=True)
+    assert ok.holds and ok.status == "INCONCLUSIVE"
+    assert not any(ok.informative)
+    assert any("--grid informative" in why for why in ok.inconclusive)
+    assert ok.to_json()["status"] == "INCONCLUSIVE"
     res = scaling_study("tran_cutkosky.alg1", vary={"d": None}, quick=True, mutation="frozen")
-    assert res.holds and res.status == "INCONCLUSIVE"
-    assert not any(res.informative)
-    assert any("--grid informative" in why for why in res.inconclusive)
-    assert res.to_json()["status"] == "INCONCLUSIVE"
+    assert res.status == "FAIL"
+    assert [v for v in res.verdicts if v.failed][0].case.startswith("clip_exact")
 
 
 def test_informative_correct_study_passes_and_frozen_fails() -> None:

@@ -35,5 +35,5 @@ def _gd_gaussian(relation: Neighbouring, epsilon: float, delta: float) -> Settin
 
 register_audit(AuditSpec("dp_gd_gaussian", alg.dp_gd, (REPLACE_ONE, ADD_REMOVE), _gd_gaussian,
                     GAUSS_EPS, GAUSS_DELTA,
-                    "Gaussian DP-GD with clipping (Lee & Kifer Table 1), zCDP", trials=20_000),
+                    "Gaussian DP-GD with clipping (Lee & Kifer Table 1), zCDP", trials=40_000),
                rank=70)

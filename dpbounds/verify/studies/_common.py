@@ -173,6 +173,17 @@ def _eps_run(point: Mapping[str, float], mutation: str | None) -> float:
     return eps_run(dict(point), mutation)
 
 
+def huber_sample_grads(offsets: np.ndarray, G: float, L: float, x: np.ndarray) -> np.ndarray:
+    r"""Per-sample gradients at ``x`` of the Huber well with centres ``offsets``, ``(N, d)``,
+    from its definition
+    :math:`\nabla f_i=G z_i/\max(\lVert z_i\rVert, G/L)`, :math:`z_i=x-e_i` [VERBATIM,
+    :class:`~dpbounds.objectives.HuberWell`'s docstring], in NumPy: the clipping probes'
+    oracle, sharing no code with the objective's gradients."""
+    z = np.asarray(x, dtype=float).ravel()[None, :] - np.asarray(offsets, dtype=float)
+    nz = np.linalg.norm(z, axis=1)
+    return G * z / np.maximum(nz, G / L)[:, None]
+
+
 def _check(kind: str, values: Any, exact: float, oracle: str, *, sd: float | None = None,
            rtol: float = 0.0) -> dict[str, Any]:
     """One two-sided check: per-trial ``values`` (or one value) against ``exact``; ``sd`` the

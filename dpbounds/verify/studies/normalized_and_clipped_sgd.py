@@ -26,6 +26,7 @@ from dpbounds.verify.studies._common import (
     _plan,
     _trace_every,
     _violations,
+    huber_sample_grads,
     register_study,
 )
 
@@ -81,6 +82,7 @@ def _run_yang(kind: str, point: dict, inst: Instance, trials: int, seed: Any,
             res = dp_nsgd(f, step_size=eta * step_factor(mutation), regulariser=r, **common)
         hp = dict(r=r, eta=eta)
         viol = _violations(ns.nsgd_corollary, dict(p, r=r))
+        clip_check, clip_params = _clip_probe(point, inst, eta, seed, mutation, "nsgd", r)
     else:
         C = 3 * tau0
         eta = math.sqrt(2 * p["D_f"] / (L0 * C**2 * V * T))
@@ -107,10 +109,9 @@ def _run_yang(kind: str, point: dict, inst: Instance, trials: int, seed: Any,
         drawn=_drawn_check(tap, d, np.full(T, std_run**2)),
         **transcript_checks(common["transcript"].as_dict(), epsilon=point["eps"],
                             delta=point["delta"]))
-    if kind == "sgd":
-        checks["clip_exact"] = clip_check
-        checks.update({f"probe_{k}": v for k, v in clip_params.pop("transcript").items()})
-        hp.update(clip_params)
+    checks["clip_exact" if kind == "sgd" else "normalise_exact"] = clip_check
+    checks.update({f"probe_{k}": v for k, v in clip_params.pop("transcript").items()})
+    hp.update(clip_params)
     return dict(
         # min over t >= 1 (>= the theorem's min over t >= 0: a stricter check, and not the
         # trivial 0 of a start at the minimiser)
@@ -126,56 +127,81 @@ def _run_yang(kind: str, point: dict, inst: Instance, trials: int, seed: Any,
 
 #: trials of the clipping probe (its standard error ~ 1.3 / sqrt(4000) = 0.02 at eps = 0.25)
 _CLIP_TRIALS = 4000
+#: fraction of the samples whose gradient the probe's threshold must clip (issue 34 item 4)
+CLIP_BINDING_MIN = 0.3
+
+
+def _probe_seed(seed: Any) -> Any:
+    return (*seed, 1) if isinstance(seed, tuple) else (seed, 1)
 
 
 def _clip_probe(point: Mapping[str, float], inst: Instance, eta: float, seed: Any,
-                mutation: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
-    r"""A two-sided check that DP-SGD clips: its first step where clipping binds.
+                mutation: str | None, kind: str = "sgd", r: float = 1.0
+                ) -> tuple[dict[str, Any], dict[str, Any]]:
+    r"""A two-sided check that DP-SGD clips (DP-NSGD normalises): one step where it binds.
 
     The study's own threshold ``C = 3 tau0`` never binds on these problems (every per-sample
     gradient has norm ``<= G < C``), so a DP-SGD that skips clipping would pass every other
     check. Here DP-SGD runs one step from the study's start with the threshold
-    ``C_p = median / 2`` of the per-sample gradient norms there (most samples clipped) and
-    ``_CLIP_TRIALS`` trials; per trial, :math:`(x_0-x_1)/\eta` projected on the unit vector
-    ``u`` from the unclipped to the clipped mean gradient must have mean
-    :math:`u^\top\bar g_{C_p}(x_0)`, the clipped mean over the whole sample (a uniform batch
-    without replacement is unbiased; the noise has mean 0), computed here from the Huber
-    well's definition :math:`\nabla f_i=G z_i/\max(\lVert z_i\rVert, G/L)`,
-    :math:`z_i=x_0-e_i` in NumPy (not the objective's code). Skipping the clipping moves the
-    mean by ``clip_gap`` (reported with its ratio to the standard error). The probe's
-    transcript is re-accounted too (``transcript``: its checks; the clip binds here, so a
-    contribution above the clip shows).
+    ``C_p = median / 2`` of the per-sample gradient norms there (more than half the samples
+    clipped; the fraction, ``clip_binding_fraction``, is reported and must be
+    ``>= CLIP_BINDING_MIN``) and ``_CLIP_TRIALS`` trials; per trial,
+    :math:`(x_0-x_1)/\eta` projected on the unit vector ``u`` from the unclipped to the clipped
+    mean gradient must have mean :math:`u^\top\bar g_{C_p}(x_0)`, the clipped mean over the
+    whole sample (a uniform batch without replacement is unbiased; the noise has mean 0),
+    computed here from the Huber well's definition
+    :math:`\nabla f_i=G z_i/\max(\lVert z_i\rVert, G/L)`, :math:`z_i=x_0-e_i` in NumPy (not
+    the objective's code). Skipping the clipping moves the mean by ``clip_gap`` (reported with
+    its ratio to the standard error). The probe's transcript is re-accounted too
+    (``transcript``: its checks; the clip binds here, so a contribution above the clip shows).
+
+    DP-NSGD (``kind="nsgd"``): the same step with the study's ``r``; the map
+    :math:`g/(\lVert g\rVert+r)` acts on every sample (binding fraction 1), its exact mean
+    :math:`\frac1N\sum_i g_i/(\lVert g_i\rVert+r)` [DERIVED, the definition], and ``u``
+    from the raw to the normalised mean gradient.
     """
-    from dpbounds.algorithms import dp_sgd
+    from dpbounds.algorithms import dp_nsgd, dp_sgd
     from dpbounds.algorithms._transcript import Transcript
     from dpbounds.verify.reaccount import transcript_checks
 
     f = inst.objective
     x0 = np.asarray(inst.x0, dtype=float).ravel()
-    z = x0[None, :] - np.asarray(f.offsets_np, dtype=float)
-    nz = np.linalg.norm(z, axis=1)
-    g = inst.G * z / np.maximum(nz, inst.G / inst.L)[:, None]
+    g = huber_sample_grads(f.offsets_np, inst.G, inst.L, x0)
     gn = np.linalg.norm(g, axis=1)
-    c_p = 0.5 * float(np.median(gn))
-    g_clip = (g * np.minimum(1.0, c_p / np.maximum(gn, 1e-300))[:, None]).mean(axis=0)
+    if kind == "sgd":
+        c_p = 0.5 * float(np.median(gn))
+        g_map = g * np.minimum(1.0, c_p / np.maximum(gn, 1e-300))[:, None]
+        binding = float(np.mean(gn > c_p))
+    else:
+        c_p = r
+        g_map = g / (gn + r)[:, None]
+        binding = float(np.mean(gn > 0))
+    g_clip = g_map.mean(axis=0)
     diff = g_clip - g.mean(axis=0)
     gap = float(np.linalg.norm(diff))
     u = diff / gap if gap > 0 else np.eye(x0.size)[0]
-    probe_seed = (*seed, 1) if isinstance(seed, tuple) else (seed, 1)
-    with mutated(mutation, "dp_sgd"):
-        res = dp_sgd(f, epsilon=_eps_run(point, mutation), delta=point["delta"], steps=1,
-                     batch_size=int(point["B"]), step_size=eta * step_factor(mutation),
-                     clip_threshold=c_p, trials=_CLIP_TRIALS, seed=probe_seed, x0=x0,
-                     trace=None, transcript=(record := Transcript()))
+    common = dict(epsilon=_eps_run(point, mutation), delta=point["delta"], steps=1,
+                  batch_size=int(point["B"]), step_size=eta * step_factor(mutation),
+                  trials=_CLIP_TRIALS, seed=_probe_seed(seed), x0=x0, trace=None,
+                  transcript=(record := Transcript()))
+    with mutated(mutation, "dp_sgd" if kind == "sgd" else "dp_nsgd", r):
+        if kind == "sgd":
+            res = dp_sgd(f, clip_threshold=c_p, **common)
+        else:
+            res = dp_nsgd(f, regulariser=r, **common)
     step = (x0[None, :] - np.asarray(res.x, dtype=float)) / eta
     vals = step @ u
     se = float(vals.std(ddof=1) / math.sqrt(vals.size))
-    check = _check("exact", vals, float(g_clip @ u), "clipped mean gradient at x0 (NumPy, "
-                   "Huber well's definition), one DP-SGD step at a binding threshold")
-    return check, dict(clip_probe_threshold=c_p, clip_gap=gap,
-                       clip_gap_over_se=gap / se if se > 0 else math.inf,
-                       transcript=transcript_checks(record.as_dict(), epsilon=point["eps"],
-                                                    delta=point["delta"]))
+    what, step_kind = (("clipped mean gradient", "DP-SGD step at a binding threshold")
+                       if kind == "sgd" else ("mean of g/(|g|+r)", "DP-NSGD step"))
+    check = _check("exact", vals, float(g_clip @ u), f"{what} at x0 (NumPy, Huber well's "
+                   f"definition), one {step_kind}")
+    prefix = "clip" if kind == "sgd" else "normalise"
+    return check, {f"{prefix}_probe_threshold": c_p, f"{prefix}_gap": gap,
+                   f"{prefix}_gap_over_se": gap / se if se > 0 else math.inf,
+                   f"{prefix}_binding_fraction": binding,
+                   "transcript": transcript_checks(record.as_dict(), epsilon=point["eps"],
+                                                   delta=point["delta"])}
 
 
 def _yang_exprs(kind: str) -> dict[str, sp.Expr]:

@@ -26,8 +26,85 @@ from dpbounds.verify.studies._common import (
     _tree_noise_check,
     _tree_prob,
     _violations,
+    huber_sample_grads,
     register_study,
 )
+
+#: trials of Algorithm 1's clipping probe, its size and binding fraction (60 of 200 clipped)
+_CLIP_TRIALS, _CLIP_N, _CLIP_BIG = 400, 200, 60
+#: Monte Carlo draws of the probe's oracle (its s.e. is 1/32 of the probe's)
+_CLIP_ORACLE_DRAWS = 400_000
+_ORACLE_SEED = 20261202
+
+
+def _alg1_clip_probe(point: dict, inst: Instance, eta: float, seed: Any,
+                     mutation: str | None) -> tuple[dict[str, Any], dict[str, float]]:
+    r"""A two-sided check that Algorithm 1 clips each sample's gradient, where clipping binds.
+
+    The study's threshold is ``G``, which no per-sample gradient of its Huber well exceeds,
+    so an Algorithm 1 without clipping is bit-identical there. The probe is a Huber well
+    (the study's ``G``, ``L``, ``d``; :math:`\delta=G/L`) of ``_CLIP_N = 200`` samples whose
+    centres lie on the first axis, :math:`-0.7\delta` for 60 of them and :math:`+0.3\delta`
+    for 140 (centred), started at :math:`x_0=0.05\delta e_1`: per-sample gradients
+    :math:`+0.75G\,e_1` (30%) and :math:`-0.25G\,e_1` (70%), raw mean :math:`+0.05G\,e_1`. At
+    the threshold :math:`C_p=0.3G` clipping binds on exactly 30% of the samples and the
+    clipped mean is :math:`-0.085G\,e_1`: the clip flips the mean's sign.
+
+    One step (``batch_size = 200``, one epoch, ``T = 1``, momentum weight 1) at the study's
+    :math:`(arepsilon,\delta)`: :math:`x_1=x_0-\eta\,(ar g_{C_p}+\zeta)/\lVertar g_{C_p}
+    +\zeta
+Vert` with the first node's noise :math:`\zeta\sim N(0,\sigma^2I_d)` (Tran &
+    Cutkosky Algorithm 1 [RECONSTRUCTED]; :math:`\sigma` the run's declared node noise, which
+    the study's ledger checks against the claim). Per trial :math:`e_1^	op(x_0-x_1)/\eta` must
+    have mean :math:`\mathbb E[(ar g_{C_p}+\zeta)_1/\lVertar g_{C_p}+\zeta
+Vert]`, computed
+    here by Monte Carlo in NumPy (``_CLIP_ORACLE_DRAWS`` draws; the per-sample gradients from
+    the Huber well's definition, :func:`huber_sample_grads`, not the objective's code).
+    Without clipping (or with the mean clipped instead of each sample) the step follows the
+    raw mean, the opposite sign: ``clip_gap`` is the oracle's value at the raw mean minus
+    it, reported with its ratio to the standard error.
+    """
+    from dpbounds.algorithms import tree_momentum_nsgd
+    from dpbounds.objectives import HuberWell
+
+    d, delta_h = int(point["d"]), inst.G / inst.L
+    offsets = np.zeros((_CLIP_N, d))
+    offsets[:_CLIP_BIG, 0], offsets[_CLIP_BIG:, 0] = -0.7 * delta_h, 0.3 * delta_h
+    f = HuberWell(offsets, G=inst.G, L=inst.L)
+    x0 = np.zeros(d)
+    x0[0] = 0.05 * delta_h
+    g = huber_sample_grads(offsets, inst.G, inst.L, x0)
+    gn = np.linalg.norm(g, axis=1)
+    c_p = 0.3 * inst.G
+    g_clip = (g * np.minimum(1.0, c_p / np.maximum(gn, 1e-300))[:, None]).mean(axis=0)
+    probe_seed = (*seed, 1) if isinstance(seed, tuple) else (seed, 1)
+    with mutated(mutation, "tree_momentum_nsgd"):
+        res = tree_momentum_nsgd(f, epsilon=_eps_run(point, mutation), delta=point["delta"],
+                                 epochs=1, batch_size=_CLIP_N,
+                                 step_size=eta * step_factor(mutation), momentum_weight=1.0,
+                                 clip_threshold=c_p, trials=_CLIP_TRIALS, seed=probe_seed,
+                                 x0=x0, trace=None)
+    vals = (x0[0] - np.asarray(res.x, dtype=float)[:, 0]) / eta  # a frozen run fails too
+    sigma = float(res.params["sigma"])
+
+    def direction(m: np.ndarray) -> float:
+        rng = np.random.default_rng(_ORACLE_SEED)  # the same draws for both means
+        total = 0.0
+        for _ in range(_CLIP_ORACLE_DRAWS // 100_000):
+            v = m[None, :] + sigma * rng.standard_normal((100_000, d))
+            total += float(np.sum(v[:, 0] / np.maximum(np.linalg.norm(v, axis=1), 1e-300)))
+        return total / _CLIP_ORACLE_DRAWS
+
+    exact = direction(g_clip)
+    gap = direction(g.mean(axis=0)) - exact
+    se = float(vals.std(ddof=1) / np.sqrt(vals.size))
+    check = _check("exact", vals, exact, "mean direction of one full-batch Algorithm 1 step at "
+                   "a threshold binding on 30% of the samples (clipped mean from the Huber "
+                   "well's definition in NumPy; Monte Carlo over the declared node noise)",
+                   rtol=1e-9)  # rounding: at d = 1 every direction is exactly +-1, s.e. 0
+    return check, dict(clip_probe_threshold=c_p, clip_gap=gap,
+                       clip_gap_over_se=abs(gap) / se if se > 0 else float("inf"),
+                       clip_binding_fraction=float(np.mean(gn > c_p)))
 
 
 def _run_alg1(point: dict, inst: Instance, trials: int, seed: Any, mutation: str | None,
@@ -76,6 +153,7 @@ def _run_alg1(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
         drawn=_drawn_check(tap, d, np.full(T, s_run**2)),
         noise_exact=_tree_noise_check(res, d, alpha, [s_claim]),
         **transcript_checks(record.as_dict(), epsilon=point["eps"], delta=point["delta"]))
+    checks["clip_exact"], clip_params = _alg1_clip_probe(point, inst, eta, seed, mutation)
     return dict(
         measured=dict(
             grad_output=np.asarray(f.grad_norm(res.x_output), dtype=float),
@@ -87,7 +165,7 @@ def _run_alg1(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
                    bias=float(tc.lemma11_average.evaluate(ignore_extra=True, **at))),
         params=dict(E=E, E_real=hp["E_real"], eta=eta, alpha=alpha, T=T, R=inst.R,
                     R_tune=inst.R_tune, sigma=float(res.params["sigma"]),
-                    sigma_theorem4=sigma4, gradient_evaluations=int(T)),
+                    sigma_theorem4=sigma4, gradient_evaluations=int(T), **clip_params),
         trivial=inst.G, notes=notes, violations=_violations(th, at),
         lower_bound=inst.lower_bound(eta, T), checks=checks,
         do_nothing=inst.start_grad_norm,

@@ -1,0 +1,85 @@
+"""Issue 34 item 4: every clipped or normalised algorithm is checked where its clip binds.
+
+Oracle: the clipped (normalised) mean gradient from the Huber well's definition in NumPy
+(``huber_sample_grads``), a hand-computed value for Algorithm 1's probe; negative control: the
+``skip_clipping`` mutant (no clip, no normalisation) fails each probe and the study (exit 1)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpbounds.verify import scaling_study
+from dpbounds.verify.problems import problem
+from dpbounds.verify.studies._common import huber_sample_grads
+from dpbounds.verify.studies.normalized_and_clipped_sgd import CLIP_BINDING_MIN
+from dpbounds.verify.studies.tree_momentum import _alg1_clip_probe
+
+
+def _z(check: dict) -> float:
+    v = check["values"]
+    se = float(v.std(ddof=1) / np.sqrt(v.size))
+    return abs(float(v.mean()) - check["exact"]) / max(se, 1e-300)
+
+
+def test_huber_sample_grads_match_the_objective() -> None:
+    """Second method: the objective's own per-sample gradients (not used by the probes)."""
+    inst = problem().build(50, 3, seed=1)
+    f = inst.objective
+    x = np.array([0.4, -0.2, 1.7])  # some samples in the linear zone, some in the quadratic
+    mine = huber_sample_grads(f.offsets_np, inst.G, inst.L, x)
+    theirs = np.asarray(f.sample_grads(f.initial_state(1, x)))[0]
+    np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-14)
+
+
+def test_alg1_probe_oracle_by_hand() -> None:
+    """The probe's design: gradients +0.75 G e1 on 30% and -0.25 G e1 on 70%; the clip at
+    0.3 G binds on exactly 30% and flips the mean from +0.05 G to -0.085 G (by hand)."""
+    offsets = np.zeros((200, 2))
+    offsets[:60, 0], offsets[60:, 0] = -0.7, 0.3
+    g = huber_sample_grads(offsets, 1.0, 1.0, np.array([0.05, 0.0]))
+    gn = np.linalg.norm(g, axis=1)
+    assert np.mean(gn > 0.3) == pytest.approx(0.3)
+    assert g.mean(axis=0)[0] == pytest.approx(0.05)
+    clipped = (g * np.minimum(1.0, 0.3 / gn)[:, None]).mean(axis=0)
+    assert clipped[0] == pytest.approx(0.3 * 0.3 - 0.7 * 0.25)
+
+
+@pytest.mark.parametrize("d,eps", [(1, 8.0), (4, 0.5)])
+def test_alg1_probe_passes_correct_code_and_catches_no_clipping(d: int, eps: float) -> None:
+    inst = problem().build(100, d, seed=0)
+    point = {"eps": eps, "delta": 1e-5, "d": d, "N": 100}
+    ok, params = _alg1_clip_probe(point, inst, 0.05, 0, None)
+    assert params["clip_binding_fraction"] >= CLIP_BINDING_MIN
+    assert _z(ok) <= 3.0 or abs(ok["values"].mean() - ok["exact"]) <= 1e-9
+    bad, _ = _alg1_clip_probe(point, inst, 0.05, 0, "skip_clipping")
+    # the unclipped step follows the raw mean: the opposite sign (measured z ~ 1e2 .. 1e17)
+    assert bad["values"].mean() > 0 > ok["exact"] and _z(bad) > 20
+
+
+@pytest.mark.parametrize("theorem,key", [("yang.sgd", "clip"), ("yang.nsgd", "normalise")])
+def test_yang_probes_bind_and_catch_no_clipping(theorem: str, key: str) -> None:
+    """At the study's own r (DP-NSGD) and C_p = median / 2 (DP-SGD), eps = 0.5: the probe
+    holds on correct code and fails without the clip / normalisation (measured, seed 0, eps
+    0.5 and 2: correct code within 1.0 s.e.; the mutant's gap is 21 / 38 s.e. (clip) and
+    11 / 23 s.e. (normalise); binding fraction 1.0)."""
+    kw = dict(vary={"eps": [0.5, 2.0]}, fixed={"T": 300}, trials=3, replicates=50)
+    ok = scaling_study(theorem, **kw)
+    bad = scaling_study(theorem, mutation="skip_clipping", **kw)
+
+    def probe(res):  # type: ignore[no-untyped-def]
+        (v,) = [v for v in res.verdicts if v.case.startswith(f"{key}_exact")]
+        return v
+
+    assert probe(ok).holds and not probe(bad).holds and bad.status == "FAIL"
+    assert all(p[f"{key}_binding_fraction"] >= CLIP_BINDING_MIN for p in ok.params)
+
+
+def test_skip_clipping_fails_the_alg1_study_correct_code_passes() -> None:
+    kw = dict(vary={"d": [1, 4]}, fixed={"N": 200}, trials=4, replicates=50)
+    ok = scaling_study("tran_cutkosky.alg1", **kw)
+    bad = scaling_study("tran_cutkosky.alg1", mutation="skip_clipping", **kw)
+    probe = [v for v in ok.verdicts if v.case.startswith("clip_exact")]
+    assert probe and all(v.holds for v in probe)
+    assert not [v for v in bad.verdicts if v.case.startswith("clip_exact")][0].holds
+    assert any(v.failed for v in bad.verdicts)
