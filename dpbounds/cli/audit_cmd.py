@@ -400,7 +400,10 @@ def _replay(args: argparse.Namespace) -> int:
     if args.algorithm != "all" and args.algorithm not in algorithms:
         raise ValueError(f"algorithm must be one of {', '.join(algorithms)} (or all) for "
                          f"--replay, got {args.algorithm!r}")
-    if args.neighbouring not in (None, "replace_one", "replace-one"):
+    from dpbounds.privacy import Neighbouring
+
+    if (args.neighbouring is not None
+            and Neighbouring.coerce(args.neighbouring) is not Neighbouring.REPLACE_ONE):
         raise ValueError("neighbouring must be 'replace_one' for --replay (an add/remove "
                          "neighbour changes n and with it every draw of the sampler)")
     if args.mutant is not None and args.mutant not in mutations:
