@@ -168,3 +168,18 @@ def test_tuner_rows_rank_by_the_worst_case_and_beat_the_bound_rows():
     assert tune_nesterov(1e-3, 1.0, d=100, n=10**5, epsilon=0.1, sensitivity=1.0,
                          initial_gap=5.0, max_horizon=200, reference_horizons=(),
                          objective="bound").choices[0].horizons_searched == 0
+
+
+def test_cli_tune_nag_objective(capsys):
+    import json
+
+    from dpbounds.cli import main
+
+    args = ["tune", "nag", "--mu", "0.1", "--L", "1", "--d", "5", "--n", "1e4", "--eps", "1",
+            "--sensitivity", "1", "--max-horizon", "60", "--json"]
+    assert main(args) == 0
+    labels = [r["label"] for r in json.loads(capsys.readouterr().out)]
+    assert "DP-NAG tuned by worst case" in labels and "DP-MASG tuned by worst case" in labels
+    assert main([*args, "--objective", "bound"]) == 0  # the paper's rows only
+    labels = [r["label"] for r in json.loads(capsys.readouterr().out)]
+    assert not any("worst case" in x for x in labels) and "DP-NAG-opt (Remark 4.1 T)" in labels
