@@ -8,9 +8,10 @@ Per problem and method: the tuned row's horizon, certified worst case (``upper``
 bound on the best schedule at that horizon (``lower``), the Remark 4.1 row's horizon and worst
 case, their ratio, the CPU seconds of ``tune_nesterov`` (``time.process_time``), and a horizon
 oracle: the best certified worst case (grid oversampling 16) over every ``step``-th horizon of
-[T/2, 2T] (``step = max(1, T // 20)``), each with its own worst-case schedule (``oracle_gap`` = tuned / oracle - 1;
-negative: the tuner's horizon is better than every one the oracle tried). ``max_horizon`` is
-capped at 3000 here (the tuner's cost grows like T^2 in the certification).
+[T/2, 2T] (``step = max(1, T // 20)``), each with its own worst-case schedule
+(``oracle_gap`` = tuned / oracle - 1; negative: the tuner's horizon is better than every one
+the oracle tried). ``max_horizon`` is capped at 3000 here (the tuner's cost grows like T^2 in
+the certification).
 """
 
 from __future__ import annotations
@@ -21,13 +22,13 @@ import platform
 import subprocess
 import time
 
+from worst_case_tuning import PROBLEMS  # type: ignore[import-not-found]
+
 from dpbounds.bounds.strongly_convex.gradient_noise import subsampling_variance
 from dpbounds.bounds.strongly_convex.nesterov import masg_schedule, nesterov_schedule
 from dpbounds.tuning import tune_nesterov
 from dpbounds.tuning._worst_case_allocation import best_allocation
 from dpbounds.tuning.nesterov import _run_arrays
-
-from worst_case_tuning import PROBLEMS  # type: ignore[import-not-found]
 
 
 def _oracle(p, method, T0):
