@@ -86,7 +86,8 @@ def test_study_inconclusive_when_underpowered_pass_when_powered_mutant_fails() -
     """yang.sgd at 16 trials: T = 100 is below the cyclic-order power of the inclusion-count
     test (INCONCLUSIVE, with the T that would decide); T = 300 PASSes; the cyclic-batches
     mutant at T = 100 FAILs. The quick grid's bound is vacuous (INCONCLUSIVE on its own),
-    so the utility bound is replaced by 1e-9 to isolate the power logic."""
+    so the utility bound is replaced by 1e-9 to isolate the power logic. Without the power
+    rule the T = 100 study would PASS."""
     from dpbounds.verify import scaling_study
 
     kw = dict(vary={"d": [2, 4]}, trials=16, replicates=50)
@@ -98,9 +99,14 @@ def test_study_inconclusive_when_underpowered_pass_when_powered_mutant_fails() -
         return [v for v in r.verdicts if v.case == "sampling over d"][0]
 
     low = informative(scaling_study("yang.sgd", fixed={"T": 100}, **kw))
+    # its drawn-energy check is short of trials too at T = 100: mark it powered, so that
+    # the sampling row alone decides the status
+    low = replace(low, verdicts=tuple(replace(v, powered=True, needs="")
+                                      if v.case.startswith("drawn") else v
+                                      for v in low.verdicts))
     assert low.status == "INCONCLUSIVE" and sampling(low).power == 0.0
-    assert any(s.startswith("sampling over d: power 0.00 < 0.8 against a cyclic order; T >= ")
-               for s in low.inconclusive), low.inconclusive
+    (why,) = low.inconclusive
+    assert why.startswith("sampling over d: power 0.00 < 0.8 against a cyclic order; T >= ")
     assert low.to_json()["verdicts"][[v.case for v in low.verdicts].index("sampling over d")][
         "power"] == 0.0
     ok = informative(scaling_study("yang.sgd", fixed={"T": 300}, **kw))
@@ -117,3 +123,27 @@ def test_cli_cyclic_mutant_exits_1() -> None:
 
     assert main(["verify", "yang.sgd", "--quick", "--mutation", "cyclic_batches",
                  "--json"]) == 1
+
+
+def test_transcript_check_carries_power_and_fails_malformed_batches() -> None:
+    """The study's ``sampling`` check from a real DP-SGD transcript (n = 64, B = 8, T = 100,
+    2 trials) carries the weakest test's power (1.0 here: both tests reject a cyclic order at
+    this length) and the threshold; a sample used twice in one step (malformed batches: no
+    p-value, no power) makes the check fail (negative control; it read level/p = 0 before)."""
+    from dpbounds.algorithms import dp_sgd
+    from dpbounds.algorithms._transcript import Transcript
+    from dpbounds.verify.problems import problem
+    from dpbounds.verify.reaccount import transcript_checks
+
+    inst = problem("huber_well").build(64, 3, seed=0)
+    tr = Transcript()
+    dp_sgd(inst.objective, epsilon=1.0, delta=1e-5, steps=100, batch_size=8, step_size=0.05,
+           clip_threshold=0.5, trials=2, seed=0, x0=inst.x0, transcript=tr)
+    d = tr.as_dict()
+    ok = transcript_checks(d, epsilon=1.0, delta=1e-5)["sampling"]
+    assert ok["power"] == 1.0 and ok["power_needed"] == 0.8 and ok["needs"] == ""
+    assert ok["values"].max() <= ok["exact"]
+    idx = np.array(d["indices"], copy=True)
+    idx[0, 0, 1] = idx[0, 0, 0]
+    bad = transcript_checks(dict(d, indices=idx), epsilon=1.0, delta=1e-5)["sampling"]
+    assert bad["values"].max() > bad["exact"]
