@@ -35,8 +35,9 @@ figure is written, so a figure that cannot be written loses nothing (exit status
 study's own 1 or 3).
 
 Exit status: 0 PASS, 1 FAIL (a ratio or exact verdict fails), 2 bad input, 3 INCONCLUSIVE (no
-verdict fails, but nothing about the theorem was shown: every utility point vacuous, or a
-noise-energy exact check that cannot resolve a 10% change; the output says what would decide),
+verdict fails, but nothing about the theorem was shown: every utility point vacuous, a
+noise-energy exact check that cannot resolve a 10% change, or a sampling test with power below
+0.8 against its named defect; the output says what would decide),
 4 on an internal error (a bug).
 """
 

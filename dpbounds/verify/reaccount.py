@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from dpbounds._validation import check_choice, check_positive, check_probability
-from dpbounds.verify.sampling import sampling_verdicts
+from dpbounds.verify.sampling import POWER, sampling_verdicts
 from dpbounds.verify.verdicts import Verdict
 
 __all__ = ["RTOL", "Reaccounting", "reaccount", "transcript_checks"]
@@ -284,12 +284,18 @@ def _account(tr: Mapping[str, Any], rel: str, norms: np.ndarray, delta: float,
 
 
 def transcript_checks(transcript: Mapping[str, Any], *, epsilon: float, delta: float,
-                      relation: Any = None) -> dict[str, dict[str, Any]]:
+                      relation: Any = None, power_needed: float | None = POWER
+                      ) -> dict[str, dict[str, Any]]:
     """The re-accounting as checks of a verify study (kind ``"transcript"``: one-sided, the
     value must be at most ``exact`` (1 + ``rtol``)): ``reaccount`` (epsilon at the declared
     and at the recorded contribution bounds, against the claim), ``contribution`` (largest
     contribution over its declared bound, against 1) and, where the batches are sampled or
-    shuffled, ``sampling`` (the largest ratio of a test's level to its p-value, against 1)."""
+    shuffled, ``sampling`` (the largest ratio of a test's level to its p-value, against 1).
+
+    ``sampling`` carries ``power`` (the weakest test's power against its named defect) and
+    ``needs`` (the run that would reach ``power_needed``); a study counts it as not shown
+    (INCONCLUSIVE) below ``power_needed``. ``None``: power reported, not required (a probe of
+    fixed length whose sampler the run's own ``sampling`` check tests)."""
     ra = reaccount(transcript, epsilon=epsilon, delta=delta, relation=relation)
 
     def check(values: Any, exact: float, rtol: float, oracle: str) -> dict[str, Any]:
@@ -305,9 +311,17 @@ def transcript_checks(transcript: Mapping[str, Any], *, epsilon: float, delta: f
     }
     tests = ra.verdicts[3:]  # after the bound and the two epsilons: the sampling tests
     if tests:
-        worst = max(v.predicted / max(v.measured, 1e-300) for v in tests)
-        weak = [v.case.split(";")[0] for v in tests if not v.powered]
+        # a malformed-batches row (no p-value, no power) fails the check outright
+        worst = max(v.predicted / max(v.measured, 1e-300) if v.power is not None
+                    else (0.0 if v.holds else math.inf) for v in tests)
+        weak = [v for v in tests if not v.powered]
+        names = ", ".join(v.case.split(";")[0] for v in weak)
         out["sampling"] = check([worst], 1.0, 0.0, "sampling tests on the realised indices "
                                 "(level / p, Bonferroni; dpbounds.verify.sampling)"
-                                + (f"; underpowered: {', '.join(weak)}" if weak else ""))
+                                + (f"; underpowered: {names}" if weak else ""))
+        # the weakest test's power against its named defect, as data: the study counts a
+        # check below POWER as not shown (INCONCLUSIVE) and says what would decide it
+        out["sampling"].update(
+            power=min((float(v.power) for v in tests if v.power is not None), default=1.0),
+            power_needed=power_needed, needs="; ".join(v.needs for v in weak))
     return out

@@ -65,14 +65,47 @@ def _two_sided_chi2(x: float, df: int) -> float:
 
 
 def _row(name: str, case: str, p: float, level: float, power: float, against: str,
-         holds: bool | None = None) -> Verdict:
+         holds: bool | None = None, *, decide: str = "") -> Verdict:
+    """A test's verdict row. Its power against the named defect travels as data
+    (``Verdict.power``); below :data:`POWER` the row has ``powered=False`` and ``needs``
+    (``decide``: the smallest run that reaches it), which a study counts as not shown
+    (INCONCLUSIVE), never as a pass and never in place of a failure."""
+    short = power < POWER
     return Verdict(name, f"{case}; power {power:.2f} against {against}",
                    f"two-sided p >= {level:.3g}", p, 0.0, level,
                    "sampling test on the realised indices (DERIVED null)",
                    bool(p >= level) if holds is None else holds,
-                   powered=bool(power >= POWER),
-                   needs="" if power >= POWER else f"more steps or trials (power {power:.2f} "
-                                                   f"< {POWER})")
+                   powered=not short, power=float(power),
+                   needs=(f"power {power:.2f} < {POWER} against {against}; "
+                          + (decide or "no run length reaches it (more trials would)"))
+                   if short else "")
+
+
+def _smallest(power_of: Callable[[int], float], start: int, cap: int = 10**9) -> int | None:
+    """Smallest ``k >= start`` with ``power_of(k) >= POWER`` (``power_of`` non-decreasing
+    in ``k``, as every power here is in the run's length); ``None`` when ``cap`` falls short.
+    Doubling then bisection: about 60 evaluations."""
+    if power_of(cap) < POWER:
+        return None
+    lo = hi = max(start, 1)
+    while power_of(hi) < POWER:
+        lo, hi = hi, min(2 * hi, cap)
+    while hi - lo > 1:  # power_of(lo) < POWER <= power_of(hi) (or lo == start)
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if power_of(mid) >= POWER else (mid, hi)
+    return hi if power_of(lo) < POWER else lo
+
+
+def _steps_decide(power_of: Callable[[int], float], T: int, trials: int) -> str:
+    t = _smallest(power_of, T)
+    return "" if t is None else f"T >= {t} steps ({trials} trials) would reach it"
+
+
+def _epochs_decide(power_of: Callable[[int], float], epochs: int, S: int, trials: int
+                   ) -> str:
+    e = _smallest(power_of, epochs)
+    return ("" if e is None else
+            f"{e} epochs (T >= {e * S} steps, {trials} trials) would reach it")
 
 
 def _structure(idx: np.ndarray, n: int, full: bool) -> str:
@@ -115,6 +148,15 @@ def _cyclic_power(trials: int, n: int, steps: int, q: float, scale: float, df: i
     return 1.0 if 2.0 * stats.chi2.cdf(worst, df) < level else 0.0
 
 
+def _poisson_power(draws: int, q: float, level: float) -> float:
+    """Power of the two-sided binomial rate test at ``level`` against a rate 10% off
+    (normal approximation [DERIVED])."""
+    q1 = 1.1 * q
+    return float(stats.norm.cdf((abs(q1 - q) * math.sqrt(draws)
+                                 - stats.norm.isf(level / 2) * math.sqrt(q * (1 - q)))
+                                / math.sqrt(q1 * (1 - q1))))
+
+
 def _spearman_sum(a: np.ndarray, b: np.ndarray) -> tuple[float, int]:
     """(rho * sqrt(m - 1), 1) of two position vectors over the entries present in both."""
     keep = (a >= 0) & (b >= 0)
@@ -151,16 +193,16 @@ def sampling_verdicts(tr: Mapping[str, Any], *, alpha: float = 1e-3, name: str =
         level = alpha / 2
         total, draws = int((idx >= 0).sum()), trials * T * n
         p = float(stats.binomtest(total, draws, q).pvalue)
-        q1 = 1.1 * q
-        power = float(stats.norm.cdf((abs(q1 - q) * math.sqrt(draws)
-                                      - stats.norm.isf(level / 2) * math.sqrt(q * (1 - q)))
-                                     / math.sqrt(q1 * (1 - q1))))
         out.append(_row(name, f"Poisson rate {q:.4g}: {total} members of {draws} draws", p,
-                        level, power, "a rate 10% off"))
+                        level, _poisson_power(draws, q, level), "a rate 10% off",
+                        decide=_steps_decide(lambda t: _poisson_power(trials * t * n, q,
+                                                                      level), T, trials)))
         x, p, df = _dispersion(_counts(idx, n), T, q, n, 1.0)
         out.append(_row(name, f"per-sample inclusion counts, chi2 = {x:.4g} on {df} df", p,
                         level, _cyclic_power(trials, n, T, q, 1.0, df, level),
-                        "a cyclic order"))
+                        "a cyclic order",
+                        decide=_steps_decide(lambda t: _cyclic_power(trials, n, t, q, 1.0, df,
+                                                                     level), T, trials)))
         return out
     if scheme == "without_replacement":
         q = B / n
@@ -170,7 +212,9 @@ def sampling_verdicts(tr: Mapping[str, Any], *, alpha: float = 1e-3, name: str =
         x, p, df = _dispersion(_counts(idx, n), T, q, n - 1, (n - 1) / n)
         out.append(_row(name, f"per-sample inclusion counts, chi2 = {x:.4g} on {df} df", p,
                         level, _cyclic_power(trials, n, T, q, (n - 1) / n, df, level),
-                        "a cyclic order"))
+                        "a cyclic order",
+                        decide=_steps_decide(lambda t: _cyclic_power(
+                            trials, n, t, q, (n - 1) / n, df, level), T, trials)))
         if T < 2:
             return out
         s = np.sort(idx, axis=-1)
@@ -180,11 +224,16 @@ def sampling_verdicts(tr: Mapping[str, Any], *, alpha: float = 1e-3, name: str =
         var = B * q * (1 - q) * (n - B) / (n - 1)
         cnt = overlap.size
         z = float((overlap.sum() - cnt * mean) / math.sqrt(cnt * var))
-        z_cyc = cnt * mean / math.sqrt(cnt * var)
+        crit = stats.norm.isf(level / 2)
+
+        def overlap_power(t: int) -> float:  # a cyclic order's z over trials x (t - 1) pairs
+            pairs = trials * (t - 1)
+            return 1.0 if pairs > 0 and pairs * mean / math.sqrt(pairs * var) > crit else 0.0
+
         out.append(_row(name, f"overlap of consecutive batches, z = {z:.3g} over {cnt} pairs",
-                        _two_sided_normal(z), level,
-                        1.0 if z_cyc > stats.norm.isf(level / 2) else 0.0,
-                        "a cyclic order (overlap 0)"))
+                        _two_sided_normal(z), level, overlap_power(T),
+                        "a cyclic order (overlap 0)",
+                        decide=_steps_decide(overlap_power, T, trials)))
         return out
     # epochs of S steps: "shuffle" (fresh) or "shuffle_once" (one permutation for the run)
     S = max(1, n // B)
@@ -208,9 +257,15 @@ def sampling_verdicts(tr: Mapping[str, Any], *, alpha: float = 1e-3, name: str =
             z_sum, cnt = z_sum + z1, cnt + c1
     z = z_sum / math.sqrt(max(cnt, 1))
     crit = stats.norm.isf(level / 2)
+
+    def rho_power(k: int) -> float:  # an unshuffled or reused order has rho = 1 on each of k
+        return 1.0 if math.sqrt(k * (m - 1)) > crit else 0.0
+
     out.append(_row(name, f"order vs sample index (Spearman), z = {z:.3g} over {cnt} epochs",
-                    _two_sided_normal(z), level,
-                    1.0 if math.sqrt(cnt * (m - 1)) > crit else 0.0, "an unshuffled order"))
+                    _two_sided_normal(z), level, rho_power(cnt), "an unshuffled order",
+                    # shuffle_once tests one epoch per trial: a longer run adds nothing
+                    decide="" if scheme == "shuffle_once" else _epochs_decide(
+                        lambda e: rho_power(trials * e), epochs, S, trials)))
     if scheme == "shuffle" and epochs >= 2:
         z_sum, cnt = 0.0, 0
         for k in range(trials):
@@ -221,8 +276,9 @@ def sampling_verdicts(tr: Mapping[str, Any], *, alpha: float = 1e-3, name: str =
         z = z_sum / math.sqrt(max(cnt, 1))
         out.append(_row(name, f"consecutive epochs' orders (Spearman), z = {z:.3g} over {cnt} "
                               "pairs", _two_sided_normal(z), level,
-                        1.0 if math.sqrt(cnt * (m - 1)) > crit else 0.0,
-                        "one order reused across epochs"))
+                        rho_power(cnt), "one order reused across epochs",
+                        decide=_epochs_decide(lambda e: rho_power(trials * (e - 1)), epochs,
+                                              S, trials)))
     return out
 
 

@@ -80,7 +80,9 @@ def _cell(theorem: str, problem: Mapping[str, Any], point: Mapping[str, float],
     checks = out.get("checks", {})
     rec.update({f"c:{k}": np.asarray(c["values"], dtype=float) for k, c in checks.items()})
     rec["checks"] = {k: {m: c[m] for m in ("kind", "exact", "sd", "rtol", "oracle")}
-                     | {"energy": bool(c.get("energy", False))} for k, c in checks.items()}
+                     | {"energy": bool(c.get("energy", False))}
+                     | {m: c[m] for m in ("power", "power_needed", "needs") if m in c}
+                     for k, c in checks.items()}
     return rec
 
 
@@ -199,7 +201,7 @@ class ScalingResult:
             "violations": [list(v) for v in self.violations],
             "verdicts": [{"name": f"{v.case}: {v.claim}", "holds": v.holds,
                           "status": v.status, "gating": v.gating, "powered": v.powered,
-                          "needs": v.needs, "measured": v.measured,
+                          "power": v.power, "needs": v.needs, "measured": v.measured,
                           "predicted": v.predicted, "oracle": v.oracle}
                          for v in self.verdicts],
             "holds": self.holds,
@@ -506,6 +508,9 @@ def _exact_verdicts(name: str, var: str, records: Sequence[Mapping[str, Any]]
         holds = True
         need = 0  # trials an energy check needs to resolve a 10% change at every point
         unreachable = False  # its tolerance alone is wider than the change: no count does
+        power: float | None = None  # a test's power against its named defect: the weakest
+        decide = ""  # point's, and what would raise it there to the check's power_needed
+        powered_at = True
         for r in records:
             m = r["checks"][key]
             vals = np.asarray(r[f"c:{key}"], dtype=float)
@@ -515,6 +520,11 @@ def _exact_verdicts(name: str, var: str, records: Sequence[Mapping[str, Any]]
             else:
                 se = float(vals.std(ddof=1) / math.sqrt(vals.size)) if vals.size > 1 else 0.0
             ex = float(m["exact"])
+            if m.get("power") is not None and (power is None or m["power"] < power):
+                power, at = float(m["power"]), r.get("params", {}).get(var)
+                decide = (f"at {var} = {at:.6g}: " if isinstance(at, (int, float)) else ""
+                          ) + m["needs"]
+                powered_at = m.get("power_needed") is None or power >= m["power_needed"]
             if m["kind"] in ("cover", "transcript"):  # one-sided: the largest value is shown
                 mean, se = float(vals.max()), 0.0
                 ok = bool(mean <= ex * (1.0 + m["rtol"]))
@@ -541,9 +551,12 @@ def _exact_verdicts(name: str, var: str, records: Sequence[Mapping[str, Any]]
             f"cannot resolve a 10% change of the noise energy at {trials} trials; "
             + ("no trial count would (its tolerance is wider)" if unreachable
                else f"--trials {need} would"))
+        if not powered_at:
+            # a test that could not have failed on its named defect shows nothing either way
+            powered, needs = False, decide
         out.append(Verdict(name, f"{key} over {var}", _CLAIMS.get(meta["kind"], "== exact"),
                            mean, se, ex, meta["oracle"], holds, powered=powered,
-                           needs=needs))
+                           needs=needs, power=power))
         if meta["kind"] == "drawn" and meta["sd"] is not None:
             spread = _spread_verdict(name, key, var, records)
             if spread is not None:

@@ -29,7 +29,9 @@ it is there to catch. An exact noise-energy check (the energy drawn, the tree no
 threshold by :data:`POWER_Z` standard errors (:func:`energy_power`: such a change fails it
 with probability >= 90 %); otherwise it carries ``powered=False`` and ``needs`` says how many
 trials would power it. A study whose utility verdicts are all vacuous, or whose noise-energy
-checks are not all powered, ends INCONCLUSIVE (:attr:`dpbounds.verify.ScalingResult.status`).
+checks are not all powered, or whose sampling tests have power below 0.8 against their named
+defect (a fixed cyclic order, an unshuffled order; :mod:`dpbounds.verify.sampling`), ends
+INCONCLUSIVE (:attr:`dpbounds.verify.ScalingResult.status`); a failing row still fails.
 """
 
 from __future__ import annotations
@@ -61,7 +63,9 @@ class Verdict:
     ``holds`` is True only for a claim that was checked and not contradicted; ``vacuous`` marks
     a claim that could not fail (the bound is at least the trivial bound), with ``holds=False``.
     ``powered=False`` marks a check too noisy to resolve the change it is there to catch
-    (``needs``: what would resolve it); it still fails when contradicted.
+    (``needs``: what would resolve it); it still fails when contradicted. ``power``: the
+    probability that the check fails on the defect it names, where the check states one
+    (the sampling tests of :mod:`dpbounds.verify.sampling`); ``None`` otherwise.
     """
 
     study: str
@@ -76,6 +80,7 @@ class Verdict:
     gating: bool = True
     powered: bool = True
     needs: str = ""
+    power: float | None = None
 
     @property
     def ratio(self) -> float:
