@@ -631,12 +631,11 @@ def _estimate(study: TheoremStudy, spec: VerifyProblem, points: Sequence[Mapping
     """Record the cost model's CPU seconds of every point in ``regime``, each point's fixed
     cost (calibration, clipping probes, transcript rows) included.
 
-    The probes run at the grid's largest ``d`` (a point of smaller ``d`` is priced per step and
-    evaluation as there: high, the
-    safe side) and grow no larger than its largest point. Before, the estimate left the fixed
-    cost out and probed at the smallest ``d`` up to 0.3 CPU-s a probe, plus six probes of the
-    cost's power of ``d``: DP-SGD's quick study read "1 s CPU", spent 11.9 CPU-s estimating
-    and 3.7 CPU-s running.
+    The probes run at the grid's largest ``d`` (a point of smaller ``d`` is priced per step
+    and evaluation as there: high, the safe side) and grow no larger than its largest point.
+    Before, the estimate left the fixed cost out and probed at the smallest ``d`` up to
+    0.3 CPU-s a probe, plus six probes of the cost's power of ``d``: DP-SGD's quick study
+    read "1 s CPU", spent 11.9 CPU-s estimating and 3.7 CPU-s running.
     """
     from dpbounds.verify import regimes
 
