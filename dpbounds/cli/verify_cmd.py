@@ -27,8 +27,10 @@ from the bound, and its estimated CPU cost; a grid over --max-seconds is narrowe
 --trials is given, run with fewer trials (8 or 4), then its most expensive points are skipped,
 with their estimates, unless --allow-expensive), --path along the theorem's headline path, and
 --quick or --grid small today's small grids (labelled). Before running, the estimated cost
-and memory are printed to stderr; a study above --max-memory-gb is refused unless
---allow-large; progress lines go to stderr every few seconds when it is not a terminal.
+(CPU seconds: those spent on imports and planning plus the runs' estimate) and memory are
+printed to stderr; a study above --max-memory-gb is refused unless --allow-large; progress
+lines (CPU used against that estimate, wall time beside it) go to stderr every few seconds
+when it is not a terminal.
 
 Output paths (--plot, --store) are checked before any work; the result is printed before the
 figure is written, so a figure that cannot be written loses nothing (exit status 2, or the
