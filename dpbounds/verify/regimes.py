@@ -112,6 +112,22 @@ def seconds_per_evaluation(study: TheoremStudy, spec: VerifyProblem, point: Mapp
     minutes). The first probe runs twice and its first timing is dropped (a cold
     compilation cache is not a per-step cost).
     """
+    a, b, _ = _probe_fit(study, spec, point, trials)
+    return a, b
+
+
+def _probe_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, float],
+               trials: int, largest: Mapping[str, float] | None = None
+               ) -> tuple[float, float, float]:
+    """``(a, b, c)`` of :func:`seconds_per_evaluation`'s fit, the fixed cost ``c`` of a run
+    included (``>= 0``).
+
+    ``largest``: the largest point that will run (its ``N``, ``T``). Probes never grow past
+    it: a probe the size of a grid point costs what the point costs, so probing a small
+    (``--quick``) grid up to 0.3 CPU-s a probe cost 3 to 20 times its runs (measured:
+    Algorithm 2's quick study spent 36.7 CPU-s estimating 1.8 CPU-s of runs). Two probe
+    sizes then suffice: the points lie inside the probed range, where the fit interpolates.
+    """
     from scipy.optimize import nnls
 
     rows, secs = [], []
@@ -130,6 +146,9 @@ def seconds_per_evaluation(study: TheoremStudy, spec: VerifyProblem, point: Mapp
         rows.append((1.0, float(pl["steps"]), float(pl["gradient_evaluations"])))
         if dt >= _PROBE_SECONDS and k >= 2:
             break
+        if largest is not None and k >= 1 and (
+                4 * t > largest.get("T", 0) if "T" in probe else 3 * n > largest["N"]):
+            break  # the next probe would be larger than any point that runs
         if "T" in probe:
             t *= 4
         else:
@@ -141,7 +160,7 @@ def seconds_per_evaluation(study: TheoremStudy, spec: VerifyProblem, point: Mapp
     a, b = float(coef[1]), float(coef[2])
     if a <= 0 and b <= 0:  # pragma: no cover - all time in the fixed cost
         a = secs[-1] / rows[-1][1]
-    return max(a, 1e-9), max(b, 1e-9)
+    return max(a, 1e-9), max(b, 1e-9), max(float(coef[0]), 0.0)
 
 
 #: the per-step cost's power of ``d`` is clamped to this range: a step of a first-order

@@ -121,3 +121,64 @@ def test_help_examples_pass_or_say_inconclusive(capsys: pytest.CaptureFixture[st
     assert "strongly_convex.nag --vary N --quick" in verify_cmd.__doc__
     assert main(["verify", "strongly_convex.nag", "--vary", "N", "--quick", "--quiet"]) == 0
     assert "INCONCLUSIVE" not in capsys.readouterr().out
+
+
+def test_the_estimate_and_the_count_start_at_the_same_cpu() -> None:
+    """The heartbeat's count starts before planning; the runs' estimate alone left the
+    planning out of the total it was compared with. After ``plan_done(runs)`` the total is
+    the CPU used since the count started (oracle: ``time.process_time`` read around a busy
+    loop here) plus ``runs``. Negative control: the runs' estimate alone (the old total)
+    is below it by the planning's CPU."""
+    import time
+
+    from dpbounds.cli.verify_cmd import _Heartbeat
+
+    beat = _Heartbeat("verify x")
+    t0 = time.process_time()
+    while time.process_time() - t0 < 0.3:  # "planning": 0.3 CPU-s
+        pass
+    burnt = time.process_time() - t0
+    beat.plan_done(2.0)
+    assert beat.planned and beat.total is not None
+    assert burnt + 2.0 <= beat.total <= burnt + 2.0 + 0.2
+    assert not beat.total <= 2.0 + 0.1  # the old total (runs only) misses the planning
+    beat.plan_done(None)
+    assert beat.total is None
+
+
+def test_the_estimate_line_adds_what_was_spent() -> None:
+    """The estimate line gives the command's whole CPU (spent so far + runs) and both parts;
+    without ``spent`` it names the runs' CPU only (the old line, "1 s CPU" for a study whose
+    command cost 11.5 CPU-s)."""
+    from dpbounds.cli.verify_cmd import _regime_lines
+
+    reg = dict(name="default grid", why="quick", estimated_total_seconds=1.2)
+    line = [x for x in _regime_lines(reg, spent=10.4) if x.startswith("estimated")][0]
+    assert line == ("estimated cost: 12 s CPU in all (10 s spent on imports and planning, "
+                    "1 s for the runs)")
+    old = [x for x in _regime_lines(reg) if x.startswith("estimated")][0]
+    assert old == "estimated cost: 1 s CPU"
+
+
+def test_a_quick_estimate_is_within_2x_and_costs_less_than_its_runs() -> None:
+    """DP-SGD's quick study: its runs' estimate within 2x of their CPU (oracle:
+    ``time.process_time`` from the plan to the result), and estimating costs at most 2x the
+    runs (it spent 11.9 CPU-s estimating 3.7 CPU-s of runs). Negative control: the old
+    estimate of these runs, 0.73 CPU-s (measured before the fix), fails the same check."""
+    import time
+
+    from dpbounds.verify import scaling_study
+
+    at: dict[str, float] = {}
+
+    def on_plan(reg: dict[str, object]) -> None:
+        at["plan"] = time.process_time()
+        at["est"] = float(reg["estimated_total_seconds"])  # type: ignore[arg-type]
+
+    t0 = time.process_time()
+    scaling_study("yang.sgd", quick=True, estimate=True, on_plan=on_plan)
+    runs = time.process_time() - at["plan"]
+    planning = at["plan"] - t0
+    assert 0.5 <= at["est"] / runs <= 2.0, (at["est"], runs)
+    assert planning <= 2.0 * runs, (planning, runs)
+    assert not 0.5 <= 0.73 / runs <= 2.0  # the old "1 s CPU" for these runs
