@@ -131,3 +131,49 @@ def test_grid_option_reaches_the_accountant() -> None:
     coarse = calibrate_to_risk(_sgm(0.1), 0.3, 0.1, count=10, value_discretization_interval=1e-2)
     fine = calibrate_to_risk(_sgm(0.1), 0.3, 0.1, count=10)
     assert np.isfinite(coarse) and coarse >= fine * (1 - 1e-3)
+
+
+def _cli(argv: list[str]) -> tuple[int, str, str]:
+    import contextlib
+    import io
+
+    from dpbounds.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_cli_risk_target_is_the_gdp_closed_form() -> None:
+    """``privacy compose --risk-target``: 100 Gaussian steps of sensitivity 2 calibrated to
+    TPR 0.1 at FPR 0.01: z = sqrt(100) / (Phi^-1(0.1) - Phi^-1(0.01)) (sigma = 2 z), the
+    reported TPR at that noise is at most 0.1, and the accountants report at that noise."""
+    import json
+
+    code, out, _ = _cli(["privacy", "compose", "--quiet", "--json", "--event",
+                         "gaussian:z=1,sens=2,steps=100", "--accountant", "pld",
+                         "--risk-target", "0.1@0.01"])
+    assert code == 0
+    data = json.loads(out)
+    r = data["risk_target"]
+    exact = _exact_sigma(0.1, 0.01, 100)
+    assert exact <= r["z"] <= exact * (1 + 3e-4) and r["sigma"] == pytest.approx(2 * r["z"])
+    assert r["tpr_attained"] <= 0.1
+    assert data["events"][0]["mechanism"]["sigma"] == r["sigma"]
+    # the accountants report at the calibrated noise
+    ledger = PrivacyLedger("add_remove")
+    ledger.record(GaussianMechanism(r["sigma"], 2.0, "add_remove"), 100)
+    assert data["results"][0]["epsilon"] == pytest.approx(ledger.epsilon(1e-5, "pld"))
+
+
+@pytest.mark.parametrize(("argv", "match"), [
+    (["--event", "laplace:b=2", "--risk-target", "0.1@0.01"], "first event"),
+    (["--event", "gaussian:z=1", "--risk-target", "0.1"], "--risk-target"),
+    (["--event", "gaussian:z=1", "--risk-target", "0.01@0.1"], "tpr"),
+])
+def test_cli_risk_target_errors_are_one_line(argv: list[str], match: str) -> None:
+    code, _, err = _cli(["privacy", "compose", "--quiet", *argv])
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("dpbounds: error:"), err
+    assert match in lines[0], lines[0]
