@@ -299,6 +299,8 @@ OPTIONS: dict[str, str] = {
                "(the attack's TPR at each FPR, and the GDP mu with its regret)",
     "--time-budget": "privacy compose: wall-clock seconds each accountant may take (one "
                      "over it is stopped and reported)",
+    "--risk-target": "privacy compose: TPR@FPR, calibrate the first event's noise so that no "
+                     "attack's TPR at FPR exceeds TPR",
     "--objective": "tune hb: what the tuned row minimises, the worst-case error of the run "
                    "(error) or the bound (bound)",
     "--over": "tune bound: the hyper-parameters searched (default: those declared tunable)",

@@ -79,8 +79,27 @@ def register_compose(privacy_parser: argparse.ArgumentParser) -> None:
     p.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
                    help="wall-clock seconds each accountant (and the trade-off) may take; "
                         "one that runs over is stopped and reported with the reason")
+    p.add_argument("--risk-target", default=None, metavar="TPR@FPR", dest="risk_target",
+                   help="calibrate the first event's noise (a gaussian or tree event; its z "
+                        "only starts the search) to the smallest that keeps the best attack's "
+                        "TPR at FPR at most TPR (pessimistic PLD, whole composition), then "
+                        "report at that noise")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run_compose)
+
+
+def _risk_target(text: str | None) -> tuple[float, float] | None:
+    """``TPR@FPR`` -> ``(tpr, fpr)`` (else ``None``)."""
+    if text is None:
+        return None
+    tpr, at, fpr = text.partition("@")
+    try:
+        if not at:
+            raise ValueError
+        return float(tpr), float(fpr)
+    except ValueError:
+        raise ValueError(f"--risk-target must read TPR@FPR, e.g. 0.1@0.01, got {text!r}") \
+            from None
 
 
 #: FPRs of ``--curve tradeoff``.
@@ -171,6 +190,7 @@ def run_compose(args: argparse.Namespace) -> int:
     accountants = [a.strip() for a in args.accountant.split(",") if a.strip()]
     curve = _curve(args.curve)
     fpr = _tradeoff(args.curve)
+    risk = _risk_target(args.risk_target)
     if args.time_budget is not None and not args.time_budget > 0:
         raise ValueError(f"time_budget must be > 0 seconds, got {args.time_budget!r}")
     dp_events = [ev for path in args.from_dp_event for ev in _read_events(path)]
@@ -187,13 +207,19 @@ def run_compose(args: argparse.Namespace) -> int:
                              accountants=accountants, dp_events=dp_events,
                              opacus_histories=histories, curve=curve,
                              dataset_size=args.dataset_size, progress=tick,
-                             tradeoff=fpr, time_budget=args.time_budget)
+                             tradeoff=fpr, time_budget=args.time_budget,
+                             risk_target=risk)
     for text in out["flags"]:
         print(f"dpbounds: warning: {text}", file=sys.stderr)
     if args.json:
         print(strict_json(out, indent=2))
         return 0
     print(f"Composition under {out['neighbouring']}, delta = {out['delta']:g}:")
+    if "risk_target" in out:
+        r = out["risk_target"]
+        print(f"  risk target: TPR <= {r['tpr']:g} at FPR {r['fpr']:g}: the first event's "
+              f"z = {r['z']:.6g} (sigma {r['sigma']:.6g}) gives TPR {r['tpr_attained']:.6g} "
+              f"(pessimistic PLD; {r['cpu_s']:.2f} CPU s)")
     for part in out["events"]:
         print(f"  {part['spec']}  ->  {part['mechanism']['type']} x {part['steps']}")
     print(f"{'accountant':10s}  {'epsilon':>10s}  {'bracket [optimistic, pessimistic]':34s}  "

@@ -33,6 +33,7 @@ from dpbounds.privacy.accountants import (
 from dpbounds.privacy.calibrate import (
     calibrate,
     calibrate_result,
+    calibrate_to_risk,
     epsilon_for_noise_multiplier,
     epsilon_of,
     noise_multiplier_for_epsilon,
@@ -138,6 +139,7 @@ __all__ = [
     "ZcdpMechanism",
     "calibrate",
     "calibrate_result",
+    "calibrate_to_risk",
     "convert_sensitivity",
     "epsilon_of",
     "make_accountant",

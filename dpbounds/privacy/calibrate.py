@@ -25,6 +25,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from dpbounds._validation import (
     MAX_COUNT,
     check_choice,
@@ -39,6 +41,7 @@ from dpbounds.privacy.mechanisms import (
     GaussianMechanism,
     LaplaceMechanism,
     Mechanism,
+    Neighbouring,
     Sampling,
     SubsampledGaussianMechanism,
     SubsampledLaplaceMechanism,
@@ -46,8 +49,8 @@ from dpbounds.privacy.mechanisms import (
 )
 from dpbounds.privacy.rdp import _SAMPLING, DEFAULT_ORDERS, _check_orders
 
-__all__ = ["calibrate", "calibrate_result", "epsilon_for_noise_multiplier", "epsilon_of",
-           "noise_multiplier_for_epsilon"]
+__all__ = ["calibrate", "calibrate_result", "calibrate_to_risk", "epsilon_for_noise_multiplier",
+           "epsilon_of", "noise_multiplier_for_epsilon"]
 
 
 def epsilon_of(
@@ -156,25 +159,7 @@ def calibrate_result(
             step *= 2.0
         initial = x
 
-    # bracket the target, galloping (the step factor squares after each step, up to 1e16), so
-    # a target many orders of magnitude away takes a few evaluations, not hundreds
-    step, lo, hi = bracket, None, initial
-    while eps(hi) > epsilon:
-        if hi >= max_noise:
-            raise ValueError(
-                f"epsilon={epsilon!r} is out of reach: even noise {max_noise:g} gives "
-                f"epsilon={eps(hi):.4g} under this accountant"
-            )
-        lo, hi = hi, min(hi * step, max_noise)
-        step = min(step * step, 1e16)
-    if lo is None:
-        lo = hi / step
-        while eps(lo) <= epsilon:
-            step = min(step * step, 1e16)
-            hi, lo = lo, lo / step
-            if lo < 1e-300:
-                return CalibrationResult(hi, eps(hi))
-    hi = _shrink_bracket(eps, epsilon, lo, hi, rtol)
+    hi = _search(eps, epsilon, "epsilon", initial, bracket, max_noise, rtol)
     if round_up and eps(hi * (1.0 + rtol)) <= epsilon:
         # hi (1 + rtol) is at least what any bracketing to rtol returns; it is kept only once
         # verified: an accountant's epsilon need not fall with more noise (issue 19: a
@@ -182,6 +167,32 @@ def calibrate_result(
         # round-up could read above the target; otherwise hi, verified, is returned
         hi = hi * (1.0 + rtol)
     return CalibrationResult(hi, eps(hi))
+
+
+def _search(value: Callable[[float], float], target: float, name: str, initial: float,
+            bracket: float, max_noise: float, rtol: float) -> float:
+    """The smallest noise (to ``rtol``) whose ``value`` (non-increasing in the noise, e.g. an
+    accountant's epsilon) is at most ``target``: the upper end of the final bracket, whose
+    value was evaluated to be at most ``target``; ``name`` names the target in errors."""
+    # bracket the target, galloping (the step factor squares after each step, up to 1e16), so
+    # a target many orders of magnitude away takes a few evaluations, not hundreds
+    step, lo, hi = bracket, None, initial
+    while value(hi) > target:
+        if hi >= max_noise:
+            raise ValueError(
+                f"{name}={target!r} is out of reach: even noise {max_noise:g} gives "
+                f"{name}={value(hi):.4g} under this accountant"
+            )
+        lo, hi = hi, min(hi * step, max_noise)
+        step = min(step * step, 1e16)
+    if lo is None:
+        lo = hi / step
+        while value(lo) <= target:
+            step = min(step * step, 1e16)
+            hi, lo = lo, lo / step
+            if lo < 1e-300:
+                return hi
+    return _shrink_bracket(value, target, lo, hi, rtol)
 
 
 def _shrink_bracket(eps: Callable[[float], float], target: float, lo: float, hi: float,
@@ -298,6 +309,130 @@ def calibrate(
                             neighbouring=neighbouring, initial=initial, rtol=rtol,
                             max_noise=max_noise, bracket=bracket,
                             closed_form=closed_form, round_up=round_up).noise
+
+
+def calibrate_to_risk(
+    mechanism_for: Callable[[float], Any],
+    tpr: float,
+    fpr: float,
+    count: int = 1,
+    *,
+    neighbouring: Any = Neighbouring.ADD_REMOVE,
+    initial: float | None = None,
+    rtol: float = 1e-4,
+    max_noise: float = 1e6,
+    bracket: float = 4.0,
+    **options: Any,
+) -> float:
+    r"""Smallest noise (up to ``rtol``) at which no membership attack reaches a true-positive
+    rate above ``tpr`` at false-positive rate ``fpr`` — never overshoots.
+
+    The attack's TPR is the pessimistic trade-off of the composed ledger, the worse of its two
+    directions (:meth:`~dpbounds.privacy.ledger.PrivacyLedger.tradeoff`, from the pessimistic
+    PLD: an upper bound on the best attack's TPR), so the returned noise was evaluated to give
+    TPR :math:`\le` ``tpr`` at ``fpr``. The search is :func:`calibrate`'s (galloping bracket,
+    then Illinois steps on the logarithms, the upper end returned); the answer is the smallest
+    such noise when the TPR falls with more noise (post-processing, for the exact curve).
+
+    DERIVED (Dong, Roth & Su 2022, Def. 2.7 and Cor. 3.3): for ``count`` Gaussian releases of
+    sensitivity :math:`\Delta` the curve is exactly :math:`\mu`-GDP with
+    :math:`\mu = \sqrt{count}\,\Delta/\sigma`, TPR :math:`=\Phi(\Phi^{-1}(\alpha)+\mu)`,
+    so the answer is :math:`\sigma = \sqrt{count}\,\Delta/(\Phi^{-1}(t)-\Phi^{-1}(\alpha))`
+    up to the PLD's discretisation (its oracle in the tests). The same target is riskcal's
+    ``find_noise_multiplier_for_err_rates(alpha=fpr, beta=1 - tpr, ...)`` (Kulynych et al.
+    2024) for DP-SGD.
+
+    Parameters
+    ----------
+    mechanism_for : callable
+        Maps the noise parameter to a mechanism (composed ``count`` times) or to a
+        :class:`~dpbounds.privacy.ledger.PrivacyLedger` (used as it is; ``count`` must be 1),
+        e.g. ``lambda z: SubsampledGaussianMechanism(z, q)``.
+    tpr : float
+        Largest true-positive rate allowed, in ``(fpr, 1)``.
+    fpr : float
+        False-positive rate at which it is read, in ``(0, 1)``.
+    count : int
+        Number of runs of the mechanism (at most 10^9, the PLD accountant's limit).
+    neighbouring : optional
+        Relation of the ledger built from a mechanism (default add/remove).
+    initial : float, optional
+        The noise the search starts at (default: the mechanism's sensitivity).
+    rtol : float
+        Relative width of the final bracket (default 1e-4: each step builds a PLD).
+    max_noise : float
+        Largest noise tried; a target out of reach below it raises.
+    bracket : float
+        The factor the search steps by (default 4), squared after every step.
+    **options
+        Passed to the PLD accountant (e.g. ``value_discretization_interval``).
+
+    Returns
+    -------
+    float
+        The noise; its pessimistic TPR at ``fpr`` is at most ``tpr``.
+
+    Examples
+    --------
+    >>> from dpbounds.privacy.mechanisms import GaussianMechanism
+    >>> sigma = calibrate_to_risk(lambda s: GaussianMechanism(s), 0.1, 0.01)
+    >>> round(sigma, 3)   # exact: 1 / (Phi^-1(0.1) - Phi^-1(0.01)) = 0.95712
+    0.957
+    """
+    from dpbounds.privacy.ledger import PrivacyLedger  # the ledger composes accountants
+
+    fpr = check_closed_interval("fpr", fpr, 0.0, 1.0)
+    tpr = check_closed_interval("tpr", tpr, 0.0, 1.0)
+    if not 0.0 < fpr < 1.0:
+        raise ValueError(f"fpr must lie in (0, 1), got {fpr!r}")
+    if not fpr < tpr < 1.0:
+        raise ValueError(
+            f"tpr must lie in (fpr, 1) = ({fpr!r}, 1), got {tpr!r}: an attack with TPR <= FPR "
+            "is no better than a coin flip, which no finite noise guarantees, and TPR 1 is "
+            "allowed without noise")
+    count = check_int("count", count, minimum=1, maximum=MAX_COUNT)
+    rtol = check_positive("rtol", rtol)
+    max_noise = check_positive("max_noise", max_noise)
+    bracket = check_positive("bracket", bracket)
+    if bracket <= 1.0:
+        raise ValueError(f"bracket must be > 1, got {bracket!r}")
+    if not callable(mechanism_for):
+        raise ValueError("mechanism_for must be a callable noise -> Mechanism or PrivacyLedger")
+    neighbouring = Neighbouring.coerce(neighbouring)
+
+    def ledger_for(x: float) -> PrivacyLedger:
+        made = mechanism_for(x)
+        if isinstance(made, PrivacyLedger):
+            if count != 1:
+                raise ValueError(f"count must be 1 when mechanism_for returns a PrivacyLedger "
+                                 f"(it is composed already), got {count}")
+            return made
+        if not isinstance(made, Mechanism):
+            raise ValueError(f"mechanism_for must return a Mechanism or a PrivacyLedger, got "
+                             f"{type(made).__name__}")
+        ledger = PrivacyLedger(neighbouring)
+        ledger.record(made, count)
+        return ledger
+
+    if initial is None:
+        initial = getattr(mechanism_for(1.0), "sensitivity", 1.0) or 1.0
+    initial = check_positive("initial", initial)
+    cache: dict[float, float] = {}
+    grid = np.array([fpr])
+
+    def risk(x: float) -> float:
+        if x not in cache:
+            try:
+                acc = ledger_for(x).accountant("pld", pessimistic=True, **options)
+                cache[x] = float(np.max(acc.tradeoff(grid)))  # type: ignore[attr-defined]
+            except ValueError:
+                if not cache:  # the first evaluation: a real input error
+                    raise
+                # the PLD cannot represent this (smaller) noise: it does not meet the target
+                cache[x] = math.inf
+        return cache[x]
+
+    return _search(risk, tpr, "tpr", initial, bracket, max_noise, rtol)
 
 
 def _mechanism_factory(kind: str, **params: Any) -> Callable[[float], Mechanism]:

@@ -195,6 +195,7 @@ def compose_events(
     progress: Callable[[str], None] | None = None,
     tradeoff: Sequence[float] | None = None,
     time_budget: float | None = None,
+    risk_target: tuple[float, float] | None = None,
 ) -> dict[str, Any]:
     """Compose event specifications (and ``dp_accounting`` events) and report each accountant.
 
@@ -232,6 +233,13 @@ def compose_events(
         Wall-clock seconds each accountant (and the trade-off) may take, > 0; one that runs
         over is stopped and reported with ``epsilon = None``, ``skipped = True`` and the
         reason (the others still run). ``None``: no limit.
+    risk_target:
+        ``(tpr, fpr)``: the first event's noise (a ``gaussian`` or ``tree`` event; its given
+        ``z`` or ``sigma`` only starts the search) is replaced by the smallest that keeps the
+        best attack's pessimistic TPR at ``fpr`` at most ``tpr`` for the whole composition
+        (:func:`~dpbounds.privacy.calibrate.calibrate_to_risk`); everything is then reported
+        at that noise, with a ``"risk_target"`` entry (``tpr``, ``fpr``, ``event``, ``z``,
+        ``sigma``, ``tpr_attained``, ``cpu_s``).
 
     Returns
     -------
@@ -283,6 +291,9 @@ def compose_events(
         raise ValueError("no event to compose: give --event, --from-dp-event or --from-opacus")
     if time_budget is not None:
         time_budget = check_positive("time_budget", time_budget)
+    risk = None
+    if risk_target is not None:
+        ledger, risk = _calibrate_first(ledger, parts, events, risk_target)
     fpr = None
     if tradeoff is not None:
         fpr = [float(a) for a in tradeoff]
@@ -303,12 +314,45 @@ def compose_events(
                            "dataset_size": dataset_size, "events": parts,
                            "curve_epsilons": list(curve or []),
                            "results": results, "flags": flags}
+    if risk is not None:
+        out["risk_target"] = risk
     if fpr is not None:
         if progress is not None:
             progress("tradeoff")
         out["tradeoff"] = within_budget(lambda: _tradeoff(ledger, fpr), time_budget,
                                         {"fpr": fpr}, "the trade-off curve")
     return out
+
+
+def _calibrate_first(ledger: PrivacyLedger, parts: list[dict[str, Any]], events: Sequence[str],
+                     risk_target: tuple[float, float]) -> tuple[PrivacyLedger, dict[str, Any]]:
+    """The ledger with its first event's noise calibrated to ``risk_target`` (``parts[0]``
+    updated) and the ``"risk_target"`` entry of :func:`compose_events`."""
+    from dpbounds.privacy.calibrate import calibrate_to_risk
+    from dpbounds.privacy.mechanisms import mechanism_from_dict
+
+    tpr, fpr = (float(v) for v in risk_target)
+    first = parts[0]["mechanism"] if events else {}
+    if "sigma" not in first or not first.get("sensitivity", 0) > 0:
+        raise ValueError("risk_target calibrates the noise of the first event, which must be a "
+                         "gaussian or tree event with sens > 0 (given first with --event)")
+    sens, (_, steps), rest = first["sensitivity"], ledger.entries[0], ledger.entries[1:]
+
+    def ledger_for(z: float) -> PrivacyLedger:
+        out = PrivacyLedger(ledger.neighbouring)
+        out.record(mechanism_from_dict({**first, "sigma": z * sens}), steps)
+        for mech, count in rest:
+            out.record(mech, count)
+        return out
+
+    start = time.process_time()
+    z = calibrate_to_risk(ledger_for, tpr, fpr, initial=first["sigma"] / sens)
+    calibrated = ledger_for(z)
+    attained = float(calibrated.tradeoff([fpr])["pessimistic"][0])
+    parts[0]["mechanism"] = calibrated.entries[0][0].to_dict()
+    return calibrated, {"tpr": tpr, "fpr": fpr, "event": parts[0]["spec"], "z": z,
+                        "sigma": z * sens, "tpr_attained": attained,
+                        "cpu_s": time.process_time() - start}
 
 
 def _tradeoff(ledger: PrivacyLedger, fpr: list[float]) -> dict[str, Any]:
