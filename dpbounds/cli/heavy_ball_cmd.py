@@ -56,7 +56,8 @@ output columns:
               optimum of (30) (m < n) or uniform (eqs. (12)-(13))
   bound       the unrolled bound (29) (NAG) / (34) (MASG) on E[F(x_T)] - F*
   worst case  the certified sup of E[F(x_T)] - F* of the same run (MASG with momentum
-              restarts) over quadratics with spectrum in [mu, L] and F(x0) - F* <= E0"""
+              restarts) over quadratics with spectrum in [mu, L] and F(x0) - F* <= E0
+  computed    (--json) the attained end of the worst case, on an admissible quadratic"""
 
 
 _RATE_COLUMNS = """\

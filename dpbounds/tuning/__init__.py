@@ -19,8 +19,8 @@ Example
 >>> from dpbounds.tuning import tune_nesterov
 >>> res = tune_nesterov(**logistic_regression(), max_horizon=200, methods=("nag",),
 ...                     reference_horizons=(100,))
->>> [c.label for c in res.choices][0]
-'DP-NAG-opt (Remark 4.1 T)'
+>>> [c.label for c in res.choices][:2]
+['DP-NAG tuned by worst case', 'DP-NAG-opt (Remark 4.1 T)']
 """
 
 from dpbounds.bounds.strongly_convex.heavy_ball_dp import heavy_ball_dp_bound

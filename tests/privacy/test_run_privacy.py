@@ -202,7 +202,14 @@ def _check_record(res, target_eps: float) -> None:
         indep, rtol = _oracle(privacy, ledger)
         if privacy.accountant == "rdp":
             # ours also tries larger orders when the optimum is at the top: never above
-            assert ours <= indep * (1 + rtol) and indep <= ours * 1.01, (ours, indep)
+            # dp_accounting's sampling without replacement loses precision at high orders
+            # (q = 1/2, z = 13.8: above its own unsubsampled Gaussian bound at order 80,
+            # 0.247 > 80 / (2 z^2) = 0.21; 1% above ours already at order 55, where the
+            # batched audit pair's optimum lies): a wider window there, never above it
+            wide = any(getattr(m, "sampling", None) is Sampling.WITHOUT_REPLACEMENT
+                       and m.sampling_rate >= 0.25 for m, _ in ledger.entries)
+            assert ours <= indep * (1 + rtol) and indep <= ours * (1.05 if wide else 1.01), (
+                ours, indep)
         else:
             assert ours == pytest.approx(indep, rel=rtol, abs=1e-15), (ours, indep)
             if privacy.accountant == "pld" and isinstance(ledger.entries[0][0], GaussianMechanism):
