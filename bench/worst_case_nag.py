@@ -18,11 +18,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
-import subprocess
 import time
 
-from worst_case_tuning import PROBLEMS  # type: ignore[import-not-found]
+from worst_case_tuning import PROBLEMS, cpu_model  # type: ignore[import-not-found]
 
 from dpbounds.bounds.strongly_convex.gradient_noise import subsampling_variance
 from dpbounds.bounds.strongly_convex.nesterov import masg_schedule, nesterov_schedule
@@ -54,10 +52,7 @@ def main() -> None:
     ap.add_argument("out")
     ap.add_argument("--only", type=int, nargs="*")
     args = ap.parse_args()
-    cpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-    model = next((ln.split(":", 1)[1].strip() for ln in cpu.splitlines()
-                  if ln.startswith("Model name")), platform.processor())
-    out = {"cpu": model, "problems": []}
+    out = {"cpu": cpu_model(), "problems": []}
     for k, p in enumerate(PROBLEMS):
         if args.only and k not in args.only:
             continue

@@ -151,16 +151,20 @@ def _monte_carlo(p, c, trials, seed):
     return {"mc": mean, "mc_se": se, "z": (mean - wc.value) / se if se > 0 else 0.0}
 
 
+def cpu_model() -> str:
+    """The CPU's model name as ``lscpu`` prints it (the benches name the host they ran on)."""
+    cpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+    return next((ln.split(":", 1)[1].strip() for ln in cpu.splitlines()
+                 if ln.startswith("Model name")), platform.processor())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--only", type=int, nargs="*")
     ap.add_argument("--trials", type=int, default=2000)
     args = ap.parse_args()
-    cpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-    model = next((ln.split(":", 1)[1].strip() for ln in cpu.splitlines()
-                  if ln.startswith("Model name")), platform.processor())
-    out = {"cpu": model, "problems": []}
+    out = {"cpu": cpu_model(), "problems": []}
     for k, p in enumerate(PROBLEMS):
         if args.only and k not in args.only:
             continue
