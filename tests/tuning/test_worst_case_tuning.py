@@ -3,28 +3,20 @@
 Oracles: the certified worst case of every row (``quadratic_worst_case``, itself checked by
 brute force and Monte Carlo in ``tests/bounds/strongly_convex/test_quadratic_worst_case.py``),
 the rigorous bound (25) (valid on the class: the worst case never exceeds it), the
-method-independent lower bound (linear MMSE + Chebyshev), and a dense grid of (alpha, beta)
-with a Nelder-Mead refinement of its best points (the search's oracle).
+method-independent lower bound (linear MMSE + Chebyshev). The search's own oracle, an
+independent dense search on 20 problems, is in ``test_worst_case_oracle.py``.
 """
 
 from __future__ import annotations
 
-import math
 import subprocess
 import sys
 
-import numpy as np
 import pytest
-from scipy.optimize import minimize
 
-from dpbounds.bounds.strongly_convex.gradient_noise import laplace_scale_at_horizon
 from dpbounds.tuning import tune_heavy_ball
-from dpbounds.tuning._quadratic import sampling_variance_of_instance
-from dpbounds.tuning._worst_case_search import heavy_ball_worst_by_horizon, worst_case_lambda_grid
 
 FIG3 = dict(mu=0.02, L=5.1028, d=20, n=10**5, epsilon=1.0, sensitivity=40.0, initial_gap=10.0)
-ISSUE = dict(mu=1e-3, L=1.0, d=100, n=10**5, m=10**4, epsilon=0.1, sensitivity=1.0,
-             initial_gap=5.0)
 
 
 @pytest.fixture(scope="module")
@@ -51,67 +43,8 @@ def test_error_tuned_run_beats_the_bound_tuned_and_the_papers(fig3):
     assert fig3.by_bound.bound < t.bound
 
 
-def _objective(p: dict, Tmax: int, n_lambda: int = 129):
-    m = p.get("m", p["n"])
-    lam = worst_case_lambda_grid(p["mu"], p["L"], n_lambda)
-    smp = sampling_variance_of_instance(p["sensitivity"], p["n"], m)
-
-    def lap(T):
-        b = np.asarray(laplace_scale_at_horizon(np.asarray(T, float), p["sensitivity"], p["n"],
-                                                m, p["epsilon"]))
-        return 2.0 * b * b
-
-    def f(a, b):
-        return heavy_ball_worst_by_horizon(np.atleast_1d(a), np.atleast_1d(b), lam, d=p["d"],
-                                           Tmax=Tmax, laplace_var=lap, sampling_var=smp,
-                                           initial_gap=p["initial_gap"], dist_sq=None)[1]
-    return f
-
-
-@pytest.mark.parametrize("problem,Tmax", [
-    (FIG3, 400),
-    (dict(mu=0.1, L=1.0, d=2, n=1000, epsilon=1.0, sensitivity=1.0, initial_gap=1.0), 200),
-    (dict(ISSUE, mu=1e-2), 300),
-])
-def test_search_matches_a_dense_oracle(problem, Tmax):
-    # the oracle: a 48 x 48 grid of the search box on a 257-eigenvalue surrogate, Nelder-Mead
-    # from its 4 best points, each end point certified on the fine grid (quadratic_worst_case);
-    # the tuner must be within 0.1% of the best of them, like with like (the attained values)
-    res = tune_heavy_ball(**problem, max_horizon=Tmax)
-    f = _objective(problem, Tmax, n_lambda=257)
-    L = problem["L"]
-    xs = np.linspace(math.log(1e-3 / L), math.log(4 / L), 48)
-    ys = np.linspace(0.0, math.log(1e4), 48)
-    X, Y = np.meshgrid(xs, ys)
-    F = f(np.exp(X.ravel()), -np.expm1(-Y.ravel()))
-    ends = []
-    for i in np.argsort(F)[:4]:
-        r = minimize(lambda z: math.log(max(float(f(math.exp(z[0]), -math.expm1(-z[1]))[0]),
-                                            1e-300)),
-                     [X.ravel()[i], Y.ravel()[i]], method="Nelder-Mead",
-                     options={"xatol": 1e-8, "fatol": 1e-10, "maxiter": 400})
-        ends.append((math.exp(r.x[0]), -math.expm1(-r.x[1])))
-    oracle = min(_certified(problem, Tmax, a, b) for a, b in ends)
-    assert res.tuned.computed <= oracle * (1 + 1e-3), (res.tuned.computed, oracle)
-
-
-def _certified(p: dict, Tmax: int, a: float, b: float) -> float:
-    """The attained worst case (fine grid) of (a, b) at its best T on the surrogate."""
-    from dpbounds.bounds.strongly_convex.quadratic_worst_case import quadratic_worst_case
-
-    m = p.get("m", p["n"])
-    T = int(heavy_ball_worst_by_horizon(
-        np.array([a]), np.array([b]), worst_case_lambda_grid(p["mu"], p["L"], 257), d=p["d"],
-        Tmax=Tmax, laplace_var=lambda t: 2.0 * np.asarray(laplace_scale_at_horizon(
-            np.asarray(t, float), p["sensitivity"], p["n"], m, p["epsilon"])) ** 2,
-        sampling_var=sampling_variance_of_instance(p["sensitivity"], p["n"], m),
-        initial_gap=p["initial_gap"], dist_sq=None)[0][0])
-    bT = float(laplace_scale_at_horizon(T, p["sensitivity"], p["n"], m, p["epsilon"]))
-    return quadratic_worst_case(p["mu"], p["L"], p["d"], alpha=a, beta=b, steps=T,
-                                laplace_var=2 * bT * bT,
-                                sampling_var=sampling_variance_of_instance(p["sensitivity"],
-                                                                           p["n"], m),
-                                initial_gap=p["initial_gap"]).value
+# the search against an independent dense oracle on 20 problems (within 0.1%):
+# tests/tuning/test_worst_case_oracle.py
 
 
 def test_objective_bound_reproduces_the_bound_tuner():
