@@ -21,6 +21,10 @@ helper of dpbounds is needed):
   the claimed :math:`(\varepsilon,\delta)`'s, recomputed here in closed form), the drawn-noise
   check, the informative-regime planner and the mutants ``noise_d``, ``noise_sqrt2`` and
   ``frozen``.
+* :func:`verify_problem` — a verification problem of one's own (its objective, data, start,
+  :math:`F^*` and the constants ``G, L`` the bounds receive) for the studies of its class:
+  ``dpbounds verify THEOREM --problem NAME``; :func:`audit_setting` — the privacy audit of a
+  method (hyper-parameters derived from its study by default).
 
 A file that makes these calls is a **plug-in**: ``dpbounds --plugin my_method.py verify
 nonconvex.my_method --vary N`` loads it (the option may be repeated), and an installed package
@@ -86,11 +90,13 @@ __all__ = [
     "method_named",
     "objective_class",
     "origin",
+    "problem_kind",
     "problem_of",
     "study",
     "symbols",
     "theorem",
     "tune",
+    "verify_problem",
     "zcdp_rho",
 ]
 
@@ -508,6 +514,83 @@ class Method:
                                 out, source, backend_name(xp))
 
 
+# ----------------------------------------------------------------------------- problems
+def verify_problem(name: str, build: Callable[..., Any], *, problem_class: str,
+                   f_star: float | Callable[[Any], float] | None = None,
+                   defaults: Mapping[str, float] | None = None, description: str = "",
+                   register: bool = True) -> Any:
+    r"""Declare (and by default register) a verification problem of one's own: the objective,
+    data, start and :math:`F^*` a study runs on (``dpbounds verify THEOREM --problem NAME``).
+
+    Parameters
+    ----------
+    name:
+        The problem's name (not a built-in one: ``huber_well, far, noise_floor, hard,
+        quadratic``).
+    build:
+        ``build(N, d, seed, spec) -> (objective, x0)``: the instance with ``N`` samples in
+        dimension ``d`` (an :class:`~dpbounds.objectives.Objective`, e.g. a
+        ``LogisticRegression`` of data drawn with ``numpy.random.default_rng(seed)``) and its
+        start; ``spec`` carries the problem's parameters ``spec.G, spec.L, spec.mu,
+        spec.spread, spec.start`` (``defaults`` below, ``--start-distance`` overrides
+        ``start``).
+    problem_class:
+        The class of the problem (:data:`PROBLEM_CLASSES`): a study runs on it when its
+        theorem's class is this one or more general; the objective must declare this class
+        or a more specific one (checked at each build).
+    f_star:
+        :math:`F^*` of an instance (a number, or ``f_star(objective) -> float``); default: the
+        objective's own ``optimum.value``. Every :math:`F(x)-F^*` the study measures and its
+        :math:`R=F(x_0)-F^*` use it: a wrong :math:`F^*` makes the verdicts wrong, so declare
+        it only where it is known (closed form, or a solver to high accuracy).
+    defaults:
+        Values of the problem's parameters ``G, L, mu, spread, start, tune_R``. ``G`` and
+        ``L`` are handed to the bounds: each build checks that the objective's own
+        ``gradient_bound`` and ``smoothness`` do not exceed them.
+    description:
+        One line for ``dpbounds verify --list``.
+    register:
+        ``False`` returns the declaration without registering it.
+
+    Returns
+    -------
+    dpbounds.verify.problems.ProblemKind
+    """
+    from dataclasses import fields as _fields
+
+    from dpbounds.verify.problems import ProblemKind, VerifyProblem, register_kind
+
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"name must be an identifier (letters, digits, _), got {name!r}")
+    if not callable(build):
+        raise ValueError("build must be a function build(N, d, seed, spec) -> (objective, x0)")
+    allowed = [f.name for f in _fields(VerifyProblem) if f.name != "kind"]
+    bad = sorted(set(defaults or {}) - set(allowed))
+    if bad:
+        raise ValueError(f"defaults takes {', '.join(allowed)}; got {', '.join(bad)}")
+    if f_star is not None and not callable(f_star) and not math.isfinite(float(f_star)):
+        raise ValueError(f"f_star must be a finite number or a function, got {f_star!r}")
+    kind = ProblemKind(name, build, _canonical_class(problem_class), f_star,
+                       {k: float(v) for k, v in (defaults or {}).items()},
+                       description or f"a plug-in's {problem_class} problem")
+    if register:
+        module = _caller_module()
+        register_kind(kind, module=module)
+        _record_origin(f"problem:{name}", module)
+    return kind
+
+
+def problem_kind(name: str) -> Any:
+    """The declared verification problem ``name`` (to reuse its builder, its constants);
+    ``ValueError`` naming the declared ones otherwise."""
+    from dpbounds.verify.problems import KIND_REGISTRY
+
+    if name not in KIND_REGISTRY.entries:
+        known = ", ".join(KIND_REGISTRY.entries) or "none (load a plug-in with --plugin FILE)"
+        raise ValueError(f"unknown declared problem {name!r}; declared problems: {known}")
+    return KIND_REGISTRY.entries[name]
+
+
 # ----------------------------------------------------------------------------- studies
 _DEFAULT_GRIDS = {
     "nonconvex": {"d": ((2, 8, 32, 128), (2, 8, 32)), "N": ((100, 200, 400, 800),
@@ -530,21 +613,15 @@ class _Runner:
     rtol: float = 1e-6
     extra: Mapping[str, float] = field(default_factory=dict)
 
-    def __call__(self, point: dict, inst: Any, trials: int, seed: Any, mutation: str | None,
-                 dry: bool = False) -> dict[str, Any]:
-        from dpbounds.verify import exact
-        from dpbounds.verify.mutants import eps_run, mutated, noise_tap, step_factor
-
-        if mutation is not None and mutation not in ("noise_d", "noise_sqrt2", "frozen"):
-            raise ValueError(f"mutation {mutation!r} does not apply to {self.theorem} (a "
-                             "plug-in study runs noise_d, noise_sqrt2 and frozen)")
+    def tuned(self, point: Mapping[str, Any], inst: Any
+              ) -> tuple[dict[str, float], dict[str, Any], list[str]]:
+        """``(hyper-parameters, the theorem's parameters at the run, notes)`` at ``point`` on
+        ``inst``: the closed-form choices, counts rounded to the nearest integer (>= 1)."""
         entry = _registry.get(self.theorem)
         f = inst.objective
-        check_applies(entry, f, allow_outside_class=self.allow_outside_class)
-        d, n = int(point["d"]), int(f.n)
-        eps, delta = float(point["eps"]), float(point["delta"])
-        prob: dict[str, Any] = dict(self.extra, d=d, N=n, eps=eps, delta=delta, G=inst.G,
-                                    L=inst.L, R=inst.R_tune)
+        prob: dict[str, Any] = dict(self.extra, d=int(point["d"]), N=int(f.n),
+                                    eps=float(point["eps"]), delta=float(point["delta"]),
+                                    G=inst.G, L=inst.L, R=inst.R_tune)
         if objective_class(f) in ("strongly_convex", "quadratic"):
             prob.update(mu=float(f.strong_convexity), S1=float(f.l1_sensitivity))
         prob.update({k: float(v) for k, v in point.items() if k not in prob})
@@ -559,8 +636,23 @@ class _Runner:
         for k in COUNT_SYMBOLS & set(point):  # a forced count (point["T"])
             if k in hp:
                 hp[k] = float(point[k])
+        return hp, dict(entry.params(dict(prob, R=inst.R_bound)), **hp), notes
+
+    def __call__(self, point: dict, inst: Any, trials: int, seed: Any, mutation: str | None,
+                 dry: bool = False) -> dict[str, Any]:
+        from dpbounds.verify import exact
+        from dpbounds.verify.mutants import eps_run, mutated, noise_tap, step_factor
+
+        if mutation is not None and mutation not in ("noise_d", "noise_sqrt2", "frozen"):
+            raise ValueError(f"mutation {mutation!r} does not apply to {self.theorem} (a "
+                             "plug-in study runs noise_d, noise_sqrt2 and frozen)")
+        entry = _registry.get(self.theorem)
+        f = inst.objective
+        check_applies(entry, f, allow_outside_class=self.allow_outside_class)
+        d, n = int(point["d"]), int(f.n)
+        eps, delta = float(point["eps"]), float(point["delta"])
+        hp, at_run, notes = self.tuned(point, inst)
         T = int(hp[self.method.steps])
-        at_run = dict(entry.params(dict(prob, R=inst.R_bound)), **hp)
         th = entry.theorem
         bound = float(th.evaluate(ignore_extra=True, invalid="nan", **at_run))
         grad_kind = MEASURES[self.measure][0] == "grad_norm"
@@ -636,8 +728,10 @@ def study(method: Method, theorem: str | _registry.Entry, *, measure: str = "gra
     trials:
         Runs per point (full, quick).
     problems:
-        Verification problems (:data:`dpbounds.verify.problems.PROBLEMS`) that fit the
-        theorem; default ``huber_well`` family, ``quadratic`` for a strongly convex one.
+        Verification problems that fit the theorem, the first the default (built-in
+        :data:`dpbounds.verify.problems.PROBLEMS` or declared with :func:`verify_problem`);
+        default ``huber_well`` family, ``quadratic`` for a strongly convex one. Every declared
+        problem of the theorem's class or a more specific one fits too (``--problem NAME``).
     allow_outside_class:
         Run it on a problem outside the theorem's class anyway (explicit opt-in).
 
@@ -668,7 +762,7 @@ def study(method: Method, theorem: str | _registry.Entry, *, measure: str = "gra
         theorem=entry.name, utility=(measure,), components=(measure,),
         defaults={k: (tuple(v[0]), tuple(v[1])) for k, v in grids.items()},
         fixed=pts, quick_fixed={}, run=runner, component_exprs=lambda: exprs,
-        trials=tuple(trials), problems=probs,  # type: ignore[arg-type]
+        trials=tuple(trials), problems=probs, open_problems=True,  # type: ignore[arg-type]
         notes=notes or f"{method.name} against {entry.name} ({MEASURES[measure][1]})")
     if register:
         module = _caller_module()
@@ -701,7 +795,12 @@ def audit_setting(method: Method, *, steps: int = 5, params: Mapping[str, float]
     steps:
         Steps of each audited run.
     params:
-        Handed to the step function (e.g. ``{"eta": 1.0}``).
+        Handed to the step function (e.g. ``{"eta": 1.0}``). Default: derived from the
+        method, when the audit runs: the hyper-parameters its study (:func:`study`) tunes at
+        the study's default point on its first problem (with the problem's constants ``L``,
+        ``G``, ...), else none. (On the audit's linear loss every gradient query is the
+        same whatever the iterate, so these values move no release: they only let the step
+        run.)
     epsilon, delta:
         The default claim (``delta`` is ignored for a Laplace method).
     trials:
@@ -716,18 +815,25 @@ def audit_setting(method: Method, *, steps: int = 5, params: Mapping[str, float]
     relation = Neighbouring.coerce(method.neighbouring)
     gaussian = method.mechanism == "gaussian"
     kwargs: dict[str, Any] = dict(epsilon=epsilon, delta=delta if gaussian else None,
-                                  steps=int(steps), params=dict(params or {}), trace=None)
+                                  steps=int(steps), trace=None)
 
     def run(objective: Any, **kw: Any) -> Any:
-        return method.run(objective, **kw)
+        try:
+            return method.run(objective, **kw)
+        except KeyError as exc:  # the step read a hyper-parameter nobody gave
+            raise ValueError(f"audit {method.name}: the step reads params[{exc.args[0]!r}], "
+                             "which the audit does not give: pass params= to audit_setting "
+                             "(or declare the method's study to derive it)") from None
 
     def features(res: Any, releases: list[np.ndarray]) -> np.ndarray:
         return np.concatenate(releases, axis=1)
 
     def build(rel: Neighbouring, eps: float, dlt: float) -> Setting:
         make = replace_one_pair if rel is Neighbouring.REPLACE_ONE else add_remove_pair
+        hyper = dict(params) if params is not None else _study_params(method)
         return Setting(make(dim=1, radius=2.0),
-                       dict(kwargs, epsilon=eps, delta=dlt if gaussian else None), features,
+                       dict(kwargs, epsilon=eps, delta=dlt if gaussian else None,
+                            params=hyper), features,
                        f"released noisy gradients (one per step, {steps} steps; white-box)",
                        f"one record of gradient norm 2 in d = 1, {rel.value}",
                        ("linear", "gaussian-lr") if gaussian else None, tap=_release_tap)
@@ -742,6 +848,21 @@ def audit_setting(method: Method, *, steps: int = 5, params: Mapping[str, float]
         _record_origin(spec.name, module)
         _METHODS.setdefault(method.name, method)
     return spec
+
+
+def _study_params(method: Method) -> dict[str, float]:
+    """The hyper-parameters (and problem constants) the study of ``method`` hands its step at
+    the study's default point on its first problem; ``{}`` for a method without a study."""
+    from dpbounds.verify.problems import problem as make_problem
+    from dpbounds.verify.studies._common import STUDY_REGISTRY
+
+    st = STUDY_REGISTRY.entries.get(_METHOD_THEOREM.get(method.name, ""))
+    if st is None or not isinstance(st.run, _Runner):
+        return {}
+    point = dict(st.fixed)
+    inst = make_problem(st.problems[0]).build(int(point["N"]), int(point["d"]), seed=0)
+    _, at_run, _ = st.run.tuned(point, inst)
+    return {k: float(v) for k, v in at_run.items() if k != method.steps}
 
 
 # ----------------------------------------------------------------------------- calibrate, tune

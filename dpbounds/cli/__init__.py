@@ -347,6 +347,13 @@ def _silence_stdout() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``dpbounds`` console script."""
     plugins, argv = _plugins_of(sys.argv[1:] if argv is None else argv)
+    try:  # before the parser: a plug-in's verification problems are --problem choices
+        _load_plugins(plugins)
+    except ValueError as exc:
+        if "--debug" in argv:
+            raise
+        print(f"dpbounds: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE
     parser = build_parser(_command_of(argv))
     args = parser.parse_args(argv)
     debug = getattr(args, "debug", False)
@@ -358,7 +365,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         from dpbounds.cli import _ranges
 
         _ranges.check(args)
-        _load_plugins(plugins)
         status = int(args.func(args) or 0)
         sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
         return status

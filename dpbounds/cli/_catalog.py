@@ -32,7 +32,7 @@ PATH = Path(__file__).with_name("catalog.json")
 #: the module whose import fills each registry (if it is in ``sys.modules`` the live one is
 #: read: it is as cheap as the file and may hold more)
 _LIVE = {"verify": "dpbounds.verify", "audit": "dpbounds.audit",
-         "mutants": "dpbounds.audit", "bound": "dpbounds.bounds"}
+         "mutants": "dpbounds.audit", "bound": "dpbounds.bounds", "problem": "dpbounds.verify"}
 
 
 def _verify_rows() -> list[dict[str, Any]]:
@@ -44,6 +44,14 @@ def _verify_rows() -> list[dict[str, Any]]:
                  grids={k: list(v[0]) for k, v in s.defaults.items()}, notes=s.notes,
                  origin=origin(s.theorem), provenance=str(s.entry.tuned.provenance))
             for s in STUDIES.values()]
+
+
+def _problem_rows() -> list[dict[str, Any]]:
+    from dpbounds.extend import origin
+    from dpbounds.verify.problems import describe, kinds
+
+    return [dict(name=k, problem_class=describe(k)[0], description=describe(k)[1],
+                 origin=origin(f"problem:{k}")) for k in kinds()]
 
 
 def _audit_rows() -> list[dict[str, Any]]:
@@ -76,7 +84,7 @@ def _bound_rows() -> list[dict[str, Any]]:
 
 
 _ROWS = {"verify": _verify_rows, "audit": _audit_rows, "mutants": _mutant_rows,
-         "bound": _bound_rows}
+         "bound": _bound_rows, "problem": _problem_rows}
 
 
 def build() -> dict[str, Any]:
@@ -130,7 +138,8 @@ def use_static(kind: str) -> bool:
 
 def rows(kind: str) -> list[dict[str, Any]]:
     """The ``--list`` rows of ``kind`` (``"verify"``, ``"audit"``, ``"mutants"``,
-    ``"bound"``): from the file when :func:`use_static`, else from the live registry."""
+    ``"bound"``, ``"problem"``: the verification problems, a plug-in's too): from the file
+    when :func:`use_static`, else from the live registry."""
     return load()["rows"][kind] if use_static(kind) else _ROWS[kind]()
 
 

@@ -66,8 +66,10 @@ EXIT_STATUS = {"PASS": 0, "FAIL": 1, "INCONCLUSIVE": 3}
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``verify`` sub-command (no import of the studies: :mod:`._catalog`)."""
-    VARIABLES, PROBLEMS, MUTATIONS = (tuple(_catalog.constant(f"verify_{k}"))
-                                      for k in ("variables", "problems", "mutations"))
+    VARIABLES, MUTATIONS = (tuple(_catalog.constant(f"verify_{k}"))
+                            for k in ("variables", "mutations"))
+    # the built-in problems and a loaded plug-in's (plug-ins load before the parser is built)
+    PROBLEMS = tuple(r["name"] for r in _catalog.rows("problem"))
     p = sub.add_parser(
         "verify",
         help="scaling study: run a theorem's algorithm over d, N or eps against its bound",
@@ -87,8 +89,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quick", action="store_true",
                    help="short grid and the study's quick trials (under a minute on two cores)")
     p.add_argument("--problem", choices=PROBLEMS, default=None,
-                   help="verification problem (default: quadratic for the strongly convex "
-                        "bounds, else huber_well)")
+                   help="verification problem (default: the study's first, quadratic for "
+                        "the strongly convex bounds, else huber_well; a plug-in may declare "
+                        "its own: see --list)")
     add_quantity(p, "start_distance", help="distance of the start from the minimiser "
                                            "(default: the problem's)")
     p.add_argument("--mutation", choices=MUTATIONS, default=None,
@@ -139,6 +142,10 @@ def _list(as_json: bool) -> int:
         where = f"  [from {r['origin']}]" if r.get("origin", "dpbounds") != "dpbounds" else ""
         print(f"{r['theorem']}{alias}{where}\n    components: {', '.join(r['components'])}\n"
               f"    {r['notes']}")
+    print("\nverification problems (--problem):")
+    for r in _catalog.rows("problem"):
+        where = f"  [from {r['origin']}]" if r.get("origin", "dpbounds") != "dpbounds" else ""
+        print(f"  {r['name']:<12} {r['problem_class']:<16} {r['description']}{where}")
     return 0
 
 

@@ -31,23 +31,103 @@ Every problem is built on :class:`~dpbounds.objectives.HuberWell` (per-sample gr
   ``G`` is not used (a quadratic has no gradient bound) and the trivial bound of
   :math:`\mathbb E F(x_T)-F^*` is the start's :math:`R` (what an algorithm that does not move
   achieves).
+
+A plug-in declares a problem of its own (its objective, data, start and :math:`F^*`) with
+:func:`dpbounds.extend.verify_problem`, which registers a :class:`ProblemKind` here
+(:func:`register_kind`): its name is then a kind like the five above (:func:`kinds`,
+``dpbounds verify --problem NAME``), built by the plug-in's function. :data:`PROBLEMS` stays
+the built-in five.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
+from dpbounds._discovery import Registry
 from dpbounds._validation import check_choice, check_int, check_nonnegative, check_positive
-from dpbounds.objectives import HuberWell, QuadraticObjective
+from dpbounds.bounds.problem import CLASSES
+from dpbounds.objectives import HuberWell, Objective, Optimum, QuadraticObjective
 
-__all__ = ["PROBLEMS", "Instance", "VerifyProblem", "problem"]
+__all__ = ["PROBLEMS", "Instance", "ProblemKind", "VerifyProblem", "kinds", "problem",
+           "register_kind"]
 
 #: problem kinds (see the module docstring)
 PROBLEMS: tuple[str, ...] = ("huber_well", "far", "noise_floor", "hard", "quadratic")
+
+#: each built-in kind's problem class (a Huber well is convex, not strongly:
+#: :attr:`dpbounds.objectives.Objective.problem_class`) and one line of description
+BUILTIN: dict[str, tuple[str, str]] = {
+    "huber_well": ("convex", "Huber well, centres spread, start inside the quadratic zone"),
+    "far": ("convex", "the Huber well started far outside (distance 5)"),
+    "noise_floor": ("convex", "the Huber well started at the minimiser (R = 0)"),
+    "hard": ("convex", "one Huber well started at distance 5: a lower-bound instance"),
+    "quadratic": ("quadratic", "quadratic, spectrum log-spaced in [mu, L], per-sample offsets"),
+}
+
+
+@dataclass(frozen=True)
+class ProblemKind:
+    r"""A verification problem declared by a plug-in (:func:`dpbounds.extend.verify_problem`).
+
+    Attributes
+    ----------
+    name:
+        The kind (``--problem NAME``); not one of :data:`PROBLEMS`.
+    build:
+        ``build(N, d, seed, spec) -> (objective, x0)``: the instance with ``N`` samples in
+        dimension ``d``, data drawn from ``seed``, ``spec`` the :class:`VerifyProblem` (its
+        ``G, L, mu, spread, start`` are the problem's parameters).
+    problem_class:
+        Canonical class (:data:`dpbounds.bounds.problem.CLASSES`): the problem fits a theorem
+        of this class or a more general one; its objective must declare this class or a more
+        specific one.
+    f_star:
+        :math:`F^*` of the instance, a number or ``f_star(objective) -> float``; ``None``: the
+        objective's own ``optimum.value``. :math:`R=F(x_0)-F^*` and every measured
+        :math:`F(x_T)-F^*` use it.
+    defaults:
+        Fields of the :class:`VerifyProblem` (``G, L, mu, spread, start, tune_R``) the
+        problem sets; ``G`` and ``L`` are what the bounds receive.
+    description:
+        One line (``dpbounds verify --list``).
+    """
+
+    name: str
+    build: Callable[..., Any]
+    problem_class: str
+    f_star: float | Callable[[Any], float] | None = None
+    defaults: Mapping[str, float] = field(default_factory=dict)
+    description: str = ""
+
+
+#: the declared kinds (plug-ins); built-in kinds are :data:`PROBLEMS`
+KIND_REGISTRY: Registry[ProblemKind] = Registry("verification problem",
+                                                 "dpbounds.verify.problems")
+
+
+def register_kind(kind: ProblemKind, *, module: str) -> ProblemKind:
+    """Register a declared problem (``ValueError`` for a built-in name or a name another
+    module registered)."""
+    if kind.name in PROBLEMS:
+        raise ValueError(f"problem {kind.name!r} is built in; a declared problem needs "
+                         f"another name (built in: {', '.join(PROBLEMS)})")
+    return KIND_REGISTRY.register(kind.name, kind, rank=0, module=module)
+
+
+def kinds() -> tuple[str, ...]:
+    """Every problem kind: the built-in :data:`PROBLEMS`, then the declared ones."""
+    return PROBLEMS + tuple(KIND_REGISTRY.entries)
+
+
+def describe(kind: str) -> tuple[str, str]:
+    """``(problem class, one line)`` of a kind, built in or declared."""
+    decl = KIND_REGISTRY.entries.get(kind)
+    return (decl.problem_class, decl.description) if decl is not None else BUILTIN[kind]
 
 
 @dataclass(frozen=True)
@@ -57,7 +137,7 @@ class VerifyProblem:
     Attributes
     ----------
     kind:
-        One of :data:`PROBLEMS`.
+        One of :data:`PROBLEMS` or a declared kind (:func:`kinds`).
     G, L:
         Declared per-sample gradient bound and smoothness (exact for the Huber well).
     spread:
@@ -78,7 +158,7 @@ class VerifyProblem:
     mu: float = 0.1
 
     def __post_init__(self) -> None:
-        check_choice("problem", self.kind, PROBLEMS)
+        check_choice("problem", self.kind, kinds())
         check_positive("G", self.G)
         check_positive("L", self.L)
         check_nonnegative("spread", self.spread)
@@ -87,7 +167,8 @@ class VerifyProblem:
         if self.kind == "quadratic":
             if self.mu > self.L:
                 raise ValueError(f"mu must lie in (0, L] = (0, {self.L:g}], got {self.mu!r}")
-        elif self.spread >= self.G / self.L:
+        elif self.kind in PROBLEMS and self.spread >= self.G / self.L:  # a declared
+            # problem's own builder reads (and checks) spread
             raise ValueError(f"spread must lie in [0, G/L) = [0, {self.G / self.L:g}), "
                              f"got {self.spread!r}")
         if self.tune_R is not None:
@@ -102,6 +183,8 @@ class VerifyProblem:
         """The instance with ``N`` samples in dimension ``d`` (centres drawn from ``seed``)."""
         N = check_int("N", N, minimum=2)
         d = check_int("d", d, minimum=1)
+        if self.kind in KIND_REGISTRY.entries:
+            return self._build_declared(KIND_REGISTRY.entries[self.kind], N, d, seed)
         if self.kind == "quadratic":
             q = QuadraticObjective.random(d, self.mu, self.L, n=N, offset_scale=self.spread,
                                           seed=seed)
@@ -113,6 +196,52 @@ class VerifyProblem:
         R = float(f.suboptimality(f.initial_state(1, x0))[0])
         R = max(R, 0.0)
         return Instance(self, f, x0, R, self.tune_R if self.tune_R is not None else R)
+
+    def _build_declared(self, decl: ProblemKind, N: int, d: int, seed: Any) -> Instance:
+        """A declared problem's instance: the plug-in's objective and start, its declared
+        :math:`F^*` installed as the objective's optimum, its constants checked against the
+        objective's own declarations."""
+        built = decl.build(N, d, seed, self)
+        if not (isinstance(built, tuple) and len(built) == 2):
+            raise ValueError(f"problem {decl.name}: build(N, d, seed, spec) must return "
+                             f"(objective, x0), got {type(built).__name__}")
+        f, x0 = built
+        if int(getattr(f, "n", -1)) != N or int(getattr(f, "d", -1)) != d:
+            raise ValueError(f"problem {decl.name}: build({N}, {d}, ...) returned an objective "
+                             f"with n = {getattr(f, 'n', None)}, d = {getattr(f, 'd', None)}")
+        x0 = np.asarray(x0, dtype=float).reshape(-1)
+        if x0.shape != (d,) or not np.all(np.isfinite(x0)):
+            raise ValueError(f"problem {decl.name}: x0 must be {d} finite numbers")
+        own = str(getattr(f, "problem_class", "nonconvex"))
+        if own not in CLASSES or CLASSES.index(own) < CLASSES.index(decl.problem_class):
+            raise ValueError(f"problem {decl.name} declares class {decl.problem_class}, but "
+                             f"its objective {type(f).__name__} is {own}")
+        for key, attr in (("L", "smoothness"), ("G", "gradient_bound")):
+            try:
+                own_c = float(getattr(f, attr))
+            except NotImplementedError:
+                continue
+            if math.isfinite(own_c) and own_c > getattr(self, key) * (1 + 1e-9):
+                raise ValueError(f"problem {decl.name}: its objective's {attr} {own_c:.6g} "
+                                 f"exceeds the declared {key} = {getattr(self, key):.6g} "
+                                 "(the bounds would be handed a constant that is not true)")
+        if decl.f_star is not None:
+            value = float(decl.f_star(f) if callable(decl.f_star) else decl.f_star)
+            if not math.isfinite(value):
+                raise ValueError(f"problem {decl.name}: F* must be finite, got {value!r}")
+            if not isinstance(f, Objective):
+                raise ValueError(f"problem {decl.name}: a declared F* needs an objective "
+                                 "derived from dpbounds.objectives.Objective")
+            old = f.__dict__.get("optimum")  # the objective's own, if it was computed
+            f.__dict__["optimum"] = Optimum(
+                np.full(d, np.nan) if old is None else old.x, value, math.nan,
+                f"declared by the problem {decl.name}", True)
+        R = float(np.asarray(f.suboptimality(f.initial_state(1, x0)), dtype=float)[0])
+        if R < -1e-9 * max(1.0, abs(f.optimum.value)):  # F(x0) < F*: F* cannot be the minimum
+            raise ValueError(f"problem {decl.name}: F(x0) - F* = {R:.6g} < 0, so F* = "
+                             f"{f.optimum.value:.10g} is not the minimum (a wrong F*)")
+        return Instance(self, f, x0, max(R, 0.0),
+                        self.tune_R if self.tune_R is not None else max(R, 0.0))
 
 
 @dataclass(frozen=True)
@@ -162,8 +291,10 @@ def problem(kind: str = "huber_well", **overrides: Any) -> VerifyProblem:
     ``"far"`` and ``"hard"`` start at distance 5; ``"hard"`` has no spread; ``"noise_floor"``
     starts at the minimiser and tunes for the ``huber_well`` start's :math:`R=L\\,0.6^2/2`.
     """
-    kind = check_choice("problem", kind, PROBLEMS)
+    kind = check_choice("problem", kind, kinds())
     base: dict[str, Any] = {"kind": kind}
+    if kind in KIND_REGISTRY.entries:
+        base.update(KIND_REGISTRY.entries[kind].defaults)
     L = float(overrides.get("L", 1.0))
     if kind == "far":
         base.update(start=5.0)

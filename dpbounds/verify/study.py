@@ -350,9 +350,9 @@ def scaling_study(
     spec = problem(problem_spec) if isinstance(problem_spec, str) else problem_spec
     if not isinstance(spec, VerifyProblem):
         raise ValueError("problem must be a VerifyProblem or one of its preset names")
-    if spec.kind not in study.problems:
+    if spec.kind not in study.fitting_problems():
         raise ValueError(f"problem {spec.kind!r} does not fit {study.theorem}; valid: "
-                         f"{', '.join(study.problems)}")
+                         f"{', '.join(study.fitting_problems())}")
     if start is not None:
         spec = VerifyProblem(**{**spec.as_dict(), "start": check_positive("start", start)
                                 if start != 0 else 0.0})

@@ -16,10 +16,11 @@ import sympy as sp
 
 from dpbounds._discovery import Registry
 from dpbounds.bounds import registry
+from dpbounds.bounds.problem import CLASSES
 from dpbounds.bounds.theorem import Bound, Theorem, sym
 from dpbounds.verify import exact as ex
 from dpbounds.verify.mutants import MUTATIONS, eps_run
-from dpbounds.verify.problems import Instance
+from dpbounds.verify.problems import KIND_REGISTRY, Instance
 
 #: the bounds' symbols are positive: a zero constant (L1 = 0) is passed as this
 _TINY = 1e-300
@@ -55,6 +56,11 @@ class TheoremStudy:
         Overrides of ``fixed`` for the planned informative grid of a full study (keys the
         user did not set and not the swept one): where the bound says something at a
         smaller, affordable ``N`` (BST14: ``eps = 8``, see the registry entry).
+
+    open_problems:
+        The study also runs on every declared problem (a plug-in's,
+        :class:`~dpbounds.verify.problems.ProblemKind`) of the theorem's class or a more
+        specific one (a plug-in study: its runner reads only the objective's interface).
     """
 
     theorem: str
@@ -70,6 +76,7 @@ class TheoremStudy:
     problems: tuple[str, ...] = ("huber_well", "far", "noise_floor", "hard")
     descriptions: Mapping[str, str] = field(default_factory=dict)
     informative_fixed: Mapping[str, float] = field(default_factory=dict)
+    open_problems: bool = False
 
     @property
     def entry(self) -> registry.Entry:
@@ -85,6 +92,16 @@ class TheoremStudy:
         """The point's tuned bound, trivial and do-nothing values, steps, gradient
         evaluations (all trials) and a memory estimate, without running the algorithm."""
         return self.run(dict(point), instance, trials, 0, None, dry=True)
+
+    def fitting_problems(self) -> tuple[str, ...]:
+        """The problem kinds this study runs on: its own :attr:`problems`, then (an
+        :attr:`open_problems` study) the declared kinds whose class fits the theorem's."""
+        if not self.open_problems:
+            return self.problems
+        need = CLASSES.index(self.entry.problem_class)
+        return self.problems + tuple(k for k, v in KIND_REGISTRY.entries.items()
+                                     if k not in self.problems
+                                     and CLASSES.index(v.problem_class) >= need)
 
     def symbol(self, var: str) -> str:
         """The theorem's symbol of the problem variable ``var`` (``N`` is ``n`` for DP-ERM)."""
