@@ -147,7 +147,9 @@ def discrete_gaussian_parameters(sigma: float, grid_bits: int) -> tuple[int, int
 
 def gaussian_grid(stream: TrialRandom, sensitivity: float, sigma: float, d: int, steps: int,
                   epsilon: float, delta: float, neighbouring: Any, xp: Any = np,
-                  sampling_rate: float | None = None) -> tuple[GridStream, Any, float]:
+                  sampling_rate: float | None = None,
+                  sampling: str = "without_replacement",
+                  conversion: str = "standard") -> tuple[GridStream, Any, float]:
     r"""The grid version of ``steps`` Gaussian releases of L2 ``sensitivity`` calibrated to
     ``(epsilon, delta)`` in zCDP (float noise ``sigma``): its stream, the per-step ledger
     entry and the effective noise std in value units.
@@ -159,17 +161,20 @@ def gaussian_grid(stream: TrialRandom, sensitivity: float, sigma: float, d: int,
     zCDP guarantee is recorded (a :class:`~dpbounds.privacy.ZcdpMechanism` per step; an
     accountant that would read a continuous Gaussian's PLD is not given one). The noise is
     calibrated by the package's one routine (:func:`~dpbounds.privacy.calibrate.calibrate`,
-    zCDP accountant) on that entry, so the ledger never exceeds the target.
+    zCDP accountant with ``conversion`` ``"standard"`` or ``"tight"``) on that entry, so the
+    ledger never exceeds the target.
 
     With ``sampling_rate`` (a without-replacement subsample per step, replace-one) the entry
     is a :class:`~dpbounds.privacy.SubsampledZcdpMechanism` of that :math:`\rho`, amplified
     by Wang, Balle & Kasiviswanathan's Theorem 9 (any mechanism of known RDP; the continuous
-    Gaussian's own bound is not used), calibrated with the RDP accountant.
+    Gaussian's own bound is not used), calibrated with the RDP accountant. With
+    ``sampling="poisson"`` (add/remove) the entry is amplified by Zhu & Wang's Theorem 6 (the
+    general Poisson bound, :func:`~dpbounds.privacy.rdp.poisson_zcdp_rdp`) instead.
     """
     from dpbounds.privacy.accountants import ZcdpAccountant
     from dpbounds.privacy.calibrate import calibrate
     from dpbounds.privacy.discrete import discrete_gaussian_array
-    from dpbounds.privacy.mechanisms import SubsampledZcdpMechanism, ZcdpMechanism
+    from dpbounds.privacy.mechanisms import Sampling, SubsampledZcdpMechanism, ZcdpMechanism
 
     j = grid_bits_for(sensitivity, math.sqrt(d), max_noise=sigma)
     units2 = (Fraction(sensitivity) * Fraction(2) ** j + _sqrt_up(d)) ** 2
@@ -179,9 +184,9 @@ def gaussian_grid(stream: TrialRandom, sensitivity: float, sigma: float, d: int,
         rho = float_up(units2 / (2 * t * m))
         if sampling_rate is None:
             return ZcdpMechanism(rho, neighbouring)
-        return SubsampledZcdpMechanism(rho, sampling_rate, neighbouring)
+        return SubsampledZcdpMechanism(rho, sampling_rate, neighbouring, Sampling(sampling))
 
-    accountant: Any = (ZcdpAccountant(neighbouring, "standard") if sampling_rate is None
+    accountant: Any = (ZcdpAccountant(neighbouring, conversion) if sampling_rate is None
                        else "rdp")
     s = calibrate(entry, epsilon, delta, accountant, steps, initial=sigma,
                   neighbouring=neighbouring)
