@@ -149,7 +149,8 @@ def gaussian_grid(stream: TrialRandom, sensitivity: float, sigma: float, d: int,
                   epsilon: float, delta: float, neighbouring: Any, xp: Any = np,
                   sampling_rate: float | None = None,
                   sampling: str = "without_replacement",
-                  conversion: str = "standard") -> tuple[GridStream, Any, float]:
+                  conversion: str = "standard",
+                  stream_steps: int | None = None) -> tuple[GridStream, Any, float]:
     r"""The grid version of ``steps`` Gaussian releases of L2 ``sensitivity`` calibrated to
     ``(epsilon, delta)`` in zCDP (float noise ``sigma``): its stream, the per-step ledger
     entry and the effective noise std in value units.
@@ -170,6 +171,10 @@ def gaussian_grid(stream: TrialRandom, sensitivity: float, sigma: float, d: int,
     Gaussian's own bound is not used), calibrated with the RDP accountant. With
     ``sampling="poisson"`` (add/remove) the entry is amplified by Zhu & Wang's Theorem 6 (the
     general Poisson bound, :func:`~dpbounds.privacy.rdp.poisson_zcdp_rdp`) instead.
+
+    ``stream_steps`` (default ``steps``) is the number of releases the stream makes when it
+    differs from the number of entries one record is charged (a tree: ``T`` node releases,
+    ``steps`` = the nodes one record enters).
     """
     from dpbounds.privacy.accountants import ZcdpAccountant
     from dpbounds.privacy.calibrate import calibrate
@@ -198,6 +203,6 @@ def gaussian_grid(stream: TrialRandom, sensitivity: float, sigma: float, d: int,
     def sampler(param: Any, size: int, pool: RawPool) -> np.ndarray:
         return discrete_gaussian_array(param[0], param[1], size, pool)
 
-    params: list[Hashable] = [(t, m)] * steps
+    params: list[Hashable] = [(t, m)] * (steps if stream_steps is None else stream_steps)
     return (GridStream(stream, j, params, sampler, d, xp), entry(s),
             math.sqrt(t * m) * 2.0 ** -j)

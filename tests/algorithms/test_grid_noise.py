@@ -398,3 +398,73 @@ def test_output_perturbation_grid_ledger_by_hand(logistic) -> None:
     k = np.ldexp(flt.x_numpy(), j)
     assert not np.array_equal(k, np.round(k))
     assert flt.params["sigma"] < sigma < 1.1 * flt.params["sigma"]  # measured 1.072 here
+
+
+# ---------------------------------------------------------------------------------------
+# tree aggregation (Tran & Cutkosky Algorithm 1) on the grid
+# ---------------------------------------------------------------------------------------
+def test_tree_node_release_is_post_processing_of_the_released_nodes() -> None:
+    """``TreeAggregator.step(v, node_release=f)``: the release is the decayed sum of the
+    values ``f`` returned (recomputed here from the values the callback handed out, the
+    COMPOSE(1, t) nodes by the binary counter), and ``f = s + z`` gives the ``node_noise=z``
+    path bit for bit (a second path as oracle)."""
+    from dpbounds.algorithms.tree_aggregation import TreeAggregator
+
+    rng = np.random.default_rng(0)
+    T, alpha, shape = 37, 0.3, (2, 3)
+    vals = rng.standard_normal((T, *shape))
+    noises = rng.standard_normal((T, *shape))
+    a = TreeAggregator(shape, alpha, resync_every=5)
+    b = TreeAggregator(shape, alpha, resync_every=5)
+    c = TreeAggregator(shape, alpha)
+    released: dict[int, np.ndarray] = {}
+    for t in range(1, T + 1):
+        ra = a.step(vals[t - 1], noises[t - 1])
+
+        def f(s: np.ndarray, t: int = t) -> np.ndarray:
+            released[t] = np.round(s * 64) / 64 + noises[t - 1]  # any function of s
+            return released[t]
+        rb = b.step(vals[t - 1], node_release=lambda s, z=noises[t - 1]: s + z)
+        assert np.array_equal(ra, rb)
+        rc = c.step(vals[t - 1], node_release=f)
+        # COMPOSE(1, t): the nodes ending at the prefix sums of t's binary digits
+        ends, acc = [], 0
+        for bit in reversed(range(t.bit_length())):
+            if t >> bit & 1:
+                acc += 1 << bit
+                ends.append(acc)
+        want = sum((1 - alpha) ** (t - e) * released[e] for e in ends)
+        np.testing.assert_allclose(rc, want, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="not both"):
+        a.step(vals[0], noises[0], node_release=lambda s: s)
+
+
+def test_tree_momentum_grid_ledger_by_hand() -> None:
+    """Algorithm 1 on the grid: K discrete Gaussian node releases of L2 sensitivity
+    u = 2^j Delta + sqrt(d) grid units, rho = K u^2 / (2 sigma_u^2), eps by Lee & Kifer's
+    eq. (5) computed here; every node's released value is on the grid (the white-box tap).
+    Negative control: the float sigma read as the grid mechanism overshoots the target."""
+    from dpbounds.algorithms import tree_momentum_nsgd
+    from dpbounds.audit.settings.tree_momentum import _tree_node_tap
+
+    A, y = kuru_synthetic(n=200, d=4, seed=0)
+    f = LogisticRegression(A, y, l2=0.02, l1_radius=5.0)
+    eps, delta = 1.0, 1e-6
+    kw = dict(epsilon=eps, delta=delta, epochs=2, step_size=0.1, batch_size=10,
+              clip_threshold=1.0, trials=3, seed=0, trace=None)
+    with _tree_node_tap() as nodes:
+        r = tree_momentum_nsgd(f, noise="grid", **kw)
+    j, sigma = r.params["grid_bits"], r.params["sigma"]
+    K, delta_node = r.params["node_count"], r.params["node_sensitivity"]
+    u = delta_node * 2**j + math.sqrt(f.d)
+    rho = K * u**2 / (2 * (sigma * 2**j) ** 2)
+    (mech, count), = r.privacy.ledger.entries
+    assert count == K and mech.rho * K == pytest.approx(rho, rel=1e-5)
+    by_hand = rho + 2 * math.sqrt(rho * math.log(1 / delta))
+    assert r.ledger.epsilon <= eps and r.ledger.epsilon == pytest.approx(by_hand, rel=1e-5)
+    k = np.ldexp(np.stack(nodes), j)
+    assert len(nodes) == r.params["steps"] and np.array_equal(k, np.round(k))
+    flt = tree_momentum_nsgd(f, **kw)
+    rho_f = K * u**2 / (2 * (flt.params["sigma"] * 2**j) ** 2)
+    assert rho_f + 2 * math.sqrt(rho_f * math.log(1 / delta)) > eps  # negative control
+    assert flt.params["sigma"] < sigma < flt.params["sigma"] * (1 + 1e-3)
