@@ -109,7 +109,7 @@ from dpbounds.algorithms._common import (
     check_trials,
     progress,
 )
-from dpbounds.algorithms._grid import check_noise, gaussian_grid
+from dpbounds.algorithms._grid import check_noise, gaussian_grid, gaussian_tree_grid
 from dpbounds.algorithms._transcript import Transcript, tree_node_weights
 from dpbounds.algorithms.tree_aggregation import (
     ComposeAndSumAggregator,
@@ -798,6 +798,7 @@ def sensitivity_reduced_nsgd(
     trace_every: int = 1,
     release: str = "online",
     transcript: Transcript | None = None,
+    noise: str = "float",
 ) -> TreeMomentumResult:
     r"""Tran & Cutkosky Algorithm 2 (sensitivity-reduced NSGD), as RECONSTRUCTED here.
 
@@ -818,6 +819,11 @@ def sensitivity_reduced_nsgd(
         losses, else ``objective.smoothness``.
     noise_split:
         Share of the zCDP budget spent on the first-epoch nodes (noise :math:`\sigma_1`).
+    noise:
+        ``"float"`` or ``"grid"`` as in :func:`tree_momentum_nsgd`: every formed node is
+        released on one grid with exact discrete Gaussian noise (:math:`\sigma_1` or
+        :math:`\sigma_2` by its group, both scaled by one factor calibrated on the grid
+        mechanisms: :func:`~dpbounds.algorithms._grid.gaussian_tree_grid`), the NumPy loop.
 
     Notes
     -----
@@ -829,6 +835,7 @@ def sensitivity_reduced_nsgd(
     ``node_sensitivity_1``, ``node_sensitivity_2``, ``node_count_1``, ``node_count_2``.
     """
     key, _ = _ledger_relation(neighbouring)
+    noise = check_noise(noise, objective.xp)
     release = check_choice("release", release, ("online", "compose"))
     epochs, step_size, batch_size, trials, steps, alpha = _check_common(
         objective, epochs, step_size, batch_size, trials, momentum_weight)
@@ -861,9 +868,21 @@ def sensitivity_reduced_nsgd(
     output = _UniformOutput(output_rng, n_steps, x)
     # one gradient per sample in the first epoch, two afterwards
     grad_evals = batch_size * (n_steps + max(0, n_steps - steps))
+    grid = None
+    if noise == "grid" and (sigma_1 > 0 or sigma_2 > 0):
+        ts = np.arange(1, n_steps + 1)
+        first = (ts - (ts & -ts) + 1 <= steps).tolist()  # the node formed at t starts early
+        groups = tuple(zip(priv.sensitivity, priv.noise_std, priv.node_count))
+        grid, entries, (sigma_1, sigma_2) = gaussian_tree_grid(
+            noise_rng, groups, [0 if f else 1 for f in first], d, epsilon, delta,
+            Neighbouring.REPLACE_ONE, xp)
+        priv = replace(priv, noise_std=(sigma_1, sigma_2), mechanisms=entries,
+                       epsilon_spent=PrivacyLedger(priv.neighbouring, entries)
+                       .epsilon(delta, "zcdp", conversion="standard"),
+                       rho=sum(k * m.rho for m, k in entries))
     kern = (_tree_kernel(objective, x, tree, output, lag=steps)
-            if release == "online" and (transcript is None or not transcript.queries)
-            else None)
+            if release == "online" and grid is None
+            and (transcript is None or not transcript.queries) else None)
     if transcript is not None:
         transcript.begin("sensitivity_reduced_nsgd", trials=trials, steps=n_steps,
                          n=objective.n, batch_size=batch_size, sampling="shuffle_once",
@@ -879,7 +898,7 @@ def sensitivity_reduced_nsgd(
     chunks = _kernels.chunks(0, n_steps, _kernels.block_steps(d), rec.every, 1)
     for a, b in progress(list(chunks), desc="sensitivity-reduced NSGD"):
         zetas = None
-        if sigma_1 > 0 or sigma_2 > 0:
+        if (sigma_1 > 0 or sigma_2 > 0) and grid is None:
             # node noise by the node formed at t (node_formed_at: [t - 2^nu2(t) + 1, t]):
             # sigma_1 if it starts in the first epoch
             ts = np.arange(a + 1, b + 1)
@@ -909,7 +928,10 @@ def sensitivity_reduced_nsgd(
                 if transcript.queries:
                     transcript.query(t - 1, xp.sum(mixed, axis=1))
             zeta = None if zetas is None else zetas[:, s, :]
-            p_hat = tree.step(p, zeta)
+            if grid is not None:
+                p_hat = tree.step(p, node_release=partial(grid.release, t - 1))
+            else:
+                p_hat = tree.step(p, zeta)
             m_data = p_hat if t <= steps else p_hat + (1.0 - gamma) * past_m[i]
             past_m[i] = m_data
             past_x[i] = x
@@ -940,7 +962,8 @@ def sensitivity_reduced_nsgd(
                     node_sensitivity_2=priv.sensitivity[1],
                     node_count_1=priv.node_count[0], node_count_2=priv.node_count[1],
                     noise_split=priv.noise_split,
-                    trace_steps=list(rec.steps)),
+                    trace_steps=list(rec.steps), noise=noise,
+                    **({"grid_bits": grid.grid_bits} if grid is not None else {})),
         source=ALGORITHM_2_SOURCE, backend=backend_name(xp), x_output=output.out,
         diagnostics=diag, gradient_evaluations=grad_evals,
     )

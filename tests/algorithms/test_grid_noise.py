@@ -439,21 +439,29 @@ def test_tree_node_release_is_post_processing_of_the_released_nodes() -> None:
         a.step(vals[0], noises[0], node_release=lambda s: s)
 
 
+def _tree_grid_run(fn, epochs: int, trials: int):
+    """A grid run of a tree method on a small logistic regression, its white-box nodes (the
+    tap) and its float twin's keywords."""
+    from dpbounds.audit.settings.tree_momentum import _tree_node_tap
+
+    A, y = kuru_synthetic(n=200, d=4, seed=0)
+    f = LogisticRegression(A, y, l2=0.02, l1_radius=5.0)
+    kw = dict(epsilon=1.0, delta=1e-6, epochs=epochs, step_size=0.1, batch_size=10,
+              clip_threshold=1.0, trials=trials, seed=0, trace=None)
+    with _tree_node_tap() as nodes:
+        r = fn(f, noise="grid", **kw)
+    return f, r, nodes, kw
+
+
 def test_tree_momentum_grid_ledger_by_hand() -> None:
     """Algorithm 1 on the grid: K discrete Gaussian node releases of L2 sensitivity
     u = 2^j Delta + sqrt(d) grid units, rho = K u^2 / (2 sigma_u^2), eps by Lee & Kifer's
     eq. (5) computed here; every node's released value is on the grid (the white-box tap).
     Negative control: the float sigma read as the grid mechanism overshoots the target."""
     from dpbounds.algorithms import tree_momentum_nsgd
-    from dpbounds.audit.settings.tree_momentum import _tree_node_tap
 
-    A, y = kuru_synthetic(n=200, d=4, seed=0)
-    f = LogisticRegression(A, y, l2=0.02, l1_radius=5.0)
-    eps, delta = 1.0, 1e-6
-    kw = dict(epsilon=eps, delta=delta, epochs=2, step_size=0.1, batch_size=10,
-              clip_threshold=1.0, trials=3, seed=0, trace=None)
-    with _tree_node_tap() as nodes:
-        r = tree_momentum_nsgd(f, noise="grid", **kw)
+    f, r, nodes, kw = _tree_grid_run(tree_momentum_nsgd, epochs=2, trials=3)
+    eps, delta = kw["epsilon"], kw["delta"]
     j, sigma = r.params["grid_bits"], r.params["sigma"]
     K, delta_node = r.params["node_count"], r.params["node_sensitivity"]
     u = delta_node * 2**j + math.sqrt(f.d)
@@ -468,3 +476,32 @@ def test_tree_momentum_grid_ledger_by_hand() -> None:
     rho_f = K * u**2 / (2 * (flt.params["sigma"] * 2**j) ** 2)
     assert rho_f + 2 * math.sqrt(rho_f * math.log(1 / delta)) > eps  # negative control
     assert flt.params["sigma"] < sigma < flt.params["sigma"] * (1 + 1e-3)
+
+
+def test_sensitivity_reduced_grid_ledger_by_hand() -> None:
+    """Algorithm 2 on the grid: the first-epoch and later node groups, rho = sum over groups
+    of K_i u_i^2 / (2 sigma_{u,i}^2) with u_i = 2^j Delta_i + sqrt(d); eps by eq. (5) here;
+    the float run's split sigma_1 : sigma_2 kept; every node on the grid. Negative control:
+    the float sigmas read as the grid mechanisms overshoot."""
+    from dpbounds.algorithms import sensitivity_reduced_nsgd
+
+    f, r, nodes, kw = _tree_grid_run(sensitivity_reduced_nsgd, epochs=3, trials=2)
+    eps, delta = kw["epsilon"], kw["delta"]
+    p, j = r.params, r.params["grid_bits"]
+
+    def rho_of(s1: float, s2: float) -> float:
+        return sum(p[f"node_count_{i}"] * (p[f"node_sensitivity_{i}"] * 2**j
+                                           + math.sqrt(f.d)) ** 2 / (2 * (s * 2**j) ** 2)
+                   for i, s in ((1, s1), (2, s2)))
+
+    rho = rho_of(p["sigma_1"], p["sigma_2"])
+    assert r.ledger.epsilon <= eps
+    assert r.ledger.epsilon == pytest.approx(rho + 2 * math.sqrt(rho * math.log(1 / delta)),
+                                             rel=1e-5)
+    k = np.ldexp(np.stack(nodes), j)
+    assert len(nodes) == p["steps"] and np.array_equal(k, np.round(k))
+    flt = sensitivity_reduced_nsgd(f, **kw).params
+    assert p["sigma_1"] / p["sigma_2"] == pytest.approx(flt["sigma_1"] / flt["sigma_2"],
+                                                        rel=1e-6)
+    rho_f = rho_of(flt["sigma_1"], flt["sigma_2"])
+    assert rho_f + 2 * math.sqrt(rho_f * math.log(1 / delta)) > eps  # negative control
