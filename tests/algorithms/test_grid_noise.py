@@ -505,3 +505,89 @@ def test_sensitivity_reduced_grid_ledger_by_hand() -> None:
                                                         rel=1e-6)
     rho_f = rho_of(flt["sigma_1"], flt["sigma_2"])
     assert rho_f + 2 * math.sqrt(rho_f * math.log(1 / delta)) > eps  # negative control
+
+
+# ---------------------------------------------------------------------------------------
+# DP-AGD on the grid
+# ---------------------------------------------------------------------------------------
+def _dlap_pmf_table(b: float, half: int) -> tuple[np.ndarray, np.ndarray]:
+    z = np.arange(-half, half + 1)
+    q = math.exp(-1.0 / b)
+    return z, (1 - q) / (1 + q) * q ** np.abs(z).astype(float)
+
+
+def _rnm_probabilities(scores: np.ndarray, b: float, half: int = 60) -> np.ndarray:
+    """P[argmax_j (scores_j + Z_j) = i] for i.i.d. discrete Laplace Z of scale b, ties to the
+    lowest index, by summing over a truncated noise grid (the tail beyond |z| = half has
+    mass < 1e-12 here), for three candidates."""
+    z, p = _dlap_pmf_table(b, half)
+    v = [scores[j] + z for j in range(3)]
+    out = np.zeros(3)
+    for a, pa in zip(v[0], p):
+        for c, pc in zip(v[1], p):
+            w = pa * pc
+            # candidate 2 wins if strictly above both; 0 wins ties with anyone, 1 with 2
+            p2_below_or_eq = p[v[2] <= max(a, c)].sum()
+            if a >= c:
+                out[0] += w * p[v[2] <= a].sum()
+            else:
+                out[1] += w * p[v[2] <= c].sum()
+            out[2] += w * (1 - p2_below_or_eq)
+    return out
+
+
+def test_discrete_laplace_noisy_max_ratio_is_at_most_e_to_u_over_b() -> None:
+    """The DERIVED claim behind DP-AGD's grid NoisyMax: with integer scores that all move the
+    same way by at most u (add/remove, monotone), report noisy max with discrete Laplace of
+    scale b (ties to the lowest index) has every outcome's probability ratio <= e^{u/b}
+    (exact sums here). Negative control: scores moving both ways (not monotone) exceed it."""
+    b, u = 2.0, 2
+    base = np.array([3, 1, 2])
+    worst = 0.0
+    for shift in [(0, -2, -1), (-2, 0, 0), (-1, -1, -2), (-2, -2, 0), (0, 0, -2)]:
+        p, q = _rnm_probabilities(base, b), _rnm_probabilities(base + np.array(shift), b)
+        worst = max(worst, float(np.max(np.maximum(p / q, q / p))))
+    assert worst <= math.exp(u / b) * (1 + 1e-9)
+    p = _rnm_probabilities(base, b)
+    q = _rnm_probabilities(base + np.array([-2, 2, 0]), b)  # not monotone
+    assert float(np.max(np.maximum(p / q, q / p))) > math.exp(u / b)
+
+
+def test_dp_agd_grid_ledger_by_hand() -> None:
+    """Every gradient measurement's grid cost u^2 / (2 sigma_u^2) (u = 2^j C + sqrt(d)) is at
+    most the charge the float run makes for it, NoisyMax's pure eps is u'/b with
+    u' = floor(2^j' C_obj) + 1 and b = ceil(64 u' / eps) / 64 (computed here), and the ledger's
+    eps is eq. (5) of their sum, within the target. Negative controls: the float sigmas and
+    the float Laplace scale read on the grids cost more than charged."""
+    from dpbounds.algorithms import dp_agd
+
+    A, y = kuru_synthetic(n=500, d=5, seed=0)
+    f = LogisticRegression(A, y, l2=1e-3, l1_radius=5.0)
+    eps, delta, C = 1.0, 1e-8, 3.0
+    kw = dict(epsilon=eps, delta=delta, splits=4, seed=0, trace=None)
+    r = dp_agd(f, trials=2, noise="grid", **kw)
+    p = r.params
+    j, jn = p["grid_bits"], p["noisy_max_grid_bits"]
+    u = C * 2**j + math.sqrt(f.d)
+    eps_nm = math.sqrt(2 * p["rho_nmax"])
+    un = math.floor(C * 2**jn) + 1
+    b = math.ceil(64 * un / eps_nm) / 64
+    assert un / b <= eps_nm
+    worst = 0.0
+    for k in range(2):
+        sig = p["released_gradient_sigmas"][k]
+        rho = sum(u**2 / (2 * (s * 2**j) ** 2) for s in sig)
+        rho += p["released_noisy_max_calls"][k] * (un / b) ** 2 / 2
+        worst = max(worst, rho + 2 * math.sqrt(rho * math.log(1 / delta)))
+    assert r.ledger.epsilon <= eps and r.ledger.epsilon == pytest.approx(worst, rel=1e-6)
+    # each measurement costs at most its charge: the first one is charged rho_ng_initial
+    first = p["gradient_sigmas"][0][0]
+    assert u**2 / (2 * (first * 2**j) ** 2) <= p["rho_ng_initial"]
+    flt = dp_agd(f, trials=1, max_iterations=1, **kw).params
+    s_f = flt["gradient_sigmas"][0][0]
+    assert u**2 / (2 * (s_f * 2**j) ** 2) > p["rho_ng_initial"]  # negative control
+    assert un / (C / eps_nm * 2**jn) > eps_nm  # the float scale on the grid: over
+    with pytest.raises(ValueError, match="noisy_max_noise='laplace'"):
+        dp_agd(f, noise="grid", noisy_max_noise="exponential", **kw)
+    a = dp_agd(f, trials=3, noise="grid", **kw).x_numpy()
+    assert np.array_equal(a[:2], r.x_numpy())  # trial k depends on (seed, k) only
