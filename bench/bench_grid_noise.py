@@ -10,9 +10,12 @@ Run ``python bench/bench_grid_noise.py``. It prints, each the minimum CPU time o
   round per Python iteration), at 10^5 numbers from one generator;
 * the audit's shape (many trials, few numbers each): per-trial float draws against one
   pooled grid batch over all trials (:class:`~dpbounds.privacy.discrete.RawPool`);
-* whole runs of DP-GD (Laplace and Gaussian), DP heavy ball and DP-SGD (whose grid run
-  takes the NumPy loop, not the compiled one) on a logistic regression
-  (n = 1000, d = 20, 20 trials, 200 steps), float vs grid, and their ratio.
+* whole runs of DP-GD (Laplace and Gaussian), DP heavy ball, DP-SGD and DP-NSGD (both
+  samplings; the grid run takes the NumPy loop, not the compiled one) on a logistic
+  regression (n = 1000, d = 20, 20 trials, 200 steps), float vs grid, and their ratio;
+* the privacy cost: the noise std (on the released mean, or the output) that meets the same
+  target with each option, per algorithm (the grid mechanisms' own accounting: generic
+  amplification bounds for the subsampled discrete Gaussian, zCDP for one release).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpbounds.algorithms import dp_gd, dp_heavy_ball, dp_sgd
+from dpbounds.algorithms import dp_gd, dp_heavy_ball, dp_nsgd, dp_sgd, output_perturbation
 from dpbounds.data import kuru_synthetic
 from dpbounds.objectives import LogisticRegression
 from dpbounds.privacy.discrete import RawPool, discrete_gaussian_array, discrete_laplace_array
@@ -74,6 +77,14 @@ def main() -> None:
         "DP heavy ball (m = 100)": dict(fn=dp_heavy_ball, kw=dict(epsilon=1.0, batch_size=100)),
         "DP-SGD (B = 50, w/o repl.)": dict(fn=dp_sgd, kw=dict(
             epsilon=1.0, delta=1e-6, batch_size=50, step_size=0.5, clip_threshold=1.0)),
+        "DP-SGD (B = 50, Poisson)": dict(fn=dp_sgd, kw=dict(
+            epsilon=1.0, delta=1e-6, batch_size=50, step_size=0.5, clip_threshold=1.0,
+            sampling="poisson", public_n=1000)),
+        "DP-NSGD (B = 50, w/o repl.)": dict(fn=dp_nsgd, kw=dict(
+            epsilon=1.0, delta=1e-6, batch_size=50, step_size=0.5, regulariser=0.1)),
+        "DP-NSGD (B = 50, Poisson)": dict(fn=dp_nsgd, kw=dict(
+            epsilon=1.0, delta=1e-6, batch_size=50, step_size=0.5, regulariser=0.1,
+            sampling="poisson", public_n=1000)),
     }
     print("whole runs, CPU s (n = 1000, d = 20, 20 trials, 200 steps, trace=None)")
     print(f"  {'algorithm':26s} {'float':>8s} {'grid':>8s} {'ratio':>6s}")
@@ -84,6 +95,22 @@ def main() -> None:
                 f, steps=200, trials=20, seed=0, trace=None, noise=noise, **spec["kw"]))
         print(f"  {name:26s} {times['float']:8.3f} {times['grid']:8.3f} "
               f"{times['grid'] / times['float']:6.1f}")
+    print("noise std for the same target (eps = 1, delta = 1e-6), float vs grid")
+    for name, spec in runs.items():
+        if "delta" not in spec["kw"]:
+            continue  # the Laplace grid costs ppm (docs/audit.md)
+        std = {}
+        for noise in ("float", "grid"):
+            p = spec["fn"](f, steps=200, trials=1, seed=0, trace=None, noise=noise,
+                           **spec["kw"]).params
+            std[noise] = p.get("noise_std_mean", p.get("sigma", p.get("noise_std_sum", 0.0)
+                                                       / spec["kw"].get("batch_size", 1)))
+        print(f"  {name:26s} {std['float']:8.4f} {std['grid']:8.4f} "
+              f"{std['grid'] / std['float']:6.2f}")
+    std = {noise: output_perturbation(f, epsilon=1.0, delta=1e-6, seed=0, trace=None,
+                                      noise=noise).params["sigma"] for noise in ("float", "grid")}
+    print(f"  {'output perturbation':26s} {std['float']:8.4f} {std['grid']:8.4f} "
+          f"{std['grid'] / std['float']:6.2f}")
 
 
 if __name__ == "__main__":

@@ -287,7 +287,8 @@ OPTIONS: dict[str, str] = {
     "--max-seconds": "verify: CPU budget of a planned grid; dearer points are skipped",
     "--allow-expensive": "verify: run every planned point whatever its estimated cost",
     "--values": "grid values of the swept variable (dpbounds verify)",
-    "--plot": "write a log-log figure of bound, measurement and components to FILE",
+    "--plot": "write a figure to FILE (verify: bound, measurement and components, log-log; "
+              "privacy compose: the --curve)",
     "--problem": "verification problem (huber_well, far, noise_floor, hard)",
     "--mutation": "run a mutated algorithm (negative control: noise_d)",
     "--store": "keep finished sweep cells in this folder and resume from it",

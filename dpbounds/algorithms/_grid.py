@@ -21,7 +21,7 @@ range; the rounding then costs :math:`\sqrt d\,2^{-24}\sigma/\Delta_2` of the se
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -33,7 +33,7 @@ from dpbounds.privacy.discrete import MAX_INDEX, RawPool
 
 __all__ = ["GRID_SPAN_BITS", "NOISE_KINDS", "GridStream", "check_noise",
            "discrete_gaussian_parameters", "float_down", "float_up", "gaussian_grid",
-           "grid_bits_for"]
+           "gaussian_tree_grid", "grid_bits_for"]
 
 #: The two noise options of every algorithm that releases iterates.
 NOISE_KINDS: tuple[str, ...] = ("float", "grid")
@@ -147,7 +147,10 @@ def discrete_gaussian_parameters(sigma: float, grid_bits: int) -> tuple[int, int
 
 def gaussian_grid(stream: TrialRandom, sensitivity: float, sigma: float, d: int, steps: int,
                   epsilon: float, delta: float, neighbouring: Any, xp: Any = np,
-                  sampling_rate: float | None = None) -> tuple[GridStream, Any, float]:
+                  sampling_rate: float | None = None,
+                  sampling: str = "without_replacement",
+                  conversion: str = "standard",
+                  stream_steps: int | None = None) -> tuple[GridStream, Any, float]:
     r"""The grid version of ``steps`` Gaussian releases of L2 ``sensitivity`` calibrated to
     ``(epsilon, delta)`` in zCDP (float noise ``sigma``): its stream, the per-step ledger
     entry and the effective noise std in value units.
@@ -159,17 +162,24 @@ def gaussian_grid(stream: TrialRandom, sensitivity: float, sigma: float, d: int,
     zCDP guarantee is recorded (a :class:`~dpbounds.privacy.ZcdpMechanism` per step; an
     accountant that would read a continuous Gaussian's PLD is not given one). The noise is
     calibrated by the package's one routine (:func:`~dpbounds.privacy.calibrate.calibrate`,
-    zCDP accountant) on that entry, so the ledger never exceeds the target.
+    zCDP accountant with ``conversion`` ``"standard"`` or ``"tight"``) on that entry, so the
+    ledger never exceeds the target.
 
     With ``sampling_rate`` (a without-replacement subsample per step, replace-one) the entry
     is a :class:`~dpbounds.privacy.SubsampledZcdpMechanism` of that :math:`\rho`, amplified
     by Wang, Balle & Kasiviswanathan's Theorem 9 (any mechanism of known RDP; the continuous
-    Gaussian's own bound is not used), calibrated with the RDP accountant.
+    Gaussian's own bound is not used), calibrated with the RDP accountant. With
+    ``sampling="poisson"`` (add/remove) the entry is amplified by Zhu & Wang's Theorem 6 (the
+    general Poisson bound, :func:`~dpbounds.privacy.rdp.poisson_zcdp_rdp`) instead.
+
+    ``stream_steps`` (default ``steps``) is the number of releases the stream makes when it
+    differs from the number of entries one record is charged (a tree: ``T`` node releases,
+    ``steps`` = the nodes one record enters).
     """
     from dpbounds.privacy.accountants import ZcdpAccountant
     from dpbounds.privacy.calibrate import calibrate
     from dpbounds.privacy.discrete import discrete_gaussian_array
-    from dpbounds.privacy.mechanisms import SubsampledZcdpMechanism, ZcdpMechanism
+    from dpbounds.privacy.mechanisms import Sampling, SubsampledZcdpMechanism, ZcdpMechanism
 
     j = grid_bits_for(sensitivity, math.sqrt(d), max_noise=sigma)
     units2 = (Fraction(sensitivity) * Fraction(2) ** j + _sqrt_up(d)) ** 2
@@ -179,9 +189,9 @@ def gaussian_grid(stream: TrialRandom, sensitivity: float, sigma: float, d: int,
         rho = float_up(units2 / (2 * t * m))
         if sampling_rate is None:
             return ZcdpMechanism(rho, neighbouring)
-        return SubsampledZcdpMechanism(rho, sampling_rate, neighbouring)
+        return SubsampledZcdpMechanism(rho, sampling_rate, neighbouring, Sampling(sampling))
 
-    accountant: Any = (ZcdpAccountant(neighbouring, "standard") if sampling_rate is None
+    accountant: Any = (ZcdpAccountant(neighbouring, conversion) if sampling_rate is None
                        else "rdp")
     s = calibrate(entry, epsilon, delta, accountant, steps, initial=sigma,
                   neighbouring=neighbouring)
@@ -193,6 +203,55 @@ def gaussian_grid(stream: TrialRandom, sensitivity: float, sigma: float, d: int,
     def sampler(param: Any, size: int, pool: RawPool) -> np.ndarray:
         return discrete_gaussian_array(param[0], param[1], size, pool)
 
-    params: list[Hashable] = [(t, m)] * steps
+    params: list[Hashable] = [(t, m)] * (steps if stream_steps is None else stream_steps)
     return (GridStream(stream, j, params, sampler, d, xp), entry(s),
             math.sqrt(t * m) * 2.0 ** -j)
+
+
+def gaussian_tree_grid(stream: TrialRandom, groups: Sequence[tuple[float, float, int]],
+                       step_group: Sequence[int], d: int, epsilon: float, delta: float,
+                       neighbouring: Any, xp: Any = np
+                       ) -> tuple[GridStream, tuple[tuple[Any, int], ...], tuple[float, ...]]:
+    r"""The grid version of a tree whose nodes fall into noise groups (Algorithm 2's
+    first-epoch and later nodes): its stream, ledger entries and per-group noise std.
+
+    ``groups[i] = (sensitivity, sigma, node_count)``: group ``i``'s nodes have L2
+    sensitivity :math:`\Delta_i` and float noise :math:`\sigma_i`, and one record enters at
+    most :math:`K_i` of them; ``step_group[t]`` is the group of the node formed at step
+    ``t``. On one grid :math:`2^{-j}` (the finest any group needs, coarsened for the largest
+    noise), group ``i`` is recorded as :math:`K_i` discrete Gaussian releases of integer
+    sensitivity :math:`u_i = 2^j\Delta_i + \sqrt d`, a
+    :class:`~dpbounds.privacy.ZcdpMechanism` of :math:`u_i^2/(2\sigma_{u,i}^2)` each (Canonne,
+    Kamath & Steinke 2020; DERIVED as :func:`gaussian_grid`). One common factor
+    :math:`c \ge 1` on every :math:`\sigma_i` (the float run's split kept) is calibrated by
+    :func:`~dpbounds.privacy.calibrate.calibrate` (zCDP accountant, standard conversion) on
+    all entries, so the ledger never exceeds the target.
+    """
+    from dpbounds.privacy.accountants import ZcdpAccountant
+    from dpbounds.privacy.calibrate import calibrate
+    from dpbounds.privacy.discrete import discrete_gaussian_array
+    from dpbounds.privacy.mechanisms import ComposedMechanism, ZcdpMechanism
+
+    j = min(grid_bits_for(sens, math.sqrt(d), max_noise=sigma) for sens, sigma, _ in groups)
+    units2 = [(Fraction(sens) * Fraction(2) ** j + _sqrt_up(d)) ** 2 for sens, _, _ in groups]
+
+    def params_for(c: float) -> list[tuple[int, int]]:
+        return [discrete_gaussian_parameters(c * sigma, j) for _, sigma, _ in groups]
+
+    def entries(c: float) -> tuple[tuple[Any, int], ...]:
+        return tuple((ZcdpMechanism(float_up(u2 / (2 * t * m)), neighbouring), k)
+                     for u2, (t, m), (_, _, k) in zip(units2, params_for(c), groups))
+
+    c = calibrate(lambda c: ComposedMechanism(entries(c), neighbouring), epsilon, delta,
+                  ZcdpAccountant(neighbouring, "standard"), neighbouring=neighbouring,
+                  initial=1.0)
+    tm = params_for(c)
+    if any(2 * t * m > 2**52 for t, m in tm):
+        raise ValueError("a grid Gaussian's variance is beyond the int64 sampler (2tm <= 2^52)")
+
+    def sampler(param: Any, size: int, pool: RawPool) -> np.ndarray:
+        return discrete_gaussian_array(param[0], param[1], size, pool)
+
+    params: list[Hashable] = [tm[g] for g in step_group]
+    return (GridStream(stream, j, params, sampler, d, xp), entries(c),
+            tuple(math.sqrt(t * m) * 2.0 ** -j for t, m in tm))

@@ -87,6 +87,7 @@ from dpbounds.algorithms._common import (
     make_streams,
     progress,
 )
+from dpbounds.algorithms._grid import check_noise
 from dpbounds.backend import backend_name, to_numpy
 from dpbounds.notation import notation_keywords
 from dpbounds.objectives._base import ObjectiveProtocol
@@ -129,6 +130,108 @@ def noisy_max(scores: Any, sensitivity: float, epsilon: float, noise: Any,
     return xp.argmax(scores + z, axis=1)
 
 
+class _AgdGrid:
+    r"""DP-AGD's release-safe noise (``noise="grid"``): the gradient measurements and the
+    NoisyMax scores on grids, per trial, from a :class:`~dpbounds.privacy.discrete.RawPool`
+    of the trials' generators (trial ``k``'s draws depend on ``(seed, k)`` only).
+
+    Gradient (DERIVED as :mod:`dpbounds.algorithms._grid`): the clipped gradient sum moves by
+    at most :math:`C_{grad}` (add/remove), so its grid index by at most
+    :math:`u = 2^jC_{grad} + \sqrt d` in L2; a measurement charged :math:`\rho` draws the
+    discrete Gaussian with :math:`\sigma_u^2 = tm \ge u^2/(2\rho)`
+    (:func:`~dpbounds.algorithms._grid.discrete_gaussian_parameters`), which is
+    :math:`u^2/(2tm) \le \rho`-zCDP (Canonne, Kamath & Steinke 2020). The grid is the
+    coarsest with :math:`2^jC_{grad} \ge 2^{16}\sqrt d`, coarsened for the largest noise
+    (the smallest charge, ``min_rho``).
+
+    NoisyMax (DERIVED): scores rounded to :math:`2^{-j'}` with :math:`2^{j'}C_{obj}\ge2^{16}`;
+    adding a record lowers every score by :math:`[0, C_{obj}]`, so every rounded score moves
+    the same way by at most :math:`u' = \lfloor 2^{j'}C_{obj}\rfloor + 1` units. Report
+    noisy max with discrete Laplace noise of scale :math:`b` (a multiple of 1/64 with
+    :math:`u'/b \le \epsilon`) and ties broken by the lowest index is :math:`(u'/b)`-DP: Dwork
+    & Roth (2014) Claim 3.9's argument, whose only property of the noise is
+    :math:`P[Z \ge a + u'] \ge e^{-u'/b} P[Z \ge a]`, true of the discrete Laplace for integer
+    :math:`a` (its pmf ratio), and whose win events are up-sets in the noise for a fixed tie
+    rule.
+    """
+
+    def __init__(self, stream: Any, grad_clip: float, obj_clip: float, d: int,
+                 min_rho: float, nmax_epsilon: float, xp: Any) -> None:
+        from fractions import Fraction
+
+        from dpbounds.algorithms._grid import _sqrt_up, float_up, grid_bits_for
+        from dpbounds.privacy.discrete import RawPool
+
+        self.pool = RawPool(stream.generators())
+        self.d, self.xp = d, xp
+        self.bits = grid_bits_for(grad_clip, math.sqrt(d),
+                                  max_noise=grad_clip / math.sqrt(2.0 * min_rho) * 1.01)
+        units = Fraction(grad_clip) * Fraction(2) ** self.bits + _sqrt_up(d)
+        self._units2 = units**2
+        self._unit_value = float_up(units * Fraction(2) ** -self.bits)  # u in value units
+        self.nmax_bits = grid_bits_for(obj_clip, 1.0)
+        self._nmax_units = math.floor(Fraction(obj_clip) * Fraction(2) ** self.nmax_bits) + 1
+        self._scale = Fraction(math.ceil(Fraction(self._nmax_units) / Fraction(nmax_epsilon)
+                                         * 64), 64)
+        self.nmax_epsilon = float_up(self._nmax_units / self._scale)
+
+    def _params(self, rho: float) -> tuple[int, int]:
+        from dpbounds.algorithms._grid import discrete_gaussian_parameters
+
+        return discrete_gaussian_parameters(self._unit_value / math.sqrt(2.0 * rho)
+                                            * (1.0 + 1e-12), self.bits)
+
+    def sigmas(self, rho: Any) -> np.ndarray:
+        """The noise std (value units) of a measurement charged ``rho``, per trial."""
+        out = []
+        for r in np.asarray(rho, dtype=float):
+            t, m = self._params(float(r)) if math.isfinite(r) and r > 0 else (0, 0)
+            out.append(math.sqrt(t * m) * 2.0 ** -self.bits)
+        return np.array(out)
+
+    def rho_of(self, sigma: float) -> float:
+        """The zCDP cost of the measurement whose std :meth:`sigmas` returned."""
+        from dpbounds.algorithms._grid import float_up
+
+        tm = round((sigma * 2.0**self.bits) ** 2)  # sigma^2 2^(2j) = t m, an integer
+        return float_up(self._units2 / (2 * tm))
+
+    def measure(self, value: Any, rho: Any, where: np.ndarray) -> Any:
+        """``value`` released on the grid for the trials ``where`` (others: ``value``)."""
+        from dpbounds.privacy.discrete import MAX_INDEX, _dgauss_pooled
+
+        v = np.array(to_numpy(value), dtype=np.float64, copy=True)
+        rows = np.flatnonzero(where)
+        k = np.rint(np.ldexp(v[rows], self.bits))
+        params = [self._params(float(r)) for r in np.asarray(rho, dtype=float)[rows]]
+        for tm in sorted(set(params)):
+            sel = np.array([p == tm for p in params])
+            owner = np.repeat(rows[sel], self.d)  # ascending: rows is sorted
+            self.pool.reserve(32 * self.d)
+            z = _dgauss_pooled(tm[0], tm[1], owner, self.pool, lambda i: self.pool.gens[i])
+            k[sel] += z.reshape(-1, self.d)
+        if np.any(np.abs(k) > MAX_INDEX):
+            raise ValueError(f"a gradient sum is too large for the grid 2^-{self.bits}")
+        v[rows] = np.ldexp(k, -self.bits)
+        return self.xp.asarray(v)
+
+    def noisy_max(self, scores: Any, where: np.ndarray) -> np.ndarray:
+        """Report noisy max on the rounded scores with discrete Laplace noise, for the trials
+        ``where`` (others: index 0, unused); ties go to the lowest index (``argmax``)."""
+        from dpbounds.privacy.discrete import _dlap_pooled
+
+        sc = np.asarray(to_numpy(scores), dtype=np.float64)
+        idx = np.zeros(sc.shape[0], dtype=np.int64)
+        rows = np.flatnonzero(where)
+        if rows.size:
+            k = np.rint(np.ldexp(sc[rows], self.nmax_bits))
+            owner = np.repeat(rows, sc.shape[1])
+            self.pool.reserve(16 * sc.shape[1])
+            z = _dlap_pooled(self._scale.numerator, self._scale.denominator, owner, self.pool)
+            idx[rows] = np.argmax(k + z.reshape(rows.size, -1), axis=1)
+        return idx
+
+
 def _sigma_for_charge(clip: float, rho: Any) -> np.ndarray:
     r"""Gaussian std whose zCDP cost :math:`C^2/(2\sigma^2)` is at most the charge ``rho``
     (Lemma 3.6, rounded up by 1e-12 relative so the recorded mechanism never costs more than
@@ -168,7 +271,7 @@ def dp_agd(objective: ObjectiveProtocol, *, epsilon: float, delta: float, splits
            rho_nmax: float | None = None, rho_ng: float | None = None,
            noisy_max_ledger: str = "zcdp", max_iterations: int = 100_000, trials: int = 1,
            seed: Any = None, x0: Any = None,
-           trace: str | None = "auto") -> SimulationResult:
+           trace: str | None = "auto", noise: str = "float") -> SimulationResult:
     r"""Run DP-AGD (Lee & Kifer Algorithm 2) on ``trials`` independent copies.
 
     Parameters
@@ -203,6 +306,16 @@ def dp_agd(objective: ObjectiveProtocol, *, epsilon: float, delta: float, splits
     trials, seed, x0, trace:
         As elsewhere; the trace has one column per released iterate, each trial's last value
         repeated after it stops.
+    noise:
+        ``"float"`` (float64 noise, for simulation) or ``"grid"`` (safe to release; needs
+        ``noisy_max_noise="laplace"``): every gradient measurement is released as
+        :math:`2^{-j}(\operatorname{round}(2^j g) + Z)` with an exact discrete Gaussian
+        :math:`Z` whose zCDP cost :math:`u^2/(2\sigma_u^2)`, :math:`u = 2^j C_{grad} + \sqrt d`
+        (Canonne, Kamath & Steinke 2020), is at most the charge the float run makes, and
+        NoisyMax adds exact discrete Laplace noise to the scores rounded to a grid
+        (:func:`grid_noisy_max`), pure :math:`u_{obj}/b`-DP with
+        :math:`u_{obj}/b \le \sqrt{2\rho_{nmax}}`. The budget logic is unchanged (each step
+        costs at most what is charged); the ledger records the grid mechanisms' own costs.
 
     Returns
     -------
@@ -235,6 +348,10 @@ def dp_agd(objective: ObjectiveProtocol, *, epsilon: float, delta: float, splits
     tau = check_int("tau", tau, maximum=MAX_STEPS)
     eta = check_positive("eta", eta)
     kind = check_choice("noisy_max_noise", noisy_max_noise, ("laplace", "exponential"))
+    noise_kind = check_noise(noise, xp)
+    if noise_kind == "grid" and kind != "laplace":
+        raise ValueError("noise='grid' needs noisy_max_noise='laplace' (the grid NoisyMax "
+                         "draws discrete Laplace noise)")
     nmax_entry = check_choice("noisy_max_ledger", noisy_max_ledger, ("zcdp", "pure"))
     max_iterations = check_steps(max_iterations, "max_iterations")
     trials = check_trials(trials)
@@ -255,7 +372,10 @@ def dp_agd(objective: ObjectiveProtocol, *, epsilon: float, delta: float, splits
     else:
         rho_total, r_nmax, r_ng0 = math.inf, math.inf, math.inf
 
-    _, noise = make_streams(seed, trials, xp)
+    _, stream = make_streams(seed, trials, xp)
+    grid = (_AgdGrid(stream, grad_clip, obj_clip, d, min(r_ng0, gamma * r_ng0),
+                     math.sqrt(2.0 * r_nmax), xp)
+            if noise_kind == "grid" and private else None)
     rec = TraceRecorder(f, trace)
     w = f.initial_state(trials, x0)
 
@@ -292,9 +412,13 @@ def dp_agd(objective: ObjectiveProtocol, *, epsilon: float, delta: float, splits
             mask = xp.asarray((need_grad & active)[:, None])
             g_raw = xp.where(mask, g_new, g_raw)
             if private:
-                sig = _sigma_for_charge(grad_clip, r_ng)
-                z = noise.normal((d,), xp.asarray(sig), where=need_grad & active)
-                est = xp.where(mask, g_new + z, est)
+                if grid is not None:
+                    sig = grid.sigmas(r_ng)
+                    est = xp.where(mask, grid.measure(g_new, r_ng, need_grad & active), est)
+                else:
+                    sig = _sigma_for_charge(grad_clip, r_ng)
+                    z = stream.normal((d,), xp.asarray(sig), where=need_grad & active)
+                    est = xp.where(mask, g_new + z, est)
                 for k in np.flatnonzero(need_grad & active):
                     remaining[k] -= r_ng[k]
                     charges[k].append(r_ng[k])
@@ -314,8 +438,9 @@ def dp_agd(objective: ObjectiveProtocol, *, epsilon: float, delta: float, splits
                                     include_regularizer=True)
         scores = -xp.reshape(scores, (trials, K + 1))
         if private:
-            idx = noisy_max(scores, obj_clip, math.sqrt(2.0 * r_nmax), noise, kind,
-                            where=active)
+            idx = (grid.noisy_max(scores, active) if grid is not None
+                   else noisy_max(scores, obj_clip, math.sqrt(2.0 * r_nmax), stream, kind,
+                                  where=active))
             remaining[active] -= r_nmax
             for k in np.flatnonzero(active):
                 charges[k].append(r_nmax)
@@ -349,10 +474,14 @@ def dp_agd(objective: ObjectiveProtocol, *, epsilon: float, delta: float, splits
             r_old = r_ng.copy()
             r_ng[fail] = (1.0 + gamma) * r_ng[fail]
             inc = np.where(fail, r_ng - r_old, 1.0)
-            sig2 = _sigma_for_charge(grad_clip, inc)
-            z2 = noise.normal((d,), xp.asarray(sig2), where=fail)
+            if grid is not None:  # the second measurement on the grid, then averaged
+                sig2 = grid.sigmas(inc)
+                second = grid.measure(g_raw, inc, fail)
+            else:
+                sig2 = _sigma_for_charge(grad_clip, inc)
+                second = g_raw + stream.normal((d,), xp.asarray(sig2), where=fail)
             avg = gradient_average(xp.asarray(np.where(fail, r_old, 1.0)),
-                                   xp.asarray(np.where(fail, r_ng, 1.0)), est, g_raw + z2)
+                                   xp.asarray(np.where(fail, r_ng, 1.0)), est, second)
             est = xp.where(xp.asarray(fail[:, None]), avg, est)
             for k in np.flatnonzero(fail):
                 remaining[k] -= inc[k]
@@ -378,7 +507,13 @@ def dp_agd(objective: ObjectiveProtocol, *, epsilon: float, delta: float, splits
     trial_ledgers = []
     for trial in range(trials):
         led = PrivacyLedger(ar)
-        if private:
+        if grid is not None:
+            for sig_k in sigmas[trial][:at_release[trial, 0]]:
+                led.record(ZcdpMechanism(grid.rho_of(sig_k), ar))
+            eps_nm = grid.nmax_epsilon
+            led.record(ZcdpMechanism(eps_nm**2 / 2.0, ar) if nmax_entry == "zcdp"
+                       else PureDpMechanism(eps_nm, ar), int(at_release[trial, 1]))
+        elif private:
             for sig_k in sigmas[trial][:at_release[trial, 0]]:
                 led.record(GaussianMechanism(sig_k, grad_clip, ar))
             led.record(ZcdpMechanism(r_nmax, ar) if nmax_entry == "zcdp"
@@ -401,6 +536,8 @@ def dp_agd(objective: ObjectiveProtocol, *, epsilon: float, delta: float, splits
                   released_gradient_sigmas=[sig[:a] for sig, a in zip(sigmas, at_release[:, 0])],
                   released_noisy_max_calls=at_release[:, 1],
                   noisy_max_calls=n_nmax, splits=splits, gamma=gamma, grad_clip=grad_clip,
-                  obj_clip=obj_clip, seed=seed)
+                  obj_clip=obj_clip, seed=seed, noise=noise_kind,
+                  **({"grid_bits": grid.bits, "noisy_max_grid_bits": grid.nmax_bits}
+                     if grid is not None else {}))
     return SimulationResult("dp_agd", w, tr, rec.kind or "none", privacy, params,
                             DP_AGD_SOURCE, backend_name(xp))

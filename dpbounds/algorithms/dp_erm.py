@@ -50,6 +50,7 @@ from dpbounds.algorithms._common import (
     make_streams,
     progress,
 )
+from dpbounds.algorithms._grid import check_noise, gaussian_grid
 from dpbounds.backend import backend_name, to_numpy
 from dpbounds.notation import notation_keywords
 from dpbounds.objectives._base import ObjectiveProtocol
@@ -246,7 +247,7 @@ def output_perturbation_source(rule: str = "derived") -> Source:
 def output_perturbation(objective: ObjectiveProtocol, *, epsilon: float, delta: float,
                         sensitivity_rule: str = "derived", mechanism: str = "analytic",
                         trials: int = 1, seed: Any = None,
-                        trace: str | None = "auto") -> SimulationResult:
+                        trace: str | None = "auto", noise: str = "float") -> SimulationResult:
     r"""Output perturbation (Kamath Lemma 1): :math:`\hat\theta=\arg\min F+N(0,\sigma^2I)`.
 
     ``mechanism="analytic"`` (Balle & Wang) or ``"classic"``
@@ -255,6 +256,13 @@ def output_perturbation(objective: ObjectiveProtocol, *, epsilon: float, delta: 
     The result's ``source`` follows ``sensitivity_rule``: DERIVED for ``"derived"``
     (:math:`2G/(n\mu)`, ours), VERBATIM for ``"lecture"`` (Lemma 1's printed
     :math:`2n/\lambda`); see :func:`output_perturbation_source`.
+
+    ``noise="grid"`` releases :math:`2^{-j}(\operatorname{round}(2^j\theta^*) + Z)` with
+    exact discrete Gaussian :math:`Z` (:mod:`dpbounds.algorithms._grid`; the float release's
+    last bits leak :math:`\theta^*`, Mironov 2012). It is accounted as what it is proved to
+    be: :math:`u^2/(2\sigma_u^2)`-zCDP, :math:`u = 2^j\Delta + \sqrt d` grid units (Canonne,
+    Kamath & Steinke 2020), converted by the tight RDP conversion (their Proposition 12), not
+    as a continuous Gaussian's PLD, so its :math:`\sigma` is larger than the float one's.
     """
     f = objective
     xp = f.xp
@@ -276,17 +284,33 @@ def output_perturbation(objective: ObjectiveProtocol, *, epsilon: float, delta: 
         ledger.record(GaussianMechanism(sigma, sens, ro))
     else:
         sigma = 0.0
-    privacy = RunPrivacy(ledger, epsilon, delta, "pld", sens,
-                         description=f"{mechanism} Gaussian mechanism ({sensitivity_rule})")
-    _, noise = make_streams(seed, trials, xp)
+    noise = check_noise(noise, xp)
+    _, stream = make_streams(seed, trials, xp)
+    grid = None
+    if noise == "grid" and sigma > 0:
+        grid, entry, sigma = gaussian_grid(stream, sens, sigma, f.d, 1, epsilon, delta, ro, xp,
+                                           conversion="tight")
+        ledger = PrivacyLedger(ro)
+        ledger.record(entry)
+        privacy = RunPrivacy(ledger, epsilon, delta, "zcdp", sens, {"conversion": "tight"},
+                             description="discrete Gaussian on a grid (zCDP, tight conversion)"
+                                         f" ({sensitivity_rule})")
+    else:
+        privacy = RunPrivacy(ledger, epsilon, delta, "pld", sens,
+                             description=f"{mechanism} Gaussian mechanism ({sensitivity_rule})")
     theta = f.initial_state(trials, f.optimum.x)
-    if sigma > 0:
-        theta = theta + noise.normal((f.d,), sigma)
+    if grid is not None:
+        theta = grid.release(0, theta)
+    elif sigma > 0:
+        theta = theta + stream.normal((f.d,), sigma)
     rec = TraceRecorder(f, trace)
     rec.record(theta)
+    params: dict[str, Any] = dict(sigma=sigma, sensitivity=sens, rule=sensitivity_rule,
+                                  noise=noise)
+    if grid is not None:
+        params.update(grid_bits=grid.grid_bits)
     return SimulationResult("output_perturbation", theta, rec.result(trials),
-                            rec.kind or "none", privacy,
-                            dict(sigma=sigma, sensitivity=sens, rule=sensitivity_rule),
+                            rec.kind or "none", privacy, params,
                             output_perturbation_source(sensitivity_rule), backend_name(xp))
 
 

@@ -269,10 +269,10 @@ def _noisy_sgd(
     n_rate = public_normaliser(public_n, n, relation)  # the n of the sampling rate B/n
     batch_size = check_batch_size(batch_size, n_rate)
     noise_kind = check_noise(noise_option, objective.xp)
-    if noise_kind == "grid" and (not fixed or accountant != "rdp"):
-        raise ValueError("noise='grid' needs sampling='without_replacement' and accountant="
-                         "'rdp' (the discrete Gaussian's amplification by Poisson sampling is "
-                         "not implemented)")
+    if noise_kind == "grid" and accountant != "rdp":
+        raise ValueError("noise='grid' needs accountant='rdp' (the discrete Gaussian's "
+                         "subsampling is accounted by RDP amplification bounds for any "
+                         "mechanism; no PLD of it is implemented)")
     x = objective.initial_state(trials, x0)  # validates x0 before the (slow) calibration
     noise = noisy_sgd_noise(epsilon, delta, n=n_rate, batch_size=batch_size, steps=steps,
                             contribution_bound=contribution_bound, sampling=sampling,
@@ -288,10 +288,11 @@ def _noisy_sgd(
     check_noise_step(std_mean, step_size, epsilon)
     grid, mechanisms = None, noise.mechanisms
     if noise_kind == "grid" and std_mean > 0:
-        # the released mean moves by 2C/B (replace-one); recalibrated for the grid mechanism
+        # the released mean moves by 2C/B (replace-one) or C/B (add/remove, Poisson: the sum
+        # over the public expected batch B); recalibrated for the grid mechanism
         grid, entry, std_mean = gaussian_grid(
             noise_rng, noise.sensitivity[0] / batch_size, std_mean, d, steps, epsilon, delta,
-            Neighbouring.REPLACE_ONE, xp, sampling_rate=float(batch_size / n_rate))
+            relation, xp, sampling_rate=float(batch_size / n_rate), sampling=sampling)
         mechanisms = ((entry, steps),)
     q = float(batch_size / n_rate if noise.sampling_rate is None else noise.sampling_rate)
     trace_steps = [0]

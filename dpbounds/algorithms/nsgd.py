@@ -74,6 +74,7 @@ def dp_nsgd(
     trace: str | None = "auto",
     trace_every: int = 1,
     public_n: int | None = None,
+    noise: str = "float",
     transcript: Transcript | None = None,
 ) -> SimulationResult:
     r"""DP-NSGD with per-sample normalisation :math:`g/(\lVert g\rVert+r)` (Yang et al.).
@@ -87,6 +88,13 @@ def dp_nsgd(
     public_n:
         Required with ``sampling="poisson"`` (add/remove): the public dataset size of the
         sampling rate, as in :func:`~dpbounds.algorithms.dp_sgd.dp_sgd`.
+    noise:
+        ``"float"`` (float64 noise, for simulation; the released floats' last bits leak) or
+        ``"grid"`` (safe to release), as in :func:`~dpbounds.algorithms.dp_sgd.dp_sgd`: the
+        noisy mean of the normalised gradients (replace-one sensitivity :math:`2/B`) is
+        released on a grid with exact discrete Gaussian noise (Canonne, Kamath & Steinke
+        2020), accounted as a :class:`~dpbounds.privacy.SubsampledZcdpMechanism` per step
+        (Wang, Balle & Kasiviswanathan 2019, Theorem 9).
     transcript:
         ``None`` or a fresh :class:`~dpbounds.algorithms._transcript.Transcript`, as in
         :func:`~dpbounds.algorithms.dp_sgd.dp_sgd`.
@@ -104,5 +112,5 @@ def dp_nsgd(
         epsilon=epsilon, delta=delta, steps=steps, batch_size=batch_size,
         step_size=step_size, trials=trials, seed=seed, x0=x0, sampling=sampling,
         accountant=accountant, trace=trace, trace_every=trace_every, name="dp_nsgd",
-        source=DP_NSGD_SOURCE, public_n=public_n, transcript=transcript,
+        source=DP_NSGD_SOURCE, public_n=public_n, noise_option=noise, transcript=transcript,
     )

@@ -168,6 +168,8 @@ class LiveNode:
     end: int
     node_sum: Any
     noise: Any
+    #: the released (noisy) node value: ``node_sum + noise``, or a grid release of node_sum
+    noisy: Any = None
 
 
 class TreeAggregator:
@@ -219,8 +221,9 @@ class TreeAggregator:
         self._log_decay = _log1m(self.alpha)
         self._decay = 1.0 - self.alpha
         self.t = 0
-        # slot j: (start, end, exact node sum, node noise) of the live node of length 2^j
-        self._slots: list[tuple[int, int, Any, Any] | None] = []
+        # slot j: (start, end, exact node sum, node noise, released node value) of the live
+        # node of length 2^j; the release is computed from the released values only
+        self._slots: list[tuple[int, int, Any, Any, Any] | None] = []
         self._release = self.xp.zeros(self.shape, dtype=self.dtype)
 
     # -- state ---------------------------------------------------------------------------
@@ -247,7 +250,8 @@ class TreeAggregator:
         return out
 
     # -- update --------------------------------------------------------------------------
-    def step(self, value: Any, node_noise: Any = None) -> Any:
+    def step(self, value: Any, node_noise: Any = None,
+             node_release: Callable[[Any], Any] | None = None) -> Any:
         r"""Add :math:`v_t` and return :math:`\hat m_t`.
 
         Parameters
@@ -257,6 +261,11 @@ class TreeAggregator:
         node_noise:
             The Gaussian :math:`\zeta` of the node formed now (:meth:`next_node`), already
             scaled by its standard deviation; ``None`` for no noise.
+        node_release:
+            Instead of ``node_noise``: a function of the exact node sum returning its released
+            value (a grid release, :mod:`dpbounds.algorithms._grid`); the release
+            :math:`\hat m_t` is then computed from the released values alone (adding the
+            difference as a float noise would let the sum's rounding into it).
         """
         if tuple(value.shape) != self.shape:
             raise ValueError(f"value must have shape {self.shape}, got {tuple(value.shape)}")
@@ -268,21 +277,26 @@ class TreeAggregator:
         k = _trailing_zeros(t)
         node_sum = self.input_weight * value
         removed = None  # merged nodes' current contribution to the release
+        if node_noise is not None and node_release is not None:
+            raise ValueError("pass node_noise or node_release, not both")
         for j in range(k):
-            start, end, s, z = self._slots[j]  # type: ignore[misc]
+            start, end, s, z, released = self._slots[j]  # type: ignore[misc]
             w = _decay_pow(self._log_decay, t - end)  # = (1-alpha)^(2^j)
             node_sum = node_sum + w * s
-            contrib = w * (s + z) if z is not None else w * s
+            contrib = w * released
             removed = contrib if removed is None else removed + contrib
             self._slots[j] = None
         if len(self._slots) <= k:
             self._slots.extend([None] * (k + 1 - len(self._slots)))
-        self._slots[k] = (t - (1 << k) + 1, t, node_sum, node_noise)
+        if node_release is not None:
+            new = node_release(node_sum)
+        else:
+            new = node_sum if node_noise is None else node_sum + node_noise
+        self._slots[k] = (t - (1 << k) + 1, t, node_sum, node_noise, new)
         self.t = t
         if t % self.resync_every == 0:
             self._release = self._recompute()
         else:
-            new = node_sum if node_noise is None else node_sum + node_noise
             rel = self._decay * self._release + new
             if removed is not None:
                 rel = rel - removed
@@ -292,8 +306,7 @@ class TreeAggregator:
     def _recompute(self) -> Any:
         out = self.xp.zeros(self.shape, dtype=self.dtype)
         for node in self.live_nodes():
-            val = node.node_sum if node.noise is None else node.node_sum + node.noise
-            out = out + _decay_pow(self._log_decay, self.t - node.end) * val
+            out = out + _decay_pow(self._log_decay, self.t - node.end) * node.noisy
         return out
 
 
@@ -305,8 +318,9 @@ class ComposeAndSumAggregator(TreeAggregator):
     direct implementation; it exists for the benchmark and as a second oracle.
     """
 
-    def step(self, value: Any, node_noise: Any = None) -> Any:  # noqa: D102
-        super().step(value, node_noise)
+    def step(self, value: Any, node_noise: Any = None,  # noqa: D102
+             node_release: Callable[[Any], Any] | None = None) -> Any:
+        super().step(value, node_noise, node_release)
         self._release = self._recompute()
         return self._release
 

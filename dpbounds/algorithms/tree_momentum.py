@@ -88,7 +88,8 @@ True
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -108,6 +109,7 @@ from dpbounds.algorithms._common import (
     check_trials,
     progress,
 )
+from dpbounds.algorithms._grid import check_noise, gaussian_grid, gaussian_tree_grid
 from dpbounds.algorithms._transcript import Transcript, tree_node_weights
 from dpbounds.algorithms.tree_aggregation import (
     ComposeAndSumAggregator,
@@ -590,6 +592,7 @@ def tree_momentum_nsgd(
     trace_every: int = 1,
     release: str = "online",
     transcript: Transcript | None = None,
+    noise: str = "float",
 ) -> TreeMomentumResult:
     r"""Tran & Cutkosky Algorithm 1: DP normalized SGD with tree-aggregated momentum.
 
@@ -638,6 +641,17 @@ def tree_momentum_nsgd(
         ``None`` or a fresh :class:`~dpbounds.algorithms._transcript.Transcript` to fill with
         the batches, the contribution norms and one release per formed node (the NumPy path
         runs: the compiled loop records nothing).
+    noise:
+        ``"float"`` (float64 node noise, for simulation: the released floats' last bits leak
+        the node sums) or ``"grid"`` (safe to release: each formed node is released as
+        :math:`2^{-j}(\operatorname{round}(2^j s_{[a,b]}) + Z)` with exact discrete Gaussian
+        :math:`Z`, :mod:`dpbounds.algorithms._grid`, and the momentum is computed from the
+        released nodes alone; the NumPy loop). Accounted as :math:`K` discrete Gaussian
+        releases of L2 sensitivity :math:`u = 2^j\Delta + \sqrt d` grid units, one
+        :class:`~dpbounds.privacy.ZcdpMechanism` of :math:`u^2/(2\sigma_u^2)` per node
+        (Canonne, Kamath & Steinke 2020; a node without the record has the same rounded sum
+        on both data sets, so Thm 10's count argument carries over), calibrated to the
+        same target.
 
     Returns
     -------
@@ -647,6 +661,7 @@ def tree_momentum_nsgd(
         (:math:`\sigma`, :math:`\Delta`, :math:`K`, ...), ``gradient_evaluations``.
     """
     key, _ = _ledger_relation(neighbouring)
+    noise = check_noise(noise, objective.xp)
     release = check_choice("release", release, ("online", "compose"))
     epochs, step_size, batch_size, trials, steps, alpha = _check_common(
         objective, epochs, step_size, batch_size, trials, momentum_weight)
@@ -668,9 +683,19 @@ def tree_momentum_nsgd(
     m_exact = xp.zeros_like(x)   # noise-free momentum, only for the diagnostics
     rec = _Recorder(objective, trace, trace_every)
     output = _UniformOutput(output_rng, n_steps, x)
+    grid = None
+    if noise == "grid" and sigma > 0:
+        k_nodes = priv.node_count[0]
+        grid, entry, sigma = gaussian_grid(noise_rng, priv.sensitivity[0], sigma, d, k_nodes,
+                                           epsilon, delta, Neighbouring.REPLACE_ONE, xp,
+                                           stream_steps=n_steps)
+        priv = replace(priv, noise_std=(sigma,), mechanisms=((entry, k_nodes),),
+                       epsilon_spent=PrivacyLedger(priv.neighbouring, ((entry, k_nodes),))
+                       .epsilon(delta, "zcdp", conversion="standard"),
+                       rho=k_nodes * entry.rho)
     kern = (_tree_kernel(objective, x, tree, output)
-            if release == "online" and (transcript is None or not transcript.queries)
-            else None)
+            if release == "online" and grid is None
+            and (transcript is None or not transcript.queries) else None)
     if transcript is not None:
         transcript.begin("tree_momentum_nsgd", trials=trials, steps=n_steps, n=objective.n,
                          batch_size=batch_size, sampling="shuffle", sampling_rate=1.0,
@@ -687,7 +712,8 @@ def tree_momentum_nsgd(
                                                                       batch_size))
         for a, b in _kernels.chunks(t, t + steps, block, rec.every, 1):
             # the block's node noises: the bits of one draw per step (any block length)
-            zetas = noise_rng.normal_steps(b - a, (d,), scale=sigma) if sigma > 0 else None
+            zetas = (noise_rng.normal_steps(b - a, (d,), scale=sigma)
+                     if sigma > 0 and grid is None else None)
             if kern is not None:
                 kern.run(perm[:, None, :], a - t, steps, batch_size, zetas, a, b - a,
                          clip=clip, eta=step_size, transcript=transcript)
@@ -710,7 +736,11 @@ def tree_momentum_nsgd(
                     g = xp.mean(clipped, axis=1)
                 zeta = None if zetas is None else zetas[:, s, :]
                 m_reg = (1.0 - alpha) * m_reg + alpha * objective.regularizer_grad(x)
-                m_hat = tree.step(g, zeta) + m_reg
+                if grid is not None:
+                    m_hat = tree.step(g, node_release=partial(grid.release, u - 1))
+                else:
+                    m_hat = tree.step(g, zeta)
+                m_hat = m_hat + m_reg
                 if rec.every:
                     m_exact = (1.0 - alpha) * m_exact + alpha * g
                     if rec.due(u - 1):
@@ -734,7 +764,8 @@ def tree_momentum_nsgd(
                     steps_per_epoch=steps, trials=trials,
                     sigma=sigma, node_sensitivity=priv.sensitivity[0],
                     node_count=priv.node_count[0], node_count_method=node_count_method,
-                    release=release, trace_steps=list(rec.steps)),
+                    release=release, trace_steps=list(rec.steps), noise=noise,
+                    **({"grid_bits": grid.grid_bits} if grid is not None else {})),
         source=ALGORITHM_1_SOURCE, backend=backend_name(xp), x_output=output.out,
         diagnostics=diag, gradient_evaluations=n_steps * batch_size,
     )
@@ -767,6 +798,7 @@ def sensitivity_reduced_nsgd(
     trace_every: int = 1,
     release: str = "online",
     transcript: Transcript | None = None,
+    noise: str = "float",
 ) -> TreeMomentumResult:
     r"""Tran & Cutkosky Algorithm 2 (sensitivity-reduced NSGD), as RECONSTRUCTED here.
 
@@ -787,6 +819,11 @@ def sensitivity_reduced_nsgd(
         losses, else ``objective.smoothness``.
     noise_split:
         Share of the zCDP budget spent on the first-epoch nodes (noise :math:`\sigma_1`).
+    noise:
+        ``"float"`` or ``"grid"`` as in :func:`tree_momentum_nsgd`: every formed node is
+        released on one grid with exact discrete Gaussian noise (:math:`\sigma_1` or
+        :math:`\sigma_2` by its group, both scaled by one factor calibrated on the grid
+        mechanisms: :func:`~dpbounds.algorithms._grid.gaussian_tree_grid`), the NumPy loop.
 
     Notes
     -----
@@ -798,6 +835,7 @@ def sensitivity_reduced_nsgd(
     ``node_sensitivity_1``, ``node_sensitivity_2``, ``node_count_1``, ``node_count_2``.
     """
     key, _ = _ledger_relation(neighbouring)
+    noise = check_noise(noise, objective.xp)
     release = check_choice("release", release, ("online", "compose"))
     epochs, step_size, batch_size, trials, steps, alpha = _check_common(
         objective, epochs, step_size, batch_size, trials, momentum_weight)
@@ -830,9 +868,21 @@ def sensitivity_reduced_nsgd(
     output = _UniformOutput(output_rng, n_steps, x)
     # one gradient per sample in the first epoch, two afterwards
     grad_evals = batch_size * (n_steps + max(0, n_steps - steps))
+    grid = None
+    if noise == "grid" and (sigma_1 > 0 or sigma_2 > 0):
+        ts = np.arange(1, n_steps + 1)
+        first = (ts - (ts & -ts) + 1 <= steps).tolist()  # the node formed at t starts early
+        groups = tuple(zip(priv.sensitivity, priv.noise_std, priv.node_count))
+        grid, entries, (sigma_1, sigma_2) = gaussian_tree_grid(
+            noise_rng, groups, [0 if f else 1 for f in first], d, epsilon, delta,
+            Neighbouring.REPLACE_ONE, xp)
+        priv = replace(priv, noise_std=(sigma_1, sigma_2), mechanisms=entries,
+                       epsilon_spent=PrivacyLedger(priv.neighbouring, entries)
+                       .epsilon(delta, "zcdp", conversion="standard"),
+                       rho=sum(k * m.rho for m, k in entries))
     kern = (_tree_kernel(objective, x, tree, output, lag=steps)
-            if release == "online" and (transcript is None or not transcript.queries)
-            else None)
+            if release == "online" and grid is None
+            and (transcript is None or not transcript.queries) else None)
     if transcript is not None:
         transcript.begin("sensitivity_reduced_nsgd", trials=trials, steps=n_steps,
                          n=objective.n, batch_size=batch_size, sampling="shuffle_once",
@@ -848,7 +898,7 @@ def sensitivity_reduced_nsgd(
     chunks = _kernels.chunks(0, n_steps, _kernels.block_steps(d), rec.every, 1)
     for a, b in progress(list(chunks), desc="sensitivity-reduced NSGD"):
         zetas = None
-        if sigma_1 > 0 or sigma_2 > 0:
+        if (sigma_1 > 0 or sigma_2 > 0) and grid is None:
             # node noise by the node formed at t (node_formed_at: [t - 2^nu2(t) + 1, t]):
             # sigma_1 if it starts in the first epoch
             ts = np.arange(a + 1, b + 1)
@@ -878,7 +928,10 @@ def sensitivity_reduced_nsgd(
                 if transcript.queries:
                     transcript.query(t - 1, xp.sum(mixed, axis=1))
             zeta = None if zetas is None else zetas[:, s, :]
-            p_hat = tree.step(p, zeta)
+            if grid is not None:
+                p_hat = tree.step(p, node_release=partial(grid.release, t - 1))
+            else:
+                p_hat = tree.step(p, zeta)
             m_data = p_hat if t <= steps else p_hat + (1.0 - gamma) * past_m[i]
             past_m[i] = m_data
             past_x[i] = x
@@ -909,7 +962,8 @@ def sensitivity_reduced_nsgd(
                     node_sensitivity_2=priv.sensitivity[1],
                     node_count_1=priv.node_count[0], node_count_2=priv.node_count[1],
                     noise_split=priv.noise_split,
-                    trace_steps=list(rec.steps)),
+                    trace_steps=list(rec.steps), noise=noise,
+                    **({"grid_bits": grid.grid_bits} if grid is not None else {})),
         source=ALGORITHM_2_SOURCE, backend=backend_name(xp), x_output=output.out,
         diagnostics=diag, gradient_evaluations=grad_evals,
     )

@@ -760,7 +760,13 @@ LOW_BITS_STEPS = 2
 
 
 def _raw_floats(spec: AuditSpec, setting: Setting) -> Setting:
-    if setting.tap is not None or not hasattr(setting.pair[0], "tapped"):
+    if setting.tap is not None:
+        # a white-box tap records the internal releases as the run holds them (float64
+        # copies, bits intact: the tree's noisy nodes), so its own features are raw
+        return replace(setting, scorers=("low-bits",),
+                       statistic=f"{setting.statistic}, raw (sign, exponent, last mantissa "
+                       "bits)")
+    if not hasattr(setting.pair[0], "tapped"):
         raise ValueError(f"low_bits needs an audit that records the released iterates; "
                          f"{spec.name} does not")
     kwargs, steps = dict(setting.kwargs), ""

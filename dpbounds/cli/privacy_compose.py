@@ -21,7 +21,7 @@ from typing import Any
 
 from dpbounds.cli import add_quantity, strict_json
 
-__all__ = ["register_compose", "run_compose"]
+__all__ = ["draw_curves", "plot_curves", "plot_fpr", "register_compose", "run_compose"]
 
 _EVENT_HELP = (
     "KIND:key=value,... with KIND gaussian (z or sigma[,sens][,q[,sampling=wor]]), laplace "
@@ -84,6 +84,10 @@ def register_compose(privacy_parser: argparse.ArgumentParser) -> None:
                         "only starts the search) to the smallest that keeps the best attack's "
                         "TPR at FPR at most TPR (pessimistic PLD, whole composition), then "
                         "report at that noise")
+    p.add_argument("--plot", default=None, metavar="FILE",
+                   help="with --curve: also write the curve to FILE (png, pdf, svg, ...): "
+                        "the trade-off (TPR against FPR, bracketed, with the GDP curve; drawn "
+                        "on a dense FPR grid) or delta(eps) per accountant")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run_compose)
 
@@ -104,6 +108,17 @@ def _risk_target(text: str | None) -> tuple[float, float] | None:
 
 #: FPRs of ``--curve tradeoff``.
 DEFAULT_FPR = (1e-5, 1e-4, 1e-3, 0.01, 0.05, 0.1, 0.2, 0.5)
+#: Points per decade of the FPR grid a ``--plot`` of the trade-off is drawn on (1e-5 to 1).
+PLOT_FPR_PER_DECADE = 24
+
+
+def plot_fpr(table: list[float]) -> list[float]:
+    """The FPR grid of a trade-off plot: the table's rates and a log-spaced grid from 1e-5
+    to 1 (plus 0), sorted and deduplicated."""
+    import numpy as np
+
+    dense = np.logspace(-5.0, 0.0, 5 * PLOT_FPR_PER_DECADE + 1)
+    return sorted({0.0, *map(float, dense), *table})
 
 
 def _tradeoff(text: str | None) -> list[float] | None:
@@ -193,6 +208,17 @@ def run_compose(args: argparse.Namespace) -> int:
     risk = _risk_target(args.risk_target)
     if args.time_budget is not None and not args.time_budget > 0:
         raise ValueError(f"time_budget must be > 0 seconds, got {args.time_budget!r}")
+    plot = getattr(args, "plot", None)
+    if plot is not None:
+        from dpbounds.cli._paths import check_figure_path
+
+        if curve is None and fpr is None:
+            raise ValueError("--plot needs --curve (EPS,... or tradeoff[:FPR,...]): it draws "
+                             "that curve")
+        check_figure_path(plot)
+    table_fpr = fpr
+    if plot is not None and fpr is not None:
+        fpr = plot_fpr(fpr)  # the plot's dense grid; the table prints its own rows
     dp_events = [ev for path in args.from_dp_event for ev in _read_events(path)]
     histories = [_read_json(path, "--from-opacus") for path in args.from_opacus]
     with progress_bar(not getattr(args, "quiet", False),
@@ -211,6 +237,12 @@ def run_compose(args: argparse.Namespace) -> int:
                              risk_target=risk)
     for text in out["flags"]:
         print(f"dpbounds: warning: {text}", file=sys.stderr)
+    if plot is not None:
+        plot_curves(out, plot)
+    if table_fpr is not None and fpr is not None and table_fpr != fpr \
+            and "fpr" in out.get("tradeoff", {}):
+        grid = fpr
+        out["tradeoff"] = _rows(out["tradeoff"], [grid.index(a) for a in table_fpr])
     if args.json:
         print(strict_json(out, indent=2))
         return 0
@@ -269,3 +301,78 @@ def _print_tradeoff(t: dict[str, Any]) -> None:
           f">= {g['min_fpr']:g}); regret {g['regret']:.3g} TPR at FPR {g['regret_fpr']:.3g}")
     print("tpr pess.: no attack does better (pessimistic PLD, the worse direction); tpr opt.: "
           "the exact curve is at least this.")
+
+
+def _rows(t: dict[str, Any], keep: list[int]) -> dict[str, Any]:
+    """The trade-off entry at the rows ``keep`` (the table's FPRs out of the plot's grid)."""
+    out: dict[str, Any] = {}
+    for key, value in t.items():
+        if isinstance(value, dict) and key != "gdp":
+            out[key] = _rows(value, keep)
+        elif key != "gdp" and hasattr(value, "__len__") and not isinstance(value, str):
+            out[key] = [value[i] for i in keep]
+        else:
+            out[key] = value
+    return out
+
+
+def draw_curves(out: dict[str, Any], ax: Any) -> None:
+    """Draw the curve of a :func:`~dpbounds.privacy.composition.compose_events` result on
+    the matplotlib axes ``ax``: the trade-off (TPR against FPR: pessimistic, optimistic, the
+    GDP curve of its mu and the no-privacy-loss diagonal) if it has one, else delta(eps) per
+    accountant (the PLD's optimistic twin dashed). Plots exactly the result's numbers."""
+    import numpy as np
+    from scipy import stats
+
+    t = out.get("tradeoff")
+    if t is not None and "fpr" in t:
+        a = np.asarray(t["fpr"], dtype=float)
+        ax.plot(a, t["pessimistic"], color="C3", label="TPR, pessimistic (no attack does "
+                                                       "better)")
+        ax.plot(a, t["optimistic"], color="C0", ls="--", label="TPR, optimistic (the exact "
+                                                               "curve is at least this)")
+        mu = t["gdp"]["mu"]
+        with np.errstate(divide="ignore"):
+            ax.plot(a, stats.norm.cdf(stats.norm.ppf(a) + mu), color="grey", ls=":",
+                    label=f"GDP mu = {mu:.4g}")
+        ax.plot([0.0, 1.0], [0.0, 1.0], color="k", lw=0.6, label="no information")
+        ax.set_xscale("symlog", linthresh=1e-5)
+        ax.set_xlim(0.0, 1.0)
+        ax.set_ylim(0.0, 1.02)
+        ax.set_xlabel("false-positive rate")
+        ax.set_ylabel("true-positive rate of the best attack")
+        ax.set_title(f"trade-off of the composition ({out['neighbouring']})", fontsize=9)
+    else:
+        rows = [r for r in out["results"] if "curve" in r]
+        if not rows:
+            raise ValueError("--plot: no accountant gave a delta(eps) curve to draw")
+        eps = np.asarray(out["curve_epsilons"], dtype=float)
+        for i, r in enumerate(rows):
+            ax.plot(eps, r["curve"], marker="o", ms=3, color=f"C{i}",
+                    label=f"{r['accountant']}" + (" (pessimistic)" if "curve_optimistic" in r
+                                                  else ""))
+            if "curve_optimistic" in r:
+                ax.plot(eps, r["curve_optimistic"], ls="--", color=f"C{i}",
+                        label=f"{r['accountant']} (optimistic)")
+        ax.set_yscale("log")
+        ax.set_xlabel("epsilon")
+        ax.set_ylabel("delta(epsilon)")
+        ax.set_title(f"delta(eps) of the composition ({out['neighbouring']})", fontsize=9)
+    ax.legend(fontsize=7)
+
+
+def plot_curves(out: dict[str, Any], path: str) -> None:
+    """Write :func:`draw_curves`'s figure to ``path`` (matplotlib, at the edge only)."""
+    import matplotlib
+
+    if "matplotlib.pyplot" not in sys.modules:
+        matplotlib.use("Agg")  # a file is written; no window from the command line
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    try:
+        draw_curves(out, ax)
+        fig.tight_layout()
+        fig.savefig(path, dpi=150)
+    finally:
+        plt.close(fig)

@@ -485,22 +485,33 @@ class ZcdpMechanism(Mechanism):
 @dataclass(frozen=True)
 class SubsampledZcdpMechanism(Mechanism):
     r"""Any :math:`\rho`-zCDP mechanism (e.g. the discrete Gaussian of a grid release) run on
-    a without-replacement subsample of rate ``sampling_rate``, under replace-one. Only the RDP
-    accountant reads it (Wang, Balle & Kasiviswanathan 2019, Theorem 9: amplification for any
-    mechanism of known RDP); a continuous Gaussian's sharper subsampling bounds do not apply."""
+    a subsample of rate ``sampling_rate``. Only the RDP accountant reads it; a continuous
+    Gaussian's sharper subsampling bounds do not apply.
+
+    ``sampling="without_replacement"`` (the default; replace-one): Wang, Balle &
+    Kasiviswanathan 2019, Theorem 9 (amplification for any mechanism of known RDP).
+    ``sampling="poisson"`` (add/remove): Zhu & Wang 2019, Theorem 6 (the general Poisson
+    bound, :func:`~dpbounds.privacy.rdp.poisson_zcdp_rdp`). ``neighbouring`` defaults to the
+    sampling's natural relation and must be it."""
 
     rho: float
     sampling_rate: float
-    neighbouring: Neighbouring = Neighbouring.REPLACE_ONE
+    # None (the default) becomes the sampling's natural relation in __post_init__
+    neighbouring: Neighbouring | None = None  # type: ignore[assignment]
+    sampling: Sampling = Sampling.WITHOUT_REPLACEMENT
 
     def __post_init__(self) -> None:
         _set(self, "rho", check_positive("rho", self.rho))
         _set(self, "sampling_rate", check_closed_interval("sampling_rate", self.sampling_rate,
                                                           0.0, 1.0))
-        _set(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
-        if self.neighbouring is not Neighbouring.REPLACE_ONE:
-            raise ValueError("neighbouring must be 'replace_one' for SubsampledZcdpMechanism "
-                             "(sampling without replacement is analysed under replace-one)")
+        _set(self, "sampling", Sampling.coerce(self.sampling))
+        natural = self.sampling.natural_neighbouring
+        nb = natural if self.neighbouring is None else self.neighbouring
+        _set(self, "neighbouring", Neighbouring.coerce(nb))
+        if self.neighbouring is not natural:
+            raise ValueError(f"neighbouring must be {natural.value!r} for "
+                             f"SubsampledZcdpMechanism with sampling={self.sampling.value!r} "
+                             f"(its amplification theorem is stated for {natural.value})")
 
 
 _MECHANISMS.update({cls.__name__: cls for cls in (

@@ -42,6 +42,8 @@ class Setting:
     scorers: tuple[str, ...] | None = None
     #: White-box tap: a factory of a context manager that yields a list the run fills with
     #: internal releases; when set, ``features`` receives that list instead of the queries.
+    #: The list holds the releases as the run computed them (float64 copies, bits intact):
+    #: a low-bits audit reads them raw.
     tap: Callable[[], Any] | None = None
 
 

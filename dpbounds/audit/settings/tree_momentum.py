@@ -50,11 +50,11 @@ def _tree_node_tap() -> Any:
     releases: list[np.ndarray] = []
 
     def make(original: Any) -> Any:
-        def step(self: Any, value: Any, node_noise: Any = None) -> Any:
-            out = original(self, value, node_noise)
-            # the node formed at step t sits in slot trailing_zeros(t)
-            _, _, node_sum, noise = self._slots[(self.t & -self.t).bit_length() - 1]
-            node = node_sum if noise is None else node_sum + noise
+        def step(self: Any, value: Any, node_noise: Any = None,
+                 node_release: Any = None) -> Any:
+            out = original(self, value, node_noise, node_release)
+            # the node formed at step t sits in slot trailing_zeros(t); its released value
+            node = self._slots[(self.t & -self.t).bit_length() - 1][4]
             releases.append(np.array(to_numpy(node)[:, 0], dtype=float, copy=True))
             return out
         return step

@@ -31,6 +31,7 @@ from dpbounds.privacy.rdp import (
     DEFAULT_ORDERS,
     EXTENDED_ORDERS,
     poisson_subsampled_gaussian_rdp,
+    poisson_zcdp_rdp,
     rdp_to_dp,
     without_replacement_gaussian_rdp,
     without_replacement_zcdp_rdp,
@@ -138,9 +139,12 @@ class RdpAccountant(Accountant):
                 return np.asarray(poisson_subsampled_gaussian_rdp(mechanism.sampling_rate, z, o))
             return np.asarray(without_replacement_gaussian_rdp(mechanism.sampling_rate, z, o))
         if isinstance(mechanism, SubsampledZcdpMechanism):
-            if nb is not Neighbouring.REPLACE_ONE:
-                raise self._unsupported(mechanism, "sampling without replacement is analysed "
-                                                   "under replace_one")
+            natural = mechanism.sampling.natural_neighbouring
+            if nb is not natural:
+                raise self._unsupported(
+                    mechanism, f"{mechanism.sampling.value} sampling is analysed under {natural}")
+            if mechanism.sampling is Sampling.POISSON:
+                return np.asarray(poisson_zcdp_rdp(mechanism.sampling_rate, mechanism.rho, o))
             return np.asarray(without_replacement_zcdp_rdp(mechanism.sampling_rate,
                                                            mechanism.rho, o))
         if isinstance(mechanism, (SubsampledLaplaceMechanism, PureDpMechanism)):
