@@ -74,15 +74,41 @@ _CLAMP = -708.0  # exp(-708) is still a normal number
 _R0, _R1 = 24.0 / 17.0, 8.0 / 17.0  # linear start of Newton's 1/u on [1, 2] (error <= 1/17)
 
 
-def enabled() -> bool:
-    """Whether the compiled pass is used: numba is installed and ``DPBOUNDS_KERNELS`` is not
-    ``numpy`` (set it to compare with, or fall back to, the NumPy pass)."""
+#: Largest feature count at which ``DPBOUNDS_KERNELS=auto`` takes the compiled full-data pass
+#: (above it, the NumPy/BLAS pass). Measured by ``bench/bench_compiled_vs_blas.py`` (results in
+#: ``bench/bench_compiled_vs_blas.md``, AMD EPYC family 26, AVX-512): up to d = 4096 the compiled
+#: pass is 1.5-4.3x faster at every batch of 1, 4 and 16 trials; above it the winner depends on
+#: the number of trials (at d = 16384-262144 the compiled pass wins by 1.2-2x at 1-4 trials and
+#: loses by 1.2-2.4x at 16, where each group of 4 trials re-reads a block of the data that no
+#: longer fits in the cache, while BLAS reads it once per 8 rows). The rule depends on ``d``
+#: only, never on the number of trials (the passes differ in the last bits, and trial ``k`` must
+#: not depend on the trials beside it), so it takes the side that never loses; above it the
+#: pass also needs no ``(d, n)`` copy of the data (one copy at large d: memory ~1x the data).
+COMPILED_MAX_D = 4096
+
+
+def _choice() -> str:
     choice = os.environ.get("DPBOUNDS_KERNELS", "auto").strip().lower()
     if choice not in ("auto", "numba", "numpy"):
         raise ValueError(f"DPBOUNDS_KERNELS must be 'auto', 'numba' or 'numpy', got {choice!r}")
     if choice == "numba" and not AVAILABLE:
         raise ValueError("DPBOUNDS_KERNELS=numba needs numba: pip install 'dpbounds[fast]'")
-    return AVAILABLE and choice != "numpy"
+    return choice
+
+
+def enabled() -> bool:
+    """Whether the compiled kernels are used: numba is installed and ``DPBOUNDS_KERNELS`` is not
+    ``numpy`` (set it to compare with, or fall back to, the NumPy pass)."""
+    return AVAILABLE and _choice() != "numpy"
+
+
+def full_pass_chosen(d: int) -> bool:
+    """Whether the compiled *full-data* pass is used for ``d`` features: ``DPBOUNDS_KERNELS`` is
+    ``numba``, or ``auto`` (the default) with numba installed and ``d <= COMPILED_MAX_D``."""
+    choice = _choice()
+    if choice == "numba":
+        return True
+    return AVAILABLE and choice == "auto" and d <= COMPILED_MAX_D
 
 
 def _identity_decorator(*args: Any, **kwargs: Any):
@@ -294,7 +320,7 @@ def _block_loss(z, n, one_plus):  # pragma: no cover - compiled
 
 
 @_jit(fastmath=_EXACT, boundscheck=False, cache=True)
-def _logistic_pass(Zf, N, X, G, want_loss, want_grad, same):  # pragma: no cover - compiled
+def _logistic_pass(Zf, N, X, G, want_loss, want_grad, same, S):  # pragma: no cover - compiled
     T, d = X.shape
     Tp = (T + GROUP - 1) // GROUP * GROUP
     Xp = np.zeros((Tp, d))  # padded with zero trials: every trial runs the same code
@@ -317,8 +343,10 @@ def _logistic_pass(Zf, N, X, G, want_loss, want_grad, same):  # pragma: no cover
         for t in range(0, Tp, GROUP):
             if want_loss or same:
                 _margins(Zf, N, d, Xp, t, a, n, z)
+                _apply_signs(S, a, n, z)
             if want_grad and not same:
                 _margins(Zf, N, d, Gp, t, a, n, zg)
+                _apply_signs(S, a, n, zg)
             for k in range(GROUP):
                 if want_loss:
                     _exp_parts(z[k], n, p, bits)
@@ -332,8 +360,20 @@ def _logistic_pass(Zf, N, X, G, want_loss, want_grad, same):  # pragma: no cover
                     _exp_parts(zk, n, p, bits)
                     _weights(zk, n, p, scale, one_plus, w[k])
             if want_grad:
+                _apply_signs(S, a, n, w)
                 _weighted_sums(Zf, N, d, w, a, n, grad[t:t + GROUP])
     return loss[:T], grad[:T]
+
+
+@_jit(fastmath=_EXACT, boundscheck=False, cache=True)
+def _apply_signs(S, a, n, z):  # pragma: no cover - compiled
+    """``z[k, :n] *= S[a:a+n]`` (the labels ±1: margins of the unsigned features, or gradient
+    weights, become those of the signed rows ``y_i a_i`` with the same bits)."""
+    s = S[a:a + n]
+    for k in range(z.shape[0]):
+        zk = z[k]
+        for i in range(n):
+            zk[i] *= s[i]
 
 
 @_jit(fastmath=_SUMS, boundscheck=False, cache=True)
@@ -360,7 +400,7 @@ def _row_accumulate(Z, w, rows, g):  # pragma: no cover - compiled
 
 
 @_jit(fastmath=_EXACT, boundscheck=False, cache=True)
-def _minibatch_gradient(Z, X, idx):  # pragma: no cover - compiled
+def _minibatch_gradient(Z, X, idx, S):  # pragma: no cover - compiled
     T, d = X.shape
     m = idx.shape[1]
     grad = np.zeros((T, d))
@@ -371,18 +411,24 @@ def _minibatch_gradient(Z, X, idx):  # pragma: no cover - compiled
     one_plus = np.empty(BLOCK)
     for t in range(T):  # trial by trial: nothing depends on the other trials
         _row_margins(Z, X[t], idx[t], z)
+        for k in range(m):
+            z[k] *= S[idx[t, k]]
         for a in range(0, m, BLOCK):
             k = min(m, a + BLOCK) - a
             _exp_parts(z[a:a + k], k, p, bits)
             _weights(z[a:a + k], k, p, bits.view(np.float64), one_plus, w[a:a + k])
+        for k in range(m):
+            w[k] *= S[idx[t, k]]
         _row_accumulate(Z, w, idx[t], grad[t])
     return grad
 
 
-def minibatch_gradient(features: np.ndarray, X: np.ndarray, idx: np.ndarray) -> np.ndarray:
+def minibatch_gradient(features: np.ndarray, X: np.ndarray, idx: np.ndarray, *,
+                       signs: np.ndarray | None = None) -> np.ndarray:
     r"""Summed logistic gradients :math:`\sum_{k}\psi'(u_{i_k}^\top x_t)u_{i_k}` over each
-    trial's mini-batch ``idx[t]`` (``features``: the ``(n, d)`` rows ``u_i = y_i a_i``), without
-    gathering the ``(trials, m, d)`` rows."""
+    trial's mini-batch ``idx[t]`` (``features``: the ``(n, d)`` rows ``a_i``, ``u_i = y_i a_i``
+    with ``y = signs``, or ``u_i = a_i`` when ``signs`` is None), without gathering the
+    ``(trials, m, d)`` rows."""
     if not AVAILABLE:
         raise ValueError("minibatch_gradient needs numba: pip install 'dpbounds[fast]'")
     n, d = features.shape
@@ -393,7 +439,17 @@ def minibatch_gradient(features: np.ndarray, X: np.ndarray, idx: np.ndarray) -> 
                          f"and {idx.shape}")
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         raise ValueError(f"idx must lie in [0, {n}), got [{idx.min()}, {idx.max()}]")
-    return _minibatch_gradient(features, X, idx)
+    return _minibatch_gradient(features, X, idx, _signs(signs, n))
+
+
+def _signs(signs: np.ndarray | None, n: int) -> np.ndarray:
+    """The labels as a float64 array of ``n`` values ±1 (all +1 when None)."""
+    if signs is None:
+        return np.ones(n)
+    s = np.ascontiguousarray(signs, dtype=np.float64).reshape(-1)
+    if s.shape[0] != n or not np.all(np.abs(s) == 1.0):
+        raise ValueError(f"signs must be {n} values in {{-1, +1}}")
+    return s
 
 
 def exp_neg_abs(z: np.ndarray) -> np.ndarray:
@@ -429,13 +485,14 @@ def sigmoid_weights(z: np.ndarray) -> np.ndarray:
 
 
 def logistic_pass(features_t: np.ndarray, X: np.ndarray, G: np.ndarray | None, *,
-                  loss: bool, grad: bool) -> tuple[np.ndarray, np.ndarray]:
+                  loss: bool, grad: bool, signs: np.ndarray | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
     """Summed logistic losses at ``X`` and summed gradients at ``G`` (``None``: at ``X``).
 
     Parameters
     ----------
     features_t : ndarray, shape (d, n)
-        The rows ``u_i = y_i a_i`` as columns, C-contiguous float64.
+        The rows ``a_i`` as columns, C-contiguous float64 (``u_i = y_i a_i``).
     X : ndarray, shape (trials, d)
         Points of the loss.
     G : ndarray, shape (trials, d)
@@ -444,6 +501,8 @@ def logistic_pass(features_t: np.ndarray, X: np.ndarray, G: np.ndarray | None, *
         Whether to compute the loss (else that output is zeros).
     grad : bool
         Whether to compute the gradient (else that output is zeros).
+    signs : ndarray, shape (n,), optional
+        The labels ``y_i`` in {-1, +1} (None: all +1, ``features_t`` already holds ``u_i``).
 
     Returns
     -------
@@ -458,4 +517,5 @@ def logistic_pass(features_t: np.ndarray, X: np.ndarray, G: np.ndarray | None, *
     Gc = X if same else np.ascontiguousarray(G, dtype=np.float64)
     if X.ndim != 2 or X.shape[1] != d or Gc.shape != X.shape:
         raise ValueError(f"X and G must have shape (trials, {d}), got {X.shape} and {Gc.shape}")
-    return _logistic_pass(features_t.reshape(-1), n, X, Gc, bool(loss), bool(grad), same)
+    return _logistic_pass(features_t.reshape(-1), n, X, Gc, bool(loss), bool(grad), same,
+                          _signs(signs, n))
