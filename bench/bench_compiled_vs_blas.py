@@ -8,6 +8,8 @@ gradient at the same point, what DP-GD and heavy ball call every step) with the 
 vectorised NumPy ufuncs), on data of a fixed size ``n * d`` (so every row reads the same bytes),
 CPU time per call (the minimum of ``--repeat`` calls, after one warm-up), reported as ns per
 sample and trial. BLAS is pinned to one thread (the library's runs are one process per core).
+A second table times the mini-batch gradient ``grad(x, idx)`` (DP-SGD's step) for batch sizes
+``--batch`` (``--minibatch-only`` skips the first).
 
 The rule it sets (:data:`dpbounds.objectives._logistic_kernel.COMPILED_MAX_D`): the compiled
 pass is used when ``d <= COMPILED_MAX_D``. It may depend on ``d`` only, never on the number of
@@ -53,6 +55,42 @@ def per_call(f: LogisticRegression, x: np.ndarray, mode: str, repeat: int) -> fl
     return best
 
 
+def per_minibatch_call(f: LogisticRegression, x: np.ndarray, idx: np.ndarray, mode: str,
+                       repeat: int) -> float:
+    """Minimum CPU seconds of one mini-batch ``grad(x, idx)`` with ``DPBOUNDS_KERNELS=mode``."""
+    os.environ["DPBOUNDS_KERNELS"] = mode
+    f.grad(x, idx)
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.process_time()
+        f.grad(x, idx)
+        best = min(best, time.process_time() - t)
+    return best
+
+
+def minibatch_table(args: argparse.Namespace) -> None:
+    """The mini-batch gradient (compiled: rows gathered in the loop; NumPy: a (trials, m, d)
+    gather and batched products), 4 trials, ns per sample-trial."""
+    print(f"\nmini-batch gradient, 4 trials\n{'d':>7} {'m':>6} {'compiled':>9} {'numpy':>9} "
+          f"{'ratio':>6}")
+    rng = np.random.default_rng(1)
+    for d in args.d:
+        n = max(8, int(args.elements) // d)
+        A = rng.uniform(-1.0, 1.0, (n, d)) / np.sqrt(d)
+        y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+        f = LogisticRegression(A, y, l2=0.01)
+        x = rng.standard_normal((4, d))
+        for m in args.batch:
+            if m > n:
+                continue
+            idx = np.stack([rng.choice(n, m, replace=False) for _ in range(4)])
+            c = per_minibatch_call(f, x, idx, "numba", args.repeat)
+            p = per_minibatch_call(f, x, idx, "numpy", args.repeat)
+            scale = 1e9 / (m * 4)
+            print(f"{d:>7} {m:>6} {c * scale:>9.2f} {p * scale:>9.2f} {p / c:>6.2f}",
+                  flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--elements", type=float, default=2**21, help="n * d (default 2^21)")
@@ -60,6 +98,9 @@ def main() -> None:
                     default=[4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144])
     ap.add_argument("--trials", type=int, nargs="+", default=[1, 4, 16])
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--batch", type=int, nargs="+", default=[16, 256, 4096],
+                    help="mini-batch sizes m of the mini-batch table")
+    ap.add_argument("--minibatch-only", action="store_true")
     args = ap.parse_args()
     if not kernel.AVAILABLE:
         raise SystemExit("needs numba (the fast extra)")
@@ -68,7 +109,7 @@ def main() -> None:
     print(f"{'d':>7} {'n':>7} {'trials':>6} {'compiled':>9} {'numpy':>9} {'ratio':>6}  "
           "(ns per sample-trial; ratio = numpy / compiled, > 1: compiled faster)")
     rng = np.random.default_rng(0)
-    for d in args.d:
+    for d in [] if args.minibatch_only else args.d:
         n = max(8, int(args.elements) // d)
         A = rng.uniform(-1.0, 1.0, (n, d)) / np.sqrt(d)
         y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
@@ -80,6 +121,7 @@ def main() -> None:
             scale = 1e9 / (n * trials)
             print(f"{d:>7} {n:>7} {trials:>6} {c * scale:>9.2f} {p * scale:>9.2f} "
                   f"{p / c:>6.2f}", flush=True)
+    minibatch_table(args)
     os.environ.pop("DPBOUNDS_KERNELS", None)
 
 

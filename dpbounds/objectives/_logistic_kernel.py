@@ -320,7 +320,7 @@ def _block_loss(z, n, one_plus):  # pragma: no cover - compiled
 
 
 @_jit(fastmath=_EXACT, boundscheck=False, cache=True)
-def _logistic_pass(Zf, N, X, G, want_loss, want_grad, same, S):  # pragma: no cover - compiled
+def _logistic_pass(Zf, N, X, G, want_loss, want_grad, same):  # pragma: no cover - compiled
     T, d = X.shape
     Tp = (T + GROUP - 1) // GROUP * GROUP
     Xp = np.zeros((Tp, d))  # padded with zero trials: every trial runs the same code
@@ -343,10 +343,8 @@ def _logistic_pass(Zf, N, X, G, want_loss, want_grad, same, S):  # pragma: no co
         for t in range(0, Tp, GROUP):
             if want_loss or same:
                 _margins(Zf, N, d, Xp, t, a, n, z)
-                _apply_signs(S, a, n, z)
             if want_grad and not same:
                 _margins(Zf, N, d, Gp, t, a, n, zg)
-                _apply_signs(S, a, n, zg)
             for k in range(GROUP):
                 if want_loss:
                     _exp_parts(z[k], n, p, bits)
@@ -360,41 +358,33 @@ def _logistic_pass(Zf, N, X, G, want_loss, want_grad, same, S):  # pragma: no co
                     _exp_parts(zk, n, p, bits)
                     _weights(zk, n, p, scale, one_plus, w[k])
             if want_grad:
-                _apply_signs(S, a, n, w)
                 _weighted_sums(Zf, N, d, w, a, n, grad[t:t + GROUP])
     return loss[:T], grad[:T]
 
 
-@_jit(fastmath=_EXACT, boundscheck=False, cache=True)
-def _apply_signs(S, a, n, z):  # pragma: no cover - compiled
-    """``z[k, :n] *= S[a:a+n]`` (the labels ±1: margins of the unsigned features, or gradient
-    weights, become those of the signed rows ``y_i a_i`` with the same bits)."""
-    s = S[a:a + n]
-    for k in range(z.shape[0]):
-        zk = z[k]
-        for i in range(n):
-            zk[i] *= s[i]
-
-
 @_jit(fastmath=_SUMS, boundscheck=False, cache=True)
-def _row_margins(Z, x, rows, z):  # pragma: no cover - compiled
-    """``z[k] = Z[rows[k]] · x`` (a vectorised reduction over the d features)."""
+def _row_margins(Z, x, rows, S, z):  # pragma: no cover - compiled
+    """``z[k] = S[rows[k]] (Z[rows[k]] · x)`` (a vectorised reduction over the d features; the
+    label's sign after it: the bits of the signed row's product), or without ``S`` if empty."""
     d = Z.shape[1]
+    signed = S.shape[0] > 0
     for k in range(rows.shape[0]):
         row = Z[rows[k]]
         s = 0.0
         for j in range(d):
             s += row[j] * x[j]
-        z[k] = s
+        z[k] = s * S[rows[k]] if signed else s
 
 
 @_jit(fastmath=_EXACT, boundscheck=False, cache=True)
-def _row_accumulate(Z, w, rows, g):  # pragma: no cover - compiled
-    """``g += Σ_k w[k] Z[rows[k]]``, the rows in order (vectorised over the features)."""
+def _row_accumulate(Z, w, rows, S, g):  # pragma: no cover - compiled
+    """``g += Σ_k w[k] S[rows[k]] Z[rows[k]]``, the rows in order (vectorised over the
+    features; without ``S`` if empty)."""
     d = Z.shape[1]
+    signed = S.shape[0] > 0
     for k in range(rows.shape[0]):
         row = Z[rows[k]]
-        wk = w[k]
+        wk = w[k] * S[rows[k]] if signed else w[k]
         for j in range(d):
             g[j] += wk * row[j]
 
@@ -410,25 +400,22 @@ def _minibatch_gradient(Z, X, idx, S):  # pragma: no cover - compiled
     bits = np.empty(BLOCK, np.int64)
     one_plus = np.empty(BLOCK)
     for t in range(T):  # trial by trial: nothing depends on the other trials
-        _row_margins(Z, X[t], idx[t], z)
-        for k in range(m):
-            z[k] *= S[idx[t, k]]
+        _row_margins(Z, X[t], idx[t], S, z)
         for a in range(0, m, BLOCK):
             k = min(m, a + BLOCK) - a
             _exp_parts(z[a:a + k], k, p, bits)
             _weights(z[a:a + k], k, p, bits.view(np.float64), one_plus, w[a:a + k])
-        for k in range(m):
-            w[k] *= S[idx[t, k]]
-        _row_accumulate(Z, w, idx[t], grad[t])
+        _row_accumulate(Z, w, idx[t], S, grad[t])
     return grad
 
 
 def minibatch_gradient(features: np.ndarray, X: np.ndarray, idx: np.ndarray, *,
-                       signs: np.ndarray | None = None) -> np.ndarray:
+                       signs: np.ndarray | None = None, check_signs: bool = True) -> np.ndarray:
     r"""Summed logistic gradients :math:`\sum_{k}\psi'(u_{i_k}^\top x_t)u_{i_k}` over each
     trial's mini-batch ``idx[t]`` (``features``: the ``(n, d)`` rows ``a_i``, ``u_i = y_i a_i``
     with ``y = signs``, or ``u_i = a_i`` when ``signs`` is None), without gathering the
-    ``(trials, m, d)`` rows."""
+    ``(trials, m, d)`` rows. ``check_signs=False`` skips the O(n) check that ``signs`` is a
+    float64 array of ±1 (an objective validated its labels once)."""
     if not AVAILABLE:
         raise ValueError("minibatch_gradient needs numba: pip install 'dpbounds[fast]'")
     n, d = features.shape
@@ -439,13 +426,18 @@ def minibatch_gradient(features: np.ndarray, X: np.ndarray, idx: np.ndarray, *,
                          f"and {idx.shape}")
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         raise ValueError(f"idx must lie in [0, {n}), got [{idx.min()}, {idx.max()}]")
-    return _minibatch_gradient(features, X, idx, _signs(signs, n))
+    return _minibatch_gradient(features, X, idx, _signs(signs, n, check_signs))
 
 
-def _signs(signs: np.ndarray | None, n: int) -> np.ndarray:
-    """The labels as a float64 array of ``n`` values ±1 (all +1 when None)."""
+def _signs(signs: np.ndarray | None, n: int, check: bool = True) -> np.ndarray:
+    """The labels as a float64 array of ``n`` values ±1 (empty when None: no signs);
+    ``check=False`` trusts a float64 array of the right length (an O(n) check per call costs as
+    much as a small mini-batch step)."""
     if signs is None:
-        return np.ones(n)
+        return np.empty(0)
+    if not check and isinstance(signs, np.ndarray) and signs.dtype == np.float64 \
+            and signs.shape == (n,) and signs.flags.c_contiguous:
+        return signs
     s = np.ascontiguousarray(signs, dtype=np.float64).reshape(-1)
     if s.shape[0] != n or not np.all(np.abs(s) == 1.0):
         raise ValueError(f"signs must be {n} values in {{-1, +1}}")
@@ -485,14 +477,13 @@ def sigmoid_weights(z: np.ndarray) -> np.ndarray:
 
 
 def logistic_pass(features_t: np.ndarray, X: np.ndarray, G: np.ndarray | None, *,
-                  loss: bool, grad: bool, signs: np.ndarray | None = None
-                  ) -> tuple[np.ndarray, np.ndarray]:
+                  loss: bool, grad: bool) -> tuple[np.ndarray, np.ndarray]:
     """Summed logistic losses at ``X`` and summed gradients at ``G`` (``None``: at ``X``).
 
     Parameters
     ----------
     features_t : ndarray, shape (d, n)
-        The rows ``a_i`` as columns, C-contiguous float64 (``u_i = y_i a_i``).
+        The rows ``u_i = y_i a_i`` as columns, C-contiguous float64.
     X : ndarray, shape (trials, d)
         Points of the loss.
     G : ndarray, shape (trials, d)
@@ -501,8 +492,6 @@ def logistic_pass(features_t: np.ndarray, X: np.ndarray, G: np.ndarray | None, *
         Whether to compute the loss (else that output is zeros).
     grad : bool
         Whether to compute the gradient (else that output is zeros).
-    signs : ndarray, shape (n,), optional
-        The labels ``y_i`` in {-1, +1} (None: all +1, ``features_t`` already holds ``u_i``).
 
     Returns
     -------
@@ -517,5 +506,4 @@ def logistic_pass(features_t: np.ndarray, X: np.ndarray, G: np.ndarray | None, *
     Gc = X if same else np.ascontiguousarray(G, dtype=np.float64)
     if X.ndim != 2 or X.shape[1] != d or Gc.shape != X.shape:
         raise ValueError(f"X and G must have shape (trials, {d}), got {X.shape} and {Gc.shape}")
-    return _logistic_pass(features_t.reshape(-1), n, X, Gc, bool(loss), bool(grad), same,
-                          _signs(signs, n))
+    return _logistic_pass(features_t.reshape(-1), n, X, Gc, bool(loss), bool(grad), same)

@@ -137,11 +137,6 @@ class MarginLossObjective(Objective):
         if not np.all(np.isin(y, (-1.0, 1.0))):
             raise ValueError("labels must be in {-1, +1}")
         super().__init__(A.shape[0], A.shape[1], backend)
-        # One copy of the data: the objective keeps the caller's array (no copy when it is
-        # C-contiguous float64) and the labels, never a signed copy ``y * A`` (a second n x d
-        # array, the largest memory cost at large d). The signs act on the margins and on the
-        # gradient weights instead, with the same bits: y_i = ±1, so y_i (a_i·x) = (y_i a_i)·x
-        # and (w_i y_i) a_i = w_i (y_i a_i) exactly (rounding is symmetric in the sign).
         self.features_np = A
         self.labels_np = y
         self._norms_np, data_l1 = _row_norms(A)
@@ -151,8 +146,9 @@ class MarginLossObjective(Objective):
         if self.l1_radius < data_l1 * (1 - 1e-12) or self.l2_radius < data_l2 * (1 - 1e-12):
             raise ValueError("l1_radius/l2_radius must bound the norms of every feature row")
         xp = self.xp
-        self._A = xp.asarray(A)
-        self._y = xp.asarray(y)
+        self._rows_np, self._signs_np = self._row_layout(A, y)
+        self._rows = xp.asarray(self._rows_np)
+        self._signs = None if self._signs_np is None else xp.asarray(self._signs_np)
         self._norms = xp.asarray(self._norms_np)
         self._declared_L = None if smoothness is None else check_positive("smoothness",
                                                                           smoothness)
@@ -167,26 +163,49 @@ class MarginLossObjective(Objective):
     def _d2psi(self, xp: Any, z: Any) -> Any:
         raise NotImplementedError
 
+    #: Largest data (n·d elements) for which the objective keeps the signed rows ``y_i a_i``
+    #: as a copy (8 MiB): above it, one copy of the data (the caller's array, no copy when it
+    #: is C-contiguous float64), the labels' signs applied to the margins and the gradient
+    #: weights instead. The bits are the same either way (y_i = ±1: y_i (a_i·x) = (y_i a_i)·x
+    #: and (w_i y_i) a_i = w_i (y_i a_i) exactly, rounding being symmetric in the sign); the
+    #: copy only saves those multiplications, which cost 10-25% of a small mini-batch step
+    #: (measured at d = 16) and nothing that matters at large d, where memory does.
+    signed_copy_elements: int = 1 << 20
+
+    def _row_layout(self, A: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """``(rows, signs)``: ``(y * A, None)`` for small data, else ``(A, y)``."""
+        if A.size <= self.signed_copy_elements:
+            return A * y[:, None], None
+        return A, y
+
+    @staticmethod
+    def _signed(v: Any, signs: Any) -> Any:
+        """``v * signs`` (the labels, broadcast over the last axis), or ``v`` when the rows are
+        stored signed (``signs`` None)."""
+        return v if signs is None else v * signs
+
     # -- margins -------------------------------------------------------------------------
     def _margins(self, x: Any, idx: Any) -> tuple[Any, Any, Any, Any]:
-        """Return (margins (trials, m), rows (trials, m, d) or None, norms (trials, m), labels
-        of the rows (trials, m) or None); the rows are the unsigned features."""
+        """Return (margins (trials, m), rows (trials, m, d) or None, norms (trials, m), signs
+        of the rows (trials, m) or None: see :attr:`signed_copy_elements`)."""
         xp = self.xp
         if idx is None:
-            return rowwise_matmul(xp, x, xp.matrix_transpose(self._A)) * self._y, None, None, None
+            z = rowwise_matmul(xp, x, xp.matrix_transpose(self._rows))
+            return self._signed(z, self._signs), None, None, None
         trials, m = idx.shape
         flat = xp.reshape(idx, (-1,))
-        rows = xp.reshape(xp.take(self._A, flat, axis=0), (trials, m, self.d))
-        signs = xp.reshape(xp.take(self._y, flat, axis=0), (trials, m))
-        margins = (rows @ x[:, :, None])[:, :, 0] * signs
+        rows = xp.reshape(xp.take(self._rows, flat, axis=0), (trials, m, self.d))
+        signs = (None if self._signs is None
+                 else xp.reshape(xp.take(self._signs, flat, axis=0), (trials, m)))
+        margins = self._signed((rows @ x[:, :, None])[:, :, 0], signs)
         norms = xp.reshape(xp.take(self._norms, flat, axis=0), (trials, m))
         return margins, rows, norms, signs
 
     def _weighted_mean(self, w: Any, rows: Any, signs: Any) -> Any:
         """mean_i w_i y_i a_i for full data (rows None) or a gathered mini-batch."""
         if rows is None:
-            return rowwise_matmul(self.xp, w * self._y, self._A) / self.n
-        return ((w * signs)[:, None, :] @ rows)[:, 0, :] / w.shape[1]
+            return rowwise_matmul(self.xp, self._signed(w, self._signs), self._rows) / self.n
+        return (self._signed(w, signs)[:, None, :] @ rows)[:, 0, :] / w.shape[1]
 
     def _psi_dpsi(self, xp: Any, z: Any) -> tuple[Any, Any]:
         """``(ψ(z), ψ'(z))``; subclasses may share work between the two."""
@@ -231,11 +250,20 @@ class MarginLossObjective(Objective):
 
     @property
     def _features_t(self) -> np.ndarray:
-        """``(d, n)`` C-contiguous copy of the features, the compiled pass's layout (built on
-        first use: a second copy of the data, which is why the compiled pass is chosen only
-        below :data:`_logistic_kernel.COMPILED_MAX_D` features)."""
-        if not hasattr(self, "_features_t_np"):
-            self._features_t_np = np.ascontiguousarray(self.features_np.T)
+        """``(d, n)`` C-contiguous signed rows ``y_i a_i`` as columns, the compiled pass's
+        layout, built on first use a few MB at a time: the one second copy of the data, which
+        is why ``auto`` takes the compiled pass only up to ``_logistic_kernel.COMPILED_MAX_D``
+        features. Signed here, so the pass needs no per-sample sign (at d = 4 applying it in
+        the loop cost 20% of the pass)."""
+        if not hasattr(self, "_features_t_np") and self._signs_np is None:
+            self._features_t_np = np.ascontiguousarray(self._rows_np.T)
+        elif not hasattr(self, "_features_t_np"):
+            A, y = self.features_np, self.labels_np
+            Zt = np.empty((self.d, self.n))
+            step = max(1, (1 << 16) // max(1, self.d))
+            for a in range(0, self.n, step):
+                Zt[:, a:a + step] = (A[a:a + step] * y[a:a + step, None]).T
+            self._features_t_np = Zt
         return self._features_t_np
 
     def _full_pass(self, x: Any, *, loss: bool, grad: str | None, param: float = 0.0,
@@ -254,8 +282,7 @@ class MarginLossObjective(Objective):
         """
         if self._use_compiled(x, grad, reg_vec, loss_clip):
             k_total, k_g = _logistic_kernel.logistic_pass(self._features_t, x, grad_at,
-                                                          loss=loss, grad=bool(grad),
-                                                          signs=self.labels_np)
+                                                          loss=loss, grad=bool(grad))
             return (k_total if loss else None), (k_g / self.n if grad else None)
         xp = self.xp
         trials = x.shape[0]
@@ -274,8 +301,9 @@ class MarginLossObjective(Objective):
                 csum: Any = xp.zeros((r,), dtype=x.dtype) if rv is not None else None
                 if rv is not None:
                     rr = xp.sum(rv * rv, axis=1)[:, None]
-            Ab, yb = self._A[a:b, :], self._y[a:b]
-            z = rowwise_matmul(xp, xr, xp.matrix_transpose(Ab)) * yb
+            Ab = self._rows[a:b, :]
+            yb = None if self._signs is None else self._signs[a:b]
+            z = self._signed(rowwise_matmul(xp, xr, xp.matrix_transpose(Ab)), yb)
             if grad_at is not None:
                 psi, w = self._psi(xp, z[:r, :]), self._dpsi(xp, z[r:, :])
             elif loss and grad:
@@ -291,16 +319,16 @@ class MarginLossObjective(Objective):
                 total = total + xp.sum(psi, axis=1)
             if grad:
                 if rv is not None:
-                    zr = rowwise_matmul(xp, rv, xp.matrix_transpose(Ab)) * yb
+                    zr = self._signed(rowwise_matmul(xp, rv, xp.matrix_transpose(Ab)), yb)
                     c = self._clip_factor(xp, w, self._norms[None, a:b], zr, rr, param)
                     csum = csum + xp.sum(c, axis=1)
                     w = w * c
                 elif grad != "plain":
                     w = self._rescale(xp, w, self._norms[None, a:b], grad, param)
                 if is_numpy(xp):  # in place: at large d every (trials, d) temporary counts
-                    g += rowwise_matmul(xp, w * yb, Ab)
+                    g += rowwise_matmul(xp, self._signed(w, yb), Ab)
                 else:
-                    g = g + rowwise_matmul(xp, w * yb, Ab)
+                    g = g + rowwise_matmul(xp, self._signed(w, yb), Ab)
             if b == self.n:  # the chunk is complete
                 if grad and rv is not None:
                     g = g + csum[:, None] * rv
@@ -339,8 +367,8 @@ class MarginLossObjective(Objective):
         self.check_state(x)
         z, rows, _, signs = self._margins(x, idx)
         if rows is None:
-            rows, signs = self._A[None, :, :], self._y
-        return (self._dpsi(self.xp, z) * signs)[:, :, None] * rows
+            rows, signs = self._rows[None, :, :], self._signs
+        return self._signed(self._dpsi(self.xp, z), signs)[:, :, None] * rows
 
     def loss(self, x: Any) -> Any:
         self.check_state(x)
@@ -351,8 +379,8 @@ class MarginLossObjective(Objective):
         if idx is None:
             return self._full_pass(x, loss=False, grad="plain")[1]
         if self._use_compiled(x, "plain", None, None, full=False):
-            return _logistic_kernel.minibatch_gradient(self.features_np, x, idx,
-                                                       signs=self.labels_np) / idx.shape[1]
+            return _logistic_kernel.minibatch_gradient(
+                self._rows_np, x, idx, signs=self._signs_np, check_signs=False) / idx.shape[1]
         z, rows, _, signs = self._margins(x, idx)
         return self._weighted_mean(self._dpsi(self.xp, z), rows, signs)
 
@@ -370,7 +398,7 @@ class MarginLossObjective(Objective):
             return self._full_pass(x, loss=False, grad="clip", param=clip_norm, reg_vec=r)[1]
         z, rows, norms, signs = self._margins(x, idx)
         w = self._dpsi(xp, z)
-        zr = (rows @ r[:, :, None])[:, :, 0] * signs
+        zr = self._signed((rows @ r[:, :, None])[:, :, 0], signs)
         c = self._clip_factor(xp, w, norms, zr, xp.sum(r * r, axis=1)[:, None], clip_norm)
         return self._weighted_mean(w * c, rows, signs) + xp.mean(c, axis=1)[:, None] * r
 
@@ -508,8 +536,8 @@ class MarginLossObjective(Objective):
         new.__dict__.update(self.__dict__)
         new.__dict__.pop("optimum", None)
         new.xp = get_namespace(backend)
-        new._A = new.xp.asarray(self.features_np)
-        new._y = new.xp.asarray(self.labels_np)
+        new._rows = new.xp.asarray(self._rows_np)
+        new._signs = None if self._signs_np is None else new.xp.asarray(self._signs_np)
         new._norms = new.xp.asarray(self._norms_np)
         if "optimum" in self.__dict__:
             new.__dict__["optimum"] = self.__dict__["optimum"]

@@ -1,11 +1,11 @@
 """Margin-loss objectives hold one copy of the data (issue 36: memory at large d).
 
-The objective keeps the caller's features and applies the labels' signs to the margins and the
-gradient weights instead of building the signed copy ``y * A``. Oracle for "the same bits as
-before": the objective built on the signed rows ``y * A`` with all labels +1 computes exactly
-what the previous code computed on ``(A, y)`` (its margins were products with ``y * A``), so
-``f(A, y)`` must match ``f(y * A, 1)`` bit for bit, on both kernels. Negative control: one
-label flipped changes the bits.
+Above ``signed_copy_elements`` the objective keeps the caller's features and applies the labels'
+signs to the margins and the gradient weights instead of building the signed copy ``y * A``.
+Oracle for "the same bits as before": below the threshold the objective computes on the signed
+copy, exactly as the previous code did, so the same ``(A, y)`` must give the same bits with the
+threshold at 0 (signs applied) and at its default (copy), on both kernels; and so must the
+signed rows with all labels +1. Negative control: one label flipped changes the bits.
 
 Oracle for the memory: :mod:`tracemalloc` (NumPy reports its buffers to it), with a control that
 it sees a copy of the data (a Fortran-ordered input is copied, and forcing the compiled pass at
@@ -22,6 +22,7 @@ import pytest
 from dpbounds.algorithms import dp_gd, dp_sgd
 from dpbounds.objectives import HuberSVM, LogisticRegression
 from dpbounds.objectives import _logistic_kernel as kernel
+from dpbounds.objectives.glm import MarginLossObjective
 
 
 def _data(n: int, d: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -52,9 +53,15 @@ def _outputs(f) -> list[np.ndarray]:
 def test_signs_on_margins_give_the_bits_of_the_signed_copy(monkeypatch, kernels, cls):
     monkeypatch.setenv("DPBOUNDS_KERNELS", kernels)
     A, y = _data(300, 5)
-    got = _outputs(cls(A, y, l2=0.02))
-    want = _outputs(cls(A * y[:, None], np.ones_like(y), l2=0.02))
+    want = _outputs(cls(A, y, l2=0.02))  # 1500 elements: the signed copy, the previous code
+    assert cls(A, y)._signs_np is None
+    monkeypatch.setattr(MarginLossObjective, "signed_copy_elements", 0)
+    f = cls(A, y, l2=0.02)
+    assert f._signs_np is not None and f._rows_np is f.features_np  # no copy: signs applied
+    got = _outputs(f)
     for g, w in zip(got, want, strict=True):
+        assert g.tobytes() == w.tobytes()
+    for g, w in zip(_outputs(cls(A * y[:, None], np.ones_like(y), l2=0.02)), want, strict=True):
         assert g.tobytes() == w.tobytes()
     # negative control: one label flipped is visible in the bits
     y2 = y.copy()
@@ -89,6 +96,7 @@ def test_a_large_d_run_holds_at_most_1_5x_its_data(monkeypatch, run):
     monkeypatch.setenv("DPBOUNDS_KERNELS", "auto")
     d = 4 * kernel.COMPILED_MAX_D  # above the compiled pass's range: the BLAS pass, no copy
     A, y = _data(96, d)
+    assert A.size > MarginLossObjective.signed_copy_elements  # nor the small data's copy
     assert _held_over_data(A, y, **run) <= BOUND
     # controls: a copy of the data is seen (a Fortran-ordered input is copied to C order)
     assert _held_over_data(np.asfortranarray(A), y, **run) > BOUND + 0.5
