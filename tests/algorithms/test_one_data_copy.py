@@ -125,3 +125,17 @@ def test_large_d_smoothness_from_the_small_gram_matrix_without_a_copy():
     assert got == pytest.approx(s[0] ** 2 / 40, rel=1e-12)
     assert got != pytest.approx(s[1] ** 2 / 40, rel=1e-3)
     assert peak <= 0.2 * A.nbytes
+
+
+def test_chunked_row_norms_have_the_bits_of_the_one_shot_calls():
+    """The constructor's row norms and L1 radius, computed a chunk of rows at a time (no n x d
+    temporary), equal NumPy's one-shot ``linalg.norm(A, axis=1)`` and ``abs(A).sum(1).max()``
+    bit for bit. Control: another summation order (einsum) differs in the last bits, so the
+    comparison would see a changed reduction."""
+    from dpbounds.objectives.glm import _row_norms
+
+    A, _ = _data(3000, 100, seed=5)  # 655 rows per chunk: 5 chunks
+    norms, l1 = _row_norms(A)
+    assert norms.tobytes() == np.linalg.norm(A, axis=1).tobytes()
+    assert l1 == float(np.max(np.sum(np.abs(A), axis=1)))
+    assert np.sqrt(np.einsum("ij,ij->i", A, A)).tobytes() != norms.tobytes()
