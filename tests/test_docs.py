@@ -163,11 +163,13 @@ def render_notebook(path: Path, out: Path, mathjax: Path) -> Path:
 
 
 def test_pages_render_in_chromium(sphinx_build: tuple[Path, str], tmp_path: Path) -> None:
-    """The docs index, a paper page, an API page and an executed notebook in headless
-    Chromium: screenshots under docs/_build/screenshots, and in the rendered DOM every math
-    element typeset by the bundled MathJax (no raw TeX), every image loaded, no console
-    errors. Negative control: a page with raw TeX, a missing image and a console error
-    fails each of the three checks."""
+    """The docs index, the errata (73 formulas), every paper page, an API page and an
+    executed notebook in headless Chromium: screenshots under docs/_build/screenshots, and in
+    the rendered DOM every math element typeset by the bundled MathJax (no raw TeX), without
+    a MathJax error or an undefined macro, every image loaded, no console errors. Negative
+    controls: a page with raw TeX, a missing image and a console error fails each of the
+    three checks; formulas with a double exponent, a ``\\left`` without ``\\right`` and an
+    undefined macro are each reported (next to a good one, which is not)."""
     if CHROMIUM is None:
         pytest.skip("no chromium on PATH: .ci/run installs Debian's chromium with apt; "
                     "install it with `apt-get install chromium` to run this test")
@@ -179,9 +181,13 @@ def test_pages_render_in_chromium(sphinx_build: tuple[Path, str], tmp_path: Path
         "(sphinx-mathjax-offline)"
     notebook = render_notebook(ROOT / "notebooks" / "02_bounds_explorer.ipynb",
                                html / "notebook_02.html", mathjax)
-    pages = {"index": html / "index.html", "paper_kuru": html / "papers" / "kuru.html",
+    pages = {"index": html / "index.html", "errata": html / "errata.html",
              "api_verify": html / "api" / "generated" / "dpbounds.verify.vacuity.html",
              "notebook_02": notebook}
+    # every paper page: the theorems' formulas are sympy's LaTeX, typeset here
+    pages.update({f"paper_{p.stem}": p for p in sorted((html / "papers").glob("*.html"))
+                  if p.stem != "index"})
+    assert "paper_kuru" in pages
     SHOTS.mkdir(parents=True, exist_ok=True)
     for name, page in pages.items():
         shot = SHOTS / f"{name}.png"
@@ -197,6 +203,18 @@ def test_pages_render_in_chromium(sphinx_build: tuple[Path, str], tmp_path: Path
     assert any("raw TeX" in p for p in problems), problems
     assert any("missing.png" in p for p in problems), problems
     assert any("boom" in p for p in problems), problems
+    # negative control: formulas that MathJax typesets as errors, next to a good one
+    broken = html / "broken_math.html"
+    spans = "".join(f'<p><span class="math notranslate nohighlight">\\({tex}\\)</span></p>'
+                    for tex in (r"x^2^3", r"\left( x", r"\sqrt{x} + \undefinedmacro{y}",
+                                r"\frac{1}{2}"))
+    broken.write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'><script async "
+                      f"src='{mathjax.as_uri()}'></script></head><body>{spans}</body></html>",
+                      encoding="utf-8")
+    problems, _ = page_problems(broken, tmp_path / "profile_broken")
+    assert sorted(problems) == ["MathJax error: Double exponent: use braces to clarify",
+                                "MathJax error: Extra \\left or missing \\right",
+                                "undefined TeX macro: \\undefinedmacro"], problems
 
 
 def page_problems(page: Path, profile: Path,
@@ -210,6 +228,13 @@ def page_problems(page: Path, profile: Path,
     untypeset = re.findall(r'<(?:span|div) class="math[^"]*"[^>]*>(?!\s*<mjx-container)'
                            r"([^<]{0,80})", dom)
     problems += [f"raw TeX: {t!r}" for t in untypeset]
+    # typeset but broken: MathJax draws a parse error as <mjx-merror> and an undefined macro as
+    # red text (its noundefined extension); both pass the check above
+    problems += [f"MathJax error: {e}" for e in re.findall(r'<mjx-merror data-mjx-error="([^"]*)"',
+                                                           dom)]
+    for red in re.findall(r'<mjx-mtext[^>]*style="color: red;"[^>]*>(.*?)</mjx-mtext>', dom):
+        chars = "".join(chr(int(h, 16)) for h in re.findall(r'class="mjx-c([0-9A-F]+)', red))
+        problems.append(f"undefined TeX macro: {chars}")
     if re.search(r"\\\(|\\\[|\$\$", re.sub(r"<(script|pre|code)[^>]*>.*?</\1>", "", dom,
                                               flags=re.S)):
         problems.append("raw TeX delimiters in the page text")
@@ -281,3 +306,70 @@ def test_citation_and_changelog_agree() -> None:
     assert dpbounds.__version__ == version
     assert _duplicate_headings(log) == []
     assert _duplicate_headings("## [1.0] - 2026-01-01\n### Added\n- a\n### Added\n- b\n")
+
+
+# ------------------------------------------------------------- math in the Markdown sources
+#: sympy's ``str`` form leaking into a formula (``x**2``, ``sqrt(x)``): MathJax would typeset it
+#: without complaint, as literal asterisks and parentheses
+SYMPY_SYNTAX = re.compile(r"\*\*|(?<![\\A-Za-z])(?:sqrt|exp|log|Max|Min|Abs|Piecewise)\(")
+
+
+def tex_problems(tex: str) -> list[str]:
+    """Structural errors of one TeX formula: unbalanced braces, ``\\left`` without ``\\right``,
+    ``\\begin`` without its ``\\end``, sympy's plain-text syntax."""
+    problems = []
+    depth = 0
+    for m in re.finditer(r"\\.|[{}]", tex):  # \{ and \} (and every other escape) skipped
+        depth += {"{": 1, "}": -1}.get(m.group(), 0)
+        if depth < 0:
+            problems.append("a } closes nothing")
+            depth = 0
+    if depth:
+        problems.append(f"{depth} unclosed {{")
+    lefts, rights = (len(re.findall(rf"\\{w}(?![A-Za-z])", tex)) for w in ("left", "right"))
+    if lefts != rights:
+        problems.append(f"{lefts} \\left and {rights} \\right")
+    stack: list[str] = []
+    for kind, env in re.findall(r"\\(begin|end)\{([^}]*)\}", tex):
+        if kind == "begin":
+            stack.append(env)
+        elif not stack or stack.pop() != env:
+            problems.append(f"\\end{{{env}}} without its \\begin")
+    problems += [f"\\begin{{{env}}} without its \\end" for env in stack]
+    if SYMPY_SYNTAX.search(tex):
+        problems.append(f"sympy syntax: {SYMPY_SYNTAX.search(tex).group()!r}")
+    return problems
+
+
+def markdown_math(text: str) -> list[str]:
+    """The formulas of a MyST page (``$$...$$``, ``$...$``, ``{math}`...```, ```` ```{math} ````
+    blocks), code spans and other fenced blocks left out."""
+    maths = re.findall(r"```\{math\}\n(.*?)```", text, flags=re.S)
+    text = re.sub(r"```.*?```", "", text, flags=re.S)
+    maths += re.findall(r"\{math\}`([^`]*)`", text)
+    text = re.sub(r"`[^`\n]*`", "", text)
+    maths += re.findall(r"\$\$(.*?)\$\$", text, flags=re.S)
+    text = re.sub(r"\$\$.*?\$\$", "", text, flags=re.S)
+    maths += re.findall(r"(?<![\\$])\$(?=\S)([^$\n]+?)(?<=\S)\$(?!\$)", text)
+    return maths
+
+
+def test_the_docs_math_is_well_formed_latex() -> None:
+    """Every formula of the docs' Markdown (the generated paper pages included, as committed)
+    is structurally valid TeX and not sympy's plain-text output: the browser test then checks
+    that MathJax typesets it without errors (where Chromium is installed). Negative control:
+    broken formulas of each kind are caught, and the page parser finds them."""
+    pages = [p for p in DOCS.rglob("*.md") if "_build" not in p.parts]
+    assert any(p.parent.name == "papers" for p in pages)
+    found = 0
+    for page in pages:
+        for tex in markdown_math(page.read_text(encoding="utf-8")):
+            found += 1
+            assert tex_problems(tex) == [], (page.relative_to(DOCS), tex[:200])
+    assert found >= 10
+    for bad in (r"\frac{1}{2", r"x}", r"\left( x", r"\begin{cases} a", r"\end{cases}",
+                r"x**2 + 1", r"sqrt(2) x", r"\begin{cases} a \end{matrix}"):
+        assert tex_problems(bad), bad
+    assert tex_problems(r"\left\{ x \right. + \frac{\sqrt{2}}{3}\exp(x)") == []
+    page = "Text $a^2$ and `$not$` and\n$$\n\\frac{1}{2\n$$\n```python\nx = '$$'\n```\n"
+    assert [tex_problems(t) != [] for t in markdown_math(page)] == [True, False]

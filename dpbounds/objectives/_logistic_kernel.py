@@ -74,15 +74,41 @@ _CLAMP = -708.0  # exp(-708) is still a normal number
 _R0, _R1 = 24.0 / 17.0, 8.0 / 17.0  # linear start of Newton's 1/u on [1, 2] (error <= 1/17)
 
 
-def enabled() -> bool:
-    """Whether the compiled pass is used: numba is installed and ``DPBOUNDS_KERNELS`` is not
-    ``numpy`` (set it to compare with, or fall back to, the NumPy pass)."""
+#: Largest feature count at which ``DPBOUNDS_KERNELS=auto`` takes the compiled full-data pass
+#: (above it, the NumPy/BLAS pass). Measured by ``bench/bench_compiled_vs_blas.py`` (results in
+#: ``bench/bench_compiled_vs_blas.md``, AMD EPYC family 26, AVX-512): up to d = 4096 the compiled
+#: pass is 1.5-4.3x faster at every batch of 1, 4 and 16 trials; above it the winner depends on
+#: the number of trials (at d = 16384-262144 the compiled pass wins by 1.2-2x at 1-4 trials and
+#: loses by 1.2-2.4x at 16, where each group of 4 trials re-reads a block of the data that no
+#: longer fits in the cache, while BLAS reads it once per 8 rows). The rule depends on ``d``
+#: only, never on the number of trials (the passes differ in the last bits, and trial ``k`` must
+#: not depend on the trials beside it), so it takes the side that never loses; above it the
+#: pass also needs no ``(d, n)`` copy of the data (one copy at large d: memory ~1x the data).
+COMPILED_MAX_D = 4096
+
+
+def _choice() -> str:
     choice = os.environ.get("DPBOUNDS_KERNELS", "auto").strip().lower()
     if choice not in ("auto", "numba", "numpy"):
         raise ValueError(f"DPBOUNDS_KERNELS must be 'auto', 'numba' or 'numpy', got {choice!r}")
     if choice == "numba" and not AVAILABLE:
         raise ValueError("DPBOUNDS_KERNELS=numba needs numba: pip install 'dpbounds[fast]'")
-    return AVAILABLE and choice != "numpy"
+    return choice
+
+
+def enabled() -> bool:
+    """Whether the compiled kernels are used: numba is installed and ``DPBOUNDS_KERNELS`` is not
+    ``numpy`` (set it to compare with, or fall back to, the NumPy pass)."""
+    return AVAILABLE and _choice() != "numpy"
+
+
+def full_pass_chosen(d: int) -> bool:
+    """Whether the compiled *full-data* pass is used for ``d`` features: ``DPBOUNDS_KERNELS`` is
+    ``numba``, or ``auto`` (the default) with numba installed and ``d <= COMPILED_MAX_D``."""
+    choice = _choice()
+    if choice == "numba":
+        return True
+    return AVAILABLE and choice == "auto" and d <= COMPILED_MAX_D
 
 
 def _identity_decorator(*args: Any, **kwargs: Any):
@@ -337,30 +363,34 @@ def _logistic_pass(Zf, N, X, G, want_loss, want_grad, same):  # pragma: no cover
 
 
 @_jit(fastmath=_SUMS, boundscheck=False, cache=True)
-def _row_margins(Z, x, rows, z):  # pragma: no cover - compiled
-    """``z[k] = Z[rows[k]] · x`` (a vectorised reduction over the d features)."""
+def _row_margins(Z, x, rows, S, z):  # pragma: no cover - compiled
+    """``z[k] = S[rows[k]] (Z[rows[k]] · x)`` (a vectorised reduction over the d features; the
+    label's sign after it: the bits of the signed row's product), or without ``S`` if empty."""
     d = Z.shape[1]
+    signed = S.shape[0] > 0
     for k in range(rows.shape[0]):
         row = Z[rows[k]]
         s = 0.0
         for j in range(d):
             s += row[j] * x[j]
-        z[k] = s
+        z[k] = s * S[rows[k]] if signed else s
 
 
 @_jit(fastmath=_EXACT, boundscheck=False, cache=True)
-def _row_accumulate(Z, w, rows, g):  # pragma: no cover - compiled
-    """``g += Σ_k w[k] Z[rows[k]]``, the rows in order (vectorised over the features)."""
+def _row_accumulate(Z, w, rows, S, g):  # pragma: no cover - compiled
+    """``g += Σ_k w[k] S[rows[k]] Z[rows[k]]``, the rows in order (vectorised over the
+    features; without ``S`` if empty)."""
     d = Z.shape[1]
+    signed = S.shape[0] > 0
     for k in range(rows.shape[0]):
         row = Z[rows[k]]
-        wk = w[k]
+        wk = w[k] * S[rows[k]] if signed else w[k]
         for j in range(d):
             g[j] += wk * row[j]
 
 
 @_jit(fastmath=_EXACT, boundscheck=False, cache=True)
-def _minibatch_gradient(Z, X, idx):  # pragma: no cover - compiled
+def _minibatch_gradient(Z, X, idx, S):  # pragma: no cover - compiled
     T, d = X.shape
     m = idx.shape[1]
     grad = np.zeros((T, d))
@@ -370,19 +400,22 @@ def _minibatch_gradient(Z, X, idx):  # pragma: no cover - compiled
     bits = np.empty(BLOCK, np.int64)
     one_plus = np.empty(BLOCK)
     for t in range(T):  # trial by trial: nothing depends on the other trials
-        _row_margins(Z, X[t], idx[t], z)
+        _row_margins(Z, X[t], idx[t], S, z)
         for a in range(0, m, BLOCK):
             k = min(m, a + BLOCK) - a
             _exp_parts(z[a:a + k], k, p, bits)
             _weights(z[a:a + k], k, p, bits.view(np.float64), one_plus, w[a:a + k])
-        _row_accumulate(Z, w, idx[t], grad[t])
+        _row_accumulate(Z, w, idx[t], S, grad[t])
     return grad
 
 
-def minibatch_gradient(features: np.ndarray, X: np.ndarray, idx: np.ndarray) -> np.ndarray:
+def minibatch_gradient(features: np.ndarray, X: np.ndarray, idx: np.ndarray, *,
+                       signs: np.ndarray | None = None, check_signs: bool = True) -> np.ndarray:
     r"""Summed logistic gradients :math:`\sum_{k}\psi'(u_{i_k}^\top x_t)u_{i_k}` over each
-    trial's mini-batch ``idx[t]`` (``features``: the ``(n, d)`` rows ``u_i = y_i a_i``), without
-    gathering the ``(trials, m, d)`` rows."""
+    trial's mini-batch ``idx[t]`` (``features``: the ``(n, d)`` rows ``a_i``, ``u_i = y_i a_i``
+    with ``y = signs``, or ``u_i = a_i`` when ``signs`` is None), without gathering the
+    ``(trials, m, d)`` rows. ``check_signs=False`` skips the O(n) check that ``signs`` is a
+    float64 array of ±1 (an objective validated its labels once)."""
     if not AVAILABLE:
         raise ValueError("minibatch_gradient needs numba: pip install 'dpbounds[fast]'")
     n, d = features.shape
@@ -393,7 +426,22 @@ def minibatch_gradient(features: np.ndarray, X: np.ndarray, idx: np.ndarray) -> 
                          f"and {idx.shape}")
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         raise ValueError(f"idx must lie in [0, {n}), got [{idx.min()}, {idx.max()}]")
-    return _minibatch_gradient(features, X, idx)
+    return _minibatch_gradient(features, X, idx, _signs(signs, n, check_signs))
+
+
+def _signs(signs: np.ndarray | None, n: int, check: bool = True) -> np.ndarray:
+    """The labels as a float64 array of ``n`` values ±1 (empty when None: no signs);
+    ``check=False`` trusts a float64 array of the right length (an O(n) check per call costs as
+    much as a small mini-batch step)."""
+    if signs is None:
+        return np.empty(0)
+    if not check and isinstance(signs, np.ndarray) and signs.dtype == np.float64 \
+            and signs.shape == (n,) and signs.flags.c_contiguous:
+        return signs
+    s = np.ascontiguousarray(signs, dtype=np.float64).reshape(-1)
+    if s.shape[0] != n or not np.all(np.abs(s) == 1.0):
+        raise ValueError(f"signs must be {n} values in {{-1, +1}}")
+    return s
 
 
 def exp_neg_abs(z: np.ndarray) -> np.ndarray:

@@ -85,6 +85,25 @@ def _sigmoid_neg_from(z: np.ndarray, e: np.ndarray) -> np.ndarray:
     return num
 
 
+def _row_norms(A: np.ndarray) -> tuple[np.ndarray, float]:
+    """``(||a_i||_2 for each row, max_i ||a_i||_1)``, a few MB of rows at a time.
+
+    ``np.linalg.norm(A, axis=1)`` and ``np.abs(A)`` would each hold an n x d temporary (the
+    peak of the constructor at large d); every row's reduction is the same on a chunk of
+    rows, so the bits are those of the one-shot calls.
+    """
+    n, d = A.shape
+    norms = np.empty(n)
+    l1 = 0.0
+    step = max(1, (1 << 16) // max(1, d))  # 512 KiB of temporaries
+    for a in range(0, n, step):
+        block = A[a:a + step]
+        norms[a:a + step] = np.linalg.norm(block, axis=1)
+        if block.size:
+            l1 = max(l1, float(np.max(np.sum(np.abs(block), axis=1))))
+    return norms, l1
+
+
 class MarginLossObjective(Objective):
     r"""Base class: :math:`F(x)=\frac1n\sum_i\psi(y_ia_i^\top x)+R(x)`.
 
@@ -120,16 +139,16 @@ class MarginLossObjective(Objective):
         super().__init__(A.shape[0], A.shape[1], backend)
         self.features_np = A
         self.labels_np = y
-        self._Z_np = A * y[:, None]
-        self._norms_np = np.linalg.norm(A, axis=1)
-        data_l1 = float(np.max(np.sum(np.abs(A), axis=1)))
+        self._norms_np, data_l1 = _row_norms(A)
         data_l2 = float(np.max(self._norms_np))
         self.l1_radius = data_l1 if l1_radius is None else check_positive("l1_radius", l1_radius)
         self.l2_radius = data_l2 if l2_radius is None else check_positive("l2_radius", l2_radius)
         if self.l1_radius < data_l1 * (1 - 1e-12) or self.l2_radius < data_l2 * (1 - 1e-12):
             raise ValueError("l1_radius/l2_radius must bound the norms of every feature row")
         xp = self.xp
-        self._Z = xp.asarray(self._Z_np)
+        self._rows_np, self._signs_np = self._row_layout(A, y)
+        self._rows = xp.asarray(self._rows_np)
+        self._signs = None if self._signs_np is None else xp.asarray(self._signs_np)
         self._norms = xp.asarray(self._norms_np)
         self._declared_L = None if smoothness is None else check_positive("smoothness",
                                                                           smoothness)
@@ -144,24 +163,49 @@ class MarginLossObjective(Objective):
     def _d2psi(self, xp: Any, z: Any) -> Any:
         raise NotImplementedError
 
+    #: Largest data (n·d elements) for which the objective keeps the signed rows ``y_i a_i``
+    #: as a copy (8 MiB): above it, one copy of the data (the caller's array, no copy when it
+    #: is C-contiguous float64), the labels' signs applied to the margins and the gradient
+    #: weights instead. The bits are the same either way (y_i = ±1: y_i (a_i·x) = (y_i a_i)·x
+    #: and (w_i y_i) a_i = w_i (y_i a_i) exactly, rounding being symmetric in the sign); the
+    #: copy only saves those multiplications, which cost 10-25% of a small mini-batch step
+    #: (measured at d = 16) and nothing that matters at large d, where memory does.
+    signed_copy_elements: int = 1 << 20
+
+    def _row_layout(self, A: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """``(rows, signs)``: ``(y * A, None)`` for small data, else ``(A, y)``."""
+        if A.size <= self.signed_copy_elements:
+            return A * y[:, None], None
+        return A, y
+
+    @staticmethod
+    def _signed(v: Any, signs: Any) -> Any:
+        """``v * signs`` (the labels, broadcast over the last axis), or ``v`` when the rows are
+        stored signed (``signs`` None)."""
+        return v if signs is None else v * signs
+
     # -- margins -------------------------------------------------------------------------
-    def _margins(self, x: Any, idx: Any) -> tuple[Any, Any, Any]:
-        """Return (margins (trials, m), rows (trials, m, d) or None, norms (trials, m))."""
+    def _margins(self, x: Any, idx: Any) -> tuple[Any, Any, Any, Any]:
+        """Return (margins (trials, m), rows (trials, m, d) or None, norms (trials, m), signs
+        of the rows (trials, m) or None: see :attr:`signed_copy_elements`)."""
         xp = self.xp
         if idx is None:
-            return rowwise_matmul(xp, x, xp.matrix_transpose(self._Z)), None, None
+            z = rowwise_matmul(xp, x, xp.matrix_transpose(self._rows))
+            return self._signed(z, self._signs), None, None, None
         trials, m = idx.shape
         flat = xp.reshape(idx, (-1,))
-        rows = xp.reshape(xp.take(self._Z, flat, axis=0), (trials, m, self.d))
-        margins = (rows @ x[:, :, None])[:, :, 0]
+        rows = xp.reshape(xp.take(self._rows, flat, axis=0), (trials, m, self.d))
+        signs = (None if self._signs is None
+                 else xp.reshape(xp.take(self._signs, flat, axis=0), (trials, m)))
+        margins = self._signed((rows @ x[:, :, None])[:, :, 0], signs)
         norms = xp.reshape(xp.take(self._norms, flat, axis=0), (trials, m))
-        return margins, rows, norms
+        return margins, rows, norms, signs
 
-    def _weighted_mean(self, w: Any, rows: Any) -> Any:
-        """mean_i w_i z_i for full data (rows None) or a gathered mini-batch."""
+    def _weighted_mean(self, w: Any, rows: Any, signs: Any) -> Any:
+        """mean_i w_i y_i a_i for full data (rows None) or a gathered mini-batch."""
         if rows is None:
-            return rowwise_matmul(self.xp, w, self._Z) / self.n
-        return (w[:, None, :] @ rows)[:, 0, :] / w.shape[1]
+            return rowwise_matmul(self.xp, self._signed(w, self._signs), self._rows) / self.n
+        return (self._signed(w, signs)[:, None, :] @ rows)[:, 0, :] / w.shape[1]
 
     def _psi_dpsi(self, xp: Any, z: Any) -> tuple[Any, Any]:
         """``(ψ(z), ψ'(z))``; subclasses may share work between the two."""
@@ -188,9 +232,10 @@ class MarginLossObjective(Objective):
     _compiled_pass: str | None = None
 
     def _use_compiled(self, x: Any, grad: str | None, reg_vec: Any,
-                      loss_clip: float | None) -> bool:
+                      loss_clip: float | None, *, full: bool = True) -> bool:
         """Whether the compiled pass computes this plain loss / gradient pass (NumPy, float64,
-        numba installed, ``DPBOUNDS_KERNELS`` not ``numpy``)."""
+        numba installed, ``DPBOUNDS_KERNELS`` not ``numpy``; for the full-data pass also
+        ``d <= COMPILED_MAX_D`` under ``auto``: :func:`_logistic_kernel.full_pass_chosen`)."""
         if self._compiled_pass is None:
             return False
         # a subclass that redefines the loss does not inherit the compiled pass
@@ -199,13 +244,26 @@ class MarginLossObjective(Objective):
         if owner._psi is not type(self)._psi or owner._dpsi is not type(self)._dpsi:
             return False
         return (grad in (None, "plain") and reg_vec is None and loss_clip is None
-                and is_numpy(self.xp) and x.dtype == np.float64 and _logistic_kernel.enabled())
+                and is_numpy(self.xp) and x.dtype == np.float64
+                and (_logistic_kernel.full_pass_chosen(self.d) if full
+                     else _logistic_kernel.enabled()))
 
     @property
     def _features_t(self) -> np.ndarray:
-        """``(d, n)`` C-contiguous copy of the signed rows, the compiled pass's layout."""
-        if not hasattr(self, "_features_t_np"):
-            self._features_t_np = np.ascontiguousarray(self._Z_np.T)
+        """``(d, n)`` C-contiguous signed rows ``y_i a_i`` as columns, the compiled pass's
+        layout, built on first use a few MB at a time: the one second copy of the data, which
+        is why ``auto`` takes the compiled pass only up to ``_logistic_kernel.COMPILED_MAX_D``
+        features. Signed here, so the pass needs no per-sample sign (at d = 4 applying it in
+        the loop cost 20% of the pass)."""
+        if not hasattr(self, "_features_t_np") and self._signs_np is None:
+            self._features_t_np = np.ascontiguousarray(self._rows_np.T)
+        elif not hasattr(self, "_features_t_np"):
+            A, y = self.features_np, self.labels_np
+            Zt = np.empty((self.d, self.n))
+            step = max(1, (1 << 16) // max(1, self.d))
+            for a in range(0, self.n, step):
+                Zt[:, a:a + step] = (A[a:a + step] * y[a:a + step, None]).T
+            self._features_t_np = Zt
         return self._features_t_np
 
     def _full_pass(self, x: Any, *, loss: bool, grad: str | None, param: float = 0.0,
@@ -228,7 +286,8 @@ class MarginLossObjective(Objective):
             return (k_total if loss else None), (k_g / self.n if grad else None)
         xp = self.xp
         trials = x.shape[0]
-        totals, grads = [], []
+        totals: list[Any] = []
+        grads: list[Any] = []
         for rows, a, b in self._blocks(trials):
             if a == 0:  # a new chunk of trials
                 xr = x[rows, :]
@@ -242,8 +301,9 @@ class MarginLossObjective(Objective):
                 csum: Any = xp.zeros((r,), dtype=x.dtype) if rv is not None else None
                 if rv is not None:
                     rr = xp.sum(rv * rv, axis=1)[:, None]
-            Zb = self._Z[a:b, :]
-            z = rowwise_matmul(xp, xr, xp.matrix_transpose(Zb))
+            Ab = self._rows[a:b, :]
+            yb = None if self._signs is None else self._signs[a:b]
+            z = self._signed(rowwise_matmul(xp, xr, xp.matrix_transpose(Ab)), yb)
             if grad_at is not None:
                 psi, w = self._psi(xp, z[:r, :]), self._dpsi(xp, z[r:, :])
             elif loss and grad:
@@ -259,20 +319,29 @@ class MarginLossObjective(Objective):
                 total = total + xp.sum(psi, axis=1)
             if grad:
                 if rv is not None:
-                    zr = rowwise_matmul(xp, rv, xp.matrix_transpose(Zb))
+                    zr = self._signed(rowwise_matmul(xp, rv, xp.matrix_transpose(Ab)), yb)
                     c = self._clip_factor(xp, w, self._norms[None, a:b], zr, rr, param)
                     csum = csum + xp.sum(c, axis=1)
                     w = w * c
                 elif grad != "plain":
                     w = self._rescale(xp, w, self._norms[None, a:b], grad, param)
-                g = g + rowwise_matmul(xp, w, Zb)
+                if is_numpy(xp):  # in place: at large d every (trials, d) temporary counts
+                    g += rowwise_matmul(xp, self._signed(w, yb), Ab)
+                else:
+                    g = g + rowwise_matmul(xp, self._signed(w, yb), Ab)
             if b == self.n:  # the chunk is complete
                 if grad and rv is not None:
                     g = g + csum[:, None] * rv
                 totals.append(total)
                 grads.append(g)
         total = xp.concat(totals, axis=0) if loss else None
-        g = xp.concat(grads, axis=0) / self.n if grad else None
+        if not grad:
+            g = None
+        elif len(grads) == 1 and is_numpy(xp):  # one chunk of trials: no concatenated copy
+            g = grads[0]
+            g /= self.n
+        else:
+            g = xp.concat(grads, axis=0) / self.n
         return total, g
 
     @staticmethod
@@ -291,15 +360,15 @@ class MarginLossObjective(Objective):
     # -- Objective API -------------------------------------------------------------------
     def sample_losses(self, x: Any, idx: Any = None) -> Any:
         self.check_state(x)
-        z, _, _ = self._margins(x, idx)
+        z, _, _, _ = self._margins(x, idx)
         return self._psi(self.xp, z)
 
     def sample_grads(self, x: Any, idx: Any = None) -> Any:
         self.check_state(x)
-        z, rows, _ = self._margins(x, idx)
+        z, rows, _, signs = self._margins(x, idx)
         if rows is None:
-            rows = self._Z[None, :, :]
-        return self._dpsi(self.xp, z)[:, :, None] * rows
+            rows, signs = self._rows[None, :, :], self._signs
+        return self._signed(self._dpsi(self.xp, z), signs)[:, :, None] * rows
 
     def loss(self, x: Any) -> Any:
         self.check_state(x)
@@ -309,28 +378,29 @@ class MarginLossObjective(Objective):
     def _data_grad(self, x: Any, idx: Any) -> Any:
         if idx is None:
             return self._full_pass(x, loss=False, grad="plain")[1]
-        if self._use_compiled(x, "plain", None, None):
-            return _logistic_kernel.minibatch_gradient(self._Z_np, x, idx) / idx.shape[1]
-        z, rows, _ = self._margins(x, idx)
-        return self._weighted_mean(self._dpsi(self.xp, z), rows)
+        if self._use_compiled(x, "plain", None, None, full=False):
+            return _logistic_kernel.minibatch_gradient(
+                self._rows_np, x, idx, signs=self._signs_np, check_signs=False) / idx.shape[1]
+        z, rows, _, signs = self._margins(x, idx)
+        return self._weighted_mean(self._dpsi(self.xp, z), rows, signs)
 
     def _data_weights(self, x: Any, idx: Any, kind: str, param: float) -> Any:
         if idx is None:
             return self._full_pass(x, loss=False, grad=kind, param=param)[1]
-        z, rows, norms = self._margins(x, idx)
+        z, rows, norms, signs = self._margins(x, idx)
         w = self._rescale(self.xp, self._dpsi(self.xp, z), norms, kind, param)
-        return self._weighted_mean(w, rows)
+        return self._weighted_mean(w, rows, signs)
 
     def _clipped_with_regularizer(self, x: Any, idx: Any, clip_norm: float) -> Any:
         xp = self.xp
         r = self.regularizer_grad(x)
         if idx is None:
             return self._full_pass(x, loss=False, grad="clip", param=clip_norm, reg_vec=r)[1]
-        z, rows, norms = self._margins(x, idx)
+        z, rows, norms, signs = self._margins(x, idx)
         w = self._dpsi(xp, z)
-        zr = (rows @ r[:, :, None])[:, :, 0]
+        zr = self._signed((rows @ r[:, :, None])[:, :, 0], signs)
         c = self._clip_factor(xp, w, norms, zr, xp.sum(r * r, axis=1)[:, None], clip_norm)
-        return self._weighted_mean(w * c, rows) + xp.mean(c, axis=1)[:, None] * r
+        return self._weighted_mean(w * c, rows, signs) + xp.mean(c, axis=1)[:, None] * r
 
     def clipped_loss(self, x: Any, clip_value: float, include_regularizer: bool = False) -> Any:
         self.check_state(x)
@@ -362,9 +432,19 @@ class MarginLossObjective(Objective):
             A = self.features_np
             if self.d <= 4000:
                 self._gram_max = float(np.linalg.eigvalsh(A.T @ A / self.n)[-1])
-            else:  # pragma: no cover - large d
-                s = scipy.sparse.linalg.svds(A, k=1, return_singular_vectors=False)
-                self._gram_max = float(s[0] ** 2 / self.n)
+            elif self.n <= 4000:  # large d: AᵀA and AAᵀ share their nonzero eigenvalues
+                self._gram_max = float(np.linalg.eigvalsh(A @ A.T / self.n)[-1])
+            else:  # pragma: no cover - both large (seconds): Lanczos on v -> Aᵀ(Av)/n, no
+                # copy of A (``svds(A)`` made one: its adjoint ``A.T.conj()`` is a new n x d
+                # array even for real A)
+                import scipy.sparse.linalg as sla
+
+                n, d = A.shape
+                gram = sla.LinearOperator((d, d), matvec=lambda v: A.T @ (A @ v) / n,
+                                          dtype=np.float64)
+                v0 = np.random.default_rng(0).standard_normal(d)  # fixed: a reproducible L
+                self._gram_max = float(sla.eigsh(gram, k=1, which="LA", v0=v0,
+                                                 return_eigenvectors=False)[0])
         return self._gram_max
 
     @property
@@ -406,13 +486,14 @@ class MarginLossObjective(Objective):
     # -- host-side solver ----------------------------------------------------------------
     def _host_fgh(self, w: np.ndarray, need_hess: bool = True):
         xp = get_namespace("numpy")
-        Z = self._Z_np
-        z = Z @ w
+        A, y = self.features_np, self.labels_np
+        z = (A @ w) * y
         f = float(np.mean(self._psi(xp, z)) + self._reg_host(w)[0])
-        g = Z.T @ self._dpsi(xp, z) / self.n + self._reg_host(w)[1]
+        g = A.T @ (self._dpsi(xp, z) * y) / self.n + self._reg_host(w)[1]
         if not need_hess:
             return f, g, None
-        h = (Z.T * self._d2psi(xp, z)) @ Z / self.n + np.diag(self._reg_host(w)[2])
+        # y_i^2 = 1: the Hessian's data term needs no signs
+        h = (A.T * self._d2psi(xp, z)) @ A / self.n + np.diag(self._reg_host(w)[2])
         return f, g, h
 
     def _reg_host(self, w: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
@@ -455,7 +536,8 @@ class MarginLossObjective(Objective):
         new.__dict__.update(self.__dict__)
         new.__dict__.pop("optimum", None)
         new.xp = get_namespace(backend)
-        new._Z = new.xp.asarray(self._Z_np)
+        new._rows = new.xp.asarray(self._rows_np)
+        new._signs = None if self._signs_np is None else new.xp.asarray(self._signs_np)
         new._norms = new.xp.asarray(self._norms_np)
         if "optimum" in self.__dict__:
             new.__dict__["optimum"] = self.__dict__["optimum"]

@@ -253,6 +253,8 @@ def run_sweep(cells: Iterable[Cell], *, store: ResultStore | str | os.PathLike[s
         tasks = plan.tasks()
         if tasks and not executor.started:
             executor.start()
+        if executor.remote:
+            tasks = plan.pack(tasks, executor.slots)
         _execute(plan, tasks, executor, store, bar)
     except _ExecutorLost as lost:  # e.g. the Dask scheduler went away: the sweep's own error
         bar.close()
@@ -290,6 +292,13 @@ def run_sweep(cells: Iterable[Cell], *, store: ResultStore | str | os.PathLike[s
     return SweepResult([plan.records[k] for k in plan.keys], [plan.infos[k] for k in plan.keys],
                        computed=len(plan.first) - reused, reused=reused,
                        seconds=time.perf_counter() - t_start)
+
+
+#: Most cells packed into one task by :meth:`_Plan.pack` (a task's cells are stored when it
+#: returns: a killed sweep recomputes at most this many per task in flight).
+PACK_MAX = 16
+#: Tasks per slot (tasks in flight) that packing still leaves, for load balance.
+PACK_TASKS_PER_SLOT = 4
 
 
 class _Plan:
@@ -336,6 +345,34 @@ class _Plan:
                 tid = (self.names[k], c.group) if c.group is not None else ("cell", k)
                 tasks.setdefault(tid, []).append(k)
         return sorted(tasks.values(), key=lambda ks: -sum(self.cell(k).cost for k in ks))
+
+    def pack(self, tasks: list[list[str]], slots: int) -> list[list[str]]:
+        """Ungrouped cells of one (not :func:`batched`) function packed ``k`` to a task for
+        another process: each task costs the executor a few ms of CPU (pickling, scheduling;
+        about 10 ms on Dask, ``bench/bench_dask_overhead.md``), as much as a small cell.
+        ``k = min(PACK_MAX, cells // (PACK_TASKS_PER_SLOT * slots))``, at least 1, so every
+        slot still gets several tasks to balance; the packed cells keep their own keys,
+        records and errors (a task runs its cells one by one), and neighbours in the
+        most-expensive-first order share a task."""
+        singles = {id(ks) for ks in tasks if len(ks) == 1 and self.cell(ks[0]).group is None
+                   and not is_batched(self.cell(ks[0]).fn)}
+        k = min(PACK_MAX, len(singles) // (PACK_TASKS_PER_SLOT * max(1, slots)))
+        if k <= 1:
+            return tasks
+        packed: list[list[str]] = []
+        runs: dict[Any, list[str]] = {}  # the open task of each function
+        for ks in tasks:
+            if id(ks) not in singles:
+                packed.append(ks)
+                continue
+            fn = self.cell(ks[0]).fn
+            if fn not in runs:
+                runs[fn] = []
+                packed.append(runs[fn])
+            runs[fn].append(ks[0])
+            if len(runs[fn]) == k:
+                del runs[fn]
+        return packed
 
     def task(self, ks: list[str], remote: bool) -> _Task:
         c = self.cell(ks[0])
