@@ -45,8 +45,8 @@ PROBLEMS = [
     (dict(mu=1e-4, L=1.0, d=10, n=10**7, epsilon=1.0, sensitivity=1.0, initial_gap=10.0), 100),
     (dict(mu=1e-4, L=1.0, d=5, n=10**5, m=10**3, epsilon=0.3, sensitivity=1.0,
           initial_gap=1.0), 100),
-    (dict(mu=1e-5, L=1.0, d=1, n=10**8, epsilon=10.0, sensitivity=1.0, initial_gap=10.0), 100),
-    (dict(mu=1e-6, L=1.0, d=1, n=10**9, epsilon=10.0, sensitivity=1.0, initial_gap=10.0), 100),
+    (dict(mu=1e-5, L=1.0, d=1, n=10**8, epsilon=10.0, sensitivity=1.0, initial_gap=10.0), 60),
+    (dict(mu=1e-6, L=1.0, d=1, n=10**9, epsilon=10.0, sensitivity=1.0, initial_gap=10.0), 60),
     (dict(mu=1e-6, L=1.0, d=20, n=10**6, epsilon=0.01, sensitivity=1.0, initial_gap=1.0), 80),
 ]
 
