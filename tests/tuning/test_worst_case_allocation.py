@@ -164,7 +164,7 @@ def test_tuner_rows_rank_by_the_worst_case_and_beat_the_bound_rows():
     # here the bound's choice (Remark 4.1) is about 2x worse than the worst case's
     remark = rows["DP-NAG-opt (Remark 4.1 T)"]
     assert remark["worst_case_upper"] > 1.5 * rows["DP-NAG tuned by worst case"]["computed"]
-    assert "proven within" in res.table() and "not proven" in res.table()
+    assert "proven within" in res.table() and "over every T <= 2000" in res.table()
     assert tune_nesterov(1e-3, 1.0, d=100, n=10**5, epsilon=0.1, sensitivity=1.0,
                          initial_gap=5.0, max_horizon=200, reference_horizons=(),
                          objective="bound").choices[0].horizons_searched == 0
@@ -183,3 +183,84 @@ def test_cli_tune_nag_objective(capsys):
     assert main([*args, "--objective", "bound"]) == 0  # the paper's rows only
     labels = [r["label"] for r in json.loads(capsys.readouterr().out)]
     assert not any("worst case" in x for x in labels) and "DP-NAG-opt (Remark 4.1 T)" in labels
+
+
+# ------------------------------------------------------------------ the horizon, proven
+def _masg_arrays(mu: float, L: float, T: int) -> tuple[np.ndarray, np.ndarray]:
+    """DP-MASG's steps and momenta written out here from (33) (not the library's schedule):
+    stage 1 of ceil(2 sqrt(k) ln sqrt(k)) steps at 1/L, stage k >= 2 of 2^k ceil(sqrt(k) ln 8)
+    steps at 1/(4^k L); the momentum restarts (0) at each stage's first step."""
+    kappa = L / mu
+    lengths = [max(1, math.ceil(2 * math.sqrt(kappa) * math.log(math.sqrt(kappa))))]
+    while sum(lengths) < T:
+        lengths.append(2 ** (len(lengths) + 1) * math.ceil(math.sqrt(kappa) * math.log(8.0)))
+    alpha, beta = [], []
+    for k, n_k in enumerate(lengths, start=1):
+        a = 1.0 / L if k == 1 else 1.0 / (4 ** k * L)
+        b = (1 - math.sqrt(mu * a)) / (1 + math.sqrt(mu * a))
+        alpha += [a] * n_k
+        beta += [0.0 if k > 1 else b] + [b] * (n_k - 1)
+    return np.array(alpha[:T]), np.array(beta[:T])
+
+
+def _oracle_per_horizon(mu, L, arrays, Tmax, S, n, eps, E0):
+    """Per horizon: the cvxpy minimax on a curvature grid (below the best worst case) and its
+    allocation's certified worst case (above it)."""
+    low, high = [], []
+    for T in range(1, Tmax + 1):
+        alpha, beta = arrays(T)
+        value, e = _cvxpy_minimax(mu, L, alpha, beta, S, n, eps, E0, grid=60)
+        e = np.maximum(e, 1e-12)
+        e *= eps / e.sum() * (1 - 1e-9)
+        wc = quadratic_worst_case(mu, L, 1, alpha=alpha, beta=beta, gamma=beta,
+                                  laplace_var=2.0 * (S / (n * e)) ** 2, initial_gap=E0,
+                                  oversampling=32)
+        low.append(value)
+        high.append(wc.upper)
+    return np.array(low), np.array(high)
+
+
+@pytest.mark.parametrize("method,mu,n,Tmax", [("nag", 0.1, 100, 30), ("masg", 0.25, 100, 40)])
+def test_horizon_lower_bound_against_every_horizon(method, mu, n, Tmax):
+    """The proven lower bound over all T <= Tmax against an exhaustive per-horizon oracle
+    (two-sided), every interval bound against the oracle on its horizons, and negative
+    controls: a bound claimed from an interval's end, and a proof that skips the horizons
+    above Tmax / 4 (where the best one lies), are both caught."""
+    L, S, eps, E0 = 1.0, 1.0, 1.0, 1.0
+    arrays = (lambda T: _nag(mu, L, T)) if method == "nag" else (lambda T: _masg_arrays(mu, L, T))
+    low, high = _oracle_per_horizon(mu, L, arrays, Tmax, S, n, eps, E0)
+
+    def at(T: int) -> wca.WorstCaseAllocation:
+        a, b = arrays(T)
+        return wca.best_allocation(mu, L, 1, a, b, b, sensitivity=S, n=n, m=n, epsilon=eps,
+                                   sampling_var=0.0, initial_gap=E0)
+
+    def prove(T_top: int) -> wca.HorizonProof:
+        a, b = arrays(T_top)
+        return wca.prove_horizon(at, {1: at(1), T_top: at(T_top)}, a, b, b, sensitivity=S,
+                                 n=n, m=n, epsilon=eps, sampling_var=0.0, initial_gap=E0)
+
+    proof = prove(Tmax)
+    assert proof.lower <= high.min() * (1 + 1e-6)        # below the best (T, allocation)
+    assert proof.best.upper >= low.min() * (1 - 1e-6)    # the relaxation is below the tuner's
+    assert proof.best.upper <= 1.03 * high.min()          # the tuner finds the best horizon
+    assert proof.best.upper <= 1.03 * proof.lower         # and the bracket is closed
+    assert proof.lower >= 0.99 * low.min()                # the lower end is nearly the minimum
+    assert abs(proof.best.horizon - (int(np.argmin(high)) + 1)) <= 2
+
+    # every interval bound (one stage; the mixture of the best horizon) below the oracle on
+    # each of its horizons; the negative control claims an interval's end for all of it
+    a, b = arrays(Tmax)
+    h = wca._Horizons(proof.best.mixture, a, b, b, E0, 0.0)
+    caught = False
+    for lo in range(1, Tmax + 1):
+        for hi in range(lo, Tmax + 1):
+            if h.stage_of(lo) != h.stage_of(hi) and hi != h.starts[h.stage_of(lo) + 1]:
+                continue
+            assert h.lower(lo, hi, S, n, n, eps) <= high[lo - 1:hi].min() * (1 + 1e-6)
+            caught |= h.lower(hi, hi, S, n, n, eps) > high[lo - 1:hi].min() * (1 + 1e-6)
+    assert caught
+
+    # negative control: the horizons above Tmax / 4 skipped (the best one is there)
+    skipped = prove(Tmax // 4)
+    assert skipped.lower > high.min() * (1 + 1e-6)
