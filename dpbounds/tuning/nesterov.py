@@ -170,6 +170,7 @@ def _worst_case_row(name: str, method: str, sched_for, mu, L, d, n, m, eps, S, E
         return out
 
     search_horizon(at, Tmax, also=also)
+    bar.set_description(f"{name}: worst case proven over every horizon <= {Tmax}")
     # the horizon proven: a lower bound on every T <= Tmax (and a better T found on the way)
     steps, mom = _run_arrays(method, sched_for(Tmax), mu)
     proof = prove_horizon(at, solved, steps, mom, mom, sensitivity=S, n=n, m=m, epsilon=eps,
@@ -279,8 +280,11 @@ def tune_nesterov(
     evals = check_int("max_evaluations", max_evaluations, minimum=1)
     check_choice("objective", objective, ("error", "bound"))
     choices = []
-    bar = progress_bar(progress, desc="worst-case horizons and allocations")
+    # lines=True: with m < n this can take a minute; logs and pipes get a line every 10 s
+    bar = progress_bar(progress, desc="tune nag", unit="horizons solved", lines=True)
     for method in methods:
+        name = "DP-NAG" if method == "nag" else "DP-MASG"
+        bar.set_description(f"{name}: the bound's horizon (Remark 4.1)")
         if m == n:
             hc = select_horizon(mu, L, initial_error=E0, d=d, sensitivity=S, n=n, epsilon=eps,
                                 max_horizon=Tmax, method=method, c=c, progress=progress)
@@ -297,8 +301,8 @@ def tune_nesterov(
             return (nesterov_schedule(c / L, T) if method == "nag"
                     else masg_schedule(mu, L, horizon=T, c=c))
 
-        name = "DP-NAG" if method == "nag" else "DP-MASG"
         if objective == "error":
+            bar.set_description(f"{name}: worst-case horizon search")
             choices.append(_worst_case_row(name, method, sched_for, mu, L, d, n, m, eps, S, E0,
                                            Tmax, bar, (hc.horizon, *refs)))
         tuned = _nag_choice(f"{name}-opt (Remark 4.1 T)", method, sched_for(hc.horizon), mu, L,
@@ -308,6 +312,7 @@ def tune_nesterov(
             gap = (math.inf if not hc.lower_bound > 0
                    else max(tuned.bound / hc.lower_bound - 1.0, 0.0))
         choices.append(replace(tuned, certified_gap=gap, lower_bound=float(hc.lower_bound)))
+        bar.set_description(f"{name}: reference horizons")
         for T in refs:
             choices.append(_nag_choice(f"{name} uniform eps/T", method, sched_for(T), mu, L, d,
                                        n, m, eps, S, E0, "uniform"))

@@ -264,3 +264,51 @@ def test_horizon_lower_bound_against_every_horizon(method, mu, n, Tmax):
     # negative control: the horizons above Tmax / 4 skipped (the best one is there)
     skipped = prove(Tmax // 4)
     assert skipped.lower > high.min() * (1 + 1e-6)
+
+
+def test_tune_nag_prints_progress_lines_into_a_pipe():
+    """Issue 32: ``tune nag`` with m < n ran 84 CPU-s silently when stderr was not a terminal.
+    In a subprocess whose stderr is a pipe (the line interval set to 0 s there) it prints plain
+    lines naming each stage, no carriage-return bar; the control: ``--quiet`` prints none."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[2])
+    code = ("import sys, dpbounds._progress as p\n"
+            "p.PIPE_LINE_INTERVAL_S = 0.0\n"
+            "from dpbounds.cli import main\n"
+            "raise SystemExit(main(sys.argv[1:]))")
+    args = ["tune", "nag", "--mu", "0.1", "--L", "1", "--d", "5", "--n", "1e4", "--m", "1e3",
+            "--eps", "1", "--sensitivity", "1", "--max-horizon", "20"]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+    runs = [subprocess.run([sys.executable, "-c", code, *args, *extra], capture_output=True,
+                           text=True, env=env, cwd=root, timeout=300)
+            for extra in ([], ["--quiet"])]
+    assert [r.returncode for r in runs] == [0, 0], runs[0].stderr
+    lines = runs[0].stderr.splitlines()
+    for stage in ("DP-NAG: the bound's horizon (Remark 4.1):",
+                  "DP-NAG: worst-case horizon search:",
+                  "DP-MASG: worst case proven over every horizon <= 20:"):
+        assert any(x.startswith(stage) for x in lines), runs[0].stderr
+    assert lines[-1].endswith("finished") and "\r" not in runs[0].stderr
+    assert "tuned by worst case" in runs[0].stdout
+    assert runs[1].stderr == "" and runs[1].stdout == runs[0].stdout
+
+
+def test_line_bar_is_silent_for_quick_work_and_reports_slow_work():
+    import io
+
+    from dpbounds._progress import LineBar
+
+    quick = io.StringIO()
+    with LineBar(desc="quick", total=3, stream=quick, interval=60.0) as bar:
+        bar.update(3)
+    assert quick.getvalue() == ""
+    slow = io.StringIO()
+    bar = LineBar(range(4), desc="slow", stream=slow, interval=0.0, unit="horizons")
+    assert list(bar) == [0, 1, 2, 3]
+    out = slow.getvalue().splitlines()
+    assert out[0].startswith("slow: 1/4 horizons, 0 s") and out[-1].endswith("4/4 horizons, 0 s, "
+                                                                             "finished")
