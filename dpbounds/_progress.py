@@ -9,8 +9,8 @@ Two shapes:
   quick calls and piped output stay clean. A loop that can run for minutes asks for
   ``lines=True``: with ``progress=True`` and standard error *not* a terminal (logs, CI, a
   pipe) it then gets a :class:`LineBar`, one plain line every :data:`PIPE_LINE_INTERVAL_S`
-  seconds (``"DP-NAG: proof over every horizon: 41 done, 20 s"``) and a last one when it ends,
-  only if it lasted that long.
+  seconds (``"DP-MASG: worst-case horizon search: 53 horizons solved, 36 s"``) and a last one
+  when it ends, only if it lasted that long.
 * :class:`Progress` with :func:`resolve_mode` — the progress of a sweep
   (``progress=`` of :func:`~dpbounds.sweep.run_sweep`), in one of these modes:
 
@@ -64,7 +64,7 @@ class LineBar:
     """The part of tqdm's interface the library uses, as plain lines (for logs and pipes).
 
     ``update``, ``set_description``, ``set_postfix_str``, ``close``, iteration and ``with``. A
-    line (``"desc: 12/40 horizons, 35 s"``; without a total ``"desc: 12 done, 35 s"``) is
+    line (``"desc: 12/40 horizons, 35 s"``; without a total ``"desc: 12 horizons, 35 s"``) is
     printed when one of them is called at least ``interval`` seconds after the last line (or
     the start), and a last one by ``close`` if any was printed: a quick loop prints nothing.
     """
@@ -84,7 +84,8 @@ class LineBar:
 
     def _line(self, now: float, last: bool = False) -> None:
         unit = f" {self.unit}" if self.unit and self.unit != "it" else ""
-        done = (f"{self.n:g}/{self.total:g}{unit}" if self.total else f"{self.n:g}{unit} done")
+        done = (f"{self.n:g}/{self.total:g}{unit}" if self.total
+                else f"{self.n:g}{unit}" if unit else f"{self.n:g} done")
         post = f", {self.postfix}" if self.postfix else ""
         end = ", finished" if last else ""
         print(f"{self.desc}: {done}, {duration(now - self.start)}{post}{end}", file=self.stream,

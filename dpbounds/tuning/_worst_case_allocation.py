@@ -441,6 +441,8 @@ class _Horizons:
         pmin = np.min(p[lo - s:hi - s + 1] ** 2, axis=0)
         weights = np.concatenate([2.0 * ((w * pmin) @ c), 2.0 * al * al * ((r[:lo - s] ** 2) @ w)])
         fixed = float(np.min(self.fixed[lo:hi + 1]))
+        if not math.isfinite(fixed):  # an overflowing response: claim only what is proven (0)
+            fixed = 0.0
         weights = weights[weights > 0]  # dropping steps lowers (30): still a lower bound
         if weights.size == 0 or not np.all(np.isfinite(weights)):
             return fixed if weights.size == 0 else 0.0

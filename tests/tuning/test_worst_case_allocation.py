@@ -276,25 +276,30 @@ def test_tune_nag_prints_progress_lines_into_a_pipe():
     from pathlib import Path
 
     root = str(Path(__file__).resolve().parents[2])
+    # one interpreter: the run, a marker, the same run with --quiet (the control)
     code = ("import sys, dpbounds._progress as p\n"
             "p.PIPE_LINE_INTERVAL_S = 0.0\n"
             "from dpbounds.cli import main\n"
-            "raise SystemExit(main(sys.argv[1:]))")
+            "rc = main(sys.argv[1:])\n"
+            "print('=== quiet ===', file=sys.stderr, flush=True)\n"
+            "print('=== quiet ===', flush=True)\n"
+            "raise SystemExit(rc + main([*sys.argv[1:], '--quiet']))")
     args = ["tune", "nag", "--mu", "0.1", "--L", "1", "--d", "5", "--n", "1e4", "--m", "1e3",
             "--eps", "1", "--sensitivity", "1", "--max-horizon", "20"]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
-    runs = [subprocess.run([sys.executable, "-c", code, *args, *extra], capture_output=True,
-                           text=True, env=env, cwd=root, timeout=300)
-            for extra in ([], ["--quiet"])]
-    assert [r.returncode for r in runs] == [0, 0], runs[0].stderr
-    lines = runs[0].stderr.splitlines()
+    run = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                         env=env, cwd=root, timeout=300)
+    assert run.returncode == 0, run.stderr
+    err, err_quiet = run.stderr.split("=== quiet ===\n")
+    out, out_quiet = run.stdout.split("=== quiet ===\n")
+    lines = err.splitlines()
     for stage in ("DP-NAG: the bound's horizon (Remark 4.1):",
                   "DP-NAG: worst-case horizon search:",
                   "DP-MASG: worst case proven over every horizon <= 20:"):
-        assert any(x.startswith(stage) for x in lines), runs[0].stderr
-    assert lines[-1].endswith("finished") and "\r" not in runs[0].stderr
-    assert "tuned by worst case" in runs[0].stdout
-    assert runs[1].stderr == "" and runs[1].stdout == runs[0].stdout
+        assert any(x.startswith(stage) for x in lines), err
+    assert lines[-1].endswith("finished") and "\r" not in err
+    assert "tuned by worst case" in out
+    assert err_quiet == "" and out_quiet == out
 
 
 def test_line_bar_is_silent_for_quick_work_and_reports_slow_work():
