@@ -192,7 +192,7 @@ def _worst_case_row(name: str, method: str, sched_for, mu, L, d, n, m, eps, S, E
                           "worst case (dual ascent)", bound, best.value, best.epsilons,
                           np.exp(best.log_scales), worst_case_upper=best.upper,
                           worst_case_lower=min(proof.lower, best.upper),
-                          horizons_searched=len(proof.evaluated) + 1)
+                          horizons_searched=len(proof.evaluated))
 
 
 def _nag_choice(label, method, sched, mu, L, d, n, m, eps, S, E0, allocation) -> NesterovChoice:
@@ -236,7 +236,9 @@ def tune_nesterov(
     allocation, against the uniform budget at ``reference_horizons`` (the paper's grid uses
     100-1000). ``max_horizon`` is at most
     :data:`~dpbounds.bounds.strongly_convex.noise_allocation.MAX_HORIZON`; ``progress`` shows a
-    tqdm bar for the subsampled search. Each tuned row reports ``certified_gap`` and
+    tqdm bar on a terminal and, where stderr is not one (logs, pipes), a plain line naming the
+    stage every 10 s (:class:`dpbounds._progress.LineBar`). Each tuned row reports
+    ``certified_gap`` and
     ``lower_bound``: with :math:`m<n` the allocation problem (30) is convex in the budgets and
     every evaluated horizon's optimum is bounded below by weak duality at the returned
     allocation (:func:`~.noise_allocation.allocation.certify_allocation`,
