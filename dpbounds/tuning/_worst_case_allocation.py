@@ -48,10 +48,10 @@ between two momentum restarts it is bounded below by one problem (30) whose weig
 horizon of the interval dominates (:class:`_Horizons`). A branch and bound over
 :math:`1..T_{\max}` (intervals split, and solved at their middle, until their bound is within
 ``tol`` of the best attained worst case) gives ``lower``: no horizon :math:`T\le T_{\max}`
-with any allocation has a worst case below it. Measured (``bench/worst_case_nag.py``): the
-best (T, allocation) proven within 0.12%..0.4% on the problems run there, at about 1.5x the
-cost of the search alone; on MASG the proof also found horizons up to 1.3% better than the
-search's.
+with any allocation has a worst case below it. Measured (``bench/worst_case_nag.py``, 20
+rows): the best (T, allocation) proven within 0.12%..0.39%, at 1.2x-2.2x the CPU of the
+search alone; on MASG (ragged in T across stages) the proof also found better horizons than
+the search's (a dense horizon oracle had found up to 2.4% better before; none now).
 
 The dual mixes two families of instances (``_Dual``): start and sampling noise in one
 coordinate (as above), and, with sampling and :math:`d\ge2`, in two coordinates (start at
