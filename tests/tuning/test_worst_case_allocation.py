@@ -317,3 +317,74 @@ def test_line_bar_is_silent_for_quick_work_and_reports_slow_work():
     out = slow.getvalue().splitlines()
     assert out[0].startswith("slow: 1/4 horizons, 0 s") and out[-1].endswith("4/4 horizons, 0 s, "
                                                                              "finished")
+
+
+def test_horizon_lower_bound_with_sampling_and_subsampled_budgets():
+    """m < n, d = 3 (both families of the dual, the sampling noise, eq. (30) with (11)), MASG
+    with restarts: the proven lower end over all T <= 30 against each horizon's tuned
+    allocation certified on a fine grid (an upper end of the best worst case there), and every
+    interval bound below the same; the control: a bound at one end of an interval claimed for
+    all of it is caught."""
+    from dpbounds.bounds.strongly_convex.gradient_noise import subsampling_variance
+
+    mu, L, d, S, n, m, eps, E0, Tmax = 0.25, 1.0, 3, 1.0, 300, 30, 1.0, 1.0, 30
+    s2 = subsampling_variance(S, n, m)
+
+    def at(T: int, oversampling: int = 8) -> wca.WorstCaseAllocation:
+        a, b = _masg_arrays(mu, L, T)
+        return wca.best_allocation(mu, L, d, a, b, b, sensitivity=S, n=n, m=m, epsilon=eps,
+                                   sampling_var=s2, initial_gap=E0, oversampling=oversampling)
+
+    high = np.array([at(T, 32).upper for T in range(1, Tmax + 1)])
+    a, b = _masg_arrays(mu, L, Tmax)
+    proof = wca.prove_horizon(at, {Tmax: at(Tmax)}, a, b, b, sensitivity=S, n=n, m=m,
+                              epsilon=eps, sampling_var=s2, initial_gap=E0)
+    assert proof.lower <= high.min() * (1 + 1e-6) <= 1.03 * proof.lower
+    caught = False
+    for T_mix in (proof.best.horizon, Tmax):  # the mixtures fitted at the best T and at Tmax
+        h = wca._Horizons(proof.evaluated[T_mix].mixture, a, b, b, E0, s2)
+        end = {T: h.lower(T, T, S, n, m, eps) for T in range(1, Tmax + 1)}
+        for lo in range(1, Tmax + 1):
+            for hi in range(lo, Tmax + 1):
+                if h.stage_of(lo) != h.stage_of(hi) and hi != h.starts[h.stage_of(lo) + 1]:
+                    continue
+                assert h.lower(lo, hi, S, n, m, eps) <= high[lo - 1:hi].min() * (1 + 1e-6)
+                # the control: one end's bound claimed for the whole interval
+                caught |= max(end[lo], end[hi]) > high[lo - 1:hi].min() * (1 + 1e-6)
+    assert caught
+
+
+def test_interval_bound_of_a_mixture_against_its_exact_value_at_every_horizon():
+    """The interval lemma alone, on arbitrary mixtures (curvatures where MASG's later stages
+    oscillate, so the minimum of p^2 over an interval is inside it): the bound on [lo, hi] is
+    below the mixture's exact value at every T in it, evaluated here by brute force (impulse
+    responses, Prop. 4.2's closed form (S / (n eps))^2 (sum_t w_t^(1/3))^3 for m = n); the
+    control: the bound at one end claimed for the interval is caught."""
+    mu, L, d, S, n, eps, E0, s2, Tmax = 0.25, 1.0, 4, 1.0, 100, 1.0, 0.01, 0.05, 40
+    alpha, beta = _masg_arrays(mu, L, Tmax)
+    rng = np.random.default_rng(5)
+    caught = False
+    for _ in range(2):
+        lam = np.sort(rng.uniform(mu, L, 4))
+        w = rng.dirichlet(np.ones(4))
+        noise = (d - 1) * w + rng.dirichlet(np.ones(4))
+        mix = wca.Mixture(lam, noise, w, rng.dirichlet(np.ones(4)))
+        exact = []
+        for T in range(1, Tmax + 1):
+            rows = [_brute_responses(x, alpha[:T], beta[:T]) for x in lam]
+            P = np.array([r[0] for r in rows])
+            Hf = np.array([0.5 * x * r[1] for x, r in zip(lam, rows)])
+            weights = 2.0 * (mix.noise @ Hf)
+            exact.append(E0 * P @ mix.start + s2 * Hf.sum(axis=1) @ mix.sampling
+                         + (S / (n * eps)) ** 2 * np.sum(weights ** (1 / 3)) ** 3)
+        exact = np.array(exact)
+        h = wca._Horizons(mix, alpha, beta, beta, E0, s2)
+        end = {T: h.lower(T, T, S, n, n, eps) for T in range(1, Tmax + 1)}
+        np.testing.assert_allclose(list(end.values()), exact, rtol=1e-8)
+        for lo in range(1, Tmax + 1):
+            for hi in range(lo, Tmax + 1):
+                if h.stage_of(lo) != h.stage_of(hi) and hi != h.starts[h.stage_of(lo) + 1]:
+                    continue
+                assert h.lower(lo, hi, S, n, n, eps) <= exact[lo - 1:hi].min() * (1 + 1e-9)
+                caught |= max(end[lo], end[hi]) > exact[lo - 1:hi].min() * (1 + 1e-9)
+    assert caught
