@@ -350,6 +350,25 @@ def search_horizon(evaluate: Callable[[int], WorstCaseAllocation], max_horizon: 
 
 
 # ------------------------------------------------------------------ the horizon, proven
+def _stage_starts(steps: np.ndarray, mom: np.ndarray, gam: np.ndarray) -> list[int]:
+    r"""The first steps of the stages of :class:`_Horizons`: 0 and every restart
+    (:math:`\beta_t=\gamma_t=0`) that changes the dynamics (a restart with the stage's own
+    step and no momentum continues it: e.g. :math:`\mu=L`, where every step has
+    :math:`\beta=0`, is one stage)."""
+    starts, inner = [0], None  # inner: (step, momentum, look-ahead) of the stage after its start
+    for t in range(1, steps.size):
+        cur = (steps[t], mom[t], gam[t])
+        if mom[t] == 0.0 and gam[t] == 0.0:
+            if steps[t] == steps[starts[-1]] and inner in (None, cur):
+                inner = cur
+                continue
+            starts.append(t)
+            inner = None
+        elif inner is None:
+            inner = cur
+    return starts
+
+
 class _Horizons:
     r"""A mixture's lower bound at every horizon of one run (its prefixes), in O(T k) memory.
 
@@ -385,7 +404,7 @@ class _Horizons:
         self.mix, self.T = mix, steps.size
         self.lam_half = 0.5 * lam
         T = steps.size
-        starts = [0] + [t for t in range(1, T) if mom[t] == 0.0 and gam[t] == 0.0]
+        starts = _stage_starts(steps, mom, gam)
         self.starts = np.array(starts + [T])
         # the start's response P_T (signed), T = 0..Tmax: one forward pass
         x = np.ones((T + 1, lam.size))
@@ -530,7 +549,7 @@ def prove_horizon(evaluate: Callable[[int], WorstCaseAllocation],
         return seen[best_T()].value / (1.0 + tol)
 
     heap: list[tuple[float, int, int]] = []
-    starts = [0] + [t for t in range(1, Tmax) if momenta[t] == 0.0 and lookahead[t] == 0.0]
+    starts = _stage_starts(steps, momenta, lookahead)
     for s, e in zip(starts, [*starts[1:], Tmax]):
         lo = max(s, 1)
         if lo <= e:

@@ -388,3 +388,18 @@ def test_interval_bound_of_a_mixture_against_its_exact_value_at_every_horizon():
                 assert h.lower(lo, hi, S, n, n, eps) <= exact[lo - 1:hi].min() * (1 + 1e-9)
                 caught |= max(end[lo], end[hi]) > exact[lo - 1:hi].min() * (1 + 1e-9)
     assert caught
+
+
+def test_stages_of_the_horizon_proof_and_mu_equal_L():
+    """The proof cuts the horizons at the restarts that change the dynamics: MASG's stage
+    starts (lengths 3, 20 from (33) at kappa = 4); mu = L (beta = 0 at every step) is one stage,
+    and its row is proven tight (before: every step a stage, a vacuous bound of 0 after 126
+    CPU-s)."""
+    a, b = _masg_arrays(0.25, 1.0, 40)
+    assert wca._stage_starts(a, b, b) == [0, 3, 23]
+    a, b = _nag(1.0, 1.0, 50)
+    assert wca._stage_starts(a, b, b) == [0]
+    row = tune_nesterov(1.0, 1.0, d=10, n=10**5, epsilon=1.0, sensitivity=1.0, initial_gap=10.0,
+                        max_horizon=300, methods=("nag",), reference_horizons=()).choices[0]
+    assert row.horizon == 1 and 0 < row.worst_case_lower <= row.worst_case_upper
+    assert row.worst_case_upper <= 1.01 * row.worst_case_lower
