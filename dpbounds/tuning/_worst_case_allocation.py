@@ -78,6 +78,7 @@ __all__: list[str] = []
 _START_POINTS = 9  # initial Chebyshev-Lobatto curvatures of the dual
 _ROUNDS = 6         # exchange rounds at most
 _GAP_TOL = 0.03     # stop exchanging once upper <= (1 + tol) * lower
+_MODEL_FLOATS = 5 * 10**7  # prove_horizon keeps horizon models of at most this many floats
 
 
 @dataclass(frozen=True)
@@ -444,6 +445,8 @@ class _Horizons:
                 + sampling_var * (samp * self.lam_half[None, :]) @ mix.sampling))
             self.stages.append((s, e, al, p, r, c))
         self.fixed = fixed
+        self.floats = x.size + fixed.size + sum(p.size + r.size + c.size
+                                                 for _, _, _, p, r, c in self.stages)
 
     def stage_of(self, T: int) -> int:
         """The stage whose interval [s, s'] holds T (the later one at a restart)."""
@@ -520,8 +523,13 @@ def prove_horizon(evaluate: Callable[[int], WorstCaseAllocation],
         mix = seen[T].mixture
         if mix is None:
             return None
-        if T not in models:
+        if T in models:
+            models[T] = models.pop(T)  # most recently used last
+        else:
             models[T] = _Horizons(mix, steps, momenta, lookahead, initial_gap, sampling_var)
+            # O(Tmax k) memory each: keep the recently used within a budget
+            while len(models) > 1 and sum(h.floats for h in models.values()) > _MODEL_FLOATS:
+                models.pop(next(iter(models)))
         return models[T]
 
     def best_T() -> int:
