@@ -48,8 +48,8 @@ between two momentum restarts it is bounded below by one problem (30) whose weig
 horizon of the interval dominates (:class:`_Horizons`). A branch and bound over
 :math:`1..T_{\max}` (intervals split, and solved at their middle, until their bound is within
 ``tol`` of the best attained worst case) gives ``lower``: no horizon :math:`T\le T_{\max}`
-with any allocation has a worst case below it. Measured (``bench/worst_case_nag.py``, 20
-rows): the best (T, allocation) proven within 0.12%..0.39%, at 1.2x-2.2x the CPU of the
+with any allocation has a worst case below it. Measured (``bench/worst_case_nag.py``, 26
+rows): the best (T, allocation) proven within 0.12%..0.56%, at 1.2x-2.2x the CPU of the
 search alone; on MASG (ragged in T across stages) the proof also found better horizons than
 the search's (a dense horizon oracle had found up to 2.4% better before; none now).
 
