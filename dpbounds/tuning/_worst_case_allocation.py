@@ -506,7 +506,8 @@ def prove_horizon(evaluate: Callable[[int], WorstCaseAllocation],
     :class:`_Horizons` bounds it from below on a whole interval of horizons between two
     restarts. The horizons :math:`1..T_{\max}` are cut at the restarts; an interval whose bound
     (the best of the mixtures of the solved horizons nearest to it and of the best one) is
-    below ``best / (1 + tol)`` is split, after solving its middle horizon when none inside it
+    below ``value / (1 + tol)`` (``value``: the attained worst case of the best horizon found,
+    by certified upper end) is split, after solving its middle horizon when none inside it
     is solved (so that a mixture fitted there is available; a better horizon found on the way
     becomes the best). A single horizon's bound is its own dual's. The result is the least
     bound over the final partition: valid whatever the work limits (``max_evaluations``
