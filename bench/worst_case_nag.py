@@ -4,14 +4,15 @@ item 5) against Remark 4.1's choice (the bound's), on the problems of
 
 Run:  python bench/worst_case_nag.py OUT.json [--only K ...]
 
-Per problem and method: the tuned row's horizon, certified worst case (``upper``), proven lower
-bound on the best schedule at that horizon (``lower``), the Remark 4.1 row's horizon and worst
-case, their ratio, the CPU seconds of ``tune_nesterov`` (``time.process_time``), and a horizon
-oracle: the best certified worst case (grid oversampling 16) over every ``step``-th horizon of
-[T/2, 2T] (``step = max(1, T // 20)``), each with its own worst-case schedule
-(``oracle_gap`` = tuned / oracle - 1; negative: the tuner's horizon is better than every one
-the oracle tried). ``max_horizon`` is capped at 3000 here (the tuner's cost grows like T^2 in
-the certification).
+Per problem and method: the tuned row's horizon, certified worst case (``upper``), proven
+lower bound on the best (horizon, schedule) over every horizon <= max_horizon (``lower``;
+before the horizon proof: on the best schedule at the tuned horizon only), the Remark 4.1
+row's horizon and worst case, their ratio, the CPU seconds of ``tune_nesterov``
+(``time.process_time``), and a horizon oracle: the best certified worst case (grid
+oversampling 16) over every ``step``-th horizon of [T/2, 2T] (``step = max(1, T // 20)``),
+each with its own worst-case schedule (``oracle_gap`` = tuned / oracle - 1; negative: the
+tuner's horizon is better than every one the oracle tried). ``max_horizon`` is capped at 3000
+here (the tuner's cost grows like T^2 in the certification).
 """
 
 from __future__ import annotations

@@ -6,7 +6,11 @@ Two shapes:
   take ``progress: bool = False`` and show nothing by default (no I/O side effects); the CLI
   passes ``progress=True`` unless ``--quiet``. Even then the bar appears only on a terminal
   (tqdm's ``disable=None``) and only once the work has run for :data:`DELAY_S` seconds, so
-  quick calls and piped output stay clean.
+  quick calls and piped output stay clean. A loop that can run for minutes asks for
+  ``lines=True``: with ``progress=True`` and standard error *not* a terminal (logs, CI, a
+  pipe) it then gets a :class:`LineBar`, one plain line every :data:`PIPE_LINE_INTERVAL_S`
+  seconds (``"DP-MASG: worst-case horizon search: 53 horizons solved, 36 s"``) and a last one
+  when it ends, only if it lasted that long.
 * :class:`Progress` with :func:`resolve_mode` — the progress of a sweep
   (``progress=`` of :func:`~dpbounds.sweep.run_sweep`), in one of these modes:
 
@@ -36,24 +40,105 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from tqdm import tqdm
 
-__all__ = ["BAR_DELAY_S", "DELAY_S", "LINE_INTERVAL_S", "Progress", "duration", "progress_bar",
-           "progress_iter", "resolve_mode"]
+__all__ = ["BAR_DELAY_S", "DELAY_S", "LINE_INTERVAL_S", "PIPE_LINE_INTERVAL_S", "LineBar",
+           "Progress", "duration", "progress_bar", "progress_iter", "resolve_mode"]
 
 #: seconds before a bar appears (a library loop's and a sweep's)
 DELAY_S = 2.0
 BAR_DELAY_S = DELAY_S
 #: Seconds between two plain progress lines of a sweep.
 LINE_INTERVAL_S = 30.0
+#: Seconds between two plain progress lines of a library loop (``lines=True``) in a log or pipe.
+PIPE_LINE_INTERVAL_S = 10.0
 
 
-def progress_bar(enabled: bool | None, iterable: Any = None, **kwargs: Any) -> tqdm:
+def _is_terminal(stream: Any) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty()) if isatty is not None else False
+    except (OSError, ValueError):
+        return False
+
+
+class LineBar:
+    """The part of tqdm's interface the library uses, as plain lines (for logs and pipes).
+
+    ``update``, ``set_description``, ``set_postfix_str``, ``close``, iteration and ``with``. A
+    line (``"desc: 12/40 horizons, 35 s"``; without a total ``"desc: 12 horizons, 35 s"``) is
+    printed when one of them is called at least ``interval`` seconds after the last line (or
+    the start), and a last one by ``close`` if any was printed: a quick loop prints nothing.
+    """
+
+    def __init__(self, iterable: Any = None, *, desc: str = "", total: float | None = None,
+                 unit: str = "", stream: Any = None, interval: float | None = None,
+                 **_tqdm_only: Any) -> None:
+        self.iterable, self.desc, self.total, self.unit = iterable, desc or "", total, unit
+        if total is None and iterable is not None and hasattr(iterable, "__len__"):
+            self.total = len(iterable)
+        self.stream = sys.stderr if stream is None else stream
+        self.interval = PIPE_LINE_INTERVAL_S if interval is None else float(interval)
+        self.n: float = 0
+        self.postfix = ""
+        self.start = self._last = time.monotonic()
+        self._printed = self._closed = False
+
+    def _line(self, now: float, last: bool = False) -> None:
+        unit = f" {self.unit}" if self.unit and self.unit != "it" else ""
+        done = (f"{self.n:g}/{self.total:g}{unit}" if self.total
+                else f"{self.n:g}{unit}" if unit else f"{self.n:g} done")
+        post = f", {self.postfix}" if self.postfix else ""
+        end = ", finished" if last else ""
+        print(f"{self.desc}: {done}, {duration(now - self.start)}{post}{end}", file=self.stream,
+              flush=True)
+        self._last, self._printed = now, True
+
+    def _tick(self) -> None:
+        now = time.monotonic()
+        if not self._closed and now - self._last >= self.interval:
+            self._line(now)
+
+    def update(self, n: float = 1) -> None:
+        self.n += n
+        self._tick()
+
+    def set_description(self, desc: str, refresh: bool = True) -> None:
+        self.desc = desc
+        self._tick()
+
+    def set_postfix_str(self, s: str = "", refresh: bool = True) -> None:
+        self.postfix = s
+
+    def close(self) -> None:
+        if not self._closed and self._printed:
+            self._line(time.monotonic(), last=True)
+        self._closed = True
+
+    def __iter__(self) -> Any:
+        for item in self.iterable:
+            yield item
+            self.update()
+        self.close()
+
+    def __enter__(self) -> LineBar:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def progress_bar(enabled: bool | None, iterable: Any = None, *, lines: bool = False,
+                 **kwargs: Any) -> tqdm | LineBar:
     """The one tqdm bar of dpbounds: on stderr, after :data:`DELAY_S` seconds, not left behind.
 
     ``enabled``: ``True`` or ``None`` show it when stderr is a terminal (tqdm's
     ``disable=None``: no bar in logs and pipes), ``False`` never. Every long loop of the
     library (algorithms, audits, LMI rate maps, horizon searches, accountants) and of the CLI
-    uses this, so they all look and behave alike.
+    uses this, so they all look and behave alike. ``lines=True`` (loops that can run for
+    minutes): with ``enabled=True`` and stderr not a terminal, a :class:`LineBar` instead
+    (plain lines every :data:`PIPE_LINE_INTERVAL_S` seconds).
     """
+    if lines and enabled is True and not _is_terminal(sys.stderr):
+        return LineBar(iterable, stream=sys.stderr, **kwargs)
     from tqdm.auto import tqdm
 
     kwargs.setdefault("delay", DELAY_S)

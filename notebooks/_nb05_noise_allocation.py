@@ -105,10 +105,11 @@ plt.show()"""),
 `tune_nesterov` picks Remark 4.1's horizon with the bound's optimal schedule, and (first row per
 method, the default `objective="error"`) the horizon and schedule with the least **worst-case
 error** $\\mathbb E[F(x_T)]-F^*$ over every admissible quadratic (spectrum in $[\\mu,L]$,
-$F(x_0)-F^*\\le E_0$, data of sensitivity $S_1$) [DERIVED]. That schedule is proven within the
-printed percentage of the best schedule at its horizon (a dual: a mixture of admissible
-quadratics against which no schedule does better); its horizon is searched, not proven. The
-`worst case` column ranks runs; the `bound` column is what the paper minimises."""),
+$F(x_0)-F^*\\le E_0$, data of sensitivity $S_1$) [DERIVED]. That (horizon, schedule) is proven
+within the printed percentage of the best one over every horizon up to `max_horizon` (a dual: a
+mixture of admissible quadratics against which no schedule does better, carried from the solved
+horizons to whole intervals of horizons). The `worst case` column ranks runs; the `bound`
+column is what the paper minimises."""),
     new_code_cell("""\
 from dpbounds.settings import logistic_regression
 res = tune_nesterov(**logistic_regression(), max_horizon=300, reference_horizons=(100,))

@@ -86,7 +86,9 @@ def minimise_over_horizon(objective: Any, k: int, Tmax: int, *, joint: bool,
     gaps = (knots[1:] - knots[:-1]) > 1
     lo0, hi0 = knots[:-1][gaps] + 1, knots[1:][gaps] - 1
     stack = [(np.repeat(np.arange(k), lo0.size), np.tile(lo0, k), np.tile(hi0, k))]
-    bar = progress_bar(progress, total=k * Tmax, desc=desc, unit="T", unit_scale=True)
+    # lines=True: a long search prints plain lines in logs and pipes (every 10 s)
+    bar = progress_bar(progress, total=k * Tmax, desc=desc, unit="T", unit_scale=True,
+                       lines=True)
     bar.update(k * knots.size)
 
     def record(p: np.ndarray, t: np.ndarray, v: np.ndarray) -> None:
