@@ -40,6 +40,12 @@ the algorithm (wrapping its arguments, or patching :class:`~dpbounds.backend.Tri
   studies only;
 * ``unshuffled`` — Algorithms 1 and 2 take the data in stored order instead of a uniform
   permutation (:func:`dpbounds.verify.sampling.unshuffled`): caught by the same tests.
+* ``laplace_half_sensitivity`` — the Laplace methods (DP heavy ball, DP-NAG, DP-MASG, the
+  Laplace DP-GD) calibrate *and* account with the mini-batch mean's L1 sensitivity read as
+  :math:`S_1/(2m)` (a defect in the shared privacy helper): every Laplace scale is halved and
+  the run's own ledger agrees with it; caught by the transcript's independent pure-DP
+  re-accounting (:func:`dpbounds.verify.reaccount.laplace_epsilon`, about twice the claim)
+  and by the studies' ledger checks against Kuru (12).
 
 :func:`noise_tap` records what the run *drew*: the energy :math:`\sum\xi^2` of every noise draw
 (Gaussian, Laplace) per trial, compared by the studies with the energy the ledger's noise
@@ -58,7 +64,11 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds.audit.mutation import scaled_noise, shared_node_count_no_log
+from dpbounds.audit.mutation import (
+    scaled_noise,
+    shared_laplace_half_sensitivity,
+    shared_node_count_no_log,
+)
 from dpbounds.backend import TrialRandom, to_numpy
 
 __all__ = ["MUTATIONS", "mutated", "noise_tap", "permutation_tap", "step_factor"]
@@ -67,7 +77,7 @@ __all__ = ["MUTATIONS", "mutated", "noise_tap", "permutation_tap", "step_factor"
 MUTATIONS: tuple[str, ...] = ("noise_d", "noise_sqrt2", "frozen", "nsgd_noise_r",
                               "node_count_minus_1", "skip_clipping", "shared_node_count_no_log",
                               "steps_off_by_one", "scaled_contribution", "cyclic_batches",
-                              "unshuffled")
+                              "unshuffled", "laplace_half_sensitivity")
 #: the step-size factor of the ``frozen`` mutant
 FROZEN = 1e-9
 #: the clip threshold of the ``skip_clipping`` mutant (no gradient reaches it)
@@ -134,6 +144,12 @@ def mutated(mutation: str | None, algorithm: str, r: float | None = None) -> Ite
                              f"{' and '.join(fits)}'s)")
         with getattr(sampling, mutation)():
             yield
+    elif mutation == "laplace_half_sensitivity":
+        if algorithm not in LAPLACE_METHODS:
+            raise ValueError(f"mutation 'laplace_half_sensitivity' does not apply to {algorithm} "
+                             f"(it is the Laplace methods': {', '.join(LAPLACE_METHODS)})")
+        with shared_laplace_half_sensitivity():
+            yield
     elif mutation == "skip_clipping":
         if algorithm not in ("dp_sgd", "dp_nsgd", "tree_momentum_nsgd"):
             raise ValueError(f"mutation 'skip_clipping' does not apply to {algorithm} (it is "
@@ -143,6 +159,10 @@ def mutated(mutation: str | None, algorithm: str, r: float | None = None) -> Ite
             yield
     else:
         yield
+
+
+#: the algorithms of the Laplace momentum loop (``laplace_half_sensitivity`` applies to them)
+LAPLACE_METHODS = ("dp_heavy_ball", "dp_nag", "dp_masg", "dp_gd")
 
 
 @contextlib.contextmanager
