@@ -33,7 +33,8 @@ the algorithm (wrapping its arguments, or patching :class:`~dpbounds.backend.Tri
   DP-NSGD without its normalisation (the raw gradient is the contribution; the noise still
   calibrated for the clip threshold or the unit bound); caught by the studies' clipping
   probes, one step where the clip binds on most samples (``clip_exact``, ``normalise_exact``);
-  Yang et al.'s two studies and Tran & Cutkosky Algorithm 1.
+  Yang et al.'s two studies and Tran & Cutkosky Algorithms 1 and 2 (Algorithm 2 without
+  either of its clips).
 * ``cyclic_batches`` — DP-SGD / DP-NSGD take the batches of a fixed cyclic order and account
   them as sampled without replacement (:func:`dpbounds.verify.sampling.cyclic_batches`):
   caught by the transcript's sampling tests (:mod:`dpbounds.verify.reaccount`); Yang et al.'s
@@ -151,10 +152,12 @@ def mutated(mutation: str | None, algorithm: str, r: float | None = None) -> Ite
         with shared_laplace_half_sensitivity():
             yield
     elif mutation == "skip_clipping":
-        if algorithm not in ("dp_sgd", "dp_nsgd", "tree_momentum_nsgd"):
+        if algorithm not in ("dp_sgd", "dp_nsgd", "tree_momentum_nsgd",
+                             "sensitivity_reduced_nsgd"):
             raise ValueError(f"mutation 'skip_clipping' does not apply to {algorithm} (it is "
                              "the clipped or normalised methods': study nonconvex.clipped_sgd, "
-                             "nonconvex.normalized_sgd or nonconvex.tree_momentum_nsgd)")
+                             "nonconvex.normalized_sgd, nonconvex.tree_momentum_nsgd or "
+                             "nonconvex.sensitivity_reduced_nsgd)")
         with _skip_clipping():
             yield
     else:
@@ -213,10 +216,12 @@ def _skip_clipping(scale: float | None = None) -> Iterator[None]:
     from dpbounds.algorithms import _step_kernels as kernels
 
     mod = importlib.import_module("dpbounds.algorithms.dp_sgd")  # the module, not the function
+    tm = importlib.import_module("dpbounds.algorithms.tree_momentum")
     from dpbounds.objectives import Objective
 
     inner_map, inner_clip, inner_active = (getattr(mod, "_per_sample_map"),  # noqa: B009
                                            Objective.clipped_mean_grad, kernels.active)
+    inner_rows = getattr(tm, "_clip_rows")  # noqa: B009
 
     inner_norm = Objective.normalized_mean_grad
 
@@ -230,6 +235,11 @@ def _skip_clipping(scale: float | None = None) -> Iterator[None]:
             return inner_norm(self, x, idx, r)
         return inner_clip(self, x, idx, _NO_CLIP)
 
+    def no_clip_rows(xp: Any, g: Any, bound: float) -> Any:  # Algorithm 2's two clips
+        if scale is not None:
+            return scale * inner_rows(xp, g, bound)
+        return inner_rows(xp, g, _NO_CLIP)
+
     def no_clip(self: Any, x: Any, idx: Any, clip: float, *args: Any, **kw: Any) -> Any:
         if scale is not None:
             return scale * inner_clip(self, x, idx, clip, *args, **kw)
@@ -239,14 +249,14 @@ def _skip_clipping(scale: float | None = None) -> Iterator[None]:
     patches: tuple[tuple[Any, str, Any], ...] = (
         (mod, "_per_sample_map", no_clip_map), (Objective, "clipped_mean_grad", no_clip),
         (Objective, "normalized_mean_grad", no_norm),
-        (kernels, "active", lambda objective, x: None))
+        (kernels, "active", lambda objective, x: None), (tm, "_clip_rows", no_clip_rows))
     for owner, name, new in patches:
         setattr(owner, name, new)
     try:
         yield
     finally:
         for (owner, name, _), old in zip(patches, (inner_map, inner_clip, inner_norm,
-                                                   inner_active)):
+                                                   inner_active, inner_rows)):
             setattr(owner, name, old)
 
 
