@@ -45,6 +45,10 @@ noise is below what that analysis needs (measured: Algorithm 1 at n = 64, E = 2 
 node count without log T, 2.29 against a claim of 2; Algorithm 2 at its full study's
 N = 1000: 9.3 against 8; correct code 0.78 and 2.5).
 
+**Laplace runs** (``noise="laplace"``: DP heavy ball, DP-NAG, DP-MASG, the Laplace DP-GD)
+are re-accounted in pure DP, one release per step (:func:`laplace_epsilon`: the Laplace
+mechanism, amplification by sampling without replacement, basic composition; ``delta = 0``).
+
 **Verdict.** ``realised eps <= claim * (1 + RTOL)`` (``RTOL``: the two RDP order grids and the
 PLD discretisation differ from the calibration's by well under it).
 
