@@ -646,7 +646,10 @@ def transcript_checks(transcript: Mapping[str, Any], *, epsilon: float, delta: f
                            f"eps re-accounted from the transcript ({ra.accountant}, "
                            f"{ra.relation}; "
                            + ("closed forms here)" if ra.accountant == "pure"
-                              else "dp_accounting directly)")),
+                              else "dp_accounting directly)"
+                              if str(transcript["sampling"]) in SAMPLED
+                              or ra.accountant == "rdp"
+                              else "the Gaussian's exact curve, solved here)")),
         "contribution": check([ra.verdicts[0].measured], 1.0, 1e-9,
                               "largest recorded contribution norm / declared bound"),
     }
