@@ -120,9 +120,10 @@ def dp_gd(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
         recorded as its zCDP guarantee (a :class:`~dpbounds.privacy.ZcdpMechanism` per step,
         Canonne, Kamath & Steinke 2020), calibrated by the same routine to the same target.
     transcript:
-        Gaussian only: ``None`` or a fresh :class:`~dpbounds.algorithms._transcript.Transcript`
-        to fill with the per-step contribution norms and releases (full batch: every sample
-        enters every step's release with weight ``1/N``).
+        ``None`` or a fresh :class:`~dpbounds.algorithms._transcript.Transcript` to fill with
+        the per-step contribution norms and releases (Gaussian, full batch: every sample
+        enters every step's release with weight ``1/N``; Laplace: as
+        :func:`~dpbounds.algorithms.momentum.laplace_momentum_method` records it).
 
     Example
     -------
@@ -142,9 +143,6 @@ def dp_gd(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
     neighbouring = Neighbouring.coerce(neighbouring)
     alpha = default_step_size(objective, step_size, c)
     if mechanism == "laplace":
-        if transcript is not None:
-            raise ValueError("transcript is recorded for mechanism='gaussian' only (the "
-                             "Laplace DP-GD shares the momentum loop, which records none)")
         if clip_threshold is not None:
             raise ValueError("clip_threshold applies to mechanism='gaussian' only")
         if neighbouring is not Neighbouring.REPLACE_ONE:
@@ -156,7 +154,7 @@ def dp_gd(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
             budgets=budgets, epsilon=epsilon, batch_size=batch_size, trials=trials, seed=seed,
             x0=x0, sensitivity=sensitivity, trace=trace, name="dp_gd",
             source=DP_GD_LAPLACE_SOURCE, params=dict(step_size=alpha, mechanism="laplace"),
-            noise=noise,
+            noise=noise, transcript=transcript,
         )
     return _gaussian_gd(objective, epsilon, delta, T, alpha, batch_size, clip_threshold,
                         neighbouring, trials, seed, x0, sensitivity, trace, public_n,

@@ -63,6 +63,7 @@ from dpbounds.algorithms._common import (
     progress,
 )
 from dpbounds.algorithms._grid import GridStream, check_noise, float_down, grid_bits_for
+from dpbounds.algorithms._transcript import Transcript
 from dpbounds.backend import TrialRandom, backend_name
 from dpbounds.bounds.strongly_convex.nesterov import error_weights
 from dpbounds.bounds.strongly_convex.noise_allocation import (
@@ -240,6 +241,7 @@ def laplace_momentum_method(
     params: dict | None = None,
     scales: np.ndarray | None = None,
     noise: str = "float",
+    transcript: Transcript | None = None,
 ) -> SimulationResult:
     """Run heavy ball (``kind="hb"``) or Nesterov (``kind="nag"``) with per-step steps,
     momenta and Laplace budgets ``budgets`` (``None`` with ``epsilon = inf``: no noise), or
@@ -249,6 +251,12 @@ def laplace_momentum_method(
     ``m < n``; the full data set when ``m = n``) and noise from the ``noise`` stream of
     :func:`~dpbounds.algorithms._common.make_streams`. ``noise="grid"`` releases each noisy
     gradient on a grid with exact discrete Laplace noise (:mod:`dpbounds.algorithms._grid`).
+
+    ``transcript`` (float noise only): one release per step, the mini-batch mean (weight
+    ``1/m``) plus Laplace noise of the step's scale; the declared bound is ``S_1/2`` and each
+    step's recorded "norm" is half the largest L1 distance between a batch sample's gradient
+    and the first one's (:math:`S_1` bounds differences of per-sample gradients, not the
+    gradients: a replace-one move of the mean is at most ``2 * bound / m``).
     """
     f = objective
     xp = f.xp
@@ -288,6 +296,15 @@ def laplace_momentum_method(
     x = f.initial_state(trials, x0)
     x_prev = x
     restarts = np.zeros(T, dtype=bool) if restarts is None else np.asarray(restarts, bool)
+    if transcript is not None:
+        if grid is not None:
+            raise ValueError("transcript is recorded for noise='float' only")
+        every = np.arange(T)
+        transcript.begin(name or kind, trials=trials, steps=T, n=n, batch_size=m,
+                         sampling="without_replacement" if m < n else "full",
+                         sampling_rate=m / n, neighbouring="replace_one", bound=S1 / 2.0,
+                         noise="laplace")
+        transcript.releases(every, scales, (every, every, 1.0 / m))
     for t in progress(range(T), desc=name or kind):
         alpha, beta = float(step_sizes[t]), float(momenta[t])
         if restarts[t]:
@@ -304,6 +321,8 @@ def laplace_momentum_method(
         else:
             rec.record(x)
             g = f.grad(point, idx)
+        if transcript is not None:
+            _record_step(transcript, f, t, point, idx)
         if grid is not None:
             g = grid.release(t, g)
         elif scales[t] > 0:
@@ -329,6 +348,19 @@ def laplace_momentum_method(
                       momenta=np.asarray(momenta), budgets=budgets, seed=seed)
     return SimulationResult(name or kind, x, rec.result(trials), rec.kind or "none", privacy,
                             out_params, source, backend_name(xp))
+
+
+def _record_step(transcript: Transcript, f: ObjectiveProtocol, t: int, point: Any,
+                 idx: Any) -> None:
+    """Step ``t``'s batch and its L1 spread (see :func:`laplace_momentum_method`)."""
+    xp = f.xp
+    if idx is not None:
+        transcript.batches(t, idx)
+    g = f.sample_grads(point, idx)  # (trials, m, d), data terms only
+    spread = xp.sum(xp.abs(g - g[:, :1, :]), axis=-1) / 2.0
+    transcript.norms(t, spread, spread)
+    if transcript.queries:
+        transcript.query(t, xp.sum(g, axis=1))
 
 
 def _laplace_grid(stream: TrialRandom, S1: float, scales: np.ndarray, n: int, m: int, d: int,
@@ -389,7 +421,8 @@ def dp_heavy_ball(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
                   step_size: float | None = None, momentum: float | None = None, c: float = 1.0,
                   batch_size: int | None = None, budgets: Any = None, trials: int = 1,
                   seed: Any = None, x0: Any = None, sensitivity: float | None = None,
-                  trace: str | None = "auto", noise: str = "float") -> SimulationResult:
+                  trace: str | None = "auto", noise: str = "float",
+                  transcript: Transcript | None = None) -> SimulationResult:
     r"""DP-SHB (Kuru et al. eq. (9)): heavy ball with Laplace-noised mini-batch gradients.
 
     Parameters
@@ -417,6 +450,9 @@ def dp_heavy_ball(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
         ``"float"`` (float64 Laplace noise: for simulation; its released floats leak through
         their last bits) or ``"grid"`` (exact discrete Laplace on a grid, safe to release;
         :mod:`dpbounds.algorithms._grid`), accounted by its own ledger.
+    transcript:
+        ``None`` or a fresh :class:`~dpbounds.algorithms._transcript.Transcript` to fill with
+        the run's batches, L1 spreads and Laplace releases (:func:`laplace_momentum_method`).
 
     Returns
     -------
@@ -442,7 +478,7 @@ def dp_heavy_ball(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
         objective, kind="hb", step_sizes=np.full(T, alpha), momenta=np.full(T, beta),
         budgets=eps_t, epsilon=epsilon, batch_size=batch_size, trials=trials, seed=seed,
         x0=x0, sensitivity=sensitivity, trace=trace, name="dp_heavy_ball", source=DP_HB_SOURCE,
-        params=dict(step_size=alpha, momentum=beta), noise=noise,
+        params=dict(step_size=alpha, momentum=beta), noise=noise, transcript=transcript,
     )
 
 
@@ -466,7 +502,8 @@ def dp_nag(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
            allocation: str = "uniform", horizon_reselection: bool = False,
            horizon_rule: str = "eq32", initial_error: float = 10.0, trials: int = 1,
            seed: Any = None, x0: Any = None, sensitivity: float | None = None,
-           trace: str | None = "auto", noise: str = "float") -> SimulationResult:
+           trace: str | None = "auto", noise: str = "float",
+           transcript: Transcript | None = None) -> SimulationResult:
     r"""DP-NAG (Kuru et al. eq. (27)) with uniform or optimised per-iteration budgets.
 
     The Laplace scale is (12)'s :math:`S_1/(m\epsilon_0)`, not (27)'s printed
@@ -480,7 +517,7 @@ def dp_nag(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
     :math:`E_0` = ``initial_error``, as Section 5 does for every ``m``; ``"subsampled"``: the
     optimal bound with the subsampling term, DERIVED) and runs :math:`T'` iterations.
     :func:`dp_nag_opt` sets ``allocation="optimal"`` and re-selection, as Section 5's
-    DP-NAG-opt. Other parameters (``noise`` too) as :func:`dp_heavy_ball`.
+    DP-NAG-opt. Other parameters (``noise`` and ``transcript`` too) as :func:`dp_heavy_ball`.
     """
     epsilon = check_epsilon(epsilon)
     T = check_steps(steps)
@@ -513,7 +550,7 @@ def dp_nag(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
         params=dict(step_size=alpha, momentum=beta, allocation=allocation,
                     horizon=horizon, requested_steps=T, initial_error=initial_error,
                     horizon_rule=horizon_rule if horizon_reselection else None),
-        noise=noise,
+        noise=noise, transcript=transcript,
     )
 
 
@@ -531,8 +568,8 @@ def dp_masg(objective: ObjectiveProtocol, *, epsilon: float, steps: int, c: floa
             batch_size: int | None = None, allocation: str = "uniform",
             horizon_reselection: bool = False, horizon_rule: str = "eq32",
             initial_error: float = 10.0, trials: int = 1, seed: Any = None, x0: Any = None,
-            sensitivity: float | None = None, trace: str | None = "auto", noise: str = "float"
-            ) -> SimulationResult:
+            sensitivity: float | None = None, trace: str | None = "auto", noise: str = "float",
+            transcript: Transcript | None = None) -> SimulationResult:
     r"""DP-MASG (Kuru et al. Section 4.2): multi-stage DP-NAG with the schedule (33).
 
     Stage steps are scaled by ``c`` (Section 5): :math:`c/L` in stage 1 (length
@@ -540,7 +577,7 @@ def dp_masg(objective: ObjectiveProtocol, *, epsilon: float, steps: int, c: floa
     :math:`c\,2^{-2k}/L` in stage :math:`k\ge2`; momentum :math:`\beta^{(k)}` of NAG's formula;
     ``restart`` resets the momentum at stage changes (reference code; the paper is silent).
     ``allocation`` and ``horizon_reselection`` as in :func:`dp_nag`, with the weights (34);
-    ``noise`` as in :func:`dp_heavy_ball`.
+    ``noise`` and ``transcript`` as in :func:`dp_heavy_ball`.
     """
     epsilon = check_epsilon(epsilon)
     T = check_steps(steps)
@@ -580,7 +617,7 @@ def dp_masg(objective: ObjectiveProtocol, *, epsilon: float, steps: int, c: floa
         params=dict(c=c, p=p, stages=sched.stages, stage_lengths=sched.stage_lengths,
                     allocation=allocation, horizon=horizon, requested_steps=T,
                     restart=restart, initial_error=initial_error),
-        noise=noise,
+        noise=noise, transcript=transcript,
     )
 
 

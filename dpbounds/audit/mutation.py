@@ -94,6 +94,41 @@ def shared_node_count_no_log() -> Iterator[None]:
         yield
 
 
+@contextmanager
+def shared_laplace_half_sensitivity() -> Iterator[None]:
+    """Within the block the privacy helper's subsampled Laplace step
+    (:meth:`~dpbounds.privacy.mechanisms.SubsampledLaplaceMechanism.kuru`) is built with the
+    mini-batch mean's L1 sensitivity read as ``S_1/(2m)`` (ledger and calibration both read
+    it) and the Laplace momentum loop's common scale factor is halved (what that calibration
+    gives without its ``>= 1`` floor): every Laplace scale halved, the run's ledger agreeing.
+
+    ``verify``'s ``laplace_half_sensitivity`` mutant (a defect the algorithm and a check
+    calling the helper share)."""
+    import importlib
+
+    from dpbounds.privacy.mechanisms import SubsampledLaplaceMechanism as Sub
+
+    mod = importlib.import_module("dpbounds.algorithms.momentum")  # the module, not a function
+    inner_kuru = Sub.__dict__["kuru"]
+
+    def make_kuru(inner: Any) -> Any:
+        def kuru(cls: Any, sensitivity_function: float, scale: float, n: int, m: int) -> Any:
+            return inner.__func__(cls, sensitivity_function / 2.0, scale, n, m)
+        return classmethod(kuru)
+
+    def make_factor(inner: Any) -> Any:
+        def factor(*args: Any) -> float:
+            return 0.5 * float(inner(*args))
+        return factor
+
+    with _patched(mod, "_scale_factor", make_factor):
+        setattr(Sub, "kuru", make_kuru(inner_kuru))  # noqa: B010 (a classmethod: restored as is)
+        try:
+            yield
+        finally:
+            setattr(Sub, "kuru", inner_kuru)  # noqa: B010
+
+
 # ----------------------------------------------------------------------------------------
 # the mutant zoo: copies of the algorithms with bugs that shipped in real code
 # ----------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ Examples::
     dpbounds audit all --quick                      # every algorithm and relation: a table
     dpbounds audit dp_sgd --replay                  # D vs D', one seed, noise off: sensitivity
     dpbounds audit dp_sgd --replay --mutant scaled_contribution    # exit 1
+    dpbounds audit dp_sgd --replay --neighbouring add/remove         # null record, Poisson
 
 Exit status: 0 PASS (consistent), 1 FAIL (an audit refutes a claim: ε lower bound above the
 claimed ε), 2 bad input, 3 INCONCLUSIVE (none refuted, but the null control fired, so the
@@ -155,7 +156,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--plan", action="store_true",
                    help="print the runs needed (95%% power) instead of running the audit")
     p.add_argument("--replay", action="store_true",
-                   help="instead of the audit, replay ALGORITHM on D and D' (replace-one) with "
+                   help="instead of the audit, replay ALGORITHM on D and D' (replace-one; "
+                        "--neighbouring add/remove: D' holds a null record, same n, for "
+                        "dp_sgd / dp_nsgd with Poisson sampling and dp_gd_gaussian) with "
                         "one seed and the noise off: each release's difference against its "
                         "declared sensitivity and the control flow (exit 1 on a violation); "
                         "--mutant NAME takes a verify mutation here "
@@ -402,21 +405,22 @@ def _replay(args: argparse.Namespace) -> int:
                          f"--replay, got {args.algorithm!r}")
     from dpbounds.privacy import Neighbouring
 
-    if (args.neighbouring is not None
-            and Neighbouring.coerce(args.neighbouring) is not Neighbouring.REPLACE_ONE):
-        raise ValueError("neighbouring must be 'replace_one' for --replay (an add/remove "
-                         "neighbour changes n and with it every draw of the sampler)")
+    relation = (Neighbouring.REPLACE_ONE if args.neighbouring is None
+                else Neighbouring.coerce(args.neighbouring))
     if args.mutant is not None and args.mutant not in mutations:
         raise ValueError(f"mutant must be one of {', '.join(mutations)} with --replay, got "
                          f"{args.mutant!r}")
-    from dpbounds.verify.replay import replay
+    from dpbounds.verify.replay import ADD_REMOVE_REPLAYS, replay
 
     names = algorithms if args.algorithm == "all" else (args.algorithm,)
+    if relation is not Neighbouring.REPLACE_ONE and args.algorithm == "all":
+        names = tuple(n for n in names if n in ADD_REMOVE_REPLAYS)
     if args.mutant is not None and args.algorithm == "all":
         fits = {"cyclic_batches": ("dp_sgd", "dp_nsgd"),
                 "unshuffled": ("tree_momentum_nsgd", "sensitivity_reduced_nsgd")}
         names = tuple(n for n in names if n in fits.get(args.mutant, ("dp_sgd",)))
-    verdicts = [v for n in names for v in replay(n, seed=args.seed, mutation=args.mutant)]
+    verdicts = [v for n in names for v in replay(n, seed=args.seed, mutation=args.mutant,
+                                                 neighbouring=relation.value)]
     if args.json:
         print(_dumps([v.as_dict() for v in verdicts]))
     else:

@@ -102,7 +102,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "skip_clipping runs DP-SGD without clipping, shared_node_count_no_log "
                         "drops log T from the shared privacy helper's node count, "
                         "steps_off_by_one calibrates DP-SGD/NSGD for T - 1 steps, "
-                        "scaled_contribution doubles DP-SGD's clipped contributions")
+                        "scaled_contribution doubles DP-SGD's clipped contributions, "
+                        "laplace_half_sensitivity halves the Laplace methods' scales in the "
+                        "shared helper (their ledger agrees)")
     p.add_argument("--grid", choices=("auto", "informative", "path", "small"), default="auto",
                    help="auto (default): the informative grid of a full study when affordable, "
                         "else the default grid, labelled; small: today's default grids")

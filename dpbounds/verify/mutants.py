@@ -33,13 +33,20 @@ the algorithm (wrapping its arguments, or patching :class:`~dpbounds.backend.Tri
   DP-NSGD without its normalisation (the raw gradient is the contribution; the noise still
   calibrated for the clip threshold or the unit bound); caught by the studies' clipping
   probes, one step where the clip binds on most samples (``clip_exact``, ``normalise_exact``);
-  Yang et al.'s two studies and Tran & Cutkosky Algorithm 1.
+  Yang et al.'s two studies and Tran & Cutkosky Algorithms 1 and 2 (Algorithm 2 without
+  either of its clips).
 * ``cyclic_batches`` — DP-SGD / DP-NSGD take the batches of a fixed cyclic order and account
   them as sampled without replacement (:func:`dpbounds.verify.sampling.cyclic_batches`):
   caught by the transcript's sampling tests (:mod:`dpbounds.verify.reaccount`); Yang et al.'s
   studies only;
 * ``unshuffled`` — Algorithms 1 and 2 take the data in stored order instead of a uniform
   permutation (:func:`dpbounds.verify.sampling.unshuffled`): caught by the same tests.
+* ``laplace_half_sensitivity`` — the Laplace methods (DP heavy ball, DP-NAG, DP-MASG, the
+  Laplace DP-GD) calibrate *and* account with the mini-batch mean's L1 sensitivity read as
+  :math:`S_1/(2m)` (a defect in the shared privacy helper): every Laplace scale is halved and
+  the run's own ledger agrees with it; caught by the transcript's independent pure-DP
+  re-accounting (:func:`dpbounds.verify.reaccount.laplace_epsilon`, about twice the claim)
+  and by the studies' ledger checks against Kuru (12).
 
 :func:`noise_tap` records what the run *drew*: the energy :math:`\sum\xi^2` of every noise draw
 (Gaussian, Laplace) per trial, compared by the studies with the energy the ledger's noise
@@ -58,7 +65,11 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds.audit.mutation import scaled_noise, shared_node_count_no_log
+from dpbounds.audit.mutation import (
+    scaled_noise,
+    shared_laplace_half_sensitivity,
+    shared_node_count_no_log,
+)
 from dpbounds.backend import TrialRandom, to_numpy
 
 __all__ = ["MUTATIONS", "mutated", "noise_tap", "permutation_tap", "step_factor"]
@@ -67,7 +78,7 @@ __all__ = ["MUTATIONS", "mutated", "noise_tap", "permutation_tap", "step_factor"
 MUTATIONS: tuple[str, ...] = ("noise_d", "noise_sqrt2", "frozen", "nsgd_noise_r",
                               "node_count_minus_1", "skip_clipping", "shared_node_count_no_log",
                               "steps_off_by_one", "scaled_contribution", "cyclic_batches",
-                              "unshuffled")
+                              "unshuffled", "laplace_half_sensitivity")
 #: the step-size factor of the ``frozen`` mutant
 FROZEN = 1e-9
 #: the clip threshold of the ``skip_clipping`` mutant (no gradient reaches it)
@@ -134,15 +145,27 @@ def mutated(mutation: str | None, algorithm: str, r: float | None = None) -> Ite
                              f"{' and '.join(fits)}'s)")
         with getattr(sampling, mutation)():
             yield
+    elif mutation == "laplace_half_sensitivity":
+        if algorithm not in LAPLACE_METHODS:
+            raise ValueError(f"mutation 'laplace_half_sensitivity' does not apply to {algorithm} "
+                             f"(it is the Laplace methods': {', '.join(LAPLACE_METHODS)})")
+        with shared_laplace_half_sensitivity():
+            yield
     elif mutation == "skip_clipping":
-        if algorithm not in ("dp_sgd", "dp_nsgd", "tree_momentum_nsgd"):
+        if algorithm not in ("dp_sgd", "dp_nsgd", "tree_momentum_nsgd",
+                             "sensitivity_reduced_nsgd"):
             raise ValueError(f"mutation 'skip_clipping' does not apply to {algorithm} (it is "
                              "the clipped or normalised methods': study nonconvex.clipped_sgd, "
-                             "nonconvex.normalized_sgd or nonconvex.tree_momentum_nsgd)")
+                             "nonconvex.normalized_sgd, nonconvex.tree_momentum_nsgd or "
+                             "nonconvex.sensitivity_reduced_nsgd)")
         with _skip_clipping():
             yield
     else:
         yield
+
+
+#: the algorithms of the Laplace momentum loop (``laplace_half_sensitivity`` applies to them)
+LAPLACE_METHODS = ("dp_heavy_ball", "dp_nag", "dp_masg", "dp_gd")
 
 
 @contextlib.contextmanager
@@ -193,10 +216,12 @@ def _skip_clipping(scale: float | None = None) -> Iterator[None]:
     from dpbounds.algorithms import _step_kernels as kernels
 
     mod = importlib.import_module("dpbounds.algorithms.dp_sgd")  # the module, not the function
+    tm = importlib.import_module("dpbounds.algorithms.tree_momentum")
     from dpbounds.objectives import Objective
 
     inner_map, inner_clip, inner_active = (getattr(mod, "_per_sample_map"),  # noqa: B009
                                            Objective.clipped_mean_grad, kernels.active)
+    inner_rows = getattr(tm, "_clip_rows")  # noqa: B009
 
     inner_norm = Objective.normalized_mean_grad
 
@@ -210,6 +235,11 @@ def _skip_clipping(scale: float | None = None) -> Iterator[None]:
             return inner_norm(self, x, idx, r)
         return inner_clip(self, x, idx, _NO_CLIP)
 
+    def no_clip_rows(xp: Any, g: Any, bound: float) -> Any:  # Algorithm 2's two clips
+        if scale is not None:
+            return scale * inner_rows(xp, g, bound)
+        return inner_rows(xp, g, _NO_CLIP)
+
     def no_clip(self: Any, x: Any, idx: Any, clip: float, *args: Any, **kw: Any) -> Any:
         if scale is not None:
             return scale * inner_clip(self, x, idx, clip, *args, **kw)
@@ -219,14 +249,14 @@ def _skip_clipping(scale: float | None = None) -> Iterator[None]:
     patches: tuple[tuple[Any, str, Any], ...] = (
         (mod, "_per_sample_map", no_clip_map), (Objective, "clipped_mean_grad", no_clip),
         (Objective, "normalized_mean_grad", no_norm),
-        (kernels, "active", lambda objective, x: None))
+        (kernels, "active", lambda objective, x: None), (tm, "_clip_rows", no_clip_rows))
     for owner, name, new in patches:
         setattr(owner, name, new)
     try:
         yield
     finally:
         for (owner, name, _), old in zip(patches, (inner_map, inner_clip, inner_norm,
-                                                   inner_active)):
+                                                   inner_active, inner_rows)):
             setattr(owner, name, old)
 
 

@@ -29,10 +29,19 @@ declared sensitivity of the changed record :math:`2\sum_{t:\,0\in S_t}|w_{r,t}|\
 (``b_t`` the contribution bound the run declares, the weights those the run records); a
 release the record does not enter must not move at all. The control flow must not depend
 on the data: the same number of steps, the same batches (the same indices at every step) on
-``D`` and ``D'``. Replace-one only (an add/remove neighbour changes ``n``, and with it every
-draw of the sampler). Oracle [DERIVED]: on the pair each release the record enters moves by
+``D`` and ``D'``. Oracle [DERIVED]: on the pair each release the record enters moves by
 exactly its declared sensitivity when the clip binds at every step (ratio 1; Algorithm 2's
 later epochs mix in a lag difference that a linear loss makes 0, ratio below 1 there).
+
+**Add/remove** (``neighbouring="add_remove"``; DP-SGD and DP-NSGD with Poisson sampling,
+the Gaussian DP-GD, each with the public ``n``): ``D'`` holds record 0 as a *null* record,
+whose contribution is exactly 0 (a zero row of the linear loss), so that ``n`` and with it
+every draw of the sampler stay the same on ``D`` and ``D'`` (a true removal shifts the
+sampler's stream and no release could be compared). For a release of sums with a public
+normaliser this is the removal itself: the released sums differ by the record's
+contribution alone. The declared sensitivity per appearance is ``b_t`` (not ``2 b_t``), and
+the record's clipped contribution has norm ``C`` at every step holding it (ratio 1). Not
+seen this way: a normaliser that counts the realised batch (the null record still counts).
 
 Example
 -------
@@ -53,21 +62,24 @@ import numpy as np
 from dpbounds._validation import check_int, check_positive
 from dpbounds.verify.verdicts import Verdict
 
-__all__ = ["REPLAYS", "STUDY_REPLAYS", "replay", "replay_dp_sgd", "study_replay"]
+__all__ = ["ADD_REMOVE_REPLAYS", "REPLAYS", "STUDY_REPLAYS", "replay", "replay_dp_sgd",
+           "study_replay"]
 
 #: relative rounding slack of the replay's ratio (float64 sums of a few records)
 RTOL = 1e-9
 
 
-def _pair(n: int, d: int, clip: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def _pair(n: int, d: int, clip: float, seed: int, relation: str = "replace_one"
+          ) -> tuple[np.ndarray, np.ndarray]:
     """``(D, D')``: ``n`` records in ``d`` dimensions, norms spread over ``[0.5, 3] C`` (the
-    clip binds on about 60% of them), record 0 of norm ``2C`` negated in ``D'``."""
+    clip binds on about 60% of them), record 0 of norm ``2C`` negated in ``D'``
+    (replace-one) or a null record there (add/remove: zero contribution, same ``n``)."""
     rng = np.random.default_rng(seed)
     c = rng.standard_normal((n, d))
     c *= (clip * rng.uniform(0.5, 3.0, size=n) / np.linalg.norm(c, axis=1))[:, None]
     c[0] *= 2.0 * clip / np.linalg.norm(c[0])
     other = c.copy()
-    other[0] = -c[0]
+    other[0] = -c[0] if relation == "replace_one" else 0.0
     return c, other
 
 
@@ -126,10 +138,15 @@ def replay_dp_sgd(*, n: int = 8, d: int = 3, batch_size: int = 4, steps: int = 2
 #: the algorithms :func:`replay` runs (the audit names of ``dpbounds audit --replay``)
 REPLAYS: tuple[str, ...] = ("dp_sgd", "dp_nsgd", "dp_gd_gaussian", "tree_momentum_nsgd",
                             "sensitivity_reduced_nsgd")
+#: those with an add/remove claim (Poisson sampling, or the full batch with a public ``n``)
+ADD_REMOVE_REPLAYS: tuple[str, ...] = ("dp_sgd", "dp_nsgd", "dp_gd_gaussian")
+#: the neighbouring relations a replay compares
+RELATIONS: tuple[str, ...] = ("replace_one", "add_remove")
 
 
 def _replay_run(algorithm: str, data: np.ndarray, *, steps: int, batch_size: int, clip: float,
-                epsilon: float, delta: float, trials: int, seed: int) -> dict[str, Any]:
+                epsilon: float, delta: float, trials: int, seed: int,
+                relation: str = "replace_one") -> dict[str, Any]:
     """One noiseless run on ``data`` with a query-recording transcript; its dictionary."""
     from dpbounds.algorithms import (
         dp_gd,
@@ -146,16 +163,19 @@ def _replay_run(algorithm: str, data: np.ndarray, *, steps: int, batch_size: int
     tr = Transcript(queries=True)
     common = dict(epsilon=epsilon, delta=delta, trials=trials, seed=seed, x0=x0, trace=None,
                   transcript=tr)
+    add_remove = relation == "add_remove"
     if algorithm in ("dp_sgd", "dp_nsgd"):
         kw = dict(common, steps=steps, batch_size=batch_size, step_size=0.5,
-                  sampling="without_replacement")
+                  sampling="poisson" if add_remove else "without_replacement",
+                  **({"public_n": data.shape[0]} if add_remove else {}))
         if algorithm == "dp_sgd":
             dp_sgd(obj, clip_threshold=clip, **kw)
         else:
             dp_nsgd(obj, regulariser=clip, **kw)
     elif algorithm == "dp_gd_gaussian":
         dp_gd(obj, steps=steps, step_size=0.5, mechanism="gaussian",
-              clip_threshold=clip, **common)
+              clip_threshold=clip, neighbouring=relation,
+              **({"public_n": data.shape[0]} if add_remove else {}), **common)
     else:
         alg = (tree_momentum_nsgd if algorithm == "tree_momentum_nsgd"
                else sensitivity_reduced_nsgd)
@@ -167,7 +187,8 @@ def _replay_run(algorithm: str, data: np.ndarray, *, steps: int, batch_size: int
 
 def replay(algorithm: str, *, n: int = 8, d: int = 3, batch_size: int = 2, steps: int = 24,
            clip: float = 1.0, epsilon: float = 1.0, delta: float = 1e-5, trials: int = 3,
-           seed: int = 0, mutation: str | None = None) -> list[Verdict]:
+           seed: int = 0, mutation: str | None = None,
+           neighbouring: str = "replace_one") -> list[Verdict]:
     """The replay verdicts of ``algorithm`` (one of :data:`REPLAYS`; module docstring): the
     largest release difference over its declared sensitivity (at most 1 + :data:`RTOL`), the
     same control flow on ``D`` and ``D'``, and the declared sampling tested on the batches
@@ -185,13 +206,22 @@ def replay(algorithm: str, *, n: int = 8, d: int = 3, batch_size: int = 2, steps
         Seed of the pair and of both runs (the same for ``D`` and ``D'``).
     mutation:
         ``None`` or a mutant of :data:`dpbounds.verify.MUTATIONS` that applies to it.
+    neighbouring:
+        ``"replace_one"`` or ``"add_remove"`` (one of :data:`ADD_REMOVE_REPLAYS`: Poisson
+        sampling or the full batch, public ``n``; ``D'`` holds a null record, see the module).
     """
+    from dpbounds._validation import check_choice
     from dpbounds.audit.mutation import scaled_noise
     from dpbounds.verify.mutants import mutated
 
     if algorithm not in REPLAYS:
         raise ValueError(f"algorithm must be one of {REPLAYS} for the replay, got "
                          f"{algorithm!r}")
+    relation = check_choice("neighbouring", str(getattr(neighbouring, "value", neighbouring))
+                            .replace("-", "_").replace("/", "_"), RELATIONS)
+    if relation == "add_remove" and algorithm not in ADD_REMOVE_REPLAYS:
+        raise ValueError(f"neighbouring 'add_remove' applies to {ADD_REMOVE_REPLAYS} (an "
+                         f"add/remove claim), not {algorithm!r} (replace-one only)")
     n = check_int("n", n, minimum=2, maximum=10**4)
     d = check_int("d", d, minimum=1, maximum=10**3)
     batch_size = check_int("batch_size", batch_size, minimum=1, maximum=n)
@@ -199,14 +229,15 @@ def replay(algorithm: str, *, n: int = 8, d: int = 3, batch_size: int = 2, steps
     clip = check_positive("clip", clip)
     trials = check_int("trials", trials, minimum=1, maximum=10**3)
     runs = []
-    for data in _pair(n, d, clip, seed):
+    for data in _pair(n, d, clip, seed, relation):
         inner = "dp_gd" if algorithm == "dp_gd_gaussian" else algorithm
         with mutated(mutation, inner), scaled_noise(0.0):
             runs.append(_replay_run(algorithm, data, steps=steps, batch_size=batch_size,
                                     clip=clip, epsilon=epsilon, delta=delta, trials=trials,
-                                    seed=seed))
+                                    seed=seed, relation=relation))
     a, b = runs
-    name = f"replay {algorithm}" + (f" [mutant {mutation}]" if mutation else "")
+    name = (f"replay {algorithm}" + (" (add/remove)" if relation == "add_remove" else "")
+            + (f" [mutant {mutation}]" if mutation else ""))
     same = a["steps"] == b["steps"] and (
         (a["indices"] is None and b["indices"] is None)
         or (a["indices"] is not None and b["indices"] is not None
@@ -217,20 +248,22 @@ def replay(algorithm: str, *, n: int = 8, d: int = 3, batch_size: int = 2, steps
                    "the two transcripts' step counts and indices", bool(same))
     if not same:
         return [flow]
-    ratio = _release_ratio(a, b)
+    ratio = _release_ratio(a, b, 2.0 if relation == "replace_one" else 1.0)
     from dpbounds.verify.sampling import sampling_verdicts
 
     return [Verdict(name, f"largest release difference over its declared sensitivity "
                           f"({a['release_std'].size} releases x {trials} trials)",
                     "noiseless release diff <= declared sensitivity", ratio, 0.0, 1.0,
-                    "replay on D, D' with one seed (DERIVED: 2 C per appearance at a binding "
-                    "clip)", bool(ratio <= 1.0 + RTOL)), flow,
+                    "replay on D, D' with one seed (DERIVED: 2 C (replace-one) or C "
+                    "(add/remove) per appearance at a binding clip)",
+                    bool(ratio <= 1.0 + RTOL)), flow,
             *sampling_verdicts(a, name=name)]
 
 
-def _release_ratio(a: dict[str, Any], b: dict[str, Any]) -> float:
+def _release_ratio(a: dict[str, Any], b: dict[str, Any], factor: float = 2.0) -> float:
     """Largest ``||release_r(D) - release_r(D')|| / declared_r`` over releases and trials
-    (``inf`` when a release the changed record does not enter moves)."""
+    (``inf`` when a release the changed record does not enter moves); ``factor`` the
+    relation's factor on the contribution bound (2 replace-one, 1 add/remove)."""
     import scipy.sparse as sp
 
     r, t, w = (np.asarray(a[k]) for k in ("weight_release", "weight_step", "weight"))
@@ -244,7 +277,7 @@ def _release_ratio(a: dict[str, Any], b: dict[str, Any]) -> float:
             holds0 = np.ones(steps)
         else:
             holds0 = (np.asarray(a["indices"][k]) == 0).any(axis=-1).astype(float)
-        declared = 2.0 * (Wabs @ holds0)
+        declared = factor * (Wabs @ holds0)
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = np.where(declared > 0, diff / declared, np.where(diff > 0, np.inf, 0.0))
         worst = max(worst, float(ratio.max()))

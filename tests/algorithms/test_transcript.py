@@ -96,8 +96,18 @@ def test_a_transcript_records_one_run() -> None:
     _sgd(f, tr, "without_replacement")
     with pytest.raises(ValueError, match="fresh Transcript"):
         _sgd(f, tr, "without_replacement")
-    with pytest.raises(ValueError, match="recorded for mechanism"):
-        dp_gd(f, epsilon=1.0, steps=2, transcript=Transcript())
+    # the Laplace DP-GD records too (the momentum loop's transcript: pure DP, scale per step)
+    from dpbounds.data import kuru_synthetic
+    from dpbounds.objectives import LogisticRegression
+
+    A, y = kuru_synthetic(n=40, d=3, seed=0)
+    g = LogisticRegression.kuru(A, y, lam=0.01, l1_radius=5.0)
+    tr = Transcript()
+    r = dp_gd(g, epsilon=1.0, steps=2, transcript=tr)
+    d = tr.as_dict()
+    assert d["noise"] == "laplace" and d["sampling"] == "full"
+    np.testing.assert_allclose(d["release_std"], r.params["laplace_scales"])
+    np.testing.assert_allclose(d["bound"], g.l1_sensitivity / 2)
 
 
 def test_tree_node_weights_compose_to_the_momentum() -> None:

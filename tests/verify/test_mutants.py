@@ -267,9 +267,10 @@ def test_skip_clipping_is_caught_by_the_clip_probe_only() -> None:
     bad = scaling_study("yang.sgd", mutation="skip_clipping", **kw)
     assert not _status(bad, "clip_exact") and not bad.holds
     assert _status(bad, "ledger") and _status(bad, "drawn")  # blind to it, as before
-    with pytest.raises(ValueError, match="does not apply"):  # DP-NSGD, Alg. 1: test_clip_binds
-        scaling_study("tran_cutkosky.alg2", mutation="skip_clipping",
-                      vary={"d": [2, 4]}, fixed={"N": 100}, trials=3, replicates=50)
+    # DP-NSGD, Algorithms 1 and 2: tests/verify/test_clip_binds.py; no clip in DP heavy ball
+    with pytest.raises(ValueError, match="does not apply"):
+        scaling_study("strongly_convex.heavy_ball", mutation="skip_clipping",
+                      vary={"d": [2, 4]}, trials=3, replicates=50)
 
 
 def test_cost_over_d_recovers_the_power_of_d_and_clamps_it(monkeypatch) -> None:

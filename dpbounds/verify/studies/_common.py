@@ -19,7 +19,7 @@ from dpbounds.bounds import registry
 from dpbounds.bounds.problem import CLASSES
 from dpbounds.bounds.theorem import Bound, Theorem, sym
 from dpbounds.verify import exact as ex
-from dpbounds.verify.mutants import MUTATIONS, eps_run
+from dpbounds.verify.mutants import MUTATIONS, eps_run, mutated
 from dpbounds.verify.problems import KIND_REGISTRY, Instance
 
 #: the bounds' symbols are positive: a zero constant (L1 = 0) is passed as this
@@ -355,6 +355,21 @@ def _momentum_checks(f: Any, inst: Instance, kind: str, alpha: float, beta: floa
         out["subopt_exact" + sfx] = _check("exact", meas, value,
                                            "linear recursion of mean and covariance (DERIVED)")
     return out
+
+
+def laplace_transcript_checks(run: Any, mutation: str | None, algorithm: str,
+                              point: Mapping[str, Any]) -> dict[str, Any]:
+    """The transcript rows (:func:`dpbounds.verify.reaccount.transcript_checks`, pure DP) of
+    a Laplace method's probe: ``run(transcript)`` makes a small run at the study's
+    hyper-parameters (inside the mutant, if any), re-accounted against the claimed eps."""
+    from dpbounds.algorithms._transcript import Transcript
+    from dpbounds.verify.reaccount import transcript_checks
+
+    record = Transcript()
+    with mutated(mutation, algorithm):
+        run(record)
+    return transcript_checks(record.as_dict(), epsilon=float(point["eps"]),
+                             delta=float(point.get("delta", 1e-5)))
 
 
 def _nag_exprs() -> dict[str, sp.Expr]:

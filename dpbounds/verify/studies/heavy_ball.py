@@ -15,6 +15,7 @@ from dpbounds.verify.studies._common import (
     _momentum_checks,
     _nag_exprs,
     _plan,
+    laplace_transcript_checks,
     register_study,
 )
 
@@ -46,6 +47,13 @@ def _run_heavy_ball(point: dict, inst: Instance, trials: int, seed: Any,
     b_claim = np.full(T, prob["S1"] * T / (f.n * prob["eps"]))
     checks = _momentum_checks(f, inst, "hb", hp["alpha"], hp["beta"], T, d,
                               {"": (res, tap, meas, b_claim)})
+    # a two-trial probe at the same hyper-parameters, re-accounted from its transcript
+    checks.update(laplace_transcript_checks(
+        lambda tr: dp_heavy_ball(f, epsilon=_eps_run(point, mutation), steps=T,
+                                 step_size=hp["alpha"] * step_factor(mutation),
+                                 momentum=hp["beta"], trials=2, seed=seed, x0=inst.x0,
+                                 trace=None, transcript=tr),
+        mutation, "dp_heavy_ball", point))
     return dict(
         measured=dict(subopt=meas),
         bound=dict(subopt=bound),

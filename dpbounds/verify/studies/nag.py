@@ -16,6 +16,7 @@ from dpbounds.verify.studies._common import (
     _momentum_checks,
     _nag_exprs,
     _plan,
+    laplace_transcript_checks,
     register_study,
 )
 
@@ -52,6 +53,10 @@ def _run_nag(point: dict, inst: Instance, trials: int, seed: Any, mutation: str 
         with mutated(mutation, "dp_nag"), noise_tap() as taps[alloc]:
             runs[alloc] = dp_nag(f, allocation=alloc, **common)
     opt, uni = runs["optimal"], runs["uniform"]
+    probe = dict(common, trials=2)
+    transcript = laplace_transcript_checks(
+        lambda tr: dp_nag(f, allocation="optimal", transcript=tr, **probe),
+        mutation, "dp_nag", point)
     # (29) at the run's own T: a_{T,0} E0 + d sum_t a_{T,t} b_t^2 for each allocation
     w = error_weights(nesterov_schedule(alpha, T), mu, L)
     n_opt, n_uni = optimal_noise_closed_form(w, S1, n, eps), uniform_noise(w, S1, n, n, eps)
@@ -62,6 +67,7 @@ def _run_nag(point: dict, inst: Instance, trials: int, seed: Any, mutation: str 
     checks = _momentum_checks(f, inst, "nag", alpha, beta, T, d,
                               {"": (opt, taps["optimal"], m_opt, n_opt.scales),
                                "_uniform": (uni, taps["uniform"], m_uni, n_uni.scales)})
+    checks.update(transcript)
     return dict(
         measured=dict(subopt=m_opt, subopt_uniform=m_uni),
         bound=dict(subopt=b_opt, subopt_uniform=b_uni),

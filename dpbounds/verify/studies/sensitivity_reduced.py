@@ -29,6 +29,7 @@ from dpbounds.verify.studies._common import (
     _violations,
     register_study,
 )
+from dpbounds.verify.studies.tree_momentum import tree_clip_probe
 
 
 def _run_alg2(point: dict, inst: Instance, trials: int, seed: Any, mutation: str | None,
@@ -87,6 +88,9 @@ def _run_alg2(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
         drawn=_drawn_check(tap, d, ex.tree_step_levels(T, run_s[0], run_s[1], n) ** 2),
         noise_exact=_tree_noise_check(res, d, alpha, claim, gamma, n),
         **transcript_checks(record.as_dict(), epsilon=point["eps"], delta=point["delta"]))
+    # the study's clip G never binds on its Huber well: a one-step probe where it does
+    checks["clip_exact"], clip_params = tree_clip_probe(point, inst, eta, seed, mutation,
+                                                        algorithm="sensitivity_reduced_nsgd")
     return dict(
         measured=dict(
             grad_output=np.asarray(f.grad_norm(res.x_output), dtype=float),
@@ -100,7 +104,8 @@ def _run_alg2(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
         params=dict(E=E, E_real=hp["E_real"], eta=eta, gamma=gamma, T=T, R=inst.R,
                     R_tune=inst.R_tune, sigma_1=float(res.params["sigma_1"]),
                     sigma_2=float(res.params["sigma_2"]), sigma1_theorem8=s1,
-                    sigma2_theorem8=s2, gradient_evaluations=int(res.gradient_evaluations)),
+                    sigma2_theorem8=s2, gradient_evaluations=int(res.gradient_evaluations),
+                    **clip_params),
         trivial=inst.G, notes=notes, violations=_violations(th, at),
         lower_bound=inst.lower_bound(eta, T), checks=checks,
         do_nothing=inst.start_grad_norm,

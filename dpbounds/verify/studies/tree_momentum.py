@@ -37,9 +37,11 @@ _CLIP_ORACLE_DRAWS = 400_000
 _ORACLE_SEED = 20261202
 
 
-def _alg1_clip_probe(point: dict, inst: Instance, eta: float, seed: Any,
-                     mutation: str | None) -> tuple[dict[str, Any], dict[str, float]]:
-    r"""A two-sided check that Algorithm 1 clips each sample's gradient, where clipping binds.
+def tree_clip_probe(point: dict, inst: Instance, eta: float, seed: Any,
+                    mutation: str | None, algorithm: str = "tree_momentum_nsgd"
+                    ) -> tuple[dict[str, Any], dict[str, float]]:
+    r"""A two-sided check that Algorithm 1 (or, ``algorithm="sensitivity_reduced_nsgd"``,
+    Algorithm 2) clips each sample's gradient, where clipping binds.
 
     The study's threshold is ``G``, which no per-sample gradient of its Huber well exceeds,
     so an Algorithm 1 without clipping is bit-identical there. The probe is a Huber well
@@ -64,7 +66,7 @@ Vert]`, computed
     raw mean, the opposite sign: ``clip_gap`` is the oracle's value at the raw mean minus
     it, reported with its ratio to the standard error.
     """
-    from dpbounds.algorithms import tree_momentum_nsgd
+    from dpbounds.algorithms import sensitivity_reduced_nsgd, tree_momentum_nsgd
     from dpbounds.objectives import HuberWell
 
     d, delta_h = int(point["d"]), inst.G / inst.L
@@ -78,14 +80,18 @@ Vert]`, computed
     c_p = 0.3 * inst.G
     g_clip = (g * np.minimum(1.0, c_p / np.maximum(gn, 1e-300))[:, None]).mean(axis=0)
     probe_seed = (*seed, 1) if isinstance(seed, tuple) else (seed, 1)
-    with mutated(mutation, "tree_momentum_nsgd"):
-        res = tree_momentum_nsgd(f, epsilon=_eps_run(point, mutation), delta=point["delta"],
-                                 epochs=1, batch_size=_CLIP_N,
-                                 step_size=eta * step_factor(mutation), momentum_weight=1.0,
-                                 clip_threshold=c_p, trials=_CLIP_TRIALS, seed=probe_seed,
-                                 x0=x0, trace=None)
+    # Algorithm 2's one step lies in its first epoch: no lag difference, node noise sigma_1
+    alg2 = algorithm == "sensitivity_reduced_nsgd"
+    run, extra, key = ((sensitivity_reduced_nsgd, {"smoothness": inst.L}, "sigma_1") if alg2
+                       else (tree_momentum_nsgd, {}, "sigma"))
+    with mutated(mutation, algorithm):
+        res = run(f, epsilon=_eps_run(point, mutation), delta=point["delta"],
+                  epochs=1, batch_size=_CLIP_N,
+                  step_size=eta * step_factor(mutation), momentum_weight=1.0,
+                  clip_threshold=c_p, trials=_CLIP_TRIALS, seed=probe_seed,
+                  x0=x0, trace=None, **extra)
     vals = (x0[0] - np.asarray(res.x, dtype=float)[:, 0]) / eta  # a frozen run fails too
-    sigma = float(res.params["sigma"])
+    sigma = float(res.params[key])
 
     def direction(m: np.ndarray) -> float:
         rng = np.random.default_rng(_ORACLE_SEED)  # the same draws for both means
@@ -98,7 +104,8 @@ Vert]`, computed
     exact = direction(g_clip)
     gap = direction(g.mean(axis=0)) - exact
     se = float(vals.std(ddof=1) / np.sqrt(vals.size))
-    check = _check("exact", vals, exact, "mean direction of one full-batch Algorithm 1 step at "
+    check = _check("exact", vals, exact, f"mean direction of one full-batch Algorithm "
+                   f"{2 if alg2 else 1} step at "
                    "a threshold binding on 30% of the samples (clipped mean from the Huber "
                    "well's definition in NumPy; Monte Carlo over the declared node noise)",
                    rtol=1e-9)  # rounding: at d = 1 every direction is exactly +-1, s.e. 0
@@ -153,7 +160,7 @@ def _run_alg1(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
         drawn=_drawn_check(tap, d, np.full(T, s_run**2)),
         noise_exact=_tree_noise_check(res, d, alpha, [s_claim]),
         **transcript_checks(record.as_dict(), epsilon=point["eps"], delta=point["delta"]))
-    checks["clip_exact"], clip_params = _alg1_clip_probe(point, inst, eta, seed, mutation)
+    checks["clip_exact"], clip_params = tree_clip_probe(point, inst, eta, seed, mutation)
     return dict(
         measured=dict(
             grad_output=np.asarray(f.grad_norm(res.x_output), dtype=float),
