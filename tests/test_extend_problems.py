@@ -41,6 +41,20 @@ good = ex.problem_kind("logistic_erm")
 ex.verify_problem("logistic_erm_low_fstar", good.build, problem_class="strongly_convex",
                   f_star=lambda f: f.optimum.value - 0.1, defaults=good.defaults)
 """
+#: a third: F* declared 10% of the start's gap F(x0) - F* too HIGH (still below F(x0))
+HIGH = """
+import numpy as np
+from dpbounds import extend as ex
+good = ex.problem_kind("logistic_erm")
+
+def f_star(f):
+    x0 = f.initial_state(1, np.full(f.d, 3.0 / np.sqrt(f.d)))  # the example's start
+    gap = float(np.asarray(f.loss(x0))[0]) - f.optimum.value
+    return f.optimum.value + 0.1 * gap
+
+ex.verify_problem("logistic_erm_high_fstar", good.build, problem_class="strongly_convex",
+                  f_star=f_star, defaults=good.defaults)
+"""
 
 #: runs each argv through the CLI's main in this one process; prints {name: [rc, out, err]}
 SCRIPT = """
@@ -64,12 +78,17 @@ print(json.dumps(out))
 def cli(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     wrong = tmp_path_factory.mktemp("plug") / "wrong_fstar.py"
     wrong.write_text(textwrap.dedent(WRONG))
+    high = wrong.parent / "high_fstar.py"
+    high.write_text(textwrap.dedent(HIGH))
     plug = ["--plugin", str(EXAMPLE)]
     runs = {
         "list": [*plug, "verify", "--list"],
+        "list_json": [*plug, "verify", "--list", "--json"],
         "own": [*plug, *VERIFY, "--problem", "logistic_erm"],
         "wrong": [*plug, "--plugin", str(wrong), *VERIFY, "--problem",
                   "logistic_erm_low_fstar"],
+        "high": [*plug, "--plugin", str(high), *VERIFY, "--problem",
+                 "logistic_erm_high_fstar"],
         "unknown": [*plug, *VERIFY, "--problem", "nosuch"],
         "builtin": [*plug, "verify", "strongly_convex.nag", "--problem", "logistic_erm"],
         "audit": [*plug, "audit", "dp_gd_linear", "--quick", "--quiet"],
@@ -113,6 +132,27 @@ def test_the_plugin_problem_is_listed_with_its_origin(cli):
                for x in out.splitlines() if x.startswith("  ")) == 5
 
 
+def test_verify_list_json_holds_the_studies_and_the_problems(cli):
+    """Oracle: what the example file declares (its problem's class and description, the
+    plug-in's path), and the text listing's problem lines, one for one."""
+    rc, out, err = cli["list_json"]
+    assert rc == 0, err
+    res = json.loads(out)
+    assert set(res) == {"studies", "problems"}
+    studies = {r["theorem"]: r for r in res["studies"]}
+    assert studies["strongly_convex.dp_gd_linear"]["origin"] == f"plugin {EXAMPLE}"
+    assert studies["strongly_convex.nag"]["origin"] == "dpbounds"
+    probs = {r["name"]: r for r in res["problems"]}
+    assert probs["logistic_erm"] == {
+        "name": "logistic_erm", "problem_class": "strongly_convex",
+        "description": "ridge logistic regression (unit rows, random labels)",
+        "origin": f"plugin {EXAMPLE}"}
+    assert [probs[k]["origin"] for k in ("huber_well", "far", "noise_floor", "hard",
+                                         "quadratic")] == ["dpbounds"] * 5
+    text = cli["list"][1].split("verification problems (--problem):")[1]
+    assert [x.split()[0] for x in text.strip().splitlines()] == list(probs)
+
+
 def test_verify_on_the_plugin_problem_uses_its_data_f_star_and_constants(cli):
     rc, out, err = cli["own"]
     assert rc == 0, out + err
@@ -148,6 +188,50 @@ def test_a_wrong_declared_f_star_makes_verify_fail(cli):
     good = json.loads(cli["own"][1])  # same data and seeds: R is 0.1 larger, exactly
     for a, b in zip(res["params"], good["params"]):
         assert a["R"] == pytest.approx(b["R"] + 0.1, rel=1e-9)
+
+
+def _sign(res: dict[str, Any]) -> dict[str, Any]:
+    (v,) = [v for v in res["verdicts"] if v["name"].startswith("subopt_sign over N: ")]
+    return v
+
+
+def _f_stars(shift: float) -> list[float]:
+    """Per grid point: the minimum by SciPy's BFGS on the replayed data, plus ``shift`` times
+    the start's gap F(x0) - F*."""
+    out = []
+    for j, N in enumerate(VALUES):
+        f, g = _ridge_logistic(*_data(N, 8, j), 0.1)
+        fmin = scipy.optimize.minimize(f, np.zeros(8), jac=g, method="BFGS",
+                                       options={"gtol": 1e-12}).fun
+        out.append(fmin + shift * (f(np.full(8, 3.0 / math.sqrt(8))) - fmin))
+    return out
+
+
+def _named_f_star(oracle: str) -> float:
+    import re
+
+    return float(re.match(r"F\* = (\S+) \(", oracle).group(1))
+
+
+def test_a_declared_f_star_above_the_minimum_fails_the_sign_verdict(cli):
+    """Oracle: F* from SciPy's BFGS (10% of the gap added for the wrong one). Control: the
+    correct F* passes (every trial >= 0), and the ratio verdict alone passes the wrong one."""
+    rc, out, err = cli["high"]
+    assert rc == 1, out + err
+    res = json.loads(out)
+    sign = _sign(res)
+    assert sign["holds"] is False and sign["measured"] < 0
+    assert "above the minimum (a wrong F*)" in sign["oracle"]
+    assert "declared by the problem logistic_erm_high_fstar" in sign["oracle"]
+    named = _named_f_star(sign["oracle"])
+    assert min(abs(named - v) for v in _f_stars(0.1)) < 1e-8 * abs(named)
+    ratio = next(v for v in res["verdicts"] if v["name"].startswith("subopt over N: measured"))
+    assert ratio["holds"]  # what the sign verdict adds: the ratio cannot see a too-high F*
+    good = _sign(json.loads(cli["own"][1]))
+    assert good["holds"] and good["measured"] > 0
+    assert min(abs(_named_f_star(good["oracle"]) - v) for v in _f_stars(0.0)) < 1e-9
+    low = _sign(json.loads(cli["wrong"][1]))  # F* too low: positive, the ratio's business
+    assert low["holds"]
 
 
 def test_an_unknown_problem_is_refused_naming_the_choices(cli):
