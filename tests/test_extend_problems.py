@@ -93,6 +93,8 @@ def cli(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         "builtin": [*plug, "verify", "strongly_convex.nag", "--problem", "logistic_erm"],
         "audit": [*plug, "audit", "dp_gd_linear", "--quick", "--quiet"],
         "mutant": [*plug, "audit", "dp_gd_linear", "--quick", "--quiet", "--mutant", "sigma/2"],
+        "data_dependent": [*plug, "audit", "dp_gd_linear", "--quick", "--quiet", "--mutant",
+                           "data_dependent"],
     }
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
@@ -261,6 +263,37 @@ def test_the_audit_of_example_b_is_derived_from_its_method_and_catches_sigma_hal
     rc_m, out_m, err_m = cli["mutant"]
     assert rc_m == 1 and "VIOLATION" in out_m, out_m + err_m
     assert lower(out_m) > 3.0
+    # the noise scaled by the clipped sum's norm (2C on D, 0 on D'): caught on this pair
+    rc_d, out_d, err_d = cli["data_dependent"]
+    assert rc_d == 1 and "VIOLATION" in out_d, out_d + err_d
+    assert lower(out_d) > 3.0
+
+
+def test_the_plugin_audit_pairs_give_the_data_dependent_mutant_a_trigger():
+    """Oracle: the clipped sums of each pair's records, computed here in NumPy (clip 1, the
+    mutant's default): their norms differ under both relations; the mean gradient's change
+    equals the replace-one sensitivity 2G/n the methods declare. Control: the one-record
+    replace-one pair {+2} / {-2} has equal norms (the mutant changed nothing there)."""
+    from dpbounds import extend as ex
+    from dpbounds.audit.neighbours import replace_one_pair
+    from dpbounds.privacy import Neighbouring
+
+    def norm_of_clipped_sum(c: np.ndarray) -> float:
+        n = np.linalg.norm(c, axis=1, keepdims=True)
+        return float(np.linalg.norm((c * np.minimum(1.0, 1.0 / n)).sum(axis=0)))
+
+    for rel in ("replace-one", "add/remove"):
+        m = ex.Method("toy", step=lambda x, grad, noise, p: x - grad(x) - noise,
+                      neighbouring=rel, sensitivity=lambda f, p: 2 * f.gradient_bound / f.n)
+        spec = ex.audit_setting(m, params={}, register=False)
+        d, dp = spec.build(Neighbouring.coerce(rel), 3.0, 0.05).pair
+        assert norm_of_clipped_sum(d.gradients) != norm_of_clipped_sum(dp.gradients)
+        if rel == "replace-one":
+            assert d.n == dp.n == 2
+            change = abs(d.gradients.mean() - dp.gradients.mean())
+            assert change == pytest.approx(2 * d.gradient_bound / d.n)
+    old, old_p = replace_one_pair(dim=1, radius=2.0)
+    assert norm_of_clipped_sum(old.gradients) == norm_of_clipped_sum(old_p.gradients)
 
 
 def test_declaring_a_problem_is_checked():
