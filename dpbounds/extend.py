@@ -780,13 +780,17 @@ def audit_setting(method: Method, *, steps: int = 5, params: Mapping[str, float]
                   register: bool = True) -> Any:
     r"""Declare (and by default register) the privacy audit of ``method``.
 
-    ``dpbounds audit NAME`` then runs it: the method is run ``steps`` steps on the worst-case
-    one-record pair of its neighbouring relation (a linear loss whose record, of gradient norm
-    2 in dimension 1, is flipped under replace-one, added under add/remove), and the audit's
-    statistic reads its white-box transcript: each step's release, the gradient query plus the
-    noise dpbounds drew. An epsilon lower bound above the ledger's claim refutes the declared
-    privacy (a sensitivity declared too small shows up here). The built-in mutants that patch
-    the noise (``sigma/2``, ``replace_one_as_C``, ``data_dependent``) apply to it unchanged.
+    ``dpbounds audit NAME`` then runs it: the method is run ``steps`` steps on a worst-case
+    pair of its neighbouring relation (a linear loss, records of gradient norm 2 in dimension
+    1: under replace-one ``D = {+2, +2}``, ``D' = {+2, -2}``, the second record flipped;
+    under add/remove ``D = {+2}``, ``D' = {+2, -2}``), and the audit's statistic reads its
+    white-box transcript: each step's release, the gradient query plus the noise dpbounds
+    drew. An epsilon lower bound above the ledger's claim refutes the declared privacy (a
+    sensitivity declared too small shows up here). The built-in mutants that patch the noise
+    (``sigma/2``, ``replace_one_as_C``, ``data_dependent``) apply to it unchanged; the pairs'
+    clipped sums differ in norm, so a noise scale read from the data (``data_dependent``)
+    changes the output under both relations (on the one-record replace-one pair
+    ``{+2}``/``{-2}`` both norms are equal and that mutant changed nothing).
 
     Parameters
     ----------
@@ -808,7 +812,8 @@ def audit_setting(method: Method, *, steps: int = 5, params: Mapping[str, float]
     register:
         ``False`` returns the spec without registering it.
     """
-    from dpbounds.audit.neighbours import add_remove_pair, replace_one_pair
+    from dpbounds.audit.mutation import _two_record_pair
+    from dpbounds.audit.neighbours import add_remove_pair
     from dpbounds.audit.settings._common import AUDIT_REGISTRY, AuditSpec, Setting
     from dpbounds.privacy.mechanisms import Neighbouring
 
@@ -829,14 +834,23 @@ def audit_setting(method: Method, *, steps: int = 5, params: Mapping[str, float]
         return np.concatenate(releases, axis=1)
 
     def build(rel: Neighbouring, eps: float, dlt: float) -> Setting:
-        make = replace_one_pair if rel is Neighbouring.REPLACE_ONE else add_remove_pair
         hyper = dict(params) if params is not None else _study_params(method)
-        return Setting(make(dim=1, radius=2.0),
+        if rel is Neighbouring.REPLACE_ONE:
+            # two records, the second flipped: the same change of the mean gradient per unit
+            # of declared sensitivity as one flipped record, but the clipped sums differ
+            # (norm 2C against 0), so a noise scale read from the data (the data_dependent
+            # mutant) changes the output; on {+r} vs {-r} both norms are C and it did not
+            pair = _two_record_pair(1, 2.0, rel)
+            text = ("two records of gradient norm 2 in d = 1, D = {+2, +2}, D' = {+2, -2} "
+                    f"(the second replaced), {rel.value}")
+        else:
+            pair = add_remove_pair(dim=1, radius=2.0)
+            text = f"one record of gradient norm 2 in d = 1, {rel.value}"
+        return Setting(pair,
                        dict(kwargs, epsilon=eps, delta=dlt if gaussian else None,
                             params=hyper), features,
                        f"released noisy gradients (one per step, {steps} steps; white-box)",
-                       f"one record of gradient norm 2 in d = 1, {rel.value}",
-                       ("linear", "gaussian-lr") if gaussian else None, tap=_release_tap)
+                       text, ("linear", "gaussian-lr") if gaussian else None, tap=_release_tap)
 
     spec = AuditSpec(method.name, run, (relation,), build, float(epsilon),
                      float(delta) if gaussian else 0.0,

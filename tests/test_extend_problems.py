@@ -41,6 +41,20 @@ good = ex.problem_kind("logistic_erm")
 ex.verify_problem("logistic_erm_low_fstar", good.build, problem_class="strongly_convex",
                   f_star=lambda f: f.optimum.value - 0.1, defaults=good.defaults)
 """
+#: a third: F* declared 10% of the start's gap F(x0) - F* too HIGH (still below F(x0))
+HIGH = """
+import numpy as np
+from dpbounds import extend as ex
+good = ex.problem_kind("logistic_erm")
+
+def f_star(f):
+    x0 = f.initial_state(1, np.full(f.d, 3.0 / np.sqrt(f.d)))  # the example's start
+    gap = float(np.asarray(f.loss(x0))[0]) - f.optimum.value
+    return f.optimum.value + 0.1 * gap
+
+ex.verify_problem("logistic_erm_high_fstar", good.build, problem_class="strongly_convex",
+                  f_star=f_star, defaults=good.defaults)
+"""
 
 #: runs each argv through the CLI's main in this one process; prints {name: [rc, out, err]}
 SCRIPT = """
@@ -64,16 +78,23 @@ print(json.dumps(out))
 def cli(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     wrong = tmp_path_factory.mktemp("plug") / "wrong_fstar.py"
     wrong.write_text(textwrap.dedent(WRONG))
+    high = wrong.parent / "high_fstar.py"
+    high.write_text(textwrap.dedent(HIGH))
     plug = ["--plugin", str(EXAMPLE)]
     runs = {
         "list": [*plug, "verify", "--list"],
+        "list_json": [*plug, "verify", "--list", "--json"],
         "own": [*plug, *VERIFY, "--problem", "logistic_erm"],
         "wrong": [*plug, "--plugin", str(wrong), *VERIFY, "--problem",
                   "logistic_erm_low_fstar"],
+        "high": [*plug, "--plugin", str(high), *VERIFY, "--problem",
+                 "logistic_erm_high_fstar"],
         "unknown": [*plug, *VERIFY, "--problem", "nosuch"],
         "builtin": [*plug, "verify", "strongly_convex.nag", "--problem", "logistic_erm"],
         "audit": [*plug, "audit", "dp_gd_linear", "--quick", "--quiet"],
         "mutant": [*plug, "audit", "dp_gd_linear", "--quick", "--quiet", "--mutant", "sigma/2"],
+        "data_dependent": [*plug, "audit", "dp_gd_linear", "--quick", "--quiet", "--mutant",
+                           "data_dependent"],
     }
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
@@ -113,6 +134,27 @@ def test_the_plugin_problem_is_listed_with_its_origin(cli):
                for x in out.splitlines() if x.startswith("  ")) == 5
 
 
+def test_verify_list_json_holds_the_studies_and_the_problems(cli):
+    """Oracle: what the example file declares (its problem's class and description, the
+    plug-in's path), and the text listing's problem lines, one for one."""
+    rc, out, err = cli["list_json"]
+    assert rc == 0, err
+    res = json.loads(out)
+    assert set(res) == {"studies", "problems"}
+    studies = {r["theorem"]: r for r in res["studies"]}
+    assert studies["strongly_convex.dp_gd_linear"]["origin"] == f"plugin {EXAMPLE}"
+    assert studies["strongly_convex.nag"]["origin"] == "dpbounds"
+    probs = {r["name"]: r for r in res["problems"]}
+    assert probs["logistic_erm"] == {
+        "name": "logistic_erm", "problem_class": "strongly_convex",
+        "description": "ridge logistic regression (unit rows, random labels)",
+        "origin": f"plugin {EXAMPLE}"}
+    assert [probs[k]["origin"] for k in ("huber_well", "far", "noise_floor", "hard",
+                                         "quadratic")] == ["dpbounds"] * 5
+    text = cli["list"][1].split("verification problems (--problem):")[1]
+    assert [x.split()[0] for x in text.strip().splitlines()] == list(probs)
+
+
 def test_verify_on_the_plugin_problem_uses_its_data_f_star_and_constants(cli):
     rc, out, err = cli["own"]
     assert rc == 0, out + err
@@ -150,6 +192,50 @@ def test_a_wrong_declared_f_star_makes_verify_fail(cli):
         assert a["R"] == pytest.approx(b["R"] + 0.1, rel=1e-9)
 
 
+def _sign(res: dict[str, Any]) -> dict[str, Any]:
+    (v,) = [v for v in res["verdicts"] if v["name"].startswith("subopt_sign over N: ")]
+    return v
+
+
+def _f_stars(shift: float) -> list[float]:
+    """Per grid point: the minimum by SciPy's BFGS on the replayed data, plus ``shift`` times
+    the start's gap F(x0) - F*."""
+    out = []
+    for j, N in enumerate(VALUES):
+        f, g = _ridge_logistic(*_data(N, 8, j), 0.1)
+        fmin = scipy.optimize.minimize(f, np.zeros(8), jac=g, method="BFGS",
+                                       options={"gtol": 1e-12}).fun
+        out.append(fmin + shift * (f(np.full(8, 3.0 / math.sqrt(8))) - fmin))
+    return out
+
+
+def _named_f_star(oracle: str) -> float:
+    import re
+
+    return float(re.match(r"F\* = (\S+) \(", oracle).group(1))
+
+
+def test_a_declared_f_star_above_the_minimum_fails_the_sign_verdict(cli):
+    """Oracle: F* from SciPy's BFGS (10% of the gap added for the wrong one). Control: the
+    correct F* passes (every trial >= 0), and the ratio verdict alone passes the wrong one."""
+    rc, out, err = cli["high"]
+    assert rc == 1, out + err
+    res = json.loads(out)
+    sign = _sign(res)
+    assert sign["holds"] is False and sign["measured"] < 0
+    assert "above the minimum (a wrong F*)" in sign["oracle"]
+    assert "declared by the problem logistic_erm_high_fstar" in sign["oracle"]
+    named = _named_f_star(sign["oracle"])
+    assert min(abs(named - v) for v in _f_stars(0.1)) < 1e-8 * abs(named)
+    ratio = next(v for v in res["verdicts"] if v["name"].startswith("subopt over N: measured"))
+    assert ratio["holds"]  # what the sign verdict adds: the ratio cannot see a too-high F*
+    good = _sign(json.loads(cli["own"][1]))
+    assert good["holds"] and good["measured"] > 0
+    assert min(abs(_named_f_star(good["oracle"]) - v) for v in _f_stars(0.0)) < 1e-9
+    low = _sign(json.loads(cli["wrong"][1]))  # F* too low: positive, the ratio's business
+    assert low["holds"]
+
+
 def test_an_unknown_problem_is_refused_naming_the_choices(cli):
     rc, out, err = cli["unknown"]
     assert rc == 2 and "invalid choice: 'nosuch'" in err and "logistic_erm" in err, err
@@ -177,6 +263,37 @@ def test_the_audit_of_example_b_is_derived_from_its_method_and_catches_sigma_hal
     rc_m, out_m, err_m = cli["mutant"]
     assert rc_m == 1 and "VIOLATION" in out_m, out_m + err_m
     assert lower(out_m) > 3.0
+    # the noise scaled by the clipped sum's norm (2C on D, 0 on D'): caught on this pair
+    rc_d, out_d, err_d = cli["data_dependent"]
+    assert rc_d == 1 and "VIOLATION" in out_d, out_d + err_d
+    assert lower(out_d) > 3.0
+
+
+def test_the_plugin_audit_pairs_give_the_data_dependent_mutant_a_trigger():
+    """Oracle: the clipped sums of each pair's records, computed here in NumPy (clip 1, the
+    mutant's default): their norms differ under both relations; the mean gradient's change
+    equals the replace-one sensitivity 2G/n the methods declare. Control: the one-record
+    replace-one pair {+2} / {-2} has equal norms (the mutant changed nothing there)."""
+    from dpbounds import extend as ex
+    from dpbounds.audit.neighbours import replace_one_pair
+    from dpbounds.privacy import Neighbouring
+
+    def norm_of_clipped_sum(c: np.ndarray) -> float:
+        n = np.linalg.norm(c, axis=1, keepdims=True)
+        return float(np.linalg.norm((c * np.minimum(1.0, 1.0 / n)).sum(axis=0)))
+
+    for rel in ("replace-one", "add/remove"):
+        m = ex.Method("toy", step=lambda x, grad, noise, p: x - grad(x) - noise,
+                      neighbouring=rel, sensitivity=lambda f, p: 2 * f.gradient_bound / f.n)
+        spec = ex.audit_setting(m, params={}, register=False)
+        d, dp = spec.build(Neighbouring.coerce(rel), 3.0, 0.05).pair
+        assert norm_of_clipped_sum(d.gradients) != norm_of_clipped_sum(dp.gradients)
+        if rel == "replace-one":
+            assert d.n == dp.n == 2
+            change = abs(d.gradients.mean() - dp.gradients.mean())
+            assert change == pytest.approx(2 * d.gradient_bound / d.n)
+    old, old_p = replace_one_pair(dim=1, radius=2.0)
+    assert norm_of_clipped_sum(old.gradients) == norm_of_clipped_sum(old_p.gradients)
 
 
 def test_declaring_a_problem_is_checked():

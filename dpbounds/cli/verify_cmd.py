@@ -136,8 +136,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _list(as_json: bool) -> int:
     rows = _catalog.rows("verify")
-    if as_json:
-        print(strict_json(rows, indent=2))
+    if as_json:  # the studies and the problems they run on (a plug-in's with its origin)
+        print(strict_json({"studies": rows, "problems": _catalog.rows("problem")}, indent=2))
         return 0
     for r in rows:
         alias = f"  (alias: {', '.join(r['aliases'])})" if r["aliases"] else ""

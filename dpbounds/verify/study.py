@@ -55,6 +55,13 @@ from dpbounds.verify.verdicts import Verdict, Z, energy_power, ratio_at_most, sl
 
 __all__ = ["VARIABLES", "ScalingResult", "scaling_study"]
 
+#: components measured as F(x) - F* (a study's suboptimality, excess risk): each gets the
+#: sign verdict of :func:`_sign_verdicts`
+SUBOPTIMALITY: frozenset[str] = frozenset({"subopt", "subopt_uniform", "excess_risk",
+                                          "excess_avg"})
+#: round-off allowed below 0, relative to max(1, |F*|) (the declared problems' build check's)
+SIGN_RTOL = 1e-9
+
 #: variables a study may sweep
 VARIABLES: tuple[str, ...] = ("d", "N", "eps")
 _INTEGER_VARS = ("d", "N", "T", "B")
@@ -73,6 +80,11 @@ def _cell(theorem: str, problem: Mapping[str, Any], point: Mapping[str, float],
     rec["params"] = {k: (float(v) if isinstance(v, float) else v)
                      for k, v in out["params"].items()}
     rec["notes"] = list(out["notes"])
+    if any(c in SUBOPTIMALITY for c in study.components):
+        # the F* every F(x) - F* of this point used (the sign verdict names it)
+        opt = inst.objective.optimum
+        rec["f_star"] = float(opt.value)
+        rec["f_star_how"] = str(opt.method)
     rec["violations"] = list(out["violations"])
     rec["trivial"] = float(out["trivial"])
     rec["do_nothing"] = float(out["do_nothing"])
@@ -436,8 +448,11 @@ def _analyse(study: TheoremStudy, spec: VerifyProblem, var: str, values: tuple[f
     vacuous = tuple(bool(b >= t) for b, t in zip(bound[u], trivial))
     # a utility bound says something only below what a do-nothing run achieves, too
     floor = np.minimum(trivial, do_nothing)
-    slopes = {c: bootstrap_slope(values, list(data[c]), replicates=replicates, level=level,
-                                 seed=seed) for c in comps}
+    # a log fit needs positive trials; a component with a trial <= 0 (an F(x) - F* below 0:
+    # a wrong F*, which its sign verdict reports) gets a NaN slope, shown as a diagnostic
+    slopes = {c: (bootstrap_slope(values, list(data[c]), replicates=replicates, level=level,
+                                  seed=seed) if np.all(data[c] > 0)
+                  else SlopeCI(math.nan, math.nan, math.nan, level, 0)) for c in comps}
     finite = {c: bool(np.all(np.isfinite(bound[c]) & (bound[c] > 0))) for c in comps}
     bslope = {c: (loglog_slope(values, bound[c]) if finite[c] else math.nan) for c in comps}
     blocal = {c: (tuple(local_slopes(values, bound[c])) if finite[c] else ()) for c in comps}
@@ -464,6 +479,7 @@ def _analyse(study: TheoremStudy, spec: VerifyProblem, var: str, values: tuple[f
                                     ("paper's exponent (VERBATIM)" if label.startswith("paper")
                                      else f"theorem's exponent ({label})"),
                                     claim="slope <= headline exponent + CI"))
+    verdicts += _sign_verdicts(name, var, comps, data, records)
     verdicts += _exact_verdicts(name, var, records)
     verdicts += study_replay(study.theorem, mutation, seed)  # issue 34: D vs D', one seed
     verdicts += [replace(v, gating=False) for v in shapes]
@@ -489,6 +505,44 @@ def _analyse(study: TheoremStudy, spec: VerifyProblem, var: str, values: tuple[f
         notes=tuple(tuple(r["notes"]) for r in records),
         violations=tuple(tuple(r["violations"]) for r in records), lower_bound=lower,
         verdicts=tuple(verdicts), mutation=mutation, seconds=seconds, level=level)
+
+
+def _sign_verdicts(name: str, var: str, comps: Sequence[str], data: Mapping[str, np.ndarray],
+                   records: Sequence[Mapping[str, Any]]) -> list[Verdict]:
+    """A suboptimality :math:`F(x)-F^*` is never negative when :math:`F^*` is the minimum, so
+    a mean significantly below 0 refutes the :math:`F^*` the study used (a declared
+    :math:`F^*` above the minimum: the ratio verdict alone would only see a smaller error).
+
+    One-sided z-test per grid point: it fails when ``mean + Z se < -SIGN_RTOL max(1, |F*|)``
+    (``se`` the sample's; the tolerance is round-off: with the true minimum every trial is
+    ``>= 0``, so correct code cannot fail it whatever the seed). The row shows the point of
+    smallest ``(mean + Z se)``, with its :math:`F^*`. Records without ``f_star`` (a store
+    written before this verdict) give no row."""
+    out: list[Verdict] = []
+    if not all("f_star" in r for r in records):
+        return out
+    for c in comps:
+        if c not in SUBOPTIMALITY:
+            continue
+        worst: tuple[float, float, float, Mapping[str, Any]] | None = None
+        holds = True
+        for row, r in zip(data[c], records):
+            v = np.asarray(row, dtype=float)
+            mean = float(v.mean())
+            se = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else 0.0
+            tol = SIGN_RTOL * max(1.0, abs(float(r["f_star"])))
+            score = mean + Z * se
+            holds &= bool(score >= -tol)
+            if worst is None or score < worst[0]:
+                worst = (score, mean, se, r)
+        assert worst is not None
+        _, mean, se, r = worst
+        oracle = (f"F* = {float(r['f_star']):.10g} ({r.get('f_star_how', '')})"
+                  + ("" if holds else ": F(x) - F* < 0 means this F* is above the minimum "
+                     "(a wrong F*)"))
+        out.append(Verdict(name, f"{c}_sign over {var}", "F(x) - F* >= 0 (F* the minimum)",
+                           mean, se, 0.0, oracle, holds))
+    return out
 
 
 _CLAIMS = {"exact": "== exact (two-sided)", "ledger": "run's noise == claimed eps's",

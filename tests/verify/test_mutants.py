@@ -44,6 +44,7 @@ def test_frozen_heavy_ball_fails_its_bound_and_exact_value() -> None:
     kw = dict(vary={"N": [300, 1000]}, trials=40, replicates=100)
     ok = scaling_study("strongly_convex.heavy_ball", **kw)
     assert ok.holds and _status(ok, "subopt_exact") and all(ok.informative)
+    assert _status(ok, "subopt_sign")  # closed-form F*: F(x_T) - F* >= 0 at every trial
     bad = scaling_study("strongly_convex.heavy_ball", mutation="frozen", **kw)
     assert not _status(bad, "subopt") and not _status(bad, "subopt_exact")
 
