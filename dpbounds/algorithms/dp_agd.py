@@ -145,7 +145,9 @@ class _AgdGrid:
     (the smallest charge, ``min_rho``).
 
     NoisyMax (DERIVED): scores rounded to :math:`2^{-j'}` with :math:`2^{j'}C_{obj}\ge2^{16}`;
-    adding a record lowers every score by :math:`[0, C_{obj}]`, so every rounded score moves
+    each per-example loss is clipped to :math:`[0, C_{obj}]`
+    (``clipped_loss``), so adding a record lowers every
+    score by :math:`[0, C_{obj}]` and every rounded score moves
     the same way by at most :math:`u' = \lfloor 2^{j'}C_{obj}\rfloor + 1` units. Report
     noisy max with discrete Laplace noise of scale :math:`b` (a multiple of 1/64 with
     :math:`u'/b \le \epsilon`) and ties broken by the lowest index is :math:`(u'/b)`-DP: Dwork
@@ -278,8 +280,10 @@ def dp_agd(objective: ObjectiveProtocol, *, epsilon: float, delta: float, splits
     ----------
     objective:
         Finite-sum objective (average form; the algorithm works with the sums
-        :math:`n\cdot` mean). Per-example losses must be non-negative for the NoisyMax
-        sensitivity (true for the logistic and Huber-SVM losses and regularisers).
+        :math:`n\cdot` mean). The NoisyMax scores clip each per-example loss to
+        :math:`[0,C_{obj}]` (Lee & Kifer assume losses >= 0, as the logistic and Huber-SVM
+        losses and regularisers are; a loss that can be negative is clipped at 0 too, so the
+        scores' sensitivity holds for every objective).
     epsilon, delta:
         Target :math:`(\epsilon_{tot},\delta_{tot})`, converted to :math:`\rho` by eq. (5).
         ``epsilon = inf`` runs the noiseless method for ``max_iterations`` iterations.

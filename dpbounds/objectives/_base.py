@@ -229,18 +229,23 @@ class Objective:
         return xp.mean(g * factor[..., None], axis=1)
 
     def clipped_loss(self, x: Any, clip_value: float, include_regularizer: bool = False) -> Any:
-        """``mean_i min(ℓ_i(x) [+ R(x)], clip_value)`` over all n samples, shape ``(trials,)``.
+        """``mean_i clip(ℓ_i(x) [+ R(x)], 0, clip_value)`` over all n samples, shape
+        ``(trials,)``.
 
-        Lee & Kifer's NoisyMax scores (per-example losses clipped at ``C_obj``); with
-        non-negative losses the clipped sum has sensitivity ``clip_value`` (add/remove).
+        Lee & Kifer's NoisyMax scores (per-example losses clipped at ``C_obj``; they assume
+        non-negative losses). Clipped to ``[0, C_obj]``, the sum moves by at most
+        ``clip_value`` and in one direction when a record is added or removed, whatever the
+        loss (a loss that can be negative, e.g. a linear tilt, would otherwise move scores
+        both ways and by an unbounded amount) **[DERIVED]**; a no-op for losses >= 0.
         """
         self.check_state(x)
         clip_value = check_positive("clip_value", clip_value)
         losses = self.sample_losses(x)
         if include_regularizer:
             losses = losses + self.regularizer(x)[:, None]
-        return self.xp.mean(self.xp.minimum(losses, self.xp.asarray(clip_value,
-                                                                    dtype=losses.dtype)), axis=1)
+        xp = self.xp
+        lo, hi = xp.asarray(0.0, dtype=losses.dtype), xp.asarray(clip_value, dtype=losses.dtype)
+        return xp.mean(xp.minimum(xp.maximum(losses, lo), hi), axis=1)
 
     def normalized_mean_grad(self, x: Any, idx: Any, r: float) -> Any:
         """Mean of per-sample normalised data gradients ``g/(||g|| + r)`` (Yang et al.)."""

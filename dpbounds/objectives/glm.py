@@ -278,7 +278,7 @@ class MarginLossObjective(Objective):
         ``grad`` is None, ``"plain"``, ``"clip"`` (param = C) or ``"normalize"`` (param = r).
         With ``reg_vec`` (``(trials, d)``, the regulariser gradient) ``"clip"`` clips
         ``∇ℓ_i + reg_vec``; with ``loss_clip`` the summed losses are
-        ``min(ψ + loss_shift, loss_clip)``.
+        ``ψ + loss_shift`` clipped to ``[0, loss_clip]``.
         """
         if self._use_compiled(x, grad, reg_vec, loss_clip):
             k_total, k_g = _logistic_kernel.logistic_pass(self._features_t, x, grad_at,
@@ -315,7 +315,11 @@ class MarginLossObjective(Objective):
             if loss:
                 if loss_clip is not None:
                     shifted = psi if shift is None else psi + shift[:, None]
-                    psi = xp.minimum(shifted, xp.asarray(loss_clip, dtype=psi.dtype))
+                    # to [0, C]: the NoisyMax scores' sensitivity needs every clipped loss
+                    # in [0, C] (adding a record then moves every score down by at most C);
+                    # a no-op for the GLM losses and regularisers, which are >= 0
+                    psi = xp.minimum(xp.maximum(shifted, xp.asarray(0.0, dtype=psi.dtype)),
+                                     xp.asarray(loss_clip, dtype=psi.dtype))
                 total = total + xp.sum(psi, axis=1)
             if grad:
                 if rv is not None:
