@@ -1,13 +1,14 @@
 """The noise-aware Lyapunov bound for Nesterov and the two-parameter family (gamma != 0).
 
 Oracles, none sharing code with the bound's SDP: the exact quadratic worst case
-``quadratic_worst_case`` (a lower bound on the class's worst case), the full PEP SDP at T <= 6
-and its banded relaxation at T = 60 (the Lyapunov bound is one stationary certificate, so it
-must sit above both), Nesterov's closed-form guarantee 1 - sqrt(mu/L) on the potential's
-contraction and the closed-form quadratic rate (1 - sqrt(mu/L))^2 of the standard parameters
-(a double root) below it. Negative controls: the exact check rejects an understated noise
-weight and a contraction faster than the quadratic rate, and the bound with its noise term
-understated drops below the PEP value.
+``quadratic_worst_case`` (a lower bound on the class's worst case, so the bound must sit above
+it), the full PEP SDP at T <= 6 and the certified banded relaxation at T = 60 (the issue asks
+for bound >= PEP; for gamma != 0 with noise this is measured, not implied: the certificate uses
+the iterates x_t, which are not PEP points; see the module docstring), Nesterov's closed-form
+guarantee 1 - sqrt(mu/L) on the potential's contraction and the closed-form quadratic rate
+(1 - sqrt(mu/L))^2 of the standard parameters (a double root) below it. Negative controls: the
+exact check rejects an understated noise weight and a contraction faster than the quadratic
+rate, and the bound with its noise term understated drops below the PEP value.
 """
 
 from __future__ import annotations
@@ -67,10 +68,12 @@ def test_between_the_quadratic_worst_case_and_above_the_pep_on_random_problems()
 def test_long_horizons(alpha, beta, mu):
     m, s2 = FixedStepMethod.nesterov(alpha, beta), 0.01
     ly60 = lyapunov_bound(m, mu, 1.0, 60, initial_gap=1.0, noise_variance=s2, grid=12)
+    # certified: the banded relaxation's bare value can sit below the worst case when the noise
+    # is small (measured at s^2 <= 1e-6, T = 20), its exact check then fails
     banded = pep_worst_case(m, mu, 1.0, 60, initial_gap=1.0, noise_variances=s2,
-                            pairs="banded", window=2, certify=False).value
-    # both are upper bounds; the Lyapunov one is a coarser certificate family (measured
-    # 2.1x and 1.8x the banded PEP here)
+                            pairs="banded", window=2).certified_value
+    assert banded is not None
+    # both are upper bounds (measured 2.1x and 1.8x the banded PEP here)
     assert banded <= ly60.value <= 3 * banded
     ly = lyapunov_bound(m, mu, 1.0, 1000, initial_gap=1.0, noise_variance=s2, grid=12)
     assert _quad(m, mu, 1000, 1.0, s2) <= ly.value
