@@ -331,8 +331,12 @@ def test_poisson_grid_ledger_by_hand(logistic, name, extra, per_sample) -> None:
     assert mech.rho == pytest.approx(rho, rel=1e-5)
     assert r.ledger.epsilon <= 1.0
     orders = np.arange(2.0, 257.0)
-    assert _rdp_epsilon_by_hand(poisson_zcdp_rdp(B / logistic.n, rho, orders), orders, T,
-                                delta) >= r.ledger.epsilon - 1e-9
+    hand = _rdp_epsilon_by_hand(poisson_zcdp_rdp(B / logistic.n, rho, orders), orders, T,
+                                delta)
+    # two-sided (review): Mironov's conversion is looser than the accountant's by ~7% here
+    # (1.0705 vs 1.0); a run calibrated on a smaller curve (e.g. the continuous Gaussian's
+    # Poisson RDP instead of Thm 6) has half the noise and reads ~1.97 by hand
+    assert r.ledger.epsilon - 1e-9 <= hand <= 1.15 * r.ledger.epsilon
     flt = getattr(alg, name)(logistic, **kw)
     std_f = flt.params["noise_std_sum"] / B
     rho_f = u**2 / (2 * (std_f * 2**j) ** 2)
