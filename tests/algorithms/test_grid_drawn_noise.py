@@ -293,6 +293,58 @@ def test_dp_agd_measurement_draws_the_recorded_variance(mutant: str) -> None:
     _both(check, _half_variance_pooled if mutant == "half_variance" else rho_times_4)
 
 
+@pytest.mark.parametrize("mutant", ["draws_at_4_rho", "records_rho_over_4"])
+def test_dp_agd_run_draws_the_sigmas_it_records(mutant: str) -> None:
+    """A DP-AGD grid run: every measurement's integer noise (a tap on ``_AgdGrid.measure``:
+    value in, release out, per trial in call order) against the std the run records for it
+    (``params["gradient_sigmas"][k][i]``, the i-th measurement of trial k, whose ledger cost
+    the ledger test checks); sum of z^2/(2^j sigma)^2 in the chi-square(N) interval.
+    Negative controls at the call site: the measurement drawn at 4 rho, and the recorded
+    sigma that of rho/4 (each: drawn and recorded differ by a factor 2 in std)."""
+    from dpbounds.algorithms import dp_agd
+    from dpbounds.algorithms.dp_agd import _AgdGrid
+
+    A, y = kuru_synthetic(n=500, d=5, seed=0)
+    f = LogisticRegression(A, y, l2=1e-3, l1_radius=5.0)
+    trials = 20
+
+    def check(mp: pytest.MonkeyPatch) -> bool:
+        drawn: list[list[np.ndarray]] = [[] for _ in range(trials)]
+        bits: list[int] = []
+        orig = _AgdGrid.measure
+
+        def measure(self, value, rho, where):
+            v = np.array(to_numpy(value), dtype=np.float64, copy=True)
+            out = orig(self, value, rho, where)
+            z = np.ldexp(np.asarray(to_numpy(out), dtype=np.float64), self.bits) - np.rint(
+                np.ldexp(v, self.bits))
+            for k in np.flatnonzero(where):
+                drawn[k].append(z[k])
+            bits.append(self.bits)
+            return out
+        mp.setattr(_AgdGrid, "measure", measure)
+        r = dp_agd(f, epsilon=1.0, delta=1e-8, splits=10, trials=trials, seed=0, trace=None,
+                   noise="grid")
+        x = []
+        for k in range(trials):
+            sig = r.params["gradient_sigmas"][k]
+            assert len(sig) == len(drawn[k]) > 1
+            x += [zi / (s * 2.0 ** bits[0]) for zi, s in zip(drawn[k], sig)]
+        assert len(set(bits)) == 1
+        return _variance_ok(np.concatenate(x), 1.0)
+
+    def draws_at_4_rho(mp: pytest.MonkeyPatch) -> None:
+        orig = _AgdGrid.measure
+        mp.setattr(_AgdGrid, "measure", lambda self, value, rho, where:
+                   orig(self, value, np.asarray(rho, float) * 4, where))
+
+    def records_rho_over_4(mp: pytest.MonkeyPatch) -> None:
+        orig = _AgdGrid.sigmas
+        mp.setattr(_AgdGrid, "sigmas", lambda self, rho: orig(self, np.asarray(rho) / 4))
+
+    _both(check, draws_at_4_rho if mutant == "draws_at_4_rho" else records_rho_over_4)
+
+
 # ---------------------------------------------------------------------------------------
 # 2. Algorithm 2: each node group draws its own recorded sigma
 # ---------------------------------------------------------------------------------------
