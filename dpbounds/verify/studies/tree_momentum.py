@@ -53,13 +53,11 @@ def tree_clip_probe(point: dict, inst: Instance, eta: float, seed: Any,
     clipped mean is :math:`-0.085G\,e_1`: the clip flips the mean's sign.
 
     One step (``batch_size = 200``, one epoch, ``T = 1``, momentum weight 1) at the study's
-    :math:`(arepsilon,\delta)`: :math:`x_1=x_0-\eta\,(ar g_{C_p}+\zeta)/\lVertar g_{C_p}
-    +\zeta
-Vert` with the first node's noise :math:`\zeta\sim N(0,\sigma^2I_d)` (Tran &
+    :math:`(\varepsilon,\delta)`: :math:`x_1=x_0-\eta\,(\bar g_{C_p}+\zeta)/\lVert\bar g_{C_p}
+    +\zeta\rVert` with the first node's noise :math:`\zeta\sim N(0,\sigma^2I_d)` (Tran &
     Cutkosky Algorithm 1 [RECONSTRUCTED]; :math:`\sigma` the run's declared node noise, which
-    the study's ledger checks against the claim). Per trial :math:`e_1^	op(x_0-x_1)/\eta` must
-    have mean :math:`\mathbb E[(ar g_{C_p}+\zeta)_1/\lVertar g_{C_p}+\zeta
-Vert]`, computed
+    the study's ledger checks against the claim). Per trial :math:`e_1^\top(x_0-x_1)/\eta` must
+    have mean :math:`\mathbb E[(\bar g_{C_p}+\zeta)_1/\lVert\bar g_{C_p}+\zeta\rVert]`, computed
     here by Monte Carlo in NumPy (``_CLIP_ORACLE_DRAWS`` draws; the per-sample gradients from
     the Huber well's definition, :func:`huber_sample_grads`, not the objective's code).
     Without clipping (or with the mean clipped instead of each sample) the step follows the
