@@ -343,15 +343,24 @@ def test_horizon_lower_bound_with_sampling_and_subsampled_budgets():
     caught = False
     for T_mix in (proof.best.horizon, Tmax):  # the mixtures fitted at the best T and at Tmax
         h = wca._Horizons(proof.evaluated[T_mix].mixture, a, b, b, E0, s2)
-        end = {T: h.lower(T, T, S, n, m, eps) for T in range(1, Tmax + 1)}
-        for lo in range(1, Tmax + 1):
-            for hi in range(lo, Tmax + 1):
-                if h.stage_of(lo) != h.stage_of(hi) and hi != h.starts[h.stage_of(lo) + 1]:
-                    continue
-                assert h.lower(lo, hi, S, n, m, eps) <= high[lo - 1:hi].min() * (1 + 1e-6)
-                # the control: one end's bound claimed for the whole interval
-                caught |= max(end[lo], end[hi]) > high[lo - 1:hi].min() * (1 + 1e-6)
+        caught |= _intervals_below(h, high, (S, n, m, eps), 1e-6)
     assert caught
+
+
+def _intervals_below(h, truth: np.ndarray, args: tuple, tol: float) -> bool:
+    """Every interval bound the proof may use (within a stage, or reaching the next stage's
+    first horizon) is below ``truth`` (indexed by T - 1) at every horizon in it; returns
+    whether the control fails somewhere: one end's bound claimed for the whole interval."""
+    Tmax = truth.size
+    end = {T: h.lower(T, T, *args) for T in range(1, Tmax + 1)}
+    caught = False
+    for lo in range(1, Tmax + 1):
+        for hi in range(lo, Tmax + 1):
+            if h.stage_of(lo) != h.stage_of(hi) and hi != h.starts[h.stage_of(lo) + 1]:
+                continue
+            assert h.lower(lo, hi, *args) <= truth[lo - 1:hi].min() * (1 + tol)
+            caught |= max(end[lo], end[hi]) > truth[lo - 1:hi].min() * (1 + tol)
+    return caught
 
 
 def test_interval_bound_of_a_mixture_against_its_exact_value_at_every_horizon():
@@ -379,14 +388,9 @@ def test_interval_bound_of_a_mixture_against_its_exact_value_at_every_horizon():
                          + (S / (n * eps)) ** 2 * np.sum(weights ** (1 / 3)) ** 3)
         exact = np.array(exact)
         h = wca._Horizons(mix, alpha, beta, beta, E0, s2)
-        end = {T: h.lower(T, T, S, n, n, eps) for T in range(1, Tmax + 1)}
-        np.testing.assert_allclose(list(end.values()), exact, rtol=1e-8)
-        for lo in range(1, Tmax + 1):
-            for hi in range(lo, Tmax + 1):
-                if h.stage_of(lo) != h.stage_of(hi) and hi != h.starts[h.stage_of(lo) + 1]:
-                    continue
-                assert h.lower(lo, hi, S, n, n, eps) <= exact[lo - 1:hi].min() * (1 + 1e-9)
-                caught |= max(end[lo], end[hi]) > exact[lo - 1:hi].min() * (1 + 1e-9)
+        np.testing.assert_allclose([h.lower(T, T, S, n, n, eps) for T in range(1, Tmax + 1)],
+                                   exact, rtol=1e-8)
+        caught |= _intervals_below(h, exact, (S, n, n, eps), 1e-9)
     assert caught
 
 
