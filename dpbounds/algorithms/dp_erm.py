@@ -50,7 +50,7 @@ from dpbounds.algorithms._common import (
     make_streams,
     progress,
 )
-from dpbounds.algorithms._grid import check_noise, gaussian_grid
+from dpbounds.algorithms._grid import GridStream, check_noise, gaussian_grid
 from dpbounds.backend import backend_name, to_numpy
 from dpbounds.notation import notation_keywords
 from dpbounds.objectives._base import ObjectiveProtocol
@@ -115,7 +115,7 @@ def noisy_projected_sgd(objective: ObjectiveProtocol, *, epsilon: float, delta: 
                         radius: float, steps: int | None = None, calibration: str = "lecture",
                         lipschitz: float | None = None, trials: int = 1, seed: Any = None,
                         x0: Any = None, trace: str | None = "auto",
-                        trace_every: int = 1) -> SimulationResult:
+                        trace_every: int = 1, noise: str = "float") -> SimulationResult:
     r"""Noisy projected SGD, Kamath's Algorithm 3 (see the module docstring).
 
     Parameters
@@ -134,6 +134,22 @@ def noisy_projected_sgd(objective: ObjectiveProtocol, *, epsilon: float, delta: 
         ``"lecture"`` or ``"rdp"`` (see module docstring).
     trace_every:
         Record the trace every this many steps (the default ``T = n²`` is long).
+    noise:
+        ``"float"`` (float64 noise, for simulation; the released floats' last bits leak,
+        Mironov 2012) or ``"grid"`` (safe to release; needs ``calibration="rdp"``): each
+        noisy gradient is released as :math:`2^{-j}(\operatorname{round}(2^j n\nabla\ell_i)
+        + Z)` with exact discrete Gaussian :math:`Z` (:mod:`dpbounds.algorithms._grid`), and
+        every iterate is post-processing of those releases. It is accounted as what it is
+        proved to be: per step :math:`\rho = u^2/(2\sigma_u^2)`-zCDP on integer L2
+        sensitivity :math:`u = 2^j\cdot2nL + \sqrt d` (Canonne, Kamath & Steinke 2020),
+        amplified by the without-replacement sample of one example (Wang, Balle &
+        Kasiviswanathan 2019, Theorem 9, any mechanism of known RDP; a
+        :class:`~dpbounds.privacy.SubsampledZcdpMechanism` per step, RDP accountant; a plain
+        :class:`~dpbounds.privacy.ZcdpMechanism` when ``n = 1``), recalibrated so the
+        ledger meets the target. The lecture's calibration is a theorem about the continuous
+        Gaussian (advanced composition of its exact guarantee), so it is not used for the
+        grid. The step size's :math:`G` uses the grid noise's std; the NumPy loop runs (not
+        the compiled one).
     """
     f = objective
     xp = f.xp
@@ -152,7 +168,12 @@ def noisy_projected_sgd(objective: ObjectiveProtocol, *, epsilon: float, delta: 
     L = f.lipschitz(radius) if lipschitz is None else check_positive("lipschitz", lipschitz)
     if not math.isfinite(L):
         raise ValueError("lipschitz must be finite on the ball: pass lipschitz=")
+    noise_kind = check_noise(noise, xp)
     private = math.isfinite(epsilon)
+    if noise_kind == "grid" and private and calibration != "rdp":
+        raise ValueError("noise='grid' needs calibration='rdp': the lecture's calibration is "
+                         "a theorem about the continuous Gaussian; the grid's discrete Gaussian "
+                         "is accounted by its zCDP cost, amplified by subsampling (RDP)")
     if private and calibration == "lecture":
         if T > n * n:
             raise ValueError(f"steps must be <= n^2 = {n * n} for calibration='lecture'")
@@ -167,13 +188,22 @@ def noisy_projected_sgd(objective: ObjectiveProtocol, *, epsilon: float, delta: 
     if not math.isfinite(sigma) or not math.isfinite(sigma * math.sqrt(d)):
         raise ValueError(f"epsilon={epsilon!r} is too small for noisy projected SGD: the noise "
                          "scale overflows")
+    sampler, noise_rng = make_streams(seed, trials, xp)
+    ro = Neighbouring.REPLACE_ONE
+    grid: GridStream | None = None
+    step: Any = _step_mechanism(sigma, n, L) if sigma > 0 else None
+    if noise_kind == "grid" and sigma > 0:
+        # the released n * grad of one example drawn of n moves by 2nL (replace-one); n = 1:
+        # the whole data set every step, no amplification
+        grid, step, sigma = gaussian_grid(
+            noise_rng, 2.0 * n * L, sigma, d, T, epsilon, delta, ro, xp,
+            sampling_rate=1.0 / n if n > 1 else None, sampling="without_replacement")
     G = math.hypot(n * L, math.sqrt(d) * sigma)  # sqrt(n^2 L^2 + d sigma^2), no overflow
     diameter = 2.0 * radius
-    sampler, noise = make_streams(seed, trials, xp)
     rec = TraceRecorder(f, trace)
     x = _project(xp, f.initial_state(trials, x0), radius)
     rec.record(x)
-    kern = _kernels.active(f, x)
+    kern = _kernels.active(f, x) if grid is None else None  # the grid release: NumPy loop
     if kern is not None:  # the compiled loop updates x in place
         x = np.array(x, dtype=np.float64, order="C", copy=True)
     block = _kernels.sample_block(1)
@@ -182,7 +212,8 @@ def noisy_projected_sgd(objective: ObjectiveProtocol, *, epsilon: float, delta: 
         batches = sampler.integers(n, (c1 - c0,))  # the block's examples (both paths)
         for a, b in _kernels.chunks(c0, c1, _kernels.block_steps(d),
                                     trace_every if rec.kind is not None else 0):
-            noises = noise.normal_steps(b - a, (d,), sigma) if sigma > 0 else None
+            noises = (noise_rng.normal_steps(b - a, (d,), sigma)
+                      if sigma > 0 and grid is None else None)
             if kern is not None:
                 _kernels.projected_sgd_steps(*kern, batches, a - c0,
                                              _kernels.noise_or_none(noises), sigma > 0, a,
@@ -191,15 +222,24 @@ def noisy_projected_sgd(objective: ObjectiveProtocol, *, epsilon: float, delta: 
             for s, t in enumerate(range(a + 1, b + 1) if kern is None else ()):
                 idx = batches[:, t - c0 - 1:t - c0]
                 g = n * (f.grad(x, idx))  # n (∇ℓ_i + ∇R): unbiased for ∇(nF)
-                if noises is not None:
+                if grid is not None:
+                    g = grid.release(t - 1, g)
+                elif noises is not None:
                     g = g + noises[:, s, :]
                 x = _project(xp, x - (diameter / (G * math.sqrt(t))) * g, radius)
             if b % trace_every == 0 or b == T:
                 rec.record(x)
-    ro = Neighbouring.REPLACE_ONE
     ledger = PrivacyLedger(ro)
-    if private and calibration == "rdp":
-        ledger.record(_step_mechanism(sigma, n, L), T)
+    options: dict[str, Any] = {}
+    if grid is not None:
+        ledger.record(step, T)
+        accountant, how = "rdp", ("discrete Gaussian on a grid (zCDP), sampled without "
+                                  "replacement (q = 1/n, WBK Thm 9)")
+        if n == 1:
+            accountant, how = "zcdp", "discrete Gaussian on a grid (zCDP), full data set"
+            options = {"conversion": "standard"}
+    elif private and calibration == "rdp":
+        ledger.record(step, T)
         accountant, how = "rdp", "RDP of the sampled Gaussian without replacement (q = 1/n)"
     elif private:
         # the lecture's sufficient calibration is a theorem about the whole run
@@ -208,9 +248,12 @@ def noisy_projected_sgd(objective: ObjectiveProtocol, *, epsilon: float, delta: 
         accountant, how = "basic", "the lecture's sufficient calibration (Algorithm 3)"
     else:
         accountant, how = "rdp", ""
-    privacy = RunPrivacy(ledger, epsilon, delta, accountant, 2.0 * n * L, description=how)
+    privacy = RunPrivacy(ledger, epsilon, delta, accountant, 2.0 * n * L, options,
+                         description=how)
     params = dict(sigma=sigma, lipschitz=L, radius=radius, steps=T, G=G,
-                  calibration=calibration, trace_every=trace_every, seed=seed)
+                  calibration=calibration, trace_every=trace_every, seed=seed,
+                  noise=noise_kind, **({"grid_bits": grid.grid_bits} if grid is not None
+                                       else {}))
     return SimulationResult("noisy_projected_sgd", x, rec.result(trials), rec.kind or "none",
                             privacy, params, NOISY_SGD_SOURCE, backend_name(xp))
 
@@ -314,17 +357,49 @@ def output_perturbation(objective: ObjectiveProtocol, *, epsilon: float, delta: 
                             output_perturbation_source(sensitivity_rule), backend_name(xp))
 
 
+#: The noise options :func:`objective_perturbation` offers (``noise="grid"`` is refused, see
+#: its docstring); read by :func:`dpbounds.audit.registry.grid_audit_names`.
+OBJECTIVE_PERTURBATION_NOISE: tuple[str, ...] = ("float",)
+
+
 @notation_keywords()
 def objective_perturbation(objective: MarginLossObjective, *, epsilon: float, delta: float,
                            trials: int = 1, seed: Any = None,
-                           trace: str | None = "auto") -> SimulationResult:
+                           trace: str | None = "auto", noise: str = "float") -> SimulationResult:
     r"""Gaussian objective perturbation (see the module docstring) for margin-loss GLMs.
 
     Needs ``objective.psi_curvature`` and ``objective.l2_radius`` (``λ_H``) and a finite
     ``gradient_bound`` (``ζ``); the perturbed problems are solved on the host.
+
+    ``noise``: ``"float"`` only (a simulation of the real-valued mechanism). What is
+    released is the minimiser :math:`\theta` itself, and the noise :math:`b` enters the
+    objective, not the output. ``noise="grid"`` is refused (ValueError), because no sound
+    accounting of a grid :math:`b` exists (DERIVED here): in the sum form the minimiser
+    satisfies :math:`b = -\nabla\mathcal L_D(\theta) - \Delta\theta` with
+    :math:`\mathcal L_D=\sum_i\ell_i+nR`, so :math:`\theta` determines :math:`b` for a
+    given :math:`D`. Kifer, Smith & Thakurta's proof is a change of variables from
+    :math:`b`'s *density* to :math:`\theta`'s (Jacobian bounded via :math:`\lambda_H` and
+    :math:`\Delta`); with :math:`b` on a grid :math:`\gamma\mathbb Z^d` the output is
+    supported on :math:`S_D=\{\theta:\nabla\mathcal L_D(\theta)+\Delta\theta\in
+    \gamma\mathbb Z^d\}`, and for a neighbour :math:`D'` (record :math:`z` replaced by
+    :math:`z'`) :math:`\theta\in S_{D'}` needs :math:`\nabla\ell(\theta;z)-
+    \nabla\ell(\theta;z')\in\gamma\mathbb Z^d`, which fails for generic data: the
+    output then names the data set with probability 1 (no :math:`(\varepsilon,\delta)`
+    with :math:`\delta<1`). Snapping the computed minimiser to a grid afterwards would be
+    post-processing only of the exact real-valued minimiser; the solver's residual and the
+    float :math:`b`'s own discreteness make the computed one differ, with no bound on how
+    often that changes the rounding, so it is not offered either. For a release-safe
+    minimiser use :func:`output_perturbation` with ``noise="grid"``.
     """
     f = objective
     xp = f.xp
+    if check_noise(noise, xp) == "grid":
+        raise ValueError("noise='grid' is not available for objective_perturbation: the noise "
+                         "enters the objective and the released minimiser determines it "
+                         "(b = -grad L_D(theta) - Delta theta), so a grid b puts the output on "
+                         "a data-dependent countable set (neighbours' sets generally disjoint: "
+                         "no (eps, delta < 1) guarantee); use output_perturbation(..., "
+                         "noise='grid') for a release-safe minimiser")
     epsilon = check_epsilon(epsilon)
     trials = check_trials(trials)
     delta = check_probability("delta", delta)
@@ -338,8 +413,8 @@ def objective_perturbation(objective: MarginLossObjective, *, epsilon: float, de
     sigma = zeta * math.sqrt(8.0 * math.log(2.0 / delta) + 4.0 * epsilon) / epsilon \
         if private else 0.0
     Delta = 2.0 * lam_h / epsilon if private else 0.0
-    _, noise = make_streams(seed, trials, xp)
-    b = to_numpy(noise.normal((f.d,), sigma)) if sigma > 0 else np.zeros((trials, f.d))
+    _, stream = make_streams(seed, trials, xp)
+    b = to_numpy(stream.normal((f.d,), sigma)) if sigma > 0 else np.zeros((trials, f.d))
     n = f.n
     sols = []
     for k in progress(range(trials), desc="objective perturbation"):
@@ -366,5 +441,10 @@ def objective_perturbation(objective: MarginLossObjective, *, epsilon: float, de
                          description="Kifer-Smith-Thakurta 2012 Theorem 2")
     return SimulationResult("objective_perturbation", theta, rec.result(trials),
                             rec.kind or "none", privacy,
-                            dict(sigma=sigma, Delta=Delta, zeta=zeta, lambda_H=lam_h),
+                            dict(sigma=sigma, Delta=Delta, zeta=zeta, lambda_H=lam_h,
+                                 noise="float"),
                             OBJECTIVE_PERTURBATION_SOURCE, backend_name(xp))
+
+
+# the audits list it among the algorithms with a grid option only if it offers one
+objective_perturbation.noise_options = OBJECTIVE_PERTURBATION_NOISE  # type: ignore[attr-defined]

@@ -149,14 +149,18 @@ NOISE_OPTIONS: tuple[str, ...] = ("float", "grid")
 
 
 def grid_audit_names() -> tuple[str, ...]:
-    """Audits whose algorithm takes ``noise="grid"`` (a ``noise`` keyword; the ``*_opt``
-    wrappers forward it to the function they call)."""
+    """Audits whose algorithm takes ``noise="grid"`` (a ``noise`` keyword whose options, the
+    function's ``noise_options`` where it declares them, include ``"grid"``: objective
+    perturbation takes ``noise`` and refuses the grid; the ``*_opt`` wrappers forward it to
+    the function they call)."""
     import inspect
 
     out = []
     for name, spec in AUDITS.items():
         fn = inspect.unwrap(spec.function)
         params = inspect.signature(fn).parameters
-        if "noise" in params or (name.endswith("_opt") and name[:-4] in out):
+        offered = getattr(spec.function, "noise_options", NOISE_OPTIONS)
+        if ("noise" in params and "grid" in offered) or (name.endswith("_opt")
+                                                         and name[:-4] in out):
             out.append(name)
     return tuple(out)

@@ -466,3 +466,37 @@ def test_dp_agd_noisy_max_selects_with_the_recorded_scale() -> None:
         mp.setattr(_AgdGrid, "noisy_max", nm)
 
     _both(check, half_scale)
+
+
+# ---------------------------------------------------------------------------------------
+# 4. noisy projected SGD (Kamath Algorithm 3) and objective perturbation (issue 35 item 5)
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("n", [50, 1])
+def test_noisy_projected_sgd_draws_the_recorded_variance(n: int) -> None:
+    """Every step's integer noise (the tap) against the ledger's per-step entry (base cost
+    rho on the L2 sensitivity 2nL of the released ``n * grad``, ``u = 2^j 2nL + sqrt(d)``:
+    ``sigma_u^2 = u^2/(2 rho)``) and ``params["sigma"]``; the entry is subsampled at q = 1/n
+    (n = 50) or a plain zCDP entry (n = 1: the whole data set each step). Negative control:
+    the half-variance sampler."""
+    from dpbounds.algorithms import noisy_projected_sgd
+
+    A, y = kuru_synthetic(n=n, d=4, seed=0)
+    f = LogisticRegression(A, y, l2=0.02, l1_radius=5.0)
+
+    def check(mp: pytest.MonkeyPatch) -> bool:
+        tap = _Tap(mp)
+        r = noisy_projected_sgd(f, epsilon=1.0, delta=1e-5, radius=2.0, steps=60,
+                                calibration="rdp", trials=20, seed=6, trace=None,
+                                noise="grid")
+        p, j = r.params, r.params["grid_bits"]
+        z = np.stack([v for _, v in tap.noise])
+        assert z.shape[0] == 60 and [t for t, _ in tap.noise] == list(range(60))
+        (entry, count), = r.privacy.ledger.entries
+        assert count == 60 and r.ledger.epsilon <= 1.0
+        assert (getattr(entry, "sampling_rate", None) == pytest.approx(1 / n) if n > 1
+                else type(entry).__name__ == "ZcdpMechanism")
+        var = _dgauss_variance(_ledger_variance(entry.rho, 2 * n * p["lipschitz"], j, f.d))
+        return (_variance_ok(z, var)
+                and _variance_ok(z, _dgauss_variance((p["sigma"] * 2.0**j) ** 2)))
+
+    _both(check, _half_variance_stream)

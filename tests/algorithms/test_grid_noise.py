@@ -595,3 +595,56 @@ def test_dp_agd_grid_ledger_by_hand() -> None:
         dp_agd(f, noise="grid", noisy_max_noise="exponential", **kw)
     a = dp_agd(f, trials=3, noise="grid", **kw).x_numpy()
     assert np.array_equal(a[:2], r.x_numpy())  # trial k depends on (seed, k) only
+
+
+# ---------------------------------------------------------------------------------------
+# objective perturbation: no grid option, and why (issue 35 item 5)
+# ---------------------------------------------------------------------------------------
+def _logistic_sum_grad(theta: np.ndarray, A: np.ndarray, y: np.ndarray, ridge: float
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """Gradient and Hessian of sum_i log(1 + exp(-y_i a_i^T theta)) + ridge/2 ||theta||^2,
+    written out here."""
+    m = y * (A @ theta)
+    s = 0.5 * (1 - np.tanh(m / 2))  # sigma(-m), no overflow
+    g = -(A.T @ (y * s)) + ridge * theta
+    h = (A.T * (s * (1 - s))) @ A + ridge * np.eye(A.shape[1])
+    return g, h
+
+
+def test_objective_perturbation_refuses_grid_noise_and_why(logistic) -> None:
+    """``noise='grid'`` is refused by name; the reason, checked here by hand: with b on the
+    grid gamma Z^d the minimiser theta of sum_i l_i + ridge/2 ||.||^2 + b^T theta gives back
+    b = -grad(theta) exactly on D (theta determines b), while on a neighbour D' (record 0
+    replaced) -grad_{D'}(theta) / gamma is off the lattice: theta is impossible under D'
+    (disjoint supports, no delta < 1). Negative control: the same test on D' = D finds theta
+    possible. The float option is the default and runs."""
+    from dpbounds.algorithms import objective_perturbation
+
+    with pytest.raises(ValueError, match="noise='grid' is not available for "
+                                         "objective_perturbation.*output_perturbation"):
+        objective_perturbation(logistic, epsilon=1.0, delta=1e-6, noise="grid")
+    r = objective_perturbation(logistic, epsilon=1.0, delta=1e-6, trace=None)
+    assert r.params["noise"] == "float"
+
+    rng = np.random.default_rng(0)
+    n, d, ridge, gamma = 10, 3, 2.0, 2.0**-10
+    A = rng.standard_normal((n, d))
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    k = rng.integers(-2000, 2000, d).astype(float)
+    b = gamma * k
+    theta = np.zeros(d)
+    for _ in range(50):  # Newton on the strongly convex perturbed objective
+        g, h = _logistic_sum_grad(theta, A, y, ridge)
+        theta = theta - np.linalg.solve(h, g + b)
+    g, _ = _logistic_sum_grad(theta, A, y, ridge)
+    assert np.max(np.abs(-g / gamma - k)) < 1e-6  # theta gives back b on D
+
+    def off_lattice(A2: np.ndarray, y2: np.ndarray) -> float:
+        g2, _ = _logistic_sum_grad(theta, A2, y2, ridge)
+        r = -g2 / gamma
+        return float(np.max(np.abs(r - np.round(r))))
+
+    A2, y2 = A.copy(), y.copy()
+    A2[0], y2[0] = rng.standard_normal(d), -y[0]
+    assert off_lattice(A2, y2) > 1e-3  # theta is not in D''s support
+    assert off_lattice(A, y) < 1e-6  # negative control: D' = D
