@@ -280,7 +280,16 @@ def dp_agd(objective: ObjectiveProtocol, *, epsilon: float, delta: float, splits
     ----------
     objective:
         Finite-sum objective (average form; the algorithm works with the sums
-        :math:`n\cdot` mean). The NoisyMax scores clip each per-example loss to
+        :math:`n\cdot` mean) whose per-example loss depends on its own record only:
+        objectives that centre their offsets over the data set (``centred_records``:
+        :class:`~dpbounds.objectives.QuadraticObjective`,
+        :class:`~dpbounds.objectives.HuberWell`,
+        :class:`~dpbounds.objectives.CoshCosineObjective`) are refused (ValueError): adding
+        one record :math:`z` shifts every centred offset by :math:`(e_z-\bar e)/(n+1)`, so
+        the clipped gradient sum moves by up to :math:`C_{grad}+n\lVert e_z-\bar
+        e\rVert/(n+1)` (clipping is 1-Lipschitz; DERIVED), not :math:`C_{grad}`, and the
+        NoisyMax scores lose their one-term monotone change. The NoisyMax scores clip each
+        per-example loss to
         :math:`[0,C_{obj}]` (Lee & Kifer assume losses >= 0, as the logistic and Huber-SVM
         losses and regularisers are; a loss that can be negative is clipped at 0 too, so the
         scores' sensitivity holds for every objective).
@@ -341,6 +350,17 @@ def dp_agd(objective: ObjectiveProtocol, *, epsilon: float, delta: float, splits
     f = objective
     xp = f.xp
     n, d = f.n, f.d
+    if getattr(f, "centred_records", False):
+        # the sensitivities C_grad / C_obj count one record's own clipped term; a centred
+        # objective's every term moves with the data set's mean (see the docstring)
+        raise ValueError(
+            f"dp_agd does not accept {type(f).__name__} ({f.name!r}): its per-example losses "
+            "use offsets centred over the whole data set (e_i - mean(e)), so adding or "
+            "removing one record (DP-AGD's add/remove relation) moves every term of the "
+            "clipped gradient sum and of the NoisyMax scores, not one: their sensitivities "
+            "are then not grad_clip and obj_clip and the privacy claim would not hold; use "
+            "an objective whose per-example loss depends on its own record only (e.g. "
+            "LogisticRegression, HuberSVM)")
     epsilon = check_epsilon(epsilon)
     delta = check_probability("delta", delta)
     splits = check_int("splits", splits, maximum=MAX_STEPS)

@@ -110,6 +110,13 @@ class Objective:
     name: str = "objective"
     #: True when F is convex.
     convex: bool = True
+    #: True when the constructor centres the per-example data over the whole data set
+    #: (:class:`~dpbounds.objectives.QuadraticObjective`, :class:`~dpbounds.objectives.HuberWell`,
+    #: :class:`~dpbounds.objectives.CoshCosineObjective`: offsets :math:`e_i-\bar e`): each
+    #: :math:`\ell_i` then depends on every record, so adding, removing or replacing one record
+    #: moves every term. Algorithms whose sensitivity counts one record's own clipped term
+    #: (DP-AGD, add/remove) refuse such objectives.
+    centred_records: bool = False
 
     def __init__(self, n: int, d: int, xp: Any) -> None:
         self.n = check_int("n", n, minimum=1)

@@ -70,6 +70,7 @@ class HuberWell(Objective):
     """
 
     name = "huber_well"
+    centred_records = True  # offsets centred over the data set (see Objective)
     convex = True
 
     def __init__(self, offsets: Any, *, G: float = 1.0, L: float = 1.0,

@@ -58,6 +58,7 @@ class QuadraticObjective(Objective):
     """
 
     name = "quadratic"
+    centred_records = True  # offsets centred over the data set (see Objective)
     source = Source(KURU, "Theorem 3.5, eq. (24)", Provenance.VERBATIM)
 
     def __init__(
