@@ -11,8 +11,11 @@ Run ``python bench/bench_grid_noise.py``. It prints, each the minimum CPU time o
 * the audit's shape (many trials, few numbers each): per-trial float draws against one
   pooled grid batch over all trials (:class:`~dpbounds.privacy.discrete.RawPool`);
 * whole runs of DP-GD (Laplace and Gaussian), DP heavy ball, DP-SGD and DP-NSGD (both
-  samplings; the grid run takes the NumPy loop, not the compiled one) on a logistic
-  regression (n = 1000, d = 20, 20 trials, 200 steps), float vs grid, and their ratio;
+  samplings), and noisy projected SGD (Kamath Algorithm 3, ``calibration="rdp"``, one
+  example per step; its noise is on ``n * grad``) (the grid run takes the NumPy loop, not
+  the compiled one) on a logistic regression (n = 1000, d = 20, 20 trials, 200 steps),
+  float vs grid, and their ratio (objective perturbation has no grid option: see its
+  docstring);
 * the privacy cost: the noise std (on the released mean, or the output) that meets the same
   target with each option, per algorithm (the grid mechanisms' own accounting: generic
   amplification bounds for the subsampled discrete Gaussian, zCDP for one release).
@@ -25,7 +28,14 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpbounds.algorithms import dp_gd, dp_heavy_ball, dp_nsgd, dp_sgd, output_perturbation
+from dpbounds.algorithms import (
+    dp_gd,
+    dp_heavy_ball,
+    dp_nsgd,
+    dp_sgd,
+    noisy_projected_sgd,
+    output_perturbation,
+)
 from dpbounds.data import kuru_synthetic
 from dpbounds.objectives import LogisticRegression
 from dpbounds.privacy.discrete import RawPool, discrete_gaussian_array, discrete_laplace_array
@@ -85,6 +95,8 @@ def main() -> None:
         "DP-NSGD (B = 50, Poisson)": dict(fn=dp_nsgd, kw=dict(
             epsilon=1.0, delta=1e-6, batch_size=50, step_size=0.5, regulariser=0.1,
             sampling="poisson", public_n=1000)),
+        "noisy projected SGD (B = 1)": dict(fn=noisy_projected_sgd, kw=dict(
+            epsilon=1.0, delta=1e-6, radius=5.0, calibration="rdp")),
     }
     print("whole runs, CPU s (n = 1000, d = 20, 20 trials, 200 steps, trace=None)")
     print(f"  {'algorithm':26s} {'float':>8s} {'grid':>8s} {'ratio':>6s}")
