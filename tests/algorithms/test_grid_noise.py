@@ -648,3 +648,30 @@ def test_objective_perturbation_refuses_grid_noise_and_why(logistic) -> None:
     A2[0], y2[0] = rng.standard_normal(d), -y[0]
     assert off_lattice(A2, y2) > 1e-3  # theta is not in D''s support
     assert off_lattice(A, y) < 1e-6  # negative control: D' = D
+
+
+def test_noisy_projected_sgd_grid_ledger_and_refusals() -> None:
+    """The grid run's entry by hand: rho = u^2/(2 (2^j sigma)^2), u = 2^j 2nL + sqrt(d), at
+    q = 1/n, T entries, within the target; trial k depends on (seed, k) only. Refused: the
+    lecture's calibration (a theorem about the continuous Gaussian). The audits list it with a
+    grid option and objective perturbation without one."""
+    from dpbounds.algorithms import noisy_projected_sgd
+    from dpbounds.audit.registry import grid_audit_names
+
+    A, y = kuru_synthetic(n=50, d=4, seed=0)
+    f = LogisticRegression(A, y, l2=0.02, l1_radius=5.0)
+    kw = dict(epsilon=1.0, delta=1e-5, radius=2.0, steps=40, calibration="rdp", seed=0,
+              trace=None, noise="grid")
+    r = noisy_projected_sgd(f, trials=2, **kw)
+    p, j = r.params, r.params["grid_bits"]
+    u = 2.0**j * 2 * 50 * p["lipschitz"] + 2.0  # sqrt(d) = 2
+    (mech, count), = r.privacy.ledger.entries
+    assert count == 40 and type(mech).__name__ == "SubsampledZcdpMechanism"
+    assert mech.sampling_rate == 1 / 50
+    assert mech.rho == pytest.approx(u**2 / (2 * (p["sigma"] * 2**j) ** 2), rel=1e-6)
+    assert r.ledger.epsilon <= 1.0 and p["noise"] == "grid"
+    assert np.array_equal(noisy_projected_sgd(f, trials=3, **kw).x_numpy()[:2], r.x_numpy())
+    with pytest.raises(ValueError, match="noise='grid' needs calibration='rdp'"):
+        noisy_projected_sgd(f, **{**kw, "calibration": "lecture", "steps": 10})
+    names = grid_audit_names()
+    assert "noisy_projected_sgd" in names and "objective_perturbation" not in names
