@@ -471,14 +471,22 @@ def test_dp_agd_noisy_max_selects_with_the_recorded_scale() -> None:
 # ---------------------------------------------------------------------------------------
 # 4. noisy projected SGD (Kamath Algorithm 3) and objective perturbation (issue 35 item 5)
 # ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize("n", [50, 1])
-def test_noisy_projected_sgd_draws_the_recorded_variance(n: int) -> None:
+@pytest.mark.parametrize("n,mutant", [(50, "half_variance"), (1, "half_variance"),
+                                      (50, "half_sensitivity")])
+def test_noisy_projected_sgd_draws_the_recorded_variance(n: int, mutant: str) -> None:
     """Every step's integer noise (the tap) against the ledger's per-step entry (base cost
     rho on the L2 sensitivity 2nL of the released ``n * grad``, ``u = 2^j 2nL + sqrt(d)``:
     ``sigma_u^2 = u^2/(2 rho)``) and ``params["sigma"]``; the entry is subsampled at q = 1/n
-    (n = 50) or a plain zCDP entry (n = 1: the whole data set each step). Negative control:
-    the half-variance sampler."""
+    (n = 50) or a plain zCDP entry (n = 1: the whole data set each step). Negative controls:
+    the half-variance sampler, and the grid mechanism calibrated on the sensitivity nL (one
+    example's gradient norm, not the replace-one difference 2nL)."""
+    import dpbounds.algorithms.dp_erm as erm
     from dpbounds.algorithms import noisy_projected_sgd
+
+    def half_sensitivity(mp: pytest.MonkeyPatch) -> None:
+        orig = erm.gaussian_grid
+        mp.setattr(erm, "gaussian_grid", lambda stream, sens, *a, **k:
+                   orig(stream, sens / 2, *a, **k))
 
     A, y = kuru_synthetic(n=n, d=4, seed=0)
     f = LogisticRegression(A, y, l2=0.02, l1_radius=5.0)
@@ -499,4 +507,4 @@ def test_noisy_projected_sgd_draws_the_recorded_variance(n: int) -> None:
         return (_variance_ok(z, var)
                 and _variance_ok(z, _dgauss_variance((p["sigma"] * 2.0**j) ** 2)))
 
-    _both(check, _half_variance_stream)
+    _both(check, _half_variance_stream if mutant == "half_variance" else half_sensitivity)
