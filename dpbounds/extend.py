@@ -87,6 +87,7 @@ __all__ = [
     "check_applies",
     "evaluate",
     "load_plugins",
+    "loaded_plugins",
     "method_named",
     "objective_class",
     "origin",
@@ -1292,7 +1293,33 @@ def tune(theorem: str | _registry.Entry, problem: Mapping[str, Any] | None = Non
 
 
 # ----------------------------------------------------------------------------- plug-ins
+#: plug-in file path (or entry point key) -> the module it was loaded as
 _LOADED: dict[str, str] = {}
+#: module names of plug-in files start with this (a sweep sends their functions by name)
+PLUGIN_MODULE_PREFIX = "dpbounds_plugin_"
+#: whether :func:`load_plugins` loaded the entry points in this process
+_ENTRY_POINTS_LOADED: list[bool] = [False]
+
+
+def _plugin_module_name(path: Path) -> str:
+    """The module name of the plug-in file ``path``: a function of the resolved path only, so
+    a worker process that loads the same file gets the same name (a function defined there
+    is found by name in every process)."""
+    import hashlib
+
+    tag = hashlib.sha256(str(path).encode()).hexdigest()[:12]
+    stem = "".join(c if c.isalnum() else "_" for c in path.stem)
+    return f"{PLUGIN_MODULE_PREFIX}{stem}_{tag}"
+
+
+def loaded_plugins() -> tuple[tuple[str, ...], bool]:
+    """``(plug-in files, entry points)`` loaded in this process by :func:`load_plugins`: the
+    resolved file paths in load order, and whether the entry points were. A sweep on worker
+    processes (:func:`dpbounds.sweep.run_sweep` with ``LocalProcesses`` or Dask) loads the same
+    in each worker before a cell runs, so a plug-in's methods, theorems, studies and problems
+    resolve there by name."""
+    files = tuple(k for k, v in _LOADED.items() if v.startswith(PLUGIN_MODULE_PREFIX))
+    return files, _ENTRY_POINTS_LOADED[0]
 
 
 def load_plugins(paths: Sequence[str | Path] = (), *, entry_points: bool = True) -> list[str]:
@@ -1307,7 +1334,7 @@ def load_plugins(paths: Sequence[str | Path] = (), *, entry_points: bool = True)
             continue
         if not path.is_file():
             raise ValueError(f"--plugin {raw}: no such file")
-        mod_name = f"dpbounds_plugin_{len(_LOADED)}_{path.stem}"
+        mod_name = _plugin_module_name(path)
         spec = importlib.util.spec_from_file_location(mod_name, path)
         if spec is None or spec.loader is None:
             raise ValueError(f"--plugin {raw}: not a Python file")
@@ -1323,6 +1350,7 @@ def load_plugins(paths: Sequence[str | Path] = (), *, entry_points: bool = True)
         _LOADED[str(path)] = mod_name
         done.append(f"plugin {path}")
     if entry_points:
+        _ENTRY_POINTS_LOADED[0] = True
         for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
             key = f"entry point {ep.name} ({ep.value})"
             if key in _LOADED:
