@@ -14,11 +14,15 @@ helper of dpbounds is needed):
   full-batch mean, clipped when the method declares ``clip``) and ``noise`` the privacy noise of
   this step, **drawn by dpbounds** at the scale it calibrated, so the run keeps its ledger, its
   seeds and its backend. The privacy declaration is the mechanism of each release
-  (``"gaussian"``: zCDP, ``"laplace"``: pure DP), its sensitivity and the neighbouring relation.
+  (``"gaussian"``: zCDP, ``"laplace"``: pure DP), its sensitivity and the neighbouring relation;
+  a DP-SGD-like method declares ``sampling="poisson"`` or ``"without_replacement"`` with a
+  batch size and ``clip``, and dpbounds draws its mini-batches and accounts them as the
+  built-in :func:`~dpbounds.algorithms.dp_sgd` (RDP of the subsampled Gaussian).
 * :func:`study` — the verify study of a method against a theorem, with defaults (grids, fixed
   values, trials, the measured quantity) that may be overridden. ``dpbounds verify`` then runs
   it: ratio verdicts at each run's own parameters, the ledger check (the run's noise against
-  the claimed :math:`(\varepsilon,\delta)`'s, recomputed here in closed form), the drawn-noise
+  the claimed :math:`(\varepsilon,\delta)`'s, recomputed here in closed form; a sampled
+  method's epsilon re-accounted by ``dp_accounting`` at the run's noise), the drawn-noise
   check, the informative-regime planner and the mutants ``noise_d``, ``noise_sqrt2`` and
   ``frozen``.
 * :func:`verify_problem` — a verification problem of one's own (its objective, data, start,
