@@ -573,6 +573,7 @@ class Method:
             make_streams,
             progress,
         )
+        from dpbounds.algorithms._step_kernels import sample_block
         from dpbounds.algorithms.dp_sgd import members_sum, poisson_members
         from dpbounds.backend import backend_name, to_numpy
         from dpbounds.privacy.ledger import PrivacyLedger
@@ -622,11 +623,18 @@ class Method:
         rec = TraceRecorder(f, trace)
         x = f.initial_state(trials, x0)
         zero = xp.zeros_like(x)
-        for _ in progress(range(T), desc=self.name):
+        # without replacement: the batches of the built-in dp_sgd, drawn in blocks whose
+        # length is a function of B only (so trial k's stream stays a function of (seed, k))
+        block = sample_block(B) if sampled else 0
+        batches: Any = None
+        for t in progress(range(T), desc=self.name):
             rec.record(x)
-            if sampled:  # drawn every step, used or not: the stream stays (seed, k, t)'s
-                drawn[:] = (poisson_members(f, sampler, B / n_pub) if self.sampling == "poisson"
-                            else (sampler.subsample(int(f.n), B),))
+            if self.sampling == "poisson":  # drawn every step, used or not
+                drawn[:] = poisson_members(f, sampler, B / n_pub)
+            elif sampled:
+                if t % block == 0:
+                    batches = sampler.subsample_steps(int(f.n), B, min(block, T - t))
+                drawn[:] = (batches[:, t % block, :],)
             if scale > 0:
                 z = (noise.normal((f.d,), scale) if self.mechanism == "gaussian"
                      else noise.laplace((f.d,), scale))

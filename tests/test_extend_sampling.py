@@ -96,6 +96,14 @@ def test_without_replacement_ledger_equals_dp_accounting():
         dp_event.SampledWithoutReplacementDpEvent(n, 2 * B, dp_event.GaussianDpEvent(z)), T),
         NeighboringRelation.REPLACE_ONE, delta)
     assert ours != pytest.approx(control, rel=1e-2)
+    # the built-in dp_sgd (same sampling, seed, settings): the same ledger, batches and noise
+    from dpbounds.algorithms import dp_sgd
+
+    ref = dp_sgd(f, epsilon=eps, delta=delta, steps=T, batch_size=B, step_size=0.1,
+                 clip_threshold=C, trials=2, seed=0, trace=None)
+    assert res.privacy.ledger == ref.privacy.ledger
+    assert np.max(np.abs(np.asarray(res.x) - np.asarray(ref.x))) < 1e-12
+    assert np.max(np.abs(np.asarray(res.x) - np.asarray(f.initial_state(2, None)))) > 1e-3
 
 
 # ----------------------------------------------------------------------------- (b) batches
