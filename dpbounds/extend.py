@@ -14,11 +14,15 @@ helper of dpbounds is needed):
   full-batch mean, clipped when the method declares ``clip``) and ``noise`` the privacy noise of
   this step, **drawn by dpbounds** at the scale it calibrated, so the run keeps its ledger, its
   seeds and its backend. The privacy declaration is the mechanism of each release
-  (``"gaussian"``: zCDP, ``"laplace"``: pure DP), its sensitivity and the neighbouring relation.
+  (``"gaussian"``: zCDP, ``"laplace"``: pure DP), its sensitivity and the neighbouring relation;
+  a DP-SGD-like method declares ``sampling="poisson"`` or ``"without_replacement"`` with a
+  batch size and ``clip``, and dpbounds draws its mini-batches and accounts them as the
+  built-in :func:`~dpbounds.algorithms.dp_sgd` (RDP of the subsampled Gaussian).
 * :func:`study` — the verify study of a method against a theorem, with defaults (grids, fixed
   values, trials, the measured quantity) that may be overridden. ``dpbounds verify`` then runs
   it: ratio verdicts at each run's own parameters, the ledger check (the run's noise against
-  the claimed :math:`(\varepsilon,\delta)`'s, recomputed here in closed form), the drawn-noise
+  the claimed :math:`(\varepsilon,\delta)`'s, recomputed here in closed form; a sampled
+  method's epsilon re-accounted by ``dp_accounting`` at the run's noise), the drawn-noise
   check, the informative-regime planner and the mutants ``noise_d``, ``noise_sqrt2`` and
   ``frozen``.
 * :func:`verify_problem` — a verification problem of one's own (its objective, data, start,
@@ -87,6 +91,7 @@ __all__ = [
     "check_applies",
     "evaluate",
     "load_plugins",
+    "loaded_plugins",
     "method_named",
     "objective_class",
     "origin",
@@ -367,36 +372,128 @@ class Method:
         split evenly over the steps, ``sensitivity`` in L1): one release per step.
     sensitivity:
         The sensitivity of one release: a number or ``sensitivity(objective, params) ->
-        float`` (e.g. ``2 G / n`` for a mean of gradients of norm ``<= G``, replace-one).
+        float`` (e.g. ``2 G / n`` for a mean of gradients of norm ``<= G``, replace-one);
+        default 1. Not given with ``sampling``: it is then derived from ``clip`` and the batch.
     neighbouring:
-        ``"replace-one"`` or ``"add/remove"``.
+        ``"replace-one"`` or ``"add/remove"``; default: replace-one for a full-batch method,
+        the sampling's own relation (below) for a sampled one.
     clip:
-        Per-sample clipping threshold of the gradient oracle (``None``: none).
+        Per-sample clipping threshold of the gradient oracle (``None``: none; required with
+        ``sampling``).
     steps:
         The hyper-parameter that counts the steps (releases).
     source:
         Where the algorithm comes from.
+    sampling:
+        ``None`` (default): every step's oracle is the full-batch mean. ``"poisson"``: each
+        step, every sample joins the mini-batch independently with probability
+        :math:`q = B/n_{\text{pub}}`, and ``grad(x)`` is the **sum of the clipped per-sample
+        gradients divided by the expected batch size** :math:`B` (an unbiased estimate of
+        the clipped full-batch mean when :math:`n_{\text{pub}} = n`); the relation is
+        add/remove, the release's sensitivity :math:`C/B`, and :math:`n_{\text{pub}}` is a
+        public size (``run(..., public_n=...)``; the study's ``N``). ``"without_replacement"``:
+        a uniform subset of exactly :math:`B` samples per step, ``grad(x)`` the **mean** of
+        their clipped gradients; the relation is replace-one, the sensitivity :math:`2C/B`.
+        dpbounds draws the indices from the run's seeded sampling stream (trial ``k``
+        depends only on ``(seed, k)``), once per step (every ``grad`` call of a step reads
+        the same batch), and accounts the run exactly as the built-in
+        :func:`~dpbounds.algorithms.dp_sgd` with the same sampling: one
+        :class:`~dpbounds.privacy.mechanisms.SubsampledGaussianMechanism` per step, noise
+        calibrated by its RDP accountant (:func:`dpbounds.algorithms.dp_sgd.noisy_sgd_noise`).
+        Gaussian only: no accountant of dpbounds covers a sampled L2-clipped Laplace release.
+    batch_size:
+        The (expected) batch size :math:`B`: a number, or the name of the hyper-parameter
+        that gives it (default ``"B"``: ``params["B"]``). Read only with ``sampling``.
     """
 
     name: str
     step: Callable[..., Any]
     mechanism: str = "gaussian"
-    sensitivity: float | Callable[[Any, Mapping[str, float]], float] = 1.0
-    neighbouring: str = "replace-one"
+    sensitivity: float | Callable[[Any, Mapping[str, float]], float] | None = None
+    neighbouring: str | None = None
     clip: float | None = None
     steps: str = "T"
     source: Source | None = None
+    sampling: str | None = None
+    batch_size: int | str = "B"
 
     def __post_init__(self) -> None:
+        from dpbounds.privacy.mechanisms import Neighbouring, Sampling
+
         if self.mechanism not in ("gaussian", "laplace"):
             raise ValueError(f"mechanism must be 'gaussian' or 'laplace', got "
                              f"{self.mechanism!r}")
         if not callable(self.step):
             raise ValueError("step must be a function step(x, grad, noise, params) -> x")
+        if self.sampling is None:
+            nb = Neighbouring.coerce(self.neighbouring or "replace-one")
+        else:
+            scheme = Sampling.coerce(self.sampling)  # ValueError naming sampling
+            natural = scheme.natural_neighbouring
+            nb = Neighbouring.coerce(self.neighbouring or natural)
+            if self.mechanism != "gaussian":
+                raise ValueError(f"{self.name}: mechanism={self.mechanism!r} with sampling="
+                                 f"{scheme.value!r} has no accountant here (dpbounds accounts "
+                                 "sampled releases of L2-clipped gradients for "
+                                 "mechanism='gaussian' only); use mechanism='gaussian' or "
+                                 "sampling=None")
+            if nb is not natural:
+                raise ValueError(f"{self.name}: sampling={scheme.value!r} is accounted under "
+                                 f"neighbouring={natural.value!r} only (its amplification "
+                                 f"theorem's relation), got neighbouring={nb.value!r}")
+            if self.clip is None or not (math.isfinite(float(self.clip))
+                                         and float(self.clip) > 0):
+                raise ValueError(f"{self.name}: sampling={scheme.value!r} needs clip, a "
+                                 "positive finite per-sample clipping threshold (it bounds "
+                                 f"each sample's contribution), got clip={self.clip!r}")
+            if self.sensitivity is not None:
+                raise ValueError(f"{self.name}: sensitivity is derived under sampling="
+                                 f"{scheme.value!r} (clip/B add/remove, 2 clip/B replace-one);"
+                                 " leave sensitivity unset")
+            b = self.batch_size
+            if isinstance(b, str):
+                if not b.isidentifier():
+                    raise ValueError(f"batch_size must be a number >= 1 or a hyper-parameter "
+                                     f"name, got {b!r}")
+            elif isinstance(b, bool) or not float(b).is_integer() or b < 1:
+                raise ValueError(f"batch_size must be an integer >= 1 or a hyper-parameter "
+                                 f"name, got {b!r}")
+            object.__setattr__(self, "sampling", scheme.value)
+        object.__setattr__(self, "neighbouring", nb.value)
 
-    def release_sensitivity(self, objective: Any, params: Mapping[str, float]) -> float:
-        """The declared sensitivity of one release at ``params`` (checked positive, finite)."""
-        s = self.sensitivity
+    def batch(self, objective: Any, params: Mapping[str, float],
+              public_n: int | None = None) -> tuple[int, int]:
+        r"""``(B, n_pub)`` of a sampled method: the (expected) batch size and the public size
+        of the rate :math:`q = B/n_{\text{pub}}` (under replace-one :math:`n_{\text{pub}} = n`,
+        the objective's; under add/remove ``public_n``, required: the size is private there).
+        ``ValueError`` for a full-batch method, a missing ``public_n`` or a batch outside
+        ``[1, n_pub]``."""
+        from dpbounds.algorithms._common import check_batch_size, public_normaliser
+
+        if self.sampling is None:
+            raise ValueError(f"{self.name} declares no sampling (full batch)")
+        n_pub = public_normaliser(public_n, int(objective.n), str(self.neighbouring))
+        b = self.batch_size
+        if isinstance(b, str):
+            if b not in params:
+                raise ValueError(f"{self.name}: the batch size is the hyper-parameter {b!r}, "
+                                 f"which was not given (params={{{b!r}: ...}}; CLI: --batch-size)")
+            v = float(params[b])
+            if not v.is_integer():
+                raise ValueError(f"batch_size: params[{b!r}] must be an integer, got {v!r}")
+            b = int(v)
+        return check_batch_size(int(b), n_pub), n_pub
+
+    def release_sensitivity(self, objective: Any, params: Mapping[str, float],
+                            public_n: int | None = None) -> float:
+        """The declared sensitivity of one release at ``params`` (checked positive, finite);
+        for a sampled method the derived one, ``clip / B`` (add/remove) or ``2 clip / B``
+        (replace-one)."""
+        if self.sampling is not None:
+            B, _ = self.batch(objective, params, public_n)
+            k = 1.0 if self.sampling == "poisson" else 2.0
+            return k * float(self.clip) / B  # type: ignore[arg-type]
+        s = 1.0 if self.sensitivity is None else self.sensitivity
         v = float(s(objective, params) if callable(s) else s)
         if not (math.isfinite(v) and v > 0):
             raise ValueError(f"{self.name}: the sensitivity must be positive and finite, "
@@ -404,20 +501,44 @@ class Method:
         return v
 
     def noise_scale(self, epsilon: float, delta: float | None, steps: int,
-                    sensitivity: float) -> float:
+                    sensitivity: float, batch: tuple[int, int] | None = None) -> float:
         """The per-coordinate noise (Gaussian sigma, Laplace scale) dpbounds calibrates for
         ``steps`` releases at the target: zCDP accountant (standard conversion) or pure-DP
-        composition (:mod:`dpbounds.privacy`)."""
-        return self._calibrate(epsilon, delta, steps, sensitivity).noise
+        composition (:mod:`dpbounds.privacy`); for a sampled method (``batch = (B, n_pub)``,
+        :meth:`batch`) the RDP accountant of the subsampled Gaussian, the noise on the sum
+        divided by ``B``."""
+        return self._calibrate(epsilon, delta, steps, sensitivity, batch).noise
+
+    def _sampled_noise(self, epsilon: float, delta: float | None, steps: int,
+                       batch: tuple[int, int]) -> Any:
+        """The built-in DP-SGD's calibration of ``steps`` subsampled Gaussian steps
+        (:func:`dpbounds.algorithms.dp_sgd.noisy_sgd_noise`: noise on the clipped sum, its
+        ledger entries, RDP)."""
+        from dpbounds.algorithms.dp_sgd import noisy_sgd_noise
+
+        if delta is None:
+            raise ValueError(f"{self.name}: delta is required for the Gaussian mechanism")
+        B, n_pub = batch
+        return noisy_sgd_noise(epsilon, delta, n=n_pub, batch_size=B, steps=steps,
+                               contribution_bound=float(self.clip),  # type: ignore[arg-type]
+                               sampling=str(self.sampling), accountant="rdp")
 
     def _calibrate(self, epsilon: float, delta: float | None, steps: int,
-                   sensitivity: float) -> Any:
+                   sensitivity: float, batch: tuple[int, int] | None = None) -> Any:
         """The one calibration of this method (``(noise, epsilon attained)``): :meth:`run`,
-        :func:`calibrate` and :func:`tune` all go through it."""
+        :func:`calibrate` and :func:`tune` all go through it. A sampled method's goes
+        through the built-in DP-SGD's (:meth:`_sampled_noise`); its noise is that on the
+        sum divided by ``B``, the noise of the release ``grad(x) + noise``."""
         from dpbounds.privacy.accountants import PureDpAccountant, ZcdpAccountant
-        from dpbounds.privacy.calibrate import calibrate_result
+        from dpbounds.privacy.calibrate import CalibrationResult, calibrate_result
         from dpbounds.privacy.mechanisms import GaussianMechanism, LaplaceMechanism, Neighbouring
 
+        if self.sampling is not None:
+            if batch is None:
+                raise ValueError(f"{self.name}: a sampled method calibrates for a batch "
+                                 "(B, n_pub): see Method.batch")
+            nc = self._sampled_noise(epsilon, delta, steps, batch)
+            return CalibrationResult(nc.sigma / batch[0], nc.epsilon_spent)
         nb = Neighbouring.coerce(self.neighbouring)
         if self.mechanism == "gaussian":
             if delta is None:
@@ -430,14 +551,18 @@ class Method:
     def run(self, objective: Any, *, epsilon: float, steps: int, delta: float | None = None,
             trials: int = 1, seed: Any = None, x0: Any = None, trace: str | None = "grad_norm",
             step_factor: float = 1.0, params: Mapping[str, float] | None = None,
-            **hyper: float) -> Any:
+            public_n: int | None = None, **hyper: float) -> Any:
         """Run the method; returns a :class:`~dpbounds.algorithms.SimulationResult` with its
         privacy record (ledger of ``steps`` releases, target, accountant, sensitivity).
 
         ``params`` and the keyword ``hyper``-parameters are handed to the step function (with
         ``steps`` under the method's ``steps`` name); ``step_factor``
         multiplies each update (the ``frozen`` mutant). ``epsilon=math.inf`` runs without
-        noise (empty ledger).
+        noise (empty ledger). ``public_n``: the public dataset size of a Poisson-sampled
+        method's rate ``q = B / public_n`` (required there: under add/remove the actual size
+        is private); a sampled method's ``result.params`` also hold ``batch_size``,
+        ``sampling_rate``, ``public_n``, ``noise_std_sum`` (the noise on the clipped sum,
+        ``noise_scale * B``), ``sensitivity_sum`` and ``noise_multiplier``.
         """
         from dpbounds.algorithms._common import (
             SimulationResult,
@@ -448,6 +573,8 @@ class Method:
             make_streams,
             progress,
         )
+        from dpbounds.algorithms._step_kernels import sample_block
+        from dpbounds.algorithms.dp_sgd import members_sum, poisson_members
         from dpbounds.backend import backend_name, to_numpy
         from dpbounds.privacy.ledger import PrivacyLedger
         from dpbounds.privacy.mechanisms import GaussianMechanism, LaplaceMechanism, Neighbouring
@@ -460,19 +587,35 @@ class Method:
         nb = Neighbouring.coerce(self.neighbouring)
         p = dict(params or {}, **hyper)
         p[self.steps] = T
-        sens = self.release_sensitivity(f, p)
+        sampled = self.sampling is not None
+        if public_n is not None and not sampled:
+            raise ValueError(f"public_n applies to a sampled method; {self.name} declares no "
+                             "sampling (its oracle is the full-batch mean)")
+        batch = self.batch(f, p, public_n) if sampled else None
+        sens = self.release_sensitivity(f, p, public_n)
         private = math.isfinite(epsilon)
-        scale = self.noise_scale(epsilon, delta, T, sens) if private else 0.0
+        sampled_noise = (self._sampled_noise(epsilon, delta, T, batch)
+                         if private and batch is not None else None)
+        scale = (0.0 if not private else self.noise_scale(epsilon, delta, T, sens, batch))
         xp = f.xp
-        _, noise = make_streams(seed, trials, xp)
+        sampler, noise = make_streams(seed, trials, xp)
         noise = noise.prefetch(T)
         clip = self.clip
         taps = list(_TAPS)
         first: list[Any] = []  # this step's first gradient query (the release's query)
+        drawn: list[Any] = []  # this step's mini-batch: (idx, counts) or (idx,)
+        B, n_pub = batch if batch is not None else (0, 0)
 
         def grad(x: Any) -> Any:
-            g = (f.grad(x) if clip is None
-                 else f.clipped_mean_grad(x, None, clip) + f.regularizer_grad(x))
+            if clip is None:
+                g = f.grad(x)
+            elif not sampled:
+                g = f.clipped_mean_grad(x, None, clip) + f.regularizer_grad(x)
+            elif self.sampling == "poisson":  # the clipped sum over the expected batch B
+                g = (members_sum(f, x, drawn[0], drawn[1], "clip", clip) / B
+                     + f.regularizer_grad(x))
+            else:  # the clipped mean over exactly B samples
+                g = f.clipped_mean_grad(x, drawn[0], clip) + f.regularizer_grad(x)
             if taps and not first:
                 first.append(g)
             return g
@@ -480,8 +623,18 @@ class Method:
         rec = TraceRecorder(f, trace)
         x = f.initial_state(trials, x0)
         zero = xp.zeros_like(x)
-        for _ in progress(range(T), desc=self.name):
+        # without replacement: the batches of the built-in dp_sgd, drawn in blocks whose
+        # length is a function of B only (so trial k's stream stays a function of (seed, k))
+        block = sample_block(B) if sampled else 0
+        batches: Any = None
+        for t in progress(range(T), desc=self.name):
             rec.record(x)
+            if self.sampling == "poisson":  # drawn every step, used or not
+                drawn[:] = poisson_members(f, sampler, B / n_pub)
+            elif sampled:
+                if t % block == 0:
+                    batches = sampler.subsample_steps(int(f.n), B, min(block, T - t))
+                drawn[:] = (batches[:, t % block, :],)
             if scale > 0:
                 z = (noise.normal((f.d,), scale) if self.mechanism == "gaussian"
                      else noise.laplace((f.d,), scale))
@@ -498,17 +651,28 @@ class Method:
                 for tap in taps:
                     tap.append(release)
         rec.record(x)
-        ledger = PrivacyLedger(nb)
-        if private:
-            mech = (GaussianMechanism(scale, sens, nb) if self.mechanism == "gaussian"
-                    else LaplaceMechanism(scale, sens, nb))
-            ledger.record(mech, T)
         gaussian = self.mechanism == "gaussian"
-        privacy = RunPrivacy(ledger, epsilon, float(delta or 0.0) if gaussian and private
-                             else 0.0, "zcdp" if gaussian else "pure", sens,
-                             {"conversion": "standard"} if gaussian else {},
-                             description=f"{self.mechanism} noise on each of {T} steps")
         out = dict(p, noise_scale=scale, sensitivity=sens, steps=T, seed=seed)
+        if sampled:
+            out.update(sampling=self.sampling, batch_size=B, public_n=n_pub,
+                       sampling_rate=B / n_pub, noise_std_sum=scale * B,
+                       sensitivity_sum=sens * B,
+                       noise_multiplier=scale / sens)
+        if sampled_noise is not None:  # the built-in DP-SGD's ledger and accountant
+            ledger = PrivacyLedger(sampled_noise.neighbouring, sampled_noise.mechanisms)
+            scheme = str(self.sampling).replace("_", " ")
+            privacy = RunPrivacy(ledger, epsilon, float(sampled_noise.delta), "rdp", sens * B,
+                                 description=f"{scheme} subsampled Gaussian x {T} steps")
+        else:
+            ledger = PrivacyLedger(nb)
+            if private:
+                mech = (GaussianMechanism(scale, sens, nb) if gaussian
+                        else LaplaceMechanism(scale, sens, nb))
+                ledger.record(mech, T)
+            privacy = RunPrivacy(ledger, epsilon, float(delta or 0.0) if gaussian and private
+                                 else 0.0, "zcdp" if gaussian else "pure", sens,
+                                 {"conversion": "standard"} if gaussian else {},
+                                 description=f"{self.mechanism} noise on each of {T} steps")
         source = self.source or Source(self.name, "user's method", Provenance.DERIVED)
         return SimulationResult(self.name, x, rec.result(trials), rec.kind or "none", privacy,
                                 out, source, backend_name(xp))
@@ -667,13 +831,32 @@ class _Runner:
             res = self.method.run(f, epsilon=eps_run(point, mutation), delta=delta, steps=T,
                                   trials=trials, seed=seed, x0=inst.x0,
                                   trace=MEASURES[self.measure][0],
-                                  step_factor=step_factor(mutation), params=params)
+                                  step_factor=step_factor(mutation), params=params,
+                                  # the study's N is a design parameter: public
+                                  public_n=n if self.method.sampling == "poisson" else None)
         tr = np.asarray(res.trace, dtype=float)
         meas = {"grad_avg": tr[:, :T].mean(axis=1), "grad_min": tr.min(axis=1),
                 "grad_output": tr[:, -1], "subopt": tr[:, -1]}[self.measure]
         # the claimed noise, recomputed in closed form (not by the run's calibration)
         sens = float(res.params["sensitivity"])
-        if self.method.mechanism == "gaussian":
+        ledger_check = None
+        if self.method.sampling is not None:
+            # no closed form: the run's noise multiplier re-accounted by dp_accounting's RDP
+            # accountant (dpbounds.verify.reaccount, no code shared with dpbounds.privacy)
+            # must give the claimed eps, two-sided (over-noising fails too)
+            from dpbounds.verify.reaccount import RTOL, _event_epsilon
+
+            q = float(res.params["sampling_rate"])
+            eps_acc = _event_epsilon(str(self.method.sampling), int(res.params["public_n"]),
+                                     int(res.params["batch_size"]), q, T,
+                                     round(float(res.params["noise_multiplier"]), 12), delta,
+                                     "rdp")
+            ledger_check = dict(kind="ledger", values=np.atleast_1d(eps_acc), exact=eps,
+                                sd=None, rtol=RTOL,
+                                oracle=f"dp_accounting RDP eps of {T} {self.method.sampling}-"
+                                       "sampled Gaussian steps at the run's noise multiplier")
+            claim, oracle = math.nan, ""
+        elif self.method.mechanism == "gaussian":
             claim = sens * math.sqrt(T / (2.0 * exact.rho_for_epsilon(eps, delta)))
             oracle = "sigma = Delta sqrt(T/(2 rho(eps, delta))) (zCDP, Bun-Steinke)"
         else:
@@ -684,8 +867,8 @@ class _Runner:
         kurt = 2.0 if self.method.mechanism == "gaussian" else 5.0
         v_run = run_scale**2 * (1.0 if self.method.mechanism == "gaussian" else 2.0)
         checks = dict(
-            ledger=dict(kind="ledger", values=np.atleast_1d(run_scale), exact=claim, sd=None,
-                        rtol=self.rtol, oracle=oracle),
+            ledger=ledger_check or dict(kind="ledger", values=np.atleast_1d(run_scale),
+                                        exact=claim, sd=None, rtol=self.rtol, oracle=oracle),
             drawn=dict(kind="drawn", values=np.atleast_1d(np.asarray(energy, dtype=float)),
                        exact=d * T * v_run, sd=math.sqrt(d * T * kurt * v_run**2), rtol=0.0,
                        oracle="sum of squares of the declared noise"))
@@ -700,7 +883,8 @@ class _Runner:
         return dict(measured={self.measure: np.asarray(meas, dtype=float)},
                     bound={self.measure: bound},
                     params=dict({k: float(v) for k, v in hp.items()}, T=T,
-                                noise_scale=run_scale, R=inst.R, gradient_evaluations=T * n),
+                                noise_scale=run_scale, R=inst.R,
+                                gradient_evaluations=T * int(res.params.get("batch_size", n))),
                     trivial=trivial, notes=notes, violations=violations, lower_bound=0.0,
                     checks=checks, do_nothing=do_nothing)
 
@@ -822,9 +1006,21 @@ def audit_setting(method: Method, *, steps: int = 5, params: Mapping[str, float]
     kwargs: dict[str, Any] = dict(epsilon=epsilon, delta=delta if gaussian else None,
                                   steps=int(steps), trace=None)
 
+    # a sampled method is audited at rate q = 1 (Poisson: B = public_n = 1; without
+    # replacement: B = 2, both records): its release is then the full-batch one, so the noise
+    # is checked against the declared sensitivity at full power (at q = 1/2 the sigma/2 mutant
+    # was not caught: eps >= 2.55 against the claimed 3, 2,000 runs); the sampling itself is
+    # tested by the batch-frequency checks (tests/test_extend_sampling.py), not by the audit
+    batch = 1 if method.sampling == "poisson" else 2
+    audited = method
+    if method.sampling is not None and not isinstance(method.batch_size, str):
+        from dataclasses import replace
+
+        audited = replace(method, batch_size=batch)
+
     def run(objective: Any, **kw: Any) -> Any:
         try:
-            return method.run(objective, **kw)
+            return audited.run(objective, **kw)
         except KeyError as exc:  # the step read a hyper-parameter nobody gave
             raise ValueError(f"audit {method.name}: the step reads params[{exc.args[0]!r}], "
                              "which the audit does not give: pass params= to audit_setting "
@@ -835,6 +1031,13 @@ def audit_setting(method: Method, *, steps: int = 5, params: Mapping[str, float]
 
     def build(rel: Neighbouring, eps: float, dlt: float) -> Setting:
         hyper = dict(params) if params is not None else _study_params(method)
+        extra: dict[str, Any] = {}
+        if method.sampling is not None:  # q = 1 (above); under Poisson the public size is
+            # 1 for both data sets (D has one record, D' two: both join, the sum moves by C)
+            if isinstance(method.batch_size, str):
+                hyper[method.batch_size] = float(batch)
+            if method.sampling == "poisson":
+                extra["public_n"] = 1
         if rel is Neighbouring.REPLACE_ONE:
             # two records, the second flipped: the same change of the mean gradient per unit
             # of declared sensitivity as one flipped record, but the clipped sums differ
@@ -846,9 +1049,12 @@ def audit_setting(method: Method, *, steps: int = 5, params: Mapping[str, float]
         else:
             pair = add_remove_pair(dim=1, radius=2.0)
             text = f"one record of gradient norm 2 in d = 1, {rel.value}"
+        if method.sampling is not None:
+            text += (f", {method.sampling.replace('_', ' ')} sampling at q = 1 (batch {batch}"
+                     f"{', public_n = 1' if method.sampling == 'poisson' else ''})")
         return Setting(pair,
                        dict(kwargs, epsilon=eps, delta=dlt if gaussian else None,
-                            params=hyper), features,
+                            params=hyper, **extra), features,
                        f"released noisy gradients (one per step, {steps} steps; white-box)",
                        text, ("linear", "gaussian-lr") if gaussian else None, tap=_release_tap)
 
@@ -973,7 +1179,8 @@ class Calibration:
 def calibrate(method: Method | str, *, epsilon: float, steps: int,
               delta: float | None = None, objective: Any = None,
               sensitivity: float | None = None, problem: Mapping[str, Any] | None = None,
-              params: Mapping[str, float] | None = None) -> Calibration:
+              params: Mapping[str, float] | None = None,
+              public_n: int | None = None) -> Calibration:
     """Calibrate ``method``'s noise to a target through its declared privacy (the same
     calibration :meth:`Method.run` uses).
 
@@ -993,7 +1200,12 @@ def calibrate(method: Method | str, *, epsilon: float, steps: int,
     problem:
         Constants (``N, d, G, S1, L, mu``) of the declared problem.
     params:
-        Hyper-parameters handed to the sensitivity function.
+        Hyper-parameters handed to the sensitivity function (and the batch size of a sampled
+        method, when it names one).
+    public_n:
+        The public size of a Poisson-sampled method's rate ``q = B / public_n``; default: the
+        declared problem's ``N`` (a declared size is public), required with an
+        ``objective``.
     """
     from dpbounds.algorithms._common import check_epsilon, check_steps
 
@@ -1004,21 +1216,30 @@ def calibrate(method: Method | str, *, epsilon: float, steps: int,
     T = check_steps(steps)
     p = dict(params or {})
     p[m.steps] = T
+    f = objective if objective is not None else DeclaredProblem.of(problem or {})
+    batch = None
+    if m.sampling is not None:
+        if sensitivity is not None:
+            raise ValueError(f"sensitivity: {m.name} is sampled (sampling={m.sampling!r}), "
+                             "its sensitivity is derived from clip and the batch size")
+        if public_n is None and objective is None and m.sampling == "poisson":
+            public_n = int(f.n)  # the declared problem's N: a declared size is public
+        batch = m.batch(f, p, public_n)
     if sensitivity is not None:
         sens = float(sensitivity)
         if not (math.isfinite(sens) and sens > 0):
             raise ValueError(f"sensitivity must be positive and finite, got {sensitivity!r}")
     else:
-        f = objective if objective is not None else DeclaredProblem.of(problem or {})
-        sens = m.release_sensitivity(f, p)
+        sens = m.release_sensitivity(f, p, public_n)
     gaussian = m.mechanism == "gaussian"
-    res = m._calibrate(eps, delta if gaussian else None, T, sens)
-    from dpbounds.privacy.mechanisms import Neighbouring
-
-    return Calibration(m.name, m.mechanism, Neighbouring.coerce(m.neighbouring).value, sens, T,
+    res = m._calibrate(eps, delta if gaussian else None, T, sens, batch)
+    if batch is not None:
+        accountant = f"RDP ({m.sampling} subsampled Gaussian, q = {batch[0]}/{batch[1]})"
+    else:
+        accountant = "zCDP (standard conversion)" if gaussian else "pure-DP composition"
+    return Calibration(m.name, m.mechanism, str(m.neighbouring), sens, T,
                        eps, float(delta) if gaussian and delta is not None else None,
-                       float(res.noise), float(res.epsilon),
-                       "zCDP (standard conversion)" if gaussian else "pure-DP composition")
+                       float(res.noise), float(res.epsilon), accountant)
 
 
 def tune(theorem: str | _registry.Entry, problem: Mapping[str, Any] | None = None, *,
@@ -1084,7 +1305,33 @@ def tune(theorem: str | _registry.Entry, problem: Mapping[str, Any] | None = Non
 
 
 # ----------------------------------------------------------------------------- plug-ins
+#: plug-in file path (or entry point key) -> the module it was loaded as
 _LOADED: dict[str, str] = {}
+#: module names of plug-in files start with this (a sweep sends their functions by name)
+PLUGIN_MODULE_PREFIX = "dpbounds_plugin_"
+#: whether :func:`load_plugins` loaded the entry points in this process
+_ENTRY_POINTS_LOADED: list[bool] = [False]
+
+
+def _plugin_module_name(path: Path) -> str:
+    """The module name of the plug-in file ``path``: a function of the resolved path only, so
+    a worker process that loads the same file gets the same name (a function defined there
+    is found by name in every process)."""
+    import hashlib
+
+    tag = hashlib.sha256(str(path).encode()).hexdigest()[:12]
+    stem = "".join(c if c.isalnum() else "_" for c in path.stem)
+    return f"{PLUGIN_MODULE_PREFIX}{stem}_{tag}"
+
+
+def loaded_plugins() -> tuple[tuple[str, ...], bool]:
+    """``(plug-in files, entry points)`` loaded in this process by :func:`load_plugins`: the
+    resolved file paths in load order, and whether the entry points were. A sweep on worker
+    processes (:func:`dpbounds.sweep.run_sweep` with ``LocalProcesses`` or Dask) loads the same
+    in each worker before a cell runs, so a plug-in's methods, theorems, studies and problems
+    resolve there by name."""
+    files = tuple(k for k, v in _LOADED.items() if v.startswith(PLUGIN_MODULE_PREFIX))
+    return files, _ENTRY_POINTS_LOADED[0]
 
 
 def load_plugins(paths: Sequence[str | Path] = (), *, entry_points: bool = True) -> list[str]:
@@ -1099,7 +1346,7 @@ def load_plugins(paths: Sequence[str | Path] = (), *, entry_points: bool = True)
             continue
         if not path.is_file():
             raise ValueError(f"--plugin {raw}: no such file")
-        mod_name = f"dpbounds_plugin_{len(_LOADED)}_{path.stem}"
+        mod_name = _plugin_module_name(path)
         spec = importlib.util.spec_from_file_location(mod_name, path)
         if spec is None or spec.loader is None:
             raise ValueError(f"--plugin {raw}: not a Python file")
@@ -1115,6 +1362,7 @@ def load_plugins(paths: Sequence[str | Path] = (), *, entry_points: bool = True)
         _LOADED[str(path)] = mod_name
         done.append(f"plugin {path}")
     if entry_points:
+        _ENTRY_POINTS_LOADED[0] = True
         for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
             key = f"entry point {ep.name} ({ep.value})"
             if key in _LOADED:

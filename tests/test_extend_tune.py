@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from dpbounds import extend as ex
+from tests.plugin_state import plugins_loaded
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -28,25 +29,11 @@ EXAMPLES = ROOT / "examples"
 
 @pytest.fixture(scope="module", autouse=True)
 def _plugins():
-    """Load examples (a) and (b) for this module only: every registry (and the extension
-    module's tables) is restored afterwards, so later tests see the package's own results."""
-    from dpbounds.audit.settings._common import AUDIT_REGISTRY
-    from dpbounds.bounds.registry import BOUND_REGISTRY
-    from dpbounds.verify.studies._common import STUDY_REGISTRY
+    """Load examples (a) and (b) for this module only (then unloaded: later tests see the
+    package's own results)."""
+    with plugins_loaded([EXAMPLES / "dp_gd_smooth.py", EXAMPLES / "dp_gd_strongly_convex.py"]):
+        yield
 
-    regs = (BOUND_REGISTRY, STUDY_REGISTRY, AUDIT_REGISTRY)
-    before = [set(r.discover()) for r in regs]
-    tables = (ex._METHODS, ex._METHOD_THEOREM, ex._ORIGINS, ex._LOADED, ex._MODULE_ORIGINS)
-    saved = [dict(t) for t in tables]
-    ex.load_plugins([EXAMPLES / "dp_gd_smooth.py", EXAMPLES / "dp_gd_strongly_convex.py"],
-                    entry_points=False)
-    yield
-    for r, names in zip(regs, before):
-        for name in set(r.entries) - names:
-            r.unregister(name)
-    for t, old in zip(tables, saved):
-        t.clear()
-        t.update(old)
 
 PROBLEM_B = dict(d=8.0, N=1e4, eps=1.0, delta=1e-5, R=2.0, mu=0.1, L=1.0, S1=0.5)
 

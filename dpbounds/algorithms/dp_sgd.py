@@ -184,18 +184,28 @@ def _per_sample_map(xp: Any, g: Any, kind: str, param: float) -> Any:
     return g * factor[..., None]
 
 
-def _poisson_batch_sum(objective: ObjectiveProtocol, x: Any, sampler: Any, q: float, kind: str,
-                       param: float, transcript: Transcript | None = None, t: int = 0) -> Any:
-    """Sum over a Poisson subsample of the mapped per-sample gradients, ``(trials, d)``.
+def poisson_members(objective: ObjectiveProtocol, sampler: Any, q: float) -> tuple[Any, Any]:
+    """One Poisson subsample per trial: ``(idx, counts)``, sample ``i`` joining with
+    probability ``q`` (one uniform per sample from ``sampler``).
 
     The samples with ``u_i < q`` are exactly the first ``count`` entries of ``argsort(u)``;
-    rows beyond a trial's count get weight 0. With ``transcript``, step ``t``'s members and
-    contribution norms are recorded.
+    ``idx`` holds the first ``max(counts)`` of them per trial (rows beyond a trial's count are
+    not members: :func:`members_sum` gives them weight 0).
     """
     xp = objective.xp
     u = sampler.uniform((objective.n,))
     counts = xp.sum(xp.astype(u < q, xp.int64), axis=1)
     width = int(xp.max(counts))
+    return xp.argsort(u, axis=1, stable=True)[:, :width], counts
+
+
+def members_sum(objective: ObjectiveProtocol, x: Any, idx: Any, counts: Any, kind: str,
+                param: float, transcript: Transcript | None = None, t: int = 0) -> Any:
+    """Sum of the mapped per-sample gradients over a Poisson subsample
+    (:func:`poisson_members`), ``(trials, d)``. With ``transcript``, step ``t``'s members and
+    contribution norms are recorded."""
+    xp = objective.xp
+    width = int(idx.shape[1])
     if width == 0:
         if transcript is not None:
             transcript.members(t, np.zeros((x.shape[0], 0), dtype=np.int32), np.zeros(x.shape[0]))
@@ -203,7 +213,6 @@ def _poisson_batch_sum(objective: ObjectiveProtocol, x: Any, sampler: Any, q: fl
             if transcript.queries:
                 transcript.query(t, np.zeros(x.shape))
         return xp.zeros_like(x)
-    idx = xp.argsort(u, axis=1, stable=True)[:, :width]
     raw = objective.sample_grads(x, idx)
     mapped = _per_sample_map(xp, raw, kind, param)
     keep = xp.arange(width)[None, :] < counts[:, None]
@@ -216,6 +225,14 @@ def _poisson_batch_sum(objective: ObjectiveProtocol, x: Any, sampler: Any, q: fl
     if transcript is not None and transcript.queries:
         transcript.query(t, total)
     return total
+
+
+def _poisson_batch_sum(objective: ObjectiveProtocol, x: Any, sampler: Any, q: float, kind: str,
+                       param: float, transcript: Transcript | None = None, t: int = 0) -> Any:
+    """Sum over a Poisson subsample of the mapped per-sample gradients, ``(trials, d)``
+    (:func:`poisson_members` drawn from ``sampler``, then :func:`members_sum`)."""
+    idx, counts = poisson_members(objective, sampler, q)
+    return members_sum(objective, x, idx, counts, kind, param, transcript, t)
 
 
 def _recorded_mean(objective: ObjectiveProtocol, x: Any, idx: Any, kind: str, param: float,

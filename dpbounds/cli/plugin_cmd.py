@@ -21,9 +21,10 @@ _CALIBRATE_OUTPUT = """\
 output:
   the method's mechanism, relation and per-release sensitivity (its declaration evaluated at
   the problem constants given), the noise it draws for STEPS releases at the
-  target (Gaussian sigma: zCDP, standard conversion; Laplace scale: pure DP, even split) -- the
-  calibration its runs use -- and the epsilon that accountant certifies (never above the
-  target)"""
+  target (Gaussian sigma: zCDP, standard conversion; Laplace scale: pure DP, even split; a
+  sampled method: RDP of the subsampled Gaussian, as the built-in dp_sgd, the noise on the
+  clipped sum divided by B) -- the calibration its runs use -- and the epsilon that accountant
+  certifies (never above the target)"""
 
 _TUNE_OUTPUT = """\
 output columns:
@@ -38,15 +39,24 @@ output columns:
 
 
 def _calibrate(args: argparse.Namespace) -> int:
-    from dpbounds.extend import calibrate
+    from dpbounds.extend import calibrate, method_named
 
     problem = {k: getattr(args, n) for k, n in (("N", "dataset_size"), ("d", "dimension"),
                                                  ("G", "lipschitz"), ("S1", "sensitivity"),
                                                  ("L", "smoothness"),
                                                  ("mu", "strong_convexity"))
                if getattr(args, n, None) is not None}
+    params = {}
+    if args.batch_size is not None:  # a sampled method's (expected) batch size
+        m = method_named(args.name)
+        if m.sampling is None:
+            raise ValueError(f"--batch-size: {m.name} declares no sampling (its oracle is the "
+                             "full-batch mean)")
+        if not isinstance(m.batch_size, str):
+            raise ValueError(f"--batch-size: {m.name} fixes its batch size to {m.batch_size}")
+        params[m.batch_size] = args.batch_size
     c = calibrate(args.name, epsilon=args.epsilon, delta=args.delta, steps=args.steps,
-                  problem=problem)
+                  problem=problem, params=params)
     print(strict_json(c.as_dict(), indent=2) if args.json else c.describe())
     return 0
 
@@ -88,6 +98,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                         "gradients (L1)")
     add_quantity(g, "smoothness", help="smoothness L")
     add_quantity(g, "strong_convexity", help="strong convexity mu")
+    add_quantity(g, "batch_size", help="(expected) batch size B of a sampled method (its rate "
+                                       "is B/N, N the public size)")
     p.add_argument("--json", action="store_true", help="print the calibration as JSON")
     p.set_defaults(func=_calibrate)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextvars
+import hashlib
 import importlib
 import os
 import socket
@@ -84,6 +85,42 @@ class _Task:
     # what a remote worker must run: (package version, dpbounds digest, digest of the
     # function's package, or None when the function travels by value)
     expect: tuple[str, str, str | None] | None
+    # the plug-ins loaded where the sweep started (dpbounds.extend.loaded_plugins): files and
+    # whether the entry points were; a worker loads them before it resolves anything
+    plugins: tuple[tuple[str, ...], bool] = ((), False)
+
+
+def _plugins_here() -> tuple[tuple[str, ...], bool]:
+    """The plug-ins this process loaded (none when :mod:`dpbounds.extend` was never imported:
+    then nothing was loaded, and it is not imported here)."""
+    extend = sys.modules.get("dpbounds.extend")
+    return ((), False) if extend is None else extend.loaded_plugins()
+
+
+def _plugins_fingerprint() -> str:
+    """``""`` when no plug-in file is loaded, else a digest of their bytes: part of every cell's
+    code fingerprint, so that a stored result is not reused after a plug-in was edited (a
+    verify cell is a dpbounds function; the plug-in's study it runs is not in its sources)."""
+    files, _ = _plugins_here()
+    if not files:
+        return ""
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.encode() + b"\0")
+        try:
+            h.update(Path(f).read_bytes())
+        except OSError:  # gone since it was loaded: key on the path alone
+            pass
+    return "+plugins:" + h.hexdigest()[:16]
+
+
+def _load_plugins(plugins: tuple[tuple[str, ...], bool]) -> None:
+    """Worker side: load the sweep's plug-ins (once per process: loading is idempotent)."""
+    files, entry_points = plugins
+    if files or entry_points:
+        from dpbounds.extend import load_plugins
+
+        load_plugins(files, entry_points=entry_points)
 
 
 @dataclass
@@ -101,7 +138,16 @@ def _portable(fn: Any) -> Any:
         spec = getattr(sys.modules.get(module), "__spec__", None)
         if spec is not None and spec.name:
             return function_name(fn)
+    if isinstance(module, str) and module.startswith(_PLUGIN_PREFIX):
+        # a plug-in file's module is not importable in a fresh process: the worker loads the
+        # plug-in first (_Task.plugins), then finds the function by name
+        return function_name(fn)
     return fn
+
+
+#: :data:`dpbounds.extend.PLUGIN_MODULE_PREFIX` (not imported here: the sweep does not need
+#: the extension API unless a plug-in was loaded)
+_PLUGIN_PREFIX = "dpbounds_plugin_"
 
 
 def _load(fn: Any) -> Any:
@@ -118,6 +164,7 @@ def _run_task(task: _Task) -> _Outcome:
     """Worker side: run the cells of one task; errors come back as text, never raised."""
     out = _Outcome(worker=f"{socket.gethostname()}:{os.getpid()}")
     try:
+        _load_plugins(task.plugins)
         fn = _load(task.fn)
     except Exception:
         out.results = [(False, traceback.format_exc(), 0.0)] * len(task.calls)
@@ -309,9 +356,10 @@ class _Plan:
         self.codes: dict[Any, str] = {}
         self.keys: list[str] = []
         self.first: dict[str, int] = {}  # key -> index of its first cell (duplicates run once)
+        plugins = _plugins_fingerprint() if code_version is None else ""
         for i, c in enumerate(cells):
             if code_version is None and c.fn not in self.codes:
-                self.codes[c.fn] = code_fingerprint(c.fn)
+                self.codes[c.fn] = code_fingerprint(c.fn) + plugins
             k = cell_key(c, version, self.code(c))
             self.keys.append(k)
             self.first.setdefault(k, i)
@@ -382,7 +430,8 @@ class _Plan:
             lib, src = code_digests(c.fn)
             by_value = getattr(fn, "__module__", None) in ("__main__", "__mp_main__")
             expect = (self.version, lib, None if by_value else src)
-        return _Task(fn, [self.cell(k).call() for k in ks], is_batched(c.fn), expect)
+        return _Task(fn, [self.cell(k).call() for k in ks], is_batched(c.fn), expect,
+                     _plugins_here() if remote else ((), False))
 
     def finish(self, k: str, value: Any, seconds: float, worker: str,
                store: ResultStore | None) -> bool:

@@ -1,0 +1,100 @@
+"""Plug-ins in spawned sweep workers: a plug-in file loaded with ``load_plugins`` (what
+``dpbounds --plugin FILE`` does) travels to the worker processes of a sweep, which load it
+before a cell resolves a plug-in's method, theorem, study or problem by name, or runs a
+function defined in the plug-in itself. The control sends no plug-in: the same cells fail."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+
+import pytest
+
+from dpbounds import extend as ex
+from dpbounds.sweep import Cell, LocalProcesses, SweepError, engine, run_sweep
+from tests.plugin_state import plugins_loaded
+
+PLUGIN = textwrap.dedent('''
+    import os
+
+    import numpy as np
+    import sympy as sp
+
+    from dpbounds import extend as ex
+    from dpbounds.objectives import HuberWell
+
+    d, N, eps, G, L, R, T = ex.symbols("d N eps G L R T")
+    thm = ex.theorem("nonconvex.worker_toy", sp.sqrt(L * R / T) + G * sp.sqrt(d) / (N * eps),
+                     quantity="(1/T) sum_t E||grad F(x_t)||", problem_class="nonconvex",
+                     hyperparameters={"T": sp.Integer(3), "eta": 1 / L, "B": sp.Integer(5)},
+                     source=ex.Source("a test", "toy", ex.DERIVED))
+    method = ex.Method("worker_sgd", lambda x, grad, noise, p: x - p["eta"] * (grad(x) + noise),
+                       sampling="poisson", clip=1.0)
+
+
+    def build(N, d, seed, spec):
+        return HuberWell.random(N, d, G=1.0, L=2.0, spread=0.1, seed=seed), np.zeros(d)
+
+
+    ex.verify_problem("worker_well", build, problem_class="convex", defaults={"L": 2.0})
+    ex.study(method, thm, problems=("worker_well",))
+
+
+    def where():  # a cell function of the plug-in itself: found by name
+        c = ex.calibrate("worker_sgd", epsilon=1.0, delta=1e-5, steps=10, problem={"N": 100},
+                         params={"B": 10})
+        return {"pid": os.getpid(), "noise": c.noise_scale}
+''')
+
+
+@pytest.fixture()
+def plugin(tmp_path):
+    """The plug-in file, loaded in this process for this test only."""
+    path = tmp_path / "worker_plugin.py"
+    path.write_text(PLUGIN)
+    with plugins_loaded([path]):
+        yield path
+
+
+def test_a_spawned_worker_loads_the_plugins_and_resolves_their_names(plugin, monkeypatch):
+    from dpbounds.verify.problems import problem
+    from dpbounds.verify.study import _cell
+
+    files, entry_points = ex.loaded_plugins()
+    assert files == (str(plugin.resolve()),) and entry_points is False
+    assert engine._PLUGIN_PREFIX == ex.PLUGIN_MODULE_PREFIX  # the engine's copy of the prefix
+    mod = next(m for k, m in ex._LOADED.items() if k == files[0])
+    where = __import__("sys").modules[mod].where
+    here = where()["noise"]
+    point = dict(d=2, N=40, eps=1.0, delta=1e-5)
+    cells = [Cell(where, {}),  # the plug-in's own function (its module, loaded in the worker)
+             # a verify cell of the plug-in's study on the plug-in's problem, by name
+             Cell(_cell, dict(theorem="nonconvex.worker_toy",
+                              problem=problem("worker_well").as_dict(), point=point,
+                              mutation=None), trials=2, seed=(0, 0))]
+    with LocalProcesses(workers=1, mp_context="spawn") as pool:
+        # control: the plug-ins not sent (what happened before), the worker cannot run them
+        with monkeypatch.context() as m:
+            m.setattr(engine, "_plugins_here", lambda: ((), False))
+            with pytest.raises(SweepError) as err:
+                run_sweep(cells, executor=pool, progress=False, code_version="")
+        text = " ".join(str(tb) for _, tb in err.value.failures)
+        assert len(err.value.failures) == 2 and "dpbounds_plugin_" in text, text
+        assert "nonconvex.worker_toy" in text, text
+        res = run_sweep(cells, executor=pool, progress=False, code_version="")
+    assert res[0]["pid"] != os.getpid()  # it ran in the spawned worker
+    assert res[0]["noise"] == here  # the plug-in's sampled method, calibrated there
+    ref = _cell(theorem="nonconvex.worker_toy", problem=problem("worker_well").as_dict(),
+                point=point, mutation=None, trials=2, seed=(0, 0))
+    assert res[1]["params"] == ref["params"] and res[1]["b:grad_avg"] == ref["b:grad_avg"]
+    assert (res[1]["m:grad_avg"] == ref["m:grad_avg"]).all()  # the same seeded runs there
+    # the store's key follows the plug-in's bytes (a verify cell is dpbounds code: before, an
+    # edited plug-in's study reused the stale stored result); no plug-in: the key as before
+    from dpbounds.sweep.cells import cell_key, code_fingerprint
+
+    key = engine._Plan([cells[1]], "v", None).keys[0]
+    plugin.write_text(PLUGIN + "# edited\n")
+    assert engine._Plan([cells[1]], "v", None).keys[0] != key
+    monkeypatch.setattr(engine, "_plugins_here", lambda: ((), False))
+    assert engine._Plan([cells[1]], "v", None).keys[0] == cell_key(
+        cells[1], "v", code_fingerprint(_cell))
