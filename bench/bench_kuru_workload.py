@@ -21,7 +21,9 @@ configuration) or ``--no-store``; a resumed run reports the stored compute times
 configurations beside the wall time of the run itself.
 
 Prints the wall time of every configuration, the total, and the final mean F(x_T) - F* table.
-Results (mean traces) go to ``bench/out/kuru_workload.npz``.
+Results (mean traces) go to ``bench/out/kuru_workload.npz``. ``bench_octave_ratio.py`` times
+the same workload against a vectorised Octave implementation (``bench/octave/kuru_section5.m``)
+in one run, with the limit of this machine.
 
 What makes it fast (each measured in CHANGELOG.md):
 
