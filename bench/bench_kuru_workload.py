@@ -21,7 +21,9 @@ configuration) or ``--no-store``; a resumed run reports the stored compute times
 configurations beside the wall time of the run itself.
 
 Prints the wall time of every configuration, the total, and the final mean F(x_T) - F* table.
-Results (mean traces) go to ``bench/out/kuru_workload.npz``.
+Results (mean traces) go to ``bench/out/kuru_workload.npz``. ``bench_octave_ratio.py`` times
+the same workload against a vectorised Octave implementation (``bench/octave/kuru_section5.m``)
+in one run, with the limit of this machine.
 
 What makes it fast (each measured in CHANGELOG.md):
 
@@ -118,22 +120,49 @@ def kernel_name() -> str:
     return "compiled (numba)" if _logistic_kernel.enabled() else "NumPy"
 
 
-def run_config(name: str, T: int, m: int, c: float, n: int, d: int, data_seed: int,
-               trials: int, seed: int) -> dict:
-    """One cell: ``trials`` runs of one configuration, F(x_t) - F* at every iterate."""
-    f = _objective(n, d, data_seed)
-    alg = ALGORITHMS[name]
-    kw = dict(epsilon=1.0, steps=T, batch_size=m, trials=trials, seed=seed, x0=10.0,
-              trace="suboptimality")
-    if name in ("DP-MASG", "DP-MASG-opt"):
-        kw["c"] = c
-    elif name == "DP-GD":
+def config_kwargs(f: LogisticRegression, name: str, T: int, m: int, c: float, trials: int,
+                  seed: int) -> dict:
+    """The keyword arguments of ``ALGORITHMS[name]`` for one Section-5 configuration."""
+    kw: dict = dict(epsilon=1.0, steps=T, batch_size=m, trials=trials, seed=seed, x0=10.0,
+                    trace="suboptimality")
+    if name == "DP-GD":
         kw["step_size"] = c / f.smoothness
     else:
         kw["c"] = c
     if name.endswith("-opt"):
         kw["initial_error"] = 10.0
-    r = alg(f, **kw)
+    return kw
+
+
+def unique_runs(f: LogisticRegression, configs: list[dict]) -> tuple[list[dict], list[int]]:
+    """``(unique, owner)``: the configurations that are distinct runs, and for each of
+    ``configs`` the index in ``unique`` of the run that computes it.
+
+    The -opt methods re-select their horizon (Kuru et al. Remark 4.1): requested T's with the
+    same horizon are the same run, bit for bit; each is run once (``reselected_horizon``).
+    """
+    runs: dict[tuple, int] = {}  # run key -> index in unique
+    unique: list[dict] = []
+    owner: list[int] = []
+    for cfg in configs:
+        key = (cfg["name"], cfg["T"], cfg["m"], cfg["c"])
+        if cfg["name"].endswith("-opt"):
+            method = "nag" if cfg["name"].startswith("DP-NAG") else "masg"
+            horizon = reselected_horizon(f, method=method, epsilon=1.0, steps=cfg["T"],
+                                         c=cfg["c"], batch_size=cfg["m"], initial_error=10.0)
+            key = (cfg["name"], f"horizon {horizon}", cfg["m"], cfg["c"])
+        if key not in runs:
+            runs[key] = len(unique)
+            unique.append(cfg)
+        owner.append(runs[key])
+    return unique, owner
+
+
+def run_config(name: str, T: int, m: int, c: float, n: int, d: int, data_seed: int,
+               trials: int, seed: int) -> dict:
+    """One cell: ``trials`` runs of one configuration, F(x_t) - F* at every iterate."""
+    f = _objective(n, d, data_seed)
+    r = ALGORITHMS[name](f, **config_kwargs(f, name, T, m, c, trials, seed))
     return dict(steps=int(r.steps), mean_trace=r.mean_trace(),
                 mean_log_trace=np.mean(np.log(r.trace), axis=0),
                 final=float(r.mean_trace()[-1]), eps=float(r.ledger.epsilon))
@@ -165,21 +194,7 @@ def main() -> int:
           f"{options.executor}; logistic pass: {kernel_name()} ({VECTORS})")
     configs = [dict(name=name, T=T, m=m, c=c) for T, m, c in itertools.product(a.T, a.m, a.c)
                for name in ALGORITHMS]
-    # The -opt methods re-select their horizon (Kuru et al. Remark 4.1): requested T's with the same
-    # horizon are the same run, bit for bit; run each once (``reselected_horizon``).
-    runs: dict[tuple, int] = {}  # run key -> index of the cell that computes it
-    unique, owner = [], []
-    for cfg in configs:
-        key = (cfg["name"], cfg["T"], cfg["m"], cfg["c"])
-        if cfg["name"].endswith("-opt"):
-            method = "nag" if cfg["name"].startswith("DP-NAG") else "masg"
-            horizon = reselected_horizon(f, method=method, epsilon=1.0, steps=cfg["T"],
-                                         c=cfg["c"], batch_size=cfg["m"], initial_error=10.0)
-            key = (cfg["name"], f"horizon {horizon}", cfg["m"], cfg["c"])
-        if key not in runs:
-            runs[key] = len(unique)
-            unique.append(cfg)
-        owner.append(runs[key])
+    unique, owner = unique_runs(f, configs)
     # cost hint: longest first, so the pool stays busy
     cells = [Cell(run_config, dict(**cfg, n=a.n, d=a.d, data_seed=a.seed), trials=a.trials,
                   seed=a.seed + 1000, cost=cfg["T"] * (1 if cfg["m"] < a.n else 3))

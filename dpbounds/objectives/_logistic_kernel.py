@@ -26,8 +26,11 @@ state (tested across trial counts). The bits do depend on the CPU's vector width
 Accuracy (tested against the NumPy pass, SciPy's ``expit`` / ``logaddexp`` and mpmath)
 -------------------------------------------------------------------------------------
 * ``exp(-|z|)`` is computed as :math:`2^k\,p(r)`, :math:`r=t-k\ln 2` (Cody-Waite split of
-  :math:`\ln 2`), :math:`p` the degree-13 Taylor polynomial (remainder below
-  :math:`4\cdot10^{-18}` on :math:`|r|\le\ln2/2`): within 1 ulp of ``np.exp``. Margins beyond
+  :math:`\ln 2`; :math:`k` the integer nearest :math:`t\log_2e`, read from the bits of
+  :math:`t\log_2e+1.5\cdot2^{52}`, so that :math:`2^k` needs integer vector operations only:
+  AVX2 has no vector double-to-int64 conversion), :math:`p` the degree-13 Taylor polynomial
+  (remainder below :math:`4\cdot10^{-18}` on :math:`|r|\le\ln2/2`): within 1 ulp of
+  ``np.exp``. Margins beyond
   708 in absolute value are clamped there (the sigmoid's tail is then :math:`3\cdot10^{-308}`
   instead of smaller: an absolute error below 4e-308).
 * :math:`\sum_{i\in\text{block}}\log(1+e_i)` is :math:`\log\prod_i(1+e_i)`: one ``log`` per block
@@ -71,6 +74,10 @@ _LN2_LO = 1.90821492927058770002e-10
 _C = [1.0 / math.factorial(k) for k in range(14)]
 _C2, _C3, _C4, _C5, _C6, _C7, _C8, _C9, _C10, _C11, _C12, _C13 = _C[2:14]
 _CLAMP = -708.0  # exp(-708) is still a normal number
+#: 1.5 * 2^52: for |x| < 2^51, ``x + _MAGIC`` rounds x to the nearest integer k (ties to even)
+#: and holds it in its low mantissa bits: bits(x + _MAGIC) = bits(_MAGIC) + k.
+_MAGIC = 6755399441055744.0
+_MAGIC_OFFSET = int(np.float64(_MAGIC).view(np.int64)) - 1023  # bits(_MAGIC) - exponent bias
 _R0, _R1 = 24.0 / 17.0, 8.0 / 17.0  # linear start of Newton's 1/u on [1, 2] (error <= 1/17)
 
 
@@ -251,9 +258,11 @@ def _weighted_sums(Zf, N, d, w, a, n, g):  # pragma: no cover - compiled
 @_jit(fastmath=_EXACT, boundscheck=False, cache=True)
 def _exp_parts(z, n, p, scale_bits):  # pragma: no cover - compiled
     """``exp(-|z|) = p · 2^k`` with the bits of ``2^k`` in ``scale_bits`` (read as float64)."""
+    kb = scale_bits.view(np.float64)  # holds t log2 e + _MAGIC until the second loop
     for i in range(n):
         t = max(-abs(z[i]), _CLAMP)
-        k = np.floor(t * _LOG2E + 0.5)
+        kd = t * _LOG2E + _MAGIC  # k = round(t log2 e) in kd's low mantissa bits
+        k = kd - _MAGIC  # exact
         r = t - k * _LN2_HI
         r = r - k * _LN2_LO
         q = _C13
@@ -271,7 +280,12 @@ def _exp_parts(z, n, p, scale_bits):  # pragma: no cover - compiled
         q = q * r + 1.0
         q = q * r + 1.0
         p[i] = q
-        scale_bits[i] = (np.int64(k) + 1023) << 52
+        kb[i] = kd
+    # 2^k from kd's bits with integer vector operations: without AVX-512 there is no vector
+    # double -> int64 conversion, and np.int64(k) made LLVM convert one element at a time
+    # (measured 7-11% of the whole pass on an AVX2 EPYC; results bit-identical)
+    for i in range(n):
+        scale_bits[i] = (scale_bits[i] - _MAGIC_OFFSET) << 52
 
 
 @_jit(fastmath=_EXACT, boundscheck=False, cache=True)

@@ -52,6 +52,27 @@ def test_exp_is_within_one_ulp_of_numpy_and_mpmath():
             float(exact))
 
 
+def test_exp_at_the_rounding_ties_of_its_exponent():
+    """Where t log2 e crosses k + 1/2 (the kernel picks k by the 1.5 * 2^52 rounding trick) the
+    reduced argument reaches ln2/2: still within 1 ulp of NumPy on both sides of every tie,
+    over the whole exponent range. Control: the same degree-13 Taylor polynomial with k chosen
+    by floor (r up to ln 2) is off by far more than 1 ulp at these points."""
+    k = np.arange(0, 1021, dtype=float)
+    ties = (k + 0.5) * np.log(2.0)
+    z = np.concatenate([ties, np.nextafter(ties, 0.0), np.nextafter(ties, np.inf), -ties])
+    got = kernel.exp_neg_abs(z)
+    want = np.exp(-np.abs(z))
+    assert np.max(np.abs(got - want) / np.spacing(want)) <= 1.0
+    # control (NumPy, independent of the kernel): floor instead of round
+    t = -np.abs(z)
+    kf = np.floor(t / np.log(2.0))
+    r = t - kf * np.log(2.0)
+    poly = np.zeros_like(r)
+    for j in range(13, -1, -1):
+        poly = poly * r + 1.0 / np.prod(np.arange(1.0, j + 1.0))
+    assert np.max(np.abs(np.ldexp(poly, kf.astype(int)) - want) / np.spacing(want)) > 4.0
+
+
 def test_sigmoid_weights_are_within_a_few_ulp():
     """Newton's reciprocal instead of a division: 4 ulp of SciPy, 2 ulp of mpmath."""
     z = np.concatenate([np.linspace(-700.0, 700.0, 200_001),
