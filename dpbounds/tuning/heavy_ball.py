@@ -441,7 +441,13 @@ def tune_heavy_ball(
         :data:`~dpbounds.bounds.strongly_convex.noise_allocation.MAX_HORIZON`).
     grid : int
         Size of the coarse :math:`(\alpha,\beta)` grid before the local refinement (scipy
-        Nelder-Mead on :math:`(\log\alpha,\mathrm{logit}\,\beta)`). Every horizon up to
+        Nelder-Mead on :math:`(\log\alpha,\mathrm{logit}\,\beta)`). With
+        ``objective="error"`` the search runs the nested grids 3, 8, 16, 30, 60, 120, ...
+        up to ``grid`` (rounded down to a member) in that order, each with its compass
+        searches and polishes, and reports the least certified candidate of all of them: a
+        larger ``grid`` repeats a smaller one's whole run, so it never gives a worse tuned
+        worst case (the one exception: where the "tuned by bound" row, itself searched on
+        ``grid``, beats every candidate and is taken instead). Every horizon up to
         ``max_horizon`` is searched by branch and bound (module docstring), so the cost hardly
         depends on ``max_horizon``.
     function_class : {"quadratic", "smooth_strongly_convex"}
@@ -597,9 +603,12 @@ _WC_LAMBDA_FINE = 1025  # fewest eigenvalues of the polish and of each row's hor
 #: above an independent dense oracle at L/mu = 1e3..1e4 with T capped at 100; 16: < 0.05%)
 _WC_LAMBDA_PER_DEGREE = 16
 _WC_LAMBDA_MAX = 8193
-_WC_STARTS = 10  # local searches from the best local minima of the grid
-_WC_POLISH = 4   # Nelder-Mead polishes from the best local-search end points
+_WC_STARTS = 5   # local searches from the best local minima of each nested grid
+_WC_POLISH = 1   # Nelder-Mead polishes per nested grid, from its best new local-search end point
 _WC_RERANK = 6   # candidates ranked by the certified worst case (the fine grid)
+#: a polish is skipped when its start lies this near (|dx| + |dy| in log alpha, -log(1 - beta))
+#: to where an earlier polish started or ended
+_WC_POLISH_NEAR = 0.02
 _LOWER_TMAX = 10**5  # the method-independent lower bound is computed up to this max_horizon
 
 
@@ -640,45 +649,18 @@ def _tune_hb_error(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, initial_gap, by_
     def evaluate(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return search(a, b)[1]
 
-    def evaluate_fine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return search(a, b, lam_fine)[1]
-
     x_range, y_range = (math.log(_ALPHA_MIN / L), math.log(4.0 / L)), (0.0, _Y_MAX)
-    xs, ys = np.linspace(*x_range, grid), np.linspace(*y_range, grid)
-    X, Y = np.meshgrid(xs, ys)
-    bar = progress_bar(progress, total=3, desc="worst case: grid, local searches, certificate")
-    F = evaluate(np.exp(X.ravel()), -np.expm1(-Y.ravel())).reshape(X.shape)
-    bar.update()
-    if not np.isfinite(np.min(F)):
-        raise ValueError(f"epsilon={eps!r} is too small for this problem: the worst-case "
-                         "error exceeds the float64 range at every (alpha, beta, T)")
-    k_best = int(np.argmin(F))
-    T_hint = int(search(np.exp(X.ravel()[k_best:k_best + 1]),
-                        -np.expm1(-Y.ravel()[k_best:k_best + 1]))[0][0])
-    lam_fine = worst_case_lambda_grid(mu, L, int(np.clip(
-        _WC_LAMBDA_PER_DEGREE * (2 * T_hint + 1), _WC_LAMBDA_FINE, _WC_LAMBDA_MAX)))
-    lm = (F == minimum_filter(F, size=3, mode="nearest")) & (F <= 2.0 * np.min(F))
-    # the objective is ragged (the best integer T switches along valleys): more starts
-    starts = sorted(zip(F[lm], X[lm], Y[lm]))[:_WC_STARTS]
-    h = (xs[1] - xs[0], ys[1] - ys[0])
-    found = [_pattern_search(evaluate, x, y, v, h, x_range, y_range) for v, x, y in starts]
-    # a Nelder-Mead polish from the best few end points: the minimum over T of smooth pieces
-    # has creases on which compass searches stop (at Fig. 3, 0.14% above a dense oracle)
-    candidates = list(found)
-    for _, x1, y1 in sorted(found)[:_WC_POLISH]:
-        # on the fine surrogate (review: the coarse one misses peaks of the degree-2T
-        # polynomials and the search settles where they fall between its eigenvalues)
-        polish = minimize(lambda z: _log_value(evaluate_fine, z, x_range, y_range), [x1, y1],
-                          method="Nelder-Mead",
-                          options={"xatol": 1e-7, "fatol": 1e-7,
-                                   "initial_simplex": [[x1, y1], [x1 + 0.05, y1],
-                                                       [x1, y1 + 0.05]], "maxiter": 300})
-        candidates.append((math.exp(polish.fun), float(polish.x[0]), float(polish.x[1])))
-    bar.update()
+    members = wc_grid_family(grid)
+    bar = progress_bar(progress, total=len(members) + 1,
+                       desc="worst case: nested grids and their local searches, certificate")
+    # the horizon of each row is chosen on one eigenvalue grid for every ``grid`` (a row's
+    # value must not depend on which grids ran before it)
+    lam_cert = worst_case_lambda_grid(mu, L, _WC_LAMBDA_MAX)
+    certified: dict[tuple[float, float], HeavyBallChoice] = {}
 
     def row(label: str, a: float, b: float, T: int | None = None) -> HeavyBallChoice:
         if T is None:
-            Ts, vals = search(np.array([a]), np.array([b]), lam_fine)
+            Ts, vals = search(np.array([a]), np.array([b]), lam_cert)
             if not np.isfinite(vals[0]):
                 return HeavyBallChoice(label + " [unstable]", float(a), float(b), 0,
                                        float("nan"), math.inf, math.inf, math.nan,
@@ -691,17 +673,39 @@ def _tune_hb_error(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, initial_gap, by_
                                scale, worst_case_upper=float(upper))
 
     label = "tuned by worst-case error"
-    # the search's surrogate (a fixed grid of eigenvalues) can be low where a peak of the
-    # worst case falls between its eigenvalues, and a search exploits exactly such points
-    # (review: 3.1% low at Fig. 3's tuned point): the best few candidates are ranked by the
-    # certified worst case of the fine grid, the one the table reports
-    ranked = list(dict.fromkeys((round(x, 12), round(y, 12))
-                                for _, x, y in sorted(candidates)))[:_WC_RERANK]
-    # and gradient descent at the best candidate's step: a search ending at beta ~ 1e-6 where
-    # beta = 0 is as good (kappa = 1) is reported as what it is
-    ranked.append((ranked[0][0], 0.0))
-    tuned = min((row(label, math.exp(x), -math.expm1(-y)) for x, y in ranked),
-                key=lambda c: c.worst_case_upper)
+
+    def certify(x: float, y: float) -> HeavyBallChoice:
+        key = (round(x, 12), round(y, 12))
+        if key not in certified:
+            certified[key] = row(label, math.exp(x), -math.expm1(-y))
+        return certified[key]
+
+    # "never worse when refined": the grids run in a fixed nested order (3, 8, 16, 30, 60,
+    # ...: the members of the family up to ``grid``), each step depending only on the
+    # steps before it, and the tuned row is the least certified candidate of all of them, so
+    # a larger ``grid`` repeats a smaller one's whole run and can only add candidates
+    polished: list[tuple[float, float]] = []  # start and end points of the polishes so far
+    tuned: HeavyBallChoice | None = None
+    path: list[tuple[int, float]] = []  # (grid, least certified worst case so far)
+    for g in members:
+        cands = _wc_member_candidates(g, search, evaluate, mu, L, x_range, y_range, eps,
+                                      polished)
+        # the search's surrogate (a fixed grid of eigenvalues) can be low where a peak of the
+        # worst case falls between its eigenvalues, and a search exploits exactly such points
+        # (review: 3.1% low at Fig. 3's tuned point): the best few candidates are ranked by
+        # the certified worst case of the fine grid, the one the table reports
+        ranked = list(dict.fromkeys((round(x, 12), round(y, 12))
+                                    for _, x, y in sorted(cands)))[:_WC_RERANK]
+        # and gradient descent at the best candidate's step: a search ending at beta ~ 1e-6
+        # where beta = 0 is as good (kappa = 1) is reported as what it is
+        ranked.append((ranked[0][0], 0.0))
+        for x, y in ranked:
+            c = certify(x, y)
+            if tuned is None or c.worst_case_upper < tuned.worst_case_upper:
+                tuned = c
+        assert tuned is not None
+        path.append((g, tuned.worst_case_upper))
+        bar.update()
     a_c, b_c = classical_heavy_ball_parameters(mu, L)
     classical = row("Polyak (best T)", a_c, b_c)
     a_p = 1.0 / L
@@ -716,7 +720,7 @@ def _tune_hb_error(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, initial_gap, by_
             tuned = replace(c, label=label)
     bar.update()
     bar.close()
-    setting = dict(by_bound.setting, objective="error")
+    setting = dict(by_bound.setting, objective="error", search_path=path)
     # proven: no (alpha, beta, T <= Tmax) has a smaller error on a quadratic (method-independent);
     # O(Tmax) work (28 CPU-s at 1e6): above _LOWER_TMAX it is left out and the table says so
     lower = (linear_method_lower_bound(mu, L, d, n, m, eps, S, dist_sq,
@@ -728,6 +732,68 @@ def _tune_hb_error(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, initial_gap, by_
                            certified_gap=max(gap, 0.0) if not math.isnan(gap) else gap,
                            momentum_note=_momentum_note_error(tuned),
                            objective="error", by_bound=bound_row)
+
+
+def wc_grid_family(grid: int) -> list[int]:
+    """The nested grid sizes the worst-case search runs for ``grid``: the members of 3, 8, 16,
+    30, then x2 (60, 120, ...), up to ``grid`` (so ``grid`` is rounded down to the family: a
+    ``grid`` between two members runs as the smaller one)."""
+    fam = [3, 8, 16, 30]
+    while fam[-1] * 2 <= grid:
+        fam.append(fam[-1] * 2)
+    return [g for g in fam if g <= grid]
+
+
+def _wc_member_candidates(g, search, evaluate, mu, L, x_range, y_range, eps, polished):
+    r"""One grid of the nested worst-case search: the ``g x g`` grid in
+    :math:`(\log\alpha,-\log(1-\beta))`, compass searches from its best local minima, then
+    Nelder-Mead polishes (on a fine eigenvalue grid) from the best end points that no earlier
+    polish started or ended near; ``polished`` (the history) is extended in place. Returns the
+    candidates ``(surrogate value, x, y)``."""
+    xs, ys = np.linspace(*x_range, g), np.linspace(*y_range, g)
+    X, Y = np.meshgrid(xs, ys)
+    F = evaluate(np.exp(X.ravel()), -np.expm1(-Y.ravel())).reshape(X.shape)
+    if not np.isfinite(np.min(F)):
+        raise ValueError(f"epsilon={eps!r} is too small for this problem: the worst-case "
+                         "error exceeds the float64 range at every (alpha, beta, T)")
+    lm = (F == minimum_filter(F, size=3, mode="nearest")) & (F <= 2.0 * np.min(F))
+    # the objective is ragged (the best integer T switches along valleys): more starts
+    starts = sorted(zip(F[lm], X[lm], Y[lm]))[:_WC_STARTS]
+    # the compass searches' first step: the grid's spacing, at most a 16-point grid's (a
+    # coarse grid's role is to start searches in other valleys, not to take long strides)
+    h = (min(xs[1] - xs[0], (x_range[1] - x_range[0]) / 15),
+         min(ys[1] - ys[0], (y_range[1] - y_range[0]) / 15))
+    found = [_pattern_search(evaluate, x, y, v, h, x_range, y_range) for v, x, y in starts]
+    # a Nelder-Mead polish from the best few end points: the minimum over T of smooth pieces
+    # has creases on which compass searches stop (at Fig. 3, 0.14% above a dense oracle); an
+    # end point near where an earlier polish started or ended would find that polish's
+    # minimum again, and is skipped (the nested grids' searches mostly end in the same valleys)
+    candidates = list(found)
+    done = 0
+    for _, x1, y1 in sorted(found):
+        if done == _WC_POLISH:
+            break
+        if any(abs(x1 - px) + abs(y1 - py) < _WC_POLISH_NEAR for px, py in polished):
+            continue
+        # on the fine surrogate (review: the coarse one misses peaks of the degree-2T
+        # polynomials and the search settles where they fall between its eigenvalues), with
+        # eigenvalues per degree of the start's best horizon
+        T_hint = int(search(np.array([math.exp(x1)]), np.array([-math.expm1(-y1)]))[0][0])
+        lam_fine = worst_case_lambda_grid(mu, L, int(np.clip(
+            _WC_LAMBDA_PER_DEGREE * (2 * T_hint + 1), _WC_LAMBDA_FINE, _WC_LAMBDA_MAX)))
+
+        def evaluate_fine(a: np.ndarray, b: np.ndarray, lam_fine=lam_fine) -> np.ndarray:
+            return search(a, b, lam_fine)[1]
+
+        polish = minimize(lambda z: _log_value(evaluate_fine, z, x_range, y_range), [x1, y1],
+                          method="Nelder-Mead",
+                          options={"xatol": 1e-5, "fatol": 1e-6,
+                                   "initial_simplex": [[x1, y1], [x1 + 0.05, y1],
+                                                       [x1, y1 + 0.05]], "maxiter": 300})
+        polished += [(x1, y1), (float(polish.x[0]), float(polish.x[1]))]
+        candidates.append((math.exp(polish.fun), float(polish.x[0]), float(polish.x[1])))
+        done += 1
+    return candidates
 
 
 def _momentum_note_error(tuned: HeavyBallChoice) -> str:
