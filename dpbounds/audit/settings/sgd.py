@@ -60,8 +60,13 @@ register_audit(AuditSpec("dp_nsgd", alg.dp_nsgd, (REPLACE_ONE, ADD_REMOVE),
 # other than 1 and a canary spread over several coordinates, so that the sampling rate, the
 # step size and the noise's independence across coordinates enter the statistic
 # ----------------------------------------------------------------------------------------
-#: records (public n), batch (q = B / n = 1/2), dimension and step size of the batched pairs
-BATCHED_N, BATCHED_B, BATCHED_DIM, BATCHED_STEP = 4, 2, 4, 3.0
+#: records (public n), batch (q = B / n = 1/2), dimension and step size of the batched pairs.
+#: n = 40, B = 20 (was 4, 2): the correct run's mechanism is the same at any n with q = 1/2
+#: (the other records add nothing, or a fixed offset, to the clipped sum), while a sampling
+#: rate read as 1/n instead of B/n (the ``wrong_sampling_rate`` mutant) is wrong by the
+#: factor B: its noise is 0.25 of the correct one at n = 40 (0.58 at n = 4, where no
+#: replace-one audit could see it: 0.52-0.57 of the claim, seeds 1-5, default runs)
+BATCHED_N, BATCHED_B, BATCHED_DIM, BATCHED_STEP = 40, 20, 4, 3.0
 #: noise factor of the under-noised copy these audits must catch: under replace-one the claim
 #: is the RDP bound of sampling without replacement (dp_accounting has no PLD for it) and the
 #: audit reaches 0.20 of it, so sigma / 2 is not catchable there (measured, seed 0, 20 000
@@ -70,32 +75,47 @@ BATCHED_N, BATCHED_B, BATCHED_DIM, BATCHED_STEP = 4, 2, 4, 3.0
 BATCHED_MUTANT = 0.25
 
 
-def batched_pair(relation: Neighbouring) -> tuple[Any, Any]:
-    """The canary ``c = r (1, -1, 1, -1) / 2`` (norm ``r``, in every coordinate, orthogonal to
-    ``(1, 1, 1, 1)``) among zero-gradient records: replace-one ``D = {c, 0, 0, 0}``,
-    ``D' = {-c, 0, 0, 0}``; add/remove ``D = {0, 0, 0}``, ``D' = D + {c}`` (public n 4)."""
+def batched_pair(relation: Neighbouring, offset: bool = False) -> tuple[Any, Any]:
+    """The canary ``c = r (1, -1, 1, -1) / 2`` (norm ``r``, in every coordinate) among
+    ``n - 1`` other records: replace-one ``D = {c, b, ..., b}``, ``D' = {-c, b, ..., b}``;
+    add/remove ``D = {0, ..., 0}``, ``D' = D + {c}`` (public n, :data:`BATCHED_N`).
+
+    ``b = 0`` unless ``offset`` (replace-one only): then ``b = (C / r) c / (n - 1)``, of norm
+    ``C / (n - 1) < C`` (never clipped), so that the clipped sums are ``2 C c / r`` on D and
+    exactly 0 on D' -- a data set whose records cancel, where a noise scale read from the
+    data (the ``data_dependent`` mutant) differs between the neighbours. Under sampling
+    without replacement the batch holds ``B - 1`` copies of ``b`` when it holds the canary
+    and ``B`` when not, so the offset is a fixed function of the canary's membership: the
+    two neighbours' batch sums still differ by ``2 C`` (clipped) exactly when the canary is
+    sampled, as on the pair without it."""
     from dpbounds.audit.neighbours import LinearObjective
 
     c = RECORD_NORM * np.array([1.0, -1.0, 1.0, -1.0]) / 2.0
-    zeros = np.zeros((BATCHED_N - 1, BATCHED_DIM))
+    others = np.zeros((BATCHED_N - 1, BATCHED_DIM))
     if relation is REPLACE_ONE:
-        rows = (np.vstack([c, zeros]), np.vstack([-c, zeros]))
+        if offset:
+            others += (CLIP / RECORD_NORM) * c / (BATCHED_N - 1)
+        rows = (np.vstack([c, others]), np.vstack([-c, others]))
     else:
-        rows = (zeros, np.vstack([zeros, c]))
+        rows = (others, np.vstack([others, c]))
     return (LinearObjective(rows[0], l2_radius=RECORD_NORM),
             LinearObjective(rows[1], l2_radius=RECORD_NORM))
 
 
-def _batched_setting(**extra: Any) -> Callable[[Neighbouring, float, float], Setting]:
+def _batched_setting(offset: bool = False, **extra: Any
+                     ) -> Callable[[Neighbouring, float, float], Setting]:
     def build(relation: Neighbouring, epsilon: float, delta: float) -> Setting:
         sampling = "without_replacement" if relation is REPLACE_ONE else "poisson"
         kwargs = dict(epsilon=epsilon, delta=delta, steps=GAUSS_STEPS, step_size=BATCHED_STEP,
                       batch_size=BATCHED_B, sampling=sampling, trace=None, **extra)
         if relation is ADD_REMOVE:
             kwargs["public_n"] = BATCHED_N
-        pair_text = ("D = {c, 0, 0, 0}, D' = {-c, 0, 0, 0}" if relation is REPLACE_ONE
-                     else "D = {0, 0, 0}, D' = D + {c}")
-        return Setting(batched_pair(relation), kwargs, _gd_features,
+        others = "b" if offset else "0"
+        pair_text = (f"D = {{c, {others}, ...}}, D' = {{-c, {others}, ...}}"
+                     if relation is REPLACE_ONE else "D = {0, ...}, D' = D + {c}")
+        if offset and relation is REPLACE_ONE:
+            pair_text += ", b = C c / (r (n - 1)) (the clipped sum of D' is 0)"
+        return Setting(batched_pair(relation, offset), kwargs, _gd_features,
                        "released noisy gradients (one per step, every coordinate)",
                        f"{pair_text}, c = r (1, -1, 1, -1) / 2, r = {RECORD_NORM:g}; "
                        f"n = {BATCHED_N}, batch {BATCHED_B} (q = 1/2, "
@@ -105,10 +125,10 @@ def _batched_setting(**extra: Any) -> Callable[[Neighbouring, float, float], Set
 
 
 register_audit(AuditSpec("dp_sgd_batched", alg.dp_sgd, (REPLACE_ONE, ADD_REMOVE),
-                         _batched_setting(clip_threshold=CLIP), GAUSS_EPS, GAUSS_DELTA,
-                         "DP-SGD, n = 4, batch 2, step 3, d = 4 (sampling, step, coordinates)",
+                         _batched_setting(offset=True, clip_threshold=CLIP), GAUSS_EPS, GAUSS_DELTA,
+                         "DP-SGD, n = 40, batch 20, step 3, d = 4 (sampling, step, coordinates)",
                          trials=40_000, mutant_factor=BATCHED_MUTANT), rank=85)
 register_audit(AuditSpec("dp_nsgd_batched", alg.dp_nsgd, (REPLACE_ONE, ADD_REMOVE),
-                         _batched_setting(regulariser=1e-3), GAUSS_EPS, GAUSS_DELTA,
-                         "DP-NSGD, n = 4, batch 2, step 3, d = 4 (sampling, step, "
+                         _batched_setting(offset=True, regulariser=1e-3), GAUSS_EPS, GAUSS_DELTA,
+                         "DP-NSGD, n = 40, batch 20, step 3, d = 4 (sampling, step, "
                          "coordinates)", trials=40_000, mutant_factor=BATCHED_MUTANT), rank=95)
