@@ -69,15 +69,16 @@ register_audit(AuditSpec("dp_nsgd", alg.dp_nsgd, (REPLACE_ONE, ADD_REMOVE),
 BATCHED_N, BATCHED_B, BATCHED_DIM, BATCHED_STEP = 40, 20, 4, 3.0
 #: noise factor of the under-noised copy these audits must catch: under replace-one the claim
 #: is the RDP bound of sampling without replacement (dp_accounting has no PLD for it) and the
-#: audit reaches 0.20 of it, so sigma / 2 is not catchable there (measured, seed 0, 20 000
-#: runs: eps_lower 1.86 against 3; sigma / 4: 4.56); under add/remove (PLD claim, ratio 0.86)
-#: both are (6.53, 7.70)
+#: audit reaches 0.20 of it, so sigma / 2 is not catchable there (measured at n = 4, seed 0,
+#: 20 000 runs: eps_lower 1.86 against 3; sigma / 4: 4.56); under add/remove (PLD claim, ratio
+#: 0.86) both are (6.53, 7.70); the same mechanism at n = 40 (tests/audit/test_mutation.py)
 BATCHED_MUTANT = 0.25
 
 
 def batched_pair(relation: Neighbouring, offset: bool = False) -> tuple[Any, Any]:
-    """The canary ``c = r (1, -1, 1, -1) / 2`` (norm ``r``, in every coordinate) among
-    ``n - 1`` other records: replace-one ``D = {c, b, ..., b}``, ``D' = {-c, b, ..., b}``;
+    """The canary ``c = r (1, -1, 1, -1) / 2`` (norm ``r``, in every coordinate, orthogonal to
+    ``(1, 1, 1, 1)``) among ``n - 1`` other records: replace-one ``D = {c, b, ..., b}``,
+    ``D' = {-c, b, ..., b}``;
     add/remove ``D = {0, ..., 0}``, ``D' = D + {c}`` (public n, :data:`BATCHED_N`).
 
     ``b = 0`` unless ``offset`` (replace-one only): then ``b = (C / r) c / (n - 1)``, of norm
@@ -87,7 +88,10 @@ def batched_pair(relation: Neighbouring, offset: bool = False) -> tuple[Any, Any
     without replacement the batch holds ``B - 1`` copies of ``b`` when it holds the canary
     and ``B`` when not, so the offset is a fixed function of the canary's membership: the
     two neighbours' batch sums still differ by ``2 C`` (clipped) exactly when the canary is
-    sampled, as on the pair without it."""
+    sampled, as on the pair without it. (DP-NSGD's normalisation ``g / (||g|| + r)`` maps each
+    ``b`` to norm ~0.96, not ``C / (n - 1)``: its batch sum on D hardly depends on the canary
+    and drops by ~2 on D' when it is sampled, a more asymmetric pair; the difference of the
+    neighbours is the same.)"""
     from dpbounds.audit.neighbours import LinearObjective
 
     c = RECORD_NORM * np.array([1.0, -1.0, 1.0, -1.0]) / 2.0
