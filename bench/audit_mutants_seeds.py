@@ -32,6 +32,12 @@ CASES: tuple[tuple[str | None, str, str], ...] = (
     ("laplace_std", "dp_heavy_ball", "replace_one"), ("data_dependent", "dp_sgd", "replace_one"),
     ("data_dependent", "dp_sgd_batched", "replace_one"),
     ("data_dependent", "dp_gd_gaussian", "replace_one"),
+    # the batched pairs at n = 40, B = 20 (replace-one: the offset records b, issue 34)
+    (None, "dp_sgd_batched", "add_remove"), (None, "dp_nsgd_batched", "replace_one"),
+    ("data_dependent", "dp_sgd_batched", "add_remove"),
+    ("data_dependent", "dp_nsgd_batched", "replace_one"),
+    ("wrong_sampling_rate", "dp_sgd_batched", "add_remove"),
+    ("wrong_sampling_rate", "dp_nsgd_batched", "replace_one"),
     ("reused_noise", "dp_sgd", "replace_one"),
     ("wrong_sampling_rate", "dp_sgd_batched", "replace_one"),
     ("parameter_noise", "dp_sgd_batched", "replace_one"),
@@ -45,7 +51,8 @@ def run(seeds: list[int], quick: bool = True, only: list[str] | None = None) -> 
     from dpbounds.cli import main
 
     for mutant, alg, rel in CASES:
-        if only and f"{mutant or 'none'}:{alg}" not in only:
+        key = f"{mutant or 'none'}:{alg}"
+        if only and key not in only and f"{key}:{rel}" not in only:
             continue
         for seed in seeds:
             argv = ["audit", alg, "--seed", str(seed), "--json", "--neighbouring", rel]
@@ -98,9 +105,9 @@ if __name__ == "__main__":
     p.add_argument("--table", metavar="JSONL")
     p.add_argument("--default-runs", action="store_true",
                    help="the audit's default run count instead of --quick")
-    p.add_argument("--only", nargs="+", metavar="MUTANT:ALG",
+    p.add_argument("--only", nargs="+", metavar="MUTANT:ALG[:REL]",
                    help="only these cases (e.g. none:dp_sgd_batched wrong_sampling_rate:"
-                        "dp_sgd_batched)")
+                        "dp_sgd_batched:replace_one)")
     a = p.parse_args()
     if a.table:
         table(a.table)

@@ -104,7 +104,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "steps_off_by_one calibrates DP-SGD/NSGD for T - 1 steps, "
                         "scaled_contribution doubles DP-SGD's clipped contributions, "
                         "laplace_half_sensitivity halves the Laplace methods' scales in the "
-                        "shared helper (their ledger agrees)")
+                        "shared helper (their ledger agrees), masg_no_restart keeps DP-MASG's "
+                        "momentum across its stage changes")
     p.add_argument("--grid", choices=("auto", "informative", "path", "small"), default="auto",
                    help="auto (default): the informative grid of a full study when affordable, "
                         "else the default grid, labelled; small: today's default grids")

@@ -158,7 +158,8 @@ def tree_sigma_for_epsilon(epsilon: float, delta: float, groups: Sequence[tuple[
 
 def momentum_exact(eigenvalues: np.ndarray, e0: np.ndarray, *, kind: str,
                    step_sizes: Sequence[float] | np.ndarray, momenta: Sequence[float] | np.ndarray,
-                   laplace_scales: Sequence[float] | np.ndarray) -> tuple[float, float]:
+                   laplace_scales: Sequence[float] | np.ndarray,
+                   restarts: Sequence[bool] | np.ndarray | None = None) -> tuple[float, float]:
     r""":math:`\mathbb E[F(x_T)-F^*]` and its noise part for heavy ball (``"hb"``) or Nesterov
     (``"nag"``) on :math:`F(x)=F^*+\frac12(x-x^*)^\top H(x-x^*)`.
 
@@ -168,6 +169,8 @@ def momentum_exact(eigenvalues: np.ndarray, e0: np.ndarray, *, kind: str,
     heavy ball :math:`x_{t+1}=x_t-\alpha_t(\nabla F(x_t)+\xi_t)+\beta_t(x_t-x_{t-1})`;
     Nesterov :math:`y_t=x_t+\beta_t(x_t-x_{t-1})`, :math:`x_{t+1}=y_t-\alpha_t(\nabla F(y_t)
     +\xi_t)`. Each eigen-direction is a 2-state linear system driven by white noise.
+    ``restarts[t]`` (DP-MASG's stage changes) sets :math:`x_{t-1}:=x_t` before step
+    :math:`t`: the lagged state's mean and covariance become the current one's (DERIVED).
     """
     lam = np.asarray(eigenvalues, dtype=float)
     m_cur = np.asarray(e0, dtype=float).copy()
@@ -176,7 +179,11 @@ def momentum_exact(eigenvalues: np.ndarray, e0: np.ndarray, *, kind: str,
     a = np.zeros_like(lam)
     b = np.zeros_like(lam)
     c = np.zeros_like(lam)
-    for al, be, sc in zip(step_sizes, momenta, laplace_scales):
+    flags = np.zeros(len(step_sizes), dtype=bool) if restarts is None else np.asarray(restarts)
+    for al, be, sc, restart in zip(step_sizes, momenta, laplace_scales, flags):
+        if restart:  # x_{t-1} := x_t: (e_t, e_{t-1}) becomes (e_t, e_t)
+            m_prev = m_cur.copy()
+            b, c = a.copy(), a.copy()
         if kind == "hb":
             p, r = 1.0 - al * lam + be, -be * np.ones_like(lam)
         else:

@@ -14,6 +14,9 @@ import pytest
 
 from dpbounds.audit import audit
 from dpbounds.audit.statistics import independence_z
+from dpbounds.privacy import Neighbouring
+
+REPLACE_ONE = Neighbouring.REPLACE_ONE
 
 _KW = dict(seed=0, trials=4000)
 
@@ -42,6 +45,33 @@ def test_batched_pair_catches_what_the_one_record_pair_cannot(mutant: str, corre
     old = audit("dp_sgd", "add_remove", mutant=mutant, null=False, **_KW)
     ref = audit("dp_sgd", "add_remove", null=False, **_KW)
     assert old.epsilon_lower == ref.epsilon_lower and old.status == "PASS"
+
+
+def test_offset_pair_cancels_on_one_side_and_keeps_the_sensitivity() -> None:
+    """Oracle: per-record clipping to C and sums, by hand. The replace-one batched pair
+    (offset records b) has clipped sums of norm 2C on D and exactly 0 on D' (a data set whose
+    records cancel: a noise scale read from the data differs between the neighbours), and for
+    every batch without replacement the neighbours' clipped batch sums differ by exactly 2C
+    along the canary when it is sampled and not at all when not. Negative control: the pair
+    without the offset has clipped sums of equal norm (the data_dependent mutant's blindness)."""
+    from dpbounds.audit.settings.sgd import BATCHED_B, BATCHED_N, CLIP, batched_pair
+
+    def clipped(rows: np.ndarray) -> np.ndarray:
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        return rows * np.minimum(1.0, CLIP / np.maximum(norms, 1e-300))
+
+    d, dp = (clipped(o.gradients) for o in batched_pair(REPLACE_ONE, offset=True))
+    assert d.shape == (BATCHED_N, 4) and BATCHED_B / BATCHED_N == 0.5
+    assert np.linalg.norm(d.sum(axis=0)) == pytest.approx(2 * CLIP, rel=1e-12)
+    assert np.linalg.norm(dp.sum(axis=0)) < 1e-12
+    u = d[0] / CLIP
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        batch = rng.choice(BATCHED_N, BATCHED_B, replace=False)
+        gap = d[batch].sum(axis=0) - dp[batch].sum(axis=0)
+        np.testing.assert_allclose(gap, 2 * CLIP * u * (0 in batch), atol=1e-12)
+    z, zp = (clipped(o.gradients) for o in batched_pair(REPLACE_ONE))
+    assert np.linalg.norm(z.sum(axis=0)) == pytest.approx(np.linalg.norm(zp.sum(axis=0)))
 
 
 def test_noise_reused_across_coordinates_fails_under_replace_one_too() -> None:

@@ -30,6 +30,11 @@ CASES = [
     ("wrong_sampling_rate", "dp_sgd_batched", _A, 4000),
     ("parameter_noise", "dp_sgd_batched", _A, 2000),
     ("coordinate_noise", "dp_sgd_batched", _R, 1000),
+    # the replace-one batched pairs (n = 40, B = 20, offset records b): seed 0, eps_lower
+    # 4.85 (1000 runs) against 3; DP-NSGD's (more asymmetric) pair 4.09 at 2000 runs (DP-SGD's
+    # needs 3000 at seed 0: 2.89 at 2000, 3.93 at 3000, 4.17 at 4000)
+    ("data_dependent", "dp_sgd_batched", _R, 1000),
+    ("wrong_sampling_rate", "dp_nsgd_batched", _R, 2000),
 ]
 #: mutants that make the audit INCONCLUSIVE (never PASS) rather than refuted: noise shared
 #: across runs breaks the independence the bound needs (tests/audit/test_batched.py)
@@ -60,8 +65,9 @@ def test_mutant_is_caught_and_the_real_algorithm_is_not(mutant, name, relation, 
         AUDITS[name] = spec
     if mutant not in LEDGER_BUGS:
         assert real.claimed_epsilon == pytest.approx(bad.claimed_epsilon, rel=1e-9)
-    else:  # the bug is in the accounting: the mutant's own ledger claims less (2.59 < 3)
-        assert bad.claimed_epsilon < real.claimed_epsilon
+    else:  # the bug is in the accounting: the mutant's own ledger claims no more (Poisson:
+        # 2.59 against 3 by PLD at q = 1/4; without replacement RDP is the only reading, 3)
+        assert bad.claimed_epsilon <= real.claimed_epsilon * (1 + 1e-6)
     assert not real.violation, real
 
 

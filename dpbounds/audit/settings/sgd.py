@@ -60,55 +60,95 @@ register_audit(AuditSpec("dp_nsgd", alg.dp_nsgd, (REPLACE_ONE, ADD_REMOVE),
 # other than 1 and a canary spread over several coordinates, so that the sampling rate, the
 # step size and the noise's independence across coordinates enter the statistic
 # ----------------------------------------------------------------------------------------
-#: records (public n), batch (q = B / n = 1/2), dimension and step size of the batched pairs
-BATCHED_N, BATCHED_B, BATCHED_DIM, BATCHED_STEP = 4, 2, 4, 3.0
+#: records, batch (q = B / n = 1/2), dimension and step size of the replace-one batched pairs.
+#: n = 40, B = 20 (was 4, 2): the correct run's mechanism is the same at any n with q = 1/2
+#: (the other records add nothing, or a fixed offset, to the clipped sum), while a sampling
+#: rate read as 1/n instead of B/n (the ``wrong_sampling_rate`` mutant) is wrong by the
+#: factor B: its noise is 0.25 of the correct one at n = 40 (0.58 at n = 4, where no
+#: replace-one audit could see it: 0.52-0.57 of the claim, seeds 1-5, default runs)
+BATCHED_N, BATCHED_B, BATCHED_DIM, BATCHED_STEP = 40, 20, 4, 3.0
+#: records (public n) and batch of the add/remove (Poisson) pairs: n = 4, B = 2 still. There
+#: the claim is the PLD accountant's (tight: ratio 0.86) and both mutants are caught at n = 4
+#: (wrong_sampling_rate 2.61-3.47 against its own claim 2.59 at --quick, seeds 1-5), while
+#: n = 40 costs ~12% more CPU per Poisson audit (40 membership draws per run and step)
+BATCHED_N_ADD_REMOVE, BATCHED_B_ADD_REMOVE = 4, 2
+
+
+def batched_sizes(relation: Neighbouring) -> tuple[int, int]:
+    """``(n, B)`` of the batched pair under ``relation`` (q = 1/2 under both)."""
+    if relation is REPLACE_ONE:
+        return BATCHED_N, BATCHED_B
+    return BATCHED_N_ADD_REMOVE, BATCHED_B_ADD_REMOVE
 #: noise factor of the under-noised copy these audits must catch: under replace-one the claim
 #: is the RDP bound of sampling without replacement (dp_accounting has no PLD for it) and the
-#: audit reaches 0.20 of it, so sigma / 2 is not catchable there (measured, seed 0, 20 000
-#: runs: eps_lower 1.86 against 3; sigma / 4: 4.56); under add/remove (PLD claim, ratio 0.86)
-#: both are (6.53, 7.70)
+#: audit reaches 0.20 of it, so sigma / 2 is not catchable there (measured at n = 4, seed 0,
+#: 20 000 runs: eps_lower 1.86 against 3; sigma / 4: 4.56); under add/remove (PLD claim, ratio
+#: 0.86) both are (6.53, 7.70); the same mechanism at n = 40 (tests/audit/test_mutation.py)
 BATCHED_MUTANT = 0.25
 
 
-def batched_pair(relation: Neighbouring) -> tuple[Any, Any]:
+def batched_pair(relation: Neighbouring, offset: bool = False) -> tuple[Any, Any]:
     """The canary ``c = r (1, -1, 1, -1) / 2`` (norm ``r``, in every coordinate, orthogonal to
-    ``(1, 1, 1, 1)``) among zero-gradient records: replace-one ``D = {c, 0, 0, 0}``,
-    ``D' = {-c, 0, 0, 0}``; add/remove ``D = {0, 0, 0}``, ``D' = D + {c}`` (public n 4)."""
+    ``(1, 1, 1, 1)``) among ``n - 1`` other records: replace-one ``D = {c, b, ..., b}``,
+    ``D' = {-c, b, ..., b}``;
+    add/remove ``D = {0, ..., 0}``, ``D' = D + {c}`` (public n; :func:`batched_sizes`).
+
+    ``b = 0`` unless ``offset`` (replace-one only): then ``b = (C / r) c / (n - 1)``, of norm
+    ``C / (n - 1) < C`` (never clipped), so that the clipped sums are ``2 C c / r`` on D and
+    exactly 0 on D' -- a data set whose records cancel, where a noise scale read from the
+    data (the ``data_dependent`` mutant) differs between the neighbours. Under sampling
+    without replacement the batch holds ``B - 1`` copies of ``b`` when it holds the canary
+    and ``B`` when not, so the offset is a fixed function of the canary's membership: the
+    two neighbours' batch sums still differ by ``2 C`` (clipped) exactly when the canary is
+    sampled, as on the pair without it. (DP-NSGD's normalisation ``g / (||g|| + r)`` maps each
+    ``b`` to norm ~0.96, not ``C / (n - 1)``: its batch sum on D hardly depends on the canary
+    and drops by ~2 on D' when it is sampled, a more asymmetric pair; the difference of the
+    neighbours is the same.)"""
     from dpbounds.audit.neighbours import LinearObjective
 
     c = RECORD_NORM * np.array([1.0, -1.0, 1.0, -1.0]) / 2.0
-    zeros = np.zeros((BATCHED_N - 1, BATCHED_DIM))
+    n = batched_sizes(relation)[0]
+    others = np.zeros((n - 1, BATCHED_DIM))
     if relation is REPLACE_ONE:
-        rows = (np.vstack([c, zeros]), np.vstack([-c, zeros]))
+        if offset:
+            others += (CLIP / RECORD_NORM) * c / (n - 1)
+        rows = (np.vstack([c, others]), np.vstack([-c, others]))
     else:
-        rows = (zeros, np.vstack([zeros, c]))
+        rows = (others, np.vstack([others, c]))
     return (LinearObjective(rows[0], l2_radius=RECORD_NORM),
             LinearObjective(rows[1], l2_radius=RECORD_NORM))
 
 
-def _batched_setting(**extra: Any) -> Callable[[Neighbouring, float, float], Setting]:
+def _batched_setting(offset: bool = False, **extra: Any
+                     ) -> Callable[[Neighbouring, float, float], Setting]:
     def build(relation: Neighbouring, epsilon: float, delta: float) -> Setting:
         sampling = "without_replacement" if relation is REPLACE_ONE else "poisson"
+        n, batch = batched_sizes(relation)
         kwargs = dict(epsilon=epsilon, delta=delta, steps=GAUSS_STEPS, step_size=BATCHED_STEP,
-                      batch_size=BATCHED_B, sampling=sampling, trace=None, **extra)
+                      batch_size=batch, sampling=sampling, trace=None, **extra)
         if relation is ADD_REMOVE:
-            kwargs["public_n"] = BATCHED_N
-        pair_text = ("D = {c, 0, 0, 0}, D' = {-c, 0, 0, 0}" if relation is REPLACE_ONE
-                     else "D = {0, 0, 0}, D' = D + {c}")
-        return Setting(batched_pair(relation), kwargs, _gd_features,
+            kwargs["public_n"] = n
+        others = "b" if offset else "0"
+        pair_text = (f"D = {{c, {others}, ...}}, D' = {{-c, {others}, ...}}"
+                     if relation is REPLACE_ONE else "D = {0, ...}, D' = D + {c}")
+        if offset and relation is REPLACE_ONE:
+            pair_text += ", b = C c / (r (n - 1)) (the clipped sum of D' is 0)"
+        return Setting(batched_pair(relation, offset), kwargs, _gd_features,
                        "released noisy gradients (one per step, every coordinate)",
                        f"{pair_text}, c = r (1, -1, 1, -1) / 2, r = {RECORD_NORM:g}; "
-                       f"n = {BATCHED_N}, batch {BATCHED_B} (q = 1/2, "
+                       f"n = {n}, batch {batch} (q = 1/2, "
                        f"{sampling.replace('_', ' ')}), step size {BATCHED_STEP:g}, "
                        f"d = {BATCHED_DIM}", ("linear", "gaussian-lr"))
     return build
 
 
 register_audit(AuditSpec("dp_sgd_batched", alg.dp_sgd, (REPLACE_ONE, ADD_REMOVE),
-                         _batched_setting(clip_threshold=CLIP), GAUSS_EPS, GAUSS_DELTA,
-                         "DP-SGD, n = 4, batch 2, step 3, d = 4 (sampling, step, coordinates)",
+                         _batched_setting(offset=True, clip_threshold=CLIP), GAUSS_EPS,
+                         GAUSS_DELTA, "DP-SGD, n = 40 / 4, batch 20 / 2 (replace-one / "
+                         "add-remove), step 3, d = 4",
                          trials=40_000, mutant_factor=BATCHED_MUTANT), rank=85)
 register_audit(AuditSpec("dp_nsgd_batched", alg.dp_nsgd, (REPLACE_ONE, ADD_REMOVE),
-                         _batched_setting(regulariser=1e-3), GAUSS_EPS, GAUSS_DELTA,
-                         "DP-NSGD, n = 4, batch 2, step 3, d = 4 (sampling, step, "
-                         "coordinates)", trials=40_000, mutant_factor=BATCHED_MUTANT), rank=95)
+                         _batched_setting(offset=True, regulariser=1e-3), GAUSS_EPS,
+                         GAUSS_DELTA,
+                         "DP-NSGD, n = 40 / 4, batch 20 / 2 (replace-one / add-remove), "
+                         "step 3, d = 4", trials=40_000, mutant_factor=BATCHED_MUTANT), rank=95)
