@@ -709,6 +709,7 @@ def _tune_hb_error(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, initial_gap, by_
         assert tuned is not None
         path.append((g, tuned.worst_case_upper))
         bar.update()
+    assert tuned is not None  # the family has at least one member (grid >= 3)
     a_c, b_c = classical_heavy_ball_parameters(mu, L)
     classical = row("Polyak (best T)", a_c, b_c)
     a_p = 1.0 / L
