@@ -48,9 +48,11 @@ $T\\le 300$); numeric bounds are evaluated at 25 points per panel. The defaults 
 $N=10^8$, $\\varepsilon=1$) sit where the default theorem is informative (bound $\\approx 0.28
 < G = 1$).
 
-**Speed.** A redraw costs well under 2 s of CPU: every curve is vectorised (one NumPy call per
-curve), the terms are compiled once per theorem and each panel's curves are cached, so moving
-one control recomputes only the two panels it changes. The heavy-ball LMI bound
+**Speed.** Every curve is vectorised (one NumPy call per curve), the terms are compiled once
+per theorem and each panel's curves are cached, so moving one control recomputes only the two
+panels it changes. Measured on a 2-vCPU AMD EPYC (Zen 3, `bench/bench_notebook02_redraw.py`): a
+slider move costs about 2-3 s of CPU, of which drawing the figure is about 1.2 s; the first draw
+about 11 s (it calibrates the noise at each of the 40 points on the eps axis). The heavy-ball LMI bound
 (`strongly_convex.heavy_ball_lmi`, Kuru et al. Prop. 3.4) solves an SDP at every point (about
 a second each) and is left out of the dropdown and of the grey peers: notebook 03 maps it, and
 `draw("strongly_convex.heavy_ball_lmi")` draws it on an 8-point grid (about a minute)."""),
