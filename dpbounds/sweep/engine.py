@@ -118,9 +118,10 @@ def _load_plugins(plugins: tuple[tuple[str, ...], bool]) -> None:
     """Worker side: load the sweep's plug-ins (once per process: loading is idempotent)."""
     files, entry_points = plugins
     if files or entry_points:
-        from dpbounds.extend import load_plugins
-
-        load_plugins(files, entry_points=entry_points)
+        # by name, like a task's function (_load): the sweep sits below the extension API in
+        # the layers (dpbounds/_layers.py) and needs it only in a worker whose parent loaded
+        # plug-ins
+        _load(_PLUGIN_LOADER)(files, entry_points=entry_points)
 
 
 @dataclass
@@ -148,6 +149,8 @@ def _portable(fn: Any) -> Any:
 #: :data:`dpbounds.extend.PLUGIN_MODULE_PREFIX` (not imported here: the sweep does not need
 #: the extension API unless a plug-in was loaded)
 _PLUGIN_PREFIX = "dpbounds_plugin_"
+#: what a worker calls to load the sweep's plug-ins (:func:`dpbounds.extend.load_plugins`)
+_PLUGIN_LOADER = "dpbounds.extend:load_plugins"
 
 
 def _load(fn: Any) -> Any:
