@@ -10,6 +10,13 @@ from __future__ import annotations
 
 import os
 
+# Under pytest-xdist (the README's `-n auto`) every core already runs a worker: a BLAS thread
+# pool per worker would oversubscribe them. Set before NumPy is first imported (this file is
+# imported before any test module); an explicit setting in the environment wins.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
+
 try:
     from hypothesis import settings
 except ImportError:  # the dev extra is not installed: the property tests skip themselves
