@@ -66,6 +66,7 @@ from dpbounds.algorithms._common import (
     check_batch_size,
     check_epsilon,
     check_noise_step,
+    check_own_record_losses,
     check_steps,
     check_trials,
     make_streams,
@@ -277,6 +278,7 @@ def _noisy_sgd(
     """Shared loop of DP-SGD (``kind="clip"``) and DP-NSGD (``kind="normalize"``); with a
     ``transcript``, the NumPy path runs (the compiled loop records nothing)."""
     step_size = check_positive("step_size", step_size)
+    check_own_record_losses(objective, name, check_epsilon(epsilon))
     fixed = sampling == "without_replacement"
     steps = check_steps(steps, maximum=_kernels.step_limit(objective) if fixed else MAX_STEPS)
     trials = check_trials(trials)
