@@ -291,7 +291,9 @@ def _noisy_sgd(
     if noise_kind == "grid" and accountant != "rdp":
         raise ValueError("noise='grid' needs accountant='rdp' (the discrete Gaussian's "
                          "subsampling is accounted by RDP amplification bounds for any "
-                         "mechanism; no PLD of it is implemented)")
+                         "mechanism; the PLD accountant reads only a scalar discrete Gaussian "
+                         "of sigma <= 2^16 grid units, DiscreteGaussianMechanism, not the "
+                         "d-dimensional grid release of a gradient)")
     x = objective.initial_state(trials, x0)  # validates x0 before the (slow) calibration
     noise = noisy_sgd_noise(epsilon, delta, n=n_rate, batch_size=batch_size, steps=steps,
                             contribution_bound=contribution_bound, sampling=sampling,
