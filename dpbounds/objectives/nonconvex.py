@@ -50,7 +50,9 @@ class CoshCosineObjective(Objective):
         :math:`\bar r^\top x`. A record's loss depends on that record and the public
         :math:`(a, b, c)` only, so a clipped sum moves by :math:`C` (add/remove) or
         :math:`2C` (replace-one) between such neighbours **[DERIVED]**; see
-        :class:`~dpbounds.objectives.QuadraticObjective` (Notes).
+        :class:`~dpbounds.objectives.QuadraticObjective` (Notes). Its ``l1_sensitivity`` /
+        ``l2_sensitivity`` come from this data set's records (no declared radius), so an
+        unclipped run on neighbours needs a public bound passed as ``sensitivity=``.
     backend:
         Array namespace or name.
 

@@ -629,11 +629,16 @@ class SubsampledDiscreteGaussianMechanism(_DiscreteGaussianParameters, Subsample
     r"""A :class:`DiscreteGaussianMechanism` run on a subsample of rate ``sampling_rate``.
 
     The RDP accountant reads it as a :class:`SubsampledZcdpMechanism` of :math:`\rho =
-    s^2/(2v)` (amplification for any mechanism of known RDP). The PLD accountant reads a
-    scalar one under Poisson sampling (add/remove) exactly: dp_accounting's
+    s^2/(2v)` (amplification for any mechanism of known RDP), its sensitivity converted to the
+    sampling's relation as a continuous one's is. The PLD accountant reads a scalar one under
+    Poisson sampling (add/remove) through dp_accounting's
     ``DiscreteGaussianPrivacyLoss`` with ``sampling_prob`` (the worst-case pair of the
     Poisson-subsampled discrete Gaussian, both directions); sampling without replacement has
-    no PLD there and is refused.
+    no PLD there and is refused (pessimistic discretisation, as for every PLD part). The
+    integer shift ``sensitivity`` is again the worst
+    (DERIVED: the mixture pair's trade-off curve is :math:`qf_k(\alpha)+(1-q)(1-\alpha)`,
+    Dong, Roth & Su 2022's mixture identity, and falls with :math:`f_k`, the unsampled
+    pair's; the reverse pair's curve is its inverse).
     """
 
     rho: float = field(init=False, default=0.0)
