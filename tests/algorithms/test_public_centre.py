@@ -101,7 +101,8 @@ def test_every_centred_objective_moves_one_term(kind, relation):
     """d = 3, n = 30 random offsets; D' adds a far record, removes it or replaces a record by
     it (with the same centre). At random states the old records' gradients are unchanged bit for bit
     and the clipped sum moves by <= C (add/remove) or <= 2C (replace), against the hand
-    formulas of each loss; the recomputed-centre D' (control) moves by more than the bound."""
+    formulas of each loss; with each data set centred on its own mean (control, the old
+    construction) the sum moves by over 5 times the bound."""
     rng = np.random.default_rng(7)
     e0 = 0.4 * rng.standard_normal((30, 3))
     z = np.array([[30.0, -20.0, 10.0]])
@@ -120,9 +121,10 @@ def test_every_centred_objective_moves_one_term(kind, relation):
                         lambda x, r: _cosh_grads_by_hand(x, r, 1.0, 2.0)),
     }[kind]
     f = make(e, centre=e0.mean(axis=0))   # a public centre (the Huber well takes z then)
-    # control: the centre recomputed from D' (what building D' without centre= did; the
-    # Huber well refuses that construction outright for a record this far out)
-    f2, old = make(e2, centre=f.centre), make(e2, centre=e2.mean(axis=0))
+    f2 = make(e2, centre=f.centre)
+    # control: each data set centred on its own mean, as every construction did before (the
+    # Huber well's default construction refuses a record this far out, hence centre=)
+    old, old2 = make(e, centre=e.mean(axis=0)), make(e2, centre=e2.mean(axis=0))
     x = rng.standard_normal((4, 3)) * 0.5
     g, g2 = to_numpy(f.sample_grads(x)), to_numpy(f2.sample_grads(x))
     np.testing.assert_array_equal(g2[:, keep2], g[:, keep])
@@ -133,11 +135,11 @@ def test_every_centred_objective_moves_one_term(kind, relation):
         np.testing.assert_allclose(_clipped_sum(g[t], C), ref, rtol=1e-10, atol=1e-10)
         np.testing.assert_allclose(_clipped_sum(g2[t], C), new, rtol=1e-10, atol=1e-10)
         worst_new = max(worst_new, float(np.linalg.norm(new - ref)))
-        worst_old = max(worst_old,
-                        float(np.linalg.norm(_clipped_sum(to_numpy(old.sample_grads(x))[t], C)
-                                             - ref)))
+        moved = (_clipped_sum(to_numpy(old2.sample_grads(x))[t], C)
+                 - _clipped_sum(to_numpy(old.sample_grads(x))[t], C))
+        worst_old = max(worst_old, float(np.linalg.norm(moved)))
     assert worst_new <= bound + 1e-9
-    assert worst_old > bound
+    assert worst_old > 5 * bound       # measured 30-35 for each kind and relation
 
 
 @pytest.mark.parametrize("kind", ["quadratic", "huber_well", "huber_well_zone", "cosh_cosine"])
