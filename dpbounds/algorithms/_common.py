@@ -445,6 +445,28 @@ def public_normaliser(public_n: Any, n: int, neighbouring: Neighbouring | str) -
     return int(n)
 
 
+def check_own_record_losses(objective: ObjectiveProtocol, algorithm: str, epsilon: float
+                            ) -> None:
+    """Refuse a private run on an objective whose per-example losses depend on other records.
+
+    The sensitivities of the clipped (or normalised, or bounded) gradient sums count one
+    record's own term: adding, removing or replacing a record changes that term only. An
+    objective that declares ``centred_records`` (each loss uses a centre recomputed from the
+    data set it is built from) moves every term instead, so the calibrated noise would not
+    cover the change. The bundled centred objectives fix their centre as a public
+    parameter (``centre``) and do not declare it.
+    """
+    if getattr(objective, "centred_records", False) and math.isfinite(epsilon):
+        raise ValueError(
+            f"{algorithm} does not accept {type(objective).__name__} "
+            f"({getattr(objective, 'name', '?')!r}): it declares centred_records (its "
+            "per-example losses use a centre recomputed from the whole data set), so adding, "
+            "removing or replacing one record moves every term of the clipped gradient sum, "
+            "not one: the sensitivity the noise is calibrated to would not hold and the "
+            "privacy claim would fail; fix the centre as a public parameter of the objective "
+            "(as QuadraticObjective, HuberWell and CoshCosineObjective do with centre=)")
+
+
 def check_epsilon(epsilon: Any) -> float:
     """``epsilon > 0``; ``math.inf`` is allowed and means "non-private"."""
     return check_positive("epsilon", epsilon, allow_inf=True)

@@ -82,6 +82,7 @@ from dpbounds.algorithms._common import (
     SimulationResult,
     TraceRecorder,
     check_epsilon,
+    check_own_record_losses,
     check_steps,
     check_trials,
     make_streams,
@@ -280,13 +281,16 @@ def dp_agd(objective: ObjectiveProtocol, *, epsilon: float, delta: float, splits
     ----------
     objective:
         Finite-sum objective (average form; the algorithm works with the sums
-        :math:`n\cdot` mean) whose per-example loss depends on its own record only:
-        objectives that centre their offsets over the data set (``centred_records``:
-        :class:`~dpbounds.objectives.QuadraticObjective`,
+        :math:`n\cdot` mean) whose per-example loss depends on its own record (and public
+        parameters) only. The centred objectives
+        (:class:`~dpbounds.objectives.QuadraticObjective`,
         :class:`~dpbounds.objectives.HuberWell`,
-        :class:`~dpbounds.objectives.CoshCosineObjective`) are refused (ValueError): adding
-        one record :math:`z` shifts every centred offset by :math:`(e_z-\bar e)/(n+1)`, so
-        the clipped gradient sum moves by up to :math:`C_{grad}+n\lVert e_z-\bar
+        :class:`~dpbounds.objectives.CoshCosineObjective`) qualify: their centre is a public
+        parameter fixed at construction (``centre``; a neighbouring data set is built with
+        ``centre=f.centre``). An objective that declares ``centred_records`` (a centre
+        recomputed from each data set) is refused (ValueError) for a private run: adding
+        one record :math:`z` would shift every centred offset by :math:`(e_z-\bar e)/(n+1)`,
+        so the clipped gradient sum would move by up to :math:`C_{grad}+n\lVert e_z-\bar
         e\rVert/(n+1)` (clipping is 1-Lipschitz; DERIVED), not :math:`C_{grad}`, and the
         NoisyMax scores lose their one-term monotone change. The NoisyMax scores clip each
         per-example loss to
@@ -350,18 +354,8 @@ def dp_agd(objective: ObjectiveProtocol, *, epsilon: float, delta: float, splits
     f = objective
     xp = f.xp
     n, d = f.n, f.d
-    if getattr(f, "centred_records", False):
-        # the sensitivities C_grad / C_obj count one record's own clipped term; a centred
-        # objective's every term moves with the data set's mean (see the docstring)
-        raise ValueError(
-            f"dp_agd does not accept {type(f).__name__} ({f.name!r}): its per-example losses "
-            "use offsets centred over the whole data set (e_i - mean(e)), so adding or "
-            "removing one record (DP-AGD's add/remove relation) moves every term of the "
-            "clipped gradient sum and of the NoisyMax scores, not one: their sensitivities "
-            "are then not grad_clip and obj_clip and the privacy claim would not hold; use "
-            "an objective whose per-example loss depends on its own record only (e.g. "
-            "LogisticRegression, HuberSVM)")
     epsilon = check_epsilon(epsilon)
+    check_own_record_losses(f, "dp_agd", epsilon)
     delta = check_probability("delta", delta)
     splits = check_int("splits", splits, maximum=MAX_STEPS)
     gamma = check_positive("gamma", gamma)

@@ -66,6 +66,7 @@ from dpbounds.algorithms._common import (
     check_batch_size,
     check_epsilon,
     check_noise_step,
+    check_own_record_losses,
     check_steps,
     check_trials,
     make_streams,
@@ -277,6 +278,7 @@ def _noisy_sgd(
     """Shared loop of DP-SGD (``kind="clip"``) and DP-NSGD (``kind="normalize"``); with a
     ``transcript``, the NumPy path runs (the compiled loop records nothing)."""
     step_size = check_positive("step_size", step_size)
+    check_own_record_losses(objective, name, check_epsilon(epsilon))
     fixed = sampling == "without_replacement"
     steps = check_steps(steps, maximum=_kernels.step_limit(objective) if fixed else MAX_STEPS)
     trials = check_trials(trials)
@@ -289,7 +291,9 @@ def _noisy_sgd(
     if noise_kind == "grid" and accountant != "rdp":
         raise ValueError("noise='grid' needs accountant='rdp' (the discrete Gaussian's "
                          "subsampling is accounted by RDP amplification bounds for any "
-                         "mechanism; no PLD of it is implemented)")
+                         "mechanism; the PLD accountant reads only a scalar discrete Gaussian "
+                         "of sigma <= 2^16 grid units, DiscreteGaussianMechanism, not the "
+                         "d-dimensional grid release of a gradient)")
     x = objective.initial_state(trials, x0)  # validates x0 before the (slow) calibration
     noise = noisy_sgd_noise(epsilon, delta, n=n_rate, batch_size=batch_size, steps=steps,
                             contribution_bound=contribution_bound, sampling=sampling,

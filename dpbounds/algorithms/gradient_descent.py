@@ -36,6 +36,7 @@ from dpbounds.algorithms._common import (
     check_batch_size,
     check_epsilon,
     check_noise_step,
+    check_own_record_losses,
     check_steps,
     check_trials,
     default_step_size,
@@ -137,6 +138,7 @@ def dp_gd(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
     ('zCDP', True)
     """
     epsilon = check_epsilon(epsilon)
+    check_own_record_losses(objective, "dp_gd", epsilon)
     T = check_steps(steps)
     trials = check_trials(trials)
     mechanism = check_choice("mechanism", mechanism, ("laplace", "gaussian"))

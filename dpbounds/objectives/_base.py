@@ -43,6 +43,27 @@ def _all_finite(arr: np.ndarray) -> bool:
                for a in range(0, flat.size, 1 << 20))
 
 
+def public_centre(offsets: np.ndarray, centre: Any
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    r"""``(records, centre, mean record)`` of per-sample offsets around a public centre.
+
+    ``centre=None`` takes the offsets' own mean: records ``e_i - mean(e)`` (computed as the
+    centred objectives always did, bit for bit) and mean record ``None`` (zero). A given
+    ``(d,)`` centre is used as is, never recomputed: records ``e_i - c`` and their mean
+    (which tilts ``F`` when the data set is not the one the centre came from). A record's
+    loss then depends on that record and the public centre only **[DERIVED]**.
+    """
+    d = offsets.shape[1]
+    if centre is None:
+        mean = offsets.mean(axis=0, keepdims=True)
+        return offsets - mean, mean[0].copy(), None
+    c = finite_array("centre", centre).reshape(-1)
+    if c.shape != (d,):
+        raise ValueError(f"centre must have shape ({d},), got {np.shape(centre)}")
+    records = offsets - c[None, :]
+    return records, c, records.mean(axis=0)
+
+
 @dataclass(frozen=True)
 class Optimum:
     """A minimiser found by a deterministic solver.
@@ -110,12 +131,15 @@ class Objective:
     name: str = "objective"
     #: True when F is convex.
     convex: bool = True
-    #: True when the constructor centres the per-example data over the whole data set
-    #: (:class:`~dpbounds.objectives.QuadraticObjective`, :class:`~dpbounds.objectives.HuberWell`,
-    #: :class:`~dpbounds.objectives.CoshCosineObjective`: offsets :math:`e_i-\bar e`): each
-    #: :math:`\ell_i` then depends on every record, so adding, removing or replacing one record
-    #: moves every term. Algorithms whose sensitivity counts one record's own clipped term
-    #: (DP-AGD, add/remove) refuse such objectives.
+    #: True when an :math:`\ell_i` depends on other records than its own (e.g. offsets
+    #: re-centred over whatever data set the objective is built from): adding, removing or
+    #: replacing one record then moves every term, and the clipping sensitivities C / 2C do
+    #: not hold. The DP algorithms that count one record's own clipped term (DP-SGD,
+    #: DP-NSGD, DP-GD, DP-AGD) refuse such objectives. No bundled objective sets it: the
+    #: centred ones (:class:`~dpbounds.objectives.QuadraticObjective`,
+    #: :class:`~dpbounds.objectives.HuberWell`,
+    #: :class:`~dpbounds.objectives.CoshCosineObjective`) fix their centre at construction as
+    #: a public parameter (``centre``), so a record's loss depends on that record only.
     centred_records: bool = False
 
     def __init__(self, n: int, d: int, xp: Any) -> None:

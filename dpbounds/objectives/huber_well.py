@@ -17,7 +17,9 @@ per-sample :math:`L`; Yang et al.: :math:`\tau_0 = 2G`, :math:`L_0 = L`, :math:`
 **exactly**, not up to a data radius, so a difference query ``∇ℓ_i(x) - ∇ℓ_i(x')`` of
 Algorithm 2 sees the true gradient with norm :math:`\le L\lVert x-x'\rVert`.
 
-Centres :math:`c_i = e_i` with zero-mean offsets :math:`\lVert e_i\rVert\le\rho<\delta`: near
+Centres :math:`c_i = e_i - c` around a public centre :math:`c` fixed at construction (default:
+the mean of the given offsets; see :class:`HuberWell` for why it is a parameter) with
+zero-mean offsets :math:`\lVert e_i\rVert\le\rho<\delta`: near
 the origin every sample is in its quadratic zone, so :math:`F(x)=\frac L2\frac1n\sum_i
 \lVert x-e_i\rVert^2` there and the minimiser is :math:`x^*=0` with
 :math:`F^*=\frac L{2n}\sum_i\lVert e_i\rVert^2` (closed form). Outside radius
@@ -45,10 +47,11 @@ import math
 from typing import Any
 
 import numpy as np
+import scipy.optimize
 
 from dpbounds._validation import check_int, check_nonnegative, check_positive
-from dpbounds.backend import get_namespace
-from dpbounds.objectives._base import Objective, Optimum, finite_array
+from dpbounds.backend import get_namespace, is_numpy
+from dpbounds.objectives._base import Objective, Optimum, finite_array, public_centre
 
 __all__ = ["HuberWell"]
 
@@ -59,31 +62,48 @@ class HuberWell(Objective):
     Parameters
     ----------
     offsets:
-        ``(n, d)`` centres :math:`e_i`; they are centred (:math:`\sum_i e_i = 0`). Their
-        largest norm must stay below :math:`\delta = G/L` (so the optimum is in closed form).
+        ``(n, d)`` offsets :math:`e_i`; the wells' centres (the records) are
+        :math:`e_i - c`. With the default ``centre`` their largest norm must stay below
+        :math:`\delta = G/L` (so the optimum is in closed form).
+    centre:
+        ``(d,)`` public centre :math:`c`, fixed at construction and never recomputed from
+        the data (:attr:`centre`). ``None`` (default) takes the mean of ``offsets``
+        (:math:`\sum_i (e_i - c) = 0`, :math:`x^* = 0`). Pass ``centre=f.centre`` to build a
+        neighbouring data set of ``f``: any records are then accepted, and the optimum is
+        in closed form (:math:`x^*` the mean record) when every record lies within
+        :math:`\delta` of it, else found numerically.
     G:
         Per-sample gradient bound (exact: attained outside the quadratic zone), ``> 0``.
     L:
         Per-sample smoothness, ``> 0``.
     backend:
         Array namespace or name.
+
+    Notes
+    -----
+    **Records and neighbours [DERIVED].** :math:`\ell_i` depends on the record
+    :math:`e_i` and the public :math:`(G, L, c)` only, and :math:`\lVert\nabla\ell_i\rVert
+    \le G`; a neighbouring data set built with the same centre (``HuberWell(e2, G=G, L=L,
+    centre=f.centre)``) changes one term, so the clipped sum moves by at most :math:`C`
+    (add/remove) or :math:`2C` (replace-one), and an unclipped gradient sum by :math:`G` /
+    :math:`2G`. Rebuilt without ``centre``, every centre moves with the data set's mean and
+    no privacy claim covers the pair (see :class:`~dpbounds.objectives.QuadraticObjective`).
     """
 
     name = "huber_well"
-    centred_records = True  # offsets centred over the data set (see Objective)
     convex = True
 
     def __init__(self, offsets: Any, *, G: float = 1.0, L: float = 1.0,
-                 backend: Any = None) -> None:
+                 centre: Any = None, backend: Any = None) -> None:
         e = finite_array("offsets", offsets, ndim=2)
-        e = e - e.mean(axis=0, keepdims=True)
+        e, self.centre, self._shift_np = public_centre(e, centre)
         super().__init__(e.shape[0], e.shape[1], backend)
         self.G = check_positive("G", G)
         self.L = check_positive("L", L)
         self.delta = self.G / self.L
         self.offsets_np = e
         self.spread = float(np.max(np.linalg.norm(e, axis=1)))
-        if self.spread >= self.delta:
+        if self._shift_np is None and self.spread >= self.delta:
             raise ValueError(f"offsets: the largest centre norm {self.spread:.6g} must be below "
                              f"delta = G/L = {self.delta:.6g} (valid range [0, G/L))")
         self._to_xp()
@@ -159,9 +179,31 @@ class HuberWell(Objective):
         return self.G
 
     def _solve(self) -> Optimum:
-        x = np.zeros(self.d)
-        value = self.L / 2 * float(np.mean(np.sum(self.offsets_np**2, axis=1)))
-        return Optimum(x, value, 0.0, "closed form x* = 0 (all samples quadratic there)", True)
+        if self._shift_np is None:
+            x = np.zeros(self.d)
+            value = self.L / 2 * float(np.mean(np.sum(self.offsets_np**2, axis=1)))
+            return Optimum(x, value, 0.0, "closed form x* = 0 (all samples quadratic there)",
+                           True)
+        # another data set around the same centre: F is the mean of L/2 ||x - e_i||^2 near
+        # the mean record m when every record is in its quadratic zone there (x* = m)
+        m = self._shift_np
+        z = self.offsets_np - m
+        if float(np.max(np.linalg.norm(z, axis=1))) <= self.delta:
+            value = self.L / 2 * float(np.mean(np.sum(z**2, axis=1)))
+            return Optimum(m.copy(), value, 0.0, "closed form x* = mean record (all samples "
+                           "quadratic there)", True)
+        return self._solve_numerically(m)
+
+    def _solve_numerically(self, start: np.ndarray) -> Optimum:
+        """Convex and L-smooth: L-BFGS from ``start`` on the NumPy copy."""
+        f = self if is_numpy(self.xp) else self.to_backend("numpy")
+        res = scipy.optimize.minimize(
+            lambda v: float(f.loss(v[None, :])[0]), start, method="L-BFGS-B",
+            jac=lambda v: np.asarray(f.grad(v[None, :])[0]),
+            options={"gtol": 1e-12, "ftol": 0.0, "maxiter": 10_000})
+        x = np.asarray(res.x, dtype=float)
+        gn = float(np.linalg.norm(f.grad(x[None, :])[0]))
+        return Optimum(x, float(f.loss(x[None, :])[0]), gn, "L-BFGS-B (convex)", True)
 
     def to_backend(self, backend: Any) -> HuberWell:
         new = object.__new__(type(self))

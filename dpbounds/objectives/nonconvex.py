@@ -24,7 +24,7 @@ import scipy.optimize
 
 from dpbounds._validation import check_int, check_nonnegative, check_positive
 from dpbounds.backend import get_namespace
-from dpbounds.objectives._base import Objective, Optimum, finite_array
+from dpbounds.objectives._base import Objective, Optimum, finite_array, public_centre
 from dpbounds.provenance import YANG, Provenance, Source
 
 __all__ = ["CoshCosineObjective"]
@@ -40,7 +40,19 @@ class CoshCosineObjective(Objective):
     a, b:
         Shape (non-convex near 0 when ``a b² > 1``; defaults ``a = 1``, ``b = 2``).
     offsets:
-        ``(n, d)`` offsets (centred); ``None`` means ``n = 1`` and no gradient noise.
+        ``(n, d)`` offsets :math:`e_i`; the records are :math:`e_i - c`. ``None`` means
+        ``n = 1`` and no gradient noise.
+    centre:
+        ``(d,)`` public centre :math:`c`, fixed at construction and never recomputed from
+        the data (:attr:`centre`); ``None`` (default) takes the mean of ``offsets``, so the
+        records sum to 0 and ``F`` is the rig's. Pass ``centre=f.centre`` to build a
+        neighbouring data set of ``f``: the mean record :math:`\bar r` then tilts ``F`` by
+        :math:`\bar r^\top x`. A record's loss depends on that record and the public
+        :math:`(a, b, c)` only, so a clipped sum moves by :math:`C` (add/remove) or
+        :math:`2C` (replace-one) between such neighbours **[DERIVED]**; see
+        :class:`~dpbounds.objectives.QuadraticObjective` (Notes). Its ``l1_sensitivity`` /
+        ``l2_sensitivity`` come from this data set's records (no declared radius), so an
+        unclipped run on neighbours needs a public bound passed as ``sensitivity=``.
     backend:
         Array namespace or name.
 
@@ -53,23 +65,27 @@ class CoshCosineObjective(Objective):
     """
 
     name = "cosh_cosine"
-    centred_records = True  # offsets centred over the data set (see Objective)
     convex = False
     source = Source(YANG, "simulation rig (sheet §13)", Provenance.DERIVED)
 
     def __init__(self, d: int, *, a: float = 1.0, b: float = 2.0, offsets: Any = None,
-                 backend: Any = None) -> None:
+                 centre: Any = None, backend: Any = None) -> None:
         d = check_int("d", d)
         self.a = check_nonnegative("a", a)
         self.b = check_positive("b", b)
         e = np.zeros((1, d)) if offsets is None else finite_array("offsets", offsets)
         if e.ndim != 2 or e.shape[1] != d:
             raise ValueError(f"offsets must have shape (n, {d}), got {e.shape}")
-        e = e - e.mean(axis=0, keepdims=True)
+        e, self.centre, self._shift_np = public_centre(e, centre)
         super().__init__(e.shape[0], d, backend)
         self.offsets_np = e
-        self._e = self.xp.asarray(e)
+        self._to_xp()
         self.tau0 = float(np.max(np.linalg.norm(e, axis=1)))
+
+    def _to_xp(self) -> None:
+        self._e = self.xp.asarray(self.offsets_np)
+        # mean record (None: 0, the default centre): tilts the full objective
+        self._shift = None if self._shift_np is None else self.xp.asarray(self._shift_np)
 
     def _F(self, x: Any) -> Any:
         xp = self.xp
@@ -86,7 +102,8 @@ class CoshCosineObjective(Objective):
 
     def loss(self, x: Any) -> Any:
         self.check_state(x)
-        return self._F(x)
+        f = self._F(x)
+        return f if self._shift is None else f + self.xp.sum(x * self._shift, axis=1)
 
     def sample_losses(self, x: Any, idx: Any = None) -> Any:
         self.check_state(x)
@@ -100,7 +117,9 @@ class CoshCosineObjective(Objective):
 
     def _data_grad(self, x: Any, idx: Any) -> Any:
         g = self._mean_grad(x)
-        return g if idx is None else g + self.xp.mean(self._gather(idx), axis=1)
+        if idx is None:
+            return g if self._shift is None else g + self._shift[None, :]
+        return g + self.xp.mean(self._gather(idx), axis=1)
 
     @property
     def smoothness(self) -> float:
@@ -129,27 +148,44 @@ class CoshCosineObjective(Objective):
         return 2.0 * self.tau0
 
     def _solve(self) -> Optimum:
+        if self._shift_np is None:
+            s = self._minimise_1d(0.0)
+            x = np.full(self.d, s)
+            g = self._g1(s, 0.0)
+            val = self.d * (math.cosh(s) + self.a * math.cos(self.b * s))
+            gn = abs(g) * math.sqrt(self.d)
+        else:  # separable with a tilt r_j per coordinate: one 1-D search each
+            x = np.array([self._minimise_1d(float(r)) for r in self._shift_np])
+            val = float(np.sum(np.cosh(x) + self.a * np.cos(self.b * x) + self._shift_np * x))
+            gn = float(np.linalg.norm([self._g1(float(s), float(r))
+                                       for s, r in zip(x, self._shift_np, strict=True)]))
+        return Optimum(x, val, gn, "separable 1-D search + Newton", True)
+
+    def _g1(self, s: float, tilt: float) -> float:
+        return math.sinh(s) - self.a * self.b * math.sin(self.b * s) + tilt
+
+    def _minimise_1d(self, tilt: float) -> float:
+        """Global minimiser of ``cosh s + a cos(b s) + tilt s`` (grid, bracket, Newton)."""
         a, b = self.a, self.b
-        t = np.linspace(-5.0, 5.0, 20001)
-        t0 = t[np.argmin(np.cosh(t) + a * np.cos(b * t))]
-        res = scipy.optimize.minimize_scalar(lambda s: math.cosh(s) + a * math.cos(b * s),
-                                             bracket=(t0 - 1e-3, t0, t0 + 1e-3),
-                                             options={"xtol": 1e-14})
+        half = 5.0 + math.asinh(abs(tilt))  # the minimiser has |sinh s| <= |tilt| + a b
+        t = np.linspace(-half, half, 20001)
+        t0 = t[np.argmin(np.cosh(t) + a * np.cos(b * t) + tilt * t)]
+        w = max(1e-3, 2 * half / 20000)  # a grid step or more either side of the grid's best
+        res = scipy.optimize.minimize_scalar(
+            lambda s: math.cosh(s) + a * math.cos(b * s) + tilt * s,
+            bracket=(t0 - w, t0, t0 + w), options={"xtol": 1e-14})
         s = float(res.x)
         for _ in range(5):  # Newton polish on g'(s) = 0
-            g1 = math.sinh(s) - a * b * math.sin(b * s)
+            g1 = self._g1(s, tilt)
             g2 = math.cosh(s) - a * b * b * math.cos(b * s)
             if g2 <= 0:
                 break
             s -= g1 / g2
-        x = np.full(self.d, s)
-        val = self.d * (math.cosh(s) + a * math.cos(b * s))
-        gn = abs(math.sinh(s) - a * b * math.sin(b * s)) * math.sqrt(self.d)
-        return Optimum(x, val, gn, "separable 1-D search + Newton", True)
+        return s
 
     def to_backend(self, backend: Any) -> CoshCosineObjective:
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)
         new.xp = get_namespace(backend)
-        new._e = new.xp.asarray(self.offsets_np)
+        new._to_xp()
         return new

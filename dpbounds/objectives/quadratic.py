@@ -1,8 +1,13 @@
 r"""Quadratic finite sums with any spectrum and a closed-form optimum.
 
-:math:`f_i(x)=\tfrac12x^\top Qx-b^\top x+e_i^\top x` with offsets :math:`\sum_ie_i=0`, so
-:math:`F(x)=\tfrac12x^\top Qx-b^\top x`, :math:`x^*=Q^{-1}b`,
-:math:`F^*=-\tfrac12b^\top Q^{-1}b` (for :math:`Q\succ0`). The per-sample gradient
+:math:`f_i(x)=\tfrac12x^\top Qx-b^\top x+(e_i-c)^\top x` with a **public centre** :math:`c`
+fixed at construction (default: the mean of the given offsets, so that
+:math:`\sum_i(e_i-c)=0`, :math:`F(x)=\tfrac12x^\top Qx-b^\top x`, :math:`x^*=Q^{-1}b`,
+:math:`F^*=-\tfrac12b^\top Q^{-1}b` for :math:`Q\succ0`; with another data set and the same
+centre, :math:`\bar r=\frac1n\sum_i(e_i-c)` tilts it: :math:`x^*=Q^{-1}(b-\bar r)`). A
+record's loss depends on that record and public parameters only, so a neighbouring data set
+built with the same centre (``centre=f.centre``) moves one term; see :class:`QuadraticObjective`
+for the privacy argument. The per-sample gradient
 :math:`Qx-b+e_i` differs between samples only by the offsets, so the sensitivities are
 state-independent: ``S_1 = 2 sup||e||_1``, L2 ``2 sup||e||_2``. This is the synthetic
 finite sum of ``yang_et_al.md`` §13 (``F + <a_i, x>`` with ``Σ a_i = 0``), and with no
@@ -18,7 +23,7 @@ import numpy as np
 
 from dpbounds._validation import check_finite, check_int
 from dpbounds.backend import get_namespace, rowwise_matmul, to_numpy
-from dpbounds.objectives._base import Objective, Optimum, finite_array
+from dpbounds.objectives._base import Objective, Optimum, finite_array, public_centre
 from dpbounds.provenance import KURU, Provenance, Source
 
 __all__ = ["QuadraticObjective"]
@@ -39,15 +44,37 @@ class QuadraticObjective(Objective):
     b:
         Linear term, shape ``(d,)`` (zeros by default, so ``x* = 0``).
     offsets:
-        ``(n, d)`` per-sample offsets ``e_i``; they are centred (``Σ e_i = 0``) so that
-        ``F`` is exactly the quadratic. ``None`` means one sample (``n = 1``), no data noise.
+        ``(n, d)`` per-sample offsets ``e_i``; the records are ``e_i - centre``.
+        ``None`` means one sample (``n = 1``), no data noise.
+    centre:
+        ``(d,)`` public centre :math:`c`, fixed at construction and never recomputed from
+        the data (:attr:`centre`). ``None`` (default) takes the mean of ``offsets``, so that
+        ``Σ (e_i - c) = 0`` and ``F`` is exactly the quadratic; pass ``centre=f.centre`` to
+        build a neighbouring data set of ``f`` (see Notes).
     offset_l1_radius, offset_l2_radius:
-        Declared bounds on ``||e||_1`` and ``||e||_2`` over the data universe (default: the
-        maximum over the given offsets).
+        Declared bounds on ``||e - c||_1`` and ``||e - c||_2`` over the data universe
+        (default: the maximum over the given records).
     seed:
         Seed for ``basis="random"``.
     backend:
         Array namespace or name.
+
+    Notes
+    -----
+    **Records and neighbours [DERIVED].** The per-example loss
+    :math:`f_i(x)=\tfrac12x^\top Qx-b^\top x+(e_i-c)^\top x` is a function of the record
+    :math:`e_i` and of the public :math:`(Q,b,c)` only. For a data set :math:`D'` that adds,
+    removes or replaces one record and keeps :math:`c` (``QuadraticObjective(eigenvalues,
+    b=b, offsets=e2, centre=f.centre, ...)``), every other term is unchanged, so a clipped
+    gradient sum moves by at most :math:`C` (add/remove) or :math:`2C` (replace-one): the
+    sensitivities the DP algorithms calibrate to. Rebuilding :math:`D'` **without**
+    ``centre`` recomputes :math:`c` from :math:`D'`: adding a record :math:`z` then moves
+    every centred offset by :math:`(e_z-\bar e)/(n+1)` and a clipped sum by up to
+    :math:`C+n\lVert e_z-\bar e\rVert/(n+1)` (57 = 19 C at :math:`D=\{\pm1\}\times10`,
+    :math:`D'=D\cup\{1000\}`, :math:`C=3`): that pair is not a neighbouring pair of one
+    mechanism, and no privacy claim covers it. The default centre is the mean of the given
+    offsets: a run's claim then protects the records :math:`e_i-c` of the data set it
+    received; when the raw offsets are private, pass a centre computed from public data.
 
     Example
     -------
@@ -55,10 +82,15 @@ class QuadraticObjective(Objective):
     >>> q = QuadraticObjective([0.5, 1.0], b=[1.0, 1.0])
     >>> q.optimum.x, q.optimum.value
     (array([2., 1.]), -1.5)
+    >>> q = QuadraticObjective([1.0], offsets=[[1.0], [-1.0], [3.0]])
+    >>> q.centre, q.optimum.x
+    (array([1.]), array([0.]))
+    >>> q2 = QuadraticObjective([1.0], offsets=[[1.0], [-1.0], [3.0], [5.0]], centre=q.centre)
+    >>> q2.optimum.x          # the added record's tilt: x* = -(mean(e) - c) = -1
+    array([-1.])
     """
 
     name = "quadratic"
-    centred_records = True  # offsets centred over the data set (see Objective)
     source = Source(KURU, "Theorem 3.5, eq. (24)", Provenance.VERBATIM)
 
     def __init__(
@@ -68,6 +100,7 @@ class QuadraticObjective(Objective):
         basis: Any = None,
         b: Any = None,
         offsets: Any = None,
+        centre: Any = None,
         offset_l1_radius: float | None = None,
         offset_l2_radius: float | None = None,
         seed: Any = None,
@@ -84,7 +117,7 @@ class QuadraticObjective(Objective):
             e = finite_array("offsets", offsets)
             if e.ndim != 2 or e.shape[1] != d:
                 raise ValueError(f"offsets must have shape (n, {d}), got {e.shape}")
-            e = e - e.mean(axis=0, keepdims=True)
+        e, self.centre, self._shift_np = public_centre(e, centre)
         super().__init__(e.shape[0], d, backend)
         self.eigenvalues = lam
         if basis is None:
@@ -128,6 +161,8 @@ class QuadraticObjective(Objective):
         self._b = xp.asarray(self.b_np)
         self._e = xp.asarray(self.offsets_np)
         self._has_offsets = bool(np.any(self.offsets_np != 0))
+        # mean record (0 when the centre is the offsets' own mean): tilts the full objective
+        self._shift = None if self._shift_np is None else xp.asarray(self._shift_np)
 
     @property
     def hessian(self) -> np.ndarray:
@@ -140,7 +175,13 @@ class QuadraticObjective(Objective):
         return x * self._diag if self._Q is None else rowwise_matmul(self.xp, x, self._Q)
 
     def _mean_grad(self, x: Any) -> Any:
+        """``Qx - b``: the part of the gradient every sample shares."""
         return self._Qx(x) - self._b
+
+    def _full_grad(self, x: Any) -> Any:
+        """Mean data gradient over all n records: ``Qx - b`` plus the mean record."""
+        g = self._mean_grad(x)
+        return g if self._shift is None else g + self._shift[None, :]
 
     def _gather(self, idx: Any) -> Any:
         xp = self.xp
@@ -148,15 +189,19 @@ class QuadraticObjective(Objective):
         return xp.reshape(xp.take(self._e, xp.reshape(idx, (-1,)), axis=0), (trials, m, self.d))
 
     # -- Objective API -------------------------------------------------------------------
-    def loss(self, x: Any) -> Any:
-        self.check_state(x)
+    def _shared_loss(self, x: Any) -> Any:
         xp = self.xp
         return 0.5 * xp.sum(x * self._Qx(x), axis=1) - xp.sum(x * self._b, axis=1)
+
+    def loss(self, x: Any) -> Any:
+        self.check_state(x)
+        f = self._shared_loss(x)
+        return f if self._shift is None else f + self.xp.sum(x * self._shift, axis=1)
 
     def sample_losses(self, x: Any, idx: Any = None) -> Any:
         self.check_state(x)
         xp = self.xp
-        base = self.loss(x)[:, None]
+        base = self._shared_loss(x)[:, None]
         e = self._e[None, :, :] if idx is None else self._gather(idx)
         return base + xp.sum(e * x[:, None, :], axis=-1)
 
@@ -166,8 +211,10 @@ class QuadraticObjective(Objective):
         return self._mean_grad(x)[:, None, :] + e
 
     def _data_grad(self, x: Any, idx: Any) -> Any:
+        if idx is None:
+            return self._full_grad(x)
         g = self._mean_grad(x)
-        if idx is None or not self._has_offsets:
+        if not self._has_offsets:
             return g
         return g + self.xp.mean(self._gather(idx), axis=1)
 
@@ -210,11 +257,13 @@ class QuadraticObjective(Objective):
         lam = self.eigenvalues
         if np.min(lam) <= 0:
             raise ValueError("optimum needs a positive-definite Q (all eigenvalues > 0)")
+        # F = x'Qx/2 - (b - mean record)'x: the mean record is 0 for the default centre
+        b = self.b_np if self._shift_np is None else self.b_np - self._shift_np
         if self.basis is None:
-            x = self.b_np / lam
+            x = b / lam
         else:
-            x = self.basis @ ((self.basis.T @ self.b_np) / lam)
-        value = -0.5 * float(self.b_np @ x)
+            x = self.basis @ ((self.basis.T @ b) / lam)
+        value = -0.5 * float(b @ x)
         return Optimum(x, value, 0.0, "closed form x* = Q^{-1} b", True)
 
     def to_backend(self, backend: Any) -> QuadraticObjective:

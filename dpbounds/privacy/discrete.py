@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 
 from dpbounds._validation import check_int, check_positive
+from dpbounds.privacy.mechanisms import DiscreteGaussianMechanism
 
 __all__ = ["GridGaussian", "GridLaplace", "RawPool", "discrete_gaussian_array",
            "discrete_laplace_array"]
@@ -512,6 +513,26 @@ class GridGaussian:
         ratio = self.units2 / (2 * self.sigma2)
         f = float(ratio)
         return f if Fraction(f) >= ratio else math.nextafter(f, math.inf)
+
+    def mechanism(self, neighbouring: Any = "add_remove") -> DiscreteGaussianMechanism:
+        r"""The release as a :class:`~dpbounds.privacy.mechanisms.DiscreteGaussianMechanism`
+        for the accountants (``sensitivity`` is :math:`\Delta` under ``neighbouring``).
+
+        Its integer sensitivity is :math:`\lfloor 2^j\Delta\rfloor + 1` for ``dim = 1``
+        (DERIVED: each rounding moves a value by at most half a unit, so the integer
+        difference is at most :math:`2^j\Delta + 1`; an integer, so at most its floor), else
+        :math:`\lceil\Delta_u\rceil`; its ``rho`` is then at most :attr:`rho_spent` for
+        ``dim = 1`` (above it by at most :math:`(\lceil\Delta_u\rceil/\Delta_u)^2` else). The PLD
+        accountant reads ``dim = 1`` releases of standard deviation up to :math:`2^{16}` grid
+        units (``grid_bits`` small enough); the zCDP and RDP accountants read any.
+        """
+        if self.dim == 1:
+            units = math.floor(Fraction(self.sensitivity) * 2**self.grid_bits) + 1
+        else:
+            units = math.ceil(Fraction(self.sensitivity) * 2**self.grid_bits
+                              + Fraction(math.isqrt(self.dim * 10**12) + 1, 10**6))
+        return DiscreteGaussianMechanism(neighbouring, variance=self.sigma2, sensitivity=units,
+                                         dimension=self.dim)
 
     def release(self, value: Any, rng: np.random.Generator) -> np.ndarray:
         """``grid * (round(value / grid) + Z)``, ``Z`` exact discrete Gaussian; on the grid."""

@@ -39,7 +39,8 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from dpbounds._validation import (
@@ -54,12 +55,14 @@ from dpbounds._validation import (
 __all__ = [
     "ApproxDpMechanism",
     "ComposedMechanism",
+    "DiscreteGaussianMechanism",
     "GaussianMechanism",
     "LaplaceMechanism",
     "Mechanism",
     "Neighbouring",
     "PureDpMechanism",
     "Sampling",
+    "SubsampledDiscreteGaussianMechanism",
     "SubsampledGaussianMechanism",
     "SubsampledLaplaceMechanism",
     "SubsampledZcdpMechanism",
@@ -460,10 +463,12 @@ def mechanism_from_dict(data: dict[str, Any]) -> Mechanism:
     if not isinstance(data, dict) or data.get("type") not in _MECHANISMS:
         raise ValueError(f"data must be a Mechanism.to_dict() with a known type "
                          f"{sorted(_MECHANISMS)}, got {data!r}")
-    kwargs = {k: v for k, v in data.items() if k != "type"}
+    cls = _MECHANISMS[data["type"]]
+    derived = {f.name for f in fields(cls) if not f.init}  # e.g. a discrete Gaussian's rho
+    kwargs = {k: v for k, v in data.items() if k != "type" and k not in derived}
     if "parts" in kwargs:
         kwargs["parts"] = tuple((mechanism_from_dict(m), int(c)) for m, c in kwargs["parts"])
-    return _MECHANISMS[data["type"]](**kwargs)
+    return cls(**kwargs)
 
 
 @dataclass(frozen=True)
@@ -514,7 +519,150 @@ class SubsampledZcdpMechanism(Mechanism):
                              f"(its amplification theorem is stated for {natural.value})")
 
 
+def _float_up(q: Fraction) -> float:
+    """The smallest float >= ``q``."""
+    f = float(q)
+    return f if Fraction(f) >= q else math.nextafter(f, math.inf)
+
+
+def _integer_units(name: str, value: Any) -> int:
+    """``value`` (a real >= 0) rounded UP to an integer number of grid units."""
+    v = check_nonnegative(name, value)
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return int(math.ceil(Fraction(v)))
+
+
+def _float_down(q: Fraction) -> float:
+    """The largest float <= ``q``."""
+    f = float(q)
+    return f if Fraction(f) <= q else math.nextafter(f, -math.inf)
+
+
+def _discrete_gaussian_fields(obj: Any) -> None:
+    variance = obj.variance
+    try:
+        exact = Fraction(variance)  # int, float (dyadic, exact) or Fraction
+    except (TypeError, ValueError):
+        raise ValueError(f"variance must be a positive real (grid units squared), got "
+                         f"{variance!r}") from None
+    if isinstance(variance, bool) or not 0 < exact <= MAX_DISCRETE_VARIANCE:
+        raise ValueError(f"variance must be in (0, 2^52] grid units squared, got {variance!r}")
+    # stored as a float rounded DOWN: less noise than drawn, never more
+    _set(obj, "variance", _float_down(exact))
+    _set(obj, "sensitivity", _integer_units("sensitivity", obj.sensitivity))
+    _set(obj, "dimension", check_int("dimension", obj.dimension, minimum=1))
+    _set(obj, "per_example_sum", check_flag("per_example_sum", obj.per_example_sum))
+    _set(obj, "rho", _discrete_rho(obj.sensitivity, obj.variance))
+
+
+def _discrete_rho(sensitivity: float, variance: float | Fraction) -> float:
+    """Canonne, Kamath & Steinke 2020: an integer query of L2 sensitivity s plus independent
+    discrete Gaussians of variance parameter v per coordinate is s^2/(2v)-zCDP (a
+    converted sensitivity rounded up to an integer first; rho rounded up)."""
+    s = math.ceil(Fraction(sensitivity))
+    return _float_up(Fraction(s) ** 2 / (2 * Fraction(variance)))
+
+
+#: Largest variance parameter (grid units squared) of a discrete Gaussian mechanism (2^52:
+#: the exact sampler's range, ``2 t m <= 2^52``).
+MAX_DISCRETE_VARIANCE: int = 2**52
+
+
+@dataclass(frozen=True)
+class _DiscreteGaussianParameters:
+    """The keyword fields both discrete Gaussian mechanisms share (validated by
+    :func:`_discrete_gaussian_fields`)."""
+
+    variance: float | Fraction = field(kw_only=True, default=1.0)  # stored as a float
+    sensitivity: float = field(kw_only=True, default=0)  # stored as an int (rounded up)
+    dimension: int = field(kw_only=True, default=1)
+    per_example_sum: bool = field(kw_only=True, default=False)
+
+    if TYPE_CHECKING:
+        def sensitivity_under(self, target: Any) -> float: ...
+
+    def rho_under(self, target: Any) -> float:
+        """:math:`s'^2/(2v)` with the sensitivity converted to ``target`` (module notes)."""
+        return _discrete_rho(self.sensitivity_under(target), self.variance)
+
+
+@dataclass(frozen=True)
+class DiscreteGaussianMechanism(_DiscreteGaussianParameters, ZcdpMechanism):
+    r"""An integer-valued query plus discrete Gaussian noise (a grid release such as
+    :meth:`~dpbounds.privacy.discrete.GridGaussian.mechanism`).
+
+    :math:`P[Z=z]\propto e^{-z^2/(2v)}` per coordinate, ``v = variance`` (grid units squared,
+    e.g. the exact sampler's :math:`tm`; a rational is stored as the float below it), on a
+    query whose L2 change between neighbours is at most ``sensitivity`` grid units (a real
+    is rounded **up** to an integer). It is :math:`\rho = s^2/(2v)`-zCDP (Canonne, Kamath &
+    Steinke 2020, multivariate discrete Gaussian; RECONSTRUCTED theorem number), so the zCDP
+    and RDP accountants read it as a :class:`ZcdpMechanism` of that :math:`\rho` (``rho`` is
+    derived, not passed). The PLD accountant reads a scalar one (``dimension=1``, standard
+    deviation at most ``MAX_PLD_DISCRETE_SIGMA`` = :math:`2^{16}` grid units) through
+    dp_accounting's ``DiscreteGaussianPrivacyLoss`` at the integer shift ``sensitivity``
+    (pessimistic discretisation), the worst shift (DERIVED: the discrete Gaussian is
+    log-concave on :math:`\mathbb Z`, so its integer shifts have monotone likelihood ratios,
+    the best tests are thresholds, and the trade-off curve between :math:`Z` and :math:`Z+k`
+    falls as the integer :math:`k` grows). A ``dimension > 1`` release is not a scalar
+    discrete Gaussian at its L2 shift (lattice noise is not rotation-invariant), and the PLD
+    accountant refuses it.
+
+    Example
+    -------
+    >>> from dpbounds.privacy.mechanisms import DiscreteGaussianMechanism
+    >>> m = DiscreteGaussianMechanism(variance=9, sensitivity=2.5)   # 2.5 grid units -> 3
+    >>> m.sensitivity, m.rho
+    (3, 0.5)
+    """
+
+    rho: float = field(init=False, default=0.0)
+    neighbouring: Neighbouring = Neighbouring.ADD_REMOVE
+
+    def __post_init__(self) -> None:
+        _set(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
+        _discrete_gaussian_fields(self)
+
+
+@dataclass(frozen=True)
+class SubsampledDiscreteGaussianMechanism(_DiscreteGaussianParameters, SubsampledZcdpMechanism):
+    r"""A :class:`DiscreteGaussianMechanism` run on a subsample of rate ``sampling_rate``.
+
+    The RDP accountant reads it as a :class:`SubsampledZcdpMechanism` of :math:`\rho =
+    s^2/(2v)` (amplification for any mechanism of known RDP), its sensitivity converted to the
+    sampling's relation as a continuous one's is. The PLD accountant reads a scalar one under
+    Poisson sampling (add/remove) through dp_accounting's
+    ``DiscreteGaussianPrivacyLoss`` with ``sampling_prob`` (the worst-case pair of the
+    Poisson-subsampled discrete Gaussian, both directions); sampling without replacement has
+    no PLD there and is refused (pessimistic discretisation, as for every PLD part). The
+    integer shift ``sensitivity`` is again the worst
+    (DERIVED: the mixture pair's trade-off curve is :math:`qf_k(\alpha)+(1-q)(1-\alpha)`,
+    Dong, Roth & Su 2022's mixture identity, and falls with :math:`f_k`, the unsampled
+    pair's; the reverse pair's curve is its inverse).
+    """
+
+    rho: float = field(init=False, default=0.0)
+    sampling_rate: float = 1.0
+    neighbouring: Neighbouring | None = None
+    sampling: Sampling = Sampling.POISSON
+
+    def __post_init__(self) -> None:
+        _discrete_gaussian_fields(self)
+        if self.rho <= 0:
+            raise ValueError("sensitivity must be > 0 for a subsampled discrete Gaussian "
+                             "(a zero-sensitivity release leaks nothing: leave it out)")
+        _set(self, "sampling_rate", check_closed_interval("sampling_rate", self.sampling_rate,
+                                                          0.0, 1.0))
+        _set(self, "sampling", Sampling.coerce(self.sampling))
+        # the sensitivity may be measured under either relation (as for the continuous
+        # SubsampledGaussianMechanism); accountants convert it to the sampling's natural one
+        nb = self.sampling.natural_neighbouring if self.neighbouring is None \
+            else self.neighbouring
+        _set(self, "neighbouring", Neighbouring.coerce(nb))
+
+
 _MECHANISMS.update({cls.__name__: cls for cls in (
     GaussianMechanism, LaplaceMechanism, SubsampledGaussianMechanism, SubsampledLaplaceMechanism,
     TreeAggregationMechanism, PureDpMechanism, ZcdpMechanism, ApproxDpMechanism,
-    ComposedMechanism, SubsampledZcdpMechanism)})
+    ComposedMechanism, SubsampledZcdpMechanism, DiscreteGaussianMechanism,
+    SubsampledDiscreteGaussianMechanism)})

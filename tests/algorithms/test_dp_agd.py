@@ -180,7 +180,8 @@ def _clipped_sum_by_hand(grads: np.ndarray, clip: float) -> np.ndarray:
 
 
 def test_centred_offsets_move_every_term_under_add_remove():
-    """Why DP-AGD refuses a centred-offset objective. Oracle by hand: the quadratic
+    """Why a centre recomputed from each data set breaks DP-AGD's sensitivities (hence the
+    public ``centre``, tests/algorithms/test_public_centre.py). Oracle by hand: the quadratic
     f_i(x) = x^2/2 + (e_i - mean e) x on D = {+-1} x 10 and D' = D + {1000}; at x = 0 every
     centred offset of D' moves by 1000/21, so the clipped gradient sum (C = 3) moves by
     |20 * (-3) + 3 - 0| = 57 > C: 19 times the sensitivity DP-AGD's noise is calibrated to.
@@ -211,9 +212,11 @@ def test_centred_offsets_move_every_term_under_add_remove():
 
 
 @pytest.mark.parametrize("make", ["quadratic", "huber_well", "cosh_cosine"])
-def test_dp_agd_refuses_centred_offset_objectives(make):
-    """The three centred-offset objectives are refused by name, with the reason (this test
-    failed before the refusal: DP-AGD ran and reported eps <= target on all three)."""
+def test_dp_agd_runs_on_public_centre_objectives(make):
+    """The three centred-offset objectives fix their centre as a public parameter, so each
+    loss is its own record's and DP-AGD runs on them within the target (it refused them
+    before; an objective that declares ``centred_records`` is still refused, see
+    tests/algorithms/test_public_centre.py)."""
     from dpbounds.objectives import CoshCosineObjective, HuberWell, QuadraticObjective
 
     rng = np.random.default_rng(1)
@@ -222,9 +225,9 @@ def test_dp_agd_refuses_centred_offset_objectives(make):
          "huber_well": lambda: HuberWell.random(40, 3, G=1.0, L=1.0, spread=0.3, seed=1),
          "cosh_cosine": lambda: CoshCosineObjective(3, offsets=rng.standard_normal((40, 3)))
          }[make]()
-    with pytest.raises(ValueError, match=rf"dp_agd does not accept {type(f).__name__} .*"
-                                         r"centred over the whole data set.*add/remove"):
-        dp_agd(f, epsilon=1.0, delta=1e-6, splits=4, trials=1, seed=0)
+    assert not f.centred_records and f.centre.shape == (3,)
+    r = dp_agd(f, epsilon=1.0, delta=1e-6, splits=4, trials=1, seed=0, trace=None)
+    assert r.ledger.epsilon <= 1.0 and np.all(np.isfinite(r.x_numpy()))
 
 
 @pytest.mark.parametrize("noise", ["float", "grid"])

@@ -261,6 +261,9 @@ def _sensitive_mechanisms(sensitivity, neighbouring, per_example_sum=False):
         M.SubsampledGaussianMechanism(2.0, 0.1, sensitivity, "without_replacement", **kw),
         M.SubsampledLaplaceMechanism(2.0, sensitivity, 10, 100, **kw),
         M.TreeAggregationMechanism(2.0, sensitivity, 3, **kw),
+        # grid units: 0.7 -> 1, 1.4 -> 2 (rounded up), so the doubling and halving still pair
+        M.DiscreteGaussianMechanism(variance=4.0, sensitivity=sensitivity, **kw),
+        M.SubsampledDiscreteGaussianMechanism(0.1, variance=4.0, sensitivity=sensitivity, **kw),
     ]
 
 

@@ -21,6 +21,7 @@ from dpbounds.privacy.mechanisms import (
     Neighbouring,
     PureDpMechanism,
     Sampling,
+    SubsampledDiscreteGaussianMechanism,
     SubsampledGaussianMechanism,
     SubsampledLaplaceMechanism,
     SubsampledZcdpMechanism,
@@ -112,7 +113,10 @@ class RdpAccountant(Accountant):
             sens = self._sensitivity(mechanism)
             return mechanism.node_count * sens**2 / (2 * mechanism.sigma**2)
         if isinstance(mechanism, ZcdpMechanism):
-            return mechanism.rho_under(nb)
+            try:
+                return mechanism.rho_under(nb)
+            except ValueError as err:  # a refused relation conversion
+                raise self._unsupported(mechanism, str(err)) from None
         return None
 
     def mechanism_rdp(self, mechanism: Mechanism) -> np.ndarray:
@@ -143,10 +147,15 @@ class RdpAccountant(Accountant):
             if nb is not natural:
                 raise self._unsupported(
                     mechanism, f"{mechanism.sampling.value} sampling is analysed under {natural}")
+            rho = mechanism.rho
+            if isinstance(mechanism, SubsampledDiscreteGaussianMechanism):
+                try:  # its sensitivity converted to the sampling's relation
+                    rho = mechanism.rho_under(nb)
+                except ValueError as err:
+                    raise self._unsupported(mechanism, str(err)) from None
             if mechanism.sampling is Sampling.POISSON:
-                return np.asarray(poisson_zcdp_rdp(mechanism.sampling_rate, mechanism.rho, o))
-            return np.asarray(without_replacement_zcdp_rdp(mechanism.sampling_rate,
-                                                           mechanism.rho, o))
+                return np.asarray(poisson_zcdp_rdp(mechanism.sampling_rate, rho, o))
+            return np.asarray(without_replacement_zcdp_rdp(mechanism.sampling_rate, rho, o))
         if isinstance(mechanism, (SubsampledLaplaceMechanism, PureDpMechanism)):
             return _pure_rdp(self._pure_epsilon(mechanism), o)
         raise self._unsupported(mechanism)

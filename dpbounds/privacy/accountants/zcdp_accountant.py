@@ -53,7 +53,10 @@ class ZcdpAccountant(Accountant):
         if isinstance(mechanism, (SubsampledLaplaceMechanism, PureDpMechanism)):
             return self._pure_epsilon(mechanism) ** 2 / 2
         if isinstance(mechanism, ZcdpMechanism):
-            return mechanism.rho_under(nb)
+            try:
+                return mechanism.rho_under(nb)
+            except ValueError as err:  # a refused relation conversion
+                raise self._unsupported(mechanism, str(err)) from None
         raise self._unsupported(mechanism, "zCDP has no subsampling amplification; use rdp/pld")
 
     def _compose(self, mechanism: Mechanism, count: int) -> None:
