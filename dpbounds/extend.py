@@ -56,6 +56,7 @@ Example
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.metadata
 import importlib.util
 import math
@@ -95,6 +96,7 @@ __all__ = [
     "method_named",
     "objective_class",
     "origin",
+    "plugin_digests",
     "problem_kind",
     "problem_of",
     "study",
@@ -1311,14 +1313,14 @@ _LOADED: dict[str, str] = {}
 PLUGIN_MODULE_PREFIX = "dpbounds_plugin_"
 #: whether :func:`load_plugins` loaded the entry points in this process
 _ENTRY_POINTS_LOADED: list[bool] = [False]
+#: plug-in file path -> SHA-256 of the bytes this process executed when it loaded the file
+_DIGESTS: dict[str, str] = {}
 
 
 def _plugin_module_name(path: Path) -> str:
     """The module name of the plug-in file ``path``: a function of the resolved path only, so
     a worker process that loads the same file gets the same name (a function defined there
     is found by name in every process)."""
-    import hashlib
-
     tag = hashlib.sha256(str(path).encode()).hexdigest()[:12]
     stem = "".join(c if c.isalnum() else "_" for c in path.stem)
     return f"{PLUGIN_MODULE_PREFIX}{stem}_{tag}"
@@ -1332,6 +1334,15 @@ def loaded_plugins() -> tuple[tuple[str, ...], bool]:
     resolve there by name."""
     files = tuple(k for k, v in _LOADED.items() if v.startswith(PLUGIN_MODULE_PREFIX))
     return files, _ENTRY_POINTS_LOADED[0]
+
+
+def plugin_digests() -> dict[str, str]:
+    """Resolved path -> SHA-256 (hex) of each plug-in file loaded in this process, of the bytes
+    it executed (read once, hashed, then compiled: an edit of the file after it was loaded
+    does not change what runs here, nor this digest). A sweep sends them with every task to
+    its worker processes, which refuse to run a file whose bytes differ (edited after the
+    sweep was submitted): they would run other code than the sweep's."""
+    return {k: v for k, v in _DIGESTS.items() if k in _LOADED}
 
 
 def load_plugins(paths: Sequence[str | Path] = (), *, entry_points: bool = True) -> list[str]:
@@ -1354,12 +1365,17 @@ def load_plugins(paths: Sequence[str | Path] = (), *, entry_points: bool = True)
         _MODULE_ORIGINS[mod_name] = f"plugin {path}"
         sys.modules[mod_name] = module
         try:
-            spec.loader.exec_module(module)
+            # the bytes hashed are the bytes run (plugin_digests): read once, not re-read by
+            # the loader, so an edit in between cannot make the digest lie
+            source = path.read_bytes()
+            code = compile(source, str(path), "exec")
+            exec(code, module.__dict__)  # noqa: S102 - running the user's plug-in is the point
         except Exception as exc:  # the user's file: say which and why, in one line
             sys.modules.pop(mod_name, None)
             raise ValueError(f"--plugin {raw} failed to load: {type(exc).__name__}: "
                              f"{exc}") from exc
         _LOADED[str(path)] = mod_name
+        _DIGESTS[str(path)] = hashlib.sha256(source).hexdigest()
         done.append(f"plugin {path}")
     if entry_points:
         _ENTRY_POINTS_LOADED[0] = True

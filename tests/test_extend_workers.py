@@ -1,7 +1,8 @@
 """Plug-ins in spawned sweep workers: a plug-in file loaded with ``load_plugins`` (what
 ``dpbounds --plugin FILE`` does) travels to the worker processes of a sweep, which load it
 before a cell resolves a plug-in's method, theorem, study or problem by name, or runs a
-function defined in the plug-in itself. The control sends no plug-in: the same cells fail."""
+function defined in the plug-in itself. The control sends no plug-in: the same cells fail. A
+worker whose copy of a plug-in file has other bytes than the parent loaded refuses its task."""
 
 from __future__ import annotations
 
@@ -76,6 +77,7 @@ def test_a_spawned_worker_loads_the_plugins_and_resolves_their_names(plugin, mon
         # control: the plug-ins not sent (what happened before), the worker cannot run them
         with monkeypatch.context() as m:
             m.setattr(engine, "_plugins_here", lambda: ((), False))
+            m.setattr(engine, "_plugin_digests_here", lambda: ())
             with pytest.raises(SweepError) as err:
                 run_sweep(cells, executor=pool, progress=False, code_version="")
         text = " ".join(str(tb) for _, tb in err.value.failures)
@@ -98,3 +100,46 @@ def test_a_spawned_worker_loads_the_plugins_and_resolves_their_names(plugin, mon
     monkeypatch.setattr(engine, "_plugins_here", lambda: ((), False))
     assert engine._Plan([cells[1]], "v", None).keys[0] == cell_key(
         cells[1], "v", code_fingerprint(_cell))
+
+
+#: a plug-in of one cell function (no imports: the check is about its bytes, not its content)
+SMALL = "RELEASE = 1\n\n\ndef which():\n    return {'release': RELEASE}\n"
+
+
+def test_a_worker_refuses_a_plugin_file_edited_after_the_sweep_was_submitted(tmp_path,
+                                                                              monkeypatch):
+    """The task carries the SHA-256 of each plug-in file as the parent loaded it; a worker
+    (here the worker entry function, called in a state where nothing is loaded, as in a fresh
+    process) that loads other bytes refuses the task, naming the file. Controls: the same
+    bytes run; with the check switched off the edited file silently gives another record."""
+    import hashlib
+    import sys
+
+    def fresh_process() -> None:  # the plug-in tables as in a process that loaded nothing
+        for table in ("_LOADED", "_DIGESTS", "_MODULE_ORIGINS"):  # (restored after the test)
+            monkeypatch.setattr(ex, table, {})
+
+    path = tmp_path / "edited_plugin.py"
+    path.write_text(SMALL)
+    resolved = str(path.resolve())
+    fresh_process()
+    ex.load_plugins([path], entry_points=False)  # the parent
+    which = sys.modules[ex._LOADED[resolved]].which
+    plan = engine._Plan([Cell(which, {})], "v", "")
+    task = plan.task(plan.tasks()[0], remote=True)
+    # the digest is that of the text the test wrote (hashed here, not by dpbounds)
+    assert task.plugin_digests == ((resolved, hashlib.sha256(SMALL.encode()).hexdigest()),)
+    fresh_process()  # control: a fresh worker, the same bytes: the cell runs
+    out = engine._run_task(task)
+    assert out.mismatch is None and out.results[0][:2] == (True, {"release": 1}), out.results
+    path.write_text(SMALL.replace("RELEASE = 1", "RELEASE = 2"))  # edited after the submit
+    fresh_process()
+    out = engine._run_task(task)
+    assert out.results == [] and out.mismatch is not None
+    assert resolved in out.mismatch and "edited after the sweep was submitted" in out.mismatch
+    print(out.mismatch)
+    # negative control: without the check the worker runs the edited code, another record
+    monkeypatch.setattr(engine, "_plugin_mismatch", lambda expected: None)
+    fresh_process()
+    out = engine._run_task(task)
+    assert out.results[0][:2] == (True, {"release": 2})

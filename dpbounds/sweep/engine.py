@@ -88,6 +88,9 @@ class _Task:
     # the plug-ins loaded where the sweep started (dpbounds.extend.loaded_plugins): files and
     # whether the entry points were; a worker loads them before it resolves anything
     plugins: tuple[tuple[str, ...], bool] = ((), False)
+    # (path, SHA-256) of each plug-in file as it was loaded where the sweep started
+    # (dpbounds.extend.plugin_digests): a worker whose copy differs refuses the task
+    plugin_digests: tuple[tuple[str, str], ...] = ()
 
 
 def _plugins_here() -> tuple[tuple[str, ...], bool]:
@@ -95,6 +98,32 @@ def _plugins_here() -> tuple[tuple[str, ...], bool]:
     then nothing was loaded, and it is not imported here)."""
     extend = sys.modules.get("dpbounds.extend")
     return ((), False) if extend is None else extend.loaded_plugins()
+
+
+def _plugin_digests_here() -> tuple[tuple[str, str], ...]:
+    """(path, SHA-256 of the bytes loaded) of each plug-in file this process loaded."""
+    extend = sys.modules.get("dpbounds.extend")
+    return () if extend is None else tuple(sorted(extend.plugin_digests().items()))
+
+
+def _plugin_mismatch(expected: tuple[tuple[str, str], ...]) -> str | None:
+    """Worker side, after loading the sweep's plug-ins: why this worker's copy of a plug-in
+    file is not the one the sweep started with (an edit between submit and run would make
+    the cells run other code than the parent's, and store it under the parent's key), or
+    ``None`` when every file has the parent's bytes."""
+    if not expected:
+        return None
+    here = _load(_PLUGIN_DIGESTS)()
+    for path, want in expected:
+        got = here.get(path)
+        if got is None:
+            return f"the plug-in file {path} was not loaded here; its cells were not run"
+        if got != want:
+            return (f"the plug-in file {path} is not the one the sweep started with (sha256 "
+                    f"{got[:12]}... here, {want[:12]}... where the sweep started): it was "
+                    "edited after the sweep was submitted; its cells were not run, rerun the "
+                    "sweep")
+    return None
 
 
 def _plugins_fingerprint() -> str:
@@ -151,6 +180,9 @@ def _portable(fn: Any) -> Any:
 _PLUGIN_PREFIX = "dpbounds_plugin_"
 #: what a worker calls to load the sweep's plug-ins (:func:`dpbounds.extend.load_plugins`)
 _PLUGIN_LOADER = "dpbounds.extend:load_plugins"
+#: what a worker calls for the digests of the plug-in files it loaded
+#: (:func:`dpbounds.extend.plugin_digests`)
+_PLUGIN_DIGESTS = "dpbounds.extend:plugin_digests"
 
 
 def _load(fn: Any) -> Any:
@@ -168,6 +200,10 @@ def _run_task(task: _Task) -> _Outcome:
     out = _Outcome(worker=f"{socket.gethostname()}:{os.getpid()}")
     try:
         _load_plugins(task.plugins)
+        stale = _plugin_mismatch(task.plugin_digests)
+        if stale is not None:
+            out.mismatch = f"worker {out.worker}: {stale}"
+            return out
         fn = _load(task.fn)
     except Exception:
         out.results = [(False, traceback.format_exc(), 0.0)] * len(task.calls)
@@ -434,7 +470,8 @@ class _Plan:
             by_value = getattr(fn, "__module__", None) in ("__main__", "__mp_main__")
             expect = (self.version, lib, None if by_value else src)
         return _Task(fn, [self.cell(k).call() for k in ks], is_batched(c.fn), expect,
-                     _plugins_here() if remote else ((), False))
+                     _plugins_here() if remote else ((), False),
+                     _plugin_digests_here() if remote else ())
 
     def finish(self, k: str, value: Any, seconds: float, worker: str,
                store: ResultStore | None) -> bool:
