@@ -1337,12 +1337,24 @@ def loaded_plugins() -> tuple[tuple[str, ...], bool]:
 
 
 def plugin_digests() -> dict[str, str]:
-    """Resolved path -> SHA-256 (hex) of each plug-in file loaded in this process, of the bytes
-    it executed (read once, hashed, then compiled: an edit of the file after it was loaded
-    does not change what runs here, nor this digest). A sweep sends them with every task to
-    its worker processes, which refuse to run a file whose bytes differ (edited after the
-    sweep was submitted): they would run other code than the sweep's."""
-    return {k: v for k, v in _DIGESTS.items() if k in _LOADED}
+    """The SHA-256 (hex) of each plug-in loaded in this process: resolved path -> digest of the
+    bytes each ``--plugin`` file executed (read once, hashed, then compiled: an edit of the
+    file after it was loaded changes neither what runs here nor this digest), and ``"entry
+    point NAME (VALUE)"`` -> digest of the ``*.py`` files of the entry point's top-level
+    package (or its single module) as this process first read them
+    (:func:`dpbounds.sweep.cells.module_digest`). A sweep keys its cells on them (an edited
+    plug-in's stored results are not reused) and sends them with every task to its worker
+    processes, which refuse to run a plug-in whose digest differs there: they would run
+    other code than the sweep's."""
+    from dpbounds.sweep.cells import module_digest
+
+    out = {k: v for k, v in _DIGESTS.items() if k in _LOADED}
+    for key, module in _LOADED.items():
+        if not module.startswith(PLUGIN_MODULE_PREFIX):  # an entry point's module
+            digest = module_digest(module)
+            if digest is not None:  # no source file: keyed on nothing more than before
+                out[key] = digest
+    return out
 
 
 def load_plugins(paths: Sequence[str | Path] = (), *, entry_points: bool = True) -> list[str]:

@@ -90,16 +90,17 @@ def test_a_spawned_worker_loads_the_plugins_and_resolves_their_names(plugin, mon
                 point=point, mutation=None, trials=2, seed=(0, 0))
     assert res[1]["params"] == ref["params"] and res[1]["b:grad_avg"] == ref["b:grad_avg"]
     assert (res[1]["m:grad_avg"] == ref["m:grad_avg"]).all()  # the same seeded runs there
-    # the store's key follows the plug-in's bytes (a verify cell is dpbounds code: before, an
-    # edited plug-in's study reused the stale stored result); no plug-in: the key as before
+    # the store's key follows the plug-in's bytes as this process runs them (loaded before an
+    # edit: unchanged by it here; a process that loads the edited file keys it otherwise, see
+    # test_store_keys_follow_the_plugins_sources); no plug-in: the key as before
     from dpbounds.sweep.cells import cell_key, code_fingerprint
 
     key = engine._Plan([cells[1]], "v", None).keys[0]
     plugin.write_text(PLUGIN + "# edited\n")
-    assert engine._Plan([cells[1]], "v", None).keys[0] != key
-    monkeypatch.setattr(engine, "_plugins_here", lambda: ((), False))
+    assert engine._Plan([cells[1]], "v", None).keys[0] == key
+    monkeypatch.setattr(engine, "_plugin_digests_here", lambda: ())
     assert engine._Plan([cells[1]], "v", None).keys[0] == cell_key(
-        cells[1], "v", code_fingerprint(_cell))
+        cells[1], "v", code_fingerprint(_cell)) != key
 
 
 #: a plug-in of one cell function (no imports: the check is about its bytes, not its content)
@@ -143,3 +144,65 @@ def test_a_worker_refuses_a_plugin_file_edited_after_the_sweep_was_submitted(tmp
     fresh_process()
     out = engine._run_task(task)
     assert out.results[0][:2] == (True, {"release": 2})
+
+
+def test_store_keys_follow_the_plugins_sources(tmp_path, monkeypatch):
+    """A cell's store key includes the sources of the loaded plug-ins: a ``--plugin`` file's
+    bytes and an installed entry point's package (``*.py`` files of its top-level package).
+    Editing the file, or a module of the entry point's package (not the entry point's own
+    module), changes the key in a process that loads it; an edit outside the package (another
+    module on the path, a data file inside it) does not. Control: nothing loaded, no digest."""
+    import sys
+
+    from dpbounds.sweep import cells as sweep_cells
+
+    def fresh_process() -> None:  # tables (and the source digests' cache) of a new process
+        for table in ("_LOADED", "_DIGESTS", "_MODULE_ORIGINS"):
+            monkeypatch.setattr(ex, table, {})
+        monkeypatch.setattr(ex, "_ENTRY_POINTS_LOADED", [False])
+        sweep_cells._digest_py_files.cache_clear()
+        sys.modules.pop("dpb_key_plugin", None)
+        sys.modules.pop("dpb_key_plugin.helper", None)
+
+    site = tmp_path / "site"
+    pkg = site / "dpb_key_plugin"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from dpb_key_plugin.helper import RATE\n")
+    (pkg / "helper.py").write_text("RATE = 1\n")
+    (pkg / "notes.txt").write_text("not a source\n")
+    (site / "unrelated.py").write_text("X = 1\n")
+    dist = site / "dpb_key_plugin-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: dpb-key-plugin\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[dpbounds.plugins]\nkeyed = dpb_key_plugin\n")
+    monkeypatch.syspath_prepend(str(site))
+    file = tmp_path / "key_plugin.py"
+    file.write_text(SMALL)
+    cell = Cell(sweep_cells.canonical_json, {"value": 1})
+
+    def key(files: tuple = (), entry_points: bool = False) -> str:
+        fresh_process()
+        ex.load_plugins(list(files), entry_points=entry_points)
+        return engine._Plan([cell], "v", None).keys[0]
+
+    try:
+        none = key()
+        assert none == sweep_cells.cell_key(cell, "v", sweep_cells.code_fingerprint(
+            sweep_cells.canonical_json))  # control: no plug-in, the key of before
+        by_ep = key(entry_points=True)
+        ep = "entry point keyed (dpb_key_plugin)"
+        assert ep in ex.plugin_digests()
+        # a worker with another version of the installed plug-in refuses the task too
+        assert engine._plugin_mismatch(((ep, ex.plugin_digests()[ep]),)) is None
+        assert "another version is installed here" in engine._plugin_mismatch(((ep, "0" * 64),))
+        by_file = key((file,))
+        assert len({none, by_ep, by_file}) == 3
+        (site / "unrelated.py").write_text("X = 2\n")  # not the plug-in's package
+        (pkg / "notes.txt").write_text("edited\n")  # not a source file
+        assert key(entry_points=True) == by_ep
+        (pkg / "helper.py").write_text("RATE = 2\n")  # a module the entry point imports
+        assert key(entry_points=True) != by_ep
+        file.write_text(SMALL + "# edited\n")
+        assert key((file,)) != by_file
+    finally:
+        fresh_process()

@@ -101,7 +101,7 @@ def _plugins_here() -> tuple[tuple[str, ...], bool]:
 
 
 def _plugin_digests_here() -> tuple[tuple[str, str], ...]:
-    """(path, SHA-256 of the bytes loaded) of each plug-in file this process loaded."""
+    """(path or entry point, SHA-256 of its sources) of each plug-in this process loaded."""
     extend = sys.modules.get("dpbounds.extend")
     return () if extend is None else tuple(sorted(extend.plugin_digests().items()))
 
@@ -114,32 +114,33 @@ def _plugin_mismatch(expected: tuple[tuple[str, str], ...]) -> str | None:
     if not expected:
         return None
     here = _load(_PLUGIN_DIGESTS)()
-    for path, want in expected:
-        got = here.get(path)
+    for name, want in expected:
+        got = here.get(name)
+        what = name if name.startswith("entry point ") else f"the plug-in file {name}"
         if got is None:
-            return f"the plug-in file {path} was not loaded here; its cells were not run"
+            return f"{what} was not loaded here; its cells were not run"
         if got != want:
-            return (f"the plug-in file {path} is not the one the sweep started with (sha256 "
-                    f"{got[:12]}... here, {want[:12]}... where the sweep started): it was "
-                    "edited after the sweep was submitted; its cells were not run, rerun the "
-                    "sweep")
+            why = ("another version is installed here than where the sweep started; install "
+                   "the same everywhere" if name.startswith("entry point ") else
+                   "it was edited after the sweep was submitted; its cells were not run, "
+                   "rerun the sweep")
+            return (f"{what} is not the one the sweep started with (sha256 {got[:12]}... "
+                    f"here, {want[:12]}... where the sweep started): {why}")
     return None
 
 
 def _plugins_fingerprint() -> str:
-    """``""`` when no plug-in file is loaded, else a digest of their bytes: part of every cell's
-    code fingerprint, so that a stored result is not reused after a plug-in was edited (a
-    verify cell is a dpbounds function; the plug-in's study it runs is not in its sources)."""
-    files, _ = _plugins_here()
-    if not files:
+    """``""`` when no plug-in is loaded, else a digest of the plug-ins' sources as this process
+    runs them (each ``--plugin`` file's bytes as loaded, each entry point's package sources:
+    :func:`dpbounds.extend.plugin_digests`): part of every cell's code fingerprint, so that a
+    stored result is not reused after a plug-in was edited (a verify cell is a dpbounds
+    function; the plug-in's study it runs is not in its sources)."""
+    digests = _plugin_digests_here()
+    if not digests:
         return ""
     h = hashlib.sha256()
-    for f in files:
-        h.update(f.encode() + b"\0")
-        try:
-            h.update(Path(f).read_bytes())
-        except OSError:  # gone since it was loaded: key on the path alone
-            pass
+    for name, digest in digests:
+        h.update(f"{name}\0{digest}\0".encode())
     return "+plugins:" + h.hexdigest()[:16]
 
 
