@@ -57,7 +57,15 @@ def plugin(tmp_path):
         yield path
 
 
-def test_a_spawned_worker_loads_the_plugins_and_resolves_their_names(plugin, monkeypatch):
+def _timeless(value):
+    """A verify result's JSON without its timings (wall and CPU seconds differ run to run)."""
+    if isinstance(value, dict):
+        return {k: _timeless(v) for k, v in value.items() if "seconds" not in k}
+    return [_timeless(v) for v in value] if isinstance(value, list) else value
+
+
+def test_a_spawned_worker_loads_the_plugins_and_resolves_their_names(plugin, monkeypatch,
+                                                                     capsys):
     from dpbounds.verify.problems import problem
     from dpbounds.verify.study import _cell
 
@@ -73,7 +81,7 @@ def test_a_spawned_worker_loads_the_plugins_and_resolves_their_names(plugin, mon
              Cell(_cell, dict(theorem="nonconvex.worker_toy",
                               problem=problem("worker_well").as_dict(), point=point,
                               mutation=None), trials=2, seed=(0, 0))]
-    with LocalProcesses(workers=1, mp_context="spawn") as pool:
+    with LocalProcesses(workers=2, mp_context="spawn") as pool:
         # control: the plug-ins not sent (what happened before), the worker cannot run them
         with monkeypatch.context() as m:
             m.setattr(engine, "_plugins_here", lambda: ((), False))
@@ -84,6 +92,29 @@ def test_a_spawned_worker_loads_the_plugins_and_resolves_their_names(plugin, mon
         assert len(err.value.failures) == 2 and "dpbounds_plugin_" in text, text
         assert "nonconvex.worker_toy" in text, text
         res = run_sweep(cells, executor=pool, progress=False, code_version="")
+        # dpbounds verify --workers 2 on the plug-in's study: the CLI asks the sweep engine for
+        # 2 local processes (this started pool stands in for them: the workers' imports are
+        # paid once; a sweep leaves a started pool open), every point runs there, and the
+        # result is that of --workers 1 (this process) but for its timings
+        import json
+
+        from dpbounds import sweep
+        from dpbounds.cli import main
+
+        asked, sent = [], []
+        monkeypatch.setattr(sweep, "LocalProcesses", lambda n: asked.append(n) or pool)
+        submit = pool.submit
+        monkeypatch.setattr(pool, "submit", lambda *a: sent.append(a) or submit(*a))
+        argv = ["--plugin", str(plugin), "verify", "nonconvex.worker_toy", "--problem",
+                "worker_well", "--vary", "N", "--values", "40", "80", "--trials", "2",
+                "--d", "2", "--json", "--quiet", "--workers"]
+        out, rc = {}, {}
+        for w in ("1", "2"):
+            rc[w] = main([*argv, w])  # (the toy's bound fails: exit 1 both times)
+            out[w] = json.loads(capsys.readouterr().out)
+        assert asked == [1, 2] and len(sent) == 2  # --workers 1: no task sent to the pool
+        assert _timeless(out["2"]) == _timeless(out["1"]) and rc["2"] == rc["1"]
+        assert len(out["2"]["values"]) == 2 and len(out["2"]["measured"]["grad_avg"]) == 2
     assert res[0]["pid"] != os.getpid()  # it ran in the spawned worker
     assert res[0]["noise"] == here  # the plug-in's sampled method, calibrated there
     ref = _cell(theorem="nonconvex.worker_toy", problem=problem("worker_well").as_dict(),
