@@ -17,7 +17,9 @@ helper of dpbounds is needed):
   (``"gaussian"``: zCDP, ``"laplace"``: pure DP), its sensitivity and the neighbouring relation;
   a DP-SGD-like method declares ``sampling="poisson"`` or ``"without_replacement"`` with a
   batch size and ``clip``, and dpbounds draws its mini-batches and accounts them as the
-  built-in :func:`~dpbounds.algorithms.dp_sgd` (RDP of the subsampled Gaussian).
+  built-in :func:`~dpbounds.algorithms.dp_sgd` (RDP of the subsampled Gaussian); a Laplace
+  method sampled without replacement as Kuru et al.'s built-in Laplace methods (pure DP
+  amplified by subsampling, Thm A.3).
 * :func:`study` — the verify study of a method against a theorem, with defaults (grids, fixed
   values, trials, the measured quantity) that may be overridden. ``dpbounds verify`` then runs
   it: ratio verdicts at each run's own parameters, the ledger check (the run's noise against
@@ -56,6 +58,7 @@ Example
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.metadata
 import importlib.util
 import math
@@ -95,6 +98,7 @@ __all__ = [
     "method_named",
     "objective_class",
     "origin",
+    "plugin_digests",
     "problem_kind",
     "problem_of",
     "study",
@@ -400,7 +404,14 @@ class Method:
         :func:`~dpbounds.algorithms.dp_sgd` with the same sampling: one
         :class:`~dpbounds.privacy.mechanisms.SubsampledGaussianMechanism` per step, noise
         calibrated by its RDP accountant (:func:`dpbounds.algorithms.dp_sgd.noisy_sgd_noise`).
-        Gaussian only: no accountant of dpbounds covers a sampled L2-clipped Laplace release.
+        ``mechanism="laplace"`` is accounted **without replacement** only, as the built-in
+        Laplace momentum methods (Kuru et al.): one
+        :class:`~dpbounds.privacy.mechanisms.SubsampledLaplaceMechanism` per step, pure DP
+        :math:`\ln(1 + \frac{B}{n}(e^{\Delta_1/b} - 1))` a step (Kuru et al. Thm A.3, Balle,
+        Barthe & Gaboardi 2018 Thm 9; replace-one), summed over the steps; its L1 sensitivity
+        is :math:`\Delta_1 = 2\sqrt{d}\,C/B` (the gradients are clipped in L2:
+        :math:`\|g-g'\|_1 \le \sqrt d\,\|g-g'\|_2 \le 2\sqrt d\,C`). Poisson with Laplace
+        is refused: no accountant of dpbounds covers it.
     batch_size:
         The (expected) batch size :math:`B`: a number, or the name of the hyper-parameter
         that gives it (default ``"B"``: ``params["B"]``). Read only with ``sampling``.
@@ -431,12 +442,12 @@ class Method:
             scheme = Sampling.coerce(self.sampling)  # ValueError naming sampling
             natural = scheme.natural_neighbouring
             nb = Neighbouring.coerce(self.neighbouring or natural)
-            if self.mechanism != "gaussian":
+            if self.mechanism != "gaussian" and scheme is not Sampling.WITHOUT_REPLACEMENT:
                 raise ValueError(f"{self.name}: mechanism={self.mechanism!r} with sampling="
-                                 f"{scheme.value!r} has no accountant here (dpbounds accounts "
-                                 "sampled releases of L2-clipped gradients for "
-                                 "mechanism='gaussian' only); use mechanism='gaussian' or "
-                                 "sampling=None")
+                                 f"{scheme.value!r} has no accountant here (a sampled Laplace "
+                                 "release is accounted under sampling='without_replacement' "
+                                 "only: Kuru et al. Thm A.3); use sampling="
+                                 "'without_replacement', mechanism='gaussian' or sampling=None")
             if nb is not natural:
                 raise ValueError(f"{self.name}: sampling={scheme.value!r} is accounted under "
                                  f"neighbouring={natural.value!r} only (its amplification "
@@ -448,8 +459,8 @@ class Method:
                                  f"each sample's contribution), got clip={self.clip!r}")
             if self.sensitivity is not None:
                 raise ValueError(f"{self.name}: sensitivity is derived under sampling="
-                                 f"{scheme.value!r} (clip/B add/remove, 2 clip/B replace-one);"
-                                 " leave sensitivity unset")
+                                 f"{scheme.value!r} (clip/B add/remove, 2 clip/B replace-one;"
+                                 " Laplace: 2 sqrt(d) clip/B in L1); leave sensitivity unset")
             b = self.batch_size
             if isinstance(b, str):
                 if not b.isidentifier():
@@ -492,6 +503,10 @@ class Method:
         if self.sampling is not None:
             B, _ = self.batch(objective, params, public_n)
             k = 1.0 if self.sampling == "poisson" else 2.0
+            if self.mechanism == "laplace":
+                # the L1 sensitivity of the mean of B gradients clipped in L2 at C, replace-one:
+                # one gradient changes, ||g - g'||_1 <= sqrt(d) ||g - g'||_2 <= 2 sqrt(d) C
+                k *= math.sqrt(float(objective.d))
             return k * float(self.clip) / B  # type: ignore[arg-type]
         s = 1.0 if self.sensitivity is None else self.sensitivity
         v = float(s(objective, params) if callable(s) else s)
@@ -506,7 +521,8 @@ class Method:
         ``steps`` releases at the target: zCDP accountant (standard conversion) or pure-DP
         composition (:mod:`dpbounds.privacy`); for a sampled method (``batch = (B, n_pub)``,
         :meth:`batch`) the RDP accountant of the subsampled Gaussian, the noise on the sum
-        divided by ``B``."""
+        divided by ``B`` (a Laplace one: the pure-DP accountant of the subsampled Laplace
+        release, Kuru et al. Thm A.3)."""
         return self._calibrate(epsilon, delta, steps, sensitivity, batch).noise
 
     def _sampled_noise(self, epsilon: float, delta: float | None, steps: int,
@@ -523,6 +539,17 @@ class Method:
                                contribution_bound=float(self.clip),  # type: ignore[arg-type]
                                sampling=str(self.sampling), accountant="rdp")
 
+    @staticmethod
+    def _subsampled_laplace(scale: float, sensitivity: float, batch: tuple[int, int]) -> Any:
+        """One step of a sampled Laplace method: the mechanism the built-in Laplace momentum
+        methods record (:class:`~dpbounds.privacy.mechanisms.SubsampledLaplaceMechanism`:
+        Laplace of ``scale`` on the mean of a uniform ``B``-subset of ``n``, its L1
+        ``sensitivity``; pure DP amplified by Kuru et al. Thm A.3, replace-one)."""
+        from dpbounds.privacy.mechanisms import SubsampledLaplaceMechanism
+
+        B, n = batch
+        return SubsampledLaplaceMechanism(scale, sensitivity, B, n)
+
     def _calibrate(self, epsilon: float, delta: float | None, steps: int,
                    sensitivity: float, batch: tuple[int, int] | None = None) -> Any:
         """The one calibration of this method (``(noise, epsilon attained)``): :meth:`run`,
@@ -533,13 +560,17 @@ class Method:
         from dpbounds.privacy.calibrate import CalibrationResult, calibrate_result
         from dpbounds.privacy.mechanisms import GaussianMechanism, LaplaceMechanism, Neighbouring
 
+        nb = Neighbouring.coerce(self.neighbouring)
         if self.sampling is not None:
             if batch is None:
                 raise ValueError(f"{self.name}: a sampled method calibrates for a batch "
                                  "(B, n_pub): see Method.batch")
+            if self.mechanism == "laplace":  # as the built-in Laplace momentum methods
+                return calibrate_result(lambda b: self._subsampled_laplace(b, sensitivity,
+                                                                           batch),
+                                        epsilon, None, PureDpAccountant(nb), steps)
             nc = self._sampled_noise(epsilon, delta, steps, batch)
             return CalibrationResult(nc.sigma / batch[0], nc.epsilon_spent)
-        nb = Neighbouring.coerce(self.neighbouring)
         if self.mechanism == "gaussian":
             if delta is None:
                 raise ValueError(f"{self.name}: delta is required for the Gaussian mechanism")
@@ -594,8 +625,8 @@ class Method:
         batch = self.batch(f, p, public_n) if sampled else None
         sens = self.release_sensitivity(f, p, public_n)
         private = math.isfinite(epsilon)
-        sampled_noise = (self._sampled_noise(epsilon, delta, T, batch)
-                         if private and batch is not None else None)
+        sampled_noise = (self._sampled_noise(epsilon, delta, T, batch) if private and
+                         batch is not None and self.mechanism == "gaussian" else None)
         scale = (0.0 if not private else self.noise_scale(epsilon, delta, T, sens, batch))
         xp = f.xp
         sampler, noise = make_streams(seed, trials, xp)
@@ -667,12 +698,15 @@ class Method:
             ledger = PrivacyLedger(nb)
             if private:
                 mech = (GaussianMechanism(scale, sens, nb) if gaussian
+                        else self._subsampled_laplace(scale, sens, batch) if batch is not None
                         else LaplaceMechanism(scale, sens, nb))
                 ledger.record(mech, T)
             privacy = RunPrivacy(ledger, epsilon, float(delta or 0.0) if gaussian and private
                                  else 0.0, "zcdp" if gaussian else "pure", sens,
                                  {"conversion": "standard"} if gaussian else {},
-                                 description=f"{self.mechanism} noise on each of {T} steps")
+                                 description=f"{self.mechanism} noise on each of {T} steps"
+                                 + (f" (subsampled without replacement, q = {B}/{n_pub})"
+                                    if batch is not None else ""))
         source = self.source or Source(self.name, "user's method", Provenance.DERIVED)
         return SimulationResult(self.name, x, rec.result(trials), rec.kind or "none", privacy,
                                 out, source, backend_name(xp))
@@ -840,7 +874,15 @@ class _Runner:
         # the claimed noise, recomputed in closed form (not by the run's calibration)
         sens = float(res.params["sensitivity"])
         ledger_check = None
-        if self.method.sampling is not None:
+        laplace = self.method.mechanism == "laplace"
+        if self.method.sampling is not None and laplace:
+            # Kuru et al. eq. (11) inverted at eps/T per step (no code shared with the run's
+            # calibration): b = Delta_1 / ln(1 + (n/B)(e^{eps/T} - 1))
+            q = float(res.params["sampling_rate"])
+            claim = sens / math.log1p(math.expm1(eps / T) / q)
+            oracle = ("b = Delta_1 / ln(1 + (e^{eps/T} - 1)/q) (pure DP, subsampling without "
+                      "replacement, Kuru et al. eq. (11))")
+        elif self.method.sampling is not None:
             # no closed form: the run's noise multiplier re-accounted by dp_accounting's RDP
             # accountant (dpbounds.verify.reaccount, no code shared with dpbounds.privacy)
             # must give the claimed eps, two-sided (over-noising fails too)
@@ -1233,7 +1275,10 @@ def calibrate(method: Method | str, *, epsilon: float, steps: int,
         sens = m.release_sensitivity(f, p, public_n)
     gaussian = m.mechanism == "gaussian"
     res = m._calibrate(eps, delta if gaussian else None, T, sens, batch)
-    if batch is not None:
+    if batch is not None and not gaussian:
+        accountant = (f"pure-DP composition ({m.sampling} subsampled Laplace, Kuru et al. "
+                      f"Thm A.3, q = {batch[0]}/{batch[1]})")
+    elif batch is not None:
         accountant = f"RDP ({m.sampling} subsampled Gaussian, q = {batch[0]}/{batch[1]})"
     else:
         accountant = "zCDP (standard conversion)" if gaussian else "pure-DP composition"
@@ -1311,14 +1356,14 @@ _LOADED: dict[str, str] = {}
 PLUGIN_MODULE_PREFIX = "dpbounds_plugin_"
 #: whether :func:`load_plugins` loaded the entry points in this process
 _ENTRY_POINTS_LOADED: list[bool] = [False]
+#: plug-in file path -> SHA-256 of the bytes this process executed when it loaded the file
+_DIGESTS: dict[str, str] = {}
 
 
 def _plugin_module_name(path: Path) -> str:
     """The module name of the plug-in file ``path``: a function of the resolved path only, so
     a worker process that loads the same file gets the same name (a function defined there
     is found by name in every process)."""
-    import hashlib
-
     tag = hashlib.sha256(str(path).encode()).hexdigest()[:12]
     stem = "".join(c if c.isalnum() else "_" for c in path.stem)
     return f"{PLUGIN_MODULE_PREFIX}{stem}_{tag}"
@@ -1332,6 +1377,27 @@ def loaded_plugins() -> tuple[tuple[str, ...], bool]:
     resolve there by name."""
     files = tuple(k for k, v in _LOADED.items() if v.startswith(PLUGIN_MODULE_PREFIX))
     return files, _ENTRY_POINTS_LOADED[0]
+
+
+def plugin_digests() -> dict[str, str]:
+    """The SHA-256 (hex) of each plug-in loaded in this process: resolved path -> digest of the
+    bytes each ``--plugin`` file executed (read once, hashed, then compiled: an edit of the
+    file after it was loaded changes neither what runs here nor this digest), and ``"entry
+    point NAME (VALUE)"`` -> digest of the ``*.py`` files of the entry point's top-level
+    package (or its single module) as this process first read them
+    (:func:`dpbounds.sweep.cells.module_digest`). A sweep keys its cells on them (an edited
+    plug-in's stored results are not reused) and sends them with every task to its worker
+    processes, which refuse to run a plug-in whose digest differs there: they would run
+    other code than the sweep's."""
+    from dpbounds.sweep.cells import module_digest
+
+    out = {k: v for k, v in _DIGESTS.items() if k in _LOADED}
+    for key, module in _LOADED.items():
+        if not module.startswith(PLUGIN_MODULE_PREFIX):  # an entry point's module
+            digest = module_digest(module)
+            if digest is not None:  # no source file: keyed on nothing more than before
+                out[key] = digest
+    return out
 
 
 def load_plugins(paths: Sequence[str | Path] = (), *, entry_points: bool = True) -> list[str]:
@@ -1354,12 +1420,17 @@ def load_plugins(paths: Sequence[str | Path] = (), *, entry_points: bool = True)
         _MODULE_ORIGINS[mod_name] = f"plugin {path}"
         sys.modules[mod_name] = module
         try:
-            spec.loader.exec_module(module)
+            # the bytes hashed are the bytes run (plugin_digests): read once, not re-read by
+            # the loader, so an edit in between cannot make the digest lie
+            source = path.read_bytes()
+            code = compile(source, str(path), "exec")
+            exec(code, module.__dict__)  # noqa: S102 - running the user's plug-in is the point
         except Exception as exc:  # the user's file: say which and why, in one line
             sys.modules.pop(mod_name, None)
             raise ValueError(f"--plugin {raw} failed to load: {type(exc).__name__}: "
                              f"{exc}") from exc
         _LOADED[str(path)] = mod_name
+        _DIGESTS[str(path)] = hashlib.sha256(source).hexdigest()
         done.append(f"plugin {path}")
     if entry_points:
         _ENTRY_POINTS_LOADED[0] = True

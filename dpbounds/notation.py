@@ -292,6 +292,7 @@ OPTIONS: dict[str, str] = {
     "--problem": "verification problem (huber_well, far, noise_floor, hard)",
     "--mutation": "run a mutated algorithm (negative control: noise_d)",
     "--store": "keep finished sweep cells in this folder and resume from it",
+    "--workers": "verify: run the grid points on N local worker processes (1: this process)",
     "--event": "privacy compose: one mechanism, KIND:key=value,... (repeatable)",
     "--from-dp-event": "privacy compose: a JSON/YAML file of dp_accounting events",
     "--from-opacus": "privacy compose: a JSON file of an Opacus accountant's history",

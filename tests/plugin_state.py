@@ -23,7 +23,8 @@ def plugins_loaded(paths: Sequence[str | Path]) -> Iterator[None]:
     regs = (BOUND_REGISTRY, STUDY_REGISTRY, AUDIT_REGISTRY, KIND_REGISTRY)
     # the declared problems' registry has no package to discover: its entries as they are
     before = [set(r.entries if r is KIND_REGISTRY else r.discover()) for r in regs]
-    tables = (ex._METHODS, ex._METHOD_THEOREM, ex._ORIGINS, ex._LOADED, ex._MODULE_ORIGINS)
+    tables = (ex._METHODS, ex._METHOD_THEOREM, ex._ORIGINS, ex._LOADED, ex._MODULE_ORIGINS,
+              ex._DIGESTS)
     saved = [dict(t) for t in tables]
     flag = ex._ENTRY_POINTS_LOADED[0]
     ex.load_plugins(list(paths), entry_points=False)

@@ -285,3 +285,77 @@ def test_the_audit_transcript_of_a_poisson_method_is_its_batch_release():
     for v, p in ((-1.0, 0.25), (0.0, 0.5), (1.0, 0.25)):  # binomial intervals, two-sided
         assert abs(np.mean(r == v) - p) <= Z * math.sqrt(p * (1 - p) / r.size)
     assert not abs(np.mean(r == 0.0) - 0.25) <= Z * math.sqrt(0.25 * 0.75 / r.size)  # control
+
+
+# ----------------------------------------------------------------------------- Laplace, w/o repl.
+def _laplace_wor(batch: int | str = 10) -> ex.Method:
+    return ex.Method("lap_wor", lambda x, grad, noise, p: x - 0.5 * (grad(x) + noise),
+                     mechanism="laplace", sampling="without_replacement", clip=1.0,
+                     batch_size=batch)
+
+
+def _amplified(sens: float, b: float, B: int, n: int, T: int) -> float:
+    """Balle, Barthe & Gaboardi (2018) Thm 9 (Kuru et al. Thm A.3), written here: a
+    sens/b-DP Laplace release on a uniform B-subset of n (replace-one) is
+    ln(1 + (B/n)(e^{sens/b} - 1))-DP; T of them compose by summation (pure DP)."""
+    return T * math.log1p(B / n * math.expm1(sens / b))
+
+
+def test_laplace_without_replacement_ledger_is_the_amplified_closed_form(monkeypatch):
+    """A Laplace method sampled without replacement is accounted as the built-in Laplace
+    momentum methods (one SubsampledLaplaceMechanism per step, pure DP): its ledger equals the
+    amplification's closed form at the run's noise, within [eps (1 - 1e-5), eps] (never above
+    the target, not over-noised). Negative control: a ledger whose rate is twice too small
+    (amplification overclaimed) certifies eps, but the closed form at the true rate exceeds it."""
+    from dpbounds.objectives import HuberWell
+
+    n, d, B, T, eps = 100, 3, 10, 20, 1.0
+    f = HuberWell.random(n, d, G=1.0, L=2.0, spread=0.1, seed=0)
+
+    def run() -> tuple[float, float, float]:
+        r = _laplace_wor(B).run(f, epsilon=eps, steps=T, trials=2, seed=0)
+        b, sens = float(r.params["noise_scale"]), float(r.params["sensitivity"])
+        assert sens == 2 * math.sqrt(d) * 1.0 / B  # L1 of a mean of B L2-clipped gradients
+        return b, sens, float(r.privacy.report()["pure"])
+
+    b, sens, ledger = run()
+    true = _amplified(sens, b, B, n, T)
+    assert abs(ledger - true) <= 1e-12 * true
+    assert eps * (1 - 1e-5) <= true <= eps
+    assert T * sens / b > 1.5 * eps  # without the amplification the same noise is not eps-DP
+    c = ex.calibrate(_laplace_wor(), epsilon=eps, steps=T, problem={"N": n, "d": d},
+                     params={"B": B})
+    assert c.noise_scale == b and "subsampled Laplace" in c.accountant
+    # mutant: the run accounted at rate B/(2n); its own ledger still says <= eps ...
+    real = ex.Method._subsampled_laplace
+    monkeypatch.setattr(ex.Method, "_subsampled_laplace", staticmethod(
+        lambda scale, s, batch: real(scale, s, (batch[0], 2 * batch[1]))))
+    b_bad, _, ledger_bad = run()
+    assert ledger_bad <= eps
+    assert _amplified(sens, b_bad, B, n, T) > 1.2 * eps  # ... the closed form refutes it
+
+
+def test_a_laplace_without_replacement_study_checks_its_ledger_and_noise_d_fails():
+    import sympy as sp
+
+    from dpbounds.bounds.registry import BOUND_REGISTRY
+    from dpbounds.verify.problems import problem
+
+    d, N, eps, G, L, R, T = ex.symbols("d N eps G L R T")
+    th = ex.theorem("nonconvex.laplace_wor_toy", sp.sqrt(L * R / T) + G * d / (N * eps),
+                    quantity="(1/T) sum_t E||grad F(x_t)||", problem_class="nonconvex",
+                    hyperparameters={"T": sp.Integer(8), "eta": 1 / L, "B": sp.Integer(10)},
+                    source=ex.Source("a test", "toy", ex.DERIVED))
+    try:
+        st = ex.study(_laplace_wor("B"), th, register=False)
+        inst = problem("huber_well").build(100, 4, seed=0)
+        point = dict(st.fixed, N=100, d=4)
+        out = {m: st.run(point, inst, 2, 0, m) for m in (None, "noise_d")}
+    finally:
+        BOUND_REGISTRY.unregister(th.name)
+        ex._ORIGINS.pop(th.name, None)
+    for m, res in out.items():
+        c = res["checks"]["ledger"]
+        holds = abs(float(c["values"][0]) - c["exact"]) <= c["rtol"] * c["exact"]
+        assert holds is (m is None), (m, c)
+    assert "eq. (11)" in out[None]["checks"]["ledger"]["oracle"]

@@ -129,6 +129,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_quantity(fixed, "batch_size", help="batch size B (Yang et al.'s studies)")
     p.add_argument("--store", default=None, metavar="DIR",
                    help="keep finished grid points here and resume from them")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="run the grid points on N local worker processes (spawned; each loads "
+                        "the --plugin files and entry points first); 1 (default) runs them in "
+                        "this process; the result is the same")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--plot", default=None, metavar="FILE",
                    help="write a log-log figure (bound, measurement, components) to FILE")
@@ -349,6 +353,18 @@ def plot_result(res: ScalingResult, path: str) -> None:
     plt.close(fig)
 
 
+def _executor(workers: int | None) -> Any:
+    """The sweep executor of ``--workers``: ``None`` (this process) for none or 1, else a pool
+    of local spawned processes (:class:`dpbounds.sweep.LocalProcesses`, which checks the
+    count: an int in [1, 1024]); the sweep starts and closes it."""
+    if workers is None:
+        return None
+    from dpbounds.sweep import LocalProcesses
+
+    pool = LocalProcesses(workers)  # ValueError naming workers and its range
+    return None if workers == 1 else pool
+
+
 def _nothing() -> Any:
     import contextlib
 
@@ -377,6 +393,7 @@ def run(args: argparse.Namespace) -> int:
         check_figure_path(args.plot)
     if args.store:
         check_store_dir(args.store)
+    executor = _executor(args.workers)
     from dpbounds.verify import problem, scaling_study
 
     spec = problem(args.problem) if args.problem else None
@@ -397,7 +414,8 @@ def run(args: argparse.Namespace) -> int:
                             max_seconds=args.max_seconds,
                             allow_expensive=args.allow_expensive,
                             max_memory=args.max_memory_gb * 1e9,
-                            allow_large=args.allow_large, estimate=True, on_plan=on_plan)
+                            allow_large=args.allow_large, estimate=True, on_plan=on_plan,
+                            executor=executor)
     status = EXIT_STATUS[res.status]
     # the result first: a late I/O error (disk full, folder removed) must not lose it
     print(strict_json(res.to_json()) if args.json else _text(res), flush=True)

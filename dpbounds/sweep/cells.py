@@ -247,7 +247,20 @@ def _digest_py_files(root: str) -> str:
 
 def _source_root(fn: Callable[..., Any]) -> str | None:
     """The package directory (or the single file) that defines ``fn``."""
-    module = sys.modules.get(getattr(fn, "__module__", ""), None)
+    return _module_root(getattr(fn, "__module__", ""))
+
+
+def module_digest(module: str) -> str | None:
+    """SHA-256 over the ``*.py`` files of the top-level package of the imported ``module`` (or
+    its single file), as this process first read them (cached, as dpbounds' own digest);
+    ``None`` when it has no source file (not imported, a namespace or built-in module)."""
+    root = _module_root(module)
+    return None if root is None else _digest_py_files(root)
+
+
+def _module_root(name: str) -> str | None:
+    """The package directory (or the single file) of the imported module ``name``."""
+    module = sys.modules.get(name, None)
     file = getattr(module, "__file__", None)
     if not file:
         return None

@@ -88,6 +88,9 @@ class _Task:
     # the plug-ins loaded where the sweep started (dpbounds.extend.loaded_plugins): files and
     # whether the entry points were; a worker loads them before it resolves anything
     plugins: tuple[tuple[str, ...], bool] = ((), False)
+    # (path, SHA-256) of each plug-in file as it was loaded where the sweep started
+    # (dpbounds.extend.plugin_digests): a worker whose copy differs refuses the task
+    plugin_digests: tuple[tuple[str, str], ...] = ()
 
 
 def _plugins_here() -> tuple[tuple[str, ...], bool]:
@@ -97,20 +100,47 @@ def _plugins_here() -> tuple[tuple[str, ...], bool]:
     return ((), False) if extend is None else extend.loaded_plugins()
 
 
+def _plugin_digests_here() -> tuple[tuple[str, str], ...]:
+    """(path or entry point, SHA-256 of its sources) of each plug-in this process loaded."""
+    extend = sys.modules.get("dpbounds.extend")
+    return () if extend is None else tuple(sorted(extend.plugin_digests().items()))
+
+
+def _plugin_mismatch(expected: tuple[tuple[str, str], ...]) -> str | None:
+    """Worker side, after loading the sweep's plug-ins: why this worker's copy of a plug-in
+    file is not the one the sweep started with (an edit between submit and run would make
+    the cells run other code than the parent's, and store it under the parent's key), or
+    ``None`` when every file has the parent's bytes."""
+    if not expected:
+        return None
+    here = _load(_PLUGIN_DIGESTS)()
+    for name, want in expected:
+        got = here.get(name)
+        what = name if name.startswith("entry point ") else f"the plug-in file {name}"
+        if got is None:
+            return f"{what} was not loaded here; its cells were not run"
+        if got != want:
+            why = ("another version is installed here than where the sweep started; install "
+                   "the same everywhere" if name.startswith("entry point ") else
+                   "it was edited after the sweep was submitted; its cells were not run, "
+                   "rerun the sweep")
+            return (f"{what} is not the one the sweep started with (sha256 {got[:12]}... "
+                    f"here, {want[:12]}... where the sweep started): {why}")
+    return None
+
+
 def _plugins_fingerprint() -> str:
-    """``""`` when no plug-in file is loaded, else a digest of their bytes: part of every cell's
-    code fingerprint, so that a stored result is not reused after a plug-in was edited (a
-    verify cell is a dpbounds function; the plug-in's study it runs is not in its sources)."""
-    files, _ = _plugins_here()
-    if not files:
+    """``""`` when no plug-in is loaded, else a digest of the plug-ins' sources as this process
+    runs them (each ``--plugin`` file's bytes as loaded, each entry point's package sources:
+    :func:`dpbounds.extend.plugin_digests`): part of every cell's code fingerprint, so that a
+    stored result is not reused after a plug-in was edited (a verify cell is a dpbounds
+    function; the plug-in's study it runs is not in its sources)."""
+    digests = _plugin_digests_here()
+    if not digests:
         return ""
     h = hashlib.sha256()
-    for f in files:
-        h.update(f.encode() + b"\0")
-        try:
-            h.update(Path(f).read_bytes())
-        except OSError:  # gone since it was loaded: key on the path alone
-            pass
+    for name, digest in digests:
+        h.update(f"{name}\0{digest}\0".encode())
     return "+plugins:" + h.hexdigest()[:16]
 
 
@@ -151,6 +181,9 @@ def _portable(fn: Any) -> Any:
 _PLUGIN_PREFIX = "dpbounds_plugin_"
 #: what a worker calls to load the sweep's plug-ins (:func:`dpbounds.extend.load_plugins`)
 _PLUGIN_LOADER = "dpbounds.extend:load_plugins"
+#: what a worker calls for the digests of the plug-in files it loaded
+#: (:func:`dpbounds.extend.plugin_digests`)
+_PLUGIN_DIGESTS = "dpbounds.extend:plugin_digests"
 
 
 def _load(fn: Any) -> Any:
@@ -168,6 +201,10 @@ def _run_task(task: _Task) -> _Outcome:
     out = _Outcome(worker=f"{socket.gethostname()}:{os.getpid()}")
     try:
         _load_plugins(task.plugins)
+        stale = _plugin_mismatch(task.plugin_digests)
+        if stale is not None:
+            out.mismatch = f"worker {out.worker}: {stale}"
+            return out
         fn = _load(task.fn)
     except Exception:
         out.results = [(False, traceback.format_exc(), 0.0)] * len(task.calls)
@@ -434,7 +471,8 @@ class _Plan:
             by_value = getattr(fn, "__module__", None) in ("__main__", "__mp_main__")
             expect = (self.version, lib, None if by_value else src)
         return _Task(fn, [self.cell(k).call() for k in ks], is_batched(c.fn), expect,
-                     _plugins_here() if remote else ((), False))
+                     _plugins_here() if remote else ((), False),
+                     _plugin_digests_here() if remote else ())
 
     def finish(self, k: str, value: Any, seconds: float, worker: str,
                store: ResultStore | None) -> bool:

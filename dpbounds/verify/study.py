@@ -299,6 +299,7 @@ def scaling_study(
     allow_large: bool = False,
     estimate: bool = False,
     on_plan: Any = None,
+    executor: Any = None,
 ) -> ScalingResult:
     """Run a scaling study of a registered theorem against its algorithm.
 
@@ -353,6 +354,11 @@ def scaling_study(
         ``regime`` even for a default or given grid.
     on_plan:
         Called with the ``regime`` dict before the grid runs (the CLI prints it).
+    executor:
+        Where the grid points run (:func:`~dpbounds.sweep.run_sweep`'s ``executor``):
+        ``None`` (default) this process; :class:`~dpbounds.sweep.LocalProcesses` spawned
+        worker processes, which load the plug-ins loaded here before a point runs. Each point's
+        seed is ``(seed, j)`` wherever it runs, so the result is the same on any executor.
     """
     from dpbounds.sweep import Cell, SweepError, run_sweep
 
@@ -409,7 +415,7 @@ def scaling_study(
     t0 = time.perf_counter()
     try:
         records = run_sweep(cells, store=store, progress="auto" if progress else "off",
-                            desc=f"verify {study.theorem} over {var}")
+                            desc=f"verify {study.theorem} over {var}", executor=executor)
     except SweepError as exc:
         # a bad value met inside a cell (e.g. an epsilon too small to simulate) is bad input
         for cell, tb in exc.failures:
