@@ -18,10 +18,15 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
         os.environ.setdefault(_var, "1")
 
 try:
-    from hypothesis import settings
+    from hypothesis import HealthCheck, settings
 except ImportError:  # the dev extra is not installed: the property tests skip themselves
     pass
 else:
-    settings.register_profile("reproducible", derandomize=True)
-    settings.register_profile("explore", derandomize=False)
+    # no per-example deadline and no too-slow health check: both are timing assertions, and on
+    # a loaded 2-core host (CI runs one xdist worker per core) a slow example fails them (a
+    # property of test_cli_lazy failed under load and passed alone); speed is measured in
+    # bench/, not asserted in tests
+    _untimed = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    settings.register_profile("reproducible", derandomize=True, **_untimed)
+    settings.register_profile("explore", derandomize=False, **_untimed)
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "reproducible"))
