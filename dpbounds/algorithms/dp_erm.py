@@ -45,6 +45,7 @@ from dpbounds.algorithms._common import (
     SimulationResult,
     TraceRecorder,
     check_epsilon,
+    check_own_record_losses,
     check_steps,
     check_trials,
     make_streams,
@@ -155,6 +156,7 @@ def noisy_projected_sgd(objective: ObjectiveProtocol, *, epsilon: float, delta: 
     xp = f.xp
     n, d = f.n, f.d
     epsilon = check_epsilon(epsilon)
+    check_own_record_losses(f, "noisy_projected_sgd", epsilon)
     delta = check_probability("delta", delta)
     radius = check_positive("radius", radius)
     limit = _kernels.step_limit(f)
@@ -310,6 +312,7 @@ def output_perturbation(objective: ObjectiveProtocol, *, epsilon: float, delta: 
     f = objective
     xp = f.xp
     epsilon = check_epsilon(epsilon)
+    check_own_record_losses(f, "output_perturbation", epsilon)
     trials = check_trials(trials)
     delta = check_probability("delta", delta)
     mechanism = check_choice("mechanism", mechanism, ("analytic", "classic"))
@@ -401,6 +404,7 @@ def objective_perturbation(objective: MarginLossObjective, *, epsilon: float, de
                          "no (eps, delta < 1) guarantee); use output_perturbation(..., "
                          "noise='grid') for a release-safe minimiser")
     epsilon = check_epsilon(epsilon)
+    check_own_record_losses(f, "objective_perturbation", epsilon)
     trials = check_trials(trials)
     delta = check_probability("delta", delta)
     if not f.convex:

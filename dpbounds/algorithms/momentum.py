@@ -56,6 +56,7 @@ from dpbounds.algorithms._common import (
     check_batch_size,
     check_epsilon,
     check_noise_step,
+    check_own_record_losses,
     check_steps,
     check_trials,
     default_step_size,
@@ -471,6 +472,7 @@ def dp_heavy_ball(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
     ((4, 51), True)
     """
     epsilon = check_epsilon(epsilon)
+    check_own_record_losses(objective, "dp_heavy_ball", epsilon)
     T = check_steps(steps)
     alpha, beta = _defaults(objective, step_size, c, momentum)
     eps_t = _budgets(budgets, epsilon, T)
@@ -520,6 +522,7 @@ def dp_nag(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
     DP-NAG-opt. Other parameters (``noise`` and ``transcript`` too) as :func:`dp_heavy_ball`.
     """
     epsilon = check_epsilon(epsilon)
+    check_own_record_losses(objective, "dp_nag", epsilon)
     T = check_steps(steps)
     alpha, beta = _defaults(objective, step_size, c, momentum)
     allocation = check_choice("allocation", allocation, ALLOCATIONS)
@@ -580,6 +583,7 @@ def dp_masg(objective: ObjectiveProtocol, *, epsilon: float, steps: int, c: floa
     ``noise`` and ``transcript`` as in :func:`dp_heavy_ball`.
     """
     epsilon = check_epsilon(epsilon)
+    check_own_record_losses(objective, "dp_masg", epsilon)
     T = check_steps(steps)
     check_positive("c", c)
     allocation = check_choice("allocation", allocation, ALLOCATIONS)

@@ -106,6 +106,8 @@ from dpbounds.algorithms._common import (
     MAX_COMPILED_STEPS,
     SimulationResult,
     TraceRecorder,
+    check_epsilon,
+    check_own_record_losses,
     check_trials,
     progress,
 )
@@ -667,6 +669,7 @@ def tree_momentum_nsgd(
         objective, epochs, step_size, batch_size, trials, momentum_weight)
     trace_every = check_int("trace_every", trace_every, minimum=1)
     clip = _resolve_clip(objective, clip_threshold)
+    check_own_record_losses(objective, "tree_momentum_nsgd", check_epsilon(epsilon))
     priv = tree_momentum_privacy(
         epsilon, delta, n=objective.n, epochs=epochs, alpha=alpha, clip_norm=clip,
         batch_size=batch_size, neighbouring=key, node_count_method=node_count_method)
@@ -846,6 +849,7 @@ def sensitivity_reduced_nsgd(
     diff_clip = lsmooth * step_size * steps
     gamma = min(1.0, diff_clip / clip) if mixing is None else mixing
     gamma = check_closed_interval("mixing", gamma, 0.0, 1.0)
+    check_own_record_losses(objective, "sensitivity_reduced_nsgd", check_epsilon(epsilon))
     priv = sensitivity_reduced_privacy(
         epsilon, delta, n=objective.n, epochs=epochs, alpha=alpha, gamma=gamma,
         clip_norm=clip, diff_clip=diff_clip, batch_size=batch_size, neighbouring=key,
