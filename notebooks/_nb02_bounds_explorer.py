@@ -15,8 +15,11 @@ hyper-parameter choices and citations (with provenance labels), or a numeric bou
 a horizon search, an LMI) where no closed form exists. For Tran & Cutkosky and Yang et al.
 **only the exponents are the papers'**; every constant is DERIVED by dpbounds."""),
     new_code_cell(STYLED_SETUP + """
+import io
 from functools import lru_cache
-from IPython.display import Math
+from IPython.display import Image, Math
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
 from dpbounds.bounds import registry
 from dpbounds.bounds.compare import compare
 from dpbounds.bounds.nonconvex.generalized_smoothness import _fitted_c2
@@ -50,9 +53,11 @@ $N=10^8$, $\\varepsilon=1$) sit where the default theorem is informative (bound 
 
 **Speed.** Every curve is vectorised (one NumPy call per curve), the terms are compiled once
 per theorem and each panel's curves are cached, so moving one control recomputes only the two
-panels it changes. Measured on a 2-vCPU AMD EPYC (Zen 3, `bench/bench_notebook02_redraw.py`): a
-slider move costs about 2-3 s of CPU, of which drawing the figure is about 1.2 s; the first draw
-about 11 s (it calibrates the noise at each of the 40 points on the eps axis). The heavy-ball LMI bound
+panels it changes; the figure is made once and redrawn in place (its ticks, text layouts and
+renderer are reused). Measured on a 2-vCPU AMD EPYC (Zen 3, `bench/bench_notebook02_redraw.py`,
+the host loaded by other jobs): a slider move costs 1.0-1.3 s of CPU (2.9-3.7 s before the
+in-place redraw, same conditions), choosing another theorem 0.5-1.5 s; the first draw about
+14 s (it calibrates the noise at each of the 40 points on the eps axis). The heavy-ball LMI bound
 (`strongly_convex.heavy_ball_lmi`, Kuru et al. Prop. 3.4) solves an SDP at every point (about
 a second each) and is left out of the dropdown and of the grey peers: notebook 03 maps it, and
 `draw("strongly_convex.heavy_ball_lmi")` draws it on an 8-point grid (about a minute)."""),
@@ -192,13 +197,61 @@ def shade(ax, grid, mask, **kw):
     ax.fill_between(grid, 0, 1, where=mask, transform=ax.get_xaxis_transform(), lw=0, **kw)
 
 
+FIGURE = {}  # made once; every draw reuses its axes (their ticks) and canvas (its renderer)
+
+
+def explorer_axes():
+    \"\"\"The figure and its three axes, emptied of the previous draw's curves and set back
+    to a new axes' scales and limits. A new figure per draw would build ~250 tick objects
+    again and, on a new renderer, parse every tick and legend label's mathtext again: most of
+    a redraw's cost.\"\"\"
+    if not FIGURE:
+        fig = Figure(figsize=(6.9, 2.6))
+        FigureCanvasAgg(fig)  # the figure's own canvas keeps its renderer between draws
+        FIGURE.update(fig=fig, axes=fig.subplots(1, 3, sharey=True))
+    fig, axes = FIGURE["fig"], FIGURE["axes"]
+    for legend in list(fig.legends):
+        legend.remove()
+    for ax in axes:
+        for artist in [*ax.lines, *ax.collections, *ax.texts]:
+            artist.remove()
+        # as on new axes (the autoscaled limits then agree to the last bit): matplotlib maps
+        # the shading's and the marker lines' coordinates through the view limits
+        ax.set_xscale("linear")
+        ax.set_yscale("linear")
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.relim()  # no data left: the limits come from the new curves only
+        ax.set_autoscale_on(True)
+    return fig, axes
+
+
+def show(fig, legend, title):
+    \"\"\"Lay the figure out in inches, the title above and the legend below the axes (its
+    height sets the figure's), and display it as one PNG drawn on its canvas. Everything lies
+    inside the figure, so no "tight" crop is needed: that crop draws the figure twice, on
+    renderers of two sizes, which empties matplotlib's text caches at every redraw.\"\"\"
+    pad, below, height, above = 0.03, 0.468, 1.768, 0.416  # inches around and of the axes
+    legend_h = legend.get_window_extent(fig.canvas.get_renderer()).height / fig.dpi
+    h = 2 * pad + legend_h + below + height + above
+    fig.set_size_inches(6.9, h)  # a new size (and renderer) only when the legend's rows change
+    bottom = (pad + legend_h + below) / h
+    fig.subplots_adjust(left=0.09, right=0.99, bottom=bottom, top=bottom + height / h,
+                        wspace=0.06)
+    legend.set_bbox_to_anchor((0.5, pad / h), transform=fig.transFigure)
+    fig.suptitle(title, y=1 - pad / h)
+    png = io.BytesIO()
+    fig.canvas.print_png(png)
+    display(Image(png.getvalue()))
+
+
 def draw(theorem="nonconvex.tree_momentum_nsgd", d=100.0, N=1e8, eps=1.0):
     entry = registry.get(theorem)
     p = problem_for(entry, d=d, N=N, eps=eps)
     why = entry.applicability(p)
     if why is not None:
         print(f"{theorem} does not apply at this problem: {why}")
-    fig, axes = plt.subplots(1, 3, figsize=(6.9, 2.6), sharey=True)
+    fig, axes = explorer_axes()
     triv = trivial_bound(entry, p)
     mates = [e for e in peers(entry) if e.applicability(p) is None]
     ys = []
@@ -232,11 +285,8 @@ def draw(theorem="nonconvex.tree_momentum_nsgd", d=100.0, N=1e8, eps=1.0):
     if ys.size:  # the bound in view, from 1e-8 to 1e4 times the trivial bound
         axes[0].set_ylim(max(ys.min() / 10, triv * 1e-8), min(max(ys.max(), triv) * 5, triv * 1e4))
     handles, labels = axes[1].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2,
-               frameon=False)
-    fig.suptitle(f"{entry.name}: {entry.title}", y=1.02)
-    fig.subplots_adjust(left=0.09, right=0.99, bottom=0.18, top=0.86, wspace=0.06)
-    plt.show()
+    legend = fig.legend(handles, labels, loc="lower center", ncol=2, frameon=False)
+    show(fig, legend, f"{entry.name}: {entry.title}")
     if not entry.numeric:
         print("scaling:", entry.scaling_text())
 

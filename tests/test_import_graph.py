@@ -165,3 +165,14 @@ def test_listing_the_bounds_does_not_import_the_lmi_solver():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=ROOT.parent).stdout.split()
     assert out == ["False", "True"]
+
+
+def test_importing_the_lmi_solver_defers_cvxpy_to_the_first_problem():
+    """Test collection imports the LMI modules without solving anything: cvxpy (about a CPU
+    second) is imported when a problem is built (the control: building one imports it)."""
+    code = ("import sys; from dpbounds.lmi.heavy_ball_lmi import HeavyBallLMI, rate_search, "
+            "solvers; before = 'cvxpy' in sys.modules; HeavyBallLMI(backend='cvxpy'); "
+            "print(before, 'cvxpy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=ROOT.parent).stdout.split()
+    assert out == ["False", "True"]

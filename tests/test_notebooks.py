@@ -20,8 +20,7 @@ from pathlib import Path
 import pytest
 
 nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-pytest.importorskip("ipykernel")
+# nbclient and ipykernel (a second of imports) are imported by the execution test only
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = ROOT / "notebooks"
@@ -128,6 +127,8 @@ def test_notebook_executes_without_ipywidgets(path: Path, no_ipywidgets: None,
                                               record_property) -> None:
     """Runs under a per-cell timeout; the kernel's CPU time is recorded (junit property
     ``kernel_cpu_s``, and printed with ``-s``)."""
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
     nb = nbformat.read(path, as_version=4)
     for c in nb.cells:
         if c.cell_type == "code":

@@ -21,8 +21,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from paper_figs import SCRIPTS, kuru_fig3
-from paper_figs._common import copy_gallery, mean_ci
+from paper_figs import SCRIPTS  # the script names only: paper_figs' modules import pyplot
+
+# kuru_fig3 and paper_figs._common are imported by the tests that use them: importing them
+# imports matplotlib.pyplot and dpbounds.algorithms, seconds of every collection (and of every
+# xdist worker's) that the other tests do not need.
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -89,6 +92,8 @@ def test_gallery_shrinks_large_pngs(tmp_path: Path) -> None:
     Image.fromarray(rng.integers(0, 255, (500, 500, 3), dtype=np.uint8)).save(
         out / "big.png", dpi=(200, 200))
     (out / "bigger.png").write_bytes(b"not this script's file")
+    from paper_figs._common import copy_gallery
+
     (copy,) = copy_gallery(out, tmp_path / "gallery", ["big"])
     assert copy.name == "big.png" and copy.stat().st_size < (out / "big.png").stat().st_size
     with Image.open(copy) as im:
@@ -96,6 +101,8 @@ def test_gallery_shrinks_large_pngs(tmp_path: Path) -> None:
 
 
 def test_mean_ci_is_a_student_t_interval() -> None:
+    from paper_figs._common import mean_ci
+
     x = np.array([1.0, 2.0, 4.0])
     m, h = mean_ci(x)
     assert m == pytest.approx(7 / 3)
@@ -111,6 +118,8 @@ def test_mean_ci_is_a_student_t_interval() -> None:
 def test_kuru_fig3_default_is_the_paper_grid() -> None:
     """Section 5: T in {100, 200, 500, 1000}, m in {1e3, 1e5}, c in {0.1, 1}, 20 runs, n = 1e5
     (the numbers typed from the paper, not read from dpbounds.settings)."""
+    from paper_figs import kuru_fig3
+
     cfg = kuru_fig3.config()
     assert cfg.horizons == (100, 200, 500, 1000)
     assert cfg.trials == 20
@@ -122,6 +131,8 @@ def test_kuru_fig3_default_is_the_paper_grid() -> None:
 
 
 def test_kuru_fig3_draws_figs_3_and_4(out_dir: Path) -> None:
+    from paper_figs import kuru_fig3
+
     assert (out_dir / "kuru_fig3.png").exists() and (out_dir / "kuru_fig4.png").exists()
     r = rows(out_dir / "kuru_fig3.csv")
     quick = kuru_fig3.config(quick=True)

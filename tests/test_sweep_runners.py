@@ -12,12 +12,18 @@ from pathlib import Path
 
 import pytest
 
-import paper_figs.__main__ as figs_main
 import sims.__main__ as sims_main
 from dpbounds import _progress as progress
 from dpbounds.sweep import cells, engine, options, store
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def figs_main() -> types.ModuleType:
+    """``paper_figs.__main__``, imported by the test that uses it: it imports
+    matplotlib.pyplot, seconds of every collection (and every xdist worker's) otherwise."""
+    return importlib.import_module("paper_figs.__main__")
 
 
 @pytest.mark.parametrize("module", [cells, engine, options, progress, store,
@@ -36,8 +42,8 @@ def test_only_without_names_is_an_error(prog: str) -> None:
     assert "expected at least one argument" in out.stderr
 
 
-def test_paper_figs_passes_options_through(monkeypatch: pytest.MonkeyPatch,
-                                           tmp_path: Path) -> None:
+def test_paper_figs_passes_options_through(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                           figs_main: types.ModuleType) -> None:
     seen: dict[str, list[str]] = {}
 
     def fake(name: str) -> types.SimpleNamespace:

@@ -7,7 +7,6 @@ cvxpy: an independent formulation), and the float64 smallest eigenvalue of the a
 
 import math
 
-import cvxpy as cp
 import numpy as np
 import pytest
 
@@ -34,6 +33,8 @@ def _rho(kappa, a, b):
 def _polish_oracle(mu, L, alpha, beta, rho, need):
     """max c s.t. c0 X0 + c [X1 + (1 - rho^2) X2] - Phi(P) >= need I, P >= 0, c0, c >= 0,
     P11 + P22 + c0 + c = 1 -- the polish SDP from the printed blocks, in cvxpy."""
+    import cvxpy as cp  # here: collecting this file must not cost cvxpy's import (~1 CPU-s)
+
     m = lmi_blocks(mu, L, alpha, beta)
     P = cp.Variable((2, 2), symmetric=True)
     c0, c = cp.Variable(nonneg=True), cp.Variable(nonneg=True)

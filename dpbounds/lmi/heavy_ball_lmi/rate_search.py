@@ -46,7 +46,6 @@ import math
 from dataclasses import replace
 from typing import Any
 
-import cvxpy as cp
 import numpy as np
 
 from dpbounds._validation import check_closed_interval, check_finite, check_positive
@@ -539,6 +538,7 @@ def naive_heavy_ball_lmi_rate(
     tol = float(check_closed_interval("tol", tol, 1e-15, 1.0))
     m = lmi_blocks(mu, L, alpha, beta)
     A, B = m["A"], m["B"]
+    import cvxpy as cp  # here: importing the rate search must not import cvxpy (~1 CPU-s)
 
     def feasible(rho: float) -> bool:
         P = cp.Variable((2, 2), symmetric=True)

@@ -19,10 +19,13 @@ import threading
 import warnings
 from typing import NamedTuple
 
-import cvxpy as cp
 import numpy as np
 
 from dpbounds.lmi.heavy_ball_lmi.formulation import _blocks
+
+# cvxpy (~1 CPU-s to import) is imported where a problem is built or solved, not here: the
+# modules that import this one (rate search, certificates, the heavy-ball tuner) are imported
+# by callers and by test collection that never solve an SDP.
 
 __all__ = [
     "DEFAULT_MARGIN",
@@ -46,6 +49,8 @@ _CLARABEL_OPTIONS = {"tol_gap_abs": 1e-11, "tol_gap_rel": 1e-11, "tol_feas": 1e-
 def _solver_order(solver: str | None) -> list[str]:
     if solver is not None:
         return [solver]
+    import cvxpy as cp
+
     installed = cp.installed_solvers()
     order = [s for s in ("MOSEK",) if s in installed]
     return order + [s for s in ("CLARABEL", "SCS") if s in installed]
@@ -196,6 +201,8 @@ class _DirectClarabel:
 
 
 def _default_backend(solver: str | None) -> str:
+    import cvxpy as cp
+
     return "clarabel" if solver is None and "CLARABEL" in cp.installed_solvers() else "cvxpy"
 
 
@@ -229,6 +236,9 @@ class HeavyBallLMI:
             raise ValueError(f"backend must be 'cvxpy' or 'clarabel', got {backend!r}")
         self._solvers = _solver_order(solver)
         self._direct = _DirectClarabel() if backend == "clarabel" else None
+        import cvxpy as cp
+
+        self._solver_error = cp.error.SolverError  # what a failed solve raises
         self.p = cp.Variable(3)  # P11, P12, P22
         self.c0 = cp.Variable(nonneg=True)
         self.c = cp.Variable(nonneg=True)
@@ -320,7 +330,7 @@ class HeavyBallLMI:
                 with warnings.catch_warnings():  # inaccurate solutions are rejected later
                     warnings.simplefilter("ignore", UserWarning)
                     self.polish_problem.solve(solver=name, **_solver_options(name))
-            except cp.error.SolverError:
+            except self._solver_error:
                 continue
             if self.polish_problem.status == "optimal" and self.c.value is not None:
                 return self._read()
@@ -340,7 +350,7 @@ class HeavyBallLMI:
                 with warnings.catch_warnings():  # inaccurate solutions are checked later
                     warnings.simplefilter("ignore", UserWarning)
                     self.problem.solve(solver=name, warm_start=True, **_solver_options(name))
-            except cp.error.SolverError:
+            except self._solver_error:
                 continue
             ok = self.problem.status in ("optimal", "optimal_inaccurate")
             if ok and self.t.value is not None:
