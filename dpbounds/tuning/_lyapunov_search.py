@@ -47,14 +47,20 @@ given: :math:`D=2E_0/\mu`; the distance given: :math:`E_0=LD/2`), the
 certificate is best does depend on :math:`T` (the SDP of a rate :math:`\rho^2` trades
 :math:`\mathbf 1^\top P\mathbf 1` against :math:`\kappa` with the weights
 :math:`\rho^{2T}D` and :math:`\mathcal E_T\sum_{k<T}\rho^{2k}`), so :func:`lyapunov_point`
-solves the SDPs of a grid of rates at a first horizon, takes the best horizon of every
-certificate found, solves again there, and so on (:data:`ROUNDS` rounds, or until the best
-horizon repeats); every certificate of every round enters the minimum.
+solves the SDPs of :data:`RATES` rates (:math:`\rho^2=\rho_q^2+(1-\rho_q^2)\theta^2`,
+:math:`\rho_q` the quadratic rate, :math:`\theta` on a uniform grid of :math:`[0,1)`, as
+``lyapunov_bound`` does) at a first horizon :math:`\sqrt{T_{\max}}`, moves to the best horizon
+of every certificate found, and there solves the best rate and the rates half as far as before
+on either side (a bisection of :math:`\theta` at the moving horizon), :data:`ROUNDS` rounds in
+all; every certificate of every round enters the minimum. Measured on 27 certified points of
+three problems (L/mu = 10, 255, 1e3; ``max_horizon`` 1000), against the least of this, one
+round and 96 rates with 10 rounds: within 1.4% (median 0.0%); one round at the first horizon
+only: up to 2.4x above it (median 10%): the best certificate moves with :math:`T`.
 
 **Speed.** The SDP is :func:`dpbounds.pep.lyapunov._solve`'s (same matrices, from
 :func:`dpbounds.pep.lyapunov._step` and :func:`~dpbounds.pep.formulation.pair_form`, same
 margins :math:`S\succeq10^{-8}I`, :math:`P\succeq10^{-7}I`), handed to Clarabel directly
-instead of through cvxpy: about 2 ms a solve instead of 30-120 ms (cvxpy's compilation), the
+instead of through cvxpy: 2-4 ms a solve instead of 30-120 ms (cvxpy's compilation), the
 same optimum (measured to :math:`10^{-9}` relative; ``tests/tuning/test_smooth_error.py``
 compares the two). The search uses these float certificates unchecked; every value a tuner
 **reports** comes from certificates checked exactly by :func:`dpbounds.pep.lyapunov._verify`
