@@ -304,7 +304,8 @@ OPTIONS: dict[str, str] = {
     "--risk-target": "privacy compose: TPR@FPR, calibrate the first event's noise so that no "
                      "attack's TPR at FPR exceeds TPR",
     "--objective": "tune hb: what the tuned row minimises, the worst-case error of the run "
-                   "(error) or the bound (bound)",
+                   "(error; for smooth_strongly_convex its certified Lyapunov upper bound) or "
+                   "the bound (bound)",
     "--over": "tune bound: the hyper-parameters searched (default: those declared tunable)",
     "--range": "tune bound: search NAME in [LOW, HIGH] (repeatable)",
     "--grid-size": "tune bound: grid points per hyper-parameter (log-spaced, integers for T)",

@@ -31,6 +31,10 @@ output columns:
   worst case  (--objective error) the certified worst-case E[F(x_T)] - F* of that run over
             every quadratic with spectrum in [mu, L], F(x0) - F* <= E0 and data of
             sensitivity S_1 (attained within 2%) [DERIVED]
+  lower end / upper end  (--objective error --function-class smooth_strongly_convex) the
+            bracket of that run's worst-case E[F(x_T)] - F* over all of S_mu,L: upper end =
+            the noise-aware Lyapunov bound (certified, what the tuned row minimises), lower
+            end = the exact worst case attained on an admissible quadratic [DERIVED]
   alpha     step size
   beta      momentum
   T         horizon (number of iterations, each epsilon/T-DP)
@@ -282,12 +286,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     _problem_args(hb)
     hb.add_argument("--objective", choices=["error", "bound"], default=None,
                     help="what the tuned row minimises: error = the worst-case E[F(x_T)] - F* of "
-                         "the run as calibrated over every admissible quadratic (the default for "
-                         "the quadratic class); bound = the paper's bound (reproduces the paper; "
-                         "the default and only choice for smooth_strongly_convex)")
+                         "the run as calibrated (quadratic class: exact, the default there; "
+                         "smooth_strongly_convex: its certified upper bound, the noise-aware "
+                         "Lyapunov bound, each row bracketed below by the quadratic worst case); "
+                         "bound = the paper's bound (reproduces the paper; the default for "
+                         "smooth_strongly_convex)")
     add_quantity(hb, "function_class", default="quadratic",
                  choices=["quadratic", "smooth_strongly_convex"],
-                 help="quadratic: Theorem 3.5; smooth_strongly_convex: Prop. 3.4 certificates")
+                 help="quadratic: Theorem 3.5; smooth_strongly_convex: Prop. 3.4 certificates "
+                      "(--objective bound) or the noise-aware Lyapunov bound (--objective error)")
     hb.set_defaults(func=_tune_hb)
     nag = tsub.add_parser("nag", help="DP-NAG / DP-MASG horizon and optimal noise schedule",
                           description="Remark 4.1's horizon and the optimal noise schedule "
