@@ -143,9 +143,10 @@ finally multiplied by :math:`1-10^{-9}`.
 
 **What it gives.** Where the start term's worst eigenvalue oscillates through zero within the
 horizon (complex roots with :math:`T\theta>\pi` at every eigenvalue tried), only the noise
-bounds remain, so the bracket is loose there (small :math:`L/\mu` with moderate damping, and
-:math:`L/\mu=10^4`, :math:`d=1000` in ``bench/worst_case_bracket.md``); the tuner reports the
-larger of this bound and the method-independent one.
+bounds remain, so the bracket is loose there: on 5 of the 12 problems of
+``bench/worst_case_bracket.md`` (:math:`L/\mu` = 1, 4, 10 at :math:`\epsilon=10`,
+:math:`10^3` at :math:`d=1`, :math:`10^6`) the method-independent bound is the larger; the
+tuner reports the larger of the two.
 """
 
 from __future__ import annotations
