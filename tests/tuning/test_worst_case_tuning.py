@@ -33,6 +33,22 @@ def test_every_row_is_certified_and_below_its_bound(fig3):
     assert fig3.lower_bound <= fig3.tuned.computed
 
 
+def test_lower_bound_is_the_larger_proven_one(fig3):
+    # heavy ball's branch and bound (tests/tuning/test_certify_error.py) or the
+    # method-independent bound, whichever is larger: never below the latter
+    from dpbounds.tuning._lmi_lower import linear_method_lower_bound
+
+    p = FIG3
+    mi = linear_method_lower_bound(p["mu"], p["L"], p["d"], p["n"], p["n"], p["epsilon"],
+                                   p["sensitivity"], 2 * p["initial_gap"] / p["mu"],
+                                   p["initial_gap"], 400)
+    assert mi <= fig3.lower_bound <= fig3.tuned.computed
+    assert fig3.certified_gap == pytest.approx(fig3.tuned.worst_case_upper / fig3.lower_bound
+                                               - 1)
+    assert "optimum bracketed (proven)" in fig3.table()
+    assert fig3.lower_bound_by.startswith("branch and bound")  # here the tighter one
+
+
 def test_error_tuned_run_beats_the_bound_tuned_and_the_papers(fig3):
     t = fig3.tuned
     # the finding of issue 32: the bound's minimiser is a bad run (here 268x worse)

@@ -1,0 +1,475 @@
+r"""A proven lower bound of DP heavy ball's least worst-case error over every
+:math:`(\alpha,\beta,T)` (quadratic class), by branch and bound **[DERIVED]**.
+
+The tuner's objective (:mod:`dpbounds.tuning._worst_case_search`, derivation in
+:mod:`dpbounds.bounds.strongly_convex.quadratic_worst_case`) is, with :math:`\ell=\ell(T)` the
+per-coordinate Laplace variance of a run of horizon :math:`T` (nondecreasing in :math:`T`),
+:math:`\sigma` the sampling variance,
+:math:`A_T(\lambda)=w(\lambda)p_T(\lambda)^2` (:math:`w=E_0`, or :math:`D\lambda/2`) and
+:math:`U_T(\lambda)=\frac\lambda2\alpha^2\sum_{j<T}h_j(\lambda)^2`,
+
+.. math::
+
+    W(\alpha,\beta,T)=\max\Big(\max_\lambda[A_T+(\ell+\sigma)U_T]+(d-1)\ell\max_\lambda U_T,\;
+    \max_\lambda[A_T+\ell U_T]+(\sigma+(d-1)\ell)\max_\lambda U_T\Big)
+
+(the second term for :math:`d\ge2`), the sup over :math:`\lambda\in[\mu,L]`. Here
+:math:`p_T` is the residual of heavy ball started at rest (:math:`e_{t+1}=ae_t-\beta e_{t-1}`,
+:math:`e_0=e_{-1}=1`, :math:`a=1+\beta-\alpha\lambda`) and :math:`h_j` its impulse response
+(:math:`h_0=1`, :math:`h_{-1}=0`). Every step below is **[DERIVED]** here and checked against
+dense evaluation in ``tests/tuning/test_certify_error.py``.
+
+0. **Instances.** Dropping the sups for chosen eigenvalues (each choice is an admissible
+   instance, so its error is at most the sup): for :math:`\lambda_1\in[\mu,L]` and
+   :math:`\lambda_2\in\{\mu,L\}`,
+   :math:`W\ge A_T(\lambda_1)+(\ell+\sigma)U_T(\lambda_1)+(d-1)\ell\,U_T(\lambda_2)`,
+   :math:`W\ge A_T(\lambda_1)+\ell U_T(\lambda_1)+(\sigma+(d-1)\ell)U_T(\lambda_2)` (for
+   :math:`d\ge2`) and :math:`W\ge(d\ell+\sigma)U_T(\lambda_2)`. On a box
+   :math:`[\alpha_0,\alpha_1]\times[\beta_0,\beta_1]\times[T_0,T_1]` each of :math:`A`,
+   :math:`U`, :math:`\ell` is replaced by a lower bound valid on the whole box (1-4); the
+   start term is bounded at :math:`\lambda_1=\mu` (1, 1'') and :math:`\lambda_1=L` (1', 4), the
+   noise :math:`U` there likewise.
+1. **Start term, positive side** (:math:`\lambda=\mu`). Perturbing the recursion gives
+   :math:`\partial p_T/\partial a=\sum_{t<T}h_{T-1-t}p_t` and, along :math:`\beta` at fixed
+   :math:`\alpha`, :math:`dp_T/d\beta=\sum_{t<T}h_{T-1-t}(p_t-p_{t-1})`; and
+   :math:`p_t=1-\alpha\lambda\sum_{j<t}h_j` (the constant 1 solves the homogeneous recursion),
+   so :math:`p_t-p_{t-1}=-\alpha\lambda h_{t-1}`. Suppose :math:`h_j\ge0` for :math:`j<T_1` on
+   the whole box. Then :math:`p_t` is nonincreasing in :math:`t\le T_1`, nonincreasing in
+   :math:`\beta`, and nonincreasing in :math:`\alpha` where :math:`p_t\ge0` for :math:`t<T_1`.
+   Walk from any point of the box to the corner :math:`(\alpha_1,\beta_1)` (first
+   :math:`\alpha` up, then :math:`\beta` up): if :math:`p_{T_1}` at the corner is
+   :math:`\ge0`, every :math:`p_t` (:math:`t\le T_1`) at the corner is :math:`\ge0`, and going
+   back along the walk they stay :math:`\ge` their corner values (on the last stretch where
+   all are :math:`\ge0` their derivatives have the sign above; by continuity that stretch is
+   the whole walk). So on the box, for :math:`T_0\le T\le T_1`,
+   :math:`p_T\ge p_{T_1}\ge p_{T_1}(\alpha_1,\beta_1)` and
+   :math:`A_T(\mu)\ge w(\mu)\max(p_{T_1}(\alpha_1,\beta_1),0)^2`.
+   **When** :math:`h_j\ge0`, :math:`j<T_1`: :math:`h_j=\beta^{j/2}U_j(c)`,
+   :math:`c=a/(2\sqrt\beta)` (Chebyshev of the second kind); for real roots with
+   :math:`a\ge0` every :math:`h_j>0`; for complex roots, :math:`c=\cos\theta` and
+   :math:`h_j=\beta^{j/2}\sin((j+1)\theta)/\sin\theta\ge0` for :math:`(j+1)\theta\le\pi`. Both
+   are :math:`a\ge2\sqrt\beta\cos(\pi/T_1)`; :math:`a` is least at :math:`\alpha_1`, so the
+   condition is :math:`s^2-2sC+1-\alpha_1\mu\ge0` on :math:`s=\sqrt\beta\in[\sqrt{\beta_0},
+   \sqrt{\beta_1}]`, :math:`C=\cos(\pi/T_1)`: a quadratic in :math:`s`, checked at its least
+   point in the interval (with a margin :math:`10^{-12}` for rounding). Elsewhere the bound is
+   0.
+
+   1''. **Negative side** (:math:`\lambda=\mu2^{i/2}`, :math:`i=0..4`, those :math:`\le L`:
+   where the mode turns within :math:`T`). With :math:`H_T=\sum_{j<T}h_j`,
+   :math:`p_T=1-\alpha\lambda H_T`. Where :math:`h_j\ge0` (:math:`j<T_1`) on the rectangle
+   :math:`[a_{lo},a_{hi}]\times[\beta_0,\beta_1]` of :math:`(a,\beta)` (:math:`a_{lo}=1+\beta_0-
+   \alpha_1\lambda`; the condition :math:`a_{lo}\ge2\sqrt{\beta_1}\cos(\pi/T_1)`),
+   :math:`\partial h_j/\partial a=\sum_{i<j}h_{j-1-i}h_i\ge0` and
+   :math:`\partial h_j/\partial\beta=-\sum_ih_{j-1-i}h_{i-1}\le0` at fixed :math:`a`, so
+   :math:`H_T\ge H_{T_0}(a_{lo},\beta_1)\ge0` for :math:`T\in[T_0,T_1]` and
+   :math:`p_T\le1-\alpha_0\lambda H_{T_0}(a_{lo},\beta_1)`; where that is negative,
+   :math:`A_T(\lambda)\ge w(\lambda)(\alpha_0\lambda H_{T_0}(a_{lo},\beta_1)-1)^2`.
+
+   1'. **At** :math:`L` **where** :math:`a<0` on the box (:math:`\alpha_0L>1+\beta_1`):
+   :math:`f_t=(-1)^te_t` obeys :math:`f_{t+1}=|a|f_t-\beta f_{t-1}` (:math:`f_0=1`,
+   :math:`f_{-1}=-1`), so :math:`|p_T(L)|=f_T=h^+_T+\beta h^+_{T-1}` with :math:`h^+` the
+   impulse response for :math:`|a|`. Where :math:`|a|\ge2\sqrt\beta\cos(\pi/(2(T_1+1)))` (real
+   roots, or complex ones with :math:`(T_1+1)\theta\le\pi/2`), :math:`h^+_j\ge\frac2\pi(j+1)
+   \beta^{j/2}` for :math:`j\le T_1` (real: :math:`\sum_ir_1^ir_2^{j-i}\ge(j+1)\beta^{j/2}` by
+   AM-GM; complex: :math:`\sin x\ge2x/\pi` on :math:`[0,\pi/2]`, :math:`\theta\ge\sin\theta`),
+   so :math:`|p_T(L)|\ge\frac2\pi(T_0+1)\beta_0^{T_1/2}` on :math:`[T_0,T_1]`.
+2. **Noise term**, :math:`\Sigma_k=\sum_{j<k}h_j^2` (nondecreasing in :math:`k`, so on
+   :math:`[T_0,T_1]` it is taken at :math:`k=T_0`, and a bound at :math:`k` holds at every later
+   :math:`k`: the running maximum over the intervals is taken), the largest of
+
+   * :math:`\Sigma_k\ge1+[k\ge2]\min a^2` (:math:`h_0=1`, :math:`h_1=a`);
+   * (stable box: :math:`\alpha_1\lambda<2(1+\beta_0)`) *stationary minus tail*:
+     :math:`\Sigma_\infty-\Sigma_k=e_1^\top M^kS_\infty M^{k\top}e_1` with
+     :math:`e_1^\top M^k=(h_k,-\beta h_{k-1})` and
+     :math:`S_\infty=\Sigma_\infty\begin{bmatrix}1&r\\r&1\end{bmatrix}`, :math:`r=a/(1+\beta)`
+     (:math:`\sum h_{j+1}h_j=a\Sigma_\infty-\beta\sum h_jh_{j-1}`), :math:`|r|<1`, so
+     :math:`\Sigma_k\ge\Sigma_\infty(1-(|h_k|+\beta|h_{k-1}|)^2)`; and
+     :math:`\frac\lambda2\alpha^2\Sigma_\infty=\frac{\alpha(1+\beta)}{2(1-\beta)(2+2\beta-
+     \alpha\lambda)}\ge\frac{\alpha_0(1+\beta_0)}{2(1-\beta_0)(2+2\beta_1-\alpha_0\lambda)}`
+     (each factor at its least or largest). :math:`|h_k|\le(k+1)\rho^k`
+     (:math:`h_k=\sum_ir_1^ir_2^{k-i}`), :math:`\rho\le\max(\sqrt{\beta_1},(A+\sqrt{(A^2-
+     4\beta_0)_+})/2)`, :math:`A=\max|a|` on the box (the spectral radius grows in
+     :math:`|a|` and falls in :math:`\beta` for real roots, is :math:`\sqrt\beta` for complex
+     ones); and :math:`|h_k|\le\beta_1^{k/2}g_{k+1}(A/(2\sqrt{\beta_0}))`, :math:`g` the
+     nondecreasing envelope of :math:`|U_k|` of
+     :func:`~dpbounds.bounds.strongly_convex.heavy_ball_dp.log_chebyshev_envelope`;
+   * (complex roots on the whole box: :math:`A<2\sqrt{\beta_0}`)
+     :math:`\Sigma_k=\sum_{i=1}^k\beta^{i-1}\sin^2(i\theta)/\sin^2\theta`, and
+     :math:`\sum_{i\le k}\beta^{i-1}\cos2i\theta` is the real part of
+     :math:`e^{2i\theta}(1-z^k)/(1-z)`, :math:`z=\beta e^{2i\theta}`,
+     :math:`|1-z|\ge2\sqrt\beta\sin\theta`, so
+     :math:`\Sigma_k\ge\big(\frac{1-\beta_0^k}{2(1-\beta_0)}-\frac1{2\sqrt{\beta_0}\sin\theta}
+     \big)/\sin^2\theta` with :math:`\sin\theta\ge\sqrt{1-A^2/(4\beta_0)}` and
+     :math:`\sin^2\theta\le1-\min a^2/(4\beta_1)`;
+   * (real roots of one sign on the whole box: :math:`\min a^2\ge4\beta_1`, :math:`a` of one
+     sign) :math:`|h_j|\ge\rho^j`, :math:`\rho\ge(\min|a|+\sqrt{\min a^2-4\beta_1})/2`, so
+     :math:`\Sigma_k\ge\sum_{j<k}\rho^{2j}`;
+   * (every box) the invariant :math:`h_j^2-ah_jh_{j-1}+\beta h_{j-1}^2=\beta^j` and
+     :math:`x^2-axy+\beta y^2\le(1+A/2)(x^2+y^2)` give :math:`h_j^2+h_{j-1}^2\ge\beta^j/(1+A/2)`,
+     so :math:`\Sigma_k\ge\sum_{j=1}^{k-1}\beta_0^j/(2+A)`;
+   * (as in 1': one sign of :math:`a` and :math:`\min|a|\ge2\sqrt{\beta_1}\cos(\pi/(2k))`)
+     :math:`|h_j|\ge\frac2\pi(j+1)\beta^{j/2}`, so
+     :math:`\Sigma_k\ge\frac4{\pi^2}\beta_0^{k-1}k(k+1)(2k+1)/6`.
+
+   :math:`U_k\ge\frac\lambda2\alpha_0^2\Sigma_k`, except the stationary bound (already a bound
+   of :math:`U`).
+3. **Noise level**: :math:`\ell(T)\ge\ell(T_0)` on :math:`[T_0,T_1]`.
+4. **Unstable points.** If :math:`\alpha\lambda\ge2(1+\beta)`, then :math:`|a|-1\ge\beta` and
+   (1') :math:`f_{t+1}-f_t\ge\beta(f_t-f_{t-1})\ge0`, :math:`f_1-f_0=|a|+\beta-1\ge0`, so
+   :math:`|p_T(\lambda)|\ge1` for every :math:`T`: :math:`A_T(L)\ge w(L)`. This covers every
+   :math:`\alpha\ge4/L` (one unbounded tail, :math:`W\ge w(L)`) and any box with
+   :math:`\alpha_0L\ge2(1+\beta_1)`.
+
+**Coverage.** :func:`certify_error_minimum` covers every :math:`\alpha>0`,
+:math:`0\le\beta<1`, :math:`1\le T\le T_{\max}`: boxes in :math:`(\log\alpha,-\log(1-\beta))`
+between :math:`\alpha_{\min}=10^{-3}/(\mu T_{\max}^2)` and :math:`4/L` and up to
+:math:`1-\beta=10^{-3}/T_{\max}`, with the tail boxes :math:`[0,\alpha_{\min}]` and
+:math:`[\beta_Y,1]` (the bounds above hold on the closed box with :math:`\beta_1=1`, the
+polynomials being continuous there; a tail box is cut along its finite side only), and
+:math:`\alpha\ge4/L` (4.). Horizons: single ones up to :data:`_T_SINGLE`, then intervals of
+relative width at most :math:`1/`:data:`_T_PER_OCTAVE_FRACTION`. Best first: the leaves with
+the least bounds are cut in four (at most :data:`_SPLIT` a round) until every leaf reaches
+the incumbent or the box budget (:data:`_MAX_BOXES`) is spent; the result is the least bound
+of all leaves (and never above the incumbent).
+
+**Rounding.** :math:`p_{T_1}` at the corner is computed by the recursion in float64 with
+:math:`a` rounded down (a point slightly beyond the corner, where step 1 still applies thanks
+to the margin); where step 1 applies, :math:`0\le h_j\le j+1` and :math:`|e_t|\le1`, so each
+step's rounding (at most :math:`3u` relative to 1, :math:`u=2^{-53}`) reaches :math:`p_{T_1}`
+multiplied by at most :math:`T_1`: :math:`4u(T_1+1)^2` is subtracted. Likewise
+:math:`H_{T_0}` (1'') loses :math:`u(T_0+1)^4/2` (each :math:`h_j\le j+1`, its rounding
+:math:`O(uj^3)`). These are first-order estimates, not interval arithmetic. Every box bound is
+finally multiplied by :math:`1-10^{-9}`.
+
+**What it gives.** Where the start term's worst eigenvalue oscillates through zero within the
+horizon (complex roots with :math:`T\theta>\pi` at every eigenvalue tried), only the noise
+bounds remain, so the bracket is loose there: on 5 of the 12 problems of
+``bench/worst_case_bracket.md`` (:math:`L/\mu` = 1, 4, 10 at :math:`\epsilon=10`,
+:math:`10^3` at :math:`d=1`, :math:`10^6`) the method-independent bound is the larger; the
+tuner reports the larger of the two.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpbounds.bounds.strongly_convex.heavy_ball_dp import log_chebyshev_envelope
+
+__all__: list[str] = []
+
+_T_SINGLE = 64          # horizons 1.._T_SINGLE are single intervals
+_T_PER_OCTAVE_FRACTION = 32  # beyond, intervals [T0, T1] with T1 - T0 + 1 <= T0 / this
+_MAX_BOXES = 16_000      # boxes one certification may create (bounded CPU: a wider bracket)
+_SPLIT = 1024          # leaves cut per round (best first)
+_CHUNK = 2048            # boxes per vectorised evaluation
+_SAFETY = 1e-9           # relative margin on every box bound
+_COND_MARGIN = 1e-12     # margin of the sign condition of step 1
+_U = 2.0 ** -53
+#: above this max_horizon the certification is not run (O(T_max) work per box)
+MAX_CERT_HORIZON = 20_000
+
+
+@dataclass(frozen=True)
+class ErrorBracket:
+    """``lower``: no ``(alpha > 0, 0 <= beta < 1, 1 <= T <= Tmax)`` has a worst case below it."""
+
+    lower: float
+    boxes: int
+    #: the leaf that sets ``lower``: (alpha0, alpha1, beta0, beta1) (where the bound is weakest)
+    at: tuple[float, float, float, float] = (math.nan,) * 4
+
+
+def horizon_intervals(Tmax: int) -> tuple[np.ndarray, np.ndarray]:
+    """The intervals ``[lo, hi]`` of horizons that cover ``1..Tmax``."""
+    lo = list(range(1, min(Tmax, _T_SINGLE) + 1))
+    hi = list(lo)
+    t = hi[-1]
+    while t < Tmax:
+        nxt = min(Tmax, t + max(1, (t + 1) // _T_PER_OCTAVE_FRACTION))
+        lo.append(t + 1)
+        hi.append(nxt)
+        t = nxt
+    return np.array(lo, dtype=np.int64), np.array(hi, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class _Problem:
+    mu: float
+    L: float
+    d: int
+    smp: float
+    w_mu: float    # A_T(mu) = w_mu p_T(mu)^2
+    w_L: float     # A_T(L) = w_L p_T(L)^2
+    Tlo: np.ndarray
+    Thi: np.ndarray
+    ell: np.ndarray  # ell(Tlo): the least noise level of each interval
+    gap_form: bool   # w(lambda) = initial_gap, else dist_sq * lambda / 2
+    dist_sq: float
+
+
+def _corner_residuals(a: np.ndarray, b: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """``p_T`` of ``e_{t+1} = a e_t - b e_{t-1}`` (``e_0 = e_{-1} = 1``) at every ``T`` of
+    ``ends`` (sorted), per row."""
+    out = np.empty((a.size, ends.size))
+    e, ep = np.ones_like(a), np.ones_like(a)
+    j = 0
+    with np.errstate(over="ignore", invalid="ignore"):
+        for t in range(1, int(ends[-1]) + 1):
+            e, ep = a * e - b * ep, e
+            while j < ends.size and ends[j] == t:
+                out[:, j] = e
+                j += 1
+    return out
+
+
+def _impulse_sums(a: np.ndarray, b: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """``H_T = sum_{j<T} h_j`` of ``h_{j+1} = a h_j - b h_{j-1}`` (``h_0 = 1``, ``h_{-1} = 0``)
+    at every ``T`` of ``ends`` (sorted), per row."""
+    out = np.empty((a.size, ends.size))
+    h, hp, H = np.ones_like(a), np.zeros_like(a), np.zeros_like(a)
+    j = 0
+    with np.errstate(over="ignore", invalid="ignore"):
+        for t in range(1, int(ends[-1]) + 1):
+            H = H + h
+            h, hp = a * h - b * hp, h
+            while j < ends.size and ends[j] == t:
+                out[:, j] = H
+                j += 1
+    return out
+
+
+def _start_negative_lower(prob: _Problem, lam: float, al0, al1, b0, b1) -> np.ndarray:
+    r"""Lower bound of :math:`A_T(\lambda)` from :math:`p_T\le1-\alpha_0\lambda H_{T_0}(a_{lo},
+    \beta_1)<0` (step 1'' of the module docstring), boxes (rows) by intervals (columns)."""
+    a_lo = np.nextafter(np.nextafter((1.0 + b0) - al1 * lam, -np.inf), -np.inf)
+    C = np.cos(math.pi / prob.Thi.astype(float))[None, :]
+    ok = a_lo[:, None] >= 2.0 * np.sqrt(b1)[:, None] * C + _COND_MARGIN
+    H = _impulse_sums(a_lo, b1, prob.Tlo)
+    err = 0.5 * _U * (prob.Tlo.astype(float) + 1.0) ** 4
+    with np.errstate(invalid="ignore", over="ignore"):
+        q = (al0 * lam)[:, None] * (H - err[None, :]) - 1.0
+        q = np.where(ok & np.isfinite(q), np.maximum(q, 0.0), 0.0)
+    w = prob.w_mu if prob.gap_form else 0.5 * lam * prob.dist_sq
+    return w * q * q
+
+
+def _sum_sq_lower(lam: float, al0, al1, b0, b1, k):
+    r"""Lower bound of :math:`U_k(\lambda)` on each box (rows) at each ``k`` (columns): step 2."""
+    al0, al1, b0, b1 = (v[:, None] for v in (al0, al1, b0, b1))
+    kf = k[None, :].astype(float)
+    a_lo, a_hi = 1.0 + b0 - al1 * lam, 1.0 + b1 - al0 * lam
+    A = np.maximum(np.abs(a_lo), np.abs(a_hi))
+    amin2 = np.where((a_lo <= 0) & (a_hi >= 0), 0.0, np.minimum(a_lo * a_lo, a_hi * a_hi))
+    scale = 0.5 * lam * al0 * al0
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        u1 = scale * (1.0 + np.where(kf >= 2, amin2, 0.0))
+        # stationary minus tail (stable boxes)
+        stable = (al1 * lam < 2.0 * (1.0 + b0) * (1.0 - 1e-12)) & (b1 < 1.0)
+        u_inf = al0 * (1.0 + b0) / (2.0 * (1.0 - b0) * (2.0 + 2.0 * b1 - al0 * lam))
+        rho = np.maximum(np.sqrt(b1), 0.5 * (A + np.sqrt(np.maximum(A * A - 4.0 * b0, 0.0))))
+        lrho = np.log(rho)
+
+        def log_h(kk):  # log of an upper bound of |h_kk| on the box
+            geo = np.log(kk + 1.0) + kk * lrho
+            cmax = np.where(b0 > 0, A / (2.0 * np.sqrt(b0)), np.inf)
+            cheb = 0.5 * kk * np.log(b1) + log_chebyshev_envelope(cmax, kk + 1.0)
+            cheb = np.where(np.isfinite(cmax) & ~np.isnan(cheb), cheb, np.inf)
+            return np.where(kk < 0, -np.inf, np.minimum(geo, cheb))
+
+        tail = np.exp(log_h(kf)) + b1 * np.exp(log_h(kf - 1.0))
+        u2 = np.where(stable & (u_inf > 0), u_inf * np.maximum(1.0 - tail * tail, 0.0), 0.0)
+        u2 = np.where(np.isnan(u2), 0.0, u2)
+        # complex roots on the whole box
+        cplx = (b0 > 0) & (A * A < 4.0 * b0 * (1.0 - 1e-12))
+        sin_lo = np.sqrt(np.maximum(1.0 - A * A / (4.0 * b0), 0.0))
+        sin2_hi = np.maximum(1.0 - amin2 / (4.0 * b1), 1e-300)
+        geo = np.where(b0 > 0, -np.expm1(kf * np.log(b0)) / (1.0 - b0), kf)
+        s3 = np.maximum(0.5 * geo - 0.5 / (np.sqrt(b0) * sin_lo), 0.0) / sin2_hi
+        u3 = np.where(cplx & np.isfinite(s3), scale * s3, 0.0)
+        # real roots of one sign on the whole box: |h_j| >= rho^j, rho the larger |root|
+        amin = np.sqrt(amin2)
+        real = (amin2 >= 4.0 * b1 * (1.0 + 1e-12)) & ((a_lo > 0) | (a_hi < 0))
+        rho_lo = 0.5 * (amin + np.sqrt(np.maximum(amin2 - 4.0 * b1, 0.0)))
+        r2 = rho_lo * rho_lo
+        s4 = np.where(r2 < 1.0, -np.expm1(kf * np.log(r2)) / (1.0 - r2), kf)
+        u4 = np.where(real & np.isfinite(s4), scale * s4, 0.0)
+        # every box: the invariant h_j^2 - a h_j h_{j-1} + beta h_{j-1}^2 = beta^j
+        s5 = np.where(b0 < 1.0, -np.expm1((kf - 1.0) * np.log(b0)) / (1.0 - b0),
+                      kf - 1.0) * b0 / (2.0 + A)
+        u5 = np.where(np.isfinite(s5) & (kf >= 2), scale * s5, 0.0)
+        # roots of one sign or complex with k theta <= pi / 2 on the whole box:
+        # |h_j| >= (2 / pi) (j + 1) beta^(j / 2) for j < k
+        near = (((a_lo > 0) | (a_hi < 0))
+                & (amin >= 2.0 * np.sqrt(b1) * np.cos(0.5 * math.pi / kf) * (1.0 + 1e-12)))
+        s6 = (4.0 / math.pi ** 2) * np.exp((kf - 1.0) * np.log(b0)) * (
+            kf * (kf + 1.0) * (2.0 * kf + 1.0) / 6.0)
+        u6 = np.where(near & np.isfinite(s6), scale * s6, 0.0)
+        u = np.maximum(np.maximum(np.maximum(u1, u2), np.maximum(u3, u4)), np.maximum(u5, u6))
+    # the partial sum grows with k: a bound at k holds at every later k
+    return np.maximum.accumulate(u, axis=1)
+
+
+def _start_at_L_lower(prob: _Problem, al0, b0, b1) -> np.ndarray:
+    r"""Lower bound of :math:`A_T(L)` on each box (rows) and horizon interval (columns):
+    step 1' of the module docstring."""
+    L = prob.L
+    a_hi = (1.0 + b1 - al0 * L)[:, None]
+    T0, T1 = prob.Tlo[None, :].astype(float), prob.Thi[None, :].astype(float)
+    ok = (a_hi < 0) & (-a_hi >= 2.0 * np.sqrt(b1)[:, None] * np.cos(0.5 * math.pi / (T1 + 1.0))
+                       * (1.0 + 1e-12))
+    with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
+        f = (2.0 / math.pi) * np.exp(0.5 * T1 * np.log(b0)[:, None]) * (T0 + 1.0)
+    f = np.where(ok & np.isfinite(f), f, 0.0)
+    # unstable on the whole box (step 4): |p_T(L)| >= 1
+    f = np.where((al0 * L >= 2.0 * (1.0 + b1))[:, None], np.maximum(f, 1.0), f)
+    return prob.w_L * f * f
+
+
+def _box_lower(prob: _Problem, al0, al1, b0, b1, P_end: np.ndarray | None = None
+               ) -> np.ndarray:
+    """The lower bound of :math:`\\min_T W` on each box (module docstring, 0-4)."""
+    mu, L = prob.mu, prob.L
+    Tlo, Thi = prob.Tlo, prob.Thi
+    # 1. the start term at mu
+    a_c = np.nextafter(np.nextafter((1.0 + b1) - al1 * mu, -np.inf), -np.inf)
+    if P_end is None:
+        P_end = _corner_residuals(a_c, b1, Thi)
+    C = np.cos(math.pi / Thi.astype(float))[None, :]
+    s0, s1 = np.sqrt(b0)[:, None], np.sqrt(b1)[:, None]
+    s = np.clip(C, s0, s1)
+    cond = (s * s - 2.0 * s * C + (1.0 - (al1 * mu)[:, None])) >= _COND_MARGIN
+    err = 4.0 * _U * (Thi.astype(float) + 1.0) ** 2
+    with np.errstate(invalid="ignore"):
+        p = np.where(cond & np.isfinite(P_end), np.maximum(P_end - err[None, :], 0.0), 0.0)
+    LA = prob.w_mu * p * p
+    # 1''. the start term's negative swing at mu 2^(i/2), i = 0..4 (where the mode turns
+    # within T)
+    for lam in mu * 2.0 ** (0.5 * np.arange(5)):
+        if lam <= L:
+            LA = np.maximum(LA, _start_negative_lower(prob, lam, al0, al1, b0, b1))
+    # 2. the noise terms
+    Umu = _sum_sq_lower(mu, al0, al1, b0, b1, Tlo)
+    UL = _sum_sq_lower(L, al0, al1, b0, b1, Tlo) if L > mu else Umu
+    Umax = np.maximum(Umu, UL)
+    # 1'. the start term at L where a < 0 on the whole box
+    LAL = _start_at_L_lower(prob, al0, b0, b1)
+    if L <= mu:  # one eigenvalue: both are bounds of the same start term
+        LA = LAL = np.maximum(LA, LAL)
+    ell, smp, d = prob.ell[None, :], prob.smp, prob.d
+    with np.errstate(invalid="ignore", over="ignore"):
+        W = (d * ell + smp) * Umax
+        for start, U1 in ((LA, Umu), (LAL, UL)):
+            W = np.maximum(W, start + (ell + smp) * U1 + (d - 1) * ell * Umax)
+            if d >= 2:
+                W = np.maximum(W, start + ell * U1 + (smp + (d - 1) * ell) * Umax)
+    W = np.where(np.isnan(W), 0.0, W)
+    return np.min(W, axis=1) * (1.0 - _SAFETY)
+
+
+def box_lower_bounds(prob: _Problem, al0, al1, b0, b1) -> np.ndarray:
+    """:func:`_box_lower` in chunks (bounded memory)."""
+    al0, al1, b0, b1 = (np.asarray(v, dtype=float).ravel() for v in
+                        np.broadcast_arrays(al0, al1, b0, b1))
+    out = np.empty(al0.size)
+    for s in range(0, al0.size, _CHUNK):
+        sl = slice(s, s + _CHUNK)
+        out[sl] = _box_lower(prob, al0[sl], al1[sl], b0[sl], b1[sl])
+    return out
+
+
+def make_problem(mu: float, L: float, d: int, Tmax: int, laplace_var: Callable, smp: float,
+                 initial_gap: float | None, dist_sq: float | None) -> _Problem:
+    """The data of a certification (``laplace_var(T)``: the per-coordinate Laplace variance at
+    horizon ``T``, nondecreasing)."""
+    Tlo, Thi = horizon_intervals(Tmax)
+    ell = np.asarray(laplace_var(Tlo.astype(float)), dtype=float)
+    if initial_gap is not None:
+        w_mu = w_L = float(initial_gap)
+    else:
+        assert dist_sq is not None
+        w_mu, w_L = 0.5 * mu * float(dist_sq), 0.5 * L * float(dist_sq)
+    return _Problem(float(mu), float(L), int(d), float(smp), w_mu, w_L, Tlo, Thi, ell,
+                    initial_gap is not None, float(dist_sq) if dist_sq is not None else 0.0)
+
+
+def certify_error_minimum(mu: float, L: float, d: int, Tmax: int, laplace_var: Callable,
+                          smp: float, *, best: float, initial_gap: float | None = None,
+                          dist_sq: float | None = None, rtol: float = 1e-3,
+                          max_boxes: int = _MAX_BOXES, cells: int = 24) -> ErrorBracket:
+    r"""Branch and bound (module docstring): a proven lower bound of :math:`\min W` over every
+    :math:`\alpha>0`, :math:`0\le\beta<1`, :math:`1\le T\le T_{\max}`. ``best`` is the
+    incumbent (an upper end of the minimum): boxes whose bound reaches ``best / (1 + rtol)``
+    are not cut further. The result never exceeds ``best``."""
+    prob = make_problem(mu, L, d, Tmax, laplace_var, smp, initial_gap, dist_sq)
+    x0 = math.log(1e-3 / (mu * float(Tmax) ** 2))
+    x1 = math.log(4.0 / L)
+    y0, y1 = 0.0, math.log(1e3 * Tmax)
+    nx = max(int(math.ceil((x1 - x0) / 1.0)), cells)
+    ny = max(int(math.ceil(y1 / 1.0)), cells // 2)
+    xs, ys = np.linspace(x0, x1, nx + 1), np.linspace(y0, y1, ny + 1)
+    X0, Y0 = (g.ravel() for g in np.meshgrid(xs[:-1], ys[:-1]))
+    X1, Y1 = (g.ravel() for g in np.meshgrid(xs[1:], ys[1:]))
+    # the tails: alpha in [0, alpha_min] (per beta cell), beta in [beta_Y, 1] (per alpha cell)
+    # and their corner; alpha >= 4 / L is bounded by w(L) (step 4)
+    TX0 = np.concatenate([np.full(ny, -np.inf), xs[:-1], [-np.inf]])
+    TX1 = np.concatenate([np.full(ny, x0), xs[1:], [x0]])
+    TY0 = np.concatenate([ys[:-1], np.full(nx, y1), [y1]])
+    TY1 = np.concatenate([ys[1:], np.full(nx, np.inf), [np.inf]])
+
+    def to_ab(xl, xh, yl, yh):
+        return (np.where(np.isneginf(xl), 0.0, np.exp(xl)), np.exp(xh), -np.expm1(-yl),
+                np.where(np.isposinf(yh), 1.0, -np.expm1(-yh)))
+
+    def lows(b):
+        return box_lower_bounds(prob, *to_ab(*b))
+
+    thr = best / (1.0 + rtol)
+    # the tails are boxes too, cut along their finite side only
+    boxes = tuple(np.concatenate([g, t]) for g, t in zip((X0, X1, Y0, Y1), (TX0, TX1, TY0, TY1)))
+    lb = lows(boxes)
+    n_boxes = boxes[0].size
+    # best first: the least bound of the leaves is the result, so the leaves with the least
+    # bounds are cut (at most _SPLIT a round), until every leaf reaches the threshold or the
+    # box budget is spent
+    while n_boxes < max_boxes:
+        open_ = np.flatnonzero(lb < thr)
+        if open_.size == 0:
+            break
+        take = open_[np.argsort(lb[open_])[:min(_SPLIT, (max_boxes - n_boxes) // 4)]]
+        if take.size == 0:
+            break
+        rest = np.ones(lb.size, dtype=bool)
+        rest[take] = False
+        children = _split(tuple(v[take] for v in boxes))
+        clb = lows(children)
+        n_boxes += children[0].size
+        boxes = tuple(np.concatenate([v[rest], c]) for v, c in zip(boxes, children))
+        lb = np.concatenate([lb[rest], clb])
+    i = int(np.argmin(lb))
+    settled = min(prob.w_L, float(lb[i]))  # alpha >= 4 / L: step 4
+    at = tuple(float(np.ravel(v)[0]) for v in to_ab(*(np.array([b[i]]) for b in boxes)))
+    return ErrorBracket(min(settled, best), n_boxes, at)  # type: ignore[arg-type]
+
+
+def _split(boxes: tuple) -> tuple:
+    """Each box cut in two along each finite side (a tail box only along its finite one)."""
+    xl, xh, yl, yh = boxes
+    fx, fy = np.isfinite(xl) & np.isfinite(xh), np.isfinite(yl) & np.isfinite(yh)
+    with np.errstate(invalid="ignore"):
+        xm, ym = 0.5 * (xl + xh), 0.5 * (yl + yh)
+    out: list[list[np.ndarray]] = [[], [], [], []]
+    for cx, cy in ((False, False), (True, False), (False, True), (True, True)):
+        # child (cx, cy): upper half in x if cx, in y if cy; a side that is not finite is kept
+        # whole, and then only the child with cx (cy) False exists
+        sel = (fx | ~np.asarray(cx)) & (fy | ~np.asarray(cy))
+        ax0 = np.where(fx, np.where(cx, xm, xl), xl)[sel]
+        ax1 = np.where(fx, np.where(cx, xh, xm), xh)[sel]
+        ay0 = np.where(fy, np.where(cy, ym, yl), yl)[sel]
+        ay1 = np.where(fy, np.where(cy, yh, ym), yh)[sel]
+        for lst, v in zip(out, (ax0, ax1, ay0, ay1)):
+            lst.append(v)
+    return tuple(np.concatenate(v) for v in out)
