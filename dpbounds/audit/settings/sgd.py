@@ -154,7 +154,8 @@ def sampled_model(setting: Setting, result: Any) -> SampledGaussianModel | None:
     ``wrong_sampling_rate`` mutant) must not steer the statistic."""
     from dpbounds.privacy.mechanisms import SubsampledGaussianMechanism
 
-    entries = list(getattr(getattr(result, "privacy", None), "ledger", None).entries)
+    ledger = getattr(getattr(result, "privacy", None), "ledger", None)
+    entries = list(getattr(ledger, "entries", ()))
     kw = setting.kwargs
     if (kw.get("noise", "float") != "float" or len(entries) != 1
             or not isinstance(entries[0][0], SubsampledGaussianMechanism)):
