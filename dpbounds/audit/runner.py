@@ -251,7 +251,11 @@ class AuditResult:
         """``"FAIL"`` (the claim is refuted: exit 1), ``"INCONCLUSIVE"`` (the null control
         fired, or the runs are not independent, so the estimator's bound cannot be trusted
         to pass, or the GDP estimate exceeds the claim: exit 3) or ``"PASS"`` (consistent:
-        exit 0)."""
+        exit 0). Dependent runs come first: the Clopper–Pearson bound assumes independent
+        runs, so then it certifies nothing either way, a violation included (runs sharing
+        one noise draw made the model's fixed-threshold test read a "violation")."""
+        if self.runs_dependent:
+            return "INCONCLUSIVE"
         if self.violation:
             return "FAIL"
         return "INCONCLUSIVE" if (self.null_false_positive or self.runs_dependent
