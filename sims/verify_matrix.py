@@ -29,6 +29,7 @@ ALIASES = {
     "convex.noisy_projected_sgd": "BST14",
     "strongly_convex.nag": "DP-NAG",
     "strongly_convex.heavy_ball": "DP-SHB",
+    "strongly_convex.masg": "DP-MASG",
 }
 
 

@@ -395,6 +395,8 @@ def _reused(spec: Any, setting: Any) -> tuple[Any, Callable[..., Any]]:
                 else Neighbouring.REPLACE_ONE)
     text = "two records, one per step"
     pair_text = "D = {+r e1, +r e1}, D' = {+r e1, -r e1}"
+    if "batch_size" in kwargs:  # one record per step (the setting's batch may be its n)
+        kwargs["batch_size"] = 1
     if relation is Neighbouring.ADD_REMOVE:  # Poisson at q = B / public_n = 1/2
         kwargs["public_n"] = REUSED_PUBLIC_N
         text = f"Poisson sampling, public_n = {REUSED_PUBLIC_N}, batch 1"

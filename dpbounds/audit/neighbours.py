@@ -14,7 +14,11 @@ sphere, so the change attains the declared sensitivity:
   the one record's gradient flips, a change of :math:`2r` (:math:`2C` after clipping to
   :math:`C<r`), in L1 and L2 alike;
 * **add/remove** (:func:`add_remove_pair`): :math:`D=\{+r e_1\}`, :math:`D'=D\cup\{-r e_1\}`:
-  the added record pulls against the other, a change of the sum by :math:`r` (:math:`C`).
+  the added record pulls against the other, a change of the sum by :math:`r` (:math:`C`);
+* **replace-one with an offset record** (:func:`offset_pair`): :math:`D=\{+r e_1, o e_1\}`,
+  :math:`D'=\{-r e_1, o e_1\}` with :math:`o = C` (never clipped): the same change of
+  :math:`2C`, and clipped sums of norm :math:`2C` on D and exactly 0 on D', so a noise scale
+  read from the data (a bug) differs between the neighbours.
 
 The declared data domain (``l2_radius``, ``l1_radius``) is the ball the records were drawn
 from, so ``gradient_bound``, ``l1_sensitivity`` and ``l2_sensitivity`` are exactly the
@@ -193,6 +197,24 @@ def replace_one_pair(dim: int = 1, radius: float = 1.0, **kwargs: Any
     e = _unit(dim)
     return (LinearObjective((r * e)[None, :], **kwargs),
             LinearObjective((-r * e)[None, :], **kwargs))
+
+
+def offset_pair(dim: int = 1, radius: float = 1.0, offset: float = 1.0, **kwargs: Any
+                ) -> tuple[LinearObjective, LinearObjective]:
+    r"""Replace-one ``(D, D')`` with two records each: :math:`D=\{+r e_1, o e_1\}`,
+    :math:`D'=\{-r e_1, o e_1\}` (``o = offset``).
+
+    With ``offset`` equal to the clipping norm :math:`C < r`, the offset record is never
+    clipped and the clipped sums are :math:`2C e_1` on D and exactly 0 on D': the records of
+    D' cancel. A full-batch mechanism sees the same change :math:`2C` of the sum as on
+    :func:`replace_one_pair` (the offset moves both neighbours' releases by the same
+    constant), while a noise scale computed from the data (the ``data_dependent`` mutant:
+    sigma times the clipped sum's norm over C) is 2 sigma on D and 0 (floored) on D'."""
+    r = check_positive("radius", radius)
+    o = check_positive("offset", offset)
+    e = _unit(dim)
+    return (LinearObjective(np.stack([r * e, o * e]), **kwargs),
+            LinearObjective(np.stack([-r * e, o * e]), **kwargs))
 
 
 def add_remove_pair(dim: int = 1, radius: float = 1.0, **kwargs: Any

@@ -73,6 +73,9 @@ from dpbounds.audit.statistics import (
     gdp_epsilon,
     held_out_bound,
     independence_z,
+    model_bound,
+    model_test,
+    simulated_scores,
 )
 from dpbounds.privacy import Neighbouring
 from dpbounds.privacy.limits import check_epsilon_limit
@@ -248,7 +251,11 @@ class AuditResult:
         """``"FAIL"`` (the claim is refuted: exit 1), ``"INCONCLUSIVE"`` (the null control
         fired, or the runs are not independent, so the estimator's bound cannot be trusted
         to pass, or the GDP estimate exceeds the claim: exit 3) or ``"PASS"`` (consistent:
-        exit 0)."""
+        exit 0). Dependent runs come first: the Clopper–Pearson bound assumes independent
+        runs, so then it certifies nothing either way, a violation included (runs sharing
+        one noise draw made the model's fixed-threshold test read a "violation")."""
+        if self.runs_dependent:
+            return "INCONCLUSIVE"
         if self.violation:
             return "FAIL"
         return "INCONCLUSIVE" if (self.null_false_positive or self.runs_dependent
@@ -679,7 +686,12 @@ def audit(algorithm: str, neighbouring: Neighbouring | str | None = None, *,
         mut = get_mutant(mutant, spec, relation, setting)
         setting, function, mutant_name = mut.new_setting, mut.function, mut.name
     sets = ((0, 0), (1, 1), (NULL_SET, 0)) if null else ((0, 0), (1, 1))
-    mu_claim, k, ledger_eps, own = _probe(spec, setting, function)
+    mu_claim, k, ledger_eps, own, probe = _probe(spec, setting, function)
+    model = None if setting.model is None else setting.model(setting, probe)
+    # two estimators where the setting declares a model (the held-out selection of fitted
+    # statistics, and the model's exact likelihood ratio on every run): each at half the
+    # error, so that the larger bound holds at `confidence` (Bonferroni)
+    each = confidence if model is None else 1.0 - (1.0 - confidence) / 2.0
     need = memory_estimate(n, k, len(sets))
     if max_memory_gb is not None and need > check_positive("max_memory_gb",
                                                            max_memory_gb) * 1e9:
@@ -699,16 +711,24 @@ def audit(algorithm: str, neighbouring: Neighbouring | str | None = None, *,
     feats, claimed, ledger_delta = run_sets(spec, setting, n, seed, noise_factor, progress,
                                             sets=sets, function=function, claim=claim_fn)
     f_d, f_p = feats[0], feats[1]
-    main = held_out_bound(f_d, f_p, ledger_delta, confidence, setting.scorers)
-    ref = held_out_bound(f_d, f_p, REFERENCE_DELTA, confidence,
-                         scorer=(main.name, main.scorer))
-    null_lower = (held_out_bound(f_d, feats[2], ledger_delta, confidence,
-                                 setting.scorers).bound.lower if null else math.nan)
+    law = sim = None
+    if model is not None:  # the model's test for these runs: drawn once, for main and null
+        sim = simulated_scores(model)
+        law = (model, model_test(sim, n, ledger_delta, each))
+    main = _estimate(f_d, f_p, ledger_delta, each, setting.scorers, law)
+    ref = (model_bound(f_d, f_p, model, REFERENCE_DELTA, each, MIXTURE_LR,
+                       test=model_test(sim, n, REFERENCE_DELTA, each))
+           if main.name == MIXTURE_LR and model is not None and sim is not None else
+           held_out_bound(f_d, f_p, REFERENCE_DELTA, each, scorer=(main.name, main.scorer)))
+    null_lower = (_estimate(f_d, feats[2], ledger_delta, each, setting.scorers,
+                            law).bound.lower if null else math.nan)
     gdp = _gdp(f_d, f_p, main, confidence)
     indep, indep_crit = independence_z(feats)
     side = ">" if main.test.side > 0 else "<"
     k = f_d.shape[1]
-    statistic = (f"{main.name} statistic on {setting.statistic}, {k} feature"
+    how = (" (the declared law's exact likelihood ratio, threshold from the law, all runs)"
+           if main.name == MIXTURE_LR else "")
+    statistic = (f"{main.name} statistic{how} on {setting.statistic}, {k} feature"
                  f"{'s' if k > 1 else ''} (event: score {side} {main.test.threshold:.4g})")
     b = main.bound
     curve: list[dict[str, Any]] = empirical_tradeoff(
@@ -763,7 +783,7 @@ def _raw_floats(spec: AuditSpec, setting: Setting) -> Setting:
     if setting.tap is not None:
         # a white-box tap records the internal releases as the run holds them (float64
         # copies, bits intact: the tree's noisy nodes), so its own features are raw
-        return replace(setting, scorers=("low-bits",),
+        return replace(setting, scorers=("low-bits",), model=None,
                        statistic=f"{setting.statistic}, raw (sign, exponent, last mantissa "
                        "bits)")
     if not hasattr(setting.pair[0], "tapped"):
@@ -777,20 +797,40 @@ def _raw_floats(spec: AuditSpec, setting: Setting) -> Setting:
         kwargs["steps"] = LOW_BITS_STEPS
         steps = f"; {LOW_BITS_STEPS} steps"
     return replace(setting, kwargs=kwargs, features=_raw_iterates, scorers=("low-bits",),
+                   model=None,
                    statistic=f"the raw released iterates (sign, exponent, last mantissa "
                    f"bits{steps})")
 
 
 def _probe(spec: AuditSpec, setting: Setting, function: Any
-           ) -> tuple[float, int, float, str]:
+           ) -> tuple[float, int, float, str, Any]:
     """One run on D: the μ of its ledger (the claim's noise; a mutant's ledger is its own
-    claim, which is what it is audited against), the number of features per run, and the ε
-    and name of the algorithm's own accountant."""
+    claim, which is what it is audited against), the number of features per run, the ε
+    and name of the algorithm's own accountant, and the run's result."""
     res, seen = _probe_run(spec, setting, function)
     k = int(np.asarray(setting.features(res, seen)).reshape(1, -1).shape[1])
     privacy = getattr(res, "privacy", None)
     return (claimed_mu(getattr(privacy, "ledger", None)), k, float(res.ledger.epsilon),
-            str(getattr(privacy, "accountant", "")))
+            str(getattr(privacy, "accountant", "")), res)
+
+
+#: Name of the statistic of a setting's model (:attr:`Setting.model`).
+MIXTURE_LR = "mixture-lr"
+
+
+def _estimate(f_d: np.ndarray, f_p: np.ndarray, delta: float, confidence: float,
+              names: tuple[str, ...] | None, law: Any) -> HeldOut:
+    """The held-out estimator (:func:`held_out_bound`) and, where the setting declares a
+    model of its transcript (``law = (model, its threshold test)``, :func:`model_test`),
+    the model's exact likelihood-ratio test on every run (:func:`model_bound`), each at
+    ``confidence``: the larger certified bound (the caller passes each half the error, so
+    the larger holds at the audit's confidence)."""
+    best = held_out_bound(f_d, f_p, delta, confidence, names)
+    if law is not None:
+        alt = model_bound(f_d, f_p, law[0], delta, confidence, MIXTURE_LR, test=law[1])
+        if alt.bound.lower > best.bound.lower:
+            best = alt
+    return best
 
 
 def _spec(name: str) -> AuditSpec:

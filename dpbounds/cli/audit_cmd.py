@@ -471,6 +471,6 @@ def table(results: list[Any]) -> str:
             + {"FAIL": "VIOLATION", "PASS": "consistent"}.get(r.status, "INCONCLUSIVE")
             + (" (estimate > claim)" if r.estimate_exceeds_claim else "")
             + (" (null fired)" if r.null_false_positive and not r.violation else "")
-            + (" (runs dependent)" if r.runs_dependent and not r.violation else ""))
+            + (" (runs dependent)" if r.runs_dependent else ""))
     lines += ["", *textwrap.wrap(COLUMNS_NOTE, 100), "", *textwrap.wrap(SHARED_NOTE, 100)]
     return "\n".join(lines)

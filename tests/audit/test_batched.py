@@ -103,3 +103,28 @@ def test_independence_check_false_alarm_and_power() -> None:
     z, crit = independence_z([shared + 0.1 * rng.standard_normal((2000, 5))])
     assert z > 10 * crit
     assert independence_z([np.ones((10, 2))])[0] != independence_z([np.ones((10, 2))])[0]  # nan
+
+
+def test_full_batch_offset_pair_cancels_on_one_side() -> None:
+    """Oracle: clipping to C and sums, by hand. The full-batch replace-one pair of DP-GD and
+    DP-SGD (the one record beside an offset record C e1) has clipped sums 2C on D and 0 on D'
+    with the same change 2C of the sum as the one-record pair; DP-SGD's batch is the whole
+    data set (q = 1). Negative control: the one-record pair's clipped sums have equal norms
+    (where the data_dependent mutant was the correct run)."""
+    from dpbounds.audit.neighbours import replace_one_pair
+    from dpbounds.audit.registry import AUDITS
+    from dpbounds.audit.settings.sgd import CLIP, RECORD_NORM
+
+    def clipped_sum(rows: np.ndarray) -> np.ndarray:
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        return (rows * np.minimum(1.0, CLIP / np.maximum(norms, 1e-300))).sum(axis=0)
+
+    for name in ("dp_gd_gaussian", "dp_sgd", "dp_nsgd"):
+        setting = AUDITS[name].build(REPLACE_ONE, 3.0, 0.05)
+        d, dp = (clipped_sum(o.gradients) for o in setting.pair)
+        assert np.linalg.norm(d) == pytest.approx(2 * CLIP) and np.linalg.norm(dp) == 0.0
+        assert np.linalg.norm(d - dp) == pytest.approx(2 * CLIP)
+        if name != "dp_gd_gaussian":
+            assert setting.kwargs["batch_size"] == setting.pair[0].gradients.shape[0] == 2
+    z, zp = (clipped_sum(o.gradients) for o in replace_one_pair(dim=1, radius=RECORD_NORM))
+    assert np.linalg.norm(z) == np.linalg.norm(zp) == CLIP

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from dpbounds._discovery import Registry
-from dpbounds.audit.neighbours import add_remove_pair, replace_one_pair
+from dpbounds.audit.neighbours import add_remove_pair, offset_pair, replace_one_pair
 from dpbounds.audit.transcript import direction_statistics, noisy_gradients, output_features
 from dpbounds.privacy import Neighbouring
 
@@ -45,6 +45,14 @@ class Setting:
     #: The list holds the releases as the run computed them (float64 copies, bits intact):
     #: a low-bits audit reads them raw.
     tap: Callable[[], Any] | None = None
+    #: The audit's model of the released features' law: ``model(setting, result)`` (a probe
+    #: run's result, for the noise its ledger records) gives a
+    #: :class:`~dpbounds.audit.statistics.SampledGaussianModel`, or ``None`` where it cannot
+    #: (another noise, a ledger it does not read); its exact likelihood ratio
+    #: (:func:`~dpbounds.audit.statistics.mixture_lr`, ``"mixture-lr"``) is then offered
+    #: beside ``scorers``. Built from the setting's declared sampling and pair, never from the
+    #: algorithm's code.
+    model: Callable[[Setting, Any], Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -126,6 +134,26 @@ _PAIR_TEXT = {
 
 def _pair(relation: Neighbouring, **kw: Any) -> tuple[Any, Any]:
     return (replace_one_pair if relation is REPLACE_ONE else add_remove_pair)(**kw)
+
+
+#: The full-batch Gaussian audits' replace-one pair (DP-GD, DP-SGD and DP-NSGD with the
+#: batch the whole data set): the one-record pair plus an offset record C e1
+#: (:func:`~dpbounds.audit.neighbours.offset_pair`). On D = {+r e1}, D' = {-r e1} both clipped
+#: sums have norm C, so a noise scale read from the data (``data_dependent``) was the same
+#: on both and the bug was bit for bit the correct run; with the offset the clipped sums
+#: are 2C and 0. The correct mechanism is unchanged: full batch, the same change 2C of the
+#: sum, both releases moved by the same constant C e1 / n.
+OFFSET_TEXT = ("D = {+r e1, C e1}, D' = {-r e1, C e1} (one record flipped beside an offset "
+               "record of norm C: the clipped sums are 2C and 0)")
+
+
+def _gauss_pair(relation: Neighbouring, **kw: Any) -> tuple[Any, Any]:
+    """:func:`offset_pair` (offset ``CLIP``) under replace-one, the one-record
+    :func:`add_remove_pair` under add/remove (where the clipped sums already differ in norm:
+    C against 0)."""
+    if relation is REPLACE_ONE:
+        return offset_pair(offset=CLIP, **kw)
+    return add_remove_pair(**kw)
 
 
 LAPLACE_STEPS = 3

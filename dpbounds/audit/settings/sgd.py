@@ -15,30 +15,37 @@ from dpbounds.audit.settings._common import (
     GAUSS_DELTA,
     GAUSS_EPS,
     GAUSS_STEPS,
+    OFFSET_TEXT,
     PUBLIC_N,
     RECORD_NORM,
     REPLACE_ONE,
     AuditSpec,
     Setting,
+    _gauss_pair,
     _gd_features,
-    _pair,
     register_audit,
 )
+from dpbounds.audit.statistics import SampledGaussianModel
 from dpbounds.privacy import Neighbouring
 
 
 def _sgd_setting(**extra: Any) -> Callable[[Neighbouring, float, float], Setting]:
     def build(relation: Neighbouring, epsilon: float, delta: float) -> Setting:
-        pair = _pair(relation, dim=1, radius=RECORD_NORM)
+        pair = _gauss_pair(relation, dim=1, radius=RECORD_NORM)
         sampling = "without_replacement" if relation is REPLACE_ONE else "poisson"
+        # replace-one: the batch is the whole offset pair (2 of 2, q = 1: full batch, as the
+        # one-record pair's 1 of 1 was); add/remove: Poisson at q = 1 / PUBLIC_N = 1
+        batch = pair[0].gradients.shape[0] if relation is REPLACE_ONE else 1
         kwargs = dict(epsilon=epsilon, delta=delta, steps=GAUSS_STEPS, step_size=1.0,
-                      batch_size=1, sampling=sampling, trace=None, **extra)
+                      batch_size=batch, sampling=sampling, trace=None, **extra)
         if relation is ADD_REMOVE:
             kwargs["public_n"] = PUBLIC_N
+        text = OFFSET_TEXT if relation is REPLACE_ONE else _PAIR_TEXT[relation]
         return Setting(pair, kwargs, _gd_features,
                        "released noisy gradients (one per step)",
-                       _PAIR_TEXT[relation] + f", r = {RECORD_NORM:g}, batch 1, d = 1 "
-                       f"({sampling.replace('_', ' ')} sampling)", ("linear", "gaussian-lr"))
+                       text + f", r = {RECORD_NORM:g}, batch {batch} (the whole data set), "
+                       f"d = 1 ({sampling.replace('_', ' ')} sampling)",
+                       ("linear", "gaussian-lr"))
     return build
 
 
@@ -119,6 +126,64 @@ def batched_pair(relation: Neighbouring, offset: bool = False) -> tuple[Any, Any
             LinearObjective(rows[1], l2_radius=RECORD_NORM))
 
 
+def _contribution(g: np.ndarray, kwargs: dict[str, Any]) -> np.ndarray:
+    """Each record's contribution to the batch sum, as the algorithms declare it (written
+    here, not imported: the audit's model shares no code with what it audits): clipped to
+    ``clip_threshold`` (DP-SGD) or normalised ``g / (||g|| + regulariser)`` (DP-NSGD)."""
+    norms = np.linalg.norm(g, axis=1, keepdims=True)
+    if "clip_threshold" in kwargs:
+        clip = float(kwargs["clip_threshold"])
+        return g * np.minimum(1.0, clip / np.maximum(norms, 1e-300))
+    return g / (norms + float(kwargs["regulariser"]))
+
+
+def sampled_model(setting: Setting, result: Any) -> SampledGaussianModel | None:
+    r"""The batched pair's transcript law (:class:`~dpbounds.audit.statistics.
+    SampledGaussianModel`) from the setting's declared sampling and records and the noise
+    ``result``'s ledger records; ``None`` unless the ledger is one subsampled Gaussian (the
+    grid option's discrete Gaussian is not modelled).
+
+    Each release is the batch's contribution sum over ``B`` plus ``N(0, (sigma / B)^2 I)``
+    (``sigma`` on the sum, as recorded). Replace-one (a uniform ``B``-subset of ``n`` per
+    step): the differing record is in the batch with ``q = B / n``, the ``n - 1`` others are
+    one record ``b`` repeated, so the mean is ``(c' + (B - 1) b') / B`` when it is in and
+    ``b'`` when not (``'``: the contribution). Add/remove (Poisson at ``q = B / n``, ``n``
+    the public size): D's records contribute nothing (zero gradients), D' adds ``c``: mean
+    ``c' / B`` with probability ``q``, else 0. ``q`` is the rate of the sampling the
+    setting runs, not the one the ledger records: a wrong recorded rate (the
+    ``wrong_sampling_rate`` mutant) must not steer the statistic."""
+    from dpbounds.privacy.mechanisms import SubsampledGaussianMechanism
+
+    ledger = getattr(getattr(result, "privacy", None), "ledger", None)
+    entries = list(getattr(ledger, "entries", ()))
+    kw = setting.kwargs
+    if (kw.get("noise", "float") != "float" or len(entries) != 1
+            or not isinstance(entries[0][0], SubsampledGaussianMechanism)):
+        return None
+    sigma = float(entries[0][0].sigma)
+    batch, steps = int(kw["batch_size"]), int(kw["steps"])
+    g_d = np.asarray(setting.pair[0].gradients, dtype=float)
+    g_p = np.asarray(setting.pair[1].gradients, dtype=float)
+    if kw["sampling"] == "without_replacement":
+        differ = np.flatnonzero(np.any(g_d != g_p, axis=1))
+        others = np.delete(g_d, differ, axis=0)
+        if g_d.shape != g_p.shape or differ.size != 1 or np.ptp(others, axis=0).any():
+            return None  # not one differing record among identical others
+        n = g_d.shape[0]
+        b = _contribution(others[:1], kw)[0] if others.size else np.zeros(g_d.shape[1])
+        c_d, c_p = (_contribution(g[differ], kw)[0] for g in (g_d, g_p))
+        means_d = (b, (c_d + (batch - 1) * b) / batch)
+        means_p = (b, (c_p + (batch - 1) * b) / batch)
+    else:  # Poisson, add/remove: D' = D + {c}, D's records contribute nothing
+        n = int(kw["public_n"])
+        if g_p.shape[0] != g_d.shape[0] + 1 or np.any(_contribution(g_d, kw) != 0.0):
+            return None
+        zero = np.zeros(g_d.shape[1])
+        means_d = (zero, zero)
+        means_p = (zero, _contribution(g_p[-1:], kw)[0] / batch)
+    return SampledGaussianModel(batch / n, sigma / batch, steps, means_d, means_p)
+
+
 def _batched_setting(offset: bool = False, **extra: Any
                      ) -> Callable[[Neighbouring, float, float], Setting]:
     def build(relation: Neighbouring, epsilon: float, delta: float) -> Setting:
@@ -138,7 +203,8 @@ def _batched_setting(offset: bool = False, **extra: Any
                        f"{pair_text}, c = r (1, -1, 1, -1) / 2, r = {RECORD_NORM:g}; "
                        f"n = {n}, batch {batch} (q = 1/2, "
                        f"{sampling.replace('_', ' ')}), step size {BATCHED_STEP:g}, "
-                       f"d = {BATCHED_DIM}", ("linear", "gaussian-lr"))
+                       f"d = {BATCHED_DIM}", ("linear", "gaussian-lr"),
+                       model=sampled_model)
     return build
 
 
