@@ -31,7 +31,6 @@ from dpbounds.privacy.mechanisms import (
 
 __all__ = [
     "MAX_PLD_COUNT",
-    "MAX_PLD_DISCRETE_SIGMA",
     "MAX_PLD_STEP_LOSS",
     "PldAccountant",
 ]
