@@ -120,6 +120,37 @@ dense evaluation in ``tests/tuning/test_certify_error.py``.
    :math:`\alpha\ge4/L` (one unbounded tail, :math:`W\ge w(L)`) and any box with
    :math:`\alpha_0L\ge2(1+\beta_1)`.
 
+5. **Start term of an oscillating mode: the sweep of the phase.** For complex roots
+   (:math:`a^2<4\beta`, :math:`a=2\sqrt\beta\cos\theta`, :math:`\theta\in(0,\pi)`) the residual
+   is :math:`p_T=\beta^{T/2}(\cos T\theta+B\sin T\theta)`, :math:`B=(\cos\theta-\sqrt\beta)/
+   \sin\theta` (it solves the recursion, :math:`p_0=1`, and :math:`p_{-1}=\beta^{-1/2}
+   (\cos\theta-B\sin\theta)=1`), i.e. :math:`p_T=\beta^{T/2}R\cos(T\theta-\varphi)` with
+   :math:`\varphi=\arctan B\in(-\pi/2,\pi/2)` and :math:`R^2=1+B^2=(1-2\sqrt\beta\cos\theta+
+   \beta)/\sin^2\theta=\alpha\lambda/\sin^2\theta\ge\max(1,\alpha\lambda)` (:math:`(\cos\theta-
+   \sqrt\beta)^2\ge0` gives :math:`1-2\sqrt\beta\cos\theta+\beta\ge\sin^2\theta`). The roots are
+   complex iff :math:`(1-\sqrt\beta)^2<\alpha\lambda<(1+\sqrt\beta)^2`, so at every point of the
+   box they are complex (or double, at an end) for :math:`\lambda\in[\lambda_a,\lambda_b]`,
+   :math:`\lambda_a=\max(\mu,(1-\sqrt{\beta_0})^2/\alpha_0)`,
+   :math:`\lambda_b=\min(L,(1+\sqrt{\beta_0})^2/\alpha_1)`. At a fixed point, across that
+   interval :math:`\cos\theta=a/(2\sqrt\beta)` falls by :math:`\alpha(\lambda_b-\lambda_a)/(2
+   \sqrt\beta)\ge D=\alpha_0(\lambda_b-\lambda_a)/(2\sqrt{\beta_1})`, so :math:`\theta` grows by
+   at least :math:`2\arcsin(\min(D,2)/2)` (arccos changes least, for a given change of its
+   argument, about 0) and the phase :math:`\psi=T\theta-\varphi` (continuous inside the
+   interval) sweeps an interval of length at least
+   :math:`s=T_0\cdot2\arcsin(\min(D,2)/2)-\pi`. Where :math:`s\ge\pi`, some
+   :math:`\lambda^*` has :math:`|\cos\psi|=1`; where :math:`0<s<\pi`, some has
+   :math:`|\cos\psi|\ge\sin(s/2)` (the least of the largest :math:`|\cos|` on an interval of
+   length :math:`s`, centred on a zero). So for :math:`T\in[T_0,T_1]`
+   :math:`\max_\lambda A_T(\lambda)\ge w_{\min}\,\beta_0^{T_1}\max(1,\alpha_0\lambda_a)
+   \sin^2(\min(s,\pi)/2)` (:math:`w_{\min}=E_0` or :math:`D\lambda_a/2`), and, with that
+   :math:`\lambda^*` as :math:`\lambda_1` of step 0, :math:`U_T(\lambda^*)` is bounded below
+   by step 2 run on the box of :math:`a\in[1+\beta_0-\alpha_1\lambda_b,1+\beta_1-
+   \alpha_0\lambda_a]` (every bound of step 2 uses only the range of :math:`a`, :math:`\beta`,
+   and factors :math:`\lambda`, :math:`\alpha\lambda` taken at :math:`\lambda_a`). Unlike steps
+   1-1'' this needs no sign of :math:`h_j`: it is what bounds the damped oscillating modes, and
+   it is checked per horizon against dense evaluation (with a fine grid of eigenvalues, where
+   the peak of :math:`|p_T|` is narrow) in ``tests/tuning/test_certify_error.py``.
+
 **Coverage.** :func:`certify_error_minimum` covers every :math:`\alpha>0`,
 :math:`0\le\beta<1`, :math:`1\le T\le T_{\max}`: boxes in :math:`(\log\alpha,-\log(1-\beta))`
 between :math:`\alpha_{\min}=10^{-3}/(\mu T_{\max}^2)` and :math:`4/L` and up to
@@ -257,19 +288,26 @@ def _start_negative_lower(prob: _Problem, lam: float, al0, al1, b0, b1) -> np.nd
     return w * q * q
 
 
-def _sum_sq_lower(lam: float, al0, al1, b0, b1, k):
-    r"""Lower bound of :math:`U_k(\lambda)` on each box (rows) at each ``k`` (columns): step 2."""
+def _sum_sq_lower(lam, al0, al1, b0, b1, k, lam_hi=None):
+    r"""Lower bound of :math:`U_k(\lambda)` on each box (rows) at each ``k`` (columns): step 2.
+    With ``lam_hi`` (per row), the bound holds at every :math:`\lambda` of
+    ``[lam, lam_hi]`` (step 5: each bound of step 2 uses only the range of :math:`a`, which
+    then spans :math:`[1+\beta_0-\alpha_1\lambda_{hi},1+\beta_1-\alpha_0\lambda_{lo}]`, and
+    factors :math:`\lambda` and :math:`\alpha\lambda` that grow with :math:`\lambda`)."""
     al0, al1, b0, b1 = (v[:, None] for v in (al0, al1, b0, b1))
+    lam_lo = np.asarray(lam, dtype=float)
+    lam_lo = lam_lo[:, None] if lam_lo.ndim else lam_lo
+    lam_up = lam_lo if lam_hi is None else np.asarray(lam_hi, dtype=float)[:, None]
     kf = k[None, :].astype(float)
-    a_lo, a_hi = 1.0 + b0 - al1 * lam, 1.0 + b1 - al0 * lam
+    a_lo, a_hi = 1.0 + b0 - al1 * lam_up, 1.0 + b1 - al0 * lam_lo
     A = np.maximum(np.abs(a_lo), np.abs(a_hi))
     amin2 = np.where((a_lo <= 0) & (a_hi >= 0), 0.0, np.minimum(a_lo * a_lo, a_hi * a_hi))
-    scale = 0.5 * lam * al0 * al0
+    scale = 0.5 * lam_lo * al0 * al0
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         u1 = scale * (1.0 + np.where(kf >= 2, amin2, 0.0))
         # stationary minus tail (stable boxes)
-        stable = (al1 * lam < 2.0 * (1.0 + b0) * (1.0 - 1e-12)) & (b1 < 1.0)
-        u_inf = al0 * (1.0 + b0) / (2.0 * (1.0 - b0) * (2.0 + 2.0 * b1 - al0 * lam))
+        stable = (al1 * lam_up < 2.0 * (1.0 + b0) * (1.0 - 1e-12)) & (b1 < 1.0)
+        u_inf = al0 * (1.0 + b0) / (2.0 * (1.0 - b0) * (2.0 + 2.0 * b1 - al0 * lam_lo))
         rho = np.maximum(np.sqrt(b1), 0.5 * (A + np.sqrt(np.maximum(A * A - 4.0 * b0, 0.0))))
         lrho = np.log(rho)
 
@@ -329,9 +367,42 @@ def _start_at_L_lower(prob: _Problem, al0, b0, b1) -> np.ndarray:
     return prob.w_L * f * f
 
 
-def _box_lower(prob: _Problem, al0, al1, b0, b1, P_end: np.ndarray | None = None
-               ) -> np.ndarray:
-    """The lower bound of :math:`\\min_T W` on each box (module docstring, 0-4)."""
+def _oscillating_interval(prob: _Problem, al0, al1, b0) -> tuple[np.ndarray, np.ndarray]:
+    r"""The eigenvalues :math:`[\lambda_a,\lambda_b]\subset[\mu,L]` where every point of each
+    box (row) has complex (or double) characteristic roots: step 5 of the module docstring.
+    Empty (``lam_a >= lam_b``) where there are none."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s0 = np.sqrt(b0)
+        lam_a = np.maximum(prob.mu, (1.0 - s0) ** 2 / al0)
+        lam_b = np.minimum(prob.L, (1.0 + s0) ** 2 / al1)
+    lam_a = np.where(np.isfinite(lam_a), lam_a, np.inf)
+    return lam_a, lam_b
+
+
+def _start_oscillating_lower(prob: _Problem, al0, b0, b1, lam_a, lam_b) -> np.ndarray:
+    r"""Lower bound of :math:`\max_{\lambda\in[\lambda_a,\lambda_b]}A_T(\lambda)` on each box
+    (rows) and horizon interval (columns) from the sweep of the phase (step 5 of the module
+    docstring)."""
+    T0, T1 = prob.Tlo[None, :].astype(float), prob.Thi[None, :].astype(float)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        # least change of cos(theta) across [lam_a, lam_b] at any point of the box, and the
+        # least change of theta (arccos is steepest-free at 0: 2 arcsin(D / 2))
+        D = al0 * (lam_b - lam_a) / (2.0 * np.sqrt(b1))
+        D = np.where((lam_b > lam_a) & np.isfinite(D), np.minimum(D, 2.0), 0.0)
+        dtheta = 2.0 * np.arcsin(0.5 * D) * (1.0 - 1e-12)
+        sweep = T0 * dtheta[:, None] - math.pi
+        factor = np.where(sweep > 0.0, np.sin(0.5 * np.minimum(sweep, math.pi)) ** 2, 0.0)
+        # amplitude^2 = beta^T alpha lambda / sin^2 theta >= beta^T max(1, alpha lambda)
+        amp2 = np.exp(T1 * np.log(b0)[:, None]) * np.maximum(1.0, al0 * lam_a)[:, None]
+        w = prob.w_mu if prob.gap_form else 0.5 * prob.dist_sq * lam_a[:, None]
+        out = w * amp2 * factor
+    return np.where(np.isfinite(out), out, 0.0)
+
+
+def _box_lower(prob: _Problem, al0, al1, b0, b1, P_end: np.ndarray | None = None,
+               by_interval: bool = False) -> np.ndarray:
+    """The lower bound of :math:`\\min_T W` on each box (module docstring, 0-5); with
+    ``by_interval``, of :math:`W` on each box (rows) and horizon interval (columns)."""
     mu, L = prob.mu, prob.L
     Tlo, Thi = prob.Tlo, prob.Thi
     # 1. the start term at mu
@@ -359,15 +430,23 @@ def _box_lower(prob: _Problem, al0, al1, b0, b1, P_end: np.ndarray | None = None
     LAL = _start_at_L_lower(prob, al0, b0, b1)
     if L <= mu:  # one eigenvalue: both are bounds of the same start term
         LA = LAL = np.maximum(LA, LAL)
+    # 5. the start term at some eigenvalue of the oscillating interval, and the noise there
+    lam_a, lam_b = _oscillating_interval(prob, al0, al1, b0)
+    LO = _start_oscillating_lower(prob, al0, b0, b1, lam_a, lam_b)
+    osc = lam_a < lam_b
+    UO = np.zeros_like(LO)
+    if np.any(osc):
+        UO[osc] = _sum_sq_lower(lam_a[osc], al0[osc], al1[osc], b0[osc], b1[osc], Tlo,
+                                lam_hi=lam_b[osc])
     ell, smp, d = prob.ell[None, :], prob.smp, prob.d
     with np.errstate(invalid="ignore", over="ignore"):
         W = (d * ell + smp) * Umax
-        for start, U1 in ((LA, Umu), (LAL, UL)):
+        for start, U1 in ((LA, Umu), (LAL, UL), (LO, UO)):
             W = np.maximum(W, start + (ell + smp) * U1 + (d - 1) * ell * Umax)
             if d >= 2:
                 W = np.maximum(W, start + ell * U1 + (smp + (d - 1) * ell) * Umax)
     W = np.where(np.isnan(W), 0.0, W)
-    return np.min(W, axis=1) * (1.0 - _SAFETY)
+    return (W if by_interval else np.min(W, axis=1)) * (1.0 - _SAFETY)
 
 
 def box_lower_bounds(prob: _Problem, al0, al1, b0, b1) -> np.ndarray:
