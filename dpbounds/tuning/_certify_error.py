@@ -124,32 +124,42 @@ dense evaluation in ``tests/tuning/test_certify_error.py``.
    (:math:`a^2<4\beta`, :math:`a=2\sqrt\beta\cos\theta`, :math:`\theta\in(0,\pi)`) the residual
    is :math:`p_T=\beta^{T/2}(\cos T\theta+B\sin T\theta)`, :math:`B=(\cos\theta-\sqrt\beta)/
    \sin\theta` (it solves the recursion, :math:`p_0=1`, and :math:`p_{-1}=\beta^{-1/2}
-   (\cos\theta-B\sin\theta)=1`), i.e. :math:`p_T=\beta^{T/2}R\cos(T\theta-\varphi)` with
-   :math:`\varphi=\arctan B\in(-\pi/2,\pi/2)` and :math:`R^2=1+B^2=(1-2\sqrt\beta\cos\theta+
-   \beta)/\sin^2\theta=\alpha\lambda/\sin^2\theta\ge\max(1,\alpha\lambda)` (:math:`(\cos\theta-
-   \sqrt\beta)^2\ge0` gives :math:`1-2\sqrt\beta\cos\theta+\beta\ge\sin^2\theta`). The roots are
+   (\cos\theta-B\sin\theta)=1`), i.e. :math:`p_T=\beta^{T/2}R\cos\psi`,
+   :math:`\psi=T\theta-\varphi`, :math:`\varphi=\arctan B`, with
+   :math:`R^2=1+B^2=(1-2\sqrt\beta\cos\theta+\beta)/\sin^2\theta=\alpha\lambda/\sin^2\theta`,
+   and :math:`R^2\ge1` (:math:`(\cos\theta-\sqrt\beta)^2\ge0` gives
+   :math:`1-2\sqrt\beta\cos\theta+\beta\ge\sin^2\theta`). :math:`dB/d\theta=(\sqrt\beta
+   \cos\theta-1)/\sin^2\theta<0`, so :math:`\varphi` falls as :math:`\theta` grows and
+   :math:`\psi` grows by at least :math:`T` times the growth of :math:`\theta`. The roots are
    complex iff :math:`(1-\sqrt\beta)^2<\alpha\lambda<(1+\sqrt\beta)^2`, so at every point of the
-   box they are complex (or double, at an end) for :math:`\lambda\in[\lambda_a,\lambda_b]`,
-   :math:`\lambda_a=\max(\mu,(1-\sqrt{\beta_0})^2/\alpha_0)`,
-   :math:`\lambda_b=\min(L,(1+\sqrt{\beta_0})^2/\alpha_1)`. At a fixed point, across that
-   interval :math:`\cos\theta=a/(2\sqrt\beta)` falls by :math:`\alpha(\lambda_b-\lambda_a)/(2
-   \sqrt\beta)\ge D=\alpha_0(\lambda_b-\lambda_a)/(2\sqrt{\beta_1})`, so :math:`\theta` grows by
-   at least :math:`2\arcsin(\min(D,2)/2)` (arccos changes least, for a given change of its
-   argument, about 0) and the phase :math:`\psi=T\theta-\varphi` (continuous inside the
-   interval) sweeps an interval of length at least
-   :math:`s=T_0\cdot2\arcsin(\min(D,2)/2)-\pi`. Where :math:`s\ge\pi`, some
-   :math:`\lambda^*` has :math:`|\cos\psi|=1`; where :math:`0<s<\pi`, some has
-   :math:`|\cos\psi|\ge\sin(s/2)` (the least of the largest :math:`|\cos|` on an interval of
-   length :math:`s`, centred on a zero). So for :math:`T\in[T_0,T_1]`
-   :math:`\max_\lambda A_T(\lambda)\ge w_{\min}\,\beta_0^{T_1}\max(1,\alpha_0\lambda_a)
-   \sin^2(\min(s,\pi)/2)` (:math:`w_{\min}=E_0` or :math:`D\lambda_a/2`), and, with that
-   :math:`\lambda^*` as :math:`\lambda_1` of step 0, :math:`U_T(\lambda^*)` is bounded below
-   by step 2 run on the box of :math:`a\in[1+\beta_0-\alpha_1\lambda_b,1+\beta_1-
-   \alpha_0\lambda_a]` (every bound of step 2 uses only the range of :math:`a`, :math:`\beta`,
-   and factors :math:`\lambda`, :math:`\alpha\lambda` taken at :math:`\lambda_a`). Unlike steps
-   1-1'' this needs no sign of :math:`h_j`: it is what bounds the damped oscillating modes, and
-   it is checked per horizon against dense evaluation (with a fine grid of eigenvalues, where
-   the peak of :math:`|p_T|` is narrow) in ``tests/tuning/test_certify_error.py``.
+   box they are complex (or double, at an end: :math:`p_T` is continuous in :math:`\lambda`)
+   for :math:`\lambda\in[\lambda_a,\lambda_b]`, :math:`\lambda_a=\max(\mu,(1-\sqrt{\beta_0})^2/
+   \alpha_0)`, :math:`\lambda_b=\min(L,(1+\sqrt{\beta_0})^2/\alpha_1)`. Take a piece
+   :math:`[l,h]` of it (the whole, and those of relative length :math:`4^{-k}`, :math:`k\le6`, at
+   either end: near critical damping :math:`R` is large). At a fixed point, across the piece
+   :math:`c=\cos\theta=a/(2\sqrt\beta)` falls by :math:`\alpha(h-l)/(2\sqrt\beta)\ge
+   D=\alpha_0(h-l)/(2\sqrt{\beta_1})` and stays in :math:`[c_{lo},c_{hi}]` (numerator
+   :math:`a\in[1+\beta_0-\alpha_1h,1+\beta_1-\alpha_0l]` over :math:`2\sqrt\beta\in
+   [2\sqrt{\beta_0},2\sqrt{\beta_1}]`, each end taken where it is extreme), so :math:`\theta`
+   grows by at least the growth of arccos over the subinterval of length
+   :math:`\min(D,c_{hi}-c_{lo})` of :math:`[c_{lo},c_{hi}]` nearest 0 (:math:`|\arccos'|=
+   1/\sqrt{1-c^2}` is least at 0 and grows with :math:`|c|`), :math:`\Delta\theta`, and
+   :math:`\psi` sweeps an interval of length at least :math:`s=T_0\Delta\theta`. Where
+   :math:`s\ge\pi` some :math:`\lambda^*` of the piece has :math:`|\cos\psi|=1`; where
+   :math:`0<s<\pi`, some has :math:`|\cos\psi|\ge\sin(s/2)` (the least, over intervals of
+   length :math:`s`, of the largest :math:`|\cos|` on it: centred on a zero). At
+   :math:`\lambda^*`, :math:`R^2=\alpha\lambda^*/(1-c^2)\ge\max(1,\alpha_0l/(1-c_{\min}^2))`,
+   :math:`c_{\min}^2` the least :math:`c^2` on :math:`[c_{lo},c_{hi}]`. So for
+   :math:`T\in[T_0,T_1]`, :math:`\max_\lambda A_T(\lambda)\ge w(l)\,\beta_0^{T_1}\max(1,
+   \alpha_0l/(1-c_{\min}^2))\sin^2(\min(s,\pi)/2)`, the largest over the pieces; and, with
+   that :math:`\lambda^*` as :math:`\lambda_1` of step 0, :math:`U_T(\lambda^*)` is bounded below
+   by step 2 run with :math:`a\in[1+\beta_0-\alpha_1\lambda_b,1+\beta_1-\alpha_0\lambda_a]`
+   (every bound of step 2 uses only the ranges of :math:`a` and :math:`\beta`, and factors
+   :math:`\lambda`, :math:`\alpha\lambda` that grow with :math:`\lambda`, taken at
+   :math:`\lambda_a`). Unlike steps 1-1'' this needs no sign of :math:`h_j`: it bounds the
+   damped oscillating modes. It is checked per horizon against dense evaluation (with a fine
+   grid of eigenvalues: the bound is within a few percent of the sup over :math:`\lambda`, whose
+   peaks a coarse grid misses) in ``tests/tuning/test_certify_error.py``.
 
 **Coverage.** :func:`certify_error_minimum` covers every :math:`\alpha>0`,
 :math:`0\le\beta<1`, :math:`1\le T\le T_{\max}`: boxes in :math:`(\log\alpha,-\log(1-\beta))`
@@ -379,24 +389,46 @@ def _oscillating_interval(prob: _Problem, al0, al1, b0) -> tuple[np.ndarray, np.
     return lam_a, lam_b
 
 
-def _start_oscillating_lower(prob: _Problem, al0, b0, b1, lam_a, lam_b) -> np.ndarray:
+#: pieces of the oscillating interval step 5 tries: the whole, and those of relative length
+#: 4^-k at either end (where the mode is near critical damping, the amplitude is large)
+_OSC_PIECES = tuple([(0.0, 1.0)] + [(0.0, 4.0 ** -k) for k in range(1, 7)]
+                    + [(1.0 - 4.0 ** -k, 1.0) for k in range(1, 7)])
+
+
+def _start_oscillating_lower(prob: _Problem, al0, al1, b0, b1, lam_a, lam_b) -> np.ndarray:
     r"""Lower bound of :math:`\max_{\lambda\in[\lambda_a,\lambda_b]}A_T(\lambda)` on each box
     (rows) and horizon interval (columns) from the sweep of the phase (step 5 of the module
-    docstring)."""
+    docstring), the largest over the pieces :data:`_OSC_PIECES` of the interval."""
     T0, T1 = prob.Tlo[None, :].astype(float), prob.Thi[None, :].astype(float)
+    s0, s1 = np.sqrt(b0), np.sqrt(b1)
+    out = np.zeros((al0.size, T0.size))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
-        # least change of cos(theta) across [lam_a, lam_b] at any point of the box, and the
-        # least change of theta (arccos is steepest-free at 0: 2 arcsin(D / 2))
-        D = al0 * (lam_b - lam_a) / (2.0 * np.sqrt(b1))
-        D = np.where((lam_b > lam_a) & np.isfinite(D), np.minimum(D, 2.0), 0.0)
-        dtheta = 2.0 * np.arcsin(0.5 * D) * (1.0 - 1e-12)
-        sweep = T0 * dtheta[:, None] - math.pi
-        factor = np.where(sweep > 0.0, np.sin(0.5 * np.minimum(sweep, math.pi)) ** 2, 0.0)
-        # amplitude^2 = beta^T alpha lambda / sin^2 theta >= beta^T max(1, alpha lambda)
-        amp2 = np.exp(T1 * np.log(b0)[:, None]) * np.maximum(1.0, al0 * lam_a)[:, None]
-        w = prob.w_mu if prob.gap_form else 0.5 * prob.dist_sq * lam_a[:, None]
-        out = w * amp2 * factor
-    return np.where(np.isfinite(out), out, 0.0)
+        decay = np.exp(T1 * np.log(b0)[:, None])  # beta^T >= beta_0^T1
+        width = lam_b - lam_a
+        for f0, f1 in _OSC_PIECES:
+            lo, hi = lam_a + f0 * width, lam_a + f1 * width
+            # least change of cos(theta) = a / (2 sqrt(beta)) across [lo, hi] at any point of
+            # the box, and the range [c_lo, c_hi] of cos(theta) on the box and piece
+            D = al0 * (hi - lo) / (2.0 * s1)
+            n_lo, n_hi = 1.0 + b0 - al1 * hi, 1.0 + b1 - al0 * lo
+            c_hi = np.clip(np.where(n_hi >= 0, n_hi / (2.0 * s0), n_hi / (2.0 * s1)), -1, 1)
+            c_lo = np.clip(np.where(n_lo >= 0, n_lo / (2.0 * s1), n_lo / (2.0 * s0)), -1, 1)
+            D = np.where((hi > lo) & np.isfinite(D), np.minimum(D, c_hi - c_lo), 0.0)
+            # least change of theta = arccos: the interval of length D in [c_lo, c_hi] nearest
+            # 0 (arccos' is least in size at 0)
+            mid = np.clip(0.0, c_lo + 0.5 * D, c_hi - 0.5 * D)
+            dtheta = (np.arccos(np.clip(mid - 0.5 * D, -1, 1))
+                      - np.arccos(np.clip(mid + 0.5 * D, -1, 1))) * (1.0 - 1e-12)
+            # the phase T theta - arctan(B) grows by at least T dtheta (B falls in theta)
+            sweep = T0 * dtheta[:, None]
+            factor = np.where(sweep > 0.0, np.sin(0.5 * np.minimum(sweep, math.pi)) ** 2, 0.0)
+            # amplitude^2 = beta^T alpha lambda / sin^2 theta, sin^2 theta <= 1 - min cos^2
+            cmin2 = np.where((c_lo <= 0) & (c_hi >= 0), 0.0, np.minimum(c_lo ** 2, c_hi ** 2))
+            r2 = np.maximum(1.0, al0 * lo / np.maximum(1.0 - cmin2, 1e-300))
+            w = prob.w_mu if prob.gap_form else 0.5 * prob.dist_sq * lo[:, None]
+            bound = w * decay * (r2 * (1.0 - 1e-12))[:, None] * factor
+            out = np.maximum(out, np.where(np.isfinite(bound), bound, 0.0))
+    return out
 
 
 def _box_lower(prob: _Problem, al0, al1, b0, b1, P_end: np.ndarray | None = None,
@@ -432,7 +464,7 @@ def _box_lower(prob: _Problem, al0, al1, b0, b1, P_end: np.ndarray | None = None
         LA = LAL = np.maximum(LA, LAL)
     # 5. the start term at some eigenvalue of the oscillating interval, and the noise there
     lam_a, lam_b = _oscillating_interval(prob, al0, al1, b0)
-    LO = _start_oscillating_lower(prob, al0, b0, b1, lam_a, lam_b)
+    LO = _start_oscillating_lower(prob, al0, al1, b0, b1, lam_a, lam_b)
     osc = lam_a < lam_b
     UO = np.zeros_like(LO)
     if np.any(osc):

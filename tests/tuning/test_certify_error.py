@@ -13,7 +13,7 @@ a box's upper corner used as the box's bound is caught by the same check.
 Step 5 (the sweep of the phase of an oscillating mode) takes the sup over an interval of
 eigenvalues, whose peak a coarse grid can miss by a few percent (measured: a box bound 3% below
 the worst case on a 40,000-point grid sat above the 101-point grid's value); a point that is
-below its box's bound on the coarse grid is evaluated again on 12,000 more eigenvalues
+below its box's bound on the coarse grid is evaluated again on 300, then 3,000 more eigenvalues
 (geometric, uniform and cosine-spaced), and only then counts. Step 5 is also checked per
 horizon (each interval's bound against every horizon in it) on boxes where the modes
 oscillate; negative controls there: the bound x1.2, and the amplitude without the sweep.
@@ -141,11 +141,13 @@ def _count_refined(lb, al, be, kw, Tmax, E0, D, refine=None):
     W = oracle_min_over_T(al.ravel(), be.ravel(), kw["mu"], kw["L"], kw["d"], Tmax,
                           kw["laplace_var"], kw["smp"], E0, D)
     sus = np.flatnonzero(lbs.ravel() > W * (1 + 1e-9))[:refine]
-    if sus.size == 0:
-        return 0
-    Wf = oracle_min_over_T(al.ravel()[sus], be.ravel()[sus], kw["mu"], kw["L"], kw["d"], Tmax,
-                           kw["laplace_var"], kw["smp"], E0, D, fine=4000)
-    return int(np.sum(lbs.ravel()[sus] > Wf * (1 + 1e-9)))
+    for fine in (100, 1000):  # 300, then 3000 more eigenvalues, where still needed
+        if sus.size == 0:
+            return 0
+        Wf = oracle_min_over_T(al.ravel()[sus], be.ravel()[sus], kw["mu"], kw["L"], kw["d"],
+                               Tmax, kw["laplace_var"], kw["smp"], E0, D, fine=fine)
+        sus = sus[lbs.ravel()[sus] > Wf * (1 + 1e-9)]
+    return int(sus.size)
 
 
 def _ours(kw, E0, D, al0, al1, b0, b1):
@@ -230,14 +232,16 @@ def _oscillating_violations(p, Tmax, seed, k_boxes=24, k_pts=16, refine=None):
     prob = make_problem(mu, L, kw["d"], Tmax, kw["laplace_var"], kw["smp"], E0, None)
     lb = ce._box_lower(prob, al0, al1, b0, b1, by_interval=True)
     la, lb_ = ce._oscillating_interval(prob, al0, al1, b0)
-    step5 = ce._start_oscillating_lower(prob, al0, b0, b1, la, lb_)
+    step5 = ce._start_oscillating_lower(prob, al0, al1, b0, b1, la, lb_)
     binds = int(np.sum(np.max(step5 >= 0.5 * lb, axis=1) & (np.max(step5, axis=1) > 0)))
     u, v = rng.uniform(0, 1, (k_boxes, k_pts)), rng.uniform(0, 1, (k_boxes, k_pts))
     u[:, :2], v[:, :2] = [0.0, 1.0], [0.0, 1.0]
     al = (al0[:, None] + u * (al1 - al0)[:, None]).ravel()
     be = (b0[:, None] + v * (b1 - b0)[:, None]).ravel()
+    # the bound is within a few percent of the sup over lambda here: the first grid has 300
+    # more eigenvalues (the 101-point one put 30% of the points below their bound)
     W = oracle_min_over_T(al, be, mu, L, kw["d"], Tmax, kw["laplace_var"], kw["smp"], E0,
-                          by_T=True)
+                          by_T=True, fine=100)
     col = np.searchsorted(prob.Thi, np.arange(1, Tmax + 1))  # the interval of each horizon
     bound = np.repeat(lb, k_pts, axis=0)[:, col]
     sus = np.argwhere(bound > W * (1 + 1e-9))
@@ -245,7 +249,7 @@ def _oscillating_violations(p, Tmax, seed, k_boxes=24, k_pts=16, refine=None):
         return 0, binds
     rows = np.unique(sus[:, 0])[:refine]
     Wf = oracle_min_over_T(al[rows], be[rows], mu, L, kw["d"], Tmax, kw["laplace_var"],
-                           kw["smp"], E0, fine=4000, by_T=True)
+                           kw["smp"], E0, fine=1000, by_T=True)
     return int(np.sum(bound[rows] > Wf * (1 + 1e-9))), binds
 
 
@@ -262,10 +266,10 @@ def test_oscillating_start_bound_holds_at_every_horizon(i):
 def _mutant(monkeypatch, kind):
     orig = ce._start_oscillating_lower
 
-    def inflated(prob, al0, b0, b1, la, lb):
-        return 1.2 * orig(prob, al0, b0, b1, la, lb)
+    def inflated(prob, al0, al1, b0, b1, la, lb):
+        return 1.2 * orig(prob, al0, al1, b0, b1, la, lb)
 
-    def no_sweep(prob, al0, b0, b1, la, lb):
+    def no_sweep(prob, al0, al1, b0, b1, la, lb):
         # a plausible bug: the full amplitude without the phase sweep (so at a fixed
         # eigenvalue, where cos(T theta - phi) may be near 0)
         amp2 = np.exp(prob.Thi[None, :] * np.log(b0)[:, None])
@@ -277,5 +281,6 @@ def _mutant(monkeypatch, kind):
 @pytest.mark.parametrize("kind", ["x1.2", "no sweep"])
 def test_negative_control_oscillating_mutants_are_caught(monkeypatch, kind):
     _mutant(monkeypatch, kind)
-    caught = [_oscillating_violations(PROBLEMS[i], 120, seed=100 + i, refine=3)[0] for i in OSC]
+    caught = [_oscillating_violations(PROBLEMS[i], 120, seed=100 + i, refine=3)[0]
+              for i in OSC[:3]]
     assert sum(c > 0 for c in caught) >= 2, caught
