@@ -1433,7 +1433,9 @@ def tune(theorem: str | _registry.Entry | Method, problem: Mapping[str, Any] | N
         if over is not None or ranges is not None:
             raise ValueError("over/ranges: by='error' searches the coefficients the method's "
                              "linear declaration names (in the built-in tuner's box)")
-        return tune_by_error(method if method is not None else theorem, problem,
+        target = method if method is not None else theorem
+        return tune_by_error(target.name if isinstance(target, _registry.Entry) else target,
+                             problem,
                              grid=30 if grid is None else grid, max_horizon=max_horizon,
                              smooth=smooth)
     if by != "bound":
@@ -1697,6 +1699,10 @@ def tune_by_error(method: Method | str, problem: Mapping[str, Any] | None = None
         return replace(c, hyperparameters=hp)
 
     tuned = named(tuned)
+    others = [named(c) for c in others]
+    own = _theorem_choice(m, prob, base, free, fixed, noise_var, mu, L, d, R)
+    if own is not None:
+        others.insert(0, own)
     if smooth and mu < L and math.isfinite(tuned.worst_case):
         from dpbounds.pep import FixedStepMethod
         from dpbounds.pep.lyapunov import lyapunov_bound
@@ -1711,8 +1717,37 @@ def tune_by_error(method: Method | str, problem: Mapping[str, Any] | None = None
     setting = dict(mu=mu, L=L, d=d, eps=eps, delta=delta, R=R, max_horizon=Tmax, grid=grid,
                    mechanism=m.mechanism, searched=sorted(free.values()),
                    fixed={k: v for k, v in fixed.items()})
-    return LinearErrorTuning(m.name, tuned, tuple(named(c) for c in others), setting,
-                             tuple(path))
+    return LinearErrorTuning(m.name, tuned, tuple(others), setting, tuple(path))
+
+
+def _theorem_choice(m: Method, prob: Mapping[str, Any], base: Mapping[str, float],
+                    free: Mapping[str, str], fixed: Mapping[str, float], noise_var: Any,
+                    mu: float, L: float, d: int, R: float) -> Any:
+    """The row of the closed-form choice of the theorem the method's study checks (its
+    hyper-parameters and horizon, the count rounded as a study runs it), with its worst
+    case; ``None`` when there is no such theorem or it does not give every searched one."""
+    from dpbounds.tuning._linear_error import worst_case_row
+
+    name = _METHOD_THEOREM.get(m.name)
+    if name is None or name not in _registry.BOUND_REGISTRY.entries:
+        return None
+    entry = _registry.get(name)
+    try:
+        hp = entry.hyperparameters(dict(prob)) if entry.theorem.hyperparameters else {}
+    except (ValueError, KeyError, TypeError):  # the problem lacks one of its constants
+        return None
+    if m.steps not in hp or not all(n in hp for n in free.values()):
+        return None
+    T = max(1, int(math.floor(float(hp[m.steps]) + 0.5)))
+    p = {**base, **{k: float(v) for k, v in hp.items()}, m.steps: float(T)}
+    a, b, g = m.linear.coefficients(p, m.name)  # type: ignore[union-attr]
+    var = float(noise_var(np.array([T]))[0])
+    row = worst_case_row("the theorem's closed form", mu, L, d, alpha=a, beta=b, gamma=g,
+                         horizon=T, noise_variance=var, initial_gap=R)
+    from dataclasses import replace
+
+    return replace(row, hyperparameters={**{n: float(p[n]) for n in free.values()},
+                                         m.steps: float(T)})
 
 
 # ----------------------------------------------------------------------------- plug-ins

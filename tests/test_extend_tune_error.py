@@ -165,7 +165,11 @@ def test_gradient_descent_one_free_coefficient_and_the_cli(tmp_path):
     assert r.returncode == 0, r.stderr
     import json
 
-    row = json.loads(r.stdout)[0]
+    rows = json.loads(r.stdout)
+    row = rows[0]
+    from tests.test_notation_names import JSON_RESULT_FIELDS, unknown_json_keys
+
+    assert unknown_json_keys(rows, JSON_RESULT_FIELDS["tune"][1]) == []
     assert row["label"] == "tuned by worst-case error" and row["beta"] == row["gamma"] == 0.0
     # the oracle, in closed form: GD's error at curvature lam after T steps is, from a
     # start with F(x0) - F* = R in that coordinate, R (1 - eta lam)^(2T), and per coordinate

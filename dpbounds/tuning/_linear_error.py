@@ -82,7 +82,8 @@ class LinearChoice:
         out: dict[str, Any] = dict(label=self.label, **self.hyperparameters)
         out.update(alpha=self.alpha, beta=self.beta, gamma=self.gamma, horizon=self.horizon,
                    noise_variance=self.noise_variance, worst_case=self.worst_case,
-                   worst_case_upper=self.worst_case_upper, lyapunov=self.lyapunov)
+                   worst_case_upper=self.worst_case_upper,
+                   lyapunov=None if math.isnan(self.lyapunov) else self.lyapunov)  # not run
         return out
 
 
@@ -106,10 +107,12 @@ class LinearErrorTuning:
         return [c.row() for c in self.choices]
 
     def table(self) -> str:
-        names = list(self.tuned.hyperparameters)
+        # the searched hyper-parameters; the last one is the horizon, which has its column
+        names = list(self.tuned.hyperparameters)[:-1]
+        show_ly = any(not math.isnan(c.lyapunov) for c in self.choices)
         head = (f"{'choice':<28}" + "".join(f"{n:>11}" for n in names)
                 + f"{'alpha':>11}{'beta':>9}{'gamma':>8}{'T':>7}{'worst case':>13}"
-                + f"{'upper':>12}{'Lyapunov':>12}")
+                + f"{'upper':>12}" + (f"{'Lyapunov':>12}" if show_ly else ""))
         lines = [f"{self.method}: tuned by the worst-case E[F(x_T)] - F* of its run over "
                  "quadratics (spectrum in [mu, L], F(x0) - F* <= R, the noise it calibrates)",
                  head, "-" * len(head)]
@@ -118,20 +121,41 @@ class LinearErrorTuning:
             ly = "-" if math.isnan(c.lyapunov) else f"{c.lyapunov:.4e}"
             lines.append(f"{c.label:<28}{hp}{c.alpha:>11.4g}{c.beta:>9.4f}{c.gamma:>8.3g}"
                          f"{c.horizon:>7d}{c.worst_case:>13.4e}{c.worst_case_upper:>12.4e}"
-                         f"{ly:>12}")
+                         + (f"{ly:>12}" if show_ly else ""))
         lines.append("worst case = exact E[F(x_T)] - F* on the worst quadratic found (attained; "
-                     "upper: certified sup, within 2%) [DERIVED, quadratic_worst_case]; "
-                     "Lyapunov = the noise-aware Lyapunov bound over all smooth strongly "
-                     "convex F (any T) [DERIVED, dpbounds.pep.lyapunov]; a search, not a "
-                     "proven optimum")
+                     "upper: certified sup, within 2%) [DERIVED, quadratic_worst_case]; a "
+                     "search, not a proven optimum")
+        if self.tuned.horizon >= int(self.setting.get("max_horizon", 0)) > 0:
+            lines.append(f"note: the tuned T is the largest searched (max_horizon = "
+                         f"{self.setting['max_horizon']}): a longer run may do better")
+        if show_ly:
+            lines.append("Lyapunov = the noise-aware Lyapunov bound over all smooth strongly "
+                         "convex F (any T; vacuous when above R) [DERIVED, "
+                         "dpbounds.pep.lyapunov]")
         return "\n".join(lines)
+
+
+def worst_case_row(label: str, mu: float, L: float, d: int, *, alpha: float, beta: float,
+                   gamma: float, horizon: int, noise_variance: float,
+                   initial_gap: float) -> LinearChoice:
+    """The row of a given point and horizon (a theorem's own choice): its certified worst
+    case (``inf`` where unstable or overflowing)."""
+    try:
+        wc = quadratic_worst_case(mu, L, d, alpha=alpha, beta=beta, gamma=gamma,
+                                  steps=horizon, laplace_var=noise_variance,
+                                  sampling_var=0.0, initial_gap=initial_gap)
+    except ValueError:  # overflow: an unstable point
+        return LinearChoice(label + " [unstable]", alpha, beta, gamma, horizon,
+                            noise_variance, math.inf, math.inf)
+    return LinearChoice(label, alpha, beta, gamma, horizon, noise_variance, float(wc.value),
+                        float(max(wc.upper, wc.value)), instance=wc)
 
 
 def tune_linear_error(mu: float, L: float, d: int, *, noise_var: Callable[[Any], Any],
                       initial_gap: float, alpha: float | None, beta: float | None,
                       gamma: float | str, max_horizon: int, grid: int,
-                      epsilon: float = math.nan, progress: bool = False) -> tuple[LinearChoice, list[LinearChoice],
-                                                        list[tuple[int, float]]]:
+                      epsilon: float = math.nan, progress: bool = False
+                      ) -> tuple[LinearChoice, list[LinearChoice], list[tuple[int, float]]]:
     r"""``(tuned, other rows, search path)`` of the fixed-step method (module docstring).
 
     ``alpha``/``beta``: the fixed coefficient, or ``None`` where it is searched; ``gamma`` a
