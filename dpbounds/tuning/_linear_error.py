@@ -108,7 +108,8 @@ class LinearErrorTuning:
 
     def table(self) -> str:
         # the searched hyper-parameters; the last one is the horizon, which has its column
-        names = list(self.tuned.hyperparameters)[:-1]
+        names = [n for n in list(self.tuned.hyperparameters)[:-1]
+                 if n not in ("alpha", "beta", "gamma")]  # those have their own columns
         show_ly = any(not math.isnan(c.lyapunov) for c in self.choices)
         head = (f"{'choice':<28}" + "".join(f"{n:>11}" for n in names)
                 + f"{'alpha':>11}{'beta':>9}{'gamma':>8}{'T':>7}{'worst case':>13}"
