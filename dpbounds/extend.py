@@ -27,6 +27,11 @@ helper of dpbounds is needed):
   method's epsilon re-accounted by ``dp_accounting`` at the run's noise), the drawn-noise
   check, the informative-regime planner and the mutants ``noise_d``, ``noise_sqrt2`` and
   ``frozen``.
+* :class:`LinearMomentum` — a method's declaration that its step is a fixed-step linear
+  momentum method (coefficients as hyper-parameter names, numbers or functions of the
+  constants): :func:`tune` with ``objective="error"`` (:func:`tune_by_error`) then minimises
+  the exact worst-case error of its run over quadratics, after :func:`check_linear` has
+  checked the declaration against the step on a random quadratic.
 * :func:`verify_problem` — a verification problem of one's own (its objective, data, start,
   :math:`F^*` and the constants ``G, L`` the bounds receive) for the studies of its class:
   ``dpbounds verify THEOREM --problem NAME``; :func:`audit_setting` — the privacy audit of a
@@ -395,9 +400,14 @@ class LinearMomentum:
                     raise ValueError(f"LinearMomentum {k} must be a number, a hyper-parameter "
                                      f"name or a function of the parameters, got {v!r}")
             elif not callable(v):
-                f = float(v)
+                try:
+                    f = float(v)
+                except (TypeError, ValueError):
+                    f = math.nan
                 if not math.isfinite(f):
-                    raise ValueError(f"LinearMomentum {k} must be finite, got {v!r}")
+                    raise ValueError(f"LinearMomentum {k} must be a finite number, a "
+                                     "hyper-parameter name or a function of the parameters, "
+                                     f"got {v!r}")
                 object.__setattr__(self, k, f)
         if isinstance(self.gamma, str) and self.gamma != self.beta:
             raise ValueError(f"LinearMomentum gamma may name a hyper-parameter only when it "
@@ -433,9 +443,10 @@ def _takes_memory(step: Callable[..., Any]) -> bool:
         sig = inspect.signature(step)
     except (TypeError, ValueError):
         return False
+    # named positional parameters only: a step(*args) written for four arguments keeps them
     pos = [p for p in sig.parameters.values()
            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    return len(pos) >= 5 or any(p.kind is p.VAR_POSITIONAL for p in sig.parameters.values())
+    return len(pos) >= 5
 
 
 @dataclass(frozen=True)
