@@ -27,6 +27,11 @@ helper of dpbounds is needed):
   method's epsilon re-accounted by ``dp_accounting`` at the run's noise), the drawn-noise
   check, the informative-regime planner and the mutants ``noise_d``, ``noise_sqrt2`` and
   ``frozen``.
+* :class:`LinearMomentum` — a method's declaration that its step is a fixed-step linear
+  momentum method (coefficients as hyper-parameter names, numbers or functions of the
+  constants): :func:`tune` with ``objective="error"`` (:func:`tune_by_error`) then minimises
+  the exact worst-case error of its run over quadratics, after :func:`check_linear` has
+  checked the declaration against the step on a random quadratic.
 * :func:`verify_problem` — a verification problem of one's own (its objective, data, start,
   :math:`F^*` and the constants ``G, L`` the bounds receive) for the studies of its class:
   ``dpbounds verify THEOREM --problem NAME``; :func:`audit_setting` — the privacy audit of a
@@ -86,12 +91,14 @@ __all__ = [
     "Assumption",
     "Calibration",
     "DeclaredProblem",
+    "LinearMomentum",
     "Method",
     "Provenance",
     "Source",
     "audit_setting",
     "calibrate",
     "check_applies",
+    "check_linear",
     "evaluate",
     "load_plugins",
     "loaded_plugins",
@@ -105,6 +112,7 @@ __all__ = [
     "symbols",
     "theorem",
     "tune",
+    "tune_by_error",
     "verify_problem",
     "zcdp_rho",
 ]
@@ -357,6 +365,90 @@ def _release_tap() -> Iterator[list[np.ndarray]]:
         _TAPS.remove(out)
 
 
+#: a coefficient of a :class:`LinearMomentum`: a number, a hyper-parameter's name, or a function
+#: of the parameters (problem constants and hyper-parameters) the step receives
+Coefficient = float | str | Callable[[Mapping[str, float]], float]
+
+
+@dataclass(frozen=True)
+class LinearMomentum:
+    r"""A method's declaration that its step is the fixed-step linear momentum method
+
+    .. math::
+
+        y_t=x_t+\gamma(x_t-x_{t-1}),\qquad
+        x_{t+1}=x_t+\beta(x_t-x_{t-1})-\alpha\big(\nabla F(y_t)+w_t\big),
+
+    :math:`x_{-1}=x_0`, :math:`w_t` the step's privacy noise (gradient descent: ``beta = gamma
+    = 0``; heavy ball: ``gamma = 0``; Nesterov: ``gamma`` = ``beta``). Each coefficient is a
+    number, the **name of a hyper-parameter** (``"alpha"``: searched by :func:`tune` with
+    ``objective="error"``) or a function of the step's parameters (the problem constants,
+    e.g. ``lambda p: 1 / p["L"]``: fixed during the search); ``gamma`` may name the same
+    hyper-parameter as ``beta`` (Nesterov). The declaration is **checked**, never trusted:
+    :func:`check_linear` runs the method's own step on a random quadratic and compares.
+    """
+
+    alpha: Coefficient
+    beta: Coefficient = 0.0
+    gamma: Coefficient = 0.0
+
+    def __post_init__(self) -> None:
+        for k in ("alpha", "beta", "gamma"):
+            v = getattr(self, k)
+            if isinstance(v, str):
+                if not v.isidentifier():
+                    raise ValueError(f"LinearMomentum {k} must be a number, a hyper-parameter "
+                                     f"name or a function of the parameters, got {v!r}")
+            elif not callable(v):
+                try:
+                    f = float(v)
+                except (TypeError, ValueError):
+                    f = math.nan
+                if not math.isfinite(f):
+                    raise ValueError(f"LinearMomentum {k} must be a finite number, a "
+                                     "hyper-parameter name or a function of the parameters, "
+                                     f"got {v!r}")
+                object.__setattr__(self, k, f)
+        if isinstance(self.gamma, str) and self.gamma != self.beta:
+            raise ValueError(f"LinearMomentum gamma may name a hyper-parameter only when it "
+                             f"is beta's (Nesterov: gamma=beta={self.beta!r}), got "
+                             f"gamma={self.gamma!r}")
+
+    def free(self) -> dict[str, str]:
+        """Coefficient -> the hyper-parameter naming it (the searched ones)."""
+        return {k: v for k in ("alpha", "beta", "gamma")
+                if isinstance(v := getattr(self, k), str)}
+
+    def coefficients(self, params: Mapping[str, float],
+                     method: str = "the method") -> tuple[float, float, float]:
+        """``(alpha, beta, gamma)`` at ``params``; ``ValueError`` naming a parameter the
+        declaration reads that ``params`` lacks."""
+        out = []
+        for k in ("alpha", "beta", "gamma"):
+            v = getattr(self, k)
+            try:
+                out.append(float(params[v] if isinstance(v, str)
+                                 else v(params) if callable(v) else v))
+            except KeyError as exc:
+                raise ValueError(f"{method}: its declared {k} reads params[{exc.args[0]!r}], "
+                                 "which was not given") from None
+        return out[0], out[1], out[2]
+
+
+def _takes_memory(step: Callable[..., Any]) -> bool:
+    """Whether ``step`` takes a fifth argument (``memory``: a dict kept over one run)."""
+    import inspect
+
+    try:
+        sig = inspect.signature(step)
+    except (TypeError, ValueError):
+        return False
+    # named positional parameters only: a step(*args) written for four arguments keeps them
+    pos = [p for p in sig.parameters.values()
+           if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(pos) >= 5
+
+
 @dataclass(frozen=True)
 class Method:
     r"""A DP method: its step function and its privacy declaration.
@@ -370,7 +462,10 @@ class Method:
         ``grad`` the gradient oracle (``grad(x)``: the full-batch mean gradient, clipped per
         sample at ``clip`` when given), ``noise`` this step's privacy noise (shape of ``x``,
         drawn by dpbounds at the calibrated scale), ``params`` the problem constants and the
-        hyper-parameters (``params["eta"]``, ``params["L"]``, ...).
+        hyper-parameters (``params["eta"]``, ``params["L"]``, ...). A step that needs the
+        past (momentum) takes a fifth argument, ``step(x, grad, noise, params, memory)``:
+        ``memory`` is a dict, empty at the start of each run and kept over its steps (e.g.
+        ``memory["prev"]``, the previous iterate).
     mechanism:
         ``"gaussian"`` (zCDP, ``sensitivity`` in L2) or ``"laplace"`` (pure DP, the budget
         split evenly over the steps, ``sensitivity`` in L1): one release per step.
@@ -415,6 +510,11 @@ class Method:
     batch_size:
         The (expected) batch size :math:`B`: a number, or the name of the hyper-parameter
         that gives it (default ``"B"``: ``params["B"]``). Read only with ``sampling``.
+    linear:
+        A :class:`LinearMomentum`: the declaration that the step is a fixed-step linear
+        momentum method with these coefficients. It lets :func:`tune` (``objective="error"``)
+        minimise the exact worst-case error of the run over quadratics; it is checked
+        against the step (:func:`check_linear`) before it is used.
     """
 
     name: str
@@ -427,10 +527,14 @@ class Method:
     source: Source | None = None
     sampling: str | None = None
     batch_size: int | str = "B"
+    linear: LinearMomentum | None = None
 
     def __post_init__(self) -> None:
         from dpbounds.privacy.mechanisms import Neighbouring, Sampling
 
+        if self.linear is not None and not isinstance(self.linear, LinearMomentum):
+            raise ValueError(f"{self.name}: linear must be a LinearMomentum(alpha, beta, gamma) "
+                             f"or None, got {self.linear!r}")
         if self.mechanism not in ("gaussian", "laplace"):
             raise ValueError(f"mechanism must be 'gaussian' or 'laplace', got "
                              f"{self.mechanism!r}")
@@ -652,6 +756,8 @@ class Method:
             return g
 
         rec = TraceRecorder(f, trace)
+        with_memory = _takes_memory(self.step)
+        memory: dict[str, Any] = {}  # the step's own state over this run (momentum)
         x = f.initial_state(trials, x0)
         zero = xp.zeros_like(x)
         # without replacement: the batches of the built-in dp_sgd, drawn in blocks whose
@@ -672,7 +778,7 @@ class Method:
             else:
                 z = zero
             first.clear()
-            new = self.step(x, grad, z, p)
+            new = self.step(x, grad, z, p, memory) if with_memory else self.step(x, grad, z, p)
             x = new if step_factor == 1.0 else x + step_factor * (new - x)
             if taps:
                 if not first:
@@ -1287,37 +1393,67 @@ def calibrate(method: Method | str, *, epsilon: float, steps: int,
                        float(res.noise), float(res.epsilon), accountant)
 
 
-def tune(theorem: str | _registry.Entry, problem: Mapping[str, Any] | None = None, *,
+def tune(theorem: str | _registry.Entry | Method, problem: Mapping[str, Any] | None = None, *,
          over: Sequence[str] | None = None,
          ranges: Mapping[str, tuple[float, float]] | None = None, grid: int | None = None,
-         method: Method | str | None = None, objective: Any = None) -> Any:
-    """Search the theorem's declared hyper-parameters (``tunable`` ranges, or ``ranges``)
+         method: Method | str | None = None, objective: Any = None, by: str = "bound",
+         max_horizon: int = 1000, smooth: bool = False) -> Any:
+    r"""Search the theorem's declared hyper-parameters (``tunable`` ranges, or ``ranges``)
     for the smallest bound at ``problem`` (:func:`dpbounds.tuning.bound_search.search_bound`:
     a log grid, then a bounded refine; counts are integers), and, where a method runs the
-    theorem (its study's, or ``method``), each row's calibrated noise at its horizon.
+    theorem (its study's, or ``method``), each row's calibrated noise at its horizon; or,
+    with ``by="error"``, the method's hyper-parameters and horizon with the least
+    **worst-case error of its run** (:func:`tune_by_error`).
 
     Parameters
     ----------
     theorem:
         The registered theorem (id or entry); a method's name selects the theorem its study
-        checks.
+        checks. With ``by="error"`` also a :class:`Method` (or its name).
     problem:
-        The problem (``d, N, eps, delta`` and the theorem's constants).
+        The problem (``d, N, eps, delta`` and the theorem's constants; with ``by="error"``
+        also ``mu, L`` and ``R`` = F(x0) - F*).
     over, ranges, grid:
-        Handed to :func:`~dpbounds.tuning.bound_search.search_bound`.
+        Handed to :func:`~dpbounds.tuning.bound_search.search_bound` (``grid`` with
+        ``by="error"``: the largest nested grid, default 30).
     method:
         The method whose noise is calibrated per row (default: the study's).
     objective:
-        What the method's sensitivity reads (default: the problem's constants).
+        What the method's sensitivity reads (default: the problem's constants); the strings
+        ``"bound"`` and ``"error"`` are taken as ``by`` (the spelling of
+        :func:`~dpbounds.tuning.tune_heavy_ball`).
+    by:
+        ``"bound"`` (default): the user's bound; ``"error"``: the exact worst case over
+        quadratics (:func:`tune_by_error`; the method must declare ``linear=``).
+    max_horizon, smooth:
+        ``by="error"`` only (:func:`tune_by_error`).
 
     Returns
     -------
     dpbounds.tuning.bound_search.BoundSearch
-        Rows ``closed form``, ``grid``, ``tuned``, with ``noise_scale`` where calibrated.
+        Rows ``closed form``, ``grid``, ``tuned``, with ``noise_scale`` where calibrated
+        (``by="error"``: :class:`~dpbounds.tuning._linear_error.LinearErrorTuning`).
     """
     from dataclasses import replace
 
     from dpbounds.tuning.bound_search import search_bound
+
+    if isinstance(objective, str):  # objective="error" as in tune_heavy_ball (an objective
+        by, objective = objective, None  # whose sensitivity is read is never a string)
+    if by == "error":
+        if over is not None or ranges is not None:
+            raise ValueError("over/ranges: by='error' searches the coefficients the method's "
+                             "linear declaration names (in the built-in tuner's box)")
+        target = method if method is not None else theorem
+        return tune_by_error(target.name if isinstance(target, _registry.Entry) else target,
+                             problem,
+                             grid=30 if grid is None else grid, max_horizon=max_horizon,
+                             smooth=smooth)
+    if by != "bound":
+        raise ValueError(f"by must be 'bound' or 'error', got {by!r}")
+    if isinstance(theorem, Method):
+        raise ValueError(f"tune by='bound' takes a theorem (or a method's name), got the "
+                         f"Method {theorem.name}; pass by='error' to tune it by its worst case")
 
     if isinstance(theorem, str) and theorem in _METHODS and theorem in _METHOD_THEOREM:
         method = theorem if method is None else method
@@ -1347,6 +1483,282 @@ def tune(theorem: str | _registry.Entry, problem: Mapping[str, Any] | None = Non
         rows.append(replace(r, extra=dict(r.extra, steps=float(steps),
                                           noise_scale=c.noise_scale)))
     return replace(res, choices=tuple(rows))
+
+
+def check_linear(method: Method | str, params: Mapping[str, float] | None = None, *,
+                 d: int = 3, steps: int = 8, seed: int = 0, rtol: float = 1e-9) -> float:
+    r"""Check a method's :class:`LinearMomentum` declaration against its own step function.
+
+    The step is run ``steps`` steps on a random quadratic :math:`F(x)=\tfrac12(x-x^\ast)^\top
+    H(x-x^\ast)` in dimension ``d`` (spectrum in ``[params["mu"], params["L"]]`` when both are
+    given, else ``[0.2, 1]``; a random basis), two trials from random starts, first with the
+    noise switched off, then with a fixed noise draw (so a step that drops, rescales or
+    misplaces the noise is caught too), and its iterates are compared with the declared
+    recurrence written out here. The step receives ``params`` (the hyper-parameters and
+    constants it reads) with the step count.
+
+    Parameters
+    ----------
+    method:
+        The :class:`Method` (or a registered one's name).
+    params:
+        The parameters the step and the declaration read (``{"alpha": 0.5, "beta": 0.3}``).
+    d, steps:
+        Dimension and length of the check (``d >= 1``, ``steps >= 2``).
+    seed:
+        Seed of the quadratic, the starts and the noise draw.
+    rtol:
+        Largest deviation allowed, relative to ``1 + max |x_t|`` of the recurrence.
+
+    Returns
+    -------
+    float
+        The largest relative deviation found (``<= rtol``).
+
+    Raises
+    ------
+    ValueError
+        Naming the method, when it declares no linear form or its step does not follow it.
+    """
+    from dpbounds._validation import check_int, check_positive
+
+    m = method_named(method) if isinstance(method, str) else method
+    if m.linear is None:
+        raise ValueError(f"{m.name} declares no linear form (Method(..., linear="
+                         "LinearMomentum(alpha=..., beta=..., gamma=...)))")
+    d = check_int("d", d, minimum=1)
+    steps = check_int("steps", steps, minimum=2)
+    rtol = float(check_positive("rtol", rtol))
+    p = dict(params or {})
+    p.setdefault(m.steps, float(steps))
+    a, b, g = m.linear.coefficients(p, m.name)
+    rng = np.random.default_rng(seed)
+    lo, hi = ((float(p["mu"]), float(p["L"])) if "mu" in p and "L" in p else (0.2, 1.0))
+    lam = rng.uniform(lo, hi, d)
+    lam[0], lam[-1] = lo, hi
+    basis, _ = np.linalg.qr(rng.standard_normal((d, d)))
+    H = (basis * lam) @ basis.T
+    x_star = rng.standard_normal(d)
+
+    def grad(x: Any) -> np.ndarray:  # the exact gradient, rows = trials
+        return (np.asarray(x, dtype=float) - x_star) @ H
+
+    x0 = rng.standard_normal((2, d))
+    draw = rng.standard_normal((steps, 2, d))
+    memory_arg = _takes_memory(m.step)
+    worst = 0.0
+    for how, noise in (("with the noise off", np.zeros_like(draw)),
+                       ("with a fixed noise draw", draw)):
+        memory: dict[str, Any] = {}
+        x, ref, ref_prev = x0.copy(), x0.copy(), x0.copy()
+        for t in range(steps):
+            try:
+                out = (m.step(x, grad, noise[t], p, memory) if memory_arg
+                       else m.step(x, grad, noise[t], p))
+            except KeyError as exc:
+                raise ValueError(f"{m.name}: its step reads params[{exc.args[0]!r}], which "
+                                 "the check was not given (pass it in params)") from None
+            # the declared recurrence, x_{-1} = x_0
+            y = ref + g * (ref - ref_prev)
+            ref_prev, ref = ref, ref + b * (ref - ref_prev) - a * (grad(y) + noise[t])
+            x = np.asarray(out, dtype=float)
+            if x.shape != ref.shape:
+                raise ValueError(f"{m.name}: its step returned shape {x.shape}, the state "
+                                 f"has {ref.shape}")
+            dev = float(np.max(np.abs(x - ref)) / (1.0 + np.max(np.abs(ref))))
+            if not dev <= rtol:  # nan too
+                raise ValueError(
+                    f"{m.name}: its step does not follow its declared linear form (alpha="
+                    f"{a:.6g}, beta={b:.6g}, gamma={g:.6g}) on a random quadratic {how}: "
+                    f"step {t + 1} of {steps} differs by {dev:.3g} (relative, allowed "
+                    f"{rtol:g}); fix the declaration (linear=) or the step")
+            worst = max(worst, dev)
+    return worst
+
+
+def tune_by_error(method: Method | str, problem: Mapping[str, Any] | None = None, *,
+                  grid: int = 30, max_horizon: int = 1000, smooth: bool = False,
+                  progress: bool = False) -> Any:
+    r"""The hyper-parameters and horizon of a fixed-step linear momentum method with the least
+    **worst-case error of its run**: the largest :math:`\mathbb E[F(x_T)]-F^\ast` over every
+    quadratic with spectrum in :math:`[\mu,L]` and start with :math:`F(x_0)-F^\ast\le R`,
+    with the noise the method calibrates for :math:`T` steps at the target, computed exactly
+    (:func:`~dpbounds.bounds.strongly_convex.quadratic_worst_case.quadratic_worst_case`,
+    DERIVED) and minimised by the search of the built-in
+    :func:`~dpbounds.tuning.tune_heavy_ball` (``objective="error"``):
+    :mod:`dpbounds.tuning._linear_error`.
+
+    The method must declare its form (``Method(..., linear=LinearMomentum(alpha="alpha",
+    beta="beta"))``): the coefficients named by a hyper-parameter are searched (in the
+    built-in's box :math:`\alpha L\in[10^{-3},4]`, :math:`\beta\in[0,1-10^{-4}]`), the others
+    are fixed at the problem's constants. The declaration is checked against the method's
+    step (:func:`check_linear`) at two points of the box before the search and at the tuned
+    point after it; a mismatch is a ``ValueError`` naming the method. The noise of horizon
+    :math:`T` is the method's own calibration (:func:`calibrate`; Gaussian variance
+    :math:`\sigma^2`, Laplace :math:`2b^2` per coordinate), at every horizon searched.
+
+    Parameters
+    ----------
+    method:
+        The :class:`Method`, a registered method's name, or the theorem its study checks.
+    problem:
+        ``mu, L`` (the class, ``0 < mu <= L``), ``d``, ``eps`` (and ``delta`` for a
+        Gaussian method), ``R`` (:math:`F(x_0)-F^\ast`), and the constants the method's
+        sensitivity and fixed coefficients read (``N, S1, G`` ...).
+    grid:
+        The largest nested grid of the search (3, 8, 16, 30, 60, ...; at least 3).
+    max_horizon:
+        Largest :math:`T` searched (1..100000).
+    smooth:
+        Also report the noise-aware Lyapunov bound at the tuned point, over all smooth
+        strongly convex :math:`F` (:func:`dpbounds.pep.lyapunov.lyapunov_bound`, needs
+        :math:`\mu<L`).
+    progress:
+        Show a progress bar.
+
+    Returns
+    -------
+    dpbounds.tuning._linear_error.LinearErrorTuning
+        ``tuned`` (``hyperparameters``, ``alpha, beta, gamma, horizon``, ``noise_variance``,
+        ``worst_case`` attained on ``instance``, ``worst_case_upper``, ``lyapunov``) and the
+        other rows (Polyak's and the paper's choices when both alpha and beta are searched).
+    """
+    from dataclasses import replace
+
+    from dpbounds._validation import check_int
+    from dpbounds.tuning._linear_error import LinearErrorTuning, tune_linear_error
+
+    if isinstance(method, Method):
+        m = method
+    elif isinstance(method, str) and method not in _METHODS and method in _METHOD_THEOREM:
+        m = method_named(_METHOD_THEOREM[method])
+    else:
+        m = method_named(str(method))
+    if m.linear is None:
+        raise ValueError(
+            f"tune by worst-case error: {m.name} declares no linear form, so the worst case "
+            "of its run is not computable here (it is exact only for a fixed-step linear "
+            "momentum method, which the method must declare: Method(..., linear="
+            "LinearMomentum(alpha=..., beta=..., gamma=...)), checked against its step); "
+            "tune it by its bound instead (objective 'bound')")
+    if m.sampling is not None or m.clip is not None:
+        raise ValueError(f"tune by worst-case error: {m.name} "
+                         + ("samples mini-batches" if m.sampling is not None
+                            else "clips its gradients")
+                         + ", which the worst case over quadratics does not model (a clipped or "
+                           "sampled gradient is not the linear oracle it assumes)")
+    prob = {k: v for k, v in dict(problem or {}).items() if v is not None}
+    for k in ("mu", "L", "d", "eps", "R"):
+        if k not in prob:
+            raise ValueError(f"tune by worst-case error: the problem needs {k} (mu, L: the "
+                             "spectrum's ends; d; eps; R = F(x0) - F*)")
+    mu, L, R, eps = (float(prob[k]) for k in ("mu", "L", "R", "eps"))
+    if not (0 < mu <= L < math.inf):
+        raise ValueError(f"mu and L must satisfy 0 < mu <= L < inf, got mu={mu!r}, L={L!r}")
+    if not (0 < R < math.inf):
+        raise ValueError(f"R (= F(x0) - F*) must be positive and finite, got {R!r}")
+    if not (0 < eps < math.inf):
+        raise ValueError(f"eps must be positive and finite to calibrate noise, got {eps!r}")
+    d = check_int("d", prob["d"], minimum=1)
+    grid = check_int("grid", grid, minimum=3, maximum=1000)
+    Tmax = check_int("max_horizon", max_horizon, minimum=1, maximum=100_000)
+    delta = prob.get("delta")
+    lin = m.linear
+    free = lin.free()
+    base = {k: float(v) for k, v in prob.items() if isinstance(v, (int, float))}
+    # the coefficients not searched: numbers, or functions of the problem's constants
+    probe = {**base, **{n: 0.0 for n in free.values()}, m.steps: 1.0}
+    fixed = {k: v for k, v in zip(("alpha", "beta", "gamma"), lin.coefficients(probe, m.name))
+             if k not in free}
+    gamma: float | str = "beta" if "gamma" in free else fixed["gamma"]
+    cache: dict[int, float] = {}
+    factor = 1.0 if m.mechanism == "gaussian" else 2.0  # per-coordinate variance
+
+    def noise_var(T: Any) -> np.ndarray:
+        out = []
+        for t in np.atleast_1d(np.asarray(T, dtype=float)).astype(np.int64):
+            if int(t) not in cache:
+                c = calibrate(m, epsilon=eps, delta=delta, steps=int(t), problem=prob,
+                              params=base)
+                cache[int(t)] = factor * c.noise_scale ** 2
+            out.append(cache[int(t)])
+        return np.asarray(out, dtype=float)
+
+    def params_at(alpha: float, beta: float, T: int) -> dict[str, float]:
+        p = dict(base)
+        if "alpha" in free:
+            p[free["alpha"]] = alpha
+        if "beta" in free:
+            p[free["beta"]] = beta
+        p[m.steps] = float(T)
+        return p
+
+    # checked before it is used: two points of the search box (a map that coincides with the
+    # step at one point only is caught), then the tuned point
+    for a_l, b_ in ((0.5, 0.3), (0.13, 0.71)):
+        check_linear(m, params_at(a_l / L, b_, 8), steps=8)
+    tuned, others, path = tune_linear_error(
+        mu, L, d, noise_var=noise_var, initial_gap=R,
+        alpha=None if "alpha" in free else fixed["alpha"],
+        beta=None if "beta" in free else fixed["beta"], gamma=gamma, max_horizon=Tmax,
+        grid=grid, epsilon=eps, progress=progress)
+    check_linear(m, params_at(tuned.alpha, tuned.beta, tuned.horizon), steps=8)
+
+    def named(c: Any) -> Any:
+        hp = {free[k]: getattr(c, k) for k in ("alpha", "beta") if k in free}
+        hp[m.steps] = float(c.horizon)
+        return replace(c, hyperparameters=hp)
+
+    tuned = named(tuned)
+    others = [named(c) for c in others]
+    own = _theorem_choice(m, prob, base, free, fixed, noise_var, mu, L, d, R)
+    if own is not None:
+        others.insert(0, own)
+    if smooth and mu < L and math.isfinite(tuned.worst_case):
+        from dpbounds.pep import FixedStepMethod
+        from dpbounds.pep.lyapunov import lyapunov_bound
+
+        try:
+            ly = lyapunov_bound(FixedStepMethod(tuned.alpha, tuned.beta, tuned.gamma), mu, L,
+                                tuned.horizon, initial_gap=R,
+                                noise_variance=d * tuned.noise_variance)
+            tuned = replace(tuned, lyapunov=float(ly.value))
+        except (ValueError, RuntimeError):  # beyond the SDP's resolution: left out (nan)
+            pass
+    setting = dict(mu=mu, L=L, d=d, eps=eps, delta=delta, R=R, max_horizon=Tmax, grid=grid,
+                   mechanism=m.mechanism, searched=sorted(free.values()),
+                   fixed={k: v for k, v in fixed.items()})
+    return LinearErrorTuning(m.name, tuned, tuple(others), setting, tuple(path))
+
+
+def _theorem_choice(m: Method, prob: Mapping[str, Any], base: Mapping[str, float],
+                    free: Mapping[str, str], fixed: Mapping[str, float], noise_var: Any,
+                    mu: float, L: float, d: int, R: float) -> Any:
+    """The row of the closed-form choice of the theorem the method's study checks (its
+    hyper-parameters and horizon, the count rounded as a study runs it), with its worst
+    case; ``None`` when there is no such theorem or it does not give every searched one."""
+    from dpbounds.tuning._linear_error import worst_case_row
+
+    name = _METHOD_THEOREM.get(m.name)
+    if name is None or name not in _registry.BOUND_REGISTRY.entries:
+        return None
+    entry = _registry.get(name)
+    try:
+        hp = entry.hyperparameters(dict(prob)) if entry.theorem.hyperparameters else {}
+    except (ValueError, KeyError, TypeError):  # the problem lacks one of its constants
+        return None
+    if m.steps not in hp or not all(n in hp for n in free.values()):
+        return None
+    T = max(1, int(math.floor(float(hp[m.steps]) + 0.5)))
+    p = {**base, **{k: float(v) for k, v in hp.items()}, m.steps: float(T)}
+    a, b, g = m.linear.coefficients(p, m.name)  # type: ignore[union-attr]
+    var = float(noise_var(np.array([T]))[0])
+    row = worst_case_row("the theorem's closed form", mu, L, d, alpha=a, beta=b, gamma=g,
+                         horizon=T, noise_variance=var, initial_gap=R)
+    from dataclasses import replace
+
+    return replace(row, hyperparameters={**{n: float(p[n]) for n in free.values()},
+                                         m.steps: float(T)})
 
 
 # ----------------------------------------------------------------------------- plug-ins

@@ -305,10 +305,13 @@ OPTIONS: dict[str, str] = {
                      "attack's TPR at FPR exceeds TPR",
     "--objective": "tune hb: what the tuned row minimises, the worst-case error of the run "
                    "(error; for smooth_strongly_convex its certified Lyapunov upper bound) or "
-                   "the bound (bound)",
+                   "the bound (bound); tune bound: the bound (default) or, for a method that "
+                   "declares its linear form, the worst-case error of its run over quadratics "
+                   "(error)",
     "--over": "tune bound: the hyper-parameters searched (default: those declared tunable)",
     "--range": "tune bound: search NAME in [LOW, HIGH] (repeatable)",
-    "--grid-size": "tune bound: grid points per hyper-parameter (log-spaced, integers for T)",
+    "--grid-size": "tune bound: grid points per hyper-parameter (log-spaced, integers for T); "
+                   "with --objective error the largest nested grid (3, 8, 16, 30, ...)",
     "--plugin": "load a user's plug-in file (its theorems, methods, studies) before the command "
                 "(repeatable)",
     "--help": "show the help of a command",

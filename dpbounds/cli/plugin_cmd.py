@@ -27,7 +27,9 @@ output:
   certifies (never above the target)"""
 
 _TUNE_OUTPUT = """\
-output columns:
+output columns (--objective error: one row per choice with the searched hyper-parameters,
+  alpha, beta, gamma, T, the noise variance per coordinate, the worst case attained on a
+  quadratic and its certified upper end):
   choice       closed form: the theorem's own choice; grid: the best point of a log grid over
                the declared ranges (counts such as T: integers); tuned: a bounded refine of it
                inside its neighbouring cells (counts rounded to the better integer; never
@@ -71,8 +73,17 @@ def _tune_bound(args: argparse.Namespace) -> int:
             ranges[name] = (float(lo), float(hi))
         except ValueError:
             raise ValueError(f"--range {name} {lo} {hi}: LOW and HIGH must be numbers") from None
-    res = tune(args.name, _problem(args), over=args.over, ranges=ranges or None,
-               grid=args.grid_size)
+    problem = _problem(args)
+    if args.objective == "error":
+        if ranges or args.over:
+            raise ValueError("--over/--range: --objective error searches the coefficients the "
+                             "method's linear declaration names")
+        horizon = problem.pop("max_horizon", None)
+        res = tune(args.name, problem, by="error", grid=args.grid_size,
+                   max_horizon=1000 if horizon is None else int(horizon))
+    else:
+        res = tune(args.name, problem, over=args.over, ranges=ranges or None,
+                   grid=args.grid_size)
     print(strict_json(res.rows(), indent=2) if args.json else res.table())
     return 0
 
@@ -124,7 +135,13 @@ def register_tune_bound(tsub: argparse._SubParsersAction) -> None:
                         "range; may be repeated)")
     b.add_argument("--grid-size", type=integer, default=None, metavar="K",
                    help="grid points per hyper-parameter, in [2, 100000] (default 257, fewer "
-                        "for several hyper-parameters: at most 2,000,000 points in all)")
+                        "for several hyper-parameters: at most 2,000,000 points in all); "
+                        "--objective error: the largest nested grid, in [3, 1000] (default 30)")
+    b.add_argument("--objective", choices=["bound", "error"], default="bound",
+                   help="bound (default): the bound; error: the worst-case E[F(x_T)] - F* of "
+                        "the method's run over quadratics with spectrum in [mu, L] from "
+                        "F(x0) - F* <= R (the method must declare linear=LinearMomentum(...), "
+                        "checked against its step; needs --mu, --L, --R)")
     b.add_argument("--json", action="store_true", help="print the rows as JSON")
     _add_problem(b)
     b.set_defaults(func=_tune_bound)

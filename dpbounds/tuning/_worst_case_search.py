@@ -75,13 +75,18 @@ def visited_horizons(Tmax: int) -> np.ndarray:
 def heavy_ball_worst_by_horizon(
     alpha: np.ndarray, beta: np.ndarray, lam: np.ndarray, *, d: int, Tmax: int,
     laplace_var: Callable[[np.ndarray], np.ndarray], sampling_var: float,
-    initial_gap: float | None, dist_sq: float | None,
+    initial_gap: float | None, dist_sq: float | None, gamma: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Best horizon and worst-case error there, per ``(alpha[k], beta[k])`` (``inf``: unstable
     on the grid).
 
     ``laplace_var(T)`` gives the per-coordinate privacy variance of a run of horizon ``T``
-    (arrays of horizons in, arrays out; nondecreasing in ``T``).
+    (arrays of horizons in, arrays out; nondecreasing in ``T``). ``gamma`` (per point, default
+    0: heavy ball) is the look-ahead of the family ``y_t = x_t + gamma (x_t - x_{t-1})``
+    (:func:`~dpbounds.bounds.strongly_convex.quadratic_worst_case.quadratic_worst_case`): it
+    only changes the recursion's coefficients, ``a = 1 + beta - alpha lambda (1 + gamma)``,
+    ``b = beta - alpha lambda gamma``; the start, the noise injection and the worst case over
+    the spectrum are the same.
     """
     alpha = np.atleast_1d(np.asarray(alpha, dtype=float))
     beta = np.broadcast_to(np.asarray(beta, dtype=float), alpha.shape).copy()
@@ -89,9 +94,15 @@ def heavy_ball_worst_by_horizon(
     best_T = np.ones(K, dtype=np.int64)
     best = np.full(K, np.inf)
     lam = np.asarray(lam, dtype=float)[None, :]
-    a_ = (1.0 + beta)[:, None] - alpha[:, None] * lam  # M = [[a, -b], [1, 0]]
-    b_ = np.broadcast_to(beta[:, None], a_.shape)
-    # stable on every grid eigenvalue: both roots of z^2 - a z + b inside the unit disc
+    if gamma is None:  # heavy ball: the tuners' own path, unchanged
+        a_ = (1.0 + beta)[:, None] - alpha[:, None] * lam  # M = [[a, -b], [1, 0]]
+        b_ = np.broadcast_to(beta[:, None], a_.shape)
+    else:
+        g = np.broadcast_to(np.asarray(gamma, dtype=float), alpha.shape)[:, None]
+        a_ = (1.0 + beta)[:, None] - alpha[:, None] * lam * (1.0 + g)
+        b_ = beta[:, None] - alpha[:, None] * lam * g
+    # stable on every grid eigenvalue: both roots of z^2 - a z + b inside the unit disc (Jury:
+    # |a| < 1 + b and b < 1, which also gives b > -1 when b is negative, gamma > 0)
     ok = np.all((np.abs(a_) < 1.0 + b_) & (b_ < 1.0), axis=1) & (alpha > 0) & (beta >= 0)
     idx = np.flatnonzero(ok)
     if idx.size == 0:

@@ -800,33 +800,8 @@ def _tune_hb_error(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, initial_gap, by_
             certified[key] = row(label, math.exp(x), -math.expm1(-y))
         return certified[key]
 
-    # "never worse when refined": the grids run in a fixed nested order (3, 8, 16, 30, 60,
-    # ...: the members of the family up to ``grid``), each step depending only on the
-    # steps before it, and the tuned row is the least certified candidate of all of them, so
-    # a larger ``grid`` repeats a smaller one's whole run and can only add candidates
-    polished: list[tuple[float, float]] = []  # start and end points of the polishes so far
-    tuned: HeavyBallChoice | None = None
-    path: list[tuple[int, float]] = []  # (grid, least certified worst case so far)
-    for g in members:
-        cands = _wc_member_candidates(g, search, evaluate, mu, L, x_range, y_range, eps,
-                                      polished)
-        # the search's surrogate (a fixed grid of eigenvalues) can be low where a peak of the
-        # worst case falls between its eigenvalues, and a search exploits exactly such points
-        # (review: 3.1% low at Fig. 3's tuned point): the best few candidates are ranked by
-        # the certified worst case of the fine grid, the one the table reports
-        ranked = list(dict.fromkeys((round(x, 12), round(y, 12))
-                                    for _, x, y in sorted(cands)))[:_WC_RERANK]
-        # and gradient descent at the best candidate's step: a search ending at beta ~ 1e-6
-        # where beta = 0 is as good (kappa = 1) is reported as what it is
-        ranked.append((ranked[0][0], 0.0))
-        for x, y in ranked:
-            c = certify(x, y)
-            if tuned is None or c.worst_case_upper < tuned.worst_case_upper:
-                tuned = c
-        assert tuned is not None
-        path.append((g, tuned.worst_case_upper))
-        bar.update()
-    assert tuned is not None  # the family has at least one member (grid >= 3)
+    tuned, path = nested_worst_case_search(members, search, evaluate, certify, mu, L,
+                                           x_range, y_range, eps, bar)
     a_c, b_c = classical_heavy_ball_parameters(mu, L)
     classical = row("Polyak (best T)", a_c, b_c)
     a_p = 1.0 / L
@@ -862,6 +837,47 @@ def _tune_hb_error(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, initial_gap, by_
                            certified_gap=max(gap, 0.0) if not math.isnan(gap) else gap,
                            momentum_note=_momentum_note_error(tuned),
                            objective="error", by_bound=bound_row, lower_bound_by=lower_by)
+
+
+def nested_worst_case_search(members: list[int], search: Any, evaluate: Any, certify: Any,
+                             mu: float, L: float, x_range: tuple[float, float],
+                             y_range: tuple[float, float], eps: float, bar: Any
+                             ) -> tuple[Any, list[tuple[int, float]]]:
+    r"""The worst-case search of :func:`_tune_hb_error` over :math:`(\log\alpha,-\log(1-\beta))`
+    (its nested grids ``members``, their compass searches and polishes, each grid's best
+    candidates certified by ``certify(x, y)``, a row with ``worst_case_upper``): the least
+    certified row and the search path ``(grid, least so far)``. ``search(a, b[, lam])`` gives
+    the best horizons and worst cases on a grid of eigenvalues, ``evaluate(a, b)`` the latter
+    (any method of the fixed-step family whose coefficients are functions of
+    :math:`(\alpha,\beta)`: :mod:`dpbounds.extend`'s plug-ins use it too)."""
+    # "never worse when refined": the grids run in a fixed nested order (3, 8, 16, 30, 60,
+    # ...: the members of the family up to ``grid``), each step depending only on the
+    # steps before it, and the tuned row is the least certified candidate of all of them, so
+    # a larger ``grid`` repeats a smaller one's whole run and can only add candidates
+    polished: list[tuple[float, float]] = []  # start and end points of the polishes so far
+    tuned: Any = None
+    path: list[tuple[int, float]] = []  # (grid, least certified worst case so far)
+    for g in members:
+        cands = _wc_member_candidates(g, search, evaluate, mu, L, x_range, y_range, eps,
+                                      polished)
+        # the search's surrogate (a fixed grid of eigenvalues) can be low where a peak of the
+        # worst case falls between its eigenvalues, and a search exploits exactly such points
+        # (review: 3.1% low at Fig. 3's tuned point): the best few candidates are ranked by
+        # the certified worst case of the fine grid, the one the table reports
+        ranked = list(dict.fromkeys((round(x, 12), round(y, 12))
+                                    for _, x, y in sorted(cands)))[:_WC_RERANK]
+        # and gradient descent at the best candidate's step: a search ending at beta ~ 1e-6
+        # where beta = 0 is as good (kappa = 1) is reported as what it is
+        ranked.append((ranked[0][0], 0.0))
+        for x, y in ranked:
+            c = certify(x, y)
+            if tuned is None or c.worst_case_upper < tuned.worst_case_upper:
+                tuned = c
+        assert tuned is not None
+        path.append((g, tuned.worst_case_upper))
+        bar.update()
+    assert tuned is not None  # the family has at least one member (grid >= 3)
+    return tuned, path
 
 
 def wc_grid_family(grid: int) -> list[int]:
