@@ -162,7 +162,7 @@ def tune_linear_error(mu: float, L: float, d: int, *, noise_var: Callable[[Any],
     ``alpha``/``beta``: the fixed coefficient, or ``None`` where it is searched; ``gamma`` a
     number or ``"beta"`` (tied to :math:`\beta`); ``noise_var(T)`` the per-coordinate noise
     variance of a run of horizon ``T`` (arrays in, arrays out)."""
-    from dpbounds.tuning.heavy_ball import nested_worst_case_search, wc_grid_family
+    from dpbounds.tuning.heavy_ball import grid_point_rows, nested_worst_case_search, wc_grid_family
 
     heavy = gamma != "beta" and float(gamma) == 0.0
     gap0 = float(initial_gap)
@@ -205,13 +205,7 @@ def tune_linear_error(mu: float, L: float, d: int, *, noise_var: Callable[[Any],
         members = wc_grid_family(grid)
         bar = progress_bar(progress, total=len(members), desc="worst case: nested grids")
         certified: dict[tuple[float, float], LinearChoice] = {}
-
-        def certify(x: float, y: float) -> LinearChoice:
-            key = (round(x, 12), round(y, 12))
-            if key not in certified:
-                certified[key] = row(label, math.exp(x), -math.expm1(-y))
-            return certified[key]
-
+        certify = grid_point_rows(row, label, certified)
         # epsilon is only named by the search's message when every point overflows
         tuned, path = nested_worst_case_search(members, search, evaluate, certify, mu, L,
                                                x_range, y_range, epsilon, bar)

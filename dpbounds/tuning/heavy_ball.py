@@ -70,6 +70,7 @@ True
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -794,11 +795,7 @@ def _tune_hb_error(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, initial_gap, by_
 
     label = "tuned by worst-case error"
 
-    def certify(x: float, y: float) -> HeavyBallChoice:
-        key = (round(x, 12), round(y, 12))
-        if key not in certified:
-            certified[key] = row(label, math.exp(x), -math.expm1(-y))
-        return certified[key]
+    certify = grid_point_rows(row, label, certified)
 
     tuned, path = nested_worst_case_search(members, search, evaluate, certify, mu, L,
                                            x_range, y_range, eps, bar)
@@ -837,6 +834,17 @@ def _tune_hb_error(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, initial_gap, by_
                            certified_gap=max(gap, 0.0) if not math.isnan(gap) else gap,
                            momentum_note=_momentum_note_error(tuned),
                            objective="error", by_bound=bound_row, lower_bound_by=lower_by)
+
+
+def grid_point_rows(row: Any, label: str, cache: dict) -> Callable[[float, float], Any]:
+    """The row of grid point (x, y) = (log alpha, -log(1 - beta)), computed once per point
+    (rounded to 12 digits) and kept in ``cache``: the nested search revisits points."""
+    def certify(x: float, y: float) -> Any:
+        key = (round(x, 12), round(y, 12))
+        if key not in cache:
+            cache[key] = row(label, math.exp(x), -math.expm1(-y))
+        return cache[key]
+    return certify
 
 
 def nested_worst_case_search(members: list[int], search: Any, evaluate: Any, certify: Any,
