@@ -358,9 +358,27 @@ def _sum_sq_lower(lam, al0, al1, b0, b1, k, lam_hi=None):
         s6 = (4.0 / math.pi ** 2) * np.exp((kf - 1.0) * np.log(b0)) * (
             kf * (kf + 1.0) * (2.0 * kf + 1.0) / 6.0)
         u6 = np.where(near & np.isfinite(s6), scale * s6, 0.0)
-        u = np.maximum(np.maximum(np.maximum(u1, u2), np.maximum(u3, u4)), np.maximum(u5, u6))
+        # complex roots on the whole box: the stationary value minus a bound of the tail
+        u7 = np.where(cplx & stable, _complex_tail_lower(u_inf, lam_up, al1, b0, b1, sin_lo, kf),
+                      0.0)
+        u = np.maximum(np.maximum(np.maximum(u1, u2), np.maximum(u3, u4)),
+                       np.maximum(np.maximum(u5, u6), u7))
     # the partial sum grows with k: a bound at k holds at every later k
     return np.maximum.accumulate(u, axis=1)
+
+
+def _complex_tail_lower(u_inf, lam_up, al1, b0, b1, sin_lo, kf):
+    r"""Step 2, stationary minus the tail of complex roots: :math:`U_k\ge\frac\lambda2\alpha^2
+    \Sigma_\infty-\frac{\lambda_{hi}}2\alpha_1^2\frac{\beta_1^k}{2\sin^2\theta}\big(
+    \frac1{1-\beta_1}+\frac1{|1-\beta e^{2i\theta}|}\big)` (``u_inf`` the lower bound of the
+    first term, ``sin_lo`` of :math:`\sin\theta`; boxes with complex roots throughout), 0 where
+    that is not positive."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        z_lo = np.sqrt((1.0 - b1) ** 2 + 4.0 * b0 * sin_lo * sin_lo)
+        tail = (np.exp(kf * np.log(b1)) / (2.0 * sin_lo * sin_lo)
+                * (1.0 / (1.0 - b1) + 1.0 / z_lo))
+        u7 = u_inf - 0.5 * lam_up * al1 * al1 * tail
+    return np.where(np.isfinite(u7) & (u7 > 0), u7, 0.0)
 
 
 def _start_at_L_lower(prob: _Problem, al0, b0, b1) -> np.ndarray:
@@ -401,9 +419,19 @@ def _start_oscillating_lower(prob: _Problem, al0, al1, b0, b1, lam_a, lam_b) -> 
     r"""Lower bound of :math:`\max_{\lambda\in[\lambda_a,\lambda_b]}A_T(\lambda)` on each box
     (rows) and horizon interval (columns) from the sweep of the phase (step 5 of the module
     docstring), the largest over the pieces :data:`_OSC_PIECES` of the interval."""
+    out = np.zeros((al0.size, prob.Tlo.size))
+    for bound, _, _ in _oscillating_pieces(prob, al0, al1, b0, b1, lam_a, lam_b):
+        out = np.maximum(out, bound)
+    return out
+
+
+def _oscillating_pieces(prob: _Problem, al0, al1, b0, b1, lam_a, lam_b) -> list:
+    r"""Per piece ``[lo, hi]`` of :data:`_OSC_PIECES` (``lo``, ``hi`` per box): the lower bound
+    of :math:`A_T(\lambda^*)` (boxes by horizon intervals) at some :math:`\lambda^*` of the
+    piece (step 5 of the module docstring), as ``(bound, lo, hi)``."""
     T0, T1 = prob.Tlo[None, :].astype(float), prob.Thi[None, :].astype(float)
     s0, s1 = np.sqrt(b0), np.sqrt(b1)
-    out = np.zeros((al0.size, T0.size))
+    out: list = []
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         decay = np.exp(T1 * np.log(b0)[:, None])  # beta^T >= beta_0^T1
         width = lam_b - lam_a
@@ -429,14 +457,16 @@ def _start_oscillating_lower(prob: _Problem, al0, al1, b0, b1, lam_a, lam_b) -> 
             r2 = np.maximum(1.0, al0 * lo / np.maximum(1.0 - cmin2, 1e-300))
             w = prob.w_mu if prob.gap_form else 0.5 * prob.dist_sq * lo[:, None]
             bound = w * decay * (r2 * (1.0 - 1e-12))[:, None] * factor
-            out = np.maximum(out, np.where(np.isfinite(bound), bound, 0.0))
+            out.append((np.where(np.isfinite(bound), bound, 0.0), lo, hi))
     return out
 
 
 def _box_lower(prob: _Problem, al0, al1, b0, b1, P_end: np.ndarray | None = None,
-               by_interval: bool = False) -> np.ndarray:
+               by_interval: bool = False, need: float = math.inf) -> np.ndarray:
     """The lower bound of :math:`\\min_T W` on each box (module docstring, 0-5); with
-    ``by_interval``, of :math:`W` on each box (rows) and horizon interval (columns)."""
+    ``by_interval``, of :math:`W` on each box (rows) and horizon interval (columns). Step 5'
+    is run only where the bound of steps 0-5 is below ``need`` (elsewhere it cannot lower a
+    result that is compared with ``need``; leaving it out only weakens a bound)."""
     mu, L = prob.mu, prob.L
     Tlo, Thi = prob.Tlo, prob.Thi
     # 1. the start term at mu
@@ -466,31 +496,52 @@ def _box_lower(prob: _Problem, al0, al1, b0, b1, P_end: np.ndarray | None = None
         LA = LAL = np.maximum(LA, LAL)
     # 5. the start term at some eigenvalue of the oscillating interval, and the noise there
     lam_a, lam_b = _oscillating_interval(prob, al0, al1, b0)
-    LO = _start_oscillating_lower(prob, al0, al1, b0, b1, lam_a, lam_b)
     osc = lam_a < lam_b
+    pieces = _oscillating_pieces(prob, al0, al1, b0, b1, lam_a, lam_b)
+    LO = np.zeros((al0.size, Tlo.size))
+    for bound, _, _ in pieces:
+        LO = np.maximum(LO, bound)
     UO = np.zeros_like(LO)
     if np.any(osc):
         UO[osc] = _sum_sq_lower(lam_a[osc], al0[osc], al1[osc], b0[osc], b1[osc], Tlo,
                                 lam_hi=lam_b[osc])
     ell, smp, d = prob.ell[None, :], prob.smp, prob.d
+
+    def combine(W, start, U1, ell, Umax):
+        W = np.maximum(W, start + (ell + smp) * U1 + (d - 1) * ell * Umax)
+        if d >= 2:
+            W = np.maximum(W, start + ell * U1 + (smp + (d - 1) * ell) * Umax)
+        return W
+
     with np.errstate(invalid="ignore", over="ignore"):
         W = (d * ell + smp) * Umax
         for start, U1 in ((LA, Umu), (LAL, UL), (LO, UO)):
-            W = np.maximum(W, start + (ell + smp) * U1 + (d - 1) * ell * Umax)
-            if d >= 2:
-                W = np.maximum(W, start + ell * U1 + (smp + (d - 1) * ell) * Umax)
-    W = np.where(np.isnan(W), 0.0, W)
+            W = combine(W, start, U1, ell, Umax)
+        W = np.where(np.isnan(W), 0.0, W)
+        # 5'. each piece's start bound with the noise bound over that piece (its lambda*
+        # lies in it), where the bound is below ``need``
+        for bound, lo, hi in pieces:
+            todo = (bound > 0) & (W < need) & (osc & (hi > lo))[:, None]
+            rows = np.flatnonzero(np.any(todo, axis=1))
+            if rows.size == 0:
+                continue
+            cols = np.flatnonzero(np.any(todo[rows], axis=0))
+            blk = np.ix_(rows, cols)
+            UP = np.maximum(UO[blk], _sum_sq_lower(lo[rows], al0[rows], al1[rows], b0[rows],
+                                                   b1[rows], Tlo[cols], lam_hi=hi[rows]))
+            Wb = combine(W[blk], bound[blk], UP, ell[:, cols], Umax[blk])
+            W[blk] = np.where(np.isnan(Wb), W[blk], Wb)
     return (W if by_interval else np.min(W, axis=1)) * (1.0 - _SAFETY)
 
 
-def box_lower_bounds(prob: _Problem, al0, al1, b0, b1) -> np.ndarray:
+def box_lower_bounds(prob: _Problem, al0, al1, b0, b1, need: float = math.inf) -> np.ndarray:
     """:func:`_box_lower` in chunks (bounded memory)."""
     al0, al1, b0, b1 = (np.asarray(v, dtype=float).ravel() for v in
                         np.broadcast_arrays(al0, al1, b0, b1))
     out = np.empty(al0.size)
     for s in range(0, al0.size, _CHUNK):
         sl = slice(s, s + _CHUNK)
-        out[sl] = _box_lower(prob, al0[sl], al1[sl], b0[sl], b1[sl])
+        out[sl] = _box_lower(prob, al0[sl], al1[sl], b0[sl], b1[sl], need=need)
     return out
 
 
@@ -538,7 +589,7 @@ def certify_error_minimum(mu: float, L: float, d: int, Tmax: int, laplace_var: C
                 np.where(np.isposinf(yh), 1.0, -np.expm1(-yh)))
 
     def lows(b):
-        return box_lower_bounds(prob, *to_ab(*b))
+        return box_lower_bounds(prob, *to_ab(*b), need=thr)
 
     thr = best / (1.0 + rtol)
     # the tails are boxes too, cut along their finite side only
