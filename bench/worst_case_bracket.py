@@ -57,7 +57,7 @@ BEFORE = {
 NOTE = """Where the two widest brackets (kappa 100 with m < n: 0.34; kappa 1e3 at d = 1: 0.50) came
 from: a dense brute force over (alpha, beta, T) (`bench/worst_case_bracket_dense.py`,
 independent of the search and of the branch and bound) found no point better than the tuned
-one (least grid values 0.243386 and 5.16095e-05 against the tuned 0.243358 and 5.13156e-05 on
+one (least grid values 0.243386 and 5.16096e-05 against the tuned 0.243358 and 5.13156e-05 on
 the same 8,000 eigenvalues), and at the branch and bound's weakest leaf (a box of relative
 width ~1e-3) the worst case was 0.2444 and 5.56e-05 against box bounds 0.1852 and 3.498e-05:
 the lower bound was loose, not the search. The loose terms, at the weakest leaves in turn:

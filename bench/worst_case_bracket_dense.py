@@ -8,8 +8,8 @@ a coarse one over the whole domain and a dense one around the valley.
 Run: ``PYTHONPATH=. python bench/worst_case_bracket_dense.py`` (~6 CPU-minutes). Measured
 2026-12-03 (2-core AMD EPYC, shared): the tuned points' worst cases on this grid are 0.243358
 (m < n) and 5.13156e-05 (d = 1); the least grid values 0.243386 (50 x 50 around the valley;
-0.2457 on the 60 x 60 global grid) and 5.16095e-05 (40 x 40; 1.409e-04 global): no better
-point, so the brackets' width was the lower bound's.
+0.244296 on the 60 x 60 global grid) and 5.16096e-05 (40 x 40; 5.23581e-05 global), 103 and
+235 CPU-s: no better point, so the brackets' width was the lower bound's.
 """
 
 from __future__ import annotations
