@@ -27,8 +27,14 @@ dense evaluation in ``tests/tuning/test_certify_error.py``.
    :math:`d\ge2`) and :math:`W\ge(d\ell+\sigma)U_T(\lambda_2)`. On a box
    :math:`[\alpha_0,\alpha_1]\times[\beta_0,\beta_1]\times[T_0,T_1]` each of :math:`A`,
    :math:`U`, :math:`\ell` is replaced by a lower bound valid on the whole box (1-4); the
-   start term is bounded at :math:`\lambda_1=\mu` (1, 1'') and :math:`\lambda_1=L` (1', 4), the
-   noise :math:`U` there likewise.
+   start term is bounded at :math:`\lambda_1=\mu` (1) and :math:`\lambda_1=L` (1', 4), the
+   noise :math:`U` there likewise, and (1'') at some :math:`\lambda_1` of
+   :math:`[\mu,\lambda_N]`, :math:`\lambda_N=\min(4\mu,L)` the largest eigenvalue 1'' uses,
+   paired with step 2's bound of :math:`U` over that range (valid at every eigenvalue of it;
+   before the monotone Chebyshev terms of step 2 this pairing used the bound at :math:`\mu`,
+   which the tighter noise bound at :math:`\mu` showed to be wrong: a box bound 0.5% above the
+   worst case at :math:`L/\mu=100`, :math:`m<n`, :math:`T\approx40`, caught by the per-horizon
+   oracle).
 1. **Start term, positive side** (:math:`\lambda=\mu`). Perturbing the recursion gives
    :math:`\partial p_T/\partial a=\sum_{t<T}h_{T-1-t}p_t` and, along :math:`\beta` at fixed
    :math:`\alpha`, :math:`dp_T/d\beta=\sum_{t<T}h_{T-1-t}(p_t-p_{t-1})`; and
@@ -574,18 +580,22 @@ def _box_lower(prob: _Problem, al0, al1, b0, b1, P_end: np.ndarray | None = None
         p = np.where(cond & np.isfinite(P_end), np.maximum(P_end - err[None, :], 0.0), 0.0)
     LA = prob.w_mu * p * p
     # 1''. the start term's negative swing at mu 2^(i/2), i = 0..4 (where the mode turns
-    # within T)
-    for lam in mu * 2.0 ** (0.5 * np.arange(5)):
-        if lam <= L:
-            LA = np.maximum(LA, _start_negative_lower(prob, lam, al0, al1, b0, b1))
-    # 2. the noise terms
+    # within T): a bound of the start term at some eigenvalue of [mu, lam_neg]
+    LN = np.zeros_like(LA)
+    lam_neg = [lam for lam in mu * 2.0 ** (0.5 * np.arange(5)) if lam <= L]
+    for lam in lam_neg:
+        LN = np.maximum(LN, _start_negative_lower(prob, lam, al0, al1, b0, b1))
+    # 2. the noise terms: at mu, at L, and (for 1'') over [mu, max lam_neg]
     Umu = _sum_sq_lower(mu, al0, al1, b0, b1, Tlo)
     UL = _sum_sq_lower(L, al0, al1, b0, b1, Tlo) if L > mu else Umu
+    UN = (_sum_sq_lower(np.full(al0.size, mu), al0, al1, b0, b1, Tlo,
+                        lam_hi=np.full(al0.size, max(lam_neg)))
+          if max(lam_neg) > mu else Umu)
     Umax = np.maximum(Umu, UL)
     # 1'. the start term at L where a < 0 on the whole box
     LAL = _start_at_L_lower(prob, al0, b0, b1)
-    if L <= mu:  # one eigenvalue: both are bounds of the same start term
-        LA = LAL = np.maximum(LA, LAL)
+    if L <= mu:  # one eigenvalue: all are bounds of the same start term
+        LA = LN = LAL = np.maximum(np.maximum(LA, LN), LAL)
     # 5. the start term at some eigenvalue of the oscillating interval, and the noise there
     lam_a, lam_b = _oscillating_interval(prob, al0, al1, b0)
     osc = lam_a < lam_b
@@ -607,7 +617,7 @@ def _box_lower(prob: _Problem, al0, al1, b0, b1, P_end: np.ndarray | None = None
 
     with np.errstate(invalid="ignore", over="ignore"):
         W = (d * ell + smp) * Umax
-        for start, U1 in ((LA, Umu), (LAL, UL), (LO, UO)):
+        for start, U1 in ((LA, Umu), (LN, UN), (LAL, UL), (LO, UO)):
             W = combine(W, start, U1, ell, Umax)
         W = np.where(np.isnan(W), 0.0, W)
         # 5'. each piece's start bound with the noise bound over that piece (its lambda*
