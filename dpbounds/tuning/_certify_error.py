@@ -246,9 +246,9 @@ of this bound on every problem there with :math:`L/\mu>1` (within 10% on 8 of 11
 3-50% with step 5 alone: :math:`L/\mu=10^3` at :math:`d=1` 50% -> 8.7%, :math:`m<n` 34% ->
 4.2%; a dense brute force found no better point than the tuned one on those two, so the width
 was the bound's); at :math:`L/\mu=1` the method-independent bound (2%) stays the larger. About
-2% of each gap is the certified upper end over the attained worst case. Steps 5 and 5' and the
-new terms of step 2 cost 2-5 CPU-s per tune (the branch and bound: 2-9 CPU-s on a shared 2-core
-machine). The tuner reports the larger of the two.
+2% of each gap is the certified upper end over the attained worst case. The branch and bound
+costs 2.6-9.5 CPU-s per tune on a shared 2-core machine, 0.2-2.7 more than with step 5 alone.
+The tuner reports the larger of the two.
 """
 
 from __future__ import annotations
