@@ -199,10 +199,12 @@ def replace_one_pair(dim: int = 1, radius: float = 1.0, **kwargs: Any
             LinearObjective((-r * e)[None, :], **kwargs))
 
 
-def offset_pair(dim: int = 1, radius: float = 1.0, offset: float = 1.0, **kwargs: Any
-                ) -> tuple[LinearObjective, LinearObjective]:
-    r"""Replace-one ``(D, D')`` with two records each: :math:`D=\{+r e_1, o e_1\}`,
-    :math:`D'=\{-r e_1, o e_1\}` (``o = offset``).
+def offset_pair(dim: int = 1, radius: float = 1.0, offset: float = 1.0, copies: int = 1,
+                **kwargs: Any) -> tuple[LinearObjective, LinearObjective]:
+    r"""Replace-one ``(D, D')`` with ``1 + copies`` records each: :math:`D=\{+r e_1, o e_1\}`,
+    :math:`D'=\{-r e_1, o e_1\}` (``o = offset``); with ``copies = k > 1`` the offset is
+    split over ``k`` equal records :math:`(o/k) e_1` (same sums, ``n = k + 1`` records: a
+    full batch is then ``B = n > 1``, so a sampling rate read as ``1/n`` is wrong).
 
     With ``offset`` equal to the clipping norm :math:`C < r`, the offset record is never
     clipped and the clipped sums are :math:`2C e_1` on D and exactly 0 on D': the records of
@@ -212,9 +214,11 @@ def offset_pair(dim: int = 1, radius: float = 1.0, offset: float = 1.0, **kwargs
     sigma times the clipped sum's norm over C) is 2 sigma on D and 0 (floored) on D'."""
     r = check_positive("radius", radius)
     o = check_positive("offset", offset)
+    k = check_int("copies", copies, minimum=1)
     e = _unit(dim)
-    return (LinearObjective(np.stack([r * e, o * e]), **kwargs),
-            LinearObjective(np.stack([-r * e, o * e]), **kwargs))
+    rest = np.tile((o / k) * e, (k, 1))
+    return (LinearObjective(np.vstack([r * e, rest]), **kwargs),
+            LinearObjective(np.vstack([-r * e, rest]), **kwargs))
 
 
 def add_remove_pair(dim: int = 1, radius: float = 1.0, **kwargs: Any

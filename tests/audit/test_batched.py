@@ -34,17 +34,27 @@ def test_correct_batched_audit_passes(correct) -> None:  # type: ignore[no-untyp
     assert 1.5 < r.epsilon_lower <= r.claimed_epsilon
 
 
-@pytest.mark.parametrize("mutant", ["wrong_sampling_rate", "parameter_noise",
-                                    "coordinate_noise"])
+@pytest.mark.parametrize("mutant", ["wrong_sampling_rate", "coordinate_noise"])
 def test_batched_pair_catches_what_the_one_record_pair_cannot(mutant: str, correct) -> None:  # type: ignore[no-untyped-def]
     """Measured (seed 0, 4000 runs): eps_lower 3.28 (claim 2.59, the mutant's own ledger at
-    q = 1/4), 5.50 and 6.20 against 3; on dp_sgd's one-record pair all three read the correct
-    run's 2.015."""
+    q = 1/4) and 6.20 against 3; on dp_sgd's one-record add/remove pair (public n = 1,
+    B = 1, d = 1) both read the correct run's 2.015. (``parameter_noise`` was the third:
+    since the one-record pairs run at step 3 it is caught there too, below.)"""
     bad = audit("dp_sgd_batched", "add_remove", mutant=mutant, null=False, **_KW)
     assert bad.status == "FAIL" and bad.epsilon_lower > bad.claimed_epsilon
     old = audit("dp_sgd", "add_remove", mutant=mutant, null=False, **_KW)
     ref = audit("dp_sgd", "add_remove", null=False, **_KW)
     assert old.epsilon_lower == ref.epsilon_lower and old.status == "PASS"
+
+
+def test_parameter_noise_is_caught_on_the_one_record_pair_now_at_step_3() -> None:
+    """Noise added to the parameter with the step size forgotten is sigma / eta on the
+    gradient: the one-record pairs now run at step 3 (at step 1 the mutant was the correct
+    run, 2.015); the batched pair (step 8) is in tests/audit/test_zoo.py. Oracle: the claim
+    (exact GDP, 3); measured (seed 0, 2000 runs): see the assertion's message."""
+    bad = audit("dp_sgd", "add_remove", mutant="parameter_noise", null=False, seed=0,
+                trials=2000)
+    assert bad.status == "FAIL" and bad.epsilon_lower > bad.claimed_epsilon, bad
 
 
 def test_offset_pair_cancels_on_one_side_and_keeps_the_sensitivity() -> None:
@@ -107,13 +117,14 @@ def test_independence_check_false_alarm_and_power() -> None:
 
 def test_full_batch_offset_pair_cancels_on_one_side() -> None:
     """Oracle: clipping to C and sums, by hand. The full-batch replace-one pair of DP-GD and
-    DP-SGD (the one record beside an offset record C e1) has clipped sums 2C on D and 0 on D'
-    with the same change 2C of the sum as the one-record pair; DP-SGD's batch is the whole
-    data set (q = 1). Negative control: the one-record pair's clipped sums have equal norms
+    DP-SGD (the one record beside an offset record C e1; for DP-SGD / DP-NSGD split into 8
+    records C e1 / 8, n = 9) has clipped sums 2C on D and 0 on D' with the same change 2C of
+    the sum as the one-record pair; DP-SGD's batch is the whole data set (q = 1). Negative
+    control: the one-record pair's clipped sums have equal norms
     (where the data_dependent mutant was the correct run)."""
     from dpbounds.audit.neighbours import replace_one_pair
     from dpbounds.audit.registry import AUDITS
-    from dpbounds.audit.settings.sgd import CLIP, RECORD_NORM
+    from dpbounds.audit.settings.sgd import CLIP, RECORD_NORM, SGD_N
 
     def clipped_sum(rows: np.ndarray) -> np.ndarray:
         norms = np.linalg.norm(rows, axis=1, keepdims=True)
@@ -124,7 +135,9 @@ def test_full_batch_offset_pair_cancels_on_one_side() -> None:
         d, dp = (clipped_sum(o.gradients) for o in setting.pair)
         assert np.linalg.norm(d) == pytest.approx(2 * CLIP) and np.linalg.norm(dp) == 0.0
         assert np.linalg.norm(d - dp) == pytest.approx(2 * CLIP)
-        if name != "dp_gd_gaussian":
-            assert setting.kwargs["batch_size"] == setting.pair[0].gradients.shape[0] == 2
+        if name != "dp_gd_gaussian":  # 9 records since issue 34 (the offset in 8 records)
+            assert setting.kwargs["batch_size"] == setting.pair[0].gradients.shape[0] == SGD_N
+        else:
+            assert setting.pair[0].gradients.shape[0] == 2
     z, zp = (clipped_sum(o.gradients) for o in replace_one_pair(dim=1, radius=RECORD_NORM))
     assert np.linalg.norm(z) == np.linalg.norm(zp) == CLIP

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from dpbounds import algorithms as alg
+from dpbounds.audit.neighbours import add_remove_pair, offset_pair
 from dpbounds.audit.settings._common import (
     _PAIR_TEXT,
     ADD_REMOVE,
@@ -15,37 +16,55 @@ from dpbounds.audit.settings._common import (
     GAUSS_DELTA,
     GAUSS_EPS,
     GAUSS_STEPS,
-    OFFSET_TEXT,
     PUBLIC_N,
     RECORD_NORM,
     REPLACE_ONE,
     AuditSpec,
     Setting,
-    _gauss_pair,
     _gd_features,
     register_audit,
 )
 from dpbounds.audit.statistics import SampledGaussianModel
 from dpbounds.privacy import Neighbouring
 
+#: Records and step size of the full-batch DP-SGD / DP-NSGD pairs (replace-one). The batch is
+#: the whole data set (q = 1, the tight GDP claim), now of n = 9 records: the flipped record
+#: beside eight offset records C e1 / 8 (was one record C e1, n = B = 2). The correct mechanism
+#: is unchanged (full batch, clipped sums 2C on D and exactly 0 on D' -- C / 8 is exact in
+#: binary --, a change of 2C), but a sampling rate read as 1/n instead of B/n
+#: (``wrong_sampling_rate``) is now wrong by the factor 9: its noise is 0.38 of the correct one
+#: and its run is eps = 13.7 (exact GDP) against the 3.93 its own ledger claims (RDP at
+#: q = 1/9). At n = 2 its noise was 0.987 of the correct one, eps 3.06 against that claim of
+#: 3.93: no audit could refute it (measured 2.19). n = 5 (eps 9.4) was caught on seeds 0-5 at
+#: --quick by 1.04-1.21 x the claim, n = 9 by 1.10-1.35. The step size is 3 (was 1): the
+#: released gradients are the same, but noise added to the parameter with the step size
+#: forgotten (``parameter_noise``) is sigma / 3 on the gradient (at step 1 it was the
+#: correct run, bit for bit).
+SGD_N, SGD_STEP = 9, 3.0
+
 
 def _sgd_setting(**extra: Any) -> Callable[[Neighbouring, float, float], Setting]:
     def build(relation: Neighbouring, epsilon: float, delta: float) -> Setting:
-        pair = _gauss_pair(relation, dim=1, radius=RECORD_NORM)
+        if relation is REPLACE_ONE:
+            pair = offset_pair(dim=1, radius=RECORD_NORM, offset=CLIP, copies=SGD_N - 1)
+        else:
+            pair = add_remove_pair(dim=1, radius=RECORD_NORM)
         sampling = "without_replacement" if relation is REPLACE_ONE else "poisson"
-        # replace-one: the batch is the whole offset pair (2 of 2, q = 1: full batch, as the
+        # replace-one: the batch is the whole data set (9 of 9, q = 1: full batch, as the
         # one-record pair's 1 of 1 was); add/remove: Poisson at q = 1 / PUBLIC_N = 1
         batch = pair[0].gradients.shape[0] if relation is REPLACE_ONE else 1
-        kwargs = dict(epsilon=epsilon, delta=delta, steps=GAUSS_STEPS, step_size=1.0,
+        kwargs = dict(epsilon=epsilon, delta=delta, steps=GAUSS_STEPS, step_size=SGD_STEP,
                       batch_size=batch, sampling=sampling, trace=None, **extra)
         if relation is ADD_REMOVE:
             kwargs["public_n"] = PUBLIC_N
-        text = OFFSET_TEXT if relation is REPLACE_ONE else _PAIR_TEXT[relation]
+        text = (f"D = {{+r e1, b, ..., b}}, D' = {{-r e1, b, ..., b}}, {SGD_N - 1} offset "
+                f"records b = C e1 / {SGD_N - 1} (one record flipped: the clipped sums are 2C "
+                "and 0)" if relation is REPLACE_ONE else _PAIR_TEXT[relation])
         return Setting(pair, kwargs, _gd_features,
                        "released noisy gradients (one per step)",
                        text + f", r = {RECORD_NORM:g}, batch {batch} (the whole data set), "
-                       f"d = 1 ({sampling.replace('_', ' ')} sampling)",
-                       ("linear", "gaussian-lr"))
+                       f"step size {SGD_STEP:g}, d = 1 ({sampling.replace('_', ' ')} "
+                       "sampling)", ("linear", "gaussian-lr"))
     return build
 
 
@@ -72,8 +91,13 @@ register_audit(AuditSpec("dp_nsgd", alg.dp_nsgd, (REPLACE_ONE, ADD_REMOVE),
 #: (the other records add nothing, or a fixed offset, to the clipped sum), while a sampling
 #: rate read as 1/n instead of B/n (the ``wrong_sampling_rate`` mutant) is wrong by the
 #: factor B: its noise is 0.25 of the correct one at n = 40 (0.58 at n = 4, where no
-#: replace-one audit could see it: 0.52-0.57 of the claim, seeds 1-5, default runs)
-BATCHED_N, BATCHED_B, BATCHED_DIM, BATCHED_STEP = 40, 20, 4, 3.0
+#: replace-one audit could see it: 0.52-0.57 of the claim, seeds 1-5, default runs).
+#: Step size 8 (was 3; the released gradients' law does not depend on it): noise added to
+#: the parameter with the step size forgotten (``parameter_noise``) is sigma / eta on the
+#: gradient, and against the loose RDP claim of sampling without replacement sigma / 3 was
+#: missed at --quick (0.66-0.87 of the claim, seeds 0-5; caught only at the default runs),
+#: sigma / 5 caught by 1.00-1.31, sigma / 8 by 1.33-1.64 (measured, seeds 0-5)
+BATCHED_N, BATCHED_B, BATCHED_DIM, BATCHED_STEP = 40, 20, 4, 8.0
 #: records (public n) and batch of the add/remove (Poisson) pairs: n = 4, B = 2 still. There
 #: the claim is the PLD accountant's (tight: ratio 0.86) and both mutants are caught at n = 4
 #: (wrong_sampling_rate 2.61-3.47 against its own claim 2.59 at --quick, seeds 1-5), while
@@ -211,10 +235,11 @@ def _batched_setting(offset: bool = False, **extra: Any
 register_audit(AuditSpec("dp_sgd_batched", alg.dp_sgd, (REPLACE_ONE, ADD_REMOVE),
                          _batched_setting(offset=True, clip_threshold=CLIP), GAUSS_EPS,
                          GAUSS_DELTA, "DP-SGD, n = 40 / 4, batch 20 / 2 (replace-one / "
-                         "add-remove), step 3, d = 4",
+                         f"add-remove), step {BATCHED_STEP:g}, d = 4",
                          trials=40_000, mutant_factor=BATCHED_MUTANT), rank=85)
 register_audit(AuditSpec("dp_nsgd_batched", alg.dp_nsgd, (REPLACE_ONE, ADD_REMOVE),
                          _batched_setting(offset=True, regulariser=1e-3), GAUSS_EPS,
                          GAUSS_DELTA,
                          "DP-NSGD, n = 40 / 4, batch 20 / 2 (replace-one / add-remove), "
-                         "step 3, d = 4", trials=40_000, mutant_factor=BATCHED_MUTANT), rank=95)
+                         f"step {BATCHED_STEP:g}, d = 4", trials=40_000,
+                         mutant_factor=BATCHED_MUTANT), rank=95)
