@@ -1,5 +1,6 @@
-"""``dpbounds calibrate NAME`` and ``dpbounds tune bound NAME``: a registered method's noise for
-a target, and a search over a bound's declared hyper-parameters (a plug-in's or the package's).
+"""``dpbounds calibrate NAME``, ``dpbounds tune bound NAME`` and ``dpbounds --plugin FILE tune
+NAME``: a registered method's noise for a target, a search over a bound's declared
+hyper-parameters (a plug-in's or the package's), and a plug-in's method tuned by its name.
 
 Examples::
 
@@ -7,6 +8,8 @@ Examples::
         --delta 1e-5 --steps 156 --G 1 --N 1e4
     dpbounds --plugin examples/dp_gd_smooth.py tune bound nonconvex.dp_gd_smooth --d 8 \\
         --N 1e4 --R 0.18
+    dpbounds --plugin examples/dp_gd_strongly_convex.py tune dp_gd_linear --mu 0.1 \\
+        --S1 0.5 --R 2 --max-horizon 300
 """
 
 from __future__ import annotations
@@ -39,7 +42,12 @@ output columns (--objective error: one row per choice with the searched hyper-pa
   bound        the bound at that choice (the theorem's provenance label below)
   <name>       the hyper-parameters searched
   steps        (a method runs the theorem) the integer number of releases of that row
-  noise_scale  the noise the method calibrates for those steps at --eps, --delta"""
+  noise_scale  the noise the method calibrates for those steps at --eps, --delta
+  optimum bracketed (proven), --objective error: no choice of the family named (any linear
+               method: linear-MMSE and Chebyshev bounds; gamma = 0: every heavy ball, by branch
+               and bound) with the method's own noise per horizon has a worst case below the
+               lower bound; the tuned row's certified upper end is within the gap printed
+               (--json: lower_bound and certified_gap on the tuned row) [DERIVED]"""
 
 
 def _calibrate(args: argparse.Namespace) -> int:
