@@ -1621,7 +1621,12 @@ def tune_by_error(method: Method | str, problem: Mapping[str, Any] | None = None
     dpbounds.tuning._linear_error.LinearErrorTuning
         ``tuned`` (``hyperparameters``, ``alpha, beta, gamma, horizon``, ``noise_variance``,
         ``worst_case`` attained on ``instance``, ``worst_case_upper``, ``lyapunov``) and the
-        other rows (Polyak's and the paper's choices when both alpha and beta are searched).
+        other rows (Polyak's and the paper's choices when both alpha and beta are searched);
+        ``lower_bound`` (proven: no choice of the method's family, with its own noise per
+        horizon, has a smaller worst case; the larger of the linear-MMSE/Chebyshev bound and,
+        for ``gamma = 0``, the heavy-ball branch and bound, valid for any noise sequence:
+        :mod:`dpbounds.tuning._linear_error`, DERIVED), ``certified_gap``
+        (``tuned.worst_case_upper / lower_bound - 1``) and ``lower_bound_by``.
     """
     from dataclasses import replace
 
