@@ -1621,12 +1621,21 @@ def tune_by_error(method: Method | str, problem: Mapping[str, Any] | None = None
     dpbounds.tuning._linear_error.LinearErrorTuning
         ``tuned`` (``hyperparameters``, ``alpha, beta, gamma, horizon``, ``noise_variance``,
         ``worst_case`` attained on ``instance``, ``worst_case_upper``, ``lyapunov``) and the
-        other rows (Polyak's and the paper's choices when both alpha and beta are searched).
+        other rows (Polyak's and the paper's choices when both alpha and beta are searched);
+        ``lower_bound`` (proven: no choice of the method's family, with its own noise per
+        horizon, has a smaller worst case; the larger of the linear-MMSE/Chebyshev bound and,
+        for ``gamma = 0``, the heavy-ball branch and bound, valid for any noise sequence:
+        :mod:`dpbounds.tuning._linear_error`, DERIVED), ``certified_gap``
+        (``tuned.worst_case_upper / lower_bound - 1``) and ``lower_bound_by``.
     """
     from dataclasses import replace
 
     from dpbounds._validation import check_int
-    from dpbounds.tuning._linear_error import LinearErrorTuning, tune_linear_error
+    from dpbounds.tuning._linear_error import (
+        LinearErrorTuning,
+        proven_lower_bound,
+        tune_linear_error,
+    )
 
     if isinstance(method, Method):
         m = method
@@ -1728,7 +1737,18 @@ def tune_by_error(method: Method | str, problem: Mapping[str, Any] | None = None
     setting = dict(mu=mu, L=L, d=d, eps=eps, delta=delta, R=R, max_horizon=Tmax, grid=grid,
                    mechanism=m.mechanism, searched=sorted(free.values()),
                    fixed={k: v for k, v in fixed.items()})
-    return LinearErrorTuning(m.name, tuned, tuple(others), setting, tuple(path))
+    # proven: no choice of the method's family does better than `lower` (the MMSE bound for any
+    # linear method; for a heavy-ball form also the branch and bound over every (alpha, beta,
+    # T), valid for any noise-per-horizon sequence: _linear_error's docstring)
+    heavy = (gamma != "beta" and float(gamma) == 0.0 and tuned.alpha > 0
+             and 0.0 <= tuned.beta < 1.0)
+    lower, by = proven_lower_bound(mu, L, d, noise_var=noise_var, initial_gap=R,
+                                   max_horizon=Tmax, heavy=heavy,
+                                   best=tuned.worst_case_upper)
+    gap = (max(tuned.worst_case_upper / lower - 1.0, 0.0) if lower > 0
+           else (math.nan if math.isnan(lower) else math.inf))
+    return LinearErrorTuning(m.name, tuned, tuple(others), setting, tuple(path),
+                             lower_bound=lower, certified_gap=gap, lower_bound_by=by)
 
 
 def _theorem_choice(m: Method, prob: Mapping[str, Any], base: Mapping[str, float],

@@ -307,7 +307,8 @@ OPTIONS: dict[str, str] = {
                    "(error; for smooth_strongly_convex its certified Lyapunov upper bound) or "
                    "the bound (bound); tune bound: the bound (default) or, for a method that "
                    "declares its linear form, the worst-case error of its run over quadratics "
-                   "(error)",
+                   "(error); tune NAME (a plug-in's method): error where it declares its "
+                   "linear form, else bound (default), or as chosen",
     "--over": "tune bound: the hyper-parameters searched (default: those declared tunable)",
     "--range": "tune bound: search NAME in [LOW, HIGH] (repeatable)",
     "--grid-size": "tune bound: grid points per hyper-parameter (log-spaced, integers for T); "

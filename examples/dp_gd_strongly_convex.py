@@ -11,8 +11,8 @@ and PL, with the same d N^-2 eps^-2 shape up to logs. It is reproduced and check
         --vary N --quick
     dpbounds --plugin examples/dp_gd_strongly_convex.py verify strongly_convex.dp_gd_linear \
         --problem logistic_erm --vary N --values 2000 4000 8000     # an ERM problem of our own
-    dpbounds --plugin examples/dp_gd_strongly_convex.py tune bound dp_gd_linear \
-        --objective error --mu 0.1 --S1 0.5 --R 2 --max-horizon 300    # eta, T by worst case
+    dpbounds --plugin examples/dp_gd_strongly_convex.py tune dp_gd_linear \
+        --mu 0.1 --S1 0.5 --R 2 --max-horizon 300    # eta, T by worst case, proven bracket
 """
 import numpy as np
 import sympy as sp
@@ -45,7 +45,7 @@ method = ex.Method(
     "dp_gd_linear", step=lambda x, grad, noise, p: x - p["eta"] * (grad(x) + noise),
     mechanism="gaussian", neighbouring="replace-one",
     sensitivity=lambda f, p: f.l1_sensitivity / f.n,  # mean gradient; L2 <= L1
-    linear=ex.LinearMomentum(alpha="eta"))  # GD: checked, then `tune bound --objective error`
+    linear=ex.LinearMomentum(alpha="eta"))  # GD: checked, then `tune dp_gd_linear`
 
 ex.study(method, bound, measure="subopt")
 ex.audit_setting(method)  # eta: the study's (1/L), derived; `dpbounds audit dp_gd_linear`

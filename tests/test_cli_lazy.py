@@ -209,7 +209,7 @@ def test_strict_json_names_the_non_finite_values_and_plain_json_does_not_parse()
         raise AssertionError("plain json.dumps wrote standard JSON for non-finite values")
 
 
-BAD_ARGV = (["nosuch"], ["verify", "--vary", "q"], ["tune", "hb", "--mu", "1"],
+BAD_ARGV = (["nosuch"], ["verify", "--vary", "q"], ["tune", "hb", "--mu", "1"], ["tune", "nosuch"],
             ["audit", "dp_gd", "--trials", "x"], ["bound", "--no-such-flag"],
             ["privacy", "--epsilon"], ["compare", "--d", "1.5"])
 

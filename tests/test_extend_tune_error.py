@@ -67,6 +67,15 @@ def test_plugin_heavy_ball_tuned_by_error_equals_the_built_in(tuned):
     assert t.gamma == 0.0 and [c.label for c in plug.others] == [
         "Polyak (best T)", "paper Sec.5 (best T)"]
     assert all(c.worst_case >= t.worst_case for c in plug.others)
+    # the proven bracket: the plug-in's (heavy-ball branch and bound run on its own
+    # calibration, any_noise) against the built-in's (closed-form noise), same problem
+    assert "heavy ball" in plug.lower_bound_by and "branch and bound" in built.lower_bound_by
+    assert plug.lower_bound == pytest.approx(built.lower_bound, rel=1e-5)
+    assert plug.certified_gap == pytest.approx(built.certified_gap, abs=1e-5)
+    assert 0 < plug.lower_bound <= t.worst_case_upper
+    row = plug.rows()[0]
+    assert (row["lower_bound"], row["certified_gap"]) == (plug.lower_bound, plug.certified_gap)
+    assert f"within {100 * plug.certified_gap:.3g}% of the best" in plug.table()
 
 
 def test_monte_carlo_of_the_plugin_run_on_the_worst_quadratic(tuned):
@@ -209,8 +218,9 @@ def test_gradient_descent_one_free_coefficient_and_the_cli(tmp_path):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
     flat = [w for k, v in PROBLEM.items() for w in (f"--{k}", repr(v))]
+    # the bare `tune NAME` (issue 33's spelling): by the worst case, the method being linear
     r = subprocess.run([sys.executable, "-m", "dpbounds", "--plugin", str(plug), "tune",
-                        "bound", "gd_lin", "--objective", "error", "--max-horizon", "40",
+                        "gd_lin", "--max-horizon", "40",
                         *flat, "--json"], capture_output=True, text=True, timeout=300,
                        env=env, cwd=ROOT)
     assert r.returncode == 0, r.stderr
@@ -239,3 +249,48 @@ def test_gradient_descent_one_free_coefficient_and_the_cli(tmp_path):
         best = min(best, float(W.min()))
     # two-sided: the scan's eta step (0.005) and lam grid bound how far it can be off
     assert row["worst_case"] == pytest.approx(best, rel=5e-3)
+    # the proven lower bound (the best heavy ball, beta free, bounds GD's best from below)
+    assert 0 < row["lower_bound"] <= best * (1 + 5e-3)
+    assert row["certified_gap"] == pytest.approx(row["worst_case_upper"] / row["lower_bound"]
+                                                 - 1, rel=1e-12)
+
+
+def test_tune_name_errors_and_default_objective(tmp_path, capsys):
+    """``tune NAME`` in the CLI's own process: an unknown name is one line listing the loaded
+    methods (exit 2); a method without a linear form defaults to its bound and says so, and
+    without a theorem that is an error naming both ways; the built-in ``tune hb`` is
+    unchanged with a plug-in loaded."""
+    from dpbounds.cli import build_parser, main
+    from tests.plugin_state import plugins_loaded
+
+    plug = tmp_path / "two_methods.py"
+    plug.write_text(
+        "from dpbounds import extend as ex\n"
+        "for name, lin in (('gd_lin2', ex.LinearMomentum(alpha='eta')), ('bare_gd2', None)):\n"
+        "    m = ex.Method(name, step=lambda x, g, z, p: x - p['eta'] * (g(x) + z),\n"
+        "                  mechanism='laplace', linear=lin,\n"
+        "                  sensitivity=lambda f, p: f.l1_sensitivity / f.n)\n"
+        "    ex.audit_setting(m, params={'eta': 1.0})\n")
+    with plugins_loaded([plug]):
+        with pytest.raises(SystemExit) as exc:
+            main(["--plugin", str(plug), "tune", "nosuch"])
+        assert exc.value.code == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "unknown method 'nosuch' to tune" in err[0]
+        assert "hb and nag" in err[0] and "gd_lin2, bare_gd2" in err[0]
+        assert main(["--plugin", str(plug), "tune", "bare_gd2", "--mu", "0.1", "--L", "1",
+                     "--R", "1"]) == 2
+        err = capsys.readouterr().err
+        assert "note: bare_gd2 declares no linear form" in err and "tuned by its bound" in err
+        assert "bare_gd2 has no theorem to tune by its bound" in err
+        assert "nor a linear form" in err and "Traceback" not in err
+        args = build_parser("tune").parse_args(["tune", "hb", "--mu", "0.1", "--L", "1",
+                                                "--d", "2", "--N", "10", "--eps", "1",
+                                                "--sensitivity", "1"])
+        assert args.func.__name__ == "_tune_hb" and args.tune_what == "hb"
+        named = build_parser("tune").parse_args(["tune", "gd_lin2"])
+        assert named.func.__name__ == "_tune_named" and named.objective is None
+    # control: without the plug-in the same name is unknown, and none are listed
+    with pytest.raises(SystemExit):
+        main(["tune", "gd_lin2"])
+    assert "none (load a plug-in with --plugin FILE)" in capsys.readouterr().err

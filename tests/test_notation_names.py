@@ -233,12 +233,13 @@ JSON_RESULT_FIELDS: dict[str, tuple[str, frozenset[str]]] = {
              "'steps': a divergence of the tuner's rows, kept here until they are renamed); "
              "a plug-in tuned by its worst-case error (tune bound --objective error): the "
              "worst case attained, the noise's per-coordinate variance, the look-ahead gamma "
-             "of the fixed-step family (y_t = x_t + gamma (x_t - x_{t-1})) and the "
-             "noise-aware Lyapunov bound",
+             "of the fixed-step family (y_t = x_t + gamma (x_t - x_{t-1})), the "
+             "noise-aware Lyapunov bound, and on the tuned row the proven lower bound of the "
+             "best choice with the tuned row's gap to it",
              frozenset({"label", "horizon", "bound", "computed", "noise_scale",
                         "horizon_gap", "worst_case_upper", "worst_case_lower",
                         "horizons_searched", "worst_case", "noise_variance", "gamma",
-                        "lyapunov"})),
+                        "lyapunov", "lower_bound", "certified_gap"})),
     "verify": ("a theorem's catalogue entry: its name, aliases, components, notes and the "
                "fixed and grid values of its problem keys (those keys are bound symbols); "
                "the lists of studies and problems, a problem's name, class and description",

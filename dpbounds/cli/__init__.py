@@ -94,6 +94,14 @@ class DpParser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
         super().__init__(*args, **kwargs)
 
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        """A sub-command group may name what it accepts beyond its choices (``tune NAME``:
+        the loaded plug-ins' methods): its ``unknown_hint(value)`` is then the message."""
+        hint = getattr(action, "unknown_hint", None)
+        if hint is not None and action.choices is not None and value not in action.choices:
+            raise argparse.ArgumentError(action, hint(value))
+        super()._check_value(action, value)
+
     def error(self, message: str) -> NoReturn:
         """One line, as every other error of the CLI (argparse prints its usage block first)."""
         self.exit(EXIT_USAGE, f"dpbounds: error: {' '.join(message.split())} "

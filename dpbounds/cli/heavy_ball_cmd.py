@@ -64,6 +64,18 @@ output columns:
   computed    (--json) the attained end of the worst case, on an admissible quadratic"""
 
 
+_TUNE_NAMED = """\
+a plug-in's method, by its name:
+  dpbounds --plugin FILE tune NAME [--objective error|bound] [problem flags]
+            NAME: a method the file registers (ex.study / ex.audit_setting) or its theorem.
+            Default objective: the worst-case E[F(x_T)] - F* of the method's run over
+            quadratics (needs --mu, --L, --R) where the method declares its linear form
+            (linear=LinearMomentum(...), checked against its step), with a proven lower
+            bound of the best choice; else its bound (a note on stderr says so), as
+            'tune bound NAME'. The loaded plug-ins' names are listed above as METHODs;
+            'dpbounds --plugin FILE tune NAME --help' shows the options."""
+
+
 _RATE_COLUMNS = """\
 output:
   quadratic rate   rho of heavy ball on quadratics with spectrum in [mu, L] (largest root
@@ -274,7 +286,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``tune`` (with ``hb`` / ``nag``) and ``rate`` (with ``hb``)."""
     tune = sub.add_parser("tune", help="tune DP heavy ball / DP-NAG from Kuru et al.'s bounds",
                           description="Tune DP heavy ball (hb) or DP-NAG / DP-MASG (nag) from "
-                                      "Kuru et al.'s bounds.")
+                                      "Kuru et al.'s bounds, any registered bound over its "
+                                      "hyper-parameters (bound NAME), or a plug-in's method "
+                                      "by its name (NAME).",
+                          epilog=_TUNE_NAMED)
     tsub = tune.add_subparsers(dest="tune_what", metavar="METHOD")
     hb = tsub.add_parser("hb", help="(alpha, beta, T) of DP heavy ball with the least worst-case "
                                     "error (or bound)",
@@ -308,9 +323,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                           "with a proven bracket on the allocation; bound: the paper's rows "
                           "only")
     nag.set_defaults(func=_tune_nag)
-    from dpbounds.cli.plugin_cmd import register_tune_bound
+    from dpbounds.cli.plugin_cmd import register_tune_bound, register_tune_named
 
     register_tune_bound(tsub)  # `tune bound NAME`: any registered bound, a plug-in's too
+    register_tune_named(tsub)  # `tune NAME`: a loaded plug-in's method or theorem
     tune.set_defaults(func=lambda a: (tune.print_help(), 0)[1])
 
     rate = sub.add_parser("rate", help="convergence rates (closed form and LMI certificate)",

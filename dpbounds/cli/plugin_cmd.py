@@ -1,5 +1,6 @@
-"""``dpbounds calibrate NAME`` and ``dpbounds tune bound NAME``: a registered method's noise for
-a target, and a search over a bound's declared hyper-parameters (a plug-in's or the package's).
+"""``dpbounds calibrate NAME``, ``dpbounds tune bound NAME`` and ``dpbounds --plugin FILE tune
+NAME``: a registered method's noise for a target, a search over a bound's declared
+hyper-parameters (a plug-in's or the package's), and a plug-in's method tuned by its name.
 
 Examples::
 
@@ -7,15 +8,19 @@ Examples::
         --delta 1e-5 --steps 156 --G 1 --N 1e4
     dpbounds --plugin examples/dp_gd_smooth.py tune bound nonconvex.dp_gd_smooth --d 8 \\
         --N 1e4 --R 0.18
+    dpbounds --plugin examples/dp_gd_strongly_convex.py tune dp_gd_linear --mu 0.1 \\
+        --S1 0.5 --R 2 --max-horizon 300
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Callable, Sequence
 
 from dpbounds.cli import add_quantity, integer, strict_json
 
-__all__ = ["register", "register_tune_bound"]
+__all__ = ["BUILT_IN_TUNERS", "register", "register_tune_bound", "register_tune_named"]
 
 _CALIBRATE_OUTPUT = """\
 output:
@@ -37,7 +42,12 @@ output columns (--objective error: one row per choice with the searched hyper-pa
   bound        the bound at that choice (the theorem's provenance label below)
   <name>       the hyper-parameters searched
   steps        (a method runs the theorem) the integer number of releases of that row
-  noise_scale  the noise the method calibrates for those steps at --eps, --delta"""
+  noise_scale  the noise the method calibrates for those steps at --eps, --delta
+  optimum bracketed (proven), --objective error: no choice of the family named (any linear
+               method: linear-MMSE and Chebyshev bounds; gamma = 0: every heavy ball, by branch
+               and bound) with the method's own noise per horizon has a worst case below the
+               lower bound; the tuned row's certified upper end is within the gap printed
+               (--json: lower_bound and certified_gap on the tuned row) [DERIVED]"""
 
 
 def _calibrate(args: argparse.Namespace) -> int:
@@ -64,28 +74,81 @@ def _calibrate(args: argparse.Namespace) -> int:
 
 
 def _tune_bound(args: argparse.Namespace) -> int:
+    return _tune(args, args.name, args.objective)
+
+
+def _tune_named(args: argparse.Namespace) -> int:
+    """``tune NAME``: a registered method (or a plug-in's theorem) by name; the objective by
+    default the worst case of the method's run where it declares its linear form, else the
+    bound (said on stderr)."""
+    from dpbounds.extend import _METHODS, method_named
+
+    name = args.tune_what
+    objective = args.objective
+    if objective is None:
+        m = method_named(name) if (name in _METHODS or _has_method(name)) else None
+        if m is not None and m.linear is not None:
+            objective = "error"
+        else:
+            objective = "bound"
+            why = (f"{m.name} declares no linear form (linear=LinearMomentum(...))"
+                   if m is not None else f"{name} is a theorem without a method")
+            print(f"dpbounds: note: {why}: tuned by its bound (--objective error needs a "
+                  "method that declares its linear form)", file=sys.stderr)
+    return _tune(args, name, objective)
+
+
+def _has_method(name: str) -> bool:
+    from dpbounds.extend import _METHOD_THEOREM, _METHODS
+
+    return name in _METHOD_THEOREM and _METHOD_THEOREM[name] in _METHODS
+
+
+def _tune(args: argparse.Namespace, name: str, objective: str) -> int:
     from dpbounds.cli.bounds_cmd import _problem
     from dpbounds.extend import tune
 
     ranges = {}
-    for name, lo, hi in args.range or ():
+    for hp, lo, hi in args.range or ():
         try:
-            ranges[name] = (float(lo), float(hi))
+            ranges[hp] = (float(lo), float(hi))
         except ValueError:
-            raise ValueError(f"--range {name} {lo} {hi}: LOW and HIGH must be numbers") from None
+            raise ValueError(f"--range {hp} {lo} {hi}: LOW and HIGH must be numbers") from None
     problem = _problem(args)
-    if args.objective == "error":
+    if objective == "error":
         if ranges or args.over:
             raise ValueError("--over/--range: --objective error searches the coefficients the "
                              "method's linear declaration names")
         horizon = problem.pop("max_horizon", None)
-        res = tune(args.name, problem, by="error", grid=args.grid_size,
+        res = tune(name, problem, by="error", grid=args.grid_size,
                    max_horizon=1000 if horizon is None else int(horizon))
     else:
-        res = tune(args.name, problem, over=args.over, ranges=ranges or None,
+        _check_bound_target(name)
+        res = tune(name, problem, over=args.over, ranges=ranges or None,
                    grid=args.grid_size)
     print(strict_json(res.rows(), indent=2) if args.json else res.table())
     return 0
+
+
+def _check_bound_target(name: str) -> None:
+    """A method tuned by its bound needs the theorem its study checks: say so, not 'unknown
+    bound'."""
+    from dpbounds.bounds import registry
+    from dpbounds.extend import _METHOD_THEOREM, _METHODS
+
+    if name not in _METHODS or name in _METHOD_THEOREM:
+        return
+    try:
+        registry.get(name)
+        return  # a theorem of that name
+    except ValueError:
+        pass
+    lin = _METHODS[name].linear is not None
+    raise ValueError(f"{name} has no theorem to tune by its bound (register one with "
+                     "ex.study(method, theorem))"
+                     + ("; tune it by the worst case of its run: --objective error" if lin
+                        else "; nor a linear form (linear=LinearMomentum(...)) to tune it by "
+                             "the worst case of its run"))
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -115,18 +178,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_calibrate)
 
 
-def register_tune_bound(tsub: argparse._SubParsersAction) -> None:
-    """Add ``tune bound`` under ``tune`` (the bound's declared hyper-parameters)."""
+#: the words ``tune`` reads itself (its built-in sub-commands); any other is a registered name
+BUILT_IN_TUNERS = ("hb", "nag", "bound")
+
+
+def _tune_options(b: argparse.ArgumentParser, objective_default: str | None) -> None:
+    """The options of ``tune bound NAME`` and ``tune NAME``."""
     from dpbounds.cli.bounds_cmd import _add_problem
 
-    b = tsub.add_parser("bound", help="search a registered bound's declared hyper-parameters "
-                                      "(a plug-in's too) for its smallest value",
-                        description="Minimise a registered bound (a plug-in's: --plugin FILE) "
-                                    "over the hyper-parameters it declares (tunable ranges, "
-                                    "or --range): a log grid, then a bounded refine; with the "
-                                    "noise its method calibrates at each row's horizon.",
-                        epilog=_TUNE_OUTPUT)
-    b.add_argument("name", help="bound name (see 'dpbounds bound --list') or a method's name")
     b.add_argument("--over", nargs="+", metavar="NAME",
                    help="hyper-parameters searched (default: those declared tunable and those "
                         "given a --range)")
@@ -137,11 +196,80 @@ def register_tune_bound(tsub: argparse._SubParsersAction) -> None:
                    help="grid points per hyper-parameter, in [2, 100000] (default 257, fewer "
                         "for several hyper-parameters: at most 2,000,000 points in all); "
                         "--objective error: the largest nested grid, in [3, 1000] (default 30)")
-    b.add_argument("--objective", choices=["bound", "error"], default="bound",
-                   help="bound (default): the bound; error: the worst-case E[F(x_T)] - F* of "
+    default = ("bound (default): the bound" if objective_default == "bound" else
+               "default: error where the method declares its linear form, else bound (said "
+               "on stderr); bound: the bound")
+    b.add_argument("--objective", choices=["bound", "error"], default=objective_default,
+                   help=f"{default}; error: the worst-case E[F(x_T)] - F* of "
                         "the method's run over quadratics with spectrum in [mu, L] from "
                         "F(x0) - F* <= R (the method must declare linear=LinearMomentum(...), "
-                        "checked against its step; needs --mu, --L, --R)")
+                        "checked against its step; needs --mu, --L, --R), with a proven lower "
+                        "bound of the best choice where one applies")
     b.add_argument("--json", action="store_true", help="print the rows as JSON")
     _add_problem(b)
+
+
+def _registered_names() -> dict[str, str]:
+    """The names ``tune NAME`` offers as sub-commands: the methods and theorems the loaded
+    plug-ins registered -> where each comes from (empty when no plug-in is loaded: the
+    extension module, which imports sympy, is then not imported here)."""
+    mod = sys.modules.get("dpbounds.extend")
+    if mod is None:
+        return {}
+    out: dict[str, str] = {}
+    for name, m in mod._METHODS.items():
+        how = "worst case of its run" if m.linear is not None else "its bound"
+        out[name] = f"a method: tuned by the {how} [{mod.origin(m.name)}]"
+    for name, origin in mod._ORIGINS.items():
+        if name in out or ":" in name or not _is_bound(name):
+            continue
+        meth = mod._METHOD_THEOREM.get(name)
+        if meth in mod._METHODS:  # the theorem a method's study checks: tuned as the method
+            out[name] = f"the theorem {meth} checks: tuned as {meth} [{origin}]"
+        else:
+            out[name] = f"a theorem: tuned by its bound [{origin}]"
+    return {k: v for k, v in out.items() if k not in BUILT_IN_TUNERS}
+
+
+def _is_bound(name: str) -> bool:
+    from dpbounds.bounds import registry
+
+    return name in registry.BOUND_REGISTRY.entries
+
+
+def _unknown_tuner(names: Sequence[str]) -> Callable[[str], str]:
+    def message(value: str) -> str:
+        loaded = ", ".join(names) if names else "none (load a plug-in with --plugin FILE)"
+        return (f"unknown method {value!r} to tune: the built-in tuners are hb and nag, any "
+                "registered bound is 'tune bound NAME' (see 'dpbounds bound --list'); the "
+                f"registered methods and plug-in theorems: {loaded}")
+    return message
+
+
+def register_tune_named(tsub: argparse._SubParsersAction) -> None:
+    """Add ``tune NAME`` for each method and theorem the loaded plug-ins registered, and make
+    an unknown ``tune NAME`` a one-line error listing the known ones."""
+    names = _registered_names()
+    for name, what in names.items():
+        b = tsub.add_parser(name, help=what,
+                            description=f"Tune {name} ({what}): --objective error minimises "
+                                        "the worst case of its run, --objective bound its "
+                                        "bound.",
+                            epilog=_TUNE_OUTPUT)
+        _tune_options(b, None)
+        b.set_defaults(func=_tune_named)
+    tsub.unknown_hint = _unknown_tuner(list(names))  # type: ignore[attr-defined]
+
+
+def register_tune_bound(tsub: argparse._SubParsersAction) -> None:
+    """Add ``tune bound`` under ``tune`` (the bound's declared hyper-parameters)."""
+    b = tsub.add_parser("bound", help="search a registered bound's declared hyper-parameters "
+                                      "(a plug-in's too) for its smallest value",
+                        description="Minimise a registered bound (a plug-in's: --plugin FILE) "
+                                    "over the hyper-parameters it declares (tunable ranges, "
+                                    "or --range): a log grid, then a bounded refine; with the "
+                                    "noise its method calibrates at each row's horizon.",
+                        epilog=_TUNE_OUTPUT)
+    b.add_argument("name", help="bound name (see 'dpbounds bound --list') or a method's name")
+    _tune_options(b, "bound")
     b.set_defaults(func=_tune_bound)

@@ -155,7 +155,16 @@ dense evaluation in ``tests/tuning/test_certify_error.py``.
 
    :math:`U_k\ge\frac\lambda2\alpha_0^2\Sigma_k`, except the stationary bound (already a bound
    of :math:`U`).
-3. **Noise level**: :math:`\ell(T)\ge\ell(T_0)` on :math:`[T_0,T_1]`.
+3. **Noise level**: :math:`\ell(T)\ge\ell(T_0)` on :math:`[T_0,T_1]` (``laplace_var``
+   nondecreasing, the built-in's closed form). **Any noise sequence** (``any_noise=True``, a
+   plug-in's own calibration, :func:`dpbounds.extend.tune`): :math:`\ell(T)\ge
+   \min_{T_0\le t\le T_1}\ell(t)`, the least of the sequence evaluated at every horizon of
+   the interval. Nothing else in 0-5 uses how :math:`\ell` depends on :math:`T`: at each
+   :math:`T`, :math:`W` is a sum of start terms and of :math:`\ell(T)` (and :math:`\sigma`)
+   times terms :math:`U\ge0`, every lower bound of steps 1-2 (5) is :math:`\ge0` and holds
+   for every :math:`T` of the interval whatever the noise, so a lower bound of :math:`\ell`
+   on the interval gives one of :math:`W` there **[DERIVED]**. Where :math:`\ell` is
+   nondecreasing both are :math:`\ell(T_0)`.
 4. **Unstable points.** If :math:`\alpha\lambda\ge2(1+\beta)`, then :math:`|a|-1\ge\beta` and
    (1') :math:`f_{t+1}-f_t\ge\beta(f_t-f_{t-1})\ge0`, :math:`f_1-f_0=|a|+\beta-1\ge0`, so
    :math:`|p_T(\lambda)|\ge1` for every :math:`T`: :math:`A_T(L)\ge w(L)`. This covers every
@@ -653,11 +662,20 @@ def box_lower_bounds(prob: _Problem, al0, al1, b0, b1, need: float = math.inf) -
 
 
 def make_problem(mu: float, L: float, d: int, Tmax: int, laplace_var: Callable, smp: float,
-                 initial_gap: float | None, dist_sq: float | None) -> _Problem:
+                 initial_gap: float | None, dist_sq: float | None,
+                 any_noise: bool = False) -> _Problem:
     """The data of a certification (``laplace_var(T)``: the per-coordinate Laplace variance at
-    horizon ``T``, nondecreasing)."""
+    horizon ``T``, nondecreasing; with ``any_noise`` any sequence: it is evaluated at every
+    horizon and each interval takes its least value, step 3)."""
     Tlo, Thi = horizon_intervals(Tmax)
-    ell = np.asarray(laplace_var(Tlo.astype(float)), dtype=float)
+    if any_noise:
+        every = np.asarray(laplace_var(np.arange(1, Tmax + 1, dtype=float)), dtype=float)
+        if every.shape != (Tmax,) or np.any(np.isnan(every)) or np.any(every < 0):
+            raise ValueError("the noise variance per horizon must be >= 0 (no nan) at every "
+                             f"T in [1, {Tmax}]")
+        ell = np.minimum.reduceat(every, Tlo - 1)
+    else:
+        ell = np.asarray(laplace_var(Tlo.astype(float)), dtype=float)
     if initial_gap is not None:
         w_mu = w_L = float(initial_gap)
     else:
@@ -670,12 +688,14 @@ def make_problem(mu: float, L: float, d: int, Tmax: int, laplace_var: Callable, 
 def certify_error_minimum(mu: float, L: float, d: int, Tmax: int, laplace_var: Callable,
                           smp: float, *, best: float, initial_gap: float | None = None,
                           dist_sq: float | None = None, rtol: float = 1e-3,
-                          max_boxes: int = _MAX_BOXES, cells: int = 24) -> ErrorBracket:
+                          max_boxes: int = _MAX_BOXES, cells: int = 24,
+                          any_noise: bool = False) -> ErrorBracket:
     r"""Branch and bound (module docstring): a proven lower bound of :math:`\min W` over every
     :math:`\alpha>0`, :math:`0\le\beta<1`, :math:`1\le T\le T_{\max}`. ``best`` is the
     incumbent (an upper end of the minimum): boxes whose bound reaches ``best / (1 + rtol)``
-    are not cut further. The result never exceeds ``best``."""
-    prob = make_problem(mu, L, d, Tmax, laplace_var, smp, initial_gap, dist_sq)
+    are not cut further. The result never exceeds ``best``. ``any_noise``: ``laplace_var``
+    may be any sequence (step 3), not only a nondecreasing one."""
+    prob = make_problem(mu, L, d, Tmax, laplace_var, smp, initial_gap, dist_sq, any_noise)
     x0 = math.log(1e-3 / (mu * float(Tmax) ** 2))
     x1 = math.log(4.0 / L)
     y0, y1 = 0.0, math.log(1e3 * Tmax)

@@ -27,7 +27,26 @@ over the free coefficients and :math:`T`:
   grid; none free: the best horizon of the declared point.
 
 Every reported row is certified with ``quadratic_worst_case`` (``value`` attained on a
-worst instance, ``upper`` within 2%). A search, not a proven optimum.
+worst instance, ``upper`` within 2%). A search, not a proven optimum, but **bracketed**
+(:func:`proven_lower_bound`, **[DERIVED]**): the least worst case is at least the larger of
+
+* the method-independent linear-MMSE and Chebyshev bound of
+  :func:`~dpbounds.tuning._lmi_lower.noise_lower_bound` with :math:`\mathcal E_T=d\,
+  \ell(T)`, :math:`\ell` = ``noise_var`` (every fixed-step linear momentum method, any
+  :math:`\gamma`, with this noise calibration: the argument there holds at each :math:`T` on
+  its own, whatever the sequence);
+* for :math:`\gamma=0` (a heavy-ball form, :math:`\alpha>0`, :math:`0\le\beta<1`: the
+  searched box, or the declared constants) the branch and bound of
+  :func:`~dpbounds.tuning._certify_error.certify_error_minimum` over **every** heavy-ball
+  :math:`(\alpha,\beta,T\le T_{\max})` with ``any_noise=True``: its steps 0-5 never use how
+  the noise depends on :math:`T` except step 3, which then takes the least of the sequence
+  over each horizon interval (that module's docstring). The objective it bounds is the one
+  searched here: :math:`W` with :math:`\sigma=0` and :math:`\ell` = ``noise_var``. A method
+  whose family is smaller (one coefficient fixed) is bounded by the best heavy ball, so its
+  gap also counts what fixing costs.
+
+The tuned row is in the family each bound covers, so
+``tuned.worst_case_upper / lower_bound - 1`` is a proven gap (``certified_gap``).
 """
 
 from __future__ import annotations
@@ -54,6 +73,8 @@ _Y_MAX = math.log(1e4)
 _WC_LAMBDA = 129
 _WC_LAMBDA_FINE = 1025
 _WC_LAMBDA_MAX = 8193
+#: the method-independent lower bound is computed up to this max_horizon (as heavy_ball.py)
+_LOWER_TMAX = 10**5
 
 
 @dataclass(frozen=True)
@@ -98,13 +119,22 @@ class LinearErrorTuning:
     others: tuple[LinearChoice, ...]
     setting: dict[str, Any]
     search_path: tuple[tuple[int, float], ...] = ()
+    #: proven: no choice of the method's family (module docstring) has a worst case below it
+    lower_bound: float = math.nan
+    #: ``tuned.worst_case_upper / lower_bound - 1`` (nan: no lower bound computed)
+    certified_gap: float = math.nan
+    #: which proven argument gives ``lower_bound``
+    lower_bound_by: str = ""
 
     @property
     def choices(self) -> tuple[LinearChoice, ...]:
         return (self.tuned, *self.others)
 
     def rows(self) -> list[dict[str, Any]]:
-        return [c.row() for c in self.choices]
+        out = [c.row() for c in self.choices]
+        if math.isfinite(self.certified_gap):  # the bracket, on the tuned row
+            out[0].update(lower_bound=self.lower_bound, certified_gap=self.certified_gap)
+        return out
 
     def table(self) -> str:
         # the searched hyper-parameters; the last one is the horizon, which has its column
@@ -126,6 +156,14 @@ class LinearErrorTuning:
         lines.append("worst case = exact E[F(x_T)] - F* on the worst quadratic found (attained; "
                      "upper: certified sup, within 2%) [DERIVED, quadratic_worst_case]; a "
                      "search, not a proven optimum")
+        if math.isfinite(self.certified_gap):
+            lines.append(f"optimum bracketed (proven): no {self.lower_bound_by} has a "
+                         f"worst-case error below {self.lower_bound:.4g}; tuned is within "
+                         + (f"{100 * self.certified_gap:.3g}% of the best" if
+                            self.certified_gap < 1 else
+                            f"a factor {1 + self.certified_gap:.4g} of the best") + " [DERIVED]")
+        else:
+            lines.append("optimum not bracketed (no proven lower bound computed)")
         if self.tuned.horizon >= int(self.setting.get("max_horizon", 0)) > 0:
             lines.append(f"note: the tuned T is the largest searched (max_horizon = "
                          f"{self.setting['max_horizon']}): a longer run may do better")
@@ -252,3 +290,33 @@ def tune_linear_error(mu: float, L: float, d: int, *, noise_var: Callable[[Any],
         raise ValueError(f"the declared point alpha={alpha:g}, beta={beta:g}, gamma={gamma} is "
                          "unstable on [mu, L] (or its worst case overflows): nothing to tune")
     return tuned, others, path
+
+
+def proven_lower_bound(mu: float, L: float, d: int, *, noise_var: Callable[[Any], Any],
+                       initial_gap: float, max_horizon: int, heavy: bool, best: float
+                       ) -> tuple[float, str]:
+    r"""``(lower, by)``: the larger of the proven lower bounds of the module docstring of the
+    least worst case over the method's family (``heavy``: :math:`\gamma=0`,
+    :math:`\alpha>0`, :math:`0\le\beta<1`), never above ``best`` (the tuned row's
+    certified upper end); ``(nan, "")`` when neither is computed (``max_horizon`` above
+    their limits)."""
+    from dpbounds.tuning._certify_error import MAX_CERT_HORIZON, certify_error_minimum
+    from dpbounds.tuning._lmi_lower import noise_lower_bound
+
+    gap0 = float(initial_gap)
+    lower, by = math.nan, ""
+    if max_horizon <= _LOWER_TMAX:
+        # F(x0) - F* <= R: the instance's start has ||x0 - x*||^2 = 2 R / lambda <= 2 R / mu
+        lower = noise_lower_bound(mu, L, 2.0 * gap0 / mu, gap0, max_horizon,
+                                  lambda T: d * np.asarray(noise_var(T), dtype=float))
+        by = (f"linear method (any (alpha, beta, gamma), T <= {max_horizon}) with this noise "
+              "calibration (linear-MMSE and Chebyshev bounds)")
+    if heavy and max_horizon <= MAX_CERT_HORIZON and math.isfinite(best):
+        hb = certify_error_minimum(mu, L, d, max_horizon, noise_var, 0.0, best=best,
+                                   initial_gap=gap0, any_noise=True).lower
+        if not hb <= lower:  # also when the other is nan
+            lower, by = hb, (f"heavy ball (alpha > 0, 0 <= beta < 1, T <= {max_horizon}) "
+                             "with this noise calibration (branch and bound)")
+    if math.isfinite(best) and lower > best:
+        lower = best
+    return lower, by

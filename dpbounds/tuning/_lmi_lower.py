@@ -59,7 +59,8 @@ import numpy as np
 
 from dpbounds.bounds.strongly_convex.gradient_noise import dp_noise_level
 
-__all__ = ["chebyshev_bias_bound", "linear_method_lower_bound", "linear_mmse_error"]
+__all__ = ["chebyshev_bias_bound", "linear_method_lower_bound", "linear_mmse_error",
+           "noise_lower_bound"]
 
 _N_LAMBDA = 65
 _CHUNK = 1 << 20
@@ -91,11 +92,26 @@ def linear_method_lower_bound(mu: float, L: float, d: int, n: int, m: int, eps: 
                               dist_sq: float, initial_gap: float, Tmax: int) -> float:
     r""":math:`\min_{1\le T\le T_{\max}}b(T)` (module docstring), the inner max over a
     geometric grid of :math:`\lambda\in[\mu,L]` (any grid gives a valid bound)."""
+    return noise_lower_bound(mu, L, dist_sq, initial_gap, Tmax,
+                             lambda T: dp_noise_level(S, d, n, m, eps, T))
+
+
+def noise_lower_bound(mu: float, L: float, dist_sq: float, initial_gap: float, Tmax: int,
+                      noise: Any) -> float:
+    r""":math:`\min_{1\le T\le T_{\max}}b(T)` with :math:`\mathcal E_T` = ``noise(T)``, the
+    total second moment of each step's noise in a run of horizon :math:`T` (any sequence:
+    the argument of the module docstring holds at each :math:`T` on its own; a plug-in's
+    calibration, ``d`` times its per-coordinate variance), and for every fixed-step linear
+    momentum method :math:`y_t=x_t+\gamma(x_t-x_{t-1})`, any :math:`\gamma`: its query points
+    :math:`y_t-x_0` are linear in the earlier observations :math:`g_s-\lambda(y_s-x_0)=
+    \lambda e_0+w_s` as heavy ball's are, and its noise-free error is a polynomial of degree
+    :math:`\le T` with :math:`p_T(0)=1` (Krylov), so both terms of :math:`b(T)` hold.
+    **[DERIVED]**"""
     lams = np.unique(np.concatenate([np.geomspace(mu, L, _N_LAMBDA), [mu, L]]))
     best = np.inf
     for start in range(1, Tmax + 1, _CHUNK):
         T = np.arange(start, min(Tmax, start + _CHUNK - 1) + 1, dtype=float)
-        E = np.asarray(dp_noise_level(S, d, n, m, eps, T), dtype=float)
+        E = np.asarray(noise(T), dtype=float)
         val = linear_mmse_error(lams[:, None], T[None, :], E[None, :], dist_sq, initial_gap)
         b = np.maximum(np.max(val, axis=0), chebyshev_bias_bound(mu, L, dist_sq, initial_gap, T))
         best = min(best, float(np.min(b)))
