@@ -68,7 +68,7 @@ myst_heading_anchors = 3
 # -- HTML ------------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = f"dpbounds {release}"
-html_theme_options = {"navigation_depth": 2, "show_toc_level": 2}
+html_theme_options = {"navigation_depth": 2, "show_toc_level": 2, "collapse_navigation": True}
 
 
 def _prose_attribute_docstrings(app, what, name, obj, options, lines) -> None:
