@@ -20,8 +20,11 @@ from dpbounds.cli import main
 
 
 @pytest.mark.parametrize("name,trials", [("dp_gd_laplace", 4000), ("dp_heavy_ball", 4000),
-                                         ("dp_gd_gaussian", None), ("dp_sgd", None)])
+                                         ("dp_gd_gaussian", 8000), ("dp_sgd", None)])
 def test_low_bits_refute_float_and_not_grid(name: str, trials: int | None) -> None:
+    """dp_gd_gaussian at 8,000 runs (CI time): float 4.59, 3.91, 3.92 against 3 on seeds
+    0-2, grid 1.72, 1.76, 1.67 (measured); dp_sgd needs its default 40,000 (at 8,000: float
+    2.36-2.70, not refuted)."""
     flt = audit(name, trials=trials, seed=0, low_bits=True, noise="float")
     grid = audit(name, trials=trials, seed=0, low_bits=True, noise="grid")
     assert flt.low_bits and flt.noise == "float" and grid.noise == "grid"
