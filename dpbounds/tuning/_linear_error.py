@@ -293,13 +293,21 @@ def tune_linear_error(mu: float, L: float, d: int, *, noise_var: Callable[[Any],
 
 
 def proven_lower_bound(mu: float, L: float, d: int, *, noise_var: Callable[[Any], Any],
-                       initial_gap: float, max_horizon: int, heavy: bool, best: float
-                       ) -> tuple[float, str]:
+                       initial_gap: float, max_horizon: int, heavy: bool, best: float,
+                       alpha: float | None = None, beta: float | None = None,
+                       attained: float | None = None) -> tuple[float, str]:
     r"""``(lower, by)``: the larger of the proven lower bounds of the module docstring of the
     least worst case over the method's family (``heavy``: :math:`\gamma=0`,
     :math:`\alpha>0`, :math:`0\le\beta<1`), never above ``best`` (the tuned row's
     certified upper end); ``(nan, "")`` when neither is computed (``max_horizon`` above
-    their limits)."""
+    their limits).
+
+    ``alpha`` / ``beta``: the coefficient the family fixes (``heavy`` only; e.g. gradient
+    descent, ``beta=0``): the branch and bound is run over that **slice** of heavy ball
+    instead of all of it (a valid lower bound of the family's least worst case, which is
+    usually far above heavy ball's), with ``attained`` (the tuned row's attained worst case;
+    default ``best``) as its incumbent: the result is a lower bound whatever the incumbent
+    (it only sets where cutting stops, and caps the result)."""
     from dpbounds.tuning._certify_error import MAX_CERT_HORIZON, certify_error_minimum
     from dpbounds.tuning._lmi_lower import noise_lower_bound
 
@@ -311,12 +319,27 @@ def proven_lower_bound(mu: float, L: float, d: int, *, noise_var: Callable[[Any]
                                   lambda T: d * np.asarray(noise_var(T), dtype=float))
         by = (f"linear method (any (alpha, beta, gamma), T <= {max_horizon}) with this noise "
               "calibration (linear-MMSE and Chebyshev bounds)")
+    sliced = heavy and (alpha is not None or beta is not None)
     if heavy and max_horizon <= MAX_CERT_HORIZON and math.isfinite(best):
-        hb = certify_error_minimum(mu, L, d, max_horizon, noise_var, 0.0, best=best,
-                                   initial_gap=gap0, any_noise=True).lower
+        inc = best if attained is None or not math.isfinite(attained) else min(attained, best)
+        hb = certify_error_minimum(mu, L, d, max_horizon, noise_var, 0.0,
+                                   best=inc if sliced else best, initial_gap=gap0,
+                                   any_noise=True, alpha=alpha if sliced else None,
+                                   beta=beta if sliced else None).lower
         if not hb <= lower:  # also when the other is nan
-            lower, by = hb, (f"heavy ball (alpha > 0, 0 <= beta < 1, T <= {max_horizon}) "
-                             "with this noise calibration (branch and bound)")
+            if sliced:
+                fam = ("gradient descent (beta = 0" if alpha is None and beta == 0.0
+                       else "heavy ball with " + ", ".join(
+                           f"{k} = {v:.6g}" for k, v in (("alpha", alpha), ("beta", beta))
+                           if v is not None) + " (")
+                free = ", ".join(k for k, v in (("alpha > 0", alpha), ("0 <= beta < 1", beta))
+                                 if v is None)
+                lower, by = hb, (f"{fam}{', ' + free if free else ''}, T <= {max_horizon}) "
+                                 "with this noise calibration (branch and bound over the "
+                                 "slice)")
+            else:
+                lower, by = hb, (f"heavy ball (alpha > 0, 0 <= beta < 1, T <= {max_horizon}) "
+                                 "with this noise calibration (branch and bound)")
     if math.isfinite(best) and lower > best:
         lower = best
     return lower, by
