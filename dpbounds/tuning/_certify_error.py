@@ -79,6 +79,18 @@ dense evaluation in ``tests/tuning/test_certify_error.py``.
    \beta^{j/2}` for :math:`j\le T_1` (real: :math:`\sum_ir_1^ir_2^{j-i}\ge(j+1)\beta^{j/2}` by
    AM-GM; complex: :math:`\sin x\ge2x/\pi` on :math:`[0,\pi/2]`, :math:`\theta\ge\sin\theta`),
    so :math:`|p_T(L)|\ge\frac2\pi(T_0+1)\beta_0^{T_1/2}` on :math:`[T_0,T_1]`.
+   Also, where the roots are **real** on the whole box (:math:`\min a^2\ge4\beta_1`,
+   :math:`a<0`): the roots :math:`r_1\ge r_2\ge0` of :math:`z^2-|a|z+\beta` give
+   :math:`h^+_j=\sum_{i\le j}r_1^ir_2^{j-i}\ge0`, so :math:`|p_T(L)|=h^+_T+\beta h^+_{T-1}
+   \ge h^+_T\ge r_1^T` (the term :math:`i=T`), and :math:`r_1=(|a|+\sqrt{a^2-4\beta})/2`
+   grows with :math:`|a|` and falls with :math:`\beta`: :math:`r_1\ge\rho_{lo}=(\min|a|+
+   \sqrt{\min a^2-4\beta_1})/2`, :math:`\min|a|=\alpha_0L-1-\beta_1`; on
+   :math:`[T_0,T_1]`, :math:`|p_T(L)|\ge\rho_{lo}^{T_1}` (:math:`\rho_{lo}\le1`) or
+   :math:`\rho_{lo}^{T_0}` (:math:`\rho_{lo}>1`). For :math:`\beta=0` (gradient descent) this
+   is :math:`|1-\alpha_0L|^{T}`, exact at :math:`\alpha_0`; the bound above it gives 0 there
+   (:math:`\beta_0^{T_1/2}=0`), so without it a step :math:`\alpha L>1` had no start term at
+   :math:`L`. (It multiplies :math:`\rho_{lo}` by :math:`1-10^{-12}` for rounding and caps
+   :math:`|p_T|` at :math:`10^{150}`.)
 2. **Noise term**, :math:`\Sigma_k=\sum_{j<k}h_j^2` (nondecreasing in :math:`k`, so on
    :math:`[T_0,T_1]` it is taken at :math:`k=T_0`, and a bound at :math:`k` holds at every later
    :math:`k`: the running maximum over the intervals is taken), the largest of
@@ -237,6 +249,45 @@ relative width at most :math:`1/`:data:`_T_PER_OCTAVE_FRACTION`. Best first: the
 the least bounds are cut in four (at most :data:`_SPLIT` a round) until every leaf reaches
 the incumbent or the box budget (:data:`_MAX_BOXES`) is spent; the result is the least bound
 of all leaves (and never above the incumbent).
+
+**Slices** (a family that fixes a coefficient: gradient descent, :math:`\beta=0`; heavy ball
+with a fixed momentum :math:`\bar\beta`, or a fixed step :math:`\bar\alpha`;
+``certify_error_minimum(..., beta=...)`` or ``alpha=...``) **[DERIVED]**. Its least worst case
+is the least :math:`W` over the slice :math:`\{\beta=\bar\beta\}` (or
+:math:`\{\alpha=\bar\alpha\}`), :math:`T\le T_{\max}`, which can be far above heavy ball's
+(at :math:`L/\mu=10^3` gradient descent's is 700 times it), so the bound over all of heavy ball
+brackets it loosely. Steps 0-5 bound :math:`W` from below on a box
+:math:`[\alpha_0,\alpha_1]\times[\beta_0,\beta_1]` from its ends only and nowhere need
+:math:`\beta_0<\beta_1` (or :math:`\alpha_0<\alpha_1`): the degenerate box
+:math:`[\alpha_0,\alpha_1]\times[\bar\beta,\bar\beta]` is a box, and every bound holds on
+it (:math:`\beta_0=0` included: the grid above already starts at :math:`\beta=0`; the terms with
+:math:`\beta_0^{j}`, :math:`\log\beta_0` read 0 or are left out, never a positive value). So
+the branch and bound is run on such boxes, cut along the free side only, covering
+:math:`\alpha\in[0,4/L]` (the tail :math:`[0,\alpha_{\min}]` included), and step 4 bounds
+:math:`\alpha\ge4/L` (:math:`\alpha L\ge4\ge2(1+\bar\beta)`); a fixed
+:math:`\bar\alpha\ge4/L` is settled by step 4 alone. For :math:`\beta=0` this *is* the interval
+argument in :math:`\alpha`: :math:`p_T(\lambda)=(1-\alpha\lambda)^T`,
+:math:`h_j=(1-\alpha\lambda)^j`, and :math:`|1-\alpha\lambda|` is monotone in :math:`\alpha` on
+each side of :math:`1/\lambda`; so on :math:`[\alpha_0,\alpha_1]` the start term at :math:`\mu`
+is at least :math:`w(\mu)(1-\alpha_1\mu)^{2T}` where :math:`\alpha_1\mu\le1` (step 1), at
+:math:`L` at least :math:`w(L)(\alpha_0L-1)^{2T}` where :math:`\alpha_0L>1` (step 1', real roots),
+and the noise :math:`\Sigma_k(\lambda)\ge\sum_{j<k}\min_\alpha|1-\alpha\lambda|^{2j}` (step 2,
+real roots of one sign; :math:`\min=0` where :math:`1/\lambda\in[\alpha_0,\alpha_1]`), each
+times the box's least :math:`\alpha^2\lambda/2`. For gradient descent the worst eigenvalues
+of both terms are :math:`\mu` and :math:`L` (the start's :math:`|1-\alpha\lambda|` is largest at
+an end; the noise :math:`U_\infty=\alpha/(2(2-\alpha\lambda))` grows with :math:`\lambda`),
+which step 0 uses, so the bound closes on the least worst case as the boxes shrink. The
+horizons are finer for a slice (single up to :data:`_SLICE_T_SINGLE`, then relative width
+:math:`1/`:data:`_SLICE_FRACTION`): an interval pairs the start term at :math:`T_1` with the
+noise at :math:`T_0`, and at the optimum of gradient descent (tuned :math:`T` where both terms
+trade) intervals of width :math:`T/32` cost a few percent (measured: the bound 2.6% lower at
+:math:`T_{\max}=1000` on the example of ``bench/gd_bracket.md``, 0.1% with the finer ones). The incumbent only sets where
+cutting stops (and caps the result): the least bound over the leaves is a lower bound whatever
+it is, so :func:`~dpbounds.tuning._linear_error.proven_lower_bound` passes the tuned row's
+attained worst case. Measured (``bench/gd_bracket.md``): the plug-in gradient descent's bracket
+(certified upper end over this bound) 1.021 on six problems (:math:`L/\mu` 10 and
+:math:`10^3`, :math:`\epsilon` 0.01-10, :math:`d` 1 and 100), of which 1.020 is the certified
+upper end's own margin over the attained worst case; it was 1.87-715 with heavy ball's bound.
 
 **Rounding.** :math:`p_{T_1}` at the corner is computed by the recursion in float64 with
 :math:`a` rounded down (a point slightly beyond the corner, where step 1 still applies thanks
