@@ -281,13 +281,14 @@ horizons are finer for a slice (single up to :data:`_SLICE_T_SINGLE`, then relat
 :math:`1/`:data:`_SLICE_FRACTION`): an interval pairs the start term at :math:`T_1` with the
 noise at :math:`T_0`, and at the optimum of gradient descent (tuned :math:`T` where both terms
 trade) intervals of width :math:`T/32` cost a few percent (measured: the bound 2.6% lower at
-:math:`T_{\max}=1000` on the example of ``bench/gd_bracket.md``, 0.1% with the finer ones). The incumbent only sets where
-cutting stops (and caps the result): the least bound over the leaves is a lower bound whatever
-it is, so :func:`~dpbounds.tuning._linear_error.proven_lower_bound` passes the tuned row's
-attained worst case. Measured (``bench/gd_bracket.md``): the plug-in gradient descent's bracket
-(certified upper end over this bound) 1.021 on six problems (:math:`L/\mu` 10 and
-:math:`10^3`, :math:`\epsilon` 0.01-10, :math:`d` 1 and 100), of which 1.020 is the certified
-upper end's own margin over the attained worst case; it was 1.87-715 with heavy ball's bound.
+:math:`T_{\max}=1000` on the example of ``bench/gd_bracket.md``, 0.1% with the finer ones).
+The incumbent only sets where cutting stops (and caps the result): the least bound over the
+leaves is a lower bound whatever it is, so
+:func:`~dpbounds.tuning._linear_error.proven_lower_bound` passes the tuned row's attained worst
+case. Measured (``bench/gd_bracket.md``): the plug-in gradient descent's bracket (certified
+upper end over this bound) 1.021 on six problems (:math:`L/\mu` 10 and :math:`10^3`,
+:math:`\epsilon` 0.01-10, :math:`d` 1 and 100), of which 1.020 is the certified upper end's own
+margin over the attained worst case; it was 1.87-715 with heavy ball's bound.
 
 **Rounding.** :math:`p_{T_1}` at the corner is computed by the recursion in float64 with
 :math:`a` rounded down (a point slightly beyond the corner, where step 1 still applies thanks
