@@ -1679,6 +1679,18 @@ def tune_by_error(method: Method | str, problem: Mapping[str, Any] | None = None
     probe = {**base, **{n: 0.0 for n in free.values()}, m.steps: 1.0}
     fixed = {k: v for k, v in zip(("alpha", "beta", "gamma"), lin.coefficients(probe, m.name))
              if k not in free}
+    # the coefficients not searched are constants of the search (functions of the problem's
+    # constants only): the same at another point of the box and another horizon
+    probe2 = {**base, **{n: 0.37 / float(prob["L"]) for n in free.values()},
+              m.steps: float(Tmax)}
+    again = dict(zip(("alpha", "beta", "gamma"), lin.coefficients(probe2, m.name)))
+    for k, v in fixed.items():
+        if not (again[k] == v or (math.isnan(again[k]) and math.isnan(v))):
+            raise ValueError(
+                f"tune by worst-case error: {m.name}'s declared {k} changes with the searched "
+                f"hyper-parameters or the horizon {m.steps} ({v!r} then {again[k]!r}); a "
+                "coefficient not named by a hyper-parameter must be a number or a function "
+                "of the problem's constants only")
     gamma: float | str = "beta" if "gamma" in free else fixed["gamma"]
     cache: dict[int, float] = {}
     factor = 1.0 if m.mechanism == "gaussian" else 2.0  # per-coordinate variance
@@ -1742,9 +1754,12 @@ def tune_by_error(method: Method | str, problem: Mapping[str, Any] | None = None
     # T), valid for any noise-per-horizon sequence: _linear_error's docstring)
     heavy = (gamma != "beta" and float(gamma) == 0.0 and tuned.alpha > 0
              and 0.0 <= tuned.beta < 1.0)
+    # a fixed coefficient: the family is a slice of heavy ball (gradient descent: beta = 0),
+    # bounded over that slice (a tight bracket) rather than over all of heavy ball
     lower, by = proven_lower_bound(mu, L, d, noise_var=noise_var, initial_gap=R,
                                    max_horizon=Tmax, heavy=heavy,
-                                   best=tuned.worst_case_upper)
+                                   best=tuned.worst_case_upper, attained=tuned.worst_case,
+                                   alpha=fixed.get("alpha"), beta=fixed.get("beta"))
     gap = (max(tuned.worst_case_upper / lower - 1.0, 0.0) if lower > 0
            else (math.nan if math.isnan(lower) else math.inf))
     return LinearErrorTuning(m.name, tuned, tuple(others), setting, tuple(path),

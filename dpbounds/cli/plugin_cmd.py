@@ -45,8 +45,9 @@ output columns (--objective error: one row per choice with the searched hyper-pa
   noise_scale  the noise the method calibrates for those steps at --eps, --delta
   optimum bracketed (proven), --objective error: no choice of the family named (any linear
                method: linear-MMSE and Chebyshev bounds; gamma = 0: every heavy ball, by branch
-               and bound) with the method's own noise per horizon has a worst case below the
-               lower bound; the tuned row's certified upper end is within the gap printed
+               and bound; a coefficient fixed, e.g. gradient descent: that slice of heavy ball,
+               by branch and bound) with the method's own noise per horizon has a worst case
+               below the lower bound; the tuned row's certified upper end is within the gap printed
                (--json: lower_bound and certified_gap on the tuned row) [DERIVED]"""
 
 

@@ -79,6 +79,18 @@ dense evaluation in ``tests/tuning/test_certify_error.py``.
    \beta^{j/2}` for :math:`j\le T_1` (real: :math:`\sum_ir_1^ir_2^{j-i}\ge(j+1)\beta^{j/2}` by
    AM-GM; complex: :math:`\sin x\ge2x/\pi` on :math:`[0,\pi/2]`, :math:`\theta\ge\sin\theta`),
    so :math:`|p_T(L)|\ge\frac2\pi(T_0+1)\beta_0^{T_1/2}` on :math:`[T_0,T_1]`.
+   Also, where the roots are **real** on the whole box (:math:`\min a^2\ge4\beta_1`,
+   :math:`a<0`): the roots :math:`r_1\ge r_2\ge0` of :math:`z^2-|a|z+\beta` give
+   :math:`h^+_j=\sum_{i\le j}r_1^ir_2^{j-i}\ge0`, so :math:`|p_T(L)|=h^+_T+\beta h^+_{T-1}
+   \ge h^+_T\ge r_1^T` (the term :math:`i=T`), and :math:`r_1=(|a|+\sqrt{a^2-4\beta})/2`
+   grows with :math:`|a|` and falls with :math:`\beta`: :math:`r_1\ge\rho_{lo}=(\min|a|+
+   \sqrt{\min a^2-4\beta_1})/2`, :math:`\min|a|=\alpha_0L-1-\beta_1`; on
+   :math:`[T_0,T_1]`, :math:`|p_T(L)|\ge\rho_{lo}^{T_1}` (:math:`\rho_{lo}\le1`) or
+   :math:`\rho_{lo}^{T_0}` (:math:`\rho_{lo}>1`). For :math:`\beta=0` (gradient descent) this
+   is :math:`|1-\alpha_0L|^{T}`, exact at :math:`\alpha_0`; the bound above it gives 0 there
+   (:math:`\beta_0^{T_1/2}=0`), so without it a step :math:`\alpha L>1` had no start term at
+   :math:`L`. (It multiplies :math:`\rho_{lo}` by :math:`1-10^{-12}` for rounding and caps
+   :math:`|p_T|` at :math:`10^{150}`.)
 2. **Noise term**, :math:`\Sigma_k=\sum_{j<k}h_j^2` (nondecreasing in :math:`k`, so on
    :math:`[T_0,T_1]` it is taken at :math:`k=T_0`, and a bound at :math:`k` holds at every later
    :math:`k`: the running maximum over the intervals is taken), the largest of
@@ -238,6 +250,46 @@ the least bounds are cut in four (at most :data:`_SPLIT` a round) until every le
 the incumbent or the box budget (:data:`_MAX_BOXES`) is spent; the result is the least bound
 of all leaves (and never above the incumbent).
 
+**Slices** (a family that fixes a coefficient: gradient descent, :math:`\beta=0`; heavy ball
+with a fixed momentum :math:`\bar\beta`, or a fixed step :math:`\bar\alpha`;
+``certify_error_minimum(..., beta=...)`` or ``alpha=...``) **[DERIVED]**. Its least worst case
+is the least :math:`W` over the slice :math:`\{\beta=\bar\beta\}` (or
+:math:`\{\alpha=\bar\alpha\}`), :math:`T\le T_{\max}`, which can be far above heavy ball's
+(at :math:`L/\mu=10^3` gradient descent's is 700 times it), so the bound over all of heavy ball
+brackets it loosely. Steps 0-5 bound :math:`W` from below on a box
+:math:`[\alpha_0,\alpha_1]\times[\beta_0,\beta_1]` from its ends only and nowhere need
+:math:`\beta_0<\beta_1` (or :math:`\alpha_0<\alpha_1`): the degenerate box
+:math:`[\alpha_0,\alpha_1]\times[\bar\beta,\bar\beta]` is a box, and every bound holds on
+it (:math:`\beta_0=0` included: the grid above already starts at :math:`\beta=0`; the terms with
+:math:`\beta_0^{j}`, :math:`\log\beta_0` read 0 or are left out, never a positive value). So
+the branch and bound is run on such boxes, cut along the free side only, covering
+:math:`\alpha\in[0,4/L]` (the tail :math:`[0,\alpha_{\min}]` included), and step 4 bounds
+:math:`\alpha\ge4/L` (:math:`\alpha L\ge4\ge2(1+\bar\beta)`); a fixed
+:math:`\bar\alpha\ge4/L` is settled by step 4 alone. For :math:`\beta=0` this *is* the interval
+argument in :math:`\alpha`: :math:`p_T(\lambda)=(1-\alpha\lambda)^T`,
+:math:`h_j=(1-\alpha\lambda)^j`, and :math:`|1-\alpha\lambda|` is monotone in :math:`\alpha` on
+each side of :math:`1/\lambda`; so on :math:`[\alpha_0,\alpha_1]` the start term at :math:`\mu`
+is at least :math:`w(\mu)(1-\alpha_1\mu)^{2T}` where :math:`\alpha_1\mu\le1` (step 1), at
+:math:`L` at least :math:`w(L)(\alpha_0L-1)^{2T}` where :math:`\alpha_0L>1` (step 1', real roots),
+and the noise :math:`\Sigma_k(\lambda)\ge\sum_{j<k}\min_\alpha|1-\alpha\lambda|^{2j}` (step 2,
+real roots of one sign; :math:`\min=0` where :math:`1/\lambda\in[\alpha_0,\alpha_1]`), each
+times the box's least :math:`\alpha^2\lambda/2`. For gradient descent the worst eigenvalues
+of both terms are :math:`\mu` and :math:`L` (the start's :math:`|1-\alpha\lambda|` is largest at
+an end; the noise :math:`U_\infty=\alpha/(2(2-\alpha\lambda))` grows with :math:`\lambda`),
+which step 0 uses, so the bound closes on the least worst case as the boxes shrink. The
+horizons are finer for a slice (single up to :data:`_SLICE_T_SINGLE`, then relative width
+:math:`1/`:data:`_SLICE_FRACTION`): an interval pairs the start term at :math:`T_1` with the
+noise at :math:`T_0`, and at the optimum of gradient descent (tuned :math:`T` where both terms
+trade) intervals of width :math:`T/32` cost a few percent (measured: the bound 2.6% lower at
+:math:`T_{\max}=1000` on the example of ``bench/gd_bracket.md``, 0.1% with the finer ones).
+The incumbent only sets where cutting stops (and caps the result): the least bound over the
+leaves is a lower bound whatever it is, so
+:func:`~dpbounds.tuning._linear_error.proven_lower_bound` passes the tuned row's attained worst
+case. Measured (``bench/gd_bracket.md``): the plug-in gradient descent's bracket (certified
+upper end over this bound) 1.021 on six problems (:math:`L/\mu` 10 and :math:`10^3`,
+:math:`\epsilon` 0.01-10, :math:`d` 1 and 100), of which 1.020 is the certified upper end's own
+margin over the attained worst case; it was 1.87-715 with heavy ball's bound.
+
 **Rounding.** :math:`p_{T_1}` at the corner is computed by the recursion in float64 with
 :math:`a` rounded down (a point slightly beyond the corner, where step 1 still applies thanks
 to the margin); where step 1 applies, :math:`0\le h_j\le j+1` and :math:`|e_t|\le1`, so each
@@ -277,6 +329,12 @@ _T_PER_OCTAVE_FRACTION = 32  # beyond, intervals [T0, T1] with T1 - T0 + 1 <= T0
 _MAX_BOXES = 16_000      # boxes one certification may create (bounded CPU: a wider bracket)
 _SPLIT = 1024          # leaves cut per round (best first)
 _CHUNK = 2048            # boxes per vectorised evaluation
+_CHUNK_CELLS = 2 ** 20   # at most this many (box, horizon interval) cells per evaluation
+#: a slice (one coefficient fixed, :func:`certify_error_minimum`): single horizons up to this,
+#: then intervals of relative width at most 1 / _SLICE_FRACTION; and its box budget
+_SLICE_T_SINGLE = 4096
+_SLICE_FRACTION = 1024
+_SLICE_MAX_BOXES = 4_000
 _SAFETY = 1e-9           # relative margin on every box bound
 _COND_MARGIN = 1e-12     # margin of the sign condition of step 1
 _U = 2.0 ** -53
@@ -294,13 +352,15 @@ class ErrorBracket:
     at: tuple[float, float, float, float] = (math.nan,) * 4
 
 
-def horizon_intervals(Tmax: int) -> tuple[np.ndarray, np.ndarray]:
-    """The intervals ``[lo, hi]`` of horizons that cover ``1..Tmax``."""
-    lo = list(range(1, min(Tmax, _T_SINGLE) + 1))
+def horizon_intervals(Tmax: int, single: int = _T_SINGLE,
+                      fraction: int = _T_PER_OCTAVE_FRACTION) -> tuple[np.ndarray, np.ndarray]:
+    """The intervals ``[lo, hi]`` of horizons that cover ``1..Tmax``: single horizons up to
+    ``single``, then of relative width at most ``1 / fraction``."""
+    lo = list(range(1, min(Tmax, single) + 1))
     hi = list(lo)
     t = hi[-1]
     while t < Tmax:
-        nxt = min(Tmax, t + max(1, (t + 1) // _T_PER_OCTAVE_FRACTION))
+        nxt = min(Tmax, t + max(1, (t + 1) // fraction))
         lo.append(t + 1)
         hi.append(nxt)
         t = nxt
@@ -504,8 +564,18 @@ def _start_at_L_lower(prob: _Problem, al0, b0, b1) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
         f = (2.0 / math.pi) * np.exp(0.5 * T1 * np.log(b0)[:, None]) * (T0 + 1.0)
     f = np.where(ok & np.isfinite(f), f, 0.0)
+    # real roots on the whole box (min a^2 >= 4 beta_1, a < 0): |p_T(L)| >= h+_T >= rho_lo^T,
+    # rho_lo the least larger root; on [T0, T1] at T1 (rho_lo <= 1) or T0 (rho_lo > 1)
+    amin = -a_hi
+    real = (a_hi < 0) & (amin * amin >= 4.0 * b1[:, None] * (1.0 + 1e-12))
+    with np.errstate(divide="ignore", invalid="ignore", under="ignore", over="ignore"):
+        rho = 0.5 * (amin + np.sqrt(np.maximum(amin * amin - 4.0 * b1[:, None], 0.0)))
+        rho = rho * (1.0 - 1e-12)  # rounding of a and of the root
+        g = np.exp(np.where(rho <= 1.0, T1, T0) * np.log(rho))
+    f = np.maximum(f, np.where(real & np.isfinite(g), g, 0.0))
     # unstable on the whole box (step 4): |p_T(L)| >= 1
     f = np.where((al0 * L >= 2.0 * (1.0 + b1))[:, None], np.maximum(f, 1.0), f)
+    f = np.minimum(f, 1e150)  # lowering a lower bound: no overflow of f^2
     return prob.w_L * f * f
 
 
@@ -655,19 +725,21 @@ def box_lower_bounds(prob: _Problem, al0, al1, b0, b1, need: float = math.inf) -
     al0, al1, b0, b1 = (np.asarray(v, dtype=float).ravel() for v in
                         np.broadcast_arrays(al0, al1, b0, b1))
     out = np.empty(al0.size)
-    for s in range(0, al0.size, _CHUNK):
-        sl = slice(s, s + _CHUNK)
+    chunk = max(16, min(_CHUNK, _CHUNK_CELLS // max(prob.Tlo.size, 1)))  # bounded memory
+    for s in range(0, al0.size, chunk):
+        sl = slice(s, s + chunk)
         out[sl] = _box_lower(prob, al0[sl], al1[sl], b0[sl], b1[sl], need=need)
     return out
 
 
 def make_problem(mu: float, L: float, d: int, Tmax: int, laplace_var: Callable, smp: float,
                  initial_gap: float | None, dist_sq: float | None,
-                 any_noise: bool = False) -> _Problem:
+                 any_noise: bool = False, single: int = _T_SINGLE,
+                 fraction: int = _T_PER_OCTAVE_FRACTION) -> _Problem:
     """The data of a certification (``laplace_var(T)``: the per-coordinate Laplace variance at
     horizon ``T``, nondecreasing; with ``any_noise`` any sequence: it is evaluated at every
     horizon and each interval takes its least value, step 3)."""
-    Tlo, Thi = horizon_intervals(Tmax)
+    Tlo, Thi = horizon_intervals(Tmax, single, fraction)
     if any_noise:
         every = np.asarray(laplace_var(np.arange(1, Tmax + 1, dtype=float)), dtype=float)
         if every.shape != (Tmax,) or np.any(np.isnan(every)) or np.any(every < 0):
@@ -688,32 +760,64 @@ def make_problem(mu: float, L: float, d: int, Tmax: int, laplace_var: Callable, 
 def certify_error_minimum(mu: float, L: float, d: int, Tmax: int, laplace_var: Callable,
                           smp: float, *, best: float, initial_gap: float | None = None,
                           dist_sq: float | None = None, rtol: float = 1e-3,
-                          max_boxes: int = _MAX_BOXES, cells: int = 24,
-                          any_noise: bool = False) -> ErrorBracket:
+                          max_boxes: int | None = None, cells: int = 24,
+                          any_noise: bool = False, alpha: float | None = None,
+                          beta: float | None = None) -> ErrorBracket:
     r"""Branch and bound (module docstring): a proven lower bound of :math:`\min W` over every
     :math:`\alpha>0`, :math:`0\le\beta<1`, :math:`1\le T\le T_{\max}`. ``best`` is the
     incumbent (an upper end of the minimum): boxes whose bound reaches ``best / (1 + rtol)``
     are not cut further. The result never exceeds ``best``. ``any_noise``: ``laplace_var``
-    may be any sequence (step 3), not only a nondecreasing one."""
-    prob = make_problem(mu, L, d, Tmax, laplace_var, smp, initial_gap, dist_sq, any_noise)
+    may be any sequence (step 3), not only a nondecreasing one.
+
+    ``alpha`` or ``beta`` (or both) fixed: the same over the **slice** of heavy ball with that
+    coefficient fixed (gradient descent: ``beta=0``), every :math:`T\le T_{\max}` (module
+    docstring, *Slices*): the boxes are degenerate in the fixed coefficient and cut along the
+    other only, the horizons are finer (single up to :data:`_SLICE_T_SINGLE`)."""
+    if alpha is not None and not (0.0 < alpha < math.inf):
+        raise ValueError(f"alpha must be positive and finite (a fixed step), got {alpha!r}")
+    if beta is not None and not (0.0 <= beta < 1.0):
+        raise ValueError(f"beta must be in [0, 1) (a fixed momentum), got {beta!r}")
+    sliced = alpha is not None or beta is not None
+    if max_boxes is None:
+        max_boxes = _SLICE_MAX_BOXES if sliced else _MAX_BOXES
+    single, fraction = ((_SLICE_T_SINGLE, _SLICE_FRACTION) if sliced
+                        else (_T_SINGLE, _T_PER_OCTAVE_FRACTION))
+    prob = make_problem(mu, L, d, Tmax, laplace_var, smp, initial_gap, dist_sq, any_noise,
+                        single, fraction)
     x0 = math.log(1e-3 / (mu * float(Tmax) ** 2))
     x1 = math.log(4.0 / L)
     y0, y1 = 0.0, math.log(1e3 * Tmax)
     nx = max(int(math.ceil((x1 - x0) / 1.0)), cells)
     ny = max(int(math.ceil(y1 / 1.0)), cells // 2)
     xs, ys = np.linspace(x0, x1, nx + 1), np.linspace(y0, y1, ny + 1)
+    if alpha is not None and alpha >= 4.0 / L:  # step 4: every such point is unstable
+        return ErrorBracket(min(prob.w_L, best), 0, (alpha, alpha, beta or 0.0, beta or 1.0))
+    # a fixed coefficient is a degenerate side [v, v] (never cut); the other side's cells and
+    # its tail as below
+    if alpha is not None:
+        xs = np.array([math.log(alpha)] * 2)
+    if beta is not None:
+        ys = np.array([-math.log1p(-beta)] * 2)  # -log(1 - beta): to_ab gives beta back
     X0, Y0 = (g.ravel() for g in np.meshgrid(xs[:-1], ys[:-1]))
     X1, Y1 = (g.ravel() for g in np.meshgrid(xs[1:], ys[1:]))
     # the tails: alpha in [0, alpha_min] (per beta cell), beta in [beta_Y, 1] (per alpha cell)
     # and their corner; alpha >= 4 / L is bounded by w(L) (step 4)
-    TX0 = np.concatenate([np.full(ny, -np.inf), xs[:-1], [-np.inf]])
-    TX1 = np.concatenate([np.full(ny, x0), xs[1:], [x0]])
-    TY0 = np.concatenate([ys[:-1], np.full(nx, y1), [y1]])
-    TY1 = np.concatenate([ys[1:], np.full(nx, np.inf), [np.inf]])
+    nxc, nyc = xs.size - 1, ys.size - 1
+    tx = alpha is None  # alpha free: its tail [0, alpha_min]
+    ty = beta is None
+    TX0 = np.concatenate([np.full(nyc * tx, -np.inf), xs[:-1][:nxc * ty], [-np.inf] * (tx & ty)])
+    TX1 = np.concatenate([np.full(nyc * tx, x0), xs[1:][:nxc * ty], [x0] * (tx & ty)])
+    TY0 = np.concatenate([ys[:-1][:nyc * tx], np.full(nxc * ty, y1), [y1] * (tx & ty)])
+    TY1 = np.concatenate([ys[1:][:nyc * tx], np.full(nxc * ty, np.inf), [np.inf] * (tx & ty)])
 
     def to_ab(xl, xh, yl, yh):
-        return (np.where(np.isneginf(xl), 0.0, np.exp(xl)), np.exp(xh), -np.expm1(-yl),
-                np.where(np.isposinf(yh), 1.0, -np.expm1(-yh)))
+        b_lo, b_hi = -np.expm1(-yl), np.where(np.isposinf(yh), 1.0, -np.expm1(-yh))
+        if beta is not None:  # exactly the fixed value (no round trip through the log)
+            b_lo, b_hi = np.full(np.shape(yl), float(beta)), np.full(np.shape(yh), float(beta))
+        a_lo, a_hi = np.where(np.isneginf(xl), 0.0, np.exp(xl)), np.exp(xh)
+        if alpha is not None:
+            a_lo, a_hi = np.full(np.shape(xl), float(alpha)), np.full(np.shape(xh), float(alpha))
+        return a_lo, a_hi, b_lo, b_hi
 
     def lows(b):
         return box_lower_bounds(prob, *to_ab(*b), need=thr)
@@ -726,30 +830,34 @@ def certify_error_minimum(mu: float, L: float, d: int, Tmax: int, laplace_var: C
     # best first: the least bound of the leaves is the result, so the leaves with the least
     # bounds are cut (at most _SPLIT a round), until every leaf reaches the threshold or the
     # box budget is spent
-    while n_boxes < max_boxes:
+    per = 2 if sliced else 4  # children of a cut box
+    while n_boxes < max_boxes and not (alpha is not None and beta is not None):
         open_ = np.flatnonzero(lb < thr)
         if open_.size == 0:
             break
-        take = open_[np.argsort(lb[open_])[:min(_SPLIT, (max_boxes - n_boxes) // 4)]]
+        take = open_[np.argsort(lb[open_])[:min(_SPLIT, (max_boxes - n_boxes) // per)]]
         if take.size == 0:
             break
         rest = np.ones(lb.size, dtype=bool)
         rest[take] = False
-        children = _split(tuple(v[take] for v in boxes))
+        children = _split(tuple(v[take] for v in boxes), cut_x=alpha is None,
+                          cut_y=beta is None)
         clb = lows(children)
         n_boxes += children[0].size
         boxes = tuple(np.concatenate([v[rest], c]) for v, c in zip(boxes, children))
         lb = np.concatenate([lb[rest], clb])
     i = int(np.argmin(lb))
-    settled = min(prob.w_L, float(lb[i]))  # alpha >= 4 / L: step 4
+    settled = float(lb[i]) if alpha is not None else min(prob.w_L, float(lb[i]))  # step 4
     at = tuple(float(np.ravel(v)[0]) for v in to_ab(*(np.array([b[i]]) for b in boxes)))
     return ErrorBracket(min(settled, best), n_boxes, at)  # type: ignore[arg-type]
 
 
-def _split(boxes: tuple) -> tuple:
-    """Each box cut in two along each finite side (a tail box only along its finite one)."""
+def _split(boxes: tuple, cut_x: bool = True, cut_y: bool = True) -> tuple:
+    """Each box cut in two along each finite side (a tail box only along its finite one);
+    ``cut_x`` / ``cut_y`` False: that side is never cut (a slice's fixed coefficient)."""
     xl, xh, yl, yh = boxes
-    fx, fy = np.isfinite(xl) & np.isfinite(xh), np.isfinite(yl) & np.isfinite(yh)
+    fx = np.isfinite(xl) & np.isfinite(xh) & cut_x
+    fy = np.isfinite(yl) & np.isfinite(yh) & cut_y
     with np.errstate(invalid="ignore"):
         xm, ym = 0.5 * (xl + xh), 0.5 * (yl + yh)
     out: list[list[np.ndarray]] = [[], [], [], []]

@@ -42,8 +42,12 @@ worst instance, ``upper`` within 2%). A search, not a proven optimum, but **brac
   the noise depends on :math:`T` except step 3, which then takes the least of the sequence
   over each horizon interval (that module's docstring). The objective it bounds is the one
   searched here: :math:`W` with :math:`\sigma=0` and :math:`\ell` = ``noise_var``. A method
-  whose family is smaller (one coefficient fixed) is bounded by the best heavy ball, so its
-  gap also counts what fixing costs.
+  whose family is smaller (one coefficient fixed: gradient descent, :math:`\beta=0`; a fixed
+  momentum or a fixed step) is bounded over **its slice** of heavy ball (the same branch and
+  bound on boxes degenerate in the fixed coefficient, ``alpha=``/``beta=`` there, that
+  module's *Slices*), not by the best heavy ball, whose least worst case can be far lower
+  (700 times at :math:`L/\mu=10^3`): the bracket is then the search's and the certified upper
+  end's (2%), not what fixing costs.
 
 The tuned row is in the family each bound covers, so
 ``tuned.worst_case_upper / lower_bound - 1`` is a proven gap (``certified_gap``).
@@ -293,13 +297,21 @@ def tune_linear_error(mu: float, L: float, d: int, *, noise_var: Callable[[Any],
 
 
 def proven_lower_bound(mu: float, L: float, d: int, *, noise_var: Callable[[Any], Any],
-                       initial_gap: float, max_horizon: int, heavy: bool, best: float
-                       ) -> tuple[float, str]:
+                       initial_gap: float, max_horizon: int, heavy: bool, best: float,
+                       alpha: float | None = None, beta: float | None = None,
+                       attained: float | None = None) -> tuple[float, str]:
     r"""``(lower, by)``: the larger of the proven lower bounds of the module docstring of the
     least worst case over the method's family (``heavy``: :math:`\gamma=0`,
     :math:`\alpha>0`, :math:`0\le\beta<1`), never above ``best`` (the tuned row's
     certified upper end); ``(nan, "")`` when neither is computed (``max_horizon`` above
-    their limits)."""
+    their limits).
+
+    ``alpha`` / ``beta``: the coefficient the family fixes (``heavy`` only; e.g. gradient
+    descent, ``beta=0``): the branch and bound is run over that **slice** of heavy ball
+    instead of all of it (a valid lower bound of the family's least worst case, which is
+    usually far above heavy ball's), with ``attained`` (the tuned row's attained worst case;
+    default ``best``) as its incumbent: the result is a lower bound whatever the incumbent
+    (it only sets where cutting stops, and caps the result)."""
     from dpbounds.tuning._certify_error import MAX_CERT_HORIZON, certify_error_minimum
     from dpbounds.tuning._lmi_lower import noise_lower_bound
 
@@ -311,12 +323,26 @@ def proven_lower_bound(mu: float, L: float, d: int, *, noise_var: Callable[[Any]
                                   lambda T: d * np.asarray(noise_var(T), dtype=float))
         by = (f"linear method (any (alpha, beta, gamma), T <= {max_horizon}) with this noise "
               "calibration (linear-MMSE and Chebyshev bounds)")
+    sliced = heavy and (alpha is not None or beta is not None)
     if heavy and max_horizon <= MAX_CERT_HORIZON and math.isfinite(best):
-        hb = certify_error_minimum(mu, L, d, max_horizon, noise_var, 0.0, best=best,
-                                   initial_gap=gap0, any_noise=True).lower
+        inc = best if attained is None or not math.isfinite(attained) else min(attained, best)
+        hb = certify_error_minimum(mu, L, d, max_horizon, noise_var, 0.0,
+                                   best=inc if sliced else best, initial_gap=gap0,
+                                   any_noise=True, alpha=alpha if sliced else None,
+                                   beta=beta if sliced else None).lower
         if not hb <= lower:  # also when the other is nan
-            lower, by = hb, (f"heavy ball (alpha > 0, 0 <= beta < 1, T <= {max_horizon}) "
-                             "with this noise calibration (branch and bound)")
+            if sliced:
+                fam = ("gradient descent (beta = 0, " if alpha is None and beta == 0.0
+                       else "heavy ball with " + ", ".join(
+                           f"{k} = {v:.6g}" for k, v in (("alpha", alpha), ("beta", beta))
+                           if v is not None) + " (")
+                free = "".join(f"{k}, " for k, v in (("alpha > 0", alpha),
+                                                     ("0 <= beta < 1", beta)) if v is None)
+                lower, by = hb, (f"{fam}{free}T <= {max_horizon}) with this noise "
+                                 "calibration (branch and bound over that slice)")
+            else:
+                lower, by = hb, (f"heavy ball (alpha > 0, 0 <= beta < 1, T <= {max_horizon}) "
+                                 "with this noise calibration (branch and bound)")
     if math.isfinite(best) and lower > best:
         lower = best
     return lower, by
