@@ -36,15 +36,17 @@ CASES: list[tuple[str, list[str]]] = [
     ("error", ["bound", "no_such_theorem"]),
     ("error", ["compare", "--epsilon", "-1"]),
     ("error", ["tune", "no_such_method"]),
-    ("error", ["tune", "hb", "--alpha", "-1"]),
+    ("error", ["tune", "hb", "--mu", "1", "--L", "10", "--epsilon", "-1"]),
     ("error", ["rate", "no_such_method"]),
-    ("error", ["rate", "hb", "--alpha", "nan"]),
+    ("error", ["rate", "hb", "--alpha", "0.5", "--beta", "0.3", "--mu", "nan", "--L", "1"]),
     ("error", ["audit", "dp_foo"]),
     ("error", ["audit", "dp_sgd", "--epsilon", "-1"]),
+    ("error", ["audit", "plan", "nosuch"]),
     ("error", ["verify", "no.such"]),
     ("error", ["verify", "yang.sgd", "--trials", "0"]),
+    ("error", ["verify", "yang.sgd", "--vary", "q"]),
     ("error", ["calibrate", "no_such_method", "--steps", "10"]),
-    ("error", ["calibrate", "--steps", "-3"]),
+    ("error", ["calibrate", "x", "--steps", "-3"]),
 ]
 
 
