@@ -98,13 +98,30 @@ def test_help_list_and_input_errors_import_no_heavy_module():
                 ["audit", "--list"], ["audit", "--list", "--json"], ["audit", "--list-mutants"],
                 ["verify", "--list"], ["verify", "--list", "--json"],
                 ["verify", "nosuch.thm", "--quick"], ["bound", "nosuch"], ["audit", "nosuch"],
-                ["audit", "plan", "nosuch"], *BAD_ARGV])
+                ["audit", "plan", "nosuch"], ["calibrate", "nosuch", "--steps", "10"], *BAD_ARGV])
     seen = _imports_of(argvs)
     assert list(seen) == [" ".join(a) for a in argvs]
     assert {k: v for k, v in seen.items() if v} == {}
     # control: the detector sees a command that does the work
     run = ["bound", "nonconvex.clipped_sgd", "--no-tune"]
     assert "sympy" in _imports_of([run])[" ".join(run)]
+
+
+def test_calibrate_names_an_unknown_method_as_the_registry_does(monkeypatch):
+    """Without a plug-in ``calibrate NAME`` refuses every name before importing
+    ``dpbounds.extend`` (2 CPU-s of sympy); its message is the empty registry's own."""
+    import pytest
+
+    from dpbounds import extend
+    from dpbounds.cli.plugin_cmd import NO_METHODS
+
+    monkeypatch.setattr(extend, "_METHODS", {})
+    monkeypatch.setattr(extend, "_METHOD_THEOREM", {})
+    with pytest.raises(ValueError) as exc:
+        extend.method_named("nosuch")
+    assert str(exc.value) == NO_METHODS.format(name="nosuch")
+    # control: a different name gives a different message
+    assert str(exc.value) != NO_METHODS.format(name="other")
 
 
 def test_the_catalog_is_what_the_registries_say():

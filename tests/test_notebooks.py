@@ -10,38 +10,59 @@ without ipywidgets).
 
 from __future__ import annotations
 
+import functools
+import importlib
 import importlib.util
 import os
 import re
 import resource
 import time
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
-nbformat = pytest.importorskip("nbformat")
-# nbclient and ipykernel (a second of imports) are imported by the execution test only
+# nbformat (and the build script, which imports it) load on first use, not at collection
+# (tests/test_collection_imports.py); nbclient and ipykernel (a second of imports) are imported by
+# the execution test only
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("nbformat") is None,
+                                reason="needs nbformat (the dev extra)")
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = ROOT / "notebooks"
 NOTEBOOKS = sorted(HERE.glob("*.ipynb"))
+#: the notebooks' names, the ids of the per-notebook tests: the build script's list (checked
+#: equal in test_every_notebook_is_built_by_the_script) read without importing it
+NAMES = [p.stem for p in NOTEBOOKS]
 
 
-def _build_module():
+class _OnFirstUse:
+    """A module loaded by ``load()`` at its first attribute access."""
+
+    def __init__(self, load: Callable[[], ModuleType]) -> None:
+        self._load = functools.cache(load)
+
+    def __getattr__(self, name: str):
+        return getattr(self._load(), name)
+
+
+def _build_module() -> ModuleType:
     spec = importlib.util.spec_from_file_location("notebooks_build", HERE / "_build.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-build = _build_module()
+nbformat = _OnFirstUse(lambda: importlib.import_module("nbformat"))
+build = _OnFirstUse(_build_module)
 
 
 def test_every_notebook_is_built_by_the_script() -> None:
-    assert sorted(p.stem for p in NOTEBOOKS) == sorted(build.NOTEBOOKS)
+    assert NAMES == sorted(build.NOTEBOOKS)
 
 
-@pytest.mark.parametrize("name", build.NOTEBOOKS)
+@pytest.mark.parametrize("name", NAMES)
 def test_committed_notebook_is_fresh(name: str) -> None:
     committed = nbformat.read(HERE / f"{name}.ipynb", as_version=4)
     expected = build.build(name)
@@ -59,7 +80,7 @@ def test_committed_notebook_is_fresh(name: str) -> None:
             assert out.output_type != "error", f"{name}: an error is committed"
 
 
-@pytest.mark.parametrize("name", build.NOTEBOOKS)
+@pytest.mark.parametrize("name", NAMES)
 def test_committed_outputs_are_small(name: str) -> None:
     path = HERE / f"{name}.ipynb"
     nb = nbformat.read(path, as_version=4)
