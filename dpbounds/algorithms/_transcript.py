@@ -104,6 +104,8 @@ class Transcript:
         self._rel_std: list[np.ndarray] = []
         self._w: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._released = 0
+        self._drawn: list[tuple[int, np.ndarray]] = []
+        self._noise_dim = 0
 
     def begin(self, algorithm: str, *, trials: int, steps: int, n: int, batch_size: int,
               sampling: str, sampling_rate: float, neighbouring: str, bound: Any,
@@ -177,6 +179,17 @@ class Transcript:
                         np.broadcast_to(np.asarray(w, dtype=float), r.shape).copy()))
         self._released += s.size
 
+    def drawn(self, release: int, noise: Any) -> None:
+        r"""Release ``release`` (0-based, over the run) drew ``noise``, ``(trials, d)``: the
+        noise actually added. Kept per trial as one number, the sufficient statistic of its
+        scale: :math:`\sum_j|\xi_j|` for Laplace noise, :math:`\sum_j\xi_j^2` for Gaussian
+        (what a check of the draws against ``release_std`` reads; ``d`` is kept once)."""
+        a = np.asarray(to_numpy(noise), dtype=float)
+        a = a.reshape(a.shape[0], -1)
+        stat = np.abs(a).sum(axis=1) if self.noise == "laplace" else (a * a).sum(axis=1)
+        self._noise_dim = int(a.shape[1])
+        self._drawn.append((int(release), stat))
+
     @property
     def nbytes(self) -> int:
         """Bytes the recorded arrays hold."""
@@ -188,7 +201,10 @@ class Transcript:
         ``indices`` ``(trials, T, width)`` (``-1`` pads a Poisson step; ``None`` for the full
         batch), ``max_norm_raw`` / ``max_norm`` ``(trials, T)``, ``bound`` ``(T,)`` (declared),
         ``release_step`` / ``release_std`` ``(R,)``, ``weight_release`` / ``weight_step`` /
-        ``weight`` (COO); with ``queries=True`` also ``query`` ``(trials, T, d)``.
+        ``weight`` (COO); with ``queries=True`` also ``query`` ``(trials, T, d)``; where the
+        run recorded its draws (:meth:`drawn`: the Laplace momentum methods and the Gaussian
+        DP-GD) also ``noise_drawn`` ``(trials, R)`` (``nan`` for a release not recorded) and
+        ``noise_dim`` (``d``).
         """
         if self._ragged:
             width = max(1, max(a.shape[1] for a in self._ragged))
@@ -204,6 +220,12 @@ class Transcript:
             return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
 
         extra: dict[str, Any] = {}
+        if self._drawn:
+            drawn = np.full((self.trials, self._released), np.nan)
+            for r, v in self._drawn:
+                drawn[:, r] = v
+            extra["noise_drawn"] = drawn
+            extra["noise_dim"] = self._noise_dim
         if self.queries:
             q = np.full((self.trials, self.steps, self._query[0][1].shape[-1] if self._query
                          else 0), np.nan)

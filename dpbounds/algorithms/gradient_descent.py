@@ -301,7 +301,10 @@ def _gaussian_gd(f: ObjectiveProtocol, epsilon: float, delta: float | None, T: i
         if grid is not None:
             g = grid.release(t, g)
         elif sigma > 0:
-            g = g + stream.normal((f.d,), sigma)
+            xi = stream.normal((f.d,), sigma)
+            if transcript is not None:
+                transcript.drawn(t, xi)  # the noise added, for a check against sigma
+            g = g + xi
         x = x - alpha * g
     rec.record(x)
     ledger = PrivacyLedger(nb)
