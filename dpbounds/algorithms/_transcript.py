@@ -5,7 +5,11 @@ Issue 34 item 1 (dp-recorder's record-and-replay idea): a :class:`Transcript` pa
 largest per-sample contribution norm before and after clipping (or normalisation), and per
 *release* (a noisy quantity the run publishes: one per step for DP-SGD and DP-GD, one per
 tree node for tree aggregation) its noise standard deviation (or Laplace scale ``b``) and the
-weights with which each step's per-sample contributions enter it:
+weights with which each step's per-sample contributions enter it; where the run records what
+it drew (:meth:`Transcript.drawn`: the Laplace momentum methods and the Gaussian DP-GD), also
+each release's drawn noise, as :math:`\lVert\xi_r\rVert_1` (Laplace) or
+:math:`\lVert\xi_r\rVert_2^2` (Gaussian) per trial, which
+:mod:`dpbounds.verify.drawn_noise` tests against the recorded scale:
 
 .. math::
 

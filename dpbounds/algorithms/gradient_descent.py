@@ -123,8 +123,9 @@ def dp_gd(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
     transcript:
         ``None`` or a fresh :class:`~dpbounds.algorithms._transcript.Transcript` to fill with
         the per-step contribution norms and releases (Gaussian, full batch: every sample
-        enters every step's release with weight ``1/N``; Laplace: as
-        :func:`~dpbounds.algorithms.momentum.laplace_momentum_method` records it).
+        enters every step's release with weight ``1/N``, and each draw's sum of squares is
+        recorded; Laplace: as :func:`~dpbounds.algorithms.momentum.laplace_momentum_method`
+        records it).
 
     Example
     -------
