@@ -19,7 +19,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpbounds.algorithms import dp_gd, dp_heavy_ball, dp_masg, dp_nag, dp_sgd
+from dpbounds.algorithms import (
+    dp_gd,
+    dp_heavy_ball,
+    dp_masg,
+    dp_nag,
+    dp_sgd,
+    tree_momentum_nsgd,
+)
 from dpbounds.algorithms._transcript import Transcript
 from dpbounds.audit.mutation import _scaled_laplace
 from dpbounds.data import kuru_synthetic
@@ -161,10 +168,31 @@ def test_gaussian_dp_gd_noise_too_small_fails(objective: LogisticRegression) -> 
     assert ra.epsilon <= 1.0 * (1 + 1e-3) and not ra.drawn[0].holds
 
 
+@pytest.mark.parametrize("sampling", ["without_replacement", "poisson"])
+def test_dp_sgd_records_the_draws_both_paths_add(objective: LogisticRegression,
+                                                 sampling: str) -> None:
+    """DP-SGD (compiled loop without replacement, NumPy path for Poisson) records each step's
+    Gaussian draw; the correct run holds, the noise_sqrt2 mutant fails the scale row while its
+    re-accounted epsilon is the correct run's."""
+    kw = dict(epsilon=1.0, delta=1e-5, steps=40, batch_size=20, step_size=0.1, trials=3,
+              seed=7, sampling=sampling, clip_threshold=1.0,
+              **({"public_n": objective.n} if sampling == "poisson" else {}))
+    tr = Transcript()
+    dp_sgd(objective, transcript=tr, **kw)
+    good = reaccount(tr.as_dict(), epsilon=1.0, delta=1e-5)
+    assert tr.as_dict()["noise_drawn"].shape == (3, 40) and good.holds
+    bad = Transcript()
+    with mutated("noise_sqrt2", "dp_sgd"):
+        dp_sgd(objective, transcript=bad, **kw)
+    ra = reaccount(bad.as_dict(), epsilon=1.0, delta=1e-5)
+    assert ra.epsilon == pytest.approx(good.epsilon, rel=1e-12)
+    assert not ra.drawn[0].holds and ra.failed
+
+
 def test_study_row_and_what_is_not_recorded(objective: LogisticRegression) -> None:
     """transcript_checks carries a drawn_noise row (level / p <= 1 on a correct run, > 1
-    under the std-parameterised draw); a transcript without draws (DP-SGD's compiled loop)
-    gets none; bad input is a ValueError naming the parameter."""
+    under the std-parameterised draw); a transcript without draws (the tree methods'
+    compiled loops) gets none; bad input is a ValueError naming the parameter."""
     tr = Transcript()
     dp_heavy_ball(objective, epsilon=1.0, steps=40, batch_size=40, trials=2, seed=8,
                   transcript=tr)
@@ -176,11 +204,11 @@ def test_study_row_and_what_is_not_recorded(objective: LogisticRegression) -> No
                       transcript=bad)
     assert transcript_checks(bad.as_dict(), epsilon=1.0, delta=1e-5)["drawn_noise"][
         "values"][0] > 1.0
-    sgd = Transcript()
-    dp_sgd(objective, epsilon=1.0, delta=1e-5, steps=5, batch_size=8, step_size=0.1,
-           clip_threshold=1.0, seed=0, transcript=sgd)
-    assert "noise_drawn" not in sgd.as_dict() and drawn_noise_verdicts(sgd.as_dict()) == []
-    assert "drawn_noise" not in transcript_checks(sgd.as_dict(), epsilon=1.0, delta=1e-5)
+    tree = Transcript()  # the tree methods' compiled loops draw inside: nothing recorded
+    tree_momentum_nsgd(objective, epsilon=2.0, delta=1e-5, epochs=2, step_size=0.1,
+                       batch_size=100, clip_threshold=1.0, seed=0, transcript=tree)
+    assert "noise_drawn" not in tree.as_dict() and drawn_noise_verdicts(tree.as_dict()) == []
+    assert "drawn_noise" not in transcript_checks(tree.as_dict(), epsilon=2.0, delta=1e-5)
     d = tr.as_dict()
     with pytest.raises(ValueError, match="alpha"):
         drawn_noise_verdicts(d, alpha=1.5)
