@@ -12,7 +12,7 @@ to the declared law. They read the transcript's dictionary only and import nothi
 
 **Null laws [DERIVED].** For :math:`\xi\sim\mathrm{Lap}(b)^d`, :math:`|\xi_j|/b` are i.i.d.
 :math:`\mathrm{Exp}(1)` (the Laplace density :math:`e^{-|x|/b}/(2b)`, Dwork & Roth 2014,
-Def. 3.3, VERBATIM, folded), so :math:`u=\lVert\xi\rVert_1/b\sim\Gamma(d,1)`; for
+Def. 3.2, VERBATIM, folded), so :math:`u=\lVert\xi\rVert_1/b\sim\Gamma(d,1)`; for
 :math:`\xi\sim N(0,s^2I_d)`, :math:`u=\lVert\xi\rVert_2^2/s^2\sim\chi^2_d=\Gamma(d/2,2)`. The
 draws of different releases and trials are independent, so the total over the :math:`N`
 recorded (release, trial) pairs is :math:`\Gamma(Nk,\theta)` with :math:`(k,\theta)=(d,1)`
@@ -111,8 +111,8 @@ def drawn_noise_verdicts(tr: Mapping[str, Any], *, alpha: float = 1e-3, name: st
     cols = np.isfinite(scale) & (scale > 0) & np.all(np.isfinite(drawn), axis=0)
     if not cols.any():
         return []
-    power_of = scale if str(tr["noise"]) == "laplace" else scale**2
-    u = (drawn[:, cols] / power_of[cols]).ravel()
+    unit = scale if str(tr["noise"]) == "laplace" else scale**2  # the statistic's scale
+    u = (drawn[:, cols] / unit[cols]).ravel()
     trials, per_trial = drawn.shape[0], int(cols.sum())
     level = alpha / 2.0
     total, shape = float(u.sum()), u.size * k
