@@ -5,7 +5,12 @@ Issue 34 item 1 (dp-recorder's record-and-replay idea): a :class:`Transcript` pa
 largest per-sample contribution norm before and after clipping (or normalisation), and per
 *release* (a noisy quantity the run publishes: one per step for DP-SGD and DP-GD, one per
 tree node for tree aggregation) its noise standard deviation (or Laplace scale ``b``) and the
-weights with which each step's per-sample contributions enter it:
+weights with which each step's per-sample contributions enter it; where the run records what
+it drew (:meth:`Transcript.drawn`: the Laplace momentum methods, the Gaussian DP-GD, DP-SGD
+and DP-NSGD; not the tree methods, whose compiled loops draw inside), also
+each release's drawn noise, as :math:`\lVert\xi_r\rVert_1` (Laplace) or
+:math:`\lVert\xi_r\rVert_2^2` (Gaussian) per trial, which
+:mod:`dpbounds.verify.drawn_noise` tests against the recorded scale:
 
 .. math::
 
@@ -104,6 +109,8 @@ class Transcript:
         self._rel_std: list[np.ndarray] = []
         self._w: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._released = 0
+        self._drawn: list[tuple[int, np.ndarray]] = []  # (first release, (trials, k))
+        self._noise_dim = 0
 
     def begin(self, algorithm: str, *, trials: int, steps: int, n: int, batch_size: int,
               sampling: str, sampling_rate: float, neighbouring: str, bound: Any,
@@ -177,6 +184,23 @@ class Transcript:
                         np.broadcast_to(np.asarray(w, dtype=float), r.shape).copy()))
         self._released += s.size
 
+    def drawn(self, release: int, noise: Any) -> None:
+        r"""Release ``release`` (0-based, over the run) drew ``noise``, ``(trials, d)``: the
+        noise actually added. Kept per trial as one number, the sufficient statistic of its
+        scale: :math:`\sum_j|\xi_j|` for Laplace noise, :math:`\sum_j\xi_j^2` for Gaussian
+        (what a check of the draws against ``release_std`` reads; ``d`` is kept once)."""
+        a = np.asarray(to_numpy(noise), dtype=float)
+        self.drawn_block(release, a.reshape(a.shape[0], 1, -1))
+
+    def drawn_block(self, release: int, noise: Any) -> None:
+        """Releases ``release ..`` drew ``noise``, ``(trials, k, d)`` (one block of ``k``
+        steps' draws at once; as :meth:`drawn` per release)."""
+        a = np.asarray(to_numpy(noise), dtype=float)
+        stat = np.abs(a).sum(axis=2) if self.noise == "laplace" else np.einsum("tkd,tkd->tk",
+                                                                              a, a)
+        self._noise_dim = int(a.shape[2])
+        self._drawn.append((int(release), stat))
+
     @property
     def nbytes(self) -> int:
         """Bytes the recorded arrays hold."""
@@ -188,7 +212,10 @@ class Transcript:
         ``indices`` ``(trials, T, width)`` (``-1`` pads a Poisson step; ``None`` for the full
         batch), ``max_norm_raw`` / ``max_norm`` ``(trials, T)``, ``bound`` ``(T,)`` (declared),
         ``release_step`` / ``release_std`` ``(R,)``, ``weight_release`` / ``weight_step`` /
-        ``weight`` (COO); with ``queries=True`` also ``query`` ``(trials, T, d)``.
+        ``weight`` (COO); with ``queries=True`` also ``query`` ``(trials, T, d)``; where the
+        run recorded its draws (:meth:`drawn`: the Laplace momentum methods, the Gaussian
+        DP-GD, DP-SGD and DP-NSGD) also ``noise_drawn`` ``(trials, R)`` (``nan`` for a
+        release not recorded) and ``noise_dim`` (``d``).
         """
         if self._ragged:
             width = max(1, max(a.shape[1] for a in self._ragged))
@@ -204,6 +231,12 @@ class Transcript:
             return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
 
         extra: dict[str, Any] = {}
+        if self._drawn:
+            drawn = np.full((self.trials, self._released), np.nan)
+            for r, v in self._drawn:
+                drawn[:, r:r + v.shape[1]] = v
+            extra["noise_drawn"] = drawn
+            extra["noise_dim"] = self._noise_dim
         if self.queries:
             q = np.full((self.trials, self.steps, self._query[0][1].shape[-1] if self._query
                          else 0), np.nan)

@@ -344,6 +344,8 @@ def _noisy_sgd(
         for a, b in _kernels.chunks(c0, c1, _kernels.block_steps(d), cut):
             noises = (noise_rng.normal_steps(b - a, (d,), scale=std_mean)
                       if std_mean > 0 and grid is None else None)
+            if transcript is not None and noises is not None:
+                transcript.drawn_block(a, noises)  # what both paths add, steps a+1 .. b
             if kern is not None:
                 norms = np.zeros((trials, b - a, 2) if transcript is not None else (1, 1, 2))
                 _kernels.noisy_sgd_steps(*kern, batches, a - c0, _kernels.noise_or_none(noises),

@@ -123,8 +123,9 @@ def dp_gd(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
     transcript:
         ``None`` or a fresh :class:`~dpbounds.algorithms._transcript.Transcript` to fill with
         the per-step contribution norms and releases (Gaussian, full batch: every sample
-        enters every step's release with weight ``1/N``; Laplace: as
-        :func:`~dpbounds.algorithms.momentum.laplace_momentum_method` records it).
+        enters every step's release with weight ``1/N``, and each draw's sum of squares is
+        recorded; Laplace: as :func:`~dpbounds.algorithms.momentum.laplace_momentum_method`
+        records it).
 
     Example
     -------
@@ -301,7 +302,10 @@ def _gaussian_gd(f: ObjectiveProtocol, epsilon: float, delta: float | None, T: i
         if grid is not None:
             g = grid.release(t, g)
         elif sigma > 0:
-            g = g + stream.normal((f.d,), sigma)
+            xi = stream.normal((f.d,), sigma)
+            if transcript is not None:
+                transcript.drawn(t, xi)  # the noise added, for a check against sigma
+            g = g + xi
         x = x - alpha * g
     rec.record(x)
     ledger = PrivacyLedger(nb)

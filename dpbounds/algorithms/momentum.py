@@ -254,7 +254,9 @@ def laplace_momentum_method(
     gradient on a grid with exact discrete Laplace noise (:mod:`dpbounds.algorithms._grid`).
 
     ``transcript`` (float noise only): one release per step, the mini-batch mean (weight
-    ``1/m``) plus Laplace noise of the step's scale; the declared bound is ``S_1/2`` and each
+    ``1/m``) plus Laplace noise of the step's scale (the draw's L1 norm is recorded too:
+    :meth:`~dpbounds.algorithms._transcript.Transcript.drawn`); the declared bound is
+    ``S_1/2`` and each
     step's recorded "norm" is half the largest L1 distance between a batch sample's gradient
     and the first one's (:math:`S_1` bounds differences of per-sample gradients, not the
     gradients: a replace-one move of the mean is at most ``2 * bound / m``).
@@ -327,7 +329,10 @@ def laplace_momentum_method(
         if grid is not None:
             g = grid.release(t, g)
         elif scales[t] > 0:
-            g = g + stream.laplace((d,), scales[t])
+            xi = stream.laplace((d,), scales[t])
+            if transcript is not None:
+                transcript.drawn(t, xi)  # the noise added, for a check against the scale
+            g = g + xi
         x_new = point - alpha * g
         if kind == "hb" and beta != 0.0:
             x_new = x_new + beta * (x - x_prev)

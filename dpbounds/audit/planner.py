@@ -12,11 +12,19 @@ models of the rates:
   mechanism), every threshold is a candidate event; :math:`\mu` from the ledger
   (:func:`dpbounds.audit.runner.claimed_mu`) or from a pilot's GDP fit;
 * **binomial** (:func:`binomial_runs`): the rates of the event a pilot audit chose, kept
-  fixed (no re-selection at larger ``n``: conservative).
+  fixed (no re-selection at larger ``n``: conservative);
+* **the declared law** (:func:`model_runs`, settings that declare their transcript's law,
+  :attr:`~dpbounds.audit.registry.Setting.model`): the audit's second estimator, the law's
+  exact likelihood ratio with its threshold chosen on transcripts drawn from the law
+  (:func:`~dpbounds.audit.statistics.model_test`, as the audit chooses it for ``n``) and
+  evaluated on **all** ``n`` runs; its rates are those of other transcripts drawn from the
+  law [DERIVED: the threshold depends on the law alone, so its counts are binomial at those
+  rates].
 
 The threshold selection on the other half of the runs is assumed to find the best
 event (optimistic by the selection's own noise, which the pilot's binomial model does not
-assume).
+assume). Where a setting declares its law the audit runs both estimators at half the error
+each (Bonferroni), and so does every row of its plan: each at ``1 - (1 - confidence) / 2``.
 
 Example
 -------
@@ -37,20 +45,23 @@ import numpy as np
 from scipy import stats
 
 from dpbounds._validation import check_open_interval, check_positive
-from dpbounds.audit.statistics import _epsilon_bounds, gdp_epsilon
+from dpbounds.audit.statistics import _epsilon_bounds, gdp_epsilon, model_test
 from dpbounds.privacy import Neighbouring
 
 __all__ = ["plan"]
 
 #: Largest run count a plan considers (per data set).
 MAX_RUNS = 10**9
+#: Transcripts per data set whose rates the declared law's row reads (:func:`fresh_scores`).
+FRESH_DRAWS = 100_000
 
 
 def lower_at(tpr: np.ndarray, fpr: np.ndarray, runs: int, delta: float,
-             confidence: float = 0.95, power: float = 0.5) -> float:
+             confidence: float = 0.95, power: float = 0.5, all_runs: bool = False) -> float:
     """Certified bound reached with probability about ``power`` by the best of the events
-    with rates ``tpr``/``fpr`` (arrays), with ``runs`` per data set (half evaluate)."""
-    m = max(1, int(runs) // 2)
+    with rates ``tpr``/``fpr`` (arrays), with ``runs`` per data set (half evaluate; all of
+    them with ``all_runs``: an event fixed before the runs)."""
+    m = max(1, int(runs) if all_runs else int(runs) // 2)
     tpr, fpr = np.atleast_1d(tpr), np.atleast_1d(fpr)
     tp = stats.binom.ppf(1.0 - power, m, tpr)  # the adverse quantile of each count
     fp = stats.binom.ppf(power, m, fpr)
@@ -100,10 +111,57 @@ def gaussian_runs(target: float, mu: float, delta: float, confidence: float = 0.
     return _search(lambda n: lower_at(tpr, fpr, n, delta, confidence, power), target)
 
 
+def model_lower(simulated: tuple[np.ndarray, np.ndarray], runs: int, delta: float,
+                confidence: float = 0.95, power: float = 0.5,
+                rates: tuple[np.ndarray, np.ndarray] | None = None) -> float:
+    """Certified bound reached with probability about ``power`` by the declared law's exact
+    likelihood-ratio test on all ``runs`` runs per data set: the threshold and side
+    :func:`~dpbounds.audit.statistics.model_test` chooses for ``runs`` on ``simulated``
+    (sorted scores of transcripts drawn from the law on D and on D',
+    :func:`~dpbounds.audit.statistics.simulated_scores`: the audit's own), at the rates of
+    ``rates``, scores of *other* transcripts drawn from the law (:func:`fresh_scores`).
+
+    The rates must come from other draws: the threshold maximises the bound at the
+    simulated tail counts, so their own rates are biased low in the false positives (the
+    winner's curse; measured 5-10% optimistic on the bound at 1,000-4,000 runs).
+    ``rates=None`` reads ``simulated`` anyway."""
+    n = max(1, int(runs))
+    test = model_test(simulated, n, delta, confidence)
+    on_d, on_p = simulated if rates is None else rates
+    tpr = float(np.mean(test.event(on_p)))
+    fpr = float(np.mean(test.event(on_d)))
+    return lower_at(np.array([tpr]), np.array([fpr]), n, delta, confidence, power,
+                    all_runs=True)
+
+
+def fresh_scores(model: Any, draws: int = FRESH_DRAWS) -> tuple[np.ndarray, np.ndarray]:
+    """The law's exact likelihood ratio (:func:`~dpbounds.audit.statistics.mixture_lr`) on
+    ``draws`` transcripts drawn from ``model`` on D and on D' with seed 1 (the audit's
+    threshold draws use seed 0): the rates :func:`model_lower` reads."""
+    from dpbounds.audit.statistics import mixture_lr, sample_model
+
+    score = mixture_lr(model)
+    on_d, on_p = sample_model(model, draws, 1)
+    return score(on_d), score(on_p)
+
+
+def model_runs(target: float, simulated: tuple[np.ndarray, np.ndarray], delta: float,
+               confidence: float = 0.95, power: float = 0.95,
+               rates: tuple[np.ndarray, np.ndarray] | None = None) -> float:
+    """Runs per data set for :func:`model_lower` to reach ``target`` with probability
+    ``power``; ``inf`` when no run count up to :data:`MAX_RUNS` does."""
+    check_positive("target", target)
+    check_open_interval("power", power, 0.0, 1.0)
+    return _search(lambda n: model_lower(simulated, n, delta, confidence, power, rates),
+                   target)
+
+
 def binomial_runs(target: float, tpr: float, fpr: float, delta: float,
-                  confidence: float = 0.95, power: float = 0.95) -> float:
+                  confidence: float = 0.95, power: float = 0.95,
+                  all_runs: bool = False) -> float:
     """Runs per data set for one event of rates ``(tpr, fpr)`` to certify ``target`` with
-    probability ``power``; ``inf`` when the event's own ε-evidence is below ``target``."""
+    probability ``power``; ``inf`` when the event's own ε-evidence is below ``target``
+    (``all_runs``: the event is fixed before the runs, all of them evaluate)."""
     check_positive("target", target)
     check_open_interval("power", power, 0.0, 1.0)
     t, f = np.array([tpr]), np.array([fpr])
@@ -111,7 +169,7 @@ def binomial_runs(target: float, tpr: float, fpr: float, delta: float,
     ideal = max(_log_ratio_pair(tpr - delta, fpr), _log_ratio_pair(1 - fpr - delta, 1 - tpr))
     if not ideal > target:
         return math.inf
-    return _search(lambda n: lower_at(t, f, n, delta, confidence, power), target)
+    return _search(lambda n: lower_at(t, f, n, delta, confidence, power, all_runs), target)
 
 
 def _log_ratio_pair(num: float, den: float) -> float:
@@ -193,14 +251,20 @@ def plan(algorithm: str, neighbouring: Neighbouring | str | None = None, *,
     Rows: the Gaussian model with the ledger's :math:`\mu` (Gaussian ledgers; the most a
     correct algorithm's transcript can carry), the Gaussian model with the pilot's GDP
     estimate, and the binomial model of the pilot's chosen event. CPU is the pilot's per
-    run, times three sets (D, D', null).
+    run, times three sets (D, D', null). Where the setting declares its transcript's law, a
+    row for the law's exact likelihood ratio on all runs (:func:`model_runs`), and every row
+    at the audit's per-estimator confidence ``1 - (1 - confidence) / 2``.
     """
-    from dpbounds.audit.runner import audit
+    from dpbounds.audit.runner import MIXTURE_LR, _declared_model, audit
+    from dpbounds.audit.statistics import simulated_scores
 
     check_positive("target_ratio", target_ratio)
     pilot = audit(algorithm, neighbouring, epsilon=epsilon, delta=delta, trials=pilot_trials,
                   confidence=confidence, seed=seed, mutant=mutant)
     claim, dlt = pilot.claimed_epsilon, pilot.delta
+    model = _declared_model(algorithm, neighbouring, pilot.input_epsilon, delta, mutant)
+    # the audit's two estimators share its error (Bonferroni): each row at its own share
+    each = confidence if model is None else 1.0 - (1.0 - confidence) / 2.0
     target = claim * (1.0 + 1e-9) if mutant else target_ratio * claim
     per_run = pilot.cpu_seconds / (3 * pilot.trials)
     rows: list[PlanRow] = []
@@ -210,12 +274,18 @@ def plan(algorithm: str, neighbouring: Neighbouring | str | None = None, *,
 
     if dlt > 0 and math.isfinite(pilot.mu_claim) and not mutant:
         add("Gaussian LR (white-box, exact form)", f"Gaussian, mu = mu_claim = "
-            f"{pilot.mu_claim:.3f}", gaussian_runs(target, pilot.mu_claim, dlt, confidence,
-                                                   power))
+            f"{pilot.mu_claim:.3f}", gaussian_runs(target, pilot.mu_claim, dlt, each, power))
     if dlt > 0 and math.isfinite(pilot.mu_hat) and pilot.mu_hat > 0:
         add("linear statistic (fitted)", f"Gaussian, mu = pilot mu_hat = {pilot.mu_hat:.3f}",
-            gaussian_runs(target, pilot.mu_hat, dlt, confidence, power))
+            gaussian_runs(target, pilot.mu_hat, dlt, each, power))
+    if model is not None:
+        add("declared law's LR (all runs)", f"the law drawn (q = {model.q:.3g}, "
+            f"s = {model.s:.3g}, {model.steps} steps)",
+            model_runs(target, simulated_scores(model), dlt, each, power,
+                       fresh_scores(model)))
+    # the pilot's event: chosen on half its runs, or fixed by the law (then all evaluate)
     add("the pilot's chosen event", f"binomial, TPR = {pilot.tpr:.4f}, FPR = {pilot.fpr:.4f}",
-        binomial_runs(target, pilot.tpr, pilot.fpr, dlt, confidence, power))
+        binomial_runs(target, pilot.tpr, pilot.fpr, dlt, each, power,
+                      all_runs=pilot.statistic.startswith(MIXTURE_LR)))
     return Plan(pilot.algorithm, pilot.neighbouring, pilot.mutant, claim, dlt, target, power,
                 pilot, tuple(rows))

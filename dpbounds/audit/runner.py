@@ -841,6 +841,28 @@ def _spec(name: str) -> AuditSpec:
     return known[key]
 
 
+def _declared_model(algorithm: str, neighbouring: Neighbouring | str | None,
+                    input_epsilon: float, delta: float | None, mutant: str | None) -> Any:
+    """The law an audit of ``algorithm`` declares for its transcript (the setting's
+    :attr:`Setting.model`, built as :func:`audit` builds it: the setting at
+    ``input_epsilon``, a mutant's own pair, one probe run), or ``None`` where the setting
+    declares none (then the audit has the held-out estimator only). For the planner
+    (:func:`dpbounds.audit.planner.plan`)."""
+    from dpbounds.audit.mutation import get_mutant
+
+    spec = _spec(algorithm)
+    relation = _relation(spec, neighbouring)
+    setting = spec.build(relation, input_epsilon, spec.delta if delta is None else delta)
+    function = None
+    if mutant:
+        mut = get_mutant(mutant, spec, relation, setting)
+        setting, function = mut.new_setting, mut.function
+    if setting.model is None:
+        return None
+    probe = _probe(spec, setting, function)[4]
+    return setting.model(setting, probe)
+
+
 def _relation(spec: AuditSpec, neighbouring: Neighbouring | str | None) -> Neighbouring:
     """The API boundary: the relation as the enum, one the audit declares."""
     if neighbouring is None:

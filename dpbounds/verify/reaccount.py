@@ -49,6 +49,11 @@ N = 1000: 9.3 against 8; correct code 0.78 and 2.5).
 are re-accounted in pure DP, one release per step (:func:`laplace_epsilon`: the Laplace
 mechanism, amplification by sampling without replacement, basic composition; ``delta = 0``).
 
+**Drawn noise.** A run that recorded its draws (``noise_drawn``: the Laplace momentum methods,
+the Gaussian DP-GD, DP-SGD and DP-NSGD) also has them tested against ``release_std``, the
+scale every epsilon above is read at (:func:`dpbounds.verify.drawn_noise.drawn_noise_verdicts`):
+a draw at the wrong scale or of the wrong law fails even where the recorded scale is right.
+
 **Verdict.** ``realised eps <= claim * (1 + RTOL)`` (``RTOL``: the two RDP order grids and the
 PLD discretisation differ from the calibration's by well under it).
 
@@ -70,6 +75,7 @@ from typing import Any
 import numpy as np
 
 from dpbounds._validation import check_choice, check_positive, check_probability
+from dpbounds.verify.drawn_noise import drawn_noise_verdicts
 from dpbounds.verify.sampling import POWER, sampling_verdicts
 from dpbounds.verify.verdicts import Verdict
 
@@ -107,6 +113,9 @@ class Reaccounting:
     node_counts: tuple[int, ...] = ()
     #: the sampling tests among ``verdicts``
     sampling: tuple[Verdict, ...] = field(default_factory=tuple)
+    #: the drawn-noise tests among ``verdicts`` (:mod:`dpbounds.verify.drawn_noise`; empty
+    #: when the run recorded no draws)
+    drawn: tuple[Verdict, ...] = field(default_factory=tuple)
 
     @property
     def holds(self) -> bool:
@@ -427,7 +436,9 @@ def reaccount(transcript: Mapping[str, Any], *, epsilon: float, delta: float,
         ``"pld"``, ``"rdp"`` or ``"auto"`` (RDP for sampling without replacement, which has no
         PLD in dp_accounting; PLD otherwise).
     alpha:
-        Family-wise size of the sampling tests (:mod:`dpbounds.verify.sampling`).
+        Family-wise size of the sampling tests (:mod:`dpbounds.verify.sampling`), and of the
+        drawn-noise tests where the run recorded its draws
+        (:mod:`dpbounds.verify.drawn_noise`).
     name:
         Study name on the verdict rows.
 
@@ -483,9 +494,11 @@ def reaccount(transcript: Mapping[str, Any], *, epsilon: float, delta: float,
             "the claim's form of analysis (K releases of the largest sensitivity per noise "
             "level) with K and Delta read off the transcript's weights (DERIVED)",
             bool(eps_load <= epsilon * (1.0 + RTOL))))
+    drawn = drawn_noise_verdicts(transcript, alpha=alpha, name=label)
+    verdicts += drawn
     return Reaccounting(results["declared"][0], results["realised"][0], epsilon, delta, rel,
                         accountant, results["declared"][1], results["declared"][2],
-                        tuple(verdicts), eps_load, counts, tuple(tests))
+                        tuple(verdicts), eps_load, counts, tuple(tests), tuple(drawn))
 
 
 def laplace_epsilon(tr: Mapping[str, Any], relation: str, norms: np.ndarray) -> float:
@@ -550,9 +563,11 @@ def _reaccount_laplace(tr: Mapping[str, Any], epsilon: float, relation: Any, alp
             "Delta_1/b, subsampling amplification, basic composition; DERIVED)",
             bool(eps[what] <= epsilon * (1.0 + RTOL))))
     tests = sampling_verdicts(tr, alpha=alpha, name=label)
-    verdicts += tests
+    drawn = drawn_noise_verdicts(tr, alpha=alpha, name=label)
+    verdicts += tests + drawn
     return Reaccounting(eps["declared"], eps["realised"], epsilon, 0.0, rel, "pure",
-                        math.nan, math.nan, tuple(verdicts), sampling=tuple(tests))
+                        math.nan, math.nan, tuple(verdicts), sampling=tuple(tests),
+                        drawn=tuple(drawn))
 
 
 def _account(tr: Mapping[str, Any], rel: str, norms: np.ndarray, delta: float,
@@ -629,6 +644,9 @@ def transcript_checks(transcript: Mapping[str, Any], *, epsilon: float, delta: f
     contribution over its declared bound, against 1) and, where the batches are sampled or
     shuffled, ``sampling`` (the largest ratio of a test's level to its p-value, against 1).
 
+    ``drawn_noise`` (where the run recorded its draws) is the largest ratio of a drawn-noise
+    test's level to its p-value, against 1 (:mod:`dpbounds.verify.drawn_noise`).
+
     ``sampling`` carries ``power`` (the weakest test's power against its named defect) and
     ``needs`` (the run that would reach ``power_needed``); a study counts it as not shown
     (INCONCLUSIVE) below ``power_needed``. ``None``: power reported, not required (a probe of
@@ -653,6 +671,16 @@ def transcript_checks(transcript: Mapping[str, Any], *, epsilon: float, delta: f
         "contribution": check([ra.verdicts[0].measured], 1.0, 1e-9,
                               "largest recorded contribution norm / declared bound"),
     }
+    if ra.drawn:
+        # level / p of the worst drawn-noise test (scale and law), Bonferroni inside; its
+        # power against a 10% change is reported, not required (the studies' probes are
+        # short; their noise taps check the drawn energy at full size)
+        out["drawn_noise"] = check([max(v.predicted / max(v.measured, 1e-300)
+                                        for v in ra.drawn)], 1.0, 0.0,
+                                   "drawn noise against the transcript's scales (exact Gamma "
+                                   "total and Kolmogorov-Smirnov; dpbounds.verify.drawn_noise)")
+        out["drawn_noise"].update(power=float(ra.drawn[0].power or 0.0), power_needed=None,
+                                  needs=ra.drawn[0].needs)
     tests = ra.sampling
     if tests:
         # a malformed-batches row (no p-value, no power) fails the check outright
