@@ -24,6 +24,10 @@ from dpbounds.audit import AUDITS, audit
 # ledger's exact GDP reading) their halved copies are caught too; under the ledger's zCDP
 # claim the K > T node charge left them just under it (2.86, 2.66 < 3 at 2 x 10^4 runs)
 CASES = [(name, rel) for name, spec in AUDITS.items() for rel in spec.relations]
+#: cases run at fewer runs (CI time), with the margins measured there (seeds 0-2): DP-AGD
+#: add/remove at 10^4 runs: correct 2.28, 2.55, 2.62 and halved noise 5.53, 5.05, 5.50 against
+#: the claim 3 (at 2 x 10^4: 62 s of the suite)
+FEWER_RUNS = {("dp_agd", "add_remove"): 10_000}
 
 
 @pytest.mark.slow
@@ -31,7 +35,8 @@ CASES = [(name, rel) for name, spec in AUDITS.items() for rel in spec.relations]
 def test_under_noised_copy_is_caught_and_the_algorithm_is_not(name, relation):
     spec = AUDITS[name]
     # null controls are checked in test_null.py and every quick audit: skipped here (CI time)
-    runs = min(spec.trials, 20_000)  # the tight claim's defaults are larger (ratio, not power)
+    # the tight claim's defaults are larger (ratio, not power)
+    runs = min(spec.trials, FEWER_RUNS.get((name, getattr(relation, "value", relation)), 20_000))
     real = audit(name, relation, seed=0, null=False, trials=runs)
     mutant = audit(name, relation, seed=0, noise_factor=spec.mutant_factor, null=False,
                    trials=runs)
