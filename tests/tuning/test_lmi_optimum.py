@@ -101,16 +101,17 @@ def _oracle(f):
     return min(seen.values()), seen
 
 
-@pytest.fixture(scope="module")
-def oracles():
-    return {p: _oracle(_objective(p)) for p in PROBLEMS}
-
-
 @pytest.mark.parametrize("p", PROBLEMS)
-def test_tuner_matches_the_oracle_and_its_value_is_f_at_its_point(p, oracles):
-    best, _ = oracles[p]
-    res = _tune(p, grid=12)
+def test_tuner_matches_the_oracle_and_a_finer_grid_is_never_worse(p):
+    """One test per problem (the memo then serves the oracle, the four grids and the control
+    in one process: CI time). The tuner at ``grid=12`` is within 0.1% of the oracle and its
+    value is f at its point; grids 6, 9, 12, 17 never get worse; negative control: a crippled
+    tuner (the best point of its grid, no local search) is caught where recorded in
+    ``CRIPPLED_CAUGHT`` (both problems, measured), and the test below needs one."""
+    best, _ = _oracle(_objective(p))
     assert math.isfinite(best)
+    values = {g: _tune(p, grid=g) for g in (6, 9, 12, 17)}
+    res = values[12]
     assert res.tuned.bound <= best * (1 + REL)
     # not below what it can certify: f re-evaluated (no memo) at the reported point
     kappa, eps, d, n, S, E0, Tmax = p
@@ -120,23 +121,20 @@ def test_tuner_matches_the_oracle_and_its_value_is_f_at_its_point(p, oracles):
     assert again is not None
     assert again[0] == pytest.approx(res.tuned.bound, rel=1e-9)
     assert (again[1], again[2]) == (res.tuned.horizon, pytest.approx(res.tuned.rate, rel=1e-12))
+    bounds = [values[g].tuned.bound for g in (6, 9, 12, 17)]
+    assert all(b <= a * (1 + 1e-9) for a, b in zip(bounds, bounds[1:])), bounds
+    # the negative control's crippled tuner: the best point of its grid, no local search
+    f = _objective(p)
+    N = hb._LMI_LATTICE
+    step = N // (hb._lmi_grid_size(12) - 1)
+    crippled = min(f(math.exp(X0 + WX * i / N), -math.expm1(-WY * j / N))
+                   for i in range(0, N + 1, step) for j in range(0, N + 1, step))
+    assert (crippled > best * (1 + REL)) == CRIPPLED_CAUGHT[p], (crippled, best)
 
 
-@pytest.mark.parametrize("p", PROBLEMS)
-def test_a_finer_grid_never_gives_a_worse_bound(p):
-    values = [_tune(p, grid=g).tuned.bound for g in (6, 9, 12, 17)]
-    assert all(b <= a * (1 + 1e-9) for a, b in zip(values, values[1:])), values
+#: whether the crippled tuner is caught, per problem (measured; the control needs one True)
+CRIPPLED_CAUGHT = {PROBLEMS[0]: True, PROBLEMS[1]: True}  # 1.16x and 1.37x the oracle
 
 
-def test_negative_control_the_grid_alone_is_caught(oracles):
-    # a crippled tuner: the best point of its grid, no local search
-    caught = []
-    for p in PROBLEMS:
-        best, _ = oracles[p]
-        f = _objective(p)
-        N = hb._LMI_LATTICE
-        step = N // (hb._lmi_grid_size(12) - 1)
-        crippled = min(f(math.exp(X0 + WX * i / N), -math.expm1(-WY * j / N))
-                       for i in range(0, N + 1, step) for j in range(0, N + 1, step))
-        caught.append(crippled > best * (1 + REL))
-    assert any(caught), caught
+def test_negative_control_the_grid_alone_is_caught():
+    assert any(CRIPPLED_CAUGHT.values()), CRIPPLED_CAUGHT
