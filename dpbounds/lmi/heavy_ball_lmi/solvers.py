@@ -14,6 +14,7 @@ normalised units, so rates depend on :math:`(\kappa,\alpha L,\beta)` only.
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 import warnings
@@ -46,12 +47,21 @@ _CLARABEL_OPTIONS = {"tol_gap_abs": 1e-11, "tol_gap_rel": 1e-11, "tol_feas": 1e-
 
 
 # ----------------------------------------------------------------------------- solver
+@functools.cache
+def _installed_solvers() -> frozenset[str]:
+    """cvxpy's installed solvers, asked once per process: ``cp.installed_solvers()`` tries to
+    import every solver cvxpy knows each time (~50 ms here), which was half the CPU of an LMI
+    tuner that builds a fresh :class:`HeavyBallLMI` per point. Installing a solver into a
+    running process is not supported (restart it)."""
+    import cvxpy as cp
+
+    return frozenset(cp.installed_solvers())
+
+
 def _solver_order(solver: str | None) -> list[str]:
     if solver is not None:
         return [solver]
-    import cvxpy as cp
-
-    installed = cp.installed_solvers()
+    installed = _installed_solvers()
     order = [s for s in ("MOSEK",) if s in installed]
     return order + [s for s in ("CLARABEL", "SCS") if s in installed]
 
@@ -201,9 +211,7 @@ class _DirectClarabel:
 
 
 def _default_backend(solver: str | None) -> str:
-    import cvxpy as cp
-
-    return "clarabel" if solver is None and "CLARABEL" in cp.installed_solvers() else "cvxpy"
+    return "clarabel" if solver is None and "CLARABEL" in _installed_solvers() else "cvxpy"
 
 
 _SHARED = threading.local()
@@ -236,6 +244,13 @@ class HeavyBallLMI:
             raise ValueError(f"backend must be 'cvxpy' or 'clarabel', got {backend!r}")
         self._solvers = _solver_order(solver)
         self._direct = _DirectClarabel() if backend == "clarabel" else None
+        self.solves = 0
+        self._key: tuple | None = None
+        self._params_key: tuple | None = None
+        self._built = False  # the cvxpy problems, built on first use (the clarabel backend
+        # needs them only when Clarabel fails: building them was most of a fresh solver's cost)
+
+    def _build(self) -> None:
         import cvxpy as cp
 
         self._solver_error = cp.error.SolverError  # what a failed solve raises
@@ -257,9 +272,7 @@ class HeavyBallLMI:
         # polishing: among certificates with margin >= need, the largest c (smallest P/c, c0/c)
         self.polish_problem = cp.Problem(
             cp.Maximize(self.c), [G >> self.need * np.eye(3), P >> 0, norm])
-        self.solves = 0
-        self._key: tuple | None = None
-        self._params_key: tuple | None = None
+        self._built = True
 
     def set_point(self, mu: float, L: float, alpha: float, beta: float,
                   coords: np.ndarray | None = None) -> None:
@@ -290,6 +303,8 @@ class HeavyBallLMI:
         self._params_key = None  # cvxpy parameters are set on first use
 
     def _set_params(self) -> None:
+        if not self._built:
+            self._build()
         if self._params_key == self._key:
             return
         for k in range(3):
