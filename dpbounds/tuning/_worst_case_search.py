@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -128,6 +129,13 @@ def heavy_ball_worst_by_horizon(
     smp = float(sampling_var)
     horizons = visited_horizons(Tmax)
     ells = np.asarray(laplace_var(horizons), dtype=float)  # one call: the same for every point
+    if _use_compiled():
+        _compiled_rows()(np.ascontiguousarray(a), np.ascontiguousarray(b),
+                       np.ascontiguousarray(np.broadcast_to(wgt, a.shape)),
+                       np.ascontiguousarray(np.broadcast_to(startw, a.shape)),
+                       np.ascontiguousarray(ells), int(Tmax), int(d), smp, DENSE, bT, bW)
+        best_T[idx], best[idx] = bT, bW
+        return best_T, best
     step = 0
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         while live.size and T + stride <= Tmax:
@@ -174,3 +182,135 @@ def heavy_ball_worst_by_horizon(
                 stride *= 2
     best_T[idx], best[idx] = bT, bW
     return best_T, best
+
+
+def _use_compiled() -> bool:
+    """Whether the compiled row loop runs: numba installed (the ``fast`` extra) and
+    ``DPBOUNDS_KERNELS`` not ``numpy``. Imports numba on the first call only, not with this
+    module (the CLI's help and error paths import the tuners' modules' names)."""
+    from dpbounds.objectives._logistic_kernel import enabled
+
+    return enabled()
+
+
+_COMPILED: list[Any] = []
+
+
+def _compiled_rows() -> Any:
+    """:func:`_rows`, compiled on first use (numba caches it on disk). No fastmath: the
+    compiled pass is bit-identical to the NumPy one."""
+    if not _COMPILED:
+        import numba
+
+        _COMPILED.append(numba.njit(cache=True, nogil=True)(_rows))
+    return _COMPILED[0]
+
+
+def _rows(a, b, wgt, startw, ells, Tmax, d, smp, dense, bT, bW):  # pragma: no cover
+    """The loop of :func:`heavy_ball_worst_by_horizon`, one point (row) at a time (the
+    ``fast`` extra): the same arithmetic in the same order, so the same bits (checked in
+    ``tests/tuning/test_worst_case_kernel.py``), with the row's state in cache instead of
+    fifteen (points x eigenvalues) temporaries per horizon. NaN propagates through the maxima
+    as in ``np.max``."""
+    K, n = a.shape
+    z0, z1 = np.empty(n), np.empty(n)
+    s00, s01, s11 = np.empty(n), np.empty(n), np.empty(n)
+    h0, h1 = np.empty(n), np.empty(n)
+    m00, m01, m10, m11 = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+    q00, q01, q11 = np.empty(n), np.empty(n), np.empty(n)
+    for k in range(K):
+        for i in range(n):
+            z0[i] = 1.0
+            z1[i] = 1.0
+            s00[i] = 0.0
+            s01[i] = 0.0
+            s11[i] = 0.0
+            h0[i] = 1.0
+            h1[i] = 0.0
+            m00[i] = a[k, i]
+            m01[i] = -b[k, i]
+            m10[i] = 1.0
+            m11[i] = 0.0
+            q00[i] = 1.0
+            q01[i] = 0.0
+            q11[i] = 0.0
+        best, bestT = bW[k], bT[k]
+        stride, T, step = 1, 0, 0
+        while T + stride <= Tmax:
+            T += stride
+            ell = ells[step]
+            step += 1
+            c1, c2, c3 = ell + smp, (d - 1) * ell, smp + (d - 1) * ell
+            maxU, max1, max2 = -np.inf, -np.inf, -np.inf
+            nan_u, nan_v = False, False
+            for i in range(n):
+                if stride == 1:
+                    nz = m00[i] * z0[i] + m01[i] * z1[i]
+                    z1[i] = z0[i]
+                    z0[i] = nz
+                    s00[i] = s00[i] + h0[i] * h0[i]
+                    s01[i] = s01[i] + h0[i] * h1[i]
+                    s11[i] = s11[i] + h1[i] * h1[i]
+                    nh = m00[i] * h0[i] + m01[i] * h1[i]
+                    h1[i] = h0[i]
+                    h0[i] = nh
+                else:
+                    nz0 = m00[i] * z0[i] + m01[i] * z1[i]
+                    nz1 = m10[i] * z0[i] + m11[i] * z1[i]
+                    z0[i] = nz0
+                    z1[i] = nz1
+                    t00 = m00[i] * s00[i] + m01[i] * s01[i]
+                    t01 = m00[i] * s01[i] + m01[i] * s11[i]
+                    t10 = m10[i] * s00[i] + m11[i] * s01[i]
+                    t11 = m10[i] * s01[i] + m11[i] * s11[i]
+                    s00[i] = q00[i] + t00 * m00[i] + t01 * m01[i]
+                    s01[i] = q01[i] + t00 * m10[i] + t01 * m11[i]
+                    s11[i] = q11[i] + t10 * m10[i] + t11 * m11[i]
+                U = wgt[k, i] * s00[i]
+                A = startw[k, i] * z0[i] * z0[i]
+                v1 = A + c1 * U
+                v2 = A + ell * U
+                if U != U:
+                    nan_u = True
+                if v1 != v1 or v2 != v2:
+                    nan_v = True
+                if U > maxU:
+                    maxU = U
+                if v1 > max1:
+                    max1 = v1
+                if v2 > max2:
+                    max2 = v2
+            if nan_u or nan_v:  # np.max's NaN: W is NaN, then inf
+                W = np.inf
+            else:
+                W = max1 + c2 * maxU
+                if d >= 2:
+                    W2 = max2 + c3 * maxU
+                    if W2 != W2 or W != W:
+                        W = np.nan
+                    elif W2 > W:
+                        W = W2
+                if not math.isfinite(W):
+                    W = np.inf
+            if W < best:
+                best = W
+                bestT = T
+            if not nan_u and (d * ell + smp) * maxU >= best:  # NaN compares False
+                break
+            if T >= dense * stride and T + 2 * stride <= Tmax:
+                for i in range(n):
+                    n00 = m00[i] * m00[i] + m01[i] * m10[i]
+                    n01 = m00[i] * m01[i] + m01[i] * m11[i]
+                    n10 = m10[i] * m00[i] + m11[i] * m10[i]
+                    n11 = m10[i] * m01[i] + m11[i] * m11[i]
+                    t00 = m00[i] * q00[i] + m01[i] * q01[i]
+                    t01 = m00[i] * q01[i] + m01[i] * q11[i]
+                    t10 = m10[i] * q00[i] + m11[i] * q01[i]
+                    t11 = m10[i] * q01[i] + m11[i] * q11[i]
+                    nq00 = q00[i] + t00 * m00[i] + t01 * m01[i]
+                    nq01 = q01[i] + t00 * m10[i] + t01 * m11[i]
+                    nq11 = q11[i] + t10 * m10[i] + t11 * m11[i]
+                    q00[i], q01[i], q11[i] = nq00, nq01, nq11
+                    m00[i], m01[i], m10[i], m11[i] = n00, n01, n10, n11
+                stride *= 2
+        bW[k], bT[k] = best, bestT
