@@ -25,7 +25,8 @@ from pathlib import Path
 
 #: Layers from the bottom up; each layer is a tuple of peers (top-level names under dpbounds).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("_layers", "_discovery", "_validation", "notation", "provenance", "_progress", "_normals"),
+    ("_layers", "_discovery", "_validation", "notation", "provenance", "_progress", "_normals",
+     "_seeds"),
     ("data", "backend", "intervals", "schedules", "sweep"),
     ("settings",),
     ("objectives", "privacy"),

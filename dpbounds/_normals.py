@@ -74,15 +74,17 @@ def _tables() -> tuple[np.ndarray, np.ndarray]:
 _X, _RATIO = _tables()
 
 
-def initial_states(seqs: list[np.random.SeedSequence]) -> np.ndarray:
-    """The ``(trials, 4)`` uint64 xoshiro256++ states of trials with these SeedSequences."""
-    out = np.empty((len(seqs), 4), dtype=np.uint64)
-    for k, s in enumerate(seqs):
-        child = np.random.SeedSequence(s.entropy, spawn_key=(*s.spawn_key, STREAM_KEY))
-        state = child.generate_state(4, np.uint64)
-        if not state.any():  # the one forbidden state (probability 2^-256)
-            state[0] = np.uint64(1)
-        out[k] = state
+def initial_states(seqs: Any) -> np.ndarray:
+    """The ``(trials, 4)`` uint64 xoshiro256++ states of trials with these SeedSequences (a
+    list, or a :class:`~dpbounds._seeds.TrialSeeds` family: hashed for all trials at once)."""
+    if hasattr(seqs, "child"):
+        out = seqs.child(STREAM_KEY).states(4, np.uint64)
+    else:
+        out = np.empty((len(seqs), 4), dtype=np.uint64)
+        for k, s in enumerate(seqs):
+            child = np.random.SeedSequence(s.entropy, spawn_key=(*s.spawn_key, STREAM_KEY))
+            out[k] = child.generate_state(4, np.uint64)
+    out[~out.any(axis=1), 0] = np.uint64(1)  # the one forbidden state (probability 2^-256)
     return out
 
 

@@ -70,6 +70,7 @@ from typing import Any
 
 import numpy as np
 
+from dpbounds._seeds import TrialSeeds
 from dpbounds._validation import check_int, check_nonnegative
 
 __all__ = ["TrialRandom", "rowwise_matmul"]
@@ -253,8 +254,9 @@ def _normals_choice(normals: str | None) -> str:
     return choice
 
 
-def _seed_sequences(seed: Any, trials: int) -> list[np.random.SeedSequence]:
-    """One child SeedSequence per trial."""
+def _seed_sequences(seed: Any, trials: int) -> TrialSeeds:
+    """One child SeedSequence per trial (a :class:`~dpbounds._seeds.TrialSeeds`: the
+    sequences are hashed for all trials at once when the generators are built)."""
     if isinstance(seed, np.random.SeedSequence):
         root = seed
     elif isinstance(seed, np.random.Generator):
@@ -272,11 +274,8 @@ def _seed_sequences(seed: Any, trials: int) -> list[np.random.SeedSequence]:
             f"got {seed!r}"
         )
     # Explicit spawn keys (not root.spawn) so the result does not depend on how many
-    # children were spawned from ``root`` before.
-    return [
-        np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, k))
-        for k in range(trials)
-    ]
+    # children were spawned from ``root`` before: trial k's is (*root.spawn_key, k).
+    return TrialSeeds(root.entropy, root.spawn_key, (), trials)
 
 
 class TrialRandom:
@@ -316,7 +315,7 @@ class TrialRandom:
         dtype: str = "float64",
         *,
         normals: str | None = None,
-        _seqs: list[np.random.SeedSequence] | None = None,
+        _seqs: TrialSeeds | None = None,
     ) -> None:
         self.trials = check_int("trials", trials, minimum=1, maximum=MAX_TRIALS)
         self.normals = _normals_choice(normals)
@@ -346,8 +345,7 @@ class TrialRandom:
                     for s in self._seqs
                 ]
             else:
-                self._generators = [np.random.Generator(np.random.PCG64(s))
-                                    for s in self._seqs]
+                self._generators = self._seqs.generators()
         return self._generators
 
     def generators(self) -> list[np.random.Generator]:
@@ -369,10 +367,7 @@ class TrialRandom:
         k = check_int("k", k, minimum=1)
         out = []
         for j in range(k):
-            seqs = [
-                np.random.SeedSequence(s.entropy, spawn_key=(*s.spawn_key, 1_000_003, j))
-                for s in self._seqs
-            ]
+            seqs = self._seqs.child(1_000_003, j)  # trial k's key: (*its key, 1_000_003, j)
             out.append(TrialRandom(None, self.trials, self.xp, self.dtype_name,
                                    normals=self.normals, _seqs=seqs))
         return out
