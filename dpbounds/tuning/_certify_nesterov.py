@@ -30,8 +30,8 @@ N0. **Nesterov on one eigenvalue is heavy ball with a momentum that depends on i
     \sum_{j<T}h_j^2` on the Nesterov box: its step 1 (start term, :math:`h_j\ge0` on the box,
     the residual at the corner :math:`(\alpha_1,\beta'_1)`), 1'' (the negative swing) and 2
     (every noise bound at one eigenvalue, the monotone Chebyshev terms included). Steps 1'
-    (:math:`a<0`), 4 and 5 (the sweep of the phase over an **interval** of eigenvalues, on
-    which :math:`\beta'` is not constant) are **not** carried over; N2 replaces 1' and 4.
+    (:math:`a<0`) and 4 are replaced by N2, step 5 (the sweep of the phase over an interval of
+    eigenvalues, on which :math:`\beta'` is not constant) by N4.
 
 N1. **Eigenvalues used.** :math:`\Lambda=\{\mu2^{i/2}:i=0..8\}\cap[\mu,L]\cup\{L\}`; each
     is an admissible instance (step 0 of :mod:`dpbounds.tuning._certify_error`): for
@@ -59,6 +59,39 @@ N3. **Noise level and horizons**: step 3 of :mod:`dpbounds.tuning._certify_error
     (every bound above is :math:`\ge0` and holds for every :math:`T` of an interval, so the
     least :math:`\ell` there gives a bound, for any noise sequence).
 
+N4. **The sweep of the phase of an oscillating mode** (step 5 of
+    :mod:`dpbounds.tuning._certify_error`, redone for N0's momentum). For
+    :math:`\alpha\lambda\le1` N0's heavy ball has :math:`a=(1+\beta)(1-\alpha\lambda)`,
+    :math:`b=\beta(1-\alpha\lambda)`, so :math:`\cos\theta=a/(2\sqrt b)=k(\beta)
+    \sqrt{1-\alpha\lambda}`, :math:`k(\beta)=(1+\beta)/(2\sqrt\beta)` (:math:`\ge1`, falling on
+    :math:`(0,1)`): the roots are complex (or double) iff :math:`\lambda\ge((1-\beta)/
+    (1+\beta))^2/\alpha`, at every point of the box for :math:`\lambda\in[\lambda_a,\lambda_b]`,
+    :math:`\lambda_a=\max(\mu,((1-\beta_0)/(1+\beta_0))^2/\alpha_0)`,
+    :math:`\lambda_b=\min(L,1/\alpha_1)`. There, as in step 5,
+    :math:`p_T=b^{T/2}R\cos(T\theta-\varphi)`, :math:`R^2=\alpha\lambda/\sin^2\theta\ge1`,
+    :math:`\varphi=\arctan B`, :math:`B=(\cos\theta-\sqrt b)/\sin\theta`. Here :math:`\sqrt b=
+    \sqrt\beta\sqrt{1-\alpha\lambda}=\kappa\cos\theta` with :math:`\kappa=2\beta/(1+\beta)<1`
+    constant in :math:`\lambda`, so :math:`B=(1-\kappa)\cot\theta` falls as :math:`\theta`
+    grows, and :math:`\theta` grows with :math:`\lambda`: across a piece :math:`[l,h]` the phase
+    :math:`\psi=T\theta-\varphi` grows by at least :math:`T` times the growth of :math:`\theta`.
+    At a fixed point, :math:`\cos\theta` falls across the piece by :math:`k(\beta)\alpha(h-l)/
+    (\sqrt{1-\alpha l}+\sqrt{1-\alpha h})\ge D=k(\beta_1)\alpha_0(h-l)/(\sqrt{1-\alpha_0l}+
+    \sqrt{1-\alpha_0h})` (:math:`\alpha/(\sqrt{1-\alpha l}+\sqrt{1-\alpha h})` grows with
+    :math:`\alpha`) and stays in :math:`[c_{lo},c_{hi}]=[k(\beta_1)\sqrt{1-\alpha_1h},
+    k(\beta_0)\sqrt{1-\alpha_0l}]`; so, as in step 5, :math:`\theta` grows by at least the
+    growth :math:`\Delta\theta` of arccos over the subinterval of length
+    :math:`\min(D,c_{hi}-c_{lo})` of :math:`[c_{lo},c_{hi}]` nearest 0, :math:`\psi` sweeps at
+    least :math:`s=T_0\Delta\theta`, and some :math:`\lambda^*\in[l,h]` has
+    :math:`|\cos\psi|\ge\sin(\min(s,\pi)/2)`. With :math:`b^T\ge(\beta_0(1-\alpha_1h))^{T_1}`
+    and :math:`R^2\ge\max(1,\alpha_0l/(1-c_{lo}^2))`: :math:`A_T(\lambda^*)\ge w(l)(\beta_0
+    (1-\alpha_1h))^{T_1}\max(1,\alpha_0l/(1-c_{lo}^2))\sin^2(\min(s,\pi)/2)`, paired (step 0,
+    5') with the noise at :math:`\lambda^*`, bounded by step 2 over :math:`\lambda\in[l,h]` on
+    the heavy-ball box :math:`[\alpha_0,\alpha_1]\times[\beta_0(1-\alpha_1h),\beta_1
+    (1-\alpha_0l)]` (which holds N0's image of every point at every eigenvalue of the piece).
+    Pieces: the whole interval, geometric ones :math:`[\lambda_ar^i,\lambda_ar^{i+1}]`
+    (:math:`r=2^{1/4}`, :math:`i<16`; :math:`r=2^{1/2}`, :math:`i<8`) cut at :math:`\lambda_b`,
+    and those of relative length :math:`4^{-k}` (:math:`k=2..6`) at :math:`\lambda_a`.
+
 **Coverage** as :func:`~dpbounds.tuning._certify_error.certify_error_minimum` (boxes in
 :math:`(\log\alpha,-\log(1-\beta))`, the tails :math:`\alpha\in[0,\alpha_{\min}]` and
 :math:`\beta\in[\beta_Y,1]`, on which the bounds hold by continuity, best-first cutting), with
@@ -66,10 +99,11 @@ the upper end of :math:`\alpha` at :math:`2/L` (N2) instead of :math:`4/L`; and 
 :math:`\alpha=\bar\alpha` fixed (degenerate boxes, as there; :math:`\bar\alpha\ge2/L` is
 settled by N2) or :math:`\beta=\bar\beta` fixed.
 
-**What it does not give.** Without the sweep of the phase (step 5) an oscillating mode's
-start term is bounded only where it has not turned within the horizon (step 1'') or at the
-eigenvalues of :math:`\Lambda`; the bound's weakest boxes are where the worst start term is an
-underdamped mode between them. Measured in ``bench/nesterov_bracket.md``.
+**What it does not give.** The sweep bounds an oscillating mode's start term for the worst
+alignment of its phase over a piece; at the tuned point (underdamped at every eigenvalue of
+:math:`[\mu,1/\alpha]`) a short piece sweeps little and a long one loses the decay at its
+upper end, so the bound keeps a gap there (measured in ``bench/nesterov_bracket.md``). Rounding
+as :mod:`dpbounds.tuning._certify_error` (first-order margins, not interval arithmetic).
 """
 
 from __future__ import annotations
@@ -94,11 +128,11 @@ from dpbounds.tuning._certify_error import (
 
 __all__: list[str] = []
 
-_MAX_BOXES = 12_000
+_MAX_BOXES = 2_000
 _SPLIT = 1024
 _CHUNK_CELLS = 2 ** 20
 #: the eigenvalues of N1: mu 2^(i/2), i = 0.._N_LAMBDA - 1 (those <= L), and L
-_N_LAMBDA = 9
+_N_LAMBDA = 5
 
 
 def eigenvalues(mu: float, L: float) -> list[float]:
@@ -202,11 +236,49 @@ def _pieces(lam_a: np.ndarray, lam_b: np.ndarray) -> list:
     return out
 
 
+#: N5: eigenvalues per piece where the phase interval is evaluated (both ends included)
+_N5_POINTS = 6
+
+
+def _phase_instance(prob: _Problem, lam, al0, al1, b0, b1) -> np.ndarray:
+    r"""N5: a lower bound of :math:`A_T(\lambda)` at one eigenvalue per box (``lam`` per row,
+    complex roots on the box there), boxes by horizon intervals, from the intervals of
+    :math:`\theta` and :math:`\varphi` on the box (module docstring)."""
+    T0, T1 = prob.Tlo[None, :].astype(float), prob.Thi[None, :].astype(float)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        k0 = (1.0 + b0) / (2.0 * np.sqrt(b0))
+        k1 = (1.0 + b1) / (2.0 * np.sqrt(b1))
+        c_max = k0 * np.sqrt(np.maximum(1.0 - al0 * lam, 0.0))
+        c_min = k1 * np.sqrt(np.maximum(1.0 - al1 * lam, 0.0))
+        ok = (c_max < 1.0 - 1e-9) & (b0 > 0) & (al1 * lam <= 1.0)
+        th_lo, th_hi = np.arccos(np.clip(c_max, 0.0, 1.0)), np.arccos(np.clip(c_min, 0.0, 1.0))
+        # phi = arctan((1 - kappa) cot theta), 1 - kappa = (1 - beta) / (1 + beta)
+        ph_hi = np.arctan((1.0 - b0) / (1.0 + b0) * np.cos(th_lo) / np.sin(th_lo))
+        ph_lo = np.arctan((1.0 - b1) / (1.0 + b1) * np.cos(th_hi) / np.sin(th_hi))
+        ps_lo = T0 * th_lo[:, None] - ph_hi[:, None]
+        ps_hi = T1 * th_hi[:, None] - ph_lo[:, None]
+        slack = 1e-9 * (1.0 + np.abs(ps_lo) + np.abs(ps_hi))
+        ps_lo, ps_hi = ps_lo - slack, ps_hi + slack
+        # a zero of cos (pi/2 + j pi) inside [ps_lo, ps_hi]: no bound; else |cos| is least at
+        # an end
+        zero = np.floor((ps_hi - 0.5 * math.pi) / math.pi) >= np.ceil(
+            (ps_lo - 0.5 * math.pi) / math.pi)
+        cmin = np.where(zero, 0.0, np.minimum(np.abs(np.cos(ps_lo)), np.abs(np.cos(ps_hi))))
+        cmin = np.maximum(cmin - 1e-12, 0.0)
+        r2 = np.maximum(1.0, al0 * lam / np.maximum(1.0 - c_min * c_min, 1e-300))
+        decay = np.exp(T1 * np.log(b0 * np.maximum(1.0 - al1 * lam, 0.0))[:, None])
+        w = prob.w_mu if prob.gap_form else 0.5 * prob.dist_sq * np.asarray(lam)[:, None]
+        bound = w * decay * (r2 * (1.0 - 1e-12))[:, None] * cmin * cmin
+    return np.where(ok[:, None] & np.isfinite(bound), bound, 0.0)
+
+
 def _sweep_pieces(prob: _Problem, al0, al1, b0, b1) -> list:
     """N4 per piece ``[lo, hi]`` of :func:`_pieces` of the oscillating interval of each box:
-    ``(start bound, noise bound over the piece)``, boxes by horizon intervals."""
+    ``(start bound (boxes by horizon intervals), lo, hi, m0, m1)``, per box the piece and
+    the heavy-ball momentum range over it (``lo = hi = 0`` where the box has no such piece)."""
     T0, T1 = prob.Tlo[None, :].astype(float), prob.Thi[None, :].astype(float)
     out: list = []
+    n = al0.size
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         q0 = (1.0 - b0) / (1.0 + b0)
         lam_a = np.maximum(prob.mu, q0 * q0 / al0)
@@ -220,6 +292,8 @@ def _sweep_pieces(prob: _Problem, al0, al1, b0, b1) -> list:
         k0 = (1.0 + c0b) / (2.0 * np.sqrt(c0b))  # (1 + beta) / (2 sqrt(beta)) at beta_0
         k1 = (1.0 + c1b) / (2.0 * np.sqrt(c1b))  # ... at beta_1 (the least: it falls in beta)
         for lo, hi in _pieces(la, lb):
+            if not np.any(hi > lo):
+                continue
             r_lo, r_hi = np.sqrt(np.maximum(1.0 - a0 * lo, 0.0)), np.sqrt(
                 np.maximum(1.0 - a0 * hi, 0.0))
             D = k1 * a0 * (hi - lo) / (r_lo + r_hi)
@@ -237,59 +311,68 @@ def _sweep_pieces(prob: _Problem, al0, al1, b0, b1) -> list:
             w = prob.w_mu if prob.gap_form else 0.5 * prob.dist_sq * lo[:, None]
             bound = w * decay * (r2 * (1.0 - 1e-12))[:, None] * factor
             bound = np.where(np.isfinite(bound), bound, 0.0)
-            S = np.zeros((al0.size, prob.Tlo.size))
-            S[i] = bound
-            U = np.zeros_like(S)
-            ok = np.flatnonzero((hi > lo) & np.any(bound > 0, axis=1))
-            if not np.any(hi > lo):
-                continue
-            if ok.size:
-                m0 = np.nextafter(np.nextafter(c0b[ok] * (1.0 - a1[ok] * hi[ok]), -np.inf),
-                                  -np.inf)
-                m1 = np.nextafter(np.nextafter(c1b[ok] * (1.0 - a0[ok] * lo[ok]), np.inf),
-                                  np.inf)
-                U[i[ok]] = _sum_sq_lower(lo[ok], a0[ok], a1[ok], np.clip(m0, 0.0, 1.0),
-                                         np.clip(m1, 0.0, 1.0), prob.Tlo, lam_hi=hi[ok])
-            U = np.maximum(U, (0.5 * lo_all(al0.size, i, lo) * al0 * al0)[:, None])
-            out.append((S, U))
+            for j in range(_N5_POINTS):  # N5 at eigenvalues of the piece
+                lam = lo + (hi - lo) * (j / (_N5_POINTS - 1))
+                bound = np.maximum(bound, _phase_instance(prob, lam, a0, a1, c0b, c1b))
+            S = np.zeros((n, prob.Tlo.size))
+            S[i] = np.where((hi > lo)[:, None], bound, 0.0)
+            m0 = np.nextafter(np.nextafter(c0b * (1.0 - a1 * hi), -np.inf), -np.inf)
+            m1 = np.nextafter(np.nextafter(c1b * (1.0 - a0 * lo), np.inf), np.inf)
+            LO, HI, M0, M1 = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+            LO[i], HI[i] = lo, hi
+            M0[i], M1[i] = np.clip(m0, 0.0, 1.0), np.clip(m1, 0.0, 1.0)
+            out.append((S, LO, HI, M0, M1))
     return out
 
 
-def lo_all(n: int, i: np.ndarray, lo: np.ndarray) -> np.ndarray:
-    """``lo`` spread to ``n`` rows (0 outside ``i``)."""
-    v = np.zeros(n)
-    v[i] = lo
-    return v
-
-
-def nesterov_box_lower(prob: _Problem, al0, al1, b0, b1, by_interval: bool = False
-                       ) -> np.ndarray:
-    """The lower bound of :math:`\\min_T W` of Nesterov on each box (module docstring N0-N3);
-    with ``by_interval``, of :math:`W` on each box (rows) and horizon interval (columns)."""
+def nesterov_box_lower(prob: _Problem, al0, al1, b0, b1, by_interval: bool = False,
+                       need: float = math.inf) -> np.ndarray:
+    r"""The lower bound of :math:`\min_T W` of Nesterov on each box (module docstring N0-N4);
+    with ``by_interval``, of :math:`W` on each box (rows) and horizon interval (columns). The
+    noise over a piece of N4 (step 2 over a range, the costly part) is computed only where the
+    bound is below ``need`` (elsewhere it cannot lower a result compared with ``need``;
+    leaving it out only weakens a bound)."""
     al0, al1, b0, b1 = (np.asarray(v, dtype=float).ravel() for v in
                         np.broadcast_arrays(al0, al1, b0, b1))
     terms = [_eigen_terms(prob, lam, al0, al1, b0, b1) for lam in eigenvalues(prob.mu, prob.L)]
     Umax = terms[0][1]
     for _, U in terms[1:]:
         Umax = np.maximum(Umax, U)
-    terms += _sweep_pieces(prob, al0, al1, b0, b1)
     ell, smp, d = prob.ell[None, :], prob.smp, prob.d
+
+    def combine(W, S, U1, ell, Umax):
+        W = np.maximum(W, S + (ell + smp) * U1 + (d - 1) * ell * Umax)
+        if d >= 2:
+            W = np.maximum(W, S + ell * U1 + (smp + (d - 1) * ell) * Umax)
+        return W
+
     with np.errstate(invalid="ignore", over="ignore"):
         W = (d * ell + smp) * Umax
         for S, U1 in terms:
-            W = np.maximum(W, S + (ell + smp) * U1 + (d - 1) * ell * Umax)
-            if d >= 2:
-                W = np.maximum(W, S + ell * U1 + (smp + (d - 1) * ell) * Umax)
+            W = combine(W, S, U1, ell, Umax)
         W = np.where(np.isnan(W), 0.0, W)
+        for S, lo, hi, m0, m1 in _sweep_pieces(prob, al0, al1, b0, b1):
+            # h_0 = 1 at lambda* >= lo: U >= lo alpha_0^2 / 2; then step 2 over the piece
+            W = combine(W, S, (0.5 * lo * al0 * al0)[:, None], ell, Umax)
+            todo = (S > 0) & (W < need)
+            rows = np.flatnonzero(np.any(todo, axis=1))
+            if rows.size == 0:
+                continue
+            cols = np.flatnonzero(np.any(todo[rows], axis=0))
+            blk = np.ix_(rows, cols)
+            UP = _sum_sq_lower(lo[rows], al0[rows], al1[rows], m0[rows], m1[rows],
+                               prob.Tlo[cols], lam_hi=hi[rows])
+            Wb = combine(W[blk], S[blk], UP, ell[:, cols], Umax[blk])
+            W[blk] = np.where(np.isnan(Wb), W[blk], Wb)
     return (W if by_interval else np.min(W, axis=1)) * (1.0 - _SAFETY)
 
 
-def _box_lows(prob: _Problem, al0, al1, b0, b1) -> np.ndarray:
+def _box_lows(prob: _Problem, al0, al1, b0, b1, need: float) -> np.ndarray:
     out = np.empty(al0.size)
     chunk = max(16, min(2048, _CHUNK_CELLS // max(prob.Tlo.size, 1)))
     for s in range(0, al0.size, chunk):
         sl = slice(s, s + chunk)
-        out[sl] = nesterov_box_lower(prob, al0[sl], al1[sl], b0[sl], b1[sl])
+        out[sl] = nesterov_box_lower(prob, al0[sl], al1[sl], b0[sl], b1[sl], need=need)
     return out
 
 
@@ -343,7 +426,7 @@ def certify_nesterov_minimum(mu: float, L: float, d: int, Tmax: int, laplace_var
         return a_lo, a_hi, b_lo, b_hi
 
     def lows(b):
-        return _box_lows(prob, *to_ab(*b))
+        return _box_lows(prob, *to_ab(*b), need=thr)
 
     thr = best / (1.0 + rtol)
     boxes = tuple(np.concatenate([g, t]) for g, t in zip((X0, X1, Y0, Y1), (TX0, TX1, TY0, TY1)))
