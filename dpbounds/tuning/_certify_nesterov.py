@@ -92,6 +92,26 @@ N4. **The sweep of the phase of an oscillating mode** (step 5 of
     (:math:`r=2^{1/4}`, :math:`i<16`; :math:`r=2^{1/2}`, :math:`i<8`) cut at :math:`\lambda_b`,
     and those of relative length :math:`4^{-k}` (:math:`k=2..6`) at :math:`\lambda_a`.
 
+N5. **The phase on a box at one eigenvalue** (no sweep). With N4's notation at a fixed
+    :math:`\lambda\in[\lambda_a,\lambda_b]` (complex roots on the whole box, strictly:
+    :math:`k(\beta_0)\sqrt{1-\alpha_0\lambda}<1`), :math:`\cos\theta=k(\beta)
+    \sqrt{1-\alpha\lambda}` falls in :math:`\alpha` and in :math:`\beta` (:math:`k'(\beta)=
+    (\beta-1)/(4\beta^{3/2})<0`), so :math:`\theta\in[\theta(\alpha_0,\beta_0),
+    \theta(\alpha_1,\beta_1)]\subset(0,\pi/2]`; :math:`\varphi=\arctan((1-\kappa)\cot\theta)`
+    with :math:`1-\kappa=(1-\beta)/(1+\beta)` falling in :math:`\beta` and :math:`\cot\theta\ge0`
+    falling in :math:`\theta`, so :math:`\varphi\in[\varphi(\alpha_1,\beta_1),
+    \varphi(\alpha_0,\beta_0)]`. Hence for :math:`T\in[T_0,T_1]` the phase
+    :math:`\psi=T\theta-\varphi` lies in :math:`[T_0\theta_{lo}-\varphi_{hi},
+    T_1\theta_{hi}-\varphi_{lo}]` (widened by :math:`10^{-9}(1+|\psi|)`); where that interval
+    holds no zero :math:`\pi/2+j\pi` of cos, :math:`|\cos\psi|` is at least its least value at
+    the interval's ends, and :math:`A_T(\lambda)\ge w(\lambda)(\beta_0(1-\alpha_1\lambda))^{T_1}
+    \max(1,\alpha_0\lambda/(1-c_{\min}^2))\min|\cos|^2`, :math:`c_{\min}=k(\beta_1)
+    \sqrt{1-\alpha_1\lambda}`. Unlike N4 this sees the phase of the box itself: on the small
+    boxes around the optimum it is near the start term's value there. It is evaluated at
+    :data:`_N5_POINTS` eigenvalues of each piece of N4 (ends included) and taken as that piece's
+    start bound where larger (its eigenvalue lies in the piece, so the piece's noise bound
+    pairs with it as in N4).
+
 **Coverage** as :func:`~dpbounds.tuning._certify_error.certify_error_minimum` (boxes in
 :math:`(\log\alpha,-\log(1-\beta))`, the tails :math:`\alpha\in[0,\alpha_{\min}]` and
 :math:`\beta\in[\beta_Y,1]`, on which the bounds hold by continuity, best-first cutting), with
@@ -99,11 +119,12 @@ the upper end of :math:`\alpha` at :math:`2/L` (N2) instead of :math:`4/L`; and 
 :math:`\alpha=\bar\alpha` fixed (degenerate boxes, as there; :math:`\bar\alpha\ge2/L` is
 settled by N2) or :math:`\beta=\bar\beta` fixed.
 
-**What it does not give.** The sweep bounds an oscillating mode's start term for the worst
-alignment of its phase over a piece; at the tuned point (underdamped at every eigenvalue of
-:math:`[\mu,1/\alpha]`) a short piece sweeps little and a long one loses the decay at its
-upper end, so the bound keeps a gap there (measured in ``bench/nesterov_bracket.md``). Rounding
-as :mod:`dpbounds.tuning._certify_error` (first-order margins, not interval arithmetic).
+**What it gives** (``bench/nesterov_bracket.md``): with N0-N4 alone the bound stayed 36% under
+the tuned worst case at :math:`L/\mu=10` (the sweep bounds a mode's start term for the worst
+alignment of its phase over a piece: a short piece sweeps little, a long one loses the decay at
+its upper end); N5 closes it to within 0.4% of the attained worst case there. Budget:
+:data:`_MAX_BOXES` boxes (the bound's CPU, ~1-4 ms a box). Rounding as
+:mod:`dpbounds.tuning._certify_error` (first-order margins, not interval arithmetic).
 """
 
 from __future__ import annotations
