@@ -108,7 +108,8 @@ N5. **The phase on a box at one eigenvalue** (no sweep). With N4's notation at a
     \max(1,\alpha_0\lambda/(1-c_{\min}^2))\min|\cos|^2`, :math:`c_{\min}=k(\beta_1)
     \sqrt{1-\alpha_1\lambda}`. Unlike N4 this sees the phase of the box itself: on the small
     boxes around the optimum it is near the start term's value there. It is evaluated at
-    :data:`_N5_POINTS` eigenvalues of each piece of N4 (ends included) and taken as that piece's
+    :data:`_N5_POINTS` eigenvalues (ends included) of each piece of N4 of ratio :math:`2^{1/4}`
+    or at :math:`\lambda_a`, and taken as that piece's
     start bound where larger (its eigenvalue lies in the piece, so the piece's noise bound
     pairs with it as in N4).
 
@@ -246,14 +247,16 @@ def _eigen_terms(prob: _Problem, lam: float, al0, al1, b0, b1) -> tuple[np.ndarr
 #: [lam_a r^i, lam_a r^(i+1)] (r = 2^(1/4), i < 16; r = 2^(1/2), i < 8), cut at lam_b; and those
 #: of relative length 4^-k at lam_a (near critical damping the amplitude is large)
 def _pieces(lam_a: np.ndarray, lam_b: np.ndarray) -> list:
-    out = [(lam_a, lam_b)]
+    """``(lo, hi, n5)`` per piece; ``n5``: N5 is evaluated on it (the pieces of ratio 2^(1/4)
+    and those at lam_a)."""
+    out = [(lam_a, lam_b, False)]
     for step, n in ((0.25, 16), (0.5, 8)):
         for i in range(n):
             lo = np.minimum(lam_a * 2.0 ** (step * i), lam_b)
             hi = np.minimum(lam_a * 2.0 ** (step * (i + 1)), lam_b)
-            out.append((lo, hi))
+            out.append((lo, hi, step == 0.25))
     for k in range(2, 7):
-        out.append((lam_a, lam_a + 4.0 ** -k * (lam_b - lam_a)))
+        out.append((lam_a, lam_a + 4.0 ** -k * (lam_b - lam_a), True))
     return out
 
 
@@ -312,7 +315,7 @@ def _sweep_pieces(prob: _Problem, al0, al1, b0, b1) -> list:
         la, lb = lam_a[i], lam_b[i]
         k0 = (1.0 + c0b) / (2.0 * np.sqrt(c0b))  # (1 + beta) / (2 sqrt(beta)) at beta_0
         k1 = (1.0 + c1b) / (2.0 * np.sqrt(c1b))  # ... at beta_1 (the least: it falls in beta)
-        for lo, hi in _pieces(la, lb):
+        for lo, hi, n5 in _pieces(la, lb):
             if not np.any(hi > lo):
                 continue
             r_lo, r_hi = np.sqrt(np.maximum(1.0 - a0 * lo, 0.0)), np.sqrt(
@@ -332,7 +335,7 @@ def _sweep_pieces(prob: _Problem, al0, al1, b0, b1) -> list:
             w = prob.w_mu if prob.gap_form else 0.5 * prob.dist_sq * lo[:, None]
             bound = w * decay * (r2 * (1.0 - 1e-12))[:, None] * factor
             bound = np.where(np.isfinite(bound), bound, 0.0)
-            for j in range(_N5_POINTS):  # N5 at eigenvalues of the piece
+            for j in range(_N5_POINTS if n5 else 0):  # N5 at eigenvalues of the piece
                 lam = lo + (hi - lo) * (j / (_N5_POINTS - 1))
                 bound = np.maximum(bound, _phase_instance(prob, lam, a0, a1, c0b, c1b))
             S = np.zeros((n, prob.Tlo.size))
@@ -372,7 +375,14 @@ def nesterov_box_lower(prob: _Problem, al0, al1, b0, b1, by_interval: bool = Fal
         for S, U1 in terms:
             W = combine(W, S, U1, ell, Umax)
         W = np.where(np.isnan(W), 0.0, W)
-        for S, lo, hi, m0, m1 in _sweep_pieces(prob, al0, al1, b0, b1):
+        # N4/N5 only on the boxes whose bound is still below ``need`` somewhere
+        sub = np.flatnonzero(np.min(W, axis=1) < need)
+        pieces = _sweep_pieces(prob, al0[sub], al1[sub], b0[sub], b1[sub]) if sub.size else []
+        for S_, lo_, hi_, m0_, m1_ in pieces:
+            S = np.zeros_like(W)
+            S[sub] = S_
+            lo, hi, m0, m1 = (np.zeros(al0.size) for _ in range(4))
+            lo[sub], hi[sub], m0[sub], m1[sub] = lo_, hi_, m0_, m1_
             # h_0 = 1 at lambda* >= lo: U >= lo alpha_0^2 / 2; then step 2 over the piece
             W = combine(W, S, (0.5 * lo * al0 * al0)[:, None], ell, Umax)
             todo = (S > 0) & (W < need)
