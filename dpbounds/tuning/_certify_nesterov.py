@@ -123,7 +123,10 @@ settled by N2) or :math:`\beta=\bar\beta` fixed.
 **What it gives** (``bench/nesterov_bracket.md``): with N0-N4 alone the bound stayed 36% under
 the tuned worst case at :math:`L/\mu=10` (the sweep bounds a mode's start term for the worst
 alignment of its phase over a piece: a short piece sweeps little, a long one loses the decay at
-its upper end); N5 closes it to within 0.4% of the attained worst case there. Budget:
+its upper end); N5 closes it to within 0.4% of the attained worst case there (factor 1.02-1.09
+at :math:`L/\mu` 10 and 100). At :math:`L/\mu\ge10^3` the default budget leaves it below the
+method-independent bound (near critical damping of the slow mode a box's momentum range is too
+wide for step 2's monotone Chebyshev terms). Budget:
 :data:`_MAX_BOXES` boxes (the bound's CPU, ~1-4 ms a box). Rounding as
 :mod:`dpbounds.tuning._certify_error` (first-order margins, not interval arithmetic).
 """
