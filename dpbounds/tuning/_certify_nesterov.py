@@ -120,15 +120,27 @@ the upper end of :math:`\alpha` at :math:`2/L` (N2) instead of :math:`4/L`; and 
 :math:`\alpha=\bar\alpha` fixed (degenerate boxes, as there; :math:`\bar\alpha\ge2/L` is
 settled by N2) or :math:`\beta=\bar\beta` fixed.
 
-**What it gives** (``bench/nesterov_bracket.md``): with N0-N4 alone the bound stayed 36% under
-the tuned worst case at :math:`L/\mu=10` (the sweep bounds a mode's start term for the worst
-alignment of its phase over a piece: a short piece sweeps little, a long one loses the decay at
-its upper end); N5 closes it to within 0.4% of the attained worst case there (factor 1.02-1.09
-at :math:`L/\mu` 10 and 100). At :math:`L/\mu\ge10^3` the default budget leaves it below the
-method-independent bound (near critical damping of the slow mode a box's momentum range is too
-wide for step 2's monotone Chebyshev terms). Budget:
-:data:`_MAX_BOXES` boxes (the bound's CPU, ~1-4 ms a box). Rounding as
-:mod:`dpbounds.tuning._certify_error` (first-order margins, not interval arithmetic).
+N6. **Nesterov's own range of** :math:`\cos\theta` **in the noise.** Step 2's monotone
+    Chebyshev terms on N0's heavy-ball box take :math:`c_{lo}=\min a/(2\sqrt{\max b})`, the
+    ends of :math:`a` and :math:`b` at different corners; but :math:`\cos\theta=a/(2\sqrt b)=
+    k(\beta)\sqrt{1-\alpha\lambda}` (N4) falls in :math:`\alpha`, :math:`\beta` and
+    :math:`\lambda`, so on the box and every :math:`\lambda\in[l,h]` (:math:`\alpha_1h\le1`)
+    :math:`c\ge c_{lo}=k(\beta_1)\sqrt{1-\alpha_1h}` and :math:`b\ge b_{lo}=\beta_0(1-\alpha_1h)`.
+    As in step 2 (:math:`h_j=b^{j/2}U_j(c)`, :math:`U_j\ge0` increasing on
+    :math:`[\cos(\pi/(j+1)),\infty)`): :math:`\sum_{j<k}h_j^2\ge\sum_{j<\min(k,J)}b_{lo}^j
+    U_j(c_{lo})^2`, :math:`J=\lfloor\pi/\arccos c_{lo}\rfloor` (every :math:`j` where
+    :math:`c_{lo}\ge1`), and :math:`U_k\ge\frac l2\alpha_0^2` times it; at the eigenvalues of
+    N1 (:math:`l=h=\lambda`) and over each piece of N4. Near critical damping of the slow mode
+    this keeps hundreds of terms where N0's box kept tens (:math:`L/\mu=10^3`, ``bench``:
+    the bound 26% -> 94% of the attained worst case at 2000 boxes).
+
+**What it gives** (``bench/nesterov_bracket.md``): with N0-N4 alone the bracket stayed a
+factor 1.36 (the bound 73% of the tuned worst case) at :math:`L/\mu=10` (the sweep bounds a
+mode's start term for the worst alignment of its phase over a piece: a short piece sweeps
+little, a long one loses the decay at its top); N5 closes it to within 0.4% of the attained
+worst case there, and N6 the near-critical noise at larger :math:`L/\mu`. Budget:
+:data:`_MAX_BOXES` boxes (~1-4 ms a box). Rounding as :mod:`dpbounds.tuning._certify_error`
+(first-order margins, not interval arithmetic).
 """
 
 from __future__ import annotations
@@ -144,6 +156,7 @@ from dpbounds.tuning._certify_error import (
     _U,
     ErrorBracket,
     _corner_residuals,
+    _monotone_chebyshev_sums,
     _Problem,
     _split,
     _start_negative_lower,
@@ -225,6 +238,21 @@ def _past(prob: _Problem, lam: float, al0, b0) -> tuple[np.ndarray, np.ndarray]:
     return np.where(ok, _w(prob, lam) * fmin * fmin, 0.0), np.where(ok, u, 0.0)
 
 
+def _nesterov_chebyshev(lam_lo, lam_hi, al0, al1, b0, b1, k) -> np.ndarray:
+    r"""N6: :math:`\frac{\lambda_{lo}}2\alpha_0^2\sum_{j<\min(k,J)}b_{lo}^jU_j(c_{lo})^2` per
+    box (rows) at each ``k``: Nesterov's own range of :math:`\cos\theta` (module docstring),
+    valid at every eigenvalue of ``[lam_lo, lam_hi]`` (per row)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kb = np.where(b1 > 0, (1.0 + b1) / (2.0 * np.sqrt(b1)), 0.0)
+        c_lo = kb * np.sqrt(np.maximum(1.0 - al1 * lam_hi, 0.0)) * (1.0 - 1e-12)
+        b_lo = np.nextafter(np.nextafter(b0 * (1.0 - al1 * lam_hi), -np.inf), -np.inf)
+    ok = (al1 * lam_hi <= 1.0) & (b0 > 0) & np.isfinite(c_lo)
+    c_lo = np.where(ok, c_lo, 0.0)
+    b_lo = np.where(ok, np.maximum(b_lo, 0.0), 0.0)
+    sums = _monotone_chebyshev_sums(c_lo, b_lo, k)
+    return (0.5 * lam_lo * al0 * al0)[:, None] * sums
+
+
 def _eigen_terms(prob: _Problem, lam: float, al0, al1, b0, b1) -> tuple[np.ndarray, np.ndarray]:
     """(start bound, noise bound) of N0-N2 at ``lam``, boxes by horizon intervals."""
     n, m = al0.size, prob.Tlo.size
@@ -238,6 +266,8 @@ def _eigen_terms(prob: _Problem, lam: float, al0, al1, b0, b1) -> tuple[np.ndarr
         S[i] = np.maximum(_start_positive(prob, lam, al0[i], al1[i], m0, m1),
                           _start_negative_lower(prob, lam, al0[i], al1[i], m0, m1))
         U[i] = np.maximum(U[i], _sum_sq_lower(lam, al0[i], al1[i], m0, m1, prob.Tlo))
+        U[i] = np.maximum(U[i], _nesterov_chebyshev(np.full(i.size, lam), np.full(i.size, lam),
+                                                    al0[i], al1[i], b0[i], b1[i], prob.Tlo))
     past = al0 * lam > 1.0
     if np.any(past):
         i = np.flatnonzero(past)
@@ -396,6 +426,8 @@ def nesterov_box_lower(prob: _Problem, al0, al1, b0, b1, by_interval: bool = Fal
             blk = np.ix_(rows, cols)
             UP = _sum_sq_lower(lo[rows], al0[rows], al1[rows], m0[rows], m1[rows],
                                prob.Tlo[cols], lam_hi=hi[rows])
+            UP = np.maximum(UP, _nesterov_chebyshev(lo[rows], hi[rows], al0[rows], al1[rows],
+                                                    b0[rows], b1[rows], prob.Tlo[cols]))
             Wb = combine(W[blk], S[blk], UP, ell[:, cols], Umax[blk])
             W[blk] = np.where(np.isnan(Wb), W[blk], Wb)
     return (W if by_interval else np.min(W, axis=1)) * (1.0 - _SAFETY)
