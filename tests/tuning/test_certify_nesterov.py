@@ -11,8 +11,9 @@ point and across alpha L = 1 (where the bound switches between its N0 and N2 for
 
 Negative controls: the bounds x1.25 are caught (the check is tight enough to see a 25%
 excess); and the mutant that skips N0's change of momentum (heavy ball's bounds at beta, not
-beta (1 - alpha lambda)) is caught. End to end: the branch and bound's result is at most a
-dense minimum over (alpha, beta, T) and within a factor 2 of it.
+beta (1 - alpha lambda)) is caught; on small boxes, the phase of the box's centre used for the
+whole box (N5) and the least b of N6 read at beta_1 are caught. End to end: the branch and
+bound's result is at most a dense minimum over (alpha, beta, T) and within a factor 2 of it.
 """
 
 from __future__ import annotations
@@ -96,7 +97,7 @@ def test_box_bounds_never_exceed_the_dense_worst_case(mu, L, d, Tmax, s, monkeyp
     rng = np.random.default_rng(int(1 / mu))
     prob = make_problem(mu, L, d, Tmax, lambda T: _ell(s, T), 0.0, 1.0, None, any_noise=True)
     lam = oracle.lambda_grid(mu, L, 400)
-    boxes = _boxes(mu, L, rng, 16)
+    boxes = _boxes(mu, L, rng, 12)
     ex = _excess(prob, boxes, lam, 1.0, d, s, rng)
     assert ex <= 1.0, ex
     # the check sees a 25% excess: some box bound is within 1/1.25 of the oracle
@@ -161,4 +162,30 @@ def test_phase_intervals_on_small_boxes(monkeypatch):
         return real(prob_, lam_, am, am, bm, bm)
 
     monkeypatch.setattr(cn, "_phase_instance", centre)
+    assert _excess(prob, boxes, lam, 1.0, d, s, rng) > 1.0
+
+
+def test_near_critical_noise_on_small_boxes(monkeypatch):
+    """N6 near critical damping of the slow mode (kappa 1e3, beta near (1 - sqrt(alpha mu)) /
+    (1 + sqrt(alpha mu))): below the oracle at every horizon; mutant: the least b read at
+    beta_1 instead of beta_0 (b_lo = beta_1 (1 - alpha_1 lambda)) is caught."""
+    mu, L, d, Tmax, s = 1e-3, 1.0, 1, 150, 1e-3
+    rng = np.random.default_rng(11)
+    prob = make_problem(mu, L, d, Tmax, lambda T: _ell(s, T), 0.0, 1.0, None, any_noise=True)
+    lam = oracle.lambda_grid(mu, L, 300)
+    boxes = []
+    for _ in range(10):
+        a = rng.uniform(0.3, 1.0) / L
+        q = math.sqrt(a * mu)
+        b = (1 - q) / (1 + q) + rng.uniform(-0.01, 0.01)
+        wa, wb = 10 ** rng.uniform(-2, -1), 10 ** rng.uniform(-3, -2)
+        boxes.append((a * (1 - wa), a * (1 + wa), b - wb, b + wb))
+    boxes = [np.array(v) for v in zip(*boxes)]
+    assert _excess(prob, boxes, lam, 1.0, d, s, rng) <= 1.0
+    real = cn._nesterov_chebyshev
+
+    def corner(lam_lo, lam_hi, al0, al1, b0, b1, k):
+        return real(lam_lo, lam_hi, al0, al1, b1, b1, k)
+
+    monkeypatch.setattr(cn, "_nesterov_chebyshev", corner)
     assert _excess(prob, boxes, lam, 1.0, d, s, rng) > 1.0
