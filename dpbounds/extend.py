@@ -1624,8 +1624,10 @@ def tune_by_error(method: Method | str, problem: Mapping[str, Any] | None = None
         other rows (Polyak's and the paper's choices when both alpha and beta are searched);
         ``lower_bound`` (proven: no choice of the method's family, with its own noise per
         horizon, has a smaller worst case; the larger of the linear-MMSE/Chebyshev bound and,
-        for ``gamma = 0``, the heavy-ball branch and bound, valid for any noise sequence:
-        :mod:`dpbounds.tuning._linear_error`, DERIVED), ``certified_gap``
+        for ``gamma = 0``, the heavy-ball branch and bound, for Nesterov (``gamma`` = ``beta``)
+        the Nesterov branch and bound (:mod:`dpbounds.tuning._certify_nesterov`), each valid
+        for any noise sequence: :mod:`dpbounds.tuning._linear_error`, DERIVED),
+        ``certified_gap``
         (``tuned.worst_case_upper / lower_bound - 1``) and ``lower_bound_by``.
     """
     from dataclasses import replace
@@ -1756,10 +1758,15 @@ def tune_by_error(method: Method | str, problem: Mapping[str, Any] | None = None
              and 0.0 <= tuned.beta < 1.0)
     # a fixed coefficient: the family is a slice of heavy ball (gradient descent: beta = 0),
     # bounded over that slice (a tight bracket) rather than over all of heavy ball
+    # Nesterov (gamma tied to beta, or a fixed gamma equal to the fixed beta): its own branch
+    # and bound (per eigenvalue a heavy ball with momentum beta (1 - alpha lambda))
+    nesterov = (not heavy and tuned.alpha > 0 and 0.0 <= tuned.beta < 1.0
+                and (gamma == "beta" or ("beta" in fixed and float(gamma) == fixed["beta"])))
     lower, by = proven_lower_bound(mu, L, d, noise_var=noise_var, initial_gap=R,
                                    max_horizon=Tmax, heavy=heavy,
                                    best=tuned.worst_case_upper, attained=tuned.worst_case,
-                                   alpha=fixed.get("alpha"), beta=fixed.get("beta"))
+                                   alpha=fixed.get("alpha"), beta=fixed.get("beta"),
+                                   nesterov=nesterov)
     gap = (max(tuned.worst_case_upper / lower - 1.0, 0.0) if lower > 0
            else (math.nan if math.isnan(lower) else math.inf))
     return LinearErrorTuning(m.name, tuned, tuple(others), setting, tuple(path),

@@ -49,6 +49,14 @@ worst instance, ``upper`` within 2%). A search, not a proven optimum, but **brac
   (700 times at :math:`L/\mu=10^3`): the bracket is then the search's and the certified upper
   end's (2%), not what fixing costs.
 
+* for Nesterov (:math:`\gamma=\beta`, both searched or one fixed; or constants with
+  :math:`\gamma=\beta`) the branch and bound of
+  :func:`~dpbounds.tuning._certify_nesterov.certify_nesterov_minimum` over every Nesterov
+  :math:`(\alpha,\beta,T\le T_{\max})` (or the slice), ``any_noise=True``: on each
+  eigenvalue Nesterov is heavy ball with momentum :math:`\beta(1-\alpha\lambda)`, so heavy
+  ball's one-eigenvalue box bounds carry over (that module's docstring, **[DERIVED]**). Any
+  other fixed :math:`\gamma\ne0` has the method-independent bound only.
+
 The tuned row is in the family each bound covers, so
 ``tuned.worst_case_upper / lower_bound - 1`` is a proven gap (``certified_gap``).
 """
@@ -299,7 +307,8 @@ def tune_linear_error(mu: float, L: float, d: int, *, noise_var: Callable[[Any],
 def proven_lower_bound(mu: float, L: float, d: int, *, noise_var: Callable[[Any], Any],
                        initial_gap: float, max_horizon: int, heavy: bool, best: float,
                        alpha: float | None = None, beta: float | None = None,
-                       attained: float | None = None) -> tuple[float, str]:
+                       attained: float | None = None, nesterov: bool = False
+                       ) -> tuple[float, str]:
     r"""``(lower, by)``: the larger of the proven lower bounds of the module docstring of the
     least worst case over the method's family (``heavy``: :math:`\gamma=0`,
     :math:`\alpha>0`, :math:`0\le\beta<1`), never above ``best`` (the tuned row's
@@ -311,7 +320,12 @@ def proven_lower_bound(mu: float, L: float, d: int, *, noise_var: Callable[[Any]
     instead of all of it (a valid lower bound of the family's least worst case, which is
     usually far above heavy ball's), with ``attained`` (the tuned row's attained worst case;
     default ``best``) as its incumbent: the result is a lower bound whatever the incumbent
-    (it only sets where cutting stops, and caps the result)."""
+    (it only sets where cutting stops, and caps the result).
+
+    ``nesterov``: the family is Nesterov's (:math:`\gamma=\beta`, :math:`\alpha>0`,
+    :math:`0\le\beta<1`, or its slice with ``alpha`` or ``beta`` fixed): the branch and bound
+    of :func:`~dpbounds.tuning._certify_nesterov.certify_nesterov_minimum` over it, with
+    ``attained`` as its incumbent."""
     from dpbounds.tuning._certify_error import MAX_CERT_HORIZON, certify_error_minimum
     from dpbounds.tuning._lmi_lower import noise_lower_bound
 
@@ -343,6 +357,20 @@ def proven_lower_bound(mu: float, L: float, d: int, *, noise_var: Callable[[Any]
             else:
                 lower, by = hb, (f"heavy ball (alpha > 0, 0 <= beta < 1, T <= {max_horizon}) "
                                  "with this noise calibration (branch and bound)")
+    if nesterov and not heavy and max_horizon <= MAX_CERT_HORIZON and math.isfinite(best):
+        from dpbounds.tuning._certify_nesterov import certify_nesterov_minimum
+
+        inc = best if attained is None or not math.isfinite(attained) else min(attained, best)
+        nag = certify_nesterov_minimum(mu, L, d, max_horizon, noise_var, 0.0, best=inc,
+                                       initial_gap=gap0, any_noise=True, alpha=alpha,
+                                       beta=beta).lower
+        if not nag <= lower:
+            fixed = "".join(f", {k} = {v:.6g}" for k, v in (("alpha", alpha), ("beta", beta))
+                            if v is not None)
+            free = "".join(f"{k}, " for k, v in (("alpha > 0", alpha), ("0 <= beta < 1", beta))
+                           if v is None)
+            lower, by = nag, (f"Nesterov (gamma = beta{fixed}; {free}T <= {max_horizon}) with "
+                              "this noise calibration (branch and bound)")
     if math.isfinite(best) and lower > best:
         lower = best
     return lower, by
