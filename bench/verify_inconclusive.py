@@ -71,7 +71,7 @@ def one(theorem: str, vary: str, seed: int, timeout: float) -> dict:
     row.update(status=res.get("status"), inconclusive=res.get("inconclusive", []),
                values=res.get("values"),
                failed=[str(v.get("name", "")) for v in res.get("verdicts", [])
-                       if v.get("gating", True) and v.get("holds") is False])
+                       if v.get("gating", True) and v.get("status") == "no"])
     return row
 
 
@@ -94,7 +94,7 @@ def table(path: str) -> str:
     for r in rows:
         reasons = sorted({_decision(x) for x in r.get("inconclusive", [])})
         fail = "; ".join(r.get("failed", []))[:200]
-        why = "<br>".join(reasons) if reasons else (f"FAIL: {fail}" if fail else "-")
+        why = ("FAIL: " + fail if r["rc"] == 1 else "<br>".join(reasons) if reasons else "-")
         out.append(f"| `{r['theorem']} --vary {r['vary']}` | {r['rc']} | {r['status']} | "
                    f"{r['cpu_s']} | {why} |")
     counts: dict[str, int] = {}
