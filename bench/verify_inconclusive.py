@@ -78,7 +78,8 @@ def one(theorem: str, vary: str, seed: int, timeout: float) -> dict:
 def _decision(reason: str) -> str:
     """A reason shortened to what it is about and what would decide it."""
     if "vacuous at every point" in reason:
-        return "utility bound vacuous at every grid point -> informative grid (--vary N --grid informative)"
+        return ("utility bound vacuous at every grid point -> informative grid "
+                "(--vary N --grid informative)")
     head, _, need = reason.partition(": ")
     row = head.split(";")[0].split(" (")[0].strip()
     m = re.search(r"--trials (\d+)", reason)

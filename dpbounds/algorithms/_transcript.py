@@ -215,8 +215,8 @@ class Transcript:
         ``release_step`` / ``release_std`` ``(R,)``, ``weight_release`` / ``weight_step`` /
         ``weight`` (COO); with ``queries=True`` also ``query`` ``(trials, T, d)``; where the
         run recorded its draws (:meth:`drawn`: the Laplace momentum methods, the Gaussian
-        DP-GD, DP-SGD, DP-NSGD and the tree methods' formed nodes) also ``noise_drawn`` ``(trials, R)`` (``nan`` for a
-        release not recorded) and ``noise_dim`` (``d``).
+        DP-GD, DP-SGD, DP-NSGD and the tree methods' formed nodes) also ``noise_drawn``
+        ``(trials, R)`` (``nan`` for a release not recorded) and ``noise_dim`` (``d``).
         """
         if self._ragged:
             width = max(1, max(a.shape[1] for a in self._ragged))

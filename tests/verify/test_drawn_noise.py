@@ -192,8 +192,8 @@ def test_dp_sgd_records_the_draws_both_paths_add(objective: LogisticRegression,
 
 def test_study_row_and_what_is_not_recorded(objective: LogisticRegression) -> None:
     """transcript_checks carries a drawn_noise row (level / p <= 1 on a correct run, > 1
-    under the std-parameterised draw); a transcript without draws (the tree methods'
-    compiled loops) gets none; bad input is a ValueError naming the parameter."""
+    under the std-parameterised draw); a transcript without draws (a tree run with grid
+    noise, drawn inside its releases) gets none; bad input is a ValueError naming the parameter."""
     tr = Transcript()
     dp_heavy_ball(objective, epsilon=1.0, steps=40, batch_size=40, trials=2, seed=8,
                   transcript=tr)
@@ -205,9 +205,10 @@ def test_study_row_and_what_is_not_recorded(objective: LogisticRegression) -> No
                       transcript=bad)
     assert transcript_checks(bad.as_dict(), epsilon=1.0, delta=1e-5)["drawn_noise"][
         "values"][0] > 1.0
-    tree = Transcript()  # the tree methods' compiled loops draw inside: nothing recorded
+    tree = Transcript()  # grid noise: exact discrete draws inside the release, not recorded
     tree_momentum_nsgd(objective, epsilon=2.0, delta=1e-5, epochs=2, step_size=0.1,
-                       batch_size=100, clip_threshold=1.0, seed=0, transcript=tree)
+                       batch_size=100, clip_threshold=1.0, seed=0, transcript=tree,
+                       noise="grid")
     assert "noise_drawn" not in tree.as_dict() and drawn_noise_verdicts(tree.as_dict()) == []
     assert "drawn_noise" not in transcript_checks(tree.as_dict(), epsilon=2.0, delta=1e-5)
     d = tr.as_dict()
