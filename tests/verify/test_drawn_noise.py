@@ -8,7 +8,10 @@ scale test's power against a 10% change by Monte Carlo; the power formula at no 
 the size (closed form). Negative controls: a Laplace drawn with scale b/sqrt 2 (the
 'parameterised by its standard deviation' bug) whose recorded scale, and so its re-accounted
 epsilon, is right; Gaussian noise of the Laplace's mean absolute value (right scale, wrong
-law); Gaussian DP-GD's noise sqrt 2 too small."""
+law); Gaussian DP-GD's noise sqrt 2 too small. Tree methods (Tran & Cutkosky's Algorithms 1
+and 2, one release per formed node): oracle, the run's own released-momentum error at
+t = 2^j (one live node), which shares nothing with the record; controls, every node noise at
+sigma/sqrt 2 and Algorithm 2's first-epoch nodes drawn at the later level."""
 
 from __future__ import annotations
 
