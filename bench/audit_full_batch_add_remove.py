@@ -12,6 +12,8 @@ of C as before; C/8 and the step size 4 are exact in binary). The candidate repl
         [--private-n] [--trials RUNS]
 
 Per seed and mutant (``none`` = correct): exit status, eps_lower, the claim it is held to.
+The pair is registered since as the audit ``dp_sgd_full_batch`` (beside the one-record pair,
+which ``--private-n`` shows is still needed).
 """
 
 from __future__ import annotations
