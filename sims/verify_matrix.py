@@ -1,8 +1,10 @@
 """Correct algorithms against mutants: every quick ``verify`` study, several seeds.
 
-``python -m sims.verify_matrix [--seeds 6] [--mutants] [--theorems ...]`` runs each theorem's
+``python -m sims.verify_matrix [--seeds 6] [--mutants] [--theorems ...] [--mutations ...]
+[--mutant-seed S]`` runs each theorem's
 quick study (its default grid over ``d``) for the correct algorithm with seeds ``0..S-1`` and,
-with ``--mutants``, every mutant of :data:`dpbounds.verify.MUTATIONS` (seed 0), then prints
+with ``--mutants``, every mutant of :data:`dpbounds.verify.MUTATIONS` (or those of
+``--mutations``; seed ``--mutant-seed``, default 0), then prints
 
 * per theorem: exit status (0 PASS, 1 FAIL: a gating verdict failed, 3 INCONCLUSIVE: none
   failed and nothing was shown) per seed, CPU seconds per study;
@@ -54,6 +56,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--mutants", action="store_true")
     p.add_argument("--only-mutants", action="store_true")
     p.add_argument("--theorems", nargs="+", default=list(STUDIES))
+    p.add_argument("--mutations", nargs="+", default=list(MUTATIONS), choices=MUTATIONS,
+                   help="the mutants to run (default all)")
+    p.add_argument("--mutant-seed", type=int, default=0, help="seed of the mutant studies")
     args = p.parse_args(argv)
     ok = True
     if not args.only_mutants:
@@ -70,11 +75,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.mutants or args.only_mutants:
         print("\n| mutant | " + " | ".join(ALIASES.get(t, t) for t in args.theorems) + " |")
         print("|---|" + "---|" * len(args.theorems))
-        for m in MUTATIONS:
+        for m in args.mutations:
             cells = []
             caught = False
             for th in args.theorems:
-                status, bad, _ = one(th, 0, m)
+                status, bad, _ = one(th, args.mutant_seed, m)
                 caught |= status == "1"
                 cells.append("n/a" if status == "n/a" else
                              ("caught: " + "; ".join(bad) if status == "1" else

@@ -6,8 +6,9 @@ largest per-sample contribution norm before and after clipping (or normalisation
 *release* (a noisy quantity the run publishes: one per step for DP-SGD and DP-GD, one per
 tree node for tree aggregation) its noise standard deviation (or Laplace scale ``b``) and the
 weights with which each step's per-sample contributions enter it; where the run records what
-it drew (:meth:`Transcript.drawn`: the Laplace momentum methods, the Gaussian DP-GD, DP-SGD
-and DP-NSGD; not the tree methods, whose compiled loops draw inside), also
+it drew (:meth:`Transcript.drawn`: the Laplace momentum methods, the Gaussian DP-GD, DP-SGD,
+DP-NSGD and Tran & Cutkosky's Algorithms 1 and 2, one release per formed tree node, whose
+noise block both the compiled loop and the NumPy path add), also
 each release's drawn noise, as :math:`\lVert\xi_r\rVert_1` (Laplace) or
 :math:`\lVert\xi_r\rVert_2^2` (Gaussian) per trial, which
 :mod:`dpbounds.verify.drawn_noise` tests against the recorded scale:
@@ -214,8 +215,8 @@ class Transcript:
         ``release_step`` / ``release_std`` ``(R,)``, ``weight_release`` / ``weight_step`` /
         ``weight`` (COO); with ``queries=True`` also ``query`` ``(trials, T, d)``; where the
         run recorded its draws (:meth:`drawn`: the Laplace momentum methods, the Gaussian
-        DP-GD, DP-SGD and DP-NSGD) also ``noise_drawn`` ``(trials, R)`` (``nan`` for a
-        release not recorded) and ``noise_dim`` (``d``).
+        DP-GD, DP-SGD, DP-NSGD and the tree methods' formed nodes) also ``noise_drawn``
+        ``(trials, R)`` (``nan`` for a release not recorded) and ``noise_dim`` (``d``).
         """
         if self._ragged:
             width = max(1, max(a.shape[1] for a in self._ragged))

@@ -641,8 +641,10 @@ def tree_momentum_nsgd(
         COMPOSE(1, t) each step, O(d log T)).
     transcript:
         ``None`` or a fresh :class:`~dpbounds.algorithms._transcript.Transcript` to fill with
-        the batches, the contribution norms and one release per formed node (the NumPy path
-        runs: the compiled loop records nothing).
+        the batches, the contribution norms, one release per formed node and each node's
+        drawn noise as its sum of squares per trial (``noise_drawn``: the block of draws the
+        compiled loop and the NumPy path both add; not with ``noise="grid"``, whose exact
+        discrete draws are made inside the release). Recording changes no bit of the run.
     noise:
         ``"float"`` (float64 node noise, for simulation: the released floats' last bits leak
         the node sums) or ``"grid"`` (safe to release: each formed node is released as
@@ -717,6 +719,8 @@ def tree_momentum_nsgd(
             # the block's node noises: the bits of one draw per step (any block length)
             zetas = (noise_rng.normal_steps(b - a, (d,), scale=sigma)
                      if sigma > 0 and grid is None else None)
+            if transcript is not None and zetas is not None:
+                transcript.drawn_block(a, zetas)  # the node noises both paths add
             if kern is not None:
                 kern.run(perm[:, None, :], a - t, steps, batch_size, zetas, a, b - a,
                          clip=clip, eta=step_size, transcript=transcript)
@@ -908,6 +912,8 @@ def sensitivity_reduced_nsgd(
             ts = np.arange(a + 1, b + 1)
             sigmas = np.where(ts - (ts & -ts) + 1 <= steps, sigma_1, sigma_2)
             zetas = noise_rng.normal_steps(b - a, (d,), scale=sigmas)
+            if transcript is not None:
+                transcript.drawn_block(a, zetas)  # the node noises both paths add
         if kern is not None:
             kern.run(perm[:, None, :], 0, steps, batch_size, zetas, a, b - a, clip=clip,
                      eta=step_size, diff_clip=diff_clip, gamma=gamma, transcript=transcript)

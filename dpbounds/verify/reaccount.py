@@ -50,7 +50,8 @@ are re-accounted in pure DP, one release per step (:func:`laplace_epsilon`: the 
 mechanism, amplification by sampling without replacement, basic composition; ``delta = 0``).
 
 **Drawn noise.** A run that recorded its draws (``noise_drawn``: the Laplace momentum methods,
-the Gaussian DP-GD, DP-SGD and DP-NSGD) also has them tested against ``release_std``, the
+the Gaussian DP-GD, DP-SGD, DP-NSGD and the nodes of Tran & Cutkosky's Algorithms 1 and 2)
+also has them tested against ``release_std``, the
 scale every epsilon above is read at (:func:`dpbounds.verify.drawn_noise.drawn_noise_verdicts`):
 a draw at the wrong scale or of the wrong law fails even where the recorded scale is right.
 

@@ -141,3 +141,25 @@ def test_full_batch_offset_pair_cancels_on_one_side() -> None:
             assert setting.pair[0].gradients.shape[0] == 2
     z, zp = (clipped_sum(o.gradients) for o in replace_one_pair(dim=1, radius=RECORD_NORM))
     assert np.linalg.norm(z) == np.linalg.norm(zp) == CLIP
+
+
+@pytest.mark.parametrize("name", ["dp_sgd", "dp_nsgd"])
+def test_full_batch_add_remove_pair_sees_a_wrong_sampling_rate(name: str) -> None:
+    """NAME_full_batch: a full batch of n = B = 8 under add/remove (q = 1). Oracles: the
+    clipped sums by hand (C + 7C/8 on D, 7C/8 on D': the one-record pair's change C); the
+    one-record audit, whose released gradients differ from these by a constant (exact in
+    binary for DP-SGD), so the correct audit's eps_lower is the same; the claim (PLD, 3). Negative
+    control: wrong_sampling_rate (noise and ledger for q = 1/8) FAILs here (measured, seed 0,
+    --quick: 5.043 against its own claim 2.108) while on the one-record pair it is the correct
+    run."""
+    from dpbounds.audit.settings.sgd import CLIP, full_batch_add_remove_pair
+
+    d, dp = (np.clip(o.gradients, -CLIP, CLIP).sum() for o in full_batch_add_remove_pair())
+    assert d == 15 * CLIP / 8 and dp == 7 * CLIP / 8
+    kw = dict(null=False, quick=True, seed=0)
+    ok = audit(f"{name}_full_batch", "add_remove", **kw)
+    ref = audit(name, "add_remove", **kw)
+    assert ok.status == "PASS" and ok.claimed_epsilon == pytest.approx(3.0, rel=1e-5)
+    assert ok.epsilon_lower == pytest.approx(ref.epsilon_lower, rel=1e-9)
+    bad = audit(f"{name}_full_batch", "add_remove", mutant="wrong_sampling_rate", **kw)
+    assert bad.status == "FAIL" and bad.epsilon_lower > 1.5 * bad.claimed_epsilon, bad

@@ -23,7 +23,12 @@ from dpbounds.audit import AUDITS, audit
 # every audit, the white-box tree audits at T = 3, 8 included: with the tight claim (the
 # ledger's exact GDP reading) their halved copies are caught too; under the ledger's zCDP
 # claim the K > T node charge left them just under it (2.86, 2.66 < 3 at 2 x 10^4 runs)
-CASES = [(name, rel) for name, spec in AUDITS.items() for rel in spec.relations]
+# The full-batch add/remove pairs (dp_sgd_full_batch, dp_nsgd_full_batch) are left out: their
+# released gradients are the one-record pair's shifted by a constant, and their audits read
+# the one-record audits' numbers (measured, seed 0, 20,000 runs: halved noise 5.4637 / 5.4431
+# on both pairs; tests/audit/test_batched.py checks the correct runs' equality at --quick)
+CASES = [(name, rel) for name, spec in AUDITS.items() for rel in spec.relations
+         if not name.endswith("_full_batch")]
 #: cases run at fewer runs (CI time), with the margins measured there (seeds 0-2): DP-AGD
 #: add/remove at 10^4 runs: correct 2.28, 2.55, 2.62 and halved noise 5.53, 5.05, 5.50 against
 #: the claim 3 (at 2 x 10^4: 62 s of the suite)

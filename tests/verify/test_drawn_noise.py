@@ -8,7 +8,10 @@ scale test's power against a 10% change by Monte Carlo; the power formula at no 
 the size (closed form). Negative controls: a Laplace drawn with scale b/sqrt 2 (the
 'parameterised by its standard deviation' bug) whose recorded scale, and so its re-accounted
 epsilon, is right; Gaussian noise of the Laplace's mean absolute value (right scale, wrong
-law); Gaussian DP-GD's noise sqrt 2 too small."""
+law); Gaussian DP-GD's noise sqrt 2 too small. Tree methods (Tran & Cutkosky's Algorithms 1
+and 2, one release per formed node): oracle, the run's own released-momentum error at
+t = 2^j (one live node), which shares nothing with the record; controls, every node noise at
+sigma/sqrt 2 and Algorithm 2's first-epoch nodes drawn at the later level."""
 
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ from dpbounds.algorithms import (
     dp_masg,
     dp_nag,
     dp_sgd,
+    sensitivity_reduced_nsgd,
     tree_momentum_nsgd,
 )
 from dpbounds.algorithms._transcript import Transcript
@@ -191,8 +195,8 @@ def test_dp_sgd_records_the_draws_both_paths_add(objective: LogisticRegression,
 
 def test_study_row_and_what_is_not_recorded(objective: LogisticRegression) -> None:
     """transcript_checks carries a drawn_noise row (level / p <= 1 on a correct run, > 1
-    under the std-parameterised draw); a transcript without draws (the tree methods'
-    compiled loops) gets none; bad input is a ValueError naming the parameter."""
+    under the std-parameterised draw); a transcript without draws (a tree run with grid
+    noise, drawn inside its releases) gets none; bad input is a ValueError naming the parameter."""
     tr = Transcript()
     dp_heavy_ball(objective, epsilon=1.0, steps=40, batch_size=40, trials=2, seed=8,
                   transcript=tr)
@@ -204,9 +208,10 @@ def test_study_row_and_what_is_not_recorded(objective: LogisticRegression) -> No
                       transcript=bad)
     assert transcript_checks(bad.as_dict(), epsilon=1.0, delta=1e-5)["drawn_noise"][
         "values"][0] > 1.0
-    tree = Transcript()  # the tree methods' compiled loops draw inside: nothing recorded
+    tree = Transcript()  # grid noise: exact discrete draws inside the release, not recorded
     tree_momentum_nsgd(objective, epsilon=2.0, delta=1e-5, epochs=2, step_size=0.1,
-                       batch_size=100, clip_threshold=1.0, seed=0, transcript=tree)
+                       batch_size=100, clip_threshold=1.0, seed=0, transcript=tree,
+                       noise="grid")
     assert "noise_drawn" not in tree.as_dict() and drawn_noise_verdicts(tree.as_dict()) == []
     assert "drawn_noise" not in transcript_checks(tree.as_dict(), epsilon=2.0, delta=1e-5)
     d = tr.as_dict()
@@ -217,3 +222,101 @@ def test_study_row_and_what_is_not_recorded(objective: LogisticRegression) -> No
     with pytest.raises(ValueError, match="noise"):
         drawn_noise_verdicts(dict(d, noise="uniform"))
 
+
+
+# ---------------------------------------------------------------------------------------
+# Tran & Cutkosky's Algorithms 1 and 2: one release per formed tree node
+# ---------------------------------------------------------------------------------------
+def _tree_run(alg, inst, transcript, seed: int = 7, **kw):
+    return alg(inst.objective, epsilon=2.0, delta=1e-5, epochs=4, trials=3, seed=seed,
+               x0=inst.x0, transcript=transcript, **dict(dict(step_size=0.01), **kw))
+
+
+@pytest.mark.parametrize("alg", [tree_momentum_nsgd, sensitivity_reduced_nsgd])
+def test_tree_nodes_record_the_noise_added(alg) -> None:
+    """Oracle: at a step t = 2^j the released momentum holds one node, [1, t], so its error
+    against the exact momentum (the run's own diagnostic noise_error, computed from m_hat and
+    m, no recorded draw) is that node's noise: noise_error(t)^2 equals the recorded sum of
+    squares of release t - 1 (Algorithm 2: t <= S, before the lag-S recursion mixes). The
+    compiled loop and the NumPy path (queries=True forces it) record the same draws, and
+    recording changes no bit of the run (x, x_output)."""
+    from dpbounds.verify.problems import problem
+
+    inst = problem("huber_well").build(32, 3, seed=0)
+    runs, drawn = [], []
+    for tr in (Transcript(), Transcript(queries=True), None):
+        runs.append(_tree_run(alg, inst, tr, trace="grad_norm", trace_every=1))
+        if tr is not None:
+            drawn.append(tr.as_dict()["noise_drawn"])
+    np.testing.assert_array_equal(drawn[0], drawn[1])
+    np.testing.assert_array_equal(np.asarray(runs[0].x), np.asarray(runs[2].x))
+    np.testing.assert_array_equal(np.asarray(runs[0].x_output), np.asarray(runs[2].x_output))
+    assert drawn[0].shape == (3, 128) and np.isfinite(drawn[0]).all()
+    steps = runs[0].params["trace_steps"]
+    last = 32 if alg is sensitivity_reduced_nsgd else 128
+    for t in (1, 2, 4, 8, 16, 32, 64, 128):
+        if t > last:
+            continue
+        err = runs[0].diagnostics["noise_error"][:, steps.index(t - 1)]
+        np.testing.assert_allclose(err**2, drawn[0][:, t - 1], rtol=1e-12)
+    # the oracle can tell: at t = 3 the release holds two nodes, [1, 2] decayed and [3, 3]
+    err3 = runs[0].diagnostics["noise_error"][:, steps.index(2)]
+    assert not np.allclose(err3**2, drawn[0][:, 2], rtol=1e-3)
+
+
+@pytest.mark.parametrize("alg", [tree_momentum_nsgd, sensitivity_reduced_nsgd])
+def test_tree_node_noise_at_sigma_over_sqrt2_fails(alg) -> None:
+    """Correct runs (seeds 7, 8) hold both drawn rows, and transcript_checks has the study's
+    drawn_noise row at or below 1. Negative control: every node noise drawn at sigma/sqrt 2
+    (noise_sqrt2; calibration, recorded sigma and so the re-accounted epsilon unchanged) fails
+    the scale row, mean u/E[u] ~ 0.5, and the study's row goes above 1."""
+    from dpbounds.verify.problems import problem
+
+    inst = problem("huber_well").build(32, 3, seed=0)
+    for seed in (7, 8):
+        tr = Transcript()
+        _tree_run(alg, inst, tr, seed=seed)
+        good = reaccount(tr.as_dict(), epsilon=2.0, delta=1e-5)
+        assert len(good.drawn) == 2 and all(v.holds for v in good.drawn)
+        row = transcript_checks(tr.as_dict(), epsilon=2.0, delta=1e-5)["drawn_noise"]
+        assert row["values"][0] <= row["exact"]
+    bad = Transcript()
+    with mutated("noise_sqrt2", alg.__name__):
+        _tree_run(alg, inst, bad, seed=8)
+    ra = reaccount(bad.as_dict(), epsilon=2.0, delta=1e-5)
+    assert ra.epsilon == pytest.approx(good.epsilon, rel=1e-12)
+    assert not ra.drawn[0].holds and ra.failed
+    ratio = float(re.search(r"mean u/E\[u\] = ([0-9.]+)", ra.drawn[0].case).group(1))
+    assert 0.4 < ratio < 0.6
+    row = transcript_checks(bad.as_dict(), epsilon=2.0, delta=1e-5)["drawn_noise"]
+    assert row["values"][0] > row["exact"]
+
+
+def test_algorithm_2_first_epoch_nodes_drawn_at_the_later_level_fail(monkeypatch) -> None:
+    """Algorithm 2's two levels: each release's recorded sigma is sigma_1 exactly for the
+    nodes that start in the first epoch (recomputed here from the dyadic interval
+    [t - 2^nu2(t) + 1, t]), sigma_2 otherwise. Negative control: every node drawn at the
+    later level sigma_2 (sigma_1 / sigma_2 ~ 11 at step size 0.001), the recorded sigmas
+    unchanged: the scale row fails."""
+    from dpbounds.backend import TrialRandom
+    from dpbounds.verify.problems import problem
+
+    inst = problem("huber_well").build(32, 3, seed=0)
+    tr = Transcript()
+    res = _tree_run(sensitivity_reduced_nsgd, inst, tr, step_size=0.001)
+    d = tr.as_dict()
+    s1, s2 = res.params["sigma_1"], res.params["sigma_2"]
+    first = [t - (t & -t) + 1 <= 32 for t in range(1, 129)]
+    assert sum(first) == 34  # t <= 32, [1, 64] and [1, 128]
+    np.testing.assert_array_equal(d["release_std"], np.where(first, s1, s2))
+    assert s1 > 10 * s2
+    assert all(v.holds for v in reaccount(d, epsilon=2.0, delta=1e-5).drawn)
+    inner = TrialRandom.normal_steps
+
+    def later_level(self, steps, shape=(), scale=1.0):
+        return inner(self, steps, shape, scale=np.minimum(scale, s2))  # sigma_1 > sigma_2
+
+    monkeypatch.setattr(TrialRandom, "normal_steps", later_level)
+    bad = Transcript()
+    _tree_run(sensitivity_reduced_nsgd, inst, bad, step_size=0.001)
+    assert not reaccount(bad.as_dict(), epsilon=2.0, delta=1e-5).drawn[0].holds

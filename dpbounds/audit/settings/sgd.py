@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from dpbounds import algorithms as alg
-from dpbounds.audit.neighbours import add_remove_pair, offset_pair
+from dpbounds.audit.neighbours import LinearObjective, add_remove_pair, offset_pair
 from dpbounds.audit.settings._common import (
     _PAIR_TEXT,
     ADD_REMOVE,
@@ -86,6 +86,57 @@ register_audit(AuditSpec("dp_nsgd", alg.dp_nsgd, (REPLACE_ONE, ADD_REMOVE),
                     _sgd_setting(regulariser=1e-3), GAUSS_EPS, GAUSS_DELTA,
                     "DP-NSGD g/(||g|| + r), RDP",
                     trials=40_000), rank=90)
+
+
+#: Records of the full-batch add/remove DP-SGD pair (issue 34 items 5, 7): the one-record
+#: pair's public n = B = 1 makes a sampling rate read as 1/n instead of B/n
+#: (``wrong_sampling_rate``) the correct run bit for bit; a full batch of 8 (q = 1 still) makes
+#: it wrong by the factor 8. D = {+r e1, seven records (C/8) e1}, D' = D + {-r e1}, public
+#: n = 8: the clipped sums are C + 7C/8 and 7C/8 (a change of C, as on the one-record pair;
+#: C/8 and the step size 4 are exact in binary, so the released gradients are the one-record
+#: pair's shifted by a constant). Measured (``bench/audit_full_batch_add_remove.py``): the
+#: correct run reads the one-record pair's eps_lower exactly (seeds 0-5, --quick and 15,000
+#: runs); wrong_sampling_rate FAILs at --quick on seeds 0-5 (4.36-5.42 against its own claim
+#: 2.108). It is a second pair, not a replacement: issue 8's private-n defect (each set's own
+#: size as public_n) is 8 against 9 here, missed (1.380 < 2 at 15,000 runs), and 1 against 2
+#: on the one-record pair, caught (4.622). DP-NSGD on the same pair reads DP-SGD's numbers
+#: (seeds 0-2, --quick: correct 2.131 / 2.237 / 2.171, the mutant 5.043 / 5.419 / 4.356).
+FULL_BATCH_N_ADD_REMOVE = 8
+
+
+def full_batch_add_remove_pair(n: int = FULL_BATCH_N_ADD_REMOVE
+                               ) -> tuple[LinearObjective, LinearObjective]:
+    """``(D, D')`` of :data:`FULL_BATCH_N_ADD_REMOVE`: the canary ``+r e1`` and ``n - 1``
+    records ``(C/8) e1`` in D, and D' = D plus ``-r e1``."""
+    e = np.array([1.0])
+    d = np.vstack([RECORD_NORM * e, np.tile((CLIP / 8.0) * e, (n - 1, 1))])
+    return LinearObjective(d), LinearObjective(np.vstack([d, -RECORD_NORM * e]))
+
+
+def _full_batch_add_remove_setting(**extra: Any
+                                   ) -> Callable[[Neighbouring, float, float], Setting]:
+    def build(relation: Neighbouring, epsilon: float, delta: float) -> Setting:
+        n = FULL_BATCH_N_ADD_REMOVE
+        kwargs = dict(epsilon=epsilon, delta=delta, steps=GAUSS_STEPS,
+                      step_size=SGD_STEP_ADD_REMOVE, batch_size=n, sampling="poisson",
+                      public_n=n, trace=None, **extra)
+        return Setting(full_batch_add_remove_pair(n), kwargs, _gd_features,
+                       "released noisy gradients (one per step)",
+                       f"D = {{+r e1, b, ..., b}} ({n} records), D' = D + {{-r e1}}, "
+                       f"b = C e1 / 8, r = {RECORD_NORM:g}; public n = batch = {n} (Poisson "
+                       f"at q = 1: the full batch), step size {SGD_STEP_ADD_REMOVE:g}, d = 1",
+                       ("linear", "gaussian-lr"))
+    return build
+
+
+register_audit(AuditSpec("dp_sgd_full_batch", alg.dp_sgd, (ADD_REMOVE,),
+                         _full_batch_add_remove_setting(clip_threshold=CLIP), GAUSS_EPS,
+                         GAUSS_DELTA, f"DP-SGD, a full batch of {FULL_BATCH_N_ADD_REMOVE} "
+                         "under add/remove (public n = B > 1)", trials=40_000), rank=82)
+register_audit(AuditSpec("dp_nsgd_full_batch", alg.dp_nsgd, (ADD_REMOVE,),
+                         _full_batch_add_remove_setting(regulariser=1e-3), GAUSS_EPS,
+                         GAUSS_DELTA, f"DP-NSGD, a full batch of {FULL_BATCH_N_ADD_REMOVE} "
+                         "under add/remove (public n = B > 1)", trials=40_000), rank=92)
 
 
 # ----------------------------------------------------------------------------------------
