@@ -72,6 +72,9 @@ class AuditSpec:
     description: str
     trials: int = 10_000
     mutant_factor: float = 0.5
+    #: whether ``audit all`` adds this audit's float-vs-grid low-bits pair (False for a second
+    #: pair of an algorithm whose release path another audit's side channel already covers)
+    side_channel: bool = True
 
     def __post_init__(self) -> None:
         if isinstance(self.relations, (str, Neighbouring)):

@@ -132,11 +132,13 @@ def _full_batch_add_remove_setting(**extra: Any
 register_audit(AuditSpec("dp_sgd_full_batch", alg.dp_sgd, (ADD_REMOVE,),
                          _full_batch_add_remove_setting(clip_threshold=CLIP), GAUSS_EPS,
                          GAUSS_DELTA, f"DP-SGD, a full batch of {FULL_BATCH_N_ADD_REMOVE} "
-                         "under add/remove (public n = B > 1)", trials=40_000), rank=82)
+                         "under add/remove (public n = B > 1)", trials=40_000,
+                         side_channel=False), rank=82)  # dp_sgd's release path: audited there
 register_audit(AuditSpec("dp_nsgd_full_batch", alg.dp_nsgd, (ADD_REMOVE,),
                          _full_batch_add_remove_setting(regulariser=1e-3), GAUSS_EPS,
                          GAUSS_DELTA, f"DP-NSGD, a full batch of {FULL_BATCH_N_ADD_REMOVE} "
-                         "under add/remove (public n = B > 1)", trials=40_000), rank=92)
+                         "under add/remove (public n = B > 1)", trials=40_000,
+                         side_channel=False), rank=92)
 
 
 # ----------------------------------------------------------------------------------------
