@@ -66,7 +66,10 @@ from scipy.optimize import minimize_scalar
 from dpbounds._progress import progress_bar
 from dpbounds.bounds.strongly_convex.heavy_ball import classical_heavy_ball_parameters
 from dpbounds.bounds.strongly_convex.nesterov import nesterov_momentum
-from dpbounds.bounds.strongly_convex.quadratic_worst_case import quadratic_worst_case
+from dpbounds.bounds.strongly_convex.quadratic_worst_case import (
+    CERTIFIED_REFINE,
+    quadratic_worst_case,
+)
 from dpbounds.tuning._worst_case_search import heavy_ball_worst_by_horizon, worst_case_lambda_grid
 
 __all__: list[str] = []
@@ -186,7 +189,8 @@ def worst_case_row(label: str, mu: float, L: float, d: int, *, alpha: float, bet
     try:
         wc = quadratic_worst_case(mu, L, d, alpha=alpha, beta=beta, gamma=gamma,
                                   steps=horizon, laplace_var=noise_variance,
-                                  sampling_var=0.0, initial_gap=initial_gap)
+                                  sampling_var=0.0, initial_gap=initial_gap,
+                                  refine=CERTIFIED_REFINE)
     except ValueError:  # overflow: an unstable point
         return LinearChoice(label + " [unstable]", alpha, beta, gamma, horizon,
                             noise_variance, math.inf, math.inf)
@@ -235,7 +239,8 @@ def tune_linear_error(mu: float, L: float, d: int, *, noise_var: Callable[[Any],
         T = int(Ts[0])
         var = float(np.asarray(noise_var(np.array([T])), dtype=float)[0])
         wc = quadratic_worst_case(mu, L, d, alpha=a, beta=b, gamma=g, steps=T,
-                                  laplace_var=var, sampling_var=0.0, initial_gap=gap0)
+                                  laplace_var=var, sampling_var=0.0, initial_gap=gap0,
+                                  refine=CERTIFIED_REFINE)
         return LinearChoice(label, float(a), float(b), g, T, var, float(wc.value),
                             float(max(wc.upper, wc.value)), instance=wc)
 

@@ -94,7 +94,10 @@ from dpbounds.bounds.strongly_convex.heavy_ball import (
 from dpbounds.bounds.strongly_convex.heavy_ball_dp import HeavyBallDPObjective
 from dpbounds.bounds.strongly_convex.nesterov import nesterov_momentum
 from dpbounds.bounds.strongly_convex.noise_allocation import check_max_horizon
-from dpbounds.bounds.strongly_convex.quadratic_worst_case import quadratic_worst_case
+from dpbounds.bounds.strongly_convex.quadratic_worst_case import (
+    CERTIFIED_REFINE,
+    quadratic_worst_case,
+)
 from dpbounds.lmi.heavy_ball_bound import lmi_bound_curves
 from dpbounds.provenance import Source
 from dpbounds.tuning._certify import certify_minimum
@@ -467,7 +470,8 @@ def _computed(T: int, a: float, b: float, mu: float, L: float, d: int, n: int, m
                               laplace_var=2.0 * scale * scale,
                               sampling_var=sampling_variance_of_instance(S, n, m),
                               initial_gap=gap0,
-                              initial_distance_sq=None if gap0 is not None else dist_sq)
+                              initial_distance_sq=None if gap0 is not None else dist_sq,
+                              refine=CERTIFIED_REFINE)
     return wc.value, wc.upper, scale
 
 
