@@ -27,7 +27,8 @@ over the free coefficients and :math:`T`:
   grid; none free: the best horizon of the declared point.
 
 Every reported row is certified with ``quadratic_worst_case`` (``value`` attained on a
-worst instance, ``upper`` within 2%). A search, not a proven optimum, but **bracketed**
+worst instance, ``upper`` within 0.01%: the grid refined near the maximiser). A search, not
+a proven optimum, but **bracketed**
 (:func:`proven_lower_bound`, **[DERIVED]**): the least worst case is at least the larger of
 
 * the method-independent linear-MMSE and Chebyshev bound of
@@ -47,7 +48,7 @@ worst instance, ``upper`` within 2%). A search, not a proven optimum, but **brac
   bound on boxes degenerate in the fixed coefficient, ``alpha=``/``beta=`` there, that
   module's *Slices*), not by the best heavy ball, whose least worst case can be far lower
   (700 times at :math:`L/\mu=10^3`): the bracket is then the search's and the certified upper
-  end's (2%), not what fixing costs.
+  end's (0.01%), not what fixing costs.
 
 The tuned row is in the family each bound covers, so
 ``tuned.worst_case_upper / lower_bound - 1`` is a proven gap (``certified_gap``).
@@ -161,7 +162,7 @@ class LinearErrorTuning:
                          f"{c.horizon:>7d}{c.worst_case:>13.4e}{c.worst_case_upper:>12.4e}"
                          + (f"{ly:>12}" if show_ly else ""))
         lines.append("worst case = exact E[F(x_T)] - F* on the worst quadratic found (attained; "
-                     "upper: certified sup, within 2%) [DERIVED, quadratic_worst_case]; a "
+                     "upper: certified sup, within 0.01%) [DERIVED, quadratic_worst_case]; a "
                      "search, not a proven optimum")
         if math.isfinite(self.certified_gap):
             lines.append(f"optimum bracketed (proven): no {self.lower_bound_by} has a "

@@ -97,9 +97,10 @@ the worst case combines (:math:`A+S+G`, :math:`G` and, for :math:`d\ge2`, :math:
 :math:`S+G`; the start majorant where :math:`A` is not a polynomial), each with its own
 candidates: every maximum is bounded on its own, and the worst case is a sum of such maxima
 with nonnegative weights, so the combination of the refined grid maxima divided by
-:math:`1-x/r^2` is an upper end. The attained value is taken over every point evaluated (each an admissible instance). With
-:math:`r=16` the bracket is :math:`1/(1-\pi^2/(512\cdot256))-1<10^{-4}` (was 2%); the
-candidates are the few points per peak within :math:`x_s` of the maximum, and a level whose
+:math:`1-x/r^2` is an upper end. The attained value is taken over every point evaluated
+(each an admissible instance). With :math:`r=16` the bracket is
+:math:`1/(1-\pi^2/(512\cdot256))-1<10^{-4}` (was 2%); the candidates are the few points per
+peak within :math:`x_s` of the maximum, and a level whose
 points would bring the total beyond :math:`\max(N,4096)` is not run (the last completed
 level's factor stands). Both ends are evaluated in float64 (the recursion is stable
 for the stable methods tuned here; its rounding is far below the bracket).
