@@ -690,7 +690,7 @@ _INSTANCE_GRID = 33
 _INSTANCE_ROUNDS = 2
 _INSTANCE_WITHIN = 1.3  # run where the bound is within this factor of the threshold
 _INSTANCE_LOCAL = 16
-_INSTANCE_TMAX = 1024
+_INSTANCE_TMAX = 256
 
 
 def _conv_majorant(rho, k: int, n):
