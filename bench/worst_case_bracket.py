@@ -1,8 +1,9 @@
 """The proven bracket of the worst-case heavy-ball tuner: the method-independent linear-MMSE and
 Chebyshev bound, and the reported one (max of it and heavy ball's branch and bound,
-:mod:`dpbounds.tuning._certify_error`) before and after steps 2 (complex tail) and
-5' (the current table: before = with step 5), and the CPU of the branch and
-bound and of the tune.
+:mod:`dpbounds.tuning._certify_error`) before and after the refined certified upper end
+(``quadratic_worst_case(..., refine=16)``) and step 6 of the branch and bound (the current
+table: before = main at c0d820a, steps 0-5'), and the CPU of the branch and bound and of the
+tune.
 
 Run: ``PYTHONPATH=. python bench/worst_case_bracket.py`` (a few CPU-minutes: one full tune per
 problem); writes ``bench/worst_case_bracket.md``.
@@ -72,6 +73,20 @@ box budget (16,000 boxes, all spent).
 """
 
 
+HEADER = (
+    "# Worst-case tuner: proven bracket, before vs after the refined upper end and step 6\n\n"
+    "gap = tuned worst case (certified upper end) / lower bound - 1; MI = linear-MMSE and "
+    "Chebyshev (any linear method); the reported lower bound is max(MI, heavy ball's "
+    "branch and bound, B&B). before = main at c0d820a (upper end: the grid's factor, <= 2%; "
+    "B&B steps 0-5'), after = the upper end refined near the maximiser "
+    "(`quadratic_worst_case(..., refine=16)`, <= 7.6e-5) and step 6 of the branch and bound "
+    "(an instance at one eigenvalue bounded on the box by Taylor's formula) of "
+    "`dpbounds/tuning/_certify_error.py`. Before and after were run at the same time, under "
+    "the same load (2-core AMD EPYC shared with other jobs, load average ~6): CPU-s by "
+    "time.process_time, inflated by the contention by an unknown factor common to both "
+    "columns; differences under ~10% are noise.\n\n")
+
+
 def main() -> None:
     spent: list[float] = []
     orig = ce.certify_error_minimum
@@ -108,18 +123,7 @@ def main() -> None:
         print(rows[-1], flush=True)
     if only:
         return  # a partial run prints its rows only
-    Path(__file__).with_suffix(".md").write_text(
-        "# Worst-case tuner: proven bracket, before vs after steps 2 (complex tail) and 5'\n\n"
-        "gap = tuned worst case (certified upper end) / lower bound - 1; MI = linear-MMSE and "
-        "Chebyshev (any linear method); the reported lower bound is max(MI, heavy ball's "
-        "branch and bound, B&B). before = commit b1fd38a (steps 0-5), after = with step 2's "
-        "stationary minus the tail of complex roots, step 2's monotone Chebyshev terms at mu "
-        "and L, and step 5' (each piece of the oscillating interval paired with the noise bound "
-        "over that piece) of `dpbounds/tuning/_certify_error.py`. CPU-s by time.process_time "
-        "on a 2-core AMD EPYC shared with other jobs (load 1-2): differences under ~1 CPU-s "
-        "are noise.\n\n"
-        + "\n".join(rows) + "\n\n" + NOTE)
-
+    Path(__file__).with_suffix(".md").write_text(HEADER + "\n".join(rows) + "\n\n" + NOTE)
 
 if __name__ == "__main__":
     main()

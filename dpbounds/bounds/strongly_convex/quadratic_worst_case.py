@@ -102,7 +102,8 @@ with nonnegative weights, so the combination of the refined grid maxima divided 
 :math:`1/(1-\pi^2/(512\cdot256))-1<10^{-4}` (was 2%); the candidates are the few points per
 peak within :math:`x_s` of the maximum, and a level whose
 points would bring the total beyond :math:`\max(N,4096)` is not run (the last completed
-level's factor stands). Both ends are evaluated in float64 (the recursion is stable
+level's factor stands); with :math:`\mu=L` the one eigenvalue is the whole spectrum and
+``upper`` is the value. Both ends are evaluated in float64 (the recursion is stable
 for the stable methods tuned here; its rounding is far below the bracket).
 
 Example
@@ -321,6 +322,8 @@ def quadratic_worst_case(
         A = D * weight * P
     G, S = weight * G, weight * S
     factor = worst_case_grid_factor(degree, N)
+    if refine > 1 and L == mu:
+        factor = 1.0  # one eigenvalue: the grid is the whole spectrum, the value exact
     if refine > 1 and L > mu and math.isfinite(factor):
         x = 1.0 - 1.0 / factor  # (n pi / N)^2 / 8
         idx = np.arange(N + 1) * refine  # points on the lattice of angles pi / (N refine)

@@ -380,3 +380,14 @@ def test_negative_control_refinement_without_its_points_is_caught(monkeypatch):
     caught = [_dense_worst(*c) > _refined(c, oversampling=2).upper * (1 + REL)
               for c in REFINE_CASES]
     assert caught[4], caught  # measured: the grid 0.9% below the peak, the others < 0.1%
+
+
+def test_refined_upper_end_at_one_eigenvalue_is_the_value():
+    # mu = L: the spectrum is one point, the worst case is exact (closed form: GD with step
+    # 1/(2 L) halves the error each step: E0 / 4^T, no noise)
+    wc = quadratic_worst_case(1.0, 1.0, 3, alpha=0.5, steps=5, laplace_var=0.0,
+                              initial_gap=1.0, refine=16)
+    assert wc.value == pytest.approx(0.25 ** 5, rel=1e-12) and wc.upper == wc.value
+    plain = quadratic_worst_case(1.0, 1.0, 3, alpha=0.5, steps=5, laplace_var=0.0,
+                                 initial_gap=1.0)
+    assert plain.upper > plain.value  # the grid's factor without refine
