@@ -55,21 +55,21 @@ BEFORE = {
 }
 
 
-NOTE = """Where the two widest brackets (kappa 100 with m < n: 0.34; kappa 1e3 at d = 1: 0.50) came
-from: a dense brute force over (alpha, beta, T) (`bench/worst_case_bracket_dense.py`,
-independent of the search and of the branch and bound) found no point better than the tuned
-one (least grid values 0.243386 and 5.16096e-05 against the tuned 0.243358 and 5.13156e-05 on
-the same 8,000 eigenvalues), and at the branch and bound's weakest leaf (a box of relative
-width ~1e-3) the worst case was 0.2444 and 5.56e-05 against box bounds 0.1852 and 3.498e-05:
-the lower bound was loose, not the search. The loose terms, at the weakest leaves in turn:
-m < n, the noise at L at T = 16, bounded at 74% of its value (the triangle bound of the
-stationary tail; step 2's complex tail: 99%, the box's bound 76% -> 96% of the worst case at
-its corner), then the noise at mu near critical damping at T = 18, 27% (monotone Chebyshev
-terms: 90%; box 88% -> 96%); d = 1, the noise at the oscillating eigenvalue (1.3 mu) bounded
-over the whole interval [mu, L], < 0.1% of its value (step 5': box 63% -> 94%), then the noise
-at mu, 12% (monotone Chebyshev terms: 90%). The remaining gaps (4% and 9%) are the 2% of the
-certified upper end over the attained worst case, the bounds' remaining ~5-10% per box, and the
-box budget (16,000 boxes, all spent).
+NOTE = """Where the gaps went and what is left. The certified upper end is now within 7.6e-5 of
+the attained worst case (it was up to 2% above: the grid's Bernstein factor), which takes ~2
+points off every gap; at L/mu = 1 the one eigenvalue is the whole spectrum and the upper end
+is the value (gap 2e-2 -> 3e-8). Step 6 closes the bound where the weakest leaf's worst start
+eigenvalue was an interior peak at a short horizon: L/mu = 4 (T = 9, the peak at 1.25 mu,
+bounded at 55% of its value by steps 1-5; step 6: within 0.02% on the narrowest boxes) to the
+branch and bound's own stopping threshold (rtol 1e-3: gap 0.1%), L/mu = 10 at eps 0.01 to 1.0%,
+at eps 10 and m < n to 2.5% and 1.9%. Where it does not close (Fig. 3, L/mu >= 100, issue 32),
+the weakest leaves sit at horizons of tens to thousands, where step 6's Taylor remainder, its
+second derivatives majorised through |h_j| <= (j + 1) rho^j, grows like T^5: at Fig. 3's
+weakest leaf (T = 65, relative width 3e-4) it is 0.0053 against |p_T| = 0.025 at the peak (the
+first-order term: 5e-5), and the leaf stays at 95% of its worst case; step 6 is run up to
+T = 256 only. Levers left: a tighter remainder (exact second derivatives at the centre, third-
+order majorants), a larger box budget (16,000 boxes, all spent on those problems), or finer
+horizon intervals. 0.1% is reached on L/mu = 4 only.
 """
 
 
