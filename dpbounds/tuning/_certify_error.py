@@ -275,9 +275,10 @@ dense evaluation in ``tests/tuning/test_certify_error.py``.
    against the shrinking box: it is run for :math:`T_1\le` :data:`_INSTANCE_TMAX`, at each
    box's weakest horizon interval while its bound is below the branch and bound's threshold
    and above it divided by :data:`_INSTANCE_WITHIN` (:data:`_INSTANCE_ROUNDS` intervals a
-   box; a box further below is cut anyway, and leaving step 6 out only weakens a bound). Checked per horizon against dense evaluation
-   in ``tests/tuning/test_certify_error.py``, with mutants (the remainder left out; the
-   bound x1.02) that the check catches.
+   box; a box further below is cut anyway, and leaving step 6 out only weakens a bound).
+   Checked per horizon against dense evaluation in ``tests/tuning/test_certify_error.py``
+   (step 6 at every interval of boxes near two optima), with mutants (the remainder left
+   out; the bound x1.02) that the check catches.
 
 **Coverage.** :func:`certify_error_minimum` covers every :math:`\alpha>0`,
 :math:`0\le\beta<1`, :math:`1\le T\le T_{\max}`: boxes in :math:`(\log\alpha,-\log(1-\beta))`
