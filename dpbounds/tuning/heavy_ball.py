@@ -17,8 +17,8 @@ within 3.6% of it on issue 32's problem, 7.3% on Fig. 3's, GAPS_AFTER on the 12 
 ``bench/worst_case_bracket.md``: 0.1% at L/mu = 4), and the method-independent linear-MMSE
 and Chebyshev bound (:mod:`dpbounds.tuning._lmi_lower`, a factor ~4; the larger one only at
 L/mu = 1), and the search is checked against an independent dense oracle: within 0.1% on
-20 problems, L/mu 1 to 1e6 and eps 0.01 to 10 (``tests/tuning/test_worst_case_oracle.py``; ``bench/worst_case_tuning.py``
-at longer horizons); it is not proven.
+20 problems, L/mu 1 to 1e6 and eps 0.01 to 10 (``tests/tuning/test_worst_case_oracle.py``;
+``bench/worst_case_tuning.py`` at longer horizons); it is not proven.
 
 With ``function_class="smooth_strongly_convex"`` and ``objective="error"`` the worst case over
 all of :math:`\mathcal S_{\mu,L}` is not computed exactly: the tuner minimises its certified
