@@ -37,21 +37,21 @@ PROBLEMS = [
 
 
 #: measured on main before the refined upper end and step 6 (commit c0d820a, this machine,
-#: 2026-12-03, this script): (certified upper end, reported lower bound, which bound gave
-#: it, B&B CPU-s, tune CPU-s)
+#: 2026-12-03, this script, at the same time as the after column): (certified upper end,
+#: reported lower bound, which bound gave it, B&B CPU-s, tune CPU-s)
 BEFORE = {
-    "issue 32": (0.1665, 0.1575, "B&B", 10.21, 35.4),
-    "Fig. 3": (0.02453, 0.02239, "B&B", 7.55, 23.6),
-    "kappa 1": (1.02e-07, 1e-07, "MI", 2.83, 11.3),
-    "kappa 4": (0.0001198, 0.0001102, "B&B", 6.44, 11.9),
-    "kappa 10, eps 0.01": (0.006325, 0.005827, "B&B", 6.47, 12.3),
-    "kappa 10, eps 10": (3.076e-08, 2.898e-08, "B&B", 6.91, 17.3),
-    "kappa 100": (8.731e-05, 7.878e-05, "B&B", 8.94, 29.1),
-    "kappa 100, m < n": (0.2481, 0.2381, "B&B", 7.21, 16.3),
-    "kappa 1e3, d 1": (5.232e-05, 4.812e-05, "B&B", 7.91, 48.3),
-    "kappa 1e4": (0.008975, 0.008098, "B&B", 12.27, 107.9),
-    "kappa 1e5": (0.002924, 0.002648, "B&B", 11.77, 220.5),
-    "kappa 1e6": (0.2157, 0.2101, "B&B", 7.89, 176.6),
+    "issue 32": (0.1665, 0.1575, "B&B", 12.03, 42.4),
+    "Fig. 3": (0.02453, 0.02239, "B&B", 9.20, 28.4),
+    "kappa 1": (1.02e-07, 1e-07, "MI", 3.11, 13.6),
+    "kappa 4": (0.0001198, 0.0001102, "B&B", 7.50, 13.8),
+    "kappa 10, eps 0.01": (0.006325, 0.005827, "B&B", 7.96, 15.9),
+    "kappa 10, eps 10": (3.076e-08, 2.898e-08, "B&B", 8.63, 21.1),
+    "kappa 100": (8.731e-05, 7.878e-05, "B&B", 9.82, 32.9),
+    "kappa 100, m < n": (0.2481, 0.2381, "B&B", 8.67, 19.7),
+    "kappa 1e3, d 1": (5.232e-05, 4.812e-05, "B&B", 8.58, 53.2),
+    "kappa 1e4": (0.008975, 0.008098, "B&B", 11.28, 110.3),
+    "kappa 1e5": (0.002924, 0.002648, "B&B", 11.50, 211.0),
+    "kappa 1e6": (0.2157, 0.2101, "B&B", 7.86, 166.7),
 }
 
 
