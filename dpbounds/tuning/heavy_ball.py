@@ -6,18 +6,19 @@ what a researcher runs for: the worst-case :math:`\mathbb E[F(x_T)]-F^\ast` of D
 spectrum in :math:`[\mu,L]`, every start with :math:`F(x_0)-F^\ast\le E_0` and every data set
 of sensitivity :math:`S_1`
 (:func:`~dpbounds.bounds.strongly_convex.quadratic_worst_case.quadratic_worst_case`, exact and
-certified within 2%, DERIVED). Each row shows that worst case beside the rigorous bound (25) at
+certified within 0.01% on a grid refined near the maximiser, DERIVED). Each row shows that
+worst case beside the rigorous bound (25) at
 the same :math:`(\alpha,\beta,T)`, and the bound's own minimiser is a row of its own: a loose
 bound's minimiser pushes :math:`\alpha` to the stability edge, where the bound is tight and
 the run is bad (Fig. 3: 268x the tuned run's worst case). The optimum is bracketed by the
 larger of two proven lower bounds: heavy ball's own, a branch and bound over every
 :math:`(\alpha,\beta,T)` (:mod:`dpbounds.tuning._certify_error`; the tuned worst case is
-within 6% of it on issue 32's problem, 10% on Fig. 3's, 2-11% on the 12 problems of
-``bench/worst_case_bracket.md``), and the method-independent linear-MMSE and Chebyshev bound
-(:mod:`dpbounds.tuning._lmi_lower`, a factor ~4; the larger one only at L/mu = 1), and the search
-is checked against an independent dense oracle: within 0.1% on 20 problems, L/mu 1 to 1e6 and
-eps 0.01 to 10 (``tests/tuning/test_worst_case_oracle.py``; ``bench/worst_case_tuning.py``
-at longer horizons); it is not proven.
+within 3.6% of it on issue 32's problem, 7.3% on Fig. 3's, 0.1-8.7% on the 12 problems of
+``bench/worst_case_bracket.md``: 0.1% at L/mu = 4), and the method-independent linear-MMSE
+and Chebyshev bound (:mod:`dpbounds.tuning._lmi_lower`, a factor ~4; the larger one only at
+L/mu = 1), and the search is checked against an independent dense oracle: within 0.1% on
+20 problems, L/mu 1 to 1e6 and eps 0.01 to 10 (``tests/tuning/test_worst_case_oracle.py``;
+``bench/worst_case_tuning.py`` at longer horizons); it is not proven.
 
 With ``function_class="smooth_strongly_convex"`` and ``objective="error"`` the worst case over
 all of :math:`\mathcal S_{\mu,L}` is not computed exactly: the tuner minimises its certified
@@ -94,7 +95,10 @@ from dpbounds.bounds.strongly_convex.heavy_ball import (
 from dpbounds.bounds.strongly_convex.heavy_ball_dp import HeavyBallDPObjective
 from dpbounds.bounds.strongly_convex.nesterov import nesterov_momentum
 from dpbounds.bounds.strongly_convex.noise_allocation import check_max_horizon
-from dpbounds.bounds.strongly_convex.quadratic_worst_case import quadratic_worst_case
+from dpbounds.bounds.strongly_convex.quadratic_worst_case import (
+    CERTIFIED_REFINE,
+    quadratic_worst_case,
+)
 from dpbounds.lmi.heavy_ball_bound import lmi_bound_curves
 from dpbounds.provenance import Source
 from dpbounds.tuning._certify import certify_minimum
@@ -467,7 +471,8 @@ def _computed(T: int, a: float, b: float, mu: float, L: float, d: int, n: int, m
                               laplace_var=2.0 * scale * scale,
                               sampling_var=sampling_variance_of_instance(S, n, m),
                               initial_gap=gap0,
-                              initial_distance_sq=None if gap0 is not None else dist_sq)
+                              initial_distance_sq=None if gap0 is not None else dist_sq,
+                              refine=CERTIFIED_REFINE)
     return wc.value, wc.upper, scale
 
 
@@ -569,7 +574,7 @@ def tune_heavy_ball(
         :math:`\mathbb E[F(x_T)]-F^\ast` of the run as calibrated over the class, every start
         with :math:`F(x_0)-F^\ast\le E_0` and every data set of sensitivity :math:`S_1`:
 
-        * ``"quadratic"``: computed exactly (certified within 2%; module docstring);
+        * ``"quadratic"``: computed exactly (certified within 0.01%; module docstring);
         * ``"smooth_strongly_convex"`` (**[DERIVED]**, :mod:`dpbounds.tuning._lyapunov_search`):
           not computable exactly, so its certified **upper** bound is minimised: the
           noise-aware Lyapunov bound of :func:`dpbounds.pep.lyapunov_bound` (valid at every
@@ -746,7 +751,8 @@ def _tune_hb_error(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, initial_gap, by_
     The search (grid in :math:`(\log\alpha,-\log(1-\beta))`, compass searches from its best
     local minima, a Nelder-Mead polish) evaluates the worst case on :data:`_WC_LAMBDA`
     eigenvalues at every horizon (:mod:`._worst_case_search`); every reported row is then
-    certified on the fine grid of :func:`quadratic_worst_case` (within 2%). The optimum's lower
+    certified on the fine grid of :func:`quadratic_worst_case`, refined near the maximiser
+    (``refine=CERTIFIED_REFINE``: within 0.01%). The optimum's lower
     end is the larger of heavy ball's branch and bound (:mod:`._certify_error`, for
     ``max_horizon`` up to its :data:`~._certify_error.MAX_CERT_HORIZON`) and the
     method-independent bound.
