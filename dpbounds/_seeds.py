@@ -64,7 +64,7 @@ class _Hash:
 
 
 def _mix(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    r = _MIX_L * x - _MIX_R * y
+    r: Any = _MIX_L * x - _MIX_R * y  # uint32 arrays (numpy's stubs widen the product)
     return r ^ (r >> _XSHIFT)
 
 
@@ -131,8 +131,9 @@ class TrialSeeds:
 
     def generators(self) -> list[np.random.Generator]:
         """One ``Generator(PCG64(self[k]))`` per trial, the same streams, seeded at once."""
-        return [np.random.Generator(np.random.PCG64(_FixedState(s)))
-                for s in self.states(4, np.uint64)]
+        # Any: PCG64 takes any ISeedSequence at run time; its stubs list only SeedSequence
+        pcg: Any = np.random.PCG64
+        return [np.random.Generator(pcg(_FixedState(s))) for s in self.states(4, np.uint64)]
 
     def _pools(self) -> np.ndarray:
         """``(trials, 4)`` uint32: every trial's ``SeedSequence.pool`` (``mix_entropy``)."""
