@@ -956,6 +956,75 @@ def make_problem(mu: float, L: float, d: int, Tmax: int, laplace_var: Callable, 
                     initial_gap is not None, float(dist_sq) if dist_sq is not None else 0.0)
 
 
+def _bracket_on_grid(prob: _Problem, xs: np.ndarray, ys: np.ndarray, alpha: float | None,
+                     beta: float | None, best: float, rtol: float, max_boxes: int,
+                     box_lows: Callable[..., np.ndarray]) -> ErrorBracket:
+    """The branch and bound on the cells of ``xs x ys`` (x = log alpha, y = -log(1 - beta))
+    and their tails, best first: the least bound of the leaves is the result, so the leaves
+    with the least bounds are cut (at most ``_SPLIT`` a round, along the coefficients not
+    fixed), until every leaf reaches ``best / (1 + rtol)`` or ``max_boxes`` is spent.
+    ``box_lows(prob, a_lo, a_hi, b_lo, b_hi, need=)`` bounds a batch of boxes (heavy ball's
+    :func:`box_lower_bounds`, or :mod:`._certify_nesterov`'s); boxes with alpha past the grid
+    are bounded by ``prob.w_L`` (step 4, or N2)."""
+    x0, y1 = float(xs[0]), float(ys[-1])
+    # a fixed coefficient is a degenerate side [v, v] (never cut); the other side's cells and
+    # its tail as below
+    if alpha is not None:
+        xs = np.array([math.log(alpha)] * 2)
+    if beta is not None:
+        ys = np.array([-math.log1p(-beta)] * 2)  # -log(1 - beta): to_ab gives beta back
+    X0, Y0 = (g.ravel() for g in np.meshgrid(xs[:-1], ys[:-1]))
+    X1, Y1 = (g.ravel() for g in np.meshgrid(xs[1:], ys[1:]))
+    # the tails: alpha in [0, alpha_min] (per beta cell), beta in [beta_Y, 1] (per alpha cell)
+    # and their corner
+    nxc, nyc = xs.size - 1, ys.size - 1
+    tx = alpha is None  # alpha free: its tail [0, alpha_min]
+    ty = beta is None
+    TX0 = np.concatenate([np.full(nyc * tx, -np.inf), xs[:-1][:nxc * ty], [-np.inf] * (tx & ty)])
+    TX1 = np.concatenate([np.full(nyc * tx, x0), xs[1:][:nxc * ty], [x0] * (tx & ty)])
+    TY0 = np.concatenate([ys[:-1][:nyc * tx], np.full(nxc * ty, y1), [y1] * (tx & ty)])
+    TY1 = np.concatenate([ys[1:][:nyc * tx], np.full(nxc * ty, np.inf), [np.inf] * (tx & ty)])
+
+    def to_ab(xl, xh, yl, yh):
+        b_lo, b_hi = -np.expm1(-yl), np.where(np.isposinf(yh), 1.0, -np.expm1(-yh))
+        if beta is not None:  # exactly the fixed value (no round trip through the log)
+            b_lo, b_hi = np.full(np.shape(yl), float(beta)), np.full(np.shape(yh), float(beta))
+        a_lo, a_hi = np.where(np.isneginf(xl), 0.0, np.exp(xl)), np.exp(xh)
+        if alpha is not None:
+            a_lo, a_hi = np.full(np.shape(xl), float(alpha)), np.full(np.shape(xh), float(alpha))
+        return a_lo, a_hi, b_lo, b_hi
+
+    thr = best / (1.0 + rtol)
+
+    def lows(b):
+        return box_lows(prob, *to_ab(*b), need=thr)
+
+    # the tails are boxes too, cut along their finite side only
+    boxes = tuple(np.concatenate([g, t]) for g, t in zip((X0, X1, Y0, Y1), (TX0, TX1, TY0, TY1)))
+    lb = lows(boxes)
+    n_boxes = boxes[0].size
+    per = 2 if alpha is not None or beta is not None else 4  # children of a cut box
+    while n_boxes < max_boxes and not (alpha is not None and beta is not None):
+        open_ = np.flatnonzero(lb < thr)
+        if open_.size == 0:
+            break
+        take = open_[np.argsort(lb[open_])[:min(_SPLIT, (max_boxes - n_boxes) // per)]]
+        if take.size == 0:
+            break
+        rest = np.ones(lb.size, dtype=bool)
+        rest[take] = False
+        children = _split(tuple(v[take] for v in boxes), cut_x=alpha is None,
+                          cut_y=beta is None)
+        clb = lows(children)
+        n_boxes += children[0].size
+        boxes = tuple(np.concatenate([v[rest], c]) for v, c in zip(boxes, children))
+        lb = np.concatenate([lb[rest], clb])
+    i = int(np.argmin(lb))
+    settled = float(lb[i]) if alpha is not None else min(prob.w_L, float(lb[i]))
+    at = tuple(float(np.ravel(v)[0]) for v in to_ab(*(np.array([b[i]]) for b in boxes)))
+    return ErrorBracket(min(settled, best), n_boxes, at)  # type: ignore[arg-type]
+
+
 def certify_error_minimum(mu: float, L: float, d: int, Tmax: int, laplace_var: Callable,
                           smp: float, *, best: float, initial_gap: float | None = None,
                           dist_sq: float | None = None, rtol: float = 1e-3,
@@ -991,64 +1060,8 @@ def certify_error_minimum(mu: float, L: float, d: int, Tmax: int, laplace_var: C
     xs, ys = np.linspace(x0, x1, nx + 1), np.linspace(y0, y1, ny + 1)
     if alpha is not None and alpha >= 4.0 / L:  # step 4: every such point is unstable
         return ErrorBracket(min(prob.w_L, best), 0, (alpha, alpha, beta or 0.0, beta or 1.0))
-    # a fixed coefficient is a degenerate side [v, v] (never cut); the other side's cells and
-    # its tail as below
-    if alpha is not None:
-        xs = np.array([math.log(alpha)] * 2)
-    if beta is not None:
-        ys = np.array([-math.log1p(-beta)] * 2)  # -log(1 - beta): to_ab gives beta back
-    X0, Y0 = (g.ravel() for g in np.meshgrid(xs[:-1], ys[:-1]))
-    X1, Y1 = (g.ravel() for g in np.meshgrid(xs[1:], ys[1:]))
-    # the tails: alpha in [0, alpha_min] (per beta cell), beta in [beta_Y, 1] (per alpha cell)
-    # and their corner; alpha >= 4 / L is bounded by w(L) (step 4)
-    nxc, nyc = xs.size - 1, ys.size - 1
-    tx = alpha is None  # alpha free: its tail [0, alpha_min]
-    ty = beta is None
-    TX0 = np.concatenate([np.full(nyc * tx, -np.inf), xs[:-1][:nxc * ty], [-np.inf] * (tx & ty)])
-    TX1 = np.concatenate([np.full(nyc * tx, x0), xs[1:][:nxc * ty], [x0] * (tx & ty)])
-    TY0 = np.concatenate([ys[:-1][:nyc * tx], np.full(nxc * ty, y1), [y1] * (tx & ty)])
-    TY1 = np.concatenate([ys[1:][:nyc * tx], np.full(nxc * ty, np.inf), [np.inf] * (tx & ty)])
-
-    def to_ab(xl, xh, yl, yh):
-        b_lo, b_hi = -np.expm1(-yl), np.where(np.isposinf(yh), 1.0, -np.expm1(-yh))
-        if beta is not None:  # exactly the fixed value (no round trip through the log)
-            b_lo, b_hi = np.full(np.shape(yl), float(beta)), np.full(np.shape(yh), float(beta))
-        a_lo, a_hi = np.where(np.isneginf(xl), 0.0, np.exp(xl)), np.exp(xh)
-        if alpha is not None:
-            a_lo, a_hi = np.full(np.shape(xl), float(alpha)), np.full(np.shape(xh), float(alpha))
-        return a_lo, a_hi, b_lo, b_hi
-
-    def lows(b):
-        return box_lower_bounds(prob, *to_ab(*b), need=thr)
-
-    thr = best / (1.0 + rtol)
-    # the tails are boxes too, cut along their finite side only
-    boxes = tuple(np.concatenate([g, t]) for g, t in zip((X0, X1, Y0, Y1), (TX0, TX1, TY0, TY1)))
-    lb = lows(boxes)
-    n_boxes = boxes[0].size
-    # best first: the least bound of the leaves is the result, so the leaves with the least
-    # bounds are cut (at most _SPLIT a round), until every leaf reaches the threshold or the
-    # box budget is spent
-    per = 2 if sliced else 4  # children of a cut box
-    while n_boxes < max_boxes and not (alpha is not None and beta is not None):
-        open_ = np.flatnonzero(lb < thr)
-        if open_.size == 0:
-            break
-        take = open_[np.argsort(lb[open_])[:min(_SPLIT, (max_boxes - n_boxes) // per)]]
-        if take.size == 0:
-            break
-        rest = np.ones(lb.size, dtype=bool)
-        rest[take] = False
-        children = _split(tuple(v[take] for v in boxes), cut_x=alpha is None,
-                          cut_y=beta is None)
-        clb = lows(children)
-        n_boxes += children[0].size
-        boxes = tuple(np.concatenate([v[rest], c]) for v, c in zip(boxes, children))
-        lb = np.concatenate([lb[rest], clb])
-    i = int(np.argmin(lb))
-    settled = float(lb[i]) if alpha is not None else min(prob.w_L, float(lb[i]))  # step 4
-    at = tuple(float(np.ravel(v)[0]) for v in to_ab(*(np.array([b[i]]) for b in boxes)))
-    return ErrorBracket(min(settled, best), n_boxes, at)  # type: ignore[arg-type]
+    return _bracket_on_grid(prob, xs, ys, alpha, beta, best, rtol, max_boxes,
+                            box_lower_bounds)
 
 
 def _split(boxes: tuple, cut_x: bool = True, cut_y: bool = True) -> tuple:

@@ -155,10 +155,10 @@ from dpbounds.tuning._certify_error import (
     _SAFETY,
     _U,
     ErrorBracket,
+    _bracket_on_grid,
     _corner_residuals,
     _monotone_chebyshev_sums,
     _Problem,
-    _split,
     _start_negative_lower,
     _sum_sq_lower,
     make_problem,
@@ -167,7 +167,6 @@ from dpbounds.tuning._certify_error import (
 __all__: list[str] = []
 
 _MAX_BOXES = 2_000
-_SPLIT = 1024
 _CHUNK_CELLS = 2 ** 20
 #: the eigenvalues of N1: mu 2^(i/2), i = 0.._N_LAMBDA - 1 (those <= L), and L
 _N_LAMBDA = 5
@@ -469,53 +468,4 @@ def certify_nesterov_minimum(mu: float, L: float, d: int, Tmax: int, laplace_var
     nx = max(int(math.ceil(x1 - x0)), cells)
     ny = max(int(math.ceil(y1)), cells // 2)
     xs, ys = np.linspace(x0, x1, nx + 1), np.linspace(0.0, y1, ny + 1)
-    if alpha is not None:
-        xs = np.array([math.log(alpha)] * 2)
-    if beta is not None:
-        ys = np.array([-math.log1p(-beta)] * 2)
-    X0, Y0 = (g.ravel() for g in np.meshgrid(xs[:-1], ys[:-1]))
-    X1, Y1 = (g.ravel() for g in np.meshgrid(xs[1:], ys[1:]))
-    nxc, nyc = xs.size - 1, ys.size - 1
-    tx, ty = alpha is None, beta is None
-    TX0 = np.concatenate([np.full(nyc * tx, -np.inf), xs[:-1][:nxc * ty], [-np.inf] * (tx & ty)])
-    TX1 = np.concatenate([np.full(nyc * tx, x0), xs[1:][:nxc * ty], [x0] * (tx & ty)])
-    TY0 = np.concatenate([ys[:-1][:nyc * tx], np.full(nxc * ty, y1), [y1] * (tx & ty)])
-    TY1 = np.concatenate([ys[1:][:nyc * tx], np.full(nxc * ty, np.inf), [np.inf] * (tx & ty)])
-
-    def to_ab(xl, xh, yl, yh):
-        b_lo, b_hi = -np.expm1(-yl), np.where(np.isposinf(yh), 1.0, -np.expm1(-yh))
-        if beta is not None:
-            b_lo, b_hi = np.full(np.shape(yl), float(beta)), np.full(np.shape(yh), float(beta))
-        a_lo, a_hi = np.where(np.isneginf(xl), 0.0, np.exp(xl)), np.exp(xh)
-        if alpha is not None:
-            a_lo, a_hi = np.full(np.shape(xl), float(alpha)), np.full(np.shape(xh), float(alpha))
-        return a_lo, a_hi, b_lo, b_hi
-
-    def lows(b):
-        return _box_lows(prob, *to_ab(*b), need=thr)
-
-    thr = best / (1.0 + rtol)
-    boxes = tuple(np.concatenate([g, t]) for g, t in zip((X0, X1, Y0, Y1), (TX0, TX1, TY0, TY1)))
-    lb = lows(boxes)
-    n_boxes = boxes[0].size
-    sliced = alpha is not None or beta is not None
-    per = 2 if sliced else 4
-    while n_boxes < max_boxes and not (alpha is not None and beta is not None):
-        open_ = np.flatnonzero(lb < thr)
-        if open_.size == 0:
-            break
-        take = open_[np.argsort(lb[open_])[:min(_SPLIT, (max_boxes - n_boxes) // per)]]
-        if take.size == 0:
-            break
-        rest = np.ones(lb.size, dtype=bool)
-        rest[take] = False
-        children = _split(tuple(v[take] for v in boxes), cut_x=alpha is None,
-                          cut_y=beta is None)
-        clb = lows(children)
-        n_boxes += children[0].size
-        boxes = tuple(np.concatenate([v[rest], c]) for v, c in zip(boxes, children))
-        lb = np.concatenate([lb[rest], clb])
-    i = int(np.argmin(lb))
-    settled = float(lb[i]) if alpha is not None else min(prob.w_L, float(lb[i]))  # N2 tail
-    at = tuple(float(np.ravel(v)[0]) for v in to_ab(*(np.array([b[i]]) for b in boxes)))
-    return ErrorBracket(min(settled, best), n_boxes, at)  # type: ignore[arg-type]
+    return _bracket_on_grid(prob, xs, ys, alpha, beta, best, rtol, max_boxes, _box_lows)
