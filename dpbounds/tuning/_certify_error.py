@@ -873,10 +873,7 @@ def _box_lower(prob: _Problem, al0, al1, b0, b1, P_end: np.ndarray | None = None
     ell, smp, d = prob.ell[None, :], prob.smp, prob.d
 
     def combine(W, start, U1, ell, Umax):
-        W = np.maximum(W, start + (ell + smp) * U1 + (d - 1) * ell * Umax)
-        if d >= 2:
-            W = np.maximum(W, start + ell * U1 + (smp + (d - 1) * ell) * Umax)
-        return W
+        return combine_instances(W, start, U1, ell, Umax, smp, d)
 
     with np.errstate(invalid="ignore", over="ignore"):
         W = (d * ell + smp) * Umax
@@ -954,6 +951,17 @@ def make_problem(mu: float, L: float, d: int, Tmax: int, laplace_var: Callable, 
         w_mu, w_L = 0.5 * mu * float(dist_sq), 0.5 * L * float(dist_sq)
     return _Problem(float(mu), float(L), int(d), float(smp), w_mu, w_L, Tlo, Thi, ell,
                     initial_gap is not None, float(dist_sq) if dist_sq is not None else 0.0)
+
+
+def combine_instances(W: np.ndarray, start: np.ndarray, U1: np.ndarray, ell: np.ndarray,
+                      Umax: np.ndarray, smp: float, d: int) -> np.ndarray:
+    """Step 0's instances: ``max(W, start + (ell + smp) U1 + (d - 1) ell Umax)`` and, for
+    ``d >= 2``, ``start + ell U1 + (smp + (d - 1) ell) Umax`` (the start and one noise direction
+    at the eigenvalue bounded by ``U1``, the other directions at ``Umax``'s)."""
+    W = np.maximum(W, start + (ell + smp) * U1 + (d - 1) * ell * Umax)
+    if d >= 2:
+        W = np.maximum(W, start + ell * U1 + (smp + (d - 1) * ell) * Umax)
+    return W
 
 
 def _bracket_on_grid(prob: _Problem, xs: np.ndarray, ys: np.ndarray, alpha: float | None,

@@ -161,6 +161,7 @@ from dpbounds.tuning._certify_error import (
     _Problem,
     _start_negative_lower,
     _sum_sq_lower,
+    combine_instances,
     make_problem,
 )
 
@@ -397,10 +398,7 @@ def nesterov_box_lower(prob: _Problem, al0, al1, b0, b1, by_interval: bool = Fal
     ell, smp, d = prob.ell[None, :], prob.smp, prob.d
 
     def combine(W, S, U1, ell, Umax):
-        W = np.maximum(W, S + (ell + smp) * U1 + (d - 1) * ell * Umax)
-        if d >= 2:
-            W = np.maximum(W, S + ell * U1 + (smp + (d - 1) * ell) * Umax)
-        return W
+        return combine_instances(W, S, U1, ell, Umax, smp, d)
 
     with np.errstate(invalid="ignore", over="ignore"):
         W = (d * ell + smp) * Umax
