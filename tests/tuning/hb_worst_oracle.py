@@ -12,7 +12,9 @@ grid of (log alpha, -log(1 - beta)) at every horizon, then Nelder-Mead from its 
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 from scipy.optimize import minimize
@@ -119,3 +121,35 @@ def dense_minimum(p: dict, Tmax: int, *, grid: int = 40, n_lambda: int = 257,
         if v < best[0]:
             best = (v, math.exp(r.x[0]), -math.expm1(-r.x[1]), T)
     return best
+
+
+#: The oracle's searches on ``tests/tuning/test_worst_case_oracle.py``'s problems, stored: each
+#: takes 8-10 CPU-s, and the suite re-runs two of them (``test_the_stored_oracle_is_the_oracles``)
+#: while every problem's stored point is re-evaluated. Regenerate with
+#: ``python -m tests.tuning.hb_worst_oracle`` after changing a problem or this file.
+REFERENCE = Path(__file__).with_name("hb_worst_oracle_reference.json")
+
+
+def problem_key(p: dict, Tmax: int) -> str:
+    """A problem's key in :data:`REFERENCE`: every parameter, so a changed problem has no entry."""
+    return json.dumps({**p, "max_horizon": Tmax}, sort_keys=True)
+
+
+def reference() -> dict[str, dict]:
+    """The stored searches: key -> {value, alpha, beta, T}."""
+    return json.loads(REFERENCE.read_text())
+
+
+def main() -> None:
+    from tests.tuning.test_worst_case_oracle import ORACLE_SEARCH, PROBLEMS
+
+    table = {}
+    for p, Tmax in PROBLEMS:
+        value, a, b, T = dense_minimum(p, Tmax, **ORACLE_SEARCH)
+        table[problem_key(p, Tmax)] = dict(value=value, alpha=a, beta=b, T=T)
+        print(f"{problem_key(p, Tmax)}: {value:.9g} at alpha={a:.6g} beta={b:.6g} T={T}")
+    REFERENCE.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+
+
+if __name__ == "__main__":
+    main()

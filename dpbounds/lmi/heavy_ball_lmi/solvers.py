@@ -141,12 +141,20 @@ class _DirectClarabel:
         A_nn = np.zeros((2, 6))
         A_nn[0, 3] = A_nn[1, 4] = -1.0
         # the constraint matrix keeps one sparsity pattern (the 6x6 PSD block stored densely,
-        # explicit zeros included); each solve only rewrites the values of that block
+        # explicit zeros included); each solve only rewrites the values of that block, in
+        # place: Clarabel copies the matrix when it is given, so one matrix per form serves
+        # every solve (a copy per solve was a fifth of a solve's cost)
         ids = np.arange(36, dtype=float).reshape(6, 6) + 10.0
-        A = sps.csc_matrix(np.vstack([A_eq, A_nn, ids, A_p]))
-        self._slots = np.flatnonzero(A.data >= 10.0)
-        self._order = (A.data[self._slots] - 10.0).astype(int)
-        self._A = A
+        rest = np.vstack([A_nn, ids, A_p])
+        # the margin problem (normalisation row first) and the polish (its two equality rows:
+        # the normalisation and t = need)
+        self._eq_polish = np.array([[1.0, 0.0, 1.0, 1.0, 1.0, 0.0],
+                                    [0.0, 0.0, 0.0, 0.0, 0.0, 1.0]])
+        self._forms = {}
+        for form, head in (("probe", A_eq), ("polish", self._eq_polish)):
+            A = sps.csc_matrix(np.vstack([head, rest]))
+            slots = np.flatnonzero(A.data >= 10.0)
+            self._forms[form] = (A, slots, (A.data[slots] - 10.0).astype(int))
         self._b = np.zeros(12)
         self._b[0] = 1.0
         self._q = np.zeros(6)
@@ -169,19 +177,20 @@ class _DirectClarabel:
         slope = [_E3[k] for k in range(3)] + [np.zeros((3, 3)), -blocks["X2"], np.zeros((3, 3))]
         A0 = -np.column_stack([_svec3(M) for M in const])
         A1 = -np.column_stack([_svec3(M) for M in slope])
-        self._A01 = (A0.ravel()[self._order], A1.ravel()[self._order])
+        self._A01 = (A0.ravel(), A1.ravel())
 
-    def _solve(self, rho: float, q: np.ndarray, eq: np.ndarray | None = None,
+    def _solve(self, rho: float, q: np.ndarray, form: str = "probe",
                b_eq: np.ndarray | None = None) -> object | None:
-        """Solve with objective ``q``; ``eq x = b_eq`` replaces the normalisation row."""
+        """Solve with objective ``q``; ``form="polish"`` replaces the normalisation row by
+        the polish's two equality rows, with right-hand side ``b_eq``."""
         A0, A1 = self._A01
-        A = self._A.copy()
-        A.data[self._slots] = A0 + (rho * rho) * A1
+        A, slots, order = self._forms[form]
+        A.data[slots] = (A0 + (rho * rho) * A1)[order]
         b, cones = self._b, self._cones
-        if eq is not None and b_eq is not None:
-            A = self._sps.vstack([self._sps.csc_matrix(eq), A[1:]], format="csc")
+        if form == "polish":
+            assert b_eq is not None
             b = np.concatenate([b_eq, b[1:]])
-            cones = [self._clarabel.ZeroConeT(eq.shape[0])] + cones[1:]
+            cones = [self._clarabel.ZeroConeT(2)] + cones[1:]
         solver = self._clarabel.DefaultSolver(self._P, q, A, b, cones, self._settings)
         sol = solver.solve()
         return sol if str(sol.status) in ("Solved", "AlmostSolved") else None
@@ -196,8 +205,7 @@ class _DirectClarabel:
         """Largest ``c`` with margin ``t = need`` (the cvxpy ``polish_problem``, directly)."""
         q = np.zeros(6)
         q[4] = -1.0
-        eq = np.array([[1.0, 0.0, 1.0, 1.0, 1.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0, 1.0]])
-        sol = self._solve(rho, q, eq, np.array([1.0, need]))
+        sol = self._solve(rho, q, "polish", np.array([1.0, need]))
         return None if sol is None else self._primal(sol)
 
     def probe(self, rho: float) -> Probe:
