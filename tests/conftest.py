@@ -9,6 +9,7 @@ examples it finds go into ``tests/test_fuzz_regressions.py``).
 from __future__ import annotations
 
 import os
+import sys
 
 # Under pytest-xdist (the README's `-n auto`) every core already runs a worker: a BLAS thread
 # pool per worker would oversubscribe them. Set before NumPy is first imported (this file is
@@ -16,6 +17,22 @@ import os
 if os.environ.get("PYTEST_XDIST_WORKER"):
     for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(_var, "1")
+
+
+def pytest_configure(config) -> None:
+    """Let the suite cache bytecode even where the environment says not to.
+
+    Some hosts (CI images among them) set ``PYTHONDONTWRITEBYTECODE=1``: then every xdist worker
+    re-runs pytest's assertion rewriting of all ~200 test modules, and each of the suite's
+    ~150 fresh processes (CLI, plugin, notebook and figure tests) recompiles the editable
+    package from source, 0.7 CPU-s each. Unset here, in the controller before xdist starts its
+    workers, so they and every subprocess inherit it (they write ``__pycache__`` as a default
+    Python does; git ignores it).
+    """
+    if not hasattr(config, "workerinput"):
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    sys.dont_write_bytecode = False
+
 
 try:
     from hypothesis import HealthCheck, settings
