@@ -50,6 +50,8 @@ def _show(value: Any) -> str:
 #: Exact types taken by the scalar fast path of the checks (subclasses, bools and everything else
 #: go through :func:`_as_float_array`).
 _FLOAT_TYPES = (float, np.float64)
+#: Bounds the fast path compares with (an array bound goes through the array path).
+_BOUND_TYPES = (float, int)
 
 
 def _finite_scalar(value: Any) -> float | None:
@@ -127,7 +129,8 @@ def check_nonnegative(name: str, value: Any) -> Any:
 def check_open_interval(name: str, value: Any, low: float, high: float) -> Any:
     """A real number in the open interval (low, high)."""
     v = _finite_scalar(value)
-    if v is not None and low < v < high:
+    if v is not None and type(low) in _BOUND_TYPES and type(high) in _BOUND_TYPES \
+            and low < v < high:
         return v
     arr = _as_float_array(name, value)
     if not np.all((arr > low) & (arr < high)):
@@ -138,7 +141,8 @@ def check_open_interval(name: str, value: Any, low: float, high: float) -> Any:
 def check_closed_interval(name: str, value: Any, low: float, high: float) -> Any:
     """A real number in the closed interval [low, high]."""
     v = _finite_scalar(value)
-    if v is not None and low <= v <= high:
+    if v is not None and type(low) in _BOUND_TYPES and type(high) in _BOUND_TYPES \
+            and low <= v <= high:
         return v
     arr = _as_float_array(name, value)
     if not np.all((arr >= low) & (arr <= high)):
