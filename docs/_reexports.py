@@ -11,6 +11,7 @@ import stays unresolved as before.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import pkgutil
@@ -35,8 +36,13 @@ def _import(path: str) -> tuple[Any, bool]:
     return None, False
 
 
+@functools.cache
 def home(path: str) -> str | None:
-    """Where the object at ``path`` is defined (``module.qualname``), or None."""
+    """Where the object at ``path`` is defined (``module.qualname``), or None.
+
+    Cached: the same short names (``float``, a re-exported function) are missing references on
+    many pages, and each failed lookup tries to import every dotted prefix of every candidate
+    (a search of ``sys.path`` per prefix); within one build the answer cannot change."""
     if not path.startswith("dpbounds."):
         return None
     obj, found = _import(path)

@@ -145,10 +145,11 @@ class FigureRun:
         width = fig.get_size_inches()[0]
         fig.text(0.01, 0.0, style.wrap_caption(caption, width * 0.98), ha="left", va="top",
                  fontsize=style.CAPTION_PT, color="0.25", linespacing=1.25)
+        bbox = tight_bbox(fig, pad_inches=0.04)
         paths = []
         for fmt in style.FORMATS:
             path = self.path(f".{fmt}", tag)
-            fig.savefig(path, dpi=style.PNG_DPI, bbox_inches="tight", pad_inches=0.04,
+            fig.savefig(path, dpi=style.PNG_DPI, bbox_inches=bbox,
                         metadata=_metadata(fmt, self.name))
             paths.append(path)
         plt.close(fig)
@@ -175,6 +176,20 @@ class FigureRun:
         print(f"[{self.name}] wrote {len(self.written)} files to {self.out} "
               f"in {time.perf_counter() - self.started:.1f} s")
         return self.written
+
+
+def tight_bbox(fig: Any, pad_inches: float) -> Any:
+    """The tight bounding box (inches) of ``fig`` at the PNG's dpi, padded by ``pad_inches``.
+
+    What ``savefig(bbox_inches="tight")`` computes, but once for all formats and without a
+    draw: savefig draws the whole figure once more per format to find the box (the PDF's pass
+    at 72 dpi lays out and parses every mathtext label again), while ``get_tightbbox`` lays out
+    the ticks, titles and legends it measures itself (the same box on every paper figure).
+    The figure is at the PNG's dpi already (``figure.dpi`` of the style), so the text extents
+    measured by ``tight_layout`` are reused from the canvas renderer's cache.
+    """
+    fig.set_dpi(style.PNG_DPI)
+    return fig.get_tightbbox(fig.canvas.get_renderer()).padded(pad_inches)
 
 
 #: Scripts that write a figure under another file stem than their own name (the paper's figure

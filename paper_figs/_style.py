@@ -63,6 +63,7 @@ RC: dict[str, Any] = {
     "ytick.major.width": 0.6,
     "xtick.minor.width": 0.4,
     "ytick.minor.width": 0.4,
+    "figure.dpi": PNG_DPI,
     "savefig.dpi": PNG_DPI,
     "savefig.bbox": "tight",
     "savefig.pad_inches": 0.03,
