@@ -70,17 +70,26 @@ def _as_float_array(name: str, value: Any) -> np.ndarray:
     return arr
 
 
+def _scalars(*bounds: Any) -> bool:
+    """Every bound a plain ``float`` or ``int`` (the checks' fast path compares with them)."""
+    return all(type(b) is float or type(b) is int for b in bounds)
+
+
 def _ret(arr: np.ndarray, value: Any) -> Any:
     return float(arr) if arr.ndim == 0 else arr
 
 
 def check_finite(name: str, value: Any) -> Any:
     """A finite real number (or array of them)."""
+    if type(value) is float and math.isfinite(value):  # the common case, without NumPy
+        return value
     return _ret(_as_float_array(name, value), value)
 
 
 def check_positive(name: str, value: Any, *, allow_inf: bool = False) -> Any:
     """A real number in (0, ∞) (``allow_inf`` admits +∞)."""
+    if type(value) is float and 0.0 < value < math.inf:  # the common case, without NumPy
+        return value
     if allow_inf and np.ndim(value) == 0 and value == math.inf:
         return math.inf
     arr = _as_float_array(name, value)
@@ -91,6 +100,8 @@ def check_positive(name: str, value: Any, *, allow_inf: bool = False) -> Any:
 
 def check_nonnegative(name: str, value: Any) -> Any:
     """A real number in [0, ∞)."""
+    if type(value) is float and 0.0 <= value < math.inf:  # the common case, without NumPy
+        return value
     arr = _as_float_array(name, value)
     if not np.all(arr >= 0):
         raise ValueError(f"{name} must be >= 0 (valid range [0, inf)), got {_show(value)}")
@@ -99,6 +110,9 @@ def check_nonnegative(name: str, value: Any) -> Any:
 
 def check_open_interval(name: str, value: Any, low: float, high: float) -> Any:
     """A real number in the open interval (low, high)."""
+    if type(value) is float and _scalars(low, high) and low < value < high \
+            and math.isfinite(value):  # the common case, without NumPy
+        return value
     arr = _as_float_array(name, value)
     if not np.all((arr > low) & (arr < high)):
         raise ValueError(f"{name} must lie in ({low}, {high}), got {_show(value)}")
@@ -107,6 +121,9 @@ def check_open_interval(name: str, value: Any, low: float, high: float) -> Any:
 
 def check_closed_interval(name: str, value: Any, low: float, high: float) -> Any:
     """A real number in the closed interval [low, high]."""
+    if type(value) is float and _scalars(low, high) and low <= value <= high \
+            and math.isfinite(value):  # the common case, without NumPy
+        return value
     arr = _as_float_array(name, value)
     if not np.all((arr >= low) & (arr <= high)):
         raise ValueError(f"{name} must lie in [{low}, {high}], got {_show(value)}")
