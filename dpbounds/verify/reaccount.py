@@ -221,7 +221,7 @@ def _shared_forward_diffs(rdp_mod: Any) -> Iterator[None]:
     memo: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
 
     def shared(fun: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
-        cells = getattr(fun, "__closure__", None) or ()
+        cells: tuple[Any, ...] = getattr(fun, "__closure__", None) or ()
         if getattr(fun, "__name__", "") != "cgf" or n > _WOR_MAX_EXACT or len(cells) != 1:
             return orig(fun, n)
         key = (fun.__code__, cells[0].cell_contents)  # the cgf of one sigma

@@ -2,8 +2,9 @@
 
 Oracle: ``scipy.stats.spearmanr`` itself, compared for exact (bit-for-bit) equality on
 random permutations (the positions the shuffle tests feed it), on a pair with ties (where the
-module hands over to SciPy) and on a monotone pair (rho = 1 up to rounding). Negative control: ranks that
-are not SciPy's (one pair of ranks swapped) give another rho, which the comparison sees.
+module hands over to SciPy) and on a monotone pair (rho = 1 up to rounding). Negative
+control: ranks that are not SciPy's (one pair of ranks swapped) give another rho, which the
+comparison sees.
 """
 
 from __future__ import annotations
