@@ -487,13 +487,7 @@ def tight_claim(privacy: Any, delta: float, cache: dict | None = None) -> tuple[
         if cache is not None and (key, delta) in cache:
             value, name = cache[(key, delta)]
         else:
-            report = {k: v for k, v in led.report(delta).items()
-                      if v is not None and math.isfinite(v)}
-            mu = exact_gaussian_mu(led)
-            if math.isfinite(mu) and delta > 0.0:
-                report["gdp"] = gdp_epsilon(mu, delta)
-            name = min(report, key=lambda k: report[k]) if report else ""
-            value = report[name] if report else math.inf
+            value, name = _reading(led, delta)
             if cache is not None:
                 cache[(key, delta)] = (value, name)
         if not name:
@@ -501,6 +495,39 @@ def tight_claim(privacy: Any, delta: float, cache: dict | None = None) -> tuple[
         if value > worst:
             worst, worst_name = value, name
     return float(worst), worst_name
+
+
+#: :func:`_reading` of the ledgers this process has read, by (relation, entries, delta): the
+#: audits of one process (``audit all``'s float run and its low-bits twin, the calibration's
+#: probes) meet the same ledgers again; bounded (cleared when full)
+_READINGS: dict[Any, tuple[float, str]] = {}
+_READINGS_MAX = 4096
+
+
+def _reading(led: Any, delta: float) -> tuple[float, str]:
+    """``(epsilon, accountant)``: the least ε at ``delta`` over the library's accountants
+    (and the exact Gaussian composition) for one ledger, remembered by its relation and
+    entries (frozen mechanisms compared by value; a ledger whose entries do not hash is read
+    afresh)."""
+    key: Any = (led.neighbouring, tuple(led.entries), float(delta))
+    try:
+        hit = _READINGS.get(key)
+    except TypeError:  # an unhashable mechanism: no memo
+        hit, key = None, None
+    if hit is not None:
+        return hit
+    report = {k: v for k, v in led.report(delta).items()
+              if v is not None and math.isfinite(v)}
+    mu = exact_gaussian_mu(led)
+    if math.isfinite(mu) and delta > 0.0:
+        report["gdp"] = gdp_epsilon(mu, delta)
+    name = min(report, key=lambda k: report[k]) if report else ""
+    value = report[name] if report else math.inf
+    if key is not None:
+        if len(_READINGS) >= _READINGS_MAX:
+            _READINGS.clear()
+        _READINGS[key] = (value, name)
+    return value, name
 
 
 def _probe_run(spec: AuditSpec, setting: Setting, function: Any = None) -> Any:

@@ -67,9 +67,11 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -183,9 +185,57 @@ def _event_epsilon(scheme: str, n: int, batch: int, q: float, steps: int, z: flo
         rel = nr.REPLACE_ONE
     if accountant == "pld":
         acc: Any = pld_mod.PLDAccountant(rel, value_discretization_interval=1e-4)
-    else:
-        acc = rdp_mod.RdpAccountant(None, rel)  # dp_accounting's own default orders
-    return float(acc.compose(event).get_epsilon(delta))
+        return float(acc.compose(event).get_epsilon(delta))
+    acc = rdp_mod.RdpAccountant(None, rel)  # dp_accounting's own default orders
+    if scheme != "without_replacement":
+        return float(acc.compose(event).get_epsilon(delta))
+    with _shared_forward_diffs(rdp_mod):
+        return float(acc.compose(event).get_epsilon(delta))
+
+
+#: held while dp_accounting's ``_get_forward_diffs`` is swapped (:func:`_shared_forward_diffs`)
+_DIFFS_LOCK = threading.Lock()
+#: the largest order dp_accounting's WOR bound computes exactly (its ``max_alpha``)
+_WOR_MAX_EXACT = 256
+
+
+@contextlib.contextmanager
+def _shared_forward_diffs(rdp_mod: Any) -> Iterator[None]:
+    """dp_accounting's RDP of sampling without replacement, its own arithmetic, with the
+    forward differences of one noise multiplier computed once per composition.
+
+    Its ``_compute_rdp_sample_wor_gaussian_int(q, sigma, alpha)`` calls
+    ``_get_forward_diffs(cgf, alpha)`` afresh for every integer order (``O(alpha^2)`` each:
+    most of a re-accounting's time). The ``i``-th difference at 0 is computed from the
+    first ``i + 1`` values of ``cgf`` by the same operations whatever the length asked
+    (``_stable_inplace_diff_in_log`` updates entry ``j`` from entries ``j, j + 1`` only), so
+    the differences up to ``_WOR_MAX_EXACT`` computed once by dp_accounting's own function and
+    cut to ``alpha + 2`` entries are bit for bit those of the call they replace
+    (``tests/verify/test_reaccount_wor_speed.py`` compares the epsilons with dp_accounting
+    untouched). The function is swapped for the composition only, under a lock; a
+    dp_accounting without it is used as it is."""
+    orig = getattr(rdp_mod, "_get_forward_diffs", None)
+    if orig is None:
+        yield
+        return
+    memo: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
+
+    def shared(fun: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+        cells: tuple[Any, ...] = getattr(fun, "__closure__", None) or ()
+        if getattr(fun, "__name__", "") != "cgf" or n > _WOR_MAX_EXACT or len(cells) != 1:
+            return orig(fun, n)
+        key = (fun.__code__, cells[0].cell_contents)  # the cgf of one sigma
+        if key not in memo:
+            memo[key] = orig(fun, _WOR_MAX_EXACT)
+        deltas, signs = memo[key]
+        return deltas[:n + 2].copy(), signs[:n + 2].copy()
+
+    with _DIFFS_LOCK:
+        rdp_mod._get_forward_diffs = shared
+        try:
+            yield
+        finally:
+            rdp_mod._get_forward_diffs = orig
 
 
 def _participation(tr: Mapping[str, Any], trial: int) -> Any:

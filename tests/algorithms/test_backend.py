@@ -301,3 +301,23 @@ def test_subsample_steps_property(seed, trials, n, data):
     assert idx.min() >= 0 and idx.max() < n
     more = to_numpy(trial_random(seed, trials + 2).subsample_steps(n, m, steps))
     assert np.array_equal(idx, more[:trials])  # trial k depends on (seed, k) only
+
+
+@pytest.mark.parametrize("n", [1, 2, 9, 100, 3 * 2**30, 2**40])  # 3 * 2^30: 25% rejections
+def test_subsample_steps_single_index_is_the_array_bound_stream(n):
+    """``m = 1`` draws with NumPy's scalar bound: the same indices and the same generator
+    state afterwards as the array-bound draw (``highs = [n]``) it replaced. Oracle: NumPy's
+    array-bound ``integers`` on generators seeded as the trials are. Negative control: a
+    bound one larger gives other indices (at a bound with rejections, other states too)."""
+    steps, trials = 37, 5
+    rng = TrialRandom(3, trials)
+    got = to_numpy(rng.subsample_steps(n, 1, steps))
+    oracle = [g for g in TrialRandom(3, trials)._gens]
+    want = np.stack([g.integers(0, np.array([n], dtype=np.int64), size=(steps, 1))
+                     for g in oracle])
+    assert np.array_equal(got, want)
+    assert [g.random() for g in rng._gens] == [g.random() for g in oracle]
+    if n > 2:
+        wrong = np.stack([g.integers(0, np.array([n + 1], dtype=np.int64), size=(steps, 1))
+                          for g in TrialRandom(3, trials)._gens])
+        assert not np.array_equal(got, wrong)

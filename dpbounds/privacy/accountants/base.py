@@ -9,6 +9,7 @@ raises for a mechanism it cannot account.
 from __future__ import annotations
 
 import abc
+import math
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,10 @@ class UnsupportedMechanismError(ValueError):
 def _finite(value: Any) -> Any:
     """``value`` if finite; else OverflowError (``Accountant.compose`` turns it into a
     ``ValueError`` and leaves the accountant unchanged)."""
+    if type(value) is float:  # a scalar budget (zCDP, pure): no NumPy round trip
+        if not math.isfinite(value):
+            raise OverflowError("the composed budget is not finite")
+        return value
     if not np.all(np.isfinite(value)):
         raise OverflowError("the composed budget is not finite")
     return value
