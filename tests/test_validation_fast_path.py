@@ -55,11 +55,35 @@ def test_fast_path_agrees_with_the_array_path(x):
         assert fast == slow, (x, fast, slow)
 
 
-def test_control_a_fast_path_that_skips_the_range_is_caught():
-    # a mutant fast path that returns every finite float unchecked: the comparison above must
-    # see check_positive(-1.0) succeed where the array path raises
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(v, "check_positive", lambda name, value, allow_inf=False: float(value))
-        mutant = _outcome(CHECKS[1], -1.0)
-    assert mutant != _outcome(CHECKS[1], -1.0)
-    assert _outcome(CHECKS[1], -1.0)[0] == "error"
+def _disagreements(fast_path, xs) -> list:
+    """The (value, check) pairs where ``fast_path`` in place of ``_finite_scalar`` changes a
+    check's outcome against the array path (the comparison of the test above)."""
+    out = []
+    for x in xs:
+        for k, check in enumerate(CHECKS):
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(v, "_finite_scalar", fast_path)
+                fast = _outcome(check, x)
+                mp.setattr(v, "_finite_scalar", lambda value: None)
+                slow = _outcome(check, x)
+            if fast != slow:
+                out.append((x, k))
+    return out
+
+
+CONTROL_VALUES = [0.5, -1.0, math.inf, math.nan, True, 2**60 + 1, np.float64(2.0)]
+
+
+def test_controls_broken_fast_paths_are_caught():
+    # the real fast path agrees everywhere on these values
+    assert _disagreements(v._finite_scalar, CONTROL_VALUES) == []
+    # mutants of the fast path: one without its finiteness test (inf, nan pass as numbers),
+    # one that takes bools as numbers (the array path refuses True); each must be caught
+    def no_finite(value):
+        return float(value) if type(value) in (float, np.float64) else None
+
+    def bools(value):
+        return float(value) if type(value) in (float, bool) else None
+
+    assert any(x is math.inf or x != x for x, _ in _disagreements(no_finite, CONTROL_VALUES))
+    assert any(x is True for x, _ in _disagreements(bools, CONTROL_VALUES))

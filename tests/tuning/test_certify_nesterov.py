@@ -138,22 +138,23 @@ def test_branch_and_bound_below_a_dense_minimum():
 @pytest.mark.parametrize("beta", [0.0, 0.6, 0.9])
 def test_beta_fixed_slice_is_below_and_near_its_dense_minimum(beta):
     """Issue 33: the slice beta = beta_bar (a user's fixed momentum), against the oracle's
-    dense minimum over alpha on that slice. Measured (2026-12-03): the bracket's lower end is
-    0.999, 0.990 and 0.994 of it at beta = 0, 0.6, 0.9. Negative control: a bound that ignores
-    the slice (the whole (alpha, beta) problem's, 0.61 of the slice's minimum at beta = 0.6)
-    fails the same nearness check."""
+    dense minimum over alpha on that slice. The incumbent handed in is twice that minimum, so
+    "below it" is a real check (the result is capped by the incumbent, not by the minimum).
+    Measured (2026-12-03): the lower end is 0.997, 0.987 and 0.991 of it at beta = 0, 0.6, 0.9.
+    Negative control: a bound that ignores the slice (the whole (alpha, beta) problem's, ~0.6
+    of the slice's minimum at beta = 0.6) fails the same nearness check."""
     mu, L, d, Tmax, s = 0.1, 1.0, 4, 30, 1e-3
     ell = _ell(s, np.arange(1, Tmax + 1))
     lam = oracle.lambda_grid(mu, L, 200)
     sl = min(float(np.min(oracle.worst(a, beta, lam, Tmax, d, 1.0, ell)))
              for a in np.linspace(0.02, 1.99, 120) / L)
-    br = cn.certify_nesterov_minimum(mu, L, d, Tmax, lambda T: _ell(s, T), 0.0, best=sl,
+    br = cn.certify_nesterov_minimum(mu, L, d, Tmax, lambda T: _ell(s, T), 0.0, best=2 * sl,
                                      initial_gap=1.0, any_noise=True, beta=beta,
                                      max_boxes=600)
     assert 0.95 * sl < br.lower <= sl
     if beta == 0.6:
         whole = cn.certify_nesterov_minimum(mu, L, d, Tmax, lambda T: _ell(s, T), 0.0,
-                                            best=sl, initial_gap=1.0, any_noise=True,
+                                            best=2 * sl, initial_gap=1.0, any_noise=True,
                                             max_boxes=600)
         assert whole.lower <= sl and not whole.lower > 0.95 * sl
 
