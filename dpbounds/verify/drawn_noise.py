@@ -216,7 +216,7 @@ def _grid_verdicts(name: str, drawn: np.ndarray, scale: np.ndarray, grid_bits: i
     p_shape = float(stats.chi2.sf(chi2, dof))
     rows.append(Verdict(name, f"drawn grid noise law: chi-square of {count} draws in {cells} "
                               f"cells of exact null probability ({law}; {dof} dof)",
-                        f"two-sided p >= {level:.3g}", p_shape, 0.0, level, oracle,
+                        f"upper-tail p >= {level:.3g}", p_shape, 0.0, level, oracle,
                         bool(p_shape >= level)))
     return rows
 
