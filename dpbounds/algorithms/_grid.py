@@ -113,17 +113,23 @@ class GridStream:
             len(self.pool.gens), stop - t, self.d)
         self._start, self._stop = t, stop
 
+    def noise(self, t: int) -> np.ndarray:
+        """Step ``t``'s integer noise :math:`Z_t`, ``(trials, d)`` grid units (what
+        :meth:`release` adds; ``params[t]`` must not be ``None``)."""
+        if self._block is None or not self._start <= t < self._stop:
+            self._fill(t)
+        assert self._block is not None
+        return self._block[:, t - self._start]
+
     def release(self, t: int, value: Any) -> Any:
         """``2^-j (round(value 2^j) + Z_t)`` for step ``t`` (``value``: ``(trials, d)``)."""
         if self.params[t] is None:
             return value
-        if self._block is None or not self._start <= t < self._stop:
-            self._fill(t)
-        assert self._block is not None
+        z = self.noise(t)
         v = np.asarray(to_numpy(value), dtype=np.float64)
         if not np.all(np.isfinite(v)):
             raise ValueError("a gradient released on the grid is not finite")
-        k = np.rint(np.ldexp(v, self.grid_bits)) + self._block[:, t - self._start]
+        k = np.rint(np.ldexp(v, self.grid_bits)) + z
         if np.any(np.abs(k) > MAX_INDEX):
             raise ValueError(f"a released gradient is too large for the grid 2^-{self.grid_bits}"
                              ": its grid index reached 2^53")

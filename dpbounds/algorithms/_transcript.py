@@ -8,7 +8,8 @@ tree node for tree aggregation) its noise standard deviation (or Laplace scale `
 weights with which each step's per-sample contributions enter it; where the run records what
 it drew (:meth:`Transcript.drawn`: the Laplace momentum methods, the Gaussian DP-GD, DP-SGD,
 DP-NSGD and Tran & Cutkosky's Algorithms 1 and 2, one release per formed tree node, whose
-noise block both the compiled loop and the NumPy path add), also
+noise block both the compiled loop and the NumPy path add; with ``noise="grid"`` only the
+Laplace momentum methods, whose integer draws are recorded in grid units), also
 each release's drawn noise, as :math:`\lVert\xi_r\rVert_1` (Laplace) or
 :math:`\lVert\xi_r\rVert_2^2` (Gaussian) per trial, which
 :mod:`dpbounds.verify.drawn_noise` tests against the recorded scale:
@@ -101,6 +102,7 @@ class Transcript:
         self.sampling_rate = 1.0
         self.neighbouring = "replace_one"
         self.noise = "gaussian"
+        self.grid_bits: int | None = None
         self._indices: np.ndarray | None = None
         self._ragged: list[np.ndarray] = []
         self._bound = np.zeros(0)
@@ -115,11 +117,14 @@ class Transcript:
 
     def begin(self, algorithm: str, *, trials: int, steps: int, n: int, batch_size: int,
               sampling: str, sampling_rate: float, neighbouring: str, bound: Any,
-              noise: str = "gaussian") -> None:
+              noise: str = "gaussian", grid_bits: int | None = None) -> None:
         """Start a run (allocates the per-step arrays; a transcript records one run).
 
         ``bound`` is the declared bound on one sample's contribution norm, a number or one
-        per step (the clip the noise is calibrated for)."""
+        per step (the clip the noise is calibrated for). ``grid_bits``: ``j`` of a run that
+        releases on the grid :math:`2^{-j}` with integer noise (``noise="grid"``; the
+        Laplace momentum methods record it): its draws are integers in grid units and its
+        scales in value units; ``None`` for float noise."""
         if self.algorithm:
             raise ValueError("transcript already holds a run of "
                              f"{self.algorithm!r}; pass a fresh Transcript() per run")
@@ -129,6 +134,7 @@ class Transcript:
         self.batch_size, self.sampling, self.sampling_rate = batch_size, sampling, sampling_rate
         self.neighbouring = str(neighbouring).replace("-", "_").replace("/", "_")
         self.noise = noise
+        self.grid_bits = None if grid_bits is None else int(grid_bits)
         self._bound = np.broadcast_to(np.asarray(bound, dtype=float), (steps,)).copy()
         if sampling in ("without_replacement", "shuffle", "shuffle_once"):
             self._indices = np.full((trials, steps, batch_size), -1, dtype=np.int32)
@@ -216,7 +222,10 @@ class Transcript:
         ``weight`` (COO); with ``queries=True`` also ``query`` ``(trials, T, d)``; where the
         run recorded its draws (:meth:`drawn`: the Laplace momentum methods, the Gaussian
         DP-GD, DP-SGD, DP-NSGD and the tree methods' formed nodes) also ``noise_drawn``
-        ``(trials, R)`` (``nan`` for a release not recorded) and ``noise_dim`` (``d``).
+        ``(trials, R)`` (``nan`` for a release not recorded) and ``noise_dim`` (``d``); a
+        grid run (the Laplace momentum methods with ``noise="grid"``) also ``grid_bits``
+        (``j``: its ``noise_drawn`` is the integer noise's L1 norm in grid units
+        :math:`2^{-j}`, its ``release_std`` the discrete Laplace scale in value units).
         """
         if self._ragged:
             width = max(1, max(a.shape[1] for a in self._ragged))
@@ -238,6 +247,8 @@ class Transcript:
                 drawn[:, r:r + v.shape[1]] = v
             extra["noise_drawn"] = drawn
             extra["noise_dim"] = self._noise_dim
+        if self.grid_bits is not None:
+            extra["grid_bits"] = self.grid_bits
         if self.queries:
             q = np.full((self.trials, self.steps, self._query[0][1].shape[-1] if self._query
                          else 0), np.nan)

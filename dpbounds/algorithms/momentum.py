@@ -253,9 +253,11 @@ def laplace_momentum_method(
     :func:`~dpbounds.algorithms._common.make_streams`. ``noise="grid"`` releases each noisy
     gradient on a grid with exact discrete Laplace noise (:mod:`dpbounds.algorithms._grid`).
 
-    ``transcript`` (float noise only): one release per step, the mini-batch mean (weight
+    ``transcript``: one release per step, the mini-batch mean (weight
     ``1/m``) plus Laplace noise of the step's scale (the draw's L1 norm is recorded too:
-    :meth:`~dpbounds.algorithms._transcript.Transcript.drawn`); the declared bound is
+    :meth:`~dpbounds.algorithms._transcript.Transcript.drawn`; with ``noise="grid"`` the
+    scale is the discrete Laplace's in value units, ``grid_bits`` is recorded and the drawn
+    L1 norm is the integer noise's, in grid units); the declared bound is
     ``S_1/2`` and each
     step's recorded "norm" is half the largest L1 distance between a batch sample's gradient
     and the first one's (:math:`S_1` bounds differences of per-sample gradients, not the
@@ -300,13 +302,11 @@ def laplace_momentum_method(
     x_prev = x
     restarts = np.zeros(T, dtype=bool) if restarts is None else np.asarray(restarts, bool)
     if transcript is not None:
-        if grid is not None:
-            raise ValueError("transcript is recorded for noise='float' only")
         every = np.arange(T)
         transcript.begin(name or kind, trials=trials, steps=T, n=n, batch_size=m,
                          sampling="without_replacement" if m < n else "full",
                          sampling_rate=m / n, neighbouring="replace_one", bound=S1 / 2.0,
-                         noise="laplace")
+                         noise="laplace", grid_bits=None if grid is None else grid.grid_bits)
         transcript.releases(every, scales, (every, every, 1.0 / m))
     for t in progress(range(T), desc=name or kind):
         alpha, beta = float(step_sizes[t]), float(momenta[t])
@@ -327,6 +327,8 @@ def laplace_momentum_method(
         if transcript is not None:
             _record_step(transcript, f, t, point, idx)
         if grid is not None:
+            if transcript is not None and grid.params[t] is not None:
+                transcript.drawn(t, grid.noise(t))  # integer draws, grid units
             g = grid.release(t, g)
         elif scales[t] > 0:
             xi = stream.laplace((d,), scales[t])

@@ -47,7 +47,10 @@ N = 1000: 9.3 against 8; correct code 0.78 and 2.5).
 
 **Laplace runs** (``noise="laplace"``: DP heavy ball, DP-NAG, DP-MASG, the Laplace DP-GD)
 are re-accounted in pure DP, one release per step (:func:`laplace_epsilon`: the Laplace
-mechanism, amplification by sampling without replacement, basic composition; ``delta = 0``).
+mechanism, amplification by sampling without replacement, basic composition; ``delta = 0``);
+their grid runs (``noise="grid"``, ``grid_bits`` recorded) with the rounding's extra unit per
+coordinate counted in each step's sensitivity, and their integer draws tested against the
+discrete Laplace's exact law.
 
 **Drawn noise.** A run that recorded its draws (``noise_drawn``: the Laplace momentum methods,
 the Gaussian DP-GD, DP-SGD, DP-NSGD and the nodes of Tran & Cutkosky's Algorithms 1 and 2)
@@ -567,7 +570,17 @@ def laplace_epsilon(tr: Mapping[str, Any], relation: str, norms: np.ndarray) -> 
     Gaboardi 2018, Thm 9, as quoted in Kuru et al.'s Thm A.3, VERBATIM;
     :math:`\varepsilon_t=\varepsilon_t^0` for the full batch) and basic composition (Dwork &
     Roth Thm 3.16, VERBATIM). Evaluated here with ``log1p`` / ``expm1`` (no helper of
-    :mod:`dpbounds.privacy`); ``delta`` of the claim plays no part (pure DP, delta = 0)."""
+    :mod:`dpbounds.privacy`); ``delta`` of the claim plays no part (pure DP, delta = 0).
+
+    A grid run (``grid_bits`` = ``j`` recorded) releases the integer
+    :math:`\operatorname{round}(2^j g) + Z` with discrete Laplace :math:`Z` of scale
+    :math:`2^j b_t`: rounding moves each coordinate by at most 1/2, so a move of L1 size
+    :math:`x` changes the integer query by at most :math:`\lfloor 2^j x\rfloor + d` (per
+    coordinate an integer below :math:`2^j x_i + 1`; DERIVED), and the discrete Laplace's pmf
+    ratio is :math:`e^{\Delta/(2^j b)}` for an integer shift :math:`\Delta` (Ghosh,
+    Roughgarden & Sundararajan 2009, RECONSTRUCTED), so
+    :math:`\varepsilon^0_t=(\lfloor 2^j k|w_t|M_t\rfloor + d)/(2^j b_t)` (``d`` =
+    ``noise_dim``)."""
     if relation != "replace_one":
         raise ValueError("relation must be 'replace_one' for a Laplace transcript (the "
                          "subsampling amplification used is the replace-one one)")
@@ -576,6 +589,14 @@ def laplace_epsilon(tr: Mapping[str, Any], relation: str, norms: np.ndarray) -> 
     move = 2.0 * w * np.asarray(norms, dtype=float)
     if np.any((scale <= 0) & (move > 0)):
         return math.inf
+    grid_bits = tr.get("grid_bits")
+    if grid_bits is not None:  # the integer query's sensitivity, in value units
+        if not int(tr.get("noise_dim", 0) or 0) > 0:
+            raise ValueError("a grid transcript needs noise_dim >= 1 (the rounding adds one "
+                             "unit per coordinate)")
+        j = int(grid_bits)
+        move = np.where(move > 0, np.ldexp(np.floor(np.ldexp(move, j))
+                                           + int(tr["noise_dim"]), -j), 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         eps0 = np.where(move > 0, move / np.where(scale > 0, scale, 1.0), 0.0)
     scheme = str(tr["sampling"])

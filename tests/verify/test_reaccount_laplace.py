@@ -9,23 +9,13 @@ import math
 import numpy as np
 import pytest
 
-from dpbounds.algorithms import dp_gd, dp_heavy_ball, dp_masg, dp_nag
+from dpbounds.algorithms import dp_gd, dp_heavy_ball
 from dpbounds.algorithms._transcript import Transcript
-from dpbounds.data import kuru_synthetic
 from dpbounds.objectives import LogisticRegression
 from dpbounds.verify.mutants import mutated
 from dpbounds.verify.reaccount import reaccount
 
-_RUNS = [(dp_heavy_ball, dict(batch_size=40)),
-         (dp_nag, dict(batch_size=40, allocation="optimal")),
-         (dp_masg, dict(batch_size=40)),
-         (dp_gd, {})]
-
-
-@pytest.fixture(scope="module")
-def objective() -> LogisticRegression:
-    A, y = kuru_synthetic(n=400, d=5, seed=0)
-    return LogisticRegression.kuru(A, y, lam=0.01, l1_radius=5.0)
+# the problem (``objective``) and the four Laplace runs (``laplace_run``) are in conftest.py
 
 
 def test_full_batch_closed_form(objective: LogisticRegression) -> None:
@@ -43,11 +33,11 @@ def test_full_batch_closed_form(objective: LogisticRegression) -> None:
     assert ra.delta == 0.0 and ra.accountant == "pure" and r.ledger.epsilon <= 0.8
 
 
-@pytest.mark.parametrize(("alg", "kw"), _RUNS)
-def test_correct_runs_agree_with_their_ledger(objective: LogisticRegression, alg, kw) -> None:
+def test_correct_runs_agree_with_their_ledger(objective: LogisticRegression, laplace_run) -> None:
     """Second method: the run's own ledger (dpbounds.privacy's pure-DP accountant) and the
     re-accounting agree to 1e-9 at the declared bound; the realised L1 spreads stay within
     S_1/2, the sampling tests hold, on unseen seeds."""
+    alg, kw = laplace_run
     for seed in (7, 8):
         tr = Transcript()
         r = alg(objective, epsilon=1.0, steps=40, trials=2, seed=seed, transcript=tr, **kw)
@@ -73,11 +63,11 @@ def test_recorded_spread_against_all_pairs(objective: LogisticRegression) -> Non
     assert pair / 2 - 1e-12 <= m0 <= pair + 1e-12 and pair <= f.l1_sensitivity
 
 
-@pytest.mark.parametrize(("alg", "kw"), _RUNS)
-def test_half_sensitivity_mutant_fails(objective: LogisticRegression, alg, kw) -> None:
+def test_half_sensitivity_mutant_fails(objective: LogisticRegression, laplace_run) -> None:
     """Negative control: the shared helper reading the mean's L1 sensitivity as S_1/(2m)
     halves every scale while the run's ledger still reports eps <= 1 (+ rounding); the
     independent re-accounting reports about twice the claim and fails."""
+    alg, kw = laplace_run
     tr = Transcript()
     with mutated("laplace_half_sensitivity", alg.__name__):
         r = alg(objective, epsilon=1.0, steps=40, trials=2, seed=0, transcript=tr, **kw)
@@ -89,11 +79,9 @@ def test_half_sensitivity_mutant_fails(objective: LogisticRegression, alg, kw) -
 
 def test_laplace_transcript_refuses_what_it_cannot_account(objective: LogisticRegression
                                                             ) -> None:
-    """Bad input: a Laplace transcript under add/remove, and the grid noise, are ValueErrors
-    naming the parameter."""
+    """Bad input: a Laplace transcript under add/remove is a ValueError naming the parameter
+    (grid runs are recorded and re-accounted: tests/verify/test_drawn_grid_noise.py)."""
     tr = Transcript()
     dp_gd(objective, epsilon=1.0, steps=3, seed=0, transcript=tr)
     with pytest.raises(ValueError, match="relation"):
         reaccount(tr.as_dict(), epsilon=1.0, delta=1e-5, relation="add_remove")
-    with pytest.raises(ValueError, match="noise='float'"):
-        dp_gd(objective, epsilon=1.0, steps=3, seed=0, noise="grid", transcript=Transcript())
