@@ -1766,7 +1766,7 @@ def tune_by_error(method: Method | str, problem: Mapping[str, Any] | None = None
                                    max_horizon=Tmax, heavy=heavy,
                                    best=tuned.worst_case_upper, attained=tuned.worst_case,
                                    alpha=fixed.get("alpha"), beta=fixed.get("beta"),
-                                   nesterov=nesterov)
+                                   nesterov=nesterov, near=tuned.horizon)
     gap = (max(tuned.worst_case_upper / lower - 1.0, 0.0) if lower > 0
            else (math.nan if math.isnan(lower) else math.inf))
     return LinearErrorTuning(m.name, tuned, tuple(others), setting, tuple(path),

@@ -313,8 +313,8 @@ def tune_linear_error(mu: float, L: float, d: int, *, noise_var: Callable[[Any],
 def proven_lower_bound(mu: float, L: float, d: int, *, noise_var: Callable[[Any], Any],
                        initial_gap: float, max_horizon: int, heavy: bool, best: float,
                        alpha: float | None = None, beta: float | None = None,
-                       attained: float | None = None, nesterov: bool = False
-                       ) -> tuple[float, str]:
+                       attained: float | None = None, nesterov: bool = False,
+                       near: int | None = None) -> tuple[float, str]:
     r"""``(lower, by)``: the larger of the proven lower bounds of the module docstring of the
     least worst case over the method's family (``heavy``: :math:`\gamma=0`,
     :math:`\alpha>0`, :math:`0\le\beta<1`), never above ``best`` (the tuned row's
@@ -331,7 +331,10 @@ def proven_lower_bound(mu: float, L: float, d: int, *, noise_var: Callable[[Any]
     ``nesterov``: the family is Nesterov's (:math:`\gamma=\beta`, :math:`\alpha>0`,
     :math:`0\le\beta<1`, or its slice with ``alpha`` or ``beta`` fixed): the branch and bound
     of :func:`~dpbounds.tuning._certify_nesterov.certify_nesterov_minimum` over it, with
-    ``attained`` as its incumbent."""
+    ``attained`` as its incumbent.
+
+    ``near``: the tuned row's horizon; heavy ball's branch and bound takes single horizons
+    around it (a finer partition: a tighter bound, same validity)."""
     from dpbounds.tuning._certify_error import MAX_CERT_HORIZON, certify_error_minimum
     from dpbounds.tuning._lmi_lower import noise_lower_bound
 
@@ -349,7 +352,7 @@ def proven_lower_bound(mu: float, L: float, d: int, *, noise_var: Callable[[Any]
         hb = certify_error_minimum(mu, L, d, max_horizon, noise_var, 0.0,
                                    best=inc if sliced else best, initial_gap=gap0,
                                    any_noise=True, alpha=alpha if sliced else None,
-                                   beta=beta if sliced else None).lower
+                                   beta=beta if sliced else None, near=near).lower
         if not hb <= lower:  # also when the other is nan
             if sliced:
                 fam = ("gradient descent (beta = 0, " if alpha is None and beta == 0.0

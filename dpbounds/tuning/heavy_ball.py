@@ -830,7 +830,7 @@ def _tune_hb_error(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, initial_gap, by_
     # bounds of the same minimum, so the larger one is)
     if Tmax <= MAX_CERT_HORIZON and math.isfinite(tuned.worst_case_upper):
         hb_low = certify_error_minimum(mu, L, d, Tmax, lap, smp, best=tuned.worst_case_upper,
-                                       initial_gap=gap0,
+                                       initial_gap=gap0, near=tuned.horizon,
                                        dist_sq=None if gap0 is not None else dist_sq).lower
         if not hb_low <= lower:  # also when the method-independent one is nan
             lower, lower_by = hb_low, "branch and bound over heavy ball's (alpha, beta, T)"
