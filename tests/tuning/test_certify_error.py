@@ -661,5 +661,5 @@ def test_horizon_window_partitions_every_horizon_with_singles_around_near(Tmax, 
     assert np.all(hi - lo + 1 <= np.maximum(1, lo // 32))
     plain = ce.horizon_intervals(Tmax, 64, 32)
     assert lo.size >= plain[0].size
-    # control: without ``near`` there is no window, and past step 6's horizons neither
-    assert ce.horizon_window(None, Tmax) is None and ce.horizon_window(300, 1000) is None
+    # without ``near`` there is no window, and past _WINDOW_TMAX neither
+    assert ce.horizon_window(None, Tmax) is None and ce.horizon_window(600, 1000) is None
