@@ -611,7 +611,8 @@ def tune_heavy_ball(
         raise ValueError(f"mu must lie in (0, L={L}], got {mu}")
     if mechanism not in MECHANISMS:
         raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
-    d = check_int("d", d, minimum=1)
+    # (the compiled search takes d as an int64; a dimension is exact in float64 below 2^53)
+    d = check_int("d", d, minimum=1, maximum=2**53)
     n = check_int("n", n, minimum=1)
     m = n if m is None else check_int("m", m, minimum=1, maximum=n)
     eps = float(check_positive("epsilon", epsilon))
