@@ -79,7 +79,11 @@ from dpbounds.bounds.strongly_convex.quadratic_worst_case import (
     CERTIFIED_REFINE,
     quadratic_worst_case,
 )
-from dpbounds.tuning._worst_case_search import heavy_ball_worst_by_horizon, worst_case_lambda_grid
+from dpbounds.tuning._worst_case_search import (
+    bracket_percent,
+    heavy_ball_worst_by_horizon,
+    worst_case_lambda_grid,
+)
 
 __all__: list[str] = []
 
@@ -152,6 +156,12 @@ class LinearErrorTuning:
             out[0].update(lower_bound=self.lower_bound, certified_gap=self.certified_gap)
         return out
 
+    def brackets(self) -> list[float]:
+        """Each shown row's ``worst_case_upper / worst_case - 1`` (the rows with a finite,
+        positive worst case): what the table's footer states, rounded up."""
+        return [c.worst_case_upper / c.worst_case - 1.0 for c in self.choices
+                if c.worst_case > 0 and math.isfinite(c.worst_case_upper)]
+
     def table(self) -> str:
         # the searched hyper-parameters; the last one is the horizon, which has its column
         names = [n for n in list(self.tuned.hyperparameters)[:-1]
@@ -170,8 +180,9 @@ class LinearErrorTuning:
                          f"{c.horizon:>7d}{c.worst_case:>13.4e}{c.worst_case_upper:>12.4e}"
                          + (f"{ly:>12}" if show_ly else ""))
         lines.append("worst case = exact E[F(x_T)] - F* on the worst quadratic found (attained; "
-                     "upper: certified sup, within 0.01%) [DERIVED, quadratic_worst_case]; a "
-                     "search, not a proven optimum")
+                     "upper: certified sup, within "
+                     f"{bracket_percent(self.brackets())} of attained on these rows) "
+                     "[DERIVED, quadratic_worst_case]; a search, not a proven optimum")
         if math.isfinite(self.certified_gap):
             lines.append(f"optimum bracketed (proven): no {self.lower_bound_by} has a "
                          f"worst-case error below {self.lower_bound:.4g}; tuned is within "

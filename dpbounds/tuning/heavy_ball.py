@@ -106,7 +106,11 @@ from dpbounds.tuning._certify_error import MAX_CERT_HORIZON, certify_error_minim
 from dpbounds.tuning._lmi_lower import linear_method_lower_bound
 from dpbounds.tuning._lmi_point_lower import certificate_floor
 from dpbounds.tuning._quadratic import sampling_variance_of_instance
-from dpbounds.tuning._worst_case_search import heavy_ball_worst_by_horizon, worst_case_lambda_grid
+from dpbounds.tuning._worst_case_search import (
+    bracket_percent,
+    heavy_ball_worst_by_horizon,
+    worst_case_lambda_grid,
+)
 from dpbounds.tuning.horizon_search import minimise_over_horizon
 
 __all__ = ["HeavyBallChoice", "HeavyBallTuning", "tune_heavy_ball"]
@@ -372,7 +376,7 @@ class HeavyBallTuning:
             lines.append(self.momentum_note)
         lines.append("worst case = certified sup of E[F(x_T)] - F* over quadratics with spectrum "
                      "in [mu, L], F(x_0) - F* <= E0 and data of sensitivity S_1 (attained within "
-                     f"{100 * max(self._brackets()):.2g}%) [DERIVED]; bound = rigorous (25) at "
+                     f"{bracket_percent(self._brackets())}) [DERIVED]; bound = rigorous (25) at "
                      "the same (alpha, beta, T) [DERIVED]")
         return "\n".join(lines)
 

@@ -324,14 +324,16 @@ def quadratic_worst_case(
     factor = worst_case_grid_factor(degree, N)
     if refine > 1 and L == mu:
         factor = 1.0  # one eigenvalue: the grid is the whole spectrum, the value exact
+    spread: list[float] | None = None  # per combined polynomial: its K (centred Bernstein)
     if refine > 1 and L > mu and math.isfinite(factor):
-        x = 1.0 - 1.0 / factor  # (n pi / N)^2 / 8
+        x = 1.0 - 1.0 / factor  # (n pi / N)^2 / 8 of the grid
+        spread = _spreads(A if A_poly is None else A_poly, S, G, d, x)
         idx = np.arange(N + 1) * refine  # points on the lattice of angles pi / (N refine)
         spent, step = 0, refine
         while step > 1:
             per = min(_REFINE_PER_LEVEL, step)
             fine = _refinement_points(A if A_poly is None else A_poly, S, G, d, idx, x, step,
-                                      per)
+                                      per, spread)
             spent += fine.size
             if spent > max(N, _REFINE_MIN_BUDGET):
                 break  # the level is not completed: the last completed one's factor stands
@@ -356,30 +358,65 @@ def quadratic_worst_case(
     if not math.isfinite(value):
         raise ValueError("the worst case overflows float64 at these inputs (an unstable method "
                          "or too much noise)")
-    upper = value * factor if A_poly is None else _combine(A_poly, S, G, d)[0] * factor
+    if spread is not None:  # each maximum + x K (refined lattice's x), combined
+        upper = _combine_upper(A if A_poly is None else A_poly, S, G, d, 1.0 - 1.0 / factor,
+                               spread)
+    else:
+        upper = value * factor if A_poly is None else _combine(A_poly, S, G, d)[0] * factor
     return QuadraticWorstCase(value=value, upper=max(upper, value),
                               start_eigenvalue=float(lam[i]), sampling_eigenvalue=float(lam[j]),
                               noise_eigenvalue=float(lam[jG]), same_coordinate=together,
                               degree=degree, grid_points=N + 1)
 
 
-def _refinement_points(A: np.ndarray, S: np.ndarray, G: np.ndarray, d: int, idx: np.ndarray,
-                       x: float, step: int, per: int) -> np.ndarray:
-    """One level of the refinement (module docstring): the points ``idx`` evaluated so far
-    (multiples of ``step`` on the finest lattice), ``x`` this level's ``(n s)^2 / 8``; the new
-    points ``k + j step / per``, ``0 < |j| <= per / 2``, for every candidate ``k`` of each
-    combined polynomial (empty where a value is not finite: nothing is refined)."""
-    polys = [A + S + G, G] + ([A + G, S + G] if d >= 2 else [])
-    cand: list[np.ndarray] = []
-    for f in polys:
+def _polys(A: np.ndarray, S: np.ndarray, G: np.ndarray, d: int) -> list[np.ndarray]:
+    """The polynomials the worst case combines (module docstring): A+S+G, G (and, d >= 2,
+    A+G, S+G)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return [A + S + G, G] + ([A + G, S + G] if d >= 2 else [])
+
+
+def _spreads(A: np.ndarray, S: np.ndarray, G: np.ndarray, d: int, x: float) -> list[float]:
+    r"""For each combined polynomial, a bound :math:`K` on :math:`\lVert q-c\rVert_\infty` for
+    some constant :math:`c` (so :math:`|q''|\le n^2K`), from its values on the whole grid
+    (module docstring, *Refinement*): the smaller of :math:`M_e/(2-x)` (:math:`c=M/2`) and
+    :math:`(M_e-m_e)/(2(1-x))` (:math:`c=(M+m)/2`); ``inf`` where a value is not finite."""
+    out = []
+    for f in _polys(A, S, G, d):
         if not np.all(np.isfinite(f)):
+            out.append(math.inf)
+            continue
+        top, low = float(np.max(f)), float(np.min(f))
+        out.append(min(top / (2.0 - x), (top - low) / (2.0 * (1.0 - x))))
+    return out
+
+
+def _refinement_points(A: np.ndarray, S: np.ndarray, G: np.ndarray, d: int, idx: np.ndarray,
+                       x: float, step: int, per: int, spread: list[float]) -> np.ndarray:
+    """One level of the refinement (module docstring): the points ``idx`` evaluated so far
+    (multiples of ``step`` on the finest lattice), ``x`` this level's ``(n s)^2 / 8``,
+    ``spread`` each polynomial's ``K`` (:func:`_spreads`); the new points
+    ``k + j step / per``, ``0 < |j| <= per / 2``, for every candidate ``k`` of each combined
+    polynomial (empty where a value is not finite: nothing is refined)."""
+    cand: list[np.ndarray] = []
+    for f, K in zip(_polys(A, S, G, d), spread):
+        if not (np.all(np.isfinite(f)) and math.isfinite(K)):
             return np.empty(0, dtype=np.int64)
-        cand.append(idx[f >= (1.0 - x) * float(np.max(f))])
+        cand.append(idx[f >= float(np.max(f)) - x * K])
     k = np.unique(np.concatenate(cand))
     off = (step // per) * np.arange(-(per // 2), per // 2 + 1)
     new = (k[:, None] + off[None, off != 0]).ravel()
     top = int(np.max(idx))
     return np.unique(new[(new >= 0) & (new <= top)])
+
+
+def _combine_upper(A: np.ndarray, S: np.ndarray, G: np.ndarray, d: int, x: float,
+                   spread: list[float]) -> float:
+    """The upper end after refinement: each combined polynomial's largest value evaluated plus
+    ``x K`` (its certified maximum, module docstring), combined as the worst case is."""
+    m = [float(np.max(f)) + x * K for f, K in zip(_polys(A, S, G, d), spread)]
+    same = m[0] + (d - 1) * m[1]
+    return max(same, m[2] + m[3] + (d - 2) * m[1]) if d >= 2 else same
 
 
 def _combine(A: np.ndarray, S: np.ndarray, G: np.ndarray, d: int
