@@ -27,7 +27,8 @@ over the free coefficients and :math:`T`:
   grid; none free: the best horizon of the declared point.
 
 Every reported row is certified with ``quadratic_worst_case`` (``value`` attained on a
-worst instance, ``upper`` within 0.01%: the grid refined near the maximiser). A search, not
+worst instance, ``upper`` within 4e-5 of it when the refinement near the maximiser completes; the table
+prints its rows' own bracket). A search, not
 a proven optimum, but **bracketed**
 (:func:`proven_lower_bound`, **[DERIVED]**): the least worst case is at least the larger of
 
@@ -48,7 +49,7 @@ a proven optimum, but **bracketed**
   bound on boxes degenerate in the fixed coefficient, ``alpha=``/``beta=`` there, that
   module's *Slices*), not by the best heavy ball, whose least worst case can be far lower
   (700 times at :math:`L/\mu=10^3`): the bracket is then the search's and the certified upper
-  end's (0.01%), not what fixing costs.
+  end's (its bracket, printed), not what fixing costs.
 
 * for Nesterov (:math:`\gamma=\beta`, both searched or one fixed; or constants with
   :math:`\gamma=\beta`) the branch and bound of

@@ -81,28 +81,46 @@ so ``value <= worst case <= upper``; with the default ``N = 8n`` the bracket is
 :math:`1/(1-\pi^2/512)-1<2\%`.
 
 **Refinement near the maximiser** (``refine=r``, a power of 2) **[DERIVED]**. Write
-:math:`h=\pi/N`, :math:`x=(nh)^2/8` (:math:`x<1`) and :math:`M=\max q`. Taylor at the
-maximiser :math:`\theta^*` (:math:`q'(\theta^*)=0`, :math:`|q''|\le n^2M`) gives
-:math:`q(\theta)\ge M(1-n^2(\theta-\theta^*)^2/2)`. Suppose (true of the grid, level 0) that
+:math:`h=\pi/N`, :math:`x=(nh)^2/8` (:math:`x<1`), :math:`M=\max q`, :math:`m=\min q`.
+*A sharper curvature constant (centred Bernstein).* Bernstein's inequality holds for
+:math:`q-c` for any constant :math:`c` (a trigonometric polynomial of the same degree and the
+same derivatives), so :math:`|q''|\le n^2K` with :math:`K=\lVert q-c\rVert_\infty`:
+:math:`c=M/2` gives :math:`K=M/2` (:math:`q\ge0`), and :math:`c=(M+m)/2` gives
+:math:`K=(M-m)/2`. At the minimiser too :math:`q'=0` (:math:`q` is even and
+:math:`2\pi`-periodic, so also at :math:`\theta=0,\pi`), hence with :math:`M_e,m_e` the
+grid's largest and smallest values :math:`M\le M_e+xK` and :math:`m\ge m_e-xK`; so
+:math:`M-m\le(M_e-m_e)/(1-x)`, and :math:`M\le M_e+xM/2` gives :math:`M\le M_e/(1-x/2)`:
+
+.. math::
+
+    K\le\min\Big(\frac{M_e}{2-x},\ \frac{M_e-m_e}{2(1-x)}\Big),
+
+never above the plain :math:`M\le M_e/(1-x)` argument's :math:`K=M`, and far below it where
+:math:`q` is nearly flat (the privacy-noise term of a long gradient-descent run varies by a
+few per cent over :math:`[\mu,L]`: with :math:`K=M`, nearly every grid point was a candidate
+below and the refinement did not fit its budget, leaving the grid's 2%). *The recursion.*
+Taylor at the maximiser :math:`\theta^*` (:math:`q'(\theta^*)=0`) gives
+:math:`q(\theta)\ge M-n^2K(\theta-\theta^*)^2/2`. Suppose (true of the grid, level 0) that
 the points evaluated so far include one within :math:`s/2` of :math:`\theta^*`, all on the
 lattice of spacing :math:`s`, and let :math:`x_s=(ns)^2/8` and :math:`M_e` the largest value
-evaluated. That point has :math:`q\ge M(1-x_s)\ge M_e(1-x_s)`, so it is one of the
-**candidates** :math:`\{\theta_k:q(\theta_k)\ge(1-x_s)M_e\}`; evaluating
+evaluated. That point has :math:`q\ge M-x_sK\ge M_e-x_sK`, so it is one of the
+**candidates** :math:`\{\theta_k:q(\theta_k)\ge M_e-x_sK\}`; evaluating
 :math:`\theta_k+js/f` (:math:`0<|j|\le f/2`, :math:`f` even) for every candidate puts a
 point within :math:`s/(2f)` of :math:`\theta^*` (the nearest of :math:`\theta_k+js/f`,
 :math:`|j|\le f/2`), on the lattice of spacing :math:`s/f`: the same statement with
-:math:`s/f`. When the spacing has come down to :math:`h/r`, :math:`M\le M_e/(1-x/r^2)`
+:math:`s/f`. When the spacing has come down to :math:`h/r`, :math:`M\le M_e+(x/r^2)K`
 (levels of :math:`f=4`, one pass of the recursion each). It is done for each polynomial
 the worst case combines (:math:`A+S+G`, :math:`G` and, for :math:`d\ge2`, :math:`A+G`,
 :math:`S+G`; the start majorant where :math:`A` is not a polynomial), each with its own
-candidates: every maximum is bounded on its own, and the worst case is a sum of such maxima
-with nonnegative weights, so the combination of the refined grid maxima divided by
-:math:`1-x/r^2` is an upper end. The attained value is taken over every point evaluated
-(each an admissible instance). With :math:`r=16` the bracket is
-:math:`1/(1-\pi^2/(512\cdot256))-1<10^{-4}` (was 2%); the candidates are the few points per
-peak within :math:`x_s` of the maximum, and a level whose
-points would bring the total beyond :math:`\max(N,4096)` is not run (the last completed
-level's factor stands); with :math:`\mu=L` the one eigenvalue is the whole spectrum and
+:math:`K` (from the level-0 grid) and candidates: every maximum is bounded on its own, and the
+worst case is a sum of such maxima with nonnegative weights, so the same combination of the
+bounded maxima is an upper end. The attained value is taken over every point evaluated (each
+an admissible instance). With :math:`r=16` and the default grid the bracket is at most
+:math:`x/(256(2-x))<4\cdot10^{-5}` (was 2%) when every level completes; the candidates are
+the few points per peak within :math:`x_sK` of the maximum, and a level whose points would
+bring the total beyond :math:`\max(N,4096)` is not run (the last completed level's
+:math:`x_s` stands: the bracket is then wider, and :attr:`QuadraticWorstCase.bracket` and the
+tuners' tables say by how much); with :math:`\mu=L` the one eigenvalue is the whole spectrum and
 ``upper`` is the value. Both ends are evaluated in float64 (the recursion is stable
 for the stable methods tuned here; its rounding is far below the bracket).
 
@@ -141,7 +159,8 @@ MAX_GRID = 400_000
 #: steps x grid points of one certification (~1 CPU-minute): beyond it the grid shrinks and
 #: the bracket widens (``upper`` is ``inf`` when the grid is too coarse to certify anything)
 MAX_WORK = 2 * 10**9
-#: the refinement the tuners ask for (``refine``: bracket below 1e-4 instead of 2%)
+#: the refinement the tuners ask for (``refine``: bracket below 4e-5 instead of 2% when its
+#: levels complete within their budget; ``QuadraticWorstCase.bracket`` says what it is)
 CERTIFIED_REFINE = 16
 _REFINE_MIN_BUDGET = 4096  # fine points allowed even when the grid is smaller (short runs)
 _REFINE_PER_LEVEL = 4  # each level divides the spacing by this (one pass of the recursion)
