@@ -27,9 +27,9 @@ over the free coefficients and :math:`T`:
   grid; none free: the best horizon of the declared point.
 
 Every reported row is certified with ``quadratic_worst_case`` (``value`` attained on a
-worst instance, ``upper`` within 4e-5 of it when the refinement near the maximiser completes; the table
-prints its rows' own bracket). A search, not
-a proven optimum, but **bracketed**
+worst instance, ``upper`` within 4e-5 of it when the refinement near the maximiser
+completes; the table prints its rows' own bracket). A search, not a proven optimum, but
+**bracketed**
 (:func:`proven_lower_bound`, **[DERIVED]**): the least worst case is at least the larger of
 
 * the method-independent linear-MMSE and Chebyshev bound of
