@@ -30,7 +30,7 @@ output columns:
             at its own best horizon T (by the objective)
   worst case  (--objective error) the certified worst-case E[F(x_T)] - F* of that run over
             every quadratic with spectrum in [mu, L], F(x0) - F* <= E0 and data of
-            sensitivity S_1 (attained within 2%) [DERIVED]
+            sensitivity S_1 (attained within the bracket the footer prints) [DERIVED]
   lower end / upper end  (--objective error --function-class smooth_strongly_convex) the
             bracket of that run's worst-case E[F(x_T)] - F* over all of S_mu,L: upper end =
             the noise-aware Lyapunov bound (certified, what the tuned row minimises), lower
@@ -42,7 +42,8 @@ output columns:
             --function-class smooth_strongly_convex)
   bound     the DP heavy-ball bound on E[F(x_T)] - F* at that T [DERIVED]
   computed  (--objective bound) the exact worst-case E[F(x_T)] - F* of that run over the
-            admissible quadratics (attained on one of them; within 2% of the supremum);
+            admissible quadratics (attained on one of them; certified within 4e-5 of the
+            supremum when the refinement completes);
             never above the bound
   b_T       Laplace noise scale of each step, S_1 / (m eps_0) with eps_0 from epsilon/T
             (Kuru et al. eqs. (12)-(13))"""

@@ -27,8 +27,9 @@ over the free coefficients and :math:`T`:
   grid; none free: the best horizon of the declared point.
 
 Every reported row is certified with ``quadratic_worst_case`` (``value`` attained on a
-worst instance, ``upper`` within 0.01%: the grid refined near the maximiser). A search, not
-a proven optimum, but **bracketed**
+worst instance, ``upper`` within 4e-5 of it when the refinement near the maximiser
+completes; the table prints its rows' own bracket). A search, not a proven optimum, but
+**bracketed**
 (:func:`proven_lower_bound`, **[DERIVED]**): the least worst case is at least the larger of
 
 * the method-independent linear-MMSE and Chebyshev bound of
@@ -48,7 +49,7 @@ a proven optimum, but **bracketed**
   bound on boxes degenerate in the fixed coefficient, ``alpha=``/``beta=`` there, that
   module's *Slices*), not by the best heavy ball, whose least worst case can be far lower
   (700 times at :math:`L/\mu=10^3`): the bracket is then the search's and the certified upper
-  end's (0.01%), not what fixing costs.
+  end's (its bracket, printed), not what fixing costs.
 
 * for Nesterov (:math:`\gamma=\beta`, both searched or one fixed; or constants with
   :math:`\gamma=\beta`) the branch and bound of
@@ -79,7 +80,11 @@ from dpbounds.bounds.strongly_convex.quadratic_worst_case import (
     CERTIFIED_REFINE,
     quadratic_worst_case,
 )
-from dpbounds.tuning._worst_case_search import heavy_ball_worst_by_horizon, worst_case_lambda_grid
+from dpbounds.tuning._worst_case_search import (
+    bracket_percent,
+    heavy_ball_worst_by_horizon,
+    worst_case_lambda_grid,
+)
 
 __all__: list[str] = []
 
@@ -152,6 +157,12 @@ class LinearErrorTuning:
             out[0].update(lower_bound=self.lower_bound, certified_gap=self.certified_gap)
         return out
 
+    def brackets(self) -> list[float]:
+        """Each shown row's ``worst_case_upper / worst_case - 1`` (the rows with a finite,
+        positive worst case): what the table's footer states, rounded up."""
+        return [c.worst_case_upper / c.worst_case - 1.0 for c in self.choices
+                if c.worst_case > 0 and math.isfinite(c.worst_case_upper)]
+
     def table(self) -> str:
         # the searched hyper-parameters; the last one is the horizon, which has its column
         names = [n for n in list(self.tuned.hyperparameters)[:-1]
@@ -170,8 +181,9 @@ class LinearErrorTuning:
                          f"{c.horizon:>7d}{c.worst_case:>13.4e}{c.worst_case_upper:>12.4e}"
                          + (f"{ly:>12}" if show_ly else ""))
         lines.append("worst case = exact E[F(x_T)] - F* on the worst quadratic found (attained; "
-                     "upper: certified sup, within 0.01%) [DERIVED, quadratic_worst_case]; a "
-                     "search, not a proven optimum")
+                     "upper: certified sup, within "
+                     f"{bracket_percent(self.brackets())} of attained on these rows) "
+                     "[DERIVED, quadratic_worst_case]; a search, not a proven optimum")
         if math.isfinite(self.certified_gap):
             lines.append(f"optimum bracketed (proven): no {self.lower_bound_by} has a "
                          f"worst-case error below {self.lower_bound:.4g}; tuned is within "

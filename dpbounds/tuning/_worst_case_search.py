@@ -41,6 +41,26 @@ DENSE = 2048             # every horizon up to here
 STRIDE_PER_OCTAVE = 1024  # horizons visited per octave beyond DENSE
 
 
+def bracket_percent(brackets: list[float]) -> str:
+    """The largest of ``brackets`` (``upper / attained - 1`` of the rows a table shows) as a
+    percentage rounded **up** to two significant digits, so that "within x%" never claims
+    more than the rows do (``"0%"`` when every row is exact, ``"inf%"`` when one is not
+    finite)."""
+    worst = max(brackets, default=0.0)
+    if not worst > 0.0:
+        return "0%"
+    pct = 100.0 * worst
+    if not math.isfinite(pct):
+        return "inf%"
+    unit = 10.0 ** (math.floor(math.log10(pct)) - 1)
+    up = math.ceil(pct / unit) * unit
+    text = f"{up:.{max(0, 1 - math.floor(math.log10(up)))}f}"
+    while float(text) < pct:  # float rounding of the two digits: one unit more
+        up += unit
+        text = f"{up:.{max(0, 1 - math.floor(math.log10(up)))}f}"
+    return text + "%"
+
+
 def worst_case_lambda_grid(mu: float, L: float, n: int) -> np.ndarray:
     """``n`` Chebyshev-Lobatto points of ``[mu, L]`` (both ends included)."""
     k = np.arange(n)

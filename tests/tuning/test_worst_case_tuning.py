@@ -9,6 +9,8 @@ independent dense search on 20 problems, is in ``test_worst_case_oracle.py``.
 
 from __future__ import annotations
 
+import math
+import re
 import subprocess
 import sys
 
@@ -105,3 +107,28 @@ def test_rate_hb_worst_case_quadratic_below_the_pep():
     wc = json.loads(out.stdout)["worst_case"]
     assert wc["quadratic"]["value"] <= wc["pep"]["value"] * (1 + 1e-6)
     assert wc["pep"]["value"] <= wc["pep"]["certified"] * (1 + 1e-6)
+
+
+def _hb_footer_claim_holds(table: str, rows: list[dict]) -> bool:
+    """The footer's "(attained within x%)" is at least every row's worst_case_upper /
+    computed - 1 (read from the rows) and at most 10% above the largest (rounded up)."""
+    m = re.search(r"\(attained within ([0-9.]+)%\)", table)
+    assert m, table
+    claim = float(m.group(1)) / 100
+    true = max([r["worst_case_upper"] / r["computed"] - 1 for r in rows
+                if r["computed"] > 0 and math.isfinite(r["worst_case_upper"])], default=0.0)
+    return true <= claim <= true * 1.1 + 1e-15
+
+
+def test_footer_states_the_rows_own_bracket(fig3):
+    # issue 32: the footer's percentage is the rows' own, rounded up (".2g" could round down)
+    from dataclasses import replace
+
+    assert _hb_footer_claim_holds(fig3.table(), fig3.rows())
+    t = fig3.tuned
+    wide = replace(fig3, tuned=replace(t, worst_case_upper=t.computed * (1 + 7.53e-5)))
+    assert "(attained within 0.0076%)" in wide.table()  # ".2g" printed 0.0075%: less
+    assert _hb_footer_claim_holds(wide.table(), wide.rows())
+    # negative control: a claim below the rows' bracket fails the same check
+    less = re.sub(r"\(attained within [0-9.]+%\)", "(attained within 0.0075%)", wide.table())
+    assert not _hb_footer_claim_holds(less, wide.rows())

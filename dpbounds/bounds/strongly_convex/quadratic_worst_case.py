@@ -81,28 +81,46 @@ so ``value <= worst case <= upper``; with the default ``N = 8n`` the bracket is
 :math:`1/(1-\pi^2/512)-1<2\%`.
 
 **Refinement near the maximiser** (``refine=r``, a power of 2) **[DERIVED]**. Write
-:math:`h=\pi/N`, :math:`x=(nh)^2/8` (:math:`x<1`) and :math:`M=\max q`. Taylor at the
-maximiser :math:`\theta^*` (:math:`q'(\theta^*)=0`, :math:`|q''|\le n^2M`) gives
-:math:`q(\theta)\ge M(1-n^2(\theta-\theta^*)^2/2)`. Suppose (true of the grid, level 0) that
+:math:`h=\pi/N`, :math:`x=(nh)^2/8` (:math:`x<1`), :math:`M=\max q`, :math:`m=\min q`.
+*A sharper curvature constant (centred Bernstein).* Bernstein's inequality holds for
+:math:`q-c` for any constant :math:`c` (a trigonometric polynomial of the same degree and the
+same derivatives), so :math:`|q''|\le n^2K` with :math:`K=\lVert q-c\rVert_\infty`:
+:math:`c=M/2` gives :math:`K=M/2` (:math:`q\ge0`), and :math:`c=(M+m)/2` gives
+:math:`K=(M-m)/2`. At the minimiser too :math:`q'=0` (:math:`q` is even and
+:math:`2\pi`-periodic, so also at :math:`\theta=0,\pi`), hence with :math:`M_e,m_e` the
+grid's largest and smallest values :math:`M\le M_e+xK` and :math:`m\ge m_e-xK`; so
+:math:`M-m\le(M_e-m_e)/(1-x)`, and :math:`M\le M_e+xM/2` gives :math:`M\le M_e/(1-x/2)`:
+
+.. math::
+
+    K\le\min\Big(\frac{M_e}{2-x},\ \frac{M_e-m_e}{2(1-x)}\Big),
+
+never above the plain :math:`M\le M_e/(1-x)` argument's :math:`K=M`, and far below it where
+:math:`q` is nearly flat (the privacy-noise term of a long gradient-descent run varies by a
+few per cent over :math:`[\mu,L]`: with :math:`K=M`, nearly every grid point was a candidate
+below and the refinement did not fit its budget, leaving the grid's 2%). *The recursion.*
+Taylor at the maximiser :math:`\theta^*` (:math:`q'(\theta^*)=0`) gives
+:math:`q(\theta)\ge M-n^2K(\theta-\theta^*)^2/2`. Suppose (true of the grid, level 0) that
 the points evaluated so far include one within :math:`s/2` of :math:`\theta^*`, all on the
 lattice of spacing :math:`s`, and let :math:`x_s=(ns)^2/8` and :math:`M_e` the largest value
-evaluated. That point has :math:`q\ge M(1-x_s)\ge M_e(1-x_s)`, so it is one of the
-**candidates** :math:`\{\theta_k:q(\theta_k)\ge(1-x_s)M_e\}`; evaluating
+evaluated. That point has :math:`q\ge M-x_sK\ge M_e-x_sK`, so it is one of the
+**candidates** :math:`\{\theta_k:q(\theta_k)\ge M_e-x_sK\}`; evaluating
 :math:`\theta_k+js/f` (:math:`0<|j|\le f/2`, :math:`f` even) for every candidate puts a
 point within :math:`s/(2f)` of :math:`\theta^*` (the nearest of :math:`\theta_k+js/f`,
 :math:`|j|\le f/2`), on the lattice of spacing :math:`s/f`: the same statement with
-:math:`s/f`. When the spacing has come down to :math:`h/r`, :math:`M\le M_e/(1-x/r^2)`
+:math:`s/f`. When the spacing has come down to :math:`h/r`, :math:`M\le M_e+(x/r^2)K`
 (levels of :math:`f=4`, one pass of the recursion each). It is done for each polynomial
 the worst case combines (:math:`A+S+G`, :math:`G` and, for :math:`d\ge2`, :math:`A+G`,
 :math:`S+G`; the start majorant where :math:`A` is not a polynomial), each with its own
-candidates: every maximum is bounded on its own, and the worst case is a sum of such maxima
-with nonnegative weights, so the combination of the refined grid maxima divided by
-:math:`1-x/r^2` is an upper end. The attained value is taken over every point evaluated
-(each an admissible instance). With :math:`r=16` the bracket is
-:math:`1/(1-\pi^2/(512\cdot256))-1<10^{-4}` (was 2%); the candidates are the few points per
-peak within :math:`x_s` of the maximum, and a level whose
-points would bring the total beyond :math:`\max(N,4096)` is not run (the last completed
-level's factor stands); with :math:`\mu=L` the one eigenvalue is the whole spectrum and
+:math:`K` (from the level-0 grid) and candidates: every maximum is bounded on its own, and the
+worst case is a sum of such maxima with nonnegative weights, so the same combination of the
+bounded maxima is an upper end. The attained value is taken over every point evaluated (each
+an admissible instance). With :math:`r=16` and the default grid the bracket is at most
+:math:`x/(256(2-x))<4\cdot10^{-5}` (was 2%) when every level completes; the candidates are
+the few points per peak within :math:`x_sK` of the maximum, and a level whose points would
+bring the total beyond :math:`\max(N,4096)` is not run (the last completed level's
+:math:`x_s` stands: the bracket is then wider, and :attr:`QuadraticWorstCase.bracket` and the
+tuners' tables say by how much); with :math:`\mu=L` the one eigenvalue is the whole spectrum and
 ``upper`` is the value. Both ends are evaluated in float64 (the recursion is stable
 for the stable methods tuned here; its rounding is far below the bracket).
 
@@ -141,7 +159,8 @@ MAX_GRID = 400_000
 #: steps x grid points of one certification (~1 CPU-minute): beyond it the grid shrinks and
 #: the bracket widens (``upper`` is ``inf`` when the grid is too coarse to certify anything)
 MAX_WORK = 2 * 10**9
-#: the refinement the tuners ask for (``refine``: bracket below 1e-4 instead of 2%)
+#: the refinement the tuners ask for (``refine``: bracket below 4e-5 instead of 2% when its
+#: levels complete within their budget; ``QuadraticWorstCase.bracket`` says what it is)
 CERTIFIED_REFINE = 16
 _REFINE_MIN_BUDGET = 4096  # fine points allowed even when the grid is smaller (short runs)
 _REFINE_PER_LEVEL = 4  # each level divides the spacing by this (one pass of the recursion)
@@ -324,14 +343,16 @@ def quadratic_worst_case(
     factor = worst_case_grid_factor(degree, N)
     if refine > 1 and L == mu:
         factor = 1.0  # one eigenvalue: the grid is the whole spectrum, the value exact
+    spread: list[float] | None = None  # per combined polynomial: its K (centred Bernstein)
     if refine > 1 and L > mu and math.isfinite(factor):
-        x = 1.0 - 1.0 / factor  # (n pi / N)^2 / 8
+        x = 1.0 - 1.0 / factor  # (n pi / N)^2 / 8 of the grid
+        spread = _spreads(A if A_poly is None else A_poly, S, G, d, x)
         idx = np.arange(N + 1) * refine  # points on the lattice of angles pi / (N refine)
         spent, step = 0, refine
         while step > 1:
             per = min(_REFINE_PER_LEVEL, step)
             fine = _refinement_points(A if A_poly is None else A_poly, S, G, d, idx, x, step,
-                                      per)
+                                      per, spread)
             spent += fine.size
             if spent > max(N, _REFINE_MIN_BUDGET):
                 break  # the level is not completed: the last completed one's factor stands
@@ -356,30 +377,65 @@ def quadratic_worst_case(
     if not math.isfinite(value):
         raise ValueError("the worst case overflows float64 at these inputs (an unstable method "
                          "or too much noise)")
-    upper = value * factor if A_poly is None else _combine(A_poly, S, G, d)[0] * factor
+    if spread is not None:  # each maximum + x K (refined lattice's x), combined
+        upper = _combine_upper(A if A_poly is None else A_poly, S, G, d, 1.0 - 1.0 / factor,
+                               spread)
+    else:
+        upper = value * factor if A_poly is None else _combine(A_poly, S, G, d)[0] * factor
     return QuadraticWorstCase(value=value, upper=max(upper, value),
                               start_eigenvalue=float(lam[i]), sampling_eigenvalue=float(lam[j]),
                               noise_eigenvalue=float(lam[jG]), same_coordinate=together,
                               degree=degree, grid_points=N + 1)
 
 
-def _refinement_points(A: np.ndarray, S: np.ndarray, G: np.ndarray, d: int, idx: np.ndarray,
-                       x: float, step: int, per: int) -> np.ndarray:
-    """One level of the refinement (module docstring): the points ``idx`` evaluated so far
-    (multiples of ``step`` on the finest lattice), ``x`` this level's ``(n s)^2 / 8``; the new
-    points ``k + j step / per``, ``0 < |j| <= per / 2``, for every candidate ``k`` of each
-    combined polynomial (empty where a value is not finite: nothing is refined)."""
-    polys = [A + S + G, G] + ([A + G, S + G] if d >= 2 else [])
-    cand: list[np.ndarray] = []
-    for f in polys:
+def _polys(A: np.ndarray, S: np.ndarray, G: np.ndarray, d: int) -> list[np.ndarray]:
+    """The polynomials the worst case combines (module docstring): A+S+G, G (and, d >= 2,
+    A+G, S+G)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return [A + S + G, G] + ([A + G, S + G] if d >= 2 else [])
+
+
+def _spreads(A: np.ndarray, S: np.ndarray, G: np.ndarray, d: int, x: float) -> list[float]:
+    r"""For each combined polynomial, a bound :math:`K` on :math:`\lVert q-c\rVert_\infty` for
+    some constant :math:`c` (so :math:`|q''|\le n^2K`), from its values on the whole grid
+    (module docstring, *Refinement*): the smaller of :math:`M_e/(2-x)` (:math:`c=M/2`) and
+    :math:`(M_e-m_e)/(2(1-x))` (:math:`c=(M+m)/2`); ``inf`` where a value is not finite."""
+    out = []
+    for f in _polys(A, S, G, d):
         if not np.all(np.isfinite(f)):
+            out.append(math.inf)
+            continue
+        top, low = float(np.max(f)), float(np.min(f))
+        out.append(min(top / (2.0 - x), (top - low) / (2.0 * (1.0 - x))))
+    return out
+
+
+def _refinement_points(A: np.ndarray, S: np.ndarray, G: np.ndarray, d: int, idx: np.ndarray,
+                       x: float, step: int, per: int, spread: list[float]) -> np.ndarray:
+    """One level of the refinement (module docstring): the points ``idx`` evaluated so far
+    (multiples of ``step`` on the finest lattice), ``x`` this level's ``(n s)^2 / 8``,
+    ``spread`` each polynomial's ``K`` (:func:`_spreads`); the new points
+    ``k + j step / per``, ``0 < |j| <= per / 2``, for every candidate ``k`` of each combined
+    polynomial (empty where a value is not finite: nothing is refined)."""
+    cand: list[np.ndarray] = []
+    for f, K in zip(_polys(A, S, G, d), spread):
+        if not (np.all(np.isfinite(f)) and math.isfinite(K)):
             return np.empty(0, dtype=np.int64)
-        cand.append(idx[f >= (1.0 - x) * float(np.max(f))])
+        cand.append(idx[f >= float(np.max(f)) - x * K])
     k = np.unique(np.concatenate(cand))
     off = (step // per) * np.arange(-(per // 2), per // 2 + 1)
     new = (k[:, None] + off[None, off != 0]).ravel()
     top = int(np.max(idx))
     return np.unique(new[(new >= 0) & (new <= top)])
+
+
+def _combine_upper(A: np.ndarray, S: np.ndarray, G: np.ndarray, d: int, x: float,
+                   spread: list[float]) -> float:
+    """The upper end after refinement: each combined polynomial's largest value evaluated plus
+    ``x K`` (its certified maximum, module docstring), combined as the worst case is."""
+    m = [float(np.max(f)) + x * K for f, K in zip(_polys(A, S, G, d), spread)]
+    same = m[0] + (d - 1) * m[1]
+    return max(same, m[2] + m[3] + (d - 2) * m[1]) if d >= 2 else same
 
 
 def _combine(A: np.ndarray, S: np.ndarray, G: np.ndarray, d: int
