@@ -36,55 +36,59 @@ PROBLEMS = [
 ]
 
 
-#: measured on main before the refined upper end and step 6 (commit c0d820a, this machine,
-#: 2026-12-03, this script, at the same time as the after column): (certified upper end,
-#: reported lower bound, which bound gave it, B&B CPU-s, tune CPU-s)
+#: measured on main before the third-order step 6, the single horizons around the incumbent's
+#: and step 6 at several intervals a box (the table of commit a866144, this machine, 2026-12-03,
+#: this script): (certified upper end, reported lower bound, which bound gave it, B&B CPU-s,
+#: tune CPU-s)
 BEFORE = {
-    "issue 32": (0.1665, 0.1575, "B&B", 12.03, 42.4),
-    "Fig. 3": (0.02453, 0.02239, "B&B", 9.20, 28.4),
-    "kappa 1": (1.02e-07, 1e-07, "MI", 3.11, 13.6),
-    "kappa 4": (0.0001198, 0.0001102, "B&B", 7.50, 13.8),
-    "kappa 10, eps 0.01": (0.006325, 0.005827, "B&B", 7.96, 15.9),
-    "kappa 10, eps 10": (3.076e-08, 2.898e-08, "B&B", 8.63, 21.1),
-    "kappa 100": (8.731e-05, 7.878e-05, "B&B", 9.82, 32.9),
-    "kappa 100, m < n": (0.2481, 0.2381, "B&B", 8.67, 19.7),
-    "kappa 1e3, d 1": (5.232e-05, 4.812e-05, "B&B", 8.58, 53.2),
-    "kappa 1e4": (0.008975, 0.008098, "B&B", 11.28, 110.3),
-    "kappa 1e5": (0.002924, 0.002648, "B&B", 11.50, 211.0),
-    "kappa 1e6": (0.2157, 0.2101, "B&B", 7.86, 166.7),
+    "issue 32": (0.1633, 0.1577, "B&B", 15.05, 46.1),
+    "Fig. 3": (0.02406, 0.02242, "B&B", 12.64, 32.3),
+    "kappa 1": (1e-07, 1e-07, "MI", 3.45, 12.8),
+    "kappa 4": (0.0001175, 0.0001174, "B&B", 3.08, 9.3),
+    "kappa 10, eps 0.01": (0.006203, 0.00614, "B&B", 8.33, 16.2),
+    "kappa 10, eps 10": (3.017e-08, 2.944e-08, "B&B", 10.27, 22.9),
+    "kappa 100": (8.564e-05, 7.901e-05, "B&B", 12.97, 36.6),
+    "kappa 100, m < n": (0.2434, 0.2388, "B&B", 9.14, 19.8),
+    "kappa 1e3, d 1": (5.132e-05, 4.812e-05, "B&B", 14.64, 59.9),
+    "kappa 1e4": (0.008803, 0.008098, "B&B", 11.45, 117.5),
+    "kappa 1e5": (0.002868, 0.002652, "B&B", 11.35, 214.6),
+    "kappa 1e6": (0.2115, 0.2101, "B&B", 7.75, 166.0),
 }
 
 
-NOTE = """Where the gaps went and what is left. The certified upper end is now within 7.6e-5 of
-the attained worst case (it was up to 2% above: the grid's Bernstein factor), which takes ~2
-points off every gap; at L/mu = 1 the one eigenvalue is the whole spectrum and the upper end
-is the value (gap 2e-2 -> 3e-8). Step 6 closes the bound where the weakest leaf's worst start
-eigenvalue was an interior peak at a short horizon: L/mu = 4 (T = 9, the peak at 1.25 mu,
-bounded at 55% of its value by steps 1-5; step 6: within 0.02% on the narrowest boxes) to the
-branch and bound's own stopping threshold (rtol 1e-3: gap 0.1%), L/mu = 10 at eps 0.01 to 1.0%,
-at eps 10 and m < n to 2.5% and 1.9%. Where it does not close (Fig. 3, L/mu >= 100, issue 32),
-the weakest leaves sit at horizons of tens to thousands, where step 6's Taylor remainder, its
-second derivatives majorised through |h_j| <= (j + 1) rho^j, grows like T^5: at Fig. 3's
-weakest leaf (T = 65, relative width 3e-4) it is 0.0053 against |p_T| = 0.025 at the peak (the
-first-order term: 5e-5), and the leaf stays at 95% of its worst case; step 6 is run up to
-T = 256 only. Levers left: a tighter remainder (exact second derivatives at the centre, third-
-order majorants), a larger box budget (16,000 boxes, all spent on those problems), or finer
-horizon intervals. 0.1% is reached on L/mu = 4 only.
+NOTE = """What changed. Step 6 of the branch and bound (an instance at one eigenvalue, by Taylor's
+formula on the box) has a third-order form: the exact second derivatives at the box's centre
+and majorants of the third derivatives (the second-order majorants grow like T^5 and ignore
+the oscillation of the impulse response: at Fig. 3's weakest leaf, T = 65, relative width
+3e-4, the start bound was 61% of its value at the centre; now 98%). Its eigenvalue is chosen
+among the three best of 33 Lobatto and 33 geometric points (the start term's peak near mu
+fell between two grid points that were both below the value at mu). It is run at a box's
+four weakest horizon intervals a round (near the optimum five or more intervals sat within
+3% of the threshold, and one a round left the box at the next one). The tuners pass the
+tuned horizon T*, and the horizons from T*/sqrt 2 to T* sqrt 2 are single intervals (for
+T* <= 512, at most 256): an interval pairs the start term at its end with the noise at its
+start, which cost Fig. 3 2.6% at T ~ 65 and L/mu = 1e4 (T* = 385) 5 points. The upper end
+is also refined further where it used to stop (a sharper curvature constant in
+`quadratic_worst_case`, landed alongside), which moves it in the 4th-5th digit.
+
+What is left. L/mu = 1e5 (T* = 1246) and L/mu = 1e6 (T* = 1000): no single horizons around
+T* (they cost 4x the branch and bound's CPU there for 1 point), and step 6 is run up to
+T = 256 only; the gaps stay at 8% and 0.7%. L/mu = 100 and 1e3 are at 2-3%, with the box
+budget (16,000) spent. The branch and bound's CPU roughly doubles where the window of single
+horizons is used; where all leaves reach the threshold it falls (L/mu = 4, 10).
 """
 
 
 HEADER = (
-    "# Worst-case tuner: proven bracket, before vs after the refined upper end and step 6\n\n"
+    "# Worst-case tuner: proven bracket, before vs after the third-order step 6\n\n"
     "gap = tuned worst case (certified upper end) / lower bound - 1; MI = linear-MMSE and "
     "Chebyshev (any linear method); the reported lower bound is max(MI, heavy ball's "
-    "branch and bound, B&B). before = main at c0d820a (upper end: the grid's factor, <= 2%; "
-    "B&B steps 0-5'), after = the upper end refined near the maximiser "
-    "(`quadratic_worst_case(..., refine=16)`, <= 7.6e-5) and step 6 of the branch and bound "
-    "(an instance at one eigenvalue bounded on the box by Taylor's formula) of "
-    "`dpbounds/tuning/_certify_error.py`. Before and after were run at the same time, under "
-    "the same load (2-core AMD EPYC shared with other jobs, load average ~6): CPU-s by "
-    "time.process_time, inflated by the contention by an unknown factor common to both "
-    "columns; differences under ~10% are noise.\n\n")
+    "branch and bound, B&B). before = the committed table of a866144 (refined upper end, "
+    "step 6 of second order at a box's weakest interval); after = this script on main "
+    "2026-12-03 (third-order step 6, see below). CPU-s by time.process_time on a 2-vCPU "
+    "AMD EPYC shared with other jobs (load average 2-4); the before column was measured "
+    "on another day under heavier load (~6), so its CPU-s are not side by side: compare "
+    "gaps, not CPU.\n\n")
 
 
 def main() -> None:

@@ -14,8 +14,9 @@ bound's minimiser pushes :math:`\alpha` to the stability edge, where the bound i
 the run is bad (Fig. 3: 268x the tuned run's worst case). The optimum is bracketed by the
 larger of two proven lower bounds: heavy ball's own, a branch and bound over every
 :math:`(\alpha,\beta,T)` (:mod:`dpbounds.tuning._certify_error`; the tuned worst case is
-within 3.6% of it on issue 32's problem, 7.3% on Fig. 3's, 0.1-8.7% on the 12 problems of
-``bench/worst_case_bracket.md``: 0.1% at L/mu = 4), and the method-independent linear-MMSE
+within 0.8% of it on issue 32's problem, 0.9% on Fig. 3's, 0.1-8% on the 12 problems of
+``bench/worst_case_bracket.md``: 0.1% at L/mu = 4 and 10, 2-4% at L/mu = 100 to 1e4, 8% at
+1e5), and the method-independent linear-MMSE
 and Chebyshev bound (:mod:`dpbounds.tuning._lmi_lower`, a factor ~4; the larger one only at
 L/mu = 1), and the search is checked against an independent dense oracle: within 0.1% on
 20 problems, L/mu 1 to 1e6 and eps 0.01 to 10 (``tests/tuning/test_worst_case_oracle.py``;
