@@ -125,7 +125,7 @@ _PROBLEM: dict[str, Range] = {
 
 #: tune hb / nag: dpbounds.tuning.tune_heavy_ball / tune_nesterov (API names; check_max_horizon)
 _TUNE: dict[str, Range] = {
-    "strong_convexity": _pos("mu"), "smoothness": _pos("L"), "dimension": _int(1, name="d"),
+    "strong_convexity": _pos("mu"), "smoothness": _pos("L"), "dimension": _int(1, 10**15, name="d"),
     "dataset_size": _int(1, name="n"), "epsilon": _pos("epsilon"),
     "sensitivity": _pos("sensitivity"), "initial_gap": _nonneg("initial_gap"),
     "max_horizon": _int(1, 10**7, name="max_horizon"),

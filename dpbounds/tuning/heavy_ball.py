@@ -618,8 +618,9 @@ def tune_heavy_ball(
         raise ValueError(f"mu must lie in (0, L={L}], got {mu}")
     if mechanism not in MECHANISMS:
         raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
-    # (the compiled search takes d as an int64; a dimension is exact in float64 below 2^53)
-    d = check_int("d", d, minimum=1, maximum=2**53)
+    # (the compiled search takes d as an int64; 1e15 is far past any dimension and exact in
+    # float64)
+    d = check_int("d", d, minimum=1, maximum=10**15)
     n = check_int("n", n, minimum=1)
     m = n if m is None else check_int("m", m, minimum=1, maximum=n)
     eps = float(check_positive("epsilon", epsilon))

@@ -273,7 +273,7 @@ def tune_nesterov(
     L = float(check_positive("L", L))
     if mu > L:
         raise ValueError(f"mu must lie in (0, L={L}], got {mu}")
-    d = check_int("d", d, minimum=1)
+    d = check_int("d", d, minimum=1, maximum=10**15)  # (as tune_heavy_ball)
     n = check_int("n", n, minimum=1)
     m = n if m is None else check_int("m", m, minimum=1, maximum=n)
     eps = float(check_positive("epsilon", epsilon))
