@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 
 from dpbounds import extend as ex
+from tests.footer_claims import footer_claim_holds
 
 ROOT = Path(__file__).resolve().parents[1]
 #: noise matters here: at N = 1000 the privacy noise is most of the tuned worst case
@@ -298,15 +299,8 @@ def test_tune_name_errors_and_default_objective(tmp_path, capsys):
 
 
 def _footer_claim_holds(table: str, rows: list[dict]) -> bool:
-    """The footer's "within x% of attained" is at least every shown row's upper / attained - 1
-    (read from the rows, not from the result's own helper) and at most 10% above the largest
-    (two significant digits, rounded up)."""
-    m = re.search(r"upper: certified sup, within ([0-9.]+)% of attained", table)
-    assert m, table
-    claim = float(m.group(1)) / 100
-    true = max([r["worst_case_upper"] / r["worst_case"] - 1 for r in rows
-                if r["worst_case"] > 0 and math.isfinite(r["worst_case_upper"])], default=0.0)
-    return true <= claim <= true * 1.1 + 1e-15
+    return footer_claim_holds(table, rows, r"upper: certified sup, within ([0-9.]+)% of "
+                              r"attained", "worst_case")
 
 
 def test_footer_states_the_rows_own_bracket(tuned):

@@ -22,6 +22,7 @@ Carlo mean below the claimed value (caught by the same z-test).
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -30,6 +31,7 @@ from dpbounds.bounds.strongly_convex.noise_allocation import optimal_noise, unif
 from dpbounds.bounds.strongly_convex.quadratic_worst_case import quadratic_worst_case
 from dpbounds.tuning import _worst_case_allocation as wca
 from dpbounds.tuning import tune_nesterov
+from tests.footer_claims import footer_claim_holds
 
 
 def _nag(mu: float, L: float, T: int) -> tuple[np.ndarray, np.ndarray]:
@@ -150,14 +152,7 @@ def test_monte_carlo_of_dp_nag_attains_the_tuned_value():
     assert z[1] < -4.0, z
 
 
-def _footer_claim_holds(table: str, rows: list[dict]) -> bool:
-    import re
-
-    m = re.search(r"attained end of the worst case \(within (0\.5 x )?([0-9.]+)%", table)
-    assert m is not None, table
-    claim = float(m.group(2)) / 100 * (0.5 if m.group(1) else 1.0)
-    true = max(r["worst_case_upper"] / r["computed"] - 1.0 for r in rows)
-    return true <= claim <= true * 1.1 + 1e-15
+_NAG_FOOTER = r"attained end of the worst case \(within ([0-9.]+)%"
 
 
 def test_tuner_rows_rank_by_the_worst_case_and_beat_the_bound_rows():
@@ -177,9 +172,11 @@ def test_tuner_rows_rank_by_the_worst_case_and_beat_the_bound_rows():
     assert "proven within" in res.table() and "over every T <= 2000" in res.table()
     # the footer's "computed within x% of the worst case" is the rows' own (rounded up, not a
     # fixed 2%), checked from the rows; control: a claim below the rows' distance fails
-    assert _footer_claim_holds(res.table(), res.rows())
-    assert not _footer_claim_holds(res.table().replace("(within ", "(within 0.5 x "),
-                                   res.rows())
+    table = res.table()
+    assert footer_claim_holds(table, res.rows(), _NAG_FOOTER, "computed")
+    claim = re.search(_NAG_FOOTER, table).group(1)  # type: ignore[union-attr]
+    halved = table.replace(f"(within {claim}%", f"(within {float(claim) / 2:g}%")
+    assert not footer_claim_holds(halved, res.rows(), _NAG_FOOTER, "computed")
     assert tune_nesterov(1e-3, 1.0, d=100, n=10**5, epsilon=0.1, sensitivity=1.0,
                          initial_gap=5.0, max_horizon=200, reference_horizons=(),
                          objective="bound").choices[0].horizons_searched == 0

@@ -9,7 +9,6 @@ independent dense search on 20 problems, is in ``test_worst_case_oracle.py``.
 
 from __future__ import annotations
 
-import math
 import re
 import subprocess
 import sys
@@ -17,6 +16,7 @@ import sys
 import pytest
 
 from dpbounds.tuning import tune_heavy_ball
+from tests.footer_claims import footer_claim_holds
 
 FIG3 = dict(mu=0.02, L=5.1028, d=20, n=10**5, epsilon=1.0, sensitivity=40.0, initial_gap=10.0)
 
@@ -110,14 +110,7 @@ def test_rate_hb_worst_case_quadratic_below_the_pep():
 
 
 def _hb_footer_claim_holds(table: str, rows: list[dict]) -> bool:
-    """The footer's "(attained within x%)" is at least every row's worst_case_upper /
-    computed - 1 (read from the rows) and at most 10% above the largest (rounded up)."""
-    m = re.search(r"\(attained within ([0-9.]+)%\)", table)
-    assert m, table
-    claim = float(m.group(1)) / 100
-    true = max([r["worst_case_upper"] / r["computed"] - 1 for r in rows
-                if r["computed"] > 0 and math.isfinite(r["worst_case_upper"])], default=0.0)
-    return true <= claim <= true * 1.1 + 1e-15
+    return footer_claim_holds(table, rows, r"\(attained within ([0-9.]+)%\)", "computed")
 
 
 def test_footer_states_the_rows_own_bracket(fig3):
