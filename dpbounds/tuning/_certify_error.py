@@ -311,6 +311,46 @@ dense evaluation in ``tests/tuning/test_certify_error.py``.
    the start term on a grid of each box (boxes of relative width up to 0.1, :math:`T` up to
    250; the spread halved is caught).
 
+7. **An instance at one eigenvalue, by the closed form of the oscillating mode** **[DERIVED]**.
+   Step 6's remainders grow like a power of :math:`T` and it is not run past
+   :data:`_INSTANCE_TMAX`; at :math:`L/\mu=10^5` (:math:`T^*\approx1250`) step 5's sweep left the
+   start bound ~20% below its value on boxes of relative width :math:`10^{-3}`. Where every
+   point of the box has complex roots at :math:`\lambda_1`
+   (:math:`(1-\sqrt{\beta_0})^2/\alpha_0<\lambda_1<(1+\sqrt{\beta_0})^2/\alpha_1`),
+   :math:`e_t=\beta^{t/2}R\cos(t\theta-\varphi)` and :math:`h_j=\beta^{j/2}\sin((j+1)\theta)/
+   \sin\theta` (step 5; :math:`e_0=e_{-1}=1`, :math:`h_0=1`, :math:`h_{-1}=0`), with
+   :math:`\cos\theta=c=(1+\beta-\alpha\lambda_1)/(2\sqrt\beta)`, :math:`B=(c-\sqrt\beta)/
+   \sin\theta`, :math:`\varphi=\arctan B`, :math:`R^2=1+B^2=\alpha\lambda_1/\sin^2\theta`. The
+   range of :math:`c` on the box is exact: :math:`c` falls with :math:`\alpha`, and
+   :math:`\partial_\beta c` has the sign of :math:`\beta-1+\alpha\lambda_1`, so over
+   :math:`\beta` it is largest at an end and least at an end or at :math:`\beta=1-\alpha
+   \lambda_1`, where it is :math:`\sqrt{1-\alpha\lambda_1}\ge\sqrt{1-\alpha_s\lambda_1}`
+   (:math:`\alpha_s` the largest :math:`\alpha` of the box with :math:`1-\alpha\lambda_1\ge
+   \beta_0`); :math:`\theta=\arccos c` gives :math:`[\theta_{lo},\theta_{hi}]`. :math:`B` by
+   interval arithmetic (:math:`c-\sqrt\beta` over :math:`\sin\theta`), so :math:`\varphi\in
+   [\varphi_{lo},\varphi_{hi}]` and :math:`R\ge\max(\sqrt{1+B_{\min}^2},\sqrt{\alpha_0
+   \lambda_1}/\sin_{\max}\theta)`. For :math:`t\in[T_0,T_1]` the phase :math:`t\theta-\varphi`
+   lies in :math:`[T_0\theta_{lo}-\varphi_{hi},T_1\theta_{hi}-\varphi_{lo}]`, so
+   :math:`|e_t|\ge\beta_0^{T_1/2}R_{\min}m`, :math:`m` the least :math:`|\cos|` there (0 if it
+   holds a zero :math:`\pi/2+k\pi`); likewise :math:`h_j^2\ge\beta_0^j s_j/\sin^2_{\max}
+   \theta`, :math:`s_j` the least :math:`\sin^2` on :math:`[(j+1)\theta_{lo},(j+1)
+   \theta_{hi}]`, summed for :math:`U_{T_0}(\lambda_1)\ge\frac{\lambda_1}2\alpha_0^2\sum_{j<T_0}
+   \cdot`. Both are paired in step 0 (with step 2's bound at :math:`\lambda_1`, the larger).
+   Unlike Taylor's formula, the width of the phase range is :math:`t` times the box's width
+   in :math:`\theta` (about :math:`10^{-2}` rad at :math:`T\approx1200` on the leaves above)
+   and the oscillation is exact. Rounding: :math:`c`'s range widened by :math:`8u`,
+   :math:`\theta`, :math:`\varphi`, :math:`\sin\theta` and :math:`R` by a relative
+   :math:`10^{-9}`, :math:`|\cos|` and :math:`\sin^2` lowered by :math:`10^{-12}(1+|x|)`.
+   The eigenvalue is a choice (any gives a valid bound): per box, where the centre's start
+   term plus its noise (both in closed form; the noise sum as two geometric series) is
+   largest at the box's weakest interval, on grids in the angle and the eigenvalue refined
+   three times; :data:`_CLOSED_ROUNDS` rounds (each at the then weakest interval) on the boxes
+   whose bound is below the threshold. Checked in ``tests/tuning/test_certify_error.py``:
+   both bounds against the recursions on a :math:`17\times17` grid of 60 random boxes
+   (horizons up to 2500; tight to :math:`10^{-4}`), and the box bound per horizon against the
+   dense oracle at :math:`L/\mu=10^5`, :math:`T\le1400`; mutants (the centre's value as the
+   box's, x1.02, x1.05) caught.
+
 **Coverage.** :func:`certify_error_minimum` covers every :math:`\alpha>0`,
 :math:`0\le\beta<1`, :math:`1\le T\le T_{\max}`: boxes in :math:`(\log\alpha,-\log(1-\beta))`
 between :math:`\alpha_{\min}=10^{-3}/(\mu T_{\max}^2)` and :math:`4/L` and up to
@@ -426,9 +466,9 @@ _SLICE_T_SINGLE = 4096
 _SLICE_FRACTION = 1024
 _SLICE_MAX_BOXES = 4_000
 #: at most this many single horizons around the incumbent's (``near``)
-_WINDOW = 256
+_WINDOW = 1024
 _WINDOW_FACTOR = math.sqrt(2.0)
-_WINDOW_TMAX = 512  # no window beyond this incumbent horizon
+_WINDOW_TMAX = 4096  # no window beyond this incumbent horizon
 _SAFETY = 1e-9           # relative margin on every box bound
 _COND_MARGIN = 1e-12     # margin of the sign condition of step 1
 _U = 2.0 ** -53
@@ -474,7 +514,8 @@ def horizon_window(near: int | None, Tmax: int) -> tuple[int, int] | None:
     ``near``); None without ``near`` or above :data:`_WINDOW_TMAX`."""
     if near is None or near > _WINDOW_TMAX:
         # (measured: L/mu = 1e4, T* = 385, gap 8.7% -> 3.8% for 2.3x the branch and bound's
-        # CPU; L/mu = 1e5, T* ~ 2000: 8.1% -> 7.2% for 4x)
+        # CPU before step 7; at L/mu = 1e5, T* = 1246, the whole window [881, 1762] with
+        # step 7 took the gap from 8.2% to 0.39%, a window of 256 only to 4.3%)
         return None
     near = min(max(int(near), 1), Tmax)
     lo = max(1, int(near / _WINDOW_FACTOR))
@@ -497,6 +538,12 @@ class _Problem:
     ell: np.ndarray  # ell(Tlo): the least noise level of each interval
     gap_form: bool   # w(lambda) = initial_gap, else dist_sq * lambda / 2
     dist_sq: float
+    #: the horizons k at which the noise bounds U_k are computed (step 2), and per interval
+    #: the index of the largest k <= its T0 (U_k grows with k, so U at that k bounds U at T0
+    #: from below): the intervals themselves where None; the window's single horizons share
+    #: the coarse partition's k (the noise bounds cost most, and change slowly in k)
+    Tk: np.ndarray | None = None
+    kmap: np.ndarray | None = None
 
 
 def _corner_residuals(a: np.ndarray, b: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -760,6 +807,172 @@ def _oscillating_pieces(prob: _Problem, al0, al1, b0, b1, lam_a, lam_b) -> list:
     return out
 
 
+#: step 7: the closed form at one eigenvalue (per box), chosen at the centre's weakest horizon
+_CLOSED_GRID = 64
+_CLOSED_ROUNDS = 2  # each round: one eigenvalue per box, at its weakest interval (0: off)
+_CLOSED_LOCAL = 16
+_CLOSED_PAD = 1e-9  # relative widening of the ranges of theta and phi (rounding)
+
+
+def _closed_form_theta_phi(lam, al0, al1, b0, b1):
+    r"""Step 7: per box (``lam`` per box), where every point of the box has complex roots at
+    ``lam``: the ranges :math:`[\theta_{lo},\theta_{hi}]` of the angle, :math:`[\varphi_{lo},
+    \varphi_{hi}]` of the phase and the least amplitude :math:`R`; ``ok`` False elsewhere."""
+    s0, s1 = np.sqrt(b0), np.sqrt(b1)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        ok = ((lam > (1.0 - s0) ** 2 / al0 * (1.0 + 1e-12))
+              & (lam < (1.0 + s0) ** 2 / al1 * (1.0 - 1e-12)) & (b0 > 0.0) & (b1 < 1.0))
+
+        def c(al, b):
+            return ((1.0 + b) - al * lam) / (2.0 * np.sqrt(b))
+        # c = cos(theta) falls with alpha; in beta its slope has the sign of beta - 1 +
+        # alpha lam (a minimum sqrt(1 - alpha lam) at beta = 1 - alpha lam)
+        c_hi = np.maximum(c(al0, b0), c(al0, b1))
+        c_lo = np.minimum(c(al1, b0), c(al1, b1))
+        a_s = np.minimum(al1, (1.0 - b0) / lam)
+        inside = np.maximum(al0, (1.0 - b1) / lam) <= a_s
+        c_lo = np.where(inside, np.minimum(c_lo, np.sqrt(np.maximum(1.0 - a_s * lam, 0.0))),
+                        c_lo)
+        pad = 8.0 * _U
+        c_lo, c_hi = np.clip(c_lo - pad, -1.0, 1.0), np.clip(c_hi + pad, -1.0, 1.0)
+        th_lo = np.arccos(c_hi) * (1.0 - _CLOSED_PAD)
+        th_hi = np.minimum(np.arccos(c_lo) * (1.0 + _CLOSED_PAD), math.pi)
+        ok &= th_lo > 0.0
+        # sin(theta) on [th_lo, th_hi] (in (0, pi))
+        sn_lo = np.minimum(np.sin(th_lo), np.sin(th_hi))
+        sn_hi = np.where((th_lo <= 0.5 * math.pi) & (th_hi >= 0.5 * math.pi), 1.0,
+                         np.maximum(np.sin(th_lo), np.sin(th_hi)))
+        sn_lo, sn_hi = sn_lo * (1.0 - _CLOSED_PAD), sn_hi * (1.0 + _CLOSED_PAD)
+        ok &= sn_lo > 0.0
+        # B = (cos theta - sqrt beta) / sin theta, by interval arithmetic
+        n_lo, n_hi = c_lo - s1 - pad, c_hi - s0 + pad
+        B_lo = np.where(n_lo >= 0.0, n_lo / sn_hi, n_lo / sn_lo)
+        B_hi = np.where(n_hi >= 0.0, n_hi / sn_lo, n_hi / sn_hi)
+        ph_lo = np.arctan(B_lo) - _CLOSED_PAD
+        ph_hi = np.arctan(B_hi) + _CLOSED_PAD
+        Bmin = np.where((B_lo <= 0.0) & (B_hi >= 0.0), 0.0,
+                        np.minimum(np.abs(B_lo), np.abs(B_hi)))
+        # R^2 = 1 + B^2 = alpha lam / sin^2 theta: the larger of the two lower bounds
+        R = np.sqrt(np.maximum(1.0 + Bmin * Bmin, al0 * lam / (sn_hi * sn_hi)))
+        R = R * (1.0 - _CLOSED_PAD)
+    ok &= np.isfinite(R) & np.isfinite(ph_lo) & np.isfinite(ph_hi)
+    return ok, th_lo, th_hi, ph_lo, ph_hi, R
+
+
+def _closed_form_start(prob: _Problem, lam, al0, al1, b0, b1, T0, T1) -> np.ndarray:
+    r"""Step 7: lower bound of :math:`A_T(\lambda)` for every :math:`T\in[T_0,T_1]` on each box
+    (rows; ``lam`` per row) and interval (columns, ``T0``/``T1``), from
+    :math:`p_t=\beta^{t/2}R\cos(t\theta-\varphi)`: 0 where a box has real roots at ``lam``."""
+    ok, th_lo, th_hi, ph_lo, ph_hi, R = (v[:, None] if np.ndim(v) else v for v in
+                                         _closed_form_theta_phi(lam, al0, al1, b0, b1))
+    T0, T1 = T0[None, :].astype(float), T1[None, :].astype(float)
+    with np.errstate(invalid="ignore", over="ignore", under="ignore", divide="ignore"):
+        psi_lo, psi_hi = T0 * th_lo - ph_hi, T1 * th_hi - ph_lo
+        # the least |cos| over [psi_lo, psi_hi]: 0 if a zero pi/2 + k pi lies in it
+        k = np.ceil((psi_lo - 0.5 * math.pi) / math.pi)
+        zero = 0.5 * math.pi + k * math.pi <= psi_hi
+        mc = np.where(zero, 0.0, np.minimum(np.abs(np.cos(psi_lo)), np.abs(np.cos(psi_hi))))
+        mc = np.maximum(mc - 1e-12 * (1.0 + np.abs(psi_hi)), 0.0)  # cos of a rounded angle
+        decay = np.exp(0.5 * T1 * np.log(b0)[:, None]) * (1.0 - 1e-12 * T1)  # beta^(t/2)
+        p = decay * R * mc
+    w = prob.w_mu if prob.gap_form else 0.5 * prob.dist_sq * np.asarray(lam)[:, None]
+    out = w * p * p
+    return np.where(ok & np.isfinite(out), out, 0.0)
+
+
+def _closed_form_sum_sq(lam, al0, al1, b0, b1, k) -> np.ndarray:
+    r"""Step 7: lower bound of :math:`U_k(\lambda)=\frac\lambda2\alpha^2\sum_{j<k}h_j^2` on each
+    box (rows; ``lam`` per row) at each ``k`` (columns), from
+    :math:`h_j=\beta^{j/2}\sin((j+1)\theta)/\sin\theta`: 0 where a box has real roots."""
+    ok, th_lo, th_hi, _, _, _ = _closed_form_theta_phi(lam, al0, al1, b0, b1)
+    K = int(np.max(k)) if np.size(k) else 0
+    j = np.arange(K, dtype=float)[None, :]
+    with np.errstate(invalid="ignore", over="ignore", under="ignore", divide="ignore"):
+        sn_hi = np.where((th_lo <= 0.5 * math.pi) & (th_hi >= 0.5 * math.pi), 1.0,
+                         np.maximum(np.sin(th_lo), np.sin(th_hi))) * (1.0 + _CLOSED_PAD)
+        x_lo, x_hi = (j + 1.0) * th_lo[:, None], (j + 1.0) * th_hi[:, None]
+        # the least sin^2 over [x_lo, x_hi]: 0 if a zero k pi lies in it
+        zero = np.ceil(x_lo / math.pi) * math.pi <= x_hi
+        ms = np.where(zero, 0.0, np.minimum(np.sin(x_lo) ** 2, np.sin(x_hi) ** 2))
+        ms = np.maximum(ms - 1e-12 * (1.0 + x_hi), 0.0)
+        terms = np.exp(j * np.log(b0)[:, None]) * (1.0 - 1e-12 * (j + 1.0)) * ms
+        csum = np.concatenate([np.zeros((terms.shape[0], 1)), np.cumsum(terms, axis=1)],
+                              axis=1) * (1.0 - 1e-12)
+        U = (0.5 * lam * al0 * al0 / (sn_hi * sn_hi))[:, None] * csum[:, np.asarray(k)]
+    return np.where(ok[:, None] & np.isfinite(U), U, 0.0)
+
+
+def _closed_form_lambda(prob: _Problem, al0, al1, b0, b1, T, ell) -> np.ndarray:
+    r"""Step 7's eigenvalue per box: where the centre's start term at horizon ``T`` plus its
+    noise at variance ``ell + smp`` (both per box, in closed form) is largest among the
+    eigenvalues at which the whole box has complex roots (grids in the angle and in the
+    eigenvalue, each point also moved to the start term's nearest peak, the best refined three
+    times); ``nan`` where there are none. A choice only: any eigenvalue gives a valid
+    bound."""
+    ac, bc = 0.5 * (al0 + al1), 0.5 * (b0 + b1)
+    lam_a, lam_b = _oscillating_interval(prob, al0, al1, b0)
+    Tf = np.asarray(T, dtype=float)[:, None]
+    var = (np.asarray(ell, dtype=float) + prob.smp)[:, None]
+    rows = np.arange(al0.size)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore", under="ignore"):
+        sb = np.sqrt(bc)[:, None]
+        u = np.linspace(0.0, 1.0, _CLOSED_GRID)[None, :]
+        # angles from 0.05 / T to the angle at lam_b (geometric) as eigenvalues at the
+        # centre, eigenvalues (geometric and uniform) and both ends
+        th_b = np.arccos(np.clip(((1.0 + bc) - ac * lam_b) / (2.0 * np.sqrt(bc)), -1.0, 1.0))
+        th_0 = np.minimum(0.05 / Tf, th_b[:, None])
+        th = np.exp(np.log(th_0) + u * (np.log(th_b)[:, None] - np.log(th_0)))
+        lam_th = ((1.0 + bc)[:, None] - 2.0 * sb * np.cos(th)) / ac[:, None]
+        lam_g = np.exp(np.log(lam_a)[:, None] + u * np.log(lam_b / lam_a)[:, None])
+        lam_u = lam_a[:, None] + u * (lam_b - lam_a)[:, None]
+        grid = np.concatenate([lam_a[:, None], lam_th, lam_g, lam_u, lam_b[:, None]], axis=1)
+        grid = np.clip(grid, lam_a[:, None], lam_b[:, None])
+
+        def value(lam):
+            a = (1.0 + bc)[:, None] - ac[:, None] * lam
+            cs = np.clip(a / (2.0 * sb), -1.0, 1.0)
+            thv = np.arccos(cs)
+            B = (cs - sb) / np.sin(thv)
+            r2T = bc[:, None] ** Tf
+            start = r2T * (1.0 + B * B) * np.cos(Tf * thv - np.arctan(B)) ** 2
+            # sum_{j<T} r^2j sin^2((j+1) theta) = (S0 - Re(e^{2i theta}(1 - q^T)/(1 - q))) / 2,
+            # q = r^2 e^{2i theta}
+            q = bc[:, None] * np.exp(2j * thv)
+            S0 = (1.0 - r2T) / (1.0 - bc[:, None])
+            S = 0.5 * (S0 - np.real(np.exp(2j * thv) * (1.0 - q ** Tf) / (1.0 - q)))
+            U = 0.5 * lam * ac[:, None] ** 2 * S / np.sin(thv) ** 2
+            w = prob.w_mu if prob.gap_form else 0.5 * prob.dist_sq * lam
+            v = w * start + var * U
+            return np.where(np.isfinite(v), v, -np.inf)
+
+        def refine(grid):
+            for _ in range(3):
+                srt = np.sort(grid, axis=1)
+                j = np.argmax(value(srt), axis=1)
+                lo = srt[rows, np.maximum(j - 1, 0)]
+                hi = srt[rows, np.minimum(j + 1, srt.shape[1] - 1)]
+                grid = lo[:, None] + (hi - lo)[:, None] * np.linspace(0.0, 1.0,
+                                                                      _CLOSED_LOCAL)[None, :]
+                grid = np.concatenate([srt[rows, j][:, None], grid], axis=1)
+            return grid[rows, np.argmax(value(grid), axis=1)]
+
+        # each grid point also moved to the start term's nearest peak (where the phase
+        # T theta - arctan B is a multiple of pi; the grids miss such peaks where the phase
+        # turns fast, e.g. near L), then the best refined
+        th = np.arccos(np.clip(((1.0 + bc)[:, None] - ac[:, None] * grid) / (2.0 * sb),
+                               -1.0, 1.0))
+        n = None
+        for _ in range(2):  # theta = (n pi + arctan B(theta)) / T: B varies slowly
+            B = (np.cos(th) - sb) / np.sin(th)
+            n = np.round((Tf * th - np.arctan(B)) / math.pi) if n is None else n
+            th = np.clip((n * math.pi + np.arctan(B)) / Tf, 1e-300, math.pi)
+        peaks = ((1.0 + bc)[:, None] - 2.0 * sb * np.cos(th)) / ac[:, None]
+        peaks = np.where(np.isfinite(peaks), peaks, grid)
+        grid = np.concatenate([grid, np.clip(peaks, lam_a[:, None], lam_b[:, None])], axis=1)
+        lam1 = refine(grid)
+        found = np.isfinite(value(lam1[:, None])[:, 0]) & (lam_a < lam_b)
+    return np.where(found, lam1, np.nan)
+
 #: step 6: eigenvalues of the grid at the box's centre, and points between the best one's
 #: neighbours; and the longest horizon it is run at (its remainder grows like T^5)
 _INSTANCE_GRID = 33
@@ -1016,10 +1229,10 @@ def _box_lower(prob: _Problem, al0, al1, b0, b1, P_end: np.ndarray | None = None
     for lam in lam_neg:
         LN = np.maximum(LN, _start_negative_lower(prob, lam, al0, al1, b0, b1))
     # 2. the noise terms: at mu, at L, and (for 1'') over [mu, max lam_neg]
-    Umu = _sum_sq_lower(mu, al0, al1, b0, b1, Tlo)
-    UL = _sum_sq_lower(L, al0, al1, b0, b1, Tlo) if L > mu else Umu
-    UN = (_sum_sq_lower(np.full(al0.size, mu), al0, al1, b0, b1, Tlo,
-                        lam_hi=np.full(al0.size, max(lam_neg)))
+    Umu = _sum_sq_lower_at(prob, mu, al0, al1, b0, b1)
+    UL = _sum_sq_lower_at(prob, L, al0, al1, b0, b1) if L > mu else Umu
+    UN = (_sum_sq_lower_at(prob, np.full(al0.size, mu), al0, al1, b0, b1,
+                           lam_hi=np.full(al0.size, max(lam_neg)))
           if max(lam_neg) > mu else Umu)
     Umax = np.maximum(Umu, UL)
     # 1'. the start term at L where a < 0 on the whole box
@@ -1035,8 +1248,8 @@ def _box_lower(prob: _Problem, al0, al1, b0, b1, P_end: np.ndarray | None = None
         LO = np.maximum(LO, bound)
     UO = np.zeros_like(LO)
     if np.any(osc):
-        UO[osc] = _sum_sq_lower(lam_a[osc], al0[osc], al1[osc], b0[osc], b1[osc], Tlo,
-                                lam_hi=lam_b[osc])
+        UO[osc] = _sum_sq_lower_at(prob, lam_a[osc], al0[osc], al1[osc], b0[osc], b1[osc],
+                                   lam_hi=lam_b[osc])
     ell, smp, d = prob.ell[None, :], prob.smp, prob.d
 
     def combine(W, start, U1, ell, Umax):
@@ -1056,10 +1269,29 @@ def _box_lower(prob: _Problem, al0, al1, b0, b1, P_end: np.ndarray | None = None
                 continue
             cols = np.flatnonzero(np.any(todo[rows], axis=0))
             blk = np.ix_(rows, cols)
-            UP = np.maximum(UO[blk], _sum_sq_lower(lo[rows], al0[rows], al1[rows], b0[rows],
-                                                   b1[rows], Tlo[cols], lam_hi=hi[rows]))
+            UP = np.maximum(UO[blk], _sum_sq_lower_at(prob, lo[rows], al0[rows], al1[rows],
+                                                      b0[rows], b1[rows], cols, hi[rows]))
             Wb = combine(W[blk], bound[blk], UP, ell[:, cols], Umax[blk])
             W[blk] = np.where(np.isnan(Wb), W[blk], Wb)
+        # 7. the closed form at one eigenvalue per box (complex roots on the whole box),
+        # chosen at the centre's weakest interval, where the bound is below ``need``
+        for _ in range(_CLOSED_ROUNDS if need < math.inf else 0):
+            rows = np.flatnonzero(np.min(W, axis=1) < need)
+            if rows.size:
+                jw = np.argmin(W[rows], axis=1)
+                lam7 = _closed_form_lambda(prob, al0[rows], al1[rows], b0[rows], b1[rows],
+                                           prob.Thi[jw], prob.ell[jw])
+                okr = np.isfinite(lam7)
+                rows, lam7 = rows[okr], lam7[okr]
+            if rows.size:
+                A7 = _closed_form_start(prob, lam7, al0[rows], al1[rows], b0[rows], b1[rows],
+                                        prob.Tlo, prob.Thi)
+                U7 = np.maximum(
+                    _sum_sq_lower_at(prob, lam7, al0[rows], al1[rows], b0[rows], b1[rows]),
+                    _closed_form_sum_sq(lam7, al0[rows], al1[rows], b0[rows], b1[rows],
+                                        prob.Tlo))
+                W7 = combine(W[rows], A7, U7, ell, Umax[rows])
+                W[rows] = np.where(np.isnan(W7), W[rows], W7)
         # 6. an instance at one eigenvalue, bounded on the box by Taylor's formula at its
         # centre: at each box's weakest horizon interval while it is below ``need`` (a few
         # rounds: the box's bound is its least interval's)
@@ -1123,8 +1355,25 @@ def make_problem(mu: float, L: float, d: int, Tmax: int, laplace_var: Callable, 
     else:
         assert dist_sq is not None
         w_mu, w_L = 0.5 * mu * float(dist_sq), 0.5 * L * float(dist_sq)
+    Tk = kmap = None
+    if window is not None:
+        Tk = horizon_intervals(Tmax, single, fraction)[0]
+        kmap = np.searchsorted(Tk, Tlo, side="right") - 1
     return _Problem(float(mu), float(L), int(d), float(smp), w_mu, w_L, Tlo, Thi, ell,
-                    initial_gap is not None, float(dist_sq) if dist_sq is not None else 0.0)
+                    initial_gap is not None, float(dist_sq) if dist_sq is not None else 0.0,
+                    Tk, kmap)
+
+
+def _sum_sq_lower_at(prob: _Problem, lam, al0, al1, b0, b1, cols=None, lam_hi=None):
+    """:func:`_sum_sq_lower` at the ``T0`` of each interval of ``cols`` (all by default),
+    computed at ``prob.Tk`` where set (the largest k <= T0: a lower bound, U_k grows with k)."""
+    if prob.Tk is None or prob.kmap is None:
+        return _sum_sq_lower(lam, al0, al1, b0, b1,
+                             prob.Tlo if cols is None else prob.Tlo[cols], lam_hi=lam_hi)
+    want = prob.kmap if cols is None else prob.kmap[cols]
+    kk = np.unique(want)
+    M = _sum_sq_lower(lam, al0, al1, b0, b1, prob.Tk[kk], lam_hi=lam_hi)
+    return M[:, np.searchsorted(kk, want)]
 
 
 def combine_instances(W: np.ndarray, start: np.ndarray, U1: np.ndarray, ell: np.ndarray,
