@@ -1633,6 +1633,7 @@ def tune_by_error(method: Method | str, problem: Mapping[str, Any] | None = None
     from dataclasses import replace
 
     from dpbounds._validation import check_int
+    from dpbounds.tuning._certify_momentum import ALPHA_L_MAX
     from dpbounds.tuning._linear_error import (
         LinearErrorTuning,
         proven_lower_bound,
@@ -1762,11 +1763,17 @@ def tune_by_error(method: Method | str, problem: Mapping[str, Any] | None = None
     # and bound (per eigenvalue a heavy ball with momentum beta (1 - alpha lambda))
     nesterov = (not heavy and tuned.alpha > 0 and 0.0 <= tuned.beta < 1.0
                 and (gamma == "beta" or ("beta" in fixed and float(gamma) == fixed["beta"])))
+    # any other constant gamma: its own branch and bound over 0 < alpha <= 4/L (the searched
+    # box; per eigenvalue a heavy ball with momentum beta - alpha lambda gamma), reported only
+    # when the tuned row lies in that family
+    momentum = (None if heavy or nesterov or gamma == "beta"
+                or not (0.0 < tuned.alpha <= ALPHA_L_MAX / L and 0.0 <= tuned.beta < 1.0)
+                else float(gamma))
     lower, by = proven_lower_bound(mu, L, d, noise_var=noise_var, initial_gap=R,
                                    max_horizon=Tmax, heavy=heavy,
                                    best=tuned.worst_case_upper, attained=tuned.worst_case,
                                    alpha=fixed.get("alpha"), beta=fixed.get("beta"),
-                                   nesterov=nesterov, near=tuned.horizon)
+                                   nesterov=nesterov, near=tuned.horizon, gamma=momentum)
     gap = (max(tuned.worst_case_upper / lower - 1.0, 0.0) if lower > 0
            else (math.nan if math.isnan(lower) else math.inf))
     return LinearErrorTuning(m.name, tuned, tuple(others), setting, tuple(path),
