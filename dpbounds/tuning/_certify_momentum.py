@@ -87,9 +87,13 @@ M2. **Negative momentum** (:math:`m_0\le m_1\le0`; a box with :math:`m_0<0<m_1\l
       :math:`\alpha\lambda>0` at 1) and :math:`r_2=-n<0`. From :math:`e_t-r_1e_{t-1}=
       r_2^t(1-r_1)` and :math:`e_t-r_2e_{t-1}=r_1^t(1-r_2)` (the factorised recursion,
       :math:`e_0=e_{-1}=1`), :math:`e_t=(r_1^{t+1}(1+n)-r_2^{t+1}(1-r_1))/(r_1+n)`; likewise
-      :math:`h_j=(r_1^{j+1}-r_2^{j+1})/(r_1+n)`. So :math:`|e_t|\ge\max(n^{t+1}(1-r_1)-
-      r_1^{t+1}(1+n),\,r_1^{t+1}(1+n)-n^{t+1}(1-r_1))/(r_1+n)` and :math:`|h_j|\ge
-      |n^{j+1}-r_1^{j+1}|/(r_1+n)`, each term at its extreme on the box:
+      :math:`h_j=(r_1^{j+1}-r_2^{j+1})/(r_1+n)`. So for odd :math:`t`,
+      :math:`|e_t|\ge\max(n^{t+1}(1-r_1)-r_1^{t+1}(1+n),\,r_1^{t+1}(1+n)-n^{t+1}(1-r_1))/
+      (r_1+n)`, for even :math:`t` (both terms of one sign) :math:`|e_t|\ge(r_1^{t+1}(1+n)+
+      n^{t+1}(1-r_1))/(r_1+n)`; :math:`|h_j|\ge|n^{j+1}-r_1^{j+1}|/(r_1+n)` (odd :math:`j`),
+      :math:`(n^{j+1}+r_1^{j+1})/(r_1+n)` (even :math:`j`), and
+      :math:`|h_j|\le(n^{j+1}+r_1^{j+1})/(r_1+n)` as M3's tail (stationary minus tail, where
+      both roots are inside the unit disc on the box), each term at its extreme on the box:
       :math:`r_1=(a+\sqrt{a^2+4q})/2` grows with :math:`a` and :math:`q=-b`,
       :math:`n=(\sqrt{a^2+4q}-a)/2` falls with :math:`a` and grows with :math:`q`
       (:math:`\times(1\mp10^{-12})` for rounding, the result :math:`\times(1-10^{-9})`). This
@@ -308,17 +312,35 @@ def _real_roots_any(prob1: _Problem, lam: float, al0, al1, m0, m1
         ln_lo, ln_hi = np.log(n_lo)[:, None], np.log(n_hi)[:, None]
         Pl, Ph = np.exp(t1 * lp_lo), np.exp(t1 * lp_hi)
         Nl, Nh = np.exp(t1 * ln_lo), np.exp(t1 * ln_hi)
-        # |e_t| >= the dominant root's term less the other's, over r1 - r2 <= p_hi + n_hi
+        # (r1 + n) e_t = r1^(t+1) (1 + n) + (-1)^t n^(t+1) (1 - r1): for even t both terms
+        # are >= 0, for odd t the dominant one less the other; r1 - r2 = r1 + n <= p_hi + n_hi
+        even = (np.arange(0, top + 1) % 2 == 0)[None, :]
         e_alt = (Nl * (1.0 - p_hi)[:, None] - Ph * (1.0 + n_hi)[:, None]) / den
         e_slow = (Pl * (1.0 + n_lo)[:, None] - Nh * (1.0 - p_lo)[:, None]) / den
-        e = np.maximum(np.maximum(e_alt, e_slow), 0.0)
+        e_sum = (Pl * (1.0 + n_lo)[:, None] + Nl * (1.0 - p_hi)[:, None]) / den
+        e = np.where(even, np.maximum(e_sum, 0.0), np.maximum(np.maximum(e_alt, e_slow), 0.0))
         e = np.where(np.isfinite(e), np.minimum(e, 1e150), 0.0) * (1.0 - 1e-9)
         emin = np.minimum.reduceat(e[:, 1:], Tlo - 1, axis=1)  # t = 1..top
-        h = np.maximum(np.maximum((Nl - Ph) / den, (Pl - Nh) / den), 0.0)  # |h_j|, j = t
+        # (r1 + n) h_j = r1^(j+1) + (-1)^j n^(j+1): likewise
+        h = np.where(even, (Pl + Nl) / den,
+                     np.maximum(np.maximum((Nl - Ph) / den, (Pl - Nh) / den), 0.0))
         h = np.where(np.isfinite(h), np.minimum(h, 1e150), 0.0) * (1.0 - 1e-9)
         sums = np.cumsum(h * h, axis=1)  # sum_{j <= t}
         u = np.minimum(sums[:, Tlo - 1], 1e300)  # sum_{j < k}, k = Tlo
         u = 0.5 * lam * (al0 * al0)[:, None] * u
+        # stationary minus tail (M3) with |h_j| <= (r1^(j+1) + n^(j+1)) / (r1 + n)
+        k = Tlo.astype(float)[None, :]
+        den_lo = (p_lo + n_lo)[:, None]
+
+        def h_up(j):
+            return (np.exp((j + 1.0) * lp_hi) + np.exp((j + 1.0) * ln_hi)) / den_lo
+
+        tail = h_up(k) + q_hi[:, None] * np.where(k >= 1, h_up(k - 1.0), 0.0)
+        stable = ((m0 > -1.0) & (al1 * lam < 2.0 * (1.0 + m0) * (1.0 - 1e-12)))[:, None]
+        u_inf = (al0 * (1.0 + m0) / (2.0 * (1.0 - m0) * (2.0 + 2.0 * m1 - al0 * lam)))[:, None]
+        u2 = np.where(stable & (u_inf > 0) & (p_hi < 1.0)[:, None] & (n_hi < 1.0)[:, None],
+                      u_inf * np.maximum(1.0 - tail * tail, 0.0), 0.0)
+        u = np.maximum(u, np.where(np.isfinite(u2), u2, 0.0))
     okc = ok[:, None]
     S = np.where(okc & np.isfinite(emin), emin * emin, 0.0)
     return S, np.where(okc & np.isfinite(u), u, 0.0)

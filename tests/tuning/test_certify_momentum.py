@@ -101,7 +101,7 @@ def test_box_bounds_never_exceed_the_dense_worst_case(mu, L, d, Tmax, s, gamma, 
     rng = np.random.default_rng(int(1 / mu) + int(10 * gamma))
     prob = make_problem(mu, L, d, Tmax, lambda T: _ell(s, T), 0.0, 1.0, None, any_noise=True)
     lam = oracle.lambda_grid(mu, L, 300)
-    boxes = [np.concatenate(v) for v in zip(_boxes(L, rng, 8, False), _boxes(L, rng, 8, True))]
+    boxes = [np.concatenate(v) for v in zip(_boxes(L, rng, 6, False), _boxes(L, rng, 6, True))]
     assert _excess(prob, gamma, boxes, lam, d, s, rng) <= 1.0
     # the check sees a 20% excess: some box bound is within 1/1.2 of the oracle
     assert _excess(prob, gamma, boxes, lam, d, s, rng, factor=1.2) > 1.0
@@ -111,12 +111,12 @@ def test_box_bounds_never_exceed_the_dense_worst_case(mu, L, d, Tmax, s, gamma, 
     assert _excess(prob, gamma, boxes, lam, d, s, rng) > 1.0
 
 
-@pytest.mark.parametrize("gamma, near, boxes", [(1.5, 0.9, 8000), (-0.3, 0.5, 3000)])
+@pytest.mark.parametrize("gamma, near, boxes", [(1.5, 0.85, 5000), (-0.3, 0.5, 3000)])
 def test_branch_and_bound_below_and_near_a_dense_minimum(gamma, near, boxes):
-    """Measured (2026-12-03): the lower end is 0.943 of the dense minimum at gamma = 1.5 (8000
-    boxes, the default) and 0.774 at gamma = -0.3 (3000 boxes, to keep the test short; its
-    weakest leaf is not cut to the incumbent within the budget; gamma < 0 is not tuned by the
-    library: quadratic_worst_case needs gamma >= 0).
+    """Measured (2026-12-03): the lower end is 0.89 of the dense minimum at gamma = 1.5 (5000
+    boxes; 0.94 at the default 8000) and 0.77 at gamma = -0.3 (3000 boxes), budgets cut to
+    keep the test short (the weakest leaf is not cut to the incumbent within them; gamma < 0 is
+    not tuned by the library: quadratic_worst_case needs gamma >= 0).
     The incumbent handed in is 1.05 times the dense minimum, so "below it" is a real check (the
     result is capped by the incumbent)."""
     mu, L, d, Tmax, s = 0.1, 1.0, 4, 30, 1e-3
@@ -150,3 +150,22 @@ def test_branch_and_bound_below_and_near_a_dense_minimum(gamma, near, boxes):
     with pytest.raises(ValueError, match="alpha must be in"):
         cm.certify_momentum_minimum(mu, L, d, Tmax, lambda T: _ell(s, T), 0.0, gamma=gamma,
                                     best=1.0, initial_gap=1.0, alpha=4.1 / L)
+
+
+def test_small_boxes_near_the_tuned_point():
+    """Where the branch and bound's weakest leaves sit (gamma = 1.5, L/mu = 100, around the
+    tuned (0.906, 0.863, T = 34): the mode at L alternates and decays slowly, bounded by M2's
+    real-root forms and M3's tail): below the oracle at every horizon; the bounds x1.05 are
+    caught (measured: the median box bound is 0.95 of the oracle's least worst case)."""
+    mu, L, d, Tmax, s = 0.01, 1.0, 4, 100, 1e-3
+    rng = np.random.default_rng(7)
+    prob = make_problem(mu, L, d, Tmax, lambda T: _ell(s, T), 0.0, 1.0, None, any_noise=True)
+    lam = oracle.lambda_grid(mu, L, 300)
+    boxes = []
+    for _ in range(6):
+        a, b = 0.906 * math.exp(rng.normal(0, 0.05)), 0.863 + rng.normal(0, 0.02)
+        wa, wb = 10 ** rng.uniform(-4, -2), 10 ** rng.uniform(-4, -2.5)
+        boxes.append((a * (1 - wa), a * (1 + wa), b - wb, b + wb))
+    boxes = [np.array(v) for v in zip(*boxes)]
+    assert _excess(prob, 1.5, boxes, lam, d, s, rng) <= 1.0
+    assert _excess(prob, 1.5, boxes, lam, d, s, rng, factor=1.05) > 1.0
