@@ -1625,8 +1625,10 @@ def tune_by_error(method: Method | str, problem: Mapping[str, Any] | None = None
         ``lower_bound`` (proven: no choice of the method's family, with its own noise per
         horizon, has a smaller worst case; the larger of the linear-MMSE/Chebyshev bound and,
         for ``gamma = 0``, the heavy-ball branch and bound, for Nesterov (``gamma`` = ``beta``)
-        the Nesterov branch and bound (:mod:`dpbounds.tuning._certify_nesterov`), each valid
-        for any noise sequence: :mod:`dpbounds.tuning._linear_error`, DERIVED),
+        the Nesterov branch and bound (:mod:`dpbounds.tuning._certify_nesterov`), for another
+        constant ``gamma`` the fixed-gamma branch and bound over :math:`\alpha\le4/L`
+        (:mod:`dpbounds.tuning._certify_momentum`), each valid for any noise sequence:
+        :mod:`dpbounds.tuning._linear_error`, DERIVED),
         ``certified_gap``
         (``tuned.worst_case_upper / lower_bound - 1``) and ``lower_bound_by``.
     """

@@ -56,8 +56,19 @@ completes; the table prints its rows' own bracket). A search, not a proven optim
   :func:`~dpbounds.tuning._certify_nesterov.certify_nesterov_minimum` over every Nesterov
   :math:`(\alpha,\beta,T\le T_{\max})` (or the slice), ``any_noise=True``: on each
   eigenvalue Nesterov is heavy ball with momentum :math:`\beta(1-\alpha\lambda)`, so heavy
-  ball's one-eigenvalue box bounds carry over (that module's docstring, **[DERIVED]**). Any
-  other fixed :math:`\gamma\ne0` has the method-independent bound only.
+  ball's one-eigenvalue box bounds carry over (that module's docstring, **[DERIVED]**).
+* for any other **constant** :math:`\gamma` (not 0, not the fixed :math:`\beta`; the tuner
+  takes :math:`\gamma\ge0`) the branch and bound of
+  :func:`~dpbounds.tuning._certify_momentum.certify_momentum_minimum` over every
+  :math:`(\alpha,\beta,T\le T_{\max})` with :math:`0<\alpha\le4/L` (the searched box's
+  end), :math:`0\le\beta<1` (or the slice), ``any_noise=True``: on each eigenvalue the method
+  is heavy ball with step :math:`\alpha` and momentum :math:`\beta'=\beta-\alpha\lambda
+  \gamma` (**[DERIVED]**: :math:`e_{t+1}=(1+\beta-\alpha\lambda(1+\gamma))e_t-(\beta-
+  \alpha\lambda\gamma)e_{t-1}-\alpha w_t` is heavy ball's recursion at
+  :math:`(\alpha,\beta')`, same start), so heavy ball's one-eigenvalue box bounds carry over
+  where :math:`0\le\beta'\le1` on the box, and bounds derived there cover
+  :math:`\beta'<0` and :math:`\beta'>1` (that module's docstring). The tuned row must lie in
+  that family (:math:`\alpha\le4/L`) for the bound to be reported.
 
 The tuned row is in the family each bound covers, so
 ``tuned.worst_case_upper / lower_bound - 1`` is a proven gap (``certified_gap``).
