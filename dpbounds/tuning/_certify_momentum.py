@@ -309,11 +309,20 @@ def _past_any(prob1: _Problem, lam: float, al0, m1) -> tuple[np.ndarray, np.ndar
     return np.where(okc, fmin * fmin, 0.0), np.where(okc, u, 0.0)
 
 
+#: at most this many (box, step) cells per block of M2's closed forms (memory)
+_ROOT_CELLS = 2 ** 21
+
+
 def _real_roots_any(prob1: _Problem, lam: float, al0, al1, m0, m1
                     ) -> tuple[np.ndarray, np.ndarray]:
     r"""M2, real roots of opposite signs (``m1 <= 0``): (start bound with weight 1, noise
     bound), boxes by horizon intervals, from the closed forms of :math:`e_t` and :math:`h_j`
-    in the roots with each root's modulus at its extreme on the box."""
+    in the roots with each root's modulus at its extreme on the box (in blocks of rows)."""
+    step = max(1, _ROOT_CELLS // (int(prob1.Thi[-1]) + 1))
+    if al0.size > step:
+        parts = [_real_roots_any(prob1, lam, *(v[i:i + step] for v in (al0, al1, m0, m1)))
+                 for i in range(0, al0.size, step)]
+        return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
     Tlo, Thi = prob1.Tlo, prob1.Thi
     top = int(Thi[-1])
     a_lo = np.nextafter(np.nextafter((1.0 + m0) - al1 * lam, -np.inf), -np.inf)
