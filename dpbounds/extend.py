@@ -1625,14 +1625,17 @@ def tune_by_error(method: Method | str, problem: Mapping[str, Any] | None = None
         ``lower_bound`` (proven: no choice of the method's family, with its own noise per
         horizon, has a smaller worst case; the larger of the linear-MMSE/Chebyshev bound and,
         for ``gamma = 0``, the heavy-ball branch and bound, for Nesterov (``gamma`` = ``beta``)
-        the Nesterov branch and bound (:mod:`dpbounds.tuning._certify_nesterov`), each valid
-        for any noise sequence: :mod:`dpbounds.tuning._linear_error`, DERIVED),
+        the Nesterov branch and bound (:mod:`dpbounds.tuning._certify_nesterov`), for another
+        constant ``gamma`` the fixed-gamma branch and bound over :math:`\alpha\le4/L`
+        (:mod:`dpbounds.tuning._certify_momentum`), each valid for any noise sequence:
+        :mod:`dpbounds.tuning._linear_error`, DERIVED),
         ``certified_gap``
         (``tuned.worst_case_upper / lower_bound - 1``) and ``lower_bound_by``.
     """
     from dataclasses import replace
 
     from dpbounds._validation import check_int
+    from dpbounds.tuning._certify_momentum import ALPHA_L_MAX
     from dpbounds.tuning._linear_error import (
         LinearErrorTuning,
         proven_lower_bound,
@@ -1762,11 +1765,17 @@ def tune_by_error(method: Method | str, problem: Mapping[str, Any] | None = None
     # and bound (per eigenvalue a heavy ball with momentum beta (1 - alpha lambda))
     nesterov = (not heavy and tuned.alpha > 0 and 0.0 <= tuned.beta < 1.0
                 and (gamma == "beta" or ("beta" in fixed and float(gamma) == fixed["beta"])))
+    # any other constant gamma: its own branch and bound over 0 < alpha <= 4/L (the searched
+    # box; per eigenvalue a heavy ball with momentum beta - alpha lambda gamma), reported only
+    # when the tuned row lies in that family
+    momentum = (None if heavy or nesterov or gamma == "beta"
+                or not (0.0 < tuned.alpha <= ALPHA_L_MAX / L and 0.0 <= tuned.beta < 1.0)
+                else float(gamma))
     lower, by = proven_lower_bound(mu, L, d, noise_var=noise_var, initial_gap=R,
                                    max_horizon=Tmax, heavy=heavy,
                                    best=tuned.worst_case_upper, attained=tuned.worst_case,
                                    alpha=fixed.get("alpha"), beta=fixed.get("beta"),
-                                   nesterov=nesterov, near=tuned.horizon)
+                                   nesterov=nesterov, near=tuned.horizon, gamma=momentum)
     gap = (max(tuned.worst_case_upper / lower - 1.0, 0.0) if lower > 0
            else (math.nan if math.isnan(lower) else math.inf))
     return LinearErrorTuning(m.name, tuned, tuple(others), setting, tuple(path),

@@ -56,8 +56,19 @@ completes; the table prints its rows' own bracket). A search, not a proven optim
   :func:`~dpbounds.tuning._certify_nesterov.certify_nesterov_minimum` over every Nesterov
   :math:`(\alpha,\beta,T\le T_{\max})` (or the slice), ``any_noise=True``: on each
   eigenvalue Nesterov is heavy ball with momentum :math:`\beta(1-\alpha\lambda)`, so heavy
-  ball's one-eigenvalue box bounds carry over (that module's docstring, **[DERIVED]**). Any
-  other fixed :math:`\gamma\ne0` has the method-independent bound only.
+  ball's one-eigenvalue box bounds carry over (that module's docstring, **[DERIVED]**).
+* for any other **constant** :math:`\gamma` (not 0, not the fixed :math:`\beta`; the tuner
+  takes :math:`\gamma\ge0`) the branch and bound of
+  :func:`~dpbounds.tuning._certify_momentum.certify_momentum_minimum` over every
+  :math:`(\alpha,\beta,T\le T_{\max})` with :math:`0<\alpha\le4/L` (the searched box's
+  end), :math:`0\le\beta<1` (or the slice), ``any_noise=True``: on each eigenvalue the method
+  is heavy ball with step :math:`\alpha` and momentum :math:`\beta'=\beta-\alpha\lambda
+  \gamma` (**[DERIVED]**: :math:`e_{t+1}=(1+\beta-\alpha\lambda(1+\gamma))e_t-(\beta-
+  \alpha\lambda\gamma)e_{t-1}-\alpha w_t` is heavy ball's recursion at
+  :math:`(\alpha,\beta')`, same start), so heavy ball's one-eigenvalue box bounds carry over
+  where :math:`0\le\beta'\le1` on the box, and bounds derived there cover
+  :math:`\beta'<0` and :math:`\beta'>1` (that module's docstring). The tuned row must lie in
+  that family (:math:`\alpha\le4/L`) for the bound to be reported.
 
 The tuned row is in the family each bound covers, so
 ``tuned.worst_case_upper / lower_bound - 1`` is a proven gap (``certified_gap``).
@@ -326,7 +337,8 @@ def proven_lower_bound(mu: float, L: float, d: int, *, noise_var: Callable[[Any]
                        initial_gap: float, max_horizon: int, heavy: bool, best: float,
                        alpha: float | None = None, beta: float | None = None,
                        attained: float | None = None, nesterov: bool = False,
-                       near: int | None = None) -> tuple[float, str]:
+                       near: int | None = None,
+                       gamma: float | None = None) -> tuple[float, str]:
     r"""``(lower, by)``: the larger of the proven lower bounds of the module docstring of the
     least worst case over the method's family (``heavy``: :math:`\gamma=0`,
     :math:`\alpha>0`, :math:`0\le\beta<1`), never above ``best`` (the tuned row's
@@ -346,8 +358,16 @@ def proven_lower_bound(mu: float, L: float, d: int, *, noise_var: Callable[[Any]
     ``attained`` as its incumbent.
 
     ``near``: the tuned row's horizon; heavy ball's branch and bound takes single horizons
-    around it (a finer partition: a tighter bound, same validity)."""
+    around it (a finer partition: a tighter bound, same validity).
+
+    ``gamma``: the family's constant :math:`\gamma` (not 0, not the fixed :math:`\beta`;
+    neither ``heavy`` nor ``nesterov``): the branch and bound of
+    :func:`~dpbounds.tuning._certify_momentum.certify_momentum_minimum` over every
+    :math:`0<\alpha\le4/L`, :math:`0\le\beta<1` (the tuner's box, or its slice with
+    ``alpha`` or ``beta`` fixed), with ``attained`` as its incumbent; the caller checks that
+    the tuned row lies in that family."""
     from dpbounds.tuning._certify_error import MAX_CERT_HORIZON, certify_error_minimum
+    from dpbounds.tuning._certify_momentum import ALPHA_L_MAX, certify_momentum_minimum
     from dpbounds.tuning._lmi_lower import noise_lower_bound
 
     gap0 = float(initial_gap)
@@ -392,6 +412,20 @@ def proven_lower_bound(mu: float, L: float, d: int, *, noise_var: Callable[[Any]
                            if v is None)
             lower, by = nag, (f"Nesterov (gamma = beta{fixed}; {free}T <= {max_horizon}) with "
                               "this noise calibration (branch and bound)")
+    if (gamma is not None and not heavy and not nesterov and max_horizon <= MAX_CERT_HORIZON
+            and math.isfinite(best) and (alpha is None or alpha <= ALPHA_L_MAX / L)):
+        inc = best if attained is None or not math.isfinite(attained) else min(attained, best)
+        mom = certify_momentum_minimum(mu, L, d, max_horizon, noise_var, 0.0, gamma=gamma,
+                                       best=inc, initial_gap=gap0, any_noise=True, alpha=alpha,
+                                       beta=beta).lower
+        if not mom <= lower:
+            fixed = "".join(f", {k} = {v:.6g}" for k, v in (("alpha", alpha), ("beta", beta))
+                            if v is not None)
+            free = "".join(f"{k}, " for k, v in (("0 < alpha <= 4/L", alpha),
+                                                 ("0 <= beta < 1", beta)) if v is None)
+            lower, by = mom, (f"linear momentum with gamma = {gamma:.6g}{fixed} ({free}"
+                              f"T <= {max_horizon}) with this noise calibration (branch and "
+                              "bound)")
     if math.isfinite(best) and lower > best:
         lower = best
     return lower, by
