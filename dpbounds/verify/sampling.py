@@ -2,14 +2,20 @@ r"""Tests of the declared sampling against the realised indices of a transcript 
 
 Amplification by sampling holds only for batches drawn as declared; these tests read the
 ``indices`` of :meth:`dpbounds.algorithms._transcript.Transcript.as_dict` and nothing else.
-Every test is two-sided at a Bonferroni share ``alpha / k`` of the family-wise size
-(``k`` tests), and states its power against a named defect.
+Every test is two-sided (but Poisson's batch-size test, one-sided) at a Bonferroni share
+``alpha / k`` of the family-wise size (``k`` tests; Poisson's third test see below), and
+states its power against a named defect.
 
 * **Poisson** (rate ``q``): the total membership count over ``trials x T x n`` independent
   Bernoulli(``q``) draws, an exact binomial test; the per-sample inclusion counts
   :math:`c_i\sim\mathrm{Bin}(T,q)` i.i.d., dispersion :math:`\sum_i(c_i-Tq)^2/(Tq(1-q))`
   against :math:`\chi^2_n` (a fixed cyclic order gives every sample :math:`\lfloor Tq\rceil`,
-  a dispersion near 0). Power against a rate 10% off: normal approximation [DERIVED].
+  a dispersion near 0). Power against a rate 10% off: normal approximation [DERIVED]. And
+  the per-step batch sizes, i.i.d. :math:`\mathrm{Bin}(n,q)`: the count of the most frequent
+  size against a union bound of exact binomial tails (a fixed batch size drawn and accounted
+  as Poisson puts every step at one size: the second adversary round's ``fixed_as_poisson``,
+  ``bench/adversary_results_2.md``); this third Poisson test is at ``alpha / 2`` like the
+  other two (the family's size at most ``1.5 alpha``) [DERIVED].
 * **Uniform B-subset per step, independent steps** (``"without_replacement"``): inclusion
   counts with :math:`\mathrm{Var}\,c_i=Tq(1-q)`, :math:`\mathrm{Cov}(c_i,c_j)=-Tq(1-q)/(n-1)`,
   so :math:`\frac{n-1}{n}\sum_i(c_i-Tq)^2/(Tq(1-q))\approx\chi^2_{n-1}` [DERIVED]; and the
@@ -65,14 +71,14 @@ def _two_sided_chi2(x: float, df: int) -> float:
 
 
 def _row(name: str, case: str, p: float, level: float, power: float, against: str,
-         holds: bool | None = None, *, decide: str = "") -> Verdict:
+         holds: bool | None = None, *, decide: str = "", sided: str = "two-sided") -> Verdict:
     """A test's verdict row. Its power against the named defect travels as data
     (``Verdict.power``); below :data:`POWER` the row has ``powered=False`` and ``needs``
     (``decide``: the smallest run that reaches it), which a study counts as not shown
     (INCONCLUSIVE), never as a pass and never in place of a failure."""
     short = power < POWER
     return Verdict(name, f"{case}; power {power:.2f} against {against}",
-                   f"two-sided p >= {level:.3g}", p, 0.0, level,
+                   f"{sided} p >= {level:.3g}", p, 0.0, level,
                    "sampling test on the realised indices (DERIVED null)",
                    bool(p >= level) if holds is None else holds,
                    powered=not short, power=float(power),
@@ -146,6 +152,31 @@ def _cyclic_power(trials: int, n: int, steps: int, q: float, scale: float, df: i
     """1 when a cyclic order (every count within 1 of ``Tq``) is rejected, else 0."""
     worst = scale * trials * n / (steps * q * (1.0 - q))
     return 1.0 if 2.0 * stats.chi2.cdf(worst, df) < level else 0.0
+
+
+def _modal_size(sizes: np.ndarray, n: int, q: float) -> tuple[int, int, float]:
+    r"""(most frequent batch size, its count ``c`` over the ``S`` steps, p-value) of the
+    per-step batch sizes.
+
+    Under Poisson sampling the sizes are i.i.d. :math:`\mathrm{Bin}(n,q)`, so the number of
+    steps of size ``k`` is :math:`C_k\sim\mathrm{Bin}(S,p_k)`, :math:`p_k` the binomial pmf;
+    the p-value of the largest count is the union bound
+    :math:`P[\max_k C_k\ge c]\le\sum_{k=0}^n P[C_k\ge c]` (valid, conservative; exact
+    binomial tails) [DERIVED]. A fixed batch size, the defect, gives ``c = S`` and
+    :math:`p\le\sum_k p_k^S`."""
+    flat = np.asarray(sizes, dtype=np.int64).reshape(-1)
+    steps = int(flat.size)
+    counts = np.bincount(flat, minlength=n + 1)
+    mode = int(np.argmax(counts))
+    c = int(counts[mode])
+    pmf = stats.binom.pmf(np.arange(n + 1), n, q)
+    return mode, c, float(min(1.0, np.sum(stats.binom.sf(c - 1, steps, pmf))))
+
+
+def _fixed_size_power(steps: int, n: int, q: float, level: float) -> float:
+    """1 when a batch of one fixed size at every step is rejected, else 0."""
+    pmf = stats.binom.pmf(np.arange(n + 1), n, q)
+    return 1.0 if float(np.sum(pmf ** steps)) < level else 0.0
 
 
 def _poisson_power(draws: int, q: float, level: float) -> float:
@@ -226,6 +257,15 @@ def sampling_verdicts(tr: Mapping[str, Any], *, alpha: float = 1e-3, name: str =
                         "a cyclic order",
                         decide=_steps_decide(lambda t: _cyclic_power(trials, n, t, q, 1.0, df,
                                                                      level), T, trials)))
+        if 0.0 < q < 1.0:
+            sizes = np.sum(idx.reshape(trials, T, -1) >= 0, axis=-1)
+            mode, c, p = _modal_size(sizes, n, q)
+            out.append(_row(name, f"per-step batch sizes: size {mode} at {c} of {sizes.size} "
+                                  "steps (Poisson: Bin(n, q) sizes)", p, level,
+                            _fixed_size_power(trials * T, n, q, level),
+                            "a fixed batch size", sided="one-sided",
+                            decide=_steps_decide(lambda t: _fixed_size_power(
+                                trials * t, n, q, level), T, trials)))
         return out
     if scheme == "without_replacement":
         q = B / n
