@@ -36,59 +36,59 @@ PROBLEMS = [
 ]
 
 
-#: measured on main before the third-order step 6, the single horizons around the incumbent's
-#: and step 6 at several intervals a box (the table of commit a866144, this machine, 2026-12-03,
-#: this script): (certified upper end, reported lower bound, which bound gave it, B&B CPU-s,
-#: tune CPU-s)
+#: measured on main before step 7 (the closed form of the oscillating mode) and the full
+#: window of single horizons (the table of commit 1cc19a9, this machine, 2026-12-03, this
+#: script): (certified upper end, reported lower bound, its gap as printed then, which bound
+#: gave it, B&B CPU-s, tune CPU-s)
 BEFORE = {
-    "issue 32": (0.1633, 0.1577, "B&B", 15.05, 46.1),
-    "Fig. 3": (0.02406, 0.02242, "B&B", 12.64, 32.3),
-    "kappa 1": (1e-07, 1e-07, "MI", 3.45, 12.8),
-    "kappa 4": (0.0001175, 0.0001174, "B&B", 3.08, 9.3),
-    "kappa 10, eps 0.01": (0.006203, 0.00614, "B&B", 8.33, 16.2),
-    "kappa 10, eps 10": (3.017e-08, 2.944e-08, "B&B", 10.27, 22.9),
-    "kappa 100": (8.564e-05, 7.901e-05, "B&B", 12.97, 36.6),
-    "kappa 100, m < n": (0.2434, 0.2388, "B&B", 9.14, 19.8),
-    "kappa 1e3, d 1": (5.132e-05, 4.812e-05, "B&B", 14.64, 59.9),
-    "kappa 1e4": (0.008803, 0.008098, "B&B", 11.45, 117.5),
-    "kappa 1e5": (0.002868, 0.002652, "B&B", 11.35, 214.6),
-    "kappa 1e6": (0.2115, 0.2101, "B&B", 7.75, 166.0),
+    "issue 32": (0.1633, 0.162, 0.00808, "B&B", 17.77, 30.3),
+    "Fig. 3": (0.02406, 0.02385, 0.00908, "B&B", 14.91, 20.7),
+    "kappa 1": (1e-07, 1e-07, 2.77e-08, "MI", 2.97, 6.6),
+    "kappa 4": (0.0001175, 0.0001174, 0.000999, "B&B", 2.46, 4.9),
+    "kappa 10, eps 0.01": (0.006203, 0.006197, 0.000994, "B&B", 2.58, 5.5),
+    "kappa 10, eps 10": (3.016e-08, 3.013e-08, 0.000998, "B&B", 6.85, 10.8),
+    "kappa 100": (8.563e-05, 8.338e-05, 0.027, "B&B", 16.09, 22.3),
+    "kappa 100, m < n": (0.2434, 0.2407, 0.0112, "B&B", 8.26, 11.4),
+    "kappa 1e3, d 1": (5.132e-05, 5.016e-05, 0.0231, "B&B", 24.99, 37.9),
+    "kappa 1e4": (0.008803, 0.008482, 0.0378, "B&B", 26.26, 61.9),
+    "kappa 1e5": (0.002868, 0.002652, 0.0818, "B&B", 9.27, 63.2),
+    "kappa 1e6": (0.2115, 0.2101, 0.00659, "B&B", 6.89, 49.7),
 }
 
 
-NOTE = """What changed. Step 6 of the branch and bound (an instance at one eigenvalue, by Taylor's
-formula on the box) has a third-order form: the exact second derivatives at the box's centre
-and majorants of the third derivatives (the second-order majorants grow like T^5 and ignore
-the oscillation of the impulse response: at Fig. 3's weakest leaf, T = 65, relative width
-3e-4, the start bound was 61% of its value at the centre; now 98%). Its eigenvalue is chosen
-among the three best of 33 Lobatto and 33 geometric points (the start term's peak near mu
-fell between two grid points that were both below the value at mu). It is run at a box's
-four weakest horizon intervals a round (near the optimum five or more intervals sat within
-3% of the threshold, and one a round left the box at the next one). The tuners pass the
-tuned horizon T*, and the horizons from T*/sqrt 2 to T* sqrt 2 are single intervals (for
-T* <= 512, at most 256): an interval pairs the start term at its end with the noise at its
-start, which cost Fig. 3 2.6% at T ~ 65 and L/mu = 1e4 (T* = 385) 5 points. The upper end
-is also refined further where it used to stop (a sharper curvature constant in
-`quadratic_worst_case`, landed alongside), which moves it in the 4th-5th digit.
+NOTE = """What changed. Step 7 of the branch and bound (`dpbounds/tuning/_certify_error.py`,
+DERIVED): at one eigenvalue per box where every point of the box has complex roots, the start
+term and the noise are bounded from the closed form of the oscillating mode
+(e_t = beta^(t/2) R cos(t theta - phi), h_j = beta^(j/2) sin((j+1) theta) / sin theta), with the
+exact range of cos(theta) on the box: the phase's range is t times the box's width in theta,
+so it stays tight at thousands of steps, where step 6's Taylor remainders (run to T = 256)
+and step 5's sweep are loose (at L/mu = 1e5, T ~ 1250, the start bound was ~20% low on boxes
+of relative width 1e-3). The eigenvalue is chosen at the centre's weakest interval (grids in
+the angle and the eigenvalue, each point moved to the nearest peak of the start term: the
+peaks near L are narrow), two rounds per box. The window of single horizons around the tuned
+T* now covers all of [T*/sqrt 2, T* sqrt 2] (at most 1024, for T* <= 4096; it was at most 256
+and only for T* <= 512): a leaf's weakest horizon moves across that range. The noise bounds,
+the costliest part, are computed at the coarse partition's horizons (U_k grows with k, so
+the value at the largest coarse k <= T0 bounds it from below), which cut the window's cost
+from 71 to 22 CPU-s at L/mu = 1e5.
 
-What is left. L/mu = 1e5 (T* = 1246) and L/mu = 1e6 (T* = 1000): no single horizons around
-T* (they cost 4x the branch and bound's CPU there for 1 point), and step 6 is run up to
-T = 256 only; the gaps stay at 8% and 0.7%. L/mu = 100 and 1e3 are at 2-3%, with the box
-budget (16,000) spent. The branch and bound's CPU roughly doubles where the window of single
-horizons is used; where all leaves reach the threshold it falls (L/mu = 4, 10).
+What is left. L/mu = 1e3 at d = 1 (2.0%) and m < n (1.1%) spend the box budget (16,000) on
+leaves that are still ~1e-3 wide along the ridge of near-optimal (alpha, beta): the box's own
+variation, not the bound's slack, is what remains there. L/mu = 1e5 and 1e6 stop at 0.3%
+with the budget spent.
 """
 
 
 HEADER = (
-    "# Worst-case tuner: proven bracket, before vs after the third-order step 6\n\n"
+    "# Worst-case tuner: proven bracket, before vs after step 7 (the oscillating mode's closed "
+    "form)\n\n"
     "gap = tuned worst case (certified upper end) / lower bound - 1; MI = linear-MMSE and "
     "Chebyshev (any linear method); the reported lower bound is max(MI, heavy ball's "
-    "branch and bound, B&B). before = the committed table of a866144 (refined upper end, "
-    "step 6 of second order at a box's weakest interval); after = this script on main "
-    "2026-12-03 (third-order step 6, see below). CPU-s by time.process_time on a 2-vCPU "
-    "AMD EPYC shared with other jobs (load average 2-4); the before column was measured "
-    "on another day under heavier load (~6), so its CPU-s are not side by side: compare "
-    "gaps, not CPU.\n\n")
+    "branch and bound, B&B). before = the committed table of 1cc19a9 (third-order step 6, "
+    "single horizons around T* for T* <= 512); after = this script on main 2026-12-03 (step "
+    "7, see below). CPU-s by time.process_time on a 2-vCPU AMD EPYC (Zen 3) shared with "
+    "other jobs (load average 2-4 for both columns, measured on the same day); compare "
+    "gaps first, CPU-s roughly.\n\n")
 
 
 def main() -> None:
@@ -117,10 +117,10 @@ def main() -> None:
         total = time.process_time() - t
         old = linear_method_lower_bound(mu, L, d, n, m, eps, S, 2 * E0 / mu, E0, Tmax)
         up = res.tuned.worst_case_upper
-        b_up, b_low, b_by, b_bb, b_tune = BEFORE[label]
+        b_up, b_low, b_gap, b_by, b_bb, b_tune = BEFORE[label]
         rows.append(f"| {label} | {Tmax} | {b_up:.4g} / {up:.4g} | "
                     f"{old:.4g} ({up / old - 1:.3g}) | "
-                    f"{b_low:.4g} ({b_up / b_low - 1:.3g}), {b_by} | "
+                    f"{b_low:.4g} ({b_gap:.3g}), {b_by} | "
                     f"{res.lower_bound:.4g} ({res.certified_gap:.3g}), "
                     f"{'B&B' if 'branch' in res.lower_bound_by else 'MI'} | "
                     f"{b_bb:.2f} / {sum(spent):.2f} | {b_tune:.1f} / {total:.1f} |")

@@ -438,8 +438,14 @@ chosen among three peaks, several intervals a box and single horizons around the
 3.6% -> 0.81%, Fig. 3 7.3% -> 0.92%, :math:`L/\mu=10` 1.0% / 2.5% -> 0.10% / 0.10%,
 :math:`L/\mu=100` 8.4% -> 2.7% (:math:`m<n`: 1.9% -> 1.1%), :math:`L/\mu=10^3`, :math:`d=1`
 6.7% -> 2.3%, :math:`L/\mu=10^4` (:math:`T^*=385`) 8.7% -> 3.8%; at :math:`L/\mu=10^5`
-(:math:`T^*=1246`, no single horizons, step 6 not run above :data:`_INSTANCE_TMAX`) it stays
-at 8.2%. The tuner reports the larger of the two bounds.
+(:math:`T^*=1246`, no single horizons, step 6 not run above :data:`_INSTANCE_TMAX`) it stayed
+at 8.2%. With step 7 and the window covering all of :math:`[T^*/\sqrt2,T^*\sqrt2]`
+(``bench/worst_case_bracket.md``, 2026-12-03): issue 32's problem 0.81% -> 0.10%, Fig. 3
+0.91% -> 0.10%, :math:`L/\mu=100` 2.7% -> 0.10%, :math:`L/\mu=10^4` 3.8% -> 0.10%,
+:math:`L/\mu=10^5` 8.2% -> 0.30%, :math:`L/\mu=10^6` 0.66% -> 0.26% (0.10% is the stopping
+threshold ``rtol``); :math:`L/\mu=10^3`, :math:`d=1` 2.3% -> 2.0% and :math:`m<n` 1.1% stay
+where the box budget is spent on leaves still ~:math:`10^{-3}` wide. The tuner reports the
+larger of the two bounds.
 """
 
 from __future__ import annotations
