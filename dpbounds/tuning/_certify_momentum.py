@@ -177,18 +177,19 @@ certified gap ``worst_case_upper / lower_bound - 1`` with the method-independent
 ====================================  ============  ============  ========
 problem                               gap before    gap after     CPU-s
 ====================================  ============  ============  ========
-gamma=0.5, mu=0.1, d=4, T<=30         166%          0.10%         1.4
-gamma=0.5, mu=0.1, d=1, T<=30         176%          0.64%         2.3
-gamma=1.5, mu=0.1, d=4, T<=30         163%          0.30%         2.1
-gamma=0.5, mu=0.01, d=4, T<=100       116%          0.71%         5.4
-gamma=1.5, mu=0.01, d=4, T<=100       165%          6.6%          5.9
-gamma=0.5, mu=0.001, d=4, T<=300      81%           14%           8.3
+gamma=0.5, mu=0.1, d=4, T<=30         166%          0.10%         1.1
+gamma=0.5, mu=0.1, d=1, T<=30         175%          0.62%         3.9
+gamma=1.5, mu=0.1, d=4, T<=30         163%          0.17%         3.7
+gamma=0.5, mu=0.01, d=4, T<=100       116%          0.18%         10.6
+gamma=1.5, mu=0.01, d=4, T<=100       165%          0.20%         8.9
+gamma=0.5, mu=0.001, d=4, T<=300      81%           0.22%         14.3
 ====================================  ============  ============  ========
 
-The last two are the box budget's (:data:`_MAX_BOXES`; the :math:`\gamma=1.5`,
-:math:`\mu=0.01` one 1.0% at 20000 boxes, 13 CPU-s): near the
-optimum the mode at :math:`L` alternates and decays slowly (:math:`|r_2|\approx0.94`), and
-M2's bounds, taken at the box's ends, lose :math:`T` times the box's width.
+M1 includes heavy ball's step 7 (:mod:`dpbounds.tuning._certify_error`: the closed form of an
+oscillating mode, start term and noise, with the exact range of the angle on the box) on M0's
+heavy-ball box at each eigenvalue of M5 (``_CLOSED_FORM``). Without it the last two rows were
+6.6% and 14%, the box budget's (:data:`_MAX_BOXES`): near the optimum the bounds taken at the
+box's ends lose :math:`T` times the box's width (``bench/momentum_bracket.md``).
 """
 
 from __future__ import annotations
@@ -205,6 +206,8 @@ from dpbounds.tuning._certify_error import (
     _U,
     ErrorBracket,
     _bracket_on_grid,
+    _closed_form_start,
+    _closed_form_sum_sq,
     _corner_residuals,
     _Problem,
     _start_at_L_lower,
@@ -217,6 +220,7 @@ from dpbounds.tuning._certify_error import (
 __all__: list[str] = []
 
 _MAX_BOXES = 8_000
+_CLOSED_FORM = True  # heavy ball's step 7 in M1 (False: left out, for comparisons)
 _CHUNK_CELLS = 2 ** 20
 #: M5: geometric eigenvalues of [mu, L] (ends included), and mu 2^(i/8), i < _N_NEAR_MU
 _N_GEOM = 12
@@ -452,7 +456,13 @@ def _heavy_part(prob1: _Problem, lam: float, al0, al1, m0, m1) -> tuple[np.ndarr
     S = np.maximum(S, _phase_any(prob1, lam, al0, al1, m0, m1))
     if lam == prob1.L:
         S = np.maximum(S, _start_at_L_lower(prob1, al0, m0, m1))
-    return S, _sum_sq_lower(lam, al0, al1, m0, m1, prob1.Tlo)
+    U = _sum_sq_lower(lam, al0, al1, m0, m1, prob1.Tlo)
+    if _CLOSED_FORM:  # heavy ball's step 7 on the heavy-ball box (complex roots throughout)
+        lams = np.full(al0.size, lam)
+        S = np.maximum(S, _closed_form_start(prob1, lams, al0, al1, m0, m1, prob1.Tlo,
+                                             prob1.Thi))
+        U = np.maximum(U, _closed_form_sum_sq(lams, al0, al1, m0, m1, prob1.Tlo))
+    return S, U
 
 
 def _negative_part(prob1: _Problem, lam: float, al0, al1, m0, m1) -> tuple[np.ndarray, np.ndarray]:

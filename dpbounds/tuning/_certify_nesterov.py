@@ -55,6 +55,13 @@ N2. **Past** :math:`1/\lambda` (:math:`c=\alpha\lambda-1>0`). Then :math:`a=-(1+
     :math:`|p_T(L)|\ge1` for every :math:`T` and :math:`W\ge w(L)`: the branch and bound
     covers :math:`\alpha\in[0,2/L]` and this settles :math:`\alpha\ge2/L`.
 
+N2'. **The closed form** (heavy ball's step 7 of :mod:`dpbounds.tuning._certify_error`) on
+    N0's heavy-ball box at each eigenvalue of N1 where :math:`\alpha_1\lambda\le1`: the
+    start term and the noise from :math:`e_t=\beta'^{t/2}R\cos(t\theta-\varphi)` and
+    :math:`h_j=\beta'^{j/2}\sin((j+1)\theta)/\sin\theta` with the angle's exact range on
+    that box (``_CLOSED_FORM``; the notebook-07 plug-in's gap 0.34% -> 0.10%, at
+    :math:`L/\mu=10^3`, :math:`T\le300` 1.7% -> 1.3%).
+
 N3. **Noise level and horizons**: step 3 of :mod:`dpbounds.tuning._certify_error` unchanged
     (every bound above is :math:`\ge0` and holds for every :math:`T` of an interval, so the
     least :math:`\ell` there gives a bound, for any noise sequence).
@@ -156,6 +163,8 @@ from dpbounds.tuning._certify_error import (
     _U,
     ErrorBracket,
     _bracket_on_grid,
+    _closed_form_start,
+    _closed_form_sum_sq,
     _corner_residuals,
     _monotone_chebyshev_sums,
     _Problem,
@@ -168,6 +177,7 @@ from dpbounds.tuning._certify_error import (
 __all__: list[str] = []
 
 _MAX_BOXES = 2_000
+_CLOSED_FORM = True  # heavy ball's step 7 at N1's eigenvalues (False: left out)
 _CHUNK_CELLS = 2 ** 20
 #: the eigenvalues of N1: mu 2^(i/2), i = 0.._N_LAMBDA - 1 (those <= L), and L
 _N_LAMBDA = 5
@@ -268,6 +278,12 @@ def _eigen_terms(prob: _Problem, lam: float, al0, al1, b0, b1) -> tuple[np.ndarr
         U[i] = np.maximum(U[i], _sum_sq_lower(lam, al0[i], al1[i], m0, m1, prob.Tlo))
         U[i] = np.maximum(U[i], _nesterov_chebyshev(np.full(i.size, lam), np.full(i.size, lam),
                                                     al0[i], al1[i], b0[i], b1[i], prob.Tlo))
+        if _CLOSED_FORM:  # heavy ball's step 7 on N0's heavy-ball box
+            lams = np.full(i.size, lam)
+            S[i] = np.maximum(S[i], _closed_form_start(prob, lams, al0[i], al1[i], m0, m1,
+                                                       prob.Tlo, prob.Thi))
+            U[i] = np.maximum(U[i], _closed_form_sum_sq(lams, al0[i], al1[i], m0, m1,
+                                                        prob.Tlo))
     past = al0 * lam > 1.0
     if np.any(past):
         i = np.flatnonzero(past)

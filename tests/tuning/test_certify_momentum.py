@@ -31,6 +31,7 @@ from dpbounds.tuning._certify_error import make_problem
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import momentum_worst_oracle as oracle  # noqa: E402
+from box_samples import at_centre, near_boxes  # noqa: E402
 
 #: (mu, L, d, Tmax, noise scale s: ell(T) = 2 (s T)^2)
 PROBLEMS = [
@@ -161,11 +162,28 @@ def test_small_boxes_near_the_tuned_point():
     rng = np.random.default_rng(7)
     prob = make_problem(mu, L, d, Tmax, lambda T: _ell(s, T), 0.0, 1.0, None, any_noise=True)
     lam = oracle.lambda_grid(mu, L, 300)
-    boxes = []
-    for _ in range(6):
-        a, b = 0.906 * math.exp(rng.normal(0, 0.05)), 0.863 + rng.normal(0, 0.02)
-        wa, wb = 10 ** rng.uniform(-4, -2), 10 ** rng.uniform(-4, -2.5)
-        boxes.append((a * (1 - wa), a * (1 + wa), b - wb, b + wb))
-    boxes = [np.array(v) for v in zip(*boxes)]
+    boxes = near_boxes(rng, 0.906, 0.863, 6, 0.05, 0.02, (-4, -2), (-4, -2.5))
     assert _excess(prob, 1.5, boxes, lam, d, s, rng) <= 1.0
     assert _excess(prob, 1.5, boxes, lam, d, s, rng, factor=1.05) > 1.0
+
+
+def test_closed_form_on_the_mapped_box_holds_and_raises_the_bound(monkeypatch):
+    """Heavy ball's step 7 (the oscillating mode's closed form) on M0's heavy-ball box, near the
+    tuned point of gamma = 0.5 at L/mu = 1e3 (1.878, 0.941): below the oracle at every horizon,
+    and it raises the bound (measured: up to x1.037 per interval, x1.024 on a box's least);
+    mutant: its start bound read at the box's centre
+    is caught."""
+    mu, L, d, Tmax, s = 1e-3, 1.0, 4, 100, 1e-3
+    rng = np.random.default_rng(11)
+    prob = make_problem(mu, L, d, Tmax, lambda T: _ell(s, T), 0.0, 1.0, None, any_noise=True)
+    lam = oracle.lambda_grid(mu, L, 300)
+    boxes = near_boxes(rng, 1.878, 0.941, 6, 0.05, 0.01, (-4, -2.5), (-4.5, -3))
+    assert _excess(prob, 0.5, boxes, lam, d, s, rng) <= 1.0
+    on = cm.momentum_box_lower(prob, 0.5, *boxes, by_interval=True)
+    monkeypatch.setattr(cm, "_CLOSED_FORM", False)
+    off = cm.momentum_box_lower(prob, 0.5, *boxes, by_interval=True)
+    assert np.all(off <= on) and np.max(on / np.maximum(off, 1e-300)) > 1.02
+    monkeypatch.setattr(cm, "_CLOSED_FORM", True)
+    monkeypatch.setattr(cm, "_closed_form_start", at_centre(cm._closed_form_start))
+    assert _excess(prob, 0.5, boxes, lam, d, s, rng) > 1.0
+

@@ -30,6 +30,7 @@ from dpbounds.tuning._certify_error import make_problem
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import nesterov_worst_oracle as oracle  # noqa: E402
+from box_samples import at_centre, near_boxes  # noqa: E402
 
 #: (mu, L, d, Tmax, noise scale s: ell(T) = 2 (s T)^2)
 PROBLEMS = [
@@ -212,4 +213,24 @@ def test_near_critical_noise_on_small_boxes(monkeypatch):
         return real(lam_lo, lam_hi, al0, al1, b1, b1, k)
 
     monkeypatch.setattr(cn, "_nesterov_chebyshev", corner)
+    assert _excess(prob, boxes, lam, 1.0, d, s, rng) > 1.0
+
+
+def test_closed_form_on_the_mapped_box_holds_and_raises_the_bound(monkeypatch):
+    """Heavy ball's step 7 (the oscillating mode's closed form) on N0's heavy-ball box, near the
+    tuned point of a user's Nesterov at L/mu = 1e3 (1.3255, 0.9531, T = 53): below the oracle
+    at every horizon, and it raises the bound (measured: up to x1.038 per interval); mutant:
+    its start bound read at the box's centre is caught."""
+    mu, L, d, Tmax, s = 1e-3, 1.0, 4, 100, 1e-3
+    rng = np.random.default_rng(12)
+    prob = make_problem(mu, L, d, Tmax, lambda T: _ell(s, T), 0.0, 1.0, None, any_noise=True)
+    lam = oracle.lambda_grid(mu, L, 300)
+    boxes = near_boxes(rng, 1.3255, 0.9531, 6, 0.03, 0.01, (-4, -2.5), (-4, -2.5))
+    assert _excess(prob, boxes, lam, 1.0, d, s, rng) <= 1.0
+    on = cn.nesterov_box_lower(prob, *boxes, by_interval=True)
+    monkeypatch.setattr(cn, "_CLOSED_FORM", False)
+    off = cn.nesterov_box_lower(prob, *boxes, by_interval=True)
+    assert np.all(off <= on) and np.max(on / np.maximum(off, 1e-300)) > 1.01
+    monkeypatch.setattr(cn, "_CLOSED_FORM", True)
+    monkeypatch.setattr(cn, "_closed_form_start", at_centre(cn._closed_form_start))
     assert _excess(prob, boxes, lam, 1.0, d, s, rng) > 1.0
