@@ -433,7 +433,7 @@ def _scalar_step(setting: Any) -> float | None:
 
 def _sgd_family(spec: Any, relation: Neighbouring) -> bool:
     return spec.name in ("dp_sgd", "dp_nsgd", "dp_sgd_full_batch", "dp_nsgd_full_batch",
-                         "dp_sgd_batched", "dp_nsgd_batched")
+                         "dp_sgd_batched", "dp_nsgd_batched", "dp_sgd_d4")
 
 
 @contextmanager

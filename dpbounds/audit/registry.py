@@ -14,25 +14,30 @@ that registers itself; :data:`AUDITS` is filled by importing every module of tha
 (:class:`dpbounds._discovery.Registry`), so this module keeps no list. The table and the
 limits below are documented here once for all of them.
 
-=============================  ==============  ============================================
-audit name                     relations       statistic's features
-=============================  ==============  ============================================
-``dp_gd_laplace``              replace-one     released noisy gradients (Laplace LR)
-``dp_gd_gaussian``             both            released noisy gradients
-``dp_sgd``, ``dp_nsgd``        both            released noisy gradients (w/o replacement:
-                                               replace-one; Poisson: add/remove)
-``dp_heavy_ball``              replace-one     noisy gradients, heavy-ball update inverted
-``dp_nag``, ``dp_nag_opt``     replace-one     noisy gradients, Nesterov update inverted
-``dp_masg``, ``dp_masg_opt``   replace-one     as DP-NAG, with the stage restarts
-``dp_agd``                     add/remove      final iterate's direction
-``noisy_projected_sgd``        replace-one     directions of the projected iterates
-``output_perturbation``        replace-one     the output
-``objective_perturbation``     replace-one     the output (Huber SVM, one record)
-``tree_momentum_nsgd``         replace-one     per-step directions (noisy momentum)
-``sensitivity_reduced_nsgd``   replace-one     per-step directions (gamma = 1)
-``tree_momentum_nsgd_T3``,     replace-one     white-box: the tree's noisy nodes (T = 3, 8)
+================================  ==============  ============================================
+audit name                        relations       statistic's features
+================================  ==============  ============================================
+``dp_gd_laplace``                 replace-one     released noisy gradients (Laplace LR)
+``dp_gd_gaussian``                both            released noisy gradients
+``dp_sgd``, ``dp_nsgd``           both            released noisy gradients (w/o replacement:
+                                                  replace-one; Poisson: add/remove)
+``dp_sgd_d4``                     replace-one     released noisy gradients, d = 4 (full batch)
+``dp_heavy_ball``                 replace-one     noisy gradients, heavy-ball update inverted
+``dp_heavy_ball_momentum``        replace-one     as ``dp_heavy_ball``, momentum 0.8
+``dp_heavy_ball_d4``              replace-one     as ``dp_heavy_ball``, d = 4 (every coordinate)
+``dp_nag``, ``dp_nag_opt``        replace-one     noisy gradients, Nesterov update inverted
+``dp_masg``, ``dp_masg_opt``      replace-one     as DP-NAG, with the stage restarts
+``dp_agd``                        add/remove      final iterate's direction
+``noisy_projected_sgd``           replace-one     directions of the projected iterates
+``output_perturbation``           replace-one     the output
+``objective_perturbation``        replace-one     the output (Huber SVM, one record)
+``tree_momentum_nsgd``            replace-one     per-step directions (noisy momentum)
+``sensitivity_reduced_nsgd``      replace-one     per-step directions (gamma = 1)
+``tree_momentum_nsgd_T3``,        replace-one     white-box: the tree's noisy nodes (T = 3, 8)
 ``tree_momentum_nsgd_T8``
-=============================  ==============  ============================================
+``tree_momentum_nsgd_T3_signs``   replace-one     white-box nodes, the gradient's sign changing
+                                                  between steps (a public clock, d = 2)
+================================  ==============  ============================================
 
 **White-box audits** (Nasr et al. 2023's threat model: the auditor sees every released
 intermediate). The iterative Gaussian algorithms release their iterates, from which the

@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from dpbounds import algorithms as alg
+from dpbounds.audit.neighbours import LinearObjective
 from dpbounds.audit.settings._common import (
     _PAIR_TEXT,
     LAPLACE_EPS,
@@ -54,3 +57,60 @@ register_audit(AuditSpec("dp_masg_opt", alg.dp_masg_opt, (REPLACE_ONE,),
                     _laplace_setting("nag", {}), LAPLACE_EPS, 0.0,
                     "DP-MASG-opt: optimal budgets, horizon re-selection",
                     mutant_factor=LAPLACE_MUTANT), rank=60)
+
+
+# ----------------------------------------------------------------------------------------
+# issue 34 item 5, round-2 adversary: the heavy ball where its momentum and its dimension
+# matter (the default pair runs Polyak's beta = 0.17 in d = 1)
+# ----------------------------------------------------------------------------------------
+#: Momentum of the heavy-ball momentum audit (public; Polyak's default on the pair is 0.172).
+#: A momentum buffer fed the clean gradient (noise only in the step) releases, after
+#: post-processing, sum_k beta^k g_{t-k} + xi_t: per-step sensitivities 1, 1 + beta,
+#: 1 + beta + beta^2, so at beta = 0.8 and T = 3 the transcript is 5.24 / 3 = 1.75 x the claim
+#: (1.12 x at 0.172, not refutable at the default runs).
+HB_AUDIT_MOMENTUM = 0.8
+#: Dimension of the heavy-ball d = 4 audit: the canary c = (1, -1, 1, -1) / 2 (L2 norm 1, L1
+#: norm 2): Laplace noise calibrated with the L2 sensitivity S_2 instead of Kuru's L1 S_1 is
+#: eps x S_1 / S_2 = 2 here (1 at d = 1).
+HB_AUDIT_DIM = 4
+#: Noise factor of the d = 4 heavy-ball audit's under-noised copy: a pure-DP Laplace release
+#: in 4 coordinates attains its eps only where all four noises lie beyond the shift, so the
+#: correct run certifies 0.54-0.56 of the claim (40,000 runs, seeds 0-2) and the scale / sqrt 2
+#: copy is not refutable; scale / 2 (eps x 2, what ``laplace_l2`` is here) is: 2.38-2.50
+#: against 2 (seeds 0-2).
+HB_D4_MUTANT = 0.5
+
+
+def _hb_pair(dim: int) -> tuple[LinearObjective, LinearObjective]:
+    c = np.array([(-1.0) ** i for i in range(dim)]) / np.sqrt(dim)
+    return (LinearObjective(c[None, :], l2=LAPLACE_L2, smoothness=1.0),
+            LinearObjective(-c[None, :], l2=LAPLACE_L2, smoothness=1.0))
+
+
+def _hb_variant(dim: int, momentum: float | None
+                ) -> Callable[[Neighbouring, float, float], Setting]:
+    def build(relation: Neighbouring, epsilon: float, delta: float) -> Setting:
+        kwargs: dict[str, Any] = dict(epsilon=epsilon, steps=LAPLACE_STEPS, trace=None)
+        text = "D = {+e1}, D' = {-e1}, d = 1"
+        if momentum is not None:
+            kwargs["momentum"] = momentum
+            text += f", momentum {momentum:g} (public)"
+        if dim > 1:
+            text = (f"D = {{c}}, D' = {{-c}}, c = (1, -1, 1, -1) / 2 (L2 norm 1, L1 norm 2), "
+                    f"d = {dim}, Polyak's momentum")
+        return Setting(_hb_pair(dim), kwargs, _momentum_features("hb", LAPLACE_L2),
+                       "released noisy gradients (one per step"
+                       + (", every coordinate)" if dim > 1 else ")"),
+                       text + ", one record, full batch", ("laplace-lr", "linear"))
+    return build
+
+
+register_audit(AuditSpec("dp_heavy_ball_momentum", alg.dp_heavy_ball, (REPLACE_ONE,),
+                         _hb_variant(1, HB_AUDIT_MOMENTUM), LAPLACE_EPS, 0.0,
+                         f"DP heavy ball at momentum {HB_AUDIT_MOMENTUM:g}",
+                         mutant_factor=LAPLACE_MUTANT, side_channel=False), rank=22)
+register_audit(AuditSpec("dp_heavy_ball_d4", alg.dp_heavy_ball, (REPLACE_ONE,),
+                         _hb_variant(HB_AUDIT_DIM, None), LAPLACE_EPS, 0.0,
+                         f"DP heavy ball, d = {HB_AUDIT_DIM} (canary in every coordinate)",
+                         trials=40_000, mutant_factor=HB_D4_MUTANT, side_channel=False),
+               rank=24)

@@ -303,3 +303,51 @@ register_audit(AuditSpec("dp_nsgd_batched", alg.dp_nsgd, (REPLACE_ONE, ADD_REMOV
                          "DP-NSGD, n = 40 / 4, batch 20 / 2 (replace-one / add-remove), "
                          f"step {BATCHED_STEP:g}, d = 4", trials=40_000,
                          mutant_factor=BATCHED_MUTANT), rank=95)
+
+
+# ----------------------------------------------------------------------------------------
+# the full-batch replace-one pair in d = 4 (issue 34 item 5, round-2 adversary): a canary in
+# every coordinate, so that a noise that is not i.i.d. N(0, sigma^2) per coordinate is seen
+# at the full batch's resolution (the batched pairs have d = 4 but certify 0.2 of their claim)
+# ----------------------------------------------------------------------------------------
+#: Dimension of the multi-coordinate full-batch pair. The canary is ``r u`` with
+#: ``u = (1, -1, 1, -1) / 2`` (unit, orthogonal to ``(1, 1, 1, 1)``), the ``SGD_N - 1``
+#: offset records ``(C / (SGD_N - 1)) u`` (all exact in binary): the clipped sums are
+#: ``2 C u`` on D and exactly 0 on D', the one-dimensional pair's rotated onto ``u``, so the
+#: correct run's transcript has the same GDP mu (the change 2C along ``u``, i.i.d. noise in
+#: every direction). Noise scaled by ``1 / sqrt(d)`` (norm ~sigma instead of per-coordinate
+#: sigma: mu x 2 here) or reused across the coordinates (on the diagonal, orthogonal to
+#: ``u``: the change is noise free) is refuted; at d = 1 neither bug changes anything.
+MULTIDIM_DIM = 4
+
+
+def multidim_pair(dim: int = MULTIDIM_DIM) -> tuple[LinearObjective, LinearObjective]:
+    """``(D, D')`` of the ``d``-dimensional full-batch pair (``dim`` even):
+    ``D = {r u, b, ..., b}``, ``D' = {-r u, b, ..., b}``, ``u = (1, -1, ...) / sqrt(d)``,
+    ``b = (C / (SGD_N - 1)) u`` (``SGD_N - 1`` copies)."""
+    if dim < 2 or dim % 2:
+        raise ValueError(f"dim must be even and >= 2 (u orthogonal to (1, ..., 1)), got {dim}")
+    u = np.array([(-1.0) ** i for i in range(dim)]) / np.sqrt(dim)
+    rest = np.tile((CLIP / (SGD_N - 1)) * u, (SGD_N - 1, 1))
+    return (LinearObjective(np.vstack([RECORD_NORM * u, rest]), l2_radius=RECORD_NORM),
+            LinearObjective(np.vstack([-RECORD_NORM * u, rest]), l2_radius=RECORD_NORM))
+
+
+def _multidim_setting(**extra: Any) -> Callable[[Neighbouring, float, float], Setting]:
+    def build(relation: Neighbouring, epsilon: float, delta: float) -> Setting:
+        kwargs = dict(epsilon=epsilon, delta=delta, steps=GAUSS_STEPS, step_size=SGD_STEP,
+                      batch_size=SGD_N, sampling="without_replacement", trace=None, **extra)
+        return Setting(multidim_pair(), kwargs, _gd_features,
+                       "released noisy gradients (one per step, every coordinate)",
+                       f"D = {{r u, b, ..., b}}, D' = {{-r u, b, ..., b}}, u = (1, -1, 1, -1) "
+                       f"/ 2, {SGD_N - 1} offset records b = C u / {SGD_N - 1} (the clipped "
+                       f"sums are 2C u and 0), r = {RECORD_NORM:g}, batch {SGD_N} (the whole "
+                       f"data set), step size {SGD_STEP:g}, d = {MULTIDIM_DIM}",
+                       ("linear", "gaussian-lr"))
+    return build
+
+
+register_audit(AuditSpec("dp_sgd_d4", alg.dp_sgd, (REPLACE_ONE,),
+                         _multidim_setting(clip_threshold=CLIP), GAUSS_EPS, GAUSS_DELTA,
+                         f"DP-SGD, the full-batch pair in d = {MULTIDIM_DIM} (canary in every "
+                         "coordinate)", trials=40_000, side_channel=False), rank=83)

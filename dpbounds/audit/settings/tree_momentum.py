@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from dpbounds import algorithms as alg
+from dpbounds.audit.neighbours import LinearObjective
 from dpbounds.audit.settings._common import (
     _PAIR_TEXT,
     CLIP,
@@ -78,6 +79,94 @@ def _tree_white_box(epochs: int) -> Callable[[Neighbouring, float, float], Setti
     return build
 
 
+# ----------------------------------------------------------------------------------------
+# white-box, a record whose gradient changes sign between steps (issue 34 item 5, round-2
+# adversary: noise reused across the nodes of a tree level)
+# ----------------------------------------------------------------------------------------
+#: The public drift of the sign-clock pair: its regulariser ``-DRIFT x_2`` has the constant
+#: gradient ``-DRIFT e2``, far above the tree's noise (sigma ~ 2.6), so every normalised step
+#: moves ``x_2`` by the step size to ~1e-11 and ``round(x_2 / eta)`` counts the steps taken.
+DRIFT = float(2 ** 20)
+
+
+class SignClockObjective(LinearObjective):
+    r"""Audit records whose gradient changes sign between steps, by a public clock.
+
+    In ``d = 2``: the public regulariser :math:`-\Lambda x_2` (:data:`DRIFT`) pushes every
+    normalised step along :math:`+e_2`, so at the query point of step :math:`t` (1-based,
+    :math:`x_0 = 0`) :math:`k = \mathrm{round}(x_2/\eta) = t - 1`, whatever the noise; the
+    record :math:`c_i` contributes :math:`s(t) c_i` with the signs
+    :math:`s = +, +, -, -, +, \dots` (period 4: ``k mod 4 < 2``). Its gradient norm is
+    :math:`\lVert c_i\rVert` at every step, so clipping and the sensitivity :math:`2C` are
+    those of the constant record; only the sign pattern differs. With the tree's momentum
+    weight 1 (one record: :math:`\alpha = 1/n = 1`) the node formed at step :math:`t` holds
+    :math:`s(t) \bar c` plus its noise: leaves 1 and 3 (the same level) hold opposite signs,
+    so a noise shared by the nodes of a level leaves their difference exact
+    (``tree_level_reuse``), while the correct run's transcript is the constant pair's up to the
+    signs (the same GDP mu). DERIVED (here).
+
+    The losses are :math:`s(x)\langle c_i, x\rangle` (piecewise; the audit evaluates none).
+    ``step_size`` must be the run's :math:`\eta`."""
+
+    name = "sign clock (audit)"
+
+    def __init__(self, gradients: Any, *, step_size: float, **kwargs: Any) -> None:
+        super().__init__(gradients, **kwargs)
+        if self.d < 2:
+            raise ValueError(f"the clock needs d >= 2 (x_2 counts the steps), got d = {self.d}")
+        self.step_size = float(step_size)
+
+    def _signs(self, x: Any) -> Any:
+        xp = self.xp
+        k = xp.round(x[:, 1] / self.step_size)
+        return xp.where(xp.remainder(k, 4.0) < 2.0, 1.0, -1.0)
+
+    def sample_losses(self, x: Any, idx: Any = None) -> Any:
+        return self._signs(x)[:, None] * super().sample_losses(x, idx)
+
+    def sample_grads(self, x: Any, idx: Any = None) -> Any:
+        return self._signs(x)[:, None, None] * super().sample_grads(x, idx)
+
+    def _data_grad(self, x: Any, idx: Any) -> Any:
+        return self._signs(x)[:, None] * super()._data_grad(x, idx)
+
+    def regularizer(self, x: Any) -> Any:
+        return -DRIFT * x[:, 1]
+
+    def regularizer_grad(self, x: Any) -> Any:
+        super().regularizer_grad(x)  # the tap's copy of the query point
+        xp = self.xp
+        e2 = xp.asarray([0.0, -DRIFT] + [0.0] * (self.d - 2), dtype=x.dtype)
+        return xp.broadcast_to(e2[None, :], x.shape) * 1.0
+
+    def _solve(self) -> Any:
+        raise ValueError("the sign-clock audit objective has no minimum (a linear drift)")
+
+
+def sign_clock_pair(step_size: float = 1.0) -> tuple[SignClockObjective, SignClockObjective]:
+    """``D = {+r e1}``, ``D' = {-r e1}`` in ``d = 2`` as :class:`SignClockObjective` records
+    (one record, its gradient ``s(t) r e1`` flipped)."""
+    e = np.array([[RECORD_NORM, 0.0]])
+    return (SignClockObjective(e, step_size=step_size, l2_radius=RECORD_NORM),
+            SignClockObjective(-e, step_size=step_size, l2_radius=RECORD_NORM))
+
+
+#: Steps of the sign-clock audit: 3 (nodes [1,1], [1,2], [3,3]: leaves 1 and 3 share a level
+#: and hold opposite signs).
+SIGN_CLOCK_T = 3
+
+
+def _tree_sign_clock(relation: Neighbouring, epsilon: float, delta: float) -> Setting:
+    kwargs = dict(epsilon=epsilon, delta=delta, epochs=SIGN_CLOCK_T, step_size=1.0,
+                  clip_threshold=CLIP, neighbouring=REPLACE_ONE, trace=None)
+    return Setting(sign_clock_pair(1.0), kwargs, _tree_release_features,
+                   f"the tree's {SIGN_CLOCK_T} noisy nodes (white-box; the signal coordinate)",
+                   f"D = {{+r e1}}, D' = {{-r e1}} with the gradient's sign s(t) = +, +, - "
+                   f"set by a public clock (x_2, pushed one step size per step by the "
+                   f"regulariser -{DRIFT:g} x_2), r = {RECORD_NORM:g} > C = {CLIP:g}, d = 2, "
+                   f"one record, T = {SIGN_CLOCK_T}", ("linear",), tap=_tree_node_tap)
+
+
 # a normalised step releases a direction: more runs make up for the noisy norm
 register_audit(AuditSpec("tree_momentum_nsgd", alg.tree_momentum_nsgd, (REPLACE_ONE,),
                     _tree_setting(epochs=1), GAUSS_EPS, GAUSS_DELTA,
@@ -93,4 +182,9 @@ for _rank, _T in ((160, 3), (170, 8)):
                         _tree_white_box(_T), GAUSS_EPS, GAUSS_DELTA,
                         f"tree-momentum NSGD, T = {_T}, white-box (the tree's nodes)",
                         trials=50_000), rank=_rank)
+register_audit(AuditSpec(f"tree_momentum_nsgd_T{SIGN_CLOCK_T}_signs", alg.tree_momentum_nsgd,
+                         (REPLACE_ONE,), _tree_sign_clock, GAUSS_EPS, GAUSS_DELTA,
+                         f"tree-momentum NSGD, T = {SIGN_CLOCK_T}, white-box, the record's "
+                         "gradient changing sign between steps", trials=50_000,
+                         side_channel=False), rank=165)
 
