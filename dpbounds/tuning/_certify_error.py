@@ -338,7 +338,10 @@ dense evaluation in ``tests/tuning/test_certify_error.py``.
    \cdot`. Both are paired in step 0 (with step 2's bound at :math:`\lambda_1`, the larger).
    Unlike Taylor's formula, the width of the phase range is :math:`t` times the box's width
    in :math:`\theta` (about :math:`10^{-2}` rad at :math:`T\approx1200` on the leaves above)
-   and the oscillation is exact. Rounding: :math:`c`'s range widened by :math:`8u`,
+   and the oscillation is exact. Rounding: :math:`c`'s range widened by its rounding error,
+   :math:`8u(1+(2+\alpha_1\lambda_1)/(2\sqrt{\beta_0}))` (:func:`_cos_pad`: :math:`8u` alone
+   was wrong for small :math:`\beta`, a start bound 1.76 times the exact value at
+   :math:`\beta=2.9\cdot10^{-16}`),
    :math:`\theta`, :math:`\varphi`, :math:`\sin\theta` and :math:`R` by a relative
    :math:`10^{-9}`, :math:`|\cos|` and :math:`\sin^2` lowered by :math:`10^{-12}(1+|x|)`.
    The eigenvalue is a choice (any gives a valid bound): per box, where the centre's start
@@ -820,6 +823,19 @@ _CLOSED_LOCAL = 16
 _CLOSED_PAD = 1e-9  # relative widening of the ranges of theta and phi (rounding)
 
 
+def _cos_pad(al1, lam, s0):
+    r"""Step 7: an absolute bound of the rounding error of :math:`c=((1+\beta)-\alpha\lambda)/
+    (2\sqrt\beta)` as computed on the box (``s0`` :math:`=\sqrt{\beta_0}`) **[DERIVED]**: the
+    numerator's error is at most :math:`u(1+\beta+\alpha\lambda+|1+\beta-\alpha\lambda|)`
+    (each operation one rounding), divided by :math:`2\sqrt\beta\ge2\sqrt{\beta_0}`, plus
+    :math:`3u|c|` for the square root and the division, with :math:`|c|\le1` where it matters
+    (the same for :math:`\sqrt{1-\alpha_s\lambda}`: its argument is near :math:`\beta_0`).
+    For small :math:`\beta` this is far above :math:`8u`: the cancellation in the numerator
+    (:math:`\alpha\lambda\approx1`) divided by :math:`2\sqrt\beta` (measured before:
+    :math:`\beta=2.9\cdot10^{-16}` gave a start bound 1.76 times the exact value)."""
+    return 8.0 * _U * (1.0 + (2.0 + al1 * lam) / (2.0 * s0))
+
+
 def _closed_form_theta_phi(lam, al0, al1, b0, b1):
     r"""Step 7: per box (``lam`` per box), where every point of the box has complex roots at
     ``lam``: the ranges :math:`[\theta_{lo},\theta_{hi}]` of the angle, :math:`[\varphi_{lo},
@@ -839,7 +855,7 @@ def _closed_form_theta_phi(lam, al0, al1, b0, b1):
         inside = np.maximum(al0, (1.0 - b1) / lam) <= a_s
         c_lo = np.where(inside, np.minimum(c_lo, np.sqrt(np.maximum(1.0 - a_s * lam, 0.0))),
                         c_lo)
-        pad = 8.0 * _U
+        pad = _cos_pad(al1, lam, s0)
         c_lo, c_hi = np.clip(c_lo - pad, -1.0, 1.0), np.clip(c_hi + pad, -1.0, 1.0)
         th_lo = np.arccos(c_hi) * (1.0 - _CLOSED_PAD)
         th_hi = np.minimum(np.arccos(c_lo) * (1.0 + _CLOSED_PAD), math.pi)
