@@ -209,6 +209,7 @@ from dpbounds.tuning._certify_error import (
     _closed_form_start,
     _closed_form_sum_sq,
     _corner_residuals,
+    _cos_pad,
     _Problem,
     _start_at_L_lower,
     _start_negative_lower,
@@ -425,8 +426,12 @@ def _phase_any(prob1: _Problem, lam: float, al0, al1, m0, m1) -> np.ndarray:
         s0, s1 = np.sqrt(np.maximum(m0, 0.0)), np.sqrt(np.maximum(m1, 0.0))
         n_lo = np.nextafter(np.nextafter((1.0 + m0) - al1 * lam, -np.inf), -np.inf)
         n_hi = np.nextafter(np.nextafter((1.0 + m1) - al0 * lam, np.inf), np.inf)
-        c_lo = np.where(n_lo >= 0, n_lo / (2.0 * s1), n_lo / (2.0 * s0)) - 1e-12
-        c_hi = np.where(n_hi >= 0, n_hi / (2.0 * s0), n_hi / (2.0 * s1)) + 1e-12
+        # rounding of c: the numerator cancels where alpha lam ~ 1 + beta and is divided by
+        # 2 sqrt(beta) (heavy ball's _cos_pad; a fixed 1e-12 let the bound exceed the exact
+        # start term by up to 1e-6 relative at beta < 1e-6)
+        pad = np.maximum(1e-12, _cos_pad(al1, lam, s0))
+        c_lo = np.where(n_lo >= 0, n_lo / (2.0 * s1), n_lo / (2.0 * s0)) - pad
+        c_hi = np.where(n_hi >= 0, n_hi / (2.0 * s0), n_hi / (2.0 * s1)) + pad
         # a < 2 (sqrt(b) cos(theta) < 1: B falls in theta) holds for m1 <= 1; checked above
         ok = (m0 > 0) & (n_hi < 2.0 - 1e-12) & (c_hi < 1.0 - 1e-9) & (c_lo > -1.0 + 1e-9)
         th_lo, th_hi = np.arccos(np.clip(c_hi, -1.0, 1.0)), np.arccos(np.clip(c_lo, -1.0, 1.0))

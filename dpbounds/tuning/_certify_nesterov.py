@@ -321,8 +321,14 @@ def _phase_instance(prob: _Problem, lam, al0, al1, b0, b1) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         k0 = (1.0 + b0) / (2.0 * np.sqrt(b0))
         k1 = (1.0 + b1) / (2.0 * np.sqrt(b1))
-        c_max = k0 * np.sqrt(np.maximum(1.0 - al0 * lam, 0.0))
-        c_min = k1 * np.sqrt(np.maximum(1.0 - al1 * lam, 0.0))
+        # rounding of c = k(beta) sqrt(1 - alpha lam): 1 - alpha lam cancels (its error 2u
+        # becomes u / sqrt(x) in the root), times k = (1 + beta) / (2 sqrt(beta)), large at
+        # small beta (a fixed margin let the bound exceed the exact start term by 5e-8
+        # relative at beta < 1e-6): |error| <= 8u (1 + k0 (1 + 1 / sqrt(1 - alpha_1 lam)))
+        x1 = np.maximum(1.0 - al1 * lam, 0.0)
+        pad = 8.0 * _U * (1.0 + k0 * (1.0 + 1.0 / np.sqrt(x1)))
+        c_max = k0 * np.sqrt(np.maximum(1.0 - al0 * lam, 0.0)) + pad
+        c_min = k1 * np.sqrt(x1) - pad
         ok = (c_max < 1.0 - 1e-9) & (b0 > 0) & (al1 * lam <= 1.0)
         th_lo, th_hi = np.arccos(np.clip(c_max, 0.0, 1.0)), np.arccos(np.clip(c_min, 0.0, 1.0))
         # phi = arctan((1 - kappa) cot theta), 1 - kappa = (1 - beta) / (1 + beta)

@@ -4,6 +4,7 @@ tests; nothing here is used by the package)."""
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -29,3 +30,29 @@ def at_centre(bound):
         am, bm = 0.5 * (al0 + al1), 0.5 * (b0 + b1)
         return bound(prob, lam, am, am, bm, bm, T0, T1)
     return wrapped
+
+
+def tiny_beta_cases(n: int, seed: int) -> list[tuple[float, float, float, int, int]]:
+    """Point boxes ``(lam, alpha, beta, T0, T1)`` of heavy ball with a tiny momentum (beta
+    1e-17..1e-6) and complex roots at ``lam`` (angle 0.001..pi - 0.001): cos theta's numerator
+    cancels (alpha lam ~ 1) and is divided by 2 sqrt(beta), where rounding matters most."""
+    rng = np.random.default_rng(seed)
+    cases = [(556.5603912774255, 0.0017967502101699792, 2.91666276459134e-16, 3, 3)]
+    while len(cases) < n:
+        b, lam = 10 ** rng.uniform(-17, -6), 10 ** rng.uniform(-3, 3)
+        th = rng.uniform(0.001, math.pi - 0.001)
+        T0 = int(rng.integers(1, 6))
+        cases.append((lam, (1 + b - 2 * math.sqrt(b) * math.cos(th)) / lam, b, T0,
+                      T0 + int(rng.integers(0, 2))))
+    return cases
+
+
+def exact_least_start(a, b, T0: int, T1: int) -> float:
+    """min over T0 <= t <= T1 of e_t^2, e_{t+1} = a e_t - b e_{t-1}, e_0 = e_{-1} = 1, in exact
+    rational arithmetic (``a``, ``b`` Fractions)."""
+    e, ep, least = Fraction(1), Fraction(1), None
+    for t in range(1, T1 + 1):
+        e, ep = a * e - b * ep, e
+        if t >= T0:
+            least = e * e if least is None else min(least, e * e)
+    return float(least)

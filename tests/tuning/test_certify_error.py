@@ -784,29 +784,19 @@ def test_negative_control_closed_form_step_x1_05_is_caught(monkeypatch):
 def _tiny_beta_check(n=300, seed=77):
     """Step 7's start bound on point boxes with tiny momentum (beta 1e-17..1e-6: cos theta's
     numerator cancels, alpha lam ~ 1, and is divided by 2 sqrt(beta)) against e_T by the
-    recursion in exact rational arithmetic (written here). (violations, bound / exact)."""
+    recursion in exact rational arithmetic (tests/tuning/box_samples.py). (violations, bound /
+    exact)."""
     from fractions import Fraction
 
+    from tests.tuning.box_samples import exact_least_start, tiny_beta_cases
+
     prob = make_problem(1e-6, 1.0, 1, 2, lambda T: np.zeros_like(T), 0.0, 1.0, None)
-    rng = np.random.default_rng(seed)
-    cases = [(556.5603912774255, 0.0017967502101699792, 2.91666276459134e-16, 3, 3)]
-    while len(cases) < n:
-        b, lam = 10 ** rng.uniform(-17, -6), 10 ** rng.uniform(-3, 3)
-        th = rng.uniform(0.001, math.pi - 0.001)
-        T0 = int(rng.integers(1, 6))
-        cases.append((lam, (1 + b - 2 * math.sqrt(b) * math.cos(th)) / lam, b, T0,
-                      T0 + int(rng.integers(0, 2))))
     bad, ratio = 0, []
-    for lam, al, b, T0, T1 in cases:
+    for lam, al, b, T0, T1 in tiny_beta_cases(n, seed):
         v = [np.array([x]) for x in (lam, al, al, b, b)]
         A = float(ce._closed_form_start(prob, *v, np.array([T0]), np.array([T1]))[0, 0])
-        a, bf = 1 + Fraction(b) - Fraction(al) * Fraction(lam), Fraction(b)
-        e, ep, least = Fraction(1), Fraction(1), None
-        for t in range(1, T1 + 1):
-            e, ep = a * e - bf * ep, e
-            if t >= T0:
-                least = e * e if least is None else min(least, e * e)
-        exact = float(least)
+        exact = exact_least_start(1 + Fraction(b) - Fraction(al) * Fraction(lam), Fraction(b),
+                                  T0, T1)
         bad += A > exact * (1 + 1e-12)
         if A > 0:
             ratio.append(A / exact)
