@@ -217,6 +217,7 @@ from dpbounds.tuning._certify_error import (
     combine_instances,
     make_problem,
 )
+from dpbounds.tuning._certify_nesterov import alternating_corner
 
 __all__: list[str] = []
 
@@ -293,23 +294,8 @@ def _past_any(prob1: _Problem, lam: float, al0, m1) -> tuple[np.ndarray, np.ndar
     ok = (c0 > 0) & (m1 <= 0.0)
     r = np.where(ok, c0 + q, 0.0)
     q = np.where(ok, q, 0.0)
-    n, top = al0.size, int(Thi[-1])
-    f, fp = np.ones(n), -np.ones(n)        # f_0, f_{-1}: f_1 = r - q = c0
-    h, hp, acc = np.ones(n), np.zeros(n), np.zeros(n)
-    fs = np.empty((n, top))
-    sums = np.empty((n, top))
-    with np.errstate(over="ignore", invalid="ignore"):
-        for t in range(top):
-            acc = acc + h * h
-            sums[:, t] = acc
-            f, fp = r * f + q * fp, f
-            h, hp = r * h + q * hp, h
-            fs[:, t] = f
-        fmin = np.minimum.reduceat(fs, Tlo - 1, axis=1)
-    shrink = 1.0 - 4.0 * _U * (Thi.astype(float) + 1.0)
-    fmin = np.where(np.isfinite(fmin), np.clip(fmin, 0.0, 1e150), 1e150) * shrink[None, :]
-    u = np.where(np.isfinite(sums[:, Tlo - 1]), np.minimum(sums[:, Tlo - 1], 1e300), 1e300)
-    u = 0.5 * lam * (al0 * al0)[:, None] * u * shrink[None, :]
+    # f_1 = r - q = c0 >= 0 (Nesterov's N2 recursions with g1 = r, g2 = q)
+    fmin, u = alternating_corner(r, q, lam, al0, Tlo, Thi)
     okc = ok[:, None]
     return np.where(okc, fmin * fmin, 0.0), np.where(okc, u, 0.0)
 

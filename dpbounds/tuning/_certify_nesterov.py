@@ -217,15 +217,14 @@ def _start_positive(prob: _Problem, lam: float, al0, al1, b0, b1) -> np.ndarray:
     return _w(prob, lam) * p * p
 
 
-def _past(prob: _Problem, lam: float, al0, b0) -> tuple[np.ndarray, np.ndarray]:
-    """N2 at ``lam``: (start bound, noise bound), boxes by horizon intervals (0 where
-    ``al0 * lam <= 1``): the recursions of N2 run at the box's lower corner
-    :math:`(c_0,\beta_0)`, the start's least over each horizon interval, the noise's partial
-    sum at its first horizon."""
-    Tlo, Thi = prob.Tlo, prob.Thi
-    c0 = np.maximum((al0 * lam - 1.0) * (1.0 - 1e-12), 0.0)
-    g1, g2 = (1.0 + b0) * c0, b0 * c0
-    n, top = al0.size, int(Thi[-1])
+def alternating_corner(g1, g2, lam: float, al0, Tlo, Thi) -> tuple[np.ndarray, np.ndarray]:
+    r"""The corner recursions of N2 (and of :mod:`._certify_momentum`'s M2):
+    :math:`f_{t+1}=g_1f_t+g_2f_{t-1}` from :math:`f_0=1`, :math:`f_{-1}=-1`, and the same for
+    :math:`g` from :math:`g_0=1`, :math:`g_{-1}=0` (``g1``, ``g2`` >= 0 per row, so
+    :math:`f_t,g_t\ge0` for :math:`t\ge0`): the least :math:`f_t` over each horizon interval
+    ``[Tlo, Thi]`` and :math:`\frac\lambda2\alpha_0^2\sum_{j<T_0}g_j^2`, both lowered for
+    rounding (rows by intervals)."""
+    n, top = np.size(al0), int(Thi[-1])
     f, fp = np.ones(n), -np.ones(n)        # f_0, f_{-1}
     h, hp, acc = np.ones(n), np.zeros(n), np.zeros(n)  # g_0, g_{-1}, sum_{j<t} g_j^2
     fs = np.empty((n, top))                # f_t, t = 1..top
@@ -241,9 +240,19 @@ def _past(prob: _Problem, lam: float, al0, b0) -> tuple[np.ndarray, np.ndarray]:
     # rounding: every term of both recursions is a sum of products of nonnegative numbers
     # (t >= 1), each step's relative rounding at most 3u: a (1 - 4u(t+1)) factor is ample
     shrink = 1.0 - 4.0 * _U * (Thi.astype(float) + 1.0)
-    fmin = np.where(np.isfinite(fmin), np.minimum(fmin, 1e150), 1e150) * shrink[None, :]
+    fmin = np.where(np.isfinite(fmin), np.clip(fmin, 0.0, 1e150), 1e150) * shrink[None, :]
     u = np.where(np.isfinite(sums[:, Tlo - 1]), np.minimum(sums[:, Tlo - 1], 1e300), 1e300)
-    u = 0.5 * lam * (al0 * al0)[:, None] * u * shrink[None, :]
+    return fmin, 0.5 * lam * (al0 * al0)[:, None] * u * shrink[None, :]
+
+
+def _past(prob: _Problem, lam: float, al0, b0) -> tuple[np.ndarray, np.ndarray]:
+    """N2 at ``lam``: (start bound, noise bound), boxes by horizon intervals (0 where
+    ``al0 * lam <= 1``): the recursions of N2 run at the box's lower corner
+    :math:`(c_0,\beta_0)`, the start's least over each horizon interval, the noise's partial
+    sum at its first horizon."""
+    Tlo, Thi = prob.Tlo, prob.Thi
+    c0 = np.maximum((al0 * lam - 1.0) * (1.0 - 1e-12), 0.0)
+    fmin, u = alternating_corner((1.0 + b0) * c0, b0 * c0, lam, al0, Tlo, Thi)
     ok = (c0 > 0)[:, None]
     return np.where(ok, _w(prob, lam) * fmin * fmin, 0.0), np.where(ok, u, 0.0)
 
