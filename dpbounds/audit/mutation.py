@@ -433,7 +433,14 @@ def _scalar_step(setting: Any) -> float | None:
 
 def _sgd_family(spec: Any, relation: Neighbouring) -> bool:
     return spec.name in ("dp_sgd", "dp_nsgd", "dp_sgd_full_batch", "dp_nsgd_full_batch",
-                         "dp_sgd_batched", "dp_nsgd_batched", "dp_sgd_d4")
+                         "dp_sgd_batched", "dp_nsgd_batched", "dp_sgd_d4", "dp_nsgd_d4")
+
+
+def _gaussian_step_family(spec: Any, relation: Neighbouring) -> bool:
+    """The DP-SGD family and Gaussian DP-GD's d = 4 pair (step size 3, d = 4): the mutants
+    that need no sampler (the noise moved to the parameter, shared across the coordinates or
+    across the runs)."""
+    return _sgd_family(spec, relation) or spec.name == "dp_gd_gaussian_d4"
 
 
 @contextmanager
@@ -525,12 +532,12 @@ MUTANTS.update({m.name: m for m in (
            "synthetic, a common bug", _sgd_family, _wrong_rate),
     Mutant("parameter_noise", "the noise added to the parameter after the step (x - eta g - "
            "sigma z): the step size forgotten on the noise (sigma / eta on the gradient)",
-           "synthetic, a common bug", _sgd_family, _parameter_noise),
+           "synthetic, a common bug", _gaussian_step_family, _parameter_noise),
     Mutant("coordinate_noise", "one Gaussian draw per step reused across the coordinates "
            "(right marginals; the noise on the diagonal)", "synthetic, a common bug",
-           _sgd_family, lambda spec, setting: (setting, _within(coordinate_noise,
+           _gaussian_step_family, lambda spec, setting: (setting, _within(coordinate_noise,
                                                                 spec.function))),
     Mutant("trial_noise", "one noise realisation reused across the runs (trials) of a call; "
-           "the sampling stays per run", "synthetic, a seeding bug", _sgd_family,
+           "the sampling stays per run", "synthetic, a seeding bug", _gaussian_step_family,
            lambda spec, setting: (setting, _within(trial_noise, spec.function))),
 )})

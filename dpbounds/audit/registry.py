@@ -22,6 +22,8 @@ audit name                        relations       statistic's features
 ``dp_sgd``, ``dp_nsgd``           both            released noisy gradients (w/o replacement:
                                                   replace-one; Poisson: add/remove)
 ``dp_sgd_d4``                     replace-one     released noisy gradients, d = 4 (full batch)
+``dp_gd_gaussian_d4``,            replace-one     as ``dp_sgd_d4``: the same pair, for Gaussian
+``dp_nsgd_d4``                                    DP-GD and DP-NSGD (d = 1 pairs before)
 ``dp_heavy_ball``                 replace-one     noisy gradients, heavy-ball update inverted
 ``dp_heavy_ball_momentum``        replace-one     as ``dp_heavy_ball``, momentum 0.8
 ``dp_heavy_ball_d4``              replace-one     as ``dp_heavy_ball``, d = 4 (every coordinate)

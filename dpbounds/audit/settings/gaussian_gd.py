@@ -39,3 +39,29 @@ register_audit(AuditSpec("dp_gd_gaussian", alg.dp_gd, (REPLACE_ONE, ADD_REMOVE),
                     GAUSS_EPS, GAUSS_DELTA,
                     "Gaussian DP-GD with clipping (Lee & Kifer Table 1), zCDP", trials=40_000),
                rank=70)
+
+
+# ----------------------------------------------------------------------------------------
+# the full-batch replace-one pair in d = 4 (issue 34, white-box audits): DP-SGD's ``dp_sgd_d4``
+# pair for Gaussian DP-GD, whose d = 1 pair cannot see a noise that is not i.i.d. N(0, sigma^2)
+# per coordinate (one draw reused across the coordinates, a per-coordinate std sigma /
+# sqrt(d): bit for bit the correct run at d = 1)
+# ----------------------------------------------------------------------------------------
+def _gd_gaussian_d4(relation: Neighbouring, epsilon: float, delta: float) -> Setting:
+    from dpbounds.audit.settings.sgd import MULTIDIM_DIM, SGD_N, SGD_STEP, multidim_pair
+
+    kwargs = dict(epsilon=epsilon, delta=delta, steps=GAUSS_STEPS, step_size=SGD_STEP,
+                  mechanism="gaussian", clip_threshold=CLIP, neighbouring=relation, trace=None)
+    return Setting(multidim_pair(), kwargs, _gd_features,
+                   "released noisy gradients (one per step, every coordinate)",
+                   f"D = {{r u, b, ..., b}}, D' = {{-r u, b, ..., b}}, u = (1, -1, 1, -1) / 2, "
+                   f"{SGD_N - 1} offset records b = C u / {SGD_N - 1} (the clipped sums are "
+                   f"2C u and 0), r = {RECORD_NORM:g} > C = {CLIP:g}, n = {SGD_N} (full "
+                   f"batch), step size {SGD_STEP:g}, d = {MULTIDIM_DIM}",
+                   ("linear", "gaussian-lr"))
+
+
+register_audit(AuditSpec("dp_gd_gaussian_d4", alg.dp_gd, (REPLACE_ONE,), _gd_gaussian_d4,
+                         GAUSS_EPS, GAUSS_DELTA,
+                         "Gaussian DP-GD, the full-batch pair in d = 4 (canary in every "
+                         "coordinate)", trials=40_000, side_channel=False), rank=73)

@@ -337,11 +337,16 @@ def _multidim_setting(**extra: Any) -> Callable[[Neighbouring, float, float], Se
     def build(relation: Neighbouring, epsilon: float, delta: float) -> Setting:
         kwargs = dict(epsilon=epsilon, delta=delta, steps=GAUSS_STEPS, step_size=SGD_STEP,
                       batch_size=SGD_N, sampling="without_replacement", trace=None, **extra)
+        if "clip_threshold" in extra:
+            sums = "the clipped sums are 2C u and 0"
+        else:  # g / (||g|| + r): every record along u, of norm just under 1
+            sums = ("the normalised sums differ by 2 r / (r + reg) u, ~1.999 u, their norms by "
+                    "the same: 8.94 and 6.94")
         return Setting(multidim_pair(), kwargs, _gd_features,
                        "released noisy gradients (one per step, every coordinate)",
                        f"D = {{r u, b, ..., b}}, D' = {{-r u, b, ..., b}}, u = (1, -1, 1, -1) "
-                       f"/ 2, {SGD_N - 1} offset records b = C u / {SGD_N - 1} (the clipped "
-                       f"sums are 2C u and 0), r = {RECORD_NORM:g}, batch {SGD_N} (the whole "
+                       f"/ 2, {SGD_N - 1} offset records b = C u / {SGD_N - 1} ({sums}), "
+                       f"r = {RECORD_NORM:g}, batch {SGD_N} (the whole "
                        f"data set), step size {SGD_STEP:g}, d = {MULTIDIM_DIM}",
                        ("linear", "gaussian-lr"))
     return build
@@ -351,3 +356,12 @@ register_audit(AuditSpec("dp_sgd_d4", alg.dp_sgd, (REPLACE_ONE,),
                          _multidim_setting(clip_threshold=CLIP), GAUSS_EPS, GAUSS_DELTA,
                          f"DP-SGD, the full-batch pair in d = {MULTIDIM_DIM} (canary in every "
                          "coordinate)", trials=40_000, side_channel=False), rank=83)
+#: DP-NSGD on the same d = 4 pair (issue 34, white-box audits: the d = 1 ``dp_nsgd`` pair
+#: cannot see a noise that is not i.i.d. per coordinate). Every record lies along ``u``, so
+#: the normalisation ``g / (||g|| + reg)`` keeps the pair on ``u``: the canary maps to
+#: ``(r / (r + reg)) u``, the neighbours' sums differ by ``2 r / (r + reg) u`` (norm 1.999 of
+#: the sensitivity 2 the ledger charges), i.i.d. noise in every coordinate.
+register_audit(AuditSpec("dp_nsgd_d4", alg.dp_nsgd, (REPLACE_ONE,),
+                         _multidim_setting(regulariser=1e-3), GAUSS_EPS, GAUSS_DELTA,
+                         f"DP-NSGD, the full-batch pair in d = {MULTIDIM_DIM} (canary in every "
+                         "coordinate)", trials=40_000, side_channel=False), rank=93)
