@@ -58,8 +58,8 @@ the figure is made once and redrawn in place (its ticks, text layouts and render
 reused). Yang et al.'s $c_2$ at the 40 points of the eps axis is read from the fits dpbounds
 ships (`dpbounds/bounds/nonconvex/c2_fitted.json`, refitted bit for bit by its tests) instead
 of 40 noise calibrations. Measured on a 2-vCPU AMD EPYC (`bench/bench_notebook02_redraw.py`):
-the first draw costs about 1.5 s of CPU (7-8 s with the calibrations, 14 s on a loaded host),
-a slider move 0.4-0.7 s, choosing another theorem 0.2-0.9 s, the first cell about 2 s. The
+the first draw costs 1.4-1.9 s of CPU (7-9 s with the calibrations, 14 s on a loaded host),
+a slider move 0.4-0.7 s, choosing another theorem 0.2-1.1 s, the first cell 1.4-1.9 s. The
 heavy-ball LMI bound (`strongly_convex.heavy_ball_lmi`, Kuru et al. Prop. 3.4) solves an SDP
 at every point (about a second each) and is left out of the dropdown and of the grey peers:
 notebook 03 maps it, and `draw("strongly_convex.heavy_ball_lmi")` draws it on an 8-point grid
