@@ -52,15 +52,18 @@ $N=10^8$, $\\varepsilon=1$) sit where the default theorem is informative (bound 
 < G = 1$).
 
 **Speed.** Every curve is vectorised (one NumPy call per curve), the terms are compiled once
-per theorem and each panel's curves are cached, so moving one control recomputes only the two
-panels it changes; the figure is made once and redrawn in place (its ticks, text layouts and
-renderer are reused). Measured on a 2-vCPU AMD EPYC (Zen 3, `bench/bench_notebook02_redraw.py`,
-the host loaded by other jobs): a slider move costs 1.0-1.3 s of CPU (2.9-3.7 s before the
-in-place redraw, same conditions), choosing another theorem 0.5-1.5 s; the first draw about
-14 s (it calibrates the noise at each of the 40 points on the eps axis). The heavy-ball LMI bound
-(`strongly_convex.heavy_ball_lmi`, Kuru et al. Prop. 3.4) solves an SDP at every point (about
-a second each) and is left out of the dropdown and of the grey peers: notebook 03 maps it, and
-`draw("strongly_convex.heavy_ball_lmi")` draws it on an 8-point grid (about a minute)."""),
+per theorem (and only for the chosen one: the grey peers draw their bound alone) and each
+panel's curves are cached, so moving one control recomputes only the two panels it changes;
+the figure is made once and redrawn in place (its ticks, text layouts and renderer are
+reused). Yang et al.'s $c_2$ at the 40 points of the eps axis is read from the fits dpbounds
+ships (`dpbounds/bounds/nonconvex/c2_fitted.json`, refitted bit for bit by its tests) instead
+of 40 noise calibrations. Measured on a 2-vCPU AMD EPYC (`bench/bench_notebook02_redraw.py`):
+the first draw costs 1.4-1.9 s of CPU (7-9 s with the calibrations, 14 s on a loaded host),
+a slider move 0.4-0.7 s, choosing another theorem 0.2-1.1 s, the first cell 1.4-1.9 s. The
+heavy-ball LMI bound (`strongly_convex.heavy_ball_lmi`, Kuru et al. Prop. 3.4) solves an SDP
+at every point (about a second each) and is left out of the dropdown and of the grey peers:
+notebook 03 maps it, and `draw("strongly_convex.heavy_ball_lmi")` draws it on an 8-point grid
+(about a minute)."""),
     new_code_cell("""\
 EXTRA = {"strongly_convex": dict(mu=0.05, S1=1.0, max_horizon=300),
          "quadratic": dict(mu=0.05, S1=1.0, max_horizon=300),
@@ -139,8 +142,9 @@ def term_bounds(name):
 
 @lru_cache(maxsize=None)
 def c2_at(eps, delta):
-    \"\"\"Yang et al.'s Lemma 3.1 constant, the registry's own RDP fit (about 0.1-0.5 s per
-    eps), kept for every eps seen (the registry keeps 64, fewer than one eps panel).\"\"\"
+    \"\"\"Yang et al.'s Lemma 3.1 constant, the registry's own RDP fit (read from the shipped
+    fits on the eps axis at the default delta, else about 0.1-0.5 s per eps), kept for every
+    eps seen (the registry keeps 64, fewer than one eps panel).\"\"\"
     return _fitted_c2(eps, delta)
 
 
@@ -156,8 +160,8 @@ def with_c2(entry, p, var, grid):
 
 @lru_cache(maxsize=512)
 def curves(name, var, items):
-    \"\"\"The grid, the tuned bound and its terms along var at problem ``dict(items)``
-    (cached: moving one control leaves the panel over that variable unchanged).\"\"\"
+    \"\"\"The grid and the tuned bound along var at problem ``dict(items)`` (cached: moving
+    one control leaves the panel over that variable unchanged).\"\"\"
     entry, p = registry.get(name), dict(items)
     grid = grid_for(entry, var, p["delta"])
     p = with_c2(entry, p, var, grid)
@@ -165,10 +169,19 @@ def curves(name, var, items):
         bound = along(lambda q: entry.value(problem_for(entry, **q)), p, var, grid)
     else:
         bound = along(lambda q: entry.value(q, invalid="nan"), p, var, grid)
-    parts = [(label, along(lambda q: b.evaluate(ignore_extra=True, invalid="nan",
-                                                **entry.params(q)), p, var, grid))
-             for label, b in term_bounds(name)]
-    return grid, bound, parts
+    return grid, bound
+
+
+@lru_cache(maxsize=512)
+def term_curves(name, var, items):
+    \"\"\"(label, values) of each additive term along var: drawn for the chosen theorem only,
+    so its peers' terms are never built (their sympy work was a third of a first draw).\"\"\"
+    entry, p = registry.get(name), dict(items)
+    grid = grid_for(entry, var, p["delta"])
+    p = with_c2(entry, p, var, grid)
+    return [(label, along(lambda q: b.evaluate(ignore_extra=True, invalid="nan",
+                                               **entry.params(q)), p, var, grid))
+            for label, b in term_bounds(name)]
 
 
 def peers(entry):
@@ -257,13 +270,14 @@ def draw(theorem="nonconvex.tree_momentum_nsgd", d=100.0, N=1e8, eps=1.0):
     ys = []
     for ax, var in zip(axes, ("d", "N", "eps")):
         key = tuple(sorted((k, v) for k, v in p.items() if k != var))
-        grid, mine, parts = curves(entry.name, var, key)
+        grid, mine = curves(entry.name, var, key)
+        parts = term_curves(entry.name, var, key)
         ys.append(mine)
         shade(ax, grid, np.isnan(mine), color="0.85", label="assumption fails")
         shade(ax, grid, mine >= triv, color="red", alpha=0.12,
               label="vacuous (bound $\\\\geq$ trivial)")
         for other in mates:
-            _, theirs, _ = curves(other.name, var, key)
+            _, theirs = curves(other.name, var, key)
             ax.loglog(grid, theirs, color="0.6", lw=0.8)
             finite = np.flatnonzero(np.isfinite(theirs))
             if finite.size:

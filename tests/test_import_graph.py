@@ -176,3 +176,16 @@ def test_importing_the_lmi_solver_defers_cvxpy_to_the_first_problem():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=ROOT.parent).stdout.split()
     assert out == ["False", "True"]
+
+
+def test_the_bound_registry_defers_scipy_optimize_to_its_first_use():
+    """Notebook 02's first cell imports the registry and lists it; scipy.optimize and
+    scipy.integrate (~0.4 CPU-s of imports) wait for a root search or a quadrature (the
+    control: the analytic Gaussian's calibration, a brentq, imports them)."""
+    code = ("import sys; from dpbounds.bounds import registry, compare; registry.entries(); "
+            "before = [m in sys.modules for m in ('scipy.optimize', 'scipy.integrate')]; "
+            "from dpbounds.privacy.gaussian import analytic_gaussian_sigma; "
+            "analytic_gaussian_sigma(1.0, 1e-5); print(*before, 'scipy.optimize' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=ROOT.parent).stdout.split()
+    assert out == ["False", "False", "True"]

@@ -31,7 +31,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.optimize import brentq
 
 from dpbounds.bounds import registry
 from dpbounds.bounds.problem import DEFAULT_PROBLEM, problem_class
@@ -314,6 +313,8 @@ def crossover(
         q = dict(p)
         q[variable] = x
         return np.log(ea.value(q, invalid="nan")) - np.log(eb.value(q, invalid="nan"))
+
+    from scipy.optimize import brentq  # on first use: ~0.2 CPU-s of imports
 
     vals = np.asarray(logratio(grid))
     out: list[Crossover] = []

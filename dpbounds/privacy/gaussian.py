@@ -19,7 +19,7 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from dpbounds._validation import (
     check_nonnegative,
@@ -281,6 +281,8 @@ def analytic_gaussian_sigma(epsilon: Any, delta: float, sensitivity: Any = 1.0) 
                 raise ValueError(
                     f"epsilon={eps!r}, delta={delta!r}: the noise needed exceeds the float range "
                     "(sigma > 1e308); epsilon and delta are too small")
+        from scipy import optimize  # on first use (see privacy.rdp._log_a_fractional)
+
         log_s = optimize.brentq(_clipped(gap), lo, hi, xtol=1e-14, rtol=1e-14, maxiter=500)
         s = float(nudge_up(math.exp(log_s)))
         while _log_gaussian_delta(s, eps, 1.0) > log_delta:
@@ -340,6 +342,8 @@ def gaussian_epsilon(sigma: Any, delta: float, sensitivity: Any = 1.0) -> Any:
         lo = 0.5 * hi  # a factor-2 bracket, also for epsilon far below 1
         while lo > 0 and gap(lo) <= 0:
             hi, lo = lo, 0.5 * lo
+        from scipy import optimize  # on first use (see privacy.rdp._log_a_fractional)
+
         eps = optimize.brentq(_clipped(gap), lo, hi, xtol=1e-300, rtol=1e-14, maxiter=500)
         # polish by bisection to a few ulps, keeping the valid (upper) end
         # (a few steps each; the bracket ends lo < hi stay valid fallbacks: for subnormal

@@ -43,7 +43,7 @@ import warnings
 from typing import Any
 
 import numpy as np
-from scipy import integrate, optimize, special
+from scipy import special
 
 from dpbounds._validation import (
     check_choice,
@@ -180,6 +180,9 @@ def _log_a_fractional(q: float, z: float, alpha: float) -> float:
             -0.5 * (x / z) ** 2 - math.log(z * math.sqrt(2 * math.pi))
             + alpha * float(np.logaddexp(log1mq, logq + u))
         )
+
+    # on first use: scipy.optimize and .integrate cost ~0.4 CPU-s of imports
+    from scipy import integrate, optimize
 
     # the integrand is unimodal; centre the quadrature on its peak
     lo, hi = -10.0 * z, (alpha + 10.0) * max(1.0, z)

@@ -22,7 +22,6 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import optimize
 
 from dpbounds._validation import check_choice, check_nonnegative, check_positive, check_probability
 from dpbounds.privacy._util import (
@@ -98,6 +97,8 @@ def _tight_epsilon_scalar(rho: float, delta: float) -> float:
 
     # the standard bound's optimum alpha - 1 = sqrt(log(1/delta)/rho) is a good centre
     centre = 0.5 * (math.log(-log_delta) - math.log(rho))
+    from scipy import optimize  # on first use (see privacy.rdp._log_a_fractional)
+
     res = optimize.minimize_scalar(
         eps_at, bracket=(centre - 1.0, centre), bounds=None, method="brent",
         options={"xtol": 1e-12},
@@ -158,6 +159,8 @@ def zcdp_to_dp_delta(rho: float, epsilon: float, method: str = "standard") -> fl
     vals = np.array([log_delta(x) for x in grid])
     i = int(np.argmin(vals))
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
+    from scipy import optimize  # on first use (see privacy.rdp._log_a_fractional)
+
     res = optimize.minimize_scalar(log_delta, bounds=(lo, hi), method="bounded")
     best = min(float(vals[i]), float(res.fun))
     return float(min(1.0, math.exp(min(best, 0.0))))

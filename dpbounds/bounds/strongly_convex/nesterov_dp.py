@@ -35,8 +35,6 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from scipy.optimize import minimize_scalar
-
 from dpbounds.bounds.numeric import NumericBound
 from dpbounds.bounds.registry import Entry, register
 from dpbounds.bounds.strongly_convex.gradient_noise import check_noise_fits
@@ -102,6 +100,8 @@ def _tuner(method: str):
                 return math.log(dp_accelerated_bound(p, method, math.exp(min(z, 0.0)))[0])
             except ValueError:
                 return math.inf
+
+        from scipy.optimize import minimize_scalar  # on first use: ~0.2 CPU-s of imports
 
         res = minimize_scalar(f, bounds=(math.log(1e-3), 0.0), method="bounded",
                               options={"xatol": 1e-2, "maxiter": 25})
