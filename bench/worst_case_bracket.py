@@ -36,59 +36,54 @@ PROBLEMS = [
 ]
 
 
-#: measured on main before step 7 (the closed form of the oscillating mode) and the full
-#: window of single horizons (the table of commit 1cc19a9, this machine, 2026-12-03, this
-#: script): (certified upper end, reported lower bound, its gap as printed then, which bound
-#: gave it, B&B CPU-s, tune CPU-s)
+#: measured on main before step 8 (start and noise bounded together; the table of commit
+#: a2226d5, this machine, 2026-12-03, this script): (certified upper end, reported lower
+#: bound, its gap as printed then, which bound gave it, B&B CPU-s, tune CPU-s)
 BEFORE = {
-    "issue 32": (0.1633, 0.162, 0.00808, "B&B", 17.77, 30.3),
-    "Fig. 3": (0.02406, 0.02385, 0.00908, "B&B", 14.91, 20.7),
-    "kappa 1": (1e-07, 1e-07, 2.77e-08, "MI", 2.97, 6.6),
-    "kappa 4": (0.0001175, 0.0001174, 0.000999, "B&B", 2.46, 4.9),
-    "kappa 10, eps 0.01": (0.006203, 0.006197, 0.000994, "B&B", 2.58, 5.5),
-    "kappa 10, eps 10": (3.016e-08, 3.013e-08, 0.000998, "B&B", 6.85, 10.8),
-    "kappa 100": (8.563e-05, 8.338e-05, 0.027, "B&B", 16.09, 22.3),
-    "kappa 100, m < n": (0.2434, 0.2407, 0.0112, "B&B", 8.26, 11.4),
-    "kappa 1e3, d 1": (5.132e-05, 5.016e-05, 0.0231, "B&B", 24.99, 37.9),
-    "kappa 1e4": (0.008803, 0.008482, 0.0378, "B&B", 26.26, 61.9),
-    "kappa 1e5": (0.002868, 0.002652, 0.0818, "B&B", 9.27, 63.2),
-    "kappa 1e6": (0.2115, 0.2101, 0.00659, "B&B", 6.89, 49.7),
+    "issue 32": (0.1633, 0.1631, 0.001, "B&B", 9.69, 16.9),
+    "Fig. 3": (0.02406, 0.02404, 0.000999, "B&B", 5.10, 9.0),
+    "kappa 1": (1e-07, 1e-07, 2.77e-08, "MI", 3.45, 5.6),
+    "kappa 4": (0.0001175, 0.0001174, 0.000999, "B&B", 1.82, 3.2),
+    "kappa 10, eps 0.01": (0.006203, 0.006197, 0.000999, "B&B", 1.80, 3.6),
+    "kappa 10, eps 10": (3.016e-08, 3.013e-08, 0.000998, "B&B", 2.97, 5.2),
+    "kappa 100": (8.563e-05, 8.555e-05, 0.001, "B&B", 4.00, 7.8),
+    "kappa 100, m < n": (0.2434, 0.2408, 0.0108, "B&B", 8.79, 10.6),
+    "kappa 1e3, d 1": (5.132e-05, 5.031e-05, 0.02, "B&B", 16.55, 25.4),
+    "kappa 1e4": (0.008803, 0.008794, 0.00101, "B&B", 17.25, 45.9),
+    "kappa 1e5": (0.002868, 0.00286, 0.00295, "B&B", 28.53, 69.0),
+    "kappa 1e6": (0.2115, 0.211, 0.0026, "B&B", 19.59, 58.3),
 }
 
 
-NOTE = """What changed. Step 7 of the branch and bound (`dpbounds/tuning/_certify_error.py`,
-DERIVED): at one eigenvalue per box where every point of the box has complex roots, the start
-term and the noise are bounded from the closed form of the oscillating mode
-(e_t = beta^(t/2) R cos(t theta - phi), h_j = beta^(j/2) sin((j+1) theta) / sin theta), with the
-exact range of cos(theta) on the box: the phase's range is t times the box's width in theta,
-so it stays tight at thousands of steps, where step 6's Taylor remainders (run to T = 256)
-and step 5's sweep are loose (at L/mu = 1e5, T ~ 1250, the start bound was ~20% low on boxes
-of relative width 1e-3). The eigenvalue is chosen at the centre's weakest interval (grids in
-the angle and the eigenvalue, each point moved to the nearest peak of the start term: the
-peaks near L are narrow), two rounds per box. The window of single horizons around the tuned
-T* now covers all of [T*/sqrt 2, T* sqrt 2] (at most 1024, for T* <= 4096; it was at most 256
-and only for T* <= 512): a leaf's weakest horizon moves across that range. The noise bounds,
-the costliest part, are computed at the coarse partition's horizons (U_k grows with k, so
-the value at the largest coarse k <= T0 bounds it from below), which cut the window's cost
-from 71 to 22 CPU-s at L/mu = 1e5.
+NOTE = """What changed. Step 8 of the branch and bound (`dpbounds/tuning/_certify_error.py`,
+DERIVED): at step 6's eigenvalue the start term and the noise are bounded together, by Taylor's
+formula of their sum with the exact gradient at the box's centre (the start falls where the
+noise grows along the ridge of near-optimal (alpha, beta), so adding separate least values lost
+the box's first-order variation of each); for d >= 2 the other directions' noise at mu or L is in
+the same sum. Step 6's majorants of h's convolution powers use |h_j| <= beta^(j/2) / sin(theta)
+where the whole box has complex roots (4e4 times smaller at n = 150 than (j + 1) rho^j's); at mu
+(or L) steps 1, 1' and 2's bounds at the same eigenvalue are paired with step 6's; a cell still
+below the threshold gets a second eigenvalue away from the first (the centre's value can peak at
+mu, where the bound is loose, with a peak near L within 1%); step 7 runs at 4 of a box's weakest
+intervals (was 2; the rounds after the second, and the second eigenvalue, only on boxes within
+2% of the threshold).
 
-What is left. L/mu = 1e3 at d = 1 (2.0%) and m < n (1.1%) spend the box budget (16,000) on
-leaves that are still ~1e-3 wide along the ridge of near-optimal (alpha, beta): the box's own
-variation, not the bound's slack, is what remains there. L/mu = 1e5 and 1e6 stop at 0.3%
-with the budget spent.
+What is left. L/mu = 1e5 and 1e6 stop at 0.3% with the box budget spent (T* = 1246 at L/mu = 1e5:
+step 6 and so step 8 are not run above T = 256; run to 2048 they cost 4.6x the CPU and gained
+nothing at L/mu = 1e5, measured: 224 against 49 CPU-s).
 """
 
 
 HEADER = (
-    "# Worst-case tuner: proven bracket, before vs after step 7 (the oscillating mode's closed "
-    "form)\n\n"
+    "# Worst-case tuner: proven bracket, before vs after step 8 (start and noise bounded "
+    "together)\n\n"
     "gap = tuned worst case (certified upper end) / lower bound - 1; MI = linear-MMSE and "
     "Chebyshev (any linear method); the reported lower bound is max(MI, heavy ball's "
-    "branch and bound, B&B). before = the committed table of 1cc19a9 (third-order step 6, "
-    "single horizons around T* for T* <= 512); after = this script on main 2026-12-03 (step "
-    "7, see below). CPU-s by time.process_time on a 2-vCPU AMD EPYC (Zen 3) shared with "
-    "other jobs (load average 2-4 for both columns, measured on the same day); compare "
-    "gaps first, CPU-s roughly.\n\n")
+    "branch and bound, B&B). before = the committed table of a2226d5 (step 7, the closed "
+    "form of the oscillating mode); after = this script on main 2026-12-03 (step 8, see "
+    "below). CPU-s by time.process_time on a 2-vCPU AMD EPYC (Zen 3) shared with other "
+    "jobs (load average 2-4 for both columns, measured on the same day); compare gaps "
+    "first, CPU-s roughly.\n\n")
 
 
 def main() -> None:

@@ -354,6 +354,63 @@ dense evaluation in ``tests/tuning/test_certify_error.py``.
    dense oracle at :math:`L/\mu=10^5`, :math:`T\le1400`; mutants (the centre's value as the
    box's, x1.02, x1.05) caught.
 
+8. **Start and noise bounded together** **[DERIVED]**. Steps 0-7 bound the start term and
+   each noise term on the box separately and add the bounds; along the ridge of near-optimal
+   :math:`(\alpha,\beta)` the start term falls where the noise grows, so the sum of the
+   separate least values is below the least sum by the box's first-order variation of each
+   (measured at :math:`L/\mu=10^3`, :math:`d=1`: the start term varies by :math:`\pm7\%` on
+   the weakest leaf, relative width :math:`10^{-3}`, while the sum varies by a third of that).
+   For one instance of step 0 at a fixed :math:`T`, :math:`F=w\,e_T(\lambda_1)^2+\sum_ik_i
+   \alpha^2\Sigma^{(i)}` with :math:`k_i\ge0` and :math:`\Sigma^{(i)}=\sum_{j<T_0}h_j(
+   \lambda^{(i)})^2`, write, for each :math:`f\in\{e_T,h_j\}` and :math:`x=c+\delta` in the
+   box, :math:`f(x)=f(c)+g_f\cdot\delta+r_f`, :math:`g_f=(-\lambda Df,(D+B)f)` at the centre
+   and :math:`|r_f|\le R_f`, :math:`R_f` step 6's spread :math:`\Delta_f` less its linear part
+   (both of step 6's forms share it, so :math:`R_f\ge0`; its rounding pad included). Then
+   :math:`f(x)^2=f(c)^2+2f(c)(g_f\cdot\delta+r_f)+(g_f\cdot\delta+r_f)^2\ge f(c)^2+2f(c)
+   g_f\cdot\delta-2|f(c)|R_f`, so :math:`\Sigma(x)\ge\Sigma(c)+G_\Sigma\cdot\delta-
+   \sum_j2|h_j(c)|R_{h_j}` and :math:`|\Sigma(x)-\Sigma(c)|\le V=\sum_j\Delta_j(2|h_j(c)|+
+   \Delta_j)`; with :math:`\alpha^2=\alpha_c^2+(2\alpha_c\delta_\alpha+\delta_\alpha^2)`
+   and :math:`\Sigma\ge0`, :math:`\alpha^2\Sigma(x)\ge\alpha_c^2(\Sigma(c)+G_\Sigma\cdot
+   \delta-\sum_j2|h_j|R_{h_j})+2\alpha_c\delta_\alpha\Sigma(c)-(2\alpha_c|\delta_\alpha|+
+   \delta_\alpha^2)V`. Summing, :math:`F(x)\ge F(c)+G_F\cdot\delta-\mathrm{Rem}` with the
+   exact gradient :math:`G_F` at the centre, and on the box
+   :math:`F\ge F(c)-|G_{F,\alpha}|\delta_\alpha-|G_{F,\beta}|\delta_\beta-\mathrm{Rem}`: the
+   start and the noise trade inside :math:`G_F` and only second-order terms are lost. It is
+   taken for the pairs of step 0 at :math:`\lambda_1` (:math:`k=\ell+\sigma` and
+   :math:`k=\ell`, the other directions at step 2's :math:`\max_\lambda U`), for the noise
+   alone (:math:`w=0`, a bound of :math:`U_{T_0}(\lambda_1)`), and for :math:`d\ge2` with the
+   other directions' noise at :math:`\lambda^{(2)}\in\{\mu,L\}` (the end whose step-2 bound
+   is larger) in the same sum
+   (:math:`\max_\lambda U\ge U(\lambda^{(2)})`; at :math:`L/\mu=100`, :math:`m<n` that
+   pairing of the start at :math:`\mu` with the noise at :math:`L` is what binds), the
+   least over :math:`t\in[T_0,T_1]` of the start's part (the noise at :math:`T_0`, :math:`\ell`
+   at the interval's least: each term is :math:`\ge0` and grows with :math:`T`). Three more
+   changes make step 6 (and so 8) hold at long horizons and at the right eigenvalue:
+
+   * where the whole box has complex roots at the eigenvalue (step 7's test),
+     :math:`|h_j|=\beta^{j/2}|\sin((j+1)\theta)|/\sin\theta\le\rho^j/\sin\theta_{lo}`,
+     whose :math:`k`-fold convolution is :math:`\rho^n\binom{n+k-1}{k-1}/\sin^k\theta_{lo}`;
+     the smaller of it and :math:`C_k(n)` majorises :math:`h^{*k}_n` (:class:`_Majorants`):
+     at :math:`n=150`, :math:`k=3`, :math:`\sin\theta_{lo}=0.9` it is :math:`4\cdot10^4`
+     times below :math:`C_3`, so the remainders no longer swamp the start term near :math:`L`
+     at :math:`T\approx200`;
+   * where :math:`\lambda_1=\mu` (or :math:`L`), the start and noise bounds of steps 1, 1'
+     and 2 hold at the same eigenvalue, and the larger of each pair is used (near critical
+     damping at :math:`\mu` step 1's corner value is exact where Taylor's remainder is not);
+   * a cell still below the threshold gets a second eigenvalue, the best at the centre outside
+     a factor 2 of the first (:data:`_INSTANCE_SECOND`): the centre's value can peak at
+     :math:`\mu`, where the bound is loose, while a peak near :math:`L` within 1% of it is
+     bounded tightly.
+
+   Step 7 is run for :data:`_CLOSED_ROUNDS` = 4 of a box's weakest intervals (was 2: at
+   :math:`L/\mu=10^3` three to four single horizons sit within 1% of the threshold and the
+   peaks near :math:`L` move with :math:`T`), the rounds after the second and the second
+   eigenvalue only on boxes within :data:`_CLOSED_LATE_WITHIN` (2%) of the threshold, where
+   they matter (elsewhere a box is cut anyway; leaving a bound out only weakens it).
+   Checked in ``tests/tuning/test_certify_error.py`` against the dense worst case per
+   horizon on boxes near two optima, with mutants (the remainder left out of step 8; the
+   complex-root majorant without its :math:`1/\sin^k`) that the check catches.
+
 **Coverage.** :func:`certify_error_minimum` covers every :math:`\alpha>0`,
 :math:`0\le\beta<1`, :math:`1\le T\le T_{\max}`: boxes in :math:`(\log\alpha,-\log(1-\beta))`
 between :math:`\alpha_{\min}=10^{-3}/(\mu T_{\max}^2)` and :math:`4/L` and up to
@@ -447,8 +504,10 @@ at 8.2%. With step 7 and the window covering all of :math:`[T^*/\sqrt2,T^*\sqrt2
 0.91% -> 0.10%, :math:`L/\mu=100` 2.7% -> 0.10%, :math:`L/\mu=10^4` 3.8% -> 0.10%,
 :math:`L/\mu=10^5` 8.2% -> 0.30%, :math:`L/\mu=10^6` 0.66% -> 0.26% (0.10% is the stopping
 threshold ``rtol``); :math:`L/\mu=10^3`, :math:`d=1` 2.3% -> 2.0% and :math:`m<n` 1.1% stay
-where the box budget is spent on leaves still ~:math:`10^{-3}` wide. The tuner reports the
-larger of the two bounds.
+where the box budget is spent on leaves still ~:math:`10^{-3}` wide. With step 8 and the
+changes listed there, those two reach the stopping threshold: :math:`L/\mu=10^3`,
+:math:`d=1` 2.0% -> 0.10%, :math:`m<n` 1.1% -> 0.10% (``bench/worst_case_bracket.md``). The
+tuner reports the larger of the two bounds.
 """
 
 from __future__ import annotations
@@ -749,7 +808,8 @@ def _start_at_L_lower(prob: _Problem, al0, b0, b1) -> np.ndarray:
     # unstable on the whole box (step 4): |p_T(L)| >= 1
     f = np.where((al0 * L >= 2.0 * (1.0 + b1))[:, None], np.maximum(f, 1.0), f)
     f = np.minimum(f, 1e150)  # lowering a lower bound: no overflow of f^2
-    return prob.w_L * f * f
+    with np.errstate(over="ignore"):  # past the float range: +inf, clipped in _box_lower
+        return prob.w_L * f * f
 
 
 def _oscillating_interval(prob: _Problem, al0, al1, b0) -> tuple[np.ndarray, np.ndarray]:
@@ -818,8 +878,9 @@ def _oscillating_pieces(prob: _Problem, al0, al1, b0, b1, lam_a, lam_b) -> list:
 
 #: step 7: the closed form at one eigenvalue (per box), chosen at the centre's weakest horizon
 _CLOSED_GRID = 64
-_CLOSED_ROUNDS = 2  # each round: one eigenvalue per box, at its weakest interval (0: off)
+_CLOSED_ROUNDS = 4  # each round: one eigenvalue per box, at its weakest interval (0: off)
 _CLOSED_LOCAL = 16
+_CLOSED_LATE_WITHIN = 1.02  # rounds after the second: boxes within this factor of the threshold
 _CLOSED_PAD = 1e-9  # relative widening of the ranges of theta and phi (rounding)
 
 
@@ -954,15 +1015,21 @@ def _closed_form_lambda(prob: _Problem, al0, al1, b0, b1, T, ell) -> np.ndarray:
             a = (1.0 + bc)[:, None] - ac[:, None] * lam
             cs = np.clip(a / (2.0 * sb), -1.0, 1.0)
             thv = np.arccos(cs)
-            B = (cs - sb) / np.sin(thv)
+            sn = np.sin(thv)
+            B = (cs - sb) / sn
             r2T = bc[:, None] ** Tf
             start = r2T * (1.0 + B * B) * np.cos(Tf * thv - np.arctan(B)) ** 2
             # sum_{j<T} r^2j sin^2((j+1) theta) = (S0 - Re(e^{2i theta}(1 - q^T)/(1 - q))) / 2,
-            # q = r^2 e^{2i theta}
-            q = bc[:, None] * np.exp(2j * thv)
+            # q = r^2 e^{2i theta}; in real arithmetic (a complex power costs several times
+            # more): numerator e^{2i theta} - r^2T e^{2i(T+1) theta}, denominator
+            # 1 - r^2 e^{2i theta}
+            c2, s2 = 2.0 * cs * cs - 1.0, 2.0 * sn * cs
+            ang = 2.0 * (Tf + 1.0) * thv
+            nr, ni = c2 - r2T * np.cos(ang), s2 - r2T * np.sin(ang)
+            dr, di = 1.0 - bc[:, None] * c2, -bc[:, None] * s2
             S0 = (1.0 - r2T) / (1.0 - bc[:, None])
-            S = 0.5 * (S0 - np.real(np.exp(2j * thv) * (1.0 - q ** Tf) / (1.0 - q)))
-            U = 0.5 * lam * ac[:, None] ** 2 * S / np.sin(thv) ** 2
+            S = 0.5 * (S0 - (nr * dr + ni * di) / (dr * dr + di * di))
+            U = 0.5 * lam * ac[:, None] ** 2 * S / sn ** 2
             w = prob.w_mu if prob.gap_form else 0.5 * prob.dist_sq * lam
             v = w * start + var * U
             return np.where(np.isfinite(v), v, -np.inf)
@@ -1005,6 +1072,8 @@ _INSTANCE_PEAKS = 3
 _INSTANCE_PER_ROUND = 4  # a box's weakest intervals taken per round
 _INSTANCE_CAP = True  # False: step 6 at every eligible interval (the tests' full check)
 _INSTANCE_TMAX = 256
+_JOINT = True  # step 8 (False: off, the tests' comparison)
+_INSTANCE_SECOND = True  # step 6 again at a second eigenvalue where a cell stays low
 
 
 def _conv_majorant(rho, k: int, n):
@@ -1047,11 +1116,20 @@ def _taylor3_spread(lam1, da, db, v_a, v_b, s_aa, s_ab, s_bb, m3):
 
 
 def _instance_cells(prob: _Problem, al0, al1, b0, b1, cells_r, cells_c,
-                    lam_out: list | None = None) -> tuple[np.ndarray, np.ndarray]:
+                    lam_out: list | None = None,
+                    joint_out: list | None = None,
+                    avoid: np.ndarray | None = None,
+                    lam2: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     r"""Step 6: per cell (box ``cells_r``, horizon interval ``cells_c``), lower bounds of
     :math:`A_T(\lambda_1)` (every :math:`T` of the interval) and of :math:`U_{T_0}(\lambda_1)`
     on the box, at one eigenvalue :math:`\lambda_1` chosen at the box's centre (appended to
-    ``lam_out`` when given)."""
+    ``lam_out`` when given). With ``joint_out``, step 8's lower bounds of
+    :math:`A_T(\lambda_1)+kU_T(\lambda_1)` on the box (every :math:`T` of the interval) for
+    :math:`k=\ell+\sigma` and :math:`k=\ell` and of :math:`U_{T_0}(\lambda_1)` alone are
+    appended to it (three arrays). ``avoid`` (per cell, ``nan``: none): an eigenvalue whose
+    neighbourhood (within a factor 2) :math:`\lambda_1` is not taken from (a second choice).
+    ``lam2`` (per cell; :math:`d\ge2`): the eigenvalue of the other directions' noise in step
+    8's sums (two more arrays appended; without it, none)."""
     mu, L = prob.mu, prob.L
     # cells by decreasing horizon interval (the intervals are disjoint, so T0 and T1 fall
     # together): the cells still running at step t are a prefix, those inside their interval
@@ -1061,6 +1139,10 @@ def _instance_cells(prob: _Problem, al0, al1, b0, b1, cells_r, cells_c,
     T0 = prob.Tlo[cells_c].astype(np.int64)
     T1 = prob.Thi[cells_c].astype(np.int64)
     ell = prob.ell[cells_c]
+    far = None
+    if avoid is not None:  # log-distance from the eigenvalue to avoid (inf: none)
+        av = np.asarray(avoid, dtype=float)[order]
+        far = np.where(np.isfinite(av) & (av > 0), av, np.nan)
     ca0, ca1, cb0, cb1 = al0[cells_r], al1[cells_r], b0[cells_r], b1[cells_r]
     ac, bc = 0.5 * (ca0 + ca1), 0.5 * (cb0 + cb1)  # the centre
     da, db = 0.5 * (ca1 - ca0), 0.5 * (cb1 - cb0)  # half-widths
@@ -1101,6 +1183,9 @@ def _instance_cells(prob: _Problem, al0, al1, b0, b1, cells_r, cells_c,
             lam_c = lam if lam.ndim == 1 else lam[cell_row]
             obj = (wgt(lam_c) * pmin
                    + (ell + prob.smp)[:, None] * 0.5 * lam_c * ac[:, None] ** 2 * S0)
+            if far is not None:
+                near = np.abs(np.log(lam_c / far[:, None])) < math.log(2.0)
+                obj = np.where(near, -np.inf, obj)
         return np.where(np.isfinite(obj), obj, -np.inf)
 
     cells = np.arange(T0.size)
@@ -1136,68 +1221,44 @@ def _instance_cells(prob: _Problem, al0, al1, b0, b1, cells_r, cells_c,
     fine = np.clip(best[:, None] + span[:, None] * np.linspace(-1.0, 1.0, _INSTANCE_LOCAL + 1),
                    mu, L)
     lam1 = fine[np.arange(T0.size), np.argmax(best_lambda(fine), axis=1)]
-    # the centre's p_t, h_t and their derivatives in a (D) and in beta at fixed a (B)
+    # the centre's p_t and its derivatives in a (D) and in beta at fixed a (B); the noise
+    # sums (and for step 8 their gradients and remainders) at T0
     a = 1.0 + bc - ac * lam1
-    a_lo, a_hi = 1.0 + cb0 - ca1 * lam1, 1.0 + cb1 - ca0 * lam1
-    A = np.maximum(np.abs(a_lo), np.abs(a_hi))
-    rho = np.maximum(np.sqrt(cb1), 0.5 * (A + np.sqrt(np.maximum(A * A - 4.0 * cb0, 0.0))))
-    rho = rho * (1.0 + 1e-12)
-
-    lrho = np.log(rho)
-    inv = [np.exp(-sh * lrho) for sh in range(8)]  # rho^-sh
-    pw = np.ones_like(rho)  # rho^t, kept along the loop below
-
-    def C(kk, n):  # _conv_majorant(rho, kk, n) for n = t - sh, from rho^t
-        sh = int(round(t - n))
-        if n < 0:
-            return 0.0
-        return math.comb(int(n) + 2 * kk - 1, 2 * kk - 1) * (pw * inv[sh])
+    maj = _Majorants(lam1, ca0, ca1, cb0, cb1)
+    box = (ca0, ca1, cb0, cb1, ac, bc, da, db)
+    noise = _noise_taylor(lam1, maj, box, T0, joint_out is not None)
+    second = (np.asarray(lam2, dtype=float)[order]
+              if joint_out is not None and prob.d >= 2 and lam2 is not None else None)
+    extra = ([] if second is None else
+             [(second, _noise_taylor(second, _Majorants(second, *box[:4]), box, T0, True))])
 
     def spread(v_a, v_b, m_aa, m_ab, m_bb, s2, m3, r2):
-        # the smaller of the two valid bounds: second-order majorants on the box, or the exact
-        # second derivatives at the centre (raised by ``r2``, their rounding) and third-order
-        # majorants
-        s_aa, s_ab, s_bb = (np.abs(v) + r2 * m for v, m in zip(s2, (m_aa, m_ab, m_bb)))
-        return np.minimum(_taylor_spread(lam1, da, db, v_a, v_b, m_aa, m_ab, m_bb),
-                          _taylor3_spread(lam1, da, db, v_a, v_b, s_aa, s_ab, s_bb, m3))
+        return _spread(lam1, da, db, v_a, v_b, m_aa, m_ab, m_bb, s2, m3, r2)
 
     e, ep = np.ones_like(a), np.ones_like(a)
     De, Dep, Be, Bep = (np.zeros_like(a) for _ in range(4))
     DDe, DDep, DBe, DBep, BBe, BBep = (np.zeros_like(a) for _ in range(6))
-    h, hp = np.ones_like(a), np.zeros_like(a)
-    Dh, Dhp, Bh, Bhp = (np.zeros_like(a) for _ in range(4))
-    DDh, DDhp, DBh, DBhp, BBh, BBhp = (np.zeros_like(a) for _ in range(6))
-    S = np.zeros_like(a)
     start = np.full(a.size, np.inf)
-    noise = np.zeros(a.size)
+    # step 8: (weight of the start term, [(k, noise pieces), ...]) per joint bound: the start
+    # with the noise at lam1 (k = ell + smp, k = ell), the noise alone, and with a second
+    # eigenvalue's noise (d >= 2: mu or L, weights (d - 1) ell and smp + (d - 1) ell)
+    jw = wgt(lam1)
+    half = 0.5 * lam1
+    forms: list = [(jw, [(half * (ell + prob.smp), noise)]), (jw, [(half * ell, noise)]),
+                   (0.0, [(half, noise)])]
+    for lam_b, nz in extra:
+        forms.append((jw, [(half * (ell + prob.smp), noise),
+                           (0.5 * lam_b * (prob.d - 1) * ell, nz)]))
+        forms.append((jw, [(half * ell, noise),
+                           (0.5 * lam_b * (prob.smp + (prob.d - 1) * ell), nz)]))
+    joint = [np.full(a.size, np.inf) for _ in forms]
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         for t in range(0, int(T1.max()) + 1):
-            pw = np.exp(t * lrho)
-            if t >= 1:  # advance (e, De, Be, ...) to t; h-sums are taken below at j = t - 1
-                e_new = a * e - bc * ep
-                De_new = a * De - bc * Dep + e
-                Be_new = a * Be - bc * Bep - ep
-                DDe_new = a * DDe - bc * DDep + 2.0 * De
-                DBe_new = a * DBe - bc * DBep + Be - Dep
-                BBe_new = a * BBe - bc * BBep - 2.0 * Bep
-                e, ep, De, Dep, Be, Bep = e_new, e, De_new, De, Be_new, Be
-                DDe, DDep, DBe, DBep, BBe, BBep = DDe_new, DDe, DBe_new, DBe, BBe_new, BBe
-                j = float(t - 1)  # h_j enters Sigma_t
-                r2 = 4.0 * _U * (j + 1.0) ** 2
-                dh = spread(Dh, Bh, 2.0 * C(3, j - 2), 2.0 * C(3, j - 3), 2.0 * C(3, j - 4),
-                            (DDh, DBh, BBh),
-                            (6.0 * C(4, j - 3), 6.0 * C(4, j - 4), 6.0 * C(4, j - 5),
-                             6.0 * C(4, j - 6)), r2)
-                dh = dh + r2 * C(1, j)
-                S = S + np.maximum(np.abs(h) - dh, 0.0) ** 2
-                h_new = a * h - bc * hp
-                Dh_new = a * Dh - bc * Dhp + h
-                Bh_new = a * Bh - bc * Bhp - hp
-                DDh_new = a * DDh - bc * DDhp + 2.0 * Dh
-                DBh_new = a * DBh - bc * DBhp + Bh - Dhp
-                BBh_new = a * BBh - bc * BBhp - 2.0 * Bhp
-                h, hp, Dh, Dhp, Bh, Bhp = h_new, h, Dh_new, Dh, Bh_new, Bh
-                DDh, DDhp, DBh, DBhp, BBh, BBhp = DDh_new, DDh, DBh_new, DBh, BBh_new, BBh
+            maj.at(t)
+            C = maj.C
+            if t >= 1:  # advance (e, De, Be, ...) to t
+                (e, ep, De, Dep, Be, Bep, DDe, DDep, DBe, DBep, BBe, BBep) = _advance(
+                    a, bc, (e, ep, De, Dep, Be, Bep, DDe, DDep, DBe, DBep, BBe, BBep))
             tf = float(t)
             m_aa = 2.0 * (C(3, tf - 2) + cb1 * C(3, tf - 3))
             m_ab = 2.0 * (C(3, tf - 3) + cb1 * C(3, tf - 4)) + C(2, tf - 2)
@@ -1213,15 +1274,145 @@ def _instance_cells(prob: _Problem, al0, al1, b0, b1, cells_r, cells_c,
             low = np.where(np.isfinite(de) & np.isfinite(e), np.maximum(np.abs(e) - de, 0.0),
                            0.0)
             start = np.where(inside, np.minimum(start, low), start)
-            noise = np.where(t == T0, S, noise)
+            if joint_out is not None and np.any(inside):
+                re = de - (lam1 * np.abs(De) * da + np.abs(De + Be) * db)
+                for i, (w_i, terms) in enumerate(forms):
+                    jv = _joint_lower(w_i, e, De, Be, re, lam1, ac, da, db, terms)
+                    joint[i] = np.where(inside, np.minimum(joint[i], jv), joint[i])
     start = np.where(np.isfinite(start), start, 0.0)
     A_lo = wgt(lam1) * start * start
-    U_lo = 0.5 * lam1 * ca0 * ca0 * np.where(np.isfinite(noise), noise, 0.0)
+    S = noise["S"]
+    U_lo = 0.5 * lam1 * ca0 * ca0 * np.where(np.isfinite(S), S, 0.0)
     back = np.empty_like(order)
     back[order] = np.arange(order.size)
     if lam_out is not None:  # the eigenvalue of each cell (tests)
         lam_out.append(lam1[back])
+    if joint_out is not None:
+        joint_out.append(tuple(np.where(np.isfinite(v), np.maximum(v, 0.0), 0.0)[back]
+                               for v in joint))
     return A_lo[back], U_lo[back]
+
+
+class _Majorants:
+    r"""Step 6's majorants of the convolution powers :math:`h^{*k}_n` on a box at one
+    eigenvalue per cell: :math:`C_k(n)=\rho^n\binom{n+2k-1}{2k-1}` from :math:`|h_j|\le
+    (j+1)\rho^j` (:math:`\rho` the largest root modulus on the box), and, where the whole box
+    has complex roots there, also :math:`\rho^n\binom{n+k-1}{k-1}/\sin^k\theta_{lo}` from
+    :math:`|h_j|=\beta^{j/2}|\sin((j+1)\theta)|/\sin\theta\le\rho^j/\sin\theta_{lo}` (far
+    below :math:`C_k` at long horizons: it keeps the decay without the factor :math:`j+1`);
+    the smaller is used (each majorises). ``at(t)`` sets :math:`\rho^t`; ``C(k, n)`` for
+    :math:`n\ge t-7`."""
+
+    def __init__(self, lam, ca0, ca1, cb0, cb1):
+        a_lo, a_hi = 1.0 + cb0 - ca1 * lam, 1.0 + cb1 - ca0 * lam
+        A = np.maximum(np.abs(a_lo), np.abs(a_hi))
+        rho = np.maximum(np.sqrt(cb1), 0.5 * (A + np.sqrt(np.maximum(A * A - 4.0 * cb0, 0.0))))
+        self.lrho = np.log(rho * (1.0 + 1e-12))
+        self.inv = [np.exp(-sh * self.lrho) for sh in range(8)]  # rho^-sh
+        okc, th_lo, th_hi = _closed_form_theta_phi(lam, ca0, ca1, cb0, cb1)[:3]
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            sn_lo = np.minimum(np.sin(th_lo), np.sin(th_hi)) * (1.0 - _CLOSED_PAD)
+            inv_s = np.where(okc & (sn_lo > 0.0), 1.0 / sn_lo, np.inf)
+            inv_s = np.where(np.isfinite(inv_s), inv_s, np.inf)
+            self.inv_sk = [inv_s ** kk for kk in range(5)]
+        self.t = 0
+        self.pw = np.ones_like(self.lrho)
+
+    def at(self, t: int) -> None:
+        self.t = t
+        self.pw = np.exp(t * self.lrho)
+
+    def C(self, kk: int, n):
+        if n < 0:
+            return 0.0
+        sh = int(round(self.t - n))
+        with np.errstate(invalid="ignore", over="ignore"):
+            return np.fmin(math.comb(int(n) + 2 * kk - 1, 2 * kk - 1),
+                           math.comb(int(n) + kk - 1, kk - 1) * self.inv_sk[kk]) * (
+                self.pw * self.inv[sh])
+
+
+def _advance(a, b, st: tuple) -> tuple:
+    """One step of :math:`f_{t+1}=af_t-\beta f_{t-1}` and of its derivatives in :math:`a` (D)
+    and in :math:`\beta` at fixed :math:`a` (B) to second order (module docstring, step 6):
+    ``st`` = (f, f_prev, Df, Df_prev, Bf, Bf_prev, DDf, DDf_prev, DBf, DBf_prev, BBf,
+    BBf_prev), returned one step on."""
+    f, fp, Df, Dfp, Bf, Bfp, DDf, DDfp, DBf, DBfp, BBf, BBfp = st
+    return (a * f - b * fp, f, a * Df - b * Dfp + f, Df, a * Bf - b * Bfp - fp, Bf,
+            a * DDf - b * DDfp + 2.0 * Df, DDf, a * DBf - b * DBfp + Bf - Dfp, DBf,
+            a * BBf - b * BBfp - 2.0 * Bfp, BBf)
+
+
+def _spread(lam1, da, db, v_a, v_b, m_aa, m_ab, m_bb, s2, m3, r2):
+    """Step 6: the smaller of the two valid bounds of :math:`|f(x)-f(c)|` on the box:
+    second-order majorants on the box, or the exact second derivatives at the centre (raised by
+    ``r2`` times their majorants, their rounding) and third-order majorants."""
+    s_aa, s_ab, s_bb = (np.abs(v) + r2 * m for v, m in zip(s2, (m_aa, m_ab, m_bb)))
+    return np.minimum(_taylor_spread(lam1, da, db, v_a, v_b, m_aa, m_ab, m_bb),
+                      _taylor3_spread(lam1, da, db, v_a, v_b, s_aa, s_ab, s_bb, m3))
+
+
+def _noise_taylor(lam, maj: _Majorants, box, T0, joint: bool) -> dict:
+    r"""Steps 6 and 8 for the noise sum :math:`\Sigma_{T_0}=\sum_{j<T_0}h_j^2` at eigenvalue
+    ``lam`` (per cell) on each cell's box: ``S`` = :math:`\sum_j(|h_j(c)|-\Delta_j)_+^2`
+    (step 6, a lower bound on the box) and, with ``joint``, ``Sc`` = :math:`\Sigma(c)`, its
+    gradient (``Sa``, ``Sb``) in :math:`(\alpha,\beta)`, ``rho`` = :math:`\sum_j2|h_j(c)|
+    R_j` (:math:`R_j` the remainder of :math:`h_j` beyond its linear term) and ``var`` =
+    :math:`\sum_j\Delta_j(2|h_j(c)|+\Delta_j)\ge|\Sigma(x)-\Sigma(c)|`."""
+    ca0, ca1, cb0, cb1, ac, bc, da, db = box
+    a = 1.0 + bc - ac * lam
+    h, hp = np.ones_like(a), np.zeros_like(a)
+    Dh, Dhp, Bh, Bhp = (np.zeros_like(a) for _ in range(4))
+    DDh, DDhp, DBh, DBhp, BBh, BBhp = (np.zeros_like(a) for _ in range(6))
+    names = ("S", "Sc", "Sa", "Sb", "rho", "var")
+    run = {k: np.zeros_like(a) for k in names}
+    out = {k: np.zeros_like(a) for k in names}
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        for t in range(1, int(T0.max()) + 1):
+            maj.at(t)
+            C = maj.C
+            j = float(t - 1)  # h_j enters Sigma_t
+            r2 = 4.0 * _U * (j + 1.0) ** 2
+            dh = _spread(lam, da, db, Dh, Bh, 2.0 * C(3, j - 2), 2.0 * C(3, j - 3),
+                         2.0 * C(3, j - 4), (DDh, DBh, BBh),
+                         (6.0 * C(4, j - 3), 6.0 * C(4, j - 4), 6.0 * C(4, j - 5),
+                          6.0 * C(4, j - 6)), r2)
+            dh = dh + r2 * C(1, j)
+            run["S"] += np.maximum(np.abs(h) - dh, 0.0) ** 2
+            if joint:
+                rh = dh - (lam * np.abs(Dh) * da + np.abs(Dh + Bh) * db)
+                run["Sc"] += h * h
+                run["Sa"] -= 2.0 * lam * h * Dh
+                run["Sb"] += 2.0 * h * (Dh + Bh)
+                run["rho"] += 2.0 * np.abs(h) * rh
+                run["var"] += dh * (2.0 * np.abs(h) + dh)
+            (h, hp, Dh, Dhp, Bh, Bhp, DDh, DDhp, DBh, DBhp, BBh, BBhp) = _advance(
+                a, bc, (h, hp, Dh, Dhp, Bh, Bhp, DDh, DDhp, DBh, DBhp, BBh, BBhp))
+            at0 = t == T0
+            if np.any(at0):
+                for k in names:
+                    out[k] = np.where(at0, run[k], out[k])
+    return out
+
+
+def _joint_lower(w, e, De, Be, re, lam1, ac, da, db, terms):
+    r"""Step 8: the lower bound on the box of :math:`w\,e_t(\lambda_1)^2+\sum_ik_i\alpha^2
+    \Sigma^{(i)}` (``terms``: pairs of :math:`k_i\ge0` and :func:`_noise_taylor`'s pieces),
+    from the values and gradients at the centre and the bounds ``re`` of :math:`e`'s
+    remainder, ``rho`` of each :math:`\Sigma`'s and ``var`` of :math:`|\Sigma(x)-\Sigma(c)|`
+    (module docstring, step 8)."""
+    ga = w * 2.0 * e * (-lam1 * De)
+    gb = w * 2.0 * e * (De + Be)
+    rem = 2.0 * w * np.abs(e) * re
+    val = w * e * e
+    for k, nz in terms:
+        S = nz["Sc"]
+        ga = ga + k * (ac * ac * nz["Sa"] + 2.0 * ac * S)
+        gb = gb + k * ac * ac * nz["Sb"]
+        rem = rem + k * (ac * ac * nz["rho"] + (2.0 * ac * da + da * da) * nz["var"])
+        val = val + k * ac * ac * S
+    lin = np.abs(ga) * da + np.abs(gb) * db
+    return val - lin * (1.0 + 1e-12) - rem
 
 
 def _box_lower(prob: _Problem, al0, al1, b0, b1, P_end: np.ndarray | None = None,
@@ -1297,8 +1488,12 @@ def _box_lower(prob: _Problem, al0, al1, b0, b1, P_end: np.ndarray | None = None
             W[blk] = np.where(np.isnan(Wb), W[blk], Wb)
         # 7. the closed form at one eigenvalue per box (complex roots on the whole box),
         # chosen at the centre's weakest interval, where the bound is below ``need``
-        for _ in range(_CLOSED_ROUNDS if need < math.inf else 0):
-            rows = np.flatnonzero(np.min(W, axis=1) < need)
+        for rnd in range(_CLOSED_ROUNDS if need < math.inf else 0):
+            Wmin = np.min(W, axis=1)
+            # after two rounds only boxes near the threshold (the later rounds are for the
+            # third to fifth weakest intervals, which matter only there)
+            near = Wmin >= need / _CLOSED_LATE_WITHIN if rnd >= 2 else True
+            rows = np.flatnonzero((Wmin < need) & near)
             if rows.size:
                 jw = np.argmin(W[rows], axis=1)
                 lam7 = _closed_form_lambda(prob, al0[rows], al1[rows], b0[rows], b1[rows],
@@ -1334,13 +1529,57 @@ def _box_lower(prob: _Problem, al0, al1, b0, b1, P_end: np.ndarray | None = None
                 break
             cc = cols[rr, kk]
             done6[rr, cc] = True
-            A6, U6 = _instance_cells(prob, al0, al1, b0, b1, rr, cc)
-            Um6 = np.maximum(Umax[rr, cc], U6)
-            W6 = A6 + (ell[0, cc] + smp) * U6 + (d - 1) * ell[0, cc] * Um6
-            if d >= 2:
-                W6 = np.maximum(W6, A6 + ell[0, cc] * U6 + (smp + (d - 1) * ell[0, cc]) * Um6)
-            W[rr, cc] = np.maximum(W[rr, cc], np.where(np.isnan(W6), 0.0, W6))
+            W6, lam6 = _instance_bound(prob, al0, al1, b0, b1, rr, cc, LA, LAL, Umu, UL,
+                                       Umax, None)
+            W[rr, cc] = np.maximum(W[rr, cc], W6)
+            # a second eigenvalue (away from the first) where the cell stays below ``need``:
+            # near critical damping at mu the bound is loose while a peak near L is not
+            Wc = W[rr, cc]
+            again = (np.flatnonzero((Wc < need) & (Wc >= need / _CLOSED_LATE_WITHIN))
+                     if _INSTANCE_SECOND else np.array([], int))
+            if again.size:
+                W6, _ = _instance_bound(prob, al0, al1, b0, b1, rr[again], cc[again], LA, LAL,
+                                        Umu, UL, Umax, lam6[again])
+                W[rr[again], cc[again]] = np.maximum(W[rr[again], cc[again]], W6)
+    # a bound past the float range (a far-unstable box: the worst case there overflows too) is
+    # the largest float, still below what it bounds, not +inf
+    W = np.minimum(W, np.finfo(float).max)
     return (W if by_interval else np.min(W, axis=1)) * (1.0 - _SAFETY)
+
+
+def _instance_bound(prob: _Problem, al0, al1, b0, b1, rr, cc, LA, LAL, Umu, UL, Umax,
+                    avoid) -> tuple[np.ndarray, np.ndarray]:
+    """Steps 6 and 8 on the cells ``(rr, cc)``: the bound of :math:`W` there (step 0's
+    instances) and the eigenvalue used; ``avoid`` as in :func:`_instance_cells`."""
+    mu, L, smp, d = prob.mu, prob.L, prob.smp, prob.d
+    ell = prob.ell[cc]
+    joint: list = []
+    lam6: list = []
+    # the other directions' eigenvalue of step 8 (d >= 2): the end with the larger noise bound
+    lam2 = np.where(UL[rr, cc] >= Umu[rr, cc], L, mu)
+    A6, U6 = _instance_cells(prob, al0, al1, b0, b1, rr, cc, lam6, joint if _JOINT else None,
+                             avoid, lam2)
+    if joint:
+        J1, J2, U8 = joint[0][:3]
+        U6 = np.maximum(U6, U8)
+        # at mu or L the start and noise bounds of steps 1, 1', 2 hold at the same eigenvalue:
+        # the larger of each pair is a bound there
+        at_mu, at_L = lam6[0] == mu, lam6[0] == L
+        A6 = np.where(at_mu, np.maximum(A6, LA[rr, cc]), A6)
+        U6 = np.where(at_mu, np.maximum(U6, Umu[rr, cc]), U6)
+        A6 = np.where(at_L, np.maximum(A6, LAL[rr, cc]), A6)
+        U6 = np.where(at_L, np.maximum(U6, UL[rr, cc]), U6)
+    Um6 = np.maximum(Umax[rr, cc], U6)
+    W6 = A6 + (ell + smp) * U6 + (d - 1) * ell * Um6
+    if d >= 2:
+        W6 = np.maximum(W6, A6 + ell * U6 + (smp + (d - 1) * ell) * Um6)
+    if joint:  # 8. the same instance with start and noise bounded together
+        W6 = np.maximum(W6, J1 + (d - 1) * ell * Um6)
+        if d >= 2:
+            W6 = np.maximum(W6, J2 + (smp + (d - 1) * ell) * Um6)
+            for Jb in joint[0][3:]:  # with the other directions' noise at mu or L as well
+                W6 = np.maximum(W6, Jb)
+    return np.where(np.isnan(W6), 0.0, W6), lam6[0]
 
 
 def box_lower_bounds(prob: _Problem, al0, al1, b0, b1, need: float = math.inf) -> np.ndarray:
