@@ -38,6 +38,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from typing import Any
@@ -302,6 +303,16 @@ def _log_forward_differences(z: float, n: int) -> np.ndarray:
         bits *= 2
 
 
+@functools.lru_cache(maxsize=4)
+def _log_forward_differences_cached(z: float, n: int) -> np.ndarray:
+    """:func:`_log_forward_differences`, kept for the last few (z, n): one evaluation of
+    :func:`without_replacement_gaussian_rdp` needs the same table for its orders up to
+    ``max_exact_order`` and for those above (read-only: callers copy out of it)."""
+    out = _log_forward_differences(z, n)
+    out.flags.writeable = False
+    return out
+
+
 def _log_forward_differences_float(z: float, n: int) -> np.ndarray:
     """The float table of :func:`_log_forward_differences`: repeated signed differences in
     log-space (vectorised); accurate only while g grows fast (small z)."""
@@ -342,7 +353,7 @@ def _wor_log_a_integers(q: float, z: float, alphas: np.ndarray, generic: bool = 
     n_fd = top if levels is None else min(top, max(int(levels), 2))
     deltas = np.full(top + 1, np.inf)  # deltas[l - 1] = log|Delta^l g(0)|
     if not generic:
-        deltas[: n_fd + 1] = _log_forward_differences(z, n_fd)
+        deltas[: n_fd + 1] = _log_forward_differences_cached(z, n_fd)
 
     def cgf(x: np.ndarray) -> np.ndarray:
         return x * (x + 1.0) / (2.0 * z * z)
