@@ -443,8 +443,9 @@ def without_replacement_zcdp_rdp(sampling_rate: float, rho: float, orders: Any =
     :math:`\min\{2, (e^{\varepsilon(\infty)}-1)^j\}` is 2), the Gaussian-free terms of
     :func:`without_replacement_gaussian_rdp` with :math:`z = 1/\sqrt{2\rho}`. For the
     discrete Gaussian (whose RDP is at most the continuous one's, Canonne, Kamath & Steinke
-    2020), where the Gaussian's forward differences do not apply. Larger orders and the
-    fractional-order interpolation as there."""
+    2020), where the Gaussian's forward differences do not apply. The fractional-order
+    interpolation as there; orders above ``max_exact_order`` get the unamplified
+    :math:`\alpha\rho` (not yet Theorem 9 there: it matters only for tiny budgets, issue 35)."""
     rho = check_positive("rho", rho)
     z = 1.0 / math.sqrt(2.0 * rho)
     return _amplified_zcdp_rdp(sampling_rate, rho, orders, max_exact_order,
