@@ -985,13 +985,15 @@ def _closed_form_sum_sq(lam, al0, al1, b0, b1, k) -> np.ndarray:
     return np.where(ok[:, None] & np.isfinite(U), U, 0.0)
 
 
-def _closed_form_lambda(prob: _Problem, al0, al1, b0, b1, T, ell) -> np.ndarray:
+def _closed_form_lambda(prob: _Problem, al0, al1, b0, b1, T, ell,
+                       around: np.ndarray | None = None) -> np.ndarray:
     r"""Step 7's eigenvalue per box: where the centre's start term at horizon ``T`` plus its
     noise at variance ``ell + smp`` (both per box, in closed form) is largest among the
     eigenvalues at which the whole box has complex roots (grids in the angle and in the
     eigenvalue, each point also moved to the start term's nearest peak, the best refined three
-    times); ``nan`` where there are none. A choice only: any eigenvalue gives a valid
-    bound."""
+    times); ``nan`` where there are none. ``around`` (per box): search only within 5% of
+    these eigenvalues (a later round's, near an earlier choice: a fifth of the cost). A choice
+    only: any eigenvalue gives a valid bound."""
     ac, bc = 0.5 * (al0 + al1), 0.5 * (b0 + b1)
     lam_a, lam_b = _oscillating_interval(prob, al0, al1, b0)
     Tf = np.asarray(T, dtype=float)[:, None]
@@ -1009,6 +1011,9 @@ def _closed_form_lambda(prob: _Problem, al0, al1, b0, b1, T, ell) -> np.ndarray:
         lam_g = np.exp(np.log(lam_a)[:, None] + u * np.log(lam_b / lam_a)[:, None])
         lam_u = lam_a[:, None] + u * (lam_b - lam_a)[:, None]
         grid = np.concatenate([lam_a[:, None], lam_th, lam_g, lam_u, lam_b[:, None]], axis=1)
+        if around is not None:
+            grid = np.asarray(around, dtype=float)[:, None] * (
+                1.0 + 0.05 * np.linspace(-1.0, 1.0, _CLOSED_LOCAL + 1))[None, :]
         grid = np.clip(grid, lam_a[:, None], lam_b[:, None])
 
         def value(lam):
@@ -1229,8 +1234,12 @@ def _instance_cells(prob: _Problem, al0, al1, b0, b1, cells_r, cells_c,
     noise = _noise_taylor(lam1, maj, box, T0, joint_out is not None)
     second = (np.asarray(lam2, dtype=float)[order]
               if joint_out is not None and prob.d >= 2 and lam2 is not None else None)
-    extra = ([] if second is None else
-             [(second, _noise_taylor(second, _Majorants(second, *box[:4]), box, T0, True))])
+    if second is not None and np.all(second == lam1):  # one eigenvalue (L = mu): reuse
+        extra = [(second, noise)]
+    else:
+        extra = ([] if second is None else
+                 [(second, _noise_taylor(second, _Majorants(second, *box[:4]), box, T0,
+                                         True))])
 
     def spread(v_a, v_b, m_aa, m_ab, m_bb, s2, m3, r2):
         return _spread(lam1, da, db, v_a, v_b, m_aa, m_ab, m_bb, s2, m3, r2)
@@ -1488,6 +1497,7 @@ def _box_lower(prob: _Problem, al0, al1, b0, b1, P_end: np.ndarray | None = None
             W[blk] = np.where(np.isnan(Wb), W[blk], Wb)
         # 7. the closed form at one eigenvalue per box (complex roots on the whole box),
         # chosen at the centre's weakest interval, where the bound is below ``need``
+        prev7 = np.full(al0.size, np.nan)  # each box's last eigenvalue of step 7
         for rnd in range(_CLOSED_ROUNDS if need < math.inf else 0):
             Wmin = np.min(W, axis=1)
             # after two rounds only boxes near the threshold (the later rounds are for the
@@ -1496,10 +1506,14 @@ def _box_lower(prob: _Problem, al0, al1, b0, b1, P_end: np.ndarray | None = None
             rows = np.flatnonzero((Wmin < need) & near)
             if rows.size:
                 jw = np.argmin(W[rows], axis=1)
+                if rnd >= 2:  # near the earlier choice (the rows that had one)
+                    rows, jw = rows[np.isfinite(prev7[rows])], jw[np.isfinite(prev7[rows])]
                 lam7 = _closed_form_lambda(prob, al0[rows], al1[rows], b0[rows], b1[rows],
-                                           prob.Thi[jw], prob.ell[jw])
+                                           prob.Thi[jw], prob.ell[jw],
+                                           prev7[rows] if rnd >= 2 else None)
                 okr = np.isfinite(lam7)
                 rows, lam7 = rows[okr], lam7[okr]
+                prev7[rows] = lam7
             if rows.size:
                 A7 = _closed_form_start(prob, lam7, al0[rows], al1[rows], b0[rows], b1[rows],
                                         prob.Tlo, prob.Thi)
@@ -1535,8 +1549,9 @@ def _box_lower(prob: _Problem, al0, al1, b0, b1, P_end: np.ndarray | None = None
             # a second eigenvalue (away from the first) where the cell stays below ``need``:
             # near critical damping at mu the bound is loose while a peak near L is not
             Wc = W[rr, cc]
+            # (none where every eigenvalue is within a factor 2 of the first: L < 2 mu)
             again = (np.flatnonzero((Wc < need) & (Wc >= need / _CLOSED_LATE_WITHIN))
-                     if _INSTANCE_SECOND else np.array([], int))
+                     if _INSTANCE_SECOND and L >= 2.0 * mu else np.array([], int))
             if again.size:
                 W6, _ = _instance_bound(prob, al0, al1, b0, b1, rr[again], cc[again], LA, LAL,
                                         Umu, UL, Umax, lam6[again])
