@@ -68,9 +68,16 @@ mu, where the bound is loose, with a peak near L within 1%); step 7 runs at 4 of
 intervals (was 2; the rounds after the second, and the second eigenvalue, only on boxes within
 2% of the threshold).
 
-What is left. L/mu = 1e5 and 1e6 stop at 0.3% with the box budget spent (T* = 1246 at L/mu = 1e5:
+What is left. L/mu = 1e5 and 1e6 stop at 0.26% with the box budget spent (T* = 1246 at
+L/mu = 1e5:
 step 6 and so step 8 are not run above T = 256; run to 2048 they cost 4.6x the CPU and gained
 nothing at L/mu = 1e5, measured: 224 against 49 CPU-s).
+
+Paired CPU (the branch and bound alone, `certify_error_minimum` on the tune's own arguments, old
+= e0b713b and new run one after the other under the same load, 2026-12-03 22:08-22:21 UTC): kappa
+1 4.59 -> 5.56 CPU-s, Fig. 3 6.22 -> 8.23, kappa 100 4.83 -> 6.24, issue 32 12.17 -> 15.78 (the
+price of the tighter bound where the gap was already at the threshold), m < n 9.64 -> 9.53 and
+kappa 1e3, d 1 23.6 -> 17.1 (both now close: 8,299 and 9,191 boxes, were 16,000).
 """
 
 

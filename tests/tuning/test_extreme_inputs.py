@@ -210,7 +210,9 @@ def test_no_traceback_reaches_the_user_but_debug_shows_it(exc, status, start, mo
 
 # A fast version of the CLI fuzz (the full one: every flag of every sub-command with 12 bad and
 # extreme values, see the closing report): each call ends with status 0 or 2, one clean line on
-# stderr, no traceback, within 30 s.
+# stderr, no traceback, and no hang: within 90 s wall (a hang guard, not a speed test: the
+# zero-noise tune at eps = 1e30 runs its branch and bound to the box budget, ~20 CPU-s, and a
+# loaded parallel run stretches wall time 2-3x).
 _FUZZ = {
     ("tune", "nag"): [*_TUNE, "--m", "1000", "--c", "1"],
     ("tune", "hb"): [*_TUNE],
@@ -235,14 +237,14 @@ def test_cli_fuzz_bad_and_extreme_values(cmd, base, flag, capsys):
     import time
 
     def timeout(*_):
-        raise TimeoutError("over 30 s")
+        raise TimeoutError("over 90 s")
 
     old = signal.signal(signal.SIGALRM, timeout)
     try:
         for value in _BAD:
             argv = [*cmd, *base]
             argv[argv.index(flag) + 1] = value
-            signal.alarm(30)
+            signal.alarm(90)
             start = time.perf_counter()
             try:
                 status = main(argv)
@@ -253,7 +255,7 @@ def test_cli_fuzz_bad_and_extreme_values(cmd, base, flag, capsys):
             err = capsys.readouterr().err
             assert status in (0, 2), (argv, err)
             assert "Traceback" not in err and "internal error" not in err, (argv, err)
-            assert time.perf_counter() - start < 30
+            assert time.perf_counter() - start < 90
             if status == 2:
                 assert err.strip().splitlines()[-1].split(": error: ", 1)[1], (argv, err)
     finally:
