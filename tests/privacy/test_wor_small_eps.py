@@ -118,3 +118,12 @@ def test_large_order_rdp_is_theorem_27(z: float, alpha: int) -> None:
     # control: the old cap (no amplification) is far above the theorem
     assert alpha / (2 * z * z) > exact * 1.5
     assert math.isfinite(ours)
+
+
+def test_orders_past_a_million_are_refused_not_allocated():
+    # above order 256 each integer order builds a row of its length (1e6: 0.85 s, 170 MB, the
+    # largest accepted; 1e8 would exhaust memory): refused with the parameter named
+    wor = rdp_module.without_replacement_gaussian_rdp
+    assert 0.0 < float(wor(0.01, 300.0, [1e6])[0]) <= 1e6 / (2 * 300.0 ** 2)  # the cap
+    with pytest.raises(ValueError, match="orders must be at most"):
+        wor(0.01, 300.0, [1e8])
