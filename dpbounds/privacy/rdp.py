@@ -402,7 +402,7 @@ def without_replacement_gaussian_rdp(
     :func:`_wor_log_a_integers`); every order is capped by the unsubsampled Gaussian RDP
     :math:`\alpha/(2z^2)` (subsampling never increases Rényi divergences, by joint
     convexity). Large orders matter for small budgets: until issue 35 they got only that cap,
-    and noise calibrated for eps below ~0.02 at q = 0.01, T = 10^4 came out ~18x too large
+    and noise calibrated for eps below ~0.02 at q = 0.01, T = 10^4 came out up to ~50x too large
     (the amplification dropped when the optimal order crossed 256).
     Cross-checked against ``dp_accounting`` in the tests.
     """

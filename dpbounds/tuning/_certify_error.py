@@ -406,7 +406,9 @@ dense evaluation in ``tests/tuning/test_certify_error.py``.
    :math:`L/\mu=10^3` three to four single horizons sit within 1% of the threshold and the
    peaks near :math:`L` move with :math:`T`), the rounds after the second and the second
    eigenvalue only on boxes within :data:`_CLOSED_LATE_WITHIN` (2%) of the threshold, where
-   they matter (elsewhere a box is cut anyway; leaving a bound out only weakens it).
+   they matter (elsewhere a box is cut anyway; leaving a bound out only weakens it); a later
+   round searches its eigenvalue within 5% of the box's previous one (the peak near :math:`L`
+   moves little from one horizon to the next; any eigenvalue gives a valid bound).
    Checked in ``tests/tuning/test_certify_error.py`` against the dense worst case per
    horizon on boxes near two optima, with mutants (the remainder left out of step 8; the
    complex-root majorant without its :math:`1/\sin^k`) that the check catches.
