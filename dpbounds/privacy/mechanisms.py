@@ -495,8 +495,9 @@ class SubsampledZcdpMechanism(Mechanism):
 
     ``sampling="without_replacement"`` (the default; replace-one): Wang, Balle &
     Kasiviswanathan 2019, Theorem 9 (amplification for any mechanism of known RDP).
-    ``sampling="poisson"`` (add/remove): Zhu & Wang 2019, Theorem 6 (the general Poisson
-    bound, :func:`~dpbounds.privacy.rdp.poisson_zcdp_rdp`). ``neighbouring`` defaults to the
+    ``sampling="poisson"`` (add/remove): the smaller of Zhu & Wang 2019, Theorem 6 (the
+    general Poisson bound) and each direction bounded on its own (DERIVED, see
+    :func:`~dpbounds.privacy.rdp.poisson_zcdp_rdp`). ``neighbouring`` defaults to the
     sampling's natural relation and must be it."""
 
     rho: float
