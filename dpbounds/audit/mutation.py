@@ -23,6 +23,7 @@ True
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -540,4 +541,61 @@ MUTANTS.update({m.name: m for m in (
     Mutant("trial_noise", "one noise realisation reused across the runs (trials) of a call; "
            "the sampling stays per run", "synthetic, a seeding bug", _gaussian_step_family,
            lambda spec, setting: (setting, _within(trial_noise, spec.function))),
+)})
+
+
+# ----------------------------------------------------------------------------------------
+# issue 34 item 5: the tree's node noise in d > 1 (the white-box tree_momentum_nsgd_T3_d4
+# pair; on the d = 1 pairs of the tree audits both are the correct run bit for bit)
+# ----------------------------------------------------------------------------------------
+@contextmanager
+def noise_norm_sigma() -> Iterator[None]:
+    """Within the block every Gaussian draw of :class:`~dpbounds.backend.TrialRandom` with a
+    coordinate axis of ``d > 1`` entries is divided by ``sqrt(d)``: ``sigma`` read as the
+    noise vector's norm (``E ||z||^2 = sigma^2``) instead of the per-coordinate standard
+    deviation. Draws of one coordinate are unchanged (``d = 1``: the correct run)."""
+    def shrink(out: Any) -> Any:
+        d = int(out.shape[-1])
+        return out if d == 1 else out / math.sqrt(d)
+
+    def make_normal(original: Any) -> Any:
+        def normal(self: TrialRandom, shape: Any = (), scale: Any = 1.0, **kw: Any) -> Any:
+            out = original(self, shape, scale, **kw)
+            return out if out.ndim < 2 else shrink(out)
+        return normal
+
+    def make_steps(original: Any) -> Any:
+        def normal_steps(self: TrialRandom, steps: int, shape: Any = (), scale: Any = 1.0
+                         ) -> Any:
+            out = original(self, steps, shape, scale)
+            return out if out.ndim < 3 else shrink(out)
+        return normal_steps
+
+    with (_patched(TrialRandom, "normal", make_normal),
+          _patched(TrialRandom, "normal_steps", make_steps)):
+        yield
+
+
+#: The tree audits (Tran & Cutkosky's Algorithms 1 and 2): their only Gaussian draws are
+#: the node noises (one ``(trials, steps, d)`` block per run of steps: row t is the noise of
+#: the node formed at step t), so a patch of the draws is a patch of the node noise.
+_TREE_AUDITS = ("tree_momentum_nsgd", "sensitivity_reduced_nsgd", "tree_momentum_nsgd_T3",
+                "tree_momentum_nsgd_T8", "tree_momentum_nsgd_T3_signs",
+                "tree_momentum_nsgd_T3_d4")
+
+
+def _tree_family(spec: Any, relation: Neighbouring) -> bool:
+    return spec.name in _TREE_AUDITS
+
+
+MUTANTS.update({m.name: m for m in (
+    Mutant("node_noise_norm_sigma", "the tree's node noise divided by sqrt(d) (sigma read as "
+           "the norm of the node's noise vector, not its per-coordinate std)",
+           "synthetic, a common bug (bench/adversary_mutants_2.py's noise_norm_sigma)",
+           _tree_family, lambda spec, setting: (setting, _within(noise_norm_sigma,
+                                                                 spec.function))),
+    Mutant("node_coordinate_noise", "one Gaussian draw per tree node shared by all its "
+           "coordinates (right marginals; the node noise on the diagonal)",
+           "synthetic, a common bug", _tree_family,
+           lambda spec, setting: (setting, _within(coordinate_noise, spec.function))),
 )})

@@ -39,6 +39,8 @@ audit name                        relations       statistic's features
 ``tree_momentum_nsgd_T8``
 ``tree_momentum_nsgd_T3_signs``   replace-one     white-box nodes, the gradient's sign changing
                                                   between steps (a public clock, d = 2)
+``tree_momentum_nsgd_T3_d4``      replace-one     white-box nodes, every coordinate, d = 4
+                                                  (canary in every coordinate)
 ================================  ==============  ============================================
 
 **White-box audits** (Nasr et al. 2023's threat model: the auditor sees every released

@@ -44,6 +44,10 @@ CASES = [
     # parameter_noise (sigma / 3) 5.07 at 2000 runs against 3 (the correct run at step 1)
     ("wrong_sampling_rate", "dp_sgd", _R, 2000),
     ("parameter_noise", "dp_sgd", _R, 1000),
+    # the tree's node noise in d = 4 (the white-box T = 3 pair, canary in every coordinate;
+    # on the d = 1 pairs both are the correct run): tests/audit/test_tree_d4_pair.py
+    ("node_noise_norm_sigma", "tree_momentum_nsgd_T3_d4", _R, 1000),
+    ("node_coordinate_noise", "tree_momentum_nsgd_T3_d4", _R, 1000),
 ]
 #: mutants that make the audit INCONCLUSIVE (never PASS) rather than refuted: noise shared
 #: across runs breaks the independence the bound needs (tests/audit/test_batched.py)

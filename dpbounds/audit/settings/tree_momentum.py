@@ -42,9 +42,11 @@ def _tree_setting(epochs: int, **extra: Any) -> Callable[[Neighbouring, float, f
     return build
 
 
-def _tree_node_tap() -> Any:
-    """Record the signal coordinate of every noisy node Algorithm 1's tree forms (node sum
-    plus its Gaussian; the releases are fixed linear combinations of them)."""
+def _tree_node_tap(all_coordinates: bool = False) -> Any:
+    """Record every noisy node Algorithm 1's tree forms (node sum plus its Gaussian; the
+    releases are fixed linear combinations of them): its signal coordinate (column 0, a
+    ``(trials,)`` copy), or with ``all_coordinates`` every coordinate (a ``(trials, d)``
+    copy: a node noise that is not i.i.d. per coordinate enters the statistic)."""
     from dpbounds.algorithms.tree_aggregation import TreeAggregator
     from dpbounds.audit.mutation import patched_method
 
@@ -55,16 +57,25 @@ def _tree_node_tap() -> Any:
                  node_release: Any = None) -> Any:
             out = original(self, value, node_noise, node_release)
             # the node formed at step t sits in slot trailing_zeros(t); its released value
-            node = self._slots[(self.t & -self.t).bit_length() - 1][4]
-            releases.append(np.array(to_numpy(node)[:, 0], dtype=float, copy=True))
+            node = to_numpy(self._slots[(self.t & -self.t).bit_length() - 1][4])
+            releases.append(np.array(node if all_coordinates else node[:, 0], dtype=float,
+                                     copy=True))
             return out
         return step
 
     return patched_method(TreeAggregator, "step", make, releases)
 
 
+def _tree_node_tap_all() -> Any:
+    """:func:`_tree_node_tap` recording every coordinate of every node."""
+    return _tree_node_tap(all_coordinates=True)
+
+
 def _tree_release_features(res: Any, releases: list) -> np.ndarray:
-    return np.stack(releases, axis=1)  # (trials, T): the e1 coordinate of each node
+    # (trials, T): the e1 coordinate of each node; with every coordinate tapped (trials, T d),
+    # node by node (node 1's d coordinates first)
+    out = np.stack(releases, axis=1)
+    return out.reshape(out.shape[0], -1)
 
 
 def _tree_white_box(epochs: int) -> Callable[[Neighbouring, float, float], Setting]:
@@ -188,3 +199,46 @@ register_audit(AuditSpec(f"tree_momentum_nsgd_T{SIGN_CLOCK_T}_signs", alg.tree_m
                          "gradient changing sign between steps", trials=50_000,
                          side_channel=False), rank=165)
 
+
+
+# ----------------------------------------------------------------------------------------
+# white-box in d = 4 (issue 34 item 5: a canary in several coordinates, so that the node
+# noise's independence across coordinates enters the statistic)
+# ----------------------------------------------------------------------------------------
+#: Dimension and steps of the multi-coordinate white-box tree audit. The one record is
+#: ``r u``, ``u = (1, -1, 1, -1) / 2`` (unit, orthogonal to ``(1, 1, 1, 1)``; ``r u`` and its
+#: clipped ``C u`` exact in binary): with one record the momentum weight is 1 and the node
+#: formed at step t holds ``+-C u`` plus its Gaussian, the d = 1 pair's release rotated onto
+#: ``u`` (the change 2C along u, i.i.d. noise in every direction: the same GDP mu). A node
+#: noise scaled by ``1 / sqrt(d)`` (per-coordinate sigma / 2: mu x 2) or one draw shared by
+#: a node's coordinates (on the diagonal, orthogonal to u: the change is noise free) is
+#: refuted; on the d = 1 pairs (``_T3``, ``_T8``) neither bug changes a bit.
+TREE_D4_DIM, TREE_D4_T = 4, 3
+
+
+def tree_d4_pair(dim: int = TREE_D4_DIM) -> tuple[LinearObjective, LinearObjective]:
+    """``D = {r u}``, ``D' = {-r u}``, ``u = (1, -1, ...) / sqrt(d)`` (``dim`` even, one
+    record, its gradient flipped)."""
+    if dim < 2 or dim % 2:
+        raise ValueError(f"dim must be even and >= 2 (u orthogonal to (1, ..., 1)), got {dim}")
+    u = np.array([(-1.0) ** i for i in range(dim)]) / np.sqrt(dim)
+    return (LinearObjective((RECORD_NORM * u)[None, :], l2_radius=RECORD_NORM),
+            LinearObjective((-RECORD_NORM * u)[None, :], l2_radius=RECORD_NORM))
+
+
+def _tree_white_box_d4(relation: Neighbouring, epsilon: float, delta: float) -> Setting:
+    kwargs = dict(epsilon=epsilon, delta=delta, epochs=TREE_D4_T, step_size=1.0,
+                  clip_threshold=CLIP, neighbouring=REPLACE_ONE, trace=None)
+    return Setting(tree_d4_pair(), kwargs, _tree_release_features,
+                   f"the tree's {TREE_D4_T} noisy nodes (white-box; every coordinate)",
+                   f"D = {{r u}}, D' = {{-r u}}, u = (1, -1, 1, -1) / 2 (one record, its "
+                   f"gradient flipped; the nodes hold +-C u), r = {RECORD_NORM:g} > "
+                   f"C = {CLIP:g}, d = {TREE_D4_DIM}, T = {TREE_D4_T}", ("linear",),
+                   tap=_tree_node_tap_all)
+
+
+register_audit(AuditSpec(f"tree_momentum_nsgd_T{TREE_D4_T}_d4", alg.tree_momentum_nsgd,
+                         (REPLACE_ONE,), _tree_white_box_d4, GAUSS_EPS, GAUSS_DELTA,
+                         f"tree-momentum NSGD, T = {TREE_D4_T}, white-box, d = {TREE_D4_DIM} "
+                         "(canary in every coordinate)", trials=50_000, side_channel=False),
+               rank=162)
