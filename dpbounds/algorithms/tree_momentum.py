@@ -643,8 +643,9 @@ def tree_momentum_nsgd(
         ``None`` or a fresh :class:`~dpbounds.algorithms._transcript.Transcript` to fill with
         the batches, the contribution norms, one release per formed node and each node's
         drawn noise as its sum of squares per trial (``noise_drawn``: the block of draws the
-        compiled loop and the NumPy path both add; not with ``noise="grid"``, whose exact
-        discrete draws are made inside the release). Recording changes no bit of the run.
+        compiled loop and the NumPy path both add; with ``noise="grid"`` the node's integer
+        draws in grid units, their sum of squares and first coordinate's ``|Z|``, and
+        ``grid_bits``). Recording changes no bit of the run.
     noise:
         ``"float"`` (float64 node noise, for simulation: the released floats' last bits leak
         the node sums) or ``"grid"`` (safe to release: each formed node is released as
