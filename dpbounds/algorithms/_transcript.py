@@ -8,10 +8,11 @@ tree node for tree aggregation) its noise standard deviation (or Laplace scale `
 weights with which each step's per-sample contributions enter it; where the run records what
 it drew (:meth:`Transcript.drawn`: the Laplace momentum methods, the Gaussian DP-GD, DP-SGD,
 DP-NSGD and Tran & Cutkosky's Algorithms 1 and 2, one release per formed tree node, whose
-noise block both the compiled loop and the NumPy path add; with ``noise="grid"`` only the
-Laplace momentum methods, whose integer draws are recorded in grid units), also
+noise block both the compiled loop and the NumPy path add; with ``noise="grid"`` the same
+methods, whose integer draws are recorded in grid units), also
 each release's drawn noise, as :math:`\lVert\xi_r\rVert_1` (Laplace) or
-:math:`\lVert\xi_r\rVert_2^2` (Gaussian) per trial, which
+:math:`\lVert\xi_r\rVert_2^2` (Gaussian) per trial (a grid Gaussian run also
+:math:`|\xi_{r,1}|`, its first coordinate's draw), which
 :mod:`dpbounds.verify.drawn_noise` tests against the recorded scale:
 
 .. math::
@@ -113,6 +114,7 @@ class Transcript:
         self._w: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._released = 0
         self._drawn: list[tuple[int, np.ndarray]] = []  # (first release, (trials, k))
+        self._first: list[tuple[int, np.ndarray]] = []  # grid Gaussian: |first coordinate|
         self._noise_dim = 0
 
     def begin(self, algorithm: str, *, trials: int, steps: int, n: int, batch_size: int,
@@ -122,9 +124,10 @@ class Transcript:
 
         ``bound`` is the declared bound on one sample's contribution norm, a number or one
         per step (the clip the noise is calibrated for). ``grid_bits``: ``j`` of a run that
-        releases on the grid :math:`2^{-j}` with integer noise (``noise="grid"``; the
-        Laplace momentum methods record it): its draws are integers in grid units and its
-        scales in value units; ``None`` for float noise."""
+        releases on the grid :math:`2^{-j}` with integer noise (``noise="grid"``: the
+        Laplace momentum methods' discrete Laplace, the Gaussian methods' discrete Gaussian):
+        its draws are integers in grid units and its scales in value units; ``None`` for
+        float noise."""
         if self.algorithm:
             raise ValueError("transcript already holds a run of "
                              f"{self.algorithm!r}; pass a fresh Transcript() per run")
@@ -195,7 +198,11 @@ class Transcript:
         r"""Release ``release`` (0-based, over the run) drew ``noise``, ``(trials, d)``: the
         noise actually added. Kept per trial as one number, the sufficient statistic of its
         scale: :math:`\sum_j|\xi_j|` for Laplace noise, :math:`\sum_j\xi_j^2` for Gaussian
-        (what a check of the draws against ``release_std`` reads; ``d`` is kept once)."""
+        (what a check of the draws against ``release_std`` reads; ``d`` is kept once). A
+        grid Gaussian run (``grid_bits`` set, ``noise="gaussian"``) also keeps
+        :math:`|\xi_1|`, one coordinate's draw, whose law (the discrete Gaussian's folded)
+        is tested exactly; the sum of squares of ``d > 1`` integer draws has no tractable
+        exact law at the grid scales."""
         a = np.asarray(to_numpy(noise), dtype=float)
         self.drawn_block(release, a.reshape(a.shape[0], 1, -1))
 
@@ -207,6 +214,8 @@ class Transcript:
                                                                               a, a)
         self._noise_dim = int(a.shape[2])
         self._drawn.append((int(release), stat))
+        if self.grid_bits is not None and self.noise == "gaussian":
+            self._first.append((int(release), np.abs(a[:, :, 0])))
 
     @property
     def nbytes(self) -> int:
@@ -214,7 +223,7 @@ class Transcript:
         return sum(int(v.nbytes) for v in self.as_dict().values() if isinstance(v, np.ndarray))
 
     def as_dict(self) -> dict[str, Any]:
-        """Everything recorded, as NumPy arrays and plain scalars (what a check reads).
+        r"""Everything recorded, as NumPy arrays and plain scalars (what a check reads).
 
         ``indices`` ``(trials, T, width)`` (``-1`` pads a Poisson step; ``None`` for the full
         batch), ``max_norm_raw`` / ``max_norm`` ``(trials, T)``, ``bound`` ``(T,)`` (declared),
@@ -223,9 +232,12 @@ class Transcript:
         run recorded its draws (:meth:`drawn`: the Laplace momentum methods, the Gaussian
         DP-GD, DP-SGD, DP-NSGD and the tree methods' formed nodes) also ``noise_drawn``
         ``(trials, R)`` (``nan`` for a release not recorded) and ``noise_dim`` (``d``); a
-        grid run (the Laplace momentum methods with ``noise="grid"``) also ``grid_bits``
-        (``j``: its ``noise_drawn`` is the integer noise's L1 norm in grid units
-        :math:`2^{-j}`, its ``release_std`` the discrete Laplace scale in value units).
+        grid run (``noise="grid"``) also ``grid_bits`` (``j``: its ``noise_drawn`` is the
+        integer noise's L1 norm (discrete Laplace) or sum of squares (discrete Gaussian) in
+        grid units :math:`2^{-j}`, its ``release_std`` the discrete Laplace scale or the
+        discrete Gaussian's :math:`\sigma` (:math:`\sqrt{tm}\,2^{-j}`, its variance
+        parameter's root) in value units); a grid Gaussian run also ``noise_drawn_first``
+        ``(trials, R)``, each release's first-coordinate draw :math:`|Z_{r,1}|` in grid units.
         """
         if self._ragged:
             width = max(1, max(a.shape[1] for a in self._ragged))
@@ -247,6 +259,11 @@ class Transcript:
                 drawn[:, r:r + v.shape[1]] = v
             extra["noise_drawn"] = drawn
             extra["noise_dim"] = self._noise_dim
+        if self._first:
+            first = np.full((self.trials, self._released), np.nan)
+            for r, v in self._first:
+                first[:, r:r + v.shape[1]] = v
+            extra["noise_drawn_first"] = first
         if self.grid_bits is not None:
             extra["grid_bits"] = self.grid_bits
         if self.queries:

@@ -327,7 +327,8 @@ def _noisy_sgd(
         every = np.arange(steps)
         transcript.begin(name, trials=trials, steps=steps, n=n, batch_size=batch_size,
                          sampling=sampling, sampling_rate=q, neighbouring=relation.value,
-                         bound=contribution_bound)
+                         bound=contribution_bound,
+                         grid_bits=None if grid is None else grid.grid_bits)
         # one release per step: the batch sum over B (expected B for Poisson) plus its noise
         transcript.releases(every, std_mean, (every, every, 1.0 / batch_size))
     if kern is not None:  # the compiled loop updates x in place (x0 may be a read-only view)
@@ -367,6 +368,8 @@ def _noisy_sgd(
                     g = _poisson_batch_sum(objective, x, sampler, q, kind, param, transcript,
                                            t - 1) / batch_size
                 if grid is not None:
+                    if transcript is not None:
+                        transcript.drawn(t - 1, grid.noise(t - 1))  # integer draws, grid units
                     g = grid.release(t - 1, g)
                 elif noises is not None:
                     g = g + noises[:, s, :]

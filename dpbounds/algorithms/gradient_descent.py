@@ -267,7 +267,8 @@ def _gaussian_gd(f: ObjectiveProtocol, epsilon: float, delta: float | None, T: i
                          sampling="full", sampling_rate=1.0, neighbouring=nb.value,
                          # the per-sample bound the noise assumes: Delta = k * bound / N
                          bound=delta_2 * n_pub / (2.0 if nb is Neighbouring.REPLACE_ONE
-                                                  else 1.0))
+                                                  else 1.0),
+                         grid_bits=None if grid is None else grid.grid_bits)
         # one release per step: the (clipped) data sum over N plus its noise
         transcript.releases(every, sigma, (every, every, 1.0 / n_pub))
     for t in progress(range(T), desc="DP-GD (Gaussian)"):
@@ -300,6 +301,8 @@ def _gaussian_gd(f: ObjectiveProtocol, epsilon: float, delta: float | None, T: i
             rec.record(x)
             g = to_public * f.clipped_mean_grad(x, None, clip_threshold) + f.regularizer_grad(x)
         if grid is not None:
+            if transcript is not None:
+                transcript.drawn(t, grid.noise(t))  # integer draws, grid units
             g = grid.release(t, g)
         elif sigma > 0:
             xi = stream.normal((f.d,), sigma)

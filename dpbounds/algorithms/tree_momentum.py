@@ -643,8 +643,9 @@ def tree_momentum_nsgd(
         ``None`` or a fresh :class:`~dpbounds.algorithms._transcript.Transcript` to fill with
         the batches, the contribution norms, one release per formed node and each node's
         drawn noise as its sum of squares per trial (``noise_drawn``: the block of draws the
-        compiled loop and the NumPy path both add; not with ``noise="grid"``, whose exact
-        discrete draws are made inside the release). Recording changes no bit of the run.
+        compiled loop and the NumPy path both add; with ``noise="grid"`` the node's integer
+        draws in grid units, their sum of squares and first coordinate's ``|Z|``, and
+        ``grid_bits``). Recording changes no bit of the run.
     noise:
         ``"float"`` (float64 node noise, for simulation: the released floats' last bits leak
         the node sums) or ``"grid"`` (safe to release: each formed node is released as
@@ -704,7 +705,8 @@ def tree_momentum_nsgd(
     if transcript is not None:
         transcript.begin("tree_momentum_nsgd", trials=trials, steps=n_steps, n=objective.n,
                          batch_size=batch_size, sampling="shuffle", sampling_rate=1.0,
-                         neighbouring=key, bound=clip)
+                         neighbouring=key, bound=clip,
+                         grid_bits=None if grid is None else grid.grid_bits)
         # one release per formed node, the weights of the aggregator actually built
         transcript.releases(np.arange(n_steps), sigma,
                             tree_node_weights(n_steps, tree.alpha, 1.0 / batch_size))
@@ -744,6 +746,8 @@ def tree_momentum_nsgd(
                 zeta = None if zetas is None else zetas[:, s, :]
                 m_reg = (1.0 - alpha) * m_reg + alpha * objective.regularizer_grad(x)
                 if grid is not None:
+                    if transcript is not None:  # the node's integer draws, grid units
+                        transcript.drawn(u - 1, grid.noise(u - 1))
                     m_hat = tree.step(g, node_release=partial(grid.release, u - 1))
                 else:
                     m_hat = tree.step(g, zeta)
@@ -896,7 +900,8 @@ def sensitivity_reduced_nsgd(
                          n=objective.n, batch_size=batch_size, sampling="shuffle_once",
                          sampling_rate=1.0, neighbouring=key,
                          bound=np.where(np.arange(n_steps) < steps, clip,
-                                        gamma * clip + (1.0 - gamma) * diff_clip))
+                                        gamma * clip + (1.0 - gamma) * diff_clip),
+                         grid_bits=None if grid is None else grid.grid_bits)
         ts = np.arange(1, n_steps + 1)
         transcript.releases(ts - 1, np.where(ts - (ts & -ts) + 1 <= steps, sigma_1, sigma_2),
                             tree_node_weights(n_steps, tree.alpha, 1.0 / batch_size))
@@ -939,6 +944,8 @@ def sensitivity_reduced_nsgd(
                     transcript.query(t - 1, xp.sum(mixed, axis=1))
             zeta = None if zetas is None else zetas[:, s, :]
             if grid is not None:
+                if transcript is not None:  # the node's integer draws, grid units
+                    transcript.drawn(t - 1, grid.noise(t - 1))
                 p_hat = tree.step(p, node_release=partial(grid.release, t - 1))
             else:
                 p_hat = tree.step(p, zeta)

@@ -24,7 +24,8 @@ variance has the right energy and the wrong law). Each test at half the family s
 ``alpha`` (Bonferroni).
 
 **Grid noise [DERIVED].** A run that releases on the grid :math:`2^{-j}` (``grid_bits``
-in the transcript: the Laplace momentum methods with ``noise="grid"``) draws integers
+in the transcript) with discrete Laplace noise (the Laplace momentum methods with
+``noise="grid"``) draws integers
 :math:`Z_j` with :math:`P[Z=z]=\frac{1-q}{1+q}q^{|z|}`, :math:`q=e^{-1/b}`, ``b`` the
 recorded scale in grid units (``release_std`` :math:`\cdot 2^j`; Canonne, Kamath & Steinke
 2020, Definition of the discrete Laplace, VERBATIM up to notation), and records
@@ -41,6 +42,30 @@ a sum of ``d`` x draws independent terms; its size is checked by Monte Carlo in
 from the same moments; the law, Pearson's chi-square of the draws' counts in ``K`` cells per
 release cut at that release's null ``i/K`` quantiles, with each cell's exact probability
 from the cdf (``K = min(10, draws // 10)``; ``K - 1`` degrees of freedom).
+
+**Grid Gaussian noise [DERIVED].** DP-SGD, DP-NSGD, the Gaussian DP-GD and Tran & Cutkosky's
+Algorithms 1 and 2 with ``noise="grid"`` draw integers from the discrete Gaussian
+:math:`P[Z=z]\propto e^{-z^2/(2s^2)}` (Canonne, Kamath & Steinke 2020, Definition 1,
+VERBATIM up to notation) with the variance parameter :math:`s^2=tm` grid units squared
+(:func:`~dpbounds.algorithms._grid.discrete_gaussian_parameters`; the transcript's
+``release_std`` is :math:`\sqrt{tm}\,2^{-j}`, so :math:`s^2` is read back as
+:math:`(2^j\cdot` ``release_std`` :math:`)^2`, to a relative :math:`10^{-16}`). They record
+:math:`Q=\sum_{j\le d}Z_j^2` per release and trial and :math:`|Z_1|` (``noise_drawn_first``:
+the sum of squares of ``d > 1`` integer draws has no tractable exact law at the runs'
+:math:`s\sim10^4`-:math:`10^7`; one coordinate's has). The null moments
+:math:`E Z^2` and :math:`\mathrm{Var} Z^2` come from the pmf itself (:func:`dgauss_moments`: a
+direct sum over the integers to where the terms underflow for :math:`s\le`
+:data:`DIRECT_SIGMA`, Poisson summation above, where they are :math:`s^2` and :math:`2s^4`
+to double precision; neither uses the sampler), and the cdf of :math:`|Z|`
+(:func:`dgauss_abs_cdf`) from the direct partial sums or, above :data:`DIRECT_SIGMA`, the
+Euler-Maclaurin midpoint formula (error below :math:`5\times10^{-18}`). Two rows as for the
+discrete Laplace, each at ``alpha / 2``: the scale, a two-sided z-test of :math:`\sum Q` at
+its exact null mean and variance (``d`` x releases x trials independent terms; size checked
+by Monte Carlo in ``tests/verify/test_drawn_grid_gaussian.py``), with its power against
+:math:`s^2` off by 10 % (the statistic's mean off by 10 %, as the float Gaussian rows); the
+law, Pearson's chi-square of the :math:`|Z_1|` in ``K`` cells per release cut at the null
+``i/K`` quantiles of :math:`|Z|`, each cell's probability from that cdf. A transcript
+without ``noise_drawn_first`` gets the scale row only.
 
 **Power [DERIVED].** The scale test's power against the statistic's mean off by
 :data:`~dpbounds.verify.verdicts.POWER_CHANGE` (10 %, either way) is exact: the probability
@@ -73,10 +98,14 @@ from scipy import special, stats
 
 from dpbounds.verify.verdicts import POWER_CHANGE, Verdict
 
-__all__ = ["dlap_l1_cdf", "drawn_noise_verdicts", "scale_power"]
+__all__ = ["dgauss_abs_cdf", "dgauss_moments", "dlap_l1_cdf", "drawn_noise_verdicts",
+           "scale_power"]
 
 #: power the scale test must have against a 10 % change to count as powered
 POWER = 0.8
+#: the discrete Gaussian's law is summed directly up to this parameter ``s`` (grid units;
+#: about 1.6e5 terms), by Poisson summation and Euler-Maclaurin above it
+DIRECT_SIGMA = 4096.0
 
 
 def _law(noise: str, dim: int) -> tuple[float, float, str]:
@@ -166,22 +195,19 @@ def _dlap_cuts(b: np.ndarray, d: int, cells: int) -> np.ndarray:
     return hi
 
 
-def _grid_verdicts(name: str, drawn: np.ndarray, scale: np.ndarray, grid_bits: int, dim: int,
-                   level: float) -> list[Verdict]:
-    """The two rows of a grid run's integer draws (module docstring, "Grid noise")."""
-    b = np.ldexp(scale, grid_bits)                  # the discrete Laplace scale, grid units
-    trials, per_trial = drawn.shape
-    m0, v0 = _dlap_moments(b, dim)
-    total, mean, var = float(drawn.sum()), trials * float(m0.sum()), trials * float(v0.sum())
+def _z_scale_row(name: str, total: float, m1: float, v1: float,
+                 alts: list[tuple[float, float]], trials: int, level: float, case: str,
+                 what: str, oracle: str) -> Verdict:
+    """The scale row of a grid run: a two-sided z-test of ``total`` (``trials`` trials of one
+    trial's exact null mean ``m1`` and variance ``v1``), with its power against the
+    alternatives ``alts`` (one trial's mean and variance each; the smaller power)."""
+    mean, var = trials * m1, trials * v1
     z = (total - mean) / math.sqrt(var)
     p_scale = float(min(1.0, 2.0 * stats.norm.sf(abs(z))))
     crit = float(stats.norm.isf(level / 2.0))
-    m1, v1 = float(m0.sum()), float(v0.sum())     # one trial's null mean and variance
-    alts = [tuple(float(x.sum()) for x in _dlap_moments((1.0 + c) * b, dim))
-            for c in (-POWER_CHANGE, POWER_CHANGE)]
 
     def power(n: int) -> float:
-        """P[reject] at ``n`` trials with the scale off by -10 % or +10 % (the smaller)."""
+        """P[reject] at ``n`` trials under each alternative (the smaller)."""
         def phi(x: float) -> float:
             return 0.5 * math.erfc(-x / math.sqrt(2.0))
         return min(phi((n * (m1 - a) - crit * math.sqrt(n * v1)) / math.sqrt(n * w))
@@ -190,34 +216,189 @@ def _grid_verdicts(name: str, drawn: np.ndarray, scale: np.ndarray, grid_bits: i
 
     pw = power(trials)
     short = pw < POWER
-    needs = (f"power {pw:.2f} < {POWER} against a 10% change of the grid noise's scale; "
+    needs = (f"power {pw:.2f} < {POWER} against a 10% change of {what}; "
              f"--trials {_smallest(power, trials)} would" if short else "")
-    law = "sum_j |Z_j| of the discrete Laplace (grid units)"
-    oracle = (f"drawn integer noise against the declared discrete Laplace scale ({law}: "
-              "Binomial non-zeros + negative binomial, exact; DERIVED null)")
-    count = drawn.size
-    rows = [Verdict(name, f"drawn grid noise scale: mean S/E[S] = {total / mean:.4f} over "
-                          f"{count} draws (d = {dim}, grid 2^-{grid_bits}); power {pw:.2f} "
-                          "against a 10% change",
-                    f"two-sided p >= {level:.3g}", p_scale, 0.0, level, oracle,
-                    bool(p_scale >= level) and math.isfinite(total), powered=not short,
-                    needs=needs, power=pw)]
-    cells = int(min(10, max(2, count // 10)))
-    cuts = _dlap_cuts(b, dim, cells)                                     # (R, cells - 1)
-    edges = np.concatenate([np.zeros((b.size, 1)),
-                            dlap_l1_cdf(cuts, b[:, None], dim), np.ones((b.size, 1))], axis=1)
+    return Verdict(name, case.format(ratio=total / mean, power=pw),
+                   f"two-sided p >= {level:.3g}", p_scale, 0.0, level, oracle,
+                   bool(p_scale >= level) and math.isfinite(total), powered=not short,
+                   needs=needs, power=pw)
+
+
+def _chi2_row(name: str, values: np.ndarray, cuts: np.ndarray, edges: np.ndarray,
+              level: float, case: str, oracle: str) -> Verdict:
+    """The law row of a grid run: Pearson's chi-square of ``values`` ``(trials, R)`` in the
+    cells cut per release at ``cuts`` ``(R, K - 1)`` (cell ``i``: ``cuts[i-1] < v <=
+    cuts[i]``), of exact null probabilities ``diff(edges)`` (``edges`` ``(R, K + 1)``)."""
+    trials, per_trial = values.shape
+    cells = cuts.shape[1] + 1
     expected = trials * np.diff(edges, axis=1).sum(axis=0)
-    cell = np.stack([np.searchsorted(cuts[r], drawn[:, r], side="left")
+    cell = np.stack([np.searchsorted(cuts[r], values[:, r], side="left")
                      for r in range(per_trial)], axis=1)
     observed = np.bincount(cell.ravel(), minlength=cells).astype(float)
     keep = expected > 0
     chi2 = float(np.sum((observed[keep] - expected[keep]) ** 2 / expected[keep]))
     dof = max(1, int(keep.sum()) - 1)
     p_shape = float(stats.chi2.sf(chi2, dof))
-    rows.append(Verdict(name, f"drawn grid noise law: chi-square of {count} draws in {cells} "
-                              f"cells of exact null probability ({law}; {dof} dof)",
-                        f"upper-tail p >= {level:.3g}", p_shape, 0.0, level, oracle,
-                        bool(p_shape >= level)))
+    return Verdict(name, case.format(dof=dof), f"upper-tail p >= {level:.3g}", p_shape, 0.0,
+                   level, oracle, bool(p_shape >= level))
+
+
+def _grid_laplace_verdicts(name: str, drawn: np.ndarray, scale: np.ndarray, grid_bits: int,
+                           dim: int, level: float) -> list[Verdict]:
+    """The two rows of a grid Laplace run's integer draws (module docstring, "Grid noise")."""
+    b = np.ldexp(scale, grid_bits)                  # the discrete Laplace scale, grid units
+    trials = drawn.shape[0]
+    m0, v0 = _dlap_moments(b, dim)
+    alts = [(float(m.sum()), float(v.sum())) for m, v in
+            (_dlap_moments((1.0 + c) * b, dim) for c in (-POWER_CHANGE, POWER_CHANGE))]
+    law = "sum_j |Z_j| of the discrete Laplace (grid units)"
+    oracle = (f"drawn integer noise against the declared discrete Laplace scale ({law}: "
+              "Binomial non-zeros + negative binomial, exact; DERIVED null)")
+    count = drawn.size
+    rows = [_z_scale_row(name, float(drawn.sum()), float(m0.sum()), float(v0.sum()),
+                         alts, trials, level,
+                         "drawn grid noise scale: mean S/E[S] = {ratio:.4f} over "
+                         f"{count} draws (d = {dim}, grid 2^-{grid_bits}); power "
+                         "{power:.2f} against a 10% change", "the grid noise's scale",
+                         oracle)]
+    cells = int(min(10, max(2, count // 10)))
+    cuts = _dlap_cuts(b, dim, cells)                                     # (R, cells - 1)
+    edges = np.concatenate([np.zeros((b.size, 1)),
+                            dlap_l1_cdf(cuts, b[:, None], dim), np.ones((b.size, 1))], axis=1)
+    rows.append(_chi2_row(name, drawn, cuts, edges, level,
+                          f"drawn grid noise law: chi-square of {count} draws in {cells} "
+                          f"cells of exact null probability ({law}; {{dof}} dof)", oracle))
+    return rows
+
+
+def _dgauss_direct(s2: float) -> np.ndarray:
+    r"""The folded pmf :math:`P[|Z|=z]`, ``z = 0, 1, ..``, of the discrete Gaussian of
+    variance parameter ``s2`` by a direct sum over the integers to where the terms vanish
+    (:math:`e^{-z^2/(2s^2)}` underflows to 0 beyond :math:`z^2 > 1492\,s^2`)."""
+    z = np.arange(int(math.ceil(math.sqrt(2.0 * 746.0 * s2))) + 2, dtype=float)
+    w = np.exp(-z * z / (2.0 * s2))
+    w[1:] *= 2.0
+    return w / w.sum()
+
+
+def dgauss_moments(s2: Any, method: str = "auto") -> tuple[np.ndarray, np.ndarray]:
+    r""":math:`(E[Z^2], \mathrm{Var}[Z^2])` of the discrete Gaussian :math:`N_{\mathbb Z}(0,
+    s^2)`, :math:`P[Z=z]\propto e^{-z^2/(2s^2)}` (Canonne, Kamath & Steinke 2020, Def. 1,
+    VERBATIM up to notation), for variance parameters ``s2`` (grid units squared; any
+    shape).
+
+    ``method="direct"``: sums of the pmf over the integers to where its terms vanish
+    (:math:`O(s)` terms). ``method="poisson"`` [DERIVED]: Poisson summation,
+    :math:`\sum_z g(z)=\sum_k\hat g(k)`, with the Fourier transforms of
+    :math:`x^{2i}e^{-x^2/(2s^2)}` (:math:`a=2\pi^2s^2`, :math:`c_k=4\pi^2s^2k^2`):
+    :math:`\theta=\sqrt{2\pi}s\,(1+2\sum_{k\ge1}e^{-ak^2})`,
+    :math:`\theta E Z^2=\sqrt{2\pi}s\,s^2(1+2\sum(1-c_k)e^{-ak^2})`,
+    :math:`\theta E Z^4=\sqrt{2\pi}s\,s^4(3+2\sum(3-6c_k+c_k^2)e^{-ak^2})`
+    (the :math:`k\ne0` terms are below :math:`e^{-2\pi^2s^2}`, zero in double precision for
+    :math:`s>6`, where the moments are :math:`s^2` and :math:`3s^4`). ``"auto"``: direct for
+    :math:`s\le` :data:`DIRECT_SIGMA`, Poisson above.
+    """
+    if method not in ("auto", "direct", "poisson"):
+        raise ValueError(f"method must be 'auto', 'direct' or 'poisson', got {method!r}")
+    s2_arr = np.asarray(s2, dtype=float)
+    flat = s2_arr.ravel()
+    m2, m4 = np.empty(flat.shape), np.empty(flat.shape)
+    for i, v in enumerate(flat):
+        if not v > 0 or not math.isfinite(v):
+            raise ValueError(f"s2 must be positive and finite, got {v!r}")
+        if method == "direct" or (method == "auto" and v <= DIRECT_SIGMA**2):
+            pmf = _dgauss_direct(float(v))
+            z2 = np.arange(pmf.size, dtype=float) ** 2
+            m2[i], m4[i] = float(np.sum(z2 * pmf)), float(np.sum(z2 * z2 * pmf))
+        else:
+            a = 2.0 * math.pi**2 * v
+            k2 = np.arange(1, int(math.sqrt(800.0 / a)) + 3, dtype=float) ** 2
+            e = np.exp(-a * k2)
+            c = 4.0 * math.pi**2 * v * k2
+            theta = 1.0 + 2.0 * float(np.sum(e))
+            m2[i] = v * (1.0 + 2.0 * float(np.sum((1.0 - c) * e))) / theta
+            m4[i] = v * v * (3.0 + 2.0 * float(np.sum((3.0 - 6.0 * c + c * c) * e))) / theta
+    return m2.reshape(s2_arr.shape), (m4 - m2 * m2).reshape(s2_arr.shape)
+
+
+def dgauss_abs_cdf(c: Any, s2: float, method: str = "auto") -> np.ndarray:
+    r""":math:`P[|Z|\le c]` for the discrete Gaussian of variance parameter ``s2`` (grid units
+    squared) at integers ``c``.
+
+    ``method="direct"``: the cumulative sum of the folded pmf, summed to where its terms
+    vanish. ``method="euler"`` [DERIVED]: the Euler-Maclaurin formula of the midpoint rule,
+    :math:`\sum_{z=-c}^{c}g(z)=\int_{-c-1/2}^{c+1/2}g
+    -\tfrac1{24}[g'(c+\tfrac12)-g'(-c-\tfrac12)]+\dots`, for
+    :math:`g(x)=e^{-x^2/(2s^2)}`, over :math:`\theta=\sqrt{2\pi}s` (Poisson summation, see
+    :func:`dgauss_moments`): :math:`\operatorname{erf}(u)+\frac{(c+1/2)e^{-u^2}}
+    {12s^2\sqrt{2\pi}s}`, :math:`u=(c+\tfrac12)/(s\sqrt2)`; the next term (``7/5760`` times
+    the third derivative's difference, over :math:`\theta`) is below
+    :math:`1.4\times10^{-3}s^{-4}`, :math:`5\times10^{-18}` above :data:`DIRECT_SIGMA`.
+    ``"auto"``: direct for :math:`s\le` :data:`DIRECT_SIGMA`, Euler-Maclaurin above."""
+    if method not in ("auto", "direct", "euler"):
+        raise ValueError(f"method must be 'auto', 'direct' or 'euler', got {method!r}")
+    c_arr = np.floor(np.asarray(c, dtype=float))
+    if method == "direct" or (method == "auto" and s2 <= DIRECT_SIGMA**2):
+        cdf = np.minimum(np.cumsum(_dgauss_direct(float(s2))), 1.0)
+        idx = np.clip(c_arr, 0, cdf.size - 1).astype(np.int64)
+        return np.asarray(np.where(c_arr < 0, 0.0, cdf[idx]))
+    s = math.sqrt(s2)
+    h = np.maximum(c_arr, -0.5) + 0.5
+    u = h / (s * math.sqrt(2.0))
+    out = special.erf(u) + h * np.exp(-u * u) / (12.0 * s2 * math.sqrt(2.0 * math.pi) * s)
+    return np.asarray(np.where(c_arr < 0, 0.0, np.clip(out, 0.0, 1.0)))
+
+
+def _dgauss_cuts(s2: float, cells: int) -> tuple[np.ndarray, np.ndarray]:
+    r"""The smallest integers :math:`c_i` with :math:`P[|Z|\le c_i]\ge i/K`,
+    ``i = 1 .. K - 1``, and the cdf there (integer bisection from a bracket around the
+    continuous quantile, kept where the cdf confirms it)."""
+    level = np.arange(1, cells) / cells
+    guess = np.floor(math.sqrt(2.0 * s2) * special.erfinv(level) - 0.5)
+    lo, hi = guess - 3.0, guess + 3.0
+    ok = (dgauss_abs_cdf(lo, s2) < level) & (dgauss_abs_cdf(hi, s2) >= level)
+    lo = np.where(ok, lo, -1.0)                      # cdf(-1) = 0 < level
+    hi = np.where(ok, hi, math.ceil(40.0 * math.sqrt(s2)) + 2.0)
+    while np.any(hi - lo > 1):
+        mid = np.floor((lo + hi) / 2.0)
+        up = dgauss_abs_cdf(mid, s2) >= level
+        hi, lo = np.where(up, mid, hi), np.where(up, lo, mid)
+    return hi, dgauss_abs_cdf(hi, s2)
+
+
+def _grid_gaussian_verdicts(name: str, drawn: np.ndarray, first: np.ndarray | None,
+                            scale: np.ndarray, grid_bits: int, dim: int, level: float
+                            ) -> list[Verdict]:
+    """The two rows of a grid Gaussian run's integer draws (module docstring, "Grid
+    Gaussian noise"); the law row needs ``first`` (``noise_drawn_first``)."""
+    s2 = np.ldexp(scale, grid_bits) ** 2            # variance parameter t m, grid units^2
+    trials = drawn.shape[0]
+    uniq, inv = np.unique(s2, return_inverse=True)
+    m0, v0 = (dim * x[inv] for x in dgauss_moments(uniq))
+    alts = [(float(dim * m[inv].sum()), float(dim * v[inv].sum())) for m, v in
+            (dgauss_moments((1.0 + c) * uniq) for c in (-POWER_CHANGE, POWER_CHANGE))]
+    law = "sum_j Z_j^2 of the discrete Gaussian N_Z(0, s^2), grid units"
+    oracle = ("drawn integer noise against the declared discrete Gaussian (moments of Z^2 by "
+              "a direct pmf sum or Poisson summation, the cdf of |Z| by a direct sum or "
+              "Euler-Maclaurin; DERIVED null)")
+    count = drawn.size
+    rows = [_z_scale_row(name, float(drawn.sum()), float(m0.sum()), float(v0.sum()),
+                         alts, trials, level,
+                         "drawn grid Gaussian noise scale: mean Q/E[Q] = {ratio:.4f} over "
+                         f"{count} draws ({law}; d = {dim}, grid 2^-{grid_bits}); power "
+                         "{power:.2f} against a 10% change of s^2",
+                         "the grid noise's variance parameter", oracle)]
+    if first is None:
+        return rows
+    cells = int(min(10, max(2, first.size // 10)))
+    per = [_dgauss_cuts(float(v), cells) for v in uniq]
+    cuts = np.stack([per[i][0] for i in inv])
+    edges = np.concatenate([np.zeros((s2.size, 1)), np.stack([per[i][1] for i in inv]),
+                            np.ones((s2.size, 1))], axis=1)
+    rows.append(_chi2_row(name, first, cuts, edges, level,
+                          f"drawn grid Gaussian noise law: chi-square of {first.size} draws "
+                          f"|Z_1| in {cells} cells of exact null probability (the discrete "
+                          "Gaussian's folded law; {dof} dof)", oracle))
     return rows
 
 
@@ -225,7 +406,10 @@ def drawn_noise_verdicts(tr: Mapping[str, Any], *, alpha: float = 1e-3, name: st
                          ) -> list[Verdict]:
     """The two tests of the module docstring on a transcript dictionary (``[]`` when it
     recorded no draws): the scale (exact Gamma total, with its power against a 10 % change)
-    and the shape (Kolmogorov-Smirnov), each two-sided at ``alpha / 2``."""
+    and the shape (Kolmogorov-Smirnov), each two-sided at ``alpha / 2``; for a grid run
+    (``grid_bits``) the z-test of the total and the chi-square in cells of exact probability
+    of the discrete Laplace (``noise="laplace"``) or the discrete Gaussian
+    (``noise="gaussian"``)."""
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
     drawn = tr.get("noise_drawn")
@@ -233,9 +417,6 @@ def drawn_noise_verdicts(tr: Mapping[str, Any], *, alpha: float = 1e-3, name: st
     if drawn is None or dim <= 0:
         return []
     grid_bits = tr.get("grid_bits")
-    if grid_bits is not None and str(tr["noise"]) != "laplace":
-        raise ValueError("a grid transcript's draws are tested for noise='laplace' (the "
-                         f"discrete Laplace) only, got noise={tr['noise']!r}")
     k, theta, law = _law(str(tr["noise"]), dim)
     drawn = np.asarray(drawn, dtype=float)
     scale = np.asarray(tr["release_std"], dtype=float)
@@ -245,9 +426,21 @@ def drawn_noise_verdicts(tr: Mapping[str, Any], *, alpha: float = 1e-3, name: st
     cols = np.isfinite(scale) & (scale > 0) & np.all(np.isfinite(drawn), axis=0)
     if not cols.any():
         return []
+    if grid_bits is not None and str(tr["noise"]) == "laplace":
+        return _grid_laplace_verdicts(name, drawn[:, cols], scale[cols], int(grid_bits), dim,
+                                      alpha / 2.0)
     if grid_bits is not None:
-        return _grid_verdicts(name, drawn[:, cols], scale[cols], int(grid_bits), dim,
-                              alpha / 2.0)
+        first = tr.get("noise_drawn_first")
+        if first is not None:
+            first = np.asarray(first, dtype=float)
+            if first.shape != drawn.shape:
+                raise ValueError("noise_drawn_first must have noise_drawn's shape "
+                                 f"{drawn.shape}, got {first.shape}")
+            first = first[:, cols]
+            if not np.all(np.isfinite(first)):
+                raise ValueError("noise_drawn_first is not finite where noise_drawn is")
+        return _grid_gaussian_verdicts(name, drawn[:, cols], first, scale[cols],
+                                       int(grid_bits), dim, alpha / 2.0)
     unit = scale if str(tr["noise"]) == "laplace" else scale**2  # the statistic's scale
     u = (drawn[:, cols] / unit[cols]).ravel()
     trials, per_trial = drawn.shape[0], int(cols.sum())

@@ -53,8 +53,9 @@ coordinate counted in each step's sensitivity, and their integer draws tested ag
 discrete Laplace's exact law.
 
 **Drawn noise.** A run that recorded its draws (``noise_drawn``: the Laplace momentum methods,
-the Gaussian DP-GD, DP-SGD, DP-NSGD and the nodes of Tran & Cutkosky's Algorithms 1 and 2)
-also has them tested against ``release_std``, the
+the Gaussian DP-GD, DP-SGD, DP-NSGD and the nodes of Tran & Cutkosky's Algorithms 1 and 2;
+with ``noise="grid"`` their integer draws, against the discrete Laplace's or the discrete
+Gaussian's exact law) also has them tested against ``release_std``, the
 scale every epsilon above is read at (:func:`dpbounds.verify.drawn_noise.drawn_noise_verdicts`):
 a draw at the wrong scale or of the wrong law fails even where the recorded scale is right.
 

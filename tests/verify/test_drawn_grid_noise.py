@@ -151,10 +151,11 @@ def test_grid_runs_pass_and_a_wrong_scale_draw_fails(objective: LogisticRegressi
 
 
 def test_grid_transcript_bad_input() -> None:
-    """Bad input: a grid transcript declaring Gaussian noise (no exact law of the discrete
-    Gaussian's sum of squares here) is a ValueError naming the noise."""
+    """Bad input: a grid transcript declaring a noise that is neither discrete Laplace nor
+    discrete Gaussian is a ValueError naming the noise (the grid Gaussian's draws are tested
+    in ``test_drawn_grid_gaussian.py``)."""
     b = np.full(4, 500.0)
     tr = _transcript(b, _dlap_draws(np.random.default_rng(0), b, 2, 2), 2)
-    tr["noise"] = "gaussian"
-    with pytest.raises(ValueError, match="noise="):
+    tr["noise"] = "uniform"
+    with pytest.raises(ValueError, match="noise"):
         drawn_noise_verdicts(tr)
