@@ -143,15 +143,16 @@ def _add_bound(q: float, rho: float, a: int) -> float:
 @pytest.mark.parametrize("q,rho", [(0.01, 1e-5), (0.01, 3e-4), (0.001, 1e-6)])
 def test_small_rho_amplifies_as_derived(q: float, rho: float) -> None:
     """At the small rho per step of small budgets: the bound is min(Theorem 6, max(add,
-    remove)) written out in mpmath (to 1e-9; never below it: the float sums' margin), far
-    below Theorem 6 alone at orders >= 8 (its l >= 3 terms do not vanish with rho) and the
-    cap alpha rho (control: either would fail the first check)."""
-    orders = [2, 8, 32, 64]
+    remove)) written out in mpmath (never below it: the float sums' margin), far below
+    Theorem 6 alone at orders 8-320 (its l >= 3 terms do not vanish with rho) and the cap
+    alpha rho (control: either would fail the first check); at order 2048 with q = 0.01 the
+    remove bound's (1-q)^-(alpha+1) = e^20.5 leaves Theorem 6 the smaller."""
+    orders = [2, 8, 32, 64, 320, 2048]
     got = poisson_zcdp_rdp(q, rho, np.array(orders, dtype=float))
     two = [max(_add_bound(q, rho, a), _remove_bound(q, rho, a)) for a in orders]
     thm6 = [_theorem6(q, rho, a) for a in orders]
     want = np.minimum(np.minimum(two, thm6), np.array(orders) * rho)
-    np.testing.assert_allclose(got, want, rtol=1e-9)
-    assert np.all(got >= want)
-    assert np.all(got[1:] < 0.2 * np.array(orders[1:]) * rho)
-    assert np.all(got[1:] < 0.2 * np.array(thm6[1:]))
+    # K3's s is searched on a few points (here: golden section), so up to 1e-6 above
+    assert np.all(got >= want) and np.all(got <= want * (1 + 1e-6)), got / want - 1
+    assert np.all(got[1:5] < 0.2 * np.array(orders[1:5]) * rho)
+    assert np.all(got[1:5] < 0.2 * np.array(thm6[1:5]))
