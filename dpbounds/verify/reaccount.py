@@ -52,6 +52,10 @@ their grid runs (``noise="grid"``, ``grid_bits`` recorded) with the rounding's e
 coordinate counted in each step's sensitivity, and their integer draws tested against the
 discrete Laplace's exact law.
 
+**Gaussian grid runs** (``grid_bits`` recorded) are re-accounted as the Gaussian with each
+touched release's move raised by the rounding's :math:`\sqrt d\,2^{-j}` (:func:`_grid_extra`,
+DERIVED); the discrete Gaussian's draws are tested against its exact law below.
+
 **Drawn noise.** A run that recorded its draws (``noise_drawn``: the Laplace momentum methods,
 the Gaussian DP-GD, DP-SGD, DP-NSGD and the nodes of Tran & Cutkosky's Algorithms 1 and 2;
 with ``noise="grid"`` their integer draws, against the discrete Laplace's or the discrete
@@ -258,6 +262,25 @@ def _participation(tr: Mapping[str, Any], trial: int) -> Any:
                          shape=(steps, int(tr["n"])))
 
 
+def _grid_extra(tr: Mapping[str, Any]) -> np.ndarray | None:
+    r"""Per release, the grid rounding's extra move in units of its noise (``None``: not a
+    grid run): a Gaussian grid run (``grid_bits`` = ``j``) releases
+    :math:`\operatorname{round}(2^jv)+Z`, and rounding moves each of the ``d`` coordinates by
+    less than one unit, so a move of L2 size :math:`x` in value units changes the integer query
+    by less than :math:`2^jx+\sqrt d` (DERIVED; as the Laplace grid's :math:`+d` in L1): every
+    release a sample touches moves by up to :math:`\sqrt d\,2^{-j}` more."""
+    grid_bits = tr.get("grid_bits")
+    if grid_bits is None:
+        return None
+    d = int(tr.get("noise_dim", 0) or 0)
+    if d <= 0:
+        raise ValueError("a grid transcript needs noise_dim >= 1 (the rounding adds up to one "
+                         "unit per coordinate)")
+    std = np.asarray(tr["release_std"], dtype=float)
+    with np.errstate(divide="ignore"):
+        return math.sqrt(d) * (1.0 + 1e-12) * 2.0 ** -int(grid_bits) / std
+
+
 def worst_sample_mu(tr: Mapping[str, Any], relation: str, trial: int,
                     norms: np.ndarray) -> float:
     r""":math:`\max_i \mu_i` of one trial of a run whose batches do not depend on the data
@@ -274,10 +297,15 @@ def worst_sample_mu(tr: Mapping[str, Any], relation: str, trial: int,
         return math.inf
     W = sp.csr_matrix((k * np.abs(w) * m[t], (r, t)), shape=(n_rel, steps))  # (R, T)
     P = _participation(tr, trial)
+    extra = _grid_extra(tr)
     if P is None:  # every sample in every step: one column
-        delta = np.asarray(W.sum(axis=1)).reshape(-1)
-        return float(math.sqrt(np.sum((delta / std) ** 2)))
-    D = sp.diags(1.0 / std) @ W @ P  # (R, n): Delta_{i,r} / s_r
+        delta = np.asarray(W.sum(axis=1)).reshape(-1) / std
+        if extra is not None:
+            delta = np.where(delta > 0, delta + extra, 0.0)
+        return float(math.sqrt(np.sum(delta ** 2)))
+    D = (sp.diags(1.0 / std) @ W @ P).tocoo()  # (R, n): Delta_{i,r} / s_r
+    if extra is not None:
+        D.data = np.where(D.data > 0, D.data + extra[D.row], D.data)
     mu2 = np.asarray(D.multiply(D).sum(axis=0)).reshape(-1)
     return float(math.sqrt(mu2.max()))
 
@@ -329,7 +357,10 @@ def worst_placement_mu(tr: Mapping[str, Any], relation: str, norms: np.ndarray) 
     if not np.all(np.isfinite(A.data)):
         return math.inf
     if str(tr["sampling"]) == "shuffle_once":
-        M = (A @ _placements(tr)).tocsc()
+        M = (A @ _placements(tr)).tocoo()
+        extra = _grid_extra(tr)
+        if extra is not None:
+            M.data = np.where(M.data > 0, M.data + extra[M.row], M.data)
         return float(math.sqrt(np.asarray(M.multiply(M).sum(axis=0)).max()))
     return float(math.sqrt(_placement_sum(tr, A, _release_moves(tr, A) ** 2)))
 
@@ -379,7 +410,7 @@ def _release_moves(tr: Mapping[str, Any], A: Any) -> np.ndarray:
     S, E = _epoch_length(tr)
     if str(tr["sampling"]) == "shuffle_once":
         M = (A @ _placements(tr)).tocsr()
-        return np.asarray(abs(M).max(axis=1).todense()).reshape(-1)
+        return _with_grid_extra(tr, np.asarray(abs(M).max(axis=1).todense()).reshape(-1))
     coo = A.tocoo()
     r, t, a = coo.row.astype(np.int64), coo.col.astype(np.int64), coo.data
     key = r * E + t // S
@@ -388,7 +419,16 @@ def _release_moves(tr: Mapping[str, Any], A: Any) -> np.ndarray:
     np.maximum.at(top, inv.reshape(-1), a)
     out = np.zeros(A.shape[0])
     np.add.at(out, uk // E, top)
-    return out
+    return _with_grid_extra(tr, out)
+
+
+def _with_grid_extra(tr: Mapping[str, Any], moves: np.ndarray) -> np.ndarray:
+    """``moves`` (per release, units of its noise) plus the grid rounding's extra where the
+    release is touched (:func:`_grid_extra`)."""
+    extra = _grid_extra(tr)
+    if extra is None:
+        return moves
+    return np.where(moves > 0, moves + extra, moves)
 
 
 def _placement_sum(tr: Mapping[str, Any], A: Any, c: np.ndarray) -> float:
@@ -654,6 +694,9 @@ def _account(tr: Mapping[str, Any], rel: str, norms: np.ndarray, delta: float,
         w = _steps_per_release(tr)
         k = 2.0 if rel == "replace_one" else 1.0
         sens = k * w[None, :] * norms  # (trials, T)
+        if _grid_extra(tr) is not None:  # the rounding's extra move, value units
+            unit = math.sqrt(int(tr["noise_dim"])) * (1.0 + 1e-12) * 2.0 ** -int(tr["grid_bits"])
+            sens = np.where(sens > 0, sens + unit, sens)
         with np.errstate(divide="ignore", invalid="ignore"):
             z = float(np.min(np.where(sens > 0, std[None, :] / sens, np.inf)))
         if not math.isfinite(z):
