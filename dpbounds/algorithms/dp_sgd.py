@@ -75,7 +75,7 @@ from dpbounds.algorithms._common import (
 )
 from dpbounds.algorithms._grid import check_noise, gaussian_grid
 from dpbounds.algorithms._transcript import Transcript
-from dpbounds.backend import backend_name
+from dpbounds.backend import backend_name, is_numpy
 from dpbounds.notation import notation_keywords
 from dpbounds.objectives._base import ObjectiveProtocol
 from dpbounds.privacy.calibrate import calibrate_result
@@ -197,6 +197,18 @@ def poisson_members(objective: ObjectiveProtocol, sampler: Any, q: float) -> tup
     u = sampler.uniform((objective.n,))
     counts = xp.sum(xp.astype(u < q, xp.int64), axis=1)
     width = int(xp.max(counts))
+    if is_numpy(xp) and 0 < width < objective.n // 4:
+        # the same first `width` columns of the stable argsort without sorting all n: the
+        # `width` smallest by a partition (O(n)), then those sorted by (u, index) (a full
+        # sort of n = 1e4 per step was 60% of a Poisson step's CPU)
+        un = np.asarray(u)
+        part = np.argpartition(un, width - 1, axis=1)[:, :width]
+        vals = np.take_along_axis(un, part, axis=1)
+        # a tie across the partition's boundary (probability ~ n / 2^53) could pick another
+        # index than the stable sort: then the full sort
+        if np.all(np.sum(un <= vals.max(axis=1, keepdims=True), axis=1) == width):
+            order = np.lexsort((part, vals), axis=1)
+            return xp.asarray(np.take_along_axis(part, order, axis=1)), counts
     return xp.argsort(u, axis=1, stable=True)[:, :width], counts
 
 
