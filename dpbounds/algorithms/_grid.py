@@ -172,9 +172,11 @@ def gaussian_grid(stream: TrialRandom, sensitivity: float, sigma: float, d: int,
     ledger never exceeds the target.
 
     With ``sampling_rate`` (a without-replacement subsample per step, replace-one) the entry
-    is a :class:`~dpbounds.privacy.SubsampledZcdpMechanism` of that :math:`\rho`, amplified
-    by Wang, Balle & Kasiviswanathan's Theorem 9 (any mechanism of known RDP; the continuous
-    Gaussian's own bound is not used), calibrated with the RDP accountant. With
+    is a :class:`~dpbounds.privacy.SubsampledDiscreteGaussianMechanism` (integer shifts of L2
+    norm at most :math:`\lceil u\rceil`, variance :math:`tm`, dimension ``d``), amplified
+    by :func:`~dpbounds.privacy.rdp.without_replacement_discrete_gaussian_rdp` (DERIVED,
+    issue 35; until then Wang, Balle & Kasiviswanathan's Theorem 9 alone, 9.6-49x the float
+    noise), calibrated with the RDP accountant. With
     ``sampling="poisson"`` (add/remove) the entry is amplified by
     :func:`~dpbounds.privacy.rdp.poisson_zcdp_rdp` instead (Zhu & Wang's Theorem 6 or each
     direction bounded on its own, whichever is smaller: 1.08-1.3x the float noise where
@@ -187,20 +189,37 @@ def gaussian_grid(stream: TrialRandom, sensitivity: float, sigma: float, d: int,
     from dpbounds.privacy.accountants import ZcdpAccountant
     from dpbounds.privacy.calibrate import calibrate
     from dpbounds.privacy.discrete import discrete_gaussian_array
-    from dpbounds.privacy.mechanisms import Sampling, SubsampledZcdpMechanism, ZcdpMechanism
+    from dpbounds.privacy.mechanisms import (
+        MAX_DISCRETE_VARIANCE,
+        Sampling,
+        SubsampledDiscreteGaussianMechanism,
+        SubsampledZcdpMechanism,
+        ZcdpMechanism,
+    )
 
     accountant: Any = (ZcdpAccountant(neighbouring, conversion) if sampling_rate is None
                        else "rdp")
 
     def entry_on(j: int) -> Callable[[float], Any]:
         units2 = (Fraction(sensitivity) * Fraction(2) ** j + _sqrt_up(d)) ** 2
+        # the integer L2 bound on the query's change, rounded up: ceil(sqrt(units2))
+        shift = math.isqrt(math.ceil(units2))
+        shift += shift * shift < units2
 
         def entry(s: float) -> Any:
             t, m = discrete_gaussian_parameters(s, j)
-            rho = float_up(units2 / (2 * t * m))
             if sampling_rate is None:
-                return ZcdpMechanism(rho, neighbouring)
-            return SubsampledZcdpMechanism(rho, sampling_rate, neighbouring, Sampling(sampling))
+                return ZcdpMechanism(float_up(units2 / (2 * t * m)), neighbouring)
+            if t * m > MAX_DISCRETE_VARIANCE:
+                # beyond the sampler (a calibration's search only: such a final noise puts
+                # the run on a coarser grid below): any rho-zCDP mechanism's bound
+                return SubsampledZcdpMechanism(float_up(units2 / (2 * t * m)), sampling_rate,
+                                               neighbouring, Sampling(sampling))
+            # a discrete Gaussian at integer shifts: without replacement its own bound
+            # (rdp.without_replacement_discrete_gaussian_rdp), Poisson the zCDP one
+            return SubsampledDiscreteGaussianMechanism(
+                variance=t * m, sensitivity=shift, dimension=d, sampling_rate=sampling_rate,
+                neighbouring=neighbouring, sampling=Sampling(sampling))
         return entry
 
     # The grid is chosen for the float run's noise; where the grid's own accounting needs

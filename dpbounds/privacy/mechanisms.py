@@ -630,8 +630,11 @@ class SubsampledDiscreteGaussianMechanism(_DiscreteGaussianParameters, Subsample
     r"""A :class:`DiscreteGaussianMechanism` run on a subsample of rate ``sampling_rate``.
 
     The RDP accountant reads it as a :class:`SubsampledZcdpMechanism` of :math:`\rho =
-    s^2/(2v)` (amplification for any mechanism of known RDP), its sensitivity converted to the
-    sampling's relation as a continuous one's is. The PLD accountant reads a scalar one under
+    s^2/(2v)`, its sensitivity converted to the sampling's relation as a continuous one's is;
+    without replacement it also takes the discrete Gaussian's own bound
+    (:func:`~dpbounds.privacy.rdp.without_replacement_discrete_gaussian_rdp`: its
+    integer-order moments at integer shifts are the continuous Gaussian's), whichever is
+    smaller. The PLD accountant reads a scalar one under
     Poisson sampling (add/remove) through dp_accounting's
     ``DiscreteGaussianPrivacyLoss`` with ``sampling_prob`` (the worst-case pair of the
     Poisson-subsampled discrete Gaussian, both directions); sampling without replacement has

@@ -58,7 +58,8 @@ from dpbounds.provenance import Provenance, Source
 
 __all__ = ["DEFAULT_ORDERS", "gaussian_rdp", "poisson_subsampled_gaussian_rdp", "rdp_to_dp",
            "rdp_to_dp_epsilon", "poisson_zcdp_rdp", "subsampled_gaussian_rdp",
-           "without_replacement_gaussian_rdp", "without_replacement_zcdp_rdp"]
+           "without_replacement_discrete_gaussian_rdp", "without_replacement_gaussian_rdp",
+           "without_replacement_zcdp_rdp"]
 
 SOURCE_SGM = Source(
     "Mironov, Talwar & Zhang, Rényi DP of the Sampled Gaussian Mechanism, 2019", "Section 3",
@@ -459,6 +460,117 @@ def without_replacement_zcdp_rdp(sampling_rate: float, rho: float, orders: Any =
     return _amplified_zcdp_rdp(sampling_rate, rho, orders, max_exact_order,
                                lambda q, ints: _wor_log_a_integers(q, z, ints, generic=True),
                                "without_replacement_zcdp_rdp")
+
+
+def without_replacement_discrete_gaussian_rdp(sampling_rate: float, rho: float,
+                                              orders: Any = DEFAULT_ORDERS) -> Any:
+    r"""RDP of a discrete Gaussian release (an integer-valued query plus independent
+    :math:`N_{\mathbb Z}(0,\sigma^2)` noise per coordinate, any dimension) on a
+    without-replacement subsample (replace-one), per order, with :math:`\rho=u^2/(2\sigma^2)`
+    for a query whose replace-one change has L2 norm at most ``u`` (integer shifts): the
+    smaller of :func:`without_replacement_zcdp_rdp` (WBK19 Theorem 9, any zCDP mechanism) and
+    the bound of :func:`_wor_discrete_gaussian_log_a` (DERIVED here, issue 35), which uses
+    that the discrete Gaussian's integer-order moments at integer shifts are the continuous
+    Gaussian's exactly. Until issue 35 grid runs without replacement had Theorem 9 alone:
+    9.6x the float run's noise at eps = 1 (q = 0.05, T = 200) and 49x at eps <= 0.3
+    (q = 0.01, T = 2000)."""
+    rho = check_positive("rho", rho)
+    z = 1.0 / math.sqrt(2.0 * rho)
+
+    def log_a(q: float, ints: np.ndarray) -> np.ndarray:
+        generic = _wor_log_a_integers(q, z, ints, generic=True)
+        if z > 1e100:  # the forward differences' table would not end
+            return generic
+        big = np.maximum(ints, 2.0)
+        own = np.where(ints < 2, 0.0, _wor_discrete_gaussian_log_a(q, rho, big))
+        return np.minimum(generic, own)
+
+    return _amplified_zcdp_rdp(sampling_rate, rho, orders, None, log_a,
+                               "without_replacement_discrete_gaussian_rdp")
+
+
+#: Forward-difference levels of :func:`_wor_discrete_gaussian_log_a` (its table costs time
+#: quadratic in them; terms of higher index take the generic moment bound).
+_DG_LEVELS = 256
+
+
+def _wor_discrete_gaussian_log_a(q: float, rho: float, alphas: np.ndarray) -> np.ndarray:
+    r""":math:`\ln` of a bound on :math:`E_{M_2}[(M_1/M_2)^\alpha]` for integer
+    :math:`\alpha\ge2`: the subsampled discrete Gaussian without replacement (DERIVED here,
+    issue 35).
+
+    Reduction (Wang, Balle & Kasiviswanathan 2019's coupling, RECONSTRUCTED): a uniform
+    ``B``-subset either misses the differing record (probability :math:`1-q`) or is a subset
+    :math:`S_0` without it with one member :math:`j` replaced by it; by joint convexity of
+    :math:`e^{(\alpha-1)D_\alpha}` it suffices to bound, for fixed :math:`S_0, j`, the pair
+    :math:`M_k=(1-q)P+qQ_k` where :math:`P,Q_1,Q_2` are discrete Gaussians centred at
+    integer points :math:`0,\mu_1,\mu_2` (after rounding to the grid) with
+    :math:`|\mu_1|,|\mu_2|,|\mu_1-\mu_2|\le u` (each is a replace-one change).
+
+    Moments: for integers :math:`a,b\ge0`, :math:`E_P[(Q_1/P)^a(Q_2/P)^b]=
+    \exp((|a\mu_1+b\mu_2|^2-a|\mu_1|^2-b|\mu_2|^2)/(2\sigma^2))`, exactly the continuous
+    Gaussian's: the product of densities is a Gaussian centred at the integer point
+    :math:`a\mu_1+b\mu_2`, and the lattice sum of a Gaussian is invariant under integer
+    shifts. Hence :math:`E_P[(Q/P-1)^{2m}]=\Delta^{2m}g(0)` with
+    :math:`g(k)=e^{k(k-1)\rho_\mu}` (increasing in :math:`\rho_\mu`: :math:`g` and
+    :math:`k(k-1)g` have non-negative falling-factorial coefficients).
+
+    Bound: with :math:`V=q(Q_1-Q_2)/M_2`, :math:`(M_1/M_2)^\alpha=(1+V)^\alpha`,
+    :math:`E_{M_2}V=0`, and :math:`E_{M_2}V^j\le q^jT_j(M_2)`,
+    :math:`T_j(R)=\sum|Q_1-Q_2|^jR^{1-j}` convex in :math:`R`, so
+    :math:`T_j(M_2)\le(1-q)T_j(P)+qT_j(Q_2)`:
+
+    * :math:`T_2(P)=e^{a}+e^{b}-2e^{(a+b-c)/2}` (:math:`a,b,c` the squared distances over
+      :math:`\sigma^2`, each :math:`\le2\rho`) is increasing in :math:`c`, then in
+      :math:`a` and :math:`b`: :math:`\le2e^{2\rho}-2e^{\rho}`;
+    * :math:`T_{2m}(P)\le2^{2m-1}(E_PW_1^{2m}+E_PW_2^{2m})\le4^m\Delta^{2m}g(0)`
+      (:math:`m\ge2`, :math:`W_k=Q_k/P-1`), :math:`T_{2m}(Q_2)\le\Delta^{2m}g(0)`;
+    * odd :math:`j`: Cauchy-Schwarz, :math:`T_j\le\sqrt{T_{j-1}T_{j+1}}`;
+    * above :data:`_DG_LEVELS` forward differences, and as a second bound everywhere:
+      :math:`E|Q/P-1|^j\le E(Q/P)^j+1\le e^{j(j-1)\rho}+1`, so
+      :math:`T_j(P)\le2^j(e^{j(j-1)\rho}+1)`, :math:`T_j(Q_2)\le e^{j(j-1)\rho}+1`.
+
+    :math:`g` with :math:`\rho = u^2/(2\sigma^2)`; the result is
+    :math:`\ln(1+\sum_{j\ge2}\binom\alpha jq^j[(1-q)U_j+qV_j])`. Its leading term
+    :math:`\binom\alpha2q^2\cdot2\rho` is a quarter of Theorem 27's
+    :math:`\binom\alpha2q^2\cdot4(e^{2\rho}-1)` for the continuous Gaussian (which bounds
+    :math:`T_2` by :math:`2(E W_1^2+EW_2^2)`)."""
+    z = 1.0 / math.sqrt(2.0 * rho)
+    top = int(alphas.max())
+    levels = min(top + 1, _DG_LEVELS)
+    log_fd = np.full(top + 2, np.inf)  # log_fd[l] = log Delta^l g(0)
+    log_fd[1 : levels + 1] = _log_forward_differences_cached(z, levels - 1)
+    j = np.arange(top + 1, dtype=float)
+    log_q, log_1mq = math.log(q), math.log1p(-q)
+    # the generic moment bound: log(e^{j(j-1) rho} + 1)
+    x = j * (j - 1.0) * rho
+    gen_v = np.logaddexp(x, 0.0)
+    gen_u = j * math.log(2.0) + gen_v
+    even_v = np.full(top + 2, np.inf)
+    even_u = np.full(top + 2, np.inf)
+    ev = np.arange(2, levels + 1, 2)
+    even_v[ev] = log_fd[ev]
+    even_u[ev] = ev / 2.0 * math.log(4.0) + log_fd[ev]
+    # the exact supremum 2 e^{2 rho} - 2 e^rho = 2 e^rho (e^rho - 1), in logs for any rho
+    log_em1 = (math.log(math.expm1(rho)) if rho < 1.0 else rho + math.log1p(-math.exp(-rho)))
+    even_u[2] = math.log(2.0) + rho + log_em1
+    u_j = np.full(top + 1, np.inf)
+    v_j = np.full(top + 1, np.inf)
+    for jj in range(2, min(top, levels - 1) + 1):  # odd jj needs level jj + 1 <= levels
+        if jj % 2 == 0:
+            u_j[jj], v_j[jj] = even_u[jj], even_v[jj]
+        else:
+            u_j[jj] = 0.5 * (even_u[jj - 1] + even_u[jj + 1])
+            v_j[jj] = 0.5 * (even_v[jj - 1] + even_v[jj + 1])
+    u_j, v_j = np.minimum(u_j, gen_u), np.minimum(v_j, gen_v)
+    log_t = np.logaddexp(log_1mq + u_j, log_q + v_j) + j * log_q  # (1-q) U_j + q V_j, q^j
+    out = np.empty(alphas.size)
+    log_fact = special.gammaln(j + 1.0)
+    for i, a in enumerate(alphas.astype(int)):
+        terms = log_fact[a] - log_fact[2 : a + 1] - log_fact[a - 2 :: -1] + log_t[2 : a + 1]
+        top_term = terms.max()
+        out[i] = float(np.logaddexp(0.0, top_term + math.log(np.exp(terms - top_term).sum())))
+    return out
 
 
 #: Orders up to this are evaluated in one table by :func:`_amplified_zcdp_rdp`; larger ones

@@ -34,6 +34,7 @@ from dpbounds.privacy.rdp import (
     poisson_subsampled_gaussian_rdp,
     poisson_zcdp_rdp,
     rdp_to_dp,
+    without_replacement_discrete_gaussian_rdp,
     without_replacement_gaussian_rdp,
     without_replacement_zcdp_rdp,
 )
@@ -155,6 +156,10 @@ class RdpAccountant(Accountant):
                     raise self._unsupported(mechanism, str(err)) from None
             if mechanism.sampling is Sampling.POISSON:
                 return np.asarray(poisson_zcdp_rdp(mechanism.sampling_rate, rho, o))
+            if isinstance(mechanism, SubsampledDiscreteGaussianMechanism):
+                # integer shifts: its integer-order moments are the continuous Gaussian's
+                return np.asarray(without_replacement_discrete_gaussian_rdp(
+                    mechanism.sampling_rate, rho, o))
             return np.asarray(without_replacement_zcdp_rdp(mechanism.sampling_rate, rho, o))
         if isinstance(mechanism, (SubsampledLaplaceMechanism, PureDpMechanism)):
             return _pure_rdp(self._pure_epsilon(mechanism), o)
