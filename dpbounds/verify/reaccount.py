@@ -201,6 +201,74 @@ def _event_epsilon(scheme: str, n: int, batch: int, q: float, steps: int, z: flo
         return float(acc.compose(event).get_epsilon(delta))
 
 
+#: integer orders of :func:`_grid_wor_epsilon`
+_GRID_WOR_ORDERS = tuple(range(2, 129)) + (160, 192, 256)
+
+
+@functools.lru_cache(maxsize=64)
+def _grid_wor_epsilon(q: float, z: float, steps: int, delta: float) -> float:
+    r"""``epsilon`` of ``steps`` discrete Gaussian releases on a without-replacement
+    subsample (replace-one), noise multiplier ``z`` against the integer query's L2 change
+    (grid units: :math:`\rho=1/(2z^2)`), written here from the theorems alone (no code of
+    :mod:`dpbounds.privacy`): per integer order the smaller of
+
+    * the integer-moment bound (DERIVED in issue 35; the package's
+      ``without_replacement_discrete_gaussian_rdp`` docstring has the argument):
+      :math:`1+\sum_{j\ge2}\binom\alpha jq^j[(1-q)U_j+qV_j]` with
+      :math:`U_2=2e^{2\rho}-2e^{\rho}`, :math:`U_{2m}=4^mD_{2m}`, :math:`V_{2m}=D_{2m}`,
+      odd :math:`j` the geometric means of their neighbours, where
+      :math:`D_n=\sum_i\binom ni(-1)^{n-i}e^{i(i-1)\rho}` is differenced in mpmath at a
+      precision that covers its cancellation (the sums over ``j`` in float logs);
+    * Wang, Balle & Kasiviswanathan (2019) Theorem 9 for a :math:`\rho`-zCDP mechanism
+      (VERBATIM, :math:`\varepsilon(\infty)=\infty`);
+    * :math:`\alpha\rho`;
+
+    composed over ``steps`` and converted by Canonne, Kamath & Steinke (2020) Prop. 12."""
+    import mpmath as mp
+    from scipy.special import gammaln, logsumexp
+
+    rho = 1.0 / (2.0 * z * z)
+    top = max(_GRID_WOR_ORDERS) + 1
+    # D_n's terms reach ~2^n e^{n(n-1) rho}; for small rho its value is ~rho^{n/2} (n-1)!!,
+    # so about n log10(2 + 3 z) digits cancel: that many plus 30 (at large rho the last term
+    # dominates and nothing cancels)
+    with mp.workdps(30 + int(top * math.log10(2.0 + 3.0 * z))):
+        r = mp.mpf(rho)
+        row = [mp.exp(i * (i - 1) * r) for i in range(top + 1)]
+        log_d = np.full(top + 1, -np.inf)  # log D_n
+        for n in range(1, top + 1):  # row[i] = Delta^n g(i)
+            row = [row[i + 1] - row[i] for i in range(len(row) - 1)]
+            if row[0] > 0:
+                log_d[n] = float(mp.log(row[0]))
+        log_u2 = float(mp.log(2 * mp.exp(2 * r) - 2 * mp.exp(r)))
+    j = np.arange(top + 1, dtype=float)
+    log_u = np.full(top + 1, np.inf)
+    log_v = np.full(top + 1, np.inf)
+    even = np.arange(2, top + 1, 2)
+    log_v[even] = log_d[even]
+    log_u[even] = even / 2 * math.log(4.0) + log_d[even]
+    log_u[2] = log_u2
+    odd = np.arange(3, top, 2)
+    log_u[odd] = 0.5 * (log_u[odd - 1] + log_u[odd + 1])
+    log_v[odd] = 0.5 * (log_v[odd - 1] + log_v[odd + 1])
+    log_own = np.logaddexp(math.log1p(-q) + log_u, math.log(q) + log_v) + j * math.log(q)
+    # Theorem 9: q^2 C(a,2) min{4(e^{2 rho} - 1), 2 e^{2 rho}}, q^j C(a,j) 2 e^{(j-1) j rho}
+    log_thm9 = j * math.log(q) + math.log(2.0) + (j - 1.0) * j * rho
+    log_thm9[2] = 2 * math.log(q) + min(math.log(4.0) + math.log(math.expm1(2 * rho)),
+                                        math.log(2.0) + 2 * rho)
+    best = math.inf
+    for a in _GRID_WOR_ORDERS:
+        k = j[2 : a + 1]
+        log_binom = gammaln(a + 1.0) - gammaln(k + 1.0) - gammaln(a - k + 1.0)
+        own = float(logsumexp(log_binom + log_own[2 : a + 1]))
+        thm9 = float(logsumexp(log_binom + log_thm9[2 : a + 1]))
+        rdp = min(float(np.logaddexp(0.0, min(own, thm9))) / (a - 1), a * rho)
+        eps = (steps * rdp + math.log1p(-1.0 / a)
+               - (math.log(delta) + math.log(a)) / (a - 1.0))
+        best = min(best, eps)
+    return max(best, 0.0)
+
+
 #: held while dp_accounting's ``_get_forward_diffs`` is swapped (:func:`_shared_forward_diffs`)
 _DIFFS_LOCK = threading.Lock()
 #: the largest order dp_accounting's WOR bound computes exactly (its ``max_alpha``)
@@ -703,6 +771,14 @@ def _account(tr: Mapping[str, Any], rel: str, norms: np.ndarray, delta: float,
             return 0.0, math.nan, z, "no contribution"
         if z <= 0:
             return math.inf, math.nan, z, "no noise"
+        if scheme == "without_replacement" and tr.get("grid_bits") is not None:
+            if rel != "replace_one":
+                raise ValueError("relation must be 'replace_one' for sampling without "
+                                 "replacement")
+            eps = _grid_wor_epsilon(float(tr["sampling_rate"]), round(z, 12),
+                                    int(tr["steps"]), delta)
+            return (eps, math.nan, z, f"sampled discrete Gaussian (without replacement, "
+                                      f"integer-moment bound) x {tr['steps']}, z = {z:.6g}")
         return (_sampled_epsilon(tr, rel, z, delta, accountant), math.nan, z,
                 f"sampled Gaussian ({scheme}) x {tr['steps']}, z = {z:.6g}")
     if worst and scheme in SHUFFLED:
