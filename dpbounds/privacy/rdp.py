@@ -556,10 +556,10 @@ def _wor_discrete_gaussian_log_a(q: float, rho: float, alphas: np.ndarray) -> np
     even_u[2] = math.log(2.0) + rho + log_em1
     u_j = np.full(top + 1, np.inf)
     v_j = np.full(top + 1, np.inf)
-    for jj in range(2, min(top, levels - 1) + 1):  # odd jj needs level jj + 1 <= levels
+    for jj in range(2, min(top, levels) + 1):
         if jj % 2 == 0:
             u_j[jj], v_j[jj] = even_u[jj], even_v[jj]
-        else:
+        elif jj + 1 <= levels:  # odd jj needs level jj + 1
             u_j[jj] = 0.5 * (even_u[jj - 1] + even_u[jj + 1])
             v_j[jj] = 0.5 * (even_v[jj - 1] + even_v[jj + 1])
     u_j, v_j = np.minimum(u_j, gen_u), np.minimum(v_j, gen_v)

@@ -101,3 +101,16 @@ def test_order_two_closed_form(q: float, rho: float) -> None:
     got = float(without_replacement_discrete_gaussian_rdp(q, rho, np.array([2.0]))[0])
     want = min(own, generic, 2 * rho)
     assert want <= got <= want * (1 + 1e-9)
+
+
+def test_order_256_uses_its_forward_differences() -> None:
+    """At rho -> 0 the bound's log A tends to its leading term C(alpha, 2) q^2 2 rho (the
+    higher terms are O(rho^2)); at alpha = 256 (q = 0.9, rho = 1e-10) the 256th forward
+    difference was left out (an off-by-one found by an independent review) and the generic
+    moment bound gave log A = 148.9."""
+    from dpbounds.privacy.rdp import _wor_discrete_gaussian_log_a
+
+    q, rho, a = 0.9, 1e-10, 256
+    got = float(_wor_discrete_gaussian_log_a(q, rho, np.array([float(a)]))[0])
+    lead = math.comb(a, 2) * q * q * 2 * rho
+    assert lead <= got <= 1.01 * lead
