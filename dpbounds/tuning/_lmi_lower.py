@@ -71,7 +71,8 @@ def linear_mmse_error(lam: Any, T: Any, noise: Any, dist_sq: float, initial_gap:
     broadcast over ``lam``, ``T`` and ``noise``."""
     lam, T, noise = (np.asarray(v, dtype=float) for v in (lam, T, noise))
     Dp = np.minimum(dist_sq, 2.0 * initial_gap / lam)
-    with np.errstate(over="ignore", invalid="ignore"):
+    # noise = 0 (a zero sensitivity or eps = inf): x / 0 = inf and val = 0, the exact limit
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         val = 0.5 * lam * Dp / (1.0 + T * lam * lam * Dp / noise)
     return np.where(np.isnan(val), 0.0, val)
 
