@@ -217,16 +217,16 @@ def _forward_differences_mpmath(z: float, n: int) -> list[float]:
     return out
 
 
-@pytest.mark.parametrize("z, atol", [(3.0, 2e-9), (6.0, 1e-12), (22.7, 1e-12), (1e3, 1e-12)])
+@pytest.mark.parametrize("z, atol", [(3.0, 2e-9), (6.0, 2e-11), (22.7, 2e-11), (1e3, 2e-11)])
 def test_wor_forward_differences_match_binomial_sum(z, atol):
     n = 48
     oracle = np.array(_forward_differences_mpmath(z, n))
     ours = rdp._log_forward_differences(z, n)
     assert ours[0] == oracle[0] == -math.inf
-    # every level an upper bound to the round-off of a log (~1e-16 of the ~1e3 it subtracts),
-    # within 1e-12 of the exact difference (the exact table, z > 4) or within the 1e-9 margin
-    # added to the float table (z <= 4)
-    assert np.all(ours[1:] >= oracle[1:] - 1e-13)
+    # every level an upper bound: the exact table (z > 4) with its 1e-11 margin over the
+    # round-off of a log (~1e-16 of the ~1e3 it subtracts: up to 2.6e-13 below without it),
+    # the float table (z <= 4) with its 1e-9
+    assert np.all(ours[1:] >= oracle[1:])
     np.testing.assert_allclose(ours[1:], oracle[1:], rtol=0, atol=atol)
 
 

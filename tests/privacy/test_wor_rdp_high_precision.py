@@ -36,6 +36,7 @@ def _log_a(alpha: int) -> float:
 @pytest.mark.parametrize("alpha", [40, 55, 70])
 def test_theorem_27_matches_an_80_digit_evaluation(alpha):
     ours = _wor_log_a_integers(Q, Z, np.array([float(alpha)]))[0]
-    assert ours == pytest.approx(_log_a(alpha), rel=1e-12)
+    # an upper bound (the exact table's 1e-11 log margin), within 1e-10 of the theorem
+    assert _log_a(alpha) <= ours <= _log_a(alpha) * (1 + 1e-10)
     generic = _wor_log_a_integers(Q, Z, np.array([float(alpha)]), generic=True)[0]
     assert generic > ours * (1 + 1e-6)  # the control: a looser theorem is told apart
