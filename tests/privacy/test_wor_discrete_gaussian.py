@@ -68,9 +68,10 @@ def test_never_below_the_exact_divergences(u: int, s: float, q: float) -> None:
 
 def test_tight_at_the_replace_one_pair_and_far_below_theorem_9() -> None:
     """mu_1 = -mu_2 = (1, 0) (u = 2: the replaced record at the batch's centre, the two
-    values opposite), s = 6, q = 0.01: within 16% of the exact divergence at orders 2-8 (9% at order 2: the bound's
-    supremum over configurations is 2 e^{2 rho} - 2 e^rho); Theorem 9 alone (the grid's
-    bound until issue 35) is over 4x above it (two-sided: an over-noised bound fails)."""
+    values opposite), s = 6, q = 0.01: within 16% of the exact divergence at orders 2-8 (9%
+    at order 2: the bound's supremum over configurations is 2 e^{2 rho} - 2 e^rho); Theorem 9
+    alone (the grid's bound until issue 35) is over 4x above it (two-sided: an over-noised
+    bound fails)."""
     s, q, rho = 6.0, 0.01, 4 / 72
     orders = (2, 4, 8)
     exact = np.array([_exact(q, s, (1, 0), (-1, 0), a) for a in orders])
