@@ -342,7 +342,8 @@ def _log_forward_differences_float(z: float, n: int) -> np.ndarray:
 
 
 def _wor_log_a_integers(q: float, z: float, alphas: np.ndarray, generic: bool = False,
-                        levels: int | None = None) -> np.ndarray:
+                        levels: int | None = None,
+                        own_terms: np.ndarray | None = None) -> np.ndarray:
     r"""log A_alpha of Wang, Balle & Kasiviswanathan (2019), Theorem 27, for the Gaussian;
     ``generic=True``: their Theorem 9 for any mechanism whose RDP is at most
     :math:`\alpha/(2z^2)` (no forward differences: they are the Gaussian's own).
@@ -354,7 +355,14 @@ def _wor_log_a_integers(q: float, z: float, alphas: np.ndarray, generic: bool = 
     of high index carry :math:`q^j\binom\alpha j`: at q = 0.01, alpha = 4096, z >= 100 the
     first dropped one (j = 258) is below e^-200 (the sum is >= 1); measured at q = 0.01,
     z = 30 and 300, alpha = 512 and 1024: levels = 256 and the full table agree to 1e-13
-    relative (round-off)."""
+    relative (round-off).
+
+    ``own_terms`` (``log own_terms[j]`` for ``j = 0..max(alphas)``, from
+    :func:`_wor_moment_log_terms`): each term of index ``j >= 2`` is the smaller of the
+    theorem's and this one. Both bound the same quantity, :math:`E_{M_2}[V^j]` of the
+    binomial expansion :math:`E_{M_2}[(1+V)^\alpha]` with :math:`V=q(Q_1-Q_2)/M_2` (WBK19's
+    proof of Theorem 9, whose terms Theorem 27 and the integer-moment bound replace), so the
+    termwise minimum is a bound too (DERIVED)."""
     top = int(alphas.max())
     n_fd = top if levels is None else min(top, max(int(levels), 2))
     deltas = np.full(top + 1, np.inf)  # deltas[l - 1] = log|Delta^l g(0)|
@@ -374,6 +382,10 @@ def _wor_log_a_integers(q: float, z: float, alphas: np.ndarray, generic: bool = 
           else math.log(4.0) + 0.5 * (deltas[lo_idx] + deltas[hi_idx]))
     term_i = np.minimum(fd, math.log(2.0) + cgf(i - 1.0)) + i * math.log(q)
     term_2 = 2 * math.log(q) + min(math.log(4.0) + log_f2m1, eps2 + math.log(2.0))
+    if own_terms is not None:
+        term_i = np.minimum(term_i, own_terms[3 : top + 1])
+        if own_terms.size > 2:
+            term_2 = min(term_2, float(own_terms[2]))
     # every order at once (one row each, -inf past the row's own a): the per-order
     # logsumexp calls cost ~0.6 ms each in scipy's array-API wrapper, most of a calibration
     a = alphas.astype(float)[:, None]
@@ -436,11 +448,36 @@ def without_replacement_gaussian_rdp(
         a = orders[part]
         lo, hi = np.floor(a), np.ceil(a)
         ints = np.unique(np.concatenate([lo, hi]))
-        log_a = dict(zip(ints, _wor_log_a_integers(q, z, ints, levels=int(max_exact_order))))
+        log_a = dict(zip(ints, _wor_gaussian_moment_log_a(q, z, ints, int(max_exact_order))))
         t = a - lo
         cgf = np.array([(1 - tt) * log_a[x] + tt * log_a[y] for tt, x, y in zip(t, lo, hi)])
         out[part] = np.minimum(out[part], cgf / (a - 1.0))
     return as_output(out)
+
+
+def _wor_gaussian_moment_log_a(q: float, z: float, ints: np.ndarray, levels: int) -> np.ndarray:
+    r"""``log A_alpha`` at integer orders for the continuous Gaussian without replacement:
+    Theorem 27 (:func:`_wor_log_a_integers`) with each term the smaller of its own and the
+    integer-moment bound's (:func:`_wor_moment_log_terms`), plus the rounding margin of
+    :func:`_amplified_zcdp_rdp`.
+
+    Every step of the integer-moment argument holds for continuous Gaussians at real shifts
+    (DERIVED, issue 35): WBK19's coupling is the same; the moment identity
+    :math:`E_P[(Q_1/P)^a(Q_2/P)^b]=\exp((|a\mu_1+b\mu_2|^2-a|\mu_1|^2-b|\mu_2|^2)/(2\sigma^2))`
+    is the continuous Gaussian's own closed form (for the discrete one it needed integer
+    shifts); the supremum :math:`2e^{2\rho}-2e^{\rho}` of :math:`T_2(P)` is attained by an
+    equilateral triangle of shifts (two or more dimensions); convexity and Cauchy-Schwarz
+    do not use the lattice. Its second-order term is a quarter of Theorem 27's (the leading
+    term of Birrell et al. 2024's fixed-size replace-one bound,
+    :math:`q^2\alpha(\alpha-1)(e^{2\rho}-e^{\rho})`, is the same up to our extra
+    :math:`q(e^{2\rho}-1)`): float runs without replacement need ~0.6x their former noise."""
+    if z > 1e100:  # the forward differences' table would not end; Theorem 27 has the cap
+        return _wor_log_a_integers(q, z, ints, levels=levels)
+    rho = 1.0 / (2.0 * z * z)
+    own = _wor_moment_log_terms(q, rho, int(ints.max()))
+    out = _wor_log_a_integers(q, z, ints, levels=levels, own_terms=own)
+    # the margin of _amplified_zcdp_rdp (float sums and gammaln's rounding; see there)
+    return out * (1.0 + _ZCDP_ROUNDING_MARGIN + 1e-15 * ints * np.log1p(ints))
 
 
 def without_replacement_zcdp_rdp(sampling_rate: float, rho: float, orders: Any = DEFAULT_ORDERS,
@@ -483,12 +520,10 @@ def without_replacement_discrete_gaussian_rdp(sampling_rate: float, rho: float,
     z = 1.0 / math.sqrt(2.0 * rho)
 
     def log_a(q: float, ints: np.ndarray) -> np.ndarray:
-        generic = _wor_log_a_integers(q, z, ints, generic=True)
         if z > 1e100:  # the forward differences' table would not end
-            return generic
-        big = np.maximum(ints, 2.0)
-        own = np.where(ints < 2, 0.0, _wor_discrete_gaussian_log_a(q, rho, big))
-        return np.minimum(generic, own)
+            return _wor_log_a_integers(q, z, ints, generic=True)
+        own = _wor_moment_log_terms(q, rho, int(ints.max()))
+        return _wor_log_a_integers(q, z, ints, generic=True, own_terms=own)
 
     return _amplified_zcdp_rdp(sampling_rate, rho, orders, None, log_a,
                                "without_replacement_discrete_gaussian_rdp")
@@ -540,8 +575,21 @@ def _wor_discrete_gaussian_log_a(q: float, rho: float, alphas: np.ndarray) -> np
     :math:`\binom\alpha2q^2\cdot2\rho` is a quarter of Theorem 27's
     :math:`\binom\alpha2q^2\cdot4(e^{2\rho}-1)` for the continuous Gaussian (which bounds
     :math:`T_2` by :math:`2(E W_1^2+EW_2^2)`)."""
+    log_t = _wor_moment_log_terms(q, rho, int(alphas.max()))
+    out = np.empty(alphas.size)
+    log_fact = special.gammaln(np.arange(log_t.size) + 1.0)
+    for i, a in enumerate(alphas.astype(int)):
+        terms = log_fact[a] - log_fact[2 : a + 1] - log_fact[a - 2 :: -1] + log_t[2 : a + 1]
+        top_term = terms.max()
+        out[i] = float(np.logaddexp(0.0, top_term + math.log(np.exp(terms - top_term).sum())))
+    return out
+
+
+def _wor_moment_log_terms(q: float, rho: float, top: int) -> np.ndarray:
+    r""":math:`\ln(q^j[(1-q)U_j+qV_j])` for :math:`j=0..` ``top`` (entries 0 and 1 unused):
+    the bound of :func:`_wor_discrete_gaussian_log_a` on the :math:`j`-th moment
+    :math:`E_{M_2}[V^j]`, one entry per index (see there)."""
     z = 1.0 / math.sqrt(2.0 * rho)
-    top = int(alphas.max())
     levels = min(top + 1, _DG_LEVELS)
     log_fd = np.full(top + 2, np.inf)  # log_fd[l] = log Delta^l g(0)
     log_fd[1 : levels + 1] = _log_forward_differences_cached(z, levels - 1)
@@ -568,14 +616,7 @@ def _wor_discrete_gaussian_log_a(q: float, rho: float, alphas: np.ndarray) -> np
             u_j[jj] = 0.5 * (even_u[jj - 1] + even_u[jj + 1])
             v_j[jj] = 0.5 * (even_v[jj - 1] + even_v[jj + 1])
     u_j, v_j = np.minimum(u_j, gen_u), np.minimum(v_j, gen_v)
-    log_t = np.logaddexp(log_1mq + u_j, log_q + v_j) + j * log_q  # (1-q) U_j + q V_j, q^j
-    out = np.empty(alphas.size)
-    log_fact = special.gammaln(j + 1.0)
-    for i, a in enumerate(alphas.astype(int)):
-        terms = log_fact[a] - log_fact[2 : a + 1] - log_fact[a - 2 :: -1] + log_t[2 : a + 1]
-        top_term = terms.max()
-        out[i] = float(np.logaddexp(0.0, top_term + math.log(np.exp(terms - top_term).sum())))
-    return out
+    return np.logaddexp(log_1mq + u_j, log_q + v_j) + j * log_q  # (1-q) U_j + q V_j, q^j
 
 
 #: Orders up to this are evaluated in one table by :func:`_amplified_zcdp_rdp`; larger ones

@@ -201,29 +201,36 @@ def _event_epsilon(scheme: str, n: int, batch: int, q: float, steps: int, z: flo
         return float(acc.compose(event).get_epsilon(delta))
 
 
-#: integer orders of :func:`_grid_wor_epsilon`
+#: integer orders of :func:`_wor_epsilon`
 _GRID_WOR_ORDERS = tuple(range(2, 129)) + (160, 192, 256)
 
 
 @functools.lru_cache(maxsize=64)
-def _grid_wor_epsilon(q: float, z: float, steps: int, delta: float) -> float:
-    r"""``epsilon`` of ``steps`` discrete Gaussian releases on a without-replacement
-    subsample (replace-one), noise multiplier ``z`` against the integer query's L2 change
-    (grid units: :math:`\rho=1/(2z^2)`), written here from the theorems alone (no code of
-    :mod:`dpbounds.privacy`): per integer order the smaller of
+def _wor_epsilon(q: float, z: float, steps: int, delta: float, continuous: bool) -> float:
+    r"""``epsilon`` of ``steps`` Gaussian releases on a without-replacement subsample
+    (replace-one), noise multiplier ``z`` against the query's L2 change (``continuous``:
+    the Gaussian; else the discrete Gaussian of an integer query, in grid units), with
+    :math:`\rho=1/(2z^2)`, written here from the theorems alone (no code of
+    :mod:`dpbounds.privacy`). Per integer order the log of
+    :math:`1+\sum_{j\ge2}\binom\alpha j\min_k t^{(k)}_j`, each :math:`t^{(k)}_j` a bound on
+    the same :math:`j`-th term of Wang, Balle & Kasiviswanathan (2019)'s binomial expansion:
 
     * the integer-moment bound (DERIVED in issue 35; the package's
-      ``without_replacement_discrete_gaussian_rdp`` docstring has the argument):
-      :math:`1+\sum_{j\ge2}\binom\alpha jq^j[(1-q)U_j+qV_j]` with
-      :math:`U_2=2e^{2\rho}-2e^{\rho}`, :math:`U_{2m}=4^mD_{2m}`, :math:`V_{2m}=D_{2m}`,
-      odd :math:`j` the geometric means of their neighbours, where
-      :math:`D_n=\sum_i\binom ni(-1)^{n-i}e^{i(i-1)\rho}` is differenced in mpmath at a
-      precision that covers its cancellation (the sums over ``j`` in float logs);
-    * Wang, Balle & Kasiviswanathan (2019) Theorem 9 for a :math:`\rho`-zCDP mechanism
-      (VERBATIM, :math:`\varepsilon(\infty)=\infty`);
-    * :math:`\alpha\rho`;
+      ``without_replacement_discrete_gaussian_rdp`` docstring has the argument; it holds for
+      the continuous Gaussian at real shifts too):
+      :math:`q^j[(1-q)U_j+qV_j]` with :math:`U_2=2e^{2\rho}-2e^{\rho}`,
+      :math:`U_{2m}=4^mD_{2m}`, :math:`V_{2m}=D_{2m}`, odd :math:`j` the geometric means of
+      their neighbours, where :math:`D_n=\sum_i\binom ni(-1)^{n-i}e^{i(i-1)\rho}` is
+      differenced in mpmath at a precision that covers its cancellation (the sums over
+      ``j`` in float logs);
+    * WBK19 Theorem 9 for a :math:`\rho`-zCDP mechanism (VERBATIM,
+      :math:`\varepsilon(\infty)=\infty`): :math:`q^2\min\{4(e^{2\rho}-1), 2e^{2\rho}\}`,
+      :math:`2q^je^{(j-1)j\rho}`;
+    * ``continuous`` only, WBK19 Theorem 27 (VERBATIM, :math:`j\ge3`):
+      :math:`4q^j\sqrt{D_{lo}D_{hi}}`, lo and hi the even numbers next to :math:`j`;
 
-    composed over ``steps`` and converted by Canonne, Kamath & Steinke (2020) Prop. 12."""
+    capped by :math:`\alpha\rho`, composed over ``steps`` and converted by Canonne, Kamath
+    & Steinke (2020) Prop. 12."""
     import mpmath as mp
     from scipy.special import gammaln, logsumexp
 
@@ -251,18 +258,23 @@ def _grid_wor_epsilon(q: float, z: float, steps: int, delta: float) -> float:
     odd = np.arange(3, top, 2)
     log_u[odd] = 0.5 * (log_u[odd - 1] + log_u[odd + 1])
     log_v[odd] = 0.5 * (log_v[odd - 1] + log_v[odd + 1])
-    log_own = np.logaddexp(math.log1p(-q) + log_u, math.log(q) + log_v) + j * math.log(q)
+    log_terms = np.logaddexp(math.log1p(-q) + log_u, math.log(q) + log_v) + j * math.log(q)
     # Theorem 9: q^2 C(a,2) min{4(e^{2 rho} - 1), 2 e^{2 rho}}, q^j C(a,j) 2 e^{(j-1) j rho}
     log_thm9 = j * math.log(q) + math.log(2.0) + (j - 1.0) * j * rho
     log_thm9[2] = 2 * math.log(q) + min(math.log(4.0) + math.log(math.expm1(2 * rho)),
                                         math.log(2.0) + 2 * rho)
+    log_terms = np.minimum(log_terms, log_thm9)
+    if continuous:  # Theorem 27: 4 q^j sqrt(D_lo D_hi)
+        jj = np.arange(3, top)
+        lo, hi = 2 * (jj // 2), 2 * ((jj + 1) // 2)
+        thm27 = math.log(4.0) + 0.5 * (log_d[lo] + log_d[hi]) + jj * math.log(q)
+        log_terms[3:top] = np.minimum(log_terms[3:top], thm27)
     best = math.inf
     for a in _GRID_WOR_ORDERS:
         k = j[2 : a + 1]
         log_binom = gammaln(a + 1.0) - gammaln(k + 1.0) - gammaln(a - k + 1.0)
-        own = float(logsumexp(log_binom + log_own[2 : a + 1]))
-        thm9 = float(logsumexp(log_binom + log_thm9[2 : a + 1]))
-        rdp = min(float(np.logaddexp(0.0, min(own, thm9))) / (a - 1), a * rho)
+        log_a = float(np.logaddexp(0.0, logsumexp(log_binom + log_terms[2 : a + 1])))
+        rdp = min(log_a / (a - 1), a * rho)
         eps = (steps * rdp + math.log1p(-1.0 / a)
                - (math.log(delta) + math.log(a)) / (a - 1.0))
         best = min(best, eps)
@@ -775,12 +787,15 @@ def _account(tr: Mapping[str, Any], rel: str, norms: np.ndarray, delta: float,
             if rel != "replace_one":
                 raise ValueError("relation must be 'replace_one' for sampling without "
                                  "replacement")
-            eps = _grid_wor_epsilon(float(tr["sampling_rate"]), round(z, 12),
-                                    int(tr["steps"]), delta)
+            eps = _wor_epsilon(float(tr["sampling_rate"]), round(z, 12), int(tr["steps"]),
+                               delta, False)
             return (eps, math.nan, z, f"sampled discrete Gaussian (without replacement, "
                                       f"integer-moment bound) x {tr['steps']}, z = {z:.6g}")
-        return (_sampled_epsilon(tr, rel, z, delta, accountant), math.nan, z,
-                f"sampled Gaussian ({scheme}) x {tr['steps']}, z = {z:.6g}")
+        eps = _sampled_epsilon(tr, rel, z, delta, accountant)
+        if scheme == "without_replacement":  # dp_accounting's Theorem 27 or the moment bound
+            eps = min(eps, _wor_epsilon(float(tr["sampling_rate"]), round(z, 12),
+                                        int(tr["steps"]), delta, True))
+        return (eps, math.nan, z, f"sampled Gaussian ({scheme}) x {tr['steps']}, z = {z:.6g}")
     if worst and scheme in SHUFFLED:
         # the claim holds for every permutation: the worst placement, not the realised one
         mu = max(worst_placement_mu(tr, rel, norms[k])

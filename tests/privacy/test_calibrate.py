@@ -171,7 +171,7 @@ def _old_round_up(mechanism_for, epsilon, delta, count, neighbouring, rtol=1e-6)
     return noise, epsilon_of(mechanism_for(noise), delta, "rdp", count, neighbouring)
 
 
-def test_issue19_round_up_is_verified(monkeypatch):
+def test_issue19_round_up_is_verified(monkeypatch, theorem27_only):
     from dpbounds.privacy import rdp
 
     c = ISSUE19
@@ -182,11 +182,13 @@ def test_issue19_round_up_is_verified(monkeypatch):
                                              per_example_sum=True)
 
     relation = M.Neighbouring.REPLACE_ONE
-    # negative control: with the accountant as it was (the float table, whose epsilon jumps
-    # +-5% between neighbouring sigmas) the old unverified round-up reads 0.08896 > target
+    # negative control: with the accountant as it was (Theorem 27 alone and the float table,
+    # whose epsilon jumps +-5% between neighbouring sigmas) the old unverified round-up reads
+    # above the target: 0.08896 before issue 35, 0.08759 since (its 1e-11 rounding margin
+    # moves the bisection to another of the table's jumps), against 0.08600
     monkeypatch.setattr(rdp, "_log_forward_differences", rdp._log_forward_differences_float)
     _, old = _old_round_up(wor, c["epsilon"], c["delta"], c["steps"], relation)
-    assert old > c["epsilon"] * 1.03
+    assert old > c["epsilon"] * 1.01
     # the round-up re-verified: within target even on that non-monotone accountant
     noise, spent = calibrate_result(wor, c["epsilon"], c["delta"], "rdp", c["steps"],
                                     neighbouring=relation, round_up=True)

@@ -130,9 +130,12 @@ def _scaled(mech, factor):
 # ------------------------------------------------------------------ round trips
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(rdp_cases())
-def test_rdp_round_trip_matches_dp_accounting(case):
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(case=rdp_cases())
+def test_rdp_round_trip_matches_dp_accounting(case, theorem27_only):
+    # without replacement: Theorem 27 alone, as dp_accounting (the fixture: it only switches
+    # the integer-moment terms of issue 35 off, the same for every example)
     mech, count, nb = case
     ours = _ours_rdp(mech, count, nb)
     ref = _ref_rdp(to_dp_event((mech, count), nb), nb)

@@ -109,8 +109,12 @@ def test_pld_and_prv_bracket():
     assert ours_rdp <= 1.5 * hi
 
 
-@pytest.mark.parametrize("q,z", [(0.01, 1.5), (0.1, 0.8), (0.001, 5.0), (0.5, 2.0), (0.01, 0.5)])
-def test_without_replacement_rdp_matches_dp_accounting_function(q, z):
+WOR_CASES = [(0.01, 1.5), (0.1, 0.8), (0.001, 5.0), (0.5, 2.0), (0.01, 0.5)]
+
+
+@pytest.mark.parametrize("q,z", WOR_CASES)
+def test_without_replacement_theorem27_matches_dp_accounting_function(q, z, theorem27_only):
+    # the Theorem-27 part alone (the integer-moment terms switched off) is dp_accounting's
     from dp_accounting.rdp import rdp_privacy_accountant as ref
 
     orders = rdp.WOR_DEFAULT_ORDERS
@@ -121,7 +125,21 @@ def test_without_replacement_rdp_matches_dp_accounting_function(q, z):
     assert np.all(ours >= theirs * (1 - 1e-12))
 
 
-def test_without_replacement_matches_dp_accounting():
+@pytest.mark.parametrize("q,z", WOR_CASES)
+def test_without_replacement_rdp_is_at_most_theorem27(q, z):
+    # with the integer-moment terms (issue 35): never above dp_accounting's Theorem 27, and
+    # strictly below it at order 2 (its q^2 term is a quarter of the theorem's there)
+    from dp_accounting.rdp import rdp_privacy_accountant as ref
+
+    orders = rdp.WOR_DEFAULT_ORDERS
+    ours = rdp.without_replacement_gaussian_rdp(q, z, orders)
+    theirs = np.minimum(ref._compute_rdp_sample_wor_gaussian(q, z, orders), orders / (2 * z * z))
+    assert np.all(ours <= theirs * (1 + 1e-8))
+    two = float(rdp.without_replacement_gaussian_rdp(q, z, [2.0])[0])
+    assert two < 0.95 * float(ref._compute_rdp_sample_wor_gaussian(q, z, [2.0])[0])
+
+
+def test_without_replacement_matches_dp_accounting(theorem27_only):
     dpa = pytest.importorskip("dp_accounting")
     from dp_accounting.rdp import rdp_privacy_accountant as ref
 
@@ -260,16 +278,28 @@ def _renyi_lower_bound(q: float, z: float, alpha: float) -> float:
 
 @pytest.mark.parametrize("q,z", [(0.08, 22.7), (0.001, 1e3)])
 def test_wor_rdp_two_sided_against_a_neighbouring_pair(q, z):
-    # a valid bound is >= the divergence of any one pair; WBK19 Thm 27's q^2 term carries a
-    # factor 4 over that pair's (C(a,2) q^2 (e^{1/z^2} - 1) leading term), so for small q z^-1
-    # the ratio is 4 to O(q + 1/z); a bound at a fifth of ours (negative control) is caught
+    # a valid bound is >= the divergence of any one pair; since issue 35 its q^2 term
+    # C(a,2) q^2 (2 e^{2 rho} - 2 e^rho) has the pair's leading term (C(a,2) q^2 2 sinh(rho),
+    # rho = 1/(2 z^2)), so for small q z the ratio is 1 to O(q + 1/z^2): tight; a bound
+    # 0.5% below ours (negative control) is caught there
     orders = np.array([2.0, 8.0, 32.0])
     ours = rdp.without_replacement_gaussian_rdp(q, z, orders)
     lower = np.array([_renyi_lower_bound(q, z, a) for a in orders])
     assert np.all(ours >= lower)
     assert np.all(ours / 5 < lower)
     if q * z <= 1.0:
-        np.testing.assert_allclose(ours / lower, 4.0, rtol=2e-3)
+        assert np.all(ours / lower <= 1.0 + 1e-3)
+        assert np.all(ours * 0.995 < lower)
+
+
+@pytest.mark.parametrize("q,z", [(0.001, 1e3)])
+def test_wor_theorem27_is_four_times_the_pair(q, z, theorem27_only):
+    # the accountant before issue 35 (Theorem 27 alone): its q^2 term carries a factor 4
+    # over the pair's, so for small q z the ratio is 4 to O(q + 1/z)
+    orders = np.array([2.0, 8.0, 32.0])
+    ours = rdp.without_replacement_gaussian_rdp(q, z, orders)
+    lower = np.array([_renyi_lower_bound(q, z, a) for a in orders])
+    np.testing.assert_allclose(ours / lower, 4.0, rtol=2e-3)
 
 
 def test_wor_epsilon_monotone_in_noise_at_the_issue_case(monkeypatch):
