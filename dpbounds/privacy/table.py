@@ -280,7 +280,8 @@ def privacy_table(
     given = (lambda: epsilon_of(wor(sigma), delta, acc, T)) if sigma else None
     add(_row(f"Subsampled Gaussian, w/o replacement m={m}, n={n}", "RDP", ro, "sigma", s,
                      sens_ro, epsilon, delta, given,
-                     "Wang-Balle-Kasiviswanathan 2019 Thm 27"))
+                     "Wang-Balle-Kasiviswanathan 2019 Thm 27 termwise with an "
+                     "integer-moment bound (DERIVED)"))
 
     # --- tree aggregation ----------------------------------------------------------------
     # one sample per step; a run shorter than an epoch is a single tree over T leaves

@@ -374,9 +374,12 @@ def test_dp_nsgd_grid_ledger_by_hand(logistic) -> None:
     assert r.ledger.epsilon <= 1.0 and r.params["noise"] == "grid"
     flt = dp_nsgd(logistic, **kw)
     assert flt.params["noise"] == "float" and "grid_bits" not in flt.params
-    # the discrete Gaussian's own bound without replacement (issue 35) is below Theorem 27,
-    # which the float run is calibrated with (a quarter of its leading term): less noise
-    assert 0.5 * flt.params["noise_std_sum"] / 50 < std < flt.params["noise_std_sum"] / 50
+    # both runs take the integer-moment bound without replacement (issue 35; the float run
+    # termwise with Theorem 27, the grid's with Theorem 9): the grid pays its integer shift
+    # bound ceil(2^j 2/B + sqrt(d)) over 2^j 2/B, measured 1.11x the float noise (it was
+    # 0.5-1x while the float run had Theorem 27 alone)
+    flt_std = flt.params["noise_std_sum"] / 50
+    assert flt_std < std < 1.3 * flt_std
 
 
 def _tight_zcdp_epsilon(rho: float, delta: float) -> float:

@@ -71,14 +71,15 @@ def test_the_pair_and_its_correct_run(asked: float) -> None:
     assert exact == pytest.approx(claim, rel=0.08)  # ~2.2 % s.e. at 4000 runs
 
 
-@pytest.mark.parametrize("n,refutable", [(2, False), (SGD_N, True)])
-def test_a_wrong_sampling_rate_is_refutable_at_n_9_not_at_n_2(asked: float, n: int,
-                                                             refutable: bool) -> None:
+@pytest.mark.parametrize("n,factor", [(2, 1.3), (SGD_N, 3.0)])
+def test_a_wrong_sampling_rate_is_refutable(asked: float, n: int, factor: float) -> None:
     """The mutant feeds q = 1/n (the batch size forgotten) to the accountant: its ledger
     claims eps 3.93 (RDP at q = 1/n) while every step samples the whole data set (q = 1).
-    Measured: at n = 2 (the old pair) its noise is 0.99 of the correct one, exact eps 3.06
-    below the 3.93 its ledger claims (no audit can refute that claim; the audit read 2.19);
-    at n = 9, 0.38 of it, exact eps 13.7."""
+    Measured: at n = 9, 0.38 of the correct noise, exact eps 13.7. At n = 2 (the old pair)
+    its noise was 0.99 of the correct one while the accountant had Theorem 27 alone (exact
+    eps 3.06, below the claim: no audit could refute it); with the integer-moment bound
+    (issue 35) its calibration at q = 1/2 takes less noise and the exact eps is 5.95 against
+    the claim's 3.93: refutable at n = 2 too."""
     spec = AUDITS["dp_sgd"]
     st = spec.build(R, asked, DELTA)
     pair = offset_pair(dim=1, radius=RECORD_NORM, offset=CLIP, copies=n - 1)
@@ -90,10 +91,7 @@ def test_a_wrong_sampling_rate_is_refutable_at_n_9_not_at_n_2(asked: float, n: i
     exact = exact_gdp_epsilon(math.sqrt(T) * (2 * CLIP / n) / s_hat, DELTA)
     claim = tight_claim(res.privacy, DELTA)[0]
     assert claim == pytest.approx(3.93, abs=0.01)
-    if refutable:
-        assert exact > 3 * claim
-    else:
-        assert exact < 0.9 * claim
+    assert exact > factor * claim
 
 
 def test_parameter_noise_is_the_correct_run_at_step_1_and_a_third_of_its_noise_at_step_3(

@@ -184,14 +184,18 @@ def test_max_nodes_per_sample_exact_is_bounded():
 @pytest.mark.parametrize("z", [1e7, 1e9, 1e12])
 def test_without_replacement_rdp_at_huge_noise(z):
     # before: "math domain error" for z >= 1e9 (log1p(-exp(-eps)) with exp(-eps) == 1;
-    # dp_accounting has the same failure). Oracle: WBK19 Thm 27 at order 2 in mpmath,
-    # log(1 + q^2 min(4 (e^{eps(2)} - 1), 2 e^{eps(2)})), eps(2) = 1/z^2
+    # dp_accounting has the same failure). Oracle: the order-2 term in mpmath, the smaller
+    # of WBK19 Thm 27's q^2 min(4 (e^{2 rho} - 1), 2 e^{2 rho}) and the integer-moment
+    # bound's q^2 [(1 - q)(2 e^{2 rho} - 2 e^rho) + q (e^{2 rho} - 1)] (issue 35),
+    # rho = 1/(2 z^2); the package adds a 1e-11 relative margin
     q = 0.01
     with mpmath.workdps(50):
-        e2 = 1 / mpmath.mpf(z) ** 2
-        exact = mpmath.log1p(q**2 * min(4 * mpmath.expm1(e2), 2 * mpmath.exp(e2)))
-    assert P.without_replacement_gaussian_rdp(q, z, [2.0]) == pytest.approx(float(exact),
-                                                                               rel=1e-12)
+        r = 1 / (2 * mpmath.mpf(z) ** 2)
+        thm27 = min(4 * mpmath.expm1(2 * r), 2 * mpmath.exp(2 * r))
+        own = (1 - q) * 2 * mpmath.exp(r) * mpmath.expm1(r) + q * mpmath.expm1(2 * r)
+        exact = mpmath.log1p(q**2 * min(thm27, own))
+    got = float(P.without_replacement_gaussian_rdp(q, z, [2.0])[0])
+    assert float(exact) <= got <= float(exact) * (1 + 2e-11)
 
 
 @pytest.mark.parametrize("eps", [1e-4, 1e-6])

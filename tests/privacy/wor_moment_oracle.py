@@ -99,3 +99,12 @@ def wor_rdp(q: float, z: float, orders: np.ndarray) -> np.ndarray:
         t = a - lo
         out.append(min(((1 - t) * la + t * lb) / (a - 1), a / (2 * z * z)))
     return np.array(out)
+
+
+def wor_epsilon(q: float, z: float, steps: int, delta: float, orders: np.ndarray) -> float:
+    """``epsilon`` at ``delta`` of ``steps`` such steps: the oracle's curve on ``orders``,
+    converted by dp_accounting's ``compute_epsilon`` (its improved conversion)."""
+    from dp_accounting.rdp import rdp_privacy_accountant as ref
+
+    orders = np.asarray(orders, dtype=float)
+    return float(ref.compute_epsilon(orders, steps * wor_rdp(q, z, orders), delta)[0])

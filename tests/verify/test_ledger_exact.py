@@ -12,7 +12,8 @@ from dpbounds.verify import scaling_study
 def test_steps_off_by_one_fails_the_ledger(theorem: str) -> None:
     """Oracle: RDP composition of T subsampled Gaussian steps gives eps ~ sqrt(T) g(sigma)
     near the calibrated point, so accounting T - 1 steps lowers sigma by ~1/(2T): the
-    measured shift is 0.8-1.05 of 1/(2T). Negative controls: the former 1% tolerance would
+    measured shift is 0.78-1.05 of 1/(2T) (0.787 with the integer-moment bound without
+    replacement, issue 35; 0.8-1.05 before). Negative controls: the former 1% tolerance would
     have passed it; correct code holds the exact ledger."""
     T = 1000
     kw = dict(vary={"eps": [0.5, 1.0]}, fixed={"T": T}, trials=3, replicates=50)
@@ -20,7 +21,7 @@ def test_steps_off_by_one_fails_the_ledger(theorem: str) -> None:
     (led,) = [v for v in bad.verdicts if v.case.startswith("ledger")]
     shift = (led.predicted - led.measured) / led.predicted
     assert led.failed and bad.status == "FAIL"
-    assert 0.8 / (2 * T) <= shift <= 1.05 / (2 * T)
+    assert 0.7 / (2 * T) <= shift <= 1.05 / (2 * T)
     assert shift < 1e-2  # what the 1% tolerance let through
     ok = scaling_study(theorem, **kw)
     (led_ok,) = [v for v in ok.verdicts if v.case.startswith("ledger")]
