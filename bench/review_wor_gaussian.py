@@ -483,6 +483,30 @@ def section_low_orders() -> None:
     print(f"orders 1.01, 1.1, 1.9: worst true/bound {worst:.6f} (3 q x 3 z x 3 configs)")
 
 
+def section_random() -> None:
+    """40 random 2-D configurations per (q, z) at orders 2, 3, 4, 8, also against the
+    bound with max_exact_order = 2 (Theorem 27's j >= 3 terms replaced by Theorem 9's)."""
+    t0 = time.process_time()
+    rng = np.random.default_rng(11)
+    worst: tuple = (0.0, None)
+    n = 0
+    orders = [2.0, 3.0, 4.0, 8.0]
+    for q, z in ((0.3, 1.0), (0.1, 2.0), (0.5, 0.8), (0.01, 5.0), (0.9, 1.0)):
+        b = pkg_eps(q, z, orders)
+        bs = np.asarray(without_replacement_gaussian_rdp(q, z, np.array(orders),
+                                                         max_exact_order=2.0))
+        for _name, m1, m2 in configs(1 / z, rng, 40)[12:]:
+            for k, a in enumerate(orders):
+                t = eps_exact(q, m1, m2, a)
+                n += 1
+                for lab, bb in (("default", b[k]), ("max_exact_order=2", bs[k])):
+                    if t / bb > worst[0]:
+                        worst = (t / bb, (lab, q, z, a, m1.round(3).tolist(),
+                                          m2.round(3).tolist()))
+    print(f"random 2-D configurations: {n} divergences, worst true/bound {worst}; "
+          f"{time.process_time() - t0:.0f} CPU-s")
+
+
 def section_high() -> None:
     """Large orders (64, 128, 256, 100.5): 1-D configurations and the equilateral."""
     t0 = time.process_time()
