@@ -89,9 +89,8 @@ def test_without_replacement_ledger_equals_dp_accounting():
     z = float(res.params["noise_scale"]) * B / (2 * C)
     # the tests' own oracle of sampling without replacement (dp_accounting has Theorem 27
     # alone; the package takes it termwise with issue 35's integer-moment bound)
-    from tests.privacy.wor_moment_oracle import wor_epsilon
-
     from dpbounds.privacy.rdp import DEFAULT_ORDERS
+    from tests.privacy.wor_moment_oracle import wor_epsilon
 
     theirs = wor_epsilon(B / n, z, T, delta, DEFAULT_ORDERS)
     ours = res.privacy.ledger.epsilon(delta, "rdp")
