@@ -468,7 +468,8 @@ def _wor_gaussian_moment_log_a(q: float, z: float, ints: np.ndarray, levels: int
     shifts); the supremum :math:`2e^{2\rho}-2e^{\rho}` of :math:`T_2(P)` is attained by an
     equilateral triangle of shifts (two or more dimensions); convexity and Cauchy-Schwarz
     do not use the lattice. Its second-order term is a quarter of Theorem 27's (the leading
-    term of Birrell et al. 2024's fixed-size replace-one bound,
+    term of Birrell et al. 2024's fixed-size replace-one bound as their published code
+    computes it (``FSwoR_RDP_ro``; read there, not checked against the paper's theorem),
     :math:`q^2\alpha(\alpha-1)(e^{2\rho}-e^{\rho})`, is the same up to our extra
     :math:`q(e^{2\rho}-1)`): float runs without replacement need ~0.6x their former noise."""
     if z > 1e100:  # the forward differences' table would not end; Theorem 27 has the cap
