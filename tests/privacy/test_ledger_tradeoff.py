@@ -15,7 +15,8 @@ Oracles (sharing nothing with :mod:`dpbounds.privacy._pld`):
 
 Negative controls: the same duality check fails for a ledger with half the noise; a
 Laplace-only ledger's GDP summary has a visible regret.
-riskcal is not installed here: no cross-check against it.
+riskcal (``xcheck`` extra): the Poisson-subsampled Gaussian's curve lies inside the ledger's
+bracket (Kulynych et al. 2024, their Algorithm 1 on dp_accounting's PLD); 10% less noise is caught.
 """
 
 from __future__ import annotations
@@ -113,3 +114,44 @@ def test_tradeoff_refuses_bad_grids() -> None:
         ledger.tradeoff([0.1, 1.5])
     with pytest.raises(ValueError, match="min_fpr"):
         ledger.gdp(min_fpr=0.0)
+
+
+def _riskcal_tpr(noise: float, q: float, steps: int, fpr: np.ndarray) -> np.ndarray:
+    """riskcal's trade-off curve of Poisson-subsampled DP-SGD (Kulynych et al. 2024,
+    Algorithm 1 on dp_accounting's PLD; its own code, not the ledger's)."""
+    dpsgd = pytest.importorskip("riskcal.calibration.dpsgd")
+    beta = dpsgd.get_beta_for_dpsgd(noise_multiplier=noise, sample_rate=q, num_steps=steps,
+                                    alpha=fpr, grid_step=1e-4)
+    return 1.0 - np.asarray(beta, dtype=float)
+
+
+def _subsampled_ledger(noise: float, q: float, steps: int) -> PrivacyLedger:
+    from dpbounds.privacy import SubsampledGaussianMechanism
+
+    ledger = PrivacyLedger("add_remove")
+    ledger.record(SubsampledGaussianMechanism(noise, q, 1.0, sampling="poisson"), steps)
+    return ledger
+
+
+RISK_FPR = np.array([1e-4, 1e-3, 0.01, 0.05, 0.1, 0.3, 0.5])
+
+
+@pytest.mark.xcheck
+@pytest.mark.parametrize(("noise", "q", "steps"), [(1.1, 0.01, 500), (0.8, 0.05, 100)])
+def test_subsampled_tradeoff_brackets_riskcal(noise: float, q: float, steps: int) -> None:
+    """Two-sided against riskcal: its TPR lies inside [optimistic, pessimistic] and within
+    2e-4 of the pessimistic curve (measured 1.9e-5 at (1.1, 0.01, 500))."""
+    ref = _riskcal_tpr(noise, q, steps, RISK_FPR)
+    out = _subsampled_ledger(noise, q, steps).tradeoff(RISK_FPR)
+    assert np.all(out["pessimistic"] >= ref - 1e-5), (out["pessimistic"], ref)
+    assert np.all(out["optimistic"] <= ref + 1e-5), (out["optimistic"], ref)
+    assert np.max(np.abs(out["pessimistic"] - ref)) < 2e-4, (out["pessimistic"], ref)
+
+
+@pytest.mark.xcheck
+def test_riskcal_check_catches_less_noise() -> None:
+    """Negative control: a ledger with 10% less noise than riskcal's run leaves the 2e-4
+    band (measured 0.016 above it at FPR 0.3)."""
+    ref = _riskcal_tpr(1.1, 0.01, 500, RISK_FPR)
+    out = _subsampled_ledger(0.99, 0.01, 500).tradeoff(RISK_FPR)
+    assert np.max(out["pessimistic"] - ref) > 1e-2, (out["pessimistic"], ref)
