@@ -10,12 +10,15 @@ pure-DP algorithms, discrete Gaussian for the zCDP ones. The released value is a
 the integer :math:`\operatorname{round}(g/\gamma) + Z` alone, so its bits carry nothing
 more, and every iterate computed from released values is post-processing.
 
-Grid (DERIVED). Rounding moves each coordinate of a neighbour's difference by less than one
+Grid (DERIVED). Rounding moves each coordinate of a neighbour's difference by at most one
 unit, so the integer query's sensitivity is :math:`\lfloor\Delta_1/\gamma\rfloor + d` (L1) or
-:math:`\Delta_2/\gamma + \sqrt d` (L2). :func:`grid_bits_for` picks the coarsest grid on
-which the rounding adds at most :math:`2^{-16}` of the sensitivity (about 15 ppm of noise),
-coarsened for the Gaussian until :math:`\sigma/\gamma \le 2^{24}` (the int64 sampler's
-range; the rounding then costs :math:`\sqrt d\,2^{-24}\sigma/\Delta_2` of the sensitivity).
+:math:`\Delta_2/\gamma + \sqrt d` (L2), where :math:`\Delta` is the exact sensitivity times
+:func:`float_sum_factor` (the query is computed in float64 before it is rounded: at most
+:math:`(4k^2+4d+64)2^{-53}` of it for a sum of :math:`k` terms). :func:`grid_bits_for` picks
+the coarsest grid on which the rounding adds at most :math:`2^{-16}` of the sensitivity
+(about 15 ppm of noise), coarsened for the Gaussian until :math:`\sigma/\gamma \le 2^{24}`
+(the int64 sampler's range; the rounding then costs :math:`\sqrt d\,2^{-24}\sigma/\Delta_2` of
+the sensitivity).
 """
 
 from __future__ import annotations
@@ -31,9 +34,9 @@ from dpbounds._validation import check_choice
 from dpbounds.backend import TrialRandom, is_cupy, to_numpy
 from dpbounds.privacy.discrete import MAX_INDEX, RawPool
 
-__all__ = ["GRID_SPAN_BITS", "NOISE_KINDS", "GridStream", "check_noise",
-           "discrete_gaussian_parameters", "float_down", "float_up", "gaussian_grid",
-           "gaussian_tree_grid", "grid_bits_for"]
+__all__ = ["GRID_SPAN_BITS", "MAX_SUMMANDS", "NOISE_KINDS", "GridStream", "check_noise",
+           "discrete_gaussian_parameters", "float_down", "float_sum_factor", "float_up",
+           "gaussian_grid", "gaussian_tree_grid", "grid_bits_for"]
 
 #: The two noise options of every algorithm that releases iterates.
 NOISE_KINDS: tuple[str, ...] = ("float", "grid")
@@ -53,6 +56,39 @@ def check_noise(noise: Any, xp: Any = np) -> str:
         raise ValueError("noise='grid' needs a host backend (numpy or array_api_strict): its "
                          "exact integer samplers draw from NumPy generators")
     return noise
+
+
+#: Largest number of summands :func:`float_sum_factor` covers (its gamma_k bound needs
+#: k u well below 1; 2^26 keeps k u / (1 - k u) within 1 + 2^-26 of k u).
+MAX_SUMMANDS = 1 << 26
+
+
+def float_sum_factor(summands: int, d: int) -> Fraction:
+    r"""A factor :math:`1+\eta` by which the float64 evaluation of a sum of ``summands``
+    vectors of dimension ``d``, each of L2 norm at most :math:`c`, can enlarge the
+    neighbours' difference over its exact sensitivity :math:`\Delta\ge c`.
+
+    DERIVED (the grid's release rounds the *computed* query, so its integer sensitivity must
+    cover the float error too; Wang, Balle & Kasiviswanathan's and Canonne, Kamath &
+    Steinke's theorems are about the exact query). Recursive summation in any order (NumPy's
+    pairwise sums, BLAS dot products with or without FMA included) has componentwise error
+    :math:`|\hat s-s|\le\gamma_{k-1}\sum_i|x_i|` with :math:`\gamma_k=ku/(1-ku)`,
+    :math:`u=2^{-53}` (Higham 2002, *Accuracy and Stability of Numerical Algorithms*, eq.
+    (4.4), VERBATIM form), so in L2 at most :math:`\gamma_{k-1}kc` per data set and
+    :math:`2\gamma_{k-1}kc\le 2.1k^2u\,\Delta` between neighbours; a computed clip or
+    normalisation leaves each term's norm within :math:`(d+4)u` of its bound (a norm of
+    ``d`` squares, one division, one product), the differing terms thus within
+    :math:`2(d+4)u\,\Delta`; the final scaling (a mean, a step size) adds a few units of
+    :math:`u`. So :math:`\eta=(4k^2+4d+64)u` (about twice the sum) covers all of it for
+    :math:`k\le` :data:`MAX_SUMMANDS`. At :math:`k=10^5` it is :math:`4.4\times10^{-6}`
+    of the sensitivity: about 4 ppm of noise. The componentwise bound gives the same factor
+    for an L1 sensitivity (terms of L1 norm at most :math:`c`).
+    """
+    k = int(summands)
+    if not 1 <= k <= MAX_SUMMANDS:
+        raise ValueError(f"summands must be in [1, {MAX_SUMMANDS}] (the float-summation "
+                         f"bound of the grid's sensitivity), got {summands!r}")
+    return 1 + Fraction(4 * k * k + 4 * int(d) + 64, 2**53)
 
 
 def float_up(q: Fraction) -> float:
@@ -156,7 +192,8 @@ def gaussian_grid(stream: TrialRandom, sensitivity: float, sigma: float, d: int,
                   sampling_rate: float | None = None,
                   sampling: str = "without_replacement",
                   conversion: str = "standard",
-                  stream_steps: int | None = None) -> tuple[GridStream, Any, float]:
+                  stream_steps: int | None = None, *,
+                  summands: int) -> tuple[GridStream, Any, float]:
     r"""The grid version of ``steps`` Gaussian releases of L2 ``sensitivity`` calibrated to
     ``(epsilon, delta)`` in zCDP (float noise ``sigma``): its stream, the per-step ledger
     entry and the effective noise std in value units.
@@ -184,7 +221,9 @@ def gaussian_grid(stream: TrialRandom, sensitivity: float, sigma: float, d: int,
 
     ``stream_steps`` (default ``steps``) is the number of releases the stream makes when it
     differs from the number of entries one record is charged (a tree: ``T`` node releases,
-    ``steps`` = the nodes one record enters).
+    ``steps`` = the nodes one record enters). ``summands``: how many terms of norm at most
+    the sensitivity the float query sums (a batch, ``n``, a tree node's leaves times their
+    batch), for :func:`float_sum_factor`.
     """
     from dpbounds.privacy.accountants import ZcdpAccountant
     from dpbounds.privacy.calibrate import calibrate
@@ -200,8 +239,10 @@ def gaussian_grid(stream: TrialRandom, sensitivity: float, sigma: float, d: int,
     accountant: Any = (ZcdpAccountant(neighbouring, conversion) if sampling_rate is None
                        else "rdp")
 
+    factor = float_sum_factor(summands, d)
+
     def entry_on(j: int) -> Callable[[float], Any]:
-        units2 = (Fraction(sensitivity) * Fraction(2) ** j + _sqrt_up(d)) ** 2
+        units2 = (Fraction(sensitivity) * factor * Fraction(2) ** j + _sqrt_up(d)) ** 2
         # the integer L2 bound on the query's change, rounded up: ceil(sqrt(units2))
         shift = math.isqrt(math.ceil(units2))
         shift += shift * shift < units2
@@ -251,7 +292,7 @@ def gaussian_grid(stream: TrialRandom, sensitivity: float, sigma: float, d: int,
 
 def gaussian_tree_grid(stream: TrialRandom, groups: Sequence[tuple[float, float, int]],
                        step_group: Sequence[int], d: int, epsilon: float, delta: float,
-                       neighbouring: Any, xp: Any = np
+                       neighbouring: Any, xp: Any = np, *, summands: int
                        ) -> tuple[GridStream, tuple[tuple[Any, int], ...], tuple[float, ...]]:
     r"""The grid version of a tree whose nodes fall into noise groups (Algorithm 2's
     first-epoch and later nodes): its stream, ledger entries and per-group noise std.
@@ -274,7 +315,9 @@ def gaussian_tree_grid(stream: TrialRandom, groups: Sequence[tuple[float, float,
     from dpbounds.privacy.mechanisms import ComposedMechanism, ZcdpMechanism
 
     j = min(grid_bits_for(sens, math.sqrt(d), max_noise=sigma) for sens, sigma, _ in groups)
-    units2 = [(Fraction(sens) * Fraction(2) ** j + _sqrt_up(d)) ** 2 for sens, _, _ in groups]
+    factor = float_sum_factor(summands, d)  # the float query's error (``summands`` terms)
+    units2 = [(Fraction(sens) * factor * Fraction(2) ** j + _sqrt_up(d)) ** 2
+              for sens, _, _ in groups]
 
     def params_for(c: float) -> list[tuple[int, int]]:
         return [discrete_gaussian_parameters(c * sigma, j) for _, sigma, _ in groups]

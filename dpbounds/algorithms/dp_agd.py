@@ -159,21 +159,29 @@ class _AgdGrid:
     """
 
     def __init__(self, stream: Any, grad_clip: float, obj_clip: float, d: int,
-                 min_rho: float, nmax_epsilon: float, xp: Any) -> None:
+                 min_rho: float, nmax_epsilon: float, xp: Any, n: int) -> None:
         from fractions import Fraction
 
-        from dpbounds.algorithms._grid import _sqrt_up, float_up, grid_bits_for
+        from dpbounds.algorithms._grid import (
+            _sqrt_up,
+            float_sum_factor,
+            float_up,
+            grid_bits_for,
+        )
         from dpbounds.privacy.discrete import RawPool
 
         self.pool = RawPool(stream.generators())
         self.d, self.xp = d, xp
         self.bits = grid_bits_for(grad_clip, math.sqrt(d),
                                   max_noise=grad_clip / math.sqrt(2.0 * min_rho) * 1.01)
-        units = Fraction(grad_clip) * Fraction(2) ** self.bits + _sqrt_up(d)
+        # the clipped gradients' float sum over n records (float_sum_factor), then rounded
+        units = (Fraction(grad_clip) * float_sum_factor(n, d) * Fraction(2) ** self.bits
+                 + _sqrt_up(d))
         self._units2 = units**2
         self._unit_value = float_up(units * Fraction(2) ** -self.bits)  # u in value units
         self.nmax_bits = grid_bits_for(obj_clip, 1.0)
-        self._nmax_units = math.floor(Fraction(obj_clip) * Fraction(2) ** self.nmax_bits) + 1
+        self._nmax_units = math.floor(Fraction(obj_clip) * float_sum_factor(n, 1)
+                                      * Fraction(2) ** self.nmax_bits) + 1
         self._scale = Fraction(math.ceil(Fraction(self._nmax_units) / Fraction(nmax_epsilon)
                                          * 64), 64)
         self.nmax_epsilon = float_up(self._nmax_units / self._scale)
@@ -392,7 +400,7 @@ def dp_agd(objective: ObjectiveProtocol, *, epsilon: float, delta: float, splits
 
     _, stream = make_streams(seed, trials, xp)
     grid = (_AgdGrid(stream, grad_clip, obj_clip, d, min(r_ng0, gamma * r_ng0),
-                     math.sqrt(2.0 * r_nmax), xp)
+                     math.sqrt(2.0 * r_nmax), xp, objective.n)
             if noise_kind == "grid" and private else None)
     rec = TraceRecorder(f, trace)
     w = f.initial_state(trials, x0)

@@ -199,7 +199,8 @@ def noisy_projected_sgd(objective: ObjectiveProtocol, *, epsilon: float, delta: 
         # the whole data set every step, no amplification
         grid, step, sigma = gaussian_grid(
             noise_rng, 2.0 * n * L, sigma, d, T, epsilon, delta, ro, xp,
-            sampling_rate=1.0 / n if n > 1 else None, sampling="without_replacement")
+            sampling_rate=1.0 / n if n > 1 else None, sampling="without_replacement",
+            summands=1)
     G = math.hypot(n * L, math.sqrt(d) * sigma)  # sqrt(n^2 L^2 + d sigma^2), no overflow
     diameter = 2.0 * radius
     rec = TraceRecorder(f, trace)
@@ -335,7 +336,7 @@ def output_perturbation(objective: ObjectiveProtocol, *, epsilon: float, delta: 
     grid = None
     if noise == "grid" and sigma > 0:
         grid, entry, sigma = gaussian_grid(stream, sens, sigma, f.d, 1, epsilon, delta, ro, xp,
-                                           conversion="tight")
+                                           conversion="tight", summands=f.n)
         ledger = PrivacyLedger(ro)
         ledger.record(entry)
         privacy = RunPrivacy(ledger, epsilon, delta, "zcdp", sens, {"conversion": "tight"},

@@ -325,7 +325,9 @@ def _noisy_sgd(
         # over the public expected batch B); recalibrated for the grid mechanism
         grid, entry, std_mean = gaussian_grid(
             noise_rng, noise.sensitivity[0] / batch_size, std_mean, d, steps, epsilon, delta,
-            relation, xp, sampling_rate=float(batch_size / n_rate), sampling=sampling)
+            relation, xp, sampling_rate=float(batch_size / n_rate), sampling=sampling,
+            # a Poisson batch holds up to n records
+            summands=n if Sampling.coerce(sampling) is Sampling.POISSON else batch_size)
         mechanisms = ((entry, steps),)
     q = float(batch_size / n_rate if noise.sampling_rate is None else noise.sampling_rate)
     trace_steps = [0]

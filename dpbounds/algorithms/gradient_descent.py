@@ -255,7 +255,7 @@ def _gaussian_gd(f: ObjectiveProtocol, epsilon: float, delta: float | None, T: i
     grid = None
     if noise == "grid" and sigma > 0:
         grid, step_mechanism, sigma = gaussian_grid(stream, delta_2, sigma, f.d, T, epsilon,
-                                                    cast(float, delta), nb, xp)
+                                                    cast(float, delta), nb, xp, summands=f.n)
     else:
         stream = stream.prefetch(T)  # one draw per generator per block of steps (same bits)
         step_mechanism = GaussianMechanism(sigma, delta_2, nb) if private else None

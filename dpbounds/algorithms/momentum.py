@@ -63,7 +63,13 @@ from dpbounds.algorithms._common import (
     make_streams,
     progress,
 )
-from dpbounds.algorithms._grid import GridStream, check_noise, float_down, grid_bits_for
+from dpbounds.algorithms._grid import (
+    GridStream,
+    check_noise,
+    float_down,
+    float_sum_factor,
+    grid_bits_for,
+)
 from dpbounds.algorithms._transcript import Transcript
 from dpbounds.backend import TrialRandom, backend_name
 from dpbounds.bounds.strongly_convex.nesterov import error_weights
@@ -383,7 +389,9 @@ def _laplace_grid(stream: TrialRandom, S1: float, scales: np.ndarray, n: int, m:
     eq. (11) as the float step is (the amplification holds for any ε₀-DP step). The factor
     :math:`c \ge 1` is the package's one calibration (:func:`calibrate`, pure accountant) on
     the recorded grid mechanisms, so the ledger never exceeds ``epsilon``."""
-    sens = Fraction(S1) / m  # exact: the float path's S1/m may round down
+    # exact (the float path's S1/m may round down), times the float query's error bound (a
+    # mean of m terms; the componentwise summation bound holds in L1 as in L2)
+    sens = Fraction(S1) / m * float_sum_factor(m, d)
     j = grid_bits_for(float(sens), d)
     units = math.floor(sens * Fraction(2) ** j) + d
     gamma = Fraction(2) ** -j

@@ -694,7 +694,8 @@ def tree_momentum_nsgd(
         k_nodes = priv.node_count[0]
         grid, entry, sigma = gaussian_grid(noise_rng, priv.sensitivity[0], sigma, d, k_nodes,
                                            epsilon, delta, Neighbouring.REPLACE_ONE, xp,
-                                           stream_steps=n_steps)
+                                           stream_steps=n_steps,
+                                           summands=batch_size * n_steps)  # a node's terms
         priv = replace(priv, noise_std=(sigma,), mechanisms=((entry, k_nodes),),
                        epsilon_spent=PrivacyLedger(priv.neighbouring, ((entry, k_nodes),))
                        .epsilon(delta, "zcdp", conversion="standard"),
@@ -887,7 +888,7 @@ def sensitivity_reduced_nsgd(
         groups = tuple(zip(priv.sensitivity, priv.noise_std, priv.node_count))
         grid, entries, (sigma_1, sigma_2) = gaussian_tree_grid(
             noise_rng, groups, [0 if f else 1 for f in first], d, epsilon, delta,
-            Neighbouring.REPLACE_ONE, xp)
+            Neighbouring.REPLACE_ONE, xp, summands=grad_evals)
         priv = replace(priv, noise_std=(sigma_1, sigma_2), mechanisms=entries,
                        epsilon_spent=PrivacyLedger(priv.neighbouring, entries)
                        .epsilon(delta, "zcdp", conversion="standard"),

@@ -254,7 +254,7 @@ def _agd(trials: int, nmax_epsilon: float = 1.0, min_rho: float = 1e-3):
     from dpbounds.algorithms.dp_agd import _AgdGrid
     from dpbounds.backend import TrialRandom
 
-    return _AgdGrid(TrialRandom(7, trials), 3.0, 3.0, 5, min_rho, nmax_epsilon, np)
+    return _AgdGrid(TrialRandom(7, trials), 3.0, 3.0, 5, min_rho, nmax_epsilon, np, 50)
 
 
 @pytest.mark.parametrize("mutant", ["half_variance", "rho_times_4"])

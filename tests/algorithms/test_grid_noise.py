@@ -719,3 +719,49 @@ def test_grid_is_coarsened_when_its_noise_leaves_the_sampler(logistic, monkeypat
     assert 2 * (std * 2.0**j) ** 2 <= 2.0**52
     assert r.ledger.epsilon <= 0.1
     assert np.all(np.isfinite(r.x_numpy()))
+
+
+@pytest.mark.parametrize("k", [2, 7, 64, 300])
+def test_float_sum_factor_covers_the_computed_neighbours_difference(k: int) -> None:
+    """Oracle: exact rational arithmetic on the float64 sums NumPy computes (pairwise
+    ``sum``, a sequential loop and a BLAS dot) of ``k`` clipped rows, for neighbours that
+    differ in one row by exactly 2C: the computed difference never exceeds 2C times
+    :func:`float_sum_factor`, and (control) it does exceed 2C itself on some pairs, so a
+    grid without the factor would be below the float query's sensitivity."""
+    from dpbounds.algorithms._grid import float_sum_factor
+
+    rng = np.random.default_rng(k)
+    d, C = 5, 1.0
+    bound2 = (2 * C * float_sum_factor(k, d)) ** 2
+    over = 0
+    for _ in range(150):
+        rows = rng.standard_normal((k, d)) * rng.choice([1e-3, 1.0, 1e3], size=(k, 1))
+        # the computed clip, as the algorithms compute it
+        rows = rows * np.minimum(1.0, C / np.linalg.norm(rows, axis=1))[:, None]
+        e = np.zeros(d)
+        e[rng.integers(d)] = C
+        a, b = rows.copy(), rows.copy()
+        a[0], b[0] = e, -e
+        for how in ("pairwise", "loop", "blas"):
+            if how == "pairwise":
+                sa, sb = a.sum(axis=0), b.sum(axis=0)
+            elif how == "loop":
+                sa, sb = np.zeros(d), np.zeros(d)
+                for i in range(k - 1, -1, -1):
+                    sa, sb = sa + a[i], sb + b[i]
+            else:
+                sa, sb = np.ones(k) @ a, np.ones(k) @ b
+            # the difference of the two computed vectors, exactly
+            diff2 = sum(((Fraction(float(x)) - Fraction(float(y))) ** 2
+                         for x, y in zip(sa, sb)), Fraction(0))
+            assert diff2 <= bound2, (how, float(diff2), float(bound2))
+            over += diff2 > (2 * Fraction(C)) ** 2
+    assert over > 0, "control: no pair's computed difference exceeded 2C"
+
+
+def test_float_sum_factor_refuses_out_of_range() -> None:
+    from dpbounds.algorithms._grid import MAX_SUMMANDS, float_sum_factor
+
+    for bad in (0, MAX_SUMMANDS + 1):
+        with pytest.raises(ValueError, match="summands"):
+            float_sum_factor(bad, 3)
