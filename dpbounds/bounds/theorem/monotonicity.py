@@ -25,7 +25,13 @@ lemma author's statement. Like cvxpy's curvature rules, the check works on the d
    the point. A bound that increases only on part of the domain composes once an
    :class:`Assumption` relation (or ``domain=``) restricts it to that part.
 
-The checks are cached (per process) on the expression, placeholder, relations and ranges.
+The checks are cached (per process) on the expression, placeholder, relations and ranges. The
+package's own compositions also ship their results (``monotone_checks.json``, keyed by the
+exact ``srepr`` of the expression, placeholder, relations and ranges; written by ``python -m
+dpbounds.bounds.theorem.monotonicity --write``), so importing a theorem does not re-run sympy's
+sign analysis (1-2 CPU-s at import before): a key matches only the very same check, any other
+composition (a user's, or a changed bound) is checked as above, and a test re-runs every
+shipped check and compares.
 
 Example
 -------
@@ -43,9 +49,13 @@ ValueError: compose: 'F' is not non-decreasing in 'x': d/dx = -1e+12 < 0 at x=1e
 from __future__ import annotations
 
 import functools
+import json
 import math
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import sympy as sp
@@ -67,6 +77,12 @@ COUNT_RANGE = (1.0, 1e9)
 REGIME_UPPER = 1e12
 #: Above this size (``count_ops``) the prover skips ``factor`` and ``simplify`` (slow).
 _SIMPLIFY_LIMIT = 150
+#: The shipped results of the package's own checks (module docstring).
+SHIPPED_CHECKS = Path(__file__).with_name("monotone_checks.json")
+_shipped: dict[str, list[str]] | None = None
+#: While ``--write`` runs (``DPBOUNDS_RECORD_MONOTONE=1``): every check computed, by key.
+_recorded: dict[str, list[str]] | None = (
+    {} if os.environ.get("DPBOUNDS_RECORD_MONOTONE") == "1" else None)
 
 
 @dataclass(frozen=True)
@@ -146,8 +162,16 @@ def check_monotone(
     domain_items = _domain_items(domain)
     rels = tuple(r for r in relations if isinstance(r, Relational)
                  and not isinstance(r, sp.Eq | sp.Ne))
-    result = _check(sp.sympify(outer), sym(placeholder), rels, domain_items,
-                    tuple(sorted(set(regime))))
+    outer, x, regime_t = sp.sympify(outer), sym(placeholder), tuple(sorted(set(regime)))
+    key = check_key(outer, x, rels, domain_items, regime_t)
+    hit = _shipped_checks().get(key) if _recorded is None else None
+    result: tuple[str, str, sp.Expr] | str
+    if hit is not None:  # the very same check, run when the table was written (and tested)
+        result = (hit[0], hit[1], sp.diff(outer, x))
+    else:
+        result = _check(outer, x, rels, domain_items, regime_t)
+        if _recorded is not None and not isinstance(result, str):
+            _recorded[key] = [result[0], result[1]]
     if isinstance(result, str):
         raise ValueError(f"compose: {outer_name!r} is not non-decreasing in {placeholder!r}: "
                          f"{result}")
@@ -174,6 +198,60 @@ def grid_ranges(
             hi = bhi if math.isfinite(bhi) else max(hi, lo * 1e12)
         out[s.name] = (lo, hi)
     return out
+
+
+def check_key(outer: sp.Expr, x: sp.Symbol, relations: Sequence[Relational],
+              domain: Sequence[tuple[str, tuple[float, float]]], regime: Sequence[str]) -> str:
+    """The key of one check in :data:`SHIPPED_CHECKS`: every input, exactly (``srepr`` keeps
+    the symbols' assumptions; floats as ``repr``)."""
+    return json.dumps([sp.srepr(outer), x.name, [sp.srepr(r) for r in relations],
+                       [[name, [repr(lo), repr(hi)]] for name, (lo, hi) in domain],
+                       list(regime)])
+
+
+def parse_key(key: str) -> tuple[Any, ...]:
+    """The inputs of :func:`_check` back from a :func:`check_key` (for the test that re-runs
+    the shipped checks)."""
+    outer, name, rels, domain, regime = json.loads(key)
+    return (sp.sympify(outer), sym(name), tuple(sp.sympify(r) for r in rels),
+            tuple((n, (float(lo), float(hi))) for n, (lo, hi) in domain), tuple(regime))
+
+
+def _shipped_checks() -> dict[str, list[str]]:
+    global _shipped
+    if _shipped is None:
+        try:
+            _shipped = json.loads(SHIPPED_CHECKS.read_text(encoding="utf-8"))
+        except (OSError, ValueError):  # missing or damaged: every check runs (slower, same)
+            _shipped = {}
+    return _shipped
+
+
+#: The generator's child process: import every bound module, print the checks run.
+_RECORD_SCRIPT = """
+import importlib, json, pkgutil
+import dpbounds.bounds as b
+from dpbounds.bounds.theorem import monotonicity as m
+for info in pkgutil.walk_packages(b.__path__, "dpbounds.bounds."):
+    importlib.import_module(info.name)
+print(json.dumps(m._recorded))
+"""
+
+
+def _write_shipped() -> int:
+    """Import every module of :mod:`dpbounds.bounds` in a fresh process with recording on
+    (``DPBOUNDS_RECORD_MONOTONE=1``: from the first import, nothing read from the table) and
+    write the checks they ran to :data:`SHIPPED_CHECKS`; returns their number."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "DPBOUNDS_RECORD_MONOTONE": "1"}
+    out = subprocess.run([sys.executable, "-c", _RECORD_SCRIPT], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    table = dict(sorted(json.loads(out.strip().splitlines()[-1]).items()))
+    SHIPPED_CHECKS.write_text(json.dumps(table, indent=0) + "\n", encoding="utf-8")
+    return len(table)
 
 
 # ---------------------------------------------------------------------------- internals
@@ -419,3 +497,11 @@ def _numeric(expr: sp.Expr, syms: list[sp.Symbol], cols: list[np.ndarray]) -> np
     if np.iscomplexobj(out):
         out = np.where(np.abs(out.imag) <= 1e-12 * np.abs(out.real), out.real, np.nan)
     return np.broadcast_to(out.astype(float), cols[0].shape)
+
+
+if __name__ == "__main__":  # pragma: no cover - the generator of monotone_checks.json
+    import sys as _sys
+
+    if _sys.argv[1:] != ["--write"]:
+        raise SystemExit("usage: python -m dpbounds.bounds.theorem.monotonicity --write")
+    print(f"{_write_shipped()} checks written to {SHIPPED_CHECKS}")

@@ -1,0 +1,52 @@
+"""The shipped monotonicity checks (``dpbounds/bounds/theorem/monotone_checks.json``).
+
+Oracle: the checker itself, re-run from scratch on every shipped key (the same inputs parsed
+back from the key), must give the shipped status and argument; and the table must be complete
+(importing every bound module in a fresh process runs no check outside it) and trusted only on
+an exact key match (control: a decreasing bound that is not in the table is still refused).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from dpbounds.bounds.theorem import check_monotone, sym
+from dpbounds.bounds.theorem import monotonicity as mono
+
+
+def _table() -> dict[str, list[str]]:
+    return json.loads(mono.SHIPPED_CHECKS.read_text(encoding="utf-8"))
+
+
+def test_every_shipped_check_reruns_to_the_same_result() -> None:
+    table = _table()
+    assert len(table) >= 10
+    for key, (status, how) in table.items():
+        outer, x, rels, domain, regime = mono.parse_key(key)
+        assert mono.check_key(outer, x, rels, domain, regime) == key  # the key round-trips
+        result = mono._check.__wrapped__(outer, x, rels, domain, regime)
+        assert not isinstance(result, str), (key, result)
+        assert (result[0], result[1]) == (status, how), key
+
+
+def test_the_table_covers_every_bound_module() -> None:
+    """A fresh process importing every bound module records the checks it runs: exactly the
+    table's keys (a changed bound whose table was not rewritten fails here)."""
+    code = ("import os, json; os.environ['DPBOUNDS_RECORD_MONOTONE'] = '1'\n"
+            + mono._RECORD_SCRIPT)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    recorded = json.loads(out.strip().splitlines()[-1])
+    assert recorded == _table(), \
+        "regenerate: python -m dpbounds.bounds.theorem.monotonicity --write"
+
+
+def test_a_check_outside_the_table_still_runs() -> None:
+    """Control: the table is read only on an exact key; a decreasing bound is refused."""
+    x, r = sym("x"), sym("r")
+    with pytest.raises(ValueError, match="not non-decreasing"):
+        check_monotone(r / (1 + x), "x", outer_name="F")
