@@ -30,6 +30,9 @@ What makes it fast (each measured in CHANGELOG.md):
 * the compiled logistic pass (``dpbounds/objectives/_logistic_kernel.py``, the ``fast`` extra:
   numba) computes F(x_t) and the gradient in one pass over the data for all trials; set
   ``DPBOUNDS_KERNELS=numpy`` to time the NumPy pass instead;
+* a mini-batch run's F(x_t), which its updates never use, is evaluated for many steps in one
+  stacked full-data pass (``TraceRecorder.record_later``: each data block is read once for all
+  the recorded states; the same bits as a pass per step);
 * the -opt methods re-select their horizon, so several requested T are one run: each is run once
   (``reselected_horizon``) and its result reported for every T that selects it;
 * on AVX-512 CPUs numba compiles with 512-bit vectors (``NUMBA_CPU_FEATURES``, set below before

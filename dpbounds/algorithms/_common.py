@@ -354,6 +354,8 @@ class TraceRecorder:
                                  "objective); use trace='loss' or 'grad_norm'")
         self.offset = objective.optimum.value if self.kind == "suboptimality" else 0.0
         self._values: list[Any] = []
+        self._pending: list[Any] = []  # states recorded by record_later, not yet evaluated
+        self._slots: list[int] = []  # their indices in _values
 
     def value(self, x: Any, loss: Any = None) -> Any:
         """Trace value at ``x``; pass ``loss = F(x)`` if already computed."""
@@ -367,11 +369,50 @@ class TraceRecorder:
         if self.kind is not None:
             self._values.append(self.value(x, loss))
 
+    #: Most state rows (pending states x trials) x features evaluated in one call by
+    #: :meth:`record_later` (2 MiB of float64 states).
+    later_elements: int = 1 << 18
+
+    def record_later(self, x: Any) -> None:
+        """Record the trace value at ``x`` (``(trials, d)``, not modified afterwards by the
+        caller), evaluated later together with other pending states: their rows stacked into
+        one objective call, so a full-data pass reads the data once for several states (a
+        mini-batch run records ``F(x_t)`` at every step, which its updates never use).
+
+        The same values as :meth:`record` when the objective's values are row by row
+        (``objective.rowwise_states``: the compiled logistic pass gives every row the same
+        bits whatever the rows beside it); other objectives are evaluated at once."""
+        if self.kind is None:
+            return
+        if not getattr(self.objective, "rowwise_states", False):
+            self.record(x)
+            return
+        self._pending.append(x)
+        self._slots.append(len(self._values))
+        self._values.append(None)  # its slot, filled by _flush
+        elements = len(self._pending) * int(x.shape[0]) * max(1, int(x.shape[1]))
+        if elements >= self.later_elements:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Evaluate the pending states in one call and fill their slots."""
+        if not self._pending:
+            return
+        xp = self.objective.xp
+        trials = int(self._pending[0].shape[0])
+        stacked = (self._pending[0] if len(self._pending) == 1
+                   else xp.concat(self._pending, axis=0))
+        vals = self.value(stacked)
+        for k, slot in enumerate(self._slots):
+            self._values[slot] = vals[k * trials:(k + 1) * trials]
+        self._pending, self._slots = [], []
+
     @property
     def needs_loss(self) -> bool:
         return self.kind in ("suboptimality", "loss")
 
     def result(self, trials: int) -> np.ndarray:
+        self._flush()
         if self.kind is None or not self._values:
             return np.zeros((trials, 0))
         xp = self.objective.xp

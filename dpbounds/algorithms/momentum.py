@@ -328,7 +328,9 @@ def laplace_momentum_method(
             loss, g = f.loss_and_grad(x, grad_at=None if point is x else point)
             rec.record(x, loss)
         else:
-            rec.record(x)
+            # F(x_t) is recorded, never used by the update: evaluated with other steps' states
+            # in one full-data pass (the same values; see TraceRecorder.record_later)
+            rec.record_later(x)
             g = f.grad(point, idx)
         if transcript is not None:
             _record_step(transcript, f, t, point, idx)
@@ -345,7 +347,7 @@ def laplace_momentum_method(
         if kind == "hb" and beta != 0.0:
             x_new = x_new + beta * (x - x_prev)
         x_prev, x = x, x_new
-    rec.record(x)
+    rec.record_later(x)
 
     ledger = PrivacyLedger(Neighbouring.REPLACE_ONE)
     for mech in mechanisms:

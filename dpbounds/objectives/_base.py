@@ -141,6 +141,11 @@ class Objective:
     #: :class:`~dpbounds.objectives.CoshCosineObjective`) fix their centre at construction as
     #: a public parameter (``centre``), so a record's loss depends on that record only.
     centred_records: bool = False
+    #: True when ``loss(x)`` of a ``(trials, d)`` state is computed row by row, so several
+    #: states stacked into one call give each row its own value (bit for bit on the host):
+    #: the trace recorder then evaluates a mini-batch run's ``F(x_t)`` for several steps in
+    #: one full-data pass (:meth:`~dpbounds.algorithms._common.TraceRecorder.record_later`).
+    rowwise_states: bool = False
 
     def __init__(self, n: int, d: int, xp: Any) -> None:
         self.n = check_int("n", n, minimum=1)

@@ -230,6 +230,10 @@ class MarginLossObjective(Objective):
 
     #: Name of a compiled full-data pass for this loss (``_logistic_kernel``), or None.
     _compiled_pass: str | None = None
+    #: Both full-data passes work row by row (the compiled one gives trial ``k`` the same bits
+    #: whatever the rows beside it; the blocked NumPy one chunks rows freely): several states
+    #: may share one ``loss`` call (:attr:`Objective.rowwise_states`).
+    rowwise_states: bool = True
 
     def _use_compiled(self, x: Any, grad: str | None, reg_vec: Any,
                       loss_clip: float | None, *, full: bool = True) -> bool:

@@ -9,6 +9,8 @@ fail the same comparisons.
 
 from __future__ import annotations
 
+import unittest.mock
+
 import mpmath
 import numpy as np
 import pytest
@@ -16,8 +18,9 @@ import scipy.special
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpbounds.algorithms import dp_heavy_ball, dp_nag
-from dpbounds.objectives import HuberSVM, LogisticRegression
+from dpbounds.algorithms import dp_heavy_ball, dp_masg, dp_nag
+from dpbounds.algorithms._common import TraceRecorder
+from dpbounds.objectives import HuberSVM, LogisticRegression, QuadraticObjective
 from dpbounds.objectives import _logistic_kernel as kernel
 
 pytestmark = pytest.mark.skipif(not kernel.AVAILABLE, reason="needs numba (the fast extra)")
@@ -107,6 +110,12 @@ def test_loss_and_gradient_match_an_extended_precision_oracle(n, d, trials):
     want_loss, want_grad = _oracle(A, y, X, G)
     assert np.allclose(loss, want_loss, rtol=1e-13, atol=0)
     assert np.max(np.abs(grad - want_grad)) <= 1e-13 * np.max(np.abs(want_grad))
+    # the loss alone (its factors 1 + e formed inside the product's loop) and beside the
+    # gradient at X (the factors stored by the weights): the same oracle
+    for g, want_g in ((None, False), (None, True)):
+        only, _ = kernel.logistic_pass(np.ascontiguousarray((A * y[:, None]).T), X, g,
+                                       loss=True, grad=want_g)
+        assert np.allclose(only, want_loss, rtol=1e-13, atol=0)
     # negative controls: one sample fewer, or the loss of -z, fail the same comparison
     short, _ = _oracle(A[:-1], y[:-1], X, G)
     assert not np.allclose(short, want_loss, rtol=1e-13, atol=0)
@@ -237,3 +246,79 @@ def test_non_finite_states_propagate_as_in_the_numpy_pass(monkeypatch):
         ok = np.isfinite(b)
         assert np.allclose(a[ok], b[ok], rtol=1e-13, atol=0)
     assert np.isnan(fast[0][0]) and np.isinf(fast[0][1])  # control: not clamped to finite
+
+
+def test_recorded_states_evaluated_later_in_stacked_passes():
+    """``TraceRecorder.record_later``: pending states stacked into one full-data pass give each
+    step the value an immediate ``record`` gives, bit for bit, in step order, across flushes
+    (a small ``later_elements``) and interleaved with immediate records; oracle: the
+    definition of the loss in extended precision."""
+    A, y = _problem(1500, 4, seed=12)
+    f = LogisticRegression.kuru(A, y, lam=0.01)
+    rng = np.random.default_rng(13)
+    states = [rng.standard_normal((3, 4)) * s for s in (0.1, 1.0, 3.0, 10.0, 0.5, 2.0, 7.0)]
+    now, later = TraceRecorder(f, "suboptimality"), TraceRecorder(f, "suboptimality")
+    later.later_elements = 4 * 3 * 4  # a flush at every fourth pending state
+    calls = []
+    real = kernel.logistic_pass
+    counted = lambda *a, **kw: calls.append(a[1].shape[0]) or real(*a, **kw)  # noqa: E731
+    for x in states:
+        now.record(x)
+    with unittest.mock.patch.object(kernel, "logistic_pass", counted):
+        for k, x in enumerate(states):
+            if k == 1:
+                later.record(x)  # an immediate one between pending ones
+            else:
+                later.record_later(x)
+        got = later.result(3)
+    want = now.result(3)
+    assert np.array_equal(got, want)
+    # state 1 at once, then states 0, 2, 3, 4 in one call (rows 4 x 3), 5 and 6 at the end
+    assert calls == [3, 12, 6]
+    lam = f.l2 / 2.0
+    for k, x in enumerate(states):
+        oracle = _oracle(A, y, x, x)[0] / A.shape[0] + lam * np.sum(x * x, axis=1)
+        assert np.allclose(got[:, k], oracle - f.optimum.value, rtol=1e-12, atol=1e-14)
+    # control: the comparison sees a state recorded in the wrong slot
+    assert not np.allclose(got[:, 1:], want[:, :-1], rtol=1e-6)
+
+
+def test_minibatch_runs_record_every_iterate_in_few_passes(monkeypatch):
+    """A mini-batch run's F(x_t) (never used by its updates) comes from a few stacked passes:
+    the same trace, bit for bit, as one pass per step (``rowwise_states`` off), and as the
+    NumPy pass to round-off; a row-by-row-unknown objective is evaluated at once."""
+    A, y = _problem(3000, 5, seed=14)
+    f = LogisticRegression.kuru(A, y, lam=0.01)
+    kw = dict(epsilon=1.0, steps=40, trials=3, seed=15, x0=3.0, c=0.5, batch_size=100,
+              trace="suboptimality")
+    calls = []
+    real = kernel.logistic_pass
+    monkeypatch.setattr(kernel, "logistic_pass",
+                        lambda *a, **k: calls.append(a[1].shape[0]) or real(*a, **k))
+    for alg in (dp_nag, dp_heavy_ball, dp_masg):
+        calls.clear()
+        batched = alg(f, **kw).trace
+        assert calls == [3 * 41]  # every iterate, one stacked pass
+        monkeypatch.setattr(f, "rowwise_states", False, raising=False)
+        stepwise = alg(f, **kw).trace
+        monkeypatch.delattr(f, "rowwise_states")
+        assert np.array_equal(batched, stepwise)
+        monkeypatch.setenv("DPBOUNDS_KERNELS", "numpy")
+        numpy_pass = alg(f, **kw).trace
+        monkeypatch.delenv("DPBOUNDS_KERNELS")
+        assert np.max(np.abs(batched - numpy_pass) / np.abs(numpy_pass)) < 1e-9
+        # control: another seed's trace is far from it
+        other = alg(f, **{**kw, "seed": 16}).trace
+        assert np.max(np.abs(other - batched) / np.abs(batched)) > 1e-3
+    q = QuadraticObjective([1.0, 2.0], offsets=rng_offsets())
+    assert not q.rowwise_states
+    seen = []
+    monkeypatch.setattr(type(q), "loss", lambda self, x: seen.append(x.shape[0]) or
+                        np.zeros(x.shape[0]))
+    rec = TraceRecorder(q, "loss")
+    rec.record_later(np.zeros((2, 2)))
+    assert seen == [2]  # evaluated at once
+
+
+def rng_offsets():
+    return np.random.default_rng(17).standard_normal((20, 2))
