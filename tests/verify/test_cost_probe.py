@@ -1,0 +1,92 @@
+"""The planner's probe fit (``regimes._probe_fit``) against a closed-form cost model.
+
+A fake study charges a fake CPU clock: compilation once per process, a per-point cold cost
+the first time a point's parameters run (its calibration and re-accounting, cached by
+parameters in the real studies), a warm fixed cost and a cost per step. No timing is
+measured, so nothing here depends on the host's load."""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+import pytest
+
+from dpbounds.verify import regimes
+
+COMPILE, COLD, WARM, PER_STEP = 2.0, 0.7, 0.3, 2e-5
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.seen: set[tuple] = set()
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _fake(clock: _Clock, knob: str) -> tuple[types.SimpleNamespace, types.SimpleNamespace]:
+    def steps(point: dict) -> int:
+        return int(point[knob])
+
+    def plan_point(point: dict, inst: object, trials: int) -> dict:
+        return dict(steps=steps(point), gradient_evaluations=steps(point) * trials)
+
+    def run_point(point: dict, inst: object, trials: int, seed: object, mut: object) -> None:
+        key = tuple(sorted(point.items()))
+        if not clock.seen:
+            clock.now += COMPILE
+        if key not in clock.seen:
+            clock.now += COLD
+            clock.seen.add(key)
+        clock.now += WARM + PER_STEP * steps(point)
+
+    study = types.SimpleNamespace(plan_point=plan_point, run_point=run_point)
+    spec = types.SimpleNamespace(build=lambda n, d, seed: None)
+    return study, spec
+
+
+def _point(knob: str) -> dict:
+    return dict(d=8, N=100, T=2000) if knob == "T" else dict(d=8, N=100)
+
+
+@pytest.mark.parametrize("knob", ["T", "N"])
+def test_probe_fit_recovers_the_per_step_cost_and_the_cold_fixed_cost(monkeypatch, knob):
+    """Yang et al.'s probes grow ``T``, the others ``N``: either way the fitted cost of a
+    1e7-step point is the closed form's ``PER_STEP * 1e7`` (to 1%), and ``c`` is the cold
+    fixed cost of a point (``WARM + COLD``), compilation excluded."""
+    clock = _Clock()
+    monkeypatch.setattr(regimes.time, "process_time", clock)
+    study, spec = _fake(clock, knob)
+    a, b, c = regimes._probe_fit(study, spec, _point(knob), 4)  # type: ignore[arg-type]
+    exact = PER_STEP * 1e7
+    assert a * 1e7 + b * 4e7 == pytest.approx(exact, rel=0.01)
+    assert c == pytest.approx(WARM + COLD, rel=0.01)
+
+
+def test_the_old_probe_rule_reads_a_cold_cache_as_a_per_step_cost(monkeypatch):
+    """Negative control: the rule before (only the first probe run twice, its warm timing
+    kept, every larger probe timed cold) on the same clock prices a 1e7-step point more than
+    3x its closed-form cost (the yang.nsgd grid: 1471 CPU-s estimated, 889 run)."""
+    from scipy.optimize import nnls
+
+    clock = _Clock()
+    study, spec = _fake(clock, "T")
+    rows, secs = [], []
+    t = 200
+    for k in range(regimes._PROBE_MAX):
+        probe = dict(_point("T"), N=32, T=t)
+        for _ in range(2 if k == 0 else 1):
+            t0 = clock()
+            study.run_point(probe, None, 4, 0, None)
+            dt = clock() - t0
+        secs.append(dt)
+        rows.append((1.0, float(t)))
+        if dt >= max(regimes._PROBE_SECONDS, 3.0 * min(secs)) and k >= 2:
+            break
+        t *= 4
+    a_mat = np.array(rows)
+    scale = a_mat.max(axis=0)
+    coef = nnls(a_mat / scale, np.array(secs))[0] / scale
+    assert coef[1] * 1e7 > 3 * PER_STEP * 1e7
