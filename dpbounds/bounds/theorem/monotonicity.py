@@ -29,9 +29,10 @@ The checks are cached (per process) on the expression, placeholder, relations an
 package's own compositions also ship their results (``monotone_checks.json``, keyed by the
 exact ``srepr`` of the expression, placeholder, relations and ranges; written by ``python -m
 dpbounds.bounds.theorem.monotonicity --write``), so importing a theorem does not re-run sympy's
-sign analysis (1-2 CPU-s at import before): a key matches only the very same check, any other
-composition (a user's, or a changed bound) is checked as above, and a test re-runs every
-shipped check and compares.
+sign analysis (1-2 CPU-s at import before): a key matches only the very same check, the table is
+ignored unless it was written by the same checker (:func:`checker_fingerprint`: its code,
+sympy's version, the ranges and count symbols), any other composition (a user's, or a changed
+bound) is checked as above, and a test re-runs every shipped check and compares.
 
 Example
 -------
@@ -79,7 +80,7 @@ REGIME_UPPER = 1e12
 _SIMPLIFY_LIMIT = 150
 #: The shipped results of the package's own checks (module docstring).
 SHIPPED_CHECKS = Path(__file__).with_name("monotone_checks.json")
-_shipped: dict[str, list[str]] | None = None
+_shipped: dict[str, Any] | None = None
 #: While ``--write`` runs (``DPBOUNDS_RECORD_MONOTONE=1``): every check computed, by key.
 _recorded: dict[str, list[str]] | None = (
     {} if os.environ.get("DPBOUNDS_RECORD_MONOTONE") == "1" else None)
@@ -217,14 +218,36 @@ def parse_key(key: str) -> tuple[Any, ...]:
             tuple((n, (float(lo), float(hi))) for n, (lo, hi) in domain), tuple(regime))
 
 
+@functools.cache
+def _source_digest() -> str:
+    """SHA-256 of the checker's code (this module and the symbols' declarations)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for name in ("monotonicity.py", "symbols.py"):
+        h.update(Path(__file__).with_name(name).read_bytes())
+    return h.hexdigest()
+
+
+def checker_fingerprint() -> str:
+    """What a shipped result depends on besides its key: the checker's code, sympy's version
+    and the module constants as they are now (a table written under any other is ignored)."""
+    return json.dumps([_source_digest(), sp.__version__, sorted(COUNT_SYMBOLS),
+                       DEFAULT_RANGE, COUNT_RANGE, REGIME_UPPER, TOLERANCE,
+                       GRID_TENSOR_BUDGET, GRID_LOW_DISCREPANCY_POINTS, _SIMPLIFY_LIMIT])
+
+
 def _shipped_checks() -> dict[str, list[str]]:
     global _shipped
     if _shipped is None:
         try:
-            _shipped = json.loads(SHIPPED_CHECKS.read_text(encoding="utf-8"))
-        except (OSError, ValueError):  # missing or damaged: every check runs (slower, same)
-            _shipped = {}
-    return _shipped
+            doc = json.loads(SHIPPED_CHECKS.read_text(encoding="utf-8"))
+            _shipped = {"fingerprint": doc["fingerprint"], "checks": dict(doc["checks"])}
+        except (OSError, ValueError, KeyError, TypeError):  # missing or damaged: every
+            _shipped = {"fingerprint": None, "checks": {}}  # check runs (slower, same)
+    if _shipped["fingerprint"] != checker_fingerprint():  # another checker wrote it
+        return {}
+    return _shipped["checks"]
 
 
 #: The generator's child process: import every bound module, print the checks run.
@@ -242,7 +265,6 @@ def _write_shipped() -> int:
     """Import every module of :mod:`dpbounds.bounds` in a fresh process with recording on
     (``DPBOUNDS_RECORD_MONOTONE=1``: from the first import, nothing read from the table) and
     write the checks they ran to :data:`SHIPPED_CHECKS`; returns their number."""
-    import os
     import subprocess
     import sys
 
@@ -250,7 +272,8 @@ def _write_shipped() -> int:
     out = subprocess.run([sys.executable, "-c", _RECORD_SCRIPT], env=env, check=True,
                          capture_output=True, text=True).stdout
     table = dict(sorted(json.loads(out.strip().splitlines()[-1]).items()))
-    SHIPPED_CHECKS.write_text(json.dumps(table, indent=0) + "\n", encoding="utf-8")
+    doc = {"fingerprint": checker_fingerprint(), "checks": table}
+    SHIPPED_CHECKS.write_text(json.dumps(doc, indent=0) + "\n", encoding="utf-8")
     return len(table)
 
 
