@@ -419,6 +419,22 @@ class TraceRecorder:
         return np.ascontiguousarray(to_numpy(xp.stack(self._values, axis=1)))
 
 
+def data_gradient(f: ObjectiveProtocol, x: Any, idx: Any = None) -> Any:
+    """The data part ``mean_i ∇ℓ_i(x)`` of ``f.grad(x, idx)``, without ``∇R(x)``.
+
+    A release-safe (grid) release rounds the query it is given; ``f.grad`` adds the
+    regulariser's gradient first, and the rounding of that sum scales with ``||∇R(x)||``,
+    not with the sensitivity (``float_sum_factor`` bounds sums of bounded terms only). So the
+    grid releases this part and ``∇R(x)`` is added afterwards (post-processing). Package
+    objectives compute it directly; for another objective it is ``f.grad - regularizer_grad``,
+    exact only when its regulariser is zero (its own rounding is then its author's).
+    """
+    own = getattr(f, "_data_grad", None)
+    if own is not None:
+        return own(x, idx)
+    return f.grad(x, idx) - f.regularizer_grad(x)
+
+
 def progress(iterable: Any, *, total: int | None = None, desc: str = "") -> Any:
     """``iterable`` with the shared bar (:func:`dpbounds._progress.progress_bar`): it appears
     only once a run has lasted 2 s, on a terminal; short runs print nothing."""

@@ -131,6 +131,22 @@ def noisy_max(scores: Any, sensitivity: float, epsilon: float, noise: Any,
     return xp.argmax(scores + z, axis=1)
 
 
+def _explicit_clipped_sum(f: Any, w: Any, clip: float) -> Any:
+    """``sum_i clip(∇ℓ_i(w) + ∇R(w))`` from the per-example vectors themselves.
+
+    The grid rounds this sum, so it must be a float sum of terms of norm at most ``clip``
+    (:func:`~dpbounds.algorithms._grid.float_sum_factor`); a GLM's fused
+    ``clipped_mean_grad`` forms it as ``sum c_i w_i a_i + (sum c_i) r``, two parts whose
+    rounding scales with ``||r||`` and may cancel (review of issue 35: 1 + 7e-13 of the
+    clip against the factor's 1 + 1.9e-14).
+    """
+    xp = f.xp
+    g = f.sample_grads(w) + f.regularizer_grad(w)[:, None, :]
+    norms = xp.linalg.vector_norm(g, axis=-1)
+    factor = clip / xp.maximum(norms, xp.asarray(clip, dtype=norms.dtype))
+    return xp.sum(g * factor[..., None], axis=1)
+
+
 class _AgdGrid:
     r"""DP-AGD's release-safe noise (``noise="grid"``): the gradient measurements and the
     NoisyMax scores on grids, per trial, from a :class:`~dpbounds.privacy.discrete.RawPool`
@@ -147,12 +163,16 @@ class _AgdGrid:
 
     NoisyMax (DERIVED): scores rounded to :math:`2^{-j'}` with :math:`2^{j'}C_{obj}\ge2^{16}`;
     each per-example loss is clipped to :math:`[0, C_{obj}]`
-    (``clipped_loss``), so adding a record lowers every
-    score by :math:`[0, C_{obj}]` and every rounded score moves
-    the same way by at most :math:`u' = \lfloor 2^{j'}C_{obj}\rfloor + 1` units. Report
+    (``clipped_loss``), so adding a record lowers every exact
+    score by :math:`[0, C_{obj}]`; the computed scores differ from the exact ones by float
+    rounding (:func:`~dpbounds.algorithms._grid.float_sum_factor`; a score whose exact change
+    is 0 may move either way by an ulp), so every rounded score changes by an integer in
+    :math:`[-\lfloor 2^{j'}C_{obj}(1+\eta)\rfloor - 1, 1]`, an interval of width
+    :math:`u' = \lfloor 2^{j'}C_{obj}(1+\eta)\rfloor + 2` units. Report
     noisy max with discrete Laplace noise of scale :math:`b` (a multiple of 1/64 with
     :math:`u'/b \le \epsilon`) and ties broken by the lowest index is :math:`(u'/b)`-DP: Dwork
-    & Roth (2014) Claim 3.9's argument, whose only property of the noise is
+    & Roth (2014) Claim 3.9's argument (changes within an interval of width :math:`u'` move
+    the winning threshold by at most :math:`u'`), whose only property of the noise is
     :math:`P[Z \ge a + u'] \ge e^{-u'/b} P[Z \ge a]`, true of the discrete Laplace for integer
     :math:`a` (its pmf ratio), and whose win events are up-sets in the noise for a fixed tie
     rule.
@@ -180,8 +200,10 @@ class _AgdGrid:
         self._units2 = units**2
         self._unit_value = float_up(units * Fraction(2) ** -self.bits)  # u in value units
         self.nmax_bits = grid_bits_for(obj_clip, 1.0)
+        # the width of the rounded scores' change (class docstring): floor(...) + 1 for the
+        # rounding, + 1 for a float change of the wrong sign
         self._nmax_units = math.floor(Fraction(obj_clip) * float_sum_factor(n, 1)
-                                      * Fraction(2) ** self.nmax_bits) + 1
+                                      * Fraction(2) ** self.nmax_bits) + 2
         self._scale = Fraction(math.ceil(Fraction(self._nmax_units) / Fraction(nmax_epsilon)
                                          * 64), 64)
         self.nmax_epsilon = float_up(self._nmax_units / self._scale)
@@ -434,7 +456,8 @@ def dp_agd(objective: ObjectiveProtocol, *, epsilon: float, delta: float, splits
         # Every draw is restricted to the trials that use it (``where=``), so a trial's
         # stream, hence its run, depends only on (seed, k) and not on the other trials.
         if np.any(need_grad & active):
-            g_new = n * f.clipped_mean_grad(w, None, grad_clip, include_regularizer=True)
+            g_new = (_explicit_clipped_sum(f, w, grad_clip) if grid is not None else
+                     n * f.clipped_mean_grad(w, None, grad_clip, include_regularizer=True))
             mask = xp.asarray((need_grad & active)[:, None])
             g_raw = xp.where(mask, g_new, g_raw)
             if private:

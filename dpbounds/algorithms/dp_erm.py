@@ -309,6 +309,12 @@ def output_perturbation(objective: ObjectiveProtocol, *, epsilon: float, delta: 
     be: :math:`u^2/(2\sigma_u^2)`-zCDP, :math:`u = 2^j\Delta + \sqrt d` grid units (Canonne,
     Kamath & Steinke 2020), converted by the tight RDP conversion (their Proposition 12), not
     as a continuous Gaussian's PLD, so its :math:`\sigma` is larger than the float one's.
+
+    Both options release the solver's minimiser :math:`\hat\theta` (``f.optimum``), and
+    :math:`\Delta` is the exact minimiser's sensitivity: :math:`\hat\theta` is within
+    :math:`\|\nabla F(\hat\theta)\|/\mu` of it (``f.optimum.grad_norm``), which
+    :math:`\Delta` does not cover (as in every output-perturbation implementation we know;
+    not done: a public solver tolerance added to :math:`\Delta`).
     """
     f = objective
     xp = f.xp

@@ -39,6 +39,7 @@ from dpbounds.algorithms._common import (
     check_own_record_losses,
     check_steps,
     check_trials,
+    data_gradient,
     default_step_size,
     make_streams,
     progress,
@@ -286,7 +287,13 @@ def _gaussian_gd(f: ObjectiveProtocol, epsilon: float, delta: float | None, T: i
             transcript.norms(t, norms, mapped)
             if transcript.queries:
                 transcript.query(t, xp.sum(raw, axis=1))
-            g = to_public * xp.mean(raw, axis=1) + f.regularizer_grad(x)
+            data, reg = to_public * xp.mean(raw, axis=1), f.regularizer_grad(x)
+            g = data + reg
+        elif grid is not None:  # the data part alone is rounded and released (data_gradient)
+            rec.record(x)
+            data = (to_public * data_gradient(f, x) if clip_threshold is None else
+                    to_public * f.clipped_mean_grad(x, None, clip_threshold))
+            reg = f.regularizer_grad(x)
         elif clip_threshold is None:
             if rec.needs_loss:
                 loss, g = f.loss_and_grad(x)
@@ -303,7 +310,7 @@ def _gaussian_gd(f: ObjectiveProtocol, epsilon: float, delta: float | None, T: i
         if grid is not None:
             if transcript is not None:
                 transcript.drawn(t, grid.noise(t))  # integer draws, grid units
-            g = grid.release(t, g)
+            g = grid.release(t, data) + reg
         elif sigma > 0:
             xi = stream.normal((f.d,), sigma)
             if transcript is not None:

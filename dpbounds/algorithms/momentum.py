@@ -59,6 +59,7 @@ from dpbounds.algorithms._common import (
     check_own_record_losses,
     check_steps,
     check_trials,
+    data_gradient,
     default_step_size,
     make_streams,
     progress,
@@ -323,7 +324,10 @@ def laplace_momentum_method(
             point = x + beta * (x - x_prev)
         else:
             point = x
-        if rec.needs_loss and idx is None:
+        if grid is not None:  # the data part alone is rounded and released (data_gradient)
+            rec.record_later(x)
+            data, reg = data_gradient(f, point, idx), f.regularizer_grad(point)
+        elif rec.needs_loss and idx is None:
             # one data pass for F(x_t) and the gradient (at the look-ahead point for NAG)
             loss, g = f.loss_and_grad(x, grad_at=None if point is x else point)
             rec.record(x, loss)
@@ -337,7 +341,7 @@ def laplace_momentum_method(
         if grid is not None:
             if transcript is not None and grid.params[t] is not None:
                 transcript.drawn(t, grid.noise(t))  # integer draws, grid units
-            g = grid.release(t, g)
+            g = grid.release(t, data) + reg
         elif scales[t] > 0:
             xi = stream.laplace((d,), scales[t])
             if transcript is not None:

@@ -145,6 +145,10 @@ class MarginLossObjective(Objective):
         self.l2_radius = data_l2 if l2_radius is None else check_positive("l2_radius", l2_radius)
         if self.l1_radius < data_l1 * (1 - 1e-12) or self.l2_radius < data_l2 * (1 - 1e-12):
             raise ValueError("l1_radius/l2_radius must bound the norms of every feature row")
+        # a radius declared within the 1e-12 tolerance below the rows' norms (a rounded value)
+        # is raised to them: every sensitivity derived from it must bound the actual rows
+        self.l1_radius = max(self.l1_radius, data_l1)
+        self.l2_radius = max(self.l2_radius, data_l2)
         xp = self.xp
         self._rows_np, self._signs_np = self._row_layout(A, y)
         self._rows = xp.asarray(self._rows_np)
@@ -328,7 +332,8 @@ class MarginLossObjective(Objective):
             if grad:
                 if rv is not None:
                     zr = self._signed(rowwise_matmul(xp, rv, xp.matrix_transpose(Ab)), yb)
-                    c = self._clip_factor(xp, w, self._norms[None, a:b], zr, rr, param)
+                    c = self._clip_factor(xp, w, self._norms[None, a:b], zr, rr, param,
+                                          self.d)
                     csum = csum + xp.sum(c, axis=1)
                     w = w * c
                 elif grad != "plain":
@@ -353,10 +358,18 @@ class MarginLossObjective(Objective):
         return total, g
 
     @staticmethod
-    def _clip_factor(xp: Any, w: Any, norms: Any, zr: Any, rr: Any, C: float) -> Any:
-        """``min(1, C/||w z_i + r||)`` from ``||w z||² + 2 w z·r + ||r||²``."""
+    def _clip_factor(xp: Any, w: Any, norms: Any, zr: Any, rr: Any, C: float, d: int) -> Any:
+        r"""``min(1, C/||w z_i + r||)`` from ``||w z||² + 2 w z·r + ||r||²``, with the norm
+        taken from above: the expansion cancels when ``w z_i ≈ -r`` (a term whose computed
+        norm read C clipped to up to 1.8 C at C = 1e-8, review of issue 35), so its rounding
+        error, at most :math:`(d+4)u(|w|\,\|z_i\| + \|r\|)^2` (the dot product's
+        :math:`\gamma_d`, the squares' few units), is added before the square root
+        (:math:`u = 2^{-53}`; 2d + 16 units below, twice that); the clipped term's norm is
+        then at most C."""
         sq = (w * norms) ** 2 + 2.0 * w * zr + rr
-        gnorm = xp.sqrt(xp.maximum(sq, xp.zeros_like(sq)))
+        scale = (xp.abs(w) * norms + xp.sqrt(rr)) ** 2
+        bound = xp.maximum(sq, xp.zeros_like(sq)) + (2 * d + 16) * 2.0**-53 * scale
+        gnorm = xp.sqrt(bound)
         return C / xp.maximum(gnorm, xp.asarray(C, dtype=gnorm.dtype))
 
     def _rescale(self, xp: Any, w: Any, norms: Any, kind: str, param: float) -> Any:
@@ -407,7 +420,8 @@ class MarginLossObjective(Objective):
         z, rows, norms, signs = self._margins(x, idx)
         w = self._dpsi(xp, z)
         zr = self._signed((rows @ r[:, :, None])[:, :, 0], signs)
-        c = self._clip_factor(xp, w, norms, zr, xp.sum(r * r, axis=1)[:, None], clip_norm)
+        c = self._clip_factor(xp, w, norms, zr, xp.sum(r * r, axis=1)[:, None], clip_norm,
+                              self.d)
         return self._weighted_mean(w * c, rows, signs) + xp.mean(c, axis=1)[:, None] * r
 
     def clipped_loss(self, x: Any, clip_value: float, include_regularizer: bool = False) -> Any:

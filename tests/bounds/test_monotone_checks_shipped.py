@@ -89,3 +89,13 @@ def test_the_table_is_used_when_the_fingerprint_matches() -> None:
     m = mono.check_monotone(outer, x.name, outer_name="F", relations=rels,
                             domain=dict(domain), regime=regime)
     assert (m.status, m.how) == tuple(table[key])
+
+
+def test_a_placeholder_with_other_assumptions_is_refused() -> None:
+    """The reviewer's finding: a plain sympy Symbol('x') is not sym('x') and differentiated to
+    0 ("proven"); it is now refused, and sym('x') itself still composes."""
+    import sympy as sp
+
+    with pytest.raises(ValueError, match="not dpbounds' sym"):
+        check_monotone(-sp.Symbol("x"), "x", outer_name="F")
+    assert check_monotone(2 * sym("x"), "x", outer_name="F").status == "proven"

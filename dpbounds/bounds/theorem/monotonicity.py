@@ -164,6 +164,13 @@ def check_monotone(
     rels = tuple(r for r in relations if isinstance(r, Relational)
                  and not isinstance(r, sp.Eq | sp.Ne))
     outer, x, regime_t = sp.sympify(outer), sym(placeholder), tuple(sorted(set(regime)))
+    # a symbol of the placeholder's name but other assumptions would differentiate to 0
+    clash = [s for s in outer.free_symbols if s.name == placeholder and s != x]
+    if clash:
+        raise ValueError(f"compose: {outer_name!r} holds a symbol {placeholder!r} that is not "
+                         f"dpbounds' sym({placeholder!r}) (other assumptions: "
+                         f"{clash[0].assumptions0}); build bounds with "
+                         "dpbounds.bounds.theorem.sym")
     key = check_key(outer, x, rels, domain_items, regime_t)
     hit = _shipped_checks().get(key) if _recorded is None else None
     result: tuple[str, str, sp.Expr] | str
