@@ -188,3 +188,34 @@ def test_compiled_and_numpy_paths_record_the_same_norms() -> None:
         np.testing.assert_allclose(xs[0], xs[1], rtol=0, atol=1e-12)
         for key in ("max_norm_raw", "max_norm"):
             np.testing.assert_allclose(a.as_dict()[key], b.as_dict()[key], rtol=1e-12)
+
+
+@pytest.mark.parametrize("epochs", [4, 16])
+def test_verify_plans_bound_the_transcripts_memory(epochs: int) -> None:
+    """Oracle: the arrays a real transcript holds (``nbytes``, twice for the concatenation at
+    the end) after runs of the tree methods and of DP-SGD; the verify plans' transcript term
+    (``_plan(..., transcript=)``, minus its part without a transcript) bounds them, within
+    5x; control: the same plan without the transcript term does not (it was 51 MiB for
+    Algorithm 2's full study, killed at 21 GB)."""
+    from dpbounds.algorithms import sensitivity_reduced_nsgd, tree_momentum_nsgd
+    from dpbounds.verify.problems import problem
+    from dpbounds.verify.studies._common import _plan
+
+    inst = problem("huber_well").build(32, 3, seed=0)
+    point = {"d": 3, "N": 32}
+    for alg in (tree_momentum_nsgd, sensitivity_reduced_nsgd):
+        tr = Transcript()
+        alg(inst.objective, epsilon=2.0, delta=1e-5, epochs=epochs, step_size=0.01, trials=2,
+            seed=0, x0=inst.x0, transcript=tr)
+        held = 2 * tr.nbytes
+        T = 32 * epochs
+        base = _plan(1.0, 1.0, 1.0, T, T, 2, point)["memory_bytes"]
+        est = _plan(1.0, 1.0, 1.0, T, T, 2, point, transcript="tree")["memory_bytes"] - base
+        assert held <= est <= 5 * held, (alg.__name__, held, est)
+        assert base < held  # control: the plan without the transcript term
+    f, _ = _objective()
+    tr = Transcript()
+    _sgd(f, tr, "without_replacement")
+    base = _plan(1.0, 1.0, 1.0, 30, 180, 3, point)["memory_bytes"]
+    est = _plan(1.0, 1.0, 1.0, 30, 180, 3, point, transcript="steps", batch=6)["memory_bytes"]
+    assert 2 * tr.nbytes <= est - base <= 5 * 2 * tr.nbytes

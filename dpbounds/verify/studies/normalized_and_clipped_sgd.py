@@ -77,7 +77,7 @@ def _run_yang(kind: str, point: dict, inst: Instance, trials: int, seed: Any,
         bound = float(ns.inversion_nsgd.evaluate(Q=Q, a=_TINY, r=r, tau0=tau0))
         if dry:
             return _plan(bound, inst.G, inst.start_grad_norm, T, T * B, trials, point,
-                         block=T)
+                         block=T, transcript="steps", batch=B)
         with mutated(mutation, "dp_nsgd", r), noise_tap() as tap:
             res = dp_nsgd(f, step_size=eta * step_factor(mutation), regulariser=r, **common)
         hp = dict(r=r, eta=eta)
@@ -91,7 +91,7 @@ def _run_yang(kind: str, point: dict, inst: Instance, trials: int, seed: Any,
         bound = float(cs.inversion_sgd.evaluate(Q=Q, C=C))
         if dry:
             return _plan(bound, inst.G, inst.start_grad_norm, T, T * B, trials, point,
-                         block=T)
+                         block=T, transcript="steps", batch=B)
         with mutated(mutation, "dp_sgd"), noise_tap() as tap:
             res = dp_sgd(f, step_size=eta * step_factor(mutation), clip_threshold=C,
                          **common)

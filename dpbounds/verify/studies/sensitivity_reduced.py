@@ -57,7 +57,7 @@ def _run_alg2(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
     if dry:  # two gradients per step after the first epoch; ring buffers of N iterates
         n = int(point["N"])
         return _plan(bound, inst.G, inst.start_grad_norm, T, 2 * T - n, trials, point,
-                     buffers=2 * n)
+                     buffers=2 * n, transcript="tree")
     record = Transcript()
     with mutated(mutation, "sensitivity_reduced_nsgd"), noise_tap() as tap:
         res = sensitivity_reduced_nsgd(

@@ -135,7 +135,8 @@ def _run_alg1(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
     at: dict[str, Any] = dict(_tree_prob(point, inst, inst.R_bound), E=E, eta=eta, alpha=alpha, T=T)
     bound = float(th.evaluate(ignore_extra=True, invalid="nan", **at))
     if dry:
-        return _plan(bound, inst.G, inst.start_grad_norm, T, T, trials, point)
+        return _plan(bound, inst.G, inst.start_grad_norm, T, T, trials, point,
+                     transcript="tree")
     # each sample's realised node load, from the permutations the run draws (batch size 1)
     load = RealisedLoad(f.n, f.n, 1, T)
     record = Transcript()
