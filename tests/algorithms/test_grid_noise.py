@@ -405,6 +405,10 @@ def test_output_perturbation_grid_ledger_by_hand(logistic) -> None:
     r = output_perturbation(logistic, epsilon=eps, delta=delta, trials=4, seed=0, noise="grid",
                             trace=None)
     j, sigma, sens = r.params["grid_bits"], r.params["sigma"], r.params["sensitivity"]
+    # the documented allowances: the public solver tolerance (1e-3) and the float sum of n
+    # terms, 1 + (4 n^2 + 4 d + 64) 2^-53
+    n, d = logistic.n, logistic.d
+    sens = sens * (1 + 1e-3) * (1 + (4 * n * n + 4 * d + 64) / 2**53)
     u = sens * 2**j + math.sqrt(logistic.d)
     rho = u**2 / (2 * (sigma * 2**j) ** 2)
     assert r.ledger.epsilon <= eps
@@ -765,3 +769,19 @@ def test_float_sum_factor_refuses_out_of_range() -> None:
     for bad in (0, MAX_SUMMANDS + 1):
         with pytest.raises(ValueError, match="summands"):
             float_sum_factor(bad, 3)
+
+
+def test_output_perturbation_grid_refuses_an_inaccurate_minimiser(logistic, monkeypatch) -> None:
+    """The grid release covers a solver residual up to its public tolerance only: a minimiser
+    reported 1e6 times less accurate than the package's solver is refused (control: the
+    solver's own, at machine precision, is accepted above)."""
+    from dataclasses import replace
+
+    from dpbounds.algorithms import output_perturbation
+
+    opt = logistic.optimum
+    monkeypatch.setattr(type(logistic), "optimum", property(
+        lambda self: replace(opt, grad_norm=1e-3)))
+    with pytest.raises(ValueError, match="public tolerance"):
+        output_perturbation(logistic, epsilon=1.0, delta=1e-6, trials=2, seed=0,
+                            noise="grid", trace=None)
