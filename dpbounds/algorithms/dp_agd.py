@@ -165,10 +165,12 @@ class _AgdGrid:
     each per-example loss is clipped to :math:`[0, C_{obj}]`
     (``clipped_loss``), so adding a record lowers every exact
     score by :math:`[0, C_{obj}]`; the computed scores differ from the exact ones by float
-    rounding (:func:`~dpbounds.algorithms._grid.float_sum_factor`; a score whose exact change
-    is 0 may move either way by an ulp), so every rounded score changes by an integer in
-    :math:`[-\lfloor 2^{j'}C_{obj}(1+\eta)\rfloor - 1, 1]`, an interval of width
-    :math:`u' = \lfloor 2^{j'}C_{obj}(1+\eta)\rfloor + 2` units. Report
+    rounding (:func:`~dpbounds.algorithms._grid.float_sum_factor`: at most
+    :math:`\eta C_{obj}` for a sum of ``n`` clipped losses, either way; a score whose exact
+    change is 0 moves by up to that), so every rounded score changes by an integer in
+    :math:`[-\lfloor 2^{j'}C_{obj}(1+\eta)\rfloor - 1, \lceil 2^{j'}C_{obj}\eta\rceil + 1]`,
+    an interval of width :math:`u' = \lfloor 2^{j'}C_{obj}(1+\eta)\rfloor +
+    \lceil 2^{j'}C_{obj}\eta\rceil + 2` units. Report
     noisy max with discrete Laplace noise of scale :math:`b` (a multiple of 1/64 with
     :math:`u'/b \le \epsilon`) and ties broken by the lowest index is :math:`(u'/b)`-DP: Dwork
     & Roth (2014) Claim 3.9's argument (changes within an interval of width :math:`u'` move
@@ -200,10 +202,12 @@ class _AgdGrid:
         self._units2 = units**2
         self._unit_value = float_up(units * Fraction(2) ** -self.bits)  # u in value units
         self.nmax_bits = grid_bits_for(obj_clip, 1.0)
-        # the width of the rounded scores' change (class docstring): floor(...) + 1 for the
-        # rounding, + 1 for a float change of the wrong sign
-        self._nmax_units = math.floor(Fraction(obj_clip) * float_sum_factor(n, 1)
-                                      * Fraction(2) ** self.nmax_bits) + 2
+        # the width of the rounded scores' change (class docstring): the largest exact
+        # change C and its float error eta C, the float error the other way (a score whose
+        # exact change is 0 moves by up to eta C, its sum of n terms), + 1 for each rounding
+        eta = float_sum_factor(n, 1) - 1
+        scaled = Fraction(obj_clip) * Fraction(2) ** self.nmax_bits
+        self._nmax_units = math.floor(scaled * (1 + eta)) + math.ceil(scaled * eta) + 2
         self._scale = Fraction(math.ceil(Fraction(self._nmax_units) / Fraction(nmax_epsilon)
                                          * 64), 64)
         self.nmax_epsilon = float_up(self._nmax_units / self._scale)

@@ -335,7 +335,10 @@ def output_perturbation(objective: ObjectiveProtocol, *, epsilon: float, delta: 
     computed norm plus its float error :math:`nuG` (``f.optimum.grad_norm``; at machine
     precision for the package's solvers, 1e-17 at n = 10^4), so neighbours' minimisers differ
     by at most :math:`\Delta(1+10^{-3})`, the sensitivity its noise is calibrated for. The
-    float option does not add it (a simulation release; its last bits leak anyway).
+    guarantee is conditional on the solver meeting the tolerance on every data set (the
+    refusal itself depends on the data), and since :math:`nuG\le\tau` needs
+    :math:`n\lesssim 3\cdot10^6`, larger data sets are refused. The float option does not
+    add it (a simulation release; its last bits leak anyway).
     """
     f = objective
     xp = f.xp

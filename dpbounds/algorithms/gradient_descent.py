@@ -39,8 +39,8 @@ from dpbounds.algorithms._common import (
     check_own_record_losses,
     check_steps,
     check_trials,
-    data_gradient,
     default_step_size,
+    gradient_parts,
     make_streams,
     progress,
     public_normaliser,
@@ -289,11 +289,20 @@ def _gaussian_gd(f: ObjectiveProtocol, epsilon: float, delta: float | None, T: i
                 transcript.query(t, xp.sum(raw, axis=1))
             data, reg = to_public * xp.mean(raw, axis=1), f.regularizer_grad(x)
             g = data + reg
-        elif grid is not None:  # the data part alone is rounded and released (data_gradient)
+            if grid is not None and clip_threshold is None:
+                # unclipped per-sample gradients may share a large part: round the records'
+                # part alone (gradient_parts); clipped ones are bounded terms
+                records, rest = gradient_parts(f, x)
+                data, reg = to_public * records, to_public * (rest - reg) + reg
+        elif grid is not None:  # the records' part alone is rounded and released (gradient_parts)
             rec.record(x)
-            data = (to_public * data_gradient(f, x) if clip_threshold is None else
-                    to_public * f.clipped_mean_grad(x, None, clip_threshold))
-            reg = f.regularizer_grad(x)
+            if clip_threshold is None:  # the records' part alone is rounded (gradient_parts)
+                records, rest = gradient_parts(f, x)
+                reg = f.regularizer_grad(x)
+                data, reg = to_public * records, to_public * (rest - reg) + reg
+            else:  # clipped per-sample terms: bounded, the whole mean is rounded
+                data = to_public * f.clipped_mean_grad(x, None, clip_threshold)
+                reg = f.regularizer_grad(x)
         elif clip_threshold is None:
             if rec.needs_loss:
                 loss, g = f.loss_and_grad(x)

@@ -59,8 +59,8 @@ from dpbounds.algorithms._common import (
     check_own_record_losses,
     check_steps,
     check_trials,
-    data_gradient,
     default_step_size,
+    gradient_parts,
     make_streams,
     progress,
 )
@@ -324,9 +324,9 @@ def laplace_momentum_method(
             point = x + beta * (x - x_prev)
         else:
             point = x
-        if grid is not None:  # the data part alone is rounded and released (data_gradient)
+        if grid is not None:  # the records' part alone is rounded and released (gradient_parts)
             rec.record_later(x)
-            data, reg = data_gradient(f, point, idx), f.regularizer_grad(point)
+            data, reg = gradient_parts(f, point, idx)  # reg: everything no record changes
         elif rec.needs_loss and idx is None:
             # one data pass for F(x_t) and the gradient (at the look-ahead point for NAG)
             loss, g = f.loss_and_grad(x, grad_at=None if point is x else point)

@@ -115,6 +115,16 @@ class CoshCosineObjective(Objective):
         e = self._e[None, :, :] if idx is None else self._gather(idx)
         return self._mean_grad(x)[:, None, :] + e
 
+    def _gradient_parts(self, x: Any, idx: Any) -> tuple[Any, Any]:
+        """``(records' part, shared part)`` of :meth:`_data_grad` (as the quadratic's)."""
+        xp = self.xp
+        shared = self._mean_grad(x)
+        if idx is None:
+            part = (xp.zeros_like(shared) if self._shift is None
+                    else xp.broadcast_to(self._shift[None, :], shared.shape))
+            return part, shared
+        return xp.mean(self._gather(idx), axis=1), shared
+
     def _data_grad(self, x: Any, idx: Any) -> Any:
         g = self._mean_grad(x)
         if idx is None:

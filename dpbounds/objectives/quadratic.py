@@ -148,6 +148,10 @@ class QuadraticObjective(Objective):
                 or self.offset_l2_radius < self._e_l2 * (1 - 1e-12)):
             raise ValueError("offset_l1_radius/offset_l2_radius must bound the norms of every "
                              f"(centred) offset: at least {self._e_l1:.6g} / {self._e_l2:.6g}")
+        # a radius declared within the tolerance below them (a rounded value) is raised to
+        # them: every sensitivity derived from it must bound the actual offsets
+        self.offset_l1_radius = max(self.offset_l1_radius, self._e_l1)
+        self.offset_l2_radius = max(self.offset_l2_radius, self._e_l2)
         self._to_xp()
 
     def _to_xp(self) -> None:
@@ -209,6 +213,20 @@ class QuadraticObjective(Objective):
         self.check_state(x)
         e = self._e[None, :, :] if idx is None else self._gather(idx)
         return self._mean_grad(x)[:, None, :] + e
+
+    def _gradient_parts(self, x: Any, idx: Any) -> tuple[Any, Any]:
+        """``(records' part, shared part)`` of :meth:`_data_grad`: the mean record (or the
+        mini-batch's) and ``Qx - b``, which no record changes (a release-safe grid rounds the
+        first alone; see :func:`dpbounds.algorithms._common.gradient_parts`)."""
+        xp = self.xp
+        shared = self._mean_grad(x)
+        if not self._has_offsets:
+            return xp.zeros_like(shared), shared
+        if idx is None:
+            if self._shift is None:  # the records' mean is 0
+                return xp.zeros_like(shared), shared
+            return xp.broadcast_to(self._shift[None, :], shared.shape), shared
+        return xp.mean(self._gather(idx), axis=1), shared
 
     def _data_grad(self, x: Any, idx: Any) -> Any:
         if idx is None:

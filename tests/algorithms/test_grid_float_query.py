@@ -13,8 +13,9 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
+import pytest
 
-from dpbounds.algorithms._common import data_gradient
+from dpbounds.algorithms._common import gradient_parts
 from dpbounds.algorithms._grid import float_sum_factor
 from dpbounds.algorithms.dp_agd import _AgdGrid, _explicit_clipped_sum
 from dpbounds.algorithms.gradient_descent import gaussian_gd_sensitivity
@@ -33,10 +34,10 @@ def _sq(u, v=None) -> Fraction:
                Fraction(0))
 
 
-def _gd_worst(l2: float, rows=ROWS, states=None, query=data_gradient,
+def _gd_worst(l2: float, rows=ROWS, states=None, query=lambda f, x: gradient_parts(f, x)[0],
               **kw) -> tuple[Fraction, Fraction]:
-    """Largest squared computed difference of DP-GD's released grid query (the data mean,
-    :func:`data_gradient`; ``query=`` another) at states ``(W, -W)``, where the first row's
+    """Largest squared computed difference of DP-GD's released grid query (the records' part
+    of :func:`gradient_parts`; ``query=`` another) at states ``(W, -W)``, where the first row's
     margin is 0 (Huber hinge's linear part: its gradient is exactly -y a, so the exact
     difference equals the sensitivity), and the squared allowance."""
     fa, fb = HuberSVM(rows, LAB_A, l2=l2, **kw), HuberSVM(rows, LAB_B, l2=l2, **kw)
@@ -161,3 +162,82 @@ def test_agd_clipped_term_without_cancellation_has_norm_at_most_the_clip() -> No
     g = f.clipped_mean_grad(np.zeros((1, 2)), None, C, include_regularizer=True)[0]
     assert _sq(g) <= (Fraction(C) * float_sum_factor(1, 2)) ** 2
     assert _sq(g) >= (Fraction(C) * (1 - Fraction(1, 2**40))) ** 2  # it is clipped, not zero
+
+
+# --- through the algorithms: what GridStream.release actually receives ----------------------
+# (a second review's point: the tests above call the query-building helpers; these capture the
+# released value of dp_gd itself on neighbouring data sets and check its integer shift)
+
+R_Q, A_Q, B_Q, C_Q = (0.5609506460953027, -0.1548788747468972, 0.5609496252171116,
+                      -0.5609494184606011)
+X_Q = 29203091614.52236  # |Qx - b| ~ 3e10: the shared part dwarfs the records'
+
+
+@pytest.fixture
+def released(monkeypatch) -> list:
+    from dpbounds.algorithms import _grid
+
+    captured: list = []
+    original = _grid.GridStream.release
+
+    def spy(self, t, value):
+        captured.append((self.grid_bits, np.array(value, copy=True)))
+        return original(self, t, value)
+
+    monkeypatch.setattr(_grid.GridStream, "release", spy)
+    return captured
+
+
+def _quadratic_pair():
+    from dpbounds.objectives import QuadraticObjective
+
+    return [QuadraticObjective([1.0], offsets=[[A_Q], [e]], centre=[0.0], offset_l2_radius=R_Q,
+                               offset_l1_radius=R_Q) for e in (B_Q, C_Q)]
+
+
+def _shift(v1: np.ndarray, v2: np.ndarray, j: int) -> int:
+    return int(np.max(np.abs(np.rint(np.ldexp(v1, j)) - np.rint(np.ldexp(v2, j)))))
+
+
+def test_dp_gd_grid_release_of_a_quadratic_at_large_x(released) -> None:
+    """The reviewer's reproducer (was an integer shift of 73526 against u = 73525.9): the
+    records' part alone is rounded, within u = 2^j Delta (1 + eta) + sqrt(d). Control: the
+    whole data gradient (records' part plus Qx - b, what was released before) exceeds u."""
+    from dpbounds.algorithms import dp_gd
+
+    for f in _quadratic_pair():
+        r = dp_gd(f, epsilon=1.0, delta=1e-5, steps=1, mechanism="gaussian", x0=[X_Q],
+                  noise="grid", seed=0, trace=None, step_size=1e-12)
+    (j, v1), (_, v2) = released
+    delta = Fraction(r.params["sensitivity"])
+    u = delta * float_sum_factor(2, 1) * 2**j + 1
+    assert _shift(v1, v2, j) <= u
+    x = np.array([[X_Q]])
+    g1, g2 = (f._data_grad(x, None) for f in _quadratic_pair())
+    assert _shift(g1, g2, j) > u  # control
+
+
+def test_dp_gd_laplace_grid_release_of_a_quadratic_at_large_x(released) -> None:
+    """The same through the Laplace (momentum) path: every released integer shift within
+    floor(2^j S1 (1 + eta) / m) + d; control: the whole data gradient exceeds it on some
+    of the same states."""
+    import math
+
+    from dpbounds.algorithms import dp_gd
+
+    rng = np.random.default_rng(5)
+    worst_released, worst_whole = -1, -1
+    fs = _quadratic_pair()
+    for _ in range(60):
+        x = float(rng.uniform(0.3, 1.0) * 2.0**35)
+        released.clear()
+        for f in fs:
+            dp_gd(f, epsilon=1.0, steps=1, x0=[x], noise="grid", seed=0, trace=None,
+                  step_size=1e-12)
+        (j, v1), (_, v2) = released
+        units = math.floor(Fraction(2 * R_Q) / 2 * float_sum_factor(2, 1) * 2**j) + 1
+        worst_released = max(worst_released, _shift(v1, v2, j) - units)
+        g1, g2 = (f._data_grad(np.array([[x]]), None) for f in fs)
+        worst_whole = max(worst_whole, _shift(g1, g2, j) - units)
+    assert worst_released <= 0
+    assert worst_whole > 0  # control
