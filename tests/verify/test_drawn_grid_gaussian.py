@@ -185,8 +185,9 @@ def _tree(objective: LogisticRegression, seed: int) -> dict[str, Any]:
 
 
 def test_recorded_draws_are_the_noise_added(objective: LogisticRegression) -> None:
-    """Oracle: a one-step full-batch grid Gaussian DP-GD releases 2^-j (round(2^j g) + Z),
-    so Z = 2^j (x0 - x1) / alpha - round(2^j grad(x0)) (integers, solved here); the record is
+    """Oracle: a one-step full-batch grid Gaussian DP-GD releases 2^-j (round(2^j g) + Z) for
+    the data gradient g (the regulariser's gradient r added after the release), so
+    Z = 2^j ((x0 - x1) / alpha - r) - round(2^j g) (integers, solved here); the record is
     sum Z^2 and |Z_1| exactly, and the run is bit-identical with and without it."""
     x0, alpha = np.full(5, 0.2), 0.5
     kw = dict(epsilon=1.0, delta=1e-5, mechanism="gaussian", steps=1, step_size=alpha,
@@ -196,8 +197,10 @@ def test_recorded_draws_are_the_noise_added(objective: LogisticRegression) -> No
     assert np.array_equal(x1, np.asarray(dp_gd(objective, **kw).x))
     d = tr.as_dict()
     j = d["grid_bits"]
-    g = np.asarray(objective.grad(np.tile(x0, (3, 1))))
-    z = np.ldexp((x0[None, :] - x1) / alpha, j) - np.rint(np.ldexp(g, j))
+    xs = np.tile(x0, (3, 1))
+    g = np.asarray(objective._data_grad(xs, None))  # the objective's own data gradient
+    r = np.asarray(objective.regularizer_grad(xs))
+    z = np.ldexp((x0[None, :] - x1) / alpha - r, j) - np.rint(np.ldexp(g, j))
     assert np.max(np.abs(z - np.rint(z))) < 1e-3
     z = np.rint(z)
     assert d["noise_dim"] == 5 and d["noise_drawn"].shape == (3, 1)

@@ -94,8 +94,9 @@ def test_size_and_stated_power_by_monte_carlo() -> None:
 
 
 def test_grid_draws_recorded_are_the_noise_added() -> None:
-    """Oracle: a one-step full-batch grid DP-GD releases 2^-j (round(2^j g) + Z), so
-    Z = 2^j (x0 - x1)/alpha - round(2^j grad(x0)) (integers, solved here); the recorded
+    """Oracle: a one-step full-batch grid DP-GD releases 2^-j (round(2^j g) + Z) for the
+    data gradient g (the regulariser's r added after the release), so
+    Z = 2^j ((x0 - x1)/alpha - r) - round(2^j g) (integers, solved here); the recorded
     statistic is sum |Z| exactly, and the run is bit-identical with and without the
     recording."""
     A, y = kuru_synthetic(n=200, d=4, seed=1)
@@ -107,8 +108,10 @@ def test_grid_draws_recorded_are_the_noise_added() -> None:
     assert np.array_equal(x1, np.asarray(dp_gd(f, **kw).x))
     d = tr.as_dict()
     j = d["grid_bits"]
-    g = np.asarray(f.grad(np.tile(x0, (3, 1))))
-    z = np.ldexp((x0[None, :] - x1) / alpha, j) - np.rint(np.ldexp(g, j))
+    xs = np.tile(x0, (3, 1))
+    g = np.asarray(f._data_grad(xs, None))  # the objective's own data gradient
+    r = np.asarray(f.regularizer_grad(xs))
+    z = np.ldexp((x0[None, :] - x1) / alpha - r, j) - np.rint(np.ldexp(g, j))
     assert np.max(np.abs(z - np.rint(z))) < 1e-3
     assert d["noise_dim"] == 4 and d["noise_drawn"].shape == (3, 1)
     np.testing.assert_array_equal(d["noise_drawn"][:, 0], np.abs(np.rint(z)).sum(-1))
