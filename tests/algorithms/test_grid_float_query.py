@@ -241,3 +241,37 @@ def test_dp_gd_laplace_grid_release_of_a_quadratic_at_large_x(released) -> None:
         worst_whole = max(worst_whole, _shift(g1, g2, j) - units)
     assert worst_released <= 0
     assert worst_whole > 0  # control
+
+
+def test_heavy_ball_minibatch_grid_releases_of_quadratics_at_large_x(released) -> None:
+    """DP heavy ball with mini-batches (m = 2 of n = 3, without replacement; the same seed
+    draws the same batches on both data sets): every captured release's integer shift is
+    within floor(2^j S1 (1 + eta) / m) + d, and (control) the whole mini-batch gradient
+    (records' part plus Qx - b, what was rounded before) exceeds it on some state."""
+    import math
+
+    from dpbounds.algorithms import dp_heavy_ball
+    from dpbounds.objectives import QuadraticObjective
+
+    fs = [QuadraticObjective([1.0], offsets=[[A_Q], [0.1], [e]], centre=[0.0],
+                             offset_l2_radius=R_Q, offset_l1_radius=R_Q) for e in (B_Q, C_Q)]
+    rng = np.random.default_rng(11)
+    worst_released, worst_whole, m = -1, -1, 2
+    for _ in range(40):
+        x = float(rng.uniform(0.3, 1.0) * 2.0**35)
+        released.clear()
+        for f in fs:
+            dp_heavy_ball(f, epsilon=1.0, steps=2, step_size=1e-12, momentum=0.5,
+                          batch_size=m, x0=[x], noise="grid", seed=3, trace=None)
+        first, second = released[:2], released[2:]
+        for (j, v1), (_, v2) in zip(first, second):
+            units = math.floor(Fraction(fs[0].l1_sensitivity) / m * float_sum_factor(m, 1)
+                               * 2**j) + 1
+            worst_released = max(worst_released, _shift(v1, v2, j) - units)
+            # control: every batch of 2 holding the differing record, rounded whole
+            for other in (0, 1):
+                idx = np.array([[other, 2]])
+                g1, g2 = (f._data_grad(np.array([[x]]), idx) for f in fs)
+                worst_whole = max(worst_whole, _shift(g1, g2, j) - units)
+    assert worst_released <= 0
+    assert worst_whole > 0  # control
