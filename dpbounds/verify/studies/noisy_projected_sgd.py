@@ -58,7 +58,7 @@ def _run_erm(point: dict, inst: Instance, trials: int, seed: Any, mutation: str 
     checks = dict(
         ledger=_check("ledger", s_run, s_claim, "Kamath Alg. 3 sigma (VERBATIM)",
                       rtol=_LEDGER_RTOL["tree"]),
-        drawn=_drawn_check(tap, int(point["d"]), np.full(T, s_run**2)))
+        drawn=_drawn_check(tap, int(point["d"]), s_run**2, steps=T))
     trace = np.asarray(res.trace, dtype=float)
     return dict(
         measured=dict(excess_risk=np.asarray(f.suboptimality(res.x), dtype=float),

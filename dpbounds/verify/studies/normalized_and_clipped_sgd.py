@@ -106,7 +106,7 @@ def _run_yang(kind: str, point: dict, inst: Instance, trials: int, seed: Any,
         ledger=_check("ledger", float(res.params["noise_std_sum"]), sigma_claim * bound_c,
                       "RDP sigma for the claimed eps (without replacement, replace-one)",
                       rtol=min(_LEDGER_RTOL["rdp"], _STEP_SHARE / T)),
-        drawn=_drawn_check(tap, d, np.full(T, std_run**2)),
+        drawn=_drawn_check(tap, d, std_run**2, steps=T),
         **transcript_checks(common["transcript"].as_dict(), epsilon=point["eps"],
                             delta=point["delta"]))
     checks["clip_exact" if kind == "sgd" else "normalise_exact"] = clip_check

@@ -161,7 +161,7 @@ def _run_alg1(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
                       "Bun-Steinke Prop. 1.3; independent formed-node count)",
                       rtol=_LEDGER_RTOL["tree"]),
         **nodes,
-        drawn=_drawn_check(tap, d, np.full(T, s_run**2)),
+        drawn=_drawn_check(tap, d, s_run**2, steps=T),
         noise_exact=_tree_noise_check(res, d, alpha, [s_claim]),
         **transcript_checks(record.as_dict(), epsilon=point["eps"], delta=point["delta"]))
     checks["clip_exact"], clip_params = tree_clip_probe(point, inst, eta, seed, mutation)
