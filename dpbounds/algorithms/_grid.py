@@ -73,8 +73,9 @@ def float_sum_factor(summands: int, d: int) -> Fraction:
     Steinke's theorems are about the exact query). Recursive summation in any order (NumPy's
     pairwise sums, BLAS dot products with or without FMA included) has componentwise error
     :math:`|\hat s-s|\le\gamma_{k-1}\sum_i|x_i|` with :math:`\gamma_k=ku/(1-ku)`,
-    :math:`u=2^{-53}` (Higham 2002, *Accuracy and Stability of Numerical Algorithms*, eq.
-    (4.4), VERBATIM form), so in L2 at most :math:`\gamma_{k-1}kc` per data set and
+    :math:`u=2^{-53}` (Higham 2002, *Accuracy and Stability of Numerical Algorithms*, §4.2,
+    the bound for any summation order; RECONSTRUCTED: quoted from memory, its equation
+    number not checked here), so in L2 at most :math:`\gamma_{k-1}kc` per data set and
     :math:`2\gamma_{k-1}kc\le 2.1k^2u\,\Delta` between neighbours; a computed clip or
     normalisation leaves each term's norm within :math:`(d+4)u` of its bound (a norm of
     ``d`` squares, one division, one product), the differing terms thus within
