@@ -139,9 +139,6 @@ def noisy_sgd_noise(
     n = check_int("n", n, minimum=1)
     batch_size = check_batch_size(batch_size, n)
     bound = check_positive("contribution_bound", contribution_bound)
-    if accountant == "pld" and sampling != "poisson":
-        raise ValueError("accountant='pld' supports sampling='poisson' only (dp_accounting has "
-                         "no PLD for sampling without replacement); use accountant='rdp'")
     relation = Sampling.coerce(sampling).natural_neighbouring
     sensitivity = (2.0 if relation is Neighbouring.REPLACE_ONE else 1.0) * bound
     q = batch_size / n

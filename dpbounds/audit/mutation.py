@@ -434,7 +434,8 @@ def _scalar_step(setting: Any) -> float | None:
 
 def _sgd_family(spec: Any, relation: Neighbouring) -> bool:
     return spec.name in ("dp_sgd", "dp_nsgd", "dp_sgd_full_batch", "dp_nsgd_full_batch",
-                         "dp_sgd_batched", "dp_nsgd_batched", "dp_sgd_d4", "dp_nsgd_d4")
+                         "dp_sgd_batched", "dp_nsgd_batched", "dp_sgd_batched_attaining",
+                         "dp_sgd_d4", "dp_nsgd_d4")
 
 
 def _gaussian_step_family(spec: Any, relation: Neighbouring) -> bool:

@@ -464,11 +464,6 @@ def _check_sgm(sampling_rate: Any, steps: Any, sampling: Any, accountant: Any
     steps = check_int("steps", steps, minimum=1, maximum=MAX_COUNT)
     sampling = check_choice("sampling", sampling, _SAMPLING)
     accountant = check_choice("accountant", accountant, _SGM_ACCOUNTANTS)
-    if accountant == "pld" and sampling != "poisson":
-        raise ValueError(
-            "accountant='pld' supports sampling='poisson' only (dp_accounting has no PLD for "
-            "sampling without replacement); use accountant='rdp'"
-        )
     return q, steps, sampling, accountant
 
 

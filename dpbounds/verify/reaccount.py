@@ -192,6 +192,8 @@ def _event_epsilon(scheme: str, n: int, batch: int, q: float, steps: int, z: flo
             dp_event.SampledWithoutReplacementDpEvent(n, batch, g), steps)
         rel = nr.REPLACE_ONE
     if accountant == "pld":
+        if scheme == "without_replacement":  # dp_accounting's PLD has no such event
+            return _wor_pld_epsilon(q, z, steps, delta)
         acc: Any = pld_mod.PLDAccountant(rel, value_discretization_interval=1e-4)
         return float(acc.compose(event).get_epsilon(delta))
     acc = rdp_mod.RdpAccountant(None, rel)  # dp_accounting's own default orders
@@ -206,6 +208,38 @@ _GRID_WOR_ORDERS = tuple(range(2, 129)) + (160, 192, 256)
 
 
 @functools.lru_cache(maxsize=64)
+def _wor_pld_epsilon(q: float, z: float, steps: int, delta: float) -> float:
+    r"""``epsilon`` of ``steps`` Gaussian steps on a without-replacement batch (replace-one,
+    rate ``q``, noise multiplier ``z`` over the replace-one sensitivity), from
+    ``dp_accounting``'s PLD objects alone (no code of :mod:`dpbounds.privacy`).
+
+    One step is bounded, for every order of the neighbours and every hockey-stick order, by
+    the symmetric pair whose positive privacy losses are those of
+    :math:`qN(1,z^2)+(1-q)N(0,z^2)` against :math:`N(0,z^2)` (dp_accounting's "remove"
+    direction, pessimistic) and whose negative losses are their mirror images with the
+    second distribution's masses, the rest at loss 0 (Balle, Barthe & Gaboardi 2018,
+    Theorem 2, and the identity :math:`H_\alpha(A\|B) = 1-\alpha+\alpha H_{1/\alpha}(B\|A)`;
+    DERIVED, written out in the docstring of ``dpbounds.privacy._pld.symmetrise``, which this
+    function re-implements on dp_accounting's own dense PMF and self-composition)."""
+    from dp_accounting.pld import pld_pmf
+    from dp_accounting.pld import privacy_loss_distribution as pl
+
+    one = pl.from_gaussian_mechanism(z, sensitivity=1.0, sampling_prob=q,
+                                     value_discretization_interval=1e-4)
+    dense = one._pmf_remove.to_dense_pmf()
+    h = float(dense._discretization)
+    first = int(dense._lower_loss)
+    probs = np.asarray(dense._probs, dtype=float)
+    upper = probs[max(0, 1 - first):]  # the masses at losses h, 2h, ...
+    mirrored = upper * np.exp(-h * np.arange(1, upper.size + 1))
+    middle = 1.0 - float(upper.sum()) - float(mirrored.sum()) - float(dense._infinity_mass)
+    if middle < -1e-12:
+        raise ValueError(f"the symmetric pair has negative mass {middle:.3g} at loss 0")
+    table = np.concatenate([mirrored[::-1], [max(middle, 0.0)], upper])
+    pair = pld_pmf.DensePLDPmf(h, -upper.size, table, float(dense._infinity_mass), True)
+    return float(pair.self_compose(steps).get_epsilon_for_delta(delta))
+
+
 def _wor_epsilon(q: float, z: float, steps: int, delta: float, continuous: bool) -> float:
     r"""``epsilon`` of ``steps`` Gaussian releases on a without-replacement subsample
     (replace-one), noise multiplier ``z`` against the query's L2 change (``continuous``:

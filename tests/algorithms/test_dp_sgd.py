@@ -202,5 +202,5 @@ def test_bad_configuration():
             dp_sgd(f, **{**kw, key: value})
     with pytest.raises(ValueError, match="x0"):
         dp_sgd(f, **kw, x0=np.zeros(D + 1))
-    with pytest.raises(ValueError, match="pld"):
-        dp_sgd(f, **kw, accountant="pld")
+    with pytest.raises(ValueError, match="accountant"):
+        dp_sgd(f, **kw, accountant="prv")

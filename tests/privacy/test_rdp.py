@@ -150,8 +150,12 @@ def test_without_replacement_matches_dp_accounting(theorem27_only):
     ours = epsilon_for_noise_multiplier(z, delta, m / n, steps, "without_replacement",
                                             orders=orders)
     assert ours == pytest.approx(acc.get_epsilon(delta), rel=1e-9)
+    # the PLD accountant reads it too (the symmetric pair, tests/privacy/
+    # test_without_replacement_pld.py), and tighter than RDP here
+    assert epsilon_for_noise_multiplier(z, delta, m / n, steps, "without_replacement",
+                                        "pld") < ours
     with pytest.raises(ValueError, match="accountant"):
-        epsilon_for_noise_multiplier(z, delta, m / n, steps, "without_replacement", "pld")
+        epsilon_for_noise_multiplier(z, delta, m / n, steps, "without_replacement", "prv")
 
 
 @settings(max_examples=25, deadline=None)

@@ -76,7 +76,7 @@ class _PldPart:
                 mu = 1.0 / z
                 self.width, self.scale, self.mean = mu * mu + 25.0 * mu, mu, 0.5 * mu * mu
                 return
-        if kind == "sgm":
+        if kind in ("sgm", "wor"):  # "wor" mirrors the "sgm" losses: the same scales
             q, z = params
             # losses for noise within +-10 z of either mean (dp_accounting truncates the noise
             # at a mass of e^-50, about 10 z), with a factor 2 to spare
@@ -114,11 +114,15 @@ class _PldPart:
                 sigma, sensitivity=int(sens), sampling_prob=rate,
                 pessimistic_estimate=pessimistic, value_discretization_interval=interval,
                 use_connect_dots=pessimistic)
-        if self.kind == "sgm":
+        if self.kind in ("sgm", "wor"):
             q, z = self.params
-            return pldlib.from_gaussian_mechanism(
+            pld = pldlib.from_gaussian_mechanism(
                 z, sensitivity=1.0, sampling_prob=q, pessimistic_estimate=pessimistic,
                 value_discretization_interval=interval, use_connect_dots=pessimistic)
+            if self.kind == "sgm":
+                return pld
+            sym = _pld.symmetrise(_pld.from_dp_accounting_pmf(pld._pmf_remove))
+            return sym, sym
         (eps0,) = self.params
         if self.kind == "laplace":
             return pldlib.from_laplace_mechanism(
@@ -129,7 +133,10 @@ class _PldPart:
 
 
 def _pmf_pair(pld) -> tuple[_pld.DensePld, _pld.DensePld]:
-    """(remove, add) PMFs of a dp_accounting PLD (the same object when symmetric)."""
+    """(remove, add) PMFs of a dp_accounting PLD (the same object when symmetric), or the
+    pair itself when a part built its own."""
+    if isinstance(pld, tuple):
+        return pld
     remove = _pld.from_dp_accounting_pmf(pld._pmf_remove)
     return remove, remove if pld._symmetric else _pld.from_dp_accounting_pmf(pld._pmf_add)
 
@@ -149,6 +156,15 @@ class PldAccountant(Accountant):
     * Laplace, pure-DP and Poisson-subsampled Gaussian steps are discretised by dp_accounting
       (connect-the-dots, pessimistic) on one common grid, self-composed by one FFT power each
       and composed with each other and with the Gaussian part (:mod:`dpbounds.privacy._pld`).
+    * A Gaussian step on a batch sampled **without replacement** (replace-one, rate
+      :math:`\gamma = B/n`) enters as the symmetric pair of
+      :func:`~dpbounds.privacy._pld.symmetrise` built on the one-direction pair
+      :math:`(\gamma N(\Delta,\sigma^2) + (1-\gamma)N(0,\sigma^2),\ N(0,\sigma^2))`
+      (:math:`\Delta` the replace-one sensitivity): an upper bound for every neighbouring pair,
+      both orders and every :math:`\alpha`, so it composes adaptively (DERIVED there). It is
+      within ~10% of the fixed worst-case data set's own epsilon (measured: 2.06 against 1.92
+      at :math:`\gamma = 1/2`, :math:`\sigma/C = 3`, 10 steps, :math:`\delta = 0.05`), where
+      the RDP bound of sampling without replacement reads 2.99.
 
     The grid is chosen from the mechanisms' scales when the PLD is first needed: the interval is
     ``value_discretization_interval``, refined to a tenth of the smallest per-step loss spread
@@ -199,18 +215,19 @@ class PldAccountant(Accountant):
                 return float(nudge_up(mechanism.node_count * ratio2))
             return ratio2
         if isinstance(mechanism, SubsampledGaussianMechanism):
-            if mechanism.sampling is not Sampling.POISSON:
+            without = mechanism.sampling is not Sampling.POISSON
+            if without and nb is not Neighbouring.REPLACE_ONE:
                 raise self._unsupported(
-                    mechanism, "dp_accounting has no PLD for sampling without replacement")
-            if nb is not Neighbouring.ADD_REMOVE:
+                    mechanism, "sampling without replacement is analysed under replace_one")
+            if not without and nb is not Neighbouring.ADD_REMOVE:
                 raise self._unsupported(mechanism, "Poisson sampling is analysed under add_remove")
             sens = self._sensitivity(mechanism)
             if sens == 0:
                 return None
             if mechanism.sampling_rate == 1.0:
                 return float(nudge_up((sens / mechanism.sigma) ** 2))
-            key: tuple[str, tuple[float, ...]] = ("sgm", (mechanism.sampling_rate,
-                                                       mechanism.sigma / sens))
+            key: tuple[str, tuple[float, ...]] = ("wor" if without else "sgm", (
+                mechanism.sampling_rate, mechanism.sigma / sens))
         elif isinstance(mechanism, LaplaceMechanism):
             sens = self._sensitivity(mechanism)
             if sens == 0:
