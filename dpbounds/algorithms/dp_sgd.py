@@ -455,7 +455,10 @@ def dp_sgd(
         :func:`~dpbounds.algorithms._common.public_normaliser`). Without replacement it may
         only repeat ``n``.
     accountant:
-        ``"rdp"`` or ``"pld"`` (Poisson only).
+        ``"rdp"`` or ``"pld"`` (either sampling: without replacement the PLD is the
+        symmetric pair of :func:`dpbounds.privacy._pld.symmetrise`, whose epsilon at the same
+        noise is 1.3-7.5x below the RDP bound's; ``"rdp"`` stays the default, the bits of
+        earlier runs).
     trace, trace_every:
         ``"auto"`` (suboptimality if convex, else grad_norm), ``"loss"``, ``"grad_norm"``,
         ``"suboptimality"`` or ``None``, at ``x_0`` and every ``trace_every`` steps

@@ -164,7 +164,10 @@ class PldAccountant(Accountant):
       both orders and every :math:`\alpha`, so it composes adaptively (DERIVED there). It is
       within ~10% of the fixed worst-case data set's own epsilon (measured: 2.06 against 1.92
       at :math:`\gamma = 1/2`, :math:`\sigma/C = 3`, 10 steps, :math:`\delta = 0.05`), where
-      the RDP bound of sampling without replacement reads 2.99.
+      the RDP bound of sampling without replacement reads 2.99. Its optimistic twin
+      (:meth:`epsilon_interval`) brackets the symmetric pair's epsilon, not the mechanism's:
+      a lower bound on the mechanism is the one-direction pair's own (the data set
+      :math:`\{x, x', \ldots, x'\}` attains it).
 
     The grid is chosen from the mechanisms' scales when the PLD is first needed: the interval is
     ``value_discretization_interval``, refined to a tenth of the smallest per-step loss spread
