@@ -22,7 +22,7 @@ Sampling and neighbouring relation (explicit, see :mod:`dpbounds.privacy.rdp`):
   :math:`N` is a declared public size ``public_n`` (required), never the actual ``n``: a rate
   computed from ``n`` would give the two neighbours different sampling rates and noise.
 
-The noise multiplier :math:`z` is the smallest one whose RDP (or PLD, Poisson only)
+The noise multiplier :math:`z` is the smallest one whose RDP (or PLD)
 :math:`\varepsilon` over ``steps`` steps is at most the target
 (:func:`dpbounds.privacy.calibrate.calibrate` on the recorded
 :class:`~dpbounds.privacy.mechanisms.SubsampledGaussianMechanism`, conservative); the run's
@@ -455,7 +455,8 @@ def dp_sgd(
         :func:`~dpbounds.algorithms._common.public_normaliser`). Without replacement it may
         only repeat ``n``.
     accountant:
-        ``"rdp"`` or ``"pld"`` (Poisson only).
+        ``"rdp"`` or ``"pld"`` (without replacement: the symmetric pair of
+        :func:`dpbounds.privacy._pld.symmetrise`).
     trace, trace_every:
         ``"auto"`` (suboptimality if convex, else grad_norm), ``"loss"``, ``"grad_norm"``,
         ``"suboptimality"`` or ``None``, at ``x_0`` and every ``trace_every`` steps
