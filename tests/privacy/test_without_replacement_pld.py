@@ -210,7 +210,7 @@ def test_dp_sgd_calibrates_through_it():
     assert z < 0.9 * rdp.params["noise_multiplier"]
     # dp_accounting's own composition of the same pair: within target, and 3% less noise
     # would not be
-    assert _wor_pld_epsilon(8 / 40, z, 30, 1e-5) <= 2.0 * (1 + 1e-3)
+    assert _wor_pld_epsilon(8 / 40, z, 30, 1e-5) <= 2.0  # measured 1.99967
     assert _wor_pld_epsilon(8 / 40, 0.97 * z, 30, 1e-5) > 2.0
 
 
