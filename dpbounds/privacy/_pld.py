@@ -70,9 +70,9 @@ def from_dp_accounting_pmf(pmf) -> DensePld:
 
 
 def symmetrise(remove: DensePld) -> DensePld:
-    r"""The symmetric pair whose privacy profile for :math:`lpha \ge 1` is ``remove``'s: the
+    r"""The symmetric pair whose privacy profile for :math:`\alpha \ge 1` is ``remove``'s: the
     dominating pair of a Gaussian step on a batch drawn **without replacement** under the
-    replace-one relation, for every :math:`lpha` and both orders of the data sets.
+    replace-one relation, for every :math:`\alpha` and both orders of the data sets.
 
     Derivation (DERIVED; the ingredients are Balle, Barthe & Gaboardi 2018, Theorem 2,
     "advanced joint convexity", and Zhu, Dong & Wang 2022, Theorem 10, composition of
@@ -80,18 +80,18 @@ def symmetrise(remove: DensePld) -> DensePld:
     enough). Let :math:`D \simeq D'` differ in record :math:`i`, and couple the batches
     (:math:`B` of :math:`n`, :math:`\gamma = B/n`). Then :math:`M(D) = (1-\gamma)\mu_0 +
     \gamma\mu_1` and :math:`M(D') = (1-\gamma)\mu_0 + \gamma\mu_1'`, where :math:`\mu_0` is the
-    output law when :math:`i` is not drawn (the same for both). With :math:`lpha' =
-    1 + \gamma(lpha - 1) \ge 1` and :math:`eta = lpha'/lpha`, Theorem 2 and joint
-    convexity give :math:`H_{lpha'}(M(D)\|M(D')) \le \gamma[(1-eta)H_lpha(\mu_1\|\mu_0) +
-    eta H_lpha(\mu_1\|\mu_1')] \le \gamma H_lpha(P\|Q)`, where :math:`(P, Q) =
+    output law when :math:`i` is not drawn (the same for both). With :math:`\alpha' =
+    1 + \gamma(\alpha - 1) \ge 1` and :math:`\beta = \alpha'/\alpha`, Theorem 2 and joint
+    convexity give :math:`H_{\alpha'}(M(D)\|M(D')) \le \gamma[(1-\beta)H_\alpha(\mu_1\|\mu_0) +
+    \beta H_\alpha(\mu_1\|\mu_1')] \le \gamma H_\alpha(P\|Q)`, where :math:`(P, Q) =
     (N(\Delta,\sigma^2), N(0,\sigma^2))` is the base Gaussian's replace-one pair (:math:`\mu_1`
     against :math:`\mu_1'` by the same batch; :math:`\mu_1` against :math:`\mu_0` by swapping
     :math:`i` for a uniform record outside the batch, which makes the second batch uniform
-    among those without :math:`i`). The right side is exactly :math:`H_{lpha'}(\gamma P +
+    among those without :math:`i`). The right side is exactly :math:`H_{\alpha'}(\gamma P +
     (1-\gamma)Q\,\|\,Q)`, the ``remove`` direction of a Poisson-subsampled Gaussian of
-    sensitivity :math:`\Delta`. For :math:`lpha < 1` the identity :math:`H_lpha(A\|B) =
-    1 - lpha + lpha H_{1/lpha}(B\|A)` and the bound on the reversed pair give
-    :math:`H_lpha(M(D)\|M(D')) \le 1-lpha+lpha H_{1/lpha}(	ext{remove})`. Both are
+    sensitivity :math:`\Delta`. For :math:`\alpha < 1` the identity :math:`H_\alpha(A\|B) =
+    1 - \alpha + \alpha H_{1/\alpha}(B\|A)` and the bound on the reversed pair give
+    :math:`H_\alpha(M(D)\|M(D')) \le 1-\alpha+\alpha H_{1/\alpha}(\text{remove})`. Both are
     the profile of the symmetric pair built here: it keeps ``remove``'s positive losses
     :math:`p_k` at :math:`kh`, mirrors each to :math:`-kh` with mass :math:`p_ke^{-kh}` (the
     second distribution's mass there), keeps the mass at :math:`+\infty` and puts the rest

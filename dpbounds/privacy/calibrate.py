@@ -482,8 +482,9 @@ def epsilon_for_noise_multiplier(
 
     ``accountant="rdp"``: RDP composition and the optimal order (``method`` picks the
     conversion). ``accountant="pld"``: :class:`~dpbounds.privacy.accountants.PldAccountant`
-    (``dp_accounting``'s PLDs, pessimistic, on a grid sized from the mechanism; Poisson
-    sampling only — for sampling without replacement it raises). ``steps`` is at most
+    (``dp_accounting``'s PLDs, pessimistic, on a grid sized from the mechanism; sampling
+    without replacement through the symmetric pair of
+    :func:`dpbounds.privacy._pld.symmetrise`). ``steps`` is at most
     ``MAX_COUNT`` = 10^15 (10^9 for PLD).
     """
     z = check_positive("noise_multiplier", noise_multiplier)

@@ -230,7 +230,8 @@ def _wor_pld_epsilon(q: float, z: float, steps: int, delta: float) -> float:
     h = float(dense._discretization)
     first = int(dense._lower_loss)
     probs = np.asarray(dense._probs, dtype=float)
-    upper = probs[max(0, 1 - first):]  # the masses at losses h, 2h, ...
+    # the masses at losses h, 2h, ... (zeros below the PMF's first loss if that is above h)
+    upper = probs[1 - first:] if first <= 1 else np.concatenate([np.zeros(first - 1), probs])
     mirrored = upper * np.exp(-h * np.arange(1, upper.size + 1))
     middle = 1.0 - float(upper.sum()) - float(mirrored.sum()) - float(dense._infinity_mass)
     if middle < -1e-12:
