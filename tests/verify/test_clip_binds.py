@@ -89,3 +89,27 @@ def test_skip_clipping_fails_the_alg1_study_correct_code_passes() -> None:
     assert probe and all(v.holds for v in probe)
     assert not [v for v in bad.verdicts if v.case.startswith("clip_exact")][0].holds
     assert any(v.failed for v in bad.verdicts)
+
+
+def test_tree_probe_oracle_in_slices_is_the_one_block_oracle_bit_for_bit(monkeypatch) -> None:
+    """The probe's Monte Carlo oracle now draws each 100,000-row block a slice of rows at a
+    time (its memory was 0.8 MB x d per array, outside the plan): with slices of 7 rows, of
+    the default 2^21 numbers and of a whole block, the oracle's value is the same float.
+    Negative control: another oracle seed moves it. The plan counts the probe (its estimate
+    grows with d and stays bounded by the slice)."""
+    import dpbounds.verify.studies.tree_momentum as tm
+
+    inst = problem().build(100, 32, seed=0)
+    point = {"eps": 8.0, "delta": 1e-5, "d": 32, "N": 100}
+    values = []
+    for elements in (7 * 32, 1 << 21, 100_000 * 32):
+        monkeypatch.setattr(tm, "_ORACLE_BLOCK_ELEMENTS", elements)
+        values.append(tm.tree_clip_probe(point, inst, 0.05, 7, None)[0]["exact"])
+    assert values[0] == values[1] == values[2]
+    monkeypatch.setattr(tm, "_ORACLE_SEED", tm._ORACLE_SEED + 1)
+    assert tm.tree_clip_probe(point, inst, 0.05, 7, None)[0]["exact"] != values[0]
+    monkeypatch.undo()
+    # beyond 2^21 / 100,000 dimensions only the probe run's states grow (linearly in d)
+    assert tm.clip_probe_bytes(1) < tm.clip_probe_bytes(32) < tm.clip_probe_bytes(10**4)
+    grow = tm.clip_probe_bytes(2 * 10**6) - tm.clip_probe_bytes(10**6)
+    assert grow == pytest.approx(8.0 * 10**6 * (16 * tm._CLIP_TRIALS + tm._CLIP_N))

@@ -212,7 +212,8 @@ def _check(kind: str, values: Any, exact: float, oracle: str, *, sd: float | Non
 
 def _plan(bound: float, trivial: float, do_nothing: float, steps: int, evaluations: int,
           trials: int, point: Mapping[str, float], *, buffers: int = 0, block: int = 0,
-          transcript: str | None = None, batch: int = 1) -> dict[str, Any]:
+          transcript: str | None = None, batch: int = 1,
+          extra_bytes: float = 0.0) -> dict[str, Any]:
     """A dry run's answer: the bound and the work of the point without running it.
 
     ``memory_bytes`` estimates the largest arrays: ``buffers`` iterates per trial (Algorithm
@@ -222,10 +223,11 @@ def _plan(bound: float, trivial: float, do_nothing: float, steps: int, evaluatio
     per step and trial): per step and trial 4 bytes an index and 40 for the norms and the
     draws' statistics, per weight 24 bytes, twice (the record is concatenated at the end;
     Algorithm 2's full study at N = 44668, T = 2.75e7, 8 trials was killed at 21 GB with a
-    51 MiB estimate before)."""
+    51 MiB estimate before); ``extra_bytes``: a study's own probes (a clipping probe's
+    Monte Carlo)."""
     d, n = int(point["d"]), int(point["N"])
     per_trial = d * (buffers + 8) + min(block * d, 1 << 18) + 64
-    memory = 8.0 * (trials * per_trial + n * d)
+    memory = 8.0 * (trials * per_trial + n * d) + float(extra_bytes)
     if transcript is not None:
         weights = steps * (math.log2(max(steps, 2)) + 2 if transcript == "tree" else 1)
         memory += 2.0 * (float(trials) * steps * (4 * batch + 40) + 24.0 * weights + 16.0 * steps)

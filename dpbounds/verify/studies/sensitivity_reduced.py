@@ -29,7 +29,7 @@ from dpbounds.verify.studies._common import (
     _violations,
     register_study,
 )
-from dpbounds.verify.studies.tree_momentum import tree_clip_probe
+from dpbounds.verify.studies.tree_momentum import clip_probe_bytes, tree_clip_probe
 
 
 def _run_alg2(point: dict, inst: Instance, trials: int, seed: Any, mutation: str | None,
@@ -57,7 +57,8 @@ def _run_alg2(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
     if dry:  # two gradients per step after the first epoch; ring buffers of N iterates
         n = int(point["N"])
         return _plan(bound, inst.G, inst.start_grad_norm, T, 2 * T - n, trials, point,
-                     buffers=2 * n, transcript="tree")
+                     buffers=2 * n, transcript="tree",
+                     extra_bytes=clip_probe_bytes(int(point["d"])))
     record = Transcript()
     with mutated(mutation, "sensitivity_reduced_nsgd"), noise_tap() as tap:
         res = sensitivity_reduced_nsgd(

@@ -35,6 +35,19 @@ _CLIP_TRIALS, _CLIP_N, _CLIP_BIG = 400, 200, 60
 #: Monte Carlo draws of the probe's oracle (its s.e. is 1/32 of the probe's)
 _CLIP_ORACLE_DRAWS = 400_000
 _ORACLE_SEED = 20261202
+#: the oracle draws its 100,000-row blocks at most this many numbers at a time (16 MiB a
+#: array): a (100000, d) block held 0.8 MB x d in each of ~4 arrays, 98 MiB at d = 32 and
+#: 3 GB at d = 1000, none of it in the plan (measured by bench/bench_plan_memory.py)
+_ORACLE_BLOCK_ELEMENTS = 1 << 21
+
+
+def clip_probe_bytes(d: int) -> float:
+    """Memory of :func:`tree_clip_probe` at dimension ``d`` for the plans: the oracle's
+    blocks (~4 arrays of at most :data:`_ORACLE_BLOCK_ELEMENTS`, the per-row values of one
+    100,000-row block per mean) and the probe run (``_CLIP_TRIALS`` states of ~16 vectors,
+    the ``_CLIP_N`` offsets)."""
+    block = min(100_000 * d, _ORACLE_BLOCK_ELEMENTS)
+    return 8.0 * (4 * block + 2 * 100_000 + _CLIP_TRIALS * 16 * d + _CLIP_N * d)
 
 
 def tree_clip_probe(point: dict, inst: Instance, eta: float, seed: Any,
@@ -93,15 +106,22 @@ def tree_clip_probe(point: dict, inst: Instance, eta: float, seed: Any,
 
     def directions(*means: np.ndarray) -> list[float]:
         """The Monte Carlo mean direction at each of ``means``, on the same draws (drawn once
-        per block and shared: the sums are those of one pass per mean)."""
+        per block and shared: the sums are those of one pass per mean). Each 100,000-row
+        block is drawn and evaluated a slice of rows at a time (the same numbers in the same
+        order, each row's value computed alone) and summed whole, as one block was."""
         rng = np.random.default_rng(_ORACLE_SEED)
         totals = [0.0] * len(means)
+        rows = max(1, min(100_000, _ORACLE_BLOCK_ELEMENTS // d))
+        per_row = np.empty((len(means), 100_000))
         for _ in range(_CLIP_ORACLE_DRAWS // 100_000):
-            noise = sigma * rng.standard_normal((100_000, d))
-            for j, m in enumerate(means):
-                v = m[None, :] + noise
-                totals[j] += float(np.sum(v[:, 0] / np.maximum(np.linalg.norm(v, axis=1),
-                                                               1e-300)))
+            for r0 in range(0, 100_000, rows):
+                r1 = min(100_000, r0 + rows)
+                noise = sigma * rng.standard_normal((r1 - r0, d))
+                for j, m in enumerate(means):
+                    v = m[None, :] + noise
+                    per_row[j, r0:r1] = v[:, 0] / np.maximum(np.linalg.norm(v, axis=1), 1e-300)
+            for j in range(len(means)):
+                totals[j] += float(np.sum(per_row[j]))
         return [t / _CLIP_ORACLE_DRAWS for t in totals]
 
     exact, at_raw = directions(g_clip, g.mean(axis=0))
@@ -136,7 +156,7 @@ def _run_alg1(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
     bound = float(th.evaluate(ignore_extra=True, invalid="nan", **at))
     if dry:
         return _plan(bound, inst.G, inst.start_grad_norm, T, T, trials, point,
-                     transcript="tree")
+                     transcript="tree", extra_bytes=clip_probe_bytes(int(point["d"])))
     # each sample's realised node load, from the permutations the run draws (batch size 1)
     load = RealisedLoad(f.n, f.n, 1, T)
     record = Transcript()
