@@ -1,9 +1,10 @@
 """Issue 34 (round-2 adversary, ``noise_over_n``): noise on the batch mean sigma / n instead of
 sigma / B (mu x n / B) is refuted by the batched add/remove audit, whose claim is the PLD
 accountant's (tight: the correct run certifies 0.89-0.93 of it at the default runs); against
-the replace-one batched audit's RDP claim (sampling without replacement, no PLD; the correct
-run certifies eps 0.689, 0.23 of it) the mutated mechanism is within the claim (its exact eps
-2.25 < 3, bench/adversary_results_2.md), and the one-record pairs (n = B) cannot see the bug.
+the replace-one batched audit's claim of the time (RDP of sampling without replacement; the
+correct run certified eps 0.689, 0.23 of it) the mutated mechanism was within the claim (its
+exact eps 2.25 < 3, bench/adversary_results_2.md; that claim is now the PLD's, not re-measured
+for this mutant), and the one-record pairs (n = B) cannot see the bug.
 
 Oracle: the claim (PLD reading of the ledger, 3). Negative controls: the bug (re-written here
 as a monkeypatch of the calibration's noise, as bench/adversary_mutants_2.py's

@@ -271,7 +271,9 @@ class PldAccountant(Accountant):
         if isinstance(mechanism, SubsampledDiscreteGaussianMechanism):
             if mechanism.sampling is not Sampling.POISSON:
                 raise self._unsupported(
-                    mechanism, "dp_accounting has no PLD for sampling without replacement")
+                    mechanism, "no PLD of a discrete Gaussian on a batch drawn without "
+                    "replacement is implemented (the symmetric pair covers the continuous "
+                    "Gaussian); use the 'rdp' accountant")
             if self.neighbouring is not Neighbouring.ADD_REMOVE:
                 raise self._unsupported(mechanism, "Poisson sampling is analysed under add_remove")
             rate = float(mechanism.sampling_rate)
