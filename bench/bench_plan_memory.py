@@ -16,7 +16,6 @@ Results: ``bench/bench_plan_memory.md``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -26,7 +25,7 @@ import time
 from collections.abc import Sequence
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from verify_inconclusive import VARY, theorems  # noqa: E402  (the same study list)
+from verify_inconclusive import sweep_main  # noqa: E402  (the same study sweep)
 
 MIB = 2.0**20
 
@@ -104,21 +103,8 @@ def table(path: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--theorems", nargs="+", default=None)
-    p.add_argument("--vary", nargs="+", default=list(VARY), choices=VARY)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--timeout", type=float, default=1800.0)
-    p.add_argument("--table", metavar="JSONL", help="print the markdown table of a results file")
-    args = p.parse_args(argv)
-    if args.table:
-        print(table(args.table))
-        return 0
-    print(json.dumps({"baseline_mib": round(baseline(args.timeout), 1)}), flush=True)
-    for th in args.theorems or theorems():
-        for v in args.vary:
-            print(json.dumps(one(th, v, args.seed, args.timeout)), flush=True)
-    return 0
+    return sweep_main(argv, __doc__, one, table,
+                      first=lambda timeout: {"baseline_mib": round(baseline(timeout), 1)})
 
 
 if __name__ == "__main__":

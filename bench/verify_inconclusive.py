@@ -27,7 +27,7 @@ import resource
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 VARY = ("d", "N", "eps")
 
@@ -107,8 +107,13 @@ def table(path: str) -> str:
     return "\n".join(out)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def sweep_main(argv: Sequence[str] | None, doc: str, run_one: Callable[..., dict],
+               make_table: Callable[[str], str],
+               first: Callable[[float], dict] | None = None) -> int:
+    """The command line of a sweep over every quick study (this bench's and
+    ``bench_plan_memory.py``'s): ``run_one(theorem, vary, seed, timeout)`` prints one JSON
+    line per study, after ``first(timeout)`` if given; ``--table`` prints ``make_table``."""
+    p = argparse.ArgumentParser(description=doc.splitlines()[0])
     p.add_argument("--theorems", nargs="+", default=None)
     p.add_argument("--vary", nargs="+", default=list(VARY), choices=VARY)
     p.add_argument("--seed", type=int, default=0)
@@ -116,12 +121,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--table", metavar="JSONL", help="print the markdown table of a results file")
     args = p.parse_args(argv)
     if args.table:
-        print(table(args.table))
+        print(make_table(args.table))
         return 0
+    if first is not None:
+        print(json.dumps(first(args.timeout)), flush=True)
     for th in args.theorems or theorems():
         for v in args.vary:
-            print(json.dumps(one(th, v, args.seed, args.timeout)), flush=True)
+            print(json.dumps(run_one(th, v, args.seed, args.timeout)), flush=True)
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return sweep_main(argv, __doc__, one, table)
 
 
 if __name__ == "__main__":

@@ -76,8 +76,10 @@ def symmetrise(remove: DensePld) -> DensePld:
 
     Derivation (DERIVED; the ingredients are Balle, Barthe & Gaboardi 2018, Theorem 2,
     "advanced joint convexity", and Zhu, Dong & Wang 2022, Theorem 10, composition of
-    dominating pairs; Lebeda, Regehr, Kamath & Steinke 2024 show why one direction is not
-    enough). Let :math:`D \simeq D'` differ in record :math:`i`, and couple the batches
+    dominating pairs, the two results RECONSTRUCTED: their statements as used here, their
+    numbers quoted from memory, not checked against the papers; Lebeda, Regehr, Kamath &
+    Steinke 2024 show why one direction is not enough). Let :math:`D \simeq D'` differ in
+    record :math:`i`, and couple the batches
     (:math:`B` of :math:`n`, :math:`\gamma = B/n`). Then :math:`M(D) = (1-\gamma)\mu_0 +
     \gamma\mu_1` and :math:`M(D') = (1-\gamma)\mu_0 + \gamma\mu_1'`, where :math:`\mu_0` is the
     output law when :math:`i` is not drawn (the same for both). With :math:`\alpha' =

@@ -318,7 +318,7 @@ register_audit(AuditSpec("dp_sgd_batched_attaining", alg.dp_sgd, (REPLACE_ONE,),
                          _batched_setting(attaining=True, clip_threshold=CLIP), GAUSS_EPS,
                          GAUSS_DELTA, "DP-SGD, n = 40, batch 20 without replacement, the "
                          f"others copies of D''s record, step {BATCHED_STEP:g}, d = 4",
-                         trials=40_000, mutant_factor=0.5), rank=86)
+                         trials=40_000, mutant_factor=BATCHED_MUTANT), rank=86)
 register_audit(AuditSpec("dp_nsgd_batched", alg.dp_nsgd, (REPLACE_ONE, ADD_REMOVE),
                          _batched_setting(offset=True, regulariser=1e-3), GAUSS_EPS,
                          GAUSS_DELTA,
