@@ -9,7 +9,12 @@ vectorised NumPy ufuncs), on data of a fixed size ``n * d`` (so every row reads 
 CPU time per call (the minimum of ``--repeat`` calls, after one warm-up), reported as ns per
 sample and trial. BLAS is pinned to one thread (the library's runs are one process per core).
 A second table times the mini-batch gradient ``grad(x, idx)`` (DP-SGD's step) for batch sizes
-``--batch`` (``--minibatch-only`` skips the first).
+``--batch`` (``--minibatch-only`` skips the first). ``--wide`` times instead the two products
+with the data of every margin loss's full-data pass above ``COMPILED_MAX_D`` (margins
+``X A^T`` and gradient sums ``W A``, in blocks of the objective's 2048 samples): the compiled
+column-blocked kernels of :mod:`dpbounds.objectives._wide_kernel` against BLAS's 8-row products
+(:func:`dpbounds.backend.rowwise_matmul`), at ``n * d = 2^25`` (256 MiB) by default; it sets
+:data:`dpbounds.objectives._wide_kernel.WIDE_MIN_D`.
 
 The rule it sets (:data:`dpbounds.objectives._logistic_kernel.COMPILED_MAX_D`): the compiled
 pass is used when ``d <= COMPILED_MAX_D``. It may depend on ``d`` only, never on the number of
@@ -26,6 +31,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
+import functools  # noqa: E402
 import platform  # noqa: E402
 import subprocess  # noqa: E402
 import time  # noqa: E402
@@ -91,6 +97,54 @@ def minibatch_table(args: argparse.Namespace) -> None:
                   flush=True)
 
 
+def _products(X: np.ndarray, W: np.ndarray, A: np.ndarray, spans: list[tuple[int, int]], *,
+              wide_pass: bool) -> None:
+    """Margins and gradient sums over every block of samples, one way or the other."""
+    from dpbounds.backend import rowwise_matmul
+    from dpbounds.objectives import _wide_kernel as wide
+
+    g = np.zeros((X.shape[0], A.shape[1]))
+    for a, b in spans:
+        if wide_pass:
+            wide.margins(X, A, a, b)
+            wide.add_weighted_rows(W[:, :b - a], A, a, b, g)
+        else:
+            rowwise_matmul(np, X, A[a:b].T)
+            g += rowwise_matmul(np, W[:, :b - a], A[a:b])
+
+
+def wide_table(args: argparse.Namespace) -> None:
+    """Both products of a full-data pass, compiled column-blocked kernels vs BLAS (CPU s)."""
+    from dpbounds.objectives import _wide_kernel as wide
+
+    block = 2048  # MarginLossObjective.block_samples
+    print(f"\nproducts with the data (margins + gradient sums), n*d = {int(args.elements)}, "
+          f"WIDE_MIN_D = {wide.WIDE_MIN_D}\n{'d':>8} {'n':>7} {'trials':>6} {'compiled s':>10} "
+          f"{'BLAS s':>8} {'ratio':>6}")
+    rng = np.random.default_rng(2)
+
+    def best(fn) -> float:
+        fn()
+        out = float("inf")
+        for _ in range(args.repeat):
+            t = time.process_time()
+            fn()
+            out = min(out, time.process_time() - t)
+        return out
+
+    for d in args.d:
+        n = max(8, int(args.elements) // d)
+        A = rng.standard_normal((n, d))
+        for trials in args.trials:
+            X = rng.standard_normal((trials, d))
+            W = rng.standard_normal((trials, min(n, block)))
+            spans = [(a, min(n, a + block)) for a in range(0, n, block)]
+            args_ = (X, W, A, spans)
+            c = best(functools.partial(_products, *args_, wide_pass=True))
+            p = best(functools.partial(_products, *args_, wide_pass=False))
+            print(f"{d:>8} {n:>7} {trials:>6} {c:>10.3f} {p:>8.3f} {p / c:>6.2f}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--elements", type=float, default=2**21, help="n * d (default 2^21)")
@@ -101,9 +155,19 @@ def main() -> None:
     ap.add_argument("--batch", type=int, nargs="+", default=[16, 256, 4096],
                     help="mini-batch sizes m of the mini-batch table")
     ap.add_argument("--minibatch-only", action="store_true")
+    ap.add_argument("--wide", action="store_true",
+                    help="time the large-d products instead (default d 1024..2^20, n*d 2^25)")
     args = ap.parse_args()
     if not kernel.AVAILABLE:
         raise SystemExit("needs numba (the fast extra)")
+    if args.wide:
+        if args.elements == 2**21:
+            args.elements = 2**25
+        if args.d == ap.get_default("d"):
+            args.d = [1024, 4096, 8192, 32768, 131072, 1 << 20]
+        print(f"CPU: {cpu_model()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
+        wide_table(args)
+        return
     print(f"CPU: {cpu_model()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; "
           f"n*d = {int(args.elements)}; COMPILED_MAX_D = {kernel.COMPILED_MAX_D}")
     print(f"{'d':>7} {'n':>7} {'trials':>6} {'compiled':>9} {'numpy':>9} {'ratio':>6}  "

@@ -29,7 +29,7 @@ import scipy.optimize
 
 from dpbounds._validation import check_nonnegative, check_positive
 from dpbounds.backend import get_namespace, is_cupy, is_numpy, rowwise_matmul, to_numpy
-from dpbounds.objectives import _logistic_kernel
+from dpbounds.objectives import _logistic_kernel, _wide_kernel
 from dpbounds.objectives._base import Objective, Optimum, finite_array
 from dpbounds.provenance import KURU, LEE_KIFER, TRAN_CUTKOSKY, Provenance, Source
 
@@ -188,14 +188,29 @@ class MarginLossObjective(Objective):
         stored signed (``signs`` None)."""
         return v if signs is None else v * signs
 
+    # -- products with the data ----------------------------------------------------------
+    def _wide(self, v: Any) -> bool:
+        """Whether the full-data products with ``v`` (``(trials, ·)``) take the compiled
+        column-blocked kernels of :mod:`._wide_kernel` (NumPy, float64, numba installed,
+        ``d >= _wide_kernel.WIDE_MIN_D``): above ~4096 features they read the data once per
+        product where BLAS's 8-row GEMMs pack it (1.6-3.8x faster at 1-4 trials, ``bench/
+        bench_compiled_vs_blas.md``). The choice depends on ``d`` only, never on the trials."""
+        return (is_numpy(self.xp) and v.dtype == np.float64 and self._rows_np.dtype == np.float64
+                and _wide_kernel.chosen(self.d))
+
+    def _data_t_product(self, x: Any, a: int, b: int) -> Any:
+        """``x @ rows[a:b].T`` (``(trials, b - a)``), row ``t`` a function of ``x[t]`` alone."""
+        if self._wide(x):
+            return _wide_kernel.margins(x, self._rows_np, a, b)
+        return rowwise_matmul(self.xp, x, self.xp.matrix_transpose(self._rows[a:b, :]))
+
     # -- margins -------------------------------------------------------------------------
     def _margins(self, x: Any, idx: Any) -> tuple[Any, Any, Any, Any]:
         """Return (margins (trials, m), rows (trials, m, d) or None, norms (trials, m), signs
         of the rows (trials, m) or None: see :attr:`signed_copy_elements`)."""
         xp = self.xp
         if idx is None:
-            z = rowwise_matmul(xp, x, xp.matrix_transpose(self._rows))
-            return self._signed(z, self._signs), None, None, None
+            return self._signed(self._data_t_product(x, 0, self.n), self._signs), None, None, None
         trials, m = idx.shape
         flat = xp.reshape(idx, (-1,))
         rows = xp.reshape(xp.take(self._rows, flat, axis=0), (trials, m, self.d))
@@ -208,6 +223,11 @@ class MarginLossObjective(Objective):
     def _weighted_mean(self, w: Any, rows: Any, signs: Any) -> Any:
         """mean_i w_i y_i a_i for full data (rows None) or a gathered mini-batch."""
         if rows is None:
+            if self._wide(w):
+                g = np.zeros((w.shape[0], self.d))
+                _wide_kernel.add_weighted_rows(self._signed(w, self._signs), self._rows_np, 0,
+                                               self.n, g)
+                return g / self.n
             return rowwise_matmul(self.xp, self._signed(w, self._signs), self._rows) / self.n
         return (self._signed(w, signs)[:, None, :] @ rows)[:, 0, :] / w.shape[1]
 
@@ -311,7 +331,7 @@ class MarginLossObjective(Objective):
                     rr = xp.sum(rv * rv, axis=1)[:, None]
             Ab = self._rows[a:b, :]
             yb = None if self._signs is None else self._signs[a:b]
-            z = self._signed(rowwise_matmul(xp, xr, xp.matrix_transpose(Ab)), yb)
+            z = self._signed(self._data_t_product(xr, a, b), yb)
             if grad_at is not None:
                 psi, w = self._psi(xp, z[:r, :]), self._dpsi(xp, z[r:, :])
             elif loss and grad:
@@ -331,14 +351,17 @@ class MarginLossObjective(Objective):
                 total = total + xp.sum(psi, axis=1)
             if grad:
                 if rv is not None:
-                    zr = self._signed(rowwise_matmul(xp, rv, xp.matrix_transpose(Ab)), yb)
+                    zr = self._signed(self._data_t_product(rv, a, b), yb)
                     c = self._clip_factor(xp, w, self._norms[None, a:b], zr, rr, param,
                                           self.d)
                     csum = csum + xp.sum(c, axis=1)
                     w = w * c
                 elif grad != "plain":
                     w = self._rescale(xp, w, self._norms[None, a:b], grad, param)
-                if is_numpy(xp):  # in place: at large d every (trials, d) temporary counts
+                if self._wide(w):
+                    assert g is not None  # allocated when the chunk began (grad is set)
+                    _wide_kernel.add_weighted_rows(self._signed(w, yb), self._rows_np, a, b, g)
+                elif is_numpy(xp):  # in place: at large d every (trials, d) temporary counts
                     g += rowwise_matmul(xp, self._signed(w, yb), Ab)
                 else:
                     g = g + rowwise_matmul(xp, self._signed(w, yb), Ab)

@@ -1,0 +1,148 @@
+"""The compiled column-blocked products with the data at large d (``_wide_kernel``, issue 36
+item 3): each entry against the exact dot product (rational arithmetic) within the
+recursive-summation bound, with a control that drops one term; trial k's bits independent of
+the number of trials; the objective's full-data pass through them against the BLAS path
+(``DPBOUNDS_KERNELS=numpy``), and the choice made by ``d`` alone."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpbounds.objectives import _logistic_kernel, _wide_kernel
+
+pytestmark = pytest.mark.skipif(not _logistic_kernel.AVAILABLE, reason="needs numba")
+
+U = 2.0**-53
+
+
+def _exact_dot(u: np.ndarray, v: np.ndarray) -> tuple[float, float]:
+    """(correctly rounded sum of u_j v_j, sum of |u_j v_j|), in exact rational arithmetic."""
+    exact = sum((Fraction(x) * Fraction(y) for x, y in zip(u.tolist(), v.tolist(), strict=True)),
+                Fraction(0))
+    return float(exact), float(np.sum(np.abs(u * v)))
+
+
+def _check_against_exact(got: np.ndarray, left: np.ndarray, right: np.ndarray) -> float:
+    """Largest |got - exact| / bound over the entries (<= 1 passes), bound = (k + 2) u sum|.|
+    for k terms (recursive summation with fused multiply-adds, Higham (3.5), plus the products'
+    rounding)."""
+    worst = 0.0
+    k = left.shape[1]
+    for t in range(left.shape[0]):
+        for i in range(right.shape[0]):
+            exact, mag = _exact_dot(left[t], right[i])
+            bound = (k + 2) * U * mag + 1e-300
+            worst = max(worst, abs(got[t, i] - exact) / bound)
+    return worst
+
+
+def test_margins_match_exact_dot_products_and_a_dropped_term_does_not() -> None:
+    rng = np.random.default_rng(1)
+    d, n = 2 * _wide_kernel.COLUMN_BLOCK + 37, 11  # three column blocks, a row remainder
+    A = rng.standard_normal((n, d))
+    X = rng.standard_normal((5, d))
+    got = _wide_kernel.margins(X, A, 2, 9)
+    assert _check_against_exact(got, X, A[2:9]) <= 1.0
+    # control: the same products without the last feature are far outside the bound
+    short = _wide_kernel.margins(np.ascontiguousarray(X[:, :-1]), np.ascontiguousarray(A[:, :-1]),
+                                 2, 9)
+    assert _check_against_exact(short, X, A[2:9]) > 1e3
+
+
+def test_weighted_rows_match_exact_sums_and_a_dropped_sample_does_not() -> None:
+    rng = np.random.default_rng(2)
+    d, n = _wide_kernel.COLUMN_BLOCK + 5, 14
+    A = rng.standard_normal((n, d))
+    W = rng.standard_normal((6, 11))  # rows 3..13: two groups of four and a remainder of 3
+    G = np.zeros((6, d))
+    _wide_kernel.add_weighted_rows(W, A, 3, 14, G)
+    assert _check_against_exact(G, W, np.ascontiguousarray(A[3:14].T)) <= 1.0
+    G0 = np.zeros((6, d))
+    _wide_kernel.add_weighted_rows(np.ascontiguousarray(W[:, :-1]), A, 3, 13, G0)
+    assert _check_against_exact(G0, W, np.ascontiguousarray(A[3:14].T)) > 1e3
+
+
+def test_accumulates_into_g() -> None:
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((8, 40))
+    W = rng.standard_normal((2, 8))
+    G = np.ones((2, 40))
+    _wide_kernel.add_weighted_rows(W, A, 0, 8, G)
+    np.testing.assert_allclose(G, 1.0 + W @ A, rtol=1e-13, atol=1e-13)
+
+
+@settings(max_examples=25, deadline=None)
+@given(trials=st.integers(1, 9), d=st.integers(1, 1300), n=st.integers(1, 13),
+       seed=st.integers(0, 2**32 - 1))
+def test_trial_k_has_the_same_bits_whatever_the_trials_beside_it(trials: int, d: int, n: int,
+                                                                 seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((n, d))
+    X = rng.standard_normal((trials, d))
+    W = rng.standard_normal((trials, n))
+    Z = _wide_kernel.margins(X, A, 0, n)
+    G = np.zeros((trials, d))
+    _wide_kernel.add_weighted_rows(W, A, 0, n, G)
+    for k in range(trials):
+        z1 = _wide_kernel.margins(X[k:k + 1], A, 0, n)
+        g1 = np.zeros((1, d))
+        _wide_kernel.add_weighted_rows(W[k:k + 1], A, 0, n, g1)
+        assert np.array_equal(z1[0], Z[k]) and np.array_equal(g1[0], G[k])
+
+
+def test_rejects_what_it_cannot_read() -> None:
+    A = np.ones((4, 8))
+    with pytest.raises(ValueError, match="X must be a 2-d float64"):
+        _wide_kernel.margins(np.ones((2, 8), dtype=np.float32), A, 0, 4)
+    with pytest.raises(ValueError, match="G must be a C-contiguous float64"):
+        _wide_kernel.add_weighted_rows(np.ones((2, 4)), A, 0, 4, np.ones((8, 2)).T)
+
+
+def test_the_choice_depends_on_d_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DPBOUNDS_KERNELS", "auto")
+    assert not _wide_kernel.chosen(_wide_kernel.WIDE_MIN_D - 1)
+    assert _wide_kernel.chosen(_wide_kernel.WIDE_MIN_D)
+    monkeypatch.setenv("DPBOUNDS_KERNELS", "numpy")
+    assert not _wide_kernel.chosen(10**6)
+
+
+def _blas_margins(monkeypatch: pytest.MonkeyPatch, f, x: np.ndarray) -> np.ndarray:
+    monkeypatch.setenv("DPBOUNDS_KERNELS", "numpy")
+    z = f._margins(x, None)[0]
+    monkeypatch.setenv("DPBOUNDS_KERNELS", "auto")
+    return z
+
+
+@pytest.mark.parametrize("loss", ["logistic", "huber_svm"])
+def test_full_data_pass_agrees_with_blas_and_keeps_trial_bits(monkeypatch: pytest.MonkeyPatch,
+                                                              loss: str) -> None:
+    from dpbounds.algorithms import dp_gd
+    from dpbounds.data import kuru_synthetic
+    from dpbounds.objectives import HuberSVM, LogisticRegression
+
+    d = _wide_kernel.WIDE_MIN_D + 3
+    A, y = kuru_synthetic(n=37, d=d, seed=0)
+    f = (LogisticRegression if loss == "logistic" else HuberSVM)(A, y, l2=0.02)
+    x = np.random.default_rng(0).standard_normal((3, d)) * 0.01
+    monkeypatch.setenv("DPBOUNDS_KERNELS", "auto")
+    assert f._wide(x)
+    loss_w, grad_w = f.loss(x), f.grad(x)
+    monkeypatch.setenv("DPBOUNDS_KERNELS", "numpy")
+    assert not f._wide(x)
+    loss_b, grad_b = f.loss(x), f.grad(x)
+    np.testing.assert_allclose(loss_w, loss_b, rtol=1e-12)
+    np.testing.assert_allclose(grad_w, grad_b, rtol=1e-10, atol=1e-15)
+    monkeypatch.setenv("DPBOUNDS_KERNELS", "auto")
+    # the margins sum d terms in another order (the gradient's sum over 37 samples in order
+    # may well match BLAS's bits): the path did change
+    assert not np.array_equal(f._margins(x, None)[0], _blas_margins(monkeypatch, f, x))
+    kw = dict(epsilon=1.0, steps=3, seed=4, step_size=0.5, trace=None)
+    many = dp_gd(f, trials=5, **kw).x_numpy()
+    few = dp_gd(f, trials=2, **kw).x_numpy()
+    assert np.isfinite(many).all()
+    assert np.array_equal(many[:2], few)
