@@ -26,6 +26,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -149,8 +150,14 @@ def max_nodes_per_sample_bound(n: int, epochs: int) -> int:
     return epochs * (int(n).bit_length() - 1 + 3)
 
 
+@functools.lru_cache(maxsize=256)
 def _exact_k(n: int, epochs: int, formed: bool = False) -> int:
     """Exact worst case K by dynamic programming over epochs (see max_nodes_per_sample).
+
+    Memoised (a pure function of three integers): the programme costs O(E N log T), about a
+    second at T = N E = 4e5, which every run of Algorithm 1 or 2 with the same ``(N, E)``
+    would otherwise pay again (issue 36: it was most of the "per-step" cost that
+    ``bench/bench_step_loop.py`` measures by differencing runs of T and 3T steps).
 
     ``formed=True`` counts only the formed nodes [b - lowbit(b) + 1, b] (max_formed_node_load):
     the level-j node holding position y (0-based) is formed iff ``(y >> j)`` is even."""
