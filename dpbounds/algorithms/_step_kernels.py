@@ -165,10 +165,12 @@ def tree_nsgd_steps(kind, E, Q, qd, b, G, delta,
                     mv = 0.0
                     for j in range(d):
                         v = gamma * (gi[j] * c) + one_minus * (gp[j] * fd)
-                        mv += v * v
+                        if record:  # the transcript's norm only (off the step's path)
+                            mv += v * v
                         g[j] = v if r == 0 else g[j] + v
                         raw[j] = gi[j] * scale if r == 0 else raw[j] + gi[j] * scale
-                    top_map = max(top_map, math.sqrt(mv))
+                    if record:
+                        top_map = max(top_map, math.sqrt(mv))
                 else:
                     top_map = max(top_map, nrm * (clip / max(nrm, clip)))
                     for j in range(d):
