@@ -82,15 +82,17 @@ _R0, _R1 = 24.0 / 17.0, 8.0 / 17.0  # linear start of Newton's 1/u on [1, 2] (er
 
 
 #: Largest feature count at which ``DPBOUNDS_KERNELS=auto`` takes the compiled full-data pass
-#: (above it, the NumPy/BLAS pass). Measured by ``bench/bench_compiled_vs_blas.py`` (results in
-#: ``bench/bench_compiled_vs_blas.md``, AMD EPYC family 26, AVX-512): up to d = 4096 the compiled
-#: pass is 1.5-4.3x faster at every batch of 1, 4 and 16 trials; above it the winner depends on
-#: the number of trials (at d = 16384-262144 the compiled pass wins by 1.2-2x at 1-4 trials and
-#: loses by 1.2-2.4x at 16, where each group of 4 trials re-reads a block of the data that no
-#: longer fits in the cache, while BLAS reads it once per 8 rows). The rule depends on ``d``
-#: only, never on the number of trials (the passes differ in the last bits, and trial ``k`` must
-#: not depend on the trials beside it), so it takes the side that never loses; above it the
-#: pass also needs no ``(d, n)`` copy of the data (one copy at large d: memory ~1x the data).
+#: (above it, the NumPy pass, whose products with the data come from the column-blocked kernels
+#: of :mod:`._wide_kernel` with numba, from BLAS without). Measured by
+#: ``bench/bench_compiled_vs_blas.py`` (results in ``bench/bench_compiled_vs_blas.md``, AMD
+#: EPYC family 26, AVX-512): up to d = 4096 the compiled pass is 1.5-4.3x faster at every batch
+#: of 1, 4 and 16 trials; above it the winner depends on the number of trials (at
+#: d = 16384-262144 the compiled pass wins by 1.2-2x at 1-4 trials and loses by 1.2-2.4x at 16,
+#: where each group of 4 trials re-reads a block of the data that no longer fits in the cache,
+#: while BLAS reads it once per 8 rows). The rule depends on ``d`` only, never on the number of
+#: trials (the passes differ in the last bits, and trial ``k`` must not depend on the trials
+#: beside it), so it takes the side that never loses; above it the pass also needs no
+#: ``(d, n)`` copy of the data (one copy at large d: memory ~1x the data).
 COMPILED_MAX_D = 4096
 
 

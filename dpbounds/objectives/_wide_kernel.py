@@ -4,12 +4,13 @@ The full-data pass of a margin loss (:meth:`MarginLossObjective._full_pass`) nee
 with the ``(n, d)`` data ``A`` per call: the margins :math:`Z = X A_{a:b}^\top` (``(r, b-a)``,
 ``r`` trials) and the gradient sums :math:`G \mathrel{+}= W A_{a:b}` (``(r, d)``). Above
 :data:`WIDE_MIN_D` features (where the fused logistic pass of :mod:`._logistic_kernel` is not
-taken) they come from BLAS by default: skinny GEMMs of 8 padded rows
+taken) they came from BLAS (and still do without numba): skinny GEMMs of 8 padded rows
 (:func:`dpbounds.backend.rowwise_matmul`), which pack the data into panels and, at d = 1e6,
 n = 256, 4 trials, take about 3x the time of two reads of the data (issue 36, item 3;
 ``bench/bench_large_d_memory.md``). The two kernels here read each row of the data once per
-product, straight from the caller's array (no copy, no packing), in column blocks of
-:data:`COLUMN_BLOCK` features that stay in the L1/L2 caches while every trial uses them.
+product, straight from the caller's array (a C-contiguous float64 array, which the objective
+keeps, is not copied; nothing is packed), in column blocks of :data:`COLUMN_BLOCK` features
+that stay in the L1/L2 caches while every trial uses them.
 
 Same bits for trial k, whatever the number of trials
 ----------------------------------------------------
@@ -56,7 +57,7 @@ def chosen(d: int) -> bool:
     return _logistic_kernel.enabled() and d >= WIDE_MIN_D
 
 
-@_jit(fastmath=_SUMS, boundscheck=False, cache=True)
+@_jit(fastmath=_SUMS, boundscheck=False, cache=True, nogil=True)
 def _margins(X, A, a, b, out):  # pragma: no cover - compiled
     r, d = X.shape
     for k in range(r):
@@ -91,7 +92,7 @@ def _margins(X, A, a, b, out):  # pragma: no cover - compiled
             i += 1
 
 
-@_jit(fastmath=_EXACT, boundscheck=False, cache=True)
+@_jit(fastmath=_EXACT, boundscheck=False, cache=True, nogil=True)
 def _four_rows(W, A, a, i, k, j0, j1, G):  # pragma: no cover - compiled
     """``G[k, j0:j1] += Σ_{s<4} W[k, i+s-a] A[i+s, j0:j1]``, the samples in order."""
     w0 = W[k, i - a]
@@ -103,7 +104,7 @@ def _four_rows(W, A, a, i, k, j0, j1, G):  # pragma: no cover - compiled
             + w3 * A[i + 3, j]
 
 
-@_jit(fastmath=_EXACT, boundscheck=False, cache=True)
+@_jit(fastmath=_EXACT, boundscheck=False, cache=True, nogil=True)
 def _add_weighted_rows(W, A, a, b, G):  # pragma: no cover - compiled
     r, d = G.shape
     for j0 in range(0, d, COLUMN_BLOCK):
@@ -160,7 +161,15 @@ def _add_weighted_rows(W, A, a, b, G):  # pragma: no cover - compiled
 def _checked(name: str, v: np.ndarray) -> np.ndarray:
     if v.dtype != np.float64 or v.ndim != 2:
         raise ValueError(f"{name} must be a 2-d float64 array, got {v.dtype} {v.shape}")
-    return np.ascontiguousarray(v)
+    return np.ascontiguousarray(v)  # no copy of a C-contiguous array (the objective's data)
+
+
+def _check_span(A: np.ndarray, a: int, b: int, width: int, name: str, columns: int) -> None:
+    # the kernels run without bounds checks: every index they use is checked here
+    if not 0 <= a <= b <= A.shape[0]:
+        raise ValueError(f"rows a..b must satisfy 0 <= a <= b <= n = {A.shape[0]}, got {a}, {b}")
+    if width != columns:
+        raise ValueError(f"{name} has {width} columns, expected {columns}")
 
 
 def margins(X: np.ndarray, A: np.ndarray, a: int, b: int) -> np.ndarray:
@@ -172,6 +181,7 @@ def margins(X: np.ndarray, A: np.ndarray, a: int, b: int) -> np.ndarray:
     [[22.0, 38.0], [22.0, 38.0]]
     """
     X, A = _checked("X", X), _checked("A", A)
+    _check_span(A, a, b, X.shape[1], "X", A.shape[1])
     out = np.empty((X.shape[0], b - a))
     _margins(X, A, a, b, out)
     return out
@@ -190,4 +200,7 @@ def add_weighted_rows(W: np.ndarray, A: np.ndarray, a: int, b: int, G: np.ndarra
     W, A = _checked("W", W), _checked("A", A)
     if not (G.flags.c_contiguous and G.dtype == np.float64):
         raise ValueError("G must be a C-contiguous float64 array")
+    _check_span(A, a, b, W.shape[1], "W", b - a)
+    if G.ndim != 2 or G.shape != (W.shape[0], A.shape[1]):
+        raise ValueError(f"G must have shape {(W.shape[0], A.shape[1])}, got {G.shape}")
     _add_weighted_rows(W, A, a, b, G)

@@ -223,11 +223,6 @@ class MarginLossObjective(Objective):
     def _weighted_mean(self, w: Any, rows: Any, signs: Any) -> Any:
         """mean_i w_i y_i a_i for full data (rows None) or a gathered mini-batch."""
         if rows is None:
-            if self._wide(w):
-                g = np.zeros((w.shape[0], self.d))
-                _wide_kernel.add_weighted_rows(self._signed(w, self._signs), self._rows_np, 0,
-                                               self.n, g)
-                return g / self.n
             return rowwise_matmul(self.xp, self._signed(w, self._signs), self._rows) / self.n
         return (self._signed(w, signs)[:, None, :] @ rows)[:, 0, :] / w.shape[1]
 

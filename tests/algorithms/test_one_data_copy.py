@@ -94,7 +94,7 @@ BOUND = 1.5  # the issue's target at d = 1e6; this d already sits below it with 
                                           clip_threshold=1.0)], ids=["laplace", "gaussian"])
 def test_a_large_d_run_holds_at_most_1_5x_its_data(monkeypatch, run):
     monkeypatch.setenv("DPBOUNDS_KERNELS", "auto")
-    d = 4 * kernel.COMPILED_MAX_D  # above the compiled pass's range: the BLAS pass, no copy
+    d = 4 * kernel.COMPILED_MAX_D  # above the compiled pass's range: no copy
     A, y = _data(96, d)
     assert A.size > MarginLossObjective.signed_copy_elements  # nor the small data's copy
     assert _held_over_data(A, y, **run) <= BOUND

@@ -67,13 +67,27 @@ def test_weighted_rows_match_exact_sums_and_a_dropped_sample_does_not() -> None:
     assert _check_against_exact(G0, W, np.ascontiguousarray(A[3:14].T)) > 1e3
 
 
-def test_accumulates_into_g() -> None:
+@pytest.mark.parametrize("trials", [2, 5, 9])  # the leftover path, a group of four, both
+def test_accumulates_into_g(trials: int) -> None:
     rng = np.random.default_rng(3)
-    A = rng.standard_normal((8, 40))
-    W = rng.standard_normal((2, 8))
-    G = np.ones((2, 40))
-    _wide_kernel.add_weighted_rows(W, A, 0, 8, G)
-    np.testing.assert_allclose(G, 1.0 + W @ A, rtol=1e-13, atol=1e-13)
+    A = rng.standard_normal((11, _wide_kernel.COLUMN_BLOCK + 40))
+    W = rng.standard_normal((trials, 9))
+    G0 = rng.standard_normal((trials, A.shape[1]))
+    G = G0.copy()
+    _wide_kernel.add_weighted_rows(W, A, 1, 10, G)
+    np.testing.assert_allclose(G, G0 + W @ A[1:10], rtol=1e-13, atol=1e-13)
+
+
+def test_rejects_spans_and_shapes_outside_the_arrays() -> None:
+    A = np.ones((4, 8))
+    with pytest.raises(ValueError, match="0 <= a <= b <= n = 4"):
+        _wide_kernel.margins(np.ones((1, 8)), A, 0, 5)
+    with pytest.raises(ValueError, match="X has 9 columns, expected 8"):
+        _wide_kernel.margins(np.ones((1, 9)), A, 0, 4)
+    with pytest.raises(ValueError, match="W has 3 columns, expected 4"):
+        _wide_kernel.add_weighted_rows(np.ones((1, 3)), A, 0, 4, np.zeros((1, 8)))
+    with pytest.raises(ValueError, match="G must have shape"):
+        _wide_kernel.add_weighted_rows(np.ones((1, 4)), A, 0, 4, np.zeros((2, 8)))
 
 
 @settings(max_examples=25, deadline=None)
@@ -118,17 +132,18 @@ def _blas_margins(monkeypatch: pytest.MonkeyPatch, f, x: np.ndarray) -> np.ndarr
     return z
 
 
-@pytest.mark.parametrize("loss", ["logistic", "huber_svm"])
+@pytest.mark.parametrize(("loss", "n"), [("logistic", 37), ("huber_svm", 37),
+                                         ("logistic", 2102)])  # 2102: two blocks of samples
 def test_full_data_pass_agrees_with_blas_and_keeps_trial_bits(monkeypatch: pytest.MonkeyPatch,
-                                                              loss: str) -> None:
+                                                              loss: str, n: int) -> None:
     from dpbounds.algorithms import dp_gd
     from dpbounds.data import kuru_synthetic
     from dpbounds.objectives import HuberSVM, LogisticRegression
 
     d = _wide_kernel.WIDE_MIN_D + 3
-    A, y = kuru_synthetic(n=37, d=d, seed=0)
+    A, y = kuru_synthetic(n=n, d=d, seed=0)
     f = (LogisticRegression if loss == "logistic" else HuberSVM)(A, y, l2=0.02)
-    x = np.random.default_rng(0).standard_normal((3, d)) * 0.01
+    x = np.random.default_rng(0).standard_normal((5, d)) * 0.01  # a group of four and one
     monkeypatch.setenv("DPBOUNDS_KERNELS", "auto")
     assert f._wide(x)
     loss_w, grad_w = f.loss(x), f.grad(x)
