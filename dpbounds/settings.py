@@ -26,9 +26,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from dpbounds._validation import check_int
 from dpbounds.provenance import KURU, Provenance, Source
 
 __all__ = ["LOGISTIC_REGRESSION_SMOOTHNESS", "SOURCE_FIG1", "SOURCE_FIG2", "SOURCE_SECTION5",
@@ -59,6 +56,10 @@ def heavy_ball_quadratic(source: str = "paper") -> dict[str, Any]:
     not :math:`\arg\min_\beta\rho`; ``"nesterov"`` in ``betas``). The text governs; the script's
     :math:`\mu` reproduces its EPS files.
     """
+    # numpy here, not at the top: the CLI reads this module's constants before any input is
+    # checked, and an error must answer in a fraction of a second (issue 36 item 4)
+    import numpy as np
+
     if source not in ("paper", "reference_code"):
         raise ValueError(f"source must be 'paper' or 'reference_code', got {source!r}")
     mu = 0.5 if source == "paper" else 0.1
@@ -91,6 +92,9 @@ def logistic_regression(m: int | None = None, *, seed: int = 1) -> dict[str, Any
     ``seed``; about 5.103, the population value being :math:`1/12+d/4+0.02`). The keys are the
     keyword names of :func:`dpbounds.tuning.tune_heavy_ball` / ``tune_nesterov``.
     """
+    import numpy as np
+
+    from dpbounds._validation import check_int
     from dpbounds.data import kuru_synthetic
 
     A, _ = kuru_synthetic(n=100_000, d=20, seed=seed)
