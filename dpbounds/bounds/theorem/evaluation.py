@@ -44,10 +44,10 @@ class EvaluationMixin:
     """The evaluation methods of :class:`~dpbounds.bounds.theorem.Bound`."""
 
     def _function(self: _BoundLike, expr_key: str, expr: sp.Expr,
-                  names: tuple[str, ...]) -> Callable:
+                  names: tuple[str, ...], *, cse: bool = True) -> Callable:
         fn = self._cache.get(expr_key)
         if fn is None:
-            fn = sp.lambdify([sym(n) for n in names], expr, modules="numpy", cse=True)
+            fn = sp.lambdify([sym(n) for n in names], expr, modules="numpy", cse=cse)
             self._cache[expr_key] = fn
         return fn
 
@@ -86,7 +86,7 @@ class EvaluationMixin:
                            invalid: str = "raise") -> np.ndarray | bool:
         """Check the relations; return the mask of points where all hold (``invalid="nan"``)."""
         ok_all: np.ndarray | bool = True
-        for a in self.assumptions:
+        for i, a in enumerate(self.assumptions):
             rel = a.relation
             if rel is None or rel is sp.true:
                 continue
@@ -95,8 +95,10 @@ class EvaluationMixin:
             needed = _names(rel.free_symbols)
             if not all(n in values for n in needed):
                 continue
-            key = f"assumption:{sp.srepr(rel)}"
-            fn = self._function(key, rel, needed)
+            # keyed by position (a bound's assumptions never change; printing the relation
+            # for a key cost more than the check), compiled without common-subexpression
+            # elimination (a relation is small; CSE cost a notebook's first draw ~0.2 CPU-s)
+            fn = self._function(f"assumption:{i}:{id(rel)}", rel, needed, cse=False)
             with np.errstate(all="ignore"):
                 ok = np.asarray(fn(*(values[n] for n in needed)), dtype=bool)
             if invalid == "raise" and not np.all(ok):
