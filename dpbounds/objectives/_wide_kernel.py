@@ -25,8 +25,9 @@ Same bits for trial k, whatever the number of trials
   is bit-identical either way (tested across trial counts).
 
 The bits differ from the BLAS path's in the last places (another summation order) and, as
-BLAS's do, with the CPU's vector width: which path runs depends on ``d`` only
-(:func:`chosen`), never on the number of trials.
+BLAS's do, with the CPU's vector width: which path runs depends on ``d`` and on the CPU
+(:func:`chosen`: not where it has AVX-512, whose OpenBLAS kernels are faster from 4 trials on),
+never on the number of trials.
 """
 
 from __future__ import annotations
@@ -51,10 +52,35 @@ _EXACT = _logistic_kernel._EXACT
 _SUMS = _logistic_kernel._SUMS
 
 
+def _avx512() -> bool:
+    """Whether NumPy's runtime dispatch found AVX-512F on this CPU."""
+    import importlib
+
+    for name in ("numpy._core._multiarray_umath", "numpy.core._multiarray_umath"):  # 2.x, 1.x
+        try:
+            features = importlib.import_module(name).__cpu_features__
+        except (ImportError, AttributeError):  # pragma: no cover - another NumPy layout
+            continue
+        return bool(features.get("AVX512F", False))
+    return False  # pragma: no cover
+
+
+#: Whether ``DPBOUNDS_KERNELS=auto`` takes these kernels on this CPU: not where it has AVX-512.
+#: Measured (``bench/bench_compiled_vs_blas.py --wide``): on AMD EPYC family 23 (AVX2) they are
+#: 1.5-4.6x faster than OpenBLAS's 8-row products at 1, 4 and 16 trials; on an AVX-512 Intel
+#: Xeon 1.4-2.0x faster at 1 trial but 0.56-0.93x at 4 and 0.43-0.56x at 16, where OpenBLAS's
+#: AVX-512 kernels stream the data near the memory's speed. The rule may depend on the CPU (the
+#: bits already do, through the vector width) and on ``d``, never on the number of trials.
+AUTO_HERE = not _avx512()
+
+
 def chosen(d: int) -> bool:
     """Whether the full-data products of ``d`` features use these kernels: numba installed,
-    ``DPBOUNDS_KERNELS`` not ``numpy``, and ``d >= WIDE_MIN_D``."""
-    return _logistic_kernel.enabled() and d >= WIDE_MIN_D
+    ``d >= WIDE_MIN_D``, and ``DPBOUNDS_KERNELS`` is ``numba``, or ``auto`` (the default) on a
+    CPU without AVX-512 (:data:`AUTO_HERE`)."""
+    if not _logistic_kernel.enabled() or d < WIDE_MIN_D:
+        return False
+    return AUTO_HERE or _logistic_kernel._choice() == "numba"
 
 
 @_jit(fastmath=_SUMS, boundscheck=False, cache=True, nogil=True)
@@ -92,16 +118,73 @@ def _margins(X, A, a, b, out):  # pragma: no cover - compiled
             i += 1
 
 
-@_jit(fastmath=_EXACT, boundscheck=False, cache=True, nogil=True)
+# The loops below run over ``range(m)`` on slices, not over ``range(j0, j1)`` on the arrays:
+# an index that may be negative carries numba's wraparound select, which kept LLVM from
+# vectorising the stores (the kernel ran scalar: 2.5-6x slower than OpenBLAS on an AVX-512
+# Xeon at 4-16 trials, measured; on slices it vectorises, with the same operations in the same
+# order, so the same bits).
+@_jit(fastmath=_EXACT, boundscheck=False, cache=True, nogil=True, inline="always")
+def _one_row(W, A, a, i, k, j0, j1, G):  # pragma: no cover - compiled
+    """``G[k, j0:j1] += W[k, i-a] A[i, j0:j1]``."""
+    w0 = W[k, i - a]
+    g = G[k, j0:j1]
+    a0 = A[i, j0:j1]
+    for j in range(g.shape[0]):
+        g[j] = g[j] + w0 * a0[j]
+
+
+@_jit(fastmath=_EXACT, boundscheck=False, cache=True, nogil=True, inline="always")
 def _four_rows(W, A, a, i, k, j0, j1, G):  # pragma: no cover - compiled
     """``G[k, j0:j1] += Σ_{s<4} W[k, i+s-a] A[i+s, j0:j1]``, the samples in order."""
     w0 = W[k, i - a]
     w1 = W[k, i + 1 - a]
     w2 = W[k, i + 2 - a]
     w3 = W[k, i + 3 - a]
-    for j in range(j0, j1):
-        G[k, j] = (((G[k, j] + w0 * A[i, j]) + w1 * A[i + 1, j]) + w2 * A[i + 2, j]) \
-            + w3 * A[i + 3, j]
+    g = G[k, j0:j1]
+    a0 = A[i, j0:j1]
+    a1 = A[i + 1, j0:j1]
+    a2 = A[i + 2, j0:j1]
+    a3 = A[i + 3, j0:j1]
+    for j in range(g.shape[0]):
+        g[j] = (((g[j] + w0 * a0[j]) + w1 * a1[j]) + w2 * a2[j]) + w3 * a3[j]
+
+
+@_jit(fastmath=_EXACT, boundscheck=False, cache=True, nogil=True, inline="always")
+def _four_rows_four_trials(W, A, a, i, k0, j0, j1, G):  # pragma: no cover - compiled
+    """:func:`_four_rows` for trials ``k0..k0+3`` at once: each data load feeds four trials."""
+    w00 = W[k0, i - a]
+    w01 = W[k0, i + 1 - a]
+    w02 = W[k0, i + 2 - a]
+    w03 = W[k0, i + 3 - a]
+    w10 = W[k0 + 1, i - a]
+    w11 = W[k0 + 1, i + 1 - a]
+    w12 = W[k0 + 1, i + 2 - a]
+    w13 = W[k0 + 1, i + 3 - a]
+    w20 = W[k0 + 2, i - a]
+    w21 = W[k0 + 2, i + 1 - a]
+    w22 = W[k0 + 2, i + 2 - a]
+    w23 = W[k0 + 2, i + 3 - a]
+    w30 = W[k0 + 3, i - a]
+    w31 = W[k0 + 3, i + 1 - a]
+    w32 = W[k0 + 3, i + 2 - a]
+    w33 = W[k0 + 3, i + 3 - a]
+    g0 = G[k0, j0:j1]
+    g1 = G[k0 + 1, j0:j1]
+    g2 = G[k0 + 2, j0:j1]
+    g3 = G[k0 + 3, j0:j1]
+    a0 = A[i, j0:j1]
+    a1 = A[i + 1, j0:j1]
+    a2 = A[i + 2, j0:j1]
+    a3 = A[i + 3, j0:j1]
+    for j in range(g0.shape[0]):
+        x0 = a0[j]
+        x1 = a1[j]
+        x2 = a2[j]
+        x3 = a3[j]
+        g0[j] = (((g0[j] + w00 * x0) + w01 * x1) + w02 * x2) + w03 * x3
+        g1[j] = (((g1[j] + w10 * x0) + w11 * x1) + w12 * x2) + w13 * x3
+        g2[j] = (((g2[j] + w20 * x0) + w21 * x1) + w22 * x2) + w23 * x3
+        g3[j] = (((g3[j] + w30 * x0) + w31 * x1) + w32 * x2) + w33 * x3
 
 
 @_jit(fastmath=_EXACT, boundscheck=False, cache=True, nogil=True)
@@ -113,37 +196,11 @@ def _add_weighted_rows(W, A, a, b, G):  # pragma: no cover - compiled
         while k0 + 3 < r:  # four trials per sweep: each data load feeds four trials
             i = a
             while i + 3 < b:
-                w00 = W[k0, i - a]
-                w01 = W[k0, i + 1 - a]
-                w02 = W[k0, i + 2 - a]
-                w03 = W[k0, i + 3 - a]
-                w10 = W[k0 + 1, i - a]
-                w11 = W[k0 + 1, i + 1 - a]
-                w12 = W[k0 + 1, i + 2 - a]
-                w13 = W[k0 + 1, i + 3 - a]
-                w20 = W[k0 + 2, i - a]
-                w21 = W[k0 + 2, i + 1 - a]
-                w22 = W[k0 + 2, i + 2 - a]
-                w23 = W[k0 + 2, i + 3 - a]
-                w30 = W[k0 + 3, i - a]
-                w31 = W[k0 + 3, i + 1 - a]
-                w32 = W[k0 + 3, i + 2 - a]
-                w33 = W[k0 + 3, i + 3 - a]
-                for j in range(j0, j1):
-                    a0 = A[i, j]
-                    a1 = A[i + 1, j]
-                    a2 = A[i + 2, j]
-                    a3 = A[i + 3, j]
-                    G[k0, j] = (((G[k0, j] + w00 * a0) + w01 * a1) + w02 * a2) + w03 * a3
-                    G[k0 + 1, j] = (((G[k0 + 1, j] + w10 * a0) + w11 * a1) + w12 * a2) + w13 * a3
-                    G[k0 + 2, j] = (((G[k0 + 2, j] + w20 * a0) + w21 * a1) + w22 * a2) + w23 * a3
-                    G[k0 + 3, j] = (((G[k0 + 3, j] + w30 * a0) + w31 * a1) + w32 * a2) + w33 * a3
+                _four_rows_four_trials(W, A, a, i, k0, j0, j1, G)
                 i += 4
             while i < b:
                 for k in range(k0, k0 + 4):
-                    w0 = W[k, i - a]
-                    for j in range(j0, j1):
-                        G[k, j] = G[k, j] + w0 * A[i, j]
+                    _one_row(W, A, a, i, k, j0, j1, G)
                 i += 1
             k0 += 4
         for k in range(k0, r):  # the leftover trials: the same operations, one trial at a time
@@ -152,9 +209,7 @@ def _add_weighted_rows(W, A, a, b, G):  # pragma: no cover - compiled
                 _four_rows(W, A, a, i, k, j0, j1, G)
                 i += 4
             while i < b:
-                w0 = W[k, i - a]
-                for j in range(j0, j1):
-                    G[k, j] = G[k, j] + w0 * A[i, j]
+                _one_row(W, A, a, i, k, j0, j1, G)
                 i += 1
 
 

@@ -192,9 +192,10 @@ class MarginLossObjective(Objective):
     def _wide(self, v: Any) -> bool:
         """Whether the full-data products with ``v`` (``(trials, ·)``) take the compiled
         column-blocked kernels of :mod:`._wide_kernel` (NumPy, float64, numba installed,
-        ``d >= _wide_kernel.WIDE_MIN_D``): above ~4096 features they read the data once per
-        product where BLAS's 8-row GEMMs pack it (1.6-3.8x faster at 1-4 trials, ``bench/
-        bench_compiled_vs_blas.md``). The choice depends on ``d`` only, never on the trials."""
+        ``d >= _wide_kernel.WIDE_MIN_D``, a CPU without AVX-512: :func:`_wide_kernel.chosen`):
+        above ~4096 features they read the data once per product where BLAS's 8-row GEMMs pack
+        it (``bench/bench_compiled_vs_blas.md``). The choice depends on ``d`` and the CPU,
+        never on the trials."""
         return (is_numpy(self.xp) and v.dtype == np.float64 and self._rows_np.dtype == np.float64
                 and _wide_kernel.chosen(self.d))
 

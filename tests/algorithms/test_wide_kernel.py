@@ -2,7 +2,7 @@
 item 3): each entry against the exact dot product (rational arithmetic) within the
 recursive-summation bound, with a control that drops one term; trial k's bits independent of
 the number of trials; the objective's full-data pass through them against the BLAS path
-(``DPBOUNDS_KERNELS=numpy``), and the choice made by ``d`` alone."""
+(``DPBOUNDS_KERNELS=numpy``), and the choice made by ``d`` and the CPU alone."""
 
 from __future__ import annotations
 
@@ -117,12 +117,22 @@ def test_rejects_what_it_cannot_read() -> None:
         _wide_kernel.add_weighted_rows(np.ones((2, 4)), A, 0, 4, np.ones((8, 2)).T)
 
 
-def test_the_choice_depends_on_d_only(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_choice_depends_on_d_and_the_cpu_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DPBOUNDS_KERNELS", "auto")
-    assert not _wide_kernel.chosen(_wide_kernel.WIDE_MIN_D - 1)
+    for here in (True, False):
+        monkeypatch.setattr(_wide_kernel, "AUTO_HERE", here)
+        assert not _wide_kernel.chosen(_wide_kernel.WIDE_MIN_D - 1)
+        assert _wide_kernel.chosen(_wide_kernel.WIDE_MIN_D) is here
+    monkeypatch.setenv("DPBOUNDS_KERNELS", "numba")  # forced, on any CPU
     assert _wide_kernel.chosen(_wide_kernel.WIDE_MIN_D)
     monkeypatch.setenv("DPBOUNDS_KERNELS", "numpy")
+    monkeypatch.setattr(_wide_kernel, "AUTO_HERE", True)
     assert not _wide_kernel.chosen(10**6)
+
+
+def test_the_cpu_rule_reads_numpys_dispatch() -> None:
+    np_features = pytest.importorskip("numpy._core._multiarray_umath").__cpu_features__
+    assert _wide_kernel.AUTO_HERE is (not np_features.get("AVX512F", False))
 
 
 def _blas_margins(monkeypatch: pytest.MonkeyPatch, f, x: np.ndarray) -> np.ndarray:
@@ -144,6 +154,7 @@ def test_full_data_pass_agrees_with_blas_and_keeps_trial_bits(monkeypatch: pytes
     A, y = kuru_synthetic(n=n, d=d, seed=0)
     f = (LogisticRegression if loss == "logistic" else HuberSVM)(A, y, l2=0.02)
     x = np.random.default_rng(0).standard_normal((5, d)) * 0.01  # a group of four and one
+    monkeypatch.setattr(_wide_kernel, "AUTO_HERE", True)  # as on a CPU without AVX-512
     monkeypatch.setenv("DPBOUNDS_KERNELS", "auto")
     assert f._wide(x)
     loss_w, grad_w = f.loss(x), f.grad(x)
