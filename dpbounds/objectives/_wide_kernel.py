@@ -6,7 +6,7 @@ with the ``(n, d)`` data ``A`` per call: the margins :math:`Z = X A_{a:b}^\top` 
 :data:`WIDE_MIN_D` features (where the fused logistic pass of :mod:`._logistic_kernel` is not
 taken) they came from BLAS (and still do without numba): skinny GEMMs of 8 padded rows
 (:func:`dpbounds.backend.rowwise_matmul`), which pack the data into panels and, at d = 1e6,
-n = 256, 4 trials, take about 3x the time of two reads of the data (issue 36, item 3;
+n = 256, 4 trials, take 3-4x the time of two reads of the data (issue 36, item 3;
 ``bench/bench_large_d_memory.md``). The two kernels here read each row of the data once per
 product, straight from the caller's array (a C-contiguous float64 array, which the objective
 keeps, is not copied; nothing is packed), in column blocks of :data:`COLUMN_BLOCK` features
@@ -67,7 +67,7 @@ def _avx512() -> bool:
 
 #: Whether ``DPBOUNDS_KERNELS=auto`` takes these kernels on this CPU: not where it has AVX-512.
 #: Measured (``bench/bench_compiled_vs_blas.py --wide``): on AMD EPYC family 23 (AVX2) they are
-#: 1.5-4.6x faster than OpenBLAS's 8-row products at 1, 4 and 16 trials; on an AVX-512 Intel
+#: 1.25-4.3x faster than OpenBLAS's 8-row products at 1, 4 and 16 trials; on an AVX-512 Intel
 #: Xeon 1.4-2.0x faster at 1 trial but 0.56-0.93x at 4 and 0.43-0.56x at 16, where OpenBLAS's
 #: AVX-512 kernels stream the data near the memory's speed. The rule may depend on the CPU (the
 #: bits already do, through the vector width) and on ``d``, never on the number of trials.
