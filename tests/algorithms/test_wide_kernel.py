@@ -109,6 +109,27 @@ def test_trial_k_has_the_same_bits_whatever_the_trials_beside_it(trials: int, d:
         assert np.array_equal(z1[0], Z[k]) and np.array_equal(g1[0], G[k])
 
 
+def test_bit_equality_would_see_another_summation_order() -> None:
+    """Control for the trial-bits test: on such data the same terms summed in another order
+    (the samples reversed, through the same kernel) give other last bits, so a kernel whose
+    order changed with the trials beside a trial could not pass by bit equality."""
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((13, 700))
+    W = rng.standard_normal((5, 13))
+    G = np.zeros((5, 700))
+    _wide_kernel.add_weighted_rows(W, A, 0, 13, G)
+    R = np.zeros((5, 700))
+    _wide_kernel.add_weighted_rows(np.ascontiguousarray(W[:, ::-1]),
+                                   np.ascontiguousarray(A[::-1]), 0, 13, R)
+    np.testing.assert_allclose(R, G, rtol=1e-12, atol=1e-12)
+    assert not np.array_equal(R, G)
+    X = rng.standard_normal((3, 700))
+    Z, Zr = _wide_kernel.margins(X, A, 0, 13), _wide_kernel.margins(
+        np.ascontiguousarray(X[:, ::-1]), np.ascontiguousarray(A[:, ::-1]), 0, 13)
+    np.testing.assert_allclose(Zr, Z, rtol=1e-12, atol=1e-12)
+    assert not np.array_equal(Zr, Z)
+
+
 def test_rejects_what_it_cannot_read() -> None:
     A = np.ones((4, 8))
     with pytest.raises(ValueError, match="X must be a 2-d float64"):
