@@ -241,6 +241,12 @@ def _wor_pld_epsilon(q: float, z: float, steps: int, delta: float) -> float:
     return float(pair.self_compose(steps).get_epsilon_for_delta(delta))
 
 
+#: Largest term (in bits) up to which :func:`_wor_epsilon` differences integers, not mpf numbers
+#: (measured: at z = 1, 47,000 bits, integers take 0.06 s against 0.24; at z = 0.3, 530,000
+#: bits, 0.52 against 0.28)
+_INTEGER_DIFFERENCES_MAX_BITS = 60000
+
+
 def _wor_epsilon(q: float, z: float, steps: int, delta: float, continuous: bool) -> float:
     r"""``epsilon`` of ``steps`` Gaussian releases on a without-replacement subsample
     (replace-one), noise multiplier ``z`` against the query's L2 change (``continuous``:
@@ -274,14 +280,30 @@ def _wor_epsilon(q: float, z: float, steps: int, delta: float, continuous: bool)
     # D_n's terms reach ~2^n e^{n(n-1) rho}; for small rho its value is ~rho^{n/2} (n-1)!!,
     # so about n log10(2 + 3 z) digits cancel: that many plus 30 (at large rho the last term
     # dominates and nothing cancels)
-    with mp.workdps(30 + int(top * math.log10(2.0 + 3.0 * z))):
+    dps = 30 + int(top * math.log10(2.0 + 3.0 * z))
+    with mp.workdps(dps):
         r = mp.mpf(rho)
-        row = [mp.exp(i * (i - 1) * r) for i in range(top + 1)]
+        # each e^{i(i-1) rho} (relative error 10^-dps) as an integer in units of 2^-bits,
+        # bits ~ dps digits: then the differences are exact integer sums, whose error is
+        # that of the inputs, as the mpf subtractions' was (about 100x faster than
+        # differencing mpf numbers with mpmath's pure-Python backend)
+        # (at small z the largest term has ~1e5 bits or more, where integers cost more than
+        # mpf numbers and nothing cancels: those are differenced as mpf numbers)
+        bits = int(dps * math.log2(10.0)) + 8
         log_d = np.full(top + 1, -np.inf)  # log D_n
-        for n in range(1, top + 1):  # row[i] = Delta^n g(i)
-            row = [row[i + 1] - row[i] for i in range(len(row) - 1)]
-            if row[0] > 0:
-                log_d[n] = float(mp.log(row[0]))
+        if top * (top - 1) * rho / math.log(2.0) < _INTEGER_DIFFERENCES_MAX_BITS:
+            row = [int(mp.nint(mp.ldexp(mp.exp(i * (i - 1) * r), bits)))
+                   for i in range(top + 1)]
+            for n in range(1, top + 1):  # row[i] = Delta^n g(i), in units of 2^-bits
+                row = [b - a for a, b in zip(row, row[1:])]
+                if row[0] > 0:
+                    log_d[n] = math.log(row[0]) - bits * math.log(2.0)
+        else:
+            mrow = [mp.exp(i * (i - 1) * r) for i in range(top + 1)]
+            for n in range(1, top + 1):  # mrow[i] = Delta^n g(i)
+                mrow = [b - a for a, b in zip(mrow, mrow[1:])]
+                if mrow[0] > 0:
+                    log_d[n] = float(mp.log(mrow[0]))
         log_u2 = float(mp.log(2 * mp.exp(2 * r) - 2 * mp.exp(r)))
     j = np.arange(top + 1, dtype=float)
     log_u = np.full(top + 1, np.inf)
@@ -304,16 +326,18 @@ def _wor_epsilon(q: float, z: float, steps: int, delta: float, continuous: bool)
         lo, hi = 2 * (jj // 2), 2 * ((jj + 1) // 2)
         thm27 = math.log(4.0) + 0.5 * (log_d[lo] + log_d[hi]) + jj * math.log(q)
         log_terms[3:top] = np.minimum(log_terms[3:top], thm27)
-    best = math.inf
-    for a in _GRID_WOR_ORDERS:
-        k = j[2 : a + 1]
+    # every order at once: row a holds the terms j = 2..a (-inf beyond), one logsumexp call
+    # (scipy's costs ~0.4 ms a call, more than the sums)
+    a = np.array(_GRID_WOR_ORDERS, dtype=float)[:, None]
+    k = j[None, 2:]
+    with np.errstate(invalid="ignore"):  # k > a: gammaln of a non-positive integer, masked
         log_binom = gammaln(a + 1.0) - gammaln(k + 1.0) - gammaln(a - k + 1.0)
-        log_a = float(np.logaddexp(0.0, logsumexp(log_binom + log_terms[2 : a + 1])))
-        rdp = min(log_a / (a - 1), a * rho)
-        eps = (steps * rdp + math.log1p(-1.0 / a)
-               - (math.log(delta) + math.log(a)) / (a - 1.0))
-        best = min(best, eps)
-    return max(best, 0.0)
+    rows = np.where(k <= a, log_binom + log_terms[None, 2:], -np.inf)
+    log_a = np.logaddexp(0.0, logsumexp(rows, axis=1))
+    a = a[:, 0]
+    rdp = np.minimum(log_a / (a - 1.0), a * rho)
+    eps = steps * rdp + np.log1p(-1.0 / a) - (math.log(delta) + np.log(a)) / (a - 1.0)
+    return max(float(np.min(eps)), 0.0)
 
 
 #: held while dp_accounting's ``_get_forward_diffs`` is swapped (:func:`_shared_forward_diffs`)

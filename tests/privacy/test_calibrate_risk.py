@@ -103,8 +103,10 @@ def test_a_ledger_factory_composes_heterogeneous_events() -> None:
 def test_matches_riskcal_where_it_applies() -> None:
     dpsgd = pytest.importorskip("riskcal.calibration.dpsgd")
     q, steps, tpr, fpr = 0.01, 100, 0.1, 0.01
+    # riskcal's grid_step = 1e-2 gives the same sigma as 1e-3 here (0.428169) at a sixth of
+    # the CPU (7 against 45 s); ours is 0.428740, 1.3e-3 above
     theirs = dpsgd.find_noise_multiplier_for_err_rates(alpha=fpr, beta=1 - tpr, sample_rate=q,
-                                                       num_steps=steps, grid_step=1e-3)
+                                                       num_steps=steps, grid_step=1e-2)
     ours = calibrate_to_risk(_sgm(q), tpr, fpr, count=steps)
     assert abs(ours / theirs - 1) < 5e-3, (ours, theirs)
 

@@ -73,7 +73,7 @@ def _grid_wor_epsilon(q: float, z: float, steps: int, delta: float) -> float:
 
 
 @pytest.mark.parametrize("q,z,steps,delta", [(0.1, 8.0, 30, 1e-6), (0.02, 3.0, 200, 1e-5),
-                                              (0.5, 1.5, 5, 0.05)])
+                                              (0.5, 1.5, 5, 0.05), (0.05, 0.6, 20, 1e-5)])
 def test_float_wor_epsilon_agrees_with_the_package(q, z, steps, delta) -> None:
     """The continuous Gaussian without replacement (Theorem 27 termwise with the
     integer-moment bound): verify's implementation and the package's ledger within 1%,
@@ -115,3 +115,19 @@ def test_grid_wor_epsilon_agrees_with_the_package(q, z, steps, delta) -> None:
     check = _grid_wor_epsilon(q, z, steps, delta)
     assert package * (1 - 1e-9) <= check <= package * 1.01, (check, package)
     assert _grid_wor_epsilon(q, z / 2, steps, delta) > 1.5 * package
+
+
+@pytest.mark.parametrize("continuous", [True, False])
+def test_integer_and_mpf_differences_give_the_same_epsilon(continuous, monkeypatch) -> None:
+    """The check differences exact integers where the largest term is short and mpf numbers
+    where it is long (speed only): both ways on both sides of the switch agree to round-off,
+    and a table of another z does not (control)."""
+    import dpbounds.verify.reaccount as rc
+
+    for q, z in ((0.05, 0.6), (0.02, 1.0), (0.1, 4.0)):
+        monkeypatch.setattr(rc, "_INTEGER_DIFFERENCES_MAX_BITS", math.inf)
+        as_integers = _wor_epsilon(q, z, 50, 1e-5, continuous)
+        monkeypatch.setattr(rc, "_INTEGER_DIFFERENCES_MAX_BITS", 0.0)
+        as_mpf = _wor_epsilon(q, z, 50, 1e-5, continuous)
+        assert abs(as_integers / as_mpf - 1.0) < 1e-12, (q, z, as_integers, as_mpf)
+        assert abs(_wor_epsilon(q, z * 1.001, 50, 1e-5, continuous) / as_mpf - 1.0) > 1e-5
