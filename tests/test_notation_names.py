@@ -227,7 +227,8 @@ JSON_RESULT_FIELDS: dict[str, tuple[str, frozenset[str]]] = {
                          "tpr", "tradeoff", "violation", "description",
                          "mutant_noise_factor", "relations", "in_all", "origin",
                          "estimate_exceeds_claim", "status", "independence_z",
-                         "independence_crit", "runs_dependent"})),
+                         "independence_crit", "runs_dependent", "features",
+                         "estimated_memory_bytes", "memory_bytes"})),
     "tune": ("a tuned configuration's label, its bound, the computed error, the noise scale "
              "and the gap to the best horizon; 'horizon' is the chosen T (the table's "
              "'steps': a divergence of the tuner's rows, kept here until they are renamed); "
@@ -279,7 +280,14 @@ def _cli_json(*argv: str) -> Any:
       "--smoothness", "1", "--dimension", "5", "--sensitivity", "1", "--json"), "tune"),
     (("tune", "bound", "nonconvex.clipped_sgd", "--grid-size", "33", "--json"), "tune"),
 ])
-def test_cli_json_keys_are_notation_names(argv, group):
+def test_cli_json_keys_are_notation_names(argv, group, monkeypatch):
+    if argv[:2] == ("tune", "hb"):
+        # heavy ball's branch and bound (run last; it feeds only the bracket's lower end,
+        # which is in no JSON row: the keys are the same without it) was ~70% of this call
+        import dpbounds.tuning.heavy_ball as hb
+
+        monkeypatch.setattr(hb, "certify_error_minimum",
+                            lambda *a, **k: type("NoBracket", (), {"lower": -np.inf})())
     obj = _cli_json(*argv)
     assert _keys(obj)  # control: the walk found keys at all
     assert unknown_json_keys(obj, JSON_RESULT_FIELDS[group][1]) == []

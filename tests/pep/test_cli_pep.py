@@ -19,14 +19,30 @@ BASE = [sys.executable, "-m", "dpbounds", "rate", "hb", "--alpha", "0.5", "--bet
         "--mu", "0.1", "--L", "1", "--no-lmi", "--E0", "2", "--noise-second-moment", "0.01"]
 
 
-def _json(*extra):
-    out = subprocess.run([*BASE, *extra, "--json"], capture_output=True, text=True, check=True)
-    return json.loads(out.stdout)["worst_case"]
+def _main(capsys, *extra):
+    """``dpbounds rate hb ...`` through ``dpbounds.cli.main`` in this process (nothing here is
+    about a fresh interpreter; one import of the library for all: CI time): (status, stdout,
+    stderr). An exception escaping main fails the test, as a traceback on stderr would."""
+    from dpbounds.cli import main
+
+    capsys.readouterr()
+    try:
+        rc = main([*BASE[3:], *extra])
+    except SystemExit as exc:  # argparse refusing a value
+        rc = exc.code
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def _json(capsys, *extra):
+    rc, out, err = _main(capsys, *extra, "--json")
+    assert rc == 0, err
+    return json.loads(out)["worst_case"]
 
 
 @pytest.mark.parametrize("T,formulation", [(6, "exact PEP"), (40, "banded relaxation, window 2")])
-def test_pep_flag_prints_value_cpu_and_certificate(T, formulation):
-    wc = _json("--steps", str(T), "--pep")
+def test_pep_flag_prints_value_cpu_and_certificate(T, formulation, capsys):
+    wc = _json(capsys, "--steps", str(T), "--pep")
     pep = wc["pep"]
     assert pep["formulation"] == formulation
     assert 0 < pep["cpu_seconds"] < 60
@@ -45,9 +61,9 @@ def test_pep_flag_prints_value_cpu_and_certificate(T, formulation):
     assert other > pep["certified"]  # control: the larger noise costs more
 
 
-def test_text_output_names_the_certificate_form():
-    out = subprocess.run([*BASE, "--steps", "5", "--pep"], capture_output=True, text=True,
-                         check=True).stdout
+def test_text_output_names_the_certificate_form(capsys):
+    rc, out, err = _main(capsys, "--steps", "5", "--pep")
+    assert rc == 0, err
     assert "lambda_0 E0 + sum_t lambda_t s_t^2" in out and "CPU-s" in out
 
 
@@ -56,11 +72,11 @@ def test_text_output_names_the_certificate_form():
     (["--pep"], "--pep needs --steps"),
     (["--steps", "10", "--pep-window", "0"], "--pep-window must be"),
 ])
-def test_refusals_are_one_line(extra, needle):
-    out = subprocess.run([*BASE, *extra], capture_output=True, text=True)
-    assert out.returncode == 2
-    assert needle in out.stderr and "Traceback" not in out.stderr
-    assert len(out.stderr.strip().splitlines()) == 1
+def test_refusals_are_one_line(extra, needle, capsys):
+    rc, _, err = _main(capsys, *extra)
+    assert rc == 2
+    assert needle in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
 
 
 def test_beyond_the_sdp_resolution_is_refused_by_name():

@@ -32,9 +32,24 @@ from scipy.special import gammaln, logsumexp
 LEVELS = 256
 
 
-@functools.lru_cache(maxsize=16)
+#: the longest table of log D_n computed so far, per z: D_n uses only the first n + 1
+#: exponentials, so a shorter table is a prefix of a longer one (the longer one's precision
+#: covers more cancellation; checked bit for bit against one table per length at the noise of
+#: tests/privacy/test_table_cli.py and a few others). Without it every integer order of a curve
+#: rebuilt the table from scratch (O(top^3) mpmath work: ~19 s for orders up to 256).
+_LOG_D_TABLES: dict[float, tuple[float, ...]] = {}
+
+
 def _log_d(z: float, top: int) -> tuple[float, ...]:
     """log D_n for n = 0..top (-inf where D_n = 0)."""
+    have = _LOG_D_TABLES.get(z)
+    if have is None or len(have) <= top:
+        have = _LOG_D_TABLES[z] = _log_d_table(z, top)
+    return have[: top + 1]
+
+
+def _log_d_table(z: float, top: int) -> tuple[float, ...]:
+    """log D_n for n = 0..top (-inf where D_n = 0), in one pass."""
     rho = 1.0 / (2.0 * z * z)
     with mp.workdps(30 + int((top + 1) * math.log10(2.0 + 3.0 * z))):
         r = mp.mpf(rho)
@@ -91,8 +106,11 @@ def wor_log_a(q: float, z: float, alpha: int) -> float:
 def wor_rdp(q: float, z: float, orders: np.ndarray) -> np.ndarray:
     """The RDP curve of one step at ``orders`` (> 1), noise multiplier ``z`` relative to the
     replace-one sensitivity, sampling rate ``q`` in (0, 1)."""
+    orders = np.asarray(orders, dtype=float)
+    if orders.size:  # the longest table first: every order's table is then a prefix of it
+        _log_d(z, min(max(math.ceil(float(np.max(orders))), 2) + 1, LEVELS))
     out = []
-    for a in np.asarray(orders, dtype=float):
+    for a in orders:
         lo, hi = math.floor(a), math.ceil(a)
         la = 0.0 if lo == 1 else wor_log_a(q, z, lo)
         lb = wor_log_a(q, z, hi) if hi != lo else la
