@@ -190,6 +190,7 @@ class PlanRow:
     target: float
     runs: float
     cpu_seconds: float
+    memory_bytes: float = math.nan
 
     def to_dict(self) -> dict[str, Any]:
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
@@ -227,11 +228,13 @@ class Plan:
                  f"probability {self.power:.0%}; pilot of {self.pilot.trials} runs: eps >= "
                  f"{self.pilot.epsilon_lower:.3f}, mu_hat = {_f(self.pilot.mu_hat)}, "
                  f"{self.pilot.cpu_seconds:.1f} s CPU",
-                 f"  {'estimator':34s} {'model':44s} {'runs / data set':>16s} {'CPU (est.)':>12s}"]
+                 f"  {'estimator':34s} {'model':44s} {'runs / data set':>16s} {'CPU (est.)':>12s}"
+                 f" {'memory (est.)':>14s}"]
         for r in self.rows:
             runs = f"{r.runs:,.0f}" if math.isfinite(r.runs) else "unreachable"
             cpu = f"{r.cpu_seconds:,.0f} s" if math.isfinite(r.cpu_seconds) else "-"
-            lines.append(f"  {r.estimator:34s} {r.model:44s} {runs:>16s} {cpu:>12s}")
+            mem = f"{r.memory_bytes / 2**30:,.2f} GiB" if math.isfinite(r.memory_bytes) else "-"
+            lines.append(f"  {r.estimator:34s} {r.model:44s} {runs:>16s} {cpu:>12s} {mem:>14s}")
         return "\n".join(lines)
 
 
@@ -251,11 +254,13 @@ def plan(algorithm: str, neighbouring: Neighbouring | str | None = None, *,
     Rows: the Gaussian model with the ledger's :math:`\mu` (Gaussian ledgers; the most a
     correct algorithm's transcript can carry), the Gaussian model with the pilot's GDP
     estimate, and the binomial model of the pilot's chosen event. CPU is the pilot's per
-    run, times three sets (D, D', null). Where the setting declares its transcript's law, a
-    row for the law's exact likelihood ratio on all runs (:func:`model_runs`), and every row
-    at the audit's per-estimator confidence ``1 - (1 - confidence) / 2``.
+    run, times three sets (D, D', null); memory is
+    :func:`~dpbounds.audit.runner.memory_estimate` at the row's runs (what the audit would
+    compare with its budget). Where the setting declares its transcript's law, a row for the
+    law's exact likelihood ratio on all runs (:func:`model_runs`), and every row at the
+    audit's per-estimator confidence ``1 - (1 - confidence) / 2``.
     """
-    from dpbounds.audit.runner import MIXTURE_LR, _declared_model, audit
+    from dpbounds.audit.runner import MIXTURE_LR, _declared_model, audit, memory_estimate
     from dpbounds.audit.statistics import simulated_scores
 
     check_positive("target_ratio", target_ratio)
@@ -270,7 +275,10 @@ def plan(algorithm: str, neighbouring: Neighbouring | str | None = None, *,
     rows: list[PlanRow] = []
 
     def add(estimator: str, model: str, runs: float) -> None:
-        rows.append(PlanRow(estimator, model, target, runs, 3 * runs * per_run))
+        # the audit's own estimate at that many runs (three sets: D, D', the null)
+        mem = (memory_estimate(int(runs), pilot.features, 3)
+               if math.isfinite(runs) and pilot.features > 0 else math.nan)
+        rows.append(PlanRow(estimator, model, target, runs, 3 * runs * per_run, mem))
 
     if dlt > 0 and math.isfinite(pilot.mu_claim) and not mutant:
         add("Gaussian LR (white-box, exact form)", f"Gaussian, mu = mu_claim = "

@@ -97,8 +97,10 @@ NULL_SET = 2
 #: Default memory budget of one audit (GB); a larger estimate is refused unless asked for.
 MEMORY_BUDGET_GB = 4.0
 #: Bytes per stored feature value and run, with the copies scoring makes (measured: about
-#: 18 for DP-SGD at 10^5 runs, 3 sets of 5 features), and the interpreter's base.
-_BYTES_PER_VALUE, _BASE_BYTES = 32, 3e8
+#: 18 for DP-SGD at 10^5 runs, 3 sets of 5 features), and the base: the interpreter, the
+#: imports and one chunk's working memory (DP-AGD's is the largest: 307 MiB peak at 40,000
+#: runs of one feature, above the 3e8 this was until issue 36; bench/bench_audit_memory.md).
+_BYTES_PER_VALUE, _BASE_BYTES = 32, 3.6e8
 #: Seconds between progress lines when stderr is not a terminal (logs, pipes).
 LOG_EVERY_S = 5.0
 
@@ -174,6 +176,9 @@ class AuditResult:
     noise, low_bits:
         The algorithm's noise option (``"float"`` or ``"grid"``) and whether the statistic
         read the raw released floats' last bits.
+    features, estimated_memory_bytes:
+        Features per run, and the peak memory :func:`memory_estimate` gave for these runs
+        (what ``max_memory_gb`` was compared with).
     """
 
     algorithm: str
@@ -211,6 +216,8 @@ class AuditResult:
     low_bits: bool = False
     independence_z: float = math.nan
     independence_crit: float = math.inf
+    features: int = 0
+    estimated_memory_bytes: float = math.nan
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
@@ -779,7 +786,8 @@ def audit(algorithm: str, neighbouring: Neighbouring | str | None = None, *,
         cpu_seconds=time.process_time() - c0, mutant=mutant_name,
         claim_accountant=claim_name, ledger_epsilon=ledger_eps, input_epsilon=float(eps_in),
         tradeoff=tuple(curve), noise=noise, low_bits=bool(low_bits),
-        independence_z=indep, independence_crit=indep_crit,
+        independence_z=indep, independence_crit=indep_crit, features=int(k),
+        estimated_memory_bytes=float(need),
     )
 
 
