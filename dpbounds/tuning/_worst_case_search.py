@@ -29,6 +29,7 @@ The pass stops for a point once the noise alone, :math:`(d\ell(T)+\sigma)\max_\l
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -81,16 +82,22 @@ def _plus_congruence(Q: tuple, M: tuple, S: tuple) -> tuple:
             q11 + t10 * m10 + t11 * m11)
 
 
+@functools.lru_cache(maxsize=8)
 def visited_horizons(Tmax: int) -> np.ndarray:
     """The horizons the pass visits: every one up to :data:`DENSE`, then strides that double
-    every octave (the same rule as the loop of :func:`heavy_ball_worst_by_horizon`)."""
+    every octave (the same rule as the loop of :func:`heavy_ball_worst_by_horizon`).
+    Read-only and kept for the last few ``Tmax``: a tuner's search calls the pass hundreds of
+    times with one ``Tmax`` (at 10^6, 11,000 horizons: 7 ms a call, a quarter of a ``tune
+    hb``'s CPU before it was kept)."""
     out, T, stride = [], 0, 1
     while T + stride <= Tmax:
         T += stride
         out.append(T)
         if T >= DENSE * stride and T + 2 * stride <= Tmax:
             stride *= 2
-    return np.array(out, dtype=np.int64)
+    horizons = np.array(out, dtype=np.int64)
+    horizons.flags.writeable = False
+    return horizons
 
 
 def heavy_ball_worst_by_horizon(
