@@ -9,6 +9,8 @@ which the plan does not count), so ``peak - baseline`` is what the study's array
 compiled kernels' code generation took, to be compared with the estimate. Usage::
 
     PYTHONPATH=$PWD python bench/bench_plan_memory.py > out.jsonl       # ~4-6 CPU-min
+    PYTHONPATH=$PWD python bench/bench_plan_memory.py --full 120 --theorems T --vary V
+                                          # the full study (planned grid) at 120 CPU-s
     python bench/bench_plan_memory.py --table out.jsonl                 # markdown
 
 Results: ``bench/bench_plan_memory.md``.
@@ -66,12 +68,18 @@ def baseline(timeout: float) -> float:
     return _child([sys.executable, "-c", _IMPORTS], timeout)[2]
 
 
+#: ``--full S``: the full (planned, not quick) study at a CPU budget of S seconds
+_FULL: list[float] = []
+
+
 def one(theorem: str, vary: str, seed: int, timeout: float) -> dict:
-    cmd = [sys.executable, "-m", "dpbounds", "verify", theorem, "--vary", vary, "--quick",
+    mode = ["--max-seconds", f"{_FULL[0]:g}"] if _FULL else ["--quick"]
+    cmd = [sys.executable, "-m", "dpbounds", "verify", theorem, "--vary", vary, *mode,
            "--json", "--seed", str(seed)]
     rc, text, peak, cpu, wall = _child(cmd, timeout)
     row: dict = dict(theorem=theorem, vary=vary, seed=seed, rc=rc, peak_mib=round(peak, 1),
-                     cpu_s=round(cpu, 1), wall_s=round(wall, 1))
+                     cpu_s=round(cpu, 1), wall_s=round(wall, 1),
+                     mode=f"full, --max-seconds {_FULL[0]:g}" if _FULL else "quick")
     try:
         regime = json.loads(text).get("regime", {})
     except json.JSONDecodeError:
@@ -96,14 +104,20 @@ def table(path: str) -> str:
         est = r.get("estimate_mib")
         ratio = extra / est if est else float("nan")
         worst = max(worst, ratio) if ratio == ratio else worst
-        out.append(f"| `{r['theorem']} --vary {r['vary']}` | {r['rc']} | {est} | "
+        mode = "" if r.get("mode", "quick") == "quick" else f" ({r['mode']})"
+        out.append(f"| `{r['theorem']} --vary {r['vary']}`{mode} | {r['rc']} | {est} | "
                    f"{r['peak_mib']:.0f} | {extra:.0f} | {ratio:.2f} | {r['cpu_s']} |")
     out += ["", f"Largest (peak - baseline) / estimate: {worst:.2f}."]
     return "\n".join(out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return sweep_main(argv, __doc__, one, table,
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "--full" in args:  # taken out here: the shared sweep's parser does not know it
+        i = args.index("--full")
+        _FULL.append(float(args[i + 1]))
+        del args[i : i + 2]
+    return sweep_main(args, __doc__, one, table,
                       first=lambda timeout: {"baseline_mib": round(baseline(timeout), 1)})
 
 

@@ -732,6 +732,12 @@ def _point(fixed: Mapping[str, Any], var: str, v: float) -> dict[str, Any]:
     return p
 
 
+#: What a study's first run holds beyond its arrays and the imports (the compiled kernels'
+#: code generation, first-use imports): 56-75 MiB measured over every quick study and three
+#: full ones (bench/bench_plan_memory.md); added to the plans' arrays in the estimate.
+FIRST_RUN_BYTES = 80.0 * 2**20
+
+
 def _check_memory(study: TheoremStudy, spec: VerifyProblem, points: Sequence[Mapping[str, Any]],
                   trials: int, max_memory: float, allow_large: bool,
                   regime: dict[str, Any]) -> None:
@@ -740,7 +746,8 @@ def _check_memory(study: TheoremStudy, spec: VerifyProblem, points: Sequence[Map
 
     # every point's plan (cached where the grid was planned): the transcripts of the
     # non-convex studies grow with T, which only the plan knows
-    mem = max(regimes.dry_plan(study, spec, p, trials)["memory_bytes"] for p in points)
+    mem = (max(regimes.dry_plan(study, spec, p, trials)["memory_bytes"] for p in points)
+           + FIRST_RUN_BYTES)
     regime["estimated_memory_bytes"] = float(mem)
     if mem > max_memory and not allow_large:
         raise ValueError(f"the study needs an estimated {mem / 2**30:.3g} GiB (trials={trials}), "
