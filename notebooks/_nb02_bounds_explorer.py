@@ -57,7 +57,7 @@ per theorem (and only for the chosen one: the grey peers draw their bound alone)
 panel's curves are cached, so moving one control recomputes only the two panels it changes;
 the figure is made once and redrawn in place (its ticks, text layouts and renderer are
 reused). Yang et al.'s $c_2$ at the 40 points of the eps axis is read from the fits dpbounds
-ships (`dpbounds/bounds/nonconvex/c2_fitted.json`, refitted bit for bit by its tests) instead
+ships (`dpbounds/bounds/nonconvex/c2_fitted.json`, refitted to 1e-12 by its tests) instead
 of 40 noise calibrations. Measured on a 2-vCPU AMD EPYC (`bench/bench_notebook02_redraw.py`):
 the first draw costs 1.4-1.9 s of CPU (7-9 s with the calibrations, 14 s on a loaded host),
 a slider move 0.4-0.7 s, choosing another theorem 0.2-1.1 s, the first cell 1.4-1.9 s. The
