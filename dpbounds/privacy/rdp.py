@@ -386,20 +386,34 @@ def _wor_log_a_integers(q: float, z: float, alphas: np.ndarray, generic: bool = 
         term_i = np.minimum(term_i, own_terms[3 : top + 1])
         if own_terms.size > 2:
             term_2 = min(term_2, float(own_terms[2]))
-    # every order at once (one row each, -inf past the row's own a): the per-order
-    # logsumexp calls cost ~0.6 ms each in scipy's array-API wrapper, most of a calibration
-    a = alphas.astype(float)[:, None]
+    # many orders at once (one row each, -inf past the row's own a): the per-order
+    # logsumexp calls cost ~0.6 ms each in scipy's array-API wrapper, most of a calibration;
+    # in blocks of rows of at most _ROW_BLOCK_ELEMENTS numbers, because at the extended orders
+    # (top = 131072) all rows at once held ~75 MiB of temporaries (seen as the peak of a
+    # verify study's planning). Rows are independent and each keeps its full length, so the
+    # result is the same floats whatever the block
+    a_all = alphas.astype(float)
     k = i[None, :]  # k = 3..top
-    with np.errstate(invalid="ignore"):  # k > a: gammaln(<= 0) is inf; masked just below
-        log_comb = (special.gammaln(a + 1.0) - special.gammaln(k + 1.0)
-                    - special.gammaln(a - k + 1.0))
-    body = np.where(k <= a, term_i[None, :] + log_comb, -np.inf)
-    with np.errstate(divide="ignore"):  # a = 1: log(0), its row is set to 0 below
-        lc2 = np.log(a * (a - 1.0) / 2.0)
-    terms = np.concatenate([np.zeros_like(a), term_2 + lc2, body], axis=1)
-    out = np.asarray(special.logsumexp(terms, axis=1), dtype=float)
+    out = np.empty(a_all.size)
+    rows = max(1, _ROW_BLOCK_ELEMENTS // max(top, 1))
+    for start in range(0, a_all.size, rows):
+        a = a_all[start : start + rows, None]
+        with np.errstate(invalid="ignore"):  # k > a: gammaln(<= 0) is inf; masked below
+            log_comb = (special.gammaln(a + 1.0) - special.gammaln(k + 1.0)
+                        - special.gammaln(a - k + 1.0))
+        body = np.where(k <= a, term_i[None, :] + log_comb, -np.inf)
+        del log_comb
+        with np.errstate(divide="ignore"):  # a = 1: log(0), its row is set to 0 below
+            lc2 = np.log(a * (a - 1.0) / 2.0)
+        terms = np.concatenate([np.zeros_like(a), term_2 + lc2, body], axis=1)
+        del body
+        out[start : start + rows] = special.logsumexp(terms, axis=1)
     out[alphas.astype(int) == 1] = 0.0
     return out
+
+
+#: numbers per block of rows in :func:`_wor_log_a_integers` (2^17: 1 MiB an array)
+_ROW_BLOCK_ELEMENTS = 1 << 17
 
 
 def without_replacement_gaussian_rdp(
