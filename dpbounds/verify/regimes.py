@@ -95,6 +95,13 @@ def _cached_plan(theorem: str, spec: VerifyProblem, point: tuple, trials: int
 #: a probe run stops growing once it costs this much CPU (seconds); at most _PROBE_MAX probes
 _PROBE_SECONDS = 0.3
 _PROBE_MAX = 7
+#: the largest planned memory (``memory_bytes`` of its dry plan) of a cost probe: a probe
+#: that would hold more is not run, the fit keeps the probes before it. Probes time a study,
+#: they need not be large: ``yang.nsgd --vary N``'s full study grew its probes to T = 204,800
+#: steps (92 MiB of transcript planned, the process 72 MiB larger) because each run's fixed
+#: cost (0.47 CPU-s) hid the per-step part until then, so the study peaked at twice its
+#: estimate (174 MiB above its imports, 85 estimated; bench/bench_plan_memory.md)
+PROBE_MAX_BYTES = 32.0 * 2**20
 
 
 def seconds_per_evaluation(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, float],
@@ -151,6 +158,8 @@ def _probe_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, flo
             probe["T"] = t
         inst = spec.build(n, int(probe["d"]), seed=0)
         pl = study.plan_point(probe, inst, trials)
+        if k >= 3 and float(pl.get("memory_bytes", 0.0)) > PROBE_MAX_BYTES:
+            break  # three probes fit; a larger one would hold more than a probe may
         runs = []
         for _ in range(2):
             t0 = time.process_time()
@@ -226,9 +235,12 @@ def cost_over_d(study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, fl
     n, t = 32, 200
     probe = dict(fixed)
     for k in range(_PROBE_MAX):
-        probe = dict(fixed, N=n, d=hi)
-        if "T" in probe:
-            probe["T"] = t
+        grown = dict(fixed, N=n, d=hi)
+        if "T" in grown:
+            grown["T"] = t
+        if k >= 1 and _planned_bytes(study, spec, grown, trials) > PROBE_MAX_BYTES:
+            break  # the previous probe is timed at both ends (see PROBE_MAX_BYTES)
+        probe = grown
         runs = 2 if k == 0 else 1  # the first run pays compilation
         dt = min(_timed_run(study, spec, probe, trials)[0] for _ in range(runs))
         if dt >= 2 * _PROBE_SECONDS and k >= 1:
@@ -250,6 +262,12 @@ def cost_over_d(study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, fl
 
     factor.powers = (power, power)  # type: ignore[attr-defined]  # reported in the regime
     return factor
+
+
+def _planned_bytes(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, float],
+                   trials: int) -> float:
+    """The dry plan's ``memory_bytes`` of ``point`` (0 where a plan does not say)."""
+    return float(dry_plan(study, spec, point, trials).get("memory_bytes", 0.0))
 
 
 def _informative(p: Mapping[str, Any]) -> bool:

@@ -680,7 +680,8 @@ def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
                                  reduce_trials=reduce_trials, cost_factor=factor)
         if plan is not None and len(plan.values) >= 2:
             out = dict(fixed, **plan.fixed)
-            reg = dict(plan.as_dict(), estimated_total_seconds=sum(plan.seconds))
+            reg = dict(plan.as_dict(), estimated_total_seconds=sum(plan.seconds),
+                       probe_memory_bytes=regimes.PROBE_MAX_BYTES)
             if over:
                 reg["why"] += "; the study's informative setting " + ", ".join(
                     f"{k}={v:g}" for k, v in over.items())
@@ -696,6 +697,8 @@ def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
                               f"({max_seconds:.3g} s CPU; --allow-expensive runs it); "
                               "today's default grid instead",
                           unaffordable=plan.as_dict(), fallback=True)
+        # the cost probes ran before any point: at most PROBE_MAX_BYTES of planned arrays
+        regime["probe_memory_bytes"] = regimes.PROBE_MAX_BYTES
     return regime, values, fixed
 
 
@@ -745,8 +748,10 @@ def _check_memory(study: TheoremStudy, spec: VerifyProblem, points: Sequence[Map
     from dpbounds.verify import regimes
 
     # every point's plan (cached where the grid was planned): the transcripts of the
-    # non-convex studies grow with T, which only the plan knows
-    mem = (max(regimes.dry_plan(study, spec, p, trials)["memory_bytes"] for p in points)
+    # non-convex studies grow with T, which only the plan knows; a planned grid's cost probes
+    # ran first, each at most regimes.PROBE_MAX_BYTES (the larger of the two is held at once)
+    mem = (max(max(regimes.dry_plan(study, spec, p, trials)["memory_bytes"] for p in points),
+               float(regime.get("probe_memory_bytes", 0.0)))
            + FIRST_RUN_BYTES)
     regime["estimated_memory_bytes"] = float(mem)
     if mem > max_memory and not allow_large:

@@ -90,3 +90,60 @@ def test_the_old_probe_rule_reads_a_cold_cache_as_a_per_step_cost(monkeypatch):
     scale = a_mat.max(axis=0)
     coef = nnls(a_mat / scale, np.array(secs))[0] / scale
     assert coef[1] * 1e7 > 3 * PER_STEP * 1e7
+
+
+def _fake_with_memory(clock: _Clock, bytes_per_step: float):
+    """The fake study whose plan also holds ``bytes_per_step`` per step (a transcript)."""
+    study, spec = _fake(clock, "T")
+    plan = study.plan_point
+    ran: list[float] = []
+
+    def plan_point(point: dict, inst: object, trials: int) -> dict:
+        return dict(plan(point, inst, trials), memory_bytes=bytes_per_step * point["T"])
+
+    def run_point(point: dict, *args: object) -> None:
+        ran.append(bytes_per_step * point["T"])
+        run(point, *args)
+
+    run = study.run_point
+    study.plan_point, study.run_point = plan_point, run_point
+    return study, spec, ran
+
+
+def test_probes_never_run_above_the_memory_cap_and_still_fit_the_cost(monkeypatch):
+    """The yang.nsgd case: a run's fixed cost hides the per-step part until T = 204,800 (92
+    MiB of transcript planned there). With 500 bytes a step a probe is capped at 67,108 steps:
+    none runs above ``PROBE_MAX_BYTES``, and the fit still prices a 1e7-step point at its
+    closed form (to 1%). Control: without the cap the same probes pass it."""
+    clock = _Clock()
+    monkeypatch.setattr(regimes.time, "process_time", clock)
+    monkeypatch.setattr(regimes, "_PROBE_SECONDS", 5.0)  # growth stops only at the cap
+    study, spec, ran = _fake_with_memory(clock, 500.0)
+    a, b, _ = regimes._probe_fit(study, spec, _point("T"), 4)  # type: ignore[arg-type]
+    assert max(ran) <= regimes.PROBE_MAX_BYTES and len(ran) >= 6  # three probes, twice each
+    assert a * 1e7 + b * 4e7 == pytest.approx(PER_STEP * 1e7, rel=0.01)
+    # control: the cap is what stopped them
+    monkeypatch.setattr(regimes, "PROBE_MAX_BYTES", float("inf"))
+    clock2 = _Clock()
+    monkeypatch.setattr(regimes.time, "process_time", clock2)
+    study, spec, ran = _fake_with_memory(clock2, 500.0)
+    regimes._probe_fit(study, spec, _point("T"), 4)  # type: ignore[arg-type]
+    assert max(ran) > 32.0 * 2**20
+
+
+def test_d_probes_never_grow_above_the_memory_cap(monkeypatch):
+    """``cost_over_d`` grows one probe at the grid's largest d before timing both ends: it
+    stops before a probe whose plan holds more than the cap (here 500 bytes a step)."""
+    clock = _Clock()
+    monkeypatch.setattr(regimes.time, "process_time", clock)
+    monkeypatch.setattr(regimes, "_PROBE_SECONDS", 5.0)
+    study, spec, ran = _fake_with_memory(clock, 500.0)
+    monkeypatch.setattr(regimes, "dry_plan",
+                        lambda st, sp, point, trials: st.plan_point(point, None, trials))
+    factor = regimes.cost_over_d(study, spec, _point("T"), [4, 64], 4)  # type: ignore[arg-type]
+    assert factor.powers == (0.0, 0.0)  # the fake's cost does not grow with d
+    assert max(ran) <= regimes.PROBE_MAX_BYTES and len(ran) >= 6
+    monkeypatch.setattr(regimes, "PROBE_MAX_BYTES", float("inf"))
+    ran.clear()
+    regimes.cost_over_d(study, spec, _point("T"), [4, 64], 4)  # type: ignore[arg-type]
+    assert max(ran) > 32.0 * 2**20
