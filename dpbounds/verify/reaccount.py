@@ -822,6 +822,10 @@ def _reaccount_laplace(tr: Mapping[str, Any], epsilon: float, relation: Any, alp
                         drawn=tuple(drawn))
 
 
+#: steps per block of :func:`_account`'s minimum
+_STEP_BLOCK = 1 << 16
+
+
 def _account(tr: Mapping[str, Any], rel: str, norms: np.ndarray, delta: float,
              accountant: str, trials: int, worst: bool = False
              ) -> tuple[float, float, float, str]:
@@ -832,12 +836,19 @@ def _account(tr: Mapping[str, Any], rel: str, norms: np.ndarray, delta: float,
     if scheme in SAMPLED:
         w = _steps_per_release(tr)
         k = 2.0 if rel == "replace_one" else 1.0
-        sens = k * w[None, :] * norms  # (trials, T)
-        if _grid_extra(tr) is not None:  # the rounding's extra move, value units
+        grid = _grid_extra(tr) is not None
+        if grid:  # the rounding's extra move, value units
             unit = math.sqrt(int(tr["noise_dim"])) * (1.0 + 1e-12) * 2.0 ** -int(tr["grid_bits"])
-            sens = np.where(sens > 0, sens + unit, sens)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            z = float(np.min(np.where(sens > 0, std[None, :] / sens, np.inf)))
+        # in blocks of steps: (trials, T) temporaries of a 10^6-step run with 8 trials were
+        # 64 MB each, three at once, above the study's plan; a minimum of the same floats
+        z = math.inf
+        for lo in range(0, w.size, _STEP_BLOCK):
+            sl = slice(lo, lo + _STEP_BLOCK)
+            sens = k * w[None, sl] * norms[:, sl]  # (trials, steps of the block)
+            if grid:
+                sens = np.where(sens > 0, sens + unit, sens)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                z = min(z, float(np.min(np.where(sens > 0, std[None, sl] / sens, np.inf))))
         if not math.isfinite(z):
             return 0.0, math.nan, z, "no contribution"
         if z <= 0:
