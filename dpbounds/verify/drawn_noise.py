@@ -407,20 +407,23 @@ _KS_BLOCK = 1 << 20
 
 
 def _ks_pvalue(u: np.ndarray, cdf: Any) -> float:
-    """Two-sided one-sample Kolmogorov-Smirnov p-value of ``u`` against ``cdf``: the same
-    float as ``scipy.stats.kstest(u, cdf).pvalue`` (its statistic term by term, then
-    ``kstwo.sf(D, n)``, its default 'exact' method), with ``u`` sorted in place and the CDF
-    taken in blocks of ``_KS_BLOCK``. scipy's holds about five arrays of ``u``'s size at
-    once: 64 MB each for a full Yang et al. study's 8 trials x 10^6 draws, which took its
-    peak above its plan (bench/bench_plan_memory.md)."""
+    """Two-sided one-sample Kolmogorov-Smirnov p-value of float64 draws ``u`` against
+    ``cdf``: the same float as ``scipy.stats.kstest(u, cdf).pvalue`` (its statistic term by
+    term, then ``kstwo.sf(D, n)``, its default 'exact' method; NaN where a CDF value is NaN,
+    as scipy's), with ``u`` sorted in place and the CDF taken in blocks of ``_KS_BLOCK``.
+    scipy's holds about five arrays of ``u``'s size at once: 64 MB each for a full Yang et al.
+    study's 8 trials x 10^6 draws, which took its peak above its plan
+    (bench/bench_plan_memory.md)."""
     u.sort()
     n = u.size
     d_plus = d_minus = -math.inf
     for lo in range(0, n, _KS_BLOCK):
         c = np.asarray(cdf(u[lo : lo + _KS_BLOCK]), dtype=float)
         i = np.arange(float(lo), float(lo + c.size))  # exact integers, as scipy's arange
-        d_plus = max(d_plus, float(np.max((i + 1.0) / n - c)))
-        d_minus = max(d_minus, float(np.max(c - i / n)))
+        hi, lo_ = float(np.max((i + 1.0) / n - c)), float(np.max(c - i / n))
+        if math.isnan(hi) or math.isnan(lo_):  # Python's max would drop a NaN block
+            return math.nan
+        d_plus, d_minus = max(d_plus, hi), max(d_minus, lo_)
     d = d_plus if d_plus > d_minus else d_minus
     return float(np.clip(stats.kstwo.sf(d, n), 0.0, 1.0))
 

@@ -848,7 +848,10 @@ def _account(tr: Mapping[str, Any], rel: str, norms: np.ndarray, delta: float,
             if grid:
                 sens = np.where(sens > 0, sens + unit, sens)
             with np.errstate(divide="ignore", invalid="ignore"):
-                z = min(z, float(np.min(np.where(sens > 0, std[None, sl] / sens, np.inf))))
+                block = float(np.min(np.where(sens > 0, std[None, sl] / sens, np.inf)))
+            if math.isnan(block):  # a recorded noise that is not a number: nothing certified
+                return math.inf, math.nan, math.nan, "release_std is NaN at a contribution"
+            z = min(z, block)
         if not math.isfinite(z):
             return 0.0, math.nan, z, "no contribution"
         if z <= 0:

@@ -95,13 +95,15 @@ def _cached_plan(theorem: str, spec: VerifyProblem, point: tuple, trials: int
 #: a probe run stops growing once it costs this much CPU (seconds); at most _PROBE_MAX probes
 _PROBE_SECONDS = 0.3
 _PROBE_MAX = 7
-#: the largest planned memory (``memory_bytes`` of its dry plan) of a cost probe: a probe
-#: that would hold more is not run, the fit keeps the probes before it. Probes time a study,
-#: they need not be large: ``yang.nsgd --vary N``'s full study grew its probes to T = 204,800
-#: steps (92 MiB of transcript planned, the process 72 MiB larger) because each run's fixed
-#: cost (0.47 CPU-s) hid the per-step part until then, so the study peaked at twice its
-#: estimate (174 MiB above its imports, 85 estimated; bench/bench_plan_memory.md)
-PROBE_MAX_BYTES = 32.0 * 2**20
+#: the largest planned memory (``memory_bytes`` of its dry plan) of a grown cost probe: a
+#: probe that would hold more is not run, the fit keeps the probes before it, and a planned
+#: grid's memory estimate counts this much for its probes. ``yang.nsgd --vary N``'s full study
+#: grew its probes to T = 204,800 steps (92 MiB of transcript planned, the process 72 MiB
+#: larger) because each run's fixed cost (0.47 CPU-s) hides the per-step part, and peaked at
+#: twice its estimate (174 MiB above its imports, 85 estimated; bench/bench_plan_memory.md).
+#: Not lower: at 32 MiB its 8-trial probes stopped at T = 12,800, where the fixed cost still
+#: dominates, and priced a 1e7-step point 25% high (independent review)
+PROBE_MAX_BYTES = 128.0 * 2**20
 
 
 def seconds_per_evaluation(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, float],

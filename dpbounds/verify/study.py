@@ -749,7 +749,8 @@ def _check_memory(study: TheoremStudy, spec: VerifyProblem, points: Sequence[Map
 
     # every point's plan (cached where the grid was planned): the transcripts of the
     # non-convex studies grow with T, which only the plan knows; a planned grid's cost probes
-    # ran first, each at most regimes.PROBE_MAX_BYTES (the larger of the two is held at once)
+    # ran first: the grown ones at most regimes.PROBE_MAX_BYTES, the first (N = 32, T <= 3200)
+    # a few MiB (the larger of probes and grid is what is held at once)
     mem = (max(max(regimes.dry_plan(study, spec, p, trials)["memory_bytes"] for p in points),
                float(regime.get("probe_memory_bytes", 0.0)))
            + FIRST_RUN_BYTES)

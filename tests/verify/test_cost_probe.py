@@ -111,10 +111,12 @@ def _fake_with_memory(clock: _Clock, bytes_per_step: float):
 
 
 def test_probes_never_run_above_the_memory_cap_and_still_fit_the_cost(monkeypatch):
-    """The yang.nsgd case: a run's fixed cost hides the per-step part until T = 204,800 (92
-    MiB of transcript planned there). With 500 bytes a step a probe is capped at 67,108 steps:
-    none runs above ``PROBE_MAX_BYTES``, and the fit still prices a 1e7-step point at its
-    closed form (to 1%). Control: without the cap the same probes pass it."""
+    """The yang.nsgd case: a run's fixed cost hides the per-step part (its probes reached
+    T = 204,800, 92 MiB of transcript planned). With 500 bytes a step the 128 MiB cap admits
+    T <= 268,435: none runs above ``PROBE_MAX_BYTES`` (the 819,200-step probe is not run), and
+    the fit still prices a 1e7-step point at its closed form (to 1%). Control: without the cap
+    the same probes pass it."""
+    cap = regimes.PROBE_MAX_BYTES
     clock = _Clock()
     monkeypatch.setattr(regimes.time, "process_time", clock)
     monkeypatch.setattr(regimes, "_PROBE_SECONDS", 5.0)  # growth stops only at the cap
@@ -128,12 +130,13 @@ def test_probes_never_run_above_the_memory_cap_and_still_fit_the_cost(monkeypatc
     monkeypatch.setattr(regimes.time, "process_time", clock2)
     study, spec, ran = _fake_with_memory(clock2, 500.0)
     regimes._probe_fit(study, spec, _point("T"), 4)  # type: ignore[arg-type]
-    assert max(ran) > 32.0 * 2**20
+    assert max(ran) > cap
 
 
 def test_d_probes_never_grow_above_the_memory_cap(monkeypatch):
     """``cost_over_d`` grows one probe at the grid's largest d before timing both ends: it
     stops before a probe whose plan holds more than the cap (here 500 bytes a step)."""
+    cap = regimes.PROBE_MAX_BYTES
     clock = _Clock()
     monkeypatch.setattr(regimes.time, "process_time", clock)
     monkeypatch.setattr(regimes, "_PROBE_SECONDS", 5.0)
@@ -146,4 +149,4 @@ def test_d_probes_never_grow_above_the_memory_cap(monkeypatch):
     monkeypatch.setattr(regimes, "PROBE_MAX_BYTES", float("inf"))
     ran.clear()
     regimes.cost_over_d(study, spec, _point("T"), [4, 64], 4)  # type: ignore[arg-type]
-    assert max(ran) > 32.0 * 2**20
+    assert max(ran) > cap

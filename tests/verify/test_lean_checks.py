@@ -61,3 +61,28 @@ def test_noise_multiplier_minimum_in_blocks_is_the_whole_arrays(monkeypatch, whe
     assert z == exact
     # control: without the block holding the largest norm the minimum is another
     assert float(np.min(np.delete(std[None, :] / (2.0 * w[None, :] * norms), where, 1))) > z
+
+
+def test_a_nan_cdf_value_gives_a_nan_p_as_scipys(monkeypatch):
+    """Independent review: a NaN inside one block was dropped by Python's max (p = 1.0 where
+    scipy says NaN); a NaN p fails the law row."""
+    monkeypatch.setattr(drawn_noise, "_KS_BLOCK", 2)
+    law = stats.gamma(3.0, scale=2.0)
+    u = np.array([1.0, np.nan, 2.0, 3.0, 50.0])
+    assert math.isnan(stats.kstest(u, law.cdf).pvalue)
+    assert math.isnan(drawn_noise._ks_pvalue(u.copy(), law.cdf))
+
+
+def test_a_nan_release_std_at_a_contribution_certifies_nothing(monkeypatch):
+    """Independent review: a NaN recorded noise made the minimum NaN and the re-accounting
+    read "no contribution", eps = 0 (before the blocks too), or, in blocks, skipped its block
+    and its worst step. Now the epsilon is inf whatever the block."""
+    tr = _transcript()
+    tr["release_std"] = np.asarray(tr["release_std"], dtype=float).copy()
+    tr["release_std"][150] = np.nan
+    norms = np.full((3, 300), 0.3)
+    norms[0, 151] = 5.0
+    for block in (7, 1 << 16):
+        monkeypatch.setattr(reaccount, "_STEP_BLOCK", block)
+        eps, _, z, how = reaccount._account(tr, "replace_one", norms, 1e-5, "rdp", 3)
+        assert eps == math.inf and math.isnan(z) and "NaN" in how
