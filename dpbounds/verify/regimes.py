@@ -302,7 +302,9 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
               allow_expensive: bool = False, user_fixed: Sequence[str] = (),
               reduce_trials: bool = False,
               cost_for: Callable[[int], tuple[float, float]] | None = None,
-              cost_factor: Callable[[Mapping[str, Any]], tuple[float, float]] | None = None
+              cost_factor: Callable[[Mapping[str, Any]], tuple[float, float]] | None = None,
+              fits_memory: Callable[[Sequence[Mapping[str, Any]], int], bool] | None = None,
+              too_large: list[str] | None = None
               ) -> GridPlan | None:
     """The informative (or path) grid of a full study; ``None`` when none is found below
     ``N = 1e6`` (the caller then runs the default grid, labelled).
@@ -321,6 +323,12 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
     the slope needs the span, the ratio and exact verdicts stay honest with fewer trials
     (Student-t intervals, exact standard deviations). The plan's ``extra["trials"]`` is the
     count to run. What still does not fit loses its most expensive points.
+
+    ``fits_memory(points, trials)``: whether a grid fits the memory budget; a setting of the
+    knobs whose grid does not, even at the fewest trials, is not planned (``too_large`` gets
+    one line for it), and budget fitting keeps only grids that fit. Before, the planner chose
+    ``yang.nsgd --vary N``'s T = 1e7 grid (4.12 GiB at 4 trials) and the study then refused
+    it against the default 4 GiB budget, after 42 CPU-s of planning.
     """
     if cost_for is None:
         cache: dict[int, tuple[float, float]] = {}
@@ -407,6 +415,13 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
                         f"vacuous somewhere at every N <= {_N_MAX:g}") + ")"))
             vals = cut
             base["N"] = chosen
+        if fits_memory is not None:
+            t_least = min(trials, MIN_TRIALS) if reduce_trials else trials
+            if not fits_memory([dict(base, **{var: v}) for v in vals], t_least):
+                if too_large is not None:
+                    too_large.append(", ".join(f"{k}={v:g}" for k, v in knob.items())
+                                     or "the informative grid")
+                continue
         why = ("bound below min(trivial, do-nothing) at every point"
                + (f"; local slope within {_SLOPE_TOL} of the headline exponent {headline:g}"
                   if path and headline is not None else "")
@@ -423,7 +438,17 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
     inform = all(b < f for b, f in zip(plan.bounds, plan.floors))
     if (not allow_expensive and sum(plan.seconds) > max_seconds) or not inform:
         plan = _fit(study, spec, var, plan, trials, max_seconds, reduce_trials, cost_for,
-                    allow_expensive, cost_factor)
+                    allow_expensive, cost_factor, fits_memory)
+    elif fits_memory is not None and not fits_memory(
+            [dict(plan.fixed, **{var: v}) for v in plan.values], trials):
+        plan = _fit(study, spec, var, plan, trials, max_seconds, reduce_trials, cost_for,
+                    allow_expensive, cost_factor, fits_memory)
+    if fits_memory is not None and not fits_memory(
+            [dict(plan.fixed, **{var: v}) for v in plan.values],
+            int(plan.extra.get("trials", trials))):
+        if too_large is not None:  # no span or trial count brought it within the budget
+            too_large.append(plan.why.split("; ")[1] if "; " in plan.why else plan.why)
+        return None
     # drop the most expensive points until the rest fits the budget
     keep = sorted(range(len(plan.values)), key=lambda i: plan.seconds[i])
     while not allow_expensive and keep and sum(plan.seconds[i] for i in keep) > max_seconds:
@@ -497,7 +522,8 @@ def _costed(study: TheoremStudy, spec: VerifyProblem, var: str, base: Mapping[st
 def _fit(study: TheoremStudy, spec: VerifyProblem, var: str, plan: GridPlan, trials: int,
          max_seconds: float, reduce_trials: bool,
          cost_for: Callable[[int], tuple[float, float]], allow_expensive: bool = False,
-         factor: Callable[[Mapping[str, Any]], tuple[float, float]] | None = None
+         factor: Callable[[Mapping[str, Any]], tuple[float, float]] | None = None,
+         fits_memory: Callable[[Sequence[Mapping[str, Any]], int], bool] | None = None
          ) -> GridPlan:
     """The widest span (then the most trials) whose grid fits ``max_seconds``; the
     narrowest, fewest-trial grid when none does (every candidate informative at every
@@ -511,6 +537,9 @@ def _fit(study: TheoremStudy, spec: VerifyProblem, var: str, plan: GridPlan, tri
     for span, k in spans:
         vals = plan.values if span is None else _span(int(n0 or 0), span, int(k or 0))
         for t in counts:
+            if fits_memory is not None and not fits_memory(
+                    [dict(base, **{var: v}) for v in vals], t):
+                continue  # over the memory budget: fewer trials, or a narrower span
             why = plan.why + (f"; narrowed to a factor {span:g}" if span not in (None, 10.0)
                               else "") + (f"; {t} trials to fit the budget" if t != trials
                                           else "")

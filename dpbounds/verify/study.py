@@ -399,7 +399,8 @@ def scaling_study(
     pts_fixed.update(fixed)
     regime, values, pts_fixed = _choose_grid(
         study, spec, var, values, given, pts_fixed, trials, quick, grid, max_seconds,
-        allow_expensive, sorted(fixed), reduce_trials=not trials_given)
+        allow_expensive, sorted(fixed), reduce_trials=not trials_given,
+        max_memory=max_memory, allow_large=allow_large)
     # the planner may lower the default trials to fit the budget (never the user's)
     trials = int(regime.get("trials", trials))
     points = [_point(pts_fixed, var, v) for v in values]
@@ -656,9 +657,11 @@ def _spread_verdict(name: str, key: str, var: str, records: Sequence[Mapping[str
 def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
                  values: tuple[float, ...], given: bool, fixed: dict[str, Any], trials: int,
                  quick: bool, grid: str, max_seconds: float, allow_expensive: bool,
-                 user_fixed: Sequence[str], reduce_trials: bool = False
+                 user_fixed: Sequence[str], reduce_trials: bool = False,
+                 max_memory: float = 4 * 2.0**30, allow_large: bool = False
                  ) -> tuple[dict[str, Any], tuple[float, ...], dict[str, Any]]:
-    """The regime (a JSON-able dict), the grid values and the fixed values to run."""
+    """The regime (a JSON-able dict), the grid values and the fixed values to run (a planned
+    grid within ``max_memory`` unless ``allow_large``)."""
     from dpbounds.verify import regimes
 
     if given:
@@ -674,10 +677,18 @@ def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
         # a sweep over d: each point costed at its own d (probes at the grid's ends)
         factor = (regimes.cost_over_d(study, spec, fixed, values, min(trials, 16))
                   if var == "d" else None)
+        too_large: list[str] = []
+
+        def fits_memory(points: Sequence[Mapping[str, Any]], t: int) -> bool:
+            return allow_large or _estimated_memory(
+                study, spec, [_integers(p) for p in points], t,
+                regimes.PROBE_MAX_BYTES) <= max_memory
+
         plan = regimes.plan_grid(study, spec, var, fixed, values, trials,
                                  path=grid == "path", cost=cost, max_seconds=max_seconds,
                                  allow_expensive=allow_expensive, user_fixed=user_fixed,
-                                 reduce_trials=reduce_trials, cost_factor=factor)
+                                 reduce_trials=reduce_trials, cost_factor=factor,
+                                 fits_memory=fits_memory, too_large=too_large)
         if plan is not None and len(plan.values) >= 2:
             out = dict(fixed, **plan.fixed)
             reg = dict(plan.as_dict(), estimated_total_seconds=sum(plan.seconds),
@@ -687,7 +698,13 @@ def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
                     f"{k}={v:g}" for k, v in over.items())
             return reg, plan.values, out
         fixed = original
-        if plan is None:
+        if plan is None and too_large:
+            why = (f"the {'path' if grid == 'path' else 'informative'} grid needs more than "
+                   f"the memory budget ({max_memory / 2**30:.3g} GiB; --max-memory-gb, "
+                   f"--allow-large) at {'; '.join(dict.fromkeys(too_large))}; today's default "
+                   "grid instead")
+            regime = dict(name="default grid", why=why, fallback=True)
+        elif plan is None:
             why = (f"no {'path' if grid == 'path' else 'informative'} grid found with N <= "
                    f"1e6; today's default grid instead")
             regime = dict(name="default grid", why=why, fallback=True)
@@ -741,19 +758,31 @@ def _point(fixed: Mapping[str, Any], var: str, v: float) -> dict[str, Any]:
 FIRST_RUN_BYTES = 80.0 * 2**20
 
 
+def _integers(p: Mapping[str, Any]) -> dict[str, Any]:
+    """``p`` with its integer parameters as ints (the plans are cached by them)."""
+    return {k: int(v) if k in _INTEGER_VARS else v for k, v in p.items()}
+
+
+def _estimated_memory(study: TheoremStudy, spec: VerifyProblem,
+                      points: Sequence[Mapping[str, Any]], trials: int,
+                      probe_bytes: float = 0.0) -> float:
+    """The estimate ``--max-memory-gb`` is compared with (bytes): every point's plan (cached
+    where the grid was planned: the transcripts of the non-convex studies grow with T, which
+    only the plan knows) or a planned grid's cost probes, which ran first (the grown ones at
+    most ``regimes.PROBE_MAX_BYTES``, the first, N = 32 and T <= 3200, a few MiB), whichever
+    is larger (that is what is held at once), plus the first run's constant."""
+    from dpbounds.verify import regimes
+
+    arrays = max(regimes.dry_plan(study, spec, p, trials)["memory_bytes"] for p in points)
+    return float(max(arrays, probe_bytes) + FIRST_RUN_BYTES)
+
+
 def _check_memory(study: TheoremStudy, spec: VerifyProblem, points: Sequence[Mapping[str, Any]],
                   trials: int, max_memory: float, allow_large: bool,
                   regime: dict[str, Any]) -> None:
     """Refuse a study whose largest point's estimated memory exceeds ``max_memory``."""
-    from dpbounds.verify import regimes
-
-    # every point's plan (cached where the grid was planned): the transcripts of the
-    # non-convex studies grow with T, which only the plan knows; a planned grid's cost probes
-    # ran first: the grown ones at most regimes.PROBE_MAX_BYTES, the first (N = 32, T <= 3200)
-    # a few MiB (the larger of probes and grid is what is held at once)
-    mem = (max(max(regimes.dry_plan(study, spec, p, trials)["memory_bytes"] for p in points),
-               float(regime.get("probe_memory_bytes", 0.0)))
-           + FIRST_RUN_BYTES)
+    mem = _estimated_memory(study, spec, points, trials,
+                            float(regime.get("probe_memory_bytes", 0.0)))
     regime["estimated_memory_bytes"] = float(mem)
     if mem > max_memory and not allow_large:
         raise ValueError(f"the study needs an estimated {mem / 2**30:.3g} GiB (trials={trials}), "

@@ -41,3 +41,57 @@ def test_both_planned_outcomes_carry_the_probes(monkeypatch) -> None:
     assert fallback["fallback"] and fallback["probe_memory_bytes"] == regimes.PROBE_MAX_BYTES
     quick, _, _ = study._choose_grid(*args, True, "auto", 900.0, False, ())
     assert "probe_memory_bytes" not in quick
+
+
+def _fake_planner(monkeypatch, informative_from_t: float):
+    """A study whose bound is informative (below the trivial 1) from ``N = 1000`` at
+    ``T >= informative_from_t``, holding 100 bytes per step and trial."""
+    import types
+
+    def dry_plan(study, spec, point, trials):
+        t, n = float(point["T"]), float(point["N"])
+        bound = 0.5 if (t >= informative_from_t and n >= 1000) else 2.0
+        return dict(bound=bound, trivial=1.0, do_nothing=1.0, steps=t,
+                    gradient_evaluations=t * trials, memory_bytes=100.0 * t * trials)
+
+    monkeypatch.setattr(regimes, "dry_plan", dry_plan)
+    fake = types.SimpleNamespace(fixed=dict(d=8, N=100, T=1000), theorem="fake",
+                                 headline_exponent=lambda var: None)
+    return fake
+
+
+def _plan(fake, budget, trials=16):
+    too_large: list[str] = []
+
+    def fits(points, t):
+        return max(100.0 * float(p["T"]) * t for p in points) <= budget
+
+    plan = regimes.plan_grid(fake, None, "N", dict(fake.fixed), None, trials,
+                             cost=(1e-9, 1e-9), cost_for=lambda t: (1e-9, 1e-9),
+                             max_seconds=1e9, reduce_trials=True, fits_memory=fits,
+                             too_large=too_large)
+    return plan, too_large
+
+
+def test_the_planner_never_plans_a_grid_above_the_memory_budget(monkeypatch):
+    """Only T = 1e7 is informative; its grid holds 4 GB at 4 trials. Under a 1 GB budget the
+    planner plans nothing and says why (the study then runs the default grid, labelled);
+    under 10 GB it plans T = 1e7 with the most trials that fit, 8 (8 GB; 16 would hold
+    16 GB). Before, it planned the 16-trial grid and the study refused it."""
+    fake = _fake_planner(monkeypatch, 1e7)
+    plan, too_large = _plan(fake, 1e9)
+    assert plan is None and too_large == ["T=1e+07"]
+    plan, too_large = _plan(fake, 1e10)
+    assert plan is not None and plan.fixed["T"] == 1e7 and plan.extra["trials"] == 8
+    assert too_large == []
+    # control: without a budget the 16-trial grid is planned
+    plan, _ = _plan(fake, float("inf"))
+    assert plan is not None and plan.extra["trials"] == 16
+
+
+def test_a_smaller_knob_that_fits_is_planned_when_the_larger_does_not(monkeypatch):
+    """Informative from T = 1e5: T = 1e5 and 1e6 fit a 1 GB budget at 16 trials, 1e7 does
+    not; the plan is a T that fits, and the skipped knob is named."""
+    fake = _fake_planner(monkeypatch, 1e5)
+    plan, too_large = _plan(fake, 1e9)
+    assert plan is not None and plan.fixed["T"] in (1e5, 1e6) and "T=1e+07" in too_large
