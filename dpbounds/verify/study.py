@@ -700,9 +700,9 @@ def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
         fixed = original
         if plan is None and too_large:
             why = (f"the {'path' if grid == 'path' else 'informative'} grid needs more than "
-                   f"the memory budget ({max_memory / 2**30:.3g} GiB; --max-memory-gb, "
-                   f"--allow-large) at {'; '.join(dict.fromkeys(too_large))}; today's default "
-                   "grid instead")
+                   f"the memory budget ({max_memory / 1e9:.3g} GB, --max-memory-gb; "
+                   f"--allow-large runs it) at {'; '.join(dict.fromkeys(too_large))}; "
+                   "today's default grid instead")
             regime = dict(name="default grid", why=why, fallback=True)
         elif plan is None:
             why = (f"no {'path' if grid == 'path' else 'informative'} grid found with N <= "
