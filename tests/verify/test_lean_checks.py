@@ -54,7 +54,9 @@ def test_noise_multiplier_minimum_in_blocks_is_the_whole_arrays(monkeypatch, whe
     monkeypatch.setattr(reaccount, "_STEP_BLOCK", 7)
     norms = np.random.default_rng(1).uniform(0.1, 0.5, size=(3, 300))
     norms[1, where] = 0.9
-    w = reaccount._steps_per_release(tr)
+    # each step releases the mean of a batch of 5: every contribution is weighted 1/5 (the
+    # run's definition, not read back through the module's own helper)
+    w = np.full(300, 1.0 / 5.0)
     std = np.asarray(tr["release_std"], dtype=float)
     exact = float(np.min(std[None, :] / (2.0 * w[None, :] * norms)))
     _, _, z, _ = reaccount._account(tr, "replace_one", norms, 1e-5, "rdp", 3)
