@@ -678,11 +678,16 @@ def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
         factor = (regimes.cost_over_d(study, spec, fixed, values, min(trials, 16))
                   if var == "d" else None)
         too_large: list[str] = []
+        smallest = [math.inf]  # the least memory of a grid refused for it (for the reason)
 
         def fits_memory(points: Sequence[Mapping[str, Any]], t: int) -> bool:
-            return allow_large or _estimated_memory(
-                study, spec, [_integers(p) for p in points], t,
-                regimes.PROBE_MAX_BYTES) <= max_memory
+            if allow_large:
+                return True
+            need = _estimated_memory(study, spec, [_integers(p) for p in points], t,
+                                     regimes.PROBE_MAX_BYTES)
+            if need > max_memory:
+                smallest[0] = min(smallest[0], need)
+            return need <= max_memory
 
         plan = regimes.plan_grid(study, spec, var, fixed, values, trials,
                                  path=grid == "path", cost=cost, max_seconds=max_seconds,
@@ -701,9 +706,11 @@ def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
         if plan is None and too_large:
             why = (f"the {'path' if grid == 'path' else 'informative'} grid needs more than "
                    f"the memory budget ({max_memory / 1e9:.3g} GB, --max-memory-gb; "
-                   f"--allow-large runs it) at {'; '.join(dict.fromkeys(too_large))}; "
+                   f"--allow-large runs it) at {'; '.join(dict.fromkeys(too_large))}: the "
+                   f"least of the grids tried needs {smallest[0] / 1e9:.3g} GB; "
                    "today's default grid instead")
-            regime = dict(name="default grid", why=why, fallback=True)
+            regime = dict(name="default grid", why=why, fallback=True,
+                          refused_memory_bytes=smallest[0])
         elif plan is None:
             why = (f"no {'path' if grid == 'path' else 'informative'} grid found with N <= "
                    f"1e6; today's default grid instead")

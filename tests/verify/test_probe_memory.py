@@ -95,3 +95,34 @@ def test_a_smaller_knob_that_fits_is_planned_when_the_larger_does_not(monkeypatc
     fake = _fake_planner(monkeypatch, 1e5)
     plan, too_large = _plan(fake, 1e9)
     assert plan is not None and plan.fixed["T"] in (1e5, 1e6) and "T=1e+07" in too_large
+
+
+def test_the_fallback_says_how_much_the_refused_grid_needs(monkeypatch):
+    """A refused informative grid's reason gives the least memory among the grids tried (the
+    tree studies' need 0.3-26 TB: "--allow-large runs it" alone did not say it cannot), and
+    a grid that fits does not count. Control: with ``allow_large`` nothing is refused."""
+    s = get_study("strongly_convex.heavy_ball")
+    spec = study.problem(s.problems[0]) if isinstance(s.problems[0], str) else s.problems[0]
+    monkeypatch.setattr(regimes, "seconds_per_evaluation", lambda *a, **k: (1e-6, 1e-9))
+    # the estimate: 1e9 bytes per unit of N, read off the grid's largest N
+    monkeypatch.setattr(study, "_estimated_memory",
+                        lambda st, sp, pts, t, probe=0.0: 1e9 * max(p["N"] for p in pts))
+    asked: list[bool] = []
+
+    def plan_grid(*a, fits_memory, too_large, **k):
+        for n in (7.0, 5.0, 3.0):  # 7 GB and 5 GB refused under 4 GB; 3 GB fits
+            asked.append(fits_memory([{"N": n}], 4))
+        if not all(asked):
+            too_large.append("T=1e+07")
+        return None
+
+    monkeypatch.setattr(regimes, "plan_grid", plan_grid)
+    args = (s, spec, "N", (100.0, 200.0), False, dict(s.fixed), 4, False, "auto", 900.0,
+            False, ())
+    regime, _, _ = study._choose_grid(*args, max_memory=4e9)
+    assert asked == [False, False, True]
+    assert regime["refused_memory_bytes"] == 5e9
+    assert "the least of the grids tried needs 5 GB" in regime["why"], regime["why"]
+    asked.clear()
+    regime, _, _ = study._choose_grid(*args, max_memory=4e9, allow_large=True)
+    assert asked == [True, True, True] and "refused_memory_bytes" not in regime
