@@ -339,8 +339,12 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
             return cache[t]
         if cost is not None:
             cache[trials] = cost
-    if cost is None:
-        cost = cost_for(trials)
+    # the cost is measured (probe runs, seconds of CPU) only where a grid that fits the memory
+    # budget is priced: a study whose every grid is refused for memory runs no probe
+    given_cost = cost
+
+    def base_cost() -> tuple[float, float]:
+        return given_cost if given_cost is not None else cost_for(trials)
     headline = study.headline_exponent(var)
     best: tuple[float, GridPlan] | None = None
     n_free = "N" not in user_fixed and var != "N"
@@ -389,12 +393,17 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
             found: list[tuple[tuple[float, ...], int]] = []
             price: list[float] = []
             cheapest = False
+            over_memory = False
             for cut in _grid_cuts(vals, path):
                 n_ok = next((n for n in ns if all(informative_at(n, v) for v in cut)), None)
                 if n_ok is None:
                     continue
-                found.append((cut, n_ok))
                 t_min = min(trials, MIN_TRIALS) if reduce_trials else trials  # see _fit
+                if fits_memory is not None and not fits_memory(
+                        [dict(base, N=n_ok, **{var: v}) for v in cut], t_min):
+                    over_memory = True
+                    continue  # a narrower window may fit; this one is never run (not priced)
+                found.append((cut, n_ok))
                 price.append(sum(_costed(
                     study, spec, var, dict(base, N=n_ok), cut, t_min, cost_for(t_min),
                     "", "", {}, cost_factor).seconds))
@@ -404,6 +413,9 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
                 if found:
                     found, cheapest = [found[int(np.argmin(price))]], True
             if not found:
+                if over_memory and too_large is not None:
+                    too_large.append(", ".join(f"{k}={v:g}" for k, v in knob.items())
+                                     or "the informative grid")
                 continue
             cut, chosen = found[-1]
             if len(cut) < len(vals):
@@ -427,7 +439,7 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
                   if path and headline is not None else "")
                + f"; {', '.join(f'{k}={v:g}' for k, v in knob.items())}"
                * bool(knob) + cut_note)
-        plan = _costed(study, spec, var, base, vals, trials, cost, "path" if path else
+        plan = _costed(study, spec, var, base, vals, trials, base_cost(), "path" if path else
                        "informative", why, dict(first_informative=n0), cost_factor)
         total = sum(plan.seconds)
         if best is None or total < best[0]:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -673,10 +673,22 @@ def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
         over = {k: v for k, v in study.informative_fixed.items()
                 if k not in user_fixed and k != var}
         fixed = dict(fixed, **over)
-        cost = regimes.seconds_per_evaluation(study, spec, fixed, min(trials, 16))
-        # a sweep over d: each point costed at its own d (probes at the grid's ends)
-        factor = (regimes.cost_over_d(study, spec, fixed, values, min(trials, 16))
-                  if var == "d" else None)
+        # the cost probes (runs of growing size, seconds of CPU) run on first use: only where
+        # the planner prices a grid that fits the memory budget (the tree studies' informative
+        # grids need 0.3-26 TB: 4.7 of their 9 CPU-s went to probes for a refused grid)
+        costs: dict[int, tuple[float, float]] = {}
+        over_d: list[Callable[[Mapping[str, Any]], tuple[float, float]]] = []
+
+        def cost_for(t: int) -> tuple[float, float]:
+            if t not in costs:
+                costs[t] = regimes.seconds_per_evaluation(study, spec, fixed, min(t, 16))
+            return costs[t]
+
+        def factor(point: Mapping[str, Any]) -> tuple[float, float]:
+            # a sweep over d: each point costed at its own d (probes at the grid's ends)
+            if not over_d:
+                over_d.append(regimes.cost_over_d(study, spec, fixed, values, min(trials, 16)))
+            return over_d[0](point)
         too_large: list[str] = []
         smallest = [math.inf]  # the least memory of a grid refused for it (for the reason)
 
@@ -690,9 +702,10 @@ def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
             return need <= max_memory
 
         plan = regimes.plan_grid(study, spec, var, fixed, values, trials,
-                                 path=grid == "path", cost=cost, max_seconds=max_seconds,
-                                 allow_expensive=allow_expensive, user_fixed=user_fixed,
-                                 reduce_trials=reduce_trials, cost_factor=factor,
+                                 path=grid == "path", cost_for=cost_for,
+                                 max_seconds=max_seconds, allow_expensive=allow_expensive,
+                                 user_fixed=user_fixed, reduce_trials=reduce_trials,
+                                 cost_factor=factor if var == "d" else None,
                                  fits_memory=fits_memory, too_large=too_large)
         if plan is not None and len(plan.values) >= 2:
             out = dict(fixed, **plan.fixed)
@@ -721,8 +734,8 @@ def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
                               f"({max_seconds:.3g} s CPU; --allow-expensive runs it); "
                               "today's default grid instead",
                           unaffordable=plan.as_dict(), fallback=True)
-        # the cost probes ran before any point: at most PROBE_MAX_BYTES of planned arrays
-        regime["probe_memory_bytes"] = regimes.PROBE_MAX_BYTES
+        if costs or over_d:  # the cost probes ran before any point: at most
+            regime["probe_memory_bytes"] = regimes.PROBE_MAX_BYTES  # PROBE_MAX_BYTES of arrays
     return regime, values, fixed
 
 

@@ -29,18 +29,34 @@ def test_a_planned_grid_counts_its_probes_and_a_given_grid_does_not() -> None:
     assert planned == regimes.PROBE_MAX_BYTES + study.FIRST_RUN_BYTES
 
 
-def test_both_planned_outcomes_carry_the_probes(monkeypatch) -> None:
-    """The planner's answer (a grid, or the default grid as a fallback) records the probes;
-    a quick study's default grid, which probes no further than its points, does not."""
+def test_a_fallback_carries_the_probes_only_where_they_ran(monkeypatch) -> None:
+    """The cost probes run on first use, when the planner prices a grid: a fallback after
+    pricing records them, one whose every grid was refused unpriced (for memory) does not,
+    nor does a quick study's default grid, which probes no further than its points."""
     s = get_study("strongly_convex.heavy_ball")
     spec = study.problem(s.problems[0]) if isinstance(s.problems[0], str) else s.problems[0]
-    monkeypatch.setattr(regimes, "seconds_per_evaluation", lambda *a, **k: (1e-6, 1e-9))
-    monkeypatch.setattr(regimes, "plan_grid", lambda *a, **k: None)  # no informative grid
+    probes: list[int] = []
+
+    def seconds_per_evaluation(*a, **k):
+        probes.append(1)
+        return (1e-6, 1e-9)
+
+    def priced(*a, cost_for, **k):  # prices a grid, finds none informative
+        cost_for(4)
+        return None
+
+    monkeypatch.setattr(regimes, "seconds_per_evaluation", seconds_per_evaluation)
+    monkeypatch.setattr(regimes, "plan_grid", priced)
     args = (s, spec, "N", (100.0, 200.0), False, dict(s.fixed), 4)
     fallback, _, _ = study._choose_grid(*args, False, "auto", 900.0, False, ())
-    assert fallback["fallback"] and fallback["probe_memory_bytes"] == regimes.PROBE_MAX_BYTES
+    assert probes and fallback["fallback"]
+    assert fallback["probe_memory_bytes"] == regimes.PROBE_MAX_BYTES
+    probes.clear()
+    monkeypatch.setattr(regimes, "plan_grid", lambda *a, **k: None)  # refused unpriced
+    unpriced, _, _ = study._choose_grid(*args, False, "auto", 900.0, False, ())
+    assert not probes and unpriced["fallback"] and "probe_memory_bytes" not in unpriced
     quick, _, _ = study._choose_grid(*args, True, "auto", 900.0, False, ())
-    assert "probe_memory_bytes" not in quick
+    assert not probes and "probe_memory_bytes" not in quick
 
 
 def _fake_planner(monkeypatch, informative_from_t: float):
@@ -126,3 +142,47 @@ def test_the_fallback_says_how_much_the_refused_grid_needs(monkeypatch):
     asked.clear()
     regime, _, _ = study._choose_grid(*args, max_memory=4e9, allow_large=True)
     assert asked == [True, True, True] and "refused_memory_bytes" not in regime
+
+
+def test_a_window_over_d_that_fits_is_planned_and_nothing_is_priced_for_a_refused_one(
+        monkeypatch):
+    """Over d the planner tries the whole grid, then narrower windows: a window above the
+    memory budget is now skipped unpriced and a narrower one that fits is planned. Before,
+    the widest informative window was priced (cost probes: runs) and then refused, and the
+    study fell back to the default grid. Every point is informative here and holds 1e8
+    bytes per unit of d and trial: under 7e9 bytes at 4 trials, d <= 16 fits."""
+    import types
+
+    def dry_plan(study, spec, point, trials):
+        return dict(bound=0.5, trivial=1.0, do_nothing=1.0, steps=100.0,
+                    gradient_evaluations=100.0 * trials,
+                    memory_bytes=1e8 * float(point["d"]) * trials)
+
+    monkeypatch.setattr(regimes, "dry_plan", dry_plan)
+    fake = types.SimpleNamespace(fixed=dict(d=8, N=1000, T=100), theorem="fake",
+                                 headline_exponent=lambda var: None)
+    priced: list[int] = []
+
+    def cost_for(t):
+        priced.append(t)
+        return (1e-9, 1e-9)
+
+    def plan(budget):
+        too_large: list[str] = []
+        priced.clear()
+        got = regimes.plan_grid(
+            fake, None, "d", dict(fake.fixed), (4.0, 8.0, 16.0, 32.0, 64.0), 4,
+            cost_for=cost_for, max_seconds=1e9, user_fixed=("N", "T"),
+            fits_memory=lambda pts, t: max(1e8 * p["d"] * t for p in pts) <= budget,
+            too_large=too_large)
+        return got, too_large
+
+    got, too_large = plan(7e9)
+    assert got is not None and max(got.values) <= 16 and len(got.values) >= 3, got
+    assert too_large == []
+    # nothing fits: refused with the reason, and no grid was priced
+    got, too_large = plan(1e9)
+    assert got is None and too_large == ["the informative grid"] and priced == []
+    # control: without a budget the whole grid is planned
+    got, _ = plan(float("inf"))
+    assert got is not None and got.values == (4.0, 8.0, 16.0, 32.0, 64.0)
