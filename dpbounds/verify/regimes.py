@@ -423,7 +423,9 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
                 cut_note = (f"; {var} grid cut to [{cut[0]:g}, {cut[-1]:g}] " + (
                     "(the cheapest informative window; every one is over the budget)"
                     if cheapest else "(a wider window is " + (
-                        "over the budget" if over else
+                        "over the budget" if over and not over_memory else
+                        "over the time or memory budget" if over else
+                        "over the memory budget" if over_memory else
                         f"vacuous somewhere at every N <= {_N_MAX:g}") + ")"))
             vals = cut
             base["N"] = chosen

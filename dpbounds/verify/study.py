@@ -688,6 +688,8 @@ def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
             # a sweep over d: each point costed at its own d (probes at the grid's ends)
             if not over_d:
                 over_d.append(regimes.cost_over_d(study, spec, fixed, values, min(trials, 16)))
+                # the regime reports the fitted power of d (``_costed`` reads it off the factor)
+                factor.powers = getattr(over_d[0], "powers", ())  # type: ignore[attr-defined]
             return over_d[0](point)
         too_large: list[str] = []
         smallest = [math.inf]  # the least memory of a grid refused for it (for the reason)
@@ -720,7 +722,7 @@ def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
             why = (f"the {'path' if grid == 'path' else 'informative'} grid needs more than "
                    f"the memory budget ({max_memory / 1e9:.3g} GB, --max-memory-gb; "
                    f"--allow-large runs it) at {'; '.join(dict.fromkeys(too_large))}: the "
-                   f"least of the grids tried needs {smallest[0] / 1e9:.3g} GB; "
+                   f"smallest grid refused needs {smallest[0] / 1e9:.3g} GB; "
                    "today's default grid instead")
             regime = dict(name="default grid", why=why, fallback=True,
                           refused_memory_bytes=smallest[0])

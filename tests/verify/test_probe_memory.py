@@ -37,19 +37,20 @@ def test_a_fallback_carries_the_probes_only_where_they_ran(monkeypatch) -> None:
     spec = study.problem(s.problems[0]) if isinstance(s.problems[0], str) else s.problems[0]
     probes: list[int] = []
 
-    def seconds_per_evaluation(*a, **k):
-        probes.append(1)
+    def seconds_per_evaluation(study, spec, point, trials):
+        probes.append(trials)
         return (1e-6, 1e-9)
 
     def priced(*a, cost_for, **k):  # prices a grid, finds none informative
         cost_for(4)
+        cost_for(32)  # probed at 16 trials at most, as before the probes were lazy
         return None
 
     monkeypatch.setattr(regimes, "seconds_per_evaluation", seconds_per_evaluation)
     monkeypatch.setattr(regimes, "plan_grid", priced)
     args = (s, spec, "N", (100.0, 200.0), False, dict(s.fixed), 4)
     fallback, _, _ = study._choose_grid(*args, False, "auto", 900.0, False, ())
-    assert probes and fallback["fallback"]
+    assert probes == [4, 16] and fallback["fallback"]
     assert fallback["probe_memory_bytes"] == regimes.PROBE_MAX_BYTES
     probes.clear()
     monkeypatch.setattr(regimes, "plan_grid", lambda *a, **k: None)  # refused unpriced
@@ -114,9 +115,10 @@ def test_a_smaller_knob_that_fits_is_planned_when_the_larger_does_not(monkeypatc
 
 
 def test_the_fallback_says_how_much_the_refused_grid_needs(monkeypatch):
-    """A refused informative grid's reason gives the least memory among the grids tried (the
-    tree studies' need 0.3-26 TB: "--allow-large runs it" alone did not say it cannot), and
-    a grid that fits does not count. Control: with ``allow_large`` nothing is refused."""
+    """A refused informative grid's reason gives the least memory among the grids refused
+    (the tree studies' need 0.3-26 TB: "--allow-large runs it" alone did not say it
+    cannot), not the first or the last one refused, and a grid that fits does not count.
+    Control: with ``allow_large`` nothing is refused."""
     s = get_study("strongly_convex.heavy_ball")
     spec = study.problem(s.problems[0]) if isinstance(s.problems[0], str) else s.problems[0]
     monkeypatch.setattr(regimes, "seconds_per_evaluation", lambda *a, **k: (1e-6, 1e-9))
@@ -126,7 +128,7 @@ def test_the_fallback_says_how_much_the_refused_grid_needs(monkeypatch):
     asked: list[bool] = []
 
     def plan_grid(*a, fits_memory, too_large, **k):
-        for n in (7.0, 5.0, 3.0):  # 7 GB and 5 GB refused under 4 GB; 3 GB fits
+        for n in (7.0, 5.0, 6.0, 3.0):  # 7, 5 and 6 GB refused under 4 GB; 3 GB fits
             asked.append(fits_memory([{"N": n}], 4))
         if not all(asked):
             too_large.append("T=1e+07")
@@ -136,12 +138,12 @@ def test_the_fallback_says_how_much_the_refused_grid_needs(monkeypatch):
     args = (s, spec, "N", (100.0, 200.0), False, dict(s.fixed), 4, False, "auto", 900.0,
             False, ())
     regime, _, _ = study._choose_grid(*args, max_memory=4e9)
-    assert asked == [False, False, True]
+    assert asked == [False, False, False, True]
     assert regime["refused_memory_bytes"] == 5e9
-    assert "the least of the grids tried needs 5 GB" in regime["why"], regime["why"]
+    assert "the smallest grid refused needs 5 GB" in regime["why"], regime["why"]
     asked.clear()
     regime, _, _ = study._choose_grid(*args, max_memory=4e9, allow_large=True)
-    assert asked == [True, True, True] and "refused_memory_bytes" not in regime
+    assert asked == [True] * 4 and "refused_memory_bytes" not in regime
 
 
 def test_a_window_over_d_that_fits_is_planned_and_nothing_is_priced_for_a_refused_one(
@@ -179,10 +181,46 @@ def test_a_window_over_d_that_fits_is_planned_and_nothing_is_priced_for_a_refuse
 
     got, too_large = plan(7e9)
     assert got is not None and max(got.values) <= 16 and len(got.values) >= 3, got
-    assert too_large == []
+    assert too_large == [] and "a wider window is over the memory budget" in got.why, got.why
+    # with fewer trials allowed, a window is kept if it fits at the fewest (4: d <= 16 holds
+    # 6.4e9), not at the 16 asked for (25.6e9): the plan then runs 4 trials
+    too_large = []
+    got = regimes.plan_grid(
+        fake, None, "d", dict(fake.fixed), (4.0, 8.0, 16.0, 32.0, 64.0), 16,
+        cost_for=cost_for, max_seconds=1e9, user_fixed=("N", "T"), reduce_trials=True,
+        fits_memory=lambda pts, t: max(1e8 * p["d"] * t for p in pts) <= 7e9,
+        too_large=too_large)
+    assert got is not None and max(got.values) <= 16 and got.extra["trials"] == 4, got
     # nothing fits: refused with the reason, and no grid was priced
     got, too_large = plan(1e9)
     assert got is None and too_large == ["the informative grid"] and priced == []
     # control: without a budget the whole grid is planned
     got, _ = plan(float("inf"))
     assert got is not None and got.values == (4.0, 8.0, 16.0, 32.0, 64.0)
+
+
+def test_a_sweep_over_d_reports_the_cost_power_of_d(monkeypatch):
+    """The lazily probed cost over d (``regimes.cost_over_d``, at ``min(trials, 16)`` trials)
+    still reaches the regime's ``cost_power_of_d`` (an independent review found it empty
+    once the probes were made lazy)."""
+    s = get_study("strongly_convex.heavy_ball")
+    spec = study.problem(s.problems[0]) if isinstance(s.problems[0], str) else s.problems[0]
+    over_d: list[int] = []
+
+    def cost_over_d(study_, spec_, fixed, values, trials):
+        over_d.append(trials)
+
+        def factor(point):
+            return (float(point["d"]) ** 0.5, float(point["d"]) ** 0.5)
+        factor.powers = (0.5, 0.5)
+        return factor
+
+    monkeypatch.setattr(regimes, "seconds_per_evaluation", lambda *a, **k: (1e-6, 1e-9))
+    monkeypatch.setattr(regimes, "cost_over_d", cost_over_d)
+    monkeypatch.setattr(regimes, "dry_plan", lambda st, sp, p, t: dict(
+        bound=0.5, trivial=1.0, do_nothing=1.0, steps=100.0, gradient_evaluations=100.0 * t,
+        memory_bytes=1e3))
+    regime, _, _ = study._choose_grid(s, spec, "d", (2.0, 4.0, 8.0, 16.0), False,
+                                      dict(s.fixed), 32, False, "auto", 900.0, False, ())
+    assert over_d == [16]
+    assert regime["cost_power_of_d"] == [0.5, 0.5], regime
