@@ -298,10 +298,10 @@ MIN_TRIALS = 4
 
 def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping[str, float],
               values: Sequence[float] | None, trials: int, *, path: bool = False,
-              cost: tuple[float, float] | None = None, max_seconds: float = 900.0,
+              cost: tuple[float, ...] | None = None, max_seconds: float = 900.0,
               allow_expensive: bool = False, user_fixed: Sequence[str] = (),
               reduce_trials: bool = False,
-              cost_for: Callable[[int], tuple[float, float]] | None = None,
+              cost_for: Callable[[int], tuple[float, ...]] | None = None,
               cost_factor: Callable[[Mapping[str, Any]], tuple[float, float]] | None = None,
               fits_memory: Callable[[Sequence[Mapping[str, Any]], int], bool] | None = None,
               too_large: list[str] | None = None
@@ -312,7 +312,10 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
     ``fixed``: the study's fixed values; ``values``: the default grid of ``var`` (kept for
     ``d`` and ``eps``); ``user_fixed``: keys the user set (never changed).
     ``cost``: the ``(a, b)`` of :func:`seconds_per_evaluation` at ``trials`` trials
-    (default: measured now).
+    (default: measured now), or ``(a, b, c)`` with the fixed cost ``c`` of a run that every
+    point pays once (its calibration, probes and checks; :func:`_probe_fit`'s ``c``, which
+    ``verify``'s planner passes: without it a 4-point grid of 1e6-step runs was priced at
+    0.46 of what it ran).
 
     Budget fitting (unless ``allow_expensive``): when the grid of four points from the
     first informative ``N`` to ten times it costs more than ``max_seconds``, the span is
@@ -331,9 +334,9 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
     it against the default 4 GiB budget, after 42 CPU-s of planning.
     """
     if cost_for is None:
-        cache: dict[int, tuple[float, float]] = {}
+        cache: dict[int, tuple[float, ...]] = {}
 
-        def cost_for(t: int) -> tuple[float, float]:
+        def cost_for(t: int) -> tuple[float, ...]:
             if t not in cache:
                 cache[t] = seconds_per_evaluation(study, spec, fixed, min(t, 16))
             return cache[t]
@@ -343,7 +346,7 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
     # budget is priced: a study whose every grid is refused for memory runs no probe
     given_cost = cost
 
-    def base_cost() -> tuple[float, float]:
+    def base_cost() -> tuple[float, ...]:
         return given_cost if given_cost is not None else cost_for(trials)
     headline = study.headline_exponent(var)
     best: tuple[float, GridPlan] | None = None
@@ -505,12 +508,14 @@ def _span(n0: int, span: float, points: int) -> tuple[float, ...]:
 
 
 def _costed(study: TheoremStudy, spec: VerifyProblem, var: str, base: Mapping[str, float],
-            vals: Sequence[float], trials: int, cost: tuple[float, float], regime: str,
+            vals: Sequence[float], trials: int, cost: tuple[float, ...], regime: str,
             why: str, extra: Mapping[str, Any],
             factor: Callable[[Mapping[str, Any]], tuple[float, float]] | None = None
             ) -> GridPlan:
     """The plan of ``vals`` with its bounds, floors and estimated CPU seconds (the cost per
-    step and per evaluation scaled per point by ``factor(point)`` where given)."""
+    step and per evaluation scaled per point by ``factor(point)`` where given; a third entry
+    of ``cost``, the probes' fixed cost ``c`` of a run, added once per point)."""
+    fixed = float(cost[2]) if len(cost) > 2 else 0.0
     pts = [dict(base, **{var: v}) for v in vals]
     for p in pts:
         for key in ("d", "N", "T", "B"):
@@ -518,7 +523,7 @@ def _costed(study: TheoremStudy, spec: VerifyProblem, var: str, base: Mapping[st
                 p[key] = int(p[key])
     plans = [dry_plan(study, spec, p, trials) for p in pts]
     fs = [factor(p) if factor is not None else (1.0, 1.0) for p in pts]
-    secs = tuple(cost[0] * f[0] * float(pl["steps"])
+    secs = tuple(fixed + cost[0] * f[0] * float(pl["steps"])
                  + cost[1] * f[1] * float(pl["gradient_evaluations"])
                  for pl, f in zip(plans, fs, strict=True))
     bnd = tuple(float(pl["bound"]) for pl in plans)
@@ -528,14 +533,14 @@ def _costed(study: TheoremStudy, spec: VerifyProblem, var: str, base: Mapping[st
     return GridPlan(regime, why, tuple(float(v) for v in vals),
                     {k: v for k, v in base.items() if k != var}, bnd, floor, secs, (), slopes,
                     dict(extra, seconds_per_step=cost[0], seconds_per_evaluation=cost[1],
-                         trials=trials,
+                         fixed_seconds_per_point=fixed, trials=trials,
                          **({"cost_power_of_d": list(getattr(factor, "powers", ()))}
                             if factor is not None else {})))
 
 
 def _fit(study: TheoremStudy, spec: VerifyProblem, var: str, plan: GridPlan, trials: int,
          max_seconds: float, reduce_trials: bool,
-         cost_for: Callable[[int], tuple[float, float]], allow_expensive: bool = False,
+         cost_for: Callable[[int], tuple[float, ...]], allow_expensive: bool = False,
          factor: Callable[[Mapping[str, Any]], tuple[float, float]] | None = None,
          fits_memory: Callable[[Sequence[Mapping[str, Any]], int], bool] | None = None
          ) -> GridPlan:

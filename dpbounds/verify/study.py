@@ -676,12 +676,13 @@ def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
         # the cost probes (runs of growing size, seconds of CPU) run on first use: only where
         # the planner prices a grid that fits the memory budget (the tree studies' informative
         # grids need 0.3-26 TB: 4.7 of their 9 CPU-s went to probes for a refused grid)
-        costs: dict[int, tuple[float, float]] = {}
+        costs: dict[int, tuple[float, ...]] = {}
         over_d: list[Callable[[Mapping[str, Any]], tuple[float, float]]] = []
 
-        def cost_for(t: int) -> tuple[float, float]:
+        def cost_for(t: int) -> tuple[float, ...]:
+            # (a, b, c): per step, per evaluation, and the fixed cost every point pays once
             if t not in costs:
-                costs[t] = regimes.seconds_per_evaluation(study, spec, fixed, min(t, 16))
+                costs[t] = regimes._probe_fit(study, spec, fixed, min(t, 16))
             return costs[t]
 
         def factor(point: Mapping[str, Any]) -> tuple[float, float]:

@@ -9,6 +9,9 @@ T = 204,800 steps); bench/bench_plan_memory.md."""
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
+
 from dpbounds.verify import regimes, study
 from dpbounds.verify.theorems import get_study
 
@@ -37,16 +40,16 @@ def test_a_fallback_carries_the_probes_only_where_they_ran(monkeypatch) -> None:
     spec = study.problem(s.problems[0]) if isinstance(s.problems[0], str) else s.problems[0]
     probes: list[int] = []
 
-    def seconds_per_evaluation(study, spec, point, trials):
+    def probe_fit(study, spec, point, trials):
         probes.append(trials)
-        return (1e-6, 1e-9)
+        return (1e-6, 1e-9, 0.1)
 
     def priced(*a, cost_for, **k):  # prices a grid, finds none informative
         cost_for(4)
         cost_for(32)  # probed at 16 trials at most, as before the probes were lazy
         return None
 
-    monkeypatch.setattr(regimes, "seconds_per_evaluation", seconds_per_evaluation)
+    monkeypatch.setattr(regimes, "_probe_fit", probe_fit)
     monkeypatch.setattr(regimes, "plan_grid", priced)
     args = (s, spec, "N", (100.0, 200.0), False, dict(s.fixed), 4)
     fallback, _, _ = study._choose_grid(*args, False, "auto", 900.0, False, ())
@@ -121,7 +124,7 @@ def test_the_fallback_says_how_much_the_refused_grid_needs(monkeypatch):
     Control: with ``allow_large`` nothing is refused."""
     s = get_study("strongly_convex.heavy_ball")
     spec = study.problem(s.problems[0]) if isinstance(s.problems[0], str) else s.problems[0]
-    monkeypatch.setattr(regimes, "seconds_per_evaluation", lambda *a, **k: (1e-6, 1e-9))
+    monkeypatch.setattr(regimes, "_probe_fit", lambda *a, **k: (1e-6, 1e-9, 0.1))
     # the estimate: 1e9 bytes per unit of N, read off the grid's largest N
     monkeypatch.setattr(study, "_estimated_memory",
                         lambda st, sp, pts, t, probe=0.0: 1e9 * max(p["N"] for p in pts))
@@ -215,7 +218,7 @@ def test_a_sweep_over_d_reports_the_cost_power_of_d(monkeypatch):
         factor.powers = (0.5, 0.5)
         return factor
 
-    monkeypatch.setattr(regimes, "seconds_per_evaluation", lambda *a, **k: (1e-6, 1e-9))
+    monkeypatch.setattr(regimes, "_probe_fit", lambda *a, **k: (1e-6, 1e-9, 0.1))
     monkeypatch.setattr(regimes, "cost_over_d", cost_over_d)
     monkeypatch.setattr(regimes, "dry_plan", lambda st, sp, p, t: dict(
         bound=0.5, trivial=1.0, do_nothing=1.0, steps=100.0, gradient_evaluations=100.0 * t,
@@ -224,3 +227,32 @@ def test_a_sweep_over_d_reports_the_cost_power_of_d(monkeypatch):
                                       dict(s.fixed), 32, False, "auto", 900.0, False, ())
     assert over_d == [16]
     assert regime["cost_power_of_d"] == [0.5, 0.5], regime
+
+
+def test_every_planned_point_is_priced_with_the_fixed_cost_of_a_run(monkeypatch):
+    """A cost ``(a, b, c)``: each point costs ``c + a * steps + b * evaluations`` (closed
+    form), so the fixed cost a point pays once (calibration, probes, checks) counts against
+    the budget. Before, the planner priced ``a * steps`` only: a full ``clipped_sgd --vary N``
+    grid of four 1e6-step points was estimated at 22.7 CPU-s and ran 49.5."""
+    import types
+
+    monkeypatch.setattr(regimes, "dry_plan", lambda st, sp, p, t: dict(
+        bound=0.5, trivial=1.0, do_nothing=1.0, steps=1000.0 * p["d"],
+        gradient_evaluations=10.0 * t, memory_bytes=1e3))
+    fake = types.SimpleNamespace(fixed=dict(d=8, N=1000, T=100), theorem="fake",
+                                 headline_exponent=lambda var: None)
+    vals = (4.0, 8.0, 16.0, 32.0, 64.0)
+
+    def plan(cost, max_seconds=1e9):
+        return regimes.plan_grid(fake, None, "d", dict(fake.fixed), vals, 4,
+                                 cost_for=lambda t: cost, max_seconds=max_seconds,
+                                 user_fixed=("N", "T"))
+
+    got = plan((1e-3, 1e-2, 2.0))
+    want = tuple(2.0 + 1e-3 * 1000.0 * v + 1e-2 * 40.0 for v in vals)
+    np.testing.assert_allclose(got.seconds, want, rtol=1e-12)
+    assert got.extra["fixed_seconds_per_point"] == 2.0
+    # the fixed cost decides the budget: 5 points cost 136 CPU-s with it, 126 without
+    assert plan((1e-3, 1e-2)).seconds == pytest.approx(tuple(w - 2.0 for w in want))
+    assert plan((1e-3, 1e-2), max_seconds=130.0).values == vals
+    assert plan((1e-3, 1e-2, 2.0), max_seconds=130.0).values != vals
