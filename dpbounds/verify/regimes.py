@@ -338,7 +338,7 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
 
         def cost_for(t: int) -> tuple[float, ...]:
             if t not in cache:
-                cache[t] = seconds_per_evaluation(study, spec, fixed, min(t, 16))
+                cache[t] = _probe_fit(study, spec, fixed, min(t, 16))  # (a, b, c)
             return cache[t]
         if cost is not None:
             cache[trials] = cost

@@ -256,3 +256,22 @@ def test_every_planned_point_is_priced_with_the_fixed_cost_of_a_run(monkeypatch)
     assert plan((1e-3, 1e-2)).seconds == pytest.approx(tuple(w - 2.0 for w in want))
     assert plan((1e-3, 1e-2), max_seconds=130.0).values == vals
     assert plan((1e-3, 1e-2, 2.0), max_seconds=130.0).values != vals
+
+
+def test_verify_passes_the_fixed_cost_to_the_plan(monkeypatch):
+    """The planner ``verify`` runs prices each point with the probes' fixed cost: the
+    regime's ``fixed_seconds_per_point`` is ``_probe_fit``'s ``c`` and every point's estimate
+    is ``c + a * steps + b * evaluations`` (closed form), through ``_choose_grid`` (a review
+    found the wiring untested: reverting it to the two-number cost passed every test)."""
+    s = get_study("strongly_convex.heavy_ball")
+    spec = study.problem(s.problems[0]) if isinstance(s.problems[0], str) else s.problems[0]
+    monkeypatch.setattr(regimes, "_probe_fit", lambda *a, **k: (1e-6, 1e-4, 0.25))
+    monkeypatch.setattr(regimes, "cost_over_d", lambda *a, **k: (lambda p: (1.0, 1.0)))
+    monkeypatch.setattr(regimes, "dry_plan", lambda st, sp, p, t: dict(
+        bound=0.5, trivial=1.0, do_nothing=1.0, steps=1000.0 * p["d"],
+        gradient_evaluations=10.0 * t, memory_bytes=1e3))
+    regime, values, _ = study._choose_grid(s, spec, "d", (2.0, 4.0, 8.0, 16.0), False,
+                                           dict(s.fixed), 4, False, "auto", 900.0, False, ())
+    assert regime["fixed_seconds_per_point"] == 0.25
+    want = [0.25 + 1e-6 * 1000.0 * v + 1e-4 * 40.0 for v in values]
+    np.testing.assert_allclose(regime["estimated_seconds"], want, rtol=1e-12)

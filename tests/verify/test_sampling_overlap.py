@@ -48,3 +48,15 @@ def test_cyclic_batches_overlap_nothing_and_a_repeated_batch_overlaps_fully():
     assert not sampling._consecutive_overlaps(cyclic).any()
     same = np.tile(np.array([5, 1, 9, 3]), (2, 6, 1))
     np.testing.assert_array_equal(sampling._consecutive_overlaps(same), np.full((2, 5), 4.0))
+
+
+def test_large_indices_in_int32_count_as_in_python():
+    """Indices up to 2^31 - 2 (int32, as the transcript stores them) and n = 1e6: no cast
+    narrows them (sets of distinct large numbers, half of each batch shared with the next)."""
+    rng = np.random.default_rng(7)
+    big = np.int64(2**31 - 2)
+    base = rng.choice(10**6, size=(2, 30, 8), replace=False).astype(np.int64)
+    idx = (big - base).astype(np.int32)
+    idx[:, 1:, :4] = idx[:, :-1, 4:]  # the next batch reuses the second half of this one
+    np.testing.assert_array_equal(sampling._consecutive_overlaps(idx), _by_sets(idx))
+    assert sampling._consecutive_overlaps(idx).min() >= 4

@@ -44,8 +44,9 @@ def test_a_plan_over_d_calibrates_once_and_serves_the_librarys_value(monkeypatch
     eps, delta, q, T = next(c[:4] for c in calls if c[3] == base["T"])
     assert yang._claimed_multiplier(eps, delta, q, T) == real(
         eps, delta, q, T, sampling="without_replacement")
-    # another T, eps or rate is its own entry (control: the cache is keyed by all four)
-    for args in ((eps, delta, q, T + 1), (eps * 2, delta, q, T), (eps, delta, q / 2, T)):
+    # another T, eps, rate or delta is its own entry (the cache is keyed by all four)
+    for args in ((eps, delta, q, T + 1), (eps * 2, delta, q, T), (eps, delta, q / 2, T),
+                 (eps, delta / 10, q, T)):
         assert yang._claimed_multiplier(*args) == pytest.approx(
             real(*args, sampling="without_replacement"), rel=0, abs=0)
-    assert len(calls) == first + 3
+    assert len(calls) == first + 4
