@@ -417,8 +417,7 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
                     found, cheapest = [found[int(np.argmin(price))]], True
             if not found:
                 if over_memory and too_large is not None:
-                    too_large.append(", ".join(f"{k}={v:g}" for k, v in knob.items())
-                                     or "the informative grid")
+                    too_large.append(_knob_label(knob))
                 continue
             cut, chosen = found[-1]
             if len(cut) < len(vals):
@@ -436,8 +435,7 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
             t_least = min(trials, MIN_TRIALS) if reduce_trials else trials
             if not fits_memory([dict(base, **{var: v}) for v in vals], t_least):
                 if too_large is not None:
-                    too_large.append(", ".join(f"{k}={v:g}" for k, v in knob.items())
-                                     or "the informative grid")
+                    too_large.append(_knob_label(knob))
                 continue
         why = ("bound below min(trivial, do-nothing) at every point"
                + (f"; local slope within {_SLOPE_TOL} of the headline exponent {headline:g}"
@@ -500,6 +498,11 @@ def _grid_cuts(vals: Sequence[float], path: bool) -> list[tuple[float, ...]]:
 
 #: fewest grid values a cut grid keeps (a slope needs a span)
 _MIN_CUT = 3
+
+
+def _knob_label(knob: Mapping[str, float]) -> str:
+    """How a refused setting of the knobs is named in the memory fallback's reason."""
+    return ", ".join(f"{k}={v:g}" for k, v in knob.items()) or "the informative grid"
 
 
 def _span(n0: int, span: float, points: int) -> tuple[float, ...]:
