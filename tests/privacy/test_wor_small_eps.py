@@ -84,9 +84,10 @@ def test_old_cap_fails_the_band(monkeypatch: pytest.MonkeyPatch) -> None:
     original = rdp_module._wor_log_a_integers
 
     def old_cap(q: float, z: float, alphas: np.ndarray, generic: bool = False,
-                levels: int | None = None, own_terms: np.ndarray | None = None) -> np.ndarray:
+                levels: int | None = None, own_terms: np.ndarray | None = None,
+                table: np.ndarray | None = None) -> np.ndarray:
         if alphas.max() <= 256:
-            return original(q, z, alphas, generic, levels, own_terms)
+            return original(q, z, alphas, generic, levels, own_terms, table)
         return (alphas - 1.0) * alphas / (2.0 * z * z)
 
     monkeypatch.setattr(rdp_module, "_wor_log_a_integers", old_cap)
