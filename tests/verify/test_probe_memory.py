@@ -275,3 +275,39 @@ def test_verify_passes_the_fixed_cost_to_the_plan(monkeypatch):
     assert regime["fixed_seconds_per_point"] == 0.25
     want = [0.25 + 1e-6 * 1000.0 * v + 1e-4 * 40.0 for v in values]
     np.testing.assert_allclose(regime["estimated_seconds"], want, rtol=1e-12)
+
+
+def test_a_window_that_fits_at_the_full_trials_is_not_priced_at_the_fewest(monkeypatch):
+    """Windows over d are priced at the asked trials first; the fewest trials' price (a
+    second probe fit: ~5 CPU-s of runs for Yang et al.'s full studies) is asked for only when
+    that does not fit. Closed form: 1e-5 s per step and trial, 1000 d steps a point, so the
+    whole grid (124,000 steps) costs 19.84 s at 16 trials, 9.92 at 8, 4.96 at 4. Before, a
+    cost at 4 trials was always measured, here [4, 16] for a grid that fits at 16."""
+    import types
+
+    monkeypatch.setattr(regimes, "dry_plan", lambda st, sp, p, t: dict(
+        bound=0.5, trivial=1.0, do_nothing=1.0, steps=1000.0 * p["d"],
+        gradient_evaluations=0.0, memory_bytes=1e3))
+    fake = types.SimpleNamespace(fixed=dict(d=8, N=1000, T=100), theorem="fake",
+                                 headline_exponent=lambda var: None)
+    vals = (4.0, 8.0, 16.0, 32.0, 64.0)
+    priced: list[int] = []
+
+    def cost_for(t):
+        priced.append(t)
+        return (1e-5 * t, 1e-12)
+
+    def plan(max_seconds):
+        priced.clear()
+        return regimes.plan_grid(fake, None, "d", dict(fake.fixed), vals, 16,
+                                 cost_for=cost_for, max_seconds=max_seconds,
+                                 user_fixed=("N", "T"), reduce_trials=True)
+
+    got = plan(100.0)
+    assert sorted(set(priced)) == [16] and got.values == vals
+    assert sum(got.seconds) == pytest.approx(19.84, rel=1e-6)
+    # over the budget at 16 trials: the fewest trials' price is asked for, and the whole
+    # grid runs at 8 trials (9.92 s within 10)
+    got = plan(10.0)
+    assert 4 in priced and got.values == vals and got.extra["trials"] == 8
+    assert sum(got.seconds) == pytest.approx(9.92, rel=1e-6)
