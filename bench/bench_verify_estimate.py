@@ -3,6 +3,8 @@ planning costs (issue 36 item 4: the estimate within 2x, planning cheap). Speed 
 here, not asserted in a test (timings on a shared machine vary).
 
 Run:  python bench/bench_verify_estimate.py [STUDY ...]   (default: four quick studies)
+      python bench/bench_verify_estimate.py --full VAR STUDY ...   (full planned studies
+      over VAR = N, d or eps at the default --max-seconds 900)
 
 Per study: the estimate of the runs (``estimated_total_seconds``), the runs' CPU (from the plan
 to the result, ``time.process_time``), their ratio, and the planning CPU (imports excluded).
@@ -23,7 +25,11 @@ STUDIES = ("strongly_convex.nag", "yang.sgd", "tran_cutkosky.alg1", "tran_cutkos
 
 def main() -> None:
     print(platform.processor() or platform.machine())
-    for name in sys.argv[1:] or STUDIES:
+    args = sys.argv[1:]
+    var = None
+    if args[:1] == ["--full"]:
+        var, args = args[1], args[2:]
+    for name in args or STUDIES:
         at: dict[str, float] = {}
 
         def on_plan(reg: dict[str, object], at: dict[str, float] = at) -> None:
@@ -31,10 +37,15 @@ def main() -> None:
             at["est"] = float(reg["estimated_total_seconds"])  # type: ignore[arg-type]
 
         t0 = time.process_time()
-        scaling_study(name, quick=True, estimate=True, on_plan=on_plan)
+        if var is None:
+            scaling_study(name, quick=True, estimate=True, on_plan=on_plan)
+        else:
+            scaling_study(name, vary={var: None}, estimate=True, on_plan=on_plan)
         runs = time.process_time() - at["plan"]
-        print(f"{name:<24} estimate {at['est']:6.2f} s  runs {runs:6.2f} s  "
-              f"ratio {at['est'] / runs:5.2f}  planning {at['plan'] - t0:6.2f} s CPU")
+        label = name if var is None else f"{name} --vary {var}"
+        print(f"{label:<40} estimate {at['est']:6.2f} s  runs {runs:6.2f} s  "
+              f"ratio {at['est'] / runs:5.2f}  planning {at['plan'] - t0:6.2f} s CPU",
+              flush=True)
 
 
 if __name__ == "__main__":

@@ -135,8 +135,8 @@ def seconds_per_evaluation(study: TheoremStudy, spec: VerifyProblem, point: Mapp
 
 
 def _probe_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, float],
-               trials: int, largest: Mapping[str, float] | None = None
-               ) -> tuple[float, float, float]:
+               trials: int, largest: Mapping[str, float] | None = None,
+               stopped: list[str] | None = None) -> tuple[float, float, float]:
     """``(a, b, c)`` of :func:`seconds_per_evaluation`'s fit, the fixed cost ``c`` of a run
     included (``>= 0``).
 
@@ -149,11 +149,15 @@ def _probe_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, flo
     ``c`` is the warm fit's plus the median excess of a probe's first (cold) run over its
     second, the first probe's excluded (it pays compilation once per process): a grid point
     runs once, with its own calibration and re-accounting.
+
+    ``stopped`` (a list) gets ``"largest"`` when the probes stopped at ``largest``'s size
+    (the fit then holds for points up to it), else ``"time"`` or ``"memory"``.
     """
     from scipy.optimize import nnls
 
     rows, secs, cold = [], [], []
     n, t = 32, 200  # small first: BST14 runs n^2 steps
+    why = "time"
     for k in range(_PROBE_MAX):
         probe = dict(point, N=n)
         if "T" in probe:
@@ -161,6 +165,7 @@ def _probe_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, flo
         inst = spec.build(n, int(probe["d"]), seed=0)
         pl = study.plan_point(probe, inst, trials)
         if k >= 3 and float(pl.get("memory_bytes", 0.0)) > PROBE_MAX_BYTES:
+            why = "memory"
             break  # three probes fit; a larger one would hold more than a probe may
         runs = []
         for _ in range(2):
@@ -179,6 +184,7 @@ def _probe_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, flo
             break
         if largest is not None and k >= 1 and (
                 4 * t > largest.get("T", 0) if "T" in probe else 3 * n > largest["N"]):
+            why = "largest"
             break  # the next probe would be larger than any point that runs
         if "T" in probe:
             t *= 4
@@ -192,7 +198,54 @@ def _probe_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, flo
     if a <= 0 and b <= 0:  # pragma: no cover - all time in the fixed cost
         a = secs[-1] / rows[-1][1]
     c = max(float(coef[0]), 0.0) + (float(np.median(cold)) if cold else 0.0)
+    if stopped is not None:
+        stopped.append(why)
     return max(a, 1e-9), max(b, 1e-9), c
+
+
+def _size(point: Mapping[str, Any] | None) -> float | None:
+    """What a probe grows: ``T`` where the point has one, else ``N``."""
+    if point is None:
+        return None
+    return float(point["T"]) if "T" in point else float(point["N"])
+
+
+def _largest(points: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """The largest ``N`` and ``T`` (where given) among ``points``: the size a probe may reach."""
+    out = {"N": max(float(p["N"]) for p in points)}
+    if any("T" in p for p in points):
+        out["T"] = max(float(p.get("T", 0)) for p in points)
+    return out
+
+
+class ProbeCosts:
+    """The cost ``(a, b, c)`` of :func:`_probe_fit` per trial count, its probes grown only up
+    to the largest point that the planner prices (``largest=``; ``sized`` tells
+    :func:`plan_grid` it takes one).
+
+    A fit whose probes stopped at that size holds for points up to it; a later, larger grid
+    is probed again. Before, the probes grew until a run cost 0.3 CPU-s whatever the grid:
+    ``strongly_convex.nag --vary N`` probed up to ``N = 23,328`` for a grid up to ``N = 110``
+    (its runs estimated at 0.04 CPU-s), and ``cost_over_d`` (the same rule) spent 8.7 of
+    ``strongly_convex.masg --vary d``'s 9.8 CPU-s of planning for 10 CPU-s of runs."""
+
+    sized = True
+
+    def __init__(self, study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, float]
+                 ) -> None:
+        self.study, self.spec, self.fixed = study, spec, dict(fixed)
+        self.fits: dict[int, tuple[tuple[float, float, float], float | None]] = {}
+
+    def __call__(self, trials: int, largest: Mapping[str, float] | None = None
+                 ) -> tuple[float, float, float]:
+        size = _size(largest)
+        hit = self.fits.get(trials)
+        if hit is not None and (hit[1] is None or (size is not None and size <= hit[1])):
+            return hit[0]
+        why: list[str] = []
+        fit = _probe_fit(self.study, self.spec, self.fixed, min(trials, 16), largest, why)
+        self.fits[trials] = (fit, size if why == ["largest"] else None)
+        return fit
 
 
 #: the per-step cost's power of ``d`` is clamped to this range: a step of a first-order
@@ -214,7 +267,8 @@ def _timed_run(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, flo
 
 
 def cost_over_d(study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, float],
-                values: Sequence[float], trials: int = 4
+                values: Sequence[float], trials: int = 4,
+                largest: Mapping[str, float] | None = None
                 ) -> Callable[[Mapping[str, Any]], tuple[float, float]]:
     """How the cost per step grows with ``d``: a factor ``(fa, fb)`` (per step, per
     evaluation) of a point relative to the fixed point's ``d``.
@@ -228,6 +282,11 @@ def cost_over_d(study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, fl
     ran 1242 CPU-s against 888 estimated, because its ``d = 8`` point costs twice its
     ``d = 2`` point; and two separate probe fits, one per end, read powers from 0.9 to 2.3
     for the same study on a loaded host.
+
+    ``largest``: the largest point that will run (its ``N``, ``T``); the probe never grows
+    past it (as in :func:`_probe_fit`), and the factor's ``capped_at`` is then that size
+    (else ``None``): ``strongly_convex.masg --vary d`` grew its probe to ``N = 23,328`` for
+    a grid at ``N = 500`` and spent 8.7 CPU-s there, most of its planning.
     """
     ds = sorted({int(v) for v in values})
     d0 = int(fixed["d"])
@@ -236,6 +295,7 @@ def cost_over_d(study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, fl
     lo, hi = ds[0], ds[-1]
     n, t = 32, 200
     probe = dict(fixed)
+    capped: float | None = None
     for k in range(_PROBE_MAX):
         grown = dict(fixed, N=n, d=hi)
         if "T" in grown:
@@ -247,6 +307,10 @@ def cost_over_d(study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, fl
         dt = min(_timed_run(study, spec, probe, trials)[0] for _ in range(runs))
         if dt >= 2 * _PROBE_SECONDS and k >= 1:
             break
+        if largest is not None and k >= 1 and (
+                4 * t > largest.get("T", 0) if "T" in probe else 3 * n > largest["N"]):
+            capped = _size(largest)
+            break  # the next probe would be larger than any point that runs
         if "T" in probe:
             t *= 4
         else:
@@ -263,6 +327,7 @@ def cost_over_d(study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, fl
         return f, f
 
     factor.powers = (power, power)  # type: ignore[attr-defined]  # reported in the regime
+    factor.capped_at = capped  # type: ignore[attr-defined]
     return factor
 
 
@@ -334,20 +399,22 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
     it against the default 4 GiB budget, after 42 CPU-s of planning.
     """
     if cost_for is None:
-        cache: dict[int, tuple[float, ...]] = {}
-
-        def cost_for(t: int) -> tuple[float, ...]:
-            if t not in cache:
-                cache[t] = _probe_fit(study, spec, fixed, min(t, 16))  # (a, b, c)
-            return cache[t]
+        cost_for = ProbeCosts(study, spec, fixed)
         if cost is not None:
-            cache[trials] = cost
+            cost_for.fits[trials] = (cost, None)  # type: ignore[assignment]
     # the cost is measured (probe runs, seconds of CPU) only where a grid that fits the memory
     # budget is priced: a study whose every grid is refused for memory runs no probe
     given_cost = cost
 
-    def base_cost() -> tuple[float, ...]:
-        return given_cost if given_cost is not None else cost_for(trials)
+    def cost_at(t: int, points: Sequence[Mapping[str, Any]]) -> tuple[float, ...]:
+        # a sized cost (ProbeCosts) probes only up to the grid it prices
+        assert cost_for is not None
+        if getattr(cost_for, "sized", False):
+            return cost_for(t, largest=_largest(points))  # type: ignore[call-arg]
+        return cost_for(t)
+
+    def base_cost(points: Sequence[Mapping[str, Any]]) -> tuple[float, ...]:
+        return given_cost if given_cost is not None else cost_at(trials, points)
     headline = study.headline_exponent(var)
     best: tuple[float, GridPlan] | None = None
     n_free = "N" not in user_fixed and var != "N"
@@ -359,8 +426,9 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
             # Yang et al.'s plans calibrate an RDP accountant each: a coarser lattice
             lattice = _lattice(max(10.0, float(fixed.get("B", 1)) * 2), _N_MAX,
                                4 if knob else 5)
-            plans = [(n, dry_plan(study, spec, dict(base, N=n), trials)) for n in lattice]
-            n0 = _n_start(plans, path, headline)
+            def plan_at(n: int, base: dict[str, Any] = base) -> Mapping[str, Any]:
+                return dry_plan(study, spec, dict(base, N=n), trials)
+            n0 = _n_start(lattice, plan_at, path, headline)
             if n0 is None:
                 continue
             if not knob and not path:  # refine: 20 per decade below the coarse point
@@ -412,13 +480,14 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
                 # priced at the full trials first: when that fits the budget the fewest
                 # trials' price (a second probe fit, ~5 CPU-s for Yang et al.'s) is not
                 # needed, as it is never higher
+                pts = [dict(base, N=n_ok, **{var: v}) for v in cut]
                 p_all = sum(_costed(study, spec, var, dict(base, N=n_ok), cut, trials,
-                                    base_cost(), "", "", {}, cost_factor).seconds)
+                                    base_cost(pts), "", "", {}, cost_factor).seconds)
                 if p_all <= max_seconds:
                     price.append(p_all)
                     break
                 price.append(p_all if t_min == trials else sum(_costed(
-                    study, spec, var, dict(base, N=n_ok), cut, t_min, cost_for(t_min),
+                    study, spec, var, dict(base, N=n_ok), cut, t_min, cost_at(t_min, pts),
                     "", "", {}, cost_factor).seconds))
                 if price[-1] <= max_seconds:
                     break
@@ -452,7 +521,8 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
                   if path and headline is not None else "")
                + f"; {', '.join(f'{k}={v:g}' for k, v in knob.items())}"
                * bool(knob) + cut_note)
-        plan = _costed(study, spec, var, base, vals, trials, base_cost(), "path" if path else
+        plan = _costed(study, spec, var, base, vals, trials,
+                       base_cost([dict(base, **{var: v}) for v in vals]), "path" if path else
                        "informative", why, dict(first_informative=n0), cost_factor)
         total = sum(plan.seconds)
         if best is None or total < best[0]:
@@ -462,11 +532,11 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
     plan = best[1]
     inform = all(b < f for b, f in zip(plan.bounds, plan.floors))
     if (not allow_expensive and sum(plan.seconds) > max_seconds) or not inform:
-        plan = _fit(study, spec, var, plan, trials, max_seconds, reduce_trials, cost_for,
+        plan = _fit(study, spec, var, plan, trials, max_seconds, reduce_trials, cost_at,
                     allow_expensive, cost_factor, fits_memory)
     elif fits_memory is not None and not fits_memory(
             [dict(plan.fixed, **{var: v}) for v in plan.values], trials):
-        plan = _fit(study, spec, var, plan, trials, max_seconds, reduce_trials, cost_for,
+        plan = _fit(study, spec, var, plan, trials, max_seconds, reduce_trials, cost_at,
                     allow_expensive, cost_factor, fits_memory)
     if fits_memory is not None and not fits_memory(
             [dict(plan.fixed, **{var: v}) for v in plan.values],
@@ -553,7 +623,8 @@ def _costed(study: TheoremStudy, spec: VerifyProblem, var: str, base: Mapping[st
 
 def _fit(study: TheoremStudy, spec: VerifyProblem, var: str, plan: GridPlan, trials: int,
          max_seconds: float, reduce_trials: bool,
-         cost_for: Callable[[int], tuple[float, ...]], allow_expensive: bool = False,
+         cost_at: Callable[[int, Sequence[Mapping[str, Any]]], tuple[float, ...]],
+         allow_expensive: bool = False,
          factor: Callable[[Mapping[str, Any]], tuple[float, float]] | None = None,
          fits_memory: Callable[[Sequence[Mapping[str, Any]], int], bool] | None = None
          ) -> GridPlan:
@@ -575,7 +646,8 @@ def _fit(study: TheoremStudy, spec: VerifyProblem, var: str, plan: GridPlan, tri
             why = plan.why + (f"; narrowed to a factor {span:g}" if span not in (None, 10.0)
                               else "") + (f"; {t} trials to fit the budget" if t != trials
                                           else "")
-            cand = _costed(study, spec, var, base, vals, t, cost_for(t), plan.regime, why,
+            cand = _costed(study, spec, var, base, vals, t,
+                           cost_at(t, [dict(base, **{var: v}) for v in vals]), plan.regime, why,
                            {k2: v for k2, v in plan.extra.items()
                             if k2 not in ("seconds_per_step", "seconds_per_evaluation",
                                           "trials", "cost_power_of_d")}, factor)
@@ -587,34 +659,38 @@ def _fit(study: TheoremStudy, spec: VerifyProblem, var: str, plan: GridPlan, tri
     return last
 
 
-def _n_start(plans: Sequence[tuple[int, Mapping[str, Any]]], path: bool,
+def _n_start(ns: Sequence[int], plan_at: Callable[[int], Mapping[str, Any]], path: bool,
              headline: float | None) -> int | None:
-    """The first informative ``N`` of the lattice (path: whose local slope is within
-    tolerance of the headline, too) whose factor-10 grid stays below ``10 * N_MAX``."""
-    g = _n_grid(plans, path, headline)
-    return None if g is None else g[0]
+    """The first informative ``N`` of the lattice ``ns`` (path: whose local slope to the next
+    lattice point is within tolerance of the headline, too) whose factor-10 grid stays below
+    ``10 * N_MAX``; ``None`` if there is none.
 
+    ``plan_at(n)`` (a dry plan) is asked for in lattice order and only as far as the answer
+    needs (path: one point beyond). Before, every lattice point up to ``N = 1e6`` was planned
+    first: ``strongly_convex.nag --vary N`` built quadratic instances of up to 1e6 samples
+    (1.3 of its 1.9 CPU-s of planning) for a grid that starts at ``N = 11``, and Yang et
+    al.'s ``--vary N`` calibrated the noise at every ``N`` above the first informative one."""
+    cache: dict[int, Mapping[str, Any]] = {}
 
-def _n_grid(plans: Sequence[tuple[int, Mapping[str, Any]]], path: bool,
-            headline: float | None) -> list[int] | None:
-    """Four values spanning a factor 10 from the first informative ``N`` (path: from the
-    first one whose local slope is within tolerance of the headline, too)."""
-    ns = [n for n, _ in plans]
-    ok = [_informative(p) for _, p in plans]
-    b = np.array([p["bound"] for _, p in plans], dtype=float)
+    def plan(i: int) -> Mapping[str, Any]:
+        if i not in cache:
+            cache[i] = plan_at(ns[i])
+        return cache[i]
+
     for i, n in enumerate(ns):
-        if not ok[i]:
+        if not _informative(plan(i)):
             continue
         if path:
             if headline is None or i + 1 >= len(ns):
                 return None
-            s = math.log(b[i + 1] / b[i]) / math.log(ns[i + 1] / n)
+            s = math.log(float(plan(i + 1)["bound"]) / float(plan(i)["bound"])) \
+                / math.log(ns[i + 1] / n)
             if abs(s - headline) > _SLOPE_TOL:
                 continue
         grid = [int(round(n * 10 ** (k / 3))) for k in range(4)]
         if grid[-1] > _N_MAX * 10:
             return None
-        return grid
+        return grid[0]
     return None
 
 

@@ -676,19 +676,18 @@ def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
         # the cost probes (runs of growing size, seconds of CPU) run on first use: only where
         # the planner prices a grid that fits the memory budget (the tree studies' informative
         # grids need 0.3-26 TB: 4.7 of their 9 CPU-s went to probes for a refused grid)
-        costs: dict[int, tuple[float, ...]] = {}
+        # (a, b, c): per step, per evaluation, and the fixed cost every point pays once; the
+        # probes grow only up to the largest point priced
+        cost_for = regimes.ProbeCosts(study, spec, fixed)
         over_d: list[Callable[[Mapping[str, Any]], tuple[float, float]]] = []
 
-        def cost_for(t: int) -> tuple[float, ...]:
-            # (a, b, c): per step, per evaluation, and the fixed cost every point pays once
-            if t not in costs:
-                costs[t] = regimes._probe_fit(study, spec, fixed, min(t, 16))
-            return costs[t]
-
         def factor(point: Mapping[str, Any]) -> tuple[float, float]:
-            # a sweep over d: each point costed at its own d (probes at the grid's ends)
-            if not over_d:
-                over_d.append(regimes.cost_over_d(study, spec, fixed, values, min(trials, 16)))
+            # a sweep over d: each point costed at its own d (probes at the grid's ends, grown
+            # up to the point's size; probed again for a larger point than that)
+            cap = getattr(over_d[0], "capped_at", None) if over_d else None
+            if not over_d or (cap is not None and regimes._size(point) > cap):
+                over_d[:] = [regimes.cost_over_d(study, spec, fixed, values, min(trials, 16),
+                                                 largest=regimes._largest([point]))]
                 # the regime reports the fitted power of d (``_costed`` reads it off the factor)
                 factor.powers = getattr(over_d[0], "powers", ())  # type: ignore[attr-defined]
             return over_d[0](point)
@@ -737,7 +736,7 @@ def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
                               f"({max_seconds:.3g} s CPU; --allow-expensive runs it); "
                               "today's default grid instead",
                           unaffordable=plan.as_dict(), fallback=True)
-        if costs or over_d:  # the cost probes ran before any point: at most
+        if cost_for.fits or over_d:  # the cost probes ran before any point: at most
             regime["probe_memory_bytes"] = regimes.PROBE_MAX_BYTES  # PROBE_MAX_BYTES of arrays
     return regime, values, fixed
 
