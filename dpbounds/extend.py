@@ -1041,7 +1041,8 @@ def study(method: Method, theorem: str | _registry.Entry, *, measure: str = "gra
           defaults: Mapping[str, tuple[Sequence[float], Sequence[float]]] | None = None,
           fixed: Mapping[str, float] | None = None, trials: tuple[int, int] = (16, 6),
           problems: Sequence[str] | None = None, notes: str = "",
-          allow_outside_class: bool = False, register: bool = True) -> Any:
+          allow_outside_class: bool = False, register: bool = True,
+          lower_plan: Callable[..., dict[str, Any]] | None = None) -> Any:
     """Declare (and by default register) the verify study of ``method`` against ``theorem``.
 
     Parameters
@@ -1066,6 +1067,12 @@ def study(method: Method, theorem: str | _registry.Entry, *, measure: str = "gra
         problem of the theorem's class or a more specific one fits too (``--problem NAME``).
     allow_outside_class:
         Run it on a problem outside the theorem's class anyway (explicit opt-in).
+    lower_plan:
+        Optional ``lower_plan(point, instance, trials) -> dict`` with ``bound`` (at most the
+        study's own tuned bound at the point), ``trivial`` and ``do_nothing`` (the same as
+        its plan's): where it is vacuous the planner of a full study skips the point's dry
+        plan (:attr:`~dpbounds.verify.studies._common.TheoremStudy.lower_plan`). Worth it
+        where the dry plan is costly, e.g. a noise calibration per point.
 
     Returns
     -------
@@ -1095,7 +1102,8 @@ def study(method: Method, theorem: str | _registry.Entry, *, measure: str = "gra
         defaults={k: (tuple(v[0]), tuple(v[1])) for k, v in grids.items()},
         fixed=pts, quick_fixed={}, run=runner, component_exprs=lambda: exprs,
         trials=tuple(trials), problems=probs, open_problems=True,  # type: ignore[arg-type]
-        notes=notes or f"{method.name} against {entry.name} ({MEASURES[measure][1]})")
+        notes=notes or f"{method.name} against {entry.name} ({MEASURES[measure][1]})",
+        lower_plan=lower_plan)
     if register:
         module = _caller_module()
         STUDY_REGISTRY.register(s.theorem, s, rank=1000, module=module)

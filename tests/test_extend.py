@@ -340,3 +340,19 @@ def test_example_b_published_rate_bound_and_verify_via_plugin_in_a_fresh_process
     r = _cli("--plugin", plug, "verify", "strongly_convex.dp_gd_linear", "--vary", "N",
              "--quick", "--quiet", "--mutation", "noise_sqrt2")
     assert r.returncode == 1 and "drawn over N" in r.stdout, r.stdout + r.stderr
+
+
+def test_a_plugin_study_declares_a_lower_plan():
+    """``extend.study(..., lower_plan=f)`` carries ``f`` to the study the planner reads
+    (``TheoremStudy.lower_plan``; the planner's use is tested in
+    tests/verify/test_lower_plan.py); without one there is none."""
+    thm = "nonconvex.clipped_sgd"  # a registered theorem; nothing is registered here
+    m = ex.Method("lower_plan_toy_gd", step=lambda x, g, z, p: x - p["eta"] * (g(x) + z),
+                  sensitivity=lambda f, p: 2 * f.gradient_bound / f.n)
+
+    def lower(point, inst, trials):
+        return dict(bound=0.0, trivial=1.0, do_nothing=1.0)
+
+    s = ex.study(m, thm, register=False, lower_plan=lower)
+    assert s.lower_plan is lower
+    assert ex.study(m, thm, register=False).lower_plan is None

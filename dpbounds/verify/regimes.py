@@ -92,6 +92,30 @@ def _cached_plan(theorem: str, spec: VerifyProblem, point: tuple, trials: int
     return tuple(get_study(theorem).plan_point(pt, inst, trials).items())
 
 
+def certainly_vacuous(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, float],
+                      trials: int) -> bool:
+    """Whether the study's :attr:`~dpbounds.verify.studies._common.TheoremStudy.lower_plan`
+    (a cheap plan whose bound is at most the dry plan's) is already vacuous at ``point``:
+    then so is the point, and its dry plan is not needed. ``False`` without one."""
+    if getattr(study, "lower_plan", None) is None:
+        return False
+    return _cached_vacuous(study.theorem, spec, tuple(sorted(point.items())), trials)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_vacuous(theorem: str, spec: VerifyProblem, point: tuple, trials: int) -> bool:
+    from dpbounds.verify.theorems import get_study
+
+    pt = dict(point)
+    n = int(pt["N"])
+    if spec.kind != "quadratic":
+        n = min(n, _PLAN_SAMPLES)
+    inst = spec.build(n, int(pt["d"]), seed=(0, 0))  # the dry plan's instance
+    lower = get_study(theorem).lower_plan
+    assert lower is not None  # certainly_vacuous asks only studies that declare one
+    return not _informative(lower(pt, inst, trials))
+
+
 #: a probe run stops growing once it costs this much CPU (seconds); at most _PROBE_MAX probes
 _PROBE_SECONDS = 0.3
 _PROBE_MAX = 7
@@ -434,13 +458,17 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
             lattice = _lattice(n_lo, _N_MAX, 4 if knob else 5)
             def plan_at(n: int, base: dict[str, Any] = base) -> Mapping[str, Any]:
                 return dry_plan(study, spec, dict(base, N=n), trials)
-            n0 = _n_start(lattice, plan_at, path, headline)
+
+            def vacuous(n: int, base: dict[str, Any] = base) -> bool:
+                return certainly_vacuous(study, spec, dict(base, N=n), trials)
+            n0 = _n_start(lattice, plan_at, path, headline, vacuous)
             if n0 is None:
                 continue
             if not knob and not path:  # refine: 20 per decade below the coarse point
                 fine = [n for n in _lattice(n0 / 10 ** 0.2, n0, 20) if n < n0]
                 for n in fine:
-                    if _informative(dry_plan(study, spec, dict(base, N=n), trials)):
+                    if not certainly_vacuous(study, spec, dict(base, N=n), trials) and \
+                            _informative(dry_plan(study, spec, dict(base, N=n), trials)):
                         n0 = n
                         break
             vals = _span(n0, *_SPANS[0])
@@ -459,8 +487,9 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
             def informative_at(n: int, v: float, seen: dict[tuple[int, float], bool] = seen,
                                base: dict[str, Any] = base) -> bool:
                 if (n, v) not in seen:
-                    seen[n, v] = _informative(dry_plan(study, spec, dict(base, N=n, **{var: v}),
-                                                       trials))
+                    pt = dict(base, N=n, **{var: v})
+                    seen[n, v] = (not certainly_vacuous(study, spec, pt, trials)
+                                  and _informative(dry_plan(study, spec, pt, trials)))
                 return seen[n, v]
             # the whole grid first, then its widest windows: the regime answers "up to
             # which d (from which eps) is this bound informative"; the widest informative
@@ -687,7 +716,8 @@ def _fit(study: TheoremStudy, spec: VerifyProblem, var: str, plan: GridPlan, tri
 
 
 def _n_start(ns: Sequence[int], plan_at: Callable[[int], Mapping[str, Any]], path: bool,
-             headline: float | None) -> int | None:
+             headline: float | None, vacuous: Callable[[int], bool] | None = None
+             ) -> int | None:
     """The first informative ``N`` of the lattice ``ns`` (path: whose local slope to the next
     lattice point is within tolerance of the headline, too) whose factor-10 grid stays below
     ``10 * N_MAX``; ``None`` if there is none.
@@ -696,7 +726,9 @@ def _n_start(ns: Sequence[int], plan_at: Callable[[int], Mapping[str, Any]], pat
     needs (path: one point beyond). Before, every lattice point up to ``N = 1e6`` was planned
     first: ``strongly_convex.nag --vary N`` built quadratic instances of up to 1e6 samples
     (1.3 of its 1.9 CPU-s of planning) for a grid that starts at ``N = 11``, and Yang et
-    al.'s ``--vary N`` calibrated the noise at every ``N`` above the first informative one."""
+    al.'s ``--vary N`` calibrated the noise at every ``N`` above the first informative one.
+    ``vacuous(n)``: ``True`` where a cheap lower plan already shows ``n`` vacuous (its dry
+    plan is then not asked for; :func:`certainly_vacuous`)."""
     cache: dict[int, Mapping[str, Any]] = {}
 
     def plan(i: int) -> Mapping[str, Any]:
@@ -705,7 +737,7 @@ def _n_start(ns: Sequence[int], plan_at: Callable[[int], Mapping[str, Any]], pat
         return cache[i]
 
     for i, n in enumerate(ns):
-        if not _informative(plan(i)):
+        if (vacuous is not None and vacuous(n)) or not _informative(plan(i)):
             continue
         if path:
             if headline is None or i + 1 >= len(ns):

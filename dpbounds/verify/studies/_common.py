@@ -57,6 +57,13 @@ class TheoremStudy:
         user did not set and not the swept one): where the bound says something at a
         smaller, affordable ``N`` (BST14: ``eps = 8``, see the registry entry).
 
+    lower_plan:
+        Optional ``lower_plan(point, instance, trials) -> dict``: a cheap plan whose
+        ``bound`` is at most :meth:`plan_point`'s, with the same ``trivial`` and
+        ``do_nothing`` values. Where it is vacuous, so is the point, and the planner skips
+        the point's dry plan. Yang et al.'s: the bound without privacy noise (their dry plan
+        calibrates the claimed noise, ~0.1 CPU-s a point). Checked by machine against the
+        dry plan (``tests/verify/test_lower_plan.py``).
     open_problems:
         The study also runs on every declared problem (a plug-in's,
         :class:`~dpbounds.verify.problems.ProblemKind`) of the theorem's class or a more
@@ -77,6 +84,7 @@ class TheoremStudy:
     descriptions: Mapping[str, str] = field(default_factory=dict)
     informative_fixed: Mapping[str, float] = field(default_factory=dict)
     open_problems: bool = False
+    lower_plan: Callable[..., dict[str, Any]] | None = None
 
     @property
     def entry(self) -> registry.Entry:

@@ -1,0 +1,121 @@
+"""A study's lower plan (``TheoremStudy.lower_plan``) against its dry plan, and the planner
+that trusts it.
+
+Yang et al.'s dry plans calibrate the claimed noise (an RDP accountant, ~0.1 CPU-s a point);
+their lower plan is the bound without privacy noise, which the planner uses to skip the dry
+plan of a point that is vacuous anyway (``normalized_sgd``'s full studies: 7.2-11.6 -> 2.5-2.9
+CPU-s of planning, the same fallback). The declared fact is that the bound is non-decreasing
+in the noise. Oracles: the dry plan itself (the lower bound is never above it and the floors
+are the same numbers), the same bound at two noise levels (monotone), counted dry plans; a
+negative control with twice the claimed noise must fail the first check."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpbounds.verify import regimes
+from dpbounds.verify.studies import normalized_and_clipped_sgd as yang
+from dpbounds.verify.study import problem
+from dpbounds.verify.theorems import get_study
+
+STUDIES = ("nonconvex.normalized_sgd", "nonconvex.clipped_sgd")
+POINTS = [dict(N=n, T=t, d=d, eps=e) for n, t, d, e in (
+    (100, 1e4, 8, 0.5), (5623, 1e6, 16, 0.5), (31623, 1e5, 2, 0.25), (1000, 1e7, 32, 2.0),
+    (562341, 1e6, 4, 1.0))]
+
+
+def _pair(theorem: str, point: dict) -> tuple[dict, dict]:
+    s = get_study(theorem)
+    spec = problem(s.problems[0])
+    pt = dict(s.fixed, **point)
+    inst = spec.build(min(int(pt["N"]), regimes._PLAN_SAMPLES), int(pt["d"]), seed=(0, 0))
+    return s.lower_plan(pt, inst, 16), s.plan_point(pt, inst, 16)
+
+
+def _lower_holds(low: dict, dry: dict) -> bool:
+    return (low["bound"] <= dry["bound"] and low["trivial"] == dry["trivial"]
+            and low["do_nothing"] == dry["do_nothing"])
+
+
+@pytest.mark.parametrize("theorem", STUDIES)
+def test_the_lower_plan_is_below_the_dry_plan_with_the_same_floors(theorem):
+    for point in POINTS:
+        low, dry = _pair(theorem, point)
+        assert _lower_holds(low, dry), (point, low, dry)
+        assert low["bound"] < dry["bound"]  # the claimed noise moves the bound
+
+
+def test_negative_control_a_noisier_lower_plan_fails(monkeypatch):
+    # the "lower" plan at twice the claimed noise is above the dry plan
+    s = get_study("nonconvex.clipped_sgd")
+    spec = problem(s.problems[0])
+    real = yang._claimed_multiplier
+    failed = []
+    for point in POINTS:
+        pt = dict(s.fixed, **point)
+        inst = spec.build(min(int(pt["N"]), regimes._PLAN_SAMPLES), int(pt["d"]), seed=(0, 0))
+        dry = s.plan_point(pt, inst, 16)
+        monkeypatch.setattr(yang, "_claimed_multiplier", lambda *a: 2.0 * real(*a))
+        noisier = yang._run_yang("sgd", pt, inst, 16, 0, None, dry=True)
+        monkeypatch.setattr(yang, "_claimed_multiplier", real)
+        failed.append(not _lower_holds(noisier, dry))
+    assert all(failed)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(("nsgd", "sgd")), st.sampled_from(POINTS),
+       st.floats(0.0, 50.0), st.floats(1.0, 4.0))
+def test_the_bound_is_non_decreasing_in_the_noise(kind, point, z, factor):
+    """The declared fact the lower plan rests on, checked at two noise levels."""
+    theorem = "nonconvex.normalized_sgd" if kind == "nsgd" else "nonconvex.clipped_sgd"
+    s = get_study(theorem)
+    pt = dict(s.fixed, **point)
+    inst = problem(s.problems[0]).build(min(int(pt["N"]), regimes._PLAN_SAMPLES), int(pt["d"]),
+                                        seed=(0, 0))
+    real = yang._claimed_multiplier
+    try:
+        yang._claimed_multiplier = lambda *a: z
+        lo = yang._run_yang(kind, pt, inst, 16, 0, None, dry=True)["bound"]
+        yang._claimed_multiplier = lambda *a: z * factor
+        hi = yang._run_yang(kind, pt, inst, 16, 0, None, dry=True)["bound"]
+    finally:
+        yang._claimed_multiplier = real
+    assert lo <= hi
+
+
+def test_the_planner_skips_dry_plans_where_the_lower_plan_is_vacuous(monkeypatch):
+    """A fake study informative from N = 1000 at T >= 1e6, whose lower plan is vacuous below
+    N = 500: the planner asks no dry plan there, and plans what it plans without one."""
+    def dry_plan(study, spec, point, trials):
+        asked.append((float(point["N"]), float(point["T"])))
+        ok = point["T"] >= 1e6 and point["N"] >= 1000
+        return dict(bound=0.5 if ok else 2.0, trivial=1.0, do_nothing=1.0,
+                    steps=float(point["T"]), gradient_evaluations=float(point["T"]) * trials,
+                    memory_bytes=1e3)
+
+    fake = types.SimpleNamespace(fixed=dict(d=8, N=100, T=1000), theorem="fake",
+                                 headline_exponent=lambda var: None)
+    monkeypatch.setattr(regimes, "dry_plan", dry_plan)
+
+    def plan(lower: bool):
+        asked.clear()
+        monkeypatch.setattr(regimes, "certainly_vacuous", (lambda st_, sp, p, t: p["N"] < 500)
+                            if lower else (lambda *a: False))
+        got = {var: regimes.plan_grid(fake, None, var, dict(fake.fixed), vals, 4,
+                                      cost_for=lambda t: (1e-9, 1e-9), max_seconds=1e9)
+               for var, vals in (("N", None), ("d", (2.0, 4.0, 8.0)))}
+        return got, list(asked)
+
+    asked: list[tuple[float, float]] = []
+    with_lower, asked_lower = plan(True)
+    without, asked_all = plan(False)
+    for var in ("N", "d"):
+        assert with_lower[var] is not None and without[var] is not None
+        assert with_lower[var].values == without[var].values
+        assert with_lower[var].fixed == without[var].fixed
+    assert asked_lower and all(n >= 500 for n, _ in asked_lower)
+    assert any(n < 500 for n, _ in asked_all)  # control: the scan asked there before
