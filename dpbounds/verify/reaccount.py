@@ -247,6 +247,7 @@ def _wor_pld_epsilon(q: float, z: float, steps: int, delta: float) -> float:
 _INTEGER_DIFFERENCES_MAX_BITS = 60000
 
 
+@functools.lru_cache(maxsize=256)  # pure; a Yang et al. point asked for each one twice
 def _wor_epsilon(q: float, z: float, steps: int, delta: float, continuous: bool) -> float:
     r"""``epsilon`` of ``steps`` Gaussian releases on a without-replacement subsample
     (replace-one), noise multiplier ``z`` against the query's L2 change (``continuous``:
