@@ -78,3 +78,22 @@ def test_one_exact_table_per_evaluation(monkeypatch):
     rdp._log_forward_differences_cached.cache_clear()
     _two_tables(0.01, z, np.asarray(rdp.DEFAULT_ORDERS))
     assert sorted(calls) == [255, 256]
+
+
+def test_past_the_exact_tables_bit_budget_levels_are_bounds_or_infinite():
+    """z = 6.5 with 1025 levels (``max_exact_order = 1024``) is past the exact table's bit
+    budget. The float table it fell back to cancels above z = 4: an independent review read
+    level 54 e^-0.013 below the true difference, and the RDP at order 64 1.65e-4 too low
+    (0.697935 against 0.698050 at ``max_exact_order = 256``). Now the exact table stops
+    within the budget and the levels above are +inf (no bound from the table)."""
+    z = 6.5
+    table = np.asarray(rdp._log_forward_differences(z, 1024))
+    finite = np.isfinite(table)
+    for level in (2, 54, 300):
+        truth = _log_fd_oracle(z, level)
+        assert truth <= table[level - 1] <= truth + 1e-9 * max(1.0, abs(truth)), level
+    assert table[0] == -np.inf and finite[1:900].all()  # level 1 is 0 exactly
+    assert not finite[-40:].any()  # the budget ends near level 979
+    got = rdp.without_replacement_gaussian_rdp(0.9, z, [64.0], max_exact_order=1024)[0]
+    ref = rdp.without_replacement_gaussian_rdp(0.9, z, [64.0], max_exact_order=256)[0]
+    assert got >= ref * (1 - 1e-12)  # order 64 needs 64 levels: both tables hold them exactly
