@@ -514,7 +514,9 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
                     break  # the widest informative window runs, whatever it costs
                 # priced at the full trials first: when that fits the budget the fewest
                 # trials' price (a second probe fit, ~5 CPU-s for Yang et al.'s) is not
-                # needed, as it is never higher
+                # needed. The same window as before wherever the cost rises with the trials;
+                # where timing noise prices the fewest trials higher, this keeps the wider
+                # window that fits at the asked trials (before: a narrower one)
                 pts = [dict(base, N=n_ok, **{var: v}) for v in cut]
                 p_all = sum(_costed(study, spec, var, dict(base, N=n_ok), cut, trials,
                                     base_cost(pts), "", "", {}, cost_factor).seconds)

@@ -311,6 +311,13 @@ def test_a_window_that_fits_at_the_full_trials_is_not_priced_at_the_fewest(monke
     got = plan(10.0)
     assert 4 in priced and got.values == vals and got.extra["trials"] == 8
     assert sum(got.seconds) == pytest.approx(9.92, rel=1e-6)
+    # --allow-expensive: the widest informative window runs, unpriced in the window loop,
+    # whatever the budget (a review's mutant that priced it planned the cheapest window)
+    priced.clear()
+    got = regimes.plan_grid(fake, None, "d", dict(fake.fixed), vals, 16, cost_for=cost_for,
+                            max_seconds=1.0, user_fixed=("N", "T"), reduce_trials=True,
+                            allow_expensive=True)
+    assert got.values == vals and sorted(set(priced)) == [16]
 
 
 def test_a_knob_whose_least_grid_is_over_the_memory_budget_is_not_scanned(monkeypatch):
