@@ -206,6 +206,13 @@ def _probe_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, flo
         # (Algorithm 1 priced 77x too high once its study gained a 0.3 CPU-s probe)
         if dt >= max(_PROBE_SECONDS, 3.0 * min(secs)) and k >= 2:
             break
+        # a probe whose variable part shows (3x the smallest) at a third of the target stops
+        # where the next one would cost over 3x the target: BST14's steps grow 9x a rung
+        # (n^2 of them), and its 4-trial fit ran N = 2592 twice at 2.1 CPU-s each after
+        # N = 864 had cost 0.24 (4.75 of a fallback's 8.5 CPU-s of planning)
+        if k >= 2 and dt >= max(_PROBE_SECONDS / 3.0, 3.0 * min(secs)) and (
+                dt * rows[-1][1] / max(rows[-2][1], 1.0) > 3.0 * _PROBE_SECONDS):
+            break
         if largest is not None and k >= 1 and (
                 4 * t > largest.get("T", 0) if "T" in probe else 3 * n > largest["N"]):
             why = "largest"

@@ -119,7 +119,7 @@ def test_probes_never_run_above_the_memory_cap_and_still_fit_the_cost(monkeypatc
     cap = regimes.PROBE_MAX_BYTES
     clock = _Clock()
     monkeypatch.setattr(regimes.time, "process_time", clock)
-    monkeypatch.setattr(regimes, "_PROBE_SECONDS", 5.0)  # growth stops only at the cap
+    monkeypatch.setattr(regimes, "_PROBE_SECONDS", 50.0)  # growth stops only at the cap
     study, spec, ran = _fake_with_memory(clock, 500.0)
     a, b, _ = regimes._probe_fit(study, spec, _point("T"), 4)  # type: ignore[arg-type]
     assert max(ran) <= regimes.PROBE_MAX_BYTES and len(ran) >= 6  # three probes, twice each
@@ -150,3 +150,29 @@ def test_d_probes_never_grow_above_the_memory_cap(monkeypatch):
     ran.clear()
     regimes.cost_over_d(study, spec, _point("T"), [4, 64], 4)  # type: ignore[arg-type]
     assert max(ran) > cap
+
+
+def test_probes_of_a_quadratic_step_count_stop_before_overshooting(monkeypatch):
+    """BST14 runs n^2 steps, so a probe costs 9x the previous one: the rule "grow until a
+    run costs 0.3 CPU-s" ran N = 2592 (2.1 CPU-s, twice) right after N = 864 had cost 0.24.
+    A probe whose variable part shows at a third of the target now stops where the next
+    would cost over 3x the target: no run above 0.9 s on a closed-form clock (cost
+    0.005 + 3e-7 n^2), and the fit still prices N = 1e4 at its closed form (to 1%).
+    Before the rule the N = 2592 probe ran (2.02 s)."""
+    clock = _Clock()
+    monkeypatch.setattr(regimes.time, "process_time", clock)
+    costs: list[float] = []
+
+    def plan_point(point: dict, inst: object, trials: int) -> dict:
+        return dict(steps=float(point["N"]) ** 2, gradient_evaluations=float(point["N"]) ** 2)
+
+    def run_point(point: dict, *args: object) -> None:
+        dt = 0.005 + 3e-7 * float(point["N"]) ** 2
+        costs.append(dt)
+        clock.now += dt
+
+    study = types.SimpleNamespace(plan_point=plan_point, run_point=run_point)
+    spec = types.SimpleNamespace(build=lambda n, d, seed: None)
+    a, b, c = regimes._probe_fit(study, spec, dict(d=4, N=100), 4)  # type: ignore[arg-type]
+    assert max(costs) < 3 * regimes._PROBE_SECONDS
+    assert c + (a + b) * 1e8 == pytest.approx(0.005 + 3e-7 * 1e8, rel=0.01)
