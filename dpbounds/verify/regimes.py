@@ -453,16 +453,10 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
         base = dict(fixed, **knob)
         cut_note = ""
         n0: int | None = None
-        n_lo = max(10.0, float(fixed.get("B", 1)) * 2)
-        if fits_memory is not None and not path and not _least_grid_fits(
-                var, base, n_lo, values, min(trials, MIN_TRIALS) if reduce_trials else trials,
-                fits_memory):
-            if too_large is not None:
-                too_large.append(_knob_label(knob))
-            continue
         if var == "N":
             # Yang et al.'s plans calibrate an RDP accountant each: a coarser lattice
-            lattice = _lattice(n_lo, _N_MAX, 4 if knob else 5)
+            lattice = _lattice(max(10.0, float(fixed.get("B", 1)) * 2), _N_MAX,
+                               4 if knob else 5)
             def plan_at(n: int, base: dict[str, Any] = base) -> Mapping[str, Any]:
                 return dry_plan(study, spec, dict(base, N=n), trials)
 
@@ -600,27 +594,6 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
                     tuple(plan.seconds[i] for i in keep), skipped,
                     plan.local_slopes, dict(plan.extra, full_values=list(plan.values),
                                             full_estimated_seconds=list(plan.seconds)))
-
-
-def _least_grid_fits(var: str, base: Mapping[str, float], n_lo: float,
-                     values: Sequence[float] | None, trials: int,
-                     fits_memory: Callable[[Sequence[Mapping[str, Any]], int], bool]) -> bool:
-    """Whether the least grid a setting of the knobs can plan fits the memory budget: over
-    ``N`` four points from the lattice's first ``N``; over ``d`` or ``eps`` the window of
-    the smallest values at the setting's ``N`` (the lattice over ``N`` starts there), at the
-    fewest trials. A planned grid's memory grows with ``N``, ``d``, ``T`` and the trials, so
-    when this one does not fit no grid of the setting does, and the setting's dry plans (a
-    noise calibration each for Yang et al.'s) are not needed: ``normalized_sgd --vary eps``
-    calibrated at 30 ``(N, eps)`` points of ``T = 1e7`` before refusing it for memory."""
-    if var == "N":
-        least = [dict(base, N=v) for v in _span(int(n_lo), 10.0, 4)]
-    else:
-        cuts = _grid_cuts(tuple(values or ()), False)
-        if not cuts or not cuts[0]:
-            return True
-        smallest = min(cuts, key=lambda c: (max(c), len(c)))
-        least = [dict(base, **{var: v}) for v in smallest]
-    return fits_memory(least, trials)
 
 
 def _grid_cuts(vals: Sequence[float], path: bool) -> list[tuple[float, ...]]:

@@ -319,29 +319,3 @@ def test_a_window_that_fits_at_the_full_trials_is_not_priced_at_the_fewest(monke
                             allow_expensive=True)
     assert got.values == vals and sorted(set(priced)) == [16]
 
-
-def test_a_knob_whose_least_grid_is_over_the_memory_budget_is_not_scanned(monkeypatch):
-    """Informative from T = 1e5; a 1 GB budget refuses T = 1e7 (100 bytes a step and trial:
-    4 GB at 4 trials). Its least grid (four points from the lattice's first N) is refused
-    before any of its dry plans beyond that grid's: counted per T. Same plan and the same
-    refusal as a scan, which planned T = 1e7 at every N up to the first informative one."""
-    fake = _fake_planner(monkeypatch, 1e5)
-    counted = regimes.dry_plan
-    per_t: dict[float, int] = {}
-
-    def dry_plan(study_, spec_, point, trials):
-        per_t[float(point["T"])] = per_t.get(float(point["T"]), 0) + 1
-        return counted(study_, spec_, point, trials)
-
-    monkeypatch.setattr(regimes, "dry_plan", dry_plan)
-    plan, too_large = _plan(fake, 1e9)
-    assert plan is not None and plan.fixed["T"] in (1e5, 1e6) and "T=1e+07" in too_large
-    assert per_t.get(1e7, 0) == 0  # the fake's fits_memory reads T alone: no dry plan
-    # over d the same: the least window at the smallest N is refused for T = 1e7
-    per_t.clear()
-    got = regimes.plan_grid(fake, None, "d", dict(fake.fixed), (2.0, 4.0, 8.0, 16.0), 16,
-                            cost_for=lambda t: (1e-9, 1e-9), max_seconds=1e9,
-                            reduce_trials=True, too_large=(refused := []),
-                            fits_memory=lambda pts, t: max(
-                                100.0 * float(p["T"]) * t for p in pts) <= 1e9)
-    assert got is not None and "T=1e+07" in refused and per_t.get(1e7, 0) == 0
