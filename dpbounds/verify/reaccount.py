@@ -247,7 +247,6 @@ def _wor_pld_epsilon(q: float, z: float, steps: int, delta: float) -> float:
 _INTEGER_DIFFERENCES_MAX_BITS = 60000
 
 
-@functools.lru_cache(maxsize=256)  # pure; a Yang et al. point asked for each one twice
 def _wor_epsilon(q: float, z: float, steps: int, delta: float, continuous: bool) -> float:
     r"""``epsilon`` of ``steps`` Gaussian releases on a without-replacement subsample
     (replace-one), noise multiplier ``z`` against the query's L2 change (``continuous``:
@@ -272,7 +271,18 @@ def _wor_epsilon(q: float, z: float, steps: int, delta: float, continuous: bool)
       :math:`4q^j\sqrt{D_{lo}D_{hi}}`, lo and hi the even numbers next to :math:`j`;
 
     capped by :math:`\alpha\rho`, composed over ``steps`` and converted by Canonne, Kamath
-    & Steinke (2020) Prop. 12."""
+    & Steinke (2020) Prop. 12.
+
+    Cached (a pure function of its arguments and of ``_INTEGER_DIFFERENCES_MAX_BITS``, which
+    is part of the key: a test switches it): a Yang et al. point asked for its clipping
+    probe's twice."""
+    return _wor_epsilon_cached(q, z, steps, delta, continuous, _INTEGER_DIFFERENCES_MAX_BITS)
+
+
+@functools.lru_cache(maxsize=256)
+def _wor_epsilon_cached(q: float, z: float, steps: int, delta: float, continuous: bool,
+                        max_bits: float) -> float:
+    """:func:`_wor_epsilon` with the integer-differences switch ``max_bits``."""
     import mpmath as mp
     from scipy.special import gammaln, logsumexp
 
@@ -292,7 +302,7 @@ def _wor_epsilon(q: float, z: float, steps: int, delta: float, continuous: bool)
         # mpf numbers and nothing cancels: those are differenced as mpf numbers)
         bits = int(dps * math.log2(10.0)) + 8
         log_d = np.full(top + 1, -np.inf)  # log D_n
-        if top * (top - 1) * rho / math.log(2.0) < _INTEGER_DIFFERENCES_MAX_BITS:
+        if top * (top - 1) * rho / math.log(2.0) < max_bits:
             row = [int(mp.nint(mp.ldexp(mp.exp(i * (i - 1) * r), bits)))
                    for i in range(top + 1)]
             for n in range(1, top + 1):  # row[i] = Delta^n g(i), in units of 2^-bits
