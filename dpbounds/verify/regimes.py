@@ -437,10 +437,15 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
     # budget is priced: a study whose every grid is refused for memory runs no probe
     given_cost = cost
 
+    # a study with settings of T (Yang et al.'s) compares its knobs' cheapest grids by their
+    # cost: priced with one fit, as before (fits sized to each knob, compared across knobs,
+    # chose another T in an independent review's case, and probed each larger knob again)
+    knobbed = "T" in study.fixed and "T" not in user_fixed
+
     def cost_at(t: int, points: Sequence[Mapping[str, Any]]) -> tuple[float, ...]:
         # a sized cost (ProbeCosts) probes only up to the grid it prices
         assert cost_for is not None
-        if getattr(cost_for, "sized", False):
+        if getattr(cost_for, "sized", False) and not knobbed:
             return cost_for(t, largest=_largest(points))  # type: ignore[call-arg]
         return cost_for(t)
 
@@ -724,8 +729,9 @@ def _n_start(ns: Sequence[int], plan_at: Callable[[int], Mapping[str, Any]], pat
         if path:
             if headline is None or i + 1 >= len(ns):
                 return None
-            s = math.log(float(plan(i + 1)["bound"]) / float(plan(i)["bound"])) \
-                / math.log(ns[i + 1] / n)
+            with np.errstate(divide="ignore", invalid="ignore"):  # a zero bound: inf, as before
+                ratio = np.float64(plan(i + 1)["bound"]) / np.float64(plan(i)["bound"])
+            s = math.log(ratio) / math.log(ns[i + 1] / n)
             if abs(s - headline) > _SLOPE_TOL:
                 continue
         grid = [int(round(n * 10 ** (k / 3))) for k in range(4)]

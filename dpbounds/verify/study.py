@@ -679,6 +679,7 @@ def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
         # (a, b, c): per step, per evaluation, and the fixed cost every point pays once; the
         # probes grow only up to the largest point priced
         cost_for = regimes.ProbeCosts(study, spec, fixed)
+        knobbed = "T" in study.fixed and "T" not in user_fixed
         over_d: list[Callable[[Mapping[str, Any]], tuple[float, float]]] = []
 
         def factor(point: Mapping[str, Any]) -> tuple[float, float]:
@@ -686,8 +687,10 @@ def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
             # up to the point's size; probed again for a larger point than that)
             cap = getattr(over_d[0], "capped_at", None) if over_d else None
             if not over_d or (cap is not None and regimes._size(point) > cap):
+                # one uncapped probe for a study with settings of T (see plan_grid)
                 over_d[:] = [regimes.cost_over_d(study, spec, fixed, values, min(trials, 16),
-                                                 largest=regimes._largest([point]))]
+                                                 largest=None if knobbed else
+                                                 regimes._largest([point]))]
                 # the regime reports the fitted power of d (``_costed`` reads it off the factor)
                 factor.powers = getattr(over_d[0], "powers", ())  # type: ignore[attr-defined]
             return over_d[0](point)

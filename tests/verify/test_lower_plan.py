@@ -119,3 +119,28 @@ def test_the_planner_skips_dry_plans_where_the_lower_plan_is_vacuous(monkeypatch
         assert with_lower[var].fixed == without[var].fixed
     assert asked_lower and all(n >= 500 for n, _ in asked_lower)
     assert any(n < 500 for n, _ in asked_all)  # control: the scan asked there before
+
+
+def test_the_planner_screens_with_the_dry_plans_instance(monkeypatch):
+    """``certainly_vacuous`` builds the instance the dry plan builds (its N capped at
+    ``_PLAN_SAMPLES``, the same seed): a lower plan on another instance would bound another
+    problem's bound (a review's surviving mutant built it with another seed)."""
+    from dpbounds.verify.problems import VerifyProblem
+
+    built: list[tuple] = []
+    real = VerifyProblem.build
+
+    def build(self, n, d, seed=0):
+        built.append((self.kind, n, d, seed))
+        return real(self, n, d, seed=seed)
+
+    monkeypatch.setattr(VerifyProblem, "build", build)
+    s = get_study("nonconvex.clipped_sgd")
+    spec = problem(s.problems[0])
+    point = dict(s.fixed, N=31623, T=1e5, d=2, eps=0.25)
+    regimes._cached_plan.cache_clear()
+    regimes._cached_vacuous.cache_clear()
+    regimes.dry_plan(s, spec, point, 16)
+    regimes.certainly_vacuous(s, spec, point, 16)
+    assert len(built) == 2 and built[0] == built[1], built
+    assert built[0][1] == regimes._PLAN_SAMPLES

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import types
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -122,14 +123,15 @@ def _old_n_start(plans, path, headline):
     """The scan before: every lattice point planned, then the first informative one."""
     ns = [n for n, _ in plans]
     ok = [regimes._informative(p) for _, p in plans]
-    b = [p["bound"] for _, p in plans]
+    b = np.array([p["bound"] for _, p in plans], dtype=float)
     for i, n in enumerate(ns):
         if not ok[i]:
             continue
         if path:
             if headline is None or i + 1 >= len(ns):
                 return None
-            s = math.log(b[i + 1] / b[i]) / math.log(ns[i + 1] / n)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                s = math.log(b[i + 1] / b[i]) / math.log(ns[i + 1] / n)
             if abs(s - headline) > regimes._SLOPE_TOL:
                 continue
         grid = [int(round(n * 10 ** (k / 3))) for k in range(4)]
@@ -157,3 +159,59 @@ def test_the_lazy_scan_gives_the_old_answer_planning_less(rows, path, headline, 
     assert len(asked) == len(set(asked))  # each point planned once
     if got is not None:  # no further than the answer (path: one point beyond)
         assert max(asked) <= ns[min(ns.index(got) + (1 if path else 0), len(ns) - 1)]
+
+
+def test_the_lazy_scan_keeps_the_grid_size_rule_and_a_zero_bound():
+    """Two cases the random ones rarely reach: the first informative N whose factor-10 grid
+    passes 10 N_MAX gives no grid, asking nothing beyond it; a zero bound on a path gives an
+    infinite slope (skipped), as the old scan's NumPy division did, not an exception."""
+    ns = [10**5, 2 * 10**5, 2 * 10**6, 4 * 10**6]
+    plans = {10**5: dict(bound=2.0, trivial=1.0, do_nothing=1.0),
+             2 * 10**5: dict(bound=2.0, trivial=1.0, do_nothing=1.0),
+             2 * 10**6: dict(bound=0.5, trivial=1.0, do_nothing=1.0),
+             4 * 10**6: dict(bound=0.4, trivial=1.0, do_nothing=1.0)}
+    asked: list[int] = []
+
+    def plan_at(n):
+        asked.append(n)
+        return plans[n]
+
+    assert regimes._n_start(ns, plan_at, False, None) is None
+    assert _old_n_start([(n, plans[n]) for n in ns], False, None) is None
+    assert max(asked) == 2 * 10**6
+    zero = {10: dict(bound=0.0, trivial=1.0, do_nothing=1.0),
+            20: dict(bound=0.0, trivial=1.0, do_nothing=1.0),
+            40: dict(bound=0.5, trivial=1.0, do_nothing=1.0)}
+    ns0 = [10, 20, 40]
+    want = _old_n_start([(n, zero[n]) for n in ns0], True, -0.5)
+    assert regimes._n_start(ns0, zero.__getitem__, True, -0.5) == want
+
+
+def test_a_study_with_settings_of_t_prices_its_knobs_with_one_fit(monkeypatch):
+    """Yang et al.'s knobs (T = 1e4 ... 1e7) are compared by their grids' cost: one uncapped
+    fit prices them all, as before. Fits sized to each knob chose another T in an independent
+    review's case (``clipped_sgd --vary N`` at d = 2, eps = 8) and re-probed every knob. A
+    study without knobs, or with T fixed by the user, gets fits sized to its grid."""
+    import types
+
+    monkeypatch.setattr(regimes, "dry_plan", lambda st_, sp, p, t: dict(
+        bound=0.5 if p["N"] >= 1000 else 2.0, trivial=1.0, do_nothing=1.0,
+        steps=float(p["T"]), gradient_evaluations=float(p["T"]) * t, memory_bytes=1e3))
+    asked: list[object] = []
+
+    class Sized:
+        sized = True
+
+        def __call__(self, t, largest=None):
+            asked.append(largest)
+            return (1e-9, 1e-9, 0.0)
+
+    fake = types.SimpleNamespace(fixed=dict(d=8, N=100, T=1000), theorem="fake",
+                                 headline_exponent=lambda var: None)
+    regimes.plan_grid(fake, None, "N", dict(fake.fixed), None, 4, cost_for=Sized(),
+                      max_seconds=1e9)
+    assert asked and all(a is None for a in asked)
+    asked.clear()
+    regimes.plan_grid(fake, None, "N", dict(fake.fixed), None, 4, cost_for=Sized(),
+                      max_seconds=1e9, user_fixed=("T",))
+    assert asked and all(a is not None for a in asked)
