@@ -1080,6 +1080,9 @@ def study(method: Method, theorem: str | _registry.Entry, *, measure: str = "gra
     """
     from dpbounds.verify.studies._common import STUDY_REGISTRY, TheoremStudy
 
+    if lower_plan is not None and not callable(lower_plan):
+        raise ValueError("lower_plan must be a callable (point, instance, trials) -> dict or "
+                         f"None, got {type(lower_plan).__name__}")
     if measure not in MEASURES:
         raise ValueError(f"measure must be one of {', '.join(MEASURES)}, got {measure!r}")
     entry = _registry.get(theorem) if isinstance(theorem, str) else theorem

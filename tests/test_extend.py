@@ -356,3 +356,5 @@ def test_a_plugin_study_declares_a_lower_plan():
     s = ex.study(m, thm, register=False, lower_plan=lower)
     assert s.lower_plan is lower
     assert ex.study(m, thm, register=False).lower_plan is None
+    with pytest.raises(ValueError, match="lower_plan must be a callable"):
+        ex.study(m, thm, register=False, lower_plan=0.5)  # type: ignore[arg-type]

@@ -85,11 +85,16 @@ def _cached_plan(theorem: str, spec: VerifyProblem, point: tuple, trials: int
     from dpbounds.verify.theorems import get_study
 
     pt = dict(point)
-    n = int(pt["N"])
+    return tuple(get_study(theorem).plan_point(pt, _plan_instance(spec, pt), trials).items())
+
+
+def _plan_instance(spec: VerifyProblem, point: Mapping[str, float]) -> Any:
+    """The instance a dry (or lower) plan of ``point`` reads: ``N`` capped at
+    ``_PLAN_SAMPLES`` but for a quadratic, whose constants are its samples' exactly."""
+    n = int(point["N"])
     if spec.kind != "quadratic":
         n = min(n, _PLAN_SAMPLES)
-    inst = spec.build(n, int(pt["d"]), seed=(0, 0))
-    return tuple(get_study(theorem).plan_point(pt, inst, trials).items())
+    return spec.build(n, int(point["d"]), seed=(0, 0))
 
 
 def certainly_vacuous(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, float],
@@ -107,13 +112,9 @@ def _cached_vacuous(theorem: str, spec: VerifyProblem, point: tuple, trials: int
     from dpbounds.verify.theorems import get_study
 
     pt = dict(point)
-    n = int(pt["N"])
-    if spec.kind != "quadratic":
-        n = min(n, _PLAN_SAMPLES)
-    inst = spec.build(n, int(pt["d"]), seed=(0, 0))  # the dry plan's instance
     lower = get_study(theorem).lower_plan
     assert lower is not None  # certainly_vacuous asks only studies that declare one
-    return not _informative(lower(pt, inst, trials))
+    return not _informative(lower(pt, _plan_instance(spec, pt), trials))  # the dry plan's
 
 
 #: a probe run stops growing once it costs this much CPU (seconds); at most _PROBE_MAX probes
