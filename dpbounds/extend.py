@@ -1042,7 +1042,8 @@ def study(method: Method, theorem: str | _registry.Entry, *, measure: str = "gra
           fixed: Mapping[str, float] | None = None, trials: tuple[int, int] = (16, 6),
           problems: Sequence[str] | None = None, notes: str = "",
           allow_outside_class: bool = False, register: bool = True,
-          lower_plan: Callable[..., dict[str, Any]] | None = None) -> Any:
+          lower_plan: Callable[..., dict[str, Any]] | None = None,
+          is_informative: Callable[..., bool] | None = None) -> Any:
     """Declare (and by default register) the verify study of ``method`` against ``theorem``.
 
     Parameters
@@ -1073,6 +1074,13 @@ def study(method: Method, theorem: str | _registry.Entry, *, measure: str = "gra
         its plan's): where it is vacuous the planner of a full study skips the point's dry
         plan (:attr:`~dpbounds.verify.studies._common.TheoremStudy.lower_plan`). Worth it
         where the dry plan is costly, e.g. a noise calibration per point.
+    is_informative:
+        Optional ``is_informative(point, instance, trials) -> bool``: whether the study's
+        plan of the point is informative (its bound finite and below ``min(trivial,
+        do_nothing)``), the same answer computed faster (e.g. with
+        :func:`~dpbounds.privacy.calibrate.noise_multiplier_bracket`); the planner's scans
+        ask it instead of the dry plan
+        (:attr:`~dpbounds.verify.studies._common.TheoremStudy.is_informative`).
 
     Returns
     -------
@@ -1083,6 +1091,9 @@ def study(method: Method, theorem: str | _registry.Entry, *, measure: str = "gra
     if lower_plan is not None and not callable(lower_plan):
         raise ValueError("lower_plan must be a callable (point, instance, trials) -> dict or "
                          f"None, got {type(lower_plan).__name__}")
+    if is_informative is not None and not callable(is_informative):
+        raise ValueError("is_informative must be a callable (point, instance, trials) -> bool "
+                         f"or None, got {type(is_informative).__name__}")
     if measure not in MEASURES:
         raise ValueError(f"measure must be one of {', '.join(MEASURES)}, got {measure!r}")
     entry = _registry.get(theorem) if isinstance(theorem, str) else theorem
@@ -1106,7 +1117,7 @@ def study(method: Method, theorem: str | _registry.Entry, *, measure: str = "gra
         fixed=pts, quick_fixed={}, run=runner, component_exprs=lambda: exprs,
         trials=tuple(trials), problems=probs, open_problems=True,  # type: ignore[arg-type]
         notes=notes or f"{method.name} against {entry.name} ({MEASURES[measure][1]})",
-        lower_plan=lower_plan)
+        lower_plan=lower_plan, is_informative=is_informative)
     if register:
         module = _caller_module()
         STUDY_REGISTRY.register(s.theorem, s, rank=1000, module=module)

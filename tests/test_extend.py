@@ -358,3 +358,21 @@ def test_a_plugin_study_declares_a_lower_plan():
     assert ex.study(m, thm, register=False).lower_plan is None
     with pytest.raises(ValueError, match="lower_plan must be a callable"):
         ex.study(m, thm, register=False, lower_plan=0.5)  # type: ignore[arg-type]
+
+
+def test_a_plugin_study_declares_is_informative():
+    """``extend.study(..., is_informative=f)`` carries ``f`` to the study the planner reads
+    (``TheoremStudy.is_informative``; its use and the built-in studies' are tested in
+    tests/verify/test_lower_plan.py); without one there is none."""
+    thm = "nonconvex.clipped_sgd"
+    m = ex.Method("is_informative_toy_gd", step=lambda x, g, z, p: x - p["eta"] * (g(x) + z),
+                  sensitivity=lambda f, p: 2 * f.gradient_bound / f.n)
+
+    def decide(point, inst, trials):
+        return point["N"] > 100
+
+    s = ex.study(m, thm, register=False, is_informative=decide)
+    assert s.is_informative is decide
+    assert ex.study(m, thm, register=False).is_informative is None
+    with pytest.raises(ValueError, match="is_informative must be a callable"):
+        ex.study(m, thm, register=False, is_informative=True)  # type: ignore[arg-type]

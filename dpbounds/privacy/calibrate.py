@@ -49,8 +49,9 @@ from dpbounds.privacy.mechanisms import (
 )
 from dpbounds.privacy.rdp import _SAMPLING, DEFAULT_ORDERS, _check_orders
 
-__all__ = ["calibrate", "calibrate_result", "calibrate_to_risk", "epsilon_for_noise_multiplier",
-           "epsilon_of", "noise_multiplier_for_epsilon"]
+__all__ = ["calibrate", "calibrate_result", "calibrate_to_risk", "calibration_bracket",
+           "epsilon_for_noise_multiplier", "epsilon_of", "noise_multiplier_bracket",
+           "noise_multiplier_for_epsilon"]
 
 
 def epsilon_of(
@@ -102,6 +103,84 @@ def calibrate_result(
     round_up: bool = False,
 ) -> CalibrationResult:
     """Like :func:`calibrate` but also returns the ε the returned noise attains."""
+    return _calibrate(mechanism_for, epsilon, delta, accountant, count, neighbouring, initial,
+                      rtol, max_noise, bracket, closed_form, round_up, None, {})
+
+
+class _Settled(Exception):
+    """Raised inside a search when its ``settled(lo, hi)`` holds (see
+    :func:`calibration_bracket`)."""
+
+    def __init__(self, lo: float, hi: float) -> None:
+        super().__init__(lo, hi)
+        self.lo, self.hi = lo, hi
+
+
+def calibration_bracket(
+    mechanism_for: Callable[[float], Mechanism],
+    epsilon: float,
+    delta: float | None,
+    accountant: Any = "rdp",
+    count: int = 1,
+    *,
+    settled: Callable[[float, float], bool],
+    neighbouring: Any = None,
+    initial: float | None = None,
+    rtol: float = 1e-6,
+    max_noise: float = 1e15,
+    bracket: float = 4.0,
+    closed_form: float | None = None,
+    round_up: bool = False,
+    memo: dict[float, float] | None = None,
+) -> tuple[float, float]:
+    """An interval ``(lo, hi)`` that holds what :func:`calibrate` returns for the same
+    arguments, found by the same search, stopped as soon as ``settled(lo, hi)`` is true.
+
+    For a caller that needs a decision about the calibrated noise rather than the noise
+    itself, e.g. whether a bound that rises with the noise is below a threshold: when the
+    decision is the same at both ends of the interval (and monotone in the noise), it is the
+    decision at :func:`calibrate`'s answer, without the evaluations that narrow the bracket to
+    ``rtol`` (most of a calibration: a without-replacement RDP accountant evaluates ~13
+    noises, 7 ms each, and a verify study's planner asks this of dozens of points). The
+    search is deterministic, so every bracket it holds contains its final answer: that
+    answer lies in ``(lo, hi]`` of each bracket, and ``round_up`` multiplies it by at most
+    ``1 + rtol`` (so ``hi`` is widened by that factor before ``settled`` sees it). When the
+    search ends unsettled (or takes the closed form), ``lo == hi`` is the answer itself.
+
+    ``memo``: a dict of the accountant's ε by noise, filled here; pass the same one to calls
+    with the same arguments (the search is the same, so a later call replays the evaluations
+    an earlier one made: deciding at several points that share a calibration costs about one).
+
+    Examples
+    --------
+    >>> from dpbounds.privacy.mechanisms import GaussianMechanism
+    >>> fam = lambda s: GaussianMechanism(s, 1.0)
+    >>> lo, hi = calibration_bracket(fam, 1.0, 1e-5, "rdp", 10,
+    ...                              settled=lambda lo, hi: hi < 100.0)
+    >>> lo <= calibrate(fam, 1.0, 1e-5, "rdp", 10) <= hi < 100.0
+    True
+    """
+    if not callable(settled):
+        raise ValueError("settled must be a callable (lo, hi) -> bool, got "
+                         f"{type(settled).__name__}")
+    try:
+        x = _calibrate(mechanism_for, epsilon, delta, accountant, count, neighbouring, initial,
+                       rtol, max_noise, bracket, closed_form, round_up, settled,
+                       {} if memo is None else memo)
+    except _Settled as stop:
+        return stop.lo, stop.hi
+    return x.noise, x.noise
+
+
+def _calibrate(mechanism_for: Callable[[float], Mechanism], epsilon: float,
+               delta: float | None, accountant: Any, count: int, neighbouring: Any,
+               initial: float | None, rtol: float, max_noise: float, bracket: float,
+               closed_form: float | None, round_up: bool,
+               settled: Callable[[float, float], bool] | None, cache: dict[float, float]
+               ) -> CalibrationResult:
+    """:func:`calibrate_result`; with ``settled``, :class:`_Settled` is raised at the first
+    bracket ``(lo, hi (1 + rtol if round_up))`` where it holds. ``cache``: ε by noise (empty,
+    or filled by a call with the same arguments)."""
     epsilon = check_positive("epsilon", epsilon)
     if delta is not None:
         delta = check_probability("delta", delta)
@@ -123,7 +202,6 @@ def calibrate_result(
     if bracket <= 1.0:
         raise ValueError(f"bracket must be > 1, got {bracket!r}")
 
-    cache: dict[float, float] = {}
     acc = make_accountant(accountant, neighbouring)
 
     def eps(x: float) -> float:
@@ -159,7 +237,14 @@ def calibrate_result(
             step *= 2.0
         initial = x
 
-    hi = _search(eps, epsilon, "epsilon", initial, bracket, max_noise, rtol)
+    check = None
+    if settled is not None:
+        widen = 1.0 + rtol if round_up else 1.0
+
+        def check(lo: float, hi: float) -> None:
+            if settled(lo, hi * widen):
+                raise _Settled(lo, hi * widen)
+    hi = _search(eps, epsilon, "epsilon", initial, bracket, max_noise, rtol, check)
     if round_up and eps(hi * (1.0 + rtol)) <= epsilon:
         # hi (1 + rtol) is at least what any bracketing to rtol returns; it is kept only once
         # verified: an accountant's epsilon need not fall with more noise (issue 19: a
@@ -170,10 +255,12 @@ def calibrate_result(
 
 
 def _search(value: Callable[[float], float], target: float, name: str, initial: float,
-            bracket: float, max_noise: float, rtol: float) -> float:
+            bracket: float, max_noise: float, rtol: float,
+            check: Callable[[float, float], None] | None = None) -> float:
     """The smallest noise (to ``rtol``) whose ``value`` (non-increasing in the noise, e.g. an
     accountant's epsilon) is at most ``target``: the upper end of the final bracket, whose
-    value was evaluated to be at most ``target``; ``name`` names the target in errors."""
+    value was evaluated to be at most ``target``; ``name`` names the target in errors.
+    ``check(lo, hi)`` sees every bracket (and may raise to stop the search)."""
     # bracket the target, galloping (the step factor squares after each step, up to 1e16), so
     # a target many orders of magnitude away takes a few evaluations, not hundreds
     step, lo, hi = bracket, None, initial
@@ -192,11 +279,12 @@ def _search(value: Callable[[float], float], target: float, name: str, initial: 
             hi, lo = lo, lo / step
             if lo < 1e-300:
                 return hi
-    return _shrink_bracket(value, target, lo, hi, rtol)
+    return _shrink_bracket(value, target, lo, hi, rtol, check)
 
 
 def _shrink_bracket(eps: Callable[[float], float], target: float, lo: float, hi: float,
-                    rtol: float) -> float:
+                    rtol: float, check: Callable[[float, float], None] | None = None
+                    ) -> float:
     """Shrink ``[lo, hi]`` (``eps(lo) > target >= eps(hi)``, ``eps`` non-increasing) until
     ``hi / lo - 1 <= rtol`` and return ``hi``, the upper end, whose epsilon was evaluated to be
     at most ``target``.
@@ -215,6 +303,8 @@ def _shrink_bracket(eps: Callable[[float], float], target: float, lo: float, hi:
     side, stalled = 0, 0
     tol = math.log1p(rtol)
     while hi / lo - 1.0 > rtol:
+        if check is not None:
+            check(lo, hi)
         a, b = math.log(lo), math.log(hi)
         x = 0.5 * (a + b)
         if stalled < 2 and math.isfinite(g_lo) and math.isfinite(g_hi) and g_lo > g_hi:
@@ -536,6 +626,69 @@ def noise_multiplier_for_epsilon(
     >>> epsilon_for_noise_multiplier(z, 1e-5, 0.01, 1000) <= 1.0
     True
     """
+    args, kwargs = _sgm_calibration(epsilon, delta, sampling_rate, steps, sampling, accountant,
+                                    orders, method, rtol)
+    # the one calibration routine (never overshoots), on the accountant's epsilon
+    return calibrate(*args, **kwargs)
+
+
+def noise_multiplier_bracket(
+    epsilon: float,
+    delta: float,
+    sampling_rate: float,
+    steps: int,
+    sampling: str = "poisson",
+    accountant: str = "rdp",
+    *,
+    settled: Callable[[float, float], bool],
+    orders: Any = DEFAULT_ORDERS,
+    method: str = "improved",
+    rtol: float | None = None,
+) -> tuple[float, float]:
+    r"""An interval ``(lo, hi)`` that holds :func:`noise_multiplier_for_epsilon`'s answer for
+    the same arguments: its search (:func:`calibration_bracket`), stopped once
+    ``settled(lo, hi)``; ``lo == hi`` (the answer) when it never is.
+
+    Examples
+    --------
+    >>> lo, hi = noise_multiplier_bracket(1.0, 1e-5, 0.01, 1000,
+    ...                                   settled=lambda lo, hi: hi / lo < 1.5)
+    >>> lo <= noise_multiplier_for_epsilon(1.0, 1e-5, 0.01, 1000) <= hi
+    True
+    """
+    args, kwargs = _sgm_calibration(epsilon, delta, sampling_rate, steps, sampling, accountant,
+                                    orders, method, rtol)
+    memo = None
+    if orders is DEFAULT_ORDERS:  # the ε evaluated by earlier calls with these arguments
+        key = (args[1], args[2], args[4], sampling_rate, sampling, accountant, method,
+               kwargs["rtol"])
+        memo = _BRACKET_MEMO.pop(key, {})
+        _BRACKET_MEMO[key] = memo  # most recent last
+        while len(_BRACKET_MEMO) > _BRACKET_MEMO_MAX:
+            _BRACKET_MEMO.pop(next(iter(_BRACKET_MEMO)))
+    if not callable(settled):
+        raise ValueError("settled must be a callable (lo, hi) -> bool, got "
+                         f"{type(settled).__name__}")
+
+    def caller_settled(lo: float, hi: float) -> bool:
+        # the search runs under this module's guard (floating-point errors raise, as in
+        # noise_multiplier_for_epsilon: the same search); the caller's predicate under
+        # NumPy's default error handling
+        with np.errstate(over="warn", divide="warn", invalid="warn", under="ignore"):
+            return bool(settled(lo, hi))
+    return calibration_bracket(*args, settled=caller_settled, memo=memo, **kwargs)
+
+
+#: the accountant's ε by noise of the latest noise_multiplier_bracket calls, by arguments
+_BRACKET_MEMO: dict[tuple[Any, ...], dict[float, float]] = {}
+_BRACKET_MEMO_MAX = 256
+
+
+def _sgm_calibration(epsilon: Any, delta: Any, sampling_rate: Any, steps: Any, sampling: Any,
+                     accountant: Any, orders: Any, method: Any, rtol: Any
+                     ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The checked arguments of :func:`calibrate` that the two functions above share (one
+    search: the bracket's answer is the calibration's)."""
     epsilon = check_positive("epsilon", epsilon)
     delta = check_probability("delta", delta)
     accountant = check_choice("accountant", accountant, _SGM_ACCOUNTANTS)
@@ -543,10 +696,10 @@ def noise_multiplier_for_epsilon(
         rtol = 1e-6 if accountant == "rdp" else 1e-4
     rtol = check_positive("rtol", rtol)
     q, steps, sampling, accountant = _check_sgm(sampling_rate, steps, sampling, accountant)
-    # the one calibration routine (never overshoots), on the accountant's epsilon
-    return calibrate(_sgm(q, sampling), epsilon, delta,
-                     _sgm_accountant(accountant, sampling, orders, method), steps,
-                     initial=1.0, rtol=rtol, max_noise=1e12, round_up=True)
+    return ((_sgm(q, sampling), epsilon, delta,
+             _sgm_accountant(accountant, sampling, orders, method), steps),
+            dict(initial=1.0, rtol=rtol, max_noise=1e12, round_up=True))
 
 
-guard_module(globals(), ["epsilon_for_noise_multiplier", "noise_multiplier_for_epsilon"])
+guard_module(globals(), ["epsilon_for_noise_multiplier", "noise_multiplier_bracket",
+                         "noise_multiplier_for_epsilon"])

@@ -117,6 +117,29 @@ def _cached_vacuous(theorem: str, spec: VerifyProblem, point: tuple, trials: int
     return not _informative(lower(pt, _plan_instance(spec, pt), trials))  # the dry plan's
 
 
+def informative(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, float],
+                trials: int) -> bool:
+    """Whether the dry plan of ``point`` is informative (:func:`_informative`): ``False``
+    where the lower plan is already vacuous (:func:`certainly_vacuous`), else the study's
+    :attr:`~dpbounds.verify.studies._common.TheoremStudy.is_informative` where it declares
+    one (the same answer, computed faster), else the dry plan's."""
+    if certainly_vacuous(study, spec, point, trials):
+        return False
+    if getattr(study, "is_informative", None) is None:
+        return _informative(dry_plan(study, spec, point, trials))
+    return _cached_informative(study.theorem, spec, tuple(sorted(point.items())), trials)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_informative(theorem: str, spec: VerifyProblem, point: tuple, trials: int) -> bool:
+    from dpbounds.verify.theorems import get_study
+
+    pt = dict(point)
+    decide = get_study(theorem).is_informative
+    assert decide is not None  # informative asks only studies that declare one
+    return bool(decide(pt, _plan_instance(spec, pt), trials))
+
+
 #: a probe run stops growing once it costs this much CPU (seconds); at most _PROBE_MAX probes
 _PROBE_SECONDS = 0.3
 _PROBE_MAX = 7
@@ -466,16 +489,15 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
             def plan_at(n: int, base: dict[str, Any] = base) -> Mapping[str, Any]:
                 return dry_plan(study, spec, dict(base, N=n), trials)
 
-            def vacuous(n: int, base: dict[str, Any] = base) -> bool:
-                return certainly_vacuous(study, spec, dict(base, N=n), trials)
-            n0 = _n_start(lattice, plan_at, path, headline, vacuous)
+            def informative_n(n: int, base: dict[str, Any] = base) -> bool:
+                return informative(study, spec, dict(base, N=n), trials)
+            n0 = _n_start(lattice, plan_at, path, headline, informative=informative_n)
             if n0 is None:
                 continue
             if not knob and not path:  # refine: 20 per decade below the coarse point
                 fine = [n for n in _lattice(n0 / 10 ** 0.2, n0, 20) if n < n0]
                 for n in fine:
-                    if not certainly_vacuous(study, spec, dict(base, N=n), trials) and \
-                            _informative(dry_plan(study, spec, dict(base, N=n), trials)):
+                    if informative(study, spec, dict(base, N=n), trials):
                         n0 = n
                         break
             vals = _span(n0, *_SPANS[0])
@@ -495,8 +517,7 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
                                base: dict[str, Any] = base) -> bool:
                 if (n, v) not in seen:
                     pt = dict(base, N=n, **{var: v})
-                    seen[n, v] = (not certainly_vacuous(study, spec, pt, trials)
-                                  and _informative(dry_plan(study, spec, pt, trials)))
+                    seen[n, v] = informative(study, spec, pt, trials)
                 return seen[n, v]
             # the whole grid first, then its widest windows: the regime answers "up to
             # which d (from which eps) is this bound informative"; the widest informative
@@ -704,8 +725,8 @@ def _fit(study: TheoremStudy, spec: VerifyProblem, var: str, plan: GridPlan, tri
 
 
 def _n_start(ns: Sequence[int], plan_at: Callable[[int], Mapping[str, Any]], path: bool,
-             headline: float | None, vacuous: Callable[[int], bool] | None = None
-             ) -> int | None:
+             headline: float | None, vacuous: Callable[[int], bool] | None = None,
+             informative: Callable[[int], bool] | None = None) -> int | None:
     """The first informative ``N`` of the lattice ``ns`` (path: whose local slope to the next
     lattice point is within tolerance of the headline, too) whose factor-10 grid stays below
     ``10 * N_MAX``; ``None`` if there is none.
@@ -716,7 +737,9 @@ def _n_start(ns: Sequence[int], plan_at: Callable[[int], Mapping[str, Any]], pat
     (1.3 of its 1.9 CPU-s of planning) for a grid that starts at ``N = 11``, and Yang et
     al.'s ``--vary N`` calibrated the noise at every ``N`` above the first informative one.
     ``vacuous(n)``: ``True`` where a cheap lower plan already shows ``n`` vacuous (its dry
-    plan is then not asked for; :func:`certainly_vacuous`)."""
+    plan is then not asked for; :func:`certainly_vacuous`). ``informative(n)``: whether
+    ``plan_at(n)`` is informative (:func:`informative`, the same answer; the dry plan is then
+    asked for only on a path, for its slope)."""
     cache: dict[int, Mapping[str, Any]] = {}
 
     def plan(i: int) -> Mapping[str, Any]:
@@ -725,7 +748,9 @@ def _n_start(ns: Sequence[int], plan_at: Callable[[int], Mapping[str, Any]], pat
         return cache[i]
 
     for i, n in enumerate(ns):
-        if (vacuous is not None and vacuous(n)) or not _informative(plan(i)):
+        if vacuous is not None and vacuous(n):
+            continue
+        if not (informative(n) if informative is not None else _informative(plan(i))):
             continue
         if path:
             if headline is None or i + 1 >= len(ns):

@@ -144,3 +144,92 @@ def test_the_planner_screens_with_the_dry_plans_instance(monkeypatch):
     regimes.certainly_vacuous(s, spec, point, 16)
     assert len(built) == 2 and built[0] == built[1], built
     assert built[0][1] == regimes._PLAN_SAMPLES
+
+
+# --- is_informative: the dry plan's answer from a bracket of the claimed noise -------------
+
+#: points around the informative region of T = 1e6, d = 16 (informative for N = 5623 to
+#: 31623 only: docs/verify.md), others on both sides of it, and points where the claimed
+#: noise decides (the lower plan is informative there)
+EDGE_POINTS = [dict(N=n, T=t, d=d, eps=e) for n, t, d, e in (
+    (3162, 1e6, 16, 0.5), (5623, 1e6, 16, 0.5), (31623, 1e6, 16, 0.5), (56234, 1e6, 16, 0.5),
+    (17783, 1e5, 2, 0.25), (1000, 1e7, 32, 2.0), (10000, 1e6, 4, 1.0), (100, 1e4, 8, 0.5),
+    # the noise decides: informative without it, vacuous with it (clipped_sgd)
+    (3162, 1e5, 2, 0.25), (5623, 1e6, 16, 0.25), (56234, 1e6, 16, 1.0), (10000, 1e6, 16, 0.25))]
+
+
+def _decide(theorem: str, point: dict, clear: bool = True) -> tuple[bool, bool]:
+    """(is_informative, the dry plan's answer) at ``point``."""
+    s = get_study(theorem)
+    spec = problem(s.problems[0])
+    pt = dict(s.fixed, **point)
+    inst = spec.build(min(int(pt["N"]), regimes._PLAN_SAMPLES), int(pt["d"]), seed=(0, 0))
+    if clear:  # each from its own calibration: the bracket's cannot feed the dry plan's
+        yang._MULTIPLIERS.clear()
+    dry = regimes._informative(s.plan_point(pt, inst, 16))
+    if clear:
+        yang._MULTIPLIERS.clear()
+    fast = s.is_informative(pt, inst, 16)
+    if clear:
+        yang._MULTIPLIERS.clear()
+    return fast, dry
+
+
+@settings(max_examples=24, deadline=None)
+@given(st.sampled_from(STUDIES), st.sampled_from(EDGE_POINTS + POINTS),
+       st.sampled_from((2, 4, 8, 16, 32)), st.sampled_from((0.25, 0.5, 1.0, 2.0)))
+def test_is_informative_is_the_dry_plans_answer(theorem, point, d, eps):
+    fast, dry = _decide(theorem, dict(point, d=d, eps=eps))
+    assert fast == dry
+
+
+@pytest.mark.parametrize("theorem", STUDIES)
+def test_is_informative_on_both_sides_of_the_region(theorem):
+    answers = [_decide(theorem, p) for p in EDGE_POINTS]
+    assert all(fast == dry for fast, dry in answers), answers
+    if theorem == "nonconvex.clipped_sgd":  # both answers occur (the check is not one-sided)
+        assert {dry for _, dry in answers} == {True, False}
+
+
+def test_negative_control_deciding_from_the_lower_end_alone_fails(monkeypatch):
+    """A mutant that calls a point informative where the bound at the bracket's LOWER end is
+    below the floor (the calibrated noise may be larger): it disagrees with the dry plan."""
+    import importlib
+
+    cal_mod = importlib.import_module("dpbounds.privacy.calibrate")
+    real = cal_mod.noise_multiplier_bracket
+
+    def lower_end_only(*args, settled, **kw):
+        lo, hi = real(*args, settled=lambda lo, hi: True, **kw)  # the first bracket
+        return lo, lo
+
+    monkeypatch.setattr(cal_mod, "noise_multiplier_bracket", lower_end_only)
+    wrong = []
+    for point in EDGE_POINTS + POINTS:
+        yang._MULTIPLIERS.clear()
+        fast, dry = _decide("nonconvex.clipped_sgd", point)
+        wrong.append(fast != dry)
+    yang._MULTIPLIERS.clear()
+    assert any(wrong)
+
+
+def test_the_planner_asks_is_informative_not_the_dry_plan(monkeypatch):
+    """``regimes.informative`` answers from the study's ``is_informative`` (a fake study):
+    no dry plan is built; without one it reads the dry plan."""
+    dry_calls: list[int] = []
+    monkeypatch.setattr(regimes, "dry_plan", lambda *a: dry_calls.append(1) or dict(
+        bound=0.5, trivial=1.0, do_nothing=1.0))
+    monkeypatch.setattr(regimes, "certainly_vacuous", lambda *a: False)
+    decided: list[float] = []
+    fake = types.SimpleNamespace(theorem="fake.decides", is_informative=lambda pt, inst, t: (
+        decided.append(pt["N"]) or pt["N"] > 10))
+    monkeypatch.setattr("dpbounds.verify.theorems.get_study", lambda name: fake)
+    monkeypatch.setattr(regimes, "_plan_instance", lambda spec, pt: None)
+    regimes._cached_informative.cache_clear()
+    assert regimes.informative(fake, None, dict(N=100, d=2), 4) is True
+    assert regimes.informative(fake, None, dict(N=5, d=2), 4) is False
+    assert decided == [100, 5] and not dry_calls
+    plain = types.SimpleNamespace(theorem="fake.plain")
+    assert regimes.informative(plain, None, dict(N=100, d=2), 4) is True
+    assert dry_calls == [1]
+    regimes._cached_informative.cache_clear()

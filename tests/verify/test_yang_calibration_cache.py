@@ -20,7 +20,7 @@ calibrate = importlib.import_module("dpbounds.privacy.calibrate")  # the module,
 
 
 def test_a_plan_over_d_calibrates_once_and_serves_the_librarys_value(monkeypatch):
-    yang._claimed_multiplier.cache_clear()
+    yang._MULTIPLIERS.clear()
     regimes._cached_plan.cache_clear()  # plans of earlier tests in this process
     calls: list[tuple] = []
     real = calibrate.noise_multiplier_for_epsilon

@@ -64,6 +64,14 @@ class TheoremStudy:
         the point's dry plan. Yang et al.'s: the bound without privacy noise (their dry plan
         calibrates the claimed noise, ~0.1 CPU-s a point). Checked by machine against the
         dry plan (``tests/verify/test_lower_plan.py``).
+    is_informative:
+        Optional ``is_informative(point, instance, trials) -> bool``: whether
+        :meth:`plan_point`'s bound is informative (finite, below ``min(trivial,
+        do_nothing)``), the same answer computed faster; the planner's scans ask it instead
+        of the dry plan. Yang et al.'s: from a bracket of the claimed noise, the calibration
+        stopped once the bound at both ends is on the same side (~4 of its ~13 accountant
+        evaluations). Checked by machine against the dry plan
+        (``tests/verify/test_lower_plan.py``).
     open_problems:
         The study also runs on every declared problem (a plug-in's,
         :class:`~dpbounds.verify.problems.ProblemKind`) of the theorem's class or a more
@@ -85,6 +93,7 @@ class TheoremStudy:
     informative_fixed: Mapping[str, float] = field(default_factory=dict)
     open_problems: bool = False
     lower_plan: Callable[..., dict[str, Any]] | None = None
+    is_informative: Callable[..., bool] | None = None
 
     @property
     def entry(self) -> registry.Entry:

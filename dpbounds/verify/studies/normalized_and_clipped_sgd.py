@@ -37,7 +37,11 @@ def _yang_prob(point: Mapping[str, float], inst: Instance, R: float) -> dict[str
                 delta=float(point["delta"]), G=inst.G, L=inst.L, R=R)
 
 
-@functools.lru_cache(maxsize=4096)
+#: the claimed noise multipliers calibrated so far, by ``(eps, delta, q, T)``
+_MULTIPLIERS: dict[tuple[float, float, float, int], float] = {}
+_MULTIPLIERS_MAX = 4096
+
+
 def _claimed_multiplier(eps: float, delta: float, q: float, T: int) -> float:
     """The RDP noise multiplier of the claimed ``(eps, delta)`` (sampling without replacement
     at rate ``q``, ``T`` steps), once per parameters: a plan over ``d`` asked for the same
@@ -45,8 +49,59 @@ def _claimed_multiplier(eps: float, delta: float, q: float, T: int) -> float:
     d`` study)."""
     from dpbounds.privacy.calibrate import noise_multiplier_for_epsilon
 
-    return float(noise_multiplier_for_epsilon(eps, delta, q, T,
-                                              sampling="without_replacement"))
+    key = (eps, delta, q, T)
+    if key not in _MULTIPLIERS:
+        _remember(key, float(noise_multiplier_for_epsilon(eps, delta, q, T,
+                                                          sampling="without_replacement")))
+    return _MULTIPLIERS[key]
+
+
+def _remember(key: tuple[float, float, float, int], z: float) -> None:
+    if len(_MULTIPLIERS) >= _MULTIPLIERS_MAX:
+        _MULTIPLIERS.clear()
+    _MULTIPLIERS[key] = z
+
+
+def _yang_tuned(kind: str, point: Mapping[str, float], inst: Instance
+                ) -> tuple[dict[str, Any], dict[str, float], Any, float]:
+    """The theorem's parameters ``p``, the tuned hyperparameters (``r`` or ``C``, and
+    ``eta``; tuned with the theorem's own noise, Lemma 3.1, ``c2`` fitted) and the bound as a
+    function of the noise std ``sigma`` the run adds (``bound_of(sigma)``), and the theorem's
+    noise (Lemma 3.1)."""
+    from dpbounds.bounds.nonconvex import clipped_sgd as cs
+    from dpbounds.bounds.nonconvex import generalized_smoothness as gs
+    from dpbounds.bounds.nonconvex import normalized_sgd as ns
+
+    entry = registry.get("nonconvex.normalized_sgd" if kind == "nsgd"
+                         else "nonconvex.clipped_sgd")
+    T, B = int(point["T"]), int(point["B"])
+    p = entry.params(_yang_prob(point, inst, inst.R_tune))
+    tau0, L0, c2 = p["tau0"], p["L0"], p["c2"]
+    sigma_thm = float(gs.lemma31_sigma.evaluate(c2=c2, B=B, T=T, delta=p["delta"], N=p["N"],
+                                                eps=p["eps"]))
+    V = 1 + sigma_thm**2 * p["d"] / B**2
+    if kind == "nsgd":
+        r = float(entry.hyperparameters(_yang_prob(point, inst, inst.R_tune))["r"])
+        eta = math.sqrt(2 * p["D_f"] / (L0 * V * T))
+
+        def bound_of(sigma: float) -> float:
+            Q = float(ns.nsgd_descent.evaluate(B=B, D_f=inst.R_bound, L0=L0, T=T, d=p["d"],
+                                               eta=eta, sigma=max(sigma, _TINY)))
+            return float(ns.inversion_nsgd.evaluate(Q=Q, a=_TINY, r=r, tau0=tau0))
+        return p, dict(r=r, eta=eta), bound_of, sigma_thm
+    C = 3 * tau0
+    eta = math.sqrt(2 * p["D_f"] / (L0 * C**2 * V * T))
+
+    def sgd_bound_of(sigma: float) -> float:
+        Q = float(cs.sgd_descent.evaluate(B=B, C=C, D_f=inst.R_bound, L0=L0, L1=_TINY, T=T,
+                                          d=p["d"], eta=eta, sigma=max(sigma, _TINY)))
+        return float(cs.inversion_sgd.evaluate(Q=Q, C=C))
+    return p, dict(C=C, eta=eta), sgd_bound_of, sigma_thm
+
+
+def _multiplier_key(point: Mapping[str, float], p: Mapping[str, float]
+                    ) -> tuple[float, float, float, int]:
+    return (float(p["eps"]), float(p["delta"]), int(point["B"]) / p["N"], int(point["T"]))
 
 
 def _run_yang(kind: str, point: dict, inst: Instance, trials: int, seed: Any,
@@ -55,25 +110,21 @@ def _run_yang(kind: str, point: dict, inst: Instance, trials: int, seed: Any,
     from dpbounds.algorithms import dp_nsgd, dp_sgd
     from dpbounds.algorithms._transcript import Transcript
     from dpbounds.bounds.nonconvex import clipped_sgd as cs
-    from dpbounds.bounds.nonconvex import generalized_smoothness as gs
     from dpbounds.bounds.nonconvex import normalized_sgd as ns
     from dpbounds.verify.reaccount import transcript_checks
 
-    entry = registry.get("nonconvex.normalized_sgd" if kind == "nsgd"
-                         else "nonconvex.clipped_sgd")
     T, B = int(point["T"]), int(point["B"])
-    p = entry.params(_yang_prob(point, inst, inst.R_tune))
-    tau0, L0, c2 = p["tau0"], p["L0"], p["c2"]
-    # eta tuned with the theorem's own noise (Lemma 3.1, c2 fitted); the bound below uses the
-    # noise the run actually added
-    sigma_thm = float(gs.lemma31_sigma.evaluate(c2=c2, B=B, T=T, delta=p["delta"], N=p["N"],
-                                                eps=p["eps"]))
-    V = 1 + sigma_thm**2 * p["d"] / B**2
+    p, hp, bound_of, sigma_thm = _yang_tuned(kind, point, inst)
+    c2 = p["c2"]
     # the noise a correct run adds for the CLAIMED (eps, delta): the RDP accountant of
     # dp_nsgd / dp_sgd (sampling without replacement, replace-one sensitivity 2 per unit
     # contribution); the bound uses it, so a run that adds other noise cannot move its bound
-    sigma_claim = 0.0 if noise_free else 2.0 * _claimed_multiplier(
-        float(p["eps"]), float(p["delta"]), B / p["N"], T)
+    sigma_claim = 0.0 if noise_free else 2.0 * _claimed_multiplier(*_multiplier_key(point, p))
+    bound = bound_of(sigma_claim)
+    if dry:
+        return _plan(bound, inst.G, inst.start_grad_norm, T, T * B, trials, point,
+                     block=T, transcript="steps", batch=B)
+    eta = hp["eta"]
     f = inst.objective
     common = dict(epsilon=_eps_run(point, mutation), delta=point["delta"], steps=T,
                   batch_size=B, trials=trials, seed=seed, x0=inst.x0, trace="grad_norm",
@@ -81,32 +132,16 @@ def _run_yang(kind: str, point: dict, inst: Instance, trials: int, seed: Any,
     notes: list[str] = []
     d = int(point["d"])
     if kind == "nsgd":
-        r = float(entry.hyperparameters(_yang_prob(point, inst, inst.R_tune))["r"])
-        eta = math.sqrt(2 * p["D_f"] / (L0 * V * T))
-        Q = float(ns.nsgd_descent.evaluate(B=B, D_f=inst.R_bound, L0=L0, T=T, d=p["d"],
-                                           eta=eta, sigma=max(sigma_claim, _TINY)))
-        bound = float(ns.inversion_nsgd.evaluate(Q=Q, a=_TINY, r=r, tau0=tau0))
-        if dry:
-            return _plan(bound, inst.G, inst.start_grad_norm, T, T * B, trials, point,
-                         block=T, transcript="steps", batch=B)
+        r = hp["r"]
         with mutated(mutation, "dp_nsgd", r), noise_tap() as tap:
             res = dp_nsgd(f, step_size=eta * step_factor(mutation), regulariser=r, **common)
-        hp = dict(r=r, eta=eta)
         viol = _violations(ns.nsgd_corollary, dict(p, r=r))
         clip_check, clip_params = _clip_probe(point, inst, eta, seed, mutation, "nsgd", r)
     else:
-        C = 3 * tau0
-        eta = math.sqrt(2 * p["D_f"] / (L0 * C**2 * V * T))
-        Q = float(cs.sgd_descent.evaluate(B=B, C=C, D_f=inst.R_bound, L0=L0, L1=_TINY, T=T,
-                                          d=p["d"], eta=eta, sigma=max(sigma_claim, _TINY)))
-        bound = float(cs.inversion_sgd.evaluate(Q=Q, C=C))
-        if dry:
-            return _plan(bound, inst.G, inst.start_grad_norm, T, T * B, trials, point,
-                         block=T, transcript="steps", batch=B)
+        C = hp["C"]
         with mutated(mutation, "dp_sgd"), noise_tap() as tap:
             res = dp_sgd(f, step_size=eta * step_factor(mutation), clip_threshold=C,
                          **common)
-        hp = dict(C=C, eta=eta)
         viol = _violations(cs.sgd_corollary, dict(p, C=C))
         clip_check, clip_params = _clip_probe(point, inst, eta, seed, mutation)
     sigma = float(res.params["sigma_over_clip"])
@@ -153,6 +188,59 @@ def _lower_plan(kind: str, point: dict, inst: Instance, trials: int) -> dict[str
     descent lemma's ``Q`` with a positive factor and each inversion is increasing in ``Q``;
     the step size ``eta`` and ``r`` are tuned with the theorem's noise, not this one)."""
     return _run_yang(kind, point, inst, trials, 0, None, dry=True, noise_free=True)
+
+
+#: relative margin of a decision from a bracket of the noise (bound evaluations round)
+_DECIDE_MARGIN = 1e-9
+
+
+def _is_informative(kind: str, point: dict, inst: Instance, trials: int) -> bool:
+    """Whether the dry plan's bound is informative (finite, below ``min(trivial,
+    do_nothing)``), decided from a bracket of the claimed noise where possible: the same
+    answer as the dry plan's, most of its calibration skipped.
+
+    The bound is non-decreasing in the noise (see :func:`_lower_plan`), and
+    :func:`~dpbounds.privacy.calibrate.noise_multiplier_bracket` runs the dry plan's own
+    calibration only until its bracket ``[lo, hi]`` (which holds the calibrated multiplier)
+    settles the answer: the bound at ``hi`` below the floor (informative there, so at the
+    calibrated noise) or at ``lo`` above it (vacuous), each by a relative margin of
+    :data:`_DECIDE_MARGIN`. Otherwise the calibration runs to the end and its multiplier is
+    the dry plan's (DERIVED; checked against the dry plan in
+    ``tests/verify/test_lower_plan.py``). The planner asks this of every point it scans
+    (~0.09 CPU-s a calibration, ~13 accountant evaluations; a settled bracket takes 4-5)."""
+    from dpbounds.privacy.calibrate import noise_multiplier_bracket
+
+    p, _, bound_of, _ = _yang_tuned(kind, point, inst)
+    floor = min(float(inst.G), float(inst.start_grad_norm))  # the plan's trivial, do-nothing
+    key = _multiplier_key(point, p)
+    if key in _MULTIPLIERS:
+        return _below(bound_of(2.0 * _MULTIPLIERS[key]), floor)
+    seen: dict[float, float] = {}
+
+    def bound(z: float) -> float:
+        if z not in seen:
+            seen[z] = bound_of(2.0 * z)
+        return seen[z]
+
+    def informative(lo: float, hi: float) -> bool:
+        b_lo, b_hi = bound(lo), bound(hi)
+        return math.isfinite(b_lo) and math.isfinite(b_hi) and \
+            b_hi < floor * (1.0 - _DECIDE_MARGIN)
+
+    def vacuous(lo: float) -> bool:
+        return bound(lo) >= floor * (1.0 + _DECIDE_MARGIN)  # inf included, NaN not
+
+    lo, hi = noise_multiplier_bracket(*key, sampling="without_replacement",
+                                      settled=lambda lo, hi: vacuous(lo) or informative(lo, hi))
+    if lo == hi:  # the calibration ran to its end: its multiplier, for the dry plan too
+        _remember(key, lo)
+        return _below(bound_of(2.0 * lo), floor)
+    return not vacuous(lo)
+
+
+def _below(bound: float, floor: float) -> bool:
+    """The planner's test of a dry plan's bound (``regimes._informative``)."""
+    return bool(math.isfinite(bound) and bound < floor)
 
 
 def _clip_probe(point: Mapping[str, float], inst: Instance, eta: float, seed: Any,
@@ -243,6 +331,7 @@ register_study(TheoremStudy(
     run=functools.partial(_run_yang, "nsgd"),
     component_exprs=functools.partial(_yang_exprs, "nsgd"),
     lower_plan=functools.partial(_lower_plan, "nsgd"),
+    is_informative=functools.partial(_is_informative, "nsgd"),
     notes="Theorem 3.2 shape (DERIVED) at the run's T, B, r, eta and the accountant's "
           "sigma; r from Corollary 3.3's choice"), rank=30)
 register_study(TheoremStudy(
@@ -254,5 +343,6 @@ register_study(TheoremStudy(
     run=functools.partial(_run_yang, "sgd"),
     component_exprs=functools.partial(_yang_exprs, "sgd"),
     lower_plan=functools.partial(_lower_plan, "sgd"),
+    is_informative=functools.partial(_is_informative, "sgd"),
     notes="Theorem 3.4 shape (DERIVED) at the run's T, B, C = 3 tau0, eta and the "
           "accountant's sigma"), rank=40)
