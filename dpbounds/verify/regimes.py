@@ -140,6 +140,48 @@ def _cached_informative(theorem: str, spec: VerifyProblem, point: tuple, trials:
     return bool(decide(pt, _plan_instance(spec, pt), trials))
 
 
+#: samples of the instance :func:`trace_seconds` times (a full-sample gradient of 16 trials
+#: at this N costs ~20 ms at d = 8; per sample it is within ~20% of N = 5623 and 56,230's)
+_TRACE_PROBE_SAMPLES = 16384
+
+
+def trace_seconds(spec: VerifyProblem, d: int, trials: int) -> float:
+    """CPU seconds per sample and trial of a recorded iterate's full-sample gradient norm
+    (what a plan's ``trace_samples`` counts), timed on an instance of
+    :data:`_TRACE_PROBE_SAMPLES` samples at ``d`` (best of 3; cached per ``(spec, d,
+    trials)``)."""
+    return _trace_seconds(spec, int(d), int(min(trials, 16)))
+
+
+@functools.lru_cache(maxsize=256)
+def _trace_seconds(spec: VerifyProblem, d: int, trials: int) -> float:
+    inst = spec.build(_TRACE_PROBE_SAMPLES, d, seed=0)
+    x = np.tile(np.asarray(inst.x0, dtype=float).ravel(), (trials, 1))
+    inst.objective.grad_norm(x)  # first call: any lazy set-up
+    best = math.inf
+    for _ in range(3):
+        t0 = time.process_time()
+        inst.objective.grad_norm(x)
+        best = min(best, time.process_time() - t0)
+    return max(best, 1e-12) / (_TRACE_PROBE_SAMPLES * trials)
+
+
+def point_seconds(spec: VerifyProblem, plan: Mapping[str, Any], point: Mapping[str, Any],
+                  trials: int, cost: Sequence[float], factor: tuple[float, float] = (1.0, 1.0)
+                  ) -> float:
+    """The cost model's CPU seconds of one point: the fixed cost ``cost[2]`` (where given),
+    ``cost[0]`` per step and ``cost[1]`` per gradient evaluation (scaled by ``factor``), and
+    the trace's full-sample gradients (``plan["trace_samples"]`` at :func:`trace_seconds`
+    each)."""
+    secs = (float(cost[2]) if len(cost) > 2 else 0.0) \
+        + cost[0] * factor[0] * float(plan["steps"]) \
+        + cost[1] * factor[1] * float(plan["gradient_evaluations"])
+    samples = float(plan.get("trace_samples", 0.0))
+    if samples > 0:
+        secs += samples * trace_seconds(spec, int(point["d"]), trials)
+    return secs
+
+
 #: a probe run stops growing once it costs this much CPU (seconds); at most _PROBE_MAX probes
 _PROBE_SECONDS = 0.3
 _PROBE_MAX = 7
@@ -671,9 +713,8 @@ def _costed(study: TheoremStudy, spec: VerifyProblem, var: str, base: Mapping[st
                 p[key] = int(p[key])
     plans = [dry_plan(study, spec, p, trials) for p in pts]
     fs = [factor(p) if factor is not None else (1.0, 1.0) for p in pts]
-    secs = tuple(fixed + cost[0] * f[0] * float(pl["steps"])
-                 + cost[1] * f[1] * float(pl["gradient_evaluations"])
-                 for pl, f in zip(plans, fs, strict=True))
+    secs = tuple(point_seconds(spec, pl, p, trials, cost, f)
+                 for pl, p, f in zip(plans, pts, fs, strict=True))
     bnd = tuple(float(pl["bound"]) for pl in plans)
     floor = tuple(float(min(pl["trivial"], pl["do_nothing"])) for pl in plans)
     slopes = tuple(float(np.log(bnd[i + 1] / bnd[i]) / np.log(vals[i + 1] / vals[i]))
@@ -682,6 +723,9 @@ def _costed(study: TheoremStudy, spec: VerifyProblem, var: str, base: Mapping[st
                     {k: v for k, v in base.items() if k != var}, bnd, floor, secs, (), slopes,
                     dict(extra, seconds_per_step=cost[0], seconds_per_evaluation=cost[1],
                          fixed_seconds_per_point=fixed, trials=trials,
+                         **({"trace_seconds_per_sample": trace_seconds(spec, int(pts[0]["d"]),
+                                                                       trials)}
+                            if any("trace_samples" in pl for pl in plans) else {}),
                          **({"cost_power_of_d": list(getattr(factor, "powers", ()))}
                             if factor is not None else {})))
 

@@ -762,8 +762,8 @@ def _estimate(study: TheoremStudy, spec: VerifyProblem, points: Sequence[Mapping
     a, b, c = regimes._probe_fit(study, spec, top, min(trials, 16), largest=largest)
     secs = []
     for q in points:
-        p = regimes.dry_plan(study, spec, q, trials)
-        secs.append(c + a * p["steps"] + b * p["gradient_evaluations"])
+        secs.append(regimes.point_seconds(spec, regimes.dry_plan(study, spec, q, trials), q,
+                                          trials, (a, b, c)))
     regime["estimated_seconds"] = secs
     regime["estimated_total_seconds"] = float(sum(secs))
 

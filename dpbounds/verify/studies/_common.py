@@ -230,7 +230,7 @@ def _check(kind: str, values: Any, exact: float, oracle: str, *, sd: float | Non
 def _plan(bound: float, trivial: float, do_nothing: float, steps: int, evaluations: int,
           trials: int, point: Mapping[str, float], *, buffers: int = 0, block: int = 0,
           transcript: str | None = None, batch: int = 1,
-          extra_bytes: float = 0.0) -> dict[str, Any]:
+          extra_bytes: float = 0.0, trace_records: int = 0) -> dict[str, Any]:
     """A dry run's answer: the bound and the work of the point without running it.
 
     ``memory_bytes`` estimates the largest arrays: ``buffers`` iterates per trial (Algorithm
@@ -241,16 +241,26 @@ def _plan(bound: float, trivial: float, do_nothing: float, steps: int, evaluatio
     draws' statistics, per weight 24 bytes, twice (the record is concatenated at the end;
     Algorithm 2's full study at N = 44668, T = 2.75e7, 8 trials was killed at 21 GB with a
     51 MiB estimate before); ``extra_bytes``: a study's own probes (a clipping probe's
-    Monte Carlo)."""
+    Monte Carlo).
+
+    ``trace_records``: iterates per trial whose full-sample gradient norm the run records
+    (its trace); the plan then says ``trace_samples`` (records x trials x N sample
+    gradients), which the planner prices by timing the objective (``regimes.trace_seconds``):
+    the cost probes run at N = 32, where the trace costs nothing, and Yang et al.'s
+    ``clipped_sgd --vary N`` grid (N up to 56,230, 101 records of 16 trials) spent ~13 of its
+    ~44 CPU-s of runs there, unpriced."""
     d, n = int(point["d"]), int(point["N"])
     per_trial = d * (buffers + 8) + min(block * d, 1 << 18) + 64
     memory = 8.0 * (trials * per_trial + n * d) + float(extra_bytes)
     if transcript is not None:
         weights = steps * (math.log2(max(steps, 2)) + 2 if transcript == "tree" else 1)
         memory += 2.0 * (float(trials) * steps * (4 * batch + 40) + 24.0 * weights + 16.0 * steps)
-    return dict(bound=float(bound), trivial=float(trivial), do_nothing=float(do_nothing),
-                steps=int(steps), gradient_evaluations=int(evaluations) * int(trials),
-                memory_bytes=memory)
+    out = dict(bound=float(bound), trivial=float(trivial), do_nothing=float(do_nothing),
+               steps=int(steps), gradient_evaluations=int(evaluations) * int(trials),
+               memory_bytes=memory)
+    if trace_records:
+        out["trace_samples"] = float(trace_records) * float(trials) * float(n)
+    return out
 
 
 #: relative slack of a ledger check: calibrations stop within 1e-6 of their target's noise.

@@ -121,14 +121,15 @@ def _run_yang(kind: str, point: dict, inst: Instance, trials: int, seed: Any,
     # contribution); the bound uses it, so a run that adds other noise cannot move its bound
     sigma_claim = 0.0 if noise_free else 2.0 * _claimed_multiplier(*_multiplier_key(point, p))
     bound = bound_of(sigma_claim)
+    every = _trace_every(T, 100)
     if dry:
         return _plan(bound, inst.G, inst.start_grad_norm, T, T * B, trials, point,
-                     block=T, transcript="steps", batch=B)
+                     block=T, transcript="steps", batch=B, trace_records=T // every + 1)
     eta = hp["eta"]
     f = inst.objective
     common = dict(epsilon=_eps_run(point, mutation), delta=point["delta"], steps=T,
                   batch_size=B, trials=trials, seed=seed, x0=inst.x0, trace="grad_norm",
-                  trace_every=_trace_every(T, 100), transcript=Transcript())
+                  trace_every=every, transcript=Transcript())
     notes: list[str] = []
     d = int(point["d"])
     if kind == "nsgd":
