@@ -200,3 +200,23 @@ def test_docstring_examples_run(name):
     module = importlib.import_module(f"dpbounds.bounds.theorem{name}")
     failed, tried = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert tried > 0 and failed == 0
+
+
+def test_hyperparameters_are_compiled_once_and_follow_a_replaced_choice(monkeypatch):
+    """``evaluate_hyperparameters`` keeps one compiled bound per choice with the bound (it
+    compiled every choice anew per call: ~5 ms, most of a Yang et al. plan); the values are
+    the closed form's, a second call compiles nothing, and a copy with another choice
+    (``replace``, whose cache starts empty) evaluates the new one."""
+    x, a = sym("x"), sym("a")
+    b = Lemma(name="toy", quantity="f", expr=a * x**2 + 1 / x, sources=SRC,
+              hyperparameters={"x": (1 / (2 * a)) ** sp.Rational(1, 3)})
+    compiled: list[int] = []
+    real = sp.lambdify
+    monkeypatch.setattr(sp, "lambdify", lambda *p, **k: compiled.append(1) or real(*p, **k))
+    for av in (0.5, 2.0, 7.0):
+        got = b.evaluate_hyperparameters(a=av)["x"]
+        assert got == pytest.approx((1 / (2 * av)) ** (1 / 3), rel=1e-14)
+    assert len(compiled) == 1
+    c = b.replace(hyperparameters={"x": 1 / a})
+    assert c.evaluate_hyperparameters(a=4.0)["x"] == pytest.approx(0.25, rel=1e-15)
+    assert b.evaluate_hyperparameters(a=4.0)["x"] == pytest.approx(0.5, rel=1e-14)  # its own
