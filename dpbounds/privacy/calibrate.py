@@ -163,6 +163,9 @@ def calibration_bracket(
     if not callable(settled):
         raise ValueError("settled must be a callable (lo, hi) -> bool, got "
                          f"{type(settled).__name__}")
+    if memo is not None and not isinstance(memo, dict):
+        raise ValueError(f"memo must be a dict (noise -> epsilon) or None, got "
+                         f"{type(memo).__name__}")
     try:
         x = _calibrate(mechanism_for, epsilon, delta, accountant, count, neighbouring, initial,
                        rtol, max_noise, bracket, closed_form, round_up, settled,
@@ -649,6 +652,12 @@ def noise_multiplier_bracket(
     the same arguments: its search (:func:`calibration_bracket`), stopped once
     ``settled(lo, hi)``; ``lo == hi`` (the answer) when it never is.
 
+    The accountant's ε by noise is kept for the latest calls' arguments (default ``orders``):
+    a call with the same arguments replays the evaluations an earlier one made. The search
+    runs under :func:`noise_multiplier_for_epsilon`'s floating-point guard (an overflow is a
+    ``ValueError`` naming the inputs); ``settled`` under NumPy's default error handling, and
+    whatever it raises reaches the caller unchanged.
+
     Examples
     --------
     >>> lo, hi = noise_multiplier_bracket(1.0, 1e-5, 0.01, 1000,
@@ -656,27 +665,58 @@ def noise_multiplier_bracket(
     >>> lo <= noise_multiplier_for_epsilon(1.0, 1e-5, 0.01, 1000) <= hi
     True
     """
+    if not callable(settled):
+        raise ValueError("settled must be a callable (lo, hi) -> bool, got "
+                         f"{type(settled).__name__}")
+    try:
+        return _guarded_bracket(epsilon, delta, sampling_rate, steps, sampling, accountant,
+                                settled, orders, method, rtol)
+    except _PredicateError as err:  # the caller's own error, not one of the inputs' range
+        raise err.error from None
+
+
+class _PredicateError(Exception):
+    """Carries an exception of a caller's ``settled`` past the floating-point guard."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+def _guarded_bracket(epsilon: Any, delta: Any, sampling_rate: Any, steps: Any, sampling: Any,
+                     accountant: Any, settled: Callable[[float, float], bool], orders: Any,
+                     method: Any, rtol: Any) -> tuple[float, float]:
+    """:func:`noise_multiplier_bracket`'s search (guarded below, as
+    :func:`noise_multiplier_for_epsilon` is)."""
     args, kwargs = _sgm_calibration(epsilon, delta, sampling_rate, steps, sampling, accountant,
                                     orders, method, rtol)
     memo = None
     if orders is DEFAULT_ORDERS:  # the ε evaluated by earlier calls with these arguments
-        key = (args[1], args[2], args[4], sampling_rate, sampling, accountant, method,
-               kwargs["rtol"])
+        key = _bracket_key(epsilon, delta, sampling_rate, steps, sampling, accountant, method,
+                           kwargs["rtol"])
         memo = _BRACKET_MEMO.pop(key, {})
         _BRACKET_MEMO[key] = memo  # most recent last
         while len(_BRACKET_MEMO) > _BRACKET_MEMO_MAX:
             _BRACKET_MEMO.pop(next(iter(_BRACKET_MEMO)))
-    if not callable(settled):
-        raise ValueError("settled must be a callable (lo, hi) -> bool, got "
-                         f"{type(settled).__name__}")
 
     def caller_settled(lo: float, hi: float) -> bool:
         # the search runs under this module's guard (floating-point errors raise, as in
         # noise_multiplier_for_epsilon: the same search); the caller's predicate under
-        # NumPy's default error handling
-        with np.errstate(over="warn", divide="warn", invalid="warn", under="ignore"):
-            return bool(settled(lo, hi))
+        # NumPy's default error handling, its exceptions carried past the guard
+        try:
+            with np.errstate(over="warn", divide="warn", invalid="warn", under="ignore"):
+                return bool(settled(lo, hi))
+        except Exception as err:
+            raise _PredicateError(err) from err
     return calibration_bracket(*args, settled=caller_settled, memo=memo, **kwargs)
+
+
+def _bracket_key(epsilon: Any, delta: Any, sampling_rate: Any, steps: Any, sampling: Any,
+                 accountant: Any, method: Any, rtol: float) -> tuple[Any, ...]:
+    """The memo's key: every argument of the search, as checked values (hashable)."""
+    q, steps, sampling, accountant = _check_sgm(sampling_rate, steps, sampling, accountant)
+    return (float(epsilon), float(delta), int(steps), float(q), sampling, accountant,
+            str(method), float(rtol))
 
 
 #: the accountant's ε by noise of the latest noise_multiplier_bracket calls, by arguments
@@ -701,5 +741,6 @@ def _sgm_calibration(epsilon: Any, delta: Any, sampling_rate: Any, steps: Any, s
             dict(initial=1.0, rtol=rtol, max_noise=1e12, round_up=True))
 
 
-guard_module(globals(), ["epsilon_for_noise_multiplier", "noise_multiplier_bracket",
-                         "noise_multiplier_for_epsilon"])
+_guarded_bracket.__name__ = "noise_multiplier_bracket"  # the name the guard's errors give
+guard_module(globals(), ["epsilon_for_noise_multiplier", "noise_multiplier_for_epsilon",
+                         "_guarded_bracket"])

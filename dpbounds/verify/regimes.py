@@ -140,16 +140,18 @@ def _cached_informative(theorem: str, spec: VerifyProblem, point: tuple, trials:
     return bool(decide(pt, _plan_instance(spec, pt), trials))
 
 
-#: samples of the instance :func:`trace_seconds` times (a full-sample gradient of 16 trials
-#: at this N costs ~20 ms at d = 8; per sample it is within ~20% of N = 5623 and 56,230's)
-_TRACE_PROBE_SAMPLES = 16384
+#: samples of the instance :func:`trace_seconds` times: per sample and trial a full-sample
+#: gradient costs 1.0-1.4x what it costs at N = 16,384-56,230 (the safe side), and its
+#: temporaries (16 trials, d = 32: 17 MB) stay small (at N = 16,384 the first call's fresh
+#: memory cost 0.2-0.6 CPU-s of system time on a VM, 1.3 of a study's planning seconds)
+_TRACE_PROBE_SAMPLES = 4096
 
 
 def trace_seconds(spec: VerifyProblem, d: int, trials: int) -> float:
     """CPU seconds per sample and trial of a recorded iterate's full-sample gradient norm
     (what a plan's ``trace_samples`` counts), timed on an instance of
-    :data:`_TRACE_PROBE_SAMPLES` samples at ``d`` (best of 3; cached per ``(spec, d,
-    trials)``)."""
+    :data:`_TRACE_PROBE_SAMPLES` samples at ``d`` (best of 2 after a first call; cached per
+    ``(spec, d, trials)``)."""
     return _trace_seconds(spec, int(d), int(min(trials, 16)))
 
 
@@ -159,7 +161,7 @@ def _trace_seconds(spec: VerifyProblem, d: int, trials: int) -> float:
     x = np.tile(np.asarray(inst.x0, dtype=float).ravel(), (trials, 1))
     inst.objective.grad_norm(x)  # first call: any lazy set-up
     best = math.inf
-    for _ in range(3):
+    for _ in range(2):
         t0 = time.process_time()
         inst.objective.grad_norm(x)
         best = min(best, time.process_time() - t0)
@@ -723,8 +725,8 @@ def _costed(study: TheoremStudy, spec: VerifyProblem, var: str, base: Mapping[st
                     {k: v for k, v in base.items() if k != var}, bnd, floor, secs, (), slopes,
                     dict(extra, seconds_per_step=cost[0], seconds_per_evaluation=cost[1],
                          fixed_seconds_per_point=fixed, trials=trials,
-                         **({"trace_seconds_per_sample": trace_seconds(spec, int(pts[0]["d"]),
-                                                                       trials)}
+                         **({"trace_seconds_per_sample": [
+                             trace_seconds(spec, int(p["d"]), trials) for p in pts]}
                             if any("trace_samples" in pl for pl in plans) else {}),
                          **({"cost_power_of_d": list(getattr(factor, "powers", ()))}
                             if factor is not None else {})))
@@ -769,8 +771,8 @@ def _fit(study: TheoremStudy, spec: VerifyProblem, var: str, plan: GridPlan, tri
 
 
 def _n_start(ns: Sequence[int], plan_at: Callable[[int], Mapping[str, Any]], path: bool,
-             headline: float | None, vacuous: Callable[[int], bool] | None = None,
-             informative: Callable[[int], bool] | None = None) -> int | None:
+             headline: float | None, informative: Callable[[int], bool] | None = None
+             ) -> int | None:
     """The first informative ``N`` of the lattice ``ns`` (path: whose local slope to the next
     lattice point is within tolerance of the headline, too) whose factor-10 grid stays below
     ``10 * N_MAX``; ``None`` if there is none.
@@ -780,9 +782,8 @@ def _n_start(ns: Sequence[int], plan_at: Callable[[int], Mapping[str, Any]], pat
     first: ``strongly_convex.nag --vary N`` built quadratic instances of up to 1e6 samples
     (1.3 of its 1.9 CPU-s of planning) for a grid that starts at ``N = 11``, and Yang et
     al.'s ``--vary N`` calibrated the noise at every ``N`` above the first informative one.
-    ``vacuous(n)``: ``True`` where a cheap lower plan already shows ``n`` vacuous (its dry
-    plan is then not asked for; :func:`certainly_vacuous`). ``informative(n)``: whether
-    ``plan_at(n)`` is informative (:func:`informative`, the same answer; the dry plan is then
+    ``informative(n)``: whether ``plan_at(n)`` is informative (:func:`informative`: the same
+    answer, from a cheap lower plan or the study's ``is_informative``; the dry plan is then
     asked for only on a path, for its slope)."""
     cache: dict[int, Mapping[str, Any]] = {}
 
@@ -792,8 +793,6 @@ def _n_start(ns: Sequence[int], plan_at: Callable[[int], Mapping[str, Any]], pat
         return cache[i]
 
     for i, n in enumerate(ns):
-        if vacuous is not None and vacuous(n):
-            continue
         if not (informative(n) if informative is not None else _informative(plan(i))):
             continue
         if path:

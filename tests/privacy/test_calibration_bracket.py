@@ -92,3 +92,47 @@ def test_settled_must_be_callable():
     with pytest.raises(ValueError, match="settled must be a callable"):
         cal.calibration_bracket(lambda s: GaussianMechanism(s, 1.0), 1.0, 1e-5,
                                 settled=3)  # type: ignore[arg-type]
+
+
+BASE = (1.0, 1e-5, 0.01, 1000)
+VARIANTS = [  # each differs from BASE's calibration in one argument of the search
+    dict(args=(1.0, 1e-5, 0.01, 4000), kw={}),  # steps
+    dict(args=(1.0, 1e-5, 0.04, 1000), kw={}),  # sampling rate
+    dict(args=(2.0, 1e-5, 0.01, 1000), kw={}),  # epsilon
+    dict(args=(1.0, 1e-7, 0.01, 1000), kw={}),  # delta
+    dict(args=BASE, kw=dict(sampling="without_replacement")),
+    dict(args=BASE, kw=dict(method="mironov")),
+    dict(args=BASE, kw=dict(orders=(2.0, 4.0, 8.0, 16.0, 32.0, 64.0))),
+    dict(args=(1.0, 1e-5, 0.01, 100), kw=dict(accountant="pld", rtol=1e-6)),  # RDP's rtol
+]
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: str(v["kw"] or v["args"]))
+def test_a_warm_memo_serves_only_its_own_arguments(variant):
+    """The memo warmed by BASE's full search (for PLD: RDP's at the same arguments) must not
+    answer a calibration that differs in any argument: its brackets still hold that
+    calibration's answer, shallow and deep (a key without one field replays BASE's)."""
+    cal._BRACKET_MEMO.clear()
+    base = variant["args"] if variant["kw"].get("accountant") == "pld" else BASE
+    cal.noise_multiplier_bracket(*base, settled=lambda lo, hi: False)  # warm, to the end
+    want = cal.noise_multiplier_for_epsilon(*variant["args"], **variant["kw"])
+    for width in (2.0, 1.01, 1.0001):
+        lo, hi = cal.noise_multiplier_bracket(*variant["args"], **variant["kw"],
+                                              settled=lambda lo, hi, w=width: hi / lo < w)
+        assert lo <= want <= hi, (variant, width, lo, want, hi)
+
+
+def test_bad_input_and_the_callers_errors():
+    """A sampling rate as a 0-d array is a number (as for noise_multiplier_for_epsilon);
+    an error raised by ``settled`` reaches the caller unchanged (not blamed on the inputs);
+    a memo that is not a dict is a ValueError naming it."""
+    import numpy as np
+
+    lo, hi = cal.noise_multiplier_bracket(1.0, 1e-5, np.array(0.01), 1000,
+                                          settled=lambda lo, hi: hi / lo < 2.0)
+    assert lo <= cal.noise_multiplier_for_epsilon(1.0, 1e-5, 0.01, 1000) <= hi
+    with pytest.raises(ZeroDivisionError):
+        cal.noise_multiplier_bracket(1.0, 1e-5, 0.01, 1000, settled=lambda lo, hi: 1 / 0)
+    with pytest.raises(ValueError, match="memo must be a dict"):
+        cal.calibration_bracket(lambda s: GaussianMechanism(s, 1.0), 1.0, 1e-5,
+                                settled=lambda lo, hi: True, memo=[])  # type: ignore[arg-type]

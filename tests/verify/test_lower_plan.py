@@ -233,3 +233,78 @@ def test_the_planner_asks_is_informative_not_the_dry_plan(monkeypatch):
     assert regimes.informative(plain, None, dict(N=100, d=2), 4) is True
     assert dry_calls == [1]
     regimes._cached_informative.cache_clear()
+
+
+#: the floor's crossing of clipped_sgd at N = 5039, T = 1e6, d = 16 (found by bisection over
+#: eps in an independent review: bound / floor - 1 = +-2e-16 there); at EPS_STAR the bracket
+#: never settles and the answer (informative) comes from the full calibration
+EPS_STAR = 0.4999470884946296
+BOUNDARY = [dict(N=5039, T=10**6, d=16, eps=EPS_STAR * (1 + k * 1e-7))
+            for k in (-100, -3, -1, 0, 1, 3, 100)]
+
+
+def test_is_informative_at_the_floors_crossing():
+    """Points within 1e-5 of the crossing, both sides: the same answers as the dry plan,
+    both answers occur, and a search that ran to its end (at the crossing) answers
+    informative there (its kept multiplier is the calibration's, bit for bit)."""
+    import importlib
+
+    cal_mod = importlib.import_module("dpbounds.privacy.calibrate")
+    s = get_study("nonconvex.clipped_sgd")
+    spec = problem(s.problems[0])
+    answers, ran_informative = [], 0
+    for point in BOUNDARY:
+        fast, dry = _decide("nonconvex.clipped_sgd", point)
+        answers.append((fast, dry))
+        pt = dict(s.fixed, **point)
+        yang._MULTIPLIERS.clear()
+        s.is_informative(pt, regimes._plan_instance(spec, pt), 16)
+        for (e, dl, q, T), z in yang._MULTIPLIERS.items():  # kept only from a full search
+            assert z == cal_mod.noise_multiplier_for_epsilon(
+                e, dl, q, T, sampling="without_replacement")
+            ran_informative += fast
+        yang._MULTIPLIERS.clear()
+    assert all(f == d for f, d in answers), answers
+    assert {d for _, d in answers} == {True, False}
+    assert ran_informative >= 1
+
+
+@pytest.mark.parametrize("theorem", STUDIES)
+def test_is_informative_after_the_dry_plan_reads_its_multiplier(theorem):
+    """Asked after the dry plan (its multiplier kept): the same answer, from that multiplier
+    (no search: the bracket function is not called)."""
+    import importlib
+
+    cal_mod = importlib.import_module("dpbounds.privacy.calibrate")
+    s = get_study(theorem)
+    spec = problem(s.problems[0])
+    real = cal_mod.noise_multiplier_bracket
+    for point in EDGE_POINTS + BOUNDARY[2:5]:
+        pt = dict(s.fixed, **point)
+        inst = regimes._plan_instance(spec, pt)
+        yang._MULTIPLIERS.clear()
+        dry = regimes._informative(s.plan_point(pt, inst, 16))
+        cal_mod.noise_multiplier_bracket = None  # type: ignore[assignment]
+        try:
+            fast = s.is_informative(pt, inst, 16)
+        finally:
+            cal_mod.noise_multiplier_bracket = real
+        assert fast == dry, point
+    yang._MULTIPLIERS.clear()
+
+
+def test_a_settled_bracket_is_never_kept_for_the_dry_plan():
+    """After ``is_informative`` at points whose bracket settled, the dry plan's bound is the
+    one computed from a fresh calibration (a kept bracket end would move the bound and the
+    run's sigma)."""
+    s = get_study("nonconvex.clipped_sgd")
+    spec = problem(s.problems[0])
+    for point in EDGE_POINTS:
+        pt = dict(s.fixed, **point)
+        inst = regimes._plan_instance(spec, pt)
+        yang._MULTIPLIERS.clear()
+        fresh = s.plan_point(pt, inst, 16)["bound"]
+        yang._MULTIPLIERS.clear()
+        s.is_informative(pt, inst, 16)
+        assert s.plan_point(pt, inst, 16)["bound"] == fresh, point
+    yang._MULTIPLIERS.clear()

@@ -122,9 +122,9 @@ def _run_yang(kind: str, point: dict, inst: Instance, trials: int, seed: Any,
     sigma_claim = 0.0 if noise_free else 2.0 * _claimed_multiplier(*_multiplier_key(point, p))
     bound = bound_of(sigma_claim)
     every = _trace_every(T, 100)
-    if dry:
+    if dry:  # records: x_0, every multiple of `every`, and x_T where T is not one
         return _plan(bound, inst.G, inst.start_grad_norm, T, T * B, trials, point,
-                     block=T, transcript="steps", batch=B, trace_records=T // every + 1)
+                     block=T, transcript="steps", batch=B, trace_records=-(-T // every) + 1)
     eta = hp["eta"]
     f = inst.objective
     common = dict(epsilon=_eps_run(point, mutation), delta=point["delta"], steps=T,
@@ -208,7 +208,13 @@ def _is_informative(kind: str, point: dict, inst: Instance, trials: int) -> bool
     :data:`_DECIDE_MARGIN`. Otherwise the calibration runs to the end and its multiplier is
     the dry plan's (DERIVED; checked against the dry plan in
     ``tests/verify/test_lower_plan.py``). The planner asks this of every point it scans
-    (~0.09 CPU-s a calibration, ~13 accountant evaluations; a settled bracket takes 4-5)."""
+    (~0.09 CPU-s a calibration, ~13 accountant evaluations; a point far from the floor
+    settles after the first bracket, 3-5 of them, while one near it, where Illinois steps
+    approach from one side, may run all of them).
+
+    A search that runs to its end leaves the calibrated multiplier itself (the same search as
+    :func:`_claimed_multiplier`'s, bit for bit), which is kept for the dry plan and the run;
+    a settled bracket is never kept."""
     from dpbounds.privacy.calibrate import noise_multiplier_bracket
 
     p, _, bound_of, _ = _yang_tuned(kind, point, inst)
