@@ -672,7 +672,9 @@ def noise_multiplier_bracket(
         return _guarded_bracket(epsilon, delta, sampling_rate, steps, sampling, accountant,
                                 settled, orders, method, rtol)
     except _PredicateError as err:  # the caller's own error, not one of the inputs' range
-        raise err.error from None
+        error = err.error
+    # raised outside the handler: the caller's error keeps its own cause and context
+    raise error
 
 
 class _PredicateError(Exception):
@@ -741,6 +743,7 @@ def _sgm_calibration(epsilon: Any, delta: Any, sampling_rate: Any, steps: Any, s
             dict(initial=1.0, rtol=rtol, max_noise=1e12, round_up=True))
 
 
-_guarded_bracket.__name__ = "noise_multiplier_bracket"  # the name the guard's errors give
+# the name the guard's errors give
+_guarded_bracket.__name__ = _guarded_bracket.__qualname__ = "noise_multiplier_bracket"
 guard_module(globals(), ["epsilon_for_noise_multiplier", "noise_multiplier_for_epsilon",
                          "_guarded_bracket"])

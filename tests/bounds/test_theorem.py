@@ -220,3 +220,29 @@ def test_hyperparameters_are_compiled_once_and_follow_a_replaced_choice(monkeypa
     c = b.replace(hyperparameters={"x": 1 / a})
     assert c.evaluate_hyperparameters(a=4.0)["x"] == pytest.approx(0.25, rel=1e-15)
     assert b.evaluate_hyperparameters(a=4.0)["x"] == pytest.approx(0.5, rel=1e-14)  # its own
+
+
+def test_the_hyperparameter_cache_follows_the_choices_and_pickles():
+    """Choices that refer to other choices are resolved; ``ignore_extra=False`` still refuses
+    an unknown keyword; a copy made by ``dataclasses.replace`` (which shares the cache dict)
+    and an edited choice evaluate their own choices; a bound pickles after evaluation (the
+    cache of compiled functions is not pickled) and evaluates the same after."""
+    import dataclasses
+    import pickle
+
+    a, x, y = sym("a"), sym("x"), sym("y")
+    b = Lemma(name="toy2", quantity="f", expr=a * x + y, sources=SRC,
+              hyperparameters={"x": 2 * a, "y": sym("x") + 1})  # y refers to x
+    assert b.evaluate_hyperparameters(a=3.0) == {"x": 6.0, "y": 7.0}
+    with pytest.raises(ValueError, match="toy2:x"):
+        b.evaluate_hyperparameters(a=3.0, junk=1.0, ignore_extra=False)
+    c = dataclasses.replace(b, hyperparameters={"x": 5 * a, "y": sym("x")})
+    assert c._cache is b._cache  # the hazard: one cache dict for both
+    assert c.evaluate_hyperparameters(a=3.0) == {"x": 15.0, "y": 15.0}
+    assert b.evaluate_hyperparameters(a=3.0) == {"x": 6.0, "y": 7.0}
+    b.hyperparameters["x"] = a / 3  # type: ignore[index]  # edited in place
+    assert b.evaluate_hyperparameters(a=3.0)["x"] == pytest.approx(1.0, rel=1e-15)
+    b.evaluate(a=3.0, x=1.0, y=2.0)
+    back = pickle.loads(pickle.dumps(b))
+    assert back.evaluate_hyperparameters(a=3.0)["x"] == pytest.approx(1.0, rel=1e-15)
+    assert back.evaluate(a=3.0, x=1.0, y=2.0) == b.evaluate(a=3.0, x=1.0, y=2.0) == 5.0

@@ -110,8 +110,9 @@ VARIANTS = [  # each differs from BASE's calibration in one argument of the sear
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: str(v["kw"] or v["args"]))
 def test_a_warm_memo_serves_only_its_own_arguments(variant):
     """The memo warmed by BASE's full search (for PLD: RDP's at the same arguments) must not
-    answer a calibration that differs in any argument: its brackets still hold that
-    calibration's answer, shallow and deep (a key without one field replays BASE's)."""
+    answer a calibration that differs in an argument of the search (epsilon and rtol change
+    only the target, not the ε kept, so they only limit sharing): its brackets still hold that
+    calibration's answer, shallow and deep (a key without one of the others replays BASE's)."""
     cal._BRACKET_MEMO.clear()
     base = variant["args"] if variant["kw"].get("accountant") == "pld" else BASE
     cal.noise_multiplier_bracket(*base, settled=lambda lo, hi: False)  # warm, to the end
@@ -136,3 +137,37 @@ def test_bad_input_and_the_callers_errors():
     with pytest.raises(ValueError, match="memo must be a dict"):
         cal.calibration_bracket(lambda s: GaussianMechanism(s, 1.0), 1.0, 1e-5,
                                 settled=lambda lo, hi: True, memo=[])  # type: ignore[arg-type]
+
+
+def test_the_callers_errors_and_warnings_are_its_own(monkeypatch):
+    """Any exception of ``settled`` (an OverflowError too, which the floating-point guard
+    would blame on the inputs) reaches the caller as raised, with its own cause; NumPy
+    overflow inside ``settled`` warns as by default (it is not raised by the search's guard);
+    an overflow of the search itself is the guard's ValueError, named after the function, as
+    for noise_multiplier_for_epsilon."""
+    import math
+
+    import numpy as np
+
+    def chained(lo, hi):
+        try:
+            math.exp(1000.0)
+        except OverflowError as err:
+            raise LookupError("the caller's") from err
+
+    with pytest.raises(OverflowError):
+        cal.noise_multiplier_bracket(1.0, 1e-5, 0.01, 1000,
+                                     settled=lambda lo, hi: math.exp(1000.0) > 0)
+    with pytest.raises(LookupError) as info:
+        cal.noise_multiplier_bracket(1.0, 1e-5, 0.01, 1000, settled=chained)
+    assert isinstance(info.value.__cause__, OverflowError)
+    with pytest.warns(RuntimeWarning, match="overflow"):
+        cal.noise_multiplier_bracket(1.0, 1e-5, 0.01, 1000,
+                                     settled=lambda lo, hi: np.float64(1e308) * 10 > 0)
+    cal._BRACKET_MEMO.clear()
+    monkeypatch.setattr(cal, "epsilon_of", lambda *a, **k: np.float64(1e308) * 10)
+    for fn, kw in ((cal.noise_multiplier_for_epsilon, {}),
+                   (cal.noise_multiplier_bracket, dict(settled=lambda lo, hi: False))):
+        with pytest.raises(ValueError, match=f"{fn.__name__}: inputs .* out of floating-point"):
+            fn(1.0, 1e-5, 0.01, 1000, **kw)
+    cal._BRACKET_MEMO.clear()

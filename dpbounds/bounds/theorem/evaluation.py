@@ -182,14 +182,17 @@ class EvaluationMixin:
         """The closed-form hyper-parameter choices evaluated at the problem parameters."""
         # type(self), not an import of structure (which imports this module: a cycle); Lemma
         # and Theorem add no fields to Bound, so the evaluation is the same
-        # one bound per choice, kept with this one (a frozen bound's choices never change):
-        # built afresh per call, each compiled its expression again (lambdify, ~5 ms), 90% of
-        # a Yang et al. plan's CPU and 2 of normalized_sgd's full-study planning seconds
-        bounds = self._cache.get("hyperparameter_bounds")
+        # one bound per choice, kept with this one: built afresh per call, each compiled its
+        # expression again (lambdify, ~5 ms), 90% of a Yang et al. plan's CPU and 2 of
+        # normalized_sgd's full-study planning seconds. Keyed by what the choices are made of
+        # (a copy by dataclasses.replace shares the cache dict; the mapping may be edited)
+        key = ("hyperparameter_bounds", self.name, tuple(self.hyperparameters.items()),
+               tuple(self.definitions.items()))
+        bounds = self._cache.get(key)  # type: ignore[call-overload]
         if bounds is None:
             cls: Any = type(self)
             bounds = {k: cls(name=f"{self.name}:{k}", quantity=k, expr=e, sources=self.sources)
                       for k, e in self.resolved_hyperparameters().items()}
-            self._cache["hyperparameter_bounds"] = bounds
+            self._cache[key] = bounds  # type: ignore[index]
         return {k: b.evaluate(ignore_extra=ignore_extra, **params) for k, b in bounds.items()}
 

@@ -137,6 +137,12 @@ class Bound(EvaluationMixin, OptimizationMixin, ScalingMixin, RenderingMixin):
         if self.definitions:
             object.__setattr__(self, "expr", self._apply(self.expr, self.definitions))
 
+    def __getstate__(self) -> dict[str, Any]:
+        # the cache holds compiled functions (lambdify's, not picklable) and is rebuilt on use
+        state = dict(self.__dict__)
+        state["_cache"] = {}
+        return state
+
     # ------------------------------------------------------------------ structure
     @property
     def parameters(self) -> tuple[str, ...]:
