@@ -104,17 +104,7 @@ def certainly_vacuous(study: TheoremStudy, spec: VerifyProblem, point: Mapping[s
     then so is the point, and its dry plan is not needed. ``False`` without one."""
     if getattr(study, "lower_plan", None) is None:
         return False
-    return _cached_vacuous(study.theorem, spec, tuple(sorted(point.items())), trials)
-
-
-@functools.lru_cache(maxsize=4096)
-def _cached_vacuous(theorem: str, spec: VerifyProblem, point: tuple, trials: int) -> bool:
-    from dpbounds.verify.theorems import get_study
-
-    pt = dict(point)
-    lower = get_study(theorem).lower_plan
-    assert lower is not None  # certainly_vacuous asks only studies that declare one
-    return not _informative(lower(pt, _plan_instance(spec, pt), trials))  # the dry plan's
+    return _cached_hook(study.theorem, "lower_plan", spec, tuple(sorted(point.items())), trials)
 
 
 def informative(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, float],
@@ -127,17 +117,22 @@ def informative(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, fl
         return False
     if getattr(study, "is_informative", None) is None:
         return _informative(dry_plan(study, spec, point, trials))
-    return _cached_informative(study.theorem, spec, tuple(sorted(point.items())), trials)
+    return _cached_hook(study.theorem, "is_informative", spec, tuple(sorted(point.items())),
+                        trials)
 
 
-@functools.lru_cache(maxsize=4096)
-def _cached_informative(theorem: str, spec: VerifyProblem, point: tuple, trials: int) -> bool:
+@functools.lru_cache(maxsize=8192)
+def _cached_hook(theorem: str, hook: str, spec: VerifyProblem, point: tuple, trials: int
+                 ) -> bool:
+    """The study's planning ``hook`` at ``point``, on the dry plan's instance: for
+    ``"lower_plan"`` whether the lower plan is vacuous, for ``"is_informative"`` its answer."""
     from dpbounds.verify.theorems import get_study
 
     pt = dict(point)
-    decide = get_study(theorem).is_informative
-    assert decide is not None  # informative asks only studies that declare one
-    return bool(decide(pt, _plan_instance(spec, pt), trials))
+    fn = getattr(get_study(theorem), hook)
+    assert fn is not None  # asked only of studies that declare the hook
+    out = fn(pt, _plan_instance(spec, pt), trials)
+    return not _informative(out) if hook == "lower_plan" else bool(out)
 
 
 #: samples of the instance :func:`trace_seconds` times: per sample and trial a full-sample

@@ -139,7 +139,7 @@ def test_the_planner_screens_with_the_dry_plans_instance(monkeypatch):
     spec = problem(s.problems[0])
     point = dict(s.fixed, N=31623, T=1e5, d=2, eps=0.25)
     regimes._cached_plan.cache_clear()
-    regimes._cached_vacuous.cache_clear()
+    regimes._cached_hook.cache_clear()
     regimes.dry_plan(s, spec, point, 16)
     regimes.certainly_vacuous(s, spec, point, 16)
     assert len(built) == 2 and built[0] == built[1], built
@@ -225,14 +225,14 @@ def test_the_planner_asks_is_informative_not_the_dry_plan(monkeypatch):
         decided.append(pt["N"]) or pt["N"] > 10))
     monkeypatch.setattr("dpbounds.verify.theorems.get_study", lambda name: fake)
     monkeypatch.setattr(regimes, "_plan_instance", lambda spec, pt: None)
-    regimes._cached_informative.cache_clear()
+    regimes._cached_hook.cache_clear()
     assert regimes.informative(fake, None, dict(N=100, d=2), 4) is True
     assert regimes.informative(fake, None, dict(N=5, d=2), 4) is False
     assert decided == [100, 5] and not dry_calls
     plain = types.SimpleNamespace(theorem="fake.plain")
     assert regimes.informative(plain, None, dict(N=100, d=2), 4) is True
     assert dry_calls == [1]
-    regimes._cached_informative.cache_clear()
+    regimes._cached_hook.cache_clear()
 
 
 #: the floor's crossing of clipped_sgd at N = 5039, T = 1e6, d = 16 (found by bisection over

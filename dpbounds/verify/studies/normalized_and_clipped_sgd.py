@@ -64,10 +64,10 @@ def _remember(key: tuple[float, float, float, int], z: float) -> None:
 
 def _yang_tuned(kind: str, point: Mapping[str, float], inst: Instance
                 ) -> tuple[dict[str, Any], dict[str, float], Any, float]:
-    """The theorem's parameters ``p``, the tuned hyperparameters (``r`` or ``C``, and
-    ``eta``; tuned with the theorem's own noise, Lemma 3.1, ``c2`` fitted) and the bound as a
-    function of the noise std ``sigma`` the run adds (``bound_of(sigma)``), and the theorem's
-    noise (Lemma 3.1)."""
+    """``(p, hyperparameters, bound_of, sigma_lemma31)``: the theorem's parameters, the tuned
+    ``r`` or ``C`` and ``eta`` (tuned with the theorem's own noise ``sigma_lemma31``, Lemma
+    3.1 with ``c2`` fitted), and ``bound_of(sigma)``, the bound at the noise std the run adds
+    (the dry plan's at the claimed noise, the lower plan's at 0)."""
     from dpbounds.bounds.nonconvex import clipped_sgd as cs
     from dpbounds.bounds.nonconvex import generalized_smoothness as gs
     from dpbounds.bounds.nonconvex import normalized_sgd as ns
