@@ -292,6 +292,8 @@ OPTIONS: dict[str, str] = {
     "--problem": "verification problem (huber_well, far, noise_floor, hard)",
     "--mutation": "run a mutated algorithm (negative control: noise_d)",
     "--store": "keep finished sweep cells in this folder and resume from it",
+    "--cost-cache": "verify: keep the planner's measured cost model in FILE ('off': none); a "
+                    "study planned before on this host skips its probe runs",
     "--workers": "verify: run the grid points on N local worker processes (1: this process)",
     "--event": "privacy compose: one mechanism, KIND:key=value,... (repeatable)",
     "--from-dp-event": "privacy compose: a JSON/YAML file of dp_accounting events",

@@ -18,6 +18,12 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(_var, "1")
 
+# `dpbounds verify` keeps its planner's cost model in the user's cache folder by default: the
+# suite's verify commands (here and in the subprocesses they start) keep none, so one test's
+# probe fit never decides another test's plan and a test run writes nothing under $HOME
+# (tests of the cache name their own file with --cost-cache)
+os.environ["DPBOUNDS_COST_CACHE"] = "off"
+
 
 def pytest_configure(config) -> None:
     """Let the suite cache bytecode even where the environment says not to.

@@ -127,6 +127,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_quantity(fixed, "delta")
     add_quantity(fixed, "steps", help="iterations T (Yang et al.'s studies)")
     add_quantity(fixed, "batch_size", help="batch size B (Yang et al.'s studies)")
+    p.add_argument("--cost-cache", default=None, metavar="FILE",
+                   help="keep the planner's measured cost model in FILE and reuse it on this "
+                        "host (skips the probe runs of a study planned before); 'off' keeps "
+                        "none (default: $DPBOUNDS_COST_CACHE, else "
+                        "$XDG_CACHE_HOME/dpbounds/verify-costs.json)")
     p.add_argument("--store", default=None, metavar="DIR",
                    help="keep finished grid points here and resume from them")
     p.add_argument("--workers", type=int, default=None, metavar="N",
@@ -179,6 +184,10 @@ def _regime_lines(reg: dict[str, Any], spent: float | None = None) -> list[str]:
         lines.append(f"estimated cost: {cost}"
                      + (f", memory {reg['estimated_memory_bytes'] / 2**20:.3g} MiB"
                         if "estimated_memory_bytes" in reg else ""))
+    fits = reg.get("cost_fits")
+    if fits and (fits.get("remembered") or fits.get("probed")):
+        lines.append(f"cost model: {fits.get('remembered', 0)} fit(s) from the cost cache, "
+                     f"{fits.get('probed', 0)} probed now")
     for sk in reg.get("skipped", []):
         lines.append(f"skipped (over the budget): {sk}")
     un = reg.get("unaffordable")
@@ -394,13 +403,25 @@ def run(args: argparse.Namespace) -> int:
     if args.store:
         check_store_dir(args.store)
     executor = _executor(args.workers)
+    from dpbounds.cli import _cost_cache
     from dpbounds.verify import problem, scaling_study
 
     spec = problem(args.problem) if args.problem else None
     show = progress_enabled(args)
     beat = _Heartbeat(f"verify {args.theorem}")
+    cache = _cost_cache.resolve(args.cost_cache)
+    costs = None
+    if cache is not None:
+        costs, note = _cost_cache.load(cache)
+        if note:
+            print(f"dpbounds: note: {note}", file=sys.stderr, flush=True)
 
     def on_plan(reg: dict[str, Any]) -> None:
+        # kept before the runs: a study stopped during its runs still keeps its fits
+        if cache is not None and costs is not None and costs.changed:
+            note = _cost_cache.save(costs, cache)
+            if note:
+                print(f"dpbounds: note: {note}", file=sys.stderr, flush=True)
         beat.plan_done(reg.get("estimated_total_seconds"))
         if show:
             for line in _regime_lines(reg, spent=_cpu_seconds()):
@@ -415,7 +436,7 @@ def run(args: argparse.Namespace) -> int:
                             allow_expensive=args.allow_expensive,
                             max_memory=args.max_memory_gb * 1e9,
                             allow_large=args.allow_large, estimate=True, on_plan=on_plan,
-                            executor=executor)
+                            executor=executor, costs=costs)
     status = EXIT_STATUS[res.status]
     # the result first: a late I/O error (disk full, folder removed) must not lose it
     print(strict_json(res.to_json()) if args.json else _text(res), flush=True)

@@ -25,6 +25,8 @@ with their estimates, unless ``allow_expensive``.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import math
 import time
@@ -38,8 +40,8 @@ from dpbounds._progress import duration
 from dpbounds.verify.problems import VerifyProblem
 from dpbounds.verify.theorems import TheoremStudy
 
-__all__ = ["MIN_TRIALS", "GridPlan", "cost_over_d", "dry_plan", "plan_grid",
-           "seconds_per_evaluation"]
+__all__ = ["MIN_TRIALS", "GridPlan", "cost_over_d", "dry_plan", "measured_fit", "plan_grid",
+           "remembered_cost_over_d", "seconds_per_evaluation"]
 
 #: largest ``N`` (and ``T``) the planner considers
 _N_MAX = 10**6
@@ -142,12 +144,39 @@ def _cached_hook(theorem: str, hook: str, spec: VerifyProblem, point: tuple, tri
 _TRACE_PROBE_SAMPLES = 4096
 
 
+#: the :class:`~dpbounds.verify.costs.CostMemo` of the plan being made (:func:`remembering`)
+_MEMO: contextvars.ContextVar[Any] = contextvars.ContextVar("cost_memo", default=None)
+
+
+@contextlib.contextmanager
+def remembering(memo: Any) -> Any:
+    """Within the block, :func:`trace_seconds` reads and keeps its timings in ``memo`` (a
+    :class:`~dpbounds.verify.costs.CostMemo`, or ``None``: timed)."""
+    token = _MEMO.set(memo)
+    try:
+        yield memo
+    finally:
+        _MEMO.reset(token)
+
+
 def trace_seconds(spec: VerifyProblem, d: int, trials: int) -> float:
     """CPU seconds per sample and trial of a recorded iterate's full-sample gradient norm
     (what a plan's ``trace_samples`` counts), timed on an instance of
     :data:`_TRACE_PROBE_SAMPLES` samples at ``d`` (best of 2 after a first call; cached per
-    ``(spec, d, trials)``)."""
-    return _trace_seconds(spec, int(d), int(min(trials, 16)))
+    ``(spec, d, trials)``; read from and kept in the memo of :func:`remembering`, so a plan
+    from a memo prices its points as the plan that made it did)."""
+    d, trials = int(d), int(min(trials, 16))
+    memo = _MEMO.get()
+    if memo is None:
+        return _trace_seconds(spec, d, trials)
+    key = memo.key("trace_seconds", problem=spec.as_dict(), d=d, trials=trials)
+    hit = memo.get(key)
+    if (isinstance(hit, (int, float)) and not isinstance(hit, bool) and math.isfinite(hit)
+            and hit > 0):
+        return float(hit)
+    secs = _trace_seconds(spec, d, trials)
+    memo.put(key, secs, what=dict(kind="trace_seconds", problem=spec.kind, d=d, trials=trials))
+    return secs
 
 
 @functools.lru_cache(maxsize=256)
@@ -312,6 +341,63 @@ def _largest(points: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     return out
 
 
+def _source_file(fn: Any) -> str | None:
+    """The file defining ``fn`` (through ``functools.partial``), or ``None``."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    code = getattr(fn, "__code__", None)
+    return getattr(code, "co_filename", None)
+
+
+def _memo_parts(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, Any],
+                trials: int, largest: Mapping[str, float] | None) -> dict[str, Any]:
+    """What a probe's answer depends on (with the host and the code, which
+    :meth:`~dpbounds.verify.costs.CostMemo.key` adds)."""
+    return dict(theorem=study.theorem, source=_source_file(study.run), problem=spec.as_dict(),
+                point=dict(point), trials=int(trials),
+                largest=None if largest is None else dict(largest))
+
+
+def _remembered_fit(value: Any) -> tuple[float, float, float] | None:
+    """A memo's ``(a, b, c)``: three finite numbers, ``a, b > 0`` and ``c >= 0`` (what
+    :func:`_probe_fit` returns); ``None`` for anything else (then probed again)."""
+    fit = value.get("fit") if isinstance(value, Mapping) else None
+    if not (isinstance(fit, list) and len(fit) == 3
+            and all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                    and math.isfinite(x) for x in fit)):
+        return None
+    a, b, c = (float(x) for x in fit)
+    return (a, b, c) if a > 0 and b > 0 and c >= 0 else None
+
+
+def measured_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, float],
+                 trials: int, largest: Mapping[str, float] | None = None, memo: Any = None,
+                 stopped: list[str] | None = None) -> tuple[float, float, float]:
+    """:func:`_probe_fit`'s ``(a, b, c)`` (and its ``stopped`` reason), read from ``memo`` (a
+    :class:`~dpbounds.verify.costs.CostMemo`) where it holds the fit of the same arguments on
+    this host and code, else probed and remembered there. ``memo=None``: probed."""
+    key = None
+    if memo is not None:
+        key = memo.key("probe_fit", **_memo_parts(study, spec, point, trials, largest))
+        hit = memo.get(key)
+        fit = _remembered_fit(hit)
+        if fit is not None:
+            why = hit.get("stopped")
+            if stopped is not None and why in ("time", "memory", "largest"):
+                stopped.append(why)
+            return fit
+    why_now: list[str] = []
+    fit = _probe_fit(study, spec, point, trials, largest, why_now)
+    if stopped is not None:
+        stopped.extend(why_now)
+    if key is not None:
+        memo.put(key, dict(fit=[float(x) for x in fit],
+                           stopped=why_now[0] if why_now else None),
+                 what=dict(kind="probe_fit", theorem=study.theorem, problem=spec.kind,
+                           point=dict(point), trials=int(trials)))
+    return fit
+
+
 class ProbeCosts:
     """The cost ``(a, b, c)`` of :func:`_probe_fit` per trial count, its probes grown only up
     to the largest point that the planner prices (``largest=``; ``sized`` tells
@@ -325,10 +411,12 @@ class ProbeCosts:
 
     sized = True
 
-    def __init__(self, study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, float]
-                 ) -> None:
+    def __init__(self, study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, float],
+                 memo: Any = None) -> None:
         self.study, self.spec, self.fixed = study, spec, dict(fixed)
         self.fits: dict[int, tuple[tuple[float, float, float], float | None]] = {}
+        #: a :class:`~dpbounds.verify.costs.CostMemo` the fits are read from and kept in
+        self.memo = memo
 
     def __call__(self, trials: int, largest: Mapping[str, float] | None = None
                  ) -> tuple[float, float, float]:
@@ -337,7 +425,8 @@ class ProbeCosts:
         if hit is not None and (hit[1] is None or (size is not None and size <= hit[1])):
             return hit[0]
         why: list[str] = []
-        fit = _probe_fit(self.study, self.spec, self.fixed, min(trials, 16), largest, why)
+        fit = measured_fit(self.study, self.spec, self.fixed, min(trials, 16), largest,
+                           self.memo, why)
         self.fits[trials] = (fit, size if why == ["largest"] else None)
         return fit
 
@@ -415,13 +504,51 @@ def cost_over_d(study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, fl
         per_step[d] = min(per_step[d], sec / steps)
     power = math.log(per_step[hi] / per_step[lo]) / math.log(hi / lo)
     power = min(max(power, _D_POWER[0]), _D_POWER[1])
+    return _power_factor(d0, power, capped)
 
+
+def _power_factor(d0: int, power: float, capped: float | None
+                  ) -> Callable[[Mapping[str, Any]], tuple[float, float]]:
+    """:func:`cost_over_d`'s factor ``(d / d0)^power`` (both entries), with its ``powers``
+    and ``capped_at``."""
     def factor(p: Mapping[str, Any]) -> tuple[float, float]:
         f = (float(p.get("d", d0)) / d0) ** power
         return f, f
 
     factor.powers = (power, power)  # type: ignore[attr-defined]  # reported in the regime
     factor.capped_at = capped  # type: ignore[attr-defined]
+    return factor
+
+
+def remembered_cost_over_d(memo: Any, study: TheoremStudy, spec: VerifyProblem,
+                           fixed: Mapping[str, float], values: Sequence[float],
+                           trials: int = 4, largest: Mapping[str, float] | None = None
+                           ) -> Callable[[Mapping[str, Any]], tuple[float, float]]:
+    """:func:`cost_over_d`, its power of ``d`` read from ``memo`` (a
+    :class:`~dpbounds.verify.costs.CostMemo`) where it holds the probe of the same arguments
+    (the grid's two ends) on this host and code, else probed and remembered there."""
+    ds = sorted({int(v) for v in values})
+    if memo is None or len(ds) < 2:
+        return cost_over_d(study, spec, fixed, values, trials, largest=largest)
+    parts = _memo_parts(study, spec, fixed, trials, largest)
+    key = memo.key("power_of_d", ends=[ds[0], ds[-1]], **parts)
+    hit = memo.get(key)
+    power = hit.get("power") if isinstance(hit, Mapping) else None
+    capped = hit.get("capped") if isinstance(hit, Mapping) else None
+    if (isinstance(power, (int, float)) and not isinstance(power, bool)
+            and _D_POWER[0] <= power <= _D_POWER[1]
+            and (capped is None or (isinstance(capped, (int, float))
+                                    and not isinstance(capped, bool)
+                                    and math.isfinite(capped) and capped > 0))):
+        return _power_factor(int(fixed["d"]), float(power),
+                             None if capped is None else float(capped))
+    factor = cost_over_d(study, spec, fixed, values, trials, largest=largest)
+    powers = getattr(factor, "powers", None)
+    if powers:
+        cap = getattr(factor, "capped_at", None)
+        memo.put(key, dict(power=float(powers[0]), capped=None if cap is None else float(cap)),
+                 what=dict(kind="power_of_d", theorem=study.theorem, problem=spec.kind,
+                           point=dict(fixed), ends=[ds[0], ds[-1]], trials=int(trials)))
     return factor
 
 

@@ -40,6 +40,7 @@ import numpy as np
 from dpbounds._validation import check_choice, check_int, check_positive
 from dpbounds.bounds.theorem import Scaling
 from dpbounds.provenance import exponent_label
+from dpbounds.verify.costs import CostMemo
 from dpbounds.verify.problems import VerifyProblem, problem
 from dpbounds.verify.replay import study_replay
 from dpbounds.verify.statistics import (
@@ -300,6 +301,7 @@ def scaling_study(
     estimate: bool = False,
     on_plan: Any = None,
     executor: Any = None,
+    costs: CostMemo | None = None,
 ) -> ScalingResult:
     """Run a scaling study of a registered theorem against its algorithm.
 
@@ -359,6 +361,12 @@ def scaling_study(
         ``None`` (default) this process; :class:`~dpbounds.sweep.LocalProcesses` spawned
         worker processes, which load the plug-ins loaded here before a point runs. Each point's
         seed is ``(seed, j)`` wherever it runs, so the result is the same on any executor.
+    costs:
+        A :class:`~dpbounds.verify.costs.CostMemo`: the planner's cost-model fits are read
+        from it where it holds them (this host, this code) and the new ones kept in it, so
+        a later plan skips their probe runs (``regime["cost_fits"]`` counts both). ``None``
+        (default): every fit is probed. ``dpbounds verify`` keeps one in a file
+        (``--cost-cache``).
     """
     from dpbounds.sweep import Cell, SweepError, run_sweep
 
@@ -376,6 +384,8 @@ def scaling_study(
                                 if start != 0 else 0.0})
     if mutation is not None:
         check_choice("mutation", mutation, MUTATIONS)
+    if costs is not None and not isinstance(costs, CostMemo):
+        raise ValueError(f"costs must be a CostMemo or None, got {type(costs).__name__}")
     grid = check_choice("grid", grid, ("auto", "informative", "path", "small"))
     var, values, given = _grid(study, vary, quick)
     trials_given = trials is not None
@@ -397,16 +407,22 @@ def scaling_study(
     for key, v in fixed.items():
         _check_value(key, float(v))
     pts_fixed.update(fixed)
-    regime, values, pts_fixed = _choose_grid(
-        study, spec, var, values, given, pts_fixed, trials, quick, grid, max_seconds,
-        allow_expensive, sorted(fixed), reduce_trials=not trials_given,
-        max_memory=max_memory, allow_large=allow_large)
-    # the planner may lower the default trials to fit the budget (never the user's)
-    trials = int(regime.get("trials", trials))
-    points = [_point(pts_fixed, var, v) for v in values]
-    _check_memory(study, spec, points, trials, max_memory, allow_large, regime)
-    if (estimate or regime.get("fallback")) and "estimated_total_seconds" not in regime:
-        _estimate(study, spec, points, trials, regime)
+    seen = (costs.hits, costs.misses) if costs is not None else (0, 0)
+    from dpbounds.verify.regimes import remembering
+
+    with remembering(costs):
+        regime, values, pts_fixed = _choose_grid(
+            study, spec, var, values, given, pts_fixed, trials, quick, grid, max_seconds,
+            allow_expensive, sorted(fixed), reduce_trials=not trials_given,
+            max_memory=max_memory, allow_large=allow_large, costs=costs)
+        # the planner may lower the default trials to fit the budget (never the user's)
+        trials = int(regime.get("trials", trials))
+        points = [_point(pts_fixed, var, v) for v in values]
+        _check_memory(study, spec, points, trials, max_memory, allow_large, regime)
+        if (estimate or regime.get("fallback")) and "estimated_total_seconds" not in regime:
+            _estimate(study, spec, points, trials, regime, costs)
+    if costs is not None:
+        regime["cost_fits"] = dict(remembered=costs.hits - seen[0], probed=costs.misses - seen[1])
     if on_plan is not None:
         on_plan(regime)
     cells = [Cell(_cell, dict(theorem=study.theorem, problem=spec.as_dict(), point=p,
@@ -658,10 +674,12 @@ def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
                  values: tuple[float, ...], given: bool, fixed: dict[str, Any], trials: int,
                  quick: bool, grid: str, max_seconds: float, allow_expensive: bool,
                  user_fixed: Sequence[str], reduce_trials: bool = False,
-                 max_memory: float = 4 * 2.0**30, allow_large: bool = False
+                 max_memory: float = 4 * 2.0**30, allow_large: bool = False,
+                 costs: CostMemo | None = None
                  ) -> tuple[dict[str, Any], tuple[float, ...], dict[str, Any]]:
     """The regime (a JSON-able dict), the grid values and the fixed values to run (a planned
-    grid within ``max_memory`` unless ``allow_large``)."""
+    grid within ``max_memory`` unless ``allow_large``; the cost model's fits read from and
+    kept in ``costs`` where given)."""
     from dpbounds.verify import regimes
 
     if given:
@@ -678,7 +696,7 @@ def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
         # grids need 0.3-26 TB: 4.7 of their 9 CPU-s went to probes for a refused grid)
         # (a, b, c): per step, per evaluation, and the fixed cost every point pays once; the
         # probes grow only up to the largest point priced
-        cost_for = regimes.ProbeCosts(study, spec, fixed)
+        cost_for = regimes.ProbeCosts(study, spec, fixed, memo=costs)
         knobbed = "T" in study.fixed and "T" not in user_fixed
         over_d: list[Callable[[Mapping[str, Any]], tuple[float, float]]] = []
 
@@ -688,9 +706,9 @@ def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
             cap = getattr(over_d[0], "capped_at", None) if over_d else None
             if not over_d or (cap is not None and regimes._size(point) > cap):
                 # one uncapped probe for a study with settings of T (see plan_grid)
-                over_d[:] = [regimes.cost_over_d(study, spec, fixed, values, min(trials, 16),
-                                                 largest=None if knobbed else
-                                                 regimes._largest([point]))]
+                over_d[:] = [regimes.remembered_cost_over_d(
+                    costs, study, spec, fixed, values, min(trials, 16),
+                    largest=None if knobbed else regimes._largest([point]))]
                 # the regime reports the fitted power of d (``_costed`` reads it off the factor)
                 factor.powers = getattr(over_d[0], "powers", ())  # type: ignore[attr-defined]
             return over_d[0](point)
@@ -745,7 +763,7 @@ def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
 
 
 def _estimate(study: TheoremStudy, spec: VerifyProblem, points: Sequence[Mapping[str, Any]],
-              trials: int, regime: dict[str, Any]) -> None:
+              trials: int, regime: dict[str, Any], costs: CostMemo | None = None) -> None:
     """Record the cost model's CPU seconds of every point in ``regime``, each point's fixed
     cost (calibration, clipping probes, transcript rows) included.
 
@@ -759,7 +777,8 @@ def _estimate(study: TheoremStudy, spec: VerifyProblem, points: Sequence[Mapping
 
     top = max(points, key=lambda q: (q.get("d", 0), q.get("N", 0), q.get("T", 0)))
     largest = {key: max(float(q[key]) for q in points) for key in ("N", "T") if key in top}
-    a, b, c = regimes._probe_fit(study, spec, top, min(trials, 16), largest=largest)
+    a, b, c = regimes.measured_fit(study, spec, top, min(trials, 16), largest=largest,
+                                   memo=costs)
     secs = []
     for q in points:
         secs.append(regimes.point_seconds(spec, regimes.dry_plan(study, spec, q, trials), q,
