@@ -1073,7 +1073,10 @@ def study(method: Method, theorem: str | _registry.Entry, *, measure: str = "gra
         study's own tuned bound at the point), ``trivial`` and ``do_nothing`` (the same as
         its plan's): where it is vacuous the planner of a full study skips the point's dry
         plan (:attr:`~dpbounds.verify.studies._common.TheoremStudy.lower_plan`). Worth it
-        where the dry plan is costly, e.g. a noise calibration per point.
+        where the dry plan is costly, e.g. a noise calibration per point. A lower plan that
+        also states the cost fields (``steps``, ``gradient_evaluations``, ``memory_bytes``,
+        ``trace_samples``, all four) must state the plan's own values: the memory and cost
+        checks of candidate grids then read them from it.
     is_informative:
         Optional ``is_informative(point, instance, trials) -> bool``: whether the study's
         plan of the point is informative (its bound finite and below ``min(trivial,

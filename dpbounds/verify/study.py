@@ -817,7 +817,7 @@ def _estimated_memory(study: TheoremStudy, spec: VerifyProblem,
     is larger (that is what is held at once), plus the first run's constant."""
     from dpbounds.verify import regimes
 
-    arrays = max(regimes.dry_plan(study, spec, p, trials)["memory_bytes"] for p in points)
+    arrays = max(regimes.cost_plan(study, spec, p, trials)["memory_bytes"] for p in points)
     return float(max(arrays, probe_bytes) + FIRST_RUN_BYTES)
 
 

@@ -38,7 +38,11 @@ def _pair(theorem: str, point: dict) -> tuple[dict, dict]:
 
 def _lower_holds(low: dict, dry: dict) -> bool:
     return (low["bound"] <= dry["bound"] and low["trivial"] == dry["trivial"]
-            and low["do_nothing"] == dry["do_nothing"])
+            and low["do_nothing"] == dry["do_nothing"]
+            # the cost fields, where the lower plan states them all, are the dry plan's
+            # (the planner's memory checks read them from it: regimes.cost_plan)
+            and (not all(k in low for k in regimes.COST_FIELDS)
+                 or all(low[k] == dry[k] for k in regimes.COST_FIELDS)))
 
 
 @pytest.mark.parametrize("theorem", STUDIES)
@@ -47,6 +51,27 @@ def test_the_lower_plan_is_below_the_dry_plan_with_the_same_floors(theorem):
         low, dry = _pair(theorem, point)
         assert _lower_holds(low, dry), (point, low, dry)
         assert low["bound"] < dry["bound"]  # the claimed noise moves the bound
+        assert all(k in low for k in regimes.COST_FIELDS)  # Yang et al.'s state them all
+
+
+def test_cost_plan_reads_the_lower_plans_cost_fields_without_a_dry_plan(monkeypatch):
+    s = get_study("nonconvex.clipped_sgd")
+    spec = problem(s.problems[0])
+    pt = dict(s.fixed, N=5623, T=1e6, d=16, eps=0.5)
+    regimes._cached_plan.cache_clear()
+    monkeypatch.setattr(regimes, "_cached_plan", lambda *a: pytest.fail("a dry plan"))
+    got = regimes.cost_plan(s, spec, pt, 16)
+    monkeypatch.undo()
+    assert got == {k: regimes.dry_plan(s, spec, pt, 16)[k] for k in regimes.COST_FIELDS}
+
+
+def test_negative_control_a_lower_plan_with_other_cost_fields_fails():
+    low, dry = _pair("nonconvex.clipped_sgd", POINTS[1])
+    assert _lower_holds(low, dry)
+    assert not _lower_holds(dict(low, memory_bytes=low["memory_bytes"] / 2), dry)
+    # a lower plan without the cost fields is not checked on them (cost_plan reads the dry
+    # plan's then)
+    assert _lower_holds({k: v for k, v in low.items() if k != "steps"}, dry)
 
 
 def test_negative_control_a_noisier_lower_plan_fails(monkeypatch):
@@ -140,10 +165,21 @@ def test_the_planner_screens_with_the_dry_plans_instance(monkeypatch):
     point = dict(s.fixed, N=31623, T=1e5, d=2, eps=0.25)
     regimes._cached_plan.cache_clear()
     regimes._cached_hook.cache_clear()
+    regimes._built.cache_clear()
     regimes.dry_plan(s, spec, point, 16)
+    regimes._built.cache_clear()  # each builds its own (the cache would share one)
     regimes.certainly_vacuous(s, spec, point, 16)
     assert len(built) == 2 and built[0] == built[1], built
     assert built[0][1] == regimes._PLAN_SAMPLES
+    # with the cache the lower plan reads the dry plan's instance itself (one build)
+    built.clear()
+    regimes._cached_plan.cache_clear()
+    regimes._cached_hook.cache_clear()
+    regimes._built.cache_clear()
+    regimes.dry_plan(s, spec, point, 16)
+    regimes.certainly_vacuous(s, spec, point, 16)
+    assert built == [("huber_well", regimes._PLAN_SAMPLES, 2, (0, 0))]
+    assert not regimes._plan_instance(spec, point).x0.flags.writeable  # shared: read-only
 
 
 # --- is_informative: the dry plan's answer from a bracket of the claimed noise -------------
@@ -308,3 +344,15 @@ def test_a_settled_bracket_is_never_kept_for_the_dry_plan():
         s.is_informative(pt, inst, 16)
         assert s.plan_point(pt, inst, 16)["bound"] == fresh, point
     yang._MULTIPLIERS.clear()
+
+
+def test_cost_plan_reads_the_dry_plan_when_the_lower_plan_omits_a_cost_field(monkeypatch):
+    # a plug-in's lower plan may state only bound, trivial and do_nothing
+    s = get_study("nonconvex.clipped_sgd")
+    spec = problem(s.problems[0])
+    pt = dict(s.fixed, N=1000, T=1e5, d=8, eps=0.5)
+    monkeypatch.setattr(regimes, "_cached_hook", lambda *a: (
+        ("bound", 0.0), ("trivial", 1.0), ("do_nothing", 1.0), ("steps", -1)))
+    got = regimes.cost_plan(s, spec, pt, 16)
+    dry = regimes.dry_plan(s, spec, pt, 16)
+    assert got == {k: dry[k] for k in regimes.COST_FIELDS if k in dry} and got["steps"] > 0

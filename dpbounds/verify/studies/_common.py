@@ -61,9 +61,12 @@ class TheoremStudy:
         Optional ``lower_plan(point, instance, trials) -> dict``: a cheap plan whose
         ``bound`` is at most :meth:`plan_point`'s, with the same ``trivial`` and
         ``do_nothing`` values. Where it is vacuous, so is the point, and the planner skips
-        the point's dry plan. Yang et al.'s: the bound without privacy noise (their dry plan
-        calibrates the claimed noise, ~0.1 CPU-s a point). Checked by machine against the
-        dry plan (``tests/verify/test_lower_plan.py``).
+        the point's dry plan. Where it states all the cost fields (``steps``,
+        ``gradient_evaluations``, ``memory_bytes``, ``trace_samples``) they are the dry
+        plan's, and the planner's memory checks read them from it
+        (:func:`~dpbounds.verify.regimes.cost_plan`). Yang et al.'s: the bound without
+        privacy noise (their dry plan calibrates the claimed noise, ~0.1 CPU-s a point).
+        Checked by machine against the dry plan (``tests/verify/test_lower_plan.py``).
     is_informative:
         Optional ``is_informative(point, instance, trials) -> bool``: whether
         :meth:`plan_point`'s bound is informative (finite, below ``min(trivial,
