@@ -246,3 +246,27 @@ def test_the_hyperparameter_cache_follows_the_choices_and_pickles():
     back = pickle.loads(pickle.dumps(b))
     assert back.evaluate_hyperparameters(a=3.0)["x"] == pytest.approx(1.0, rel=1e-15)
     assert back.evaluate(a=3.0, x=1.0, y=2.0) == b.evaluate(a=3.0, x=1.0, y=2.0) == 5.0
+
+
+def test_a_copy_with_another_expression_evaluates_its_own():
+    """The compiled bound, its parameter names and the assumptions' names are kept in the
+    bound's cache, which a ``dataclasses.replace`` copy shares: a copy with another expression
+    or other assumptions reads its own (the oracle: the expression evaluated by hand), and
+    the names are computed once per expression."""
+    import dataclasses
+
+    a, x, t = sym("a"), sym("x"), sym("tau0")
+    b = Lemma(name="toy3", quantity="f", expr=a * x, sources=SRC,
+              assumptions=(Assumption("x >= tau0", relation=sp.Ge(x, t)),))
+    assert b.evaluate(a=2.0, x=3.0, tau0=1.0) == 6.0
+    assert b.parameters == ("a", "x") and b.assumption_parameters == ("tau0",)
+    c = dataclasses.replace(b, expr=a + x + sym("y"))
+    assert c._cache is b._cache  # the hazard: one cache dict for both
+    assert c.parameters == ("a", "x", "y")
+    assert c.evaluate(a=2.0, x=3.0, y=4.0, tau0=1.0) == 9.0  # was 6.0: b's compiled product
+    assert b.evaluate(a=2.0, x=3.0, tau0=1.0) == 6.0
+    d = dataclasses.replace(b, assumptions=(Assumption("x >= 2 tau0", relation=sp.Ge(x, 2 * t)),))
+    with pytest.raises(ValueError, match="assumption violated"):
+        d.evaluate(a=2.0, x=3.0, tau0=2.0)  # 3 < 4: d's own relation
+    assert b.evaluate(a=2.0, x=3.0, tau0=2.0) == 6.0  # 3 >= 2: b's
+    assert b.parameters is b.parameters  # kept, not recomputed

@@ -147,17 +147,26 @@ class Bound(EvaluationMixin, OptimizationMixin, ScalingMixin, RenderingMixin):
     @property
     def parameters(self) -> tuple[str, ...]:
         """Names of the free symbols of the bound (the ``evaluate`` keywords), sorted."""
-        return _names(self.expr.free_symbols)
+        # kept with the compiled functions (sympy walks the tree on every call; evaluate asks
+        # for these each time), with the expression itself: an id may be reused
+        hit = self._cache.get("parameters")
+        if hit is None or hit[0] is not self.expr:
+            hit = self._cache["parameters"] = (self.expr, _names(self.expr.free_symbols))
+        return hit[1]
 
     @property
     def assumption_parameters(self) -> tuple[str, ...]:
         """Symbols that appear only in the assumptions' relations (accepted by ``evaluate`` and
         checked against the relations, e.g. ``tau0`` in ``C >= 3 tau0``)."""
-        syms = set()
-        for a in self.assumptions:
-            if a.relation is not None:
-                syms |= a.relation.free_symbols
-        return _names(syms - self.expr.free_symbols)
+        hit = self._cache.get("assumption_parameters")
+        if hit is None or hit[0] is not self.expr or hit[1] is not self.assumptions:
+            syms = set()
+            for a in self.assumptions:
+                if a.relation is not None:
+                    syms |= a.relation.free_symbols
+            hit = self._cache["assumption_parameters"] = (
+                self.expr, self.assumptions, _names(syms - self.expr.free_symbols))
+        return hit[2]
 
     @property
     def provenance(self) -> Provenance:
@@ -352,6 +361,7 @@ class _BoundLike(Protocol):
     def latex(self) -> str: ...
     def _function(self, expr_key: str, expr: sp.Expr,
                   names: tuple[str, ...], *, cse: bool = True) -> Callable[..., Any]: ...
+    def _needed(self, index: int, rel: Any) -> tuple[str, ...]: ...
     def _check_params(self, names: Sequence[str], params: Mapping[str, Any],
                       ignore_extra: bool) -> dict[str, np.ndarray]: ...
     def _check_assumptions(self, values: Mapping[str, np.ndarray],
