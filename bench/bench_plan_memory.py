@@ -26,6 +26,10 @@ import tempfile
 import time
 from collections.abc import Sequence
 
+# the `dpbounds verify` children plan as on a fresh host (no cost cache: the probes run);
+# DPBOUNDS_COST_CACHE=FILE measures them with one
+os.environ.setdefault("DPBOUNDS_COST_CACHE", "off")
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from verify_inconclusive import sweep_main  # noqa: E402  (the same study sweep)
 

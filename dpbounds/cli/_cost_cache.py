@@ -1,24 +1,38 @@
 """The file ``dpbounds verify`` keeps its planner's cost-model fits in (``--cost-cache``).
 
 The memo itself (what is kept, under which key) is :mod:`dpbounds.verify.costs`; this module
-is its I/O, at the edge: where the file is, reading it (a damaged file is set aside with a
-note, never an error: it is a cache) and writing it atomically, merged with what another
-process wrote meanwhile.
+is its I/O, at the edge: where the file is, reading it and writing it. It is a cache, so
+nothing here is an error: a file that cannot be read or written is a note, and the cost
+model is probed as without a cache. What is not a cost cache is never overwritten: a file of
+other content or of another layout is left as it is (the note says so), and a path that is
+not a regular file (a folder, a device such as ``/dev/null``, a FIFO) is not opened. A
+symbolic link is followed (its target is rewritten, the link stays). A file that starts as a
+cost cache but does not parse (a truncated write, a disk error) is rewritten whole.
+
+Writes are atomic (a temporary file in the same folder, renamed over the old one, with the
+old file's permissions) and, where the platform has ``fcntl``, serialised by an advisory
+lock on ``FILE.lock``, inside which the file on disk is read again and merged: two processes
+that plan at once each keep the other's fits.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
-from dpbounds.verify.costs import CostMemo
+from dpbounds.verify.costs import MEMO_FORMAT, CostMemo
 
 __all__ = ["ENV", "default_path", "load", "resolve", "save"]
 
 #: environment variable naming the file (or ``off``) when ``--cost-cache`` is not given
 ENV = "DPBOUNDS_COST_CACHE"
+#: values of ``--cost-cache`` / ``$DPBOUNDS_COST_CACHE`` that keep no cache
+OFF = ("", "off", "0", "false", "no", "none")
 
 
 def default_path() -> Path:
@@ -29,46 +43,107 @@ def default_path() -> Path:
 
 def resolve(flag: str | None) -> Path | None:
     """The file of ``--cost-cache flag`` (else ``$DPBOUNDS_COST_CACHE``, else
-    :func:`default_path`); ``None`` for ``off`` (or an empty value)."""
+    :func:`default_path`); ``None`` for ``off`` (also ``0``, ``false``, ``no``, ``none`` or an
+    empty value)."""
     value = flag if flag is not None else os.environ.get(ENV)
     if value is None:
         return default_path()
-    if value.strip().lower() in ("", "off"):
+    if value.strip().lower() in OFF:
         return None
     return Path(value).expanduser()
 
 
-def load(path: Path) -> tuple[CostMemo, str | None]:
-    """The memo kept in ``path`` (empty if there is none) and a note when the file could not
-    be read (then an empty memo; the file is rewritten on the next save)."""
+def _strict_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number a cost cache holds")
+
+
+def _read(path: Path) -> tuple[CostMemo | None, str | None, bool]:
+    """``(memo, note, writable)`` of the file at ``path`` (see :func:`load`)."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            return CostMemo.from_json(json.load(fh)), None
+        info = os.stat(path)  # follows a symbolic link
     except FileNotFoundError:
-        return CostMemo(), None
-    except (OSError, ValueError) as exc:  # JSONDecodeError is a ValueError
-        text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return CostMemo(), (f"the cost cache {str(path)!r} could not be read ({text}); "
-                            "the cost model is probed again")
+        return CostMemo(), None, True
+    except OSError as exc:
+        return None, f"the cost cache {str(path)!r} cannot be used ({exc.strerror or exc})", False
+    if not stat.S_ISREG(info.st_mode):
+        return None, (f"the cost cache {str(path)!r} is not a regular file; it is not used "
+                      "(the cost model is probed)"), False
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError as exc:
+        return None, (f"the cost cache {str(path)!r} could not be read "
+                      f"({exc.strerror or exc}); the cost model is probed"), False
+    ours = MEMO_FORMAT in text[:4096]
+    try:
+        return CostMemo.from_json(json.loads(text, parse_constant=_strict_constant)), None, True
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
+        reason = "too deeply nested" if isinstance(exc, RecursionError) else str(exc)
+        if ours and "layout" not in reason:  # damaged: rewritten on the next save
+            return CostMemo(), (f"the cost cache {str(path)!r} could not be read ({reason}); "
+                                "the cost model is probed again and the file rewritten"), True
+        return None, (f"{str(path)!r} is not a cost cache of this dpbounds ({reason}); it is "
+                      "left as it is and the cost model is probed (give another "
+                      "--cost-cache FILE)"), False
+
+
+def load(path: Path) -> tuple[CostMemo | None, str | None]:
+    """The memo kept in ``path`` (empty if there is none) and a note when the file could not
+    be read. ``None`` (no cache for this run) where the path is not a regular file, or holds
+    something other than this package's cost cache: it is never written."""
+    memo, note, writable = _read(path)
+    return (memo if writable else None), note
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An advisory lock on ``path`` + ``.lock`` (nothing where ``fcntl`` is missing)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    fd = os.open(str(path) + ".lock", os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def save(memo: CostMemo, path: Path) -> str | None:
-    """Write ``memo`` to ``path`` (merged with the entries the file holds now, written to a
-    temporary file and renamed: a reader never sees half a file); a note if that failed."""
-    on_disk, _ = load(path)
-    memo.merge(on_disk)
+    """Write ``memo`` to ``path`` (merged with the entries the file holds now, under the
+    lock; written to a temporary file and renamed: a reader never sees half a file); a note
+    if that failed, or if the file turned into something that is not a cost cache."""
+    target = Path(os.path.realpath(path))  # a link's target: the link stays
+    tmp: str | None = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".verify-costs-", suffix=".json", dir=path.parent)
-        try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with _locked(target):
+            on_disk, note, writable = _read(target)
+            if not writable:
+                return note
+            if on_disk is not None:
+                memo.merge(on_disk)
+            try:
+                mode = stat.S_IMODE(os.stat(target).st_mode)
+            except FileNotFoundError:
+                umask = os.umask(0)
+                os.umask(umask)
+                mode = 0o666 & ~umask
+            fd, tmp = tempfile.mkstemp(prefix=".verify-costs-", suffix=".json",
+                                       dir=target.parent)
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump(memo.to_json(), fh, allow_nan=False)
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
-    except (OSError, ValueError) as exc:
+            os.chmod(tmp, mode)
+            os.replace(tmp, target)
+            tmp = None
+    except (OSError, ValueError, TypeError) as exc:
         text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         return f"the cost cache could not be written to {str(path)!r} ({text})"
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
     memo.changed = False
     return None

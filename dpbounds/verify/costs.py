@@ -16,11 +16,18 @@ The key (a SHA-256 of a canonical JSON text) holds:
   study, the problem, the probed point, the trials, the largest point priced);
 * :data:`COST_MODEL_VERSION` (raised whenever the probes or the model change) and the
   package's version;
-* :func:`code_stamp`: the newest modification time of the package's ``.py`` files and of the
-  study's own source file (a plug-in's), so an edited algorithm is probed again;
-* :func:`host_signature`: the CPU (model name, family, model, SIMD level, CPU count), the
-  Python, NumPy and numba versions and the environment variables that change the compiled
-  or BLAS paths (``NPY_DISABLE_CPU_FEATURES``, ``NUMBA_CPU_FEATURES``, thread counts).
+* :func:`code_stamp`: the newest modification time of the package's ``.py`` files when it
+  was imported (so an edited algorithm is probed again), and for a plug-in's study or problem
+  the digests of the loaded plug-ins (:func:`dpbounds.extend.plugin_digests`, taken when each
+  was loaded). A study or problem whose code is neither the package's nor a loaded plug-in's
+  (defined in a notebook, say) has no key: it is probed every time
+  (:func:`dpbounds.verify.regimes.memo_parts`);
+* :func:`host_signature`: the CPU (model name, family, model, SIMD level, CPU count and the
+  CPUs this process may use), the Python, NumPy, SciPy, numba, mpmath and dp-accounting
+  versions and the environment variables that change the code paths (NumPy's and numba's
+  CPU features, BLAS thread counts, the package's own ``DPBOUNDS_*`` switches). Not in it:
+  a cgroup's CPU quota and the host's load (a fit timed on a loaded host stays until the code
+  changes: delete the file, or ``--cost-cache off``).
 
 A memo changes which probe runs happen, never what a point runs: a plan read from the memo
 is the plan that the remembered fit gives (``tests/verify/test_cost_memo.py`` compares a
@@ -28,9 +35,10 @@ plan made with probes and one made from their memo, exactly). A remembered fit w
 an earlier occasion: it is a measurement of the same code on the same host, as reproducible
 as a new one (the probes' own timing noise moves a new fit by more than that).
 
-No I/O here (the package has no side effects): :meth:`CostMemo.to_json` and
-:meth:`CostMemo.from_json` convert, and ``dpbounds verify --cost-cache FILE`` keeps the memo
-in a file (default ``$XDG_CACHE_HOME/dpbounds/verify-costs.json``; ``off`` keeps none).
+Nothing is written here (the package has no side effects; it reads ``/proc/cpuinfo`` and
+the times of its own files): :meth:`CostMemo.to_json` and :meth:`CostMemo.from_json`
+convert, and ``dpbounds verify --cost-cache FILE`` keeps the memo in a file (default
+``$XDG_CACHE_HOME/dpbounds/verify-costs.json``; ``off`` keeps none).
 
 Example
 -------
@@ -41,7 +49,7 @@ Example
 True
 >>> memo.put(key, {"fit": [1e-6, 1e-9, 0.2]}, what={"theorem": "yang.sgd"})
 >>> memo.get(key)["fit"], memo.hits, memo.misses
-([1e-06, 1e-09, 0.2], 1, 1)
+([1e-06, 1e-09, 0.2], 0, 1)
 >>> CostMemo.from_json(memo.to_json()).get(key)["fit"]
 [1e-06, 1e-09, 0.2]
 """
@@ -56,20 +64,24 @@ import os
 import platform
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["COST_MODEL_VERSION", "MEMO_FORMAT", "CostMemo", "code_stamp", "host_signature"]
+__all__ = ["COST_MODEL_VERSION", "FILE_VERSION", "MEMO_FORMAT", "CostMemo", "code_stamp",
+           "host_signature"]
 
-#: raised whenever the probe runs or the cost model change (an entry of another version is
-#: never read)
+#: raised whenever the probe runs or the cost model change: part of every key, so an entry
+#: of another model is never read (it stays in the file for the package that wrote it)
 COST_MODEL_VERSION = 1
 #: the ``format`` field of :meth:`CostMemo.to_json`
 MEMO_FORMAT = "dpbounds-verify-costs"
+#: the layout of :meth:`CostMemo.to_json` (a file of another layout is not read or written)
+FILE_VERSION = 1
 #: entries a memo keeps (the newest; a host keeps ~10 per study and variable)
 MAX_ENTRIES = 2000
-#: environment variables that change the compiled or BLAS code paths, hence the costs
+#: environment variables that change the compiled or BLAS code paths, hence the costs (with
+#: every ``DPBOUNDS_*`` switch but the cache's own file)
 _ENV_KEYS = ("NPY_DISABLE_CPU_FEATURES", "NPY_ENABLE_CPU_FEATURES", "NUMBA_CPU_NAME",
              "NUMBA_CPU_FEATURES", "NUMBA_DISABLE_JIT", "OPENBLAS_NUM_THREADS",
              "OMP_NUM_THREADS", "MKL_NUM_THREADS")
@@ -109,28 +121,28 @@ def host_signature() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             return ""
 
+    try:
+        usable = str(len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not on Linux
+        usable = ""
     sig = dict(_cpuinfo(), machine=platform.machine(), processor=platform.processor(),
-               cpus=str(os.cpu_count()), python=".".join(map(str, sys.version_info[:3])),
-               numpy=np.__version__, numba=version("numba"), scipy=version("scipy"))
+               cpus=str(os.cpu_count()), usable_cpus=usable,
+               python=".".join(map(str, sys.version_info[:3])), numpy=np.__version__,
+               numba=version("numba"), scipy=version("scipy"), mpmath=version("mpmath"),
+               dp_accounting=version("dp-accounting"))
     sig.update({k: os.environ[k] for k in _ENV_KEYS if k in os.environ})
+    sig.update({k: v for k, v in os.environ.items()
+                if k.startswith("DPBOUNDS_") and k != "DPBOUNDS_COST_CACHE"})
     return sig
 
 
-def code_stamp(*extra: str | None) -> int:
-    """The newest modification time (ns) of the package's ``.py`` files and of ``extra``
-    files (a plug-in study's source): an edit makes every remembered fit stale. About 1 ms
-    (~250 ``stat`` calls); cached per process for the package."""
-    stamps = [_package_stamp()]
-    for path in extra:
-        if path:
-            try:
-                stamps.append(os.stat(path).st_mtime_ns)
-            except OSError:
-                stamps.append(-1)
-    return max(stamps)
+def code_stamp() -> int:
+    """The newest modification time (ns) of the package's ``.py`` files when this module was
+    imported (with the studies: a file edited after that does not describe the code that
+    runs); an edit makes every remembered fit stale."""
+    return _PACKAGE_STAMP
 
 
-@functools.lru_cache(maxsize=1)
 def _package_stamp() -> int:
     root = Path(__file__).resolve().parent.parent
     newest = 0
@@ -144,6 +156,10 @@ def _package_stamp() -> int:
     return newest
 
 
+#: ~1 ms (~250 ``stat`` calls), once per process
+_PACKAGE_STAMP = _package_stamp()
+
+
 def _canonical(obj: Any) -> Any:
     """``obj`` with mappings sorted and numbers as floats (``32`` and ``32.0`` one key)."""
     if isinstance(obj, Mapping):
@@ -153,9 +169,10 @@ def _canonical(obj: Any) -> Any:
     if isinstance(obj, bool) or obj is None or isinstance(obj, str):
         return obj
     try:
-        return float(obj)
+        x = float(obj)
     except (TypeError, ValueError):
         return repr(obj)
+    return x if math.isfinite(x) else repr(x)  # the file is strict JSON
 
 
 class CostMemo:
@@ -166,8 +183,9 @@ class CostMemo:
     entries:
         ``key -> {"value": ..., "what": ..., "saved": unix time}``.
     hits, misses:
-        Keys found in the memo, and not, since it was made (each key counted once: a plan
-        asks for the same fit at every point it prices).
+        Keys whose remembered value was used, and keys probed (none remembered, or one that
+        failed its check), since the memo was made or :meth:`reset_counts` (each key counted
+        once: a plan asks for the same fit at every point it prices).
     changed:
         Whether :meth:`put` added an entry since it was made or loaded.
     """
@@ -179,55 +197,67 @@ class CostMemo:
         self.changed = False
         self._asked: set[str] = set()
 
+    def reset_counts(self) -> None:
+        """Start counting :attr:`hits` and :attr:`misses` anew (a new plan)."""
+        self.hits = self.misses = 0
+        self._asked.clear()
+
     def key(self, kind: str, **parts: Any) -> str:
         """The key of a fit of ``kind`` with arguments ``parts`` (module docstring: the
-        model's and package's versions, :func:`code_stamp` of ``parts["source"]`` where given
-        and :func:`host_signature` are added here)."""
+        model's and package's versions, :func:`code_stamp` and :func:`host_signature` are
+        added here)."""
         from dpbounds import __version__
 
         text = json.dumps(_canonical(dict(
-            kind=kind, model=COST_MODEL_VERSION, package=__version__,
-            code=code_stamp(parts.pop("source", None)), host=host_signature(), **parts)),
-            sort_keys=True, allow_nan=True)
+            kind=kind, model=COST_MODEL_VERSION, package=__version__, code=code_stamp(),
+            host=host_signature(), **parts)), sort_keys=True, allow_nan=True)
         return hashlib.sha256(text.encode()).hexdigest()
 
-    def get(self, key: str) -> Any:
-        """The value remembered under ``key`` (counted in :attr:`hits`), else ``None``."""
+    def get(self, key: str, check: Callable[[Any], Any] | None = None) -> Any:
+        """The value remembered under ``key``, passed through ``check`` (which returns it,
+        parsed, or ``None`` for a value it refuses), else ``None``; counted in :attr:`hits`
+        or, when ``None``, in :attr:`misses` (the caller then probes)."""
         entry = self.entries.get(key)
+        value = None if entry is None else entry["value"]
+        if value is not None and check is not None:
+            value = check(value)
         if key not in self._asked:
             self._asked.add(key)
-            if entry is None:
+            if value is None:
                 self.misses += 1
             else:
                 self.hits += 1
-        return None if entry is None else entry["value"]
+        return value
 
     def put(self, key: str, value: Any, what: Mapping[str, Any] | None = None) -> None:
         """Remember ``value`` (JSON-able) under ``key``; ``what`` says what it is (kept for a
-        reader of the file, never read back)."""
-        self.entries[key] = dict(value=value, what=dict(what or {}), saved=time.time())
+        reader of the file, never read back; NumPy numbers become floats)."""
+        self.entries[key] = dict(value=value, what=_canonical(dict(what or {})),
+                                 saved=time.time())
         self.changed = True
 
     def merge(self, other: CostMemo) -> None:
         """Add ``other``'s entries that this memo lacks (two processes that planned at once
-        each keep the other's fits)."""
+        each keep the other's fits); where both hold a key, this memo's entry stays."""
         for k, v in other.entries.items():
             self.entries.setdefault(k, v)
 
     def to_json(self) -> dict[str, Any]:
         """``{"format", "version", "entries"}``, the newest :data:`MAX_ENTRIES` entries."""
         newest = sorted(self.entries.items(), key=lambda kv: -float(kv[1].get("saved", 0.0)))
-        return dict(format=MEMO_FORMAT, version=COST_MODEL_VERSION,
+        return dict(format=MEMO_FORMAT, version=FILE_VERSION,
                     entries=dict(newest[:MAX_ENTRIES]))
 
     @classmethod
     def from_json(cls, obj: Any) -> CostMemo:
         """The memo of :meth:`to_json`'s output; ``ValueError`` naming what is wrong with a
-        text that is not one (entries of another model version are dropped)."""
+        text that is not one, or one of another layout (:data:`FILE_VERSION`). Entries of
+        another cost model are kept (their keys differ from this model's)."""
         if not isinstance(obj, Mapping) or obj.get("format") != MEMO_FORMAT:
             raise ValueError(f"a cost memo is a JSON object with format {MEMO_FORMAT!r}")
-        if obj.get("version") != COST_MODEL_VERSION:
-            return cls()  # another model's fits: none is read
+        if obj.get("version") != FILE_VERSION:
+            raise ValueError(f"a cost memo of layout {obj.get('version')!r}, not "
+                             f"{FILE_VERSION} (written by another version of dpbounds)")
         entries = obj.get("entries")
         if not isinstance(entries, Mapping):
             raise ValueError("a cost memo's 'entries' must be an object")

@@ -203,13 +203,13 @@ def trace_seconds(spec: VerifyProblem, d: int, trials: int) -> float:
     from a memo prices its points as the plan that made it did)."""
     d, trials = int(d), int(min(trials, 16))
     memo = _MEMO.get()
-    if memo is None:
+    parts = None if memo is None else memo_parts(None, spec, d=d, trials=trials)
+    if parts is None:
         return _trace_seconds(spec, d, trials)
-    key = memo.key("trace_seconds", problem=spec.as_dict(), d=d, trials=trials)
-    hit = memo.get(key)
-    if (isinstance(hit, (int, float)) and not isinstance(hit, bool) and math.isfinite(hit)
-            and hit > 0):
-        return float(hit)
+    key = memo.key("trace_seconds", **parts)
+    hit = memo.get(key, lambda v: float(v) if _number(v) and v > 0 else None)
+    if hit is not None:
+        return hit
     secs = _trace_seconds(spec, d, trials)
     memo.put(key, secs, what=dict(kind="trace_seconds", problem=spec.kind, d=d, trials=trials))
     return secs
@@ -377,33 +377,80 @@ def _largest(points: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     return out
 
 
-def _source_file(fn: Any) -> str | None:
-    """The file defining ``fn`` (through ``functools.partial``), or ``None``."""
-    while isinstance(fn, functools.partial):
-        fn = fn.func
-    code = getattr(fn, "__code__", None)
-    return getattr(code, "co_filename", None)
+def _code_modules(study: TheoremStudy | None, spec: VerifyProblem) -> list[str | None]:
+    """The modules whose code a probe of ``study`` on ``spec`` runs beyond the package's own:
+    the study's run function (through ``functools.partial``; for a plug-in's study, built by
+    :func:`dpbounds.extend.study`, its method's step and sensitivity), and a declared problem
+    kind's ``build``."""
+    from dpbounds.verify.problems import KIND_REGISTRY
+
+    mods: list[str | None] = []
+    if study is not None:
+        run: Any = study.run
+        while isinstance(run, functools.partial):
+            run = run.func
+        method = getattr(run, "method", None)  # dpbounds.extend's runner of a plug-in
+        if method is not None:
+            mods += [getattr(getattr(method, name, None), "__module__", None)
+                     for name in ("step", "sensitivity") if getattr(method, name, None)]
+        else:
+            mods.append(getattr(run, "__module__", None) or type(run).__module__)
+    kind = KIND_REGISTRY.entries.get(spec.kind)
+    if kind is not None:
+        mods.append(getattr(kind.build, "__module__", None))
+    return mods
+
+
+def memo_parts(study: TheoremStudy | None, spec: VerifyProblem, **parts: Any
+               ) -> dict[str, Any] | None:
+    """``parts`` with what names the code a probe runs, for a
+    :class:`~dpbounds.verify.costs.CostMemo` key (which adds the host, the package's code
+    stamp and the versions): the study and the problem, and where either is a plug-in's
+    the loaded plug-ins' digests (:func:`dpbounds.extend.plugin_digests`, taken as each was
+    loaded). ``None`` where some of that code is neither the package's nor a loaded
+    plug-in's (a study defined in a notebook): nothing names it, so it is probed every
+    time."""
+    from dpbounds import extend
+
+    entry_points = {m.split(".")[0] for m in extend._LOADED.values()
+                    if not m.startswith(extend.PLUGIN_MODULE_PREFIX)}
+    plugin = False
+    for mod in _code_modules(study, spec):
+        if not isinstance(mod, str):
+            return None
+        if mod == "dpbounds" or (mod.startswith("dpbounds.") and mod != "dpbounds.extend"):
+            continue
+        if not (mod.startswith(extend.PLUGIN_MODULE_PREFIX)
+                or mod.split(".")[0] in entry_points):
+            return None
+        plugin = True
+    return dict(parts, theorem=None if study is None else study.theorem,
+                problem=spec.as_dict(),
+                plugins=extend.plugin_digests() if plugin else None)
 
 
 def _memo_parts(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, Any],
-                trials: int, largest: Mapping[str, float] | None) -> dict[str, Any]:
-    """What a probe's answer depends on (with the host and the code, which
-    :meth:`~dpbounds.verify.costs.CostMemo.key` adds)."""
-    return dict(theorem=study.theorem, source=_source_file(study.run), problem=spec.as_dict(),
-                point=dict(point), trials=int(trials),
-                largest=None if largest is None else dict(largest))
+                trials: int, largest: Mapping[str, float] | None) -> dict[str, Any] | None:
+    """What a probe's answer depends on (:func:`memo_parts`)."""
+    return memo_parts(study, spec, point=dict(point), trials=int(trials),
+                      largest=None if largest is None else dict(largest))
 
 
-def _remembered_fit(value: Any) -> tuple[float, float, float] | None:
-    """A memo's ``(a, b, c)``: three finite numbers, ``a, b > 0`` and ``c >= 0`` (what
-    :func:`_probe_fit` returns); ``None`` for anything else (then probed again)."""
+def _number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _remembered_fit(value: Any) -> tuple[tuple[float, float, float], str | None] | None:
+    """A memo's ``(a, b, c)`` (three finite numbers, ``a, b > 0`` and ``c >= 0``: what
+    :func:`_probe_fit` returns) and why its probes stopped (``None``, ``"time"``,
+    ``"memory"`` or ``"largest"``); ``None`` for anything else (then probed again)."""
     fit = value.get("fit") if isinstance(value, Mapping) else None
-    if not (isinstance(fit, list) and len(fit) == 3
-            and all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                    and math.isfinite(x) for x in fit)):
+    why = value.get("stopped") if isinstance(value, Mapping) else None
+    if not (isinstance(fit, list) and len(fit) == 3 and all(_number(x) for x in fit)
+            and why in (None, "time", "memory", "largest")):
         return None
     a, b, c = (float(x) for x in fit)
-    return (a, b, c) if a > 0 and b > 0 and c >= 0 else None
+    return ((a, b, c), why) if a > 0 and b > 0 and c >= 0 else None
 
 
 def measured_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, float],
@@ -413,13 +460,13 @@ def measured_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, f
     :class:`~dpbounds.verify.costs.CostMemo`) where it holds the fit of the same arguments on
     this host and code, else probed and remembered there. ``memo=None``: probed."""
     key = None
-    if memo is not None:
-        key = memo.key("probe_fit", **_memo_parts(study, spec, point, trials, largest))
-        hit = memo.get(key)
-        fit = _remembered_fit(hit)
-        if fit is not None:
-            why = hit.get("stopped")
-            if stopped is not None and why in ("time", "memory", "largest"):
+    parts = None if memo is None else _memo_parts(study, spec, point, trials, largest)
+    if parts is not None:
+        key = memo.key("probe_fit", **parts)
+        hit = memo.get(key, _remembered_fit)
+        if hit is not None:
+            fit, why = hit
+            if stopped is not None and why is not None:
                 stopped.append(why)
             return fit
     why_now: list[str] = []
@@ -556,6 +603,19 @@ def _power_factor(d0: int, power: float, capped: float | None
     return factor
 
 
+def _remembered_power(value: Any) -> tuple[float, float | None] | None:
+    """A memo's power of ``d`` (in :data:`_D_POWER`) and its ``capped_at`` (``None`` or a
+    positive size); ``None`` for anything else (then probed again)."""
+    if not isinstance(value, Mapping):
+        return None
+    power: Any = value.get("power")
+    capped: Any = value.get("capped")
+    if not (_number(power) and _D_POWER[0] <= power <= _D_POWER[1]
+            and (capped is None or (_number(capped) and capped > 0))):
+        return None
+    return float(power), None if capped is None else float(capped)
+
+
 def remembered_cost_over_d(memo: Any, study: TheoremStudy, spec: VerifyProblem,
                            fixed: Mapping[str, float], values: Sequence[float],
                            trials: int = 4, largest: Mapping[str, float] | None = None
@@ -564,20 +624,13 @@ def remembered_cost_over_d(memo: Any, study: TheoremStudy, spec: VerifyProblem,
     :class:`~dpbounds.verify.costs.CostMemo`) where it holds the probe of the same arguments
     (the grid's two ends) on this host and code, else probed and remembered there."""
     ds = sorted({int(v) for v in values})
-    if memo is None or len(ds) < 2:
+    parts = None if memo is None else _memo_parts(study, spec, fixed, trials, largest)
+    if parts is None or len(ds) < 2:
         return cost_over_d(study, spec, fixed, values, trials, largest=largest)
-    parts = _memo_parts(study, spec, fixed, trials, largest)
     key = memo.key("power_of_d", ends=[ds[0], ds[-1]], **parts)
-    hit = memo.get(key)
-    power = hit.get("power") if isinstance(hit, Mapping) else None
-    capped = hit.get("capped") if isinstance(hit, Mapping) else None
-    if (isinstance(power, (int, float)) and not isinstance(power, bool)
-            and _D_POWER[0] <= power <= _D_POWER[1]
-            and (capped is None or (isinstance(capped, (int, float))
-                                    and not isinstance(capped, bool)
-                                    and math.isfinite(capped) and capped > 0))):
-        return _power_factor(int(fixed["d"]), float(power),
-                             None if capped is None else float(capped))
+    hit = memo.get(key, _remembered_power)
+    if hit is not None:
+        return _power_factor(int(fixed["d"]), *hit)
     factor = cost_over_d(study, spec, fixed, values, trials, largest=largest)
     powers = getattr(factor, "powers", None)
     if powers:

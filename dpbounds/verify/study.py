@@ -364,9 +364,10 @@ def scaling_study(
     costs:
         A :class:`~dpbounds.verify.costs.CostMemo`: the planner's cost-model fits are read
         from it where it holds them (this host, this code) and the new ones kept in it, so
-        a later plan skips their probe runs (``regime["cost_fits"]`` counts both). ``None``
-        (default): every fit is probed. ``dpbounds verify`` keeps one in a file
-        (``--cost-cache``).
+        a later plan skips their probe runs (``regime["cost_fits"]`` counts both for this
+        plan; a study or problem defined outside the package and its loaded plug-ins is
+        probed every time). ``None`` (default): every fit is probed. ``dpbounds verify``
+        keeps one in a file (``--cost-cache``).
     """
     from dpbounds.sweep import Cell, SweepError, run_sweep
 
@@ -407,7 +408,8 @@ def scaling_study(
     for key, v in fixed.items():
         _check_value(key, float(v))
     pts_fixed.update(fixed)
-    seen = (costs.hits, costs.misses) if costs is not None else (0, 0)
+    if costs is not None:
+        costs.reset_counts()  # cost_fits counts this plan's
     from dpbounds.verify.regimes import remembering
 
     with remembering(costs):
@@ -422,7 +424,7 @@ def scaling_study(
         if (estimate or regime.get("fallback")) and "estimated_total_seconds" not in regime:
             _estimate(study, spec, points, trials, regime, costs)
     if costs is not None:
-        regime["cost_fits"] = dict(remembered=costs.hits - seen[0], probed=costs.misses - seen[1])
+        regime["cost_fits"] = dict(remembered=costs.hits, probed=costs.misses)
     if on_plan is not None:
         on_plan(regime)
     cells = [Cell(_cell, dict(theorem=study.theorem, problem=spec.as_dict(), point=p,

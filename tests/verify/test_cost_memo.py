@@ -1,15 +1,27 @@
 """The planner's cost memo (``dpbounds.verify.costs``, ``dpbounds verify --cost-cache``).
 
-The oracle of a plan made from the memo is the plan made with probe runs: the same values,
-reasons and estimated seconds, exactly, with no probe run. Negative controls: a memo whose
-fit is altered changes the estimate (the plan reads it), and a memo of another host, another
-code or other arguments is not read (the probes run again).
+Oracles. A plan made with a memo is compared with the plan made without one
+(``costs=None``), exactly, with the timing functions replaced by deterministic stand-ins that
+depend on every argument (so a key that misses an argument reads another call's answer and
+the plans differ); and a plan made from a filled memo runs no probe, no trace timing and no
+cost-over-d probe. Negative controls: a memo whose fit is altered moves the estimate (the plan
+reads it); a memo of another host or other code, or of a study whose code nothing names, is
+not read. The file's edge: what is not a cost cache is never overwritten, paths that are not
+regular files are not opened, concurrent saves keep both processes' entries.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
+import math
 import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -18,108 +30,258 @@ from dpbounds.cli import main as cli_main
 from dpbounds.verify import costs as costs_mod
 from dpbounds.verify import regimes
 from dpbounds.verify import study as study_mod
-from dpbounds.verify.costs import MEMO_FORMAT, CostMemo
+from dpbounds.verify.costs import FILE_VERSION, MEMO_FORMAT, CostMemo
 
+ROOT = Path(__file__).resolve().parents[2]
 _STUDY = "strongly_convex.heavy_ball"
 
 
-def _plan(memo: CostMemo | None, var: str = "d") -> dict:
-    s = study_mod.get_study(_STUDY)
-    spec = study_mod.problem(s.problems[0])
-    var_, values, given = study_mod._grid(s, {var: None}, False)
-    with regimes.remembering(memo):
-        reg, vals, fixed = study_mod._choose_grid(s, spec, var_, values, given, dict(s.fixed),
-                                                  s.trials[0], False, "auto", 900.0, False, [],
-                                                  reduce_trials=True, costs=memo)
-    return dict(reg, values=list(vals))
+class _Planned(Exception):
+    """Raised by ``on_plan``: the plan is made, the runs are not wanted."""
+
+
+def _plan(theorem: str, var: str, memo: CostMemo | None, quick: bool = False) -> dict:
+    def stop(reg: dict) -> None:
+        raise _Planned(reg)
+    with pytest.raises(_Planned) as info:
+        study_mod.scaling_study(theorem, vary={var: None}, quick=quick, estimate=True,
+                                on_plan=stop, costs=memo)
+    return info.value.args[0]
 
 
 @pytest.fixture
-def runs(monkeypatch) -> list[dict]:
-    """Every run of the study (probe or point) while the fixture is active."""
-    seen: list[dict] = []
+def timing(monkeypatch) -> list[str]:
+    """The planner's timing functions replaced by deterministic functions of all their
+    arguments; the list records each call."""
+    calls: list[str] = []
+
+    def probe_fit(study, spec, point, trials, largest=None, stopped=None):
+        calls.append("fit")
+        big = dict(largest or {})
+        if stopped is not None:
+            stopped.append("largest" if largest else "time")
+        a = 1e-6 * (1 + trials / 7 + float(point["d"]) / 13 + float(point["N"]) / 1e4
+                    + big.get("N", 0.0) / 1e5 + big.get("T", 0.0) / 1e7 + len(spec.kind))
+        return a, 1e-9 * (1 + trials), 0.01 * (1 + float(point["d"]) / 10)
+
+    def over_d(study, spec, fixed, values, trials, largest=None):
+        calls.append("d")
+        ds = sorted(float(v) for v in values)
+        power = min(1.0, 0.2 + 0.05 * math.log2(ds[-1] / ds[0]) + trials / 100)
+        cap = None if largest is None else float(largest.get("T", largest["N"]))
+        return regimes._power_factor(int(fixed["d"]), power, cap)
+
+    def trace(spec, d, trials):
+        calls.append("trace")
+        return 1e-8 * (1 + d / 10 + trials / 100)
+
+    monkeypatch.setattr(regimes, "_probe_fit", probe_fit)
+    monkeypatch.setattr(regimes, "cost_over_d", over_d)
+    monkeypatch.setattr(regimes, "_trace_seconds", trace)
+    return calls
+
+
+_KEYS = ("name", "why", "values", "estimated_seconds", "estimated_total_seconds",
+         "seconds_per_step", "seconds_per_evaluation", "fixed_seconds_per_point",
+         "cost_power_of_d", "trace_seconds_per_sample", "trials", "estimated_memory_bytes")
+
+
+def _same(a: dict, b: dict) -> None:
+    for key in _KEYS:
+        assert a.get(key) == b.get(key), (key, a.get(key), b.get(key))
+
+
+@pytest.mark.parametrize("theorem,var,quick", [
+    (_STUDY, "d", False), (_STUDY, "N", False), ("strongly_convex.nag", "eps", False),
+    ("nonconvex.normalized_sgd", "d", False),  # the memory fallback: the estimate's probe
+    ("nonconvex.clipped_sgd", "eps", False),  # settings of T, the trace
+    ("nonconvex.clipped_sgd", "N", True)])  # a quick study: the estimate only
+def test_a_plan_from_the_memo_is_the_plan_without_one(timing, theorem, var, quick) -> None:
+    alone = _plan(theorem, var, None, quick)
+    timing.clear()
+    memo = CostMemo()
+    first = _plan(theorem, var, memo, quick)
+    _same(alone, first)
+    assert timing and first["cost_fits"] == {"remembered": 0, "probed": len(memo.entries)}
+    again = CostMemo.from_json(json.loads(json.dumps(memo.to_json())))  # as a file holds it
+    timing.clear()
+    second = _plan(theorem, var, again, quick)
+    assert timing == []  # no probe, no trace timing, no probe over d
+    assert second["cost_fits"] == {"remembered": len(memo.entries), "probed": 0}
+    assert not again.changed
+    _same(alone, second)
+
+
+def test_the_real_probes_are_not_run_from_a_filled_memo(monkeypatch) -> None:
+    """Without stand-ins: every run of the study (a probe) counted."""
+    runs: list[dict] = []
     cls = type(study_mod.get_study(_STUDY))
     orig = cls.run_point
 
     def run_point(self, point, inst, trials, seed, mutation=None):
-        seen.append(dict(point))
+        runs.append(dict(point))
         return orig(self, point, inst, trials, seed, mutation)
     monkeypatch.setattr(cls, "run_point", run_point)
-    return seen
-
-
-def _same_plan(a: dict, b: dict) -> None:
-    for key in ("name", "why", "values", "estimated_seconds", "estimated_total_seconds",
-                "seconds_per_step", "seconds_per_evaluation", "fixed_seconds_per_point",
-                "cost_power_of_d", "trials"):
-        assert a.get(key) == b.get(key), key
-
-
-def test_a_plan_from_the_memo_is_the_probed_plan_without_a_probe_run(runs) -> None:
     memo = CostMemo()
-    first = _plan(memo)
-    probes = len(runs)
-    assert probes > 0 and memo.misses >= 2 and memo.hits == 0  # the fit and the power of d
-    assert first["name"] == "informative"
-    again = CostMemo.from_json(json.loads(json.dumps(memo.to_json())))  # as a file holds it
+    first = _plan(_STUDY, "d", memo)
+    assert runs
     runs.clear()
-    second = _plan(again)
-    assert runs == []  # no probe run
-    assert again.hits == memo.misses and again.misses == 0 and not again.changed
-    _same_plan(first, second)
+    second = _plan(_STUDY, "d", CostMemo.from_json(memo.to_json()))
+    assert runs == []
+    _same(first, second)
 
 
-def test_an_altered_memo_is_read_and_another_hosts_or_codes_is_not(runs, monkeypatch) -> None:
+def test_an_altered_memo_is_read_and_another_hosts_or_codes_is_not(timing,
+                                                                    monkeypatch) -> None:
     memo = CostMemo()
-    first = _plan(memo)
-    # negative control: the plan reads the memo (a 100x per-step cost is priced 100x higher)
+    first = _plan(_STUDY, "d", memo)
     altered = CostMemo.from_json(memo.to_json())
     for entry in altered.entries.values():
         if isinstance(entry["value"], dict) and "fit" in entry["value"]:
             a, b, c = entry["value"]["fit"]
             entry["value"]["fit"] = [100 * a, 100 * b, c]
-    runs.clear()
-    second = _plan(altered)
-    assert runs == []
+    timing.clear()
+    second = _plan(_STUDY, "d", altered)
+    assert timing == []
     assert second["seconds_per_step"] == pytest.approx(100 * first["seconds_per_step"])
-    # another host: nothing is read, the probes run again
+    # another host: nothing is read
     sig = dict(costs_mod.host_signature(), simd="another")
+    real = costs_mod.host_signature
     monkeypatch.setattr(costs_mod, "host_signature", lambda: sig)
     other = CostMemo.from_json(memo.to_json())
-    runs.clear()
-    _plan(other)
-    assert runs and other.hits == 0
-    # edited code: nothing is read
-    monkeypatch.undo()
-    monkeypatch.setattr(costs_mod, "_package_stamp", lambda: 1)
+    _plan(_STUDY, "d", other)
+    assert other.hits == 0 and other.misses > 0
+    monkeypatch.setattr(costs_mod, "host_signature", real)
+    # edited code (the package's stamp): nothing is read
+    monkeypatch.setattr(costs_mod, "code_stamp", lambda: -1)
     other = CostMemo.from_json(memo.to_json())
-    _plan(other)
+    _plan(_STUDY, "d", other)
     assert other.hits == 0
+    # a DPBOUNDS_* switch (the normal generator, say) is part of the host
+    monkeypatch.undo()
+    costs_mod.host_signature.cache_clear()
+    monkeypatch.setenv("DPBOUNDS_NORMALS", "numpy")
+    try:
+        other = CostMemo.from_json(memo.to_json())
+        regimes._trace_seconds.cache_clear()
+        _plan(_STUDY, "d", other)
+        assert other.hits == 0
+    finally:
+        costs_mod.host_signature.cache_clear()
 
 
-def test_keys_name_every_argument() -> None:
-    m = CostMemo()
-    base = dict(theorem="t", problem={"kind": "q"}, point={"N": 32, "d": 4}, trials=4,
-                largest=None)
-    k = m.key("probe_fit", **base)
-    assert k == m.key("probe_fit", **dict(base, point={"d": 4.0, "N": 32.0}))  # 32 is 32.0
-    for change in (dict(theorem="u"), dict(problem={"kind": "r"}), dict(point={"N": 33, "d": 4}),
-                   dict(trials=8), dict(largest={"N": 100})):
-        assert m.key("probe_fit", **dict(base, **change)) != k, change
-    assert m.key("power_of_d", **base) != k
+def test_a_malformed_entry_is_probed_again_and_counted_so(timing) -> None:
+    memo = CostMemo()
+    _plan(_STUDY, "d", memo)
+    n = len(memo.entries)
+    for entry in memo.entries.values():
+        if isinstance(entry["value"], dict) and "fit" in entry["value"]:
+            entry["value"]["fit"][0] = -1.0
+    timing.clear()
+    reg = _plan(_STUDY, "d", memo)
+    assert "fit" in timing
+    fits = sum(1 for e in memo.entries.values() if isinstance(e["value"], dict)
+               and "fit" in e["value"])
+    assert reg["cost_fits"] == {"remembered": n - fits, "probed": fits}
+    # the same memo for another plan: that plan's own counts
+    again = _plan(_STUDY, "d", memo)
+    assert again["cost_fits"] == {"remembered": n, "probed": 0}
+
+
+def test_a_study_whose_code_nothing_names_is_probed_every_time(timing) -> None:
+    s = study_mod.get_study(_STUDY)
+    spec = study_mod.problem(s.problems[0])
+    mine = dataclasses.replace(s, run=lambda *a, **k: s.run(*a, **k))  # a notebook's
+    assert regimes.memo_parts(mine, spec) is None
+    memo = CostMemo()
+    for _ in range(2):
+        regimes.measured_fit(mine, spec, dict(s.fixed), 4, memo=memo)
+    assert timing == ["fit", "fit"] and memo.entries == {}
+    # the package's (a partial of its function is the package's too)
+    parts = regimes.memo_parts(s, spec)
+    assert parts is not None and parts["plugins"] is None
+    wrapped = dataclasses.replace(s, run=functools.partial(s.run))
+    assert regimes.memo_parts(wrapped, spec) == parts
+
+
+def test_keys_name_every_argument(timing) -> None:
+    s = study_mod.get_study(_STUDY)
+    spec = study_mod.problem(s.problems[0])
+    memo = CostMemo()
+    base = dict(point=dict(s.fixed), trials=4, largest=None)
+    for change in ({}, dict(point=dict(s.fixed, N=float(s.fixed["N"]) + 1)), dict(trials=8),
+                   dict(largest={"N": 1e4})):
+        args = dict(base, **change)
+        regimes.measured_fit(s, spec, args["point"], args["trials"], args["largest"], memo)
+        regimes.measured_fit(s, spec, args["point"], args["trials"], args["largest"], memo)
+    assert timing.count("fit") == 4  # each new argument probed once
+    other = dataclasses.replace(spec, G=2.0 * spec.G)  # another problem
+    regimes.measured_fit(s, other, base["point"], 4, None, memo)
+    assert timing.count("fit") == 5
+    # the power of d: the grid's two ends are its key (the values between are not)
+    regimes.remembered_cost_over_d(memo, s, spec, dict(s.fixed), (2, 32), 4)
+    regimes.remembered_cost_over_d(memo, s, spec, dict(s.fixed), (2, 8, 32), 4)
+    regimes.remembered_cost_over_d(memo, s, spec, dict(s.fixed), (2, 64), 4)
+    assert timing.count("d") == 2
+    # the trace's timing: by d
+    with regimes.remembering(memo):
+        for d in (4, 4, 8):
+            regimes.trace_seconds(spec, d, 16)
+    assert timing.count("trace") == 2
+    # 32 and 32.0 are one key
+    assert memo.key("x", point={"N": 32}) == memo.key("x", point={"N": 32.0})
+
+
+def test_the_stop_reason_is_remembered(monkeypatch) -> None:
+    """A fit whose probes stopped at the largest point priced holds only up to it: read from
+    the memo it keeps that limit, so a larger grid in the same plan is not priced with it."""
+    calls: list[float] = []
+
+    def probe_fit(study, spec, point, trials, largest=None, stopped=None):
+        calls.append(largest["N"])
+        stopped.append("largest")
+        return (1e-6 * largest["N"], 1e-9, 0.0)
+    monkeypatch.setattr(regimes, "_probe_fit", probe_fit)
+    s = study_mod.get_study(_STUDY)
+    spec = study_mod.problem(s.problems[0])
+    memo = CostMemo()
+    costs = regimes.ProbeCosts(s, spec, dict(s.fixed), memo=memo)
+    costs(4, largest={"N": 100.0})
+    costs(4, largest={"N": 1000.0})
+    assert calls == [100.0, 1000.0]
+    fresh = regimes.ProbeCosts(s, spec, dict(s.fixed), memo=CostMemo.from_json(memo.to_json()))
+    assert fresh(4, largest={"N": 100.0})[0] == pytest.approx(1e-4)
+    assert fresh(4, largest={"N": 1000.0})[0] == pytest.approx(1e-3)  # not the 100's fit
+    assert calls == [100.0, 1000.0]
+
+
+@pytest.mark.parametrize("value", [None, {"fit": [1.0, 2.0]}, {"fit": [1.0, 1.0, -1.0]},
+                                   {"fit": [0.0, 1.0, 1.0]}, {"fit": [1.0, True, 1.0]},
+                                   {"fit": [float("inf"), 1.0, 1.0]}, {"fit": "abc"},
+                                   {"fit": [1.0, 1.0, 1.0], "stopped": "soon"}])
+def test_a_malformed_remembered_fit_is_refused(value) -> None:
+    assert regimes._remembered_fit(value) is None
+
+
+@pytest.mark.parametrize("value", [{"power": 2.0}, {"power": -0.1}, {"power": True},
+                                   {"power": "x"}, {"power": 0.5, "capped": -1.0},
+                                   {"power": 0.5, "capped": float("nan")},
+                                   {"power": 0.5, "capped": "big"}, 3.0])
+def test_a_malformed_remembered_power_is_refused(value) -> None:
+    assert regimes._remembered_power(value) is None
+    assert regimes._remembered_power({"power": 0.5, "capped": None}) == (0.5, None)
 
 
 def test_from_json_refuses_what_is_not_a_memo_and_keeps_the_newest(monkeypatch) -> None:
     with pytest.raises(ValueError, match="format"):
         CostMemo.from_json({"entries": {}})
     with pytest.raises(ValueError, match="entries"):
-        CostMemo.from_json(dict(format=MEMO_FORMAT, version=costs_mod.COST_MODEL_VERSION,
-                                entries=[]))
+        CostMemo.from_json(dict(format=MEMO_FORMAT, version=FILE_VERSION, entries=[]))
     with pytest.raises(ValueError, match="malformed"):
-        CostMemo.from_json(dict(format=MEMO_FORMAT, version=costs_mod.COST_MODEL_VERSION,
+        CostMemo.from_json(dict(format=MEMO_FORMAT, version=FILE_VERSION,
                                 entries={"x" * 64: {"value": 1, "saved": float("nan")}}))
-    # another model version: read as empty (its fits are not this model's)
-    assert CostMemo.from_json(dict(format=MEMO_FORMAT, version=-1, entries={})).entries == {}
+    with pytest.raises(ValueError, match="layout"):
+        CostMemo.from_json(dict(format=MEMO_FORMAT, version=FILE_VERSION + 1, entries={}))
     monkeypatch.setattr(costs_mod, "MAX_ENTRIES", 2)
     m = CostMemo()
     for i in range(3):
@@ -128,46 +290,43 @@ def test_from_json_refuses_what_is_not_a_memo_and_keeps_the_newest(monkeypatch) 
     assert sorted(m.to_json()["entries"]) == [f"{1:064d}", f"{2:064d}"]
 
 
-@pytest.mark.parametrize("value", [None, {"fit": [1.0, 2.0]}, {"fit": [1.0, 1.0, -1.0]},
-                                   {"fit": [0.0, 1.0, 1.0]}, {"fit": [1.0, True, 1.0]},
-                                   {"fit": [float("inf"), 1.0, 1.0]}, {"fit": "abc"}])
-def test_a_malformed_remembered_fit_is_probed_again(value) -> None:
-    assert regimes._remembered_fit(value) is None
-
-
-def test_a_malformed_remembered_power_is_probed_again(monkeypatch) -> None:
-    calls: list[int] = []
-
-    def cost_over_d(study, spec, fixed, values, trials, largest=None):
-        calls.append(1)
-        return regimes._power_factor(int(fixed["d"]), 0.5, None)
-    monkeypatch.setattr(regimes, "cost_over_d", cost_over_d)
-    s = study_mod.get_study(_STUDY)
-    spec = study_mod.problem(s.problems[0])
+def test_the_trace_timing_is_kept_in_the_memo_of_the_plan() -> None:
+    spec = study_mod.problem("huber_well")
     memo = CostMemo()
-    f = regimes.remembered_cost_over_d(memo, s, spec, dict(s.fixed), (2, 32), 4)
-    g = regimes.remembered_cost_over_d(memo, s, spec, dict(s.fixed), (2, 8, 32), 4)  # ends only
-    assert calls == [1] and f.powers == g.powers == (0.5, 0.5)  # type: ignore[attr-defined]
-    for bad in (2.0, -0.1, True, "x"):
-        for entry in memo.entries.values():
-            entry["value"]["power"] = bad
-        regimes.remembered_cost_over_d(memo, s, spec, dict(s.fixed), (2, 32), 4)
-    assert len(calls) == 5
+    with regimes.remembering(memo):
+        secs = regimes.trace_seconds(spec, 4, 32)  # timed (16 trials at most)
+    assert memo.misses == 1 and len(memo.entries) == 1
+    (entry,) = memo.entries.values()
+    assert entry["value"] == secs > 0
+    entry["value"] = 123.0  # negative control: the plan reads the memo's value
+    with regimes.remembering(memo):
+        assert regimes.trace_seconds(spec, 4, 16) == 123.0
+    for bad in (-1.0, 0.0, True, "x", float("inf")):  # refused: timed again
+        entry["value"] = bad
+        with regimes.remembering(memo):
+            assert regimes.trace_seconds(spec, 4, 16) == secs
+    assert regimes.trace_seconds(spec, 4, 16) == secs  # outside the block: timed (cached)
 
 
+# --------------------------------------------------------------------- the file (CLI edge)
 def _cli(*extra: str) -> list[str]:
     return ["verify", _STUDY, "--vary", "d", "--quiet", *extra]
 
 
-def test_the_command_keeps_its_fits_and_reads_them_back(tmp_path, capsys) -> None:
+def test_the_command_keeps_its_fits_and_reads_them_back(tmp_path, capsys,
+                                                        monkeypatch) -> None:
     f = tmp_path / "sub" / "costs.json"
     assert cli_main([*_cli("--cost-cache", str(f))]) == 0
     kept = json.loads(f.read_text())
     assert kept["format"] == MEMO_FORMAT and len(kept["entries"]) >= 2
     capsys.readouterr()
+    saves: list[int] = []
+    real = _cost_cache.save
+    monkeypatch.setattr(_cost_cache, "save", lambda m, p: saves.append(1) or real(m, p))
     assert cli_main([*_cli("--cost-cache", str(f), "--json")]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["regime"]["cost_fits"] == {"remembered": len(kept["entries"]), "probed": 0}
+    assert saves == []  # nothing new: the file is not rewritten
 
 
 def test_off_keeps_nothing_and_the_environment_names_the_file(tmp_path, monkeypatch,
@@ -183,32 +342,179 @@ def test_off_keeps_nothing_and_the_environment_names_the_file(tmp_path, monkeypa
     assert env_file.exists()
     monkeypatch.delenv(_cost_cache.ENV)
     assert _cost_cache.resolve(None) == tmp_path / "xdg" / "dpbounds" / "verify-costs.json"
-    assert _cost_cache.resolve("OFF") is None and _cost_cache.resolve(" ") is None
+    for off in ("OFF", " ", "0", "false", "no", "None"):
+        assert _cost_cache.resolve(off) is None
 
 
-def test_a_damaged_or_unwritable_cache_is_a_note_never_an_error(tmp_path, capsys) -> None:
-    bad = tmp_path / "costs.json"
-    bad.write_text("{not json")
-    assert cli_main([*_cli("--cost-cache", str(bad))]) == 0
-    err = capsys.readouterr().err
-    assert "could not be read" in err and "probed again" in err
-    assert json.loads(bad.read_text())["format"] == MEMO_FORMAT  # rewritten whole
+def test_what_is_not_a_cost_cache_is_left_as_it_is(tmp_path, capsys) -> None:
+    precious = tmp_path / "results.json"
+    precious.write_text('{"my": "precious results"}')
+    assert cli_main([*_cli("--cost-cache", str(precious))]) == 0
+    assert "left as it is" in capsys.readouterr().err
+    assert precious.read_text() == '{"my": "precious results"}'
+    newer = tmp_path / "newer.json"
+    newer.write_text(json.dumps(dict(format=MEMO_FORMAT, version=FILE_VERSION + 1,
+                                     entries={}, more="a later layout")))
+    before = newer.read_text()
+    assert cli_main([*_cli("--cost-cache", str(newer))]) == 0
+    assert "left as it is" in capsys.readouterr().err and newer.read_text() == before
+
+
+def test_a_damaged_cache_is_rewritten_and_an_unwritable_one_is_a_note(tmp_path,
+                                                                       capsys) -> None:
+    for text in ('{"format": "dpbounds-verify-costs", "version": 1, "entries": {',  # cut
+                 '{"format": "dpbounds-verify-costs", "version": 1, "entries": {}, '
+                 '"x": NaN}'):
+        bad = tmp_path / "costs.json"
+        bad.write_text(text)
+        assert cli_main([*_cli("--cost-cache", str(bad))]) == 0
+        assert "could not be read" in capsys.readouterr().err
+        assert json.loads(bad.read_text())["format"] == MEMO_FORMAT  # rewritten whole
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     assert cli_main([*_cli("--cost-cache", str(blocker / "costs.json"))]) == 0
-    assert "could not be written" in capsys.readouterr().err
+    assert "cannot be used" in capsys.readouterr().err
+    # a write that fails half-way (a value JSON cannot hold) leaves no temporary file
+    m = CostMemo()
+    m.put("1" * 64, float("nan"))
+    assert "could not be written" in str(_cost_cache.save(m, tmp_path / "costs.json"))
     assert not [p for p in os.listdir(tmp_path) if p.startswith(".verify-costs-")]
+    assert json.loads((tmp_path / "costs.json").read_text())["format"] == MEMO_FORMAT
 
 
-def test_save_merges_what_another_process_wrote(tmp_path) -> None:
+def test_deep_nesting_and_numpy_numbers_are_no_error(tmp_path) -> None:
+    import numpy as np
+
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 200000 + "]" * 200000)
+    memo, note = _cost_cache.load(deep)
+    assert memo is None and "not a cost cache" in str(note)
+    m = CostMemo()
+    m.put("1" * 64, 1.0, what={"N": np.int64(500), "eps": np.float64(0.5), "x": math.inf})
+    assert _cost_cache.save(m, tmp_path / "np.json") is None
+    back, note = _cost_cache.load(tmp_path / "np.json")
+    assert note is None and back is not None and back.get("1" * 64) == 1.0
+
+
+def test_paths_that_are_not_regular_files_are_not_opened(tmp_path) -> None:
+    memo, note = _cost_cache.load(Path(os.devnull))
+    assert memo is None and "not a regular file" in str(note)
+    assert _cost_cache.save(CostMemo(), Path(os.devnull)) is not None
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)  # still the device
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    assert _cost_cache.load(folder)[0] is None
+    if hasattr(os, "mkfifo"):  # a FIFO would block a reader: in a child with a timeout
+        fifo = tmp_path / "fifo"
+        os.mkfifo(fifo)
+        code = ("import sys; from pathlib import Path; from dpbounds.cli import _cost_cache;"
+                f"m, n = _cost_cache.load(Path({str(fifo)!r})); print(m is None, n)")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             timeout=60, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        assert out.stdout.startswith("True") and "not a regular file" in out.stdout
+
+
+def test_a_link_is_followed_and_the_permissions_kept(tmp_path) -> None:
+    target = tmp_path / "real.json"
+    one = CostMemo()
+    one.put("1" * 64, 1.0)
+    assert _cost_cache.save(one, target) is None
+    os.chmod(target, 0o644)
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    two = CostMemo()
+    two.put("2" * 64, 2.0)
+    assert _cost_cache.save(two, link) is None
+    assert link.is_symlink()
+    back, _ = _cost_cache.load(target)
+    assert back is not None and back.get("1" * 64) == 1.0 and back.get("2" * 64) == 2.0
+    assert stat.S_IMODE(os.stat(target).st_mode) == 0o644
+
+
+def test_save_merges_and_keeps_its_own_entry_where_both_have_one(tmp_path) -> None:
     path = tmp_path / "c.json"
     one, two = CostMemo(), CostMemo()
     one.put("1" * 64, 1.0)
+    one.put("3" * 64, 30.0)
     two.put("2" * 64, 2.0)
+    two.put("3" * 64, 3.0)  # newer: this process's own
     assert _cost_cache.save(one, path) is None
     assert _cost_cache.save(two, path) is None
     back, note = _cost_cache.load(path)
-    assert note is None and back.get("1" * 64) == 1.0 and back.get("2" * 64) == 2.0
+    assert note is None and back is not None
+    assert [back.get(k * 64) for k in "123"] == [1.0, 2.0, 3.0]
+
+
+def test_concurrent_saves_keep_every_processes_entries(tmp_path) -> None:
+    path = tmp_path / "shared.json"
+    code = ("import sys; from pathlib import Path; from dpbounds.cli import _cost_cache;"
+            "from dpbounds.verify.costs import CostMemo\n"
+            "for i in range(25):\n"
+            "    m = CostMemo(); m.put(f'{sys.argv[1]}{i:063d}', float(i))\n"
+            "    assert _cost_cache.save(m, Path(sys.argv[2])) is None\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    procs = [subprocess.Popen([sys.executable, "-c", code, tag, str(path)], env=env)
+             for tag in "ab"]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    back, _ = _cost_cache.load(path)
+    assert back is not None and len(back.entries) == 50
+
+
+def test_a_save_waits_for_another_in_progress(tmp_path, monkeypatch) -> None:
+    """Deterministic interleaving: save A has read the file and stalls; save B runs meanwhile.
+    With the lock B waits for A and merges A's entry; without it B's entry is lost."""
+    import threading
+
+    path = tmp_path / "race.json"
+    in_a, b_done = threading.Event(), threading.Event()
+    real = _cost_cache._read
+
+    def read(p):
+        out = real(p)
+        if threading.current_thread().name == "A":
+            in_a.set()
+            b_done.wait(timeout=1.0)  # B is blocked by the lock: time out, go on
+        return out
+    monkeypatch.setattr(_cost_cache, "_read", read)
+    notes: dict[str, str | None] = {}
+
+    def save(tag: str) -> None:
+        m = CostMemo()
+        m.put(tag * 64, 1.0)
+        notes[tag] = _cost_cache.save(m, path)
+        if tag == "b":
+            b_done.set()
+    ta = threading.Thread(target=save, args=("a",), name="A")
+    ta.start()
+    assert in_a.wait(timeout=30)
+    tb = threading.Thread(target=save, args=("b",), name="B")
+    tb.start()
+    ta.join(timeout=60)
+    tb.join(timeout=60)
+    assert notes == {"a": None, "b": None}
+    back, _ = _cost_cache.load(path)
+    assert back is not None and sorted(back.entries) == ["a" * 64, "b" * 64]
+
+
+def test_a_plugin_study_is_keyed_by_its_code(tmp_path) -> None:
+    """Two plug-in files that define the same study with different code: the second is
+    probed, not read from the first's fits (the digests of the loaded plug-ins are keys)."""
+    a, b = tmp_path / "plug_a.py", tmp_path / "plug_b.py"
+    shutil.copy(ROOT / "examples" / "dp_gd_smooth.py", a)
+    b.write_text(a.read_text() + "\n# another version of the plug-in\n")
+    cache = tmp_path / "c.json"
+
+    def fits(plug: Path) -> dict:
+        out = subprocess.run(
+            [sys.executable, "-m", "dpbounds", "--plugin", str(plug), "verify",
+             "nonconvex.dp_gd_smooth", "--vary", "N", "--quick", "--json", "--cost-cache",
+             str(cache)], capture_output=True, text=True, timeout=300,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=ROOT)
+        return json.loads(out.stdout)["regime"]["cost_fits"]
+    first = fits(a)
+    assert first["remembered"] == 0 and first["probed"] > 0
+    assert fits(a) == {"remembered": first["probed"], "probed": 0}
+    assert fits(b)["remembered"] == 0
 
 
 def test_scaling_study_refuses_a_memo_of_another_type() -> None:
@@ -216,17 +522,3 @@ def test_scaling_study_refuses_a_memo_of_another_type() -> None:
 
     with pytest.raises(ValueError, match="costs must be a CostMemo"):
         scaling_study(_STUDY, vary={"d": None}, quick=True, costs={})  # type: ignore[arg-type]
-
-
-def test_the_trace_timing_is_kept_in_the_memo_of_the_plan() -> None:
-    spec = study_mod.problem("huber_well")
-    memo = CostMemo()
-    with regimes.remembering(memo):
-        secs = regimes.trace_seconds(spec, 4, 32)  # timed (16 trials at most)
-    assert memo.misses == 1 and len(memo.entries) == 1
-    (entry,) = memo.entries.values()
-    assert entry["value"] == secs > 0
-    entry["value"] = 123.0  # negative control: the plan reads the memo's value
-    with regimes.remembering(memo):
-        assert regimes.trace_seconds(spec, 4, 16) == 123.0
-    assert regimes.trace_seconds(spec, 4, 16) == secs  # outside the block: timed (cached)
