@@ -27,12 +27,22 @@ from pathlib import Path
 
 from dpbounds.verify.costs import MEMO_FORMAT, CostMemo
 
-__all__ = ["ENV", "default_path", "load", "resolve", "save"]
+__all__ = ["ENV", "FAR_OFF", "default_path", "load", "resolve", "save", "settle"]
 
 #: environment variable naming the file (or ``off``) when ``--cost-cache`` is not given
 ENV = "DPBOUNDS_COST_CACHE"
 #: values of ``--cost-cache`` / ``$DPBOUNDS_COST_CACHE`` that keep no cache
 OFF = ("", "off", "0", "false", "no", "none")
+
+
+#: a plan from remembered fits whose runs took more than this factor more or less CPU than
+#: its estimate drops those fits (the planner's own estimates at T = 1e6 read 0.5-0.6 of the
+#: runs on a VM, the system time of fresh memory being unpriced: within it)
+FAR_OFF = 3.0
+#: runs and estimates both below this many CPU seconds are not judged: a study of ~1 CPU-s is
+#: mostly fixed costs and first-use imports (the strongly convex studies' estimates read 0.2
+#: to 6.9 of their runs of 0.15-2 CPU-s)
+JUDGED_FROM = 5.0
 
 
 def default_path() -> Path:
@@ -147,3 +157,22 @@ def save(memo: CostMemo, path: Path) -> str | None:
                 os.unlink(tmp)
     memo.changed = False
     return None
+
+
+def settle(memo: CostMemo, estimated: float | None, spent: float) -> str | None:
+    """After the runs: where the plan read fits from ``memo`` and its runs took ``spent`` CPU
+    seconds against an ``estimated`` that is more than :data:`FAR_OFF` times off either
+    way (one of them at least :data:`JUDGED_FROM`), drop those fits
+    (:meth:`~dpbounds.verify.costs.CostMemo.forget_remembered`: a fit timed on a loaded host
+    would otherwise price every later plan until the code changes); a note saying so, else
+    ``None``. The caller saves the memo."""
+    if not memo.hits or estimated is None or not (estimated > 0 and spent > 0):
+        return None
+    if max(estimated, spent) < JUDGED_FROM:
+        return None
+    ratio = spent / estimated
+    if 1.0 / FAR_OFF <= ratio <= FAR_OFF:
+        return None
+    n = memo.forget_remembered()
+    return (f"the runs took {spent:.3g} CPU-s against an estimated {estimated:.3g} from the "
+            f"cost cache: its {n} fit(s) for this plan are dropped (probed again next time)")

@@ -416,12 +416,15 @@ def run(args: argparse.Namespace) -> int:
         if note:
             print(f"dpbounds: note: {note}", file=sys.stderr, flush=True)
 
+    planned: dict[str, Any] = {}
+
     def on_plan(reg: dict[str, Any]) -> None:
         # kept before the runs: a study stopped during its runs still keeps its fits
         if cache is not None and costs is not None and costs.changed:
             note = _cost_cache.save(costs, cache)
             if note:
                 print(f"dpbounds: note: {note}", file=sys.stderr, flush=True)
+        planned.update(estimate=reg.get("estimated_total_seconds"), cpu=_cpu_seconds())
         beat.plan_done(reg.get("estimated_total_seconds"))
         if show:
             for line in _regime_lines(reg, spent=_cpu_seconds()):
@@ -437,6 +440,16 @@ def run(args: argparse.Namespace) -> int:
                             max_memory=args.max_memory_gb * 1e9,
                             allow_large=args.allow_large, estimate=True, on_plan=on_plan,
                             executor=executor, costs=costs)
+    if (cache is not None and costs is not None and "cpu" in planned and not args.store
+            and (args.workers or 1) == 1):
+        # a plan from remembered fits far off its runs drops them (not with --store: points
+        # resumed from it did not run; nor with workers, whose CPU is counted as they exit)
+        note = _cost_cache.settle(costs, planned["estimate"], _cpu_seconds() - planned["cpu"])
+        if note:
+            print(f"dpbounds: note: {note}", file=sys.stderr, flush=True)
+            note = _cost_cache.save(costs, cache)
+            if note:
+                print(f"dpbounds: note: {note}", file=sys.stderr, flush=True)
     status = EXIT_STATUS[res.status]
     # the result first: a late I/O error (disk full, folder removed) must not lose it
     print(strict_json(res.to_json()) if args.json else _text(res), flush=True)

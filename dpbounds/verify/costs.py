@@ -196,11 +196,26 @@ class CostMemo:
         self.misses = 0
         self.changed = False
         self._asked: set[str] = set()
+        self._remembered: set[str] = set()  # the keys counted in hits
+        self._forgotten: set[str] = set()  # dropped: a merge does not bring them back
 
     def reset_counts(self) -> None:
         """Start counting :attr:`hits` and :attr:`misses` anew (a new plan)."""
         self.hits = self.misses = 0
         self._asked.clear()
+        self._remembered.clear()
+
+    def forget_remembered(self) -> int:
+        """Drop the entries counted in :attr:`hits` (since :meth:`reset_counts`): a plan made
+        from them was far off its runs, so they are probed again next time; also when a
+        file that still holds them is merged in. Returns how many were dropped."""
+        for key in self._remembered:
+            self.entries.pop(key, None)
+        self._forgotten |= self._remembered
+        n = len(self._remembered)
+        self._remembered = set()
+        self.changed = self.changed or n > 0
+        return n
 
     def key(self, kind: str, **parts: Any) -> str:
         """The key of a fit of ``kind`` with arguments ``parts`` (module docstring: the
@@ -227,6 +242,7 @@ class CostMemo:
                 self.misses += 1
             else:
                 self.hits += 1
+                self._remembered.add(key)
         return value
 
     def put(self, key: str, value: Any, what: Mapping[str, Any] | None = None) -> None:
@@ -240,7 +256,8 @@ class CostMemo:
         """Add ``other``'s entries that this memo lacks (two processes that planned at once
         each keep the other's fits); where both hold a key, this memo's entry stays."""
         for k, v in other.entries.items():
-            self.entries.setdefault(k, v)
+            if k not in self._forgotten:
+                self.entries.setdefault(k, v)
 
     def to_json(self) -> dict[str, Any]:
         """``{"format", "version", "entries"}``, the newest :data:`MAX_ENTRIES` entries."""

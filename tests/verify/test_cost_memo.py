@@ -522,3 +522,43 @@ def test_scaling_study_refuses_a_memo_of_another_type() -> None:
 
     with pytest.raises(ValueError, match="costs must be a CostMemo"):
         scaling_study(_STUDY, vary={"d": None}, quick=True, costs={})  # type: ignore[arg-type]
+
+
+def test_fits_far_off_their_runs_are_dropped(tmp_path) -> None:
+    path = tmp_path / "c.json"
+    memo = CostMemo()
+    memo.put("1" * 64, {"fit": [1.0, 1.0, 0.0]})
+    memo.put("2" * 64, 2.0)
+    assert _cost_cache.save(memo, path) is None
+    memo, _ = _cost_cache.load(path)
+    assert memo is not None
+    memo.reset_counts()
+    assert memo.get("1" * 64) is not None and memo.get("3" * 64) is None  # one remembered
+    for est, spent in ((10.0, 25.0), (10.0, 4.0), (None, 5.0), (0.0, 5.0), (0.1, 4.9),
+                       (4.9, 0.1)):  # within 3x, nothing to compare, or both small
+        assert _cost_cache.settle(memo, est, spent) is None
+    assert "1" * 64 in memo.entries
+    note = _cost_cache.settle(memo, 10.0, 31.0)
+    assert note is not None and "1 fit(s)" in note and "1" * 64 not in memo.entries
+    assert _cost_cache.save(memo, path) is None  # the file still held it: not merged back
+    back, _ = _cost_cache.load(path)
+    assert back is not None and sorted(back.entries) == ["2" * 64]
+    fresh = CostMemo({"1" * 64: {"value": 1.0, "saved": 0.0}})  # nothing remembered yet
+    assert _cost_cache.settle(fresh, 1.0, 100.0) is None and "1" * 64 in fresh.entries
+
+
+def test_the_command_drops_fits_far_off_its_runs(tmp_path, capsys) -> None:
+    f = tmp_path / "costs.json"
+    assert cli_main([*_cli("--cost-cache", str(f))]) == 0
+    kept = json.loads(f.read_text())
+    for entry in kept["entries"].values():  # a fit timed on a host 50x loaded
+        if isinstance(entry["value"], dict) and "fit" in entry["value"]:
+            entry["value"]["fit"] = [50 * x for x in entry["value"]["fit"]]
+    f.write_text(json.dumps(kept))
+    capsys.readouterr()
+    cli_main([*_cli("--cost-cache", str(f))])
+    assert "are dropped" in capsys.readouterr().err
+    left = json.loads(f.read_text())["entries"]
+    assert not any(isinstance(e["value"], dict) and "fit" in e["value"] for e in left.values())
+    assert cli_main([*_cli("--cost-cache", str(f), "--json")]) == 0
+    assert json.loads(capsys.readouterr().out)["regime"]["cost_fits"]["probed"] > 0
