@@ -27,10 +27,27 @@ import importlib
 import math
 import pkgutil
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Generic, TypeVar
 
-__all__ = ["Registry", "unknown_name"]
+__all__ = ["Registry", "plugin_code", "set_plugin_code", "unknown_name"]
+
+#: () -> (the module-name prefixes of the loaded plug-ins' code, their digests), set by
+#: :mod:`dpbounds.extend`, which loads the plug-ins (a lower layer, the verify planner's cost
+#: memo, asks here without importing it)
+_PLUGIN_CODE: list[Callable[[], tuple[tuple[str, ...], dict[str, str]]]] = []
+
+
+def set_plugin_code(provider: Callable[[], tuple[tuple[str, ...], dict[str, str]]]) -> None:
+    """Register what :func:`plugin_code` answers (the plug-in loader calls it once)."""
+    _PLUGIN_CODE[:] = [provider]
+
+
+def plugin_code() -> tuple[tuple[str, ...], dict[str, str]]:
+    """``(prefixes, digests)``: the module-name prefixes of the plug-ins loaded in this process
+    and the digests of their code (:func:`dpbounds.extend.plugin_digests`); ``((), {})``
+    where the plug-in loader was never imported (then no plug-in is loaded)."""
+    return _PLUGIN_CODE[0]() if _PLUGIN_CODE else ((), {})
 
 T = TypeVar("T")
 

@@ -76,6 +76,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from dpbounds import _discovery
 from dpbounds.bounds import registry as _registry
 from dpbounds.bounds.numeric import NumericBound
 from dpbounds.bounds.problem import CLASSES
@@ -1886,6 +1887,18 @@ def plugin_digests() -> dict[str, str]:
             if digest is not None:  # no source file: keyed on nothing more than before
                 out[key] = digest
     return out
+
+
+def _plugin_code() -> tuple[tuple[str, ...], dict[str, str]]:
+    """The loaded plug-ins' module-name prefixes (files: :data:`PLUGIN_MODULE_PREFIX`; entry
+    points: their top-level package and a dot) and :func:`plugin_digests`; registered with
+    :func:`dpbounds._discovery.set_plugin_code` for the verify planner's cost memo."""
+    tops = sorted({m.split(".")[0] + "." for m in _LOADED.values()
+                   if not m.startswith(PLUGIN_MODULE_PREFIX)})
+    return (PLUGIN_MODULE_PREFIX, *tops), plugin_digests()
+
+
+_discovery.set_plugin_code(_plugin_code)
 
 
 def load_plugins(paths: Sequence[str | Path] = (), *, entry_points: bool = True) -> list[str]:

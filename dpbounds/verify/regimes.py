@@ -407,26 +407,23 @@ def memo_parts(study: TheoremStudy | None, spec: VerifyProblem, **parts: Any
     :class:`~dpbounds.verify.costs.CostMemo` key (which adds the host, the package's code
     stamp and the versions): the study and the problem, and where either is a plug-in's
     the loaded plug-ins' digests (:func:`dpbounds.extend.plugin_digests`, taken as each was
-    loaded). ``None`` where some of that code is neither the package's nor a loaded
-    plug-in's (a study defined in a notebook): nothing names it, so it is probed every
-    time."""
-    from dpbounds import extend
+    loaded; :func:`dpbounds._discovery.plugin_code`). ``None`` where some of that code is
+    neither the package's nor a loaded plug-in's (a study defined in a notebook): nothing
+    names it, so it is probed every time."""
+    from dpbounds._discovery import plugin_code
 
-    entry_points = {m.split(".")[0] for m in extend._LOADED.values()
-                    if not m.startswith(extend.PLUGIN_MODULE_PREFIX)}
+    prefixes, digests = plugin_code()  # set by dpbounds.extend, which loads the plug-ins
     plugin = False
     for mod in _code_modules(study, spec):
         if not isinstance(mod, str):
             return None
         if mod == "dpbounds" or (mod.startswith("dpbounds.") and mod != "dpbounds.extend"):
             continue
-        if not (mod.startswith(extend.PLUGIN_MODULE_PREFIX)
-                or mod.split(".")[0] in entry_points):
+        if not any(mod == p.rstrip(".") or mod.startswith(p) for p in prefixes):
             return None
         plugin = True
     return dict(parts, theorem=None if study is None else study.theorem,
-                problem=spec.as_dict(),
-                plugins=extend.plugin_digests() if plugin else None)
+                problem=spec.as_dict(), plugins=dict(digests) if plugin else None)
 
 
 def _memo_parts(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, Any],
