@@ -322,9 +322,10 @@ class Entry:
     def _exponents(bound: Bound, variables: tuple[str, ...]) -> Scaling:
         cache: dict[Any, Any] = bound._cache
         key = ("scaling", variables)
-        if key not in cache:
-            cache[key] = bound.exponents(variables)
-        return cache[key]
+        hit = cache.get(key)
+        if hit is None or hit[0] is not bound.expr:  # a replace() copy shares the cache
+            hit = cache[key] = (bound.expr, bound.exponents(variables))
+        return hit[1]
 
     def scaling(self) -> Scaling | None:
         """Leading-order scaling of the quantity the paper's headline rate is about (cached;

@@ -3,29 +3,36 @@
 The memo itself (what is kept, under which key) is :mod:`dpbounds.verify.costs`; this module
 is its I/O, at the edge: where the file is, reading it and writing it. It is a cache, so
 nothing here is an error: a file that cannot be read or written is a note, and the cost
-model is probed as without a cache. What is not a cost cache is never overwritten: a file of
-other content or of another layout is left as it is (the note says so), and a path that is
-not a regular file (a folder, a device such as ``/dev/null``, a FIFO) is not opened. A
-symbolic link is followed (its target is rewritten, the link stays). A file that starts as a
-cost cache but does not parse (a truncated write, a disk error) is rewritten whole.
+model is probed as without a cache. What is not a cost cache of this layout is never
+overwritten: a file of other content (one that merely mentions the format included), of a
+later layout, larger than :data:`MAX_BYTES` or read-only is left as it is (the note says
+so), and a path that is not a regular file (a folder, a device such as ``/dev/null``, a
+FIFO) is not opened, nor is a lock file made beside it. A symbolic link is followed (its
+target is rewritten, the link stays). What a crash or a full disk leaves is rewritten whole:
+an empty or zeroed file, a cache of this layout cut short, one with a malformed entry or a
+number JSON reads as infinite.
 
-Writes are atomic (a temporary file in the same folder, renamed over the old one, with the
-old file's permissions) and, where the platform has ``fcntl``, serialised by an advisory
-lock on ``FILE.lock``, inside which the file on disk is read again and merged: two processes
-that plan at once each keep the other's fits.
+Writes are atomic (a temporary file in the same folder, flushed to disk and renamed over the
+old one, with the old file's permissions, or the umask's for a new one) and, where the
+platform has ``fcntl``, serialised by an advisory lock on ``FILE.lock`` (opened read-only, so
+users of a shared folder can each take it; skipped on a file system without locks), inside
+which the file on disk is read again and merged: two processes that plan at once each keep
+the other's fits.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
+import math
 import os
 import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from dpbounds.verify.costs import MEMO_FORMAT, CostMemo
+from dpbounds.verify.costs import FILE_VERSION, MEMO_FORMAT, CostMemo
 
 __all__ = ["ENV", "FAR_OFF", "default_path", "load", "resolve", "save", "settle"]
 
@@ -63,8 +70,22 @@ def resolve(flag: str | None) -> Path | None:
     return Path(value).expanduser()
 
 
+#: how every cost cache this layout writes starts (``json.dump`` of :meth:`CostMemo.to_json`,
+#: keys in insertion order): a text that starts so and does not parse is a damaged cache
+_OURS = json.dumps(dict(format=MEMO_FORMAT, version=FILE_VERSION))[:-1] + ","
+#: a larger file is no cost cache of this package (2000 entries are ~1 MB): not read
+MAX_BYTES = 64 * 2**20
+
+
 def _strict_constant(name: str) -> float:
     raise ValueError(f"{name} is not a number a cost cache holds")
+
+
+def _finite(text: str) -> float:
+    x = float(text)
+    if not math.isfinite(x):  # 1e400: json reads it as inf, which no save could write back
+        raise ValueError(f"{text} is not a number a cost cache holds")
+    return x
 
 
 def _read(path: Path) -> tuple[CostMemo | None, str | None, bool]:
@@ -78,23 +99,34 @@ def _read(path: Path) -> tuple[CostMemo | None, str | None, bool]:
     if not stat.S_ISREG(info.st_mode):
         return None, (f"the cost cache {str(path)!r} is not a regular file; it is not used "
                       "(the cost model is probed)"), False
+    leave = (f"{str(path)!r} is not a cost cache of this dpbounds ({{}}); it is left as it is "
+             "and the cost model is probed (give another --cost-cache FILE)")
+    if info.st_size > MAX_BYTES:
+        return None, leave.format(f"{info.st_size} bytes"), False
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             text = fh.read()
     except OSError as exc:
         return None, (f"the cost cache {str(path)!r} could not be read "
                       f"({exc.strerror or exc}); the cost model is probed"), False
-    ours = MEMO_FORMAT in text[:4096]
+    damaged = (f"the cost cache {str(path)!r} could not be read ({{}}); the cost model is "
+               "probed again and the file rewritten")
     try:
-        return CostMemo.from_json(json.loads(text, parse_constant=_strict_constant)), None, True
+        obj = json.loads(text, parse_constant=_strict_constant, parse_float=_finite)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
         reason = "too deeply nested" if isinstance(exc, RecursionError) else str(exc)
-        if ours and "layout" not in reason:  # damaged: rewritten on the next save
-            return CostMemo(), (f"the cost cache {str(path)!r} could not be read ({reason}); "
-                                "the cost model is probed again and the file rewritten"), True
-        return None, (f"{str(path)!r} is not a cost cache of this dpbounds ({reason}); it is "
-                      "left as it is and the cost model is probed (give another "
-                      "--cost-cache FILE)"), False
+        # ours, cut short (a crash, a full disk), or empty (nothing to lose): rewritten
+        if text.startswith(_OURS) or not text.strip("\x00 \t\r\n"):
+            return CostMemo(), damaged.format(reason), True
+        return None, leave.format(reason), False
+    if not isinstance(obj, dict) or obj.get("format") != MEMO_FORMAT:
+        return None, leave.format(f"no format {MEMO_FORMAT!r}"), False
+    if obj.get("version") != FILE_VERSION:  # a later dpbounds's: never rewritten here
+        return None, leave.format(f"layout {obj.get('version')!r}, not {FILE_VERSION}"), False
+    try:
+        return CostMemo.from_json(obj), None, True
+    except ValueError as exc:  # ours, with a malformed entry: rewritten
+        return CostMemo(), damaged.format(exc), True
 
 
 def load(path: Path) -> tuple[CostMemo | None, str | None]:
@@ -107,18 +139,39 @@ def load(path: Path) -> tuple[CostMemo | None, str | None]:
 
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    """An advisory lock on ``path`` + ``.lock`` (nothing where ``fcntl`` is missing)."""
+    """An advisory lock on ``path`` + ``.lock``, opened read-only (another user of a shared
+    cache folder may lock a file they cannot write); without it where ``fcntl`` is missing
+    or the file system does not lock (some NFS, SMB and FUSE mounts: ``ENOLCK``)."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX
         yield
         return
-    fd = os.open(str(path) + ".lock", os.O_RDWR | os.O_CREAT, 0o666)
+    fd = os.open(str(path) + ".lock", os.O_RDONLY | os.O_CREAT, 0o666)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL):
+                raise
         yield
     finally:
         os.close(fd)  # releases the lock
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it where Linux says it (setting and
+    restoring it would race another thread's file creation)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)  # pragma: no cover - not Linux
+    os.umask(mask)  # pragma: no cover
+    return mask  # pragma: no cover
 
 
 def save(memo: CostMemo, path: Path) -> str | None:
@@ -128,9 +181,16 @@ def save(memo: CostMemo, path: Path) -> str | None:
     target = Path(os.path.realpath(path))  # a link's target: the link stays
     tmp: str | None = None
     try:
+        # what is there is checked before anything is created (no FILE.lock beside a
+        # device, a folder or a FIFO)
+        _, note, writable = _read(target)
+        if not writable:
+            return note
+        if target.exists() and not os.access(target, os.W_OK):
+            return f"the cost cache {str(path)!r} is read-only; it is left as it is"
         target.parent.mkdir(parents=True, exist_ok=True)
         with _locked(target):
-            on_disk, note, writable = _read(target)
+            on_disk, note, writable = _read(target)  # again, under the lock: merged
             if not writable:
                 return note
             if on_disk is not None:
@@ -138,13 +198,13 @@ def save(memo: CostMemo, path: Path) -> str | None:
             try:
                 mode = stat.S_IMODE(os.stat(target).st_mode)
             except FileNotFoundError:
-                umask = os.umask(0)
-                os.umask(umask)
-                mode = 0o666 & ~umask
+                mode = 0o666 & ~_umask()
             fd, tmp = tempfile.mkstemp(prefix=".verify-costs-", suffix=".json",
                                        dir=target.parent)
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump(memo.to_json(), fh, allow_nan=False)
+                fh.flush()
+                os.fsync(fh.fileno())  # the rename below never exposes an empty file
             os.chmod(tmp, mode)
             os.replace(tmp, target)
             tmp = None

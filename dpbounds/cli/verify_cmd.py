@@ -46,6 +46,7 @@ noise-energy exact check that cannot resolve a 10% change, or a sampling test wi
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import sys
 from typing import TYPE_CHECKING, Any
@@ -380,6 +381,21 @@ def _nothing() -> Any:
     return contextlib.nullcontext()
 
 
+@contextlib.contextmanager
+def _kept(costs: Any, cache: Any) -> Any:
+    """Fits probed by a study that then stops (refused for memory, interrupted) are kept too:
+    its rerun (``--allow-large``, say) need not probe again."""
+    try:
+        yield
+    finally:
+        if cache is not None and costs is not None and costs.changed:
+            from dpbounds.cli import _cost_cache
+
+            note = _cost_cache.save(costs, cache)
+            if note:
+                print(f"dpbounds: note: {note}", file=sys.stderr, flush=True)
+
+
 def run(args: argparse.Namespace) -> int:
     if args.list:
         return _list(args.json)
@@ -430,7 +446,8 @@ def run(args: argparse.Namespace) -> int:
             for line in _regime_lines(reg, spent=_cpu_seconds()):
                 print(line, file=sys.stderr, flush=True)
 
-    with beat if show and not sys.stderr.isatty() else _nothing():
+    with beat if show and not sys.stderr.isatty() else _nothing(), \
+            _kept(costs, cache):
         res = scaling_study(args.theorem, spec, vary={args.scaling_variable: args.values},
                             fixed=fixed, start=args.start_distance, trials=args.trials,
                             seed=args.seed, quick=args.quick, mutation=args.mutation,

@@ -25,7 +25,8 @@ The key (a SHA-256 of a canonical JSON text) holds:
 * :func:`host_signature`: the CPU (model name, family, model, SIMD level, CPU count and the
   CPUs this process may use), the Python, NumPy, SciPy, numba, mpmath and dp-accounting
   versions and the environment variables that change the code paths (NumPy's and numba's
-  CPU features, BLAS thread counts, the package's own ``DPBOUNDS_*`` switches). Not in it:
+  CPU features, BLAS thread counts, the package's ``DPBOUNDS_NORMALS`` and
+  ``DPBOUNDS_KERNELS``; never a secret such as ``DPBOUNDS_STORE_KEY``). Not in it:
   a cgroup's CPU quota and the host's load (a fit timed on a loaded host stays until the code
   changes: delete the file, or ``--cost-cache off``).
 
@@ -80,11 +81,12 @@ MEMO_FORMAT = "dpbounds-verify-costs"
 FILE_VERSION = 1
 #: entries a memo keeps (the newest; a host keeps ~10 per study and variable)
 MAX_ENTRIES = 2000
-#: environment variables that change the compiled or BLAS code paths, hence the costs (with
-#: every ``DPBOUNDS_*`` switch but the cache's own file)
+#: environment variables that change the compiled or BLAS code paths, hence the costs: an
+#: explicit list (never every ``DPBOUNDS_*`` variable: ``DPBOUNDS_STORE_KEY`` is a secret,
+#: which a key hashed with it would let a reader of the file test guesses against)
 _ENV_KEYS = ("NPY_DISABLE_CPU_FEATURES", "NPY_ENABLE_CPU_FEATURES", "NUMBA_CPU_NAME",
              "NUMBA_CPU_FEATURES", "NUMBA_DISABLE_JIT", "OPENBLAS_NUM_THREADS",
-             "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+             "OMP_NUM_THREADS", "MKL_NUM_THREADS", "DPBOUNDS_NORMALS", "DPBOUNDS_KERNELS")
 
 
 def _cpuinfo() -> dict[str, str]:
@@ -131,8 +133,6 @@ def host_signature() -> dict[str, str]:
                numba=version("numba"), scipy=version("scipy"), mpmath=version("mpmath"),
                dp_accounting=version("dp-accounting"))
     sig.update({k: os.environ[k] for k in _ENV_KEYS if k in os.environ})
-    sig.update({k: v for k, v in os.environ.items()
-                if k.startswith("DPBOUNDS_") and k != "DPBOUNDS_COST_CACHE"})
     return sig
 
 

@@ -96,6 +96,8 @@ def _plan_instance(spec: VerifyProblem, point: Mapping[str, float]) -> Any:
     n = int(point["N"])
     if spec.kind != "quadratic":
         n = min(n, _PLAN_SAMPLES)
+    elif n > _PLAN_SAMPLES:  # a quadratic's N x d samples: built each time, never kept
+        return spec.build(n, int(point["d"]), seed=(0, 0))
     return _built(spec, n, int(point["d"]))
 
 
@@ -103,8 +105,9 @@ def _plan_instance(spec: VerifyProblem, point: Mapping[str, float]) -> Any:
 def _built(spec: VerifyProblem, n: int, d: int) -> Any:
     """``spec.build(n, d, seed=(0, 0))``, the last few kept: a scan asks the lower plan and
     then ``is_informative`` at the same point, and each built it (522 builds, 0.9 of
-    ``clipped_sgd --vary d``'s 2.9 CPU-s of planning from a cost cache). Few: at 4,096
-    samples and ``d = 128`` one holds 4 MiB. Its start is read-only (a plan only reads it)."""
+    ``clipped_sgd --vary d``'s 2.9 CPU-s of planning from a cost cache). Few, and only up
+    to 4,096 samples (a quadratic's larger instances are not kept): at ``d = 128`` one holds
+    4 MiB. Its start is read-only (a plan only reads it)."""
     inst = spec.build(n, d, seed=(0, 0))
     inst.x0.flags.writeable = False
     return inst

@@ -270,3 +270,29 @@ def test_a_copy_with_another_expression_evaluates_its_own():
         d.evaluate(a=2.0, x=3.0, tau0=2.0)  # 3 < 4: d's own relation
     assert b.evaluate(a=2.0, x=3.0, tau0=2.0) == 6.0  # 3 >= 2: b's
     assert b.parameters is b.parameters  # kept, not recomputed
+
+
+def test_a_copy_with_the_same_symbols_or_other_assumptions_reads_its_own():
+    """The identity checks themselves (a copy whose names are the same would pass a check of
+    the names alone), and the registry's cached scaling of a copy."""
+    import dataclasses
+
+    from dpbounds.bounds.registry import Entry
+
+    a, x, s = sym("a"), sym("x"), sym("s")
+    b = Lemma(name="toy4", quantity="f", expr=a * x, sources=SRC,
+              assumptions=(Assumption("x >= tau0", relation=sp.Ge(x, sym("tau0"))),))
+    assert b.evaluate(a=2.0, x=3.0, tau0=1.0) == 6.0
+    c = dataclasses.replace(b, expr=a + x)  # the same symbols
+    assert c.evaluate(a=2.0, x=3.0, tau0=1.0) == 5.0
+    assert b.assumption_parameters == ("tau0",)  # b's entry in the shared cache again
+    d = dataclasses.replace(b, assumptions=(Assumption("x >= s", relation=sp.Ge(x, s)),))
+    assert d._cache is b._cache and d.expr is b.expr
+    assert d.assumption_parameters == ("s",)
+    with pytest.raises(ValueError, match="assumption violated"):
+        d.evaluate(a=2.0, x=3.0, s=5.0)
+    N, dd = sym("N"), sym("d")
+    e = Lemma(name="toy5", quantity="f", expr=dd / N, sources=SRC)
+    f = dataclasses.replace(e, expr=dd**2 / N**2)
+    assert Entry._exponents(e, ("N", "d")).powers == {"N": -1, "d": 1}
+    assert Entry._exponents(f, ("N", "d")).powers == {"N": -2, "d": 2}

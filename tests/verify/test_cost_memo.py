@@ -61,7 +61,9 @@ def timing(monkeypatch) -> list[str]:
         if stopped is not None:
             stopped.append("largest" if largest else "time")
         a = 1e-6 * (1 + trials / 7 + float(point["d"]) / 13 + float(point["N"]) / 1e4
-                    + big.get("N", 0.0) / 1e5 + big.get("T", 0.0) / 1e7 + len(spec.kind))
+                    + big.get("N", 0.0) / 1e5 + big.get("T", 0.0) / 1e7 + len(spec.kind)
+                    + len(study.theorem) / 3 + float(point["eps"]) / 5
+                    + float(point.get("T", 0.0)) / 1e5)
         return a, 1e-9 * (1 + trials), 0.01 * (1 + float(point["d"]) / 10)
 
     def over_d(study, spec, fixed, values, trials, largest=None):
@@ -73,7 +75,7 @@ def timing(monkeypatch) -> list[str]:
 
     def trace(spec, d, trials):
         calls.append("trace")
-        return 1e-8 * (1 + d / 10 + trials / 100)
+        return 1e-8 * (1 + d / 10 + trials / 100 + spec.G / 7)
 
     monkeypatch.setattr(regimes, "_probe_fit", probe_fit)
     monkeypatch.setattr(regimes, "cost_over_d", over_d)
@@ -110,6 +112,15 @@ def test_a_plan_from_the_memo_is_the_plan_without_one(timing, theorem, var, quic
     assert second["cost_fits"] == {"remembered": len(memo.entries), "probed": 0}
     assert not again.changed
     _same(alone, second)
+
+
+def test_one_memo_for_several_studies_gives_each_its_own_plan(timing) -> None:
+    """normalized_sgd's and clipped_sgd's probes share the point, problem and trials: only
+    the study tells them apart."""
+    alone = _plan("nonconvex.clipped_sgd", "N", None, True)
+    memo = CostMemo()
+    _plan("nonconvex.normalized_sgd", "N", memo, True)
+    _same(alone, _plan("nonconvex.clipped_sgd", "N", memo, True))
 
 
 def test_the_real_probes_are_not_run_from_a_filled_memo(monkeypatch) -> None:
@@ -157,8 +168,16 @@ def test_an_altered_memo_is_read_and_another_hosts_or_codes_is_not(timing,
     other = CostMemo.from_json(memo.to_json())
     _plan(_STUDY, "d", other)
     assert other.hits == 0
-    # a DPBOUNDS_* switch (the normal generator, say) is part of the host
+    # a DPBOUNDS_* switch (the normal generator, say) is part of the host; a secret (the
+    # store's key) and the cache's own file are not
     monkeypatch.undo()
+    costs_mod.host_signature.cache_clear()
+    monkeypatch.setenv("DPBOUNDS_STORE_KEY", "hunter2")
+    monkeypatch.setenv("DPBOUNDS_COST_CACHE", "/some/file.json")
+    same = CostMemo.from_json(memo.to_json())
+    regimes._trace_seconds.cache_clear()
+    _plan(_STUDY, "d", same)
+    assert same.misses == 0 and "hunter2" not in json.dumps(costs_mod.host_signature())
     costs_mod.host_signature.cache_clear()
     monkeypatch.setenv("DPBOUNDS_NORMALS", "numpy")
     try:
@@ -204,30 +223,51 @@ def test_a_study_whose_code_nothing_names_is_probed_every_time(timing) -> None:
     assert regimes.memo_parts(wrapped, spec) == parts
 
 
+def test_a_plugins_sensitivity_or_problem_from_a_notebook_is_not_cached(monkeypatch) -> None:
+    import types
+
+    from dpbounds.verify import problems
+
+    s = study_mod.get_study(_STUDY)
+    spec = study_mod.problem(s.problems[0])
+    pkg = study_mod.problem.__module__  # a function of the package
+    method = types.SimpleNamespace(step=study_mod.problem, sensitivity=study_mod.problem)
+    runner = types.SimpleNamespace(method=method)
+    plug = dataclasses.replace(s, run=runner)
+    assert regimes.memo_parts(plug, spec) is not None and pkg.startswith("dpbounds.")
+    method.sensitivity = lambda f, p: 1.0  # defined here: nothing names it
+    assert regimes.memo_parts(plug, spec) is None
+    kind = types.SimpleNamespace(build=lambda *a: None)  # a problem declared here
+    monkeypatch.setitem(problems.KIND_REGISTRY.entries, spec.kind, kind)
+    assert regimes.memo_parts(s, spec) is None
+    assert regimes.memo_parts(None, spec) is None  # the trace's key too
+
+
 def test_keys_name_every_argument(timing) -> None:
     s = study_mod.get_study(_STUDY)
     spec = study_mod.problem(s.problems[0])
     memo = CostMemo()
     base = dict(point=dict(s.fixed), trials=4, largest=None)
     for change in ({}, dict(point=dict(s.fixed, N=float(s.fixed["N"]) + 1)), dict(trials=8),
-                   dict(largest={"N": 1e4})):
+                   dict(largest={"N": 1e4}), dict(point=dict(s.fixed, eps=3.0))):
         args = dict(base, **change)
         regimes.measured_fit(s, spec, args["point"], args["trials"], args["largest"], memo)
         regimes.measured_fit(s, spec, args["point"], args["trials"], args["largest"], memo)
-    assert timing.count("fit") == 4  # each new argument probed once
+    assert timing.count("fit") == 5  # each new argument probed once
     other = dataclasses.replace(spec, G=2.0 * spec.G)  # another problem
     regimes.measured_fit(s, other, base["point"], 4, None, memo)
-    assert timing.count("fit") == 5
+    assert timing.count("fit") == 6
     # the power of d: the grid's two ends are its key (the values between are not)
     regimes.remembered_cost_over_d(memo, s, spec, dict(s.fixed), (2, 32), 4)
     regimes.remembered_cost_over_d(memo, s, spec, dict(s.fixed), (2, 8, 32), 4)
     regimes.remembered_cost_over_d(memo, s, spec, dict(s.fixed), (2, 64), 4)
     assert timing.count("d") == 2
-    # the trace's timing: by d
+    # the trace's timing: by d, trials and problem
     with regimes.remembering(memo):
-        for d in (4, 4, 8):
-            regimes.trace_seconds(spec, d, 16)
-    assert timing.count("trace") == 2
+        for d, t, sp in ((4, 16, spec), (4, 16, spec), (8, 16, spec), (4, 4, spec),
+                         (4, 16, other)):
+            regimes.trace_seconds(sp, d, t)
+    assert timing.count("trace") == 4
     # 32 and 32.0 are one key
     assert memo.key("x", point={"N": 32}) == memo.key("x", point={"N": 32.0})
 
@@ -327,6 +367,19 @@ def test_the_command_keeps_its_fits_and_reads_them_back(tmp_path, capsys,
     out = json.loads(capsys.readouterr().out)
     assert out["regime"]["cost_fits"] == {"remembered": len(kept["entries"]), "probed": 0}
     assert saves == []  # nothing new: the file is not rewritten
+
+
+def test_a_study_refused_after_its_probes_keeps_its_fits(tmp_path, capsys,
+                                                         monkeypatch) -> None:
+    """Refused for memory after planning (before ``on_plan``): the rerun, with
+    ``--allow-large`` say, need not probe again."""
+    def refuse(*a, **k):
+        raise ValueError("the study needs an estimated 9 GiB: refused here")
+    monkeypatch.setattr(study_mod, "_check_memory", refuse)
+    f = tmp_path / "c.json"
+    assert cli_main([*_cli("--cost-cache", str(f))]) == 2
+    assert "refused here" in capsys.readouterr().err
+    assert json.loads(f.read_text())["entries"]  # the probes it ran are kept
 
 
 def test_off_keeps_nothing_and_the_environment_names_the_file(tmp_path, monkeypatch,
@@ -431,6 +484,68 @@ def test_a_link_is_followed_and_the_permissions_kept(tmp_path) -> None:
     assert stat.S_IMODE(os.stat(target).st_mode) == 0o644
 
 
+def test_a_new_file_has_the_umasks_permissions_and_a_read_only_one_is_kept(tmp_path) -> None:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    m = CostMemo()
+    m.put("1" * 64, 1.0)
+    assert _cost_cache.save(m, tmp_path / "new.json") is None
+    assert stat.S_IMODE(os.stat(tmp_path / "new.json").st_mode) == 0o666 & ~mask
+    if os.geteuid() != 0:  # root writes a read-only file anyway
+        ro = tmp_path / "ro.json"
+        assert _cost_cache.save(m, ro) is None
+        os.chmod(ro, 0o444)
+        m.put("2" * 64, 2.0)
+        assert "read-only" in str(_cost_cache.save(m, ro))
+
+
+def test_what_a_cache_file_may_hold(tmp_path) -> None:
+    """A file that merely mentions the format is no cache (left); an empty or zeroed one
+    (what a crash leaves) and a truncated one of this layout are rewritten; a truncated one
+    of a later layout is left; a number JSON reads as inf is refused (a save could never
+    write it back); no lock file is made beside what is not a regular file."""
+    notes = tmp_path / "notes.md"
+    notes.write_text("The cache has format dpbounds-verify-costs, see the docs.\n")
+    m = CostMemo()
+    m.put("a" * 64, 1.0)
+    assert "left as it is" in str(_cost_cache.save(m, notes))
+    assert notes.read_text().startswith("The cache has format")
+    for text in ("", "\x00" * 100, '{"format": "dpbounds-verify-costs", "version": 1, "ent'):
+        f = tmp_path / "c.json"
+        f.write_text(text)
+        memo, note = _cost_cache.load(f)
+        assert memo is not None, text
+        assert _cost_cache.save(m, f) is None
+        assert json.loads(f.read_text())["version"] == FILE_VERSION
+    later = tmp_path / "later.json"
+    later.write_text('{"format": "dpbounds-verify-costs", "version": 2, "ent')
+    assert "left as it is" in str(_cost_cache.save(m, later))
+    assert later.read_text().endswith('"ent')
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps(dict(format=MEMO_FORMAT, version=FILE_VERSION, entries={
+        "b" * 64: {"value": {"fit": [1.0, 1.0, 0.0]}, "saved": 1.0}})).replace("1.0, 1.0",
+                                                                                "1e400, 1.0"))
+    memo, note = _cost_cache.load(big)
+    assert memo is not None and memo.entries == {} and "rewritten" in str(note)
+    assert _cost_cache.save(m, big) is None and "1e400" not in big.read_text()
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    _cost_cache.save(m, folder)
+    assert not (tmp_path / "folder.lock").exists()
+
+
+def test_a_file_system_without_locks_still_saves(tmp_path, monkeypatch) -> None:
+    import errno
+    import fcntl
+
+    def flock(fd, op):
+        raise OSError(errno.ENOLCK, "No locks available")
+    monkeypatch.setattr(fcntl, "flock", flock)
+    m = CostMemo()
+    m.put("1" * 64, 1.0)
+    assert _cost_cache.save(m, tmp_path / "c.json") is None
+
+
 def test_save_merges_and_keeps_its_own_entry_where_both_have_one(tmp_path) -> None:
     path = tmp_path / "c.json"
     one, two = CostMemo(), CostMemo()
@@ -469,10 +584,14 @@ def test_a_save_waits_for_another_in_progress(tmp_path, monkeypatch) -> None:
     in_a, b_done = threading.Event(), threading.Event()
     real = _cost_cache._read
 
+    reads: list[str] = []
+
     def read(p):
         out = real(p)
-        if threading.current_thread().name == "A":
-            in_a.set()
+        name = threading.current_thread().name
+        reads.append(name)
+        if name == "A" and reads.count("A") == 2:  # the read under the lock (the first
+            in_a.set()  # only checks what the path is)
             b_done.wait(timeout=1.0)  # B is blocked by the lock: time out, go on
         return out
     monkeypatch.setattr(_cost_cache, "_read", read)

@@ -356,3 +356,16 @@ def test_cost_plan_reads_the_dry_plan_when_the_lower_plan_omits_a_cost_field(mon
     got = regimes.cost_plan(s, spec, pt, 16)
     dry = regimes.dry_plan(s, spec, pt, 16)
     assert got == {k: dry[k] for k in regimes.COST_FIELDS if k in dry} and got["steps"] > 0
+
+
+@pytest.mark.parametrize("trials", [4, 6])
+def test_the_lower_plans_cost_fields_follow_the_trials(trials):
+    """The planner's memory checks ask at fewer trials than 16 (budget fitting): the lower
+    plan's cost fields are the dry plan's at every trial count."""
+    s = get_study("nonconvex.clipped_sgd")
+    spec = problem(s.problems[0])
+    for point in POINTS[:3]:
+        pt = dict(s.fixed, **point)
+        inst = spec.build(min(int(pt["N"]), regimes._PLAN_SAMPLES), int(pt["d"]), seed=(0, 0))
+        low, dry = s.lower_plan(pt, inst, trials), s.plan_point(pt, inst, trials)
+        assert all(low[k] == dry[k] for k in regimes.COST_FIELDS), (point, trials)
