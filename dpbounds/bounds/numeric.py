@@ -94,7 +94,10 @@ class NumericBound:
     @property
     def hyperparameters(self) -> tuple[str, ...]:
         """Names of the hyper-parameters the computation chooses (cached after one call)."""
-        return tuple(self._cache.get("hyperparameter_names", ()))
+        # kept with the evaluator that chose them: a dataclasses.replace copy with another
+        # evaluator shares this cache dict
+        hit = self._cache.get("hyperparameter_names")
+        return hit[1] if hit is not None and hit[0] is self.evaluator else ()
 
     def _params(self, params: Mapping[str, Any], ignore_extra: bool) -> dict[str, Any]:
         missing = [k for k in self.parameters if k not in params]
@@ -110,7 +113,9 @@ class NumericBound:
 
     def _point(self, params: Mapping[str, Any]) -> tuple[float, dict[str, float]]:
         value, chosen = self.evaluator(params)
-        self._cache.setdefault("hyperparameter_names", tuple(chosen))
+        hit = self._cache.get("hyperparameter_names")
+        if hit is None or hit[0] is not self.evaluator:
+            self._cache["hyperparameter_names"] = (self.evaluator, tuple(chosen))
         return float(value), chosen
 
     def evaluate(self, *, ignore_extra: bool = False, invalid: str = "raise",

@@ -296,3 +296,21 @@ def test_a_copy_with_the_same_symbols_or_other_assumptions_reads_its_own():
     f = dataclasses.replace(e, expr=dd**2 / N**2)
     assert Entry._exponents(e, ("N", "d")).powers == {"N": -1, "d": 1}
     assert Entry._exponents(f, ("N", "d")).powers == {"N": -2, "d": 2}
+
+
+def test_a_numeric_copy_with_another_evaluator_names_its_own_hyperparameters():
+    """``NumericBound.hyperparameters`` (the names its evaluator chose, kept after a call) of
+    a ``dataclasses.replace`` copy, which shares the cache dict, are the copy's own."""
+    import dataclasses
+
+    from dpbounds.bounds.numeric import NumericBound
+
+    b = NumericBound(name="toy6", quantity="q", parameters=("x",), method="toy",
+                     evaluator=lambda p: (p["x"], {"eta": 1.0}), sources=SRC)
+    assert b.hyperparameters == ()  # none chosen yet
+    b.evaluate(x=1.0)
+    assert b.hyperparameters == ("eta",)
+    c = dataclasses.replace(b, evaluator=lambda p: (p["x"], {"T": 2.0}))
+    assert c._cache is b._cache and c.hyperparameters == ()
+    c.evaluate(x=1.0)
+    assert c.hyperparameters == ("T",)
