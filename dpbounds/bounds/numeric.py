@@ -94,9 +94,9 @@ class NumericBound:
     @property
     def hyperparameters(self) -> tuple[str, ...]:
         """Names of the hyper-parameters the computation chooses (cached after one call)."""
-        # kept with the evaluator that chose them: a dataclasses.replace copy with another
-        # evaluator shares this cache dict
-        hit = self._cache.get("hyperparameter_names")
+        # kept per evaluator that chose them (with it: an id may be reused): a
+        # dataclasses.replace copy with another evaluator shares this cache dict
+        hit = self._cache.get("hyperparameter_names", {}).get(id(self.evaluator))
         return hit[1] if hit is not None and hit[0] is self.evaluator else ()
 
     def _params(self, params: Mapping[str, Any], ignore_extra: bool) -> dict[str, Any]:
@@ -113,9 +113,10 @@ class NumericBound:
 
     def _point(self, params: Mapping[str, Any]) -> tuple[float, dict[str, float]]:
         value, chosen = self.evaluator(params)
-        hit = self._cache.get("hyperparameter_names")
+        names = self._cache.setdefault("hyperparameter_names", {})  # one slot per evaluator
+        hit = names.get(id(self.evaluator))
         if hit is None or hit[0] is not self.evaluator:
-            self._cache["hyperparameter_names"] = (self.evaluator, tuple(chosen))
+            names[id(self.evaluator)] = (self.evaluator, tuple(chosen))
         return float(value), chosen
 
     def evaluate(self, *, ignore_extra: bool = False, invalid: str = "raise",

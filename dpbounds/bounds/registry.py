@@ -323,9 +323,10 @@ class Entry:
         cache: dict[Any, Any] = bound._cache
         key = ("scaling", variables)
         hit = cache.get(key)
-        if hit is None or hit[0] is not bound.expr:  # a replace() copy shares the cache
-            hit = cache[key] = (bound.expr, bound.exponents(variables))
-        return hit[1]
+        # kept with what it depends on: a replace() copy shares the cache
+        if hit is None or hit[0] is not bound.expr or hit[1] != dict(bound.regime):
+            hit = cache[key] = (bound.expr, dict(bound.regime), bound.exponents(variables))
+        return hit[2]
 
     def scaling(self) -> Scaling | None:
         """Leading-order scaling of the quantity the paper's headline rate is about (cached;

@@ -125,7 +125,7 @@ def _read(path: Path) -> tuple[CostMemo | None, str | None, bool]:
         return None, leave.format(f"layout {obj.get('version')!r}, not {FILE_VERSION}"), False
     try:
         return CostMemo.from_json(obj), None, True
-    except ValueError as exc:  # ours, with a malformed entry: rewritten
+    except (ValueError, OverflowError) as exc:  # ours, a malformed entry: rewritten
         return CostMemo(), damaged.format(exc), True
 
 
@@ -137,22 +137,31 @@ def load(path: Path) -> tuple[CostMemo | None, str | None]:
     return (memo if writable else None), note
 
 
+#: what ``flock`` raises where the file system cannot lock (the save goes on unlocked)
+_NO_LOCKS = (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL, errno.EBADF)
+
+
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    """An advisory lock on ``path`` + ``.lock``, opened read-only (another user of a shared
-    cache folder may lock a file they cannot write); without it where ``fcntl`` is missing
-    or the file system does not lock (some NFS, SMB and FUSE mounts: ``ENOLCK``)."""
+    """An advisory lock on ``path`` + ``.lock``, opened for writing where it may be (NFS
+    needs it), else read-only (another user's lock file in a shared cache folder); without
+    it where ``fcntl`` is missing or the file system does not lock (some NFS, SMB and FUSE
+    mounts: :data:`_NO_LOCKS`)."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX
         yield
         return
-    fd = os.open(str(path) + ".lock", os.O_RDONLY | os.O_CREAT, 0o666)
+    lock = str(path) + ".lock"
+    try:  # for writing where it may be (NFS emulates flock with locks that need it) ...
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+    except PermissionError:  # ... else read-only (another user's lock file)
+        fd = os.open(lock, os.O_RDONLY)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
         except OSError as exc:
-            if exc.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL):
+            if exc.errno not in _NO_LOCKS:
                 raise
         yield
     finally:

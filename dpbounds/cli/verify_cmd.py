@@ -381,19 +381,32 @@ def _nothing() -> Any:
     return contextlib.nullcontext()
 
 
+class _Keeper:
+    """Saves the cost memo to the cache file when it changed; after one failed save (a note on
+    stderr) it tries no more (the same note would follow each later save)."""
+
+    def __init__(self, costs: Any, cache: Any) -> None:
+        self.costs, self.cache, self.failed = costs, cache, False
+
+    def save(self) -> None:
+        if self.cache is None or self.costs is None or self.failed or not self.costs.changed:
+            return
+        from dpbounds.cli import _cost_cache
+
+        note = _cost_cache.save(self.costs, self.cache)
+        if note:
+            self.failed = True
+            print(f"dpbounds: note: {note}", file=sys.stderr, flush=True)
+
+
 @contextlib.contextmanager
-def _kept(costs: Any, cache: Any) -> Any:
+def _kept(keeper: _Keeper) -> Any:
     """Fits probed by a study that then stops (refused for memory, interrupted) are kept too:
     its rerun (``--allow-large``, say) need not probe again."""
     try:
         yield
     finally:
-        if cache is not None and costs is not None and costs.changed:
-            from dpbounds.cli import _cost_cache
-
-            note = _cost_cache.save(costs, cache)
-            if note:
-                print(f"dpbounds: note: {note}", file=sys.stderr, flush=True)
+        keeper.save()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -433,13 +446,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"dpbounds: note: {note}", file=sys.stderr, flush=True)
 
     planned: dict[str, Any] = {}
+    keeper = _Keeper(costs, cache)
 
     def on_plan(reg: dict[str, Any]) -> None:
-        # kept before the runs: a study stopped during its runs still keeps its fits
-        if cache is not None and costs is not None and costs.changed:
-            note = _cost_cache.save(costs, cache)
-            if note:
-                print(f"dpbounds: note: {note}", file=sys.stderr, flush=True)
+        keeper.save()  # before the runs: a study stopped during its runs keeps its fits
         planned.update(estimate=reg.get("estimated_total_seconds"), cpu=_cpu_seconds())
         beat.plan_done(reg.get("estimated_total_seconds"))
         if show:
@@ -447,7 +457,7 @@ def run(args: argparse.Namespace) -> int:
                 print(line, file=sys.stderr, flush=True)
 
     with beat if show and not sys.stderr.isatty() else _nothing(), \
-            _kept(costs, cache):
+            _kept(keeper):
         res = scaling_study(args.theorem, spec, vary={args.scaling_variable: args.values},
                             fixed=fixed, start=args.start_distance, trials=args.trials,
                             seed=args.seed, quick=args.quick, mutation=args.mutation,
@@ -464,9 +474,7 @@ def run(args: argparse.Namespace) -> int:
         note = _cost_cache.settle(costs, planned["estimate"], _cpu_seconds() - planned["cpu"])
         if note:
             print(f"dpbounds: note: {note}", file=sys.stderr, flush=True)
-            note = _cost_cache.save(costs, cache)
-            if note:
-                print(f"dpbounds: note: {note}", file=sys.stderr, flush=True)
+            keeper.save()
     status = EXIT_STATUS[res.status]
     # the result first: a late I/O error (disk full, folder removed) must not lose it
     print(strict_json(res.to_json()) if args.json else _text(res), flush=True)

@@ -70,7 +70,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["COST_MODEL_VERSION", "FILE_VERSION", "MEMO_FORMAT", "CostMemo", "code_stamp",
-           "host_signature"]
+           "finite_number", "host_signature"]
 
 #: raised whenever the probe runs or the cost model change: part of every key, so an entry
 #: of another model is never read (it stays in the file for the package that wrote it)
@@ -281,11 +281,18 @@ class CostMemo:
         good: dict[str, dict[str, Any]] = {}
         for k, v in entries.items():
             if not (isinstance(k, str) and len(k) == 64 and isinstance(v, Mapping)
-                    and "value" in v and _finite_time(v.get("saved"))):
+                    and "value" in v and finite_number(v.get("saved"))):
                 raise ValueError(f"a cost memo's entry {str(k)[:16]!r} is malformed")
             good[k] = dict(v)
         return cls(good)
 
 
-def _finite_time(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+def finite_number(x: Any) -> bool:
+    """Whether ``x`` read from a memo is a finite number (``bool`` is not one; nor is an
+    integer too large for a float)."""
+    if not isinstance(x, (int, float)) or isinstance(x, bool):
+        return False
+    try:
+        return math.isfinite(x)
+    except OverflowError:  # an integer of hundreds of digits
+        return False

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from dpbounds._progress import duration
+from dpbounds.verify.costs import finite_number
 from dpbounds.verify.problems import VerifyProblem
 from dpbounds.verify.theorems import TheoremStudy
 
@@ -210,7 +211,7 @@ def trace_seconds(spec: VerifyProblem, d: int, trials: int) -> float:
     if parts is None:
         return _trace_seconds(spec, d, trials)
     key = memo.key("trace_seconds", **parts)
-    hit = memo.get(key, lambda v: float(v) if _number(v) and v > 0 else None)
+    hit = memo.get(key, lambda v: float(v) if finite_number(v) and v > 0 else None)
     if hit is not None:
         return hit
     secs = _trace_seconds(spec, d, trials)
@@ -436,17 +437,13 @@ def _memo_parts(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, An
                       largest=None if largest is None else dict(largest))
 
 
-def _number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-
-
 def _remembered_fit(value: Any) -> tuple[tuple[float, float, float], str | None] | None:
     """A memo's ``(a, b, c)`` (three finite numbers, ``a, b > 0`` and ``c >= 0``: what
     :func:`_probe_fit` returns) and why its probes stopped (``None``, ``"time"``,
     ``"memory"`` or ``"largest"``); ``None`` for anything else (then probed again)."""
     fit = value.get("fit") if isinstance(value, Mapping) else None
     why = value.get("stopped") if isinstance(value, Mapping) else None
-    if not (isinstance(fit, list) and len(fit) == 3 and all(_number(x) for x in fit)
+    if not (isinstance(fit, list) and len(fit) == 3 and all(finite_number(x) for x in fit)
             and why in (None, "time", "memory", "largest")):
         return None
     a, b, c = (float(x) for x in fit)
@@ -610,8 +607,8 @@ def _remembered_power(value: Any) -> tuple[float, float | None] | None:
         return None
     power: Any = value.get("power")
     capped: Any = value.get("capped")
-    if not (_number(power) and _D_POWER[0] <= power <= _D_POWER[1]
-            and (capped is None or (_number(capped) and capped > 0))):
+    if not (finite_number(power) and _D_POWER[0] <= power <= _D_POWER[1]
+            and (capped is None or (finite_number(capped) and capped > 0))):
         return None
     return float(power), None if capped is None else float(capped)
 

@@ -296,6 +296,11 @@ def test_a_copy_with_the_same_symbols_or_other_assumptions_reads_its_own():
     f = dataclasses.replace(e, expr=dd**2 / N**2)
     assert Entry._exponents(e, ("N", "d")).powers == {"N": -1, "d": 1}
     assert Entry._exponents(f, ("N", "d")).powers == {"N": -2, "d": 2}
+    g = Lemma(name="toy7", quantity="f", expr=dd**2 + N, sources=SRC, regime={"d": 1, "N": 1})
+    h = dataclasses.replace(g, regime={"d": 1, "N": 3})  # the same expression, another regime
+    assert Entry._exponents(g, ("N", "d")).powers == g.exponents(("N", "d")).powers
+    assert Entry._exponents(h, ("N", "d")).powers == h.exponents(("N", "d")).powers
+    assert h.exponents(("N", "d")).powers != g.exponents(("N", "d")).powers
 
 
 def test_a_numeric_copy_with_another_evaluator_names_its_own_hyperparameters():
@@ -314,3 +319,4 @@ def test_a_numeric_copy_with_another_evaluator_names_its_own_hyperparameters():
     assert c._cache is b._cache and c.hyperparameters == ()
     c.evaluate(x=1.0)
     assert c.hyperparameters == ("T",)
+    assert b.hyperparameters == ("eta",)  # each keeps its own

@@ -179,12 +179,15 @@ def test_an_altered_memo_is_read_and_another_hosts_or_codes_is_not(timing,
     _plan(_STUDY, "d", same)
     assert same.misses == 0 and "hunter2" not in json.dumps(costs_mod.host_signature())
     costs_mod.host_signature.cache_clear()
-    monkeypatch.setenv("DPBOUNDS_NORMALS", "numpy")
     try:
-        other = CostMemo.from_json(memo.to_json())
-        regimes._trace_seconds.cache_clear()
-        _plan(_STUDY, "d", other)
-        assert other.hits == 0
+        for var in ("DPBOUNDS_NORMALS", "DPBOUNDS_KERNELS"):
+            monkeypatch.setenv(var, "numpy")
+            costs_mod.host_signature.cache_clear()
+            other = CostMemo.from_json(memo.to_json())
+            regimes._trace_seconds.cache_clear()
+            _plan(_STUDY, "d", other)
+            assert other.hits == 0, var
+            monkeypatch.delenv(var)
     finally:
         costs_mod.host_signature.cache_clear()
 
@@ -534,16 +537,82 @@ def test_what_a_cache_file_may_hold(tmp_path) -> None:
     assert not (tmp_path / "folder.lock").exists()
 
 
-def test_a_file_system_without_locks_still_saves(tmp_path, monkeypatch) -> None:
+@pytest.mark.parametrize("code", ["ENOLCK", "EOPNOTSUPP", "EINVAL", "EBADF"])
+def test_a_file_system_without_locks_still_saves(tmp_path, monkeypatch, code) -> None:
     import errno
     import fcntl
 
     def flock(fd, op):
-        raise OSError(errno.ENOLCK, "No locks available")
+        raise OSError(getattr(errno, code), code)
     monkeypatch.setattr(fcntl, "flock", flock)
     m = CostMemo()
     m.put("1" * 64, 1.0)
     assert _cost_cache.save(m, tmp_path / "c.json") is None
+
+
+def test_a_huge_integer_in_the_file_is_a_damaged_cache(tmp_path) -> None:
+    f = tmp_path / "c.json"
+    f.write_text('{"format": "dpbounds-verify-costs", "version": 1, "entries": {"' + "a" * 64
+                 + '": {"value": 1.0, "saved": 1' + "0" * 400 + "}}}")
+    memo, note = _cost_cache.load(f)
+    assert memo is not None and memo.entries == {} and "rewritten" in str(note)
+    assert regimes._remembered_fit({"fit": [10**400, 1.0, 0.0]}) is None
+    m = CostMemo()
+    m.put("b" * 64, 1.0)
+    assert _cost_cache.save(m, f) is None
+
+
+def test_a_failed_save_is_one_note(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.setattr(_cost_cache, "save", lambda m, p: "the cost cache could not be "
+                        "written to here (no space)")
+    assert cli_main([*_cli("--cost-cache", str(tmp_path / "c.json"))]) == 0
+    assert capsys.readouterr().err.count("could not be written") == 1
+
+
+@pytest.mark.parametrize("extra", [("--store", "STORE"), ("--workers", "2")])
+def test_far_off_fits_are_not_judged_by_resumed_or_worker_runs(tmp_path, capsys,
+                                                              extra) -> None:
+    f = tmp_path / "costs.json"
+    assert cli_main([*_cli("--cost-cache", str(f))]) == 0
+    kept = json.loads(f.read_text())
+    for entry in kept["entries"].values():
+        if isinstance(entry["value"], dict) and "fit" in entry["value"]:
+            entry["value"]["fit"] = [50 * x for x in entry["value"]["fit"]]
+    f.write_text(json.dumps(kept))
+    capsys.readouterr()
+    flag, value = extra
+    cli_main([*_cli("--cost-cache", str(f), flag,
+                    str(tmp_path / "store") if value == "STORE" else value)])
+    assert "are dropped" not in capsys.readouterr().err
+    assert json.loads(f.read_text())["entries"] == kept["entries"]
+
+
+def test_counts_and_drops_are_per_plan() -> None:
+    m = CostMemo({k * 64: {"value": 1.0, "saved": 0.0} for k in "12"})
+    assert m.get("1" * 64) == 1.0
+    m.reset_counts()  # a new plan
+    assert m.get("2" * 64) == 1.0
+    assert m.forget_remembered() == 1 and sorted(m.entries) == ["1" * 64]
+
+
+def test_a_single_module_entry_point_is_named_by_its_digests(monkeypatch) -> None:
+    import types
+
+    from dpbounds import _discovery
+
+    s = study_mod.get_study(_STUDY)
+    spec = study_mod.problem(s.problems[0])
+    run = types.SimpleNamespace(method=types.SimpleNamespace(step=None, sensitivity=None))
+    step = types.FunctionType((lambda: None).__code__, {}, "step")
+    step.__module__ = "myplugin"  # an entry point that is one top-level module
+    run.method.step = step
+    plug = dataclasses.replace(s, run=run)
+    monkeypatch.setattr(_discovery, "_PLUGIN_CODE",
+                        [lambda: (("dpbounds_plugin_", "myplugin."), {"ep": "d1"})])
+    parts = regimes.memo_parts(plug, spec)
+    assert parts is not None and parts["plugins"] == {"ep": "d1"}
+    step.__module__ = "myplugin2"  # another package: nothing names it
+    assert regimes.memo_parts(plug, spec) is None
 
 
 def test_save_merges_and_keeps_its_own_entry_where_both_have_one(tmp_path) -> None:
