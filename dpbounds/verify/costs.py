@@ -12,23 +12,25 @@ plan of the same study on the same host reads it instead of probing again.
 The key (a SHA-256 of a canonical JSON text) holds:
 
 * what was fitted (``"probe_fit"``: ``(a, b, c)`` per step, per evaluation and per run;
-  ``"power_of_d"``: the per-step cost's power of ``d``) and the arguments of the fit (the
-  study, the problem, the probed point, the trials, the largest point priced);
+  ``"power_of_d"``: the per-step cost's power of ``d``; ``"trace_seconds"``: a recorded
+  iterate's full-sample gradient per sample) and the arguments of the fit (the study, the
+  problem, the probed point, the trials, the largest point priced);
 * :data:`COST_MODEL_VERSION` (raised whenever the probes or the model change) and the
   package's version;
 * :func:`code_stamp`: the newest modification time of the package's ``.py`` files when it
-  was imported (so an edited algorithm is probed again), and for a plug-in's study or problem
-  the digests of the loaded plug-ins (:func:`dpbounds.extend.plugin_digests`, taken when each
-  was loaded). A study or problem whose code is neither the package's nor a loaded plug-in's
-  (defined in a notebook, say) has no key: it is probed every time
-  (:func:`dpbounds.verify.regimes.memo_parts`);
+  was imported (so an edited algorithm is probed again); for a plug-in's study or problem
+  also the digests of the loaded plug-ins (:func:`dpbounds.extend.plugin_digests`, taken
+  when each was loaded; added by :func:`dpbounds.verify.regimes.memo_parts`). A study or
+  problem whose code is neither the package's nor a loaded plug-in's (defined in a
+  notebook, say) has no key: it is probed every time;
 * :func:`host_signature`: the CPU (model name, family, model, SIMD level, CPU count and the
   CPUs this process may use), the Python, NumPy, SciPy, numba, mpmath and dp-accounting
   versions and the environment variables that change the code paths (NumPy's and numba's
   CPU features, BLAS thread counts, the package's ``DPBOUNDS_NORMALS`` and
   ``DPBOUNDS_KERNELS``; never a secret such as ``DPBOUNDS_STORE_KEY``). Not in it:
-  a cgroup's CPU quota and the host's load (a fit timed on a loaded host stays until the code
-  changes: delete the file, or ``--cost-cache off``).
+  a cgroup's CPU quota and the host's load: ``dpbounds verify`` drops the remembered fits of
+  a plan whose runs were more than 3x off its estimate (:meth:`CostMemo.forget_remembered`);
+  to probe again by hand, delete the file or plan with ``--cost-cache off``.
 
 A memo changes which probe runs happen, never what a point runs: a plan read from the memo
 is the plan that the remembered fit gives (``tests/verify/test_cost_memo.py`` compares a
