@@ -376,8 +376,6 @@ def _executor(workers: int | None) -> Any:
 
 
 def _nothing() -> Any:
-    import contextlib
-
     return contextlib.nullcontext()
 
 

@@ -172,7 +172,7 @@ def _canonical(obj: Any) -> Any:
         return obj
     try:
         x = float(obj)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # an integer too large for a float
         return repr(obj)
     return x if math.isfinite(x) else repr(x)  # the file is strict JSON
 
@@ -193,6 +193,10 @@ class CostMemo:
     """
 
     def __init__(self, entries: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+        if entries is not None and not (isinstance(entries, Mapping) and all(
+                isinstance(v, Mapping) for v in entries.values())):
+            raise ValueError("entries must be a mapping of key -> entry mapping or None, got "
+                             f"{type(entries).__name__}")
         self.entries: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (entries or {}).items()}
         self.hits = 0
         self.misses = 0

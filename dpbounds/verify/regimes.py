@@ -192,6 +192,10 @@ _MEMO: contextvars.ContextVar[Any] = contextvars.ContextVar("cost_memo", default
 def remembering(memo: Any) -> Any:
     """Within the block, :func:`trace_seconds` reads and keeps its timings in ``memo`` (a
     :class:`~dpbounds.verify.costs.CostMemo`, or ``None``: timed)."""
+    from dpbounds.verify.costs import CostMemo
+
+    if memo is not None and not isinstance(memo, CostMemo):
+        raise ValueError(f"memo must be a CostMemo or None, got {type(memo).__name__}")
     token = _MEMO.set(memo)
     try:
         yield memo

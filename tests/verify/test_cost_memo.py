@@ -750,3 +750,15 @@ def test_the_command_drops_fits_far_off_its_runs(tmp_path, capsys) -> None:
     assert not any(isinstance(e["value"], dict) and "fit" in e["value"] for e in left.values())
     assert cli_main([*_cli("--cost-cache", str(f), "--json")]) == 0
     assert json.loads(capsys.readouterr().out)["regime"]["cost_fits"]["probed"] > 0
+
+
+def test_bad_memo_arguments_are_refused() -> None:
+    with pytest.raises(ValueError, match="entries must be a mapping"):
+        CostMemo([1, 2])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="entries must be a mapping"):
+        CostMemo({"k": 1.0})  # type: ignore[dict-item]
+    with pytest.raises(ValueError, match="memo must be a CostMemo"):
+        with regimes.remembering({}):
+            pass
+    m = CostMemo()  # an integer too large for a float in a key: a key, not an error
+    assert m.key("x", point={"N": 10**400}) != m.key("x", point={"N": 10**401})
