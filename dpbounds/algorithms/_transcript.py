@@ -25,8 +25,10 @@ with :math:`c_{i,t}` the mapped (clipped / normalised) per-sample gradient of st
 (:mod:`dpbounds.verify.reaccount`) reads only :meth:`Transcript.as_dict`.
 
 Cost: arrays allocated once per run (indices ``(trials, T, B)`` as ``int32``, two
-``(trials, T)`` norm arrays, the tree's node weights ``~ T log2(T) / 2`` COO entries) and one
-array per block of steps. The compiled loops (:mod:`dpbounds.algorithms._step_kernels`:
+``(trials, T)`` norm arrays, the drawn statistics ``(trials, R)``, filled in place) and the
+releases' weights (the tree's node weights ``~ T log2(T) / 2`` COO entries) in one array per
+block of steps, joined once by :meth:`Transcript.as_dict`, which keeps the joined array in
+their place: each number is held once. The compiled loops (:mod:`dpbounds.algorithms._step_kernels`:
 Tran & Cutkosky's Algorithms 1 and 2, DP-SGD / DP-NSGD without replacement) fill the norms
 themselves; Poisson DP-SGD and DP-GD record on their NumPy path, and every algorithm falls
 back to its NumPy path with ``queries=True`` (``bench/bench_transcript.py`` measures both).
@@ -111,10 +113,18 @@ class Transcript:
         self._mapped = np.zeros((0, 0))
         self._rel_step: list[np.ndarray] = []
         self._rel_std: list[np.ndarray] = []
-        self._w: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        # the releases' COO weights, as blocks until as_dict joins them
+        self._w_release: list[np.ndarray] = []
+        self._w_step: list[np.ndarray] = []
+        self._w: list[np.ndarray] = []
         self._released = 0
-        self._drawn: list[tuple[int, np.ndarray]] = []  # (first release, (trials, k))
-        self._first: list[tuple[int, np.ndarray]] = []  # grid Gaussian: |first coordinate|
+        # the drawn noise's statistic per (trial, release), NaN where none was recorded: one
+        # array filled in place (at first as wide as the steps, grown where a run releases
+        # more), not blocks concatenated at the end, which held each number twice (a full
+        # study of DP-NSGD at T = 1e7 peaked 32 bytes a step above this)
+        self._drawn: np.ndarray | None = None  # (trials, capacity)
+        self._first: np.ndarray | None = None  # grid Gaussian: |first coordinate|
+        self._drawn_end = 0  # one past the last release recorded
         self._noise_dim = 0
 
     def begin(self, algorithm: str, *, trials: int, steps: int, n: int, batch_size: int,
@@ -190,8 +200,9 @@ class Transcript:
         r, t, w = (np.atleast_1d(np.asarray(v)) for v in weights)
         self._rel_step.append(s)
         self._rel_std.append(sd)
-        self._w.append((r.astype(np.int64) + self._released, t.astype(np.int64),
-                        np.broadcast_to(np.asarray(w, dtype=float), r.shape).copy()))
+        self._w_release.append(r.astype(np.int64) + self._released)
+        self._w_step.append(t.astype(np.int64))
+        self._w.append(np.broadcast_to(np.asarray(w, dtype=float), r.shape).copy())
         self._released += s.size
 
     def drawn(self, release: int, noise: Any) -> None:
@@ -213,9 +224,24 @@ class Transcript:
         stat = np.abs(a).sum(axis=2) if self.noise == "laplace" else np.einsum("tkd,tkd->tk",
                                                                               a, a)
         self._noise_dim = int(a.shape[2])
-        self._drawn.append((int(release), stat))
+        r0, k = int(release), stat.shape[1]
+        self._drawn = self._room(self._drawn, stat.shape[0], r0 + k)
+        self._drawn[:, r0:r0 + k] = stat
         if self.grid_bits is not None and self.noise == "gaussian":
-            self._first.append((int(release), np.abs(a[:, :, 0])))
+            self._first = self._room(self._first, stat.shape[0], r0 + k)
+            self._first[:, r0:r0 + k] = np.abs(a[:, :, 0])
+        self._drawn_end = max(self._drawn_end, r0 + k)
+
+    def _room(self, rec: np.ndarray | None, trials: int, end: int) -> np.ndarray:
+        """``rec`` (a per-release record, NaN where unrecorded) with room for ``end``
+        releases: allocated as wide as the run's steps, doubled where a run releases more."""
+        if rec is not None and rec.shape[1] >= end:
+            return rec
+        width = max(end, self.steps, 2 * (0 if rec is None else rec.shape[1]))
+        out = np.full((trials, width), np.nan)
+        if rec is not None:
+            out[:, :rec.shape[1]] = rec
+        return out
 
     @property
     def nbytes(self) -> int:
@@ -250,20 +276,26 @@ class Transcript:
             idx = self._indices
 
         def cat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
-            return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
+            # one array, kept in place of the parts (they are not held twice, and a second
+            # call copies nothing)
+            if not parts:
+                return np.zeros(0, dtype)
+            out = np.concatenate(parts).astype(dtype, copy=False) if len(parts) > 1 else \
+                parts[0].astype(dtype, copy=False)
+            parts[:] = [out]
+            return out
 
         extra: dict[str, Any] = {}
-        if self._drawn:
-            drawn = np.full((self.trials, self._released), np.nan)
-            for r, v in self._drawn:
-                drawn[:, r:r + v.shape[1]] = v
-            extra["noise_drawn"] = drawn
+        if self._drawn_end > self._released:
+            raise ValueError(f"noise was recorded for release {self._drawn_end - 1}, but the "
+                             f"run made {self._released} releases")
+        if self._drawn is not None:
+            self._drawn = self._room(self._drawn, self._drawn.shape[0], self._released)
+            extra["noise_drawn"] = self._drawn[:, :self._released]
             extra["noise_dim"] = self._noise_dim
-        if self._first:
-            first = np.full((self.trials, self._released), np.nan)
-            for r, v in self._first:
-                first[:, r:r + v.shape[1]] = v
-            extra["noise_drawn_first"] = first
+        if self._first is not None:
+            self._first = self._room(self._first, self._first.shape[0], self._released)
+            extra["noise_drawn_first"] = self._first[:, :self._released]
         if self.grid_bits is not None:
             extra["grid_bits"] = self.grid_bits
         if self.queries:
@@ -278,6 +310,5 @@ class Transcript:
                     noise=self.noise, indices=idx, bound=self._bound, max_norm_raw=self._raw,
                     max_norm=self._mapped, release_step=cat(self._rel_step, np.int64),
                     release_std=cat(self._rel_std, float),
-                    weight_release=cat([w[0] for w in self._w], np.int64),
-                    weight_step=cat([w[1] for w in self._w], np.int64),
-                    weight=cat([w[2] for w in self._w], float))
+                    weight_release=cat(self._w_release, np.int64),
+                    weight_step=cat(self._w_step, np.int64), weight=cat(self._w, float))

@@ -192,8 +192,10 @@ def test_compiled_and_numpy_paths_record_the_same_norms() -> None:
 
 @pytest.mark.parametrize("epochs", [4, 16])
 def test_verify_plans_bound_the_transcripts_memory(epochs: int) -> None:
-    """Oracle: the arrays a real transcript holds (``nbytes``, twice for the concatenation at
-    the end) after runs of the tree methods and of DP-SGD; the verify plans' transcript term
+    """Oracle: the arrays a real transcript holds (``nbytes``, twice: the records and the
+    checks' copies beside them; the traced peak of whole points is
+    ``tests/verify/test_transcript_memory.py``) after runs of the tree methods and of
+    DP-SGD; the verify plans' transcript term
     (``_plan(..., transcript=)``, minus its part without a transcript) bounds them, within
     5x; control: the same plan without the transcript term does not (it was 51 MiB for
     Algorithm 2's full study, killed at 21 GB)."""
@@ -219,3 +221,85 @@ def test_verify_plans_bound_the_transcripts_memory(epochs: int) -> None:
     base = _plan(1.0, 1.0, 1.0, 30, 180, 3, point)["memory_bytes"]
     est = _plan(1.0, 1.0, 1.0, 30, 180, 3, point, transcript="steps", batch=6)["memory_bytes"]
     assert 2 * tr.nbytes <= est - base <= 5 * 2 * tr.nbytes
+
+
+def _blocks_by_hand(trials: int, releases: int,
+                    blocks: list[tuple[int, np.ndarray]]) -> np.ndarray:
+    """The drawn-noise record as the transcript kept it before stop 60 (the oracle): blocks
+    of statistics laid into a NaN array of the releases, later blocks over earlier ones."""
+    out = np.full((trials, releases), np.nan)
+    for r, v in blocks:
+        out[:, r:r + v.shape[1]] = v
+    return out
+
+
+@pytest.mark.parametrize("grid", [False, True])
+def test_the_drawn_record_is_the_blocks_laid_out(grid: bool) -> None:
+    """The drawn-noise statistics are kept in one array filled in place (it held each number
+    twice before: blocks, then the array joined from them). Oracle: the blocks laid out by
+    hand; blocks out of order, one written over, releases beyond the steps (the array grows)
+    and one release never drawn (NaN); ``as_dict`` twice gives the same record; a record
+    beyond the releases made is an error, as it was."""
+    rng = np.random.default_rng(3)
+    tr = Transcript()
+    tr.begin("test", trials=2, steps=4, n=10, batch_size=1, sampling="full",
+             sampling_rate=1.0, neighbouring="replace_one", bound=1.0,
+             grid_bits=3 if grid else None)
+    tr.releases(np.arange(7), 1.0, (np.arange(7), np.arange(7) % 4, 1.0))
+    blocks = [(2, rng.normal(size=(2, 2, 3))), (0, rng.normal(size=(2, 1, 3))),
+              (2, rng.normal(size=(2, 1, 3))), (4, rng.normal(size=(2, 3, 3)))]
+    for r, z in blocks:
+        tr.drawn_block(r, z)
+    d = tr.as_dict()
+    stat = [(r, (z * z).sum(-1)) for r, z in blocks]
+    want = _blocks_by_hand(2, 7, stat)
+    np.testing.assert_allclose(d["noise_drawn"], want, rtol=1e-14)  # NaN where NaN
+    assert np.isnan(d["noise_drawn"][:, 1]).all() and d["noise_dim"] == 3
+    if grid:
+        np.testing.assert_array_equal(d["noise_drawn_first"], _blocks_by_hand(
+            2, 7, [(r, np.abs(z[:, :, 0])) for r, z in blocks]))
+    else:
+        assert "noise_drawn_first" not in d
+    again = tr.as_dict()
+    for key in ("noise_drawn", "release_step", "release_std", "weight_release", "weight_step",
+                "weight"):
+        np.testing.assert_array_equal(again[key], d[key])
+    tr.releases(np.arange(2), 1.0, (np.arange(2), np.arange(2), 1.0))  # 9 releases now
+    np.testing.assert_allclose(tr.as_dict()["noise_drawn"][:, :7], want, rtol=1e-14)
+    assert tr.as_dict()["noise_drawn"].shape == (2, 9)
+    np.testing.assert_array_equal(tr.as_dict()["release_step"], np.r_[np.arange(7),
+                                                                      np.arange(2)])
+    tr.drawn_block(9, rng.normal(size=(2, 1, 3)))
+    with pytest.raises(ValueError, match="release 9"):
+        tr.as_dict()
+
+
+def test_a_dp_sgd_transcript_holds_its_records_once() -> None:
+    """After a DP-SGD run and ``as_dict``, what the transcript holds is its records once: the
+    indices, two norms and the drawn statistic (4 B + 24 bytes a step and trial), the bound
+    and the releases' weights (48 bytes a step). Before stop 60 it also held the drawn blocks
+    and the weight blocks beside their joined copies (64 bytes a step more here, 1.33x).
+    Oracle: the records' sizes counted here against the memory ``tracemalloc`` sees held
+    (two-sided: at least the records, at most 1.15x them)."""
+    import gc
+    import tracemalloc
+
+    f, _ = _objective()
+    trials, steps, batch = 3, 3000, 6
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        tr = Transcript()
+        res = dp_sgd(f, epsilon=1.0, delta=1e-5, steps=steps, batch_size=batch,
+                     step_size=0.05, clip_threshold=CLIP, trials=trials, seed=0,
+                     x0=np.zeros(4), transcript=tr)
+        d = tr.as_dict()
+        del res
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    records = trials * steps * (4 * batch + 24) + steps * 48
+    assert tr.nbytes == records
+    assert records <= held <= 1.15 * records, (held, records)
+    assert np.shares_memory(d["noise_drawn"], tr.as_dict()["noise_drawn"])

@@ -240,11 +240,15 @@ def _plan(bound: float, trivial: float, do_nothing: float, steps: int, evaluatio
     2's ring buffers), noise drawn ahead in blocks of up to ``min(block, 2^18 / d)`` steps
     per trial, the data set, and the run's transcript (``transcript="steps"``: one release
     per step, ``"tree"``: every step in up to log2 T + 2 node releases; ``batch`` indices
-    per step and trial): per step and trial 4 bytes an index and 40 for the norms and the
-    draws' statistics, per weight 24 bytes, twice (the record is concatenated at the end;
-    Algorithm 2's full study at N = 44668, T = 2.75e7, 8 trials was killed at 21 GB with a
-    51 MiB estimate before); ``extra_bytes``: a study's own probes (a clipping probe's
-    Monte Carlo).
+    per step and trial) with what its checks hold beside it: per step and trial 4 bytes an
+    index, 24 for the two norms and the draws' statistic and 24 for the checks' copies (the
+    drawn-noise test sorts a copy of the statistics and evaluates its law on them); per
+    weight 24 bytes and per release 16, twice (joined from blocks, then sorted by the
+    re-accounting), and 8 per step for the declared bound (Algorithm 2's full study at
+    N = 44668, T = 2.75e7, 8 trials was killed at 21 GB with a 51 MiB estimate before).
+    Measured on DP-NSGD's transcript (``bench/bench_plan_memory.md``, stop 60): 0.84-0.87 of
+    this at T = 1e6 and 4 or 16 trials. ``extra_bytes``: a study's own probes (a clipping
+    probe's Monte Carlo).
 
     ``trace_records``: iterates per trial whose full-sample gradient norm the run records
     (its trace); the plan then says ``trace_samples`` (records x trials x N sample
@@ -257,7 +261,8 @@ def _plan(bound: float, trivial: float, do_nothing: float, steps: int, evaluatio
     memory = 8.0 * (trials * per_trial + n * d) + float(extra_bytes)
     if transcript is not None:
         weights = steps * (math.log2(max(steps, 2)) + 2 if transcript == "tree" else 1)
-        memory += 2.0 * (float(trials) * steps * (4 * batch + 40) + 24.0 * weights + 16.0 * steps)
+        memory += (float(trials) * steps * (12 * batch + 48) + 2.0 * (24.0 * weights + 16.0 * steps)
+                   + 8.0 * steps)
     out = dict(bound=float(bound), trivial=float(trivial), do_nothing=float(do_nothing),
                steps=int(steps), gradient_evaluations=int(evaluations) * int(trials),
                memory_bytes=memory)
