@@ -319,3 +319,75 @@ def test_a_window_that_fits_at_the_full_trials_is_not_priced_at_the_fewest(monke
                             allow_expensive=True)
     assert got.values == vals and sorted(set(priced)) == [16]
 
+
+
+@pytest.mark.parametrize("var", ["d", "N"])
+def test_a_grid_over_the_memory_budget_at_the_asked_trials_is_priced_at_the_trials_it_runs(
+        monkeypatch, var: str) -> None:
+    """A grid that fits the memory budget only at fewer trials than asked is priced at the
+    most trials that fit (what runs), never at the asked trials: that price decided nothing
+    and cost a probe fit of its own (``normalized_sgd --vary N``: 4.3 of its 7.8 CPU-s of
+    planning). The plan is the one priced at the asked trials would have given (the same
+    values, at the trials that fit). Control: where the asked trials fit, they are priced,
+    and only they."""
+    import types
+
+    def dry_plan(study, spec, point, trials):
+        return dict(bound=0.5, trivial=1.0, do_nothing=1.0, steps=100.0,
+                    gradient_evaluations=100.0 * trials,
+                    memory_bytes=1e8 * float(point["d"]) * trials)
+
+    monkeypatch.setattr(regimes, "dry_plan", dry_plan)
+    fake = types.SimpleNamespace(fixed=dict(d=8, N=1000, T=100), theorem="fake",
+                                 headline_exponent=lambda var: None)
+    priced: list[int] = []
+
+    def cost_for(t):
+        priced.append(t)
+        return (1e-9, 1e-9)
+
+    def plan(budget: float):
+        priced.clear()
+        return regimes.plan_grid(
+            fake, None, var, dict(fake.fixed), (4.0, 8.0, 16.0), 16, cost_for=cost_for,
+            max_seconds=1e9, user_fixed=("T",) + (("N",) if var == "d" else ()),
+            reduce_trials=True,
+            fits_memory=lambda pts, t: max(1e8 * p["d"] * t for p in pts) <= budget,
+            too_large=[])
+
+    # over d (up to 16): 16 and 8 trials hold 25.6e9 and 12.8e9, over; 4 fits (6.4e9); over N
+    # (d = 8): 16 trials hold 12.8e9, 8 fit
+    runs = 4 if var == "d" else 8
+    got = plan(7e9)
+    assert got is not None and got.extra["trials"] == runs, got
+    assert set(priced) == {runs}, priced
+    assert (got.values == (4.0, 8.0, 16.0) if var == "d" else len(got.values) == 4)
+    got = plan(1e12)  # control: the asked trials fit
+    assert got is not None and got.extra["trials"] == 16 and set(priced) == {16}, priced
+
+
+def test_settings_of_t_are_still_compared_at_the_asked_trials(monkeypatch) -> None:
+    """With several settings of T (Yang et al.'s knobs) the planner compares them at the asked
+    trials, as before: a setting that fits only at fewer trials is not preferred because its
+    price there is lower. Here T = 1e4 fits the memory budget only at 4 trials and is nearly
+    free there, T = 1e5 and above fit at 16 and cost less at 16 than T = 1e4 does; the plan
+    runs T = 1e5 at 16 trials (pricing each setting at its own trials would pick T = 1e4)."""
+    import types
+
+    def dry_plan(study, spec, point, trials):
+        big = point["T"] == 10_000  # a fake whose T = 1e4 takes 1e7 steps
+        steps = 1e7 if big else float(point["T"])
+        return dict(bound=0.5, trivial=1.0, do_nothing=1.0, steps=steps,
+                    gradient_evaluations=steps * trials,
+                    memory_bytes=(1e9 if big else 1e6) * trials)
+
+    monkeypatch.setattr(regimes, "dry_plan", dry_plan)
+    fake = types.SimpleNamespace(fixed=dict(d=8, N=1000, T=10_000), theorem="fake",
+                                 headline_exponent=lambda var: None)
+    costs = {16: (1e-6, 1e-9), 8: (1e-6, 1e-9), 4: (1e-12, 1e-12)}
+    got = regimes.plan_grid(
+        fake, None, "N", dict(fake.fixed), (100.0, 200.0), 16, cost_for=lambda t: costs[t],
+        max_seconds=1e9, reduce_trials=True,
+        fits_memory=lambda pts, t: max(dry_plan(None, None, p, t)["memory_bytes"]
+                                       for p in pts) <= 5e9, too_large=[])
+    assert got is not None and got.fixed["T"] == 100_000 and got.extra["trials"] == 16, got
