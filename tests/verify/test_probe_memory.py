@@ -149,13 +149,9 @@ def test_the_fallback_says_how_much_the_refused_grid_needs(monkeypatch):
     assert asked == [True] * 4 and "refused_memory_bytes" not in regime
 
 
-def test_a_window_over_d_that_fits_is_planned_and_nothing_is_priced_for_a_refused_one(
-        monkeypatch):
-    """Over d the planner tries the whole grid, then narrower windows: a window above the
-    memory budget is now skipped unpriced and a narrower one that fits is planned. Before,
-    the widest informative window was priced (cost probes: runs) and then refused, and the
-    study fell back to the default grid. Every point is informative here and holds 1e8
-    bytes per unit of d and trial: under 7e9 bytes at 4 trials, d <= 16 fits."""
+def _memory_fake(monkeypatch) -> tuple[object, list[int], object]:
+    """A study whose every point is informative and holds 1e8 bytes per unit of d and trial,
+    its cost function recording the trial counts it was asked for."""
     import types
 
     def dry_plan(study, spec, point, trials):
@@ -171,6 +167,17 @@ def test_a_window_over_d_that_fits_is_planned_and_nothing_is_priced_for_a_refuse
     def cost_for(t):
         priced.append(t)
         return (1e-9, 1e-9)
+    return fake, priced, cost_for
+
+
+def test_a_window_over_d_that_fits_is_planned_and_nothing_is_priced_for_a_refused_one(
+        monkeypatch):
+    """Over d the planner tries the whole grid, then narrower windows: a window above the
+    memory budget is now skipped unpriced and a narrower one that fits is planned. Before,
+    the widest informative window was priced (cost probes: runs) and then refused, and the
+    study fell back to the default grid. Every point is informative here and holds 1e8
+    bytes per unit of d and trial: under 7e9 bytes at 4 trials, d <= 16 fits."""
+    fake, priced, cost_for = _memory_fake(monkeypatch)
 
     def plan(budget):
         too_large: list[str] = []
@@ -330,21 +337,7 @@ def test_a_grid_over_the_memory_budget_at_the_asked_trials_is_priced_at_the_tria
     planning). The plan is the one priced at the asked trials would have given (the same
     values, at the trials that fit). Control: where the asked trials fit, they are priced,
     and only they."""
-    import types
-
-    def dry_plan(study, spec, point, trials):
-        return dict(bound=0.5, trivial=1.0, do_nothing=1.0, steps=100.0,
-                    gradient_evaluations=100.0 * trials,
-                    memory_bytes=1e8 * float(point["d"]) * trials)
-
-    monkeypatch.setattr(regimes, "dry_plan", dry_plan)
-    fake = types.SimpleNamespace(fixed=dict(d=8, N=1000, T=100), theorem="fake",
-                                 headline_exponent=lambda var: None)
-    priced: list[int] = []
-
-    def cost_for(t):
-        priced.append(t)
-        return (1e-9, 1e-9)
+    fake, priced, cost_for = _memory_fake(monkeypatch)
 
     def plan(budget: float):
         priced.clear()
