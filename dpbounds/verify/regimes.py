@@ -535,7 +535,8 @@ def _timed_run(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, flo
 
 def cost_over_d(study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, float],
                 values: Sequence[float], trials: int = 4,
-                largest: Mapping[str, float] | None = None
+                largest: Mapping[str, float] | None = None,
+                fit: Sequence[float] | None = None
                 ) -> Callable[[Mapping[str, Any]], tuple[float, float]]:
     """How the cost per step grows with ``d``: a factor ``(fa, fb)`` (per step, per
     evaluation) of a point relative to the fixed point's ``d``.
@@ -554,6 +555,15 @@ def cost_over_d(study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, fl
     past it (as in :func:`_probe_fit`), and the factor's ``capped_at`` is then that size
     (else ``None``): ``strongly_convex.masg --vary d`` grew its probe to ``N = 23,328`` for
     a grid at ``N = 500`` and spent 8.7 CPU-s there, most of its planning.
+
+    ``fit``: the cost ``(a, b, ...)`` per step and evaluation at the fixed point's ``d`` and
+    ``trials`` (:func:`_probe_fit`'s, or a bound above it), where the planner has it. The
+    growth then starts at the largest probe that the fit, at power 1 (the most
+    :data:`_D_POWER` allows), prices at most ``2 * _PROBE_SECONDS`` at the grid's largest
+    ``d``, not at the smallest, and the first run is not repeated (the fit's probes paid the
+    compilation); the last grown run is one of the largest ``d``'s two timings. Before,
+    ``clipped_sgd --vary d`` grew five probes at ``d = 128`` (1.7 CPU-s) and timed both
+    ends four times (1.6).
     """
     ds = sorted({int(v) for v in values})
     d0 = int(fixed["d"])
@@ -561,20 +571,48 @@ def cost_over_d(study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, fl
         return lambda p: (1.0, 1.0)
     lo, hi = ds[0], ds[-1]
     n, t = 32, 200
+    k0 = 0
+    if fit is not None:
+        # skip the rungs that the fit prices well below the target at the largest d
+        scale = max(hi / d0, 1.0)
+        for k in range(1, _PROBE_MAX):
+            n2, t2 = (n, 4 * t) if "T" in fixed else (3 * n, t)
+            nxt = dict(fixed, N=n2, d=hi, **({"T": t2} if "T" in fixed else {}))
+            if largest is not None and (t2 > largest.get("T", 0) if "T" in fixed
+                                        else n2 > largest["N"]):
+                break
+            if _planned_bytes(study, spec, nxt, trials) > PROBE_MAX_BYTES:
+                break
+            pl = cost_plan(study, spec, dict(nxt, d=d0), trials)
+            if scale * (float(fit[0]) * float(pl["steps"]) + float(fit[1]) * float(
+                    pl["gradient_evaluations"])) > 2 * _PROBE_SECONDS:
+                break
+            n, t, k0 = n2, t2, k
     probe = dict(fixed)
     capped: float | None = None
-    for k in range(_PROBE_MAX):
+    last = math.inf
+    for k in range(k0, _PROBE_MAX):
         grown = dict(fixed, N=n, d=hi)
         if "T" in grown:
             grown["T"] = t
-        if k >= 1 and _planned_bytes(study, spec, grown, trials) > PROBE_MAX_BYTES:
+        if k > k0 and _planned_bytes(study, spec, grown, trials) > PROBE_MAX_BYTES:
             break  # the previous probe is timed at both ends (see PROBE_MAX_BYTES)
         probe = grown
-        runs = 2 if k == 0 else 1  # the first run pays compilation
-        dt = min(_timed_run(study, spec, probe, trials)[0] for _ in range(runs))
-        if dt >= 2 * _PROBE_SECONDS and k >= 1:
+        runs = 2 if k == 0 and fit is None else 1  # the first run pays compilation
+        timed = [_timed_run(study, spec, probe, trials) for _ in range(runs)]
+        dt = min(sec for sec, _ in timed)
+        last = min(sec / steps for sec, steps in timed)
+        if dt >= 2 * _PROBE_SECONDS and k > k0:
             break
-        if largest is not None and k >= 1 and (
+        # half the target reached, and the next probe would cost over 3x it (by its steps):
+        # clipped_sgd's T = 12,800 at d = 128 ran 0.55 CPU-s, its next 1.9
+        if k > k0 and dt >= _PROBE_SECONDS:
+            nxt = dict(probe, **({"T": 4 * t} if "T" in probe else {"N": 3 * n}))
+            grow = (float(cost_plan(study, spec, nxt, trials)["steps"])
+                    / max(float(cost_plan(study, spec, probe, trials)["steps"]), 1.0))
+            if grow * dt > 6 * _PROBE_SECONDS:
+                break
+        if largest is not None and k > k0 and (
                 4 * t > largest.get("T", 0) if "T" in probe else 3 * n > largest["N"]):
             capped = _size(largest)
             break  # the next probe would be larger than any point that runs
@@ -583,7 +621,10 @@ def cost_over_d(study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, fl
         else:
             n *= 3
     per_step: dict[int, float] = {lo: math.inf, hi: math.inf}
-    for d in (lo, hi, lo, hi):
+    ends: tuple[int, ...] = (lo, hi, lo, hi)
+    if fit is not None and math.isfinite(last):
+        per_step[hi], ends = last, (lo, hi, lo)
+    for d in ends:
         sec, steps = _timed_run(study, spec, dict(probe, d=d), trials)
         per_step[d] = min(per_step[d], sec / steps)
     power = math.log(per_step[hi] / per_step[lo]) / math.log(hi / lo)
@@ -619,20 +660,22 @@ def _remembered_power(value: Any) -> tuple[float, float | None] | None:
 
 def remembered_cost_over_d(memo: Any, study: TheoremStudy, spec: VerifyProblem,
                            fixed: Mapping[str, float], values: Sequence[float],
-                           trials: int = 4, largest: Mapping[str, float] | None = None
+                           trials: int = 4, largest: Mapping[str, float] | None = None,
+                           fit: Sequence[float] | None = None
                            ) -> Callable[[Mapping[str, Any]], tuple[float, float]]:
     """:func:`cost_over_d`, its power of ``d`` read from ``memo`` (a
     :class:`~dpbounds.verify.costs.CostMemo`) where it holds the probe of the same arguments
-    (the grid's two ends) on this host and code, else probed and remembered there."""
+    (the grid's two ends) on this host and code, else probed and remembered there (``fit``:
+    as :func:`cost_over_d`'s; it only sets where the probes start)."""
     ds = sorted({int(v) for v in values})
     parts = None if memo is None else _memo_parts(study, spec, fixed, trials, largest)
     if parts is None or len(ds) < 2:
-        return cost_over_d(study, spec, fixed, values, trials, largest=largest)
+        return cost_over_d(study, spec, fixed, values, trials, largest=largest, fit=fit)
     key = memo.key("power_of_d", ends=[ds[0], ds[-1]], **parts)
     hit = memo.get(key, _remembered_power)
     if hit is not None:
         return _power_factor(int(fixed["d"]), *hit)
-    factor = cost_over_d(study, spec, fixed, values, trials, largest=largest)
+    factor = cost_over_d(study, spec, fixed, values, trials, largest=largest, fit=fit)
     powers = getattr(factor, "powers", None)
     if powers:
         cap = getattr(factor, "capped_at", None)
@@ -812,12 +855,11 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
                 # where timing noise prices the fewest trials higher, this keeps the wider
                 # window that fits at the asked trials (before: a narrower one)
                 pts = [dict(base, N=n_ok, **{var: v}) for v in cut]
-                # at the most trials that fit the memory budget (the asked trials' price of
-                # a window over it would cost a probe fit and decide nothing)
-                t_all = most_trials(pts)
-                p_all = sum(_costed(study, spec, var, dict(base, N=n_ok), cut, t_all,
-                                    base_cost(pts) if t_all == trials else cost_at(t_all, pts),
-                                    "", "", {}, cost_factor).seconds)
+                # (also where the asked trials are over the memory budget: their price
+                # bounds the price of the fewer trials that run, so a window within the
+                # budget there is within it at any trials, without a probe fit of those)
+                p_all = sum(_costed(study, spec, var, dict(base, N=n_ok), cut, trials,
+                                    base_cost(pts), "", "", {}, cost_factor).seconds)
                 if p_all <= max_seconds:
                     price.append(p_all)
                     break

@@ -710,7 +710,8 @@ def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
                 # one uncapped probe for a study with settings of T (see plan_grid)
                 over_d[:] = [regimes.remembered_cost_over_d(
                     costs, study, spec, fixed, values, min(trials, 16),
-                    largest=None if knobbed else regimes._largest([point]))]
+                    largest=None if knobbed else regimes._largest([point]),
+                    fit=_fit_above(cost_for.fits, min(trials, 16)))]
                 # the regime reports the fitted power of d (``_costed`` reads it off the factor)
                 factor.powers = getattr(over_d[0], "powers", ())  # type: ignore[attr-defined]
             return over_d[0](point)
@@ -762,6 +763,20 @@ def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
         if cost_for.fits or over_d:  # the cost probes ran before any point: at most
             regime["probe_memory_bytes"] = regimes.PROBE_MAX_BYTES  # PROBE_MAX_BYTES of arrays
     return regime, values, fixed
+
+
+def _fit_above(fits: Mapping[int, Any], trials: int) -> tuple[float, float] | None:
+    """A cost ``(a, b)`` per step and evaluation at ``trials`` trials not below the true one,
+    from the probe fits made so far (``ProbeCosts.fits``: trials -> (fit, size)): the fit at
+    ``trials``, else one at fewer trials scaled by the ratio (a step's cost grows at most in
+    proportion to its trials), else one at more; ``None`` if none was made."""
+    if not fits:
+        return None
+    t = trials if trials in fits else max(fits, key=lambda k: (k <= trials, k if k <= trials
+                                                                 else -k))
+    a, b = (float(x) for x in fits[t][0][:2])
+    scale = max(trials / t, 1.0)
+    return a * scale, b * scale
 
 
 def _estimate(study: TheoremStudy, spec: VerifyProblem, points: Sequence[Mapping[str, Any]],

@@ -66,7 +66,7 @@ def timing(monkeypatch) -> list[str]:
                     + float(point.get("T", 0.0)) / 1e5)
         return a, 1e-9 * (1 + trials), 0.01 * (1 + float(point["d"]) / 10)
 
-    def over_d(study, spec, fixed, values, trials, largest=None):
+    def over_d(study, spec, fixed, values, trials, largest=None, fit=None):
         calls.append("d")
         ds = sorted(float(v) for v in values)
         power = min(1.0, 0.2 + 0.05 * math.log2(ds[-1] / ds[0]) + trials / 100)

@@ -363,3 +363,81 @@ def test_planner_over_d_runs_the_cheapest_informative_window_when_none_fits() ->
     # the widest window's two cheapest points already cost more than 60 s: it kept one
     # point (no slope), so the study fell back to the vacuous default grid
     assert wide is not None and sum(sorted(wide.seconds)[:2]) > 60.0
+
+
+def test_cost_over_d_starts_where_the_fit_prices_it_and_reuses_its_last_probe(
+        monkeypatch) -> None:
+    """Given the probe fit at the fixed point's d, :func:`cost_over_d` starts its growth at
+    the largest probe the fit prices at most ``2 * _PROBE_SECONDS`` at the largest d (at
+    power 1, the most it allows), runs no first probe twice (the fit paid compilation) and
+    times the largest d once more, not twice: the last grown probe is one of its timings.
+    Oracle: a closed-form cost ``1e-8 * steps * d^0.75`` (power 0.75, read as before).
+    Control: without the fit it starts at N = 32, twice, and times both ends twice."""
+    from dpbounds.verify import regimes
+
+    st = get_study("kamath.bst14")
+    spec = problem("huber_well")  # not run: the probe runs are the closed form below
+    fixed = dict(st.fixed, d=4)
+    runs: list[tuple[int, int]] = []
+
+    def steps(point):
+        return 1000.0 * point["N"] / point["d"]
+
+    def fake(study, spec_, point, trials):
+        runs.append((int(point["N"]), int(point["d"])))
+        return 1e-8 * steps(point) * point["d"] ** 0.75, steps(point)
+
+    monkeypatch.setattr(regimes, "_timed_run", fake)
+    monkeypatch.setattr(regimes, "cost_plan", lambda study, spec_, point, trials: dict(
+        steps=steps(point), gradient_evaluations=0.0, memory_bytes=0.0))
+    fit = (1e-8 * 4**0.75, 0.0)  # exact at d = 4
+    f = regimes.cost_over_d(st, spec, fixed, (2, 8, 32, 128), fit=fit)
+    assert f.powers == pytest.approx((0.75, 0.75), rel=1e-12)
+    ladder = [32 * 3**k for k in range(regimes._PROBE_MAX)]
+    start = max(n for n in ladder
+                if 128 / 4 * fit[0] * steps(dict(N=n, d=4)) <= 2 * regimes._PROBE_SECONDS)
+    grown = [n for n in ladder if n >= start]
+    assert start > 32 and runs == [(n, 128) for n in grown] + [
+        (grown[-1], 2), (grown[-1], 128), (grown[-1], 2)], runs
+    runs.clear()
+    g = regimes.cost_over_d(st, spec, fixed, (2, 8, 32, 128))  # control: no fit
+    assert g.powers == f.powers
+    assert runs[:2] == [(32, 128), (32, 128)] and runs[-4:] == [
+        (runs[-1][0], 2), (runs[-1][0], 128), (runs[-1][0], 2), (runs[-1][0], 128)], runs
+
+
+def test_cost_over_d_stops_before_a_probe_three_times_its_target(monkeypatch) -> None:
+    """A probe at half the target whose next (4x the steps) would cost over 3x the target
+    ends the growth: clipped_sgd's T = 12,800 at d = 128 ran 0.55 CPU-s and its next 1.9,
+    twice. Oracle: a closed-form cost, 0.5 CPU-s at T = 12,800 and d = 128."""
+    from dpbounds.verify import regimes
+
+    st = get_study("nonconvex.clipped_sgd")
+    spec = problem("huber_well")
+    fixed = dict(st.fixed)
+    c = 0.5 / (12800 * 128**0.5)
+    runs: list[int] = []
+
+    def fake(study, spec_, point, trials):
+        runs.append(int(point["T"]))
+        return c * point["T"] * point["d"] ** 0.5, float(point["T"])
+
+    monkeypatch.setattr(regimes, "_timed_run", fake)
+    monkeypatch.setattr(regimes, "cost_plan", lambda study, spec_, point, trials: dict(
+        steps=float(point["T"]), gradient_evaluations=0.0, memory_bytes=0.0))
+    f = regimes.cost_over_d(st, spec, fixed, (2, 128))
+    assert max(runs) == 12800 and f.powers == pytest.approx((0.5, 0.5), rel=1e-12)
+
+
+def test_the_fit_that_starts_the_d_probes_bounds_the_cost_from_above() -> None:
+    """``study._fit_above``: the probe fit at the asked trials as it is; one at fewer trials
+    scaled up by the ratio (a step costs at most in proportion to its trials); one at more
+    trials as it is (it costs more); none made: ``None``."""
+    from dpbounds.verify.study import _fit_above
+
+    fit = ((2e-6, 3e-9, 0.4), None)
+    assert _fit_above({16: fit}, 16) == (2e-6, 3e-9)
+    assert _fit_above({4: fit}, 16) == pytest.approx((8e-6, 1.2e-8))
+    assert _fit_above({32: fit, 4: ((1.0, 1.0, 0.0), None)}, 16) == pytest.approx((4.0, 4.0))
+    assert _fit_above({32: fit}, 16) == (2e-6, 3e-9)
+    assert _fit_above({}, 16) is None
