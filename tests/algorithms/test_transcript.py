@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpbounds.algorithms import dp_gd, dp_nsgd, dp_sgd
 from dpbounds.algorithms._transcript import Transcript
@@ -303,3 +305,56 @@ def test_a_dp_sgd_transcript_holds_its_records_once() -> None:
     assert tr.nbytes == records
     assert records <= held <= 1.15 * records, (held, records)
     assert np.shares_memory(d["noise_drawn"], tr.as_dict()["noise_drawn"])
+
+
+@given(trials=st.integers(1, 3), steps=st.integers(0, 6), grid=st.booleans(),
+       ops=st.lists(st.tuples(st.sampled_from(["releases", "block", "as_dict"]),
+                              st.integers(0, 9), st.integers(0, 3)), max_size=12),
+       seed=st.integers(0, 2**16))
+@settings(max_examples=150, deadline=None)
+def test_the_records_are_the_calls_laid_out(trials: int, steps: int, grid: bool,
+                                            ops: list[tuple[str, int, int]],
+                                            seed: int) -> None:
+    """Property (the oracle: the calls kept here and laid out by hand, as the transcript did
+    before stop 60): after any sequence of ``releases``, ``drawn_block`` (empty blocks,
+    blocks out of order or past the steps) and ``as_dict`` calls, ``as_dict`` returns the
+    releases joined and the draws laid out over the releases made (NaN where none), or
+    raises where a draw names a release not made; its arrays are read-only."""
+    rng = np.random.default_rng(seed)
+    tr = Transcript()
+    tr.begin("t", trials=trials, steps=steps, n=10, batch_size=1, sampling="full",
+             sampling_rate=1.0, neighbouring="replace_one", bound=1.0,
+             grid_bits=3 if grid else None)
+    rel: list[np.ndarray] = []
+    blocks: list[tuple[int, np.ndarray]] = []
+    for kind, a, b in ops:
+        if kind == "releases":
+            mine = np.arange(a)
+            tr.releases(mine, 1.5, (np.arange(a), np.arange(a), rng.normal(size=a)))
+            rel.append(mine)
+            mine += 100  # the caller's array is not the transcript's
+        elif kind == "block":
+            z = rng.normal(size=(trials, b, 2))
+            tr.drawn_block(a, z)
+            blocks.append((a, z))
+        else:
+            made = sum(r.size for r in rel)
+            if any(z.shape[1] and r + z.shape[1] > made for r, z in blocks):
+                with pytest.raises(ValueError, match="releases"):
+                    tr.as_dict()
+                return
+            d = tr.as_dict()
+            np.testing.assert_array_equal(
+                d["release_step"], np.concatenate(rel) - 100 if rel else np.zeros(0))
+            if blocks:
+                want = _blocks_by_hand(trials, made, [(r, (z * z).sum(-1)) for r, z in blocks])
+                np.testing.assert_allclose(d["noise_drawn"], want, rtol=1e-14)
+                if grid:
+                    np.testing.assert_array_equal(d["noise_drawn_first"], _blocks_by_hand(
+                        trials, made, [(r, np.abs(z[:, :, 0])) for r, z in blocks]))
+            else:
+                assert "noise_drawn" not in d
+            for key in ("release_step", "weight", "noise_drawn"):
+                if key in d and d[key].size:
+                    with pytest.raises(ValueError, match="read-only"):
+                        d[key][..., 0] = 0.0

@@ -15,9 +15,11 @@ from dpbounds.verify.study import get_study
 
 
 @pytest.mark.parametrize(("theorem", "over", "trials"), [
-    ("nonconvex.normalized_sgd", {"T": 20000}, 4),
-    ("nonconvex.clipped_sgd", {"T": 20000, "B": 8}, 4),
-    ("nonconvex.normalized_sgd", {"T": 20000}, 16),
+    ("nonconvex.normalized_sgd", {"T": 20000, "N": 200}, 4),
+    ("nonconvex.clipped_sgd", {"T": 20000, "N": 200, "B": 8}, 4),
+    ("nonconvex.normalized_sgd", {"T": 20000, "N": 200}, 16),
+    ("nonconvex.tree_momentum_nsgd", {"N": 4000, "d": 2}, 2),  # T from N: a tree of nodes
+    ("nonconvex.normalized_sgd", {"T": 1000, "N": 20000, "d": 32}, 4),  # the trace: N d
 ])
 def test_the_plan_bounds_what_a_point_holds(theorem: str, over: dict, trials: int) -> None:
     """The dry plan's ``memory_bytes`` bounds the traced peak of the point, and is not loose
@@ -25,9 +27,14 @@ def test_the_plan_bounds_what_a_point_holds(theorem: str, over: dict, trials: in
     copies at their largest). Control: the plan without its transcript term is below the
     peak (the transcript and its checks are most of it)."""
     s = get_study(theorem)
-    point = dict(s.fixed, N=200, **over)
-    inst = problem(s.problems[0]).build(200, int(point["d"]), seed=0)
-    s.run_point(dict(point, T=200), inst, trials, 0, None)  # compiled, imported: not counted
+    point = dict(s.fixed, **over)
+    kind = problem(s.problems[0])
+    inst = kind.build(int(point["N"]), int(point["d"]), seed=0)
+    if "T" in point:  # compiled, imported: not counted
+        s.run_point(dict(point, T=200), inst, trials, 0, None)
+    else:
+        s.run_point(dict(point, N=100), kind.build(100, int(point["d"]), seed=0), trials, 0,
+                    None)
     plan = s.plan_point(point, inst, trials)
     tracemalloc.start()
     try:
@@ -38,6 +45,6 @@ def test_the_plan_bounds_what_a_point_holds(theorem: str, over: dict, trials: in
         tracemalloc.stop()
     est = float(plan["memory_bytes"])
     assert 0.5 * est <= peak <= est, (peak, est)
-    T, B = int(point["T"]), int(point["B"])
-    bare = _plan(1.0, 1.0, 1.0, T, T * B, trials, point, block=T)["memory_bytes"]
+    T = int(plan["steps"])
+    bare = _plan(1.0, 1.0, 1.0, T, T, trials, point, block=T)["memory_bytes"]
     assert bare < peak, (bare, peak)

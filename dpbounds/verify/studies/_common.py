@@ -243,15 +243,18 @@ def _plan(bound: float, trivial: float, do_nothing: float, steps: int, evaluatio
     per step and trial) with what its checks hold beside it: per step and trial 4 bytes an
     index, 24 for the two norms and the draws' statistic and 24 for the checks' copies (the
     drawn-noise test sorts a copy of the statistics and evaluates its law on them); per
-    weight 24 bytes and per release 16, twice (joined from blocks, then sorted by the
-    re-accounting), and 8 per step for the declared bound (Algorithm 2's full study at
-    N = 44668, T = 2.75e7, 8 trials was killed at 21 GB with a 51 MiB estimate before).
-    Measured on DP-NSGD's transcript (``bench/bench_plan_memory.md``, stop 60): 0.84-0.87 of
-    this at T = 1e6 and 4 or 16 trials. ``extra_bytes``: a study's own probes (a clipping
-    probe's Monte Carlo).
+    release 16 bytes, twice (joined from blocks, then sorted by the re-accounting), per
+    weight 24 bytes three times (a tree's re-accounting holds a third copy: two were 1.02 of
+    Algorithm 1's measured peak at 2 trials, d = 2, in an independent review), and 8 per
+    step for the declared bound (Algorithm 2's full study at N = 44668, T = 2.75e7, 8 trials
+    was killed at 21 GB with a 51 MiB estimate before). Measured (``bench/bench_plan_memory.md``,
+    stop 60): DP-NSGD's and DP-SGD's points hold 0.61-0.89 of this. ``extra_bytes``: a study's
+    own probes (a clipping probe's Monte Carlo).
 
     ``trace_records``: iterates per trial whose full-sample gradient norm the run records
-    (its trace); the plan then says ``trace_samples`` (records x trials x N sample
+    (its trace); the plan then counts the trace's per-sample gradients, ``(trials, N, d)``
+    twice (an independent review measured 793 MiB for 8 trials, N = 1e5, d = 64, where the
+    plan had 55 MiB), and says ``trace_samples`` (records x trials x N sample
     gradients), which the planner prices by timing the objective (``regimes.trace_seconds``):
     the cost probes run at N = 32, where the trace costs nothing, and Yang et al.'s
     ``clipped_sgd --vary N`` grid (N up to 56,230, 101 records of 16 trials) spent ~13 of its
@@ -261,8 +264,10 @@ def _plan(bound: float, trivial: float, do_nothing: float, steps: int, evaluatio
     memory = 8.0 * (trials * per_trial + n * d) + float(extra_bytes)
     if transcript is not None:
         weights = steps * (math.log2(max(steps, 2)) + 2 if transcript == "tree" else 1)
-        memory += (float(trials) * steps * (12 * batch + 48) + 2.0 * (24.0 * weights + 16.0 * steps)
-                   + 8.0 * steps)
+        memory += (float(trials) * steps * (12 * batch + 48) + 72.0 * weights
+                   + 32.0 * steps + 8.0 * steps)
+    if trace_records:
+        memory += 16.0 * float(trials) * n * d
     out = dict(bound=float(bound), trivial=float(trivial), do_nothing=float(do_nothing),
                steps=int(steps), gradient_evaluations=int(evaluations) * int(trials),
                memory_bytes=memory)
