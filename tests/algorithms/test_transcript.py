@@ -264,13 +264,17 @@ def test_the_drawn_record_is_the_blocks_laid_out(grid: bool) -> None:
         assert "noise_drawn_first" not in d
     again = tr.as_dict()
     for key in ("noise_drawn", "release_step", "release_std", "weight_release", "weight_step",
-                "weight"):
+                "weight") + (("noise_drawn_first",) if grid else ()):
         np.testing.assert_array_equal(again[key], d[key])
+        # held once: the second call returns what the first joined, not a fresh copy
+        assert np.shares_memory(again[key], d[key]), key
     tr.releases(np.arange(2), 1.0, (np.arange(2), np.arange(2), 1.0))  # 9 releases now
     np.testing.assert_allclose(tr.as_dict()["noise_drawn"][:, :7], want, rtol=1e-14)
     assert tr.as_dict()["noise_drawn"].shape == (2, 9)
     np.testing.assert_array_equal(tr.as_dict()["release_step"], np.r_[np.arange(7),
                                                                       np.arange(2)])
+    # two blocks of releases joined once, then kept: a later call copies nothing
+    assert np.shares_memory(tr.as_dict()["weight"], tr.as_dict()["weight"])
     tr.drawn_block(9, rng.normal(size=(2, 1, 3)))
     with pytest.raises(ValueError, match="release 9"):
         tr.as_dict()
@@ -304,6 +308,12 @@ def test_a_dp_sgd_transcript_holds_its_records_once() -> None:
     records = trials * steps * (4 * batch + 24) + steps * 48
     assert tr.nbytes == records
     assert records <= held <= 1.15 * records, (held, records)
+    assert tr._drawn is not None and tr._drawn.shape == (trials, steps)  # allocated once
+    first = Transcript()  # as wide as the steps at the first draw, not grown draw by draw
+    first.begin("t", trials=2, steps=10, n=5, batch_size=1, sampling="full",
+                sampling_rate=1.0, neighbouring="replace_one", bound=1.0)
+    first.drawn_block(0, np.ones((2, 1, 3)))
+    assert first._drawn is not None and first._drawn.shape == (2, 10)
     assert np.shares_memory(d["noise_drawn"], tr.as_dict()["noise_drawn"])
 
 
