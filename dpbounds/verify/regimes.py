@@ -583,7 +583,7 @@ def cost_over_d(study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, fl
                 break
             if _planned_bytes(study, spec, nxt, trials) > PROBE_MAX_BYTES:
                 break
-            pl = cost_plan(study, spec, dict(nxt, d=d0), trials)
+            pl = cost_plan(study, spec, nxt, trials)  # the steps run at the largest d
             if scale * (float(fit[0]) * float(pl["steps"]) + float(fit[1]) * float(
                     pl["gradient_evaluations"])) > 2 * _PROBE_SECONDS:
                 break
@@ -602,17 +602,17 @@ def cost_over_d(study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, fl
         timed = [_timed_run(study, spec, probe, trials) for _ in range(runs)]
         dt = min(sec for sec, _ in timed)
         last = min(sec / steps for sec, steps in timed)
-        if dt >= 2 * _PROBE_SECONDS and k > k0:
+        if dt >= 2 * _PROBE_SECONDS and k >= 1:
             break
         # half the target reached, and the next probe would cost over 3x it (by its steps):
         # clipped_sgd's T = 12,800 at d = 128 ran 0.55 CPU-s, its next 1.9
-        if k > k0 and dt >= _PROBE_SECONDS:
+        if k >= 1 and dt >= _PROBE_SECONDS:
             nxt = dict(probe, **({"T": 4 * t} if "T" in probe else {"N": 3 * n}))
             grow = (float(cost_plan(study, spec, nxt, trials)["steps"])
                     / max(float(cost_plan(study, spec, probe, trials)["steps"]), 1.0))
             if grow * dt > 6 * _PROBE_SECONDS:
                 break
-        if largest is not None and k > k0 and (
+        if largest is not None and k >= 1 and (
                 4 * t > largest.get("T", 0) if "T" in probe else 3 * n > largest["N"]):
             capped = _size(largest)
             break  # the next probe would be larger than any point that runs
@@ -924,9 +924,11 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
             [dict(plan.fixed, **{var: v}) for v in plan.values], trials):
         plan = _fit(study, spec, var, plan, trials, max_seconds, reduce_trials, cost_at,
                     allow_expensive, cost_factor, fits_memory)
+    # a plan _fit handed back unchanged is checked at the asked trials, as before it was
+    # priced at the trials that fit (a vacuous one then falls back, as it did)
     if fits_memory is not None and not fits_memory(
             [dict(plan.fixed, **{var: v}) for v in plan.values],
-            int(plan.extra.get("trials", trials))):
+            trials if plan is best[1] else int(plan.extra.get("trials", trials))):
         if too_large is not None:  # no span or trial count brought it within the budget
             too_large.append(plan.why.split("; ")[1] if "; " in plan.why else plan.why)
         return None

@@ -394,8 +394,8 @@ def test_cost_over_d_starts_where_the_fit_prices_it_and_reuses_its_last_probe(
     f = regimes.cost_over_d(st, spec, fixed, (2, 8, 32, 128), fit=fit)
     assert f.powers == pytest.approx((0.75, 0.75), rel=1e-12)
     ladder = [32 * 3**k for k in range(regimes._PROBE_MAX)]
-    start = max(n for n in ladder
-                if 128 / 4 * fit[0] * steps(dict(N=n, d=4)) <= 2 * regimes._PROBE_SECONDS)
+    start = max(n for n in ladder  # the steps at the largest d, where the probe runs
+                if 128 / 4 * fit[0] * steps(dict(N=n, d=128)) <= 2 * regimes._PROBE_SECONDS)
     grown = [n for n in ladder if n >= start]
     assert start > 32 and runs == [(n, 128) for n in grown] + [
         (grown[-1], 2), (grown[-1], 128), (grown[-1], 2)], runs
@@ -441,3 +441,61 @@ def test_the_fit_that_starts_the_d_probes_bounds_the_cost_from_above() -> None:
     assert _fit_above({32: fit, 4: ((1.0, 1.0, 0.0), None)}, 16) == pytest.approx((4.0, 4.0))
     assert _fit_above({32: fit}, 16) == (2e-6, 3e-9)
     assert _fit_above({}, 16) is None
+
+
+def test_cost_over_d_from_the_fit_never_grows_past_the_largest_point(monkeypatch) -> None:
+    """With the fit, the probes of the power of d still stop before the largest point that
+    runs (an independent review: the start rung's checks were skipped, so the probes ran
+    N = 864 for a grid at N <= 300, and masg's N = 2592 for 1000) and before a probe over
+    the memory cap. Oracle: the closed-form cost and plans of the test above."""
+    from dpbounds.verify import regimes
+
+    st = get_study("kamath.bst14")
+    spec = problem("huber_well")
+    fixed = dict(st.fixed, d=4)
+    runs: list[int] = []
+
+    def steps(point):
+        return 1000.0 * point["N"] / point["d"]
+
+    def fake(study, spec_, point, trials):
+        runs.append(int(point["N"]))
+        return 1e-8 * steps(point) * point["d"] ** 0.75, steps(point)
+
+    monkeypatch.setattr(regimes, "_timed_run", fake)
+    monkeypatch.setattr(regimes, "cost_plan", lambda study, spec_, point, trials: dict(
+        steps=steps(point), gradient_evaluations=0.0, memory_bytes=100.0 * point["N"]))
+    fit = (1e-8 * 4**0.75, 0.0)
+    f = regimes.cost_over_d(st, spec, fixed, (2, 128), largest={"N": 300.0}, fit=fit)
+    assert max(runs) <= 300 and f.capped_at == 300.0, runs
+    runs.clear()
+    monkeypatch.setattr(regimes, "PROBE_MAX_BYTES", 100.0 * 900)
+    regimes.cost_over_d(st, spec, fixed, (2, 128), fit=fit)
+    assert max(runs) <= 900, runs
+
+
+def test_a_vacuous_plan_over_the_memory_budget_still_falls_back(monkeypatch) -> None:
+    """A grid over N informative only at its smallest points, over the memory budget at the
+    asked 16 trials and within it at 8: no narrowed span is informative, so the planner
+    returns no plan (the default grid runs, the reason names the memory), as it did before
+    it priced such a grid at 8 trials (an independent review: it returned the vacuous grid,
+    "bound below ... at every point")."""
+    from dpbounds.verify import regimes
+
+    def dry_plan(study, spec, point, trials):  # informative at N = 6 and 10 only
+        return dict(bound=0.5 if int(point["N"]) in (6, 10) else 2.0, trivial=1.0,
+                    do_nothing=1.0, steps=100.0, gradient_evaluations=100.0 * trials,
+                    memory_bytes=1e8 * float(point["N"]) * trials)
+
+    import types
+    monkeypatch.setattr(regimes, "dry_plan", dry_plan)
+    fake = types.SimpleNamespace(fixed=dict(d=8, N=1000, T=100), theorem="fake",
+                                 headline_exponent=lambda var: None)
+    too_large: list[str] = []
+    got = regimes.plan_grid(
+        fake, None, "N", dict(fake.fixed), None, 16,
+        cost_for=lambda t: (1e-9, 1e-9), max_seconds=1e9, user_fixed=("T",),
+        reduce_trials=True,  # the N span (up to 80) fits at 8 trials, not 16
+        fits_memory=lambda pts, t: max(1e8 * p["N"] * t for p in pts) <= 1e8 * 80 * 8,
+        too_large=too_large)
+    assert got is None and too_large, (got, too_large)

@@ -216,9 +216,11 @@ def test_a_sweep_over_d_reports_the_cost_power_of_d(monkeypatch):
     s = get_study("strongly_convex.heavy_ball")
     spec = study.problem(s.problems[0]) if isinstance(s.problems[0], str) else s.problems[0]
     over_d: list[int] = []
+    fits: list[object] = []
 
     def cost_over_d(study_, spec_, fixed, values, trials, largest=None, fit=None):
         over_d.append(trials)
+        fits.append(fit)
 
         def factor(point):
             return (float(point["d"]) ** 0.5, float(point["d"]) ** 0.5)
@@ -234,6 +236,8 @@ def test_a_sweep_over_d_reports_the_cost_power_of_d(monkeypatch):
                                       dict(s.fixed), 32, False, "auto", 900.0, False, ())
     assert over_d == [16]
     assert regime["cost_power_of_d"] == [0.5, 0.5], regime
+    # the probe fit made before it sets where its probes start (the fit at 16 trials as is)
+    assert fits == [(1e-6, 1e-9)], fits
 
 
 def test_every_planned_point_is_priced_with_the_fixed_cost_of_a_run(monkeypatch):
