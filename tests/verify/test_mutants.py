@@ -499,3 +499,15 @@ def test_a_vacuous_plan_over_the_memory_budget_still_falls_back(monkeypatch) -> 
         fits_memory=lambda pts, t: max(1e8 * p["N"] * t for p in pts) <= 1e8 * 80 * 8,
         too_large=too_large)
     assert got is None and too_large, (got, too_large)
+
+
+@pytest.mark.parametrize("fit", [(float("nan"), 0.0), (1e-6, float("inf")), (-1e-6, 0.0),
+                                 (1e-6,), ("a", 0.0)])
+def test_cost_over_d_refuses_a_fit_that_is_not_a_cost(fit) -> None:
+    """A fit with NaN, inf, a negative or a missing entry would start the probes anywhere
+    (NaN compares false: the largest rung): a ValueError naming ``fit``."""
+    from dpbounds.verify import regimes
+
+    st = get_study("kamath.bst14")
+    with pytest.raises(ValueError, match="fit must be"):
+        regimes.cost_over_d(st, problem("huber_well"), dict(st.fixed, d=4), (2, 128), fit=fit)

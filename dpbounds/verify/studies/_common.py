@@ -248,8 +248,9 @@ def _plan(bound: float, trivial: float, do_nothing: float, steps: int, evaluatio
     Algorithm 1's measured peak at 2 trials, d = 2, in an independent review), and 8 per
     step for the declared bound (Algorithm 2's full study at N = 44668, T = 2.75e7, 8 trials
     was killed at 21 GB with a 51 MiB estimate before). Measured (``bench/bench_plan_memory.md``,
-    stop 60): DP-NSGD's and DP-SGD's points hold 0.61-0.89 of this. ``extra_bytes``: a study's
-    own probes (a clipping probe's Monte Carlo).
+    stop 60, and an independent review's ~40 points): the four transcript studies' points
+    hold at most 0.98 of this. ``extra_bytes``: a study's own probes (a clipping probe's
+    Monte Carlo).
 
     ``trace_records``: iterates per trial whose full-sample gradient norm the run records
     (its trace); the plan then counts the trace's per-sample gradients, ``(trials, N, d)``
