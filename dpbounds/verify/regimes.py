@@ -272,7 +272,8 @@ def seconds_per_evaluation(study: TheoremStudy, spec: VerifyProblem, point: Mapp
     over all trials) of the study's algorithm with ``trials`` trials; ``(a, b)``, each floored
     at ``1e-9``.
 
-    Probe runs grow (``N = 32, 96, 288, ...``; ``T = 200, 800, 3200, ...`` for Yang et al.)
+    Probe runs grow (``N = 32, 96, 288, ...``; for Yang et al. ``T`` from 200 by
+    :func:`_t_growth`'s factor, 2x to 16x)
     until one costs at least ``_PROBE_SECONDS`` of CPU, and ``c + a * steps + b * evaluations``
     is fitted to them by non-negative least squares. The fixed cost ``c`` of a run
     (calibration, compilation dispatch, traces) is left out of ``(a, b)``: fitted without it,
@@ -292,6 +293,28 @@ def seconds_per_evaluation(study: TheoremStudy, spec: VerifyProblem, point: Mapp
     """
     a, b, _ = _probe_fit(study, spec, point, trials)
     return a, b
+
+
+#: range of the factor by which a probe's ``T`` grows from one probe to the next
+_T_GROWTH = (2.0, 16.0)
+
+
+def _t_growth(dt: float, floor: float, t: int) -> float:
+    """The factor from a probe of ``t`` steps that ran warm in ``dt`` CPU seconds (the
+    fastest warm probe so far: ``floor``) to the next, within :data:`_T_GROWTH`.
+
+    It aims where the variable part seen so far (``dt - floor``, where it is over a tenth of
+    ``floor``) would reach 1.2 times the stop rule's ``max(_PROBE_SECONDS, 3 floor)``, and
+    never past where the next probe would cost ``3 * _PROBE_SECONDS`` if all of ``dt`` were
+    per step (the stop rule's bound). Before, ``T`` grew 4x a probe: Yang et al.'s probes
+    ran at 200, 800 and 3,200 steps where the fixed cost (0.08 CPU-s warm) hid the per-step
+    one, each paying its own calibration and re-accounting cold (0.37-0.45 CPU-s), and the
+    last probe went 4x past its target (``clipped_sgd``'s T = 51,200 after 12,800)."""
+    safe = 3.0 * _PROBE_SECONDS / max(dt, 1e-9)
+    shown = dt - floor
+    aim = ((1.2 * max(_PROBE_SECONDS, 3.0 * floor) - floor) / shown if shown > 0.1 * floor
+           else math.inf)
+    return float(min(max(min(safe, aim), _T_GROWTH[0]), _T_GROWTH[1]))
 
 
 def _probe_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, float],
@@ -349,16 +372,22 @@ def _probe_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, flo
         if k >= 2 and dt >= max(_PROBE_SECONDS / 3.0, 3.0 * min(secs)) and (
                 dt * rows[-1][1] / max(rows[-2][1], 1.0) > 3.0 * _PROBE_SECONDS):
             break
+        t_next = int(round(t * _t_growth(dt, min(secs), t))) if "T" in probe else t
         if largest is not None and k >= 1 and (
-                4 * t > largest.get("T", 0) if "T" in probe else 3 * n > largest["N"]):
-            why = "largest"
-            break  # the next probe would be larger than any point that runs
+                t_next > largest.get("T", 0) if "T" in probe else 3 * n > largest["N"]):
+            if "T" in probe and 2 * t <= largest.get("T", 0):
+                t_next = int(largest["T"])  # the largest point itself: the last probe
+            else:
+                why = "largest"
+                break  # the next probe would be larger than any point that runs
         if "T" in probe:
-            t *= 4
+            t = t_next
         else:
             n *= 3
     a_mat = np.array(rows)
-    scale = a_mat.max(axis=0)  # columns of very different size: fit on a common scale
+    # columns of very different size: fit on a common scale (a column of zeros, a study
+    # whose plan counts no evaluations, kept at 1: it divided by 0 and the fit was NaN)
+    scale = np.where(a_mat.max(axis=0) > 0, a_mat.max(axis=0), 1.0)
     coef, _ = nnls(a_mat / scale, np.array(secs))
     coef = coef / scale
     a, b = float(coef[1]), float(coef[2])
@@ -828,13 +857,24 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
             if n_free:
                 ns = [n for n in _lattice(float(base["N"]), _N_MAX, 4) if n >= base["N"]]
             seen: dict[tuple[int, float], bool] = {}
+            # how often each value was found vacuous: a window's values are asked the
+            # hardest first (the same answer, fewer calibrations: the largest d or the
+            # smallest eps is vacuous at the most N, and was asked last)
+            vacuous: dict[float, int] = {}
 
             def informative_at(n: int, v: float, seen: dict[tuple[int, float], bool] = seen,
-                               base: dict[str, Any] = base) -> bool:
+                               base: dict[str, Any] = base,
+                               vacuous: dict[float, int] = vacuous) -> bool:
                 if (n, v) not in seen:
                     pt = dict(base, N=n, **{var: v})
                     seen[n, v] = informative(study, spec, pt, trials)
+                    if not seen[n, v]:
+                        vacuous[v] = vacuous.get(v, 0) + 1
                 return seen[n, v]
+
+            def hardest_first(cut: Sequence[float],
+                              vacuous: dict[float, int] = vacuous) -> list[float]:
+                return sorted(cut, key=lambda u: -vacuous.get(u, 0))
             # the whole grid first, then its widest windows: the regime answers "up to
             # which d (from which eps) is this bound informative"; the widest informative
             # window within the budget wins, else the cheapest informative one (its most
@@ -845,7 +885,8 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
             cheapest = False
             over_memory = False
             for cut in _grid_cuts(vals, path):
-                n_ok = next((n for n in ns if all(informative_at(n, v) for v in cut)), None)
+                n_ok = next((n for n in ns if all(informative_at(n, v)
+                                                  for v in hardest_first(cut))), None)
                 if n_ok is None:
                     continue
                 t_min = min(trials, MIN_TRIALS) if reduce_trials else trials  # see _fit
@@ -856,21 +897,26 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
                 found.append((cut, n_ok))
                 if allow_expensive:
                     break  # the widest informative window runs, whatever it costs
-                # priced at the full trials first: when that fits the budget the fewest
+                # priced at the asked trials first: when that fits the budget the fewest
                 # trials' price (a second probe fit, ~5 CPU-s for Yang et al.'s) is not
-                # needed. The same window as before wherever the cost rises with the trials;
-                # where timing noise prices the fewest trials higher, this keeps the wider
-                # window that fits at the asked trials (before: a narrower one)
+                # needed; where timing noise prices the fewest trials higher, this keeps the
+                # wider window. A window over the memory budget at the asked trials is priced
+                # at the most trials that fit (those that would run) unless the asked trials'
+                # fit is already there (its price bounds the fewer trials'): before,
+                # normalized_sgd's T = 1e7 windows were priced by a 16-trial probe fit
+                # (4.5 CPU-s) that nothing ran, and then by a 4-trial one
                 pts = [dict(base, N=n_ok, **{var: v}) for v in cut]
-                # (also where the asked trials are over the memory budget: their price
-                # bounds the price of the fewer trials that run, so a window within the
-                # budget there is within it at any trials, without a probe fit of those)
-                p_all = sum(_costed(study, spec, var, dict(base, N=n_ok), cut, trials,
-                                    base_cost(pts), "", "", {}, cost_factor).seconds)
+                t_first = most_trials(pts)
+                if t_first != trials and trials in getattr(cost_for, "fits", {}):
+                    t_first = trials
+                p_all = sum(_costed(study, spec, var, dict(base, N=n_ok), cut, t_first,
+                                    base_cost(pts) if t_first == trials
+                                    else cost_at(t_first, pts), "", "", {},
+                                    cost_factor).seconds)
                 if p_all <= max_seconds:
                     price.append(p_all)
                     break
-                price.append(p_all if t_min == trials else sum(_costed(
+                price.append(p_all if t_min == t_first else sum(_costed(
                     study, spec, var, dict(base, N=n_ok), cut, t_min, cost_at(t_min, pts),
                     "", "", {}, cost_factor).seconds))
                 if price[-1] <= max_seconds:

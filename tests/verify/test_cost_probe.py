@@ -176,3 +176,71 @@ def test_probes_of_a_quadratic_step_count_stop_before_overshooting(monkeypatch):
     a, b, c = regimes._probe_fit(study, spec, dict(d=4, N=100), 4)  # type: ignore[arg-type]
     assert max(costs) < 3 * regimes._PROBE_SECONDS
     assert c + (a + b) * 1e8 == pytest.approx(0.005 + 3e-7 * 1e8, rel=0.01)
+
+
+def _yang_like(clock: _Clock, ran: list[int]):
+    """The fake study with Yang et al.'s measured shape: a warm fixed cost of 0.08 CPU-s
+    that hides the per-step cost (2e-6 s) below ~1e5 steps, a cold cost of 0.4 per new T."""
+    def plan_point(point: dict, inst: object, trials: int) -> dict:
+        return dict(steps=int(point["T"]), gradient_evaluations=0)
+
+    def run_point(point: dict, inst: object, trials: int, seed: object, mut: object) -> None:
+        ran.append(int(point["T"]))
+        key = tuple(sorted(point.items()))
+        if key not in clock.seen:
+            clock.now += 0.4
+            clock.seen.add(key)
+        clock.now += 0.08 + 2e-6 * point["T"]
+
+    return (types.SimpleNamespace(plan_point=plan_point, run_point=run_point),
+            types.SimpleNamespace(build=lambda n, d, seed: None))
+
+
+def test_probes_grow_t_past_the_fixed_cost_in_fewer_runs(monkeypatch):
+    """Where the fixed cost hides the per-step one, ``T`` grows up to 16x a probe (4x
+    before): four probes, not six (each a cold calibration and re-accounting, 0.4 CPU-s), the
+    last within 3x the target, and the fit prices a 1e7-step point at its closed form (2%).
+    Negative control: the same clock with the old 4x growth runs six probes."""
+    clock, ran = _Clock(), []
+    monkeypatch.setattr(regimes.time, "process_time", clock)
+    study, spec = _yang_like(clock, ran)
+    a, b, c = regimes._probe_fit(study, spec, dict(d=8, N=100, T=2000), 4)  # type: ignore
+    probes = sorted(set(ran))
+    assert len(probes) == 4, probes
+    assert 0.08 + 2e-6 * probes[-1] <= 3 * regimes._PROBE_SECONDS
+    assert a * 1e7 == pytest.approx(2e-6 * 1e7, rel=0.02)
+    assert c == pytest.approx(0.48, rel=0.05)
+    clock2, ran2 = _Clock(), []
+    monkeypatch.setattr(regimes.time, "process_time", clock2)
+    monkeypatch.setattr(regimes, "_t_growth", lambda dt, floor, t: 4.0)
+    study2, spec2 = _yang_like(clock2, ran2)
+    regimes._probe_fit(study2, spec2, dict(d=8, N=100, T=2000), 4)  # type: ignore
+    assert len(set(ran2)) == 6, sorted(set(ran2))
+
+
+@pytest.mark.parametrize("largest", [3000, 40000])
+def test_probes_never_grow_past_the_largest_point(monkeypatch, largest):
+    """With a largest point, no probe is larger than it (the last may be it)."""
+    clock, ran = _Clock(), []
+    monkeypatch.setattr(regimes.time, "process_time", clock)
+    study, spec = _yang_like(clock, ran)
+    why: list[str] = []
+    regimes._probe_fit(study, spec, dict(d=8, N=100, T=2000), 4,  # type: ignore
+                       largest=dict(N=100, T=largest), stopped=why)
+    assert max(ran) <= largest and len(set(ran)) >= 2, ran
+    assert why == ["largest"]
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=300, deadline=None)
+@given(dt=st.floats(1e-6, 100.0), share=st.floats(0.0, 1.0), t=st.integers(1, 10**7))
+def test_t_growth_keeps_the_next_probe_within_three_targets(dt, share, t):
+    """The growth is in ``[2, 16]`` and, unless at its least (2), the next probe costs at
+    most ``3 * _PROBE_SECONDS`` even if all of ``dt`` were per step."""
+    g = regimes._t_growth(dt, dt * (1.0 - share) + 1e-12 * share, t)
+    lo, hi = regimes._T_GROWTH
+    assert lo <= g <= hi
+    assert g == lo or g * dt <= 3 * regimes._PROBE_SECONDS * (1 + 1e-12)

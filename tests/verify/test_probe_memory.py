@@ -338,8 +338,9 @@ def test_a_grid_over_the_memory_budget_at_the_asked_trials_is_priced_at_the_tria
     """A grid that fits the memory budget only at fewer trials than asked is priced at the
     most trials that fit (what runs), never at the asked trials: that price decided nothing
     and cost a probe fit of its own (``normalized_sgd --vary N``: 4.3 of its 7.8 CPU-s of
-    planning). The plan is the one priced at the asked trials would have given (the same
-    values, at the trials that fit). Control: where the asked trials fit, they are priced,
+    planning); over ``d`` and ``eps`` the windows too (``normalized_sgd``'s ``--vary d``:
+    4.5 of its 9.8 CPU-s). The plan is the one priced at the asked trials would have given
+    (the same values, at the trials that fit). Control: where the asked trials fit, they are priced,
     and only they."""
     fake, priced, cost_for = _memory_fake(monkeypatch)
 
@@ -357,9 +358,9 @@ def test_a_grid_over_the_memory_budget_at_the_asked_trials_is_priced_at_the_tria
     runs = 4 if var == "d" else 8
     got = plan(7e9)
     assert got is not None and got.extra["trials"] == runs, got
-    # over d the windows are first priced at the asked trials (an upper bound of the fewer
-    # trials' price: a window within the time budget there is within it at any trials)
-    assert set(priced) == ({16, 4} if var == "d" else {8}), priced
+    # the windows over d too are priced at the trials that fit (before: at the asked trials
+    # first, a 16-trial probe fit that decided nothing; normalized_sgd --vary d and eps)
+    assert set(priced) == {runs}, priced
     assert (got.values == (4.0, 8.0, 16.0) if var == "d" else len(got.values) == 4)
     got = plan(1e12)  # control: the asked trials fit
     assert got is not None and got.extra["trials"] == 16 and set(priced) == {16}, priced
@@ -390,3 +391,48 @@ def test_settings_of_t_are_still_compared_at_the_asked_trials(monkeypatch) -> No
         fits_memory=lambda pts, t: max(dry_plan(None, None, p, t)["memory_bytes"]
                                        for p in pts) <= 5e9, too_large=[])
     assert got is not None and got.fixed["T"] == 100_000 and got.extra["trials"] == 16, got
+
+
+def test_a_window_over_memory_is_priced_by_the_asked_trials_fit_already_there(monkeypatch):
+    """With two settings of T over ``d`` (``clipped_sgd --vary eps``: T = 1e6 fits the memory
+    budget at 16 trials, T = 1e7 only at 4), the second setting's windows are priced by the
+    16-trial fit already made (its price bounds the 4 trials'), not by a new 4-trial probe
+    fit (2-3 CPU-s, whose price the comparison at the asked trials would not use). Control: a
+    cost without fits kept (a plain function) prices that window at the 4 trials that fit."""
+    import types
+
+    def dry_plan(study, spec, point, trials):
+        big = point["T"] >= 10**7
+        return dict(bound=0.5, trivial=1.0, do_nothing=1.0, steps=float(point["T"]),
+                    gradient_evaluations=float(point["T"]) * trials,
+                    memory_bytes=(1e9 if big else 1e6) * trials)
+
+    monkeypatch.setattr(regimes, "dry_plan", dry_plan)
+    monkeypatch.setattr(regimes, "_knobs", lambda study, fixed: [dict(T=10**6), dict(T=10**7)])
+    fake = types.SimpleNamespace(fixed=dict(d=8, N=1000, T=10**6), theorem="fake",
+                                 headline_exponent=lambda var: None)
+
+    class Costs:
+        def __init__(self) -> None:
+            self.fits: dict[int, object] = {}
+            self.priced: list[int] = []
+
+        def __call__(self, t: int) -> tuple[float, float]:
+            self.priced.append(t)
+            self.fits[t] = ((1e-6, 1e-9), None)
+            return (1e-6, 1e-9)
+
+    def plan(cost_for):
+        return regimes.plan_grid(
+            fake, None, "d", dict(fake.fixed), (2.0, 4.0, 8.0), 16, cost_for=cost_for,
+            max_seconds=1e9, user_fixed=("N",), reduce_trials=True,
+            fits_memory=lambda pts, t: max(dry_plan(None, None, p, t)["memory_bytes"]
+                                           for p in pts) <= 5e9, too_large=[])
+
+    costs = Costs()
+    got = plan(costs)
+    assert got is not None and got.fixed["T"] == 10**6 and got.extra["trials"] == 16
+    assert set(costs.priced) == {16}, costs.priced
+    plain: list[int] = []
+    got = plan(lambda t: plain.append(t) or (1e-6, 1e-9))
+    assert got is not None and got.fixed["T"] == 10**6 and 4 in plain, plain
