@@ -430,9 +430,12 @@ def run(args: argparse.Namespace) -> int:
     if args.store:
         check_store_dir(args.store)
     executor = _executor(args.workers)
-    from dpbounds.cli import _cost_cache
+    from dpbounds.cli import _cost_cache, freeze_heap
     from dpbounds.verify import problem, scaling_study
+    from dpbounds.verify.theorems import get_study
 
+    get_study(args.theorem)  # its modules imported, then kept out of the collector's scans
+    freeze_heap()
     spec = problem(args.problem) if args.problem else None
     show = progress_enabled(args)
     beat = _Heartbeat(f"verify {args.theorem}")
@@ -448,6 +451,7 @@ def run(args: argparse.Namespace) -> int:
 
     def on_plan(reg: dict[str, Any]) -> None:
         keeper.save()  # before the runs: a study stopped during its runs keeps its fits
+        freeze_heap()  # what the planning imported (the accountants' modules) too
         planned.update(estimate=reg.get("estimated_total_seconds"), cpu=_cpu_seconds())
         beat.plan_done(reg.get("estimated_total_seconds"))
         if show:
