@@ -142,10 +142,28 @@ def _relation(value: Any) -> str:
     return check_choice("relation", s, ("replace_one", "add_remove"))
 
 
+def _is_arange(a: np.ndarray) -> bool:
+    """Whether the 1-d ``a`` is ``0, 1, ..., a.size - 1``, compared in blocks of
+    :data:`_STEP_BLOCK` (no temporary of ``a``'s size)."""
+    for lo in range(0, a.size, _STEP_BLOCK):
+        hi = min(lo + _STEP_BLOCK, a.size)
+        if not np.array_equal(a[lo:hi], np.arange(lo, hi)):
+            return False
+    return True
+
+
 def _steps_per_release(tr: Mapping[str, Any]) -> np.ndarray:
     """Per-release weight of its own step, after checking one release per step."""
     r, t, w = (np.asarray(tr[k]) for k in ("weight_release", "weight_step", "weight"))
     steps = int(tr["steps"])
+    if (r.ndim == 1 and r.size == steps and t.shape == r.shape == w.shape
+            and _is_arange(r) and _is_arange(t)):
+        # release k holds step k alone, in order (every run that releases once a step): the
+        # check below passes and its permutation is the identity. Its sorts, index arrays
+        # and gathers were five arrays of T numbers a call, twice per re-accounting (and
+        # once per distinct row of a Laplace run's norms): 0.67 CPU-s of a DP-NSGD point at
+        # T = 1e7, most of it system time for fresh memory
+        return np.abs(w)
     if r.size != steps or not (np.array_equal(np.sort(r), np.arange(steps))
                                and np.array_equal(t[np.argsort(r)], np.arange(steps))):
         raise ValueError("a sampled run is re-accounted with one release per step holding that "
