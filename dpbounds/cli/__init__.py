@@ -349,13 +349,16 @@ def freeze_heap() -> None:
     collection first: garbage frozen would never be freed. For the command-line process
     only: a library call must not make its caller's objects immortal, and :func:`main`
     moves them back (:func:`gc.unfreeze`) when the command returns (a test or a notebook
-    that calls it in-process)."""
+    that calls it in-process). A caller that froze objects itself keeps them as they are:
+    nothing is frozen then (an unfreeze would move the caller's too)."""
     import gc
 
     global _FROZEN
+    if not _FROZEN and gc.get_freeze_count() > 0:
+        return  # the caller's own freeze: left alone
     gc.collect()
+    _FROZEN = True  # before the freeze: an interrupt inside it still thaws
     gc.freeze()
-    _FROZEN = True
 
 
 #: whether :func:`freeze_heap` froze objects that :func:`main` must move back

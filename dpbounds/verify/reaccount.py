@@ -164,6 +164,11 @@ def _steps_per_release(tr: Mapping[str, Any]) -> np.ndarray:
         # once per distinct row of a Laplace run's norms): 0.67 CPU-s of a DP-NSGD point at
         # T = 1e7, most of it system time for fresh memory
         return np.abs(w)
+    if r.shape != t.shape or r.shape != w.shape:
+        # the COO arrays pair up entry by entry: a longer one's extra entries were ignored,
+        # a shorter one raised an IndexError (an independent review)
+        raise ValueError("a transcript's weight_release, weight_step and weight must have one "
+                         f"shape, got {r.shape}, {t.shape} and {w.shape}")
     if r.size != steps or not (np.array_equal(np.sort(r), np.arange(steps))
                                and np.array_equal(t[np.argsort(r)], np.arange(steps))):
         raise ValueError("a sampled run is re-accounted with one release per step holding that "

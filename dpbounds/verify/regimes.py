@@ -299,22 +299,47 @@ def seconds_per_evaluation(study: TheoremStudy, spec: VerifyProblem, point: Mapp
 _T_GROWTH = (2.0, 16.0)
 
 
-def _t_growth(dt: float, floor: float, t: int) -> float:
-    """The factor from a probe of ``t`` steps that ran warm in ``dt`` CPU seconds (the
-    fastest warm probe so far: ``floor``) to the next, within :data:`_T_GROWTH`.
+def _t_growth(dt: float, floor: float) -> float:
+    """The factor by which a probe's ``T`` grows to the next, from the last probe's warm CPU
+    seconds ``dt`` (and the fastest warm probe so far, ``floor``), within :data:`_T_GROWTH`.
 
-    It aims where the variable part seen so far (``dt - floor``, where it is over a tenth of
-    ``floor``) would reach 1.2 times the stop rule's ``max(_PROBE_SECONDS, 3 floor)``, and
-    never past where the next probe would cost ``3 * _PROBE_SECONDS`` if all of ``dt`` were
-    per step (the stop rule's bound). Before, ``T`` grew 4x a probe: Yang et al.'s probes
-    ran at 200, 800 and 3,200 steps where the fixed cost (0.08 CPU-s warm) hid the per-step
-    one, each paying its own calibration and re-accounting cold (0.37-0.45 CPU-s), and the
-    last probe went 4x past its target (``clipped_sgd``'s T = 51,200 after 12,800)."""
+    If the time over ``floor`` is per step (``shown = dt - floor``, used where it is over a
+    tenth of ``floor``), the whole next probe, ``floor + factor * shown``, lands at 1.2 times
+    the stop rule's ``max(_PROBE_SECONDS, 3 floor)``. The factor is never more than would
+    make the next probe cost ``3 * _PROBE_SECONDS`` if all of ``dt`` were per step (the stop
+    rule's bound), except at its floor of 2: a probe of ``dt`` over ``1.5 * _PROBE_SECONDS``
+    still doubles (the stop rule ends the growth there). Before, ``T`` grew 4x a probe:
+    Yang et al.'s probes ran at 200, 800 and 3,200 steps where the fixed cost (0.08 CPU-s
+    warm) hid the per-step one, each paying its own calibration and re-accounting cold
+    (0.37-0.45 CPU-s), and the last probe went 4x past its target (``clipped_sgd``'s
+    T = 51,200 after 12,800)."""
     safe = 3.0 * _PROBE_SECONDS / max(dt, 1e-9)
     shown = dt - floor
     aim = ((1.2 * max(_PROBE_SECONDS, 3.0 * floor) - floor) / shown if shown > 0.1 * floor
            else math.inf)
     return float(min(max(min(safe, aim), _T_GROWTH[0]), _T_GROWTH[1]))
+
+
+def _next_t(t: int, growth: float, memory: float, largest: Mapping[str, float] | None,
+            first: bool) -> int | None:
+    """The next probe's ``T`` from a probe of ``t`` steps that plans ``memory`` bytes:
+    ``t * growth``, less where it would plan over :data:`PROBE_MAX_BYTES` (a plan's memory is
+    at most proportional to its ``T``: ``a + b T`` with ``a >= 0``; never below 2x), and at
+    most ``largest``'s ``T`` (the last probe is the largest point itself). ``None`` where no
+    probe fits below ``largest`` (the probes stop there); the second probe (``first``: from
+    the first) is kept anyway, at the largest point or at ``2 t``, for the fit's second row.
+    Before the growth was 4x a probe and the second probe could be 4x past ``largest``; with
+    growth up to 16x it could be 11x past, and the third probe, which the memory cap does
+    not stop, up to 256x the first (an independent review)."""
+    if memory > 0:
+        growth = max(_T_GROWTH[0], min(growth, PROBE_MAX_BYTES / memory))
+    nxt = int(t * growth)  # down: a probe at the memory cap stays within it
+    cap = None if largest is None or "T" not in largest else int(largest["T"])
+    if cap is None or nxt <= cap:
+        return nxt
+    if cap > t and (first or 2 * t <= cap):
+        return cap
+    return 2 * t if first else None
 
 
 def _probe_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, float],
@@ -372,17 +397,17 @@ def _probe_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, flo
         if k >= 2 and dt >= max(_PROBE_SECONDS / 3.0, 3.0 * min(secs)) and (
                 dt * rows[-1][1] / max(rows[-2][1], 1.0) > 3.0 * _PROBE_SECONDS):
             break
-        t_next = int(round(t * _t_growth(dt, min(secs), t))) if "T" in probe else t
-        if largest is not None and k >= 1 and (
-                t_next > largest.get("T", 0) if "T" in probe else 3 * n > largest["N"]):
-            if "T" in probe and 2 * t <= largest.get("T", 0):
-                t_next = int(largest["T"])  # the largest point itself: the last probe
-            else:
+        if "T" in probe:
+            t_next = _next_t(t, _t_growth(dt, min(secs)),
+                             float(pl.get("memory_bytes", 0.0)), largest, k == 0)
+            if t_next is None:
                 why = "largest"
                 break  # the next probe would be larger than any point that runs
-        if "T" in probe:
             t = t_next
         else:
+            if largest is not None and k >= 1 and 3 * n > largest["N"]:
+                why = "largest"
+                break  # the next probe would be larger than any point that runs
             n *= 3
     a_mat = np.array(rows)
     # columns of very different size: fit on a common scale (a column of zeros, a study

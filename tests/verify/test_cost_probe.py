@@ -212,23 +212,53 @@ def test_probes_grow_t_past_the_fixed_cost_in_fewer_runs(monkeypatch):
     assert c == pytest.approx(0.48, rel=0.05)
     clock2, ran2 = _Clock(), []
     monkeypatch.setattr(regimes.time, "process_time", clock2)
-    monkeypatch.setattr(regimes, "_t_growth", lambda dt, floor, t: 4.0)
+    monkeypatch.setattr(regimes, "_t_growth", lambda dt, floor: 4.0)
     study2, spec2 = _yang_like(clock2, ran2)
     regimes._probe_fit(study2, spec2, dict(d=8, N=100, T=2000), 4)  # type: ignore
     assert len(set(ran2)) == 6, sorted(set(ran2))
 
 
-@pytest.mark.parametrize("largest", [3000, 40000])
+@pytest.mark.parametrize("largest", [150, 250, 1000, 3000, 20000, 40000])
 def test_probes_never_grow_past_the_largest_point(monkeypatch, largest):
-    """With a largest point, no probe is larger than it (the last may be it)."""
+    """With a largest point, no probe is larger than it, the second one included (it could be
+    11x past with growth up to 16x: an independent review), except a second probe after a
+    first already at or past it (2x the first: the fit's second row); where the growth would
+    pass it and it is at least twice the last probe, the largest point itself is probed."""
     clock, ran = _Clock(), []
     monkeypatch.setattr(regimes.time, "process_time", clock)
     study, spec = _yang_like(clock, ran)
     why: list[str] = []
     regimes._probe_fit(study, spec, dict(d=8, N=100, T=2000), 4,  # type: ignore
                        largest=dict(N=100, T=largest), stopped=why)
-    assert max(ran) <= largest and len(set(ran)) >= 2, ran
+    probes = sorted(set(ran))
+    if largest <= 200:
+        assert probes == [200, 400], probes
+    else:
+        assert len(probes) >= 2 and max(probes) <= largest, probes
+    # the growth passes the largest point where the last probe is at most half of it: it is
+    # probed itself (250: the second probe; 1000: [200, 1000]; 20000: [200, ~2,240, 20000])
+    assert (largest in probes) is (largest in (250, 1000, 20000)), probes
     assert why == ["largest"]
+
+
+def test_the_probes_grow_no_further_than_the_memory_cap_admits(monkeypatch):
+    """A probe's growth keeps the next one's planned memory within ``PROBE_MAX_BYTES`` (a
+    plan's memory at most proportional to its T), never below 2x: Yang et al.'s shape (0.08
+    CPU-s warm, 2e-6 a step) at 10 kB a step, where the cap admits T <= 13,421, runs no probe
+    that plans more, the third included (the memory check stops only the fourth and later).
+    Control: the same growth blind to the memory runs a third probe of ~25,000 steps."""
+    next_t = regimes._next_t
+    for capped in (True, False):
+        clock, ran = _Clock(), []
+        monkeypatch.setattr(regimes.time, "process_time", clock)
+        if not capped:
+            monkeypatch.setattr(regimes, "_next_t", lambda t, g, mem, largest, first:
+                                next_t(t, g, 0.0, largest, first))
+        study, spec = _yang_like(clock, ran)
+        study.plan_point = lambda point, inst, trials, plan=study.plan_point: dict(
+            plan(point, inst, trials), memory_bytes=1e4 * point["T"])
+        regimes._probe_fit(study, spec, dict(d=8, N=100, T=2000), 4)  # type: ignore
+        assert (max(ran) * 1e4 <= regimes.PROBE_MAX_BYTES) is capped, (capped, ran)
 
 
 from hypothesis import given, settings  # noqa: E402
@@ -236,11 +266,11 @@ from hypothesis import strategies as st  # noqa: E402
 
 
 @settings(max_examples=300, deadline=None)
-@given(dt=st.floats(1e-6, 100.0), share=st.floats(0.0, 1.0), t=st.integers(1, 10**7))
-def test_t_growth_keeps_the_next_probe_within_three_targets(dt, share, t):
+@given(dt=st.floats(1e-6, 100.0), share=st.floats(0.0, 1.0))
+def test_t_growth_keeps_the_next_probe_within_three_targets(dt, share):
     """The growth is in ``[2, 16]`` and, unless at its least (2), the next probe costs at
     most ``3 * _PROBE_SECONDS`` even if all of ``dt`` were per step."""
-    g = regimes._t_growth(dt, dt * (1.0 - share) + 1e-12 * share, t)
+    g = regimes._t_growth(dt, dt * (1.0 - share) + 1e-12 * share)
     lo, hi = regimes._T_GROWTH
     assert lo <= g <= hi
     assert g == lo or g * dt <= 3 * regimes._PROBE_SECONDS * (1 + 1e-12)

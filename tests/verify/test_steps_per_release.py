@@ -15,7 +15,7 @@ from dpbounds.verify import reaccount
 
 
 def _oracle(r: np.ndarray, t: np.ndarray, w: np.ndarray, steps: int) -> np.ndarray | None:
-    if r.size != steps:
+    if r.size != steps or not r.shape == t.shape == w.shape:
         return None
     out = np.full(steps, np.nan)
     for ri, ti, wi in zip(r.tolist(), t.tolist(), w.tolist(), strict=True):
@@ -34,7 +34,8 @@ def _layouts(draw):
     t = r.copy()
     w = np.array(draw(st.lists(st.floats(-3, 3, allow_nan=False), min_size=steps,
                                max_size=steps)))
-    broken = draw(st.sampled_from(["none", "none", "step", "dup", "short"]))
+    broken = draw(st.sampled_from(["none", "none", "step", "dup", "short", "t_long",
+                                   "t_short", "w_long", "w_short"]))
     if broken == "step":  # a release holding another step
         k = draw(st.integers(0, steps - 1))
         t[k] = (t[k] + 1) % (steps + 1)
@@ -42,18 +43,40 @@ def _layouts(draw):
         r[-1] = r[0]
     elif broken == "short":
         r, t, w = r[:-1], t[:-1], w[:-1]
-    return dict(weight_release=r, weight_step=t, weight=w, steps=steps)
+    elif broken == "t_long":
+        t = np.append(t, steps)
+    elif broken == "t_short":
+        t = t[:-1]
+    elif broken == "w_long":
+        w = np.append(w, 1.0)
+    elif broken == "w_short":
+        w = w[:-1]
+    if draw(st.booleans()):  # the step (release) in a late block is the broken one
+        k = draw(st.integers(0, steps - 1))
+        if broken == "step" and k < t.size:
+            t[:] = r
+            t[k] = (r[k] + 1) % (steps + 1)
+    return dict(weight_release=r, weight_step=t, weight=w, steps=steps,
+                block=draw(st.sampled_from([1, 3, 7, 1 << 16])))
 
 
 @settings(max_examples=400, deadline=None)
 @given(tr=_layouts())
 def test_matches_the_definition(tr):
+    """Blocks of the in-order comparison drawn small too (1, 3, 7 numbers), so a wrong entry
+    at any place of any block shows (an independent review's mutant skipped each block's last
+    entry: the test passed with one block)."""
     want = _oracle(tr["weight_release"], tr["weight_step"], tr["weight"], tr["steps"])
-    if want is None:
-        with pytest.raises(ValueError, match="one release per step"):
-            reaccount._steps_per_release(tr)
-    else:
-        np.testing.assert_array_equal(reaccount._steps_per_release(tr), want)
+    block = reaccount._STEP_BLOCK
+    reaccount._STEP_BLOCK = tr["block"]
+    try:
+        if want is None:
+            with pytest.raises(ValueError, match="one release per step|one shape"):
+                reaccount._steps_per_release(tr)
+        else:
+            np.testing.assert_array_equal(reaccount._steps_per_release(tr), want)
+    finally:
+        reaccount._STEP_BLOCK = block
 
 
 def test_long_in_order_runs_cross_the_blocks(monkeypatch):

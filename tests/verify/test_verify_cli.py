@@ -180,3 +180,45 @@ def test_verify_freezes_its_imports_and_thaws_them_when_it_returns(monkeypatch) 
     rc = main(["verify", "nonconvex.clipped_sgd", "--quick", "--quiet"])
     assert rc == 2 and seen and seen[0] > 10_000, seen
     assert gc.get_freeze_count() == 0
+
+
+def test_verify_collects_before_it_freezes_and_leaves_a_callers_freeze_alone(monkeypatch):
+    """Garbage alive when ``verify`` freezes is collected first (a frozen cycle would never
+    be freed), and a caller that froze objects itself keeps them frozen after ``main`` (its
+    freeze is not undone; nothing of ``verify``'s is added), also after an earlier ``main``
+    that froze and thawed its own (an independent review's mutants: no collection before
+    the freeze; the thaw's flag never reset)."""
+    import gc
+    import weakref
+
+    import dpbounds.verify as verify
+
+    class Node:
+        pass
+
+    seen: list[tuple[bool, int]] = []
+    refs: list[weakref.ref] = []  # the last garbage cycle made
+
+    def fake_study(*args: object, **kwargs: object) -> None:
+        seen.append((refs[-1]() is None, gc.get_freeze_count()))
+        raise ValueError("stop here")
+
+    monkeypatch.setattr(verify, "scaling_study", fake_study)
+    args = ["verify", "nonconvex.clipped_sgd", "--quick", "--quiet"]
+    gc.disable()
+    try:
+        cycle = Node()
+        cycle.self = cycle  # type: ignore[attr-defined]
+        refs.append(weakref.ref(cycle))
+        del cycle  # garbage that only a collection frees
+        assert refs[-1]() is not None
+        assert main(args) == 2 and seen[-1][0], seen  # collected before the freeze
+        assert gc.get_freeze_count() == 0
+        gc.freeze()  # the caller's own
+        before = gc.get_freeze_count()
+        # nothing added (frozen objects that die leave the count), the caller's not undone
+        assert main(args) == 2 and 0 < seen[-1][1] <= before, seen
+        assert 0 < gc.get_freeze_count() <= before
+    finally:
+        gc.unfreeze()
+        gc.enable()
