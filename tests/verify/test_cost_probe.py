@@ -180,7 +180,9 @@ def test_probes_of_a_quadratic_step_count_stop_before_overshooting(monkeypatch):
 
 def _yang_like(clock: _Clock, ran: list[int]):
     """The fake study with Yang et al.'s measured shape: a warm fixed cost of 0.08 CPU-s
-    that hides the per-step cost (2e-6 s) below ~1e5 steps, a cold cost of 0.4 per new T."""
+    that hides the per-step cost (2e-6 s) below ~1e5 steps, a cold cost of 0.4 per new T.
+    Its plan counts no gradient evaluations: a column of zeros in the fit, which divided by 0
+    before (the fit was NaN, and every test using this fake failed)."""
     def plan_point(point: dict, inst: object, trials: int) -> dict:
         return dict(steps=int(point["T"]), gradient_evaluations=0)
 
