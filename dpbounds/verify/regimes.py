@@ -297,34 +297,65 @@ def seconds_per_evaluation(study: TheoremStudy, spec: VerifyProblem, point: Mapp
 
 #: range of the factor by which a probe's ``T`` grows from one probe to the next
 _T_GROWTH = (2.0, 16.0)
+#: the most a probe's ``T`` grows once two warm probes bound the per-step cost
+#: (:func:`_per_step_share`)
+_T_GROWTH_MEASURED = 64.0
+#: the timing noise a warm probe's CPU time is allowed (a share of the fastest warm probe's):
+#: the per-step bound of two probes adds it, so a fastest probe read this much slow (a loaded
+#: host) still bounds the per-step cost from above. Yang et al.'s warm runs vary by 4-6%
+#: (0.075-0.078 CPU-s, five repeats); at 0.25 the third probe of a 0.08 + 2e-6 T cost landed
+#: at 0.22 CPU-s, short of the stop rule, and a fourth ran
+_PROBE_NOISE = 0.15
 
 
-def _t_growth(dt: float, floor: float) -> float:
+def _t_growth(dt: float, floor: float, shown_most: float | None = None) -> float:
     """The factor by which a probe's ``T`` grows to the next, from the last probe's warm CPU
-    seconds ``dt`` (and the fastest warm probe so far, ``floor``), within :data:`_T_GROWTH`.
+    seconds ``dt`` (and the fastest warm probe so far, ``floor``), within :data:`_T_GROWTH`
+    (up to :data:`_T_GROWTH_MEASURED` with ``shown_most``).
 
     If the time over ``floor`` is per step (``shown = dt - floor``, used where it is over a
     tenth of ``floor``), the whole next probe, ``floor + factor * shown``, lands at 1.2 times
     the stop rule's ``max(_PROBE_SECONDS, 3 floor)``. The factor is never more than would
-    make the next probe cost ``3 * _PROBE_SECONDS`` if all of ``dt`` were per step (the stop
-    rule's bound), except at its floor of 2: a probe of ``dt`` over ``1.5 * _PROBE_SECONDS``
-    still doubles (the stop rule ends the growth there). Before, ``T`` grew 4x a probe:
-    Yang et al.'s probes ran at 200, 800 and 3,200 steps where the fixed cost (0.08 CPU-s
-    warm) hid the per-step one, each paying its own calibration and re-accounting cold
-    (0.37-0.45 CPU-s), and the last probe went 4x past its target (``clipped_sgd``'s
-    T = 51,200 after 12,800)."""
-    safe = 3.0 * _PROBE_SECONDS / max(dt, 1e-9)
+    make the next probe cost ``3 * _PROBE_SECONDS`` if ``shown_most`` of ``dt`` were per
+    step (all of ``dt`` without it: one probe bounds nothing better; with two,
+    :func:`_per_step_share` bounds it), except at its floor of 2: a probe of ``dt`` over
+    ``1.5 * _PROBE_SECONDS`` still doubles (the stop rule ends the growth there).
+
+    Before, ``T`` grew 4x a probe: Yang et al.'s probes ran at 200, 800 and 3,200 steps
+    where the fixed cost (0.08 CPU-s warm) hid the per-step one, each paying its own
+    calibration and re-accounting cold (0.37-0.45 CPU-s), and the last probe went 4x past
+    its target (``clipped_sgd``'s T = 51,200 after 12,800). Grown up to 16x by ``dt`` alone,
+    the second probe (T ~ 2,700) still showed nothing and a fourth probe ran; bounded by two
+    probes, the third is the last."""
+    most = dt if shown_most is None else min(max(shown_most, 1e-9), dt)
+    safe = (3.0 * _PROBE_SECONDS - (dt - most)) / max(most, 1e-9)
     shown = dt - floor
     aim = ((1.2 * max(_PROBE_SECONDS, 3.0 * floor) - floor) / shown if shown > 0.1 * floor
            else math.inf)
-    return float(min(max(min(safe, aim), _T_GROWTH[0]), _T_GROWTH[1]))
+    top = _T_GROWTH[1] if shown_most is None else _T_GROWTH_MEASURED
+    return float(min(max(min(safe, aim), _T_GROWTH[0]), top))
+
+
+def _per_step_share(dt: float, t: int, earlier: Sequence[tuple[int, float]]) -> float | None:
+    """An upper bound on the per-step part of a warm probe of ``t`` steps and ``dt`` CPU
+    seconds, from the fastest earlier warm probe ``(t0, dt0)`` of fewer steps in
+    ``earlier``: a run costs ``c + a T`` (``a >= 0``), so ``a <= (dt - dt0 + noise) /
+    (t - t0)``, where ``noise`` = :data:`_PROBE_NOISE` of the faster of the two (``dt0`` read
+    that much slow still bounds ``a``); returned times ``t``. ``None`` without such a probe."""
+    prior = [(t0, d0) for t0, d0 in earlier if t0 < t]
+    if not prior:
+        return None
+    t0, d0 = min(prior, key=lambda p: p[1])
+    noise = _PROBE_NOISE * min(d0, dt)
+    return (max(dt - d0, 0.0) + noise) * t / (t - t0)
 
 
 def _next_t(t: int, growth: float, memory: float, largest: Mapping[str, float] | None,
-            first: bool) -> int | None:
+            first: bool, per_step_bytes: float | None = None) -> int | None:
     """The next probe's ``T`` from a probe of ``t`` steps that plans ``memory`` bytes:
     ``t * growth``, less where it would plan over :data:`PROBE_MAX_BYTES` (a plan's memory is
-    at most proportional to its ``T``: ``a + b T`` with ``a >= 0``; never below 2x), and at
+    at most proportional to its ``T``: ``a + b T`` with ``a >= 0``; with ``per_step_bytes``,
+    the ``b`` read from two probes' plans, the line through them; never below 2x), and at
     most ``largest``'s ``T`` (the last probe is the largest point itself). ``None`` where no
     probe fits below ``largest`` (the probes stop there); the second probe (``first``: from
     the first) is kept anyway, at the largest point or at ``2 t``, for the fit's second row.
@@ -332,7 +363,11 @@ def _next_t(t: int, growth: float, memory: float, largest: Mapping[str, float] |
     growth up to 16x it could be 11x past, and the third probe, which the memory cap does
     not stop, up to 256x the first (an independent review)."""
     if memory > 0:
-        growth = max(_T_GROWTH[0], min(growth, PROBE_MAX_BYTES / memory))
+        room = PROBE_MAX_BYTES / memory
+        if per_step_bytes is not None:  # a + b T: the fixed part a does not grow with T
+            room = 1.0 + (PROBE_MAX_BYTES - memory) / (t * per_step_bytes) \
+                if per_step_bytes > 0 else math.inf
+        growth = max(_T_GROWTH[0], min(growth, room))
     nxt = int(t * growth)  # down: a probe at the memory cap stays within it
     cap = None if largest is None or "T" not in largest else int(largest["T"])
     if cap is None or nxt <= cap:
@@ -364,6 +399,8 @@ def _probe_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, flo
     from scipy.optimize import nnls
 
     rows, secs, cold = [], [], []
+    warm: list[tuple[int, float]] = []  # (T, warm CPU seconds) of the T probes so far
+    planned: list[tuple[int, float]] = []  # (T, planned bytes) of the T probes so far
     n, t = 32, 200  # small first: BST14 runs n^2 steps
     why = "time"
     for k in range(_PROBE_MAX):
@@ -372,6 +409,14 @@ def _probe_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, flo
             probe["T"] = t
         inst = spec.build(n, int(probe["d"]), seed=0)
         pl = study.plan_point(probe, inst, trials)
+        if "T" in probe and len(planned) >= 2:
+            # grown by the line through two plans' memory: a plan above that line (memory
+            # growing faster than T) is brought back to the cap before it runs
+            while float(pl.get("memory_bytes", 0.0)) > PROBE_MAX_BYTES \
+                    and t > 2 * planned[-1][0]:
+                t = max(2 * planned[-1][0], t // 2)
+                probe["T"] = t
+                pl = study.plan_point(probe, inst, trials)
         if k >= 3 and float(pl.get("memory_bytes", 0.0)) > PROBE_MAX_BYTES:
             why = "memory"
             break  # three probes fit; a larger one would hold more than a probe may
@@ -398,8 +443,15 @@ def _probe_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, flo
                 dt * rows[-1][1] / max(rows[-2][1], 1.0) > 3.0 * _PROBE_SECONDS):
             break
         if "T" in probe:
-            t_next = _next_t(t, _t_growth(dt, min(secs)),
-                             float(pl.get("memory_bytes", 0.0)), largest, k == 0)
+            memory = float(pl.get("memory_bytes", 0.0))
+            per_byte = None
+            if planned and t > planned[-1][0]:
+                per_byte = max(memory - planned[-1][1], 0.0) / (t - planned[-1][0])
+            shown_most = _per_step_share(dt, t, warm)
+            warm.append((t, dt))
+            planned.append((t, memory))
+            t_next = _next_t(t, _t_growth(dt, min(secs), shown_most), memory, largest,
+                             k == 0, per_byte)
             if t_next is None:
                 why = "largest"
                 break  # the next probe would be larger than any point that runs

@@ -199,25 +199,29 @@ def _yang_like(clock: _Clock, ran: list[int]):
 
 
 def test_probes_grow_t_past_the_fixed_cost_in_fewer_runs(monkeypatch):
-    """Where the fixed cost hides the per-step one, ``T`` grows up to 16x a probe (4x
-    before): four probes, not six (each a cold calibration and re-accounting, 0.4 CPU-s), the
-    last within 3x the target, and the fit prices a 1e7-step point at its closed form (2%).
-    Negative control: the same clock with the old 4x growth runs six probes."""
+    """Where the fixed cost hides the per-step one, ``T`` grows up to 16x from the first
+    probe and, once two warm probes bound the per-step cost, up to 64x: three probes (each a
+    cold calibration and re-accounting, 0.4 CPU-s), the last within 3x the target, and the
+    fit prices a 1e7-step point at its closed form (2%). Negative controls on the same
+    clock: growth by the last probe alone (stop 61) runs four probes, the old 4x growth six."""
     clock, ran = _Clock(), []
     monkeypatch.setattr(regimes.time, "process_time", clock)
     study, spec = _yang_like(clock, ran)
     a, b, c = regimes._probe_fit(study, spec, dict(d=8, N=100, T=2000), 4)  # type: ignore
     probes = sorted(set(ran))
-    assert len(probes) == 4, probes
+    assert len(probes) == 3, probes
     assert 0.08 + 2e-6 * probes[-1] <= 3 * regimes._PROBE_SECONDS
     assert a * 1e7 == pytest.approx(2e-6 * 1e7, rel=0.02)
     assert c == pytest.approx(0.48, rel=0.05)
-    clock2, ran2 = _Clock(), []
-    monkeypatch.setattr(regimes.time, "process_time", clock2)
-    monkeypatch.setattr(regimes, "_t_growth", lambda dt, floor: 4.0)
-    study2, spec2 = _yang_like(clock2, ran2)
-    regimes._probe_fit(study2, spec2, dict(d=8, N=100, T=2000), 4)  # type: ignore
-    assert len(set(ran2)) == 6, sorted(set(ran2))
+    growth = regimes._t_growth
+    for rule, runs in ((lambda dt, floor, most=None: growth(dt, floor), 4),
+                       (lambda dt, floor, most=None: 4.0, 6)):
+        clock2, ran2 = _Clock(), []
+        monkeypatch.setattr(regimes.time, "process_time", clock2)
+        monkeypatch.setattr(regimes, "_t_growth", rule)
+        study2, spec2 = _yang_like(clock2, ran2)
+        regimes._probe_fit(study2, spec2, dict(d=8, N=100, T=2000), 4)  # type: ignore
+        assert len(set(ran2)) == runs, sorted(set(ran2))
 
 
 @pytest.mark.parametrize("largest", [150, 250, 1000, 3000, 20000, 40000])
@@ -238,29 +242,49 @@ def test_probes_never_grow_past_the_largest_point(monkeypatch, largest):
     else:
         assert len(probes) >= 2 and max(probes) <= largest, probes
     # the growth passes the largest point where the last probe is at most half of it: it is
-    # probed itself (250: the second probe; 1000: [200, 1000]; 20000: [200, ~2,240, 20000])
-    assert (largest in probes) is (largest in (250, 1000, 20000)), probes
+    # probed itself (250: the second probe; 1000: [200, 1000]; 20000 and 40000: [200,
+    # ~2,240, largest])
+    assert (largest in probes) is (largest in (250, 1000, 20000, 40000)), probes
     assert why == ["largest"]
 
 
 def test_the_probes_grow_no_further_than_the_memory_cap_admits(monkeypatch):
-    """A probe's growth keeps the next one's planned memory within ``PROBE_MAX_BYTES`` (a
-    plan's memory at most proportional to its T), never below 2x: Yang et al.'s shape (0.08
-    CPU-s warm, 2e-6 a step) at 10 kB a step, where the cap admits T <= 13,421, runs no probe
-    that plans more, the third included (the memory check stops only the fourth and later).
-    Control: the same growth blind to the memory runs a third probe of ~25,000 steps."""
-    next_t = regimes._next_t
+    """A probe's growth keeps the next one's planned memory within ``PROBE_MAX_BYTES``, never
+    below 2x: Yang et al.'s shape (0.08 CPU-s warm, 2e-6 a step) at 10 kB a step, where the
+    cap admits T <= 13,421, runs no probe that plans more, the third included (the memory
+    check stops only the fourth and later). Control: with the cap raised 100x the same clock
+    runs a probe that plans more than the real cap."""
     for capped in (True, False):
         clock, ran = _Clock(), []
         monkeypatch.setattr(regimes.time, "process_time", clock)
         if not capped:
-            monkeypatch.setattr(regimes, "_next_t", lambda t, g, mem, largest, first:
-                                next_t(t, g, 0.0, largest, first))
+            monkeypatch.setattr(regimes, "PROBE_MAX_BYTES", 100 * regimes.PROBE_MAX_BYTES)
         study, spec = _yang_like(clock, ran)
         study.plan_point = lambda point, inst, trials, plan=study.plan_point: dict(
             plan(point, inst, trials), memory_bytes=1e4 * point["T"])
         regimes._probe_fit(study, spec, dict(d=8, N=100, T=2000), 4)  # type: ignore
-        assert (max(ran) * 1e4 <= regimes.PROBE_MAX_BYTES) is capped, (capped, ran)
+        assert (max(ran) * 1e4 <= 128.0 * 2**20) is capped, (capped, ran)
+
+
+def test_a_probe_planning_more_than_the_line_of_two_plans_is_shrunk_before_it_runs(
+        monkeypatch):
+    """Memory growing as T^2 (faster than the line through two plans that the growth
+    extrapolates): the third probe's plan is over the cap, so its T is halved (re-planned)
+    until it fits, before it runs. Control: the same plan at T^1.5 is never shrunk."""
+    for power, shrunk in ((2.0, True), (1.5, False)):
+        clock, ran, planned = _Clock(), [], []
+        monkeypatch.setattr(regimes.time, "process_time", clock)
+        study, spec = _yang_like(clock, ran)
+
+        def plan_point(point, inst, trials, plan=study.plan_point, power=power,
+                       planned=planned):
+            planned.append(int(point["T"]))
+            return dict(plan(point, inst, trials), memory_bytes=2.0 * point["T"] ** power)
+        study.plan_point = plan_point
+        regimes._probe_fit(study, spec, dict(d=8, N=100, T=2000), 4)  # type: ignore
+        runs = sorted(set(ran))
+        assert all(2.0 * t ** power <= regimes.PROBE_MAX_BYTES for t in runs[:3]), runs
+        assert (len(planned) > len(runs)) is shrunk, (planned, runs)
 
 
 from hypothesis import given, settings  # noqa: E402
@@ -276,3 +300,50 @@ def test_t_growth_keeps_the_next_probe_within_three_targets(dt, share):
     lo, hi = regimes._T_GROWTH
     assert lo <= g <= hi
     assert g == lo or g * dt <= 3 * regimes._PROBE_SECONDS * (1 + 1e-12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(t=st.integers(100, 10**6), fixed=st.floats(0.0, 1e8), per=st.floats(1e-3, 1e5),
+       growth=st.floats(2.0, 64.0))
+def test_next_t_keeps_the_line_of_two_plans_within_the_cap(t, fixed, per, growth):
+    """With a plan's memory ``fixed + per * T`` (the line through two plans), the next T
+    plans at most ``PROBE_MAX_BYTES`` unless at the 2x floor, and is never below the
+    proportional rule's (``memory`` at most proportional to T: the fixed part grown too)."""
+    memory = fixed + per * t
+    cap = regimes.PROBE_MAX_BYTES
+    nxt = regimes._next_t(t, growth, memory, None, False, per)
+    assert nxt is not None
+    assert fixed + per * nxt <= cap * (1 + 1e-9) or nxt == int(2 * t)
+    assert nxt >= regimes._next_t(t, growth, memory, None, False)
+
+
+@settings(max_examples=300, deadline=None)
+@given(c=st.floats(0.001, 10.0), a=st.floats(0.0, 1e-3), t0=st.integers(10, 10**5),
+       ratio=st.floats(1.5, 100.0), slow0=st.floats(0.0, 1.0), slow=st.floats(0.0, 5.0))
+def test_per_step_share_bounds_the_per_step_part(c, a, t0, ratio, slow0, slow):
+    """For runs costing ``c + a T`` read slow by any amount (``slow``) and the earlier one
+    by up to ``_PROBE_NOISE`` of the faster reading, the share bounds ``a t`` from above;
+    read slower than that, it may not (the allowance is what it is)."""
+    t = int(t0 * ratio)
+    dt0_true, dt_true = c + a * t0, c + a * t
+    dt = dt_true * (1.0 + slow)
+    dt0 = dt0_true + slow0 * regimes._PROBE_NOISE * min(dt0_true, dt)
+    share = regimes._per_step_share(dt, t, [(t0, dt0)])
+    assert share is not None and share >= a * t * (1 - 1e-9)
+    assert regimes._per_step_share(dt, t, [(t, dt0)]) is None  # no probe of fewer steps
+
+
+@settings(max_examples=300, deadline=None)
+@given(dt=st.floats(1e-6, 100.0), share=st.floats(0.0, 1.0), most=st.floats(0.0, 1.0))
+def test_t_growth_with_a_bound_keeps_the_next_probe_within_three_targets(dt, share, most):
+    """Given that at most ``shown_most`` of ``dt`` is per step, the growth is in ``[2, 64]``
+    and, unless at 2, the next probe costs at most ``3 * _PROBE_SECONDS`` even if all of
+    ``shown_most`` is per step; it is never less than without the bound."""
+    floor = dt * (1.0 - share) + 1e-12 * share
+    bound = most * dt
+    g = regimes._t_growth(dt, floor, bound)
+    assert regimes._T_GROWTH[0] <= g <= regimes._T_GROWTH_MEASURED
+    used = min(max(bound, 1e-9), dt)
+    assert g == regimes._T_GROWTH[0] or (dt - used) + g * used <= \
+        3 * regimes._PROBE_SECONDS * (1 + 1e-9)
+    assert g >= regimes._t_growth(dt, floor) * (1 - 1e-12) or g == regimes._T_GROWTH_MEASURED
