@@ -436,15 +436,15 @@ def _wor_log_a_integers(q: float, z: float, alphas: np.ndarray, generic: bool = 
     # verify study's planning). Rows are independent and each keeps its full length, so the
     # result is the same floats whatever the block
     a_all = alphas.astype(float)
-    k = i[None, :]  # k = 3..top
     out = np.empty(a_all.size)
     rows = max(1, _ROW_BLOCK_ELEMENTS // max(top, 1))
     for start in range(0, a_all.size, rows):
         a = a_all[start : start + rows, None]
-        with np.errstate(invalid="ignore"):  # k > a: gammaln(<= 0) is inf; masked below
-            log_comb = (special.gammaln(a + 1.0) - special.gammaln(k + 1.0)
-                        - special.gammaln(a - k + 1.0))
-        body = np.where(k <= a, term_i[None, :] + log_comb, -np.inf)
+        # remembered for the default orders' rows only: at the extended orders (top up to
+        # 131,072, a row a block) they would keep megabytes and be asked for once
+        binomials = _log_binomials if top <= _BINOMIALS_KEPT_TOP else _log_binomials.__wrapped__
+        inside, log_comb = binomials(a[:, 0].tobytes(), top)
+        body = np.where(inside, term_i[None, :] + log_comb, -np.inf)
         del log_comb
         with np.errstate(divide="ignore"):  # a = 1: log(0), its row is set to 0 below
             lc2 = np.log(a * (a - 1.0) / 2.0)
@@ -457,6 +457,28 @@ def _wor_log_a_integers(q: float, z: float, alphas: np.ndarray, generic: bool = 
 
 #: numbers per block of rows in :func:`_wor_log_a_integers` (2^17: 1 MiB an array)
 _ROW_BLOCK_ELEMENTS = 1 << 17
+
+
+#: the largest order whose log-binomial rows :func:`_log_binomials` keeps (4 blocks at most:
+#: <= 4.5 MiB; the default orders' rows are 0.3 MiB)
+_BINOMIALS_KEPT_TOP = 2048
+
+
+@functools.lru_cache(maxsize=4)
+def _log_binomials(orders: bytes, top: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(k <= a, log C(a, k))`` for the float64 orders ``a`` (their bytes) and ``k = 3..top``,
+    one row per order (read-only): they depend on the orders alone, and a calibration asks
+    for the same orders at every noise it tries (three ``gammaln`` over the block were ~a
+    third of an evaluation's time)."""
+    a = np.frombuffer(orders, dtype=float)[:, None]
+    k = np.arange(3, top + 1, dtype=float)[None, :]
+    with np.errstate(invalid="ignore"):  # k > a: gammaln(<= 0) is inf; masked by the caller
+        log_comb = (special.gammaln(a + 1.0) - special.gammaln(k + 1.0)
+                    - special.gammaln(a - k + 1.0))
+    inside = k <= a
+    log_comb.flags.writeable = False
+    inside.flags.writeable = False
+    return inside, log_comb
 
 
 def without_replacement_gaussian_rdp(

@@ -7,6 +7,7 @@ general loop takes over part way)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -106,3 +107,22 @@ def test_the_exact_tables_recurrence_on_raw_values_is_the_mpf_objects(z, n):
     if top_bits > rdp._EXACT_TABLE_BITS:  # that table is cut (its own branch); not this one
         return
     assert _same_bits(rdp._log_forward_differences(z, n), _exact_with_mpf_objects(z, n))
+
+
+@settings(max_examples=30, deadline=None)
+@given(q=st.floats(1e-6, 0.999), z=st.floats(0.3, 60.0),
+       orders=st.lists(st.floats(1.01, 700.0), min_size=1, max_size=12))
+def test_the_remembered_binomials_change_no_float(q, z, orders):
+    """The WOR RDP with the log-binomial rows remembered (from an earlier call with other
+    noise) equals the RDP computed with none remembered, bit for bit, and the rows it keeps
+    are read-only (a caller writing into them would change later results)."""
+    o = np.array(sorted(set(orders)))
+    rdp.without_replacement_gaussian_rdp(q, z * 1.37, o)  # remembers these orders' rows
+    warm = np.asarray(rdp.without_replacement_gaussian_rdp(q, z, o))
+    rdp._log_binomials.cache_clear()
+    cold = np.asarray(rdp.without_replacement_gaussian_rdp(q, z, o))
+    assert _same_bits(warm, cold)
+    inside, log_comb = rdp._log_binomials(np.array([5.0, 9.0]).tobytes(), 9)
+    assert not inside.flags.writeable and not log_comb.flags.writeable
+    assert float(np.exp(log_comb[1, 2])) == pytest.approx(126.0)  # C(9, 5)
+    assert inside[0].tolist() == [True, True, True, False, False, False, False]  # k = 3..9
