@@ -126,3 +126,45 @@ def test_the_remembered_binomials_change_no_float(q, z, orders):
     assert not inside.flags.writeable and not log_comb.flags.writeable
     assert float(np.exp(log_comb[1, 2])) == pytest.approx(126.0)  # C(9, 5)
     assert inside[0].tolist() == [True, True, True, False, False, False, False]  # k = 3..9
+
+
+def test_tiny_noise_keeps_the_general_loops_floats():
+    """z so small that the table's magnitudes overflow to inf (not reachable from a
+    calibration, which starts at noise multiplier 1): inf - inf is NaN, and the fast levels
+    must hand over to the general loop there, not carry the NaN on."""
+    with np.errstate(all="ignore"):  # z * z underflows to 0: the magnitudes are inf
+        for z in (1e-300, 1e-200, 1e-160):
+            assert _same_bits(rdp._log_forward_differences_float(z, 12), _general_loop(z, 12))
+
+
+_TABLES = ((4.5, 40), (22.7, 257), (300.0, 9))
+_CALIBRATIONS = ((0.05, 1e-2, 10000), (0.5, 1 / 32, 2620))
+_DIGITS = """
+import json, sys
+import numpy as np
+from dpbounds.privacy import rdp
+from dpbounds.privacy.calibrate import noise_multiplier_for_epsilon as nm
+tables, cals = json.loads(sys.argv[1])
+t = [rdp._log_forward_differences(z, n) for z, n in tables]
+c = [nm(e, d, q, s, sampling="without_replacement") for e, d, q, s in cals]
+print(json.dumps([repr(x) for x in np.concatenate([np.ravel(v) for v in t] + [c])]))
+"""
+
+
+def test_the_tables_are_the_same_floats_without_gmpy2():
+    """mpmath's pure-Python integers (``MPMATH_NOGMPY=1``, as without the ``fast`` extra)
+    and gmpy2's (this process's, where installed) give the same exact tables and the same
+    calibrated noise, bit for bit (the repr of every float)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    args = json.dumps([_TABLES, [(e, 1e-5, q, t) for e, q, t in _CALIBRATIONS]])
+    runs = []
+    for env in (dict(os.environ, MPMATH_NOGMPY="1"),
+                {k: v for k, v in os.environ.items() if k != "MPMATH_NOGMPY"}):
+        runs.append(json.loads(subprocess.run(
+            [sys.executable, "-c", _DIGITS, args], env=env, capture_output=True, text=True,
+            check=True, timeout=300).stdout))
+    assert runs[0] == runs[1]

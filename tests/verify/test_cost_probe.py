@@ -209,7 +209,9 @@ def test_probes_grow_t_past_the_fixed_cost_in_fewer_runs(monkeypatch):
     study, spec = _yang_like(clock, ran)
     a, b, c = regimes._probe_fit(study, spec, dict(d=8, N=100, T=2000), 4)  # type: ignore
     probes = sorted(set(ran))
-    assert len(probes) == 3, probes
+    # the third from the second's bound: (0.0845 - 0.0804 + 0.15 * 0.0804) * 2238 / 2038 of
+    # its 0.0845 CPU-s per step, grown to cost at most 3 targets (47x)
+    assert probes == [200, 2238, 105239], probes
     assert 0.08 + 2e-6 * probes[-1] <= 3 * regimes._PROBE_SECONDS
     assert a * 1e7 == pytest.approx(2e-6 * 1e7, rel=0.02)
     assert c == pytest.approx(0.48, rel=0.05)
@@ -281,10 +283,12 @@ def test_a_probe_planning_more_than_the_line_of_two_plans_is_shrunk_before_it_ru
             planned.append(int(point["T"]))
             return dict(plan(point, inst, trials), memory_bytes=2.0 * point["T"] ** power)
         study.plan_point = plan_point
-        regimes._probe_fit(study, spec, dict(d=8, N=100, T=2000), 4)  # type: ignore
+        a, _, _ = regimes._probe_fit(study, spec, dict(d=8, N=100, T=2000), 4)  # type: ignore
         runs = sorted(set(ran))
         assert all(2.0 * t ** power <= regimes.PROBE_MAX_BYTES for t in runs[:3]), runs
         assert (len(planned) > len(runs)) is shrunk, (planned, runs)
+        # the fit's rows are the steps that ran (a shrunk probe re-planned): 2e-6 a step
+        assert a == pytest.approx(2e-6, rel=1e-6)
 
 
 from hypothesis import given, settings  # noqa: E402
@@ -347,3 +351,33 @@ def test_t_growth_with_a_bound_keeps_the_next_probe_within_three_targets(dt, sha
     assert g == regimes._T_GROWTH[0] or (dt - used) + g * used <= \
         3 * regimes._PROBE_SECONDS * (1 + 1e-9)
     assert g >= regimes._t_growth(dt, floor) * (1 - 1e-12) or g == regimes._T_GROWTH_MEASURED
+
+
+def test_per_step_share_reads_the_fastest_earlier_probe_of_fewer_steps():
+    """Of several earlier warm probes, the fastest with fewer steps is the baseline (the
+    least disturbed reading of the fixed cost); probes of as many steps or more are not."""
+    earlier = [(200, 0.09), (1000, 0.08), (3000, 0.07), (9000, 0.05)]
+    share = regimes._per_step_share(0.10, 5000, earlier)
+    noise = regimes._PROBE_NOISE * 0.07
+    assert share == pytest.approx((0.10 - 0.07 + noise) * 5000 / (5000 - 3000))
+    assert regimes._per_step_share(0.10, 1000, earlier) == pytest.approx(
+        (0.10 - 0.09 + regimes._PROBE_NOISE * 0.09) * 1000 / 800)
+
+
+def test_a_bounded_growth_reaches_its_cap_and_a_flat_memory_line_caps_nothing():
+    assert regimes._t_growth(0.01, 0.01, 1e-6) == regimes._T_GROWTH_MEASURED == 64.0
+    assert regimes._t_growth(0.01, 0.01) == regimes._T_GROWTH[1] == 16.0
+    # two plans of the same memory (b = 0): the memory does not grow with T
+    assert regimes._next_t(1000, 8.0, 1e6, None, False, 0.0) == 8000
+
+
+def test_a_fixed_heavy_memory_line_grows_past_the_proportional_cap():
+    """100 MiB planned at T = 1000, 1 KiB of it per step: the line admits T ~ 29,000 within
+    PROBE_MAX_BYTES, where memory taken as proportional to T admits only the 2x floor."""
+    memory, per = 100 * 2**20, 1024.0
+    fixed = memory - per * 1000
+    line = regimes._next_t(1000, 64.0, memory, None, False, per)
+    prop = regimes._next_t(1000, 64.0, memory, None, False)
+    assert prop == 2000
+    assert line > 25_000 and fixed + per * line <= regimes.PROBE_MAX_BYTES
+
