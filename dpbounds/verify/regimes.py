@@ -418,9 +418,10 @@ def _probe_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, flo
             probe["T"] = t
         inst = spec.build(n, int(probe["d"]), seed=0)
         pl = study.plan_point(probe, inst, trials)
-        if "T" in probe and len(planned) >= 2:
-            # grown by the line through two plans' memory: a plan above that line (memory
-            # growing faster than T) is brought back to the cap before it runs
+        if "T" in probe and planned:
+            # grown by the line through two plans' memory (the second probe: by memory taken
+            # as proportional to T): a plan above it (memory growing faster than T) is brought
+            # back to the cap before it runs, halving T down to twice the last probe's
             while float(pl.get("memory_bytes", 0.0)) > PROBE_MAX_BYTES \
                     and t > 2 * planned[-1][0]:
                 t = max(2 * planned[-1][0], t // 2)

@@ -356,12 +356,17 @@ def test_t_growth_with_a_bound_keeps_the_next_probe_within_three_targets(dt, sha
 def test_per_step_share_reads_the_fastest_earlier_probe_of_fewer_steps():
     """Of several earlier warm probes, the fastest with fewer steps is the baseline (the
     least disturbed reading of the fixed cost); probes of as many steps or more are not."""
-    earlier = [(200, 0.09), (1000, 0.08), (3000, 0.07), (9000, 0.05)]
-    share = regimes._per_step_share(0.10, 5000, earlier)
-    noise = regimes._PROBE_NOISE * 0.07
-    assert share == pytest.approx((0.10 - 0.07 + noise) * 5000 / (5000 - 3000))
+    earlier = [(200, 0.09), (1000, 0.06), (3000, 0.07), (9000, 0.05)]
+    share = regimes._per_step_share(0.10, 5000, earlier)  # (1000, 0.06), not the last
+    noise = regimes._PROBE_NOISE * 0.06
+    assert share == pytest.approx((0.10 - 0.06 + noise) * 5000 / (5000 - 1000))
     assert regimes._per_step_share(0.10, 1000, earlier) == pytest.approx(
         (0.10 - 0.09 + regimes._PROBE_NOISE * 0.09) * 1000 / 800)
+    # a run read faster than the baseline bounds by the noise alone (never below it)
+    assert regimes._per_step_share(0.05, 5000, earlier) == pytest.approx(
+        regimes._PROBE_NOISE * 0.05 * 5000 / 4000)
+    # a bound above the run itself counts as all of the run per step, no more
+    assert regimes._t_growth(0.1, 0.1, 0.5) == regimes._t_growth(0.1, 0.1)
 
 
 def test_a_bounded_growth_reaches_its_cap_and_a_flat_memory_line_caps_nothing():
@@ -380,4 +385,43 @@ def test_a_fixed_heavy_memory_line_grows_past_the_proportional_cap():
     prop = regimes._next_t(1000, 64.0, memory, None, False)
     assert prop == 2000
     assert line > 25_000 and fixed + per * line <= regimes.PROBE_MAX_BYTES
+
+
+def test_the_probes_grow_along_the_line_of_their_plans_memory(monkeypatch):
+    """Yang et al.'s clock with 100 MiB planned beside 1 KiB a step: the second probe doubles
+    (memory taken as proportional to T allows 1.3x; 2x is the floor), then the probes grow
+    along the line through the last two plans (34x, to T ~ 13,500, then to ~28,700 at the
+    cap), where the proportional rule would allow 2x a probe; no probe plans over
+    PROBE_MAX_BYTES."""
+    clock, ran, mem = _Clock(), [], []
+    monkeypatch.setattr(regimes.time, "process_time", clock)
+    study, spec = _yang_like(clock, ran)
+
+    def plan_point(point, inst, trials, plan=study.plan_point):
+        mem.append(100 * 2**20 + 1024.0 * point["T"])
+        return dict(plan(point, inst, trials), memory_bytes=mem[-1])
+    study.plan_point = plan_point
+    regimes._probe_fit(study, spec, dict(d=8, N=100, T=2000), 4)  # type: ignore
+    probes = sorted(set(ran))
+    assert probes[:2] == [200, 400] and probes[2] > 30 * probes[1], probes
+    assert 28_000 <= probes[-1] <= 28_700, probes
+    assert all(100 * 2**20 + 1024.0 * t <= regimes.PROBE_MAX_BYTES for t in probes)
+    assert max(mem) > regimes.PROBE_MAX_BYTES  # a larger plan was asked for, and not run
+
+
+def test_a_second_probe_over_the_cap_is_shrunk_too(monkeypatch):
+    """Memory 30 T^2 bytes: the second probe (grown 11x by time, to T = 2,238) would plan
+    150 MB; it is halved before it runs, to within the cap (the next may still plan over it
+    at the 2x floor; the fourth and later are not run then)."""
+    clock, ran, mem = _Clock(), [], []
+    monkeypatch.setattr(regimes.time, "process_time", clock)
+    study, spec = _yang_like(clock, ran)
+
+    def plan_point(point, inst, trials, plan=study.plan_point):
+        mem.append(30.0 * point["T"] ** 2)
+        return dict(plan(point, inst, trials), memory_bytes=mem[-1])
+    study.plan_point = plan_point
+    regimes._probe_fit(study, spec, dict(d=8, N=100, T=2000), 4)  # type: ignore
+    probes = sorted(set(ran))
+    assert probes[1] == 1119 and 30.0 * probes[1] ** 2 <= regimes.PROBE_MAX_BYTES, probes
 
