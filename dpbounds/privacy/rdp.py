@@ -295,26 +295,18 @@ def _log_forward_differences(z: float, n: int) -> np.ndarray:
             out[: m + 1] = _log_forward_differences(z, m)
         return out
     import mpmath as mp
-    from mpmath.libmp import mpf_mul, mpf_nint, to_int
 
     bits = 64 + math.ceil((n + 1) * math.log2(2.0 + 2.0 * math.sqrt(2.0) * z))
     while True:
         # guard bits: the recurrence g(j+1) = g(j) r^j costs 2 roundings per j
-        prec = bits + int(top_bits) + 64 + 2 * n.bit_length()
-        with mp.workprec(prec):
+        with mp.workprec(bits + int(top_bits) + 64 + 2 * n.bit_length()):
             ratio = mp.exp(1 / mp.mpf(z) ** 2)
             g, power = mp.ldexp(1, bits), mp.mpf(1)
-            # the recurrence on mpmath's raw values with its own functions, at the context's
-            # precision and rounding: what `g *= power`, `power *= ratio` and
-            # `int(mp.nint(g))` compute, bit for bit, without an mpf object per operation
-            # (those were ~60% of this table's time)
-            prec, rnd = mp.mp._prec_rounding  # workprec's precision, the context's rounding
-            gv, pv, rv = g._mpf_, power._mpf_, ratio._mpf_
-            row = [int(to_int(mpf_nint(gv, prec, rnd)))]
+            row = [int(mp.nint(g))]
             for _ in range(n + 1):
-                gv = mpf_mul(gv, pv, prec, rnd)
-                pv = mpf_mul(pv, rv, prec, rnd)
-                row.append(int(to_int(mpf_nint(gv, prec, rnd))))
+                g *= power
+                power *= ratio
+                row.append(int(mp.nint(g)))
         out = np.empty(n + 1)
         out[0] = -math.inf  # g(1) = g(0) = 1 exactly
         table = np.array(row, dtype=object)  # Python integers, differenced in C loops
