@@ -77,12 +77,35 @@ def test_the_remembered_binomials_change_no_float(q, z, orders):
     rdp.without_replacement_gaussian_rdp(q, z * 1.37, o)  # remembers these orders' rows
     warm = np.asarray(rdp.without_replacement_gaussian_rdp(q, z, o))
     rdp._log_binomials.cache_clear()
+    rdp._wor_rdp_remembered.cache_clear()  # else the same (q, z) is answered remembered
     cold = np.asarray(rdp.without_replacement_gaussian_rdp(q, z, o))
     assert _same_bits(warm, cold)
     inside, log_comb = rdp._log_binomials(np.array([5.0, 9.0]).tobytes(), 9)
     assert not inside.flags.writeable and not log_comb.flags.writeable
     assert float(np.exp(log_comb[1, 2])) == pytest.approx(126.0)  # C(9, 5)
     assert inside[0].tolist() == [True, True, True, False, False, False, False]  # k = 3..9
+
+
+@settings(max_examples=30, deadline=None)
+@given(q=st.floats(1e-6, 0.999), z=st.floats(0.3, 60.0),
+       orders=st.lists(st.floats(1.01, 700.0), min_size=1, max_size=12))
+def test_a_remembered_rdp_is_the_computed_one_and_its_own_copy(q, z, orders):
+    """An RDP vector answered from memory (the same sampling rate, noise and orders asked
+    before) is the one computed with nothing remembered, bit for bit; the caller gets its
+    own copy (writing into it changes no later answer), and other noise is computed anew."""
+    o = np.array(sorted(set(orders)))
+    rdp._wor_rdp_remembered.cache_clear()
+    rdp._log_binomials.cache_clear()
+    cold = np.asarray(rdp.without_replacement_gaussian_rdp(q, z, o))
+    assert rdp._wor_rdp_remembered.cache_info().misses == 1
+    kept = cold.copy()
+    cold[:] = -1.0  # the caller's array
+    warm = np.asarray(rdp.without_replacement_gaussian_rdp(q, z, o))
+    assert rdp._wor_rdp_remembered.cache_info().hits == 1
+    assert _same_bits(warm, kept) and warm.flags.writeable
+    other = np.asarray(rdp.without_replacement_gaussian_rdp(q, z * 1.5, o))
+    assert rdp._wor_rdp_remembered.cache_info().misses == 2
+    assert np.all(other <= kept)  # more noise, no more RDP: not the remembered vector
 
 
 def test_tiny_noise_keeps_the_general_loops_floats():
