@@ -388,7 +388,8 @@ def _next_t(t: int, growth: float, memory: float, largest: Mapping[str, float] |
 
 def _probe_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, float],
                trials: int, largest: Mapping[str, float] | None = None,
-               stopped: list[str] | None = None) -> tuple[float, float, float]:
+               stopped: list[str] | None = None, sizes: list[int] | None = None
+               ) -> tuple[float, float, float]:
     """``(a, b, c)`` of :func:`seconds_per_evaluation`'s fit, the fixed cost ``c`` of a run
     included (``>= 0``).
 
@@ -400,14 +401,25 @@ def _probe_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, flo
 
     ``c`` is the warm fit's plus the median excess of a probe's first (cold) run over its
     second, the first probe's excluded (it pays compilation once per process): a grid point
-    runs once, with its own calibration and re-accounting.
+    runs once, with its own calibration and re-accounting. A probe after the first two whose
+    cold run, less that median excess, already stops the probes (the time rule below) is
+    timed once: that difference is its warm time (its second run was 0.34-0.35 CPU-s of a
+    2.1-2.4 CPU-s fit of Yang et al.'s studies). What its cold run paid beyond the excess
+    before (fresh memory for its larger arrays: 0.33-0.36 against 0.25) is then counted per
+    step, as a grid point's single, cold run pays it.
 
     ``stopped`` (a list) gets ``"largest"`` when the probes stopped at ``largest``'s size
     (the fit then holds for points up to it), else ``"time"`` or ``"memory"``.
+
+    ``sizes`` (a list) gets each probe's size (its ``T``, else its ``N``) as it runs: points
+    of that size were run in this process, their calibration and re-accounting kept
+    (:func:`cost_over_d` probes there warm).
     """
     from scipy.optimize import nnls
 
-    rows, secs, cold = [], [], []
+    rows: list[tuple[float, float, float]] = []
+    secs: list[float] = []
+    cold: list[float] = []
     warm: list[tuple[int, float]] = []  # (T, warm CPU seconds) of the T probes so far
     planned: list[tuple[int, float]] = []  # (T, planned bytes) of the T probes so far
     n, t = 32, 200  # small first: BST14 runs n^2 steps
@@ -430,27 +442,27 @@ def _probe_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, flo
         if k >= 3 and float(pl.get("memory_bytes", 0.0)) > PROBE_MAX_BYTES:
             why = "memory"
             break  # three probes fit; a larger one would hold more than a probe may
-        runs = []
+        if sizes is not None:
+            sizes.append(int(_size(probe) or 0))
+        runs: list[float] = []
+        once = False
         for _ in range(2):
             t0 = time.process_time()
             study.run_point(probe, inst, trials, 0, None)
             runs.append(time.process_time() - t0)
+            if k >= 2 and cold and len(runs) == 1 and _probes_stop(
+                    runs[0] - float(np.median(cold)), secs, float(pl["steps"]), rows[-1][1]):
+                # the last probe (it stops the probes below), timed once: its warm time is
+                # its cold run less the cold excess measured before (calibration and
+                # re-accounting); the second run cost 0.34-0.35 of a 2.1-2.4 CPU-s fit
+                runs, once = [runs[0] - float(np.median(cold))], True
+                break
         dt = min(runs)
-        if k > 0:
+        if k > 0 and not once:  # (a probe timed once measured no excess of its own)
             cold.append(max(runs[0] - dt, 0.0))
         secs.append(dt)
         rows.append((1.0, float(pl["steps"]), float(pl["gradient_evaluations"])))
-        # the variable part must show: a probe at the level of the fixed cost (a study's
-        # one-step clipping probe, calibration) fits noise, which a long run multiplies
-        # (Algorithm 1 priced 77x too high once its study gained a 0.3 CPU-s probe)
-        if dt >= max(_PROBE_SECONDS, 3.0 * min(secs)) and k >= 2:
-            break
-        # a probe whose variable part shows (3x the smallest) at a third of the target stops
-        # where the next one would cost over 3x the target: BST14's steps grow 9x a rung
-        # (n^2 of them), and its 4-trial fit ran N = 2592 twice at 2.1 CPU-s each after
-        # N = 864 had cost 0.24 (4.75 of a fallback's 8.5 CPU-s of planning)
-        if k >= 2 and dt >= max(_PROBE_SECONDS / 3.0, 3.0 * min(secs)) and (
-                dt * rows[-1][1] / max(rows[-2][1], 1.0) > 3.0 * _PROBE_SECONDS):
+        if k >= 2 and _probes_stop(dt, secs, rows[-1][1], rows[-2][1]):
             break
         if "T" in probe:
             memory = float(pl.get("memory_bytes", 0.0))
@@ -484,6 +496,24 @@ def _probe_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, flo
     if stopped is not None:
         stopped.append(why)
     return max(a, 1e-9), max(b, 1e-9), c
+
+
+def _probes_stop(dt: float, secs: Sequence[float], steps: float, steps_before: float) -> bool:
+    """Whether :func:`_probe_fit`'s third or a later probe, ``dt`` CPU seconds warm for
+    ``steps`` (the probe before: ``steps_before``; ``secs``: the warm times so far), is its
+    last (by time)."""
+    shows = 3.0 * min(secs)
+    # the variable part must show: a probe at the level of the fixed cost (a study's
+    # one-step clipping probe, calibration) fits noise, which a long run multiplies
+    # (Algorithm 1 priced 77x too high once its study gained a 0.3 CPU-s probe)
+    if dt >= max(_PROBE_SECONDS, shows):
+        return True
+    # a probe whose variable part shows (3x the smallest) at a third of the target stops
+    # where the next one would cost over 3x the target: BST14's steps grow 9x a rung
+    # (n^2 of them), and its 4-trial fit ran N = 2592 twice at 2.1 CPU-s each after
+    # N = 864 had cost 0.24 (4.75 of a fallback's 8.5 CPU-s of planning)
+    return dt >= max(_PROBE_SECONDS / 3.0, shows) and (
+        dt * steps / max(steps_before, 1.0) > 3.0 * _PROBE_SECONDS)
 
 
 def _size(point: Mapping[str, Any] | None) -> float | None:
@@ -572,10 +602,12 @@ def _remembered_fit(value: Any) -> tuple[tuple[float, float, float], str | None]
 
 def measured_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, float],
                  trials: int, largest: Mapping[str, float] | None = None, memo: Any = None,
-                 stopped: list[str] | None = None) -> tuple[float, float, float]:
+                 stopped: list[str] | None = None, sizes: list[int] | None = None
+                 ) -> tuple[float, float, float]:
     """:func:`_probe_fit`'s ``(a, b, c)`` (and its ``stopped`` reason), read from ``memo`` (a
     :class:`~dpbounds.verify.costs.CostMemo`) where it holds the fit of the same arguments on
-    this host and code, else probed and remembered there. ``memo=None``: probed."""
+    this host and code, else probed and remembered there. ``memo=None``: probed.
+    ``sizes``: as :func:`_probe_fit`'s (nothing added for a fit read from ``memo``)."""
     key = None
     parts = None if memo is None else _memo_parts(study, spec, point, trials, largest)
     if parts is not None:
@@ -587,7 +619,7 @@ def measured_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, f
                 stopped.append(why)
             return fit
     why_now: list[str] = []
-    fit = _probe_fit(study, spec, point, trials, largest, why_now)
+    fit = _probe_fit(study, spec, point, trials, largest, why_now, sizes)
     if stopped is not None:
         stopped.extend(why_now)
     if key is not None:
@@ -617,6 +649,9 @@ class ProbeCosts:
         self.fits: dict[int, tuple[tuple[float, float, float], float | None]] = {}
         #: a :class:`~dpbounds.verify.costs.CostMemo` the fits are read from and kept in
         self.memo = memo
+        #: the sizes (``T``, else ``N``) its probes ran in this process (:func:`cost_over_d`'s
+        #: ``warm``)
+        self.sizes: list[int] = []
 
     def __call__(self, trials: int, largest: Mapping[str, float] | None = None
                  ) -> tuple[float, float, float]:
@@ -626,7 +661,7 @@ class ProbeCosts:
             return hit[0]
         why: list[str] = []
         fit = measured_fit(self.study, self.spec, self.fixed, min(trials, 16), largest,
-                           self.memo, why)
+                           self.memo, why, self.sizes)
         self.fits[trials] = (fit, size if why == ["largest"] else None)
         return fit
 
@@ -652,7 +687,7 @@ def _timed_run(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, flo
 def cost_over_d(study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, float],
                 values: Sequence[float], trials: int = 4,
                 largest: Mapping[str, float] | None = None,
-                fit: Sequence[float] | None = None
+                fit: Sequence[float] | None = None, warm: Sequence[int] = ()
                 ) -> Callable[[Mapping[str, Any]], tuple[float, float]]:
     """How the cost per step grows with ``d``: a factor ``(fa, fb)`` (per step, per
     evaluation) of a point relative to the fixed point's ``d``.
@@ -682,6 +717,15 @@ def cost_over_d(study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, fl
     compilation); the last grown run is one of the largest ``d``'s two timings. Before,
     ``clipped_sgd --vary d`` grew five probes at ``d = 128`` (1.7 CPU-s) and timed both
     ends four times (1.6).
+
+    ``warm``: sizes (``T``, else ``N``) at which the fixed point already ran in this process
+    (:class:`ProbeCosts`' ``sizes``: its calibration and re-accounting are kept, and do not
+    depend on ``d``). With ``fit``, the probe is then the largest of them that the fit prices
+    at most ``2 * _PROBE_SECONDS`` at the largest ``d`` (at power 1), nothing is grown, and
+    each end is timed twice, alternately: every run is warm. Before, ``clipped_sgd --vary d``
+    grew its probe to ``T = 3200``, a size no probe had run, and its first run there paid
+    0.35 CPU-s of calibration and re-accounting (1.06 CPU-s in all; warm at ``T = 2620``:
+    ~0.5).
     """
     ds = sorted({int(v) for v in values})
     d0 = int(fixed["d"])
@@ -714,7 +758,11 @@ def cost_over_d(study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, fl
     probe = dict(fixed)
     capped: float | None = None
     last = math.inf
-    for k in range(k0, _PROBE_MAX):
+    at_warm = None if fit is None else _warm_probe(study, spec, fixed, hi, d0, trials, largest,
+                                                    fit, warm)
+    if at_warm is not None:
+        probe, capped = at_warm
+    for k in range(k0, _PROBE_MAX if at_warm is None else k0):
         grown = dict(fixed, N=n, d=hi)
         if "T" in grown:
             grown["T"] = t
@@ -745,7 +793,9 @@ def cost_over_d(study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, fl
             n *= 3
     per_step: dict[int, float] = {lo: math.inf, hi: math.inf}
     ends: tuple[int, ...] = (lo, hi, lo, hi)
-    if fit is not None and math.isfinite(last):
+    if at_warm is not None:
+        ends = (hi, lo, hi, lo)
+    elif fit is not None and math.isfinite(last):
         per_step[hi], ends = last, (lo, hi, lo)
     for d in ends:
         sec, steps = _timed_run(study, spec, dict(probe, d=d), trials)
@@ -753,6 +803,32 @@ def cost_over_d(study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, fl
     power = math.log(per_step[hi] / per_step[lo]) / math.log(hi / lo)
     power = min(max(power, _D_POWER[0]), _D_POWER[1])
     return _power_factor(d0, power, capped)
+
+
+def _warm_probe(study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, float], hi: int,
+                d0: int, trials: int, largest: Mapping[str, float] | None,
+                fit: Sequence[float], warm: Sequence[int]
+                ) -> tuple[dict[str, float], float | None] | None:
+    """:func:`cost_over_d`'s probe at the largest ``d`` among the ``warm`` sizes (the largest
+    that ``fit`` prices at most ``2 * _PROBE_SECONDS`` there, at power 1, within the memory a
+    probe may hold and not past ``largest``) and its ``capped_at`` (``largest``'s size where
+    a larger warm size was passed over for it, else ``None``); ``None`` if none qualifies."""
+    has_t = "T" in fixed
+    scale = max(hi / d0, 1.0)
+    limited = False
+    for size in sorted({int(x) for x in warm if x > 0}, reverse=True):
+        if largest is not None and size > (largest.get("T", 0) if has_t else largest["N"]):
+            limited = True
+            continue
+        # the probes' point of that size (_probe_fit's: N = 32 where T grows)
+        cand = dict(fixed, d=hi, **({"N": 32, "T": size} if has_t else {"N": size}))
+        if _planned_bytes(study, spec, cand, trials) > PROBE_MAX_BYTES:
+            continue
+        pl = cost_plan(study, spec, cand, trials)
+        if scale * (float(fit[0]) * float(pl["steps"]) + float(fit[1]) * float(
+                pl["gradient_evaluations"])) <= 2 * _PROBE_SECONDS:
+            return cand, _size(largest) if limited else None
+    return None
 
 
 def _power_factor(d0: int, power: float, capped: float | None
@@ -784,21 +860,23 @@ def _remembered_power(value: Any) -> tuple[float, float | None] | None:
 def remembered_cost_over_d(memo: Any, study: TheoremStudy, spec: VerifyProblem,
                            fixed: Mapping[str, float], values: Sequence[float],
                            trials: int = 4, largest: Mapping[str, float] | None = None,
-                           fit: Sequence[float] | None = None
+                           fit: Sequence[float] | None = None, warm: Sequence[int] = ()
                            ) -> Callable[[Mapping[str, Any]], tuple[float, float]]:
     """:func:`cost_over_d`, its power of ``d`` read from ``memo`` (a
     :class:`~dpbounds.verify.costs.CostMemo`) where it holds the probe of the same arguments
-    (the grid's two ends) on this host and code, else probed and remembered there (``fit``:
-    as :func:`cost_over_d`'s; it only sets where the probes start)."""
+    (the grid's two ends) on this host and code, else probed and remembered there (``fit``
+    and ``warm``: as :func:`cost_over_d`'s; they only set where the probes run)."""
     ds = sorted({int(v) for v in values})
     parts = None if memo is None else _memo_parts(study, spec, fixed, trials, largest)
     if parts is None or len(ds) < 2:
-        return cost_over_d(study, spec, fixed, values, trials, largest=largest, fit=fit)
+        return cost_over_d(study, spec, fixed, values, trials, largest=largest, fit=fit,
+                           warm=warm)
     key = memo.key("power_of_d", ends=[ds[0], ds[-1]], **parts)
     hit = memo.get(key, _remembered_power)
     if hit is not None:
         return _power_factor(int(fixed["d"]), *hit)
-    factor = cost_over_d(study, spec, fixed, values, trials, largest=largest, fit=fit)
+    factor = cost_over_d(study, spec, fixed, values, trials, largest=largest, fit=fit,
+                         warm=warm)
     powers = getattr(factor, "powers", None)
     if powers:
         cap = getattr(factor, "capped_at", None)

@@ -711,7 +711,7 @@ def _choose_grid(study: TheoremStudy, spec: VerifyProblem, var: str,
                 over_d[:] = [regimes.remembered_cost_over_d(
                     costs, study, spec, fixed, values, min(trials, 16),
                     largest=None if knobbed else regimes._largest([point]),
-                    fit=_fit_above(cost_for.fits, min(trials, 16)))]
+                    fit=_fit_above(cost_for.fits, min(trials, 16)), warm=cost_for.sizes)]
                 # the regime reports the fitted power of d (``_costed`` reads it off the factor)
                 factor.powers = getattr(over_d[0], "powers", ())  # type: ignore[attr-defined]
             return over_d[0](point)

@@ -55,7 +55,7 @@ def timing(monkeypatch) -> list[str]:
     arguments; the list records each call."""
     calls: list[str] = []
 
-    def probe_fit(study, spec, point, trials, largest=None, stopped=None):
+    def probe_fit(study, spec, point, trials, largest=None, stopped=None, sizes=None):
         calls.append("fit")
         big = dict(largest or {})
         if stopped is not None:
@@ -66,7 +66,7 @@ def timing(monkeypatch) -> list[str]:
                     + float(point.get("T", 0.0)) / 1e5)
         return a, 1e-9 * (1 + trials), 0.01 * (1 + float(point["d"]) / 10)
 
-    def over_d(study, spec, fixed, values, trials, largest=None, fit=None):
+    def over_d(study, spec, fixed, values, trials, largest=None, fit=None, warm=()):
         calls.append("d")
         ds = sorted(float(v) for v in values)
         power = min(1.0, 0.2 + 0.05 * math.log2(ds[-1] / ds[0]) + trials / 100)
@@ -280,7 +280,7 @@ def test_the_stop_reason_is_remembered(monkeypatch) -> None:
     the memo it keeps that limit, so a larger grid in the same plan is not priced with it."""
     calls: list[float] = []
 
-    def probe_fit(study, spec, point, trials, largest=None, stopped=None):
+    def probe_fit(study, spec, point, trials, largest=None, stopped=None, sizes=None):
         calls.append(largest["N"])
         stopped.append("largest")
         return (1e-6 * largest["N"], 1e-9, 0.0)

@@ -425,3 +425,92 @@ def test_a_second_probe_over_the_cap_is_shrunk_too(monkeypatch):
     probes = sorted(set(ran))
     assert probes[1] == 1119 and 30.0 * probes[1] ** 2 <= regimes.PROBE_MAX_BYTES, probes
 
+
+
+def _yang_like_over_d(clock: _Clock, ran: list[tuple[int, int]], extra_cold: float = 0.0):
+    """Yang et al.'s shape (:func:`_yang_like`) with a per-step cost proportional to ``d``
+    (2e-6 at d = 8, 4 trials; 8e-6 at 16 trials) and, as in their studies, a cold cost paid
+    once per ``T`` whatever ``d`` (the calibration and the re-accounting do not depend on
+    it). ``extra_cold``: more that a probe of over 1e4 steps pays cold (fresh memory)."""
+    def plan_point(point: dict, inst: object, trials: int) -> dict:
+        return dict(steps=int(point["T"]), gradient_evaluations=0)
+
+    def run_point(point: dict, inst: object, trials: int, seed: object, mut: object) -> None:
+        ran.append((int(point["d"]), int(point["T"])))
+        if point["T"] not in clock.seen:
+            clock.now += 0.4 + extra_cold * (point["T"] > 1e4)
+            clock.seen.add(point["T"])
+        clock.now += 0.08 + 2e-6 * trials / 4 * point["T"] * point["d"] / 8
+
+    return (types.SimpleNamespace(plan_point=plan_point, run_point=run_point),
+            types.SimpleNamespace(build=lambda n, d, seed: None))
+
+
+def test_the_last_probe_is_timed_once_and_the_fit_holds(monkeypatch):
+    """A probe whose cold run, less the cold excess measured before it, already stops the
+    probes runs once (16 trials: the third probe's warm run would be 0.35 CPU-s), and the fit
+    prices a 1e7-step point at its closed form (2%), ``c`` the cold fixed cost. What its cold
+    run pays beyond the earlier excess is counted per step (a grid point's single run pays
+    it too): 0.1 CPU-s more raises the price of 1e7 steps by about 0.1 * 1e7 / T."""
+    clock, ran = _Clock(), []
+    monkeypatch.setattr(regimes.time, "process_time", clock)
+    study, spec = _yang_like_over_d(clock, ran)
+    sizes: list[int] = []
+    a, b, c = regimes._probe_fit(study, spec, dict(d=8, N=100, T=2000), 16,  # type: ignore
+                                 sizes=sizes)
+    runs = [t for _, t in ran]
+    assert [runs.count(t) for t in sizes] == [2, 2, 1], (sizes, runs)
+    assert sizes == sorted(set(runs)) and len(sizes) == 3
+    assert a * 1e7 == pytest.approx(8e-6 * 1e7, rel=0.02)
+    assert c == pytest.approx(0.48, rel=0.05)
+    clock2, ran2 = _Clock(), []
+    monkeypatch.setattr(regimes.time, "process_time", clock2)
+    study2, spec2 = _yang_like_over_d(clock2, ran2, extra_cold=0.1)
+    a2, _, _ = regimes._probe_fit(study2, spec2, dict(d=8, N=100, T=2000), 16)  # type: ignore
+    assert a2 * 1e7 == pytest.approx(8e-6 * 1e7 + 0.1 * 1e7 / sizes[-1], rel=0.05)
+
+
+def test_a_probe_that_does_not_stop_them_is_still_run_twice(monkeypatch):
+    """Negative control of the rule above: where the per-step cost is small (d = 1, 4
+    trials) the third probe does not stop the probes; it and every probe but the last run
+    twice, as every probe did before."""
+    clock, ran = _Clock(), []
+    monkeypatch.setattr(regimes.time, "process_time", clock)
+    study, spec = _yang_like_over_d(clock, ran)
+    sizes: list[int] = []
+    regimes._probe_fit(study, spec, dict(d=1, N=100, T=2000), 4, sizes=sizes)  # type: ignore
+    runs = [t for _, t in ran]
+    assert len(sizes) >= 4, sizes
+    assert [runs.count(t) for t in sizes[:-1]] == [2] * (len(sizes) - 1), (sizes, runs)
+
+
+def test_the_power_of_d_is_probed_warm_at_the_fits_sizes(monkeypatch):
+    """With the fit and its probes' sizes (``warm``), ``cost_over_d`` times both ends of the
+    grid twice each at the largest probed ``T`` that the fit prices within the target at the
+    largest ``d``: no run pays a new ``T``'s cold cost (0.4 CPU-s), and the power it reads
+    is the one the same runs show. Negative control: without ``warm`` it grows a probe to a
+    ``T`` no probe ran, and pays that cold cost."""
+    clock, ran = _Clock(), []
+    monkeypatch.setattr(regimes.time, "process_time", clock)
+    monkeypatch.setattr(regimes, "dry_plan",
+                        lambda st, sp, point, trials: st.plan_point(point, None, trials))
+    study, spec = _yang_like_over_d(clock, ran)
+    point = dict(d=8, N=100, T=2000)
+    sizes: list[int] = []
+    fit = regimes._probe_fit(study, spec, point, 16, sizes=sizes)  # type: ignore[arg-type]
+    seen, before = set(clock.seen), len(ran)
+    start = clock.now
+    factor = regimes.cost_over_d(study, spec, point, [2, 32, 128], 16,  # type: ignore
+                                 fit=fit, warm=sizes)
+    probes = ran[before:]
+    t = probes[0][1]
+    assert t in sizes and t == max(s for s in sizes if 16 * fit[0] * s <= 0.6)
+    assert probes == [(128, t), (2, t), (128, t), (2, t)]
+    assert clock.seen == seen  # every run warm
+    per = {d: (0.08 + 8e-6 * t * d / 8) / t for d in (2, 128)}
+    power = np.log(per[128] / per[2]) / np.log(64)
+    assert factor.powers[0] == pytest.approx(power, rel=1e-9)
+    assert clock.now - start == pytest.approx(2 * (per[128] + per[2]) * t, rel=1e-9)
+    ran.clear()
+    regimes.cost_over_d(study, spec, point, [2, 32, 128], 16, fit=fit)  # type: ignore
+    assert any(tt not in sizes for _, tt in ran) and clock.seen != seen

@@ -40,7 +40,7 @@ def test_a_fallback_carries_the_probes_only_where_they_ran(monkeypatch) -> None:
     spec = study.problem(s.problems[0]) if isinstance(s.problems[0], str) else s.problems[0]
     probes: list[int] = []
 
-    def probe_fit(study, spec, point, trials, largest=None, stopped=None):
+    def probe_fit(study, spec, point, trials, largest=None, stopped=None, sizes=None):
         probes.append(trials)
         return (1e-6, 1e-9, 0.1)
 
@@ -218,7 +218,7 @@ def test_a_sweep_over_d_reports_the_cost_power_of_d(monkeypatch):
     over_d: list[int] = []
     fits: list[object] = []
 
-    def cost_over_d(study_, spec_, fixed, values, trials, largest=None, fit=None):
+    def cost_over_d(study_, spec_, fixed, values, trials, largest=None, fit=None, warm=()):
         over_d.append(trials)
         fits.append(fit)
 

@@ -93,7 +93,7 @@ def test_cost_over_d_grows_no_larger_than_the_grid(monkeypatch):
 def test_a_larger_point_over_d_is_probed_again(monkeypatch):
     calls: list[float] = []
 
-    def cost_over_d(study_, spec_, fixed, values, trials, largest=None, fit=None):
+    def cost_over_d(study_, spec_, fixed, values, trials, largest=None, fit=None, warm=()):
         calls.append(largest["N"])
 
         def factor(point):
