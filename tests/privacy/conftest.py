@@ -5,6 +5,27 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dpbounds.privacy import rdp
+
+#: the without-replacement RDP vectors remembered by (q, z, orders), as the package has it
+REMEMBERED = rdp._wor_rdp_remembered
+
+
+@pytest.fixture(autouse=True)
+def _rdp_computed_anew(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test here computes the without-replacement RDP anew: these tests replace the
+    accountant's internals (negative controls, the code before a change as the oracle), and
+    a vector remembered from one version must not answer for another (it did: 9 tests failed,
+    by the order they ran in). ``remembered_rdp`` puts the memory back for a test of it."""
+    monkeypatch.setattr(rdp, "_wor_rdp_remembered", REMEMBERED.__wrapped__)
+
+
+@pytest.fixture
+def remembered_rdp(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The package's remembered RDP vectors, emptied (for the tests of that memory)."""
+    monkeypatch.setattr(rdp, "_wor_rdp_remembered", REMEMBERED)
+    REMEMBERED.cache_clear()
+
 
 @pytest.fixture
 def theorem27_only(monkeypatch: pytest.MonkeyPatch) -> None:
