@@ -722,7 +722,8 @@ def cost_over_d(study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, fl
     (:class:`ProbeCosts`' ``sizes``: its calibration and re-accounting are kept, and do not
     depend on ``d``). With ``fit``, the probe is then the largest of them that the fit prices
     at most ``2 * _PROBE_SECONDS`` at the largest ``d`` (at power 1), nothing is grown, and
-    each end is timed twice, alternately: every run is warm. Before, ``clipped_sgd --vary d``
+    each end is timed twice, the smaller ``d`` first (not alternately: see below): every
+    run is warm. Before, ``clipped_sgd --vary d``
     grew its probe to ``T = 3200``, a size no probe had run, and its first run there paid
     0.35 CPU-s of calibration and re-accounting (1.06 CPU-s in all; warm at ``T = 2620``:
     ~0.5).
@@ -794,7 +795,10 @@ def cost_over_d(study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, fl
     per_step: dict[int, float] = {lo: math.inf, hi: math.inf}
     ends: tuple[int, ...] = (lo, hi, lo, hi)
     if at_warm is not None:
-        ends = (hi, lo, hi, lo)
+        # each end's runs together, the smaller d first: after a run at a large d, BLAS's
+        # threads still spin and the next run's process CPU time reads their wait (a d = 2
+        # run of clipped_sgd: 0.13-0.16 CPU-s after one at d = 128, 0.07 after one at d = 2)
+        ends = (lo, lo, hi, hi)
     elif fit is not None and math.isfinite(last):
         per_step[hi], ends = last, (lo, hi, lo)
     for d in ends:

@@ -505,7 +505,7 @@ def test_the_power_of_d_is_probed_warm_at_the_fits_sizes(monkeypatch):
     probes = ran[before:]
     t = probes[0][1]
     assert t in sizes and t == max(s for s in sizes if 16 * fit[0] * s <= 0.6)
-    assert probes == [(128, t), (2, t), (128, t), (2, t)]
+    assert probes == [(2, t), (2, t), (128, t), (128, t)]
     assert clock.seen == seen  # every run warm
     per = {d: (0.08 + 8e-6 * t * d / 8) / t for d in (2, 128)}
     power = np.log(per[128] / per[2]) / np.log(64)
