@@ -8,6 +8,8 @@ import importlib
 import numpy as np
 import pytest
 import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpbounds.bounds.convex import noisy_projected_sgd, objective_perturbation, output_perturbation
 from dpbounds.bounds.nonconvex import (
@@ -47,6 +49,43 @@ def test_needs_a_source():
 def test_bad_input_names_the_parameter(params, match):
     with pytest.raises(ValueError, match=match):
         toy().evaluate(**params)
+
+
+def _outcome(fn):
+    try:
+        return ("value", np.float64(fn()).view(np.uint64).item())
+    except ValueError as err:
+        return ("error", str(err).replace("np.float64(", "").replace(")", ""))
+
+
+@settings(max_examples=300, deadline=None)
+@given(values=st.lists(st.one_of(st.floats(allow_nan=True, allow_infinity=True),
+                                 st.integers(-10**400, 10**400), st.sampled_from([0, -0.0, 1])),
+                       min_size=4, max_size=4))
+def test_python_numbers_are_checked_as_numpy_scalars_are(values):
+    """A Python ``float`` or ``int`` parameter takes a scalar path in the parameter checks:
+    the same value, bit for bit, or the same error as the same number given as a NumPy
+    scalar (the array path); an int beyond float's range is the error of an infinite value
+    (it was NumPy's OverflowError)."""
+    params = dict(zip(("d", "N", "eps", "eta"), values))
+    fast = _outcome(lambda: toy().evaluate(**params))
+    def beyond(v: float) -> bool:  # an int that float() cannot hold
+        try:
+            float(v)
+        except OverflowError:
+            return True
+        return False
+
+    big = any(beyond(v) for v in values)
+    # beyond float, the array path is given +-inf (what the number is to a float)
+    slow = _outcome(lambda: toy().evaluate(**{
+        k: np.float64((np.inf if v > 0 else -np.inf) if beyond(v) else v)
+        for k, v in params.items()}))
+    assert fast[0] == slow[0] and (not big or fast[0] == "error")
+    if fast[0] == "value":
+        assert fast == slow
+    else:  # the same parameter and range named (the number as given: 0 for an int 0)
+        assert fast[1].split(", got")[0] == slow[1].split(", got")[0]
 
 
 def test_invalid_nan_mode_marks_points_outside_the_assumptions():
