@@ -122,7 +122,8 @@ def test_probes_never_run_above_the_memory_cap_and_still_fit_the_cost(monkeypatc
     monkeypatch.setattr(regimes, "_PROBE_SECONDS", 50.0)  # growth stops only at the cap
     study, spec, ran = _fake_with_memory(clock, 500.0)
     a, b, _ = regimes._probe_fit(study, spec, _point("T"), 4)  # type: ignore[arg-type]
-    assert max(ran) <= regimes.PROBE_MAX_BYTES and len(ran) >= 6  # three probes, twice each
+    assert max(ran) <= regimes.PROBE_MAX_BYTES and len(ran) >= 5  # three probes, the third
+    # timed once
     assert a * 1e7 + b * 4e7 == pytest.approx(PER_STEP * 1e7, rel=0.01)
     # control: the cap is what stopped them
     monkeypatch.setattr(regimes, "PROBE_MAX_BYTES", float("inf"))
@@ -427,18 +428,20 @@ def test_a_second_probe_over_the_cap_is_shrunk_too(monkeypatch):
 
 
 
-def _yang_like_over_d(clock: _Clock, ran: list[tuple[int, int]], extra_cold: float = 0.0):
+def _yang_like_over_d(clock: _Clock, ran: list[tuple[int, int]], extra_cold: float = 0.0,
+                      extra_at: tuple[float, float] = (1e4, np.inf)):
     """Yang et al.'s shape (:func:`_yang_like`) with a per-step cost proportional to ``d``
     (2e-6 at d = 8, 4 trials; 8e-6 at 16 trials) and, as in their studies, a cold cost paid
     once per ``T`` whatever ``d`` (the calibration and the re-accounting do not depend on
-    it). ``extra_cold``: more that a probe of over 1e4 steps pays cold (fresh memory)."""
+    it). ``extra_cold``: more that a probe of ``extra_at`` steps (from, to) pays cold (by
+    default over 1e4: fresh memory)."""
     def plan_point(point: dict, inst: object, trials: int) -> dict:
         return dict(steps=int(point["T"]), gradient_evaluations=0)
 
     def run_point(point: dict, inst: object, trials: int, seed: object, mut: object) -> None:
         ran.append((int(point["d"]), int(point["T"])))
         if point["T"] not in clock.seen:
-            clock.now += 0.4 + extra_cold * (point["T"] > 1e4)
+            clock.now += 0.4 + extra_cold * (extra_at[0] < point["T"] < extra_at[1])
             clock.seen.add(point["T"])
         clock.now += 0.08 + 2e-6 * trials / 4 * point["T"] * point["d"] / 8
 
@@ -447,11 +450,11 @@ def _yang_like_over_d(clock: _Clock, ran: list[tuple[int, int]], extra_cold: flo
 
 
 def test_the_last_probe_is_timed_once_and_the_fit_holds(monkeypatch):
-    """A probe whose cold run, less the cold excess measured before it, already stops the
-    probes runs once (16 trials: the third probe's warm run would be 0.35 CPU-s), and the fit
-    prices a 1e7-step point at its closed form (2%), ``c`` the cold fixed cost. What its cold
-    run pays beyond the earlier excess is counted per step (a grid point's single run pays
-    it too): 0.1 CPU-s more raises the price of 1e7 steps by about 0.1 * 1e7 / T."""
+    """From the third on, a probe runs once (its cold run less the cold excess measured
+    before it is its warm time; 16 trials: the third probe's warm run would be 0.35 CPU-s),
+    and the fit prices a 1e7-step point at its closed form (2%), ``c`` the cold fixed cost.
+    What its cold run pays beyond the earlier excess is counted per step (a grid point's
+    single run pays it too): 0.1 CPU-s more raises the price of 1e7 steps by ~0.1 * 1e7 / T."""
     clock, ran = _Clock(), []
     monkeypatch.setattr(regimes.time, "process_time", clock)
     study, spec = _yang_like_over_d(clock, ran)
@@ -470,18 +473,20 @@ def test_the_last_probe_is_timed_once_and_the_fit_holds(monkeypatch):
     assert a2 * 1e7 == pytest.approx(8e-6 * 1e7 + 0.1 * 1e7 / sizes[-1], rel=0.05)
 
 
-def test_a_probe_that_does_not_stop_them_is_still_run_twice(monkeypatch):
-    """Negative control of the rule above: where the per-step cost is small (d = 1, 4
-    trials) the third probe does not stop the probes; it and every probe but the last run
-    twice, as every probe did before."""
+def test_a_probe_reading_below_the_one_before_runs_again(monkeypatch):
+    """Negative control of the rule above: where the second probe's cold excess was larger
+    than the third's (1.0 CPU-s more, paid at T ~ 2,000 only), the third's cold run less it
+    reads below the second's warm time; the third then runs twice, as every probe did
+    before, and the fit holds (2%)."""
     clock, ran = _Clock(), []
     monkeypatch.setattr(regimes.time, "process_time", clock)
-    study, spec = _yang_like_over_d(clock, ran)
+    study, spec = _yang_like_over_d(clock, ran, extra_cold=1.0, extra_at=(1e3, 1e4))
     sizes: list[int] = []
-    regimes._probe_fit(study, spec, dict(d=1, N=100, T=2000), 4, sizes=sizes)  # type: ignore
+    a, _, _ = regimes._probe_fit(study, spec, dict(d=8, N=100, T=2000), 16,  # type: ignore
+                                 sizes=sizes)
     runs = [t for _, t in ran]
-    assert len(sizes) >= 4, sizes
-    assert [runs.count(t) for t in sizes[:-1]] == [2] * (len(sizes) - 1), (sizes, runs)
+    assert len(sizes) == 3 and [runs.count(t) for t in sizes] == [2, 2, 2], (sizes, runs)
+    assert a * 1e7 == pytest.approx(8e-6 * 1e7, rel=0.02)
 
 
 def test_the_power_of_d_is_probed_warm_at_the_fits_sizes(monkeypatch):
