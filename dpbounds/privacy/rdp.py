@@ -512,15 +512,23 @@ def without_replacement_gaussian_rdp(
         return as_output(out)
     if q == 1.0:
         return as_output(out)
-    # a copy: the caller may write into its array, the remembered one stays as computed
-    return as_output(_wor_rdp_remembered(q, z, orders.tobytes(), max_exact_order).copy())
+    # a copy: the caller may write into its array, the remembered one stays as computed;
+    # long order grids are computed anew (each would keep its length in memory, 512 times)
+    remembered = (_wor_rdp_remembered if orders.size <= _REMEMBERED_ORDERS
+                  else _wor_rdp_computed)
+    return as_output(remembered(q, z, orders.tobytes(), max_exact_order).copy())
 
 
-@functools.lru_cache(maxsize=512)
-def _wor_rdp_remembered(q: float, z: float, orders_bytes: bytes, max_exact_order: float
-                        ) -> np.ndarray:
+#: the most orders whose RDP vectors :func:`_wor_rdp_remembered` keeps (8 KiB a vector; the
+#: default grids have 82 and 72)
+_REMEMBERED_ORDERS = 1024
+
+
+def _wor_rdp_computed(q: float, z: float, orders_bytes: bytes, max_exact_order: float
+                      ) -> np.ndarray:
     """:func:`without_replacement_gaussian_rdp` for checked ``0 < q < 1`` and ``z`` (the
-    orders as float64 bytes), kept by its arguments (read-only): a calibration's search
+    orders as float64 bytes), read-only. :data:`_wor_rdp_remembered` keeps the latest 512 by
+    their arguments (up to :data:`_REMEMBERED_ORDERS` orders): a calibration's search
     visits the same noises (1, 2, 0.5, ...) at every point that shares a sampling rate, and
     a ``verify`` planner calibrates at hundreds of points (391 evaluations, 115 of them
     repeats, 1.3 CPU-s, in a first plan of ``clipped_sgd --vary d``). The result depends on
@@ -541,6 +549,10 @@ def _wor_rdp_remembered(q: float, z: float, orders_bytes: bytes, max_exact_order
         out[part] = np.minimum(out[part], cgf / (a - 1.0))
     out.setflags(write=False)
     return out
+
+
+#: :func:`_wor_rdp_computed`, the latest answers kept
+_wor_rdp_remembered = functools.lru_cache(maxsize=512)(_wor_rdp_computed)
 
 
 def _wor_gaussian_moment_log_a(q: float, z: float, ints: np.ndarray, levels: int) -> np.ndarray:

@@ -88,6 +88,11 @@ def test_python_numbers_are_checked_as_numpy_scalars_are(values):
         assert fast[1].split(", got")[0] == slow[1].split(", got")[0]
 
 
+def test_an_int_beyond_float_is_an_infinite_value_shown_short():
+    with pytest.raises(ValueError, match=r"^N must be finite, got 1\.00e\+400$"):
+        toy().evaluate(d=1.0, N=10**400, eps=1.0, eta=1.0)
+
+
 def test_invalid_nan_mode_marks_points_outside_the_assumptions():
     out = toy().evaluate(d=1.0, N=2.0, eps=np.array([1.0, 11.0]), eta=1.0, invalid="nan")
     assert np.isfinite(out[0]) and np.isnan(out[1])

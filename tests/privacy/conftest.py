@@ -17,7 +17,7 @@ def _rdp_computed_anew(monkeypatch: pytest.MonkeyPatch) -> None:
     accountant's internals (negative controls, the code before a change as the oracle), and
     a vector remembered from one version must not answer for another (it did: 9 tests failed,
     by the order they ran in). ``remembered_rdp`` puts the memory back for a test of it."""
-    monkeypatch.setattr(rdp, "_wor_rdp_remembered", REMEMBERED.__wrapped__)
+    monkeypatch.setattr(rdp, "_wor_rdp_remembered", rdp._wor_rdp_computed)
 
 
 @pytest.fixture

@@ -106,6 +106,12 @@ def test_a_remembered_rdp_is_the_computed_one_and_its_own_copy(remembered_rdp, q
     other = np.asarray(rdp.without_replacement_gaussian_rdp(q, z * 1.5, o))
     assert rdp._wor_rdp_remembered.cache_info().misses == 2
     assert np.all(other <= kept)  # more noise, no more RDP: not the remembered vector
+    capped = np.asarray(rdp.without_replacement_gaussian_rdp(q, z, o, max_exact_order=64.0))
+    assert rdp._wor_rdp_remembered.cache_info().misses == 3  # its own key
+    assert _same_bits(capped, np.asarray(rdp._wor_rdp_computed(q, z, o.tobytes(), 64.0)))
+    many = np.linspace(1.5, 64.0, rdp._REMEMBERED_ORDERS + 1)  # computed anew, not kept
+    rdp.without_replacement_gaussian_rdp(q, z, many)
+    assert rdp._wor_rdp_remembered.cache_info().currsize == 3
 
 
 def test_tiny_noise_keeps_the_general_loops_floats():

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import sympy as sp
 
+from dpbounds._validation import _show
 from dpbounds.bounds.theorem.symbols import names as _names
 from dpbounds.bounds.theorem.symbols import sym
 from dpbounds.notation import did_you_mean
@@ -87,8 +88,8 @@ class EvaluationMixin:
                 # 1,589 bound evaluations)
                 try:
                     x = float(given)
-                except OverflowError:  # an int beyond float: not finite
-                    raise ValueError(f"{n} must be finite, got {given!r}") from None
+                except OverflowError:  # an int beyond float: not finite (shown 1.00e+400)
+                    raise ValueError(f"{n} must be finite, got {_show(given)}") from None
                 if not math.isfinite(x):
                     raise ValueError(f"{n} must be finite, got {given!r}")
                 if sym(n).is_positive and not x > 0:
