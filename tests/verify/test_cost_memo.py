@@ -762,3 +762,27 @@ def test_bad_memo_arguments_are_refused() -> None:
             pass
     m = CostMemo()  # an integer too large for a float in a key: a key, not an error
     assert m.key("x", point={"N": 10**400}) != m.key("x", point={"N": 10**401})
+
+
+def test_the_power_of_d_probed_through_the_memo_gets_the_warm_sizes(monkeypatch):
+    """``remembered_cost_over_d`` hands ``fit`` and the probes' ``warm`` sizes to the probe
+    whether or not a memo holds the study (a probe of the memo's path that dropped them
+    would grow its own, cold probes)."""
+    seen: list[tuple] = []
+
+    def over_d(study, spec, fixed, values, trials, largest=None, fit=None, warm=()):
+        seen.append((fit, tuple(warm)))
+
+        def factor(point):
+            return (1.0, 1.0)
+        factor.powers = (0.5, 0.5)
+        factor.capped_at = None
+        return factor
+
+    monkeypatch.setattr(regimes, "cost_over_d", over_d)
+    s = study_mod.get_study(_STUDY)
+    spec = study_mod.problem(s.problems[0])
+    for memo in (CostMemo(), None):
+        regimes.remembered_cost_over_d(memo, s, spec, dict(s.fixed), (2.0, 8.0), 16,
+                                       fit=(1e-6, 1e-9), warm=[32, 96])
+    assert seen == [((1e-6, 1e-9), (32, 96))] * 2, seen

@@ -519,3 +519,61 @@ def test_the_power_of_d_is_probed_warm_at_the_fits_sizes(monkeypatch):
     ran.clear()
     regimes.cost_over_d(study, spec, point, [2, 32, 128], 16, fit=fit)  # type: ignore
     assert any(tt not in sizes for _, tt in ran) and clock.seen != seen
+
+
+def test_a_probe_reading_between_the_first_and_the_last_runs_again(monkeypatch):
+    """The once-timed estimate must reach the probe before's warm time, not merely be
+    positive or above the first probe's: here it lies between the two (the second probe's
+    cold excess set so), and the third probe runs twice."""
+    clock, ran = _Clock(), []
+    monkeypatch.setattr(regimes.time, "process_time", clock)
+    study, spec = _yang_like_over_d(clock, ran)
+    sizes: list[int] = []
+    regimes._probe_fit(study, spec, dict(d=8, N=100, T=2000), 16, sizes=sizes)  # type: ignore
+    warm = [0.08 + 8e-6 * t for t in sizes]
+    extra = warm[2] - (warm[0] + warm[1]) / 2  # the third reads halfway between the first two
+    clock2, ran2 = _Clock(), []
+    monkeypatch.setattr(regimes.time, "process_time", clock2)
+    study2, spec2 = _yang_like_over_d(clock2, ran2, extra_cold=extra, extra_at=(1e3, 1e4))
+    sizes2: list[int] = []
+    regimes._probe_fit(study2, spec2, dict(d=8, N=100, T=2000), 16,  # type: ignore
+                       sizes=sizes2)
+    runs = [t for _, t in ran2]
+    assert sizes2 == sizes and [runs.count(t) for t in sizes2] == [2, 2, 2], (sizes2, runs)
+
+
+def _priced_fake(bytes_per_step_and_d: float = 0.0):
+    """A study whose plan states ``T`` steps and ``bytes * T * d`` bytes (for ``_warm_probe``,
+    which only plans)."""
+    def plan_point(point: dict, inst: object, trials: int) -> dict:
+        return dict(steps=int(point["T"]), gradient_evaluations=0,
+                    memory_bytes=bytes_per_step_and_d * point["T"] * point["d"])
+
+    return (types.SimpleNamespace(plan_point=plan_point),
+            types.SimpleNamespace(build=lambda n, d, seed: None))
+
+
+@pytest.mark.parametrize(("warm", "per", "largest", "want", "capped"), [
+    # priced 16 * 1e-5 * T at d = 128 (power 1 from d = 8): the largest within 0.6 CPU-s
+    ([200, 1000, 2000, 40000], 0.0, None, 2000, None),
+    ([200, 40000], 0.0, None, None, None),  # 200 is priced below 0.15: grown instead
+    # 2000 steps at d = 128 plan 1.5x the probes' memory cap (at d = 8 they would fit)
+    ([200, 1000, 2000], 1.5 / (2000 * 128), None, 1000, None),
+    ([200, 1000, 2000], 0.0, {"T": 1500.0}, 1000, 1500.0),  # 2000 passed over for largest
+])
+def test_the_warm_probe_is_the_largest_priced_size_within_the_limits(
+        monkeypatch, warm, per, largest, want, capped):
+    """``_warm_probe`` picks the largest warm size the fit prices within ``2 *
+    _PROBE_SECONDS`` at the grid's largest ``d`` and at least half the target, planned at
+    that ``d`` within the probes' memory cap and not past ``largest`` (then ``capped_at`` is
+    ``largest``'s size), at ``N = 32`` where ``T`` grows (the probes' own point)."""
+    monkeypatch.setattr(regimes, "dry_plan",
+                        lambda st, sp, point, trials: st.plan_point(point, None, trials))
+    study, spec = _priced_fake(per * regimes.PROBE_MAX_BYTES)
+    fixed = dict(d=8, N=500, T=10**6)
+    got = regimes._warm_probe(study, spec, fixed, 128, 8, 16, largest,  # type: ignore
+                              (1e-5, 0.0), warm)
+    if want is None:
+        assert got is None
+        return
+    assert got == (dict(fixed, d=128, N=32, T=want), capped)

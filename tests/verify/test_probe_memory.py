@@ -217,17 +217,24 @@ def test_a_sweep_over_d_reports_the_cost_power_of_d(monkeypatch):
     spec = study.problem(s.problems[0]) if isinstance(s.problems[0], str) else s.problems[0]
     over_d: list[int] = []
     fits: list[object] = []
+    warms: list[list[int]] = []
 
     def cost_over_d(study_, spec_, fixed, values, trials, largest=None, fit=None, warm=()):
         over_d.append(trials)
         fits.append(fit)
+        warms.append(list(warm))
 
         def factor(point):
             return (float(point["d"]) ** 0.5, float(point["d"]) ** 0.5)
         factor.powers = (0.5, 0.5)
         return factor
 
-    monkeypatch.setattr(regimes, "_probe_fit", lambda *a, **k: (1e-6, 1e-9, 0.1))
+    def probe_fit(study_, spec_, point, trials, largest=None, stopped=None, sizes=None):
+        if sizes is not None:  # the sizes its probes ran at
+            sizes.extend([32, 96])
+        return (1e-6, 1e-9, 0.1)
+
+    monkeypatch.setattr(regimes, "_probe_fit", probe_fit)
     monkeypatch.setattr(regimes, "cost_over_d", cost_over_d)
     monkeypatch.setattr(regimes, "dry_plan", lambda st, sp, p, t: dict(
         bound=0.5, trivial=1.0, do_nothing=1.0, steps=100.0, gradient_evaluations=100.0 * t,
@@ -236,8 +243,11 @@ def test_a_sweep_over_d_reports_the_cost_power_of_d(monkeypatch):
                                       dict(s.fixed), 32, False, "auto", 900.0, False, ())
     assert over_d == [16]
     assert regime["cost_power_of_d"] == [0.5, 0.5], regime
-    # the probe fit made before it sets where its probes start (the fit at 16 trials as is)
+    # the probe fit made before it sets where its probes start (the fit at 16 trials as is),
+    # and the sizes its probes ran at reach the power's probe (through the planner's
+    # ProbeCosts, measured_fit and remembered_cost_over_d)
     assert fits == [(1e-6, 1e-9)], fits
+    assert warms == [[32, 96]], warms
 
 
 def test_every_planned_point_is_priced_with_the_fixed_cost_of_a_run(monkeypatch):
