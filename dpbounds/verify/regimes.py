@@ -401,9 +401,10 @@ def _probe_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, flo
 
     ``c`` is the warm fit's plus the median excess of a probe's first (cold) run over its
     second, the first probe's excluded (it pays compilation once per process): a grid point
-    runs once, with its own calibration and re-accounting. A probe after the first two is
-    timed once: its cold run less that median excess is its warm time, unless that reads
-    below the probe before's (then it runs again, as the first two do). Its second run was
+    runs once, with its own calibration and re-accounting. A probe after the first two whose
+    cold run costs at least ``_PROBE_SECONDS`` is timed once: its cold run less that median
+    excess is its warm time, unless that reads below the probe before's (then it runs
+    again, as the first two and smaller ones do). Its second run was
     0.34-0.35 CPU-s of a 2.1-2.4 CPU-s fit of Yang et al.'s studies. What its cold run paid
     beyond the excess before (fresh memory for its larger arrays: 0.33-0.36 against 0.25)
     is then counted per step, as a grid point's single, cold run pays it.
@@ -450,13 +451,17 @@ def _probe_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, flo
             t0 = time.process_time()
             study.run_point(probe, inst, trials, 0, None)
             runs.append(time.process_time() - t0)
-            if k >= 2 and cold and len(runs) == 1 and (
+            if k >= 2 and cold and len(runs) == 1 and runs[0] >= _PROBE_SECONDS and (
                     runs[0] - float(np.median(cold)) >= secs[-1]):
-                # from the third probe on, timed once: its warm time is its cold run less
-                # the cold excess measured before (calibration and re-accounting), where
-                # that is at least the last probe's (a larger probe costs no less); the
-                # second runs cost 0.34-0.35 of a Yang et al. fit's 2.1-2.4 CPU-s, and 0.96
-                # of sensitivity_reduced_nsgd's 3.8 (whose probes have no cold excess)
+                # from the third probe on, a run of at least the target is timed once: its
+                # warm time is its cold run less the cold excess measured before
+                # (calibration and re-accounting), where that is at least the last probe's
+                # (a larger probe costs no less). The second runs cost 0.34-0.35 of a Yang
+                # et al. fit's 2.1-2.4 CPU-s, and 0.96 of sensitivity_reduced_nsgd's 3.8
+                # (whose probes have no cold excess); a smaller run's second costs little,
+                # and the excess's timing noise is a large part of it
+                # (strongly_convex.nag's quick estimate read 0.45-3.3 of its runs, 1.24-1.31
+                # with the second runs)
                 runs, once = [runs[0] - float(np.median(cold))], True
                 break
         dt = min(runs)
