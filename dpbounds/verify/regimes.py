@@ -460,7 +460,7 @@ def _probe_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, flo
                 # et al. fit's 2.1-2.4 CPU-s, and 0.96 of sensitivity_reduced_nsgd's 3.8
                 # (whose probes have no cold excess); a smaller run's second costs little,
                 # and the excess's timing noise is a large part of it
-                # (strongly_convex.nag's quick estimate read 0.45-3.3 of its runs, 1.24-1.31
+                # (strongly_convex.nag's quick estimate read 0.45-3.3 of its runs, 1.03-1.32
                 # with the second runs)
                 runs, once = [runs[0] - float(np.median(cold))], True
                 break
@@ -728,12 +728,12 @@ def cost_over_d(study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, fl
     ``warm``: sizes (``T``, else ``N``) at which the fixed point already ran in this process
     (:class:`ProbeCosts`' ``sizes``: its calibration and re-accounting are kept, and do not
     depend on ``d``). With ``fit``, the probe is then the largest of them that the fit prices
-    at most ``2 * _PROBE_SECONDS`` at the largest ``d`` (at power 1), nothing is grown, and
-    each end is timed twice, the smaller ``d`` first (not alternately: see below): every
-    run is warm. Before, ``clipped_sgd --vary d``
-    grew its probe to ``T = 3200``, a size no probe had run, and its first run there paid
-    0.35 CPU-s of calibration and re-accounting (1.06 CPU-s in all; warm at ``T = 2620``:
-    ~0.5).
+    at most ``2 * _PROBE_SECONDS`` at the largest ``d`` (at power 1), provided that price is
+    at least ``_PROBE_SECONDS / 2`` (:func:`_warm_probe`; else the probe grows as without
+    ``warm``); nothing is grown, and each end is timed twice, the smaller ``d`` first (not
+    alternately: see below): every run is warm. Before, ``clipped_sgd --vary d`` grew its
+    probe to ``T = 3200``, a size no probe had run, and its first run there paid 0.35 CPU-s
+    of calibration and re-accounting (1.06 CPU-s in all; warm at ``T = 2620``: 0.64-0.73).
     """
     ds = sorted({int(v) for v in values})
     d0 = int(fixed["d"])
@@ -747,7 +747,9 @@ def cost_over_d(study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, fl
     lo, hi = ds[0], ds[-1]
     n, t = 32, 200
     k0 = 0
-    if fit is not None:
+    at_warm = None if fit is None else _warm_probe(study, spec, fixed, hi, d0, trials, largest,
+                                                    fit, warm)
+    if fit is not None and at_warm is None:
         # skip the rungs that the fit prices well below the target at the largest d
         scale = max(hi / d0, 1.0)
         for k in range(1, _PROBE_MAX):
@@ -766,8 +768,6 @@ def cost_over_d(study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, fl
     probe = dict(fixed)
     capped: float | None = None
     last = math.inf
-    at_warm = None if fit is None else _warm_probe(study, spec, fixed, hi, d0, trials, largest,
-                                                    fit, warm)
     if at_warm is not None:
         probe, capped = at_warm
     for k in range(k0, _PROBE_MAX if at_warm is None else k0):
