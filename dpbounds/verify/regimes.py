@@ -744,6 +744,11 @@ def cost_over_d(study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, fl
             and float(x) >= 0 for x in fit[:2])):
         raise ValueError("fit must be None or (a, b, ...) with a and b finite and >= 0 "
                          f"(seconds per step and per evaluation), got {fit!r}")
+    if isinstance(warm, (str, bytes)) or not all(
+            isinstance(x, (int, np.integer)) and not isinstance(x, bool) and x > 0
+            for x in warm):
+        raise ValueError("warm must be a sequence of positive integer sizes (T, else N, of "
+                         f"probes already run), got {warm!r}")
     lo, hi = ds[0], ds[-1]
     n, t = 32, 200
     k0 = 0

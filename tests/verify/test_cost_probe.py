@@ -594,3 +594,12 @@ def test_the_warm_probe_is_the_largest_priced_size_within_the_limits(
         assert got is None
         return
     assert got == (dict(fixed, d=128, N=32, T=want), capped)
+
+
+@pytest.mark.parametrize("warm", [[float("nan")], [0], [-200], [2.5], [True], "200", [np.inf]])
+def test_bad_warm_sizes_are_a_value_error_naming_them(warm):
+    """``cost_over_d(warm=)`` takes positive integer sizes only; anything else is a
+    ValueError naming ``warm`` before any probe runs (NaN reached ``int()``, unnamed)."""
+    with pytest.raises(ValueError, match="^warm must be"):
+        regimes.cost_over_d(None, None, dict(d=8, N=100, T=2000), [2, 8], 4,  # type: ignore
+                            fit=(1e-6, 1e-9), warm=warm)
