@@ -10,8 +10,9 @@ the numeric tuner may move.
 **No central list.** Every bound module registers its own entries (``register(Entry(...))`` at
 its end); :func:`discover` imports every module of the :mod:`dpbounds.bounds` package
 (``pkgutil``), and the few :data:`PROVIDERS` of a higher layer, the first time the registry is
-read: the walk of :class:`dpbounds._discovery.Registry` (:data:`BOUND_REGISTRY`), the same as
-the verify studies' and the audit settings'. Adding a bound is adding a module.
+listed: the walk of :class:`dpbounds._discovery.Registry` (:data:`BOUND_REGISTRY`), the same as
+the verify studies' and the audit settings'. Adding a bound is adding a module. A lookup by
+name (:func:`get`) stops at the module that registers the name.
 
 **Ids by concept.** An id is ``<problem class>.<method>`` (``nonconvex.tree_momentum_nsgd``,
 ``strongly_convex.nag`` ...); the paper is in the entry's sources. The ids of dpbounds 0.1
@@ -439,8 +440,18 @@ def entries(family: str | None = None) -> list[Entry]:
 
 
 def get(name: str) -> Entry:
-    """The entry of ``name``, an id or an alias (ValueError listing the valid names otherwise)."""
-    discover()
+    """The entry of ``name``, an id or an alias (ValueError listing the valid names otherwise).
+
+    Imports the modules of :mod:`dpbounds.bounds` only until one registers ``name``
+    (:meth:`~dpbounds._discovery.Registry.find`), not all of them."""
+    def registered() -> str | None:
+        key = _ALIASES.get(name, name)
+        return key if key in BOUND_REGISTRY.entries else None
+
+    if isinstance(name, str):
+        BOUND_REGISTRY.find(registered, hint=name)
+    else:
+        discover()
     key = _ALIASES.get(name, name)
     try:
         return BOUND_REGISTRY.entries[key]

@@ -202,3 +202,75 @@ def test_a_second_module_registering_a_bound_id_is_refused(fresh_registry):
     registry.register(entry)  # control: the same module again (a reload) replaces it
     with pytest.raises(ValueError, match="registered twice"):
         registry.BOUND_REGISTRY.register("convex.a", entry, rank=1, module="elsewhere")
+
+
+def _drop_bound_modules(monkeypatch) -> None:
+    for name in [m for m in sys.modules if m.startswith("dpbounds.bounds.")]:
+        if name.split(".")[-1] not in ("registry", "theorem", "numeric", "problem"):
+            monkeypatch.delitem(sys.modules, name)  # re-imported: each registers again
+    for name in registry.PROVIDERS:
+        monkeypatch.delitem(sys.modules, name, raising=False)
+
+
+def _origins() -> dict[str, str]:
+    """Every id and alias -> the module registering its entry, after a full discovery."""
+    registry.discover()
+    reg = registry.BOUND_REGISTRY
+    out = {n: reg.module_of(n) for n in reg.entries}
+    out.update({a: reg.module_of(n) for a, n in registry.aliases().items()})
+    return out
+
+
+ORIGINS = _origins()
+
+
+def test_a_lookup_imports_its_own_module_not_every_bound(fresh_registry, monkeypatch):
+    # the planner of `verify nonconvex.clipped_sgd` looked its bound up through a full
+    # discovery: 38 modules, 0.35 CPU-s (0.14 of them sensitivity_reduced's sympy work)
+    _drop_bound_modules(monkeypatch)
+    e = registry.get("nonconvex.clipped_sgd")
+    assert e.name == "nonconvex.clipped_sgd"
+    assert registry.BOUND_REGISTRY.module_of(e.name) == "dpbounds.bounds.nonconvex.clipped_sgd"
+    assert "dpbounds.bounds.nonconvex.sensitivity_reduced" not in sys.modules
+    assert "dpbounds.bounds.convex.noisy_projected_sgd" not in sys.modules
+    assert not registry.BOUND_REGISTRY._discovered
+    # control: listing still walks every module, and keeps the entry the lookup returned
+    assert set(ORIGINS) <= {*registry.names(), *registry.aliases()}
+    assert "dpbounds.bounds.nonconvex.sensitivity_reduced" in sys.modules
+    assert registry.get("nonconvex.clipped_sgd") is e
+
+
+@pytest.mark.parametrize("name", sorted(ORIGINS))
+def test_a_lazy_lookup_answers_what_discovery_answers(name, fresh_registry, monkeypatch):
+    # every id and alias, each looked up first in a fresh registry (ids from providers
+    # outside the package, strongly_convex.heavy_ball_lmi, take the full discovery)
+    _drop_bound_modules(monkeypatch)
+    e = registry.get(name)
+    assert e.name == ALIASES.get(name, name)
+    assert registry.BOUND_REGISTRY.module_of(e.name) == ORIGINS[name]
+
+
+def test_a_plugin_reusing_a_builtin_id_is_refused_at_lookup(fresh_registry, monkeypatch):
+    # found already registered, but from outside the package: discovery runs, and refuses it
+    _drop_bound_modules(monkeypatch)
+    from dpbounds.bounds.theorem import Theorem, sym
+    from dpbounds.provenance import Provenance, Source
+
+    t = Theorem(name="t", quantity="q", expr=sym("d"), sources=(Source("p", "r",
+                                                                       Provenance.DERIVED),))
+    entry = registry.Entry("nonconvex.clipped_sgd", "a", "nonconvex", t, t, dict)
+    registry.BOUND_REGISTRY.register(entry.name, entry, rank=100, module="some_plugin")
+    with pytest.raises(ValueError, match="registered twice: by module some_plugin"):
+        registry.get("nonconvex.clipped_sgd")
+    # control: a plug-in's own id is answered (after the same discovery)
+    registry.BOUND_REGISTRY.unregister("nonconvex.clipped_sgd")
+    registry.BOUND_REGISTRY.register("nonconvex.plugin_only", entry, rank=100,
+                                     module="some_plugin")
+    assert registry.get("nonconvex.plugin_only") is entry
+
+
+def test_an_unknown_name_is_looked_up_everywhere_before_the_error(fresh_registry, monkeypatch):
+    _drop_bound_modules(monkeypatch)
+    with pytest.raises(ValueError, match="did you mean 'nonconvex.clipped_sgd'"):
+        registry.get("nonconvex.clipped_sdg")
+    assert registry.BOUND_REGISTRY._discovered
