@@ -164,8 +164,9 @@ class Registry(Generic[T]):
         discovery gives: a module of the package that registered the name is its only
         registrant (a second module is a ``ValueError`` at :meth:`discover`, which the test
         suite runs); a name registered from outside the package (a plug-in, a provider) is
-        answered after a full :meth:`discover`, which refuses a plug-in reusing a built-in
-        name, as before.
+        answered after a full :meth:`discover`, and so is every name once a plug-in has
+        registered one (:meth:`foreign`): discovery refuses a plug-in reusing a built-in
+        name, at any lookup, as before.
         """
         prefix = self.package + "."
 
@@ -173,7 +174,14 @@ class Registry(Generic[T]):
             name = key()
             return name is not None and self._origin.get(name, (0.0, ""))[1].startswith(prefix)
 
-        if self._discovered or settled():
+        if self._discovered:
+            return
+        if self.foreign():
+            # a plug-in's item: the full discovery refuses a built-in name it reuses, at any
+            # lookup, as when every lookup discovered
+            self.discover()
+            return
+        if settled():
             return
         package = importlib.import_module(self.package)
         walk = [info.name for info in pkgutil.walk_packages(package.__path__, prefix=prefix)]
@@ -185,6 +193,13 @@ class Registry(Generic[T]):
             if settled():
                 return
         self.discover()
+
+    def foreign(self) -> bool:
+        """Whether an item was registered from outside the package and its
+        :attr:`providers` (a plug-in's)."""
+        prefix = self.package + "."
+        return any(not m.startswith(prefix) and m not in self.providers
+                   for _, m in self._origin.values())
 
     def _reorder(self) -> None:
         # in place: ``entries`` is exported by reference; a name set directly in ``entries``

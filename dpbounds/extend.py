@@ -288,6 +288,9 @@ def theorem(name: str, bound: sp.Expr | Callable[..., float], *, quantity: str,
                             scaling_variables=(*(scaling or {"d": 1, "N": 1}), "eps"))
     if register:
         module = _caller_module()
+        # every bound first: a lookup imports only the module it needs, and a reused built-in
+        # id must be refused here whether or not its module was imported yet
+        _registry.discover()
         _registry.BOUND_REGISTRY.register(entry.name, entry, rank=100 + CLASSES.index(cls),
                                           module=module)
         _record_origin(entry.name, module)

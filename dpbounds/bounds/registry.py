@@ -33,6 +33,7 @@ d^(1/3) N^(-2/3) eps^(-2/3)
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -395,8 +396,11 @@ def register(entry: Entry) -> Entry:
     twice, e.g. by ``importlib.reload``); another module registering it is a ``ValueError``
     naming both; an alias may not name another entry or an id.
     """
+    _discover_before_foreign(sys._getframe(1).f_globals.get("__name__", "?"))
     reg = BOUND_REGISTRY.entries
     old = reg.get(entry.name)
+    if entry.name in _ALIASES:
+        raise ValueError(f"id {entry.name!r} is already an alias of {_ALIASES[entry.name]!r}")
     for a in entry.aliases:
         if a in reg or _ALIASES.get(a, entry.name) != entry.name:
             raise ValueError(f"alias {a!r} of {entry.name!r} is already taken")
@@ -408,6 +412,15 @@ def register(entry: Entry) -> Entry:
             _ALIASES.pop(a, None)
     _ALIASES.update({a: entry.name for a in entry.aliases})
     return entry
+
+
+def _discover_before_foreign(module: str) -> None:
+    """Discover every bound before a registration from outside the package and its
+    :data:`PROVIDERS` (a plug-in's): a lookup by name no longer imports every module, and a
+    plug-in reusing the id of a bound not imported yet must still be refused when it
+    registers."""
+    if not module.startswith(BOUND_REGISTRY.package + ".") and module not in PROVIDERS:
+        discover()
 
 
 def discover() -> None:
@@ -456,6 +469,12 @@ def get(name: str) -> Entry:
     try:
         return BOUND_REGISTRY.entries[key]
     except KeyError:
+        # another thread's registration reorders ``entries`` (cleared, then refilled): look
+        # again after a full discovery, which waits for the imports under way
+        discover()
+        key = _ALIASES.get(name, name)
+        if key in BOUND_REGISTRY.entries:
+            return BOUND_REGISTRY.entries[key]
         raise ValueError(unknown_name("bound", name, [*names(), *_ALIASES],
                                       "dpbounds bound --list")) from None
 

@@ -415,7 +415,9 @@ def _forward_diffs(fun: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
             new[down] = a[down] + np.log1p(-np.exp(b[down] - a[down]))
             # _log_add(a, b): max + math.log1p(math.exp(min - max)), max where min is -inf
             add = ~same
-            lo, hi = np.minimum(a[add], b[add]), np.maximum(a[add], b[add])
+            # Python's min(a, b) and max(a, b): b only where b < a (b > a), NaN as they do
+            aa, bb = a[add], b[add]
+            lo, hi = np.where(bb < aa, bb, aa), np.where(bb > aa, bb, aa)
             part = hi.copy()
             finite = lo != -np.inf
             part[finite] = _MATH_LOG1P(_MATH_EXP(lo[finite] - hi[finite])).astype(float) \

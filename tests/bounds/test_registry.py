@@ -250,18 +250,26 @@ def test_a_lazy_lookup_answers_what_discovery_answers(name, fresh_registry, monk
     assert registry.BOUND_REGISTRY.module_of(e.name) == ORIGINS[name]
 
 
-def test_a_plugin_reusing_a_builtin_id_is_refused_at_lookup(fresh_registry, monkeypatch):
-    # found already registered, but from outside the package: discovery runs, and refuses it
-    _drop_bound_modules(monkeypatch)
+def _theorem():
     from dpbounds.bounds.theorem import Theorem, sym
     from dpbounds.provenance import Provenance, Source
 
-    t = Theorem(name="t", quantity="q", expr=sym("d"), sources=(Source("p", "r",
-                                                                       Provenance.DERIVED),))
+    return Theorem(name="t", quantity="q", expr=sym("d"),
+                   sources=(Source("p", "r", Provenance.DERIVED),))
+
+
+@pytest.mark.parametrize("looked_up", ["nonconvex.clipped_sgd", "strongly_convex.nag"])
+def test_a_plugin_reusing_a_builtin_id_is_refused_at_lookup(looked_up, fresh_registry,
+                                                            monkeypatch):
+    # found already registered, but from outside the package: discovery runs, and refuses
+    # it; so does a lookup of ANOTHER name (review: it answered lazily, and the plug-in
+    # silently replaced the built-in): once a plug-in has registered, every lookup discovers
+    _drop_bound_modules(monkeypatch)
+    t = _theorem()
     entry = registry.Entry("nonconvex.clipped_sgd", "a", "nonconvex", t, t, dict)
     registry.BOUND_REGISTRY.register(entry.name, entry, rank=100, module="some_plugin")
     with pytest.raises(ValueError, match="registered twice: by module some_plugin"):
-        registry.get("nonconvex.clipped_sgd")
+        registry.get(looked_up)
     # control: a plug-in's own id is answered (after the same discovery)
     registry.BOUND_REGISTRY.unregister("nonconvex.clipped_sgd")
     registry.BOUND_REGISTRY.register("nonconvex.plugin_only", entry, rank=100,
@@ -274,3 +282,33 @@ def test_an_unknown_name_is_looked_up_everywhere_before_the_error(fresh_registry
     with pytest.raises(ValueError, match="did you mean 'nonconvex.clipped_sgd'"):
         registry.get("nonconvex.clipped_sdg")
     assert registry.BOUND_REGISTRY._discovered
+
+
+def test_a_plugin_registering_before_the_builtin_is_imported_is_refused(fresh_registry,
+                                                                       monkeypatch):
+    # the other order: the built-in's module not imported yet (a lazy lookup imported
+    # others); a registration from outside the package discovers first, so it is refused
+    _drop_bound_modules(monkeypatch)
+    registry.get("strongly_convex.nag")
+    assert "dpbounds.bounds.nonconvex.clipped_sgd" not in sys.modules
+    t = _theorem()
+    with pytest.raises(ValueError, match="registered twice"):
+        registry.register(registry.Entry("nonconvex.clipped_sgd", "a", "nonconvex", t, t, dict))
+
+
+def test_an_id_equal_to_an_alias_is_refused(fresh_registry):
+    # review: an id equal to an alias was listed by names() and never returned by get()
+    t = _theorem()
+    registry.register(registry.Entry("convex.a", "a", "convex", t, t, dict,
+                                     aliases=("convex.b",)))
+    with pytest.raises(ValueError, match="'convex.b' is already an alias of 'convex.a'"):
+        registry.register(registry.Entry("convex.b", "b", "convex", t, t, dict))
+
+
+def test_a_lookup_that_misses_after_the_search_looks_again(fresh_registry, monkeypatch):
+    # review: another thread's registration reorders `entries` (cleared, then refilled), so
+    # the search can return while the name is briefly absent: get() looks again after a full
+    # discovery (here the search is made to return without importing anything)
+    _drop_bound_modules(monkeypatch)
+    monkeypatch.setattr(registry.BOUND_REGISTRY, "find", lambda key, hint="": None)
+    assert registry.get("nonconvex.clipped_sgd").name == "nonconvex.clipped_sgd"

@@ -99,6 +99,25 @@ def test_array_differences_are_dp_accountings_bit_for_bit() -> None:
         assert np.array_equal(d0, d1) and np.array_equal(s0, s1)
 
 
+def test_infinities_and_nans_as_dp_accounting_takes_them() -> None:
+    # review: NumPy's minimum / maximum carry a NaN where Python's min / max (dp_accounting's
+    # _log_add) return their first argument; every length-4 sequence of these values
+    import itertools
+    import warnings
+
+    from dpbounds.verify.reaccount import _forward_diffs
+
+    vals = [-np.inf, 0.0, 1.0, np.inf, np.nan]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # dp_accounting's own overflow / invalid warnings
+        for seq in itertools.product(vals, repeat=4):
+            def fun(x, seq=seq):
+                return seq[int(x)]
+            d0, s0 = rdp_mod._get_forward_diffs(fun, 2)
+            d1, s1 = _forward_diffs(fun, 2)
+            assert np.array_equal(d0, d1, equal_nan=True) and np.array_equal(s0, s1), seq
+
+
 def test_negative_control_a_last_bit_change_is_seen(monkeypatch) -> None:
     # log(1 + x) for log1p(x): the same value to ~1e-16 absolute, other last bits (NumPy's
     # own exp, which can differ from math.exp by one bit, is libm's on CPUs without
