@@ -198,8 +198,9 @@ class Registry(Generic[T]):
         """Whether an item was registered from outside the package and its
         :attr:`providers` (a plug-in's)."""
         prefix = self.package + "."
+        # a snapshot (taken in one C call): another thread may be registering
         return any(not m.startswith(prefix) and m not in self.providers
-                   for _, m in self._origin.values())
+                   for _, m in tuple(self._origin.values()))
 
     def _reorder(self) -> None:
         # in place: ``entries`` is exported by reference; a name set directly in ``entries``
