@@ -113,3 +113,38 @@ def test_tree_probe_oracle_in_slices_is_the_one_block_oracle_bit_for_bit(monkeyp
     assert tm.clip_probe_bytes(1) < tm.clip_probe_bytes(32) < tm.clip_probe_bytes(10**4)
     grow = tm.clip_probe_bytes(2 * 10**6) - tm.clip_probe_bytes(10**6)
     assert grow == pytest.approx(8.0 * 10**6 * (16 * tm._CLIP_TRIALS + tm._CLIP_N))
+
+
+def test_tree_probe_oracle_is_remembered_bit_for_bit(monkeypatch) -> None:
+    """The oracle (0.37 CPU-s at d = 64) is remembered per point, noise, means and settings:
+    the planner's second run of each cost probe asked it again. A remembered value is the
+    computed one, bit for bit; another noise, other means or another seed are computed
+    afresh (controls: each moves the value), and so is another point (its value the same:
+    each grid point pays the oracle, as the planner's estimate counts it)."""
+    import dpbounds.verify.studies.tree_momentum as tm
+
+    rng = np.random.default_rng(3)
+    means = [rng.standard_normal(5) * 0.1, rng.standard_normal(5) * 0.1]
+    tm._directions_of.cache_clear()
+    first = tm._directions(0.7, *means)
+    assert tm._directions_of.cache_info().misses == 1
+    again = tm._directions(0.7, *[m.copy() for m in means])  # equal values, new arrays
+    assert tm._directions_of.cache_info().hits == 1 and again == first
+    fresh = tm._directions_of.__wrapped__(0.7, tuple(m.tobytes() for m in means),
+                                         tm._ORACLE_SEED, tm._CLIP_ORACLE_DRAWS,
+                                         tm._ORACLE_BLOCK_ELEMENTS)
+    assert fresh == first
+    assert tm._directions(0.7 * (1 + 1e-9), *means) != first
+    assert tm._directions(0.7, means[0], means[1] + 1e-3) != first
+    monkeypatch.setattr(tm, "_ORACLE_SEED", tm._ORACLE_SEED + 1)
+    assert tm._directions(0.7, *means) != first
+    monkeypatch.undo()
+    hits = tm._directions_of.cache_info().hits
+    assert tm._directions(0.7, *means, point={"N": 32, "d": 5}) == first  # computed afresh
+    assert tm._directions_of.cache_info().hits == hits
+    assert tm._directions(0.7, *means, point={"d": 5, "N": 32}) == first  # the same point
+    assert tm._directions_of.cache_info().hits == hits + 1
+    # only the last point is kept: a point asked again after another computes afresh
+    tm._directions(0.7, *means, point={"N": 96, "d": 5})
+    tm._directions(0.7, *means, point={"N": 32, "d": 5})
+    assert tm._directions_of.cache_info().hits == hits + 1
