@@ -148,3 +148,40 @@ def test_tree_probe_oracle_is_remembered_bit_for_bit(monkeypatch) -> None:
     tm._directions(0.7, *means, point={"N": 96, "d": 5})
     tm._directions(0.7, *means, point={"N": 32, "d": 5})
     assert tm._directions_of.cache_info().hits == hits + 1
+
+
+def _oracle_one_block_at_a_time(sigma, means, seed, draws):
+    """The probe's oracle as it was first written (each 100,000-row block drawn whole, one
+    sum per block and mean): the reference for the remembered, sliced one."""
+    rng = np.random.default_rng(seed)
+    totals = [0.0] * len(means)
+    for _ in range(draws // 100_000):
+        noise = sigma * rng.standard_normal((100_000, means[0].size))
+        for j, m in enumerate(means):
+            v = m[None, :] + noise
+            totals[j] += float(np.sum(v[:, 0] / np.maximum(np.linalg.norm(v, axis=1), 1e-300)))
+    return tuple(t / draws for t in totals)
+
+
+def test_remembered_oracle_is_the_one_block_oracle_and_its_settings_are_keys(monkeypatch
+                                                                            ) -> None:
+    """Review: the test above compared the remembered value with the same code's own
+    uncached call. Here: with the one-block oracle, bit for bit (a mutant summing each block
+    another way, math.fsum, gives other last bits); and changing the draws or the slice
+    size at the same point computes afresh (a cache miss), not the remembered value."""
+    import dpbounds.verify.studies.tree_momentum as tm
+
+    rng = np.random.default_rng(3)
+    means = [rng.standard_normal(5) * 0.1, rng.standard_normal(5) * 0.1]
+    tm._directions_of.cache_clear()
+    got = tm._directions(0.7, *means)
+    assert got == _oracle_one_block_at_a_time(0.7, means, tm._ORACLE_SEED,
+                                              tm._CLIP_ORACLE_DRAWS)
+    for name, value in (("_ORACLE_BLOCK_ELEMENTS", 7 * 5), ("_CLIP_ORACLE_DRAWS", 200_000)):
+        misses = tm._directions_of.cache_info().misses
+        monkeypatch.setattr(tm, name, value)
+        tm._directions(0.7, *means)
+        assert tm._directions_of.cache_info().misses == misses + 1, name
+        monkeypatch.undo()
+    assert tm._directions(0.7, *means) == got
+
