@@ -360,7 +360,9 @@ def scaling_study(
         Where the grid points run (:func:`~dpbounds.sweep.run_sweep`'s ``executor``):
         ``None`` (default) this process; :class:`~dpbounds.sweep.LocalProcesses` spawned
         worker processes, which load the plug-ins loaded here before a point runs. Each point's
-        seed is ``(seed, j)`` wherever it runs, so the result is the same on any executor.
+        seed is ``(seed, j)`` wherever it runs, so the result is the same on any executor
+        (threads of one process, a ``ThreadPoolExecutor``, run one point at a time: a
+        point's checks patch process-wide state).
     costs:
         A :class:`~dpbounds.verify.costs.CostMemo`: the planner's cost-model fits are read
         from it where it holds them (this host, this code) and the new ones kept in it, so

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -24,6 +25,14 @@ from dpbounds.verify.problems import KIND_REGISTRY, Instance
 
 #: the bounds' symbols are positive: a zero constant (L1 = 0) is passed as this
 _TINY = 1e-300
+
+
+#: held while a grid point runs: its checks patch process-wide state (the noise and
+#: permutation taps and the mutants of :mod:`dpbounds.verify.mutants` replace methods of the
+#: random streams and objectives), so two points run by threads of one process (a
+#: ``ThreadPoolExecutor``, a Dask worker with several threads) crashed the tree studies or
+#: failed their checks (an independent review, stop 64); processes are unaffected
+_RUN_LOCK = threading.RLock()
 
 
 @dataclass(frozen=True)
@@ -104,8 +113,10 @@ class TheoremStudy:
 
     def run_point(self, point: Mapping[str, float], instance: Instance, trials: int,
                   seed: Any, mutation: str | None = None) -> dict[str, Any]:
-        """Measure every component at one grid point; see the module docstring."""
-        return self.run(dict(point), instance, trials, seed, mutation)
+        """Measure every component at one grid point; see the module docstring. One point
+        runs at a time in a process (:data:`_RUN_LOCK`)."""
+        with _RUN_LOCK:
+            return self.run(dict(point), instance, trials, seed, mutation)
 
     def plan_point(self, point: Mapping[str, float], instance: Instance, trials: int
                    ) -> dict[str, Any]:
