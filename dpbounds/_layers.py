@@ -26,7 +26,7 @@ from pathlib import Path
 #: Layers from the bottom up; each layer is a tuple of peers (top-level names under dpbounds).
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("_layers", "_discovery", "_validation", "notation", "provenance", "_progress", "_normals",
-     "_seeds"),
+     "_seeds", "_patching"),
     ("data", "backend", "intervals", "schedules", "sweep"),
     ("settings",),
     ("objectives", "privacy"),

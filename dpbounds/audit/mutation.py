@@ -7,8 +7,9 @@ everything else — calibration, ledger, mini-batches — stays as it is. A run 
 original ε: a copy the audit must flag. Sampling draws (uniform, permutations, subsets,
 integers) are untouched, so the mutant sees the same mini-batches.
 
-It patches the class for the duration of the ``with`` block (not thread-safe): a testing
-tool, not something an algorithm should ever run under.
+It patches the class for the duration of the ``with`` block, for the calling thread only
+(:func:`dpbounds._patching.thread_patch`: other threads run the real algorithm meanwhile): a
+testing tool, not something an algorithm should ever run under.
 
 Example
 -------
@@ -31,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from dpbounds._patching import thread_patch
 from dpbounds._validation import check_nonnegative
 from dpbounds.backend import TrialRandom
 from dpbounds.privacy import Neighbouring
@@ -41,14 +43,11 @@ __all__ = ["MUTANTS", "Mutant", "mutant_names", "scaled_noise"]
 @contextmanager
 def patched_method(owner: Any, name: str, make: Callable[[Any], Any], value: Any = None
                    ) -> Iterator[Any]:
-    """Within the block ``owner.name`` is ``make(original)`` (restored on exit); the block
-    gets ``value`` (e.g. the list a recording patch fills)."""
-    original = getattr(owner, name)
-    setattr(owner, name, make(original))
-    try:
+    """Within the block ``owner.name`` is ``make(original)`` for the calling thread only
+    (:func:`dpbounds._patching.thread_patch`; restored on exit); the block gets ``value``
+    (e.g. the list a recording patch fills)."""
+    with thread_patch(owner, name, make):
         yield value
-    finally:
-        setattr(owner, name, original)
 
 
 _patched = patched_method
@@ -110,9 +109,8 @@ def shared_laplace_half_sensitivity() -> Iterator[None]:
     from dpbounds.privacy.mechanisms import SubsampledLaplaceMechanism as Sub
 
     mod = importlib.import_module("dpbounds.algorithms.momentum")  # the module, not a function
-    inner_kuru = Sub.__dict__["kuru"]
 
-    def make_kuru(inner: Any) -> Any:
+    def make_kuru(inner: Any) -> Any:  # inner: the classmethod bound to Sub
         def kuru(cls: Any, sensitivity_function: float, scale: float, n: int, m: int) -> Any:
             return inner.__func__(cls, sensitivity_function / 2.0, scale, n, m)
         return classmethod(kuru)
@@ -122,12 +120,8 @@ def shared_laplace_half_sensitivity() -> Iterator[None]:
             return 0.5 * float(inner(*args))
         return factor
 
-    with _patched(mod, "_scale_factor", make_factor):
-        setattr(Sub, "kuru", make_kuru(inner_kuru))  # noqa: B010 (a classmethod: restored as is)
-        try:
-            yield
-        finally:
-            setattr(Sub, "kuru", inner_kuru)  # noqa: B010
+    with _patched(mod, "_scale_factor", make_factor), _patched(Sub, "kuru", make_kuru):
+        yield
 
 
 # ----------------------------------------------------------------------------------------

@@ -70,6 +70,7 @@ from typing import Any
 
 import numpy as np
 
+from dpbounds._patching import thread_patch
 from dpbounds.audit.mutation import (
     scaled_noise,
     shared_laplace_half_sensitivity,
@@ -188,17 +189,13 @@ LAPLACE_METHODS = ("dp_heavy_ball", "dp_nag", "dp_masg", "dp_gd")
 def _node_count_minus_1() -> Iterator[None]:
     from dpbounds.algorithms import tree_momentum as tm
 
-    inner = tm.algorithm_1_node_count
+    def make(inner: Any) -> Any:
+        def fewer(steps_per_epoch: int, epochs: int, method: str = "auto") -> int:
+            return max(1, inner(steps_per_epoch, epochs, method) - 1)
+        return fewer
 
-    def fewer(steps_per_epoch: int, epochs: int, method: str = "auto") -> int:
-        return max(1, inner(steps_per_epoch, epochs, method) - 1)
-
-    # setattr: a monkeypatch of a module function, which a type checker rightly refuses
-    setattr(tm, "algorithm_1_node_count", fewer)  # noqa: B010
-    try:
+    with thread_patch(tm, "algorithm_1_node_count", make):
         yield
-    finally:
-        setattr(tm, "algorithm_1_node_count", inner)  # noqa: B010
 
 
 @contextlib.contextmanager
@@ -208,16 +205,14 @@ def _steps_off_by_one() -> Iterator[None]:
     import importlib
 
     mod = importlib.import_module("dpbounds.algorithms.dp_sgd")  # the module, not the function
-    inner = getattr(mod, "_calibrate")  # noqa: B009
 
-    def fewer(epsilon: float, delta: float, q: float, steps: int, *args: Any) -> Any:
-        return inner(epsilon, delta, q, max(1, steps - 1), *args)
+    def make(inner: Any) -> Any:
+        def fewer(epsilon: float, delta: float, q: float, steps: int, *args: Any) -> Any:
+            return inner(epsilon, delta, q, max(1, steps - 1), *args)
+        return fewer
 
-    setattr(mod, "_calibrate", fewer)  # noqa: B010
-    try:
+    with thread_patch(mod, "_calibrate", make):
         yield
-    finally:
-        setattr(mod, "_calibrate", inner)  # noqa: B010
 
 
 @contextlib.contextmanager
@@ -235,45 +230,47 @@ def _skip_clipping(scale: float | None = None) -> Iterator[None]:
     tm = importlib.import_module("dpbounds.algorithms.tree_momentum")
     from dpbounds.objectives import Objective
 
-    inner_map, inner_clip, inner_active = (getattr(mod, "_per_sample_map"),  # noqa: B009
-                                           Objective.clipped_mean_grad, kernels.active)
-    inner_rows = getattr(tm, "_clip_rows")  # noqa: B009
+    clip = Objective.clipped_mean_grad  # as this thread sees it before the patches
 
-    inner_norm = Objective.normalized_mean_grad
+    def no_clip_map(inner: Any) -> Any:
+        def per_sample_map(xp: Any, g: Any, kind: str, param: float) -> Any:
+            if scale is not None:
+                return inner(xp, g, kind, param) * (scale if kind == "clip" else 1.0)
+            return inner(xp, g, "clip", _NO_CLIP)  # the raw gradient, whatever the kind
+        return per_sample_map
 
-    def no_clip_map(xp: Any, g: Any, kind: str, param: float) -> Any:
-        if scale is not None:
-            return inner_map(xp, g, kind, param) * (scale if kind == "clip" else 1.0)
-        return inner_map(xp, g, "clip", _NO_CLIP)  # the raw gradient, whatever the kind
+    def no_norm(inner: Any) -> Any:
+        def normalized_mean_grad(self: Any, x: Any, idx: Any, r: float) -> Any:
+            if scale is not None:
+                return inner(self, x, idx, r)
+            return clip(self, x, idx, _NO_CLIP)  # the raw gradient
+        return normalized_mean_grad
 
-    def no_norm(self: Any, x: Any, idx: Any, r: float) -> Any:
-        if scale is not None:
-            return inner_norm(self, x, idx, r)
-        return inner_clip(self, x, idx, _NO_CLIP)
+    def no_clip_rows(inner: Any) -> Any:  # Algorithm 2's two clips
+        def clip_rows(xp: Any, g: Any, bound: float) -> Any:
+            if scale is not None:
+                return scale * inner(xp, g, bound)
+            return inner(xp, g, _NO_CLIP)
+        return clip_rows
 
-    def no_clip_rows(xp: Any, g: Any, bound: float) -> Any:  # Algorithm 2's two clips
-        if scale is not None:
-            return scale * inner_rows(xp, g, bound)
-        return inner_rows(xp, g, _NO_CLIP)
+    def no_clip(inner: Any) -> Any:
+        def clipped_mean_grad(self: Any, x: Any, idx: Any, clip: float, *args: Any,
+                              **kw: Any) -> Any:
+            if scale is not None:
+                return scale * inner(self, x, idx, clip, *args, **kw)
+            return inner(self, x, idx, _NO_CLIP, *args, **kw)
+        return clipped_mean_grad
 
-    def no_clip(self: Any, x: Any, idx: Any, clip: float, *args: Any, **kw: Any) -> Any:
-        if scale is not None:
-            return scale * inner_clip(self, x, idx, clip, *args, **kw)
-        return inner_clip(self, x, idx, _NO_CLIP, *args, **kw)
+    def no_kernels(inner: Any) -> Any:
+        return lambda objective, x: None
 
-    # setattr: monkeypatches, which a type checker rightly refuses as assignments
-    patches: tuple[tuple[Any, str, Any], ...] = (
-        (mod, "_per_sample_map", no_clip_map), (Objective, "clipped_mean_grad", no_clip),
-        (Objective, "normalized_mean_grad", no_norm),
-        (kernels, "active", lambda objective, x: None), (tm, "_clip_rows", no_clip_rows))
-    for owner, name, new in patches:
-        setattr(owner, name, new)
-    try:
+    # patched for the calling thread only (other threads run the real algorithm meanwhile)
+    with (thread_patch(mod, "_per_sample_map", no_clip_map),
+          thread_patch(Objective, "clipped_mean_grad", no_clip),
+          thread_patch(Objective, "normalized_mean_grad", no_norm),
+          thread_patch(kernels, "active", no_kernels),
+          thread_patch(tm, "_clip_rows", no_clip_rows)):
         yield
-    finally:
-        for (owner, name, _), old in zip(patches, (inner_map, inner_clip, inner_norm,
-                                                   inner_active, inner_rows)):
-            setattr(owner, name, old)
 
 
 class NoiseTap:
@@ -295,18 +292,15 @@ class NoiseTap:
 @contextlib.contextmanager
 def permutation_tap(callback: Callable[[np.ndarray], None]) -> Iterator[None]:
     """Hand every ``TrialRandom.permutation`` draw (``(trials, n)``) to ``callback``."""
-    inner = TrialRandom.permutation
+    def make(inner: Any) -> Any:
+        def permutation(self: TrialRandom, n: int) -> Any:
+            out = inner(self, n)
+            callback(np.asarray(to_numpy(out)))
+            return out
+        return permutation
 
-    def permutation(self: TrialRandom, n: int) -> Any:
-        out = inner(self, n)
-        callback(np.asarray(to_numpy(out)))
-        return out
-
-    TrialRandom.permutation = permutation  # type: ignore[method-assign]
-    try:
+    with thread_patch(TrialRandom, "permutation", make):  # this thread's draws only
         yield
-    finally:
-        TrialRandom.permutation = inner  # type: ignore[method-assign]
 
 
 @contextlib.contextmanager
@@ -314,15 +308,13 @@ def noise_tap() -> Iterator[NoiseTap]:
     """Record every scaled draw of :class:`~dpbounds.backend.TrialRandom` (enter it *inside*
     a mutant's block, so that the tap sees what the mutant draws)."""
     tap = NoiseTap()
-    inner = TrialRandom._scaled
 
-    def _scaled(self: TrialRandom, base: Any, scale: Any, ndim_extra: int) -> Any:
-        out = inner(self, base, scale, ndim_extra)
-        tap.add(out)
-        return out
+    def make(inner: Any) -> Any:
+        def _scaled(self: TrialRandom, base: Any, scale: Any, ndim_extra: int) -> Any:
+            out = inner(self, base, scale, ndim_extra)
+            tap.add(out)
+            return out
+        return _scaled
 
-    TrialRandom._scaled = _scaled  # type: ignore[method-assign]
-    try:
+    with thread_patch(TrialRandom, "_scaled", make):  # this thread's draws only
         yield tap
-    finally:
-        TrialRandom._scaled = inner  # type: ignore[method-assign]

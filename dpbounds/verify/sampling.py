@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from dpbounds._patching import thread_patch
 from dpbounds.backend import TrialRandom, to_numpy
 from dpbounds.verify.verdicts import Verdict
 
@@ -398,18 +399,15 @@ def sampling_verdicts(tr: Mapping[str, Any], *, alpha: float = 1e-3, name: str =
 def _replaced_draw(method: str, replace: Callable[..., np.ndarray]) -> Iterator[None]:
     """``TrialRandom.<method>`` draws as before (the stream advances as in a correct run) and
     returns ``replace(drawn, *args)`` instead, in the backend and dtype of the draw."""
-    inner = getattr(TrialRandom, method)
+    def make(inner: Any) -> Any:
+        def patched(self: TrialRandom, *args: Any) -> Any:
+            drawn = np.asarray(to_numpy(inner(self, *args)))
+            return self.xp.asarray(np.broadcast_to(replace(drawn, *args), drawn.shape)
+                                   .astype(drawn.dtype))
+        return patched
 
-    def patched(self: TrialRandom, *args: Any) -> Any:
-        drawn = np.asarray(to_numpy(inner(self, *args)))
-        return self.xp.asarray(np.broadcast_to(replace(drawn, *args), drawn.shape)
-                               .astype(drawn.dtype))
-
-    setattr(TrialRandom, method, patched)
-    try:
+    with thread_patch(TrialRandom, method, make):  # this thread's draws only
         yield
-    finally:
-        setattr(TrialRandom, method, inner)
 
 
 @contextlib.contextmanager

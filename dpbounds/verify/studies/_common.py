@@ -27,11 +27,14 @@ from dpbounds.verify.problems import KIND_REGISTRY, Instance
 _TINY = 1e-300
 
 
-#: held while a grid point runs: its checks patch process-wide state (the noise and
-#: permutation taps and the mutants of :mod:`dpbounds.verify.mutants` replace methods of the
-#: random streams and objectives), so two points run by threads of one process (a
+#: held while a grid point runs. Its checks patch methods (the noise and permutation taps
+#: and the mutants of :mod:`dpbounds.verify.mutants` replace methods of the random streams
+#: and objectives); set process-wide, two points run by threads of one process (a
 #: ``ThreadPoolExecutor``, a Dask worker with several threads) crashed the tree studies or
-#: failed their checks (an independent review, stop 64); processes are unaffected
+#: failed their checks (an independent review, stop 64). The patches are now confined to
+#: the thread that makes them (:mod:`dpbounds._patching`, which alone gives the in-process
+#: result, tested); the lock stays for the studies' other module-level state (memos of their
+#: oracles), which was not audited for threads. Processes are unaffected
 _RUN_LOCK = threading.RLock()
 
 
