@@ -236,6 +236,62 @@ def _trace_seconds(spec: VerifyProblem, d: int, trials: int) -> float:
     return max(best, 1e-12) / (_TRACE_PROBE_SAMPLES * trials)
 
 
+#: the bootstrap timed by :func:`bootstrap_seconds`: replicates, points and trials (2.4e5
+#: resampled values: ~2 ms, a fixed cost of the call no larger than a percent of it)
+_BOOTSTRAP_PROBE = (300, 4, 200)
+
+
+def bootstrap_seconds(study: TheoremStudy | None = None,
+                      spec: VerifyProblem | None = None) -> float:
+    """CPU seconds per resampled value of the analysis after a study's runs
+    (:func:`dpbounds.verify.statistics.bootstrap_slope`, ``replicates x points x trials``
+    values per component), timed on synthetic data (best of 3 after a first call; once per
+    process). Read from and kept in the memo of :func:`remembering` under the study's and
+    problem's key (:func:`memo_parts`; counted among the plan's fits, as
+    :func:`trace_seconds`), so a plan from a memo prices its analysis as the plan that made
+    it did."""
+    memo = _MEMO.get()
+    parts = None if memo is None or spec is None else memo_parts(
+        study, spec, probe=list(_BOOTSTRAP_PROBE))
+    if parts is None:
+        return _bootstrap_seconds()
+    key = memo.key("bootstrap_seconds", **parts)
+    hit = memo.get(key, lambda v: float(v) if finite_number(v) and v > 0 else None)
+    if hit is not None:
+        return hit
+    secs = _bootstrap_seconds()
+    memo.put(key, secs, what=dict(kind="bootstrap_seconds",
+                                  theorem=None if study is None else study.theorem))
+    return secs
+
+
+@functools.lru_cache(maxsize=1)
+def _bootstrap_seconds() -> float:
+    from dpbounds.verify.statistics import bootstrap_slope
+
+    replicates, points, trials = _BOOTSTRAP_PROBE
+    rng = np.random.default_rng(0)
+    samples = [rng.uniform(1.0, 2.0, trials) for _ in range(points)]
+    xs = [2.0 ** j for j in range(points)]
+    bootstrap_slope(xs, samples, replicates=replicates)
+    best = math.inf
+    for _ in range(3):
+        t0 = time.process_time()
+        bootstrap_slope(xs, samples, replicates=replicates)
+        best = min(best, time.process_time() - t0)
+    return max(best, 1e-12) / (replicates * points * trials)
+
+
+def analysis_seconds(study: TheoremStudy, spec: VerifyProblem, points: int, trials: int,
+                     replicates: int) -> float:
+    """The cost model's CPU seconds of the analysis after a study's runs: each of its
+    components' bootstrapped slope over ``points`` grid points of ``trials`` trials (left
+    out of the estimate until stop 65: 0.3 of ``strongly_convex.nag --vary N``'s 0.5
+    CPU-s, 3,000 trials, estimated at 0.1)."""
+    return float(bootstrap_seconds(study, spec) * replicates * points * trials
+                 * len(study.components))
+
+
 def point_seconds(spec: VerifyProblem, plan: Mapping[str, Any], point: Mapping[str, Any],
                   trials: int, cost: Sequence[float], factor: tuple[float, float] = (1.0, 1.0)
                   ) -> float:
@@ -637,6 +693,29 @@ def measured_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, f
     return fit
 
 
+#: the most trials a cost probe runs with, unless a study asks for at least
+#: :data:`_PROBE_ALL_TRIALS` (:func:`probe_trials`)
+_PROBE_TRIALS = 16
+_PROBE_ALL_TRIALS = 1000
+
+
+def probe_trials(trials: int) -> int:
+    """The trials a cost probe of a run of ``trials`` trials runs with: at most
+    :data:`_PROBE_TRIALS` (16), the fit's per-evaluation cost then scaled in proportion to
+    the trials; all of them from :data:`_PROBE_ALL_TRIALS` (1,000) on.
+
+    Why both. At one trial count a probe's steps and evaluations grow together, so the fit
+    cannot tell a step's fixed part from its per-trial part, and scaling it by the trials
+    holds only within a modest range. The strongly convex studies (1,500-3,000 trials,
+    vectorised over them, 94-187x what 16-trial probes ran) were priced at 0.2-50x their
+    runs; probed at their own trials, 0.7-1.2 per point (stop 65). The tree studies' quick
+    runs (150 trials) were priced at 0.5-1.1 per point by 16-trial probes and at 1.0-3.9
+    by 150-trial ones (their fixed part differs with the trials), so below 1,000 trials the
+    probes stay small, and cheap."""
+    trials = int(trials)
+    return trials if trials >= _PROBE_ALL_TRIALS else min(trials, _PROBE_TRIALS)
+
+
 class ProbeCosts:
     """The cost ``(a, b, c)`` of :func:`_probe_fit` per trial count, its probes grown only up
     to the largest point that the planner prices (``largest=``; ``sized`` tells
@@ -646,7 +725,9 @@ class ProbeCosts:
     is probed again. Before, the probes grew until a run cost 0.3 CPU-s whatever the grid:
     ``strongly_convex.nag --vary N`` probed up to ``N = 23,328`` for a grid up to ``N = 110``
     (its runs estimated at 0.04 CPU-s), and ``cost_over_d`` (the same rule) spent 8.7 of
-    ``strongly_convex.masg --vary d``'s 9.8 CPU-s of planning for 10 CPU-s of runs."""
+    ``strongly_convex.masg --vary d``'s 9.8 CPU-s of planning for 10 CPU-s of runs.
+
+    The probes run at :func:`probe_trials`' count."""
 
     sized = True
 
@@ -667,7 +748,7 @@ class ProbeCosts:
         if hit is not None and (hit[1] is None or (size is not None and size <= hit[1])):
             return hit[0]
         why: list[str] = []
-        fit = measured_fit(self.study, self.spec, self.fixed, min(trials, 16), largest,
+        fit = measured_fit(self.study, self.spec, self.fixed, probe_trials(trials), largest,
                            self.memo, why, self.sizes)
         self.fits[trials] = (fit, size if why == ["largest"] else None)
         return fit
@@ -1347,4 +1428,5 @@ def _path_values(study: TheoremStudy, spec: VerifyProblem, var: str,
             out = [v0 * 10 ** (k / 3) for k in range(4)]
             return tuple(float(round(v)) if var == "d" else v for v in out)
     return None
+
 

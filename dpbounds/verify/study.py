@@ -412,6 +412,7 @@ def scaling_study(
     pts_fixed.update(fixed)
     if costs is not None:
         costs.reset_counts()  # cost_fits counts this plan's
+    from dpbounds.verify import regimes
     from dpbounds.verify.regimes import remembering
 
     with remembering(costs):
@@ -425,6 +426,12 @@ def scaling_study(
         _check_memory(study, spec, points, trials, max_memory, allow_large, regime)
         if (estimate or regime.get("fallback")) and "estimated_total_seconds" not in regime:
             _estimate(study, spec, points, trials, regime, costs)
+        if "estimated_total_seconds" in regime:
+            # the bootstrap after the runs, counted in the command's estimate
+            with remembering(costs):
+                after = regimes.analysis_seconds(study, spec, len(points), trials, replicates)
+            regime["estimated_analysis_seconds"] = after
+            regime["estimated_total_seconds"] = float(regime["estimated_total_seconds"]) + after
     if costs is not None:
         regime["cost_fits"] = dict(remembered=costs.hits, probed=costs.misses)
     if on_plan is not None:
@@ -796,7 +803,8 @@ def _estimate(study: TheoremStudy, spec: VerifyProblem, points: Sequence[Mapping
 
     top = max(points, key=lambda q: (q.get("d", 0), q.get("N", 0), q.get("T", 0)))
     largest = {key: max(float(q[key]) for q in points) for key in ("N", "T") if key in top}
-    a, b, c = regimes.measured_fit(study, spec, top, min(trials, 16), largest=largest,
+    a, b, c = regimes.measured_fit(study, spec, top, regimes.probe_trials(trials),
+                                   largest=largest,
                                    memo=costs)
     secs = []
     for q in points:

@@ -36,7 +36,9 @@ def _run_heavy_ball(point: dict, inst: Instance, trials: int, seed: Any,
     T = int(hp["T"])  # the best horizon is searched over integers: no rounding
     if dry:
         bound = float(entry.value(dict(prob, R=inst.R_bound)))
-        return _plan(bound, inst.R, inst.R, T, T * f.n, trials, point, block=T)
+        # one full gradient per step and trial: the quadratic's Qx - b never reads the N records
+        # (priced per record, the estimate of a full study read 3-50x its runs)
+        return _plan(bound, inst.R, inst.R, T, T, trials, point, block=T)
     with mutated(mutation, "dp_heavy_ball"), noise_tap() as tap:
         res = dp_heavy_ball(f, epsilon=_eps_run(point, mutation), steps=T,
                             step_size=hp["alpha"] * step_factor(mutation), momentum=hp["beta"],

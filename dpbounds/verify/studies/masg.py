@@ -125,7 +125,10 @@ def _run_masg(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
     T, c = int(hyper["T"]), float(hyper.get("c", 1.0))
     if dry:
         bound = float(entry.value(dict(prob, R=inst.R_bound)))
-        return _plan(bound, inst.R, inst.R, T, 2 * T * n, 2 * trials, point, block=T)
+        # one full gradient per step and trial of each of the two runs (2 x trials): the
+        # quadratic's Qx - b never reads the N records (priced per record, a full
+        # study's estimate read 3-5x its runs)
+        return _plan(bound, inst.R, inst.R, T, T, 2 * trials, point, block=T)
     common = dict(epsilon=_eps_run(point, mutation), steps=T, trials=trials, seed=seed,
                   x0=inst.x0, initial_error=inst.R_tune, trace=None,
                   c=c * step_factor(mutation), restart=masg_restart(mutation))

@@ -41,7 +41,10 @@ def _run_nag(point: dict, inst: Instance, trials: int, seed: Any, mutation: str 
     T = int(entry.hyperparameters(prob)["T"])
     if dry:
         bound = float(entry.value(dict(prob, R=inst.R_bound)))
-        return _plan(bound, inst.R, inst.R, T, 2 * T * n, 2 * trials, point, block=T)
+        # one full gradient per step and trial of each of the two runs (2 x trials): the
+        # quadratic's Qx - b never reads the N records (priced per record, a full
+        # study's estimate read 0.2-2x its runs)
+        return _plan(bound, inst.R, inst.R, T, T, 2 * trials, point, block=T)
     common = dict(epsilon=_eps_run(point, mutation), steps=T, trials=trials, seed=seed,
                   x0=inst.x0, initial_error=inst.R_tune, trace=None)
     alpha = 1.0 / L
