@@ -16,7 +16,12 @@ from the outer one). The last thread to leave restores the original object itsel
 
 Code that holds a reference taken before the patch (``from module import function``) is not
 reached by it, as with ``setattr``; the package's patch sites name module attributes looked up
-at call time for that reason. Compiled (numba) functions never see patches.
+at call time for that reason. Compiled (numba) functions never see patches, and neither do
+threads started inside the block (each thread has its own view). Data descriptors
+(``property``) are refused. Patches nest: leave them in the reverse order of entering (a
+``with`` block does). A ``monkeypatch`` of the same attribute made while a patch is live is
+left in place when the patch ends; undone later, it puts back the stand-in, which then
+gives every thread the original.
 
 Example
 -------
@@ -74,16 +79,27 @@ def _presented(raw: Any, owner: Any) -> Any:
 class _Dispatch:
     """Stands in for a patched attribute: the calling thread's innermost patch, else the
     original. A descriptor on a class (bound like the function it replaces), callable on a
-    module (whose attributes are never bound)."""
+    module (whose attributes are never bound). Attribute reads (``__name__``,
+    ``cache_info``), ``inspect.signature`` (through ``__wrapped__``) and pickling (by the
+    owner's and attribute's names) reach what the calling thread sees."""
 
-    __slots__ = ("_key", "_original", "_owner")
+    __slots__ = ("_key", "_original", "_owner", "_name", "_inherited")
 
-    def __init__(self, key: tuple[int, str], original: Any, owner: Any) -> None:
+    def __init__(self, key: tuple[int, str], original: Any, owner: Any, inherited: bool
+                 ) -> None:
         self._key, self._original, self._owner = key, original, owner
+        self._name, self._inherited = key[1], inherited
 
     def _current(self) -> Any:
         stack = _stacks().get(self._key)
-        return stack[-1] if stack else self._original
+        if stack:
+            return stack[-1]
+        if self._inherited:
+            # looked up now, along the MRO above the owner: a base class's attribute may be
+            # patched by this thread meanwhile (its own dispatcher)
+            raw = _original_of(self._owner, self._name, skip_owner=True)
+            return raw._current() if isinstance(raw, _Dispatch) else raw
+        return self._original
 
     def __get__(self, instance: Any, objtype: Any = None) -> Any:
         raw = self._current()
@@ -93,12 +109,38 @@ class _Dispatch:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return _presented(self._current(), self._owner)(*args, **kwargs)
 
+    @property
+    def __wrapped__(self) -> Any:  # inspect.signature / inspect.unwrap
+        return _presented(self._current(), self._owner)
 
-def _original_of(owner: Any, name: str) -> Any:
+    def __getattr__(self, attr: str) -> Any:  # __name__, __doc__ of a function, cache_info
+        if attr.startswith("_") and attr in _Dispatch.__slots__:
+            raise AttributeError(attr)  # not set yet (copy, unpickling)
+        return getattr(_presented(self._current(), self._owner), attr)
+
+    def __reduce__(self) -> tuple[Any, tuple[str, str, str]]:
+        # by name, as pickle saves a module function: the receiving process reads its own
+        owner = self._owner
+        qualname = "" if not isinstance(owner, type) else owner.__qualname__
+        module = owner.__name__ if not isinstance(owner, type) else owner.__module__
+        return _attribute, (module, qualname, self._name)
+
+
+def _attribute(module: str, qualname: str, name: str) -> Any:
+    """``module[.qualname].name`` (what a pickled :class:`_Dispatch` unpickles to)."""
+    import importlib
+
+    owner: Any = importlib.import_module(module)
+    for part in filter(None, qualname.split(".")):
+        owner = getattr(owner, part)
+    return getattr(owner, name)
+
+
+def _original_of(owner: Any, name: str, skip_owner: bool = False) -> Any:
     """The attribute as the class or module has it, inherited ones included (what the
-    dispatcher falls back to)."""
+    dispatcher falls back to); ``skip_owner``: the classes above ``owner`` only."""
     if isinstance(owner, type):
-        for klass in owner.__mro__:
+        for klass in owner.__mro__[1 if skip_owner else 0:]:
             if name in vars(klass):
                 return vars(klass)[name]
     elif name in vars(owner):
@@ -129,8 +171,14 @@ def thread_patch(owner: Any, name: str, make: Callable[[Any], Any]) -> Iterator[
         entry = _INSTALLED.get(key)
         if entry is None:
             original = _original_of(owner, name)
-            dispatcher = _Dispatch(key, original, owner)
-            entry = [owner, _raw(owner, name), dispatcher, 0]
+            if hasattr(type(original), "__set__") or hasattr(type(original), "__delete__"):
+                raise ValueError(f"thread_patch patches functions and methods; {name!r} of "
+                                 f"{owner!r} is a data descriptor "
+                                 f"({type(original).__name__}), whose setter a stand-in "
+                                 "would bypass in every thread")
+            stored = _raw(owner, name)
+            dispatcher = _Dispatch(key, original, owner, inherited=stored is _MISSING)
+            entry = [owner, stored, dispatcher, 0]
             setattr(owner, name, dispatcher)
             _INSTALLED[key] = entry
         entry[3] += 1
