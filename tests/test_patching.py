@@ -227,12 +227,15 @@ def test_negative_control_patches_shared_by_all_threads_interfere() -> None:
     assert out.stdout.strip().splitlines()[-1] == "INTERFERED"
 
 
-def _while_another_thread_patches(context, probe):
-    """``probe()`` run on this thread while another thread holds ``context()``."""
+def _while_another_thread_patches(context, probe, inside_hook=None):
+    """``probe()`` run on this thread while another thread holds ``context()`` (and has
+    run ``inside_hook()`` within it)."""
     inside, done = threading.Event(), threading.Event()
 
     def hold() -> None:
         with context():
+            if inside_hook is not None:
+                inside_hook()
             inside.set()
             done.wait()
     t = threading.Thread(target=hold)
@@ -415,22 +418,9 @@ def _view(owners) -> dict:
 def test_every_patch_of_the_package_is_seen_by_its_thread_only(name, context) -> None:
     owners = _owners()
     before = _view(owners)
-    inside, done = threading.Event(), threading.Event()
     theirs: list = []
-
-    def hold() -> None:
-        with context():
-            theirs.append(_view(owners))
-            inside.set()
-            done.wait()
-    t = threading.Thread(target=hold)
-    t.start()
-    try:
-        assert inside.wait(timeout=30)
-        mine = _view(owners)
-    finally:
-        done.set()
-        t.join()
+    mine = _while_another_thread_patches(context, lambda: _view(owners),
+                                         lambda: theirs.append(_view(owners)))
     changed = [k[1] for k in before if theirs[0].get(k) is not before[k]]
     assert changed, f"{name} patched none of the owners checked (the test would be vacuous)"
     assert all(mine[k] is before[k] for k in before), \
