@@ -178,10 +178,15 @@ def _regime_lines(reg: dict[str, Any], spent: float | None = None) -> list[str]:
     lines = [f"regime: {reg.get('name')} ({reg.get('why')})"]
     if "estimated_total_seconds" in reg:
         runs = float(reg["estimated_total_seconds"])
+        # the bootstrap after the runs, part of the total (stop 65), said apart
+        after = float(reg.get("estimated_analysis_seconds", 0.0))
+        parts = (f"{_duration(runs - after)} for the runs"
+                 + (f", {_duration(after)} for the analysis" if after > 0 else ""))
         # the runs alone read "1 s CPU" for a quick study whose command cost 11.5 CPU-s
-        cost = (f"{_duration(runs)} CPU" if spent is None else
+        cost = (f"{_duration(runs)} CPU" + (f" ({parts})" if after > 0 else "")
+                if spent is None else
                 f"{_duration(spent + runs)} CPU in all ({_duration(spent)} spent on imports "
-                f"and planning, {_duration(runs)} for the runs)")
+                f"and planning, {parts})")
         lines.append(f"estimated cost: {cost}"
                      + (f", memory {reg['estimated_memory_bytes'] / 2**20:.3g} MiB"
                         if "estimated_memory_bytes" in reg else ""))

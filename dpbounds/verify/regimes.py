@@ -236,44 +236,46 @@ def _trace_seconds(spec: VerifyProblem, d: int, trials: int) -> float:
     return max(best, 1e-12) / (_TRACE_PROBE_SAMPLES * trials)
 
 
-#: the bootstrap timed by :func:`bootstrap_seconds`: replicates, points and trials (2.4e5
-#: resampled values: ~2 ms, a fixed cost of the call no larger than a percent of it)
-_BOOTSTRAP_PROBE = (300, 4, 200)
+#: the bootstrap timed by :func:`bootstrap_seconds`: replicates and points, at the study's
+#: trials up to the last (at 4,096 trials 1.6e6 resampled values, ~8 ms). Timed at 200
+#: trials, the rate read 0.7x what 1,500-3,000 trials cost a value (an independent review)
+_BOOTSTRAP_PROBE = (100, 4, 4096)
 
 
-def bootstrap_seconds(study: TheoremStudy | None = None,
-                      spec: VerifyProblem | None = None) -> float:
-    """CPU seconds per resampled value of the analysis after a study's runs
-    (:func:`dpbounds.verify.statistics.bootstrap_slope`, ``replicates x points x trials``
-    values per component), timed on synthetic data (best of 3 after a first call; once per
-    process). Read from and kept in the memo of :func:`remembering` under the study's and
-    problem's key (:func:`memo_parts`; counted among the plan's fits, as
-    :func:`trace_seconds`), so a plan from a memo prices its analysis as the plan that made
-    it did."""
+def bootstrap_seconds(study: TheoremStudy | None, spec: VerifyProblem | None,
+                      trials: int) -> float:
+    """CPU seconds per resampled value of the analysis after a study's runs of ``trials``
+    trials (:func:`dpbounds.verify.statistics.bootstrap_slope`, ``replicates x points x
+    trials`` values per component), timed on synthetic data of as many trials (at most
+    4,096; best of 3 after a first call; once per process and size). Read from and kept in
+    the memo of :func:`remembering` under the study's and problem's key
+    (:func:`memo_parts`; counted among the plan's fits, as :func:`trace_seconds`), so a plan
+    from a memo prices its analysis as the plan that made it did."""
+    size = max(2, min(int(trials), _BOOTSTRAP_PROBE[2]))
     memo = _MEMO.get()
     parts = None if memo is None or spec is None else memo_parts(
-        study, spec, probe=list(_BOOTSTRAP_PROBE))
+        study, spec, probe=[*_BOOTSTRAP_PROBE[:2], size])
     if parts is None:
-        return _bootstrap_seconds()
+        return _bootstrap_seconds(size)
     key = memo.key("bootstrap_seconds", **parts)
     hit = memo.get(key, lambda v: float(v) if finite_number(v) and v > 0 else None)
     if hit is not None:
         return hit
-    secs = _bootstrap_seconds()
-    memo.put(key, secs, what=dict(kind="bootstrap_seconds",
+    secs = _bootstrap_seconds(size)
+    memo.put(key, secs, what=dict(kind="bootstrap_seconds", trials=size,
                                   theorem=None if study is None else study.theorem))
     return secs
 
 
-@functools.lru_cache(maxsize=1)
-def _bootstrap_seconds() -> float:
+@functools.lru_cache(maxsize=8)
+def _bootstrap_seconds(trials: int) -> float:
     from dpbounds.verify.statistics import bootstrap_slope
 
-    replicates, points, trials = _BOOTSTRAP_PROBE
+    replicates, points = _BOOTSTRAP_PROBE[:2]
     rng = np.random.default_rng(0)
     samples = [rng.uniform(1.0, 2.0, trials) for _ in range(points)]
     xs = [2.0 ** j for j in range(points)]
-    bootstrap_slope(xs, samples, replicates=replicates)
+    bootstrap_slope(xs, samples, replicates=replicates)  # first call: lazy imports, pages
     best = math.inf
     for _ in range(3):
         t0 = time.process_time()
@@ -287,8 +289,9 @@ def analysis_seconds(study: TheoremStudy, spec: VerifyProblem, points: int, tria
     """The cost model's CPU seconds of the analysis after a study's runs: each of its
     components' bootstrapped slope over ``points`` grid points of ``trials`` trials (left
     out of the estimate until stop 65: 0.3 of ``strongly_convex.nag --vary N``'s 0.5
-    CPU-s, 3,000 trials, estimated at 0.1)."""
-    return float(bootstrap_seconds(study, spec) * replicates * points * trials
+    CPU-s, 3,000 trials, estimated at 0.1). Not part of the ``--max-seconds`` budget,
+    which the runs' estimate fits: reported apart (``estimated_analysis_seconds``)."""
+    return float(bootstrap_seconds(study, spec, trials) * replicates * points * trials
                  * len(study.components))
 
 
@@ -693,27 +696,23 @@ def measured_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, f
     return fit
 
 
-#: the most trials a cost probe runs with, unless a study asks for at least
-#: :data:`_PROBE_ALL_TRIALS` (:func:`probe_trials`)
-_PROBE_TRIALS = 16
-_PROBE_ALL_TRIALS = 1000
+def probe_trials(study: TheoremStudy, trials: int) -> int:
+    """The trials a cost probe of ``study``'s runs of ``trials`` trials runs with: at most
+    the study's :attr:`~dpbounds.verify.studies._common.TheoremStudy.probe_trials` (16
+    unless it declares more); the fit's per-evaluation cost is scaled in proportion to the
+    trials asked.
 
-
-def probe_trials(trials: int) -> int:
-    """The trials a cost probe of a run of ``trials`` trials runs with: at most
-    :data:`_PROBE_TRIALS` (16), the fit's per-evaluation cost then scaled in proportion to
-    the trials; all of them from :data:`_PROBE_ALL_TRIALS` (1,000) on.
-
-    Why both. At one trial count a probe's steps and evaluations grow together, so the fit
-    cannot tell a step's fixed part from its per-trial part, and scaling it by the trials
-    holds only within a modest range. The strongly convex studies (1,500-3,000 trials,
-    vectorised over them, 94-187x what 16-trial probes ran) were priced at 0.2-50x their
-    runs; probed at their own trials, 0.7-1.2 per point (stop 65). The tree studies' quick
-    runs (150 trials) were priced at 0.5-1.1 per point by 16-trial probes and at 1.0-3.9
-    by 150-trial ones (their fixed part differs with the trials), so below 1,000 trials the
-    probes stay small, and cheap."""
-    trials = int(trials)
-    return trials if trials >= _PROBE_ALL_TRIALS else min(trials, _PROBE_TRIALS)
+    Why a study may declare more. At one trial count a probe's steps and evaluations grow
+    together, so the fit cannot tell a step's fixed part from its per-trial part, and
+    scaling it by the trials holds only where the per-trial part dominates. It does for
+    Yang et al.'s and the tree studies (16-trial probes priced ``clipped_sgd --trials 2000``
+    at 1.1x its runs, the tree studies' 150-trial quick points at 0.5-1.1x, and 150-trial
+    probes at 1.0-3.9x); it does not for the strongly convex studies (1,500-3,000 trials,
+    vectorised over them: 0.2-50x at 16; 0.7-1.2 per point at their own trials, stop 65).
+    Declared per study, not by the trials asked: a user's ``--trials 10000`` of
+    ``clipped_sgd`` probed at its own trials planned in 25.6 CPU-s where 16-trial probes
+    take 2.3 (an independent review)."""
+    return min(int(trials), int(getattr(study, "probe_trials", 16)))
 
 
 class ProbeCosts:
@@ -748,7 +747,8 @@ class ProbeCosts:
         if hit is not None and (hit[1] is None or (size is not None and size <= hit[1])):
             return hit[0]
         why: list[str] = []
-        fit = measured_fit(self.study, self.spec, self.fixed, probe_trials(trials), largest,
+        fit = measured_fit(self.study, self.spec, self.fixed, probe_trials(self.study, trials),
+                           largest,
                            self.memo, why, self.sizes)
         self.fits[trials] = (fit, size if why == ["largest"] else None)
         return fit

@@ -803,7 +803,7 @@ def _estimate(study: TheoremStudy, spec: VerifyProblem, points: Sequence[Mapping
 
     top = max(points, key=lambda q: (q.get("d", 0), q.get("N", 0), q.get("T", 0)))
     largest = {key: max(float(q[key]) for q in points) for key in ("N", "T") if key in top}
-    a, b, c = regimes.measured_fit(study, spec, top, regimes.probe_trials(trials),
+    a, b, c = regimes.measured_fit(study, spec, top, regimes.probe_trials(study, trials),
                                    largest=largest,
                                    memo=costs)
     secs = []
@@ -840,7 +840,8 @@ def _estimated_memory(study: TheoremStudy, spec: VerifyProblem,
     """The estimate ``--max-memory-gb`` is compared with (bytes): every point's plan (cached
     where the grid was planned: the transcripts of the non-convex studies grow with T, which
     only the plan knows) or a planned grid's cost probes, which ran first (the grown ones at
-    most ``regimes.PROBE_MAX_BYTES``, the first, N = 32 and T <= 3200, a few MiB), whichever
+    most ``regimes.PROBE_MAX_BYTES``, the first, N = 32 and T <= 3200, a few MiB; tens at
+    the strongly convex studies' 1,500-3,000 trials), whichever
     is larger (that is what is held at once), plus the first run's constant."""
     from dpbounds.verify import regimes
 

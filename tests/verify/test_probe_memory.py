@@ -46,14 +46,14 @@ def test_a_fallback_carries_the_probes_only_where_they_ran(monkeypatch) -> None:
 
     def priced(*a, cost_for, **k):  # prices a grid, finds none informative
         cost_for(4)
-        cost_for(32)  # probed at 16 trials at most, as before the probes were lazy
+        cost_for(32)  # probed at the study's probe trials at most (heavy ball: 4,096)
         return None
 
     monkeypatch.setattr(regimes, "_probe_fit", probe_fit)
     monkeypatch.setattr(regimes, "plan_grid", priced)
     args = (s, spec, "N", (100.0, 200.0), False, dict(s.fixed), 4)
     fallback, _, _ = study._choose_grid(*args, False, "auto", 900.0, False, ())
-    assert probes == [4, 16] and fallback["fallback"]
+    assert probes == [4, min(32, s.probe_trials)] and fallback["fallback"]
     assert fallback["probe_memory_bytes"] == regimes.PROBE_MAX_BYTES
     probes.clear()
     monkeypatch.setattr(regimes, "plan_grid", lambda *a, **k: None)  # refused unpriced

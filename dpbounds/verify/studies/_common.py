@@ -87,6 +87,12 @@ class TheoremStudy:
         stopped once the bound at both ends is on the same side (~4 of its ~13 accountant
         evaluations). Checked by machine against the dry plan
         (``tests/verify/test_lower_plan.py``).
+    probe_trials:
+        The most trials a cost probe of the study runs with (default 16); the estimate
+        scales the probes' per-evaluation cost to the trials asked. A study whose runs are
+        vectorised over thousands of trials, each step's fixed part then most of a 16-trial
+        probe, declares more (the strongly convex studies: 4096; probed at 16 they were
+        estimated at 0.2-50x their runs).
     open_problems:
         The study also runs on every declared problem (a plug-in's,
         :class:`~dpbounds.verify.problems.ProblemKind`) of the theorem's class or a more
@@ -109,6 +115,7 @@ class TheoremStudy:
     open_problems: bool = False
     lower_plan: Callable[..., dict[str, Any]] | None = None
     is_informative: Callable[..., bool] | None = None
+    probe_trials: int = 16
 
     @property
     def entry(self) -> registry.Entry:

@@ -78,5 +78,7 @@ register_study(TheoremStudy(
     # needed up to 759, measured; 100 did not: INCONCLUSIVE)
     run=_run_heavy_ball, component_exprs=_nag_exprs, trials=(1500, 1500),
     problems=("quadratic",),
+    # vectorised over 1,500-3,000 trials: probed at 16, estimated at 0.2-50x the runs
+    probe_trials=4096,
     notes="Kuru et al. Thm 3.5 (numeric: rigorous (25) at the best horizon) with Polyak's "
           "(alpha, beta); DP-SHB at that horizon"), rank=70)

@@ -205,6 +205,8 @@ register_study(TheoremStudy(
     fixed={"d": 8, "N": 1000, "eps": 4.0, "delta": 1e-5},
     quick_fixed={},
     run=_run_masg, component_exprs=_nag_exprs, trials=(3000, 1500), problems=("quadratic",),
+    # vectorised over 1,500-3,000 trials: probed at 16, estimated at 0.2-50x the runs
+    probe_trials=4096,
     notes="Kuru et al. Thm 4.3 + Prop. 4.2 at Remark 4.1's horizon (numeric bound); "
           "DP-MASG (schedule (33), momentum restarted at stage changes) with the optimal and "
           "the uniform Laplace allocation at that horizon; (33), (34)'s weights, Prop. 4.2's "

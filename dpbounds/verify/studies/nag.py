@@ -94,6 +94,8 @@ register_study(TheoremStudy(
     # informative grid over N needed 2467, the quick grids up to 1248, measured; 200 and 100
     # did not: INCONCLUSIVE)
     run=_run_nag, component_exprs=_nag_exprs, trials=(3000, 1500), problems=("quadratic",),
+    # vectorised over 1,500-3,000 trials: probed at 16, estimated at 0.2-50x the runs
+    probe_trials=4096,
     notes="Kuru et al. Thm 4.1 + Prop. 4.2 at Remark 4.1's horizon (numeric bound); "
           "DP-NAG with the optimal and the uniform Laplace allocation at that horizon, "
           "(29) evaluated for both (their ratio is the analytic allocation gain)"), rank=60)
