@@ -1047,7 +1047,7 @@ def study(method: Method, theorem: str | _registry.Entry, *, measure: str = "gra
           problems: Sequence[str] | None = None, notes: str = "",
           allow_outside_class: bool = False, register: bool = True,
           lower_plan: Callable[..., dict[str, Any]] | None = None,
-          is_informative: Callable[..., bool] | None = None) -> Any:
+          is_informative: Callable[..., bool] | None = None, probe_trials: int = 16) -> Any:
     """Declare (and by default register) the verify study of ``method`` against ``theorem``.
 
     Parameters
@@ -1088,11 +1088,18 @@ def study(method: Method, theorem: str | _registry.Entry, *, measure: str = "gra
         :func:`~dpbounds.privacy.calibrate.noise_multiplier_bracket`); the planner's scans
         ask it instead of the dry plan
         (:attr:`~dpbounds.verify.studies._common.TheoremStudy.is_informative`).
+    probe_trials:
+        The most trials the planner's cost probes run with (default 16, in 1 ..
+        1,000,000); their per-evaluation cost is scaled to the trials asked. Declare more
+        for a method vectorised over thousands of trials whose steps' fixed part is most of
+        a 16-trial probe (the strongly convex studies declare 4,096:
+        :attr:`~dpbounds.verify.studies._common.TheoremStudy.probe_trials`).
 
     Returns
     -------
     dpbounds.verify.theorems.TheoremStudy
     """
+    from dpbounds._validation import check_int
     from dpbounds.verify.studies._common import STUDY_REGISTRY, TheoremStudy
 
     if lower_plan is not None and not callable(lower_plan):
@@ -1103,6 +1110,7 @@ def study(method: Method, theorem: str | _registry.Entry, *, measure: str = "gra
                          f"or None, got {type(is_informative).__name__}")
     if measure not in MEASURES:
         raise ValueError(f"measure must be one of {', '.join(MEASURES)}, got {measure!r}")
+    probe_trials = check_int("probe_trials", probe_trials, minimum=1, maximum=1_000_000)
     entry = _registry.get(theorem) if isinstance(theorem, str) else theorem
     if isinstance(theorem, _registry.Entry) and entry.name not in _registry.BOUND_REGISTRY.entries:
         raise ValueError(f"theorem {entry.name} is not registered (declare it with "
@@ -1124,7 +1132,7 @@ def study(method: Method, theorem: str | _registry.Entry, *, measure: str = "gra
         fixed=pts, quick_fixed={}, run=runner, component_exprs=lambda: exprs,
         trials=tuple(trials), problems=probs, open_problems=True,  # type: ignore[arg-type]
         notes=notes or f"{method.name} against {entry.name} ({MEASURES[measure][1]})",
-        lower_plan=lower_plan, is_informative=is_informative)
+        lower_plan=lower_plan, is_informative=is_informative, probe_trials=probe_trials)
     if register:
         module = _caller_module()
         STUDY_REGISTRY.register(s.theorem, s, rank=1000, module=module)

@@ -376,3 +376,21 @@ def test_a_plugin_study_declares_is_informative():
     assert ex.study(m, thm, register=False).is_informative is None
     with pytest.raises(ValueError, match="is_informative must be a callable"):
         ex.study(m, thm, register=False, is_informative=True)  # type: ignore[arg-type]
+
+
+def test_a_plugin_study_declares_its_probe_trials():
+    """``extend.study(..., probe_trials=k)`` carries ``k`` to the study the planner reads
+    (``TheoremStudy.probe_trials``, through ``regimes.probe_trials``: the planner's use is
+    tested in tests/verify/test_estimate_trials.py); 16 without; a count out of range is
+    refused naming the parameter."""
+    from dpbounds.verify import regimes
+
+    thm = "nonconvex.clipped_sgd"
+    m = ex.Method("probe_trials_toy_gd", step=lambda x, g, z, p: x - p["eta"] * (g(x) + z),
+                  sensitivity=lambda f, p: 2 * f.gradient_bound / f.n)
+    s = ex.study(m, thm, register=False, probe_trials=2048)
+    assert s.probe_trials == 2048 and regimes.probe_trials(s, 3000) == 2048
+    assert regimes.probe_trials(ex.study(m, thm, register=False), 3000) == 16
+    for bad in (0, 10**7, 2.5):
+        with pytest.raises(ValueError, match="probe_trials"):
+            ex.study(m, thm, register=False, probe_trials=bad)  # type: ignore[arg-type]
