@@ -172,6 +172,11 @@ def _fixed(args: argparse.Namespace) -> dict[str, float]:
     return out
 
 
+def _short(s: float) -> str:
+    """A part of an estimate: tenths below 10 s (a quick study's analysis read "0 s")."""
+    return f"{s:.1f} s" if s < 9.95 else _duration(s)
+
+
 def _regime_lines(reg: dict[str, Any], spent: float | None = None) -> list[str]:
     """The regime's lines; ``spent``: CPU seconds this process has used so far (imports,
     planning), added to the runs' estimate for the command's whole cost."""
@@ -180,8 +185,8 @@ def _regime_lines(reg: dict[str, Any], spent: float | None = None) -> list[str]:
         runs = float(reg["estimated_total_seconds"])
         # the bootstrap after the runs, part of the total (stop 65), said apart
         after = float(reg.get("estimated_analysis_seconds", 0.0))
-        parts = (f"{_duration(runs - after)} for the runs"
-                 + (f", {_duration(after)} for the analysis" if after > 0 else ""))
+        parts = (f"{_short(runs - after)} for the runs"
+                 + (f", {_short(after)} for the analysis" if after > 0 else ""))
         # the runs alone read "1 s CPU" for a quick study whose command cost 11.5 CPU-s
         cost = (f"{_duration(runs)} CPU" + (f" ({parts})" if after > 0 else "")
                 if spent is None else

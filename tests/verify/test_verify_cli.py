@@ -155,16 +155,19 @@ def test_the_estimate_line_adds_what_was_spent() -> None:
     reg = dict(name="default grid", why="quick", estimated_total_seconds=1.2)
     line = [x for x in _regime_lines(reg, spent=10.4) if x.startswith("estimated")][0]
     assert line == ("estimated cost: 12 s CPU in all (10 s spent on imports and planning, "
-                    "1 s for the runs)")
+                    "1.2 s for the runs)")
     old = [x for x in _regime_lines(reg) if x.startswith("estimated")][0]
     assert old == "estimated cost: 1 s CPU"
     # the bootstrap after the runs (stop 65) is part of the total and said apart
     reg.update(estimated_total_seconds=9.0, estimated_analysis_seconds=3.0)
     line = [x for x in _regime_lines(reg, spent=10.0) if x.startswith("estimated")][0]
     assert line == ("estimated cost: 19 s CPU in all (10 s spent on imports and planning, "
-                    "6 s for the runs, 3 s for the analysis)")
+                    "6.0 s for the runs, 3.0 s for the analysis)")
     line = [x for x in _regime_lines(reg) if x.startswith("estimated")][0]
-    assert line == "estimated cost: 9 s CPU (6 s for the runs, 3 s for the analysis)"
+    assert line == "estimated cost: 9 s CPU (6.0 s for the runs, 3.0 s for the analysis)"
+    reg.update(estimated_total_seconds=120.0, estimated_analysis_seconds=0.3)
+    line = [x for x in _regime_lines(reg) if x.startswith("estimated")][0]
+    assert line == "estimated cost: 2.0 min CPU (2.0 min for the runs, 0.3 s for the analysis)"
 
 
 def test_verify_freezes_its_imports_and_thaws_them_when_it_returns(monkeypatch) -> None:
