@@ -1428,5 +1428,3 @@ def _path_values(study: TheoremStudy, spec: VerifyProblem, var: str,
             out = [v0 * 10 ** (k / 3) for k in range(4)]
             return tuple(float(round(v)) if var == "d" else v for v in out)
     return None
-
-

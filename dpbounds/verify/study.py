@@ -427,9 +427,9 @@ def scaling_study(
         if (estimate or regime.get("fallback")) and "estimated_total_seconds" not in regime:
             _estimate(study, spec, points, trials, regime, costs)
         if "estimated_total_seconds" in regime:
-            # the bootstrap after the runs, counted in the command's estimate
-            with remembering(costs):
-                after = regimes.analysis_seconds(study, spec, len(points), trials, replicates)
+            # the bootstrap after the runs, counted in the command's estimate (its rate read
+            # from and kept in the memo of the enclosing block)
+            after = regimes.analysis_seconds(study, spec, len(points), trials, replicates)
             regime["estimated_analysis_seconds"] = after
             regime["estimated_total_seconds"] = float(regime["estimated_total_seconds"]) + after
     if costs is not None:

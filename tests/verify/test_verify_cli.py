@@ -152,22 +152,21 @@ def test_the_estimate_line_adds_what_was_spent() -> None:
     command cost 11.5 CPU-s)."""
     from dpbounds.cli.verify_cmd import _regime_lines
 
+    def line(reg: dict, spent: float | None = None) -> str:
+        return next(x for x in _regime_lines(reg, spent) if x.startswith("estimated"))
+
     reg = dict(name="default grid", why="quick", estimated_total_seconds=1.2)
-    line = [x for x in _regime_lines(reg, spent=10.4) if x.startswith("estimated")][0]
-    assert line == ("estimated cost: 12 s CPU in all (10 s spent on imports and planning, "
-                    "1.2 s for the runs)")
-    old = [x for x in _regime_lines(reg) if x.startswith("estimated")][0]
-    assert old == "estimated cost: 1 s CPU"
+    assert line(reg, 10.4) == ("estimated cost: 12 s CPU in all (10 s spent on imports and "
+                               "planning, 1.2 s for the runs)")
+    assert line(reg) == "estimated cost: 1 s CPU"
     # the bootstrap after the runs (stop 65) is part of the total and said apart
     reg.update(estimated_total_seconds=9.0, estimated_analysis_seconds=3.0)
-    line = [x for x in _regime_lines(reg, spent=10.0) if x.startswith("estimated")][0]
-    assert line == ("estimated cost: 19 s CPU in all (10 s spent on imports and planning, "
-                    "6.0 s for the runs, 3.0 s for the analysis)")
-    line = [x for x in _regime_lines(reg) if x.startswith("estimated")][0]
-    assert line == "estimated cost: 9 s CPU (6.0 s for the runs, 3.0 s for the analysis)"
+    assert line(reg, 10.0) == ("estimated cost: 19 s CPU in all (10 s spent on imports and "
+                               "planning, 6.0 s for the runs, 3.0 s for the analysis)")
+    assert line(reg) == "estimated cost: 9 s CPU (6.0 s for the runs, 3.0 s for the analysis)"
     reg.update(estimated_total_seconds=120.0, estimated_analysis_seconds=0.3)
-    line = [x for x in _regime_lines(reg) if x.startswith("estimated")][0]
-    assert line == "estimated cost: 2.0 min CPU (2.0 min for the runs, 0.3 s for the analysis)"
+    assert line(reg) == ("estimated cost: 2.0 min CPU (2.0 min for the runs, 0.3 s for the "
+                         "analysis)")
 
 
 def test_verify_freezes_its_imports_and_thaws_them_when_it_returns(monkeypatch) -> None:
