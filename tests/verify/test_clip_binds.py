@@ -91,97 +91,99 @@ def test_skip_clipping_fails_the_alg1_study_correct_code_passes() -> None:
     assert any(v.failed for v in bad.verdicts)
 
 
-def test_tree_probe_oracle_in_slices_is_the_one_block_oracle_bit_for_bit(monkeypatch) -> None:
-    """The probe's Monte Carlo oracle now draws each 100,000-row block a slice of rows at a
-    time (its memory was 0.8 MB x d per array, outside the plan): with slices of 7 rows, of
-    the default 2^21 numbers and of a whole block, the oracle's value is the same float.
-    Negative control: another oracle seed moves it. The plan counts the probe (its estimate
-    grows with d and stays bounded by the slice)."""
+def test_tree_probe_memory_in_the_plan_grows_linearly_in_d() -> None:
+    """The plan counts the probe run's states and its per-sample gradients (the closed-form
+    oracle holds nothing): linear in d, exactly."""
     import dpbounds.verify.studies.tree_momentum as tm
 
-    inst = problem().build(100, 32, seed=0)
-    point = {"eps": 8.0, "delta": 1e-5, "d": 32, "N": 100}
-    values = []
-    for elements in (7 * 32, 1 << 21, 100_000 * 32):
-        monkeypatch.setattr(tm, "_ORACLE_BLOCK_ELEMENTS", elements)
-        values.append(tm.tree_clip_probe(point, inst, 0.05, 7, None)[0]["exact"])
-    assert values[0] == values[1] == values[2]
-    monkeypatch.setattr(tm, "_ORACLE_SEED", tm._ORACLE_SEED + 1)
-    assert tm.tree_clip_probe(point, inst, 0.05, 7, None)[0]["exact"] != values[0]
-    monkeypatch.undo()
-    # beyond 2^21 / 100,000 dimensions only the probe run's states grow (linearly in d)
     assert tm.clip_probe_bytes(1) < tm.clip_probe_bytes(32) < tm.clip_probe_bytes(10**4)
     grow = tm.clip_probe_bytes(2 * 10**6) - tm.clip_probe_bytes(10**6)
-    assert grow == pytest.approx(8.0 * 10**6 * (16 * tm._CLIP_TRIALS + tm._CLIP_N))
+    assert grow == pytest.approx(8.0 * 10**6 * (16 * tm._CLIP_TRIALS + 3 * tm._CLIP_N))
 
 
-def test_tree_probe_oracle_is_remembered_bit_for_bit(monkeypatch) -> None:
-    """The oracle (0.37 CPU-s at d = 64) is remembered per point, noise, means and settings:
-    the planner's second run of each cost probe asked it again. A remembered value is the
-    computed one, bit for bit; another noise, other means or another seed are computed
-    afresh (controls: each moves the value), and so is another point (its value the same:
-    each grid point pays the oracle, as the planner's estimate counts it)."""
-    import dpbounds.verify.studies.tree_momentum as tm
-
-    rng = np.random.default_rng(3)
-    means = [rng.standard_normal(5) * 0.1, rng.standard_normal(5) * 0.1]
-    tm._directions_of.cache_clear()
-    first = tm._directions(0.7, *means)
-    assert tm._directions_of.cache_info().misses == 1
-    again = tm._directions(0.7, *[m.copy() for m in means])  # equal values, new arrays
-    assert tm._directions_of.cache_info().hits == 1 and again == first
-    fresh = tm._directions_of.__wrapped__(0.7, tuple(m.tobytes() for m in means),
-                                         tm._ORACLE_SEED, tm._CLIP_ORACLE_DRAWS,
-                                         tm._ORACLE_BLOCK_ELEMENTS)
-    assert fresh == first
-    assert tm._directions(0.7 * (1 + 1e-9), *means) != first
-    assert tm._directions(0.7, means[0], means[1] + 1e-3) != first
-    monkeypatch.setattr(tm, "_ORACLE_SEED", tm._ORACLE_SEED + 1)
-    assert tm._directions(0.7, *means) != first
-    monkeypatch.undo()
-    hits = tm._directions_of.cache_info().hits
-    assert tm._directions(0.7, *means, point={"N": 32, "d": 5}) == first  # computed afresh
-    assert tm._directions_of.cache_info().hits == hits
-    assert tm._directions(0.7, *means, point={"d": 5, "N": 32}) == first  # the same point
-    assert tm._directions_of.cache_info().hits == hits + 1
-    # only the last point is kept: a point asked again after another computes afresh
-    tm._directions(0.7, *means, point={"N": 96, "d": 5})
-    tm._directions(0.7, *means, point={"N": 32, "d": 5})
-    assert tm._directions_of.cache_info().hits == hits + 1
-
-
-def _oracle_one_block_at_a_time(sigma, means, seed, draws):
-    """The probe's oracle as it was first written (each 100,000-row block drawn whole, one
-    sum per block and mean): the reference for the remembered, sliced one."""
+def _monte_carlo(sigma: float, mean: np.ndarray, draws: int = 400_000, seed: int = 11
+                 ) -> tuple[float, float]:
+    """Mean and s.e. of (m + zeta)_1 / |m + zeta| over ``draws`` normal draws: the probe's
+    oracle as it was computed until stop 66 (in 100,000-row blocks), with its s.e."""
     rng = np.random.default_rng(seed)
-    totals = [0.0] * len(means)
+    total = total_sq = 0.0
     for _ in range(draws // 100_000):
-        noise = sigma * rng.standard_normal((100_000, means[0].size))
-        for j, m in enumerate(means):
-            v = m[None, :] + noise
-            totals[j] += float(np.sum(v[:, 0] / np.maximum(np.linalg.norm(v, axis=1), 1e-300)))
-    return tuple(t / draws for t in totals)
+        v = mean[None, :] + sigma * rng.standard_normal((100_000, mean.size))
+        x = v[:, 0] / np.linalg.norm(v, axis=1)
+        total += float(x.sum())
+        total_sq += float((x * x).sum())
+    mu = total / draws
+    return mu, float(np.sqrt(max(total_sq / draws - mu * mu, 0.0) / draws))
 
 
-def test_remembered_oracle_is_the_one_block_oracle_and_its_settings_are_keys(monkeypatch
-                                                                            ) -> None:
-    """Review: the test above compared the remembered value with the same code's own
-    uncached call. Here: with the one-block oracle, bit for bit (a mutant summing each block
-    another way, math.fsum, gives other last bits); and changing the draws or the slice
-    size at the same point computes afresh (a cache miss), not the remembered value."""
-    import dpbounds.verify.studies.tree_momentum as tm
+_MC_CASES = [(0.7, np.array([0.3, 0.0, 0.0])), (0.7, np.array([-0.085, 0.0])),
+             (0.05, np.array([0.05, 0.02, -0.01, 0.0, 0.03])),
+             (1.0, np.array([0.4] + [0.0] * 63)), (0.2, np.array([-0.3] + [0.1] * 15)),
+             (2.0, np.array([1.5]))]
 
-    rng = np.random.default_rng(3)
-    means = [rng.standard_normal(5) * 0.1, rng.standard_normal(5) * 0.1]
-    tm._directions_of.cache_clear()
-    got = tm._directions(0.7, *means)
-    assert got == _oracle_one_block_at_a_time(0.7, means, tm._ORACLE_SEED,
-                                              tm._CLIP_ORACLE_DRAWS)
-    for name, value in (("_ORACLE_BLOCK_ELEMENTS", 7 * 5), ("_CLIP_ORACLE_DRAWS", 200_000)):
-        misses = tm._directions_of.cache_info().misses
-        monkeypatch.setattr(tm, name, value)
-        tm._directions(0.7, *means)
-        assert tm._directions_of.cache_info().misses == misses + 1, name
-        monkeypatch.undo()
-    assert tm._directions(0.7, *means) == got
 
+@pytest.mark.parametrize("sigma,mean", _MC_CASES)
+def test_mean_direction_matches_monte_carlo(sigma: float, mean: np.ndarray) -> None:
+    """Second method: the closed-form oracle against a 400,000-draw Monte Carlo (the probe's
+    oracle until stop 66) within 4 s.e., at means along and off the first axis, d = 1..64."""
+    from dpbounds.verify.studies.tree_momentum import mean_direction
+
+    mc, se = _monte_carlo(sigma, mean)
+    assert abs(mean_direction(sigma, mean) - mc) <= 4.0 * se + 1e-12, (mc, se)
+
+
+def test_a_wrong_closed_form_fails_the_monte_carlo_comparison() -> None:
+    """Negative control: the same comparison rejects a formula off by one in d (the Gamma
+    ratio and the Kummer parameter at d + 1), so it can tell such a mistake."""
+    from scipy.special import gammaln, hyp1f1
+
+    sigma, mean = 1.0, np.array([0.4] + [0.0] * 3)
+    lam, d = 0.4, 5  # the wrong d
+    wrong = (lam / np.sqrt(2.0) * np.exp(gammaln((d + 1) / 2) - gammaln(d / 2 + 1))
+             * hyp1f1(0.5, d / 2 + 1, -lam * lam / 2))
+    mc, se = _monte_carlo(sigma, mean)
+    assert abs(wrong - mc) > 10.0 * se
+
+
+def test_mean_direction_closed_forms_and_edges() -> None:
+    """Oracles: d = 1, where the direction is the sign, erf(lambda / sqrt 2); large
+    lambda, 1 - (d - 1) / (2 lambda^2) + O(lambda^-4); no noise, the mean's own direction;
+    a zero mean, 0; the sign and the off-axis share m_1 / |m|."""
+    from math import erf, sqrt
+
+    from dpbounds.verify.studies.tree_momentum import mean_direction
+
+    for lam in (1e-6, 0.1, 1.0, 2.5, 8.0):
+        assert mean_direction(1.0, np.array([lam])) == pytest.approx(erf(lam / sqrt(2)),
+                                                                     rel=1e-10, abs=1e-15)
+        assert mean_direction(2.0, np.array([-2 * lam])) == pytest.approx(
+            -erf(lam / sqrt(2)), rel=1e-10, abs=1e-15)
+    for d in (2, 64, 4096):
+        lam = 1e3
+        m = np.zeros(d)
+        m[0] = lam
+        assert mean_direction(1.0, m) == pytest.approx(1 - (d - 1) / (2 * lam**2),
+                                                       abs=(d / lam**2) ** 2)
+    assert mean_direction(0.0, np.array([0.3, 0.4])) == pytest.approx(0.6)
+    assert mean_direction(0.5, np.zeros(3)) == 0.0
+    m = np.array([0.3, 0.4])
+    assert mean_direction(0.7, m) == pytest.approx(0.6 * mean_direction(0.7, np.array([0.5, 0])))
+
+
+def test_mean_direction_matches_mpmath_over_a_wide_range() -> None:
+    """Third method: the Kummer function in mpmath's arbitrary precision (an independent
+    implementation of 1F1), d from 1 to 10^6 and lambda from 1e-8 to 3e4."""
+    import mpmath
+
+    from dpbounds.verify.studies.tree_momentum import mean_direction
+
+    mpmath.mp.dps = 40
+    for d in (1, 2, 7, 64, 1000, 10**6):
+        for lam in (1e-8, 1e-3, 0.5, 3.0, 30.0, 3e3, 3e4):
+            b = mpmath.mpf(d) / 2 + 1
+            ref = float(mpmath.mpf(lam) / mpmath.sqrt(2) * mpmath.exp(
+                mpmath.loggamma((mpmath.mpf(d) + 1) / 2) - mpmath.loggamma(b))
+                * mpmath.hyp1f1(0.5, b, -mpmath.mpf(lam) ** 2 / 2))
+            m = np.zeros(d)
+            m[0] = lam
+            assert mean_direction(1.0, m) == pytest.approx(ref, rel=1e-8), (d, lam)

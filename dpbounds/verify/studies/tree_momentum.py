@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
@@ -33,67 +32,58 @@ from dpbounds.verify.studies._common import (
 
 #: trials of Algorithm 1's clipping probe, its size and binding fraction (60 of 200 clipped)
 _CLIP_TRIALS, _CLIP_N, _CLIP_BIG = 400, 200, 60
-#: Monte Carlo draws of the probe's oracle (its s.e. is 1/32 of the probe's)
-_CLIP_ORACLE_DRAWS = 400_000
-_ORACLE_SEED = 20261202
-#: the oracle draws its 100,000-row blocks at most this many numbers at a time (16 MiB a
-#: array): a (100000, d) block held 0.8 MB x d in each of ~4 arrays, 98 MiB at d = 32 and
-#: 3 GB at d = 1000, none of it in the plan (measured by bench/bench_plan_memory.py)
-_ORACLE_BLOCK_ELEMENTS = 1 << 21
 
 
 def clip_probe_bytes(d: int) -> float:
-    """Memory of :func:`tree_clip_probe` at dimension ``d`` for the plans: the oracle's
-    blocks (~4 arrays of at most :data:`_ORACLE_BLOCK_ELEMENTS`, the per-row values of one
-    100,000-row block per mean) and the probe run (``_CLIP_TRIALS`` states of ~16 vectors,
-    the ``_CLIP_N`` offsets)."""
-    block = min(100_000 * d, _ORACLE_BLOCK_ELEMENTS)
-    return 8.0 * (4 * block + 2 * 100_000 + _CLIP_TRIALS * 16 * d + _CLIP_N * d)
+    """Memory of :func:`tree_clip_probe` at dimension ``d`` for the plans: the probe run
+    (``_CLIP_TRIALS`` states of ~16 vectors, the ``_CLIP_N`` offsets) and its per-sample
+    gradients (two ``(_CLIP_N, d)`` arrays)."""
+    return 8.0 * (_CLIP_TRIALS * 16 * d + _CLIP_N * d + 2 * _CLIP_N * d)
 
 
-def _directions(sigma: float, *means: np.ndarray, point: Any = None) -> tuple[float, ...]:
-    r"""The Monte Carlo mean direction of :math:`m+\zeta`, :math:`\zeta\sim N(0,\sigma^2I)`,
-    at each of ``means`` (the oracle of :func:`tree_clip_probe`), remembered per ``point``
-    (its items are part of the key): a pure function of ``sigma`` and the means (its draws
-    come from the fixed ``_ORACLE_SEED``), so a point run again gets the same floats
-    without its 0.37 CPU-s (``d = 64``). The planner runs each cost probe twice, the second
-    run warm, and read this oracle as a fixed cost of every run: the tree studies' default
-    grids were priced with probes costing what their points cost (1.0-3.8 CPU-s of planning
-    for 0.5-1.6 of runs). Only the last point is remembered: the planner's cold excess (a
-    probe's first run over its second) must keep the oracle, and every point pays it, as
-    before (remembered across points, the quick studies over ``d`` were estimated at
-    0.22-0.33 of their runs; remembered per point without a bound, a quick study repeated
-    in one process read 0.28-0.42). The module's oracle settings are part of the key (a
-    test changes them)."""
-    where = tuple(sorted((str(k), repr(v)) for k, v in dict(point or {}).items()))
-    return _directions_of(float(sigma), tuple(np.ascontiguousarray(m, dtype=float).tobytes()
-                                              for m in means),
-                          _ORACLE_SEED, _CLIP_ORACLE_DRAWS, _ORACLE_BLOCK_ELEMENTS, where)
+def mean_direction(sigma: float, mean: np.ndarray) -> float:
+    r"""The first coordinate of :math:`\mathbb E[v/\lVert v\rVert]`, :math:`v=m+\zeta`,
+    :math:`\zeta\sim N(0,\sigma^2 I_d)`: the oracle of :func:`tree_clip_probe`, in closed
+    form (DERIVED; the mean resultant length of the projected normal law):
 
+    .. math::
 
-@functools.lru_cache(maxsize=1)
-def _directions_of(sigma: float, means_bytes: tuple[bytes, ...], seed: int, draws: int,
-                   block_elements: int, where: tuple = ()) -> tuple[float, ...]:
-    """:func:`_directions` on the means' bytes. The same draws at every mean (drawn once per
-    block and shared: the sums are those of one pass per mean). Each 100,000-row block is
-    drawn and evaluated a slice of rows at a time (the same numbers in the same order, each
-    row's value computed alone) and summed whole, as one block was."""
-    means = [np.frombuffer(b, dtype=float) for b in means_bytes]
-    d = means[0].size
-    rng = np.random.default_rng(seed)
-    totals = [0.0] * len(means)
-    rows = max(1, min(100_000, block_elements // d))
-    per_row = np.empty((len(means), 100_000))
-    for _ in range(draws // 100_000):
-        for r0 in range(0, 100_000, rows):
-            r1 = min(100_000, r0 + rows)
-            noise = sigma * rng.standard_normal((r1 - r0, d))
-            for j, m in enumerate(means):
-                v = m[None, :] + noise
-                per_row[j, r0:r1] = v[:, 0] / np.maximum(np.linalg.norm(v, axis=1), 1e-300)
-        for j in range(len(means)):
-            totals[j] += float(np.sum(per_row[j]))
-    return tuple(t / draws for t in totals)
+        \mathbb E\Big[\frac{v}{\lVert v\rVert}\Big] = \rho(\lambda, d)\,\frac{m}{\lVert
+        m\rVert},\qquad \rho(\lambda,d) = \frac{\lambda}{\sqrt 2}\,
+        \frac{\Gamma(\frac{d+1}{2})}{\Gamma(\frac d2+1)}\;
+        {}_1F_1\Big(\tfrac12;\tfrac d2+1;-\tfrac{\lambda^2}{2}\Big),\quad
+        \lambda=\frac{\lVert m\rVert}{\sigma}.
+
+    Derivation: by symmetry the mean lies along :math:`m`; in polar coordinates about
+    :math:`m`, :math:`\mathbb E[\cos\theta]` of the noncentral normal integrates to the
+    Kummer function above. Checks: :math:`d=1` gives :math:`\operatorname{erf}(\lambda/
+    \sqrt2)=2\Phi(\lambda)-1`; :math:`\lambda\to\infty` gives :math:`1-(d-1)/(2\lambda^2)`;
+    a 400,000-draw Monte Carlo agrees within its s.e. (``tests/verify/test_clip_binds.py``).
+
+    Until stop 66 this was that Monte Carlo (fixed seed, 400,000 draws, 1/32 of the probe's
+    s.e.): 0.37 CPU-s a point at ``d = 64``, paid again by every grid point and cost probe
+    (1.0-1.3 of the 3.8 CPU-s that ``tran_cutkosky.alg2 --quick --vary d`` spent planning).
+    SciPy's ``hyp1f1`` matches mpmath's to 1e-8 (relative) from ``d = 1`` to ``10^6`` and
+    :math:`\lambda` from ``1e-8`` to ``3e4``.
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> round(mean_direction(1.0, np.array([1.0])), 6)  # erf(1 / sqrt 2)
+    0.682689
+    """
+    from scipy.special import gammaln, hyp1f1
+
+    m = np.asarray(mean, dtype=float).ravel()
+    norm = float(np.linalg.norm(m))
+    if norm == 0.0:
+        return 0.0
+    if sigma == 0.0:
+        return float(m[0]) / norm
+    d, lam = m.size, norm / float(sigma)
+    rho = (lam / np.sqrt(2.0) * np.exp(gammaln((d + 1) / 2.0) - gammaln(d / 2.0 + 1.0))
+           * hyp1f1(0.5, d / 2.0 + 1.0, -lam * lam / 2.0))
+    return float(min(max(rho, 0.0), 1.0)) * float(m[0]) / norm
 
 
 def tree_clip_probe(point: dict, inst: Instance, eta: float, seed: Any,
@@ -116,9 +106,9 @@ def tree_clip_probe(point: dict, inst: Instance, eta: float, seed: Any,
     +\zeta\rVert` with the first node's noise :math:`\zeta\sim N(0,\sigma^2I_d)` (Tran &
     Cutkosky Algorithm 1 [RECONSTRUCTED]; :math:`\sigma` the run's declared node noise, which
     the study's ledger checks against the claim). Per trial :math:`e_1^\top(x_0-x_1)/\eta` must
-    have mean :math:`\mathbb E[(\bar g_{C_p}+\zeta)_1/\lVert\bar g_{C_p}+\zeta\rVert]`, computed
-    here by Monte Carlo in NumPy (``_CLIP_ORACLE_DRAWS`` draws; the per-sample gradients from
-    the Huber well's definition, :func:`huber_sample_grads`, not the objective's code).
+    have mean :math:`\mathbb E[(\bar g_{C_p}+\zeta)_1/\lVert\bar g_{C_p}+\zeta\rVert]`, in
+    closed form (:func:`mean_direction`; the per-sample gradients from the Huber well's
+    definition, :func:`huber_sample_grads`, not the objective's code).
     Without clipping (or with the mean clipped instead of each sample) the step follows the
     raw mean, the opposite sign: ``clip_gap`` is the oracle's value at the raw mean minus
     it, reported with its ratio to the standard error.
@@ -150,13 +140,14 @@ def tree_clip_probe(point: dict, inst: Instance, eta: float, seed: Any,
     vals = (x0[0] - np.asarray(res.x, dtype=float)[:, 0]) / eta  # a frozen run fails too
     sigma = float(res.params[key])
 
-    exact, at_raw = _directions(sigma, g_clip, g.mean(axis=0), point=point)
+    exact, at_raw = mean_direction(sigma, g_clip), mean_direction(sigma, g.mean(axis=0))
     gap = at_raw - exact
     se = float(vals.std(ddof=1) / np.sqrt(vals.size))
     check = _check("exact", vals, exact, f"mean direction of one full-batch Algorithm "
                    f"{2 if alg2 else 1} step at "
                    "a threshold binding on 30% of the samples (clipped mean from the Huber "
-                   "well's definition in NumPy; Monte Carlo over the declared node noise)",
+                   "well's definition in NumPy; the projected normal's mean over the "
+                   "declared node noise, closed form)",
                    rtol=1e-9)  # rounding: at d = 1 every direction is exactly +-1, s.e. 0
     return check, dict(clip_probe_threshold=c_p, clip_gap=gap,
                        clip_gap_over_se=abs(gap) / se if se > 0 else float("inf"),
