@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
+import gc
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -203,6 +204,25 @@ def remembering(memo: Any) -> Any:
         _MEMO.reset(token)
 
 
+def cpu_seconds(run: Callable[..., Any], *args: Any, **kwargs: Any) -> float:
+    """CPU seconds (``time.process_time``) of ``run(*args, **kwargs)``, timed with Python's
+    cyclic garbage collector paused (its state restored after). What every cost probe is
+    timed with: a full collection over the imported libraries' objects takes up to 0.09
+    CPU-s on a 2-core Zen 4 host, and one landing in both timings of BST14's 6 ms first
+    probe priced its quick points 3.6x their runs in about half the processes (stop 66). The
+    collections a grid point's run pays are few against its own cost, and the command line
+    freezes the imported objects (:func:`gc.freeze`), which makes each one cheap."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        t0 = time.process_time()
+        run(*args, **kwargs)
+        return time.process_time() - t0
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def trace_seconds(spec: VerifyProblem, d: int, trials: int) -> float:
     """CPU seconds per sample and trial of a recorded iterate's full-sample gradient norm
     (what a plan's ``trace_samples`` counts), timed on an instance of
@@ -230,9 +250,7 @@ def _trace_seconds(spec: VerifyProblem, d: int, trials: int) -> float:
     inst.objective.grad_norm(x)  # first call: any lazy set-up
     best = math.inf
     for _ in range(2):
-        t0 = time.process_time()
-        inst.objective.grad_norm(x)
-        best = min(best, time.process_time() - t0)
+        best = min(best, cpu_seconds(inst.objective.grad_norm, x))
     return max(best, 1e-12) / (_TRACE_PROBE_SAMPLES * trials)
 
 
@@ -278,9 +296,7 @@ def _bootstrap_seconds(trials: int) -> float:
     bootstrap_slope(xs, samples, replicates=replicates)  # first call: lazy imports, pages
     best = math.inf
     for _ in range(3):
-        t0 = time.process_time()
-        bootstrap_slope(xs, samples, replicates=replicates)
-        best = min(best, time.process_time() - t0)
+        best = min(best, cpu_seconds(bootstrap_slope, xs, samples, replicates=replicates))
     return max(best, 1e-12) / (replicates * points * trials)
 
 
@@ -447,8 +463,8 @@ def _next_t(t: int, growth: float, memory: float, largest: Mapping[str, float] |
 
 def _probe_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, float],
                trials: int, largest: Mapping[str, float] | None = None,
-               stopped: list[str] | None = None, sizes: list[int] | None = None
-               ) -> tuple[float, float, float]:
+               stopped: list[str] | None = None, sizes: list[int] | None = None,
+               *, target: int | None = None) -> tuple[float, float, float]:
     """``(a, b, c)`` of :func:`seconds_per_evaluation`'s fit, the fixed cost ``c`` of a run
     included (``>= 0``).
 
@@ -474,14 +490,22 @@ def _probe_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, flo
     ``sizes`` (a list) gets each probe's size (its ``T``, else its ``N``) as it runs: points
     of that size were run in this process, their calibration and re-accounting kept
     (:func:`cost_over_d` probes there warm).
+
+    ``target``: the trials the priced points run. Where it is above ``trials``, one probe
+    also runs at ``min(target, 4 * trials)`` trials (:func:`_trials_rows`), so the fit
+    tells a step's per-trial part (``b``, scaled to the points' trials through their
+    evaluations) from its fixed part (``a``). At one trial count the two grow together:
+    the tree studies' 16-trial fits put all of it in ``a`` and priced their 150-trial
+    ``--quick --vary N`` and ``--vary eps`` grids at 0.21-0.34 of their runs (stop 66).
     """
     from scipy.optimize import nnls
 
-    rows: list[tuple[float, float, float]] = []
+    rows: list[tuple[float, ...]] = []
     secs: list[float] = []
     cold: list[float] = []
     warm: list[tuple[int, float]] = []  # (T, warm CPU seconds) of the T probes so far
     planned: list[tuple[int, float]] = []  # (T, planned bytes) of the T probes so far
+    probes: list[tuple[dict[str, float], Any]] = []  # the probes run, and their instances
     n, t = 32, 200  # small first: BST14 runs n^2 steps
     why = "time"
     for k in range(_PROBE_MAX):
@@ -504,12 +528,11 @@ def _probe_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, flo
             break  # three probes fit; a larger one would hold more than a probe may
         if sizes is not None:
             sizes.append(int(_size(probe) or 0))
+        probes.append((dict(probe), inst))
         runs: list[float] = []
         once = False
         for _ in range(2):
-            t0 = time.process_time()
-            study.run_point(probe, inst, trials, 0, None)
-            runs.append(time.process_time() - t0)
+            runs.append(cpu_seconds(study.run_point, probe, inst, trials, 0, None))
             if k >= 2 and cold and len(runs) == 1 and runs[0] >= _PROBE_SECONDS and (
                     runs[0] - float(np.median(cold)) >= secs[-1]):
                 # from the third probe on, a run of at least the target is timed once: its
@@ -549,6 +572,10 @@ def _probe_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, flo
                 why = "largest"
                 break  # the next probe would be larger than any point that runs
             n *= 3
+    if target is not None and int(target) > trials:
+        extra = _trials_rows(study, spec, probes, list(secs), trials, int(target))
+        rows = [(*r, 0.0) for r in rows] + [r for r, _ in extra]
+        secs += [dt for _, dt in extra]
     a_mat = np.array(rows)
     # columns of very different size: fit on a common scale (a column of zeros, a study
     # whose plan counts no evaluations, kept at 1: it divided by 0 and the fit was NaN)
@@ -556,12 +583,45 @@ def _probe_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, flo
     coef, _ = nnls(a_mat / scale, np.array(secs))
     coef = coef / scale
     a, b = float(coef[1]), float(coef[2])
+    per_trial = float(coef[3]) if len(coef) > 3 else 0.0  # each trial beyond ``trials``
     if a <= 0 and b <= 0:  # pragma: no cover - all time in the fixed cost
         a = secs[-1] / rows[-1][1]
     c = max(float(coef[0]), 0.0) + (float(np.median(cold)) if cold else 0.0)
+    if target is not None and int(target) > trials:
+        c += per_trial * (int(target) - trials)
     if stopped is not None:
         stopped.append(why)
     return max(a, 1e-9), max(b, 1e-9), c
+
+
+def _trials_rows(study: TheoremStudy, spec: VerifyProblem,
+                 probes: Sequence[tuple[Mapping[str, float], Any]],
+                 warm: Sequence[float], trials: int, target: int
+                 ) -> list[tuple[tuple[float, float, float, float], float]]:
+    """:func:`_probe_fit`'s rows ``(1, steps, evaluations, extra trials)``, each with its CPU
+    seconds, of probes run again at ``min(target, 4 * trials)`` trials: the smallest probe
+    and the largest whose warm time ``warm[k]`` at ``trials``, scaled in proportion to the
+    trials (the most a run's cost can grow), is at most ``_PROBE_SECONDS`` (one row where
+    they are the same probe). Each is timed once, on the instance its probe ran on (its
+    set-up paid: the probes' first runs cost 1-2 ms more than their second), and the rows
+    cost at most ``2 * _PROBE_SECONDS``.
+
+    Two sizes, because a run pays per trial as well as per step and trial
+    (Algorithm 2's study re-accounts and tests each trial's transcript: 0.7 ms a trial at
+    ``N = 32``): one size cannot tell the two apart, and its per-evaluation cost read 4x
+    the ``N = 250`` points' (their ``--quick --vary eps`` estimate read 2.4x the runs)."""
+    more = min(int(target), 4 * int(trials))
+    scale = more / float(trials)
+    big = max([j for j in range(len(probes)) if warm[j] * scale <= _PROBE_SECONDS],
+              default=0)
+    out: list[tuple[tuple[float, float, float, float], float]] = []
+    for k in dict.fromkeys((0, big)):
+        probe, inst = dict(probes[k][0]), probes[k][1]
+        pl = study.plan_point(probe, inst, more)
+        out.append(((1.0, float(pl["steps"]), float(pl["gradient_evaluations"]),
+                     float(more - trials)),
+                    cpu_seconds(study.run_point, probe, inst, more, 0, None)))
+    return out
 
 
 def _probes_stop(dt: float, secs: Sequence[float], steps: float, steps_before: float) -> bool:
@@ -647,10 +707,13 @@ def memo_parts(study: TheoremStudy | None, spec: VerifyProblem, **parts: Any
 
 
 def _memo_parts(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, Any],
-                trials: int, largest: Mapping[str, float] | None) -> dict[str, Any] | None:
-    """What a probe's answer depends on (:func:`memo_parts`)."""
+                trials: int, largest: Mapping[str, float] | None, target: int | None = None
+                ) -> dict[str, Any] | None:
+    """What a probe's answer depends on (:func:`memo_parts`; ``target`` where a fit's
+    :func:`_trials_rows` ran)."""
+    extra = {} if target is None or int(target) <= int(trials) else dict(target=int(target))
     return memo_parts(study, spec, point=dict(point), trials=int(trials),
-                      largest=None if largest is None else dict(largest))
+                      largest=None if largest is None else dict(largest), **extra)
 
 
 def _remembered_fit(value: Any) -> tuple[tuple[float, float, float], str | None] | None:
@@ -668,14 +731,15 @@ def _remembered_fit(value: Any) -> tuple[tuple[float, float, float], str | None]
 
 def measured_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, float],
                  trials: int, largest: Mapping[str, float] | None = None, memo: Any = None,
-                 stopped: list[str] | None = None, sizes: list[int] | None = None
-                 ) -> tuple[float, float, float]:
+                 stopped: list[str] | None = None, sizes: list[int] | None = None,
+                 *, target: int | None = None) -> tuple[float, float, float]:
     """:func:`_probe_fit`'s ``(a, b, c)`` (and its ``stopped`` reason), read from ``memo`` (a
     :class:`~dpbounds.verify.costs.CostMemo`) where it holds the fit of the same arguments on
     this host and code, else probed and remembered there. ``memo=None``: probed.
-    ``sizes``: as :func:`_probe_fit`'s (nothing added for a fit read from ``memo``)."""
+    ``sizes`` and ``target``: as :func:`_probe_fit`'s (nothing added to ``sizes`` for a fit
+    read from ``memo``)."""
     key = None
-    parts = None if memo is None else _memo_parts(study, spec, point, trials, largest)
+    parts = None if memo is None else _memo_parts(study, spec, point, trials, largest, target)
     if parts is not None:
         key = memo.key("probe_fit", **parts)
         hit = memo.get(key, _remembered_fit)
@@ -685,7 +749,7 @@ def measured_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, f
                 stopped.append(why)
             return fit
     why_now: list[str] = []
-    fit = _probe_fit(study, spec, point, trials, largest, why_now, sizes)
+    fit = _probe_fit(study, spec, point, trials, largest, why_now, sizes, target=target)
     if stopped is not None:
         stopped.extend(why_now)
     if key is not None:
@@ -748,8 +812,7 @@ class ProbeCosts:
             return hit[0]
         why: list[str] = []
         fit = measured_fit(self.study, self.spec, self.fixed, probe_trials(self.study, trials),
-                           largest,
-                           self.memo, why, self.sizes)
+                           largest, self.memo, why, self.sizes, target=trials)
         self.fits[trials] = (fit, size if why == ["largest"] else None)
         return fit
 
@@ -767,9 +830,7 @@ def _timed_run(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, flo
     n, d = int(point["N"]), int(point["d"])
     inst = spec.build(n, d, seed=0)
     steps = float(study.plan_point(point, inst, trials)["steps"])
-    t0 = time.process_time()
-    study.run_point(point, inst, trials, 0, None)
-    return time.process_time() - t0, max(steps, 1.0)
+    return cpu_seconds(study.run_point, point, inst, trials, 0, None), max(steps, 1.0)
 
 
 def cost_over_d(study: TheoremStudy, spec: VerifyProblem, fixed: Mapping[str, float],
@@ -986,6 +1047,65 @@ def remembered_cost_over_d(memo: Any, study: TheoremStudy, spec: VerifyProblem,
         memo.put(key, dict(power=float(powers[0]), capped=None if cap is None else float(cap)),
                  what=dict(kind="power_of_d", theorem=study.theorem, problem=spec.kind,
                            point=dict(fixed), ends=[ds[0], ds[-1]], trials=int(trials)))
+    return factor
+
+
+#: :func:`d_factor`'s probe: the smallest probe size whose variable part the fit at the
+#: largest ``d`` prices at least this (CPU seconds) at the point's own ``d``
+_FACTOR_SECONDS = 0.1
+
+
+def d_factor(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, float],
+             trials: int, fit: Sequence[float], largest: Mapping[str, float],
+             memo: Any = None) -> float:
+    """The factor (at most 1) on the cost per step and evaluation of ``fit`` (``(a, b, c)``,
+    measured at a larger ``d`` than ``point``'s, at ``trials`` trials) at ``point``'s ``d``.
+
+    One run, at ``trials`` trials, of a probe shaped as :func:`_probe_fit`'s (``N = 32``
+    and ``T`` from 200 where the point has a ``T``, else ``N`` from 32; grown 4x or 3x a
+    rung, never past ``largest``) at ``point``'s ``d``: the smallest rung whose variable
+    part ``fit`` prices at least :data:`_FACTOR_SECONDS` (a run of 0.1-0.2 CPU-s), else the
+    largest. The factor is its run less the fixed cost ``c`` over that price, clamped to
+    ``[0.01, 1]`` (a smaller ``d`` costs no more a step). Read from and kept in ``memo`` (a
+    :class:`~dpbounds.verify.costs.CostMemo`) as the fits are.
+
+    Why: a quick grid over ``d`` was priced at its largest ``d`` (the safe side).
+    Algorithm 1's and 2's ``--quick --vary d`` estimates read 3.7-3.8x their runs once their
+    fits told the per-trial cost from the per-step one (stop 66), DP-MASG's 2.0-2.7x (its
+    ``d = 2`` point costs 0.3 of a step at ``d = 32``)."""
+    parts = None if memo is None else memo_parts(
+        study, spec, point=dict(point), trials=int(trials), largest=dict(largest),
+        fit=[float(x) for x in fit[:3]])
+    key = None if parts is None else memo.key("d_factor", **parts)
+    if key is not None:
+        hit = memo.get(key, lambda v: float(v) if finite_number(v) and 0 < v <= 1 else None)
+        if hit is not None:
+            return hit
+    a, b, c = (float(x) for x in fit[:3])
+    has_t = "T" in point
+    n, t = 32, 200
+    probe, var = None, 0.0
+    for k in range(_PROBE_MAX):
+        cand = dict(point, N=n, **({"T": t} if has_t else {}))
+        if k and (t > largest.get("T", 0) if has_t else n > largest["N"]):
+            break
+        if k and _planned_bytes(study, spec, cand, trials) > PROBE_MAX_BYTES:
+            break
+        pl = cost_plan(study, spec, cand, trials)
+        probe, var = cand, a * float(pl["steps"]) + b * float(pl["gradient_evaluations"])
+        if var >= _FACTOR_SECONDS:
+            break
+        if has_t:
+            t *= 4
+        else:
+            n *= 3
+    assert probe is not None
+    sec, _ = _timed_run(study, spec, probe, trials)
+    factor = min(max((sec - c) / max(var, 1e-12), 0.01), 1.0)
+    if key is not None:
+        memo.put(key, factor, what=dict(kind="d_factor", theorem=study.theorem,
+                                        problem=spec.kind, point=dict(point),
+                                        trials=int(trials)))
     return factor
 
 

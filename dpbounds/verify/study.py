@@ -793,9 +793,13 @@ def _estimate(study: TheoremStudy, spec: VerifyProblem, points: Sequence[Mapping
     """Record the cost model's CPU seconds of every point in ``regime``, each point's fixed
     cost (calibration, clipping probes, transcript rows) included.
 
-    The probes run at the grid's largest ``d`` (a point of smaller ``d`` is priced per step
-    and evaluation as there: high, the safe side) and grow no larger than its largest point.
-    Before, the estimate left the fixed cost out and probed at the smallest ``d`` up to
+    The probes run at the grid's largest ``d`` and grow no larger than its largest point,
+    their fit telling the per-trial cost from the per-step one where the points run more
+    trials than the probes (:func:`regimes._probe_fit`'s ``target``). A point of smaller
+    ``d`` is priced per step and evaluation as there times its factor
+    (:func:`regimes.d_factor`, one run at its ``d``; until stop 66 the factor was 1: high,
+    the safe side, 2-3.8x the runs of the grids over ``d``). Earlier, the estimate left the
+    fixed cost out and probed at the smallest ``d`` up to
     0.3 CPU-s a probe, plus six probes of the cost's power of ``d``: DP-SGD's quick study
     read "1 s CPU", spent 11.9 CPU-s estimating and 3.7 CPU-s running.
     """
@@ -804,12 +808,16 @@ def _estimate(study: TheoremStudy, spec: VerifyProblem, points: Sequence[Mapping
     top = max(points, key=lambda q: (q.get("d", 0), q.get("N", 0), q.get("T", 0)))
     largest = {key: max(float(q[key]) for q in points) for key in ("N", "T") if key in top}
     a, b, c = regimes.measured_fit(study, spec, top, regimes.probe_trials(study, trials),
-                                   largest=largest,
-                                   memo=costs)
+                                   largest=largest, memo=costs, target=trials)
+    # each smaller d priced by its own run (regimes.d_factor)
+    factors = {int(q["d"]): regimes.d_factor(study, spec, dict(top, d=int(q["d"])), trials,
+                                             (a, b, c), largest, costs)
+               for q in points if int(q["d"]) < int(top["d"])}
     secs = []
     for q in points:
+        f = factors.get(int(q["d"]), 1.0)
         secs.append(regimes.point_seconds(spec, regimes.dry_plan(study, spec, q, trials), q,
-                                          trials, (a, b, c)))
+                                          trials, (a, b, c), (f, f)))
     regime["estimated_seconds"] = secs
     regime["estimated_total_seconds"] = float(sum(secs))
 

@@ -55,7 +55,8 @@ def timing(monkeypatch) -> list[str]:
     arguments; the list records each call."""
     calls: list[str] = []
 
-    def probe_fit(study, spec, point, trials, largest=None, stopped=None, sizes=None):
+    def probe_fit(study, spec, point, trials, largest=None, stopped=None, sizes=None,
+                 target=None):
         calls.append("fit")
         big = dict(largest or {})
         if stopped is not None:
@@ -280,7 +281,8 @@ def test_the_stop_reason_is_remembered(monkeypatch) -> None:
     the memo it keeps that limit, so a larger grid in the same plan is not priced with it."""
     calls: list[float] = []
 
-    def probe_fit(study, spec, point, trials, largest=None, stopped=None, sizes=None):
+    def probe_fit(study, spec, point, trials, largest=None, stopped=None, sizes=None,
+                 target=None):
         calls.append(largest["N"])
         stopped.append("largest")
         return (1e-6 * largest["N"], 1e-9, 0.0)

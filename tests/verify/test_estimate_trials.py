@@ -64,7 +64,8 @@ def test_probe_trials(theorem: str, trials: int, expected: int) -> None:
 def _probed_trials(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     seen: list[int] = []
 
-    def fake_fit(study, spec, point, trials, largest=None, stopped=None, sizes=None):
+    def fake_fit(study, spec, point, trials, largest=None, stopped=None, sizes=None,
+                 target=None):
         seen.append(int(trials))
         if stopped is not None:
             stopped.append("largest")
@@ -126,7 +127,8 @@ def test_the_estimate_counts_the_bootstrap_after_the_runs(monkeypatch) -> None:
         math.fsum(reg["estimated_seconds"]) + after, rel=1e-12)
     # a planned grid, and one whose trials the budget lowered (3,000 -> 8): the analysis of
     # the points and trials that run
-    def dearer_fit(study, spec, point, trials, largest=None, stopped=None, sizes=None):
+    def dearer_fit(study, spec, point, trials, largest=None, stopped=None, sizes=None,
+                 target=None):
         if stopped is not None:
             stopped.append("largest")
         return (1e-6, 1e-6, 0.01)

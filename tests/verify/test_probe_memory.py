@@ -40,7 +40,8 @@ def test_a_fallback_carries_the_probes_only_where_they_ran(monkeypatch) -> None:
     spec = study.problem(s.problems[0]) if isinstance(s.problems[0], str) else s.problems[0]
     probes: list[int] = []
 
-    def probe_fit(study, spec, point, trials, largest=None, stopped=None, sizes=None):
+    def probe_fit(study, spec, point, trials, largest=None, stopped=None, sizes=None,
+                 target=None):
         probes.append(trials)
         return (1e-6, 1e-9, 0.1)
 
@@ -229,7 +230,8 @@ def test_a_sweep_over_d_reports_the_cost_power_of_d(monkeypatch):
         factor.powers = (0.5, 0.5)
         return factor
 
-    def probe_fit(study_, spec_, point, trials, largest=None, stopped=None, sizes=None):
+    def probe_fit(study_, spec_, point, trials, largest=None, stopped=None, sizes=None,
+                  target=None):
         if sizes is not None:  # the sizes its probes ran at
             sizes.extend([32, 96])
         return (1e-6, 1e-9, 0.1)
