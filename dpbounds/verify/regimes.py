@@ -574,7 +574,14 @@ def _probe_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, flo
             n *= 3
     if target is not None and int(target) > trials:
         extra = _trials_rows(study, spec, probes, list(secs), trials, int(target))
-        rows = [(*r, 0.0) for r in rows] + [r for r, _ in extra]
+        if len(extra) >= 2:
+            rows = [(*r, 0.0) for r in rows] + [r for r, _ in extra]
+        else:
+            # one size only (even the second probe is too dear at more trials): four
+            # unknowns, three constraints, and nnls put the cost per evaluation into the
+            # per-trial term (0.09x at 2,000 trials in an independent review); without the
+            # per-trial column the rows price it per evaluation (high, the safe side)
+            rows += [r[:3] for r, _ in extra]
         secs += [dt for _, dt in extra]
     a_mat = np.array(rows)
     # columns of very different size: fit on a common scale (a column of zeros, a study
@@ -602,9 +609,9 @@ def _trials_rows(study: TheoremStudy, spec: VerifyProblem,
     seconds, of probes run again at ``min(target, 4 * trials)`` trials: the smallest probe
     and the largest whose warm time ``warm[k]`` at ``trials``, scaled in proportion to the
     trials (the most a run's cost can grow), is at most ``_PROBE_SECONDS`` (one row where
-    they are the same probe). Each is timed once, on the instance its probe ran on (its
-    set-up paid: the probes' first runs cost 1-2 ms more than their second), and the rows
-    cost at most ``2 * _PROBE_SECONDS``.
+    they are the same probe; the smallest may cost more). Each is timed once, on the
+    instance its probe ran on (its set-up paid: the probes' first runs cost 1-2 ms more
+    than their second).
 
     Two sizes, because a run pays per trial as well as per step and trial
     (Algorithm 2's study re-accounts and tests each trial's transcript: 0.7 ms a trial at

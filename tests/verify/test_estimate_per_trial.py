@@ -215,3 +215,24 @@ def test_d_factor_is_remembered_in_the_cost_memo(monkeypatch: pytest.MonkeyPatch
     assert len(calls) == 1 and calls[0]["d"] == 4
     regimes.d_factor(study, spec, point, 150, (2e-6, 1e-6, 0.1), largest, memo)
     assert len(calls) == 2  # another fit is another key
+
+
+def test_one_extra_size_prices_high_not_low(clock: _Clock, monkeypatch: pytest.MonkeyPatch
+                                            ) -> None:
+    """An independent review's case: a fixed cost so large that only the smallest probe
+    runs again at more trials. Four unknowns then had three constraints and the fit put
+    the cost per evaluation into the per-trial term (0.51x at 150 trials, 0.09x at 2,000);
+    without the per-trial column it is priced per evaluation: exact here (no per-trial
+    cost), never below."""
+    import tests.verify.test_estimate_per_trial as me
+
+    monkeypatch.setattr(me, "WARM", 0.3)
+    monkeypatch.setattr(me, "PER_TRIAL", 0.0)
+    study, spec = _fake(clock)
+    for target in (150, 2000):
+        clock.runs.clear()
+        fit = regimes._probe_fit(study, spec, dict(d=8, N=1000), 16,  # type: ignore
+                                 {"N": 1000.0}, target=target)
+        assert len({p["N"] for p, t in clock.runs if t != 16}) == 1  # one size again
+        exact = _cost(2000, target)
+        assert _price(fit, 2000, target) == pytest.approx(exact, rel=0.05), target
