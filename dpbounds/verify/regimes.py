@@ -30,6 +30,7 @@ import contextvars
 import functools
 import gc
 import math
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -212,15 +213,27 @@ def cpu_seconds(run: Callable[..., Any], *args: Any, **kwargs: Any) -> float:
     probe priced its quick points 3.6x their runs in about half the processes (stop 66). The
     collections a grid point's run pays are few against its own cost, and the command line
     freezes the imported objects (:func:`gc.freeze`), which makes each one cheap."""
-    enabled = gc.isenabled()
-    gc.disable()
+    with _GC_LOCK:  # the collector is the process's: timings on several threads share it
+        if _GC_PAUSE[0] == 0:
+            _GC_PAUSE[1] = gc.isenabled()
+            gc.disable()
+        _GC_PAUSE[0] += 1
     try:
         t0 = time.process_time()
         run(*args, **kwargs)
         return time.process_time() - t0
     finally:
-        if enabled:
-            gc.enable()
+        with _GC_LOCK:
+            _GC_PAUSE[0] -= 1
+            if _GC_PAUSE[0] == 0 and _GC_PAUSE[1]:
+                gc.enable()
+
+
+#: :func:`cpu_seconds`' timings in progress and whether the collector was on before the
+#: first (two separate steps each, else a thread ending between another's check and pause
+#: left the collector off for good: an independent review)
+_GC_LOCK = threading.Lock()
+_GC_PAUSE: list[Any] = [0, False]
 
 
 def trace_seconds(spec: VerifyProblem, d: int, trials: int) -> float:

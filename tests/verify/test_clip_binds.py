@@ -187,3 +187,41 @@ def test_mean_direction_matches_mpmath_over_a_wide_range() -> None:
             m = np.zeros(d)
             m[0] = lam
             assert mean_direction(1.0, m) == pytest.approx(ref, rel=1e-8), (d, lam)
+
+
+@pytest.mark.parametrize("algorithm,eps", [("tree_momentum_nsgd", 0.9),
+                                           ("sensitivity_reduced_nsgd", 1.0)])
+def test_d1_probe_passes_correct_code_where_every_trial_shares_a_sign(algorithm: str,
+                                                                      eps: float) -> None:
+    """An independent review's case: at d = 1 all 400 directions may be +1, the sample's
+    s.e. 0, and exact = erf(lambda / sqrt 2) short of 1 by up to 1e-6: correct code failed.
+    The check now carries the exact per-trial sd of a +-1 variable, sqrt(1 - mean^2)
+    (written here from that law), and holds at 3 s.e.; skip_clipping still fails."""
+    inst = problem().build(100, 1, seed=0)
+    point = {"eps": eps, "delta": 1e-5, "d": 1, "N": 100}
+    ok, _ = tree_clip_probe(point, inst, 0.05, 7, None, algorithm)
+    sd = np.sqrt(1.0 - ok["exact"] ** 2)
+    assert ok["sd"] == pytest.approx(sd, rel=1e-12)
+    n = ok["values"].size
+    assert abs(ok["values"].mean() - ok["exact"]) <= 3 * sd / np.sqrt(n) + 1e-9
+    bad, _ = tree_clip_probe(point, inst, 0.05, 7, "skip_clipping", algorithm)
+    assert abs(bad["values"].mean() - bad["exact"]) > 3 * bad["sd"] / np.sqrt(n)
+
+
+def test_mean_direction_far_out_and_bad_input() -> None:
+    """Far out (lambda up to 1e200, where SciPy's 1F1 returned 0 or NaN) the expansion
+    1 - (d - 1) / (2 lambda^2); huge entries do not overflow; bad input is a ValueError."""
+    from dpbounds.verify.studies.tree_momentum import mean_direction
+
+    for d, lam in ((3, 1e65), (1, 1e160), (5, 1e46), (64, 1e5)):
+        m = np.zeros(d)
+        m[0] = lam
+        assert mean_direction(1.0, m) == pytest.approx(1 - (d - 1) / (2 * lam * lam),
+                                                       rel=1e-15)
+    assert mean_direction(1.0, np.array([1e300, 1e300])) == pytest.approx(2 ** -0.5)
+    for sigma in (-1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="sigma"):
+            mean_direction(sigma, np.array([1.0]))
+    for bad in (np.array([]), np.array([np.nan, 1.0])):
+        with pytest.raises(ValueError, match="mean"):
+            mean_direction(1.0, bad)

@@ -172,6 +172,12 @@ def test_cpu_seconds_pauses_the_collector_and_restores_it() -> None:
     finally:
         gc.enable()
 
+    # nested (or overlapping on two threads): the collector stays paused until the last ends
+    inner: list[bool] = []
+    regimes.cpu_seconds(lambda: (regimes.cpu_seconds(lambda: None),
+                                 inner.append(gc.isenabled())))
+    assert inner == [False] and gc.isenabled()
+
     def boom() -> None:
         raise RuntimeError("x")
     with pytest.raises(RuntimeError):
@@ -236,3 +242,45 @@ def test_one_extra_size_prices_high_not_low(clock: _Clock, monkeypatch: pytest.M
         assert len({p["N"] for p, t in clock.runs if t != 16}) == 1  # one size again
         exact = _cost(2000, target)
         assert _price(fit, 2000, target) == pytest.approx(exact, rel=0.05), target
+
+
+def test_the_estimate_applies_each_d_factor_and_probes_at_the_points_trials(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``study._estimate`` over a grid in d: the fit is asked at the probes' trials with the
+    points' trials as its target, one factor per smaller d (at that d, the fit's price and
+    the grid's largest N), and each point's estimate is the cost model written out here:
+    ``c + f (a steps + b evaluations)`` plus the trace's samples (review: three mutants of
+    ``_estimate`` -- no target, factor 1, factor at the top d -- survived every test)."""
+    from dpbounds.verify import study as st
+    from dpbounds.verify.problems import problem
+    from dpbounds.verify.theorems import get_study
+
+    s, spec = get_study("tran_cutkosky.alg1"), problem()
+    fit, trace = (2e-6, 3e-7, 0.25), 1e-9
+    asked: list[tuple] = []
+    factors = {4: 0.2, 16: 0.5}
+
+    def measured(study, spec_, point, trials, largest=None, memo=None, stopped=None,
+                 sizes=None, *, target=None):  # type: ignore[no-untyped-def]
+        asked.append(("fit", int(point["d"]), trials, target))
+        return fit
+
+    def d_factor(study, spec_, point, trials, fit_, largest, memo=None):  # type: ignore
+        asked.append(("factor", int(point["d"]), trials, tuple(fit_), dict(largest)))
+        return factors[int(point["d"])]
+    monkeypatch.setattr(regimes, "measured_fit", measured)
+    monkeypatch.setattr(regimes, "d_factor", d_factor)
+    monkeypatch.setattr(regimes, "trace_seconds", lambda sp, d, t: trace)
+    points = [dict(s.fixed, d=d, N=300) for d in (4, 16, 64)]
+    regime: dict = {}
+    st._estimate(s, spec, points, 150, regime)
+    assert asked[0] == ("fit", 64, 16, 150)
+    assert sorted(asked[1:]) == [("factor", 4, 150, fit, {"N": 300.0}),
+                                 ("factor", 16, 150, fit, {"N": 300.0})]
+    for q, got in zip(points, regime["estimated_seconds"]):
+        pl = regimes.dry_plan(s, spec, q, 150)
+        f = factors.get(int(q["d"]), 1.0)
+        want = (fit[2] + f * (fit[0] * pl["steps"] + fit[1] * pl["gradient_evaluations"])
+                + float(pl.get("trace_samples", 0.0)) * trace)
+        assert got == pytest.approx(want, rel=1e-12), q["d"]
+    assert regime["estimated_total_seconds"] == pytest.approx(sum(regime["estimated_seconds"]))
