@@ -758,6 +758,10 @@ def measured_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, f
     this host and code, else probed and remembered there. ``memo=None``: probed.
     ``sizes`` and ``target``: as :func:`_probe_fit`'s (nothing added to ``sizes`` for a fit
     read from ``memo``)."""
+    if target is not None and (isinstance(target, bool) or not isinstance(
+            target, (int, np.integer)) or target < 1):
+        raise ValueError(f"target must be None or a positive integer (the trials the priced "
+                         f"points run), got {target!r}")
     key = None
     parts = None if memo is None else _memo_parts(study, spec, point, trials, largest, target)
     if parts is not None:
@@ -1088,6 +1092,11 @@ def d_factor(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, float
     largest. The factor is its run less the fixed cost ``c`` over that price, clamped to
     ``[0.01, 1]`` (a smaller ``d`` costs no more a step). Read from and kept in ``memo`` (a
     :class:`~dpbounds.verify.costs.CostMemo`) as the fits are.
+
+    The probe's size is chosen by the fit's price, not by a timed run: a fit that prices
+    the runs far too low would grow it up to ``largest`` (the largest grid point, which
+    the study runs anyway). The fit is measured at the largest ``d``, where a step costs
+    the most, so at a smaller ``d`` it prices high, not low.
 
     Why: a quick grid over ``d`` was priced at its largest ``d`` (the safe side).
     Algorithm 1's and 2's ``--quick --vary d`` estimates read 3.7-3.8x their runs once their

@@ -284,3 +284,13 @@ def test_the_estimate_applies_each_d_factor_and_probes_at_the_points_trials(
                 + float(pl.get("trace_samples", 0.0)) * trace)
         assert got == pytest.approx(want, rel=1e-12), q["d"]
     assert regime["estimated_total_seconds"] == pytest.approx(sum(regime["estimated_seconds"]))
+
+
+@pytest.mark.parametrize("target", [0, -3, 2.5, float("nan"), True, "150"])
+def test_measured_fit_rejects_a_bad_target(target: object) -> None:
+    from dpbounds.verify.problems import problem
+    from dpbounds.verify.theorems import get_study
+
+    with pytest.raises(ValueError, match="target"):
+        regimes.measured_fit(get_study("tran_cutkosky.alg1"), problem(), dict(d=4, N=100),
+                             16, target=target)  # type: ignore[arg-type]
