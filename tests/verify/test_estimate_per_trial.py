@@ -294,3 +294,78 @@ def test_measured_fit_rejects_a_bad_target(target: object) -> None:
     with pytest.raises(ValueError, match="target"):
         regimes.measured_fit(get_study("tran_cutkosky.alg1"), problem(), dict(d=4, N=100),
                              16, target=target)  # type: ignore[arg-type]
+
+
+def _rungs(start: int, grow: int, top: float) -> list[int]:
+    out, n = [], start
+    while n <= top:
+        out.append(n)
+        n *= grow
+    return out
+
+
+def test_d_factor_runs_the_smallest_rung_priced_at_its_threshold(clock: _Clock) -> None:
+    """The size rule written out: N = 32 x 3^k up to the largest point, the first whose
+    variable part the fit prices at >= _FACTOR_SECONDS at the point's own d."""
+    study, spec = _fake(clock, d_top=32)
+    fit = (1e-5, 1e-6, 0.05)  # a (hypothetical) fit at d = 32, 150 trials
+    largest = {"N": 30000.0}
+    regimes.d_factor(study, spec, dict(d=4, N=30000), 150, fit,  # type: ignore[arg-type]
+                     largest)
+    want = next(n for n in _rungs(32, 3, 30000)
+                if fit[0] * 2 * n + fit[1] * 2 * n * 150 >= regimes._FACTOR_SECONDS)
+    assert clock.runs[-1] == (dict(d=4, N=want), 150)
+    # never past the largest point: a fit priced far too low stops at its last rung
+    regimes.d_factor(study, spec, dict(d=4, N=300), 150, (1e-12, 1e-12, 0.0),  # type: ignore
+                     {"N": 300.0})
+    assert clock.runs[-1] == (dict(d=4, N=max(_rungs(32, 3, 300))), 150)
+
+
+def test_d_factor_stops_at_the_probe_memory(clock: _Clock, monkeypatch: pytest.MonkeyPatch
+                                            ) -> None:
+    study, spec = _fake(clock, d_top=32)
+    monkeypatch.setattr(regimes, "_planned_bytes", lambda st, sp, p, t: (
+        0.0 if p["N"] <= 96 else 2 * regimes.PROBE_MAX_BYTES))
+    regimes.d_factor(study, spec, dict(d=4, N=30000), 150,  # type: ignore[arg-type]
+                     (1e-12, 1e-12, 0.0), {"N": 30000.0})
+    assert clock.runs[-1][0]["N"] == 96
+
+
+def test_d_factor_floor_and_t_rungs(clock: _Clock) -> None:
+    """A run at or below the fixed cost reads the floor 0.01, not 0 or less; a point with a
+    T grows T (200 x 4^k) at N = 32, as the probes do."""
+    study, spec = _fake(clock, d_top=32)
+    f = regimes.d_factor(study, spec, dict(d=4, N=1000), 16,  # type: ignore[arg-type]
+                         (1e-3, 1e-6, 100.0), {"N": 1000.0})
+    assert f == 0.01
+    plans: list[dict] = []
+    orig = study.plan_point
+
+    def plan_t(point: dict, inst: object, trials: int) -> dict:
+        plans.append(dict(point))
+        return orig(point, inst, trials)
+    study.plan_point = plan_t
+    regimes.d_factor(study, spec, dict(d=4, N=5000, T=3200), 16,  # type: ignore[arg-type]
+                     (1e-12, 1e-12, 0.0), {"N": 5000.0, "T": 3200.0})
+    assert list(dict.fromkeys(p["T"] for p in plans)) == _rungs(200, 4, 3200)
+    assert all(p["N"] == 32 for p in plans)
+
+
+@pytest.mark.parametrize("change", ["trials", "largest", "point"])
+def test_d_factor_memo_keys_on_its_arguments(monkeypatch: pytest.MonkeyPatch,
+                                            change: str) -> None:
+    from dpbounds.verify.problems import problem
+    from dpbounds.verify.theorems import get_study
+
+    s, spec = get_study("tran_cutkosky.alg1"), problem()
+    calls: list[dict] = []
+    monkeypatch.setattr(regimes, "_timed_run", lambda st, sp, p, t: (
+        calls.append(dict(p, trials=t)) or (0.5, 1.0)))
+    memo, fit = CostMemo(), (1e-6, 1e-6, 0.1)
+    args = dict(point=dict(s.fixed, d=4, N=300), trials=150, largest={"N": 300.0})
+    regimes.d_factor(s, spec, args["point"], args["trials"], fit, args["largest"], memo)
+    other = dict(args)
+    other[change] = dict(trials=151, largest={"N": 900.0},
+                         point=dict(s.fixed, d=8, N=300))[change]
+    regimes.d_factor(s, spec, other["point"], other["trials"], fit, other["largest"], memo)
+    assert len(calls) == 2  # not read from the first's entry
