@@ -369,3 +369,22 @@ def test_d_factor_memo_keys_on_its_arguments(monkeypatch: pytest.MonkeyPatch,
                          point=dict(s.fixed, d=8, N=300))[change]
     regimes.d_factor(s, spec, other["point"], other["trials"], fit, other["largest"], memo)
     assert len(calls) == 2  # not read from the first's entry
+
+
+def test_the_target_reaches_the_probe_fit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From ProbeCosts (a planned grid's fits) through measured_fit to _probe_fit: probed
+    at the study's probe trials, with the points' trials as the target."""
+    from dpbounds.verify.problems import problem
+    from dpbounds.verify.theorems import get_study
+
+    seen: list[tuple[int, object]] = []
+
+    def fit(study, spec, point, trials, largest=None, stopped=None, sizes=None,
+            target=None):  # type: ignore[no-untyped-def]
+        seen.append((trials, target))
+        return (1e-6, 1e-6, 0.1)
+    monkeypatch.setattr(regimes, "_probe_fit", fit)
+    s, spec = get_study("tran_cutkosky.alg1"), problem()
+    regimes.measured_fit(s, spec, dict(d=4, N=100), 16, target=150)
+    regimes.ProbeCosts(s, spec, dict(s.fixed))(150)
+    assert seen == [(16, 150), (16, 150)]
