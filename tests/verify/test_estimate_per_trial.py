@@ -388,3 +388,25 @@ def test_the_target_reaches_the_probe_fit(monkeypatch: pytest.MonkeyPatch) -> No
     regimes.measured_fit(s, spec, dict(d=4, N=100), 16, target=150)
     regimes.ProbeCosts(s, spec, dict(s.fixed))(150)
     assert seen == [(16, 150), (16, 150)]
+
+
+def test_the_analysis_exponents_are_computed_while_planning() -> None:
+    """An estimated study computes the analysis's symbolic exponents before its runs (where
+    the command counts its planning); one without an estimate leaves them to the analysis."""
+    from dpbounds.verify import scaling_study
+    from dpbounds.verify.studies import _common
+
+    seen: list[int] = []
+
+    class Stop(Exception):
+        pass
+
+    def on_plan(reg: dict) -> None:
+        seen.append(_common._path_exponents.cache_info().currsize)
+        raise Stop
+    for estimate in (True, False):
+        _common._path_exponents.cache_clear()
+        with pytest.raises(Stop):
+            scaling_study("kamath.bst14", vary={"N": [25, 50]}, estimate=estimate,
+                          on_plan=on_plan, progress=False)
+    assert seen == [1, 0]
