@@ -37,7 +37,6 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.optimize
 
 from dpbounds._validation import check_choice, check_int, check_positive, check_probability
 from dpbounds.algorithms import _step_kernels as _kernels
@@ -402,6 +401,7 @@ _OP_CHUNK_ELEMENTS = 1 << 18
 
 def _scipy_minimiser(f: Any, Delta: float, b_k: np.ndarray) -> np.ndarray:
     """One perturbed problem by scipy's exact trust region (the fallback)."""
+    import scipy.optimize  # here, not at the top: 0.1-0.4 CPU-s of import
     n = f.n
 
     def fun(w: np.ndarray) -> tuple[float, np.ndarray]:

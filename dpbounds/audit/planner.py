@@ -42,7 +42,6 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from dpbounds._validation import check_open_interval, check_positive
 from dpbounds.audit.statistics import _epsilon_bounds, gdp_epsilon, model_test
@@ -61,6 +60,7 @@ def lower_at(tpr: np.ndarray, fpr: np.ndarray, runs: int, delta: float,
     """Certified bound reached with probability about ``power`` by the best of the events
     with rates ``tpr``/``fpr`` (arrays), with ``runs`` per data set (half evaluate; all of
     them with ``all_runs``: an event fixed before the runs)."""
+    from scipy import stats  # here, not at the top: 0.3-0.7 CPU-s of import (see intervals.py)
     m = max(1, int(runs) if all_runs else int(runs) // 2)
     tpr, fpr = np.atleast_1d(tpr), np.atleast_1d(fpr)
     tp = stats.binom.ppf(1.0 - power, m, tpr)  # the adverse quantile of each count
@@ -70,6 +70,7 @@ def lower_at(tpr: np.ndarray, fpr: np.ndarray, runs: int, delta: float,
 
 
 def _gaussian_rates(mu: float) -> tuple[np.ndarray, np.ndarray]:
+    from scipy import stats  # here, not at the top: 0.3-0.7 CPU-s of import (see intervals.py)
     z = np.linspace(-4.0, mu + 9.0, 600)
     return stats.norm.sf(z - mu), stats.norm.sf(z)
 

@@ -45,7 +45,6 @@ from statistics import NormalDist
 from typing import Any, cast
 
 import numpy as np
-from scipy import stats
 
 from dpbounds._discovery import unknown_name
 from dpbounds._validation import (
@@ -678,6 +677,8 @@ def audit(algorithm: str, neighbouring: Neighbouring | str | None = None, *,
     >>> r.epsilon_lower <= r.claimed_epsilon
     True
     """
+    from scipy import stats  # here, not at the top: 0.3-0.7 CPU-s of import (see intervals.py)
+
     from dpbounds.audit.mutation import get_mutant
     from dpbounds.audit.statistics import claim_tradeoff, empirical_tradeoff
 

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from dpbounds._validation import (
     check_closed_interval,
@@ -64,6 +64,7 @@ def clopper_pearson(k: int, n: int, confidence: float) -> tuple[float, float]:
 
     Each end is a one-sided bound at level :math:`1-(1-c)/2`.
     """
+    from scipy import stats  # here, not at the top: 0.3-0.7 CPU-s of import (see intervals.py)
     n = check_int("n", n, minimum=1)
     k = check_int("k", k, minimum=0, maximum=n)
     check_open_interval("confidence", confidence, 0.0, 1.0)
@@ -655,6 +656,7 @@ class GdpFit:
 
 def fit_gdp(s_d: np.ndarray, s_p: np.ndarray, confidence: float = 0.95) -> GdpFit:
     """Fit :class:`GdpFit` to scores ``s_d`` (runs on D) and ``s_p`` (runs on D')."""
+    from scipy import stats  # here, not at the top: 0.3-0.7 CPU-s of import (see intervals.py)
     s_d = np.asarray(s_d, dtype=float)
     s_p = np.asarray(s_p, dtype=float)
     s_d, s_p = s_d[np.isfinite(s_d)], s_p[np.isfinite(s_p)]
@@ -745,6 +747,7 @@ def independence_z(features: list[np.ndarray]) -> tuple[float, float]:
     neighbouring runs, :math:`r_1` near 1, and the Clopper-Pearson bound's independence
     assumption fails: the audit then cannot pass.
     """
+    from scipy import stats  # here, not at the top: 0.3-0.7 CPU-s of import (see intervals.py)
     zs: list[float] = []
     for f in features:
         f = np.asarray(f, dtype=float).reshape(f.shape[0], -1)

@@ -18,31 +18,87 @@ examples).
 Which paper each result comes from is in its :class:`~dpbounds.provenance.Source`.
 """
 
-from dpbounds.bounds.compare import (
-    Comparison,
-    Regime,
-    compare,
-    compare_table,
-    crossover,
-    regime,
-    trivial_bounds,
-)
-from dpbounds.bounds.registry import DEFAULT_PROBLEM
-from dpbounds.bounds.registry import get as get_bound
-from dpbounds.bounds.registry import names as bound_names
-from dpbounds.bounds.strongly_convex.heavy_ball import (
-    heavy_ball_rate,
-    heavy_ball_stationary_error,
-    stationary_error_theorem,
-    theorem_3_5,
-)
-from dpbounds.bounds.strongly_convex.noise_allocation import (
-    optimal_noise,
-    optimal_noise_closed_form,
-    remark_4_1_theorem,
-    select_horizon,
-)
-from dpbounds.bounds.theorem import Assumption, Bound, Lemma, Scaling, Theorem, Tuned, sym
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dpbounds.bounds.compare import (
+        Comparison,
+        Regime,
+        compare,
+        compare_table,
+        crossover,
+        regime,
+        trivial_bounds,
+    )
+    from dpbounds.bounds.registry import DEFAULT_PROBLEM
+    from dpbounds.bounds.registry import get as get_bound
+    from dpbounds.bounds.registry import names as bound_names
+    from dpbounds.bounds.strongly_convex.heavy_ball import (
+        heavy_ball_rate,
+        heavy_ball_stationary_error,
+        stationary_error_theorem,
+        theorem_3_5,
+    )
+    from dpbounds.bounds.strongly_convex.noise_allocation import (
+        optimal_noise,
+        optimal_noise_closed_form,
+        remark_4_1_theorem,
+        select_horizon,
+    )
+    from dpbounds.bounds.theorem import Assumption, Bound, Lemma, Scaling, Theorem, Tuned, sym
+
+#: Where each public name lives (module, attribute). The names are loaded on first access (PEP
+#: 562): importing a light submodule (e.g. ``dpbounds.bounds.strongly_convex.nesterov``, which
+#: the algorithms use) runs this file first, and importing the registry here would load sympy
+#: and every theorem's machinery (0.35 CPU-s) for it.
+_LAZY: dict[str, tuple[str, str]] = {
+    **{name: ("dpbounds.bounds.compare", name) for name in (
+        "Comparison", "Regime", "compare", "compare_table", "crossover", "regime",
+        "trivial_bounds")},
+    "DEFAULT_PROBLEM": ("dpbounds.bounds.registry", "DEFAULT_PROBLEM"),
+    "get_bound": ("dpbounds.bounds.registry", "get"),
+    "bound_names": ("dpbounds.bounds.registry", "names"),
+    **{name: ("dpbounds.bounds.strongly_convex.heavy_ball", name) for name in (
+        "heavy_ball_rate", "heavy_ball_stationary_error", "stationary_error_theorem",
+        "theorem_3_5")},
+    **{name: ("dpbounds.bounds.strongly_convex.noise_allocation", name) for name in (
+        "optimal_noise", "optimal_noise_closed_form", "remark_4_1_theorem", "select_horizon")},
+    **{name: ("dpbounds.bounds.theorem", name) for name in (
+        "Assumption", "Bound", "Lemma", "Scaling", "Theorem", "Tuned", "sym")},
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'dpbounds.bounds' has no attribute {name!r}") from None
+    import importlib
+
+    value = getattr(importlib.import_module(module), attr)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+class _Package(types.ModuleType):
+    """This package: ``compare`` names the function, as it did when this file imported it,
+    also after the submodule ``dpbounds.bounds.compare`` is imported (the import system then
+    sets the package's attribute of that name to the submodule)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "compare" and isinstance(value, types.ModuleType):
+            value = value.compare
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
 
 __all__ = [
     "DEFAULT_PROBLEM",

@@ -25,7 +25,6 @@ import math
 from typing import Any
 
 import numpy as np
-import scipy.optimize
 
 from dpbounds._validation import check_nonnegative, check_positive
 from dpbounds.backend import get_namespace, is_cupy, is_numpy, rowwise_matmul, to_numpy
@@ -541,6 +540,8 @@ class MarginLossObjective(Objective):
         return 0.0, np.zeros_like(w), np.zeros_like(w)
 
     def _solve(self) -> Optimum:
+        import scipy.optimize  # on first use: 0.1-0.4 CPU-s of import most runs never need
+
         w0 = np.zeros(self.d)
         if self.d <= 2000:
             res = scipy.optimize.minimize(

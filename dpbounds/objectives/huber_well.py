@@ -47,7 +47,6 @@ import math
 from typing import Any
 
 import numpy as np
-import scipy.optimize
 
 from dpbounds._validation import check_int, check_nonnegative, check_positive
 from dpbounds.backend import get_namespace, is_numpy
@@ -196,6 +195,7 @@ class HuberWell(Objective):
 
     def _solve_numerically(self, start: np.ndarray) -> Optimum:
         """Convex and L-smooth: L-BFGS from ``start`` on the NumPy copy."""
+        import scipy.optimize  # here, not at the top: 0.1-0.4 CPU-s of import
         f = self if is_numpy(self.xp) else self.to_backend("numpy")
         res = scipy.optimize.minimize(
             lambda v: float(f.loss(v[None, :])[0]), start, method="L-BFGS-B",

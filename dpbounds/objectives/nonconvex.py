@@ -20,7 +20,6 @@ import math
 from typing import Any
 
 import numpy as np
-import scipy.optimize
 
 from dpbounds._validation import check_int, check_nonnegative, check_positive
 from dpbounds.backend import get_namespace
@@ -176,6 +175,7 @@ class CoshCosineObjective(Objective):
 
     def _minimise_1d(self, tilt: float) -> float:
         """Global minimiser of ``cosh s + a cos(b s) + tilt s`` (grid, bracket, Newton)."""
+        import scipy.optimize  # here, not at the top: 0.1-0.4 CPU-s of import
         a, b = self.a, self.b
         half = 5.0 + math.asinh(abs(tilt))  # the minimiser has |sinh s| <= |tilt| + a b
         t = np.linspace(-half, half, 20001)

@@ -33,7 +33,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import fft, special
+from scipy import special
 
 #: Probability mass a truncation may move (pessimistically), as dp_accounting's default.
 TAIL_MASS = 1e-15
@@ -179,6 +179,8 @@ def self_compose(pld: DensePld, count: int, tail: float = TAIL_MASS) -> DensePld
     if count == 1:
         return pld
     lo, hi = _chernoff_window(pld.probs, count, tail)
+    from scipy import fft  # on first use: 0.1 CPU-s of import that most commands never need
+
     size = fft.next_fast_len(max(hi - lo + 1, pld.probs.size))
     spectrum = fft.rfft(pld.probs, size)
     np.power(spectrum, count, out=spectrum)
