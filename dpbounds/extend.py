@@ -1023,7 +1023,11 @@ class _Runner:
                                         exact=claim, sd=None, rtol=self.rtol, oracle=oracle),
             drawn=dict(kind="drawn", values=np.atleast_1d(np.asarray(energy, dtype=float)),
                        exact=d * T * v_run, sd=math.sqrt(d * T * kurt * v_run**2), rtol=0.0,
-                       oracle="sum of squares of the declared noise"))
+                       oracle="sum of squares of the declared noise",
+                       # the energy's fourth cumulant (the spread verdict's law; DERIVED in
+                       # verify.studies._common._drawn_check): 48 v^4 a Gaussian square,
+                       # 2118 v^4 a Laplace one
+                       k4=d * T * (48.0 if kurt == 2.0 else 2118.0) * v_run**4))
         violations = []
         for a in th.assumptions:
             rel = a.relation

@@ -296,7 +296,8 @@ def test_a_study_outside_its_class_is_refused_and_the_opt_in_runs(tmp_path):
     assert ("theorem quadratic.quad_gd holds for quadratic problems, but the objective "
             "HuberWell is convex" in r.stderr), r.stderr
     r = _cli("--plugin", str(plug), "verify", "quadratic.quad_gd_anyway", *argv)
-    assert r.returncode in (0, 1) and "scaling over N" in r.stdout, r.stderr
+    # it runs (3 trials: the spread check cannot catch shared noise there, INCONCLUSIVE)
+    assert r.returncode in (0, 1, 3) and "scaling over N" in r.stdout, r.stderr
 
 
 def test_plugin_options_are_taken_before_the_command_only():

@@ -311,17 +311,24 @@ def _drawn_check(tap: Any, d: int, variances: Any, laplace: bool = False,
     """The tap's per-trial energy against the declared per-step variances (``d`` draws each):
     mean ``d sum v``, variance ``d sum k v^2`` with ``k = 2`` (Gaussian) or ``5`` (Laplace).
     A single variance stands for ``steps`` equal ones (closed-form sums: a ``(T,)`` array and
-    its square held 6.4 GB in BST14's full study at T = 4e8)."""
+    its square held 6.4 GB in BST14's full study at T = 4e8).
+
+    ``k4``: the energy's fourth cumulant, ``d sum c v^4`` with ``c = 48`` (the square of a
+    Gaussian of variance ``v`` is ``v chi^2_1``, whose fourth cumulant is ``48 v^4``) or
+    ``c = 2118`` (a Laplace of variance ``v = 2 b^2``: ``z^2 = b^2 Y^2`` with ``Y ~ Exp(1)``,
+    ``E Y^2k = (2k)!``, so ``kappa_4(Y^2) = 35088 - 3 * 20^2 = 33888`` and ``33888 / 16 =
+    2118``) [DERIVED]: the spread verdict (``study._spread_verdict``) needs it, since an
+    energy of few squares is far from normal (a Laplace square's excess kurtosis is 85)."""
     v = np.asarray(variances, dtype=float)
     if v.ndim == 0:
-        total, total_sq = steps * float(v), steps * float(v) ** 2
+        total, total_sq, total_4 = steps * float(v), steps * float(v) ** 2, steps * float(v) ** 4
     else:
-        total, total_sq = float(v.sum()), float(np.sum(v * v))
+        total, total_sq, total_4 = float(v.sum()), float(np.sum(v * v)), float(np.sum(v**4))
     energy = tap.energy if tap.energy is not None else np.zeros(1)
-    kurt = 5.0 if laplace else 2.0
+    kurt, c4 = (5.0, 2118.0) if laplace else (2.0, 48.0)
     # energy: the study's status asks this check to resolve a 10% change (verdicts.energy_power)
     return dict(_check("drawn", energy, d * total, "sum of squares of the declared noise",
-                       sd=math.sqrt(d * kurt * total_sq)), energy=True)
+                       sd=math.sqrt(d * kurt * total_sq)), energy=True, k4=d * c4 * total_4)
 
 
 def _tree_noise_check(res: Any, d: int, alpha: float, sig: list[float],
