@@ -190,8 +190,24 @@ def check_flag(name: str, value: Any) -> bool:
     raise ValueError(f"{name} must be True or False, got {_show(value)}")
 
 
+def did_you_mean(value: Any, choices: Any) -> str:
+    """``"; did you mean 'x'?"`` for the closest of ``choices`` to a mistyped string
+    (difflib), else ``""``.
+
+    >>> did_you_mean("rdpp", ("rdp", "zcdp", "pld"))
+    "; did you mean 'rdp'?"
+    """
+    if not isinstance(value, str) or not value:
+        return ""
+    import difflib
+
+    close = difflib.get_close_matches(value, [str(c) for c in choices], n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
 def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
-    """One of a fixed set of strings."""
+    """One of a fixed set of strings (a mistyped one gets the closest as a suggestion)."""
     if value not in choices:
-        raise ValueError(f"{name} must be one of {choices}, got {_show(value)}")
+        raise ValueError(f"{name} must be one of {choices}, got {_show(value)}"
+                         f"{did_you_mean(value, choices)}")
     return str(value)

@@ -1927,7 +1927,8 @@ def load_plugins(paths: Sequence[str | Path] = (), *, entry_points: bool = True)
         if str(path) in _LOADED:
             continue
         if not path.is_file():
-            raise ValueError(f"--plugin {raw}: no such file")
+            raise ValueError(f"--plugin {raw}: " + ("a directory, not a file" if path.is_dir()
+                                                    else "no such file"))
         mod_name = _plugin_module_name(path)
         spec = importlib.util.spec_from_file_location(mod_name, path)
         if spec is None or spec.loader is None:
@@ -1945,6 +1946,10 @@ def load_plugins(paths: Sequence[str | Path] = (), *, entry_points: bool = True)
             sys.modules.pop(mod_name, None)
             raise ValueError(f"--plugin {raw} failed to load: {type(exc).__name__}: "
                              f"{exc}") from exc
+        except SystemExit as exc:  # its exit status must not become the command's (1 = FAIL)
+            sys.modules.pop(mod_name, None)
+            raise ValueError(f"--plugin {raw} exited while loading (SystemExit({exc.code!r})): "
+                             "a plug-in registers its results; it does not exit") from None
         _LOADED[str(path)] = mod_name
         _DIGESTS[str(path)] = hashlib.sha256(source).hexdigest()
         done.append(f"plugin {path}")

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from dpbounds._patching import thread_patch
-from dpbounds._validation import check_nonnegative
+from dpbounds._validation import check_nonnegative, did_you_mean
 from dpbounds.backend import TrialRandom
 from dpbounds.privacy import Neighbouring
 
@@ -294,7 +294,8 @@ def get_mutant(name: str, spec: Any, relation: Neighbouring, setting: Any) -> Ap
     """The mutant ``name`` applied to ``spec`` under ``relation`` (``ValueError`` when the
     name is unknown or the bug does not apply to this algorithm)."""
     if name not in MUTANTS:
-        raise ValueError(f"mutant must be one of {sorted(MUTANTS)}, got {name!r}")
+        raise ValueError(f"mutant must be one of {sorted(MUTANTS)}, got {name!r}"
+                         f"{did_you_mean(name, MUTANTS)}")
     mut = MUTANTS[name]
     if not mut.applies(spec, relation):
         raise ValueError(f"mutant {name!r} does not apply to {spec.name} ({relation.value}): "

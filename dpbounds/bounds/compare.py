@@ -26,7 +26,7 @@ True
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -278,6 +278,12 @@ def _problem(problem: Mapping[str, float] | None, overrides: Mapping[str, float]
 
 
 _RANGES = {"N": (2.0, 1e16), "d": (1.0, 1e12), "eps": (1e-4, None)}
+#: grid points a crossover scan evaluates at once (the progress bar's step)
+_SCAN_CHUNK = 20
+#: grid points of :func:`compare`'s scans: :func:`crossover`'s default 400, and 100 along eps
+#: (20 a decade from 1e-4 to log(1/delta)), where Yang et al.'s bounds fit their constant c2
+#: by an RDP calibration at every eps (0.05-2 CPU-s each; 0.5-2 below eps = 1e-3)
+_SCAN_POINTS = {"N": 400, "d": 400, "eps": 100}
 
 
 def crossover(
@@ -289,11 +295,13 @@ def crossover(
     low: float | None = None,
     high: float | None = None,
     points: int = 400,
+    progress: Callable[[int], None] | None = None,
     **overrides: float,
 ) -> list[Crossover]:
     """Where bound ``a`` and bound ``b`` (closed-form choices) cross along ``variable``.
 
-    Scans a log-spaced grid (vectorised evaluation), then refines each sign change of
+    Scans a log-spaced grid (vectorised evaluation, :data:`_SCAN_CHUNK` points at a time,
+    each chunk reported to ``progress`` with its size), then refines each sign change of
     ``log(a/b)`` with Brent's method in log-space. Each crossing carries the bounds' common
     value there and, when both are vacuous there (:func:`vacuous_reason`), why: such a crossing
     orders two statements that say nothing (:func:`compare` does not report it).
@@ -316,7 +324,12 @@ def crossover(
 
     from scipy.optimize import brentq  # on first use: ~0.2 CPU-s of imports
 
-    vals = np.asarray(logratio(grid))
+    parts = []
+    for k in range(0, grid.size, _SCAN_CHUNK):  # Yang et al.'s bounds fit a constant per
+        parts.append(np.asarray(logratio(grid[k:k + _SCAN_CHUNK])))  # eps: seconds a chunk
+        if progress is not None:
+            progress(min(_SCAN_CHUNK, grid.size - k))
+    vals = np.concatenate(parts)
     out: list[Crossover] = []
     finite = np.isfinite(vals[:-1]) & np.isfinite(vals[1:])
     for i in np.flatnonzero(finite & (np.sign(vals[:-1]) != np.sign(vals[1:]))):
@@ -357,6 +370,7 @@ def compare(
     tune: bool = True,
     crossovers: bool = True,
     crossover_variable: str = "N",
+    progress: bool | None = False,
     **overrides: float,
 ) -> Comparison:
     """Evaluate the bounds that fit one problem side by side.
@@ -377,6 +391,10 @@ def compare(
         Also tune the hyper-parameters numerically (slower).
     crossovers:
         Find every pairwise crossing along ``crossover_variable`` (between the symbolic bounds).
+    progress:
+        A bar over the crossover scans (:func:`~dpbounds._progress.progress_bar`: ``None``
+        or ``True`` on a terminal): along ``eps`` a bound with a fitted constant per eps
+        (Yang et al.'s) costs seconds to minutes the first time.
     """
     p = registry.check_problem(_problem(problem, overrides))
     cls = problem_class(p) if family is None else registry.canonical_class(family)
@@ -427,10 +445,20 @@ def compare(
                       else r.value).name if tune and valid else None)
     found: list[Crossover] = []
     if crossovers:
-        scanned = [n for n in chosen if registry.get(n).crossovers]
-        for i, a in enumerate(scanned):
-            for b in scanned[i + 1:]:
-                found += crossover(a, b, crossover_variable, p)
+        from dpbounds._progress import progress_bar
+
+        # a bound that does not apply here has no values to cross (it raised in the scan)
+        applicable = {r.name for r in rows if r.applicable}
+        scanned = [n for n in chosen if n in applicable and registry.get(n).crossovers]
+        pairs = [(a, b) for i, a in enumerate(scanned) for b in scanned[i + 1:]]
+        points = _SCAN_POINTS.get(crossover_variable, 400)
+        with progress_bar(progress, total=len(pairs) * points, lines=True,
+                          desc=f"crossovers along {crossover_variable}",
+                          unit="point") as bar:
+            for a, b in pairs:
+                bar.set_postfix_str(f"{a} / {b}", refresh=False)
+                found += crossover(a, b, crossover_variable, p, points=points,
+                                   progress=bar.update)
     return Comparison(problem=p, rows=rows, best=best, best_tuned=best_tuned,
                       crossovers=[c for c in found if c.informative],
                       vacuous_crossovers=[c for c in found if not c.informative],

@@ -28,6 +28,7 @@ import importlib
 import json
 import os
 import sys
+import traceback
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn
 
@@ -379,6 +380,15 @@ def _one_line(exc: BaseException) -> str:
     return text if len(text) <= 500 else text[:497] + "..."
 
 
+def _stdout_writable() -> bool:
+    """Whether standard output takes its buffered text (False: the disk is full, ...)."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        return False
+    return True
+
+
 def _silence_stdout() -> None:
     """After EPIPE: point stdout at /dev/null so the interpreter's final flush is quiet."""
     try:
@@ -395,9 +405,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         _load_plugins(plugins)
     except ValueError as exc:
         if "--debug" in argv:
-            raise
+            traceback.print_exc()
         print(f"dpbounds: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("dpbounds: interrupted (while loading the plug-ins)", file=sys.stderr)
+        return EXIT_INTERRUPTED
     parser = build_parser(_command_of(argv))
     args = parser.parse_args(argv)
     debug = getattr(args, "debug", False)
@@ -415,25 +428,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `dpbounds ... | head`: the reader has what it wanted
         _silence_stdout()
         return EXIT_BROKEN_PIPE
+    # with --debug the traceback is printed too; the exit status stays the same (an input
+    # error is 2 with or without it: an uncaught exception's 1 would read as a failed verdict)
     except KeyboardInterrupt:
         if debug:
-            raise
+            traceback.print_exc()
         print("dpbounds: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except (ValueError, OverflowError, FloatingPointError) as exc:  # a value out of range
         if debug:
-            raise
+            traceback.print_exc()
         print(f"dpbounds: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except MemoryError:
         if debug:
-            raise
+            traceback.print_exc()
         print("dpbounds: error: out of memory; try a smaller problem (a smaller --max-horizon, "
               "--steps, --d ...)", file=sys.stderr)
         return EXIT_USAGE
+    except OSError as exc:  # the machine, not a bug: a full disk, a failed stdout
+        if debug:
+            traceback.print_exc()
+        where = exc.filename if exc.filename else "the output"
+        if not _stdout_writable():
+            _silence_stdout()  # the interpreter's final flush would fail again
+            where = "standard output"
+        print(f"dpbounds: error: could not write {where} ({exc.strerror or exc})",
+              file=sys.stderr)
+        return EXIT_USAGE
     except Exception as exc:  # a bug: say so in one line, the traceback is one flag away
         if debug:
-            raise
+            traceback.print_exc()
         print(f"dpbounds: internal error: {type(exc).__name__}: {_one_line(exc)} (this is a "
               "bug; rerun with --debug for the traceback)", file=sys.stderr)
         return EXIT_INTERNAL

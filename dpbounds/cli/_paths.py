@@ -36,6 +36,8 @@ def _probe(folder: Path, flag: str, path: str) -> None:
 def check_figure_path(path: str, flag: str = "--plot") -> None:
     """``path`` can be written as a figure: a known extension, an existing writable folder,
     and not a folder itself (``ValueError`` naming ``flag`` otherwise)."""
+    if not str(path).strip():  # '' was skipped as if the flag were absent
+        raise ValueError(f"{flag} is empty; give a file name")
     p = Path(path)
     if p.is_dir():
         raise ValueError(f"{flag} {path!r} is a folder; give a file name")
@@ -52,6 +54,8 @@ def check_figure_path(path: str, flag: str = "--plot") -> None:
 def check_store_dir(path: str, flag: str = "--store") -> None:
     """``path`` is, or can be created as, a writable folder (created here: the store would
     create it on its first write anyway); ``ValueError`` naming ``flag`` otherwise."""
+    if not str(path).strip():  # '' is the working folder to Path: never meant
+        raise ValueError(f"{flag} is empty; give a folder name")
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise ValueError(f"{flag} {path!r} exists and is not a folder")

@@ -242,7 +242,10 @@ def _jobs(args: argparse.Namespace) -> Sequence[tuple[str, Neighbouring | None]]
     if args.mutant is not None:  # only where the bug applies
         mut = MUTANTS.get(args.mutant)
         if mut is None:
-            raise ValueError(f"mutant must be one of {sorted(MUTANTS)}, got {args.mutant!r}")
+            from dpbounds._validation import did_you_mean
+
+            raise ValueError(f"mutant must be one of {sorted(MUTANTS)}, got {args.mutant!r}"
+                             f"{did_you_mean(args.mutant, MUTANTS)}")
         jobs = [(n, r) for n, r in jobs if r is not None and mut.applies(AUDITS[n], r)]
     return jobs
 

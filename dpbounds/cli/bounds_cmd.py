@@ -263,7 +263,8 @@ def _compare(args: argparse.Namespace) -> int:
     from dpbounds.bounds.compare import compare
 
     result = compare(_problem(args), tune=not args.no_tune,
-                     crossover_variable=args.crossover_variable)
+                     crossover_variable=args.crossover_variable,
+                     progress=not getattr(args, "quiet", False))
     if args.json:
         print(strict_json(result.to_dict(), indent=2, default=str))
     else:

@@ -255,7 +255,9 @@ def _worst_case_lines(args: argparse.Namespace, lines: list[str]) -> dict:
                                "curvature": wc.start_eigenvalue}}
     lines.append(f"  worst E[F(x_T)] - F* after T = {T} steps from F(x0) - F* <= {E0:g}, "
                  f"E||xi_t||^2 = {s2:g}:")
-    lines.append(f"    1-d quadratics (exact, DERIVED)        [{wc.value:.6g}, {wc.upper:.6g}] "
+    top = (f"{wc.upper:.6g}" if math.isfinite(wc.upper)
+           else "no upper end: the grid is too coarse for this T")
+    lines.append(f"    1-d quadratics (exact, DERIVED)        [{wc.value:.6g}, {top}] "
                  f"(attained at curvature {wc.start_eigenvalue:.6g})")
     try:
         pep = _pep_lines(args, lines)
@@ -278,6 +280,10 @@ def _worst_case_lines(args: argparse.Namespace, lines: list[str]) -> dict:
     if pep is not None and math.isfinite(ly.value):
         out["lyapunov"]["pep_ratio"] = ly.value / pep["value"]
         gap = f", {ly.value / pep['value']:.3g} x the PEP value"
+    if not math.isfinite(ly.value):  # a divergent method: no contraction factor verifies
+        lines.append("    all of S_mu,L (noise-aware Lyapunov)    no certificate (no contraction "
+                     f"factor rho <= 1 verified; {ly.cpu_seconds:.2f} CPU-s)")
+        return out
     lines.append(f"    all of S_mu,L (noise-aware Lyapunov)    {ly.value:.6g} (any T; rho = "
                  f"{ly.rho:.6g}, exact check, {ly.cpu_seconds:.2f} CPU-s{gap})")
     return out

@@ -143,7 +143,11 @@ def _curve(text: str | None) -> list[float] | None:
     try:
         values = [float(t) for t in text.split(",") if t.strip()]
     except ValueError:
-        raise ValueError(f"--curve must be comma-separated numbers, got {text!r}") from None
+        from dpbounds._validation import did_you_mean
+
+        hint = did_you_mean(text.partition(":")[0], ("tradeoff",))
+        raise ValueError(f"--curve must be comma-separated numbers or tradeoff[:FPR,...], got "
+                         f"{text!r}{hint}") from None
     if not values or any(not (v >= 0 and v < float("inf")) for v in values):
         raise ValueError(f"--curve must hold finite epsilons >= 0, got {text!r}")
     return values
@@ -203,6 +207,9 @@ def run_compose(args: argparse.Namespace) -> int:
 
     logging.getLogger().setLevel(logging.ERROR)  # dp_accounting's informational warnings
     accountants = [a.strip() for a in args.accountant.split(",") if a.strip()]
+    if not accountants:  # an empty table is no answer
+        raise ValueError(f"--accountant names no accountant (got {args.accountant!r}); give "
+                         "some of rdp, pld, zcdp, pure, basic")
     curve = _curve(args.curve)
     fpr = _tradeoff(args.curve)
     risk = _risk_target(args.risk_target)
@@ -237,15 +244,28 @@ def run_compose(args: argparse.Namespace) -> int:
                              risk_target=risk)
     for text in out["flags"]:
         print(f"dpbounds: warning: {text}", file=sys.stderr)
-    if plot is not None:
-        plot_curves(out, plot)
+    drawn = out  # the plot's dense grid; the table prints its own rows
     if table_fpr is not None and fpr is not None and table_fpr != fpr \
             and "fpr" in out.get("tradeoff", {}):
         grid = fpr
-        out["tradeoff"] = _rows(out["tradeoff"], [grid.index(a) for a in table_fpr])
+        out = dict(out, tradeoff=_rows(out["tradeoff"], [grid.index(a) for a in table_fpr]))
+    # the result first: a late I/O error (disk full, folder removed) must not lose it
     if args.json:
-        print(strict_json(out, indent=2))
-        return 0
+        print(strict_json(out, indent=2), flush=True)
+    else:
+        _print_text(out, curve)
+    if plot is not None:
+        try:
+            plot_curves(drawn, plot)
+        except OSError as exc:
+            print(f"dpbounds: error: the figure could not be written to {plot!r} "
+                  f"({exc.strerror or exc}); the result above is complete", file=sys.stderr)
+            return 2
+    return 0
+
+
+def _print_text(out: dict[str, Any], curve: list[float] | None) -> None:
+    """The composition's table (and its curve and trade-off) as text."""
     print(f"Composition under {out['neighbouring']}, delta = {out['delta']:g}:")
     if "risk_target" in out:
         r = out["risk_target"]
@@ -280,8 +300,7 @@ def run_compose(args: argparse.Namespace) -> int:
     if "tradeoff" in out:
         _print_tradeoff(out["tradeoff"])
     print("epsilon: the guarantee at delta (PLD: pessimistic discretisation, an upper bound; "
-          "its optimistic twin bounds the exact value from below).")
-    return 0
+          "its optimistic twin bounds the exact value from below).", flush=True)
 
 
 def _print_tradeoff(t: dict[str, Any]) -> None:

@@ -435,9 +435,9 @@ def run(args: argparse.Namespace) -> int:
         if not (math.isfinite(v) and v > 0):
             raise ValueError(f"--{name.replace('_', '-')} must be positive and finite, "
                              f"got {v:.6g}")
-    if args.plot:  # before the study: a bad path must not cost its minutes
+    if args.plot is not None:  # before the study: a bad path must not cost its minutes
         check_figure_path(args.plot)
-    if args.store:
+    if args.store is not None:
         check_store_dir(args.store)
     executor = _executor(args.workers)
     from dpbounds.cli import _cost_cache, freeze_heap

@@ -38,7 +38,13 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from dpbounds._validation import MAX_COUNT, check_int, check_positive, check_probability
+from dpbounds._validation import (
+    MAX_COUNT,
+    check_int,
+    check_positive,
+    check_probability,
+    did_you_mean,
+)
 from dpbounds.privacy.accountants import ACCOUNTANTS
 from dpbounds.privacy.ledger import PrivacyLedger
 from dpbounds.privacy.limits import privacy_flags
@@ -112,7 +118,7 @@ def parse_event(spec: str, neighbouring: Any = Neighbouring.ADD_REMOVE
     kind = kind.strip().lower()
     if kind not in EVENT_KINDS:
         raise ValueError(f"event {spec!r}: kind must be one of {sorted(EVENT_KINDS)}, "
-                         f"got {kind!r}")
+                         f"got {kind!r}{did_you_mean(kind, EVENT_KINDS)}")
     kv: dict[str, str] = {}
     for item in filter(None, (s.strip() for s in body.split(","))):
         key, eq, value = item.partition("=")
@@ -263,7 +269,8 @@ def compose_events(
     names = []
     for name in accountants:
         if name not in ACCOUNTANTS:
-            raise ValueError(f"accountant must be one of {tuple(ACCOUNTANTS)}, got {name!r}")
+            raise ValueError(f"accountant must be one of {tuple(ACCOUNTANTS)}, got {name!r}"
+                             f"{did_you_mean(name, ACCOUNTANTS)}")
         names.append(name)
     ledger = PrivacyLedger(nb)
     parts: list[dict[str, Any]] = []

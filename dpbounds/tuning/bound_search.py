@@ -78,6 +78,9 @@ class BoundSearch:
     grid_points: int
     choices: tuple[SearchRow, ...]
     provenance: str = ""
+    #: what the rows alone do not say: a closed form that is not finite here, a tuned value at
+    #: the edge of its range (the optimum may lie beyond it)
+    notes: tuple[str, ...] = ()
 
     @property
     def tuned(self) -> SearchRow:
@@ -106,12 +109,13 @@ class BoundSearch:
         if self.provenance:
             lines.append(f"  label: {self.provenance} (the bound's; the search adds no "
                          "formula)")
+        lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
 
 
 def _fmt(v: float) -> str:
-    if not math.isfinite(v):
-        return "-" if math.isnan(v) else str(v)
+    if not math.isfinite(v):  # a bound the search maps to inf is not a value: n/a (notes)
+        return "-" if math.isnan(v) else "n/a"
     return f"{v:.4e}" if v != 0 and (abs(v) >= 1e5 or abs(v) < 1e-3) else f"{v:.6g}"
 
 
@@ -262,7 +266,19 @@ def search_bound(entry: Any, problem: Mapping[str, Any] | None = None, *,
                 if at < tuned_val:
                     tuned, tuned_val = o, at
     rows.append(SearchRow("tuned", tuned, tuned_val))
+    notes = []
+    if rows[0].label == "closed form" and not math.isfinite(rows[0].bound):
+        notes.append("closed form n/a: the bound is not finite at the theorem's own choices "
+                     "here (they leave its assumptions, e.g. a count below 1, or overflow; "
+                     f"'dpbounds bound {entry.name}' says which)")
+    low = {k for k in names if tuned[k] <= box[k][0] * (1 + 1e-9)}
+    high = {k for k in names if tuned[k] >= box[k][1] * (1 - 1e-9)} - low
+    edges = [f"{k} = {_fmt(tuned[k])} at the {'lower' if k in low else 'upper'} end of "
+             f"[{_fmt(box[k][0])}, {_fmt(box[k][1])}]" for k in names if k in low | high]
+    if edges:
+        notes.append("tuned at the edge of the search range: " + "; ".join(edges)
+                     + " (the optimum may lie beyond: widen it with --range NAME LOW HIGH)")
     prov = getattr(getattr(entry, "tuned", None), "provenance", "")
     return BoundSearch(entry.name, {k: float(v) for k, v in params.items()
                                     if isinstance(v, (int, float))}, names,
-                       {k: box[k] for k in names}, size, tuple(rows), str(prov))
+                       {k: box[k] for k in names}, size, tuple(rows), str(prov), tuple(notes))

@@ -381,7 +381,10 @@ def quadratic_worst_case(
         upper = _combine_upper(A if A_poly is None else A_poly, S, G, d, 1.0 - 1.0 / factor,
                                spread)
     else:
-        upper = value * factor if A_poly is None else _combine(A_poly, S, G, d)[0] * factor
+        base = value if A_poly is None else _combine(A_poly, S, G, d)[0]
+        # an infinite factor (a grid too coarse to certify anything) leaves no upper end, also
+        # where the value underflows to 0 (0 * inf was NaN: `rate hb ... --steps 100000`)
+        upper = base * factor if math.isfinite(factor) else math.inf
     return QuadraticWorstCase(value=value, upper=max(upper, value),
                               start_eigenvalue=float(lam[i]), sampling_eigenvalue=float(lam[j]),
                               noise_eigenvalue=float(lam[jG]), same_coordinate=together,

@@ -1,0 +1,208 @@
+"""The edges an independent fuzz of the CLI found (stop 67), one test each (each failed before
+its fix):
+
+* ``--debug`` printed the traceback of an input error and exited 1 (a failed verdict's status)
+  instead of 2;
+* a plug-in that calls ``sys.exit`` while loading set the command's status (0: nothing ran and
+  it "succeeded"; 3: INCONCLUSIVE; a string: 1, FAIL) with no message;
+* ``privacy compose --plot FILE`` wrote the figure before printing the table: a full disk lost
+  the table and was reported as an internal error (4); a full standard output was too;
+* ``compare --problem-class convex`` stopped at the crossover scan of a bound that does not
+  apply (output perturbation without mu) instead of listing it as n/a;
+* ``compare --crossover-variable eps`` ran for more than 5 minutes with no output: Yang et
+  al.'s constant c2 is fitted per eps (an RDP calibration) and its cache of 64 was refitted
+  for every pair of bounds; the scans now report progress;
+* ``rate hb ... --steps 100000`` printed the quadratic worst case as ``[0, nan]``
+  (``0 * inf``), and ``--R 1e300`` the Lyapunov bound as ``inf (rho = nan)``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dpbounds.cli import EXIT_USAGE, main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cli(*argv: str, stdout: int | None = subprocess.PIPE) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "dpbounds", *argv], stdout=stdout,
+                          stderr=subprocess.PIPE, text=True, env=env, timeout=300)
+
+
+@pytest.mark.parametrize("argv", [["privacy", "--steps", "0"], ["bound", "yang.sgdd"]])
+def test_debug_shows_the_traceback_and_keeps_the_input_errors_status(argv, capsys):
+    assert main(argv) == EXIT_USAGE
+    plain = capsys.readouterr().err
+    assert main(["--debug", *argv]) == EXIT_USAGE == 2
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "Traceback" not in plain
+    assert err.strip().splitlines()[-1] == plain.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("body", ["import sys; sys.exit(0)", "import sys; sys.exit(3)",
+                                  "raise SystemExit('bye')"])
+def test_a_plugin_that_exits_while_loading_is_an_input_error(body, tmp_path, capsys):
+    plug = tmp_path / "p.py"
+    plug.write_text(body + "\n")
+    assert main(["--plugin", str(plug), "privacy", "--epsilon", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "exited while loading" in err and str(plug) in err
+
+
+def test_a_plugin_path_that_is_a_directory_says_so(tmp_path, capsys):
+    assert main(["--plugin", str(tmp_path), "privacy"]) == 2
+    assert "a directory, not a file" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+def test_a_full_disk_under_the_figure_loses_no_table(tmp_path):
+    full = tmp_path / "full.png"
+    full.symlink_to("/dev/full")
+    r = _cli("privacy", "compose", "--event", "gaussian:z=1", "--curve", "1", "--plot",
+             str(full))
+    assert r.returncode == 2, r.stderr
+    assert "epsilon" in r.stdout and "delta(eps):" in r.stdout  # the table, complete
+    assert "could not be written" in r.stderr and "internal error" not in r.stderr
+    # control: a writable path gets the figure, status 0
+    ok = _cli("privacy", "compose", "--event", "gaussian:z=1", "--curve", "1", "--plot",
+              str(tmp_path / "ok.png"))
+    assert ok.returncode == 0 and (tmp_path / "ok.png").stat().st_size > 1000
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+def test_a_full_standard_output_is_an_io_error_not_a_bug():
+    with open("/dev/full", "w") as sink:
+        r = _cli("privacy", "--epsilon", "1", stdout=sink.fileno())
+    assert r.returncode == 2, r.stderr
+    assert "could not write" in r.stderr and "internal error" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_compare_lists_a_bound_that_does_not_apply_instead_of_stopping():
+    from dpbounds.bounds.compare import compare
+
+    res = compare(problem_class="convex", tune=False)
+    rows = {r.name: r for r in res.rows}
+    assert not rows["convex.output_perturbation"].applicable
+    assert "mu" in rows["convex.output_perturbation"].not_applicable
+    assert rows["convex.noisy_projected_sgd"].applicable
+
+
+def test_a_crossover_scan_reports_its_progress_and_finds_the_same_crossings():
+    from dpbounds.bounds.compare import crossover
+
+    seen: list[int] = []
+    a, b = "nonconvex.sensitivity_reduced_nsgd", "nonconvex.tree_momentum_nsgd"
+    with_bar = crossover(a, b, "N", points=130, progress=seen.append)
+    assert sum(seen) == 130 and len(seen) == 7  # chunks of 20
+    assert with_bar == crossover(a, b, "N", points=130)
+    assert with_bar  # they cross along N (the control that the scan found something)
+
+
+def test_yang_constant_is_fitted_once_per_eps():
+    """Every pair of bounds in a scan along eps reads the same 100 fits (maxsize None)."""
+    from dpbounds.bounds.nonconvex import generalized_smoothness as gs
+
+    assert gs._fitted_c2.cache_info().maxsize is None
+
+
+def test_the_quadratic_worst_case_has_no_nan_upper_end():
+    from dpbounds.bounds.strongly_convex.quadratic_worst_case import quadratic_worst_case
+
+    wc = quadratic_worst_case(0.1, 1.0, 1, alpha=1.0, beta=0.5, steps=100_000,
+                              laplace_var=0.0, initial_gap=1.0)
+    assert wc.value == 0.0 and wc.upper == np.inf  # underflowed; no certified upper end
+    ok = quadratic_worst_case(0.1, 1.0, 1, alpha=1.0, beta=0.5, steps=100, laplace_var=0.0,
+                              initial_gap=1.0)
+    assert 0 < ok.value <= ok.upper < 1.1 * ok.value  # the control: a certified bracket
+
+
+def test_the_lyapunov_bound_is_homogeneous_in_the_start_and_the_noise():
+    """The bound is linear in (E0, s^2) jointly (its objective is): at E0 = 1e300 it is 1e300
+    times the bound at E0 = 1 (it read inf with rho = nan), and at (7, 0.3) seven times the
+    bound at (1, 0.3 / 7)."""
+    from dpbounds.pep import FixedStepMethod
+    from dpbounds.pep.lyapunov import lyapunov_bound
+
+    hb = FixedStepMethod.heavy_ball(1.0, 0.5)
+    one = lyapunov_bound(hb, 0.1, 1.0, 10, initial_gap=1.0)
+    huge = lyapunov_bound(hb, 0.1, 1.0, 10, initial_gap=1e300)
+    assert np.isfinite(huge.value) and huge.value == pytest.approx(1e300 * one.value, rel=1e-9)
+    a = lyapunov_bound(hb, 0.1, 1.0, 10, initial_gap=7.0, noise_variance=0.3)
+    b = lyapunov_bound(hb, 0.1, 1.0, 10, initial_gap=1.0, noise_variance=0.3 / 7.0)
+    assert a.value == pytest.approx(7.0 * b.value, rel=1e-9)
+    assert a.value > 7.0 * one.value  # the control: the noise counts
+
+
+def test_rate_prints_no_nan_or_inf_as_a_result(capsys):
+    main(["rate", "hb", "--alpha", "1", "--beta", "0.5", "--mu", "0.1", "--L", "1", "--steps",
+          "100000", "--no-lmi"])
+    out = capsys.readouterr().out
+    assert "nan" not in out and "no upper end" in out
+    main(["rate", "hb", "--alpha", "1", "--beta", "0.5", "--mu", "0.1", "--L", "1", "--steps",
+          "10", "--R", "1e300", "--no-lmi"])
+    out = capsys.readouterr().out
+    assert "nan" not in out and " inf " not in out and "e+299" in out
+
+
+@pytest.mark.parametrize("argv, want", [
+    (["privacy", "compose", "--event", "gausian:z=1"], "'gaussian'"),
+    (["privacy", "compose", "--event", "gaussian:z=1", "--accountant", "rdpp"], "'rdp'"),
+    (["privacy", "compose", "--event", "gaussian:z=1", "--curve", "tradoff"], "'tradeoff'"),
+    (["audit", "dp_nag", "--mutant", "sigma/3"], "'sigma/2'"),
+])
+def test_a_mistyped_choice_gets_did_you_mean(argv, want, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"did you mean {want}?" in err, err
+
+
+def test_check_choice_suggests_only_a_close_name():
+    from dpbounds._validation import check_choice
+
+    with pytest.raises(ValueError, match="did you mean 'pld'"):
+        check_choice("accountant", "pldd", ("rdp", "pld"))
+    with pytest.raises(ValueError) as info:  # nothing close: no suggestion
+        check_choice("accountant", "xyz", ("rdp", "pld"))
+    assert "did you mean" not in str(info.value)
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["verify", "strongly_convex.nag", "--vary", "N", "--quick", "--plot", ""], "--plot"),
+    (["verify", "strongly_convex.nag", "--vary", "N", "--quick", "--store", ""], "--store"),
+    (["privacy", "compose", "--event", "gaussian:z=1", "--accountant", ""], "--accountant"),
+])
+def test_an_empty_selection_is_an_input_error_not_a_silent_default(argv, flag, capsys):
+    """`--plot ''` and `--store ''` were skipped as if absent (exit 0), `--accountant ''`
+    printed an empty table (exit 0)."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert flag in err and "empty" in err or "no accountant" in err, err
+
+
+def test_tune_bound_says_n_a_for_a_closed_form_that_is_not_finite_and_flags_range_edges():
+    """`tune bound tran_cutkosky.alg1 --d 1e30` printed the closed form's bound as inf and
+    the tuned point (at the lower end of every range) without a word."""
+    from dpbounds.bounds import registry
+    from dpbounds.bounds.problem import DEFAULT_PROBLEM
+    from dpbounds.tuning.bound_search import search_bound
+
+    entry = registry.get("tran_cutkosky.alg1")
+    res = search_bound(entry, dict(DEFAULT_PROBLEM, d=1e30), grid=12)
+    closed = res.choices[0]
+    assert closed.label == "closed form" and not np.isfinite(closed.bound)
+    text = res.table()
+    assert " inf " not in text and "n/a" in text
+    assert any("closed form n/a" in n for n in res.notes)
+    assert any("lower end" in n for n in res.notes)
+    # the control: at the default problem the closed form is finite and no note is made
+    ok = search_bound(entry, dict(DEFAULT_PROBLEM), grid=12)
+    assert np.isfinite(ok.choices[0].bound) and not any("closed form" in n for n in ok.notes)
