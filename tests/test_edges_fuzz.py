@@ -206,3 +206,41 @@ def test_tune_bound_says_n_a_for_a_closed_form_that_is_not_finite_and_flags_rang
     # the control: at the default problem the closed form is finite and no note is made
     ok = search_bound(entry, dict(DEFAULT_PROBLEM), grid=12)
     assert np.isfinite(ok.choices[0].bound) and not any("closed form" in n for n in ok.notes)
+
+
+@pytest.mark.parametrize("argv, want", [
+    (["verify", "strongly_convex.nag", "--vary", "N", "--quick", "--steps", "10"],
+     "--steps does not apply to strongly_convex.nag"),  # was: fixed: unknown parameter ['T']
+    (["rate", "hb", "--alpha", "0.5", "--beta", "0.3", "--mu", "1", "--L", "10", "--steps",
+      "10", "--noise-second-moment", "-1"], "(--noise-second-moment)"),  # was: laplace_var
+    (["rate", "hb", "--alpha", "0.5", "--beta", "0.3", "--strong-convexity", "-1", "--L",
+      "10"], "(--strong-convexity)"),
+])
+def test_an_input_error_names_the_flag_the_user_typed(argv, want, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert want in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_an_overflow_from_an_ill_conditioned_problem_does_not_blame_epsilon_alone(capsys):
+    """`tune hb --mu 1e-300 --L 1 ...` said only 'epsilon=1.0 is too small'."""
+    argv = ["tune", "hb", "--mu", "1e-300", "--L", "1", "--d", "10", "--N", "1000", "--eps",
+            "1", "--S1", "1"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "better-conditioned problem (mu / L = 1e-300" in err, err
+
+
+def test_a_regime_along_eps_scans_100_points_and_finds_the_same_answer():
+    """`bound yang.sgd --smallest eps` took 113 s with no output (256 fits of c2, 0.05-2
+    CPU-s each): the eps scan has 100 points (20 a decade) and a progress bar. On a bound
+    without a fitted constant the answer is the same as at 256 points (the bisection after
+    the scan sets its precision)."""
+    from dpbounds.bounds.compare import regime
+
+    r100 = regime("tran_cutkosky.alg2", "eps", 1.0, d=4, N=1e6)
+    r256 = regime("tran_cutkosky.alg2", "eps", 1.0, d=4, N=1e6, points=256)
+    assert "100 log-spaced points" in r100.checked and "256" in r256.checked
+    assert r100.value == pytest.approx(r256.value, rel=1e-9)
+    n = regime("tran_cutkosky.alg2", "N", 1.0, d=4, eps=8)
+    assert "256 log-spaced points" in n.checked  # other variables keep 256

@@ -270,4 +270,8 @@ def check_values(args: argparse.Namespace, key: str) -> None:
             continue
         for v in value if isinstance(value, list) else [value]:  # a grid: each value
             if not rng.contains(float(v)):
-                raise ValueError(rng.message(flag_used(args, dest), v))
+                flag = flag_used(args, dest)
+                msg = rng.message(flag, v)
+                if rng.name and rng.name != flag.lstrip("-").replace("-", "_"):
+                    msg += f" ({flag})"  # the library's name for it is not the flag typed
+                raise ValueError(msg)

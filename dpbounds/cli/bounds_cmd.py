@@ -232,7 +232,8 @@ def _regime(args: argparse.Namespace, e: Any, problem: dict[str, float]) -> int:
                       else (args.largest, "largest"))
     low, high = args.search_range or (None, None)
     rest = {k: v for k, v in problem.items() if k != variable}
-    r = regime(e.name, variable, args.target, rest, side=side, low=low, high=high)
+    r = regime(e.name, variable, args.target, rest, side=side, low=low, high=high,
+               progress=not getattr(args, "quiet", False))
     trivial = trivial_bounds(e, problem)
     if args.json:
         print(strict_json({"name": e.name, "variable": variable, "side": side,

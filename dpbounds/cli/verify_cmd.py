@@ -53,7 +53,14 @@ from typing import TYPE_CHECKING, Any
 
 from dpbounds._discovery import unknown_name
 from dpbounds._progress import duration as _duration
-from dpbounds.cli import EXIT_USAGE, _catalog, add_quantity, progress_enabled, strict_json
+from dpbounds.cli import (
+    EXIT_USAGE,
+    _catalog,
+    add_quantity,
+    flag_used,
+    progress_enabled,
+    strict_json,
+)
 from dpbounds.cli._paths import check_figure_path, check_store_dir
 
 if TYPE_CHECKING:
@@ -444,7 +451,14 @@ def run(args: argparse.Namespace) -> int:
     from dpbounds.verify import problem, scaling_study
     from dpbounds.verify.theorems import get_study
 
-    get_study(args.theorem)  # its modules imported, then kept out of the collector's scans
+    takes = set(get_study(args.theorem).fixed)  # its modules imported (then kept out of the
+    # collector's scans); a flag the study does not take is refused in the user's words
+    for key in sorted(set(fixed) - takes):
+        dest = {"d": "dimension", "N": "dataset_size", "eps": "epsilon", "delta": "delta",
+                "T": "steps", "B": "batch_size"}[key]
+        raise ValueError(f"{flag_used(args, dest)} does not apply to {args.theorem}: it sets "
+                         f"{key}, which this study does not take (it takes "
+                         f"{', '.join(sorted(takes))})")
     freeze_heap()
     spec = problem(args.problem) if args.problem else None
     show = progress_enabled(args)

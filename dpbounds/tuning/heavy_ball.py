@@ -655,6 +655,15 @@ def tune_heavy_ball(
                           progress)
 
 
+def _conditioning_hint(mu: float, L: float) -> str:
+    """What else makes every choice overflow: a condition number past what a horizon of
+    float64 size can contract (mu / L = 1e-300: the rate 1 - sqrt(mu / L) is 1 in float64)."""
+    if mu / L >= 1e-12:
+        return "; use a larger epsilon"
+    return (f"; use a larger epsilon, or a better-conditioned problem (mu / L = {mu / L:.3g}: "
+            "no horizon contracts the start's error by the rate 1 - sqrt(mu / L))")
+
+
 def _tune_hb_bound(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, mechanism, initial_gap,
                    progress) -> HeavyBallTuning:
     """The quadratic class, minimising the rigorous (25) (``objective="bound"``)."""
@@ -673,7 +682,8 @@ def _tune_hb_bound(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, mechanism, initi
     bar.update()
     if not np.isfinite(np.min(F)):  # the grid has stable points: only the noise can overflow
         raise ValueError(f"epsilon={eps!r} is too small for this problem: the DP heavy-ball "
-                         "bound exceeds the float64 range at every (alpha, beta, T)")
+                         "bound exceeds the float64 range at every (alpha, beta, T)"
+                         + _conditioning_hint(mu, L))
     # 2. a pattern search from each of the best local minima of the grid
     lm = (F == minimum_filter(F, size=3, mode="nearest")) & (F <= 2.0 * np.min(F))
     starts = sorted(zip(F[lm], X[lm], Y[lm]))[:_STARTS]
@@ -924,7 +934,8 @@ def _wc_member_candidates(g, search, evaluate, mu, L, x_range, y_range, eps, pol
     F = evaluate(np.exp(X.ravel()), -np.expm1(-Y.ravel())).reshape(X.shape)
     if not np.isfinite(np.min(F)):
         raise ValueError(f"epsilon={eps!r} is too small for this problem: the worst-case "
-                         "error exceeds the float64 range at every (alpha, beta, T)")
+                         "error exceeds the float64 range at every (alpha, beta, T)"
+                         + _conditioning_hint(mu, L))
     lm = (F == minimum_filter(F, size=3, mode="nearest")) & (F <= 2.0 * np.min(F))
     # the objective is ragged (the best integer T switches along valleys): more starts
     starts = sorted(zip(F[lm], X[lm], Y[lm]))[:_WC_STARTS]
