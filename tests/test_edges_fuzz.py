@@ -244,3 +244,27 @@ def test_a_regime_along_eps_scans_100_points_and_finds_the_same_answer():
     assert r100.value == pytest.approx(r256.value, rel=1e-9)
     n = regime("tran_cutkosky.alg2", "N", 1.0, d=4, eps=8)
     assert "256 log-spaced points" in n.checked  # other variables keep 256
+
+
+@pytest.mark.parametrize("argv, want", [
+    (["audit", "dp_sgd", "--trials", "100"], "expected a whole number >= 200"),  # said >= 1
+    (["audit", "dp_sgd", "--seed", "-1"], "expected a whole number >= 0"),  # said >= 1
+    (["bound", "yang.sgd", "--max-horizon", "0"], "must be an integer in [1, 1e+07]"),
+    (["compare", "--m", "0"], "must be an integer in [1, inf]"),  # both said (0, inf)
+    (["bound", "yang.sgd", "--target", "0.5"], "--target needs --smallest VAR"),  # ignored
+])
+def test_a_refusal_states_the_range_the_command_really_takes(argv, want, capsys):
+    try:
+        rc = main(argv)
+    except SystemExit as exc:  # argparse's own refusal (a flag's type)
+        rc = exc.code
+    err = capsys.readouterr().err
+    assert rc == 2 and want in err, err
+
+
+def test_a_rate_next_to_one_is_not_printed_as_one(capsys):
+    """beta = 0.999999999 was echoed as "beta = 1" and its rate as 1.000000000."""
+    main(["rate", "hb", "--alpha", "0.5", "--beta", "0.999999999", "--mu", "0.1", "--L", "1",
+          "--no-lmi"])
+    out = capsys.readouterr().out
+    assert "beta = 0.999999999" in out and "rho = 1 - 5e-10" in out

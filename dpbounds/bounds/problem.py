@@ -82,8 +82,13 @@ def problem_class(problem: Mapping[str, Any]) -> str:
 
 
 def _integer(name: str, value: Any, minimum: int, maximum: float = math.inf) -> float:
-    v = float(check_positive(name, value))
-    if v != math.floor(v) or not minimum <= v <= maximum:
+    """An integer in ``[minimum, maximum]``; every refusal states that range (0 read "must be
+    > 0 (valid range (0, inf))" for a horizon whose range is [1, 1e7])."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        v = math.nan
+    if not math.isfinite(v) or v != math.floor(v) or not minimum <= v <= maximum:
         raise ValueError(f"{name} must be an integer in [{minimum}, {maximum:g}], got {value!r}")
     return v
 

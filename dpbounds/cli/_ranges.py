@@ -117,10 +117,10 @@ _PROBLEM: dict[str, Range] = {
     "delta": _open(0.0, 1.0), "lipschitz": _pos(), "smoothness": _pos(), "initial_gap": _pos(),
     "gradient_noise": _pos(), "l1_smoothness": _nonneg(), "c2": _pos(), "diameter": _pos(),
     "strong_convexity": _pos(), "sensitivity": _pos(),
-    "batch_size": Range(1, integer=True, low_msg="{name} must be > 0 (valid range (0, inf)), "
+    "batch_size": Range(1, integer=True, low_msg="{name} must be an integer in [1, inf], "
                                                  "got {value}"),
-    "max_horizon": Range(1, 10**7, integer=True, low_msg=_M_POS,
-                         high_msg="{name} must be an integer in [1, 1e+07], got {value}"),
+    "max_horizon": Range(1, 10**7, integer=True,
+                         low_msg="{name} must be an integer in [1, 1e+07], got {value}"),
 }
 
 #: tune hb / nag: dpbounds.tuning.tune_heavy_ball / tune_nesterov (API names; check_max_horizon)

@@ -126,7 +126,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--list-mutants", action="store_true", help="list the mutants (--mutant NAME)")
     add_quantity(p, "neighbouring", choices=relations,
                  help="neighbouring relation (default: the algorithm's first declared one)")
-    p.add_argument("--trials", type=_count, default=None,
+    p.add_argument("--trials", type=_trials, default=None,
                    help="runs per data set, half to select the test, half to evaluate it "
                         "(default the audit's, see --list; at least 200)")
     p.add_argument("--quick", action="store_true", help="2000 runs per data set")
@@ -174,19 +174,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _count(text: str) -> int:
-    """A positive integer; ``1e4`` is accepted when it is a whole number."""
+def _count(text: str, minimum: int = 1) -> int:
+    """An integer >= ``minimum``; ``1e4`` is accepted when it is a whole number."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if not value.is_integer() or value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    if not value.is_integer() or value < minimum:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= {minimum}, got {text!r}")
     return int(value)
 
 
 def _count0(text: str) -> int:
-    return 0 if text.strip() in ("0", "0.0") else _count(text)
+    """A seed: a whole number >= 0 (the message said >= 1 and 0 was accepted)."""
+    return _count(text, 0)
+
+
+def _trials(text: str) -> int:
+    """--trials: the runner's range starts at 200 (``audit``'s check_int), said here."""
+    return _count(text, 200)
 
 
 def _dumps(obj: Any) -> str:

@@ -151,6 +151,12 @@ def _bound(args: argparse.Namespace) -> int:
     problem = _problem(args)
     if args.smallest or args.largest:
         return _regime(args, e, problem)
+    given = [flag for flag, v in (("--target", args.target), ("--search-range",
+                                                              args.search_range))
+             if v is not None]
+    if given:  # ignored before: the bound was printed as if they were not there
+        raise ValueError(f"{' and '.join(given)} need{'s' if len(given) == 1 else ''} "
+                         "--smallest VAR or --largest VAR (a regime query)")
     why = e.applicability(problem)
     if why is not None:
         raise ValueError(f"{e.name} does not apply to this problem: {why}")

@@ -139,6 +139,8 @@ def _tune_nag(args: argparse.Namespace) -> int:
 def _rate(x: float) -> str:
     """A rate with nine decimals where it reads as one (a divergent rho of 5e301 printed as
     302 digits before); scientific notation outside [1e-4, 1e4)."""
+    if 0.0 < 1.0 - x < 5e-10:  # it would print as 1.000000000: say how far below 1
+        return f"1 - {1.0 - x:.3g}"
     if x == 0.0 or (1e-4 <= abs(x) < 1e4):
         return f"{x:.9f}"
     return f"{x:.9e}" if math.isfinite(x) else str(x)
@@ -156,7 +158,9 @@ def _rate_hb(args: argparse.Namespace) -> int:
     printed = heavy_ball_rate_eq26_as_printed(alpha, beta, mu, L)
     rows = {"alpha": alpha, "beta": beta, "mu": mu, "L": L,
             "rho_quadratic": rho, "rho_eq26_as_printed": printed}
-    lines = [f"heavy ball, alpha = {alpha:g}, beta = {beta:g}, mu = {mu:g}, L = {L:g}",
+    # 12 digits: beta = 0.999999999 echoed as "beta = 1", a value the command refuses
+    lines = [f"heavy ball, alpha = {alpha:.12g}, beta = {beta:.12g}, mu = {mu:.12g}, "
+             f"L = {L:.12g}",
              f"  quadratic rate (App. B.3 roots)          rho = {_rate(rho)}",
              f"  eq. (26) as printed (Nesterov's roots)   rho = {_rate(printed)}"]
     if not args.no_lmi:
