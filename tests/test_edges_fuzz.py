@@ -268,3 +268,35 @@ def test_a_rate_next_to_one_is_not_printed_as_one(capsys):
           "--no-lmi"])
     out = capsys.readouterr().out
     assert "beta = 0.999999999" in out and "rho = 1 - 5e-10" in out
+
+
+def test_a_start_at_the_minimiser_or_beyond_float_range_is_refused_in_words(capsys):
+    """`verify ... --start 1e300` printed a NumPy warning and 'initial_error must be finite,
+    got nan'; `--start 0` (documented: at the minimiser) failed on DP-NAG's round-off
+    'initial_error must be >= 0, got -8.9e-16'."""
+    base = ["verify", "strongly_convex.nag", "--vary", "N", "--quick", "--start"]
+    assert main([*base, "1e300"]) == 2
+    err = capsys.readouterr().err
+    assert "start must lie in [0, 1e+06], got 1e+300" in err and "Warning" not in err
+    assert main([*base, "0"]) == 2
+    err = capsys.readouterr().err
+    assert "the start is the minimiser" in err and "e-16" not in err
+
+
+def test_the_quadratic_problem_at_start_zero_has_no_negative_gap():
+    from dpbounds.verify import problem
+
+    inst = problem("quadratic", start=0.0).build(50, 3, seed=0)
+    assert inst.R == 0.0  # F(x0) - F* >= 0 (its round-off read -8.9e-16)
+    assert problem("quadratic", start=1.0).build(50, 3, seed=0).R > 0  # the control
+
+
+def test_accountant_refusals_at_extreme_inputs_say_what_and_whose(capsys):
+    """z = 1e300: the RDP row said "sensitivity/noise is too large" (it is tiny); q = 1e-300:
+    the PLD row printed dp_accounting's internal "a must be greater than b" alone."""
+    main(["privacy", "compose", "--event", "gaussian:z=1e300"])
+    out = capsys.readouterr().out
+    assert "too large" not in out and "too far from 1 for float64" in out
+    main(["privacy", "compose", "--event", "gaussian:z=1,q=1e-300"])
+    out = capsys.readouterr().out
+    assert "dp_accounting cannot discretise" in out and "'rdp' accountant" in out

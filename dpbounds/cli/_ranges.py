@@ -182,6 +182,7 @@ RANGES: dict[str, dict[str, Range]] = {
         "dimension": _study("d", 1, 10**5, True), "dataset_size": _study("N", 2, 10**9, True),
         "epsilon": _study("eps", 1e-6, 1e3), "delta": _study("delta", 1e-300, 0.5),
         "steps": _study("T", 1, 10**9, True), "batch_size": _study("B", 1, 10**9, True),
+        "start_distance": _study("start", 0.0, 1e6),
         # dpbounds.sweep.executors._check_workers (LocalProcesses; MAX_WORKERS = 1024)
         "workers": Range(1, 1024, integer=True, name="workers", low_msg=(
             "{name} must be an int in [1, 1024] (each is a process of ~100 MB), got {value}")),

@@ -189,7 +189,9 @@ class VerifyProblem:
             q = QuadraticObjective.random(d, self.mu, self.L, n=N, offset_scale=self.spread,
                                           seed=seed)
             x0 = q.optimum.x + self.start / math.sqrt(d)
-            R = float(q.suboptimality(q.initial_state(1, x0))[0])
+            # F(x0) - F* >= 0; at start = 0 its round-off read -8.9e-16 ("initial_error must
+            # be >= 0"), as the Huber well's below
+            R = max(float(q.suboptimality(q.initial_state(1, x0))[0]), 0.0)
             return Instance(self, q, x0, R, self.tune_R if self.tune_R is not None else R)
         f = HuberWell.random(N, d, G=self.G, L=self.L, spread=self.spread, seed=seed)
         x0 = np.full(d, self.start / math.sqrt(d))

@@ -241,7 +241,10 @@ def _clean(obj: Any) -> Any:
 
 #: largest values a study accepts (each enters an array size, a step count or a calibration)
 _LIMITS = {"d": (1, 10**5), "N": (2, 10**9), "T": (1, 10**9), "B": (1, 10**9),
-           "eps": (1e-6, 1e3), "delta": (1e-300, 0.5), "radius": (1e-6, 1e6)}
+           "eps": (1e-6, 1e3), "delta": (1e-300, 0.5), "radius": (1e-6, 1e6),
+           # the start's distance from the minimiser (0: at it); 1e300 overflowed the initial
+           # error L start^2 / 2 into a NumPy warning and "initial_error ... got nan"
+           "start": (0.0, 1e6)}
 
 
 def _check_value(name: str, v: float) -> float:
@@ -383,8 +386,7 @@ def scaling_study(
         raise ValueError(f"problem {spec.kind!r} does not fit {study.theorem}; valid: "
                          f"{', '.join(study.fitting_problems())}")
     if start is not None:
-        spec = VerifyProblem(**{**spec.as_dict(), "start": check_positive("start", start)
-                                if start != 0 else 0.0})
+        spec = VerifyProblem(**{**spec.as_dict(), "start": _check_value("start", float(start))})
     if mutation is not None:
         check_choice("mutation", mutation, MUTATIONS)
     if costs is not None and not isinstance(costs, CostMemo):

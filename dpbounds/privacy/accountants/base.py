@@ -66,7 +66,8 @@ class Accountant(abc.ABC):
         except (OverflowError, ZeroDivisionError, FloatingPointError) as err:
             raise ValueError(
                 f"count={count} runs of {mechanism!r}: the {self.name} accountant's budget leaves "
-                f"the floating-point range ({err}); sensitivity/noise is too large") from None
+                f"the floating-point range ({err}): its sensitivity-to-noise ratio is too far "
+                f"from 1 for float64 (huge noise underflows, tiny noise overflows)") from None
         self.entries.append((mechanism, count))
         return self
 

@@ -13,7 +13,7 @@ import numpy as np
 from dpbounds._validation import check_int, check_nonnegative, check_probability
 from dpbounds.privacy import _pld
 from dpbounds.privacy._util import log1p_times_expm1, nudge_up
-from dpbounds.privacy.accountants.base import Accountant
+from dpbounds.privacy.accountants.base import Accountant, UnsupportedMechanismError
 from dpbounds.privacy.gaussian import gaussian_delta, gaussian_epsilon
 from dpbounds.privacy.mechanisms import (
     DiscreteGaussianMechanism,
@@ -365,6 +365,14 @@ class PldAccountant(Accountant):
                 raise ValueError(
                     f"the PLD accountant cannot represent this composition ({err}); use the "
                     "'rdp' accountant") from None
+            except UnsupportedMechanismError:
+                raise
+            except ValueError as err:  # dp_accounting's own check, in its words ("a must be
+                # greater than b" at a sampling rate of 1e-300): say whose and what to do
+                raise ValueError(
+                    f"dp_accounting cannot discretise this composition's privacy loss (a "
+                    f"sampling rate or noise this extreme is outside its range: {err}); use "
+                    "the 'rdp' accountant") from None
             if pair is None:  # pragma: no cover - items always holds a part here
                 raise ValueError("the PLD accountant has nothing to compose")
             self._pld = (pair[0], pair[1])

@@ -45,6 +45,10 @@ def _run_nag(point: dict, inst: Instance, trials: int, seed: Any, mutation: str 
         # quadratic's Qx - b never reads the N records (priced per record, a full
         # study's estimate read 0.2-2x its runs)
         return _plan(bound, inst.R, inst.R, T, T, 2 * trials, point, block=T)
+    if inst.R_tune <= 0:  # --start 0: dp_nag's check said "initial_error must be > 0"
+        raise ValueError("the start is the minimiser (F(x0) - F* = 0, --start 0): DP-NAG's "
+                         "noise allocation weighs the start's error, F(x0) - F* > 0; give a "
+                         "start > 0")
     common = dict(epsilon=_eps_run(point, mutation), steps=T, trials=trials, seed=seed,
                   x0=inst.x0, initial_error=inst.R_tune, trace=None)
     alpha = 1.0 / L
