@@ -77,6 +77,7 @@ import numpy as np
 import sympy as sp
 
 from dpbounds import _discovery
+from dpbounds._validation import MAX_COUNT, check_int, check_positive
 from dpbounds.bounds import registry as _registry
 from dpbounds.bounds.numeric import NumericBound
 from dpbounds.bounds.problem import CLASSES
@@ -1307,6 +1308,15 @@ class DeclaredProblem:
         if bad:
             raise ValueError(f"DeclaredProblem takes {', '.join(self.KEYS)}; got "
                              f"{', '.join(sorted(bad))}")
+        # checked here (named by their flags): `calibrate NAME --d 0 --G -1 --mu nan` was
+        # taken as given, and --N 1e300 printed the rate q = B/N with 300 digits
+        for k, v in values.items():
+            if v is None:
+                continue
+            if k in ("n", "d"):
+                values[k] = check_int(self.KEYS[k], v, minimum=1, maximum=MAX_COUNT)
+            else:
+                values[k] = check_positive(self.KEYS[k], v)
         self.__dict__.update({k: float(v) for k, v in values.items() if v is not None})
 
     def __getattr__(self, key: str) -> Any:  # only reached for a constant not given

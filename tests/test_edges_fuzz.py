@@ -300,3 +300,46 @@ def test_accountant_refusals_at_extreme_inputs_say_what_and_whose(capsys):
     main(["privacy", "compose", "--event", "gaussian:z=1,q=1e-300"])
     out = capsys.readouterr().out
     assert "dp_accounting cannot discretise" in out and "'rdp' accountant" in out
+
+
+def test_a_declared_problem_checks_its_constants(tmp_path, capsys):
+    """`calibrate dp_sgd_poisson ... --d 0 --G -1 --mu nan` ran (exit 0) and --N 1e300
+    printed q = 50/1000...0 with 300 digits."""
+    plug = str(ROOT / "examples" / "dp_sgd_poisson.py")
+    base = ["--plugin", plug, "calibrate", "dp_sgd_poisson", "--steps", "200",
+            "--batch-size", "50"]
+    assert main([*base, "--N", "1000", "--d", "0"]) == 2
+    assert "d must be an integer in [1, " in capsys.readouterr().err
+    assert main([*base, "--N", "1000", "--G", "-1"]) == 2
+    assert "G must be > 0" in capsys.readouterr().err
+    assert main([*base, "--N", "1e300"]) == 2
+    err = capsys.readouterr().err
+    assert "N must be an integer in [1, " in err and len(err) < 200
+    assert main([*base, "--N", "1000"]) == 0  # the control
+    assert "q = 50/1000" in capsys.readouterr().out
+
+
+def test_noise_both_says_when_an_algorithm_has_no_grid_run(capsys):
+    """`audit objective_perturbation --noise both` audited float noise only, silently."""
+    main(["audit", "objective_perturbation", "--noise", "both", "--quick", "--quiet"])
+    err = capsys.readouterr().err
+    assert "has no grid noise option" in err, err
+
+
+def test_the_privacy_table_says_why_a_row_is_n_a(capsys):
+    """`privacy --delta 1e-300` printed a bare n/a in the PLD row (the reason was in --json
+    only)."""
+    main(["privacy", "--delta", "1e-300"])
+    out = capsys.readouterr().out
+    assert "n/a: Subsampled Gaussian, Poisson q=0.01 / PLD" in out and "delta=1e-300" in out
+    main(["privacy"])  # the control: no row is n/a at the defaults
+    assert "\nn/a: " not in capsys.readouterr().out
+
+
+def test_rate_options_that_need_steps_are_not_ignored_without_them(capsys):
+    base = ["rate", "hb", "--alpha", "0.5", "--beta", "0.3", "--mu", "0.1", "--L", "1"]
+    assert main([*base, "--noise-second-moment", "0.1", "--no-lmi"]) == 2
+    assert "--noise-second-moment needs --steps T" in capsys.readouterr().err
+    assert main([*base, "--R", "5", "--no-lmi"]) == 2
+    assert "--R needs --steps T" in capsys.readouterr().err
+    assert main([*base, "--no-lmi"]) == 0  # the control: the defaults alone run

@@ -325,6 +325,9 @@ def run(args: argparse.Namespace) -> int:
     results = []
     for name, relation in jobs:
         noises = _noises(args, name in grid_names)
+        if args.noise == "both" and noises == ("float",):  # asked for both: say why one
+            print(f"dpbounds: note: {name} has no grid noise option: --noise both audits its "
+                  "float noise only", file=sys.stderr)
         runs = (pair(name, relation, args.low_bits) if noises == ("float", "grid")
                 and args.noise in (None, "both") else [one(name, relation, n, args.low_bits)
                                              for n in noises])

@@ -198,6 +198,16 @@ def _check_pep_args(args: argparse.Namespace) -> None:
     wanted = args.pep or args.pep_window is not None
     if wanted and args.steps is None:
         raise ValueError("--pep needs --steps T (the horizon of the worst case)")
+    if args.steps is None:  # these were ignored without --steps (the rate alone printed)
+        given = [flag for flag, v, default in (("--R", args.initial_gap, 1.0),
+                                               ("--noise-second-moment",
+                                                args.noise_second_moment, 0.0))
+                 if v != default]
+        if given:
+            one = len(given) == 1
+            raise ValueError(f"{' and '.join(given)} need{'s' if one else ''} --steps T "
+                             f"({'it sets' if one else 'they set'} the worst case after T "
+                             "steps)")
     if args.pep_window is not None and args.pep_window < 1:
         raise ValueError(f"--pep-window must be an integer >= 1, got {args.pep_window}")
     if wanted and args.steps > MAX_BANDED_STEPS:

@@ -345,4 +345,10 @@ def format_table(rows: list[dict[str, Any]], given: bool = False) -> str:
     line = "  ".join(h.ljust(w) for h, w in zip(head, widths))
     out = [line, "  ".join("-" * w for w in widths)]
     out += ["  ".join(c.ljust(w) for c, w in zip(cells, widths)) for cells in body]
+    # why a row is n/a (the reason was in --json only: a bare "n/a" at delta = 1e-300)
+    for r in rows:
+        note = str(r.get("note") or "")
+        if r["noise"] is None and "n/a: " in note:
+            out.append(f"n/a: {r['mechanism']} / {r['accountant']}: "
+                       f"{note.split('n/a: ', 1)[1]}")
     return "\n".join(out)
