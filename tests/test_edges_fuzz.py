@@ -343,3 +343,12 @@ def test_rate_options_that_need_steps_are_not_ignored_without_them(capsys):
     assert main([*base, "--R", "5", "--no-lmi"]) == 2
     assert "--R needs --steps T" in capsys.readouterr().err
     assert main([*base, "--no-lmi"]) == 0  # the control: the defaults alone run
+
+
+def test_a_step_factor_that_underflows_the_noise_weights_is_refused_by_name(capsys):
+    """`tune nag ... --c 1e-300` said "weights must be > 0 ..., got array([0.])"."""
+    argv = ["tune", "nag", "--mu", "0.1", "--L", "1", "--d", "10", "--N", "1000", "--eps", "1",
+            "--S1", "1", "--c", "1e-300"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "c must be at least 1e-100" in err and "array" not in err, err

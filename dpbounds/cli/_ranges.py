@@ -147,7 +147,8 @@ RANGES: dict[str, dict[str, Range]] = {
         when=lambda a: bool(getattr(a, "smallest", None) or getattr(a, "largest", None)))},
     "compare": _PROBLEM,
     "tune hb": _TUNE,
-    # tune_nesterov's c in (0, 1] (Theorems 4.1 / 4.3 need the step c/L <= 1/L)
+    # tune_nesterov's c in (0, 1] (Theorems 4.1 / 4.3 need the step c/L <= 1/L); the library
+    # also refuses c < 1e-100 (the noise weights underflow), after its imports
     "tune nag": {**_TUNE, "step_factor": Range(0.0, 1.0, low_open=True, name="c",
                                                low_msg=_M_POS, high_msg=(
         "{name} must lie in (0, 1] (Theorems 4.1/4.3 need the step c/L <= 1/L), got {v}"))},

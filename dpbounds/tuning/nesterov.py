@@ -227,6 +227,10 @@ def _nag_choice(label, method, sched, mu, L, d, n, m, eps, S, E0, allocation) ->
                           al.epsilons, al.scales, worst_case_upper=float(upper))
 
 
+#: smallest step factor c: the noise weights scale as (c/L)^2 (float64 holds ~1e-308)
+_MIN_C = 1e-100
+
+
 def tune_nesterov(
     mu: float, L: float, *, d: int, n: int, epsilon: float, sensitivity: float,
     initial_gap: float, m: int | None = None, c: float = 1.0, max_horizon: int = 1000,
@@ -283,6 +287,9 @@ def tune_nesterov(
     if c > 1.0:
         raise ValueError(f"c must lie in (0, 1] (Theorems 4.1/4.3 need the step c/L <= 1/L), "
                          f"got {c!r}")
+    if c < _MIN_C:  # the noise weights scale as the step squared: c = 1e-300 underflowed them
+        raise ValueError(f"c must be at least {_MIN_C:g} (the steps' noise weights, ~ (c/L)^2, "
+                         f"underflow below it), got {c!r}")
     Tmax = check_max_horizon(max_horizon)
     refs = tuple(check_int("reference_horizons", T, minimum=1, maximum=MAX_HORIZON)
                  for T in reference_horizons)
