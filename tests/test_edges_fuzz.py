@@ -352,3 +352,10 @@ def test_a_step_factor_that_underflows_the_noise_weights_is_refused_by_name(caps
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "c must be at least 1e-100" in err and "array" not in err, err
+
+
+@pytest.mark.parametrize("grid", [["--path"], ["--grid", "informative"]])
+def test_quick_and_a_planned_grid_are_refused_together(grid, capsys):
+    """`verify ... --quick --path` ran the quick grid and ignored --path."""
+    assert main(["verify", "strongly_convex.nag", "--vary", "N", "--quick", *grid]) == 2
+    assert "--quick runs today's small grid" in capsys.readouterr().err

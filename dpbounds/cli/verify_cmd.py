@@ -433,6 +433,9 @@ def run(args: argparse.Namespace) -> int:
     if known is not None and args.theorem not in known:  # before seconds of imports
         raise ValueError(unknown_name("verify study", args.theorem, known,
                                       "dpbounds verify --list", label="covered"))
+    if args.quick and args.grid in ("informative", "path"):  # --quick won: the grid was ignored
+        raise ValueError(f"--quick runs today's small grid; it cannot be combined with --grid "
+                         f"{args.grid}" + (" (--path)" if args.grid == "path" else ""))
     fixed = _fixed(args)
     if args.scaling_variable in fixed:  # a flag the sweep overrides is refused, not ignored
         flag = {"d": "--d", "N": "--N", "eps": "--eps"}[args.scaling_variable]
