@@ -160,3 +160,66 @@ def test_the_study_the_review_found_failing_on_correct_code_passes_its_spread_ch
     assert spread, [v.case for v in res.verdicts]
     assert all(v.holds for v in spread), [(v.case, v.measured) for v in spread]
     assert min(v.measured for v in spread) < 0.903  # the value that failed the plain law
+
+
+# --- the declared law and the floor's exact value (mutants an independent review found
+# surviving: a wrong c4, v^2 for v^4, nu halved, a normal floor, the level, the largest n)
+
+@pytest.mark.parametrize("laplace", [False, True])
+def test_the_declared_law_matches_simulated_energies(laplace):
+    """noise_energy_law's (mean, sd, k4) against the k-statistics of 400,000 simulated
+    energies with unequal per-step variances (v = 0.5, 3, 7: a v^2 for v^4 or a wrong c4
+    moves k4 by 40% or more); k4's tolerance is 6 standard errors of the mean of kstat(4)
+    over 8 batches, plus 2%."""
+    from dpbounds.verify.studies._common import noise_energy_law
+
+    rng = np.random.default_rng(11 + laplace)
+    v = np.array([0.5, 3.0, 7.0])
+    d = 2
+    mean, sd, k4 = noise_energy_law(d, v, laplace)
+    batches = []
+    for _ in range(8):
+        scale = np.sqrt(v)[None, :, None]
+        z = (rng.laplace(scale=1 / math.sqrt(2), size=(50_000, 3, d)) if laplace
+             else rng.standard_normal((50_000, 3, d))) * scale
+        batches.append((z * z).sum(axis=(1, 2)))
+    e = np.concatenate(batches)
+    assert e.mean() == pytest.approx(mean, rel=0.01)
+    assert e.std() == pytest.approx(sd, rel=0.02)
+    k4s = np.array([stats.kstat(b, 4) for b in batches])
+    se = k4s.std(ddof=1) / math.sqrt(len(k4s))
+    assert abs(k4s.mean() - k4) < 6 * se + 0.02 * k4, (k4s.mean(), k4, se)
+    # a scalar variance stands for `steps` equal ones
+    assert noise_energy_law(d, 3.0, laplace, steps=4) == pytest.approx(
+        noise_energy_law(d, np.full(4, 3.0), laplace))
+
+
+def test_the_floor_is_the_scaled_chi_square_quantile_worked_by_hand():
+    from dpbounds.verify.study import SPREAD_LEVEL, _spread_floor
+
+    # k4 = 0: the plain chi-square law with sum (n - 1) degrees of freedom
+    floor, df = _spread_floor([(10, 2.0, 0.0), (31, 5.0, 0.0)])
+    assert df == 39 and floor == pytest.approx(stats.chi2.ppf(SPREAD_LEVEL, 39), rel=1e-12)
+    # one Laplace square (sd^2 = 5, k4 = 2118) at n = 100 and n = 400, by hand
+    n1, n2, sd, k4 = 100, 400, math.sqrt(5.0), 2118.0
+    var = sum((n - 1) ** 2 * (2 / (n - 1) + k4 / (sd**4 * n)) for n in (n1, n2))
+    df = n1 + n2 - 2
+    nu = 2 * df * df / var
+    want = df * stats.chi2.ppf(SPREAD_LEVEL, nu) / nu
+    floor, got_df = _spread_floor([(n1, sd, k4), (n2, sd, k4)])
+    assert got_df == df and floor == pytest.approx(want, rel=1e-12)
+    # far below the plain law's floor (0.80 df at 498 df): 0.05 df
+    assert 0 < floor < 0.5 * stats.chi2.ppf(SPREAD_LEVEL, df)
+
+
+def test_the_trials_asked_for_are_the_smallest_that_power_the_check():
+    from dpbounds.verify.study import SPREAD_POWER, _spread_floor
+
+    rng = np.random.default_rng(5)
+    sd, k4 = _law(1, True)
+    v = _spread_verdict("s", "drawn", "N", _records(list(_energies(rng, (3, 40), 1, True)),
+                                                       sd, k4))
+    need = int(v.needs.rsplit("--trials ", 1)[1].split()[0])
+    powered = [f >= SPREAD_POWER * m for f, m in
+               (_spread_floor([(n, sd, k4)] * 3) for n in (need, int(0.99 * need)))]
+    assert powered == [True, False]
