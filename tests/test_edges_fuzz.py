@@ -360,3 +360,13 @@ def test_quick_and_a_planned_grid_are_refused_together(grid, capsys):
     """`verify ... --quick --path` ran the quick grid and ignored --path."""
     assert main(["verify", "strongly_convex.nag", "--vary", "N", "--quick", *grid]) == 2
     assert "--quick runs today's small grid" in capsys.readouterr().err
+
+
+def test_a_stray_value_after_privacy_is_explained(capsys):
+    """`privacy --mu 1` read "argument [compose]: invalid choice: '1' (choose from 'compose')"."""
+    try:
+        rc = main(["privacy", "--mu", "1"])
+    except SystemExit as exc:
+        rc = exc.code
+    err = capsys.readouterr().err
+    assert rc == 2 and "unexpected argument '1'" in err and "invalid choice" not in err, err

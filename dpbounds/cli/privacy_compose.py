@@ -35,6 +35,12 @@ def register_compose(privacy_parser: argparse.ArgumentParser) -> None:
         dest="privacy_action", metavar="[compose]", required=False,
         help="optional: 'compose' composes different mechanisms (see 'dpbounds privacy compose "
              "--help'); without it, the noise table of the options below")
+    # a stray word is usually the value of an option privacy does not have (`privacy --mu 1`
+    # read "argument [compose]: invalid choice: '1'"): say that (DpParser._check_value)
+    sub.unknown_hint = lambda value: (  # type: ignore[attr-defined]
+        f"unexpected argument {value!r}: the only sub-command is 'compose', and every other "
+        "word must be the value of an option; is an option before it one that privacy does "
+        "not take?")
     p = sub.add_parser(
         "compose",
         help="compose different mechanisms (and dp_accounting events) under each accountant",
