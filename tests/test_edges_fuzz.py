@@ -140,6 +140,14 @@ def test_the_lyapunov_bound_is_homogeneous_in_the_start_and_the_noise():
     b = lyapunov_bound(hb, 0.1, 1.0, 10, initial_gap=1.0, noise_variance=0.3 / 7.0)
     assert a.value == pytest.approx(7.0 * b.value, rel=1e-9)
     assert a.value > 7.0 * one.value  # the control: the noise counts
+    # an independent lower end: the exact worst case on 1-d quadratics (a subclass) of the
+    # same heavy ball from the same start; the Lyapunov bound covers the whole class
+    from dpbounds.bounds.strongly_convex.quadratic_worst_case import quadratic_worst_case
+
+    for E0, bound in ((1.0, one.value), (1e300, huge.value)):
+        wc = quadratic_worst_case(0.1, 1.0, 1, alpha=1.0, beta=0.5, steps=10, laplace_var=0.0,
+                                  initial_gap=E0)
+        assert wc.value <= bound < 1e3 * wc.value, (E0, wc.value, bound)
 
 
 def test_rate_prints_no_nan_or_inf_as_a_result(capsys):
@@ -370,3 +378,22 @@ def test_a_stray_value_after_privacy_is_explained(capsys):
         rc = exc.code
     err = capsys.readouterr().err
     assert rc == 2 and "unexpected argument '1'" in err and "invalid choice" not in err, err
+
+
+def test_a_pld_refusal_names_whose_check_it_was():
+    """dp_accounting's own ValueError is attributed to it; one from this package's PLD code
+    (`_pld.symmetrise`, ...) is not (the control)."""
+    from dp_accounting.pld import privacy_loss_distribution as pldlib
+
+    from dpbounds.privacy.accountants.pld_accountant import _whose
+
+    try:
+        pldlib.from_gaussian_mechanism(-1.0)
+    except ValueError as err:
+        assert _whose(err) == "dp_accounting"
+    else:  # pragma: no cover
+        raise AssertionError("dp_accounting accepted a negative standard deviation")
+    try:
+        raise ValueError("ours")
+    except ValueError as err:
+        assert _whose(err) == "the PLD accountant"

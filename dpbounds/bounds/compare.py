@@ -571,8 +571,9 @@ def regime(
         raise ValueError(f"side must be 'smallest' or 'largest', got {side!r}")
     if missing not in ("raise", "nan"):
         raise ValueError(f"missing must be 'raise' or 'nan', got {missing!r}")
-    points = int(_SCAN_POINTS.get(variable, 256) if variable == "eps" and points is None
-                 else 256 if points is None else points)
+    if points is None:  # 100 along eps (Yang et al.'s fits), as compare's scans
+        points = _SCAN_POINTS["eps"] if variable == "eps" else 256
+    points = int(points)
     if points < 3:
         raise ValueError(f"points must be >= 3, got {points}")
     if not (0.0 < rtol < 1.0):

@@ -57,6 +57,16 @@ MAX_PLD_DISCRETE_SIGMA: float = 2.0**16
 _MAX_PLD_INTERVAL = 500.0
 
 
+def _whose(err: BaseException) -> str:
+    """``"dp_accounting"`` when ``err`` was raised inside that library (its innermost frame),
+    else ``"the PLD accountant"`` (this package's own PLD code)."""
+    tb = err.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    inside = tb is not None and "dp_accounting" in tb.tb_frame.f_code.co_filename
+    return "dp_accounting" if inside else "the PLD accountant"
+
+
 class _PldPart:
     """One non-Gaussian ingredient of a PLD composition, with the scales that size its grid.
 
@@ -367,10 +377,10 @@ class PldAccountant(Accountant):
                     "'rdp' accountant") from None
             except UnsupportedMechanismError:
                 raise
-            except ValueError as err:  # dp_accounting's own check, in its words ("a must be
-                # greater than b" at a sampling rate of 1e-300): say whose and what to do
+            except ValueError as err:  # e.g. dp_accounting's "a must be greater than b" at a
+                # sampling rate of 1e-300: say whose check it was and what to do
                 raise ValueError(
-                    f"dp_accounting cannot discretise this composition's privacy loss (a "
+                    f"{_whose(err)} cannot discretise this composition's privacy loss (a "
                     f"sampling rate or noise this extreme is outside its range: {err}); use "
                     "the 'rdp' accountant") from None
             if pair is None:  # pragma: no cover - items always holds a part here
