@@ -492,7 +492,9 @@ def without_replacement_gaussian_rdp(
     :math:`\alpha/(2z^2)` (subsampling never increases Rényi divergences, by joint
     convexity). Large orders matter for small budgets: until issue 35 they got only that cap,
     and noise calibrated for eps below ~0.02 at q = 0.01, T = 10^4 came out up to ~50x too large
-    (the amplification dropped when the optimal order crossed 256).
+    (the amplification dropped when the optimal order crossed 256). Terms past the table's
+    levels also get a log-normal moment bound (issue 36): without it the same happened again
+    when :math:`q\alpha` passed ~256 (eps = 1e-4 there calibrated 100x Poisson's noise).
     Cross-checked against ``dp_accounting`` in the tests.
     """
     q = check_closed_interval("sampling_rate", sampling_rate, 0.0, 1.0)
@@ -585,7 +587,7 @@ def _wor_gaussian_moment_log_a(q: float, z: float, ints: np.ndarray, levels: int
     # evaluation had cost 45% more CPU
     n_table = max(min(top, max(levels, 2)), min(top + 1, _DG_LEVELS) - 1)
     table = _log_forward_differences_cached(z, n_table)
-    own = _wor_moment_log_terms(q, rho, top, table=table)
+    own = _wor_moment_log_terms(q, rho, top, table=table, continuous=True)
     out = _wor_log_a_integers(q, z, ints, levels=levels, own_terms=own, table=table)
     # the margin of _amplified_zcdp_rdp (float sums and gammaln's rounding; see there)
     return out * (1.0 + _ZCDP_ROUNDING_MARGIN + 1e-15 * ints * np.log1p(ints))
@@ -696,13 +698,58 @@ def _wor_discrete_gaussian_log_a(q: float, rho: float, alphas: np.ndarray) -> np
     return out
 
 
-def _wor_moment_log_terms(q: float, rho: float, top: int, table: np.ndarray | None = None
-                          ) -> np.ndarray:
+def _lognormal_abs_moment_log_bound(s2: float, j: np.ndarray) -> np.ndarray:
+    r"""An upper bound on :math:`\ln E|e^W-1|^j` for :math:`W\sim N(-s^2/2, s^2)` and every
+    :math:`j\ge1` of ``j`` (entries of ``j`` below 1 get :math:`+\infty`, no bound).
+
+    :math:`e^W` is the Gaussian likelihood ratio :math:`Q/P` under :math:`P` (shift
+    :math:`\lVert\mu\rVert = s\sigma`), and :math:`Q_1/Q_2` under :math:`Q_2`, so this
+    bounds :math:`E_P|Q_k/P-1|^j` and :math:`E_{Q_2}|Q_1/Q_2-1|^j` at
+    :math:`s^2 = 2\rho` (every shift is at most the sensitivity; the bound increases in
+    :math:`s`). DERIVED (issue 36):
+
+    * :math:`|e^w-1|\le|w|e^{|w|}` (mean value theorem);
+    * Cauchy-Schwarz: :math:`E[|W|^je^{j|W|}]\le\sqrt{E W^{2j}}\sqrt{E e^{2j|W|}}`;
+    * :math:`E e^{2j|W|}\le E e^{2jW}+E e^{-2jW}
+      =e^{2j^2s^2}(e^{-js^2}+e^{js^2})\le2e^{2j^2s^2+js^2}`;
+    * Minkowski, :math:`W=sX-s^2/2`: :math:`(E W^{2j})^{1/(2j)}\le
+      s\,((2j-1)!!)^{1/(2j)}+s^2/2`.
+
+    So :math:`\ln E|e^W-1|^j\le j\ln(s\,((2j-1)!!)^{1/(2j)}+s^2/2)+\tfrac12\ln2
+    +j^2s^2+js^2/2`. For small :math:`s` a term is about :math:`(2\sqrt{j/e}\,s)^j`,
+    a factor ~:math:`2^{j/2}` above the exact moment, where the generic bound is ~1: it
+    matters at high :math:`j` and large noise, where the forward-difference table stops.
+    Checked against the moment by quadrature in ``tests/privacy/test_wor_tiny_eps.py``.
+    """
+    j = np.asarray(j, dtype=float)
+    s = math.sqrt(s2)
+    out = np.full(j.shape, np.inf)
+    ok = j >= 1.0
+    jj = j[ok]
+    log_dfact = special.gammaln(2.0 * jj + 1.0) - jj * math.log(2.0) - special.gammaln(jj + 1.0)
+    root = np.exp(log_dfact / (2.0 * jj))  # ((2j-1)!!)^(1/(2j)), ~ sqrt(2j/e)
+    with np.errstate(over="ignore"):
+        out[ok] = (jj * np.log(s * root + s2 / 2.0) + 0.5 * math.log(2.0)
+                   + jj * jj * s2 + jj * s2 / 2.0)
+    return out
+
+
+def _wor_moment_log_terms(q: float, rho: float, top: int, table: np.ndarray | None = None,
+                          *, continuous: bool = False) -> np.ndarray:
     r""":math:`\ln(q^j[(1-q)U_j+qV_j])` for :math:`j=0..` ``top`` (entries 0 and 1 unused):
     the bound of :func:`_wor_discrete_gaussian_log_a` on the :math:`j`-th moment
     :math:`E_{M_2}[V^j]`, one entry per index (see there). ``table``: a
     :func:`_log_forward_differences` table of this ``z`` with at least the levels needed
-    (its start is used), else one is computed."""
+    (its start is used), else one is computed.
+
+    ``continuous=True`` (the continuous Gaussian only): every absolute moment above the
+    table's levels also gets :func:`_lognormal_abs_moment_log_bound`, which uses that the
+    likelihood ratio is log-normal. The generic :math:`e^{j(j-1)\rho}+1` drops the centring
+    and grows like :math:`2^j` relative to it, so at orders well above the table
+    (:math:`q\alpha \gg 256`: the extended orders at tiny budgets) every term past level
+    256 was astronomically large and the bound fell back to the unsubsampled cap: at
+    q = 0.01, T = 10^4, delta = 1e-5 the noise calibrated for eps = 1e-4 was 100x
+    Poisson's (c2 = 71 against 1.06 at eps = 3e-4)."""
     z = 1.0 / math.sqrt(2.0 * rho)
     levels = min(top + 1, _DG_LEVELS)
     log_fd = np.full(top + 2, np.inf)  # log_fd[l] = log Delta^l g(0)
@@ -714,6 +761,8 @@ def _wor_moment_log_terms(q: float, rho: float, top: int, table: np.ndarray | No
     # the generic moment bound: log(e^{j(j-1) rho} + 1)
     x = j * (j - 1.0) * rho
     gen_v = np.logaddexp(x, 0.0)
+    if continuous:
+        gen_v = np.minimum(gen_v, _lognormal_abs_moment_log_bound(2.0 * rho, j))
     gen_u = j * math.log(2.0) + gen_v
     even_v = np.full(top + 2, np.inf)
     even_u = np.full(top + 2, np.inf)

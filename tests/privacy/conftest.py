@@ -36,7 +36,8 @@ def theorem27_only(monkeypatch: pytest.MonkeyPatch) -> None:
     which implements Theorem 27, and for negative controls written against that accountant."""
     from dpbounds.privacy import rdp
 
-    def no_terms(q: float, rho: float, top: int, table: object = None) -> np.ndarray:
+    def no_terms(q: float, rho: float, top: int, table: object = None, *,
+                 continuous: bool = False) -> np.ndarray:
         return np.full(top + 1, np.inf)
 
     monkeypatch.setattr(rdp, "_wor_moment_log_terms", no_terms)

@@ -318,6 +318,10 @@ def test_wor_epsilon_monotone_in_noise_at_the_issue_case(monkeypatch):
     exact = curve()
     assert np.all(np.diff(exact) < 0)
     monkeypatch.setattr(rdp, "_log_forward_differences", rdp._log_forward_differences_float)
+    # the table alone, as it was (the log-normal moment bound of issue 36 caps the float
+    # table's overshoots at high levels and would hide them)
+    monkeypatch.setattr(rdp, "_lognormal_abs_moment_log_bound",
+                        lambda s2, j: np.full(np.shape(j), np.inf))
     assert np.any(np.diff(curve()) > 0)
 
 

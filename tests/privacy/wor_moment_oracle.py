@@ -8,7 +8,9 @@ each a bound on the same j-th term of WBK19's binomial expansion (the smallest o
 * own_j (issue 35, DERIVED; ``without_replacement_discrete_gaussian_rdp``'s docstring):
   q^j [(1 - q) U_j + q V_j] with U_2 = 2 e^{2 rho} - 2 e^rho, U_{2m} = 4^m D_{2m},
   V_{2m} = D_{2m}, odd j the geometric means of their even neighbours, and above level
-  ``LEVELS`` the generic U_j = 2^j (e^{j(j-1) rho} + 1), V_j = e^{j(j-1) rho} + 1;
+  ``LEVELS`` the generic U_j = 2^j (e^{j(j-1) rho} + 1), V_j = e^{j(j-1) rho} + 1, each
+  also capped by the log-normal bound (issue 36, DERIVED: ``_log_lognormal_moment``)
+  U_j = 2^j B_j, V_j = B_j;
 * thm27_j (Wang, Balle & Kasiviswanathan 2019, Theorem 27, j >= 3): 4 q^j sqrt(D_lo D_hi),
   lo, hi the even numbers next to j (levels up to ``LEVELS``);
 * thm9_j (their Theorem 9): q^2 min{4 (e^{2 rho} - 1), 2 e^{2 rho}}, and 2 q^j e^{(j-1) j rho};
@@ -62,6 +64,22 @@ def _log_d_table(z: float, top: int) -> tuple[float, ...]:
     return tuple(out)
 
 
+def _log_lognormal_moment(s2: float, n: int) -> float:
+    """log of a bound on E|L - 1|^n, L = e^W, W ~ N(-s2/2, s2) (n >= 1; +inf for n = 0):
+    |e^w - 1| <= |w| e^|w|; Cauchy-Schwarz splits E[|W|^n e^(n|W|)] into
+    sqrt(E W^(2n)) sqrt(E e^(2n|W|)); E e^(2n|W|) <= E e^(2nW) + E e^(-2nW)
+    = e^(2 n^2 s2 - n s2) + e^(2 n^2 s2 + n s2); Minkowski on W = s X - s2/2 gives
+    E W^(2n) <= (s ((2n - 1)!!)^(1/(2n)) + s2/2)^(2n). Written from that chain here."""
+    if n < 1:
+        return math.inf
+    s = math.sqrt(s2)
+    log_double_factorial = math.lgamma(2 * n + 1) - n * math.log(2.0) - math.lgamma(n + 1)
+    log_even_moment = 2 * n * math.log(s * math.exp(log_double_factorial / (2 * n)) + s2 / 2)
+    # log(e^(2 n^2 s2 - n s2) + e^(2 n^2 s2 + n s2)), written to avoid cosh's overflow
+    log_exp_moment = 2 * n * n * s2 + n * s2 + math.log1p(math.exp(-2 * n * s2))
+    return 0.5 * (log_even_moment + log_exp_moment)
+
+
 @functools.lru_cache(maxsize=16)
 def _log_terms(q: float, z: float, top: int) -> np.ndarray:
     """log of min{own_j, thm27_j, thm9_j} for j = 0..top (entries 0, 1 unused)."""
@@ -84,6 +102,9 @@ def _log_terms(q: float, z: float, top: int) -> np.ndarray:
     u, v = u[: top + 1], v[: top + 1]
     u = np.minimum(u, j * math.log(2.0) + gen_v)
     v = np.minimum(v, gen_v)
+    lognormal = np.array([_log_lognormal_moment(2.0 * rho, int(n)) for n in range(top + 1)])
+    u = np.minimum(u, j * math.log(2.0) + lognormal)
+    v = np.minimum(v, lognormal)
     own = np.logaddexp(l1q + u, lq + v) + j * lq
     thm27 = np.full(top + 1, np.inf)
     for n in range(3, min(top, levels) + 1):
