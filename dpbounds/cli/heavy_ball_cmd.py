@@ -263,7 +263,7 @@ def _worst_case_lines(args: argparse.Namespace, lines: list[str]) -> dict:
     alpha, beta, mu, L = args.step_size, args.momentum, args.strong_convexity, args.smoothness
     T, E0, s2 = args.steps, args.initial_gap, args.noise_second_moment
     wc = quadratic_worst_case(mu, L, 1, alpha=alpha, beta=beta, steps=T, laplace_var=s2,
-                              initial_gap=E0)
+                              initial_gap=E0, progress=progress_enabled(args))
     out: dict = {"steps": T, "initial_gap": E0, "noise_second_moment": s2,
                  "quadratic": {"value": wc.value, "upper": wc.upper,
                                "curvature": wc.start_eigenvalue}}

@@ -249,7 +249,7 @@ def quadratic_worst_case(
     laplace_var: Any, sampling_var: Any = 0.0, steps: int | None = None,
     initial_gap: float | None = None, initial_distance_sq: float | None = None,
     objective: str = "function_value", oversampling: int = DEFAULT_OVERSAMPLING,
-    refine: int = 1,
+    refine: int = 1, progress: bool | None = False,
 ) -> QuadraticWorstCase:
     r"""The exact worst case of the noisy method over quadratics (module docstring) **[DERIVED]**.
 
@@ -287,6 +287,10 @@ def quadratic_worst_case(
         1 (default): the grid alone. A power of 2, ``r``: the grid halved ``log2 r`` times
         around the points that can lie next to a maximiser (module docstring, *Refinement*):
         the bracket shrinks by ``r^2`` (the tuners use :data:`CERTIFIED_REFINE`).
+    progress : bool or None
+        A bar over the recursion's steps (:func:`~dpbounds._progress.progress_bar`: ``None``
+        or ``True`` on a terminal, after its delay; default ``False``, for the tuners' many
+        short calls). A pass over the grid costs ~1 ms a step at 160,000 points.
 
     Returns
     -------
@@ -323,7 +327,7 @@ def quadratic_worst_case(
     N = int(max(min(oversampling * degree, MAX_GRID, MAX_WORK // max(T, 1)), 16))
     lam = 0.5 * (L + mu) + 0.5 * (L - mu) * np.cos(np.arange(N + 1) * math.pi / N)
     lam[0], lam[-1] = L, mu  # exact ends
-    P, G, S = _responses(lam, a_t, b_t, g_t, lap, smp)
+    P, G, S = _responses(lam, a_t, b_t, g_t, lap, smp, progress)
     weight = 0.5 * lam if objective == "function_value" else np.ones_like(lam)
     A_poly = None  # a polynomial majorant of A where A is not a polynomial
     if initial_gap is not None:
@@ -357,7 +361,7 @@ def quadratic_worst_case(
             if spent > max(N, _REFINE_MIN_BUDGET):
                 break  # the level is not completed: the last completed one's factor stands
             lam_f = 0.5 * (L + mu) + 0.5 * (L - mu) * np.cos(fine * (math.pi / (N * refine)))
-            P_f, G_f, S_f = _responses(lam_f, a_t, b_t, g_t, lap, smp)
+            P_f, G_f, S_f = _responses(lam_f, a_t, b_t, g_t, lap, smp, progress)
             w_f = 0.5 * lam_f if objective == "function_value" else np.ones_like(lam_f)
             if initial_gap is not None and objective != "function_value":
                 A_f = np.divide(2.0 * E0 * P_f, lam_f)
@@ -462,22 +466,64 @@ def _combine(A: np.ndarray, S: np.ndarray, G: np.ndarray, d: int
 
 
 def _responses(lam: np.ndarray, a_t: np.ndarray, b_t: np.ndarray, g_t: np.ndarray,
-               lap: np.ndarray, smp: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+               lap: np.ndarray, smp: np.ndarray, progress: bool | None = False
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r""":math:`p_T(\lambda)^2` and the two noise energies :math:`\sum_t\alpha_t^2h_{T,t}^2\ell_t`
     (privacy) and the same with ``smp``, at every ``lam``, by one pass of the recursion (the
     deterministic state and the 2x2 second moments of the two noise parts)."""
-    x, xp = np.ones_like(lam), np.ones_like(lam)  # x_t, x_{t-1} (noiseless, unit start)
-    # second moments (E e_t^2, E e_t e_{t-1}, E e_{t-1}^2) of the privacy and sampling parts
-    s00, s01, s11 = np.zeros_like(lam), np.zeros_like(lam), np.zeros_like(lam)
-    r00, r01, r11 = np.zeros_like(lam), np.zeros_like(lam), np.zeros_like(lam)
     track_s = bool(np.any(smp > 0))
     exact_zero = bool(np.any(np.isinf(lap)))  # then 0 * inf must be 0 (an annihilated input)
 
     def mul(c: np.ndarray, v: np.ndarray) -> np.ndarray:
         return np.where(c == 0.0, 0.0, c * v) if exact_zero else c * v
 
+    constant = (not exact_zero
+                and all(bool(np.all(v == v[0])) for v in (a_t, b_t, g_t, lap, smp)))
+    passes = (2 + track_s) if constant else 1
+    with _steps_bar(progress, a_t.size * passes, lam.size) as bar:
+        if constant:
+            return _responses_constant(lam, a_t, b_t, g_t, lap, smp, track_s, bar)
+        return _responses_loop(lam, a_t, b_t, g_t, lap, smp, track_s, exact_zero, mul, bar)
+
+
+#: steps between progress ticks
+_TICK = 1024
+
+
+class _NoBar:
+    def __enter__(self) -> _NoBar:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+    def update(self, n: int = 1) -> None:
+        return None
+
+
+def _steps_bar(progress: bool | None, total: int, points: int) -> Any:
+    """A bar over ``total`` steps of the recursion on ``points`` points (none for short
+    passes: below ~0.2 s, or when ``progress`` is ``False``)."""
+    if progress is False or total * points < 10**7:
+        return _NoBar()
+    from dpbounds._progress import progress_bar
+
+    return progress_bar(progress, total=total, desc=f"worst case over quadratics "
+                        f"({points:,} spectrum points)", unit="step", unit_scale=True)
+
+
+def _responses_loop(lam: np.ndarray, a_t: np.ndarray, b_t: np.ndarray, g_t: np.ndarray,
+                    lap: np.ndarray, smp: np.ndarray, track_s: bool, exact_zero: bool,
+                    mul: Any, bar: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_responses` step by step, the parameters read at every step."""
+    x, xp = np.ones_like(lam), np.ones_like(lam)  # x_t, x_{t-1} (noiseless, unit start)
+    # second moments (E e_t^2, E e_t e_{t-1}, E e_{t-1}^2) of the privacy and sampling parts
+    s00, s01, s11 = np.zeros_like(lam), np.zeros_like(lam), np.zeros_like(lam)
+    r00, r01, r11 = np.zeros_like(lam), np.zeros_like(lam), np.zeros_like(lam)
     with np.errstate(over="ignore", invalid="ignore"):
         for t in range(a_t.size):
+            if t % _TICK == _TICK - 1:
+                bar.update(_TICK)
             al, be, ga = a_t[t], b_t[t], g_t[t]
             a = (1.0 + be) - al * (1.0 + ga) * lam
             b = be - al * ga * lam
@@ -488,4 +534,55 @@ def _responses(lam: np.ndarray, a_t: np.ndarray, b_t: np.ndarray, g_t: np.ndarra
             if track_s:
                 r00, r01, r11 = (a * a * r00 - 2.0 * a * b * r01 + b * b * r11 + q * smp[t],
                                  a * r00 - b * r01, r00)
+        return x * x, s00, r00
+
+
+def _responses_constant(lam: np.ndarray, a_t: np.ndarray, b_t: np.ndarray, g_t: np.ndarray,
+                        lap: np.ndarray, smp: np.ndarray, track_s: bool, bar: Any
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_responses` when no parameter changes with the step (the CLI's and the tuners'
+    runs) and no step is annihilated: the step's coefficients are computed once and the
+    recursion runs in place. The same operations in the same order, so the same floats
+    (tested bit for bit); 3x less CPU (``rate hb --steps 10000``'s pass, 160,001 points x
+    10^4 steps: 18.4 CPU-s before, 5.7-6.1 after, Zen 4 under load)."""
+    T = a_t.size
+    al, be, ga = a_t[0], b_t[0], g_t[0]
+    with np.errstate(over="ignore", invalid="ignore"):
+        a = (1.0 + be) - al * (1.0 + ga) * lam
+        b = be - al * ga * lam
+        aa, ab2, bb = a * a, 2.0 * a * b, b * b
+        q = al * al
+        q_lap, q_smp = q * lap[0], q * smp[0]
+        x, xp, nxt = np.ones_like(lam), np.ones_like(lam), np.empty_like(lam)
+        tmp = np.empty_like(lam)
+
+        def moments(c: Any) -> tuple[np.ndarray, np.ndarray]:
+            """(E e_T^2, E e_T e_{T-1} after T steps) of a part entering with c a step."""
+            m00, m01, m11 = np.zeros_like(lam), np.zeros_like(lam), np.zeros_like(lam)
+            n00, n01 = np.empty_like(lam), np.empty_like(lam)
+            for t in range(T):
+                if t % _TICK == _TICK - 1:
+                    bar.update(_TICK)
+                # n00 = aa m00 - ab2 m01 + bb m11 + c, n01 = a m00 - b m01, m11 <- m00
+                np.multiply(aa, m00, out=n00)
+                np.multiply(ab2, m01, out=tmp)
+                np.subtract(n00, tmp, out=n00)
+                np.multiply(bb, m11, out=tmp)
+                np.add(n00, tmp, out=n00)
+                np.add(n00, c, out=n00)
+                np.multiply(a, m00, out=n01)
+                np.multiply(b, m01, out=tmp)
+                np.subtract(n01, tmp, out=n01)
+                m11, m00, n00, m01, n01 = m00, n00, m11, n01, m01
+            return m00, m01
+
+        for t in range(T):
+            if t % _TICK == _TICK - 1:
+                bar.update(_TICK)
+            np.multiply(a, x, out=nxt)
+            np.multiply(b, xp, out=tmp)
+            np.subtract(nxt, tmp, out=nxt)
+            xp, x, nxt = x, nxt, xp
+        s00 = moments(q_lap)[0]
+        r00 = moments(q_smp)[0] if track_s else np.zeros_like(lam)
         return x * x, s00, r00
