@@ -175,6 +175,8 @@ def _read_events(path: str) -> list[Any]:
                              "events as JSON") from None
         try:
             data = yaml.safe_load(text)
+        except RecursionError:
+            raise ValueError(f"--from-dp-event {path}: nested too deeply to read") from None
         except yaml.YAMLError as err:
             raise ValueError(f"--from-dp-event {path}: not YAML ({' '.join(str(err).split())})"
                              ) from None
@@ -183,8 +185,14 @@ def _read_events(path: str) -> list[Any]:
             data = json.loads(text)
         except json.JSONDecodeError as err:
             raise ValueError(f"--from-dp-event {path}: not JSON ({err})") from None
+        except RecursionError:
+            raise ValueError(f"--from-dp-event {path}: nested too deeply to read") from None
     items = data if isinstance(data, list) else [data]
-    return [dp_event_from_json(item, f"{path}[{i}]") for i, item in enumerate(items)]
+    try:
+        return [dp_event_from_json(item, f"{path}[{i}]") for i, item in enumerate(items)]
+    except RecursionError:
+        raise ValueError(f"--from-dp-event {path}: the events are nested too deeply to read "
+                         "(past Python's recursion limit)") from None
 
 
 def _read_json(path: str, flag: str) -> Any:

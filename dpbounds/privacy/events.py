@@ -91,7 +91,7 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from dpbounds._validation import MAX_COUNT, check_choice
+from dpbounds._validation import MAX_COUNT, check_choice, check_int
 from dpbounds.privacy.discrete import GridGaussian, GridLaplace
 from dpbounds.privacy.ledger import PrivacyLedger
 from dpbounds.privacy.mechanisms import (
@@ -302,7 +302,9 @@ def _leaves(event: Any, count: int, nb: Neighbouring, accountant: str,
     if isinstance(event, dpa.NoOpDpEvent):
         return
     if isinstance(event, dpa.SelfComposedDpEvent):
-        _leaves(event.event, count * int(event.count), nb, accountant, out)
+        # a fractional count would be truncated (2.5 runs accounted as 2: an under-count)
+        times = check_int(f"count of {name}", event.count, minimum=0)
+        _leaves(event.event, count * times, nb, accountant, out)
         return
     if isinstance(event, dpa.ComposedDpEvent):
         for e in event.events:
@@ -411,8 +413,7 @@ def from_dp_event(event: Any, neighbouring: Any = Neighbouring.ADD_REMOVE, *,
     """
     accountant = check_choice("accountant", accountant, EVENT_ACCOUNTANTS)
     nb = Neighbouring.coerce(neighbouring)
-    leaves: list[tuple[Mechanism, int]] = []
-    _leaves(_as_event(event), 1, nb, accountant, leaves)
+    leaves = _all_leaves(event, nb, accountant)
     if len(leaves) == 1 and leaves[0][1] == 1:
         return leaves[0][0]
     return ComposedMechanism(tuple(leaves), nb)
@@ -424,9 +425,20 @@ def ledger_from_dp_event(event: Any, neighbouring: Any = Neighbouring.ADD_REMOVE
     the leaves of ``event`` in order, with their counts (see :func:`from_dp_event`)."""
     accountant = check_choice("accountant", accountant, EVENT_ACCOUNTANTS)
     nb = Neighbouring.coerce(neighbouring)
+    return PrivacyLedger(nb, _all_leaves(event, nb, accountant))
+
+
+def _all_leaves(event: Any, nb: Neighbouring, accountant: str) -> list[tuple[Mechanism, int]]:
+    """The ``(mechanism, count)`` leaves of ``event``; ``ValueError`` for an event nested
+    deeper than Python's recursion allows (it was an internal error)."""
     leaves: list[tuple[Mechanism, int]] = []
-    _leaves(_as_event(event), 1, nb, accountant, leaves)
-    return PrivacyLedger(nb, leaves)
+    try:
+        _leaves(_as_event(event), 1, nb, accountant, leaves)
+    except RecursionError:
+        raise ValueError("the event is nested too deeply to read (its SelfComposedDpEvent / "
+                         "ComposedDpEvent / sampled levels pass Python's recursion limit)"
+                         ) from None
+    return leaves
 
 
 def dp_event_to_json(event: Any) -> dict[str, Any]:
@@ -478,6 +490,8 @@ def dp_event_from_json(data: Any, where: str = "event") -> Any:
         return value
 
     kwargs = {k: conv(v, k) for k, v in data.items() if k in names}
+    if "count" in kwargs:  # SelfComposedDpEvent: 2.5 would be read as 2 runs later
+        kwargs["count"] = check_int(f"{where}.count", kwargs["count"], minimum=0)
     try:
         return cls(**kwargs)
     except TypeError as err:

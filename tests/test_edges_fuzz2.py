@@ -1,0 +1,78 @@
+"""Edges a second independent fuzz of the CLI and the API found (stop 68), each test failing
+before its fix. In-process ``main`` where no plug-in is loaded; plug-ins in fresh processes
+(``_cli``), so their registrations reach no other test."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dpbounds.cli import EXIT_USAGE, main
+
+
+def _nested(levels: int) -> str:
+    text = '{"class_name": "GaussianDpEvent", "noise_multiplier": 1}'
+    for _ in range(levels):
+        text = '{"class_name": "SelfComposedDpEvent", "count": 1, "event": ' + text + "}"
+    return text
+
+
+def _self_composed(count: object) -> dict:
+    return {"class_name": "SelfComposedDpEvent", "count": count,
+            "event": {"class_name": "GaussianDpEvent", "noise_multiplier": 1}}
+
+
+# ------------------------------------------------------------------ dp_accounting events
+def test_a_fractional_count_is_refused_not_truncated(tmp_path, capsys):
+    # 2.5 runs were accounted as 2 (exit 0, the count-2 epsilon): an under-count
+    path = tmp_path / "e.json"
+    path.write_text(json.dumps(_self_composed(2.5)))
+    assert main(["privacy", "compose", "--from-dp-event", str(path)]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "count must be an integer" in err and str(path) in err
+
+
+def test_an_integral_float_count_is_read_as_that_count(tmp_path, capsys):
+    # control: 2.0 is two runs, the same epsilon as the integer 2
+    outs = []
+    for count in (2.0, 2, 3):
+        path = tmp_path / f"e{count}.json"
+        path.write_text(json.dumps(_self_composed(count)))
+        assert main(["privacy", "compose", "--from-dp-event", str(path),
+                     "--accountant", "rdp"]) == 0
+        outs.append(capsys.readouterr().out)
+    assert outs[0] == outs[1] != outs[2]
+
+
+def test_the_api_refuses_a_fractional_count_too():
+    import dp_accounting
+
+    from dpbounds.privacy.events import from_dp_event, ledger_from_dp_event
+
+    event = dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(1.0), 2.5)
+    for read in (from_dp_event, ledger_from_dp_event):
+        with pytest.raises(ValueError, match="count of SelfComposedDpEvent must be an integer"):
+            read(event)
+
+
+@pytest.mark.parametrize("levels", [600, 3000])
+def test_a_deeply_nested_event_file_is_an_input_error(levels, tmp_path, capsys):
+    # was "internal error: RecursionError ... (this is a bug)", exit 4
+    path = tmp_path / "deep.json"
+    path.write_text(_nested(levels))
+    assert main(["privacy", "compose", "--from-dp-event", str(path)]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "nested too deeply" in err and str(path) in err and "internal" not in err
+
+
+def test_a_deeply_nested_event_object_is_a_value_error():
+    import dp_accounting
+
+    from dpbounds.privacy.events import ledger_from_dp_event
+
+    event = dp_accounting.GaussianDpEvent(1.0)
+    for _ in range(5000):
+        event = dp_accounting.SelfComposedDpEvent(event, 1)
+    with pytest.raises(ValueError, match="nested too deeply"):
+        ledger_from_dp_event(event)
