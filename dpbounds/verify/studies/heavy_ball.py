@@ -51,11 +51,11 @@ def _run_heavy_ball(point: dict, inst: Instance, trials: int, seed: Any,
                               {"": (res, tap, meas, b_claim)})
     # a two-trial probe at the same hyper-parameters, re-accounted from its transcript
     checks.update(laplace_transcript_checks(
-        lambda tr: dp_heavy_ball(f, epsilon=_eps_run(point, mutation), steps=T,
-                                 step_size=hp["alpha"] * step_factor(mutation),
-                                 momentum=hp["beta"], trials=2, seed=seed, x0=inst.x0,
-                                 trace=None, transcript=tr),
-        mutation, "dp_heavy_ball", point))
+        lambda tr, m, k: dp_heavy_ball(f, epsilon=_eps_run(point, mutation), steps=T,
+                                       step_size=hp["alpha"] * step_factor(mutation),
+                                       momentum=hp["beta"], trials=k, seed=seed, x0=inst.x0,
+                                       trace=None, transcript=tr, batch_size=m),
+        mutation, "dp_heavy_ball", point, n=f.n))
     return dict(
         measured=dict(subopt=meas),
         bound=dict(subopt=bound),

@@ -143,8 +143,9 @@ def _run_masg(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
     opt, uni = runs["optimal"], runs["uniform"]
     probe = dict(common, trials=2)
     checks = laplace_transcript_checks(
-        lambda tr: dp_masg(f, allocation="optimal", transcript=tr, **probe),
-        mutation, "dp_masg", point)
+        lambda tr, m, k: dp_masg(f, allocation="optimal", transcript=tr, batch_size=m,
+                                **dict(probe, trials=k)),
+        mutation, "dp_masg", point, n=f.n)
 
     # the independent side: schedule (33), weights (34), Prop. 4.2's allocation, exact error
     alpha, beta, restarts = masg_schedule_33(mu, L, T, c)

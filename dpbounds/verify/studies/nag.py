@@ -62,8 +62,9 @@ def _run_nag(point: dict, inst: Instance, trials: int, seed: Any, mutation: str 
     opt, uni = runs["optimal"], runs["uniform"]
     probe = dict(common, trials=2)
     transcript = laplace_transcript_checks(
-        lambda tr: dp_nag(f, allocation="optimal", transcript=tr, **probe),
-        mutation, "dp_nag", point)
+        lambda tr, m, k: dp_nag(f, allocation="optimal", transcript=tr, batch_size=m,
+                                **dict(probe, trials=k)),
+        mutation, "dp_nag", point, n=f.n)
     # (29) at the run's own T: a_{T,0} E0 + d sum_t a_{T,t} b_t^2 for each allocation
     w = error_weights(nesterov_schedule(alpha, T), mu, L)
     n_opt, n_uni = optimal_noise_closed_form(w, S1, n, eps), uniform_noise(w, S1, n, n, eps)
