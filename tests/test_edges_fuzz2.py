@@ -76,3 +76,25 @@ def test_a_deeply_nested_event_object_is_a_value_error():
         event = dp_accounting.SelfComposedDpEvent(event, 1)
     with pytest.raises(ValueError, match="nested too deeply"):
         ledger_from_dp_event(event)
+
+
+# ------------------------------------------------------------------ verify's memory budget
+def test_given_values_too_large_to_build_are_refused_before_any_probe(capsys):
+    # was: the first probe built a 100,000 x 100,000 basis (killed at 22 GB)
+    import time
+
+    t0 = time.process_time()
+    code = main(["verify", "strongly_convex.nag", "--quick", "--cost-cache", "off", "--vary", "d",
+                 "--values", "100000", "50000", "--max-memory-gb", "1"])
+    err = capsys.readouterr().err
+    assert code == EXIT_USAGE and "--max-memory-gb" in err and "d = 100000" in err
+    assert time.process_time() - t0 < 30  # refused, not planned
+
+
+def test_instance_bytes_of_the_quadratic_by_hand():
+    from dpbounds.verify.problems import problem
+    from dpbounds.verify.study import _instance_bytes
+
+    assert _instance_bytes(problem("quadratic"), {"N": 500, "d": 1000}) == 8.0 * (
+        3 * 1000**2 + 2 * 500 * 1000)
+    assert _instance_bytes(problem("huber_well"), {"N": 500, "d": 1000}) == 8.0 * 2 * 500 * 1000

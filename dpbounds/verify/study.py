@@ -412,6 +412,8 @@ def scaling_study(
     for key, v in fixed.items():
         _check_value(key, float(v))
     pts_fixed.update(fixed)
+    if given and not allow_large:  # before any probe builds an instance
+        _check_instance_memory(spec, [_point(pts_fixed, var, v) for v in values], max_memory)
     if costs is not None:
         costs.reset_counts()  # cost_fits counts this plan's
     from dpbounds.verify import regimes
@@ -929,6 +931,31 @@ def _estimated_memory(study: TheoremStudy, spec: VerifyProblem,
 
     arrays = max(regimes.cost_plan(study, spec, p, trials)["memory_bytes"] for p in points)
     return float(max(arrays, probe_bytes) + FIRST_RUN_BYTES)
+
+
+def _instance_bytes(spec: VerifyProblem, point: Mapping[str, Any]) -> float:
+    """Bytes of the largest arrays of ``point``'s problem instance, before it is built: the
+    quadratic's ``d x d`` basis (its QR takes about three) and its ``N x d`` offsets; any
+    other problem's ``N x d`` samples (twice: the data and a per-sample gradient)."""
+    n, d = float(point.get("N", 0)), float(point.get("d", 0))
+    if spec.kind == "quadratic":
+        return 8.0 * (3.0 * d * d + 2.0 * n * d)
+    return 8.0 * 2.0 * n * d
+
+
+def _check_instance_memory(spec: VerifyProblem, points: Sequence[Mapping[str, Any]],
+                           max_memory: float) -> None:
+    """Refuse given points whose problem instance alone exceeds ``max_memory``, before the
+    planner builds one (``verify strongly_convex.nag --vary d --values 100000`` built a
+    100,000 x 100,000 basis in its first probe: killed at 22 GB, ``--max-memory-gb 1``
+    unread)."""
+    worst = max(points, key=lambda p: _instance_bytes(spec, p))
+    need = _instance_bytes(spec, worst)
+    if need > max_memory:
+        raise ValueError(f"the problem at d = {int(worst.get('d', 0))}, N = "
+                         f"{int(worst.get('N', 0))} needs about {need / 1e9:.3g} GB to build "
+                         f"({spec.kind}), above the memory budget {max_memory / 1e9:.3g} GB "
+                         "(--max-memory-gb): use smaller values, or pass --allow-large")
 
 
 def _check_memory(study: TheoremStudy, spec: VerifyProblem, points: Sequence[Mapping[str, Any]],
