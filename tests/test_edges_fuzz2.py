@@ -98,3 +98,24 @@ def test_instance_bytes_of_the_quadratic_by_hand():
     assert _instance_bytes(problem("quadratic"), {"N": 500, "d": 1000}) == 8.0 * (
         3 * 1000**2 + 2 * 500 * 1000)
     assert _instance_bytes(problem("huber_well"), {"N": 500, "d": 1000}) == 8.0 * 2 * 500 * 1000
+
+
+# ------------------------------------------------------------------ audits of NaN releases
+def test_an_audit_of_non_finite_releases_is_refused_not_consistent(tmp_path):
+    # was: "eps >= 0.000 (test interval [0.000, -0.048]) -> consistent", exit 0
+    from tests.test_edges_fuzz import _cli
+
+    plug = tmp_path / "nan_step.py"
+    plug.write_text(
+        "from dpbounds import extend as ex\n"
+        "method = ex.Method('nan_step', step=lambda x, grad, noise, p: "
+        "(x - p['eta'] * (grad(x) + noise)) * float('nan'), mechanism='gaussian', "
+        "neighbouring='replace-one', sensitivity=lambda f, p: 2 * f.gradient_bound / f.n)\n"
+        "ex.audit_setting(method, steps=3, params={'eta': 1.0})\n")
+    r = _cli("--plugin", str(plug), "audit", "nan_step", "--quick")
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert "not finite" in r.stderr and "consistent" not in r.stdout
+    # control: the same plug-in without the NaN audits normally
+    plug.write_text(plug.read_text().replace(" * float('nan')", ""))
+    r = _cli("--plugin", str(plug), "audit", "nan_step", "--quick")
+    assert r.returncode == 0 and "consistent" in r.stdout, r.stderr

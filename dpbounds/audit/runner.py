@@ -362,7 +362,17 @@ def run_sets(spec: AuditSpec, setting: Setting, trials: int, seed: Any = 0,
                     res = fn(obj, trials=hi - lo, seed=seq, **setting.kwargs)
                 seen = cast(list, tapped if setting.tap is not None  # the tap yields a list
                             else getattr(obj, "queries", []))
-                feats[i].append(np.asarray(setting.features(res, seen), dtype=float))
+                f = np.asarray(setting.features(res, seen), dtype=float)
+                if not np.all(np.isfinite(f)):
+                    # a NaN or inf release scores nothing: the statistics read it as no
+                    # evidence and the audit said "consistent" (exit 0) on an inverted
+                    # interval, with numpy's warnings leaking
+                    bad = int(np.sum(~np.all(np.isfinite(f.reshape(f.shape[0], -1)), axis=1)))
+                    raise ValueError(f"audit {spec.name}: {bad} of {hi - lo} runs released "
+                                     "values that are not finite (NaN or inf); nothing can "
+                                     "be audited from them (an unstable step or noise "
+                                     "factor?)")
+                feats[i].append(f)
                 claimed = max(claimed, float(res.ledger.epsilon if claim is None
                                              else claim(res)))
                 delta = max(delta, float(res.ledger.delta))
