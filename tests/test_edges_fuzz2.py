@@ -119,3 +119,16 @@ def test_an_audit_of_non_finite_releases_is_refused_not_consistent(tmp_path):
     plug.write_text(plug.read_text().replace(" * float('nan')", ""))
     r = _cli("--plugin", str(plug), "audit", "nan_step", "--quick")
     assert r.returncode == 0 and "consistent" in r.stdout, r.stderr
+
+
+# ------------------------------------------------------------------ tuners without noise
+@pytest.mark.parametrize("method", ["nag", "hb"])
+def test_tuners_at_an_astronomical_budget_answer(method, capsys):
+    # eps = 1e300: no noise, and the worst cases at T = 1000 underflow to 0. Was: tune nag
+    # "internal error: ZeroDivisionError" (exit 4); tune hb "error: math range error"
+    code = main(["--quiet", "tune", method, "--mu", "0.1", "--L", "1", "--d", "10", "--N", "1000",
+                 "--S1", "1", "--eps", "1e300"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "tuned by worst case" in out or "tuned by worst-case error" in out
+    assert "nan" not in out.replace("nan_", "")

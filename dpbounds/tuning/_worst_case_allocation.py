@@ -266,7 +266,10 @@ class _Dual:
         if self.families == 2:
             primal = max(primal, float(np.max(self.blocks[2][0] + noise))
                          + float(np.max(self.blocks[3][0] + noise)) + (self.d - 2) * rest)
-        return primal / self.value_and_grad(pi)[0] - 1.0
+        value = float(self.value_and_grad(pi)[0])
+        if value <= 0.0:  # noiseless (eps ~ 1e300 or S_1 ~ 1e-300: exact zeros): no gap
+            return 0.0 if primal <= 0.0 else math.inf
+        return primal / value - 1.0
 
     def extend(self, pi: np.ndarray, lam: np.ndarray, lam_prev: np.ndarray) -> np.ndarray:
         """The previous weights carried onto the grown set of curvatures (0 on the new ones)."""

@@ -132,6 +132,10 @@ _BETA_PROBE = 1e-3          # momentum tried next to beta = 0 to say why GD is b
 _GD_BETA = 1e-9             # a tuned beta at or below this is reported as gradient descent
 
 
+#: the largest log whose exp is a finite float
+_LOG_MAX = math.log(np.finfo(float).max)
+
+
 def naive_transient_sq(alpha: np.ndarray, beta: np.ndarray, lams: np.ndarray,
                        Tmax: int) -> np.ndarray:
     """max_lambda ||T_lambda^t||_2^2 for t = 1..Tmax by sequential 2x2 products; (k,) -> (k, Tmax).
@@ -350,6 +354,9 @@ class HeavyBallTuning:
         def vs(c: HeavyBallChoice) -> str:
             if not math.isfinite(c.worst_case_upper):
                 return f"{c.label}: unstable"
+            if t.worst_case_upper <= 0.0:  # both below the smallest float (eps ~ 1e300)
+                return f"{c.label} " + ("the same (0)" if c.worst_case_upper <= 0.0
+                                        else "above 0")
             return f"{c.label} {c.worst_case_upper / t.worst_case_upper:.3g}x"
 
         others = [c for c in self.choices()[1:]]
@@ -704,7 +711,8 @@ def _tune_hb_bound(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, mechanism, initi
                                                                          [x0 + 1e-3, y0],
                                                                          [x0, y0 + 1e-3]],
                                                      "maxiter": 400})
-    if math.exp(polish.fun) < v0:
+    # compared in logs: a huge log value overflowed math.exp ("math range error" at eps 1e300)
+    if v0 > 0.0 and polish.fun < min(math.log(v0), _LOG_MAX):
         v0, (x0, y0) = math.exp(polish.fun), polish.x
     bar.update()
     # 3. the proven bracket (branch and bound over every alpha > 0, 0 <= beta < 1)
@@ -971,7 +979,9 @@ def _wc_member_candidates(g, search, evaluate, mu, L, x_range, y_range, eps, pol
                                    "initial_simplex": [[x1, y1], [x1 + 0.05, y1],
                                                        [x1, y1 + 0.05]], "maxiter": 300})
         polished += [(x1, y1), (float(polish.x[0]), float(polish.x[1]))]
-        candidates.append((math.exp(polish.fun), float(polish.x[0]), float(polish.x[1])))
+        # a log value past float's range is an infinite candidate (it overflowed math.exp)
+        value = math.exp(polish.fun) if polish.fun < _LOG_MAX else math.inf
+        candidates.append((value, float(polish.x[0]), float(polish.x[1])))
         done += 1
     return candidates
 

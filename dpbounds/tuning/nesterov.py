@@ -121,7 +121,10 @@ class NesterovTuning:
                      f"{min(self.choices, key=lambda c: c.bound).label}")
         for c in self.choices:
             if c.horizons_searched:
-                gap = c.worst_case_upper / c.worst_case_lower - 1.0
+                # both ends 0 where every worst case underflows (eps ~ 1e300: no noise and
+                # a start that decays below the smallest float): proven exactly
+                gap = (c.worst_case_upper / c.worst_case_lower - 1.0 if c.worst_case_lower > 0
+                       else 0.0 if c.worst_case_upper <= 0 else math.inf)
                 lines.append(f"{c.label}: (T = {c.horizon}, its allocation) is proven within "
                              f"{100 * gap:.2g}% of the best (T, allocation) over every T <= "
                              f"{self.setting['max_horizon']} (none has a worst case below "
@@ -137,8 +140,10 @@ class NesterovTuning:
                      "F(x_0) - F* <= E0 and data of sensitivity S_1 [DERIVED]")
         # the attained end's distance to the certified one, as these rows have it (the
         # grid's factor is 2% only while the grid is not capped: computed, not assumed)
+        # a row whose both ends underflow to 0 (no noise, eps ~ 1e300) is exact, not inf
         within = bracket_percent([c.worst_case_upper / c.computed - 1.0 if c.computed > 0
-                                  else math.inf for c in self.choices])
+                                  else 0.0 if c.worst_case_upper <= 0 else math.inf
+                                  for c in self.choices])
         lines.append("bound = (29)/(34) with E_0 = initial gap; computed (in --json) = the "
                      f"attained end of the worst case (within {within} of it on these rows)")
         return "\n".join(lines)
