@@ -1142,7 +1142,7 @@ def study(method: Method, theorem: str | _registry.Entry, *, measure: str = "gra
         module = _caller_module()
         STUDY_REGISTRY.register(s.theorem, s, rank=1000, module=module)
         _record_origin(s.theorem, module)
-        _METHODS[method.name] = method
+        _register_method(method, module)
         _METHOD_THEOREM[method.name] = entry.name
         _METHOD_THEOREM.setdefault(entry.name, method.name)
     return s
@@ -1256,7 +1256,7 @@ def audit_setting(method: Method, *, steps: int = 5, params: Mapping[str, float]
         module = _caller_module()
         AUDIT_REGISTRY.register(spec.name, spec, rank=1000, module=module)
         _record_origin(spec.name, module)
-        _METHODS.setdefault(method.name, method)
+        _register_method(method, module)
     return spec
 
 
@@ -1278,6 +1278,22 @@ def _study_params(method: Method) -> dict[str, float]:
 # ----------------------------------------------------------------------------- calibrate, tune
 #: method name -> the :class:`Method` (filled by :func:`study` and :func:`audit_setting`)
 _METHODS: dict[str, Method] = {}
+#: name -> id of the namespace (module globals) that registered it: two different Methods of
+#: one name from one load are refused; a reload (a fresh namespace) replaces
+_METHOD_NAMESPACE: dict[str, int] = {}
+
+
+def _register_method(method: Method, module: str) -> None:
+    """Keep ``method`` under its name. Two different Methods of one name from the same
+    plug-in were kept silently, the first for ``calibrate`` and the last for ``audit``."""
+    namespace = id(sys._getframe(3).f_globals)  # the plug-in's, above study / audit_setting
+    old = _METHODS.get(method.name)
+    if (old is not None and old is not method
+            and _METHOD_NAMESPACE.get(method.name) == namespace):
+        raise ValueError(f"two different Methods are named {method.name!r} in {module}: give "
+                         "each its own name")
+    _METHODS[method.name] = method
+    _METHOD_NAMESPACE[method.name] = namespace
 #: method name -> the theorem its study checks, and theorem id -> that method's name
 _METHOD_THEOREM: dict[str, str] = {}
 

@@ -132,3 +132,67 @@ def test_tuners_at_an_astronomical_budget_answer(method, capsys):
     assert code == 0, err
     assert "tuned by worst case" in out or "tuned by worst-case error" in out
     assert "nan" not in out.replace("nan_", "")
+
+
+# ------------------------------------------------------------------ small refusals
+def test_two_methods_of_one_name_in_a_plugin_are_refused(tmp_path):
+    # was: loaded; calibrate used the first (Gaussian), audit the second (Laplace)
+    from tests.test_edges_fuzz import _cli
+
+    method = ("ex.Method('dup', step=lambda x, grad, noise, p: x - p['eta'] * (grad(x) + noise), "
+              "mechanism='{}', neighbouring='replace-one', "
+              "sensitivity=lambda f, p: 2 * f.gradient_bound / f.n)")
+    plug = tmp_path / "dup.py"
+    plug.write_text("from dpbounds import extend as ex\n"
+                    f"a = {method.format('gaussian')}\nb = {method.format('laplace')}\n"
+                    "ex.audit_setting(a, steps=3, params={'eta': 1.0})\n"
+                    "ex.audit_setting(b, steps=3, params={'eta': 1.0})\n")
+    r = _cli("--plugin", str(plug), "audit", "--list")
+    assert r.returncode == 2 and "two different Methods are named 'dup'" in r.stderr
+    # control: one Method registered twice (a study and an audit) loads
+    r = _cli("--plugin", "examples/dp_gd_smooth.py", "audit", "--list")
+    assert r.returncode == 0 and "dp_gd_smooth" in r.stdout, r.stderr
+
+
+def test_mechanism_fields_are_single_numbers():
+    import numpy as np
+
+    from dpbounds.privacy.mechanisms import GaussianMechanism, LaplaceMechanism
+
+    with pytest.raises(ValueError, match="sigma of GaussianMechanism must be a single number"):
+        GaussianMechanism(np.array([1.0, 2.0]))
+    with pytest.raises(ValueError, match="scale of LaplaceMechanism must be a single number"):
+        LaplaceMechanism(np.ones(3))
+    m = GaussianMechanism(np.array(2.0))  # control: a 0-d array is a number
+    assert m.sigma == 2.0 and type(m.sigma) is float
+
+
+def test_an_empty_order_grid_is_refused():
+    from dpbounds.privacy.accountants import RdpAccountant
+
+    with pytest.raises(ValueError, match="non-empty"):
+        RdpAccountant(orders=[])
+
+
+def test_tune_nesterov_methods_are_checked():
+    from dpbounds.tuning.nesterov import tune_nesterov
+
+    kw = dict(mu=0.1, L=1.0, d=2, n=100, epsilon=1.0, sensitivity=1.0, initial_gap=1.0,
+              max_horizon=20)
+    with pytest.raises(ValueError, match="at least one"):
+        tune_nesterov(methods=(), **kw)
+    one = tune_nesterov(methods="nag", **kw)  # a name, not its letters
+    assert {c.label.split()[0].removesuffix("-opt") for c in one.choices} == {"DP-NAG"}
+
+
+def test_audit_plan_target_ratio_above_one_is_refused(capsys):
+    assert main(["audit", "plan", "dp_nag", "--target-ratio", "1.5"]) == EXIT_USAGE
+    assert "(0, 1]" in capsys.readouterr().err
+
+
+def test_compose_time_budget_past_the_timer_is_refused(capsys):
+    # was: "error: timestamp too large to convert to C _PyTime_t"
+    assert main(["privacy", "compose", "--time-budget", "1e300", "--event",
+                 "gaussian:z=1,steps=10"]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "time_budget must lie in" in err and "_PyTime_t" not in err

@@ -264,7 +264,10 @@ def plan(algorithm: str, neighbouring: Neighbouring | str | None = None, *,
     from dpbounds.audit.runner import MIXTURE_LR, _declared_model, audit, memory_estimate
     from dpbounds.audit.statistics import simulated_scores
 
-    check_positive("target_ratio", target_ratio)
+    if not check_positive("target_ratio", target_ratio) <= 1.0:
+        # a sound audit of a correct algorithm never certifies more than its claim
+        raise ValueError(f"target_ratio must lie in (0, 1] (eps_lower / claim; a correct "
+                         f"algorithm's eps_lower never exceeds its claim), got {target_ratio!r}")
     pilot = audit(algorithm, neighbouring, epsilon=epsilon, delta=delta, trials=pilot_trials,
                   confidence=confidence, seed=seed, mutant=mutant)
     claim, dlt = pilot.claimed_epsilon, pilot.delta

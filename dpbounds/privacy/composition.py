@@ -73,6 +73,9 @@ EVENT_KINDS: dict[str, tuple[str, ...]] = {
 }
 
 
+#: the largest time budget (a year: beyond ~1e10 s the timer overflows)
+_MAX_TIME_BUDGET = 3.2e7
+
 def _number(spec: str, key: str, text: str) -> float:
     try:
         value = float(text)
@@ -298,6 +301,9 @@ def compose_events(
         raise ValueError("no event to compose: give --event, --from-dp-event or --from-opacus")
     if time_budget is not None:
         time_budget = check_positive("time_budget", time_budget)
+        if time_budget > _MAX_TIME_BUDGET:  # the timer's own limit ("timestamp too large")
+            raise ValueError(f"time_budget must lie in (0, {_MAX_TIME_BUDGET:.0e}] seconds, got "
+                             f"{time_budget!r}")
     risk = None
     if risk_target is not None:
         ledger, risk = _calibrate_first(ledger, parts, events, risk_target)

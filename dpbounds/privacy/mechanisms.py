@@ -194,6 +194,15 @@ class Mechanism:
 
 
 def _set(obj: Any, name: str, value: Any) -> None:
+    # every numeric field is one number: the checks accept arrays (for the vectorised
+    # functions), and GaussianMechanism(np.array([1., 2.])) was accepted, failing later in a
+    # composition with a broadcast error
+    shape = getattr(value, "shape", None)  # an array (NumPy or another array library)
+    if shape is not None and not isinstance(value, (int, float)):
+        if tuple(shape):
+            raise ValueError(f"{name} of {type(obj).__name__} must be a single number, got "
+                             f"an array of shape {tuple(shape)}")
+        value = value.item()
     object.__setattr__(obj, name, value)
 
 

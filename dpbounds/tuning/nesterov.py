@@ -298,6 +298,11 @@ def tune_nesterov(
     Tmax = check_max_horizon(max_horizon)
     refs = tuple(check_int("reference_horizons", T, minimum=1, maximum=MAX_HORIZON)
                  for T in reference_horizons)
+    if isinstance(methods, str):  # 'nag' was read letter by letter ("got 'n'")
+        methods = (methods,)
+    methods = tuple(methods)
+    if not methods:
+        raise ValueError("methods must name at least one of 'nag', 'masg', got none")
     for method in methods:
         check_choice("methods", method, ("nag", "masg"))
     check_noise_fits(S, n, m, eps, d)

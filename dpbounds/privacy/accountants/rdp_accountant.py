@@ -90,9 +90,10 @@ class RdpAccountant(Accountant):
     ) -> None:
         super().__init__(neighbouring)
         self.orders = DEFAULT_ORDERS if orders is DEFAULT_ORDERS else np.asarray(orders, float)
-        if self.orders.ndim != 1 or np.any(self.orders <= 1) or not np.all(
-                np.isfinite(self.orders)):
-            raise ValueError(f"orders must be a 1-d array of finite numbers > 1, got {orders!r}")
+        if self.orders.ndim != 1 or self.orders.size == 0 or np.any(self.orders <= 1) or not \
+                np.all(np.isfinite(self.orders)):
+            raise ValueError(f"orders must be a non-empty 1-d array of finite numbers > 1, got "
+                             f"{orders!r}")
         self.conversion = check_choice("conversion", conversion, ("improved", "mironov"))
         self._grid = np.zeros_like(self.orders)  # non-linear part, on the order grid
         self.rho = 0.0  # linear part alpha * rho (Gaussian, tree, zCDP): any order, exactly
