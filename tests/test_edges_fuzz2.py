@@ -196,3 +196,35 @@ def test_compose_time_budget_past_the_timer_is_refused(capsys):
                  "gaussian:z=1,steps=10"]) == EXIT_USAGE
     err = capsys.readouterr().err
     assert "time_budget must lie in" in err and "_PyTime_t" not in err
+
+
+def test_an_exception_in_plugin_code_names_the_plugin(tmp_path):
+    # was: "internal error: RuntimeError: boom (this is a bug ...)", exit 4
+    from tests.test_edges_fuzz import _cli
+
+    plug = tmp_path / "boom.py"
+    plug.write_text(
+        "from dpbounds import extend as ex\n"
+        "def sens(f, p):\n"
+        "    raise RuntimeError('boom')\n"
+        "method = ex.Method('boom_m', step=lambda x, grad, noise, p: "
+        "x - p['eta'] * (grad(x) + noise), mechanism='gaussian', "
+        "neighbouring='replace-one', sensitivity=sens)\n"
+        "ex.audit_setting(method, steps=3, params={'eta': 1.0})\n")
+    r = _cli("--plugin", str(plug), "calibrate", "boom_m", "--steps", "10", "--N", "100")
+    assert r.returncode == 2, r.stderr
+    assert f"error in plug-in {plug.resolve()}, line 3 (in sens)" in r.stderr
+    assert "this is a bug" not in r.stderr
+
+
+def test_an_internal_error_without_plugins_is_still_internal(monkeypatch, capsys):
+    # control: an exception raised by dpbounds' own code keeps exit 4 and its wording
+    import dpbounds.cli.privacy_cmd as privacy_cmd
+
+    def broken(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise RuntimeError("ours")
+
+    monkeypatch.setattr(privacy_cmd, "run", broken)
+    code = main(["privacy", "--epsilon", "1"])
+    err = capsys.readouterr().err
+    assert code == 4 and "internal error: RuntimeError: ours" in err and "plug-in" not in err

@@ -398,6 +398,20 @@ def _silence_stdout() -> None:
         pass
 
 
+def _plugin_frame(exc: BaseException) -> Any:
+    """The innermost traceback frame of ``exc`` in a loaded ``--plugin`` file, or ``None``
+    (a RuntimeError in a plug-in's sensitivity read "internal error ... this is a bug")."""
+    extend = sys.modules.get("dpbounds.extend")
+    files = set(getattr(extend, "_LOADED", {}) or ())
+    if not files:
+        return None
+    from pathlib import Path
+
+    inside = [f for f in traceback.extract_tb(exc.__traceback__)
+              if str(Path(f.filename).resolve()) in files]
+    return inside[-1] if inside else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``dpbounds`` console script."""
     plugins, argv = _plugins_of(sys.argv[1:] if argv is None else argv)
@@ -459,6 +473,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug: say so in one line, the traceback is one flag away
         if debug:
             traceback.print_exc()
+        frame = _plugin_frame(exc)
+        if frame is not None:  # the plug-in's code raised: its author's to fix, not ours
+            print(f"dpbounds: error in plug-in {frame.filename}, line {frame.lineno} (in "
+                  f"{frame.name}): {type(exc).__name__}: {_one_line(exc)} (rerun with --debug "
+                  "for the traceback)", file=sys.stderr)
+            return EXIT_USAGE
         print(f"dpbounds: internal error: {type(exc).__name__}: {_one_line(exc)} (this is a "
               "bug; rerun with --debug for the traceback)", file=sys.stderr)
         return EXIT_INTERNAL
