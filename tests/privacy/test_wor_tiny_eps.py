@@ -117,3 +117,59 @@ def test_tiny_eps_noise_reaccounts_to_the_target_under_the_oracle() -> None:
 
     assert eps(z) <= eps_target * (1 + 1e-9)
     assert eps(0.97 * z) > eps_target
+
+
+# ------------------------------------------------------------ an independent review's asks
+@pytest.mark.parametrize("s, j", [(1e-6, 1000), (0.01, 2000), (0.01, 601), (1.0, 300),
+                                  (3.0, 40)])
+def test_lognormal_bound_on_a_wider_grid(s: float, j: int) -> None:
+    # small s with large j (where s^2 = rho instead of 2 rho fell below the moment by e^293)
+    bound = float(rdp_module._lognormal_abs_moment_log_bound(s * s, np.array([float(j)]))[0])
+    assert bound >= _exact_log_moment(s, j)
+
+
+def test_lognormal_bound_pinned_by_hand() -> None:
+    # s = 0.1, j = 3: (5!!)^(1/6) = 15^(1/6); log B = 3 log(0.1 * 15^(1/6) + 0.005)
+    # + log(2) / 2 + 9 * 0.01 + 3 * 0.01 / 2
+    expected = (3 * math.log(0.1 * 15 ** (1 / 6) + 0.005) + 0.5 * math.log(2.0) + 0.09
+                + 0.015)
+    got = float(rdp_module._lognormal_abs_moment_log_bound(0.01, np.array([3.0]))[0])
+    assert got == pytest.approx(expected, rel=1e-13)
+
+
+@pytest.mark.parametrize("z, q", [(100.0, 0.05), (1e4, 0.2)])
+def test_moment_terms_above_the_table_cover_the_moments(z: float, q: float) -> None:
+    # the wiring: past level 256, term j is at least q^j [(1 - q) 2^j M_j + q M_j] with M_j
+    # the exact E|e^W - 1|^j at s = 1/z (s^2 = 2 rho), by quadrature
+    rho = 1.0 / (2.0 * z * z)
+    top = 700
+    terms = rdp_module._wor_moment_log_terms(q, rho, top, continuous=True)
+    for j in (300, 457, 700):
+        m = _exact_log_moment(1.0 / z, j)
+        floor = j * math.log(q) + float(np.logaddexp(math.log1p(-q) + j * math.log(2.0) + m,
+                                                     math.log(q) + m))
+        assert terms[j] >= floor - 1e-9 * abs(floor), j
+        assert math.isfinite(terms[j])
+
+
+def _poisson_pair_rdp(q: float, z: float, alpha: int) -> float:
+    """The exact RDP at integer ``alpha`` of (1-q) N(0, z^2) + q N(1, z^2) against N(0, z^2)
+    (Mironov, Talwar & Zhang 2019, the binomial sum), in mpmath: a lower bound of the
+    replace-one without-replacement RDP (the data set whose other records all equal the
+    replaced one's neighbour gives exactly this pair)."""
+    with mp.workdps(60):
+        a = mp.mpf(0)
+        for k in range(alpha + 1):
+            a += (mp.binomial(alpha, k) * mp.mpf(1 - q) ** (alpha - k) * mp.mpf(q) ** k
+                  * mp.exp(mp.mpf(k * (k - 1)) / (2 * mp.mpf(z) ** 2)))
+        return float(mp.log(a) / (alpha - 1))
+
+
+@pytest.mark.parametrize("q, z, alpha", [(0.2, 30.0, 2048), (0.2, 1e3, 4096),
+                                         (0.05, 1e4, 8192)])
+def test_rdp_above_the_table_is_at_least_the_poisson_pair(q: float, z: float,
+                                                          alpha: int) -> None:
+    ours = float(rdp_module.without_replacement_gaussian_rdp(q, z, [float(alpha)])[0])
+    lower = _poisson_pair_rdp(q, z, alpha)
+    assert q * alpha > 256 and ours >= lower * (1 - 1e-12)
+    assert ours <= 4.0 * lower  # and not vacuous: within 4x of the pair (measured 1.0-1.6)
