@@ -1278,20 +1278,26 @@ def _study_params(method: Method) -> dict[str, float]:
 # ----------------------------------------------------------------------------- calibrate, tune
 #: method name -> the :class:`Method` (filled by :func:`study` and :func:`audit_setting`)
 _METHODS: dict[str, Method] = {}
-#: name -> id of the namespace (module globals) that registered it: two different Methods of
-#: one name from one load are refused; a reload (a fresh namespace) replaces
+#: name -> id of the namespace (module globals) of the ``--plugin`` file that registered it
 _METHOD_NAMESPACE: dict[str, int] = {}
 
 
 def _register_method(method: Method, module: str) -> None:
-    """Keep ``method`` under its name. Two different Methods of one name from the same
-    plug-in were kept silently, the first for ``calibrate`` and the last for ``audit``."""
-    namespace = id(sys._getframe(3).f_globals)  # the plug-in's, above study / audit_setting
+    """Keep ``method`` under its name (the last one registered, as the study and audit
+    registries do). Two different Methods of one name were kept silently, the first for
+    ``calibrate`` and the last for ``audit``; within one ``--plugin`` file that is refused
+    (a typo'd copy), while a script or notebook cell run again replaces its Method."""
+    frame = sys._getframe(1)  # the first frame outside this module: the registering code's
+    while frame is not None and frame.f_globals.get("__name__") == __name__:
+        frame = frame.f_back  # type: ignore[assignment]
+    caller = frame.f_globals if frame is not None else {}
+    namespace = id(caller)
     old = _METHODS.get(method.name)
     if (old is not None and old is not method
+            and str(caller.get("__name__", "")).startswith(PLUGIN_MODULE_PREFIX)
             and _METHOD_NAMESPACE.get(method.name) == namespace):
-        raise ValueError(f"two different Methods are named {method.name!r} in {module}: give "
-                         "each its own name")
+        raise ValueError(f"two different Methods are named {method.name!r} in one plug-in: "
+                         "give each its own name")
     _METHODS[method.name] = method
     _METHOD_NAMESPACE[method.name] = namespace
 #: method name -> the theorem its study checks, and theorem id -> that method's name

@@ -228,3 +228,23 @@ def test_an_internal_error_without_plugins_is_still_internal(monkeypatch, capsys
     code = main(["privacy", "--epsilon", "1"])
     err = capsys.readouterr().err
     assert code == 4 and "internal error: RuntimeError: ours" in err and "plug-in" not in err
+
+
+def test_an_example_plugin_runs_as_a_script():
+    # _register_method read a fixed stack depth: "call stack is not deep enough" there
+    import subprocess
+    import sys
+
+    from tests.test_edges_fuzz import ROOT
+
+    r = subprocess.run([sys.executable, str(ROOT / "examples" / "dp_sgd_poisson.py")],
+                       capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert "ledgers equal: True" in r.stdout
+
+
+def test_rate_hb_at_zero_steps(capsys):
+    # the in-place path read v[0] of an empty schedule: "internal error: IndexError"
+    assert main(["rate", "hb", "--alpha", "0.5", "--beta", "0.2", "--mu", "0.1", "--L", "1",
+                 "--steps", "0"]) == 0
+    assert "[1, 1" in capsys.readouterr().out  # F(x_0) - F* <= 1 is the worst case at T = 0

@@ -553,9 +553,12 @@ def check_noise_step(noise_scale: Any, step_size: Any, epsilon: float) -> None:
     move = float(np.max(np.abs(np.asarray(noise_scale, dtype=float))
                         * np.max(np.abs(np.asarray(step_size, dtype=float)))))
     if not move <= MAX_NOISE_STEP:
-        raise ValueError(f"epsilon={epsilon!r} is too small to simulate: the noise moves the "
+        raise ValueError(f"epsilon={epsilon!r} is too small to simulate at these settings: the "
+                         f"noise (scale up to {float(np.max(np.abs(noise_scale))):.3g}) times the "
+                         f"step size (up to {float(np.max(np.abs(step_size))):.3g}) moves the "
                          f"iterate by ~{move:.3g} per step, beyond float64 (limit "
-                         f"{MAX_NOISE_STEP:g})")
+                         f"{MAX_NOISE_STEP:g}); use a larger epsilon, a smaller step size or a "
+                         "smaller sensitivity")
 
 
 def default_step_size(objective: ObjectiveProtocol, step_size: Any, c: Any) -> float:

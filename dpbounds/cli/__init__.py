@@ -407,9 +407,12 @@ def _plugin_frame(exc: BaseException) -> Any:
         return None
     from pathlib import Path
 
-    inside = [f for f in traceback.extract_tb(exc.__traceback__)
-              if str(Path(f.filename).resolve()) in files]
-    return inside[-1] if inside else None
+    frames = traceback.extract_tb(exc.__traceback__)
+    # only where the innermost frame is the plug-in's own code: a dpbounds function raising
+    # below a plug-in's call is still ours (an internal error)
+    if frames and str(Path(frames[-1].filename).resolve()) in files:
+        return frames[-1]
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -264,8 +264,39 @@ def _plan(args: argparse.Namespace, name: str, relation: Neighbouring | None) ->
                 seed=args.seed)
 
 
+#: the options of ``audit`` with their defaults, and the modes that read each (an option a
+#: mode does not read was accepted and dropped: ``--replay --noise-factor 3`` printed the
+#: replay unchanged, ``--plan --trials 5000`` the same plan)
+_READ_BY = {
+    "trials": (None, ("audit",)), "quick": (False, ("audit",)),
+    "noise_factor": (1.0, ("audit",)), "low_bits": (False, ("audit",)),
+    "ledger_claim": (False, ("audit",)), "tradeoff": (False, ("audit",)),
+    "max_memory_gb": (None, ("audit",)), "allow_large": (False, ("audit",)),
+    "confidence": (0.95, ("audit", "--plan")), "target_ratio": (0.9, ("--plan",)),
+    "plan": (False, ("--plan",)),
+}
+
+
+def _refuse_unread(args: argparse.Namespace) -> None:
+    """A ``ValueError`` naming the first option given that the chosen mode does not read."""
+    mode = "--replay" if args.replay else "--plan" if args.plan else "audit"
+    for name, (default, modes) in _READ_BY.items():
+        if name == "max_memory_gb":
+            default = _catalog.constant("audit_memory_budget_gb")
+        value = getattr(args, name, default)
+        if mode not in modes and value != default:
+            flag = "--" + name.replace("_", "-")
+            raise ValueError(f"{flag} is not read with {mode}" if mode != "audit" else
+                             f"{flag} is read by --plan only")
+    if args.quick and args.trials is not None:
+        raise ValueError("give --quick (2000 runs per data set) or --trials, not both")
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the audit(s) (or their plans) and print them."""
+    if (args.list or args.list_mutants) and args.algorithm:
+        raise ValueError(f"--list and --list-mutants take no ALGORITHM, got "
+                         f"{args.algorithm!r}")
     if args.list:
         return _list(args.json)
     if args.list_mutants:
@@ -285,6 +316,7 @@ def run(args: argparse.Namespace) -> int:
     if (known is not None and args.algorithm != "all"
             and str(args.algorithm).replace("-", "_") not in known):  # before the imports
         raise ValueError(unknown_name("audit", args.algorithm, known, "dpbounds audit --list"))
+    _refuse_unread(args)
     if args.replay:
         return _replay(args)
     from dpbounds.audit import audit

@@ -689,7 +689,8 @@ def _tune_hb_bound(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, mechanism, initi
     bar.update()
     if not np.isfinite(np.min(F)):  # the grid has stable points: only the noise can overflow
         raise ValueError(f"epsilon={eps!r} is too small for this problem: the DP heavy-ball "
-                         "bound exceeds the float64 range at every (alpha, beta, T)"
+                         "bound exceeds the float64 range at every (alpha, beta, T) (or the "
+                         "sensitivity S_1 is that large)"
                          + _conditioning_hint(mu, L))
     # 2. a pattern search from each of the best local minima of the grid
     lm = (F == minimum_filter(F, size=3, mode="nearest")) & (F <= 2.0 * np.min(F))

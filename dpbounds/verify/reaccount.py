@@ -1045,13 +1045,14 @@ def transcript_checks(transcript: Mapping[str, Any], *, epsilon: float, delta: f
                               "largest recorded contribution norm / declared bound"),
     }
     if ra.drawn:
-        # level / p of the worst drawn-noise test (scale and law), Bonferroni inside; its
+        # level / p of the worst drawn-noise test (scale, law, independence), Bonferroni; its
         # power against a 10% change is reported, not required (the studies' probes are
         # short; their noise taps check the drawn energy at full size)
         out["drawn_noise"] = check([max(v.predicted / max(v.measured, 1e-300)
                                         for v in ra.drawn)], 1.0, 0.0,
                                    "drawn noise against the transcript's scales (exact Gamma "
-                                   "total and Kolmogorov-Smirnov; dpbounds.verify.drawn_noise)")
+                                   "total, Kolmogorov-Smirnov and lag-1 independence; "
+                                   "dpbounds.verify.drawn_noise)")
         out["drawn_noise"].update(power=float(ra.drawn[0].power or 0.0), power_needed=None,
                                   needs=ra.drawn[0].needs)
     tests = ra.sampling

@@ -87,8 +87,11 @@ def _mutant_dp_agd():
     name = "dpbounds.algorithms._dp_agd_retry_mutant"
     spec = importlib.util.spec_from_loader(name, loader=None)
     module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    exec(compile(source.replace(good, bad), agd_module.__file__, "exec"), module.__dict__)
+    sys.modules[name] = module  # while it runs (its dataclasses look it up), then removed
+    try:
+        exec(compile(source.replace(good, bad), agd_module.__file__, "exec"), module.__dict__)
+    finally:
+        del sys.modules[name]
     return module.dp_agd
 
 

@@ -14,7 +14,12 @@ import math
 import numpy as np
 import pytest
 
-from dpbounds.verify.drawn_noise import SERIAL_MIN_PAIRS, drawn_noise_verdicts, serial_dependence
+from dpbounds.verify.drawn_noise import (
+    SERIAL_MIN_PAIRS,
+    drawn_noise_verdicts,
+    serial_dependence,
+    serial_z,
+)
 
 
 def _transcript(rng, trials: int, releases: int, d: int, noise: str, reuse: bool = False):
@@ -63,12 +68,33 @@ def test_too_few_pairs_give_no_row_and_keep_the_two_row_levels() -> None:
     assert len(rows) == (3 if 4 * 7 >= SERIAL_MIN_PAIRS else 2)
 
 
+@pytest.mark.parametrize("trials, releases", [(2, 16), (1, 31), (15, 3), (30, 2), (1, 121)])
+def test_size_at_the_level_used(trials: int, releases: int) -> None:
+    # the studies' level: alpha = 1e-3 over three rows. An independent review measured the
+    # plain 12 S / sqrt(pairs) at 1.9x this size on 2 x 16 and 1 x 31; the self-normalised
+    # z must be at or below it: 1e6 null transcripts, the rate within 4 s.e. above the level
+    rng = np.random.default_rng(68)
+    level, sims, chunk = 1e-3 / 3, 1_000_000, 100_000
+    two_sided = 3.588  # |z| beyond which the normal two-sided p is below 3.33e-4
+    from scipy import stats
+
+    assert 2 * stats.norm.sf(two_sided) == pytest.approx(level, rel=2e-3)
+    hits = 0
+    for _ in range(sims // chunk):
+        z = serial_z(rng.uniform(size=(chunk, trials, releases)))
+        hits += int(np.sum(np.abs(z) > two_sided))
+    assert hits / sims <= level + 4 * math.sqrt(level / sims), hits / sims
+
+
 def test_the_statistic_by_hand() -> None:
     # two trials of three releases: pairs (0.9, 0.1), (0.1, 0.5), (0.2, 0.8), (0.8, 0.7)
     p = np.array([[0.9, 0.1, 0.5], [0.2, 0.8, 0.7]])
-    terms = [0.4 * -0.4, -0.4 * 0.0, -0.3 * 0.3, 0.3 * 0.2]
+    c = p - 0.5
+    s = 0.4 * -0.4 + -0.4 * 0.0 + -0.3 * 0.3 + 0.3 * 0.2
+    v = (0.4**2 + 0.4**2 + 0.3**2 + 0.3**2) / 12
     assert serial_dependence(p) is None  # 4 pairs < SERIAL_MIN_PAIRS
+    assert float(serial_z(p)) == pytest.approx(s / math.sqrt(v), rel=1e-12)
+    assert np.sum(c[:, :-1] ** 2) == pytest.approx(0.5, rel=1e-12)
     big = np.tile(p, (10, 1))  # 40 pairs
     z, pairs, pv = serial_dependence(big)
-    assert pairs == 40
-    assert z == pytest.approx(12 * 10 * sum(terms) / math.sqrt(40), rel=1e-12)
+    assert pairs == 40 and z == pytest.approx(10 * s / math.sqrt(10 * v), rel=1e-12)

@@ -99,8 +99,9 @@ def check_noise_fits(sensitivity: float, n: int, m: int, epsilon: float, d: int)
     if not log_noise <= LOG_FLOAT_MAX:
         raise ValueError(
             f"epsilon={epsilon!r} is too small for this problem: even with T = 1 the DP noise "
-            f"term 2 d b^2 (b = S_1/(m eps_0), Laplace scale) would be exp({log_noise:.6g}), "
-            "beyond the float64 range (about 1.8e308); use a larger epsilon")
+            f"term 2 d b^2 (b = S_1/(m eps_0) = {sensitivity:.3g}/({m} x {eps1:.3g}), Laplace "
+            f"scale) would be exp({log_noise:.6g}), beyond the float64 range (about 1.8e308); "
+            "use a larger epsilon or a smaller sensitivity S_1")
 
 
 def _finite(x: Any, what: str, cause: str) -> Any:

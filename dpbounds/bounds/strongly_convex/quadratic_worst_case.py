@@ -477,7 +477,7 @@ def _responses(lam: np.ndarray, a_t: np.ndarray, b_t: np.ndarray, g_t: np.ndarra
     def mul(c: np.ndarray, v: np.ndarray) -> np.ndarray:
         return np.where(c == 0.0, 0.0, c * v) if exact_zero else c * v
 
-    constant = (not exact_zero
+    constant = (a_t.size > 0 and not exact_zero  # T = 0: no step (and no v[0])
                 and all(bool(np.all(v == v[0])) for v in (a_t, b_t, g_t, lap, smp)))
     passes = (2 + track_s) if constant else 1
     with _steps_bar(progress, a_t.size * passes, lam.size) as bar:
