@@ -248,3 +248,28 @@ def test_rate_hb_at_zero_steps(capsys):
     assert main(["rate", "hb", "--alpha", "0.5", "--beta", "0.2", "--mu", "0.1", "--L", "1",
                  "--steps", "0"]) == 0
     assert "[1, 1" in capsys.readouterr().out  # F(x_0) - F* <= 1 is the worst case at T = 0
+
+
+# ------------------------------------------------------------------ audit options not read
+@pytest.mark.parametrize("argv, says", [
+    (["dp_sgd", "--replay", "--noise-factor", "3"], "--noise-factor is not read with --replay"),
+    (["dp_sgd", "--replay", "--plan"], "--plan is not read with --replay"),
+    (["dp_nag", "--plan", "--trials", "5000"], "--trials is not read with --plan"),
+    (["dp_nag", "--plan", "--low-bits"], "--low-bits is not read with --plan"),
+    (["dp_nag", "--quick", "--trials", "500"], "not both"),
+    (["dp_nag", "--list"], "take no ALGORITHM"),
+    (["dp_nag", "--quick", "--target-ratio", "0.5"], "--target-ratio is read by --plan only"),
+])
+def test_audit_options_a_mode_does_not_read_are_refused(argv, says, capsys):
+    # each was accepted and dropped (the same output as without it)
+    assert main(["audit", *argv]) == EXIT_USAGE
+    assert says in capsys.readouterr().err
+
+
+def test_audit_options_a_mode_reads_are_accepted(capsys):
+    # control: the replay's own options, and --confidence with --plan's pilot (not run here)
+    assert main(["audit", "dp_sgd", "--replay", "--seed", "2", "--json"]) == 0
+    capsys.readouterr()
+    from dpbounds.cli.audit_cmd import _READ_BY
+
+    assert "--plan" in _READ_BY["confidence"][1] and "audit" in _READ_BY["confidence"][1]
