@@ -273,3 +273,24 @@ def test_audit_options_a_mode_reads_are_accepted(capsys):
     from dpbounds.cli.audit_cmd import _READ_BY
 
     assert "--plan" in _READ_BY["confidence"][1] and "audit" in _READ_BY["confidence"][1]
+
+
+# ------------------------------------------------------------------ did you mean
+@pytest.mark.parametrize("argv, near", [
+    (["verify", "strongly_convex.nag", "--problem", "quadratc"], "did you mean 'quadratic'?"),
+    (["tune", "hbb"], "did you mean 'hb'?"),
+])
+def test_argparse_choices_suggest_the_near_one(argv, near, capsys):
+    with pytest.raises(SystemExit) as exit_:  # argparse's own exit
+        main(argv)
+    assert exit_.value.code == EXIT_USAGE
+    assert near in capsys.readouterr().err
+
+
+def test_a_far_choice_suggests_nothing(capsys):
+    # control: nothing close, no suggestion
+    with pytest.raises(SystemExit) as exit_:
+        main(["verify", "strongly_convex.nag", "--problem", "zzzzzz"])
+    assert exit_.value.code == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "invalid choice" in err and "did you mean" not in err

@@ -101,7 +101,15 @@ class DpParser(argparse.ArgumentParser):
         hint = getattr(action, "unknown_hint", None)
         if hint is not None and action.choices is not None and value not in action.choices:
             raise argparse.ArgumentError(action, hint(value))
-        super()._check_value(action, value)
+        try:
+            super()._check_value(action, value)
+        except argparse.ArgumentError as err:  # argparse's "invalid choice": add a near one
+            from dpbounds._validation import did_you_mean
+
+            near = did_you_mean(value, action.choices or ())
+            if not near:
+                raise
+            raise argparse.ArgumentError(action, f"{err.message}{near}") from None
 
     def error(self, message: str) -> NoReturn:
         """One line, as every other error of the CLI (argparse prints its usage block first)."""

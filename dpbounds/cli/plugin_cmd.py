@@ -248,9 +248,12 @@ def _is_bound(name: str) -> bool:
 
 def _unknown_tuner(names: Sequence[str]) -> Callable[[str], str]:
     def message(value: str) -> str:
+        from dpbounds._validation import did_you_mean
+
         loaded = ", ".join(names) if names else "none (load a plug-in with --plugin FILE)"
-        return (f"unknown method {value!r} to tune: the built-in tuners are hb and nag, any "
-                "registered bound is 'tune bound NAME' (see 'dpbounds bound --list'); the "
+        near = did_you_mean(value, ("hb", "nag", "bound", *names))
+        return (f"unknown method {value!r} to tune{near}: the built-in tuners are hb and nag, "
+                "any registered bound is 'tune bound NAME' (see 'dpbounds bound --list'); the "
                 f"registered methods and plug-in theorems: {loaded}")
     return message
 
