@@ -294,3 +294,10 @@ def test_a_far_choice_suggests_nothing(capsys):
     assert exit_.value.code == EXIT_USAGE
     err = capsys.readouterr().err
     assert "invalid choice" in err and "did you mean" not in err
+
+
+def test_a_confidence_near_one_is_not_printed_as_100_percent():
+    from dpbounds.audit.runner import _percent
+
+    assert [_percent(x) for x in (0.95, 0.9999, 0.5, 1 - 1e-9)] == [
+        "95%", "99.99%", "50%", "99.9999999%"]

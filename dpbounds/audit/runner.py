@@ -311,13 +311,23 @@ class AuditResult:
                 gdp += f" vs mu_claim = {self.mu_claim:.3f}"
         return (f"{self.algorithm} ({self.neighbouring.value}){mut}: claimed eps = "
                 f"{self.claimed_epsilon:.4g} (delta = {self.delta:.3g}); eps >= "
-                f"{self.epsilon_lower:.3f} at {self.confidence:.0%} (test interval "
+                f"{self.epsilon_lower:.3f} at {_percent(self.confidence)} (test interval "
                 f"[{self.epsilon_lower:.3f}, {_fmt(self.epsilon_upper)}], estimate "
                 f"{_fmt(self.epsilon_estimate)}); at delta = {self.reference_delta:g}: eps >= "
                 f"{self.epsilon_lower_reference:.3f}; null (D = D): eps >= "
                 f"{self.null_epsilon_lower:.3f} [{null}]{gdp}; {self.trials} runs per data "
                 f"set; {self.statistic}; {self.cpu_seconds:.1f} s CPU -> {verdict}")
 
+
+
+def _percent(level: float) -> str:
+    """A confidence level as a percentage with the digits it needs (0.9999 is "99.99%", not
+    the "100%" of ``{:.0%}``)."""
+    for digits in range(0, 12):
+        text = f"{100.0 * level:.{digits}f}"
+        if abs(float(text) / 100.0 - level) <= 1e-12 * max(level, 1e-300) or digits == 11:
+            return f"{text}%"
+    return f"{100.0 * level}%"  # pragma: no cover
 
 def _fmt(v: float) -> str:
     return f"{v:.3f}" if math.isfinite(v) else str(v)
