@@ -22,9 +22,10 @@ standard deviation off by :math:`c`). A Kolmogorov-Smirnov test of the :math:`N`
 :math:`u` against :math:`\Gamma(k,\theta)` tests the shape (Gaussian noise of the Laplace's
 variance has the right energy and the wrong law). With at least
 :data:`SERIAL_MIN_PAIRS` pairs of consecutive releases a third row tests their independence
-(:func:`serial_dependence`: noise reused at the next step keeps its law and energy). Each
-test at a third of the family size ``alpha`` (half of it without the third row;
-Bonferroni).
+(:func:`serial_dependence`: noise reused at the next step keeps its law and energy); grid
+runs get it too, on the mid-probability transforms of their integer draws under each
+release's exact law (mean 1/2 under the null). Each test at a third of the family size
+``alpha`` (half of it without the third row; Bonferroni).
 
 **Grid noise [DERIVED].** A run that releases on the grid :math:`2^{-j}` (``grid_bits``
 in the transcript) with discrete Laplace noise (the Laplace momentum methods with
@@ -274,7 +275,10 @@ def _grid_laplace_verdicts(name: str, drawn: np.ndarray, scale: np.ndarray, grid
     rows.append(_chi2_row(name, drawn, cuts, edges, level,
                           f"drawn grid noise law: chi-square of {count} draws in {cells} "
                           f"cells of exact null probability ({law}; {{dof}} dof)", oracle))
-    return rows
+    # mid-probability transforms of the integer draws (mean 1/2 under the null, exactly)
+    mid = 0.5 * (dlap_l1_cdf(drawn - 1.0, b[None, :], dim) + dlap_l1_cdf(drawn, b[None, :], dim))
+    serial = _serial_row(name, mid, level, "mid-probability transforms")
+    return rows + ([serial] if serial is not None else [])
 
 
 def _dgauss_direct(s2: float) -> np.ndarray:
@@ -405,7 +409,14 @@ def _grid_gaussian_verdicts(name: str, drawn: np.ndarray, first: np.ndarray | No
                           f"drawn grid Gaussian noise law: chi-square of {first.size} draws "
                           f"|Z_1| in {cells} cells of exact null probability (the discrete "
                           "Gaussian's folded law; {dof} dof)", oracle))
-    return rows
+    # mid-probability transforms of |Z_1| (mean 1/2 under the null, exactly)
+    mid = np.empty(first.shape)
+    for k, v in enumerate(uniq):
+        cols_k = inv == k
+        x = first[:, cols_k]
+        mid[:, cols_k] = 0.5 * (dgauss_abs_cdf(x - 1.0, float(v)) + dgauss_abs_cdf(x, float(v)))
+    serial = _serial_row(name, mid, level, "mid-probability transforms of |Z_1|")
+    return rows + ([serial] if serial is not None else [])
 
 
 #: numbers per block of the Kolmogorov-Smirnov statistic (:func:`_ks_pvalue`)
@@ -459,9 +470,10 @@ def drawn_noise_verdicts(tr: Mapping[str, Any], *, alpha: float = 1e-3, name: st
     cols = np.isfinite(scale) & (scale > 0) & np.all(np.isfinite(drawn), axis=0)
     if not cols.any():
         return []
+    level = _serial_level(alpha, drawn.shape[0], int(cols.sum()))
     if grid_bits is not None and str(tr["noise"]) == "laplace":
         return _grid_laplace_verdicts(name, drawn[:, cols], scale[cols], int(grid_bits), dim,
-                                      alpha / 2.0)
+                                      level)
     if grid_bits is not None:
         first = tr.get("noise_drawn_first")
         if first is not None:
@@ -473,14 +485,15 @@ def drawn_noise_verdicts(tr: Mapping[str, Any], *, alpha: float = 1e-3, name: st
             if not np.all(np.isfinite(first)):
                 raise ValueError("noise_drawn_first is not finite where noise_drawn is")
         return _grid_gaussian_verdicts(name, drawn[:, cols], first, scale[cols],
-                                       int(grid_bits), dim, alpha / 2.0)
+                                       int(grid_bits), dim,
+                                       level if first is not None else alpha / 2.0)
     unit = scale if str(tr["noise"]) == "laplace" else scale**2  # the statistic's scale
     u = drawn[:, cols]  # a copy (boolean index): divided and later sorted in place
     u /= unit[cols]
     u = u.ravel()
     trials, per_trial = drawn.shape[0], int(cols.sum())
     # scale, law and (with enough pairs) independence, Bonferroni
-    level = alpha / (3.0 if trials * (per_trial - 1) >= SERIAL_MIN_PAIRS else 2.0)
+    level = _serial_level(alpha, trials, per_trial)
     total, shape = float(u.sum()), u.size * k
     p_scale = float(min(1.0, 2.0 * min(stats.gamma.cdf(total, shape, scale=theta),
                                        stats.gamma.sf(total, shape, scale=theta))))
@@ -499,21 +512,14 @@ def drawn_noise_verdicts(tr: Mapping[str, Any], *, alpha: float = 1e-3, name: st
     # before the Kolmogorov-Smirnov test, which sorts u in place; on ranks, so that a wrong
     # scale (the first row's defect) does not read as dependence too
     ranks = stats.rankdata(u) / (u.size + 1.0)
-    serial = serial_dependence(ranks.reshape(trials, per_trial))
+    serial = _serial_row(name, ranks.reshape(trials, per_trial), level, "ranks")
     p_shape = _ks_pvalue(u, stats.gamma(k, scale=theta).cdf)
     rows.append(Verdict(name, f"drawn noise law: Kolmogorov-Smirnov of u against {law} "
                               f"({u.size} draws)",
                         f"two-sided p >= {level:.3g}", p_shape, 0.0, level, oracle,
                         bool(p_shape >= level)))
     if serial is not None:
-        z, pairs, p_serial = serial
-        rows.append(Verdict(name, f"drawn noise independence: lag-1 correlation of the draws' "
-                                  f"ranks, z = {z:.2f} over {pairs} "
-                                  "consecutive pairs",
-                            f"two-sided p >= {level:.3g}", p_serial, 0.0, level,
-                            "consecutive releases' draws independent (DERIVED null: "
-                            "a martingale of centred ranks, self-normalised)",
-                            bool(p_serial >= level)))
+        rows.append(serial)
     return rows
 
 
@@ -542,6 +548,26 @@ def serial_dependence(p: np.ndarray) -> tuple[float, int, float] | None:
         return None
     z = float(serial_z(p))
     return z, pairs, float(min(1.0, 2.0 * stats.norm.sf(abs(z))))
+
+
+def _serial_row(name: str, p: np.ndarray, level: float, what: str) -> Verdict | None:
+    """The independence row of ``p`` (``(trials, releases)`` values with conditional mean
+    1/2 under the null: normalised ranks, or mid-probability transforms of integer draws),
+    or ``None`` below :data:`SERIAL_MIN_PAIRS` pairs."""
+    serial = serial_dependence(p)
+    if serial is None:
+        return None
+    z, pairs, p_serial = serial
+    return Verdict(name, f"drawn noise independence: lag-1 correlation of the draws' {what}, "
+                         f"z = {z:.2f} over {pairs} consecutive pairs",
+                   f"two-sided p >= {level:.3g}", p_serial, 0.0, level,
+                   "consecutive releases' draws independent (DERIVED null: a martingale of "
+                   "centred values, self-normalised)", bool(p_serial >= level))
+
+
+def _serial_level(alpha: float, trials: int, releases: int) -> float:
+    """Each row's level: alpha / 3 with the independence row, alpha / 2 without it."""
+    return alpha / (3.0 if trials * (releases - 1) >= SERIAL_MIN_PAIRS else 2.0)
 
 
 def serial_z(p: np.ndarray) -> np.ndarray:

@@ -98,3 +98,26 @@ def test_the_statistic_by_hand() -> None:
     big = np.tile(p, (10, 1))  # 40 pairs
     z, pairs, pv = serial_dependence(big)
     assert pairs == 40 and z == pytest.approx(10 * s / math.sqrt(10 * v), rel=1e-12)
+
+
+def test_reused_grid_draws_fail_and_fresh_ones_pass() -> None:
+    # grid (discrete Laplace) runs: the row reads mid-probability transforms of the integer
+    # sums S = sum_j |Z_j| under each release's exact law
+    rng = np.random.default_rng(9)
+    trials, releases, d, bits = 10, 40, 3, 10
+    b = np.linspace(0.5, 2.0, releases)  # value units; 2^10 b grid units
+    p = -np.expm1(-1.0 / np.ldexp(b, bits))
+    z = (rng.geometric(p[None, :, None], (trials, releases, d))
+         - rng.geometric(p[None, :, None], (trials, releases, d)))
+    s = np.abs(z).sum(-1).astype(float)
+
+    def rows(drawn):
+        return drawn_noise_verdicts(dict(noise="laplace", release_std=b, noise_drawn=drawn,
+                                         noise_dim=d, grid_bits=bits))
+
+    ok = rows(s)
+    reused = s.copy()
+    reused[:, 1::2] = reused[:, 0::2]  # each draw used for two steps (scales differ a little)
+    bad = rows(reused)
+    assert len(ok) == len(bad) == 3 and all(v.holds for v in ok), ok
+    assert "independence" in bad[2].case and not bad[2].holds
