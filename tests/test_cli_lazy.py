@@ -103,7 +103,9 @@ def test_help_list_and_input_errors_import_no_heavy_module():
                 ["verify", "--list"], ["verify", "--list", "--json"],
                 ["verify", "nosuch.thm", "--quick"], ["bound", "nosuch"], ["audit", "nosuch"],
                 ["audit", "plan", "nosuch"], ["calibrate", "nosuch", "--steps", "10"],
-                ["demo", "--bogus"], *BAD_ARGV])
+                ["demo", "--bogus"], *BAD_ARGV,
+                # the did-you-mean of an invalid choice (stop 68: it imported NumPy first)
+                ["verify", "strongly_convex.nag", "--problem", "quadratc"], ["tune", "hbb"]])
     seen = _imports_of(argvs)
     assert list(seen) == [" ".join(a) for a in argvs]
     assert {k: v for k, v in seen.items() if v} == {}
