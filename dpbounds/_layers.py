@@ -25,6 +25,7 @@ from pathlib import Path
 
 #: Layers from the bottom up; each layer is a tuple of peers (top-level names under dpbounds).
 LAYERS: tuple[tuple[str, ...], ...] = (
+    ("_suggest",),  # standard library only: _validation and the CLI's input errors use it
     ("_layers", "_discovery", "_validation", "notation", "provenance", "_progress", "_normals",
      "_seeds", "_patching"),
     ("data", "backend", "intervals", "schedules", "sweep"),

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from dpbounds._suggest import did_you_mean  # re-exported: its home is NumPy-free
+
 #: Largest number of steps, compositions or records a privacy computation accepts: 10^15, below
 #: 2^53 (~9.0e15), the last count float64 arithmetic holds exactly, and far beyond any training
 #: run or dataset. Larger counts raise ``ValueError`` instead of overflowing or hanging.
@@ -188,21 +190,6 @@ def check_flag(name: str, value: Any) -> bool:
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     raise ValueError(f"{name} must be True or False, got {_show(value)}")
-
-
-def did_you_mean(value: Any, choices: Any) -> str:
-    """``"; did you mean 'x'?"`` for the closest of ``choices`` to a mistyped string
-    (difflib), else ``""``.
-
-    >>> did_you_mean("rdpp", ("rdp", "zcdp", "pld"))
-    "; did you mean 'rdp'?"
-    """
-    if not isinstance(value, str) or not value:
-        return ""
-    import difflib
-
-    close = difflib.get_close_matches(value, [str(c) for c in choices], n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:

@@ -87,18 +87,6 @@ EXIT_INTERRUPTED = 130
 _INT_LIMIT = decimal.Decimal("1.7976931348623157e308")
 
 
-def near_name(value: Any, choices: Any) -> str:
-    """``"; did you mean 'x'?"`` for the closest of ``choices`` (difflib), else ``""``; as
-    :func:`dpbounds._validation.did_you_mean`, without its NumPy import (an input error
-    answers before any heavy module: ``tests/test_cli_lazy.py``)."""
-    if not isinstance(value, str) or not value:
-        return ""
-    import difflib
-
-    close = difflib.get_close_matches(value, [str(c) for c in choices], n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
-
-
 class DpParser(argparse.ArgumentParser):
     """ArgumentParser without prefix abbreviations and with verbatim epilogs (column legends)."""
 
@@ -116,7 +104,9 @@ class DpParser(argparse.ArgumentParser):
         try:
             super()._check_value(action, value)
         except argparse.ArgumentError as err:  # argparse's "invalid choice": add a near one
-            near = near_name(value, action.choices or ())
+            from dpbounds._suggest import did_you_mean  # NumPy-free: an input error is fast
+
+            near = did_you_mean(value, action.choices or ())
             if not near:
                 raise
             raise argparse.ArgumentError(action, f"{err.message}{near}") from None

@@ -248,10 +248,10 @@ def _is_bound(name: str) -> bool:
 
 def _unknown_tuner(names: Sequence[str]) -> Callable[[str], str]:
     def message(value: str) -> str:
-        from dpbounds.cli import near_name
+        from dpbounds._suggest import did_you_mean
 
         loaded = ", ".join(names) if names else "none (load a plug-in with --plugin FILE)"
-        near = near_name(value, ("hb", "nag", "bound", *names))
+        near = did_you_mean(value, ("hb", "nag", "bound", *names))
         return (f"unknown method {value!r} to tune{near}: the built-in tuners are hb and nag, "
                 "any registered bound is 'tune bound NAME' (see 'dpbounds bound --list'); the "
                 f"registered methods and plug-in theorems: {loaded}")

@@ -468,7 +468,9 @@ def laplace_transcript_checks(run: Any, mutation: str | None, algorithm: str,
     sensitivity :math:`S_1/m` is :math:`S_1/n` and the amplification is 1, so a scale from
     :math:`S_1/n` (eq. (27) as printed) or amplification applied twice ran bit for bit the
     correct code (an independent adversary's mutants; their eps ~21 and ~9 against a ledger
-    of 1). Its rows are the same, named ``minibatch_*``."""
+    of 1). It keeps three rows, ``minibatch_reaccount``, ``minibatch_contribution`` and
+    ``minibatch_spent``; both probes' ``spent`` row holds the run's ledger to the
+    re-accounting (the ledger must not read less)."""
     from dpbounds.algorithms._transcript import Transcript
     from dpbounds.verify.reaccount import transcript_checks
     from dpbounds.verify.sampling import POWER
