@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from dpbounds.cli import _catalog, add_quantity, progress_enabled, strict_json
+from dpbounds.cli import _catalog, add_quantity, flag_used, progress_enabled, strict_json
 
 #: largest horizon searched (the catalog's copy: the help imports no bound)
 MAX_HORIZON: int = _catalog.constant("max_horizon")
@@ -199,10 +199,10 @@ def _check_pep_args(args: argparse.Namespace) -> None:
     if wanted and args.steps is None:
         raise ValueError("--pep needs --steps T (the horizon of the worst case)")
     if args.steps is None:  # these were ignored without --steps (the rate alone printed)
-        given = [flag for flag, v, default in (("--R", args.initial_gap, 1.0),
-                                               ("--noise-second-moment",
-                                                args.noise_second_moment, 0.0))
-                 if v != default]
+        # typed, not compared with the default: `--R 1` was accepted and ignored
+        typed = getattr(args, "_flags_typed", None) or {}
+        given = [flag_used(args, dest) for dest in ("initial_gap", "noise_second_moment")
+                 if dest in typed]
         if given:
             one = len(given) == 1
             raise ValueError(f"{' and '.join(given)} need{'s' if one else ''} --steps T "

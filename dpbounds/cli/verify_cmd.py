@@ -120,8 +120,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--path", action="store_const", const="path", dest="grid",
                    help="same as --grid path: where the bound's local slope is the headline "
                         "exponent")
-    p.add_argument("--max-seconds", type=float, default=900.0, metavar="S",
-                   help="CPU budget of a planned grid (default 900)")
+    p.add_argument("--max-seconds", type=float, default=None, metavar="S",
+                   help="CPU budget of a planned grid (default 900; not with --quick, "
+                        "--values or --grid small, whose grids are not planned)")
     p.add_argument("--allow-expensive", action="store_true",
                    help="run every planned point, whatever its estimated cost")
     p.add_argument("--max-memory-gb", type=float, default=4.0, metavar="GB",
@@ -441,6 +442,17 @@ def run(args: argparse.Namespace) -> int:
         flag = {"d": "--d", "N": "--N", "eps": "--eps"}[args.scaling_variable]
         raise ValueError(f"{flag} is swept by --vary {args.scaling_variable} (give its grid "
                          f"with --values), got {flag} {fixed[args.scaling_variable]:.6g}")
+    # a budget of a grid that is not planned was ignored without a word (--quick
+    # --max-seconds 1 ran its whole grid)
+    fixed_grid = ("--quick" if args.quick else "--values" if args.values is not None
+                  else "--grid small" if args.grid == "small" else None)
+    for flag, typed in (("--max-seconds", args.max_seconds is not None),
+                        ("--allow-expensive", args.allow_expensive)):
+        if typed and fixed_grid:
+            raise ValueError(f"{flag} budgets a planned grid; {fixed_grid} runs a grid that is "
+                             "not planned, so it would be ignored")
+    if args.max_seconds is None:
+        args.max_seconds = 900.0
     for name, v in (("max_seconds", args.max_seconds), ("max_memory_gb", args.max_memory_gb)):
         if not (math.isfinite(v) and v > 0):
             raise ValueError(f"--{name.replace('_', '-')} must be positive and finite, "

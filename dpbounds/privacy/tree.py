@@ -376,7 +376,11 @@ def tree_aggregation_epsilon(
     delta = check_probability("delta", delta)
     sensitivity = check_nonnegative("sensitivity", sensitivity)
     node_count = check_int("node_count", node_count, minimum=1, maximum=MAX_COUNT)
-    rho = node_count * sensitivity**2 / (2.0 * np.asarray(sigma) ** 2)
+    sig = np.asarray(sigma)
+    if 1e-150 < sensitivity < 1e150 and np.all((sig > 1e-150) & (sig < 1e150)):
+        rho = node_count * sensitivity**2 / (2.0 * sig**2)
+    else:  # a square would leave the float range: the ratio first (rho reads s/sigma only)
+        rho = node_count * (sensitivity / sig) ** 2 / 2.0
     return _linear_rdp_epsilon(rho, delta, method)
 
 

@@ -38,6 +38,15 @@ def _finite(value: Any) -> Any:
         raise OverflowError("the composed budget is not finite")
     return value
 
+def _half_ratio_squared(sensitivity: float, sigma: float) -> float:
+    """:math:`s^2/(2\\sigma^2)`, the Gaussian's zCDP rho. Where either square would leave the
+    float range (``--G 1e300`` gave ``s = 2e297``, ``sigma = 9.8e298``: rho 2e-4, but
+    ``s**2`` overflowed) the ratio is formed first; elsewhere the same floats as before."""
+    if 1e-150 < sensitivity < 1e150 and 1e-150 < sigma < 1e150:
+        return sensitivity**2 / (2 * sigma**2)
+    return (sensitivity / sigma) ** 2 / 2
+
+
 
 class Accountant(abc.ABC):
     """Common interface: ``compose(mechanism, count)``, ``get_epsilon(delta)``,

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from dpbounds._validation import check_choice, check_nonnegative, check_probability
-from dpbounds.privacy.accountants.base import Accountant, _finite
+from dpbounds.privacy.accountants.base import Accountant, _finite, _half_ratio_squared
 from dpbounds.privacy.mechanisms import (
     GaussianMechanism,
     LaplaceMechanism,
@@ -110,10 +110,10 @@ class RdpAccountant(Accountant):
         """Slope rho of a mechanism whose RDP is alpha * rho (else None)."""
         nb = self.neighbouring
         if isinstance(mechanism, GaussianMechanism):
-            return self._sensitivity(mechanism) ** 2 / (2 * mechanism.sigma**2)
+            return _half_ratio_squared(self._sensitivity(mechanism), mechanism.sigma)
         if isinstance(mechanism, TreeAggregationMechanism):
             sens = self._sensitivity(mechanism)
-            return mechanism.node_count * sens**2 / (2 * mechanism.sigma**2)
+            return mechanism.node_count * _half_ratio_squared(sens, mechanism.sigma)
         if isinstance(mechanism, ZcdpMechanism):
             try:
                 return mechanism.rho_under(nb)

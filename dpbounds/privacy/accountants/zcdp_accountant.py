@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from dpbounds._validation import check_choice, check_probability
-from dpbounds.privacy.accountants.base import Accountant, _finite
+from dpbounds.privacy.accountants.base import Accountant, _finite, _half_ratio_squared
 from dpbounds.privacy.mechanisms import (
     GaussianMechanism,
     LaplaceMechanism,
@@ -44,10 +44,10 @@ class ZcdpAccountant(Accountant):
     def mechanism_rho(self, mechanism: Mechanism) -> float:
         nb = self.neighbouring
         if isinstance(mechanism, GaussianMechanism):
-            return self._sensitivity(mechanism) ** 2 / (2 * mechanism.sigma**2)
+            return _half_ratio_squared(self._sensitivity(mechanism), mechanism.sigma)
         if isinstance(mechanism, TreeAggregationMechanism):
             sens = self._sensitivity(mechanism)
-            return mechanism.node_count * sens**2 / (2 * mechanism.sigma**2)
+            return mechanism.node_count * _half_ratio_squared(sens, mechanism.sigma)
         if isinstance(mechanism, LaplaceMechanism):
             return (self._sensitivity(mechanism) / mechanism.scale) ** 2 / 2
         if isinstance(mechanism, (SubsampledLaplaceMechanism, PureDpMechanism)):

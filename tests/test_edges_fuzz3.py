@@ -1,0 +1,127 @@
+"""Edges left from the second fuzz and found by the third (stop 69), each test failing before
+its fix. In-process ``main`` where no plug-in is loaded; plug-ins in fresh processes."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dpbounds.privacy import (
+    GaussianMechanism,
+    Neighbouring,
+    RdpAccountant,
+    TreeAggregationMechanism,
+    ZcdpAccountant,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dpbounds", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+
+
+def _zcdp_epsilon(rho: float, delta: float) -> float:
+    # the standard conversion written out here (Bun & Steinke 2016, Prop. 1.3), the oracle
+    return rho + 2 * math.sqrt(rho * math.log(1 / delta))
+
+
+# ------------------------------------------------- Gaussian rho at the float range's ends
+@pytest.mark.parametrize("scale", [1e-300, 1e-200, 1e200, 1e300])
+@pytest.mark.parametrize("make", [lambda: ZcdpAccountant(Neighbouring.REPLACE_ONE),
+                                  lambda: RdpAccountant(Neighbouring.REPLACE_ONE)])
+def test_the_gaussian_budget_depends_on_the_ratio_only(scale, make):
+    # was: s**2 overflowed (s = 2e297, sigma = 9.8e298: "leaves the floating-point range"),
+    # or underflowed to rho = 0 at s = 1e-300 (an epsilon of 0: privacy overshot by any
+    # amount); the budget of s/sigma = 0.2 is the same at every scale
+    delta = 1e-5
+    acc = make().compose(GaussianMechanism(sigma=5 * scale, sensitivity=scale,
+                                           neighbouring="replace_one"), 100)
+    unit = make().compose(GaussianMechanism(sigma=5.0, sensitivity=1.0,
+                                            neighbouring="replace_one"), 100)
+    expected = _zcdp_epsilon(100 * 0.2**2 / 2, delta)
+    got = acc.get_epsilon(delta)
+    assert got == pytest.approx(unit.get_epsilon(delta), rel=1e-12)
+    if isinstance(acc, ZcdpAccountant):
+        assert got == pytest.approx(expected, rel=1e-12)
+    else:  # RDP's conversion is the tighter one: below the standard zCDP one, not far
+        assert 0.8 * expected <= got <= expected
+
+
+def test_the_tree_budget_depends_on_the_ratio_only():
+    delta = 1e-5
+    acc = ZcdpAccountant(Neighbouring.REPLACE_ONE).compose(
+        TreeAggregationMechanism(sigma=5e298, sensitivity=1e298, node_count=7,
+                                 neighbouring="replace_one"))
+    assert acc.get_epsilon(delta) == pytest.approx(_zcdp_epsilon(7 * 0.2**2 / 2, delta),
+                                                   rel=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1e-298, 1.0, 1e298])
+def test_the_tree_epsilon_function_depends_on_the_ratio_only(scale):
+    from dpbounds.privacy.tree import tree_aggregation_epsilon
+
+    got = tree_aggregation_epsilon(5 * scale, 1e-5, scale, 7)
+    assert got == pytest.approx(_zcdp_epsilon(7 * 0.2**2 / 2, 1e-5), rel=1e-12)
+
+
+def test_calibrate_at_a_huge_gradient_bound_scales_the_noise():
+    # was: exit 2, "the zcdp accountant's budget leaves the floating-point range" with the
+    # mechanism's repr; the noise multiplier is the same at G = 1 and G = 1e300
+    plug = str(ROOT / "examples" / "dp_gd_smooth.py")
+    outs = [_cli("--plugin", plug, "calibrate", "dp_gd_smooth", "--steps", "100", "--G", g,
+                 "--N", "1000", "--d", "10") for g in ("1", "1e300")]
+    for r in outs:
+        assert r.returncode == 0, r.stderr
+    mult = [line for r in outs for line in r.stdout.splitlines() if "noise multiplier" in line]
+    assert len(mult) == 2 and mult[0].split("(")[1] == mult[1].split("(")[1]
+
+
+# ------------------------------------------------------------- options a mode would ignore
+@pytest.mark.parametrize("argv, flag, mode", [
+    (["--quick", "--max-seconds", "1"], "--max-seconds", "--quick"),
+    (["--vary", "d", "--values", "10", "20", "--allow-expensive"], "--allow-expensive",
+     "--values"),
+    (["--grid", "small", "--max-seconds", "5"], "--max-seconds", "--grid small"),
+])
+def test_verify_refuses_a_budget_of_a_grid_that_is_not_planned(argv, flag, mode, capsys):
+    # was: ignored (--quick --max-seconds 1 ran its whole grid, exit 0)
+    from dpbounds.cli import EXIT_USAGE, main
+
+    assert main(["verify", "strongly_convex.nag", *argv]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert f"{flag} budgets a planned grid; {mode} runs a grid" in err
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["--R", "1"], "--R"), (["--E0", "1"], "--E0"),
+    (["--noise-second-moment", "0"], "--noise-second-moment"),
+])
+def test_rate_hb_refuses_a_default_valued_worst_case_option_without_steps(argv, named,
+                                                                           capsys):
+    # was: `--R 1` (the default's value) accepted and ignored; `--R 2` was refused
+    from dpbounds.cli import EXIT_USAGE, main
+
+    assert main(["rate", "hb", "--alpha", "0.5", "--beta", "0.3", "--mu", "0.1", "--L", "1",
+                 *argv]) == EXIT_USAGE
+    assert f"{named} needs --steps T" in capsys.readouterr().err
+
+
+def test_rate_hb_reads_the_worst_case_options_with_steps(capsys):
+    # control: with --steps they are read; without noise the worst case is linear in E0, so
+    # --R 2 doubles it (and --R 1, typed, is the default's run)
+    import json
+
+    from dpbounds.cli import main
+
+    vals = []
+    for e0 in ("1", "2"):
+        assert main(["rate", "hb", "--alpha", "0.5", "--beta", "0.3", "--mu", "0.1", "--L",
+                     "1", "--steps", "5", "--R", e0, "--json"]) == 0
+        vals.append(json.loads(capsys.readouterr().out)["worst_case"]["quadratic"]["value"])
+    assert vals[1] == pytest.approx(2 * vals[0], rel=1e-12)
