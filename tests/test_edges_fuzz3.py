@@ -125,3 +125,98 @@ def test_rate_hb_reads_the_worst_case_options_with_steps(capsys):
                      "1", "--steps", "5", "--R", e0, "--json"]) == 0
         vals.append(json.loads(capsys.readouterr().out)["worst_case"]["quadratic"]["value"])
     assert vals[1] == pytest.approx(2 * vals[0], rel=1e-12)
+
+
+# ------------------------------------------------ problem flags a named bound does not read
+_FULL = dict(d=10, N=100000, eps=0.5, delta=1e-5, G=1.0, L=1.0, R=1.0, tau0=2.0, L1=0.0, c2=2.5,
+             diam=1.0, mu=0.1, S1=1.0, m=100, max_horizon=200)
+
+
+def _moved(k, v):
+    return v // 2 if k in ("N", "d", "m", "max_horizon") else 0.5 * v if v else 1.0
+
+
+def test_a_key_called_unread_does_not_move_the_bound():
+    # the oracle is the bound's value itself (not the parameters Entry.unread compares): for
+    # every built-in bound, each key it calls unread leaves the value where it was
+    import numpy as np
+
+    from dpbounds.bounds import registry
+
+    registry.discover()
+    checked = 0
+    for e in registry.entries():
+        for k in e.unread(_FULL, list(_FULL)):
+            base = e.value(_FULL)
+            moved = e.value(dict(_FULL, **{k: _moved(k, _FULL[k])}))
+            assert np.all(np.asarray(base) == np.asarray(moved)), (e.name, k)
+            checked += 1
+    assert checked >= 30  # the non-convex bounds ignore m, S1, mu; Kuru's pure-DP ones delta
+
+
+def test_the_keys_a_bound_reads_are_not_called_unread():
+    # negative control: each of these moves its bound's value, so none may be refused
+    from dpbounds.bounds import registry
+
+    reads = {"nonconvex.normalized_sgd": ["d", "N", "eps", "delta", "tau0"],
+             "strongly_convex.heavy_ball": ["d", "N", "eps", "mu", "S1", "m"],
+             "convex.output_perturbation": ["d", "N", "eps", "delta", "mu"]}
+    for name, keys in reads.items():
+        e = registry.get(name)
+        assert e.unread(_FULL, keys) == [], name
+        for k in keys:
+            assert e.value(_FULL) != e.value(dict(_FULL, **{k: _moved(k, _FULL[k])})), (name, k)
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["bound", "yang.nsgd", "--m", "10"], "--m"),
+    (["bound", "yang.nsgd", "--batch-size", "10"], "--batch-size"),
+    (["bound", "strongly_convex.heavy_ball", "--mu", "0.1", "--S1", "1", "--delta", "1e-6"],
+     "--delta"),
+    (["bound", "nonconvex.tree_momentum_nsgd", "--max-horizon", "50"], "--max-horizon"),
+])
+def test_bound_refuses_a_flag_its_bound_does_not_read(argv, flag, capsys):
+    # was: printed the bound as if the flag were not there (exit 0)
+    from dpbounds.cli import EXIT_USAGE, main
+
+    assert main(argv) == EXIT_USAGE
+    assert f"{flag} is not read by" in capsys.readouterr().err
+
+
+def test_bound_keeps_the_flags_its_table_reads(capsys):
+    # control: G is read by the vacuity verdict even where tau0 replaces it in the bound, and
+    # m by Kuru's bound (m = 100 against the full batch moves it)
+    from dpbounds.cli import main
+
+    assert main(["bound", "yang.nsgd", "--tau0", "3", "--G", "2"]) == 0
+    outs = []
+    for m in ("100", "1000"):
+        assert main(["bound", "strongly_convex.heavy_ball", "--mu", "0.1", "--S1", "1",
+                     "--N", "1000", "--m", m, "--json"]) == 0
+        outs.append(capsys.readouterr().out)
+    assert outs[0] != outs[1]
+
+
+def test_plugin_tune_refuses_a_batch_size_it_does_not_read():
+    # was: `tune heavy_ball_plugin --m 10` printed the table of the full batch (exit 0)
+    plug = str(ROOT / "examples" / "heavy_ball_plugin.py")
+    r = _cli("--plugin", plug, "tune", "heavy_ball_plugin", "--mu", "0.1", "--L", "1", "--R",
+             "1", "--N", "1000", "--d", "10", "--S1", "1", "--m", "10")
+    assert r.returncode == 2 and "--m is not read when tuning by the worst case" in r.stderr
+    plug = str(ROOT / "examples" / "dp_gd_strongly_convex.py")
+    r = _cli("--plugin", plug, "tune", "bound", "strongly_convex.dp_gd_linear", "--d", "8",
+             "--N", "1e4", "--R", "2", "--mu", "0.1", "--S1", "0.5", "--m", "10")
+    assert r.returncode == 2 and "--m is not read by strongly_convex.dp_gd_linear" in r.stderr
+
+
+@pytest.mark.parametrize("sens, sigma", [(1.0, 1e300), (1e-149, 1e149), (1e-160, 1e-2)])
+def test_a_rho_below_the_float_range_is_refused_not_read_as_zero(sens, sigma):
+    # (1e-149, 1e149) was accepted with rho = 0 by the square-first form: epsilon 0 where the
+    # true one is positive (an under-report); refused as the other float-range ends are
+    from dpbounds.privacy.tree import tree_aggregation_epsilon
+
+    for acc in (ZcdpAccountant(), RdpAccountant()):
+        with pytest.raises(ValueError, match="floating-point range"):
+            acc.compose(GaussianMechanism(sigma=sigma, sensitivity=sens))
+    with pytest.raises(ValueError, match="floating-point range"):
+        tree_aggregation_epsilon(sigma, 1e-5, sens, 3)

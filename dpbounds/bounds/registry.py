@@ -34,7 +34,7 @@ d^(1/3) N^(-2/3) eps^(-2/3)
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -206,6 +206,34 @@ class Entry:
         if missing:
             raise ValueError(f"{self.name} does not apply to this problem: {missing}")
         return self.to_params(p)
+
+    def unread(self, problem: Mapping[str, Any] | None, keys: Sequence[str]) -> list[str]:
+        """The problem keys among ``keys`` that this bound's parameters do not read: moved to
+        another valid value, :attr:`to_params` returns the same parameters. A key whose move
+        changes them, or fails (a value the bound checks), is read. Cheap (``to_params``
+        only); the CLI refuses a typed flag this returns (``--m`` was ignored by the
+        non-convex bounds and a plug-in's theorem without a word)."""
+        p = self._problem(problem, {})
+        try:
+            base = self.to_params(p)
+        except Exception:  # noqa: BLE001 -- the evaluation says why, in its own words
+            return []
+        out = []
+        for k in keys:
+            v = p.get(k)
+            if k == "problem_class" or not isinstance(v, (int, float)) or isinstance(v, bool):
+                continue
+            if k in ("N", "d", "m", "max_horizon"):  # integers
+                moved: float = int(v) // 2 if v >= 2 else int(v) + 1
+            else:
+                moved = 0.5 * float(v) if v != 0 else 1.0
+            try:
+                alt = self.to_params(dict(p, **{k: moved}))
+            except Exception:  # noqa: BLE001 -- refused at the moved value: the key is read
+                continue
+            if _same_params(alt, base):
+                out.append(k)
+        return out
 
     # ------------------------------------------------------------------ applicability
     def mismatch(self, p: Mapping[str, Any], given: str | None = None) -> str | None:
@@ -387,6 +415,20 @@ PROVIDERS: tuple[str, ...] = ("dpbounds.lmi.heavy_ball_bound",)
 #: walks the package; ranked by the class in the id (:data:`CLASSES` order), then by id.
 BOUND_REGISTRY: Registry[Entry] = Registry("bound", __name__.rpartition(".")[0], PROVIDERS)
 _ALIASES: dict[str, str] = {}
+
+
+def _same_params(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two parameter dicts hold the same keys and values (arrays compared whole)."""
+    if set(a) != set(b):
+        return False
+    for k in a:
+        try:
+            if not bool(np.all(np.asarray(a[k]) == np.asarray(b[k]))):
+                return False
+        except (TypeError, ValueError):
+            if a[k] is not b[k]:
+                return False
+    return True
 
 
 def register(entry: Entry) -> Entry:

@@ -96,6 +96,23 @@ def _add_problem(p: argparse.ArgumentParser) -> None:
                                               "quadratic"))
 
 
+#: problem keys the table's trivial bounds read whatever the bound reads (G; sqrt(2 L R); G diam;
+#: R): typed for a bound that does not, they still move its vacuity verdict
+_READ_BY_TRIVIAL = ("G", "L", "R", "diam", "problem_class")
+
+
+def refuse_unread(args: argparse.Namespace, entry: Any, problem: dict[str, Any]) -> None:
+    """A ``ValueError`` for the first typed problem flag that ``entry``'s bound does not read
+    (``Entry.unread``): ``bound yang.nsgd --m 10`` printed the bound as without it."""
+    typed = set(getattr(args, "_flags_typed", None) or {})
+    keys = [k for k, dest in PROBLEM_QUANTITIES.items()
+            if dest in typed and k not in _READ_BY_TRIVIAL]
+    for k in entry.unread(problem, keys) if keys else ():
+        raise ValueError(f"{flag_used(args, PROBLEM_QUANTITIES[k])} is not read by "
+                         f"{entry.name}'s bound (moved, its parameters stay the same): "
+                         "leave it out")
+
+
 def _problem(args: argparse.Namespace) -> dict[str, float]:
     from dpbounds.bounds.registry import check_problem
 
@@ -149,6 +166,7 @@ def _bound(args: argparse.Namespace) -> int:
 
     e = registry.get(args.name)
     problem = _problem(args)
+    refuse_unread(args, e, problem)
     if args.smallest or args.largest:
         return _regime(args, e, problem)
     given = [flag for flag, v in (("--target", args.target), ("--search-range",

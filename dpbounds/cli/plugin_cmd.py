@@ -18,7 +18,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from dpbounds.cli import add_quantity, integer, strict_json
+from dpbounds.cli import add_quantity, flag_used, integer, strict_json
 
 __all__ = ["BUILT_IN_TUNERS", "register", "register_tune_bound", "register_tune_named"]
 
@@ -128,11 +128,22 @@ def _tune(args: argparse.Namespace, name: str, objective: str) -> int:
         if ranges or args.over:
             raise ValueError("--over/--range: --objective error searches the coefficients the "
                              "method's linear declaration names")
+        if "batch_size" in (getattr(args, "_flags_typed", None) or {}):  # was ignored
+            raise ValueError(f"{flag_used(args, 'batch_size')} is not read when tuning by the "
+                             "worst case of the run (the noise is the method's own "
+                             "calibration: full batch, or its declared sampling's batch)")
         horizon = problem.pop("max_horizon", None)
         res = tune(name, problem, by="error", grid=args.grid_size,
                    max_horizon=1000 if horizon is None else int(horizon))
     else:
         _check_bound_target(name)
+        from dpbounds.bounds import registry
+        from dpbounds.cli.bounds_cmd import refuse_unread
+        from dpbounds.extend import _METHOD_THEOREM, _METHODS
+
+        # a method's name stands for the theorem its study checks (as extend.tune reads it)
+        target = _METHOD_THEOREM[name] if name in _METHODS and name in _METHOD_THEOREM else name
+        refuse_unread(args, registry.get(target), problem)
         res = tune(name, problem, over=args.over, ranges=ranges or None,
                    grid=args.grid_size)
     print(strict_json(res.rows(), indent=2) if args.json else res.table())

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import abc
 import math
+import sys
 from typing import Any
 
 import numpy as np
@@ -41,11 +42,17 @@ def _finite(value: Any) -> Any:
 def _half_ratio_squared(sensitivity: float, sigma: float) -> float:
     """:math:`s^2/(2\\sigma^2)`, the Gaussian's zCDP rho. Where either square would leave the
     float range (``--G 1e300`` gave ``s = 2e297``, ``sigma = 9.8e298``: rho 2e-4, but
-    ``s**2`` overflowed) the ratio is formed first; elsewhere the same floats as before."""
+    ``s**2`` overflowed) the ratio is formed first; elsewhere the same floats as before. A
+    rho below the smallest normal float (flushed to 0 or subnormal, so an epsilon read from
+    it would lie below the true one: ``z = 1e300`` would read epsilon 0) raises
+    ``OverflowError``, which :meth:`Accountant.compose` refuses in words."""
     if 1e-150 < sensitivity < 1e150 and 1e-150 < sigma < 1e150:
-        return sensitivity**2 / (2 * sigma**2)
-    return (sensitivity / sigma) ** 2 / 2
-
+        rho = sensitivity**2 / (2 * sigma**2)
+    else:
+        rho = (sensitivity / sigma) ** 2 / 2
+    if sensitivity > 0 and rho < sys.float_info.min:
+        raise OverflowError("rho underflows")
+    return rho
 
 
 class Accountant(abc.ABC):
