@@ -153,8 +153,24 @@ def zcdp_rho(eps: Any, delta: Any) -> sp.Expr:
     r"""The zCDP budget :math:`\rho` of a target :math:`(\varepsilon,\delta)`:
     :math:`(\sqrt{\log(1/\delta)+\varepsilon}-\sqrt{\log(1/\delta)})^2`, the inverse of
     Bun & Steinke's (2016, Prop. 1.3) conversion (what the ``"gaussian"`` methods calibrate to).
+    Symbols pass through; numbers must be ``eps >= 0`` and ``0 < delta < 1`` (``ValueError``:
+    a negative eps read a positive rho, delta = 2 a complex one).
     """
-    lg = sp.log(1 / sp.sympify(delta))
+    vals = {}
+    for name, v in (("eps", eps), ("delta", delta)):
+        try:
+            vals[name] = sp.sympify(v, strict=True)
+        except (sp.SympifyError, TypeError, ValueError):
+            raise ValueError(f"{name} must be a number or a sympy expression, got {v!r}") from None
+        x = vals[name]
+        if x.is_number:
+            ok = bool(x.is_real) and bool(sp.Abs(x) < sp.oo) and (
+                bool(x >= 0) if name == "eps" else bool(x > 0) and bool(x < 1))
+            if not ok:
+                raise ValueError(f"{name} must be {'>= 0' if name == 'eps' else 'in (0, 1)'} "
+                                 f"and finite, got {v!r}")
+    eps = vals["eps"]
+    lg = sp.log(1 / vals["delta"])
     return (sp.sqrt(lg + eps) - sp.sqrt(lg)) ** 2
 
 

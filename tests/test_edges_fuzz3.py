@@ -220,3 +220,82 @@ def test_a_rho_below_the_float_range_is_refused_not_read_as_zero(sens, sigma):
             acc.compose(GaussianMechanism(sigma=sigma, sensitivity=sens))
     with pytest.raises(ValueError, match="floating-point range"):
         tree_aggregation_epsilon(sigma, 1e-5, sens, 3)
+
+
+# ------------------------------------------------------------ the third fuzz's API findings
+@pytest.mark.parametrize("args, match", [
+    ((-1,), "delta must lie in"), ((float("nan"),), "delta must be finite"),
+    ((2,), "delta must lie in"), (("x",), "delta must be a real number"),
+    ((1e-5, ["foo"]), "accountants must name"), ((1e-5, []), "accountants must name"),
+])
+def test_ledger_report_refuses_bad_input(args, match):
+    # was: every accountant read None (a delta of 2, an accountant 'foo'), no error
+    from dpbounds.privacy import PrivacyLedger
+
+    led = PrivacyLedger()
+    led.record(GaussianMechanism(1.0), 10)
+    with pytest.raises(ValueError, match=match):
+        led.report(*args)
+
+
+def test_ledger_report_reads_one_name_as_that_accountant():
+    # was: 'rdp' walked letter by letter ({'r': None, 'd': None, 'p': None})
+    from dpbounds.privacy import PrivacyLedger
+
+    led = PrivacyLedger()
+    led.record(GaussianMechanism(1.0), 10)
+    one = led.report(1e-5, accountants="rdp")
+    assert list(one) == ["rdp"] and one["rdp"] == led.report(1e-5)["rdp"] == led.epsilon(1e-5)
+
+
+@pytest.mark.parametrize("eps, delta", [(-1, 1e-5), (1, 0), (float("nan"), 1e-5), (1, 2),
+                                        ("a", 1e-5), (math.inf, 1e-5)])
+def test_zcdp_rho_refuses_numbers_outside_its_range(eps, delta):
+    # was: -1 gave a positive rho, delta = 2 a complex expression, nan a nan
+    from dpbounds.extend import zcdp_rho
+
+    with pytest.raises(ValueError, match="eps must|delta must"):
+        zcdp_rho(eps, delta)
+
+
+def test_zcdp_rho_is_the_inverse_of_the_standard_conversion():
+    # oracle: the conversion written out above maps rho back to eps; symbols still pass
+    import sympy as sp
+
+    from dpbounds.extend import zcdp_rho
+
+    rho = float(zcdp_rho(1.5, 1e-6))
+    assert _zcdp_epsilon(rho, 1e-6) == pytest.approx(1.5, rel=1e-12)
+    assert zcdp_rho(sp.Symbol("e"), sp.Symbol("d")).free_symbols == {sp.Symbol("e"),
+                                                                       sp.Symbol("d")}
+
+
+@pytest.mark.parametrize("value", [True, "1", "abc"])
+def test_a_dp_event_field_must_be_a_number(value):
+    # was: "noise_multiplier": true ran as sigma = 1 (exit 0), "1" as 1.0, "abc" said only
+    # "could not convert string to float"
+    from dpbounds.privacy.events import dp_event_from_json, from_dp_event
+
+    event = dp_event_from_json({"class_name": "GaussianDpEvent", "noise_multiplier": value})
+    with pytest.raises(ValueError, match="noise_multiplier of GaussianDpEvent must be a number"):
+        from_dp_event(event)
+
+
+def test_an_audit_far_above_its_noise_prints_no_inverted_interval():
+    # was: `audit dp_sgd --quick --noise-factor 100`: "test interval [0.000, -0.048], estimate
+    # -0.051"; eps >= 0, so the interval's ends are at least its lower end
+    from dpbounds.audit import audit
+
+    r = audit("dp_sgd", trials=2000, seed=0, noise_factor=100.0)
+    assert 0.0 <= r.epsilon_lower <= r.epsilon_estimate <= r.epsilon_upper
+
+
+def test_no_help_page_says_its_default_twice():
+    # was: rate hb --help: "(default 1) (default 1)" on --initial-gap
+    import re
+
+    from dpbounds.cli import _parsers, build_parser
+
+    for sub in _parsers(build_parser()):
+        text = " ".join(sub.format_help().split())
+        assert not re.search(r"\(default [^)]*\) \(default", text), sub.prog

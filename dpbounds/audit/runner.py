@@ -794,8 +794,11 @@ def audit(algorithm: str, neighbouring: Neighbouring | str | None = None, *,
                           if math.isfinite(mu_claim) and 0.0 < row["fpr"] < 1.0 else None)
     return AuditResult(
         algorithm=spec.name, neighbouring=relation, claimed_epsilon=claimed,
-        delta=ledger_delta, epsilon_lower=b.lower, epsilon_estimate=b.estimate,
-        epsilon_upper=b.upper, confidence=confidence, trials=n, statistic=statistic,
+        # eps >= 0: where the event is rarer under D than D' (noise 100x the claim) the
+        # estimate and upper end read below 0, an inverted interval [0.000, -0.048]
+        delta=ledger_delta, epsilon_lower=b.lower,
+        epsilon_estimate=max(b.estimate, b.lower), epsilon_upper=max(b.upper, b.lower),
+        confidence=confidence, trials=n, statistic=statistic,
         pair=setting.pair_description, tpr=b.tpr, fpr=b.fpr,
         noise_factor=float(noise_factor), seed=int(seed) if not isinstance(
             seed, np.random.SeedSequence) else -1,

@@ -368,9 +368,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                       "(exact) and on all of S_mu,L: the noise-aware PEP for T <= 20 (with "
                       "--pep: T <= 200) and a noise-aware Lyapunov bound at any T")
     add_quantity(rhb, "initial_gap", default=1.0,
-                 help="with --steps: F(x0) - F* <= E0 (default 1)")
+                 help="with --steps: F(x0) - F* <= E0")
     add_quantity(rhb, "noise_second_moment", default=0.0,
-                 help="with --steps: E||xi_t||^2 of each step's gradient noise (default 0)")
+                 help="with --steps: E||xi_t||^2 of each step's gradient noise")
     rhb.add_argument("--pep", action="store_true",
                      help="with --steps: the noise-aware PEP worst case with its CPU time and "
                           "exact certificate lambda_0 E0 + sum_t lambda_t s_t^2 (exact PEP for "

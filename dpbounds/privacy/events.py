@@ -292,6 +292,20 @@ def _grid_event(mech: GridLaplace | GridGaussian, neighbouring: Any, accountant:
     return dpa.ZCDpEvent(mech.rho_spent)
 
 
+
+def _real(event: Any, field: str) -> float:
+    """``event.field`` as a float; a bool or a string is refused (``"noise_multiplier": true``
+    ran as sigma = 1, and ``"1"`` as 1.0, where dpbounds' own mechanisms refuse them), and a
+    value that is not a number names its event and field."""
+    v = getattr(event, field)
+    if isinstance(v, (bool, str, bytes)) or type(v).__name__ == "bool_":  # NumPy's too
+        raise ValueError(f"{field} of {type(event).__name__} must be a number, got {v!r}")
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        raise ValueError(f"{field} of {type(event).__name__} must be a number, got "
+                         f"{v!r}") from None
+
 def _leaves(event: Any, count: int, nb: Neighbouring, accountant: str,
             out: list[tuple[Mechanism, int]]) -> None:
     """Append the ``(mechanism, count)`` leaves of ``event`` run ``count`` times to ``out``."""
@@ -314,13 +328,13 @@ def _leaves(event: Any, count: int, nb: Neighbouring, accountant: str,
     kw: dict[str, Any] = {"sensitivity": 1.0, "neighbouring": nb, "per_example_sum": True}
     mech: Mechanism
     if isinstance(event, dpa.GaussianDpEvent):
-        z = float(event.noise_multiplier)
+        z = _real(event, "noise_multiplier")
         mech = GaussianMechanism(z / 2 if pld_replace else z, **kw)
     elif isinstance(event, dpa.LaplaceDpEvent):
         if pld_replace:
             raise ValueError("LaplaceDpEvent under REPLACE_ONE: dp_accounting's PLD accountant "
                              "refuses it")
-        mech = LaplaceMechanism(float(event.noise_multiplier), **kw)
+        mech = LaplaceMechanism(_real(event, "noise_multiplier"), **kw)
     elif isinstance(event, dpa.PoissonSampledDpEvent):
         if not isinstance(event.event, dpa.GaussianDpEvent):
             raise ValueError(f"PoissonSampledDpEvent of {type(event.event).__name__}: dpbounds "
@@ -328,8 +342,8 @@ def _leaves(event: Any, count: int, nb: Neighbouring, accountant: str,
         if nb is not Neighbouring.ADD_REMOVE:
             raise ValueError("PoissonSampledDpEvent is analysed under add_remove; read it with "
                              "neighbouring='add_remove'")
-        mech = SubsampledGaussianMechanism(float(event.event.noise_multiplier),
-                                           float(event.sampling_probability),
+        mech = SubsampledGaussianMechanism(_real(event.event, "noise_multiplier"),
+                                           _real(event, "sampling_probability"),
                                            sampling=Sampling.POISSON, **kw)
     elif isinstance(event, dpa.SampledWithoutReplacementDpEvent):
         if nb is not Neighbouring.REPLACE_ONE:
@@ -344,10 +358,10 @@ def _leaves(event: Any, count: int, nb: Neighbouring, accountant: str,
             if accountant == "pld":
                 raise ValueError("SampledWithoutReplacementDpEvent: dp_accounting's PLD "
                                  "accountant has no sampling without replacement")
-            mech = SubsampledGaussianMechanism(float(inner.noise_multiplier), m / n,
+            mech = SubsampledGaussianMechanism(_real(inner, "noise_multiplier"), m / n,
                                                sampling=Sampling.WITHOUT_REPLACEMENT, **kw)
         elif isinstance(inner, dpa.LaplaceDpEvent):
-            mech = SubsampledLaplaceMechanism(float(inner.noise_multiplier), 1.0, m, n,
+            mech = SubsampledLaplaceMechanism(_real(inner, "noise_multiplier"), 1.0, m, n,
                                               per_example_sum=True)
         else:
             raise ValueError(f"SampledWithoutReplacementDpEvent of {type(inner).__name__}: "
@@ -360,13 +374,13 @@ def _leaves(event: Any, count: int, nb: Neighbouring, accountant: str,
                              f"positive, got {event.step_counts!r}")
         depth = math.ceil(math.log2(max(steps) + 1))
         # REPLACE_SPECIAL (the zero record) is a removal for a sum: add/remove, sensitivity 1
-        tree = TreeAggregationMechanism(float(event.noise_multiplier), 1.0, depth,
+        tree = TreeAggregationMechanism(_real(event, "noise_multiplier"), 1.0, depth,
                                         Neighbouring.ADD_REMOVE, per_example_sum=True)
         out.append((tree, count))
         return
     elif isinstance(event, dpa.dp_event.DiscreteLaplaceDpEvent):
         # pmf ratio at distance `sensitivity` is at most exp(a * sensitivity): pure DP
-        mech = PureDpMechanism(float(event.noise_parameter) * int(event.sensitivity), nb)
+        mech = PureDpMechanism(_real(event, "noise_parameter") * int(event.sensitivity), nb)
     elif isinstance(event, dpa.ZCDpEvent):
         if float(event.xi) != 0.0:
             raise ValueError(f"ZCDpEvent with xi = {event.xi!r}: dpbounds' zCDP has no xi")

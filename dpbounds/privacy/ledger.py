@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds._validation import MAX_COUNT, check_int
+from dpbounds._validation import MAX_COUNT, check_int, check_probability
 from dpbounds.privacy.accountants import (
     ACCOUNTANTS,
     Accountant,
@@ -279,7 +279,18 @@ class PrivacyLedger:
 
     def report(self, delta: float, accountants: Any = tuple(ACCOUNTANTS)) -> dict[str, Any]:
         """ε under each accountant by name; ``None`` where it does not support an entry (or
-        cannot represent the composition, e.g. the PLD grid); never raises for that."""
+        cannot represent the composition, e.g. the PLD grid); never raises for that. A
+        ``delta`` outside (0, 1) or an unknown accountant is a ``ValueError`` (they read as
+        ``None`` everywhere before); a single name is read as that name."""
+        if delta is not None:
+            delta = check_probability("delta", delta)
+        if isinstance(accountants, str):  # 'rdp' was walked letter by letter
+            accountants = (accountants,)
+        accountants = tuple(accountants)
+        unknown = [a for a in accountants if a not in ACCOUNTANTS]
+        if unknown or not accountants:
+            raise ValueError(f"accountants must name some of {', '.join(ACCOUNTANTS)}, got "
+                             f"{unknown[0] if unknown else 'none'!r}")
         out: dict[str, Any] = {}
         for name in accountants:
             try:
