@@ -93,6 +93,23 @@ print(json.dumps(out))
     return json.loads(res.stdout)
 
 
+#: input errors the third fuzz timed at 0.5-1.2 CPU-s (stop 69): checked before the imports now
+_HB = ["--mu", "0.02", "--L", "5.1028", "--d", "20", "--n", "1e5", "--eps", "1",
+       "--sensitivity", "40"]
+FUZZ3_ERRORS = (
+    ["bound", "nonconvex.clipped_sgd", "--smallest", "N", "--largest", "d"],
+    ["bound", "nonconvex.clipped_sgd", "--target", "1"],
+    ["bound", "nonconvex.clipped_sgd", "--smallest", "N", "--search-range", "10", "1"],
+    ["tune", "hb", *_HB, "--m", "0"], ["tune", "nag", *_HB, "--c", "1e-300"],
+    ["verify", "strongly_convex.nag", "--quick", "--seed", "-1"],
+    ["verify", "strongly_convex.nag", "--quick", "--steps", "5"],
+    ["verify", "strongly_convex.nag", "--vary", "d", "--values", "3", "3"],
+    ["verify", "strongly_convex.nag", "--vary", "d", "--values", "3"],
+    ["--plugin", "/nonexistent/p.py", "bound", "--list"],
+    ["rate", "hb", "--alpha", "0.5", "--beta", "0.3", "--mu", "0.5", "--L", "1", "--tol", "nan"],
+)
+
+
 def test_help_list_and_input_errors_import_no_heavy_module():
     """Every ``COMMAND --help``, every ``--list`` and the input errors a user meets first
     (a mistyped name, a bad flag value) import none of the heavy modules."""
@@ -105,7 +122,8 @@ def test_help_list_and_input_errors_import_no_heavy_module():
                 ["audit", "plan", "nosuch"], ["calibrate", "nosuch", "--steps", "10"],
                 ["demo", "--bogus"], *BAD_ARGV,
                 # the did-you-mean of an invalid choice (stop 68: it imported NumPy first)
-                ["verify", "strongly_convex.nag", "--problem", "quadratc"], ["tune", "hbb"]])
+                ["verify", "strongly_convex.nag", "--problem", "quadratc"], ["tune", "hbb"],
+                *FUZZ3_ERRORS])
     seen = _imports_of(argvs)
     assert list(seen) == [" ".join(a) for a in argvs]
     assert {k: v for k, v in seen.items() if v} == {}

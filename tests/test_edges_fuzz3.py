@@ -238,6 +238,18 @@ def test_ledger_report_refuses_bad_input(args, match):
         led.report(*args)
 
 
+def test_ledger_report_at_delta_zero_is_the_pure_reading():
+    # control: a pure-DP run's target delta is 0 (RunPrivacy.report passes it); only the pure
+    # accountant reads it, the others say None as before
+    from dpbounds.privacy import LaplaceMechanism, PrivacyLedger
+
+    led = PrivacyLedger()
+    led.record(LaplaceMechanism(2.0), 3)
+    rep = led.report(0.0)
+    assert rep["pure"] == pytest.approx(3 * 1 / 2.0, rel=1e-12)  # 3 runs of s/b = 1/2
+    assert rep["rdp"] is None and rep["zcdp"] is None
+
+
 def test_ledger_report_reads_one_name_as_that_accountant():
     # was: 'rdp' walked letter by letter ({'r': None, 'd': None, 'p': None})
     from dpbounds.privacy import PrivacyLedger
@@ -299,3 +311,46 @@ def test_no_help_page_says_its_default_twice():
     for sub in _parsers(build_parser()):
         text = " ".join(sub.format_help().split())
         assert not re.search(r"\(default [^)]*\) \(default", text), sub.prog
+
+
+# ------------------------------------------- input errors answered before the imports (#36)
+_HB = ["--mu", "0.02", "--L", "5.1028", "--d", "20", "--n", "1e5", "--eps", "1",
+       "--sensitivity", "40"]
+
+
+@pytest.mark.parametrize("argv", [
+    ["tune", "hb", *_HB, "--m", "0"], ["tune", "nag", *_HB, "--m", "0"],
+    ["tune", "nag", *_HB, "--c", "1e-300"],
+    ["rate", "hb", "--alpha", "0.5", "--beta", "0.3", "--mu", "0.5", "--L", "1", "--tol", "nan"],
+    ["rate", "hb", "--alpha", "0.5", "--beta", "0.3", "--mu", "0.5", "--L", "1", "--tol", "0"],
+])
+def test_an_early_refusal_says_what_the_library_says(argv, capsys, monkeypatch):
+    # the early checks (tests/test_cli_lazy.py: no heavy import) against the library's own
+    # refusal with them switched off: the same line
+    from dpbounds.cli import EXIT_USAGE, _ranges, heavy_ball_cmd, main
+
+    assert main(argv) == EXIT_USAGE
+    early = capsys.readouterr().err.strip()
+    monkeypatch.setattr(_ranges, "check", lambda args: None)
+    real = heavy_ball_cmd._check_pep_args
+
+    def lenient(args):  # noqa: ANN001, ANN202 - the tol check off, the rest kept
+        args.tolerance, was = 1e-6, args.tolerance
+        try:
+            real(args)
+        finally:
+            args.tolerance = was
+
+    monkeypatch.setattr(heavy_ball_cmd, "_check_pep_args", lenient)
+    assert main(argv) == EXIT_USAGE
+    assert capsys.readouterr().err.strip().splitlines()[-1] == early
+
+
+def test_tol_without_the_lmi_is_refused(capsys):
+    # was: `rate hb ... --no-lmi --tol 1e-3` ignored --tol
+    from dpbounds.cli import EXIT_USAGE, main
+
+    argv = ["rate", "hb", "--alpha", "0.5", "--beta", "0.3", "--mu", "0.5", "--L", "1"]
+    assert main([*argv, "--no-lmi", "--tol", "1e-3"]) == EXIT_USAGE
+    assert "--tol sets the LMI bisection, which --no-lmi skips" in capsys.readouterr().err
+    assert main([*argv, "--tol", "1e-3"]) == 0  # control: with the LMI it is read

@@ -302,8 +302,19 @@ def _plugins_of(argv: Sequence[str]) -> tuple[list[str], list[str]]:
 def _load_plugins(paths: Sequence[str]) -> None:
     """Load the ``--plugin`` files and the installed ``dpbounds.plugins`` entry points (only
     when there is one: the extension module imports sympy)."""
+    import importlib.machinery
     from importlib.metadata import entry_points
+    from pathlib import Path
 
+    for raw in paths:  # as load_plugins checks, before its imports (sympy: 0.7 CPU-s)
+        if not raw:
+            raise ValueError("--plugin needs a file name, got ''")
+        path = Path(raw).expanduser()
+        if not path.is_file():
+            raise ValueError(f"--plugin {raw}: " + ("a directory, not a file" if path.is_dir()
+                                                    else "no such file"))
+        if path.suffix not in importlib.machinery.SOURCE_SUFFIXES:
+            raise ValueError(f"--plugin {raw}: not a Python file")
     if paths or entry_points(group="dpbounds.plugins"):
         from dpbounds.extend import load_plugins
 

@@ -147,8 +147,8 @@ RANGES: dict[str, dict[str, Range]] = {
         when=lambda a: bool(getattr(a, "smallest", None) or getattr(a, "largest", None)))},
     "compare": _PROBLEM,
     "tune hb": _TUNE,
-    # tune_nesterov's c in (0, 1] (Theorems 4.1 / 4.3 need the step c/L <= 1/L); the library
-    # also refuses c < 1e-100 (the noise weights underflow), after its imports
+    # tune_nesterov's c in (0, 1] (Theorems 4.1 / 4.3 need the step c/L <= 1/L); its floor
+    # 1e-100 (the noise weights underflow) is checked in :func:`check`
     "tune nag": {**_TUNE, "step_factor": Range(0.0, 1.0, low_open=True, name="c",
                                                low_msg=_M_POS, high_msg=(
         "{name} must lie in (0, 1] (Theorems 4.1/4.3 need the step c/L <= 1/L), got {v}"))},
@@ -176,7 +176,7 @@ RANGES: dict[str, dict[str, Range]] = {
                                      when=lambda a: not getattr(a, "allow_large", False))},
     # dpbounds.verify.study.scaling_study: trials in [2, 10^6]; the fixed values' _LIMITS
     "verify": {
-        "trials": _int(2, 10**6, "trials"),
+        "trials": _int(2, 10**6, "trials"), "seed": _int(0, name="seed"),  # check_seed
         # _grid: each grid value (then the variable's _LIMITS, left to the library)
         "values": Range(0.0, low_open=True, name="values",
                         low_msg="{name} must be positive and finite, got {v:.6g}"),
@@ -253,6 +253,15 @@ def check(args: argparse.Namespace) -> None:
     if key is None:
         return
     check_values(args, key)
+    if key in ("tune hb", "tune nag"):  # the library's words, which name n and c's floor
+        m, n = getattr(args, "batch_size", None), getattr(args, "dataset_size", None)
+        if m is not None and n is not None and float(m) < 1:  # m = 0: 1.1 CPU-s before
+            raise ValueError(f"m must be an integer in [1, {_show(int(float(n)))}], got "
+                             f"{_show(m)}")
+        c = getattr(args, "step_factor", None)
+        if c is not None and 0 < float(c) < 1e-100:
+            raise ValueError(f"c must be at least 1e-100 (the steps' noise weights, ~ (c/L)^2, "
+                             f"underflow below it), got {float(c)}")
     for small, large, template in _ORDERED.get(key, ()):
         a, b = getattr(args, small, None), getattr(args, large, None)
         if a is not None and b is not None and float(a) > float(b):

@@ -147,13 +147,13 @@ def _rate(x: float) -> str:
 
 
 def _rate_hb(args: argparse.Namespace) -> int:
+    _check_pep_args(args)  # before the imports: an input error answers at once
     from dpbounds.bounds.strongly_convex.heavy_ball import (
         heavy_ball_rate,
         heavy_ball_rate_eq26_as_printed,
     )
 
     alpha, beta, mu, L = args.step_size, args.momentum, args.strong_convexity, args.smoothness
-    _check_pep_args(args)
     rho = heavy_ball_rate(alpha, beta, mu, L)
     printed = heavy_ball_rate_eq26_as_printed(alpha, beta, mu, L)
     rows = {"alpha": alpha, "beta": beta, "mu": mu, "L": L,
@@ -192,9 +192,16 @@ _PEP_EXACT_STEPS = 20
 
 
 def _check_pep_args(args: argparse.Namespace) -> None:
-    """--pep / --pep-window need --steps, a window >= 1 and T <= the cap (before any work)."""
-    from dpbounds.pep.banded import MAX_BANDED_STEPS
-
+    """--pep / --pep-window need --steps, a window >= 1 and T <= the cap; --tol the LMI
+    (before any work)."""
+    if "tolerance" in (getattr(args, "_flags_typed", None) or {}) and args.no_lmi:
+        raise ValueError(f"{flag_used(args, 'tolerance')} sets the LMI bisection, which "
+                         "--no-lmi skips")  # it was ignored
+    if not args.no_lmi and not (math.isfinite(args.tolerance) and args.tolerance > 0):
+        # heavy_ball_lmi_rate's check_positive, before its imports (0.5 CPU-s)
+        raise ValueError(f"tol must be finite, got {args.tolerance}"
+                         if not math.isfinite(args.tolerance) else
+                         f"tol must be > 0 (valid range (0, inf)), got {args.tolerance}")
     wanted = args.pep or args.pep_window is not None
     if wanted and args.steps is None:
         raise ValueError("--pep needs --steps T (the horizon of the worst case)")
@@ -210,6 +217,8 @@ def _check_pep_args(args: argparse.Namespace) -> None:
                              "steps)")
     if args.pep_window is not None and args.pep_window < 1:
         raise ValueError(f"--pep-window must be an integer >= 1, got {args.pep_window}")
+    from dpbounds.pep.banded import MAX_BANDED_STEPS
+
     if wanted and args.steps > MAX_BANDED_STEPS:
         raise ValueError(f"--steps must be <= {MAX_BANDED_STEPS} with --pep (the cap of the "
                          f"noise-aware PEP; its cost grows with T), got {args.steps}")

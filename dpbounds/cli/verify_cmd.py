@@ -425,6 +425,16 @@ def _kept(keeper: _Keeper) -> Any:
         keeper.save()
 
 
+def _refuse_not_taken(args: argparse.Namespace, fixed: dict[str, Any], takes: set[str]) -> None:
+    """A ``ValueError`` for the first flag setting a value the study does not take."""
+    for key in sorted(set(fixed) - takes):
+        dest = {"d": "dimension", "N": "dataset_size", "eps": "epsilon", "delta": "delta",
+                "T": "steps", "B": "batch_size"}[key]
+        raise ValueError(f"{flag_used(args, dest)} does not apply to {args.theorem}: it sets "
+                         f"{key}, which this study does not take (it takes "
+                         f"{', '.join(sorted(takes))})")
+
+
 def run(args: argparse.Namespace) -> int:
     if args.list:
         return _list(args.json)
@@ -453,6 +463,15 @@ def run(args: argparse.Namespace) -> int:
                              "not planned, so it would be ignored")
     if args.max_seconds is None:
         args.max_seconds = 900.0
+    if args.values is not None:  # as scaling_study's _grid, before its 1 CPU-s of imports
+        if len(args.values) < 2:
+            raise ValueError("values must hold at least two grid values for a slope")
+        if len(set(args.values)) != len(args.values):
+            raise ValueError("values must be distinct")
+    row = next((r for r in _catalog.rows("verify") if r["theorem"] == known.get(args.theorem)),
+               None) if known is not None else None
+    if row is not None:  # the study's fixed keys from the catalog, before its imports
+        _refuse_not_taken(args, fixed, set(row["fixed"]))
     for name, v in (("max_seconds", args.max_seconds), ("max_memory_gb", args.max_memory_gb)):
         if not (math.isfinite(v) and v > 0):
             raise ValueError(f"--{name.replace('_', '-')} must be positive and finite, "
@@ -466,14 +485,9 @@ def run(args: argparse.Namespace) -> int:
     from dpbounds.verify import problem, scaling_study
     from dpbounds.verify.theorems import get_study
 
-    takes = set(get_study(args.theorem).fixed)  # its modules imported (then kept out of the
-    # collector's scans); a flag the study does not take is refused in the user's words
-    for key in sorted(set(fixed) - takes):
-        dest = {"d": "dimension", "N": "dataset_size", "eps": "epsilon", "delta": "delta",
-                "T": "steps", "B": "batch_size"}[key]
-        raise ValueError(f"{flag_used(args, dest)} does not apply to {args.theorem}: it sets "
-                         f"{key}, which this study does not take (it takes "
-                         f"{', '.join(sorted(takes))})")
+    # its modules imported (then kept out of the collector's scans); a flag the study does
+    # not take is refused in the user's words (a plug-in's study: here, from its registry)
+    _refuse_not_taken(args, fixed, set(get_study(args.theorem).fixed))
     freeze_heap()
     spec = problem(args.problem) if args.problem else None
     show = progress_enabled(args)

@@ -280,10 +280,10 @@ class PrivacyLedger:
     def report(self, delta: float, accountants: Any = tuple(ACCOUNTANTS)) -> dict[str, Any]:
         """ε under each accountant by name; ``None`` where it does not support an entry (or
         cannot represent the composition, e.g. the PLD grid); never raises for that. A
-        ``delta`` outside (0, 1) or an unknown accountant is a ``ValueError`` (they read as
+        ``delta`` outside [0, 1) or an unknown accountant is a ``ValueError`` (they read as
         ``None`` everywhere before); a single name is read as that name."""
-        if delta is not None:
-            delta = check_probability("delta", delta)
+        if delta is not None and not (isinstance(delta, (int, float)) and delta == 0):
+            delta = check_probability("delta", delta)  # 0: a pure-DP target (pure reads it)
         if isinstance(accountants, str):  # 'rdp' was walked letter by letter
             accountants = (accountants,)
         accountants = tuple(accountants)
