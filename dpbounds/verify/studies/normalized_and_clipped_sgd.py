@@ -158,6 +158,7 @@ def _run_yang(kind: str, point: dict, inst: Instance, trials: int, seed: Any,
         **transcript_checks(common["transcript"].as_dict(), epsilon=point["eps"],
                             delta=point["delta"]))
     checks["clip_exact" if kind == "sgd" else "normalise_exact"] = clip_check
+    checks["probe_spread"] = clip_params.pop("spread")
     checks.update({f"probe_{k}": v for k, v in clip_params.pop("transcript").items()})
     hp.update(clip_params)
     return dict(
@@ -325,8 +326,22 @@ def _clip_probe(point: Mapping[str, float], inst: Instance, eta: float, seed: An
                        if kind == "sgd" else ("mean of g/(|g|+r)", "DP-NSGD step"))
     check = _check("exact", vals, float(g_clip @ u), f"{what} at x0 (NumPy, Huber well's "
                    f"definition), one {step_kind}")
+    # the step's spread: the mean above cannot see noise that is drawn but not added (an
+    # adversary's mutant added it to the first coordinate only and passed every verify row;
+    # the drawn rows read what was drawn). Per trial Q = ||step - mean||^2, whose expectation
+    # is the batch mean's sampling variance (a uniform batch of B of N without replacement:
+    # (N - B) / (B (N - 1)) times the population's, computed here from the mapped gradients)
+    # plus d times the declared noise variance on the mean [DERIVED]
+    B, N = int(point["B"]), g_map.shape[0]
+    pop = float(np.mean(np.sum((g_map - g_clip) ** 2, axis=1)))
+    sampling = pop * (N - B) / (B * (N - 1)) if N > 1 else 0.0
+    noise_mean = float(res.params["noise_std_sum"]) / B
+    spread = _check("exact", np.sum((step - g_clip) ** 2, axis=1),
+                    sampling + x0.size * noise_mean**2,
+                    "E||step - mean||^2 = the batch's sampling variance (NumPy) + d x the "
+                    "declared noise variance on the mean (DERIVED)")
     prefix = "clip" if kind == "sgd" else "normalise"
-    return check, {f"{prefix}_probe_threshold": c_p, f"{prefix}_gap": gap,
+    return check, {"spread": spread, f"{prefix}_probe_threshold": c_p, f"{prefix}_gap": gap,
                    f"{prefix}_gap_over_se": gap / se if se > 0 else math.inf,
                    f"{prefix}_binding_fraction": binding,
                    # one step: no sampling test has power against a cyclic order here;
