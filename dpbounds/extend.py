@@ -288,6 +288,28 @@ def theorem(name: str, bound: sp.Expr | Callable[..., float], *, quantity: str,
         params = tuple(sorted({s.name for s in expr.free_symbols} | {
             s.name for v in hp_exprs.values() for s in v.free_symbols} - set(hp_exprs)))
 
+    # the search ranges checked here: tunable={"T": (10, 1)}, (nan, 1e6) and an unknown name
+    # were accepted and refused only at `tune bound` (a callable range is the problem's)
+    names = set(params) | set(hp) | {str(s) for s in getattr(thm, "free_symbols", ())}
+    for key, rng in (tunable or {}).items():
+        if key not in names:
+            raise ValueError(f"{name}: tunable names {key!r}, which the bound does not take "
+                             f"(its parameters: {', '.join(sorted(names))})")
+        if callable(rng):
+            continue
+        try:
+            lo, hi = rng
+        except (TypeError, ValueError):
+            raise ValueError(f"{name}: tunable[{key!r}] must be (low, high), got {rng!r}") \
+                from None
+        if callable(lo) or callable(hi):
+            continue
+        if isinstance(lo, bool) or isinstance(hi, bool) or not (
+                isinstance(lo, (int, float)) and isinstance(hi, (int, float))
+                and 0 < lo < hi and math.isfinite(lo) and not math.isnan(hi)):
+            raise ValueError(f"{name}: tunable[{key!r}] must be (low, high) with 0 < low < "
+                             f"high (high may be inf: an open range), got {rng!r}")
+
     def to_params(p: Mapping[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = dict(consts)
         out.update({k: p[k] for k in params if k in p and p[k] is not None
@@ -553,6 +575,18 @@ class Method:
     def __post_init__(self) -> None:
         from dpbounds.privacy.mechanisms import Neighbouring, Sampling
 
+        # checked at registration, not at first use: name='' registered, and sensitivity=True
+        # or '1' was calibrated as 1.0 (a flag or a string where a number belongs)
+        if not isinstance(self.name, str) or not self.name or any(
+                c.isspace() for c in self.name):
+            raise ValueError(f"name must be a non-empty string without spaces, got "
+                             f"{self.name!r}")
+        sens = self.sensitivity
+        if sens is not None and not callable(sens):
+            if isinstance(sens, (bool, str, bytes)) or not isinstance(sens, (int, float)) or \
+                    not (math.isfinite(float(sens)) and float(sens) > 0):
+                raise ValueError(f"{self.name}: sensitivity must be positive and finite (a "
+                                 f"number, or a function sensitivity(f, params)), got {sens!r}")
         if self.linear is not None and not isinstance(self.linear, LinearMomentum):
             raise ValueError(f"{self.name}: linear must be a LinearMomentum(alpha, beta, gamma) "
                              f"or None, got {self.linear!r}")

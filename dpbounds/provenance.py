@@ -89,6 +89,26 @@ class Source:
     provenance: Provenance
     note: str = ""
 
+    def __post_init__(self) -> None:
+        # checked here, not where a table first reads it: Source("a", "b", "MAYBE") was
+        # accepted and a plug-in's bound page ended in "'MAYBE' is not in list"
+        prov = self.provenance
+        if isinstance(prov, str) and not isinstance(prov, Provenance):
+            try:
+                prov = Provenance(prov.strip().upper())
+            except ValueError:
+                prov = None
+        if not isinstance(prov, Provenance):
+            raise ValueError(f"provenance must be one of "
+                             f"{', '.join(p.value for p in Provenance)}, got {self.provenance!r}")
+        object.__setattr__(self, "provenance", prov)
+        for name in ("paper", "result"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value.strip():
+                raise ValueError(f"{name} must be a non-empty string, got {value!r}")
+        if not isinstance(self.note, str):
+            raise ValueError(f"note must be a string, got {self.note!r}")
+
     def __str__(self) -> str:
         text = f"{self.paper}, {self.result} [{self.provenance}]"
         return f"{text} — {self.note}" if self.note else text

@@ -75,7 +75,7 @@ def test_calibrate_at_a_huge_gradient_bound_scales_the_noise():
     # mechanism's repr; the noise multiplier is the same at G = 1 and G = 1e300
     plug = str(ROOT / "examples" / "dp_gd_smooth.py")
     outs = [_cli("--plugin", plug, "calibrate", "dp_gd_smooth", "--steps", "100", "--G", g,
-                 "--N", "1000", "--d", "10") for g in ("1", "1e300")]
+                 "--N", "1000") for g in ("1", "1e300")]
     for r in outs:
         assert r.returncode == 0, r.stderr
     mult = [line for r in outs for line in r.stdout.splitlines() if "noise multiplier" in line]
@@ -354,3 +354,156 @@ def test_tol_without_the_lmi_is_refused(capsys):
     assert main([*argv, "--no-lmi", "--tol", "1e-3"]) == EXIT_USAGE
     assert "--tol sets the LMI bisection, which --no-lmi skips" in capsys.readouterr().err
     assert main([*argv, "--tol", "1e-3"]) == 0  # control: with the LMI it is read
+
+
+def test_a_heavy_ball_row_without_certificate_prints_na_not_nan():
+    # was: `tune hb ... --function-class smooth_strongly_convex`: "Polyak (best T) [no
+    # certificate]  0.6942  0.7782  0  nan  inf  nan  nan", the label overrunning its column
+    from dpbounds.tuning.heavy_ball import HeavyBallChoice, HeavyBallTuning
+
+    ok = HeavyBallChoice("tuned (alpha,beta,T)", 5e-4, 0.9985, 20, 0.9999, 9.98, 9.95, 8e-3)
+    bare = HeavyBallChoice("paper Sec.5 (best T) [no certificate]", 0.196, 0.8822, 0,
+                           float("nan"), float("inf"), float("nan"), float("nan"))
+    setting = {"function_class": "smooth_strongly_convex", "mu": 0.02, "L": 5.1028,
+               "max_horizon": 20, "initial_gap": 10.0}
+    text = HeavyBallTuning(ok, bare, bare, setting,
+                           objective="bound").table()
+    lines = text.splitlines()
+    assert "nan" not in text and " inf" not in text
+    assert lines[3].split()[-5:] == ["n/a"] * 5
+    assert len({len(x) for x in lines[:5]}) == 1  # every row as wide as the header
+
+
+# --------------------------------------- the third fuzz's options a mode ignored (item 4)
+@pytest.mark.parametrize("argv, says", [
+    (["bound", "--list", "--d", "5"], "--d would be ignored"),
+    (["bound", "--list", "nonconvex.clipped_sgd"], "NAME would be ignored"),
+    (["verify", "--list", "--trials", "5"], "--trials would be ignored"),
+    (["audit", "--list", "--seed", "5"], "--seed would be ignored"),
+    (["audit", "--list-mutants", "--eps", "3"], "--eps would be ignored"),
+    (["bound", "nonconvex.clipped_sgd", "--smallest", "N", "--latex"], "--latex is read by"),
+    (["bound", "nonconvex.clipped_sgd", "--no-tune", "--json", "--audit"],
+     "the --json record holds no"),
+])
+def test_a_listing_or_a_query_refuses_what_it_would_ignore(argv, says, capsys):
+    # was: each printed the list (or the regime, or the JSON) as without the option, exit 0
+    from dpbounds.cli import EXIT_USAGE, main
+
+    assert main(argv) == EXIT_USAGE
+    assert says in capsys.readouterr().err
+
+
+def test_a_listing_with_json_is_still_a_listing(capsys):
+    # control: --json is read by every listing
+    import json
+
+    from dpbounds.cli import main
+
+    for argv in (["bound", "--list", "--json"], ["verify", "--list", "--json"],
+                 ["audit", "--list", "--json"]):
+        assert main(argv) == 0
+        assert json.loads(capsys.readouterr().out)
+
+
+def test_calibrate_refuses_the_constants_and_delta_it_does_not_read():
+    # was: `calibrate dp_gd_smooth ... --mu 5 --L 3 --S1 9` (the method reads N and G) and
+    # `calibrate heavy_ball_plugin ... --delta 0.5` (Laplace, pure DP) printed as without them
+    smooth = str(ROOT / "examples" / "dp_gd_smooth.py")
+    base = ["--plugin", smooth, "calibrate", "dp_gd_smooth", "--steps", "100", "--N", "1000",
+            "--G", "1"]
+    r = _cli(*base, "--mu", "5")
+    assert r.returncode == 2 and "--mu is not read by dp_gd_smooth's calibration" in r.stderr
+    ok = _cli(*base)  # control: N and G are read (moving G moves the noise)
+    assert ok.returncode == 0, ok.stderr
+    hb = str(ROOT / "examples" / "heavy_ball_plugin.py")
+    r = _cli("--plugin", hb, "calibrate", "heavy_ball_plugin", "--steps", "100", "--N", "1000",
+             "--S1", "1", "--delta", "0.5")
+    assert r.returncode == 2 and "--delta is not read by heavy_ball_plugin" in r.stderr
+
+
+# ------------------------------------ a plug-in's declarations checked when made (item 9)
+def test_a_source_names_a_known_provenance():
+    # was: Source("a", "b", "MAYBE") accepted; a bound page ended in "'MAYBE' is not in list"
+    from dpbounds.provenance import Provenance, Source
+
+    with pytest.raises(ValueError, match="provenance must be one of VERBATIM"):
+        Source("a", "b", "MAYBE")
+    with pytest.raises(ValueError, match="paper must be a non-empty string"):
+        Source("", "b", Provenance.DERIVED)
+    assert Source("a", "b", "derived").provenance is Provenance.DERIVED  # a spelling of one
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({"name": ""}, "name must be a non-empty string"),
+    ({"name": "m", "sensitivity": True}, "sensitivity must be positive and finite"),
+    ({"name": "m", "sensitivity": "1"}, "sensitivity must be positive and finite"),
+    ({"name": "m", "sensitivity": -1.0}, "sensitivity must be positive and finite"),
+])
+def test_a_method_declaration_is_checked_when_made(kw, match):
+    # was: accepted, and sensitivity=True or '1' calibrated as 1.0
+    import dpbounds.extend as ex
+
+    with pytest.raises(ValueError, match=match):
+        ex.Method(step=lambda x, g, noise, p: x, **kw)
+    assert ex.Method(name="m", step=lambda x, g, noise, p: x, sensitivity=0.5).sensitivity == 0.5
+
+
+@pytest.mark.parametrize("tunable, match", [
+    ({"T": (10, 1)}, "0 < low < high"), ({"T": (math.nan, 1e6)}, "0 < low < high"),
+    ({"Q": (1, 10)}, "tunable names 'Q'"), ({"T": 5}, r"must be \(low, high\)"),
+])
+def test_a_theorem_s_search_ranges_are_checked_when_declared(tunable, match):
+    # was: accepted at registration, refused only at `tune bound`
+    import sympy as sp
+
+    import dpbounds.extend as ex
+
+    d, N, eps, T = sp.symbols("d N eps T", positive=True)
+    src = ex.Source("me", "Prop. 1", ex.DERIVED)
+    with pytest.raises(ValueError, match=match):
+        ex.theorem("x1", d / (N * eps) * T + 1 / T, quantity="q", source=src,
+                   problem_class="nonconvex", tunable=tunable, register=False)
+    e = ex.theorem("x1", d / (N * eps) * T + 1 / T, quantity="q", source=src,
+                   problem_class="nonconvex", tunable={"T": (1, 1e4)}, register=False)
+    assert e.tunable == {"T": (1, 1e4)}
+
+
+@pytest.mark.parametrize("where", ["file", "under_a_file"])
+def test_a_sweep_store_that_cannot_be_a_folder_is_refused_before_any_cell(where, tmp_path):
+    # was: the first cell ran, then a bare NotADirectoryError (store="/etc/passwd")
+    from dpbounds.sweep import Cell, run_sweep
+    from tests.sweep_cells import noisy_walk
+
+    f = tmp_path / "f"
+    f.write_text("x")
+    store = f if where == "file" else f / "sub"
+    cell = Cell(noisy_walk, {"steps": 3, "scale": 0.1}, trials=2, seed=(1, 2))
+    with pytest.raises(ValueError, match=r"store .* (exists and is not a folder|cannot create)"):
+        run_sweep([cell], store=store)
+    ok = run_sweep([cell], store=tmp_path / "s")  # control: a folder is made and used
+    assert (tmp_path / "s" / "cells").is_dir() and len(ok) == 1
+
+
+def test_a_huge_self_composed_count_is_named_in_a_short_line(tmp_path, capsys):
+    # was: "count must be at most 1e+15, got 1000...0 (301 digits) in GaussianDpEvent"
+    import json
+
+    from dpbounds.cli import EXIT_USAGE, main
+
+    path = tmp_path / "e.json"
+    path.write_text(json.dumps({"class_name": "SelfComposedDpEvent", "count": 1e300,
+                                "event": {"class_name": "GaussianDpEvent",
+                                          "noise_multiplier": 1}}))
+    assert main(["privacy", "compose", "--from-dp-event", str(path)]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "count of SelfComposedDpEvent" in err and "1.00e+300" in err and len(err) < 200
+
+
+@pytest.mark.parametrize("bad", [True, "1"])
+def test_an_opacus_history_entry_must_hold_numbers(bad):
+    # was: [[true, 0.01, 100]] and [["1", 0.01, 100]] read as a noise multiplier of 1.0
+    from dpbounds.privacy import PrivacyLedger
+
+    with pytest.raises(ValueError, match="must be numbers"):
+        PrivacyLedger.from_opacus([[bad, 0.01, 100]])
+    assert len(PrivacyLedger.from_opacus([[1.0, 0.01, 100]])) == 100  # control

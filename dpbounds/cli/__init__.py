@@ -434,6 +434,34 @@ def _plugin_frame(exc: BaseException) -> Any:
     return None
 
 
+#: what a listing reads beside ``--list`` / ``--list-mutants``
+_LISTING_READS = frozenset({"list", "list_mutants", "json", "quiet", "debug", "func",
+                            "_flags_typed"})
+
+
+def _refuse_beside_list(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                        argv: Sequence[str]) -> None:
+    """A listing reads nothing else: ``bound --list --d 5``, ``verify --list --trials 5``
+    and ``audit --list-mutants --eps 3`` printed the list as if the rest were not there.
+    ``ValueError`` naming the first other option given (its value differs from the bare
+    listing's)."""
+    mode = ("--list" if getattr(args, "list", False) else
+            "--list-mutants" if getattr(args, "list_mutants", False) else None)
+    command = getattr(args, "command", None)
+    if mode is None or command is None:
+        return
+    bare = vars(parser.parse_args([command, mode]))
+    for dest, value in vars(args).items():
+        if dest in _LISTING_READS or bare.get(dest, value) == value or (
+                command == "audit" and dest == "algorithm"):  # audit_cmd's own words
+            continue
+        flag = next((o for a in _parsers(parser) for ac in a._actions if ac.dest == dest
+                     for o in ac.option_strings[:1]), None)
+        typed = (getattr(args, "_flags_typed", None) or {}).get(dest)
+        name = typed or flag or dest.upper()
+        raise ValueError(f"{mode} lists only (and reads --json); {name} would be ignored")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``dpbounds`` console script."""
     plugins, argv = _plugins_of(sys.argv[1:] if argv is None else argv)
@@ -458,6 +486,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from dpbounds.cli import _ranges
 
         _ranges.check(args)
+        _refuse_beside_list(parser, args, argv)
         status = int(args.func(args) or 0)
         sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
         return status

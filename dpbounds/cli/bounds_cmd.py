@@ -247,6 +247,14 @@ def _check_regime_flags(args: argparse.Namespace) -> None:
     and --search-range only with one; a search range ``0 < low < high < inf``."""
     if args.smallest and args.largest:
         raise ValueError("give one of --smallest and --largest, not both")
+    for flag, given in (("--latex", getattr(args, "latex", False)),
+                        ("--audit", getattr(args, "audit", False))):
+        if given and (args.smallest or args.largest):  # they were ignored
+            raise ValueError(f"{flag} is read by the bound's own page, not by a regime query "
+                             f"(--{'smallest' if args.smallest else 'largest'})")
+        if given and args.json:
+            raise ValueError(f"{flag} adds to the text page; the --json record holds no "
+                             "LaTeX or lemma chain")
     if not (args.smallest or args.largest):
         given = [flag for flag, v in (("--target", args.target), ("--search-range",
                                                                   args.search_range))
@@ -298,9 +306,23 @@ def _regime(args: argparse.Namespace, e: Any, problem: dict[str, float]) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from dpbounds.bounds.compare import compare
+    from dpbounds.bounds import registry
+    from dpbounds.bounds.compare import _COMPARED, compare
+    from dpbounds.bounds.problem import DEFAULT_PROBLEM, problem_class
 
-    result = compare(_problem(args), tune=not args.no_tune,
+    problem = _problem(args)
+    # a flag no compared bound reads is refused (`compare --max-horizon 5` on a non-convex
+    # problem, `--c2 3` on a strongly convex one); mu also sets the class, so it is read
+    cls = problem_class({**DEFAULT_PROBLEM, **problem})
+    typed = set(getattr(args, "_flags_typed", None) or {})
+    keys = [k for k, dest in PROBLEM_QUANTITIES.items()
+            if dest in typed and k not in (*_READ_BY_TRIVIAL, "mu")]
+    entries = [e for e in registry.entries() if e.problem_class in _COMPARED[cls]]
+    for k in keys:
+        if entries and all(k in e.unread(problem, [k]) for e in entries):
+            raise ValueError(f"{flag_used(args, PROBLEM_QUANTITIES[k])} is not read by any "
+                             f"bound compared for this {cls} problem: leave it out")
+    result = compare(problem, tune=not args.no_tune,
                      crossover_variable=args.crossover_variable,
                      progress=not getattr(args, "quiet", False))
     if args.json:

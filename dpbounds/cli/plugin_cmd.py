@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from dpbounds.cli import add_quantity, flag_used, integer, strict_json
 
@@ -78,8 +79,40 @@ def _calibrate(args: argparse.Namespace) -> int:
         params[m.batch_size] = args.batch_size
     c = calibrate(args.name, epsilon=args.epsilon, delta=args.delta, steps=args.steps,
                   problem=problem, params=params)
+    _refuse_unread_constants(args, c, problem, params)
     print(strict_json(c.as_dict(), indent=2) if args.json else c.describe())
     return 0
+
+
+def _refuse_unread_constants(args: argparse.Namespace, c: Any, problem: dict[str, Any],
+                             params: dict[str, Any]) -> None:
+    """A typed flag the calibration does not read is refused: --delta for a pure-DP (Laplace)
+    method, and a problem constant whose move (halved) leaves the sensitivity and the noise
+    as they were (``calibrate dp_gd_smooth --mu 5 --L 3 --S1 9`` printed the calibration of
+    N and G alone). A move the method refuses counts as read."""
+    from dpbounds.extend import calibrate
+
+    typed = getattr(args, "_flags_typed", None) or {}
+    if c.mechanism != "gaussian" and "delta" in typed:
+        raise ValueError(f"{flag_used(args, 'delta')} is not read by {c.method}: its "
+                         f"{c.mechanism} noise is calibrated to pure epsilon-DP")
+    dests = {"N": "dataset_size", "d": "dimension", "G": "lipschitz", "S1": "sensitivity",
+             "L": "smoothness", "mu": "strong_convexity"}
+    for key, dest in dests.items():
+        if dest not in typed or key not in problem:
+            continue
+        v = problem[key]
+        moved = dict(problem, **{key: (int(v) // 2 if int(v) >= 2 else int(v) + 1)
+                                  if key in ("N", "d") else 0.5 * float(v)})
+        try:
+            alt = calibrate(args.name, epsilon=args.epsilon, delta=args.delta,
+                            steps=args.steps, problem=moved, params=params)
+        except ValueError:
+            continue  # refused at the moved value: read
+        if (alt.sensitivity, alt.noise_scale) == (c.sensitivity, c.noise_scale):
+            raise ValueError(f"{flag_used(args, dest)} is not read by {c.method}'s "
+                             "calibration (moved, its sensitivity and noise stay the same): "
+                             "leave it out")
 
 
 def _tune_bound(args: argparse.Namespace) -> int:

@@ -91,7 +91,7 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from dpbounds._validation import MAX_COUNT, check_choice, check_int
+from dpbounds._validation import MAX_COUNT, _show, check_choice, check_int
 from dpbounds.privacy.discrete import GridGaussian, GridLaplace
 from dpbounds.privacy.ledger import PrivacyLedger
 from dpbounds.privacy.mechanisms import (
@@ -311,13 +311,14 @@ def _leaves(event: Any, count: int, nb: Neighbouring, accountant: str,
     """Append the ``(mechanism, count)`` leaves of ``event`` run ``count`` times to ``out``."""
     dpa = _dpa()
     name = type(event).__name__
-    if count > MAX_COUNT:
-        raise ValueError(f"count must be at most {MAX_COUNT:.0e}, got {count} in {name}")
+    if count > MAX_COUNT:  # a product of nested counts (each checked below)
+        raise ValueError(f"the nested counts compose {_show(count)} runs of {name}, more than "
+                         f"{MAX_COUNT:.0e}")
     if isinstance(event, dpa.NoOpDpEvent):
         return
     if isinstance(event, dpa.SelfComposedDpEvent):
         # a fractional count would be truncated (2.5 runs accounted as 2: an under-count)
-        times = check_int(f"count of {name}", event.count, minimum=0)
+        times = check_int(f"count of {name}", event.count, minimum=0, maximum=MAX_COUNT)
         _leaves(event.event, count * times, nb, accountant, out)
         return
     if isinstance(event, dpa.ComposedDpEvent):

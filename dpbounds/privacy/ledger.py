@@ -106,6 +106,10 @@ class PrivacyLedger:
                 raise ValueError(f"history[{i}] must be (noise_multiplier, sample_rate, "
                                  f"num_steps), got {item!r}")
             z, q, steps = item
+            if any(isinstance(v, (bool, str, bytes)) or type(v).__name__ == "bool_"
+                   for v in (z, q)):  # true and "1" were read as 1.0
+                raise ValueError(f"history[{i}]: noise_multiplier and sample_rate must be "
+                                 f"numbers, got {item!r}")
             try:
                 z, q = float(z), float(q)
             except (TypeError, ValueError):

@@ -321,6 +321,8 @@ def run_sweep(cells: Iterable[Cell], *, store: ResultStore | str | os.PathLike[s
             raise ValueError(f"cells[{i}] must be a dpbounds.sweep.Cell, got {type(c).__name__}")
     if store is not None and not isinstance(store, ResultStore):
         store = ResultStore(Path(store))
+    if store is not None:
+        store.ensure_folder()  # before any cell: a file or /proc path failed after the first
     nested = _IN_CELL.get()
     if executor is None or nested:
         executor = InProcess()

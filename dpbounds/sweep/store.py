@@ -240,6 +240,18 @@ class ResultStore:
             raise ValueError("key must not be empty (give None for an unkeyed store)")
         self._key = key.encode() if isinstance(key, str) else key
 
+    def ensure_folder(self) -> None:
+        """Create the store's folder (and its ``cells`` folder) if missing; ``ValueError``
+        naming the path when it is a file or cannot be created (``store="/etc/passwd"`` ran
+        its first cell, then raised a bare ``NotADirectoryError``)."""
+        if self.path.exists() and not self.path.is_dir():
+            raise ValueError(f"store {str(self.path)!r} exists and is not a folder")
+        try:
+            (self.path / "cells").mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ValueError(f"store {str(self.path)!r}: cannot create the folder "
+                             f"({exc.strerror or exc})") from None
+
     @property
     def keyed(self) -> bool:
         """Whether cells are written and read with an HMAC under a secret key."""

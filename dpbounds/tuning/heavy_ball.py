@@ -279,11 +279,17 @@ class HeavyBallTuning:
             return self._table_smooth_error()
         if self.objective == "error":
             return self._table_error()
-        head = (f"{'choice':<36}{'alpha':>10}{'beta':>11}{'T':>9}{'rho':>11}{'bound':>12}"
+        rows = (self.tuned, self.classical, self.paper_section5)
+        w = max(36, *(len(c.label) + 1 for c in rows))  # "[no certificate]" overran 36
+        head = (f"{'choice':<{w}}{'alpha':>10}{'beta':>11}{'T':>9}{'rho':>11}{'bound':>12}"
                 f"{'computed':>12}{'b_T':>11}")
         lines = [head, "-" * len(head)]
-        for c in (self.tuned, self.classical, self.paper_section5):
-            lines.append(f"{c.label:<36}{c.alpha:>10.4g}{_near_one(c.beta):>11}{c.horizon:>9d}"
+        for c in rows:
+            if not math.isfinite(c.bound):  # no certificate: nothing at a T (nan, inf before)
+                lines.append(f"{c.label:<{w}}{c.alpha:>10.4g}{_near_one(c.beta):>11}"
+                             f"{'n/a':>9}{'n/a':>11}{'n/a':>12}{'n/a':>12}{'n/a':>11}")
+                continue
+            lines.append(f"{c.label:<{w}}{c.alpha:>10.4g}{_near_one(c.beta):>11}{c.horizon:>9d}"
                          f"{_near_one(c.rate):>11}{c.bound:>12.4e}{c.computed:>12.4e}"
                          f"{c.noise_scale:>11.3e}")
         def ratio(c: HeavyBallChoice) -> str:
