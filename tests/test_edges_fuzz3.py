@@ -211,8 +211,9 @@ def test_plugin_tune_refuses_a_batch_size_it_does_not_read():
 
 @pytest.mark.parametrize("sens, sigma", [(1.0, 1e300), (1e-149, 1e149), (1e-160, 1e-2)])
 def test_a_rho_below_the_float_range_is_refused_not_read_as_zero(sens, sigma):
-    # (1e-149, 1e149) was accepted with rho = 0 by the square-first form: epsilon 0 where the
-    # true one is positive (an under-report); refused as the other float-range ends are
+    # (1e-149, 1e149) was accepted with rho = 0 by the square-first form: epsilon 0 at every
+    # delta, below the truth at a delta under ~0.4 s/sigma; refused as the float range's other
+    # ends are (the PLD accountant, which needs no rho, still answers there)
     from dpbounds.privacy.tree import tree_aggregation_epsilon
 
     for acc in (ZcdpAccountant(), RdpAccountant()):
@@ -507,3 +508,25 @@ def test_an_opacus_history_entry_must_hold_numbers(bad):
     with pytest.raises(ValueError, match="must be numbers"):
         PrivacyLedger.from_opacus([[bad, 0.01, 100]])
     assert len(PrivacyLedger.from_opacus([[1.0, 0.01, 100]])) == 100  # control
+
+
+def test_refusals_name_the_accountant_and_the_relation_by_value(capsys):
+    # was: the basic row said "pure accountant", the pld row printed the enum's repr
+    from dpbounds.cli import main
+
+    main(["privacy", "compose", "--event", "zcdp:rho=1e300", "--accountant", "pld,basic"])
+    out = capsys.readouterr().out
+    assert "basic accountant (add_remove) does not support" in out
+    assert "<Neighbouring" not in out and "neighbouring=add_remove" in out
+    main(["privacy", "compose", "--event", "pure:eps=1e300"])
+    out = capsys.readouterr().out
+    assert "leaves the floating-point range" in out and "noise ratio" not in out
+
+
+def test_a_cell_of_a_lambda_is_refused_when_made():
+    # was: accepted; refused only when the sweep keyed it (the docs ask for a module-level
+    # function: workers import it by name)
+    from dpbounds.sweep import Cell
+
+    with pytest.raises(ValueError, match="module-level function"):
+        Cell(lambda scale, trials, seed: {}, {"scale": 1.0})

@@ -116,7 +116,7 @@ def test_bad_params_are_refused_naming_the_parameter(bad: dict, where: str) -> N
 
 def test_bad_cells_are_refused() -> None:
     with pytest.raises(ValueError, match="module-level function"):
-        cell_key(Cell(lambda: {}, {}), "0", "")
+        Cell(lambda: {}, {})  # refused when made (stop 69), not when keyed
     with pytest.raises(ValueError, match="seed"):
         Cell(noisy_walk, {"seed": 1})
     with pytest.raises(ValueError, match="trials"):

@@ -108,6 +108,7 @@ class Cell:
             if name in self.params:
                 raise ValueError(f"params must not contain {name!r}: pass it as Cell({name}=...)")
         canonical(dict(self.params), "params")  # fail early on values that have no key
+        function_name(self.fn)  # a lambda or nested function: refused here, not at the run
 
     def call(self) -> CellCall:
         """The arguments a worker needs (the function is sent beside them)."""

@@ -43,9 +43,10 @@ def _half_ratio_squared(sensitivity: float, sigma: float) -> float:
     """:math:`s^2/(2\\sigma^2)`, the Gaussian's zCDP rho. Where either square would leave the
     float range (``--G 1e300`` gave ``s = 2e297``, ``sigma = 9.8e298``: rho 2e-4, but
     ``s**2`` overflowed) the ratio is formed first; elsewhere the same floats as before. A
-    rho below the smallest normal float (flushed to 0 or subnormal, so an epsilon read from
-    it would lie below the true one: ``z = 1e300`` would read epsilon 0) raises
-    ``OverflowError``, which :meth:`Accountant.compose` refuses in words."""
+    rho below the smallest normal float (flushed to 0 or subnormal) raises ``OverflowError``,
+    which :meth:`Accountant.compose` refuses in words: a rho of 0 claims epsilon 0 at every
+    delta, below the truth at a delta under ~0.4 s/sigma (``z = 1e300``); PLD, which needs no
+    rho, still answers there."""
     if 1e-150 < sensitivity < 1e150 and 1e-150 < sigma < 1e150:
         rho = sensitivity**2 / (2 * sigma**2)
     else:
@@ -53,6 +54,20 @@ def _half_ratio_squared(sensitivity: float, sigma: float) -> float:
     if sensitivity > 0 and rho < sys.float_info.min:
         raise OverflowError("rho underflows")
     return rho
+
+
+def _brief(mechanism: Any) -> str:
+    """``GaussianMechanism(sigma=2, sensitivity=1, neighbouring=add_remove)``: a mechanism's
+    fields with the relation by its value (a dataclass repr shows the enum member's repr)."""
+    fields = getattr(mechanism, "__dataclass_fields__", None)
+    if not fields:
+        return repr(mechanism)
+    parts = []
+    for name in fields:
+        v = getattr(mechanism, name, None)
+        v = getattr(v, "value", v) if isinstance(v, Neighbouring) else v
+        parts.append(f"{name}={v:g}" if isinstance(v, float) else f"{name}={v}")
+    return f"{type(mechanism).__name__}({', '.join(parts)})"
 
 
 class Accountant(abc.ABC):
@@ -80,10 +95,13 @@ class Accountant(abc.ABC):
             with np.errstate(over="raise", divide="raise", invalid="raise"):
                 self._compose(mechanism, count)
         except (OverflowError, ZeroDivisionError, FloatingPointError) as err:
+            why = ("its sensitivity-to-noise ratio is too far from 1 for float64 (huge noise "
+                   "underflows, tiny noise overflows)" if hasattr(mechanism, "sensitivity")
+                   and (hasattr(mechanism, "sigma") or hasattr(mechanism, "scale")) else
+                   "its budget is too large (or too small) for float64")
             raise ValueError(
-                f"count={count} runs of {mechanism!r}: the {self.name} accountant's budget leaves "
-                f"the floating-point range ({err}): its sensitivity-to-noise ratio is too far "
-                f"from 1 for float64 (huge noise underflows, tiny noise overflows)") from None
+                f"count={count} runs of {_brief(mechanism)}: the {self.name} accountant's budget "
+                f"leaves the floating-point range ({err}): {why}") from None
         self.entries.append((mechanism, count))
         return self
 
@@ -141,7 +159,9 @@ class Accountant(abc.ABC):
             raise self._unsupported(mechanism, str(err)) from None
 
     def _unsupported(self, mechanism: Mechanism, why: str = "") -> UnsupportedMechanismError:
-        text = f"{self.name} accountant ({self.neighbouring}) does not support {mechanism!r}"
+        # the mechanism's class and fields, not its repr (whose relation printed as
+        # "<Neighbouring.ADD_REMOVE: 'add_remove'>")
+        text = f"{self.name} accountant ({self.neighbouring}) does not support {_brief(mechanism)}"
         return UnsupportedMechanismError(text + (f": {why}" if why else ""))
 
     def __repr__(self) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 
 from dpbounds._validation import check_nonnegative, check_probability
 from dpbounds.privacy._util import nudge_up
-from dpbounds.privacy.accountants.base import Accountant, _finite
+from dpbounds.privacy.accountants.base import Accountant, UnsupportedMechanismError, _finite
 from dpbounds.privacy.mechanisms import (
     ApproxDpMechanism,
     LaplaceMechanism,
@@ -96,7 +96,12 @@ class BasicAccountant(Accountant):
             except ValueError as err:
                 raise self._unsupported(mechanism, str(err)) from None
         else:  # computed (sens / scale, amplification): rounded up as the pure accountant does
-            eps = float(nudge_up(PureDpAccountant(self.neighbouring).mechanism_epsilon(mechanism)))
+            try:
+                eps = float(nudge_up(PureDpAccountant(self.neighbouring)
+                                     .mechanism_epsilon(mechanism)))
+            except UnsupportedMechanismError:  # in this accountant's name, not "pure"
+                raise self._unsupported(mechanism, "not a pure-DP or (eps, delta)-DP "
+                                                   "mechanism") from None
             dlt = 0.0
         total = self.epsilon + count * eps
         # a stated guarantee taken once is exact; any sum is rounded up (never below the truth)
