@@ -1390,6 +1390,12 @@ class DeclaredProblem:
             else:
                 values[k] = check_positive(self.KEYS[k], v)
         self.__dict__.update({k: float(v) for k, v in values.items() if v is not None})
+        object.__setattr__(self, "_asked", set())
+
+    def __getattribute__(self, key: str) -> Any:
+        if key in DeclaredProblem.KEYS:  # what a calibration asked for (``reads``)
+            object.__getattribute__(self, "_asked").add(key)
+        return object.__getattribute__(self, key)
 
     def __getattr__(self, key: str) -> Any:  # only reached for a constant not given
         if key in self.KEYS:
@@ -1397,8 +1403,15 @@ class DeclaredProblem:
                              f"{self.KEYS[key]}")
         raise AttributeError(key)
 
+    @property
+    def reads(self) -> frozenset[str]:
+        """The problem keys (``N``, ``G``, ...) of the constants read so far: the CLI refuses
+        a flag its calibration never asked for."""
+        return frozenset(self.KEYS[k] for k in object.__getattribute__(self, "_asked"))
+
     def __repr__(self) -> str:
-        return f"DeclaredProblem({', '.join(f'{k}={v:g}' for k, v in self.__dict__.items())})"
+        given = ", ".join(f"{k}={v:g}" for k, v in self.__dict__.items() if k in self.KEYS)
+        return f"DeclaredProblem({given})"
 
     @classmethod
     def of(cls, problem: Mapping[str, Any]) -> DeclaredProblem:

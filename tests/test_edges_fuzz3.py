@@ -136,22 +136,42 @@ def _moved(k, v):
     return v // 2 if k in ("N", "d", "m", "max_horizon") else 0.5 * v if v else 1.0
 
 
-def test_a_key_called_unread_does_not_move_the_bound():
-    # the oracle is the bound's value itself (not the parameters Entry.unread compares): for
-    # every built-in bound, each key it calls unread leaves the value where it was
-    import numpy as np
+def test_a_key_called_unread_does_not_move_what_bound_prints():
+    # the oracle is what `bound` prints (not the parameters Entry.unread compares): for every
+    # built-in bound, each key it calls unread and the CLI would refuse leaves the value, the
+    # closed-form hyper-parameters and the vacuity verdict where they were, at five other
+    # values of the key (a single move could miss a saturation; the review's L1 moved the
+    # vacuity verdict, which is why the CLI keeps it)
 
     from dpbounds.bounds import registry
+    from dpbounds.bounds.compare import vacuous_reason
+    from dpbounds.cli.bounds_cmd import _READ_BY_TRIVIAL
+
+    def shown(e, p):
+        v = e.value(p)
+        return (float(v), sorted(e.hyperparameters(p).items()), vacuous_reason(e, p, float(v)))
 
     registry.discover()
     checked = 0
     for e in registry.entries():
         for k in e.unread(_FULL, list(_FULL)):
-            base = e.value(_FULL)
-            moved = e.value(dict(_FULL, **{k: _moved(k, _FULL[k])}))
-            assert np.all(np.asarray(base) == np.asarray(moved)), (e.name, k)
+            if k in _READ_BY_TRIVIAL:
+                continue
+            base = shown(e, _FULL)
+            for f in (0.1, 0.5, 2.0, 10.0, 1e3):
+                v = _FULL[k]
+                moved = (max(1, int(v * f)) if k in ("N", "d", "m", "max_horizon")
+                         else (v * f if v else f))
+                if k == "m":
+                    moved = min(moved, _FULL["N"])
+                if k == "delta":
+                    moved = min(moved, 0.5)
+                try:
+                    assert shown(e, dict(_FULL, **{k: moved})) == base, (e.name, k, moved)
+                except ValueError:
+                    continue  # a value the bound refuses: then it reads the key
             checked += 1
-    assert checked >= 30  # the non-convex bounds ignore m, S1, mu; Kuru's pure-DP ones delta
+    assert checked >= 25  # the non-convex bounds ignore m, S1, mu; Kuru's pure-DP ones delta
 
 
 def test_the_keys_a_bound_reads_are_not_called_unread():
@@ -225,8 +245,9 @@ def test_a_rho_below_the_float_range_is_refused_not_read_as_zero(sens, sigma):
 
 # ------------------------------------------------------------ the third fuzz's API findings
 @pytest.mark.parametrize("args, match", [
-    ((-1,), "delta must lie in"), ((float("nan"),), "delta must be finite"),
-    ((2,), "delta must lie in"), (("x",), "delta must be a real number"),
+    ((-1,), r"delta must lie in \[0, 1\)"), ((float("nan"),), r"delta must lie in \[0, 1\)"),
+    ((2,), r"delta must lie in \[0, 1\)"), (("x",), r"delta must lie in \[0, 1\)"),
+    ((False,), r"delta must lie in \[0, 1\)"),
     ((1e-5, ["foo"]), "accountants must name"), ((1e-5, []), "accountants must name"),
 ])
 def test_ledger_report_refuses_bad_input(args, match):
@@ -530,3 +551,98 @@ def test_a_cell_of_a_lambda_is_refused_when_made():
 
     with pytest.raises(ValueError, match="module-level function"):
         Cell(lambda scale, trials, seed: {}, {"scale": 1.0})
+
+
+def test_l1_is_kept_because_the_vacuity_verdict_reads_it(capsys):
+    # the review: `bound nonconvex.tree_momentum_nsgd --G 2 --L1 0.5` was refused, but L1 > 0
+    # drops the sqrt(2 L R) threshold (the page reads "informative below 2", not 1.41421)
+    from dpbounds.cli import main
+
+    assert main(["bound", "nonconvex.tree_momentum_nsgd", "--G", "2", "--L1", "0.5"]) == 0
+    assert "informative below 2" in capsys.readouterr().out
+
+
+def test_calibrate_keeps_a_constant_its_sensitivity_reads_through_a_cap(tmp_path):
+    # the review: sensitivity 2 min(G, 2) / n at G = 4 does not move when G is halved; the
+    # moved-value test refused --G, and without --G the method asks for it (no way to run)
+    plug = tmp_path / "satur.py"
+    plug.write_text(
+        "import dpbounds.extend as ex\n"
+        "method = ex.Method('clipped_gd', lambda x, g, noise, p: x - 0.1 * (g(x) + noise),\n"
+        "    mechanism='gaussian', neighbouring='replace-one',\n"
+        "    sensitivity=lambda f, p: 2 * min(f.gradient_bound, 2.0) / f.n)\n"
+        "ex.audit_setting(method, steps=5, params={})\n")
+    base = ["--plugin", str(plug), "calibrate", "clipped_gd", "--steps", "100", "--N", "1e4"]
+    r = _cli(*base, "--G", "4")
+    assert r.returncode == 0 and "sensitivity 0.0004" in r.stdout, r.stderr
+    r = _cli(*base, "--G", "4", "--mu", "3")  # control: a constant never read is refused
+    assert r.returncode == 2 and "--mu is not read by clipped_gd" in r.stderr
+
+
+def test_tune_bound_keeps_the_delta_its_noise_column_reads(tmp_path):
+    # the review: a theorem without delta, run by a Gaussian method: --delta 1e-8 was refused
+    # as unread, though the noise column calibrates the method at it
+    plug = tmp_path / "nodelta.py"
+    plug.write_text(
+        "import sympy as sp\nfrom dpbounds import extend as ex\n"
+        "d, N, eps, G, L, R, T = ex.symbols('d N eps G L R T')\n"
+        "b = ex.theorem('nonconvex.gd_nodelta', sp.sqrt(2*L*R/T + 2*d*G**2*T/(N**2*eps**2)),\n"
+        "    quantity='q', problem_class='nonconvex', tunable={'T': (1, 1e6)},\n"
+        "    hyperparameters={'T': N*eps*sp.sqrt(L*R/d)/G},\n"
+        "    source=ex.Source('test', 'Prop. 1', ex.DERIVED))\n"
+        "m = ex.Method('gd_nodelta', lambda x, g, noise, p: x - 0.1 * (g(x) + noise),\n"
+        "    mechanism='gaussian', neighbouring='replace-one',\n"
+        "    sensitivity=lambda f, p: 2 * f.gradient_bound / f.n)\n"
+        "ex.study(m, b, measure='grad_avg')\n")
+    base = ["--plugin", str(plug), "tune", "bound", "nonconvex.gd_nodelta", "--d", "8", "--N",
+            "1e4", "--json"]
+    import json
+
+    noise = []
+    for delta in ("1e-5", "1e-8"):
+        r = _cli(*base, "--delta", delta)
+        assert r.returncode == 0, r.stderr
+        noise.append(json.loads(r.stdout)[-1]["noise_scale"])
+    assert noise[1] > noise[0]  # a smaller delta, more noise: the flag is read
+    r = _cli(*base, "--m", "5")  # control: a flag neither the bound nor the method reads
+    assert r.returncode == 2 and "--m is not read by nonconvex.gd_nodelta" in r.stderr
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["audit", "--list", "--list-mutants"], "give one of --list and --list-mutants"),
+    (["bound", "--list", "--d", "100"], "--d would be ignored"),  # the default's value
+    (["audit", "--list", "--seed", "0"], "--seed would be ignored"),
+])
+def test_a_listing_refuses_options_typed_at_their_default(argv, says, capsys):
+    from dpbounds.cli import EXIT_USAGE, main
+
+    assert main(argv) == EXIT_USAGE
+    assert says in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("event, match", [
+    ({"class_name": "SampledWithoutReplacementDpEvent", "source_dataset_size": 10,
+      "sample_size": 2.9, "event": {"class_name": "GaussianDpEvent", "noise_multiplier": 1}},
+     "sample_size of SampledWithoutReplacementDpEvent must be an integer"),
+    ({"class_name": "ZCDpEvent", "rho": True}, "rho of ZCDpEvent must be a number"),
+])
+def test_event_fields_are_not_truncated_or_read_from_flags(event, match):
+    # the review: a sample size of 2.9 was read as 2 (rate 0.2, not 0.29: an under-count),
+    # a rho of true as 1.0
+    from dpbounds.privacy.events import dp_event_from_json, from_dp_event
+
+    with pytest.raises(ValueError, match=match):
+        from_dp_event(dp_event_from_json(event), "replace_one")
+
+
+def test_the_wor_reaccounting_at_the_full_batch_is_its_limit():
+    # verify at B = N raised "math domain error" (log1p(-1)); q = 1 is the limit q -> 1
+    from dpbounds.privacy import GaussianMechanism, RdpAccountant
+    from dpbounds.verify.reaccount import _wor_epsilon
+
+    for z in (1.0, 3.0):
+        at_one = _wor_epsilon(1.0, z, 10, 1e-5, True)
+        assert at_one == pytest.approx(_wor_epsilon(1 - 1e-9, z, 10, 1e-5, True), rel=1e-6)
+        plain = RdpAccountant("replace_one").compose(
+            GaussianMechanism(sigma=z, sensitivity=1.0, neighbouring="replace_one"), 10)
+        assert at_one >= plain.get_epsilon(1e-5)  # never below the unsampled Gaussian's

@@ -450,15 +450,24 @@ def _refuse_beside_list(parser: argparse.ArgumentParser, args: argparse.Namespac
     command = getattr(args, "command", None)
     if mode is None or command is None:
         return
+    if getattr(args, "list", False) and getattr(args, "list_mutants", False):
+        raise ValueError("give one of --list and --list-mutants, not both")
     bare = vars(parser.parse_args([command, mode]))
+    typed = dict(getattr(args, "_flags_typed", None) or {})
+    sub = next((p for p in _parsers(parser) if p.prog.split()[-1:] == [command]), None)
+    for word in argv if sub is not None else ():  # options typed with their default's value
+        action = sub._option_string_actions.get(word.split("=", 1)[0])  # type: ignore[union-attr]
+        if action is not None and action.dest not in _LISTING_READS:
+            typed.setdefault(action.dest, word.split("=", 1)[0])
     for dest, value in vars(args).items():
-        if dest in _LISTING_READS or bare.get(dest, value) == value or (
-                command == "audit" and dest == "algorithm"):  # audit_cmd's own words
+        # a quantity flag counts as given when typed, whatever its value (`--d 100`, the
+        # default's, was accepted); another option when it differs from the bare listing's
+        if dest in _LISTING_READS or (bare.get(dest, value) == value and dest not in typed) \
+                or (command == "audit" and dest == "algorithm"):  # audit_cmd's own words
             continue
         flag = next((o for a in _parsers(parser) for ac in a._actions if ac.dest == dest
                      for o in ac.option_strings[:1]), None)
-        typed = (getattr(args, "_flags_typed", None) or {}).get(dest)
-        name = typed or flag or dest.upper()
+        name = typed.get(dest) or flag or dest.upper()
         raise ValueError(f"{mode} lists only (and reads --json); {name} would be ignored")
 
 

@@ -97,17 +97,19 @@ def _add_problem(p: argparse.ArgumentParser) -> None:
                                               "quadratic"))
 
 
-#: problem keys the table's trivial bounds read whatever the bound reads (G; sqrt(2 L R); G diam;
-#: R): typed for a bound that does not, they still move its vacuity verdict
-_READ_BY_TRIVIAL = ("G", "L", "R", "diam", "problem_class")
+#: problem keys the table's trivial bounds read whatever the bound reads (G; sqrt(2 L R), dropped
+#: when L1 > 0; G diam; R): typed for a bound that does not, they still move its vacuity verdict
+_READ_BY_TRIVIAL = ("G", "L", "R", "diam", "L1", "problem_class")
 
 
-def refuse_unread(args: argparse.Namespace, entry: Any, problem: dict[str, Any]) -> None:
+def refuse_unread(args: argparse.Namespace, entry: Any, problem: dict[str, Any],
+                  also_read: tuple[str, ...] = ()) -> None:
     """A ``ValueError`` for the first typed problem flag that ``entry``'s bound does not read
-    (``Entry.unread``): ``bound yang.nsgd --m 10`` printed the bound as without it."""
+    (``Entry.unread``): ``bound yang.nsgd --m 10`` printed the bound as without it.
+    ``also_read``: keys something beside the bound reads (a method's calibration)."""
     typed = set(getattr(args, "_flags_typed", None) or {})
     keys = [k for k, dest in PROBLEM_QUANTITIES.items()
-            if dest in typed and k not in _READ_BY_TRIVIAL]
+            if dest in typed and k not in (*_READ_BY_TRIVIAL, *also_read)]
     for k in entry.unread(problem, keys) if keys else ():
         raise ValueError(f"{flag_used(args, PROBLEM_QUANTITIES[k])} is not read by "
                          f"{entry.name}'s bound (moved, its parameters stay the same): "

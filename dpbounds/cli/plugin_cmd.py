@@ -61,7 +61,7 @@ NO_METHODS = "unknown method {name!r}; registered methods: none (load a plug-in 
 def _calibrate(args: argparse.Namespace) -> int:
     if "dpbounds.extend" not in sys.modules:
         raise ValueError(NO_METHODS.format(name=args.name))
-    from dpbounds.extend import calibrate, method_named
+    from dpbounds.extend import DeclaredProblem, calibrate, method_named
 
     problem = {k: getattr(args, n) for k, n in (("N", "dataset_size"), ("d", "dimension"),
                                                  ("G", "lipschitz"), ("S1", "sensitivity"),
@@ -77,21 +77,23 @@ def _calibrate(args: argparse.Namespace) -> int:
         if not isinstance(m.batch_size, str):
             raise ValueError(f"--batch-size: {m.name} fixes its batch size to {m.batch_size}")
         params[m.batch_size] = args.batch_size
+    m = method_named(args.name)
+    declared = DeclaredProblem.of(problem)
+    # the calibration's own reading of a declared problem, given here to see what it reads:
+    # a Poisson method's public size is then passed as calibrate derives it
+    public_n = int(declared.n) if m.sampling == "poisson" and "N" in problem else None
     c = calibrate(args.name, epsilon=args.epsilon, delta=args.delta, steps=args.steps,
-                  problem=problem, params=params)
-    _refuse_unread_constants(args, c, problem, params)
+                  objective=declared, public_n=public_n, params=params)
+    _refuse_unread_constants(args, c, declared.reads)
     print(strict_json(c.as_dict(), indent=2) if args.json else c.describe())
     return 0
 
 
-def _refuse_unread_constants(args: argparse.Namespace, c: Any, problem: dict[str, Any],
-                             params: dict[str, Any]) -> None:
+def _refuse_unread_constants(args: argparse.Namespace, c: Any, reads: frozenset[str]) -> None:
     """A typed flag the calibration does not read is refused: --delta for a pure-DP (Laplace)
-    method, and a problem constant whose move (halved) leaves the sensitivity and the noise
-    as they were (``calibrate dp_gd_smooth --mu 5 --L 3 --S1 9`` printed the calibration of
-    N and G alone). A move the method refuses counts as read."""
-    from dpbounds.extend import calibrate
-
+    method, and a problem constant the calibration never asked for (``reads``: the problem
+    keys its :class:`~dpbounds.extend.DeclaredProblem` was read for; ``calibrate dp_gd_smooth
+    --mu 5 --L 3 --S1 9`` printed the calibration of N and G alone)."""
     typed = getattr(args, "_flags_typed", None) or {}
     if c.mechanism != "gaussian" and "delta" in typed:
         raise ValueError(f"{flag_used(args, 'delta')} is not read by {c.method}: its "
@@ -99,19 +101,12 @@ def _refuse_unread_constants(args: argparse.Namespace, c: Any, problem: dict[str
     dests = {"N": "dataset_size", "d": "dimension", "G": "lipschitz", "S1": "sensitivity",
              "L": "smoothness", "mu": "strong_convexity"}
     for key, dest in dests.items():
-        if dest not in typed or key not in problem:
-            continue
-        v = problem[key]
-        moved = dict(problem, **{key: (int(v) // 2 if int(v) >= 2 else int(v) + 1)
-                                  if key in ("N", "d") else 0.5 * float(v)})
-        try:
-            alt = calibrate(args.name, epsilon=args.epsilon, delta=args.delta,
-                            steps=args.steps, problem=moved, params=params)
-        except ValueError:
-            continue  # refused at the moved value: read
-        if (alt.sensitivity, alt.noise_scale) == (c.sensitivity, c.noise_scale):
+        # what the calibration's declared problem was asked for (DeclaredProblem records it):
+        # a constant never read is refused; one read is kept even where its value did not
+        # move the result (a sensitivity min(G, cap) saturates: halving G moved nothing)
+        if dest in typed and key not in reads:
             raise ValueError(f"{flag_used(args, dest)} is not read by {c.method}'s "
-                             "calibration (moved, its sensitivity and noise stay the same): "
+                             "calibration (its sensitivity and sampling never ask for it): "
                              "leave it out")
 
 
@@ -176,7 +171,11 @@ def _tune(args: argparse.Namespace, name: str, objective: str) -> int:
 
         # a method's name stands for the theorem its study checks (as extend.tune reads it)
         target = _METHOD_THEOREM[name] if name in _METHODS and name in _METHOD_THEOREM else name
-        refuse_unread(args, registry.get(target), problem)
+        # where a method runs the theorem, its noise column reads the method's calibration:
+        # delta and the declared constants (a sensitivity of S1, d, ...) are read there
+        ran = _METHOD_THEOREM.get(registry.get(target).name)
+        refuse_unread(args, registry.get(target), problem,
+                      also_read=("delta", "N", "d", "G", "S1", "L", "mu") if ran else ())
         res = tune(name, problem, over=args.over, ranges=ranges or None,
                    grid=args.grid_size)
     print(strict_json(res.rows(), indent=2) if args.json else res.table())

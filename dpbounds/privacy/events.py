@@ -350,7 +350,9 @@ def _leaves(event: Any, count: int, nb: Neighbouring, accountant: str,
         if nb is not Neighbouring.REPLACE_ONE:
             raise ValueError("SampledWithoutReplacementDpEvent is analysed under replace_one; "
                              "read it with neighbouring='replace_one'")
-        n, m = int(event.source_dataset_size), int(event.sample_size)
+        # integers, not truncated: a sample size of 2.9 was read as 2 (a rate 0.2, not 0.29)
+        n = check_int(f"source_dataset_size of {name}", event.source_dataset_size)
+        m = check_int(f"sample_size of {name}", event.sample_size)
         if not 1 <= m <= n:
             raise ValueError(f"SampledWithoutReplacementDpEvent: sample_size must lie in "
                              f"[1, source_dataset_size={n}], got {m}")
@@ -381,11 +383,12 @@ def _leaves(event: Any, count: int, nb: Neighbouring, accountant: str,
         return
     elif isinstance(event, dpa.dp_event.DiscreteLaplaceDpEvent):
         # pmf ratio at distance `sensitivity` is at most exp(a * sensitivity): pure DP
-        mech = PureDpMechanism(_real(event, "noise_parameter") * int(event.sensitivity), nb)
+        mech = PureDpMechanism(_real(event, "noise_parameter")
+                               * check_int(f"sensitivity of {name}", event.sensitivity), nb)
     elif isinstance(event, dpa.ZCDpEvent):
-        if float(event.xi) != 0.0:
+        if _real(event, "xi") != 0.0:
             raise ValueError(f"ZCDpEvent with xi = {event.xi!r}: dpbounds' zCDP has no xi")
-        mech = ZcdpMechanism(float(event.rho), nb)
+        mech = ZcdpMechanism(_real(event, "rho"), nb)
     else:
         raise ValueError(f"{name}: dpbounds has no mechanism for this dp_accounting event")
     out.append((mech, count))

@@ -13,6 +13,7 @@ Examples
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
@@ -286,8 +287,15 @@ class PrivacyLedger:
         cannot represent the composition, e.g. the PLD grid); never raises for that. A
         ``delta`` outside [0, 1) or an unknown accountant is a ``ValueError`` (they read as
         ``None`` everywhere before); a single name is read as that name."""
-        if delta is not None and not (isinstance(delta, (int, float)) and delta == 0):
-            delta = check_probability("delta", delta)  # 0: a pure-DP target (pure reads it)
+        if delta is not None:
+            if isinstance(delta, numbers.Real) and not isinstance(delta, bool) and delta == 0:
+                delta = 0.0  # a pure-DP target (the pure accountant reads it)
+            else:
+                try:
+                    delta = check_probability("delta", delta)
+                except ValueError:
+                    raise ValueError(f"delta must lie in [0, 1) (0: a pure-DP target), got "
+                                     f"{delta!r}") from None
         if isinstance(accountants, str):  # 'rdp' was walked letter by letter
             accountants = (accountants,)
         accountants = tuple(accountants)

@@ -349,7 +349,10 @@ def _wor_epsilon_cached(q: float, z: float, steps: int, delta: float, continuous
     odd = np.arange(3, top, 2)
     log_u[odd] = 0.5 * (log_u[odd - 1] + log_u[odd + 1])
     log_v[odd] = 0.5 * (log_v[odd - 1] + log_v[odd + 1])
-    log_terms = np.logaddexp(math.log1p(-q) + log_u, math.log(q) + log_v) + j * math.log(q)
+    if q < 1.0:
+        log_terms = np.logaddexp(math.log1p(-q) + log_u, math.log(q) + log_v) + j * math.log(q)
+    else:  # q = 1 (the whole data set each step): no (1 - q) U_j term; log1p(-1) raised
+        log_terms = log_v + j * math.log(q)  # "math domain error" (verify at B = N)
     # Theorem 9: q^2 C(a,2) min{4(e^{2 rho} - 1), 2 e^{2 rho}}, q^j C(a,j) 2 e^{(j-1) j rho}
     log_thm9 = j * math.log(q) + math.log(2.0) + (j - 1.0) * j * rho
     log_thm9[2] = 2 * math.log(q) + min(math.log(4.0) + math.log(math.expm1(2 * rho)),

@@ -47,16 +47,38 @@ def test_the_spread_of_a_correct_step_is_its_expectation(kind, B):
     assert _z(params["spread"]) <= 3.5
 
 
-def test_the_sampling_part_is_the_enumerated_variance():
-    # every batch of B = 3 of N = 6 (20 subsets): the variance of the batch mean of the mapped
-    # gradients, against the closed form the probe uses
-    inst = problem().build(6, 3, seed=5)
+@pytest.mark.parametrize("B", [1, 3, 12])
+def test_the_probe_s_sampling_part_is_the_enumerated_variance(B):
+    # the study's sampling term (its params), against every batch of B of N = 12 enumerated
+    # here: the variance of the batch mean of the clipped gradients (the threshold, median/2
+    # of the norms at x0, recomputed here); B = N: no sampling variance at all
+    inst = problem().build(12, 4, seed=5)
+    _, params = study._clip_probe(_point(B), inst, 0.05, 11, None, "sgd", 0.5)
     x0 = np.asarray(inst.x0, dtype=float).ravel()
     g = huber_sample_grads(inst.objective.offsets_np, inst.G, inst.L, x0)
-    means = np.array([g[list(s)].mean(axis=0) for s in itertools.combinations(range(6), 3)])
+    n = np.linalg.norm(g, axis=1)
+    c = np.median(n) / 2
+    g = g * np.minimum(1.0, c / n)[:, None]
+    means = np.array([g[list(s)].mean(axis=0) for s in itertools.combinations(range(12), B)])
     enumerated = float(np.mean(np.sum((means - g.mean(axis=0)) ** 2, axis=1)))
-    pop = float(np.mean(np.sum((g - g.mean(axis=0)) ** 2, axis=1)))
-    assert enumerated == pytest.approx(pop * (6 - 3) / (3 * (6 - 1)), rel=1e-12)
+    assert params["spread_sampling_variance"] == pytest.approx(enumerated, rel=1e-10, abs=1e-15)
+    assert params["spread"]["exact"] == pytest.approx(
+        enumerated + params["spread_noise_variance"], rel=1e-12)
+
+
+def test_the_spread_sees_the_sampling_term_where_it_dominates():
+    # d = 1, eps = 20, spread 0.9: the noise is small beside the sampling variance (B = 1);
+    # the probe's mean spread matches the sum, and would not without the sampling term
+    from dpbounds.verify.problems import VerifyProblem
+
+    inst = VerifyProblem(spread=0.9).build(12, 1, seed=5)
+    point = dict(_point(1, d=1), eps=20.0)
+    _, params = study._clip_probe(point, inst, 0.05, 11, None, "sgd", 0.5)
+    spread = params["spread"]
+    assert params["spread_sampling_variance"] > 2 * params["spread_noise_variance"]
+    assert _z(spread) <= 3.5
+    without = dict(spread, exact=params["spread_noise_variance"])
+    assert _z(without) > 20
 
 
 def _noise_on_first_coordinate(monkeypatch):

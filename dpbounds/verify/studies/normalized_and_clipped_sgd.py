@@ -341,7 +341,9 @@ def _clip_probe(point: Mapping[str, float], inst: Instance, eta: float, seed: An
                     "E||step - mean||^2 = the batch's sampling variance (NumPy) + d x the "
                     "declared noise variance on the mean (DERIVED)")
     prefix = "clip" if kind == "sgd" else "normalise"
-    return check, {"spread": spread, f"{prefix}_probe_threshold": c_p, f"{prefix}_gap": gap,
+    return check, {"spread": spread, "spread_sampling_variance": sampling,
+                   "spread_noise_variance": x0.size * noise_mean**2,
+                   f"{prefix}_probe_threshold": c_p, f"{prefix}_gap": gap,
                    f"{prefix}_gap_over_se": gap / se if se > 0 else math.inf,
                    f"{prefix}_binding_fraction": binding,
                    # one step: no sampling test has power against a cyclic order here;
