@@ -646,3 +646,26 @@ def test_the_wor_reaccounting_at_the_full_batch_is_its_limit():
         plain = RdpAccountant("replace_one").compose(
             GaussianMechanism(sigma=z, sensitivity=1.0, neighbouring="replace_one"), 10)
         assert at_one >= plain.get_epsilon(1e-5)  # never below the unsampled Gaussian's
+
+
+@pytest.mark.parametrize("content, says", [
+    ('{"class_name": "GaussianDpEvent", "noise_multiplier": "abc"}',
+     "noise_multiplier of GaussianDpEvent must be a number, got 'abc'"),
+    ('[{"class_name": "GaussianDpEvent", "noise_multiplier": true}]',
+     "[0]: noise_multiplier of GaussianDpEvent must be a number, got True"),
+    (b"\xff\xfe", "not UTF-8 text"),
+])
+def test_a_bad_event_file_is_refused_before_the_imports(content, says, tmp_path):
+    # was: 1.0-1.2 CPU-s (dp_accounting imported first), "could not convert string to float"
+    # or "'utf-8' codec can't decode" with no file named
+    path = tmp_path / "e.json"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    code = ("import contextlib, io, sys\nfrom dpbounds.cli import main\n"
+            "err = io.StringIO()\nwith contextlib.redirect_stderr(err):\n"
+            f"    rc = main(['privacy', 'compose', '--from-dp-event', {str(path)!r}])\n"
+            "print(rc, any(m in sys.modules for m in ('dp_accounting', 'scipy', 'numpy')))\n"
+            "print(err.getvalue())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, cwd=ROOT).stdout
+    assert out.startswith("2 False"), out
+    assert str(path) in out and says in out

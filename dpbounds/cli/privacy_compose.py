@@ -159,14 +159,36 @@ def _curve(text: str | None) -> list[float] | None:
     return values
 
 
-def _read_events(path: str) -> list[Any]:
-    from dpbounds.privacy.events import dp_event_from_json
+#: the events' real-valued fields (dp_accounting's names): a bool or a string there was read as
+#: a number ("noise_multiplier": true as 1.0); checked before the 1 CPU-s of imports
+_NUMBER_FIELDS = ("noise_multiplier", "sampling_probability", "noise_parameter", "rho", "xi",
+                  "epsilon", "delta")
 
+
+def _check_numbers(node: Any, where: str, depth: int = 0) -> None:
+    """A ``ValueError`` naming the first real-valued field of an event that is not a number."""
+    if depth > 200:
+        return  # deeper nesting is refused where the events are read
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in _NUMBER_FIELDS and (isinstance(value, bool)
+                                          or not isinstance(value, (int, float))):
+                kind = node.get("class_name", "event")
+                raise ValueError(f"{where}: {key} of {kind} must be a number, got {value!r}")
+            _check_numbers(value, where, depth + 1)
+    elif isinstance(node, list):
+        for item in node:
+            _check_numbers(item, where, depth + 1)
+
+
+def _read_events(path: str) -> list[Any]:
     file = Path(path)
     try:
         text = file.read_text()
     except OSError as err:
         raise ValueError(f"--from-dp-event {path}: cannot read it ({err.strerror})") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"--from-dp-event {path}: not UTF-8 text") from None
     if file.suffix.lower() in (".yaml", ".yml"):
         try:
             import yaml  # type: ignore[import-untyped]
@@ -188,6 +210,10 @@ def _read_events(path: str) -> list[Any]:
         except RecursionError:
             raise ValueError(f"--from-dp-event {path}: nested too deeply to read") from None
     items = data if isinstance(data, list) else [data]
+    for i, item in enumerate(items):
+        _check_numbers(item, f"--from-dp-event {path}[{i}]")
+    from dpbounds.privacy.events import dp_event_from_json
+
     try:
         return [dp_event_from_json(item, f"{path}[{i}]") for i, item in enumerate(items)]
     except RecursionError:
@@ -216,9 +242,6 @@ def run_compose(args: argparse.Namespace) -> int:
     """Compose and print (a progress bar on stderr while the accountants run)."""
     import logging
 
-    from dpbounds._progress import progress_bar
-    from dpbounds.privacy.composition import compose_events
-
     logging.getLogger().setLevel(logging.ERROR)  # dp_accounting's informational warnings
     accountants = [a.strip() for a in args.accountant.split(",") if a.strip()]
     if not accountants:  # an empty table is no answer
@@ -242,6 +265,9 @@ def run_compose(args: argparse.Namespace) -> int:
         fpr = plot_fpr(fpr)  # the plot's dense grid; the table prints its own rows
     dp_events = [ev for path in args.from_dp_event for ev in _read_events(path)]
     histories = [_read_json(path, "--from-opacus") for path in args.from_opacus]
+    from dpbounds._progress import progress_bar  # after the checks of the flags and files
+    from dpbounds.privacy.composition import compose_events
+
     with progress_bar(not getattr(args, "quiet", False),
                       total=len(accountants) + (fpr is not None),
                       desc="compose", unit="accountant") as bar:
