@@ -669,3 +669,21 @@ def test_a_bad_event_file_is_refused_before_the_imports(content, says, tmp_path)
                          timeout=120, cwd=ROOT).stdout
     assert out.startswith("2 False"), out
     assert str(path) in out and says in out
+
+
+def test_verify_with_a_batch_above_the_probes_first_size_runs():
+    # was: the cost model's first probe used 32 samples whatever the batch: `--batch-size 100`
+    # failed with "sampling_rate must lie in [0.0, 1.0], got 3.125"
+    from dpbounds.verify import scaling_study
+
+    res = scaling_study("yang.sgd", vary={"N": [100, 200]}, fixed={"B": 100}, quick=True,
+                        trials=2, estimate=True, replicates=20)
+    assert res.status in ("PASS", "INCONCLUSIVE")
+
+
+def test_a_batch_above_a_grid_point_s_data_set_is_named(capsys):
+    from dpbounds.cli import EXIT_USAGE, main
+
+    assert main(["verify", "yang.sgd", "--quick", "--vary", "N", "--values", "20", "40",
+                 "--batch-size", "30"]) == EXIT_USAGE
+    assert "the batch size B = 30 exceeds N = 20" in capsys.readouterr().err

@@ -519,7 +519,9 @@ def _probe_fit(study: TheoremStudy, spec: VerifyProblem, point: Mapping[str, flo
     warm: list[tuple[int, float]] = []  # (T, warm CPU seconds) of the T probes so far
     planned: list[tuple[int, float]] = []  # (T, planned bytes) of the T probes so far
     probes: list[tuple[dict[str, float], Any]] = []  # the probes run, and their instances
-    n, t = 32, 200  # small first: BST14 runs n^2 steps
+    # small first (BST14 runs n^2 steps), but never below the batch: a probe of 32 samples
+    # at --batch-size 100 failed ("sampling_rate must lie in [0.0, 1.0], got 3.125")
+    n, t = max(32, int(point.get("B", 1))), 200
     why = "time"
     for k in range(_PROBE_MAX):
         probe = dict(point, N=n)

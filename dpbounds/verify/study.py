@@ -412,6 +412,12 @@ def scaling_study(
     for key, v in fixed.items():
         _check_value(key, float(v))
     pts_fixed.update(fixed)
+    for v in values:  # a batch larger than a grid point's data set (before any probe; it
+        # surfaced as "sampling_rate must lie in [0.0, 1.0], got 1.5625" from inside a run)
+        pt = _point(pts_fixed, var, v)
+        if "B" in pt and "N" in pt and pt["B"] > pt["N"]:
+            raise ValueError(f"the batch size B = {pt['B']} exceeds N = {pt['N']} at the grid "
+                             f"point {var} = {v:g}; give B <= N (--batch-size)")
     if given and not allow_large:  # before any probe builds an instance
         _check_instance_memory(spec, [_point(pts_fixed, var, v) for v in values], max_memory)
     if costs is not None:
