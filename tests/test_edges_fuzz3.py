@@ -687,3 +687,25 @@ def test_a_batch_above_a_grid_point_s_data_set_is_named(capsys):
     assert main(["verify", "yang.sgd", "--quick", "--vary", "N", "--values", "20", "40",
                  "--batch-size", "30"]) == EXIT_USAGE
     assert "the batch size B = 30 exceeds N = 20" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("spec", ["gaussian:z=\uff11", "gaussian:z=1_0"])
+def test_an_event_value_is_a_plain_number(spec):
+    # was: a full-width digit read as 1 and '1_0' as 10 (Python's float accepts both)
+    from dpbounds.privacy.composition import parse_event
+
+    with pytest.raises(ValueError, match="is not a plain number"):
+        parse_event(spec)
+    assert parse_event("gaussian:z=1.5e0")[0].sigma == 1.5  # control
+
+
+def test_the_public_gaussian_rho_functions_refuse_an_underflow_as_the_accountants_do():
+    # gaussian_zcdp_rho(1e300) returned 0.0 and gaussian_rdp zeros (the review's note)
+    from dpbounds.privacy.rdp import gaussian_rdp
+    from dpbounds.privacy.zcdp import gaussian_zcdp_rho
+
+    for f in (lambda: gaussian_zcdp_rho(1e300), lambda: gaussian_rdp(1e300)):
+        with pytest.raises(ValueError, match="rho underflows"):
+            f()
+    assert gaussian_zcdp_rho(5.0) == pytest.approx(0.02)  # control: 1/(2 * 25)
+    assert gaussian_zcdp_rho(1e300, 0.0) == 0.0  # sensitivity 0: exactly no loss

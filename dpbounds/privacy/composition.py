@@ -131,7 +131,11 @@ def parse_event(spec: str, neighbouring: Any = Neighbouring.ADD_REMOVE
                              f"{EVENT_KINDS[kind]}")
         if key in kv:
             raise ValueError(f"event {spec!r}: {key} given twice")
-        kv[key] = value.strip()
+        value = value.strip()
+        if not value.isascii() or "_" in value:  # float() reads '１' and '1_0' (as 10)
+            raise ValueError(f"event {spec!r}: {key}={value!r} is not a plain number (ASCII "
+                             "digits, '.', 'e', a sign; no '_')")
+        kv[key] = value
     steps = _count(spec, "steps", kv["steps"]) if "steps" in kv else 1
 
     def need(rel: Neighbouring, why: str) -> None:

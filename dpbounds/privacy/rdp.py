@@ -107,9 +107,12 @@ def gaussian_rdp(sigma: Any, orders: Any = DEFAULT_ORDERS, sensitivity: Any = 1.
     sigma = check_positive("sigma", sigma)
     sensitivity = check_nonnegative("sensitivity", sensitivity)
     orders = _check_orders(orders)
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", under="ignore"):
         ratio = np.float64(sensitivity) / np.float64(sigma)
         out = orders * ratio**2 / 2.0
+    if sensitivity > 0 and ratio**2 / 2.0 < np.finfo(float).tiny:  # as the accountants
+        raise ValueError("sensitivity/sigma is too small for float64: rho underflows below "
+                         "the smallest normal float")
     return as_output(finite_or_raise(out, "sensitivity/sigma"))
 
 

@@ -52,8 +52,12 @@ def gaussian_zcdp_rho(sigma: Any, sensitivity: Any = 1.0) -> Any:
     r""":math:`\rho = \Delta_2^2/(2\sigma^2)` of the Gaussian mechanism (Lee & Kifer Lemma 3.6)."""
     sigma = check_positive("sigma", sigma)
     sensitivity = check_nonnegative("sensitivity", sensitivity)
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         out = (np.asarray(sensitivity) / np.asarray(sigma)) ** 2 / 2.0
+    if np.any((np.asarray(sensitivity) > 0) & (out < np.finfo(float).tiny)):
+        # flushed to 0 or subnormal, as the accountants refuse it (sigma = 1e300 read rho 0)
+        raise ValueError("sensitivity/sigma is too small for float64: rho underflows below "
+                         "the smallest normal float")
     return as_output(finite_or_raise(out, "sensitivity/sigma"))
 
 
