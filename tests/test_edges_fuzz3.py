@@ -709,3 +709,70 @@ def test_the_public_gaussian_rho_functions_refuse_an_underflow_as_the_accountant
             f()
     assert gaussian_zcdp_rho(5.0) == pytest.approx(0.02)  # control: 1/(2 * 25)
     assert gaussian_zcdp_rho(1e300, 0.0) == 0.0  # sensitivity 0: exactly no loss
+
+
+# ------------------------------------------------- the second review's findings (stop 69)
+def test_calibrate_keeps_a_constant_read_through_vars(tmp_path):
+    # a sensitivity reading vars(f)["n"] escapes DeclaredProblem.reads: --N was refused as
+    # unread; halving it moves the noise, so it is kept (and --mu, never read, refused)
+    plug = tmp_path / "dictread.py"
+    plug.write_text(
+        "import dpbounds.extend as ex\n"
+        "method = ex.Method('dictread', lambda x, g, noise, p: x - 0.1 * (g(x) + noise),\n"
+        "    mechanism='gaussian', neighbouring='replace-one',\n"
+        "    sensitivity=lambda f, p: 2 * vars(f)['gradient_bound'] / vars(f)['n'])\n"
+        "ex.audit_setting(method, steps=5, params={})\n")
+    base = ["--plugin", str(plug), "calibrate", "dictread", "--N", "100", "--G", "1",
+            "--steps", "10"]
+    r = _cli(*base)
+    assert r.returncode == 0 and "sensitivity 0.02" in r.stdout, r.stderr
+    r = _cli(*base, "--mu", "2")
+    assert r.returncode == 2 and "--mu is not read by dictread" in r.stderr
+
+
+def test_tune_bound_refuses_what_neither_the_bound_nor_the_method_reads():
+    # the fixed tuple of 449dbd5 accepted every constant where a method runs the theorem;
+    # dp_gd_smooth's calibration reads N and G, its bound not S1
+    plug = str(ROOT / "examples" / "dp_gd_smooth.py")
+    base = ["--plugin", plug, "tune", "bound", "nonconvex.dp_gd_smooth", "--N", "1e5", "--G",
+            "1", "--L", "1", "--R", "1", "--d", "10"]
+    r = _cli(*base, "--S1", "3")
+    assert r.returncode == 2 and "--S1 is not read by nonconvex.dp_gd_smooth" in r.stderr
+    assert _cli(*base).returncode == 0  # control
+
+
+def test_the_sampling_scheme_of_an_event_is_a_name_not_a_number():
+    # the ASCII-number check refused sampling=without_replacement (it holds an underscore)
+    from dpbounds.privacy.composition import parse_event
+
+    mech, steps = parse_event("gaussian:z=1,q=0.01,sampling=without_replacement",
+                              "replace_one")
+    assert steps == 1 and mech.sampling_rate == 0.01
+
+
+def test_a_self_referential_yaml_event_is_refused_at_once(tmp_path):
+    # `&a {events: [*a, *a]}` was walked 2^200 times by the numeric-field check (a hang)
+    pytest.importorskip("yaml")
+    path = tmp_path / "rec.yaml"
+    path.write_text("&a\nclass_name: ComposedDpEvent\nevents: [*a, *a]\n")
+    r = _cli("privacy", "compose", "--from-dp-event", str(path), "--delta", "1e-5")
+    assert r.returncode == 2 and "nested too deeply" in r.stderr
+
+
+def test_a_planned_grid_is_not_refused_for_the_default_grid_s_small_n(monkeypatch):
+    # `verify nonconvex.normalized_sgd --vary N --batch-size 60` was refused against the
+    # default grid's N = 50, which the planner replaces (its N starts at 2B)
+    from dpbounds.verify import study
+
+    class Reached(Exception):
+        pass
+
+    def stop(*a, **k):  # noqa: ANN002, ANN003, ANN202
+        raise Reached
+
+    monkeypatch.setattr(study, "_choose_grid", stop)
+    with pytest.raises(Reached):
+        study.scaling_study("nonconvex.normalized_sgd", vary={"N": None}, fixed={"B": 60})
+    with pytest.raises(ValueError, match="exceeds N = 50"):  # control: --quick runs it as is
+        study.scaling_study("nonconvex.normalized_sgd", vary={"N": None}, fixed={"B": 60},
+                            quick=True)

@@ -78,22 +78,31 @@ def _calibrate(args: argparse.Namespace) -> int:
             raise ValueError(f"--batch-size: {m.name} fixes its batch size to {m.batch_size}")
         params[m.batch_size] = args.batch_size
     m = method_named(args.name)
-    declared = DeclaredProblem.of(problem)
-    # the calibration's own reading of a declared problem, given here to see what it reads:
-    # a Poisson method's public size is then passed as calibrate derives it
-    public_n = int(declared.n) if m.sampling == "poisson" and "N" in problem else None
-    c = calibrate(args.name, epsilon=args.epsilon, delta=args.delta, steps=args.steps,
-                  objective=declared, public_n=public_n, params=params)
-    _refuse_unread_constants(args, c, declared.reads)
+
+    def calibrated(prob: dict[str, Any]) -> tuple[Any, frozenset[str]]:
+        declared = DeclaredProblem.of(prob)
+        # the calibration's own reading of a declared problem, given here to see what it
+        # reads: a Poisson method's public size is passed as calibrate derives it
+        public_n = int(declared.n) if m.sampling == "poisson" and "N" in prob else None
+        return (calibrate(args.name, epsilon=args.epsilon, delta=args.delta,
+                          steps=args.steps, objective=declared, public_n=public_n,
+                          params=params), declared.reads)
+
+    c, reads = calibrated(problem)
+    _refuse_unread_constants(args, c, reads, problem, calibrated)
     print(strict_json(c.as_dict(), indent=2) if args.json else c.describe())
     return 0
 
 
-def _refuse_unread_constants(args: argparse.Namespace, c: Any, reads: frozenset[str]) -> None:
+def _refuse_unread_constants(args: argparse.Namespace, c: Any, reads: frozenset[str],
+                             problem: dict[str, Any], calibrated: Any) -> None:
     """A typed flag the calibration does not read is refused: --delta for a pure-DP (Laplace)
-    method, and a problem constant the calibration never asked for (``reads``: the problem
-    keys its :class:`~dpbounds.extend.DeclaredProblem` was read for; ``calibrate dp_gd_smooth
-    --mu 5 --L 3 --S1 9`` printed the calibration of N and G alone)."""
+    method, and a problem constant the calibration never asked for (``calibrate dp_gd_smooth
+    --mu 5 --L 3 --S1 9`` printed the calibration of N and G alone). Never asked for: not in
+    ``reads`` (the keys its :class:`~dpbounds.extend.DeclaredProblem` was read for through
+    attribute access), and halved or doubled it leaves the sensitivity and noise as they
+    were (a read through ``vars(f)`` escapes ``reads``). A read constant is kept even where
+    its value did not move the result (a sensitivity ``min(G, cap)`` saturates)."""
     typed = getattr(args, "_flags_typed", None) or {}
     if c.mechanism != "gaussian" and "delta" in typed:
         raise ValueError(f"{flag_used(args, 'delta')} is not read by {c.method}: its "
@@ -101,13 +110,67 @@ def _refuse_unread_constants(args: argparse.Namespace, c: Any, reads: frozenset[
     dests = {"N": "dataset_size", "d": "dimension", "G": "lipschitz", "S1": "sensitivity",
              "L": "smoothness", "mu": "strong_convexity"}
     for key, dest in dests.items():
-        # what the calibration's declared problem was asked for (DeclaredProblem records it):
-        # a constant never read is refused; one read is kept even where its value did not
-        # move the result (a sensitivity min(G, cap) saturates: halving G moved nothing)
-        if dest in typed and key not in reads:
+        if dest not in typed or key in reads or key not in problem:
+            continue
+        v = problem[key]
+        moved = False
+        for f in (0.5, 2.0):
+            value = max(1, int(v * f)) if key in ("N", "d") else float(v) * f
+            try:
+                alt, _ = calibrated(dict(problem, **{key: value}))
+            except ValueError:
+                moved = True  # refused at the other value: the constant is checked, read
+                break
+            if (alt.sensitivity, alt.noise_scale) != (c.sensitivity, c.noise_scale):
+                moved = True
+                break
+        if not moved:
             raise ValueError(f"{flag_used(args, dest)} is not read by {c.method}'s "
                              "calibration (its sensitivity and sampling never ask for it): "
                              "leave it out")
+
+
+#: what a method's calibration may read, where it cannot be asked (it needs a hyper-parameter)
+_MAY_READ = ("delta", "N", "d", "G", "S1", "L", "mu")
+
+
+def _calibration_reads(method: str, problem: dict[str, Any]) -> tuple[str, ...]:
+    """The problem keys ``method``'s calibration reads at ``problem`` (what `tune bound`'s
+    noise column reads beside the theorem): those its declared problem was asked for, and
+    those whose halving or doubling moves its noise; delta for a Gaussian method. Where it
+    cannot be calibrated here (a hyper-parameter it needs is searched), every key it may
+    read (:data:`_MAY_READ`)."""
+    from dpbounds.extend import DeclaredProblem, calibrate, method_named
+
+    m = method_named(method)
+
+    def run(prob: dict[str, Any]) -> tuple[Any, frozenset[str]]:
+        declared = DeclaredProblem.of(prob)
+        public_n = int(declared.n) if m.sampling == "poisson" and "N" in prob else None
+        c = calibrate(m, epsilon=float(prob.get("eps", 1.0)), delta=prob.get("delta"),
+                      steps=1, objective=declared, public_n=public_n)
+        return c, declared.reads
+
+    try:
+        base, reads = run(problem)
+    except (ValueError, KeyError, TypeError):
+        return _MAY_READ
+    out = set(reads) | ({"delta"} if m.mechanism == "gaussian" else set())
+    for key in ("N", "d", "G", "S1", "L", "mu"):
+        if key in out or key not in problem:
+            continue
+        for f in (0.5, 2.0):
+            v = problem[key]
+            try:
+                alt, _ = run(dict(problem, **{key: max(1, int(v * f)) if key in ("N", "d")
+                                              else float(v) * f}))
+            except (ValueError, KeyError, TypeError):
+                out.add(key)
+                break
+            if (alt.sensitivity, alt.noise_scale) != (base.sensitivity, base.noise_scale):
+                out.add(key)
+                break
+    return tuple(sorted(out))
 
 
 def _tune_bound(args: argparse.Namespace) -> int:
@@ -175,7 +238,7 @@ def _tune(args: argparse.Namespace, name: str, objective: str) -> int:
         # delta and the declared constants (a sensitivity of S1, d, ...) are read there
         ran = _METHOD_THEOREM.get(registry.get(target).name)
         refuse_unread(args, registry.get(target), problem,
-                      also_read=("delta", "N", "d", "G", "S1", "L", "mu") if ran else ())
+                      also_read=_calibration_reads(ran, problem) if ran else ())
         res = tune(name, problem, over=args.over, ranges=ranges or None,
                    grid=args.grid_size)
     print(strict_json(res.rows(), indent=2) if args.json else res.table())

@@ -165,20 +165,25 @@ _NUMBER_FIELDS = ("noise_multiplier", "sampling_probability", "noise_parameter",
                   "epsilon", "delta")
 
 
-def _check_numbers(node: Any, where: str, depth: int = 0) -> None:
-    """A ``ValueError`` naming the first real-valued field of an event that is not a number."""
-    if depth > 200:
-        return  # deeper nesting is refused where the events are read
+def _check_numbers(node: Any, where: str, depth: int = 0, seen: set[int] | None = None
+                   ) -> None:
+    """A ``ValueError`` naming the first real-valued field of an event that is not a number.
+    Each node is visited once (a self-referential YAML event, ``&a [*a, *a]``, would be
+    walked 2^200 times)."""
+    seen = set() if seen is None else seen
+    if depth > 200 or id(node) in seen:
+        return  # deeper nesting (and a cycle) is refused where the events are read
+    seen.add(id(node))
     if isinstance(node, dict):
         for key, value in node.items():
             if key in _NUMBER_FIELDS and (isinstance(value, bool)
                                           or not isinstance(value, (int, float))):
                 kind = node.get("class_name", "event")
                 raise ValueError(f"{where}: {key} of {kind} must be a number, got {value!r}")
-            _check_numbers(value, where, depth + 1)
+            _check_numbers(value, where, depth + 1, seen)
     elif isinstance(node, list):
         for item in node:
-            _check_numbers(item, where, depth + 1)
+            _check_numbers(item, where, depth + 1, seen)
 
 
 def _read_events(path: str) -> list[Any]:

@@ -132,7 +132,8 @@ def parse_event(spec: str, neighbouring: Any = Neighbouring.ADD_REMOVE
         if key in kv:
             raise ValueError(f"event {spec!r}: {key} given twice")
         value = value.strip()
-        if not value.isascii() or "_" in value:  # float() reads '１' and '1_0' (as 10)
+        if key != "sampling" and (not value.isascii() or "_" in value):
+            # a number: float() reads '１' and '1_0' (as 10); sampling names a scheme
             raise ValueError(f"event {spec!r}: {key}={value!r} is not a plain number (ASCII "
                              "digits, '.', 'e', a sign; no '_')")
         kv[key] = value

@@ -412,8 +412,10 @@ def scaling_study(
     for key, v in fixed.items():
         _check_value(key, float(v))
     pts_fixed.update(fixed)
-    for v in values:  # a batch larger than a grid point's data set (before any probe; it
-        # surfaced as "sampling_rate must lie in [0.0, 1.0], got 1.5625" from inside a run)
+    for v in values if (given or quick or grid == "small") else ():
+        # a batch larger than a point's data set of a grid that runs as it is (before any
+        # probe; it surfaced as "sampling_rate must lie in [0.0, 1.0], got 1.5625" from inside
+        # a run); a planned grid starts its N at 2B
         pt = _point(pts_fixed, var, v)
         if "B" in pt and "N" in pt and pt["B"] > pt["N"]:
             raise ValueError(f"the batch size B = {pt['B']} exceeds N = {pt['N']} at the grid "
