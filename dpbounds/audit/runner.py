@@ -319,7 +319,6 @@ class AuditResult:
                 f"set; {self.statistic}; {self.cpu_seconds:.1f} s CPU -> {verdict}")
 
 
-
 def _percent(level: float) -> str:
     """A confidence level as a percentage with the digits it needs (0.9999 is "99.99%", not
     the "100%" of ``{:.0%}``)."""
@@ -328,6 +327,7 @@ def _percent(level: float) -> str:
         if abs(float(text) / 100.0 - level) <= 1e-12 * max(level, 1e-300) or digits == 11:
             return f"{text}%"
     return f"{100.0 * level}%"  # pragma: no cover
+
 
 def _fmt(v: float) -> str:
     return f"{v:.3f}" if math.isfinite(v) else str(v)

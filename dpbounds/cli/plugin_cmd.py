@@ -61,116 +61,97 @@ NO_METHODS = "unknown method {name!r}; registered methods: none (load a plug-in 
 def _calibrate(args: argparse.Namespace) -> int:
     if "dpbounds.extend" not in sys.modules:
         raise ValueError(NO_METHODS.format(name=args.name))
-    from dpbounds.extend import DeclaredProblem, calibrate, method_named
+    from dpbounds.extend import method_named
 
-    problem = {k: getattr(args, n) for k, n in (("N", "dataset_size"), ("d", "dimension"),
-                                                 ("G", "lipschitz"), ("S1", "sensitivity"),
-                                                 ("L", "smoothness"),
-                                                 ("mu", "strong_convexity"))
-               if getattr(args, n, None) is not None}
+    problem = {k: getattr(args, dest) for k, dest in _CONSTANTS.items()
+               if getattr(args, dest, None) is not None}
     params = {}
+    m = method_named(args.name)
     if args.batch_size is not None:  # a sampled method's (expected) batch size
-        m = method_named(args.name)
         if m.sampling is None:
             raise ValueError(f"--batch-size: {m.name} declares no sampling (its oracle is the "
                              "full-batch mean)")
         if not isinstance(m.batch_size, str):
             raise ValueError(f"--batch-size: {m.name} fixes its batch size to {m.batch_size}")
         params[m.batch_size] = args.batch_size
-    m = method_named(args.name)
-
-    def calibrated(prob: dict[str, Any]) -> tuple[Any, frozenset[str]]:
-        declared = DeclaredProblem.of(prob)
-        # the calibration's own reading of a declared problem, given here to see what it
-        # reads: a Poisson method's public size is passed as calibrate derives it
-        public_n = int(declared.n) if m.sampling == "poisson" and "N" in prob else None
-        return (calibrate(args.name, epsilon=args.epsilon, delta=args.delta,
-                          steps=args.steps, objective=declared, public_n=public_n,
-                          params=params), declared.reads)
-
-    c, reads = calibrated(problem)
-    _refuse_unread_constants(args, c, reads, problem, calibrated)
-    print(strict_json(c.as_dict(), indent=2) if args.json else c.describe())
-    return 0
-
-
-def _refuse_unread_constants(args: argparse.Namespace, c: Any, reads: frozenset[str],
-                             problem: dict[str, Any], calibrated: Any) -> None:
-    """A typed flag the calibration does not read is refused: --delta for a pure-DP (Laplace)
-    method, and a problem constant the calibration never asked for (``calibrate dp_gd_smooth
-    --mu 5 --L 3 --S1 9`` printed the calibration of N and G alone). Never asked for: not in
-    ``reads`` (the keys its :class:`~dpbounds.extend.DeclaredProblem` was read for through
-    attribute access), and halved or doubled it leaves the sensitivity and noise as they
-    were (a read through ``vars(f)`` escapes ``reads``). A read constant is kept even where
-    its value did not move the result (a sensitivity ``min(G, cap)`` saturates)."""
+    c, reads = _calibrate_declared(m, problem, args.epsilon, args.delta, args.steps, params)
     typed = getattr(args, "_flags_typed", None) or {}
     if c.mechanism != "gaussian" and "delta" in typed:
         raise ValueError(f"{flag_used(args, 'delta')} is not read by {c.method}: its "
                          f"{c.mechanism} noise is calibrated to pure epsilon-DP")
-    dests = {"N": "dataset_size", "d": "dimension", "G": "lipschitz", "S1": "sensitivity",
-             "L": "smoothness", "mu": "strong_convexity"}
-    for key, dest in dests.items():
-        if dest not in typed or key in reads or key not in problem:
-            continue
-        v = problem[key]
-        moved = False
-        for f in (0.5, 2.0):
-            value = max(1, int(v * f)) if key in ("N", "d") else float(v) * f
-            try:
-                alt, _ = calibrated(dict(problem, **{key: value}))
-            except ValueError:
-                moved = True  # refused at the other value: the constant is checked, read
-                break
-            if (alt.sensitivity, alt.noise_scale) != (c.sensitivity, c.noise_scale):
-                moved = True
-                break
-        if not moved:
+    # a constant the calibration does not read is refused (`calibrate dp_gd_smooth --mu 5
+    # --L 3 --S1 9` printed the calibration of N and G alone)
+    read = _keys_read(lambda prob: _calibrate_declared(m, prob, args.epsilon, args.delta,
+                                                       args.steps, params)[0],
+                      problem, c, reads, [k for k, dest in _CONSTANTS.items() if dest in typed])
+    for key, dest in _CONSTANTS.items():
+        if dest in typed and key not in read:
             raise ValueError(f"{flag_used(args, dest)} is not read by {c.method}'s "
                              "calibration (its sensitivity and sampling never ask for it): "
                              "leave it out")
+    print(strict_json(c.as_dict(), indent=2) if args.json else c.describe())
+    return 0
 
 
-#: what a method's calibration may read, where it cannot be asked (it needs a hyper-parameter)
-_MAY_READ = ("delta", "N", "d", "G", "S1", "L", "mu")
+#: the declared constants a method's calibration may read -> their flags' dests
+_CONSTANTS = {"N": "dataset_size", "d": "dimension", "G": "lipschitz", "S1": "sensitivity",
+              "L": "smoothness", "mu": "strong_convexity"}
 
 
-def _calibration_reads(method: str, problem: dict[str, Any]) -> tuple[str, ...]:
-    """The problem keys ``method``'s calibration reads at ``problem`` (what `tune bound`'s
-    noise column reads beside the theorem): those its declared problem was asked for, and
-    those whose halving or doubling moves its noise; delta for a Gaussian method. Where it
-    cannot be calibrated here (a hyper-parameter it needs is searched), every key it may
-    read (:data:`_MAY_READ`)."""
-    from dpbounds.extend import DeclaredProblem, calibrate, method_named
+def _calibrate_declared(m: Any, problem: dict[str, Any], epsilon: float, delta: Any,
+                        steps: int, params: dict[str, Any] | None = None
+                        ) -> tuple[Any, frozenset[str]]:
+    """``(calibration, keys read)`` of method ``m`` at ``problem``'s constants: calibrated
+    through a :class:`~dpbounds.extend.DeclaredProblem` given here, which records the
+    constants asked for (a Poisson method's public size passed as calibrate derives it)."""
+    from dpbounds.extend import DeclaredProblem, calibrate
 
-    m = method_named(method)
+    declared = DeclaredProblem.of(problem)
+    public_n = int(declared.n) if m.sampling == "poisson" and "N" in problem else None
+    c = calibrate(m, epsilon=epsilon, delta=delta, steps=steps, objective=declared,
+                  public_n=public_n, params=params or {})
+    return c, declared.reads
 
-    def run(prob: dict[str, Any]) -> tuple[Any, frozenset[str]]:
-        declared = DeclaredProblem.of(prob)
-        public_n = int(declared.n) if m.sampling == "poisson" and "N" in prob else None
-        c = calibrate(m, epsilon=float(prob.get("eps", 1.0)), delta=prob.get("delta"),
-                      steps=1, objective=declared, public_n=public_n)
-        return c, declared.reads
 
-    try:
-        base, reads = run(problem)
-    except (ValueError, KeyError, TypeError):
-        return _MAY_READ
-    out = set(reads) | ({"delta"} if m.mechanism == "gaussian" else set())
-    for key in ("N", "d", "G", "S1", "L", "mu"):
+def _keys_read(run: Callable[[dict[str, Any]], Any], problem: dict[str, Any], base: Any,
+               reads: frozenset[str], keys: Sequence[str]) -> set[str]:
+    """The ``keys`` a calibration reads: those in ``reads`` (asked for through attribute
+    access; kept even where a capped sensitivity, ``min(G, 2)``, does not move) and those
+    whose halving or doubling moves the sensitivity or the noise, or is refused (a read
+    through ``vars(f)`` escapes ``reads``)."""
+    out = {k for k in keys if k in reads}
+    for key in keys:
         if key in out or key not in problem:
             continue
+        v = problem[key]
         for f in (0.5, 2.0):
-            v = problem[key]
             try:
-                alt, _ = run(dict(problem, **{key: max(1, int(v * f)) if key in ("N", "d")
-                                              else float(v) * f}))
-            except (ValueError, KeyError, TypeError):
+                alt = run(dict(problem, **{key: max(1, int(v * f)) if key in ("N", "d")
+                                           else float(v) * f}))
+            except Exception:  # noqa: BLE001 -- refused at the other value: checked, so read
                 out.add(key)
                 break
             if (alt.sensitivity, alt.noise_scale) != (base.sensitivity, base.noise_scale):
                 out.add(key)
                 break
-    return tuple(sorted(out))
+    return out
+
+
+def _calibration_reads(method: str, problem: dict[str, Any]) -> tuple[str, ...]:
+    """The problem keys ``method``'s calibration reads at ``problem`` (what `tune bound`'s
+    noise column reads beside the theorem; delta for a Gaussian method). Where it cannot be
+    calibrated here (a hyper-parameter it needs is searched), every key it may read."""
+    from dpbounds.extend import method_named
+
+    m = method_named(method)
+    eps, delta = float(problem.get("eps", 1.0)), problem.get("delta")
+    try:
+        base, reads = _calibrate_declared(m, problem, eps, delta, 1)
+    except Exception:  # noqa: BLE001 -- not calibratable without the search's values
+        return ("delta", *_CONSTANTS)
+    read = _keys_read(lambda prob: _calibrate_declared(m, prob, eps, delta, 1)[0], problem,
+                      base, reads, list(_CONSTANTS))
+    return tuple(sorted(read | ({"delta"} if m.mechanism == "gaussian" else set())))
 
 
 def _tune_bound(args: argparse.Namespace) -> int:

@@ -76,6 +76,7 @@ EVENT_KINDS: dict[str, tuple[str, ...]] = {
 #: the largest time budget (a year: beyond ~1e10 s the timer overflows)
 _MAX_TIME_BUDGET = 3.2e7
 
+
 def _number(spec: str, key: str, text: str) -> float:
     try:
         value = float(text)

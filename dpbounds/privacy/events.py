@@ -292,7 +292,6 @@ def _grid_event(mech: GridLaplace | GridGaussian, neighbouring: Any, accountant:
     return dpa.ZCDpEvent(mech.rho_spent)
 
 
-
 def _real(event: Any, field: str) -> float:
     """``event.field`` as a float; a bool or a string is refused (``"noise_multiplier": true``
     ran as sigma = 1, and ``"1"`` as 1.0, where dpbounds' own mechanisms refuse them), and a
@@ -305,6 +304,7 @@ def _real(event: Any, field: str) -> float:
     except (TypeError, ValueError):
         raise ValueError(f"{field} of {type(event).__name__} must be a number, got "
                          f"{v!r}") from None
+
 
 def _leaves(event: Any, count: int, nb: Neighbouring, accountant: str,
             out: list[tuple[Mechanism, int]]) -> None:

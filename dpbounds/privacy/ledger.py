@@ -302,7 +302,7 @@ class PrivacyLedger:
         unknown = [a for a in accountants if a not in ACCOUNTANTS]
         if unknown or not accountants:
             raise ValueError(f"accountants must name some of {', '.join(ACCOUNTANTS)}, got "
-                             f"{unknown[0] if unknown else 'none'!r}")
+                             f"{unknown[0] if unknown else accountants!r}")
         out: dict[str, Any] = {}
         for name in accountants:
             try:

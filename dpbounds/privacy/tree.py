@@ -382,7 +382,7 @@ def tree_aggregation_epsilon(
     else:  # a square would leave the float range: the ratio first (rho reads s/sigma only)
         rho = node_count * (sensitivity / sig) ** 2 / 2.0
     if sensitivity > 0 and np.any(rho < np.finfo(float).tiny):  # flushed to 0 or subnormal:
-        raise OverflowError("rho underflows")  # an epsilon below the true one
+        raise OverflowError("rho underflows")  # refused, as the accountants refuse it
     return _linear_rdp_epsilon(rho, delta, method)
 
 

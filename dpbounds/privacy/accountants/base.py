@@ -39,8 +39,10 @@ def _finite(value: Any) -> Any:
         raise OverflowError("the composed budget is not finite")
     return value
 
+
 def _half_ratio_squared(sensitivity: float, sigma: float) -> float:
-    """:math:`s^2/(2\\sigma^2)`, the Gaussian's zCDP rho. Where either square would leave the
+    """:math:`s^2/(2\\sigma^2)`, the Gaussian's zCDP rho (Bun & Steinke 2016 Prop. 1.6; Lee &
+    Kifer Lemma 3.6, VERBATIM). Where either square would leave the
     float range (``--G 1e300`` gave ``s = 2e297``, ``sigma = 9.8e298``: rho 2e-4, but
     ``s**2`` overflowed) the ratio is formed first; elsewhere the same floats as before. A
     rho below the smallest normal float (flushed to 0 or subnormal) raises ``OverflowError``,
