@@ -19,13 +19,17 @@ column-blocked kernels of :mod:`dpbounds.objectives._wide_kernel` against BLAS's
 The rule it sets (:data:`dpbounds.objectives._logistic_kernel.COMPILED_MAX_D`): the compiled
 pass is used when ``d <= COMPILED_MAX_D``. It may depend on ``d`` only, never on the number of
 trials: the two passes give different last bits, and trial ``k``'s result must not depend on how
-many trials run beside it. Results: ``bench/bench_compiled_vs_blas.md``.
+many trials run beside it. ``--no-avx512``: this host with AVX-512 switched off
+(``bench/_no_avx512.py``). Results: ``bench/bench_compiled_vs_blas.md``.
 """
 
 from __future__ import annotations
 
 import os
 
+import _no_avx512  # before NumPy: --no-avx512 switches AVX-512 off (bench/_no_avx512.py)
+
+EMULATED = _no_avx512.apply()
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
@@ -160,6 +164,8 @@ def main() -> None:
     args = ap.parse_args()
     if not kernel.AVAILABLE:
         raise SystemExit("needs numba (the fast extra)")
+    if EMULATED:
+        print(EMULATED)
     if args.wide:
         if args.elements == 2**21:
             args.elements = 2**25

@@ -21,13 +21,17 @@ disturb it:
 
 BLAS is pinned to one thread (``OPENBLAS_NUM_THREADS=1``, as the library's runs use one process
 per core; on the shared 2-core machine two BLAS threads made one (8, 16384) x (16384, 96)
-product 100x slower). Results: ``bench/bench_large_d_memory.md``.
+product 100x slower). ``--no-avx512``: this host with AVX-512 switched off
+(``bench/_no_avx512.py``). Results: ``bench/bench_large_d_memory.md``.
 """
 
 from __future__ import annotations
 
 import os
 
+import _no_avx512  # before NumPy: --no-avx512 switches AVX-512 off (bench/_no_avx512.py)
+
+EMULATED = _no_avx512.apply()
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -82,6 +86,8 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=4)
     ap.add_argument("--steps", type=int, default=3)
     args = ap.parse_args()
+    if EMULATED:
+        print(EMULATED)
     print(f"{'mechanism':>9} {'n':>5} {'d':>8} {'data MB':>8} {'objective':>9} {'obj peak':>8} "
           f"{'run peak':>9} "
           f"{'x data':>7} {'CPU s/step':>10} {'floor s':>8}")

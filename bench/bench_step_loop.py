@@ -1,7 +1,8 @@
 """Benchmark: the per-step loop of five DP algorithms, NumPy path vs compiled (the fast extra).
 
 Run ``python bench/bench_step_loop.py`` (about five minutes on a 2-core machine; ``--quick``
-for a smoke run). For Tran & Cutkosky's Algorithm 1 (tree-momentum NSGD) and Algorithm 2
+for a smoke run; ``--no-avx512``: this host with AVX-512 switched off,
+``bench/_no_avx512.py``). For Tran & Cutkosky's Algorithm 1 (tree-momentum NSGD) and Algorithm 2
 (sensitivity-reduced NSGD, RECONSTRUCTED), DP-NSGD, DP-SGD and noisy projected SGD on the
 verification problem ``huber_well`` (:mod:`dpbounds.verify.problems`, N = 1000 samples, batch 1,
 4 batched trials, no trace), at d in {4, 16, 64}, it prints microseconds per step
@@ -79,18 +80,22 @@ import platform
 import time
 from collections.abc import Callable
 
-from dpbounds.algorithms import (
+import _no_avx512  # before NumPy: --no-avx512 switches AVX-512 off (bench/_no_avx512.py)
+
+EMULATED = _no_avx512.apply()
+
+from dpbounds.algorithms import (  # noqa: E402
     dp_nsgd,
     dp_sgd,
     noisy_projected_sgd,
     sensitivity_reduced_nsgd,
     tree_momentum_nsgd,
 )
-from dpbounds.algorithms.dp_sgd import noisy_sgd_noise
-from dpbounds.algorithms.tree_momentum import sensitivity_reduced_privacy, tree_momentum_privacy
-from dpbounds.backend import TrialRandom
-from dpbounds.objectives._logistic_kernel import AVAILABLE
-from dpbounds.verify.problems import problem
+from dpbounds.algorithms.dp_sgd import noisy_sgd_noise  # noqa: E402
+from dpbounds.algorithms.tree_momentum import sensitivity_reduced_privacy, tree_momentum_privacy  # noqa: E402
+from dpbounds.backend import TrialRandom  # noqa: E402
+from dpbounds.objectives._logistic_kernel import AVAILABLE  # noqa: E402
+from dpbounds.verify.problems import problem  # noqa: E402
 
 N, TRIALS, EPS, DELTA, ETA = 1000, 4, 8.0, 1e-5, 1e-3
 ALGS = ("alg1", "alg2", "dp_nsgd", "dp_sgd", "projected")
@@ -191,6 +196,8 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=None,
                     help="steps of the short compiled run (the long one has 3x; default 2e5)")
     args = ap.parse_args()
+    if EMULATED:
+        print(EMULATED)
     repeats = 1 if args.quick else args.repeats
     numpy_steps, compiled_steps = (400, 4000) if args.quick else (3000, 200_000)
     compiled_steps = args.steps or compiled_steps

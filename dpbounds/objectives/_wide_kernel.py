@@ -26,8 +26,8 @@ Same bits for trial k, whatever the number of trials
 
 The bits differ from the BLAS path's in the last places (another summation order) and, as
 BLAS's do, with the CPU's vector width: which path runs depends on ``d`` and on the CPU
-(:func:`chosen`: not where it has AVX-512, whose OpenBLAS kernels are faster from 4 trials on),
-never on the number of trials.
+(:func:`chosen`: not on an AVX-512 Intel Xeon, whose OpenBLAS kernels were faster from 4 trials
+on), never on the number of trials.
 """
 
 from __future__ import annotations
@@ -38,11 +38,15 @@ from dpbounds.objectives import _logistic_kernel
 
 __all__: list[str] = []
 
-#: Features per column block: 4 rows of the data (16 KiB) and the trials' slices of the state
-#: stay in the L1/L2 caches while every trial uses them (blocks of 256 to 8192 measured within
-#: 15% of each other at d = 1e6, 4 trials, AMD EPYC family 23, 32 KiB L1d; 512 among the
-#: fastest).
-COLUMN_BLOCK = 512
+#: Features per column block: 4 rows of the data (64 KiB) and the trials' slices of the state
+#: (16 KiB a trial) stay in the L2 cache while every trial uses them. Measured at n = 256,
+#: d = 1e6 (margins + gradient sums, CPU-s; AMD EPYC family 25 model 17, 1 MiB L2, 2026-12-06):
+#: 512 / 2048 / 8192 read 0.218 / 0.177 / 0.154 at 1 trial, 0.316 / 0.276 / 0.264 at 4 and
+#: 0.700 / 0.749 / 0.851 at 16 (the state's slices outgrow the L2); a row's run of 16 KiB
+#: instead of 4 is what the larger blocks gain (fewer pages a sweep). On a family 23 (Zen 1,
+#: 512 KiB L2) 256 to 8192 read within 15% of each other at 4 trials. The block sets the
+#: summation order, so it is one number for every trial count (not tuned per call).
+COLUMN_BLOCK = 2048
 #: Smallest ``d`` at which :func:`chosen` takes these kernels under ``DPBOUNDS_KERNELS=auto``
 #: (``bench/bench_compiled_vs_blas.py --wide``; results in ``bench/bench_compiled_vs_blas.md``).
 WIDE_MIN_D = _logistic_kernel.COMPILED_MAX_D + 1
@@ -53,7 +57,11 @@ _SUMS = _logistic_kernel._SUMS
 
 
 def _avx512() -> bool:
-    """Whether NumPy's runtime dispatch found AVX-512F on this CPU."""
+    """Whether NumPy's runtime dispatch found AVX-512 on this CPU and may use it.
+
+    ``AVX512F`` alone reads the CPU; ``NPY_DISABLE_CPU_FEATURES`` switches NumPy's use of it
+    off through the dispatch targets (``X86_V4`` from NumPy 2.4, ``AVX512_SKX`` before), which
+    ``bench/_no_avx512.py`` does to stand in for a CPU without AVX-512."""
     import importlib
 
     for name in ("numpy._core._multiarray_umath", "numpy.core._multiarray_umath"):  # 2.x, 1.x
@@ -61,17 +69,35 @@ def _avx512() -> bool:
             features = importlib.import_module(name).__cpu_features__
         except (ImportError, AttributeError):  # pragma: no cover - another NumPy layout
             continue
-        return bool(features.get("AVX512F", False))
+        used = features.get("X86_V4", features.get("AVX512_SKX", True))
+        return bool(features.get("AVX512F", False)) and bool(used)
     return False  # pragma: no cover
 
 
-#: Whether ``DPBOUNDS_KERNELS=auto`` takes these kernels on this CPU: not where it has AVX-512.
-#: Measured (``bench/bench_compiled_vs_blas.py --wide``): on AMD EPYC family 23 (AVX2) they are
-#: 1.25-4.3x faster than OpenBLAS's 8-row products at 1, 4 and 16 trials; on an AVX-512 Intel
-#: Xeon 1.4-2.0x faster at 1 trial but 0.56-0.93x at 4 and 0.43-0.56x at 16, where OpenBLAS's
-#: AVX-512 kernels stream the data near the memory's speed. The rule may depend on the CPU (the
-#: bits already do, through the vector width) and on ``d``, never on the number of trials.
-AUTO_HERE = not _avx512()
+def _host_cpu() -> str:
+    """LLVM's name for this CPU (``znver4``, ``skylake-avx512``, ...), what numba compiles for."""
+    try:
+        import llvmlite.binding as llvm  # type: ignore[import-untyped]
+    except ImportError:  # pragma: no cover - numba absent: the kernels are not used
+        return ""
+    return str(llvm.get_host_cpu_name())
+
+
+#: CPUs with AVX-512 on which these kernels were measured faster than OpenBLAS's AVX-512
+#: products at 1, 4 and 16 trials (``bench/bench_compiled_vs_blas.md``, 2026-12-06: AMD EPYC
+#: family 25 model 17, 1.03-2.44x)
+FASTER_WITH_AVX512 = ("znver4",)
+
+#: Whether ``DPBOUNDS_KERNELS=auto`` takes these kernels on this CPU: where it has no AVX-512,
+#: or is one of :data:`FASTER_WITH_AVX512`. Measured (``bench/bench_compiled_vs_blas.py
+#: --wide``): on AMD EPYC family 23 (AVX2) 1.25-4.3x faster than OpenBLAS's 8-row products at
+#: 1, 4 and 16 trials; on a Zen 4 1.03-2.44x faster than its AVX-512 OpenBLAS; on an AVX-512
+#: Intel Xeon 1.4-2.0x faster at 1 trial but 0.56-0.93x at 4 and 0.43-0.56x at 16 (measured
+#: before :func:`_margins` took slices: compiled with AVX-512 it had run 4.5x slower than now on
+#: the Zen 4, so the Xeon's figures are likely low; not re-measured, so the Xeon keeps BLAS). The
+#: rule may depend on the CPU (the bits already do, through the vector width) and on ``d``,
+#: never on the number of trials.
+AUTO_HERE = not _avx512() or _host_cpu() in FASTER_WITH_AVX512
 
 
 def chosen(d: int) -> bool:
@@ -83,8 +109,38 @@ def chosen(d: int) -> bool:
     return AUTO_HERE or _logistic_kernel._choice() == "numba"
 
 
+@_jit(fastmath=_SUMS, boundscheck=False, cache=True, nogil=True, inline="always")
+def _four_dots(x, a0, a1, a2, a3):  # pragma: no cover - compiled
+    """The dot products of ``x`` with four rows, each a vectorised reduction."""
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    for j in range(x.shape[0]):
+        v = x[j]
+        s0 += v * a0[j]
+        s1 += v * a1[j]
+        s2 += v * a2[j]
+        s3 += v * a3[j]
+    return s0, s1, s2, s3
+
+
+@_jit(fastmath=_SUMS, boundscheck=False, cache=True, nogil=True, inline="always")
+def _one_dot(x, a0):  # pragma: no cover - compiled
+    s0 = 0.0
+    for j in range(x.shape[0]):
+        s0 += x[j] * a0[j]
+    return s0
+
+
 @_jit(fastmath=_SUMS, boundscheck=False, cache=True, nogil=True)
 def _margins(X, A, a, b, out):  # pragma: no cover - compiled
+    """``out[k, i-a] = X[k] . A[i]`` for the rows ``a <= i < b``, column block by block.
+
+    The dot products run over slices (:func:`_four_dots`), not over ``X[k, j], A[i, j]`` for
+    ``j in range(j0, j1)``: compiled with AVX-512 the indexed form ran 4.5-5x slower on a Zen 4
+    (0.133 against 0.026-0.030 CPU-s at n = 32, d = 2^20, 4 trials; the same with AVX2 either
+    way), as the gradient sums' indexed loops had (below)."""
     r, d = X.shape
     for k in range(r):
         for i in range(b - a):
@@ -93,28 +149,21 @@ def _margins(X, A, a, b, out):  # pragma: no cover - compiled
         j1 = min(d, j0 + COLUMN_BLOCK)
         i = a
         while i + 3 < b:  # four rows of the data per sweep: each state load feeds four sums
+            a0 = A[i, j0:j1]
+            a1 = A[i + 1, j0:j1]
+            a2 = A[i + 2, j0:j1]
+            a3 = A[i + 3, j0:j1]
             for k in range(r):
-                s0 = 0.0
-                s1 = 0.0
-                s2 = 0.0
-                s3 = 0.0
-                for j in range(j0, j1):
-                    v = X[k, j]
-                    s0 += v * A[i, j]
-                    s1 += v * A[i + 1, j]
-                    s2 += v * A[i + 2, j]
-                    s3 += v * A[i + 3, j]
+                s0, s1, s2, s3 = _four_dots(X[k, j0:j1], a0, a1, a2, a3)
                 out[k, i - a] += s0
                 out[k, i + 1 - a] += s1
                 out[k, i + 2 - a] += s2
                 out[k, i + 3 - a] += s3
             i += 4
         while i < b:
+            a0 = A[i, j0:j1]
             for k in range(r):
-                s0 = 0.0
-                for j in range(j0, j1):
-                    s0 += X[k, j] * A[i, j]
-                out[k, i - a] += s0
+                out[k, i - a] += _one_dot(X[k, j0:j1], a0)
             i += 1
 
 

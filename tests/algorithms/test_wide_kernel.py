@@ -153,7 +153,30 @@ def test_the_choice_depends_on_d_and_the_cpu_only(monkeypatch: pytest.MonkeyPatc
 
 def test_the_cpu_rule_reads_numpys_dispatch() -> None:
     np_features = pytest.importorskip("numpy._core._multiarray_umath").__cpu_features__
-    assert _wide_kernel.AUTO_HERE is (not np_features.get("AVX512F", False))
+    used = np_features.get("X86_V4", np_features.get("AVX512_SKX", True))
+    avx512 = bool(np_features.get("AVX512F", False) and used)
+    faster = _wide_kernel._host_cpu() in _wide_kernel.FASTER_WITH_AVX512
+    assert _wide_kernel.AUTO_HERE is (not avx512 or faster)
+
+
+def test_the_cpu_rule_follows_numpys_switch() -> None:
+    """With NumPy's AVX-512 dispatch switched off (``NPY_DISABLE_CPU_FEATURES``, what
+    ``bench/_no_avx512.py`` sets), AVX-512 reads as absent and the rule takes the kernels, in a
+    fresh process."""
+    import os
+    import subprocess
+    import sys
+
+    np_features = pytest.importorskip("numpy._core._multiarray_umath").__cpu_features__
+    if not np_features.get("AVX512F", False):
+        pytest.skip("this CPU has no AVX-512 to switch off")
+    names = ("X86_V4 AVX512_ICL AVX512_SPR" if "X86_V4" in np_features else
+             "AVX512F AVX512CD AVX512_SKX AVX512_CLX AVX512_CNL AVX512_ICL AVX512_SPR")
+    code = "from dpbounds.objectives import _wide_kernel as w; print(w._avx512(), w.AUTO_HERE)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "NPY_DISABLE_CPU_FEATURES": names},
+                         check=True).stdout.split()
+    assert out[-2:] == ["False", "True"]
 
 
 def _blas_margins(monkeypatch: pytest.MonkeyPatch, f, x: np.ndarray) -> np.ndarray:
