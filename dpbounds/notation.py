@@ -297,6 +297,9 @@ OPTIONS: dict[str, str] = {
     "--workers": "verify: run the grid points on N local worker processes (1: this process)",
     "--event": "privacy compose: one mechanism, KIND:key=value,... (repeatable)",
     "--from-dp-event": "privacy compose: a JSON/YAML file of dp_accounting events",
+    "--dp-event-accountant": "privacy compose: the dp_accounting accountant (rdp or pld) the "
+                             "--from-dp-event files were written for (under replace_one the "
+                             "two read a Gaussian's noise multiplier 2x apart)",
     "--from-opacus": "privacy compose: a JSON file of an Opacus accountant's history",
     "--accountant": "privacy compose: comma-separated accountants (rdp, pld, zcdp, pure, basic)",
     "--curve": "privacy compose: also print delta(eps) at these epsilons, or 'tradeoff' "

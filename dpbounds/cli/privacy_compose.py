@@ -63,6 +63,12 @@ def register_compose(privacy_parser: argparse.ArgumentParser) -> None:
     p.add_argument("--from-dp-event", action="append", default=[], metavar="FILE",
                    dest="from_dp_event",
                    help="a JSON/YAML file of dp_accounting events (see below); repeatable")
+    p.add_argument("--dp-event-accountant", choices=("rdp", "pld"), default=None,
+                   dest="dp_event_accountant",
+                   help="the dp_accounting accountant the --from-dp-event files were written "
+                        "for: under replace_one its RDP and PLD accountants read a Gaussian's "
+                        "noise multiplier over 2C and over C (about 2x apart in epsilon); "
+                        "without it such an event is refused under replace_one")
     p.add_argument("--from-opacus", action="append", default=[], metavar="FILE",
                    dest="from_opacus",
                    help="a JSON file of an Opacus accountant's history: [[noise_multiplier, "
@@ -252,6 +258,12 @@ def run_compose(args: argparse.Namespace) -> int:
     if not accountants:  # an empty table is no answer
         raise ValueError(f"--accountant names no accountant (got {args.accountant!r}); give "
                          "some of rdp, pld, zcdp, pure, basic")
+    twice = sorted({a for a in accountants if accountants.count(a) > 1})
+    if twice:  # the table printed the same row twice
+        raise ValueError(f"--accountant names {', '.join(twice)} more than once")
+    if args.dp_event_accountant is not None and not args.from_dp_event:
+        raise ValueError("--dp-event-accountant reads --from-dp-event files; give one, or leave "
+                         "it out")
     curve = _curve(args.curve)
     fpr = _tradeoff(args.curve)
     risk = _risk_target(args.risk_target)
@@ -286,7 +298,7 @@ def run_compose(args: argparse.Namespace) -> int:
                              opacus_histories=histories, curve=curve,
                              dataset_size=args.dataset_size, progress=tick,
                              tradeoff=fpr, time_budget=args.time_budget,
-                             risk_target=risk)
+                             risk_target=risk, dp_event_accountant=args.dp_event_accountant)
     for text in out["flags"]:
         print(f"dpbounds: warning: {text}", file=sys.stderr)
     drawn = out  # the plot's dense grid; the table prints its own rows

@@ -40,6 +40,7 @@ from typing import Any
 
 from dpbounds._validation import (
     MAX_COUNT,
+    check_choice,
     check_int,
     check_positive,
     check_probability,
@@ -211,6 +212,7 @@ def compose_events(
     tradeoff: Sequence[float] | None = None,
     time_budget: float | None = None,
     risk_target: tuple[float, float] | None = None,
+    dp_event_accountant: str | None = None,
 ) -> dict[str, Any]:
     """Compose event specifications (and ``dp_accounting`` events) and report each accountant.
 
@@ -227,6 +229,15 @@ def compose_events(
     dp_events:
         ``dp_accounting`` events (or their named tuples), composed after ``events``
         (read by :func:`~dpbounds.privacy.events.from_dp_event` under ``neighbouring``).
+    dp_event_accountant:
+        ``'rdp'`` or ``'pld'``: the ``dp_accounting`` accountant the ``dp_events`` were written
+        for. Under ``add_remove`` the two read an event alike; under ``replace_one`` they read
+        a Gaussian's noise multiplier over different sensitivities (``2C`` and ``C``:
+        :mod:`dpbounds.privacy.events`), so the same file means epsilons about 2x apart.
+        ``None`` (the default): an event whose two readings differ is refused, naming both,
+        rather than read the way that reports less (it was read as RDP's, without a word:
+        ``GaussianDpEvent(1)`` under replace-one gave epsilon 4.7 where dp_accounting's PLD
+        accountant gives 10.0 at delta 1e-5). An event only one reading takes is read so.
     opacus_histories:
         Opacus accountant histories (``(noise_multiplier, sample_rate, num_steps)`` lists or
         state dicts; :meth:`~dpbounds.privacy.ledger.PrivacyLedger.from_opacus`), composed
@@ -287,11 +298,14 @@ def compose_events(
         mech, steps = parse_event(spec, nb)
         ledger.record(mech, steps)
         parts.append({"spec": spec, "mechanism": mech.to_dict(), "steps": steps})
-    if dp_events:
-        from dpbounds.privacy.events import from_dp_event
+    if dp_event_accountant is not None:
+        from dpbounds.privacy.events import EVENT_ACCOUNTANTS
 
+        dp_event_accountant = check_choice("dp_event_accountant", dp_event_accountant,
+                                           EVENT_ACCOUNTANTS)
+    if dp_events:
         for i, ev in enumerate(dp_events):
-            mech = from_dp_event(ev, nb)
+            mech = _read_dp_event(ev, nb, dp_event_accountant, i)
             ledger.record(mech, 1)
             parts.append({"spec": f"dp_event[{i}] {type(ev).__name__}",
                           "mechanism": mech.to_dict(), "steps": 1})
@@ -451,3 +465,29 @@ def _account(ledger: PrivacyLedger, name: str, delta: float,
         row["reason"] = " ".join(str(err).split())
     row["cpu_s"] = time.process_time() - start
     return row
+
+
+def _read_dp_event(event: Any, nb: Neighbouring, accountant: str | None, i: int) -> Any:
+    """``dp_events[i]`` as a dpbounds mechanism (:func:`compose_events`'s
+    ``dp_event_accountant``)."""
+    from dpbounds.privacy.events import from_dp_event
+
+    if accountant is not None or nb is not Neighbouring.REPLACE_ONE:
+        return from_dp_event(event, nb, accountant=accountant or "rdp")
+    read: dict[str, Any] = {}
+    errors: dict[str, ValueError] = {}
+    for name in ("rdp", "pld"):
+        try:
+            read[name] = from_dp_event(event, nb, accountant=name)
+        except ValueError as err:
+            errors[name] = err
+    if not read:
+        raise errors["rdp"]
+    if len(read) == 2 and read["rdp"] != read["pld"]:
+        raise ValueError(
+            f"dp_event[{i}]: under replace_one dp_accounting's two accountants read this "
+            "event's Gaussian noise multiplier differently (its RDP accountant over the "
+            "replace-one sensitivity 2C, its PLD accountant over C, doubling it itself), so "
+            "it means two mechanisms about 2x apart in epsilon; say which accountant it was "
+            "written for: --dp-event-accountant rdp or pld (API: dp_event_accountant=)")
+    return next(iter(read.values()))
