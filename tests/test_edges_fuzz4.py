@@ -94,3 +94,21 @@ def test_an_accountant_named_twice_is_refused(capsys):
     assert main(["privacy", "compose", "--event", "gaussian:z=1", "--accountant",
                  "rdp,rdp", "--quiet"]) == 2
     assert "more than once" in capsys.readouterr().err
+
+
+# ------------------------------------------------------- rate hb: an uncertified PEP value
+def test_an_uncertified_pep_value_is_not_printed_as_the_worst_case(capsys):
+    # was: "8.31667e-06 (exact PEP)" above the certified Lyapunov upper bound 1.41e-06 (the
+    # worst case lies below that bound, so the number was the solver's tolerance, not it)
+    from dpbounds.cli import main
+
+    args = ["rate", "hb", "--alpha", "0.5", "--beta", "0.3", "--mu", "0.5", "--L", "1",
+            "--steps", "16", "--quiet"]
+    assert main([*args, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    pep, lyap = out["worst_case"]["pep"], out["worst_case"]["lyapunov"]
+    assert pep["value"] is None and pep["certified"] is None
+    assert pep["solver_value"] > lyap["value"]  # what it printed before: above an upper bound
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert "n/a: no exact certificate" in text and "x the PEP value" not in text
