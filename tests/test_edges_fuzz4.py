@@ -112,3 +112,53 @@ def test_an_uncertified_pep_value_is_not_printed_as_the_worst_case(capsys):
     assert main(args) == 0
     text = capsys.readouterr().out
     assert "n/a: no exact certificate" in text and "x the PEP value" not in text
+
+
+# ------------------------------------------------ a plug-in bound that is no bound on an error
+_THM = '''
+import sympy as sp
+from dpbounds import extend as ex
+d, N, eps, T = ex.symbols("d N eps T")
+expr = {expr}
+ex.theorem("nonconvex.weird", expr, quantity="q", problem_class="nonconvex",
+           hyperparameters={{"T": N}}, tunable={{"T": (1, 1e6)}},
+           source=ex.Source("me", "Prop 1", ex.DERIVED))
+'''
+
+
+@pytest.mark.parametrize("expr, why", [
+    ("-sp.sqrt(d) / (N * eps) * T", "is negative"),  # won compare at -10, tuned to -100
+    ("1 / (T - T)", "complex infinity"),  # KeyError: 'ComplexInfinity' (exit 4)
+    ("sp.sqrt(-d * T) / N", "is complex"),  # TypeError float() of complex (exit 4)
+    ("sp.nan * T", "undefined"),
+])
+def test_a_bound_that_cannot_bound_an_error_is_refused_when_declared(tmp_path, expr, why):
+    path = tmp_path / "thm.py"
+    path.write_text(_THM.format(expr=expr))
+    r = _cli("--plugin", str(path), "bound", "nonconvex.weird", cwd=tmp_path)
+    assert r.returncode == 2 and why in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_a_bound_negative_at_some_point_is_outside_its_range_there():
+    # sympy cannot tell the sign of (sqrt(d) - T)/N when made; where it is negative it is
+    # refused (a scan reads NaN there), not returned as a bound, nor as a tuning's optimum;
+    # a lemma (an inner product's bound) may be negative (the control)
+    import math
+
+    import numpy as np
+    import sympy as sp
+
+    from dpbounds.bounds.theorem import Lemma, Theorem, sym
+    from dpbounds.provenance import Provenance, Source
+
+    d, N, T = sym("d"), sym("N"), sym("T")
+    src = (Source("me", "Prop 1", Provenance.DERIVED),)
+    thm = Theorem("x.signed", "q", (sp.sqrt(d) - T) / N, src)
+    with pytest.raises(ValueError, match="negative at these parameters"):
+        thm.evaluate(d=100.0, N=10.0, T=20.0)
+    assert thm.evaluate(d=100.0, N=10.0, T=5.0) == pytest.approx(0.5)
+    grid = thm.evaluate(d=100.0, N=10.0, T=np.array([5.0, 20.0]), invalid="nan")
+    assert grid[0] == pytest.approx(0.5) and math.isnan(grid[1])
+    lemma = Lemma("x.inner", "q", (sp.sqrt(d) - T) / N, src)
+    assert lemma.evaluate(d=100.0, N=10.0, T=20.0) == pytest.approx(-1.0)

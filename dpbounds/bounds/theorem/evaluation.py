@@ -195,10 +195,16 @@ class EvaluationMixin:
         shape = np.broadcast_shapes(*(v.shape for v in values.values())) if values else ()
         out = np.broadcast_to(out, shape) if out.shape != shape else out
         if invalid == "nan":
-            out = np.where(np.broadcast_to(ok, shape) & np.isfinite(out), out, np.nan)
+            keep = np.broadcast_to(ok, shape) & np.isfinite(out)
+            if self.nonnegative:
+                keep = keep & (out >= 0)
+            out = np.where(keep, out, np.nan)
         elif not np.all(np.isfinite(out)):
             raise ValueError(f"{self.name}: bound is not finite at these parameters "
                              "(overflow or a parameter outside the valid range)")
+        elif self.nonnegative and np.any(out < 0):
+            raise ValueError(f"{self.name}: bound is negative at these parameters (it bounds "
+                             "an error, >= 0: the formula is outside its valid range there)")
         return float(out) if out.ndim == 0 else np.array(out)
 
     def evaluate_symbolic(self: _BoundLike, precision: int = 30, **params: Any) -> sp.Float:

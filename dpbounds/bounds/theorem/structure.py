@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self
 
 import sympy as sp
 
@@ -73,6 +73,21 @@ def _as_expr(value: Any) -> sp.Expr:
     if isinstance(value, Bound):
         return value.expr
     return sp.sympify(value)
+
+
+def _not_a_bound(expr: sp.Expr) -> str:
+    """Why ``expr`` cannot be a bound (``''`` when nothing is known against it): sympy's
+    complex infinity (``1/(T - T)``), an undefined value or the imaginary unit (``sqrt(-d T)``
+    of positive symbols). A plug-in's bound like these tuned to 0 or stopped four commands
+    with an internal error (``KeyError: 'ComplexInfinity'``). (A lemma may be negative: an
+    inner product's bound; a registered theorem may not, :mod:`dpbounds.bounds.registry`.)"""
+    if expr.has(sp.zoo):
+        return "is complex infinity somewhere (a division by zero)"
+    if expr.has(sp.nan):
+        return "is undefined (nan)"
+    if expr.has(sp.I):
+        return "is complex (e.g. the square root of a negative quantity)"
+    return ""
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -121,6 +136,9 @@ class Bound(EvaluationMixin, OptimizationMixin, ScalingMixin, RenderingMixin):
     description: str = ""
     monotonicity: tuple[Monotonicity, ...] = ()
     _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: whether a negative value is outside the bound's range (:class:`Theorem`: it bounds an
+    #: error); a :class:`Lemma` may bound a signed quantity
+    nonnegative: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "expr", _as_expr(self.expr))
@@ -136,6 +154,9 @@ class Bound(EvaluationMixin, OptimizationMixin, ScalingMixin, RenderingMixin):
             raise ValueError(f"bound {self.name!r} needs at least one Source")
         if self.definitions:
             object.__setattr__(self, "expr", self._apply(self.expr, self.definitions))
+        why = _not_a_bound(self.expr)
+        if why:
+            raise ValueError(f"bound {self.name!r}: its expression {why}: {sp.sstr(self.expr)}")
 
     def __getstate__(self) -> dict[str, Any]:
         # the cache holds compiled functions (lambdify's, not picklable) and is rebuilt on use
@@ -317,7 +338,20 @@ class Lemma(Bound):
 
 
 class Theorem(Bound):
-    """A composed or tuned bound (see :meth:`Bound.compose` and :meth:`Bound.tuned`)."""
+    """A composed or tuned bound (see :meth:`Bound.compose` and :meth:`Bound.tuned`).
+
+    A theorem bounds an error (a suboptimality, a gradient norm), which is >= 0: a provably
+    negative expression is refused when made, and :meth:`evaluate` treats a negative value
+    as outside the bound's valid range (a plug-in's ``-sqrt(d) T / (N eps)`` won ``compare``
+    at -10 and tuned to -100). A :class:`Lemma` may be negative (an inner product's bound)."""
+
+    nonnegative: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.expr.is_nonnegative is False:
+            raise ValueError(f"bound {self.name!r}: its expression is negative, but a theorem "
+                             f"bounds an error, which is >= 0: {sp.sstr(self.expr)}")
 
 
 class _BoundLike(Protocol):
@@ -349,6 +383,8 @@ class _BoundLike(Protocol):
     def description(self) -> str: ...
     @property
     def monotonicity(self) -> tuple[Monotonicity, ...]: ...
+    @property
+    def nonnegative(self) -> bool: ...
     @property
     def _cache(self) -> dict[str, Any]: ...
     @property
