@@ -96,6 +96,17 @@ def _ret(arr: np.ndarray, value: Any) -> Any:
     return float(arr) if arr.ndim == 0 else arr
 
 
+def check_scalar(name: str, value: Any) -> Any:
+    """``value`` itself where it is one number (a 0-d array or NumPy scalar included); a
+    ``ValueError`` naming ``name`` for a list or an array: functions that compute one number
+    raised ``TypeError: only 0-dimensional arrays can be converted`` or "unhashable type",
+    naming no parameter. The number's own range is checked by the caller's other checks."""
+    if isinstance(value, (list, tuple)) or np.ndim(value) > 0:
+        raise ValueError(f"{name} must be one number (this function takes no arrays), got "
+                         f"{_show(value)}")
+    return value
+
+
 def check_finite(name: str, value: Any) -> Any:
     """A finite real number (or array of them)."""
     v = _finite_scalar(value)

@@ -517,8 +517,9 @@ class Method:
         float`` (e.g. ``2 G / n`` for a mean of gradients of norm ``<= G``, replace-one);
         default 1. Not given with ``sampling``: it is then derived from ``clip`` and the batch.
     neighbouring:
-        ``"replace-one"`` or ``"add/remove"``; default: replace-one for a full-batch method,
-        the sampling's own relation (below) for a sampled one.
+        ``"replace_one"`` or ``"add_remove"`` (the older ``"replace-one"`` and
+        ``"add/remove"`` are read too); default: replace-one for a full-batch method, the
+        sampling's own relation (below) for a sampled one.
     clip:
         Per-sample clipping threshold of the gradient oracle (``None``: none; required with
         ``sampling``).
@@ -596,7 +597,7 @@ class Method:
         if not callable(self.step):
             raise ValueError("step must be a function step(x, grad, noise, params) -> x")
         if self.sampling is None:
-            nb = Neighbouring.coerce(self.neighbouring or "replace-one")
+            nb = Neighbouring.coerce(self.neighbouring or "replace_one")
         else:
             scheme = Sampling.coerce(self.sampling)  # ValueError naming sampling
             natural = scheme.natural_neighbouring
@@ -668,7 +669,15 @@ class Method:
                 k *= math.sqrt(float(objective.d))
             return k * float(self.clip) / B  # type: ignore[arg-type]
         s = 1.0 if self.sensitivity is None else self.sensitivity
-        v = float(s(objective, params) if callable(s) else s)
+        raw = s(objective, params) if callable(s) else s
+        # the callable's answer is checked as a declared constant is: None, a list or an
+        # array stopped calibrate with a TypeError (exit 4), and True or '1' was read as 1
+        if isinstance(raw, np.ndarray) and raw.ndim == 0:
+            raw = raw.item()
+        if isinstance(raw, (bool, np.bool_)) or not isinstance(raw, (int, float, np.number)):
+            raise ValueError(f"{self.name}: sensitivity(f, params) must return a positive, "
+                             f"finite number, got {raw!r}")
+        v = float(raw)
         if not (math.isfinite(v) and v > 0):
             raise ValueError(f"{self.name}: the sensitivity must be positive and finite, "
                              f"got {v!r}")
@@ -1359,7 +1368,9 @@ def method_named(name: str) -> Method:
     theorem ``name``); ``ValueError`` listing the known ones otherwise."""
     key = name if name in _METHODS else _METHOD_THEOREM.get(name, name)
     if key not in _METHODS:
-        known = ", ".join(sorted(_METHODS)) or "none (load a plug-in with --plugin FILE)"
+        known = ", ".join(sorted(_METHODS)) or (
+            "none (a Method counts once a plug-in passes it to extend.study or "
+            "extend.audit_setting; load one with --plugin FILE)")
         raise ValueError(f"unknown method {name!r}; registered methods: {known}")
     return _METHODS[key]
 

@@ -24,7 +24,7 @@ bound = ex.theorem(
 
 method = ex.Method(
     "dp_gd_smooth", step=lambda x, grad, noise, p: x - p["eta"] * (grad(x) + noise),
-    mechanism="gaussian", neighbouring="replace-one",
+    mechanism="gaussian", neighbouring="replace_one",
     sensitivity=lambda f, p: 2 * f.gradient_bound / f.n)  # mean of gradients of norm <= G
 
 ex.study(method, bound, measure="grad_avg")

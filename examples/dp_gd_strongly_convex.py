@@ -43,7 +43,7 @@ bound = ex.theorem(
 
 method = ex.Method(
     "dp_gd_linear", step=lambda x, grad, noise, p: x - p["eta"] * (grad(x) + noise),
-    mechanism="gaussian", neighbouring="replace-one",
+    mechanism="gaussian", neighbouring="replace_one",
     sensitivity=lambda f, p: f.l1_sensitivity / f.n,  # mean gradient; L2 <= L1
     linear=ex.LinearMomentum(alpha="eta"))  # GD: checked, then `tune dp_gd_linear`
 

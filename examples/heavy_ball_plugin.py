@@ -18,7 +18,7 @@ def step(x, grad, noise, p, memory):  # x_{t+1} = x_t + beta (x_t - x_{t-1}) - a
 
 
 method = ex.Method(
-    "heavy_ball_plugin", step=step, mechanism="laplace", neighbouring="replace-one",
+    "heavy_ball_plugin", step=step, mechanism="laplace", neighbouring="replace_one",
     sensitivity=lambda f, p: f.l1_sensitivity / f.n,  # the mean gradient's L1 sensitivity
     linear=ex.LinearMomentum(alpha="alpha", beta="beta"))  # gamma = 0: checked against step
 

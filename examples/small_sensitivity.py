@@ -9,7 +9,7 @@ from dpbounds import extend as ex
 
 method = ex.Method(
     "half_noise_gd", step=lambda x, grad, noise, p: x - p["eta"] * (grad(x) + noise),
-    mechanism="gaussian", neighbouring="replace-one",
+    mechanism="gaussian", neighbouring="replace_one",
     sensitivity=lambda f, p: f.gradient_bound / f.n)  # wrong: replacing a record moves 2G/n
 
 ex.audit_setting(method, steps=5, params={"eta": 1.0})

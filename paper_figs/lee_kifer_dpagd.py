@@ -60,7 +60,7 @@ def methods(f: LogisticRegression, n: int) -> dict:
             f, epsilon=eps, delta=DELTA, trials=trials, seed=seed),
         "DP-GD (Gaussian, T=30)": lambda eps, trials, seed: dp_gd(
             f, epsilon=eps, delta=DELTA, mechanism="gaussian", clip_threshold=3.0, steps=30,
-            step_size=1.0 / L, neighbouring="add/remove", public_n=n, trials=trials, seed=seed),
+            step_size=1.0 / L, neighbouring="add_remove", public_n=n, trials=trials, seed=seed),
         "DP-SGD (Poisson √n, 10 epochs)": lambda eps, trials, seed: dp_sgd(
             f, epsilon=eps, delta=DELTA, steps=10 * (n // batch), batch_size=batch,
             step_size=1.0 / L, clip_threshold=3.0, sampling="poisson", public_n=n, trials=trials,

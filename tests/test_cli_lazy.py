@@ -108,6 +108,13 @@ FUZZ3_ERRORS = (
     ["--plugin", "/nonexistent/p.py", "bound", "--list"],
     ["rate", "hb", "--alpha", "0.5", "--beta", "0.3", "--mu", "0.5", "--L", "1", "--tol", "nan"],
 )
+#: the fourth fuzz's slow refusals (stop 70): 1.1-1.2 CPU-s each before
+FUZZ4_ERRORS = (
+    ["audit", "dp_gd_laplace", "--trials", "1e9"],
+    ["audit", "dp_gd_laplace", "--noise-factor", "1e300"],
+    ["audit", "dp_gd_laplace", "--mutant", "nosuch"],
+    ["audit", "dp_gd_laplace", "--neighbouring", "add_remove"],
+)
 
 
 def test_help_list_and_input_errors_import_no_heavy_module():
@@ -123,7 +130,7 @@ def test_help_list_and_input_errors_import_no_heavy_module():
                 ["demo", "--bogus"], *BAD_ARGV,
                 # the did-you-mean of an invalid choice (stop 68: it imported NumPy first)
                 ["verify", "strongly_convex.nag", "--problem", "quadratc"], ["tune", "hbb"],
-                *FUZZ3_ERRORS])
+                *FUZZ3_ERRORS, *FUZZ4_ERRORS])
     seen = _imports_of(argvs)
     assert list(seen) == [" ".join(a) for a in argvs]
     assert {k: v for k, v in seen.items() if v} == {}

@@ -162,3 +162,138 @@ def test_a_bound_negative_at_some_point_is_outside_its_range_there():
     assert grid[0] == pytest.approx(0.5) and math.isnan(grid[1])
     lemma = Lemma("x.inner", "q", (sp.sqrt(d) - T) / N, src)
     assert lemma.evaluate(d=100.0, N=10.0, T=20.0) == pytest.approx(-1.0)
+
+
+# ------------------------------------------------------ sweep store: damage in a write's way
+def _store_damage(tmp_path: Path, damage) -> tuple:
+    import shutil
+
+    from dpbounds.sweep import run_sweep
+    from tests.test_sweep_damage import cells, same
+
+    reference = list(run_sweep(cells(), progress=False))
+    folder = tmp_path / "store"
+    first = run_sweep(cells(), store=folder, progress=False)
+    files = sorted((folder / "cells").glob("*/*.json"), key=lambda p: p.stem)
+    victim = next(p for p in files if p.stem == first.info[1].key)
+    damage(victim, shutil)
+    return folder, reference, same
+
+
+@pytest.mark.parametrize("suffix", [".json", ".npz"])
+def test_a_cell_file_that_became_a_folder_is_moved_aside(tmp_path, suffix):
+    # was: "counts as missing", recomputed, then a bare IsADirectoryError from os.replace
+    # lost the result
+    from dpbounds.sweep import run_sweep
+    from tests.test_sweep_damage import cells
+
+    def damage(victim, shutil):
+        path = victim.with_suffix(suffix)
+        path.unlink()
+        (path / "inner").mkdir(parents=True)
+
+    folder, reference, same = _store_damage(tmp_path, damage)
+    again = run_sweep(cells(), store=folder, progress=False)
+    assert (again.computed, again.reused) == (1, 3) and same(list(again), reference)
+    third = run_sweep(cells(), store=folder, progress=False)
+    assert (third.computed, third.reused) == (0, 4) and same(list(third), reference)
+    assert len(list((folder / "cells").glob(f"*/*{suffix}.damaged-*"))) == 1
+
+
+def test_a_function_folder_that_became_a_file_is_moved_aside(tmp_path):
+    # was: a bare FileExistsError from mkdir after the first cell ran
+    from dpbounds.sweep import run_sweep
+    from tests.test_sweep_damage import cells
+
+    def damage(victim, shutil):
+        shutil.rmtree(victim.parent)
+        victim.parent.write_text("not a folder")
+
+    folder, reference, same = _store_damage(tmp_path, damage)
+    again = run_sweep(cells(), store=folder, progress=False)
+    assert (again.computed, again.reused) == (4, 0) and same(list(again), reference)
+    third = run_sweep(cells(), store=folder, progress=False)
+    assert (third.computed, third.reused) == (0, 4)
+
+
+# ------------------------------------------------------------- public API: arrays for scalars
+@pytest.mark.parametrize("call", [
+    lambda P, np: P.without_replacement_gaussian_rdp(0.1, [1.0]),
+    lambda P, np: P.subsampled_gaussian_rdp(0.01, [1.0]),
+    lambda P, np: P.tree_aggregation_sigma(np.array([1.0, 2.0]), 1e-5, 1, 5),
+    lambda P, np: P.noise_multiplier_for_epsilon([1.0], 1e-5, 0.01, 100),
+    lambda P, np: P.epsilon_of(P.GaussianMechanism(sigma=1.0, sensitivity=1.0), [1e-5]),
+])
+def test_a_list_where_one_number_belongs_is_named(call):
+    # was: TypeError "unhashable type" / "only 0-dimensional arrays can be converted"
+    import numpy as np
+
+    import dpbounds.privacy as P
+
+    with pytest.raises(ValueError, match="must be one number"):
+        call(P, np)
+
+
+def test_a_zero_d_array_is_one_number():
+    import numpy as np
+
+    import dpbounds.privacy as P
+
+    assert P.tree_aggregation_sigma(np.array(1.0), 1e-5, 1, 5) == \
+        P.tree_aggregation_sigma(1.0, 1e-5, 1, 5)
+
+
+# ------------------------------------------ a plug-in's sensitivity function returns no number
+_SENS = '''
+from dpbounds import extend as ex
+m = ex.Method("m_sens", step=lambda x, grad, noise, p: x - 0.1 * (grad(x) + noise),
+              mechanism="gaussian", neighbouring="replace_one",
+              sensitivity=lambda f, p: {value})
+ex.audit_setting(m, steps=5, params={{}})
+'''
+
+
+@pytest.mark.parametrize("value, ok", [("None", False), ("[1.0]", False), ("True", False),
+                                       ("'1'", False), ("2.0", True)])
+def test_a_sensitivity_function_must_return_a_number(tmp_path, value, ok):
+    # was: TypeError (exit 4) for None or a list; True and '1' were read as 1
+    path = tmp_path / "sens.py"
+    path.write_text(_SENS.format(value=value))
+    r = _cli("--plugin", str(path), "calibrate", "m_sens", "--steps", "10", cwd=tmp_path)
+    if ok:
+        assert r.returncode == 0, r.stderr
+    else:
+        assert r.returncode == 2 and "must return a positive, finite number" in r.stderr, \
+            r.stderr
+
+
+# ------------------------------------------- audit's input errors before the imports (#36)
+@pytest.mark.parametrize("argv", [
+    ["audit", "dp_gd_laplace", "--trials", "1e9"],
+    ["audit", "dp_gd_laplace", "--noise-factor", "1e300"],
+    ["audit", "dp_gd_laplace", "--mutant", "sigma2"],
+    ["audit", "dp_gd_laplace", "--neighbouring", "add_remove"],
+])
+def test_an_early_audit_refusal_says_what_the_library_says(argv, capsys, monkeypatch):
+    # 1.1-1.2 CPU-s each before (the library's imports first); the same line with the early
+    # checks switched off (tests/test_cli_lazy.py: FUZZ4_ERRORS import nothing heavy)
+    from dpbounds.cli import EXIT_USAGE, _ranges, audit_cmd, main
+
+    assert main(argv) == EXIT_USAGE
+    early = capsys.readouterr().err.strip()
+    monkeypatch.setattr(_ranges, "check", lambda args: None)
+    monkeypatch.setattr(audit_cmd, "_early_checks", lambda args, known: None)
+    assert main(argv) == EXIT_USAGE
+    assert capsys.readouterr().err.strip().splitlines()[-1] == early
+
+
+def test_an_overflowing_noise_factor_is_refused_by_the_library():
+    # was: `audit dp_gd_laplace --noise-factor 1e300`: numpy overflow warnings, then
+    # "consistent" read from overflowed statistics
+    from dpbounds.audit import audit
+    from dpbounds.audit.mutation import scaled_noise
+
+    with pytest.raises(ValueError, match=r"noise_factor must lie in \[0, 1e\+06\]"):
+        audit("dp_gd_laplace", trials=200, noise_factor=1e300)
+    with pytest.raises(ValueError, match="noise_factor"), scaled_noise(1e7):
+        pass

@@ -53,11 +53,20 @@ def patched_method(owner: Any, name: str, make: Callable[[Any], Any], value: Any
 _patched = patched_method
 
 
+#: the largest noise factor a mutation takes (a million times the noise is private beyond any
+#: audit's resolution; far larger ones overflow the statistics' products)
+MAX_NOISE_FACTOR = 1e6
+
+
 @contextmanager
 def scaled_noise(factor: float) -> Iterator[None]:
     """Within the block, every noise scale passed to ``TrialRandom.normal``/``laplace``/
     ``exponential`` is multiplied by ``factor`` (``>= 0``; 1 changes nothing)."""
     factor = check_nonnegative("noise_factor", factor)
+    if factor > MAX_NOISE_FACTOR:
+        # 1e300 overflowed the audit's statistics (products of releases), which then read
+        # "consistent" with numpy's warnings leaking
+        raise ValueError(f"noise_factor must lie in [0, {MAX_NOISE_FACTOR:g}], got {factor:g}")
     if factor == 1.0:
         yield
         return

@@ -95,6 +95,8 @@ FINDING_FIT_P = 0.01
 NULL_SET = 2
 #: Default memory budget of one audit (GB); a larger estimate is refused unless asked for.
 MEMORY_BUDGET_GB = 4.0
+#: the runs per data set an audit takes (half select the test, half evaluate it)
+MIN_TRIALS, MAX_TRIALS = 200, 10_000_000
 #: Bytes per stored feature value and run, with the copies scoring makes (measured: about
 #: 18 for DP-SGD at 10^5 runs, 3 sets of 5 features), and the base: the interpreter, the
 #: imports and one chunk's working memory (DP-AGD's is the largest: 307 MiB peak at 40,000
@@ -351,7 +353,7 @@ def run_sets(spec: AuditSpec, setting: Setting, trials: int, seed: Any = 0,
     ledger's, ``result.ledger.epsilon``); the largest over the runs is returned."""
     from dpbounds._progress import progress_bar
 
-    trials = check_int("trials", trials, minimum=1, maximum=10_000_000)  # as audit()
+    trials = check_int("trials", trials, minimum=1, maximum=MAX_TRIALS)  # as audit()
     root = _seed_root(seed)
     fn = spec.function if function is None else function
     chunks = [(c * CHUNK, min(trials, (c + 1) * CHUNK)) for c in range(-(-trials // CHUNK))]
@@ -712,11 +714,16 @@ def audit(algorithm: str, neighbouring: Neighbouring | str | None = None, *,
     if dlt == 0.0 and spec.delta > 0.0:
         raise ValueError(f"delta must be in (0, 1) for {spec.name}")
     n = QUICK_TRIALS if quick and trials is None else (spec.trials if trials is None else trials)
-    n = check_int("trials", n, minimum=200, maximum=10_000_000)
+    n = check_int("trials", n, minimum=MIN_TRIALS, maximum=MAX_TRIALS)
     confidence = float(confidence)
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
     check_nonnegative("noise_factor", noise_factor)
+    from dpbounds.audit.mutation import MAX_NOISE_FACTOR
+
+    if noise_factor > MAX_NOISE_FACTOR:  # before any run (scaled_noise says the same)
+        raise ValueError(f"noise_factor must lie in [0, {MAX_NOISE_FACTOR:g}], got "
+                         f"{noise_factor:g}")
 
     noise = check_choice("noise", noise, NOISE_OPTIONS)
     if noise == "grid" and spec.name not in grid_audit_names():

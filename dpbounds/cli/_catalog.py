@@ -89,7 +89,7 @@ _ROWS = {"verify": _verify_rows, "audit": _audit_rows, "mutants": _mutant_rows,
 
 def build() -> dict[str, Any]:
     """The catalog computed from the live registries and constants (imports everything)."""
-    from dpbounds.audit.runner import MEMORY_BUDGET_GB
+    from dpbounds.audit.runner import MAX_TRIALS, MEMORY_BUDGET_GB, MIN_TRIALS
     from dpbounds.bounds.problem import DEFAULT_PROBLEM, PROBLEM_QUANTITIES
     from dpbounds.bounds.strongly_convex.noise_allocation import MAX_HORIZON
     from dpbounds.privacy import Neighbouring
@@ -103,6 +103,7 @@ def build() -> dict[str, Any]:
             "replay_algorithms": list(REPLAYS), "replay_mutations": list(REPLAY_MUTATIONS),
             "relations": [m.value for m in Neighbouring],
             "audit_memory_budget_gb": MEMORY_BUDGET_GB,
+            "audit_trials": [MIN_TRIALS, MAX_TRIALS],
             "default_problem": dict(DEFAULT_PROBLEM),
             "problem_quantities": dict(PROBLEM_QUANTITIES),
             "max_horizon": MAX_HORIZON,

@@ -165,13 +165,14 @@ RANGES: dict[str, dict[str, Range]] = {
                                                      "step",
                     when=lambda a: getattr(a, "steps", None) is not None)},
     # dpbounds.audit.runner.audit: epsilon in (0, 100], delta in (0, 1), confidence in (0, 1) (its
-    # own message), noise_factor >= 0
+    # own message), noise_factor in [0, MAX_NOISE_FACTOR] (--trials: audit_cmd._early_checks)
     "audit": {"epsilon": Range(0.0, 100.0, low_open=True, name="epsilon", low_msg=_M_POS,
                                high_msg=_PROBLEM["epsilon"].high_msg),
               "delta": _open(0.0, 1.0, "delta"),
               "confidence": Range(0.0, 1.0, low_open=True, high_open=True, name="confidence",
                                   low_msg="{name} must lie in (0, 1), got {value}"),
-              "noise_factor": _nonneg("noise_factor"),
+              "noise_factor": Range(0.0, 1e6, name="noise_factor", low_msg=_M_NONNEG,
+                                    high_msg="{name} must lie in [0, 1e+06], got {v:g}"),
               "max_memory_gb": Range(0.0, low_open=True, name="max_memory_gb", low_msg=_M_POS,
                                      when=lambda a: not getattr(a, "allow_large", False))},
     # dpbounds.verify.study.scaling_study: trials in [2, 10^6]; the fixed values' _LIMITS

@@ -4,16 +4,16 @@ Examples::
 
     dpbounds audit --list
     dpbounds audit --list-mutants
-    dpbounds audit dp_gd_gaussian --neighbouring add/remove --quick
+    dpbounds audit dp_gd_gaussian --neighbouring add_remove --quick
     dpbounds audit dp_sgd --trials 20000 --json
     dpbounds audit tree_momentum_nsgd --mutant      # sigma halved: flagged
     dpbounds audit dp_nsgd --mutant nsgd_sigma_r    # a bug that shipped
-    dpbounds audit dp_sgd --neighbouring add/remove --mutant realised_batch --plan
+    dpbounds audit dp_sgd --neighbouring add_remove --mutant realised_batch --plan
     dpbounds audit plan dp_gd_gaussian --target-ratio 0.9
     dpbounds audit all --quick                      # every algorithm and relation: a table
     dpbounds audit dp_sgd --replay                  # D vs D', one seed, noise off: sensitivity
     dpbounds audit dp_sgd --replay --mutant scaled_contribution    # exit 1
-    dpbounds audit dp_sgd --replay --neighbouring add/remove         # null record, Poisson
+    dpbounds audit dp_sgd --replay --neighbouring add_remove         # null record, Poisson
 
 Exit status: 0 PASS (consistent), 1 FAIL (an audit refutes a claim: ε lower bound above the
 claimed ε), 2 bad input, 3 INCONCLUSIVE (none refuted, but the null control fired, so the
@@ -157,7 +157,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="print the runs needed (95%% power) instead of running the audit")
     p.add_argument("--replay", action="store_true",
                    help="instead of the audit, replay ALGORITHM on D and D' (replace-one; "
-                        "--neighbouring add/remove: D' holds a null record, same n, for "
+                        "--neighbouring add_remove: D' holds a null record, same n, for "
                         "dp_sgd / dp_nsgd with Poisson sampling and dp_gd_gaussian) with "
                         "one seed and the noise off: each release's difference against its "
                         "declared sensitivity and the control flow (exit 1 on a violation); "
@@ -292,6 +292,31 @@ def _refuse_unread(args: argparse.Namespace) -> None:
         raise ValueError("give --quick (2000 runs per data set) or --trials, not both")
 
 
+def _early_checks(args: argparse.Namespace, known: dict[str, str] | None) -> None:
+    """The library's refusals of --trials, --mutant and --neighbouring, said before its imports
+    from the catalog (each took 1.1-1.2 CPU-s; the words are the library's, which
+    ``tests/test_edges_fuzz4.py`` checks with this switched off). --noise-factor:
+    :mod:`dpbounds.cli._ranges`."""
+    low, high = _catalog.constant("audit_trials")  # (the parser refuses below 200)
+    if args.trials is not None and args.trials > high:
+        raise ValueError(f"trials must be an integer in [{low}, {high}], got {args.trials}")
+    if known is None:  # a plug-in's audits: the live registries answer
+        return
+    mutants = sorted(r["name"] for r in _catalog.rows("mutants"))
+    if args.mutant is not None and args.mutant not in mutants:
+        import difflib
+
+        close = difflib.get_close_matches(args.mutant, mutants, n=1)
+        raise ValueError(f"mutant must be one of {mutants}, got {args.mutant!r}"
+                         + (f"; did you mean {close[0]!r}?" if close else ""))
+    if args.neighbouring is not None and args.algorithm != "all":
+        name = known.get(str(args.algorithm).replace("-", "_"))
+        row = next((r for r in _catalog.rows("audit") if r["algorithm"] == name), None)
+        if row is not None and args.neighbouring not in row["relations"]:
+            raise ValueError(f"neighbouring must be one of {tuple(row['relations'])} for "
+                             f"{name}, got {args.neighbouring!r}")
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the audit(s) (or their plans) and print them."""
     if (args.list or args.list_mutants) and args.algorithm:
@@ -317,6 +342,7 @@ def run(args: argparse.Namespace) -> int:
             and str(args.algorithm).replace("-", "_") not in known):  # before the imports
         raise ValueError(unknown_name("audit", args.algorithm, known, "dpbounds audit --list"))
     _refuse_unread(args)
+    _early_checks(args, known)
     if args.replay:
         return _replay(args)
     from dpbounds.audit import audit

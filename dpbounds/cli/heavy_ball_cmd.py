@@ -242,8 +242,21 @@ def _pep_lines(args: argparse.Namespace, lines: list[str]) -> dict | None:
             return None
         window = 2 if window is None else window
         pairs, label = "banded", f"banded relaxation, window {window}"
-    res = pep_worst_case(FixedStepMethod.heavy_ball(alpha, beta), mu, L, T, initial_gap=E0,
-                         noise_variances=[s2] * T, pairs=pairs, window=window or 2)
+    from dpbounds._progress import progress_bar
+    from dpbounds.pep.stochastic import MARGINS
+
+    # a solve takes from a second to a minute at T = 20 (longest where the worst case is near
+    # the solver's tolerance: 193 CPU-s once, with nothing shown)
+    with progress_bar(progress_enabled(args), total=1 + len(MARGINS),
+                      desc=f"noise-aware PEP ({label}, T = {T})", unit="SDP") as bar:
+
+        def tick(what: str) -> None:
+            bar.set_postfix_str(what, refresh=False)
+            bar.update()
+
+        res = pep_worst_case(FixedStepMethod.heavy_ball(alpha, beta), mu, L, T,
+                             initial_gap=E0, noise_variances=[s2] * T, pairs=pairs,
+                             window=window or 2, progress=tick)
     cpu = sum(res.cpu_seconds.values())
     cert = res.certificate
     if cert is None:

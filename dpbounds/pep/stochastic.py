@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -230,6 +231,7 @@ def pep_worst_case(
     noise_variances: Any = None, objective: str = "function_value",
     noise_orthogonal: bool = True, pairs: str = "all", certify: bool = True,
     solver: str | None = None, window: int = 2,
+    progress: Callable[[str], None] | None = None,
 ) -> PEPResult:
     r"""Worst case of :math:`\mathbb E[F(x_T)]-F^\ast` (or of
     :math:`\mathbb E\lVert x_T-x^\ast\rVert^2`) over :math:`\mathcal S_{\mu,L}` for a noisy
@@ -278,6 +280,11 @@ def pep_worst_case(
     window:
         The window :math:`w\ge1` of ``pairs="banded"`` (larger: tighter and slower; with
         :math:`w\ge T` nothing is dropped and the value is the full PEP's).
+    progress:
+        Called with a label after each SDP solve: the worst case, then each certificate
+        attempt (at most :data:`MARGINS` of them; ``1 + len(MARGINS)`` calls at most). At
+        ``T = 20`` a solve may take a minute where the worst case is near the solver's
+        tolerance (``rate hb`` shows a bar with it).
 
     Returns
     -------
@@ -307,7 +314,8 @@ def pep_worst_case(
             raise ValueError("noise_orthogonal must be True with pairs='banded' (the banded "
                              "relaxation is built on the orthogonality)")
         return _banded(method, mu, L, T, objective, kind, start, noise, certify,
-                       check_int("window", window, minimum=1))
+                       check_int("window", window, minimum=1), progress)
+    tick = progress or (lambda label: None)
 
     t0 = time.process_time()
     sdp = _SDP(method, mu, L, T, objective, kind, tuple(s / start for s in noise), orthogonal,
@@ -317,6 +325,7 @@ def pep_worst_case(
     G = np.asarray(sdp.G.value, dtype=float)
     f = np.asarray(sdp.f.value, dtype=float)
     cpu = {"solve": time.process_time() - t0}
+    tick("worst case")
 
     cert = None
     if certify:
@@ -327,7 +336,9 @@ def pep_worst_case(
             try:
                 sdp.solve(solver)
             except RuntimeError:
+                tick(f"certificate, margin {margin:g}")
                 continue
+            tick(f"certificate, margin {margin:g}")
             cert = certificate_from_duals(
                 method, mu, L, T, objective, kind, orthogonal, sdp.pairs, sdp.orth,
                 rho=np.asarray(sdp.c_int.dual_value, dtype=float).ravel(),
@@ -344,9 +355,12 @@ def pep_worst_case(
 
 
 def _banded(method: FixedStepMethod, mu: float, L: float, T: int, objective: str, kind: str,
-            start: float, noise: tuple[float, ...], certify: bool, window: int) -> PEPResult:
+            start: float, noise: tuple[float, ...], certify: bool, window: int,
+            progress: Callable[[str], None] | None = None) -> PEPResult:
     """``pep_worst_case`` with ``pairs="banded"`` (see :mod:`dpbounds.pep.banded`)."""
     from dpbounds.pep.banded import MAX_BANDED_STEPS, solve_banded
+
+    tick = progress or (lambda label: None)
 
     if T > MAX_BANDED_STEPS:
         raise ValueError(f"T must be <= {MAX_BANDED_STEPS} for pairs='banded', got {T}")
@@ -355,6 +369,7 @@ def _banded(method: FixedStepMethod, mu: float, L: float, T: int, objective: str
     sol = solve_banded(method, mu, L, T, objective, kind, scaled, window)
     value = sol.value * start
     cpu = {"solve": time.process_time() - t0}
+    tick("worst case")
     cert = None
     if certify:
         t1 = time.process_time()
@@ -364,7 +379,9 @@ def _banded(method: FixedStepMethod, mu: float, L: float, T: int, objective: str
             try:
                 dual = solve_banded(method, mu, L, T, objective, kind, scaled, window, eps)
             except RuntimeError:
+                tick(f"certificate, margin {margin:g}")
                 continue
+            tick(f"certificate, margin {margin:g}")
             cert = banded_certificate_from_duals(
                 method, mu, L, T, objective, kind, window, rho=dual.rho,
                 lambda_initial=dual.lambda_initial, lambda_noise_zeta=dual.lambda_noise_zeta,

@@ -34,6 +34,7 @@ from dpbounds._validation import (
     check_int,
     check_positive,
     check_probability,
+    check_scalar,
 )
 from dpbounds.privacy._util import guard_module
 from dpbounds.privacy.accountants import Accountant, PldAccountant, RdpAccountant, make_accountant
@@ -63,6 +64,8 @@ def epsilon_of(
 ) -> float:
     """ε of ``count`` runs of ``mechanism`` under a fresh ``accountant`` (name, instance or
     factory)."""
+    if delta is not None:
+        check_scalar("delta", delta)
     acc = make_accountant(accountant, neighbouring)
     acc.compose(mechanism, count)
     if acc.name == "pure":
@@ -731,8 +734,8 @@ def _sgm_calibration(epsilon: Any, delta: Any, sampling_rate: Any, steps: Any, s
                      ) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """The checked arguments of :func:`calibrate` that the two functions above share (one
     search: the bracket's answer is the calibration's)."""
-    epsilon = check_positive("epsilon", epsilon)
-    delta = check_probability("delta", delta)
+    epsilon = check_positive("epsilon", check_scalar("epsilon", epsilon))
+    delta = check_probability("delta", check_scalar("delta", delta))
     accountant = check_choice("accountant", accountant, _SGM_ACCOUNTANTS)
     if rtol is None:
         rtol = 1e-6 if accountant == "rdp" else 1e-4

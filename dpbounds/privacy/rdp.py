@@ -52,6 +52,7 @@ from dpbounds._validation import (
     check_nonnegative,
     check_positive,
     check_probability,
+    check_scalar,
 )
 from dpbounds.privacy._util import as_output, finite_or_raise, guard_module
 from dpbounds.provenance import Provenance, Source
@@ -216,8 +217,9 @@ def poisson_subsampled_gaussian_rdp(
     :math:`\varepsilon(\alpha) = \ln A_\alpha/(\alpha-1)` with :math:`A_\alpha` of Mironov,
     Talwar & Zhang (2019); ``sampling_rate = 1`` gives the Gaussian :math:`\alpha/(2z^2)`.
     """
-    q = check_closed_interval("sampling_rate", sampling_rate, 0.0, 1.0)
-    z = check_positive("noise_multiplier", noise_multiplier)
+    q = check_closed_interval("sampling_rate", check_scalar("sampling_rate", sampling_rate),
+                              0.0, 1.0)
+    z = check_positive("noise_multiplier", check_scalar("noise_multiplier", noise_multiplier))
     orders = _check_orders(orders, maximum=1e6)
     if q == 0.0:
         return as_output(np.zeros_like(orders))
@@ -500,8 +502,9 @@ def without_replacement_gaussian_rdp(
     when :math:`q\alpha` passed ~256 (eps = 1e-4 there calibrated 100x Poisson's noise).
     Cross-checked against ``dp_accounting`` in the tests.
     """
-    q = check_closed_interval("sampling_rate", sampling_rate, 0.0, 1.0)
-    z = check_positive("noise_multiplier", noise_multiplier)
+    q = check_closed_interval("sampling_rate", check_scalar("sampling_rate", sampling_rate),
+                              0.0, 1.0)
+    z = check_positive("noise_multiplier", check_scalar("noise_multiplier", noise_multiplier))
     # above max_exact_order a row of length alpha per integer order (1e6: 0.85 s, 170 MB;
     # 1e8 would exhaust memory), as in poisson_subsampled_gaussian_rdp
     orders = _check_orders(orders, maximum=1e6)

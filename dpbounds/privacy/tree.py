@@ -40,6 +40,7 @@ from dpbounds._validation import (
     check_nonnegative,
     check_positive,
     check_probability,
+    check_scalar,
 )
 from dpbounds.privacy._util import as_output, guard_module, nudge_up
 from dpbounds.provenance import TRAN_CUTKOSKY, Provenance, Source
@@ -402,9 +403,9 @@ def tree_aggregation_sigma(
     """
     from dpbounds.privacy.zcdp import dp_to_zcdp_rho
 
-    epsilon = check_positive("epsilon", epsilon)
-    delta = check_probability("delta", delta)
-    sensitivity = check_nonnegative("sensitivity", sensitivity)
+    epsilon = check_positive("epsilon", check_scalar("epsilon", epsilon))
+    delta = check_probability("delta", check_scalar("delta", delta))
+    sensitivity = check_nonnegative("sensitivity", check_scalar("sensitivity", sensitivity))
     node_count = check_int("node_count", node_count, minimum=1, maximum=MAX_COUNT)
     rho = dp_to_zcdp_rho(epsilon, delta, method=method)
     sigma = float(nudge_up(sensitivity * math.sqrt(node_count / (2.0 * rho))))

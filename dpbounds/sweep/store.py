@@ -359,7 +359,15 @@ class ResultStore:
         """
         values, arrays = split_record(record)
         target = self._json_path(meta["function"], meta["key"])
+        # damage in the way of the write (a cell's file that became a folder, the function's
+        # folder that became a file) is moved aside, not left to raise after the cell ran: a
+        # bare IsADirectoryError / FileExistsError lost the recomputed result
+        if target.parent.exists() and not target.parent.is_dir():
+            _move_aside(target.parent)
         target.parent.mkdir(parents=True, exist_ok=True)
+        for path in (target, target.with_suffix(".npz")):
+            if path.is_dir():
+                _move_aside(path)
         if not (self.path / "FORMAT.md").exists():
             _atomic_write(self.path / "FORMAT.md",
                           lambda fh: fh.write(_FORMAT_MD.format(fmt=FORMAT).encode()))
@@ -424,6 +432,15 @@ class ResultStore:
             except FileNotFoundError:
                 pass
         return removed
+
+
+def _move_aside(path: Path) -> None:
+    """Rename ``path`` (damage where a cell's file or folder belongs) to a name the store never
+    reads, ``NAME.damaged-XXXXXXXX`` beside it, with a one-line warning."""
+    aside = path.with_name(f"{path.name}.damaged-{uuid.uuid4().hex[:8]}")
+    os.replace(path, aside)
+    _LOG.warning("dpbounds sweep: moved %s, which is in the way of a cell, aside to %s",
+                 path, aside.name)
 
 
 def _warn(exc: DamagedCell) -> None:
