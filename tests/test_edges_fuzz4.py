@@ -297,3 +297,21 @@ def test_an_overflowing_noise_factor_is_refused_by_the_library():
         audit("dp_gd_laplace", trials=200, noise_factor=1e300)
     with pytest.raises(ValueError, match="noise_factor"), scaled_noise(1e7):
         pass
+
+
+# ------------------------------------------------ privacy table: one unreachable row, not all
+def test_an_unreachable_row_reads_na_and_the_table_goes_on(capsys):
+    # was: exit 2 "out of reach ... under this accountant" (no accountant named), no table
+    from dpbounds.cli import main
+    from dpbounds.privacy.table import privacy_table
+
+    assert main(["privacy", "--epsilon", "1e-6", "--delta", "1e-300", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "n/a: Subsampled Gaussian, Poisson q=0.01 / RDP: epsilon=1e-06 is out of reach" in out
+    rows = privacy_table(epsilon=1e-6, delta=1e-300)
+    na = {(r["mechanism"].split(",")[0], r["accountant"]) for r in rows if r["noise"] is None}
+    assert ("Subsampled Gaussian", "RDP") in na
+    # the rows that can be calibrated still are: the full-batch Gaussian's RDP noise is at
+    # least the exact (analytic) one, as everywhere (the analytic row is the oracle)
+    full = {r["accountant"]: r["noise"] for r in rows if r["mechanism"] == "Gaussian, full batch"}
+    assert full["RDP"] is not None and full["RDP"] >= full["analytic Gaussian (exact)"]

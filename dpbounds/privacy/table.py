@@ -151,6 +151,16 @@ def _row(mechanism, accountant, relation, parameter, noise, sensitivity, epsilon
     }
 
 
+def _or_na(compute: Callable[[], float]) -> tuple[float | None, str]:
+    """``(compute(), "")``, or ``(None, "; n/a: <why>")`` where the calibration cannot reach
+    the target (an (eps, delta) beyond the accountant's conversion): that row reads n/a with
+    its reason and the table goes on (one row's refusal ended the whole table)."""
+    try:
+        return compute(), ""
+    except ValueError as err:
+        return None, f"; n/a: {err}"
+
+
 def privacy_table(
     epsilon: float = 1.0,
     delta: float = 1e-5,
@@ -237,11 +247,11 @@ def privacy_table(
         return GaussianMechanism(x, sensitivity, nb, per_example_sum=True)
 
     acc: Accountant = RdpAccountant(nb)
-    s = calibrate(gauss, epsilon, delta, acc, T, initial=sensitivity,
-                  max_noise=1e15 * sensitivity)
+    s, why = _or_na(lambda: calibrate(gauss, epsilon, delta, acc, T, initial=sensitivity,
+                                      max_noise=1e15 * sensitivity))
     given = (lambda: epsilon_of(gauss(sigma), delta, acc, T)) if sigma else None
     add(_row("Gaussian, full batch", "RDP", nb, "sigma", s, sensitivity, epsilon, delta,
-                     given, "optimal order, improved conversion"))
+                     given, "optimal order, improved conversion" + why))
 
     # --- subsampled Gaussian ---------------------------------------------------------------
     # the table's query is a per-example sum (DP-SGD): halving replace-one -> add/remove is valid
@@ -251,7 +261,7 @@ def privacy_table(
         return SubsampledGaussianMechanism(x, q, sens_ar, Sampling.POISSON, ar,
                                            per_example_sum=True)
 
-    s = sens_ar
+    start = sens_ar
     for acc, label, rtol in ((RdpAccountant(ar), "RDP", 1e-6),
                              (PldAccountant(ar, TABLE_PLD_INTERVAL), "PLD (dp_accounting)", 1e-4)):
         note = ("Mironov-Talwar-Zhang 2019" if label == "RDP" else
@@ -259,12 +269,14 @@ def privacy_table(
         try:
             # the PLD search starts at the RDP noise (PLD is tighter, usually by < 25%): a few
             # evaluations of the costly PLD instead of a search from the sensitivity
-            s = calibrate(poisson, epsilon, delta, acc, T, initial=s, rtol=rtol,
+            s = calibrate(poisson, epsilon, delta, acc, T, initial=start, rtol=rtol,
                           max_noise=1e15 * sens_ar, bracket=4.0 if label == "RDP" else 1.25)
+            start = s
         except ValueError as err:
-            if label == "RDP":
-                raise
-            s, note = None, f"{note}; n/a: {err}"  # e.g. delta below the PLD's resolution
+            # e.g. delta below the PLD's resolution, or an (eps, delta) the RDP conversion
+            # cannot reach (eps 1e-6 at delta 1e-300): this row is n/a, the table goes on (the
+            # RDP row's refusal ended the whole table)
+            s, note = None, f"{note}; n/a: {err}"
         given = (lambda acc=acc: epsilon_of(poisson(sigma), delta, acc, T)) if sigma else None
         add(_row(f"Subsampled Gaussian, Poisson q={q:g}", label, ar, "sigma", s, sens_ar,
                          epsilon, delta, given, note))
@@ -276,12 +288,13 @@ def privacy_table(
                                            per_example_sum=True)
 
     acc = RdpAccountant(ro)
-    s = calibrate(wor, epsilon, delta, acc, T, initial=sens_ro, max_noise=1e15 * sens_ro)
+    s, why = _or_na(lambda: calibrate(wor, epsilon, delta, acc, T, initial=sens_ro,
+                                      max_noise=1e15 * sens_ro))
     given = (lambda: epsilon_of(wor(sigma), delta, acc, T)) if sigma else None
     add(_row(f"Subsampled Gaussian, w/o replacement m={m}, n={n}", "RDP", ro, "sigma", s,
                      sens_ro, epsilon, delta, given,
                      "Wang-Balle-Kasiviswanathan 2019 Thm 27 termwise with an "
-                     "integer-moment bound (DERIVED)"))
+                     "integer-moment bound (DERIVED)" + why))
 
     # --- tree aggregation ----------------------------------------------------------------
     # one sample per step; a run shorter than an epoch is a single tree over T leaves
