@@ -315,3 +315,27 @@ def test_an_unreachable_row_reads_na_and_the_table_goes_on(capsys):
     # least the exact (analytic) one, as everywhere (the analytic row is the oracle)
     full = {r["accountant"]: r["noise"] for r in rows if r["mechanism"] == "Gaussian, full batch"}
     assert full["RDP"] is not None and full["RDP"] >= full["analytic Gaussian (exact)"]
+
+
+@pytest.mark.parametrize("doc, words", [
+    # was: exit 0, every accountant n/a "count must be an integer in [1, ...]"
+    ({"class_name": "SelfComposedDpEvent", "count": 0,
+      "event": {"class_name": "GaussianDpEvent", "noise_multiplier": 1}}, "count must be"),
+    # was: "sigma must be finite, got nan", naming neither the event nor its field
+    ({"class_name": "GaussianDpEvent", "noise_multiplier": float("nan")},
+     "noise_multiplier of GaussianDpEvent must be finite"),
+])
+def test_a_bad_event_file_is_an_input_error_naming_the_place(tmp_path, capsys, doc, words):
+    from dpbounds.cli import main
+
+    path = tmp_path / "e.json"
+    path.write_text(json.dumps(doc))
+    assert main(["privacy", "compose", "--from-dp-event", str(path), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert words in err and ("e.json" in err or "dp_event[0]" in err), err
+    # dp_accounting refuses a count of 0 as well (the oracle of the convention)
+    dpa = pytest.importorskip("dp_accounting")
+    if "count" in doc:
+        with pytest.raises(ValueError):
+            dpa.rdp.RdpAccountant().compose(
+                dpa.SelfComposedDpEvent(dpa.GaussianDpEvent(1.0), 0))

@@ -473,7 +473,10 @@ def _read_dp_event(event: Any, nb: Neighbouring, accountant: str | None, i: int)
     from dpbounds.privacy.events import from_dp_event
 
     if accountant is not None or nb is not Neighbouring.REPLACE_ONE:
-        return from_dp_event(event, nb, accountant=accountant or "rdp")
+        try:
+            return from_dp_event(event, nb, accountant=accountant or "rdp")
+        except ValueError as err:  # which event of the list
+            raise ValueError(f"dp_event[{i}]: {err}") from None
     read: dict[str, Any] = {}
     errors: dict[str, ValueError] = {}
     for name in ("rdp", "pld"):
@@ -482,7 +485,7 @@ def _read_dp_event(event: Any, nb: Neighbouring, accountant: str | None, i: int)
         except ValueError as err:
             errors[name] = err
     if not read:
-        raise errors["rdp"]
+        raise ValueError(f"dp_event[{i}]: {errors['rdp']}")
     if len(read) == 2 and read["rdp"] != read["pld"]:
         raise ValueError(
             f"dp_event[{i}]: under replace_one dp_accounting's two accountants read this "

@@ -300,10 +300,15 @@ def _real(event: Any, field: str) -> float:
     if isinstance(v, (bool, str, bytes)) or type(v).__name__ == "bool_":  # NumPy's too
         raise ValueError(f"{field} of {type(event).__name__} must be a number, got {v!r}")
     try:
-        return float(v)
+        x = float(v)
     except (TypeError, ValueError):
         raise ValueError(f"{field} of {type(event).__name__} must be a number, got "
                          f"{v!r}") from None
+    except OverflowError:
+        x = math.inf
+    if not math.isfinite(x):  # NaN read "sigma must be finite", naming neither event nor field
+        raise ValueError(f"{field} of {type(event).__name__} must be finite, got {v!r}")
+    return x
 
 
 def _leaves(event: Any, count: int, nb: Neighbouring, accountant: str,
@@ -318,7 +323,9 @@ def _leaves(event: Any, count: int, nb: Neighbouring, accountant: str,
         return
     if isinstance(event, dpa.SelfComposedDpEvent):
         # a fractional count would be truncated (2.5 runs accounted as 2: an under-count)
-        times = check_int(f"count of {name}", event.count, minimum=0, maximum=MAX_COUNT)
+        # and at least 1, as dp_accounting's own ledger requires ("count must be positive"):
+        # count 0 composed nothing and every accountant read n/a, with exit 0
+        times = check_int(f"count of {name}", event.count, minimum=1, maximum=MAX_COUNT)
         _leaves(event.event, count * times, nb, accountant, out)
         return
     if isinstance(event, dpa.ComposedDpEvent):
@@ -509,7 +516,7 @@ def dp_event_from_json(data: Any, where: str = "event") -> Any:
 
     kwargs = {k: conv(v, k) for k, v in data.items() if k in names}
     if "count" in kwargs:  # SelfComposedDpEvent: 2.5 would be read as 2 runs later
-        kwargs["count"] = check_int(f"{where}.count", kwargs["count"], minimum=0)
+        kwargs["count"] = check_int(f"{where}.count", kwargs["count"], minimum=1)
     try:
         return cls(**kwargs)
     except TypeError as err:
