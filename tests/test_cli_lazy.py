@@ -114,6 +114,14 @@ FUZZ4_ERRORS = (
     ["audit", "dp_gd_laplace", "--noise-factor", "1e300"],
     ["audit", "dp_gd_laplace", "--mutant", "nosuch"],
     ["audit", "dp_gd_laplace", "--neighbouring", "add_remove"],
+    ["rate", "hb", "--alpha", "0.5", "--beta", "0.3", "--mu", "0.5", "--L", "1", "--steps",
+     "1e9"],
+    ["verify", "strongly_convex.nag", "--vary", "N", "--values", "1.5", "1000"],
+    ["verify", "strongly_convex.nag", "--vary", "eps", "--values", "1e-300", "1"],
+    ["tune", "bound", "nonconvex.clipped_sgd", "--grid-size", "1"],
+    ["tune", "bound", "nonconvex.clipped_sgd", "--range", "C", "0", "1"],
+    ["tune", "bound", "nonconvex.clipped_sgd", "--over", "C", "C"],
+    ["tune", "bound", "nosuch"],
 )
 
 

@@ -339,3 +339,39 @@ def test_a_bad_event_file_is_an_input_error_naming_the_place(tmp_path, capsys, d
         with pytest.raises(ValueError):
             dpa.rdp.RdpAccountant().compose(
                 dpa.SelfComposedDpEvent(dpa.GaussianDpEvent(1.0), 0))
+
+
+@pytest.mark.parametrize("argv", [
+    ["rate", "hb", "--alpha", "0.5", "--beta", "0.3", "--mu", "0.5", "--L", "1", "--steps",
+     "1e9"],
+    ["verify", "strongly_convex.nag", "--vary", "N", "--values", "1.5", "1000"],
+    ["verify", "strongly_convex.nag", "--vary", "eps", "--values", "1e-300", "1"],
+    ["verify", "strongly_convex.nag", "--vary", "d", "--values", "1e9", "10"],
+    ["tune", "bound", "nonconvex.clipped_sgd", "--grid-size", "1"],
+    ["tune", "bound", "nonconvex.clipped_sgd", "--range", "C", "0", "1"],
+    ["tune", "bound", "nonconvex.clipped_sgd", "--over", "C", "C"],
+    ["tune", "bound", "nosuch"],
+])
+def test_an_early_refusal_is_the_librarys(argv, capsys, monkeypatch):
+    # 1.2-1.8 CPU-s each before (the library's imports first); the same last line with the
+    # early checks switched off (tests/test_cli_lazy.py: FUZZ4_ERRORS import nothing heavy)
+    from dpbounds.cli import EXIT_USAGE, _catalog, _ranges, main, plugin_cmd
+
+    assert main(argv) == EXIT_USAGE
+    early = capsys.readouterr().err.strip()
+    monkeypatch.setattr(_ranges, "check", lambda args: None)
+    monkeypatch.setattr(plugin_cmd, "_early_tune_checks", lambda *a: None)
+    monkeypatch.setattr(_catalog, "names", lambda kind: None)
+    assert main(argv) == EXIT_USAGE
+    assert capsys.readouterr().err.strip().splitlines()[-1] == early
+
+
+def test_a_range_for_no_hyper_parameter_is_refused(capsys):
+    # was: `tune bound nonconvex.clipped_sgd --range X 1 2` searched X (66,049 points) and
+    # printed "X = 1 at the lower end"; a declared one is searched (the control)
+    from dpbounds.cli import main
+
+    argv = ["tune", "bound", "nonconvex.clipped_sgd", "--quiet"]
+    assert main([*argv, "--range", "X", "1", "2"]) == 2
+    assert "'X' is not a hyper-parameter of nonconvex.clipped_sgd" in capsys.readouterr().err
+    assert main([*argv, "--range", "C", "1", "100", "--json"]) == 0

@@ -154,6 +154,8 @@ RANGES: dict[str, dict[str, Range]] = {
         "{name} must lie in (0, 1] (Theorems 4.1/4.3 need the step c/L <= 1/L), got {v}"))},
     # heavy_ball_rate: _check_hb (alpha > 0, beta in [0, 1)) and _check_mu_L
     "rate hb": {"step_size": _pos("alpha"),
+                # quadratic_worst_case's horizon (its check_int), with --steps
+                "steps": _int(0, 10**7, "steps"),
                 "momentum": Range(0.0, 1.0, high_open=True, name="beta",
                                   low_msg="{name} must lie in [0, 1), got {value}"),
                 "strong_convexity": _pos("mu"), "smoothness": _pos("L"),
@@ -254,6 +256,14 @@ def check(args: argparse.Namespace) -> None:
     if key is None:
         return
     check_values(args, key)
+    if key == "verify" and getattr(args, "values", None):
+        # each grid value in the swept variable's own range (the study's _check_value, after
+        # its imports: 1.0-1.2 CPU-s for `--vary N --values 1.5 1000`)
+        dest = _SWEPT.get(str(getattr(args, "scaling_variable", "")))
+        rng = RANGES["verify"].get(dest or "")
+        for v in args.values if rng is not None else ():
+            if not rng.contains(float(v)):
+                raise ValueError(rng.message(str(rng.name), v))
     if key in ("tune hb", "tune nag"):  # the library's words, which name n and c's floor
         m, n = getattr(args, "batch_size", None), getattr(args, "dataset_size", None)
         if m is not None and n is not None and float(m) < 1:  # m = 0: 1.1 CPU-s before

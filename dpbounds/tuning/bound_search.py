@@ -172,6 +172,16 @@ def search_bound(entry: Any, problem: Mapping[str, Any] | None = None, *,
         box[k] = (float(rng[0]), float(rng[1]))
     names = (tuple(over) if over is not None
              else tuple(dict.fromkeys([*entry.tunable, *(ranges or {})])))
+    if len(set(names)) < len(names):  # `--over C C` searched and printed C twice
+        twice = sorted({k for k in names if names.count(k) > 1})
+        raise ValueError(f"over names {', '.join(twice)} more than once")
+    known = {*entry.tunable, *(getattr(th, "hyperparameters", None) or {}),
+             *(getattr(th, "parameters", None) or ())} - set(params)
+    for k in dict.fromkeys([*names, *(ranges or {})]):
+        if known and k not in known:
+            # `--range X 1 2` searched a parameter the bound does not have (66,049 points)
+            raise ValueError(f"{k!r} is not a hyper-parameter of {entry.name} (its "
+                             f"hyper-parameters: {', '.join(sorted(known)) or 'none'})")
     if not names:
         raise ValueError(f"{entry.name} declares no tunable hyper-parameters (declare "
                          "tunable={name: (low, high)} on the theorem, or pass ranges)")
