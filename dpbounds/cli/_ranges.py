@@ -261,9 +261,10 @@ def check(args: argparse.Namespace) -> None:
         # its imports: 1.0-1.2 CPU-s for `--vary N --values 1.5 1000`)
         dest = _SWEPT.get(str(getattr(args, "scaling_variable", "")))
         rng = RANGES["verify"].get(dest or "")
-        for v in args.values if rng is not None else ():
-            if not rng.contains(float(v)):
-                raise ValueError(rng.message(str(rng.name), v))
+        if rng is not None:
+            for v in args.values:
+                if not rng.contains(float(v)):
+                    raise ValueError(rng.message(str(rng.name), v))
     if key in ("tune hb", "tune nag"):  # the library's words, which name n and c's floor
         m, n = getattr(args, "batch_size", None), getattr(args, "dataset_size", None)
         if m is not None and n is not None and float(m) < 1:  # m = 0: 1.1 CPU-s before
