@@ -736,7 +736,8 @@ class Method:
             if self.mechanism == "laplace":  # as the built-in Laplace momentum methods
                 return calibrate_result(lambda b: self._subsampled_laplace(b, sensitivity,
                                                                            batch),
-                                        epsilon, None, PureDpAccountant(nb), steps)
+                                        epsilon, None, PureDpAccountant(nb), steps,
+                                        **_scaled_search(sensitivity))
             nc = self._sampled_noise(epsilon, delta, steps, batch)
             return CalibrationResult(nc.sigma / batch[0], nc.epsilon_spent)
         if self.mechanism == "gaussian":
@@ -744,8 +745,11 @@ class Method:
                 raise ValueError(f"{self.name}: delta is required for the Gaussian mechanism")
             return calibrate_result(lambda s: GaussianMechanism(s, sensitivity, nb), epsilon,
                                     delta, ZcdpAccountant(nb, "standard"), steps)
+        # the search runs from the sensitivity up to 1e15 times it (an absolute cap of 1e15
+        # refused S1 = 1e300 as "out of reach", where the Gaussian path, whose accountant
+        # reads the ratio, answered)
         return calibrate_result(lambda b: LaplaceMechanism(b, sensitivity, nb), epsilon, None,
-                                PureDpAccountant(nb), steps)
+                                PureDpAccountant(nb), steps, **_scaled_search(sensitivity))
 
     def run(self, objective: Any, *, epsilon: float, steps: int, delta: float | None = None,
             trials: int = 1, seed: Any = None, x0: Any = None, trace: str | None = "grad_norm",
@@ -1361,6 +1365,12 @@ def _register_method(method: Method, module: str) -> None:
     _METHOD_NAMESPACE[method.name] = namespace
 #: method name -> the theorem its study checks, and theorem id -> that method's name
 _METHOD_THEOREM: dict[str, str] = {}
+
+
+def _scaled_search(sensitivity: float) -> dict[str, float]:
+    """A noise search's start and cap in units of the sensitivity (the budget depends on the
+    ratio noise / sensitivity only)."""
+    return {"initial": float(sensitivity), "max_noise": 1e15 * float(sensitivity)}
 
 
 def method_named(name: str) -> Method:

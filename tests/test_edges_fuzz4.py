@@ -370,3 +370,17 @@ def test_a_range_for_no_hyper_parameter_is_refused(capsys):
     assert main([*argv, "--range", "X", "1", "2"]) == 2
     assert "'X' is not a hyper-parameter of nonconvex.clipped_sgd" in capsys.readouterr().err
     assert main([*argv, "--range", "C", "1", "100", "--json"]) == 0
+
+
+def test_a_laplace_plug_in_calibrates_at_any_sensitivity(tmp_path):
+    # was: S1 = 1e300 "out of reach: even noise 1e+15 gives epsilon=100" (an absolute cap);
+    # pure DP composes exactly: 100 releases at eps 1 need b = 100 S1 / N (the oracle)
+    path = tmp_path / "p.py"
+    path.write_text((ROOT / "examples" / "heavy_ball_plugin.py").read_text())
+    for s1 in ("1e300", "1"):
+        r = _cli("--plugin", str(path), "calibrate", "heavy_ball_plugin", "--steps", "100",
+                 "--S1", s1, "--N", "1", "--json", cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        doc = json.loads(r.stdout)
+        b = doc["noise_scale"]
+        assert b == pytest.approx(100 * float(s1), rel=1e-5) and b >= 100 * float(s1), doc
