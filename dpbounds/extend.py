@@ -737,7 +737,7 @@ class Method:
                 return calibrate_result(lambda b: self._subsampled_laplace(b, sensitivity,
                                                                            batch),
                                         epsilon, None, PureDpAccountant(nb), steps,
-                                        **_scaled_search(sensitivity))
+                                        initial=sensitivity, max_noise=1e15 * sensitivity)
             nc = self._sampled_noise(epsilon, delta, steps, batch)
             return CalibrationResult(nc.sigma / batch[0], nc.epsilon_spent)
         if self.mechanism == "gaussian":
@@ -749,7 +749,8 @@ class Method:
         # refused S1 = 1e300 as "out of reach", where the Gaussian path, whose accountant
         # reads the ratio, answered)
         return calibrate_result(lambda b: LaplaceMechanism(b, sensitivity, nb), epsilon, None,
-                                PureDpAccountant(nb), steps, **_scaled_search(sensitivity))
+                                PureDpAccountant(nb), steps, initial=sensitivity,
+                                max_noise=1e15 * sensitivity)
 
     def run(self, objective: Any, *, epsilon: float, steps: int, delta: float | None = None,
             trials: int = 1, seed: Any = None, x0: Any = None, trace: str | None = "grad_norm",
@@ -1365,12 +1366,6 @@ def _register_method(method: Method, module: str) -> None:
     _METHOD_NAMESPACE[method.name] = namespace
 #: method name -> the theorem its study checks, and theorem id -> that method's name
 _METHOD_THEOREM: dict[str, str] = {}
-
-
-def _scaled_search(sensitivity: float) -> dict[str, float]:
-    """A noise search's start and cap in units of the sensitivity (the budget depends on the
-    ratio noise / sensitivity only)."""
-    return {"initial": float(sensitivity), "max_noise": 1e15 * float(sensitivity)}
 
 
 def method_named(name: str) -> Method:

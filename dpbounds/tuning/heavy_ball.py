@@ -401,8 +401,11 @@ class HeavyBallTuning:
                 f"{'lower end':>12}{'upper end':>12}{'b_T':>11}")
         lines = [head, "-" * len(head)]
         for c in self.choices():
+            # no Lyapunov certificate: no rate and no upper end ("nan" and "inf" before)
+            rate = _near_one(c.rate) if math.isfinite(c.rate) else "n/a"
+            upper = f"{c.bound:>12.4e}" if math.isfinite(c.bound) else f"{'n/a':>12}"
             lines.append(f"{c.label:<36}{c.alpha:>10.4g}{_near_one(c.beta):>12}{c.horizon:>7d}"
-                         f"{_near_one(c.rate):>12}{c.computed:>12.4e}{c.bound:>12.4e}"
+                         f"{rate:>12}{c.computed:>12.4e}{upper}"
                          f"{c.noise_scale:>11.3e}")
         t = self.tuned
         others = [f"{c.label} {c.bound / t.bound:.3g}x" for c in self.choices()[1:]

@@ -233,8 +233,10 @@ def format_table(rows: list[Verdict]) -> str:
     lines = []
     for r in rows:
         lo, hi = r.ci
+        # a ratio against 0 (F(x) - F* >= 0) is undefined: "-", not "nan" printed as a result
+        ratio = f"{r.ratio:.3g}" if math.isfinite(r.ratio) else "-"
         lines.append((r.study, r.case, r.claim, f"{r.measured:.4g}", f"[{lo:.4g}, {hi:.4g}]",
-                      f"{r.predicted:.4g}", f"{r.ratio:.3g}", r.status, r.oracle))
+                      f"{r.predicted:.4g}", ratio, r.status, r.oracle))
     widths = [max(len(h), *(len(x[i]) for x in lines)) if lines else len(h)
               for i, h in enumerate(head)]
     out = ["  ".join(h.ljust(w) for h, w in zip(head, widths)),
