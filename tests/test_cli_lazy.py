@@ -12,6 +12,7 @@ import json
 import math
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 from hypothesis import given
@@ -122,6 +123,8 @@ FUZZ4_ERRORS = (
     ["tune", "bound", "nonconvex.clipped_sgd", "--range", "C", "0", "1"],
     ["tune", "bound", "nonconvex.clipped_sgd", "--over", "C", "C"],
     ["tune", "bound", "nosuch"],
+    ["privacy", "compose", "--from-dp-event", str(Path(__file__).with_name("data") /
+                                                  "misspelt_dp_event.json")],
 )
 
 

@@ -344,7 +344,7 @@ def test_a_bad_event_file_is_an_input_error_naming_the_place(tmp_path, capsys, d
 
 
 @pytest.mark.parametrize("argv", [
-    *[a for a in FUZZ4_ERRORS if a[0] != "audit"],
+    *[a for a in FUZZ4_ERRORS if a[0] in ("rate", "verify", "tune")],
     ["verify", "strongly_convex.nag", "--vary", "d", "--values", "1e9", "10"],
 ])
 def test_an_early_refusal_is_the_librarys(argv, capsys, monkeypatch):
@@ -384,3 +384,37 @@ def test_a_laplace_plug_in_calibrates_at_any_sensitivity(tmp_path):
         doc = json.loads(r.stdout)
         b = doc["noise_scale"]
         assert b == pytest.approx(100 * float(s1), rel=1e-5) and b >= 100 * float(s1), doc
+
+
+# ---------------------------------- --from-dp-event content errors before the imports (#36)
+@pytest.mark.parametrize("doc", [
+    {"class_name": "GausianDpEvent", "noise_multiplier": 1},  # a misspelt class
+    {"class_name": "GaussianDpEvent", "noise_multiplier": 1, "sens": 2},  # a field it lacks
+    {"class_name": "SelfComposedDpEvent", "count": 3, "event": {"class_name": "Foo"}},
+    {"class_name": "ComposedDpEvent", "events": [{"class_name": "NoOpDpEvent", "x": 1}]},
+    3,  # not an object
+])
+def test_an_event_file_is_checked_before_dp_accounting_in_its_words(tmp_path, capsys,
+                                                                      monkeypatch, doc):
+    # 1.0-1.2 CPU-s before (dp_accounting's import first); the same line with the catalog's
+    # check switched off (the library's own, dpbounds.privacy.events.dp_event_from_json)
+    from dpbounds.cli import main, privacy_compose
+
+    path = tmp_path / "e.json"
+    path.write_text(json.dumps(doc))
+    argv = ["privacy", "compose", "--from-dp-event", str(path), "--quiet"]
+    assert main(argv) == 2
+    early = capsys.readouterr().err.strip()
+    monkeypatch.setattr(privacy_compose, "_check_shape", lambda *a: None)
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == early
+
+
+def test_the_catalog_lists_dp_accountings_events():
+    dpa = pytest.importorskip("dp_accounting")
+    from dpbounds.cli import _catalog
+
+    fields = _catalog.constant("dp_event_fields")
+    assert fields["GaussianDpEvent"] == ["noise_multiplier"]
+    assert set(fields) >= {"PoissonSampledDpEvent", "SelfComposedDpEvent", "ComposedDpEvent"}
+    assert all(issubclass(getattr(dpa.dp_event, k), dpa.DpEvent) for k in fields)

@@ -89,6 +89,9 @@ _ROWS = {"verify": _verify_rows, "audit": _audit_rows, "mutants": _mutant_rows,
 
 def build() -> dict[str, Any]:
     """The catalog computed from the live registries and constants (imports everything)."""
+    import attr
+    import dp_accounting
+
     from dpbounds.audit.runner import MAX_TRIALS, MEMORY_BUDGET_GB, MIN_TRIALS
     from dpbounds.bounds.problem import DEFAULT_PROBLEM, PROBLEM_QUANTITIES
     from dpbounds.bounds.strongly_convex.noise_allocation import MAX_HORIZON
@@ -96,8 +99,15 @@ def build() -> dict[str, Any]:
     from dpbounds.verify import MUTATIONS, PROBLEMS, VARIABLES
     from dpbounds.verify.replay import REPLAY_MUTATIONS, REPLAYS
 
+    events = {name: sorted(f.name for f in attr.fields(cls))
+              for name, cls in sorted(vars(dp_accounting.dp_event).items())
+              if isinstance(cls, type) and issubclass(cls, dp_accounting.DpEvent)
+              and attr.has(cls)}
     return {
         "constants": {
+            # dp_accounting's event classes and their fields (privacy compose --from-dp-event
+            # refuses an unknown class or field before importing dp_accounting)
+            "dp_event_fields": events,
             "verify_variables": list(VARIABLES), "verify_problems": list(PROBLEMS),
             "verify_mutations": list(MUTATIONS),
             "replay_algorithms": list(REPLAYS), "replay_mutations": list(REPLAY_MUTATIONS),

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dpbounds.cli import add_quantity, strict_json
+from dpbounds.cli import _catalog, add_quantity, strict_json
 
 __all__ = ["draw_curves", "plot_curves", "plot_fpr", "register_compose", "run_compose"]
 
@@ -186,10 +186,46 @@ def _check_numbers(node: Any, where: str, depth: int = 0, seen: set[int] | None 
                                           or not isinstance(value, (int, float))):
                 kind = node.get("class_name", "event")
                 raise ValueError(f"{where}: {key} of {kind} must be a number, got {value!r}")
+            if key in _NUMBER_FIELDS and isinstance(value, float) and not (
+                    value == value and abs(value) != float("inf")):
+                # NaN or Infinity (JSON's extensions): the library refuses it after 1 CPU-s
+                kind = node.get("class_name", "event")
+                raise ValueError(f"{where}: {key} of {kind} must be finite, got {value!r}")
             _check_numbers(value, where, depth + 1, seen)
     elif isinstance(node, list):
         for item in node:
             _check_numbers(item, where, depth + 1, seen)
+
+
+def _check_shape(data: Any, where: str, fields: dict[str, list[str]], depth: int = 0,
+                 seen: set[int] | None = None) -> None:
+    """:func:`dpbounds.privacy.events.dp_event_from_json`'s refusals of a malformed entry, an
+    unknown class and a field the class does not have, in its words, from the catalog's list
+    of dp_accounting's events (1.0-1.2 CPU-s of imports before). Each node is visited once
+    (a self-referential YAML event is walked once, then refused where the events are read)."""
+    seen = set() if seen is None else seen
+    if depth > 200 or id(data) in seen:
+        return  # refused where the events are read (nested too deeply, or a cycle)
+    seen.add(id(data))
+    if not isinstance(data, dict) or not isinstance(data.get("class_name"), str):
+        raise ValueError(f"{where} must be an object with a 'class_name', got {data!r}")
+    names = fields.get(data["class_name"])
+    if names is None:
+        from dpbounds._suggest import did_you_mean
+
+        raise ValueError(f"{where}: class_name {data['class_name']!r} is not a dp_accounting "
+                         f"DpEvent{did_you_mean(data['class_name'], fields)}")
+    extra = set(data) - set(names) - {"class_name", "module_name"}
+    if extra:
+        raise ValueError(f"{where}: {data['class_name']} has no field(s) {sorted(extra)}; "
+                         f"its fields are {sorted(names)}")
+    for key, value in data.items():
+        if isinstance(value, dict):
+            _check_shape(value, f"{where}.{key}", fields, depth + 1, seen)
+        elif isinstance(value, list) and any(isinstance(v, dict) for v in value):
+            for i, v in enumerate(value):
+                if isinstance(v, dict):
+                    _check_shape(v, f"{where}.{key}[{i}]", fields, depth + 1, seen)
 
 
 def _read_events(path: str) -> list[Any]:
@@ -223,6 +259,10 @@ def _read_events(path: str) -> list[Any]:
     items = data if isinstance(data, list) else [data]
     for i, item in enumerate(items):
         _check_numbers(item, f"--from-dp-event {path}[{i}]")
+    if "dp_accounting" not in sys.modules:  # else it answers as fast, in the same words
+        fields = _catalog.constant("dp_event_fields")
+        for i, item in enumerate(items):
+            _check_shape(item, f"{path}[{i}]", fields)
     from dpbounds.privacy.events import dp_event_from_json
 
     try:

@@ -499,8 +499,12 @@ def dp_event_from_json(data: Any, where: str = "event") -> Any:
         raise ValueError(f"{where} must be an object with a 'class_name', got {data!r}")
     cls = getattr(dpa.dp_event, data["class_name"], None)
     if not (isinstance(cls, type) and issubclass(cls, dpa.DpEvent)):
+        from dpbounds._suggest import did_you_mean
+
+        known = [k for k, v in vars(dpa.dp_event).items()
+                 if isinstance(v, type) and issubclass(v, dpa.DpEvent)]
         raise ValueError(f"{where}: class_name {data['class_name']!r} is not a dp_accounting "
-                         "DpEvent")
+                         f"DpEvent{did_you_mean(data['class_name'], known)}")
     names = {f.name for f in attr.fields(cls)}
     extra = set(data) - names - {"class_name", "module_name"}
     if extra:
