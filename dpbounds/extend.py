@@ -672,12 +672,15 @@ class Method:
         raw = s(objective, params) if callable(s) else s
         # the callable's answer is checked as a declared constant is: None, a list or an
         # array stopped calibrate with a TypeError (exit 4), and True or '1' was read as 1
-        if isinstance(raw, np.ndarray) and raw.ndim == 0:
-            raw = raw.item()
-        if isinstance(raw, (bool, np.bool_)) or not isinstance(raw, (int, float, np.number)):
+        bad = (raw is None or isinstance(raw, (bool, np.bool_, str, bytes, list, tuple, dict))
+               or np.ndim(raw) > 0)
+        try:
+            v = float(raw)  # a sympy Float, a Fraction: read as numbers
+        except (TypeError, ValueError, OverflowError):
+            bad = True
+        if bad:
             raise ValueError(f"{self.name}: sensitivity(f, params) must return a positive, "
                              f"finite number, got {raw!r}")
-        v = float(raw)
         if not (math.isfinite(v) and v > 0):
             raise ValueError(f"{self.name}: the sensitivity must be positive and finite, "
                              f"got {v!r}")

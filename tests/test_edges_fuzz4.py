@@ -143,27 +143,37 @@ def test_a_bound_that_cannot_bound_an_error_is_refused_when_declared(tmp_path, e
 
 
 def test_a_bound_negative_at_some_point_is_outside_its_range_there():
-    # sympy cannot tell the sign of (sqrt(d) - T)/N when made; where it is negative it is
-    # refused (a scan reads NaN there), not returned as a bound, nor as a tuning's optimum;
-    # a lemma (an inner product's bound) may be negative (the control)
+    # sympy cannot tell the sign of (sqrt(d) - T)/N when made; registered (an Entry), where it
+    # is negative it is refused (a scan reads NaN there), not returned as a bound, nor as a
+    # tuning's optimum; a lemma (an inner product's bound) may be negative, tuned and composed
+    # too (the controls: an independent review found tuned() and compose() refusing them)
     import math
 
     import numpy as np
     import sympy as sp
 
+    from dpbounds.bounds.registry import Entry
     from dpbounds.bounds.theorem import Lemma, Theorem, sym
     from dpbounds.provenance import Provenance, Source
 
-    d, N, T = sym("d"), sym("N"), sym("T")
+    d, N, T, L, eta, a, b, c = (sym(k) for k in ("d", "N", "T", "L", "eta", "a", "b", "c"))
     src = (Source("me", "Prop 1", Provenance.DERIVED),)
     thm = Theorem("x.signed", "q", (sp.sqrt(d) - T) / N, src)
+    assert thm.evaluate(d=100.0, N=10.0, T=20.0) == pytest.approx(-1.0)  # not registered
+    Entry("nonconvex.signed", "t", "nonconvex", thm, thm, lambda p: dict(p))
     with pytest.raises(ValueError, match="negative at these parameters"):
         thm.evaluate(d=100.0, N=10.0, T=20.0)
     assert thm.evaluate(d=100.0, N=10.0, T=5.0) == pytest.approx(0.5)
     grid = thm.evaluate(d=100.0, N=10.0, T=np.array([5.0, 20.0]), invalid="nan")
     assert grid[0] == pytest.approx(0.5) and math.isnan(grid[1])
-    lemma = Lemma("x.inner", "q", (sp.sqrt(d) - T) / N, src)
-    assert lemma.evaluate(d=100.0, N=10.0, T=20.0) == pytest.approx(-1.0)
+    neg = Theorem("x.neg", "q", -sp.sqrt(d) / N, src)
+    with pytest.raises(ValueError, match="is negative"):
+        Entry("nonconvex.neg", "t", "nonconvex", neg, neg, lambda p: dict(p))
+    lemma = Lemma("x.inner", "q", -eta * c / 2, src, hyperparameters={"eta": 1 / L})
+    assert lemma.tuned().evaluate(c=1.0, L=2.0) == pytest.approx(-0.25)
+    outer = Lemma("x.outer", "q", sym("x") - b, src)
+    assert outer.compose("x.composed", {"x": Lemma("x.in", "q", a * c, src)}).evaluate(
+        a=1.0, b=3.0, c=1.0) == pytest.approx(-2.0)
 
 
 # ------------------------------------------------------ sweep store: damage in a write's way
@@ -256,7 +266,8 @@ ex.audit_setting(m, steps=5, params={{}})
 
 
 @pytest.mark.parametrize("value, ok", [("None", False), ("[1.0]", False), ("True", False),
-                                       ("'1'", False), ("2.0", True)])
+                                       ("'1'", False), ("2.0", True),
+                                       ("__import__('fractions').Fraction(1, 2)", True)])
 def test_a_sensitivity_function_must_return_a_number(tmp_path, value, ok):
     # was: TypeError (exit 4) for None or a list; True and '1' were read as 1
     path = tmp_path / "sens.py"
@@ -418,3 +429,46 @@ def test_the_catalog_lists_dp_accountings_events():
     assert fields["GaussianDpEvent"] == ["noise_multiplier"]
     assert set(fields) >= {"PoissonSampledDpEvent", "SelfComposedDpEvent", "ComposedDpEvent"}
     assert all(issubclass(getattr(dpa.dp_event, k), dpa.DpEvent) for k in fields)
+
+
+def test_a_replay_mutant_is_not_refused_as_an_audit_mutant(tmp_path):
+    # an independent review: the early --mutant check (audit mutants only) refused every
+    # replay mutant in a fresh process; `audit dp_sgd --replay --mutant scaled_contribution`
+    # is the help page's example of exit 1 (the mutant caught)
+    r = _cli("audit", "dp_sgd", "--replay", "--mutant", "scaled_contribution", cwd=tmp_path)
+    assert r.returncode == 1, r.stderr[-500:]
+    r = _cli("audit", "dp_gd_laplace", "--mutant", "nosuch", cwd=tmp_path)  # control
+    assert r.returncode == 2 and "mutant must be one of" in r.stderr
+
+
+@pytest.mark.parametrize("argv", [
+    # two errors at once: the early checks answer with the one the library answers first
+    # (an independent review found these answered with the other)
+    ["audit", "dp_gd_laplace", "--mutant", "nosuch", "--neighbouring", "add_remove"],
+    ["audit", "dp_gd_laplace", "--noise-factor", "2e6", "--trials", "1e9"],
+    ["rate", "hb", "--alpha", "0.5", "--beta", "0.3", "--mu", "0.5", "--L", "1", "--steps",
+     "2e7", "--pep"],
+    ["verify", "strongly_convex.nag", "--vary", "N", "--values", "1.5"],
+    ["verify", "strongly_convex.nag", "--vary", "N", "--values", "1000", "1000", "1.5"],
+    ["tune", "bound", "nonconvex.clipped_sgd", "--over", "C", "C", "--grid-size", "1"],
+])
+def test_the_first_of_two_errors_is_the_librarys(argv, capsys, monkeypatch):
+    from dpbounds.cli import EXIT_USAGE, _catalog, _ranges, audit_cmd, main, plugin_cmd
+
+    assert main(argv) == EXIT_USAGE
+    early = capsys.readouterr().err.strip()
+    monkeypatch.setattr(_ranges, "check", lambda args: None)
+    monkeypatch.setattr(audit_cmd, "_early_checks", lambda args, known: None)
+    monkeypatch.setattr(plugin_cmd, "_early_tune_checks", lambda *a: None)
+    monkeypatch.setattr(_catalog, "names", lambda kind: None)
+    assert main(argv) == EXIT_USAGE
+    assert capsys.readouterr().err.strip().splitlines()[-1] == early
+
+
+def test_a_range_outside_over_is_not_checked_early(capsys):
+    # an independent review: `--over eta --range alpha 0 1` was refused early; the search
+    # checks the ranges of the names it searches only (exit 0 with the early check off)
+    from dpbounds.cli import main
+
+    assert main(["tune", "bound", "nonconvex.tree_momentum_nsgd", "--over", "eta", "--range",
+                 "alpha", "0", "1", "--grid-size", "9", "--quiet", "--json"]) == 0

@@ -170,6 +170,15 @@ class Entry:
             if k not in OPTIONAL_PROBLEM:
                 raise ValueError(f"{self.name}: required key {k!r} is not a problem key "
                                  f"({sorted(OPTIONAL_PROBLEM)})")
+        # a registered bound bounds an error (>= 0): a provably negative expression is refused
+        # here, and a negative value is outside its range when evaluated (a plug-in's
+        # -sqrt(d) T / (N eps) won `compare` at -10 and tuned to -100)
+        for th in {id(b): b for b in (self.theorem, self.tuned)}.values():
+            if isinstance(th, Bound):
+                if th.expr.is_nonnegative is False:
+                    raise ValueError(f"bound {self.name!r}: its expression is negative, but it "
+                                     f"bounds an error, which is >= 0: {sp.sstr(th.expr)}")
+                object.__setattr__(th, "nonnegative", True)
 
     # ------------------------------------------------------------------ description
     @property

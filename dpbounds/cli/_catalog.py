@@ -92,6 +92,7 @@ def build() -> dict[str, Any]:
     import attr
     import dp_accounting
 
+    from dpbounds.audit.mutation import MAX_NOISE_FACTOR
     from dpbounds.audit.runner import MAX_TRIALS, MEMORY_BUDGET_GB, MIN_TRIALS
     from dpbounds.bounds.problem import DEFAULT_PROBLEM, PROBLEM_QUANTITIES
     from dpbounds.bounds.strongly_convex.noise_allocation import MAX_HORIZON
@@ -114,6 +115,7 @@ def build() -> dict[str, Any]:
             "relations": [m.value for m in Neighbouring],
             "audit_memory_budget_gb": MEMORY_BUDGET_GB,
             "audit_trials": [MIN_TRIALS, MAX_TRIALS],
+            "audit_max_noise_factor": MAX_NOISE_FACTOR,
             "default_problem": dict(DEFAULT_PROBLEM),
             "problem_quantities": dict(PROBLEM_QUANTITIES),
             "max_horizon": MAX_HORIZON,

@@ -154,8 +154,12 @@ RANGES: dict[str, dict[str, Range]] = {
         "{name} must lie in (0, 1] (Theorems 4.1/4.3 need the step c/L <= 1/L), got {v}"))},
     # heavy_ball_rate: _check_hb (alpha > 0, beta in [0, 1)) and _check_mu_L
     "rate hb": {"step_size": _pos("alpha"),
-                # quadratic_worst_case's horizon (its check_int), with --steps
-                "steps": _int(0, 10**7, "steps"),
+                # quadratic_worst_case's horizon (its check_int), with --steps (with --pep the
+                # cap of the PEP, 200, is refused first: heavy_ball_cmd._check_pep_args)
+                "steps": Range(0, 10**7, integer=True, name="steps",
+                               low_msg="{name} must be an integer in [0, 10000000], got {value}",
+                               when=lambda a: not (getattr(a, "pep", False)
+                                                   or getattr(a, "pep_window", None))),
                 "momentum": Range(0.0, 1.0, high_open=True, name="beta",
                                   low_msg="{name} must lie in [0, 1), got {value}"),
                 "strong_convexity": _pos("mu"), "smoothness": _pos("L"),
@@ -167,14 +171,13 @@ RANGES: dict[str, dict[str, Range]] = {
                                                      "step",
                     when=lambda a: getattr(a, "steps", None) is not None)},
     # dpbounds.audit.runner.audit: epsilon in (0, 100], delta in (0, 1), confidence in (0, 1) (its
-    # own message), noise_factor in [0, MAX_NOISE_FACTOR] (--trials: audit_cmd._early_checks)
+    # own message), noise_factor >= 0
     "audit": {"epsilon": Range(0.0, 100.0, low_open=True, name="epsilon", low_msg=_M_POS,
                                high_msg=_PROBLEM["epsilon"].high_msg),
               "delta": _open(0.0, 1.0, "delta"),
               "confidence": Range(0.0, 1.0, low_open=True, high_open=True, name="confidence",
                                   low_msg="{name} must lie in (0, 1), got {value}"),
-              "noise_factor": Range(0.0, 1e6, name="noise_factor", low_msg=_M_NONNEG,
-                                    high_msg="{name} must lie in [0, 1e+06], got {v:g}"),
+              "noise_factor": _nonneg("noise_factor"),  # its top: audit_cmd._early_checks
               "max_memory_gb": Range(0.0, low_open=True, name="max_memory_gb", low_msg=_M_POS,
                                      when=lambda a: not getattr(a, "allow_large", False))},
     # dpbounds.verify.study.scaling_study: trials in [2, 10^6]; the fixed values' _LIMITS
@@ -256,13 +259,15 @@ def check(args: argparse.Namespace) -> None:
     if key is None:
         return
     check_values(args, key)
-    if key == "verify" and getattr(args, "values", None):
+    values = getattr(args, "values", None) if key == "verify" else None
+    if values and len(values) >= 2 and len(set(values)) == len(values):
+        # (fewer or repeated values: the command's own refusal comes first, as the library's)
         # each grid value in the swept variable's own range (the study's _check_value, after
         # its imports: 1.0-1.2 CPU-s for `--vary N --values 1.5 1000`)
         dest = _SWEPT.get(str(getattr(args, "scaling_variable", "")))
         rng = RANGES["verify"].get(dest or "")
         if rng is not None:
-            for v in args.values:
+            for v in values:
                 if not rng.contains(float(v)):
                     raise ValueError(rng.message(str(rng.name), v))
     if key in ("tune hb", "tune nag"):  # the library's words, which name n and c's floor

@@ -293,28 +293,35 @@ def _refuse_unread(args: argparse.Namespace) -> None:
 
 
 def _early_checks(args: argparse.Namespace, known: dict[str, str] | None) -> None:
-    """The library's refusals of --trials, --mutant and --neighbouring, said before its imports
-    from the catalog (each took 1.1-1.2 CPU-s; the words are the library's, which
-    ``tests/test_edges_fuzz4.py`` checks with this switched off). --noise-factor:
-    :mod:`dpbounds.cli._ranges`."""
+    """The library's refusals of --neighbouring, --trials, --noise-factor's top and --mutant
+    (in :func:`dpbounds.audit.runner.audit`'s order), said before its imports from the catalog
+    (each took 1.1-1.2 CPU-s; the words are the library's, which
+    ``tests/test_edges_fuzz4.py`` checks with this switched off). Not for ``--replay``,
+    whose mutants and relations are the replay's own."""
+    if args.replay:
+        return
+    row = None
+    if known is not None and args.algorithm != "all":
+        name = known.get(str(args.algorithm).replace("-", "_"))
+        row = next((r for r in _catalog.rows("audit") if r["algorithm"] == name), None)
+    if row is not None and args.neighbouring is not None and \
+            args.neighbouring not in row["relations"]:
+        raise ValueError(f"neighbouring must be one of {tuple(row['relations'])} for "
+                         f"{row['algorithm']}, got {args.neighbouring!r}")
     low, high = _catalog.constant("audit_trials")  # (the parser refuses below 200)
     if args.trials is not None and args.trials > high:
         raise ValueError(f"trials must be an integer in [{low}, {high}], got {args.trials}")
+    most = _catalog.constant("audit_max_noise_factor")
+    if args.noise_factor > most:  # (below 0 and NaN: dpbounds.cli._ranges)
+        raise ValueError(f"noise_factor must lie in [0, {most:g}], got {args.noise_factor:g}")
     if known is None:  # a plug-in's audits: the live registries answer
         return
     mutants = sorted(r["name"] for r in _catalog.rows("mutants"))
     if args.mutant is not None and args.mutant not in mutants:
-        import difflib
+        from dpbounds._suggest import did_you_mean
 
-        close = difflib.get_close_matches(args.mutant, mutants, n=1)
         raise ValueError(f"mutant must be one of {mutants}, got {args.mutant!r}"
-                         + (f"; did you mean {close[0]!r}?" if close else ""))
-    if args.neighbouring is not None and args.algorithm != "all":
-        name = known.get(str(args.algorithm).replace("-", "_"))
-        row = next((r for r in _catalog.rows("audit") if r["algorithm"] == name), None)
-        if row is not None and args.neighbouring not in row["relations"]:
-            raise ValueError(f"neighbouring must be one of {tuple(row['relations'])} for "
-                             f"{name}, got {args.neighbouring!r}")
+                         f"{did_you_mean(args.mutant, mutants)}")
 
 
 def run(args: argparse.Namespace) -> int:

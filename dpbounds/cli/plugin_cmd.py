@@ -238,19 +238,20 @@ def _early_tune_checks(args: argparse.Namespace, name: str, objective: str,
     if (known is not None and args.tune_what == "bound" and name not in known
             and objective == "bound"):
         raise ValueError(unknown_name("bound", name, known, "dpbounds bound --list"))
+    if objective != "bound":
+        return  # the method's own checks come first there
+    over = list(args.over or ())
+    twice = sorted({k for k in over if over.count(k) > 1})
+    if twice:
+        raise ValueError(f"over names {', '.join(twice)} more than once")
     grid = args.grid_size
-    low, high = (2, 100_000) if objective == "bound" else (3, 1000)
-    if grid is not None and not low <= grid <= high:
-        raise ValueError(f"grid must be an integer in [{low}, {high}], got {grid}")
-    if objective == "bound":
-        for hp, (lo, hi) in ranges.items():
-            if not (0 < lo < hi < math.inf):
-                raise ValueError(f"range of {hp} must satisfy 0 < low < high < inf, got "
-                                 f"({lo!r}, {hi!r})")
-        over = list(args.over or ())
-        twice = sorted({k for k in over if over.count(k) > 1})
-        if twice:
-            raise ValueError(f"over names {', '.join(twice)} more than once")
+    if grid is not None and not 2 <= grid <= 100_000:
+        raise ValueError(f"grid must be an integer in [2, 100000], got {grid}")
+    for hp, (lo, hi) in ranges.items():
+        # the search checks the ranges of the names it searches: --over's, else all given
+        if (not over or hp in over) and not (0 < lo < hi < math.inf):
+            raise ValueError(f"range of {hp} must satisfy 0 < low < high < inf, got "
+                             f"({lo!r}, {hi!r})")
 
 
 def _check_bound_target(name: str) -> None:

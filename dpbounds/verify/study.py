@@ -686,8 +686,10 @@ def _exact_verdicts(name: str, var: str, records: Sequence[Mapping[str, Any]]
 
 
 #: a two-sided check whose standard error is its sample's counts as shown (powered) where
-#: Student's t at :data:`Z`'s level is at most this many times ``Z`` (from 12 trials on)
-SAMPLE_Z_POWER = 2.0
+#: Student's t at :data:`Z`'s level is at most this many times ``Z`` (from 32 trials on). At
+#: 2x (13 trials, t = 9.6) DP-MASG without its restarts (``masg_no_restart``: 2.4x the exact
+#: value at 13 trials) passed a powered row that 5 SEs had failed (an independent review)
+SAMPLE_Z_POWER = 1.25
 
 
 @functools.cache

@@ -136,8 +136,10 @@ class Bound(EvaluationMixin, OptimizationMixin, ScalingMixin, RenderingMixin):
     description: str = ""
     monotonicity: tuple[Monotonicity, ...] = ()
     _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
-    #: whether a negative value is outside the bound's range (:class:`Theorem`: it bounds an
-    #: error); a :class:`Lemma` may bound a signed quantity
+    #: whether a negative value is outside the bound's range: set on the theorems of a
+    #: registered entry (:class:`~dpbounds.bounds.registry.Entry`: they bound an error, a
+    #: suboptimality or a gradient norm, >= 0); a lemma, or a theorem composed from signed
+    #: lemmas, may bound a signed quantity (an inner product)
     nonnegative: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
@@ -338,20 +340,7 @@ class Lemma(Bound):
 
 
 class Theorem(Bound):
-    """A composed or tuned bound (see :meth:`Bound.compose` and :meth:`Bound.tuned`).
-
-    A theorem bounds an error (a suboptimality, a gradient norm), which is >= 0: a provably
-    negative expression is refused when made, and :meth:`evaluate` treats a negative value
-    as outside the bound's valid range (a plug-in's ``-sqrt(d) T / (N eps)`` won ``compare``
-    at -10 and tuned to -100). A :class:`Lemma` may be negative (an inner product's bound)."""
-
-    nonnegative: ClassVar[bool] = True
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.expr.is_nonnegative is False:
-            raise ValueError(f"bound {self.name!r}: its expression is negative, but a theorem "
-                             f"bounds an error, which is >= 0: {sp.sstr(self.expr)}")
+    """A composed or tuned bound (see :meth:`Bound.compose` and :meth:`Bound.tuned`)."""
 
 
 class _BoundLike(Protocol):
