@@ -583,11 +583,9 @@ class Method:
             raise ValueError(f"name must be a non-empty string without spaces, got "
                              f"{self.name!r}")
         sens = self.sensitivity
-        if sens is not None and not callable(sens):
-            if isinstance(sens, (bool, str, bytes)) or not isinstance(sens, (int, float)) or \
-                    not (math.isfinite(float(sens)) and float(sens) > 0):
-                raise ValueError(f"{self.name}: sensitivity must be positive and finite (a "
-                                 f"number, or a function sensitivity(f, params)), got {sens!r}")
+        if sens is not None and not callable(sens) and _positive_number(sens) is None:
+            raise ValueError(f"{self.name}: sensitivity must be positive and finite (a "
+                             f"number, or a function sensitivity(f, params)), got {sens!r}")
         if self.linear is not None and not isinstance(self.linear, LinearMomentum):
             raise ValueError(f"{self.name}: linear must be a LinearMomentum(alpha, beta, gamma) "
                              f"or None, got {self.linear!r}")
@@ -670,20 +668,13 @@ class Method:
             return k * float(self.clip) / B  # type: ignore[arg-type]
         s = 1.0 if self.sensitivity is None else self.sensitivity
         raw = s(objective, params) if callable(s) else s
-        # the callable's answer is checked as a declared constant is: None, a list or an
-        # array stopped calibrate with a TypeError (exit 4), and True or '1' was read as 1
-        bad = (raw is None or isinstance(raw, (bool, np.bool_, str, bytes, list, tuple, dict))
-               or np.ndim(raw) > 0)
-        try:
-            v = float(raw)  # a sympy Float, a Fraction: read as numbers
-        except (TypeError, ValueError, OverflowError):
-            bad = True
-        if bad:
+        # the callable's answer is read as a declared constant is (_positive_number): None, a
+        # list or an array stopped calibrate with a TypeError (exit 4), and True or '1' was
+        # read as 1
+        v = _positive_number(raw)
+        if v is None:
             raise ValueError(f"{self.name}: sensitivity(f, params) must return a positive, "
                              f"finite number, got {raw!r}")
-        if not (math.isfinite(v) and v > 0):
-            raise ValueError(f"{self.name}: the sensitivity must be positive and finite, "
-                             f"got {v!r}")
         return v
 
     def noise_scale(self, epsilon: float, delta: float | None, steps: int,
@@ -1369,6 +1360,20 @@ def _register_method(method: Method, module: str) -> None:
     _METHOD_NAMESPACE[method.name] = namespace
 #: method name -> the theorem its study checks, and theorem id -> that method's name
 _METHOD_THEOREM: dict[str, str] = {}
+
+
+def _positive_number(value: Any) -> float | None:
+    """``float(value)`` where ``value`` is one positive, finite real number (a Python or NumPy
+    number, a 0-d array, a sympy Float, a Fraction), else ``None``: a flag, a string, None, a
+    list or an array is no sensitivity (``True`` and ``'1'`` converted to 1.0)."""
+    if value is None or isinstance(value, (bool, np.bool_, str, bytes, list, tuple, dict)) \
+            or np.ndim(value) > 0:
+        return None
+    try:
+        v = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return v if math.isfinite(v) and v > 0 else None
 
 
 def method_named(name: str) -> Method:

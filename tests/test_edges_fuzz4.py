@@ -472,3 +472,37 @@ def test_a_range_outside_over_is_not_checked_early(capsys):
 
     assert main(["tune", "bound", "nonconvex.tree_momentum_nsgd", "--over", "eta", "--range",
                  "alpha", "0", "1", "--grid-size", "9", "--quiet", "--json"]) == 0
+
+
+def test_a_constant_sensitivity_is_read_as_a_function_s_answer():
+    # one reading for both (extend._positive_number): a sympy Float or a Fraction constant was
+    # refused at declaration while a function returning it was read; True is refused by both
+    from fractions import Fraction
+
+    import sympy as sp
+
+    from dpbounds import extend as ex
+
+    def step(x, grad, noise, p):  # noqa: ANN001, ANN202
+        return x - 0.1 * (grad(x) + noise)
+
+    for value in (sp.Float(0.5), Fraction(1, 2), 0.5):
+        m = ex.Method("m_const", step=step, mechanism="gaussian", sensitivity=value)
+        assert m.release_sensitivity(None, {}) == 0.5
+    for value in (True, "1", [1.0], float("nan"), -1.0):
+        with pytest.raises(ValueError, match="sensitivity must be positive and finite"):
+            ex.Method("m_const", step=step, mechanism="gaussian", sensitivity=value)
+
+
+def test_a_pep_progress_that_is_no_function_is_refused_before_the_solve():
+    # it would have raised a TypeError after the first SDP solve (a minute at T = 20)
+    from dpbounds.pep import FixedStepMethod, pep_worst_case
+
+    for pairs in ("all", "banded"):
+        with pytest.raises(ValueError, match="progress must be a function"):
+            pep_worst_case(FixedStepMethod.heavy_ball(0.5, 0.3), 0.5, 1.0, 3,
+                           initial_gap=1.0, pairs=pairs, progress="yes")
+    seen: list[str] = []  # control: a function is called once per solve
+    pep_worst_case(FixedStepMethod.heavy_ball(0.5, 0.3), 0.5, 1.0, 3, initial_gap=1.0,
+                   progress=seen.append)
+    assert seen[0] == "worst case" and 1 <= len(seen) <= 4

@@ -85,19 +85,26 @@ def _host_cpu() -> str:
 
 #: CPUs with AVX-512 on which these kernels were measured faster than OpenBLAS's AVX-512
 #: products at 1, 4 and 16 trials (``bench/bench_compiled_vs_blas.md``, 2026-12-06: AMD EPYC
-#: family 25 model 17, 1.03-2.44x)
+#: family 25 model 17, 1.03-3.47x at d >= 4096)
 FASTER_WITH_AVX512 = ("znver4",)
+
+
+def auto_rule(avx512: bool, cpu: str) -> bool:
+    """Whether ``DPBOUNDS_KERNELS=auto`` takes these kernels on a CPU with (``avx512``) or
+    without AVX-512 in use, of LLVM name ``cpu``: without it, or on a CPU of
+    :data:`FASTER_WITH_AVX512`."""
+    return not avx512 or cpu in FASTER_WITH_AVX512
 
 #: Whether ``DPBOUNDS_KERNELS=auto`` takes these kernels on this CPU: where it has no AVX-512,
 #: or is one of :data:`FASTER_WITH_AVX512`. Measured (``bench/bench_compiled_vs_blas.py
 #: --wide``): on AMD EPYC family 23 (AVX2) 1.25-4.3x faster than OpenBLAS's 8-row products at
-#: 1, 4 and 16 trials; on a Zen 4 1.03-2.44x faster than its AVX-512 OpenBLAS; on an AVX-512
+#: 1, 4 and 16 trials; on a Zen 4 1.03-3.47x faster than its AVX-512 OpenBLAS; on an AVX-512
 #: Intel Xeon 1.4-2.0x faster at 1 trial but 0.56-0.93x at 4 and 0.43-0.56x at 16 (measured
 #: before :func:`_margins` took slices: compiled with AVX-512 it had run 4.5x slower than now on
 #: the Zen 4, so the Xeon's figures are likely low; not re-measured, so the Xeon keeps BLAS). The
 #: rule may depend on the CPU (the bits already do, through the vector width) and on ``d``,
 #: never on the number of trials.
-AUTO_HERE = not _avx512() or _host_cpu() in FASTER_WITH_AVX512
+AUTO_HERE = auto_rule(_avx512(), _host_cpu())
 
 
 def chosen(d: int) -> bool:

@@ -308,6 +308,9 @@ def pep_worst_case(
     orthogonal = check_flag("noise_orthogonal", noise_orthogonal)
     pair_set = check_choice("pairs", pairs, PAIR_SETS)
     certify = check_flag("certify", certify)
+    if progress is not None and not callable(progress):  # it would fail after a long solve
+        raise ValueError(f"progress must be a function progress(label) or None, got "
+                         f"{progress!r}")
     check_scales(mu, L, method.alpha, start, noise)
     if pair_set == "banded":
         if not orthogonal:

@@ -618,7 +618,7 @@ def _exact_verdicts(name: str, var: str, records: Sequence[Mapping[str, Any]]
         power: float | None = None  # a test's power against its named defect: the weakest
         decide = ""  # point's, and what would raise it there to the check's power_needed
         powered_at = True
-        few = 0  # trials a sample-sd check needs before its t-quantile is within 2x of Z
+        few = 0  # trials a sample-sd check needs (its t-quantile within SAMPLE_Z_POWER x Z)
         for r in records:
             m = r["checks"][key]
             vals = np.asarray(r[f"c:{key}"], dtype=float)
@@ -686,7 +686,7 @@ def _exact_verdicts(name: str, var: str, records: Sequence[Mapping[str, Any]]
 
 
 #: a two-sided check whose standard error is its sample's counts as shown (powered) where
-#: Student's t at :data:`Z`'s level is at most this many times ``Z`` (from 32 trials on). At
+#: Student's t at :data:`Z`'s level is at most this many times ``Z`` (from 33 trials on). At
 #: 2x (13 trials, t = 9.6) DP-MASG without its restarts (``masg_no_restart``: 2.4x the exact
 #: value at 13 trials) passed a powered row that 5 SEs had failed (an independent review)
 SAMPLE_Z_POWER = 1.25

@@ -151,12 +151,20 @@ def test_the_choice_depends_on_d_and_the_cpu_only(monkeypatch: pytest.MonkeyPatc
     assert not _wide_kernel.chosen(10**6)
 
 
-def test_the_cpu_rule_reads_numpys_dispatch() -> None:
-    np_features = pytest.importorskip("numpy._core._multiarray_umath").__cpu_features__
-    used = np_features.get("X86_V4", np_features.get("AVX512_SKX", True))
-    avx512 = bool(np_features.get("AVX512F", False) and used)
-    faster = _wide_kernel._host_cpu() in _wide_kernel.FASTER_WITH_AVX512
-    assert _wide_kernel.AUTO_HERE is (not avx512 or faster)
+@pytest.mark.parametrize("avx512, cpu, takes", [
+    (False, "znver1", True), (False, "znver3", True),  # measured 1.25-4.3x BLAS (AVX2)
+    (True, "znver4", True),  # measured 1.03-3.47x its AVX-512 OpenBLAS (stop 70)
+    (True, "skylake-avx512", False), (True, "sapphirerapids", False),  # Xeon: BLAS
+    (True, "znver5", False),  # not measured: BLAS, as any AVX-512 CPU not listed
+])
+def test_the_cpu_rule_is_the_measured_table(avx512: bool, cpu: str, takes: bool) -> None:
+    assert _wide_kernel.auto_rule(avx512, cpu) is takes
+
+
+def test_this_cpu_reads_its_rule() -> None:
+    # the rule is applied to this CPU's own answers, once at import
+    assert _wide_kernel.AUTO_HERE is _wide_kernel.auto_rule(_wide_kernel._avx512(),
+                                                            _wide_kernel._host_cpu())
 
 
 def test_the_cpu_rule_follows_numpys_switch() -> None:

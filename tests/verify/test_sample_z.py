@@ -51,14 +51,15 @@ def test_few_trials_are_inconclusive_and_enough_are_not():
 def test_a_defect_t_cannot_resolve_is_not_a_pass(n):
     # an independent review: with "powered from 13 trials" DP-MASG without its restarts
     # (2.4x the exact value at 13 trials) read a powered "yes" that 5 SEs had failed. A mean
-    # 2 sd off (7.2-11 SEs at 13-32 trials, within t's 6.2-9.6) must fail or be unpowered
+    # 2 sd off must fail or be unpowered: about 7.2 SEs at 13 trials, inside t's 9.6 (held,
+    # so it must be unpowered); about 8.9 and 11.3 at 20 and 32, beyond t's 7.4 and 6.3
     rng = np.random.default_rng(n)
     v = study._exact_verdicts("s", "N", _records(2.0 + rng.standard_normal((2, n)), 0.0))[0]
     assert v.failed or not v.powered
 
 
 def test_a_wrong_mean_still_fails():
-    # negative control: 13 trials whose mean is 20 sd off (about 72 SEs, against t's 9.8)
+    # negative control: 13 trials whose mean is 20 sd off (about 72 SEs, against t's 9.6)
     rng = np.random.default_rng(2)
     v = study._exact_verdicts("s", "N", _records(20.0 + rng.standard_normal((2, 13)), 0.0))[0]
     assert v.failed
