@@ -314,8 +314,9 @@ class AuditResult:
         return (f"{self.algorithm} ({self.neighbouring.value}){mut}: claimed eps = "
                 f"{self.claimed_epsilon:.4g} (delta = {self.delta:.3g}); eps >= "
                 f"{self.epsilon_lower:.3f} at {_percent(self.confidence)} (test interval "
-                f"[{self.epsilon_lower:.3f}, {_fmt(self.epsilon_upper)}], estimate "
-                f"{_fmt(self.epsilon_estimate)}); at delta = {self.reference_delta:g}: eps >= "
+                f"[{self.epsilon_lower:.3f}, {_fmt(self.epsilon_upper)}], "
+                f"{_estimate_text(self.epsilon_estimate)}); at delta = "
+                f"{self.reference_delta:g}: eps >= "
                 f"{self.epsilon_lower_reference:.3f}; null (D = D): eps >= "
                 f"{self.null_epsilon_lower:.3f} [{null}]{gdp}; {self.trials} runs per data "
                 f"set; {self.statistic}; {self.cpu_seconds:.1f} s CPU -> {verdict}")
@@ -329,6 +330,15 @@ def _percent(level: float) -> str:
         if abs(float(text) / 100.0 - level) <= 1e-12 * max(level, 1e-300) or digits == 11:
             return f"{text}%"
     return f"{100.0 * level}%"  # pragma: no cover
+
+
+def _estimate_text(v: float) -> str:
+    """The point estimate, or why there is none: far above its noise one of the two empirical
+    rates the estimate divides by is 0 (no run on D fell in the event, or every run on D' did),
+    and the ratio is unbounded; the interval's lower end is what the audit shows."""
+    if math.isinf(v):
+        return "no point estimate: a rate it divides by is 0 in these runs"
+    return f"estimate {_fmt(v)}"
 
 
 def _fmt(v: float) -> str:

@@ -111,10 +111,39 @@ class DpParser(argparse.ArgumentParser):
                 raise
             raise argparse.ArgumentError(action, f"{err.message}{near}") from None
 
+    def _get_value(self, action: argparse.Action, arg_string: str) -> Any:
+        """A number spelled with digits other than ASCII ones is refused, not read.
+
+        Python's ``int`` and ``float`` read every Unicode decimal digit (``'١'``, ``'１'``):
+        ``--seed ١`` ran with seed 1. A number on a command line is ASCII, as in any other
+        tool; a look-alike is most likely a paste from a document, so it is named."""
+        value = super()._get_value(action, arg_string)
+        if (not arg_string.isascii() and action.nargs not in (argparse.PARSER, argparse.REMAINDER)
+                and _reads_as_number(arg_string, value)):  # a sub-command's words: its parser
+            raise argparse.ArgumentError(
+                action, f"write numbers with ASCII digits (0-9), got {arg_string!r}")
+        return value
+
     def error(self, message: str) -> NoReturn:
         """One line, as every other error of the CLI (argparse prints its usage block first)."""
         self.exit(EXIT_USAGE, f"dpbounds: error: {' '.join(message.split())} "
                               f"(see '{self.prog} --help')\n")
+
+
+def _reads_as_number(text: str, value: Any) -> bool:
+    """Whether a flag's value is a number: converted to one, or a string (most numeric flags
+    are read as text and converted by the library) that ``float`` reads."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int | float):
+        return True
+    if isinstance(value, str):
+        try:
+            float(text)
+        except ValueError:
+            return False
+        return True
+    return False
 
 
 def integer(text: str) -> int:

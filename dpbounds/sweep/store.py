@@ -89,7 +89,8 @@ _FORMAT_MD = """# dpbounds sweep results store ({fmt})
 
 One finished cell = `cells/<module.function>/<key>.json` (+ `<key>.npz` when the record has
 arrays). The JSON holds `key`, `function`, `params`, `trials`, `seed`, `version` (dpbounds),
-`code` (source fingerprint), `values` (JSON outputs), `arrays` (name -> dtype, shape, sha256 of
+`code` (source fingerprint), `values` (JSON outputs; non-finite floats as Python's `NaN` /
+`Infinity` tokens, which strict JSON readers refuse), `arrays` (name -> dtype, shape, sha256 of
 the NPZ members), `seconds`, `worker`, `finished`, and `sha256` (of the document without it,
 `json.dumps(doc, sort_keys=True, separators=(",", ":"))` in UTF-8). The checksums catch
 accidents, not forgery; a keyed store adds `hmac_sha256` (HMAC-SHA256 under a secret key of the
