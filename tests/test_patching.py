@@ -375,6 +375,7 @@ def _package_patches():
         ("unshuffled", vs.unshuffled),
         ("scaled_noise", lambda: am.scaled_noise(0.5)),
         ("shared_node_count_no_log", am.shared_node_count_no_log),
+        ("shared_node_sensitivity_half", am.shared_node_sensitivity_half),
         ("shared_laplace_half_sensitivity", am.shared_laplace_half_sensitivity),
         ("scaled_laplace", lambda: am._scaled_laplace(0.5)),
         ("realised_batch", lambda: am._realised_batch(4)),

@@ -104,6 +104,28 @@ def shared_node_count_no_log() -> Iterator[None]:
 
 
 @contextmanager
+def shared_node_sensitivity_half() -> Iterator[None]:
+    """Within the block the privacy helper's momentum node sensitivity
+    (:func:`dpbounds.privacy.tree.momentum_node_sensitivity`) returns half its value: both
+    tree methods calibrate *and* account with it (their ledgers agree with the run), a defect
+    in a helper the algorithms and any check calling it share (they import it at call time).
+
+    ``verify``'s ``shared_node_sensitivity_half`` mutant (stop 71: Algorithm 2's quick study
+    passed it, its ledger rows calling the same helper; the studies now take Delta from
+    :func:`dpbounds.verify.tree_load.node_sensitivity_series`). Not in :data:`MUTANTS`: the
+    tree audits already catch a halved sensitivity through their noise."""
+    from dpbounds.privacy import tree
+
+    def make(inner: Any) -> Any:
+        def half(*args: Any, **kwargs: Any) -> float:
+            return 0.5 * inner(*args, **kwargs)
+        return half
+
+    with _patched(tree, "momentum_node_sensitivity", make):
+        yield
+
+
+@contextmanager
 def shared_laplace_half_sensitivity() -> Iterator[None]:
     """Within the block the privacy helper's subsampled Laplace step
     (:meth:`~dpbounds.privacy.mechanisms.SubsampledLaplaceMechanism.kuru`) is built with the

@@ -109,6 +109,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "node_count_minus_1 charges Algorithm 1 one tree node too few, "
                         "skip_clipping runs DP-SGD without clipping, shared_node_count_no_log "
                         "drops log T from the shared privacy helper's node count, "
+                        "shared_node_sensitivity_half halves its node sensitivity, "
                         "steps_off_by_one calibrates DP-SGD/NSGD for T - 1 steps, "
                         "scaled_contribution doubles DP-SGD's clipped contributions, "
                         "laplace_half_sensitivity halves the Laplace methods' scales in the "

@@ -22,6 +22,11 @@ the algorithm (wrapping its arguments, or patching :class:`~dpbounds.backend.Tri
   :math:`\log T` levels and charges one node per epoch: a defect in code the algorithm *and*
   a check calling the helper share; both tree studies recompute the count independently
   (:mod:`dpbounds.verify.tree_load`); Tran & Cutkosky Algorithms 1 and 2;
+* ``shared_node_sensitivity_half`` — the shared privacy helper's node sensitivity
+  (:func:`dpbounds.privacy.tree.momentum_node_sensitivity`) returns half its value: both
+  sigmas halve and the run's ledger agrees; both tree studies take Delta from their own
+  series (:func:`dpbounds.verify.tree_load.node_sensitivity_series`); Tran & Cutkosky
+  Algorithms 1 and 2;
 * ``steps_off_by_one`` — DP-SGD / DP-NSGD calibrate their noise for ``T - 1`` steps and run
   ``T`` (sigma too small by ~1/(2T): caught by the ledger's tolerance below one step's
   share); Yang et al.'s studies only;
@@ -75,6 +80,7 @@ from dpbounds.audit.mutation import (
     scaled_noise,
     shared_laplace_half_sensitivity,
     shared_node_count_no_log,
+    shared_node_sensitivity_half,
 )
 from dpbounds.backend import TrialRandom, to_numpy
 
@@ -84,8 +90,9 @@ __all__ = ["MUTATIONS", "masg_restart", "mutated", "noise_tap", "permutation_tap
 #: mutants a study can run (see the module docstring)
 MUTATIONS: tuple[str, ...] = ("noise_d", "noise_sqrt2", "frozen", "nsgd_noise_r",
                               "node_count_minus_1", "skip_clipping", "shared_node_count_no_log",
-                              "steps_off_by_one", "scaled_contribution", "cyclic_batches",
-                              "unshuffled", "laplace_half_sensitivity", "masg_no_restart")
+                              "shared_node_sensitivity_half", "steps_off_by_one",
+                              "scaled_contribution", "cyclic_batches", "unshuffled",
+                              "laplace_half_sensitivity", "masg_no_restart")
 #: the step-size factor of the ``frozen`` mutant
 FROZEN = 1e-9
 #: the clip threshold of the ``skip_clipping`` mutant (no gradient reaches it)
@@ -133,6 +140,12 @@ def mutated(mutation: str | None, algorithm: str, r: float | None = None) -> Ite
             raise ValueError(f"mutation 'shared_node_count_no_log' does not apply to {algorithm} "
                              "(it is the tree methods': Algorithms 1 and 2)")
         with shared_node_count_no_log():
+            yield
+    elif mutation == "shared_node_sensitivity_half":
+        if algorithm not in ("tree_momentum_nsgd", "sensitivity_reduced_nsgd"):
+            raise ValueError(f"mutation 'shared_node_sensitivity_half' does not apply to "
+                             f"{algorithm} (it is the tree methods': Algorithms 1 and 2)")
+        with shared_node_sensitivity_half():
             yield
     elif mutation == "steps_off_by_one":
         if algorithm not in ("dp_sgd", "dp_nsgd"):

@@ -19,7 +19,12 @@ the oracles of this module, which share no code with the package's counters:
   (:func:`~dpbounds.privacy.tree.max_nodes_per_sample`), so that a defect in that shared
   helper (a count without its :math:`\log T` levels) fails Algorithm 2's ledger check;
 * :class:`RealisedLoad` — the load each sample actually had in a run, from the permutations
-  the run drew (fed epoch by epoch; :math:`O(\text{trials}\,N)` NumPy work per epoch).
+  the run drew (fed epoch by epoch; :math:`O(\text{trials}\,N)` NumPy work per epoch);
+* :func:`node_sensitivity_series` and :func:`node_sensitivity_brute_force` — a node's L2
+  sensitivity :math:`\Delta`, which both algorithms' ledgers take from
+  :func:`~dpbounds.privacy.tree.momentum_node_sensitivity` (its closed form): a study that
+  recomputed its expected sigma with that helper passed a sensitivity halved there (both
+  sigmas halve together; measured on Algorithm 2's quick study, stop 71).
 
 **Closed form [DERIVED].** With 0-based step positions :math:`y<T`, the level-:math:`j` node
 holding :math:`y` is :math:`[i2^j, (i+1)2^j)` with :math:`i=y\gg j`; it is *formed* iff
@@ -45,7 +50,7 @@ import numpy as np
 from dpbounds._validation import check_int
 
 __all__ = ["RealisedLoad", "all_load_brute_force", "all_load_exact", "formed_load_brute_force",
-           "formed_load_exact"]
+           "formed_load_exact", "node_sensitivity_brute_force", "node_sensitivity_series"]
 
 #: largest number of placements :func:`formed_load_brute_force` enumerates
 MAX_BRUTE_FORCE = 1 << 16
@@ -207,3 +212,65 @@ def realised_rho(load: np.ndarray, sensitivity: float, sigma: float) -> np.ndarr
     if sigma <= 0:
         return np.full(np.shape(load), math.inf)
     return np.asarray(load, dtype=float) * sensitivity**2 / (2.0 * sigma**2)
+
+
+def node_sensitivity_series(lipschitz: float, alpha: float, steps_per_epoch: int) -> float:
+    r"""A momentum node's L2 sensitivity under replace-one, summed as a series (not the closed
+    form of :func:`~dpbounds.privacy.tree.momentum_node_sensitivity`) **[DERIVED]**.
+
+    The node :math:`\sum_{j=a}^b\alpha(1-\alpha)^{b-j}\nabla f(x_j, z_j)` holds the changed
+    sample at most once per epoch of :math:`N` steps, each occurrence changing its gradient
+    by at most :math:`2G`. The latest occurrence is at most at step :math:`b` (weight
+    :math:`\le\alpha`); the previous one is in an earlier epoch, at least one step older, and
+    each one before that a whole epoch older again: the one :math:`k\ge1` epochs back has
+    weight :math:`\le\alpha(1-\alpha)^{(k-1)N+1}` (:func:`node_sensitivity_brute_force`
+    checks that no placement does better). So
+
+    .. math:: \Delta = 2G\Big(\alpha + \alpha(1-\alpha)\sum_{k\ge0} r^k\Big),
+              \quad r = (1-\alpha)^N,
+
+    the geometric sum taken as the product :math:`\prod_{i\ge0}(1 + r^{2^i})` (which equals
+    :math:`\sum_{k<2^m}r^k` after :math:`m` factors) until a factor is 1 in floating point:
+    a second method for the same number, sharing no code with the package's helper.
+
+    >>> round(node_sensitivity_series(1.0, 0.5, 1), 12)  # r = 1/2: 2 (1/2 + 1/4 * 2)
+    2.0
+    """
+    G, a, n = float(lipschitz), float(alpha), int(steps_per_epoch)
+    if not (math.isfinite(G) and G >= 0):
+        raise ValueError(f"lipschitz must be finite and >= 0, got {lipschitz!r}")
+    if not 0.0 < a <= 1.0:
+        raise ValueError(f"alpha must lie in (0, 1], got {alpha!r}")
+    check_int("steps_per_epoch", n, minimum=1)
+    if a == 1.0:  # every earlier occurrence has weight 0
+        return 2.0 * G
+    log_r = n * math.log1p(-a)
+    total = 1.0
+    for i in range(1100):  # r^(2^i) underflows by i ~ 1100 even at r = 1 - 1e-300
+        # each power from the logarithm (squaring r^(2^i) doubled its relative error a step)
+        power = math.exp(math.ldexp(log_r, i))
+        if 1.0 + power == 1.0:
+            break
+        total *= 1.0 + power
+    return 2.0 * G * (a + a * (1.0 - a) * total)
+
+
+def node_sensitivity_brute_force(lipschitz: float, alpha: float, steps_per_epoch: int,
+                                 epochs: int) -> float:
+    r"""The largest :math:`2G\sum_{\text{occurrences}}\alpha(1-\alpha)^{b-j}` over every
+    placement of one sample's occurrences (one step per epoch, any of the :math:`N`) and every
+    node :math:`[a, b]` of a run of ``epochs`` epochs: enumeration (tiny cases only,
+    :math:`N^E \le` :data:`MAX_BRUTE_FORCE` placements). Bounded by
+    :func:`node_sensitivity_series` (its infinite sum) for every run length."""
+    n, e = check_int("steps_per_epoch", steps_per_epoch, minimum=1), check_int(
+        "epochs", epochs, minimum=1)
+    if n**e > MAX_BRUTE_FORCE:
+        raise ValueError(f"{n}^{e} placements exceed {MAX_BRUTE_FORCE}")
+    G, a = float(lipschitz), float(alpha)
+    best = 0.0
+    for place in itertools.product(range(n), repeat=e):
+        steps = [k * n + p for k, p in enumerate(place)]  # 0-based step of each occurrence
+        for b in range(n * e):  # the node ends at b; a node starting at 0 holds the most
+            w = sum(a * (1.0 - a) ** (b - j) for j in steps if j <= b)
+            best = max(best, w)
+    return 2.0 * G * best

@@ -64,8 +64,6 @@ ALLOWED = {
     ("dpbounds.algorithms.tree_momentum", "_first_epoch_node_count"):
         "Algorithm 2's first-epoch bound k1 = min(this, K): K is recomputed independently, "
         "so a defect that lowers K fails; this bound itself is not re-derived (a gap)",
-    ("dpbounds.privacy.tree", "momentum_node_sensitivity"):
-        "node sensitivity Delta: not yet recomputed independently (a known gap, issue 34)",
     ("dpbounds.privacy.calibrate", "noise_multiplier_for_epsilon"):
         "Yang et al.'s RDP calibration: the ledger check for DP-SGD/NSGD uses it (a known "
         "gap, issue 34: a re-accounting through dp_accounting directly would replace it)",

@@ -39,8 +39,8 @@ def _run_alg2(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
     from dpbounds.algorithms.tree_momentum import _first_epoch_node_count
     from dpbounds.bounds.nonconvex import sensitivity_reduced as sr
     from dpbounds.bounds.nonconvex import tree_momentum as tc
-    from dpbounds.privacy.tree import momentum_node_sensitivity
     from dpbounds.verify.reaccount import transcript_checks
+    from dpbounds.verify.tree_load import node_sensitivity_series
 
     th = sr.theorem9
     hp, notes = _round_epochs(th, _tree_prob(point, inst, inst.R_tune), minimum=2,
@@ -71,8 +71,10 @@ def _run_alg2(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
     d, n, alpha = int(point["d"]), f.n, 1.0 / f.n
     # the claimed sigmas: Delta_i with G and gamma G + (1 - gamma) L eta N at the TUNED eta
     later = gamma * inst.G + (1.0 - gamma) * inst.L * eta * n
-    sens1 = momentum_node_sensitivity(max(inst.G, later), alpha, n)
-    sens2 = momentum_node_sensitivity(later, alpha, n)
+    # Delta from this package's own series, not the shared helper the ledger calls (a
+    # sensitivity halved there halved both sigmas, and every row passed)
+    sens1 = node_sensitivity_series(max(inst.G, later), alpha, n)
+    sens2 = node_sensitivity_series(later, alpha, n)
     # K from this package's own oracle, not the shared privacy helper the algorithm calls
     # (a defect there, e.g. a count without its log T levels, then fails the ledger)
     k2, how = _all_node_count(n, E)
@@ -82,7 +84,7 @@ def _run_alg2(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
     run_s = [float(res.params["sigma_1"]), float(res.params["sigma_2"])]
     checks = dict(
         ledger=_check("ledger", run_s[0], claim[0], "zCDP sigma_1 for the claimed eps "
-                      f"(Thm 10 + Bun-Steinke Prop. 1.3; K by {how})",
+                      f"(Thm 10 + Bun-Steinke Prop. 1.3; K by {how}; Delta by its series)",
                       rtol=_LEDGER_RTOL["tree"]),
         ledger_2=_check("ledger", run_s[1], claim[1], "zCDP sigma_2 for the claimed eps",
                         rtol=_LEDGER_RTOL["tree"]),

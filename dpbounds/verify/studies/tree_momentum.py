@@ -175,9 +175,8 @@ def _run_alg1(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
     from dpbounds.algorithms import tree_momentum_nsgd
     from dpbounds.algorithms._transcript import Transcript
     from dpbounds.bounds.nonconvex import tree_momentum as tc
-    from dpbounds.privacy.tree import momentum_node_sensitivity
     from dpbounds.verify.reaccount import transcript_checks
-    from dpbounds.verify.tree_load import RealisedLoad
+    from dpbounds.verify.tree_load import RealisedLoad, node_sensitivity_series
 
     th = tc.theorem6
     hp, notes = _round_epochs(th, _tree_prob(point, inst, inst.R_tune), minimum=1,
@@ -203,7 +202,7 @@ def _run_alg1(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
                                  transcript=record)
     sigma4 = float(tc.theorem4_exact.evaluate(ignore_extra=True, **at))
     d = int(point["d"])
-    sens = momentum_node_sensitivity(inst.G, alpha, f.n)
+    sens = node_sensitivity_series(inst.G, alpha, f.n)  # not the ledger's helper
     s_run = float(res.params["sigma"])
     # the node count from this module's own oracles, not the algorithm's helper
     nodes, k_claim = _tree_node_checks(res, load, f.n, E, sens, s_run, point)
@@ -211,7 +210,7 @@ def _run_alg1(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
                                            [(sens, k_claim, 1.0)])
     checks = dict(
         ledger=_check("ledger", s_run, s_claim, "zCDP sigma for the claimed eps (Thm 10 + "
-                      "Bun-Steinke Prop. 1.3; independent formed-node count)",
+                      "Bun-Steinke Prop. 1.3; independent formed-node count and Delta)",
                       rtol=_LEDGER_RTOL["tree"]),
         **nodes,
         drawn=_drawn_check(tap, d, s_run**2, steps=T),
