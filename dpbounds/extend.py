@@ -63,6 +63,7 @@ Example
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -391,21 +392,66 @@ def evaluate(entry: _registry.Entry | str, objective: Any, *,
 
 
 # ----------------------------------------------------------------------------- methods
-#: open white-box taps (:func:`_release_tap`): each receives every release of a run
-_TAPS: list[list[np.ndarray]] = []
+#: A step's output moved by more than this share of what the gradient alone moves it, when
+#: the gradient is shifted by ``delta`` and the noise by ``-delta`` (the same release), is not
+#: a function of its release (:class:`Releases`); correct steps read ~1e-16 (rounding).
+POST_PROCESSING_TOL = 1e-6
+
+
+class Releases(list[np.ndarray]):
+    """The releases ``query + noise`` a white-box tap collected (one ``(trials, d)`` array a
+    step), and ``post_processing``: the largest share, over the probed steps, by which the
+    step's output moved when its gradient query was shifted by a random ``delta`` and its
+    noise by ``-delta`` (the same release), relative to how far the shifted query alone moved
+    it.
+
+    The audit reads the releases as the method's transcript, and the verify studies the
+    noise dpbounds drew; neither sees what the step does with them. A step that drops its
+    noise (``x - eta * grad(x)``), scales it, adds it twice or queries the gradient again
+    without noise passed both. Its output then depends on the gradient other than through
+    the release: ``post_processing`` is of order 1 (0.5 for noise scaled by 1/2), against
+    ~1e-16 for a step that reads ``grad(x) + noise`` only (rounding), and
+    :data:`POST_PROCESSING_TOL` tells them apart."""
+
+    post_processing: float = 0.0
+
+
+#: open white-box taps (:func:`_release_tap`) and post-processing probes
+#: (:func:`_post_processing_probe`): each receives what every run records
+_TAPS: list[Releases] = []
 
 
 @contextlib.contextmanager
-def _release_tap() -> Iterator[list[np.ndarray]]:
+def _release_tap() -> Iterator[Releases]:
     """Collect each step's release ``query + noise`` (the first gradient query of the step plus
     the step's noise, ``(trials, d)``) of the :meth:`Method.run` calls inside (the audit's
-    white-box transcript)."""
-    out: list[np.ndarray] = []
+    white-box transcript), with the post-processing probe of every step
+    (:class:`Releases`)."""
+    out = Releases()
     _TAPS.append(out)
     try:
         yield out
     finally:
         _TAPS.remove(out)
+
+
+@contextlib.contextmanager
+def _post_processing_probe() -> Iterator[Releases]:
+    """The post-processing probe alone (a verify study's run: a few probed steps, no
+    releases kept)."""
+    out = Releases()
+    out.keep = False  # type: ignore[attr-defined]
+    _TAPS.append(out)
+    try:
+        yield out
+    finally:
+        _TAPS.remove(out)
+
+
+def _probed_steps(T: int, every: bool) -> set[int]:
+    """The steps whose post-processing is probed: every one in an audit (a few steps), else
+    the first three, the middle one and the last (each probe costs two more step calls)."""
+    return set(range(T)) if every else {0, 1, 2, T // 2, T - 1}
 
 
 #: a coefficient of a :class:`LinearMomentum`: a number, a hyper-parameter's name, or a function
@@ -746,6 +792,54 @@ class Method:
                                 PureDpAccountant(nb), steps, initial=sensitivity,
                                 max_noise=1e15 * sensitivity)
 
+    def _post_processing_share(self, x: Any, query: Callable[[Any], Any], z: Any,
+                               p: Mapping[str, Any], memory: dict[str, Any] | None, new: Any,
+                               released_query: Any, rng: np.random.Generator, xp: Any
+                               ) -> float:
+        """How far the step's output moves when its gradient query is shifted by a random
+        ``delta`` and its noise by ``-delta`` (the same release ``query + noise``), beyond the
+        output's rounding, as a share of how far the shifted query alone moves it
+        (:class:`Releases`); 0 for a step that does not read the gradient. ``memory``: the
+        step's memory before the step (copied again for each call).
+
+        ``delta`` starts at the release's magnitude and grows (at most 1e12-fold) until the
+        shifted query moves the output well above its rounding (an iterate far larger than
+        ``eta * delta`` would otherwise hide the move in its last bits)."""
+        from dpbounds.backend import to_numpy
+
+        out = to_numpy(new).astype(float)
+        unit = float(np.finfo(float).eps)
+        size = max(float(np.max(np.abs(to_numpy(released_query)), initial=0.0)),
+                   float(np.max(np.abs(to_numpy(z)), initial=0.0)), 1e-300)
+        direction = rng.standard_normal(out.shape)
+
+        def call(shift: Any, noise: Any) -> np.ndarray:
+            def shifted(y: Any) -> Any:
+                return query(y) + shift
+
+            if memory is None:
+                return to_numpy(self.step(x, shifted, noise, p)).astype(float)
+            return to_numpy(self.step(x, shifted, noise, p, copy.deepcopy(memory))
+                            ).astype(float)
+
+        for _ in range(4):
+            delta = xp.asarray(direction * size)
+            moved_out = call(delta, z)
+            moved = float(np.max(np.abs(moved_out - out), initial=0.0))
+            floor = 64.0 * unit * float(max(np.max(np.abs(out), initial=0.0),
+                                            np.max(np.abs(moved_out), initial=0.0)))
+            if not math.isfinite(moved) or moved == 0.0:
+                return 0.0  # the step does not read the gradient (or overflowed: no reading)
+            if moved >= 1e6 * floor:
+                break
+            size *= min(1e4, 1e7 * floor / moved)  # at most 1e12 over the tries
+        same_out = call(delta, z - delta)
+        same = float(np.max(np.abs(same_out - out), initial=0.0))
+        floor = 64.0 * unit * float(max(np.max(np.abs(out), initial=0.0),
+                                        np.max(np.abs(same_out), initial=0.0),
+                                        np.max(np.abs(moved_out), initial=0.0)))
+        return max(0.0, same - floor) / moved
+
     def run(self, objective: Any, *, epsilon: float, steps: int, delta: float | None = None,
             trials: int = 1, seed: Any = None, x0: Any = None, trace: str | None = "grad_norm",
             step_factor: float = 1.0, params: Mapping[str, float] | None = None,
@@ -804,16 +898,19 @@ class Method:
         drawn: list[Any] = []  # this step's mini-batch: (idx, counts) or (idx,)
         B, n_pub = batch if batch is not None else (0, 0)
 
-        def grad(x: Any) -> Any:
+        def query(x: Any) -> Any:
             if clip is None:
-                g = f.grad(x)
-            elif not sampled:
-                g = f.clipped_mean_grad(x, None, clip) + f.regularizer_grad(x)
-            elif self.sampling == "poisson":  # the clipped sum over the expected batch B
-                g = (members_sum(f, x, drawn[0], drawn[1], "clip", clip) / B
-                     + f.regularizer_grad(x))
-            else:  # the clipped mean over exactly B samples
-                g = f.clipped_mean_grad(x, drawn[0], clip) + f.regularizer_grad(x)
+                return f.grad(x)
+            if not sampled:
+                return f.clipped_mean_grad(x, None, clip) + f.regularizer_grad(x)
+            if self.sampling == "poisson":  # the clipped sum over the expected batch B
+                return (members_sum(f, x, drawn[0], drawn[1], "clip", clip) / B
+                        + f.regularizer_grad(x))
+            # the clipped mean over exactly B samples
+            return f.clipped_mean_grad(x, drawn[0], clip) + f.regularizer_grad(x)
+
+        def grad(x: Any) -> Any:
+            g = query(x)
             if taps and not first:
                 first.append(g)
             return g
@@ -827,6 +924,9 @@ class Method:
         # length is a function of B only (so trial k's stream stays a function of (seed, k))
         block = sample_block(B) if sampled else 0
         batches: Any = None
+        keep = [tap for tap in taps if getattr(tap, "keep", True)]
+        probed = _probed_steps(T, every=bool(keep)) if taps else set()
+        probe_rng = np.random.default_rng(0)  # apart from the run's streams: its bits stay
         for t in progress(range(T), desc=self.name):
             rec.record(x)
             if self.sampling == "poisson":  # drawn every step, used or not
@@ -841,15 +941,22 @@ class Method:
             else:
                 z = zero
             first.clear()
+            before = copy.deepcopy(memory) if t in probed and with_memory else None
             new = self.step(x, grad, z, p, memory) if with_memory else self.step(x, grad, z, p)
-            x = new if step_factor == 1.0 else x + step_factor * (new - x)
             if taps:
                 if not first:
                     raise ValueError(f"{self.name}: the step released no gradient query "
                                      "(step must call grad(x))")
-                release = to_numpy(first[0] + z).astype(float)
-                for tap in taps:
-                    tap.append(release)
+                if t in probed:
+                    share = self._post_processing_share(x, query, z, p, before, new,
+                                                        first[0], probe_rng, xp)
+                    for tap in taps:
+                        tap.post_processing = max(tap.post_processing, share)
+                if keep:
+                    release = to_numpy(first[0] + z).astype(float)
+                    for tap in keep:
+                        tap.append(release)
+            x = new if step_factor == 1.0 else x + step_factor * (new - x)
         rec.record(x)
         gaussian = self.mechanism == "gaussian"
         out = dict(p, noise_scale=scale, sensitivity=sens, steps=T, seed=seed)
@@ -1031,7 +1138,8 @@ class _Runner:
 
             return _plan(bound, trivial, do_nothing, T, T * n, trials, point, block=T)
         params = {k: v for k, v in at_run.items() if k != self.method.steps}
-        with mutated(mutation, self.method.name), noise_tap() as tap:
+        with mutated(mutation, self.method.name), noise_tap() as tap, \
+                _post_processing_probe() as probe:
             res = self.method.run(f, epsilon=eps_run(point, mutation), delta=delta, steps=T,
                                   trials=trials, seed=seed, x0=inst.x0,
                                   trace=MEASURES[self.measure][0],
@@ -1086,7 +1194,15 @@ class _Runner:
                                         exact=claim, sd=None, rtol=self.rtol, oracle=oracle),
             drawn=dict(kind="drawn", values=np.atleast_1d(np.asarray(energy, dtype=float)),
                        exact=mean, sd=sd, rtol=0.0,
-                       oracle="sum of squares of the declared noise", k4=k4))
+                       oracle="sum of squares of the declared noise", k4=k4),
+            # the drawn noise says nothing of what the step does with it: a step that drops
+            # or scales it passed every row (fuzz round 5)
+            post_processing=dict(
+                kind="release", values=np.atleast_1d(float(probe.post_processing)),
+                exact=POST_PROCESSING_TOL, sd=None, rtol=0.0,
+                oracle="the step's move when the gradient is shifted by delta and the noise by "
+                       "-delta (the same release), over the shifted gradient's own move "
+                       "(steps 0, 1, 2, T/2, T-1; rounding reads ~1e-16)"))
         violations = []
         for a in th.assumptions:
             rel = a.relation

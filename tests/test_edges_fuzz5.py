@@ -78,3 +78,89 @@ def test_the_store_says_how_it_writes_non_finite_values(tmp_path):
     assert math.isnan(values["loss"]) and values["best"] == math.inf
     fmt = (tmp_path / "s" / "FORMAT.md").read_text()
     assert "NaN" in fmt and "strict JSON readers refuse" in fmt
+
+
+# --------------------------------------- a plug-in step that drops or scales its noise
+def _probe_share(step, memory: bool = False) -> float:
+    """The post-processing share a white-box tap measures on a 3-step run of ``step``."""
+    import numpy as np
+
+    from dpbounds import extend as ex
+    from dpbounds.objectives import QuadraticObjective
+
+    f = QuadraticObjective(np.linspace(1.0, 2.0, 4),
+                           offsets=np.random.default_rng(0).standard_normal((10, 4)))
+    m = ex.Method("probe_me", step=step, mechanism="gaussian", sensitivity=0.1)
+    with ex._release_tap() as tap:
+        m.run(f, epsilon=1.0, delta=1e-5, steps=3, trials=4, seed=0, params={"eta": 0.1})
+    return tap.post_processing
+
+
+def test_the_release_probe_reads_what_the_step_does_with_its_noise():
+    import numpy as np
+
+    # the oracle: for x - eta (g + c z) - k g the shifted pair (g + D, z - D) moves the output
+    # by (eta (1 - c) + k) |D| against (eta + k) |D| for the gradient's shift alone
+    eta = 0.1
+    cases = {
+        "correct": (lambda x, g, z, p: x - p["eta"] * (g(x) + z), 0.0),
+        "dropped": (lambda x, g, z, p: x - p["eta"] * g(x) + 0.0 * z, 1.0),
+        "halved": (lambda x, g, z, p: x - p["eta"] * (g(x) + 0.5 * z), 0.5),
+        "second query": (lambda x, g, z, p: x - p["eta"] * (g(x) + z) - 0.01 * g(x),
+                         0.01 / (eta + 0.01)),
+    }
+    for name, (step, share) in cases.items():
+        assert _probe_share(step) == pytest.approx(share, abs=1e-9), name
+    # post-processing of the release, however nonlinear or far from the origin, reads 0
+    for step in (lambda x, g, z, p: x - p["eta"] * np.clip(g(x) + z, -1.0, 1.0),
+                 lambda x, g, z, p: (x + 1e9) - p["eta"] * (g(x) + z) - 1e9,
+                 lambda x, g, z, p: x - 1e-12 * (g(x) + z)):
+        assert _probe_share(step) == 0.0
+
+    def momentum(x, g, z, p, memory):  # a step with memory: copied for each probe call
+        v = 0.5 * memory.get("v", 0.0 * x) - p["eta"] * (g(x) + z)
+        memory["v"] = v
+        return x + v
+
+    assert _probe_share(momentum) == 0.0
+
+
+PLUGIN = '''
+import sympy as sp
+from dpbounds import extend as ex
+d, N, eps, delta, G, L, R, T = ex.symbols("d N eps delta G L R T")
+rho = eps**2 / (8 * sp.log(1 / delta))
+bound = ex.theorem(
+    "nonconvex.{name}", sp.sqrt(2 * L * R / T + 2 * d * G**2 * T / (N**2 * rho)),
+    quantity="q", problem_class="nonconvex_smooth",
+    hyperparameters={{"T": N * sp.sqrt(L * R * rho / d) / G, "eta": 1 / L}},
+    source=ex.Source("a test", "P", ex.DERIVED))
+method = ex.Method("{name}", step=lambda x, grad, noise, p: x - p["eta"] * (grad(x) + {c} * noise),
+                   mechanism="gaussian", neighbouring="replace_one",
+                   sensitivity=lambda f, p: 2 * f.gradient_bound / f.n)
+ex.study(method, bound, measure="grad_avg")
+ex.audit_setting(method, steps=5, params={{"eta": 1.0}})
+'''
+
+
+@pytest.mark.parametrize(("c", "status"), [("0.0", 1), ("0.5", 1), ("1.0", 0)])
+def test_audit_and_verify_fail_a_plugin_step_that_drops_or_scales_its_noise(tmp_path, c, status):
+    # was: the audit read the releases dpbounds formed (query + drawn noise) and verify the
+    # drawn noise, so x - eta (grad(x) + 0 * noise) read the correct method's numbers, bit for
+    # bit, and both exited 0
+    import subprocess
+    import sys
+
+    name = {"0.0": "dropped_gd", "0.5": "halved_gd", "1.0": "correct_gd"}[c]
+    plugin = tmp_path / f"{name}.py"
+    plugin.write_text(PLUGIN.format(name=name, c=c))
+    run = [sys.executable, "-m", "dpbounds", "--plugin", str(plugin)]
+    audit = subprocess.run([*run, "audit", name, "--quick", "--quiet"], capture_output=True,
+                           text=True, timeout=600)
+    assert audit.returncode == status, audit.stdout + audit.stderr
+    assert ("is not a function of its release" in audit.stdout) == (status == 1)
+    verify = subprocess.run([*run, "verify", f"nonconvex.{name}", "--vary", "N", "--quick"],
+                            capture_output=True, text=True, timeout=600)
+    assert verify.returncode == (1 if status else 0), verify.stdout + verify.stderr
+    row = next(ln for ln in verify.stdout.splitlines() if "post_processing over N" in ln)
+    assert (" NO " in row) == (status == 1), row

@@ -219,6 +219,7 @@ class AuditResult:
     independence_crit: float = math.inf
     features: int = 0
     estimated_memory_bytes: float = math.nan
+    post_processing: float = math.nan
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
@@ -255,6 +256,20 @@ class AuditResult:
         return self.mu_hat - FINDING_Z * se > self.mu_claim
 
     @property
+    def not_post_processing(self) -> bool:
+        """A plug-in step's output is not a function of its release ``query + noise``
+        (:class:`dpbounds.extend.Releases`): shifting the query by ``delta`` and the noise by
+        ``-delta`` moved it by more than :data:`~dpbounds.extend.POST_PROCESSING_TOL` of
+        what the shifted query alone moved it. The audit's statistic reads the releases, so
+        it could not see noise the step drops or scales (a step without noise read the same
+        numbers as the correct one); the output then carries less noise than the ledger
+        charges for: a violation, certain rather than statistical."""
+        from dpbounds.extend import POST_PROCESSING_TOL
+
+        return math.isfinite(self.post_processing) and (
+            self.post_processing > POST_PROCESSING_TOL)
+
+    @property
     def status(self) -> str:
         """``"FAIL"`` (the claim is refuted: exit 1), ``"INCONCLUSIVE"`` (the null control
         fired, or the runs are not independent, so the estimator's bound cannot be trusted
@@ -262,6 +277,8 @@ class AuditResult:
         exit 0). Dependent runs come first: the Clopper–Pearson bound assumes independent
         runs, so then it certifies nothing either way, a violation included (runs sharing
         one noise draw made the model's fixed-threshold test read a "violation")."""
+        if self.not_post_processing:
+            return "FAIL"
         if self.runs_dependent:
             return "INCONCLUSIVE"
         if self.violation:
@@ -282,6 +299,7 @@ class AuditResult:
         out["null_false_positive"] = self.null_false_positive
         out["runs_dependent"] = self.runs_dependent
         out["estimate_exceeds_claim"] = self.estimate_exceeds_claim
+        out["not_post_processing"] = self.not_post_processing
         out["status"] = self.status
         out["ratio"] = self.ratio
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
@@ -289,6 +307,11 @@ class AuditResult:
 
     def __str__(self) -> str:
         verdict = {"FAIL": "VIOLATION", "PASS": "consistent"}.get(self.status, "INCONCLUSIVE")
+        if self.not_post_processing:
+            verdict += (f" (the step's output is not a function of its release grad + noise: "
+                        f"a shift of the gradient offset in the noise moved it "
+                        f"{self.post_processing:.3g} of the shift's own effect; noise dropped "
+                        "or scaled, or a gradient query released without noise)")
         if self.status == "INCONCLUSIVE" and self.null_false_positive:
             verdict += " (the null control fired: this estimator cannot pass it)"
         if self.runs_dependent:
@@ -355,12 +378,16 @@ def _seed_root(seed: Any) -> np.random.SeedSequence:
 def run_sets(spec: AuditSpec, setting: Setting, trials: int, seed: Any = 0,
              noise_factor: float = 1.0, progress: bool = False,
              sets: tuple[tuple[int, int], ...] = ((0, 0), (1, 1)), function: Any = None,
-             claim: Any = None) -> tuple[list[np.ndarray], float, float]:
+             claim: Any = None, post_processing: list[float] | None = None
+             ) -> tuple[list[np.ndarray], float, float]:
     """Run ``spec`` on the data sets of ``setting``: one ``(stream key, data set index)``
     per entry of ``sets``. Returns ``(features, claimed_epsilon, delta)``, features
     ``(trials, k)`` in run order, one array per entry. ``function`` replaces
     ``spec.function`` (a mutant); ``claim(result)`` gives a run's claimed ε (default the
-    ledger's, ``result.ledger.epsilon``); the largest over the runs is returned."""
+    ledger's, ``result.ledger.epsilon``); the largest over the runs is returned.
+    ``post_processing`` (a list) receives each run's post-processing share where the tap
+    measures one (:class:`dpbounds.extend.Releases`: a plug-in step that does not read its
+    gradient only through the release)."""
     from dpbounds._progress import progress_bar
 
     trials = check_int("trials", trials, minimum=1, maximum=MAX_TRIALS)  # as audit()
@@ -384,6 +411,9 @@ def run_sets(spec: AuditSpec, setting: Setting, trials: int, seed: Any = 0,
                     res = fn(obj, trials=hi - lo, seed=seq, **setting.kwargs)
                 seen = cast(list, tapped if setting.tap is not None  # the tap yields a list
                             else getattr(obj, "queries", []))
+                share = getattr(tapped, "post_processing", None)  # a plug-in's tap only
+                if post_processing is not None and share is not None:
+                    post_processing.append(float(share))
                 f = np.asarray(setting.features(res, seen), dtype=float)
                 if not np.all(np.isfinite(f)):
                     # a NaN or inf release scores nothing: the statistics read it as no
@@ -780,8 +810,10 @@ def audit(algorithm: str, neighbouring: Neighbouring | str | None = None, *,
             nonlocal claim_name
             value, claim_name = tight_claim(res.privacy, float(res.ledger.delta), readings)
             return value
+    shares: list[float] = []
     feats, claimed, ledger_delta = run_sets(spec, setting, n, seed, noise_factor, progress,
-                                            sets=sets, function=function, claim=claim_fn)
+                                            sets=sets, function=function, claim=claim_fn,
+                                            post_processing=shares)
     f_d, f_p = feats[0], feats[1]
     law = sim = None
     if model is not None:  # the model's test for these runs: drawn once, for main and null
@@ -829,6 +861,7 @@ def audit(algorithm: str, neighbouring: Neighbouring | str | None = None, *,
         tradeoff=tuple(curve), noise=noise, low_bits=bool(low_bits),
         independence_z=indep, independence_crit=indep_crit, features=int(k),
         estimated_memory_bytes=float(need),
+        post_processing=max(shares) if shares else math.nan,
     )
 
 
