@@ -164,3 +164,48 @@ def test_audit_and_verify_fail_a_plugin_step_that_drops_or_scales_its_noise(tmp_
     assert verify.returncode == (1 if status else 0), verify.stdout + verify.stderr
     row = next(ln for ln in verify.stdout.splitlines() if "post_processing over N" in ln)
     assert (" NO " in row) == (status == 1), row
+
+
+# ------------------------------------------ tune bound over DP-NAG's / DP-MASG's step factor
+@pytest.mark.parametrize("method", ["nag", "masg"])
+def test_tune_bound_reads_the_step_factor_it_searches(method):
+    # was: the evaluator never read c, so every grid point held the c = 1 bound (`--range c
+    # 1e-12 1` printed 1.18e-5 "at c = 1e-12", where the bound there is 24x larger)
+    import numpy as np
+
+    from dpbounds.bounds import registry
+    from dpbounds.bounds.strongly_convex.nesterov_dp import dp_accelerated_bound
+    from dpbounds.extend import tune
+
+    problem = dict(mu=0.01, S1=10.0, d=100, eps=0.5, N=1000)
+    entry = registry.get(f"strongly_convex.{method}")
+    p = entry.params(problem)
+    # the oracle: the paper's computation at each c of a dense scan, not through the search
+    cs = np.geomspace(1e-3, 1.0, 400)
+    scan = []
+    for c in cs:
+        try:
+            scan.append(dp_accelerated_bound(p, method, float(c))[0])
+        except ValueError:
+            scan.append(np.inf)
+    assert scan[0] != scan[-1]  # control: the bound moves with c here
+    res = tune(f"strongly_convex.{method}", problem)
+    tuned = next(r for r in res.choices if r.label == "tuned")
+    c = tuned.hyperparameters["c"]
+    assert tuned.bound == pytest.approx(dp_accelerated_bound(p, method, c)[0], rel=1e-12)
+    assert tuned.bound <= min(scan) * (1 + 1e-3)
+    # each grid value is the bound at its own c
+    assert entry.theorem.evaluate(ignore_extra=True, c=1e-3, **p) == pytest.approx(scan[0])
+
+
+def test_an_edge_where_the_bound_ends_is_not_called_the_search_ranges():
+    from dpbounds.extend import tune
+
+    res = tune("strongly_convex.nag", dict(mu=0.1, S1=1.0), ranges={"c": (1e-12, 1.0)})
+    text = "\n".join(res.notes)
+    assert "c = 1 is at the upper end of where the bound is defined" in text
+    assert "widen it" not in text
+    # control: an edge inside the bound's domain still says so
+    res = tune("strongly_convex.nag", dict(mu=0.01, S1=10.0, d=100, eps=0.5, N=1000),
+               ranges={"c": (1e-3, 0.2)})
+    assert "widen it" in "\n".join(res.notes)

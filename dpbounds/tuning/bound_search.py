@@ -283,8 +283,21 @@ def search_bound(entry: Any, problem: Mapping[str, Any] | None = None, *,
                      f"'dpbounds bound {entry.name}' says which)")
     low = {k for k in names if tuned[k] <= box[k][0] * (1 + 1e-9)}
     high = {k for k in names if tuned[k] >= box[k][1] * (1 - 1e-9)} - low
+
+    def beyond_defined(k: str) -> bool:
+        """Whether the bound is defined just past ``k``'s edge (an edge where it is not, as
+        DP-NAG's c <= 1, is the domain's, not the search's)."""
+        step = box[k][0] * (1 - 1e-6) if k in low else box[k][1] * (1 + 1e-6)
+        with np.errstate(all="ignore"):
+            return bool(np.isfinite(value(**dict(tuned, **{k: np.asarray(step)}))).all())
+
+    domain = {k for k in low | high if not beyond_defined(k)}
+    for k in sorted(domain):
+        notes.append(f"{k} = {_fmt(tuned[k])} is at the {'lower' if k in low else 'upper'} "
+                     f"end of where the bound is defined")
     edges = [f"{k} = {_fmt(tuned[k])} at the {'lower' if k in low else 'upper'} end of "
-             f"[{_fmt(box[k][0])}, {_fmt(box[k][1])}]" for k in names if k in low | high]
+             f"[{_fmt(box[k][0])}, {_fmt(box[k][1])}]" for k in names
+             if k in (low | high) - domain]
     if edges:
         notes.append("tuned at the edge of the search range: " + "; ".join(edges)
                      + " (the optimum may lie beyond: widen it with --range NAME LOW HIGH)")

@@ -116,7 +116,8 @@ _NAG = NumericBound(
     parameters=_PARAMS,
     method="optimal noise (Prop. 4.2 / eq. (30)) at the horizon T <= max_horizon minimising "
            "(32)",
-    evaluator=lambda p: dp_accelerated_bound(p, "nag"),
+    evaluator=lambda p: dp_accelerated_bound(p, "nag", float(p.get("c", 1.0))),
+    inputs=("c",),  # the step factor tune bound searches
     sources=(SOURCE_REMARK41, SOURCE_PROP42, SOURCE_THM41, _SUBSAMPLED),
     assumptions=_ASSUMPTIONS,
     tuner=_tuner("nag"),
@@ -130,7 +131,8 @@ _MASG = NumericBound(
     parameters=_PARAMS,
     method="MASG schedule (33), optimal noise (Prop. 4.2 / eq. (30)) at the horizon "
            "T <= max_horizon minimising (34)",
-    evaluator=lambda p: dp_accelerated_bound(p, "masg"),
+    evaluator=lambda p: dp_accelerated_bound(p, "masg", float(p.get("c", 1.0))),
+    inputs=("c",),  # the step factor tune bound searches
     sources=(SOURCE_THM43, SOURCE_EQ33, SOURCE_PROP42, SOURCE_REMARK41, _SUBSAMPLED),
     assumptions=_ASSUMPTIONS,
     tuner=_tuner("masg"),
