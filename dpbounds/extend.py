@@ -206,6 +206,33 @@ def _record_origin(name: str, module: str) -> None:
 
 
 # ----------------------------------------------------------------------------- theorems
+def _callable_value(name: str, fn: Callable[..., Any], p: Mapping[str, Any]) -> float:
+    """A user's callable bound at ``p``: a real number >= 0 (``inf`` included: a vacuous
+    bound), else a ``ValueError`` naming the bound and what it returned. A bound bounds an
+    error, which is >= 0: a callable returning -1 won ``compare`` and a complex number
+    stopped it with an internal error (fuzz round 5), where a sympy bound is refused when
+    made or where it is negative."""
+    v = fn(**p)
+    at = ", ".join(f"{k}={x:.6g}" if isinstance(x, (int, float)) else f"{k}={x!r}"
+                   for k, x in p.items())
+    what = f"{name}: the callable bound returned {v!r}"[:200]
+    if v is None or isinstance(v, (bool, np.bool_, str, bytes)) or np.ndim(v) != 0:
+        raise ValueError(f"{what} at {at}, not a real number")
+    try:
+        if np.iscomplexobj(v) and complex(v).imag != 0:
+            raise ValueError(f"{what} at {at}, a complex number (a bound is real)")
+        x = float(np.real(v))
+    except (TypeError, ValueError, OverflowError) as exc:
+        if "complex number" in str(exc):
+            raise
+        raise ValueError(f"{what} at {at}, not a real number") from None
+    if math.isnan(x):
+        raise ValueError(f"{what} at {at}: it is not defined there")
+    if x < 0:
+        raise ValueError(f"{what} at {at}, below 0, but it bounds an error, which is >= 0")
+    return x
+
+
 def theorem(name: str, bound: sp.Expr | Callable[..., float], *, quantity: str,
             source: Source | Sequence[Source], problem_class: str,
             hyperparameters: Mapping[str, Any] | None = None,
@@ -277,7 +304,8 @@ def theorem(name: str, bound: sp.Expr | Callable[..., float], *, quantity: str,
         params = tuple(parameters)
         thm: Theorem | NumericBound = NumericBound(
             name=name, quantity=quantity, parameters=params, method="a user's callable",
-            evaluator=lambda p: (float(fn(**p)), {}), sources=sources, assumptions=assume)
+            evaluator=lambda p: (_callable_value(name, fn, p), {}), sources=sources,
+            assumptions=assume)
         tuned: Theorem | NumericBound = thm
     else:
         expr = sp.sympify(bound)

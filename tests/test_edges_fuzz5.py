@@ -3,6 +3,8 @@ leftovers and what the fifth fuzz found. In-process ``main`` where no plug-in is
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from dpbounds.cli import main
@@ -209,3 +211,88 @@ def test_an_edge_where_the_bound_ends_is_not_called_the_search_ranges():
     res = tune("strongly_convex.nag", dict(mu=0.01, S1=10.0, d=100, eps=0.5, N=1000),
                ranges={"c": (1e-3, 0.2)})
     assert "widen it" in "\n".join(res.notes)
+
+
+# ------------------------------------------------ a plug-in's callable bound out of range
+@pytest.mark.parametrize(("value", "words"), [
+    (-1.0, "below 0, but it bounds an error"), (complex(1, 1), "a complex number"),
+    (float("nan"), "it is not defined there"), ("abc", "not a real number"),
+    (None, "not a real number"), (True, "not a real number"), ([1.0, 2.0], "not a real number")])
+def test_a_callable_bound_that_returns_no_bound_is_refused_by_name(value, words):
+    # was: -1 won `compare` ("best: nonconvex.callable_b"), a complex number stopped
+    # `bound` and `compare` with an internal error, NaN printed "bound: nan" with exit 0
+    from dpbounds import extend as ex
+
+    entry = ex.theorem("nonconvex.cb_fuzz5", lambda d, N, eps: value,
+                       parameters=("d", "N", "eps"), quantity="q", problem_class="nonconvex",
+                       source=ex.Source("a test", "P", ex.DERIVED), register=False)
+    with pytest.raises(ValueError, match=words) as exc:
+        entry.value({"d": 10, "N": 100, "eps": 1.0})
+    assert "nonconvex.cb_fuzz5" in str(exc.value)
+    # invalid there: NaN in a scan, not a number that wins
+    assert math.isnan(entry.theorem.evaluate(d=10, N=100, eps=1.0, invalid="nan"))
+
+
+def test_a_callable_bound_that_is_a_number_is_read_as_it_is():
+    import numpy as np
+
+    from dpbounds import extend as ex
+
+    for v, want in ((0.25, 0.25), (np.float32(0.5), 0.5), (complex(2, 0), 2.0),
+                    (float("inf"), float("inf")), (0, 0.0)):
+        entry = ex.theorem("nonconvex.cb_ok_fuzz5", lambda d, N, eps, v=v: v,
+                           parameters=("d", "N", "eps"), quantity="q",
+                           problem_class="nonconvex",
+                           source=ex.Source("a test", "P", ex.DERIVED), register=False)
+        assert entry.value({"d": 10, "N": 100, "eps": 1.0}) == want
+
+
+# ---------------------------------------------------- a replay mutant that cannot act
+def test_the_cyclic_batches_replay_is_refused_under_add_remove():
+    # was: under add/remove DP-SGD samples by Poisson, the mutant (which replaces the
+    # without-replacement batches) changed nothing, and every row read "yes", exit 0
+    from dpbounds.verify.replay import replay
+
+    with pytest.raises(ValueError, match="does not apply under neighbouring 'add_remove'"):
+        replay("dp_sgd", mutation="cyclic_batches", neighbouring="add_remove")
+    assert main(["audit", "dp_sgd", "--replay", "--mutant", "cyclic_batches",
+                 "--neighbouring", "add_remove", "--quiet"]) == 2
+    # control: under replace-one it is caught (exit 1)
+    verdicts = replay("dp_sgd", mutation="cyclic_batches")
+    assert any(v.failed for v in verdicts)
+
+
+# ---------------------------------------------------- malformed fields of a dp_event file
+@pytest.mark.parametrize(("doc", "words"), [
+    ({"class_name": "ComposedDpEvent", "events": {"class_name": "NoOpDpEvent"}},
+     "events of ComposedDpEvent must be a list of events"),
+    ({"class_name": "SingleEpochTreeAggregationDpEvent", "noise_multiplier": 2,
+      "step_counts": None}, "must be a whole number or a list of them"),
+    ({"class_name": "SingleEpochTreeAggregationDpEvent", "noise_multiplier": 2,
+      "step_counts": 1023.5}, "must be a whole number or a list of them"),
+    ({"class_name": "SingleEpochTreeAggregationDpEvent", "noise_multiplier": 2,
+      "step_counts": "1023"}, "must be a whole number or a list of them"),
+    ({"class_name": "SingleEpochTreeAggregationDpEvent", "noise_multiplier": 2,
+      "step_counts": [[3]]}, "must be a whole number or a list of them"),
+    ({"class_name": "SingleEpochTreeAggregationDpEvent", "noise_multiplier": 2,
+      "step_counts": [True]}, "must be a whole number or a list of them"),
+    ({"class_name": "SingleEpochTreeAggregationDpEvent", "noise_multiplier": 2,
+      "step_counts": 1e300}, "must be an integer in"),
+])
+def test_a_malformed_dp_event_field_is_named_not_an_internal_error(tmp_path, capsys, doc, words):
+    # was: exit 4 ("internal error: TypeError: 'float' object is not iterable"), and
+    # step_counts true read as one step
+    import json
+
+    pytest.importorskip("dp_accounting")
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps(doc))
+    assert main(["privacy", "compose", "--from-dp-event", str(path)]) == 2
+    assert words in capsys.readouterr().err
+    # control: the same event, well formed, composes
+    good = dict(doc, step_counts=[1023]) if "step_counts" in doc else {
+        "class_name": "ComposedDpEvent", "events": [{"class_name": "NoOpDpEvent"},
+                                                     {"class_name": "GaussianDpEvent",
+                                                      "noise_multiplier": 2.0}]}
+    path.write_text(json.dumps(good))
+    assert main(["privacy", "compose", "--from-dp-event", str(path)]) == 0

@@ -329,6 +329,9 @@ def _leaves(event: Any, count: int, nb: Neighbouring, accountant: str,
         _leaves(event.event, count * times, nb, accountant, out)
         return
     if isinstance(event, dpa.ComposedDpEvent):
+        if not isinstance(event.events, (list, tuple)):  # a dict iterated its keys (exit 4)
+            raise ValueError(f"events of {name} must be a list of events, got "
+                             f"{type(event.events).__name__}")
         for e in event.events:
             _leaves(e, count, nb, accountant, out)
         return
@@ -377,9 +380,18 @@ def _leaves(event: Any, count: int, nb: Neighbouring, accountant: str,
             raise ValueError(f"SampledWithoutReplacementDpEvent of {type(inner).__name__}: "
                              "dpbounds subsamples Gaussian and Laplace mechanisms only")
     elif isinstance(event, dpa.SingleEpochTreeAggregationDpEvent):
-        steps = event.step_counts
-        steps = [steps] if isinstance(steps, int) else list(steps)
-        if not steps or min(steps) < 0 or max(steps) < 1:
+        raw = event.step_counts
+        if not isinstance(raw, (list, tuple)):  # dp_accounting's: an int or a list of ints
+            raw = [raw]
+        steps = []
+        for v in raw:  # None, 1023.5, "1023", [[3]], true and 1e309 crashed or were read
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not (
+                    isinstance(v, int) or (math.isfinite(v) and v == int(v))):
+                raise ValueError(f"step_counts of {name} must be a whole number or a list of "
+                                 f"them, got {event.step_counts!r}")
+            steps.append(check_int(f"step_counts of {name}", int(v), minimum=0,
+                                   maximum=MAX_COUNT))
+        if not steps or max(steps) < 1:
             raise ValueError(f"SingleEpochTreeAggregationDpEvent: step_counts must be "
                              f"positive, got {event.step_counts!r}")
         depth = math.ceil(math.log2(max(steps) + 1))

@@ -222,6 +222,12 @@ def replay(algorithm: str, *, n: int = 8, d: int = 3, batch_size: int = 2, steps
     if relation == "add_remove" and algorithm not in ADD_REMOVE_REPLAYS:
         raise ValueError(f"neighbouring 'add_remove' applies to {ADD_REMOVE_REPLAYS} (an "
                          f"add/remove claim), not {algorithm!r} (replace-one only)")
+    if relation == "add_remove" and mutation == "cyclic_batches":
+        # it replaces the without-replacement batches; under add/remove DP-SGD and DP-NSGD
+        # sample by Poisson, so the replay ran the correct code and passed (fuzz round 5)
+        raise ValueError("mutation 'cyclic_batches' does not apply under neighbouring "
+                         "'add_remove': it replaces the batches sampled without replacement, "
+                         "and DP-SGD / DP-NSGD sample by Poisson there")
     n = check_int("n", n, minimum=2, maximum=10**4)
     d = check_int("d", d, minimum=1, maximum=10**3)
     batch_size = check_int("batch_size", batch_size, minimum=1, maximum=n)
