@@ -1054,7 +1054,7 @@ def transcript_checks(transcript: Mapping[str, Any], *, epsilon: float, delta: f
         out["drawn_noise"] = check([max(v.predicted / max(v.measured, 1e-300)
                                         for v in ra.drawn)], 1.0, 0.0,
                                    "drawn noise against the transcript's scales (exact Gamma "
-                                   "total, Kolmogorov-Smirnov and lag-1 independence; "
+                                   "total, tails, Kolmogorov-Smirnov and lag-1 independence; "
                                    "dpbounds.verify.drawn_noise)")
         out["drawn_noise"].update(power=float(ra.drawn[0].power or 0.0), power_needed=None,
                                   needs=ra.drawn[0].needs)
