@@ -296,3 +296,23 @@ def test_a_malformed_dp_event_field_is_named_not_an_internal_error(tmp_path, cap
                                                       "noise_multiplier": 2.0}]}
     path.write_text(json.dumps(good))
     assert main(["privacy", "compose", "--from-dp-event", str(path)]) == 0
+
+
+# --------------------------------------------------------- runs that ignore their seed
+def test_an_audit_whose_runs_ignore_their_seed_fails(monkeypatch):
+    # was: an adversary's mutant seeding the noise from the data (the output a deterministic
+    # function of the data) passed every audit of the Laplace momentum methods ("consistent",
+    # the same eps >= 1.675 at every --seed)
+    import numpy as np
+
+    from dpbounds.algorithms import momentum
+    from dpbounds.audit import audit
+
+    good = audit("dp_heavy_ball", trials=2000, seed=0)
+    assert not good.seed_ignored and good.status == "PASS"  # control
+    inner = momentum.make_streams
+    monkeypatch.setattr(momentum, "make_streams",
+                        lambda seed, trials, xp: inner(np.random.SeedSequence(7), trials, xp))
+    bad = audit("dp_heavy_ball", trials=2000, seed=0)
+    assert bad.seed_ignored and bad.status == "FAIL"
+    assert "identical, bit for bit" in str(bad)

@@ -220,6 +220,7 @@ class AuditResult:
     features: int = 0
     estimated_memory_bytes: float = math.nan
     post_processing: float = math.nan
+    seed_ignored: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
@@ -271,13 +272,14 @@ class AuditResult:
 
     @property
     def status(self) -> str:
-        """``"FAIL"`` (the claim is refuted: exit 1), ``"INCONCLUSIVE"`` (the null control
+        """``"FAIL"`` (the claim is refuted, a plug-in step is not a function of its
+        release, or the runs ignore their seed: exit 1), ``"INCONCLUSIVE"`` (the null control
         fired, or the runs are not independent, so the estimator's bound cannot be trusted
         to pass, or the GDP estimate exceeds the claim: exit 3) or ``"PASS"`` (consistent:
         exit 0). Dependent runs come first: the Clopper–Pearson bound assumes independent
         runs, so then it certifies nothing either way, a violation included (runs sharing
         one noise draw made the model's fixed-threshold test read a "violation")."""
-        if self.not_post_processing:
+        if self.not_post_processing or self.seed_ignored:
             return "FAIL"
         if self.runs_dependent:
             return "INCONCLUSIVE"
@@ -307,6 +309,10 @@ class AuditResult:
 
     def __str__(self) -> str:
         verdict = {"FAIL": "VIOLATION", "PASS": "consistent"}.get(self.status, "INCONCLUSIVE")
+        if self.seed_ignored:
+            verdict += (" (the runs on D at two independent seeds are identical, bit for bit: "
+                        "the noise does not depend on the seed; a deterministic function of "
+                        "the data is not private)")
         if self.not_post_processing:
             verdict += (f" (the step's output is not a function of its release grad + noise: "
                         f"a shift of the gradient offset in the noise moved it "
@@ -826,6 +832,11 @@ def audit(algorithm: str, neighbouring: Neighbouring | str | None = None, *,
            held_out_bound(f_d, f_p, REFERENCE_DELTA, each, scorer=(main.name, main.scorer)))
     null_lower = (_estimate(f_d, feats[2], ledger_delta, each, setting.scorers,
                             law).bound.lower if null else math.nan)
+    # the same data at two independent stream keys: identical runs mean the noise does not
+    # depend on the seed (an independent adversary's mutant seeded it from a hash of the
+    # data: every audit of the Laplace methods read "consistent")
+    seed_ignored = bool(null and feats[0].shape == feats[2].shape
+                        and np.array_equal(feats[0], feats[2]))
     gdp = _gdp(f_d, f_p, main, confidence)
     indep, indep_crit = independence_z(feats)
     side = ">" if main.test.side > 0 else "<"
@@ -861,7 +872,7 @@ def audit(algorithm: str, neighbouring: Neighbouring | str | None = None, *,
         tradeoff=tuple(curve), noise=noise, low_bits=bool(low_bits),
         independence_z=indep, independence_crit=indep_crit, features=int(k),
         estimated_memory_bytes=float(need),
-        post_processing=max(shares) if shares else math.nan,
+        post_processing=max(shares) if shares else math.nan, seed_ignored=seed_ignored,
     )
 
 
