@@ -316,3 +316,33 @@ def test_an_audit_whose_runs_ignore_their_seed_fails(monkeypatch):
     bad = audit("dp_heavy_ball", trials=2000, seed=0)
     assert bad.seed_ignored and bad.status == "FAIL"
     assert "identical, bit for bit" in str(bad)
+
+
+# ------------------------------------------------------ a cell file that never ends
+@pytest.mark.parametrize("what", ["dev_zero", "fifo", "huge"])
+def test_a_cell_file_that_is_no_regular_file_counts_as_damaged(tmp_path, what, caplog):
+    # was: a cell JSON replaced by a link to /dev/zero was read until the process was killed
+    # for memory (exit 137, nothing printed), and a pipe in its place blocked the run
+    import os
+
+    from dpbounds.sweep import store as st
+
+    store = st.ResultStore(tmp_path / "s")
+    store.put({"key": "k", "function": "m:f"}, {"loss": 0.5})
+    cell = next((tmp_path / "s" / "cells").glob("*/k.json"))
+    assert [m["key"] for m in store.entries()] == ["k"]  # control: the written cell reads
+    cell.unlink()
+    if what == "dev_zero":
+        if not os.path.exists("/dev/zero"):
+            pytest.skip("no /dev/zero here")
+        cell.symlink_to("/dev/zero")
+    elif what == "fifo":
+        if not hasattr(os, "mkfifo"):
+            pytest.skip("no named pipes here")
+        os.mkfifo(cell)
+    else:
+        with open(cell, "wb") as fh:  # sparse: st_size above the cap, no disk used
+            fh.truncate(st.MAX_CELL_BYTES + 1)
+    with caplog.at_level("WARNING", logger="dpbounds.sweep"):
+        assert list(store.entries()) == []
+    assert "ignoring the damaged cell file" in caplog.text

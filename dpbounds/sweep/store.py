@@ -57,6 +57,7 @@ import json
 import logging
 import math
 import os
+import stat
 import time
 import uuid
 import zipfile
@@ -162,6 +163,28 @@ class DamagedCell(ValueError):
     def __init__(self, path: Path, reason: str) -> None:
         super().__init__(f"{path}: {reason}")
         self.path, self.reason = path, reason
+
+
+#: the largest cell document read (a cell's JSON holds its parameters and JSON values; its
+#: arrays are in the NPZ): a cell file replaced by a link to /dev/zero was read until the
+#: process was killed for memory (exit 137, nothing printed; fuzz round 5)
+MAX_CELL_BYTES = 256 * 2**20
+
+
+def _read_regular(p: Path, limit: int) -> bytes:
+    """The bytes of ``p`` if it is a regular file of at most ``limit`` bytes, else
+    ``OSError`` saying why: a pipe in its place blocked the run, a device (a link to
+    /dev/zero) never ended. ``FileNotFoundError`` if there is none."""
+    st = p.stat()
+    if not stat.S_ISREG(st.st_mode):
+        raise OSError(0, "not a regular file (a folder, a pipe, a device or a link to one)")
+    if st.st_size > limit:
+        raise OSError(0, f"{st.st_size:,} bytes, more than a cell writes ({limit:,})")
+    with open(p, "rb") as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:  # grew since the stat
+        raise OSError(0, f"more than {limit:,} bytes, more than a cell writes")
+    return data
 
 
 def _doc_digest(doc: Mapping[str, Any]) -> str:
@@ -303,7 +326,7 @@ class ResultStore:
         """The verified document at ``p`` (``None`` if there is none); :class:`DamagedCell`
         if it is unreadable, of another format, changed, or another cell's."""
         try:
-            data = p.read_bytes()
+            data = _read_regular(p, MAX_CELL_BYTES)
         except FileNotFoundError:
             return None
         except OSError as exc:
@@ -337,6 +360,8 @@ class ResultStore:
         if arrays:
             npz = self._json_path(meta["function"], meta["key"]).with_suffix(".npz")
             try:
+                if not stat.S_ISREG(npz.stat().st_mode):  # a pipe blocked, a device never ended
+                    raise OSError(0, "not a regular file")
                 with np.load(npz, allow_pickle=False) as z:
                     for name, spec in arrays.items():
                         a = z[name]
