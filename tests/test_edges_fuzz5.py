@@ -346,3 +346,27 @@ def test_a_cell_file_that_is_no_regular_file_counts_as_damaged(tmp_path, what, c
     with caplog.at_level("WARNING", logger="dpbounds.sweep"):
         assert list(store.entries()) == []
     assert "ignoring the damaged cell file" in caplog.text
+
+
+# --------------------------------------- a mutant that does not apply, before the imports
+INAPPLICABLE = (
+    ["audit", "dp_gd_gaussian", "--quick", "--mutant", "laplace_std"],
+    ["audit", "dp_gd_gaussian", "--quick", "--neighbouring", "add_remove", "--mutant",
+     "realised_batch"],
+    ["audit", "dp_nag", "--quick", "--mutant", "nsgd_sigma_r"],
+)
+
+
+@pytest.mark.parametrize("argv", INAPPLICABLE, ids=lambda a: " ".join(a[1:]))
+def test_an_inapplicable_audit_mutant_is_refused_early_in_the_librarys_words(argv, capsys,
+                                                                            monkeypatch):
+    # 1.4-1.5 CPU-s each before (the library's imports first; fuzz round 5)
+    from dpbounds.cli import EXIT_USAGE, _ranges, audit_cmd
+
+    assert main(argv) == EXIT_USAGE
+    early = capsys.readouterr().err.strip()
+    assert "does not apply to" in early
+    monkeypatch.setattr(_ranges, "check", lambda args: None)
+    monkeypatch.setattr(audit_cmd, "_early_checks", lambda args, known: None)
+    assert main(argv) == EXIT_USAGE
+    assert capsys.readouterr().err.strip().splitlines()[-1] == early
