@@ -233,6 +233,12 @@ def _callable_value(name: str, fn: Callable[..., Any], p: Mapping[str, Any]) -> 
     return x
 
 
+#: The built-in bounds' ids and aliases where the caller knows them without importing their
+#: modules (the CLI sets it from its shipped catalog before loading plug-ins); ``None``: not
+#: known, and :func:`theorem` imports every bound module before registering.
+_BUILTIN_BOUND_IDS: frozenset[str] | None = None
+
+
 def theorem(name: str, bound: sp.Expr | Callable[..., float], *, quantity: str,
             source: Source | Sequence[Source], problem_class: str,
             hyperparameters: Mapping[str, Any] | None = None,
@@ -357,8 +363,12 @@ def theorem(name: str, bound: sp.Expr | Callable[..., float], *, quantity: str,
     if register:
         module = _caller_module()
         # every bound first: a lookup imports only the module it needs, and a reused built-in
-        # id must be refused here whether or not its module was imported yet
-        _registry.discover()
+        # id must be refused here whether or not its module was imported yet; where the ids
+        # are known without importing them (the CLI's catalog), only a reused one imports
+        # them (its refusal in the registry's words). Any later lookup discovers them all
+        # anyway once a plug-in has registered (Registry.find), refusing a reuse there too
+        if _BUILTIN_BOUND_IDS is None or entry.name in _BUILTIN_BOUND_IDS:
+            _registry.discover()
         _registry.BOUND_REGISTRY.register(entry.name, entry, rank=100 + CLASSES.index(cls),
                                           module=module)
         _record_origin(entry.name, module)

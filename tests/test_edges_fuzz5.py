@@ -370,3 +370,30 @@ def test_an_inapplicable_audit_mutant_is_refused_early_in_the_librarys_words(arg
     monkeypatch.setattr(audit_cmd, "_early_checks", lambda args, known: None)
     assert main(argv) == EXIT_USAGE
     assert capsys.readouterr().err.strip().splitlines()[-1] == early
+
+
+# ----------------------------------------- a plug-in's theorem without every bound module
+def test_a_plugin_theorem_imports_the_bound_modules_only_to_refuse_a_reused_id(tmp_path):
+    # the CLI knows the built-in ids from its catalog: `--plugin F bound --help` imported every
+    # bound module (0.3 CPU-s) to check a new id against them
+    import subprocess
+    import sys
+
+    fresh = tmp_path / "fresh.py"
+    fresh.write_text(PLUGIN.format(name="fresh_gd", c="1.0"))
+    probe = ("import sys\nfrom dpbounds.cli import main\n"
+             "try:\n    main(sys.argv[1:])\nexcept SystemExit as e:\n    print('exit', e.code)\n"
+             "print('loaded', 'dpbounds.bounds.nonconvex.sensitivity_reduced' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe, "--plugin", str(fresh), "bound",
+                          "--help"], capture_output=True, text=True, timeout=300)
+    assert out.stdout.strip().endswith("loaded False"), out.stdout + out.stderr
+    # a lookup still finds every bound, the plug-in's among them
+    listed = subprocess.run([sys.executable, "-m", "dpbounds", "--plugin", str(fresh), "bound",
+                             "--list"], capture_output=True, text=True, timeout=300)
+    assert "nonconvex.fresh_gd" in listed.stdout and "nonconvex.clipped_sgd" in listed.stdout
+    # control: a reused built-in id is refused when the plug-in loads, as before
+    reused = tmp_path / "reused.py"
+    reused.write_text(PLUGIN.format(name="clipped_sgd", c="1.0").split("method =")[0])
+    out = subprocess.run([sys.executable, "-m", "dpbounds", "--plugin", str(reused), "bound",
+                          "--help"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2 and "is registered twice" in out.stderr, out.stderr
