@@ -218,14 +218,13 @@ def _callable_value(name: str, fn: Callable[..., Any], p: Mapping[str, Any]) -> 
     what = f"{name}: the callable bound returned {v!r}"[:200]
     if v is None or isinstance(v, (bool, np.bool_, str, bytes)) or np.ndim(v) != 0:
         raise ValueError(f"{what} at {at}, not a real number")
-    try:
-        if np.iscomplexobj(v) and complex(v).imag != 0:
-            raise ValueError(f"{what} at {at}, a complex number (a bound is real)")
-        x = float(np.real(v))
-    except (TypeError, ValueError, OverflowError) as exc:
-        if "complex number" in str(exc):
-            raise
+    try:  # complex() reads every number type (numpy, sympy, mpmath's mpc, Fraction)
+        c = complex(v)
+    except (TypeError, ValueError, OverflowError):
         raise ValueError(f"{what} at {at}, not a real number") from None
+    if c.imag != 0 or math.isnan(c.imag):  # mpmath.sqrt(-2) read as its real part 0 before
+        raise ValueError(f"{what} at {at}, a complex number (a bound is real)")
+    x = c.real
     if math.isnan(x):
         raise ValueError(f"{what} at {at}: it is not defined there")
     if x < 0:
@@ -452,6 +451,8 @@ class Releases(list[np.ndarray]):
     :data:`POST_PROCESSING_TOL` tells them apart."""
 
     post_processing: float = 0.0
+    #: whether the releases are kept (an audit's tap); a verify run's probe keeps none
+    keep: bool = True
 
 
 #: open white-box taps (:func:`_release_tap`) and post-processing probes
@@ -478,7 +479,7 @@ def _post_processing_probe() -> Iterator[Releases]:
     """The post-processing probe alone (a verify study's run: a few probed steps, no
     releases kept)."""
     out = Releases()
-    out.keep = False  # type: ignore[attr-defined]
+    out.keep = False
     _TAPS.append(out)
     try:
         yield out
@@ -486,10 +487,21 @@ def _post_processing_probe() -> Iterator[Releases]:
         _TAPS.remove(out)
 
 
+#: a verify run probes its first this many steps (a defect that recurs with a period up to
+#: it shows there), the powers of two, the middle step and the last
+PROBED_FIRST = 16
+
+
 def _probed_steps(T: int, every: bool) -> set[int]:
     """The steps whose post-processing is probed: every one in an audit (a few steps), else
-    the first three, the middle one and the last (each probe costs two more step calls)."""
-    return set(range(T)) if every else {0, 1, 2, T // 2, T - 1}
+    the first :data:`PROBED_FIRST`, the powers of two, the middle one and the last (each probe
+    costs two to five more step calls; at most ~40 of a run's steps). A defect on a step of
+    none of these (noise dropped at step 37 only) is not seen: a step should not depend on
+    ``t`` other than through its arguments."""
+    if every:
+        return set(range(T))
+    powers = {2**k for k in range(max(T, 1).bit_length())}
+    return {t for t in (*range(min(T, PROBED_FIRST)), *powers, T // 2, T - 1) if 0 <= t < T}
 
 
 #: a coefficient of a :class:`LinearMomentum`: a number, a hyper-parameter's name, or a function
@@ -830,53 +842,69 @@ class Method:
                                 PureDpAccountant(nb), steps, initial=sensitivity,
                                 max_noise=1e15 * sensitivity)
 
-    def _post_processing_share(self, x: Any, query: Callable[[Any], Any], z: Any,
-                               p: Mapping[str, Any], memory: dict[str, Any] | None, new: Any,
-                               released_query: Any, rng: np.random.Generator, xp: Any
-                               ) -> float:
-        """How far the step's output moves when its gradient query is shifted by a random
-        ``delta`` and its noise by ``-delta`` (the same release ``query + noise``), beyond the
-        output's rounding, as a share of how far the shifted query alone moves it
-        (:class:`Releases`); 0 for a step that does not read the gradient. ``memory``: the
-        step's memory before the step (copied again for each call).
+    def _post_processing_share(self, before: tuple[Any, dict[str, Any]],
+                               query: Callable[[Any], Any], z: Any, p: Mapping[str, Any],
+                               after: tuple[Any, dict[str, Any] | None], released_query: Any,
+                               rng: np.random.Generator, xp: Any) -> float:
+        """How far the step's output **and the memory it leaves** move when its gradient
+        query is shifted by a random ``delta`` and its noise by ``-delta`` (the same release
+        ``query + noise``), beyond their rounding, as a share of how far the shifted query
+        alone moves them (:class:`Releases`); 0 for a step that does not read the gradient.
 
-        ``delta`` starts at the release's magnitude and grows (at most 1e12-fold) until the
-        shifted query moves the output well above its rounding (an iterate far larger than
-        ``eta * delta`` would otherwise hide the move in its last bits)."""
+        ``before``: the state and memory before the step (each probe call gets its own copy:
+        a step may update them in place); ``after``: the step's output and memory. A
+        momentum built from the raw gradient (``m = beta m + grad(x)``, noise added only to
+        the step) moves every step's output as a function of its release, but not the
+        memory it hands on (an independent review, stop 71). ``delta`` starts at the
+        release's magnitude and grows (at most 1e12-fold) until the shifted query moves the
+        output well above its rounding (an iterate far larger than ``eta * delta`` hides the
+        move in its last bits)."""
         from dpbounds.backend import to_numpy
 
-        out = to_numpy(new).astype(float)
+        def flat(out: Any, memory: dict[str, Any] | None) -> np.ndarray:
+            parts = [to_numpy(out).astype(float).ravel()]
+            kept = memory or {}
+            for key in sorted(kept, key=str):  # the numbers the step remembers
+                try:
+                    parts.append(np.asarray(to_numpy(kept[key])).astype(float).ravel())
+                except (TypeError, ValueError):
+                    continue  # not numbers (a flag, a name): nothing to compare
+            return np.concatenate(parts)
+
+        base = flat(*after)
         unit = float(np.finfo(float).eps)
         size = max(float(np.max(np.abs(to_numpy(released_query)), initial=0.0)),
                    float(np.max(np.abs(to_numpy(z)), initial=0.0)), 1e-300)
-        direction = rng.standard_normal(out.shape)
+        direction = rng.standard_normal(np.shape(to_numpy(after[0])))
 
         def call(shift: Any, noise: Any) -> np.ndarray:
+            x, memory = copy.deepcopy(before)
+
             def shifted(y: Any) -> Any:
                 return query(y) + shift
 
-            if memory is None:
-                return to_numpy(self.step(x, shifted, noise, p)).astype(float)
-            return to_numpy(self.step(x, shifted, noise, p, copy.deepcopy(memory))
-                            ).astype(float)
+            if after[1] is None:
+                return flat(self.step(x, shifted, noise, dict(p)), None)
+            return flat(self.step(x, shifted, noise, dict(p), memory), memory)
+
+        def rounding(*arrays: np.ndarray) -> float:
+            return 64.0 * unit * float(max(np.max(np.abs(a), initial=0.0) for a in arrays))
 
         for _ in range(4):
             delta = xp.asarray(direction * size)
             moved_out = call(delta, z)
-            moved = float(np.max(np.abs(moved_out - out), initial=0.0))
-            floor = 64.0 * unit * float(max(np.max(np.abs(out), initial=0.0),
-                                            np.max(np.abs(moved_out), initial=0.0)))
+            if moved_out.shape != base.shape:  # the memory changed shape: compare the output
+                return 0.0
+            moved = float(np.max(np.abs(moved_out - base), initial=0.0))
+            floor = rounding(base, moved_out)
             if not math.isfinite(moved) or moved == 0.0:
                 return 0.0  # the step does not read the gradient (or overflowed: no reading)
             if moved >= 1e6 * floor:
                 break
             size *= min(1e4, 1e7 * floor / moved)  # at most 1e12 over the tries
         same_out = call(delta, z - delta)
-        same = float(np.max(np.abs(same_out - out), initial=0.0))
-        floor = 64.0 * unit * float(max(np.max(np.abs(out), initial=0.0),
-                                        np.max(np.abs(same_out), initial=0.0),
-                                        np.max(np.abs(moved_out), initial=0.0)))
-        return max(0.0, same - floor) / moved
+        same = float(np.max(np.abs(same_out - base), initial=0.0))
+        return max(0.0, same - rounding(base, same_out, moved_out)) / moved
 
     def run(self, objective: Any, *, epsilon: float, steps: int, delta: float | None = None,
             trials: int = 1, seed: Any = None, x0: Any = None, trace: str | None = "grad_norm",
@@ -962,7 +990,7 @@ class Method:
         # length is a function of B only (so trial k's stream stays a function of (seed, k))
         block = sample_block(B) if sampled else 0
         batches: Any = None
-        keep = [tap for tap in taps if getattr(tap, "keep", True)]
+        keep = [tap for tap in taps if tap.keep]
         probed = _probed_steps(T, every=bool(keep)) if taps else set()
         probe_rng = np.random.default_rng(0)  # apart from the run's streams: its bits stay
         for t in progress(range(T), desc=self.name):
@@ -979,15 +1007,18 @@ class Method:
             else:
                 z = zero
             first.clear()
-            before = copy.deepcopy(memory) if t in probed and with_memory else None
+            # the step's arguments as they are before it runs (a step may update x or its
+            # memory in place), for the probe's own calls
+            before = (copy.deepcopy((x, memory)) if t in probed else None)
             new = self.step(x, grad, z, p, memory) if with_memory else self.step(x, grad, z, p)
             if taps:
-                if not first:
+                if keep and not first:
                     raise ValueError(f"{self.name}: the step released no gradient query "
                                      "(step must call grad(x))")
-                if t in probed:
-                    share = self._post_processing_share(x, query, z, p, before, new,
-                                                        first[0], probe_rng, xp)
+                if t in probed and first and before is not None:
+                    share = self._post_processing_share(
+                        before, query, z, p, (new, memory if with_memory else None),
+                        first[0], probe_rng, xp)
                     for tap in taps:
                         tap.post_processing = max(tap.post_processing, share)
                 if keep:

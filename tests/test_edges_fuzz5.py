@@ -126,6 +126,45 @@ def test_the_release_probe_reads_what_the_step_does_with_its_noise():
 
     assert _probe_share(momentum) == 0.0
 
+    def raw_momentum(x, g, z, p, memory):  # the review's: noiseless gradients remembered
+        m = 0.5 * memory.get("m", 0.0 * x) + g(x)
+        memory["m"] = m
+        return x - p["eta"] * (m + z)
+
+    # each output is a function of its release, the memory handed on is not: its share is
+    # the memory's move, 1 (the gradient's shift carried whole)
+    assert _probe_share(raw_momentum) == pytest.approx(1.0, abs=1e-9)
+
+    def in_place(x, g, z, p):  # updates its argument: the probe works on copies
+        x -= p["eta"] * (g(x) + z)
+        return x
+
+    assert _probe_share(in_place) == 0.0
+
+
+def test_the_probe_leaves_the_run_as_it_is():
+    # the review's in-place step: the probe's own calls changed the run's numbers (grad_avg
+    # 0.4452 -> 0.4829); a verify run probes, an unprobed run does not: the same iterates
+    import numpy as np
+
+    from dpbounds import extend as ex
+    from dpbounds.objectives import QuadraticObjective
+
+    f = QuadraticObjective(np.linspace(1.0, 2.0, 4),
+                           offsets=np.random.default_rng(0).standard_normal((10, 4)))
+
+    def in_place(x, g, z, p, memory):
+        memory["t"] = memory.get("t", 0) + 1
+        x -= p["eta"] * (g(x) + z)
+        return x
+
+    m = ex.Method("in_place_probe", step=in_place, mechanism="gaussian", sensitivity=0.1)
+    kw = dict(epsilon=1.0, delta=1e-5, steps=20, trials=3, seed=4, params={"eta": 0.1})
+    plain = m.run(f, **kw).x_numpy()
+    with ex._post_processing_probe() as probe:
+        probed = m.run(f, **kw).x_numpy()
+    assert np.array_equal(plain, probed) and probe.post_processing == 0.0
+
 
 PLUGIN = '''
 import sympy as sp
@@ -217,12 +256,15 @@ def test_an_edge_where_the_bound_ends_is_not_called_the_search_ranges():
 @pytest.mark.parametrize(("value", "words"), [
     (-1.0, "below 0, but it bounds an error"), (complex(1, 1), "a complex number"),
     (float("nan"), "it is not defined there"), ("abc", "not a real number"),
-    (None, "not a real number"), (True, "not a real number"), ([1.0, 2.0], "not a real number")])
+    (None, "not a real number"), (True, "not a real number"), ([1.0, 2.0], "not a real number"),
+    ("mpc", "a complex number")])
 def test_a_callable_bound_that_returns_no_bound_is_refused_by_name(value, words):
     # was: -1 won `compare` ("best: nonconvex.callable_b"), a complex number stopped
     # `bound` and `compare` with an internal error, NaN printed "bound: nan" with exit 0
     from dpbounds import extend as ex
 
+    if value == "mpc":  # mpmath.sqrt(-2): its real part 0 was read as the bound (the review)
+        value = pytest.importorskip("mpmath").sqrt(-2)
     entry = ex.theorem("nonconvex.cb_fuzz5", lambda d, N, eps: value,
                        parameters=("d", "N", "eps"), quantity="q", problem_class="nonconvex",
                        source=ex.Source("a test", "P", ex.DERIVED), register=False)
@@ -397,3 +439,27 @@ def test_a_plugin_theorem_imports_the_bound_modules_only_to_refuse_a_reused_id(t
     out = subprocess.run([sys.executable, "-m", "dpbounds", "--plugin", str(reused), "bound",
                           "--help"], capture_output=True, text=True, timeout=300)
     assert out.returncode == 2 and "is registered twice" in out.stderr, out.stderr
+
+
+def test_a_verify_probe_accepts_a_step_without_a_gradient_query():
+    # the review's: a step that skips the gradient every other step stopped verify with "the
+    # step released no gradient query", a check of the audit's white-box releases only
+    import numpy as np
+
+    from dpbounds import extend as ex
+    from dpbounds.objectives import QuadraticObjective
+
+    f = QuadraticObjective(np.linspace(1.0, 2.0, 4),
+                           offsets=np.random.default_rng(0).standard_normal((10, 4)))
+
+    def sometimes(x, g, z, p, memory):
+        memory["t"] = memory.get("t", 0) + 1
+        return x - p["eta"] * (z if memory["t"] % 2 else g(x) + z)
+
+    m = ex.Method("sometimes_probe", step=sometimes, mechanism="gaussian", sensitivity=0.1)
+    kw = dict(epsilon=1.0, delta=1e-5, steps=8, trials=2, seed=0, params={"eta": 0.1})
+    with ex._post_processing_probe() as probe:
+        m.run(f, **kw)
+    assert probe.post_processing == 0.0
+    with pytest.raises(ValueError, match="released no gradient query"), ex._release_tap():
+        m.run(f, **kw)  # control: the audit's tap needs a release every step

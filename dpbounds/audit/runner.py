@@ -315,9 +315,11 @@ class AuditResult:
                         "the data is not private)")
         if self.not_post_processing:
             verdict += (f" (the step's output is not a function of its release grad + noise: "
-                        f"a shift of the gradient offset in the noise moved it "
-                        f"{self.post_processing:.3g} of the shift's own effect; noise dropped "
-                        "or scaled, or a gradient query released without noise)")
+                        f"a shift of the gradient offset in the noise moved it or the memory "
+                        f"it keeps {self.post_processing:.3g} of the shift's own effect; noise "
+                        "dropped or scaled, a gradient kept or released without noise, the "
+                        "query changed before the noise is added (clip through "
+                        "Method(clip=)), or a step with randomness of its own)")
         if self.status == "INCONCLUSIVE" and self.null_false_positive:
             verdict += " (the null control fired: this estimator cannot pass it)"
         if self.runs_dependent:

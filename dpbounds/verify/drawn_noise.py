@@ -452,8 +452,9 @@ def drawn_noise_verdicts(tr: Mapping[str, Any], *, alpha: float = 1e-3, name: st
                          ) -> list[Verdict]:
     """The tests of the module docstring on a transcript dictionary (``[]`` when it
     recorded no draws): the scale (exact Gamma total, with its power against a 10 % change),
-    the shape (Kolmogorov-Smirnov) and, with enough pairs, the independence of consecutive
-    releases, each two-sided at ``alpha / 3`` (``alpha / 2`` without the third); for a grid run
+    for ``d > 1`` the tails (:func:`_tails_row`), the shape (Kolmogorov-Smirnov) and, with
+    enough pairs, the independence of consecutive releases, Bonferroni at ``alpha`` over the
+    rows there are (``alpha / 4`` each with all four); for a grid run
     (``grid_bits``) the z-test of the total and the chi-square in cells of exact probability
     of the discrete Laplace (``noise="laplace"``) or the discrete Gaussian
     (``noise="gaussian"``)."""
