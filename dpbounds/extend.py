@@ -429,10 +429,6 @@ def evaluate(entry: _registry.Entry | str, objective: Any, *,
 
 
 # ----------------------------------------------------------------------------- methods
-#: A step's output moved by more than this share of what the gradient alone moves it, when
-#: the gradient is shifted by ``delta`` and the noise by ``-delta`` (the same release), is not
-#: a function of its release (:class:`Releases`); correct steps read ~1e-16 (rounding).
-POST_PROCESSING_TOL = 1e-6
 
 
 class Releases(list[np.ndarray]):
@@ -448,7 +444,7 @@ class Releases(list[np.ndarray]):
     without noise passed both. Its output then depends on the gradient other than through
     the release: ``post_processing`` is of order 1 (0.5 for noise scaled by 1/2), against
     ~1e-16 for a step that reads ``grad(x) + noise`` only (rounding), and
-    :data:`POST_PROCESSING_TOL` tells them apart."""
+    :data:`dpbounds.audit.runner.POST_PROCESSING_TOL` tells them apart."""
 
     post_processing: float = 0.0
     #: whether the releases are kept (an audit's tap); a verify run's probe keeps none
@@ -1183,6 +1179,7 @@ class _Runner:
 
     def __call__(self, point: dict, inst: Any, trials: int, seed: Any, mutation: str | None,
                  dry: bool = False) -> dict[str, Any]:
+        from dpbounds.audit.runner import POST_PROCESSING_TOL as post_processing_tol
         from dpbounds.verify import exact
         from dpbounds.verify.mutants import eps_run, mutated, noise_tap, step_factor
         from dpbounds.verify.studies._common import noise_energy_law
@@ -1268,7 +1265,7 @@ class _Runner:
             # or scales it passed every row (fuzz round 5)
             post_processing=dict(
                 kind="release", values=np.atleast_1d(float(probe.post_processing)),
-                exact=POST_PROCESSING_TOL, sd=None, rtol=0.0,
+                exact=post_processing_tol, sd=None, rtol=0.0,
                 oracle="the step's move when the gradient is shifted by delta and the noise by "
                        "-delta (the same release), over the shifted gradient's own move "
                        "(steps 0, 1, 2, T/2, T-1; rounding reads ~1e-16)"))

@@ -228,7 +228,10 @@ JSON_RESULT_FIELDS: dict[str, tuple[str, frozenset[str]]] = {
                          "mutant_noise_factor", "relations", "in_all", "origin",
                          "estimate_exceeds_claim", "status", "independence_z",
                          "independence_crit", "runs_dependent", "features",
-                         "estimated_memory_bytes", "memory_bytes"})),
+                         "estimated_memory_bytes", "memory_bytes",
+                         # stop 71: a plug-in step's post-processing share, and runs that
+                         # ignore their seed (white-box violations)
+                         "post_processing", "not_post_processing", "seed_ignored"})),
     "tune": ("a tuned configuration's label, its bound, the computed error, the noise scale "
              "and the gap to the best horizon; 'horizon' is the chosen T (the table's "
              "'steps': a divergence of the tuner's rows, kept here until they are renamed); "

@@ -106,6 +106,13 @@ _BYTES_PER_VALUE, _BASE_BYTES = 32, 3.6e8
 LOG_EVERY_S = 5.0
 
 
+#: A plug-in step whose output (or memory) moved by more than this share of what the gradient
+#: alone moves it, when the gradient is shifted by ``delta`` and the noise by ``-delta`` (the
+#: same release), is not a function of its release (:class:`dpbounds.extend.Releases`);
+#: correct steps read ~1e-16 (rounding). Here, below :mod:`dpbounds.extend`, which probes.
+POST_PROCESSING_TOL = 1e-6
+
+
 @dataclass(frozen=True)
 class AuditResult:
     """Outcome of :func:`audit`.
@@ -260,13 +267,11 @@ class AuditResult:
     def not_post_processing(self) -> bool:
         """A plug-in step's output is not a function of its release ``query + noise``
         (:class:`dpbounds.extend.Releases`): shifting the query by ``delta`` and the noise by
-        ``-delta`` moved it by more than :data:`~dpbounds.extend.POST_PROCESSING_TOL` of
+        ``-delta`` moved it by more than :data:`POST_PROCESSING_TOL` of
         what the shifted query alone moved it. The audit's statistic reads the releases, so
         it could not see noise the step drops or scales (a step without noise read the same
         numbers as the correct one); the output then carries less noise than the ledger
         charges for: a violation, certain rather than statistical."""
-        from dpbounds.extend import POST_PROCESSING_TOL
-
         return math.isfinite(self.post_processing) and (
             self.post_processing > POST_PROCESSING_TOL)
 
