@@ -143,7 +143,8 @@ def test_help_list_and_input_errors_import_no_heavy_module():
                 ["verify", "strongly_convex.nag", "--problem", "quadratc"], ["tune", "hbb"],
                 *FUZZ3_ERRORS, *FUZZ4_ERRORS,
                 # stop 71: an audit mutant that does not apply
-                ["audit", "dp_gd_gaussian", "--quick", "--mutant", "laplace_std"]])
+                ["audit", "dp_gd_gaussian", "--quick", "--mutant", "laplace_std"],
+                ["verify", "strongly_convex.nag", "--vary", "N", "--values", "100.5", "200"]])
     seen = _imports_of(argvs)
     assert list(seen) == [" ".join(a) for a in argvs]
     assert {k: v for k, v in seen.items() if v} == {}

@@ -463,3 +463,24 @@ def test_a_verify_probe_accepts_a_step_without_a_gradient_query():
     assert probe.post_processing == 0.0
     with pytest.raises(ValueError, match="released no gradient query"), ex._release_tap():
         m.run(f, **kw)  # control: the audit's tap needs a release every step
+
+
+@pytest.mark.parametrize("argv", [
+    ["verify", "strongly_convex.nag", "--vary", "N", "--quick", "--values", "100.5", "200"],
+    ["verify", "strongly_convex.nag", "--vary", "d", "--quick", "--values", "4", "8.5"]],
+    ids=["N", "d"])
+def test_a_fractional_count_in_values_is_refused_early_in_the_studys_words(argv, capsys,
+                                                                          monkeypatch):
+    # 2.0 CPU-s before (the study's imports first; fuzz round 5)
+    from dpbounds.cli import EXIT_USAGE, _ranges
+
+    assert main(argv) == EXIT_USAGE
+    early = capsys.readouterr().err.strip()
+    assert "must be integers" in early
+    monkeypatch.setattr(_ranges, "check", lambda args: None)
+    assert main(argv) == EXIT_USAGE
+    assert capsys.readouterr().err.strip().splitlines()[-1] == early
+    # control: whole counts written with a decimal point are read as the counts they are
+    monkeypatch.undo()
+    whole = {"N": ["100.0", "200"], "d": ["4.0", "8"]}[argv[3]]
+    assert main([*argv[:-2], *whole]) in (0, 3)

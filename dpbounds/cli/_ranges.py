@@ -198,6 +198,8 @@ RANGES: dict[str, dict[str, Range]] = {
 
 #: verify's swept variable -> the flag it overrides (``verify_cmd`` refuses that flag first)
 _SWEPT = {"d": "dimension", "N": "dataset_size", "eps": "epsilon"}
+#: the swept variables that count (dpbounds.verify.study._INTEGER_VARS among _SWEPT's)
+_VERIFY_COUNTS = ("d", "N")
 
 _ORDER_PROBLEM = "{small} must lie in (0, L={b:g}] (mu <= L), got {a:g}"
 _BATCH_PROBLEM = ("{small} must lie in [1, N={b:g}] (the batch is drawn from the data set), "
@@ -270,6 +272,10 @@ def check(args: argparse.Namespace) -> None:
             for v in values:
                 if not rng.contains(float(v)):
                     raise ValueError(rng.message(str(rng.name), v))
+                # a count (d, N) that is not whole, in the study's words (2.0 CPU-s before)
+                if rng.name in _VERIFY_COUNTS and float(v) != int(float(v)):
+                    raise ValueError(f"values of {rng.name} must be integers, got "
+                                     f"{float(v):.6g}")
     if key in ("tune hb", "tune nag"):  # the library's words, which name n and c's floor
         m, n = getattr(args, "batch_size", None), getattr(args, "dataset_size", None)
         if m is not None and n is not None and float(m) < 1:  # m = 0: 1.1 CPU-s before
