@@ -403,15 +403,26 @@ INAPPLICABLE = (
 def test_an_inapplicable_audit_mutant_is_refused_early_in_the_librarys_words(argv, capsys,
                                                                             monkeypatch):
     # 1.4-1.5 CPU-s each before (the library's imports first; fuzz round 5)
-    from dpbounds.cli import EXIT_USAGE, _ranges, audit_cmd
+    from dpbounds.cli import audit_cmd
+
+    early = _early_then_library(argv, capsys, monkeypatch,
+                                lambda: monkeypatch.setattr(audit_cmd, "_early_checks",
+                                                            lambda args, known: None))
+    assert "does not apply to" in early
+
+
+def _early_then_library(argv, capsys, monkeypatch, switch_off=lambda: None) -> str:
+    """The refusal of ``argv`` (exit 2) said early, which must equal the library's last line
+    with the early checks switched off (``dpbounds.cli._ranges.check`` and ``switch_off``)."""
+    from dpbounds.cli import EXIT_USAGE, _ranges
 
     assert main(argv) == EXIT_USAGE
     early = capsys.readouterr().err.strip()
-    assert "does not apply to" in early
     monkeypatch.setattr(_ranges, "check", lambda args: None)
-    monkeypatch.setattr(audit_cmd, "_early_checks", lambda args, known: None)
+    switch_off()
     assert main(argv) == EXIT_USAGE
     assert capsys.readouterr().err.strip().splitlines()[-1] == early
+    return early
 
 
 # ----------------------------------------- a plug-in's theorem without every bound module
@@ -472,14 +483,7 @@ def test_a_verify_probe_accepts_a_step_without_a_gradient_query():
 def test_a_fractional_count_in_values_is_refused_early_in_the_studys_words(argv, capsys,
                                                                           monkeypatch):
     # 2.0 CPU-s before (the study's imports first; fuzz round 5)
-    from dpbounds.cli import EXIT_USAGE, _ranges
-
-    assert main(argv) == EXIT_USAGE
-    early = capsys.readouterr().err.strip()
-    assert "must be integers" in early
-    monkeypatch.setattr(_ranges, "check", lambda args: None)
-    assert main(argv) == EXIT_USAGE
-    assert capsys.readouterr().err.strip().splitlines()[-1] == early
+    assert "must be integers" in _early_then_library(argv, capsys, monkeypatch)
     # control: whole counts written with a decimal point are read as the counts they are
     monkeypatch.undo()
     whole = {"N": ["100.0", "200"], "d": ["4.0", "8"]}[argv[3]]
