@@ -867,6 +867,7 @@ class Method:
                     continue  # not numbers (a flag, a name): nothing to compare
             return np.concatenate(parts)
 
+        outputs = int(np.size(to_numpy(after[0])))  # the output leads every flat vector
         base = flat(*after)
         unit = float(np.finfo(float).eps)
         size = max(float(np.max(np.abs(to_numpy(released_query)), initial=0.0)),
@@ -889,8 +890,8 @@ class Method:
         for _ in range(4):
             delta = xp.asarray(direction * size)
             moved_out = call(delta, z)
-            if moved_out.shape != base.shape:  # the memory changed shape: compare the output
-                return 0.0
+            if moved_out.shape != base.shape:  # the memory changed shape: the outputs alone
+                base, moved_out = base[:outputs], moved_out[:outputs]
             moved = float(np.max(np.abs(moved_out - base), initial=0.0))
             floor = rounding(base, moved_out)
             if not math.isfinite(moved) or moved == 0.0:
@@ -899,6 +900,10 @@ class Method:
                 break
             size *= min(1e4, 1e7 * floor / moved)  # at most 1e12 over the tries
         same_out = call(delta, z - delta)
+        if same_out.shape != base.shape:
+            same_out = same_out[:outputs]
+            if same_out.shape != base.shape:  # the memory changed shape, not in the first try
+                base, moved_out = base[:outputs], moved_out[:outputs]
         same = float(np.max(np.abs(same_out - base), initial=0.0))
         return max(0.0, same - rounding(base, same_out, moved_out)) / moved
 

@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds._validation import check_int
+from dpbounds._validation import check_finite, check_int, check_nonnegative
 
 __all__ = ["RealisedLoad", "all_load_brute_force", "all_load_exact", "formed_load_brute_force",
            "formed_load_exact", "node_sensitivity_brute_force", "node_sensitivity_series"]
@@ -214,6 +214,16 @@ def realised_rho(load: np.ndarray, sensitivity: float, sigma: float) -> np.ndarr
     return np.asarray(load, dtype=float) * sensitivity**2 / (2.0 * sigma**2)
 
 
+def _lipschitz_alpha(lipschitz: Any, alpha: Any) -> tuple[float, float]:
+    """``(G, alpha)`` as floats: ``G`` finite and >= 0, ``alpha`` in (0, 1] (``ValueError``
+    naming the parameter; a bool, a string or NaN refused)."""
+    G = float(check_nonnegative("lipschitz", lipschitz))
+    a = float(check_finite("alpha", alpha))
+    if not 0.0 < a <= 1.0:
+        raise ValueError(f"alpha must lie in (0, 1], got {alpha!r}")
+    return G, a
+
+
 def node_sensitivity_series(lipschitz: float, alpha: float, steps_per_epoch: int) -> float:
     r"""A momentum node's L2 sensitivity under replace-one, summed as a series (not the closed
     form of :func:`~dpbounds.privacy.tree.momentum_node_sensitivity`) **[DERIVED]**.
@@ -236,12 +246,8 @@ def node_sensitivity_series(lipschitz: float, alpha: float, steps_per_epoch: int
     >>> round(node_sensitivity_series(1.0, 0.5, 1), 12)  # r = 1/2: 2 (1/2 + 1/4 * 2)
     2.0
     """
-    G, a, n = float(lipschitz), float(alpha), int(steps_per_epoch)
-    if not (math.isfinite(G) and G >= 0):
-        raise ValueError(f"lipschitz must be finite and >= 0, got {lipschitz!r}")
-    if not 0.0 < a <= 1.0:
-        raise ValueError(f"alpha must lie in (0, 1], got {alpha!r}")
-    check_int("steps_per_epoch", n, minimum=1)
+    G, a = _lipschitz_alpha(lipschitz, alpha)
+    n = check_int("steps_per_epoch", steps_per_epoch, minimum=1)
     if a == 1.0:  # every earlier occurrence has weight 0
         return 2.0 * G
     log_r = n * math.log1p(-a)
@@ -266,7 +272,7 @@ def node_sensitivity_brute_force(lipschitz: float, alpha: float, steps_per_epoch
         "epochs", epochs, minimum=1)
     if n**e > MAX_BRUTE_FORCE:
         raise ValueError(f"{n}^{e} placements exceed {MAX_BRUTE_FORCE}")
-    G, a = float(lipschitz), float(alpha)
+    G, a = _lipschitz_alpha(lipschitz, alpha)
     best = 0.0
     for place in itertools.product(range(n), repeat=e):
         steps = [k * n + p for k, p in enumerate(place)]  # 0-based step of each occurrence

@@ -52,7 +52,10 @@ def test_the_series_refuses_what_has_no_sensitivity():
                 dict(lipschitz=math.nan, alpha=0.5, steps_per_epoch=2),
                 dict(lipschitz=1.0, alpha=0.0, steps_per_epoch=2),
                 dict(lipschitz=1.0, alpha=1.5, steps_per_epoch=2),
-                dict(lipschitz=1.0, alpha=0.5, steps_per_epoch=0)):
+                dict(lipschitz=1.0, alpha=0.5, steps_per_epoch=0),
+                dict(lipschitz=1.0, alpha=0.5, steps_per_epoch=2.5),  # was read as 2
+                dict(lipschitz=True, alpha=0.5, steps_per_epoch=2),
+                dict(lipschitz=1.0, alpha=math.nan, steps_per_epoch=2)):
         with pytest.raises(ValueError):
             node_sensitivity_series(**bad)
 
