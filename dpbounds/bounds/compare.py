@@ -578,6 +578,9 @@ def regime(
         raise ValueError(f"points must be >= 3, got {points}")
     if not (0.0 < rtol < 1.0):
         raise ValueError(f"rtol must lie in (0, 1), got {rtol!r}")
+    why = e.mismatch(p)
+    if why is not None:  # every point of the scan would be NaN: "the smallest value is nan"
+        raise ValueError(f"{e.name} does not apply to this problem: {why}")
     lo_default, hi_default = _RANGES.get(variable, (1e-6, 1e6))
     if hi_default is None:  # eps (the one open range): log(1/delta)
         hi_default = math.log(1.0 / float(np.min(p["delta"])))
@@ -649,10 +652,21 @@ def regime(
                          f"it): give a narrower range")
     never = ~ok[-1]
     if never.any() and missing == "raise":
-        best = np.nanmin(vals, axis=0) if np.isfinite(vals).any() else np.nan
-        raise ValueError(f"no {variable} in [{_fmt(lo)}, {_fmt(hi)}] brings {e.name} to the "
-                         f"target {_fmt(float(np.max(tgt[never])))}: the smallest value there "
-                         f"is {_fmt(float(np.nanmin(np.where(never, best, np.nan))))}")
+        head = (f"no {variable} in [{_fmt(lo)}, {_fmt(hi)}] brings {e.name} to the target "
+                f"{_fmt(float(np.max(tgt[never])))}")
+        finite = np.where(np.isfinite(vals), vals, np.inf).min(axis=0)
+        smallest = float(np.min(np.where(never, finite, np.inf)))
+        if not math.isfinite(smallest):  # NaN everywhere: an assumption fails at every point
+            mid = math.sqrt(lo * hi)  # which one, in the bound's own words, at one point
+            mid = float(math.ceil(mid)) if integral else mid
+            try:
+                e.value({**p, variable: mid})
+                which = ""
+            except ValueError as exc:
+                which = f"; at {variable}={_fmt(mid)}: " + str(exc).removeprefix(
+                    f"{e.name} does not apply to this problem: ")
+            raise ValueError(f"{head}: the bound is not defined anywhere there{which}")
+        raise ValueError(f"{head}: the smallest value there is {_fmt(smallest)}")
     first = np.argmax(ok, axis=0)  # index of the first point meeting the target
     at_edge = ok[0] & ~never
     # bracket (bad, good) in log-space, then bisect all answers at once

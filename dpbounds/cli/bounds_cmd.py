@@ -117,7 +117,7 @@ def refuse_unread(args: argparse.Namespace, entry: Any, problem: dict[str, Any],
 
 
 def _problem(args: argparse.Namespace) -> dict[str, float]:
-    from dpbounds.bounds.registry import check_problem
+    from dpbounds.bounds.problem import check_problem  # not the registry: 0.25 of 0.8 CPU-s
 
     out: dict = {}
     flags = {}
@@ -135,6 +135,27 @@ def _problem(args: argparse.Namespace) -> dict[str, float]:
         print(f"dpbounds: warning: {w.message}", file=sys.stderr)
     warnings.simplefilter("ignore")  # said once above; the library checks the problem again
     return problem
+
+
+def refuse_missing(name: str, problem: dict[str, Any]) -> None:
+    """The library's refusal of a problem without a key the bound ``name`` requires, read from
+    the catalog before the registry's imports (``bound strongly_convex.heavy_ball --mu 0.1``
+    took 0.9 CPU-s, ``tune bound ...`` 1.1, to say "needs S1"). It mirrors
+    :meth:`~dpbounds.bounds.registry.Entry.mismatch`: a class that does not fit is the
+    library's to say (it comes first there); ``tests/test_edges_fuzz6.py`` compares the two."""
+    from dpbounds.bounds.problem import CLASSES, describe_key
+
+    row = next((r for r in _catalog.rows("bound")
+                if name == r["name"] or name in r.get("aliases", ())), None)
+    if row is None:
+        return
+    given = problem.get("problem_class")
+    if given is not None and CLASSES.index(given) < CLASSES.index(row["problem_class"]):
+        return
+    absent = [k for k in row.get("requires", ()) if problem.get(k) is None]
+    if absent:
+        raise ValueError(f"{row['name']} does not apply to this problem: needs "
+                         + " and ".join(describe_key(k) for k in absent))
 
 
 def _fmt(v: Any) -> str:
@@ -165,11 +186,12 @@ def _bound(args: argparse.Namespace) -> int:
     if known is not None and args.name not in known:  # before seconds of imports
         raise ValueError(unknown_name("bound", args.name, known, "dpbounds bound --list"))
     _check_regime_flags(args)  # before the registry's imports (0.8 CPU-s)
+    problem = _problem(args)
+    refuse_missing(args.name, problem)
     from dpbounds.bounds import registry
     from dpbounds.bounds.compare import trivial_bounds, vacuous_reason
 
     e = registry.get(args.name)
-    problem = _problem(args)
     refuse_unread(args, e, problem)
     if args.smallest or args.largest:
         return _regime(args, e, problem)

@@ -196,9 +196,11 @@ def _tune(args: argparse.Namespace, name: str, objective: str) -> int:
         except ValueError:
             raise ValueError(f"--range {hp} {lo} {hi}: LOW and HIGH must be numbers") from None
     _early_tune_checks(args, name, objective, ranges)
-    from dpbounds.cli.bounds_cmd import _problem
-    from dpbounds.extend import tune
+    from dpbounds.cli.bounds_cmd import _problem, refuse_missing
     problem = _problem(args)
+    if objective == "bound" and args.tune_what == "bound":  # before extend's imports
+        refuse_missing(name, problem)
+    from dpbounds.extend import tune
     if objective == "error":
         if ranges or args.over:
             raise ValueError("--over/--range: --objective error searches the coefficients the "

@@ -20,99 +20,179 @@ Example
 1.513
 """
 
-from dpbounds.privacy.accountants import (
-    Accountant,
-    BasicAccountant,
-    PldAccountant,
-    PureDpAccountant,
-    RdpAccountant,
-    UnsupportedMechanismError,
-    ZcdpAccountant,
-    make_accountant,
-)
-from dpbounds.privacy.calibrate import (
-    calibrate,
-    calibrate_result,
-    calibrate_to_risk,
-    epsilon_for_noise_multiplier,
-    epsilon_of,
-    noise_multiplier_for_epsilon,
-)
-from dpbounds.privacy.events import (
-    dp_accounting_relation,
-    from_dp_event,
-    ledger_from_dp_event,
-    to_dp_event,
-)
-from dpbounds.privacy.gaussian import (
-    analytic_gaussian_sigma,
-    classic_gaussian_epsilon,
-    classic_gaussian_sigma,
-    gaussian_delta,
-    gaussian_epsilon,
-)
-from dpbounds.privacy.laplace import (
-    amplify_without_replacement,
-    basic_composition,
-    deamplify_without_replacement,
-    laplace_epsilon,
-    laplace_scale_for_epsilon,
-    laplace_scales_for_budgets,
-    laplace_variance,
-    per_step_epsilon,
-    split_budget,
-    subsampled_laplace_epsilon,
-)
-from dpbounds.privacy.ledger import PrivacyLedger
-from dpbounds.privacy.mechanisms import (
-    ApproxDpMechanism,
-    ComposedMechanism,
-    DiscreteGaussianMechanism,
-    GaussianMechanism,
-    LaplaceMechanism,
-    Mechanism,
-    Neighbouring,
-    PureDpMechanism,
-    Sampling,
-    SubsampledDiscreteGaussianMechanism,
-    SubsampledGaussianMechanism,
-    SubsampledLaplaceMechanism,
-    SubsampledZcdpMechanism,
-    TreeAggregationMechanism,
-    ZcdpMechanism,
-    convert_sensitivity,
-    mechanism_from_dict,
-)
-from dpbounds.privacy.rdp import (
-    DEFAULT_ORDERS,
-    gaussian_rdp,
-    poisson_subsampled_gaussian_rdp,
-    rdp_to_dp,
-    rdp_to_dp_epsilon,
-    subsampled_gaussian_rdp,
-    without_replacement_gaussian_rdp,
-)
-from dpbounds.privacy.run import RunPrivacy
-from dpbounds.privacy.table import privacy_table
-from dpbounds.privacy.tree import (
-    compose,
-    dyadic_nodes,
-    max_nodes_per_sample,
-    max_nodes_per_sample_bound,
-    momentum_node_sensitivity,
-    nodes_ending_at,
-    tree_aggregation_epsilon,
-    tree_aggregation_sigma,
-    tree_momentum_sigma_closed_form,
-)
-from dpbounds.privacy.zcdp import (
-    compose_zcdp,
-    dp_to_zcdp_rho,
-    gaussian_sigma_for_zcdp,
-    gaussian_zcdp_rho,
-    pure_dp_to_zcdp_rho,
-    zcdp_to_dp_epsilon,
-)
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+# The names below are imported on first use (PEP 562), not with the package: a submodule such
+# as ``dpbounds.privacy.limits`` (the command line's early checks) would otherwise pull in the
+# accountants, scipy and dp-accounting (0.19 of a 0.35 CPU-s refusal).
+if TYPE_CHECKING:
+    from dpbounds.privacy.accountants import (
+        Accountant,
+        BasicAccountant,
+        PldAccountant,
+        PureDpAccountant,
+        RdpAccountant,
+        UnsupportedMechanismError,
+        ZcdpAccountant,
+        make_accountant,
+    )
+    from dpbounds.privacy.calibrate import (
+        calibrate,
+        calibrate_result,
+        calibrate_to_risk,
+        epsilon_for_noise_multiplier,
+        epsilon_of,
+        noise_multiplier_for_epsilon,
+    )
+    from dpbounds.privacy.events import (
+        dp_accounting_relation,
+        from_dp_event,
+        ledger_from_dp_event,
+        to_dp_event,
+    )
+    from dpbounds.privacy.gaussian import (
+        analytic_gaussian_sigma,
+        classic_gaussian_epsilon,
+        classic_gaussian_sigma,
+        gaussian_delta,
+        gaussian_epsilon,
+    )
+    from dpbounds.privacy.laplace import (
+        amplify_without_replacement,
+        basic_composition,
+        deamplify_without_replacement,
+        laplace_epsilon,
+        laplace_scale_for_epsilon,
+        laplace_scales_for_budgets,
+        laplace_variance,
+        per_step_epsilon,
+        split_budget,
+        subsampled_laplace_epsilon,
+    )
+    from dpbounds.privacy.ledger import PrivacyLedger
+    from dpbounds.privacy.mechanisms import (
+        ApproxDpMechanism,
+        ComposedMechanism,
+        DiscreteGaussianMechanism,
+        GaussianMechanism,
+        LaplaceMechanism,
+        Mechanism,
+        Neighbouring,
+        PureDpMechanism,
+        Sampling,
+        SubsampledDiscreteGaussianMechanism,
+        SubsampledGaussianMechanism,
+        SubsampledLaplaceMechanism,
+        SubsampledZcdpMechanism,
+        TreeAggregationMechanism,
+        ZcdpMechanism,
+        convert_sensitivity,
+        mechanism_from_dict,
+    )
+    from dpbounds.privacy.rdp import (
+        DEFAULT_ORDERS,
+        gaussian_rdp,
+        poisson_subsampled_gaussian_rdp,
+        rdp_to_dp,
+        rdp_to_dp_epsilon,
+        subsampled_gaussian_rdp,
+        without_replacement_gaussian_rdp,
+    )
+    from dpbounds.privacy.run import RunPrivacy
+    from dpbounds.privacy.table import privacy_table
+    from dpbounds.privacy.tree import (
+        compose,
+        dyadic_nodes,
+        max_nodes_per_sample,
+        max_nodes_per_sample_bound,
+        momentum_node_sensitivity,
+        nodes_ending_at,
+        tree_aggregation_epsilon,
+        tree_aggregation_sigma,
+        tree_momentum_sigma_closed_form,
+    )
+    from dpbounds.privacy.zcdp import (
+        compose_zcdp,
+        dp_to_zcdp_rho,
+        gaussian_sigma_for_zcdp,
+        gaussian_zcdp_rho,
+        pure_dp_to_zcdp_rho,
+        zcdp_to_dp_epsilon,
+    )
+
+#: public name -> the submodule that defines it
+_LAZY: dict[str, str] = {
+    **{name: "dpbounds.privacy.accountants" for name in (
+        "Accountant", "BasicAccountant", "PldAccountant", "PureDpAccountant", "RdpAccountant",
+        "UnsupportedMechanismError", "ZcdpAccountant", "make_accountant",)},
+    **{name: "dpbounds.privacy.calibrate" for name in (
+        "calibrate", "calibrate_result", "calibrate_to_risk", "epsilon_for_noise_multiplier",
+        "epsilon_of", "noise_multiplier_for_epsilon",)},
+    **{name: "dpbounds.privacy.events" for name in (
+        "dp_accounting_relation", "from_dp_event", "ledger_from_dp_event", "to_dp_event",)},
+    **{name: "dpbounds.privacy.gaussian" for name in (
+        "analytic_gaussian_sigma", "classic_gaussian_epsilon", "classic_gaussian_sigma",
+        "gaussian_delta", "gaussian_epsilon",)},
+    **{name: "dpbounds.privacy.laplace" for name in (
+        "amplify_without_replacement", "basic_composition", "deamplify_without_replacement",
+        "laplace_epsilon", "laplace_scale_for_epsilon", "laplace_scales_for_budgets",
+        "laplace_variance", "per_step_epsilon", "split_budget", "subsampled_laplace_epsilon",)},
+    **{name: "dpbounds.privacy.ledger" for name in (
+        "PrivacyLedger",)},
+    **{name: "dpbounds.privacy.mechanisms" for name in (
+        "ApproxDpMechanism", "ComposedMechanism", "DiscreteGaussianMechanism",
+        "GaussianMechanism", "LaplaceMechanism", "Mechanism", "Neighbouring",
+        "PureDpMechanism", "Sampling", "SubsampledDiscreteGaussianMechanism",
+        "SubsampledGaussianMechanism", "SubsampledLaplaceMechanism", "SubsampledZcdpMechanism",
+        "TreeAggregationMechanism", "ZcdpMechanism", "convert_sensitivity",
+        "mechanism_from_dict",)},
+    **{name: "dpbounds.privacy.rdp" for name in (
+        "DEFAULT_ORDERS", "gaussian_rdp", "poisson_subsampled_gaussian_rdp", "rdp_to_dp",
+        "rdp_to_dp_epsilon", "subsampled_gaussian_rdp", "without_replacement_gaussian_rdp",)},
+    **{name: "dpbounds.privacy.run" for name in (
+        "RunPrivacy",)},
+    **{name: "dpbounds.privacy.table" for name in (
+        "privacy_table",)},
+    **{name: "dpbounds.privacy.tree" for name in (
+        "compose", "dyadic_nodes", "max_nodes_per_sample", "max_nodes_per_sample_bound",
+        "momentum_node_sensitivity", "nodes_ending_at", "tree_aggregation_epsilon",
+        "tree_aggregation_sigma", "tree_momentum_sigma_closed_form",)},
+    **{name: "dpbounds.privacy.zcdp" for name in (
+        "compose_zcdp", "dp_to_zcdp_rho", "gaussian_sigma_for_zcdp", "gaussian_zcdp_rho",
+        "pure_dp_to_zcdp_rho", "zcdp_to_dp_epsilon",)},
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'dpbounds.privacy' has no attribute {name!r}") from None
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+class _Package(types.ModuleType):
+    """This package: ``calibrate`` names the function, as it did when this file imported it,
+    also after the submodule ``dpbounds.privacy.calibrate`` is imported (the import system
+    then sets the package's attribute of that name to the submodule)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "calibrate" and isinstance(value, types.ModuleType):
+            value = value.calibrate
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 __all__ = [
     "DEFAULT_ORDERS",
