@@ -171,6 +171,10 @@ class AuditResult:
     input_epsilon:
         The ε the algorithm was asked for (with ``tight=True`` chosen so that the tight
         claim is the target).
+    target_epsilon:
+        The audit's target ε (``epsilon``, or the audit's own). A claim above it (beyond
+        :data:`CALIBRATION_RTOL`) is a violation read off the ledger itself
+        (:attr:`AuditResult.overshoots_target`).
     independence_z, independence_crit:
         The largest lag-1 autocorrelation of a feature across consecutive runs, times
         sqrt(n), over every set, and its Bonferroni threshold
@@ -228,6 +232,7 @@ class AuditResult:
     estimated_memory_bytes: float = math.nan
     post_processing: float = math.nan
     seed_ignored: bool = False
+    target_epsilon: float = math.nan
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
@@ -276,15 +281,27 @@ class AuditResult:
             self.post_processing > POST_PROCESSING_TOL)
 
     @property
+    def overshoots_target(self) -> bool:
+        """The run's own ledger, read by the tightest accountant, says ε above the target
+        it was calibrated for (beyond :data:`CALIBRATION_RTOL`): the algorithm spent more
+        than it was asked to. Every correct algorithm's claim equals the target (its
+        calibration never overshoots); an adversary's DP-GD calibrated for one step of T
+        claimed 5.57 against the 3 asked for, and the audit judged it against 5.57 and
+        passed it. Certain, not statistical."""
+        return (math.isfinite(self.target_epsilon) and math.isfinite(self.claimed_epsilon)
+                and self.claimed_epsilon > self.target_epsilon * (1.0 + 4 * CALIBRATION_RTOL))
+
+    @property
     def status(self) -> str:
         """``"FAIL"`` (the claim is refuted, a plug-in step is not a function of its
-        release, or the runs ignore their seed: exit 1), ``"INCONCLUSIVE"`` (the null control
+        release, the runs ignore their seed, or the ledger's claim overshoots the target:
+        exit 1), ``"INCONCLUSIVE"`` (the null control
         fired, or the runs are not independent, so the estimator's bound cannot be trusted
         to pass, or the GDP estimate exceeds the claim: exit 3) or ``"PASS"`` (consistent:
         exit 0). Dependent runs come first: the Clopper–Pearson bound assumes independent
         runs, so then it certifies nothing either way, a violation included (runs sharing
         one noise draw made the model's fixed-threshold test read a "violation")."""
-        if self.not_post_processing or self.seed_ignored:
+        if self.not_post_processing or self.seed_ignored or self.overshoots_target:
             return "FAIL"
         if self.runs_dependent:
             return "INCONCLUSIVE"
@@ -307,6 +324,7 @@ class AuditResult:
         out["runs_dependent"] = self.runs_dependent
         out["estimate_exceeds_claim"] = self.estimate_exceeds_claim
         out["not_post_processing"] = self.not_post_processing
+        out["overshoots_target"] = self.overshoots_target
         out["status"] = self.status
         out["ratio"] = self.ratio
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
@@ -314,6 +332,11 @@ class AuditResult:
 
     def __str__(self) -> str:
         verdict = {"FAIL": "VIOLATION", "PASS": "consistent"}.get(self.status, "INCONCLUSIVE")
+        if self.overshoots_target:
+            verdict += (f" (the run's ledger claims eps = {self.claimed_epsilon:.4g} at delta = "
+                        f"{self.delta:.3g}, above the target {self.target_epsilon:.4g} it was "
+                        "calibrated for: the noise was calibrated for less than the run "
+                        "spends)")
         if self.seed_ignored:
             verdict += (" (the runs on D at two independent seeds are identical, bit for bit: "
                         "the noise does not depend on the seed; a deterministic function of "
@@ -880,6 +903,7 @@ def audit(algorithm: str, neighbouring: Neighbouring | str | None = None, *,
         independence_z=indep, independence_crit=indep_crit, features=int(k),
         estimated_memory_bytes=float(need),
         post_processing=max(shares) if shares else math.nan, seed_ignored=seed_ignored,
+        target_epsilon=float(eps),
     )
 
 

@@ -31,8 +31,11 @@ PATH = Path(__file__).with_name("catalog.json")
 
 #: the module whose import fills each registry (if it is in ``sys.modules`` the live one is
 #: read: it is as cheap as the file and may hold more)
+#: (the bound registry's module, not the package: ``dpbounds.bounds.problem``, which the early
+#: checks import, brings the package in but fills no registry)
 _LIVE = {"verify": "dpbounds.verify", "audit": "dpbounds.audit",
-         "mutants": "dpbounds.audit", "bound": "dpbounds.bounds.registry", "problem": "dpbounds.verify"}
+         "mutants": "dpbounds.audit", "bound": "dpbounds.bounds.registry",
+         "problem": "dpbounds.verify"}
 
 
 def _verify_rows() -> list[dict[str, Any]]:

@@ -436,6 +436,11 @@ def _refuse_not_taken(args: argparse.Namespace, fixed: dict[str, Any], takes: se
                          f"{', '.join(sorted(takes))})")
 
 
+#: studies whose runs refuse a start at the minimiser (their noise allocation weighs the start's
+#: error; ``dpbounds.verify.studies.nag`` / ``masg`` say it after planning: 2.8 CPU-s)
+_START_WEIGHED = {"strongly_convex.nag": "DP-NAG", "strongly_convex.masg": "DP-MASG"}
+
+
 def run(args: argparse.Namespace) -> int:
     if args.list:
         return _list(args.json)
@@ -481,6 +486,11 @@ def run(args: argparse.Namespace) -> int:
         check_figure_path(args.plot)
     if args.store is not None:
         check_store_dir(args.store)
+    method = _START_WEIGHED.get(known.get(args.theorem, "")) if known is not None else None
+    if method is not None and args.start_distance == 0:  # the runs' refusal, after planning
+        raise ValueError(f"the start is the minimiser (F(x0) - F* = 0, --start 0): {method}'s "
+                         "noise allocation weighs the start's error, F(x0) - F* > 0; give a "
+                         "start > 0")
     executor = _executor(args.workers)
     from dpbounds.cli import _cost_cache, freeze_heap
     from dpbounds.verify import problem, scaling_study
