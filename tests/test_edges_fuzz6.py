@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from dpbounds.cli import EXIT_USAGE, main
@@ -120,3 +121,46 @@ def test_verify_start_at_the_minimiser_is_refused_before_planning(theorem, capsy
     monkeypatch.setattr(verify_cmd, "_START_WEIGHED", {})
     assert main(argv) == EXIT_USAGE
     assert capsys.readouterr().err.strip().splitlines()[-1] == early
+
+
+# ------------------------------------- drawn-noise / sampling rows: Bonferroni over the points
+def _records(values, family=True):
+    meta = dict(kind="transcript", exact=1.0, sd=None, rtol=0.0, oracle="level / p",
+                energy=False)
+    if family:
+        meta["family"] = True
+    return [{"checks": {"drawn_noise": meta}, "c:drawn_noise": [v], "params": {"d": i}}
+            for i, v in enumerate(values)]
+
+
+def test_a_test_row_is_held_to_alpha_over_the_points():
+    from dpbounds.verify.study import _exact_verdicts
+
+    # was: correct DP-SGD failed `verify yang.sgd --quick --seed 105` on drawn_noise 1.325
+    # (one transcript of three at level / p = 1.325): each point was held to alpha
+    (v,) = _exact_verdicts("s", "d", _records([1.325, 0.1, 0.2]))
+    assert v.holds and v.measured == pytest.approx(1.325 / 3) and "Bonferroni" in v.oracle
+    (v,) = _exact_verdicts("s", "d", _records([3.2, 0.1, 0.2]))  # below alpha / 3: fails
+    assert not v.holds
+    # a deterministic transcript row (no family) keeps its exact bound
+    (v,) = _exact_verdicts("s", "d", _records([1.325, 0.1, 0.2], family=False))
+    assert not v.holds
+
+
+def test_the_study_level_false_failure_rate_is_alpha():
+    # oracle: under the null each point's p is uniform, the row's value level / p; the
+    # study fails with probability 1 - (1 - level / K)^K <= level (Bonferroni). Monte Carlo
+    # through the verdict itself, 3 sigma of the binomial
+    from dpbounds.verify.study import _exact_verdicts
+
+    rng = np.random.default_rng(7)
+    level, K, n = 0.05, 6, 4000
+    fails = sum(not _exact_verdicts("s", "d", _records(level / rng.random(K)))[0].holds
+                for _ in range(n))
+    exact = 1 - (1 - level / K) ** K
+    assert abs(fails / n - exact) <= 3 * np.sqrt(exact * (1 - exact) / n)
+    # control: held to alpha at every point, the rate is K times higher
+    fails_each = sum(not _exact_verdicts("s", "d", _records(level / rng.random(K),
+                                                            family=False))[0].holds
+                     for _ in range(n))
+    assert fails_each / n > 4 * level

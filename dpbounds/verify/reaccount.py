@@ -1023,6 +1023,10 @@ def transcript_checks(transcript: Mapping[str, Any], *, epsilon: float, delta: f
     ``drawn_noise`` (where the run recorded its draws) is the largest ratio of a drawn-noise
     test's level to its p-value, against 1 (:mod:`dpbounds.verify.drawn_noise`).
 
+    Both are a level over a p-value at ``alpha`` per transcript: they carry ``family=True``,
+    and a study that checks them at K grid points holds each to ``alpha / K``
+    (Bonferroni; :func:`dpbounds.verify.study.scaling_study`).
+
     ``sampling`` carries ``power`` (the weakest test's power against its named defect) and
     ``needs`` (the run that would reach ``power_needed``); a study counts it as not shown
     (INCONCLUSIVE) below ``power_needed``. ``None``: power reported, not required (a probe of
@@ -1057,7 +1061,7 @@ def transcript_checks(transcript: Mapping[str, Any], *, epsilon: float, delta: f
                                    "total, tails, Kolmogorov-Smirnov and lag-1 independence; "
                                    "dpbounds.verify.drawn_noise)")
         out["drawn_noise"].update(power=float(ra.drawn[0].power or 0.0), power_needed=None,
-                                  needs=ra.drawn[0].needs)
+                                  needs=ra.drawn[0].needs, family=True)
     tests = ra.sampling
     if tests:
         # a malformed-batches row (no p-value, no power) fails the check outright
@@ -1072,5 +1076,5 @@ def transcript_checks(transcript: Mapping[str, Any], *, epsilon: float, delta: f
         # check below POWER as not shown (INCONCLUSIVE) and says what would decide it
         out["sampling"].update(
             power=min((float(v.power) for v in tests if v.power is not None), default=1.0),
-            power_needed=power_needed, needs="; ".join(v.needs for v in weak))
+            power_needed=power_needed, needs="; ".join(v.needs for v in weak), family=True)
     return out
