@@ -69,6 +69,16 @@ def _finite_scalar(value: Any) -> float | None:
     return None
 
 
+def real_scalar(value: Any) -> bool:
+    """Whether ``value`` is one real number: a Python int or float, a NumPy integer or float
+    scalar, or a 0-d array of one (not a bool, a string or an array of several)."""
+    if isinstance(value, (bool, np.bool_, str, bytes)):
+        return False
+    if isinstance(value, numbers.Real):
+        return True
+    return isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf"
+
+
 def _as_float_array(name: str, value: Any) -> np.ndarray:
     if isinstance(value, bool | np.bool_) or getattr(value, "dtype", None) == np.bool_ or (
             isinstance(value, list | tuple) and value and all(

@@ -78,7 +78,7 @@ import numpy as np
 import sympy as sp
 
 from dpbounds import _discovery
-from dpbounds._validation import MAX_COUNT, check_int, check_positive
+from dpbounds._validation import MAX_COUNT, check_int, check_positive, real_scalar
 from dpbounds.bounds import registry as _registry
 from dpbounds.bounds.numeric import NumericBound
 from dpbounds.bounds.problem import CLASSES
@@ -293,8 +293,16 @@ def theorem(name: str, bound: sp.Expr | Callable[..., float], *, quantity: str,
         ``value(problem)``, ``hyperparameters(problem)``, ``scaling()``, ``tuned.provenance``.
     """
     cls = _canonical_class(problem_class)
+    if not isinstance(name, str):  # name=1 read "argument of type 'int' is not iterable"
+        raise ValueError(f"name must be a string such as 'nonconvex.my_bound', got {name!r}")
     if "." not in name:
         name = f"{cls}.{name}"
+    if not _THEOREM_NAME.fullmatch(name):  # '' registered 'nonconvex.', 'a b\n' was taken
+        raise ValueError(f"name must be letters, digits and _ in dot-separated parts (e.g. "
+                         f"'nonconvex.my_bound'), got {name!r}")
+    if not isinstance(quantity, str) or not quantity.strip():
+        raise ValueError(f"{name}: quantity must say what the bound bounds (a string, e.g. "
+                         f"'E||grad F||'), got {quantity!r}")
     sources = (source,) if isinstance(source, Source) else tuple(source)
     if not sources or not all(isinstance(s, Source) for s in sources):
         raise ValueError("source must be a Source or a sequence of them (paper, result, "
@@ -313,8 +321,13 @@ def theorem(name: str, bound: sp.Expr | Callable[..., float], *, quantity: str,
             assumptions=assume)
         tuned: Theorem | NumericBound = thm
     else:
-        expr = sp.sympify(bound)
-        hp_exprs = {k: sp.sympify(v) for k, v in hp.items()}
+        expr = _expression(name, "bound", bound)
+        hp_exprs = {k: _expression(name, f"hyperparameters[{k!r}]", v) for k, v in hp.items()}
+        for key, power in (scaling or {}).items():  # {"d": nan} printed "d ~ s^nan"
+            if not isinstance(key, str) or not isinstance(power, (int, float, sp.Rational)) \
+                    or isinstance(power, bool) or not math.isfinite(float(power)):
+                raise ValueError(f"{name}: scaling must map a problem key to a finite power, "
+                                 f"got {key!r}: {power!r}")
         thm = Theorem(name=name, quantity=quantity, expr=expr, sources=sources,
                       assumptions=assume, hyperparameters=hp_exprs,
                       regime=dict(scaling or {"d": 1, "N": 1}))
@@ -481,6 +494,37 @@ def _post_processing_probe() -> Iterator[Releases]:
         yield out
     finally:
         _TAPS.remove(out)
+
+
+#: a theorem's full name: dot-separated parts of letters, digits and _
+_THEOREM_NAME = __import__("re").compile(r"[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)+")
+
+
+def _expression(name: str, what: str, value: Any) -> sp.Expr:
+    """``value`` (a sympy expression, a number or a string) as one finite scalar expression.
+    A string's names are the notation's symbols unless they are called (``sqrt(d)``): sympify
+    read ``"d*N"``'s N as sympy's numeric-evaluation function and raised a TypeError. An array
+    (``np.array([1, 2])``) stopped ``compare`` with an internal error."""
+    if isinstance(value, str):
+        import re
+
+        called = set(re.findall(r"([A-Za-z_]\w*)\s*\(", value))
+        local = {n: sym(n) for n in set(re.findall(r"[A-Za-z_]\w*", value)) - called}
+        try:
+            expr = sp.sympify(value, locals=local)
+        except (sp.SympifyError, SyntaxError, TypeError) as exc:
+            raise ValueError(f"{name}: {what} {value!r} is not an expression ({exc})") from None
+    else:
+        try:
+            expr = sp.sympify(value, strict=True)
+        except sp.SympifyError:
+            raise ValueError(f"{name}: {what} must be a sympy expression, a number or a "
+                             f"string (or the bound a callable), got {type(value).__name__}"
+                             ) from None
+    if not isinstance(expr, sp.Expr) or isinstance(expr, sp.MatrixBase):
+        raise ValueError(f"{name}: {what} must be one scalar expression, got "
+                         f"{type(value).__name__} ({expr})")
+    return expr  # an infinity or nan: refused by the Bound it becomes, in its words
 
 
 #: a verify run probes its first this many steps (a defect that recurs with a period up to
@@ -874,11 +918,25 @@ class Method:
                    float(np.max(np.abs(to_numpy(z)), initial=0.0)), 1e-300)
         direction = rng.standard_normal(np.shape(to_numpy(after[0])))
 
+        # the step's later gradient queries (none in a step that reads its release only)
+        # each get a shift of their own, the same in every probe call: a step that reads a
+        # difference of two queries (grad(x + 1) - grad(x), no noise on it) saw one common
+        # shift cancel and read 0.0 (fuzz round 6; 30x its declared sensitivity released)
+        extra: list[Any] = []
+
         def call(shift: Any, noise: Any) -> np.ndarray:
             x, memory = copy.deepcopy(before)
+            calls = 0
 
             def shifted(y: Any) -> Any:
-                return query(y) + shift
+                nonlocal calls
+                calls += 1
+                if calls == 1:  # the release's query: the noise may offset its shift
+                    return query(y) + shift
+                while len(extra) < calls - 1:
+                    extra.append(xp.asarray(rng.standard_normal(np.shape(to_numpy(shift)))
+                                            * size))
+                return query(y) + extra[calls - 2]
 
             if after[1] is None:
                 return flat(self.step(x, shifted, noise, dict(p)), None)
@@ -889,6 +947,7 @@ class Method:
 
         for _ in range(4):
             delta = xp.asarray(direction * size)
+            extra.clear()  # drawn at this try's size (then kept for the same-release call)
             moved_out = call(delta, z)
             if moved_out.shape != base.shape:  # the memory changed shape: the outputs alone
                 base, moved_out = base[:outputs], moved_out[:outputs]
@@ -906,6 +965,18 @@ class Method:
                 base, moved_out = base[:outputs], moved_out[:outputs]
         same = float(np.max(np.abs(same_out - base), initial=0.0))
         return max(0.0, same - rounding(base, same_out, moved_out)) / moved
+
+    def _check_output(self, new: Any, x: Any) -> None:
+        """The step's output must be a real floating array of the state's shape: an object
+        array stopped a verify run with an internal error, a complex one was run on with its
+        imaginary part dropped (a ComplexWarning), an integer one failed in NumPy's words."""
+        dtype = getattr(new, "dtype", None)
+        if getattr(new, "shape", None) == x.shape and dtype is not None and dtype.kind == "f":
+            return
+        got = (f"{type(new).__name__}" if dtype is None
+               else f"{dtype} of shape {tuple(getattr(new, 'shape', ()))}")
+        raise ValueError(f"{self.name}: its step must return a real floating array of the "
+                         f"state's shape {tuple(x.shape)} (trials, d), got {got}")
 
     def run(self, objective: Any, *, epsilon: float, steps: int, delta: float | None = None,
             trials: int = 1, seed: Any = None, x0: Any = None, trace: str | None = "grad_norm",
@@ -1012,6 +1083,7 @@ class Method:
             # memory in place), for the probe's own calls
             before = (copy.deepcopy((x, memory)) if t in probed else None)
             new = self.step(x, grad, z, p, memory) if with_memory else self.step(x, grad, z, p)
+            self._check_output(new, x)
             if taps:
                 if keep and not first:
                     raise ValueError(f"{self.name}: the step released no gradient query "
@@ -1370,6 +1442,16 @@ def study(method: Method, theorem: str | _registry.Entry, *, measure: str = "gra
     grids = dict(defaults or _DEFAULT_GRIDS["quadratic" if strong else "nonconvex"])
     pts = dict(d=8, N=400 if not strong else 500, eps=1.0, delta=1e-5)
     pts.update(fixed or {})
+    # the problem's values checked where they are declared (delta = 2 read "T: bound is not
+    # finite" at the first run; fuzz round 6)
+    import warnings
+
+    from dpbounds.bounds.problem import check_problem
+
+    with warnings.catch_warnings():  # delta > 1/N is the study's to flag, at its runs
+        warnings.simplefilter("ignore")
+        check_problem({k: v for k, v in pts.items() if k != "problem_class"},
+                      prefix=f"{method.name}: fixed ")
     probs = tuple(problems or (("quadratic",) if strong else
                                ("huber_well", "far", "noise_floor", "hard")))
     extra = {k: float(v) for k, v in pts.items() if k not in ("d", "N", "eps", "delta")}
@@ -1431,15 +1513,27 @@ def audit_setting(method: Method, *, steps: int = 5, params: Mapping[str, float]
     register:
         ``False`` returns the spec without registering it.
     """
+    from dpbounds._validation import check_probability
     from dpbounds.audit.mutation import _two_record_pair
     from dpbounds.audit.neighbours import add_remove_pair
+    from dpbounds.audit.runner import MAX_TRIALS, MIN_TRIALS
     from dpbounds.audit.settings._common import AUDIT_REGISTRY, AuditSpec, Setting
+    from dpbounds.privacy.limits import check_epsilon_limit
     from dpbounds.privacy.mechanisms import Neighbouring
 
     relation = Neighbouring.coerce(method.neighbouring)
     gaussian = method.mechanism == "gaussian"
+    # checked here, where they are declared: steps=2.5 ran int(2.5) = 2 steps while the
+    # report said 2.5, and trials went through int() too (fuzz round 6)
+    steps = check_int(f"{method.name}: steps", steps, minimum=1, maximum=MAX_COUNT)
+    trials = check_int(f"{method.name}: trials", trials, minimum=MIN_TRIALS,
+                       maximum=MAX_TRIALS)
+    epsilon = check_epsilon_limit(f"{method.name}: epsilon",
+                                  check_positive(f"{method.name}: epsilon", epsilon))
+    if gaussian:
+        delta = check_probability(f"{method.name}: delta", delta)
     kwargs: dict[str, Any] = dict(epsilon=epsilon, delta=delta if gaussian else None,
-                                  steps=int(steps), trace=None)
+                                  steps=steps, trace=None)
 
     # a sampled method is audited at rate q = 1 (Poisson: B = public_n = 1; without
     # replacement: B = 2, both records): its release is then the full-batch one, so the noise
@@ -1545,6 +1639,27 @@ def _register_method(method: Method, module: str) -> None:
                          "give each its own name")
     _METHODS[method.name] = method
     _METHOD_NAMESPACE[method.name] = namespace
+def _forget_module(mod_name: str, tables: Sequence[dict[str, Any]],
+                   saved: Sequence[dict[str, Any]]) -> None:
+    """Undo what a plug-in that failed to load registered before it failed: its bounds,
+    studies, audits and problems, and this module's tables as they were. A file whose study
+    was refused kept its bound registered, so the same file, mended and loaded again in a
+    notebook (a new module name: its digest changed), was refused as "registered twice"."""
+    registries = (("dpbounds.bounds.registry", "BOUND_REGISTRY"),
+                  ("dpbounds.verify.studies._common", "STUDY_REGISTRY"),
+                  ("dpbounds.audit.settings._common", "AUDIT_REGISTRY"),
+                  ("dpbounds.verify.problems", "KIND_REGISTRY"))
+    for module, attr in registries:  # only those imported: the others hold nothing of it
+        reg = getattr(sys.modules.get(module), attr, None)
+        if reg is None:
+            continue
+        for name in [n for n in list(reg.entries) if reg.module_of(n) == mod_name]:
+            reg.unregister(name)
+    for table, old in zip(tables, saved):
+        table.clear()
+        table.update(old)
+
+
 #: method name -> the theorem its study checks, and theorem id -> that method's name
 _METHOD_THEOREM: dict[str, str] = {}
 
@@ -1817,11 +1932,19 @@ def tune(theorem: str | _registry.Entry | Method, problem: Mapping[str, Any] | N
     if not math.isfinite(eps):
         return res
     hp = entry.hyperparameters(prob) if entry.theorem.hyperparameters else {}
-    rows = []
+    from dpbounds.algorithms._common import MAX_STEPS
+
+    rows, notes = [], []
     for r in res.choices:
         T = r.hyperparameters.get(m.steps, hp.get(m.steps))
         if T is None:
             rows.append(r)
+            continue
+        if not float(T) < MAX_STEPS + 0.5:  # N = 1e300: "steps must be an integer in
+            # [1, 10000000], got 1.56e+298", where nobody gave steps
+            rows.append(replace(r, extra=dict(r.extra, steps=float(T), noise_scale=math.nan)))
+            notes.append(f"the {r.label} row's {m.steps} = {float(T):.3g} is beyond the "
+                         f"{MAX_STEPS:,} steps a run takes: no noise is calibrated there")
             continue
         steps = max(1, int(math.floor(float(T) + 0.5)))
         c = calibrate(m, epsilon=eps, delta=prob.get("delta"), steps=steps,
@@ -1829,7 +1952,7 @@ def tune(theorem: str | _registry.Entry | Method, problem: Mapping[str, Any] | N
                       params={**hp, **r.hyperparameters})
         rows.append(replace(r, extra=dict(r.extra, steps=float(steps),
                                           noise_scale=c.noise_scale)))
-    return replace(res, choices=tuple(rows))
+    return replace(res, choices=tuple(rows), notes=res.notes + tuple(notes))
 
 
 def check_linear(method: Method | str, params: Mapping[str, float] | None = None, *,
@@ -2026,7 +2149,7 @@ def tune_by_error(method: Method | str, problem: Mapping[str, Any] | None = None
     delta = prob.get("delta")
     lin = m.linear
     free = lin.free()
-    base = {k: float(v) for k, v in prob.items() if isinstance(v, (int, float))}
+    base = {k: float(v) for k, v in prob.items() if real_scalar(v)}
     # the coefficients not searched: numbers, or functions of the problem's constants
     probe = {**base, **{n: 0.0 for n in free.values()}, m.steps: 1.0}
     fixed = {k: v for k, v in zip(("alpha", "beta", "gamma"), lin.coefficients(probe, m.name))
@@ -2242,6 +2365,8 @@ def load_plugins(paths: Sequence[str | Path] = (), *, entry_points: bool = True)
         module = importlib.util.module_from_spec(spec)
         _MODULE_ORIGINS[mod_name] = f"plugin {path}"
         sys.modules[mod_name] = module
+        tables = (_METHODS, _METHOD_THEOREM, _ORIGINS, _METHOD_NAMESPACE)
+        saved = [dict(t) for t in tables]
         try:
             # the bytes hashed are the bytes run (plugin_digests): read once, not re-read by
             # the loader, so an edit in between cannot make the digest lie
@@ -2250,10 +2375,12 @@ def load_plugins(paths: Sequence[str | Path] = (), *, entry_points: bool = True)
             exec(code, module.__dict__)  # noqa: S102 - running the user's plug-in is the point
         except Exception as exc:  # the user's file: say which and why, in one line
             sys.modules.pop(mod_name, None)
+            _forget_module(mod_name, tables, saved)
             raise ValueError(f"--plugin {raw} failed to load: {type(exc).__name__}: "
                              f"{exc}") from exc
         except SystemExit as exc:  # its exit status must not become the command's (1 = FAIL)
             sys.modules.pop(mod_name, None)
+            _forget_module(mod_name, tables, saved)
             raise ValueError(f"--plugin {raw} exited while loading (SystemExit({exc.code!r})): "
                              "a plug-in registers its results; it does not exit") from None
         _LOADED[str(path)] = mod_name

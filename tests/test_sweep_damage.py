@@ -93,6 +93,8 @@ MODES: dict[str, tuple[str, Any]] = {
     "json-flipped-bit": (".json", _flip_digit),
     "json-wrong-key": (".json", "copy"),
     "json-old-format": (".json", _old_format),
+    # nested 1e5 deep (stop 72's fuzz): the parser's RecursionError escaped the damage handling
+    "json-nested-deep": (".json", lambda p: p.write_bytes(b"[" * 100_000 + b"]" * 100_000)),
     "npz-truncated": (".npz", lambda p: p.write_bytes(p.read_bytes()[:100])),
     "npz-flipped-bit": (".npz", _flip_npz_bit),
     "npz-wrong-key": (".npz", "copy"),

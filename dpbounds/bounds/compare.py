@@ -632,7 +632,8 @@ def regime(
     vals = np.concatenate(parts)
     sign = 1.0 if side == "smallest" else -1.0  # the declared direction of the bound
     both = np.isfinite(vals[1:]) & np.isfinite(vals[:-1])
-    against = both & (sign * (vals[1:] - vals[:-1]) > 1e-9 * np.abs(vals[:-1]))
+    with np.errstate(invalid="ignore"):  # inf - inf where the bound is vacuous: masked
+        against = both & (sign * (vals[1:] - vals[:-1]) > 1e-9 * np.abs(vals[:-1]))
     if against.any():
         i = np.argwhere(against)[0]
         x0, x1 = float(grid[i[0]].item()), float(grid[i[0] + 1].item())
@@ -656,6 +657,9 @@ def regime(
                 f"{_fmt(float(np.max(tgt[never])))}")
         finite = np.where(np.isfinite(vals), vals, np.inf).min(axis=0)
         smallest = float(np.min(np.where(never, finite, np.inf)))
+        if not math.isfinite(smallest) and np.isinf(vals).any():  # a vacuous (infinite) bound
+            raise ValueError(f"{head}: the bound is infinite there (vacuous: it says nothing "
+                             "at any point of the range)")
         if not math.isfinite(smallest):  # NaN everywhere: an assumption fails at every point
             mid = math.sqrt(lo * hi)  # which one, in the bound's own words, at one point
             mid = float(math.ceil(mid)) if integral else mid

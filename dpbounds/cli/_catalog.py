@@ -103,14 +103,16 @@ def build() -> dict[str, Any]:
     from dpbounds.verify import MUTATIONS, PROBLEMS, VARIABLES
     from dpbounds.verify.replay import REPLAY_MUTATIONS, REPLAYS
 
-    events = {name: sorted(f.name for f in attr.fields(cls))
+    # in declaration order: the named-tuple form (to_named_tuple) lists the values so
+    events = {name: [f.name for f in attr.fields(cls)]
               for name, cls in sorted(vars(dp_accounting.dp_event).items())
               if isinstance(cls, type) and issubclass(cls, dp_accounting.DpEvent)
               and attr.has(cls)}
     return {
         "constants": {
-            # dp_accounting's event classes and their fields (privacy compose --from-dp-event
-            # refuses an unknown class or field before importing dp_accounting)
+            # dp_accounting's event classes and their fields in declaration order (privacy
+            # compose --from-dp-event refuses an unknown class or field before importing
+            # dp_accounting, and reads the named-tuple form)
             "dp_event_fields": events,
             "verify_variables": list(VARIABLES), "verify_problems": list(PROBLEMS),
             "verify_mutations": list(MUTATIONS),

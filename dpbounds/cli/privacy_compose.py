@@ -256,7 +256,13 @@ def _read_events(path: str) -> list[Any]:
             raise ValueError(f"--from-dp-event {path}: not JSON ({err})") from None
         except RecursionError:
             raise ValueError(f"--from-dp-event {path}: nested too deeply to read") from None
-    items = data if isinstance(data, list) else [data]
+    from dpbounds.privacy.dp_event_form import from_named_tuple_form, is_named_tuple_form
+
+    # one event, or a list of them; dp_accounting's to_named_tuple() as json.dump writes it is
+    # a positional list: read as the object form (its fields in order, from the catalog)
+    items = data if isinstance(data, list) and not is_named_tuple_form(data) else [data]
+    order = _catalog.constant("dp_event_fields")
+    items = [from_named_tuple_form(item, order, f"{path}[{i}]") for i, item in enumerate(items)]
     for i, item in enumerate(items):
         _check_numbers(item, f"--from-dp-event {path}[{i}]")
     if "dp_accounting" not in sys.modules:  # else it answers as fast, in the same words

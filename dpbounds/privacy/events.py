@@ -501,12 +501,20 @@ def dp_event_to_json(event: Any) -> dict[str, Any]:
 
 
 def dp_event_from_json(data: Any, where: str = "event") -> Any:
-    """The ``DpEvent`` of :func:`dp_event_to_json`'s form; only classes of
+    """The ``DpEvent`` of :func:`dp_event_to_json`'s form, or of ``dp_accounting``'s own
+    ``to_named_tuple()`` as ``json`` writes it (a positional list,
+    :mod:`dpbounds.privacy.dp_event_form`); only classes of
     ``dp_accounting.dp_event`` are built (nothing else is imported). ``ValueError`` naming
     the place (``where``) of a malformed entry."""
     import attr
 
+    from dpbounds.privacy.dp_event_form import from_named_tuple_form, is_named_tuple_form
+
     dpa = _dpa()
+    if is_named_tuple_form(data):  # dp_accounting's to_named_tuple(), as JSON writes it
+        data = from_named_tuple_form(data, {
+            k: [f.name for f in attr.fields(v)] for k, v in vars(dpa.dp_event).items()
+            if isinstance(v, type) and issubclass(v, dpa.DpEvent) and attr.has(v)}, where)
     if not isinstance(data, dict) or not isinstance(data.get("class_name"), str):
         raise ValueError(f"{where} must be an object with a 'class_name', got {data!r}")
     cls = getattr(dpa.dp_event, data["class_name"], None)

@@ -333,7 +333,8 @@ class ResultStore:
             raise DamagedCell(p, f"unreadable ({exc.strerror or exc})") from None
         try:
             doc = json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as exc:
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            # RecursionError: arrays nested 1e5 deep (no cell is) escaped the damage handling
             what = "empty" if not data else f"not valid JSON ({type(exc).__name__})"
             raise DamagedCell(p, f"{what}, {len(data)} bytes") from None
         if not isinstance(doc, dict):

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds._validation import check_int
+from dpbounds._validation import check_int, real_scalar
 from dpbounds.bounds.theorem import COUNT_SYMBOLS
 
 __all__ = ["MAX_GRID_POINTS", "BoundSearch", "SearchRow", "search_bound"]
@@ -230,8 +230,17 @@ def search_bound(entry: Any, problem: Mapping[str, Any] | None = None, *,
     with np.errstate(all="ignore"):
         vals = np.broadcast_to(value(**dict(zip(names, mesh))), mesh[0].shape)
     if not np.isfinite(vals).any():
+        # which assumption fails, in the bound's words, at the grid's middle point (it said
+        # "check the problem" where `bound` names "eps <= log(1/delta)")
+        mid = {k: float(a[len(a) // 2]) for k, a in zip(names, axes)}
+        why = ""
+        try:
+            th.evaluate(ignore_extra=True, invalid="raise", **dict(params, **fixed, **mid))
+        except (TypeError, ValueError) as exc:
+            why = (f"; at {', '.join(f'{k}={v:.4g}' for k, v in mid.items())}: "
+                   + str(exc).split("\n")[0])
         raise ValueError(f"{entry.name}: the bound is not finite anywhere on the grid "
-                         f"(ranges {box}); check the problem or widen the ranges")
+                         f"(ranges {box}){why or '; check the problem or widen the ranges'}")
     idx = tuple(int(i) for i in np.unravel_index(int(np.argmin(vals)), vals.shape))
     best = {k: float(a[i]) for k, a, i in zip(names, axes, idx)}
     best_val = float(vals[idx])
@@ -302,6 +311,8 @@ def search_bound(entry: Any, problem: Mapping[str, Any] | None = None, *,
         notes.append("tuned at the edge of the search range: " + "; ".join(edges)
                      + " (the optimum may lie beyond: widen it with --range NAME LOW HIGH)")
     prov = getattr(getattr(entry, "tuned", None), "provenance", "")
+    # a NumPy scalar or 0-d array is a number too (np.int64 d, np.float32 N and np.array(1.0)
+    # eps were dropped from the record while the bound read them)
     return BoundSearch(entry.name, {k: float(v) for k, v in params.items()
-                                    if isinstance(v, (int, float))}, names,
+                                    if real_scalar(v)}, names,
                        {k: box[k] for k in names}, size, tuple(rows), str(prov), tuple(notes))

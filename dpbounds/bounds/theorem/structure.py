@@ -63,6 +63,16 @@ class Assumption:
     text: str
     relation: sp.Basic | None = None
 
+    def __post_init__(self) -> None:
+        # Assumption("x", d): a symbol where a relation belongs was taken and never checked
+        r = self.relation
+        if r is not None and not isinstance(r, (sp.core.relational.Relational,
+                                                sp.logic.boolalg.BooleanFunction,
+                                                sp.logic.boolalg.BooleanAtom)) \
+                or isinstance(r, sp.Symbol):
+            raise ValueError(f"assumption {self.text!r}: relation must be a sympy relation "
+                             f"such as sym('eps') < 1 (or None), got {r!r}")
+
     def __str__(self) -> str:
         return self.text
 
@@ -85,6 +95,8 @@ def _not_a_bound(expr: sp.Expr) -> str:
         return "is complex infinity somewhere (a division by zero)"
     if expr.has(sp.nan):
         return "is undefined (nan)"
+    if expr.has(sp.oo, -sp.oo):  # sp.oo read "its expression is negative" (is_nonnegative
+        return "is infinite (oo)"  # is False for an infinity)
     if expr.has(sp.I):
         return "is complex (e.g. the square root of a negative quantity)"
     return ""
