@@ -146,8 +146,11 @@ RELATIONS: tuple[str, ...] = ("replace_one", "add_remove")
 
 def _replay_run(algorithm: str, data: np.ndarray, *, steps: int, batch_size: int, clip: float,
                 epsilon: float, delta: float, trials: int, seed: int,
-                relation: str = "replace_one") -> dict[str, Any]:
-    """One noiseless run on ``data`` with a query-recording transcript; its dictionary."""
+                relation: str = "replace_one", objective: Any = None,
+                keep: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One run on ``data`` with a query-recording transcript (noiseless under the caller's
+    ``scaled_noise(0)``); its dictionary. ``objective``: the linear objective to run (a
+    tapped one); ``keep["x"]``: the final iterates."""
     from dpbounds.algorithms import (
         dp_gd,
         dp_nsgd,
@@ -158,30 +161,32 @@ def _replay_run(algorithm: str, data: np.ndarray, *, steps: int, batch_size: int
     from dpbounds.algorithms._transcript import Transcript
     from dpbounds.audit.neighbours import LinearObjective
 
-    obj = LinearObjective(data)
+    obj = LinearObjective(data) if objective is None else objective
     x0 = np.zeros(data.shape[1])
     tr = Transcript(queries=True)
     common = dict(epsilon=epsilon, delta=delta, trials=trials, seed=seed, x0=x0, trace=None,
                   transcript=tr)
     add_remove = relation == "add_remove"
     if algorithm in ("dp_sgd", "dp_nsgd"):
-        kw = dict(common, steps=steps, batch_size=batch_size, step_size=0.5,
+        kw = dict(common, steps=steps, batch_size=batch_size, step_size=STEP_SIZE,
                   sampling="poisson" if add_remove else "without_replacement",
                   **({"public_n": data.shape[0]} if add_remove else {}))
         if algorithm == "dp_sgd":
-            dp_sgd(obj, clip_threshold=clip, **kw)
+            res = dp_sgd(obj, clip_threshold=clip, **kw)
         else:
-            dp_nsgd(obj, regulariser=clip, **kw)
+            res = dp_nsgd(obj, regulariser=clip, **kw)
     elif algorithm == "dp_gd_gaussian":
-        dp_gd(obj, steps=steps, step_size=0.5, mechanism="gaussian",
-              clip_threshold=clip, neighbouring=relation,
-              **({"public_n": data.shape[0]} if add_remove else {}), **common)
+        res = dp_gd(obj, steps=steps, step_size=STEP_SIZE, mechanism="gaussian",
+                    clip_threshold=clip, neighbouring=relation,
+                    **({"public_n": data.shape[0]} if add_remove else {}), **common)
     else:
         alg = (tree_momentum_nsgd if algorithm == "tree_momentum_nsgd"
                else sensitivity_reduced_nsgd)
         epochs = max(2, -(-steps // (data.shape[0] // batch_size)))
-        alg(obj, epochs=epochs, step_size=0.05, batch_size=batch_size, clip_threshold=clip,
-            **common)
+        res = alg(obj, epochs=epochs, step_size=0.05, batch_size=batch_size,
+                  clip_threshold=clip, **common)
+    if keep is not None:
+        keep["x"] = np.asarray(res.x, dtype=float)
     return tr.as_dict()
 
 
@@ -257,13 +262,87 @@ def replay(algorithm: str, *, n: int = 8, d: int = 3, batch_size: int = 2, steps
     ratio = _release_ratio(a, b, 2.0 if relation == "replace_one" else 1.0)
     from dpbounds.verify.sampling import sampling_verdicts
 
+    used: list[Verdict] = []
+    if algorithm in USED_NOISE:
+        data = _pair(n, d, clip, seed, relation)[0]
+        inner = "dp_gd" if algorithm == "dp_gd_gaussian" else algorithm
+        with mutated(mutation, inner):
+            used = used_noise_verdicts(*_noisy_run(algorithm, data, steps=steps,
+                                                   batch_size=batch_size, clip=clip,
+                                                   epsilon=epsilon, delta=delta,
+                                                   trials=max(trials, USED_NOISE_TRIALS),
+                                                   seed=seed, relation=relation),
+                                       name=name)
     return [Verdict(name, f"largest release difference over its declared sensitivity "
                           f"({a['release_std'].size} releases x {trials} trials)",
                     "noiseless release diff <= declared sensitivity", ratio, 0.0, 1.0,
                     "replay on D, D' with one seed (DERIVED: 2 C (replace-one) or C "
                     "(add/remove) per appearance at a binding clip)",
                     bool(ratio <= 1.0 + RTOL)), flow,
-            *sampling_verdicts(a, name=name)]
+            *sampling_verdicts(a, name=name), *used]
+
+
+#: the algorithms whose update is ``x_{t+1} = x_t - eta * release_t`` (plain steps, no
+#: momentum, no projection): the noise each step *used* is read off its iterates
+USED_NOISE: tuple[str, ...] = ("dp_sgd", "dp_nsgd", "dp_gd_gaussian")
+#: trials of the used-noise run (its tests' power: 24 steps x 16 trials = 384 releases)
+USED_NOISE_TRIALS = 16
+#: the replay's step size (the noiseless runs' and the used-noise run's)
+STEP_SIZE = 0.5
+
+
+def _noisy_run(algorithm: str, data: np.ndarray, *, steps: int, batch_size: int, clip: float,
+               epsilon: float, delta: float, trials: int, seed: int, relation: str
+               ) -> tuple[dict[str, Any], np.ndarray]:
+    """One run with its noise on ``data``: the transcript (queries recorded) and the iterates
+    ``(trials, steps + 1, d)`` at which it queried, read off a tapped linear objective."""
+    from dpbounds.audit.neighbours import LinearObjective
+
+    obj = LinearObjective(data).tapped()
+    out: dict[str, Any] = {}
+    tr = _replay_run(algorithm, data, steps=steps, batch_size=batch_size, clip=clip,
+                     epsilon=epsilon, delta=delta, trials=trials, seed=seed,
+                     relation=relation, objective=obj, keep=out)
+    points = [np.asarray(q, dtype=float) for q in obj.queries] + [out["x"]]
+    return tr, np.stack(points, axis=1)
+
+
+def used_noise_verdicts(tr: dict[str, Any], iterates: np.ndarray, *, name: str = "used"
+                        ) -> list[Verdict]:
+    r"""The noise each release *used*, read off the iterates, against the declared law.
+
+    For a plain step :math:`x_{t+1}=x_t-\eta\,\mathrm{release}_t` (DP-SGD, DP-NSGD, DP-GD:
+    no momentum, no projection) the release is :math:`(x_t-x_{t+1})/\eta` and its noise
+    :math:`\xi_r=\mathrm{release}_r-\sum_t w_{r,t}q_t` with the noiseless queries
+    :math:`q_t` and weights the transcript records [DERIVED, the update rule]. These are held
+    to :math:`N(0, s_r^2 I_d)` by :func:`dpbounds.verify.drawn_noise.drawn_noise_verdicts`
+    (scale, tails, law, lag-1 independence). The draws' own record (``noise_drawn``) is what
+    the generator returned; this is what the step added: noise drawn right but added at two
+    steps (the pairs reuse of an adversary's mutant: every difference of two steps
+    noiseless), or dropped at every other step, passed every check that read the draws."""
+    from dpbounds.verify.drawn_noise import drawn_noise_verdicts
+
+    released = (iterates[:, :-1] - iterates[:, 1:]) / STEP_SIZE  # (trials, steps, d)
+    q = np.asarray(tr["query"], dtype=float)
+    r, t, w = (np.asarray(tr[k]) for k in ("weight_release", "weight_step", "weight"))
+    std = np.asarray(tr["release_std"], dtype=float)
+    import scipy.sparse as sp
+
+    # release r's noiseless part, sum_t w_{r,t} q_t (the transcript's COO weights), per trial
+    W = sp.csr_matrix((w, (r, t)), shape=(std.size, q.shape[1]))
+    expected = np.stack([W @ q[k] for k in range(q.shape[0])])  # (trials, releases, d)
+    at = np.asarray(tr["release_step"], dtype=np.int64)  # each release's step
+    xi = released[:, at] - expected
+    stat = np.abs(xi).sum(-1) if str(tr["noise"]) == "laplace" else np.einsum("trd,trd->tr",
+                                                                               xi, xi)
+    rows = drawn_noise_verdicts({"noise": tr["noise"], "noise_dim": q.shape[2],
+                                 "noise_drawn": stat, "release_std": std},
+                                name=f"{name} (used noise)")
+    return [Verdict(v.study, v.case.replace("drawn noise", "used noise (from the iterates)"),
+                    v.claim, v.measured, v.se, v.predicted, v.oracle + "; the noise each "
+                    "step added, read off its iterates (x_t - x_{t+1}) / eta minus its "
+                    "noiseless query", v.holds, powered=v.powered, needs=v.needs,
+                    power=v.power) for v in rows]
 
 
 def _release_ratio(a: dict[str, Any], b: dict[str, Any], factor: float = 2.0) -> float:
