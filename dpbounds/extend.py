@@ -324,8 +324,8 @@ def theorem(name: str, bound: sp.Expr | Callable[..., float], *, quantity: str,
         expr = _expression(name, "bound", bound)
         hp_exprs = {k: _expression(name, f"hyperparameters[{k!r}]", v) for k, v in hp.items()}
         for key, power in (scaling or {}).items():  # {"d": nan} printed "d ~ s^nan"
-            if not isinstance(key, str) or not isinstance(power, (int, float, sp.Rational)) \
-                    or isinstance(power, bool) or not math.isfinite(float(power)):
+            number = real_scalar(power) or isinstance(power, (sp.Rational, sp.Float))
+            if not isinstance(key, str) or not number or not math.isfinite(float(power)):
                 raise ValueError(f"{name}: scaling must map a problem key to a finite power, "
                                  f"got {key!r}: {power!r}")
         thm = Theorem(name=name, quantity=quantity, expr=expr, sources=sources,
@@ -500,6 +500,12 @@ def _post_processing_probe() -> Iterator[Releases]:
 _THEOREM_NAME = __import__("re").compile(r"[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)+")
 
 
+#: names a string bound keeps as sympy's constants (``"pi*G"``: pi read as an unknown
+#: symbol made every evaluation fail); ``E`` is the notation's epoch count (Euler's number is
+#: ``exp(1)``), ``I`` the imaginary unit (refused where the bound is complex)
+_SYMPY_CONSTANTS = frozenset({"pi", "oo", "zoo", "nan", "I"})
+
+
 def _expression(name: str, what: str, value: Any) -> sp.Expr:
     """``value`` (a sympy expression, a number or a string) as one finite scalar expression.
     A string's names are the notation's symbols unless they are called (``sqrt(d)``): sympify
@@ -509,7 +515,8 @@ def _expression(name: str, what: str, value: Any) -> sp.Expr:
         import re
 
         called = set(re.findall(r"([A-Za-z_]\w*)\s*\(", value))
-        local = {n: sym(n) for n in set(re.findall(r"[A-Za-z_]\w*", value)) - called}
+        local = {n: sym(n) for n in set(re.findall(r"[A-Za-z_]\w*", value))
+                 - called - _SYMPY_CONSTANTS}
         try:
             expr = sp.sympify(value, locals=local)
         except (sp.SympifyError, SyntaxError, TypeError) as exc:
@@ -901,14 +908,28 @@ class Method:
         move in its last bits)."""
         from dpbounds.backend import to_numpy
 
+        def numbers(value: Any, parts: list[np.ndarray], depth: int = 0) -> None:
+            """The numbers ``value`` holds, nested containers included (a raw gradient kept
+            in ``memory["s"] = {"raw": g}`` passed the audit, and a tuple stopped it with an
+            internal error: the review of stop 72)."""
+            if depth > 50:
+                return
+            if isinstance(value, dict):
+                for key in sorted(value, key=str):
+                    numbers(value[key], parts, depth + 1)
+                return
+            if isinstance(value, (list, tuple)):
+                for item in value:
+                    numbers(item, parts, depth + 1)
+                return
+            try:
+                parts.append(np.asarray(to_numpy(value)).astype(float).ravel())
+            except (TypeError, ValueError, AttributeError):
+                return  # not numbers (a flag, a name): nothing to compare
+
         def flat(out: Any, memory: dict[str, Any] | None) -> np.ndarray:
             parts = [to_numpy(out).astype(float).ravel()]
-            kept = memory or {}
-            for key in sorted(kept, key=str):  # the numbers the step remembers
-                try:
-                    parts.append(np.asarray(to_numpy(kept[key])).astype(float).ravel())
-                except (TypeError, ValueError):
-                    continue  # not numbers (a flag, a name): nothing to compare
+            numbers(memory or {}, parts)  # the numbers the step remembers
             return np.concatenate(parts)
 
         outputs = int(np.size(to_numpy(after[0])))  # the output leads every flat vector
@@ -918,25 +939,28 @@ class Method:
                    float(np.max(np.abs(to_numpy(z)), initial=0.0)), 1e-300)
         direction = rng.standard_normal(np.shape(to_numpy(after[0])))
 
-        # the step's later gradient queries (none in a step that reads its release only)
-        # each get a shift of their own, the same in every probe call: a step that reads a
-        # difference of two queries (grad(x + 1) - grad(x), no noise on it) saw one common
-        # shift cancel and read 0.0 (fuzz round 6; 30x its declared sensitivity released)
-        extra: list[Any] = []
+        # the step's gradient queries at another point than the release's (none in a step
+        # that reads its release only) each get a shift of their own, the same in every probe
+        # call: a step that read a difference of two queries (grad(x + 1) - grad(x), no noise
+        # on it) saw one common shift cancel and read 0.0 (fuzz round 6; 30x its declared
+        # sensitivity released). A query repeated at one point gets that point's shift: the
+        # same noisy gradient formed twice is one release (the review of stop 72)
+        extra: dict[bytes, Any] = {}
 
         def call(shift: Any, noise: Any) -> np.ndarray:
             x, memory = copy.deepcopy(before)
-            calls = 0
+            first: list[bytes] = []
 
             def shifted(y: Any) -> Any:
-                nonlocal calls
-                calls += 1
-                if calls == 1:  # the release's query: the noise may offset its shift
+                point = np.ascontiguousarray(to_numpy(y), dtype=float)
+                key = repr(point.shape).encode() + point.tobytes()
+                if not first or key == first[0]:  # the release's point: the noise offsets it
+                    first[:1] = [key]
                     return query(y) + shift
-                while len(extra) < calls - 1:
-                    extra.append(xp.asarray(rng.standard_normal(np.shape(to_numpy(shift)))
-                                            * size))
-                return query(y) + extra[calls - 2]
+                if key not in extra:
+                    extra[key] = xp.asarray(rng.standard_normal(np.shape(to_numpy(shift)))
+                                            * size)
+                return query(y) + extra[key]
 
             if after[1] is None:
                 return flat(self.step(x, shifted, noise, dict(p)), None)
@@ -966,13 +990,18 @@ class Method:
         same = float(np.max(np.abs(same_out - base), initial=0.0))
         return max(0.0, same - rounding(base, same_out, moved_out)) / moved
 
-    def _check_output(self, new: Any, x: Any) -> None:
+    def _check_output(self, new: Any, x: Any, xp: Any) -> None:
         """The step's output must be a real floating array of the state's shape: an object
         array stopped a verify run with an internal error, a complex one was run on with its
-        imaginary part dropped (a ComplexWarning), an integer one failed in NumPy's words."""
+        imaginary part dropped (a ComplexWarning), an integer one failed in NumPy's words.
+        The dtype is asked of the array's namespace where it has ``isdtype`` (an
+        ``array_api_strict`` dtype has no ``kind``)."""
         dtype = getattr(new, "dtype", None)
-        if getattr(new, "shape", None) == x.shape and dtype is not None and dtype.kind == "f":
-            return
+        if getattr(new, "shape", None) == x.shape and dtype is not None:
+            kind = getattr(dtype, "kind", None)
+            if kind == "f" or (kind is None and hasattr(xp, "isdtype")
+                               and xp.isdtype(dtype, "real floating")):
+                return
         got = (f"{type(new).__name__}" if dtype is None
                else f"{dtype} of shape {tuple(getattr(new, 'shape', ()))}")
         raise ValueError(f"{self.name}: its step must return a real floating array of the "
@@ -1083,7 +1112,7 @@ class Method:
             # memory in place), for the probe's own calls
             before = (copy.deepcopy((x, memory)) if t in probed else None)
             new = self.step(x, grad, z, p, memory) if with_memory else self.step(x, grad, z, p)
-            self._check_output(new, x)
+            self._check_output(new, x, xp)
             if taps:
                 if keep and not first:
                     raise ValueError(f"{self.name}: the step released no gradient query "
@@ -1639,6 +1668,8 @@ def _register_method(method: Method, module: str) -> None:
                          "give each its own name")
     _METHODS[method.name] = method
     _METHOD_NAMESPACE[method.name] = namespace
+
+
 def _forget_module(mod_name: str, tables: Sequence[dict[str, Any]],
                    saved: Sequence[dict[str, Any]]) -> None:
     """Undo what a plug-in that failed to load registered before it failed: its bounds,

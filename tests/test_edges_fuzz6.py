@@ -193,6 +193,16 @@ def test_the_release_probe_sees_a_difference_of_two_queries():
 
     assert _probe_share(second_unused) == 0.0
 
+    # the release formed twice at one point is one release (the review: this read 1.45, a
+    # violation, when every later query had a shift of its own)
+    def twice(x, g, z, p, memory):
+        memory["last"] = g(x) + z
+        return x - p["eta"] * (g(x) + z)
+
+    assert _probe_share(twice) == 0.0
+    assert _probe_share(lambda x, g, z, p: x - p["eta"] * (0.5 * (g(x) + z)
+                                                           + 0.5 * (g(x) + z))) == 0.0
+
     # the contract (docs/extending.md): the release is the step's first query; a step that
     # queries first and releases its second query reads as a violation
     def second_released(x, g, z, p):
@@ -442,3 +452,80 @@ def test_regime_says_an_infinite_bound_is_vacuous_not_undefined():
                    quantity="q", source=_src(), problem_class="nonconvex")
         with pytest.raises(ValueError, match="the bound is infinite there"):
             regime("nonconvex.always_inf", "d", 1e-3, {})
+
+
+def test_the_probe_reads_numbers_nested_in_memory():
+    # the review of stop 72: a raw gradient kept in memory["s"] = {"raw": g} passed the audit
+    # (only arrays at the top of memory were compared), and a tuple there stopped it (exit 4)
+    from tests.test_edges_fuzz5 import _probe_share
+
+    def nested_raw(x, g, z, p, memory):
+        raw = g(x)
+        prev = memory.get("s", {}).get("raw", 0.0 * x)
+        memory["s"] = {"raw": raw, "name": "kept"}
+        return x - p["eta"] * (raw + z) + 5.0 * prev
+
+    # oracle: the memory handed on moves by the whole shift, 1 of the shift's own effect
+    assert _probe_share(nested_raw) == pytest.approx(1.0, abs=1e-9)
+
+    def tuple_release(x, g, z, p, memory):  # a tuple holding the release: post-processing
+        release = g(x) + z
+        memory["s"] = (release, 1, "label")
+        return x - p["eta"] * release
+
+    assert _probe_share(tuple_release) == 0.0
+
+
+# -------------------------------------------------------- the review of stop 72's changes
+def test_a_step_on_array_api_strict_runs():
+    # the review: the dtype check read dtype.kind, which array_api_strict's dtypes lack
+    pytest.importorskip("array_api_strict")
+    from dpbounds import extend as ex
+    from dpbounds.objectives import QuadraticObjective
+
+    f = QuadraticObjective(np.linspace(1.0, 2.0, 4), backend="array_api_strict",
+                           offsets=np.random.default_rng(0).standard_normal((10, 4)))
+    m = ex.Method("strict_ok", step=lambda x, g, z, p: x - 0.1 * (g(x) + z),
+                  mechanism="gaussian", sensitivity=0.1)
+    assert m.run(f, epsilon=1.0, delta=1e-5, steps=3).x_numpy().shape == (1, 4)
+
+
+def test_a_string_bound_keeps_sympy_constants():
+    # the review: "pi*G*sqrt(d)/eps" read pi as an unknown symbol (6.283 before the string
+    # parsing of stop 72, "no value for pi" after it); oracle: 2 pi at d = 4, G = eps = 1
+    from dpbounds import extend as ex
+
+    e = ex.theorem("nonconvex.with_pi", "pi*G*sqrt(d)/eps", quantity="q", source=_src(),
+                   problem_class="nonconvex", register=False)
+    assert float(e.theorem.evaluate(d=4, G=1.0, eps=1.0, ignore_extra=True)) == \
+        pytest.approx(2 * math.pi, rel=1e-15)
+
+
+@pytest.mark.parametrize("power", [np.int64(1), sp.Float(0.5), sp.Rational(1, 2), 2])
+def test_a_scaling_power_may_be_any_real_number(power):
+    from dpbounds import extend as ex
+
+    d, N = ex.symbols("d N")
+    ex.theorem("nonconvex.scaled_ok", sp.sqrt(d) / N, quantity="q", source=_src(),
+               problem_class="nonconvex", scaling={"d": power, "N": 1}, register=False)
+
+
+def test_the_library_refuses_a_non_number_in_a_dp_event():
+    # the review: dp_event_from_json built GaussianDpEvent(True) and ComposedDpEvent([1, 2])
+    pytest.importorskip("dp_accounting")
+    from dpbounds.privacy.events import dp_event_from_json
+
+    for doc, words in (({"class_name": "GaussianDpEvent", "noise_multiplier": True},
+                        "must be a finite number"),
+                       ({"class_name": "GaussianDpEvent", "noise_multiplier": None},
+                        "must be a finite number"),
+                       ({"class_name": "ComposedDpEvent", "events": [1, 2]},
+                        "must be a list of events")):
+        with pytest.raises(ValueError, match=words):
+            dp_event_from_json(doc)
+
+
+def test_a_refuted_claim_on_dependent_runs_still_exits_1():
+    # the review: stop 72 first read the exit code off the status, which is INCONCLUSIVE
+    # where the runs fail the independence check: `--mutant trial_noise` exited 3, not 1
+    assert main(["audit", "dp_sgd_d4", "--mutant", "trial_noise", "--quick", "--quiet"]) == 1

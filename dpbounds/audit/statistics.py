@@ -670,8 +670,9 @@ def fit_gdp(s_d: np.ndarray, s_p: np.ndarray, confidence: float = 0.95) -> GdpFi
     mu = abs(float(np.mean(s_p) - np.mean(s_d))) / sd
     se = math.sqrt(2.0 / m + mu * mu / (4.0 * m))
     z = float(stats.norm.ppf(0.5 + confidence / 2.0))
-    ks = min(float(stats.kstest((s - np.mean(s)) / math.sqrt(v), "norm").pvalue)
-             for s, v in ((s_d, v_d), (s_p, v_p)))
+    # one set without spread (its scores all equal: noise shared across runs) is not normal
+    ks = min(float(stats.kstest((s - np.mean(s)) / math.sqrt(v), "norm").pvalue) if v > 0
+             else 0.0 for s, v in ((s_d, v_d), (s_p, v_p)))
     f = v_p / v_d if v_d > 0 else math.inf
     f_p = 2.0 * min(float(stats.f.cdf(f, s_p.size - 1, s_d.size - 1)),
                     float(stats.f.sf(f, s_p.size - 1, s_d.size - 1)))

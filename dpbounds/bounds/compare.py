@@ -553,7 +553,9 @@ def regime(
         after the scan brackets each answer between two grid points).
     missing:
         ``"raise"`` (:class:`ValueError` when a target is met nowhere in range, with the best
-        value the bound reaches there) or ``"nan"``.
+        value the bound reaches there) or ``"nan"`` (that target's answer is NaN). A bound
+        that does not apply to the problem at all (a required key missing, another class)
+        raises either way.
     points:
         Grid points of the scan (>= 3; default 256, and 100 along ``eps``, where Yang et
         al.'s bounds fit their constant by an RDP calibration at every eps: 0.05-2 CPU-s each).
@@ -658,8 +660,9 @@ def regime(
         finite = np.where(np.isfinite(vals), vals, np.inf).min(axis=0)
         smallest = float(np.min(np.where(never, finite, np.inf)))
         if not math.isfinite(smallest) and np.isinf(vals).any():  # a vacuous (infinite) bound
+            where = ("wherever it is defined" if np.isnan(vals).any() else "at every point")
             raise ValueError(f"{head}: the bound is infinite there (vacuous: it says nothing "
-                             "at any point of the range)")
+                             f"{where} of the range)")
         if not math.isfinite(smallest):  # NaN everywhere: an assumption fails at every point
             mid = math.sqrt(lo * hi)  # which one, in the bound's own words, at one point
             mid = float(math.ceil(mid)) if integral else mid

@@ -256,23 +256,24 @@ def _read_events(path: str) -> list[Any]:
             raise ValueError(f"--from-dp-event {path}: not JSON ({err})") from None
         except RecursionError:
             raise ValueError(f"--from-dp-event {path}: nested too deeply to read") from None
-    from dpbounds.privacy.dp_event_form import from_named_tuple_form, is_named_tuple_form
+    from dpbounds._dp_event_form import from_named_tuple_form, is_named_tuple_form
 
     # one event, or a list of them; dp_accounting's to_named_tuple() as json.dump writes it is
-    # a positional list: read as the object form (its fields in order, from the catalog)
-    items = data if isinstance(data, list) and not is_named_tuple_form(data) else [data]
+    # a positional list. The early checks read it in the catalog's field order; the library
+    # reads the original in the installed dp_accounting's own (attr.fields) order, so a
+    # version that reordered two fields of one length cannot have them swapped here
+    raw = data if isinstance(data, list) and not is_named_tuple_form(data) else [data]
     order = _catalog.constant("dp_event_fields")
-    items = [from_named_tuple_form(item, order, f"{path}[{i}]") for i, item in enumerate(items)]
+    items = [from_named_tuple_form(item, order, f"{path}[{i}]") for i, item in enumerate(raw)]
     for i, item in enumerate(items):
         _check_numbers(item, f"--from-dp-event {path}[{i}]")
     if "dp_accounting" not in sys.modules:  # else it answers as fast, in the same words
-        fields = _catalog.constant("dp_event_fields")
         for i, item in enumerate(items):
-            _check_shape(item, f"{path}[{i}]", fields)
+            _check_shape(item, f"{path}[{i}]", order)
     from dpbounds.privacy.events import dp_event_from_json
 
     try:
-        return [dp_event_from_json(item, f"{path}[{i}]") for i, item in enumerate(items)]
+        return [dp_event_from_json(item, f"{path}[{i}]") for i, item in enumerate(raw)]
     except RecursionError:
         raise ValueError(f"--from-dp-event {path}: the events are nested too deeply to read "
                          "(past Python's recursion limit)") from None

@@ -178,7 +178,10 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    # the public names and submodules, not this file's own imports (Any, sys, types, ...)
+    own = {"Any", "TYPE_CHECKING", "sys", "types"}
+    return sorted({k for k in globals() if not k.startswith("_") and k not in own}
+                  | set(_LAZY))
 
 
 class _Package(types.ModuleType):

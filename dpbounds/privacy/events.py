@@ -503,12 +503,12 @@ def dp_event_to_json(event: Any) -> dict[str, Any]:
 def dp_event_from_json(data: Any, where: str = "event") -> Any:
     """The ``DpEvent`` of :func:`dp_event_to_json`'s form, or of ``dp_accounting``'s own
     ``to_named_tuple()`` as ``json`` writes it (a positional list,
-    :mod:`dpbounds.privacy.dp_event_form`); only classes of
+    :mod:`dpbounds._dp_event_form`); only classes of
     ``dp_accounting.dp_event`` are built (nothing else is imported). ``ValueError`` naming
     the place (``where``) of a malformed entry."""
     import attr
 
-    from dpbounds.privacy.dp_event_form import from_named_tuple_form, is_named_tuple_form
+    from dpbounds._dp_event_form import from_named_tuple_form, is_named_tuple_form
 
     dpa = _dpa()
     if is_named_tuple_form(data):  # dp_accounting's to_named_tuple(), as JSON writes it
@@ -532,12 +532,27 @@ def dp_event_from_json(data: Any, where: str = "event") -> Any:
                          f"its fields are {sorted(names)}")
 
     def conv(value: Any, key: str) -> Any:
-        if isinstance(value, dict):
+        if isinstance(value, dict) or is_named_tuple_form(value):
             return dp_event_from_json(value, f"{where}.{key}")
-        if isinstance(value, list) and any(isinstance(v, dict) for v in value):
+        if isinstance(value, list) and any(isinstance(v, dict) or is_named_tuple_form(v)
+                                           for v in value):
             return [conv(v, f"{key}[{i}]") for i, v in enumerate(value)]
         return value
 
+    for k in ("noise_multiplier", "sampling_probability", "noise_parameter", "rho", "xi",
+              "epsilon", "delta"):  # the real-valued fields (the command line checks them too)
+        v = data.get(k)
+        if k in data and (isinstance(v, bool) or not isinstance(v, (int, float))
+                          or not math.isfinite(v)):
+            raise ValueError(f"{where}: {k} of {data['class_name']} must be a finite number, "
+                             f"got {v!r}")
+    if "events" in data and not isinstance(data["events"], list):
+        raise ValueError(f"{where}: events of {data['class_name']} must be a list of events, "
+                         f"got {data['events']!r}")
+    if isinstance(data.get("events"), list) and not all(
+            isinstance(e, dict) or is_named_tuple_form(e) for e in data["events"]):
+        raise ValueError(f"{where}: events of {data['class_name']} must be a list of events, "
+                         f"got {data['events']!r}")
     kwargs = {k: conv(v, k) for k, v in data.items() if k in names}
     if "count" in kwargs:  # SelfComposedDpEvent: 2.5 would be read as 2 runs later
         kwargs["count"] = check_int(f"{where}.count", kwargs["count"], minimum=1)

@@ -1023,9 +1023,11 @@ def transcript_checks(transcript: Mapping[str, Any], *, epsilon: float, delta: f
     ``drawn_noise`` (where the run recorded its draws) is the largest ratio of a drawn-noise
     test's level to its p-value, against 1 (:mod:`dpbounds.verify.drawn_noise`).
 
-    Both are a level over a p-value at ``alpha`` per transcript: they carry ``family=True``,
-    and a study that checks them at K grid points holds each to ``alpha / K``
-    (Bonferroni; :func:`dpbounds.verify.study.scaling_study`).
+    ``drawn_noise`` is a level over a p-value at ``alpha`` per transcript: it carries
+    ``family=True``, and a study that checks it at K grid points holds each to ``alpha / K``
+    (Bonferroni; :func:`dpbounds.verify.study.scaling_study`). ``sampling`` keeps ``alpha``
+    per point: its power, which decides whether the row counts as shown, is computed there
+    (at ``alpha / K`` a row reported at power 0.80 has 0.54 at K = 24: the review of stop 72).
 
     ``sampling`` carries ``power`` (the weakest test's power against its named defect) and
     ``needs`` (the run that would reach ``power_needed``); a study counts it as not shown
@@ -1076,5 +1078,5 @@ def transcript_checks(transcript: Mapping[str, Any], *, epsilon: float, delta: f
         # check below POWER as not shown (INCONCLUSIVE) and says what would decide it
         out["sampling"].update(
             power=min((float(v.power) for v in tests if v.power is not None), default=1.0),
-            power_needed=power_needed, needs="; ".join(v.needs for v in weak), family=True)
+            power_needed=power_needed, needs="; ".join(v.needs for v in weak))
     return out

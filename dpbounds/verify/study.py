@@ -645,8 +645,8 @@ def _exact_verdicts(name: str, var: str, records: Sequence[Mapping[str, Any]]
                 powered_at = m.get("power_needed") is None or power >= m["power_needed"]
             if m["kind"] in ("cover", "transcript", "release"):  # one-sided: the largest shown
                 mean, se = float(vals.max()), 0.0
-                # a test's level over its p-value (drawn noise, sampling) at each of the K
-                # grid points: Bonferroni, each at alpha / K, so the study's chance of failing
+                # a test's level over its p-value (the drawn noise's) at each of the K grid
+                # points: Bonferroni, each at alpha / K, so the study's chance of failing
                 # correct code is alpha, not K alpha (1 in 26 to 1 in 114 correct DP-SGD
                 # studies failed a drawn-noise row at K = 6-24)
                 mean = mean / len(records) if m.get("family") else mean

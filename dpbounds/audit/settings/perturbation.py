@@ -27,6 +27,15 @@ def _output_perturbation(relation: Neighbouring, epsilon: float, delta: float) -
 
 
 
+def _output_perturbation_d4(relation: Neighbouring, epsilon: float, delta: float) -> Setting:
+    # every coordinate released: a noise scale that depends on d (sigma / sqrt(d), an
+    # adversary's mutant: 2x the claim's mu at d = 4) is the same as the correct one at d = 1
+    pair = _pair(relation, dim=4, radius=1.0, l2=1.0)
+    return Setting(pair, dict(epsilon=epsilon, delta=delta, trace=None), _output,
+                   "the released minimiser (4 coordinates)",
+                   _PAIR_TEXT[relation] + ", r = 1, l2 = 1, d = 4")
+
+
 def _objective_perturbation(relation: Neighbouring, epsilon: float, delta: float) -> Setting:
     from dpbounds.objectives import HuberSVM
 
@@ -39,11 +48,37 @@ def _objective_perturbation(relation: Neighbouring, epsilon: float, delta: float
                    "-1 vs +1 wherever |theta| < 1 - h (where the output lies)")
 
 
+def _objective_perturbation_n8(relation: Neighbouring, epsilon: float, delta: float
+                               ) -> Setting:
+    # eight records: a noise scale read off the average objective (zeta / n, an adversary's
+    # mutant: n times the claim's mu) is the correct one at n = 1. Labels balanced but for
+    # the last record, so that the minimiser stays where every record's gradient is constant
+    from dpbounds.objectives import HuberSVM
+
+    a = np.ones((8, 1))
+    y = np.array([1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0, 1.0])
+    y_prime = y.copy()
+    y_prime[-1] = -1.0
+    pair = (HuberSVM(a, y, l2=0.0, h=HUBER_H), HuberSVM(a, y_prime, l2=0.0, h=HUBER_H))
+    return Setting(pair, dict(epsilon=epsilon, delta=delta, trace=None), _output,
+                   "the released minimiser",
+                   f"Huber SVM (h = {HUBER_H:g}), eight records a = 1, labels +-1 balanced "
+                   "but the last, +1 vs -1")
+
+
 register_audit(AuditSpec("output_perturbation", alg.output_perturbation, (REPLACE_ONE,),
                     _output_perturbation, GAUSS_EPS, GAUSS_DELTA,
                     "output perturbation, analytic Gaussian", trials=40_000), rank=120)
+register_audit(AuditSpec("output_perturbation_d4", alg.output_perturbation, (REPLACE_ONE,),
+                         _output_perturbation_d4, GAUSS_EPS, GAUSS_DELTA,
+                         "output perturbation, analytic Gaussian, d = 4", trials=40_000),
+               rank=121)
 # KST's calibration is the loosest: with a halved sigma the best threshold test on an exact
 # Gaussian certifies only ~0.4 above eps = 4 at 10^4 runs per set, ~0.6 at 1.6 x 10^4
 register_audit(AuditSpec("objective_perturbation", alg.objective_perturbation, (REPLACE_ONE,),
                     _objective_perturbation, 4.0, GAUSS_DELTA,
                     "objective perturbation (KST 2012)", trials=16_000), rank=130)
+register_audit(AuditSpec("objective_perturbation_n8", alg.objective_perturbation,
+                         (REPLACE_ONE,), _objective_perturbation_n8, 4.0, GAUSS_DELTA,
+                         "objective perturbation (KST 2012), eight records", trials=16_000),
+               rank=131)
