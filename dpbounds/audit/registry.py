@@ -32,10 +32,10 @@ audit name                        relations       statistic's features
 ``dp_agd``                        add/remove      final iterate's direction
 ``noisy_projected_sgd``           replace-one     directions of the projected iterates
 ``output_perturbation``           replace-one     the output
-``output_perturbation_d4``        replace-one     the output, d = 4 (a noise scale read off d)
+``output_perturbation_d4``        replace-one     the output, d = 4, n = 2 (noise read off d or n)
 ``objective_perturbation``        replace-one     the output (Huber SVM, one record)
-``objective_perturbation_n8``     replace-one     the output (Huber SVM, eight records: a noise
-                                                  scale read off n)
+``objective_perturbation_n8``     replace-one     the output (Huber SVM, eight records in d = 4:
+                                                  a noise scale read off n or d)
 ``tree_momentum_nsgd``            replace-one     per-step directions (noisy momentum)
 ``sensitivity_reduced_nsgd``      replace-one     per-step directions (gamma = 1)
 ``tree_momentum_nsgd_T3``,        replace-one     white-box: the tree's noisy nodes (T = 3, 8)

@@ -539,20 +539,6 @@ def dp_event_from_json(data: Any, where: str = "event") -> Any:
             return [conv(v, f"{key}[{i}]") for i, v in enumerate(value)]
         return value
 
-    for k in ("noise_multiplier", "sampling_probability", "noise_parameter", "rho", "xi",
-              "epsilon", "delta"):  # the real-valued fields (the command line checks them too)
-        v = data.get(k)
-        if k in data and (isinstance(v, bool) or not isinstance(v, (int, float))
-                          or not math.isfinite(v)):
-            raise ValueError(f"{where}: {k} of {data['class_name']} must be a finite number, "
-                             f"got {v!r}")
-    if "events" in data and not isinstance(data["events"], list):
-        raise ValueError(f"{where}: events of {data['class_name']} must be a list of events, "
-                         f"got {data['events']!r}")
-    if isinstance(data.get("events"), list) and not all(
-            isinstance(e, dict) or is_named_tuple_form(e) for e in data["events"]):
-        raise ValueError(f"{where}: events of {data['class_name']} must be a list of events, "
-                         f"got {data['events']!r}")
     kwargs = {k: conv(v, k) for k, v in data.items() if k in names}
     if "count" in kwargs:  # SelfComposedDpEvent: 2.5 would be read as 2 runs later
         kwargs["count"] = check_int(f"{where}.count", kwargs["count"], minimum=1)

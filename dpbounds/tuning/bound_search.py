@@ -126,6 +126,36 @@ def _axis(name: str, lo: float, hi: float, n: int) -> np.ndarray:
     return pts
 
 
+def _refuse_negative_beside(entry: Any, th: Any, params: Mapping[str, Any],
+                            fixed: Mapping[str, float], names: Sequence[str],
+                            axes: Sequence[np.ndarray], vals: np.ndarray,
+                            idx: tuple[int, ...]) -> None:
+    """A ``ValueError`` where the grid's best point borders one at which the bound's formula
+    is negative: a bound on an error is >= 0, so the formula is outside its valid range
+    there, and its smallest value is where it crosses 0, not an optimum (a plug-in's
+    ``1/T - 1/10 + d/(N eps)`` "tuned" to T = 10). Points where a declared assumption fails
+    are not negative: they are the bound's declared edge."""
+    for axis in range(len(idx)):
+        for step in (-1, 1):
+            j = list(idx)
+            j[axis] += step
+            if not 0 <= j[axis] < vals.shape[axis] or np.isfinite(vals[tuple(j)]):
+                continue
+            at = {k: float(a[i]) for k, a, i in zip(names, axes, j)}
+            try:
+                th.evaluate(ignore_extra=True, invalid="raise", **dict(params, **fixed, **at))
+            except (TypeError, ValueError) as exc:
+                if "negative" not in str(exc):
+                    continue
+                where = ", ".join(f"{k}={v:.4g}" for k, v in at.items())
+                raise ValueError(
+                    f"{entry.name}: the bound is negative at {where}, beside the grid's "
+                    "smallest value: it bounds an error (>= 0), so its formula is outside "
+                    "its valid range there and the search would tune to where it crosses 0; "
+                    "declare the assumption that keeps it valid, or narrow the range "
+                    "(--range)") from None
+
+
 def search_bound(entry: Any, problem: Mapping[str, Any] | None = None, *,
                  over: Sequence[str] | None = None,
                  ranges: Mapping[str, tuple[float, float]] | None = None,
@@ -242,6 +272,7 @@ def search_bound(entry: Any, problem: Mapping[str, Any] | None = None, *,
         raise ValueError(f"{entry.name}: the bound is not finite anywhere on the grid "
                          f"(ranges {box}){why or '; check the problem or widen the ranges'}")
     idx = tuple(int(i) for i in np.unravel_index(int(np.argmin(vals)), vals.shape))
+    _refuse_negative_beside(entry, th, params, fixed, names, axes, vals, idx)
     best = {k: float(a[i]) for k, a, i in zip(names, axes, idx)}
     best_val = float(vals[idx])
     rows = []
