@@ -534,6 +534,46 @@ def _expression(name: str, what: str, value: Any) -> sp.Expr:
     return expr  # an infinity or nan: refused by the Bound it becomes, in its words
 
 
+def _state_holders(step: Any) -> list[Any]:
+    """The objects whose ``__dict__`` holds a step callable's own state: a callable object
+    (or a bound method's object) and the function itself (its attributes). Closure variables
+    are not among them: a step keeps its state in ``memory`` (``docs/extending.md``)."""
+    holders = []
+    owner = getattr(step, "__self__", None)
+    func = getattr(step, "__func__", step)
+    for obj in (owner, func) if owner is not None else (step,):
+        if isinstance(getattr(obj, "__dict__", None), dict) and not isinstance(obj, type):
+            holders.append(obj)
+    return holders
+
+
+def _callable_state(step: Any) -> tuple[list[Any], list[Any]]:
+    """``(state, holders)``: deep copies of the ``__dict__`` of each of
+    :func:`_state_holders` (an attribute that cannot be copied is left out: a module, a
+    lock)."""
+    holders = _state_holders(step)
+    state = []
+    for obj in holders:
+        kept = {}
+        for key, value in vars(obj).items():
+            try:
+                kept[key] = copy.deepcopy(value)
+            except Exception:  # noqa: BLE001 -- not copyable: neither compared nor restored
+                continue
+        state.append(kept)
+    return state, holders
+
+
+def _restore_callable_state(step: Any, state: list[Any]) -> None:
+    """Write ``state`` (from :func:`_callable_state`) back into the step callable: the probe's
+    own calls must not move the run (a heavy ball keeping its momentum on ``self`` was
+    advanced by them and read as a violation: an adversary of stop 72)."""
+    for obj, kept in zip(_state_holders(step), state):
+        attrs = vars(obj)
+        for key, value in kept.items():
+            attrs[key] = copy.deepcopy(value)
+
+
 #: a verify run probes its first this many steps (a defect that recurs with a period up to
 #: it shows there), the powers of two, the middle step and the last
 PROBED_FIRST = 16
@@ -889,30 +929,40 @@ class Method:
                                 PureDpAccountant(nb), steps, initial=sensitivity,
                                 max_noise=1e15 * sensitivity)
 
-    def _post_processing_share(self, before: tuple[Any, dict[str, Any]],
+    def _post_processing_share(self, before: tuple[Any, Any, dict[str, Any]],
                                query: Callable[[Any], Any], z: Any, p: Mapping[str, Any],
-                               after: tuple[Any, dict[str, Any] | None], released_query: Any,
-                               rng: np.random.Generator, xp: Any) -> float:
-        """How far the step's output **and the memory it leaves** move when its gradient
+                               after: tuple[Any, Any, dict[str, Any]], released_query: Any,
+                               rng: np.random.Generator, xp: Any,
+                               state: tuple[list[Any], list[Any]] | None = None) -> float:
+        """How far the step's output **and every state it leaves** move when its gradient
         query is shifted by a random ``delta`` and its noise by ``-delta`` (the same release
         ``query + noise``), beyond their rounding, as a share of how far the shifted query
         alone moves them (:class:`Releases`); 0 for a step that does not read the gradient.
 
-        ``before``: the state and memory before the step (each probe call gets its own copy:
-        a step may update them in place); ``after``: the step's output and memory. A
-        momentum built from the raw gradient (``m = beta m + grad(x)``, noise added only to
-        the step) moves every step's output as a function of its release, but not the
-        memory it hands on (an independent review, stop 71). ``delta`` starts at the
-        release's magnitude and grows (at most 1e12-fold) until the shifted query moves the
-        output well above its rounding (an iterate far larger than ``eta * delta`` hides the
-        move in its last bits)."""
+        ``before``: the state, memory and ``params`` before the step (each probe call gets
+        its own copies: a step may update them in place); ``after``: the step's output,
+        memory and ``params`` after it; ``state``: the step callable's own state
+        (:func:`_callable_state`) before and after the real call, restored for each probe
+        call and after the last. Compared: the output, and the numbers held in memory, in
+        ``params`` and in the callable's state, at any depth of dicts, lists, tuples and
+        objects' attributes. A momentum built from the raw gradient (``m = beta m +
+        grad(x)``, noise added only to the step) moves every step's output as a function of
+        its release, but not the memory it hands on (an independent review, stop 71); kept
+        in a ``SimpleNamespace``, in ``params`` or on the step object it was not compared
+        (an adversary, stop 72). Rounding is each number's own (a ``finfo.max`` kept in
+        memory raised one common floor above every move), and a non-finite number that
+        stays as it is is left out (an ``inf`` in memory read every move as NaN, "does not
+        read the gradient"). ``delta`` starts at the release's magnitude and grows (at most
+        1e12-fold) until the shifted query moves the output well above its rounding (an
+        iterate far larger than ``eta * delta`` hides the move in its last bits)."""
         from dpbounds.backend import to_numpy
 
         def numbers(value: Any, parts: list[np.ndarray], depth: int = 0) -> None:
-            """The numbers ``value`` holds, nested containers included (a raw gradient kept
-            in ``memory["s"] = {"raw": g}`` passed the audit, and a tuple stopped it with an
-            internal error: the review of stop 72)."""
-            if depth > 50:
+            """The numbers ``value`` holds, nested containers and objects' attributes
+            included (a raw gradient kept in ``memory["s"] = {"raw": g}`` passed the audit,
+            a tuple stopped it with an internal error: the review of stop 72; a
+            SimpleNamespace or dataclass hid a raw momentum: an adversary of stop 72)."""
+            if depth > 50 or callable(value) or isinstance(value, (str, bytes, type)):
                 return
             if isinstance(value, dict):
                 for key in sorted(value, key=str):
@@ -924,16 +974,23 @@ class Method:
                 return
             try:
                 parts.append(np.asarray(to_numpy(value)).astype(float).ravel())
+                return
             except (TypeError, ValueError, AttributeError):
-                return  # not numbers (a flag, a name): nothing to compare
+                pass
+            attrs = getattr(value, "__dict__", None)
+            if isinstance(attrs, dict):  # an object's attributes (SimpleNamespace, a class)
+                numbers(attrs, parts, depth + 1)
+            elif hasattr(type(value), "__slots__"):
+                numbers({k: getattr(value, k) for k in type(value).__slots__
+                         if isinstance(k, str) and hasattr(value, k)}, parts, depth + 1)
 
-        def flat(out: Any, memory: dict[str, Any] | None) -> np.ndarray:
+        def flat(out: Any, memory: Any, params: Any, held: Any) -> np.ndarray:
             parts = [to_numpy(out).astype(float).ravel()]
-            numbers(memory or {}, parts)  # the numbers the step remembers
+            numbers([memory or {}, params, held], parts)  # every number the step keeps
             return np.concatenate(parts)
 
         outputs = int(np.size(to_numpy(after[0])))  # the output leads every flat vector
-        base = flat(*after)
+        base = flat(*after, state[1] if state is not None else None)
         unit = float(np.finfo(float).eps)
         size = max(float(np.max(np.abs(to_numpy(released_query)), initial=0.0)),
                    float(np.max(np.abs(to_numpy(z)), initial=0.0)), 1e-300)
@@ -946,9 +1003,12 @@ class Method:
         # sensitivity released). A query repeated at one point gets that point's shift: the
         # same noisy gradient formed twice is one release (the review of stop 72)
         extra: dict[bytes, Any] = {}
+        with_memory = after[1] is not None
 
         def call(shift: Any, noise: Any) -> np.ndarray:
-            x, memory = copy.deepcopy(before)
+            x, memory, params = copy.deepcopy(before)
+            if state is not None:
+                _restore_callable_state(self.step, state[0])
             first: list[bytes] = []
 
             def shifted(y: Any) -> Any:
@@ -962,33 +1022,60 @@ class Method:
                                             * size)
                 return query(y) + extra[key]
 
-            if after[1] is None:
-                return flat(self.step(x, shifted, noise, dict(p)), None)
-            return flat(self.step(x, shifted, noise, dict(p), memory), memory)
+            out = (self.step(x, shifted, noise, params, memory) if with_memory
+                   else self.step(x, shifted, noise, params))
+            held = _callable_state(self.step)[0] if state is not None else None
+            return flat(out, memory if with_memory else None, params, held)
 
-        def rounding(*arrays: np.ndarray) -> float:
-            return 64.0 * unit * float(max(np.max(np.abs(a), initial=0.0) for a in arrays))
+        def change(a: np.ndarray, b: np.ndarray, *more: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+            """``|a - b|`` per number (``inf`` where a non-finite number differs), and each
+            number's rounding over ``a``, ``b`` and ``more``."""
+            fa, fb = np.isfinite(a), np.isfinite(b)
+            both = fa & fb
+            moved = np.zeros(a.shape)
+            moved[both] = np.abs(a[both] - b[both])
+            kept = ~fa & ~fb & ((a == b) | (np.isnan(a) & np.isnan(b)))
+            moved[~both & ~kept] = np.inf
+            mag = np.where(both, np.maximum(np.abs(np.where(fa, a, 0.0)),
+                                            np.abs(np.where(fb, b, 0.0))), 0.0)
+            for m in more:
+                if m.shape == a.shape:
+                    mag = np.maximum(mag, np.abs(np.where(np.isfinite(m), m, 0.0)))
+            return moved, 64.0 * unit * mag
 
-        for _ in range(4):
-            delta = xp.asarray(direction * size)
-            extra.clear()  # drawn at this try's size (then kept for the same-release call)
-            moved_out = call(delta, z)
-            if moved_out.shape != base.shape:  # the memory changed shape: the outputs alone
-                base, moved_out = base[:outputs], moved_out[:outputs]
-            moved = float(np.max(np.abs(moved_out - base), initial=0.0))
-            floor = rounding(base, moved_out)
-            if not math.isfinite(moved) or moved == 0.0:
-                return 0.0  # the step does not read the gradient (or overflowed: no reading)
-            if moved >= 1e6 * floor:
-                break
-            size *= min(1e4, 1e7 * floor / moved)  # at most 1e12 over the tries
-        same_out = call(delta, z - delta)
+        try:
+            for _ in range(4):
+                delta = xp.asarray(direction * size)
+                extra.clear()  # drawn at this try's size (then kept for the same-release call)
+                moved_out = call(delta, z)
+                if moved_out.shape != base.shape:  # the memory changed shape: the outputs
+                    base, moved_out = base[:outputs], moved_out[:outputs]
+                moves, floor = change(moved_out, base)
+                if not np.any(moves > 0):
+                    return 0.0  # the step does not read the gradient
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    ratio = float(np.max(np.where(moves > 0, moves / floor, 0.0)))
+                if ratio >= 1e6:
+                    break
+                size *= min(1e4, 1e7 / ratio)  # at most 1e12 over the tries
+            same_out = call(delta, z - delta)
+        finally:
+            if state is not None:  # the run goes on from the real step's own state
+                _restore_callable_state(self.step, state[1])
         if same_out.shape != base.shape:
             same_out = same_out[:outputs]
             if same_out.shape != base.shape:  # the memory changed shape, not in the first try
                 base, moved_out = base[:outputs], moved_out[:outputs]
-        same = float(np.max(np.abs(same_out - base), initial=0.0))
-        return max(0.0, same - rounding(base, same_out, moved_out)) / moved
+        same, floor = change(same_out, base, moved_out)
+        excess = float(np.max(np.maximum(same - floor, 0.0), initial=0.0))
+        if excess == 0.0:
+            return 0.0
+        finite = moves[np.isfinite(moves)]
+        scale = float(np.max(finite, initial=0.0))
+        if not math.isfinite(excess) or scale == 0.0:
+            return 1.0  # a number's finiteness follows the gradient, not the release
+        return excess / scale
 
     def _check_output(self, new: Any, x: Any, xp: Any) -> None:
         """The step's output must be a real floating array of the state's shape: an object
@@ -1108,19 +1195,21 @@ class Method:
             else:
                 z = zero
             first.clear()
-            # the step's arguments as they are before it runs (a step may update x or its
-            # memory in place), for the probe's own calls
-            before = (copy.deepcopy((x, memory)) if t in probed else None)
+            # the step's arguments as they are before it runs (a step may update x, its
+            # memory, its params or its own attributes in place), for the probe's own calls
+            before = (copy.deepcopy((x, memory, p)) if t in probed else None)
+            held = _callable_state(self.step)[0] if t in probed else None
             new = self.step(x, grad, z, p, memory) if with_memory else self.step(x, grad, z, p)
             self._check_output(new, x, xp)
             if taps:
                 if keep and not first:
                     raise ValueError(f"{self.name}: the step released no gradient query "
                                      "(step must call grad(x))")
-                if t in probed and first and before is not None:
+                if t in probed and first and before is not None and held is not None:
                     share = self._post_processing_share(
-                        before, query, z, p, (new, memory if with_memory else None),
-                        first[0], probe_rng, xp)
+                        before, query, z, p, (new, memory if with_memory else None, p),
+                        first[0], probe_rng, xp,
+                        state=(held, _callable_state(self.step)[0]))
                     for tap in taps:
                         tap.post_processing = max(tap.post_processing, share)
                 if keep:

@@ -548,3 +548,89 @@ def test_tune_bound_refuses_to_tune_to_where_a_bound_crosses_zero():
     ok = search_bound(e, prob, ranges={"T": (1, 9)})
     tuned = ok.rows()[-1]
     assert tuned["T"] == 9 and tuned["bound"] == pytest.approx(1 / 9 - 0.1 + 100 / 1e5)
+
+
+# ------------------------------------- the probe against state kept out of sight (hunt 6)
+def test_the_probe_reads_state_in_objects_params_and_beside_non_finite_numbers():
+    # an adversary of stop 72: a raw momentum m = beta m + grad(x) (noise only on the step)
+    # passed audit and verify when kept in a SimpleNamespace or dataclass in memory, beside
+    # an inf or finfo.max in memory, or stashed in params. Oracle: the memory handed on moves
+    # by the whole shift, a share of 1; the stash in params moves by half of it
+    import dataclasses
+    from types import SimpleNamespace
+
+    from tests.test_edges_fuzz5 import _probe_share
+
+    @dataclasses.dataclass
+    class State:
+        m: object
+
+    def boxed(make):
+        def step(x, g, z, p, memory):
+            st = memory.setdefault("state", make(0.0 * x))
+            st.m = 0.9 * st.m + g(x)
+            return x - p["eta"] * (st.m + z)
+        return step
+
+    assert _probe_share(boxed(lambda v: SimpleNamespace(m=v))) == pytest.approx(1.0, abs=1e-9)
+    assert _probe_share(boxed(State)) == pytest.approx(1.0, abs=1e-9)
+
+    def beside(extra):
+        def step(x, g, z, p, memory):
+            memory.setdefault("restart_at", extra)
+            memory["m"] = 0.9 * memory.get("m", 0.0 * x) + g(x)
+            return x - p["eta"] * (memory["m"] + z)
+        return step
+
+    for extra in (np.inf, np.nan, np.finfo(float).max):
+        assert _probe_share(beside(extra)) == pytest.approx(1.0, abs=1e-9), extra
+
+    def stash(x, g, z, p):
+        raw = g(x)
+        prev = p.get("prev_grad", raw)
+        p["prev_grad"] = raw
+        return x - p["eta"] * 0.5 * ((raw + z) + prev)
+
+    assert _probe_share(stash) == pytest.approx(1.0, abs=1e-9)  # params handed on: the shift
+    # controls: the same places holding the release's functions read 0
+    def boxed_ok(x, g, z, p, memory):
+        st = memory.setdefault("state", SimpleNamespace(m=0.0 * x, stop=np.inf))
+        st.m = 0.9 * st.m + (g(x) + z)
+        return x - p["eta"] * st.m
+
+    assert _probe_share(boxed_ok) == 0.0
+
+
+def test_a_step_object_keeps_its_state_and_the_probe_does_not_move_it():
+    # an adversary of stop 72: a correct heavy ball keeping its momentum on self was advanced
+    # by the probe's own calls, read as a violation (share 1.08) and ran on the probe's state
+    from dpbounds import extend as ex
+    from dpbounds.objectives import QuadraticObjective
+
+    class HeavyBall:
+        def __init__(self):
+            self.m = 0.0
+
+        def __call__(self, x, g, z, p):
+            self.m = 0.9 * self.m + (g(x) + z)
+            return x - p["eta"] * self.m
+
+    f = QuadraticObjective(np.linspace(1.0, 2.0, 4),
+                           offsets=np.random.default_rng(0).standard_normal((10, 4)))
+    kw = dict(epsilon=1.0, delta=1e-5, steps=20, trials=3, seed=4, params={"eta": 0.1})
+    plain = ex.Method("hb_object", step=HeavyBall(), mechanism="gaussian",
+                      sensitivity=0.1).run(f, **kw).x_numpy()
+    with ex._release_tap() as tap:
+        probed = ex.Method("hb_object", step=HeavyBall(), mechanism="gaussian",
+                           sensitivity=0.1).run(f, **kw).x_numpy()
+    assert tap.post_processing == 0.0 and np.array_equal(plain, probed)
+
+    class RawHeavyBall(HeavyBall):  # the leak on self: caught, as in memory
+        def __call__(self, x, g, z, p):
+            self.m = 0.9 * self.m + g(x)
+            return x - p["eta"] * (self.m + z)
+
+    with ex._release_tap() as tap:
+        ex.Method("hb_raw_object", step=RawHeavyBall(), mechanism="gaussian",
+                  sensitivity=0.1).run(f, **kw)
+    assert tap.post_processing == pytest.approx(1.0, abs=1e-9)
