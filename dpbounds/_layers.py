@@ -25,7 +25,8 @@ from pathlib import Path
 
 #: Layers from the bottom up; each layer is a tuple of peers (top-level names under dpbounds).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("_suggest",),  # standard library only: _validation and the CLI's input errors use it
+    ("_suggest", "_dp_event_form"),  # standard library only: _validation, the privacy
+    # events and the CLI's input errors use them
     ("_layers", "_discovery", "_validation", "notation", "provenance", "_progress", "_normals",
      "_seeds", "_patching"),
     ("data", "backend", "intervals", "schedules", "sweep"),
