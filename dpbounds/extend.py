@@ -64,11 +64,13 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import hashlib
 import importlib.metadata
 import importlib.util
 import math
 import sys
+import types
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -534,44 +536,156 @@ def _expression(name: str, what: str, value: Any) -> sp.Expr:
     return expr  # an infinity or nan: refused by the Bound it becomes, in its words
 
 
-def _state_holders(step: Any) -> list[Any]:
-    """The objects whose ``__dict__`` holds a step callable's own state: a callable object
-    (or a bound method's object) and the function itself (its attributes). Closure variables
-    are not among them: a step keeps its state in ``memory`` (``docs/extending.md``)."""
-    holders = []
-    owner = getattr(step, "__self__", None)
-    func = getattr(step, "__func__", step)
-    for obj in (owner, func) if owner is not None else (step,):
-        if isinstance(getattr(obj, "__dict__", None), dict) and not isinstance(obj, type):
-            holders.append(obj)
-    return holders
+#: the most nodes (containers, objects, arrays) :func:`_walk_numbers` visits in one state
+_WALK_NODES = 100_000
 
 
-def _callable_state(step: Any) -> tuple[list[Any], list[Any]]:
-    """``(state, holders)``: deep copies of the ``__dict__`` of each of
-    :func:`_state_holders` (an attribute that cannot be copied is left out: a module, a
-    lock)."""
-    holders = _state_holders(step)
-    state = []
-    for obj in holders:
-        kept = {}
-        for key, value in vars(obj).items():
+def _walk_numbers(value: Any, parts: list[np.ndarray], seen: set[int], nodes: list[int],
+                  depth: int = 0) -> None:
+    """Append the numbers ``value`` holds to ``parts`` as float arrays, in a fixed order:
+    arrays and scalars; dicts (by key), lists, tuples, sets; a partial's function and
+    arguments, a bound method's object and function, a function's defaults, closure and
+    attributes; an object array's items; an object's ``__dict__`` and ``__slots__``. Complex
+    numbers give their two parts, bytes their bytes. Each object is visited once (a parent
+    pointer made the walk exponential: the review of stop 72), at most :data:`_WALK_NODES`
+    of them; modules, classes, strings and generators hold nothing compared."""
+    from dpbounds.backend import to_numpy
+
+    if depth > 50 or nodes[0] >= _WALK_NODES or value is None:
+        return
+    if isinstance(value, (str, type, types.ModuleType, types.GeneratorType)):
+        return
+    if isinstance(value, (bytes, bytearray)):
+        parts.append(np.frombuffer(bytes(value), dtype=np.uint8).astype(float))
+        return
+    if isinstance(value, (bool, int, float, complex, np.generic)):
+        try:
+            one = np.asarray(value)
+            parts.append(np.concatenate([one.real.ravel(), one.imag.ravel()]).astype(float)
+                         if one.dtype.kind == "c" else one.astype(float).ravel())
+        except (TypeError, ValueError, OverflowError):
+            pass  # an int beyond float: no gradient fits in it usefully
+        return
+    if id(value) in seen:
+        return
+    seen.add(id(value))
+    nodes[0] += 1
+
+    def walk(v: Any) -> None:
+        _walk_numbers(v, parts, seen, nodes, depth + 1)
+
+    if isinstance(value, dict):
+        for key in sorted(value, key=repr):
+            walk(value[key])
+        return
+    if isinstance(value, (list, tuple)) or type(value).__name__ == "deque":
+        for item in value:
+            walk(item)
+        return
+    if isinstance(value, (set, frozenset)):
+        for item in sorted(value, key=repr):
+            walk(item)
+        return
+    if isinstance(value, functools.partial):
+        for v in (value.func, value.args, value.keywords):
+            walk(v)
+        return
+    if isinstance(value, types.MethodType):
+        walk(value.__self__)
+        walk(value.__func__)
+        return
+    if isinstance(value, types.FunctionType):
+        walk(value.__defaults__)
+        walk(value.__kwdefaults__)
+        for cell in value.__closure__ or ():
             try:
-                kept[key] = copy.deepcopy(value)
-            except Exception:  # noqa: BLE001 -- not copyable: neither compared nor restored
+                walk(cell.cell_contents)
+            except ValueError:  # an empty cell
                 continue
-        state.append(kept)
-    return state, holders
+        walk(value.__dict__)
+        return
+    arr: np.ndarray | None
+    try:
+        arr = np.asarray(to_numpy(value))
+    except (TypeError, ValueError, AttributeError, RuntimeError, OverflowError):
+        arr = None
+    if arr is not None and arr.dtype.kind in "biuf":
+        parts.append(arr.astype(float).ravel())
+        return
+    if arr is not None and arr.dtype.kind == "c":
+        parts.append(np.concatenate([arr.real.ravel(), arr.imag.ravel()]).astype(float))
+        return
+    if arr is not None and arr.dtype.kind == "O" and arr.ndim > 0:
+        for item in arr.ravel():
+            walk(item)
+        return
+    if arr is not None and arr.dtype.kind != "O":
+        return  # strings, dates: no numbers of the gradient's
+    attrs = getattr(value, "__dict__", None)
+    if isinstance(attrs, dict):
+        walk(attrs)
+    slots = [k for c in type(value).__mro__ for k in getattr(c, "__slots__", ())
+             if isinstance(k, str) and k not in ("__dict__", "__weakref__")]
+    for k in slots:
+        if hasattr(value, k):
+            walk(getattr(value, k))
 
 
-def _restore_callable_state(step: Any, state: list[Any]) -> None:
-    """Write ``state`` (from :func:`_callable_state`) back into the step callable: the probe's
-    own calls must not move the run (a heavy ball keeping its momentum on ``self`` was
-    advanced by them and read as a violation: an adversary of stop 72)."""
-    for obj, kept in zip(_state_holders(step), state):
-        attrs = vars(obj)
-        for key, value in kept.items():
-            attrs[key] = copy.deepcopy(value)
+def _probe_copy(value: Any) -> Any:
+    """A deep copy of ``value`` for the probe's own calls, in one ``deepcopy`` (references
+    shared inside it stay shared: copied attribute by attribute, a step's ``self.bufs =
+    [self.m]`` came apart, the review of stop 72). The innermost parts that cannot be copied
+    (a module, a lock, an open file, a generator) are shared with the original instead: the
+    probe's calls may move them (a generator's schedule), so keep the state a step reads in
+    copyable objects."""
+    try:
+        return copy.deepcopy(value)
+    except Exception:  # noqa: BLE001 -- find what cannot be copied and share it
+        pass
+    memo: dict[int, Any] = {}
+    seen: set[int] = set()
+
+    def children(v: Any) -> list[Any]:
+        if isinstance(v, dict):
+            return list(v.values())
+        if isinstance(v, (list, tuple, set, frozenset)):
+            return list(v)
+        if isinstance(v, functools.partial):
+            return [v.func, v.args, v.keywords]
+        if isinstance(v, types.MethodType):
+            return [v.__self__]
+        out = []
+        attrs = getattr(v, "__dict__", None)
+        if isinstance(attrs, dict):
+            out += list(attrs.values())
+        out += [getattr(v, k) for c in type(v).__mro__ for k in getattr(c, "__slots__", ())
+                if isinstance(k, str) and hasattr(v, k)]
+        return out
+
+    def copies(v: Any) -> bool:
+        try:
+            copy.deepcopy(v, dict(memo))
+            return True
+        except Exception:  # noqa: BLE001
+            return False
+
+    def find(v: Any, depth: int) -> None:
+        if depth > 20 or id(v) in seen or copies(v):
+            return
+        seen.add(id(v))
+        for c in children(v):
+            find(c, depth + 1)
+        if not copies(v):  # its own culprit: shared, not copied
+            memo[id(v)] = v
+
+    find(value, 0)
+    try:
+        return copy.deepcopy(value, memo)
+    except Exception as exc:  # noqa: BLE001 -- say what, not "internal error"
+        raise ValueError(f"the post-processing probe runs the step on copies of its state, "
+                         f"memory, params and callable, and {type(value).__name__} could not "
+                         f"be copied ({type(exc).__name__}: {exc}); keep the step's state "
+                         "in memory as numbers, arrays and containers of them") from None
 
 
 #: a verify run probes its first this many steps (a defect that recurs with a period up to
@@ -929,68 +1043,44 @@ class Method:
                                 PureDpAccountant(nb), steps, initial=sensitivity,
                                 max_noise=1e15 * sensitivity)
 
-    def _post_processing_share(self, before: tuple[Any, Any, dict[str, Any]],
+    def _post_processing_share(self, before: tuple[Any, Any, dict[str, Any], Any],
                                query: Callable[[Any], Any], z: Any, p: Mapping[str, Any],
-                               after: tuple[Any, Any, dict[str, Any]], released_query: Any,
-                               rng: np.random.Generator, xp: Any,
-                               state: tuple[list[Any], list[Any]] | None = None) -> float:
+                               after: tuple[Any, Any, dict[str, Any], Any],
+                               released_query: Any, rng: np.random.Generator,
+                               xp: Any) -> float:
         """How far the step's output **and every state it leaves** move when its gradient
         query is shifted by a random ``delta`` and its noise by ``-delta`` (the same release
         ``query + noise``), beyond their rounding, as a share of how far the shifted query
         alone moves them (:class:`Releases`); 0 for a step that does not read the gradient.
 
-        ``before``: the state, memory and ``params`` before the step (each probe call gets
-        its own copies: a step may update them in place); ``after``: the step's output,
-        memory and ``params`` after it; ``state``: the step callable's own state
-        (:func:`_callable_state`) before and after the real call, restored for each probe
-        call and after the last. Compared: the output, and the numbers held in memory, in
-        ``params`` and in the callable's state, at any depth of dicts, lists, tuples and
-        objects' attributes. A momentum built from the raw gradient (``m = beta m +
-        grad(x)``, noise added only to the step) moves every step's output as a function of
-        its release, but not the memory it hands on (an independent review, stop 71); kept
-        in a ``SimpleNamespace``, in ``params`` or on the step object it was not compared
-        (an adversary, stop 72). Rounding is each number's own (a ``finfo.max`` kept in
-        memory raised one common floor above every move), and a non-finite number that
-        stays as it is is left out (an ``inf`` in memory read every move as NaN, "does not
-        read the gradient"). ``delta`` starts at the release's magnitude and grows (at most
-        1e12-fold) until the shifted query moves the output well above its rounding (an
-        iterate far larger than ``eta * delta`` hides the move in its last bits)."""
+        ``before``: copies of the state, memory, ``params`` and step callable as they were
+        before the step (:func:`_probe_copy`; each probe call runs on a copy of these, so
+        the real run and its callable are never touched); ``after``: the real step's
+        output, memory, ``params`` and callable. Compared, number by number: the output and
+        every number held in memory, ``params`` and the callable (its attributes, a bound
+        method's object, a partial's arguments, a function's defaults and closure), through
+        dicts, lists, tuples, sets, object arrays and objects' attributes, complex numbers
+        as their two parts and bytes as bytes. A raw momentum (``m = beta m + grad(x)``,
+        noise only on the step) moves every output as a function of its release but not the
+        memory it hands on (an independent review, stop 71); kept in a ``SimpleNamespace``,
+        in ``params`` or on the step object it was not compared (an adversary, stop 72).
+        Each number has its own rounding (a ``finfo.max`` in memory raised one common floor
+        above every move), a non-finite number that stays as it is is left out (an ``inf``
+        in memory read every move as NaN), and the share is the largest over the numbers of
+        what the same release moved over what the shift alone moved (a scratch value 1e20
+        times the release diluted one common scale: the review of stop 72). ``delta``
+        starts at the release's magnitude and grows (at most 1e12-fold) until the shifted
+        query moves the output well above its rounding (an iterate far larger than ``eta *
+        delta`` hides the move in its last bits)."""
         from dpbounds.backend import to_numpy
 
-        def numbers(value: Any, parts: list[np.ndarray], depth: int = 0) -> None:
-            """The numbers ``value`` holds, nested containers and objects' attributes
-            included (a raw gradient kept in ``memory["s"] = {"raw": g}`` passed the audit,
-            a tuple stopped it with an internal error: the review of stop 72; a
-            SimpleNamespace or dataclass hid a raw momentum: an adversary of stop 72)."""
-            if depth > 50 or callable(value) or isinstance(value, (str, bytes, type)):
-                return
-            if isinstance(value, dict):
-                for key in sorted(value, key=str):
-                    numbers(value[key], parts, depth + 1)
-                return
-            if isinstance(value, (list, tuple)):
-                for item in value:
-                    numbers(item, parts, depth + 1)
-                return
-            try:
-                parts.append(np.asarray(to_numpy(value)).astype(float).ravel())
-                return
-            except (TypeError, ValueError, AttributeError):
-                pass
-            attrs = getattr(value, "__dict__", None)
-            if isinstance(attrs, dict):  # an object's attributes (SimpleNamespace, a class)
-                numbers(attrs, parts, depth + 1)
-            elif hasattr(type(value), "__slots__"):
-                numbers({k: getattr(value, k) for k in type(value).__slots__
-                         if isinstance(k, str) and hasattr(value, k)}, parts, depth + 1)
-
-        def flat(out: Any, memory: Any, params: Any, held: Any) -> np.ndarray:
+        def flat(out: Any, memory: Any, params: Any, step: Any) -> np.ndarray:
             parts = [to_numpy(out).astype(float).ravel()]
-            numbers([memory or {}, params, held], parts)  # every number the step keeps
+            _walk_numbers([memory or {}, params, step], parts, set(), [0])
             return np.concatenate(parts)
 
         outputs = int(np.size(to_numpy(after[0])))  # the output leads every flat vector
-        base = flat(*after, state[1] if state is not None else None)
+        base = flat(*after)
         unit = float(np.finfo(float).eps)
         size = max(float(np.max(np.abs(to_numpy(released_query)), initial=0.0)),
                    float(np.max(np.abs(to_numpy(z)), initial=0.0)), 1e-300)
@@ -1006,9 +1096,7 @@ class Method:
         with_memory = after[1] is not None
 
         def call(shift: Any, noise: Any) -> np.ndarray:
-            x, memory, params = copy.deepcopy(before)
-            if state is not None:
-                _restore_callable_state(self.step, state[0])
+            x, memory, params, step = _probe_copy(before)
             first: list[bytes] = []
 
             def shifted(y: Any) -> Any:
@@ -1022,10 +1110,9 @@ class Method:
                                             * size)
                 return query(y) + extra[key]
 
-            out = (self.step(x, shifted, noise, params, memory) if with_memory
-                   else self.step(x, shifted, noise, params))
-            held = _callable_state(self.step)[0] if state is not None else None
-            return flat(out, memory if with_memory else None, params, held)
+            out = (step(x, shifted, noise, params, memory) if with_memory
+                   else step(x, shifted, noise, params))
+            return flat(out, memory if with_memory else None, params, step)
 
         def change(a: np.ndarray, b: np.ndarray, *more: np.ndarray
                    ) -> tuple[np.ndarray, np.ndarray]:
@@ -1044,38 +1131,37 @@ class Method:
                     mag = np.maximum(mag, np.abs(np.where(np.isfinite(m), m, 0.0)))
             return moved, 64.0 * unit * mag
 
-        try:
-            for _ in range(4):
-                delta = xp.asarray(direction * size)
-                extra.clear()  # drawn at this try's size (then kept for the same-release call)
-                moved_out = call(delta, z)
-                if moved_out.shape != base.shape:  # the memory changed shape: the outputs
-                    base, moved_out = base[:outputs], moved_out[:outputs]
-                moves, floor = change(moved_out, base)
-                if not np.any(moves > 0):
-                    return 0.0  # the step does not read the gradient
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    ratio = float(np.max(np.where(moves > 0, moves / floor, 0.0)))
-                if ratio >= 1e6:
-                    break
-                size *= min(1e4, 1e7 / ratio)  # at most 1e12 over the tries
-            same_out = call(delta, z - delta)
-        finally:
-            if state is not None:  # the run goes on from the real step's own state
-                _restore_callable_state(self.step, state[1])
+        for _ in range(4):
+            delta = xp.asarray(direction * size)
+            extra.clear()  # drawn at this try's size (then kept for the same-release call)
+            moved_out = call(delta, z)
+            if moved_out.shape != base.shape:  # the memory changed shape: the outputs alone
+                base, moved_out = base[:outputs], moved_out[:outputs]
+            moves, floor = change(moved_out, base)
+            if not np.any(moves > 0):
+                return 0.0  # the step does not read the gradient
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = float(np.max(np.where(moves > 0, moves / floor, 0.0)))
+            if ratio >= 1e6:
+                break
+            size *= min(1e4, 1e7 / ratio)  # at most 1e12 over the tries
+        same_out = call(delta, z - delta)
         if same_out.shape != base.shape:
             same_out = same_out[:outputs]
             if same_out.shape != base.shape:  # the memory changed shape, not in the first try
                 base, moved_out = base[:outputs], moved_out[:outputs]
+                moves = moves[:outputs]
         same, floor = change(same_out, base, moved_out)
-        excess = float(np.max(np.maximum(same - floor, 0.0), initial=0.0))
-        if excess == 0.0:
+        excess = np.maximum(same - floor, 0.0)
+        if not np.any(excess > 0):
             return 0.0
-        finite = moves[np.isfinite(moves)]
-        scale = float(np.max(finite, initial=0.0))
-        if not math.isfinite(excess) or scale == 0.0:
+        if not np.all(np.isfinite(excess[excess > 0])):
             return 1.0  # a number's finiteness follows the gradient, not the release
-        return excess / scale
+        # per number: what the same release moved over what the shift alone moved there
+        # (a number the shift alone left where it was, but the same release moved: 1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            shares = np.where(moves > 0, excess / moves, np.where(excess > 0, 1.0, 0.0))
+        return float(np.max(np.where(np.isfinite(shares), shares, 1.0)))
 
     def _check_output(self, new: Any, x: Any, xp: Any) -> None:
         """The step's output must be a real floating array of the state's shape: an object
@@ -1197,19 +1283,18 @@ class Method:
             first.clear()
             # the step's arguments as they are before it runs (a step may update x, its
             # memory, its params or its own attributes in place), for the probe's own calls
-            before = (copy.deepcopy((x, memory, p)) if t in probed else None)
-            held = _callable_state(self.step)[0] if t in probed else None
+            before = (_probe_copy((x, memory, p, self.step)) if t in probed else None)
             new = self.step(x, grad, z, p, memory) if with_memory else self.step(x, grad, z, p)
             self._check_output(new, x, xp)
             if taps:
                 if keep and not first:
                     raise ValueError(f"{self.name}: the step released no gradient query "
                                      "(step must call grad(x))")
-                if t in probed and first and before is not None and held is not None:
+                if t in probed and first and before is not None:
                     share = self._post_processing_share(
-                        before, query, z, p, (new, memory if with_memory else None, p),
-                        first[0], probe_rng, xp,
-                        state=(held, _callable_state(self.step)[0]))
+                        before, query, z, p,
+                        (new, memory if with_memory else None, p, self.step),
+                        first[0], probe_rng, xp)
                     for tap in taps:
                         tap.post_processing = max(tap.post_processing, share)
                 if keep:

@@ -634,3 +634,163 @@ def test_a_step_object_keeps_its_state_and_the_probe_does_not_move_it():
         ex.Method("hb_raw_object", step=RawHeavyBall(), mechanism="gaussian",
                   sensitivity=0.1).run(f, **kw)
     assert tap.post_processing == pytest.approx(1.0, abs=1e-9)
+
+
+# ---------------------------------------------- the probe's copies (the review of stop 72)
+def _run_pair(make_step, steps=20):
+    """The iterates of a run without and with the audit's tap (fresh step callables), and
+    the tap's share."""
+    from dpbounds import extend as ex
+    from dpbounds.objectives import QuadraticObjective
+
+    f = QuadraticObjective(np.linspace(1.0, 2.0, 4),
+                           offsets=np.random.default_rng(0).standard_normal((10, 4)))
+    kw = dict(epsilon=1.0, delta=1e-5, steps=steps, trials=2, seed=4, params={"eta": 0.1})
+    plain = ex.Method("copies", step=make_step(), mechanism="gaussian",
+                      sensitivity=0.1).run(f, **kw).x_numpy()
+    with ex._release_tap() as tap:
+        probed = ex.Method("copies", step=make_step(), mechanism="gaussian",
+                           sensitivity=0.1).run(f, **kw).x_numpy()
+    return plain, probed, tap.post_processing
+
+
+def test_correct_steps_with_state_of_their_own_read_0_and_run_as_unprobed():
+    import functools
+    import threading
+
+    class Lazy:  # state created on the first call
+        def __call__(self, x, g, z, p):
+            n = g(x) + z
+            self.m = n if not hasattr(self, "m") else 0.9 * self.m + n
+            return x - p["eta"] * self.m
+
+    class Slotted:
+        __slots__ = ("m",)
+
+        def __init__(self):
+            self.m = 0.0
+
+        def __call__(self, x, g, z, p):
+            self.m = 0.9 * self.m + (g(x) + z)
+            return x - p["eta"] * self.m
+
+    class Method_:
+        def __init__(self):
+            self.m = None
+            self.lock = threading.Lock()  # cannot be copied: shared, it holds no numbers
+
+        def step(self, x, g, z, p, beta=0.5):
+            self.m = (g(x) + z) if self.m is None else beta * self.m + (g(x) + z)
+            return x - p["eta"] * self.m
+
+    class Shared:  # in-place updates through a second reference
+        def __init__(self):
+            self.m = None
+            self.bufs = []
+
+        def __call__(self, x, g, z, p):
+            if self.m is None:
+                self.m = np.zeros_like(x)
+                self.bufs = [self.m]
+            self.bufs[0] *= 0.9
+            self.bufs[0] += g(x) + z
+            return x - p["eta"] * self.m
+
+    for make in (Lazy, Slotted, lambda: functools.partial(Method_().step, beta=0.9), Shared):
+        plain, probed, share = _run_pair(make)
+        assert share == 0.0 and np.array_equal(plain, probed), make
+
+
+def test_the_callers_objects_are_not_touched_by_the_probe():
+    log = []
+
+    class Logged:
+        def __init__(self, sink):
+            self.sink = sink
+
+        def __call__(self, x, g, z, p):
+            self.sink.append(1)
+            return x - p["eta"] * (g(x) + z)
+
+    step = Logged(log)
+    from dpbounds import extend as ex
+    from dpbounds.objectives import QuadraticObjective
+
+    f = QuadraticObjective(np.linspace(1.0, 2.0, 4), offsets=np.zeros((10, 4)))
+    with ex._release_tap():
+        ex.Method("logged", step=step, mechanism="gaussian", sensitivity=0.1).run(
+            f, epsilon=1.0, delta=1e-5, steps=20, params={"eta": 0.1})
+    assert step.sink is log and len(log) == 20  # the probe's calls logged into copies
+
+
+@pytest.mark.parametrize("hide", ["bytes", "complex", "lambda", "set", "object array",
+                                  "callable attribute", "scratch"])
+def test_a_raw_gradient_hidden_anywhere_the_walk_reaches_is_seen(hide):
+    # the review: each of these read 0 (the raw momentum m = 0.9 m + grad(x) kept where the
+    # walk did not look), and a scratch value 1e20 times the release diluted one common
+    # scale while the output dropped its noise. Oracle: the state handed on moves by the
+    # whole shift (1); the scratch case's output moves as a step without noise (1)
+    from tests.test_edges_fuzz5 import _probe_share
+
+    class Holder:
+        def __init__(self, v):
+            self.v = v
+
+        def __call__(self):
+            return self.v
+
+    def step(x, g, z, p, memory):
+        if hide == "scratch":
+            q = g(x)
+            memory["scratch"] = 1e20 * (q + z)
+            return x - p["eta"] * q
+        prev = memory.get("m_plain", 0.0 * x)
+        m = 0.9 * prev + g(x)
+        memory["m_plain"] = m  # the state the step reads back (not compared: replaced below)
+        keep = {"bytes": lambda v: np.asarray(v).tobytes(),
+                "complex": lambda v: v * 1j, "lambda": lambda v: (lambda w=v: w),
+                "set": lambda v: {float(a) for a in np.ravel(v)},
+                "object array": lambda v: np.array([v, None], dtype=object),
+                "callable attribute": Holder}[hide]
+        memory["hidden"] = keep(m)
+        del memory["m_plain"]  # the next step rebuilds it from nothing: the output reads m
+        return x - p["eta"] * (m + z)
+
+    assert _probe_share(step) > 1e-3
+
+
+def test_the_walk_visits_each_object_once():
+    from dpbounds.extend import _walk_numbers
+
+    class Child:
+        def __init__(self, owner):
+            self.owner = owner
+            self.k = 1.0
+
+    class Parent:
+        def __init__(self, n):
+            self.parts = [Child(self) for _ in range(n)]
+
+    parts, nodes = [], [0]
+    _walk_numbers(Parent(12), parts, set(), nodes)
+    # oracle: the parent, its dict and list, each child and its dict: 3 + 2 n (was ~10^n)
+    assert nodes[0] == 3 + 2 * 12 and len(parts) == 12
+
+
+def test_uncopyable_params_and_huge_ints_do_not_stop_the_probe():
+    import threading
+
+    from dpbounds import extend as ex
+    from dpbounds.objectives import QuadraticObjective
+
+    f = QuadraticObjective(np.linspace(1.0, 2.0, 4), offsets=np.zeros((10, 4)))
+
+    def step(x, g, z, p, memory):
+        memory["big"] = 10**400
+        return x - p["eta"] * (g(x) + z)
+
+    with ex._release_tap() as tap:
+        ex.Method("uncopyable", step=step, mechanism="gaussian", sensitivity=0.1).run(
+            f, epsilon=1.0, delta=1e-5, steps=3,
+            params={"eta": 0.1, "lock": threading.Lock()})
+    assert tap.post_processing == 0.0
