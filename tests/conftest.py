@@ -25,6 +25,38 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 os.environ["DPBOUNDS_COST_CACHE"] = "off"
 
 
+def _checkcache_without_gc() -> None:
+    """``linecache.checkcache`` with the cyclic garbage collector paused while it scans.
+
+    sympy's ``lambdify`` registers each compiled function's source in ``linecache`` and
+    removes the entry in a ``weakref.finalize`` when the function is collected. ``doctest``
+    (through ``pdb``) calls ``checkcache``, which lists the cache's keys and then reads each;
+    a collection inside that loop (its ``os.stat`` calls allocate) removed an entry already
+    listed: ``KeyError: '<lambdifygenerated-1021>'`` in a doctest of ``dpbounds.bounds.theorem``
+    (1 run in the CI replica of stop 72, a CPython/sympy race, not dpbounds')."""
+    import gc
+    import linecache
+
+    original = linecache.checkcache
+    if getattr(original, "_without_gc", False):
+        return
+
+    def checkcache(filename=None):
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return original(filename)
+        finally:
+            if enabled:
+                gc.enable()
+
+    checkcache._without_gc = True  # type: ignore[attr-defined]
+    linecache.checkcache = checkcache
+
+
+_checkcache_without_gc()
+
+
 def pytest_configure(config) -> None:
     """Let the suite cache bytecode even where the environment says not to.
 
