@@ -506,8 +506,12 @@ def test_a_scaling_power_may_be_any_real_number(power):
     from dpbounds import extend as ex
 
     d, N = ex.symbols("d N")
-    ex.theorem("nonconvex.scaled_ok", sp.sqrt(d) / N, quantity="q", source=_src(),
-               problem_class="nonconvex", scaling={"d": power, "N": 1}, register=False)
+    e = ex.theorem("nonconvex.scaled_ok", sp.sqrt(d) / N, quantity="q", source=_src(),
+                   problem_class="nonconvex", scaling={"d": power, "N": 1}, register=False)
+    # oracle: sqrt(d) / N has powers d^(1/2) N^(-1) whatever the path; the path is as given
+    sc = e.scaling()
+    assert float(sc.regime["d"]) == pytest.approx(float(power)) and float(sc.regime["N"]) == 1
+    assert sc.powers["d"] == sp.Rational(1, 2) and sc.powers["N"] == -1
 
 
 def test_a_non_number_in_a_dp_event_is_refused_where_it_is_accounted():
@@ -528,6 +532,8 @@ def test_a_refuted_claim_on_dependent_runs_still_exits_1():
     # the review: stop 72 first read the exit code off the status, which is INCONCLUSIVE
     # where the runs fail the independence check: `--mutant trial_noise` exited 3, not 1
     assert main(["audit", "dp_sgd_d4", "--mutant", "trial_noise", "--quick", "--quiet"]) == 1
+    # control: the correct algorithm, same audit and seed, exits 0
+    assert main(["audit", "dp_sgd_d4", "--quick", "--quiet"]) == 0
 
 
 def test_tune_bound_refuses_to_tune_to_where_a_bound_crosses_zero():

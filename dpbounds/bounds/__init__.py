@@ -18,9 +18,9 @@ examples).
 Which paper each result comes from is in its :class:`~dpbounds.provenance.Source`.
 """
 
-import sys
-import types
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from dpbounds._lazy import lazy_package
 
 if TYPE_CHECKING:
     from dpbounds.bounds.compare import (
@@ -70,34 +70,7 @@ _LAZY: dict[str, tuple[str, str]] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    try:
-        module, attr = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module 'dpbounds.bounds' has no attribute {name!r}") from None
-    import importlib
-
-    value = getattr(importlib.import_module(module), attr)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
-
-
-class _Package(types.ModuleType):
-    """This package: ``compare`` names the function, as it did when this file imported it,
-    also after the submodule ``dpbounds.bounds.compare`` is imported (the import system then
-    sets the package's attribute of that name to the submodule)."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "compare" and isinstance(value, types.ModuleType):
-            value = value.compare
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
+lazy_package(__name__, _LAZY, functions=("compare",))
 
 
 __all__ = [

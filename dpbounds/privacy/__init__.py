@@ -20,9 +20,9 @@ Example
 1.513
 """
 
-import sys
-import types
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from dpbounds._lazy import lazy_package
 
 # The names below are imported on first use (PEP 562), not with the package: a submodule such
 # as ``dpbounds.privacy.limits`` (the command line's early checks) would otherwise pull in the
@@ -165,37 +165,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    try:
-        module = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module 'dpbounds.privacy' has no attribute {name!r}") from None
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    # the public names and submodules, not this file's own imports (Any, sys, types, ...)
-    own = {"Any", "TYPE_CHECKING", "sys", "types"}
-    return sorted({k for k in globals() if not k.startswith("_") and k not in own}
-                  | set(_LAZY))
-
-
-class _Package(types.ModuleType):
-    """This package: ``calibrate`` names the function, as it did when this file imported it,
-    also after the submodule ``dpbounds.privacy.calibrate`` is imported (the import system
-    then sets the package's attribute of that name to the submodule)."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "calibrate" and isinstance(value, types.ModuleType):
-            value = value.calibrate
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
+lazy_package(__name__, {k: (v, k) for k, v in _LAZY.items()}, functions=("calibrate",))
 
 __all__ = [
     "DEFAULT_ORDERS",

@@ -325,8 +325,18 @@ def used_noise_verdicts(tr: dict[str, Any], iterates: np.ndarray, *, name: str =
     that runs the replay must not turn INCONCLUSIVE on it)."""
     from dpbounds.verify.drawn_noise import drawn_noise_verdicts
 
+    q = tr.get("query")
+    if q is None:
+        raise ValueError("tr must be a transcript that recorded its queries "
+                         "(Transcript(queries=True))")
+    q = np.asarray(q, dtype=float)
+    iterates = np.asarray(iterates, dtype=float)
+    if iterates.shape != (q.shape[0], q.shape[1] + 1, q.shape[2]):
+        raise ValueError(f"iterates must have shape (trials, steps + 1, d) = "
+                         f"{(q.shape[0], q.shape[1] + 1, q.shape[2])}, got {iterates.shape}")
+    if not np.all(np.isfinite(iterates)):
+        raise ValueError("iterates must be finite")
     released = (iterates[:, :-1] - iterates[:, 1:]) / STEP_SIZE  # (trials, steps, d)
-    q = np.asarray(tr["query"], dtype=float)
     r, t, w = (np.asarray(tr[k]) for k in ("weight_release", "weight_step", "weight"))
     std = np.asarray(tr["release_std"], dtype=float)
     import scipy.sparse as sp

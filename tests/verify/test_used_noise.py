@@ -100,3 +100,15 @@ def test_the_used_noise_rows_fail_correct_code_at_their_level():
     fails = sum(any(not v.holds for v in replay("dp_sgd", seed=s) if "used noise" in v.case)
                 for s in range(100, 300))
     assert fails <= 2
+
+
+def test_bad_input_is_named():
+    data = _pair(8, 3, 1.0, 0)[0]
+    tr, iterates = _noisy_run("dp_sgd", data, steps=4, batch_size=2, clip=1.0, epsilon=1.0,
+                              delta=1e-5, trials=2, seed=0, relation="replace_one")
+    with pytest.raises(ValueError, match=r"iterates must have shape \(trials, steps \+ 1, d\)"):
+        used_noise_verdicts(tr, iterates[:, :-1])
+    with pytest.raises(ValueError, match="iterates must be finite"):
+        used_noise_verdicts(tr, np.where(iterates == iterates[0, 1, 0], np.nan, iterates))
+    with pytest.raises(ValueError, match="recorded its queries"):
+        used_noise_verdicts({k: v for k, v in tr.items() if k != "query"}, iterates)
