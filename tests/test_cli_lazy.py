@@ -144,6 +144,8 @@ def test_help_list_and_input_errors_import_no_heavy_module():
                 *FUZZ3_ERRORS, *FUZZ4_ERRORS,
                 # stop 71: an audit mutant that does not apply
                 ["audit", "dp_gd_gaussian", "--quick", "--mutant", "laplace_std"],
+                # stop 73: the memory refusal of --trials
+                ["audit", "dp_sgd", "--trials", "1e7"],
                 ["verify", "strongly_convex.nag", "--vary", "N", "--values", "100.5", "200"]])
     seen = _imports_of(argvs)
     assert list(seen) == [" ".join(a) for a in argvs]

@@ -37,15 +37,12 @@ MISSING = [
 @pytest.mark.parametrize("argv", MISSING, ids=lambda a: " ".join(a[:3]))
 def test_a_missing_key_is_refused_early_as_the_library_refuses_it(argv, capsys, monkeypatch):
     # was: 0.9 CPU-s (bound) and 1.1 (tune bound) of the registry's imports before "needs S1"
-    from dpbounds.cli import _ranges, bounds_cmd
+    from dpbounds.cli import bounds_cmd
+    from tests.early_checks import assert_early_is_library
 
-    assert main(argv) == EXIT_USAGE
-    early = capsys.readouterr().err.strip()
-    assert "does not apply to this problem: needs" in early
-    monkeypatch.setattr(_ranges, "check", lambda args: None)
-    monkeypatch.setattr(bounds_cmd, "refuse_missing", lambda name, problem: None)
-    assert main(argv) == EXIT_USAGE
-    assert capsys.readouterr().err.strip().splitlines()[-1] == early
+    assert_early_is_library(argv, capsys, monkeypatch,
+                            [(bounds_cmd, "refuse_missing", lambda name, problem: None)],
+                            "does not apply to this problem: needs")
 
 
 def test_a_class_that_does_not_fit_is_left_to_the_library(capsys):

@@ -953,6 +953,17 @@ def _raw_floats(spec: AuditSpec, setting: Setting) -> Setting:
                    f"bits{steps})")
 
 
+def feature_count(spec: AuditSpec, relation: Neighbouring, epsilon: float, delta: float,
+                  noise: str = "float") -> int:
+    """Features per run of ``spec``'s setting for ``(relation, epsilon, delta)`` and its
+    ``noise`` option, from one probe run (what :func:`audit` multiplies into its memory
+    estimate; the CLI's catalog records it so that a refusal needs no imports)."""
+    setting = spec.build(relation, epsilon, delta)
+    if noise != "float":
+        setting = replace(setting, kwargs={**setting.kwargs, "noise": noise})
+    return _probe(spec, setting, None)[1]
+
+
 def _probe(spec: AuditSpec, setting: Setting, function: Any
            ) -> tuple[float, int, float, str, Any]:
     """One run on D: the μ of its ledger (the claim's noise; a mutant's ledger is its own

@@ -57,6 +57,32 @@ def _problem_rows() -> list[dict[str, Any]]:
                  origin=origin(f"problem:{k}")) for k in kinds()]
 
 
+#: the ε at which an audit's features per run are probed for the catalog (times its own ε):
+#: a count that is the same at all of them is recorded, one that moves with ε (multi-stage
+#: NAG's stages) is not, and the CLI then leaves the memory refusal to the library
+_FEATURE_EPSILONS = (1e-3, 1e-2, 0.1, 0.5, 1.0, 2.0, 10.0, 100.0, 1e3)
+
+
+def _audit_features() -> dict[str, dict[str, dict[str, int | None]]]:
+    """``{audit: {relation: {noise: features per run, or None where they depend on ε}}}`` at
+    each audit's own δ (``audit --trials N``'s memory refusal, said before the imports; the
+    built-in audits only: a plug-in's are read live)."""
+    from dpbounds.audit.registry import AUDITS, RELEASE_AUDITS, grid_audit_names
+    from dpbounds.audit.runner import feature_count
+
+    grid = grid_audit_names()
+    out: dict[str, dict[str, dict[str, int | None]]] = {}
+    for name, spec in {**AUDITS, **RELEASE_AUDITS}.items():
+        out[name] = {}
+        for rel in spec.relations:
+            out[name][rel.value] = {}
+            for noise in ("float", "grid") if name in grid else ("float",):
+                ks = {feature_count(spec, rel, f * spec.epsilon, spec.delta, noise)
+                      for f in _FEATURE_EPSILONS}
+                out[name][rel.value][noise] = ks.pop() if len(ks) == 1 else None
+    return out
+
+
 def _audit_rows() -> list[dict[str, Any]]:
     from dpbounds.audit.registry import AUDITS, RELEASE_AUDITS
     from dpbounds.extend import origin
@@ -96,7 +122,13 @@ def build() -> dict[str, Any]:
     import dp_accounting
 
     from dpbounds.audit.mutation import MAX_NOISE_FACTOR
-    from dpbounds.audit.runner import MAX_TRIALS, MEMORY_BUDGET_GB, MIN_TRIALS
+    from dpbounds.audit.runner import (
+        _BASE_BYTES,
+        _BYTES_PER_VALUE,
+        MAX_TRIALS,
+        MEMORY_BUDGET_GB,
+        MIN_TRIALS,
+    )
     from dpbounds.bounds.problem import DEFAULT_PROBLEM, PROBLEM_QUANTITIES
     from dpbounds.bounds.strongly_convex.noise_allocation import MAX_HORIZON
     from dpbounds.privacy import Neighbouring
@@ -119,6 +151,9 @@ def build() -> dict[str, Any]:
             "replay_algorithms": list(REPLAYS), "replay_mutations": list(REPLAY_MUTATIONS),
             "relations": [m.value for m in Neighbouring],
             "audit_memory_budget_gb": MEMORY_BUDGET_GB,
+            # memory_estimate's model: base bytes, bytes per stored feature value and run
+            "audit_memory_model": [_BASE_BYTES, _BYTES_PER_VALUE],
+            "audit_features": _audit_features(),
             "audit_trials": [MIN_TRIALS, MAX_TRIALS],
             "audit_max_noise_factor": MAX_NOISE_FACTOR,
             "default_problem": dict(DEFAULT_PROBLEM),

@@ -331,6 +331,33 @@ def _early_checks(args: argparse.Namespace, known: dict[str, str] | None) -> Non
         if f"{row['algorithm']} ({relation})" not in mut["applies_to"]:
             raise ValueError(f"mutant {args.mutant!r} does not apply to {row['algorithm']} "
                              f"({relation}): {mut['description']}")
+    _early_memory(args, row)
+
+
+def _early_memory(args: argparse.Namespace, row: dict[str, Any] | None) -> None:
+    """:func:`dpbounds.audit.runner.audit`'s memory refusal of ``--trials`` (1.0-1.2 CPU-s of
+    imports and a probe run before; issue 36), from the catalog's features per run, where
+    nothing the library checks first can differ: one audit and one noise option, no mutant,
+    no low-bits run, no plan, the audit's own δ and an ε inside the range over which the
+    catalog found the count constant (else the library says it)."""
+    if (row is None or args.trials is None or args.plan or args.allow_large
+            or args.mutant is not None or args.low_bits or args.noise == "both"
+            or args.delta is not None):
+        return
+    name, noise = row["algorithm"], args.noise or "float"
+    relation = args.neighbouring or row["relations"][0]
+    k = _catalog.constant("audit_features").get(name, {}).get(relation, {}).get(noise)
+    if k is None or (args.epsilon is not None
+                     and not 1e-3 <= args.epsilon / row["epsilon"] <= 1e3):
+        return
+    base, per_value = _catalog.constant("audit_memory_model")
+    need = base + per_value * float(args.trials) * k * 3  # D, D' and the null runs on D
+    budget = args.max_memory_gb
+    if need > budget * 1e9:
+        raise ValueError(
+            f"trials = {args.trials:.3g} would need about {need / 1e9:.3g} GB (over "
+            f"max_memory_gb = {budget:g}: 3 sets x {k} features per run); use fewer trials "
+            "or raise max_memory_gb (CLI: --max-memory-gb, or --allow-large)")
 
 
 def run(args: argparse.Namespace) -> int:

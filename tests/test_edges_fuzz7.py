@@ -1,0 +1,68 @@
+"""Edges found in stop 73 (the seventh fuzz round and the session's own measurements).
+
+Each test names what the command or function did before; the oracle is the library's own
+refusal with the early check switched off, a closed form, or an independent computation.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+# ----------------------------------------- audit --trials N: the memory refusal, before imports
+MEMORY = [
+    ["audit", "dp_sgd", "--trials", "1e7"],
+    ["audit", "dp_gd_gaussian", "--neighbouring", "add_remove", "--trials", "9000000"],
+    ["audit", "dp_sgd_d4", "--trials", "2000000", "--noise", "grid"],
+    ["audit", "dp_nsgd", "--trials", "10000000", "--epsilon", "3", "--max-memory-gb", "2"],
+    ["audit", "dp_gd_laplace_grid", "--trials", "3000000", "--max-memory-gb", "1"],
+]
+
+
+@pytest.mark.parametrize("argv", MEMORY)
+def test_the_memory_refusal_is_the_librarys(argv, capsys, monkeypatch):
+    # was: 1.0-1.2 CPU-s (the imports, a calibration and a probe run) before the one line
+    from dpbounds.cli import audit_cmd
+    from tests.early_checks import assert_early_is_library
+
+    assert_early_is_library(argv, capsys, monkeypatch,
+                            [(audit_cmd, "_early_checks", lambda args, known: None)],
+                            "would need about")
+
+
+def test_the_early_memory_check_refuses_exactly_where_the_library_does():
+    # the boundary: the catalog's features per run and memory model give the library's
+    # memory_estimate; one run fewer than the first refused count is not refused early
+    import argparse
+
+    from dpbounds.audit.registry import AUDITS
+    from dpbounds.audit.runner import feature_count, memory_estimate
+    from dpbounds.cli import audit_cmd
+
+    spec = AUDITS["dp_sgd"]
+    k = feature_count(spec, spec.relations[0], spec.epsilon, spec.delta)
+    budget = 4.0
+    lo, hi = 1, 10_000_000
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if memory_estimate(mid, k) <= budget * 1e9 else (lo, mid)
+    first = hi
+    assert memory_estimate(first, k) > budget * 1e9 >= memory_estimate(first - 1, k)
+    row = {"algorithm": "dp_sgd", "relations": [r.value for r in spec.relations],
+           "epsilon": spec.epsilon}
+
+    def args(n: int) -> argparse.Namespace:
+        return argparse.Namespace(trials=n, plan=False, allow_large=False, mutant=None,
+                                  low_bits=False, noise=None, delta=None, epsilon=None,
+                                  neighbouring=None, max_memory_gb=budget)
+
+    audit_cmd._early_memory(args(first - 1), row)  # not refused
+    with pytest.raises(ValueError, match="would need about"):
+        audit_cmd._early_memory(args(first), row)
+    # not said early where the count moves with epsilon (multi-stage NAG's stages), nor for
+    # a mutant or a low-bits run (their settings differ): the library answers those
+    nag = {"algorithm": "dp_nag_opt", "relations": ["replace_one"], "epsilon": 2.0}
+    audit_cmd._early_memory(args(10_000_000), nag)
+    for change in ({"mutant": "laplace_std"}, {"low_bits": True}, {"noise": "both"}):
+        a = args(10_000_000)
+        vars(a).update(change)
+        audit_cmd._early_memory(a, row)
