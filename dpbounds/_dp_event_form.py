@@ -19,13 +19,65 @@ Example
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["MODULE", "from_named_tuple_form", "is_named_tuple_form"]
+__all__ = ["FIELD_RANGES", "MODULE", "check_fields", "field_range_error",
+           "from_named_tuple_form", "is_named_tuple_form"]
 
 #: the first entry of every event in the named-tuple form
 MODULE = "dp_accounting.dp_event"
+
+
+#: ``(class, field) -> (low, low_open, high)``: the values of an event's real field that
+#: dpbounds' mechanism of it accepts (a noise multiplier of 0 is no mechanism; sampling at
+#: rate 0 composes nothing). Checked where the event is read, naming the event and the field
+#: (before: "dp_event[0]: sigma must be > 0", after every accountant's imports).
+FIELD_RANGES: dict[tuple[str, str], tuple[float, bool, float]] = {
+    ("GaussianDpEvent", "noise_multiplier"): (0.0, True, math.inf),
+    ("LaplaceDpEvent", "noise_multiplier"): (0.0, True, math.inf),
+    ("SingleEpochTreeAggregationDpEvent", "noise_multiplier"): (0.0, True, math.inf),
+    ("PoissonSampledDpEvent", "sampling_probability"): (0.0, True, 1.0),
+    ("DiscreteLaplaceDpEvent", "noise_parameter"): (0.0, True, math.inf),
+    ("ZCDpEvent", "rho"): (0.0, False, math.inf),
+}
+
+
+def field_range_error(cls: str, field: str, value: Any) -> str | None:
+    """The words refusing a real ``value`` of ``cls.field`` outside :data:`FIELD_RANGES`, or
+    ``None`` (in range, a field without a range, or not a finite real number: its type is
+    refused where the value is read as a number)."""
+    bounds = FIELD_RANGES.get((cls, field))
+    if (bounds is None or isinstance(value, bool) or not isinstance(value, (int, float))
+            or not math.isfinite(value)):
+        return None
+    low, low_open, high = bounds
+    if (low < value or (value == low and not low_open)) and value <= high:
+        return None
+    shown = "inf" if math.isinf(high) else f"{high:g}"
+    interval = f"{'(' if low_open else '['}{low:g}, {shown}{')' if math.isinf(high) else ']'}"
+    return f"{field} of {cls} must lie in {interval}, got {value!r}"
+
+
+def check_fields(data: Mapping[str, Any], where: str) -> None:
+    """Refuse (``ValueError`` naming ``where``) the first field of one event in the object
+    form whose value is out of range: a ``SelfComposedDpEvent``'s count that is not a whole
+    number >= 1, or a real field outside :data:`FIELD_RANGES`. Nested events are not
+    visited (their readers check them first)."""
+    cls = data.get("class_name")
+    if cls == "SelfComposedDpEvent" and "count" in data:
+        # 2.5 runs would be read as 2 (an under-count); 0 composed nothing, every accountant
+        # n/a, exit 0 (dp_accounting's own ledger refuses it: "count must be positive")
+        v = data["count"]
+        whole = (not isinstance(v, bool) and isinstance(v, (int, float))
+                 and math.isfinite(v) and v == math.floor(v))
+        if not whole or v < 1:
+            raise ValueError(f"{where}.count must be a whole number >= 1, got {v!r}")
+    for key, value in data.items():
+        words = field_range_error(str(cls), key, value)
+        if words is not None:
+            raise ValueError(f"{where}: {words}")
 
 
 def is_named_tuple_form(data: Any) -> bool:

@@ -66,3 +66,66 @@ def test_the_early_memory_check_refuses_exactly_where_the_library_does():
         a = args(10_000_000)
         vars(a).update(change)
         audit_cmd._early_memory(a, row)
+
+
+# ------------------------------------ dp-event values out of range: named, before the imports
+RANGES = [
+    # (event, the words) -- was: "dp_event[0]: sigma must be > 0 (valid range (0, inf))"
+    # after 1.0-1.3 CPU-s of every accountant's imports, naming neither the file, the event
+    # nor its field
+    ({"class_name": "GaussianDpEvent", "noise_multiplier": -1},
+     "noise_multiplier of GaussianDpEvent must lie in (0, inf), got -1"),
+    ({"class_name": "LaplaceDpEvent", "noise_multiplier": 0},
+     "noise_multiplier of LaplaceDpEvent must lie in (0, inf), got 0"),
+    # was: "sampling_rate must lie in [0.0, 1.0], got -0.1" beside "(0, 1]" for 0
+    ({"class_name": "PoissonSampledDpEvent", "sampling_probability": 2,
+      "event": {"class_name": "GaussianDpEvent", "noise_multiplier": 1}},
+     "sampling_probability of PoissonSampledDpEvent must lie in (0, 1], got 2"),
+    ({"class_name": "PoissonSampledDpEvent", "sampling_probability": 0.0,
+      "event": {"class_name": "GaussianDpEvent", "noise_multiplier": 1}},
+     "sampling_probability of PoissonSampledDpEvent must lie in (0, 1], got 0.0"),
+    # was: read as pure DP at epsilon 0 (a discrete Laplace of parameter 0 is no distribution)
+    ({"class_name": "DiscreteLaplaceDpEvent", "noise_parameter": 0, "sensitivity": 1},
+     "noise_parameter of DiscreteLaplaceDpEvent must lie in (0, inf), got 0"),
+    ({"class_name": "ZCDpEvent", "rho": -1, "xi": 0}, "rho of ZCDpEvent must lie in [0, inf)"),
+    ({"class_name": "SelfComposedDpEvent", "count": 0,
+      "event": {"class_name": "GaussianDpEvent", "noise_multiplier": 1}},
+     ".count must be a whole number >= 1, got 0"),
+    # the nested event first, as the library reads it
+    ({"class_name": "SelfComposedDpEvent", "count": 2.5,
+      "event": {"class_name": "GaussianDpEvent", "noise_multiplier": 0}},
+     "[0].event: noise_multiplier of GaussianDpEvent must lie in (0, inf), got 0"),
+]
+
+
+@pytest.mark.parametrize("doc, words", RANGES)
+def test_an_event_value_out_of_range_is_refused_where_it_is_read(doc, words, tmp_path, capsys):
+    import json
+
+    from dpbounds.cli import EXIT_USAGE, _catalog, main
+    from dpbounds.cli.privacy_compose import _check_shape
+    from dpbounds.privacy.events import dp_event_from_json
+
+    # the early check (no dp_accounting) and the library say the same words
+    with pytest.raises(ValueError) as early:
+        _check_shape(doc, "e.json[0]", _catalog.constant("dp_event_fields"))
+    with pytest.raises(ValueError) as late:
+        dp_event_from_json(doc, "e.json[0]")
+    assert str(early.value) == str(late.value) and words in str(late.value)
+    path = tmp_path / "e.json"
+    path.write_text(json.dumps(doc))
+    assert main(["privacy", "compose", "--from-dp-event", str(path), "--quiet"]) == EXIT_USAGE
+    assert words in capsys.readouterr().err
+
+
+def test_an_event_built_in_python_names_its_field_out_of_range():
+    import dp_accounting as dpa
+
+    from dpbounds.privacy.events import from_dp_event
+
+    with pytest.raises(ValueError, match=r"^noise_multiplier of GaussianDpEvent must lie in "
+                       r"\(0, inf\), got 0.0$"):
+        from_dp_event(dpa.GaussianDpEvent(0))
+    # controls: the ends that are in range are read (rate 1, rho 0)
+    from_dp_event(dpa.PoissonSampledDpEvent(1.0, dpa.GaussianDpEvent(1.0)))
+    assert from_dp_event(dpa.ZCDpEvent(0.0)).rho == 0.0

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from dpbounds._dp_event_form import check_fields
 from dpbounds.cli import _catalog, add_quantity, strict_json
 
 __all__ = ["draw_curves", "plot_curves", "plot_fpr", "register_compose", "run_compose"]
@@ -200,9 +201,10 @@ def _check_numbers(node: Any, where: str, depth: int = 0, seen: set[int] | None 
 def _check_shape(data: Any, where: str, fields: dict[str, list[str]], depth: int = 0,
                  seen: set[int] | None = None) -> None:
     """:func:`dpbounds.privacy.events.dp_event_from_json`'s refusals of a malformed entry, an
-    unknown class and a field the class does not have, in its words, from the catalog's list
-    of dp_accounting's events (1.0-1.2 CPU-s of imports before). Each node is visited once
-    (a self-referential YAML event is walked once, then refused where the events are read)."""
+    unknown class, a field the class does not have and a value out of range, in its words,
+    from the catalog's list of dp_accounting's events (1.0-1.2 CPU-s of imports before).
+    Each node is visited once (a self-referential YAML event is walked once, then refused
+    where the events are read)."""
     seen = set() if seen is None else seen
     if depth > 200 or id(data) in seen:
         return  # refused where the events are read (nested too deeply, or a cycle)
@@ -226,6 +228,7 @@ def _check_shape(data: Any, where: str, fields: dict[str, list[str]], depth: int
             for i, v in enumerate(value):
                 if isinstance(v, dict):
                     _check_shape(v, f"{where}.{key}[{i}]", fields, depth + 1, seen)
+    check_fields(data, where)  # after the nested events, as the library reads them
 
 
 def _read_events(path: str) -> list[Any]:

@@ -308,6 +308,11 @@ def _real(event: Any, field: str) -> float:
         x = math.inf
     if not math.isfinite(x):  # NaN read "sigma must be finite", naming neither event nor field
         raise ValueError(f"{field} of {type(event).__name__} must be finite, got {v!r}")
+    from dpbounds._dp_event_form import field_range_error
+
+    words = field_range_error(type(event).__name__, field, x)  # was "sigma must be > 0"
+    if words is not None:
+        raise ValueError(words)
     return x
 
 
@@ -508,7 +513,11 @@ def dp_event_from_json(data: Any, where: str = "event") -> Any:
     the place (``where``) of a malformed entry."""
     import attr
 
-    from dpbounds._dp_event_form import from_named_tuple_form, is_named_tuple_form
+    from dpbounds._dp_event_form import (
+        check_fields,
+        from_named_tuple_form,
+        is_named_tuple_form,
+    )
 
     dpa = _dpa()
     if is_named_tuple_form(data):  # dp_accounting's to_named_tuple(), as JSON writes it
@@ -540,8 +549,9 @@ def dp_event_from_json(data: Any, where: str = "event") -> Any:
         return value
 
     kwargs = {k: conv(v, k) for k, v in data.items() if k in names}
-    if "count" in kwargs:  # SelfComposedDpEvent: 2.5 would be read as 2 runs later
-        kwargs["count"] = check_int(f"{where}.count", kwargs["count"], minimum=1)
+    check_fields(data, where)  # a count or a noise out of range, in the command line's words
+    if "count" in kwargs:  # SelfComposedDpEvent (a whole number now): an int, as written
+        kwargs["count"] = int(kwargs["count"])
     try:
         return cls(**kwargs)
     except TypeError as err:

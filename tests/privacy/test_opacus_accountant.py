@@ -67,6 +67,24 @@ def test_history_and_epsilon_match_opacus_rule_and_dp_accounting():
     assert rdp.get_epsilon(1e-5) >= eps and rdp.last_accountant == "rdp"
 
 
+def test_the_optimizer_hook_accounts_accumulated_steps_at_their_rate():
+    # mutant hunt 7: the hook with `sample_rate=sample_rate` (accumulation ignored) passed
+    # every check (the Opacus test trains without accumulation): with K backward passes per
+    # optimiser step, a step samples at K q, as Opacus's own IAccountant hook says. Oracle:
+    # dp_accounting's PLD at rate K q; control: the rate-q reading is far below it.
+    from types import SimpleNamespace
+
+    acc = DpboundsAccountant()
+    hook = acc.get_optimizer_hook_fn(sample_rate=0.01)
+    optim = SimpleNamespace(noise_multiplier=1.1, accumulated_iterations=4)
+    for _ in range(200):
+        hook(optim)
+    assert acc.history == [(1.1, 0.04, 200)]
+    eps, ref = acc.get_epsilon(1e-5), _dpa_epsilon([(1.1, 0.04, 200)])
+    assert abs(eps - ref) <= 1e-3 * ref + 2e-3, (eps, ref)
+    assert _dpa_epsilon([(1.1, 0.01, 200)]) < 0.5 * eps
+
+
 def test_fallback_to_rdp_is_reported():
     acc = DpboundsAccountant()
     acc.load_state_dict({"history": [(1.1, 0.01, 2 * 10**9)], "mechanism": "dpbounds"})
