@@ -536,6 +536,159 @@ def _expression(name: str, what: str, value: Any) -> sp.Expr:
     return expr  # an infinity or nan: refused by the Bound it becomes, in its words
 
 
+#: top-level packages whose functions' module state no step keeps (their globals are neither
+#: copied nor compared by the probe); the standard library's and installed packages' too
+_LIBRARY_ROOTS = frozenset({"dpbounds", "numpy", "scipy", "sympy", "numba", "cvxpy", "cupy",
+                            "torch", "jax", "jaxlib", "dp_accounting", "opacus", "matplotlib",
+                            "pandas", "sklearn"})
+
+
+def _user_function(f: Any) -> bool:
+    """Whether ``f`` is a Python function of the user's (a plug-in file, a notebook, a test
+    module): one whose module-level state the probe copies and compares."""
+    if not isinstance(f, types.FunctionType):
+        return False
+    module = str(f.__module__ or "")
+    if module.startswith(PLUGIN_MODULE_PREFIX):
+        return True
+    root = module.split(".")[0]
+    if root in _LIBRARY_ROOTS or root in sys.stdlib_module_names:
+        return False
+    where = str(f.__globals__.get("__file__") or "")
+    return "site-packages" not in where and "dist-packages" not in where
+
+
+def _code_names(code: types.CodeType) -> set[str]:
+    """The global names ``code`` and the code nested in it (lambdas, comprehensions) read or
+    write."""
+    out = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            out |= _code_names(const)
+    return out
+
+
+def _module_state(f: types.FunctionType) -> list[tuple[str, Any]]:
+    """``(name, value)`` of the module-level names the user function ``f`` refers to that may
+    hold a step's state, by name: anything but modules, classes and library callables (a
+    helper function of the same module is followed: its own state is its module's)."""
+    out = []
+    for name in sorted(_code_names(f.__code__)):
+        if name not in f.__globals__:
+            continue  # a builtin, or an attribute name
+        v = f.__globals__[name]
+        if isinstance(v, (types.ModuleType, type, types.BuiltinFunctionType, np.ufunc)) or (
+                callable(v) and not _user_function(v) and not hasattr(v, "__dict__")):
+            continue
+        if isinstance(v, types.FunctionType) and not _user_function(v):
+            continue
+        out.append((name, v))
+    return out
+
+
+def _user_functions(value: Any, limit: int = 10_000
+                    ) -> tuple[list[types.FunctionType], list[types.MethodType]]:
+    """The user functions (:func:`_user_function`) reachable from ``value`` through
+    containers, partials, bound methods, objects' attributes, functions' defaults, closures
+    and module state, each once, at most ``limit`` nodes visited; and the bound methods of
+    them met on the way."""
+    found: dict[int, types.FunctionType] = {}
+    methods: dict[int, types.MethodType] = {}
+    seen: set[int] = set()
+    stack = [value]
+    while stack and len(seen) < limit:
+        v = stack.pop()
+        if v is None or isinstance(v, (str, bytes, int, float, complex, np.ndarray, np.generic,
+                                       types.ModuleType, type)) or id(v) in seen:
+            continue
+        seen.add(id(v))
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, (list, tuple, set, frozenset)):
+            stack.extend(v)
+        elif isinstance(v, functools.partial):
+            stack.extend((v.func, v.args, v.keywords))
+        elif isinstance(v, types.MethodType):
+            if _user_function(v.__func__):
+                methods[id(v)] = v
+            stack.extend((v.__func__, v.__self__))
+        elif isinstance(v, types.FunctionType):
+            if not _user_function(v):
+                continue
+            found[id(v)] = v
+            stack.extend((v.__defaults__, v.__kwdefaults__, v.__dict__))
+            for cell in v.__closure__ or ():
+                with contextlib.suppress(ValueError):  # an empty cell
+                    stack.append(cell.cell_contents)
+            stack.extend(x for _, x in _module_state(v))
+        else:
+            attrs = getattr(v, "__dict__", None)
+            if isinstance(attrs, dict):
+                stack.append(attrs)
+            stack.extend(getattr(v, k) for c in type(v).__mro__
+                         for k in getattr(c, "__slots__", ())
+                         if isinstance(k, str) and hasattr(v, k))
+    return list(found.values()), list(methods.values())
+
+
+def _module_numbers(funcs: list[types.FunctionType]) -> dict[str, np.ndarray]:
+    """``{"name in file.py": its numbers}`` of the module state of ``funcs``
+    (:func:`_module_state`), as :func:`_walk_numbers` reads them."""
+    out: dict[str, np.ndarray] = {}
+    for f in funcs:
+        for name, v in _module_state(f):
+            where = f.__globals__.get("__file__")
+            key = f"{name} in {Path(where).name if where else f.__module__}"
+            if key not in out and not isinstance(v, types.FunctionType):
+                parts: list[np.ndarray] = [np.zeros(0)]
+                _walk_numbers(v, parts, set(), [0])
+                out[key] = np.concatenate(parts)
+    return out
+
+
+def _changed_state(before: dict[str, np.ndarray], after: dict[str, np.ndarray]) -> list[str]:
+    """The names of :func:`_module_numbers` whose numbers differ (NaN equal to NaN)."""
+    return [k for k in sorted(set(before) | set(after))
+            if k not in before or k not in after or before[k].shape != after[k].shape
+            or not np.array_equal(before[k], after[k], equal_nan=True)]
+
+
+def _clone_user_functions(value: Any, memo: dict[int, Any]) -> None:
+    """Fill the ``deepcopy`` memo ``memo`` (which may hold parts to share, not copy) so that
+    each user function reachable from ``value`` (and each
+    bound method of one) stands for a copy with its own closure cells, defaults, attributes
+    and module state (one copy of each module's namespace, shared by its functions, with the
+    state names deep-copied). ``deepcopy`` returns a function itself: a step's closure or
+    module-level cache was shared between the real run and the probe's calls, so the probe
+    moved the real run and could not compare that state (mutant hunt 7: a noiseless anchor
+    gradient cached in a module-level dict)."""
+    funcs, methods = _user_functions(value)
+    if not funcs:
+        return
+    spaces: dict[int, dict[str, Any]] = {}
+    for f in funcs:  # the clones first, so that references among them resolve to clones
+        space = spaces.setdefault(id(f.__globals__), dict(f.__globals__))
+        cells = tuple(types.CellType() for _ in f.__closure__ or ())
+        clone = types.FunctionType(f.__code__, space, f.__name__, None, cells or None)
+        clone.__qualname__, clone.__module__ = f.__qualname__, f.__module__
+        memo[id(f)] = clone
+    for f in funcs:
+        clone = memo[id(f)]
+        for old, new in zip(f.__closure__ or (), clone.__closure__ or ()):
+            with contextlib.suppress(ValueError):  # an empty cell stays empty
+                v = old.cell_contents  # a module imported in the enclosing function: shared
+                new.cell_contents = v if isinstance(v, types.ModuleType) else copy.deepcopy(
+                    v, memo)
+        clone.__defaults__ = copy.deepcopy(f.__defaults__, memo)
+        clone.__kwdefaults__ = copy.deepcopy(f.__kwdefaults__, memo)
+        clone.__dict__.update(copy.deepcopy(f.__dict__, memo))
+        space = spaces[id(f.__globals__)]
+        for name, v in _module_state(f):
+            space[name] = copy.deepcopy(v, memo)
+    for m in methods:  # deepcopy rebinds a method's own function, not its copy
+        memo[id(m)] = types.MethodType(memo[id(m.__func__)], copy.deepcopy(m.__self__, memo))
+
+
 #: the most nodes (containers, objects, arrays) :func:`_walk_numbers` visits in one state
 _WALK_NODES = 100_000
 
@@ -603,6 +756,9 @@ def _walk_numbers(value: Any, parts: list[np.ndarray], seen: set[int], nodes: li
             except ValueError:  # an empty cell
                 continue
         walk(value.__dict__)
+        if _user_function(value):  # its module-level state, by name (mutant hunt 7)
+            for _, v in _module_state(value):
+                walk(v)
         return
     arr: np.ndarray | None
     try:
@@ -634,16 +790,23 @@ def _walk_numbers(value: Any, parts: list[np.ndarray], seen: set[int], nodes: li
 def _probe_copy(value: Any) -> Any:
     """A deep copy of ``value`` for the probe's own calls, in one ``deepcopy`` (references
     shared inside it stay shared: copied attribute by attribute, a step's ``self.bufs =
-    [self.m]`` came apart, the review of stop 72). The innermost parts that cannot be copied
-    (a module, a lock, an open file, a generator) are shared with the original instead: the
-    probe's calls may move them (a generator's schedule), so keep the state a step reads in
-    copyable objects."""
+    [self.m]`` came apart, the review of stop 72), with each user function in it copied
+    with its closure and module state (:func:`_clone_user_functions`). The innermost parts
+    that cannot be copied (a module, a lock, an open file, a generator) are shared with the
+    original instead: the probe's calls may move them (a generator's schedule), so keep the
+    state a step reads in copyable objects."""
     try:
-        return copy.deepcopy(value)
+        memo: dict[int, Any] = {}
+        _clone_user_functions(value, memo)
+        return copy.deepcopy(value, memo)
     except Exception:  # noqa: BLE001 -- find what cannot be copied and share it
         pass
-    memo: dict[int, Any] = {}
+    memo = {}
     seen: set[int] = set()
+
+    def user(v: Any) -> bool:  # copied by clone, never shared: always looked into
+        return _user_function(v) or (isinstance(v, types.MethodType)
+                                     and _user_function(v.__func__))
 
     def children(v: Any) -> list[Any]:
         if isinstance(v, dict):
@@ -653,7 +816,13 @@ def _probe_copy(value: Any) -> Any:
         if isinstance(v, functools.partial):
             return [v.func, v.args, v.keywords]
         if isinstance(v, types.MethodType):
-            return [v.__self__]
+            return [v.__self__, v.__func__]
+        if isinstance(v, types.FunctionType):
+            out = [v.__defaults__, v.__kwdefaults__, v.__dict__]
+            for cell in v.__closure__ or ():
+                with contextlib.suppress(ValueError):  # an empty cell
+                    out.append(cell.cell_contents)
+            return out + [x for _, x in _module_state(v)]
         out = []
         attrs = getattr(v, "__dict__", None)
         if isinstance(attrs, dict):
@@ -664,22 +833,25 @@ def _probe_copy(value: Any) -> Any:
 
     def copies(v: Any) -> bool:
         try:
-            copy.deepcopy(v, dict(memo))
+            trial = dict(memo)
+            _clone_user_functions(v, trial)
+            copy.deepcopy(v, trial)
             return True
         except Exception:  # noqa: BLE001
             return False
 
     def find(v: Any, depth: int) -> None:
-        if depth > 20 or id(v) in seen or copies(v):
+        if depth > 20 or id(v) in seen or (not user(v) and copies(v)):
             return
         seen.add(id(v))
         for c in children(v):
             find(c, depth + 1)
-        if not copies(v):  # its own culprit: shared, not copied
+        if not user(v) and not copies(v):  # its own culprit: shared, not copied
             memo[id(v)] = v
 
     find(value, 0)
     try:
+        _clone_user_functions(value, memo)
         return copy.deepcopy(value, memo)
     except Exception as exc:  # noqa: BLE001 -- say what, not "internal error"
         raise ValueError(f"the post-processing probe runs the step on copies of its state, "
@@ -1267,6 +1439,11 @@ class Method:
         keep = [tap for tap in taps if tap.keep]
         probed = _probed_steps(T, every=bool(keep)) if taps else set()
         probe_rng = np.random.default_rng(0)  # apart from the run's streams: its bits stay
+        # the step's module-level state, watched at the probed steps of every run: a step that
+        # writes it (a noiseless gradient cached in a module dict, mutant hunt 7) makes a run
+        # depend on what ran before it, and hides what it keeps from the probe
+        watched = [fn for fn in _user_functions(self.step)[0] if _module_state(fn)]
+        checked = _probed_steps(T, every=False) if watched else set()
         for t in progress(range(T), desc=self.name):
             rec.record(x)
             if self.sampling == "poisson":  # drawn every step, used or not
@@ -1284,8 +1461,17 @@ class Method:
             # the step's arguments as they are before it runs (a step may update x, its
             # memory, its params or its own attributes in place), for the probe's own calls
             before = (_probe_copy((x, memory, p, self.step)) if t in probed else None)
+            state = _module_numbers(watched) if t in checked else None
             new = self.step(x, grad, z, p, memory) if with_memory else self.step(x, grad, z, p)
             self._check_output(new, x, xp)
+            if state is not None and (changed := _changed_state(state,
+                                                                _module_numbers(watched))):
+                raise ValueError(
+                    f"{self.name}: the step changed module-level state ({', '.join(changed)}) "
+                    f"at step {t}: a run would depend on what ran before it, and the "
+                    "post-processing probe cannot compare what a step keeps there; keep the "
+                    "step's state in memory (the 5-argument step(x, grad, noise, params, "
+                    "memory)) or on the step object")
             if taps:
                 if keep and not first:
                     raise ValueError(f"{self.name}: the step released no gradient query "

@@ -129,3 +129,97 @@ def test_an_event_built_in_python_names_its_field_out_of_range():
     # controls: the ends that are in range are read (rate 1, rho 0)
     from_dp_event(dpa.PoissonSampledDpEvent(1.0, dpa.GaussianDpEvent(1.0)))
     assert from_dp_event(dpa.ZCDpEvent(0.0)).rho == 0.0
+
+
+# ----------------------------- a step's module-level state (mutant hunt 7): watched and copied
+_ANCHOR: dict = {}
+_PUBLIC_SCALE = 1.0 + 0.0 * __import__("numpy").arange(4)  # a module-level constant, read
+_STEP_RNG = __import__("numpy").random.default_rng(5)  # public randomness at module level
+
+
+def _anchored(x, g, z, p):
+    """The hunt's plug-in: a noiseless anchor gradient cached for the whole process (6x the
+    release's sensitivity leaked; `audit --quick` read "consistent", post-processing 0)."""
+    if "g0" not in _ANCHOR:
+        _ANCHOR["g0"] = g(x)
+    return x - p["eta"] * (g(x) + z) - p["eta"] * 5.0 * _ANCHOR["g0"]
+
+
+def _preconditioned(x, g, z, p):  # reads module constants only: a correct step
+    return x - p["eta"] * _PUBLIC_SCALE * (g(x) + z)
+
+
+def _random_step(x, g, z, p):  # a public random step size drawn from a module-level generator
+    return x - p["eta"] * _STEP_RNG.uniform(0.5, 1.5) * (g(x) + z)
+
+
+def test_a_step_writing_module_level_state_is_refused_at_its_first_step():
+    from tests.test_edges_fuzz5 import _probe_share
+
+    _ANCHOR.clear()
+    with pytest.raises(ValueError, match=r"probe_me: the step changed module-level state "
+                       r"\(_ANCHOR in test_edges_fuzz7.py\) at step 0"):
+        _probe_share(_anchored)
+    # and without the audit's tap (a verify run, a sweep): the same refusal
+    from dpbounds import extend as ex
+    from dpbounds.objectives import QuadraticObjective
+
+    _ANCHOR.clear()
+    f = QuadraticObjective(__import__("numpy").linspace(1.0, 2.0, 4))
+    with pytest.raises(ValueError, match="changed module-level state"):
+        ex.Method("untapped", step=_anchored, mechanism="gaussian", sensitivity=0.1).run(
+            f, epsilon=1.0, delta=1e-5, steps=3, trials=2, seed=0, params={"eta": 0.1})
+    # the cache already filled (another run came first): the probe's copies of the module
+    # state are compared; nothing moves with the gradient there, and the leak is the
+    # first run's, refused there
+
+
+def test_correct_steps_reading_module_state_run_as_unprobed():
+    import numpy as np
+
+    from dpbounds import extend as ex
+    from dpbounds.objectives import QuadraticObjective
+
+    f = QuadraticObjective(np.linspace(1.0, 2.0, 4),
+                           offsets=np.random.default_rng(0).standard_normal((10, 4)))
+    kw = dict(epsilon=1.0, delta=1e-5, steps=20, trials=2, seed=4, params={"eta": 0.1})
+    for step in (_preconditioned, _random_step):
+        state = _STEP_RNG.bit_generator.state
+        plain = ex.Method("m", step=step, mechanism="gaussian", sensitivity=0.1).run(
+            f, **kw).x_numpy()
+        _STEP_RNG.bit_generator.state = state
+        with ex._release_tap() as tap:
+            probed = ex.Method("m", step=step, mechanism="gaussian", sensitivity=0.1).run(
+                f, **kw).x_numpy()
+        # the probe drew from its own copy of the generator: the real run's draws, and the
+        # same draws in each probe call (no false move)
+        assert tap.post_processing == 0.0 and np.array_equal(plain, probed), step.__name__
+
+
+def test_a_closure_cache_is_copied_for_the_probe_and_compared():
+    # a closure's cell was shared by the probe's calls (deepcopy returns a function itself):
+    # the probe filled the real cache with its shifted gradient
+    import numpy as np
+
+    from dpbounds import extend as ex
+    from dpbounds.objectives import QuadraticObjective
+
+    def make():
+        cache: dict = {}
+
+        def step(x, g, z, p):
+            cache.setdefault("g0", g(x))  # noiseless, kept in the closure
+            return x - p["eta"] * (g(x) + z) - p["eta"] * 5.0 * cache["g0"]
+        return step, cache
+
+    f = QuadraticObjective(np.linspace(1.0, 2.0, 4),
+                           offsets=np.random.default_rng(0).standard_normal((10, 4)))
+    step, cache = make()
+    with ex._release_tap() as tap:
+        ex.Method("closure", step=step, mechanism="gaussian", sensitivity=0.1).run(
+            f, epsilon=1.0, delta=1e-5, steps=3, trials=2, seed=0, params={"eta": 0.1})
+    assert tap.post_processing == pytest.approx(1.0, abs=1e-9)
+    plain_step, plain_cache = make()
+    ex.Method("closure", step=plain_step, mechanism="gaussian", sensitivity=0.1).run(
+        f, epsilon=1.0, delta=1e-5, steps=3, trials=2, seed=0, params={"eta": 0.1})
+    assert np.array_equal(cache["g0"], plain_cache["g0"])  # the real cache: the real gradient
