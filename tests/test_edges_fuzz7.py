@@ -223,3 +223,20 @@ def test_a_closure_cache_is_copied_for_the_probe_and_compared():
     ex.Method("closure", step=plain_step, mechanism="gaussian", sensitivity=0.1).run(
         f, epsilon=1.0, delta=1e-5, steps=3, trials=2, seed=0, params={"eta": 0.1})
     assert np.array_equal(cache["g0"], plain_cache["g0"])  # the real cache: the real gradient
+
+
+# ------------------------------------ a pure-DP audit given a delta: no false VIOLATION
+@pytest.mark.parametrize("name", ["dp_gd_laplace", "dp_heavy_ball"])
+def test_a_pure_dp_audit_with_a_delta_is_calibrated_where_its_claim_is_read(name):
+    # was: `audit dp_heavy_ball --delta 0.1`: the input epsilon calibrated at delta 0.1, the
+    # claim read at the ledger's delta 0 (2.367 against the target 2): VIOLATION, exit 1, for
+    # correct code. Oracle: a pure-DP algorithm ignores delta, so the run is the delta-free one
+    from dpbounds.audit import audit
+
+    plain = audit(name, trials=200, seed=3)
+    for delta in (0.01, 0.5):
+        r = audit(name, delta=delta, trials=200, seed=3)
+        assert not r.overshoots_target and r.delta == 0.0
+        assert r.claimed_epsilon == pytest.approx(r.target_epsilon, rel=1e-6)
+        assert r.input_epsilon == plain.input_epsilon
+        assert r.epsilon_lower == plain.epsilon_lower  # the same runs
