@@ -146,6 +146,7 @@ def test_help_list_and_input_errors_import_no_heavy_module():
                 ["audit", "dp_gd_gaussian", "--quick", "--mutant", "laplace_std"],
                 # stop 73: the memory refusal of --trials
                 ["audit", "dp_sgd", "--trials", "1e7"],
+                ["verify", "yang.sgd", "--problem", "quadratic", "--quick"],
                 ["privacy", "compose", "--from-dp-event",
                  str(Path(__file__).with_name("data") / "zero_noise_dp_event.json")],
                 ["verify", "strongly_convex.nag", "--vary", "N", "--values", "100.5", "200"]])

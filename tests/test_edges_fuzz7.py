@@ -240,3 +240,23 @@ def test_a_pure_dp_audit_with_a_delta_is_calibrated_where_its_claim_is_read(name
         assert r.claimed_epsilon == pytest.approx(r.target_epsilon, rel=1e-6)
         assert r.input_epsilon == plain.input_epsilon
         assert r.epsilon_lower == plain.epsilon_lower  # the same runs
+
+
+# ------------------------------------------- verify --problem of another class, before imports
+@pytest.mark.parametrize("argv", [
+    ["verify", "strongly_convex.nag", "--vary", "N", "--values", "100", "200", "--problem",
+     "far"],
+    ["verify", "yang.sgd", "--problem", "quadratic", "--quick"],
+    ["verify", "kamath.bst14", "--problem", "quadratic", "--quick"],
+])
+def test_a_problem_of_another_class_is_refused_as_the_library_refuses_it(argv, capsys,
+                                                                          monkeypatch):
+    # was: 1.0-1.1 CPU-s of the studies' imports before the line
+    from dpbounds.cli import _catalog
+    from tests.early_checks import assert_early_is_library
+
+    rows = [dict(r, problems=[*r["problems"], argv[-2 if argv[-1] == "--quick" else -1]])
+            for r in _catalog.rows("verify")]  # the early check off: every problem fits
+    assert_early_is_library(argv, capsys, monkeypatch,
+                            [(_catalog, "rows", lambda kind: rows if kind == "verify"
+                              else _catalog.load()["rows"][kind])], "does not fit")

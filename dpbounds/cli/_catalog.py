@@ -45,7 +45,8 @@ def _verify_rows() -> list[dict[str, Any]]:
     return [dict(theorem=s.theorem, aliases=list(s.entry.aliases),
                  components=list(s.components), fixed=dict(s.fixed),
                  grids={k: list(v[0]) for k, v in s.defaults.items()}, notes=s.notes,
-                 origin=origin(s.theorem), provenance=str(s.entry.tuned.provenance))
+                 origin=origin(s.theorem), provenance=str(s.entry.tuned.provenance),
+                 problems=list(s.fitting_problems()))
             for s in STUDIES.values()]
 
 

@@ -478,6 +478,10 @@ def run(args: argparse.Namespace) -> int:
                None) if known is not None else None
     if row is not None:  # the study's fixed keys from the catalog, before its imports
         _refuse_not_taken(args, fixed, set(row["fixed"]))
+        if args.problem is not None and args.problem not in row["problems"]:
+            # scaling_study's words (1.0-1.1 CPU-s of imports before; fuzz round 7)
+            raise ValueError(f"problem {args.problem!r} does not fit {row['theorem']}; valid: "
+                             f"{', '.join(row['problems'])}")
     for name, v in (("max_seconds", args.max_seconds), ("max_memory_gb", args.max_memory_gb)):
         if not (math.isfinite(v) and v > 0):
             raise ValueError(f"--{name.replace('_', '-')} must be positive and finite, "
