@@ -260,3 +260,14 @@ def test_a_problem_of_another_class_is_refused_as_the_library_refuses_it(argv, c
     assert_early_is_library(argv, capsys, monkeypatch,
                             [(_catalog, "rows", lambda kind: rows if kind == "verify"
                               else _catalog.load()["rows"][kind])], "does not fit")
+
+
+def test_compare_with_no_bound_that_applies_is_not_a_result(capsys):
+    # was: every row n/a, "best: none (no bound applies)", exit 0
+    from dpbounds.cli import EXIT_USAGE, main
+
+    assert main(["compare", "--no-tune", "--mu", "0.1", "--quiet"]) == EXIT_USAGE
+    captured = capsys.readouterr()
+    assert "none (no bound applies)" in captured.out  # the reasons are still shown
+    assert "no bound applies to this problem" in captured.err
+    assert main(["compare", "--no-tune", "--mu", "0.1", "--S1", "1", "--quiet"]) == 0  # control

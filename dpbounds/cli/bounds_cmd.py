@@ -353,6 +353,12 @@ def _compare(args: argparse.Namespace) -> int:
         print(strict_json(result.to_dict(), indent=2, default=str))
     else:
         print(result.to_text())
+    if result.best is None:  # nothing compared: not a result (fuzz round 7: exit 0)
+        from dpbounds.cli import EXIT_USAGE
+
+        print("dpbounds: error: no bound applies to this problem (the reasons are above); "
+              "give the quantities they name", file=sys.stderr)
+        return EXIT_USAGE
     return 0
 
 
