@@ -60,6 +60,12 @@ def _is_terminal(stream: Any) -> bool:
         return False
 
 
+def _count(n: float) -> str:
+    """A count for a progress line: whole numbers in full with thousands separators
+    (``3,948,540``, not ``3.94854e+06``), others as ``:g``."""
+    return f"{int(n):,}" if float(n).is_integer() and abs(n) < 1e15 else f"{n:g}"
+
+
 class LineBar:
     """The part of tqdm's interface the library uses, as plain lines (for logs and pipes).
 
@@ -84,8 +90,8 @@ class LineBar:
 
     def _line(self, now: float, last: bool = False) -> None:
         unit = f" {self.unit}" if self.unit and self.unit != "it" else ""
-        done = (f"{self.n:g}/{self.total:g}{unit}" if self.total
-                else f"{self.n:g}{unit}" if unit else f"{self.n:g} done")
+        done = (f"{_count(self.n)}/{_count(self.total)}{unit}" if self.total
+                else f"{_count(self.n)}{unit}" if unit else f"{_count(self.n)} done")
         post = f", {self.postfix}" if self.postfix else ""
         end = ", finished" if last else ""
         print(f"{self.desc}: {done}, {duration(now - self.start)}{post}{end}", file=self.stream,

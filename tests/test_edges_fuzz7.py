@@ -271,3 +271,21 @@ def test_compare_with_no_bound_that_applies_is_not_a_result(capsys):
     assert "none (no bound applies)" in captured.out  # the reasons are still shown
     assert "no bound applies to this problem" in captured.err
     assert main(["compare", "--no-tune", "--mu", "0.1", "--S1", "1", "--quiet"]) == 0  # control
+
+
+def test_the_quadratic_worst_case_shows_lines_in_a_pipe(monkeypatch):
+    # was: `rate hb --steps 1e7` ran 55 s with nothing on a piped stderr (a tqdm bar shows on
+    # a terminal only); now one plain line every few seconds, counts written in full
+    import io
+    import sys
+
+    from dpbounds._progress import LineBar
+    from dpbounds.bounds.strongly_convex.quadratic_worst_case import _steps_bar
+
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    bar = _steps_bar(True, 6_000_000, 667)
+    assert isinstance(bar, LineBar)
+    bar.interval = 0.0  # a line at every tick (the interval is seconds)
+    bar.update(3_948_540)
+    bar.close()
+    assert "3,948,540/6,000,000 step" in sys.stderr.getvalue()

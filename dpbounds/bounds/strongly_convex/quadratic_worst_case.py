@@ -508,8 +508,11 @@ def _steps_bar(progress: bool | None, total: int, points: int) -> Any:
         return _NoBar()
     from dpbounds._progress import progress_bar
 
+    # lines=True: in a log or pipe too (`rate hb --steps 1e7` ran 55 s silent there; fuzz
+    # round 7)
     return progress_bar(progress, total=total, desc=f"worst case over quadratics "
-                        f"({points:,} spectrum points)", unit="step", unit_scale=True)
+                        f"({points:,} spectrum points)", unit="step", unit_scale=True,
+                        lines=True)
 
 
 def _responses_loop(lam: np.ndarray, a_t: np.ndarray, b_t: np.ndarray, g_t: np.ndarray,
