@@ -1055,6 +1055,14 @@ class Method:
         if sens is not None and not callable(sens) and _positive_number(sens) is None:
             raise ValueError(f"{self.name}: sensitivity must be positive and finite (a "
                              f"number, or a function sensitivity(f, params)), got {sens!r}")
+        clip = self.clip  # was accepted at -1, 0 and nan, refused at audit time (fuzz 7)
+        if clip is not None and (not real_scalar(clip)
+                                 or not (math.isfinite(float(clip)) and float(clip) > 0)):
+            raise ValueError(f"{self.name}: clip must be a positive finite per-sample "
+                             f"clipping threshold or None, got {clip!r}")
+        if not isinstance(self.steps, str) or not self.steps.isidentifier():
+            raise ValueError(f"{self.name}: steps must name the horizon hyper-parameter (an "
+                             f"identifier, default 'T'), got {self.steps!r}")
         if self.linear is not None and not isinstance(self.linear, LinearMomentum):
             raise ValueError(f"{self.name}: linear must be a LinearMomentum(alpha, beta, gamma) "
                              f"or None, got {self.linear!r}")
@@ -1914,9 +1922,23 @@ def audit_setting(method: Method, *, steps: int = 5, params: Mapping[str, float]
     gaussian = method.mechanism == "gaussian"
     # checked here, where they are declared: steps=2.5 ran int(2.5) = 2 steps while the
     # report said 2.5, and trials went through int() too (fuzz round 6)
-    steps = check_int(f"{method.name}: steps", steps, minimum=1, maximum=MAX_COUNT)
+    from dpbounds.algorithms._common import MAX_STEPS
+
+    # at most what a run takes (1e15 was accepted here and refused by the run; fuzz 7)
+    steps = check_int(f"{method.name}: steps", steps, minimum=1, maximum=MAX_STEPS)
     trials = check_int(f"{method.name}: trials", trials, minimum=MIN_TRIALS,
                        maximum=MAX_TRIALS)
+    if params is not None:  # {'eta': 'fast'} ended as a UFuncTypeError at audit time
+        if not isinstance(params, Mapping):
+            raise ValueError(f"{method.name}: params must be a mapping of hyper-parameter "
+                             f"names to numbers, got {type(params).__name__}")
+        for key, value in params.items():
+            if not isinstance(key, str) or not key.isidentifier():
+                raise ValueError(f"{method.name}: params' keys must be hyper-parameter "
+                                 f"names, got {key!r}")
+            if not real_scalar(value) or not math.isfinite(float(value)):
+                raise ValueError(f"{method.name}: params[{key!r}] must be a finite number, "
+                                 f"got {value!r}")
     epsilon = check_epsilon_limit(f"{method.name}: epsilon",
                                   check_positive(f"{method.name}: epsilon", epsilon))
     if gaussian:

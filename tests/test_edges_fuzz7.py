@@ -289,3 +289,43 @@ def test_the_quadratic_worst_case_shows_lines_in_a_pipe(monkeypatch):
     bar.update(3_948_540)
     bar.close()
     assert "3,948,540/6,000,000 step" in sys.stderr.getvalue()
+
+
+# ------------------------------------------ plug-in declarations checked where they are made
+def _step(x, g, z, p):
+    return x - 0.1 * (g(x) + z)
+
+
+@pytest.mark.parametrize("kw, words", [
+    # was: accepted; `calibrate` printed a calibration and `audit` refused after 1.5 s with
+    # "clip_norm must be > 0", a name the user never wrote
+    (dict(clip=-1.0), "clip must be a positive finite"), (dict(clip=0), "clip must be"),
+    (dict(clip=float("nan")), "clip must be"), (dict(clip=True), "clip must be"),
+    (dict(steps=""), "steps must name the horizon hyper-parameter"),
+])
+def test_a_method_declaration_out_of_range_is_refused(kw, words):
+    import numpy as np
+
+    from dpbounds import extend as ex
+
+    with pytest.raises(ValueError, match=words):
+        ex.Method("decl", step=_step, mechanism="gaussian", sensitivity=1.0, **kw)
+    # controls: the ends that are valid
+    ex.Method("decl", step=_step, mechanism="gaussian", sensitivity=1.0, clip=np.float32(0.5),
+              steps="horizon")
+
+
+@pytest.mark.parametrize("kw, words", [
+    (dict(params={"eta": float("nan")}), r"params\['eta'\] must be a finite number"),
+    (dict(params={"eta": "fast"}), r"params\['eta'\] must be a finite number"),  # UFuncTypeError
+    (dict(params=[1, 2]), "params must be a mapping"),
+    (dict(params={1: 2}), "params' keys must be hyper-parameter names"),
+    # was: accepted up to 1e15, then the run said "steps must be an integer in [1, 10000000]"
+    (dict(steps=10**12), r"steps must be an integer in \[1, 10000000\]"),
+])
+def test_an_audit_setting_out_of_range_is_refused_where_declared(kw, words):
+    from dpbounds import extend as ex
+
+    m = ex.Method("decl_audit", step=_step, mechanism="gaussian", sensitivity=1.0)
+    with pytest.raises(ValueError, match=words):
+        ex.audit_setting(m, **kw)
