@@ -329,3 +329,47 @@ def test_an_audit_setting_out_of_range_is_refused_where_declared(kw, words):
     m = ex.Method("decl_audit", step=_step, mechanism="gaussian", sensitivity=1.0)
     with pytest.raises(ValueError, match=words):
         ex.audit_setting(m, **kw)
+
+
+# ------------------------------- a list or array where one number belongs: ValueError, named
+def _one_number_cases():
+    import numpy as np
+
+    import dpbounds.privacy as P
+    from dpbounds import bounds, tuning
+
+    return [
+        ("delta", lambda: P.gaussian_epsilon(1.0, [1e-5])),
+        ("delta", lambda: P.zcdp_to_dp_epsilon(0.5, [1e-5])),
+        ("delta", lambda: P.analytic_gaussian_sigma(1.0, [1e-5])),
+        ("delta", lambda: P.dp_to_zcdp_rho(1.0, [1e-5])),
+        ("epsilon", lambda: P.privacy_table(epsilon=[1.0])),
+        ("epsilon", lambda: P.privacy_table(epsilon=np.array([]))),
+        ("sigma", lambda: P.privacy_table(sigma=[1.0])),
+        ("sensitivity", lambda: P.privacy_table(sensitivity=np.array([[1.0]]))),
+        ("sampling_rate", lambda: P.privacy_table(sampling_rate=np.array([]))),
+        ("rtol", lambda: P.noise_multiplier_for_epsilon(1, 1e-5, 0.01, 100, rtol=[1e-6])),
+        ("max_exact_order", lambda: P.without_replacement_gaussian_rdp(
+            0.1, 1.0, max_exact_order=[256.0])),
+        ("mu", lambda: bounds.heavy_ball_rate(0.5, 0.5, [0.1], 1.0)),
+        ("eigenvalues", lambda: bounds.heavy_ball_stationary_error(
+            0.5, 0.5, np.array([[0.1, 1.0]]), 1.0)),
+        ("alpha", lambda: tuning.heavy_ball_dp_bound(
+            np.array([[1.0]]), 0.5, mu=0.1, L=1, d=10, n=1000, epsilon=1, sensitivity=1,
+            initial_distance_sq=1, max_horizon=5)),
+    ]
+
+
+def test_a_list_where_one_number_belongs_is_a_value_error_naming_it():
+    # was: TypeError "only 0-dimensional arrays can be converted", "unhashable type",
+    # "unsupported format string", an IndexError, or numpy's "truth value ... ambiguous"
+    for name, call in _one_number_cases():
+        with pytest.raises(ValueError, match=rf"^{name} must be one number"):
+            call()
+    # controls: the same calls with one number answer
+    import dpbounds.privacy as P
+    from dpbounds import bounds
+
+    assert P.gaussian_epsilon(1.0, 1e-5) > 0 and bounds.heavy_ball_rate(0.5, 0.5, 0.1, 1.0) < 1
+    # and a vectorised argument stays vectorised (sigma of gaussian_epsilon)
+    assert len(P.gaussian_epsilon(__import__("numpy").array([1.0, 2.0]), 1e-5)) == 2

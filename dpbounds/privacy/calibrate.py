@@ -35,6 +35,7 @@ from dpbounds._validation import (
     check_positive,
     check_probability,
     check_scalar,
+    scalar_params,
 )
 from dpbounds.privacy._util import guard_module
 from dpbounds.privacy.accountants import Accountant, PldAccountant, RdpAccountant, make_accountant
@@ -605,6 +606,7 @@ def _sgm_accountant(accountant: str, sampling: str, orders: Any, method: str) ->
     return RdpAccountant(natural, orders, check_choice("method", method, ("improved", "mironov")))
 
 
+@scalar_params("epsilon", "delta", "sampling_rate", "steps", "rtol")
 def noise_multiplier_for_epsilon(
     epsilon: float,
     delta: float,

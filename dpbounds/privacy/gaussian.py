@@ -26,6 +26,7 @@ from dpbounds._validation import (
     check_open_interval,
     check_positive,
     check_probability,
+    scalar_params,
 )
 from dpbounds.privacy._util import as_output, finite_or_raise, guard_module, nudge_up
 from dpbounds.provenance import LEE_KIFER, Provenance, Source
@@ -253,6 +254,7 @@ def _clipped(gap: Any) -> Any:
     return lambda x: min(max(gap(x), -1e300), 1e300)
 
 
+@scalar_params("delta")
 def analytic_gaussian_sigma(epsilon: Any, delta: float, sensitivity: Any = 1.0) -> Any:
     r"""Smallest :math:`\sigma` with :func:`gaussian_delta` :math:`\le\delta` (analytic Gaussian).
 
@@ -318,6 +320,7 @@ def _step_until(gap: Any, start: float, fallback: float, direction: int) -> floa
     return fallback
 
 
+@scalar_params("delta")
 def gaussian_epsilon(sigma: Any, delta: float, sensitivity: Any = 1.0) -> Any:
     r"""Smallest :math:`\varepsilon \ge 0` with :func:`gaussian_delta` :math:`\le\delta` (exact,
     rounded up)."""

@@ -53,6 +53,7 @@ from dpbounds._validation import (
     check_positive,
     check_probability,
     check_scalar,
+    scalar_params,
 )
 from dpbounds.privacy._util import as_output, finite_or_raise, guard_module
 from dpbounds.provenance import Provenance, Source
@@ -478,6 +479,7 @@ def _log_binomials(orders: bytes, top: int) -> tuple[np.ndarray, np.ndarray]:
     return inside, log_comb
 
 
+@scalar_params("sampling_rate", "noise_multiplier", "max_exact_order")
 def without_replacement_gaussian_rdp(
     sampling_rate: float,
     noise_multiplier: float,

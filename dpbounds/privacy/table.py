@@ -42,6 +42,7 @@ from dpbounds._validation import (
     check_int,
     check_nonnegative,
     check_probability,
+    scalar_params,
 )
 from dpbounds.privacy._util import finite_or_raise, nudge_up
 from dpbounds.privacy.accountants import Accountant, PldAccountant, RdpAccountant
@@ -161,6 +162,8 @@ def _or_na(compute: Callable[[], float]) -> tuple[float | None, str]:
         return None, f"; n/a: {err}"
 
 
+@scalar_params("epsilon", "delta", "sensitivity", "steps", "sampling_rate", "sigma", "scale",
+               "dataset_size")
 def privacy_table(
     epsilon: float = 1.0,
     delta: float = 1e-5,

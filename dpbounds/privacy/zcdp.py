@@ -23,7 +23,13 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds._validation import check_choice, check_nonnegative, check_positive, check_probability
+from dpbounds._validation import (
+    check_choice,
+    check_nonnegative,
+    check_positive,
+    check_probability,
+    scalar_params,
+)
 from dpbounds.privacy._util import (
     as_output,
     finite_or_raise,
@@ -113,6 +119,7 @@ def _tight_epsilon_scalar(rho: float, delta: float) -> float:
     return max(0.0, min(best, standard))
 
 
+@scalar_params("delta")
 def zcdp_to_dp_epsilon(rho: Any, delta: float, method: str = "standard") -> Any:
     r""":math:`\varepsilon` such that :math:`\rho`-zCDP implies :math:`(\varepsilon,\delta)`-DP.
 
@@ -170,6 +177,7 @@ def zcdp_to_dp_delta(rho: float, epsilon: float, method: str = "standard") -> fl
     return float(min(1.0, math.exp(min(best, 0.0))))
 
 
+@scalar_params("delta")
 def dp_to_zcdp_rho(epsilon: Any, delta: float, method: str = "standard") -> Any:
     r"""Largest :math:`\rho` meeting :math:`(\varepsilon,\delta)` (Lee & Kifer eq. (5)).
 

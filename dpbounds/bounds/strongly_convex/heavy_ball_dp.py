@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds._validation import check_int, check_nonnegative, check_positive
+from dpbounds._validation import check_int, check_nonnegative, check_positive, scalar_params
 from dpbounds.bounds.numeric import NumericBound
 from dpbounds.bounds.registry import Entry, register
 from dpbounds.bounds.strongly_convex.gradient_noise import (
@@ -200,6 +200,8 @@ class HeavyBallDPObjective:
                                    + self.vmax[p] * self.noise_variance(lo))
 
 
+@scalar_params("mu", "L", "d", "n", "epsilon", "sensitivity", "initial_distance_sq",
+               "max_horizon", "m", "n_lambda")
 def heavy_ball_dp_bound(
     alpha: Any, beta: Any, mu: float, L: float, *, d: int, n: int, epsilon: float,
     sensitivity: float, initial_distance_sq: float, max_horizon: int, m: int | None = None,
@@ -214,7 +216,16 @@ def heavy_ball_dp_bound(
     (:math:`x_{-1}=x_0`, so :math:`\lVert\xi_0-\xi^\ast\rVert^2` is twice it).
     """
     alpha = np.atleast_1d(check_positive("alpha", alpha)).astype(float)
-    beta = np.broadcast_to(np.asarray(check_nonnegative("beta", beta), dtype=float), alpha.shape)
+    if alpha.ndim > 1:  # a 2-d grid raised an IndexError (fuzz round 7)
+        raise ValueError(f"alpha must be one number or a 1-d array, got shape {alpha.shape}")
+    try:
+        beta = np.broadcast_to(np.asarray(check_nonnegative("beta", beta), dtype=float),
+                               alpha.shape)
+    except ValueError as exc:
+        if "broadcast" not in str(exc):
+            raise
+        raise ValueError(f"beta must be one number or an array of alpha's shape "
+                         f"{alpha.shape}, got shape {np.shape(beta)}") from None
     mu = float(check_positive("mu", mu))
     L = float(check_positive("L", L))
     d = check_int("d", d, minimum=1)

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds._validation import check_finite, check_int, check_positive
+from dpbounds._validation import check_finite, check_int, check_positive, scalar_params
 
 __all__ = [
     "classical_heavy_ball_parameters",
@@ -110,6 +110,7 @@ def _hb_rate_at(alpha: np.ndarray, beta: np.ndarray, lam: Any) -> np.ndarray:
         return _root_modulus(1.0 + beta - alpha * lam, beta)
 
 
+@scalar_params("mu", "L")
 def heavy_ball_rate(alpha: Any, beta: Any, mu: float, L: float) -> Any:
     r"""Heavy-ball rate on quadratics,
     :math:`\rho=\max_{\lambda\in\{\mu,L\}}\max_\pm|a_{\lambda,\pm}|`.

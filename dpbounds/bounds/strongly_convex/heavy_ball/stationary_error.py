@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from dpbounds._validation import check_finite, check_nonnegative, check_positive
+from dpbounds._validation import check_finite, check_nonnegative, check_positive, scalar_params
 from dpbounds.bounds.strongly_convex.heavy_ball.dynamics import (
     _blocks,
     _check_hb,
@@ -68,6 +68,9 @@ def heavy_ball_noise_term(alpha: Any, beta: Any, eigenvalues: Any, sigma2: Any) 
     """
     alpha, beta = _check_hb(alpha, beta)
     lam = np.atleast_1d(check_positive("eigenvalues", eigenvalues)).astype(float)
+    if lam.ndim > 1:  # a 2-d array raised TypeError (fuzz round 7)
+        raise ValueError(f"eigenvalues must be one number or a 1-d array, got shape "
+                         f"{lam.shape}")
     sigma2 = check_nonnegative("sigma2", sigma2)
     unstable = ~np.all(_stable(alpha[..., None], beta[..., None], lam), axis=-1)
     v = stationary_variance(alpha[..., None], beta[..., None], lam, 1.0)
@@ -181,6 +184,7 @@ class StationaryError:
                 f"(bound/exact = {self.looseness:.4g})")
 
 
+@scalar_params("alpha", "beta", "sigma2")
 def heavy_ball_stationary_error(
     alpha: float, beta: float, eigenvalues: Any, sigma2: float
 ) -> StationaryError:
@@ -204,6 +208,9 @@ def heavy_ball_stationary_error(
     """
     alpha_a, beta_a = _check_hb(alpha, beta)
     lam = np.atleast_1d(check_positive("eigenvalues", eigenvalues)).astype(float)
+    if lam.ndim > 1:  # a 2-d array raised TypeError (fuzz round 7)
+        raise ValueError(f"eigenvalues must be one number or a 1-d array, got shape "
+                         f"{lam.shape}")
     sigma2 = float(check_nonnegative("sigma2", sigma2))
     rho = float(np.max(_hb_rate_at(alpha_a, beta_a, lam)))
     if rho >= 1.0:
@@ -241,6 +248,9 @@ def heavy_ball_expected_error(
     :math:`\Sigma_t=\Sigma_\infty+T^t(\Sigma_0-\Sigma_\infty)T^{t\top}` per eigenvalue.
     """
     lam = np.atleast_1d(check_positive("eigenvalues", eigenvalues)).astype(float)
+    if lam.ndim > 1:  # a 2-d array raised TypeError (fuzz round 7)
+        raise ValueError(f"eigenvalues must be one number or a 1-d array, got shape "
+                         f"{lam.shape}")
     e0 = np.asarray(check_finite("initial_error", initial_error), dtype=float)
     if e0.ndim > 1 or e0.size not in (1, lam.size):
         raise ValueError(f"initial_error must be a number or have one entry per eigenvalue "
