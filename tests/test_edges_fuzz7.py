@@ -373,3 +373,38 @@ def test_a_list_where_one_number_belongs_is_a_value_error_naming_it():
     assert P.gaussian_epsilon(1.0, 1e-5) > 0 and bounds.heavy_ball_rate(0.5, 0.5, 0.1, 1.0) < 1
     # and a vectorised argument stays vectorised (sigma of gaussian_epsilon)
     assert len(P.gaussian_epsilon(__import__("numpy").array([1.0, 2.0]), 1e-5)) == 2
+
+
+def test_a_complex_start_is_refused_not_cut_to_its_real_part():
+    # was: a ComplexWarning and the run of x0 = [1, 0, 3]
+    import numpy as np
+
+    from dpbounds.algorithms import dp_gd
+    from dpbounds.objectives import QuadraticObjective
+
+    f = QuadraticObjective(np.linspace(1.0, 2.0, 3))
+    kw = dict(epsilon=1, delta=1e-6, mechanism="gaussian", clip_threshold=1, steps=5, seed=0)
+    with pytest.raises(ValueError, match="x0 must be real, got complex values"):
+        dp_gd(f, x0=np.array([1 + 5j, 2j, 3]), **kw)
+    dp_gd(f, x0=np.array([1.0, 0.0, 3.0]), **kw)  # control
+
+
+def test_a_huge_gdp_estimate_prints_in_scientific_notation(capsys):
+    # was: "GDP estimate mu = 10433199468515072.000 [9410764708424474.000, ...]"
+    from dpbounds.audit.runner import _fmt
+
+    assert _fmt(10433199468515072.0) == "1.043e+16" and _fmt(1.5223) == "1.522"
+    assert _fmt(float("nan")) == "nan"
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["privacy", "--eps", "1_0"], "no '_'"),  # was: ran at epsilon 10
+    (["privacy", "--steps", "1_000"], "expected an integer (no '_')"),
+])
+def test_a_digit_separator_is_refused_as_in_the_event_specs(argv, words, capsys):
+    from dpbounds.cli import EXIT_USAGE, main
+
+    with pytest.raises(SystemExit) as stop:  # argparse's usage error
+        main(argv)
+    assert stop.value.code == EXIT_USAGE
+    assert words in capsys.readouterr().err

@@ -366,10 +366,10 @@ class AuditResult:
         null = "FALSE POSITIVE" if self.null_false_positive else "ok"
         gdp = ""
         if math.isfinite(self.mu_hat):
-            gdp = (f"; GDP estimate mu = {self.mu_hat:.3f} [{self.mu_low:.3f}, "
-                   f"{self.mu_high:.3f}] (fit p = {self.mu_gof_pvalue:.2g})")
+            gdp = (f"; GDP estimate mu = {_fmt(self.mu_hat)} [{_fmt(self.mu_low)}, "
+                   f"{_fmt(self.mu_high)}] (fit p = {self.mu_gof_pvalue:.2g})")
             if math.isfinite(self.mu_claim):
-                gdp += f" vs mu_claim = {self.mu_claim:.3f}"
+                gdp += f" vs mu_claim = {_fmt(self.mu_claim)}"
         return (f"{self.algorithm} ({self.neighbouring.value}){mut}: claimed eps = "
                 f"{self.claimed_epsilon:.4g} (delta = {self.delta:.3g}); eps >= "
                 f"{self.epsilon_lower:.3f} at {_percent(self.confidence)} (test interval "
@@ -401,7 +401,11 @@ def _estimate_text(v: float) -> str:
 
 
 def _fmt(v: float) -> str:
-    return f"{v:.3f}" if math.isfinite(v) else str(v)
+    """Three decimals, or 4 significant digits in scientific notation beyond 1e6 (a noiseless
+    run's GDP estimate printed as mu = 10433199468515072.000; fuzz round 7)."""
+    if not math.isfinite(v):
+        return str(v)
+    return f"{v:.4g}" if abs(v) >= 1e6 else f"{v:.3f}"
 
 
 def _seed_root(seed: Any) -> np.random.SeedSequence:

@@ -22,8 +22,13 @@ def finite_array(name: str, value: Any, ndim: int | None = None) -> np.ndarray:
     """``value`` as a float64 NumPy array; ``ValueError`` naming ``name`` unless it is real,
     finite (no NaN or inf) and, when ``ndim`` is given, of that dimension."""
     try:
-        arr = np.asarray(to_numpy(value), dtype=np.float64)
-    except (TypeError, ValueError):
+        raw = to_numpy(value)
+        if np.iscomplexobj(raw):  # float64() dropped the imaginary part with only a warning
+            raise ValueError(f"{name} must be real, got complex values")
+        arr = np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        if "must be real" in str(exc):
+            raise
         raise ValueError(f"{name} must be an array of real numbers") from None
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must be a {ndim}-D array, got shape {arr.shape}")
