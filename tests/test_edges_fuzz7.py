@@ -408,3 +408,26 @@ def test_a_digit_separator_is_refused_as_in_the_event_specs(argv, words, capsys)
         main(argv)
     assert stop.value.code == EXIT_USAGE
     assert words in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("spec, words", [
+    # was: a raw RuntimeWarning and "rdp must be finite, got array([1.10e+308, ... inf ...])"
+    ("zcdp:rho=1e308", "rho must be <= 100"),
+    # was: "... leaves the floating-point range ((34, 'Numerical result out of range'))"
+    ("pure:eps=1e308", "eps must be <= 100"),
+])
+def test_an_event_beyond_the_privacy_limit_is_refused_in_one_line(spec, words, capsys):
+    from dpbounds.cli import EXIT_USAGE, main
+
+    assert main(["privacy", "compose", "--event", spec, "--quiet"]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert words in err and "Warning" not in err and len(err.splitlines()) == 1
+    assert main(["privacy", "compose", "--event", "pure:eps=100", "--quiet"]) == 0  # control
+
+
+def test_an_overflow_reason_is_words_not_an_errno_pair():
+    from dpbounds.privacy.accountants.base import _reason
+
+    assert _reason(OverflowError(34, "Numerical result out of range")) == \
+        "Numerical result out of range"
+    assert _reason(OverflowError("math range error")) == "math range error"

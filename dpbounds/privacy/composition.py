@@ -48,7 +48,7 @@ from dpbounds._validation import (
 )
 from dpbounds.privacy.accountants import ACCOUNTANTS
 from dpbounds.privacy.ledger import PrivacyLedger
-from dpbounds.privacy.limits import privacy_flags
+from dpbounds.privacy.limits import MAX_EPSILON, privacy_flags
 from dpbounds.privacy.mechanisms import (
     GaussianMechanism,
     LaplaceMechanism,
@@ -186,11 +186,23 @@ def parse_event(spec: str, neighbouring: Any = Neighbouring.ADD_REMOVE
         elif kind == "zcdp":
             if "rho" not in kv:
                 raise ValueError(f"event {spec!r}: rho is required")
-            mech = ZcdpMechanism(_number(spec, "rho", kv["rho"]), nb)
+            rho = _number(spec, "rho", kv["rho"])
+            # eps(rho, delta) > rho: beyond MAX_EPSILON no guarantee is evaluated (limits);
+            # rho = 1e308 overflowed the RDP grid into a raw warning and a 300-character
+            # reason (fuzz round 7)
+            if rho > MAX_EPSILON:
+                raise ValueError(f"event {spec!r}: rho must be <= {MAX_EPSILON:g} (epsilon "
+                                 f"> rho at any delta; dpbounds evaluates epsilon <= "
+                                 f"{MAX_EPSILON:g}), got {rho:g}")
+            mech = ZcdpMechanism(rho, nb)
         else:
             if "eps" not in kv:
                 raise ValueError(f"event {spec!r}: eps is required")
-            mech = PureDpMechanism(_number(spec, "eps", kv["eps"]), nb)
+            eps = _number(spec, "eps", kv["eps"])
+            if eps > MAX_EPSILON:  # eps = 1e308 read "((34, 'Numerical result out of range'))"
+                raise ValueError(f"event {spec!r}: eps must be <= {MAX_EPSILON:g} (dpbounds "
+                                 f"evaluates epsilon <= {MAX_EPSILON:g}), got {eps:g}")
+            mech = PureDpMechanism(eps, nb)
     except ValueError as err:
         text = str(err)
         raise ValueError(text if text.startswith("event ") else f"event {spec!r}: {text}") \

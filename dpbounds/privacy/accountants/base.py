@@ -58,6 +58,15 @@ def _half_ratio_squared(sensitivity: float, sigma: float) -> float:
     return rho
 
 
+def _reason(err: BaseException) -> str:
+    """An arithmetic error in words: math's OverflowError carries the errno pair
+    ``(34, 'Numerical result out of range')``, printed as a tuple (fuzz round 7)."""
+    args = err.args
+    if len(args) == 2 and isinstance(args[1], str):
+        return args[1]
+    return str(err) or type(err).__name__
+
+
 def _brief(mechanism: Any) -> str:
     """``GaussianMechanism(sigma=2, sensitivity=1, neighbouring=add_remove)``: a mechanism's
     fields with the relation by its value (a dataclass repr shows the enum member's repr)."""
@@ -103,7 +112,7 @@ class Accountant(abc.ABC):
                    "its budget is too large (or too small) for float64")
             raise ValueError(
                 f"count={count} runs of {_brief(mechanism)}: the {self.name} accountant's budget "
-                f"leaves the floating-point range ({err}): {why}") from None
+                f"leaves the floating-point range ({_reason(err)}): {why}") from None
         self.entries.append((mechanism, count))
         return self
 
