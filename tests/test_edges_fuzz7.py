@@ -431,3 +431,19 @@ def test_an_overflow_reason_is_words_not_an_errno_pair():
     assert _reason(OverflowError(34, "Numerical result out of range")) == \
         "Numerical result out of range"
     assert _reason(OverflowError("math range error")) == "math range error"
+
+
+def test_the_least_worst_case_is_among_the_horizons_searched(capsys):
+    # was: `tune nag --max-horizon 1` named "DP-NAG-opt at T=100" (a reference row) the least
+    from dpbounds.cli import main
+
+    base = ["tune", "nag", "--mu", "0.1", "--L", "1", "--d", "10", "--N", "1000", "--eps", "1",
+            "--S1", "1", "--quiet"]
+    assert main([*base, "--max-horizon", "1"]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("least worst-case error"))
+    assert "over T <= 1" in line and "(T = 1," in line
+    assert "a reference row beyond the search is lower: DP-NAG-opt at T=100" in out
+    assert main(base) == 0  # control: the default search covers the references
+    out = capsys.readouterr().out
+    assert "over T <=" not in out and "beyond the search" not in out
