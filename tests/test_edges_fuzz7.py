@@ -447,3 +447,17 @@ def test_the_least_worst_case_is_among_the_horizons_searched(capsys):
     assert main(base) == 0  # control: the default search covers the references
     out = capsys.readouterr().out
     assert "over T <=" not in out and "beyond the search" not in out
+
+
+def test_an_unbracketed_optimum_names_its_real_reason(capsys):
+    # was: "the method-independent lower bound is computed for max_horizon <= 1e+05 only" at
+    # max_horizon 1000, where the start was the minimiser (R = 0: a lower bound of 0)
+    from dpbounds.cli import main
+
+    base = ["tune", "hb", "--mu", "0.1", "--L", "1", "--d", "10", "--N", "1000", "--eps", "1",
+            "--S1", "1", "--quiet"]
+    assert main([*base, "--R", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "optimum not bracketed (the method-independent lower bound is 0 here" in out
+    assert main(base) == 0  # control: bracketed
+    assert "optimum bracketed (proven)" in capsys.readouterr().out

@@ -200,6 +200,18 @@ def _near_one(x: float) -> str:
     return f"1-{1.0 - x:.3g}" if 0.99995 <= x < 1.0 else f"{x:.4f}"
 
 
+
+def _unbracketed(t: Any) -> str:
+    """Why a tuning's optimum is not bracketed: a lower bound of 0 (a start at the minimiser,
+    or one below float64's range) brackets nothing; else the horizon is past the lower bound's
+    reach (fuzz round 7: R = 0 was said to be past max_horizon <= 1e5)."""
+    lower = getattr(t, "lower_bound", math.nan)
+    if math.isfinite(lower) and lower <= 0.0:
+        return ("the method-independent lower bound is 0 here: F(x_0) - F* = 0, or below "
+                "float64's range")
+    return ("the method-independent lower bound is computed for max_horizon <= "
+            f"{_LOWER_TMAX:.0e} only")
+
 @dataclass(frozen=True)
 class HeavyBallTuning:
     r"""Result of :func:`tune_heavy_ball`.
@@ -385,8 +397,7 @@ class HeavyBallTuning:
                          f"{self.lower_bound:.4g} ({by}); tuned is within a factor "
                          f"{1 + self.certified_gap:.4g} of the optimum")
         else:
-            lines.append("optimum not bracketed (the method-independent lower bound is computed "
-                         f"for max_horizon <= {_LOWER_TMAX:.0e} only)")
+            lines.append(f"optimum not bracketed ({_unbracketed(self)})")
         if self.momentum_note:
             lines.append(self.momentum_note)
         lines.append("worst case = certified sup of E[F(x_T)] - F* over quadratics with spectrum "
@@ -438,9 +449,8 @@ class HeavyBallTuning:
                          f"{1 + self.certified_gap:.4g} of that. The tuned (alpha, beta, T) is the "
                          "best of a search (nested grids, compass searches), not a proven optimum")
         else:
-            lines.append("optimum not bracketed (the method-independent lower bound is computed "
-                         f"for max_horizon <= {_LOWER_TMAX:.0e} only); the tuned (alpha, beta, T) "
-                         "is the best of a search, not a proven optimum")
+            lines.append(f"optimum not bracketed ({_unbracketed(self)}); the tuned (alpha, "
+                         "beta, T) is the best of a search, not a proven optimum")
         if self.momentum_note:
             lines.append(self.momentum_note)
         lines.append("each row brackets the worst case of E[F(x_T)] - F* of its run as calibrated "
