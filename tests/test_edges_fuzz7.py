@@ -461,3 +461,15 @@ def test_an_unbracketed_optimum_names_its_real_reason(capsys):
     assert "optimum not bracketed (the method-independent lower bound is 0 here" in out
     assert main(base) == 0  # control: bracketed
     assert "optimum bracketed (proven)" in capsys.readouterr().out
+
+
+def test_a_value_just_below_one_does_not_print_as_one(capsys):
+    # was: "delta=1 > 1/n" for --delta 0.9999999, and "beta = 1" for a beta the flag refuses
+    from dpbounds._numfmt import shown
+    from dpbounds.cli import main
+
+    assert shown(0.9999999) == "0.9999999" and shown(0.999999999999, 4) == "0.999999999999"
+    assert shown(0.123456789) == "0.123457" and shown(2.0) == "2"  # controls: :g otherwise
+    assert main(["bound", "yang.sgd", "--delta", "0.9999999", "--no-tune"]) == 0
+    captured = capsys.readouterr()
+    assert "delta=0.9999999" in captured.out and "delta=0.9999999 >" in captured.err

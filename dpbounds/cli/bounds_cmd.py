@@ -159,8 +159,10 @@ def refuse_missing(name: str, problem: dict[str, Any]) -> None:
 
 
 def _fmt(v: Any) -> str:
+    from dpbounds._numfmt import shown
+
     v = float(v)
-    return f"{v:.4e}" if v != 0 and (abs(v) >= 1e5 or abs(v) < 1e-3) else f"{v:.6g}"
+    return f"{v:.4e}" if v != 0 and (abs(v) >= 1e5 or abs(v) < 1e-3) else shown(v)
 
 
 def _bound(args: argparse.Namespace) -> int:

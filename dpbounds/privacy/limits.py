@@ -78,7 +78,9 @@ def privacy_flags(epsilon: Any, delta: Any, n: Any = None) -> list[str]:
     else:
         threshold, why = DELTA_WITHOUT_N, f"{DELTA_WITHOUT_N:g} (n unknown)"
     if np.any(d > threshold):
-        shown = f"{float(np.max(d)):g}" if d.ndim else f"{float(d):g}"
+        from dpbounds._numfmt import shown as _shown
+
+        shown = _shown(float(np.max(d)) if d.ndim else float(d))
         out.append(f"delta={shown} > {why}: (eps, delta)-DP then allows publishing each record "
                    "with probability delta, about delta*n > 1 records in the clear; this is "
                    "no privacy (take delta << 1/n)")

@@ -145,8 +145,8 @@ class NesterovTuning:
         for c in self.choices:
             if math.isfinite(c.certified_gap):
                 lines.append(f"{c.label}: T is the best horizon <= {self.setting['max_horizon']} "
-                             f"for this bound, proven within {100 * c.certified_gap:.3g}% "
-                             + ("(every horizon evaluated)" if c.certified_gap == 0 else ""))
+                             f"for this bound, proven within {100 * c.certified_gap:.3g}%"
+                             + (" (every horizon evaluated)" if c.certified_gap == 0 else ""))
         lines.append("worst case = certified sup of E[F(x_T)] - F* of the same run (NAG, or MASG "
                      "with momentum restarts) over quadratics with spectrum in [mu, L], "
                      "F(x_0) - F* <= E0 and data of sensitivity S_1 [DERIVED]")

@@ -111,8 +111,10 @@ class NoCertificate:
     verified: bool = field(default=False, init=False)
 
     def __str__(self) -> str:
-        return (f"no certificate below rho = 1 for alpha = {self.alpha:.4g}, beta = "
-                f"{self.beta:.4g} ({self.reason})")
+        from dpbounds._numfmt import shown
+
+        return (f"no certificate below rho = 1 for alpha = {shown(self.alpha, 4)}, beta = "
+                f"{shown(self.beta, 4)} ({self.reason})")
 
 
 # ----------------------------------------------------------------------------- bounds (23)
