@@ -69,6 +69,7 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import math
+import reprlib
 import sys
 import types
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -149,6 +150,9 @@ MEASURES: dict[str, tuple[str, str]] = {
 def symbols(names: str) -> tuple[sp.Symbol, ...]:
     """The notation's sympy symbols (``symbols("d N eps")``); a name the notation does not know
     is a new positive symbol (declared inline), counts (``T``, ``E``, ``B``) are counts."""
+    if not isinstance(names, str):  # symbols(5) raised AttributeError (fuzz round 7)
+        raise ValueError(f"names must be a string of symbol names ('d N eps'), got "
+                         f"{type(names).__name__}")
     return tuple(sym(n) for n in names.replace(",", " ").split())
 
 
@@ -198,6 +202,8 @@ def _caller_module(depth: int = 2) -> str:
 def origin(name: str) -> str:
     """Where a registered bound or study comes from: ``"dpbounds"`` for the package's own,
     else ``"plugin <file>"``, ``"entry point <name>"`` or ``"module <name>"``."""
+    if not isinstance(name, str):  # origin(None) answered "dpbounds" (fuzz round 7)
+        raise ValueError(f"name must be a result's name (a string), got {name!r}")
     return _ORIGINS.get(name, "dpbounds")
 
 
@@ -393,6 +399,8 @@ def theorem(name: str, bound: sp.Expr | Callable[..., float], *, quantity: str,
 def objective_class(objective: Any) -> str:
     """The problem class an objective declares (its ``problem_class``; an objective that
     declares none is taken as ``"nonconvex"``, the most general)."""
+    if objective is None:  # answered "nonconvex" (fuzz round 7)
+        raise ValueError("objective must be an objective (with d, n and a gradient), got None")
     return _canonical_class(str(getattr(objective, "problem_class", "nonconvex")))
 
 
@@ -914,7 +922,7 @@ class LinearMomentum:
             elif not callable(v):
                 try:
                     f = float(v)
-                except (TypeError, ValueError):
+                except (TypeError, ValueError, OverflowError):  # 10**400 (fuzz round 7)
                     f = math.nan
                 if not math.isfinite(f):
                     raise ValueError(f"LinearMomentum {k} must be a finite number, a "
@@ -2233,10 +2241,16 @@ def calibrate(method: Method | str, *, epsilon: float, steps: int,
     from dpbounds.algorithms._common import check_epsilon, check_steps
 
     m = method_named(method) if isinstance(method, str) else method
+    if not isinstance(m, Method):  # calibrate(5, ...) raised AttributeError (fuzz round 7)
+        raise ValueError(f"method must be a Method or a registered method's name, got "
+                         f"{type(method).__name__}")
     eps = check_epsilon(epsilon)
     if not math.isfinite(eps):
         raise ValueError(f"epsilon must be finite to calibrate noise, got {epsilon!r}")
     T = check_steps(steps)
+    if params is not None and not isinstance(params, Mapping):
+        raise ValueError(f"params must be a mapping of hyper-parameter names to numbers, got "
+                         f"{type(params).__name__}")
     p = dict(params or {})
     p[m.steps] = T
     f = objective if objective is not None else DeclaredProblem.of(problem or {})
@@ -2249,9 +2263,13 @@ def calibrate(method: Method | str, *, epsilon: float, steps: int,
             public_n = int(f.n)  # the declared problem's N: a declared size is public
         batch = m.batch(f, p, public_n)
     if sensitivity is not None:
-        sens = float(sensitivity)
+        try:
+            sens = float(sensitivity)
+        except (TypeError, ValueError, OverflowError):  # 10**400: OverflowError (fuzz 7)
+            sens = math.nan
         if not (math.isfinite(sens) and sens > 0):
-            raise ValueError(f"sensitivity must be positive and finite, got {sensitivity!r}")
+            raise ValueError(f"sensitivity must be positive and finite, got "
+                             f"{reprlib.repr(sensitivity)}")
     else:
         sens = m.release_sensitivity(f, p, public_n)
     gaussian = m.mechanism == "gaussian"
@@ -2764,7 +2782,13 @@ def load_plugins(paths: Sequence[str | Path] = (), *, entry_points: bool = True)
     loaded. A file is loaded once (again: nothing happens); a missing file or one that fails
     to import is a ``ValueError`` naming it."""
     done = []
+    if isinstance(paths, (str, Path)):  # one file: not its characters
+        paths = [paths]
+    if not isinstance(paths, Sequence):  # load_plugins(5): TypeError (fuzz round 7)
+        raise ValueError(f"paths must be a list of plug-in files, got {type(paths).__name__}")
     for raw in paths:
+        if not isinstance(raw, (str, Path)):
+            raise ValueError(f"paths must hold file names, got {raw!r}")
         path = Path(raw).expanduser().resolve()
         if str(path) in _LOADED:
             continue

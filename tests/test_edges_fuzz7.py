@@ -473,3 +473,49 @@ def test_a_value_just_below_one_does_not_print_as_one(capsys):
     assert main(["bound", "yang.sgd", "--delta", "0.9999999", "--no-tune"]) == 0
     captured = capsys.readouterr()
     assert "delta=0.9999999" in captured.out and "delta=0.9999999 >" in captured.err
+
+
+# ----------------------------- huge integers, complex numbers, None, wrong objects: ValueError
+def _bad_type_cases():
+    import dpbounds.privacy as P
+    from dpbounds import bounds, lmi, tuning, verify
+    from dpbounds import extend as ex
+
+    m = ex.Method("mfz7", step=_step, mechanism="gaussian", sensitivity=1.0)
+    hb = dict(mu=0.1, L=1, n=1000, epsilon=1, sensitivity=1, initial_distance_sq=1,
+              max_horizon=5)
+    sh = dict(initial_error=1, d=10, sensitivity=1, n=1000, epsilon=1, max_horizon=50)
+    return {
+        "alphas": lambda: lmi.closed_form_rate_map(0.1, 1, [10**400], [0.5]),
+        "alphas complex": lambda: lmi.closed_form_rate_map(0.1, 1, [0.5 + 1j], [0.5]),
+        "processes": lambda: lmi.lmi_rate_map(0.1, 1, [0.5], [0.5], processes=1e308),
+        "x": lambda: verify.loglog_slope([10**400, 2, 3], [1, 2, 3]),
+        "values": lambda: verify.mean_ci([10**400, 1, 2]),
+        "values complex": lambda: verify.mean_ci([1 + 1j, 1, 2]),
+        "c": lambda: bounds.select_horizon(0.1, 1.0, c=10**400, **sh),
+        "c None": lambda: bounds.select_horizon(0.1, 1.0, c=None, **sh),
+        "d": lambda: tuning.heavy_ball_dp_bound(0.5, 0.5, d=10**400, **hb),
+        "bound": lambda: verify.is_vacuous(None, 1.0),
+        "solver": lambda: lmi.heavy_ball_lmi_rate(0.1, 1, 0.5, 0.5, solver=[]),
+        "lmi": lambda: lmi.heavy_ball_lmi_rate(0.1, 1, 0.5, 0.5, lmi=3),
+        "params": lambda: ex.calibrate(m, epsilon=1, steps=10, params=[1]),
+        "paths": lambda: ex.load_plugins(5),
+        "paths None": lambda: ex.load_plugins([None]),
+        "takes no option": lambda: P.make_accountant("rdp", foo=1),
+        "takes no option pld": lambda: P.calibrate_to_risk(
+            lambda s: P.GaussianMechanism(s), 0.5, 0.1, foo=1),
+        "method": lambda: ex.calibrate(5, epsilon=1, steps=10),
+        "names": lambda: ex.symbols(5),
+        "LinearMomentum alpha": lambda: ex.LinearMomentum(10**400),
+        "sensitivity": lambda: ex.calibrate(m, epsilon=1, steps=10, sensitivity=10**400),
+        "name": lambda: ex.origin(None),
+        "objective": lambda: ex.objective_class(None),
+        "assumption text": lambda: ex.Assumption(5),
+    }
+
+
+def test_wrong_types_and_huge_numbers_are_value_errors_naming_the_parameter():
+    # was: OverflowError, TypeError, AttributeError (or an answer: origin(None) = "dpbounds")
+    for words, call in _bad_type_cases().items():
+        with pytest.raises(ValueError, match=words.split(" ")[0]):
+            call()

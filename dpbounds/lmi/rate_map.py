@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import reprlib
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -126,7 +127,15 @@ class RateMap:
 
 def _grid(name: str, values: Any) -> np.ndarray:
     """A 1-D grid (a single number is a grid of one); ValueError for anything else."""
-    grid = np.atleast_1d(np.asarray(values, dtype=float))
+    try:  # 10**400: OverflowError, 0.5+1j: TypeError (fuzz round 7)
+        if np.iscomplexobj(values) or any(isinstance(v, complex)
+                                          for v in np.atleast_1d(np.asarray(values,
+                                                                            dtype=object))):
+            raise TypeError
+        grid = np.atleast_1d(np.asarray(values, dtype=float))
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name} must be a real number or a 1-D sequence of real numbers, "
+                         f"got {reprlib.repr(values)}") from None
     if grid.ndim != 1 or grid.size == 0:
         raise ValueError(f"{name} must be a number or a 1-D sequence of numbers; got shape "
                          f"{np.shape(values)}")
@@ -207,7 +216,7 @@ def lmi_rate_map(
     base = closed_form_rate_map(mu, L, alphas, betas)
     if processes is None:
         processes = min(2, os.cpu_count() or 1)
-    processes = check_int("processes", processes, minimum=1)
+    processes = check_int("processes", processes, minimum=1, maximum=1024)  # C int (fuzz 7)
     tol = float(check_positive("tol", tol))
     bracket_width = float(check_positive("bracket_width", bracket_width))
     bar = progress_bar(progress, total=alphas.size, desc="LMI rate map (alpha columns)",

@@ -19,6 +19,7 @@ Example
 from __future__ import annotations
 
 import math
+import reprlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -59,6 +60,19 @@ class SlopeCI:
         return {"slope": self.slope, "ci_low": self.ci_low, "ci_high": self.ci_high}
 
 
+def _reals(name: str, values: Any) -> np.ndarray:
+    """``values`` as a float array; ``ValueError`` naming ``name`` for complex numbers,
+    integers beyond float64 (10**400: OverflowError) or anything not a number (fuzz 7)."""
+    try:
+        if np.iscomplexobj(values) or any(isinstance(v, complex) for v in
+                                          np.asarray(values, dtype=object).ravel()):
+            raise TypeError
+        return np.asarray(values, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name} must be real numbers within float64's range, got "
+                         f"{reprlib.repr(values)}") from None
+
+
 def mean_ci(values: Any, level: float = 0.95) -> MeanCI:
     """Mean and its ``level`` Student-t interval
     (:func:`dpbounds.intervals.student_t_interval` of the flattened values; zero width for one
@@ -67,7 +81,7 @@ def mean_ci(values: Any, level: float = 0.95) -> MeanCI:
     Raises ``ValueError`` for an empty sample or non-finite values (no silent NaN).
     """
     level = check_open_interval("level", level, 0.0, 1.0)
-    v = np.asarray(values, dtype=float).ravel()
+    v = _reals("values", values).ravel()
     if v.size == 0:
         raise ValueError("values must hold at least one number")
     if not np.all(np.isfinite(v)):
@@ -82,8 +96,9 @@ def mean_ci(values: Any, level: float = 0.95) -> MeanCI:
 
 def loglog_slope(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
     """Least-squares slope of ``log y`` on ``log x`` (``x, y > 0``, at least 2 distinct x)."""
-    lx = np.log(np.asarray(x, dtype=float))
-    ly = np.log(np.asarray(y, dtype=float))
+    with np.errstate(divide="ignore", invalid="ignore"):  # x <= 0: refused below, by name
+        lx = np.log(_reals("x", x))
+        ly = np.log(_reals("y", y))
     if lx.size < 2 or np.ptp(lx) == 0:
         raise ValueError("a slope needs at least two distinct grid values")
     if not (np.all(np.isfinite(lx)) and np.all(np.isfinite(ly))):

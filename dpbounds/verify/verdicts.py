@@ -128,7 +128,11 @@ def mean_se(values: Any) -> tuple[float, float]:
 
 def is_vacuous(bound: float, trivial: float) -> bool:
     """Whether ``bound`` is at least the ``trivial`` bound (then it cannot fail)."""
-    return bool(bound >= trivial)
+    try:
+        return bool(bound >= trivial)
+    except TypeError:  # None: TypeError from '>=' (fuzz round 7)
+        raise ValueError(f"bound and trivial must be numbers, got {bound!r} and "
+                         f"{trivial!r}") from None
 
 
 def upper(study: str, case: str, measured: float, se: float, bound: float, oracle: str,

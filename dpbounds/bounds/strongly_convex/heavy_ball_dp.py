@@ -51,7 +51,13 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds._validation import check_int, check_nonnegative, check_positive, scalar_params
+from dpbounds._validation import (
+    MAX_COUNT,
+    check_int,
+    check_nonnegative,
+    check_positive,
+    scalar_params,
+)
 from dpbounds.bounds.numeric import NumericBound
 from dpbounds.bounds.registry import Entry, register
 from dpbounds.bounds.strongly_convex.gradient_noise import (
@@ -228,8 +234,8 @@ def heavy_ball_dp_bound(
                          f"{alpha.shape}, got shape {np.shape(beta)}") from None
     mu = float(check_positive("mu", mu))
     L = float(check_positive("L", L))
-    d = check_int("d", d, minimum=1)
-    n = check_int("n", n, minimum=1)
+    d = check_int("d", d, minimum=1, maximum=MAX_COUNT)  # 10**400 overflowed
+    n = check_int("n", n, minimum=1, maximum=MAX_COUNT)
     m = n if m is None else check_int("m", m, minimum=1, maximum=n)
     epsilon = float(check_positive("epsilon", epsilon))
     sensitivity = float(check_positive("sensitivity", sensitivity))

@@ -64,6 +64,9 @@ class Assumption:
     relation: sp.Basic | None = None
 
     def __post_init__(self) -> None:
+        if not isinstance(self.text, str) or not self.text.strip():  # Assumption(5): built,
+            # then str() raised TypeError (fuzz round 7)
+            raise ValueError(f"assumption text must be a non-empty string, got {self.text!r}")
         # Assumption("x", d): a symbol where a relation belongs was taken and never checked
         r = self.relation
         if r is not None and not isinstance(r, (sp.core.relational.Relational,

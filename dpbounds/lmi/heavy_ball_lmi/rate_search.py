@@ -337,6 +337,11 @@ def heavy_ball_lmi_rate(
     if rho_q >= 1.0:
         return NoCertificate(mu, L, alpha, beta, f"heavy ball does not contract on a quadratic "
                              f"(quadratic rate {rho_q:.6g} >= 1)", rho_q, 0)
+    # lmi=3 raised AttributeError, solver=[] "unhashable type" (fuzz round 7)
+    if solver is not None and not isinstance(solver, str):
+        raise ValueError(f"solver must be a cvxpy solver's name or None, got {solver!r}")
+    if lmi is not None and not isinstance(lmi, HeavyBallLMI):
+        raise ValueError(f"lmi must be a HeavyBallLMI or None, got {type(lmi).__name__}")
     lmi = lmi or _shared_lmi(solver)
     args = (mu, L, alpha, beta, tol, rtol, margin, bracket, lmi, polish, rho_q)
     res = _rate_search(*args)

@@ -41,6 +41,15 @@ def make_accountant(name: Any, neighbouring: Any = None, **options: Any) -> Acco
         return acc
     name = check_choice("accountant", name, tuple(ACCOUNTANTS))
     cls = ACCOUNTANTS[name]
+    import inspect
+
+    # an option the accountant does not take was a TypeError from its __init__ (fuzz 7)
+    takes = inspect.signature(cls).parameters
+    if not any(p.kind is p.VAR_KEYWORD for p in takes.values()):
+        unknown = sorted(set(options) - set(takes))
+        if unknown:
+            raise ValueError(f"the {name} accountant takes no option(s) {unknown}; its options "
+                             f"are {sorted(k for k in takes if k != 'neighbouring')}")
     if neighbouring is None:
         return cls(**options)
     return cls(neighbouring, **options)

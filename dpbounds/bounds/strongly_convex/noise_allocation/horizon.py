@@ -21,7 +21,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from dpbounds._progress import progress_bar
-from dpbounds._validation import check_int, check_nonnegative, check_positive
+from dpbounds._validation import MAX_COUNT, check_int, check_nonnegative, check_positive
 from dpbounds.bounds.strongly_convex.gradient_noise import LOG_FLOAT_MAX, subsampling_variance
 from dpbounds.bounds.strongly_convex.nesterov import (
     MAX_HORIZON,
@@ -156,6 +156,7 @@ def check_max_horizon(max_horizon: Any) -> int:
 def _schedule(method: str, mu: float, L: float, T: int, *, alpha: float | None, c: float,
               p: float, first_stage_rounding: str = "ceil",
               first_stage_length: int | None = None) -> Schedule:
+    c = float(check_positive("c", c))  # None or 10**400: TypeError / OverflowError (fuzz 7)
     if method == "nag":
         return nesterov_schedule(c / L if alpha is None else alpha, T)
     if method == "masg":
@@ -214,7 +215,8 @@ def _check_horizon_inputs(mu: Any, L: Any, initial_error: Any, d: Any, sensitivi
     S, n, _, eps = _check_budget(sensitivity, n, n, epsilon)
     return (float(check_positive("mu", mu)), float(check_positive("L", L)),
             float(check_nonnegative("initial_error", initial_error)),
-            check_int("d", d, minimum=1), S, n, eps, check_max_horizon(max_horizon))
+            check_int("d", d, minimum=1, maximum=MAX_COUNT), S, n, eps,
+            check_max_horizon(max_horizon))
 
 
 def naive_select_horizon(
