@@ -69,6 +69,7 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import math
+import numbers
 import reprlib
 import sys
 import types
@@ -576,7 +577,7 @@ def _code_names(code: types.CodeType) -> set[str]:
     return out
 
 
-def _module_state(f: types.FunctionType) -> list[tuple[str, Any]]:
+def _module_state(f: types.FunctionType, compared: bool = True) -> list[tuple[str, Any]]:
     """``(name, value)`` of the module-level names the user function ``f`` refers to that may
     hold a step's state, by name: anything but modules, classes and library callables (a
     helper function of the same module is followed: its own state is its module's)."""
@@ -585,13 +586,42 @@ def _module_state(f: types.FunctionType) -> list[tuple[str, Any]]:
         if name not in f.__globals__:
             continue  # a builtin, or an attribute name
         v = f.__globals__[name]
-        if isinstance(v, (types.ModuleType, type, types.BuiltinFunctionType, np.ufunc)) or (
-                callable(v) and not _user_function(v) and not hasattr(v, "__dict__")):
+        if isinstance(v, (types.ModuleType, type, types.BuiltinFunctionType, np.ufunc)):
             continue
         if isinstance(v, types.FunctionType) and not _user_function(v):
             continue
+        if compared and not isinstance(v, types.FunctionType) and _library_object(v):
+            continue  # a logger, a numba dispatcher: a library's own state (stop 73); still
+            # copied for the probe's calls (compared=False), so that a module generator
+            # gives each call the real call's draws
         out.append((name, v))
     return out
+
+
+#: the types whose values are data wherever they come from (the standard library's containers
+#: and numbers, NumPy's arrays): compared even though their module is a library's
+_DATA_TYPES = (dict, list, tuple, set, frozenset, str, bytes, bytearray, int, float, complex,
+               bool, np.ndarray, np.generic, types.SimpleNamespace, functools.partial,
+               types.MethodType)
+
+
+def _library_object(v: Any) -> bool:
+    """Whether ``v`` is an object of a library's own class (``logging.Logger``, a numba
+    dispatcher, a compiled regex): its state is the library's, not a step's. Data (numbers,
+    arrays, the standard containers and their subclasses) and objects of the user's classes
+    are not."""
+    if isinstance(v, _DATA_TYPES) or isinstance(v, Mapping) or v is None:
+        return False
+    module = str(getattr(type(v), "__module__", "") or "")
+    if module.startswith(PLUGIN_MODULE_PREFIX):
+        return False
+    root = module.split(".")[0]
+    if root in ("builtins", "collections", "decimal", "fractions", "array", "numbers"):
+        return False  # data of the standard library
+    if root in _LIBRARY_ROOTS or root in sys.stdlib_module_names:
+        return True
+    where = str(getattr(sys.modules.get(module), "__file__", "") or "")
+    return "site-packages" in where or "dist-packages" in where
 
 
 def _user_functions(value: Any, limit: int = 10_000
@@ -629,13 +659,24 @@ def _user_functions(value: Any, limit: int = 10_000
                 with contextlib.suppress(ValueError):  # an empty cell
                     stack.append(cell.cell_contents)
             stack.extend(x for _, x in _module_state(v))
+        elif _library_object(v):
+            continue  # a logger's manager reaches every logger: a library's state
         else:
-            attrs = getattr(v, "__dict__", None)
+            try:  # not getattr: a __getattr__ that raises KeyError (stop 73)
+                attrs = object.__getattribute__(v, "__dict__")
+            except Exception:  # noqa: BLE001
+                attrs = None
             if isinstance(attrs, dict):
                 stack.append(attrs)
-            stack.extend(getattr(v, k) for c in type(v).__mro__
-                         for k in getattr(c, "__slots__", ())
-                         if isinstance(k, str) and hasattr(v, k))
+            for c in type(v).__mro__:
+                for k in getattr(c, "__slots__", ()):
+                    if isinstance(k, str) and k not in ("__dict__", "__weakref__"):
+                        with contextlib.suppress(AttributeError):
+                            stack.append(object.__getattribute__(v, k))
+    if stack and len(seen) >= limit:  # the limit met before the end: some state unsearched
+        raise _Unreadable(f"the step reaches more than {limit:,} objects: the post-processing "
+                          "probe cannot search them all for functions to copy; keep the "
+                          "state a step reaches small")
     return list(found.values()), list(methods.values())
 
 
@@ -691,7 +732,7 @@ def _clone_user_functions(value: Any, memo: dict[int, Any]) -> None:
         clone.__kwdefaults__ = copy.deepcopy(f.__kwdefaults__, memo)
         clone.__dict__.update(copy.deepcopy(f.__dict__, memo))
         space = spaces[id(f.__globals__)]
-        for name, v in _module_state(f):
+        for name, v in _module_state(f, compared=False):
             space[name] = copy.deepcopy(v, memo)
     for m in methods:  # deepcopy rebinds a method's own function, not its copy
         memo[id(m)] = types.MethodType(memo[id(m.__func__)], copy.deepcopy(m.__self__, memo))
@@ -701,31 +742,74 @@ def _clone_user_functions(value: Any, memo: dict[int, Any]) -> None:
 _WALK_NODES = 100_000
 
 
+#: the deepest nesting :func:`_walk_numbers` follows
+_WALK_DEPTH = 50
+
+
+class _Unreadable(ValueError):
+    """State the probe cannot compare in full (past its limits): refused, not passed."""
+
+
+def _digest(raw: bytes) -> np.ndarray:
+    """Eight numbers that change with any byte of ``raw``: a fixed length, so that a string
+    whose length follows the gradient (``repr(g.tolist())`` in memory) is still compared
+    (a vector of another length made the probe compare the outputs alone; stop 73)."""
+    return np.frombuffer(hashlib.blake2b(raw, digest_size=8).digest(),
+                         dtype=np.uint8).astype(float)
+
+
+def _text_bytes(text: str) -> np.ndarray:
+    return _digest(text.encode("utf-8", "surrogatepass"))
+
+
+def _array_like(value: Any) -> bool:
+    """An array of numbers by protocol (NumPy, CuPy, a DLPack or buffer-interface array),
+    not an arbitrary object ``np.asarray`` would wrap (a ``UserDict`` became a string array
+    and its contents were never read: an adversary of stop 73)."""
+    return any(hasattr(type(value), a) for a in ("__array__", "__array_interface__",
+                                                   "__cuda_array_interface__", "__dlpack__"))
+
+
 def _walk_numbers(value: Any, parts: list[np.ndarray], seen: set[int], nodes: list[int],
                   depth: int = 0) -> None:
     """Append the numbers ``value`` holds to ``parts`` as float arrays, in a fixed order:
-    arrays and scalars; dicts (by key), lists, tuples, sets; a partial's function and
-    arguments, a bound method's object and function, a function's defaults, closure and
-    attributes; an object array's items; an object's ``__dict__`` and ``__slots__``. Complex
-    numbers give their two parts, bytes their bytes. Each object is visited once (a parent
-    pointer made the walk exponential: the review of stop 72), at most :data:`_WALK_NODES`
-    of them; modules, classes, strings and generators hold nothing compared."""
+    arrays and scalars; dicts and other mappings (by key), lists, tuples, sets; a partial's
+    function and arguments, a bound method's object and function, a function's defaults,
+    closure, attributes and (a user function's) module state; an object array's items; an
+    object's ``__dict__`` and ``__slots__``. Complex numbers give their two parts; bytes,
+    strings, decimals and integers beyond float64 a digest of their bytes or digits (a fixed
+    length); structured, date and string arrays a digest of their raw bytes. Each object is
+    visited once (a parent pointer made the walk exponential: the review of stop 72). A
+    set's (and a dict with keys that are not plain values') items are ordered by their
+    numbers, not by ``repr`` (an identity ``repr`` ordered a copy differently: a false
+    violation, stop 73). Past :data:`_WALK_DEPTH` levels or :data:`_WALK_NODES` objects the
+    walk refuses (:class:`_Unreadable`) instead of stopping, which let a raw gradient hidden
+    past the limits pass (stop 73); modules, classes and generators hold nothing compared."""
     from dpbounds.backend import to_numpy
 
-    if depth > 50 or nodes[0] >= _WALK_NODES or value is None:
+    if value is None:
         return
-    if isinstance(value, (str, type, types.ModuleType, types.GeneratorType)):
+    if depth > _WALK_DEPTH or nodes[0] >= _WALK_NODES:
+        raise _Unreadable(f"the step's state nests deeper than {_WALK_DEPTH} levels or holds "
+                          f"more than {_WALK_NODES:,} objects: the post-processing probe "
+                          "cannot compare it in full; keep the state a step hands on small")
+    if isinstance(value, (type, types.ModuleType, types.GeneratorType)):
         return
-    if isinstance(value, (bytes, bytearray)):
-        parts.append(np.frombuffer(bytes(value), dtype=np.uint8).astype(float))
+    if isinstance(value, str):
+        parts.append(_text_bytes(value))
         return
-    if isinstance(value, (bool, int, float, complex, np.generic)):
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        parts.append(_digest(bytes(value)))
+        return
+    if isinstance(value, (bool, int, float, complex, np.generic, numbers.Number)):
         try:
             one = np.asarray(value)
+            if one.dtype.kind == "O":
+                raise TypeError  # a Decimal, a Fraction: its digits below
             parts.append(np.concatenate([one.real.ravel(), one.imag.ravel()]).astype(float)
                          if one.dtype.kind == "c" else one.astype(float).ravel())
-        except (TypeError, ValueError, OverflowError):
-            pass  # an int beyond float: no gradient fits in it usefully
+        except (TypeError, ValueError, OverflowError):  # beyond float64, or not a float
+            parts.append(_text_bytes(str(value)))
         return
     if id(value) in seen:
         return
@@ -735,17 +819,36 @@ def _walk_numbers(value: Any, parts: list[np.ndarray], seen: set[int], nodes: li
     def walk(v: Any) -> None:
         _walk_numbers(v, parts, seen, nodes, depth + 1)
 
-    if isinstance(value, dict):
-        for key in sorted(value, key=repr):
-            walk(value[key])
+    def by_content(items: Iterable[Any]) -> None:
+        """Walk ``items`` in the order of their numbers (not their ``repr``)."""
+        each = []
+        for item in items:
+            sub: list[np.ndarray] = [np.zeros(0)]
+            _walk_numbers(item, sub, seen, nodes, depth + 1)
+            flat = np.concatenate(sub)
+            each.append((flat.size, tuple(np.nan_to_num(flat, nan=-np.inf).tolist()), flat))
+        for _, _, flat in sorted(each, key=lambda e: (e[0], e[1])):
+            parts.append(flat)
+
+    plain_keys = (str, bytes, int, float, bool, type(None))
+    if isinstance(value, Mapping):  # dict, UserDict, ChainMap, MappingProxyType ...
+        try:
+            keys = list(value.keys())
+        except Exception:  # noqa: BLE001 -- a mapping that cannot list its keys
+            keys = []
+        if all(isinstance(k, plain_keys) for k in keys):
+            for key in sorted(keys, key=repr):
+                walk(key)
+                walk(value[key])
+        else:
+            by_content((k, value[k]) for k in keys)
         return
     if isinstance(value, (list, tuple)) or type(value).__name__ == "deque":
         for item in value:
             walk(item)
         return
     if isinstance(value, (set, frozenset)):
-        for item in sorted(value, key=repr):
-            walk(item)
+        by_content(value)
         return
     if isinstance(value, functools.partial):
         for v in (value.func, value.args, value.keywords):
@@ -768,31 +871,40 @@ def _walk_numbers(value: Any, parts: list[np.ndarray], seen: set[int], nodes: li
             for _, v in _module_state(value):
                 walk(v)
         return
-    arr: np.ndarray | None
+    arr: np.ndarray | None = None
+    if _array_like(value):
+        try:
+            arr = np.asarray(to_numpy(value))
+        except Exception:  # noqa: BLE001 -- an array that cannot be read: its attributes
+            arr = None
+    if arr is not None:
+        kind = arr.dtype.kind
+        if kind in "biuf":
+            parts.append(arr.astype(float).ravel())
+            return
+        if kind == "c":
+            parts.append(np.concatenate([arr.real.ravel(), arr.imag.ravel()]).astype(float))
+            return
+        if kind == "O":
+            for item in arr.ravel():
+                walk(item)
+            return
+        # dates, durations, strings, structured records: their raw bytes
+        parts.append(_digest(np.ascontiguousarray(arr).tobytes()))
+        return
     try:
-        arr = np.asarray(to_numpy(value))
-    except (TypeError, ValueError, AttributeError, RuntimeError, OverflowError):
-        arr = None
-    if arr is not None and arr.dtype.kind in "biuf":
-        parts.append(arr.astype(float).ravel())
-        return
-    if arr is not None and arr.dtype.kind == "c":
-        parts.append(np.concatenate([arr.real.ravel(), arr.imag.ravel()]).astype(float))
-        return
-    if arr is not None and arr.dtype.kind == "O" and arr.ndim > 0:
-        for item in arr.ravel():
-            walk(item)
-        return
-    if arr is not None and arr.dtype.kind != "O":
-        return  # strings, dates: no numbers of the gradient's
-    attrs = getattr(value, "__dict__", None)
+        attrs = object.__getattribute__(value, "__dict__")
+    except Exception:  # noqa: BLE001 -- no __dict__, or one that raises (a __getattr__)
+        attrs = None
     if isinstance(attrs, dict):
         walk(attrs)
     slots = [k for c in type(value).__mro__ for k in getattr(c, "__slots__", ())
              if isinstance(k, str) and k not in ("__dict__", "__weakref__")]
     for k in slots:
-        if hasattr(value, k):
-            walk(getattr(value, k))
+        try:
+            walk(object.__getattribute__(value, k))
+        except AttributeError:  # an unset slot
+            continue
 
 
 def _probe_copy(value: Any) -> Any:
@@ -830,7 +942,7 @@ def _probe_copy(value: Any) -> Any:
             for cell in v.__closure__ or ():
                 with contextlib.suppress(ValueError):  # an empty cell
                     out.append(cell.cell_contents)
-            return out + [x for _, x in _module_state(v)]
+            return out + [x for _, x in _module_state(v, compared=False)]
         out = []
         attrs = getattr(v, "__dict__", None)
         if isinstance(attrs, dict):
@@ -1287,16 +1399,16 @@ class Method:
             x, memory, params, step = _probe_copy(before)
             first: list[bytes] = []
 
-            def shifted(y: Any) -> Any:
-                point = np.ascontiguousarray(to_numpy(y), dtype=float)
+            def shifted(x: Any) -> Any:  # named as grad's own: a step may call grad(x=x)
+                point = np.ascontiguousarray(to_numpy(x), dtype=float)
                 key = repr(point.shape).encode() + point.tobytes()
                 if not first or key == first[0]:  # the release's point: the noise offsets it
                     first[:1] = [key]
-                    return query(y) + shift
+                    return query(x) + shift
                 if key not in extra:
                     extra[key] = xp.asarray(rng.standard_normal(np.shape(to_numpy(shift)))
                                             * size)
-                return query(y) + extra[key]
+                return query(x) + extra[key]
 
             out = (step(x, shifted, noise, params, memory) if with_memory
                    else step(x, shifted, noise, params))
@@ -1440,7 +1552,10 @@ class Method:
         def grad(x: Any) -> Any:
             g = query(x)
             if taps and not first:
-                first.append(g)
+                # a copy, taken now: a step that wiped the array it was handed (g[...] = 0
+                # after using it) emptied the audit's transcript, and a method 100x under-
+                # noised read "consistent" (an adversary of stop 73)
+                first.append(xp.array(g, copy=True))
             return g
 
         rec = TraceRecorder(f, trace)

@@ -519,3 +519,113 @@ def test_wrong_types_and_huge_numbers_are_value_errors_naming_the_parameter():
     for words, call in _bad_type_cases().items():
         with pytest.raises(ValueError, match=words.split(" ")[0]):
             call()
+
+
+# ---------------------------- the probe against an adversary of stop 73 (each: was, now)
+def _run_tapped(step, *, steps=3, trials=2, d=2):
+    import numpy as np
+
+    from dpbounds import extend as ex
+    from dpbounds.objectives import QuadraticObjective
+
+    f = QuadraticObjective(np.linspace(1.0, 2.0, d),
+                           offsets=np.random.default_rng(0).standard_normal((10, d)))
+    kw = dict(epsilon=1.0, delta=1e-5, steps=steps, trials=trials, seed=0, params={"eta": 0.1})
+    plain = ex.Method("adv", step=step, mechanism="gaussian", sensitivity=0.1).run(
+        f, **kw).x_numpy()
+    with ex._release_tap() as tap:
+        probed = ex.Method("adv", step=step, mechanism="gaussian", sensitivity=0.1).run(
+            f, **kw).x_numpy()
+    return tap, plain, probed
+
+
+def test_a_step_that_wipes_its_gradient_array_cannot_empty_the_transcript():
+    # was: `g[...] = 0` after use left the audit's release (read after the step) at the noise
+    # alone: a method 100x under-noised read "consistent"; the release is copied when queried
+    import numpy as np
+
+    def wipe(x, g, z, p):
+        q = g(x)
+        out = x - p["eta"] * (q + z)
+        q[...] = 0.0
+        return out
+
+    def correct(x, g, z, p):
+        return x - p["eta"] * (g(x) + z)
+
+    # oracle: the same run (same seed, same iterates) of the step that does not wipe
+    wiped, _, _ = _run_tapped(wipe)
+    kept, _, _ = _run_tapped(correct)
+    assert len(wiped) == len(kept) == 3
+    for a, b in zip(wiped, kept):
+        assert np.array_equal(a, b)
+    assert np.any(np.abs(kept[0]) > 1e-3)  # control: the releases hold a gradient
+
+
+@pytest.mark.parametrize("encode", [
+    lambda g: repr(g.tolist()),                                 # a string (its length varies)
+    lambda g: {tuple(g.ravel().tolist()): 0},                   # a dict key
+    lambda g: __import__("collections").UserDict(g=g.copy()),   # a mapping np.asarray hides
+    lambda g: __import__("collections").ChainMap({"g": g.copy()}),
+    lambda g: (g * 1e9).astype("int64").astype("timedelta64[ns]"),
+], ids=["str", "dict key", "UserDict", "ChainMap", "timedelta64"])
+def test_a_raw_gradient_kept_in_any_container_is_seen(encode):
+    # was: post-processing share 0 (the walk skipped strings, keys, mappings that are not
+    # dicts and non-numeric arrays); the oracle: the same step with a plain array reads 1
+    import numpy as np
+
+    def step(x, g, z, p, memory):
+        q = g(x)
+        memory["kept"] = encode(np.asarray(q))
+        return x - p["eta"] * (q + z)
+
+    tap, _, _ = _run_tapped(step)
+    assert tap.post_processing > 1e-3
+
+
+def test_correct_steps_with_library_objects_and_sets_are_not_flagged():
+    # was (this stop's first change): a module logger refused as module state; a module set
+    # of identity-hashed objects a false VIOLATION (copies sorted by repr, an address); a
+    # config object whose __getattr__ raises KeyError crashed the walk; grad(x=x) a TypeError
+    import logging
+
+    import numpy as np
+
+    log = logging.getLogger("dpbounds.test.fuzz7")
+
+    class Tag:
+        def __init__(self, v):
+            self.v = v
+
+    class Options:
+        def __init__(self, **kw):
+            self.__dict__["_kw"] = kw
+
+        def __getattr__(self, name):
+            return self._kw[name]
+
+    tags, opts = {Tag(float(i)) for i in range(6)}, Options(scale=1.0)
+
+    def step(x, g, z, p):
+        log.debug("step")
+        w = sum(t.v for t in tags) / 15.0 * opts.scale
+        return x - p["eta"] * w * (g(x=x) + z)
+
+    tap, plain, probed = _run_tapped(step)
+    assert tap.post_processing == 0.0 and np.array_equal(plain, probed)
+
+
+def test_state_past_the_walks_limits_is_refused_not_passed():
+    # was: a raw gradient nested 60 lists deep, or kept after 100,001 public records, read 0
+    import numpy as np
+
+    def deep(x, g, z, p, memory):
+        q = g(x)
+        box = np.asarray(q)
+        for _ in range(60):
+            box = [box]
+        memory["deep"] = box
+        return x - p["eta"] * (q + z)
+
+    with pytest.raises(ValueError, match="cannot compare it in full"):
+        _run_tapped(deep)
