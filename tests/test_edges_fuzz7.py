@@ -629,3 +629,31 @@ def test_state_past_the_walks_limits_is_refused_not_passed():
 
     with pytest.raises(ValueError, match="cannot compare it in full"):
         _run_tapped(deep)
+
+
+_BIG_PUBLIC = __import__("numpy").ones(300_000)  # 2.4 MB: shared read-only with the probe
+
+
+def _reads_big(x, g, z, p):
+    return x - p["eta"] * _BIG_PUBLIC[0] * (g(x) + z)
+
+
+def _writes_big(x, g, z, p):
+    q = g(x)
+    _BIG_PUBLIC[: q.shape[-1]] += 0.0 * _BIG_PUBLIC[0] + 1e-3 * q[0]  # a gradient, in place
+    return x - p["eta"] * (q + z)
+
+
+def test_a_large_module_array_is_shared_read_only_and_its_writes_refused():
+    # a 64 MB module constant made a quick audit 40 CPU-s (a copy per probe call); it is now
+    # shared read-only and watched by a fingerprint: reading it passes, writing it is refused
+    import numpy as np
+
+    tap, plain, probed = _run_tapped(_reads_big)
+    assert tap.post_processing == 0.0 and np.array_equal(plain, probed)
+    saved = _BIG_PUBLIC.copy()
+    try:
+        with pytest.raises(ValueError, match=r"changed module-level state \(_BIG_PUBLIC"):
+            _run_tapped(_writes_big)
+    finally:
+        _BIG_PUBLIC[:] = saved
