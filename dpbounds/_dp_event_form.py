@@ -40,8 +40,13 @@ FIELD_RANGES: dict[tuple[str, str], tuple[float, bool, float]] = {
     ("SingleEpochTreeAggregationDpEvent", "noise_multiplier"): (0.0, True, math.inf),
     ("PoissonSampledDpEvent", "sampling_probability"): (0.0, True, 1.0),
     ("DiscreteLaplaceDpEvent", "noise_parameter"): (0.0, True, math.inf),
-    ("ZCDpEvent", "rho"): (0.0, False, math.inf),
+    # rho > 100 means epsilon > 100 at any delta, where dpbounds evaluates no guarantee
+    # (dpbounds.privacy.limits.MAX_EPSILON; rho = 1e308 overflowed the RDP grid)
+    ("ZCDpEvent", "rho"): (0.0, False, 100.0),
 }
+
+#: the most runs a count composes (dpbounds._validation.MAX_COUNT, which imports NumPy)
+MAX_COUNT = 10**15
 
 
 def field_range_error(cls: str, field: str, value: Any) -> str | None:
@@ -72,8 +77,14 @@ def check_fields(data: Mapping[str, Any], where: str) -> None:
         v = data["count"]
         whole = (not isinstance(v, bool) and isinstance(v, (int, float))
                  and math.isfinite(v) and v == math.floor(v))
-        if not whole or v < 1:
-            raise ValueError(f"{where}.count must be a whole number >= 1, got {v!r}")
+        if not whole or v < 1 or v > MAX_COUNT:
+            raise ValueError(f"{where}.count must be a whole number in [1, {MAX_COUNT:.0e}], "
+                             f"got {v!r}")
+    if cls == "DiscreteLaplaceDpEvent" and "sensitivity" in data:
+        v = data["sensitivity"]  # 0 was read as epsilon 0, refused later without the file
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{where}: sensitivity of DiscreteLaplaceDpEvent must be a whole "
+                             f"number >= 1, got {v!r}")
     for key, value in data.items():
         words = field_range_error(str(cls), key, value)
         if words is not None:

@@ -7,19 +7,13 @@ returns the value converted to the expected type, so public functions can write
 
 from __future__ import annotations
 
-import functools
-import inspect
 import math
 import numbers
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
 from dpbounds._suggest import did_you_mean  # re-exported: its home is NumPy-free
-
-#: a decorated function's type, kept by :func:`scalar_params`
-F = TypeVar("F", bound=Callable[..., Any])
 
 #: Largest number of steps, compositions or records a privacy computation accepts: 10^15, below
 #: 2^53 (~9.0e15), the last count float64 arithmetic holds exactly, and far beyond any training
@@ -123,32 +117,14 @@ def check_scalar(name: str, value: Any) -> Any:
     return value
 
 
-def scalar_params(*names: str) -> Callable[[F], F]:
-    """Decorate a function so that each parameter of ``names`` is :func:`check_scalar`-ed
-    before its body runs (a list or array where one number belongs raised ``TypeError: only
-    0-dimensional arrays can be converted`` or "unhashable type" from deep inside; fuzz round
-    7). The parameters are found by name in the call (positional or keyword)."""
-
-    def decorate(fn: F) -> F:
-        sig = inspect.signature(fn)
-        unknown = [n for n in names if n not in sig.parameters]
-        if unknown:  # a typo here would check nothing
-            raise TypeError(f"scalar_params: {fn.__name__} has no parameter(s) {unknown}")
-
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            try:
-                bound = sig.bind_partial(*args, **kwargs).arguments
-            except TypeError:
-                return fn(*args, **kwargs)  # the call's own TypeError, in Python's words
-            for n in names:
-                if n in bound and bound[n] is not None:
-                    check_scalar(n, bound[n])
-            return fn(*args, **kwargs)
-
-        return wrapper  # type: ignore[return-value]
-
-    return decorate
+def check_scalars(**values: Any) -> None:
+    """:func:`check_scalar` of each ``name=value`` (``None`` is left to the caller): a list
+    or array where one number belongs raised ``TypeError: only 0-dimensional arrays can be
+    converted`` or "unhashable type" from deep inside (fuzz round 7). Called in the body, not
+    as a decorator: a wrapper's frame moved the caller's warnings (``stacklevel``) onto it."""
+    for name, value in values.items():
+        if value is not None:
+            check_scalar(name, value)
 
 
 def check_finite(name: str, value: Any) -> Any:

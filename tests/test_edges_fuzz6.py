@@ -485,6 +485,11 @@ def test_a_step_on_array_api_strict_runs():
     m = ex.Method("strict_ok", step=lambda x, g, z, p: x - 0.1 * (g(x) + z),
                   mechanism="gaussian", sensitivity=0.1)
     assert m.run(f, epsilon=1.0, delta=1e-5, steps=3).x_numpy().shape == (1, 4)
+    # tapped too (a review of stop 73: the release's copy, xp.array(g, copy=True), does not
+    # exist there: AttributeError)
+    with ex._release_tap() as tap:
+        m.run(f, epsilon=1.0, delta=1e-5, steps=3)
+    assert len(tap) == 3 and tap.post_processing <= 1e-6
 
 
 def test_a_string_bound_keeps_sympy_constants():

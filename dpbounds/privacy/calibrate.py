@@ -35,7 +35,7 @@ from dpbounds._validation import (
     check_positive,
     check_probability,
     check_scalar,
-    scalar_params,
+    check_scalars,
 )
 from dpbounds.privacy._util import guard_module
 from dpbounds.privacy.accountants import Accountant, PldAccountant, RdpAccountant, make_accountant
@@ -606,7 +606,6 @@ def _sgm_accountant(accountant: str, sampling: str, orders: Any, method: str) ->
     return RdpAccountant(natural, orders, check_choice("method", method, ("improved", "mironov")))
 
 
-@scalar_params("epsilon", "delta", "sampling_rate", "steps", "rtol")
 def noise_multiplier_for_epsilon(
     epsilon: float,
     delta: float,
@@ -634,6 +633,8 @@ def noise_multiplier_for_epsilon(
     >>> epsilon_for_noise_multiplier(z, 1e-5, 0.01, 1000) <= 1.0
     True
     """
+    # one number each (a list raised TypeError deep inside; fuzz round 7)
+    check_scalars(epsilon=epsilon, delta=delta, sampling_rate=sampling_rate, steps=steps, rtol=rtol)
     args, kwargs = _sgm_calibration(epsilon, delta, sampling_rate, steps, sampling, accountant,
                                     orders, method, rtol)
     # the one calibration routine (never overshoots), on the accountant's epsilon

@@ -26,7 +26,7 @@ from dpbounds._validation import (
     check_open_interval,
     check_positive,
     check_probability,
-    scalar_params,
+    check_scalars,
 )
 from dpbounds.privacy._util import as_output, finite_or_raise, guard_module, nudge_up
 from dpbounds.provenance import LEE_KIFER, Provenance, Source
@@ -254,7 +254,6 @@ def _clipped(gap: Any) -> Any:
     return lambda x: min(max(gap(x), -1e300), 1e300)
 
 
-@scalar_params("delta")
 def analytic_gaussian_sigma(epsilon: Any, delta: float, sensitivity: Any = 1.0) -> Any:
     r"""Smallest :math:`\sigma` with :func:`gaussian_delta` :math:`\le\delta` (analytic Gaussian).
 
@@ -262,6 +261,8 @@ def analytic_gaussian_sigma(epsilon: Any, delta: float, sensitivity: Any = 1.0) 
     :math:`\delta(\sigma)` is at most ``delta * (1 - 1e-8)`` (conservative, with a margin for the
     rounding noise of the formula). Any :math:`\varepsilon > 0` works.
     """
+    # one number each (a list raised TypeError deep inside; fuzz round 7)
+    check_scalars(delta=delta)
     epsilon = check_positive("epsilon", epsilon)
     delta = check_probability("delta", delta)
     sensitivity = check_nonnegative("sensitivity", sensitivity)
@@ -320,10 +321,11 @@ def _step_until(gap: Any, start: float, fallback: float, direction: int) -> floa
     return fallback
 
 
-@scalar_params("delta")
 def gaussian_epsilon(sigma: Any, delta: float, sensitivity: Any = 1.0) -> Any:
     r"""Smallest :math:`\varepsilon \ge 0` with :func:`gaussian_delta` :math:`\le\delta` (exact,
     rounded up)."""
+    # one number each (a list raised TypeError deep inside; fuzz round 7)
+    check_scalars(delta=delta)
     sigma = check_positive("sigma", sigma)
     delta = check_probability("delta", delta)
     sensitivity = check_positive("sensitivity", sensitivity)

@@ -53,7 +53,7 @@ from dpbounds._validation import (
     check_positive,
     check_probability,
     check_scalar,
-    scalar_params,
+    check_scalars,
 )
 from dpbounds.privacy._util import as_output, finite_or_raise, guard_module
 from dpbounds.provenance import Provenance, Source
@@ -479,7 +479,6 @@ def _log_binomials(orders: bytes, top: int) -> tuple[np.ndarray, np.ndarray]:
     return inside, log_comb
 
 
-@scalar_params("sampling_rate", "noise_multiplier", "max_exact_order")
 def without_replacement_gaussian_rdp(
     sampling_rate: float,
     noise_multiplier: float,
@@ -504,6 +503,9 @@ def without_replacement_gaussian_rdp(
     when :math:`q\alpha` passed ~256 (eps = 1e-4 there calibrated 100x Poisson's noise).
     Cross-checked against ``dp_accounting`` in the tests.
     """
+    # one number each (a list raised TypeError deep inside; fuzz round 7)
+    check_scalars(sampling_rate=sampling_rate, noise_multiplier=noise_multiplier,
+                  max_exact_order=max_exact_order)
     q = check_closed_interval("sampling_rate", check_scalar("sampling_rate", sampling_rate),
                               0.0, 1.0)
     z = check_positive("noise_multiplier", check_scalar("noise_multiplier", noise_multiplier))

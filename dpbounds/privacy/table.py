@@ -42,7 +42,7 @@ from dpbounds._validation import (
     check_int,
     check_nonnegative,
     check_probability,
-    scalar_params,
+    check_scalars,
 )
 from dpbounds.privacy._util import finite_or_raise, nudge_up
 from dpbounds.privacy.accountants import Accountant, PldAccountant, RdpAccountant
@@ -162,8 +162,6 @@ def _or_na(compute: Callable[[], float]) -> tuple[float | None, str]:
         return None, f"; n/a: {err}"
 
 
-@scalar_params("epsilon", "delta", "sensitivity", "steps", "sampling_rate", "sigma", "scale",
-               "dataset_size")
 def privacy_table(
     epsilon: float = 1.0,
     delta: float = 1e-5,
@@ -186,6 +184,10 @@ def privacy_table(
     ``progress``, if given, is called with each row's label as soon as the row is computed
     (:data:`TABLE_ROWS` calls; the CLI drives a progress bar with it).
     """
+    # one number each (a list raised TypeError deep inside; fuzz round 7)
+    check_scalars(epsilon=epsilon, delta=delta, sensitivity=sensitivity, steps=steps,
+                  sampling_rate=sampling_rate, sigma=sigma, scale=scale,
+                  dataset_size=dataset_size)
     # explicit working ranges: beyond them some accountant leaves float64 range
     epsilon = check_closed_interval("epsilon", epsilon, *_EPSILON_RANGE)
     delta = check_probability("delta", delta)

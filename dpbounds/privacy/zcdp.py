@@ -28,7 +28,7 @@ from dpbounds._validation import (
     check_nonnegative,
     check_positive,
     check_probability,
-    scalar_params,
+    check_scalars,
 )
 from dpbounds.privacy._util import (
     as_output,
@@ -119,7 +119,6 @@ def _tight_epsilon_scalar(rho: float, delta: float) -> float:
     return max(0.0, min(best, standard))
 
 
-@scalar_params("delta")
 def zcdp_to_dp_epsilon(rho: Any, delta: float, method: str = "standard") -> Any:
     r""":math:`\varepsilon` such that :math:`\rho`-zCDP implies :math:`(\varepsilon,\delta)`-DP.
 
@@ -128,6 +127,8 @@ def zcdp_to_dp_epsilon(rho: Any, delta: float, method: str = "standard") -> Any:
     :math:`\min_{\alpha>1}\alpha\rho + \ln(1-1/\alpha) - (\ln\delta + \ln\alpha)/(\alpha-1)`
     (Canonne-Kamath-Steinke 2020, Prop. 12), never larger than the standard one.
     """
+    # one number each (a list raised TypeError deep inside; fuzz round 7)
+    check_scalars(delta=delta)
     rho = check_nonnegative("rho", rho)
     delta = check_probability("delta", delta)
     method = check_choice("method", method, _METHODS)
@@ -177,7 +178,6 @@ def zcdp_to_dp_delta(rho: float, epsilon: float, method: str = "standard") -> fl
     return float(min(1.0, math.exp(min(best, 0.0))))
 
 
-@scalar_params("delta")
 def dp_to_zcdp_rho(epsilon: Any, delta: float, method: str = "standard") -> Any:
     r"""Largest :math:`\rho` meeting :math:`(\varepsilon,\delta)` (Lee & Kifer eq. (5)).
 
@@ -187,6 +187,8 @@ def dp_to_zcdp_rho(epsilon: Any, delta: float, method: str = "standard") -> Any:
     ``method="tight"`` inverts the tight conversion by bisection. Both are moved down by a few
     ulps (conservative: ``zcdp_to_dp_epsilon(rho, delta) <= epsilon``).
     """
+    # one number each (a list raised TypeError deep inside; fuzz round 7)
+    check_scalars(delta=delta)
     epsilon = check_positive("epsilon", epsilon)
     delta = check_probability("delta", delta)
     method = check_choice("method", method, _METHODS)

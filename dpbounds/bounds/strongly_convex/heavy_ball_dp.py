@@ -56,7 +56,7 @@ from dpbounds._validation import (
     check_int,
     check_nonnegative,
     check_positive,
-    scalar_params,
+    check_scalars,
 )
 from dpbounds.bounds.numeric import NumericBound
 from dpbounds.bounds.registry import Entry, register
@@ -206,8 +206,6 @@ class HeavyBallDPObjective:
                                    + self.vmax[p] * self.noise_variance(lo))
 
 
-@scalar_params("mu", "L", "d", "n", "epsilon", "sensitivity", "initial_distance_sq",
-               "max_horizon", "m", "n_lambda")
 def heavy_ball_dp_bound(
     alpha: Any, beta: Any, mu: float, L: float, *, d: int, n: int, epsilon: float,
     sensitivity: float, initial_distance_sq: float, max_horizon: int, m: int | None = None,
@@ -221,6 +219,10 @@ def heavy_ball_dp_bound(
     by branch and bound). ``initial_distance_sq`` is :math:`\lVert x_0-x^\ast\rVert^2`
     (:math:`x_{-1}=x_0`, so :math:`\lVert\xi_0-\xi^\ast\rVert^2` is twice it).
     """
+    # one number each (a list raised TypeError deep inside; fuzz round 7)
+    check_scalars(mu=mu, L=L, d=d, n=n, epsilon=epsilon, sensitivity=sensitivity,
+                  initial_distance_sq=initial_distance_sq, max_horizon=max_horizon, m=m,
+                  n_lambda=n_lambda)
     alpha = np.atleast_1d(check_positive("alpha", alpha)).astype(float)
     if alpha.ndim > 1:  # a 2-d grid raised an IndexError (fuzz round 7)
         raise ValueError(f"alpha must be one number or a 1-d array, got shape {alpha.shape}")

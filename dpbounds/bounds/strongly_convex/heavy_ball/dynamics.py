@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds._validation import check_finite, check_int, check_positive, scalar_params
+from dpbounds._validation import check_finite, check_int, check_positive, check_scalars
 
 __all__ = [
     "classical_heavy_ball_parameters",
@@ -110,7 +110,6 @@ def _hb_rate_at(alpha: np.ndarray, beta: np.ndarray, lam: Any) -> np.ndarray:
         return _root_modulus(1.0 + beta - alpha * lam, beta)
 
 
-@scalar_params("mu", "L")
 def heavy_ball_rate(alpha: Any, beta: Any, mu: float, L: float) -> Any:
     r"""Heavy-ball rate on quadratics,
     :math:`\rho=\max_{\lambda\in\{\mu,L\}}\max_\pm|a_{\lambda,\pm}|`.
@@ -145,6 +144,8 @@ def heavy_ball_rate(alpha: Any, beta: Any, mu: float, L: float) -> Any:
     >>> round(heavy_ball_rate(a, b, mu, L), 6) == round(b ** 0.5, 6)
     True
     """
+    # one number each (a list raised TypeError deep inside; fuzz round 7)
+    check_scalars(mu=mu, L=L)
     alpha, beta = _check_hb(alpha, beta)
     mu, L = _check_mu_L(mu, L)
     return _out(np.maximum(_hb_rate_at(alpha, beta, mu), _hb_rate_at(alpha, beta, L)))

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from dpbounds._validation import check_finite, check_nonnegative, check_positive, scalar_params
+from dpbounds._validation import check_finite, check_nonnegative, check_positive, check_scalars
 from dpbounds.bounds.strongly_convex.heavy_ball.dynamics import (
     _blocks,
     _check_hb,
@@ -184,7 +184,6 @@ class StationaryError:
                 f"(bound/exact = {self.looseness:.4g})")
 
 
-@scalar_params("alpha", "beta", "sigma2")
 def heavy_ball_stationary_error(
     alpha: float, beta: float, eigenvalues: Any, sigma2: float
 ) -> StationaryError:
@@ -206,6 +205,8 @@ def heavy_ball_stationary_error(
     >>> abs(err.distance_sq - err.m) < 1e-18, round(err.looseness, 4)
     (True, 2.9438)
     """
+    # one number each (a list raised TypeError deep inside; fuzz round 7)
+    check_scalars(alpha=alpha, beta=beta, sigma2=sigma2)
     alpha_a, beta_a = _check_hb(alpha, beta)
     lam = np.atleast_1d(check_positive("eigenvalues", eigenvalues)).astype(float)
     if lam.ndim > 1:  # a 2-d array raised TypeError (fuzz round 7)
