@@ -759,3 +759,17 @@ def test_an_event_file_is_held_to_the_limits_of_the_event_flag(doc, words, tmp_p
     from dpbounds.privacy.limits import MAX_EPSILON
 
     assert FIELD_RANGES[("ZCDpEvent", "rho")][2] == MAX_EPSILON and MAX_COUNT == COUNT
+
+
+def test_a_ledger_at_a_larger_delta_than_asked_overshoots_its_target():
+    # a review of stop 73: the claim is read at the ledger's own delta, so a run calibrated
+    # at 10x the delta asked matched the target epsilon there and passed
+    from dataclasses import replace
+
+    from dpbounds.audit import audit
+
+    r = audit("dp_gd_gaussian", trials=200, seed=2)
+    assert r.delta == r.target_delta and not r.overshoots_target and r.status == "PASS"
+    worse = replace(r, delta=10 * r.target_delta)
+    assert worse.overshoots_target and worse.status == "FAIL"
+    assert "above the target (3, 0.05)" in str(worse)

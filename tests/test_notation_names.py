@@ -233,7 +233,7 @@ JSON_RESULT_FIELDS: dict[str, tuple[str, frozenset[str]]] = {
                          # ignore their seed (white-box violations)
                          "post_processing", "not_post_processing", "seed_ignored",
                          # stop 72: the ledger's claim above the target it was asked for
-                         "target_epsilon", "overshoots_target"})),
+                         "target_epsilon", "target_delta", "overshoots_target"})),
     "tune": ("a tuned configuration's label, its bound, the computed error, the noise scale "
              "and the gap to the best horizon; 'horizon' is the chosen T (the table's "
              "'steps': a divergence of the tuner's rows, kept here until they are renamed); "

@@ -233,6 +233,7 @@ class AuditResult:
     post_processing: float = math.nan
     seed_ignored: bool = False
     target_epsilon: float = math.nan
+    target_delta: float = math.nan
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
@@ -288,8 +289,13 @@ class AuditResult:
         calibration never overshoots); an adversary's DP-GD calibrated for one step of T
         claimed 5.57 against the 3 asked for, and the audit judged it against 5.57 and
         passed it. Certain, not statistical."""
-        return (math.isfinite(self.target_epsilon) and math.isfinite(self.claimed_epsilon)
-                and self.claimed_epsilon > self.target_epsilon * (1.0 + 4 * CALIBRATION_RTOL))
+        over_eps = (math.isfinite(self.target_epsilon) and math.isfinite(self.claimed_epsilon)
+                    and self.claimed_epsilon > self.target_epsilon * (1.0 + 4 * CALIBRATION_RTOL))
+        # a ledger at a larger delta than asked (its epsilon is read there, so it matched the
+        # target: a review of stop 73) spends more too
+        over_delta = (math.isfinite(self.target_delta) and math.isfinite(self.delta)
+                      and self.delta > self.target_delta * (1.0 + 4 * CALIBRATION_RTOL))
+        return bool(over_eps or over_delta)
 
     @property
     def status(self) -> str:
@@ -334,9 +340,9 @@ class AuditResult:
         verdict = {"FAIL": "VIOLATION", "PASS": "consistent"}.get(self.status, "INCONCLUSIVE")
         if self.overshoots_target:
             verdict += (f" (the run's ledger claims eps = {self.claimed_epsilon:.4g} at delta = "
-                        f"{self.delta:.3g}, above the target {self.target_epsilon:.4g} it was "
-                        "calibrated for: the noise was calibrated for less than the run "
-                        "spends)")
+                        f"{self.delta:.3g}, above the target ({self.target_epsilon:.4g}, "
+                        f"{self.target_delta:.3g}) it was calibrated for: the noise was "
+                        "calibrated for less than the run spends)")
         if self.seed_ignored:
             verdict += (" (the runs on D at two independent seeds are identical, bit for bit: "
                         "the noise does not depend on the seed; a deterministic function of "
@@ -911,7 +917,7 @@ def audit(algorithm: str, neighbouring: Neighbouring | str | None = None, *,
         independence_z=indep, independence_crit=indep_crit, features=int(k),
         estimated_memory_bytes=float(need),
         post_processing=max(shares) if shares else math.nan, seed_ignored=seed_ignored,
-        target_epsilon=float(eps),
+        target_epsilon=float(eps), target_delta=float(dlt),
     )
 
 
