@@ -772,4 +772,4 @@ def test_a_ledger_at_a_larger_delta_than_asked_overshoots_its_target():
     assert r.delta == r.target_delta and not r.overshoots_target and r.status == "PASS"
     worse = replace(r, delta=10 * r.target_delta)
     assert worse.overshoots_target and worse.status == "FAIL"
-    assert "above the target (3, 0.05)" in str(worse)
+    assert "above the target delta 0.05 it was calibrated for" in str(worse)

@@ -339,10 +339,16 @@ class AuditResult:
     def __str__(self) -> str:
         verdict = {"FAIL": "VIOLATION", "PASS": "consistent"}.get(self.status, "INCONCLUSIVE")
         if self.overshoots_target:
-            verdict += (f" (the run's ledger claims eps = {self.claimed_epsilon:.4g} at delta = "
-                        f"{self.delta:.3g}, above the target ({self.target_epsilon:.4g}, "
-                        f"{self.target_delta:.3g}) it was calibrated for: the noise was "
-                        "calibrated for less than the run spends)")
+            if math.isfinite(self.target_delta) and self.delta > self.target_delta * (
+                    1.0 + 4 * CALIBRATION_RTOL):
+                verdict += (f" (the run's ledger is at delta = {self.delta:.3g}, above the "
+                            f"target delta {self.target_delta:.3g} it was calibrated for: the "
+                            "noise was calibrated for less than the run spends)")
+            else:
+                verdict += (f" (the run's ledger claims eps = {self.claimed_epsilon:.4g} at "
+                            f"delta = {self.delta:.3g}, above the target "
+                            f"{self.target_epsilon:.4g} it was calibrated for: the noise was "
+                            "calibrated for less than the run spends)")
         if self.seed_ignored:
             verdict += (" (the runs on D at two independent seeds are identical, bit for bit: "
                         "the noise does not depend on the seed; a deterministic function of "
