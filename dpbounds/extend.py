@@ -589,9 +589,10 @@ def _module_state(f: types.FunctionType, compared: bool = True) -> list[tuple[st
         if name not in f.__globals__:
             continue  # a builtin, or an attribute name
         v = f.__globals__[name]
-        owner = getattr(v, "__self__", None)
-        if isinstance(v, types.BuiltinFunctionType) and owner is not None and not isinstance(
-                owner, (types.ModuleType, type)):
+        # (not getattr on anything: a __getattr__ that raises KeyError read as a missing
+        # hyper-parameter)
+        owner = v.__self__ if isinstance(v, types.BuiltinFunctionType) else None
+        if owner is not None and not isinstance(owner, (types.ModuleType, type)):
             v = owner  # `_remember = _CACHE.setdefault`: the dict is the state (a review)
         if isinstance(v, (types.ModuleType, type, types.BuiltinFunctionType, np.ufunc)):
             continue

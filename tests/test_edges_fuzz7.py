@@ -773,3 +773,27 @@ def test_a_ledger_at_a_larger_delta_than_asked_overshoots_its_target():
     worse = replace(r, delta=10 * r.target_delta)
     assert worse.overshoots_target and worse.status == "FAIL"
     assert "above the target delta 0.05 it was calibrated for" in str(worse)
+
+
+class _Options:  # a config object whose __getattr__ raises KeyError
+    def __init__(self, **kw):
+        self.__dict__["_kw"] = kw
+
+    def __getattr__(self, name):
+        return self._kw[name]
+
+
+_OPTS = _Options(scale=1.0)
+
+
+def _reads_options(x, g, z, p):
+    return x - p["eta"] * _OPTS.scale * (g(x) + z)
+
+
+def test_a_module_config_whose_getattr_raises_key_error_is_read():
+    # was (this stop, before the review's round): "the step reads params['__self__']" (a
+    # getattr(v, "__self__") on the module object raised its KeyError)
+    import numpy as np
+
+    tap, plain, probed = _run_tapped(_reads_options)
+    assert tap.post_processing == 0.0 and np.array_equal(plain, probed)
