@@ -570,6 +570,19 @@ def _user_function(f: Any) -> bool:
     return "site-packages" not in where and "dist-packages" not in where
 
 
+def _user_class(cls: type) -> bool:
+    """Whether ``cls`` was defined by the user (a plug-in file, a notebook, a test module):
+    its class attributes are a step's state (a class-level momentum or cache shared by every
+    run and by the probe's calls: an adversary of stop 73)."""
+    init = vars(cls).get("__init__")
+    if isinstance(init, types.FunctionType):
+        return _user_function(init)
+    fake = types.FunctionType((lambda: None).__code__, {"__file__": getattr(
+        sys.modules.get(cls.__module__), "__file__", None)})
+    fake.__module__ = cls.__module__
+    return _user_function(fake)
+
+
 def _code_names(code: types.CodeType) -> set[str]:
     """The global names ``code`` and the code nested in it (lambdas, comprehensions) read or
     write."""
@@ -594,6 +607,9 @@ def _module_state(f: types.FunctionType, compared: bool = True) -> list[tuple[st
         owner = v.__self__ if isinstance(v, types.BuiltinFunctionType) else None
         if owner is not None and not isinstance(owner, (types.ModuleType, type)):
             v = owner  # `_remember = _CACHE.setdefault`: the dict is the state (a review)
+        if isinstance(v, type) and _user_class(v):
+            out.append((name, v))  # its class attributes are state (a class-level cache)
+            continue
         if isinstance(v, (types.ModuleType, type, types.BuiltinFunctionType, np.ufunc)):
             continue
         if isinstance(v, types.FunctionType) and not _user_function(v):
@@ -854,7 +870,17 @@ def _walk_numbers(value: Any, parts: list[np.ndarray], seen: set[int], nodes: li
         raise _Unreadable(f"the step's state nests deeper than {_WALK_DEPTH} levels or holds "
                           f"more than {_WALK_NODES:,} objects: the post-processing probe "
                           "cannot compare it in full; keep the state a step hands on small")
-    if isinstance(value, (type, types.ModuleType, types.GeneratorType)):
+    if isinstance(value, type):
+        if _user_class(value) and id(value) not in seen:  # its data attributes, by name
+            seen.add(id(value))
+            for key in sorted(k for k in vars(value) if not k.startswith("__")):
+                attr = vars(value)[key]
+                if not (callable(attr) or isinstance(attr, (staticmethod, classmethod,
+                                                            property))):
+                    _walk_numbers(key, parts, seen, nodes, depth + 1)
+                    _walk_numbers(attr, parts, seen, nodes, depth + 1)
+        return
+    if isinstance(value, (types.ModuleType, types.GeneratorType)):
         return
     if isinstance(value, str):
         parts.append(_text_bytes(value))

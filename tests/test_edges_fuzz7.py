@@ -797,3 +797,31 @@ def test_a_module_config_whose_getattr_raises_key_error_is_read():
 
     tap, plain, probed = _run_tapped(_reads_options)
     assert tap.post_processing == 0.0 and np.array_equal(plain, probed)
+
+
+class _Box:  # a class-level store: shared by every run and by the probe's calls
+    last: dict = {}
+    SCALE = 1.0  # a public constant, read
+
+
+def _class_cache_leak(x, g, z, p):
+    if "g0" not in _Box.last:
+        _Box.last["g0"] = g(x)
+    return x - p["eta"] * (g(x) + z) - p["eta"] * 5.0 * _Box.last["g0"]
+
+
+def _reads_class_constant(x, g, z, p):
+    return x - p["eta"] * _Box.SCALE * (g(x) + z)
+
+
+def test_a_class_attribute_written_by_the_step_is_module_state():
+    # an adversary of stop 73: a noiseless gradient cached in a class attribute passed with
+    # share 0; a class-level momentum read as a false violation and moved the real run
+    import numpy as np
+
+    _Box.last.clear()
+    with pytest.raises(ValueError, match=r"changed module-level state \(_Box in"):
+        _run_tapped(_class_cache_leak)
+    _Box.last.clear()
+    tap, plain, probed = _run_tapped(_reads_class_constant)  # control: read only
+    assert tap.post_processing == 0.0 and np.array_equal(plain, probed)
