@@ -825,3 +825,17 @@ def test_a_class_attribute_written_by_the_step_is_module_state():
     _Box.last.clear()
     tap, plain, probed = _run_tapped(_reads_class_constant)  # control: read only
     assert tap.post_processing == 0.0 and np.array_equal(plain, probed)
+
+
+@pytest.mark.parametrize("argv, words", [
+    # was: "c must be > 0 (valid range (0, inf))" while --c 1e300 said (0, 1]
+    (["tune", "nag", "--mu", "0.1", "--L", "1", "--d", "10", "--N", "1000", "--eps", "1",
+      "--S1", "1", "--c", "0"], "c must lie in (0, 1]"),
+    # was: "noise_factor must be >= 0 (valid range [0, inf))" while 2e6 said [0, 1e+06]
+    (["audit", "dp_sgd", "--noise-factor", "-1"], "noise_factor must lie in [0, 1e+06]"),
+])
+def test_a_refusal_states_the_whole_range_at_either_end(argv, words, capsys):
+    from dpbounds.cli import EXIT_USAGE, main
+
+    assert main(argv) == EXIT_USAGE
+    assert words in capsys.readouterr().err

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from dpbounds._patching import thread_patch
-from dpbounds._validation import check_nonnegative, did_you_mean
+from dpbounds._validation import check_finite, did_you_mean
 from dpbounds.backend import TrialRandom
 from dpbounds.privacy import Neighbouring
 
@@ -62,8 +62,8 @@ MAX_NOISE_FACTOR = 1e6
 def scaled_noise(factor: float) -> Iterator[None]:
     """Within the block, every noise scale passed to ``TrialRandom.normal``/``laplace``/
     ``exponential`` is multiplied by ``factor`` (``>= 0``; 1 changes nothing)."""
-    factor = check_nonnegative("noise_factor", factor)
-    if factor > MAX_NOISE_FACTOR:
+    factor = check_finite("noise_factor", factor)
+    if not 0.0 <= factor <= MAX_NOISE_FACTOR:  # one range at both ends (fuzz round 7)
         # 1e300 overflowed the audit's statistics (products of releases), which then read
         # "consistent" with numpy's warnings leaking
         raise ValueError(f"noise_factor must lie in [0, {MAX_NOISE_FACTOR:g}], got {factor:g}")

@@ -50,8 +50,8 @@ from dpbounds._discovery import unknown_name
 from dpbounds._validation import (
     check_choice,
     check_closed_interval,
+    check_finite,
     check_int,
-    check_nonnegative,
     check_positive,
     check_probability,
 )
@@ -814,10 +814,12 @@ def audit(algorithm: str, neighbouring: Neighbouring | str | None = None, *,
     confidence = float(confidence)
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
-    check_nonnegative("noise_factor", noise_factor)
+    noise_factor = check_finite("noise_factor", noise_factor)
     from dpbounds.audit.mutation import MAX_NOISE_FACTOR
 
-    if noise_factor > MAX_NOISE_FACTOR:  # before any run (scaled_noise says the same)
+    # before any run (scaled_noise says the same); one range at both ends: -1 was told
+    # "[0, inf)" (fuzz round 7)
+    if not 0.0 <= noise_factor <= MAX_NOISE_FACTOR:
         raise ValueError(f"noise_factor must lie in [0, {MAX_NOISE_FACTOR:g}], got "
                          f"{noise_factor:g}")
 

@@ -150,7 +150,9 @@ RANGES: dict[str, dict[str, Range]] = {
     # tune_nesterov's c in (0, 1] (Theorems 4.1 / 4.3 need the step c/L <= 1/L); its floor
     # 1e-100 (the noise weights underflow) is checked in :func:`check`
     "tune nag": {**_TUNE, "step_factor": Range(0.0, 1.0, low_open=True, name="c",
-                                               low_msg=_M_POS, high_msg=(
+                                               low_msg=(
+        "{name} must lie in (0, 1] (Theorems 4.1/4.3 need the step c/L <= 1/L), got {v}"),
+                                               high_msg=(
         "{name} must lie in (0, 1] (Theorems 4.1/4.3 need the step c/L <= 1/L), got {v}"))},
     # heavy_ball_rate: _check_hb (alpha > 0, beta in [0, 1)) and _check_mu_L
     "rate hb": {"step_size": _pos("alpha"),
@@ -177,7 +179,9 @@ RANGES: dict[str, dict[str, Range]] = {
               "delta": _open(0.0, 1.0, "delta"),
               "confidence": Range(0.0, 1.0, low_open=True, high_open=True, name="confidence",
                                   low_msg="{name} must lie in (0, 1), got {value}"),
-              "noise_factor": _nonneg("noise_factor"),  # its top: audit_cmd._early_checks
+              # its top (1e6) too: audit_cmd._early_checks, in the same words
+              "noise_factor": Range(0.0, name="noise_factor",
+                                    low_msg="{name} must lie in [0, 1e+06], got {v:g}"),
               "max_memory_gb": Range(0.0, low_open=True, name="max_memory_gb", low_msg=_M_POS,
                                      when=lambda a: not getattr(a, "allow_large", False))},
     # dpbounds.verify.study.scaling_study: trials in [2, 10^6]; the fixed values' _LIMITS

@@ -23,7 +23,13 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from dpbounds._progress import progress_bar
-from dpbounds._validation import check_choice, check_int, check_nonnegative, check_positive
+from dpbounds._validation import (
+    check_choice,
+    check_finite,
+    check_int,
+    check_nonnegative,
+    check_positive,
+)
 from dpbounds.bounds.strongly_convex.gradient_noise import check_noise_fits, subsampling_variance
 from dpbounds.bounds.strongly_convex.nesterov import (
     error_weights,
@@ -300,8 +306,8 @@ def tune_nesterov(
     eps = float(check_positive("epsilon", epsilon))
     S = float(check_positive("sensitivity", sensitivity))
     E0 = float(check_nonnegative("initial_gap", initial_gap))
-    c = float(check_positive("c", c))
-    if c > 1.0:
+    c = float(check_finite("c", c))
+    if not 0.0 < c <= 1.0:  # one range at both ends (c = 0 was told "(0, inf)"; fuzz 7)
         raise ValueError(f"c must lie in (0, 1] (Theorems 4.1/4.3 need the step c/L <= 1/L), "
                          f"got {c!r}")
     if c < _MIN_C:  # the noise weights scale as the step squared: c = 1e-300 underflowed them
