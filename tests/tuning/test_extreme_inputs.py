@@ -89,7 +89,8 @@ def test_cli_beta_message_shows_the_typed_value(capsys):
     (["rate", "hb", "--alpha", "0.1", "--beta", "-0.5", "--mu", "0.1", "--L", "1"],
      "beta must lie in [0, 1), got -0.5"),
     (["tune", "nag", "--mu", "0.1", "--L", "1", "--d", "10", "--n", "100", "--eps", "1",
-      "--sensitivity", "1", "--c", "-1"], "c must be > 0 (valid range (0, inf)), got -1.0"),
+      "--sensitivity", "1", "--c", "-1"],
+     "c must lie in (0, 1] (Theorems 4.1/4.3 need the step c/L <= 1/L), got -1.0"),
 ])
 def test_cli_bad_values_name_the_option(argv, message, capsys):
     assert main(argv) == 2
