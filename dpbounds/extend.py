@@ -553,34 +553,40 @@ _LIBRARY_ROOTS = frozenset({"dpbounds", "numpy", "scipy", "sympy", "numba", "cvx
                             "pandas", "sklearn"})
 
 
-def _user_function(f: Any) -> bool:
-    """Whether ``f`` is a Python function of the user's (a plug-in file, a notebook, a test
-    module): one whose module-level state the probe copies and compares."""
-    if not isinstance(f, types.FunctionType):
-        return False
-    module = str(f.__module__ or "")
+def _user_module(module: str, where: str | None) -> bool:
+    """Whether the module named ``module`` (its file ``where``) is the user's: a plug-in
+    file or package (an entry point, even installed in site-packages), a notebook, a test
+    module; not dpbounds, the standard library or another installed package. The one rule
+    for functions (:func:`_user_function`), classes (:func:`_user_class`) and objects
+    (:func:`_library_object`)."""
     if module.startswith(PLUGIN_MODULE_PREFIX):
         return True
     root = module.split(".")[0]
     if any(m == module or m.split(".")[0] == root for m in _MODULE_ORIGINS):
-        return True  # a plug-in package's (an entry point, installed in site-packages)
+        return True
     if root in _LIBRARY_ROOTS or root in sys.stdlib_module_names:
         return False
-    where = str(f.__globals__.get("__file__") or "")
+    where = str(where or "")
     return "site-packages" not in where and "dist-packages" not in where
 
 
+def _user_function(f: Any) -> bool:
+    """Whether ``f`` is a Python function of the user's (:func:`_user_module`): one whose
+    module-level state the probe copies and compares."""
+    return isinstance(f, types.FunctionType) and _user_module(
+        str(f.__module__ or ""), f.__globals__.get("__file__"))
+
+
+def _module_file(module: str) -> str | None:
+    return getattr(sys.modules.get(module), "__file__", None)
+
+
 def _user_class(cls: type) -> bool:
-    """Whether ``cls`` was defined by the user (a plug-in file, a notebook, a test module):
-    its class attributes are a step's state (a class-level momentum or cache shared by every
-    run and by the probe's calls: an adversary of stop 73)."""
-    init = vars(cls).get("__init__")
-    if isinstance(init, types.FunctionType):
-        return _user_function(init)
-    fake = types.FunctionType((lambda: None).__code__, {"__file__": getattr(
-        sys.modules.get(cls.__module__), "__file__", None)})
-    fake.__module__ = cls.__module__
-    return _user_function(fake)
+    """Whether ``cls`` was defined by the user (:func:`_user_module`): its class attributes
+    are a step's state (a class-level momentum or cache shared by every run and by the
+    probe's calls: an adversary of stop 73)."""
+    module = str(cls.__module__ or "")
+    return _user_module(module, _module_file(module))
 
 
 def _code_names(code: types.CodeType) -> set[str]:
@@ -637,15 +643,10 @@ def _library_object(v: Any) -> bool:
     if isinstance(v, _DATA_TYPES) or isinstance(v, Mapping) or v is None:
         return False
     module = str(getattr(type(v), "__module__", "") or "")
-    if module.startswith(PLUGIN_MODULE_PREFIX):
-        return False
-    root = module.split(".")[0]
-    if root in ("builtins", "collections", "decimal", "fractions", "array", "numbers"):
+    if module.split(".")[0] in ("builtins", "collections", "decimal", "fractions", "array",
+                                "numbers"):
         return False  # data of the standard library
-    if root in _LIBRARY_ROOTS or root in sys.stdlib_module_names:
-        return True
-    where = str(getattr(sys.modules.get(module), "__file__", "") or "")
-    return "site-packages" in where or "dist-packages" in where
+    return not _user_module(module, _module_file(module))
 
 
 def _user_functions(value: Any, limit: int = 100_000

@@ -118,6 +118,28 @@ def test_an_event_value_out_of_range_is_refused_where_it_is_read(doc, words, tmp
     assert words in capsys.readouterr().err
 
 
+def test_events_inside_the_ranges_are_read_by_both_checks(tmp_path, capsys):
+    # the control of the refusals above (both sides share check_fields: their agreement
+    # alone shows nothing): each range's end that is in it is read and composed
+    import json
+
+    from dpbounds.cli import _catalog, main
+    from dpbounds.cli.privacy_compose import _check_shape
+
+    docs = [{"class_name": "PoissonSampledDpEvent", "sampling_probability": 1.0,
+             "event": {"class_name": "GaussianDpEvent", "noise_multiplier": 1e-3}},
+            {"class_name": "ZCDpEvent", "rho": 0.0, "xi": 0},
+            {"class_name": "ZCDpEvent", "rho": 100.0, "xi": 0},
+            {"class_name": "SelfComposedDpEvent", "count": 3.0,
+             "event": {"class_name": "LaplaceDpEvent", "noise_multiplier": 2}}]
+    for doc in docs:
+        _check_shape(doc, "e.json[0]", _catalog.constant("dp_event_fields"))
+        path = tmp_path / "ok.json"
+        path.write_text(json.dumps(doc))
+        assert main(["privacy", "compose", "--from-dp-event", str(path), "--quiet"]) == 0, doc
+        capsys.readouterr()
+
+
 def test_an_event_built_in_python_names_its_field_out_of_range():
     import dp_accounting as dpa
 
@@ -391,10 +413,16 @@ def test_a_complex_start_is_refused_not_cut_to_its_real_part():
 
 def test_a_huge_gdp_estimate_prints_in_scientific_notation(capsys):
     # was: "GDP estimate mu = 10433199468515072.000 [9410764708424474.000, ...]"
+    from dataclasses import replace
+
+    from dpbounds.audit import audit
     from dpbounds.audit.runner import _fmt
 
     assert _fmt(10433199468515072.0) == "1.043e+16" and _fmt(1.5223) == "1.522"
     assert _fmt(float("nan")) == "nan"
+    r = audit("dp_gd_gaussian", trials=200, seed=0)  # the line a user reads uses it
+    text = str(replace(r, mu_hat=10433199468515072.0, mu_low=9.4e15, mu_high=1.15e16))
+    assert "GDP estimate mu = 1.043e+16 [9.4e+15, 1.15e+16]" in text
 
 
 @pytest.mark.parametrize("argv, words", [
