@@ -1166,18 +1166,42 @@ class LinearMomentum:
         return out[0], out[1], out[2]
 
 
-def _takes_memory(step: Callable[..., Any]) -> bool:
-    """Whether ``step`` takes a fifth argument (``memory``: a dict kept over one run)."""
+def _step_arity(step: Callable[..., Any]) -> int | None:
+    """How many positional arguments dpbounds hands ``step``: 4, or 5 (``memory``); ``None``
+    where the signature cannot be read (a builtin, a C extension) and 4 is assumed.
+
+    The fifth is ``memory`` when the step names it so or gives it no default: a
+    ``step(x, grad, noise, params, beta=0.9)`` keeps its default (it received the memory
+    dict as ``beta`` before stop 74). A step that needs more than five arguments, or fewer
+    than four, is refused naming the contract."""
     import inspect
 
     try:
         sig = inspect.signature(step)
     except (TypeError, ValueError):
-        return False
+        return None
+    params = list(sig.parameters.values())
+    star = any(p.kind is p.VAR_POSITIONAL for p in params)
     # named positional parameters only: a step(*args) written for four arguments keeps them
-    pos = [p for p in sig.parameters.values()
-           if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    return len(pos) >= 5
+    pos = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = [p for p in pos if p.default is p.empty]
+    kw_required = [p.name for p in params
+                   if p.kind is p.KEYWORD_ONLY and p.default is p.empty]
+    if len(required) > 5 or kw_required or (len(pos) < 4 and not star):
+        need = (f"keyword-only {', '.join(kw_required)} without a default" if kw_required
+                else f"{len(required)} positional arguments without defaults"
+                if len(required) > 5 else f"{len(pos)} positional arguments")
+        raise ValueError(f"step must take step(x, grad, noise, params) or step(x, grad, noise, "
+                         f"params, memory); {getattr(step, '__name__', 'it')} takes {need}")
+    if len(pos) < 5:
+        return 4
+    fifth = pos[4]
+    return 5 if fifth.default is fifth.empty or fifth.name == "memory" else 4
+
+
+def _takes_memory(step: Callable[..., Any]) -> bool:
+    """Whether ``step`` takes a fifth argument (``memory``: a dict kept over one run)."""
+    return _step_arity(step) == 5
 
 
 @dataclass(frozen=True)
@@ -1290,6 +1314,10 @@ class Method:
                              f"{self.mechanism!r}")
         if not callable(self.step):
             raise ValueError("step must be a function step(x, grad, noise, params) -> x")
+        try:  # a signature dpbounds cannot call is refused here, not at the first step
+            _step_arity(self.step)
+        except ValueError as err:
+            raise ValueError(f"{self.name}: {err}") from None
         if self.sampling is None:
             nb = Neighbouring.coerce(self.neighbouring or "replace_one")
         else:

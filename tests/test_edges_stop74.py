@@ -1,0 +1,78 @@
+"""Edges closed in stop 74 (the eighth fuzz round, the mutant hunt and the session's own
+leftovers). Each test names what happened before; the oracle is a second computation that
+shares no code with what it checks (a hand-written loop, a closed form, or dp_accounting).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+
+def _quadratic():
+    from dpbounds.objectives import QuadraticObjective
+
+    return QuadraticObjective(np.linspace(1.0, 2.0, 4),
+                              offsets=np.random.default_rng(0).standard_normal((10, 4)))
+
+
+# ------------------------- a step's fifth parameter with a default keeps it (not the memory)
+def _with_default(x, grad, noise, p, beta=0.5):
+    return x - p["eta"] * (grad(x) + noise) * beta
+
+
+def _explicit(x, grad, noise, p):
+    return x - p["eta"] * (grad(x) + noise) * 0.5
+
+
+def test_a_fifth_parameter_with_a_default_is_not_handed_the_memory():
+    # was: beta received the memory dict, and the step raised TypeError (dict * array)
+    from dpbounds import extend as ex
+
+    kw = dict(epsilon=1.0, delta=1e-5, steps=5, trials=2, seed=3, params={"eta": 0.1})
+    got = ex.Method("d", step=_with_default, sensitivity=0.1).run(_quadratic(), **kw)
+    want = ex.Method("e", step=_explicit, sensitivity=0.1).run(_quadratic(), **kw)
+    assert np.array_equal(got.x_numpy(), want.x_numpy())
+
+
+def test_a_fifth_parameter_named_memory_or_without_default_is_the_memory():
+    from dpbounds import extend as ex
+
+    seen = []
+
+    def named(x, grad, noise, p, memory=None):
+        seen.append(type(memory))
+        return x - p["eta"] * (grad(x) + noise)
+
+    def bare(x, grad, noise, p, state):
+        seen.append(type(state))
+        return x - p["eta"] * (grad(x) + noise)
+
+    for step in (named, bare):
+        seen.clear()
+        ex.Method("m", step=step, sensitivity=0.1).run(
+            _quadratic(), epsilon=1.0, delta=1e-5, steps=3, trials=1, seed=0,
+            params={"eta": 0.1})
+        assert seen and set(seen) == {dict}, step.__name__
+
+
+@pytest.mark.parametrize("step, words", [
+    (lambda x, g, z: x, "3 positional arguments"),
+    (lambda x, g, z, p, m, extra: x, "6 positional arguments without defaults"),
+    (lambda x, g, z, p, *, scale: x, "keyword-only scale without a default"),
+])
+def test_a_step_dpbounds_cannot_call_is_refused_where_it_is_declared(step, words):
+    # was: accepted, then TypeError at the first step of the first run
+    from dpbounds import extend as ex
+
+    with pytest.raises(ValueError, match="step must take step") as err:
+        ex.Method("bad", step=step, sensitivity=0.1)
+    assert words in str(err.value) and str(err.value).startswith("bad: ")
+
+
+def test_steps_written_with_star_args_or_extra_defaults_are_accepted():
+    from dpbounds import extend as ex
+
+    for step in (lambda *a: a[0], lambda x, g, z, p, m=None, k=2: x,
+                 lambda x, g, z, p, *, k=2: x):
+        ex.Method("ok", step=step, sensitivity=0.1)  # no error
