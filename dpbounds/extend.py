@@ -2163,8 +2163,13 @@ def audit_setting(method: Method, *, steps: int = 5, params: Mapping[str, float]
     from dpbounds._validation import check_probability
     from dpbounds.audit.mutation import _two_record_pair
     from dpbounds.audit.neighbours import add_remove_pair
-    from dpbounds.audit.runner import MAX_TRIALS, MIN_TRIALS
-    from dpbounds.audit.settings._common import AUDIT_REGISTRY, AuditSpec, Setting
+    from dpbounds.audit.settings._common import (
+        AUDIT_REGISTRY,
+        MAX_TRIALS,
+        MIN_TRIALS,
+        AuditSpec,
+        Setting,
+    )
     from dpbounds.privacy.limits import check_epsilon_limit
     from dpbounds.privacy.mechanisms import Neighbouring
 

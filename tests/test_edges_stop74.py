@@ -76,3 +76,25 @@ def test_steps_written_with_star_args_or_extra_defaults_are_accepted():
     for step in (lambda *a: a[0], lambda x, g, z, p, m=None, k=2: x,
                  lambda x, g, z, p, *, k=2: x):
         ex.Method("ok", step=step, sensitivity=0.1)  # no error
+
+
+# ------------------------------- --plugin FILE: declaring an audit loads no audit machinery
+def test_a_plugin_declaring_a_method_and_its_audit_imports_no_runner_numba_or_scipy():
+    # was: 0.96-1.14 CPU-s for `dpbounds --plugin examples/heavy_ball_plugin.py verify --help`
+    # (audit_setting imported dpbounds.audit's runner, planner and every built-in setting:
+    # scipy.stats, numba's logistic kernel, all fourteen algorithms); now 0.55-0.79
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    plugin = Path(__file__).resolve().parents[1] / "examples" / "heavy_ball_plugin.py"
+    code = (f"import runpy, sys\nrunpy.run_path({str(plugin)!r})\n"
+            "print(' '.join(m for m in ('scipy.stats', 'numba', 'dpbounds.audit.runner', "
+            "'dpbounds.audit.registry', 'dpbounds.algorithms.momentum') if m in sys.modules))\n"
+            "from dpbounds.audit import AUDITS\n"
+            "print('heavy_ball' in ' '.join(AUDITS), 'dpbounds.audit.runner' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=120).stdout.splitlines()
+    assert out[0] == ""
+    # control: the registered audit is found once the registry is asked (discovery then runs)
+    assert out[1] == "True False"

@@ -56,26 +56,50 @@ The online tree aggregator (binary counter, O(d log T) memory) is
 :class:`~dpbounds.algorithms.tree_aggregation.TreeAggregator`.
 """
 
-from dpbounds.algorithms._common import SimulationResult, SpentBudget, make_streams
-from dpbounds.algorithms.dp_agd import dp_agd
-from dpbounds.algorithms.dp_erm import (
-    noisy_projected_sgd,
-    objective_perturbation,
-    output_perturbation,
-)
-from dpbounds.algorithms.dp_sgd import dp_sgd
-from dpbounds.algorithms.gradient_descent import dp_gd
-from dpbounds.algorithms.momentum import (
-    dp_heavy_ball,
-    dp_masg,
-    dp_masg_opt,
-    dp_nag,
-    dp_nag_opt,
-    reselected_horizon,
-)
-from dpbounds.algorithms.nsgd import dp_nsgd
-from dpbounds.algorithms.tree_aggregation import TreeAggregator
-from dpbounds.algorithms.tree_momentum import sensitivity_reduced_nsgd, tree_momentum_nsgd
+from typing import TYPE_CHECKING
+
+from dpbounds._lazy import lazy_package
+
+if TYPE_CHECKING:
+    from dpbounds.algorithms._common import SimulationResult, SpentBudget, make_streams
+    from dpbounds.algorithms.dp_agd import dp_agd
+    from dpbounds.algorithms.dp_erm import (
+        noisy_projected_sgd,
+        objective_perturbation,
+        output_perturbation,
+    )
+    from dpbounds.algorithms.dp_sgd import dp_sgd
+    from dpbounds.algorithms.gradient_descent import dp_gd
+    from dpbounds.algorithms.momentum import (
+        dp_heavy_ball,
+        dp_masg,
+        dp_masg_opt,
+        dp_nag,
+        dp_nag_opt,
+        reselected_horizon,
+    )
+    from dpbounds.algorithms.nsgd import dp_nsgd
+    from dpbounds.algorithms.tree_aggregation import TreeAggregator
+    from dpbounds.algorithms.tree_momentum import sensitivity_reduced_nsgd, tree_momentum_nsgd
+
+# imported on first use (PEP 562): ``dpbounds.algorithms._common``'s constants (a plug-in's
+# audit_setting reads MAX_STEPS) do not import all fourteen algorithms
+_LAZY = {
+    **dict.fromkeys(("SimulationResult", "SpentBudget", "make_streams"),
+                    "dpbounds.algorithms._common"),
+    "dp_agd": "dpbounds.algorithms.dp_agd",
+    **dict.fromkeys(("noisy_projected_sgd", "objective_perturbation", "output_perturbation"),
+                    "dpbounds.algorithms.dp_erm"),
+    "dp_sgd": "dpbounds.algorithms.dp_sgd", "dp_gd": "dpbounds.algorithms.gradient_descent",
+    **dict.fromkeys(("dp_heavy_ball", "dp_masg", "dp_masg_opt", "dp_nag", "dp_nag_opt",
+                     "reselected_horizon"), "dpbounds.algorithms.momentum"),
+    "dp_nsgd": "dpbounds.algorithms.nsgd",
+    "TreeAggregator": "dpbounds.algorithms.tree_aggregation",
+    **dict.fromkeys(("sensitivity_reduced_nsgd", "tree_momentum_nsgd"),
+                    "dpbounds.algorithms.tree_momentum"),
+}
+# dp_agd and dp_sgd name a function and its module: the function stays the package's name
+lazy_package(__name__, {k: (v, k) for k, v in _LAZY.items()}, functions=("dp_agd", "dp_sgd"))
 
 __all__ = [
     "SimulationResult",

@@ -32,18 +32,20 @@ import math
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NoReturn, cast
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import numpy as np
 
 from dpbounds._validation import check_choice, check_int, check_positive
 from dpbounds.backend import MAX_TRIALS, TrialRandom, to_numpy
 from dpbounds.objectives._base import ObjectiveProtocol
-from dpbounds.privacy.accountants import BasicAccountant, PureDpAccountant, ZcdpAccountant
 from dpbounds.privacy.ledger import PrivacyLedger
 from dpbounds.privacy.mechanisms import Neighbouring
 from dpbounds.privacy.run import RunPrivacy
 from dpbounds.provenance import Source
+
+if TYPE_CHECKING:  # casts only: the accountants' import (PLD, scipy.special) waits for a run
+    from dpbounds.privacy.accountants import BasicAccountant, PureDpAccountant, ZcdpAccountant
 
 __all__ = ["RunPrivacy", "SpentBudget", "SimulationResult", "make_streams", "progress"]
 
@@ -140,7 +142,7 @@ class SpentBudget:
         per_step = np.array([c + [0.0] * (width - len(c)) for c in costs])
         rho = None
         if name == "zcdp":
-            rhos = np.array([cast(ZcdpAccountant, privacy.make_accountant(led)).rho
+            rhos = np.array([cast("ZcdpAccountant", privacy.make_accountant(led)).rho
                              for led in ledgers])
             rho = rhos if privacy.trial_ledgers else float(rhos[0])
         if not privacy.trial_ledgers:
@@ -164,12 +166,12 @@ def _entry_costs(privacy: RunPrivacy, ledger: Any) -> list[float]:
     acc = privacy.make_accountant(PrivacyLedger(ledger.neighbouring))
     cost: Callable[[Any], float]
     if privacy.accountant == "pure":
-        cost = cast(PureDpAccountant, acc).mechanism_epsilon
+        cost = cast("PureDpAccountant", acc).mechanism_epsilon
     elif privacy.accountant == "zcdp":
-        cost = cast(ZcdpAccountant, acc).mechanism_rho
+        cost = cast("ZcdpAccountant", acc).mechanism_rho
     elif privacy.accountant == "basic":
         def cost(m: Any) -> float:
-            return cast(BasicAccountant, acc.spawn().compose(m, 1)).epsilon
+            return cast("BasicAccountant", acc.spawn().compose(m, 1)).epsilon
     else:
         return []
     out: list[float] = []

@@ -64,6 +64,7 @@ from dpbounds.audit.registry import (
     Setting,
     grid_audit_names,
 )
+from dpbounds.audit.settings._common import MAX_TRIALS, MIN_TRIALS
 from dpbounds.audit.statistics import (
     GdpFit,
     HeldOut,
@@ -95,8 +96,6 @@ FINDING_FIT_P = 0.01
 NULL_SET = 2
 #: Default memory budget of one audit (GB); a larger estimate is refused unless asked for.
 MEMORY_BUDGET_GB = 4.0
-#: the runs per data set an audit takes (half select the test, half evaluate it)
-MIN_TRIALS, MAX_TRIALS = 200, 10_000_000
 #: Bytes per stored feature value and run, with the copies scoring makes (measured: about
 #: 18 for DP-SGD at 10^5 runs, 3 sets of 5 features), and the base: the interpreter, the
 #: imports and one chunk's working memory (DP-AGD's is the largest: 307 MiB peak at 40,000

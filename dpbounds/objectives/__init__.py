@@ -57,16 +57,36 @@ Objectives
   et al.'s (L0, L1)-smooth non-convex rig with a known global minimum.
 """
 
-from dpbounds.objectives._base import Objective, ObjectiveProtocol, Optimum
-from dpbounds.objectives.glm import (
-    HuberSVM,
-    LogisticRegression,
-    MarginLossObjective,
-    NonconvexLogisticRegression,
-)
-from dpbounds.objectives.huber_well import HuberWell
-from dpbounds.objectives.nonconvex import CoshCosineObjective
-from dpbounds.objectives.quadratic import QuadraticObjective
+from typing import TYPE_CHECKING
+
+from dpbounds._lazy import lazy_package
+
+if TYPE_CHECKING:
+    from dpbounds.objectives._base import Objective, ObjectiveProtocol, Optimum
+    from dpbounds.objectives.glm import (
+        HuberSVM,
+        LogisticRegression,
+        MarginLossObjective,
+        NonconvexLogisticRegression,
+    )
+    from dpbounds.objectives.huber_well import HuberWell
+    from dpbounds.objectives.nonconvex import CoshCosineObjective
+    from dpbounds.objectives.quadratic import QuadraticObjective
+
+# imported on first use (PEP 562): a module that needs only the base classes (the audit's
+# neighbours, a plug-in's audit_setting) does not compile-load numba's logistic kernel
+# (0.27 CPU-s of every ``--plugin`` command line)
+_LAZY = {
+    "Objective": "dpbounds.objectives._base", "ObjectiveProtocol": "dpbounds.objectives._base",
+    "Optimum": "dpbounds.objectives._base", "HuberSVM": "dpbounds.objectives.glm",
+    "LogisticRegression": "dpbounds.objectives.glm",
+    "MarginLossObjective": "dpbounds.objectives.glm",
+    "NonconvexLogisticRegression": "dpbounds.objectives.glm",
+    "HuberWell": "dpbounds.objectives.huber_well",
+    "CoshCosineObjective": "dpbounds.objectives.nonconvex",
+    "QuadraticObjective": "dpbounds.objectives.quadratic",
+}
+lazy_package(__name__, {k: (v, k) for k, v in _LAZY.items()})
 
 __all__ = [
     "CoshCosineObjective",

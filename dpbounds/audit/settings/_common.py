@@ -174,6 +174,8 @@ HUBER_H = 0.02  # a narrow Huber knee: the hinge's linear part covers where the 
 
 LAPLACE_EPS = 2.0
 LAPLACE_MUTANT = 1.0 / math.sqrt(2.0)
+#: the runs per data set an audit takes (half select the test, half evaluate it)
+MIN_TRIALS, MAX_TRIALS = 200, 10_000_000
 #: Claim of the (eps, delta) audits: where a halved sigma is most catchable (see module doc).
 GAUSS_EPS, GAUSS_DELTA = 3.0, 0.05
 
