@@ -98,3 +98,32 @@ def test_a_plugin_declaring_a_method_and_its_audit_imports_no_runner_numba_or_sc
     assert out[0] == ""
     # control: the registered audit is found once the registry is asked (discovery then runs)
     assert out[1] == "True False"
+
+
+# ------------------------------ an adaptive run's calibration reads more than one path
+def test_dp_agds_grid_audit_is_calibrated_on_the_paths_that_release():
+    # was: the calibration probed one run (seed 0), which released nothing for some asked
+    # epsilons (an empty ledger: claim 0), so it settled on 3.979, where every releasing
+    # path claims 3.0035 > 3: `audit dp_agd --noise grid --quick` read VIOLATION (exit 1) at
+    # seeds 0 and 5 on correct code (mutant hunt 8)
+    import numpy as np
+
+    from dpbounds.audit.runner import CALIBRATION_RTOL, audit, tight_claim
+
+    res = audit("dp_agd", noise="grid", trials=400, seed=0, null=False)
+    assert not res.overshoots_target and res.status != "VIOLATION"
+    # two-sided: the claim is the target (calibrated up to it, not left below)
+    assert abs(res.claimed_epsilon - 3.0) <= 3.0 * 4 * CALIBRATION_RTOL
+    # the paths themselves: 2,000 fresh runs at the calibrated input, each ledger read alone
+    from dataclasses import replace
+
+    from dpbounds.audit.registry import AUDITS
+
+    spec = AUDITS["dp_agd"]
+    st = spec.build(spec.relations[0], res.input_epsilon, 0.05)
+    st = replace(st, kwargs={**st.kwargs, "noise": "grid"})
+    run = spec.function(st.pair[0], trials=2000, seed=np.random.SeedSequence(7), **st.kwargs)
+    claims = [tight_claim(type("P", (), {"ledger": led, "trial_ledgers": ()})(), 0.05)[0]
+              for led in {tuple(led.entries): led for led in run.privacy.trial_ledgers}.values()]
+    assert max(claims) <= 3.0 * (1 + 4 * CALIBRATION_RTOL)
+    assert min(claims) == 0.0  # control: the empty path is there, and is not the one read
