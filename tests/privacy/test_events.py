@@ -226,12 +226,23 @@ def test_without_replacement_sizes_reproduce_the_rate():
         assert e.sample_size / e.source_dataset_size == q
 
 
-def test_single_epoch_tree_event_is_read_as_add_remove_tree():
-    ev = dpa.SingleEpochTreeAggregationDpEvent(3.0, [1000, 500])
+@pytest.mark.parametrize("counts", [[1000, 500], 1, 2, 3, 1023, 1024, [1024, 3], 4097])
+def test_single_epoch_tree_event_is_read_as_add_remove_tree(counts):
+    # powers of two included: a depth of ceil(log2(T)) (one node short at T = 2^k) read
+    # 1024 steps as 2.814 where dp_accounting gives 2.968, and [1000, 500] alone did not
+    # show it (mutant hunt 8)
+    ev = dpa.SingleEpochTreeAggregationDpEvent(3.0, counts)
     mech = from_dp_event(ev)
-    assert isinstance(mech, M.TreeAggregationMechanism) and mech.node_count == 10
+    top = max(counts) if isinstance(counts, list) else counts
+    assert isinstance(mech, M.TreeAggregationMechanism)
+    assert mech.node_count == top.bit_length()  # the levels of a tree over `top` leaves
     ref = _ref_rdp(ev, AR, relation=dpa.NeighboringRelation.REPLACE_SPECIAL)
     assert _ours_rdp(mech, 1, AR) == pytest.approx(ref, rel=1e-9)
+
+
+def test_single_epoch_tree_event_wrong_depth_is_seen():
+    ev = dpa.SingleEpochTreeAggregationDpEvent(3.0, [1000, 500])
+    ref = _ref_rdp(ev, AR, relation=dpa.NeighboringRelation.REPLACE_SPECIAL)
     wrong = from_dp_event(dpa.SingleEpochTreeAggregationDpEvent(3.0, 100))  # 7 nodes
     assert _ours_rdp(wrong, 1, AR) < 0.9 * ref  # control
 
