@@ -287,3 +287,44 @@ def test_objective_perturbation_uses_the_curvature_bound_at_the_data_radius(radi
     assert res.params["Delta"] == pytest.approx(2 * lam_h / eps, rel=1e-12)
     assert res.params["sigma"] == pytest.approx(
         R * math.sqrt(8 * math.log(2 / delta) + 4 * eps) / eps, rel=1e-12)
+
+
+# ------------------------------- a plug-in bound the structural scaling could not order
+_SIGNED_BOUND = '''
+import sympy as sp
+from dpbounds import extend as ex
+
+d, N, eps, delta, L, mu, R = ex.symbols("d N eps delta L mu R")
+b = (1 - sp.sqrt(mu / L)) ** 2          # in (0, 1): -log(b) > 0, written with a minus sign
+ex.theorem("strongly_convex.signed_plugin", 1 / (-sp.log(b) * N**2 * eps**2 / d + 1),
+           quantity="E F(x_T) - F*", problem_class="strongly_convex",
+           source=ex.Source("a test", "Prop. 1", ex.DERIVED, "for the scaling walk"))
+ex.theorem("strongly_convex.cancel_plugin", ((N + 1) ** 2 - N**2) * d / (N**2 * eps),
+           quantity="E F(x_T) - F*", problem_class="strongly_convex",
+           source=ex.Source("a test", "Prop. 2", ex.DERIVED, "a real difference"))
+'''
+
+
+def test_a_minus_sign_in_constant_factors_is_ordered_and_a_real_difference_stops_nothing(
+        tmp_path, capsys):
+    # was: `-log(b) N^2 ...` (b < 1) raised "cannot order the difference ...; use
+    # method='limit'" and `dpbounds bound` / `verify` exited 2 on a valid plug-in bound
+    # (walkthrough of stop 74); a scaling that cannot be computed is a diagnostic, not an error
+    from dpbounds.bounds import registry
+    from dpbounds.cli import main
+    from tests.plugin_state import plugins_loaded
+
+    path = tmp_path / "signed.py"
+    path.write_text(_SIGNED_BOUND)
+    with plugins_loaded([path]):
+        s = registry.get("strongly_convex.signed_plugin").scaling()
+        # by hand: 1 / (c N^2 eps^2 / d) with c > 0 -> d^1 N^-2 eps^-2 as d ~ N -> oo
+        assert {k: float(v) for k, v in s.powers.items()} == {"d": 1.0, "N": -2.0, "eps": -2.0}
+        cancel = registry.get("strongly_convex.cancel_plugin")
+        assert cancel.scaling() is None and "difference" in cancel.scaling_failure()
+        problem = ["--d", "10", "--N", "1000", "--eps", "1"]
+        assert main(["bound", "strongly_convex.cancel_plugin", *problem]) == 0
+        out = capsys.readouterr().out
+        assert "scaling: n/a (cannot order the difference" in out
+        # the value is the expression's: (2N + 1) d / (N^2 eps)
+        assert f"{(2 * 1000 + 1) * 10 / 1000**2:.4g}" in out

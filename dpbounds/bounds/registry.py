@@ -358,14 +358,34 @@ class Entry:
 
     # ------------------------------------------------------------------ scaling
     @staticmethod
-    def _exponents(bound: Bound, variables: tuple[str, ...]) -> Scaling:
+    def _exponents_why(bound: Bound, variables: tuple[str, ...]
+                       ) -> tuple[Scaling | None, str | None]:
+        """The scaling and ``None``, or ``None`` and why the structural walk could not order
+        the bound (cached)."""
         cache: dict[Any, Any] = bound._cache
         key = ("scaling", variables)
         hit = cache.get(key)
         # kept with what it depends on: a replace() copy shares the cache
         if hit is None or hit[0] is not bound.expr or hit[1] != dict(bound.regime):
-            hit = cache[key] = (bound.expr, dict(bound.regime), bound.exponents(variables))
-        return hit[2]
+            try:
+                found, why = bound.exponents(variables), None
+            except ValueError as err:  # a diagnostic: it must not stop bound, verify, compare
+                found, why = None, " ".join(str(err).split())
+            hit = cache[key] = (bound.expr, dict(bound.regime), found, why)
+        return hit[2], hit[3]
+
+    @classmethod
+    def _exponents(cls, bound: Bound, variables: tuple[str, ...]) -> Scaling | None:
+        return cls._exponents_why(bound, variables)[0]
+
+    def scaling_failure(self) -> str | None:
+        """Why :meth:`scaling` is ``None`` for a symbolic bound (the structural walk could
+        not order it: a plug-in's bound that stopped ``bound`` and ``verify`` with its
+        ValueError before stop 74); ``None`` where it is not."""
+        if self.numeric and self.scaling_bound is None:
+            return None
+        return self._exponents_why(cast(Bound, self.scaling_bound or self.tuned),
+                                   self.scaling_variables)[1]
 
     def scaling(self) -> Scaling | None:
         """Leading-order scaling of the quantity the paper's headline rate is about (cached;
@@ -394,6 +414,9 @@ class Entry:
         """
         if self.numeric:
             return "- (numeric)"
+        why = self.scaling_failure()
+        if why is not None:
+            return f"n/a ({why})"
         if self.scaling_bound is None:
             return str(self.scaling())
         hp = ", ".join(self.theorem.hyperparameters) or "closed-form choices"

@@ -247,7 +247,9 @@ def _bound(args: argparse.Namespace) -> int:
     g = e.gradients(problem)
     if g is not None:
         print(f"  gradient evaluations: {_fmt(g)}")
-    if scaling is None:
+    if scaling is None and e.scaling_failure() is not None:
+        print(f"  scaling: {e.scaling_text()}")
+    elif scaling is None:
         print(f"  numeric bound: {getattr(e.tuned, 'method', '?')}")
     else:
         path = ", ".join(f"{k} ~ s^{v}" for k, v in scaling.regime.items())

@@ -220,7 +220,8 @@ def _order(expr: sp.Expr, weights: Mapping[sp.Symbol, sp.Expr],
         negative = [a for a in expr.args if a.could_extract_minus_sign()]
         top = max((o.p, o.q) for o in subs)
         win = [(a, o) for a, o in zip(expr.args, subs) if (o.p, o.q) == top]
-        if any(a in negative for a, _ in win):
+        if any(a in negative for a, _ in win) and not (
+                len(win) == 1 and _sign_in_constants(win[0][0], set(weights) | targets)):
             raise ValueError(f"cannot order the difference {expr}; use method='limit'")
         first = win[0][1].powers
         keys = set().union(*(o.powers for _, o in win))
@@ -241,6 +242,18 @@ def _order(expr: sp.Expr, weights: Mapping[sp.Symbol, sp.Expr],
         if o.p == 0 and o.q == 0:  # e.g. delta = exp(-ell) inside log(n/delta): bounded
             return _Order(zero, zero, {}, (expr,))
     raise ValueError(f"cannot order {type(expr).__name__} {expr}; use method='limit'")
+
+
+def _sign_in_constants(term: sp.Expr, scaled: set[sp.Symbol]) -> bool:
+    """Whether ``term``'s minus sign sits in its constant factors only (those free of the
+    scaled symbols), its scaled factors being positive: then, as the only term of the top
+    order, it cannot cancel against another, and the bound being positive its constant is
+    too. A plug-in's ``-log(beta) * N**2`` (``beta < 1``) was refused as a difference
+    (the walk reads signs from the syntax), and with it ``bound`` and ``verify``
+    (walkthrough of stop 74)."""
+    scaled_part = sp.Mul(*(f for f in sp.Mul.make_args(term) if f.free_symbols & scaled))
+    return bool(scaled_part.free_symbols) and scaled_part.could_extract_minus_sign() is False \
+        and scaled_part.is_positive is not False
 
 
 def _is_log_factor(f: sp.Expr, scaled: set[sp.Symbol]) -> bool:
