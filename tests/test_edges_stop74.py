@@ -328,3 +328,62 @@ def test_a_minus_sign_in_constant_factors_is_ordered_and_a_real_difference_stops
         assert "scaling: n/a (cannot order the difference" in out
         # the value is the expression's: (2N + 1) d / (N^2 eps)
         assert f"{(2 * 1000 + 1) * 10 / 1000**2:.4g}" in out
+
+
+# ----------------------------------------------- a tuned DP-NAG allocation runs as tuned
+def _kuru_small():
+    from dpbounds.data import kuru_synthetic
+    from dpbounds.objectives import LogisticRegression
+
+    ds = kuru_synthetic(n=2000, d=5, seed=1)
+    return LogisticRegression.kuru(*ds, lam=0.01, paper_smoothness=True, **ds.domain())
+
+
+def test_dp_nag_runs_a_tuned_allocation_given_as_budgets():
+    # was: no public way to run the tuner's allocation (dp_nag had no budgets=; the
+    # walkthrough of stop 74 reached for laplace_momentum_method). Oracle: the Laplace
+    # scale of a per-step budget eps_t at m = n is S1 / (n eps_t) (Kuru et al. (12)),
+    # computed here; the pure-DP ledger sums the budgets to the target, both sides
+    from dpbounds.algorithms import dp_nag
+    from dpbounds.tuning import tune_nesterov
+
+    f = _kuru_small()
+    tuned = tune_nesterov(f.strong_convexity, f.smoothness, d=f.d, n=f.n, epsilon=1.0,
+                          sensitivity=f.l1_sensitivity, initial_gap=10.0, methods=("nag",),
+                          reference_horizons=())
+    choice = tuned.choices[0]
+    res = dp_nag(f, epsilon=1.0, steps=choice.horizon, budgets=choice.epsilons, trials=3,
+                 seed=0)
+    scales = np.array([m.scale for m, count in res.privacy.ledger.entries
+                       for _ in range(count)])
+    want = f.l1_sensitivity / (f.n * choice.epsilons)
+    assert scales.shape == want.shape and np.allclose(scales, want, rtol=1e-9)
+    eps = res.privacy.ledger.accountant("pure").get_epsilon(None)
+    assert 1.0 - 1e-9 <= eps <= 1.0
+    assert res.params["allocation"] == "given"
+
+
+@pytest.mark.parametrize("kw, words", [
+    (dict(steps=5, budgets=[0.1] * 4), "one per-step epsilon for each of the 5 steps"),
+    (dict(steps=4, budgets=[0.3] * 4), "budgets sum to 1.2, above epsilon = 1"),
+    (dict(steps=4, budgets=[0.25, 0.25, 0.5, 0.0]), "positive and finite"),
+    (dict(steps=4, budgets=[0.25] * 4, horizon_reselection=True), "leave horizon_reselection"),
+])
+def test_dp_nag_refuses_budgets_it_cannot_run(kw, words):
+    from dpbounds.algorithms import dp_nag
+
+    with pytest.raises(ValueError, match=words):
+        dp_nag(_kuru_small(), epsilon=1.0, trials=1, seed=0, **kw)
+
+
+def test_dp_nag_uniform_noise_runs_any_step_size():
+    # was: "Theorems 4.1/4.3 need every step alpha <= 1/L" for allocation="uniform" at 2/L:
+    # the uniform budgets (12)-(13) need no error weights. Oracle: b = S1 / (n eps / T)
+    from dpbounds.algorithms import dp_nag
+
+    f = _kuru_small()
+    res = dp_nag(f, epsilon=1.0, steps=20, step_size=2 / f.smoothness, trials=2, seed=0)
+    (mech, count), = res.privacy.ledger.entries
+    assert count == 20 and mech.scale == pytest.approx(f.l1_sensitivity / (f.n / 20), rel=1e-12)
+    with pytest.raises(ValueError, match="alpha <= 1/L"):  # the optimal one still needs it
+        dp_nag(f, epsilon=1.0, steps=20, step_size=2 / f.smoothness, allocation="optimal")

@@ -131,9 +131,12 @@ def laplace_allocation(schedule: Schedule, objective: ObjectiveProtocol, *, epsi
     (Remark 4.2's heuristic, what Section 5's reference code does).
     """
     n = objective.n
-    w = error_weights(schedule, objective.strong_convexity, objective.smoothness)
     if allocation == "uniform":
-        return uniform_noise(w, sensitivity, n, m, epsilon)
+        # eqs. (12)-(13) need no error weights (they only set the allocation's bound value,
+        # which the runs do not read): a step above 1/L, outside Theorems 4.1/4.3, still runs
+        # with its uniform noise (it was refused: walkthrough of stop 74)
+        return uniform_noise(np.ones(len(schedule.steps)), sensitivity, n, m, epsilon)
+    w = error_weights(schedule, objective.strong_convexity, objective.smoothness)
     if allocation == "remark_4_2":
         return remark_4_2_allocation(w, sensitivity, n, m, epsilon)
     if m == n:
@@ -518,6 +521,30 @@ def _budgets(budgets: Any, epsilon: float, T: int) -> np.ndarray | None:
     return b
 
 
+
+def _given_budgets(budgets: Any, steps: int, epsilon: float, reselection: bool) -> np.ndarray:
+    """``budgets`` checked: one positive finite per-step epsilon per step, summing to at most
+    ``epsilon`` (pure DP composes by summation; the run's noise is scaled so that the ledger
+    never overshoots ``epsilon`` whatever the rounding)."""
+    if reselection:
+        raise ValueError("budgets fix the horizon (one per step): leave horizon_reselection "
+                         "off")
+    b = np.asarray(budgets, dtype=float) if not isinstance(budgets, (str, bytes)) else None
+    if b is None or b.ndim != 1 or b.size != steps:
+        raise ValueError(f"budgets must hold one per-step epsilon for each of the {steps} "
+                         f"steps, got {budgets!r:.80}")
+    if not np.all(np.isfinite(b) & (b > 0)):
+        raise ValueError("budgets must be positive and finite (a step with no budget needs a "
+                         "shorter horizon)")
+    total = float(np.sum(b))
+    if math.isfinite(epsilon) and total > epsilon * (1.0 + 1e-9):
+        raise ValueError(f"budgets sum to {total:.10g}, above epsilon = {epsilon:g}: their sum "
+                         "is the run's epsilon (pure DP, basic composition)")
+    if not math.isfinite(epsilon):
+        raise ValueError("budgets need a finite epsilon (epsilon = inf runs without noise)")
+    return b
+
+
 @notation_keywords()
 def dp_nag(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
            step_size: float | None = None, momentum: float | None = None, c: float = 1.0,
@@ -526,7 +553,8 @@ def dp_nag(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
            horizon_rule: str = "eq32", initial_error: float = 10.0, trials: int = 1,
            seed: Any = None, x0: Any = None, sensitivity: float | None = None,
            trace: str | None = "auto", noise: str = "float",
-           transcript: Transcript | None = None) -> SimulationResult:
+           transcript: Transcript | None = None,
+           budgets: Any = None) -> SimulationResult:
     r"""DP-NAG (Kuru et al. eq. (27)) with uniform or optimised per-iteration budgets.
 
     The Laplace scale is (12)'s :math:`S_1/(m\epsilon_0)`, not (27)'s printed
@@ -540,7 +568,12 @@ def dp_nag(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
     :math:`E_0` = ``initial_error``, as Section 5 does for every ``m``; ``"subsampled"``: the
     optimal bound with the subsampling term, DERIVED) and runs :math:`T'` iterations.
     :func:`dp_nag_opt` sets ``allocation="optimal"`` and re-selection, as Section 5's
-    DP-NAG-opt. Other parameters (``noise`` and ``transcript`` too) as :func:`dp_heavy_ball`.
+    DP-NAG-opt. ``budgets``: the per-step pure-DP budgets :math:`\epsilon_t` themselves
+    (one per step, summing to at most ``epsilon``; ``allocation`` is then not read), e.g. a
+    tuned allocation, ``dpbounds.tuning.tune_nesterov(...).tuned[0].epsilons`` with ``steps``
+    its ``horizon``. The uniform allocation runs any step size (eqs. (12)-(13) need no error
+    weights); the optimal ones need :math:`\alpha\le1/L` (their weights are Theorem 4.1's).
+    Other parameters (``noise`` and ``transcript`` too) as :func:`dp_heavy_ball`.
     """
     epsilon = check_epsilon(epsilon)
     check_own_record_losses(objective, "dp_nag", epsilon)
@@ -559,8 +592,11 @@ def dp_nag(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
         horizon = reselected_horizon(objective, method="nag", epsilon=epsilon, steps=T,
                                      step_size=alpha, batch_size=m, initial_error=initial_error,
                                      horizon_rule=horizon_rule, sensitivity=S1)
-    scales = None
-    if private:
+    scales = given = None
+    if budgets is not None:
+        given = _given_budgets(budgets, T, epsilon, horizon_reselection)
+        allocation = "given"
+    elif private:
         alloc = laplace_allocation(nesterov_schedule(alpha, horizon), objective,
                                    epsilon=epsilon, m=m, allocation=allocation,
                                    sensitivity=S1)
@@ -568,7 +604,7 @@ def dp_nag(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
     name = "dp_nag"
     return laplace_momentum_method(
         objective, kind="nag", step_sizes=np.full(horizon, alpha),
-        momenta=np.full(horizon, beta), budgets=None, scales=scales, epsilon=epsilon,
+        momenta=np.full(horizon, beta), budgets=given, scales=scales, epsilon=epsilon,
         batch_size=m, trials=trials, seed=seed, x0=x0, sensitivity=S1,
         trace=trace, name=name, source=DP_NAG_SOURCE,
         params=dict(step_size=alpha, momentum=beta, allocation=allocation,
