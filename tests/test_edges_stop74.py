@@ -387,3 +387,26 @@ def test_dp_nag_uniform_noise_runs_any_step_size():
     assert count == 20 and mech.scale == pytest.approx(f.l1_sensitivity / (f.n / 20), rel=1e-12)
     with pytest.raises(ValueError, match="alpha <= 1/L"):  # the optimal one still needs it
         dp_nag(f, epsilon=1.0, steps=20, step_size=2 / f.smoothness, allocation="optimal")
+
+
+# ------------------------------------- an accountant named in calibrate reads the mechanism's relation
+@pytest.mark.parametrize("relation", ["add_remove", "replace_one"])
+@pytest.mark.parametrize("name", ["pure", "basic"])
+def test_a_named_pure_accountant_reads_the_mechanisms_own_relation(relation, name):
+    # was: calibrate(LaplaceMechanism, 1, None, 'pure', count=10) -> b = 20 (the pure and
+    # basic accountants default to replace-one, and an add/remove Laplace of sensitivity 1
+    # was read at 2), where the ledger said 10 (fuzz round 8). Oracle: T S / b = eps
+    from dpbounds.privacy import LaplaceMechanism, calibrate, epsilon_of
+
+    def mech(b):
+        return LaplaceMechanism(b, 1.0, relation)
+
+    b = calibrate(mech, 1.0, None if name == "pure" else 1e-5, name, count=10)
+    assert 10.0 <= b <= 10.0 * (1 + 1e-5)
+    assert epsilon_of(mech(10.0), None if name == "pure" else 1e-5, name, 10) \
+        == pytest.approx(1.0, rel=1e-12)
+    # an explicit relation is still the caller's: the other one reads the conversion
+    other = "replace_one" if relation == "add_remove" else "add_remove"
+    if relation == "add_remove":  # an add/remove S is a replace-one 2S
+        assert epsilon_of(mech(10.0), None if name == "pure" else 1e-5, name, 10,
+                          neighbouring=other) == pytest.approx(2.0, rel=1e-12)

@@ -159,11 +159,19 @@ class ScalingResult:
         energy_power`)."""
         out = []
         if not any(self.informative):
-            out.append(
-                f"the bound of {self.utility[0]} is vacuous at every point (>= the trivial bound "
-                "or the start's value): no utility claim was tested, an algorithm that does "
-                f"not move passes; decided on an informative grid: dpbounds verify "
-                f"{self.theorem} --vary N --grid informative (planned from the bound)")
+            vacuous = (f"the bound of {self.utility[0]} is vacuous at every point (>= the "
+                       "trivial bound or the start's value): no utility claim was tested, an "
+                       "algorithm that does not move passes; ")
+            if str(self.regime.get("why", "")).startswith("no informative grid found"):
+                # the advice below sent the user back to the search that had just failed
+                # (walkthrough of stop 74)
+                out.append(vacuous + "the planner found no N <= 1e6 where it is informative: "
+                           "this bound shows nothing on this problem (a tighter bound, or "
+                           "another --problem, could)")
+            else:
+                out.append(vacuous + f"decided on an informative grid: dpbounds verify "
+                           f"{self.theorem} --vary N --grid informative (planned from the "
+                           "bound)")
         out += [f"{v.case}: {v.needs}" for v in self.verdicts
                 if v.gating and not v.powered and not v.failed]
         return tuple(out)
