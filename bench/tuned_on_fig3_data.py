@@ -51,7 +51,7 @@ def main() -> None:
               "random direction": at_gap(np.random.default_rng(0).standard_normal(20))}
     picks = {
         f"tuned, paper's L = {s['L']:g}, E0 = {s['initial_gap']:g}": paper.tuned,
-        f"bound's pick, paper's L, E0": paper.by_bound,
+        "bound's pick, paper's L, E0": paper.by_bound,
         f"tuned, data's L = {true_L:.3g}, E0 = {E0:.3g}": own.tuned,
     }
     rows = {k: (c.alpha, c.beta, c.horizon) for k, c in picks.items()}

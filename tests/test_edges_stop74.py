@@ -389,7 +389,7 @@ def test_dp_nag_uniform_noise_runs_any_step_size():
         dp_nag(f, epsilon=1.0, steps=20, step_size=2 / f.smoothness, allocation="optimal")
 
 
-# ------------------------------------- an accountant named in calibrate reads the mechanism's relation
+# ---------------------------- an accountant named in calibrate reads the mechanism's relation
 @pytest.mark.parametrize("relation", ["add_remove", "replace_one"])
 @pytest.mark.parametrize("name", ["pure", "basic"])
 def test_a_named_pure_accountant_reads_the_mechanisms_own_relation(relation, name):
