@@ -410,3 +410,36 @@ def test_a_named_pure_accountant_reads_the_mechanisms_own_relation(relation, nam
     if relation == "add_remove":  # an add/remove S is a replace-one 2S
         assert epsilon_of(mech(10.0), None if name == "pure" else 1e-5, name, 10,
                           neighbouring=other) == pytest.approx(2.0, rel=1e-12)
+
+
+def test_rdp_delta_at_a_huge_epsilon_is_zero_without_a_warning():
+    # was: numpy's "overflow encountered in multiply" on stderr (`--curve 1e300`; fuzz 8)
+    import warnings
+
+    from dpbounds.privacy import GaussianMechanism, RdpAccountant
+
+    acc = RdpAccountant().compose(GaussianMechanism(1.0), 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert acc.get_delta(1e300) == 0.0
+        assert 0.0 < acc.get_delta(1.0) < 1.0  # control: an ordinary epsilon is read
+
+
+def test_verify_counts_its_worker_processes_in_the_memory_estimate(capsys):
+    # was: `--workers 30` was estimated at one point's 80 MiB and held 3.3 GB (fuzz round 8);
+    # each worker process holds the interpreter and imports (WORKER_BYTES) and its point
+    from dpbounds.cli import main
+    from dpbounds.verify.study import FIRST_RUN_BYTES, WORKER_BYTES
+
+    values = [str(v) for v in range(1000, 2500, 50)]  # 30 points
+    argv = ["verify", "strongly_convex.nag", "--vary", "N", "--values", *values,
+            "--trials", "8", "--max-memory-gb", "1"]
+    assert main([*argv, "--workers", "30"]) == 2
+    err = capsys.readouterr().err
+    assert "30 worker processes at once" in err
+    shown = float(err.split("needs an estimated ")[1].split(" GiB")[0])
+    assert shown >= 30 * WORKER_BYTES / 2**30 and shown >= FIRST_RUN_BYTES / 2**30
+    # control: two points run two processes at once, whatever --workers says: within budget
+    assert main(["verify", "strongly_convex.nag", "--vary", "N", "--values", "1000", "2000",
+                 "--quick", "--max-memory-gb", "1", "--workers", "30", "--json"]) in (0, 3)
+    assert '"estimated_memory_bytes"' in capsys.readouterr().out

@@ -198,10 +198,13 @@ class RdpAccountant(Accountant):
 
     def _grid_delta(self, epsilon: float) -> float:
         a, r = self.orders, self.rdp
-        log_delta = (a - 1) * (r - epsilon)  # Mironov
-        if self.conversion == "improved":
-            improved = (a - 1) * (r - epsilon + np.log1p(-1 / a)) - np.log(a)
-            log_delta = np.where(a > 1.01, np.minimum(log_delta, improved), log_delta)
+        # an epsilon near 1e308 overflows to -inf: the limit (delta 0), not a warning on
+        # stderr (`--curve 1e300` printed numpy's RuntimeWarning; fuzz round 8)
+        with np.errstate(over="ignore"):
+            log_delta = (a - 1) * (r - epsilon)  # Mironov
+            if self.conversion == "improved":
+                improved = (a - 1) * (r - epsilon + np.log1p(-1 / a)) - np.log(a)
+                log_delta = np.where(a > 1.01, np.minimum(log_delta, improved), log_delta)
             with np.errstate(divide="ignore"):
                 kl = 0.5 * np.log1p(-np.exp(-r))  # delta <= sqrt(1 - e^{-KL}), KL <= D_alpha
             log_delta = np.minimum(log_delta, kl)
