@@ -443,3 +443,22 @@ def test_verify_counts_its_worker_processes_in_the_memory_estimate(capsys):
     assert main(["verify", "strongly_convex.nag", "--vary", "N", "--values", "1000", "2000",
                  "--quick", "--max-memory-gb", "1", "--workers", "30", "--json"]) in (0, 3)
     assert '"estimated_memory_bytes"' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("n, epochs", [(1, 10**6), (1, 10**9), (2, 10**7), (3, 5000)])
+def test_the_node_bound_never_exceeds_the_trees_node_count(n, epochs):
+    # was: max_nodes_per_sample(1, 1e6) = 3,000,000 for a tree of 1,999,999 nodes (fuzz 8).
+    # Oracle: complete dyadic nodes of [1, T] counted level by level, T = n E
+    from dpbounds.privacy import max_nodes_per_sample
+
+    T = n * epochs
+    total = 0
+    width = 1
+    while width <= T:
+        total += T // width
+        width *= 2
+    k = max_nodes_per_sample(n, epochs)
+    assert k <= total <= 2 * T - 1
+    # at one sample every node holds it: the count is exact there
+    if n == 1:
+        assert k == total

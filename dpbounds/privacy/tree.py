@@ -144,11 +144,15 @@ def max_nodes_per_sample_bound(n: int, epochs: int) -> int:
 
     Levels with :math:`2^j \le N` give one node per occurrence, at most
     :math:`E(\lfloor\log_2N\rfloor+1)`; the levels with :math:`2^j > N` hold fewer than
-    :math:`2E` nodes in total.
+    :math:`2E` nodes in total. Capped at the tree's own count of complete nodes,
+    :math:`\sum_j\lfloor T/2^j\rfloor \le 2T-1` (:math:`T = NE`): at :math:`N = 1` the
+    formula gave :math:`3E`, more nodes than the tree has (fuzz round 8).
     """
     n = check_int("n", n, minimum=1, maximum=MAX_COUNT)
     epochs = check_int("epochs", epochs, minimum=1, maximum=MAX_COUNT)
-    return epochs * (int(n).bit_length() - 1 + 3)
+    T = n * epochs
+    nodes = sum(T >> j for j in range(T.bit_length()))
+    return min(epochs * (int(n).bit_length() - 1 + 3), nodes)
 
 
 @functools.lru_cache(maxsize=256)
