@@ -2880,7 +2880,7 @@ def tune_by_error(method: Method | str, problem: Mapping[str, Any] | None = None
 
     def named(c: Any) -> Any:
         hp = {free[k]: getattr(c, k) for k in ("alpha", "beta") if k in free}
-        hp[m.steps] = float(c.horizon)
+        hp[m.steps] = int(c.horizon)  # a count of steps (it read 12.0)
         return replace(c, hyperparameters=hp)
 
     tuned = named(tuned)
@@ -2957,7 +2957,7 @@ def _theorem_choice(m: Method, prob: Mapping[str, Any], base: Mapping[str, float
     from dataclasses import replace
 
     return replace(row, hyperparameters={**{n: float(p[n]) for n in free.values()},
-                                         m.steps: float(T)})
+                                         m.steps: T})
 
 
 # ----------------------------------------------------------------------------- plug-ins

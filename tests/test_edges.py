@@ -50,6 +50,7 @@ def no_study(monkeypatch):
     (["--plot", "/nonexistent/dir/x.png"], ["--plot", "does not exist"]),
     (["--plot", "{tmp}/x.unknownext"], ["--plot", "unknown figure format"]),
     (["--plot", "{tmp}"], ["--plot", "is a folder"]),
+    (["--plot", "{tmp}/x.png/"], ["--plot", "is a folder"]),  # fuzz 8: Path drops the '/'
     (["--store", "/proc/x"], ["--store", "cannot create"]),
     (["--store", "{tmp}/file"], ["--store", "not a folder"]),
 ])

@@ -462,3 +462,20 @@ def test_the_node_bound_never_exceeds_the_trees_node_count(n, epochs):
     # at one sample every node holds it: the count is exact there
     if n == 1:
         assert k == total
+
+
+@pytest.mark.parametrize("name, key", [("strongly_convex.nag", "S1"),
+                                       ("convex.noisy_projected_sgd", "G"),
+                                       ("nonconvex.clipped_sgd", "N")])
+def test_a_nan_problem_value_is_refused_by_its_own_name(name, key):
+    # was: S1 = nan read "epsilon=1.0 is too small ... exp(nan)", G = nan "L must be finite"
+    # (fuzz round 8)
+    from dpbounds.bounds import registry
+
+    e = registry.get(name)
+    base = {"mu": 0.1, "S1": 1.0} if name.startswith("strongly") else {}
+    with pytest.raises(ValueError, match=f"^{key} must be a number, got nan$"):
+        e.value({**base, key: float("nan")})
+    with pytest.raises(ValueError, match=f"^{key} must be a number, got nan$"):
+        e.value({**base, key: np.array([1.0, float("nan")])})
+    assert np.isfinite(e.value(base))  # control: the same problem without the NaN

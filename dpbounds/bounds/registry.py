@@ -33,6 +33,7 @@ d^(1/3) N^(-2/3) eps^(-2/3)
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -206,6 +207,11 @@ class Entry:
         p = dict(DEFAULT_PROBLEM)
         p.update(problem or {})
         p.update(overrides)
+        for key, v in p.items():  # a NaN was read on as another parameter's failure:
+            # S1 = nan said "epsilon=1.0 is too small", G = nan "L must be finite" (fuzz 8)
+            if isinstance(v, float) and math.isnan(v) or (
+                    isinstance(v, np.ndarray) and v.dtype.kind == "f" and np.isnan(v).any()):
+                raise ValueError(f"{key} must be a number, got nan")
         return p
 
     def params(self, problem: Mapping[str, float] | None = None, **overrides: float) -> dict:

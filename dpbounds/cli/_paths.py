@@ -39,7 +39,9 @@ def check_figure_path(path: str, flag: str = "--plot") -> None:
     if not str(path).strip():  # '' was skipped as if the flag were absent
         raise ValueError(f"{flag} is empty; give a file name")
     p = Path(path)
-    if p.is_dir():
+    # Path drops a trailing separator ('x.png/' reads as 'x.png'), the file system does not:
+    # the study ran, then could not write its figure (fuzz round 8)
+    if p.is_dir() or str(path).endswith(("/", os.sep)):
         raise ValueError(f"{flag} {path!r} is a folder; give a file name")
     ext = p.suffix.lower().lstrip(".")
     if ext not in FIGURE_FORMATS:
