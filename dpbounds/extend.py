@@ -2111,7 +2111,8 @@ def study(method: Method, theorem: str | _registry.Entry, *, measure: str = "gra
         fixed=pts, quick_fixed={}, run=runner, component_exprs=lambda: exprs,
         trials=tuple(trials), problems=probs, open_problems=True,  # type: ignore[arg-type]
         notes=notes or f"{method.name} against {entry.name} ({MEASURES[measure][1]})",
-        lower_plan=lower_plan, is_informative=is_informative, probe_trials=probe_trials)
+        lower_plan=lower_plan, is_informative=is_informative, probe_trials=probe_trials,
+        algorithms=(method.name,))
     if register:
         module = _caller_module()
         STUDY_REGISTRY.register(s.theorem, s, rank=1000, module=module)

@@ -479,3 +479,58 @@ def test_a_nan_problem_value_is_refused_by_its_own_name(name, key):
     with pytest.raises(ValueError, match=f"^{key} must be a number, got nan$"):
         e.value({**base, key: np.array([1.0, float("nan")])})
     assert np.isfinite(e.value(base))  # control: the same problem without the NaN
+
+
+# ------------------------------ a mutation of another algorithm: refused before planning
+_ALGORITHMS = ("dp_sgd", "dp_nsgd", "tree_momentum_nsgd", "sensitivity_reduced_nsgd",
+               "dp_heavy_ball", "dp_nag", "dp_masg", "dp_gd", "noisy_projected_sgd",
+               "my_plugin_method")
+
+
+def test_the_declared_mutation_table_is_what_mutated_refuses():
+    # the table the early checks read, against the context manager the runs enter: a
+    # mutation refuses exactly the algorithms the table does not list
+    from dpbounds.verify.mutants import MUTATION_ALGORITHMS, MUTATIONS, mutated
+
+    for m in MUTATIONS:
+        for a in _ALGORITHMS:
+            try:
+                with mutated(m, a, r=1.0):
+                    refused = False
+            except ValueError as err:
+                assert "does not apply" in str(err), (m, a, err)
+                refused = True
+            listed = MUTATION_ALGORITHMS.get(m)
+            assert refused == (listed is not None and a not in listed), (m, a)
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["verify", "tran_cutkosky.alg1", "--mutation", "masg_no_restart", "--quick"],
+     "'masg_no_restart' does not apply to tree_momentum_nsgd"),
+    (["verify", "strongly_convex.nag", "--mutation", "skip_clipping", "--quick"],
+     "'skip_clipping' does not apply to dp_nag"),
+    (["verify", "yang.sgd", "--mutation", "nsgd_noise_r", "--quick"],
+     "'nsgd_noise_r' does not apply to dp_sgd"),
+])
+def test_a_mutation_of_another_algorithm_is_refused_early_in_the_librarys_words(
+        argv, words, capsys, monkeypatch):
+    # was: 1.7-4.2 CPU-s of imports and planning, then the first run's refusal (fuzz 8)
+    from dpbounds.cli import verify_cmd
+    from tests.early_checks import assert_early_is_library
+
+    assert_early_is_library(argv, capsys, monkeypatch,
+                            [(verify_cmd, "_refuse_mutation", lambda *a: None)], words)
+
+
+def test_a_mutation_that_applies_still_runs():
+    # control: the study's own mutation passes the early check (and the declared algorithms
+    # of every study are the catalog's)
+    from dpbounds.cli import _catalog
+    from dpbounds.cli.verify_cmd import _refuse_mutation
+    from dpbounds.verify import STUDIES
+
+    rows = {r["theorem"]: r for r in _catalog.rows("verify")}
+    for name, st in STUDIES.items():
+        assert tuple(rows[name]["algorithms"]) == st.algorithms != ()
+    _refuse_mutation("masg_no_restart", ("dp_masg",))
+    _refuse_mutation("noise_sqrt2", ("dp_nag",))

@@ -46,7 +46,7 @@ def _verify_rows() -> list[dict[str, Any]]:
                  components=list(s.components), fixed=dict(s.fixed),
                  grids={k: list(v[0]) for k, v in s.defaults.items()}, notes=s.notes,
                  origin=origin(s.theorem), provenance=str(s.entry.tuned.provenance),
-                 problems=list(s.fitting_problems()))
+                 problems=list(s.fitting_problems()), algorithms=list(s.algorithms))
             for s in STUDIES.values()]
 
 
@@ -134,6 +134,7 @@ def build() -> dict[str, Any]:
     from dpbounds.bounds.strongly_convex.noise_allocation import MAX_HORIZON
     from dpbounds.privacy import Neighbouring
     from dpbounds.verify import MUTATIONS, PROBLEMS, VARIABLES
+    from dpbounds.verify.mutants import MUTATION_ALGORITHMS
     from dpbounds.verify.replay import REPLAY_MUTATIONS, REPLAYS
 
     # in declaration order: the named-tuple form (to_named_tuple) lists the values so
@@ -149,6 +150,7 @@ def build() -> dict[str, Any]:
             "dp_event_fields": events,
             "verify_variables": list(VARIABLES), "verify_problems": list(PROBLEMS),
             "verify_mutations": list(MUTATIONS),
+            "verify_mutation_algorithms": {k: list(v) for k, v in MUTATION_ALGORITHMS.items()},
             "replay_algorithms": list(REPLAYS), "replay_mutations": list(REPLAY_MUTATIONS),
             "relations": [m.value for m in Neighbouring],
             "audit_memory_budget_gb": MEMORY_BUDGET_GB,

@@ -441,6 +441,15 @@ def _refuse_not_taken(args: argparse.Namespace, fixed: dict[str, Any], takes: se
 _START_WEIGHED = {"strongly_convex.nag": "DP-NAG", "strongly_convex.masg": "DP-MASG"}
 
 
+def _refuse_mutation(mutation: str | None, algorithms: tuple[str, ...]) -> None:
+    """dpbounds.verify.mutants.mutation_refusal from the catalog, in its words: 4.2 CPU-s of
+    imports and planning came before the first run raised them (fuzz round 8)."""
+    fits = _catalog.constant("verify_mutation_algorithms").get(mutation or "")
+    if fits is not None and algorithms and not any(a in fits for a in algorithms):
+        raise ValueError(f"mutation {mutation!r} does not apply to {' or '.join(algorithms)} "
+                         f"(it patches {', '.join(fits)})")
+
+
 def run(args: argparse.Namespace) -> int:
     if args.list:
         return _list(args.json)
@@ -482,6 +491,7 @@ def run(args: argparse.Namespace) -> int:
             # scaling_study's words (1.0-1.1 CPU-s of imports before; fuzz round 7)
             raise ValueError(f"problem {args.problem!r} does not fit {row['theorem']}; valid: "
                              f"{', '.join(row['problems'])}")
+        _refuse_mutation(args.mutation, tuple(row.get("algorithms", ())))
     for name, v in (("max_seconds", args.max_seconds), ("max_memory_gb", args.max_memory_gb)):
         if not (math.isfinite(v) and v > 0):
             raise ValueError(f"--{name.replace('_', '-')} must be positive and finite, "

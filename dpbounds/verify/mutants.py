@@ -93,6 +93,36 @@ MUTATIONS: tuple[str, ...] = ("noise_d", "noise_sqrt2", "frozen", "nsgd_noise_r"
                               "shared_node_sensitivity_half", "steps_off_by_one",
                               "scaled_contribution", "cyclic_batches", "unshuffled",
                               "laplace_half_sensitivity", "masg_no_restart")
+#: The algorithms each algorithm-specific mutation patches (a mutation not listed applies to
+#: every study). Declared, so that a study refuses a mutation before it plans or imports
+#: anything (``verify tran_cutkosky.alg1 --mutation masg_no_restart`` planned for 4.2 CPU-s
+#: before its one-line error; fuzz round 8), and checked against :func:`mutated` by machine
+#: (``tests/test_edges_stop74.py``).
+MUTATION_ALGORITHMS: dict[str, tuple[str, ...]] = {
+    "nsgd_noise_r": ("dp_nsgd",),
+    "node_count_minus_1": ("tree_momentum_nsgd",),
+    "shared_node_count_no_log": ("tree_momentum_nsgd", "sensitivity_reduced_nsgd"),
+    "shared_node_sensitivity_half": ("tree_momentum_nsgd", "sensitivity_reduced_nsgd"),
+    "steps_off_by_one": ("dp_sgd", "dp_nsgd"),
+    "scaled_contribution": ("dp_sgd",),
+    "cyclic_batches": ("dp_sgd", "dp_nsgd"),
+    "unshuffled": ("tree_momentum_nsgd", "sensitivity_reduced_nsgd"),
+    "laplace_half_sensitivity": ("dp_heavy_ball", "dp_nag", "dp_masg", "dp_gd"),
+    "masg_no_restart": ("dp_masg",),
+    "skip_clipping": ("dp_sgd", "dp_nsgd", "tree_momentum_nsgd", "sensitivity_reduced_nsgd"),
+}
+
+
+def mutation_refusal(mutation: str | None, algorithms: tuple[str, ...]) -> str | None:
+    """Why ``mutation`` cannot run on a study whose runs use ``algorithms`` (none of them is
+    one it patches), or ``None``."""
+    fits = MUTATION_ALGORITHMS.get(mutation or "")
+    if fits is None or not algorithms or any(a in fits for a in algorithms):
+        return None
+    return (f"mutation {mutation!r} does not apply to {' or '.join(algorithms)} (it patches "
+            f"{', '.join(fits)})")
+
+
 #: the step-size factor of the ``frozen`` mutant
 FROZEN = 1e-9
 #: the clip threshold of the ``skip_clipping`` mutant (no gradient reaches it)

@@ -399,6 +399,11 @@ def scaling_study(
         spec = VerifyProblem(**{**spec.as_dict(), "start": _check_value("start", float(start))})
     if mutation is not None:
         check_choice("mutation", mutation, MUTATIONS)
+        from dpbounds.verify.mutants import mutation_refusal
+
+        why = mutation_refusal(mutation, study.algorithms)  # before planning (4.2 CPU-s)
+        if why is not None:
+            raise ValueError(why)
     if costs is not None and not isinstance(costs, CostMemo):
         raise ValueError(f"costs must be a CostMemo or None, got {type(costs).__name__}")
     grid = check_choice("grid", grid, ("auto", "informative", "path", "small"))

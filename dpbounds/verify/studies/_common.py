@@ -93,6 +93,8 @@ class TheoremStudy:
         vectorised over thousands of trials, each step's fixed part then most of a 16-trial
         probe, declares more (the strongly convex studies: 4096; probed at 16 they were
         estimated at 0.2-50x their runs).
+    algorithms:
+        The algorithms its runs hand to :func:`~dpbounds.verify.mutants.mutated`.
     open_problems:
         The study also runs on every declared problem (a plug-in's,
         :class:`~dpbounds.verify.problems.ProblemKind`) of the theorem's class or a more
@@ -116,6 +118,9 @@ class TheoremStudy:
     lower_plan: Callable[..., dict[str, Any]] | None = None
     is_informative: Callable[..., bool] | None = None
     probe_trials: int = 16
+    #: the algorithms its runs hand :func:`~dpbounds.verify.mutants.mutated` (an
+    #: algorithm-specific mutation of another is refused before planning); ``()``: unknown
+    algorithms: tuple[str, ...] = ()
 
     @property
     def entry(self) -> registry.Entry:

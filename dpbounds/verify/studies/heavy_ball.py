@@ -67,7 +67,7 @@ def _run_heavy_ball(point: dict, inst: Instance, trials: int, seed: Any,
 
 
 register_study(TheoremStudy(
-    theorem="strongly_convex.heavy_ball",
+    theorem="strongly_convex.heavy_ball", algorithms=("dp_heavy_ball",),
     utility=("subopt",), components=("subopt",),
     defaults={"d": ((2, 4, 8, 16, 32), (2, 8, 32)),
               "N": ((100, 300, 1000, 3000), (100, 300, 1000)),

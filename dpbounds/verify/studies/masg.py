@@ -200,7 +200,7 @@ def _run_masg(point: dict, inst: Instance, trials: int, seed: Any, mutation: str
 
 
 register_study(TheoremStudy(
-    theorem="strongly_convex.masg",
+    theorem="strongly_convex.masg", algorithms=("dp_masg",),
     utility=("subopt",), components=("subopt", "subopt_uniform"),
     defaults={"d": ((2, 4, 8, 16, 32), (2, 8, 32)),
               "N": ((300, 1000, 3000, 10000), (300, 1000, 3000)),

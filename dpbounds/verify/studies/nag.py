@@ -88,7 +88,7 @@ def _run_nag(point: dict, inst: Instance, trials: int, seed: Any, mutation: str 
 
 
 register_study(TheoremStudy(
-    theorem="strongly_convex.nag",
+    theorem="strongly_convex.nag", algorithms=("dp_nag",),
     utility=("subopt",), components=("subopt", "subopt_uniform"),
     defaults={"d": ((2, 4, 8, 16, 32), (2, 8, 32)),
               "N": ((100, 300, 1000, 3000), (100, 300, 1000)),

@@ -80,7 +80,7 @@ def _erm_exprs() -> dict[str, sp.Expr]:
 
 
 register_study(TheoremStudy(
-    theorem="convex.noisy_projected_sgd",
+    theorem="convex.noisy_projected_sgd", algorithms=("noisy_projected_sgd",),
     utility=("excess_risk", "excess_avg"), components=("excess_risk", "excess_avg"),
     defaults={"d": ((2, 8, 32, 128), (2, 8, 32)),
               "N": ((25, 50, 100, 200), (25, 50, 100)),

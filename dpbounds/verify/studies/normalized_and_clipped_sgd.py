@@ -364,7 +364,7 @@ def _yang_exprs(kind: str) -> dict[str, sp.Expr]:
 
 
 register_study(TheoremStudy(
-    theorem="nonconvex.normalized_sgd",
+    theorem="nonconvex.normalized_sgd", algorithms=("dp_nsgd",),
     utility=("grad_min", "grad_avg"), components=("grad_min", "grad_avg"),
     defaults=_YANG_DEFAULTS,
     fixed={"d": 8, "N": 100, "eps": 0.5, "delta": 1e-5, "T": 2000, "B": 1},
@@ -376,7 +376,7 @@ register_study(TheoremStudy(
     notes="Theorem 3.2 shape (DERIVED) at the run's T, B, r, eta and the accountant's "
           "sigma; r from Corollary 3.3's choice"), rank=30)
 register_study(TheoremStudy(
-    theorem="nonconvex.clipped_sgd",
+    theorem="nonconvex.clipped_sgd", algorithms=("dp_sgd",),
     utility=("grad_min", "grad_avg"), components=("grad_min", "grad_avg"),
     defaults=_YANG_DEFAULTS,
     fixed={"d": 8, "N": 100, "eps": 0.5, "delta": 1e-5, "T": 2000, "B": 1},

@@ -141,7 +141,7 @@ def _alg2_exprs() -> dict[str, sp.Expr]:
 
 
 register_study(TheoremStudy(
-    theorem="nonconvex.sensitivity_reduced_nsgd",
+    theorem="nonconvex.sensitivity_reduced_nsgd", algorithms=("sensitivity_reduced_nsgd",),
     utility=("grad_output", "grad_avg"), components=_TREE_COMPONENTS,
     defaults=_TREE_DEFAULTS,
     fixed={"d": 4, "N": 1000, "eps": 8.0, "delta": 1e-5},

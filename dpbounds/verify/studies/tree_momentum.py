@@ -246,7 +246,7 @@ def _alg1_exprs() -> dict[str, sp.Expr]:
 
 
 register_study(TheoremStudy(
-    theorem="nonconvex.tree_momentum_nsgd",
+    theorem="nonconvex.tree_momentum_nsgd", algorithms=("tree_momentum_nsgd",),
     utility=("grad_output", "grad_avg"), components=_TREE_COMPONENTS,
     defaults=_TREE_DEFAULTS,
     fixed={"d": 4, "N": 1000, "eps": 8.0, "delta": 1e-5},
