@@ -534,3 +534,22 @@ def test_a_mutation_that_applies_still_runs():
         assert tuple(rows[name]["algorithms"]) == st.algorithms != ()
     _refuse_mutation("masg_no_restart", ("dp_masg",))
     _refuse_mutation("noise_sqrt2", ("dp_nag",))
+
+
+def test_a_plugin_verify_says_its_declared_sensitivity_is_trusted(capsys):
+    # the walkthrough's method declaring a third of its sensitivity passed verify (exit 0):
+    # its ledger row checks the noise against the declaration. The output says so, and where
+    # the declaration is tested; a built-in study's does not carry the note
+    from pathlib import Path
+
+    from dpbounds.cli import main
+    from tests.plugin_state import plugins_loaded
+
+    plugin = Path(__file__).resolve().parents[1] / "examples" / "dp_gd_smooth.py"
+    with plugins_loaded([plugin]):
+        main(["verify", "nonconvex.dp_gd_smooth", "--quick", "--quiet"])
+        out = capsys.readouterr().out
+    assert ("note: the ledger row checks the noise against the sensitivity dp_gd_smooth "
+            "declares") in out and "'dpbounds audit dp_gd_smooth' tests it" in out
+    main(["verify", "strongly_convex.nag", "--quick", "--quiet"])
+    assert "note: the ledger row" not in capsys.readouterr().out

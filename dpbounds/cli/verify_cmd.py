@@ -324,6 +324,18 @@ def _text(res: ScalingResult) -> str:
     if res.holds and res.inconclusive:
         lines += ["INCONCLUSIVE (exit 3): nothing failed, but not everything was shown:"]
         lines += [f"  - {why}" for why in res.inconclusive]
+    from dpbounds import extend
+
+    name = extend._METHOD_THEOREM.get(res.theorem)
+    if name is not None:  # a plug-in: what this PASS does not cover (walkthrough, stop 74)
+        from dpbounds.audit.settings._common import AUDIT_REGISTRY
+
+        how = (f"'dpbounds audit {name}' tests it on a worst-case pair"
+               if name in AUDIT_REGISTRY.entries else
+               "an audit tests it (declare extend.audit_setting(method), then "
+               f"'dpbounds audit {name}')")
+        lines.append(f"note: the ledger row checks the noise against the sensitivity {name} "
+                     f"declares, not the declaration itself; {how}")
     return "\n".join(lines)
 
 
