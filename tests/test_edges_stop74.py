@@ -553,3 +553,17 @@ def test_a_plugin_verify_says_its_declared_sensitivity_is_trusted(capsys):
             "declares") in out and "'dpbounds audit dp_gd_smooth' tests it" in out
     main(["verify", "strongly_convex.nag", "--quick", "--quiet"])
     assert "note: the ledger row" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("tol", [1e-14, 1e-15, 1e-300])
+def test_a_tighter_lmi_tolerance_never_widens_the_proven_bracket(tol):
+    # was: at tol <= 1e-15 the three closest infeasible probes failed the exact Farkas check
+    # and the lower end fell back to the quadratic rate, 0.548 for 0.677 (fuzz round 8).
+    # Oracle: the bracket at tol = 1e-12 (its lower end an exact Farkas certificate)
+    from dpbounds.lmi import heavy_ball_lmi_rate
+
+    ref = heavy_ball_lmi_rate(0.5, 1.0, alpha=0.5, beta=0.3, tol=1e-12)
+    got = heavy_ball_lmi_rate(0.5, 1.0, alpha=0.5, beta=0.3, tol=tol)
+    assert ref.lower_bound == got.lower_bound == "exact Farkas certificate"
+    assert got.rho_lower >= ref.rho_lower - 1e-9 and got.rho <= ref.rho + 1e-12
+    assert got.rho_lower <= got.rho  # a bracket
