@@ -567,3 +567,24 @@ def test_a_tighter_lmi_tolerance_never_widens_the_proven_bracket(tol):
     assert ref.lower_bound == got.lower_bound == "exact Farkas certificate"
     assert got.rho_lower >= ref.rho_lower - 1e-9 and got.rho <= ref.rho + 1e-12
     assert got.rho_lower <= got.rho  # a bracket
+
+
+def test_the_table_says_when_its_pld_row_is_looser_than_rdp():
+    # was: at eps = 1e-6 and 1e9 steps the PLD row needed 475x the RDP row's noise and was
+    # shown as the tight one (fuzz round 8). Oracle: the RDP row of the same table (both are
+    # valid upper bounds); an ordinary setting (PLD the tighter) carries no such note
+    from dpbounds.privacy.table import format_table, privacy_table
+
+    def poisson(rows):
+        return {r["accountant"]: r for r in rows if r["mechanism"].startswith("Subsampled "
+                                                                              "Gaussian, Poisson")}
+
+    rows = privacy_table(epsilon=1e-6, steps=10**9)
+    p = poisson(rows)
+    assert p["PLD (dp_accounting)"]["noise"] > p["RDP"]["noise"]
+    assert "looser than RDP here" in p["PLD (dp_accounting)"]["note"]
+    assert "note: Subsampled Gaussian, Poisson q=0.01 / PLD (dp_accounting): looser than RDP" \
+        in format_table(rows)
+    ordinary = poisson(privacy_table())
+    assert ordinary["PLD (dp_accounting)"]["noise"] < ordinary["RDP"]["noise"]
+    assert "looser" not in ordinary["PLD (dp_accounting)"]["note"]
