@@ -588,3 +588,50 @@ def test_the_table_says_when_its_pld_row_is_looser_than_rdp():
     ordinary = poisson(privacy_table())
     assert ordinary["PLD (dp_accounting)"]["noise"] < ordinary["RDP"]["noise"]
     assert "looser" not in ordinary["PLD (dp_accounting)"]["note"]
+
+
+# ------------------------------- verify tests a plug-in's declared sensitivity (within the data)
+def _sens_plugin(tmp_path, divide, relation="replace_one"):
+    text = (Path_examples() / "dp_gd_smooth.py").read_text()
+    text = text.replace('"dp_gd_smooth"', f'"dp_gd_sens_{divide}"').replace(
+        "nonconvex.dp_gd_smooth", f"nonconvex.dp_gd_sens_{divide}").replace(
+        'neighbouring="replace_one"', f'neighbouring="{relation}"').replace(
+        "sensitivity=lambda f, p: 2 * f.gradient_bound / f.n)",
+        f"sensitivity=lambda f, p: 2 * f.gradient_bound / f.n / {divide})")
+    path = tmp_path / f"sens_{divide}_{relation}.py"
+    path.write_text(text)
+    return path
+
+
+def Path_examples():
+    from pathlib import Path
+
+    return Path(__file__).resolve().parents[1] / "examples"
+
+
+def _sensitivity_row(path, theorem, capsys):
+    import json
+
+    from dpbounds.cli import main
+    from tests.plugin_state import plugins_loaded
+
+    with plugins_loaded([path]):
+        rc = main(["verify", theorem, "--quick", "--quiet", "--json"])
+    rows = json.loads(capsys.readouterr().out)["verdicts"]
+    return rc, next(r for r in rows if r["name"].startswith("sensitivity over"))
+
+
+@pytest.mark.parametrize("relation", ["replace_one", "add_remove"])
+def test_verify_refutes_a_declared_sensitivity_below_a_neighbours_move(relation, tmp_path,
+                                                                       capsys):
+    # was: a method declaring a third of its sensitivity passed verify (exit 0; its ledger
+    # row recomputes the noise from the declaration; walkthrough of stop 74). Oracle: the
+    # same data and seed read exactly `divide` x the correct declaration's ratio (the
+    # measured moves do not depend on the declaration), which is below 1
+    rc1, ok = _sensitivity_row(_sens_plugin(tmp_path, 1, relation),
+                               "nonconvex.dp_gd_sens_1", capsys)
+    rc8, bad = _sensitivity_row(_sens_plugin(tmp_path, 8, relation),
+                                "nonconvex.dp_gd_sens_8", capsys)
+    assert ok["holds"] and 0 < ok["measured"] < 1
+    assert bad["measured"] == pytest.approx(8 * ok["measured"], rel=1e-12)
+    assert not bad["holds"] and rc8 == 1

@@ -335,7 +335,8 @@ def _text(res: ScalingResult) -> str:
                "an audit tests it (declare extend.audit_setting(method), then "
                f"'dpbounds audit {name}')")
         lines.append(f"note: the ledger row checks the noise against the sensitivity {name} "
-                     f"declares, not the declaration itself; {how}")
+                     "declares; the sensitivity row tests the declaration against neighbours "
+                     f"within the data set only; {how}")
     return "\n".join(lines)
 
 
