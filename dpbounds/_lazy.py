@@ -17,6 +17,7 @@ command line's refusal). Standard library only.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 import types
 from collections.abc import Iterable, Mapping
@@ -40,6 +41,11 @@ def lazy_package(name: str, table: Mapping[str, tuple[str, str]],
         try:
             where, real = table[attr]
         except KeyError:
+            # a submodule not imported yet: `dpbounds.audit.runner.tight_claim` after `import
+            # dpbounds.audit` worked while the package imported its submodules (review of
+            # stop 74); importing it binds the package's attribute
+            if not attr.startswith("__") and importlib.util.find_spec(f"{name}.{attr}"):
+                return importlib.import_module(f"{name}.{attr}")
             raise AttributeError(f"module {name!r} has no attribute {attr!r}") from None
         value = getattr(importlib.import_module(where), real)
         names[attr] = value  # later look-ups skip this function

@@ -1170,10 +1170,11 @@ def _step_arity(step: Callable[..., Any]) -> int | None:
     """How many positional arguments dpbounds hands ``step``: 4, or 5 (``memory``); ``None``
     where the signature cannot be read (a builtin, a C extension) and 4 is assumed.
 
-    The fifth is ``memory`` when the step names it so or gives it no default: a
-    ``step(x, grad, noise, params, beta=0.9)`` keeps its default (it received the memory
-    dict as ``beta`` before stop 74). A step that needs more than five arguments, or fewer
-    than four, is refused naming the contract."""
+    A fifth positional parameter is the memory when it has no default or is named
+    ``memory``; one with a default and another name is refused as ambiguous (a
+    ``step(x, grad, noise, params, beta=0.9)`` received the memory dict as ``beta`` before
+    stop 74). A step that needs more than five arguments, or fewer than four, is refused
+    naming the contract."""
     import inspect
 
     try:
@@ -1196,7 +1197,14 @@ def _step_arity(step: Callable[..., Any]) -> int | None:
     if len(pos) < 5:
         return 4
     fifth = pos[4]
-    return 5 if fifth.default is fifth.empty or fifth.name == "memory" else 4
+    if fifth.default is not fifth.empty and fifth.name != "memory":
+        # ambiguous: `beta=0.9` received the memory dict before stop 74, and reading it as a
+        # hyper-parameter would silently stop handing the memory to `state=None`
+        raise ValueError(f"step's fifth parameter {fifth.name!r} has a default, so it is not "
+                         "clear whether it is the memory: name it 'memory' to receive the "
+                         "memory dict, or make it keyword-only (after a bare *) to keep its "
+                         "default")
+    return 5
 
 
 def _takes_memory(step: Callable[..., Any]) -> bool:
@@ -2233,6 +2241,7 @@ def audit_setting(method: Method, *, steps: int = 5, params: Mapping[str, float]
     from dpbounds.audit.neighbours import add_remove_pair
     from dpbounds.audit.settings._common import (
         AUDIT_REGISTRY,
+        BUILTIN_AUDITS,
         MAX_TRIALS,
         MIN_TRIALS,
         AuditSpec,
@@ -2327,6 +2336,9 @@ def audit_setting(method: Method, *, steps: int = 5, params: Mapping[str, float]
                      trials=int(trials))
     if register:
         module = _caller_module()
+        if spec.name in BUILTIN_AUDITS:
+            raise ValueError(f"audit {spec.name!r} is registered twice: by dpbounds (a built-in "
+                             f"audit) and by module {module}; give the method another name")
         AUDIT_REGISTRY.register(spec.name, spec, rank=1000, module=module)
         _record_origin(spec.name, module)
         _register_method(method, module)

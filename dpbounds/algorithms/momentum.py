@@ -42,7 +42,7 @@ reference code, the Laplace noise is drawn with scale :math:`b_t` (its ``laprnd`
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from dataclasses import replace
 from fractions import Fraction
 from typing import Any
@@ -529,7 +529,11 @@ def _given_budgets(budgets: Any, steps: int, epsilon: float, reselection: bool) 
     if reselection:
         raise ValueError("budgets fix the horizon (one per step): leave horizon_reselection "
                          "off")
-    b = np.asarray(budgets, dtype=float) if not isinstance(budgets, (str, bytes)) else None
+    try:
+        b = None if isinstance(budgets, (str, bytes, Mapping)) else np.asarray(budgets,
+                                                                               dtype=float)
+    except (TypeError, ValueError):  # a mapping or ragged nesting (review of stop 74)
+        b = None
     if b is None or b.ndim != 1 or b.size != steps:
         raise ValueError(f"budgets must hold one per-step epsilon for each of the {steps} "
                          f"steps, got {budgets!r:.80}")

@@ -67,22 +67,11 @@ def epsilon_of(
     factory)."""
     if delta is not None:
         check_scalar("delta", delta)
-    acc = make_accountant(accountant, _relation(accountant, neighbouring, mechanism))
+    acc = make_accountant(accountant, neighbouring)
     acc.compose(mechanism, count)
     if acc.name == "pure":
         return acc.get_epsilon(None)
     return acc.get_epsilon(delta)
-
-
-def _relation(accountant: Any, neighbouring: Any, mechanism: Any) -> Any:
-    """The relation of an accountant built from its name: ``neighbouring``, else the
-    mechanism's own. The accountants' defaults differ (pure DP and basic composition
-    replace-one, after Kuru et al.; the others add/remove), so ``calibrate(LaplaceMechanism,
-    1.0, None, 'pure', count=10)`` read an add/remove Laplace under replace-one and returned
-    b = 20 for 10 (fuzz round 8), where a ledger, built with its own relation, said 10."""
-    if neighbouring is not None or not isinstance(accountant, str):
-        return neighbouring
-    return getattr(mechanism, "neighbouring", None)
 
 
 class CalibrationResult(tuple):
@@ -220,8 +209,7 @@ def _calibrate(mechanism_for: Callable[[float], Mechanism], epsilon: float,
     if bracket <= 1.0:
         raise ValueError(f"bracket must be > 1, got {bracket!r}")
 
-    acc = make_accountant(accountant, _relation(accountant, neighbouring,
-                                                mechanism_for(initial)))
+    acc = make_accountant(accountant, neighbouring)
 
     def eps(x: float) -> float:
         if x not in cache:
@@ -382,7 +370,13 @@ def calibrate(
     count : int
         Number of runs (steps) of the mechanism, at most ``MAX_COUNT`` = 10^15 (10^9 for PLD).
     neighbouring : optional
-        Relation of the accountant when ``accountant`` is a name.
+        Relation of the accountant when ``accountant`` is a name; ``None``: that accountant's
+        default, which is **not** every mechanism's: ``'pure'`` and ``'basic'`` are
+        replace-one (Kuru et al.), ``'rdp'``, ``'zcdp'`` and ``'pld'`` add/remove. A mechanism
+        of the other relation is converted (an add/remove Laplace of sensitivity S is a
+        replace-one one of 2S: ``calibrate(LaplaceMechanism, 1, None, 'pure', count=10)``
+        gives b = 20, the replace-one answer); give ``neighbouring`` to account it under its
+        own (b = 10 with ``neighbouring='add_remove'``).
     rtol : float
         Relative width of the final bracket (default 1e-6; use ~1e-4 with PLD for speed).
     initial : float

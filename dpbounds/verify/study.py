@@ -162,7 +162,8 @@ class ScalingResult:
             vacuous = (f"the bound of {self.utility[0]} is vacuous at every point (>= the "
                        "trivial bound or the start's value): no utility claim was tested, an "
                        "algorithm that does not move passes; ")
-            if str(self.regime.get("why", "")).startswith("no informative grid found"):
+            if str(self.regime.get("why", "")).startswith(("no informative grid found",
+                                                            "no path grid found")):
                 # the advice below sent the user back to the search that had just failed
                 # (walkthrough of stop 74)
                 out.append(vacuous + "the planner found no N <= 1e6 where it is informative: "
@@ -451,7 +452,7 @@ def scaling_study(
         trials = int(regime.get("trials", trials))
         points = [_point(pts_fixed, var, v) for v in values]
         _check_memory(study, spec, points, trials, max_memory, allow_large, regime,
-                      workers=getattr(executor, "workers", 1))
+                      workers=_processes_here(executor))
         if (estimate or regime.get("fallback")) and "estimated_total_seconds" not in regime:
             _estimate(study, spec, points, trials, regime, costs)
         if "estimated_total_seconds" in regime:
@@ -1034,6 +1035,25 @@ def _check_instance_memory(spec: VerifyProblem, points: Sequence[Mapping[str, An
                          f"{int(worst.get('N', 0))} needs about {need / 1e9:.3g} GB to build "
                          f"({spec.kind}), above the memory budget {max_memory / 1e9:.3g} GB "
                          "(--max-memory-gb): use smaller values, or pass --allow-large")
+
+
+def _processes_here(executor: Any) -> int:
+    """The processes of this machine that run points at once: a local pool's workers
+    (:class:`~dpbounds.sweep.LocalProcesses`, a ``concurrent.futures`` process pool, or the
+    ``LocalCluster`` a :class:`~dpbounds.sweep.DaskDistributed` without a scheduler starts),
+    else 1 (this process; a remote cluster's workers hold their points in their own memory,
+    not this machine's, so the local budget does not count them)."""
+    import concurrent.futures
+
+    if isinstance(executor, concurrent.futures.ProcessPoolExecutor):
+        return int(getattr(executor, "_max_workers", 1) or 1)
+    from dpbounds.sweep.executors import DaskDistributed, LocalProcesses
+
+    if isinstance(executor, LocalProcesses) or (
+            isinstance(executor, DaskDistributed) and executor.scheduler is None
+            and executor.processes):
+        return int(executor.workers)
+    return 1
 
 
 #: A worker process's own memory before its first point (the interpreter and the imports;

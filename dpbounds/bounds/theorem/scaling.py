@@ -251,9 +251,13 @@ def _sign_in_constants(term: sp.Expr, scaled: set[sp.Symbol]) -> bool:
     too. A plug-in's ``-log(beta) * N**2`` (``beta < 1``) was refused as a difference
     (the walk reads signs from the syntax), and with it ``bound`` and ``verify``
     (walkthrough of stop 74)."""
-    scaled_part = sp.Mul(*(f for f in sp.Mul.make_args(term) if f.free_symbols & scaled))
+    factors = sp.Mul.make_args(term)
+    scaled_part = sp.Mul(*(f for f in factors if f.free_symbols & scaled))
+    constant = sp.Mul(*(f for f in factors if not f.free_symbols & scaled))
+    # a constant known negative (`1 - N`, `-3 d / sqrt(N)`) is a negative leading term: an
+    # expression that is not a bound along the path (review of stop 74: it was ordered)
     return bool(scaled_part.free_symbols) and scaled_part.could_extract_minus_sign() is False \
-        and scaled_part.is_positive is not False
+        and scaled_part.is_positive is not False and constant.is_negative is not True
 
 
 def _is_log_factor(f: sp.Expr, scaled: set[sp.Symbol]) -> bool:
