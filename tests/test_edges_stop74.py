@@ -721,3 +721,18 @@ def test_the_processes_counted_are_this_machines():
     assert _processes_here(DaskDistributed(workers=4)) == 4  # its LocalCluster, here
     assert _processes_here(DaskDistributed(scheduler="tcp://10.0.0.1:8786", workers=4)) == 1
     assert _processes_here(None) == 1
+
+
+@pytest.mark.parametrize("value, shown", [("-1e-5", "-1e-05"), ("-1.5E3", "-1500.0"),
+                                          ("-.5", "-0.5"), ("-1", "-1.0")])
+def test_a_negative_number_in_scientific_notation_gets_its_range(value, shown, capsys):
+    # was: '--epsilon -1e-5' read as an option ("expected one argument"), '-1' got the range
+    from dpbounds.cli import main
+
+    assert main(["privacy", "--epsilon", value]) == 2
+    err = capsys.readouterr().err
+    assert f"epsilon must lie in [1e-06, 100.0], got {shown}" in err
+    # control: an option after the flag is still an option (argparse's exit, status 2)
+    with pytest.raises(SystemExit) as stop:
+        main(["privacy", "--epsilon", "--json"])
+    assert stop.value.code == 2 and "expected one argument" in capsys.readouterr().err

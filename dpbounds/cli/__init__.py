@@ -27,6 +27,7 @@ import decimal
 import importlib
 import json
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -87,6 +88,10 @@ EXIT_INTERRUPTED = 130
 _INT_LIMIT = decimal.Decimal("1.7976931348623157e308")
 
 
+#: a negative number as argparse's own matcher reads one, and in scientific notation
+_NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+
+
 class DpParser(argparse.ArgumentParser):
     """ArgumentParser without prefix abbreviations and with verbatim epilogs (column legends)."""
 
@@ -94,6 +99,10 @@ class DpParser(argparse.ArgumentParser):
         kwargs.setdefault("allow_abbrev", False)
         kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
         super().__init__(*args, **kwargs)
+        # argparse reads '-1e-5' as an option, not a negative number ('--epsilon -1e-5' said
+        # "expected one argument" where '-1' and '-0.5' got the range; fuzz round 8): its
+        # matcher, with exponents (no flag of dpbounds looks like a number)
+        self._negative_number_matcher = _NEGATIVE_NUMBER
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         """A sub-command group may name what it accepts beyond its choices (``tune NAME``:
