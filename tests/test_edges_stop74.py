@@ -334,6 +334,11 @@ def test_a_minus_sign_in_constant_factors_is_ordered_and_a_real_difference_stops
         assert main(["bound", "strongly_convex.cancel_plugin", *problem]) == 0
         out = capsys.readouterr().out
         assert "scaling: n/a (cannot order the difference" in out
+        import json
+
+        assert main(["bound", "strongly_convex.cancel_plugin", *problem, "--json"]) == 0
+        got = json.loads(capsys.readouterr().out)
+        assert got["scaling"] is None and got["scaling_failure"].startswith("cannot order")
         # the value is the expression's: (2N + 1) d / (N^2 eps)
         assert f"{(2 * 1000 + 1) * 10 / 1000**2:.4g}" in out
 

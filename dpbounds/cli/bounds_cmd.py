@@ -59,7 +59,9 @@ output:
   closed form   those hyper-parameter choices
   tuned         the bound with its hyper-parameters tuned numerically, and their values
   gradients     the number of gradient evaluations the algorithm makes (closed-form choices)
-  scaling       the leading-order exponents in d, N, eps (up to log factors) along d ~ N -> oo
+  scaling       the leading-order exponents in d, N, eps (up to log factors) along d ~ N -> oo;
+                n/a with the reason where the walk cannot order the bound (--json:
+                scaling_failure)
   VACUOUS       printed when the bound is at or above what it must beat: G (a gradient norm
                 never exceeds it) or sqrt(2 L R) (the start's gradient: doing nothing) for the
                 non-convex bounds, G diam (convex), R = F(x0) - F* (strongly convex)
@@ -219,6 +221,8 @@ def _bound(args: argparse.Namespace) -> int:
             "kind": e.kind,
             "scaling": None if scaling is None else {k: str(v)
                                                      for k, v in scaling.powers.items()},
+            # why the scaling is null for a symbolic bound (the walk could not order it)
+            "scaling_failure": e.scaling_failure(),
             "scaling_of": e.scaling_label or "whole bound",
             "whole_bound_scaling": None if (whole := e.whole_scaling()) is None else {
                 k: str(v) for k, v in whole.powers.items()},
