@@ -246,12 +246,13 @@ JSON_RESULT_FIELDS: dict[str, tuple[str, frozenset[str]]] = {
                         "horizon_gap", "worst_case_upper", "worst_case_lower",
                         "horizons_searched", "worst_case", "noise_variance", "gamma",
                         "lyapunov", "lower_bound", "certified_gap"})),
-    "verify": ("a theorem's catalogue entry: its name, aliases, components, notes and the "
+    "verify": ("a theorem's catalogue entry: its name, aliases, components, notes, the "
+               "algorithms its runs use (what a mutation patches) and the "
                "fixed and grid values of its problem keys (those keys are bound symbols); "
                "the lists of studies and problems, a problem's name, class and description",
                frozenset({"aliases", "components", "fixed", "grids", "notes", "theorem",
                           "origin", "provenance", "studies", "problems", "name",
-                          "problem_class", "description"})),
+                          "problem_class", "description", "algorithms"})),
 }
 #: Bound symbols (``N``, ``eps`` ...) name quantities in verify's problem keys.
 BOUND_SYMBOLS = frozenset(s for q in QUANTITIES for s in q.symbols)

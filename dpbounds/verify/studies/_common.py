@@ -94,7 +94,9 @@ class TheoremStudy:
         probe, declares more (the strongly convex studies: 4096; probed at 16 they were
         estimated at 0.2-50x their runs).
     algorithms:
-        The algorithms its runs hand to :func:`~dpbounds.verify.mutants.mutated`.
+        The algorithms its runs hand to :func:`~dpbounds.verify.mutants.mutated`: an
+        algorithm-specific mutation of another is refused before planning (``()``: unknown,
+        not checked early).
     open_problems:
         The study also runs on every declared problem (a plug-in's,
         :class:`~dpbounds.verify.problems.ProblemKind`) of the theorem's class or a more
@@ -118,8 +120,7 @@ class TheoremStudy:
     lower_plan: Callable[..., dict[str, Any]] | None = None
     is_informative: Callable[..., bool] | None = None
     probe_trials: int = 16
-    #: the algorithms its runs hand :func:`~dpbounds.verify.mutants.mutated` (an
-    #: algorithm-specific mutation of another is refused before planning); ``()``: unknown
+    # (documented under Parameters: a `#:` comment made Sphinx describe it twice)
     algorithms: tuple[str, ...] = ()
 
     @property
