@@ -741,3 +741,26 @@ def test_a_negative_number_in_scientific_notation_gets_its_range(value, shown, c
     with pytest.raises(SystemExit) as stop:
         main(["privacy", "--epsilon", "--json"])
     assert stop.value.code == 2 and "expected one argument" in capsys.readouterr().err
+
+
+def test_dp_masg_runs_a_tuned_allocation_given_as_budgets():
+    # as dp_nag (the walkthrough: no public way to run the tuner's DP-MASG row). Oracle:
+    # b_t = S1 / (n eps_t) at m = n (Kuru et al. (12)), the tuner's own scales, and the
+    # pure-DP ledger at the target from both sides
+    from dpbounds.algorithms import dp_masg
+    from dpbounds.tuning import tune_nesterov
+
+    f = _kuru_small()
+    tuned = tune_nesterov(f.strong_convexity, f.smoothness, d=f.d, n=f.n, epsilon=1.0,
+                          sensitivity=f.l1_sensitivity, initial_gap=10.0, methods=("masg",),
+                          reference_horizons=())
+    choice = tuned.choices[0]
+    res = dp_masg(f, epsilon=1.0, steps=choice.horizon, budgets=choice.epsilons, trials=3,
+                  seed=0)
+    scales = np.array([m.scale for m, count in res.privacy.ledger.entries
+                       for _ in range(count)])
+    assert np.allclose(scales, f.l1_sensitivity / (f.n * choice.epsilons), rtol=1e-9)
+    assert np.allclose(scales, choice.scales, rtol=1e-9)
+    assert 1.0 - 1e-9 <= res.privacy.ledger.accountant("pure").get_epsilon(None) <= 1.0
+    with pytest.raises(ValueError, match="budgets sum to"):
+        dp_masg(f, epsilon=1.0, steps=2, budgets=[0.6, 0.6])

@@ -633,15 +633,16 @@ def dp_masg(objective: ObjectiveProtocol, *, epsilon: float, steps: int, c: floa
             horizon_reselection: bool = False, horizon_rule: str = "eq32",
             initial_error: float = 10.0, trials: int = 1, seed: Any = None, x0: Any = None,
             sensitivity: float | None = None, trace: str | None = "auto", noise: str = "float",
-            transcript: Transcript | None = None) -> SimulationResult:
+            transcript: Transcript | None = None, budgets: Any = None) -> SimulationResult:
     r"""DP-MASG (Kuru et al. Section 4.2): multi-stage DP-NAG with the schedule (33).
 
     Stage steps are scaled by ``c`` (Section 5): :math:`c/L` in stage 1 (length
     ``first_stage``, default :math:`\lceil2\sqrt\kappa\ln\sqrt\kappa\rceil`),
     :math:`c\,2^{-2k}/L` in stage :math:`k\ge2`; momentum :math:`\beta^{(k)}` of NAG's formula;
     ``restart`` resets the momentum at stage changes (reference code; the paper is silent).
-    ``allocation`` and ``horizon_reselection`` as in :func:`dp_nag`, with the weights (34);
-    ``noise`` and ``transcript`` as in :func:`dp_heavy_ball`.
+    ``allocation``, ``budgets`` and ``horizon_reselection`` as in :func:`dp_nag`, with the
+    weights (34) (``budgets``: e.g. ``tune_nesterov(...)``'s DP-MASG row's ``epsilons``, with
+    ``steps`` its ``horizon``); ``noise`` and ``transcript`` as in :func:`dp_heavy_ball`.
     """
     epsilon = check_epsilon(epsilon)
     check_own_record_losses(objective, "dp_masg", epsilon)
@@ -670,13 +671,16 @@ def dp_masg(objective: ObjectiveProtocol, *, epsilon: float, steps: int, c: floa
     restarts = np.zeros(horizon, dtype=bool)
     if restart:
         restarts[1:] = sched.stages[1:] != sched.stages[:-1]
-    scales = None
-    if private:
+    scales = given = None
+    if budgets is not None:
+        given = _given_budgets(budgets, T, epsilon, horizon_reselection)
+        allocation = "given"
+    elif private:
         scales = laplace_allocation(sched, objective, epsilon=epsilon, m=m,
                                     allocation=allocation, sensitivity=S1).scales
     name = "dp_masg"
     return laplace_momentum_method(
-        objective, kind="nag", step_sizes=sched.steps, momenta=betas, budgets=None,
+        objective, kind="nag", step_sizes=sched.steps, momenta=betas, budgets=given,
         scales=scales, epsilon=epsilon, batch_size=m, restarts=restarts, trials=trials,
         seed=seed, x0=x0, sensitivity=S1, trace=trace, name=name, source=DP_MASG_SOURCE,
         params=dict(c=c, p=p, stages=sched.stages, stage_lengths=sched.stage_lengths,
