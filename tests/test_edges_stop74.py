@@ -352,28 +352,33 @@ def _kuru_small():
     return LogisticRegression.kuru(*ds, lam=0.01, paper_smoothness=True, **ds.domain())
 
 
-def test_dp_nag_runs_a_tuned_allocation_given_as_budgets():
-    # was: no public way to run the tuner's allocation (dp_nag had no budgets=; the
-    # walkthrough of stop 74 reached for laplace_momentum_method). Oracle: the Laplace
+@pytest.mark.parametrize("method", ["nag", "masg"])
+def test_a_tuned_allocation_runs_as_tuned_given_as_budgets(method):
+    # was: no public way to run the tuner's allocation (dp_nag and dp_masg had no budgets=;
+    # the walkthrough of stop 74 reached for laplace_momentum_method). Oracle: the Laplace
     # scale of a per-step budget eps_t at m = n is S1 / (n eps_t) (Kuru et al. (12)),
-    # computed here; the pure-DP ledger sums the budgets to the target, both sides
-    from dpbounds.algorithms import dp_nag
+    # computed here, and the tuner's own scales; the pure-DP ledger sums the budgets to the
+    # target, both sides
+    from dpbounds import algorithms
     from dpbounds.tuning import tune_nesterov
 
+    run = getattr(algorithms, f"dp_{method}")
     f = _kuru_small()
     tuned = tune_nesterov(f.strong_convexity, f.smoothness, d=f.d, n=f.n, epsilon=1.0,
-                          sensitivity=f.l1_sensitivity, initial_gap=10.0, methods=("nag",),
+                          sensitivity=f.l1_sensitivity, initial_gap=10.0, methods=(method,),
                           reference_horizons=())
     choice = tuned.choices[0]
-    res = dp_nag(f, epsilon=1.0, steps=choice.horizon, budgets=choice.epsilons, trials=3,
-                 seed=0)
+    res = run(f, epsilon=1.0, steps=choice.horizon, budgets=choice.epsilons, trials=3, seed=0)
     scales = np.array([m.scale for m, count in res.privacy.ledger.entries
                        for _ in range(count)])
     want = f.l1_sensitivity / (f.n * choice.epsilons)
     assert scales.shape == want.shape and np.allclose(scales, want, rtol=1e-9)
+    assert np.allclose(scales, choice.scales, rtol=1e-9)
     eps = res.privacy.ledger.accountant("pure").get_epsilon(None)
     assert 1.0 - 1e-9 <= eps <= 1.0
     assert res.params["allocation"] == "given"
+    with pytest.raises(ValueError, match="budgets sum to"):
+        run(f, epsilon=1.0, steps=2, budgets=[0.6, 0.6])
 
 
 @pytest.mark.parametrize("kw, words", [
@@ -451,10 +456,18 @@ def test_verify_counts_its_worker_processes_in_the_memory_estimate(capsys):
     assert "30 worker processes at once" in err
     shown = float(err.split("needs an estimated ")[1].split(" GiB")[0])
     assert shown >= 30 * WORKER_BYTES / 2**30 and shown >= FIRST_RUN_BYTES / 2**30
-    # control: two points run two processes at once, whatever --workers says: within budget
-    assert main(["verify", "strongly_convex.nag", "--vary", "N", "--values", "1000", "2000",
-                 "--quick", "--max-memory-gb", "1", "--workers", "30", "--json"]) in (0, 3)
-    assert '"estimated_memory_bytes"' in capsys.readouterr().out
+    # control: two points run two processes at once, whatever --workers says: within budget,
+    # and each holds its point and a worker's own memory beside this process's estimate
+    import json
+
+    est = {}
+    for w in ("1", "30"):
+        assert main(["verify", "strongly_convex.nag", "--vary", "N", "--values", "1000",
+                     "2000", "--quick", "--max-memory-gb", "1", "--workers", w,
+                     "--json"]) in (0, 3)
+        est[w] = json.loads(capsys.readouterr().out)["regime"]["estimated_memory_bytes"]
+    assert est["30"] == pytest.approx(est["1"] + 2 * (est["1"] - FIRST_RUN_BYTES
+                                                      + WORKER_BYTES), rel=1e-12)
 
 
 @pytest.mark.parametrize("n, epochs", [(1, 10**6), (1, 10**9), (2, 10**7), (3, 5000)])
@@ -743,24 +756,40 @@ def test_a_negative_number_in_scientific_notation_gets_its_range(value, shown, c
     assert stop.value.code == 2 and "expected one argument" in capsys.readouterr().err
 
 
-def test_dp_masg_runs_a_tuned_allocation_given_as_budgets():
-    # as dp_nag (the walkthrough: no public way to run the tuner's DP-MASG row). Oracle:
-    # b_t = S1 / (n eps_t) at m = n (Kuru et al. (12)), the tuner's own scales, and the
-    # pure-DP ledger at the target from both sides
-    from dpbounds.algorithms import dp_masg
-    from dpbounds.tuning import tune_nesterov
+@pytest.mark.parametrize("mechanism, relation", [("gaussian", "replace_one"),
+                                                 ("laplace", "replace_one"),
+                                                 ("gaussian", "add_remove")])
+def test_the_sensitivity_witness_is_the_data_sets_largest_neighbour_move(mechanism, relation):
+    # oracle: a quadratic's per-sample gradients are Qx - b + (e_i - centre), so a record
+    # replaced by another moves the mean by (e_j - e_i)/n at every x, and a record removed by
+    # (centre - e_i)/(n - 1): scipy's pairwise distances of the offsets (L2, or L1 for
+    # Laplace), shared with nothing in dpbounds
+    from types import SimpleNamespace
 
-    f = _kuru_small()
-    tuned = tune_nesterov(f.strong_convexity, f.smoothness, d=f.d, n=f.n, epsilon=1.0,
-                          sensitivity=f.l1_sensitivity, initial_gap=10.0, methods=("masg",),
-                          reference_horizons=())
-    choice = tuned.choices[0]
-    res = dp_masg(f, epsilon=1.0, steps=choice.horizon, budgets=choice.epsilons, trials=3,
-                  seed=0)
-    scales = np.array([m.scale for m, count in res.privacy.ledger.entries
-                       for _ in range(count)])
-    assert np.allclose(scales, f.l1_sensitivity / (f.n * choice.epsilons), rtol=1e-9)
-    assert np.allclose(scales, choice.scales, rtol=1e-9)
-    assert 1.0 - 1e-9 <= res.privacy.ledger.accountant("pure").get_epsilon(None) <= 1.0
-    with pytest.raises(ValueError, match="budgets sum to"):
-        dp_masg(f, epsilon=1.0, steps=2, budgets=[0.6, 0.6])
+    from scipy.spatial.distance import pdist
+
+    from dpbounds import extend as ex
+
+    rng = np.random.default_rng(3)
+    offsets = rng.standard_normal((60, 4)) * np.array([1.0, 2.0, 0.5, 3.0])
+    f = _quadratic_with(offsets)
+    declared = 0.05
+    m = ex.Method("w", step=lambda x, g, z, p: x, mechanism=mechanism, sensitivity=declared,
+                  neighbouring=relation)
+    res = SimpleNamespace(x=np.full((2, 4), 0.7))
+    row = ex._sensitivity_witness(m, f, None, res, declared)
+    if relation == "replace_one":
+        move = pdist(offsets, "cityblock" if mechanism == "laplace" else "euclidean").max() / 60
+    else:
+        move = np.linalg.norm(offsets - offsets.mean(axis=0), axis=1).max() / 59
+    assert row["kind"] == "sensitivity" and row["exact"] == 1.0
+    assert row["values"][0] == pytest.approx(move / declared, rel=1e-10)
+    # a sampled method's release is its batch's: no row
+    sampled = ex.Method("s", step=lambda x, g, z, p: x, sampling="poisson", clip=1.0)
+    assert ex._sensitivity_witness(sampled, f, None, res, declared) is None
+
+
+def _quadratic_with(offsets):
+    from dpbounds.objectives import QuadraticObjective
+
+    return QuadraticObjective(np.linspace(1.0, 2.0, offsets.shape[1]), offsets=offsets)

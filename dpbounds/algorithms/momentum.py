@@ -574,9 +574,10 @@ def dp_nag(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
     :func:`dp_nag_opt` sets ``allocation="optimal"`` and re-selection, as Section 5's
     DP-NAG-opt. ``budgets``: the per-step pure-DP budgets :math:`\epsilon_t` themselves
     (one per step, summing to at most ``epsilon``; ``allocation`` is then not read), e.g. a
-    tuned allocation, ``dpbounds.tuning.tune_nesterov(...).tuned[0].epsilons`` with ``steps``
-    its ``horizon``. The uniform allocation runs any step size (eqs. (12)-(13) need no error
-    weights); the optimal ones need :math:`\alpha\le1/L` (their weights are Theorem 4.1's).
+    tuned allocation, ``dpbounds.tuning.tune_nesterov(...).choices[k].epsilons`` with
+    ``steps`` its ``horizon``. The uniform allocation runs any step size (eqs. (12)-(13) need
+    no error weights); the optimal ones need :math:`\alpha\le1/L` (their weights are
+    Theorem 4.1's).
     Other parameters (``noise`` and ``transcript`` too) as :func:`dp_heavy_ball`.
     """
     epsilon = check_epsilon(epsilon)
