@@ -381,8 +381,11 @@ class AuditResult:
                    f"{_fmt(self.mu_high)}] (fit p = {self.mu_gof_pvalue:.2g})")
             if math.isfinite(self.mu_claim):
                 gdp += f" vs mu_claim = {_fmt(self.mu_claim)}"
+        # a pure-DP algorithm given a delta does not read it: said, not silent (fuzz round 8)
+        unread = (f", pure DP: the delta given, {self.target_delta:.3g}, is not read"
+                  if self.delta == 0.0 and self.target_delta > 0.0 else "")
         return (f"{self.algorithm} ({self.neighbouring.value}){mut}: claimed eps = "
-                f"{self.claimed_epsilon:.4g} (delta = {self.delta:.3g}); eps >= "
+                f"{self.claimed_epsilon:.4g} (delta = {self.delta:.3g}{unread}); eps >= "
                 f"{self.epsilon_lower:.3f} at {_percent(self.confidence)} (test interval "
                 f"[{self.epsilon_lower:.3f}, {_fmt(self.epsilon_upper)}], "
                 f"{_estimate_text(self.epsilon_estimate)}); at delta = "

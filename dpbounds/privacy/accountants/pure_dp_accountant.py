@@ -30,6 +30,13 @@ __all__ = [
 # ------------------------------------------------------------------------------- pure DP
 
 
+def _exactly_free(mechanism: Mechanism, raw: float) -> bool:
+    """Whether ``mechanism`` costs exactly 0: a pure-DP mechanism stated at epsilon 0 (its
+    epsilon under any relation is 0 times a group factor, exact). A zero computed from
+    positive inputs (``sens / scale`` underflowing) is not: it is still rounded up."""
+    return raw == 0.0 and isinstance(mechanism, PureDpMechanism) and mechanism.epsilon == 0.0
+
+
 class PureDpAccountant(Accountant):
     r"""Basic composition of pure-DP mechanisms (Kuru et al. Thm A.2): :math:`\sum\varepsilon`.
 
@@ -55,7 +62,10 @@ class PureDpAccountant(Accountant):
     def _compose(self, mechanism: Mechanism, count: int) -> None:
         # rounded up (sens/scale, the product and the sum each round to nearest): the reported
         # epsilon is never below the exact sum, so a calibration against it never overshoots
-        eps = float(nudge_up(self.mechanism_epsilon(mechanism), 1))
+        raw = self.mechanism_epsilon(mechanism)
+        if _exactly_free(mechanism, raw):
+            return  # adding 0 is exact (nudged, pure:eps=0 read 1.48e-323)
+        eps = float(nudge_up(raw, 1))
         self.epsilon = _finite(float(nudge_up(self.epsilon + count * eps, 2)))
 
     def get_epsilon(self, delta: float | None = None) -> float:
@@ -97,8 +107,10 @@ class BasicAccountant(Accountant):
                 raise self._unsupported(mechanism, str(err)) from None
         else:  # computed (sens / scale, amplification): rounded up as the pure accountant does
             try:
-                eps = float(nudge_up(PureDpAccountant(self.neighbouring)
-                                     .mechanism_epsilon(mechanism)))
+                raw = PureDpAccountant(self.neighbouring).mechanism_epsilon(mechanism)
+                if _exactly_free(mechanism, raw):
+                    return  # nothing to add: exact
+                eps = float(nudge_up(raw))
             except UnsupportedMechanismError:  # in this accountant's name, not "pure"
                 raise self._unsupported(mechanism, "not a pure-DP or (eps, delta)-DP "
                                                    "mechanism") from None
