@@ -47,3 +47,18 @@ def test_a_pure_dp_audit_says_the_delta_given_is_not_read():
     assert "is not read" not in str(audit("dp_gd_laplace", trials=200, seed=1))
     approx = audit("dp_sgd", delta=0.01, trials=200, seed=1)  # reads it: no such words
     assert approx.delta > 0.0 and "is not read" not in str(approx)
+
+
+# ---------------------------- an impossible problem value is refused by a bound not reading it
+@pytest.mark.parametrize("name", ["strongly_convex.nag", "strongly_convex.heavy_ball",
+                                  "strongly_convex.masg", "convex.output_perturbation"])
+@pytest.mark.parametrize("delta", [-1.0, 0.0, 2.0])
+def test_a_delta_outside_zero_one_is_refused_in_one_range_by_every_bound(name, delta):
+    # was: the pure-DP strongly convex bounds (which do not read delta) returned a value for
+    # delta = -1, 0 and 2; output perturbation said "(0, inf)" for -1 and "assumption fails"
+    # for 2 (fuzz round 8). The CLI's words for --delta are the oracle's range
+    from dpbounds.bounds import registry
+
+    with pytest.raises(ValueError, match=r"^delta must lie in \(0\.0, 1\.0\), got "):
+        registry.get(name).value(dict(mu=0.1, S1=1.0, delta=delta))
+    assert registry.get(name).value(dict(mu=0.1, S1=1.0, eps=0.5, delta=1e-6)) > 0.0

@@ -94,6 +94,22 @@ def canonical_class(name: str) -> str:
     return c
 
 
+def _check_given(given: Mapping[str, Any]) -> None:
+    """The scalar problem values the caller gave, each in its range (``check_problem``'s
+    words): a bound that does not read one still refuses an impossible value. ``delta = -1``
+    or ``2`` was accepted by the pure-DP strongly convex bounds, which do not read delta
+    (fuzz round 8), and read as "(0, inf)" by another. Arrays (vectorised evaluation) are
+    left to the bound."""
+    import warnings
+
+    scalars = {k: v for k, v in given.items()
+               if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    if scalars:
+        with warnings.catch_warnings():  # the no-privacy warning is the caller's to give
+            warnings.simplefilter("ignore")
+            check_problem(scalars)
+
+
 @dataclass(frozen=True)
 class Entry:
     """A registered bound.
@@ -212,6 +228,7 @@ class Entry:
             if isinstance(v, float) and math.isnan(v) or (
                     isinstance(v, np.ndarray) and v.dtype.kind == "f" and np.isnan(v).any()):
                 raise ValueError(f"{key} must be a number, got nan")
+        _check_given({**(problem or {}), **overrides})
         return p
 
     def params(self, problem: Mapping[str, float] | None = None, **overrides: float) -> dict:
