@@ -62,3 +62,35 @@ def test_a_delta_outside_zero_one_is_refused_in_one_range_by_every_bound(name, d
     with pytest.raises(ValueError, match=r"^delta must lie in \(0\.0, 1\.0\), got "):
         registry.get(name).value(dict(mu=0.1, S1=1.0, delta=delta))
     assert registry.get(name).value(dict(mu=0.1, S1=1.0, eps=0.5, delta=1e-6)) > 0.0
+
+
+# ------------------------------- the quadratic class's pick says whether S_mu,L certifies it
+def test_the_quadratic_class_note_agrees_with_published_rates_on_both_sides():
+    # was: `tune hb` (quadratic class, the default) gave a logistic regression a pick with no
+    # certificate on smooth strongly convex functions, and nothing said so (walkthrough of
+    # stop 75). Oracles: gradient descent at alpha = 1/L contracts at 1 - mu/L on all of
+    # S_mu,L (Nesterov 2004, Thm 2.1.15 in the function-value form), and heavy ball at
+    # Polyak's (alpha, beta) with kappa = 25 fails to converge on a function of S_1,25
+    # (Lessard, Recht, Packard 2016, Sec. 4.6): no rate certificate can exist there
+    from dpbounds.tuning.heavy_ball import HeavyBallChoice, _quadratic_class_note
+
+    def choice(alpha: float, beta: float) -> HeavyBallChoice:
+        return HeavyBallChoice("t", alpha, beta, 10, 0.5, 1.0, 1.0, 1.0)
+
+    gd = _quadratic_class_note(1.0, 25.0, choice(1.0 / 25.0, 0.0))
+    rho = float(gd.split("rho = ")[1].split(")")[0])
+    assert "also has a rate certificate" in gd and rho <= 1.0 - 1.0 / 25.0 + 1e-4
+    kappa = 25.0
+    alpha = 4.0 / (1.0 + kappa ** 0.5) ** 2
+    beta = ((kappa ** 0.5 - 1.0) / (kappa ** 0.5 + 1.0)) ** 2
+    polyak = _quadratic_class_note(1.0, kappa, choice(alpha, beta))
+    assert "NO rate certificate" in polyak and "smooth_strongly_convex" in polyak
+
+
+@pytest.mark.parametrize("objective", ["error", "bound"])
+def test_tune_hb_prints_the_class_note_under_both_quadratic_tables(objective):
+    from dpbounds.tuning import tune_heavy_ball
+
+    quad = tune_heavy_ball(0.04, 1.0, d=2, n=1000, epsilon=1.0, sensitivity=1.0,
+                           initial_gap=1.0, max_horizon=20, grid=5, objective=objective)
+    assert quad.class_note.startswith("class: ") and quad.class_note in quad.table()
