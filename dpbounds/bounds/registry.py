@@ -95,15 +95,15 @@ def canonical_class(name: str) -> str:
 
 
 def _check_given(given: Mapping[str, Any]) -> None:
-    """The scalar problem values the caller gave, each in its range (``check_problem``'s
-    words): a bound that does not read one still refuses an impossible value. ``delta = -1``
-    or ``2`` was accepted by the pure-DP strongly convex bounds, which do not read delta
-    (fuzz round 8), and read as "(0, inf)" by another. Arrays (vectorised evaluation) are
-    left to the bound."""
+    """A scalar ``delta`` the caller gave, in (0, 1) (``check_problem``'s words): the pure-DP
+    strongly convex bounds, which do not read it, accepted ``delta = -1`` or ``2``, and
+    output perturbation read it as "(0, inf)" (fuzz round 8). Only delta: the other keys are
+    read by the bounds that take them, which say more (``R = 0``: "the start is the
+    minimiser"). Arrays (vectorised evaluation) are left to the bound."""
     import warnings
 
-    scalars = {k: v for k, v in given.items()
-               if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    scalars = {k: v for k, v in given.items() if k == "delta"
+               and isinstance(v, (int, float)) and not isinstance(v, bool)}
     if scalars:
         with warnings.catch_warnings():  # the no-privacy warning is the caller's to give
             warnings.simplefilter("ignore")
