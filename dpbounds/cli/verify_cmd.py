@@ -307,10 +307,18 @@ def _text(res: ScalingResult) -> str:
     from dpbounds.verify.theorems import get_study
 
     entry = get_study(res.theorem).entry
-    label = exponent_label((entry.scaling_bound or entry.tuned).sources)
-    lines.append(f"headline exponent of {res.vary} ({label}): "
-                 f"{'-' if res.headline_exponent is None else f'{res.headline_exponent:.4g}'}"
-                 f"   ({res.exponents()})")
+    if res.headline_exponent is None:
+        # no exponent to label: "(paper, VERBATIM): - (None)" read as a quoted value for a
+        # numeric bound that results.md labels DERIVED (walkthrough of stop 75)
+        why = entry.scaling_failure() or ("a numeric bound (recursion, horizon search or "
+                                          "LMI): no closed form to take a power law from"
+                                          if entry.numeric else "no power law of "
+                                          f"{res.vary} along d ~ N -> oo")
+        lines.append(f"headline exponent of {res.vary}: none ({why})")
+    else:
+        label = exponent_label((entry.scaling_bound or entry.tuned).sources)
+        lines.append(f"headline exponent of {res.vary} ({label}): "
+                     f"{res.headline_exponent:.4g}   ({res.exponents()})")
     n_vac = len(res.values) - sum(res.informative)
     if n_vac:
         lines.append(f"the bound is not informative (>= the trivial bound {res.trivial[0]:g} or "
@@ -321,6 +329,13 @@ def _text(res: ScalingResult) -> str:
                   f"{res.seconds:.1f} s; " +
               ("no ratio or exact verdict failed (slopes are shape diagnostics)" if res.holds
                else "SOME VERDICTS FAIL")]
+    slack = res.undetected_factor
+    if res.holds and slack >= 2.0:  # a PASS does not say how loose the bound may be
+        by = "any factor" if math.isinf(slack) else f"up to {slack:.3g}x"
+        lines.append(f"resolution: a bound of {res.utility[0]} smaller than this one by {by} "
+                     "would also pass here (the largest lower 95% end of measured/bound is "
+                     + ("at or below 0" if math.isinf(slack) else f"{1.0 / slack:.3g}")
+                     + "): the constants are shown right only within that factor")
     if res.holds and res.inconclusive:
         lines += ["INCONCLUSIVE (exit 3): nothing failed, but not everything was shown:"]
         lines += [f"  - {why}" for why in res.inconclusive]

@@ -185,6 +185,21 @@ class ScalingResult:
             return "FAIL"
         return "INCONCLUSIVE" if self.inconclusive else "PASS"
 
+    @property
+    def undetected_factor(self) -> float:
+        """How far the bound could be too small and this study still pass: the smallest
+        ``k / (lower end of measured/bound)`` over the checked ``measured/bound <= k`` rows
+        of the utility component (a bound divided by more than this would fail one; by
+        less, every one passes; ``inf`` when a lower end is at or below 0). 1
+        where the bound is met with no room; ``nan`` where no ratio row was checked. A PASS
+        at 30 shows the bound holds here, not that its constants are right within 30x."""
+        rows = [v for v in self.verdicts
+                if v.case.startswith(f"{self.utility[0]} over ")
+                and v.claim.startswith("measured/bound <=") and v.gating and v.holds
+                and not v.vacuous]
+        out = [v.predicted / v.ci[0] if v.ci[0] > 0.0 else math.inf for v in rows]
+        return max(1.0, min(out)) if out else math.nan
+
     def ratio_range(self, component: str) -> tuple[float, float]:
         """Smallest and largest ``measured mean / bound`` over the grid."""
         r = np.array([m.mean for m in self.measured[component]]) / self.bound[component]
@@ -219,6 +234,7 @@ class ScalingResult:
             "bound_slopes": dict(self.bound_slope),
             "bound_local_slopes": {c: list(v) for c, v in self.bound_local_slopes.items()},
             "ratio_range": {c: list(self.ratio_range(c)) for c in self.components},
+            "undetected_factor": self.undetected_factor,
             "vacuous": list(self.vacuous),
             "params": [dict(p) for p in self.params],
             "notes": [list(n) for n in self.notes],

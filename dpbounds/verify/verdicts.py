@@ -81,6 +81,10 @@ class Verdict:
     powered: bool = True
     needs: str = ""
     power: float | None = None
+    #: the interval the verdict compared, where it is not ``measured +- 1.96 se`` (a ratio
+    #: row: the largest lower and upper 95% ends of measured/bound over the points; it
+    #: printed a point [1.047, 1.047] beside "holds: yes", a walkthrough of stop 75)
+    interval: tuple[float, float] | None = None
 
     @property
     def ratio(self) -> float:
@@ -92,6 +96,8 @@ class Verdict:
     @property
     def ci(self) -> tuple[float, float]:
         """95 % interval of the measured value."""
+        if self.interval is not None:
+            return self.interval
         return self.measured - 1.96 * self.se, self.measured + 1.96 * self.se
 
     @property
@@ -183,8 +189,10 @@ def ratio_at_most(study: str, case: str, measured: Sequence[MeanCI],
     """Verdict for ``measured/bound <= k`` at every grid point whose bound is not vacuous.
 
     ``measured`` holds one :class:`~dpbounds.verify.statistics.MeanCI` per point; a point
-    passes when ``ci_low <= k * bound``. The row reports the largest ratio of means. With every
-    point vacuous (bound ``>= trivial``) the verdict is vacuous.
+    passes when ``ci_low <= k * bound``. The row reports the largest ratio of means, and as its
+    interval the largest ``ci_low / bound`` and ``ci_high / bound`` over the checked points:
+    the verdict holds exactly when the interval's lower end is at most ``k``. With every point
+    vacuous (bound ``>= trivial``) the verdict is vacuous.
     """
     b = np.asarray(bounds, dtype=float)
     if len(measured) != b.size:
@@ -201,9 +209,12 @@ def ratio_at_most(study: str, case: str, measured: Sequence[MeanCI],
     keep = ~vac
     holds = bool(all(m.ci_low <= k * bb for m, bb, kk in zip(measured, b, keep) if kk))
     worst_checked = float(np.max(ratios[keep]))
+    lows = [m.ci_low / bb for m, bb, kk in zip(measured, b, keep) if kk]
+    highs = [m.ci_high / bb for m, bb, kk in zip(measured, b, keep) if kk]
     return Verdict(study, case + (f" ({int(vac.sum())} vacuous points skipped)"
                                   if vac.any() else ""),
-                   claim, worst_checked, 0.0, float(k), oracle, holds)
+                   claim, worst_checked, 0.0, float(k), oracle, holds,
+                   interval=(float(max(lows)), float(max(highs))))
 
 
 def energy_power(se: float, exact: float, rtol: float, trials: int) -> tuple[bool, int]:
