@@ -242,3 +242,16 @@ def test_dp_agd_still_runs_on_record_separable_objectives(noise):
         r = dp_agd(f, epsilon=1.0, delta=1e-6, splits=4, trials=2, seed=0, trace=None,
                    noise=noise)
         assert r.ledger.epsilon <= 1.0 and np.all(np.isfinite(r.x_numpy()))
+
+
+def test_the_run_reports_its_most_expensive_trial():
+    # mutant hunt 9: argmax -> argmin over the trials' rho reported the cheapest trial's
+    # ledger as the run's privacy and every test passed. Oracle: each trial's rho summed by
+    # hand from its released sigmas and NoisyMax calls (Lemmas 3.6-3.7)
+    r = dp_agd(_objective(), epsilon=1.0, delta=1e-6, trials=3, seed=1,
+               initial_max_step=500.0, trace="loss")
+    p = r.params
+    spent = [float(np.sum(3.0**2 / (2 * np.asarray(p["released_gradient_sigmas"][k])**2))
+                   + int(p["released_noisy_max_calls"][k]) * p["rho_nmax"]) for k in range(3)]
+    assert max(spent) > min(spent) * (1 + 1e-6)  # the trials differ: the choice matters
+    assert r.privacy.ledger.accountant("zcdp").rho == pytest.approx(max(spent), rel=1e-9)
