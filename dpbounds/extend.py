@@ -1236,6 +1236,8 @@ class Method:
         The sensitivity of one release: a number or ``sensitivity(objective, params) ->
         float`` (e.g. ``2 G / n`` for a mean of gradients of norm ``<= G``, replace-one);
         default 1. Not given with ``sampling``: it is then derived from ``clip`` and the batch.
+        Under add/remove a callable must not read ``f.n`` (private there: refused at the
+        run, read at ``n - 1`` and ``n + 1``); use a public size, e.g. ``params["N"]``.
     neighbouring:
         ``"replace_one"`` or ``"add_remove"`` (the older ``"replace-one"`` and
         ``"add/remove"`` are read too); default: replace-one for a full-batch method, the
@@ -1407,6 +1409,8 @@ class Method:
         if v is None:
             raise ValueError(f"{self.name}: sensitivity(f, params) must return a positive, "
                              f"finite number, got {raw!r}")
+        if callable(s) and self.neighbouring == "add_remove":
+            _refuse_private_size(self.name, s, objective, params, v)
         return v
 
     def noise_scale(self, epsilon: float, delta: float | None, steps: int,
@@ -2024,6 +2028,42 @@ class _Runner:
 #: records of the study's data set the sensitivity witness reads (a subset gives a lower bound
 #: too; all pairs of 2,048 records cost ~0.1 CPU-s at d = 64)
 _WITNESS_RECORDS = 2048
+
+
+class _Resized:
+    """``objective`` with another ``n`` (every other attribute its own): what a declared
+    sensitivity reads at a neighbour's size."""
+
+    def __init__(self, objective: Any, n: int) -> None:
+        self._objective, self.n = objective, n
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._objective, name)
+
+
+def _refuse_private_size(name: str, sensitivity: Callable[..., Any], objective: Any,
+                         params: Mapping[str, float], value: float) -> None:
+    """A ``ValueError`` when a full-batch add/remove method's declared sensitivity moves with
+    the data set's size: there ``n`` is private, so noise calibrated from ``2 clip / f.n``
+    differs between neighbours and tells them apart (a walkthrough's plug-in read eps >= 6.5
+    against the 3 it claimed, and nothing said why; stop 75). The declaration is read at
+    ``n - 1`` and ``n + 1``."""
+    n = int(getattr(objective, "n", 0) or 0)
+    for other in (n + 1, n - 1):
+        if other < 1:
+            continue
+        try:
+            moved = _positive_number(sensitivity(_Resized(objective, other), params))
+        except Exception:  # noqa: BLE001 -- a declaration the proxy cannot serve: not judged
+            return
+        if moved is not None and moved != value:
+            raise ValueError(
+                f"{name}: under add_remove the data set's size n is private, and the declared "
+                f"sensitivity(f, params) moves with f.n ({value:.6g} at n = {n}, "
+                f"{moved:.6g} at n = {other}): the noise calibrated from it would differ "
+                "between neighbours and tell them apart. Declare it from a public size (a "
+                "number, e.g. 2 * clip / n_public, valid for data sets of at least n_public "
+                "records), or declare neighbouring='replace_one' (where n is public)")
 
 
 def _sensitivity_witness(method: Method, f: Any, x0: Any, res: Any,

@@ -617,12 +617,14 @@ def test_the_table_says_when_its_pld_row_is_looser_than_rdp():
 
 # ------------------------------- verify tests a plug-in's declared sensitivity (within the data)
 def _sens_plugin(tmp_path, divide, relation="replace_one"):
+    # add/remove: from the study's public N, not the private f.n (refused since stop 75)
+    size = "f.n" if relation == "replace_one" else 'p["N"]'
     text = (Path_examples() / "dp_gd_smooth.py").read_text()
     text = text.replace('"dp_gd_smooth"', f'"dp_gd_sens_{divide}"').replace(
         "nonconvex.dp_gd_smooth", f"nonconvex.dp_gd_sens_{divide}").replace(
         'neighbouring="replace_one"', f'neighbouring="{relation}"').replace(
         "sensitivity=lambda f, p: 2 * f.gradient_bound / f.n)",
-        f"sensitivity=lambda f, p: 2 * f.gradient_bound / f.n / {divide})")
+        f"sensitivity=lambda f, p: 2 * f.gradient_bound / {size} / {divide})")
     path = tmp_path / f"sens_{divide}_{relation}.py"
     path.write_text(text)
     return path

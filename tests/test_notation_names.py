@@ -245,7 +245,13 @@ JSON_RESULT_FIELDS: dict[str, tuple[str, frozenset[str]]] = {
              frozenset({"label", "horizon", "bound", "computed", "noise_scale",
                         "horizon_gap", "worst_case_upper", "worst_case_lower",
                         "horizons_searched", "worst_case", "noise_variance", "gamma",
-                        "lyapunov", "lower_bound", "certified_gap"})),
+                        "lyapunov", "lower_bound", "certified_gap",
+                        # stop 75: what runs a tuned DP-NAG / DP-MASG row (per-step budgets
+                        # and Laplace scales; c is the step factor)
+                        "epsilons", "noise_scales",
+                        # tune nag's rows (checked since stop 75): which method (nag, masg)
+                        # and allocation, and strict JSON's record of the non-finite values
+                        "method", "allocation", "_nonfinite"})),
     "verify": ("a theorem's catalogue entry: its name, aliases, components, notes, the "
                "algorithms its runs use (what a mutation patches) and the "
                "fixed and grid values of its problem keys (those keys are bound symbols); "
@@ -285,6 +291,9 @@ def _cli_json(*argv: str) -> Any:
     (("tune", "hb", "--epsilon", "1", "--dataset-size", "1000", "--strong-convexity", "0.1",
       "--smoothness", "1", "--dimension", "5", "--sensitivity", "1", "--json"), "tune"),
     (("tune", "bound", "nonconvex.clipped_sgd", "--grid-size", "33", "--json"), "tune"),
+    (("tune", "nag", "--epsilon", "1", "--dataset-size", "1000", "--strong-convexity", "0.1",
+      "--smoothness", "1", "--dimension", "2", "--sensitivity", "1", "--max-horizon", "30",
+      "--json"), "tune"),
 ])
 def test_cli_json_keys_are_notation_names(argv, group, monkeypatch):
     if argv[:2] == ("tune", "hb"):

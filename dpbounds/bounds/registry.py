@@ -394,6 +394,11 @@ class Entry:
                 found, why = bound.exponents(variables), None
             except ValueError as err:  # a diagnostic: it must not stop bound, verify, compare
                 found, why = None, " ".join(str(err).split())
+                # the walk's advice names an API option the CLI does not have (walkthrough
+                # of stop 75): say where it is
+                why = why.replace("use method='limit'", "the Python API's "
+                                  "Bound.exponents(..., method='limit') may order it (sympy "
+                                  "limits; no CLI option)")
             hit = cache[key] = (bound.expr, dict(bound.regime), found, why)
         return hit[2], hit[3]
 

@@ -367,7 +367,11 @@ def _unknown_tuner(names: Sequence[str]) -> Callable[[str], str]:
     def message(value: str) -> str:
         from dpbounds._suggest import did_you_mean
 
-        loaded = ", ".join(names) if names else "none (load a plug-in with --plugin FILE)"
+        # a plug-in that declared a Method without passing it on was told to load a plug-in
+        # (walkthrough of stop 75): say when a Method counts, as calibrate does
+        loaded = ", ".join(names) if names else (
+            "none (a Method counts once a plug-in passes it to extend.study or "
+            "extend.audit_setting; load one with --plugin FILE)")
         near = did_you_mean(value, ("hb", "nag", "bound", *names))
         return (f"unknown method {value!r} to tune{near}: the built-in tuners are hb and nag, "
                 "any registered bound is 'tune bound NAME' (see 'dpbounds bound --list'); the "

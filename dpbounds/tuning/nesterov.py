@@ -113,7 +113,14 @@ class NesterovTuning:
     source: Source = SOURCE_REMARK41
 
     def rows(self) -> list[dict]:
-        return [c.row() for c in self.choices]
+        """The rows as JSON-ready dicts, each with what runs it: ``epsilons`` (the per-step
+        budgets, ``dp_nag(..., budgets=)``), ``noise_scales`` (the Laplace scales) and ``c``
+        (the step factor: DP-NAG's step ``c / L``, DP-MASG's first stage's). ``tune nag
+        --json`` left them out, so a tuned row could not be run from the shell (walkthrough
+        of stop 75)."""
+        c = self.setting.get("c")
+        return [dict(ch.row(), c=c, epsilons=[float(e) for e in ch.epsilons],
+                     noise_scales=[float(b) for b in ch.scales]) for ch in self.choices]
 
     def table(self) -> str:
         head = f"{'choice':<30}{'T':>6}  {'allocation':<26}{'bound':>12}{'worst case':>12}"
