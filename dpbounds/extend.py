@@ -2657,7 +2657,7 @@ def tune(theorem: str | _registry.Entry | Method, problem: Mapping[str, Any] | N
          over: Sequence[str] | None = None,
          ranges: Mapping[str, tuple[float, float]] | None = None, grid: int | None = None,
          method: Method | str | None = None, objective: Any = None, by: str = "bound",
-         max_horizon: int = 1000, smooth: bool = False) -> Any:
+         max_horizon: int = 1000, smooth: bool = False, progress: bool = False) -> Any:
     r"""Search the theorem's declared hyper-parameters (``tunable`` ranges, or ``ranges``)
     for the smallest bound at ``problem`` (:func:`dpbounds.tuning.bound_search.search_bound`:
     a log grid, then a bounded refine; counts are integers), and, where a method runs the
@@ -2685,8 +2685,9 @@ def tune(theorem: str | _registry.Entry | Method, problem: Mapping[str, Any] | N
     by:
         ``"bound"`` (default): the user's bound; ``"error"``: the exact worst case over
         quadratics (:func:`tune_by_error`; the method must declare ``linear=``).
-    max_horizon, smooth:
-        ``by="error"`` only (:func:`tune_by_error`).
+    max_horizon, smooth, progress:
+        ``by="error"`` only (:func:`tune_by_error`; progress: a bar on a terminal, a line
+        every 10 s in a pipe).
 
     Returns
     -------
@@ -2708,7 +2709,7 @@ def tune(theorem: str | _registry.Entry | Method, problem: Mapping[str, Any] | N
         return tune_by_error(target.name if isinstance(target, _registry.Entry) else target,
                              problem,
                              grid=30 if grid is None else grid, max_horizon=max_horizon,
-                             smooth=smooth)
+                             smooth=smooth, progress=progress)
     if by != "bound":
         raise ValueError(f"by must be 'bound' or 'error', got {by!r}")
     if isinstance(theorem, Method):

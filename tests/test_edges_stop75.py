@@ -309,3 +309,35 @@ def test_tune_nag_json_rows_carry_their_budgets_and_scales(capsys):
         assert len(eps_t) == r["horizon"] and eps_t.sum() <= 1.0 + 1e-12
         np.testing.assert_allclose(r["noise_scales"], 2.0 / (1000 * eps_t), rtol=1e-12)
         assert r["c"] == 1.0
+
+
+# ---------------------------------------- tune NAME --objective error shows its progress
+def test_tune_by_error_of_a_plugin_reaches_the_progress_of_its_search(monkeypatch, tmp_path):
+    # was: `--plugin hb.py tune my_hb` (max_horizon 1000) ran 39 CPU-s and printed nothing
+    # to a pipe until the table: tune() had no progress= and the CLI passed none (stop 75)
+    import dpbounds.extend as ex
+    from dpbounds.cli import main
+    from tests.plugin_state import plugins_loaded
+
+    seen = {}
+
+    def spy(method, problem=None, **kw):
+        seen.update(kw)
+        raise ValueError("stop here")
+
+    plugin = tmp_path / "hb_progress.py"
+    plugin.write_text(
+        "from dpbounds import extend as ex\n"
+        "def hb(x, grad, noise, p, memory):\n"
+        "    prev = memory.get('prev', x)\n"
+        "    memory['prev'] = x\n"
+        "    return x + p['beta'] * (x - prev) - p['alpha'] * (grad(x) + noise)\n"
+        "m = ex.Method('hb_progress', step=hb, sensitivity=0.01,\n"
+        "              linear=ex.LinearMomentum(alpha='alpha', beta='beta'))\n"
+        "ex.audit_setting(m, params={'alpha': 0.5, 'beta': 0.5})\n")
+    with plugins_loaded([plugin]):
+        monkeypatch.setattr(ex, "tune_by_error", spy)
+        argv = ["tune", "hb_progress", "--mu", "0.1", "--L", "1", "--d", "2", "--eps", "1",
+                "--R", "1", "--N", "100"]
+        assert main(argv) == 2 and seen["progress"] is True
+        assert main([*argv, "--quiet"]) == 2 and seen["progress"] is False

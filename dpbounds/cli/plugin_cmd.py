@@ -21,7 +21,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from dpbounds._discovery import unknown_name
-from dpbounds.cli import _catalog, add_quantity, flag_used, integer, strict_json
+from dpbounds.cli import (
+    _catalog,
+    add_quantity,
+    flag_used,
+    integer,
+    progress_enabled,
+    strict_json,
+)
 
 __all__ = ["BUILT_IN_TUNERS", "register", "register_tune_bound", "register_tune_named"]
 
@@ -211,7 +218,8 @@ def _tune(args: argparse.Namespace, name: str, objective: str) -> int:
                              "calibration: full batch, or its declared sampling's batch)")
         horizon = problem.pop("max_horizon", None)
         res = tune(name, problem, by="error", grid=args.grid_size,
-                   max_horizon=1000 if horizon is None else int(horizon))
+                   max_horizon=1000 if horizon is None else int(horizon),
+                   progress=progress_enabled(args))  # minutes, silent before (stop 75)
     else:
         _check_bound_target(name)
         from dpbounds.bounds import registry

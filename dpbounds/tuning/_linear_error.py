@@ -282,7 +282,8 @@ def tune_linear_error(mu: float, L: float, d: int, *, noise_var: Callable[[Any],
     path: list[tuple[int, float]] = []
     if alpha is None and beta is None:
         members = wc_grid_family(grid)
-        bar = progress_bar(progress, total=len(members), desc="worst case: nested grids")
+        bar = progress_bar(progress, total=len(members), desc="worst case: nested grids",
+                           lines=True)  # minutes at max_horizon 1000: lines in a pipe too
         certified: dict[tuple[float, float], LinearChoice] = {}
         certify = grid_point_rows(row, label, certified)
         # epsilon is only named by the search's message when every point overflows
