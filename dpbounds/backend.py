@@ -267,7 +267,11 @@ def _seed_sequences(seed: Any, trials: int) -> TrialSeeds:
     ):
         if isinstance(seed, (int, np.integer)) and seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-        root = np.random.SeedSequence(seed)
+        try:
+            root = np.random.SeedSequence(seed)
+        except (TypeError, ValueError):  # (1, -2) said numpy's "expected non-negative integer"
+            raise ValueError(f"seed must be None, a non-negative int, a sequence of them, a "
+                             f"SeedSequence or a numpy Generator, got {seed!r}") from None
     else:
         raise ValueError(
             f"seed must be None, a non-negative int, a SeedSequence or a numpy Generator, "

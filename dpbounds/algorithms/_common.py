@@ -463,6 +463,19 @@ def make_streams(seed: Any, trials: int, xp: Any) -> tuple[TrialRandom, TrialRan
     return sampler, noise
 
 
+def sensitivity_override(given: Any, own: float, what: str) -> float:
+    """A ``sensitivity=`` override: > 0 (0 or -0.0 ran a Laplace DP-GD with no noise while
+    every accountant read eps = 0: fuzz round 9), with a ``UserWarning`` where it is below the
+    objective's own bound ``own`` (its ``what``): the run is then private only if that
+    smaller bound holds, which dpbounds cannot check."""
+    value = float(check_positive("sensitivity", given))
+    if math.isfinite(own) and value < own:
+        warnings.warn(f"sensitivity={value:g} is below the objective's own {what} {own:g}: "
+                      "the noise is calibrated to the smaller bound, and the run is private "
+                      "only if it holds", UserWarning, stacklevel=3)
+    return value
+
+
 def check_batch_size(batch_size: Any, n: int) -> int:
     """``1 <= batch_size <= n`` (``None`` means the full batch ``n``)."""
     if batch_size is None:

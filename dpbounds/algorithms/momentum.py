@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds._validation import check_choice, check_flag, check_nonnegative, check_positive
+from dpbounds._validation import check_choice, check_flag, check_positive
 from dpbounds.algorithms._common import (
     SimulationResult,
     TraceRecorder,
@@ -63,6 +63,7 @@ from dpbounds.algorithms._common import (
     gradient_parts,
     make_streams,
     progress,
+    sensitivity_override,
 )
 from dpbounds.algorithms._grid import (
     GridStream,
@@ -279,8 +280,8 @@ def laplace_momentum_method(
     n, d = f.n, f.d
     m = check_batch_size(batch_size, n)
     trials = check_trials(trials)
-    S1 = f.l1_sensitivity if sensitivity is None else check_nonnegative("sensitivity",
-                                                                         sensitivity)
+    S1 = f.l1_sensitivity if sensitivity is None else sensitivity_override(
+        sensitivity, float(f.l1_sensitivity), "l1_sensitivity")
     private = math.isfinite(epsilon)
     if private:
         if not math.isfinite(S1):

@@ -12,7 +12,7 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["FIGURE_FORMATS", "check_figure_path", "check_store_dir"]
+__all__ = ["FIGURE_FORMATS", "check_figure_path", "check_store_dir", "ResultWriter"]
 
 #: what ``matplotlib.figure.Figure.savefig`` writes with its default backends, by file
 #: extension (a test compares this with matplotlib's own list: importing it here would cost
@@ -67,3 +67,53 @@ def check_store_dir(path: str, flag: str = "--store") -> None:
         raise ValueError(f"{flag} {path!r}: cannot create the folder "
                          f"({exc.strerror or exc})") from None
     _probe(p, flag, path)
+
+
+
+class ResultWriter:
+    """Prints a long command's results; once standard output cannot take them (a full disk,
+    ``> /dev/full``), keeps this text and every later one in a file of the temporary folder.
+    :attr:`error` is then the error to report, naming that file; the caller writes its other
+    outputs (a figure) first. ``verify ... > /dev/full`` lost its run's minutes (error, no
+    table, no figure: fuzz round 8)."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+        self.error: OSError | None = None
+        self._file: str | None = None
+        self._why = ""
+
+    def print(self, text: str) -> None:
+        """``print(text)`` to standard output, or to the kept file after a failure."""
+        if self.error is None:
+            try:
+                print(text, flush=True)
+                return
+            except OSError as exc:
+                self._why = exc.strerror or str(exc)
+                self._silence()
+        self._keep(text)
+
+    def _keep(self, text: str) -> None:
+        try:
+            if self._file is None:
+                fd, self._file = tempfile.mkstemp(prefix=f"dpbounds-{self.command}-",
+                                                  suffix=".txt")
+                os.close(fd)
+            with open(self._file, "a", encoding="utf-8") as fh:
+                fh.write(text + "\n")
+            kept = f"; the result is kept in {self._file}"
+        except OSError as exc:
+            kept = f"; nor could it be kept in a file ({exc.strerror or exc})"
+        self.error = OSError(f"could not write standard output ({self._why}){kept}")
+
+    @staticmethod
+    def _silence() -> None:
+        """Point stdout at /dev/null: the interpreter's final flush would fail again."""
+        import sys
+
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from dpbounds._discovery import unknown_name
-from dpbounds.cli import DpParser, _catalog, add_quantity, strict_json
+from dpbounds.cli import EXIT_USAGE, DpParser, _catalog, add_quantity, strict_json
 
 if TYPE_CHECKING:
     from dpbounds.privacy import Neighbouring
@@ -423,6 +423,9 @@ def run(args: argparse.Namespace) -> int:
             return [] if side else [one(name, relation, "float", low_bits)]
         return [one(name, relation, "float", low_bits), grid]
 
+    from dpbounds.cli._paths import ResultWriter
+
+    out = ResultWriter("audit")  # a full stdout keeps the results in a named file
     results = []
     for name, relation in jobs:
         noises = _noises(args, name in grid_names)
@@ -435,9 +438,9 @@ def run(args: argparse.Namespace) -> int:
         for r in runs:
             results.append(r)
             if not args.json and args.algorithm != "all":
-                print(r, flush=True)
+                out.print(str(r))
                 if args.tradeoff:
-                    print(tradeoff_table(r), flush=True)
+                    out.print(tradeoff_table(r))
     side: list[Any] = []
     if args.algorithm == "all" and not args.low_bits and args.mutant is None:
         # the floating-point side channel of every algorithm with a grid option, float vs
@@ -451,11 +454,12 @@ def run(args: argparse.Namespace) -> int:
                 side += pair(name, relation, True, side=True)
     if args.json:
         rows = [r.to_dict() for r in results + side]
-        print(_dumps(rows[0] if args.algorithm != "all" and len(rows) == 1 else rows))
+        out.print(_dumps(rows[0] if args.algorithm != "all" and len(rows) == 1 else rows))
     elif args.algorithm == "all":
-        print(table(results))
+        out.print(table(results))
         if side:
-            print("\n" + low_bits_table(side))
+            out.print("\n" + low_bits_table(side))
+
     # a float run refuted by its last bits is the known side channel of simulation noise
     # (reported, not a failure) when its grid twin was audited beside it
     counted = [r for r in results + side if not _expected_float_leak(r, results + side)]
@@ -463,8 +467,13 @@ def run(args: argparse.Namespace) -> int:
     # reads INCONCLUSIVE there); the white-box facts are certain
     if any(r.violation or r.not_post_processing or r.seed_ignored or r.overshoots_target
            for r in counted):
-        return 1
-    return 3 if any(r.status == "INCONCLUSIVE" for r in counted) else 0
+        status = 1
+    else:
+        status = 3 if any(r.status == "INCONCLUSIVE" for r in counted) else 0
+    if out.error is not None:  # every result kept in the named file; a verdict outranks it
+        print(f"dpbounds: error: {out.error}", file=sys.stderr)
+        return status if status else EXIT_USAGE
+    return status
 
 
 def _noises(args: argparse.Namespace, has_grid: bool) -> tuple[str, ...]:

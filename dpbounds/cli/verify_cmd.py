@@ -34,7 +34,8 @@ when it is not a terminal.
 
 Output paths (--plot, --store) are checked before any work; the result is printed before the
 figure is written, so a figure that cannot be written loses nothing (exit status 2, or the
-study's own 1 or 3).
+study's own 1 or 3); a standard output that cannot take it (a full disk) leaves it in a file of
+the temporary folder, named in the error, and the figure is still written.
 
 Exit status: 0 PASS, 1 FAIL (a ratio or exact verdict fails), 2 bad input, 3 INCONCLUSIVE (no
 verdict fails, but nothing about the theorem was shown: every utility point vacuous, a
@@ -584,8 +585,14 @@ def run(args: argparse.Namespace) -> int:
             print(f"dpbounds: note: {note}", file=sys.stderr, flush=True)
             keeper.save()
     status = EXIT_STATUS[res.status]
-    # the result first: a late I/O error (disk full, folder removed) must not lose it
-    print(strict_json(res.to_json()) if args.json else _text(res), flush=True)
+    # the result first: a late I/O error (disk full, folder removed) must not lose it; if
+    # standard output itself fails, the text goes to a file named in the error and the
+    # figure is still written
+    from dpbounds.cli._paths import ResultWriter
+
+    out = ResultWriter("verify")
+    out.print(strict_json(res.to_json()) if args.json else _text(res))
+    lost = out.error
     if args.plot:
         try:
             plot_result(res, args.plot)
@@ -594,6 +601,11 @@ def run(args: argparse.Namespace) -> int:
                   f"({exc.strerror or exc}); the result above is complete", file=sys.stderr)
             # the verdict outranks the I/O error: FAIL (1) and INCONCLUSIVE (3) are kept
             return status if status else EXIT_USAGE
-        if not args.json:
+        if lost is not None:
+            print(f"dpbounds: figure written to {args.plot}", file=sys.stderr)
+        elif not args.json:
             print(f"figure written to {args.plot}")
+    if lost is not None:
+        print(f"dpbounds: error: {lost}", file=sys.stderr)
+        return status if status else EXIT_USAGE
     return status

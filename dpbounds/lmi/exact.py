@@ -44,7 +44,12 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds._validation import check_finite, check_nonnegative, check_positive
+from dpbounds._validation import (
+    check_finite,
+    check_nonnegative,
+    check_positive,
+    check_scalars,
+)
 
 __all__ = []
 
@@ -140,6 +145,7 @@ def _finite_matrix(name: str, M: Any, shape: tuple[int, int | None]) -> np.ndarr
 
 
 def _point(mu: Any, L: Any, alpha: Any, beta: Any) -> tuple[float, ...]:
+    check_scalars(mu=mu, L=L, alpha=alpha, beta=beta)  # an array said numpy's TypeError
     return tuple(float(check_finite(n, v)) for n, v in
                  (("mu", mu), ("L", L), ("alpha", alpha), ("beta", beta)))
 
@@ -185,6 +191,7 @@ def certificate_holds(mu: Any, L: Any, alpha: Any, beta: Any, rho: Any, P: Any, 
     :math:`\rho`, and bound (23) divides by :math:`c`.
     """
     point = _point(mu, L, alpha, beta)
+    check_scalars(rho=rho, c0=c0, c=c)
     rho, c0, c = (float(check_finite(n, v)) for n, v in (("rho", rho), ("c0", c0), ("c", c)))
     P = _finite_matrix("P", P, (2, 2))
     if not (0 < rho < 1 and c0 >= 0 and c > 0):
@@ -211,6 +218,7 @@ def farkas_holds(mu: Any, L: Any, alpha: Any, beta: Any, rho: Any, R: Any) -> bo
     ``R`` is a 3 x k array; :math:`Z=RR^\top` is positive semidefinite by construction.
     """
     AB, X0, X1, X2 = _blocks(*_point(mu, L, alpha, beta))
+    check_scalars(rho=rho)
     rho = float(check_finite("rho", rho))
     Rq = [[_q(x) for x in row] for row in _finite_matrix("R", R, (3, None))]
     Z = [[sum(u * v for u, v in zip(Rq[i], Rq[j], strict=True)) for j in range(3)]
@@ -251,6 +259,7 @@ def quadratic_rate_lower_bound(mu: Any, L: Any, alpha: Any, beta: Any) -> float:
     :math:`\sqrt\beta` for a complex pair, evaluated exactly from the given floats with the
     square root rounded down (no cancellation error in :math:`s^2-4\beta`).
     """
+    check_scalars(mu=mu, L=L, alpha=alpha, beta=beta)
     mu, L, alpha = (float(check_positive(n, v)) for n, v in (("mu", mu), ("L", L),
                                                              ("alpha", alpha)))
     beta = float(check_nonnegative("beta", beta))

@@ -25,7 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds._validation import check_finite, check_nonnegative, check_positive
+from dpbounds._validation import (
+    check_finite,
+    check_nonnegative,
+    check_positive,
+    check_scalars,
+)
 
 __all__ = [
     "assemble_lmi",
@@ -38,6 +43,7 @@ _EPS = np.finfo(float).eps
 
 # ----------------------------------------------------------------------------- matrices
 def _check(mu: float, L: float, alpha: float, beta: float) -> tuple[float, float, float, float]:
+    check_scalars(mu=mu, L=L, alpha=alpha, beta=beta)  # an array said numpy's TypeError
     mu = float(check_positive("mu", mu))
     L = float(check_positive("L", L))
     if mu > L:
