@@ -34,6 +34,17 @@ __all__ = ["PrivacyLedger"]
 GDP_MIN_FPR = 1e-10
 
 
+def _rows(items: Any, name: str, width: int, whole: str, each: str) -> Any:
+    """``(i, item)`` of ``items``, a list of ``width``-long lists or tuples (a ValueError
+    naming ``name`` and the form expected otherwise)."""
+    if not isinstance(items, (list, tuple)):
+        raise ValueError(f"{name} must be {whole}, got {items!r}")
+    for i, item in enumerate(items):
+        if not isinstance(item, (list, tuple)) or len(item) != width:
+            raise ValueError(f"{name}[{i}] must be {each}, got {item!r}")
+        yield i, item
+
+
 class PrivacyLedger:
     """Records ``(mechanism, count)`` pairs and reports (ε, δ) through a chosen accountant.
 
@@ -70,14 +81,9 @@ class PrivacyLedger:
         """Inverse of :meth:`to_dict`."""
         if not isinstance(data, dict) or "entries" not in data:
             raise ValueError(f"data must be a PrivacyLedger.to_dict(), got {data!r}")
-        entries = data["entries"]
-        if not isinstance(entries, (list, tuple)):
-            raise ValueError(f"entries must be a list of [mechanism, count] pairs, got "
-                             f"{entries!r}")
         out = []
-        for i, pair in enumerate(entries):
-            if not isinstance(pair, (list, tuple)) or len(pair) != 2:
-                raise ValueError(f"entries[{i}] must be a [mechanism, count] pair, got {pair!r}")
+        for i, pair in _rows(data["entries"], "entries", 2, "a list of [mechanism, count] pairs",
+                             "a [mechanism, count] pair"):
             # the count as record() checks it: int() truncated 3.99 runs to 3 and 0.9 to
             # none at all (epsilon under-reported; fuzz round 9)
             out.append((mechanism_from_dict(pair[0]),
@@ -109,14 +115,10 @@ class PrivacyLedger:
             if "history" not in history:
                 raise ValueError("history: a state_dict must have the key 'history'")
             history = history["history"]
-        if not isinstance(history, (list, tuple)):
-            raise ValueError(f"history must be a list of (noise_multiplier, sample_rate, "
-                             f"num_steps), got {history!r}")
         entries = []
-        for i, item in enumerate(history):
-            if not isinstance(item, (list, tuple)) or len(item) != 3:
-                raise ValueError(f"history[{i}] must be (noise_multiplier, sample_rate, "
-                                 f"num_steps), got {item!r}")
+        for i, item in _rows(history, "history", 3,
+                             "a list of (noise_multiplier, sample_rate, num_steps)",
+                             "(noise_multiplier, sample_rate, num_steps)"):
             z, q, steps = item
             if any(isinstance(v, (bool, str, bytes)) or type(v).__name__ == "bool_"
                    for v in (z, q)):  # true and "1" were read as 1.0
