@@ -452,3 +452,43 @@ def test_a_zero_sensitivity_override_is_refused_and_a_smaller_one_warned(sensiti
     with pytest.warns(UserWarning, match="below the objective's own l1_sensitivity"):
         r = dp_gd(f, epsilon=1.0, steps=5, trials=2, seed=0, sensitivity=1e-3)
     np.testing.assert_allclose(r.params["laplace_scales"], 1e-3 / (20 * (1.0 / 5)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("argv", [["bound", "--help"], ["bound", "yang.sgd", "--no-tune"]])
+def test_an_ascii_locale_gets_the_whole_output_with_escapes(argv):
+    # was: UnicodeEncodeError traceback (exit 1) on `bound --help`'s mu; a result cut off at
+    # its first dash (fuzz round 9). Oracle: the same command under UTF-8, whose text the
+    # ASCII run's escapes decode back to
+    import os
+    import subprocess
+    import sys
+
+    run = [sys.executable, "-m", "dpbounds", *argv]
+    utf8 = subprocess.run(run, capture_output=True, env=dict(os.environ, PYTHONUTF8="1"),
+                          timeout=120)
+    ascii_env = dict(os.environ, LC_ALL="C", PYTHONUTF8="0", PYTHONCOERCECLOCALE="0",
+                     PYTHONIOENCODING="ascii")
+    asc = subprocess.run(run, capture_output=True, env=ascii_env, timeout=120)
+    assert utf8.returncode == asc.returncode == 0, asc.stderr
+    text = asc.stdout.decode("ascii")  # every byte ASCII
+    assert "\\u" in text and "Traceback" not in asc.stderr.decode("ascii")
+    assert text.encode("ascii").decode("unicode_escape") == utf8.stdout.decode("utf-8")
+
+
+@pytest.mark.parametrize("value", [np.int32(3), np.float32(0.5), np.bool_(True), np.uint8(2),
+                                   np.float16(0.25)])
+def test_a_sweep_cell_with_a_numpy_scalar_parameter_is_stored_and_reused(value, tmp_path):
+    # was: TypeError "Object of type int32 is not JSON serializable" from the store after the
+    # cell ran, its NPZ left behind (fuzz round 9). Oracle: the second run reuses the cell and
+    # gives back the first run's record, bit for bit
+    from dpbounds.sweep import Cell, run_sweep
+    from tests.sweep_cells import noisy_walk
+
+    cell = Cell(noisy_walk, {"scale": value, "steps": 3}, trials=2, seed=(1,))
+    first = run_sweep([cell], store=tmp_path / "st", progress=False)
+    again = run_sweep([cell], store=tmp_path / "st", progress=False)
+    assert first.computed == 1 and again.reused == 1 and again.computed == 0
+    a, b = first.records[0], again.records[0]
+    assert a.keys() == b.keys()
+    for k in a:
+        np.testing.assert_array_equal(np.asarray(a[k]), np.asarray(b[k]))

@@ -528,8 +528,20 @@ def _refuse_beside_list(parser: argparse.ArgumentParser, args: argparse.Namespac
         raise ValueError(f"{mode} lists only (and reads --json); {name} would be ignored")
 
 
+def _tolerant_streams() -> None:
+    """Standard output and error that write what their encoding lacks as escapes: under an
+    ASCII locale (``LC_ALL=C``) ``bound --help`` died with a UnicodeEncodeError traceback on
+    a mu, and a result was cut off half printed at a dash (fuzz round 9)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):  # replaced (tests) or closed
+            pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``dpbounds`` console script."""
+    _tolerant_streams()
     plugins, argv = _plugins_of(sys.argv[1:] if argv is None else argv)
     try:  # before the parser: a plug-in's verification problems are --problem choices
         _load_plugins(plugins)

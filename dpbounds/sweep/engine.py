@@ -28,6 +28,7 @@ from dpbounds._progress import Progress, resolve_mode
 from dpbounds.sweep.cells import (
     Cell,
     CellCall,
+    canonical,
     cell_key,
     code_digests,
     code_fingerprint,
@@ -487,8 +488,11 @@ class _Plan:
             return False
         if store is not None:
             call = cell.call()
-            store.put({"key": k, "function": self.names[k], "params": call.params,
-                       "trials": call.trials, "seed": call.seed, "version": self.version,
+            # the params as the key reads them (np.int32 stopped the write with a TypeError
+            # after the cell ran, and left its NPZ behind: fuzz round 9)
+            store.put({"key": k, "function": self.names[k], "params": canonical(call.params),
+                       "trials": call.trials, "seed": canonical(call.seed),
+                       "version": self.version,
                        "code": self.code(cell), "seconds": seconds, "worker": worker}, record)
         self.records[k] = record
         self.infos[k] = CellInfo(k, self.names[k], False, seconds, worker)
