@@ -492,3 +492,19 @@ def test_a_sweep_cell_with_a_numpy_scalar_parameter_is_stored_and_reused(value, 
     assert a.keys() == b.keys()
     for k in a:
         np.testing.assert_array_equal(np.asarray(a[k]), np.asarray(b[k]))
+
+
+def test_the_smallest_dataset_size_is_shown_as_a_whole_number_meeting_the_target(capsys):
+    # was: "bound <= 1 from N = 42187.9" (fuzz round 9). Oracle: the bound itself at the
+    # answer (meets the target) and one record fewer (does not)
+    import re
+
+    from dpbounds.bounds import registry
+    from dpbounds.cli import main
+
+    assert main(["bound", "tran_cutkosky.alg2", "--d", "4", "--eps", "8", "--smallest", "N",
+                 "--target", "1", "--quiet"]) == 0
+    n = int(re.search(r"from N = (\d+) \(the continuous edge", capsys.readouterr().out)[1])
+    e = registry.get("tran_cutkosky.alg2")
+    p = {"d": 4, "eps": 8.0}
+    assert e.value({**p, "N": n}) <= 1.0 < e.value({**p, "N": n - 1})

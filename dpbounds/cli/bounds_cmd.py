@@ -324,7 +324,13 @@ def _regime(args: argparse.Namespace, e: Any, problem: dict[str, float]) -> int:
     print(f"{e.name}: {e.title}")
     print("  " + ", ".join(f"{k}={_fmt(v)}" for k, v in rest.items()))
     how = "numeric bound, its own search" if e.numeric else "closed-form hyper-parameters"
-    print(f"  bound <= {_fmt(r.target)} {word} {variable} = {_fmt(r.value)}   ({how})")
+    shown = _fmt(r.value)
+    if variable in ("N", "d", "m") and math.isfinite(r.value) and not float(r.value).is_integer():
+        # a count answers with a count, rounded into the regime (the bound is monotone
+        # there, so it still meets the target): 'from N = 42187.9' (fuzz round 9)
+        whole = math.ceil(r.value) if side == "smallest" else max(1, math.floor(r.value))
+        shown = f"{whole} (the continuous edge is {_fmt(r.value)})"
+    print(f"  bound <= {_fmt(r.target)} {word} {variable} = {shown}   ({how})")
     if r.at_edge:
         print(f"  the target is met already at the end of the range [{_fmt(r.low)}, "
               f"{_fmt(r.high)}]: the regime extends beyond it (--search-range)")
