@@ -142,12 +142,16 @@ def build() -> dict[str, Any]:
               for name, cls in sorted(vars(dp_accounting.dp_event).items())
               if isinstance(cls, type) and issubclass(cls, dp_accounting.DpEvent)
               and attr.has(cls)}
+    required = {name: [f.name for f in attr.fields(getattr(dp_accounting.dp_event, name))
+                       if f.default is attr.NOTHING] for name in events}
     return {
         "constants": {
             # dp_accounting's event classes and their fields in declaration order (privacy
             # compose --from-dp-event refuses an unknown class or field before importing
             # dp_accounting, and reads the named-tuple form)
             "dp_event_fields": events,
+            # the fields without a default (a missing one is refused before the imports)
+            "dp_event_required": {k: v for k, v in required.items() if v},
             "verify_variables": list(VARIABLES), "verify_problems": list(PROBLEMS),
             "verify_mutations": list(MUTATIONS),
             "verify_mutation_algorithms": {k: list(v) for k, v in MUTATION_ALGORITHMS.items()},

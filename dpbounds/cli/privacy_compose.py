@@ -221,6 +221,10 @@ def _check_shape(data: Any, where: str, fields: dict[str, list[str]], depth: int
     if extra:
         raise ValueError(f"{where}: {data['class_name']} has no field(s) {sorted(extra)}; "
                          f"its fields are {sorted(names)}")
+    missing = [k for k in _catalog.constant("dp_event_required").get(data["class_name"], ())
+               if k not in data]
+    if missing:
+        raise ValueError(f"{where}: {data['class_name']} needs the field(s) {missing}")
     for key, value in data.items():
         if isinstance(value, dict):
             _check_shape(value, f"{where}.{key}", fields, depth + 1, seen)

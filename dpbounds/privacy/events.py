@@ -548,6 +548,10 @@ def dp_event_from_json(data: Any, where: str = "event") -> Any:
             return [conv(v, f"{key}[{i}]") for i, v in enumerate(value)]
         return value
 
+    missing = [f.name for f in attr.fields(cls)
+               if f.default is attr.NOTHING and f.name not in data]
+    if missing:  # was Python's "__init__() missing 1 required positional argument"
+        raise ValueError(f"{where}: {data['class_name']} needs the field(s) {missing}")
     kwargs = {k: conv(v, k) for k, v in data.items() if k in names}
     check_fields(data, where)  # a count or a noise out of range, in the command line's words
     if "count" in kwargs:  # SelfComposedDpEvent (a whole number now): an int, as written
