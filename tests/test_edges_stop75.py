@@ -546,3 +546,24 @@ def test_a_dp_event_missing_a_field_is_named_early_and_by_the_library_alike(
     assert_early_is_library(["privacy", "compose", "--from-dp-event", str(f)], capsys,
                             monkeypatch, [(privacy_compose, "_check_shape",
                                            lambda *a, **k: None)], "needs the field(s) [")
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize(("argv", "stream", "status"), [
+    (["--help"], "stdout", 2), (["--version"], "stdout", 2), (["privacy", "--help"], "stdout", 2),
+    (["privacy", "--eps", "0"], "stderr", 2),
+])
+def test_a_full_stream_does_not_turn_into_success_or_a_verdict(argv, stream, status):
+    # was: `--help > /dev/full` exited 0 with nothing written (argparse swallows the write
+    # error); `privacy --eps 0 2> /dev/full` exited 1, a failed verdict's status (fuzz 9).
+    # Oracle: the exit statuses the CLI documents (2: the command could not do its job)
+    import subprocess
+    import sys
+
+    with open("/dev/full", "w") as full:
+        kw = {"stdout": full, "stderr": subprocess.PIPE} if stream == "stdout" else {
+            "stdout": subprocess.PIPE, "stderr": full}
+        p = subprocess.run([sys.executable, "-m", "dpbounds", *argv], timeout=120, **kw)
+    assert p.returncode == status
+    if stream == "stdout":
+        assert b"could not write standard output" in p.stderr

@@ -138,6 +138,34 @@ class DpParser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"dpbounds: error: {' '.join(message.split())} "
                               f"(see '{self.prog} --help')\n")
 
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        """argparse's exit, but a ``--help`` or ``--version`` that standard output could not
+        take is a failure (``--help > /dev/full`` exited 0 with nothing written: fuzz round
+        9), and a message standard error cannot take still leaves the status."""
+        failed = getattr(self, "_stdout_failed", None)
+        if status == 0 and isinstance(failed, BrokenPipeError):  # `| head`: it has enough
+            status = EXIT_BROKEN_PIPE
+        elif status == 0 and failed is not None:
+            status, message = EXIT_USAGE, ("dpbounds: error: could not write standard "
+                                           f"output ({failed.strerror or failed})\n")
+        if message:
+            _say(message.rstrip("\n"))
+        raise SystemExit(status)
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        """argparse's, without swallowing a failed write to standard output (it passed
+        OSError over: ``--help > /dev/full`` exited 0)."""
+        if not message:
+            return
+        file = file or sys.stderr
+        try:
+            file.write(message)
+            file.flush()
+        except (OSError, ValueError) as exc:
+            if file is sys.stdout and isinstance(exc, OSError):
+                _silence_stdout()
+                self._stdout_failed = exc
+
 
 def _reads_as_number(text: str, value: Any) -> bool:
     """Whether a flag's value is a number: converted to one, or a string (most numeric flags
@@ -465,6 +493,16 @@ def _stdout_writable() -> bool:
     return True
 
 
+def _say(text: str) -> None:
+    """A line on standard error, or nothing where it cannot be written (``2> /dev/full``):
+    the exit status still says what happened (an input error exited 1, a failed verdict's
+    status, when its message could not be printed: fuzz round 9)."""
+    try:
+        print(text, file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
 def _silence_stdout() -> None:
     """After EPIPE: point stdout at /dev/null so the interpreter's final flush is quiet."""
     try:
@@ -548,13 +586,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         if "--debug" in argv:
             traceback.print_exc()
-        print(f"dpbounds: error: {_one_line(exc)}", file=sys.stderr)
+        _say(f"dpbounds: error: {_one_line(exc)}")
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("dpbounds: interrupted (while loading the plug-ins)", file=sys.stderr)
+        _say("dpbounds: interrupted (while loading the plug-ins)")
         return EXIT_INTERRUPTED
-    parser = build_parser(_command_of(argv))
-    args = parser.parse_args(argv)
+    try:  # Ctrl-C while the parser is built printed a KeyboardInterrupt traceback
+        parser = build_parser(_command_of(argv))
+        args = parser.parse_args(argv)
+    except KeyboardInterrupt:
+        _say("dpbounds: interrupted")
+        return EXIT_INTERRUPTED
     debug = getattr(args, "debug", False)
     if getattr(args, "func", None) is None:
         parser.print_help()
@@ -576,18 +618,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         if debug:
             traceback.print_exc()
-        print("dpbounds: interrupted", file=sys.stderr)
+        _say("dpbounds: interrupted")
         return EXIT_INTERRUPTED
     except (ValueError, OverflowError, FloatingPointError) as exc:  # a value out of range
         if debug:
             traceback.print_exc()
-        print(f"dpbounds: error: {_one_line(exc)}", file=sys.stderr)
+        _say(f"dpbounds: error: {_one_line(exc)}")
         return EXIT_USAGE
     except MemoryError:
         if debug:
             traceback.print_exc()
-        print("dpbounds: error: out of memory; try a smaller problem (a smaller --max-horizon, "
-              "--steps, --d ...)", file=sys.stderr)
+        _say("dpbounds: error: out of memory; try a smaller problem (a smaller --max-horizon, "
+              "--steps, --d ...)")
         return EXIT_USAGE
     except OSError as exc:  # the machine, not a bug: a full disk, a failed stdout
         if debug:
@@ -596,20 +638,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not _stdout_writable():
             _silence_stdout()  # the interpreter's final flush would fail again
             where = "standard output"
-        print(f"dpbounds: error: could not write {where} ({exc.strerror or exc})",
-              file=sys.stderr)
+        _say(f"dpbounds: error: could not write {where} ({exc.strerror or exc})")
         return EXIT_USAGE
     except Exception as exc:  # a bug: say so in one line, the traceback is one flag away
         if debug:
             traceback.print_exc()
         frame = _plugin_frame(exc)
         if frame is not None:  # the plug-in's code raised: its author's to fix, not ours
-            print(f"dpbounds: error in plug-in {frame.filename}, line {frame.lineno} (in "
+            _say(f"dpbounds: error in plug-in {frame.filename}, line {frame.lineno} (in "
                   f"{frame.name}): {type(exc).__name__}: {_one_line(exc)} (rerun with --debug "
-                  "for the traceback)", file=sys.stderr)
+                  "for the traceback)")
             return EXIT_USAGE
-        print(f"dpbounds: internal error: {type(exc).__name__}: {_one_line(exc)} (this is a "
-              "bug; rerun with --debug for the traceback)", file=sys.stderr)
+        _say(f"dpbounds: internal error: {type(exc).__name__}: {_one_line(exc)} (this is a "
+              "bug; rerun with --debug for the traceback)")
         return EXIT_INTERNAL
     finally:
         _thaw()
