@@ -567,3 +567,18 @@ def test_a_full_stream_does_not_turn_into_success_or_a_verdict(argv, stream, sta
     assert p.returncode == status
     if stream == "stdout":
         assert b"could not write standard output" in p.stderr
+
+
+def test_an_overflow_reason_is_words_not_an_errno_tuple():
+    # was: "... out of floating-point range: (34, 'Numerical result out of range')" from
+    # `privacy compose --from-opacus` with a noise multiplier of 1e-300 (fuzz round 9)
+    import math
+
+    from dpbounds.privacy._util import guard_range
+
+    def power(x):
+        return math.exp(x) ** 2  # math raises OverflowError(34, 'Numerical result ...')
+
+    with pytest.raises(ValueError, match=r"range: numerical result out of range$"):
+        guard_range(power)(400.0)
+    assert guard_range(power)(1.0) == pytest.approx(math.e ** 2)

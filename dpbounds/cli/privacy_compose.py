@@ -339,7 +339,7 @@ def run_compose(args: argparse.Namespace) -> int:
     from dpbounds._progress import progress_bar  # after the checks of the flags and files
     from dpbounds.privacy.composition import compose_events
 
-    with progress_bar(not getattr(args, "quiet", False),
+    with progress_bar(not getattr(args, "quiet", False), lines=True,
                       total=len(accountants) + (fpr is not None),
                       desc="compose", unit="accountant") as bar:
 

@@ -219,7 +219,7 @@ def lmi_rate_map(
     processes = check_int("processes", processes, minimum=1, maximum=1024)  # C int (fuzz 7)
     tol = float(check_positive("tol", tol))
     bracket_width = float(check_positive("bracket_width", bracket_width))
-    bar = progress_bar(progress, total=alphas.size, desc="LMI rate map (alpha columns)",
+    bar = progress_bar(progress, lines=True, total=alphas.size, desc="LMI rate map (alpha columns)",
                        unit="col")
     tasks = [(j, float(mu), float(L), float(a), betas, tol, solver, bracket_width)
              for j, a in enumerate(alphas)]

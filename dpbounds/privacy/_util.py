@@ -78,7 +78,10 @@ def guard_range(fn: Any) -> Any:
             with np.errstate(over="raise", divide="raise", invalid="raise"):
                 out = fn(*args, **kwargs)
         except (OverflowError, ZeroDivisionError, FloatingPointError) as err:
-            raise fail(str(err)) from None
+            # an errno tuple ("(34, 'Numerical result out of range')") is no reason in words
+            detail = (err.args[1] if len(err.args) == 2 and isinstance(err.args[1], str)
+                      else str(err))
+            raise fail(detail.lower() if detail[:1].isupper() else detail) from None
         if isinstance(out, float | np.ndarray | np.floating) and not np.all(
             np.isfinite(np.asarray(out, dtype=float))
         ):

@@ -741,7 +741,7 @@ def _tune_hb_bound(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, mechanism, initi
     x_range, y_range = (math.log(_ALPHA_MIN / L), math.log(4.0 / L)), (0.0, _Y_MAX)
     xs, ys = np.linspace(*x_range, grid), np.linspace(*y_range, grid)
     X, Y = np.meshgrid(xs, ys)
-    bar = progress_bar(progress, total=3, desc="grid, local searches, certificate")
+    bar = progress_bar(progress, lines=True, total=3, desc="grid, local searches, certificate")
     F = evaluate(np.exp(X.ravel()), -np.expm1(-Y.ravel())).reshape(X.shape)
     bar.update()
     if not np.isfinite(np.min(F)):  # the grid has stable points: only the noise can overflow
@@ -863,7 +863,7 @@ def _tune_hb_error(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, initial_gap, by_
 
     x_range, y_range = (math.log(_ALPHA_MIN / L), math.log(4.0 / L)), (0.0, _Y_MAX)
     members = wc_grid_family(grid)
-    bar = progress_bar(progress, total=len(members) + 1,
+    bar = progress_bar(progress, lines=True, total=len(members) + 1,
                        desc="worst case: nested grids and their local searches, certificate")
     # the horizon of each row is chosen on one eigenvalue grid for every ``grid`` (a row's
     # value must not depend on which grids ran before it)
@@ -1395,7 +1395,8 @@ def _tune_hb_lmi(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, mechanism, gap0, p
         r = results[(p, q)] = evaluate(*point(p, q))
         return math.inf if r is None else r[0]
 
-    with progress_bar(progress, desc="LMI certificates (grid and local searches)") as bar:
+    with progress_bar(progress, desc="LMI certificates (grid and local searches)",
+                      lines=True) as bar:
         reach: dict = {}
         val, p, q, _ = _lmi_search(f, grid, bar, info=reach)
     if not math.isfinite(val):
@@ -1431,7 +1432,8 @@ def _tune_hb_lmi(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, mechanism, gap0, p
     # what any certificate at any rate and T gives at the tuned (alpha, beta), from the
     # certified rates' proven lower end (exact Farkas check) there; up to ~13 CPU-s at
     # L/mu = 1e6 with max_horizon 1e7, hence its own bar
-    with progress_bar(progress, total=1, desc="floor at the tuned (alpha, beta)") as bar:
+    with progress_bar(progress, total=1, desc="floor at the tuned (alpha, beta)",
+                      lines=True) as bar:
         base = heavy_ball_lmi_rate(mu, L, tuned.alpha, tuned.beta, tol=1e-9, rtol=1e-6,
                                    lmi=HeavyBallLMI(backend="clarabel"), polish=False)
         floor = certificate_floor(mu, L, tuned.alpha, tuned.beta, noise=noise,
@@ -1507,7 +1509,8 @@ def _tune_hb_smooth_error(mu, L, d, n, m, eps, S, dist_sq, Tmax, grid, mechanism
 
     x_range = (math.log(_SMOOTH_ALPHA_L[0] / L), math.log(_SMOOTH_ALPHA_L[1] / L))
     y_range = (0.0, _Y_MAX)
-    with progress_bar(progress, desc="Lyapunov bounds (nested grids, compass searches)") as bar:
+    with progress_bar(progress, desc="Lyapunov bounds (nested grids, compass searches)",
+                      lines=True) as bar:
         nested_search(f, x_range, y_range, grid, on_grid=lambda g: bar.update())
     if not any(math.isfinite(p.value) for p in points.values()):
         raise ValueError("no (alpha, beta) of the search has a Lyapunov certificate (is epsilon "

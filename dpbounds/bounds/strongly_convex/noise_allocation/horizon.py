@@ -112,7 +112,7 @@ def _prefix_terms(schedule: Schedule, mu: float, L: float, convention: str,
     D_prev = 0.0
     acc = [-np.inf] * len(powers)
     T = steps.size
-    with progress_bar(progress and T > _CHUNK, total=T, desc=desc, unit="T",
+    with progress_bar(progress and T > _CHUNK, lines=True, total=T, desc=desc, unit="T",
                       unit_scale=True) as bar:
         for start in range(0, T, _CHUNK):
             stop = min(start + _CHUNK, T)
@@ -338,7 +338,7 @@ def select_horizon_subsampled(
     best = math.inf
     slack = math.log1p(-1e-9)  # the lower bound must beat the best by more than round-off
     with progress_bar(progress, total=budget, desc="horizons (optimal noise, subsampling)",
-                      unit="T") as bar:
+                      unit="T", lines=True) as bar:
         for count, i in enumerate(order):
             # every horizon not evaluated has B(T) >= exp(log_lb[i]) (sorted order)
             if not log_lb[i] + slack < math.log(best) or count == budget:
