@@ -98,10 +98,12 @@ def check_noise_fits(sensitivity: float, n: int, m: int, epsilon: float, d: int)
     log_noise = math.log(2.0 * d) + 2.0 * log_b
     if not log_noise <= LOG_FLOAT_MAX:
         raise ValueError(
-            f"epsilon={epsilon!r} is too small for this problem: even with T = 1 the DP noise "
-            f"term 2 d b^2 (b = S_1/(m eps_0) = {sensitivity:.3g}/({m} x {eps1:.3g}), Laplace "
-            f"scale) would be exp({log_noise:.6g}), beyond the float64 range (about 1.8e308); "
-            "use a larger epsilon or a smaller sensitivity S_1")
+            # both named: S_1 = 1e300 was blamed on epsilon alone (fuzz round 9)
+            f"epsilon={epsilon!r} is too small for sensitivity S_1={sensitivity:.3g}: even "
+            f"with T = 1 the DP noise term 2 d b^2 (b = S_1/(m eps_0) = "
+            f"{sensitivity:.3g}/({m} x {eps1:.3g}), "
+            f"Laplace scale) would be exp({log_noise:.6g}), beyond the float64 range (about "
+            "1.8e308); use a larger epsilon or a smaller sensitivity S_1")
 
 
 def _finite(x: Any, what: str, cause: str) -> Any:
