@@ -203,8 +203,9 @@ def _check_pep_args(args: argparse.Namespace) -> None:
                          if not math.isfinite(args.tolerance) else
                          f"tol must be > 0 (valid range (0, inf)), got {args.tolerance}")
     wanted = args.pep or args.pep_window is not None
-    if wanted and args.steps is None:
-        raise ValueError("--pep needs --steps T (the horizon of the worst case)")
+    if wanted and args.steps is None:  # named as typed: '--pep-window 3' was told '--pep'
+        raise ValueError(f"{'--pep' if args.pep else '--pep-window'} needs --steps T (the "
+                         "horizon of the worst case)")
     if args.steps is None:  # these were ignored without --steps (the rate alone printed)
         # typed, not compared with the default: `--R 1` was accepted and ignored
         typed = getattr(args, "_flags_typed", None) or {}
@@ -217,6 +218,10 @@ def _check_pep_args(args: argparse.Namespace) -> None:
                              "steps)")
     if args.pep_window is not None and args.pep_window < 1:
         raise ValueError(f"--pep-window must be an integer >= 1, got {args.pep_window}")
+    if args.pep_window is not None and args.steps is not None and args.pep_window > args.steps:
+        # a window wider than the horizon reached the solver ("Clarabel status NumericalError")
+        raise ValueError(f"--pep-window must be an integer in [1, T={args.steps}], got "
+                         f"{args.pep_window}")
     from dpbounds.pep.banded import MAX_BANDED_STEPS
 
     if wanted and args.steps > MAX_BANDED_STEPS:

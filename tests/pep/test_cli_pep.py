@@ -71,6 +71,11 @@ def test_text_output_names_the_certificate_form(capsys):
     (["--steps", "201", "--pep"], "--steps must be <= 200"),
     (["--pep"], "--pep needs --steps"),
     (["--steps", "10", "--pep-window", "0"], "--pep-window must be"),
+    # fuzz round 9: the flag typed is named, and a window wider than T is refused before
+    # the solver ("Clarabel status NumericalError")
+    (["--pep-window", "3"], "--pep-window needs --steps"),
+    (["--steps", "10", "--pep", "--pep-window", "11"], "--pep-window must be an integer in "
+                                                       "[1, T=10]"),
 ])
 def test_refusals_are_one_line(extra, needle, capsys):
     rc, _, err = _main(capsys, *extra)
