@@ -582,3 +582,14 @@ def test_an_overflow_reason_is_words_not_an_errno_tuple():
     with pytest.raises(ValueError, match=r"range: numerical result out of range$"):
         guard_range(power)(400.0)
     assert guard_range(power)(1.0) == pytest.approx(math.e ** 2)
+
+
+def test_a_range_given_twice_is_refused_as_over_twice_is(capsys):
+    # was: `--range T 1 10 --range T 2 20` searched the last one silently (fuzz round 9)
+    from dpbounds.cli import main
+
+    assert main(["tune", "bound", "yang.sgd", "--range", "C", "1", "10", "--range", "C", "2",
+                 "20"]) == 2
+    assert "--range C is given more than once" in capsys.readouterr().err
+    assert main(["tune", "bound", "yang.sgd", "--over", "C", "C"]) == 2
+    assert "more than once" in capsys.readouterr().err

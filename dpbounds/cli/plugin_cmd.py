@@ -198,6 +198,8 @@ def _has_method(name: str) -> bool:
 def _tune(args: argparse.Namespace, name: str, objective: str) -> int:
     ranges = {}
     for hp, lo, hi in args.range or ():
+        if hp in ranges:  # the last one silently won, while --over T T is refused
+            raise ValueError(f"--range {hp} is given more than once")
         try:
             ranges[hp] = (float(lo), float(hi))
         except ValueError:
