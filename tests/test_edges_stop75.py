@@ -593,3 +593,15 @@ def test_a_range_given_twice_is_refused_as_over_twice_is(capsys):
     assert "--range C is given more than once" in capsys.readouterr().err
     assert main(["tune", "bound", "yang.sgd", "--over", "C", "C"]) == 2
     assert "more than once" in capsys.readouterr().err
+
+
+def test_a_bound_search_table_says_every_value_the_bound_read(capsys):
+    # was: `tune NAME` used G = 1 and delta = 1e-5 when they were not given, without a word
+    # (walkthrough of stop 75). Oracle: the registry's own default problem
+    from dpbounds.bounds.problem import DEFAULT_PROBLEM
+    from dpbounds.cli import main
+
+    assert main(["tune", "bound", "yang.sgd", "--quiet"]) == 0
+    at = next(line for line in capsys.readouterr().out.splitlines()
+              if line.startswith("  at "))
+    assert f"delta={DEFAULT_PROBLEM['delta']:.4e}" in at and "eps=1" in at

@@ -103,8 +103,13 @@ class BoundSearch:
         lines = [f"{self.name}: search over "
                  + ", ".join(f"{k} in [{_fmt(lo)}, {_fmt(hi)}]"
                              for k, (lo, hi) in self.ranges.items())
-                 + f" ({self.grid_points} grid points, then a bounded refine)",
-                 "  " + "  ".join(c.ljust(w) for c, w in zip(cols, width))]
+                 + f" ({self.grid_points} grid points, then a bounded refine)"]
+        # every value the bound read, the defaults too (G = 1 and delta = 1e-5 were used
+        # without a word when not given: walkthrough of stop 75)
+        fixed = {k: v for k, v in self.problem.items() if k not in self.over}
+        if fixed:
+            lines.append("  at " + ", ".join(f"{k}={_fmt(v)}" for k, v in fixed.items()))
+        lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(cols, width)))
         lines += ["  " + "  ".join(v.ljust(w) for v, w in zip(b, width)) for b in body]
         if self.provenance:
             lines.append(f"  label: {self.provenance} (the bound's; the search adds no "
