@@ -90,9 +90,6 @@ class LineBar:
         self.start = self._last = time.monotonic()
         self._printed = self._closed = False
         self._lock = threading.Lock()
-        if self.interval >= 1.0:  # a heartbeat: one step can run for minutes (a PEP solve)
-            threading.Thread(target=_heartbeat, args=(weakref.ref(self), self.interval / 4),
-                             daemon=True).start()
 
     def _line(self, now: float, last: bool = False) -> None:
         unit = f" {self.unit}" if self.unit and self.unit != "it" else ""
@@ -134,6 +131,13 @@ class LineBar:
         self.close()
 
     def __enter__(self) -> LineBar:
+        # a heartbeat where the bar is a context (closed by __exit__ whatever happens): one
+        # step can run for minutes (a PEP solve). Not for a bar closed by hand: after an
+        # exception it would stay open, and speak for ever into a notebook (review of
+        # stop 75)
+        if self.interval >= 1.0 and not self._closed:
+            threading.Thread(target=_heartbeat, args=(weakref.ref(self), self.interval / 4),
+                             daemon=True).start()
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -141,7 +145,8 @@ class LineBar:
 
 
 def _heartbeat(ref: weakref.ReferenceType[LineBar], pause: float) -> None:
-    """A line of ``ref``'s bar at its interval while it is open, between its updates too:
+    """A line of ``ref``'s bar (a ``with`` context) at its interval while it is open,
+    between its updates too:
     ``rate hb --steps 20`` spent 232 CPU-s in one bar step with nothing printed to a pipe
     (fuzz round 9). Ends when the bar is closed or dropped."""
     while True:
@@ -227,10 +232,6 @@ class Progress:
         self.cost_done = 0.0
         self.start = self._last = time.monotonic()
         self._printed = self._closed = False
-        self._lock = threading.Lock()
-        if self.interval >= 1.0:  # a heartbeat: one step can run for minutes (a PEP solve)
-            threading.Thread(target=_heartbeat, args=(weakref.ref(self), self.interval / 4),
-                             daemon=True).start()
         self._bar = None
         if mode == "bar" and done < total:
             from tqdm.auto import tqdm

@@ -572,18 +572,17 @@ def dp_nag(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
     :math:`T'\le T` by Remark 4.1 (``horizon_rule="eq32"``: minimise (32) with the guess
     :math:`E_0` = ``initial_error``, as Section 5 does for every ``m``; ``"subsampled"``: the
     optimal bound with the subsampling term, DERIVED) and runs :math:`T'` iterations.
-    ``initial_error`` must be a **public** bound on :math:`F(x_0)-F^*` (computed from the
-    data it would leak through the horizon); its default 10 is the paper's guess for its own
-    problems, and the horizon moves with it: a ridge logistic regression with
-    :math:`F(x_0)-F^* = 0.054` was re-selected to :math:`T' = 36` under the default and
-    :math:`T' = 6` given the gap, which ran 7x closer to the optimum (a walkthrough of stop
-    75). :func:`dp_nag_opt` sets ``allocation="optimal"`` and re-selection, as Section 5's
-    DP-NAG-opt. ``budgets``: the per-step pure-DP budgets :math:`\epsilon_t` themselves
-    (one per step, summing to at most ``epsilon``; ``allocation`` is then not read), e.g. a
-    tuned allocation, ``dpbounds.tuning.tune_nesterov(...).choices[k].epsilons`` with
-    ``steps`` its ``horizon``. The uniform allocation runs any step size (eqs. (12)-(13) need
-    no error weights); the optimal ones need :math:`\alpha\le1/L` (their weights are
-    Theorem 4.1's).
+    ``initial_error`` must be a **public** bound on :math:`F(x_0)-F^*` (computed from the data it
+    would leak through the horizon); its default 10 is the paper's guess for its own problems, and
+    the horizon moves with it: a ridge logistic regression with :math:`F(x_0)-F^* = 0.054` was
+    re-selected to :math:`T' = 36` under the default and :math:`T' = 6` given the gap, which ran 7x
+    closer to the optimum (a walkthrough of stop 75; ``bench/tuned_on_ridge_logistic.py``).
+    :func:`dp_nag_opt` sets ``allocation="optimal"`` and re-selection, as Section 5's DP-NAG-opt.
+    ``budgets``: the per-step pure-DP budgets :math:`\epsilon_t` themselves (one per step, summing
+    to at most ``epsilon``; ``allocation`` is then not read), e.g. a tuned allocation,
+    ``dpbounds.tuning.tune_nesterov(...).choices[k].epsilons`` with ``steps`` its ``horizon``. The
+    uniform allocation runs any step size (eqs. (12)-(13) need no error weights); the optimal ones
+    need :math:`\alpha\le1/L` (their weights are Theorem 4.1's).
     Other parameters (``noise`` and ``transcript`` too) as :func:`dp_heavy_ball`.
     """
     epsilon = check_epsilon(epsilon)

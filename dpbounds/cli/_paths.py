@@ -69,7 +69,6 @@ def check_store_dir(path: str, flag: str = "--store") -> None:
     _probe(p, flag, path)
 
 
-
 class ResultWriter:
     """Prints a long command's results; once standard output cannot take them (a full disk,
     ``> /dev/full``), keeps this text and every later one in a file of the temporary folder.
@@ -89,6 +88,8 @@ class ResultWriter:
             try:
                 print(text, flush=True)
                 return
+            except BrokenPipeError:  # `| head`: the reader has what it wanted (main: 141)
+                raise
             except OSError as exc:
                 self._why = exc.strerror or str(exc)
                 self._silence()

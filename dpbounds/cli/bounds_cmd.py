@@ -328,8 +328,12 @@ def _regime(args: argparse.Namespace, e: Any, problem: dict[str, float]) -> int:
     if variable in ("N", "d", "m") and math.isfinite(r.value) and not float(r.value).is_integer():
         # a count answers with a count, rounded into the regime (the bound is monotone
         # there, so it still meets the target): 'from N = 42187.9' (fuzz round 9)
-        whole = math.ceil(r.value) if side == "smallest" else max(1, math.floor(r.value))
-        shown = f"{whole} (the continuous edge is {_fmt(r.value)})"
+        whole = math.ceil(r.value) if side == "smallest" else math.floor(r.value)
+        if whole < 1 or not r.low <= whole <= r.high:  # 'up to d = 1' where d = 1 fails
+            shown = (f"{_fmt(r.value)} (continuous; no whole {variable} in "
+                     f"[{_fmt(r.low)}, {_fmt(r.high)}] meets the target)")
+        else:
+            shown = f"{whole} (the continuous edge is {_fmt(r.value)})"
     print(f"  bound <= {_fmt(r.target)} {word} {variable} = {shown}   ({how})")
     if r.at_edge:
         print(f"  the target is met already at the end of the range [{_fmt(r.low)}, "

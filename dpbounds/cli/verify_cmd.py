@@ -597,8 +597,9 @@ def run(args: argparse.Namespace) -> int:
         try:
             plot_result(res, args.plot)
         except OSError as exc:
+            where = "the result above is complete" if lost is None else str(lost)
             print(f"dpbounds: error: the figure could not be written to {args.plot!r} "
-                  f"({exc.strerror or exc}); the result above is complete", file=sys.stderr)
+                  f"({exc.strerror or exc}); {where}", file=sys.stderr)
             # the verdict outranks the I/O error: FAIL (1) and INCONCLUSIVE (3) are kept
             return status if status else EXIT_USAGE
         if lost is not None:

@@ -87,7 +87,8 @@ class PrivacyLedger:
             # the count as record() checks it: int() truncated 3.99 runs to 3 and 0.9 to
             # none at all (epsilon under-reported; fuzz round 9)
             out.append((mechanism_from_dict(pair[0]),
-                        check_int(f"entries[{i}] count", pair[1], maximum=MAX_COUNT)))
+                        check_int(f"entries[{i}] count", pair[1], minimum=0,
+                                  maximum=MAX_COUNT)))  # 0 as record() takes it
         return cls(data.get("neighbouring", Neighbouring.ADD_REMOVE), out)
 
     @classmethod

@@ -163,9 +163,8 @@ class NesterovTuning:
         lines.append("worst case = certified sup of E[F(x_T)] - F* of the same run (NAG, or MASG "
                      "with momentum restarts) over quadratics with spectrum in [mu, L], "
                      "F(x_0) - F* <= E0 and data of sensitivity S_1 [DERIVED]; it ranks "
-                     "runs by their worst admissible quadratic and start, and one data set's "
-                     "runs may rank otherwise (a ridge logistic regression's ran T = 6 below "
-                     "the tuned T = 15: 0.0027 against 0.0083, 400 trials; README)")
+                     "runs by their worst admissible quadratic and start: one data set's "
+                     "runs may rank otherwise (README)")
         # the attained end's distance to the certified one, as these rows have it (the
         # grid's factor is 2% only while the grid is not capped: computed, not assumed)
         # a row whose both ends underflow to 0 (no noise, eps ~ 1e300) is exact, not inf

@@ -242,7 +242,8 @@ class ScalingResult:
             "verdicts": [{"name": f"{v.case}: {v.claim}", "holds": v.holds,
                           "status": v.status, "gating": v.gating, "powered": v.powered,
                           "power": v.power, "needs": v.needs, "measured": v.measured,
-                          "predicted": v.predicted, "oracle": v.oracle}
+                          "predicted": v.predicted, "oracle": v.oracle,
+                          "interval": list(v.ci)}
                          for v in self.verdicts],
             "holds": self.holds,
             "status": self.status,
