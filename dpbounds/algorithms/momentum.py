@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds._validation import check_choice, check_flag, check_positive
+from dpbounds._validation import check_choice, check_flag, check_nonnegative, check_positive
 from dpbounds.algorithms._common import (
     SimulationResult,
     TraceRecorder,
@@ -280,8 +280,8 @@ def laplace_momentum_method(
     n, d = f.n, f.d
     m = check_batch_size(batch_size, n)
     trials = check_trials(trials)
-    S1 = f.l1_sensitivity if sensitivity is None else sensitivity_override(
-        sensitivity, float(f.l1_sensitivity), "l1_sensitivity")
+    S1 = f.l1_sensitivity if sensitivity is None else check_nonnegative("sensitivity",
+                                                                         sensitivity)
     private = math.isfinite(epsilon)
     if private:
         if not math.isfinite(S1):
@@ -501,6 +501,9 @@ def dp_heavy_ball(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
     T = check_steps(steps)
     alpha, beta = _defaults(objective, step_size, c, momentum)
     eps_t = _budgets(budgets, epsilon, T)
+    if sensitivity is not None:  # 0 or -0.0 ran with no noise, eps 0 (fuzz round 9)
+        sensitivity = sensitivity_override(sensitivity, float(objective.l1_sensitivity),
+                                           "l1_sensitivity")
     return laplace_momentum_method(
         objective, kind="hb", step_sizes=np.full(T, alpha), momenta=np.full(T, beta),
         budgets=eps_t, epsilon=epsilon, batch_size=batch_size, trials=trials, seed=seed,

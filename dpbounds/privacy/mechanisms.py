@@ -487,6 +487,7 @@ def mechanism_from_dict(data: dict[str, Any]) -> Mechanism:
                              f"pairs, got {parts!r}")
         # counts checked, not truncated: int(2.99) composed 2 runs (fuzz round 9)
         kwargs["parts"] = tuple((mechanism_from_dict(m), check_int(f"parts[{i}] count", c,
+                                                                   minimum=0,
                                                                    maximum=MAX_COUNT))
                                 for i, (m, c) in enumerate(parts))
     from dataclasses import MISSING
