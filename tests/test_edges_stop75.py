@@ -673,3 +673,17 @@ def test_a_clipped_method_is_held_to_the_clipped_means_worst_case(mechanism, rel
                       neighbouring=relation, sensitivity=worst / divide)
         row = ex._sensitivity_witness(m, f, None, res, worst / divide)
         assert row["values"][0] == pytest.approx(divide, rel=1e-12)
+
+
+
+def test_a_plan_ratio_above_one_is_refused_early_in_the_planners_words(capsys):
+    # was: 0.71 CPU-s of imports before the planner refused it (fuzz round 9). Oracle: the
+    # planner's own refusal, word for word
+    from dpbounds.audit.planner import plan
+    from dpbounds.cli import main
+
+    assert main(["audit", "plan", "dp_sgd", "--target-ratio", "1.5"]) == 2
+    early = capsys.readouterr().err.strip()
+    with pytest.raises(ValueError) as library:
+        plan("dp_sgd", None, target_ratio=1.5)
+    assert early == f"dpbounds: error: {library.value}"

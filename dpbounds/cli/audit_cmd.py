@@ -380,6 +380,10 @@ def run(args: argparse.Namespace) -> int:
                          "name)")
     if not 0.0 < args.target_ratio:
         raise ValueError(f"target_ratio must be > 0, got {args.target_ratio!r}")
+    if args.target_ratio > 1.0:  # the planner's words, before its imports (0.71 CPU-s)
+        raise ValueError(f"target_ratio must lie in (0, 1] (eps_lower / claim; a correct "
+                         f"algorithm's eps_lower never exceeds its claim), got "
+                         f"{args.target_ratio!r}")
     known = _catalog.names("audit")
     if (known is not None and args.algorithm != "all"
             and str(args.algorithm).replace("-", "_") not in known):  # before the imports
