@@ -687,3 +687,14 @@ def test_a_plan_ratio_above_one_is_refused_early_in_the_planners_words(capsys):
     with pytest.raises(ValueError) as library:
         plan("dp_sgd", None, target_ratio=1.5)
     assert early == f"dpbounds: error: {library.value}"
+
+
+def test_compare_says_none_where_a_bound_has_no_hyperparameter(capsys):
+    # was: "  convex.noisy_projected_sgd: " (an empty line's tail; fuzz round 9)
+    from dpbounds.cli import main
+
+    assert main(["compare", "--no-tune", "--problem-class", "convex", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "  convex.noisy_projected_sgd: none" in out
+    assert not [line for line in out.splitlines() if line.rstrip().endswith(":")
+                and line.startswith("  convex.")]

@@ -245,7 +245,9 @@ class Comparison:
         for r in self.rows:
             if not r.applicable:
                 continue
-            hp = ", ".join(f"{k}={_fmt(v)}" for k, v in r.hyperparameters.items())
+            # 'none' where the bound has no hyper-parameter to choose ("convex.x: " read as
+            # a line cut off: fuzz round 9)
+            hp = ", ".join(f"{k}={_fmt(v)}" for k, v in r.hyperparameters.items()) or "none"
             lines.append(f"  {r.name}: {hp}")
             if r.tuned_hyperparameters:
                 tp = ", ".join(f"{k}={_fmt(v)}" for k, v in r.tuned_hyperparameters.items())
