@@ -114,7 +114,7 @@ def refuse_unread(args: argparse.Namespace, entry: Any, problem: dict[str, Any],
             if dest in typed and k not in (*_READ_BY_TRIVIAL, *also_read)]
     for k in entry.unread(problem, keys) if keys else ():
         raise ValueError(f"{flag_used(args, PROBLEM_QUANTITIES[k])} is not read by "
-                         f"{entry.name}'s bound (moved, its parameters stay the same): "
+                         f"{entry.name}'s bound (another value changes none of its parameters): "
                          "leave it out")
 
 
