@@ -548,14 +548,21 @@ def test_a_dp_event_missing_a_field_is_named_early_and_by_the_library_alike(
     # was: "GaussianDpEvent.__init__() missing 1 required positional argument:
     # 'noise_multiplier'" after 0.96 CPU-s of imports (fuzz round 9). Oracle: the library's
     # own refusal with the early check off
+    _compose_early_is_library(event, "_check_shape", "needs the field(s) [", tmp_path, capsys,
+                              monkeypatch)
+
+
+def _compose_early_is_library(event, check, words, tmp_path, capsys, monkeypatch):
+    """`privacy compose --from-dp-event` of ``event`` refuses with ``words``, early and with
+    the early ``check`` of dpbounds.cli.privacy_compose switched off alike."""
     from dpbounds.cli import privacy_compose
     from tests.early_checks import assert_early_is_library
 
     f = tmp_path / "e.json"
     f.write_text(event)
     assert_early_is_library(["privacy", "compose", "--from-dp-event", str(f)], capsys,
-                            monkeypatch, [(privacy_compose, "_check_shape",
-                                           lambda *a, **k: None)], "needs the field(s) [")
+                            monkeypatch, [(privacy_compose, check, lambda *a, **k: None)],
+                            words)
 
 
 @pytest.mark.skipif(not __import__("os").path.exists("/dev/full"), reason="needs /dev/full")
@@ -698,3 +705,36 @@ def test_compare_says_none_where_a_bound_has_no_hyperparameter(capsys):
     assert "  convex.noisy_projected_sgd: none" in out
     assert not [line for line in out.splitlines() if line.rstrip().endswith(":")
                 and line.startswith("  convex.")]
+
+
+@pytest.mark.parametrize("event", ['{"class_name": "NonPrivateDpEvent"}',
+                                   '{"class_name": "UnsupportedDpEvent"}',
+                                   '{"class_name": "DpEvent"}',
+                                   '{"class_name": "RandomizedResponseDpEvent", '
+                                   '"noise_parameter": 0.5, "num_buckets": 2}',
+                                   '[{"class_name": "NonPrivateDpEvent"}, '
+                                   '{"class_name": "GaussianDpEvent", "noise_multiplier": 1}]'])
+def test_an_event_without_a_mechanism_is_refused_early_in_the_librarys_words(
+        event, tmp_path, capsys, monkeypatch):
+    # was: 1.0-1.1 CPU-s of imports before "dpbounds has no mechanism for this dp_accounting
+    # event" (fuzz rounds 8-9). Oracle: the library's own refusal with the early check off
+    _compose_early_is_library(event, "_refuse_unmapped_first",
+                              "dpbounds has no mechanism for this dp_accounting event",
+                              tmp_path, capsys, monkeypatch)
+
+
+def test_the_catalogs_unmapped_events_are_the_ones_the_library_refuses():
+    # every dp_accounting event class outside MAPPED_EVENTS that can be built without
+    # arguments is refused by from_dp_event; every mapped one is read (oracle: the library)
+    import dp_accounting as dpa
+
+    from dpbounds.cli import _catalog
+    from dpbounds.privacy.events import from_dp_event
+
+    unmapped = _catalog.constant("dp_event_unmapped")
+    for name in ("NonPrivateDpEvent", "UnsupportedDpEvent"):
+        assert name in unmapped
+        with pytest.raises(ValueError, match="has no mechanism"):
+            from_dp_event(getattr(dpa, name)())
+    assert "GaussianDpEvent" not in unmapped and "NoOpDpEvent" not in unmapped
+    from_dp_event(dpa.GaussianDpEvent(1.0))

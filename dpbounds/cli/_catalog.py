@@ -133,6 +133,7 @@ def build() -> dict[str, Any]:
     from dpbounds.bounds.problem import DEFAULT_PROBLEM, PROBLEM_QUANTITIES
     from dpbounds.bounds.strongly_convex.noise_allocation import MAX_HORIZON
     from dpbounds.privacy import Neighbouring
+    from dpbounds.privacy.events import MAPPED_EVENTS
     from dpbounds.verify import MUTATIONS, PROBLEMS, VARIABLES
     from dpbounds.verify.mutants import MUTATION_ALGORITHMS
     from dpbounds.verify.replay import REPLAY_MUTATIONS, REPLAYS
@@ -152,6 +153,8 @@ def build() -> dict[str, Any]:
             "dp_event_fields": events,
             # the fields without a default (a missing one is refused before the imports)
             "dp_event_required": {k: v for k, v in required.items() if v},
+            # the events dpbounds has no mechanism for (refused before the imports)
+            "dp_event_unmapped": sorted(set(events) - set(MAPPED_EVENTS)),
             "verify_variables": list(VARIABLES), "verify_problems": list(PROBLEMS),
             "verify_mutations": list(MUTATIONS),
             "verify_mutation_algorithms": {k: list(v) for k, v in MUTATION_ALGORITHMS.items()},

@@ -121,6 +121,13 @@ __all__ = [
 #: The ``dp_accounting`` accountants an event can be written for.
 EVENT_ACCOUNTANTS = ("rdp", "pld")
 
+#: the dp_accounting events :func:`from_dp_event` reads (any other is refused: "dpbounds has
+#: no mechanism for this dp_accounting event"); the CLI's catalog lists the others, so that
+#: ``privacy compose`` refuses one before importing dp_accounting
+MAPPED_EVENTS = ("NoOpDpEvent", "SelfComposedDpEvent", "ComposedDpEvent", "GaussianDpEvent",
+                 "LaplaceDpEvent", "PoissonSampledDpEvent", "SampledWithoutReplacementDpEvent",
+                 "SingleEpochTreeAggregationDpEvent", "DiscreteLaplaceDpEvent", "ZCDpEvent")
+
 
 def _dpa() -> Any:
     # imported on use: ``dpbounds privacy --help`` and the rest of the library stay fast
