@@ -93,8 +93,6 @@ def test_a_plugin_declaring_a_method_and_its_audit_imports_no_runner_numba_or_sc
     # was: 0.96-1.14 CPU-s for `dpbounds --plugin examples/heavy_ball_plugin.py verify --help`
     # (audit_setting imported dpbounds.audit's runner, planner and every built-in setting:
     # scipy.stats, numba's logistic kernel, all fourteen algorithms); now 0.55-0.79
-    import subprocess
-    import sys
     from pathlib import Path
 
     plugin = Path(__file__).resolve().parents[1] / "examples" / "heavy_ball_plugin.py"
@@ -103,8 +101,7 @@ def test_a_plugin_declaring_a_method_and_its_audit_imports_no_runner_numba_or_sc
             "'dpbounds.audit.registry', 'dpbounds.algorithms.momentum') if m in sys.modules))\n"
             "from dpbounds.audit import AUDITS\n"
             "print('heavy_ball' in ' '.join(AUDITS), 'dpbounds.audit.runner' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, timeout=120).stdout.splitlines()
+    out = _fresh_interpreter(code).splitlines()
     assert out[0] == ""
     # control: the registered audit is found once the registry is asked (discovery then runs)
     assert out[1] == "True False"
@@ -667,8 +664,6 @@ def test_verify_refutes_a_declared_sensitivity_below_a_neighbours_move(relation,
 def test_the_lazy_packages_still_reach_their_submodules_as_attributes():
     # review of stop 74: after `import dpbounds.audit` the lazy package raised AttributeError
     # for `dpbounds.audit.runner` (the eager package had imported it); a fresh interpreter
-    import subprocess
-    import sys
 
     code = ("import dpbounds.audit, dpbounds.algorithms, dpbounds.objectives\n"
             "print(dpbounds.audit.runner.tight_claim.__name__,"
@@ -676,8 +671,7 @@ def test_the_lazy_packages_still_reach_their_submodules_as_attributes():
             " dpbounds.objectives.glm.LogisticRegression.__name__,"
             " dpbounds.algorithms.dp_sgd.__module__)\n"
             "try:\n    dpbounds.audit.no_such_thing\nexcept AttributeError:\n    print('ok')\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, timeout=120).stdout.split()
+    out = _fresh_interpreter(code).split()
     assert out == ["tight_claim", "dp_nag", "LogisticRegression",
                    "dpbounds.algorithms.dp_sgd", "ok"]  # dp_sgd: the function, not the module
 
@@ -795,3 +789,12 @@ def _quadratic_with(offsets):
     from dpbounds.objectives import QuadraticObjective
 
     return QuadraticObjective(np.linspace(1.0, 2.0, offsets.shape[1]), offsets=offsets)
+
+
+def _fresh_interpreter(code: str) -> str:
+    """What ``code`` prints in a new Python process (what a user's first import sees)."""
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, timeout=120).stdout
