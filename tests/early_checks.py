@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from typing import Any
 
 
@@ -20,3 +23,18 @@ def assert_early_is_library(argv: list[str], capsys: Any, monkeypatch: Any,
         monkeypatch.setattr(module, name, stand_in)
     assert main(argv) == EXIT_USAGE
     assert capsys.readouterr().err.strip().splitlines()[-1] == early
+
+
+def heavy_imports(argvs: list[list[str]], heavy: tuple[str, ...]) -> list[tuple[int, list[str]]]:
+    """``(exit status, the modules of heavy it imported)`` of ``main(argv)`` for each argv,
+    run in one fresh interpreter (as a new ``dpbounds`` process: nothing imported yet)."""
+    probe = ("import contextlib, io, json, sys\nfrom dpbounds.cli import main\nout = []\n"
+             "for argv in json.loads(sys.argv[1]):\n"
+             "    with contextlib.redirect_stderr(io.StringIO()), "
+             "contextlib.redirect_stdout(io.StringIO()):\n"
+             "        rc = main(argv)\n"
+             "    out.append([rc, sorted(m for m in json.loads(sys.argv[2]) if m in "
+             "sys.modules)])\nprint(json.dumps(out))")
+    proc = subprocess.run([sys.executable, "-c", probe, json.dumps(argvs), json.dumps(heavy)],
+                          capture_output=True, text=True, timeout=300, check=True)
+    return [(rc, mods) for rc, mods in json.loads(proc.stdout)]

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -53,23 +51,12 @@ def test_a_class_that_does_not_fit_is_left_to_the_library(capsys):
 
 
 def test_the_early_refusals_import_nothing_heavy():
-    probe = ("import contextlib, io, json, sys\nfrom dpbounds.cli import main\nout = []\n"
-             "for argv in json.loads(sys.argv[1]):\n"
-             "    with contextlib.redirect_stderr(io.StringIO()), "
-             "contextlib.redirect_stdout(io.StringIO()):\n"
-             "        rc = main(argv)\n"
-             "    out.append([rc, sorted(m for m in json.loads(sys.argv[2]) if m in "
-             "sys.modules)])\nprint(json.dumps(out))")
-    proc = subprocess.run([sys.executable, "-c", probe, json.dumps(MISSING),
-                           json.dumps(HEAVY)], capture_output=True, text=True, timeout=300,
-                          check=True)
-    for argv, (rc, heavy) in zip(MISSING, json.loads(proc.stdout), strict=True):
+    from tests.early_checks import heavy_imports
+
+    for argv, (rc, heavy) in zip(MISSING, heavy_imports(MISSING, HEAVY), strict=True):
         assert rc == EXIT_USAGE and heavy == [], (argv, heavy)
     # control: a command that needs the bound loads them (the probe sees imports)
-    ok = subprocess.run([sys.executable, "-c", probe,
-                         json.dumps([["bound", "nonconvex.clipped_sgd"]]), json.dumps(HEAVY)],
-                        capture_output=True, text=True, timeout=300, check=True)
-    assert json.loads(ok.stdout)[0][1] != []
+    assert heavy_imports([["bound", "nonconvex.clipped_sgd"]], HEAVY)[0][1] != []
 
 
 # ----------------------------------------------------- regime: "the smallest value is nan"

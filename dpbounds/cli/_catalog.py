@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +114,60 @@ def _bound_rows() -> list[dict[str, Any]]:
              "numeric": bool(e.numeric), "origin": origin(e.name)} for e in registry.entries()]
 
 
+class _Reads(Mapping[str, Any]):
+    """A problem that records every key a bound's ``to_params`` asks for (read, ``get`` or
+    ``in``, present or not); iterating it counts as reading every key."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self._data = data
+        self.asked: set[str] = set()
+
+    def __getitem__(self, key: str) -> Any:
+        self.asked.add(key)
+        return self._data[key]
+
+    def __contains__(self, key: object) -> bool:
+        self.asked.add(str(key))
+        return key in self._data
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.asked.add(key)
+        return self._data.get(key, default)
+
+    def __iter__(self) -> Iterator[str]:
+        self.asked.update(self._data)
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+#: a valid value of each key a bound may require (the catalog reads the bound's parameters at
+#: the default problem with these added)
+_REQUIRED_SAMPLE = {"mu": 0.1, "S1": 1.0}
+
+
+def _bound_facts() -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Per registered bound: the problem keys its parameters read (``bound NAME --flag`` on
+    one it does not read is refused before the imports, as ``Entry.unread`` refuses it), and
+    the names ``tune bound NAME --over/--range`` accepts (as ``search_bound`` checks them).
+    ``tests/test_edges_stop76.py`` checks both against the library at random problems."""
+    from dpbounds.bounds import registry
+    from dpbounds.bounds.problem import DEFAULT_PROBLEM
+
+    reads: dict[str, list[str]] = {}
+    hyper: dict[str, list[str]] = {}
+    for e in registry.entries():
+        problem = _Reads({**DEFAULT_PROBLEM, **{k: _REQUIRED_SAMPLE[k] for k in e.requires}})
+        params = e.to_params(problem)
+        reads[e.name] = sorted(problem.asked)
+        th = e.theorem
+        chosen = () if e.numeric else (getattr(th, "hyperparameters", None) or {})
+        hyper[e.name] = sorted({*e.tunable, *chosen,
+                                *(getattr(th, "parameters", None) or ())} - set(params))
+    return reads, hyper
+
+
 _ROWS = {"verify": _verify_rows, "audit": _audit_rows, "mutants": _mutant_rows,
          "bound": _bound_rows, "problem": _problem_rows}
 
@@ -130,6 +185,7 @@ def build() -> dict[str, Any]:
         MEMORY_BUDGET_GB,
         MIN_TRIALS,
     )
+    from dpbounds.bounds.compare import _COMPARED
     from dpbounds.bounds.problem import DEFAULT_PROBLEM, PROBLEM_QUANTITIES
     from dpbounds.bounds.strongly_convex.noise_allocation import MAX_HORIZON
     from dpbounds.privacy import Neighbouring
@@ -143,6 +199,7 @@ def build() -> dict[str, Any]:
               for name, cls in sorted(vars(dp_accounting.dp_event).items())
               if isinstance(cls, type) and issubclass(cls, dp_accounting.DpEvent)
               and attr.has(cls)}
+    reads, hyper = _bound_facts()
     required = {name: [f.name for f in attr.fields(getattr(dp_accounting.dp_event, name))
                        if f.default is attr.NOTHING] for name in events}
     return {
@@ -169,6 +226,10 @@ def build() -> dict[str, Any]:
             "default_problem": dict(DEFAULT_PROBLEM),
             "problem_quantities": dict(PROBLEM_QUANTITIES),
             "max_horizon": MAX_HORIZON,
+            # per bound: the problem keys its parameters read, and its tunable names
+            "bound_reads": reads, "bound_hyperparameters": hyper,
+            # the bound classes `compare` compares for each problem class
+            "compared_classes": {k: list(v) for k, v in _COMPARED.items()},
         },
         "rows": {kind: make() for kind, make in _ROWS.items()},
     }

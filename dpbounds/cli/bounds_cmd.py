@@ -160,6 +160,42 @@ def refuse_missing(name: str, problem: dict[str, Any]) -> None:
                          + " and ".join(describe_key(k) for k in absent))
 
 
+def refuse_early(args: argparse.Namespace, name: str, problem: dict[str, Any],
+                 over: list[str] | None = None) -> None:
+    """The library's refusals of a typed flag the bound ``name`` does not read
+    (:func:`refuse_unread`) and, with ``over`` (``tune bound``'s ``--over`` and ``--range``
+    names), of a name that is not one of its hyper-parameters (``search_bound``), read from
+    the catalog before the registry's imports (``bound yang.sgd --mu 0.1`` took 1.0 CPU-s,
+    ``tune bound yang.sgd --over zz`` 1.2, to say so). The catalog records the keys each
+    bound's ``to_params`` asks for; ``tests/test_edges_stop76.py`` checks them against
+    ``Entry.unread`` at random problems. Nothing is said where the library would first refuse
+    something else: a required key missing (``to_params`` fails there) or, for the names, a
+    class that does not fit."""
+    if not _catalog.use_static("bound"):
+        return
+    from dpbounds.bounds.problem import CLASSES
+
+    row = next((r for r in _catalog.rows("bound")
+                if name == r["name"] or name in r.get("aliases", ())), None)
+    if row is None or any(problem.get(k) is None for k in row.get("requires", ())):
+        return
+    reads = set(_catalog.constant("bound_reads")[row["name"]])
+    typed = set(getattr(args, "_flags_typed", None) or {})
+    for k, dest in PROBLEM_QUANTITIES.items():
+        if dest in typed and k not in (*_READ_BY_TRIVIAL, *reads):
+            raise ValueError(f"{flag_used(args, dest)} is not read by {row['name']}'s bound "
+                             "(another value changes none of its parameters): leave it out")
+    given = problem.get("problem_class")
+    if over is None or (given is not None
+                        and CLASSES.index(given) < CLASSES.index(row["problem_class"])):
+        return
+    known = _catalog.constant("bound_hyperparameters")[row["name"]]
+    for k in dict.fromkeys(over):
+        if known and k not in known:
+            raise ValueError(f"{k!r} is not a hyper-parameter of {row['name']} (its "
+                             f"hyper-parameters: {', '.join(known)})")
+
+
 def _fmt(v: Any) -> str:
     from dpbounds._numfmt import shown
 
@@ -192,6 +228,7 @@ def _bound(args: argparse.Namespace) -> int:
     _check_regime_flags(args)  # before the registry's imports (0.8 CPU-s)
     problem = _problem(args)
     refuse_missing(args.name, problem)
+    refuse_early(args, args.name, problem)
     from dpbounds.bounds import registry
     from dpbounds.bounds.compare import trivial_bounds, vacuous_reason
 
@@ -347,12 +384,47 @@ def _regime(args: argparse.Namespace, e: Any, problem: dict[str, float]) -> int:
     return 0
 
 
+def _refuse_nothing_compared(args: argparse.Namespace, problem: dict[str, Any]) -> None:
+    """A typed flag no compared bound reads (as :func:`_compare` refuses it), and ``compare``
+    where every bound of the problem's class lacks a quantity it requires
+    (``compare --mu 0.02`` without ``--sensitivity``): refused in one line before the
+    registry's imports (1.25 CPU-s, then a table of n/a rows), from the catalog; the library
+    answers everything else (``tests/test_edges_stop76.py`` checks that it finds no bound to
+    compare wherever this refuses)."""
+    if not _catalog.use_static("bound"):
+        return
+    from dpbounds.bounds.problem import DEFAULT_PROBLEM, describe_key, problem_class
+
+    p = {**DEFAULT_PROBLEM, **problem}
+    cls = problem_class(p)
+    compared = _catalog.constant("compared_classes")[cls]
+    rows = [r for r in _catalog.rows("bound") if r["problem_class"] in compared]
+    needs = {r["name"]: [k for k in r["requires"] if p.get(k) is None] for r in rows}
+    reads = _catalog.constant("bound_reads")
+    typed = set(getattr(args, "_flags_typed", None) or {})
+    for k, dest in PROBLEM_QUANTITIES.items():  # as _compare's check (Entry.unread)
+        if (dest in typed and k not in (*_READ_BY_TRIVIAL, "mu") and rows
+                and all(not needs[r["name"]] and k not in reads[r["name"]] for r in rows)):
+            raise ValueError(f"{flag_used(args, dest)} is not read by any bound compared for "
+                             f"this {cls} problem: leave it out")
+    if not rows or not all(needs.values()):
+        return
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for name, absent in needs.items():
+        groups.setdefault(tuple(absent), []).append(name)
+    why = "; ".join(
+        f"{', '.join(names)} {'needs' if len(names) == 1 else 'need'} "
+        + " and ".join(describe_key(k) for k in absent) for absent, names in groups.items())
+    raise ValueError(f"no bound applies to this {cls.replace('_', ' ')} problem: {why}")
+
+
 def _compare(args: argparse.Namespace) -> int:
+    problem = _problem(args)
+    _refuse_nothing_compared(args, problem)
     from dpbounds.bounds import registry
     from dpbounds.bounds.compare import _COMPARED, compare
     from dpbounds.bounds.problem import DEFAULT_PROBLEM, problem_class
 
-    problem = _problem(args)
     # a flag no compared bound reads is refused (`compare --max-horizon 5` on a non-convex
     # problem, `--c2 3` on a strongly convex one); mu also sets the class, so it is read
     cls = problem_class({**DEFAULT_PROBLEM, **problem})

@@ -205,10 +205,11 @@ def _tune(args: argparse.Namespace, name: str, objective: str) -> int:
         except ValueError:
             raise ValueError(f"--range {hp} {lo} {hi}: LOW and HIGH must be numbers") from None
     _early_tune_checks(args, name, objective, ranges)
-    from dpbounds.cli.bounds_cmd import _problem, refuse_missing
+    from dpbounds.cli.bounds_cmd import _problem, refuse_early, refuse_missing
     problem = _problem(args)
     if objective == "bound" and args.tune_what == "bound":  # before extend's imports
         refuse_missing(name, problem)
+        refuse_early(args, name, problem, over=[*(args.over or ()), *ranges])
     from dpbounds.extend import tune
     if objective == "error":
         if ranges or args.over:

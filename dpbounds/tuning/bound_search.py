@@ -194,6 +194,23 @@ def search_bound(entry: Any, problem: Mapping[str, Any] | None = None, *,
 
     params = entry.params(problem)
     th = entry.theorem
+    # the names first: they read no value (the CLI checks them before its imports)
+    names = (tuple(over) if over is not None
+             else tuple(dict.fromkeys([*entry.tunable, *(ranges or {})])))
+    if len(set(names)) < len(names):  # `--over C C` searched and printed C twice
+        twice = sorted({k for k in names if names.count(k) > 1})
+        raise ValueError(f"over names {', '.join(twice)} more than once")
+    # a computed bound's own choices (heavy ball's alpha, beta, T: learnt at its first
+    # evaluation) are not inputs it takes: searching one moved nothing, and it was accepted
+    # only after an evaluation in the same process
+    chosen = () if entry.numeric else (getattr(th, "hyperparameters", None) or {})
+    known = {*entry.tunable, *chosen,
+             *(getattr(th, "parameters", None) or ())} - set(params)
+    for k in dict.fromkeys([*names, *(ranges or {})]):
+        if known and k not in known:
+            # `--range X 1 2` searched a parameter the bound does not have (66,049 points)
+            raise ValueError(f"{k!r} is not a hyper-parameter of {entry.name} (its "
+                             f"hyper-parameters: {', '.join(sorted(known)) or 'none'})")
     closed = entry.hyperparameters(problem) if getattr(th, "hyperparameters", None) else {}
     box: dict[str, tuple[float, float]] = {}
     for k, rng in entry.tunable.items():  # a declared range may depend on the problem
@@ -205,28 +222,18 @@ def search_bound(entry: Any, problem: Mapping[str, Any] | None = None, *,
         box[k] = (float(low), float(high))
     for k, rng in (ranges or {}).items():  # given ranges win
         box[k] = (float(rng[0]), float(rng[1]))
-    names = (tuple(over) if over is not None
-             else tuple(dict.fromkeys([*entry.tunable, *(ranges or {})])))
-    if len(set(names)) < len(names):  # `--over C C` searched and printed C twice
-        twice = sorted({k for k in names if names.count(k) > 1})
-        raise ValueError(f"over names {', '.join(twice)} more than once")
-    known = {*entry.tunable, *(getattr(th, "hyperparameters", None) or {}),
-             *(getattr(th, "parameters", None) or ())} - set(params)
-    for k in dict.fromkeys([*names, *(ranges or {})]):
-        if known and k not in known:
-            # `--range X 1 2` searched a parameter the bound does not have (66,049 points)
-            raise ValueError(f"{k!r} is not a hyper-parameter of {entry.name} (its "
-                             f"hyper-parameters: {', '.join(sorted(known)) or 'none'})")
     if not names:
-        raise ValueError(f"{entry.name} declares no tunable hyper-parameters (declare "
-                         "tunable={name: (low, high)} on the theorem, or pass ranges)")
+        raise ValueError(f"{entry.name} declares no tunable hyper-parameters: give a name "
+                         "and its range (ranges={name: (low, high)}; on the command line "
+                         "--range NAME LOW HIGH), or declare tunable= on the theorem")
     if grid is None:  # as fine as the cap allows, at most 257 points per hyper-parameter
         grid = max(2, min(257, int(MAX_GRID_POINTS ** (1 / len(names)))))
     grid = check_int("grid", grid, minimum=2, maximum=100_000)
     for k in names:
         if k not in box:
             raise ValueError(f"over: {k!r} has no range (declared: "
-                             f"{', '.join(box) or 'none'}; give one in ranges)")
+                             f"{', '.join(box) or 'none'}): give one (ranges={{{k!r}: (low, "
+                             f"high)}}; on the command line --range {k} LOW HIGH)")
         lo, hi = box[k]
         if not (0 < lo < hi < math.inf):
             raise ValueError(f"range of {k} must satisfy 0 < low < high < inf, got "

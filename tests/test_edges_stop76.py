@@ -1,0 +1,192 @@
+"""Edges of stop 76: the last slow input errors of ``bound``, ``tune bound`` and ``compare``.
+
+Each early refusal is read from the catalog (``bound_reads``, ``bound_hyperparameters``,
+``compared_classes``); the oracle is the library's own refusal with the early check switched
+off (``tests/early_checks.py``), and the catalog's facts are checked against the library's
+``Entry.unread`` at random problems (hypothesis).
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dpbounds.cli import EXIT_USAGE, _catalog, bounds_cmd, main
+
+#: typed problem flags the early checks may refuse (the bound reads them or not)
+UNREAD = [
+    (["bound", "yang.sgd", "--mu", "0.1"], "--mu is not read by nonconvex.clipped_sgd"),
+    (["bound", "tran_cutkosky.alg1", "--m", "10"], "--m is not read by"),
+    (["bound", "strongly_convex.nag", "--mu", "0.1", "--S1", "1", "--c2", "3"],
+     "--c2 is not read by strongly_convex.nag"),
+    (["bound", "convex.noisy_projected_sgd", "--tau0", "2", "--no-tune"], "--tau0 is not read"),
+    (["tune", "bound", "nonconvex.clipped_sgd", "--over", "zz"],
+     "'zz' is not a hyper-parameter of nonconvex.clipped_sgd (its hyper-parameters: C)"),
+    (["tune", "bound", "yang.sgd", "--range", "q", "1", "2"], "'q' is not a hyper-parameter"),
+    (["tune", "bound", "tran_cutkosky.alg2", "--over", "eta", "T"],
+     "'T' is not a hyper-parameter of nonconvex.sensitivity_reduced_nsgd"),
+    # an unread flag comes before an unknown name, as in the library
+    (["tune", "bound", "strongly_convex.nag", "--mu", "0.1", "--S1", "1", "--c2", "3",
+      "--over", "zz"], "--c2 is not read by strongly_convex.nag"),
+    (["compare", "--mu", "0.02", "--S1", "1", "--c2", "3"],
+     "--c2 is not read by any bound compared"),
+    (["compare", "--m", "5"], "--m is not read by any bound compared for this nonconvex"),
+]
+
+
+def _static(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a test process has the registry imported (the early checks then leave it to the
+    # library): read the catalog's file, as a fresh `dpbounds` process does
+    monkeypatch.setattr(_catalog, "use_static", lambda kind: True)
+
+
+@pytest.mark.parametrize("argv, words", UNREAD, ids=lambda a: " ".join(a) if isinstance(a, list)
+                         else "")
+def test_an_unread_flag_or_unknown_name_is_refused_early_in_the_librarys_words(
+        argv, words, capsys, monkeypatch):
+    # was: 0.9-1.2 CPU-s of the registry's imports (sympy, scipy) before the one line
+    from tests.early_checks import assert_early_is_library
+
+    _static(monkeypatch)
+    assert_early_is_library(argv, capsys, monkeypatch,
+                            [(bounds_cmd, "refuse_early", lambda *a, **k: None),
+                             (bounds_cmd, "_refuse_nothing_compared", lambda *a: None)],
+                            words)
+
+
+def test_compare_without_any_applicable_bound_says_so_in_one_line(capsys, monkeypatch):
+    # was: 1.25 CPU-s, then a table of n/a rows and "no bound applies (the reasons are above)"
+    _static(monkeypatch)
+    assert main(["compare", "--mu", "0.02"]) == EXIT_USAGE
+    cap = capsys.readouterr()
+    assert cap.out == ""
+    assert cap.err.strip() == (
+        "dpbounds: error: no bound applies to this strongly convex problem: "
+        "strongly_convex.heavy_ball_lmi, strongly_convex.masg, strongly_convex.nag need "
+        "sensitivity S1 (--sensitivity, --S1)")
+    # oracle: the library compares nothing there, for exactly that reason
+    from dpbounds.bounds.compare import compare
+
+    res = compare({"mu": 0.02}, tune=False, progress=False)
+    assert res.best is None
+    text = res.to_text()
+    for name in ("heavy_ball_lmi", "masg", "nag"):
+        assert f"strongly_convex.{name}: needs sensitivity S1" in text
+    # with the early check off the library says the same in its own way (exit 2)
+    monkeypatch.setattr(bounds_cmd, "_refuse_nothing_compared", lambda *a: None)
+    assert main(["compare", "--mu", "0.02", "--no-tune", "--quiet"]) == EXIT_USAGE
+    assert "no bound applies to this problem" in capsys.readouterr().err
+    # control: one applicable bound and the library answers (exit 0)
+    monkeypatch.undo()
+    _static(monkeypatch)
+    assert main(["compare", "--mu", "0.02", "--S1", "1", "--no-tune", "--quiet"]) == 0
+
+
+def test_a_class_that_does_not_fit_leaves_the_name_check_to_the_library(capsys, monkeypatch):
+    # the library refuses the class when it reads the bound's parameters (before the names)
+    _static(monkeypatch)
+    argv = ["tune", "bound", "strongly_convex.nag", "--mu", "0.1", "--S1", "1",
+            "--problem-class", "nonconvex", "--over", "zz"]
+    assert main(argv) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "not a hyper-parameter" not in err and "smooth strongly convex" in err
+
+
+# ---------------------------------------------- the catalog's facts against Entry.unread
+_FLAGS = ("d", "N", "eps", "delta", "G", "L", "R", "tau0", "L1", "c2", "diam", "mu", "S1", "m",
+          "max_horizon")
+
+
+@st.composite
+def _problems(draw):
+    n = draw(st.integers(2, 10**6))
+    L = draw(st.floats(0.1, 100.0))
+    p = {"d": draw(st.integers(1, 10**5)), "N": n,
+         # the default (eps, delta) or one other pair: the c2 fit costs 0.5 s per pair
+         "eps": draw(st.sampled_from([1.0, 0.3])), "delta": 1e-5,
+         "G": draw(st.floats(0.01, 10.0)), "L": L, "R": draw(st.floats(0.01, 10.0))}
+    for k, strat in (("tau0", st.floats(0.1, 5.0)), ("L1", st.floats(0.0, 3.0)),
+                     ("c2", st.floats(0.5, 5.0)), ("diam", st.floats(0.1, 5.0)),
+                     ("mu", st.floats(1e-3, 1.0).map(lambda f: f * L)),
+                     ("S1", st.floats(0.01, 5.0)), ("m", st.integers(1, n)),
+                     ("max_horizon", st.integers(1, 2000))):
+        if draw(st.booleans()):
+            p[k] = draw(strat)
+    return p
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_problems())
+def test_the_catalogs_reads_are_the_librarys_unread_keys(problem):
+    """Where a bound's required keys are given, its ``to_params`` runs (so ``Entry.unread``
+    answers, and nothing the early check pre-empts is refused first) and, among the keys the
+    CLI refuses, those it does not read are exactly those the catalog does not list."""
+    from dpbounds.bounds import registry
+
+    reads = _catalog.load()["constants"]["bound_reads"]
+    builtin = {r["name"] for r in _catalog.load()["rows"]["bound"]}
+    for e in registry.entries():
+        if e.name not in builtin:
+            continue
+        if any(problem.get(k) is None for k in e.requires):
+            continue
+        p = {**registry.DEFAULT_PROBLEM, **problem}
+        e.to_params(p)  # raises nothing at a valid problem
+        # the keys the CLI may refuse (a trivial bound reads G, L, R, diam, L1 whatever the
+        # bound reads: G is unread by Yang et al.'s bounds where tau0 is given, but not refused)
+        keys = [k for k in _FLAGS if k in problem and k not in bounds_cmd._READ_BY_TRIVIAL]
+        assert sorted(e.unread(problem, keys)) == sorted(k for k in keys
+                                                         if k not in reads[e.name]), e.name
+
+
+def test_the_catalogs_hyperparameters_are_the_searchs():
+    """``bound_hyperparameters`` is what ``search_bound`` accepts: every listed name passes
+    its check and a name outside the list is refused with the list."""
+    from dpbounds.bounds import registry
+    from dpbounds.tuning.bound_search import search_bound
+
+    hyper = _catalog.load()["constants"]["bound_hyperparameters"]
+    checked = 0
+    for e in registry.entries():
+        if e.name not in hyper or not hyper[e.name]:
+            continue
+        problem = {"mu": 0.1, "S1": 1.0} if e.requires else {}
+        with pytest.raises(ValueError) as exc:
+            search_bound(e, problem, over=["zz_not_a_name"], grid=2, refine=False)
+        assert str(exc.value) == (f"'zz_not_a_name' is not a hyper-parameter of {e.name} (its "
+                                  f"hyper-parameters: {', '.join(hyper[e.name])})")
+        checked += 1
+    assert checked >= 5
+
+
+def test_a_computed_bounds_own_choices_are_not_searched_even_after_an_evaluation():
+    # was: after one evaluation in the process, strongly_convex.heavy_ball_lmi accepted
+    # over=["alpha"] (its computation's own choice, not an input: the search moved nothing);
+    # in a fresh process the same call was refused
+    from dpbounds.bounds import registry
+    from dpbounds.tuning.bound_search import search_bound
+
+    e = registry.get("strongly_convex.heavy_ball_lmi")
+    problem = {"mu": 0.1, "S1": 1.0, "max_horizon": 50}
+    e.value(problem)
+    assert "alpha" in e.theorem.hyperparameters  # the computation has named its choices
+    with pytest.raises(ValueError, match="'alpha' is not a hyper-parameter of "
+                                         r"strongly_convex.heavy_ball_lmi \(its "
+                                         r"hyper-parameters: c\)"):
+        search_bound(e, problem, over=["alpha"], grid=2, refine=False)
+    # control: its declared tunable name is searched
+    assert search_bound(e, problem, over=["c"], grid=2, refine=False).choices
+
+
+def test_the_early_refusals_import_no_heavy_library():
+    # in a fresh process (the catalog's file stands for the registry): none of the heavy
+    # imports that cost 0.9-1.2 CPU-s; measured 0.15-0.19 CPU-s each (numpy is imported)
+    from tests.early_checks import heavy_imports
+
+    heavy = ("scipy", "sympy", "cvxpy", "numba", "dp_accounting", "dpbounds.bounds.registry")
+    argvs = [a for a, _ in UNREAD] + [["compare", "--mu", "0.02"]]
+    for argv, (rc, mods) in zip(argvs, heavy_imports(argvs, heavy), strict=True):
+        assert rc == EXIT_USAGE and mods == [], (argv, mods)
+    # control: a command that computes the bound imports them
+    assert heavy_imports([["bound", "yang.sgd", "--no-tune"]], heavy)[0][1] != []
