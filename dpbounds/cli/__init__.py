@@ -493,6 +493,16 @@ def _stdout_writable() -> bool:
     return True
 
 
+def warn_no_privacy(epsilon: Any, delta: Any, n: Any = None) -> None:
+    """One ``dpbounds: warning:`` line per :func:`~dpbounds.privacy.limits.privacy_flags`
+    (delta above 1/n, or above 0.1 where n is unknown; epsilon above 100): ``calibrate`` and
+    ``audit`` at delta 0.99 ran without a word (fuzz round 9)."""
+    from dpbounds.privacy.limits import privacy_flags
+
+    for text in privacy_flags(epsilon, delta, n):
+        _say(f"dpbounds: warning: {text}")
+
+
 def _say(text: str) -> None:
     """A line on standard error, or nothing where it cannot be written (``2> /dev/full``):
     the exit status still says what happened (an input error exited 1, a failed verdict's

@@ -33,7 +33,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from dpbounds._discovery import unknown_name
-from dpbounds.cli import EXIT_USAGE, DpParser, _catalog, add_quantity, strict_json
+from dpbounds.cli import (
+    EXIT_USAGE,
+    DpParser,
+    _catalog,
+    add_quantity,
+    strict_json,
+    warn_no_privacy,
+)
 
 if TYPE_CHECKING:
     from dpbounds.privacy import Neighbouring
@@ -390,6 +397,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(unknown_name("audit", args.algorithm, known, "dpbounds audit --list"))
     _refuse_unread(args)
     _early_checks(args, known)
+    # the audit's data set size is its own: the threshold without n (delta > 0.1)
+    warn_no_privacy(args.epsilon, args.delta)
     if args.replay:
         return _replay(args)
     from dpbounds.audit import audit

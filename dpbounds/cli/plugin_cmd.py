@@ -28,6 +28,7 @@ from dpbounds.cli import (
     integer,
     progress_enabled,
     strict_json,
+    warn_no_privacy,
 )
 
 __all__ = ["BUILT_IN_TUNERS", "register", "register_tune_bound", "register_tune_named"]
@@ -99,6 +100,8 @@ def _calibrate(args: argparse.Namespace) -> int:
             raise ValueError(f"{flag_used(args, dest)} is not read by {c.method}'s "
                              "calibration (its sensitivity and sampling never ask for it): "
                              "leave it out")
+    warn_no_privacy(args.epsilon, args.delta if c.mechanism == "gaussian" else None,
+                    problem.get("N"))
     print(strict_json(c.as_dict(), indent=2) if args.json else c.describe())
     return 0
 

@@ -5,6 +5,8 @@ r"""Tuning DP heavy ball and DP-NAG / DP-MASG from Kuru et al.'s bounds.
   :math:`\mathcal S_{\mu,L}`: Prop. 3.4 certificates) against Polyak's and the paper's choices;
 * :mod:`~dpbounds.tuning.nesterov` — :func:`tune_nesterov`: Remark 4.1's horizon and the optimal
   noise schedule against the uniform budget;
+* :mod:`~dpbounds.tuning.by_runs` — :func:`tune_by_runs`: a grid of the real algorithm's runs
+  on one objective, the pick re-measured on fresh seeds, the privacy the tuning spends;
 * :mod:`~dpbounds.tuning.horizon_search` — the branch and bound over horizons both use;
 * :mod:`~dpbounds.tuning.summary` — :func:`figure3_summary`, the tables of the demo.
 
@@ -24,6 +26,7 @@ Example
 """
 
 from dpbounds.bounds.strongly_convex.heavy_ball_dp import heavy_ball_dp_bound
+from dpbounds.tuning.by_runs import RunScore, RunTuning, tune_by_runs
 from dpbounds.tuning.heavy_ball import HeavyBallChoice, HeavyBallTuning, tune_heavy_ball
 from dpbounds.tuning.nesterov import NesterovChoice, NesterovTuning, tune_nesterov
 from dpbounds.tuning.summary import figure3_summary
@@ -33,8 +36,11 @@ __all__ = [
     "HeavyBallTuning",
     "NesterovChoice",
     "NesterovTuning",
+    "RunScore",
+    "RunTuning",
     "figure3_summary",
     "heavy_ball_dp_bound",
+    "tune_by_runs",
     "tune_heavy_ball",
     "tune_nesterov",
 ]
