@@ -190,3 +190,107 @@ def test_the_early_refusals_import_no_heavy_library():
         assert rc == EXIT_USAGE and mods == [], (argv, mods)
     # control: a command that computes the bound imports them
     assert heavy_imports([["bound", "yang.sgd", "--no-tune"]], heavy)[0][1] != []
+
+
+# ------------------------------- verify's sensitivity row: the objective's declared worst case
+@pytest.mark.parametrize("mechanism, order", [("gaussian", 2), ("laplace", 1)])
+def test_an_unclipped_method_is_held_to_the_objectives_worst_case(mechanism, order):
+    # was: only the data set's own neighbours (a walkthrough's half-sensitivity plug-in read
+    # 0.74-0.77 and passed verify --vary N). Oracle: the quadratic's per-sample gradients differ
+    # by the centred offsets, sup ||e_i - e_j|| <= 2 max ||e_i - mean e||, written out
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from dpbounds import extend as ex
+    from dpbounds.objectives import QuadraticObjective
+
+    n = 40
+    off = np.random.default_rng(0).standard_normal((n, 3))
+    f = QuadraticObjective(np.linspace(1.0, 2.0, 3), offsets=off)
+    centred = off - off.mean(axis=0)
+    worst = 2 * np.linalg.norm(centred, ord=order, axis=1).max() / n
+    res = SimpleNamespace(x=np.full((2, 3), 0.3))
+    step = lambda x, grad, noise, p: x - 0.1 * (grad(x) + noise)  # noqa: E731
+    for divide in (1.0, 1.5, 4.0):
+        m = ex.Method(f"own_{divide}", step=step, mechanism=mechanism,
+                      neighbouring="replace_one", sensitivity=worst / divide)
+        row = ex._sensitivity_witness(m, f, None, res, worst / divide)
+        assert row["values"][0] == pytest.approx(divide, rel=1e-12)
+        assert "declared worst case" in row["oracle"]
+    # control: the data set's own neighbours alone read less than the worst case here
+    pairs = max(np.linalg.norm(centred[i] - centred[j], ord=order)
+                for i in range(n) for j in range(n)) / n
+    assert pairs < worst
+
+
+def test_a_study_with_no_power_over_the_bound_is_inconclusive(monkeypatch):
+    # was: verify ... --trials 2 said "a bound smaller by any factor would also pass" and
+    # exited 0 (walkthrough of stop 76). Oracle: the status from the ratio rows' lower ends
+    from types import SimpleNamespace
+
+    from dpbounds.verify.study import ScalingResult
+
+    def fake(lows):
+        rows = [SimpleNamespace(case="subopt over N", claim="measured/bound <= 1", gating=True,
+                                holds=True, vacuous=False, failed=False, powered=True,
+                                predicted=1.0, ci=(lo, 0.5)) for lo in lows]
+        return SimpleNamespace(verdicts=rows, utility=("subopt",), informative=(True,) * 3,
+                               regime={})
+
+    for lows, status in (([-0.01, 0.0, -0.3], "INCONCLUSIVE"), ([-0.01, 0.02, -0.3], "PASS")):
+        r = fake(lows)
+        r.undetected_factor = ScalingResult.undetected_factor.fget(r)
+        r.holds = ScalingResult.holds.fget(r)
+        r.inconclusive = ScalingResult.inconclusive.fget(r)
+        assert ScalingResult.status.fget(r) == status, lows
+
+
+def test_a_step_reading_a_constant_the_run_lacks_names_it():
+    # was: a raw "KeyError: 'R'" from method.run (walkthrough of stop 76)
+    import numpy as np
+
+    from dpbounds import extend as ex
+    from dpbounds.objectives import QuadraticObjective
+
+    f = QuadraticObjective(np.linspace(1.0, 2.0, 3),
+                           offsets=np.random.default_rng(0).standard_normal((20, 3)))
+    m = ex.Method("reads_R", step=lambda x, grad, noise, p: x - p["R"] * (grad(x) + noise),
+                  mechanism="gaussian", sensitivity=lambda f, p: f.l2_sensitivity / f.n)
+    with pytest.raises(ValueError, match=r"reads_R: the step reads params\['R'\], which this "
+                                         r"run does not give .*run\(\.\.\., R=\.\.\.\)"):
+        m.run(f, epsilon=1.0, delta=1e-5, steps=3, seed=0)
+    # control: given, it runs; a KeyError of the step's own (not a missing param) is its own
+    assert m.run(f, epsilon=1.0, delta=1e-5, steps=3, seed=0, R=0.1).trace.shape[1] == 4
+    bad = ex.Method("own_key", step=lambda x, grad, noise, p: {}["zz"] if p else x,
+                    mechanism="gaussian", sensitivity=lambda f, p: f.l2_sensitivity / f.n)
+    with pytest.raises(KeyError):
+        bad.run(f, epsilon=1.0, delta=1e-5, steps=3, seed=0, zz=1.0)
+
+
+SAMPLED = '''
+from dpbounds import extend as ex
+def step(x, grad, noise, p):
+    return x - p["alpha"] * (grad(x) + noise)
+m = ex.Method("sampled_{tag}", step=step, sampling="poisson", batch_size="B", clip=1.0{lin})
+ex.audit_setting(m, params={{"alpha": 0.5, "B": 10}})
+'''
+
+
+@pytest.mark.parametrize("lin", ["", ", linear=ex.LinearMomentum(alpha='alpha', beta=0.0)"])
+def test_a_sampled_method_without_a_theorem_is_pointed_to_tuning_by_runs(tmp_path, capsys,
+                                                                         lin):
+    # was: "nor a linear form (linear=LinearMomentum(...))"; with one declared, "samples
+    # mini-batches, which the worst case over quadratics does not model" (walkthrough, stop 76)
+    from tests.plugin_state import plugins_loaded
+
+    tag = len(lin)
+    plug = tmp_path / f"sampled_{tag}.py"
+    plug.write_text(SAMPLED.format(tag=tag, lin=lin))
+    with plugins_loaded([]):
+        assert main(["--plugin", str(plug), "tune", f"sampled_{tag}", "--mu", "0.1", "--L", "1",
+                     "--d", "4", "--N", "1000", "--eps", "1", "--quiet"]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "samples mini-batches (the worst case of a run models full batches)" in err
+    assert "dpbounds.tuning.tune_by_runs" in err.splitlines()[-1]
+    assert "nor a linear form" not in err

@@ -181,14 +181,16 @@ def _tune_named(args: argparse.Namespace) -> int:
     objective = args.objective
     if objective is None:
         m = method_named(name) if (name in _METHODS or _has_method(name)) else None
-        if m is not None and m.linear is not None:
+        if m is not None and m.linear is not None and m.sampling is None:
             objective = "error"
         else:
             objective = "bound"
-            why = (f"{m.name} declares no linear form (linear=LinearMomentum(...))"
+            why = (f"{m.name} samples mini-batches (the worst case of a run models full "
+                   "batches)" if m is not None and m.sampling is not None
+                   else f"{m.name} declares no linear form (linear=LinearMomentum(...); "
+                        "--objective error needs one)"
                    if m is not None else f"{name} is a theorem without a method")
-            print(f"dpbounds: note: {why}: tuned by its bound (--objective error needs a "
-                  "method that declares its linear form)", file=sys.stderr)
+            print(f"dpbounds: note: {why}: tuned by its bound", file=sys.stderr)
     return _tune(args, name, objective)
 
 
@@ -284,9 +286,15 @@ def _check_bound_target(name: str) -> None:
     except ValueError:
         pass
     lin = _METHODS[name].linear is not None
+    sampled = _METHODS[name].sampling is not None
     raise ValueError(f"{name} has no theorem to tune by its bound (register one with "
                      "ex.study(method, theorem))"
-                     + ("; tune it by the worst case of its run: --objective error" if lin
+                     # a linear form does not help a sampled method: the worst case over
+                     # quadratics does not model mini-batches (walkthrough of stop 76)
+                     + ("; it samples mini-batches, which the worst case of a run does not "
+                        "model: tune it by its runs on an objective in Python "
+                        "(dpbounds.tuning.tune_by_runs)" if sampled
+                        else "; tune it by the worst case of its run: --objective error" if lin
                         else "; nor a linear form (linear=LinearMomentum(...)) to tune it by "
                              "the worst case of its run"))
 

@@ -1365,7 +1365,7 @@ def plan_grid(study: TheoremStudy, spec: VerifyProblem, var: str, fixed: Mapping
                 if too_large is not None:
                     too_large.append(_knob_label(knob))
                 continue
-        why = ("bound below min(trivial, do-nothing) at every point"
+        why = ("planned: bound below min(trivial, do-nothing) at every point"
                + (f"; local slope within {_SLOPE_TOL} of the headline exponent {headline:g}"
                   if path and headline is not None else "")
                + f"; {', '.join(f'{k}={v:g}' for k, v in knob.items())}"
