@@ -294,3 +294,25 @@ def test_a_sampled_method_without_a_theorem_is_pointed_to_tuning_by_runs(tmp_pat
     assert "samples mini-batches (the worst case of a run models full batches)" in err
     assert "dpbounds.tuning.tune_by_runs" in err.splitlines()[-1]
     assert "nor a linear form" not in err
+
+
+def test_audit_and_calibrate_warn_at_a_delta_that_is_no_privacy(capsys):
+    # was: audit at delta 0.99 printed "claimed eps = 0 ... consistent" without a word, and
+    # calibrate at delta > 1/N too (fuzz round 9). Oracle: delta > 1/N (0.1 where N is
+    # unknown), the threshold of dpbounds.privacy.limits, written out
+    from pathlib import Path
+
+    from tests.plugin_state import plugins_loaded
+
+    assert main(["audit", "dp_gd_gaussian", "--quick", "--delta", "0.99", "--json"]) == 0
+    assert "warning: delta=0.99 > 0.1 (n unknown)" in capsys.readouterr().err
+    assert main(["audit", "dp_gd_gaussian", "--quick", "--delta", "0.05", "--json"]) == 0
+    assert "warning" not in capsys.readouterr().err  # control: 0.05 < 0.1
+    example = Path(__file__).parents[1] / "examples" / "dp_gd_smooth.py"
+    with plugins_loaded([example]):
+        argv = ["--plugin", str(example), "calibrate", "dp_gd_smooth", "--steps", "10",
+                "--N", "100", "--G", "1", "--quiet"]
+        assert main([*argv, "--delta", "0.02"]) == 0
+        assert "warning: delta=0.02 > 1/n = 0.01" in capsys.readouterr().err
+        assert main([*argv, "--delta", "0.005"]) == 0
+        assert "warning" not in capsys.readouterr().err
