@@ -289,7 +289,11 @@ OPTIONS: dict[str, str] = {
     "--values": "grid values of the swept variable (dpbounds verify)",
     "--plot": "write a figure to FILE (verify: bound, measurement and components, log-log; "
               "privacy compose: the --curve)",
-    "--problem": "verification problem (huber_well, far, noise_floor, hard)",
+    "--problem": "verification problem (huber_well, far, noise_floor, hard); tune runs: the "
+                 "objective (logistic, quadratic)",
+    "--search": "tune runs: a searched hyper-parameter and its values, NAME=V1,V2,... or "
+                "NAME=LOW:HIGH:K",
+    "--eval-trials": "tune runs: runs of the pick on fresh seeds",
     "--mutation": "run a mutated algorithm (negative control: noise_d)",
     "--store": "keep finished sweep cells in this folder and resume from it",
     "--cost-cache": "verify: keep the planner's measured cost model in FILE ('off': none); a "

@@ -133,6 +133,7 @@ def test_help_list_and_input_errors_import_no_heavy_module():
     (a mistyped name, a bad flag value) import none of the heavy modules."""
     argvs = ([[c, "--help"] for c in _COMMANDS]
              + [["tune", "hb", "--help"], ["tune", "nag", "--help"], ["rate", "hb", "--help"],
+                ["tune", "runs", "--help"],
                 ["audit", "plan", "--help"], ["bound", "--list"], ["bound", "--list", "--json"],
                 ["audit", "--list"], ["audit", "--list", "--json"], ["audit", "--list-mutants"],
                 ["verify", "--list"], ["verify", "--list", "--json"],

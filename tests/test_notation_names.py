@@ -251,7 +251,12 @@ JSON_RESULT_FIELDS: dict[str, tuple[str, frozenset[str]]] = {
                         "epsilons", "noise_scales",
                         # tune nag's rows (checked since stop 75): which method (nag, masg)
                         # and allocation, and strict JSON's record of the non-finite values
-                        "method", "allocation", "_nonfinite"})),
+                        "method", "allocation", "_nonfinite",
+                        # stop 76: tune runs (the pick, each evaluated choice's mean and 95%
+                        # interval over its runs, why a grid point did not run, and the
+                        # privacy the tuning spent by the runs' accountant)
+                        "problem", "best", "rows", "mean", "low", "high", "runs", "failure",
+                        "spent_epsilon", "accountant", "notes"})),
     "verify": ("a theorem's catalogue entry: its name, aliases, components, notes, the "
                "algorithms its runs use (what a mutation patches) and the "
                "fixed and grid values of its problem keys (those keys are bound symbols); "
@@ -291,6 +296,8 @@ def _cli_json(*argv: str) -> Any:
     (("tune", "hb", "--epsilon", "1", "--dataset-size", "1000", "--strong-convexity", "0.1",
       "--smoothness", "1", "--dimension", "5", "--sensitivity", "1", "--json"), "tune"),
     (("tune", "bound", "nonconvex.clipped_sgd", "--grid-size", "33", "--json"), "tune"),
+    (("tune", "runs", "hb", "--problem", "quadratic", "--N", "100", "--d", "3", "--mu", "0.1",
+      "--search", "alpha=0.5,1", "--search", "T=3,6", "--trials", "3", "--json"), "tune"),
     (("tune", "nag", "--epsilon", "1", "--dataset-size", "1000", "--strong-convexity", "0.1",
       "--smoothness", "1", "--dimension", "2", "--sensitivity", "1", "--max-horizon", "30",
       "--json"), "tune"),

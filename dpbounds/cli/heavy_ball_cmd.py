@@ -383,6 +383,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     from dpbounds.cli.plugin_cmd import register_tune_bound, register_tune_named
 
     register_tune_bound(tsub)  # `tune bound NAME`: any registered bound, a plug-in's too
+    from dpbounds.cli.tune_runs_cmd import register_tune_runs
+
+    register_tune_runs(tsub)  # `tune runs ALGORITHM`: by the mean error of real runs
     register_tune_named(tsub)  # `tune NAME`: a loaded plug-in's method or theorem
     tune.set_defaults(func=lambda a: (tune.print_help(), 0)[1])
 

@@ -327,7 +327,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 #: the words ``tune`` reads itself (its built-in sub-commands); any other is a registered name
-BUILT_IN_TUNERS = ("hb", "nag", "bound")
+BUILT_IN_TUNERS = ("hb", "nag", "bound", "runs")
 
 
 def _tune_options(b: argparse.ArgumentParser, objective_default: str | None) -> None:

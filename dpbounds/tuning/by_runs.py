@@ -77,7 +77,7 @@ class RunScore:
 
     def row(self) -> dict[str, Any]:
         return {**self.hyperparameters, "mean": self.mean, "low": self.low, "high": self.high,
-                "n": self.n, "failure": self.failure}
+                "runs": self.n, "failure": self.failure}
 
 
 @dataclass(frozen=True)

@@ -124,3 +124,73 @@ def test_a_point_that_diverges_is_scored_inf_and_not_picked():
     bad = next(s for s in res.selection if s.hyperparameters["step_size"] == 50.0)
     assert math.isinf(bad.mean) and bad.failure
     assert res.best["step_size"] == 0.5
+
+
+# ---------------------------------------------------------------------- dpbounds tune runs
+def _cli(argv, capsys):
+    from dpbounds.cli import main
+
+    rc = main(argv)
+    cap = capsys.readouterr()
+    return rc, cap.out, cap.err
+
+
+def test_tune_runs_is_the_librarys_tuning_of_the_same_objective(capsys):
+    import json
+
+    rc, out, _ = _cli(["tune", "runs", "hb", "--problem", "quadratic", "--N", "200", "--d", "4",
+                       "--mu", "0.1", "--L", "1", "--search", "alpha=0.5,1,1.5",
+                       "--search", "beta=0,0.5", "--search", "T=5,10", "--trials", "6",
+                       "--eval-trials", "10", "--seed", "2", "--json", "--quiet"], capsys)
+    assert rc == 0
+    got = json.loads(out)
+    # oracle: the objective built here by hand, the library called directly
+    f = QuadraticObjective.random(d=4, mu=0.1, L=1.0, n=200, offset_scale=1.0, seed=2)
+    lib = tune_by_runs(dp_heavy_ball, f, {"step_size": [0.5, 1.0, 1.5], "momentum": [0.0, 0.5],
+                                          "steps": [5, 10]}, epsilon=1.0, trials=6,
+                       eval_trials=10, seed=2)
+    assert got["best"] == lib.best
+    assert got["rows"][0]["mean"] == pytest.approx(lib.evaluation["tuned by runs"].mean,
+                                                   rel=1e-12)
+    assert got["runs"] == 12 * 6 + 10 and got["accountant"] == "pure"
+    assert got["spent_epsilon"] == pytest.approx(got["runs"] * 1.0, rel=1e-9)
+
+
+def test_tune_runs_logistic_reads_mu_as_the_strong_convexity(capsys):
+    rc, out, _ = _cli(["tune", "runs", "gd", "--N", "300", "--d", "5", "--mu", "0.04",
+                       "--search", "alpha=0.5,1", "--search", "T=2,4", "--trials", "3",
+                       "--quiet"], capsys)
+    assert rc == 0
+    assert out.startswith("logistic: n = 300, d = 5, mu = 0.04, ")  # Kuru's (35): mu = 2 lam
+    assert "privacy spent by the tuning" in out
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["hbb"], "unknown algorithm 'hbb' for tune runs; did you mean 'hb'?"),
+    (["hb", "--search", "alpha=0:1:3"], "LOW:HIGH:K needs 0 < LOW < HIGH"),
+    (["hb", "--search", "alpha=1,x"], "the values must be numbers"),
+    (["hb", "--search", "alpha"], "give NAME=V1,V2,... or NAME=LOW:HIGH:K"),
+    (["hb", "--search", "alpha=1", "--search", "eta=2"], "--search eta is given more than once"),
+    (["hb", "--delta", "0.1"], "--delta is not read by hb"),
+    (["hb", "--search", "T=2", "--steps", "4"], "--steps: both searched"),
+    (["hb", "--problem", "quadratic", "--mu", "2", "--L", "1"], "--mu must lie in (0, L=1]"),
+    (["hb", "--L", "3"], "--L is not read by --problem logistic"),
+    (["hb", "--trials", "1"], "must be at least 2"),
+])
+def test_tune_runs_refuses_bad_input_in_one_line(argv, words, capsys):
+    from dpbounds.cli import EXIT_USAGE
+
+    rc, out, err = _cli(["tune", "runs", *argv], capsys)
+    assert rc == EXIT_USAGE and out == ""
+    assert words in err and len(err.strip().splitlines()) == 1
+
+
+def test_tune_runs_input_errors_import_nothing_heavy():
+    from dpbounds.cli import EXIT_USAGE
+    from tests.early_checks import heavy_imports
+
+    argvs = [["tune", "runs", "hbb"], ["tune", "runs", "hb", "--search", "alpha=0:1:3"],
+             ["tune", "runs", "hb", "--delta", "0.1"]]
+    heavy = ("scipy", "sympy", "cvxpy", "numba", "dp_accounting", "dpbounds.algorithms")
+    for argv, (rc, mods) in zip(argvs, heavy_imports(argvs, heavy), strict=True):
+        assert rc == EXIT_USAGE and mods == [], (argv, mods)

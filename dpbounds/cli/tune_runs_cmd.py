@@ -1,0 +1,251 @@
+"""``dpbounds tune runs ALGORITHM``: tune by the mean error of the algorithm's real runs.
+
+Examples::
+
+    dpbounds tune runs hb                      # ridge logistic regression, a default grid
+    dpbounds tune runs hb --search alpha=0.1:6:14 --search beta=0,0.5,0.8 --search T=2,4,8
+    dpbounds tune runs nag --problem quadratic --d 10 --N 1000 --mu 0.05 --L 1
+
+The library's :func:`dpbounds.tuning.tune_by_runs` does the work; this module parses the grid
+and builds the objective. Input errors are refused before the library's imports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from typing import Any
+
+from dpbounds.cli import add_quantity, integer, progress_enabled, strict_json
+
+#: the built-in algorithms ``tune runs`` knows -> (module, function)
+ALGORITHMS = {"hb": ("dpbounds.algorithms", "dp_heavy_ball"),
+              "nag": ("dpbounds.algorithms", "dp_nag"),
+              "gd": ("dpbounds.algorithms", "dp_gd")}
+#: the objectives built from the shell
+PROBLEMS = ("logistic", "quadratic")
+#: a search name's spellings -> the algorithms' keyword (the notation table's symbols)
+_NAMES = {"alpha": "step_size", "eta": "step_size", "step_size": "step_size",
+          "beta": "momentum", "momentum": "momentum", "T": "steps", "steps": "steps",
+          "c": "c"}
+#: the keywords that are counts (a log-spaced range is rounded to distinct integers)
+_COUNTS = ("steps",)
+MAX_VALUES = 1000  # per searched name
+
+_EPILOG = """\
+grid (--search NAME=SPEC, repeatable): NAME is alpha (step size), beta (momentum) or T
+(steps), or another keyword of the algorithm; SPEC is V1,V2,... or LOW:HIGH:K (K log-spaced
+values; T rounded to distinct integers). Default grid (hb, nag): alpha = (0.1 .. 6) / L (14
+values), beta in 0, 0.3, 0.5, 0.7, 0.8, 0.9, T in 2, 3, 4, 6, 8, 11, 16, 32, 64; gd: alpha and
+T.
+
+output: every grid point runs --trials times on the selection seeds (paired: the same seeds
+at every point); the pick is re-measured --eval-trials times on fresh seeds (the grid's own
+minimum is biased low), mean F(x_T) - F* with a 95% interval; and the privacy the tuning
+spends: every run reads the objective's data, so publishing the pick costs all of them
+composed (nothing of a private data set's budget where the objective is a public or
+synthetic proxy)."""
+
+
+def parse_search(specs: list[str] | None, builtin: bool = True) -> dict[str, list[float]]:
+    """``["alpha=0.1:6:14", "T=2,4"]`` -> ``{"step_size": [...], "steps": [2, 4]}``;
+    ``ValueError`` naming the flag and the valid form. ``builtin=False`` (a plug-in's
+    method): the names are its own hyper-parameters (``T`` is still the horizon)."""
+    out: dict[str, list[float]] = {}
+    for spec in specs or ():
+        name, sep, values = spec.partition("=")
+        name = name.strip()
+        if not sep or not name or not values.strip():
+            raise ValueError(f"--search {spec!r}: give NAME=V1,V2,... or NAME=LOW:HIGH:K")
+        key = _NAMES.get(name, name) if builtin else ("steps" if name in ("T", "steps")
+                                                      else name)
+        if not key.isidentifier():
+            raise ValueError(f"--search {spec!r}: {name!r} is not a name")
+        if key in out:
+            raise ValueError(f"--search {name} is given more than once")
+        try:
+            if ":" in values:
+                parts = values.split(":")
+                if len(parts) != 3:
+                    raise ValueError
+                lo, hi, k = float(parts[0]), float(parts[1]), int(parts[2])
+                if not (0 < lo < hi < math.inf) or not 2 <= k <= MAX_VALUES:
+                    raise ValueError(f"--search {spec!r}: LOW:HIGH:K needs 0 < LOW < HIGH < "
+                                     f"inf and K in [2, {MAX_VALUES}]")
+                grid = [lo * (hi / lo) ** (i / (k - 1)) for i in range(k)]
+            else:
+                grid = [float(v) for v in values.split(",")]
+        except ValueError as exc:
+            if str(exc).startswith("--search"):
+                raise
+            raise ValueError(f"--search {spec!r}: the values must be numbers (V1,V2,... or "
+                             "LOW:HIGH:K)") from None
+        if not all(math.isfinite(v) for v in grid) or len(grid) > MAX_VALUES:
+            raise ValueError(f"--search {spec!r}: at most {MAX_VALUES} finite values")
+        if key in _COUNTS:
+            grid = sorted({max(1, round(v)) for v in grid})
+            if any(v < 1 for v in grid):
+                raise ValueError(f"--search {spec!r}: T must be at least 1")
+        out[key] = grid
+    return out
+
+
+def _default_grid(algorithm: str, L: float) -> dict[str, list[float]]:
+    alpha = [x / L for x in (0.1 * 60 ** (i / 13) for i in range(14))]
+    steps = [2, 3, 4, 6, 8, 11, 16, 32, 64]
+    if algorithm == "gd":
+        return {"step_size": alpha, "steps": steps}
+    return {"step_size": alpha, "momentum": [0.0, 0.3, 0.5, 0.7, 0.8, 0.9], "steps": steps}
+
+
+def _objective(args: argparse.Namespace) -> Any:
+    n, d = int(args.dataset_size), int(args.dimension)
+    if args.problem == "logistic":
+        from dpbounds.data import kuru_synthetic
+        from dpbounds.objectives import LogisticRegression
+
+        ds = kuru_synthetic(n=n, d=d, seed=args.seed)
+        # Kuru et al.'s (35): F = mean loss + lambda ||x||^2, so mu = 2 lambda
+        return LogisticRegression.kuru(ds.features, ds.labels,
+                                       lam=float(args.strong_convexity) / 2,
+                                       l1_radius=ds.l1_radius, l2_radius=ds.l2_radius)
+    from dpbounds.objectives import QuadraticObjective
+
+    return QuadraticObjective.random(d=d, mu=float(args.strong_convexity),
+                                     L=float(args.smoothness), n=n, offset_scale=1.0,
+                                     seed=args.seed)
+
+
+def _algorithm(name: str) -> Any:
+    if name in ALGORITHMS:
+        import importlib
+
+        module, func = ALGORITHMS[name]
+        return getattr(importlib.import_module(module), func)
+    from dpbounds.extend import method_named
+
+    m = method_named(name)  # a plug-in's method (ValueError in the registry's words)
+
+    def run(objective: Any, **kw: Any) -> Any:
+        return m.run(objective, trace="suboptimality", **kw)
+
+    run.__name__ = m.name
+    return run
+
+
+def _check(args: argparse.Namespace) -> dict[str, list[float]]:
+    """The refusals that need no library (before seconds of imports)."""
+    builtin = args.algorithm in ALGORITHMS
+    search = parse_search(args.search, builtin)
+    if builtin and args.delta is not None:
+        raise ValueError(f"--delta is not read by {args.algorithm}: its Laplace noise is "
+                         "calibrated to pure epsilon-DP")
+    if not builtin and not search:
+        raise ValueError(f"tune runs {args.algorithm}: give the grid of a plug-in's method "
+                         "(--search NAME=V1,V2,... for its hyper-parameters, and T)")
+    if args.problem == "quadratic" and args.strong_convexity > args.smoothness:
+        raise ValueError(f"--mu must lie in (0, L={args.smoothness:g}] (a quadratic's spectrum "
+                         f"is [mu, L]), got {args.strong_convexity:g}")
+    if args.problem == "logistic" and args.smoothness_given:
+        raise ValueError("--L is not read by --problem logistic (its smoothness is the data's)")
+    if args.trials < 2 or (args.eval_trials is not None and args.eval_trials < 2):
+        raise ValueError("--trials and --eval-trials must be at least 2 (an interval needs two "
+                         "runs)")
+    fixed = {k: getattr(args, k) for k in ("step_size", "momentum", "steps")
+             if getattr(args, k) is not None}
+    both = sorted(set(fixed) & set(search))
+    if both:
+        raise ValueError(f"{', '.join('--' + k.replace('_', '-') for k in both)}: both "
+                         "searched (--search) and fixed")
+    return search
+
+
+def _run(args: argparse.Namespace) -> int:
+    args.smoothness_given = "smoothness" in (getattr(args, "_flags_typed", None) or {})
+    if args.algorithm not in ALGORITHMS:
+        from dpbounds.cli.plugin_cmd import _registered_names
+
+        if args.algorithm not in _registered_names():
+            from dpbounds._suggest import did_you_mean
+
+            raise ValueError(f"unknown algorithm {args.algorithm!r} for tune runs"
+                             f"{did_you_mean(args.algorithm, tuple(ALGORITHMS))}: the built-in "
+                             "ones are hb (DP heavy ball), nag (DP-NAG) and gd (DP-GD, "
+                             "Laplace); a plug-in's method by its name (--plugin FILE)")
+    search = _check(args)
+    import numpy as np
+
+    from dpbounds.tuning import tune_by_runs
+
+    f = _objective(args)
+    alg = _algorithm(args.algorithm)
+    fixed: dict[str, Any] = {k: getattr(args, k) for k in ("step_size", "momentum", "steps")
+                             if getattr(args, k) is not None}
+    grid = search or {k: v for k, v in _default_grid(args.algorithm, f.smoothness).items()
+                      if k not in fixed}
+    if args.start_distance is not None:
+        x_star = np.asarray(f.optimum.x, dtype=float).ravel()
+        fixed["x0"] = x_star + float(args.start_distance) / math.sqrt(f.d)
+    if args.algorithm not in ALGORITHMS:
+        if args.delta is not None:
+            fixed["delta"] = args.delta
+        # a plug-in's step reads the problem's constants from its params, as in verify
+        x0 = np.zeros((1, f.d)) if "x0" not in fixed else np.asarray(fixed["x0"])[None, :]
+        constants = {"mu": f.strong_convexity, "L": f.smoothness, "d": f.d, "N": f.n,
+                     "R": float(f.suboptimality(x0)[0])}
+        fixed.update({k: v for k, v in constants.items() if k not in grid and k not in fixed})
+    res = tune_by_runs(alg, f, grid, epsilon=args.epsilon, trials=args.trials,
+                       eval_trials=args.eval_trials, seed=args.seed,
+                       progress=progress_enabled(args), **fixed)
+    if args.json:
+        print(strict_json({"problem": args.problem, "best": res.best, "rows": res.rows(),
+                           "spent_epsilon": res.spent_epsilon, "delta": res.delta,
+                           "accountant": res.accountant, "runs": res.runs,
+                           "notes": list(res.notes)}, indent=2))
+    else:
+        print(f"{args.problem}: n = {f.n}, d = {f.d}, mu = {f.strong_convexity:.4g}, "
+              f"L = {f.smoothness:.4g}, eps = {args.epsilon:g} per run")
+        print(res.table())
+    return 0
+
+
+def register_tune_runs(tsub: argparse._SubParsersAction) -> None:
+    """Add ``tune runs ALGORITHM`` under ``tune``."""
+    p = tsub.add_parser("runs", help="tune by the mean error of the algorithm's real runs on "
+                                     "an objective (a grid; the pick re-measured on fresh "
+                                     "seeds; the privacy the tuning spends)",
+                        description="Tune an algorithm's hyper-parameters by the mean final "
+                                    "F(x_T) - F* of its real runs on one objective (the "
+                                    "worst-case tuners hb and nag hold for every problem of "
+                                    "the class, and can be far from the best run on yours).",
+                        epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("algorithm", help="hb, nag, gd, or a plug-in's method (--plugin FILE)")
+    p.add_argument("--problem", choices=PROBLEMS, default="logistic",
+                   help="logistic: Kuru et al.'s synthetic data with ridge mu; quadratic: "
+                        "spectrum log-spaced in [mu, L], per-sample offsets (default logistic)")
+    p.add_argument("--search", action="append", metavar="NAME=SPEC",
+                   help="a searched hyper-parameter and its values (repeatable; see below)")
+    add_quantity(p, "dataset_size", default=20000)
+    add_quantity(p, "dimension", default=20)
+    add_quantity(p, "strong_convexity", default=0.02,
+                 help="logistic: the strong convexity 2 lambda of Kuru et al.'s ridge lambda "
+                      "||x||^2 (0.02: their lambda = 0.01); quadratic: the spectrum's low end")
+    add_quantity(p, "smoothness", default=1.0, help="quadratic: the spectrum's high end")
+    add_quantity(p, "epsilon", default=1.0, help="privacy target of each run")
+    add_quantity(p, "delta", help="delta of each run (a Gaussian plug-in method)")
+    add_quantity(p, "step_size", help="a fixed step size (not searched)")
+    add_quantity(p, "momentum", help="a fixed momentum (not searched)")
+    add_quantity(p, "steps", help="a fixed horizon (not searched)")
+    add_quantity(p, "start_distance", help="start at this distance from the minimiser, along "
+                                           "1/sqrt(d) (default: the algorithm's x0 = 0)")
+    add_quantity(p, "trials", default=16, help="runs per grid point on the selection seeds")
+    p.add_argument("--eval-trials", type=integer, default=None,
+                   help="runs of the pick on fresh seeds (default 4 x --trials)")
+    add_quantity(p, "seed", default=0, help="seed of the data and of the runs")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=_run)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit("use: dpbounds tune runs ...")
