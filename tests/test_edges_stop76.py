@@ -8,6 +8,8 @@ off (``tests/early_checks.py``), and the catalog's facts are checked against the
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -316,3 +318,16 @@ def test_audit_and_calibrate_warn_at_a_delta_that_is_no_privacy(capsys):
         assert "warning: delta=0.02 > 1/n = 0.01" in capsys.readouterr().err
         assert main([*argv, "--delta", "0.005"]) == 0
         assert "warning" not in capsys.readouterr().err
+
+
+def test_a_bound_that_overflows_names_the_bound_and_the_input():
+    # was: "kamath.algorithm3_utility (BST14, average form): bound is not finite at these
+    # parameters" for `bound kamath.bst14 --diam 1e300` (the theorem object, no input; fuzz 9)
+    from dpbounds.bounds import registry
+
+    e = registry.get("kamath.bst14")
+    with pytest.raises(ValueError, match=r"^convex.noisy_projected_sgd: the bound overflows at "
+                                         r"this problem \(diam = 1e\+300 is beyond"):
+        e.value({"diam": 1e300})
+    # control: a large but representable diameter evaluates (bound G diam sqrt(d)/(n eps) ...)
+    assert math.isfinite(e.value({"diam": 1e100}))

@@ -302,6 +302,16 @@ class Entry:
                 if f"assumption violated: {a.text}" in str(exc):
                     raise ValueError(f"{self.name} does not apply to this problem: "
                                      f"{self._failed(a, p)}") from None
+            if str(exc).startswith(f"{self.tuned.name}: bound is not finite"):
+                # it named the theorem object ('kamath.algorithm3_utility (BST14, average
+                # form)'), not the bound asked for, and no input (fuzz round 9: --diam 1e300)
+                extreme = [f"{k} = {v:.3g}" for k, v in p.items()
+                           if isinstance(v, (int, float)) and not isinstance(v, bool)
+                           and v != 0 and not 1e-150 < abs(v) < 1e150]
+                raise ValueError(f"{self.name}: the bound overflows at this problem"
+                                 + (f" ({', '.join(extreme)} is beyond what float64 "
+                                    "arithmetic of the formula holds)" if extreme else
+                                    " (an input outside the formula's valid range)")) from None
             raise
 
     def applicability(self, problem: Mapping[str, float] | None = None,
