@@ -331,3 +331,56 @@ def test_a_bound_that_overflows_names_the_bound_and_the_input():
         e.value({"diam": 1e300})
     # control: a large but representable diameter evaluates (bound G diam sqrt(d)/(n eps) ...)
     assert math.isfinite(e.value({"diam": 1e100}))
+
+
+# --------------------------------------------- privacy compose --from-dp-event (fuzz round 10)
+@pytest.mark.parametrize("text, words", [
+    ("noise_multiplier: 1:00", "must be a number, got '1:00'"),   # was read as 60
+    ("noise_multiplier: 1_0", "must be a number, got '1_0'"),     # was 10
+    ("noise_multiplier: 0x10", "must be a number, got '0x10'"),   # was 16
+])
+def test_yaml_reads_numbers_as_json_writes_them(text, words, tmp_path, capsys):
+    pytest.importorskip("yaml")
+    f = tmp_path / "e.yaml"
+    f.write_text(f"class_name: GaussianDpEvent\n{text}\n")
+    assert main(["privacy", "compose", "--from-dp-event", str(f)]) == EXIT_USAGE
+    assert words in capsys.readouterr().err
+
+
+def test_yaml_reads_json_numbers_and_refuses_aliases(tmp_path, capsys):
+    pytest.importorskip("yaml")
+    import json
+
+    # oracle: the same event written as JSON
+    for value in ("1e1", "1.5", "2"):
+        y, j = tmp_path / "e.yaml", tmp_path / "e.json"
+        y.write_text(f"class_name: GaussianDpEvent\nnoise_multiplier: {value}\n")
+        j.write_text(json.dumps({"class_name": "GaussianDpEvent",
+                                 "noise_multiplier": float(value)}))
+        assert main(["privacy", "compose", "--from-dp-event", str(y), "--json"]) == 0
+        from_yaml = json.loads(capsys.readouterr().out)
+        assert main(["privacy", "compose", "--from-dp-event", str(j), "--json"]) == 0
+        from_json = json.loads(capsys.readouterr().out)
+        eps = [[r.get("epsilon") for r in d["results"]] for d in (from_yaml, from_json)]
+        assert eps[0] == eps[1] and None not in eps[0], value
+    # a 640-byte file of nested aliases grew past 770 MB: refused at the first alias
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text('- &a {"class_name": "GaussianDpEvent", "noise_multiplier": 100.0}\n'
+                    '- &b {"class_name": "ComposedDpEvent", "events": [*a, *a, *a]}\n')
+    assert main(["privacy", "compose", "--from-dp-event", str(bomb)]) == EXIT_USAGE
+    assert "an alias (*name)" in capsys.readouterr().err
+
+
+def test_a_discrete_laplace_event_under_replace_one_is_refused():
+    # was: read as pure eps = a s under replace_one, where dp_accounting defines the event
+    # under add/remove only (a C-relative reading would make it 2 a s; fuzz round 10)
+    import dp_accounting
+
+    from dpbounds.privacy.events import from_dp_event
+
+    ev = dp_accounting.dp_event.DiscreteLaplaceDpEvent(1.0, 1)
+    with pytest.raises(ValueError, match="DiscreteLaplaceDpEvent under REPLACE_ONE"):
+        from_dp_event(ev, neighbouring="replace_one")
+    # control: under add/remove it is pure (a s)-DP, its largest privacy loss
+    mech = from_dp_event(ev, neighbouring="add_remove")
+    assert mech.epsilon == pytest.approx(1.0, rel=1e-12)

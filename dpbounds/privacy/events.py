@@ -413,6 +413,14 @@ def _leaves(event: Any, count: int, nb: Neighbouring, accountant: str,
         out.append((tree, count))
         return
     elif isinstance(event, dpa.dp_event.DiscreteLaplaceDpEvent):
+        if nb is not Neighbouring.ADD_REMOVE:
+            # dp_accounting accounts it under ADD_OR_REMOVE_ONE only (neither its PLD nor its
+            # RDP accountant takes it under REPLACE_ONE), so whether its sensitivity is the
+            # change of one record (C) or the distance between two (2C) is not defined there:
+            # a file read as pure eps = a s could be 2 a s (fuzz round 10)
+            raise ValueError("DiscreteLaplaceDpEvent under REPLACE_ONE: dp_accounting accounts "
+                             "it under ADD_OR_REMOVE_ONE only, so its sensitivity has no "
+                             "replace-one reading; read it with neighbouring='add_remove'")
         # pmf ratio at distance `sensitivity` is at most exp(a * sensitivity): pure DP
         mech = PureDpMechanism(_real(event, "noise_parameter")
                                * check_int(f"sensitivity of {name}", event.sensitivity), nb)
