@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import argparse
 import decimal
+import errno
 import importlib
+import io
 import json
 import os
 import re
@@ -587,8 +589,29 @@ def _tolerant_streams() -> None:
             pass
 
 
+class _ClosedStream(io.TextIOBase):
+    """Standard output or error when the process started with it closed (``>&-``): Python
+    sets ``sys.stdout`` to None, and every command died with "internal error: AttributeError:
+    'NoneType' object has no attribute 'flush'", exit 4, its result lost (fuzz round 10).
+    Writing raises the OSError a closed descriptor gives, which the result writer and
+    :func:`main` handle as any failed output (the result kept in a named file, exit 2)."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "standard output is closed")
+
+    def flush(self) -> None:
+        pass
+
+    def fileno(self) -> int:
+        raise OSError(errno.EBADF, "standard output is closed")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``dpbounds`` console script."""
+    if sys.stdout is None:
+        sys.stdout = _ClosedStream()
+    if sys.stderr is None:
+        sys.stderr = io.StringIO()  # nowhere to say anything: the exit status still does
     _tolerant_streams()
     plugins, argv = _plugins_of(sys.argv[1:] if argv is None else argv)
     try:  # before the parser: a plug-in's verification problems are --problem choices
@@ -645,7 +668,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if debug:
             traceback.print_exc()
         where = exc.filename if exc.filename else "the output"
-        if not _stdout_writable():
+        if isinstance(sys.stdout, _ClosedStream):
+            where = "standard output"
+        elif not _stdout_writable():
             _silence_stdout()  # the interpreter's final flush would fail again
             where = "standard output"
         _say(f"dpbounds: error: could not write {where} ({exc.strerror or exc})")

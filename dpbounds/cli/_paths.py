@@ -12,7 +12,8 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["FIGURE_FORMATS", "check_figure_path", "check_store_dir", "ResultWriter"]
+__all__ = ["FIGURE_FORMATS", "check_figure_path", "check_store_dir", "ResultWriter",
+           "print_result"]
 
 #: what ``matplotlib.figure.Figure.savefig`` writes with its default backends, by file
 #: extension (a test compares this with matplotlib's own list: importing it here would cost
@@ -118,3 +119,17 @@ class ResultWriter:
             os.dup2(devnull, sys.stdout.fileno())
         except (OSError, ValueError, AttributeError):
             pass
+
+
+def print_result(command: str, text: str) -> int:
+    """Print a command's result through a :class:`ResultWriter`: 0, or where standard output
+    failed the usage status after naming the file that keeps the text (``tune hb ... >
+    /dev/full`` computed for 10-52 s and lost its table: fuzz round 10)."""
+    import sys
+
+    out = ResultWriter(command)
+    out.print(text)
+    if out.error is not None:
+        print(f"dpbounds: error: {out.error}", file=sys.stderr)
+        return 2
+    return 0

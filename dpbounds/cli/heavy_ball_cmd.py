@@ -119,8 +119,10 @@ def _tune_hb(args: argparse.Namespace) -> int:
                           max_horizon=args.max_horizon, mechanism=args.mechanism,
                           function_class=args.function_class, progress=progress_enabled(args),
                           objective=args.objective)
-    print(strict_json(res.rows(), indent=2) if args.json else res.table())
-    return 0
+    from dpbounds.cli._paths import print_result
+
+    return print_result("tune", strict_json(res.rows(), indent=2) if args.json
+                        else res.table())
 
 
 def _tune_nag(args: argparse.Namespace) -> int:
@@ -132,8 +134,10 @@ def _tune_nag(args: argparse.Namespace) -> int:
                         c=args.step_factor,
                         max_horizon=args.max_horizon, progress=progress_enabled(args),
                         objective=args.objective or "error")
-    print(strict_json(res.rows(), indent=2) if args.json else res.table())
-    return 0
+    from dpbounds.cli._paths import print_result
+
+    return print_result("tune", strict_json(res.rows(), indent=2) if args.json
+                        else res.table())
 
 
 def _rate(x: float) -> str:
@@ -182,8 +186,10 @@ def _rate_hb(args: argparse.Namespace) -> int:
             lines.append(f"  LMI, Prop. 3.4: {cert}")
     if args.steps is not None:
         rows["worst_case"] = _worst_case_lines(args, lines)
-    print(strict_json(rows, indent=2) if args.json else "\n".join(lines))
-    return 0
+    from dpbounds.cli._paths import print_result
+
+    return print_result("rate", strict_json(rows, indent=2) if args.json
+                        else "\n".join(lines))
 
 
 #: without --pep the exact noise-aware PEP (all pairs) runs up to this horizon (6.6 CPU-s at

@@ -243,8 +243,10 @@ def _tune(args: argparse.Namespace, name: str, objective: str) -> int:
                       also_read=_calibration_reads(ran, problem) if ran else ())
         res = tune(name, problem, over=args.over, ranges=ranges or None,
                    grid=args.grid_size)
-    print(strict_json(res.rows(), indent=2) if args.json else res.table())
-    return 0
+    from dpbounds.cli._paths import print_result
+
+    return print_result("tune", strict_json(res.rows(), indent=2) if args.json
+                        else res.table())
 
 
 def _early_tune_checks(args: argparse.Namespace, name: str, objective: str,

@@ -198,16 +198,17 @@ def _run(args: argparse.Namespace) -> int:
     res = tune_by_runs(alg, f, grid, epsilon=args.epsilon, trials=args.trials,
                        eval_trials=args.eval_trials, seed=args.seed,
                        progress=progress_enabled(args), **fixed)
+    from dpbounds.cli._paths import print_result
+
     if args.json:
-        print(strict_json({"problem": args.problem, "best": res.best, "rows": res.rows(),
-                           "spent_epsilon": res.spent_epsilon, "delta": res.delta,
-                           "accountant": res.accountant, "runs": res.runs,
-                           "notes": list(res.notes)}, indent=2))
-    else:
-        print(f"{args.problem}: n = {f.n}, d = {f.d}, mu = {f.strong_convexity:.4g}, "
-              f"L = {f.smoothness:.4g}, eps = {args.epsilon:g} per run")
-        print(res.table())
-    return 0
+        return print_result("tune", strict_json(
+            {"problem": args.problem, "best": res.best, "rows": res.rows(),
+             "spent_epsilon": res.spent_epsilon, "delta": res.delta,
+             "accountant": res.accountant, "runs": res.runs, "notes": list(res.notes)},
+            indent=2))
+    return print_result("tune", f"{args.problem}: n = {f.n}, d = {f.d}, mu = "
+                                f"{f.strong_convexity:.4g}, L = {f.smoothness:.4g}, eps = "
+                                f"{args.epsilon:g} per run\n{res.table()}")
 
 
 def register_tune_runs(tsub: argparse._SubParsersAction) -> None:
