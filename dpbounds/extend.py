@@ -318,6 +318,9 @@ def theorem(name: str, bound: sp.Expr | Callable[..., float], *, quantity: str,
         raise ValueError("source must be a Source or a sequence of them (paper, result, "
                          "provenance label)")
     assume = tuple(a if isinstance(a, Assumption) else Assumption(str(a)) for a in assumptions)
+    # a relation over plain sympy symbols is over the notation's (as the bound's are)
+    assume = tuple(Assumption(a.text, _notation_symbols(a.relation))
+                   if isinstance(a.relation, sp.Basic) else a for a in assume)
     consts = {k: float(v) for k, v in (constants or {}).items()}
     hp = dict(hyperparameters or {})
     if callable(bound) and not isinstance(bound, sp.Basic):
@@ -543,7 +546,17 @@ def _expression(name: str, what: str, value: Any) -> sp.Expr:
     if not isinstance(expr, sp.Expr) or isinstance(expr, sp.MatrixBase):
         raise ValueError(f"{name}: {what} must be one scalar expression, got "
                          f"{type(value).__name__} ({expr})")
-    return expr  # an infinity or nan: refused by the Bound it becomes, in its words
+    return _notation_symbols(expr)  # an inf or nan: refused by the Bound, in its words
+
+
+def _notation_symbols(expr: Any) -> Any:
+    """``expr`` with each symbol replaced by the notation's of its name: a theorem written
+    with ``sp.symbols("d N eps G")`` (no assumptions) evaluated right but lost its exponents
+    (``scaling: 1`` for G sqrt(d) / (N eps)), since sympy's ``d`` and the notation's positive
+    ``d`` are different symbols (fuzz round 10)."""
+    swap = {s: sym(s.name) for s in expr.free_symbols
+            if isinstance(s, sp.Symbol) and s != sym(s.name)}
+    return expr.xreplace(swap) if swap else expr
 
 
 #: top-level packages whose functions' module state no step keeps (their globals are neither

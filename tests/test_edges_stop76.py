@@ -427,3 +427,32 @@ def test_tune_keeps_its_result_when_stdout_is_full(tmp_path, monkeypatch, capsys
     assert kept, err
     with open(kept.group(1), encoding="utf-8") as fh:
         assert fh.read() == table
+
+
+def test_a_theorem_written_with_plain_sympy_symbols_keeps_its_exponents():
+    # was: sp.symbols("d N eps G") evaluated right but read "scaling: 1" (the notation's d is
+    # a positive symbol, sympy's plain d another one; fuzz round 10). Oracle: the same
+    # theorem written with ex.symbols, and the exponents of G sqrt(d) / (N eps) by hand
+    import sympy as sp
+
+    from dpbounds import extend as ex
+
+    d, N, eps, G, delta = sp.symbols("d N eps G delta")
+    plain = ex.theorem("nonconvex.plain_76", G * sp.sqrt(d * sp.log(1 / delta)) / (N * eps),
+                       quantity="E||grad F||",
+                       problem_class="nonconvex", register=False,
+                       source=ex.Source("note", "Prop. 1", ex.DERIVED),
+                       assumptions=[ex.Assumption("eps <= log(1/delta)",
+                                                  eps <= sp.log(1 / delta))])
+    d2, N2, eps2, G2 = ex.symbols("d N eps G")
+    delta2 = ex.symbols("delta")[0]
+    ours = ex.theorem("nonconvex.ours_76", G2 * sp.sqrt(d2 * sp.log(1 / delta2)) / (N2 * eps2),
+                      quantity="E||grad F||", problem_class="nonconvex", register=False,
+                      source=ex.Source("note", "Prop. 1", ex.DERIVED))
+    s = plain.scaling()
+    assert (s.powers["d"], s.powers["N"], s.powers["eps"]) == (
+        sp.Rational(1, 2), -1, -1)
+    assert dict(s.powers) == dict(ours.scaling().powers)
+    # the assumption is checked on the notation's symbols too (eps = 20 > log(1e5))
+    with pytest.raises(ValueError, match="eps <= log"):
+        plain.value({"eps": 20.0, "delta": 1e-5})
