@@ -456,3 +456,37 @@ def test_a_theorem_written_with_plain_sympy_symbols_keeps_its_exponents():
     # the assumption is checked on the notation's symbols too (eps = 20 > log(1e5))
     with pytest.raises(ValueError, match="eps <= log"):
         plain.value({"eps": 20.0, "delta": 1e-5})
+
+
+TIMEVARY = '''
+from dpbounds import extend as ex
+def step(x, grad, noise, p, memory):
+    prev = memory.get("prev", x)
+    memory["prev"] = x
+    t = memory.get("t", 0); memory["t"] = t + 1
+    a = p["alpha"] if t < {when} else 3.0 * p["alpha"]
+    return x + p["beta"] * (x - prev) - a * (grad(x) + noise)
+m = ex.Method("timevary_{when}", step=step, mechanism="laplace", neighbouring="replace_one",
+              sensitivity=lambda f, p: f.l1_sensitivity / f.n,
+              linear=ex.LinearMomentum(alpha="alpha", beta="beta"))
+ex.audit_setting(m, params={{"alpha": 0.5, "beta": 0.3}})
+'''
+
+
+def test_a_step_that_leaves_its_linear_form_after_step_8_is_caught(tmp_path, capsys):
+    # was: check_linear ran 8 steps, and a step whose alpha triples from step 10 on was tuned
+    # "within 0.0999% of the best" with a certified worst case of a run it does not make
+    from tests.plugin_state import plugins_loaded
+
+    argv = ["tune", "--mu", "0.1", "--L", "1", "--d", "4", "--N", "1000", "--eps", "1",
+            "--S1", "1", "--R", "1", "--max-horizon", "30", "--quiet"]
+    plug = tmp_path / "timevary_10.py"
+    plug.write_text(TIMEVARY.format(when=10))
+    with plugins_loaded([]):
+        assert main(["--plugin", str(plug), argv[0], "timevary_10", *argv[1:]]) == EXIT_USAGE
+    assert "does not follow its declared linear form" in capsys.readouterr().err
+    # control: the same step without the change (it never reaches step 10^6) is tuned
+    plug = tmp_path / "timevary_1000000.py"
+    plug.write_text(TIMEVARY.format(when=10**6))
+    with plugins_loaded([]):
+        assert main(["--plugin", str(plug), argv[0], "timevary_1000000", *argv[1:]]) == 0
