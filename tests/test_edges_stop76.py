@@ -490,3 +490,19 @@ def test_a_step_that_leaves_its_linear_form_after_step_8_is_caught(tmp_path, cap
     plug.write_text(TIMEVARY.format(when=10**6))
     with plugins_loaded([]):
         assert main(["--plugin", str(plug), argv[0], "timevary_1000000", *argv[1:]]) == 0
+
+
+def test_a_sweep_cells_key_holds_the_normal_stream(monkeypatch):
+    # was: a store written with NumPy's normals served its cells to DPBOUNDS_NORMALS=fast
+    # (fuzz round 10); the default's keys are unchanged (stores of earlier stops stay valid)
+    import numpy as np
+
+    from dpbounds.sweep.cells import Cell, cell_key
+
+    cell = Cell(np.linspace, {"num": 3})
+    monkeypatch.delenv("DPBOUNDS_NORMALS", raising=False)
+    default = cell_key(cell, "0.1.0", "")
+    monkeypatch.setenv("DPBOUNDS_NORMALS", "numpy")
+    assert cell_key(cell, "0.1.0", "") == default
+    monkeypatch.setenv("DPBOUNDS_NORMALS", "fast")
+    assert cell_key(cell, "0.1.0", "") != default

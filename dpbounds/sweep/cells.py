@@ -218,6 +218,12 @@ def cell_key(cell: Cell, version: str, code: str) -> str:
     call = cell.call()
     payload = {"format": KEY_FORMAT, "function": function_name(cell.fn), "params": call.params,
                "trials": call.trials, "seed": call.seed, "version": version, "code": code}
+    # the normal stream the runs draw from (DPBOUNDS_NORMALS): a store written with NumPy's
+    # stream served its cells to a run asking for the fast one, whose noise checks came from
+    # the other stream (fuzz round 10); the default adds nothing (existing keys stay valid)
+    normals = os.environ.get("DPBOUNDS_NORMALS", "numpy")
+    if normals != "numpy":
+        payload["normals"] = normals
     return hashlib.sha256(canonical_json(payload).encode("ascii")).hexdigest()[:32]
 
 
