@@ -394,8 +394,14 @@ def theorem(name: str, bound: sp.Expr | Callable[..., float], *, quantity: str,
         # anyway once a plug-in has registered (Registry.find), refusing a reuse there too
         if _BUILTIN_BOUND_IDS is None or entry.name in _BUILTIN_BOUND_IDS:
             _registry.discover()
-        _registry.BOUND_REGISTRY.register(entry.name, entry, rank=100 + CLASSES.index(cls),
-                                          module=module)
+        reg = _registry.BOUND_REGISTRY
+        if (module.startswith(PLUGIN_MODULE_PREFIX) and entry.name in reg.entries
+                and reg.module_of(entry.name) == module):
+            # the last one silently won (fuzz round 10); a notebook cell run again still
+            # replaces its theorem (its module is not a plug-in's)
+            raise ValueError(f"two theorems are named {entry.name!r} in one plug-in: give "
+                             "each its own name")
+        reg.register(entry.name, entry, rank=100 + CLASSES.index(cls), module=module)
         _record_origin(entry.name, module)
     return entry
 

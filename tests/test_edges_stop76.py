@@ -506,3 +506,22 @@ def test_a_sweep_cells_key_holds_the_normal_stream(monkeypatch):
     assert cell_key(cell, "0.1.0", "") == default
     monkeypatch.setenv("DPBOUNDS_NORMALS", "fast")
     assert cell_key(cell, "0.1.0", "") != default
+
+
+def test_two_theorems_of_one_name_in_one_plugin_are_refused(tmp_path, capsys):
+    # was: the last registration silently won (`bound nonconvex.x` read 1e-4; fuzz round 10)
+    from tests.plugin_state import plugins_loaded
+
+    body = ('from dpbounds import extend as ex\n'
+            'ex.theorem("nonconvex.dup_76", "d/N", quantity="q", problem_class="nonconvex", '
+            'source=ex.Source("a", "b", ex.DERIVED))\n')
+    plug = tmp_path / "dup_76.py"
+    plug.write_text(body + body.split("\n", 1)[1].replace("d/N", "d/(1000*N)"))
+    with plugins_loaded([]):
+        assert main(["--plugin", str(plug), "bound", "nonconvex.dup_76"]) == EXIT_USAGE
+    assert "two theorems are named 'nonconvex.dup_76' in one plug-in" in capsys.readouterr().err
+    # control: one of them loads and evaluates (d/N at the default problem, d=100, N=1e5)
+    plug.write_text(body)
+    with plugins_loaded([]):
+        assert main(["--plugin", str(plug), "bound", "nonconvex.dup_76", "--no-tune"]) == 0
+    assert "0.001" in capsys.readouterr().out
