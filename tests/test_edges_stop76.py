@@ -525,3 +525,32 @@ def test_two_theorems_of_one_name_in_one_plugin_are_refused(tmp_path, capsys):
     with plugins_loaded([]):
         assert main(["--plugin", str(plug), "bound", "nonconvex.dup_76", "--no-tune"]) == 0
     assert "0.001" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["bound", "yang.sgd", "--smallest", "N", "--target", "0.5", "--N", "5"],
+     "--N is what --smallest N searches: leave it out"),
+    (["bound", "yang.sgd", "--largest", "eps", "--target", "0.5", "--epsilon", "5"],
+     "--epsilon is what --largest eps searches"),
+    (["compare", "--mu", "0.1", "--problem-class", "nonconvex"],
+     "--mu is not read by any bound compared for this nonconvex problem"),
+])
+def test_a_flag_that_was_silently_ignored_is_refused(argv, words, capsys, monkeypatch):
+    # was: --N beside --smallest N ignored; mu printed in compare's problem line and read
+    # nowhere where --problem-class set the class (fuzz round 10)
+    _static(monkeypatch)
+    assert main(argv) == EXIT_USAGE
+    assert words in capsys.readouterr().err
+    if argv[0] == "compare":  # the library's own check says the same with the early one off
+        from tests.early_checks import assert_early_is_library
+
+        assert_early_is_library(argv, capsys, monkeypatch,
+                                [(bounds_cmd, "_refuse_nothing_compared", lambda *a: None)],
+                                words)
+
+
+def test_mu_still_sets_the_class_where_no_problem_class_does(capsys, monkeypatch):
+    # control: `compare --mu 0.02 --S1 1` compares the strongly convex bounds (mu is read)
+    _static(monkeypatch)
+    assert main(["compare", "--mu", "0.02", "--S1", "1", "--no-tune", "--quiet"]) == 0
+    assert "problem class: strongly_convex" in capsys.readouterr().out

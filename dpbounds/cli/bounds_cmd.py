@@ -331,7 +331,15 @@ def _check_regime_flags(args: argparse.Namespace) -> None:
         if given:  # ignored before: the bound was printed as if they were not there
             raise ValueError(f"{' and '.join(given)} need{'s' if len(given) == 1 else ''} "
                              "--smallest VAR or --largest VAR (a regime query)")
-    elif args.search_range is not None:  # as compare.regime's own check
+    else:
+        var = args.smallest or args.largest
+        dest = PROBLEM_QUANTITIES.get(var)
+        if dest is not None and dest in (getattr(args, "_flags_typed", None) or {}):
+            # `--smallest N --N 5` ignored the 5 (fuzz round 10)
+            which = "--smallest" if args.smallest else "--largest"
+            raise ValueError(f"{flag_used(args, dest)} is what {which} {var} searches: leave "
+                             "it out (--search-range gives the range)")
+    if (args.smallest or args.largest) and args.search_range is not None:  # as regime's
         low, high = (float(v) for v in args.search_range)
         if not 0 < low < high < math.inf:
             raise ValueError(f"need 0 < low < high < inf for the "
@@ -384,6 +392,13 @@ def _regime(args: argparse.Namespace, e: Any, problem: dict[str, float]) -> int:
     return 0
 
 
+def _compare_skips(problem: dict[str, Any]) -> tuple[str, ...]:
+    """The typed keys ``compare`` never refuses as unread: the trivial bounds' and mu, which
+    sets the class, unless ``--problem-class`` does (then ``compare --mu 0.1 --problem-class
+    nonconvex`` printed mu = 0.1 and read it nowhere: fuzz round 10)."""
+    return (*_READ_BY_TRIVIAL, *(("mu",) if problem.get("problem_class") is None else ()))
+
+
 def _refuse_nothing_compared(args: argparse.Namespace, problem: dict[str, Any]) -> None:
     """A typed flag no compared bound reads (as :func:`_compare` refuses it), and ``compare``
     where every bound of the problem's class lacks a quantity it requires
@@ -403,7 +418,7 @@ def _refuse_nothing_compared(args: argparse.Namespace, problem: dict[str, Any]) 
     reads = _catalog.constant("bound_reads")
     typed = set(getattr(args, "_flags_typed", None) or {})
     for k, dest in PROBLEM_QUANTITIES.items():  # as _compare's check (Entry.unread)
-        if (dest in typed and k not in (*_READ_BY_TRIVIAL, "mu") and rows
+        if (dest in typed and k not in _compare_skips(problem) and rows
                 and all(not needs[r["name"]] and k not in reads[r["name"]] for r in rows)):
             raise ValueError(f"{flag_used(args, dest)} is not read by any bound compared for "
                              f"this {cls} problem: leave it out")
@@ -426,11 +441,12 @@ def _compare(args: argparse.Namespace) -> int:
     from dpbounds.bounds.problem import DEFAULT_PROBLEM, problem_class
 
     # a flag no compared bound reads is refused (`compare --max-horizon 5` on a non-convex
-    # problem, `--c2 3` on a strongly convex one); mu also sets the class, so it is read
+    # problem, `--c2 3` on a strongly convex one); mu also sets the class where no
+    # --problem-class does, so it is read there
     cls = problem_class({**DEFAULT_PROBLEM, **problem})
     typed = set(getattr(args, "_flags_typed", None) or {})
     keys = [k for k, dest in PROBLEM_QUANTITIES.items()
-            if dest in typed and k not in (*_READ_BY_TRIVIAL, "mu")]
+            if dest in typed and k not in _compare_skips(problem)]
     entries = [e for e in registry.entries() if e.problem_class in _COMPARED[cls]]
     for k in keys:
         if entries and all(k in e.unread(problem, [k]) for e in entries):
