@@ -554,3 +554,68 @@ def test_mu_still_sets_the_class_where_no_problem_class_does(capsys, monkeypatch
     _static(monkeypatch)
     assert main(["compare", "--mu", "0.02", "--S1", "1", "--no-tune", "--quiet"]) == 0
     assert "problem class: strongly_convex" in capsys.readouterr().out
+
+
+def test_a_number_below_float64_and_a_delta_at_its_edge(capsys):
+    # was: --delta 1e-400 "got 0.0"; --delta 5e-324 "delta must lie in (0, 1), got 0.0" (delta/T
+    # underflowed inside the classic rows; fuzz round 10)
+    with pytest.raises(SystemExit) as stop:  # argparse's own refusal
+        main(["privacy", "--delta", "1e-400", "--epsilon", "1", "--steps", "10"])
+    assert stop.value.code == EXIT_USAGE
+    assert "'1e-400' is below the smallest float64" in capsys.readouterr().err
+    assert main(["privacy", "--delta", "5e-324", "--epsilon", "1", "--steps", "10",
+                 "--json"]) == 0
+    import json
+
+    rows = json.loads(capsys.readouterr().out)
+    classic = [r for r in rows if r["accountant"].startswith("classic")]
+    assert classic and all(r["noise"] is None for r in classic)  # n/a: delta / T is 0
+    analytic = next(r for r in rows if r["accountant"] == "analytic Gaussian (exact)")
+    assert analytic["noise"] > 0
+    # control: a zero literal is still the range error it was
+    assert main(["privacy", "--delta", "0", "--epsilon", "1", "--steps", "10"]) == EXIT_USAGE
+    assert "delta must lie in (0.0, 1.0), got 0.0" in capsys.readouterr().err
+
+
+def test_compose_reads_accountant_names_in_any_case_and_refuses_an_empty_curve_value(capsys):
+    # was: --accountant RDP refused (other choices read any case); --curve 1,,2 read as 1,2; a
+    # curve no accountant gives printed an eps column and nothing else (fuzz round 10)
+    import json
+
+    ev = ["privacy", "compose", "--event", "gaussian:z=1,steps=10"]
+    assert main([*ev, "--accountant", "RDP", "--json"]) == 0
+    upper = json.loads(capsys.readouterr().out)["results"][0]
+    assert main([*ev, "--accountant", "rdp", "--json"]) == 0
+    lower = json.loads(capsys.readouterr().out)["results"][0]
+    assert upper["accountant"] == "rdp" and upper["epsilon"] == lower["epsilon"]
+    assert main([*ev, "--curve", "1,,2"]) == EXIT_USAGE
+    assert "--curve has an empty value, got '1,,2'" in capsys.readouterr().err
+    assert main([*ev, "--accountant", "pure", "--curve", "1,2"]) == 0
+    assert "delta(eps): no accountant asked for gives a curve" in capsys.readouterr().out
+
+
+def test_path_and_help_wording(tmp_path, capsys):
+    # was: "the folder 'f.py' does not exist" for a file; demo --json pointed to dpbounds --help
+    f = tmp_path / "f.py"
+    f.write_text("")
+    assert main(["verify", "strongly_convex.nag", "--quick", "--plot",
+                 str(f / "x.png")]) == EXIT_USAGE
+    assert "is a file, not a folder" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["demo", "--json"])
+    assert "(see 'dpbounds demo --help')" in capsys.readouterr().err
+
+
+def test_a_pld_composition_beyond_its_grid_cap_is_na_not_gigabytes(capsys):
+    # was: gaussian:z=100,q=1e-6,steps=1e9 grew past 8 GB under the default accountants
+    # (1e7 steps: 2.8 GB, 20 s); now the PLD row is n/a in a second and RDP answers
+    import json
+
+    from dpbounds.privacy._pld import MAX_FFT_POINTS
+
+    assert main(["privacy", "compose", "--event", "gaussian:z=100,q=1e-6,steps=1e9",
+                 "--json"]) == 0
+    rows = {r["accountant"]: r for r in json.loads(capsys.readouterr().out)["results"]}
+    assert rows["pld"].get("epsilon") is None
+    assert f"(at most {MAX_FFT_POINTS:,})" in rows["pld"]["reason"]
+    assert 0 < rows["rdp"]["epsilon"] < 1e-3  # control: the RDP answer (5.93e-4)

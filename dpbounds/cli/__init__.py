@@ -136,9 +136,15 @@ class DpParser(argparse.ArgumentParser):
         return value
 
     def error(self, message: str) -> NoReturn:
-        """One line, as every other error of the CLI (argparse prints its usage block first)."""
+        """One line, as every other error of the CLI (argparse prints its usage block first).
+        An unrecognised argument is the top-level parser's to report, but the command's help
+        lists what it takes (``demo --json`` pointed to ``dpbounds --help``: fuzz round 10)."""
+        prog = self.prog
+        command = getattr(self, "command_hint", None)
+        if command and message.startswith("unrecognized arguments"):
+            prog = f"{prog} {command}"
         self.exit(EXIT_USAGE, f"dpbounds: error: {' '.join(message.split())} "
-                              f"(see '{self.prog} --help')\n")
+                              f"(see '{prog} --help')\n")
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
         """argparse's exit, but a ``--help`` or ``--version`` that standard output could not
@@ -240,7 +246,12 @@ def _real(text: str) -> float:
     if "_" in str(text):
         raise argparse.ArgumentTypeError(f"expected a number (digits, '.', 'e', a sign; no "
                                          f"'_'), got {text!r}")
-    return float(text)
+    value = float(text)
+    if value == 0.0 and any(c in "123456789" for c in str(text).lower().split("e")[0]):
+        # --delta 1e-400 said "got 0.0" (fuzz round 10): name the number given
+        raise argparse.ArgumentTypeError(f"{text!r} is below the smallest float64 (~4.9e-324) "
+                                         "and reads as 0")
+    return value
 
 
 _real.__name__ = "float"  # argparse's "invalid float value: 'x'", as before
@@ -625,7 +636,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say("dpbounds: interrupted (while loading the plug-ins)")
         return EXIT_INTERRUPTED
     try:  # Ctrl-C while the parser is built printed a KeyboardInterrupt traceback
-        parser = build_parser(_command_of(argv))
+        command = _command_of(argv)
+        parser = build_parser(command)
+        parser.command_hint = command  # type: ignore[attr-defined]
         args = parser.parse_args(argv)
     except KeyboardInterrupt:
         _say("dpbounds: interrupted")

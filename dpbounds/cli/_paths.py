@@ -50,7 +50,9 @@ def check_figure_path(path: str, flag: str = "--plot") -> None:
                          f"use one of {', '.join(sorted(FIGURE_FORMATS))}")
     folder = p.parent if str(p.parent) else Path(".")
     if not folder.is_dir():
-        raise ValueError(f"{flag} {path!r}: the folder {str(folder)!r} does not exist")
+        what = ("is a file, not a folder" if folder.exists()  # it said "does not exist"
+                else "does not exist")
+        raise ValueError(f"{flag} {path!r}: the folder {str(folder)!r} {what}")
     _probe(folder, flag, path)
 
 

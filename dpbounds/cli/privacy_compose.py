@@ -153,8 +153,10 @@ def _tradeoff(text: str | None) -> list[float] | None:
 def _curve(text: str | None) -> list[float] | None:
     if text is None or _tradeoff(text) is not None:
         return None
+    if any(not t.strip() for t in text.split(",")):  # `1,,2` read as 1,2 (fuzz round 10)
+        raise ValueError(f"--curve has an empty value, got {text!r}")
     try:
-        values = [float(t) for t in text.split(",") if t.strip()]
+        values = [float(t) for t in text.split(",")]
     except ValueError:
         from dpbounds._validation import did_you_mean
 
@@ -370,7 +372,9 @@ def run_compose(args: argparse.Namespace) -> int:
     import logging
 
     logging.getLogger().setLevel(logging.ERROR)  # dp_accounting's informational warnings
-    accountants = [a.strip() for a in args.accountant.split(",") if a.strip()]
+    # one spelling as every choice: RDP reads as rdp (it was refused, where --neighbouring
+    # Replace_One and --curve Tradeoff were read; fuzz round 10)
+    accountants = [a.strip().lower() for a in args.accountant.split(",") if a.strip()]
     if not accountants:  # an empty table is no answer
         raise ValueError(f"--accountant names no accountant (got {args.accountant!r}); give "
                          "some of rdp, pld, zcdp, pure, basic")
@@ -459,7 +463,11 @@ def _print_text(out: dict[str, Any], curve: list[float] | None) -> None:
                    if "optimistic" in row else "")
         print(f"{row['accountant']:10s}  {row['epsilon']:10.6g}  {bracket:34s}  "
               f"{row['cpu_s']:6.2f}")
-    if curve is not None:
+    if curve is not None and not any("curve" in r for r in out["results"]):
+        # the table printed its eps column only (fuzz round 10); --plot said why
+        print("delta(eps): no accountant asked for gives a curve (rdp, zcdp and pld do; "
+              "pure and basic give a number at the requested delta only)")
+    elif curve is not None:
         print("delta(eps):")
         print(f"{'eps':>10s}  " + "  ".join(
             f"{r['accountant']:>12s}" + ("  pld optimist" if r["accountant"] == "pld" else "")

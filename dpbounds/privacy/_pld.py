@@ -37,6 +37,9 @@ from scipy import special
 
 #: Probability mass a truncation may move (pessimistically), as dp_accounting's default.
 TAIL_MASS = 1e-15
+#: most grid points one FFT composition may take (2^24 float64: ~0.6 GB with its spectrum and
+#: copies): a Chernoff window of 10^9 tiny steps took 8 GB and was still growing (fuzz 10)
+MAX_FFT_POINTS = 2**24
 #: Relative inflation of the masses per composition, for the round-off of an FFT power.
 _MASS_ROUND_OFF = 2e-15
 #: Mass added at +inf per composition for the round-off in the upper tail (8x the largest
@@ -182,6 +185,9 @@ def self_compose(pld: DensePld, count: int, tail: float = TAIL_MASS) -> DensePld
     from scipy import fft  # on first use: 0.1 CPU-s of import that most commands never need
 
     size = fft.next_fast_len(max(hi - lo + 1, pld.probs.size))
+    if size > MAX_FFT_POINTS:
+        raise MemoryError(f"the {count}-fold composition spans {size:,} grid points (at most "
+                          f"{MAX_FFT_POINTS:,})")
     spectrum = fft.rfft(pld.probs, size)
     np.power(spectrum, count, out=spectrum)
     out = np.roll(fft.irfft(spectrum, size), -lo)[: hi - lo + 1]
@@ -200,6 +206,9 @@ def compose(a: DensePld, b: DensePld, tail: float = TAIL_MASS) -> DensePld:
         raise ValueError(f"interval must agree to compose PLDs, got {a.interval} and {b.interval}")
     from scipy import signal  # on first use: it pulls in scipy.stats (~1 CPU-s of imports)
 
+    if a.probs.size + b.probs.size > MAX_FFT_POINTS:
+        raise MemoryError(f"the composition spans {a.probs.size + b.probs.size:,} grid points "
+                          f"(at most {MAX_FFT_POINTS:,})")
     offset, out, right = _trim(signal.fftconvolve(a.probs, b.probs), tail)
     infinity = (a.infinity_mass + b.infinity_mass - a.infinity_mass * b.infinity_mass + right
                 + 2 * _TAIL_ROUND_OFF)

@@ -212,7 +212,10 @@ def privacy_table(
 
     # --- full batch, classic Gaussian per step -------------------------------------------
     eps0 = epsilon / T
-    s = classic_gaussian_sigma(eps0, delta / T, sensitivity) if eps0 < 1 else None
+    # delta / T can underflow to 0 (--delta 5e-324 said "delta must lie in (0, 1), got 0.0"):
+    # that row has no calibration then (n/a), as where eps / T >= 1
+    s = (classic_gaussian_sigma(eps0, delta / T, sensitivity)
+         if eps0 < 1 and delta / T > 0 else None)
     def classic_given():
         e0 = sensitivity * math.sqrt(2 * math.log(1.25 * T / delta)) / sigma
         return T * e0 if e0 < 1 else None
@@ -221,8 +224,9 @@ def privacy_table(
     add(_row("Gaussian, full batch", "classic + basic composition", nb, "sigma", s,
                      sensitivity, epsilon, delta, given,
                      "Dwork-Roth per step (eps/T, delta/T); needs eps/T < 1"))
-    e0 = _advanced_per_step(epsilon, T, delta / 2)
-    s = classic_gaussian_sigma(e0, delta / (2 * T), sensitivity) if 0 < e0 < 1 else None
+    e0 = _advanced_per_step(epsilon, T, delta / 2) if delta / (2 * T) > 0 else 0.0
+    s = (classic_gaussian_sigma(e0, delta / (2 * T), sensitivity)
+         if 0 < e0 < 1 and delta / (2 * T) > 0 else None)
     def advanced_given():
         e0g = sensitivity * math.sqrt(2 * math.log(1.25 * 2 * T / delta)) / sigma
         return advanced_composition_epsilon(e0g, T, delta / 2) if e0g < 1 else None
