@@ -10,7 +10,7 @@ E0 = F(x0) - F*) 4.5x worse than a plain grid of runs. Printed, all on the same 
   alpha = 1/L, beta = 0 at the same T;
 * DP-NAG (uniform budget): ``tune_by_runs``' pick over (alpha, beta, T).
 
-Run: ``python bench/tuned_by_runs.py`` (about a minute of CPU); output in
+Run: ``python bench/tuned_by_runs.py`` (about 20 CPU-s on a Zen 4 vCPU); output in
 ``bench/tuned_by_runs.md``.
 """
 

@@ -321,13 +321,20 @@ def theorem(name: str, bound: sp.Expr | Callable[..., float], *, quantity: str,
     # a relation over plain sympy symbols is over the notation's (as the bound's are)
     assume = tuple(Assumption(a.text, _notation_symbols(a.relation))
                    if isinstance(a.relation, sp.Basic) else a for a in assume)
-    consts = {k: float(v) for k, v in (constants or {}).items()}
+    consts = {}
+    for k, v in (constants or {}).items():  # {"G": "abc"}: "could not convert string to
+        # float" naming nothing; {"G": None} a TypeError (fuzz round 10)
+        if not isinstance(k, str) or not real_scalar(v) or not math.isfinite(float(v)):
+            raise ValueError(f"{name}: constants must map names to finite numbers, got "
+                             f"{k!r}: {v!r}")
+        consts[k] = float(v)
     hp = dict(hyperparameters or {})
     if callable(bound) and not isinstance(bound, sp.Basic):
         if not parameters:
             raise ValueError("parameters must name the callable bound's keyword arguments")
         fn = bound
         params = tuple(parameters)
+        _check_callable_parameters(name, fn, params)
         thm: Theorem | NumericBound = NumericBound(
             name=name, quantity=quantity, parameters=params, method="a user's callable",
             evaluator=lambda p: (_callable_value(name, fn, p), {}), sources=sources,
@@ -341,6 +348,10 @@ def theorem(name: str, bound: sp.Expr | Callable[..., float], *, quantity: str,
             if not isinstance(key, str) or not number or not math.isfinite(float(power)):
                 raise ValueError(f"{name}: scaling must map a problem key to a finite power, "
                                  f"got {key!r}: {power!r}")
+            known = {s.name for s in expr.free_symbols}
+            if key not in known:  # {"zz": 1} was accepted and its exponent reported as 0
+                raise ValueError(f"{name}: scaling names {key!r}, which the bound does not "
+                                 f"have (its symbols: {', '.join(sorted(known)) or 'none'})")
         thm = Theorem(name=name, quantity=quantity, expr=expr, sources=sources,
                       assumptions=assume, hyperparameters=hp_exprs,
                       regime=dict(scaling or {"d": 1, "N": 1}))
@@ -553,6 +564,34 @@ def _expression(name: str, what: str, value: Any) -> sp.Expr:
         raise ValueError(f"{name}: {what} must be one scalar expression, got "
                          f"{type(value).__name__} ({expr})")
     return _notation_symbols(expr)  # an inf or nan: refused by the Bound, in its words
+
+
+def _check_callable_parameters(name: str, fn: Callable[..., Any],
+                               params: Sequence[str]) -> None:
+    """The callable takes the declared ``parameters`` as keywords (a mismatch was a raw
+    TypeError at the first ``value()``: fuzz round 10)."""
+    import inspect
+
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # a builtin without a signature: its call will say
+        return
+    kinds = {p.name: p.kind for p in sig.parameters.values()}
+    if any(k is inspect.Parameter.VAR_KEYWORD for k in kinds.values()):
+        return
+    takes = {n for n, k in kinds.items()
+             if k in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)}
+    extra = [p for p in params if p not in takes]
+    if extra:
+        raise ValueError(f"{name}: parameters names {', '.join(map(repr, extra))}, which the "
+                         f"callable bound does not take (it takes: "
+                         f"{', '.join(sorted(takes)) or 'none'})")
+    needed = [n for n, p in sig.parameters.items() if p.default is inspect.Parameter.empty
+              and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                             inspect.Parameter.KEYWORD_ONLY) and n not in params]
+    if needed:
+        raise ValueError(f"{name}: the callable bound needs {', '.join(map(repr, needed))}, "
+                         "which parameters does not name")
 
 
 def _notation_symbols(expr: Any) -> Any:
@@ -1185,6 +1224,18 @@ class LinearMomentum:
         return out[0], out[1], out[2]
 
 
+class _MissingParam(KeyError):
+    """A read of a key the run's params do not hold (:class:`_Params`)."""
+
+
+class _Params(dict[str, Any]):
+    """The params a step receives: a missing key raises :class:`_MissingParam` (a KeyError),
+    so that ``run`` can name it without taking a step's own dict lookups for it."""
+
+    def __missing__(self, key: Any) -> Any:
+        raise _MissingParam(key)
+
+
 def _step_arity(step: Callable[..., Any]) -> int | None:
     """How many positional arguments dpbounds hands ``step``: 4, or 5 (``memory``); ``None``
     where the signature cannot be read (a builtin, a C extension) and 4 is assumed.
@@ -1676,7 +1727,7 @@ class Method:
         trials = check_trials(trials)
         f = objective
         nb = Neighbouring.coerce(self.neighbouring)
-        p = dict(params or {}, **hyper)
+        p = _Params(dict(params or {}, **hyper))
         p[self.steps] = T
         sampled = self.sampling is not None
         if public_n is not None and not sampled:
@@ -1755,10 +1806,9 @@ class Method:
             try:
                 new = (self.step(x, grad, z, p, memory) if with_memory
                        else self.step(x, grad, z, p))
-            except KeyError as exc:  # a raw KeyError: 'R' (walkthrough of stop 76)
-                key = exc.args[0] if exc.args else None
-                if not isinstance(key, str) or key in p:
-                    raise
+            except _MissingParam as exc:  # a raw KeyError: 'R' (walkthrough of stop 76);
+                # only a read of params itself (a step's own dict lookup stays its KeyError)
+                key = exc.args[0]
                 raise ValueError(
                     f"{self.name}: the step reads params[{key!r}], which this run does not "
                     f"give (it has: {', '.join(sorted(p)) or 'none'}): pass it, "
@@ -2165,8 +2215,8 @@ def _sensitivity_witness(method: Method, f: Any, x0: Any, res: Any,
         clipped = (f"; at least {'2 sqrt(d) C / n' if order == 1 else '2 C / n'}, the clipped "
                    "mean's worst case over any data")
     else:
-        # the objective's own worst case over its declared data domain (the constants the
-        # built-in algorithms calibrate to): replace-one moves the mean by at most
+        # the objective's own worst case over its declared data domain (the constants it
+        # declares for exactly this): replace-one moves the mean by at most
         # S/n (S = f.l2_sensitivity, L1: f.l1_sensitivity), add/remove by 2G/n (G =
         # f.gradient_bound; L1 sqrt(d) times that). A walkthrough's method declaring half its
         # sensitivity passed verify --vary N where the data set's own neighbours moved the

@@ -338,6 +338,9 @@ def test_a_bound_that_overflows_names_the_bound_and_the_input():
     ("noise_multiplier: 1:00", "must be a number, got '1:00'"),   # was read as 60
     ("noise_multiplier: 1_0", "must be a number, got '1_0'"),     # was 10
     ("noise_multiplier: 0x10", "must be a number, got '0x10'"),   # was 16
+    # an explicit tag went to YAML 1.1's own constructors (review of stop 76)
+    ("noise_multiplier: !!float 1:00", "'1:00' is not a number as JSON writes it"),
+    ("noise_multiplier: !!int 0x10", "'0x10' is not a number as JSON writes it"),
 ])
 def test_yaml_reads_numbers_as_json_writes_them(text, words, tmp_path, capsys):
     pytest.importorskip("yaml")
@@ -619,3 +622,57 @@ def test_a_pld_composition_beyond_its_grid_cap_is_na_not_gigabytes(capsys):
     assert rows["pld"].get("epsilon") is None
     assert f"(at most {MAX_FFT_POINTS:,})" in rows["pld"]["reason"]
     assert 0 < rows["rdp"]["epsilon"] < 1e-3  # control: the RDP answer (5.93e-4)
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"constants": {"G": "abc"}}, "constants must map names to finite numbers, got 'G': 'abc'"),
+    ({"constants": {"G": None}}, "constants must map names to finite numbers, got 'G': None"),
+    ({"scaling": {"zz": 1}}, "scaling names 'zz', which the bound does not have"),
+])
+def test_theorem_inputs_are_checked_where_they_are_declared(kwargs, words):
+    # was: a ValueError naming nothing, a TypeError, and an exponent of 0 for "zz" (fuzz 10)
+    import sympy as sp
+
+    from dpbounds import extend as ex
+
+    d, N = ex.symbols("d N")
+    with pytest.raises(ValueError, match=words.replace("(", r"\(")):
+        ex.theorem("nonconvex.in_76", sp.sqrt(d) / N, quantity="q", problem_class="nonconvex",
+                   source=ex.Source("a", "b", ex.DERIVED), register=False, **kwargs)
+
+
+def test_a_callable_bounds_parameters_are_checked_against_its_signature():
+    # was: a raw TypeError at the first value() (fuzz round 10)
+    from dpbounds import extend as ex
+
+    src = ex.Source("a", "b", ex.DERIVED)
+    with pytest.raises(ValueError, match="parameters names 'N', which the callable bound does "
+                                         "not take"):
+        ex.theorem("nonconvex.c_76", lambda d: d, parameters=("d", "N"), quantity="q",
+                   problem_class="nonconvex", source=src, register=False)
+    with pytest.raises(ValueError, match="the callable bound needs 'N'"):
+        ex.theorem("nonconvex.c_76", lambda d, N: d / N, parameters=("d",), quantity="q",
+                   problem_class="nonconvex", source=src, register=False)
+    # control: matching names (and **kwargs) are accepted and evaluate
+    e = ex.theorem("nonconvex.c_76", lambda d, N: d / N, parameters=("d", "N"), quantity="q",
+                   problem_class="nonconvex", source=src, register=False)
+    assert e.value({"d": 10, "N": 100}) == pytest.approx(0.1)
+    ex.theorem("nonconvex.c_76", lambda **p: p["d"], parameters=("d",), quantity="q",
+               problem_class="nonconvex", source=src, register=False)
+
+
+def test_a_steps_own_key_error_is_not_taken_for_a_missing_param():
+    # review of stop 76: a step's own `table["b"]` was reported as "the step reads params['b']"
+    import numpy as np
+
+    from dpbounds import extend as ex
+    from dpbounds.objectives import QuadraticObjective
+
+    f = QuadraticObjective(np.linspace(1.0, 2.0, 3),
+                           offsets=np.random.default_rng(0).standard_normal((20, 3)))
+    table = {"a": 0.1}
+    m = ex.Method("own_table", step=lambda x, grad, noise, p: x - table["b"] * grad(x),
+                  mechanism="gaussian", sensitivity=lambda f, p: f.l2_sensitivity / f.n)
+    with pytest.raises(KeyError) as exc:
+        m.run(f, epsilon=1.0, delta=1e-5, steps=2, seed=0)
+    assert not isinstance(exc.value, ValueError) and exc.value.args == ("b",)

@@ -266,10 +266,22 @@ def _strict_yaml_loader(yaml: Any) -> Any:
                                  list("tf"))
     Loader.add_implicit_resolver("tag:yaml.org,2002:int", re.compile(r"^-?(?:0|[1-9][0-9]*)$"),
                                  list("-0123456789"))
-    Loader.add_implicit_resolver(
-        "tag:yaml.org,2002:float",
-        re.compile(r"^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?$"),
-        list("-0123456789"))
+    number = re.compile(r"^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?$")
+    Loader.add_implicit_resolver("tag:yaml.org,2002:float", number, list("-0123456789"))
+
+    def strict(kind: type) -> Any:
+        # an explicit tag (`!!float 1:00`) went to YAML 1.1's own constructors: 60 again
+        def construct(loader: Any, node: Any) -> Any:
+            text = loader.construct_scalar(node)
+            if not number.match(str(text)) or (kind is int and not str(text).lstrip(
+                    "-").isdigit()):
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"{text!r} is not a number as JSON writes it", node.start_mark)
+            return kind(text)
+        return construct
+
+    Loader.add_constructor("tag:yaml.org,2002:int", strict(int))
+    Loader.add_constructor("tag:yaml.org,2002:float", strict(float))
     return Loader
 
 

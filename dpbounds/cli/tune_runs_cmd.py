@@ -23,6 +23,12 @@ from dpbounds.cli import add_quantity, integer, progress_enabled, strict_json
 ALGORITHMS = {"hb": ("dpbounds.algorithms", "dp_heavy_ball"),
               "nag": ("dpbounds.algorithms", "dp_nag"),
               "gd": ("dpbounds.algorithms", "dp_gd")}
+#: the numeric keywords of each built-in algorithm a grid may search (its others are strings,
+#: arrays, or the sensitivity, which a search must not lower); checked against the
+#: functions' signatures in tests/tuning/test_by_runs.py
+SEARCHABLE = {"hb": ("step_size", "momentum", "steps", "c", "batch_size"),
+              "nag": ("step_size", "momentum", "steps", "c", "batch_size", "initial_error"),
+              "gd": ("step_size", "steps", "c", "batch_size", "clip_threshold")}
 #: the objectives built from the shell
 PROBLEMS = ("logistic", "quadratic")
 #: a search name's spellings -> the algorithms' keyword (the notation table's symbols)
@@ -144,6 +150,10 @@ def _check(args: argparse.Namespace) -> dict[str, list[float]]:
     if not builtin and not search:
         raise ValueError(f"tune runs {args.algorithm}: give the grid of a plug-in's method "
                          "(--search NAME=V1,V2,... for its hyper-parameters, and T)")
+    if not builtin and "steps" not in search and args.steps is None:
+        # Method.run's TypeError "missing 'steps'" was an internal error (review of stop 76)
+        raise ValueError(f"tune runs {args.algorithm}: give its horizon (--search T=... or "
+                         "--steps T)")
     if args.problem == "quadratic" and args.strong_convexity > args.smoothness:
         raise ValueError(f"--mu must lie in (0, L={args.smoothness:g}] (a quadratic's spectrum "
                          f"is [mu, L]), got {args.strong_convexity:g}")
@@ -154,6 +164,14 @@ def _check(args: argparse.Namespace) -> dict[str, list[float]]:
                          "runs)")
     fixed = {k: getattr(args, k) for k in ("step_size", "momentum", "steps")
              if getattr(args, k) is not None}
+    if builtin:  # before the imports (a TypeError after 1.1 CPU-s: review of stop 76)
+        takes = SEARCHABLE[args.algorithm]
+        for k in (*search, *fixed):
+            if k not in takes:
+                flag = f"--{k.replace('_', '-')}" if k in fixed else f"--search {k}"
+                raise ValueError(f"{flag}: {args.algorithm} takes none (it searches "
+                                 f"{', '.join(takes)}; alpha = step_size, beta = momentum, "
+                                 "T = steps)")
     both = sorted(set(fixed) & set(search))
     if both:
         raise ValueError(f"{', '.join('--' + k.replace('_', '-') for k in both)}: both "
@@ -188,7 +206,12 @@ def _run(args: argparse.Namespace) -> int:
         x_star = np.asarray(f.optimum.x, dtype=float).ravel()
         fixed["x0"] = x_star + float(args.start_distance) / math.sqrt(f.d)
     if args.algorithm not in ALGORITHMS:
+        from dpbounds.extend import method_named
+
         if args.delta is not None:
+            if method_named(args.algorithm).mechanism != "gaussian":  # it was ignored
+                raise ValueError(f"--delta is not read by {args.algorithm}: its Laplace noise "
+                                 "is calibrated to pure epsilon-DP")
             fixed["delta"] = args.delta
         # a plug-in's step reads the problem's constants from its params, as in verify
         x0 = np.zeros((1, f.d)) if "x0" not in fixed else np.asarray(fixed["x0"])[None, :]

@@ -15,8 +15,9 @@ can be trusted:
   same seed, so the comparison between points is paired (common random numbers);
 * the pick is **re-measured on fresh seeds** (a disjoint family of trial streams): the score
   a grid's minimum reports on its own draws is biased low (the winner's curse), the fresh one
-  is not; it comes with a 95% confidence interval, as does every choice in ``compare`` measured
-  on those same fresh seeds (a paired comparison with, e.g., the worst-case tuner's pick);
+  is not; it comes with a 95% confidence interval (Student's t), as does every choice in
+  ``compare`` measured on those same fresh seeds, with the interval of its difference to the
+  pick run by run (the same trial streams: paired; e.g. the worst-case tuner's pick);
 * the **privacy the tuning spends** is reported, not hidden: each run reads the objective's
   data, so publishing the pick (or the run made with it) costs the composition of every run
   made (``spent``: one ledger of all of them, accounted by the accountant that calibrated
@@ -33,7 +34,7 @@ Example
 -------
 >>> from dpbounds.algorithms import dp_heavy_ball
 >>> from dpbounds.objectives import QuadraticObjective
->>> f = QuadraticObjective.random(d=4, mu=0.1, L=1.0, n=200, seed=0)
+>>> f = QuadraticObjective.random(d=4, mu=0.1, L=1.0, n=200, offset_scale=1.0, seed=0)
 >>> res = tune_by_runs(dp_heavy_ball, f, {"step_size": [0.5, 1.0], "momentum": [0.0, 0.5],
 ...                                       "steps": [5, 10]}, epsilon=1.0, trials=8, seed=0)
 >>> sorted(res.best)
@@ -55,11 +56,12 @@ from dpbounds._validation import check_choice, check_int, check_positive
 __all__ = ["RunScore", "RunTuning", "tune_by_runs"]
 
 #: the trial streams of the fresh evaluation: seed ``(seed, EVAL_STREAM)`` where the selection
-#: uses ``(seed, SELECT_STREAM)`` (disjoint SeedSequence families: no run is shared)
-SELECT_STREAM, EVAL_STREAM = 0, 1
+#: uses ``(seed, SELECT_STREAM)`` (disjoint SeedSequence families: no run is shared). Not 0:
+#: NumPy's ``SeedSequence((s, 0))`` is ``SeedSequence(s)``, so a run made afterwards with the
+#: plain seed s reused the selection's draws (review of stop 76)
+SELECT_STREAM, EVAL_STREAM = 1, 2
 #: most grid points a call runs (each costs ``trials`` runs)
 MAX_POINTS = 10_000
-_Z95 = 1.959963984540054  # the standard normal's 97.5% quantile (scipy.stats.norm.ppf(0.975))
 
 
 @dataclass(frozen=True)
@@ -134,7 +136,8 @@ class RunTuning:
                       f"{self.selection[0].n if self.selection else 0} runs on the selection "
                       "seeds; every row above re-measured on fresh seeds (the pick's own "
                       "score on its selection draws is biased low)"
-                  + (f"; {failed} point(s) did not run" if failed else ""),
+                  + (f"; {failed} point(s) failed (refused, or diverged: scored inf)"
+                     if failed else ""),
                   f"privacy spent by the tuning ({self.runs} runs on the objective's data): "
                   f"eps = {self.spent_epsilon:.6g} at delta = {shown(self.delta)} "
                   f"({self.accountant}); nothing of the private data's budget if the "
@@ -151,13 +154,24 @@ def _statistic(result: Any, statistic: str) -> np.ndarray:
     return trace[:, -1] if statistic == "final" else np.min(trace, axis=1)
 
 
+def _interval(values: np.ndarray) -> tuple[float, float, float]:
+    """Mean and Student's t 95% interval (a normal z covered ~70% at two runs)."""
+    from scipy import stats
+
+    n = int(values.size)
+    mean = float(np.mean(values))
+    if n < 2:
+        return mean, -math.inf, math.inf
+    half = float(stats.t.ppf(0.975, n - 1)) * float(np.std(values, ddof=1)) / math.sqrt(n)
+    return mean, mean - half, mean + half
+
+
 def _score(values: np.ndarray, hyper: dict[str, Any]) -> RunScore:
     n = int(values.size)
     if not np.all(np.isfinite(values)):
         return RunScore(hyper, math.inf, math.inf, math.inf, n, "a run diverged (inf or nan)")
-    mean = float(np.mean(values))
-    half = _Z95 * float(np.std(values, ddof=1)) / math.sqrt(n) if n > 1 else math.inf
-    return RunScore(hyper, mean, mean - half, mean + half, n)
+    mean, low, high = _interval(values)
+    return RunScore(hyper, mean, low, high, n)
 
 
 def tune_by_runs(algorithm: Callable[..., Any], objective: Any,
@@ -230,21 +244,38 @@ def tune_by_runs(algorithm: Callable[..., Any], objective: Any,
 
     ledgers: list[tuple[Any, int]] = []  # (one run's ledger, runs)
     accountant = None
+    failed = 0  # runs that raised: they may have read the data before they failed
+    per_run_delta = float(fixed.get("delta") or 0.0)
+    if compare is not None and "tuned by runs" in compare:
+        raise ValueError("compare: 'tuned by runs' is the pick's own label; name the choice "
+                         "otherwise")
+    kept: dict[str, np.ndarray] = {}  # evaluation label -> its per-run values (paired)
 
-    def run(hyper: dict[str, Any], n: int, stream: int) -> RunScore:
-        nonlocal accountant
+    def run(hyper: dict[str, Any], n: int, stream: int) -> tuple[RunScore, np.ndarray]:
+        nonlocal accountant, failed
         try:
             with np.errstate(over="ignore", invalid="ignore"):  # a diverging point scores inf
                 res = algorithm(objective, epsilon=eps, trials=n, seed=(seed, stream),
                                 **fixed, **hyper)
                 values = _statistic(res, statistic)
+        except TypeError as exc:  # a name the algorithm does not take: the grid is wrong
+            raise ValueError(f"{name}: {exc} (check the grid's and the fixed names)"
+                             ) from None
         except (ValueError, FloatingPointError, OverflowError) as exc:
-            return RunScore(hyper, math.inf, math.inf, math.inf, 0, str(exc))
+            failed += n  # counted at its target below: it may have read the data
+            return RunScore(hyper, math.inf, math.inf, math.inf, 0, str(exc)), np.empty(0)
+        if ledgers and res.privacy.ledger.neighbouring is not ledgers[0][0].neighbouring:
+            # one ledger holds one relation (a grid over neighbouring folded add/remove runs
+            # into a replace-one ledger, or failed after every run: review of stop 76)
+            raise ValueError("the grid's runs hold different neighbouring relations "
+                             f"({ledgers[0][0].neighbouring.value}, "
+                             f"{res.privacy.ledger.neighbouring.value}): tune one relation at "
+                             "a time")
         ledgers.append((res.privacy.ledger, n))
         accountant = accountant or res.privacy.accountant
-        return _score(values, hyper)
+        return _score(values, hyper), values
 
-    selection = tuple(run(p, trials, SELECT_STREAM)
+    selection = tuple(run(p, trials, SELECT_STREAM)[0]
                       for p in progress_iter(points, progress, desc="tune by runs",
                                              unit="point", lines=True))
     order = sorted(range(len(points)), key=lambda i: selection[i].mean)
@@ -252,10 +283,17 @@ def tune_by_runs(algorithm: Callable[..., Any], objective: Any,
         reasons = sorted({s.failure or "" for s in selection})
         raise ValueError(f"no grid point ran: {'; '.join(reasons)[:500]}")
     best = dict(points[order[0]])
-    evaluation = {"tuned by runs": run(best, eval_trials, EVAL_STREAM)}
-    for label, hyper in (compare or {}).items():
-        evaluation[str(label)] = run(dict(hyper), eval_trials, EVAL_STREAM)
+    evaluation: dict[str, RunScore] = {}
+    evaluation["tuned by runs"], kept["tuned by runs"] = run(best, eval_trials, EVAL_STREAM)
     notes = []
+    for label, hyper in (compare or {}).items():
+        evaluation[str(label)], kept[str(label)] = run(dict(hyper), eval_trials, EVAL_STREAM)
+        a, b = kept[str(label)], kept["tuned by runs"]
+        if a.size == b.size and a.size > 1 and np.all(np.isfinite(a - b)):
+            # the same trial streams: the difference run by run is paired
+            mean, low, high = _interval(a - b)
+            notes.append(f"{label} - tuned by runs (paired, same seeds): {mean:.4g} "
+                         f"[{low:.4g}, {high:.4g}] (95%)")
     for axis, values in grid.items():  # a pick on the grid's edge may lie beyond it
         if len(values) > 2 and best[axis] in (values[0], values[-1]):
             notes.append(f"the pick's {axis} = {best[axis]} is at the grid's edge: widen it")
@@ -263,9 +301,17 @@ def tune_by_runs(algorithm: Callable[..., Any], objective: Any,
     for ledger, n in ledgers:
         for mechanism, count in ledger.entries:
             spent.record(mechanism, count * n)
-    runs = sum(n for _, n in ledgers)
+    runs = sum(n for _, n in ledgers) + failed
     acc = accountant or "rdp"
+    spent_eps = float(spent.epsilon(float(spent_delta), accountant=acc))
+    delta_total = float(spent_delta)
+    if failed:
+        # a run that raised spent at most its target (eps, delta) before it stopped: basic
+        # composition with the accounted part (Dwork & Roth Thm 3.16)
+        spent_eps += failed * eps
+        delta_total += failed * per_run_delta
+        notes.append(f"{failed} run(s) failed after reading the data: each counted at its "
+                     f"target (eps = {eps:g}, delta = {per_run_delta:g}), by basic composition")
     return RunTuning(algorithm=name, statistic=statistic, best=best, selection=selection,
-                     evaluation=evaluation, spent=spent,
-                     spent_epsilon=float(spent.epsilon(float(spent_delta), accountant=acc)),
-                     delta=float(spent_delta), accountant=acc, runs=runs, notes=tuple(notes))
+                     evaluation=evaluation, spent=spent, spent_epsilon=spent_eps,
+                     delta=delta_total, accountant=acc, runs=runs, notes=tuple(notes))

@@ -194,3 +194,120 @@ def test_tune_runs_input_errors_import_nothing_heavy():
     heavy = ("scipy", "sympy", "cvxpy", "numba", "dp_accounting", "dpbounds.algorithms")
     for argv, (rc, mods) in zip(argvs, heavy_imports(argvs, heavy), strict=True):
         assert rc == EXIT_USAGE and mods == [], (argv, mods)
+
+
+# ------------------------------------------------------------------ review of stop 76
+def test_the_searchable_keywords_are_the_algorithms_own():
+    import inspect
+
+    from dpbounds.algorithms import dp_gd, dp_nag
+    from dpbounds.cli.tune_runs_cmd import SEARCHABLE
+
+    for key, fn in (("hb", dp_heavy_ball), ("nag", dp_nag), ("gd", dp_gd)):
+        params = inspect.signature(fn).parameters
+        assert set(SEARCHABLE[key]) <= set(params), key
+        assert "sensitivity" not in SEARCHABLE[key]  # a search must not lower it
+
+
+def test_a_run_that_fails_after_reading_the_data_is_counted_in_the_privacy_spent():
+    # was: runs that raised were left out of the spent epsilon (review of stop 76). Oracle:
+    # basic composition written out, each failed run at its target epsilon
+    calls = {"n": 0}
+
+    def picky(objective, *, epsilon, trials, seed, step_size, steps):
+        calls["n"] += 1
+        if step_size > 1.0:
+            raise ValueError("refused after reading the data")
+        return dp_gd(objective, epsilon=epsilon, trials=trials, seed=seed, step_size=step_size,
+                     steps=steps)
+
+    res = tune_by_runs(picky, F, {"step_size": [0.5, 2.0], "steps": [3]}, epsilon=0.5,
+                       trials=4, eval_trials=5, seed=0)
+    assert res.runs == 4 + 4 + 5  # the failed point's 4 runs too
+    assert res.spent_epsilon == pytest.approx(0.5 * res.runs, rel=1e-9)
+    assert any("failed after reading the data" in n for n in res.notes)
+
+
+def test_the_selection_streams_are_not_a_plain_seeds():
+    # review of stop 76: SeedSequence((s, 0)) is SeedSequence(s); a run made afterwards with
+    # the plain seed s reused the selection's draws
+    plain = dp_heavy_ball(F, epsilon=1.0, steps=5, step_size=1.0, trials=4, seed=3)
+    for stream in (SELECT_STREAM, EVAL_STREAM):
+        other = dp_heavy_ball(F, epsilon=1.0, steps=5, step_size=1.0, trials=4,
+                              seed=(3, stream))
+        assert not np.array_equal(plain.trace, other.trace)
+
+
+def test_label_collisions_mixed_relations_and_unknown_names_are_refused():
+    with pytest.raises(ValueError, match="'tuned by runs' is the pick's own label"):
+        tune_by_runs(dp_heavy_ball, F, GRID, epsilon=1.0, trials=2,
+                     compare={"tuned by runs": {"step_size": 0.01, "steps": 5}})
+    with pytest.raises(ValueError, match="different neighbouring relations"):
+        tune_by_runs(dp_gd, F, {"neighbouring": ["replace_one", "add_remove"],
+                                "step_size": [0.5]}, epsilon=1.0, trials=2, steps=3,
+                     mechanism="gaussian", delta=1e-5, clip_threshold=1.0, public_n=200)
+    with pytest.raises(ValueError, match="unknown parameter 'momentum'"):
+        tune_by_runs(dp_gd, F, {"momentum": [0.5]}, epsilon=1.0, trials=2, steps=3)
+
+
+def test_intervals_are_students_t_and_the_paired_difference_is_reported():
+    # two runs: t(0.975, 1) = 12.706, not the normal 1.96 (coverage ~70% at n = 2)
+    from scipy import stats
+
+    res = tune_by_runs(dp_heavy_ball, F, {"step_size": [0.5, 1.0], "steps": [5]}, epsilon=1.0,
+                       trials=2, eval_trials=2, seed=0,
+                       compare={"other": {"step_size": 1.0, "steps": 5}})
+    pick = res.evaluation["tuned by runs"]
+    r = dp_heavy_ball(F, epsilon=1.0, trials=2, seed=(0, EVAL_STREAM), **pick.hyperparameters)
+    v = r.trace[:, -1]
+    half = stats.t.ppf(0.975, 1) * np.std(v, ddof=1) / np.sqrt(2)
+    assert pick.high - pick.mean == pytest.approx(half, rel=1e-12)
+    assert any(n.startswith("other - tuned by runs (paired, same seeds)") for n in res.notes)
+
+
+PLUG = '''
+from dpbounds import extend as ex
+m = ex.Method("runs_{tag}", step=lambda x, grad, noise, p: x - p["eta"] * (grad(x) + noise),
+              mechanism="{mech}", sensitivity=lambda f, p: f.l2_sensitivity / f.n)
+ex.audit_setting(m, params={{"eta": 0.5}})
+'''
+
+
+@pytest.mark.parametrize("mech, extra, words", [
+    ("gaussian", ["--search", "eta=0.5,1"], "give its horizon (--search T=... or --steps T)"),
+    ("laplace", ["--search", "eta=0.5,1", "--search", "T=3", "--delta", "1e-5"],
+     "--delta is not read by runs_laplace"),
+])
+def test_tune_runs_of_a_plugin_refuses_what_it_cannot_run(mech, extra, words, tmp_path,
+                                                          capsys):
+    # was: a TypeError (internal error, exit 4) without T; --delta ignored for Laplace
+    from dpbounds.cli import EXIT_USAGE
+    from tests.plugin_state import plugins_loaded
+
+    plug = tmp_path / f"runs_{mech}.py"
+    plug.write_text(PLUG.format(tag=mech, mech=mech))
+    with plugins_loaded([]):
+        rc, _, err = _cli(["--plugin", str(plug), "tune", "runs", f"runs_{mech}", "--problem",
+                           "quadratic", "--N", "50", "--d", "3", "--mu", "0.1", *extra,
+                           "--trials", "2", "--quiet"], capsys)
+    assert rc == EXIT_USAGE and words in err
+
+
+def test_tune_runs_of_a_plugin_runs_its_method(tmp_path, capsys):
+    # the plug-in path end to end: its step reads eta from the grid; the Gaussian runs'
+    # zCDP-composed spend is at least one run's epsilon
+    import json
+
+    from tests.plugin_state import plugins_loaded
+
+    plug = tmp_path / "runs_ok.py"
+    plug.write_text(PLUG.format(tag="ok", mech="gaussian"))
+    with plugins_loaded([]):
+        rc, out, _ = _cli(["--plugin", str(plug), "tune", "runs", "runs_ok", "--problem",
+                           "quadratic", "--N", "50", "--d", "3", "--mu", "0.1", "--delta",
+                           "1e-5", "--search", "eta=0.5,1", "--search", "T=3,6",
+                           "--trials", "3", "--start", "2", "--json", "--quiet"], capsys)
+    assert rc == 0
+    got = json.loads(out)
+    assert set(got["best"]) == {"eta", "steps"} and got["runs"] == 4 * 3 + 12
+    assert got["spent_epsilon"] >= 1.0
