@@ -3108,7 +3108,7 @@ def tune_by_error(method: Method | str, problem: Mapping[str, Any] | None = None
     # checked before it is used: two points of the search box (a map that coincides with the
     # step at one point only is caught), then the tuned point
     for a_l, b_ in ((0.5, 0.3), (0.13, 0.71)):
-        check_linear(m, params_at(a_l / L, b_, 8), steps=min(Tmax, 64))
+        check_linear(m, params_at(a_l / L, b_, min(Tmax, 64)), steps=min(Tmax, 64))
     tuned, others, path = tune_linear_error(
         mu, L, d, noise_var=noise_var, initial_gap=R,
         alpha=None if "alpha" in free else fixed["alpha"],

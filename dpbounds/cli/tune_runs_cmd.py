@@ -190,7 +190,9 @@ def _run(args: argparse.Namespace) -> int:
             raise ValueError(f"unknown algorithm {args.algorithm!r} for tune runs"
                              f"{did_you_mean(args.algorithm, tuple(ALGORITHMS))}: the built-in "
                              "ones are hb (DP heavy ball), nag (DP-NAG) and gd (DP-GD, "
-                             "Laplace); a plug-in's method by its name (--plugin FILE)")
+                             "Laplace); a plug-in's method by its name (--plugin FILE; a "
+                             "Method counts once the file passes it to extend.study or "
+                             "extend.audit_setting)")
     search = _check(args)
     import numpy as np
 
