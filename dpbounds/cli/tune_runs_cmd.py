@@ -159,6 +159,8 @@ def _check(args: argparse.Namespace) -> dict[str, list[float]]:
                          f"is [mu, L]), got {args.strong_convexity:g}")
     if args.problem == "logistic" and args.smoothness_given:
         raise ValueError("--L is not read by --problem logistic (its smoothness is the data's)")
+    if args.seed < 0:  # numpy's "expected non-negative integer" named nothing (review)
+        raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
     if args.trials < 2 or (args.eval_trials is not None and args.eval_trials < 2):
         raise ValueError("--trials and --eval-trials must be at least 2 (an interval needs two "
                          "runs)")

@@ -176,6 +176,7 @@ def test_tune_runs_logistic_reads_mu_as_the_strong_convexity(capsys):
     (["hb", "--problem", "quadratic", "--mu", "2", "--L", "1"], "--mu must lie in (0, L=1]"),
     (["hb", "--L", "3"], "--L is not read by --problem logistic"),
     (["hb", "--trials", "1"], "must be at least 2"),
+    (["hb", "--seed", "-1"], "--seed must be an integer >= 0, got -1"),
 ])
 def test_tune_runs_refuses_bad_input_in_one_line(argv, words, capsys):
     from dpbounds.cli import EXIT_USAGE
