@@ -46,6 +46,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SweepError as exc:
         print(f"python -m sims: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # a traceback and a leaked-semaphore warning (fuzz round 10)
+        print(f"\npython -m sims: interrupted; finished cells are kept in {args.store}, run "
+              "the same command again to resume", file=sys.stderr)
+        return 130
     failed = 0
     for name, record, info in zip(names, result, result.info):
         rows = [Verdict(**d) for d in record["verdicts"]]

@@ -676,3 +676,20 @@ def test_a_steps_own_key_error_is_not_taken_for_a_missing_param():
     with pytest.raises(KeyError) as exc:
         m.run(f, epsilon=1.0, delta=1e-5, steps=2, seed=0)
     assert not isinstance(exc.value, ValueError) and exc.value.args == ("b",)
+
+
+def test_sims_interrupted_exits_130_with_one_line(monkeypatch, capsys, tmp_path):
+    # was: a KeyboardInterrupt traceback and a leaked-semaphore warning (fuzz round 10);
+    # paper_figs already said it in one line
+    import importlib
+
+    sims_main = importlib.import_module("sims.__main__")
+
+    def interrupted(self, cells, desc=""):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sims_main.SweepOptions, "run", interrupted)
+    assert sims_main.main(["--only", sims_main.STUDIES[0], "--store", str(tmp_path)]) == 130
+    err = capsys.readouterr().err
+    assert "python -m sims: interrupted; finished cells are kept in" in err
+    assert "Traceback" not in err
