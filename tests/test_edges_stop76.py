@@ -693,3 +693,18 @@ def test_sims_interrupted_exits_130_with_one_line(monkeypatch, capsys, tmp_path)
     err = capsys.readouterr().err
     assert "python -m sims: interrupted; finished cells are kept in" in err
     assert "Traceback" not in err
+
+
+def test_a_relative_xdg_cache_home_is_ignored(monkeypatch, tmp_path):
+    # was: XDG_CACHE_HOME=relative/dir made the cost cache under the current folder (fuzz 10);
+    # the XDG base directory spec: a relative path is invalid and is to be ignored
+    import os
+
+    from dpbounds.cli._cost_cache import default_path
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/dir")
+    assert default_path() == tmp_path / ".cache" / "dpbounds" / "verify-costs.json"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "abs"))  # control: an absolute one
+    assert default_path() == tmp_path / "abs" / "dpbounds" / "verify-costs.json"
+    assert os.path.isabs(default_path())

@@ -54,7 +54,10 @@ JUDGED_FROM = 5.0
 
 def default_path() -> Path:
     """``$XDG_CACHE_HOME/dpbounds/verify-costs.json`` (``~/.cache`` without it)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):  # the XDG spec: a relative value is to be ignored (it made a
+        # cache under whatever folder the command ran in; fuzz round 10)
+        base = os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "dpbounds" / "verify-costs.json"
 
 
