@@ -708,3 +708,27 @@ def test_a_relative_xdg_cache_home_is_ignored(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "abs"))  # control: an absolute one
     assert default_path() == tmp_path / "abs" / "dpbounds" / "verify-costs.json"
     assert os.path.isabs(default_path())
+
+
+def test_an_add_remove_method_is_held_to_two_g_over_n():
+    # the add/remove branch of the objective's worst case: removing one record moves the mean
+    # by |mean - g_i| / (n - 1) <= 2 G / n for per-sample gradients of norm <= G (oracle
+    # written out with the Huber well's declared G)
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from dpbounds import extend as ex
+    from dpbounds.verify.problems import problem
+
+    f = problem("huber_well").build(40, 3, seed=0).objective
+    G, n = float(f.gradient_bound), int(f.n)
+    assert np.isfinite(G)
+    worst = 2 * G / n
+    res = SimpleNamespace(x=np.full((2, 3), 0.3))
+    step = lambda x, grad, noise, p: x - 0.1 * (grad(x) + noise)  # noqa: E731
+    for divide in (1.0, 2.0):
+        m = ex.Method(f"ar_{divide}", step=step, mechanism="gaussian",
+                      neighbouring="add_remove", sensitivity=worst / divide)
+        row = ex._sensitivity_witness(m, f, None, res, worst / divide)
+        assert row["values"][0] == pytest.approx(divide, rel=1e-12)

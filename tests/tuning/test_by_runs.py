@@ -312,3 +312,14 @@ def test_tune_runs_of_a_plugin_runs_its_method(tmp_path, capsys):
     got = json.loads(out)
     assert set(got["best"]) == {"eta", "steps"} and got["runs"] == 4 * 3 + 12
     assert got["spent_epsilon"] >= 1.0
+
+
+def test_the_best_statistic_is_each_runs_smallest_error():
+    # oracle: the minimum over each run's trace, from a direct run at the documented seed
+    res = tune_by_runs(dp_heavy_ball, F, {"step_size": [0.5, 1.0], "steps": [5]}, epsilon=1.0,
+                       trials=3, eval_trials=4, seed=1, statistic="best")
+    s = res.evaluation["tuned by runs"]
+    r = dp_heavy_ball(F, epsilon=1.0, trials=4, seed=(1, EVAL_STREAM), **s.hyperparameters)
+    assert s.mean == pytest.approx(float(np.mean(np.min(r.trace, axis=1))), rel=1e-12)
+    # negative control: the last iterate's mean is another number on these runs
+    assert s.mean != pytest.approx(float(np.mean(r.trace[:, -1])), rel=1e-9)
