@@ -2215,25 +2215,23 @@ def _sensitivity_witness(method: Method, f: Any, x0: Any, res: Any,
         clipped = (f"; at least {'2 sqrt(d) C / n' if order == 1 else '2 C / n'}, the clipped "
                    "mean's worst case over any data")
     else:
-        # the objective's own worst case over its declared data domain (the constants it
-        # declares for exactly this): replace-one moves the mean by at most
-        # S/n (S = f.l2_sensitivity, L1: f.l1_sensitivity), add/remove by 2G/n (G =
-        # f.gradient_bound; L1 sqrt(d) times that). A walkthrough's method declaring half its
-        # sensitivity passed verify --vary N where the data set's own neighbours moved the
-        # mean by 0.77 of it (stop 76); a declaration below this is not private for some data
-        # set of the domain, unless the method clips
-        if method.neighbouring == "add_remove":
-            own = 2.0 * float(getattr(f, "gradient_bound", math.inf)) / n * (
-                math.sqrt(float(f.d)) if order == 1 else 1.0)
-            what = f"{'2 sqrt(d) G / n' if order == 1 else '2 G / n'} (G = f.gradient_bound)"
-        else:
-            own = float(getattr(f, "l1_sensitivity" if order == 1 else "l2_sensitivity",
-                                math.inf)) / n
-            what = f"f.{'l1' if order == 1 else 'l2'}_sensitivity / n"
+        # the objective's own worst case over its declared data domain: S = f.l2_sensitivity
+        # (L1: f.l1_sensitivity) bounds the change of one record's gradient, so replacing a
+        # record moves the mean by at most S/n, and removing one by |mean - g_i|/(n-1) <=
+        # ((n-1)/n) S/(n-1) = S/n (DERIVED). dpbounds' objectives declare S as the supremum
+        # over their domain, attained or approached there, so a declaration below S/n is not
+        # private for some data set of the domain unless the method clips; an objective that
+        # declares a looser S makes this row stricter than the truth (the oracle says so).
+        # A walkthrough's method declaring half its sensitivity passed verify --vary N where
+        # the data set's own neighbours moved the mean by 0.77 of it (stop 76)
+        own = float(getattr(f, "l1_sensitivity" if order == 1 else "l2_sensitivity",
+                            math.inf)) / n
+        what = f"f.{'l1' if order == 1 else 'l2'}_sensitivity / n"
         if math.isfinite(own) and own > 0:
             worst = max(worst, own)
             clipped = (f"; at least {what}, the objective's declared worst case over its data "
-                       "domain")
+                       "domain (a supremum for dpbounds' objectives: a looser declaration of "
+                       "the objective's makes this row stricter than the truth)")
     return dict(kind="sensitivity", values=np.atleast_1d(worst / declared),
                 exact=1.0, sd=None, rtol=1e-9,
                 oracle=f"largest {'L1' if order == 1 else 'L2'} move of the release to a "

@@ -713,7 +713,7 @@ def test_a_relative_xdg_cache_home_is_ignored(monkeypatch, tmp_path):
 def test_an_add_remove_method_is_held_to_two_g_over_n():
     # the add/remove branch of the objective's worst case: removing one record moves the mean
     # by |mean - g_i| / (n - 1) <= 2 G / n for per-sample gradients of norm <= G (oracle
-    # written out with the Huber well's declared G)
+    # written out with the Huber well's declared G; the code reads its l2_sensitivity)
     from types import SimpleNamespace
 
     import numpy as np

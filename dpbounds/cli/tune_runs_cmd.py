@@ -90,9 +90,12 @@ def parse_search(specs: list[str] | None, builtin: bool = True) -> dict[str, lis
         if not all(math.isfinite(v) for v in grid) or len(grid) > MAX_VALUES:
             raise ValueError(f"--search {spec!r}: at most {MAX_VALUES} finite values")
         if key in _COUNTS:
-            grid = sorted({max(1, round(v)) for v in grid})
-            if any(v < 1 for v in grid):
-                raise ValueError(f"--search {spec!r}: T must be at least 1")
+            # a listed T must be whole and >= 1 (T=0 was read as 1); a range is rounded
+            if ":" not in values and any(v < 1 or v != int(v) for v in grid):
+                raise ValueError(f"--search {spec!r}: T must list whole numbers >= 1")
+            grid = sorted({round(v) for v in grid})
+            if grid[0] < 1:
+                raise ValueError(f"--search {spec!r}: T must be at least 1 (LOW >= 0.5)")
         out[key] = grid
     return out
 

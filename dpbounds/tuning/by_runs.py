@@ -200,8 +200,9 @@ def tune_by_runs(algorithm: Callable[..., Any], objective: Any,
         Runs of the pick (and of each ``compare`` choice) on the fresh seeds (>= 2; default
         ``4 * trials``).
     seed:
-        A non-negative integer: the selection draws trial ``k`` from seed ``(seed, 0)``, the
-        evaluation from ``(seed, 1)`` (disjoint SeedSequence families).
+        A non-negative integer: the selection draws its trials from seed ``(seed, 1)``, the
+        evaluation from ``(seed, 2)`` (:data:`SELECT_STREAM`, :data:`EVAL_STREAM`: disjoint
+        SeedSequence families, neither the plain seed's).
     compare:
         ``label -> hyper-parameters`` measured on the fresh seeds beside the pick (e.g. the
         worst-case tuner's choice, the paper's).
@@ -245,7 +246,9 @@ def tune_by_runs(algorithm: Callable[..., Any], objective: Any,
     ledgers: list[tuple[Any, int]] = []  # (one run's ledger, runs)
     accountant = None
     failed = 0  # runs that raised: they may have read the data before they failed
-    per_run_delta = float(fixed.get("delta") or 0.0)
+    # a failed run's delta: the target the completed runs report (an algorithm's own default
+    # delta is not in `fixed`), else the one given
+    run_deltas = [float(fixed.get("delta") or 0.0)]
     if compare is not None and "tuned by runs" in compare:
         raise ValueError("compare: 'tuned by runs' is the pick's own label; name the choice "
                          "otherwise")
@@ -273,6 +276,9 @@ def tune_by_runs(algorithm: Callable[..., Any], objective: Any,
                              "a time")
         ledgers.append((res.privacy.ledger, n))
         accountant = accountant or res.privacy.accountant
+        target = float(getattr(res.privacy, "target_delta", 0.0) or 0.0)
+        if math.isfinite(target):
+            run_deltas.append(target)
         return _score(values, hyper), values
 
     selection = tuple(run(p, trials, SELECT_STREAM)[0]
@@ -305,6 +311,7 @@ def tune_by_runs(algorithm: Callable[..., Any], objective: Any,
     acc = accountant or "rdp"
     spent_eps = float(spent.epsilon(float(spent_delta), accountant=acc))
     delta_total = float(spent_delta)
+    per_run_delta = max(run_deltas)
     if failed:
         # a run that raised spent at most its target (eps, delta) before it stopped: basic
         # composition with the accounted part (Dwork & Roth Thm 3.16)

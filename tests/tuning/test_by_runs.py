@@ -16,6 +16,7 @@ import pytest
 
 from dpbounds.algorithms import dp_gd, dp_heavy_ball
 from dpbounds.objectives import QuadraticObjective
+from dpbounds.privacy import PrivacyLedger
 from dpbounds.tuning.by_runs import EVAL_STREAM, SELECT_STREAM, tune_by_runs
 
 F = QuadraticObjective.random(d=4, mu=0.1, L=1.0, n=200, offset_scale=1.0, seed=0)
@@ -323,3 +324,34 @@ def test_the_best_statistic_is_each_runs_smallest_error():
     assert s.mean == pytest.approx(float(np.mean(np.min(r.trace, axis=1))), rel=1e-12)
     # negative control: the last iterate's mean is another number on these runs
     assert s.mean != pytest.approx(float(np.mean(r.trace[:, -1])), rel=1e-9)
+
+
+def test_a_failed_gaussian_run_is_counted_with_its_algorithms_own_delta():
+    # the delta of a failed run is the target the completed runs report, also where the
+    # algorithm sets it itself (not passed in `fixed`). Oracle: basic composition written out
+    def gauss(objective, *, epsilon, trials, seed, step_size, steps):
+        if step_size > 1.0:
+            raise ValueError("refused")
+        return dp_gd(objective, epsilon=epsilon, trials=trials, seed=seed, step_size=step_size,
+                     steps=steps, mechanism="gaussian", delta=1e-6)
+
+    res = tune_by_runs(gauss, F, {"step_size": [0.5, 2.0], "steps": [3]}, epsilon=0.5,
+                       trials=3, eval_trials=3, seed=0, spent_delta=1e-5)
+    ok = PrivacyLedger(res.spent.neighbouring)
+    for mechanism, count in res.spent.entries:
+        ok.record(mechanism, count)
+    assert res.delta == pytest.approx(1e-5 + 3 * 1e-6, rel=1e-12)
+    assert res.spent_epsilon == pytest.approx(
+        ok.epsilon(1e-5, accountant=res.accountant) + 3 * 0.5, rel=1e-12)
+
+
+@pytest.mark.parametrize("spec, words", [("T=0,5", "T must list whole numbers >= 1"),
+                                         ("T=2.5", "T must list whole numbers >= 1"),
+                                         ("T=0.1:3:3", "T must be at least 1")])
+def test_a_searched_horizon_must_be_whole(spec, words):
+    # was: T=0 read as 1, T=2.5 as 2 (final read-through of stop 76)
+    from dpbounds.cli.tune_runs_cmd import parse_search
+
+    with pytest.raises(ValueError, match=words):
+        parse_search([spec])
+    assert parse_search(["T=1:10:4"])["steps"] == [1, 2, 5, 10]  # control: a range is rounded
