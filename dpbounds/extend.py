@@ -116,6 +116,7 @@ __all__ = [
     "plugin_digests",
     "problem_kind",
     "problem_of",
+    "run_method",
     "study",
     "symbols",
     "theorem",
@@ -2591,6 +2592,21 @@ def method_named(name: str) -> Method:
             "extend.audit_setting; load one with --plugin FILE)")
         raise ValueError(f"unknown method {name!r}; registered methods: {known}")
     return _METHODS[key]
+
+
+def run_method(objective: Any, *, method: str, **kw: Any) -> Any:
+    """Run the registered method ``method`` on ``objective``, traced as :math:`F(x_t)-F^*`.
+
+    A module-level function (a sweep's worker processes find it by name and load the
+    plug-ins first), so a plug-in's method can be tuned resumably and on any executor:
+    ``tune_by_runs(run_method, recipe, {"alpha": [0.1, 0.5], "steps": [10, 20]},
+    epsilon=1.0, method="my_gd", store="tune-store")``.
+
+    ``kw`` goes to :meth:`Method.run` (``epsilon``, ``steps``, ``trials``, ``seed``, ``x0``,
+    ``delta``, the hyper-parameters ...); ``trace`` is ``"suboptimality"`` unless given.
+    """
+    kw.setdefault("trace", "suboptimality")
+    return method_named(method).run(objective, **kw)
 
 
 class DeclaredProblem:

@@ -5,6 +5,7 @@ Examples::
     dpbounds tune runs hb                      # ridge logistic regression, a default grid
     dpbounds tune runs hb --search alpha=0.1:6:14 --search beta=0,0.5,0.8 --search T=2,4,8
     dpbounds tune runs nag --problem quadratic --d 10 --N 1000 --mu 0.05 --L 1
+    dpbounds tune runs hb --store tune-store --workers 2   # resumable, on 2 processes
 
 The library's :func:`dpbounds.tuning.tune_by_runs` does the work; this module parses the grid
 and builds the objective. Input errors are refused before the library's imports.
@@ -51,7 +52,11 @@ at every point); the pick is re-measured --eval-trials times on fresh seeds (the
 minimum is biased low), mean F(x_T) - F* with a 95% interval; and the privacy the tuning
 spends: every run reads the objective's data, so publishing the pick costs all of them
 composed (nothing of a private data set's budget where the objective is a public or
-synthetic proxy)."""
+synthetic proxy).
+
+resume: with --store DIR every finished grid point is kept; after a kill the same command
+computes only the points missing. --workers N (local processes), --dask or --scheduler run
+the points elsewhere; the numbers are the same wherever they run."""
 
 
 def parse_search(specs: list[str] | None, builtin: bool = True) -> dict[str, list[float]]:
@@ -108,22 +113,30 @@ def _default_grid(algorithm: str, L: float) -> dict[str, list[float]]:
     return {"step_size": alpha, "momentum": [0.0, 0.3, 0.5, 0.7, 0.8, 0.9], "steps": steps}
 
 
-def _objective(args: argparse.Namespace) -> Any:
-    n, d = int(args.dataset_size), int(args.dimension)
-    if args.problem == "logistic":
+def build_problem(problem: str, n: int, d: int, mu: float, L: float, seed: int) -> Any:
+    """The objective of ``--problem`` (module-level: worker processes build it by name)."""
+    if problem == "logistic":
         from dpbounds.data import kuru_synthetic
         from dpbounds.objectives import LogisticRegression
 
-        ds = kuru_synthetic(n=n, d=d, seed=args.seed)
+        ds = kuru_synthetic(n=n, d=d, seed=seed)
         # Kuru et al.'s (35): F = mean loss + lambda ||x||^2, so mu = 2 lambda
-        return LogisticRegression.kuru(ds.features, ds.labels,
-                                       lam=float(args.strong_convexity) / 2,
+        return LogisticRegression.kuru(ds.features, ds.labels, lam=mu / 2,
                                        l1_radius=ds.l1_radius, l2_radius=ds.l2_radius)
     from dpbounds.objectives import QuadraticObjective
 
-    return QuadraticObjective.random(d=d, mu=float(args.strong_convexity),
-                                     L=float(args.smoothness), n=n, offset_scale=1.0,
-                                     seed=args.seed)
+    return QuadraticObjective.random(d=d, mu=mu, L=L, n=n, offset_scale=1.0, seed=seed)
+
+
+def _objective(args: argparse.Namespace) -> Any:
+    """The problem's recipe (stored points are keyed by it; workers build from it)."""
+    from dpbounds.tuning import ObjectiveRecipe
+
+    return ObjectiveRecipe(build_problem, {
+        "problem": args.problem, "n": int(args.dataset_size), "d": int(args.dimension),
+        "mu": float(args.strong_convexity),
+        "L": float(args.smoothness) if args.problem == "quadratic" else 0.0,
+        "seed": int(args.seed)})
 
 
 def _algorithm(name: str) -> Any:
@@ -132,15 +145,10 @@ def _algorithm(name: str) -> Any:
 
         module, func = ALGORITHMS[name]
         return getattr(importlib.import_module(module), func)
-    from dpbounds.extend import method_named
+    from dpbounds.extend import method_named, run_method
 
-    m = method_named(name)  # a plug-in's method (ValueError in the registry's words)
-
-    def run(objective: Any, **kw: Any) -> Any:
-        return m.run(objective, trace="suboptimality", **kw)
-
-    run.__name__ = m.name
-    return run
+    method_named(name)  # a plug-in's method (ValueError in the registry's words)
+    return run_method  # module-level, given method=NAME: workers find it by name
 
 
 def _check(args: argparse.Namespace) -> dict[str, list[float]]:
@@ -164,6 +172,13 @@ def _check(args: argparse.Namespace) -> dict[str, list[float]]:
         raise ValueError("--L is not read by --problem logistic (its smoothness is the data's)")
     if args.seed < 0:  # numpy's "expected non-negative integer" named nothing (review)
         raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
+    if args.workers is not None and not 1 <= args.workers <= 1024:
+        raise ValueError(f"--workers must be an integer in [1, 1024], got {args.workers}")
+    if args.scheduler is not None and "://" not in args.scheduler:
+        raise ValueError(f"--scheduler must be an address like tcp://HOST:PORT, got "
+                         f"{args.scheduler!r}")
+    if args.fresh and args.store is None:
+        raise ValueError("--fresh overwrites a store's points: give --store DIR")
     if args.trials < 2 or (args.eval_trials is not None and args.eval_trials < 2):
         raise ValueError("--trials and --eval-trials must be at least 2 (an interval needs two "
                          "runs)")
@@ -199,14 +214,21 @@ def _run(args: argparse.Namespace) -> int:
                              "Method counts once the file passes it to extend.study or "
                              "extend.audit_setting)")
     search = _check(args)
+    if args.store is not None:  # before any run (a run's minutes lost to a bad folder)
+        from dpbounds.cli._paths import check_store_dir
+
+        check_store_dir(args.store)
     import numpy as np
 
     from dpbounds.tuning import tune_by_runs
 
-    f = _objective(args)
+    recipe = _objective(args)
+    f = recipe.build()
     alg = _algorithm(args.algorithm)
     fixed: dict[str, Any] = {k: getattr(args, k) for k in ("step_size", "momentum", "steps")
                              if getattr(args, k) is not None}
+    if args.algorithm not in ALGORITHMS:
+        fixed["method"] = args.algorithm
     grid = search or {k: v for k, v in _default_grid(args.algorithm, f.smoothness).items()
                       if k not in fixed}
     if args.start_distance is not None:
@@ -225,9 +247,10 @@ def _run(args: argparse.Namespace) -> int:
         constants = {"mu": f.strong_convexity, "L": f.smoothness, "d": f.d, "N": f.n,
                      "R": float(f.suboptimality(x0)[0])}
         fixed.update({k: v for k, v in constants.items() if k not in grid and k not in fixed})
-    res = tune_by_runs(alg, f, grid, epsilon=args.epsilon, trials=args.trials,
+    res = tune_by_runs(alg, recipe, grid, epsilon=args.epsilon, trials=args.trials,
                        eval_trials=args.eval_trials, seed=args.seed,
-                       progress=progress_enabled(args), **fixed)
+                       progress=progress_enabled(args), store=args.store,
+                       executor=_executor(args), fresh=args.fresh, **fixed)
     from dpbounds.cli._paths import print_result
 
     if args.json:
@@ -275,7 +298,34 @@ def register_tune_runs(tsub: argparse._SubParsersAction) -> None:
                    help="runs of the pick on fresh seeds (default 4 x --trials)")
     add_quantity(p, "seed", default=0, help="seed of the data and of the runs")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    g = p.add_argument_group("resume and distribute (the same numbers wherever they run)")
+    g.add_argument("--store", default=None, metavar="DIR",
+                   help="keep each finished grid point here; a rerun (after a kill) reuses them")
+    g.add_argument("--fresh", action="store_true",
+                   help="recompute every point, overwriting the stored ones")
+    g.add_argument("--workers", type=integer, default=None, metavar="N",
+                   help="run the points on N local worker processes (1, default: this "
+                        "process; with --dask: the LocalCluster's workers)")
+    where = g.add_mutually_exclusive_group()
+    where.add_argument("--dask", action="store_true",
+                       help="run on a Dask LocalCluster of --workers workers (the dist extra)")
+    where.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
+                       help="run on an existing Dask cluster")
     p.set_defaults(func=_run)
+
+
+def _executor(args: argparse.Namespace) -> Any:
+    """The sweep executor of --workers/--dask/--scheduler (``None``: this process)."""
+    if args.scheduler or args.dask:
+        from dpbounds.sweep import DaskDistributed
+
+        return DaskDistributed(scheduler=args.scheduler) if args.scheduler \
+            else DaskDistributed(workers=args.workers)
+    if args.workers is None or args.workers == 1:
+        return None
+    from dpbounds.sweep import LocalProcesses
+
+    return LocalProcesses(args.workers)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -26,7 +26,7 @@ Example
 """
 
 from dpbounds.bounds.strongly_convex.heavy_ball_dp import heavy_ball_dp_bound
-from dpbounds.tuning.by_runs import RunScore, RunTuning, tune_by_runs
+from dpbounds.tuning.by_runs import ObjectiveRecipe, RunScore, RunTuning, tune_by_runs
 from dpbounds.tuning.heavy_ball import HeavyBallChoice, HeavyBallTuning, tune_heavy_ball
 from dpbounds.tuning.nesterov import NesterovChoice, NesterovTuning, tune_nesterov
 from dpbounds.tuning.summary import figure3_summary
@@ -36,6 +36,7 @@ __all__ = [
     "HeavyBallTuning",
     "NesterovChoice",
     "NesterovTuning",
+    "ObjectiveRecipe",
     "RunScore",
     "RunTuning",
     "figure3_summary",

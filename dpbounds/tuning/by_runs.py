@@ -25,6 +25,17 @@ can be trusted:
   data's budget; on the private data itself this is the honest price of a non-private
   selection (DP selection, e.g. Liu & Talwar 2019, costs less and is not implemented here).
 
+**Resumable, and on any executor.** Each grid point's runs are one cell of a
+:func:`~dpbounds.sweep.run_sweep`: with ``store=`` every finished point is written at once,
+so a killed tuning loses only the points in flight and a second call with the same arguments
+reuses what is stored (bit-identical: trial ``k`` of a point depends only on the seed, the
+stream and ``k``); ``executor=`` runs the points on local processes or a Dask cluster. A
+stored point's key holds the algorithm's name and source, the objective (its
+:class:`ObjectiveRecipe`, or a fingerprint of its data and of its losses at two probe points),
+the hyper-parameters, the fixed arguments, epsilon and the statistic. Worker processes build
+the objective themselves, so they need an :class:`ObjectiveRecipe` and a module-level
+algorithm (a plug-in's method: :func:`dpbounds.extend.run_method` with ``method=NAME``).
+
 Which error is minimised: the mean over trials of :math:`F(x_T)-F^\ast` at the run's last
 iterate (``statistic="final"``) or of the best iterate of the trace (``"best"``: not
 attainable without reading :math:`F`, shown for comparison only). Provenance: DERIVED (a
@@ -53,7 +64,7 @@ import numpy as np
 
 from dpbounds._validation import check_choice, check_int, check_positive
 
-__all__ = ["RunScore", "RunTuning", "tune_by_runs"]
+__all__ = ["ObjectiveRecipe", "RunScore", "RunTuning", "tune_by_runs"]
 
 #: the trial streams of the fresh evaluation: seed ``(seed, EVAL_STREAM)`` where the selection
 #: uses ``(seed, SELECT_STREAM)`` (disjoint SeedSequence families: no run is shared). Not 0:
@@ -62,13 +73,66 @@ __all__ = ["RunScore", "RunTuning", "tune_by_runs"]
 SELECT_STREAM, EVAL_STREAM = 1, 2
 #: most grid points a call runs (each costs ``trials`` runs)
 MAX_POINTS = 10_000
+#: objectives a worker process keeps built (by recipe), so that its next point reuses one
+_BUILT_MAX = 4
+
+
+@dataclass(frozen=True)
+class ObjectiveRecipe:
+    """How to build an objective: ``factory(**params)``.
+
+    Give :func:`tune_by_runs` a recipe instead of the objective when its points run in other
+    processes (``executor=`` local processes or Dask): each worker builds the objective once
+    and keeps it. ``factory`` must be a module-level function (workers import it by name) and
+    ``params`` plain values (numbers, strings, lists, dicts: they are part of the stored key).
+
+    Examples
+    --------
+    >>> from dpbounds.objectives import QuadraticObjective
+    >>> recipe = ObjectiveRecipe(QuadraticObjective.random,
+    ...                          {"d": 4, "mu": 0.1, "L": 1.0, "n": 200, "seed": 0})
+    >>> recipe.build().d
+    4
+    """
+
+    factory: Callable[..., Any]
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        from dpbounds.sweep.cells import canonical, function_name
+
+        if not callable(self.factory):
+            raise ValueError(f"factory must be a callable, got {self.factory!r}")
+        function_name(self.factory)  # a lambda or nested function: refused here
+        if not isinstance(self.params, Mapping):
+            raise ValueError(f"params must be a mapping of keyword arguments, got "
+                             f"{type(self.params).__name__}")
+        canonical(dict(self.params), "params")
+
+    def build(self) -> Any:
+        """The objective: ``factory(**params)``, built once per process (the points run
+        here reuse the one built for the caller)."""
+        import json
+
+        text = json.dumps(self.key(), sort_keys=True)
+        if text not in _BUILT:
+            if len(_BUILT) >= _BUILT_MAX:
+                _BUILT.pop(next(iter(_BUILT)))
+            _BUILT[text] = self.factory(**self.params)
+        return _BUILT[text]
+
+    def key(self) -> dict[str, Any]:
+        """The recipe as plain JSON values (part of a stored point's key)."""
+        from dpbounds.sweep.cells import canonical, function_name
+
+        return {"factory": function_name(self.factory), "params": canonical(dict(self.params))}
 
 
 @dataclass(frozen=True)
 class RunScore:
-    """One choice's measured error: the mean of the statistic over ``n`` runs and its normal
-    95% interval (``mean +- 1.96 sd / sqrt(n)``); ``failure`` says why a point did not run
-    (its mean is then ``inf``)."""
+    """One choice's measured error: the mean of the statistic over ``n`` runs and its 95%
+    interval (Student's t: ``mean +- t(0.975, n - 1) sd / sqrt(n)``); ``failure`` says why a
+    point did not run (its mean is then ``inf``)."""
 
     hyperparameters: dict[str, Any]
     mean: float
@@ -174,12 +238,201 @@ def _score(values: np.ndarray, hyper: dict[str, Any]) -> RunScore:
     return RunScore(hyper, mean, low, high, n)
 
 
+# ---- the grid point as a sweep cell ------------------------------------------------------
+# What a cell cannot carry as plain values (a closure, an objective without a recipe) stays in
+# this process, under a token: such a tuning runs here only and is not stored.
+_LIVE: dict[str, Any] = {}
+_BUILT: dict[str, Any] = {}  # a recipe's JSON -> its objective, in this (worker) process
+
+
+class _NotPortable(ValueError):
+    """A value that a store or another process cannot receive."""
+
+
+def _live(value: Any) -> dict[str, str]:
+    token = f"{type(value).__name__}-{id(value):x}"
+    _LIVE[token] = value
+    return {"__live__": token}
+
+
+def _source_digest(fn: Any) -> str | None:
+    """SHA-256 of ``fn``'s source text and of its package's files (``None``: neither read)."""
+    import hashlib
+    import inspect
+
+    from dpbounds.sweep.cells import module_digest
+
+    parts = []
+    try:
+        parts.append(inspect.getsource(fn))
+    except (OSError, TypeError):
+        pass
+    module = getattr(fn, "__module__", None)
+    if isinstance(module, str) and module not in ("__main__", "__mp_main__"):
+        digest = module_digest(module)
+        if digest is not None:
+            parts.append(digest)
+    if not parts:
+        return None
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
+
+
+def _algorithm_ref(algorithm: Callable[..., Any], portable: bool) -> dict[str, Any]:
+    import inspect
+
+    from dpbounds.sweep.cells import function_name
+
+    if inspect.isfunction(algorithm):  # not a bound method, a partial or a callable object
+        try:
+            return {"name": function_name(algorithm), "source": _source_digest(algorithm)}
+        except ValueError:  # a lambda or a nested function
+            pass
+    if portable:
+        raise _NotPortable(
+            f"algorithm {algorithm!r} is not a module-level function: a store or a worker "
+            "process finds the algorithm by its name (define it at a module's top level; a "
+            "plug-in's method: dpbounds.extend.run_method with method=NAME)")
+    return _live(algorithm)
+
+
+def objective_fingerprint(objective: Any) -> str:
+    """32 hex digits identifying an objective by its data and behaviour.
+
+    SHA-256 over its class, the arrays and numbers among its public attributes (cached
+    properties such as ``optimum`` left out: computing one must not change the key), its size,
+    dimension and declared constants, and its losses at two probe points (zero and a fixed
+    pseudo-random point), so that data held in private attributes count too.
+    """
+    import functools
+    import hashlib
+
+    h = hashlib.sha256()
+    cls = type(objective)
+    h.update(f"{cls.__module__}.{cls.__qualname__}".encode())
+
+    def feed(name: str, value: Any) -> None:
+        if isinstance(value, np.ndarray) and value.dtype != object:
+            h.update(f"\0{name}:{value.dtype.str}:{value.shape}\0".encode())
+            h.update(np.ascontiguousarray(value).tobytes())
+        elif isinstance(value, bool | int | float | str | np.integer | np.floating) \
+                or value is None:
+            h.update(f"\0{name}={value!r}".encode())
+
+    for name in sorted(vars(objective)):
+        if name.startswith("_") or isinstance(getattr(cls, name, None),
+                                              functools.cached_property | property):
+            continue
+        value = vars(objective)[name]
+        if isinstance(value, tuple | list) and len(value) < 64:
+            for i, v in enumerate(value):
+                feed(f"{name}[{i}]", v)
+        else:
+            feed(name, value)
+    for name in ("n", "d", "smoothness", "strong_convexity", "gradient_bound",
+                 "l2_sensitivity", "l1_sensitivity"):
+        try:
+            feed(name, getattr(objective, name))
+        except Exception:  # noqa: BLE001 - a constant it does not declare is not part of it
+            h.update(f"\0{name}: none".encode())
+    d = int(objective.d)
+    probes = np.stack([np.zeros(d), np.random.default_rng(20261207).standard_normal(d)])
+    loss = objective.loss(probes)
+    loss = np.asarray(loss.get() if hasattr(loss, "get") else loss, dtype=float)
+    feed("loss at the probes", loss)
+    return h.hexdigest()[:32]
+
+
+def _objective_ref(objective: Any, portable: bool, stored: bool) -> dict[str, Any]:
+    if isinstance(objective, ObjectiveRecipe):
+        return {"recipe": objective.key()}
+    if portable:
+        raise _NotPortable(
+            "objective: worker processes cannot receive an objective object; give an "
+            "ObjectiveRecipe(factory, params) that builds it (factory a module-level "
+            "function) or run the points in this process")
+    if stored:  # the key is the fingerprint (a token of this process would differ next time)
+        fingerprint = objective_fingerprint(objective)
+        _LIVE[f"objective-{fingerprint}"] = objective
+        return {"__live__": f"objective-{fingerprint}", "fingerprint": fingerprint}
+    return _live(objective)
+
+
+def _encode(value: Any, where: str, portable: bool, stored: bool) -> Any:
+    """``value`` as a cell parameter: plain values as they are, arrays as tagged lists,
+    anything else (a callable schedule ...) by a token (this process only, never stored)."""
+    from dpbounds.sweep.cells import canonical
+
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+        return {"__ndarray__": value.tolist(), "dtype": value.dtype.str}
+    try:
+        return canonical(value, where)
+    except ValueError:
+        if portable or stored:
+            raise _NotPortable(f"{where}: {type(value).__name__} cannot be stored or sent "
+                               "to a worker (use numbers, strings, arrays, lists)") from None
+        return _live(value)
+
+
+def _decode(value: Any) -> Any:
+    if isinstance(value, dict) and set(value) == {"__ndarray__", "dtype"}:
+        return np.asarray(value["__ndarray__"], dtype=np.dtype(value["dtype"]))
+    if isinstance(value, dict) and "__live__" in value:
+        try:
+            return _LIVE[value["__live__"]]
+        except KeyError:
+            raise ValueError("a value of this tuning lives in the calling process only (an "
+                             "objective object, a closure): run the points there, or give "
+                             "an ObjectiveRecipe and a module-level algorithm") from None
+    return value
+
+
+def _build(ref: dict[str, Any]) -> Any:
+    if "recipe" in ref:
+        from dpbounds.sweep.engine import _load
+
+        recipe = ref["recipe"]
+        return ObjectiveRecipe(_load(recipe["factory"]), recipe["params"]).build()
+    return _decode(ref)
+
+
+def run_grid_point(*, algorithm: dict[str, Any], objective: dict[str, Any],
+                   hyper: dict[str, Any], fixed: dict[str, Any], epsilon: float,
+                   statistic: str, trials: int, seed: tuple[int, ...]) -> dict[str, Any]:
+    """One grid point's runs, as a sweep cell (:func:`tune_by_runs` builds its arguments).
+
+    Returns the per-run statistic (``values``), the runs' ledger, accountant and target
+    delta, or why the point did not run (``failure``: the algorithm refused or overflowed;
+    ``type_error``: a name it does not take).
+    """
+    from dpbounds.sweep.engine import _load
+
+    alg = _load(algorithm["name"]) if "name" in algorithm else _decode(algorithm)
+    f = _build(objective)
+    kw = {k: _decode(v) for k, v in fixed.items()}
+    hyp = {k: _decode(v) for k, v in hyper.items()}
+    empty = {"values": np.empty(0), "ledger": None, "accountant": None, "target_delta": None,
+             "failure": None, "type_error": None}
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):  # a diverging point scores inf
+            res = alg(f, epsilon=epsilon, trials=trials, seed=tuple(seed), **kw, **hyp)
+            values = _statistic(res, statistic)
+    except TypeError as exc:  # a name the algorithm does not take: the grid is wrong
+        return {**empty, "type_error": str(exc)}
+    except (ValueError, FloatingPointError, OverflowError) as exc:
+        return {**empty, "failure": str(exc)}
+    target = getattr(res.privacy, "target_delta", None)
+    return {**empty, "values": np.asarray(values, dtype=float),
+            "ledger": res.privacy.ledger.to_dict(), "accountant": str(res.privacy.accountant),
+            "target_delta": None if target is None else float(target)}
+
+
 def tune_by_runs(algorithm: Callable[..., Any], objective: Any,
                  grid: Mapping[str, Sequence[Any]], *, epsilon: float, trials: int = 32,
                  eval_trials: int | None = None, seed: int = 0,
                  compare: Mapping[str, Mapping[str, Any]] | None = None,
-                 statistic: str = "final", spent_delta: float = 1e-5, progress: bool = False,
-                 **fixed: Any) -> RunTuning:
+                 statistic: str = "final", spent_delta: float = 1e-5,
+                 progress: bool | str = False, store: Any = None, executor: Any = None,
+                 fresh: bool = False, name: str | None = None, **fixed: Any) -> RunTuning:
     r"""Grid-search an algorithm's hyper-parameters by the mean error of its simulated runs.
 
     Parameters
@@ -187,9 +440,11 @@ def tune_by_runs(algorithm: Callable[..., Any], objective: Any,
     algorithm:
         ``algorithm(objective, epsilon=, trials=, seed=, **hyper, **fixed)`` returning a
         :class:`~dpbounds.algorithms.SimulationResult` traced as :math:`F(x_t)-F^\ast` (e.g.
-        :func:`~dpbounds.algorithms.dp_heavy_ball`, :func:`~dpbounds.algorithms.dp_nag`).
+        :func:`~dpbounds.algorithms.dp_heavy_ball`, :func:`~dpbounds.algorithms.dp_nag`; a
+        plug-in's method: :func:`dpbounds.extend.run_method` with ``method=NAME``).
     objective:
-        The problem the runs are made on (its optimum known).
+        The problem the runs are made on (its optimum known), or an :class:`ObjectiveRecipe`
+        that builds it (needed when ``executor`` runs the points in other processes).
     grid:
         ``name -> values``; every combination is run (at most :data:`MAX_POINTS`).
     epsilon:
@@ -210,6 +465,22 @@ def tune_by_runs(algorithm: Callable[..., Any], objective: Any,
         ``"final"`` (the last iterate's error, default) or ``"best"`` (the trace's minimum).
     spent_delta:
         Where ``spent_epsilon`` is read (in (0, 1)).
+    progress:
+        Progress output of the points (``False``, ``True``/``"auto"``, ``"bar"``, ``"lines"``).
+    store:
+        A :class:`~dpbounds.sweep.ResultStore` or its folder: every finished point is kept
+        there, and a call with the same arguments reuses it (a killed tuning resumes). The
+        algorithm must be a module-level function and the fixed arguments plain values or
+        arrays.
+    executor:
+        Where the points run (:class:`~dpbounds.sweep.InProcess`, default;
+        :class:`~dpbounds.sweep.LocalProcesses`, :class:`~dpbounds.sweep.DaskDistributed` or
+        any ``concurrent.futures`` executor): the same numbers wherever they run.
+    fresh:
+        Recompute the points and overwrite what ``store`` holds.
+    name:
+        The algorithm's name in the result (default: the function's ``__name__``, or
+        ``method`` for :func:`dpbounds.extend.run_method`).
     fixed:
         Passed to every run (``x0=``, ``batch_size=``, a Gaussian run's ``delta=``, ...).
 
@@ -238,63 +509,113 @@ def tune_by_runs(algorithm: Callable[..., Any], objective: Any,
     if len(points) > MAX_POINTS:
         raise ValueError(f"grid has {len(points):,} points; at most {MAX_POINTS:,} (each "
                          f"costs {trials} runs)")
-    name = getattr(algorithm, "__name__", type(algorithm).__name__)
+    if compare is not None and "tuned by runs" in compare:
+        raise ValueError("compare: 'tuned by runs' is the pick's own label; name the choice "
+                         "otherwise")
+    if name is None:
+        name = str(fixed["method"]) if getattr(algorithm, "__name__", None) == "run_method" \
+            and "method" in fixed else getattr(algorithm, "__name__", type(algorithm).__name__)
 
-    from dpbounds._progress import progress_iter
+    from dpbounds.sweep.executors import DaskDistributed, LocalProcesses
+
+    # worker processes import what they run by name; a store keys it by name (never by a
+    # token of this process)
+    portable = isinstance(executor, LocalProcesses | DaskDistributed)
+    stored = store is not None
+    live_before = set(_LIVE)
+    try:
+        return _tune_points(algorithm, objective, grid, points, portable, stored, store,
+                            executor, fresh, progress, name, eps, trials, eval_trials, seed,
+                            compare, statistic, spent_delta, fixed)
+    finally:  # the objects this call left in the process table (objectives, closures)
+        for token in set(_LIVE) - live_before:
+            del _LIVE[token]
+
+
+def _tune_points(algorithm: Callable[..., Any], objective: Any,
+                 grid: Mapping[str, Sequence[Any]], points: list[dict[str, Any]],
+                 portable: bool, stored: bool, store: Any, executor: Any, fresh: bool,
+                 progress: bool | str, name: str, eps: float, trials: int, eval_trials: int,
+                 seed: int, compare: Mapping[str, Mapping[str, Any]] | None, statistic: str,
+                 spent_delta: float, fixed: dict[str, Any]) -> RunTuning:
+    """:func:`tune_by_runs` after its checks: the two sweeps and what they measured."""
     from dpbounds.privacy import PrivacyLedger
+    from dpbounds.sweep import Cell, run_sweep
+
+    choices_given = {str(k): dict(v) for k, v in (compare or {}).items()}
+    try:
+        alg_ref = _algorithm_ref(algorithm, portable or stored)
+        obj_ref = _objective_ref(objective, portable, stored)
+        fixed_enc = {k: _encode(v, f"fixed argument {k!r}", portable, stored)
+                     for k, v in fixed.items()}
+        encoded = [{k: _encode(v, f"grid[{k!r}]", portable, stored) for k, v in p.items()}
+                   for p in points]
+        for label, hyper in choices_given.items():  # checked before any run
+            for k, v in hyper.items():
+                _encode(v, f"compare[{label!r}][{k!r}]", portable, stored)
+    except _NotPortable as exc:
+        why = f"executor={executor!r}" if portable else "store="
+        raise ValueError(f"{why}: {exc}") from None
+    common = {"algorithm": alg_ref, "objective": obj_ref, "fixed": fixed_enc,
+              "epsilon": eps, "statistic": statistic}
+    shown_progress: bool | str = progress if progress else "off"
+
+    def sweep(hypers: list[dict[str, Any]], n: int, stream: int, desc: str
+              ) -> list[dict[str, Any]]:
+        cells = [Cell(run_grid_point, {**common, "hyper": h}, trials=n, seed=(seed, stream))
+                 for h in hypers]
+        return list(run_sweep(cells, store=store, executor=executor, progress=shown_progress,
+                              desc=desc, fresh=fresh))
 
     ledgers: list[tuple[Any, int]] = []  # (one run's ledger, runs)
-    accountant = None
+    accountants: list[str] = []
     failed = 0  # runs that raised: they may have read the data before they failed
     # a failed run's delta: the target the completed runs report (an algorithm's own default
     # delta is not in `fixed`), else the one given
     run_deltas = [float(fixed.get("delta") or 0.0)]
-    if compare is not None and "tuned by runs" in compare:
-        raise ValueError("compare: 'tuned by runs' is the pick's own label; name the choice "
-                         "otherwise")
-    kept: dict[str, np.ndarray] = {}  # evaluation label -> its per-run values (paired)
 
-    def run(hyper: dict[str, Any], n: int, stream: int) -> tuple[RunScore, np.ndarray]:
-        nonlocal accountant, failed
-        try:
-            with np.errstate(over="ignore", invalid="ignore"):  # a diverging point scores inf
-                res = algorithm(objective, epsilon=eps, trials=n, seed=(seed, stream),
-                                **fixed, **hyper)
-                values = _statistic(res, statistic)
-        except TypeError as exc:  # a name the algorithm does not take: the grid is wrong
-            raise ValueError(f"{name}: {exc} (check the grid's and the fixed names)"
-                             ) from None
-        except (ValueError, FloatingPointError, OverflowError) as exc:
+    def read(record: dict[str, Any], hyper: dict[str, Any], n: int
+             ) -> tuple[RunScore, np.ndarray]:
+        nonlocal failed
+        if record["type_error"] is not None:
+            raise ValueError(f"{name}: {record['type_error']} (check the grid's and the fixed "
+                             "names)")
+        if record["failure"] is not None:
             failed += n  # counted at its target below: it may have read the data
-            return RunScore(hyper, math.inf, math.inf, math.inf, 0, str(exc)), np.empty(0)
-        if ledgers and res.privacy.ledger.neighbouring is not ledgers[0][0].neighbouring:
+            return (RunScore(hyper, math.inf, math.inf, math.inf, 0, record["failure"]),
+                    np.empty(0))
+        ledger = PrivacyLedger.from_dict(record["ledger"])
+        if ledgers and ledger.neighbouring is not ledgers[0][0].neighbouring:
             # one ledger holds one relation (a grid over neighbouring folded add/remove runs
             # into a replace-one ledger, or failed after every run: review of stop 76)
             raise ValueError("the grid's runs hold different neighbouring relations "
                              f"({ledgers[0][0].neighbouring.value}, "
-                             f"{res.privacy.ledger.neighbouring.value}): tune one relation at "
-                             "a time")
-        ledgers.append((res.privacy.ledger, n))
-        accountant = accountant or res.privacy.accountant
-        target = float(getattr(res.privacy, "target_delta", 0.0) or 0.0)
-        if math.isfinite(target):
-            run_deltas.append(target)
+                             f"{ledger.neighbouring.value}): tune one relation at a time")
+        ledgers.append((ledger, n))
+        accountants.append(record["accountant"])
+        target = record["target_delta"]
+        if target is not None and math.isfinite(target):
+            run_deltas.append(float(target))
+        values = np.asarray(record["values"], dtype=float)
         return _score(values, hyper), values
 
-    selection = tuple(run(p, trials, SELECT_STREAM)[0]
-                      for p in progress_iter(points, progress, desc="tune by runs",
-                                             unit="point", lines=True))
+    records = sweep(encoded, trials, SELECT_STREAM, "tune by runs")
+    selection = tuple(read(r, p, trials)[0] for r, p in zip(records, points))
     order = sorted(range(len(points)), key=lambda i: selection[i].mean)
     if not math.isfinite(selection[order[0]].mean):
         reasons = sorted({s.failure or "" for s in selection})
         raise ValueError(f"no grid point ran: {'; '.join(reasons)[:500]}")
     best = dict(points[order[0]])
+    choices = {"tuned by runs": best, **choices_given}
+    evaluated = sweep([{k: _encode(v, k, portable, stored) for k, v in h.items()}
+                       for h in choices.values()], eval_trials, EVAL_STREAM, "fresh runs")
     evaluation: dict[str, RunScore] = {}
-    evaluation["tuned by runs"], kept["tuned by runs"] = run(best, eval_trials, EVAL_STREAM)
+    kept: dict[str, np.ndarray] = {}  # evaluation label -> its per-run values (paired)
+    for (label, hyper), record in zip(choices.items(), evaluated):
+        evaluation[label], kept[label] = read(record, hyper, eval_trials)
     notes = []
-    for label, hyper in (compare or {}).items():
-        evaluation[str(label)], kept[str(label)] = run(dict(hyper), eval_trials, EVAL_STREAM)
-        a, b = kept[str(label)], kept["tuned by runs"]
+    for label in choices_given:
+        a, b = kept[label], kept["tuned by runs"]
         if a.size == b.size and a.size > 1 and np.all(np.isfinite(a - b)):
             # the same trial streams: the difference run by run is paired
             mean, low, high = _interval(a - b)
@@ -308,7 +629,7 @@ def tune_by_runs(algorithm: Callable[..., Any], objective: Any,
         for mechanism, count in ledger.entries:
             spent.record(mechanism, count * n)
     runs = sum(n for _, n in ledgers) + failed
-    acc = accountant or "rdp"
+    acc = accountants[0] if accountants else "rdp"
     spent_eps = float(spent.epsilon(float(spent_delta), accountant=acc))
     delta_total = float(spent_delta)
     per_run_delta = max(run_deltas)

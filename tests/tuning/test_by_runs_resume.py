@@ -1,0 +1,214 @@
+"""``tune_by_runs`` as a sweep: resumed from a store, run on worker processes, keyed safely.
+
+Oracles: a tuning without a store (the numbers a stored or distributed one must equal bit for
+bit), a count of the algorithm's calls (what a resumed tuning recomputes), and objectives
+whose data differ by one entry (what a store must not serve).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from dpbounds.algorithms import dp_heavy_ball
+from dpbounds.objectives import QuadraticObjective
+from dpbounds.sweep import LocalProcesses
+from dpbounds.tuning import ObjectiveRecipe, tune_by_runs
+from dpbounds.tuning.by_runs import _LIVE, _algorithm_ref, objective_fingerprint
+
+CALLS: list[dict] = []
+GRID = {"step_size": [0.5, 1.0], "momentum": [0.0, 0.5], "steps": [3, 6]}
+
+
+def counted_heavy_ball(objective, **kw):
+    """dp_heavy_ball, each call logged (module-level: a store keys it by name)."""
+    CALLS.append({k: kw[k] for k in ("step_size", "momentum", "steps", "trials")})
+    return dp_heavy_ball(objective, **kw)
+
+
+def _f():
+    return QuadraticObjective.random(d=3, mu=0.1, L=1.0, n=100, offset_scale=1.0, seed=4)
+
+
+def _summary(res):
+    return (res.best, [dataclasses.astuple(s) for s in res.selection],
+            {k: dataclasses.astuple(v) for k, v in res.evaluation.items()},
+            res.spent_epsilon, res.runs, res.notes)
+
+
+def test_a_stored_tuning_equals_one_without_store_and_a_rerun_recomputes_nothing(tmp_path):
+    plain = tune_by_runs(counted_heavy_ball, _f(), GRID, epsilon=1.0, trials=3, seed=2)
+    CALLS.clear()
+    first = tune_by_runs(counted_heavy_ball, _f(), GRID, epsilon=1.0, trials=3, seed=2,
+                         store=tmp_path)
+    assert len(CALLS) == 8 + 1  # every point, then the pick on fresh seeds
+    assert _summary(first) == _summary(plain)
+    CALLS.clear()
+    again = tune_by_runs(counted_heavy_ball, _f(), GRID, epsilon=1.0, trials=3, seed=2,
+                         store=tmp_path)
+    assert CALLS == []  # a new objective object with the same data: its points are reused
+    assert _summary(again) == _summary(plain)
+    CALLS.clear()
+    tune_by_runs(counted_heavy_ball, _f(), GRID, epsilon=1.0, trials=3, seed=2,
+                 store=tmp_path, fresh=True)
+    assert len(CALLS) == 9
+
+
+def test_a_killed_tuning_resumes_with_only_the_missing_points(tmp_path):
+    # the kill: the first half of the grid finished and was stored
+    half = {**GRID, "step_size": [0.5]}
+    tune_by_runs(counted_heavy_ball, _f(), half, epsilon=1.0, trials=3, seed=2, store=tmp_path)
+    CALLS.clear()
+    resumed = tune_by_runs(counted_heavy_ball, _f(), GRID, epsilon=1.0, trials=3, seed=2,
+                           store=tmp_path)
+    computed = [c for c in CALLS if c["trials"] == 3]
+    assert sorted(c["step_size"] for c in computed) == [1.0] * 4  # the missing half only
+    plain = tune_by_runs(counted_heavy_ball, _f(), GRID, epsilon=1.0, trials=3, seed=2)
+    assert _summary(resumed) == _summary(plain)
+
+
+def test_a_store_never_serves_another_objectives_or_settings_points(tmp_path):
+    from dpbounds.objectives import LogisticRegression
+
+    rng = np.random.default_rng(0)
+    A, y = rng.uniform(-1, 1, (60, 3)) / 2, rng.choice([-1.0, 1.0], 60)
+    B = A.copy()
+    B[7, 1] += 1e-9  # one datum moved: a neighbouring data set
+
+    def logistic(X):
+        return LogisticRegression(X, y, l2=0.05)
+
+    tune_by_runs(counted_heavy_ball, logistic(A), GRID, epsilon=1.0, trials=3, seed=2,
+                 store=tmp_path)
+    assert objective_fingerprint(logistic(B)) != objective_fingerprint(logistic(A))
+    assert objective_fingerprint(logistic(A.copy())) == objective_fingerprint(logistic(A))
+    for f, kw in [(logistic(B), {}), (logistic(A), {"epsilon": 2.0}),
+                  (logistic(A), {"statistic": "best"}),
+                  (logistic(A), {"x0": np.full(3, 0.5)})]:
+        CALLS.clear()
+        tune_by_runs(counted_heavy_ball, f, GRID, trials=3, seed=2, store=tmp_path,
+                     **{"epsilon": 1.0, **kw})
+        assert len(CALLS) == 9, kw
+    CALLS.clear()
+    tune_by_runs(counted_heavy_ball, logistic(A.copy()), GRID, epsilon=1.0, trials=3, seed=2,
+                 store=tmp_path)
+    assert CALLS == []
+
+
+def test_the_fingerprint_ignores_what_an_objective_caches_and_reads_its_data():
+    f = _f()
+    before = objective_fingerprint(f)
+    _ = f.optimum, f.smoothness  # cached on first use
+    assert objective_fingerprint(f) == before
+    h = _f()
+    h.__dict__["_hidden"] = np.zeros(2)  # a private attribute is not hashed itself ...
+    assert objective_fingerprint(h) == before
+    other = QuadraticObjective.random(d=3, mu=0.1, L=1.0, n=100, offset_scale=1.0, seed=5)
+    assert objective_fingerprint(other) != before  # ... the losses at the probes are
+
+
+def test_the_algorithms_source_is_part_of_its_key():
+    ref = _algorithm_ref(counted_heavy_ball, True)
+    assert ref["name"] == f"{__name__}:counted_heavy_ball" and len(ref["source"]) == 16
+    assert _algorithm_ref(dp_heavy_ball, True)["source"] != ref["source"]
+
+
+def test_worker_processes_give_the_same_numbers_from_a_recipe(tmp_path):
+    recipe = ObjectiveRecipe(QuadraticObjective.random,
+                             {"d": 3, "mu": 0.1, "L": 1.0, "n": 100, "offset_scale": 1.0,
+                              "seed": 4})
+    here = tune_by_runs(dp_heavy_ball, recipe, GRID, epsilon=1.0, trials=3, seed=2,
+                        compare={"plain GD": {"step_size": 1.0, "momentum": 0.0, "steps": 6}})
+    there = tune_by_runs(dp_heavy_ball, recipe, GRID, epsilon=1.0, trials=3, seed=2,
+                         compare={"plain GD": {"step_size": 1.0, "momentum": 0.0, "steps": 6}},
+                         executor=LocalProcesses(2), store=tmp_path)
+    assert _summary(there) == _summary(here)
+    # and the recipe's objective is the objective's: the same numbers as the object itself
+    direct = tune_by_runs(dp_heavy_ball, _f(), GRID, epsilon=1.0, trials=3, seed=2,
+                          compare={"plain GD": {"step_size": 1.0, "momentum": 0.0, "steps": 6}})
+    assert _summary(direct) == _summary(here)
+
+
+def test_what_cannot_travel_is_refused_before_any_run(tmp_path):
+    CALLS.clear()
+    with pytest.raises(ValueError, match="store=.*module-level"):
+        tune_by_runs(lambda f, **kw: dp_heavy_ball(f, **kw), _f(), GRID, epsilon=1.0,
+                     trials=3, store=tmp_path)
+    with pytest.raises(ValueError, match="executor=.*ObjectiveRecipe"):
+        tune_by_runs(counted_heavy_ball, _f(), GRID, epsilon=1.0, trials=3,
+                     executor=LocalProcesses(2))
+    with pytest.raises(ValueError, match="store=.*fixed argument 'schedule'"):
+        tune_by_runs(counted_heavy_ball, _f(), GRID, epsilon=1.0, trials=3, store=tmp_path,
+                     schedule=object())
+    assert CALLS == [] and list(tmp_path.iterdir()) == []
+    # in this process, without a store, a closure still runs, and leaves nothing behind
+    before = set(_LIVE)
+    res = tune_by_runs(lambda f, **kw: dp_heavy_ball(f, **kw), _f(), GRID, epsilon=1.0,
+                       trials=3, seed=2)
+    assert res.best and set(_LIVE) == before
+
+
+def test_a_recipe_refuses_what_has_no_key():
+    with pytest.raises(ValueError, match="module-level"):
+        ObjectiveRecipe(lambda: _f())
+    with pytest.raises(ValueError, match="params"):
+        ObjectiveRecipe(QuadraticObjective.random, {"d": object()})
+
+
+def _cli(argv, capsys):
+    from dpbounds.cli import main
+
+    rc = main(argv)
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def test_tune_runs_store_resumes_with_the_same_table(tmp_path, capsys):
+    argv = ["tune", "runs", "hb", "--problem", "quadratic", "--N", "200", "--d", "3",
+            "--search", "alpha=0.5,1", "--search", "beta=0,0.5", "--search", "T=3,6",
+            "--trials", "3", "--json", "--quiet", "--store", str(tmp_path / "st")]
+    rc, first, _ = _cli(argv, capsys)
+    assert rc == 0
+    cells = sorted(p.name for p in (tmp_path / "st").rglob("*.json"))
+    assert len([c for c in cells if c != "FORMAT.json"]) >= 9
+    rc, again, _ = _cli(argv, capsys)
+    assert rc == 0 and json.loads(again) == json.loads(first)
+    assert sorted(p.name for p in (tmp_path / "st").rglob("*.json")) == cells
+    rc, plain, _ = _cli(argv[:-2], capsys)
+    assert json.loads(plain) == json.loads(first)
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--fresh"], "--fresh overwrites a store's points: give --store"),
+    (["--workers", "0"], "--workers must be an integer in [1, 1024], got 0"),
+    (["--scheduler", "localhost"], "--scheduler must be an address like tcp://HOST:PORT"),
+])
+def test_tune_runs_refuses_bad_resume_options_in_one_line(extra, words, capsys):
+    from dpbounds.cli import EXIT_USAGE
+
+    rc, out, err = _cli(["tune", "runs", "hb", *extra], capsys)
+    assert rc == EXIT_USAGE and out == ""
+    assert words in err and len(err.strip().splitlines()) == 1
+
+
+def test_tune_runs_resume_option_errors_import_nothing_heavy(tmp_path):
+    from dpbounds.cli import EXIT_USAGE
+    from tests.early_checks import heavy_imports
+
+    argvs = [["tune", "runs", "hb", "--fresh"], ["tune", "runs", "hb", "--workers", "0"],
+             ["tune", "runs", "hb", "--store", str(tmp_path / "f"), "--seed", "-1"]]
+    heavy = ("scipy", "sympy", "cvxpy", "numba", "dp_accounting", "dpbounds.algorithms")
+    for argv, (rc, mods) in zip(argvs, heavy_imports(argvs, heavy), strict=True):
+        assert rc == EXIT_USAGE and mods == [], (argv, mods)
+    assert not (tmp_path / "f").exists()  # refused before the folder was made
+
+
+def test_tune_runs_store_in_a_file_is_refused_before_any_run(tmp_path, capsys):
+    from dpbounds.cli import EXIT_USAGE
+
+    (tmp_path / "file").write_text("x")
+    rc, out, err = _cli(["tune", "runs", "hb", "--store", str(tmp_path / "file")], capsys)
+    assert rc == EXIT_USAGE and "--store" in err and "not a folder" in err
