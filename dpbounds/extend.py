@@ -1729,6 +1729,11 @@ class Method:
         f = objective
         nb = Neighbouring.coerce(self.neighbouring)
         p = _Params(dict(params or {}, **hyper))
+        if self.steps in p and p[self.steps] != T:
+            # the horizon under its own name beside steps=: it was overwritten, so a grid over
+            # it ran one horizon (fuzz round 11)
+            raise ValueError(f"{self.steps} is {self.name}'s horizon: give it as steps= "
+                             f"(got {self.steps} = {p[self.steps]!r} beside steps = {T})")
         p[self.steps] = T
         sampled = self.sampling is not None
         if public_n is not None and not sampled:

@@ -28,8 +28,18 @@ ALGORITHMS = {"hb": ("dpbounds.algorithms", "dp_heavy_ball"),
 #: arrays, or the sensitivity, which a search must not lower); checked against the
 #: functions' signatures in tests/tuning/test_by_runs.py
 SEARCHABLE = {"hb": ("step_size", "momentum", "steps", "c", "batch_size"),
-              "nag": ("step_size", "momentum", "steps", "c", "batch_size", "initial_error"),
-              "gd": ("step_size", "steps", "c", "batch_size", "clip_threshold")}
+              "nag": ("step_size", "momentum", "steps", "c", "batch_size"),
+              "gd": ("step_size", "steps", "c", "batch_size")}
+#: not searchable though the functions take them: gd's clip_threshold applies to its Gaussian
+#: mechanism only (tune runs gd is Laplace), nag's initial_error only to a horizon re-selection
+#: that tune runs does not ask for (both were searched with no effect, and charged: fuzz 11)
+#: the problem's constants a plug-in's step reads from its params (filled from --problem's
+#: objective): a search of one changed the noise its sensitivity declares (N = 1e6 at n = 200
+#: gave 5000x less noise for the same reported eps: fuzz round 11)
+CONSTANTS = {"mu": "--mu", "L": "--L", "d": "--d", "N": "--N", "R": "--start"}
+#: the most grid points a run takes (:data:`dpbounds.tuning.by_runs.MAX_POINTS`; checked
+#: here before the imports: a grid of 10^9 points was built in memory: fuzz round 11)
+MAX_POINTS = 10_000
 #: the objectives built from the shell
 PROBLEMS = ("logistic", "quadratic")
 #: a search name's spellings -> the algorithms' keyword (the notation table's symbols)
@@ -86,6 +96,8 @@ def parse_search(specs: list[str] | None, builtin: bool = True) -> dict[str, lis
                                      f"inf and K in [2, {MAX_VALUES}]")
                 grid = [lo * (hi / lo) ** (i / (k - 1)) for i in range(k)]
             else:
+                if "_" in values:  # float('1_0') is 10 (--eps 1_0 is refused: fuzz 11)
+                    raise ValueError
                 grid = [float(v) for v in values.split(",")]
         except ValueError as exc:
             if str(exc).startswith("--search"):
@@ -94,6 +106,9 @@ def parse_search(specs: list[str] | None, builtin: bool = True) -> dict[str, lis
                              "LOW:HIGH:K)") from None
         if not all(math.isfinite(v) for v in grid) or len(grid) > MAX_VALUES:
             raise ValueError(f"--search {spec!r}: at most {MAX_VALUES} finite values")
+        if len(set(grid)) < len(grid):  # the same point run twice, charged twice (fuzz 11)
+            twice = next(v for i, v in enumerate(grid) if v in grid[:i])
+            raise ValueError(f"--search {spec!r}: {twice:g} is listed more than once")
         if key in _COUNTS:
             # a listed T must be whole and >= 1 (T=0 was read as 1); a range is rounded
             if ":" not in values and any(v < 1 or v != int(v) for v in grid):
@@ -155,16 +170,23 @@ def _check(args: argparse.Namespace) -> dict[str, list[float]]:
     """The refusals that need no library (before seconds of imports)."""
     builtin = args.algorithm in ALGORITHMS
     search = parse_search(args.search, builtin)
+    points = math.prod(len(v) for v in search.values()) if search else 0
+    if points > MAX_POINTS:
+        raise ValueError(f"--search: {points:,} grid points; at most {MAX_POINTS:,} (each "
+                         f"costs --trials runs): search fewer values")
+    if not builtin:
+        for k in search:
+            if k in CONSTANTS:
+                raise ValueError(f"--search {k}: a constant of the problem, which the runs "
+                                 f"read from its objective (set it with {CONSTANTS[k]}); a "
+                                 "searched one would not match the data the noise is "
+                                 "calibrated for")
     if builtin and args.delta is not None:
         raise ValueError(f"--delta is not read by {args.algorithm}: its Laplace noise is "
                          "calibrated to pure epsilon-DP")
     if not builtin and not search:
         raise ValueError(f"tune runs {args.algorithm}: give the grid of a plug-in's method "
                          "(--search NAME=V1,V2,... for its hyper-parameters, and T)")
-    if not builtin and "steps" not in search and args.steps is None:
-        # Method.run's TypeError "missing 'steps'" was an internal error (review of stop 76)
-        raise ValueError(f"tune runs {args.algorithm}: give its horizon (--search T=... or "
-                         "--steps T)")
     if args.problem == "quadratic" and args.strong_convexity > args.smoothness:
         raise ValueError(f"--mu must lie in (0, L={args.smoothness:g}] (a quadratic's spectrum "
                          f"is [mu, L]), got {args.strong_convexity:g}")
@@ -179,6 +201,22 @@ def _check(args: argparse.Namespace) -> dict[str, list[float]]:
                          f"{args.scheduler!r}")
     if args.fresh and args.store is None:
         raise ValueError("--fresh overwrites a store's points: give --store DIR")
+    if args.trials > 1_000_000 or (args.eval_trials is None and 4 * args.trials > 1_000_000):
+        raise ValueError(f"--trials must be at most 250000 (the pick is re-measured 4 x "
+                         f"--trials times; or give --eval-trials up to 1000000), got "
+                         f"{args.trials}")
+    if args.eval_trials is not None and args.eval_trials > 1_000_000:
+        raise ValueError(f"--eval-trials must be at most 1000000, got {args.eval_trials}")
+    if not args.strong_convexity > 0 and args.problem == "quadratic":
+        raise ValueError(f"--mu must lie in (0, L={args.smoothness:g}] (a quadratic's spectrum "
+                         f"is [mu, L]), got {args.strong_convexity:g}")
+    if args.strong_convexity < 0:
+        raise ValueError(f"--mu must be >= 0 (the ridge's strong convexity), got "
+                         f"{args.strong_convexity:g}")
+    if args.start_distance is not None and not (math.isfinite(args.start_distance)
+                                                and args.start_distance >= 0):
+        raise ValueError(f"--start must be a finite number >= 0, got "
+                         f"{args.start_distance:g}")
     if args.trials < 2 or (args.eval_trials is not None and args.eval_trials < 2):
         raise ValueError("--trials and --eval-trials must be at least 2 (an interval needs two "
                          "runs)")
@@ -197,6 +235,35 @@ def _check(args: argparse.Namespace) -> dict[str, list[float]]:
         raise ValueError(f"{', '.join('--' + k.replace('_', '-') for k in both)}: both "
                          "searched (--search) and fixed")
     return search
+
+
+def _check_plugin(args: argparse.Namespace, search: dict[str, list[float]]) -> None:
+    """A plug-in method's refusals, before the objective is built and any run."""
+    from dpbounds.extend import method_named
+
+    m = method_named(args.algorithm)
+    name = args.algorithm
+    if m.mechanism != "gaussian" and (args.delta is not None or "delta" in search):
+        flag = "--delta" if args.delta is not None else "--search delta"
+        raise ValueError(f"{flag} is not read by {name}: its Laplace noise is calibrated to "
+                         "pure epsilon-DP")
+    if m.mechanism == "gaussian" and args.delta is None and "delta" not in search:
+        # found only after the grid started ("no grid point ran": walkthrough of stop 77)
+        raise ValueError(f"{name} adds Gaussian noise: give its delta (--delta, e.g. 1e-5)")
+    if m.steps != "steps" and m.steps in search:
+        # the method's horizon under its own name: Method.run sets it from steps, so the
+        # searched values were overwritten and every point ran --steps (fuzz round 11)
+        if "steps" in search or args.steps is not None:
+            raise ValueError(f"--search {m.steps}: {name}'s horizon, given twice (with "
+                             "--search T or --steps)")
+        values = search.pop(m.steps)
+        if any(v < 1 or v != int(v) for v in values):
+            raise ValueError(f"--search {m.steps}: {name}'s horizon must list whole numbers "
+                             ">= 1")
+        search["steps"] = sorted({int(v) for v in values})
+    if "steps" not in search and args.steps is None:
+        # Method.run's TypeError "missing 'steps'" was an internal error (review of stop 76)
+        raise ValueError(f"tune runs {name}: give its horizon (--search T=... or --steps T)")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -218,6 +285,8 @@ def _run(args: argparse.Namespace) -> int:
         from dpbounds.cli._paths import check_store_dir
 
         check_store_dir(args.store)
+    if args.algorithm not in ALGORITHMS:
+        _check_plugin(args, search)
     import numpy as np
 
     from dpbounds.tuning import tune_by_runs
@@ -235,12 +304,8 @@ def _run(args: argparse.Namespace) -> int:
         x_star = np.asarray(f.optimum.x, dtype=float).ravel()
         fixed["x0"] = x_star + float(args.start_distance) / math.sqrt(f.d)
     if args.algorithm not in ALGORITHMS:
-        from dpbounds.extend import method_named
 
         if args.delta is not None:
-            if method_named(args.algorithm).mechanism != "gaussian":  # it was ignored
-                raise ValueError(f"--delta is not read by {args.algorithm}: its Laplace noise "
-                                 "is calibrated to pure epsilon-DP")
             fixed["delta"] = args.delta
         # a plug-in's step reads the problem's constants from its params, as in verify
         x0 = np.zeros((1, f.d)) if "x0" not in fixed else np.asarray(fixed["x0"])[None, :]

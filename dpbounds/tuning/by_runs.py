@@ -177,6 +177,7 @@ class RunTuning:
     accountant: str
     runs: int
     notes: tuple[str, ...] = field(default=())
+    trials: int = 0  # runs per grid point on the selection seeds
 
     def rows(self) -> list[dict[str, Any]]:
         """One dict per evaluated choice (label, hyper-parameters, mean, interval)."""
@@ -189,7 +190,7 @@ class RunTuning:
         head = ["choice", *names, f"mean {self.statistic} F - F*", "95% interval", "runs"]
         body = []
         for label, s in self.evaluation.items():
-            body.append([label, *(shown(float(s.hyperparameters[k]))
+            body.append([label, *(_shown_value(s.hyperparameters[k])
                                   if k in s.hyperparameters else "-" for k in names),
                          shown(s.mean), f"[{shown(s.low)}, {shown(s.high)}]", str(s.n)])
         widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
@@ -197,7 +198,7 @@ class RunTuning:
                  for r in [head, ["-" * w for w in widths], *body]]
         failed = sum(s.failure is not None for s in self.selection)
         lines += ["", f"{self.algorithm}: {len(self.selection)} grid points x "
-                      f"{self.selection[0].n if self.selection else 0} runs on the selection "
+                      f"{self.trials} runs on the selection "
                       "seeds; every row above re-measured on fresh seeds (the pick's own "
                       "score on its selection draws is biased low)"
                   + (f"; {failed} point(s) failed (refused, or diverged: scored inf)"
@@ -207,6 +208,38 @@ class RunTuning:
                   f"({self.accountant}); nothing of the private data's budget if the "
                   "objective is a public or synthetic proxy", *self.notes]
         return "\n".join(lines)
+
+
+def _shown_value(value: Any) -> str:
+    """A hyper-parameter in the table: a number in the package's format, a short array by
+    its entries, anything else by its text (a string choice such as ``"optimal"``)."""
+    from dpbounds._numfmt import shown
+
+    if isinstance(value, bool | str) or value is None:
+        return str(value)
+    arr = np.asarray(value) if isinstance(value, list | tuple | np.ndarray) else None
+    if arr is not None and arr.dtype.kind in "biuf":
+        if arr.size > 4:
+            return f"[{shown(float(arr.flat[0]))} .. {shown(float(arr.flat[-1]))}] ({arr.size})"
+        return "[" + ", ".join(shown(float(v)) for v in arr.ravel()) + "]"
+    try:
+        return shown(float(value))
+    except (TypeError, ValueError):
+        text = str(value)
+        return text if len(text) <= 24 else text[:21] + "..."
+
+
+def _shown_choice(hyper: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k} = {_shown_value(v)}" for k, v in hyper.items())
+
+
+def _at_floor(axis: str, value: Any) -> bool:
+    """A grid edge nothing lies beyond: one step, no momentum."""
+    try:
+        return (axis == "steps" and float(value) == 1.0) or \
+            (axis == "momentum" and float(value) == 0.0)
+    except (TypeError, ValueError):
+        return False
 
 
 def _statistic(result: Any, statistic: str) -> np.ndarray:
@@ -228,6 +261,27 @@ def _interval(values: np.ndarray) -> tuple[float, float, float]:
         return mean, -math.inf, math.inf
     half = float(stats.t.ppf(0.975, n - 1)) * float(np.std(values, ddof=1)) / math.sqrt(n)
     return mean, mean - half, mean + half
+
+
+def _repeated(values: Sequence[Any]) -> Any:
+    """A value listed twice in ``values`` (numbers by value: 1 and 1.0 are one), else None."""
+    try:
+        keys = [v if isinstance(v, str) else float(v) for v in values]
+    except (TypeError, ValueError):  # arrays, dicts: compared pairwise
+        for i, v in enumerate(values):
+            for u in list(values)[:i]:
+                try:
+                    if np.array_equal(np.asarray(u, dtype=object), np.asarray(v, dtype=object)):
+                        return v
+                except Exception:  # noqa: BLE001 - values that do not compare differ
+                    continue
+        return None
+    seen: set[Any] = set()
+    for v, key in zip(values, keys):
+        if key in seen:
+            return v
+        seen.add(key)
+    return None
 
 
 def _score(values: np.ndarray, hyper: dict[str, Any]) -> RunScore:
@@ -411,13 +465,19 @@ def run_grid_point(*, algorithm: dict[str, Any], objective: dict[str, Any],
     kw = {k: _decode(v) for k, v in fixed.items()}
     hyp = {k: _decode(v) for k, v in hyper.items()}
     empty = {"values": np.empty(0), "ledger": None, "accountant": None, "target_delta": None,
-             "failure": None, "type_error": None}
+             "failure": None, "type_error": None, "bug": False}
     try:
         with np.errstate(over="ignore", invalid="ignore"):  # a diverging point scores inf
             res = alg(f, epsilon=epsilon, trials=trials, seed=tuple(seed), **kw, **hyp)
             values = _statistic(res, statistic)
-    except TypeError as exc:  # a name the algorithm does not take: the grid is wrong
-        return {**empty, "type_error": str(exc)}
+    except TypeError as exc:
+        text = str(exc)
+        if any(w in text for w in ("keyword argument", "positional argument",
+                                   "unknown parameter", "unexpected")):
+            # a name the algorithm does not take: the grid or the fixed names are wrong
+            return {**empty, "type_error": text}
+        # the algorithm's own bug (a plug-in step's TypeError): not the grid's names
+        return {**empty, "type_error": f"the run raised TypeError: {text}", "bug": True}
     except (ValueError, FloatingPointError, OverflowError) as exc:
         return {**empty, "failure": str(exc)}
     target = getattr(res.privacy, "target_delta", None)
@@ -494,10 +554,14 @@ def tune_by_runs(algorithm: Callable[..., Any], objective: Any,
                             minimum=2, maximum=1_000_000)
     seed = check_int("seed", seed, minimum=0)
     check_choice("statistic", statistic, ("final", "best"))
-    if not 0.0 < float(spent_delta) < 1.0:
-        raise ValueError(f"spent_delta must lie in (0, 1), got {spent_delta!r}")
+    if isinstance(spent_delta, bool) or not isinstance(spent_delta, int | float | np.number) \
+            or not 0.0 < float(spent_delta) < 1.0:
+        raise ValueError(f"spent_delta must be a number in (0, 1), got {spent_delta!r}")
+    if objective is None:
+        raise ValueError("objective must be an objective (or an ObjectiveRecipe), got None")
     if not isinstance(grid, Mapping) or not grid:
         raise ValueError("grid must map at least one hyper-parameter name to its values")
+    size = 1
     for k, values in grid.items():
         if isinstance(values, (str, bytes)) or not isinstance(values, Sequence | np.ndarray) \
                 or len(values) == 0:
@@ -505,10 +569,21 @@ def tune_by_runs(algorithm: Callable[..., Any], objective: Any,
                              f"{values!r}")
         if k in fixed:
             raise ValueError(f"{k!r} is both searched (grid) and fixed")
+        size *= len(values)
+        if size > MAX_POINTS:  # before the points are built (10^9 of them ate the memory)
+            raise ValueError(f"grid has more than {MAX_POINTS:,} points; at most "
+                             f"{MAX_POINTS:,} (each costs {trials} runs): search fewer values")
+        twice = _repeated(values)
+        if twice is not None:  # the same point run again, charged again (fuzz round 11)
+            raise ValueError(f"grid[{k!r}] lists {twice!r} more than once")
     points = [dict(zip(grid, combo)) for combo in itertools.product(*grid.values())]
-    if len(points) > MAX_POINTS:
-        raise ValueError(f"grid has {len(points):,} points; at most {MAX_POINTS:,} (each "
-                         f"costs {trials} runs)")
+    if compare is not None and not isinstance(compare, Mapping):
+        raise ValueError(f"compare must map labels to hyper-parameter dicts, got "
+                         f"{type(compare).__name__}")
+    for label, hyper in (compare or {}).items():
+        if not isinstance(hyper, Mapping):
+            raise ValueError(f"compare[{label!r}] must be a dict of hyper-parameters, got "
+                             f"{hyper!r}")
     if compare is not None and "tuned by runs" in compare:
         raise ValueError("compare: 'tuned by runs' is the pick's own label; name the choice "
                          "otherwise")
@@ -569,19 +644,22 @@ def _tune_points(algorithm: Callable[..., Any], objective: Any,
 
     ledgers: list[tuple[Any, int]] = []  # (one run's ledger, runs)
     accountants: list[str] = []
-    failed = 0  # runs that raised: they may have read the data before they failed
-    # a failed run's delta: the target the completed runs report (an algorithm's own default
-    # delta is not in `fixed`), else the one given
+    failed: list[tuple[int, float | None]] = []  # (runs, their own delta) that raised
+    # a failed run's delta, where it gives none: the target the completed runs report (an
+    # algorithm's own default delta is not in `fixed`), else the one given
     run_deltas = [float(fixed.get("delta") or 0.0)]
 
     def read(record: dict[str, Any], hyper: dict[str, Any], n: int
              ) -> tuple[RunScore, np.ndarray]:
-        nonlocal failed
         if record["type_error"] is not None:
-            raise ValueError(f"{name}: {record['type_error']} (check the grid's and the fixed "
-                             "names)")
+            raise ValueError(f"{name}: {record['type_error']}" + (
+                "" if record.get("bug") else " (check the grid's and the fixed names)"))
         if record["failure"] is not None:
-            failed += n  # counted at its target below: it may have read the data
+            # counted at its target below: it may have read the data before it stopped; at
+            # its own delta where the point or the fixed arguments give one (a failed point
+            # was charged the completed runs' delta: fuzz round 11)
+            own = hyper.get("delta", fixed.get("delta"))
+            failed.append((n, None if own is None else float(own)))
             return (RunScore(hyper, math.inf, math.inf, math.inf, 0, record["failure"]),
                     np.empty(0))
         ledger = PrivacyLedger.from_dict(record["ledger"])
@@ -621,25 +699,45 @@ def _tune_points(algorithm: Callable[..., Any], objective: Any,
             mean, low, high = _interval(a - b)
             notes.append(f"{label} - tuned by runs (paired, same seeds): {mean:.4g} "
                          f"[{low:.4g}, {high:.4g}] (95%)")
+    pick = selection[order[0]]
+    ties = [i for i in order[1:] if selection[i].mean <= pick.high]
+    if ties:  # the argmin among statistical ties: its fresh score is the one to quote
+        runner = points[ties[0]]
+        notes.append(f"{len(ties)} other point(s) scored within the pick's selection interval "
+                     f"(statistical ties; the next: {_shown_choice(runner)}): pass it in "
+                     "compare= to measure the difference on fresh seeds")
     for axis, values in grid.items():  # a pick on the grid's edge may lie beyond it
-        if len(values) > 2 and best[axis] in (values[0], values[-1]):
+        if len(values) > 2 and best[axis] in (values[0], values[-1]) \
+                and not _at_floor(axis, best[axis]):
             notes.append(f"the pick's {axis} = {best[axis]} is at the grid's edge: widen it")
+    reasons = sorted({s.failure for s in selection if s.failure is not None})
+    if reasons:  # why points did not run (the validator's own words: fuzz round 11)
+        notes.append("failed point(s): " + "; ".join(r[:160] for r in reasons[:3])
+                     + (f" (and {len(reasons) - 3} more reasons)" if len(reasons) > 3 else ""))
     spent = PrivacyLedger(ledgers[0][0].neighbouring)
     for ledger, n in ledgers:
         for mechanism, count in ledger.entries:
             spent.record(mechanism, count * n)
-    runs = sum(n for _, n in ledgers) + failed
-    acc = accountants[0] if accountants else "rdp"
+    n_failed = sum(n for n, _ in failed)
+    runs = sum(n for _, n in ledgers) + n_failed
+    acc = accountants[0] if len(set(accountants)) == 1 else "rdp"
+    if len(set(accountants)) > 1:  # e.g. Laplace and Gaussian points: pure DP reads no
+        # Gaussian (the first run's accountant failed after every run: fuzz round 11)
+        notes.append(f"the runs were calibrated by {', '.join(sorted(set(accountants)))}: "
+                     "the privacy spent is read by rdp, which composes them all")
     spent_eps = float(spent.epsilon(float(spent_delta), accountant=acc))
     delta_total = float(spent_delta)
-    per_run_delta = max(run_deltas)
     if failed:
         # a run that raised spent at most its target (eps, delta) before it stopped: basic
         # composition with the accounted part (Dwork & Roth Thm 3.16)
-        spent_eps += failed * eps
-        delta_total += failed * per_run_delta
-        notes.append(f"{failed} run(s) failed after reading the data: each counted at its "
-                     f"target (eps = {eps:g}, delta = {per_run_delta:g}), by basic composition")
+        default_delta = max(run_deltas)
+        spent_eps += n_failed * eps
+        delta_total += sum(n * (default_delta if d is None else d) for n, d in failed)
+        shown_deltas = sorted({default_delta if d is None else d for _, d in failed})
+        notes.append(f"{n_failed} run(s) failed (refused or stopped; they may have read the "
+                     f"data): each counted at its target (eps = {eps:g}, delta = "
+                     f"{', '.join(f'{d:g}' for d in shown_deltas)}), by basic composition")
     return RunTuning(algorithm=name, statistic=statistic, best=best, selection=selection,
                      evaluation=evaluation, spent=spent, spent_epsilon=spent_eps,
-                     delta=delta_total, accountant=acc, runs=runs, notes=tuple(notes))
+                     delta=delta_total, accountant=acc, runs=runs, notes=tuple(notes),
+                     trials=trials)

@@ -227,7 +227,8 @@ def test_a_run_that_fails_after_reading_the_data_is_counted_in_the_privacy_spent
                        trials=4, eval_trials=5, seed=0)
     assert res.runs == 4 + 4 + 5  # the failed point's 4 runs too
     assert res.spent_epsilon == pytest.approx(0.5 * res.runs, rel=1e-9)
-    assert any("failed after reading the data" in n for n in res.notes)
+    assert any("failed (refused or stopped; they may have read the data)" in n
+               for n in res.notes)
 
 
 def test_the_selection_streams_are_not_a_plain_seeds():
@@ -276,9 +277,20 @@ ex.audit_setting(m, params={{"eta": 0.5}})
 
 
 @pytest.mark.parametrize("mech, extra, words", [
-    ("gaussian", ["--search", "eta=0.5,1"], "give its horizon (--search T=... or --steps T)"),
+    ("gaussian", ["--search", "eta=0.5,1", "--delta", "1e-5"],
+     "give its horizon (--search T=... or --steps T)"),
     ("laplace", ["--search", "eta=0.5,1", "--search", "T=3", "--delta", "1e-5"],
      "--delta is not read by runs_laplace"),
+    # fuzz round 11 / walkthrough of stop 77:
+    ("laplace", ["--search", "eta=0.5,1", "--search", "delta=1e-5,1e-3", "--steps", "3"],
+     "--search delta is not read by runs_laplace"),
+    ("gaussian", ["--search", "eta=0.5,1", "--steps", "3"],
+     "runs_gaussian adds Gaussian noise: give its delta (--delta"),
+    ("gaussian", ["--search", "eta=1", "--search", "N=1e6", "--steps", "3", "--delta", "1e-5"],
+     "--search N: a constant of the problem, which the runs read from its objective (set it "
+     "with --N)"),
+    ("laplace", ["--search", "eta=1", "--search", "mu=0.5,1", "--steps", "3"],
+     "--search mu: a constant of the problem"),
 ])
 def test_tune_runs_of_a_plugin_refuses_what_it_cannot_run(mech, extra, words, tmp_path,
                                                           capsys):
@@ -355,3 +367,30 @@ def test_a_searched_horizon_must_be_whole(spec, words):
     with pytest.raises(ValueError, match=words):
         parse_search([spec])
     assert parse_search(["T=1:10:4"])["steps"] == [1, 2, 5, 10]  # control: a range is rounded
+
+
+def test_a_plugins_horizon_under_its_own_name_is_searched_as_the_horizon(tmp_path, capsys):
+    # was: --search K=1,50,100 with steps="K" ran every point at --steps (fuzz round 11)
+    import json
+
+    from tests.plugin_state import plugins_loaded
+
+    plug = tmp_path / "runs_k.py"
+    plug.write_text(PLUG.format(tag="k", mech="laplace").replace(
+        'mechanism="laplace",', 'mechanism="laplace", steps="K",'))
+    with plugins_loaded([]):
+        rc, out, _ = _cli(["--plugin", str(plug), "tune", "runs", "runs_k", "--problem",
+                           "quadratic", "--N", "50", "--d", "3", "--mu", "0.1", "--search",
+                           "eta=0.5", "--search", "K=1,4", "--trials", "2", "--quiet",
+                           "--json"], capsys)
+        assert rc == 0
+        rows = json.loads(out)["rows"]
+        assert rows[0]["steps"] in (1, 4) and "K" not in rows[0]
+        # the library refuses the horizon twice, under both names, with different values
+        from dpbounds.extend import method_named
+
+        m = method_named("runs_k")
+        f = QuadraticObjective.random(d=3, mu=0.1, L=1.0, n=50, offset_scale=1.0, seed=0)
+        with pytest.raises(ValueError, match="K is runs_k's horizon: give it as steps="):
+            m.run(f, epsilon=1.0, steps=3, K=5, eta=0.5)
+        assert m.run(f, epsilon=1.0, steps=3, K=3, eta=0.5).trace.shape[1] >= 3

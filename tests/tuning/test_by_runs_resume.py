@@ -212,3 +212,134 @@ def test_tune_runs_store_in_a_file_is_refused_before_any_run(tmp_path, capsys):
     (tmp_path / "file").write_text("x")
     rc, out, err = _cli(["tune", "runs", "hb", "--store", str(tmp_path / "file")], capsys)
     assert rc == EXIT_USAGE and "--store" in err and "not a folder" in err
+
+
+# ------------------------------------------------------------- fuzz round 11, walkthrough
+def test_a_failed_point_is_counted_at_its_own_delta():
+    # oracle: basic composition written out; the failing choice names its own delta (0.5),
+    # which the completed runs' 1e-6 under-counted 8 runs by a factor 5e5
+    from dpbounds.algorithms import dp_gd
+
+    def picky(objective, *, epsilon, trials, seed, step_size, steps, delta):
+        if delta > 0.1:
+            raise ValueError("delta too large for this run")
+        return dp_gd(objective, epsilon=epsilon, trials=trials, seed=seed, step_size=step_size,
+                     steps=steps, mechanism="gaussian", delta=delta)
+
+    res = tune_by_runs(picky, _f(), {"step_size": [0.5, 1.0], "delta": [1e-6]}, epsilon=1.0,
+                       trials=3, eval_trials=8, seed=0, steps=3,
+                       compare={"loose": {"step_size": 1.0, "delta": 0.5}})
+    assert res.evaluation["loose"].failure == "delta too large for this run"
+    assert res.delta == pytest.approx(1e-5 + 8 * 0.5, rel=1e-12)
+    assert any("delta = 0.5" in n for n in res.notes)
+
+
+def test_the_table_shows_strings_arrays_and_failure_reasons():
+    from dpbounds.algorithms import dp_nag
+
+    f = _f()
+    res = tune_by_runs(dp_nag, f, {"allocation": ["uniform", "optimal"], "steps": [3],
+                                   "step_size": [1.0, -1.0]},
+                       epsilon=1.0, trials=2, seed=0,
+                       compare={"budgets": {"steps": 3, "step_size": 1.0,
+                                            "budgets": np.array([0.2, 0.3, 0.5])}})
+    table = res.table()
+    assert "uniform" in table or "optimal" in table
+    assert "[0.2, 0.3, 0.5]" in table
+    assert "4 grid points x 2 runs" in table
+    # the validator's own words for the refused points (was: only "1 point(s) failed")
+    assert "failed point(s): " in table and "step_size" in table.split("failed point(s): ")[1]
+
+
+def test_grid_values_listed_twice_and_huge_grids_are_refused_before_any_run():
+    CALLS.clear()
+    with pytest.raises(ValueError, match=r"grid\['step_size'\] lists 1.0 more than once"):
+        tune_by_runs(counted_heavy_ball, _f(), {"step_size": [1, 1.0]}, epsilon=1.0)
+    big = {k: list(range(1, 1001)) for k in ("a", "b", "c")}  # 10^9 points: never built
+    with pytest.raises(ValueError, match="more than 10,000 points"):
+        tune_by_runs(counted_heavy_ball, _f(), big, epsilon=1.0)
+    assert CALLS == []
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"spent_delta": None}, "spent_delta must be a number in (0, 1), got None"),
+    ({"spent_delta": "x"}, "spent_delta must be a number in (0, 1)"),
+    ({"compare": [("a", {})]}, "compare must map labels to hyper-parameter dicts, got list"),
+    ({"compare": {"a": None}}, "compare['a'] must be a dict of hyper-parameters, got None"),
+    ({"compare": {"a": "steps"}}, "compare['a'] must be a dict of hyper-parameters"),
+])
+def test_bad_api_input_is_a_value_error_naming_it(kwargs, words):
+    with pytest.raises(ValueError) as info:
+        tune_by_runs(counted_heavy_ball, _f(), GRID, epsilon=1.0, **kwargs)
+    assert words in str(info.value)
+    with pytest.raises(ValueError, match="objective must be an objective"):
+        tune_by_runs(counted_heavy_ball, None, GRID, epsilon=1.0)
+
+
+def test_laplace_and_gaussian_points_are_composed_by_rdp():
+    # the first point's pure accountant failed on the Gaussian runs after every run (fuzz 11);
+    # oracle: the same ledger read by the RDP accountant directly
+    from dpbounds.algorithms import dp_gd
+
+    res = tune_by_runs(dp_gd, _f(), {"mechanism": ["laplace", "gaussian"]}, epsilon=1.0,
+                       trials=2, eval_trials=2, seed=0, steps=3, delta=1e-6)
+    assert res.accountant == "rdp"
+    assert res.spent_epsilon == pytest.approx(res.spent.epsilon(1e-5, accountant="rdp"),
+                                              rel=1e-12)
+    assert any("read by rdp" in n for n in res.notes)
+
+
+def test_a_steps_own_type_error_is_not_blamed_on_the_grid():
+    def buggy(objective, **kw):
+        return None + 1  # the algorithm's own bug
+
+    with pytest.raises(ValueError) as info:
+        tune_by_runs(buggy, _f(), {"steps": [1, 2]}, epsilon=1.0, trials=2)
+    assert "the run raised TypeError" in str(info.value)
+    assert "check the grid" not in str(info.value)
+    with pytest.raises(ValueError, match="check the grid's and the fixed names"):
+        tune_by_runs(dp_heavy_ball, _f(), {"stepz": [1, 2]}, epsilon=1.0, trials=2)
+
+
+def test_ties_are_named_and_one_step_is_not_an_edge_to_widen():
+    res = tune_by_runs(dp_heavy_ball, _f(), {"step_size": [0.99, 1.0, 1.01], "steps": [1, 2, 3],
+                                             "momentum": [0.0, 0.1, 0.2]},
+                       epsilon=1.0, trials=3, seed=1)
+    ties = [n for n in res.notes if "statistical ties" in n]
+    # oracle: the count of selection means at or below the pick's upper 95% end, by hand
+    pick = min(res.selection, key=lambda s: s.mean)
+    expected = sum(s.mean <= pick.high for s in res.selection) - 1
+    assert (expected > 0) == bool(ties)
+    if ties:
+        assert ties[0].startswith(f"{expected} other point(s)")
+    for n in res.notes:
+        assert "steps = 1 is at the grid's edge" not in n
+        assert "momentum = 0.0 is at the grid's edge" not in n
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--search", "alpha=1_0"], "the values must be numbers"),
+    (["--search", "alpha=1,1"], "1 is listed more than once"),
+    (["--search", "alpha=0.1:6:1000", "--search", "c=0.1:6:1000"],
+     "--search: 1,000,000 grid points; at most 10,000"),
+    (["--trials", "1000000"], "--trials must be at most 250000"),
+    (["--eval-trials", "1000000000"], "--eval-trials must be at most 1000000"),
+    (["--problem", "quadratic", "--mu", "0"], "--mu must lie in (0, L=1]"),
+    (["--mu", "-1"], "--mu must be >= 0"),
+    (["--start", "nan"], "--start must be a finite number >= 0"),
+    (["--start", "-1"], "--start must be a finite number >= 0"),
+    (["--search", "clip_threshold=1,2"], "--search clip_threshold: hb takes none"),
+])
+def test_tune_runs_refuses_fuzz_11_inputs_before_any_import(argv, words, capsys):
+    from dpbounds.cli import EXIT_USAGE
+
+    rc, out, err = _cli(["tune", "runs", "hb", *argv], capsys)
+    assert rc == EXIT_USAGE and out == "" and words in err, err
+
+
+def test_tune_runs_gd_searches_no_keyword_it_ignores(capsys):
+    from dpbounds.cli import EXIT_USAGE
+
+    for alg, name in [("gd", "clip_threshold"), ("nag", "initial_error")]:
+        rc, _, err = _cli(["tune", "runs", alg, "--search", f"{name}=1,2"], capsys)
+        assert rc == EXIT_USAGE and f"--search {name}: {alg} takes none" in err
