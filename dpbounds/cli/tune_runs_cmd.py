@@ -128,8 +128,25 @@ def _default_grid(algorithm: str, L: float) -> dict[str, list[float]]:
     return {"step_size": alpha, "momentum": [0.0, 0.3, 0.5, 0.7, 0.8, 0.9], "steps": steps}
 
 
-def build_problem(problem: str, n: int, d: int, mu: float, L: float, seed: int) -> Any:
-    """The objective of ``--problem`` (module-level: worker processes build it by name)."""
+def build_problem(problem: str, n: int, d: int, mu: float | None, L: float | None,
+                  seed: int) -> Any:
+    """The objective of ``--problem`` (module-level: worker processes build it by name).
+
+    ``logistic`` and ``quadratic`` are built here; any other name is a verification problem
+    (``dpbounds verify --list``: ``huber_well`` ..., or a plug-in's
+    :func:`dpbounds.extend.verify_problem`, its own data), built as ``verify`` builds it, with
+    its declared F* and its start (kept as the objective's ``tune_start``).
+    """
+    if problem not in PROBLEMS:
+        import numpy as np
+
+        from dpbounds.verify.problems import problem as verify_problem
+
+        overrides = {k: v for k, v in (("mu", mu), ("L", L)) if v is not None}
+        inst = verify_problem(problem, **overrides).build(n, d, seed)
+        inst.objective.__dict__["tune_start"] = np.asarray(inst.x0, dtype=float)
+        return inst.objective
+    assert mu is not None
     if problem == "logistic":
         from dpbounds.data import kuru_synthetic
         from dpbounds.objectives import LogisticRegression
@@ -140,17 +157,21 @@ def build_problem(problem: str, n: int, d: int, mu: float, L: float, seed: int) 
                                        l1_radius=ds.l1_radius, l2_radius=ds.l2_radius)
     from dpbounds.objectives import QuadraticObjective
 
-    return QuadraticObjective.random(d=d, mu=mu, L=L, n=n, offset_scale=1.0, seed=seed)
+    return QuadraticObjective.random(d=d, mu=mu, L=float(L or 1.0), n=n, offset_scale=1.0,
+                                     seed=seed)
 
 
 def _objective(args: argparse.Namespace) -> Any:
     """The problem's recipe (stored points are keyed by it; workers build from it)."""
     from dpbounds.tuning import ObjectiveRecipe
 
+    typed = getattr(args, "_flags_typed", None) or {}
     return ObjectiveRecipe(build_problem, {
         "problem": args.problem, "n": int(args.dataset_size), "d": int(args.dimension),
-        "mu": float(args.strong_convexity),
-        "L": float(args.smoothness) if args.problem == "quadratic" else 0.0,
+        "mu": float(args.strong_convexity) if args.problem in PROBLEMS
+        or "strong_convexity" in typed else None,
+        "L": float(args.smoothness) if args.problem == "quadratic"
+        or (args.problem not in PROBLEMS and args.smoothness_given) else None,
         "seed": int(args.seed)})
 
 
@@ -281,6 +302,18 @@ def _run(args: argparse.Namespace) -> int:
                              "Method counts once the file passes it to extend.study or "
                              "extend.audit_setting)")
     search = _check(args)
+    if args.problem not in PROBLEMS:  # a verification problem (a plug-in's own data)
+        from dpbounds.verify.problems import kinds
+
+        if args.problem not in kinds():
+            from dpbounds._suggest import did_you_mean
+
+            raise ValueError(f"--problem {args.problem!r} is unknown"
+                             f"{did_you_mean(args.problem, (*PROBLEMS, *kinds()))}: "
+                             f"{', '.join(PROBLEMS)}, or a verification problem "
+                             f"({', '.join(k for k in kinds() if k not in PROBLEMS)}; a "
+                             "plug-in declares its own with "
+                             "extend.verify_problem)")
     if args.store is not None:  # before any run (a run's minutes lost to a bad folder)
         from dpbounds.cli._paths import check_store_dir
 
@@ -300,6 +333,8 @@ def _run(args: argparse.Namespace) -> int:
         fixed["method"] = args.algorithm
     grid = search or {k: v for k, v in _default_grid(args.algorithm, f.smoothness).items()
                       if k not in fixed}
+    if args.start_distance is None and getattr(f, "tune_start", None) is not None:
+        fixed["x0"] = f.tune_start  # the verification problem's own start
     if args.start_distance is not None:
         x_star = np.asarray(f.optimum.x, dtype=float).ravel()
         fixed["x0"] = x_star + float(args.start_distance) / math.sqrt(f.d)
@@ -340,9 +375,11 @@ def register_tune_runs(tsub: argparse._SubParsersAction) -> None:
                                     "the class, and can be far from the best run on yours).",
                         epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("algorithm", help="hb, nag, gd, or a plug-in's method (--plugin FILE)")
-    p.add_argument("--problem", choices=PROBLEMS, default="logistic",
+    p.add_argument("--problem", default="logistic", metavar="logistic|quadratic|NAME",
                    help="logistic: Kuru et al.'s synthetic data with ridge mu; quadratic: "
-                        "spectrum log-spaced in [mu, L], per-sample offsets (default logistic)")
+                        "spectrum log-spaced in [mu, L], per-sample offsets (default "
+                        "logistic); NAME: a verification problem (verify --list), e.g. a "
+                        "plug-in's own data declared with extend.verify_problem")
     p.add_argument("--search", action="append", metavar="NAME=SPEC",
                    help="a searched hyper-parameter and its values (repeatable; see below)")
     add_quantity(p, "dataset_size", default=20000)

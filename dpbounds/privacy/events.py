@@ -569,8 +569,10 @@ def dp_event_from_json(data: Any, where: str = "event") -> Any:
         raise ValueError(f"{where}: {data['class_name']} needs the field(s) {missing}")
     kwargs = {k: conv(v, k) for k, v in data.items() if k in names}
     check_fields(data, where)  # a count or a noise out of range, in the command line's words
-    if "count" in kwargs:  # SelfComposedDpEvent (a whole number now): an int, as written
-        kwargs["count"] = int(kwargs["count"])
+    if "count" in kwargs:  # SelfComposedDpEvent: an int, as written; checked again here so
+        # that no change to check_fields can let int() truncate 1.9 runs to 1 (mutant hunt 11)
+        kwargs["count"] = check_int(f"{where}.count", kwargs["count"], minimum=1,
+                                    maximum=MAX_COUNT)
     try:
         return cls(**kwargs)
     except TypeError as err:

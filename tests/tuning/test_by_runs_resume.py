@@ -343,3 +343,50 @@ def test_tune_runs_gd_searches_no_keyword_it_ignores(capsys):
     for alg, name in [("gd", "clip_threshold"), ("nag", "initial_error")]:
         rc, _, err = _cli(["tune", "runs", alg, "--search", f"{name}=1,2"], capsys)
         assert rc == EXIT_USAGE and f"--search {name}: {alg} takes none" in err
+
+
+MY_PROBLEM = '''
+import numpy as np
+from dpbounds import extend as ex
+from dpbounds.objectives import LogisticRegression
+
+
+def build(N, d, seed, spec):
+    rng = np.random.default_rng(seed)
+    A = rng.uniform(-1, 1, (N, d)) / np.sqrt(d)
+    y = np.where(A @ np.ones(d) + 0.3 * rng.standard_normal(N) > 0, 1.0, -1.0)
+    return LogisticRegression(A, y, l2=spec.mu / 2, l1_radius=np.sqrt(d),
+                              l2_radius=1.0), np.full(d, 0.25)
+
+
+ex.verify_problem("my_ridge", build, problem_class="smooth_strongly_convex",
+                  defaults={"L": 1.0, "mu": 0.05})
+'''
+
+
+def test_tune_runs_on_a_plugins_own_problem_is_the_librarys_tuning_of_it(tmp_path, capsys):
+    # walkthrough of stop 77: "the shell can't tune by runs on your own data"; oracle: the
+    # plug-in's own builder called here, the library tuning it from the problem's start
+    from tests.plugin_state import plugins_loaded
+
+    plug = tmp_path / "my_ridge.py"
+    plug.write_text(MY_PROBLEM)
+    with plugins_loaded([]):
+        rc, out, _ = _cli(["--plugin", str(plug), "tune", "runs", "hb", "--problem", "my_ridge",
+                           "--N", "300", "--d", "4", "--search", "alpha=1,4",
+                           "--search", "beta=0,0.5", "--search", "T=2,4", "--trials", "3",
+                           "--seed", "1", "--json", "--quiet"], capsys)
+        assert rc == 0, out
+        got = json.loads(out)
+        from dpbounds.extend import problem_kind
+        from dpbounds.verify.problems import problem
+
+        f, x0 = problem_kind("my_ridge").build(300, 4, 1, problem("my_ridge"))
+        lib = tune_by_runs(dp_heavy_ball, f, {"step_size": [1.0, 4.0], "momentum": [0.0, 0.5],
+                                              "steps": [2, 4]}, epsilon=1.0, trials=3, seed=1,
+                           x0=x0)
+        assert got["best"] == lib.best
+        assert got["rows"][0]["mean"] == lib.evaluation["tuned by runs"].mean
+        rc, _, err = _cli(["--plugin", str(plug), "tune", "runs", "hb", "--problem", "my_ridg",
+                           "--quiet"], capsys)
+        assert rc == 2 and "did you mean 'my_ridge'?" in err and "quadratic, or" in err
