@@ -1225,16 +1225,67 @@ class LinearMomentum:
         return out[0], out[1], out[2]
 
 
+def _declares_infinite(objective: Any, name: str) -> bool:
+    try:
+        return math.isinf(float(getattr(objective, name)))
+    except Exception:  # noqa: BLE001 - a constant it does not declare says nothing here
+        return False
+
+
 class _MissingParam(KeyError):
     """A read of a key the run's params do not hold (:class:`_Params`)."""
 
 
 class _Params(dict[str, Any]):
     """The params a step receives: a missing key raises :class:`_MissingParam` (a KeyError),
-    so that ``run`` can name it without taking a step's own dict lookups for it."""
+    so that ``run`` can name it without taking a step's own dict lookups for it; the keys
+    read are kept (:attr:`read`; :attr:`bulk` once the whole dict was copied or iterated), so
+    that ``run`` can report a hyper-parameter nothing read (a grid over ``cc`` where the step
+    reads ``c`` ran one point three times: walkthrough of stop 77)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.read: set[Any] = set()
+        self.bulk = False
 
     def __missing__(self, key: Any) -> Any:
         raise _MissingParam(key)
+
+    def __getitem__(self, key: Any) -> Any:
+        self.read.add(key)
+        return super().__getitem__(key)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self.read.add(key)
+        return super().get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        self.read.add(key)
+        return super().__contains__(key)
+
+    def __iter__(self) -> Any:
+        self.bulk = True
+        return super().__iter__()
+
+    def keys(self) -> Any:
+        self.bulk = True
+        return super().keys()
+
+    def values(self) -> Any:
+        self.bulk = True
+        return super().values()
+
+    def items(self) -> Any:
+        self.bulk = True
+        return super().items()
+
+    def copy(self) -> dict[str, Any]:
+        self.bulk = True
+        return dict(super().items())
+
+    def unread(self, names: Any) -> list[str]:
+        """Those of ``names`` nothing has read (none once the whole dict was read)."""
+        return [] if self.bulk else sorted(str(k) for k in names if k not in self.read)
 
 
 def _step_arity(step: Callable[..., Any]) -> int | None:
@@ -1479,8 +1530,13 @@ class Method:
         # read as 1
         v = _positive_number(raw)
         if v is None:
+            infinite = [a for a in ("gradient_bound", "l1_sensitivity", "l2_sensitivity")
+                        if _declares_infinite(objective, a)]
+            hint = (f" ({type(objective).__name__} declares {', '.join(infinite)} = inf: "
+                    "its per-sample gradients are unbounded; run it on a problem that bounds "
+                    "them, e.g. a logistic regression)" if infinite else "")
             raise ValueError(f"{self.name}: sensitivity(f, params) must return a positive, "
-                             f"finite number, got {raw!r}")
+                             f"finite number, got {raw!r}{hint}")
         if callable(s) and self.neighbouring == "add_remove":
             _refuse_private_size(self.name, s, objective, params, v)
         return v
@@ -1846,7 +1902,10 @@ class Method:
             x = new if step_factor == 1.0 else x + step_factor * (new - x)
         rec.record(x)
         gaussian = self.mechanism == "gaussian"
+        unread = p.unread(hyper)  # before the copy below (which reads every key)
         out = dict(p, noise_scale=scale, sensitivity=sens, steps=T, seed=seed)
+        if unread:
+            out["unread_hyperparameters"] = unread
         if sampled:
             out.update(sampling=self.sampling, batch_size=B, public_n=n_pub,
                        sampling_rate=B / n_pub, noise_std_sum=scale * B,

@@ -44,7 +44,10 @@ bound = ex.theorem(
 method = ex.Method(
     "dp_gd_linear", step=lambda x, grad, noise, p: x - p["eta"] * (grad(x) + noise),
     mechanism="gaussian", neighbouring="replace_one",
-    sensitivity=lambda f, p: f.l1_sensitivity / f.n,  # mean gradient; L2 <= L1
+    # mean gradient; L2 <= L1, so the bound's S1 is valid for Gaussian noise, but loose: a
+    # bound in S2 with f.l2_sensitivity / f.n adds sqrt(d)-times less noise (the built-in
+    # Gaussian dp_gd's choice; its runs were 8x better in stop 77's walkthrough)
+    sensitivity=lambda f, p: f.l1_sensitivity / f.n,
     linear=ex.LinearMomentum(alpha="eta"))  # GD: checked, then `tune dp_gd_linear`
 
 ex.study(method, bound, measure="subopt")

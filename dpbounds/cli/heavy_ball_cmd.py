@@ -122,7 +122,27 @@ def _tune_hb(args: argparse.Namespace) -> int:
     from dpbounds.cli._paths import print_result
 
     return print_result("tune", strict_json(res.rows(), indent=2) if args.json
-                        else res.table())
+                        else res.table() + "\n" + PUBLIC_INPUTS)
+
+
+#: what the worst-case tuners read without noise (walkthrough of stop 77: E0 and L computed
+#: from the private data, and nothing said so, unlike `tune runs`' privacy line)
+PUBLIC_INPUTS = ("inputs read as public: mu, L, S1, E0, n and d choose the hyper-parameters "
+                 "without noise; computed from the private data, they must be public bounds "
+                 "(or their release paid for)")
+
+
+def _run_line(rows: list[dict]) -> str:
+    """How to run the tuned DP-NAG: its per-step budgets (in --json, "epsilons")."""
+    row = next((r for r in rows if r.get("method") == "nag" and r.get("epsilons")), None)
+    if row is None:
+        return ""
+    eps = [float(e) for e in row["epsilons"]]
+    shown = ", ".join(repr(e) for e in eps) if len(eps) <= 8 else (
+        f"{', '.join(repr(e) for e in eps[:3])}, ..., {eps[-1]!r} ({len(eps)} budgets; "
+        "all in --json)")
+    return (f"to run {row['label']}: dp_nag(f, steps={row['horizon']}, budgets=[{shown}]) "
+            "(per-step pure-DP budgets)\n")
 
 
 def _tune_nag(args: argparse.Namespace) -> int:
@@ -137,7 +157,7 @@ def _tune_nag(args: argparse.Namespace) -> int:
     from dpbounds.cli._paths import print_result
 
     return print_result("tune", strict_json(res.rows(), indent=2) if args.json
-                        else res.table())
+                        else res.table() + "\n" + _run_line(res.rows()) + PUBLIC_INPUTS)
 
 
 def _rate(x: float) -> str:

@@ -481,6 +481,11 @@ def run_grid_point(*, algorithm: dict[str, Any], objective: dict[str, Any],
     except (ValueError, FloatingPointError, OverflowError) as exc:
         return {**empty, "failure": str(exc)}
     target = getattr(res.privacy, "target_delta", None)
+    unread = [k for k in (getattr(res, "params", None) or {}).get("unread_hyperparameters", ())
+              if k in hyper]
+    if unread:  # a searched name the method never read: every value ran the same point
+        return {**empty, "type_error": f"the runs never read {', '.join(unread)} (searched): "
+                                       "not a hyper-parameter the method uses", "bug": True}
     return {**empty, "values": np.asarray(values, dtype=float),
             "ledger": res.privacy.ledger.to_dict(), "accountant": str(res.privacy.accountant),
             "target_delta": None if target is None else float(target)}

@@ -394,3 +394,27 @@ def test_a_plugins_horizon_under_its_own_name_is_searched_as_the_horizon(tmp_pat
         with pytest.raises(ValueError, match="K is runs_k's horizon: give it as steps="):
             m.run(f, epsilon=1.0, steps=3, K=5, eta=0.5)
         assert m.run(f, epsilon=1.0, steps=3, K=3, eta=0.5).trace.shape[1] >= 3
+
+
+def test_a_searched_name_the_method_never_reads_is_refused(tmp_path, capsys):
+    # walkthrough of stop 77: --search cc=0.25,1,4 where the step reads c ran one point three
+    # times and "picked" cc = 0.25; oracle: the step's own source reads eta only
+    from tests.plugin_state import plugins_loaded
+
+    plug = tmp_path / "runs_unread.py"
+    plug.write_text(PLUG.format(tag="unread", mech="laplace"))
+    with plugins_loaded([]):
+        base = ["--plugin", str(plug), "tune", "runs", "runs_unread", "--problem", "quadratic",
+                "--N", "50", "--d", "3", "--mu", "0.1", "--steps", "3", "--trials", "2",
+                "--quiet"]
+        rc, _, err = _cli([*base, "--search", "eta=0.5", "--search", "etta=1,2"], capsys)
+        assert rc == 2 and "the runs never read etta (searched)" in err
+        rc, out, _ = _cli([*base, "--search", "eta=0.5,1"], capsys)  # positive control
+        assert rc == 0 and "tuned by runs" in out
+        from dpbounds.extend import method_named
+
+        f = QuadraticObjective.random(d=3, mu=0.1, L=1.0, n=50, offset_scale=1.0, seed=0)
+        res = method_named("runs_unread").run(f, epsilon=1.0, steps=2, eta=0.5, etta=3.0)
+        assert res.params["unread_hyperparameters"] == ["etta"]
+        res = method_named("runs_unread").run(f, epsilon=1.0, steps=2, eta=0.5)
+        assert "unread_hyperparameters" not in res.params
