@@ -220,6 +220,12 @@ def _check(args: argparse.Namespace) -> dict[str, list[float]]:
     if args.scheduler is not None and "://" not in args.scheduler:
         raise ValueError(f"--scheduler must be an address like tcp://HOST:PORT, got "
                          f"{args.scheduler!r}")
+    if args.private:
+        _check_private(args)
+    elif any(getattr(args, k) is not None for k in ("score_eps", "loss_bound",
+                                                     "stop_probability")):
+        raise ValueError("--score-eps, --loss-bound and --stop-probability are read by "
+                         "--private only")
     if args.fresh and args.store is None:
         raise ValueError("--fresh overwrites a store's points: give --store DIR")
     if args.trials > 1_000_000 or (args.eval_trials is None and 4 * args.trials > 1_000_000):
@@ -256,6 +262,51 @@ def _check(args: argparse.Namespace) -> dict[str, list[float]]:
         raise ValueError(f"{', '.join('--' + k.replace('_', '-') for k in both)}: both "
                          "searched (--search) and fixed")
     return search
+
+
+def _check_private(args: argparse.Namespace) -> None:
+    """--private's refusals (before any import)."""
+    typed = getattr(args, "_flags_typed", None) or {}
+    for flag, given in (("--store", args.store is not None), ("--fresh", args.fresh),
+                        ("--workers", args.workers is not None), ("--dask", args.dask),
+                        ("--scheduler", args.scheduler is not None),
+                        ("--trials", "trials" in typed),
+                        ("--eval-trials", args.eval_trials is not None)):
+        if given:
+            raise ValueError(f"{flag} is not read by --private (one sequential selection: a "
+                             "trial per random grid point, stopped at random)")
+    if args.loss_bound is None:
+        raise ValueError("--private needs --loss-bound B > 0: the per-sample losses are "
+                         "clipped to [0, B] in the released score (a public choice)")
+    for flag, v in (("--loss-bound", args.loss_bound), ("--score-eps", args.score_eps)):
+        if v is not None and not (math.isfinite(v) and v > 0):
+            raise ValueError(f"{flag} must be a finite number > 0, got {v:g}")
+    gamma = args.stop_probability
+    if gamma is not None and not 0 < gamma <= 1:
+        raise ValueError(f"--stop-probability must lie in (0, 1], got {gamma:g}")
+
+
+def _run_private(args: argparse.Namespace, alg: Any, f: Any, grid: dict[str, list[float]],
+                 fixed: dict[str, Any]) -> int:
+    from dpbounds.cli._paths import print_result
+    from dpbounds.tuning import select_privately
+
+    name = args.algorithm if args.algorithm not in ALGORITHMS else alg.__name__
+    sel = select_privately(alg, f, grid, epsilon=args.epsilon,
+                           score_epsilon=0.1 if args.score_eps is None else args.score_eps,
+                           loss_bound=args.loss_bound,
+                           stop_probability=(0.02 if args.stop_probability is None
+                                             else args.stop_probability),
+                           seed=args.seed, **fixed)
+    if args.json:
+        return print_result("tune", strict_json(
+            {"problem": args.problem, "algorithm": name, "best": sel.best,
+             "x": sel.x.tolist(), "score": sel.score, "trials": sel.trials,
+             "epsilon": sel.epsilon, "delta": sel.delta, "trial_epsilon": sel.trial_epsilon,
+             "suboptimality": sel.suboptimality}, indent=2))
+    return print_result("tune", f"{args.problem}: n = {f.n}, d = {f.d}, mu = "
+                                f"{f.strong_convexity:.4g}, L = {f.smoothness:.4g}, eps = "
+                                f"{args.epsilon:g} per run\n{sel.table()}")
 
 
 def _check_plugin(args: argparse.Namespace, search: dict[str, list[float]]) -> None:
@@ -347,6 +398,8 @@ def _run(args: argparse.Namespace) -> int:
         constants = {"mu": f.strong_convexity, "L": f.smoothness, "d": f.d, "N": f.n,
                      "R": float(f.suboptimality(x0)[0])}
         fixed.update({k: v for k, v in constants.items() if k not in grid and k not in fixed})
+    if args.private:
+        return _run_private(args, alg, f, grid, fixed)
     res = tune_by_runs(alg, recipe, grid, epsilon=args.epsilon, trials=args.trials,
                        eval_trials=args.eval_trials, seed=args.seed,
                        progress=progress_enabled(args), store=args.store,
@@ -413,6 +466,18 @@ def register_tune_runs(tsub: argparse._SubParsersAction) -> None:
                        help="run on a Dask LocalCluster of --workers workers (the dist extra)")
     where.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
                        help="run on an existing Dask cluster")
+    q = p.add_argument_group("private selection (tune on the private data itself: Liu & "
+                             "Talwar's random stopping, eps = 3 (eps + score eps) in all)")
+    q.add_argument("--private", action="store_true",
+                   help="select privately: a run per random grid point, each with a noisy "
+                        "score, stopped at random; releases the best run and its score")
+    q.add_argument("--score-eps", type=float, default=None, metavar="EPS",
+                   help="budget of each noisy score (default 0.1)")
+    q.add_argument("--loss-bound", type=float, default=None, metavar="B",
+                   help="clip each sample's loss to [0, B] in the score (required)")
+    q.add_argument("--stop-probability", type=float, default=None, metavar="GAMMA",
+                   help="stop after each trial with this probability (default 0.02: about "
+                        "50 trials; compute, not privacy)")
     p.set_defaults(func=_run)
 
 

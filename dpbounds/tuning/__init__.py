@@ -7,6 +7,8 @@ r"""Tuning DP heavy ball and DP-NAG / DP-MASG from Kuru et al.'s bounds.
   noise schedule against the uniform budget;
 * :mod:`~dpbounds.tuning.by_runs` — :func:`tune_by_runs`: a grid of the real algorithm's runs
   on one objective, the pick re-measured on fresh seeds, the privacy the tuning spends;
+* :mod:`~dpbounds.tuning.private_selection` — :func:`select_privately`: tuning on the private
+  data itself, Liu & Talwar's random stopping (3 eps per trial, not the grid's composition);
 * :mod:`~dpbounds.tuning.horizon_search` — the branch and bound over horizons both use;
 * :mod:`~dpbounds.tuning.summary` — :func:`figure3_summary`, the tables of the demo.
 
@@ -29,6 +31,7 @@ from dpbounds.bounds.strongly_convex.heavy_ball_dp import heavy_ball_dp_bound
 from dpbounds.tuning.by_runs import ObjectiveRecipe, RunScore, RunTuning, tune_by_runs
 from dpbounds.tuning.heavy_ball import HeavyBallChoice, HeavyBallTuning, tune_heavy_ball
 from dpbounds.tuning.nesterov import NesterovChoice, NesterovTuning, tune_nesterov
+from dpbounds.tuning.private_selection import PrivateSelection, select_privately
 from dpbounds.tuning.summary import figure3_summary
 
 __all__ = [
@@ -37,10 +40,12 @@ __all__ = [
     "NesterovChoice",
     "NesterovTuning",
     "ObjectiveRecipe",
+    "PrivateSelection",
     "RunScore",
     "RunTuning",
     "figure3_summary",
     "heavy_ball_dp_bound",
+    "select_privately",
     "tune_by_runs",
     "tune_heavy_ball",
     "tune_nesterov",

@@ -263,7 +263,31 @@ def _interval(values: np.ndarray) -> tuple[float, float, float]:
     return mean, mean - half, mean + half
 
 
-def _repeated(values: Sequence[Any]) -> Any:
+def check_grid(grid: Any, fixed: Mapping[str, Any], limit: int, why: str = "") -> int:
+    """The number of points of ``grid`` (``name -> values``), or ``ValueError`` naming what
+    is wrong: not a mapping, an empty or string axis, a name also fixed, a value listed twice
+    (run and charged twice: fuzz round 11), more than ``limit`` points (checked before any
+    point is built: 10^9 of them ate the memory)."""
+    if not isinstance(grid, Mapping) or not grid:
+        raise ValueError("grid must map at least one hyper-parameter name to its values")
+    size = 1
+    for k, values in grid.items():
+        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence | np.ndarray) \
+                or len(values) == 0:
+            raise ValueError(f"grid[{k!r}] must be a non-empty sequence of values, got "
+                             f"{values!r}")
+        if k in fixed:
+            raise ValueError(f"{k!r} is both searched (grid) and fixed")
+        size *= len(values)
+        if size > limit:
+            raise ValueError(f"grid has more than {limit:,} points; at most {limit:,}{why}")
+        twice = _repeated(values)
+        if twice is not None:
+            raise ValueError(f"grid[{k!r}] lists {twice!r} more than once")
+    return size
+
+
+def _repeated(values: Any) -> Any:
     """A value listed twice in ``values`` (numbers by value: 1 and 1.0 are one), else None."""
     try:
         keys = [v if isinstance(v, str) else float(v) for v in values]
@@ -564,23 +588,7 @@ def tune_by_runs(algorithm: Callable[..., Any], objective: Any,
         raise ValueError(f"spent_delta must be a number in (0, 1), got {spent_delta!r}")
     if objective is None:
         raise ValueError("objective must be an objective (or an ObjectiveRecipe), got None")
-    if not isinstance(grid, Mapping) or not grid:
-        raise ValueError("grid must map at least one hyper-parameter name to its values")
-    size = 1
-    for k, values in grid.items():
-        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence | np.ndarray) \
-                or len(values) == 0:
-            raise ValueError(f"grid[{k!r}] must be a non-empty sequence of values, got "
-                             f"{values!r}")
-        if k in fixed:
-            raise ValueError(f"{k!r} is both searched (grid) and fixed")
-        size *= len(values)
-        if size > MAX_POINTS:  # before the points are built (10^9 of them ate the memory)
-            raise ValueError(f"grid has more than {MAX_POINTS:,} points; at most "
-                             f"{MAX_POINTS:,} (each costs {trials} runs): search fewer values")
-        twice = _repeated(values)
-        if twice is not None:  # the same point run again, charged again (fuzz round 11)
-            raise ValueError(f"grid[{k!r}] lists {twice!r} more than once")
+    check_grid(grid, fixed, MAX_POINTS, f" (each costs {trials} runs): search fewer values")
     points = [dict(zip(grid, combo)) for combo in itertools.product(*grid.values())]
     if compare is not None and not isinstance(compare, Mapping):
         raise ValueError(f"compare must map labels to hyper-parameter dicts, got "

@@ -1,0 +1,198 @@
+"""``select_privately``: Liu & Talwar's random stopping on the private data.
+
+Oracles: the guarantee written out (3 eps_0 and the cap's delta from its definition), the
+truncated geometric law of the number of trials (Monte Carlo with a confidence interval), the
+discrete Laplace's mean absolute noise in closed form (two-sided, with an under-noised negative
+control) and stub runs whose losses are known exactly.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dpbounds.algorithms import SimulationResult, dp_gd, dp_heavy_ball
+from dpbounds.objectives import QuadraticObjective
+from dpbounds.privacy import PrivacyLedger
+from dpbounds.privacy.mechanisms import LaplaceMechanism, Neighbouring
+from dpbounds.privacy.run import RunPrivacy
+from dpbounds.tuning import select_privately
+
+F = QuadraticObjective.random(d=2, mu=0.5, L=1.0, n=400, offset_scale=1.0, seed=3)
+CALLS: list[tuple] = []
+
+
+def stub(objective, *, epsilon, trials, seed, a, over=1.0, relation="replace_one"):
+    """A 'run' ending at x = (a, a), its ledger one Laplace release of eps * over."""
+    CALLS.append((a, seed))
+    nb = Neighbouring.coerce(relation)
+    ledger = PrivacyLedger(nb, [(LaplaceMechanism(1.0 / (epsilon * over), 1.0, nb), 1)])
+    return SimulationResult("stub", np.full((trials, objective.d), float(a)),
+                            np.zeros((trials, 1)), "suboptimality",
+                            RunPrivacy(ledger, epsilon, 0.0, "pure"))
+
+
+def _true_score(a, B):
+    x = np.full((1, F.d), float(a))
+    return float(np.mean(np.clip(F.sample_losses(x), 0.0, B)) + F.regularizer(x)[0])
+
+
+def _cap(gamma, eta):
+    T = 1
+    while (1 - gamma) ** T > eta:
+        T += 1
+    return T
+
+
+def test_the_guarantee_is_three_trial_epsilons_and_the_caps_delta():
+    sel = select_privately(stub, F, {"a": [0.0, 1.0]}, epsilon=0.7, score_epsilon=0.2,
+                           loss_bound=4.0, stop_probability=0.1, cap_delta=1e-6, seed=0)
+    # one trial: the run's 0.7 and the score's <= 0.2 (its grid rounding spends a hair less)
+    assert 0.7 + 0.2 * (1 - 1e-6) <= sel.trial_epsilon <= 0.9 * (1 + 1e-12)
+    assert sel.epsilon == pytest.approx(3 * sel.trial_epsilon, rel=1e-15)
+    T = _cap(0.1, 1e-6)
+    assert sel.max_trials == T and (1 - 0.1) ** T <= 1e-6 < (1 - 0.1) ** (T - 1)
+    assert sel.delta == pytest.approx((0.9 ** T) * (1 + math.exp(3 * sel.trial_epsilon)),
+                                      rel=1e-12)
+    assert "Liu & Talwar" in sel.table() and "RECONSTRUCTED" in sel.table()
+
+
+def test_the_number_of_trials_is_a_capped_geometric():
+    # K = min(G, T), G ~ Geometric(gamma): P[K = 1] = gamma, E K = (1 - (1 - gamma)^T)/gamma
+    gamma, eta = 0.25, 0.05
+    T = _cap(gamma, eta)
+    ks = np.array([select_privately(stub, F, {"a": [0.0]}, epsilon=1.0, score_epsilon=1.0,
+                                    loss_bound=1.0, stop_probability=gamma, cap_delta=eta,
+                                    seed=s).trials for s in range(3000)])
+    assert ks.max() <= T and np.mean(ks == T) > 0  # the cap is reached, never passed
+    p1, se1 = np.mean(ks == 1), math.sqrt(gamma * (1 - gamma) / ks.size)
+    assert abs(p1 - gamma) < 4 * se1
+    mean = (1 - (1 - gamma) ** T) / gamma
+    assert abs(ks.mean() - mean) < 4 * ks.std(ddof=1) / math.sqrt(ks.size)
+
+
+@pytest.mark.parametrize("factor, passes", [(1.0, True), (0.5, False)])
+def test_the_score_noise_is_the_discrete_laplace_of_sensitivity_b_over_n(factor, passes):
+    # mean |released - true| = grid * 2q / ((1 + q)(1 - q)), q = exp(-1/b), b = units/eps
+    # in grid units, units = floor(B/n 2^j) + 1 (the rounding of the value itself adds at
+    # most half a grid step); the negative control halves the scale (twice the epsilon
+    # spent, read against the claimed one)
+    B, eps_s, j = 2.0, 0.5, 30
+    true = _true_score(0.3, B)
+    got = np.array([select_privately(stub, F, {"a": [0.3]}, epsilon=1.0,
+                                     score_epsilon=eps_s / factor, loss_bound=B,
+                                     stop_probability=1.0, seed=s, grid_bits=j).score
+                    for s in range(4000)])
+    units = math.floor(B / F.n * 2**j) + 1
+    q = math.exp(-eps_s / units)
+    expected = 2 * q / ((1 + q) * (1 - q)) * 2.0**-j
+    err = np.abs(got - true)
+    ok = bool(abs(err.mean() - expected) < 4 * err.std(ddof=1) / math.sqrt(err.size) + 2.0**-j)
+    assert ok is passes, (err.mean(), expected)
+
+
+def test_it_releases_the_lowest_noisy_score_and_trial_k_depends_on_seed_and_k():
+    # nearly noiseless scores: the pick is the drawn candidate of least clipped loss
+    CALLS.clear()
+    sel = select_privately(stub, F, {"a": [-2.0, 0.0, 2.0, 5.0]}, epsilon=1.0,
+                           score_epsilon=1e6, loss_bound=50.0, stop_probability=0.2, seed=7)
+    drawn = sorted({a for a, _ in CALLS})
+    assert sel.best["a"] == min(drawn, key=lambda a: _true_score(a, 50.0))
+    assert len(CALLS) == sel.trials and [s for _, s in CALLS] == [
+        (7, 4, k) for k in range(sel.trials)]
+    first = list(CALLS)
+    CALLS.clear()
+    again = select_privately(stub, F, {"a": [-2.0, 0.0, 2.0, 5.0]}, epsilon=1.0,
+                             score_epsilon=1e6, loss_bound=50.0, stop_probability=0.05, seed=7)
+    # another stopping law: the same trials, in the same order, as far as both ran
+    m = min(len(first), len(CALLS))
+    assert CALLS[:m] == first[:m] and again.trials == len(CALLS)
+
+
+def test_real_runs_are_released_with_their_iterate():
+    sel = select_privately(dp_heavy_ball, F, {"step_size": [0.5, 1.0], "momentum": [0.0, 0.5],
+                                              "steps": [3, 6]}, epsilon=1.0,
+                           score_epsilon=0.2, loss_bound=10.0, stop_probability=0.3, seed=2)
+    assert sel.x.shape == (F.d,) and np.all(np.isfinite(sel.x))
+    # the released iterate is the chosen run's: re-run it at its documented seed
+    k = None
+    for kk in range(sel.trials):
+        r = dp_heavy_ball(F, epsilon=1.0, trials=1, seed=(2, 4, kk), **sel.best)
+        if np.array_equal(r.x[0], sel.x):
+            k = kk
+    assert k is not None
+    assert sel.suboptimality == pytest.approx(float(F.suboptimality(sel.x[None, :])[0]),
+                                              rel=1e-12)
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"over": 1.5}, "a run's ledger reads eps = 1.5 above its target 1"),
+    ({"relation": "add_remove"}, "needs a public n (replace-one)"),
+])
+def test_runs_it_cannot_compose_are_refused(kwargs, words):
+    with pytest.raises(ValueError) as info:
+        select_privately(stub, F, {"a": [0.0]}, epsilon=1.0, score_epsilon=0.1,
+                         loss_bound=1.0, **kwargs)
+    assert words in str(info.value)
+
+
+def test_a_gaussian_run_is_refused():
+    with pytest.raises(ValueError, match="for pure epsilon-DP runs"):
+        select_privately(dp_gd, F, {"step_size": [0.5]}, epsilon=1.0, score_epsilon=0.1,
+                         loss_bound=1.0, steps=2, mechanism="gaussian", delta=1e-6)
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"stop_probability": 0.0}, "stop_probability must be a number in (0, 1]"),
+    ({"stop_probability": 1.5}, "stop_probability must be a number in (0, 1]"),
+    ({"cap_delta": 0.0}, "cap_delta must be a number in (0, 1)"),
+    ({"loss_bound": -1.0}, "loss_bound"),
+    ({"score_epsilon": 0.0}, "score_epsilon"),
+    ({"stop_probability": 1e-9}, "needs a cap of"),
+])
+def test_bad_input_names_the_parameter(kwargs, words):
+    args = {"epsilon": 1.0, "score_epsilon": 0.1, "loss_bound": 1.0, **kwargs}
+    with pytest.raises(ValueError) as info:
+        select_privately(stub, F, {"a": [0.0]}, **args)
+    assert words in str(info.value)
+
+
+from tests.tuning.test_by_runs import _cli  # noqa: E402
+
+
+def test_tune_runs_private_is_the_librarys_selection_of_the_same_objective(capsys):
+    import json
+
+    rc, out, _ = _cli(["tune", "runs", "hb", "--problem", "quadratic", "--N", "400", "--d", "2",
+                       "--mu", "0.5", "--L", "1", "--search", "alpha=0.5,1",
+                       "--search", "beta=0,0.5", "--search", "T=2,4", "--private",
+                       "--loss-bound", "10", "--score-eps", "0.2", "--stop-probability",
+                       "0.3", "--seed", "3", "--json", "--quiet"], capsys)
+    assert rc == 0
+    got = json.loads(out)
+    # oracle: the objective built here by hand, the library called directly
+    g = QuadraticObjective.random(d=2, mu=0.5, L=1.0, n=400, offset_scale=1.0, seed=3)
+    lib = select_privately(dp_heavy_ball, g, {"step_size": [0.5, 1.0], "momentum": [0.0, 0.5],
+                                              "steps": [2, 4]}, epsilon=1.0,
+                           score_epsilon=0.2, loss_bound=10.0, stop_probability=0.3, seed=3)
+    assert got["best"] == lib.best and got["x"] == lib.x.tolist()
+    assert got["score"] == lib.score and got["trials"] == lib.trials
+    assert got["epsilon"] == pytest.approx(3 * (1 + 0.2), rel=1e-6)
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--private"], "--private needs --loss-bound B > 0"),
+    (["--private", "--loss-bound", "4", "--store", "x"], "--store is not read by --private"),
+    (["--private", "--loss-bound", "4", "--trials", "8"], "--trials is not read by --private"),
+    (["--private", "--loss-bound", "-1"], "--loss-bound must be a finite number > 0"),
+    (["--private", "--loss-bound", "4", "--stop-probability", "0"],
+     "--stop-probability must lie in (0, 1]"),
+    (["--loss-bound", "4"], "are read by --private only"),
+])
+def test_tune_runs_private_refuses_bad_input_before_any_import(argv, words, capsys):
+    from dpbounds.cli import EXIT_USAGE
+
+    rc, out, err = _cli(["tune", "runs", "hb", *argv], capsys)
+    assert rc == EXIT_USAGE and out == "" and words in err, err
