@@ -315,6 +315,9 @@ def _check_plugin(args: argparse.Namespace, search: dict[str, list[float]]) -> N
 
     m = method_named(args.algorithm)
     name = args.algorithm
+    if args.private and m.mechanism == "gaussian":
+        raise ValueError(f"--private composes pure epsilon-DP runs (Liu & Talwar's random "
+                         f"stopping as implemented here); {name} adds Gaussian noise")
     if m.mechanism != "gaussian" and (args.delta is not None or "delta" in search):
         flag = "--delta" if args.delta is not None else "--search delta"
         raise ValueError(f"{flag} is not read by {name}: its Laplace noise is calibrated to "

@@ -148,7 +148,7 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
                      grid: Mapping[str, Sequence[Any]], *, epsilon: float,
                      score_epsilon: float, loss_bound: float, stop_probability: float = 0.05,
                      cap_delta: float = 1e-9, seed: int = 0, grid_bits: int = 30,
-                     **fixed: Any) -> PrivateSelection:
+                     name: str | None = None, **fixed: Any) -> PrivateSelection:
     r"""Choose hyper-parameters on the private data by Liu & Talwar's random stopping.
 
     Parameters
@@ -180,6 +180,9 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
         A non-negative integer (streams in the module docstring).
     grid_bits:
         The score's release grid :math:`2^{-j}` (:class:`~dpbounds.privacy.discrete.GridLaplace`).
+    name:
+        The algorithm's name in the result (default: its ``__name__``, or ``method`` for
+        :func:`dpbounds.extend.run_method`).
     fixed:
         Passed to every run (``x0=``, ``batch_size=``, ...).
 
@@ -212,7 +215,9 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
     names = list(grid)
     n = int(objective.n)
     release = GridLaplace(sensitivity=B / n, epsilon=eps_s, grid_bits=grid_bits)
-    name = getattr(algorithm, "__name__", type(algorithm).__name__)
+    if name is None:
+        name = str(fixed["method"]) if getattr(algorithm, "__name__", None) == "run_method" \
+            and "method" in fixed else getattr(algorithm, "__name__", type(algorithm).__name__)
 
     best: tuple[float, dict[str, Any], np.ndarray] | None = None
     # one trial's guarantee: every candidate's run is calibrated to eps (each run's own

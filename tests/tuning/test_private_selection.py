@@ -196,3 +196,26 @@ def test_tune_runs_private_refuses_bad_input_before_any_import(argv, words, caps
 
     rc, out, err = _cli(["tune", "runs", "hb", *argv], capsys)
     assert rc == EXIT_USAGE and out == "" and words in err, err
+
+
+def test_tune_runs_private_of_a_plugin_method(tmp_path, capsys):
+    import json
+
+    from tests.plugin_state import plugins_loaded
+    from tests.tuning.test_by_runs import PLUG
+
+    for mech in ("laplace", "gaussian"):
+        (tmp_path / f"p_{mech}.py").write_text(PLUG.format(tag=f"priv_{mech}", mech=mech))
+    with plugins_loaded([]):
+        base = ["--problem", "quadratic", "--N", "300", "--d", "2", "--mu", "0.5",
+                "--search", "eta=0.5,1", "--steps", "3", "--private", "--loss-bound", "10",
+                "--stop-probability", "0.5", "--quiet"]
+        rc, out, _ = _cli(["--plugin", str(tmp_path / "p_laplace.py"), "tune", "runs",
+                           "runs_priv_laplace", *base, "--json"], capsys)
+        assert rc == 0
+        got = json.loads(out)
+        assert got["algorithm"] == "runs_priv_laplace" and got["best"]["eta"] in (0.5, 1.0)
+        assert got["epsilon"] == pytest.approx(3 * 1.1, rel=1e-6)
+        rc, _, err = _cli(["--plugin", str(tmp_path / "p_gaussian.py"), "tune", "runs",
+                           "runs_priv_gaussian", *base], capsys)
+        assert rc == 2 and "--private composes pure epsilon-DP runs" in err
