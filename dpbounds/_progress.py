@@ -62,6 +62,14 @@ def _is_terminal(stream: Any) -> bool:
         return False
 
 
+def _columns(stream: Any) -> int | None:
+    """The terminal's reported width (``None``: not known)."""
+    try:
+        return int(os.get_terminal_size(stream.fileno()).columns)
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
 def _count(n: float) -> str:
     """A count for a progress line: whole numbers in full with thousands separators
     (``3,948,540``, not ``3.94854e+06``), others as ``:g``."""
@@ -169,10 +177,16 @@ def progress_bar(enabled: bool | None, iterable: Any = None, *, lines: bool = Fa
     minutes): with ``enabled=True`` and stderr not a terminal, a :class:`LineBar` instead
     (plain lines every :data:`PIPE_LINE_INTERVAL_S` seconds).
     """
-    if lines and enabled is True and not _is_terminal(sys.stderr):
+    terminal = _is_terminal(sys.stderr)
+    zero_width = terminal and _columns(sys.stderr) == 0
+    if lines and enabled is True and (not terminal or zero_width):
         return LineBar(iterable, stream=sys.stderr, **kwargs)
     from tqdm.auto import tqdm
 
+    if zero_width:  # a pseudo-terminal that reports no width (`script` without `stty cols`):
+        # tqdm's dynamic width drew nothing at all (walkthrough of stop 77)
+        kwargs.setdefault("ncols", 80)
+        kwargs["dynamic_ncols"] = False
     kwargs.setdefault("delay", DELAY_S)
     kwargs.setdefault("leave", False)
     kwargs.setdefault("dynamic_ncols", True)

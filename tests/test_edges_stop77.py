@@ -57,3 +57,35 @@ def test_a_sensitivity_from_an_unbounded_gradient_names_the_objective():
     with pytest.raises(ValueError, match="QuadraticObjective declares gradient_bound = inf"):
         m.run(f, epsilon=1.0, delta=1e-5, steps=2)
     assert np.isinf(f.gradient_bound)
+
+
+def test_a_zero_width_terminal_gets_lines_or_a_fixed_width_bar(monkeypatch):
+    # `script` without `stty cols`: a terminal that reports 0 columns, where tqdm's dynamic
+    # width drew nothing at all (walkthrough of stop 77); a sized terminal keeps its bar
+    import io
+    import os
+    import sys
+
+    from dpbounds import _progress
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+        def fileno(self):
+            return 2
+
+    monkeypatch.setattr(sys, "stderr", Tty())
+    for cols, line_kind, ncols in [(0, _progress.LineBar, 80), (120, None, None)]:
+        monkeypatch.setattr(os, "get_terminal_size", lambda fd, c=cols: os.terminal_size((c, 40)))
+        bar = _progress.progress_bar(True, range(3), lines=True)
+        if line_kind is None:
+            assert not isinstance(bar, _progress.LineBar)
+        else:
+            assert isinstance(bar, line_kind)
+        plain = _progress.progress_bar(None, range(3))
+        if ncols is None:
+            assert plain.dynamic_ncols  # the terminal's own width
+        else:
+            assert plain.ncols == ncols and not plain.dynamic_ncols
+        plain.close()
