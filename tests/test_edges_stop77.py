@@ -89,3 +89,32 @@ def test_a_zero_width_terminal_gets_lines_or_a_fixed_width_bar(monkeypatch):
         else:
             assert plain.ncols == ncols and not plain.dynamic_ncols
         plain.close()
+
+
+THEOREM_T = '''
+import sympy as sp
+from dpbounds import extend as ex
+
+N, R, T = ex.symbols("N R T")
+ex.theorem("nonconvex.edge77_range", R / T + T / N, quantity="E F(x_T) - F*",
+           problem_class="nonconvex", hyperparameters={"T": sp.sqrt(R * N)},
+           tunable={"T": (1.0, 1e7)},
+           source=ex.Source("me", "1", ex.DERIVED), title="a horizon below its range")
+'''
+
+
+def test_bound_notes_a_closed_form_outside_its_declared_range(tmp_path, capsys):
+    # walkthrough of stop 77: "tuned: T=0.439" beside a declared range (1, 1e7)
+    from tests.plugin_state import plugins_loaded
+
+    plug = tmp_path / "edge77_range.py"
+    plug.write_text(THEOREM_T)
+    with plugins_loaded([]):
+        rc, out, _ = _cli(["--plugin", str(plug), "bound", "nonconvex.edge77_range", "--N",
+                           "100", "--R", "0.0001"], capsys)
+        assert rc == 0
+        # oracle: sqrt(R N) = sqrt(0.01) = 0.1 < 1
+        assert "note: T = 0.1 lies below its declared range [1, " in out
+        rc, out, _ = _cli(["--plugin", str(plug), "bound", "nonconvex.edge77_range", "--N",
+                           "100", "--R", "1"], capsys)
+        assert rc == 0 and "note:" not in out  # sqrt(100) = 10 is inside

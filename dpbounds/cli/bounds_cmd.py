@@ -118,6 +118,27 @@ def refuse_unread(args: argparse.Namespace, entry: Any, problem: dict[str, Any],
                          "leave it out")
 
 
+def _outside_ranges(e: Any, params: Any, values: Any) -> list[str]:
+    """Hyper-parameters printed outside their declared ``tunable`` range (a closed-form
+    horizon T = 0.175 beside a range [1, 1e7] read as a runnable choice: walkthrough of stop
+    77; the tuner keeps the closed form admissible, so the tuned value can be it too)."""
+    notes = []
+    for k, rng in (getattr(e, "tunable", None) or {}).items():
+        if k not in values:
+            continue
+        try:
+            lo, hi = rng(params) if callable(rng) else rng
+            v = float(values[k])
+        except Exception:  # noqa: BLE001 - a range that cannot be read is not reported
+            continue
+        if v < float(lo) or v > float(hi):
+            side = "below" if v < float(lo) else "above"
+            notes.append(f"{k} = {_fmt(v)} lies {side} its declared range [{_fmt(lo)}, "
+                         f"{_fmt(hi)}] (the theorem's closed form; a run cannot take it as "
+                         f"is: verify rounds it into the range)")
+    return notes
+
+
 def _problem(args: argparse.Namespace) -> dict[str, float]:
     from dpbounds.bounds.problem import check_problem  # not the registry: 0.25 of 0.8 CPU-s
 
@@ -279,6 +300,9 @@ def _bound(args: argparse.Namespace) -> int:
     if tuned is not None:
         print(f"  tuned:       bound {_fmt(tuned.value)} with "
               + ", ".join(f"{k}={_fmt(v)}" for k, v in tuned.hyperparameters.items()))
+    for note in _outside_ranges(e, params, {**hyper, **(tuned.hyperparameters if tuned
+                                                        else {})}):
+        print(f"  note: {note}")
     for which, why in vacuous.items():
         if why is not None:
             print(f"  VACUOUS ({which}): {why}: it says nothing at this problem")
