@@ -287,6 +287,40 @@ def check_grid(grid: Any, fixed: Mapping[str, Any], limit: int, why: str = "") -
     return size
 
 
+#: keywords a grid or a compare choice must not set: what every run is given (epsilon,
+#: trials, seed), and what would lower the noise a run reports as private (a searched
+#: sensitivity picks the smallest: less noise at the same reported eps) or replace it
+RESERVED = ("epsilon", "trials", "seed", "sensitivity", "noise", "transcript")
+
+
+def check_names(algorithm: Any, names: Mapping[str, str]) -> None:
+    """Refuse (``ValueError``) a name in ``names`` (``name -> where it was given``) that is
+    reserved (:data:`RESERVED`), or that ``algorithm`` does not take where its signature is
+    closed (no ``**kwargs``): before any run (a misspelt compare choice failed after the whole
+    grid had run: fuzz round 11)."""
+    import inspect
+
+    from dpbounds._suggest import did_you_mean
+
+    for name, where in names.items():
+        if name in RESERVED:
+            raise ValueError(f"{where}: {name!r} is not a hyper-parameter to search or compare "
+                             "(every run is given epsilon, trials and seed; a searched "
+                             "sensitivity or noise would lower the noise the runs report)")
+    try:
+        params = inspect.signature(algorithm).parameters
+    except (TypeError, ValueError):  # a builtin or a callable without a signature
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return
+    takes = [p for p in params if p != "objective"]
+    for name, where in names.items():
+        if name not in params:
+            label = getattr(algorithm, "__name__", type(algorithm).__name__)
+            raise ValueError(f"{where}: {label} takes no {name!r}"
+                             f"{did_you_mean(name, takes)} (it takes {', '.join(takes)})")
+
+
 def _repeated(values: Any) -> Any:
     """A value listed twice in ``values`` (numbers by value: 1 and 1.0 are one), else None."""
     try:
@@ -600,6 +634,10 @@ def tune_by_runs(algorithm: Callable[..., Any], objective: Any,
     if compare is not None and "tuned by runs" in compare:
         raise ValueError("compare: 'tuned by runs' is the pick's own label; name the choice "
                          "otherwise")
+    check_names(algorithm, {**{k: f"fixed argument {k!r}" for k in fixed},
+                            **{k: f"grid[{k!r}]" for k in grid},
+                            **{k: f"compare[{label!r}]" for label, hyper in (compare or {}).items()
+                               for k in hyper}})
     if name is None:
         name = str(fixed["method"]) if getattr(algorithm, "__name__", None) == "run_method" \
             and "method" in fixed else getattr(algorithm, "__name__", type(algorithm).__name__)

@@ -209,9 +209,11 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
     if cap > MAX_TRIALS:
         raise ValueError(f"stop_probability {gamma:g} with cap_delta {cap_delta:g} needs a cap "
                          f"of {cap:,} trials; at most {MAX_TRIALS:,}: raise either")
-    from dpbounds.tuning.by_runs import check_grid
+    from dpbounds.tuning.by_runs import check_grid, check_names
 
     size = check_grid(grid, fixed, 10**7)  # drawn by index: no list of the points is built
+    check_names(algorithm, {**{k: f"fixed argument {k!r}" for k in fixed},
+                            **{k: f"grid[{k!r}]" for k in grid}})
     names = list(grid)
     n = int(objective.n)
     release = GridLaplace(sensitivity=B / n, epsilon=eps_s, grid_bits=grid_bits)

@@ -298,7 +298,33 @@ def test_a_steps_own_type_error_is_not_blamed_on_the_grid():
     assert "the run raised TypeError" in str(info.value)
     assert "check the grid" not in str(info.value)
     with pytest.raises(ValueError, match="check the grid's and the fixed names"):
-        tune_by_runs(dp_heavy_ball, _f(), {"stepz": [1, 2]}, epsilon=1.0, trials=2)
+        # an open signature: the name is found wrong by the run itself
+        tune_by_runs(open_heavy_ball, _f(), {"stepz": [1, 2]}, epsilon=1.0, trials=2)
+
+
+def open_heavy_ball(objective, **kw):
+    return dp_heavy_ball(objective, **kw)
+
+
+def closed_heavy_ball(objective, *, epsilon, trials, seed, step_size=1.0, momentum=0.0,
+                      steps=3):
+    CALLS.append({"step_size": step_size})
+    return dp_heavy_ball(objective, epsilon=epsilon, trials=trials, seed=seed,
+                         step_size=step_size, momentum=momentum, steps=steps)
+
+
+def test_names_the_algorithm_does_not_take_or_must_not_search_are_refused_before_any_run():
+    # fuzz round 11: a misspelt compare choice failed after the whole grid had run
+    CALLS.clear()
+    with pytest.raises(ValueError, match=r"compare\['paper'\]: closed_heavy_ball takes no "
+                                         r"'stepsize'; did you mean 'step_size'\?"):
+        tune_by_runs(closed_heavy_ball, _f(), GRID, epsilon=1.0, trials=2,
+                     compare={"paper": {"stepsize": 1.0}})
+    for name in ("sensitivity", "seed", "noise"):
+        with pytest.raises(ValueError, match=f"grid\\['{name}'\\]: '{name}' is not a "
+                                             "hyper-parameter to search"):
+            tune_by_runs(counted_heavy_ball, _f(), {name: [1.0, 2.0]}, epsilon=1.0)
+    assert CALLS == []
 
 
 def test_ties_are_named_and_one_step_is_not_an_edge_to_widen():
