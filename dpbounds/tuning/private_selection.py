@@ -147,7 +147,7 @@ def _score(objective: Any, x: np.ndarray, loss_bound: float) -> float:
 def select_privately(algorithm: Callable[..., Any], objective: Any,
                      grid: Mapping[str, Sequence[Any]], *, epsilon: float,
                      score_epsilon: float, loss_bound: float, stop_probability: float = 0.05,
-                     cap_delta: float = 1e-9, seed: int = 0, grid_bits: int = 30,
+                     cap_delta: float = 1e-9, seed: int | None = 0, grid_bits: int = 30,
                      name: str | None = None, **fixed: Any) -> PrivateSelection:
     r"""Choose hyper-parameters on the private data by Liu & Talwar's random stopping.
 
@@ -177,7 +177,9 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
         :math:`\eta \in (0, 1)`: the cap is the smallest :math:`T` with
         :math:`(1-\gamma)^T\le\eta`; the guarantee's delta is :math:`\eta(1+e^{3\varepsilon_0})`.
     seed:
-        A non-negative integer (streams in the module docstring).
+        A non-negative integer (streams in the module docstring), for simulation studies: a
+        seed anyone knows reproduces the noise, so a selection **released on real data**
+        takes ``seed=None`` (fresh operating-system entropy, kept nowhere).
     grid_bits:
         The score's release grid :math:`2^{-j}` (:class:`~dpbounds.privacy.discrete.GridLaplace`).
     name:
@@ -196,7 +198,9 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
     eps = check_positive("epsilon", epsilon)
     eps_s = check_positive("score_epsilon", score_epsilon)
     B = check_positive("loss_bound", loss_bound)
-    seed = check_int("seed", seed, minimum=0)
+    # a release's randomness must be secret: None draws 128 bits the caller never sees
+    root: int = (int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]
+                 if seed is None else check_int("seed", seed, minimum=0))
     if isinstance(stop_probability, bool) or not isinstance(stop_probability, int | float) \
             or not 0.0 < float(stop_probability) <= 1.0:
         raise ValueError(f"stop_probability must be a number in (0, 1], got "
@@ -227,7 +231,7 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
     trial_eps = eps + release.epsilon_spent
     trials = 0
     for trial in range(cap):
-        point_rng = np.random.default_rng((seed, POINT_STREAM, trial))
+        point_rng = np.random.default_rng((root, POINT_STREAM, trial))
         # a uniform grid point, by its mixed-radix index (no list of the points is built)
         index = int(point_rng.integers(size))
         hyper: dict[str, Any] = {}
@@ -236,7 +240,7 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
             index, i = divmod(index, len(values))
             hyper[key] = values[i]
         hyper = {key: hyper[key] for key in names}
-        res = algorithm(objective, epsilon=eps, trials=1, seed=(seed, RUN_STREAM, trial),
+        res = algorithm(objective, epsilon=eps, trials=1, seed=(root, RUN_STREAM, trial),
                         **fixed, **hyper)
         privacy = res.privacy
         if privacy.ledger.neighbouring is not Neighbouring.REPLACE_ONE:
@@ -254,12 +258,12 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
         if not np.all(np.isfinite(x)):
             score = math.inf  # a diverged run: never chosen (its score is not released)
         else:
-            score_rng = np.random.default_rng((seed, SCORE_STREAM, trial))
+            score_rng = np.random.default_rng((root, SCORE_STREAM, trial))
             score = float(release.release(np.array([_score(objective, x, B)]), score_rng)[0])
         trials += 1
         if best is None or score < best[0]:
             best = (score, hyper, x[0].copy())
-        if np.random.default_rng((seed, STOP_STREAM, trial)).random() < gamma:
+        if np.random.default_rng((root, STOP_STREAM, trial)).random() < gamma:
             break
     assert best is not None
     score, hyper, x = best

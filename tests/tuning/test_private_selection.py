@@ -219,3 +219,14 @@ def test_tune_runs_private_of_a_plugin_method(tmp_path, capsys):
         rc, _, err = _cli(["--plugin", str(tmp_path / "p_gaussian.py"), "tune", "runs",
                            "runs_priv_gaussian", *base], capsys)
         assert rc == 2 and "--private composes pure epsilon-DP runs" in err
+
+
+def test_a_release_can_draw_secret_randomness():
+    # seed=None: fresh operating-system entropy, so two releases differ (a known seed
+    # reproduces the noise of a release exactly: the negative control)
+    grid = {"step_size": [0.5, 1.0], "steps": [2, 4]}
+    kw = dict(epsilon=1.0, score_epsilon=0.1, loss_bound=5.0, stop_probability=0.3)
+    a, b = (select_privately(dp_heavy_ball, F, grid, seed=None, **kw) for _ in range(2))
+    assert not np.array_equal(a.x, b.x)
+    c, d = (select_privately(dp_heavy_ball, F, grid, seed=5, **kw) for _ in range(2))
+    assert np.array_equal(c.x, d.x) and c.score == d.score
