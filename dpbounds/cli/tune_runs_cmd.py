@@ -297,7 +297,7 @@ def _run_private(args: argparse.Namespace, alg: Any, f: Any, grid: dict[str, lis
                            loss_bound=args.loss_bound,
                            stop_probability=(0.02 if args.stop_probability is None
                                              else args.stop_probability),
-                           seed=args.seed, **fixed)
+                           seed=args.seed, progress=progress_enabled(args), **fixed)
     if args.json:
         return print_result("tune", strict_json(
             {"problem": args.problem, "algorithm": name, "best": sel.best,

@@ -148,7 +148,8 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
                      grid: Mapping[str, Sequence[Any]], *, epsilon: float,
                      score_epsilon: float, loss_bound: float, stop_probability: float = 0.05,
                      cap_delta: float = 1e-9, seed: int | None = 0, grid_bits: int = 30,
-                     name: str | None = None, **fixed: Any) -> PrivateSelection:
+                     name: str | None = None, progress: bool = False,
+                     **fixed: Any) -> PrivateSelection:
     r"""Choose hyper-parameters on the private data by Liu & Talwar's random stopping.
 
     Parameters
@@ -182,6 +183,8 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
         takes ``seed=None`` (fresh operating-system entropy, kept nowhere).
     grid_bits:
         The score's release grid :math:`2^{-j}` (:class:`~dpbounds.privacy.discrete.GridLaplace`).
+    progress:
+        Show the trials as they run (a bar on a terminal, lines in a log).
     name:
         The algorithm's name in the result (default: its ``__name__``, or ``method`` for
         :func:`dpbounds.extend.run_method`).
@@ -230,41 +233,48 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
     # ledger is checked below), the score release spends at most score_epsilon
     trial_eps = eps + release.epsilon_spent
     trials = 0
-    for trial in range(cap):
-        point_rng = np.random.default_rng((root, POINT_STREAM, trial))
-        # a uniform grid point, by its mixed-radix index (no list of the points is built)
-        index = int(point_rng.integers(size))
-        hyper: dict[str, Any] = {}
-        for key in reversed(names):
-            values = grid[key]
-            index, i = divmod(index, len(values))
-            hyper[key] = values[i]
-        hyper = {key: hyper[key] for key in names}
-        res = algorithm(objective, epsilon=eps, trials=1, seed=(root, RUN_STREAM, trial),
-                        **fixed, **hyper)
-        privacy = res.privacy
-        if privacy.ledger.neighbouring is not Neighbouring.REPLACE_ONE:
-            raise ValueError(f"{name}: its runs are {privacy.ledger.neighbouring.value}; the "
-                             "score's sensitivity B/n needs a public n (replace-one)")
-        if float(privacy.target_delta) != 0.0 or privacy.accountant != "pure":
-            raise ValueError(f"{name}: its runs are ({privacy.target_epsilon:g}, "
-                             f"{privacy.target_delta:g})-DP by {privacy.accountant}; random "
-                             "stopping is composed here for pure epsilon-DP runs")
-        run_eps = float(privacy.ledger.epsilon(None, accountant="pure"))
-        if not run_eps <= eps * (1 + 1e-9):  # the run's own ledger, not its target
-            raise ValueError(f"{name}: a run's ledger reads eps = {run_eps:.6g} above its "
-                             f"target {eps:g}")
-        x = np.asarray(res.x, dtype=float).reshape(1, -1)
-        if not np.all(np.isfinite(x)):
-            score = math.inf  # a diverged run: never chosen (its score is not released)
-        else:
-            score_rng = np.random.default_rng((root, SCORE_STREAM, trial))
-            score = float(release.release(np.array([_score(objective, x, B)]), score_rng)[0])
-        trials += 1
-        if best is None or score < best[0]:
-            best = (score, hyper, x[0].copy())
-        if np.random.default_rng((root, STOP_STREAM, trial)).random() < gamma:
-            break
+    from dpbounds._progress import progress_bar
+
+    bar = progress_bar(progress, None, desc="private selection", unit="trial", lines=True)
+    try:
+        for trial in range(cap):
+            point_rng = np.random.default_rng((root, POINT_STREAM, trial))
+            # a uniform grid point, by its mixed-radix index (no list of the points is built)
+            index = int(point_rng.integers(size))
+            hyper: dict[str, Any] = {}
+            for key in reversed(names):
+                values = grid[key]
+                index, i = divmod(index, len(values))
+                hyper[key] = values[i]
+            hyper = {key: hyper[key] for key in names}
+            res = algorithm(objective, epsilon=eps, trials=1, seed=(root, RUN_STREAM, trial),
+                            **fixed, **hyper)
+            privacy = res.privacy
+            if privacy.ledger.neighbouring is not Neighbouring.REPLACE_ONE:
+                raise ValueError(f"{name}: its runs are {privacy.ledger.neighbouring.value}; the "
+                                 "score's sensitivity B/n needs a public n (replace-one)")
+            if float(privacy.target_delta) != 0.0 or privacy.accountant != "pure":
+                raise ValueError(f"{name}: its runs are ({privacy.target_epsilon:g}, "
+                                 f"{privacy.target_delta:g})-DP by {privacy.accountant}; random "
+                                 "stopping is composed here for pure epsilon-DP runs")
+            run_eps = float(privacy.ledger.epsilon(None, accountant="pure"))
+            if not run_eps <= eps * (1 + 1e-9):  # the run's own ledger, not its target
+                raise ValueError(f"{name}: a run's ledger reads eps = {run_eps:.6g} above its "
+                                 f"target {eps:g}")
+            x = np.asarray(res.x, dtype=float).reshape(1, -1)
+            if not np.all(np.isfinite(x)):
+                score = math.inf  # a diverged run: never chosen (its score is not released)
+            else:
+                score_rng = np.random.default_rng((root, SCORE_STREAM, trial))
+                score = float(release.release(np.array([_score(objective, x, B)]), score_rng)[0])
+            trials += 1
+            bar.update(1)
+            if best is None or score < best[0]:
+                best = (score, hyper, x[0].copy())
+            if np.random.default_rng((root, STOP_STREAM, trial)).random() < gamma:
+                break
+    finally:
+        bar.close()
     assert best is not None
     score, hyper, x = best
     if not math.isfinite(score):
