@@ -260,7 +260,8 @@ JSON_RESULT_FIELDS: dict[str, tuple[str, frozenset[str]]] = {
                         # stop 77: tune runs --private (the released run's final iterate and
                         # noisy score, the trials run, one trial's epsilon, and the chosen
                         # run's F(x) - F*, not released: for simulation studies)
-                        "algorithm", "x", "score", "trial_epsilon", "suboptimality"})),
+                        "algorithm", "x", "score", "trial_epsilon", "suboptimality",
+                        "not_released", "trials_run"})),
     "verify": ("a theorem's catalogue entry: its name, aliases, components, notes, the "
                "algorithms its runs use (what a mutation patches) and the "
                "fixed and grid values of its problem keys (those keys are bound symbols); "
@@ -302,7 +303,7 @@ def _cli_json(*argv: str) -> Any:
     (("tune", "bound", "nonconvex.clipped_sgd", "--grid-size", "33", "--json"), "tune"),
     (("tune", "runs", "hb", "--problem", "quadratic", "--N", "100", "--d", "3", "--mu", "0.1",
       "--search", "alpha=0.5,1", "--search", "T=3,6", "--trials", "3", "--json"), "tune"),
-    (("tune", "runs", "hb", "--problem", "quadratic", "--N", "100", "--d", "3", "--mu", "0.1",
+    (("tune", "runs", "hb", "--N", "100", "--d", "3",
       "--search", "alpha=0.5,1", "--search", "T=3,6", "--private", "--loss-bound", "5",
       "--json"), "tune"),
     (("tune", "nag", "--epsilon", "1", "--dataset-size", "1000", "--strong-convexity", "0.1",

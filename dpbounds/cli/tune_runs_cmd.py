@@ -284,6 +284,24 @@ def _check_private(args: argparse.Namespace) -> None:
     gamma = args.stop_probability
     if gamma is not None and not 0 < gamma <= 1:
         raise ValueError(f"--stop-probability must lie in (0, 1], got {gamma:g}")
+    # everything a private selection is given besides the data must be public (review of
+    # stop 77: --start placed x0 at the data's exact optimum, which the released iterate
+    # then carried; the default grid is alpha = k/L with L read from the data)
+    if args.start_distance is not None:
+        raise ValueError("--start is not read by --private: it places x0 by the data's own "
+                         "minimiser (the runs start at x0 = 0)")
+    if args.problem != "logistic":
+        raise ValueError(f"--private runs on --problem logistic only: its radii, hence its "
+                         f"sensitivity, are declared by the data's domain; {args.problem}'s "
+                         "are read from its data")
+    search = {_NAMES.get(sp.partition("=")[0].strip(), sp.partition("=")[0].strip())
+              for sp in (args.search or ())}
+    for needed, flag in (("step_size", "--step-size"), ("steps", "--steps")):
+        if needed not in search and getattr(args, needed) is None \
+                and args.algorithm in ALGORITHMS:
+            raise ValueError(f"--private needs the grid given (--search alpha=..., T=... or "
+                             f"{flag}): the default grid's step sizes are k/L with L read "
+                             "from the data")
 
 
 def _run_private(args: argparse.Namespace, alg: Any, f: Any, grid: dict[str, list[float]],
@@ -301,12 +319,15 @@ def _run_private(args: argparse.Namespace, alg: Any, f: Any, grid: dict[str, lis
     if args.json:
         return print_result("tune", strict_json(
             {"problem": args.problem, "algorithm": name, "best": sel.best,
-             "x": sel.x.tolist(), "score": sel.score, "trials": sel.trials,
-             "epsilon": sel.epsilon, "delta": sel.delta, "trial_epsilon": sel.trial_epsilon,
-             "suboptimality": sel.suboptimality}, indent=2))
+             "x": sel.x.tolist(), "score": sel.score, "epsilon": sel.epsilon,
+             "delta": sel.delta, "trial_epsilon": sel.trial_epsilon,
+             # measured, not released: with the pick they reveal more than the guarantee
+             "not_released": {"trials_run": sel.trials_run,
+                              "suboptimality": sel.suboptimality}}, indent=2))
+    # the header names public inputs only (L, read from the data, is not printed)
     return print_result("tune", f"{args.problem}: n = {f.n}, d = {f.d}, mu = "
-                                f"{f.strong_convexity:.4g}, L = {f.smoothness:.4g}, eps = "
-                                f"{args.epsilon:g} per run\n{sel.table()}")
+                                f"{f.strong_convexity:.4g}, eps = {args.epsilon:g} per run\n"
+                                f"{sel.table()}")
 
 
 def _check_plugin(args: argparse.Namespace, search: dict[str, list[float]]) -> None:
@@ -387,7 +408,8 @@ def _run(args: argparse.Namespace) -> int:
         fixed["method"] = args.algorithm
     grid = search or {k: v for k, v in _default_grid(args.algorithm, f.smoothness).items()
                       if k not in fixed}
-    if args.start_distance is None and getattr(f, "tune_start", None) is not None:
+    if args.start_distance is None and getattr(f, "tune_start", None) is not None \
+            and not args.private:
         fixed["x0"] = f.tune_start  # the verification problem's own start
     if args.start_distance is not None:
         x_star = np.asarray(f.optimum.x, dtype=float).ravel()
@@ -398,8 +420,13 @@ def _run(args: argparse.Namespace) -> int:
             fixed["delta"] = args.delta
         # a plug-in's step reads the problem's constants from its params, as in verify
         x0 = np.zeros((1, f.d)) if "x0" not in fixed else np.asarray(fixed["x0"])[None, :]
-        constants = {"mu": f.strong_convexity, "L": f.smoothness, "d": f.d, "N": f.n,
-                     "R": float(f.suboptimality(x0)[0])}
+        if args.private:  # public ones only: mu (the ridge), d, N, and L bounded by the
+            # declared radius (r^2/4 + mu for the logistic loss), never F(x0) - F*
+            constants = {"mu": f.strong_convexity, "L": f.l2_radius ** 2 / 4 + f.strong_convexity,
+                         "d": f.d, "N": f.n}
+        else:
+            constants = {"mu": f.strong_convexity, "L": f.smoothness, "d": f.d, "N": f.n,
+                         "R": float(f.suboptimality(x0)[0])}
         fixed.update({k: v for k, v in constants.items() if k not in grid and k not in fixed})
     if args.private:
         return _run_private(args, alg, f, grid, fixed)

@@ -13,8 +13,9 @@ alternative of Liu & Talwar (2019), *random stopping*: repeat
 4. stop with probability :math:`\gamma` (a coin independent of the data), else repeat;
 
 and release the trial with the lowest noisy score: its hyper-parameters, its final iterate and
-its score. Each trial is :math:`\varepsilon_0 = \varepsilon_{\rm run} + \varepsilon_{\rm score}`
--DP (basic composition).
+its score, and nothing else. Each trial is
+:math:`\varepsilon_0 = \varepsilon_{\rm run} + \varepsilon_{\rm score}`-DP (basic
+composition).
 
 Privacy (the result this module computes, :attr:`PrivateSelection.epsilon` and ``delta``):
 
@@ -28,11 +29,22 @@ Privacy (the result this module computes, :attr:`PrivateSelection.epsilon` and `
   :math:`P[A_T(D)\in S] \le P[A(D)\in S]+\eta \le e^{3\varepsilon_0}(P[A_T(D')\in S]+\eta)+\eta`:
   the capped procedure is :math:`(3\varepsilon_0,\ \eta(1+e^{3\varepsilon_0}))`-DP.
 
-The number of trials :math:`K` is a function of the coins only (data-independent) and is
-released. Nothing else of the other trials is: their scores and picks are not covered by the
-theorem and are not returned. ``suboptimality`` (:math:`F(x)-F^\ast` of the chosen run, from
-the objective's exact optimum) is for simulation studies only and is **not** part of the
-release.
+**What is not released.** The theorem covers the pick with the number of trials :math:`K`
+marginalised out: given :math:`K=k` the pick is the best of :math:`k` runs and can reveal up to
+:math:`k\,\varepsilon_{\rm run}` (an independent review of stop 77 measured a likelihood ratio
+of 50 against the claimed :math:`e^{3.3}=27` with a randomized-response stub at :math:`K=4`).
+So :math:`K` (``trials_run``), the other trials' scores and picks, and ``suboptimality``
+(:math:`F(x)-F^\ast` of the chosen run, from the exact optimum) are for simulation studies
+only and are **not** part of the release. A trial that fails (its run refuses or overflows, or
+ends too far out for the score's grid) scores :math:`+\infty` and the selection goes on: an
+abort would depend on trials that are never released.
+
+**Public inputs.** Everything the runs are given besides the data must be public: the grid
+(step sizes computed from the data's smoothness are not), the start ``x0``, the objective's
+declared radii and sensitivity, ``loss_bound``. The released iterate carries the run's own
+noise: runs of an algorithm that takes ``noise=`` are made with ``noise="grid"`` (float64 noise
+leaks through its last bits: :mod:`dpbounds.privacy.discrete`), and a run that reports float
+noise is refused.
 
 Seeds: trial ``k`` draws its grid point from ``(seed, 3, k)``, its run from ``(seed, 4, k)``,
 its stopping coin from ``(seed, 5, k)`` and its score noise from ``(seed, 6, k)``: trial ``k``
@@ -40,14 +52,19 @@ depends only on ``(seed, k)``.
 
 Example
 -------
+A logistic regression whose radii (hence sensitivity) are declared by the data's domain, not
+read from the data:
+
 >>> from dpbounds.algorithms import dp_heavy_ball
->>> from dpbounds.objectives import QuadraticObjective
->>> f = QuadraticObjective.random(d=3, mu=0.1, L=1.0, n=500, offset_scale=1.0, seed=0)
+>>> from dpbounds.data import kuru_synthetic
+>>> from dpbounds.objectives import LogisticRegression
+>>> ds = kuru_synthetic(n=500, d=3, seed=0)
+>>> f = LogisticRegression.kuru(*ds, lam=0.01, **ds.domain())
 >>> sel = select_privately(dp_heavy_ball, f, {"step_size": [0.5, 1.0], "steps": [3, 6]},
 ...                        epsilon=0.5, score_epsilon=0.1, loss_bound=5.0,
 ...                        stop_probability=0.2, seed=1)
->>> round(sel.epsilon, 6) == round(3 * sel.trial_epsilon, 6), sel.trials >= 1
-(True, True)
+>>> round(sel.epsilon, 6) == round(3 * sel.trial_epsilon, 6), sorted(sel.best)
+(True, ['step_size', 'steps'])
 """
 
 from __future__ import annotations
@@ -78,7 +95,8 @@ LIU_TALWAR = Source("Liu & Talwar (2019), Private selection from private candida
 
 @dataclass(frozen=True)
 class PrivateSelection:
-    """What :func:`select_privately` releases, and what it cost.
+    """What :func:`select_privately` releases (``best``, ``x``, ``score``), what it cost, and
+    what it measured but does not release (``trials_run``, ``suboptimality``).
 
     Attributes
     ----------
@@ -88,8 +106,9 @@ class PrivateSelection:
         The chosen run's final iterate, shape ``(d,)``.
     score:
         Its released noisy score (mean clipped loss plus regulariser).
-    trials:
-        Trials run (:math:`K`, data-independent).
+    trials_run:
+        Trials run (:math:`K`): **not released** (with the pick it reveals more than the
+        guarantee covers), for simulation studies only.
     trial_epsilon:
         :math:`\\varepsilon_0` of one trial (run plus score).
     epsilon, delta:
@@ -105,7 +124,7 @@ class PrivateSelection:
     best: dict[str, Any]
     x: np.ndarray
     score: float
-    trials: int
+    trials_run: int
     trial_epsilon: float
     epsilon: float
     delta: float
@@ -121,12 +140,13 @@ class PrivateSelection:
             f"{self.algorithm} selected privately: {hyper}",
             f"released: that run's final iterate and its noisy score {self.score:.6g} "
             f"(mean loss clipped to [0, B] plus the regulariser)",
-            f"trials: {self.trials} (stop probability {self.stop_probability:g} per trial, at "
-            f"most {self.max_trials})",
             f"privacy of the whole selection (replace-one): eps = {self.epsilon:.6g} (3 x "
-            f"{self.trial_epsilon:.6g} per trial), delta = {self.delta:.3g} (the cap) "
+            f"{self.trial_epsilon:.6g} per trial), delta = {self.delta:.3g} (the cap of "
+            f"{self.max_trials} trials at stop probability {self.stop_probability:g}) "
             f"[{self.source.provenance.value}: {self.source.paper}, {self.source.result}]",
-            f"not released, for simulation studies only: F(x) - F* = {self.suboptimality:.6g}",
+            f"not released, for simulation studies only (with the pick they reveal more than "
+            f"the guarantee covers): {self.trials_run} trials run; F(x) - F* = "
+            f"{self.suboptimality:.6g}",
         ])
 
 
@@ -196,7 +216,6 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
     PrivateSelection
     """
     from dpbounds.privacy.discrete import GridLaplace
-    from dpbounds.privacy.mechanisms import Neighbouring
 
     eps = check_positive("epsilon", epsilon)
     eps_s = check_positive("score_epsilon", score_epsilon)
@@ -236,6 +255,13 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
     from dpbounds._progress import progress_bar
 
     bar = progress_bar(progress, None, desc="private selection", unit="trial", lines=True)
+    import inspect
+
+    try:
+        takes_noise = "noise" in inspect.signature(algorithm).parameters
+    except (TypeError, ValueError):
+        takes_noise = False
+    run_kw = {"noise": "grid"} if takes_noise else {}  # the released iterate's own noise
     try:
         for trial in range(cap):
             point_rng = np.random.default_rng((root, POINT_STREAM, trial))
@@ -247,44 +273,71 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
                 index, i = divmod(index, len(values))
                 hyper[key] = values[i]
             hyper = {key: hyper[key] for key in names}
-            res = algorithm(objective, epsilon=eps, trials=1, seed=(root, RUN_STREAM, trial),
-                            **fixed, **hyper)
-            privacy = res.privacy
-            if privacy.ledger.neighbouring is not Neighbouring.REPLACE_ONE:
-                raise ValueError(f"{name}: its runs are {privacy.ledger.neighbouring.value}; the "
-                                 "score's sensitivity B/n needs a public n (replace-one)")
-            if float(privacy.target_delta) != 0.0 or privacy.accountant != "pure":
-                raise ValueError(f"{name}: its runs are ({privacy.target_epsilon:g}, "
-                                 f"{privacy.target_delta:g})-DP by {privacy.accountant}; random "
-                                 "stopping is composed here for pure epsilon-DP runs")
-            run_eps = float(privacy.ledger.epsilon(None, accountant="pure"))
-            if not run_eps <= eps * (1 + 1e-9):  # the run's own ledger, not its target
-                raise ValueError(f"{name}: a run's ledger reads eps = {run_eps:.6g} above its "
-                                 f"target {eps:g}")
-            x = np.asarray(res.x, dtype=float).reshape(1, -1)
-            if not np.all(np.isfinite(x)):
-                score = math.inf  # a diverged run: never chosen (its score is not released)
-            else:
-                score_rng = np.random.default_rng((root, SCORE_STREAM, trial))
-                score = float(release.release(np.array([_score(objective, x, B)]), score_rng)[0])
+            score = _trial(algorithm, objective, name, eps, (root, RUN_STREAM, trial), run_kw,
+                           fixed, hyper, release, B, (root, SCORE_STREAM, trial))
             trials += 1
             bar.update(1)
-            if best is None or score < best[0]:
-                best = (score, hyper, x[0].copy())
+            if score[0] < (math.inf if best is None else best[0]):
+                best = (score[0], hyper, score[1])
             if np.random.default_rng((root, STOP_STREAM, trial)).random() < gamma:
                 break
     finally:
         bar.close()
-    assert best is not None
-    score, hyper, x = best
-    if not math.isfinite(score):
-        raise ValueError(f"{name}: every trial diverged (no finite iterate to release)")
+    if best is None:
+        raise ValueError(f"{name}: every trial failed or diverged (no iterate to release)")
+    score_value, hyper, x = best
     sub = float(np.asarray(objective.suboptimality(x[None, :]), dtype=float)[0])
     eta = (1.0 - gamma) ** cap if gamma < 1.0 else 0.0
     # eta (1 + e^(3 eps_0)), at most 1 (a vacuous delta where e^(3 eps_0) overflows)
     log_tail = math.log(eta) + 3.0 * trial_eps if eta > 0 else -math.inf
     delta = 0.0 if eta == 0 else (1.0 if log_tail >= 0 else min(1.0, eta + math.exp(log_tail)))
-    return PrivateSelection(algorithm=name, best=dict(hyper), x=x, score=score, trials=trials,
-                            trial_epsilon=trial_eps, epsilon=3.0 * trial_eps,
-                            delta=delta, max_trials=cap,
+    return PrivateSelection(algorithm=name, best=dict(hyper), x=x, score=score_value,
+                            trials_run=trials, trial_epsilon=trial_eps,
+                            epsilon=3.0 * trial_eps, delta=delta, max_trials=cap,
                             stop_probability=gamma, suboptimality=sub)
+
+
+def _trial(algorithm: Callable[..., Any], objective: Any, name: str, eps: float,
+           run_seed: tuple[int, ...], run_kw: dict[str, Any], fixed: dict[str, Any],
+           hyper: dict[str, Any], release: Any, B: float, score_seed: tuple[int, ...]
+           ) -> tuple[float, np.ndarray]:
+    """One trial: ``(noisy score, final iterate)``; ``+inf`` for a run that failed, diverged
+    or ended beyond the score's grid (never chosen; nothing of it is released). A run that
+    cannot be composed here (not pure, not replace-one, over its budget, float noise) is a
+    ``ValueError``: a property of the algorithm, not of the data."""
+    from dpbounds.privacy.mechanisms import Neighbouring
+
+    nothing = (math.inf, np.empty(0))
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            res = algorithm(objective, epsilon=eps, trials=1, seed=run_seed, **run_kw,
+                            **fixed, **hyper)
+    except (ValueError, FloatingPointError, OverflowError):
+        return nothing  # refused or overflowed: an abort would depend on this trial
+    privacy = res.privacy
+    if privacy.ledger.neighbouring is not Neighbouring.REPLACE_ONE:
+        raise ValueError(f"{name}: its runs are {privacy.ledger.neighbouring.value}; the "
+                         "score's sensitivity B/n needs a public n (replace-one)")
+    if float(privacy.target_delta) != 0.0 or privacy.accountant != "pure":
+        raise ValueError(f"{name}: its runs are ({privacy.target_epsilon:g}, "
+                         f"{privacy.target_delta:g})-DP by {privacy.accountant}; random "
+                         "stopping is composed here for pure epsilon-DP runs")
+    if (getattr(res, "params", None) or {}).get("noise") == "float":
+        raise ValueError(f"{name}: its run released float64 noise, whose last bits leak "
+                         "(run it with noise='grid')")
+    run_eps = float(privacy.ledger.epsilon(None, accountant="pure"))
+    if not run_eps <= eps * (1 + 1e-9):  # the run's own ledger, not its target
+        raise ValueError(f"{name}: a run's ledger reads eps = {run_eps:.6g} above its "
+                         f"target {eps:g}")
+    x = np.asarray(res.x, dtype=float).reshape(1, -1)
+    if not np.all(np.isfinite(x)):
+        return nothing
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            value = _score(objective, x, B)
+        if not math.isfinite(value):
+            return nothing
+        noisy = float(release.release(np.array([value]), np.random.default_rng(score_seed))[0])
+    except (ValueError, OverflowError):  # beyond the score's grid: as diverged
+        return nothing
+    return noisy, x[0].copy()
