@@ -1263,6 +1263,14 @@ class _Params(dict[str, Any]):
         self.read.add(key)
         return super().__contains__(key)
 
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        self.read.add(key)
+        return super().setdefault(key, default)
+
+    def pop(self, key: Any, *default: Any) -> Any:
+        self.read.add(key)
+        return super().pop(key, *default)
+
     def __iter__(self) -> Any:
         self.bulk = True
         return super().__iter__()
@@ -2671,6 +2679,26 @@ def run_method(objective: Any, *, method: str, **kw: Any) -> Any:
     """
     kw.setdefault("trace", "suboptimality")
     return method_named(method).run(objective, **kw)
+
+
+def _method_key(fixed: Mapping[str, Any]) -> str:
+    """What :func:`run_method` runs, for a stored tuning's key: the registered method's every
+    declared field, its callables by their code (a method redefined under one name in a
+    notebook or a script was served the old method's stored points: review of stop 77)."""
+    import hashlib
+    from dataclasses import fields
+
+    from dpbounds.tuning.by_runs import _source_digest
+
+    m = method_named(str(fixed.get("method")))
+    parts = []
+    for f in fields(m):
+        v = getattr(m, f.name)
+        parts.append(f"{f.name}={_source_digest(v) if callable(v) else repr(v)}")
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
+
+
+run_method.__sweep_key__ = _method_key  # type: ignore[attr-defined]
 
 
 class DeclaredProblem:

@@ -290,15 +290,26 @@ OPTIONS: dict[str, str] = {
     "--plot": "write a figure to FILE (verify: bound, measurement and components, log-log; "
               "privacy compose: the --curve)",
     "--problem": "verification problem (huber_well, far, noise_floor, hard); tune runs: the "
-                 "objective (logistic, quadratic)",
+                 "objective (logistic, quadratic, or a verification problem's name)",
     "--search": "tune runs: a searched hyper-parameter and its values, NAME=V1,V2,... or "
                 "NAME=LOW:HIGH:K",
     "--eval-trials": "tune runs: runs of the pick on fresh seeds",
     "--mutation": "run a mutated algorithm (negative control: noise_d)",
-    "--store": "keep finished sweep cells in this folder and resume from it",
+    "--store": "keep finished sweep cells (verify, tune runs: grid points) in this folder "
+               "and resume from it",
+    "--fresh": "tune runs: recompute every grid point, overwriting the stored ones",
+    "--dask": "tune runs: run the grid points on a Dask LocalCluster of --workers workers",
+    "--scheduler": "tune runs: run the grid points on an existing Dask cluster "
+                   "(tcp://HOST:PORT)",
+    "--private": "tune runs: select privately on the data itself (Liu & Talwar's random "
+                 "stopping; eps = 3 (eps + score eps) in all)",
+    "--score-eps": "tune runs --private: budget of each trial's noisy score",
+    "--loss-bound": "tune runs --private: clip each sample's loss to [0, B] in the score",
+    "--stop-probability": "tune runs --private: stop after each trial with this probability",
     "--cost-cache": "verify: keep the planner's measured cost model in FILE ('off': none); a "
                     "study planned before on this host skips its probe runs",
-    "--workers": "verify: run the grid points on N local worker processes (1: this process)",
+    "--workers": "verify, tune runs: run the grid points on N local worker processes (1: "
+                 "this process)",
     "--event": "privacy compose: one mechanism, KIND:key=value,... (repeatable)",
     "--from-dp-event": "privacy compose: a JSON/YAML file of dp_accounting events",
     "--dp-event-accountant": "privacy compose: the dp_accounting accountant (rdp or pld) the "

@@ -37,6 +37,15 @@ def test_tune_nag_prints_the_budgets_that_run_its_pick(capsys):
     assert steps == pick.horizon and budgets == [float(e) for e in pick.epsilons]
     assert sum(budgets) == pytest.approx(1.0, rel=1e-12)
     assert "inputs read as public" in out
+    # the printed call runs as printed (it raised TypeError without epsilon: review)
+    from dpbounds.algorithms import dp_nag
+    from dpbounds.data import kuru_synthetic
+    from dpbounds.objectives import LogisticRegression
+
+    ds = kuru_synthetic(n=300, d=3, seed=0)
+    f = LogisticRegression.kuru(*ds, lam=0.01, **ds.domain())
+    res = eval(line.split(": ", 1)[1], {"dp_nag": dp_nag, "f": f})  # noqa: S307
+    assert res.privacy.epsilon == pytest.approx(1.0, rel=1e-9)
 
 
 def test_tune_hb_says_its_inputs_are_read_as_public(capsys):

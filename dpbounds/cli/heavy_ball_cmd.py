@@ -132,17 +132,20 @@ PUBLIC_INPUTS = ("inputs read as public: mu, L, S1, E0, n and d choose the hyper
                  "(or their release paid for)")
 
 
-def _run_line(rows: list[dict]) -> str:
-    """How to run the tuned DP-NAG: its per-step budgets (in --json, "epsilons")."""
+def _run_line(rows: list[dict], epsilon: float) -> str:
+    """How to run the tuned DP-NAG, as a line that runs: its budget, horizon, per-step budgets
+    (in --json, "epsilons") and step factor c (review of stop 77: the line omitted epsilon and
+    raised TypeError)."""
     row = next((r for r in rows if r.get("method") == "nag" and r.get("epsilons")), None)
     if row is None:
         return ""
     eps = [float(e) for e in row["epsilons"]]
-    shown = ", ".join(repr(e) for e in eps) if len(eps) <= 8 else (
-        f"{', '.join(repr(e) for e in eps[:3])}, ..., {eps[-1]!r} ({len(eps)} budgets; "
-        "all in --json)")
-    return (f"to run {row['label']}: dp_nag(f, steps={row['horizon']}, budgets=[{shown}]) "
-            "(per-step pure-DP budgets)\n")
+    call = (f"dp_nag(f, epsilon={epsilon!r}, steps={row['horizon']}, c={float(row['c'])!r}, "
+            "budgets=")
+    if len(eps) <= 8:
+        return f"to run {row['label']}: {call}[{', '.join(repr(e) for e in eps)}])\n"
+    return (f"to run {row['label']}: {call}B) with B its {len(eps)} per-step budgets "
+            "(--json: \"epsilons\")\n")
 
 
 def _tune_nag(args: argparse.Namespace) -> int:
@@ -157,7 +160,8 @@ def _tune_nag(args: argparse.Namespace) -> int:
     from dpbounds.cli._paths import print_result
 
     return print_result("tune", strict_json(res.rows(), indent=2) if args.json
-                        else res.table() + "\n" + _run_line(res.rows()) + PUBLIC_INPUTS)
+                        else res.table() + "\n" + _run_line(res.rows(), args.epsilon)
+                        + PUBLIC_INPUTS)
 
 
 def _rate(x: float) -> str:

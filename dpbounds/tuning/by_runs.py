@@ -74,7 +74,7 @@ SELECT_STREAM, EVAL_STREAM = 1, 2
 #: most grid points a call runs (each costs ``trials`` runs)
 MAX_POINTS = 10_000
 #: objectives a worker process keeps built (by recipe), so that its next point reuses one
-_BUILT_MAX = 4
+_BUILT_MAX = 1
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,8 @@ class ObjectiveRecipe:
 
     def build(self) -> Any:
         """The objective: ``factory(**params)``, built once per process (the points run
-        here reuse the one built for the caller)."""
+        here reuse the one built for the caller; the most recent recipe is kept, keyed by its
+        factory's code too: a redefined factory builds anew)."""
         import json
 
         text = json.dumps(self.key(), sort_keys=True)
@@ -125,7 +126,10 @@ class ObjectiveRecipe:
         """The recipe as plain JSON values (part of a stored point's key)."""
         from dpbounds.sweep.cells import canonical, function_name
 
-        return {"factory": function_name(self.factory), "params": canonical(dict(self.params))}
+        return {"factory": function_name(self.factory), "params": canonical(dict(self.params)),
+                # its code, and the functions of its module it calls: an edited factory
+                # must not be served the old objective (review of stop 77)
+                "source": _source_digest(self.factory)}
 
 
 @dataclass(frozen=True)
@@ -354,51 +358,138 @@ def _score(values: np.ndarray, hyper: dict[str, Any]) -> RunScore:
 # What a cell cannot carry as plain values (a closure, an objective without a recipe) stays in
 # this process, under a token: such a tuning runs here only and is not stored.
 _LIVE: dict[str, Any] = {}
+_LIVE_REFS: dict[str, int] = {}  # calls holding each token (two tunings may share one)
 _BUILT: dict[str, Any] = {}  # a recipe's JSON -> its objective, in this (worker) process
+_CALL_TOKENS: Any = None  # contextvars.ContextVar: the tokens the current call holds
 
 
 class _NotPortable(ValueError):
     """A value that a store or another process cannot receive."""
 
 
-def _live(value: Any) -> dict[str, str]:
-    token = f"{type(value).__name__}-{id(value):x}"
+def _hold(token: str, value: Any) -> None:
+    """Put ``value`` in the process table under ``token`` for the current call."""
     _LIVE[token] = value
+    _LIVE_REFS[token] = _LIVE_REFS.get(token, 0) + 1
+    _call_tokens().append(token)
+
+
+def _call_tokens() -> list[str]:
+    import contextvars
+
+    global _CALL_TOKENS
+    if _CALL_TOKENS is None:
+        _CALL_TOKENS = contextvars.ContextVar("dpbounds_tune_tokens", default=None)
+    held = _CALL_TOKENS.get()
+    if held is None:
+        held = []
+        _CALL_TOKENS.set(held)
+    return held
+
+
+def _call_tokens_var_set() -> Any:
+    """Start a fresh list of held tokens for this call (its reset token)."""
+    _call_tokens()  # creates the variable
+    return _CALL_TOKENS.set([])
+
+
+def _release(tokens: list[str]) -> None:
+    """Drop this call's hold on ``tokens`` (another call's hold on the same one stays)."""
+    for token in tokens:
+        left = _LIVE_REFS.get(token, 1) - 1
+        if left <= 0:
+            _LIVE.pop(token, None)
+            _LIVE_REFS.pop(token, None)
+        else:
+            _LIVE_REFS[token] = left
+
+
+def _live(value: Any) -> dict[str, str]:
+    import uuid
+
+    # unique per call: an id alone is reused once its object is gone (review of stop 77)
+    token = f"{type(value).__name__}-{id(value):x}-{uuid.uuid4().hex[:12]}"
+    _hold(token, value)
     return {"__live__": token}
 
 
 def _source_digest(fn: Any) -> str | None:
-    """SHA-256 of ``fn``'s source text and of its package's files (``None``: neither read)."""
+    """SHA-256 of ``fn``'s code: its source text, the source of every function of its own
+    module it reaches through its globals (a helper edited in a notebook or a script changed
+    the runs and kept the key: review of stop 77), and its package's files (a script run as
+    ``__main__``: the script's bytes). ``None``: nothing could be read."""
     import hashlib
     import inspect
+    import sys
+    import types
 
     from dpbounds.sweep.cells import module_digest
 
-    parts = []
-    try:
-        parts.append(inspect.getsource(fn))
-    except (OSError, TypeError):
-        pass
+    parts: list[str] = []
+    seen: set[int] = set()
+
+    def walk(f: Any, depth: int) -> None:
+        if id(f) in seen or depth > 20 or len(seen) > 200:
+            return
+        seen.add(id(f))
+        try:
+            parts.append(inspect.getsource(f))
+        except (OSError, TypeError):
+            code = getattr(f, "__code__", None)
+            if code is not None:  # no source: the bytecode and constants
+                parts.append(repr((code.co_code, code.co_consts, code.co_names)))
+        code = getattr(f, "__code__", None)
+        if code is None:
+            return
+        names: set[str] = set()
+        stack = [code]
+        while stack:
+            c = stack.pop()
+            names.update(c.co_names)
+            stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+        module = getattr(f, "__module__", None)
+        for name in sorted(names):
+            g = getattr(f, "__globals__", {}).get(name)
+            if isinstance(g, types.FunctionType) and g.__module__ == module:
+                walk(g, depth + 1)
+
+    walk(fn, 0)
     module = getattr(fn, "__module__", None)
     if isinstance(module, str) and module not in ("__main__", "__mp_main__"):
         digest = module_digest(module)
         if digest is not None:
             parts.append(digest)
+    elif isinstance(module, str):
+        path = getattr(sys.modules.get(module), "__file__", None)
+        if path:
+            try:
+                with open(path, "rb") as fh:
+                    parts.append(hashlib.sha256(fh.read()).hexdigest())
+            except OSError:
+                pass
     if not parts:
         return None
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
 
 
-def _algorithm_ref(algorithm: Callable[..., Any], portable: bool) -> dict[str, Any]:
+def _algorithm_ref(algorithm: Callable[..., Any], portable: bool,
+                   fixed: Mapping[str, Any]) -> dict[str, Any]:
     import inspect
 
     from dpbounds.sweep.cells import function_name
 
     if inspect.isfunction(algorithm):  # not a bound method, a partial or a callable object
         try:
-            return {"name": function_name(algorithm), "source": _source_digest(algorithm)}
+            ref = {"name": function_name(algorithm), "source": _source_digest(algorithm)}
         except ValueError:  # a lambda or a nested function
-            pass
+            ref = None
+        if ref is not None:
+            # what the function runs beyond its own code (dpbounds.extend.run_method: the
+            # registered method's definition, which a notebook can redefine under one name)
+            key_of = getattr(algorithm, "__sweep_key__", None)
+            if key_of is not None:
+                ref["runs"] = key_of(fixed)
+            return ref
     if portable:
         raise _NotPortable(
             f"algorithm {algorithm!r} is not a module-level function: a store or a worker "
@@ -464,7 +555,8 @@ def _objective_ref(objective: Any, portable: bool, stored: bool) -> dict[str, An
             "function) or run the points in this process")
     if stored:  # the key is the fingerprint (a token of this process would differ next time)
         fingerprint = objective_fingerprint(objective)
-        _LIVE[f"objective-{fingerprint}"] = objective
+        _hold(f"objective-{fingerprint}", objective)  # one token per data: two tunings of
+        # the same objective share it (each call drops its own hold)
         return {"__live__": f"objective-{fingerprint}", "fingerprint": fingerprint}
     return _live(objective)
 
@@ -539,12 +631,11 @@ def run_grid_point(*, algorithm: dict[str, Any], objective: dict[str, Any],
     except (ValueError, FloatingPointError, OverflowError) as exc:
         return {**empty, "failure": str(exc)}
     target = getattr(res.privacy, "target_delta", None)
+    # searched names this point's runs never read (judged over the whole grid: a name read
+    # at some points only, e.g. beta after a first step or under one schedule, is used)
     unread = [k for k in (getattr(res, "params", None) or {}).get("unread_hyperparameters", ())
               if k in hyper]
-    if unread:  # a searched name the method never read: every value ran the same point
-        return {**empty, "type_error": f"the runs never read {', '.join(unread)} (searched): "
-                                       "not a hyper-parameter the method uses", "bug": True}
-    return {**empty, "values": np.asarray(values, dtype=float),
+    return {**empty, "unread": unread, "values": np.asarray(values, dtype=float),
             "ledger": res.privacy.ledger.to_dict(), "accountant": str(res.privacy.accountant),
             "target_delta": None if target is None else float(target)}
 
@@ -642,20 +733,26 @@ def tune_by_runs(algorithm: Callable[..., Any], objective: Any,
         name = str(fixed["method"]) if getattr(algorithm, "__name__", None) == "run_method" \
             and "method" in fixed else getattr(algorithm, "__name__", type(algorithm).__name__)
 
-    from dpbounds.sweep.executors import DaskDistributed, LocalProcesses
-
     # worker processes import what they run by name; a store keys it by name (never by a
-    # token of this process)
-    portable = isinstance(executor, LocalProcesses | DaskDistributed)
+    # token of this process). Only this process and its threads share its table: any other
+    # executor (a user's process pool included) needs portable values (review of stop 77: a
+    # reused forked pool ran a new objective whose id matched an old one on the old data)
+    import concurrent.futures as cf
+
+    from dpbounds.sweep.executors import InProcess
+
+    inner = getattr(executor, "inner", executor)
+    portable = not (executor is None or isinstance(executor, InProcess)
+                    or isinstance(inner, cf.ThreadPoolExecutor))
     stored = store is not None
-    live_before = set(_LIVE)
+    token = _call_tokens_var_set()
     try:
         return _tune_points(algorithm, objective, grid, points, portable, stored, store,
                             executor, fresh, progress, name, eps, trials, eval_trials, seed,
                             compare, statistic, spent_delta, fixed)
-    finally:  # the objects this call left in the process table (objectives, closures)
-        for token in set(_LIVE) - live_before:
-            del _LIVE[token]
+    finally:  # this call's holds on the process table (objectives, closures)
+        _release(_call_tokens())
+        _CALL_TOKENS.reset(token)
 
 
 def _tune_points(algorithm: Callable[..., Any], objective: Any,
@@ -670,7 +767,7 @@ def _tune_points(algorithm: Callable[..., Any], objective: Any,
 
     choices_given = {str(k): dict(v) for k, v in (compare or {}).items()}
     try:
-        alg_ref = _algorithm_ref(algorithm, portable or stored)
+        alg_ref = _algorithm_ref(algorithm, portable or stored, fixed)
         obj_ref = _objective_ref(objective, portable, stored)
         fixed_enc = {k: _encode(v, f"fixed argument {k!r}", portable, stored)
                      for k, v in fixed.items()}
@@ -730,6 +827,12 @@ def _tune_points(algorithm: Callable[..., Any], objective: Any,
 
     records = sweep(encoded, trials, SELECT_STREAM, "tune by runs")
     selection = tuple(read(r, p, trials)[0] for r, p in zip(records, points))
+    ran = [r for r in records if r["failure"] is None and r["type_error"] is None]
+    never = [k for k in grid if ran and all(k in r.get("unread", ()) for r in ran)]
+    if never:  # a searched name no run read: every value ran the same point, and the "pick"
+        # among them was noise (walkthrough of stop 77: cc searched where the step reads c)
+        raise ValueError(f"{name}: no run read {', '.join(never)} (searched): not a "
+                         "hyper-parameter the method uses")
     order = sorted(range(len(points)), key=lambda i: selection[i].mean)
     if not math.isfinite(selection[order[0]].mean):
         reasons = sorted({s.failure or "" for s in selection})

@@ -291,6 +291,8 @@ ex.audit_setting(m, params={{"eta": 0.5}})
      "with --N)"),
     ("laplace", ["--search", "eta=1", "--search", "mu=0.5,1", "--steps", "3"],
      "--search mu: a constant of the problem"),
+    ("laplace", ["--search", "eta=1", "--search", "R=1,100", "--steps", "3"],
+     "--search R: a constant of the problem"),
 ])
 def test_tune_runs_of_a_plugin_refuses_what_it_cannot_run(mech, extra, words, tmp_path,
                                                           capsys):
@@ -408,7 +410,7 @@ def test_a_searched_name_the_method_never_reads_is_refused(tmp_path, capsys):
                 "--N", "50", "--d", "3", "--mu", "0.1", "--steps", "3", "--trials", "2",
                 "--quiet"]
         rc, _, err = _cli([*base, "--search", "eta=0.5", "--search", "etta=1,2"], capsys)
-        assert rc == 2 and "the runs never read etta (searched)" in err
+        assert rc == 2 and "no run read etta (searched)" in err
         rc, out, _ = _cli([*base, "--search", "eta=0.5,1"], capsys)  # positive control
         assert rc == 0 and "tuned by runs" in out
         from dpbounds.extend import method_named

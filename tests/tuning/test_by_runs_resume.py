@@ -111,9 +111,9 @@ def test_the_fingerprint_ignores_what_an_objective_caches_and_reads_its_data():
 
 
 def test_the_algorithms_source_is_part_of_its_key():
-    ref = _algorithm_ref(counted_heavy_ball, True)
+    ref = _algorithm_ref(counted_heavy_ball, True, {})
     assert ref["name"] == f"{__name__}:counted_heavy_ball" and len(ref["source"]) == 16
-    assert _algorithm_ref(dp_heavy_ball, True)["source"] != ref["source"]
+    assert _algorithm_ref(dp_heavy_ball, True, {})["source"] != ref["source"]
 
 
 def test_worker_processes_give_the_same_numbers_from_a_recipe(tmp_path):

@@ -199,6 +199,10 @@ def test_tune_runs_private_is_the_librarys_selection_of_the_same_objective(capsy
     (["--private", "--loss-bound", "4", "--stop-probability", "0"],
      "--stop-probability must lie in (0, 1]"),
     (["--loss-bound", "4"], "are read by --private only"),
+    (["--score-eps", "0.5"], "are read by --private only"),
+    (["--private", "--loss-bound", "4", "--eval-trials", "8"],
+     "--eval-trials is not read by --private"),
+    (["--private", "--loss-bound", "4", "--workers", "4"], "--workers is not read by --private"),
     # review of stop 77: inputs computed from the data
     (["--private", "--loss-bound", "4", "--search", "alpha=1", "--search", "T=2",
       "--start", "0"], "--start is not read by --private"),
