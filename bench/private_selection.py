@@ -12,8 +12,10 @@ data itself and releases one run; its whole guarantee is 3 (eps_run + eps_score)
 * eps_run = 0.3, eps_score = 1/30: the selection costs 1.0 in all, the budget of one run that
   the worst-case tuner (which reads only public constants) spends.
 
-Each row: the mean F(x) - F* of the released run over independent selections (seeds), with
-its 95% Student-t interval, and the mean number of trials. Run:
+Each row: the mean F(x) - F* of the released run over independent selections (seeds 0-49),
+with its 95% Student-t interval, and the mean number of trials (measured, not released). The
+rows share their seeds: rows 2 and 3 draw the same trials and stop at the same K (paired).
+The runs use grid noise (``noise="grid"``: the released iterate's low bits do not leak). Run:
 ``python bench/private_selection.py``; output in ``bench/private_selection.md``.
 """
 
@@ -74,8 +76,8 @@ def main() -> None:
         print(f"| {label} | {m:.4g} | [{lo:.4g}, {hi:.4g}] | {k:.1f} | {eps:.4g} | {dlt:.2g} "
               f"| {cpu:.1f} |")
     print(f"| tune_heavy_ball (worst case), one run at eps = 1 | {w.mean():.4g} | "
-          f"[{w.mean() - half:.4g}, {w.mean() + half:.4g}] | - | 1 (public constants only) "
-          f"| 0 | - |")
+          f"[{w.mean() - half:.4g}, {w.mean() + half:.4g}] | - | 1 (its mu, L, E0 read here "
+          f"from the data without noise: public bounds in a release) | 0 | - |")
     print("| tune_by_runs' pick (bench/tuned_by_runs.md), one run at eps = 1 | 0.01508 | "
           "[0.01459, 0.01557] | 10,608 runs | 10,608 (pure, composed) | 0 | - |")
     print(f"\n{time.time() - t0:.1f} s wall, {time.process_time() - c0:.1f} CPU-s (this process)")

@@ -23,18 +23,24 @@ can be trusted:
   made (``spent``: one ledger of all of them, accounted by the accountant that calibrated
   the runs). Tune on a public or synthetic proxy of the data to spend nothing of the private
   data's budget; on the private data itself this is the honest price of a non-private
-  selection (DP selection, e.g. Liu & Talwar 2019, costs less and is not implemented here).
+  selection (a private selection costs a constant multiple of one run's budget instead:
+  :func:`~dpbounds.tuning.select_privately`, Liu & Talwar's random stopping).
 
 **Resumable, and on any executor.** Each grid point's runs are one cell of a
 :func:`~dpbounds.sweep.run_sweep`: with ``store=`` every finished point is written at once,
 so a killed tuning loses only the points in flight and a second call with the same arguments
 reuses what is stored (bit-identical: trial ``k`` of a point depends only on the seed, the
 stream and ``k``); ``executor=`` runs the points on local processes or a Dask cluster. A
-stored point's key holds the algorithm's name and source, the objective (its
-:class:`ObjectiveRecipe`, or a fingerprint of its data and of its losses at two probe points),
-the hyper-parameters, the fixed arguments, epsilon and the statistic. Worker processes build
-the objective themselves, so they need an :class:`ObjectiveRecipe` and a module-level
-algorithm (a plug-in's method: :func:`dpbounds.extend.run_method` with ``method=NAME``).
+stored point's key holds the algorithm's name and the code it reaches (its source, the
+functions of its module it calls, its package's files or its script's bytes; for
+:func:`dpbounds.extend.run_method`, the registered method's definition), the objective (its
+:class:`ObjectiveRecipe` with its factory's code, or a fingerprint of its public data, its
+constants and its losses at probe points), the hyper-parameters, the fixed arguments, epsilon
+and the statistic. Code the key cannot see (a compiled extension's, a data file the factory
+reads) is the caller's to vary in the recipe's params. Any executor other than this process
+and its threads (:class:`~dpbounds.sweep.InProcess`, a ``ThreadPoolExecutor``) builds the
+objective itself, so it needs an :class:`ObjectiveRecipe` and a module-level algorithm (a
+plug-in's method: :func:`dpbounds.extend.run_method` with ``method=NAME``).
 
 Which error is minimised: the mean over trials of :math:`F(x_T)-F^\ast` at the run's last
 iterate (``statistic="final"``) or of the best iterate of the trace (``"best"``: not
@@ -504,7 +510,10 @@ def objective_fingerprint(objective: Any) -> str:
     SHA-256 over its class, the arrays and numbers among its public attributes (cached
     properties such as ``optimum`` left out: computing one must not change the key), its size,
     dimension and declared constants, and its losses at two probe points (zero and a fixed
-    pseudo-random point), so that data held in private attributes count too.
+    pseudo-random point) and its per-sample losses at the second (where it has
+    ``sample_losses``), so that data held in private attributes count too; an object whose
+    data change leaves all of these unchanged keeps its key (give it an :class:`ObjectiveRecipe`
+    instead).
     """
     import functools
     import hashlib
@@ -542,6 +551,14 @@ def objective_fingerprint(objective: Any) -> str:
     loss = objective.loss(probes)
     loss = np.asarray(loss.get() if hasattr(loss, "get") else loss, dtype=float)
     feed("loss at the probes", loss)
+    per_sample = getattr(objective, "sample_losses", None)
+    if callable(per_sample):
+        try:
+            each = per_sample(probes[1:2])
+            feed("sample losses at the probe",
+                 np.asarray(each.get() if hasattr(each, "get") else each, dtype=float))
+        except NotImplementedError:
+            pass
     return h.hexdigest()[:32]
 
 
@@ -689,7 +706,8 @@ def tune_by_runs(algorithm: Callable[..., Any], objective: Any,
     executor:
         Where the points run (:class:`~dpbounds.sweep.InProcess`, default;
         :class:`~dpbounds.sweep.LocalProcesses`, :class:`~dpbounds.sweep.DaskDistributed` or
-        any ``concurrent.futures`` executor): the same numbers wherever they run.
+        another ``concurrent.futures`` executor): the same numbers wherever they run; any but
+        this process and its threads needs an :class:`ObjectiveRecipe`.
     fresh:
         Recompute the points and overwrite what ``store`` holds.
     name:
