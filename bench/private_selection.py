@@ -61,7 +61,7 @@ def main() -> None:
         rows.append((f"select_privately, eps_run = {eps_run:g}, eps_score = {eps_score:.4g}, "
                      f"gamma = {gamma:g}",
                      sub.mean(), sub.mean() - half, sub.mean() + half,
-                     np.mean([s.trials for s in sels]), sels[0].epsilon, sels[0].delta,
+                     np.mean([s.trials_run for s in sels]), sels[0].epsilon, sels[0].delta,
                      time.process_time() - c1))
     hb = tune_heavy_ball(f.strong_convexity, f.smoothness, d=f.d, n=f.n, epsilon=1.0,
                          sensitivity=f.l1_sensitivity, initial_gap=gap, max_horizon=200).tuned
