@@ -898,7 +898,9 @@ def _tune_points(algorithm: Callable[..., Any], objective: Any,
         notes.append(f"the runs were calibrated by {', '.join(sorted(set(accountants)))}: "
                      "the privacy spent is read by rdp, which composes them all")
     spent_eps = float(spent.epsilon(float(spent_delta), accountant=acc))
-    delta_total = float(spent_delta)
+    # pure runs compose to pure DP: their epsilon holds at delta 0 (it was printed "at delta
+    # = 1e-05": review of stop 77)
+    delta_total = 0.0 if acc == "pure" else float(spent_delta)
     if failed:
         # a run that raised spent at most its target (eps, delta) before it stopped: basic
         # composition with the accounted part (Dwork & Roth Thm 3.16)

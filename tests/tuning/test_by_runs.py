@@ -154,6 +154,7 @@ def test_tune_runs_is_the_librarys_tuning_of_the_same_objective(capsys):
     assert got["rows"][0]["mean"] == pytest.approx(lib.evaluation["tuned by runs"].mean,
                                                    rel=1e-12)
     assert got["runs"] == 12 * 6 + 10 and got["accountant"] == "pure"
+    assert got["delta"] == 0.0  # pure runs compose to pure DP (it said delta = 1e-5)
     assert got["spent_epsilon"] == pytest.approx(got["runs"] * 1.0, rel=1e-9)
 
 
