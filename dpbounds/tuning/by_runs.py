@@ -60,6 +60,7 @@ Example
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -331,6 +332,14 @@ def check_names(algorithm: Any, names: Mapping[str, str]) -> None:
                              f"{did_you_mean(name, takes)} (it takes {', '.join(takes)})")
 
 
+def display_name(algorithm: Any, fixed: Mapping[str, Any]) -> str:
+    """The algorithm's name in a result: its ``__name__``, or the method's name for
+    :func:`dpbounds.extend.run_method` given ``method=NAME``."""
+    if getattr(algorithm, "__name__", None) == "run_method" and "method" in fixed:
+        return str(fixed["method"])
+    return str(getattr(algorithm, "__name__", type(algorithm).__name__))
+
+
 def _repeated(values: Any) -> Any:
     """A value listed twice in ``values`` (numbers by value: 1 and 1.0 are one), else None."""
     try:
@@ -366,7 +375,10 @@ def _score(values: np.ndarray, hyper: dict[str, Any]) -> RunScore:
 _LIVE: dict[str, Any] = {}
 _LIVE_REFS: dict[str, int] = {}  # calls holding each token (two tunings may share one)
 _BUILT: dict[str, Any] = {}  # a recipe's JSON -> its objective, in this (worker) process
-_CALL_TOKENS: Any = None  # contextvars.ContextVar: the tokens the current call holds
+#: the tokens the current tuning call holds (per thread and task: two overlapping calls each
+#: drop only their own holds)
+_CALL_TOKENS: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "dpbounds_tune_tokens", default=None)
 
 
 class _NotPortable(ValueError):
@@ -381,22 +393,11 @@ def _hold(token: str, value: Any) -> None:
 
 
 def _call_tokens() -> list[str]:
-    import contextvars
-
-    global _CALL_TOKENS
-    if _CALL_TOKENS is None:
-        _CALL_TOKENS = contextvars.ContextVar("dpbounds_tune_tokens", default=None)
     held = _CALL_TOKENS.get()
-    if held is None:
+    if held is None:  # outside a tuning call: a list of its own
         held = []
         _CALL_TOKENS.set(held)
     return held
-
-
-def _call_tokens_var_set() -> Any:
-    """Start a fresh list of held tokens for this call (its reset token)."""
-    _call_tokens()  # creates the variable
-    return _CALL_TOKENS.set([])
 
 
 def _release(tokens: list[str]) -> None:
@@ -747,9 +748,7 @@ def tune_by_runs(algorithm: Callable[..., Any], objective: Any,
                             **{k: f"grid[{k!r}]" for k in grid},
                             **{k: f"compare[{label!r}]" for label, hyper in (compare or {}).items()
                                for k in hyper}})
-    if name is None:
-        name = str(fixed["method"]) if getattr(algorithm, "__name__", None) == "run_method" \
-            and "method" in fixed else getattr(algorithm, "__name__", type(algorithm).__name__)
+    name = display_name(algorithm, fixed) if name is None else name
 
     # worker processes import what they run by name; a store keys it by name (never by a
     # token of this process). Only this process and its threads share its table: any other
@@ -763,7 +762,7 @@ def tune_by_runs(algorithm: Callable[..., Any], objective: Any,
     portable = not (executor is None or isinstance(executor, InProcess)
                     or isinstance(inner, cf.ThreadPoolExecutor))
     stored = store is not None
-    token = _call_tokens_var_set()
+    token = _CALL_TOKENS.set([])
     try:
         return _tune_points(algorithm, objective, grid, points, portable, stored, store,
                             executor, fresh, progress, name, eps, trials, eval_trials, seed,

@@ -235,7 +235,13 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
     if cap > MAX_TRIALS:
         raise ValueError(f"stop_probability {gamma:g} with cap_delta {cap_delta:g} needs a cap "
                          f"of {cap:,} trials; at most {MAX_TRIALS:,}: raise either")
-    from dpbounds.tuning.by_runs import check_grid, check_names
+    from dpbounds.tuning.by_runs import check_grid, check_names, display_name
+
+    for member in ("n", "sample_losses", "regularizer", "suboptimality"):
+        if not hasattr(objective, member):  # None: an AttributeError naming nothing
+            raise ValueError(f"objective must be an objective with n, sample_losses, "
+                             f"regularizer and suboptimality, got {type(objective).__name__} "
+                             f"(no {member})")
 
     size = check_grid(grid, fixed, 10**7)  # drawn by index: no list of the points is built
     check_names(algorithm, {**{k: f"fixed argument {k!r}" for k in fixed},
@@ -243,14 +249,13 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
     names = list(grid)
     n = int(objective.n)
     release = GridLaplace(sensitivity=B / n, epsilon=eps_s, grid_bits=grid_bits)
-    if name is None:
-        name = str(fixed["method"]) if getattr(algorithm, "__name__", None) == "run_method" \
-            and "method" in fixed else getattr(algorithm, "__name__", type(algorithm).__name__)
+    name = display_name(algorithm, fixed) if name is None else name
 
     best: tuple[float, dict[str, Any], np.ndarray] | None = None
     # one trial's guarantee: every candidate's run is calibrated to eps (each run's own
-    # ledger is checked below), the score release spends at most score_epsilon
-    trial_eps = eps + release.epsilon_spent
+    # ledger is checked below; one a rounding above eps raises the trial's epsilon to it),
+    # the score release spends at most score_epsilon
+    run_eps = eps
     trials = 0
     from dpbounds._progress import progress_bar
 
@@ -275,6 +280,7 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
             hyper = {key: hyper[key] for key in names}
             score = _trial(algorithm, objective, name, eps, (root, RUN_STREAM, trial), run_kw,
                            fixed, hyper, release, B, (root, SCORE_STREAM, trial))
+            run_eps = max(run_eps, score[2])
             trials += 1
             bar.update(1)
             if score[0] < (math.inf if best is None else best[0]):
@@ -286,6 +292,7 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
     if best is None:
         raise ValueError(f"{name}: every trial failed or diverged (no iterate to release)")
     score_value, hyper, x = best
+    trial_eps = run_eps + release.epsilon_spent
     sub = float(np.asarray(objective.suboptimality(x[None, :]), dtype=float)[0])
     eta = (1.0 - gamma) ** cap if gamma < 1.0 else 0.0
     # eta (1 + e^(3 eps_0)), at most 1 (a vacuous delta where e^(3 eps_0) overflows)
@@ -300,14 +307,15 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
 def _trial(algorithm: Callable[..., Any], objective: Any, name: str, eps: float,
            run_seed: tuple[int, ...], run_kw: dict[str, Any], fixed: dict[str, Any],
            hyper: dict[str, Any], release: Any, B: float, score_seed: tuple[int, ...]
-           ) -> tuple[float, np.ndarray]:
-    """One trial: ``(noisy score, final iterate)``; ``+inf`` for a run that failed, diverged
-    or ended beyond the score's grid (never chosen; nothing of it is released). A run that
+           ) -> tuple[float, np.ndarray, float]:
+    """One trial: ``(noisy score, final iterate, the run's ledger epsilon)``; the score is
+    ``+inf`` for a run that failed, diverged or ended beyond the score's grid (never chosen;
+    nothing of it is released). A run that
     cannot be composed here (not pure, not replace-one, over its budget, float noise) is a
     ``ValueError``: a property of the algorithm, not of the data."""
     from dpbounds.privacy.mechanisms import Neighbouring
 
-    nothing = (math.inf, np.empty(0))
+    nothing = (math.inf, np.empty(0), 0.0)
     try:
         with np.errstate(over="ignore", invalid="ignore"):
             res = algorithm(objective, epsilon=eps, trials=1, seed=run_seed, **run_kw,
@@ -330,14 +338,15 @@ def _trial(algorithm: Callable[..., Any], objective: Any, name: str, eps: float,
         raise ValueError(f"{name}: a run's ledger reads eps = {run_eps:.6g} above its "
                          f"target {eps:g}")
     x = np.asarray(res.x, dtype=float).reshape(1, -1)
+    diverged = (math.inf, np.empty(0), run_eps)  # ran (and spent), nothing to choose
     if not np.all(np.isfinite(x)):
-        return nothing
+        return diverged
     try:
         with np.errstate(over="ignore", invalid="ignore"):
             value = _score(objective, x, B)
         if not math.isfinite(value):
-            return nothing
+            return diverged
         noisy = float(release.release(np.array([value]), np.random.default_rng(score_seed))[0])
     except (ValueError, OverflowError):  # beyond the score's grid: as diverged
-        return nothing
-    return noisy, x[0].copy()
+        return diverged
+    return noisy, x[0].copy(), run_eps

@@ -228,10 +228,12 @@ def test_a_failed_point_is_counted_at_its_own_delta():
 
     res = tune_by_runs(picky, _f(), {"step_size": [0.5, 1.0], "delta": [1e-6]}, epsilon=1.0,
                        trials=3, eval_trials=8, seed=0, steps=3,
-                       compare={"loose": {"step_size": 1.0, "delta": 0.5}})
+                       compare={"loose": {"step_size": 1.0, "delta": 0.5},
+                                "looser": {"step_size": 0.5, "delta": 0.3}})
     assert res.evaluation["loose"].failure == "delta too large for this run"
-    assert res.delta == pytest.approx(1e-5 + 8 * 0.5, rel=1e-12)
-    assert any("delta = 0.5" in n for n in res.notes)
+    # every failed group at its own delta (mutant hunt 12: only the first was counted)
+    assert res.delta == pytest.approx(1e-5 + 8 * 0.5 + 8 * 0.3, rel=1e-12)
+    assert any("delta = 0.3, 0.5" in n for n in res.notes)
 
 
 def test_the_table_shows_strings_arrays_and_failure_reasons():

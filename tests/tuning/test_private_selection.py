@@ -326,3 +326,17 @@ def test_the_number_of_trials_is_not_in_the_release():
     released = sel.table().split("not released")[0]
     assert f"{sel.trials_run} trials" not in released and "trials run" not in released
     assert not hasattr(sel, "trials")
+
+
+def test_a_run_a_rounding_above_its_budget_raises_the_trials_epsilon():
+    # tolerated up to 1e-9 relative, and then counted: the guarantee is never below a ledger
+    sel = select_privately(stub, F, {"a": [0.0]}, epsilon=1.0, score_epsilon=0.1,
+                           loss_bound=1.0, stop_probability=1.0, over=1 + 1e-10)
+    assert sel.trial_epsilon >= 1.0 + 1e-10 + 0.1 * (1 - 1e-6)
+    assert sel.epsilon == pytest.approx(3 * sel.trial_epsilon, rel=1e-15)
+
+
+def test_an_object_that_is_no_objective_is_named():
+    with pytest.raises(ValueError, match="objective must be an objective with n"):
+        select_privately(stub, None, {"a": [0.0]}, epsilon=1.0, score_epsilon=0.1,
+                         loss_bound=1.0)

@@ -296,21 +296,3 @@ def test_the_selection_is_the_argmin_of_the_documented_streams(seed):
     assert sel.trials_run == len(scores)
     assert sel.score == best[0] and sel.best == {"a": best[1]}
     assert np.all(sel.x == best[1])
-
-
-# ------------------------------------------------------------ failed groups (mutant B18)
-def test_failed_points_of_two_deltas_are_both_counted():
-    from dpbounds.algorithms import dp_gd
-
-    def picky(objective, *, epsilon, trials, seed, step_size, steps, delta):
-        if delta > 0.1:
-            raise ValueError("delta too large")
-        return dp_gd(objective, epsilon=epsilon, trials=trials, seed=seed, steps=steps,
-                     step_size=step_size, mechanism="gaussian", delta=delta)
-
-    res = tune_by_runs(picky, _f(), {"step_size": [0.5], "delta": [1e-6]}, epsilon=1.0,
-                       trials=2, eval_trials=8, steps=2,
-                       compare={"a": {"step_size": 0.5, "delta": 0.5},
-                                "b": {"step_size": 0.5, "delta": 0.3}})
-    # basic composition: the spent_delta plus each failed run at its own delta
-    assert res.delta == pytest.approx(1e-5 + 8 * 0.5 + 8 * 0.3, rel=1e-12)
