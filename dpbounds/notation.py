@@ -306,6 +306,8 @@ OPTIONS: dict[str, str] = {
     "--score-eps": "tune runs --private: budget of each trial's noisy score",
     "--loss-bound": "tune runs --private: clip each sample's loss to [0, B] in the score",
     "--stop-probability": "tune runs --private: stop after each trial with this probability",
+    "--selection-delta": "tune runs --private: account the selection by Renyi DP at this delta",
+    "--trials-shape": "tune runs --private --selection-delta: shape of the trials' law",
     "--cost-cache": "verify: keep the planner's measured cost model in FILE ('off': none); a "
                     "study planned before on this host skips its probe runs",
     "--workers": "verify, tune runs: run the grid points on N local worker processes (1: "

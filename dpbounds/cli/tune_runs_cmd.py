@@ -223,9 +223,10 @@ def _check(args: argparse.Namespace) -> dict[str, list[float]]:
     if args.private:
         _check_private(args)
     elif any(getattr(args, k) is not None for k in ("score_eps", "loss_bound",
-                                                     "stop_probability")):
-        raise ValueError("--score-eps, --loss-bound and --stop-probability are read by "
-                         "--private only")
+                                                     "stop_probability", "selection_delta",
+                                                     "trials_shape")):
+        raise ValueError("--score-eps, --loss-bound, --stop-probability, --selection-delta "
+                         "and --trials-shape are read by --private only")
     if args.fresh and args.store is None:
         raise ValueError("--fresh overwrites a store's points: give --store DIR")
     if args.trials > 1_000_000 or (args.eval_trials is None and 4 * args.trials > 1_000_000):
@@ -282,8 +283,19 @@ def _check_private(args: argparse.Namespace) -> None:
         if v is not None and not (math.isfinite(v) and v > 0):
             raise ValueError(f"{flag} must be a finite number > 0, got {v:g}")
     gamma = args.stop_probability
-    if gamma is not None and not 0 < gamma <= 1:
-        raise ValueError(f"--stop-probability must lie in (0, 1], got {gamma:g}")
+    renyi = args.selection_delta is not None
+    if gamma is not None and not (0 < gamma < 1 if renyi else 0 < gamma <= 1):
+        raise ValueError(f"--stop-probability must lie in {'(0, 1)' if renyi else '(0, 1]'}"
+                         f", got {gamma:g}")
+    if renyi and not 0 < args.selection_delta < 1:
+        raise ValueError(f"--selection-delta must lie in (0, 1), got {args.selection_delta:g}")
+    if args.trials_shape is not None:
+        if not renyi:
+            raise ValueError("--trials-shape is read with --selection-delta only (Renyi "
+                             "accounting; random stopping's law is geometric)")
+        if not (math.isfinite(args.trials_shape) and args.trials_shape > -1):
+            raise ValueError(f"--trials-shape must be a finite number > -1, got "
+                             f"{args.trials_shape:g}")
     # everything a private selection is given besides the data must be public (review of
     # stop 77: --start placed x0 at the data's exact optimum, which the released iterate
     # then carried; the default grid is alpha = k/L with L read from the data)
@@ -315,12 +327,15 @@ def _run_private(args: argparse.Namespace, alg: Any, f: Any, grid: dict[str, lis
                            loss_bound=args.loss_bound,
                            stop_probability=(0.02 if args.stop_probability is None
                                              else args.stop_probability),
+                           target_delta=args.selection_delta,
+                           shape=1.0 if args.trials_shape is None else args.trials_shape,
                            seed=args.seed, progress=progress_enabled(args), **fixed)
     if args.json:
         return print_result("tune", strict_json(
             {"problem": args.problem, "algorithm": name, "best": sel.best,
              "x": sel.x.tolist(), "score": sel.score, "epsilon": sel.epsilon,
              "delta": sel.delta, "trial_epsilon": sel.trial_epsilon,
+             "accountant": sel.accountant,
              # measured, not released: with the pick they reveal more than the guarantee
              "not_released": {"trials_run": sel.trials_run,
                               "suboptimality": sel.suboptimality}}, indent=2))
@@ -336,9 +351,13 @@ def _check_plugin(args: argparse.Namespace, search: dict[str, list[float]]) -> N
 
     m = method_named(args.algorithm)
     name = args.algorithm
-    if args.private and m.mechanism == "gaussian":
-        raise ValueError(f"--private composes pure epsilon-DP runs (Liu & Talwar's random "
-                         f"stopping as implemented here); {name} adds Gaussian noise")
+    if args.private:
+        # its step adds float64 noise in its own arithmetic: the released iterate's last bits
+        # leak, and the selection releases it (fuzz round 12: accepted at eps 3.3)
+        raise ValueError(f"--private releases the chosen run's iterate, and a plug-in method's "
+                         f"step ({name}) computes it in float64 from float64 noise, whose "
+                         "last bits leak; tune it by runs (without --private), or select "
+                         "privately in Python with an algorithm that takes noise='grid'")
     if m.mechanism != "gaussian" and (args.delta is not None or "delta" in search):
         flag = "--delta" if args.delta is not None else "--search delta"
         raise ValueError(f"{flag} is not read by {name}: its Laplace noise is calibrated to "
@@ -497,7 +516,8 @@ def register_tune_runs(tsub: argparse._SubParsersAction) -> None:
     where.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
                        help="run on an existing Dask cluster")
     q = p.add_argument_group("private selection (tune on the private data itself: Liu & "
-                             "Talwar's random stopping, eps = 3 (eps + score eps) in all)")
+                             "Talwar's random stopping, eps = 3 (eps + score eps) in all; or "
+                             "Papernot & Steinke's Renyi accounting with --selection-delta)")
     q.add_argument("--private", action="store_true",
                    help="select privately: a run per random grid point, each with a noisy "
                         "score, stopped at random; releases the best run and its score")
@@ -508,6 +528,13 @@ def register_tune_runs(tsub: argparse._SubParsersAction) -> None:
     q.add_argument("--stop-probability", type=float, default=None, metavar="GAMMA",
                    help="stop after each trial with this probability (default 0.02: about "
                         "50 trials; compute, not privacy)")
+    q.add_argument("--selection-delta", type=float, default=None, metavar="DELTA",
+                   help="account the selection by Renyi DP (Papernot & Steinke 2022) and "
+                        "report its eps at this delta; the number of trials is drawn up "
+                        "front from a truncated negative binomial law (--trials-shape)")
+    q.add_argument("--trials-shape", type=float, default=None, metavar="ETA",
+                   help="with --selection-delta: the law's shape eta > -1 (default 1: "
+                        "geometric; 0: logarithmic, fewer trials and a smaller eps)")
     p.set_defaults(func=_run)
 
 

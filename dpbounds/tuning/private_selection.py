@@ -29,6 +29,38 @@ Privacy (the result this module computes, :attr:`PrivateSelection.epsilon` and `
   :math:`P[A_T(D)\in S] \le P[A(D)\in S]+\eta \le e^{3\varepsilon_0}(P[A_T(D')\in S]+\eta)+\eta`:
   the capped procedure is :math:`(3\varepsilon_0,\ \eta(1+e^{3\varepsilon_0}))`-DP.
 
+**Gaussian and subsampled runs: Rényi accounting** (``target_delta=`` given). The number of
+trials :math:`K` is then drawn up front from the *truncated negative binomial* law
+:math:`\mathcal D_{\eta,\gamma}` (:func:`trials_pmf`; shape ``shape`` :math:`=\eta>-1`;
+:math:`\eta=1` is the geometric law of random stopping, :math:`\eta=0` the logarithmic one),
+capped at :math:`T` as above, and the selection is accounted by
+
+* **Papernot & Steinke (2022), Theorem 2** (RECONSTRUCTED: stated here from the published
+  paper, not among this project's seeds): if one trial :math:`Q` is
+  :math:`(\lambda,\varepsilon_Q(\lambda))`-RDP at every order, the selection is
+  :math:`(\lambda,\varepsilon'(\lambda))`-RDP with
+  :math:`\varepsilon'(\lambda)=\varepsilon_Q(\lambda)+(1+\eta)\min_{\hat\lambda}\big[(1-1/\hat\lambda)
+  \varepsilon_Q(\hat\lambda)+\ln(1/\gamma)/\hat\lambda\big]+\ln\mathbb E[K]/(\lambda-1)`
+  (:func:`selection_rdp`), converted to :math:`(\varepsilon,\delta)` at ``target_delta`` by
+  the accountants' conversion; the cap adds :math:`P[K>T](1+e^{\varepsilon})` to delta and the
+  sampler's float rounding :math:`T\,2^{-50}` more (the coupling above, DERIVED).
+  ``tests/tuning/test_private_selection_rdp.py`` checks the bound against the exact Rényi
+  divergence of the best of :math:`K` draws, both directions, for random finite trials.
+* **One trial's curve** (DERIVED): the score's pure :math:`\varepsilon_{\rm score}` enters as
+  :math:`\min(\lambda\varepsilon^2/2,\varepsilon)` (Bun & Steinke); a run's curve is read from
+  its ledger by the RDP accountant (replace-one). Runs of different grid points may spend
+  differently (a searched ``steps`` or ``batch_size``), and the theorem needs one curve for
+  every point. Pure runs are each calibrated to ``epsilon`` and are accounted at the pure
+  curve of ``epsilon``. Otherwise the curve of a **reference** run at grid point 0 (its
+  output discarded, its ledger read: a ledger depends on public inputs only) times
+  :math:`1+10^{-3}` (:data:`CURVE_SLACK`) is the accounted one, and a trial whose run's
+  curve exceeds it **aborts** the selection with a ``ValueError`` naming the point (nothing
+  released). The abort depends on the public draws only; given no abort, the accepted
+  points are uniform on the points below the reference and :math:`K` follows
+  :math:`\mathcal D_{\eta,\gamma'}` with :math:`1-\gamma'=c(1-\gamma)`, :math:`c\le1` the
+  fraction accepted: the bound at :math:`\gamma` covers it (both terms fall as
+  :math:`\gamma` grows).
+
 **What is not released.** The theorem covers the pick with the number of trials :math:`K`
 marginalised out: given :math:`K=k` the pick is the best of :math:`k` runs and can reveal up to
 :math:`k\,\varepsilon_{\rm run}` (an independent review of stop 77 measured a likelihood ratio
@@ -48,7 +80,8 @@ noise is refused.
 
 Seeds: trial ``k`` draws its grid point from ``(seed, 3, k)``, its run from ``(seed, 4, k)``,
 its stopping coin from ``(seed, 5, k)`` and its score noise from ``(seed, 6, k)``: trial ``k``
-depends only on ``(seed, k)``.
+depends only on ``(seed, k)``. With ``target_delta`` the number of trials is one draw from
+``(seed, 5)`` and the reference run's seed is ``(seed, 7)``.
 
 Example
 -------
@@ -70,7 +103,8 @@ read from the data:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,10 +113,18 @@ import numpy as np
 from dpbounds._validation import check_int, check_positive
 from dpbounds.provenance import Provenance, Source
 
-__all__ = ["PrivateSelection", "select_privately"]
+__all__ = ["PrivateSelection", "select_privately", "selection_rdp", "trials_mean", "trials_pmf",
+           "trials_tail"]
 
 #: SeedSequence streams of trial k: its grid point, its run, its stopping coin, its score noise
 POINT_STREAM, RUN_STREAM, STOP_STREAM, SCORE_STREAM = 3, 4, 5, 6
+#: SeedSequence stream of the reference run (Rényi accounting: its ledger only is read)
+REFERENCE_STREAM = 7
+#: the accounted curve is the reference run's times 1 + CURVE_SLACK, and a run's may reach it:
+#: grid noise is calibrated in integer variances, so runs of one budget differ by up to ~4e-5
+#: of their curve between grid points (measured on dp_sgd over clipping norms); 1e-9 refused
+#: them (stop 78's bench), 1e-3 costs at most 0.1% of the selection's epsilon
+CURVE_SLACK = 1e-3
 #: most trials a selection may run (a cap, counted in delta)
 MAX_TRIALS = 100_000
 
@@ -91,6 +133,123 @@ LIU_TALWAR = Source("Liu & Talwar (2019), Private selection from private candida
                     Provenance.RECONSTRUCTED,
                     "the cap's delta = (1-gamma)^T (1 + e^(3 eps_0)) is DERIVED (a coupling of "
                     "the capped and uncapped procedures); the clipped-loss score is ours")
+
+
+PAPERNOT_STEINKE = Source("Papernot & Steinke (2022), Hyperparameter tuning with Renyi "
+                          "differential privacy, ICLR (arXiv 2110.03620)",
+                          "Theorem 2 (truncated negative binomial number of trials)",
+                          Provenance.RECONSTRUCTED,
+                          "one trial's curve (score by Bun & Steinke, runs at the reference "
+                          "curve), the cap's and the sampler's delta are DERIVED")
+
+
+def _check_law(shape: float, stop_probability: float) -> tuple[float, float]:
+    if isinstance(shape, bool) or not isinstance(shape, int | float) \
+            or not (math.isfinite(shape) and shape > -1.0):
+        raise ValueError(f"shape must be a finite number > -1 (the truncated negative "
+                         f"binomial's eta), got {shape!r}")
+    if isinstance(stop_probability, bool) or not isinstance(stop_probability, int | float) \
+            or not 0.0 < float(stop_probability) < 1.0:
+        raise ValueError(f"stop_probability must be a number in (0, 1) here, got "
+                         f"{stop_probability!r}")
+    return float(shape), float(stop_probability)
+
+
+def trials_mean(shape: float, stop_probability: float) -> float:
+    r""":math:`\mathbb E[K]` under the truncated negative binomial
+    :math:`\mathcal D_{\eta,\gamma}` (Papernot & Steinke 2022, Section 2):
+    :math:`\eta(1-\gamma)/(\gamma(1-\gamma^\eta))`, and
+    :math:`(1/\gamma-1)/\ln(1/\gamma)` at :math:`\eta=0`.
+
+    >>> round(trials_mean(1.0, 0.1), 12)  # geometric: 1/gamma
+    10.0
+    """
+    eta, g = _check_law(shape, stop_probability)
+    if eta == 0.0:
+        return (1.0 / g - 1.0) / math.log(1.0 / g)
+    return eta * (1.0 - g) / (g * -math.expm1(eta * math.log(g)))
+
+
+def _log_pmf(eta: float, g: float, k: np.ndarray) -> np.ndarray:
+    from scipy.special import gammaln
+
+    k = np.asarray(k, dtype=float)
+    if eta == 0.0:
+        return k * math.log1p(-g) - np.log(k) - math.log(math.log(1.0 / g))
+    # (1-g)^k Gamma(k+eta) / (Gamma(eta) k! (g^-eta - 1)); for eta in (-1, 0) both factors
+    # of the normaliser are negative: their logs are taken of the absolute values
+    norm = float(gammaln(eta)) + math.log(abs(math.expm1(-eta * math.log(g))))
+    return k * math.log1p(-g) + gammaln(k + eta) - gammaln(k + 1.0) - norm
+
+
+def trials_pmf(shape: float, stop_probability: float, top: int) -> np.ndarray:
+    r""":math:`P[K=k]` for :math:`k=1..`\ ``top`` under :math:`\mathcal D_{\eta,\gamma}`:
+    :math:`\propto(1-\gamma)^k\prod_{\ell=0}^{k-1}(\ell+\eta)/(\ell+1)` on
+    :math:`\{1,2,\dots\}` (Papernot & Steinke 2022, Definition 1).
+
+    >>> [round(float(p), 6) for p in trials_pmf(1.0, 0.5, 3)]  # geometric
+    [0.5, 0.25, 0.125]
+    """
+    eta, g = _check_law(shape, stop_probability)
+    top = check_int("top", top, minimum=1, maximum=10**7)
+    return np.exp(_log_pmf(eta, g, np.arange(1, top + 1)))
+
+
+def _tails(eta: float, g: float, top: int) -> np.ndarray:
+    """Upper bounds on P[K > T] for T = 1..top: the pmf summed exactly (smallest terms first)
+    up to M = top + max(1000, 50/g), plus p_{M+1}/(1-r) past M, where the ratio
+    p_{k+1}/p_k = (1-g)(k+eta)/(k+1) is at most r = (1-g) max(1, (M+eta)/(M+1)); each bound
+    is raised by 1e-9 of itself for the float sum (at most ~1e-10 relative here)."""
+    far = top + max(1000, math.ceil(50.0 / g))
+    k = np.arange(1, far + 2, dtype=float)
+    pmf = np.exp(_log_pmf(eta, g, k))
+    r = (1.0 - g) * max(1.0, (far + eta) / (far + 1.0))
+    beyond = pmf[far] / (1.0 - r) if r < 1.0 else math.inf  # past M (pmf[far] is p_{M+1})
+    # tail[T] = sum_{k=T+1}^{M} p_k + beyond, summed from the far end
+    rest = np.cumsum(pmf[:far][::-1])[::-1]  # rest[i] = sum_{k=i+1}^{M} p_k
+    tails = (np.append(rest[1:], 0.0)[:top] + beyond) * (1.0 + 1e-9)
+    return np.minimum(tails, 1.0)
+
+
+def trials_tail(shape: float, stop_probability: float, top: int) -> float:
+    r"""An upper bound on :math:`P[K>T]`, ``top`` :math:`=T` (DERIVED): the pmf summed up to
+    :math:`M=T+\max(1000, 50/\gamma)`, plus :math:`p_{M+1}/(1-r)` past :math:`M`, where the
+    ratio :math:`p_{k+1}/p_k=(1-\gamma)(k+\eta)/(k+1)` is at most
+    :math:`r=(1-\gamma)\max(1,(M+\eta)/(M+1))` (1 where :math:`r\ge1`).
+    """
+    eta, g = _check_law(shape, stop_probability)
+    top = check_int("top", top, minimum=1, maximum=10**7)
+    return float(_tails(eta, g, top)[top - 1])
+
+
+def selection_rdp(trial_rdp: Any, orders: Any, *, shape: float,
+                  stop_probability: float) -> np.ndarray:
+    r"""The selection's RDP curve from one trial's (Papernot & Steinke 2022, Theorem 2,
+    RECONSTRUCTED), on the same orders (each > 1; :math:`\hat\lambda` ranges over them):
+
+    .. math:: \varepsilon'(\lambda)=\varepsilon_Q(\lambda)+(1+\eta)\min_{\hat\lambda}
+       \Big[\big(1-\tfrac{1}{\hat\lambda}\big)\varepsilon_Q(\hat\lambda)
+       +\frac{\ln(1/\gamma)}{\hat\lambda}\Big]+\frac{\ln\mathbb E[K]}{\lambda-1}.
+
+    ``trial_rdp`` must bound the trial's Rényi divergence in both directions of a
+    neighbouring pair (an RDP guarantee does).
+
+    >>> import numpy as np
+    >>> o = np.array([2.0, 8.0, 64.0])
+    >>> np.round(selection_rdp(0.1 * o, o, shape=1.0, stop_probability=0.1), 4)
+    array([4.4782, 3.1046, 8.4122])
+    """
+    eta, g = _check_law(shape, stop_probability)
+    o = np.asarray(orders, dtype=float)
+    r = np.asarray(trial_rdp, dtype=float)
+    if o.ndim != 1 or o.size == 0 or np.any(~np.isfinite(o)) or np.any(o <= 1.0):
+        raise ValueError(f"orders must be a non-empty 1-d array of finite numbers > 1, got "
+                         f"{orders!r}")
+    if r.shape != o.shape or np.any(np.isnan(r)) or np.any(r < 0):
+        raise ValueError(f"trial_rdp must be non-negative numbers of the shape of orders "
+                         f"{o.shape}, got {trial_rdp!r}")
+    hat = float(np.min((1.0 - 1.0 / o) * r + math.log(1.0 / g) / o))
+    return r + (1.0 + eta) * hat + math.log(trials_mean(eta, g)) / (o - 1.0)
 
 
 @dataclass(frozen=True)
@@ -112,12 +271,17 @@ class PrivateSelection:
     trial_epsilon:
         :math:`\\varepsilon_0` of one trial (run plus score).
     epsilon, delta:
-        The selection's guarantee (replace-one): :math:`3\\varepsilon_0` and the cap's delta.
+        The selection's guarantee (replace-one): :math:`3\\varepsilon_0` and the cap's delta
+        (``accountant="pure"``), or Papernot & Steinke's Rényi bound converted at
+        ``target_delta`` plus the cap's delta (``accountant="rdp"``).
     max_trials:
         The cap :math:`T`.
     suboptimality:
         :math:`F(x)-F^*` of the chosen run: **not private** (exact loss and optimum), for
         simulation studies only.
+    accountant, shape, target_delta:
+        ``"pure"`` (Liu & Talwar) or ``"rdp"`` (Papernot & Steinke), the law's :math:`\\eta`,
+        and the delta the Rényi bound is converted at (0 for ``"pure"``).
     """
 
     algorithm: str
@@ -132,6 +296,9 @@ class PrivateSelection:
     stop_probability: float
     suboptimality: float
     source: Source = LIU_TALWAR
+    accountant: str = "pure"
+    shape: float = 1.0
+    target_delta: float = 0.0
 
     def table(self) -> str:
         """The release and its guarantee, in lines."""
@@ -140,10 +307,16 @@ class PrivateSelection:
             f"{self.algorithm} selected privately: {hyper}",
             f"released: that run's final iterate and its noisy score {self.score:.6g} "
             f"(mean loss clipped to [0, B] plus the regulariser)",
-            f"privacy of the whole selection (replace-one): eps = {self.epsilon:.6g} (3 x "
-            f"{self.trial_epsilon:.6g} per trial), delta = {self.delta:.3g} (the cap of "
-            f"{self.max_trials} trials at stop probability {self.stop_probability:g}) "
-            f"[{self.source.provenance.value}: {self.source.paper}, {self.source.result}]",
+            (f"privacy of the whole selection (replace-one): eps = {self.epsilon:.6g} (3 x "
+             f"{self.trial_epsilon:.6g} per trial), delta = {self.delta:.3g} (the cap of "
+             f"{self.max_trials} trials at stop probability {self.stop_probability:g}) "
+             if self.accountant == "pure" else
+             f"privacy of the whole selection (replace-one, by Renyi DP): eps = "
+             f"{self.epsilon:.6g}, delta = {self.delta:.3g} ({self.target_delta:g} plus the cap "
+             f"of {self.max_trials} trials; trials ~ truncated negative binomial, shape "
+             f"{self.shape:g}, gamma {self.stop_probability:g}, mean "
+             f"{trials_mean(self.shape, self.stop_probability):.4g}) ")
+            + f"[{self.source.provenance.value}: {self.source.paper}, {self.source.result}]",
             f"not released, for simulation studies only (with the pick they reveal more than "
             f"the guarantee covers): {self.trials_run} trials run; F(x) - F* = "
             f"{self.suboptimality:.6g}",
@@ -168,17 +341,23 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
                      grid: Mapping[str, Sequence[Any]], *, epsilon: float,
                      score_epsilon: float, loss_bound: float, stop_probability: float = 0.05,
                      cap_delta: float = 1e-9, seed: int | None = 0, grid_bits: int = 30,
+                     target_delta: float | None = None, shape: float = 1.0,
                      name: str | None = None, progress: bool = False,
                      **fixed: Any) -> PrivateSelection:
-    r"""Choose hyper-parameters on the private data by Liu & Talwar's random stopping.
+    r"""Choose hyper-parameters on the private data by Liu & Talwar's random stopping, or
+    (``target_delta`` given) by Papernot & Steinke's Rényi-DP selection, which takes Gaussian
+    and subsampled runs too.
 
     Parameters
     ----------
     algorithm:
-        A pure-DP algorithm under replace-one, called as ``algorithm(objective, epsilon=,
+        A DP algorithm under replace-one, called as ``algorithm(objective, epsilon=,
         trials=1, seed=, **hyper, **fixed)`` (e.g. :func:`~dpbounds.algorithms.dp_heavy_ball`,
-        :func:`~dpbounds.algorithms.dp_nag`, :func:`~dpbounds.algorithms.dp_gd`); its run's
-        ledger must read at most ``epsilon`` with delta 0.
+        :func:`~dpbounds.algorithms.dp_nag`, :func:`~dpbounds.algorithms.dp_gd`). Without
+        ``target_delta`` it must be pure: its run's ledger must read at most ``epsilon`` with
+        delta 0. With ``target_delta`` any run the RDP accountant reads (a Gaussian run takes
+        its own ``delta=`` among ``fixed``; :func:`~dpbounds.algorithms.dp_sgd` with
+        ``sampling="without_replacement"``).
     objective:
         The private problem (its ``sample_losses`` and ``regularizer``; ``n`` public, as
         replace-one has it).
@@ -193,7 +372,8 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
         sensitivity is then :math:`B/n`); a public choice (too small flattens the scores, too
         large drowns them in noise).
     stop_probability:
-        :math:`\gamma \in (0, 1]`: the expected number of trials is about :math:`1/\gamma`.
+        :math:`\gamma \in (0, 1]` (:math:`(0,1)` with ``target_delta``): the expected number
+        of trials is about :math:`1/\gamma` (:func:`trials_mean` for other shapes).
     cap_delta:
         :math:`\eta \in (0, 1)`: the cap is the smallest :math:`T` with
         :math:`(1-\gamma)^T\le\eta`; the guarantee's delta is :math:`\eta(1+e^{3\varepsilon_0})`.
@@ -203,6 +383,14 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
         takes ``seed=None`` (fresh operating-system entropy, kept nowhere).
     grid_bits:
         The score's release grid :math:`2^{-j}` (:class:`~dpbounds.privacy.discrete.GridLaplace`).
+    target_delta:
+        ``None`` (default): Liu & Talwar's pure random stopping (``shape`` 1). A number in
+        (0, 1): the Rényi accounting of the module docstring, converted at this delta (the
+        cap's delta is added to it).
+    shape:
+        :math:`\eta > -1`, the truncated negative binomial's shape (``target_delta`` only; 1
+        is geometric). Larger shapes run more trials per expected count and cost more
+        epsilon (:math:`(1+\eta)` in the bound); Papernot & Steinke use 0 and 1.
     progress:
         Show the trials as they run (a bar on a terminal, lines in a log).
     name:
@@ -227,11 +415,22 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
             or not 0.0 < float(stop_probability) <= 1.0:
         raise ValueError(f"stop_probability must be a number in (0, 1], got "
                          f"{stop_probability!r}")
+    renyi = target_delta is not None
+    if renyi:
+        if isinstance(target_delta, bool) or not isinstance(target_delta, int | float) \
+                or not 0.0 < float(target_delta) < 1.0:
+            raise ValueError(f"target_delta must be None (pure random stopping) or a number in "
+                             f"(0, 1), got {target_delta!r}")
+        _check_law(shape, stop_probability)
+    elif isinstance(shape, bool) or shape != 1.0:
+        raise ValueError(f"shape {shape!r} is read with target_delta only (Renyi accounting); "
+                         "pure random stopping draws a geometric number of trials (shape 1)")
     if isinstance(cap_delta, bool) or not isinstance(cap_delta, int | float) \
             or not 0.0 < float(cap_delta) < 1.0:
         raise ValueError(f"cap_delta must be a number in (0, 1), got {cap_delta!r}")
     gamma = float(stop_probability)
-    cap = _cap(gamma, float(cap_delta))
+    cap = _cap(gamma, float(cap_delta)) if not renyi else _law_cap(float(shape), gamma,
+                                                                    float(cap_delta))
     if cap > MAX_TRIALS:
         raise ValueError(f"stop_probability {gamma:g} with cap_delta {cap_delta:g} needs a cap "
                          f"of {cap:,} trials; at most {MAX_TRIALS:,}: raise either")
@@ -257,43 +456,67 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
     # the score release spends at most score_epsilon
     run_eps = eps
     trials = 0
-    from dpbounds._progress import progress_bar
-
-    bar = progress_bar(progress, None, desc="private selection", unit="trial", lines=True)
     import inspect
 
+    from dpbounds._progress import progress_bar
+
     try:
-        takes_noise = "noise" in inspect.signature(algorithm).parameters
+        params = inspect.signature(algorithm).parameters
+        # dp_nag_opt(objective, **kwargs) passes noise= on (fuzz round 12)
+        takes_noise = "noise" in params or any(
+            v.kind is inspect.Parameter.VAR_KEYWORD for v in params.values())
     except (TypeError, ValueError):
         takes_noise = False
     run_kw = {"noise": "grid"} if takes_noise else {}  # the released iterate's own noise
+
+    def point(trial: int) -> dict[str, Any]:
+        # a uniform grid point, by its mixed-radix index (no list of the points is built)
+        index = int(np.random.default_rng((root, POINT_STREAM, trial)).integers(size))
+        return _point(grid, names, index)
+
+    check: Callable[[Any, dict[str, Any]], float] = _pure_check(name, eps)
+    orders = bound = None
+    runs = cap
+    if renyi:
+        from dpbounds.privacy.rdp import DEFAULT_ORDERS
+
+        orders = DEFAULT_ORDERS
+        bound, check = _reference(algorithm, objective, name, eps, (root, REFERENCE_STREAM),
+                                  run_kw, fixed, _point(grid, names, 0), orders)
+        # the number of trials, drawn up front (its law is public; it is not released)
+        cum = np.cumsum(trials_pmf(float(shape), gamma, cap))
+        u = float(np.random.default_rng((root, STOP_STREAM)).random())
+        runs = min(cap, 1 + int(np.searchsorted(cum, u, side="right")))
+    failure: str | None = None
+    bar = progress_bar(progress, None, desc="private selection", unit="trial", lines=True)
     try:
-        for trial in range(cap):
-            point_rng = np.random.default_rng((root, POINT_STREAM, trial))
-            # a uniform grid point, by its mixed-radix index (no list of the points is built)
-            index = int(point_rng.integers(size))
-            hyper: dict[str, Any] = {}
-            for key in reversed(names):
-                values = grid[key]
-                index, i = divmod(index, len(values))
-                hyper[key] = values[i]
-            hyper = {key: hyper[key] for key in names}
+        for trial in range(runs):
+            hyper = point(trial)
             score = _trial(algorithm, objective, name, eps, (root, RUN_STREAM, trial), run_kw,
-                           fixed, hyper, release, B, (root, SCORE_STREAM, trial))
+                           fixed, hyper, release, B, (root, SCORE_STREAM, trial), check)
             run_eps = max(run_eps, score[2])
+            failure = failure or score[3]
             trials += 1
             bar.update(1)
             if score[0] < (math.inf if best is None else best[0]):
                 best = (score[0], hyper, score[1])
-            if np.random.default_rng((root, STOP_STREAM, trial)).random() < gamma:
+            if not renyi and np.random.default_rng((root, STOP_STREAM, trial)).random() < gamma:
                 break
     finally:
         bar.close()
     if best is None:
-        raise ValueError(f"{name}: every trial failed or diverged (no iterate to release)")
+        # the first failure's own words (a misconfigured run read "every trial failed" only:
+        # walkthrough of stop 78); an abort here releases nothing
+        raise ValueError(f"{name}: every trial failed or diverged (no iterate to release)"
+                         + (f"; the first failure: {failure}" if failure else ""))
     score_value, hyper, x = best
-    trial_eps = run_eps + release.epsilon_spent
     sub = float(np.asarray(objective.suboptimality(x[None, :]), dtype=float)[0])
+    if renyi:
+        assert orders is not None and bound is not None
+        return _renyi_result(name, hyper, x, score_value, trials, cap, gamma, float(shape),
+                             float(target_delta), orders,  # type: ignore[arg-type]
+                             bound(run_eps), release.epsilon_spent, sub)
+    trial_eps = run_eps + release.epsilon_spent
     eta = (1.0 - gamma) ** cap if gamma < 1.0 else 0.0
     # eta (1 + e^(3 eps_0)), at most 1 (a vacuous delta where e^(3 eps_0) overflows)
     log_tail = math.log(eta) + 3.0 * trial_eps if eta > 0 else -math.inf
@@ -304,41 +527,210 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
                             stop_probability=gamma, suboptimality=sub)
 
 
-def _trial(algorithm: Callable[..., Any], objective: Any, name: str, eps: float,
-           run_seed: tuple[int, ...], run_kw: dict[str, Any], fixed: dict[str, Any],
-           hyper: dict[str, Any], release: Any, B: float, score_seed: tuple[int, ...]
-           ) -> tuple[float, np.ndarray, float]:
-    """One trial: ``(noisy score, final iterate, the run's ledger epsilon)``; the score is
-    ``+inf`` for a run that failed, diverged or ended beyond the score's grid (never chosen;
-    nothing of it is released). A run that
-    cannot be composed here (not pure, not replace-one, over its budget, float noise) is a
-    ``ValueError``: a property of the algorithm, not of the data."""
+class _ReadsPrivateConstant(ValueError):
+    """A run read a constant computed from the private data (not a failure of the data)."""
+
+
+#: objective class -> its subclass that records reads of ``smoothness``
+_WATCHERS: dict[type, type] = {}
+_READS: list[int] = []
+
+
+@contextmanager
+def _public_constants_only(objective: Any, name: str, hyper: dict[str, Any]) -> Iterator[None]:
+    """Refuse a run that reads the objective's smoothness where it is computed from the data
+    (a margin-loss objective's ``L = sup psi'' lambda_max(A^T A / n)`` with no declared
+    ``smoothness=``): ``step_size``'s default ``c/L``, an optimal allocation or a horizon rule
+    would carry it into the release unnoised (fuzz round 12: a Python selection without a
+    step size claimed eps 3.3 with alpha read from the data). Watched by swapping the
+    instance's class to a subclass that records the read, for the run only."""
+    cls = type(objective)
+    if not (hasattr(cls, "data_curvature") and isinstance(getattr(cls, "smoothness", None),
+                                                          property)
+            and getattr(objective, "_declared_L", None) is None):
+        yield
+        return
+    watcher = _WATCHERS.get(cls)
+    if watcher is None:
+        plain = cls.smoothness
+
+        def smoothness(self: Any) -> Any:
+            _READS.append(1)
+            return plain.fget(self)
+
+        watcher = type(cls.__name__, (cls,), {"__slots__": (), "__module__": cls.__module__,
+                                              "smoothness": property(smoothness)})
+        _WATCHERS[cls] = watcher
+    _READS.clear()
+    objective.__class__ = watcher
+    try:
+        yield
+    finally:
+        objective.__class__ = cls
+        read = bool(_READS)
+        _READS.clear()
+    if read:
+        raise _ReadsPrivateConstant(
+            f"{name}: its run at {hyper} reads the objective's smoothness L, which "
+            f"{cls.__name__} computes from the private data (no smoothness= declared): give "
+            "step_size (grid or fixed) and a budget allocation that does not read L, or "
+            "declare a public L with smoothness= at construction")
+
+
+def _point(grid: Mapping[str, Sequence[Any]], names: list[str], index: int) -> dict[str, Any]:
+    """The grid point of mixed-radix ``index`` (the last name varies fastest)."""
+    hyper: dict[str, Any] = {}
+    for key in reversed(names):
+        values = grid[key]
+        index, i = divmod(index, len(values))
+        hyper[key] = values[i]
+    return {key: hyper[key] for key in names}
+
+
+def _law_cap(shape: float, gamma: float, cap_delta: float) -> int:
+    """Smallest T whose tail bound (:func:`trials_tail`) is at most ``cap_delta``;
+    ``MAX_TRIALS + 1`` where none up to ``MAX_TRIALS`` is."""
+    ok = np.flatnonzero(_tails(shape, gamma, MAX_TRIALS) <= cap_delta)
+    return int(ok[0]) + 1 if ok.size else MAX_TRIALS + 1
+
+
+def _run_curve(ledger: Any, orders: np.ndarray) -> np.ndarray:
+    """A run's RDP curve on ``orders``, read from its ledger by the RDP accountant."""
+    from dpbounds.privacy.accountants.rdp_accountant import RdpAccountant
+
+    acc = RdpAccountant(ledger.neighbouring, orders)
+    for mechanism, count in ledger.entries:
+        acc.compose(mechanism, count)
+    return np.asarray(acc.rdp, dtype=float)
+
+
+def _pure_curve(epsilon: float, orders: np.ndarray) -> np.ndarray:
+    """Pure epsilon-DP's RDP: eps^2/2-zCDP (Bun & Steinke 2016, Prop. 3.3) and at most eps."""
+    return np.minimum(orders * epsilon**2 / 2.0, epsilon)
+
+
+def _common_checks(name: str, res: Any) -> Any:
     from dpbounds.privacy.mechanisms import Neighbouring
 
-    nothing = (math.inf, np.empty(0), 0.0)
-    try:
-        with np.errstate(over="ignore", invalid="ignore"):
-            res = algorithm(objective, epsilon=eps, trials=1, seed=run_seed, **run_kw,
-                            **fixed, **hyper)
-    except (ValueError, FloatingPointError, OverflowError):
-        return nothing  # refused or overflowed: an abort would depend on this trial
     privacy = res.privacy
     if privacy.ledger.neighbouring is not Neighbouring.REPLACE_ONE:
         raise ValueError(f"{name}: its runs are {privacy.ledger.neighbouring.value}; the "
                          "score's sensitivity B/n needs a public n (replace-one)")
-    if float(privacy.target_delta) != 0.0 or privacy.accountant != "pure":
-        raise ValueError(f"{name}: its runs are ({privacy.target_epsilon:g}, "
-                         f"{privacy.target_delta:g})-DP by {privacy.accountant}; random "
-                         "stopping is composed here for pure epsilon-DP runs")
-    if (getattr(res, "params", None) or {}).get("noise") == "float":
+    noise = (getattr(res, "params", None) or {}).get("noise")
+    if noise != "grid":
+        # required, not only "float" refused: a plug-in's step (dpbounds.extend) adds its
+        # float64 noise in its own arithmetic, and its result named no noise (fuzz round 12)
         raise ValueError(f"{name}: its run released float64 noise, whose last bits leak "
-                         "(run it with noise='grid')")
-    run_eps = float(privacy.ledger.epsilon(None, accountant="pure"))
-    if not run_eps <= eps * (1 + 1e-9):  # the run's own ledger, not its target
-        raise ValueError(f"{name}: a run's ledger reads eps = {run_eps:.6g} above its "
-                         f"target {eps:g}")
+                         f"(noise = {noise!r}; a released iterate must come from "
+                         "noise='grid', which the built-in algorithms take; a plug-in "
+                         "method's step computes its iterate in float64 and cannot be "
+                         "released here)")
+    return privacy
+
+
+def _pure_check(name: str, eps: float) -> Callable[[Any, dict[str, Any]], float]:
+    """A run's checks for pure random stopping; returns the run's ledger epsilon."""
+
+    def check(res: Any, hyper: dict[str, Any]) -> float:
+        privacy = _common_checks(name, res)
+        if float(privacy.target_delta) != 0.0 or privacy.accountant != "pure":
+            raise ValueError(f"{name}: its runs are ({privacy.target_epsilon:g}, "
+                             f"{privacy.target_delta:g})-DP by {privacy.accountant}; random "
+                             "stopping is composed here for pure epsilon-DP runs (give "
+                             "target_delta= for the Renyi-DP selection, which takes them)")
+        run_eps = float(privacy.ledger.epsilon(None, accountant="pure"))
+        if not run_eps <= eps * (1 + 1e-9):  # the run's own ledger, not its target
+            raise ValueError(f"{name}: a run's ledger reads eps = {run_eps:.6g} above its "
+                             f"target {eps:g}")
+        return run_eps
+
+    return check
+
+
+def _reference(algorithm: Callable[..., Any], objective: Any, name: str, eps: float,
+               seed: tuple[int, ...], run_kw: dict[str, Any], fixed: dict[str, Any],
+               hyper: dict[str, Any], orders: np.ndarray
+               ) -> tuple[Callable[[float], np.ndarray], Callable[[Any, dict[str, Any]], float]]:
+    """The Rényi path's accounted run curve (a function of the largest pure run epsilon
+    seen) and its per-run check, from a reference run at grid point 0 (output discarded)."""
+    try:
+        with np.errstate(over="ignore", invalid="ignore"), \
+                _public_constants_only(objective, name, hyper):
+            res = algorithm(objective, epsilon=eps, trials=1, seed=seed, **run_kw, **fixed,
+                            **hyper)
+    except (ValueError, FloatingPointError, OverflowError) as err:
+        if isinstance(err, _ReadsPrivateConstant):
+            raise
+        raise ValueError(f"{name}: the reference run at grid point 0 ({hyper}) failed, and "
+                         f"its ledger fixes the accounted Renyi curve: {err}") from None
+    privacy = _common_checks(name, res)
+    if privacy.accountant == "pure" and float(privacy.target_delta) == 0.0:
+        # every pure run is calibrated to eps: the pure curve of eps covers every point
+        pure = _pure_check(name, eps)
+        return (lambda run_eps: _pure_curve(run_eps, orders)), pure
+    ceiling = _run_curve(privacy.ledger, orders) * (1.0 + CURVE_SLACK)
+
+    def check(res: Any, hyper: dict[str, Any]) -> float:
+        curve = _run_curve(_common_checks(name, res).ledger, orders)
+        above = np.flatnonzero(curve > ceiling)
+        if above.size:
+            j = int(above[0])
+            raise ValueError(
+                f"{name}: grid point {hyper} spends more than grid point 0's run (RDP at order "
+                f"{orders[j]:g}: {curve[j]:.6g} > {ceiling[j]:.6g}); the Renyi selection "
+                "accounts one curve for every point: search only hyper-parameters that leave "
+                "a run's privacy unchanged, or put the costliest point first")
+        return 0.0
+
+    return (lambda run_eps: ceiling), check
+
+
+def _renyi_result(name: str, hyper: dict[str, Any], x: np.ndarray, score: float, trials: int,
+                  cap: int, gamma: float, shape: float, target_delta: float,
+                  orders: np.ndarray, run_curve: np.ndarray, score_eps: float,
+                  sub: float) -> PrivateSelection:
+    from dpbounds.privacy.rdp import rdp_to_dp
+
+    trial_curve = run_curve + _pure_curve(score_eps, orders)
+    curve = selection_rdp(trial_curve, orders, shape=shape, stop_probability=gamma)
+    eps = rdp_to_dp(curve, orders, target_delta, "improved")[0]
+    # the cap (a coupling: the capped and uncapped selections differ only past T) and the
+    # sampler's rounding of the law's CDF (at most T 2^-50 in total variation)
+    tail = min(1.0, trials_tail(shape, gamma, cap) + cap * 2.0**-50)
+    log_extra = math.log(tail) + math.log1p(math.exp(min(eps, 700.0)))
+    delta = min(1.0, target_delta + (math.exp(log_extra) if log_extra < 0 else 1.0))
+    return PrivateSelection(algorithm=name, best=dict(hyper), x=x, score=score,
+                            trials_run=trials,
+                            trial_epsilon=rdp_to_dp(trial_curve, orders, target_delta,
+                                                    "improved")[0],
+                            epsilon=eps, delta=delta, max_trials=cap, stop_probability=gamma,
+                            suboptimality=sub, source=PAPERNOT_STEINKE, accountant="rdp",
+                            shape=shape, target_delta=target_delta)
+
+
+def _trial(algorithm: Callable[..., Any], objective: Any, name: str, eps: float,
+           run_seed: tuple[int, ...], run_kw: dict[str, Any], fixed: dict[str, Any],
+           hyper: dict[str, Any], release: Any, B: float, score_seed: tuple[int, ...],
+           check: Callable[[Any, dict[str, Any]], float]
+           ) -> tuple[float, np.ndarray, float, str | None]:
+    """One trial: ``(noisy score, final iterate, the run's ledger epsilon, why it failed)``;
+    the score is ``+inf`` for a run that failed, diverged or ended beyond the score's grid
+    (never chosen; nothing of it is released). A run that cannot be composed here (``check``:
+    not replace-one, over its budget or curve, float noise) is a ``ValueError``: a property
+    of the algorithm and its public inputs, not of the data."""
+    try:
+        with np.errstate(over="ignore", invalid="ignore"), \
+                _public_constants_only(objective, name, hyper):
+            res = algorithm(objective, epsilon=eps, trials=1, seed=run_seed, **run_kw,
+                            **fixed, **hyper)
+    except (ValueError, FloatingPointError, OverflowError) as err:
+        if isinstance(err, _ReadsPrivateConstant):
+            raise  # a property of the code path and its public inputs, not of the data
+        # refused or overflowed: an abort would depend on this trial
+        return math.inf, np.empty(0), 0.0, f"{hyper}: {type(err).__name__}: {err}"
+    run_eps = check(res, hyper)
     x = np.asarray(res.x, dtype=float).reshape(1, -1)
-    diverged = (math.inf, np.empty(0), run_eps)  # ran (and spent), nothing to choose
+    diverged = (math.inf, np.empty(0), run_eps, f"{hyper}: the run diverged")
     if not np.all(np.isfinite(x)):
         return diverged
     try:
@@ -349,4 +741,4 @@ def _trial(algorithm: Callable[..., Any], objective: Any, name: str, eps: float,
         noisy = float(release.release(np.array([value]), np.random.default_rng(score_seed))[0])
     except (ValueError, OverflowError):  # beyond the score's grid: as diverged
         return diverged
-    return noisy, x[0].copy(), run_eps
+    return noisy, x[0].copy(), run_eps, None

@@ -266,7 +266,7 @@ def stub(objective, *, epsilon, trials, seed, a):
     ledger = PrivacyLedger(nb, [(LaplaceMechanism(1.0 / epsilon, 1.0, nb), 1)])
     x = np.full((trials, objective.d), np.inf if a == 9.0 else float(a))
     return SimulationResult("stub", x, np.zeros((trials, 1)), "suboptimality",
-                            RunPrivacy(ledger, epsilon, 0.0, "pure"))
+                            RunPrivacy(ledger, epsilon, 0.0, "pure"), {"noise": "grid"})
 
 
 def _clipped(a, B):
