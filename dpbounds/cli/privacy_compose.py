@@ -414,6 +414,19 @@ def run_compose(args: argparse.Namespace) -> int:
         fpr = plot_fpr(fpr)  # the plot's dense grid; the table prints its own rows
     parsed = [(path, _parse_events(path)) for path in args.from_dp_event]
     histories = [_read_json(path, "--from-opacus") for path in args.from_opacus]
+    from dpbounds.privacy.ledger import PrivacyLedger
+
+    for path, history in zip(args.from_opacus, histories):
+        # each file's own error names it (fuzz round 12: "history[0] num_steps ..." with two
+        # files given), and an empty history is said to be empty, not "no event given"
+        steps = history.get("history") if isinstance(history, dict) else history
+        if isinstance(steps, list) and not steps:
+            raise ValueError(f"--from-opacus {path}: its history is empty (no training step "
+                             "recorded)")
+        try:
+            PrivacyLedger.from_opacus(history)
+        except ValueError as err:
+            raise ValueError(f"--from-opacus {path}: {err}") from None
     _refuse_unmapped_first(args, accountants, parsed)
     dp_events = [ev for path, raw in parsed for ev in _build_events(path, raw)]
     from dpbounds._progress import progress_bar  # after the checks of the flags and files

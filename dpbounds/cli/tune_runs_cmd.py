@@ -90,7 +90,9 @@ def parse_search(specs: list[str] | None, builtin: bool = True) -> dict[str, lis
                 parts = values.split(":")
                 if len(parts) != 3:
                     raise ValueError
-                lo, hi, k = float(parts[0]), float(parts[1]), int(parts[2])
+                lo, hi = float(parts[0]), float(parts[1])
+                kf = float(parts[2])  # 1e9 is a number, out of range (fuzz round 12)
+                k = int(kf) if math.isfinite(kf) and kf == int(kf) else 0
                 if not (0 < lo < hi < math.inf) or not 2 <= k <= MAX_VALUES:
                     raise ValueError(f"--search {spec!r}: LOW:HIGH:K needs 0 < LOW < HIGH < "
                                      f"inf and K in [2, {MAX_VALUES}]")
@@ -258,6 +260,16 @@ def _check(args: argparse.Namespace) -> dict[str, list[float]]:
                 raise ValueError(f"{flag}: {args.algorithm} takes none (it searches "
                                  f"{', '.join(takes)}; alpha = step_size, beta = momentum, "
                                  "T = steps)")
+        # a public value out of range ran, was refused, and was charged as spent (fuzz round
+        # 12: --search alpha=-1,1 reported eps = 6 for 4 runs that released anything)
+        ranges = {"step_size": ("> 0", lambda v: v > 0), "c": ("> 0", lambda v: v > 0),
+                  "momentum": ("in [0, 1)", lambda v: 0 <= v < 1),
+                  "batch_size": ("a whole number >= 1", lambda v: v >= 1 and v == int(v))}
+        for k, (words, ok) in ranges.items():
+            for v in (*search.get(k, ()), *((fixed[k],) if k in fixed else ())):
+                if not ok(v):
+                    flag = f"--{k.replace('_', '-')}" if k in fixed else f"--search {k}"
+                    raise ValueError(f"{flag}: {k} must be {words}, got {v:g}")
     both = sorted(set(fixed) & set(search))
     if both:
         raise ValueError(f"{', '.join('--' + k.replace('_', '-') for k in both)}: both "
@@ -420,6 +432,20 @@ def _run(args: argparse.Namespace) -> int:
 
     recipe = _objective(args)
     f = recipe.build()
+    if args.algorithm in ALGORITHMS:
+        # before the grid runs (fuzz round 12: "no grid point ran: ... pass sensitivity=",
+        # a keyword the shell has no flag for, after every point was tried)
+        sens = float(getattr(f, "l1_sensitivity", math.inf))
+        if not (math.isfinite(sens) and sens > 0):
+            raise ValueError(f"--problem {args.problem}: its objective has no finite L1 "
+                             f"sensitivity, which {args.algorithm}'s Laplace noise is "
+                             "calibrated to; tune a plug-in method on it (--plugin FILE), or "
+                             "use --problem logistic|quadratic")
+        if args.algorithm == "hb" and f.strong_convexity <= 0 and args.momentum is None \
+                and "momentum" not in search:
+            raise ValueError(f"--problem {args.problem} is not strongly convex (mu = "
+                             f"{f.strong_convexity:g}): hb's default momentum needs mu > 0; "
+                             "give --beta B or --search beta=...")
     alg = _algorithm(args.algorithm)
     fixed: dict[str, Any] = {k: getattr(args, k) for k in ("step_size", "momentum", "steps")
                              if getattr(args, k) is not None}
@@ -447,6 +473,13 @@ def _run(args: argparse.Namespace) -> int:
             constants = {"mu": f.strong_convexity, "L": f.smoothness, "d": f.d, "N": f.n,
                          "R": float(f.suboptimality(x0)[0])}
         fixed.update({k: v for k, v in constants.items() if k not in grid and k not in fixed})
+        from dpbounds.extend import method_named
+
+        if method_named(args.algorithm).sampling == "poisson" and "public_n" not in grid:
+            # the shell's data set has the size given on its command line (--N): public, as
+            # a Poisson method's rate q = B / public_n needs (fuzz round 12, walkthrough of
+            # stop 78: "public_n must be given" after every point ran, no flag to give it)
+            fixed["public_n"] = int(f.n)
     if args.private:
         return _run_private(args, alg, f, grid, fixed)
     res = tune_by_runs(alg, recipe, grid, epsilon=args.epsilon, trials=args.trials,

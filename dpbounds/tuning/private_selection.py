@@ -103,6 +103,7 @@ read from the data:
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -144,11 +145,11 @@ PAPERNOT_STEINKE = Source("Papernot & Steinke (2022), Hyperparameter tuning with
 
 
 def _check_law(shape: float, stop_probability: float) -> tuple[float, float]:
-    if isinstance(shape, bool) or not isinstance(shape, int | float) \
+    if isinstance(shape, bool) or not isinstance(shape, numbers.Real) \
             or not (math.isfinite(shape) and shape > -1.0):
         raise ValueError(f"shape must be a finite number > -1 (the truncated negative "
                          f"binomial's eta), got {shape!r}")
-    if isinstance(stop_probability, bool) or not isinstance(stop_probability, int | float) \
+    if isinstance(stop_probability, bool) or not isinstance(stop_probability, numbers.Real) \
             or not 0.0 < float(stop_probability) < 1.0:
         raise ValueError(f"stop_probability must be a number in (0, 1) here, got "
                          f"{stop_probability!r}")
@@ -411,13 +412,13 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
     # a release's randomness must be secret: None draws 128 bits the caller never sees
     root: int = (int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]
                  if seed is None else check_int("seed", seed, minimum=0))
-    if isinstance(stop_probability, bool) or not isinstance(stop_probability, int | float) \
+    if isinstance(stop_probability, bool) or not isinstance(stop_probability, numbers.Real) \
             or not 0.0 < float(stop_probability) <= 1.0:
         raise ValueError(f"stop_probability must be a number in (0, 1], got "
                          f"{stop_probability!r}")
     renyi = target_delta is not None
     if renyi:
-        if isinstance(target_delta, bool) or not isinstance(target_delta, int | float) \
+        if isinstance(target_delta, bool) or not isinstance(target_delta, numbers.Real) \
                 or not 0.0 < float(target_delta) < 1.0:
             raise ValueError(f"target_delta must be None (pure random stopping) or a number in "
                              f"(0, 1), got {target_delta!r}")
@@ -425,7 +426,7 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
     elif isinstance(shape, bool) or shape != 1.0:
         raise ValueError(f"shape {shape!r} is read with target_delta only (Renyi accounting); "
                          "pure random stopping draws a geometric number of trials (shape 1)")
-    if isinstance(cap_delta, bool) or not isinstance(cap_delta, int | float) \
+    if isinstance(cap_delta, bool) or not isinstance(cap_delta, numbers.Real) \
             or not 0.0 < float(cap_delta) < 1.0:
         raise ValueError(f"cap_delta must be a number in (0, 1), got {cap_delta!r}")
     gamma = float(stop_probability)
@@ -514,7 +515,7 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
     if renyi:
         assert orders is not None and bound is not None
         return _renyi_result(name, hyper, x, score_value, trials, cap, gamma, float(shape),
-                             float(target_delta), orders,  # type: ignore[arg-type]
+                             float(target_delta), orders,
                              bound(run_eps), release.epsilon_spent, sub)
     trial_eps = run_eps + release.epsilon_spent
     eta = (1.0 - gamma) ** cap if gamma < 1.0 else 0.0

@@ -516,6 +516,12 @@ def scaling_study(
     shown = {key: v for key, v in pts_fixed.items() if key != var}
     res = _analyse(study, spec, var, values, shown, records, mutation, k, level,
                    replicates, seed, seconds)
+    probe = _crossing_probe(study, spec, var, res, pts_fixed, records, mutation, trials,
+                            (seed, len(points)), k, level, store, max_memory, allow_large)
+    if probe is not None:
+        verdict, note = probe
+        res = replace(res, verdicts=res.verdicts + ((verdict,) if verdict else ()))
+        regime = dict(regime, crossing_probe=note)
     inf = res.informative
     regime = dict(regime, informative_points=int(sum(inf)), points=len(inf))
     if regime["name"] != "informative" and regime["name"] != "path":
@@ -530,6 +536,90 @@ def scaling_study(
                            + (" (the plan's dry run predicted every point; the runs' own "
                               "bound and start value decide)" if sum(inf) < len(inf) else ""))
     return replace(res, regime=regime)
+
+
+#: the crossing probe runs at most this factor past the grid's end
+PROBE_REACH = 8.0
+#: ... where the grid's measured/bound trend, extrapolated, reaches this multiple of k
+PROBE_RATIO = 2.0
+
+
+def _crossing_probe(study: TheoremStudy, spec: VerifyProblem, var: str, res: ScalingResult,
+                    pts_fixed: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
+                    mutation: str | None, trials: int, seed: tuple[int, int], k: float,
+                    level: float, store: Any, max_memory: float, allow_large: bool
+                    ) -> tuple[Verdict | None, str] | None:
+    """One real point past the grid where the measured/bound ratio, growing significantly
+    along it, is extrapolated to cross ``k``, and its gating ``measured/bound <= k`` verdict.
+
+    A bound that leaves out a dimension factor (``d`` dropped from a Gaussian term) sits
+    below the measurement only where the grid stops: its ratio climbed 0.013 -> 0.805 over
+    ``d`` = 2..32 and ``verify --quick`` passed it (walkthrough of stop 78); the slope rows
+    saw it but are diagnostics (a correct bound's slope also differs from its measurement's
+    on a short grid). The probe is a measurement, not an extrapolation: a correct bound
+    passes it as it passes every grid point. ``None`` where the ratio does not grow
+    significantly (the bootstrap interval of the measured slope, less the bound's local slope
+    at the grid's end, excludes 0) or the study has no finite, informative bound there.
+    The probe runs where the extrapolated ratio reaches :data:`PROBE_RATIO` ``k``, capped at
+    :data:`PROBE_REACH` times the grid's end (not run where the crossing itself lies beyond)."""
+    from dpbounds.sweep import Cell, SweepError, run_sweep
+
+    u = study.utility[0]
+    values = np.asarray(res.values, dtype=float)
+    slope = res.slopes[u]
+    local = res.bound_local_slopes.get(u, ())
+    if values.size < 2 or not local or not math.isfinite(slope.slope) or any(res.vacuous):
+        return None
+    means = np.array([m.mean for m in res.measured[u]])
+    b = res.bound[u]
+    if np.any(means <= 0) or np.any(b <= 0):
+        return None
+    up = slope.ci_low - local[-1] > 0  # grows towards large values of var
+    down = slope.ci_high - local[0] < 0  # grows towards small ones (eps)
+    if up == down:
+        return None
+    j = -1 if up else 0
+    growth = slope.slope - (local[-1] if up else local[0])
+    r = means[j] / (k * b[j])
+    if r >= 1:  # already above at the grid's end: the grid's own verdict fails
+        return None
+    cross = values[j] * (1.0 / r) ** (1.0 / growth)
+    factor = abs(math.log(cross / values[j]))
+    if factor > math.log(PROBE_REACH):
+        return None, (f"the measured/bound ratio grows along {var} (slope "
+                      f"{growth:+.3g}) and is extrapolated to cross {k:g} at {var} = "
+                      f"{cross:.3g}, past {PROBE_REACH:g}x the grid's end: not probed")
+    # where the extrapolated ratio reaches PROBE_RATIO k: a trend that slows past the grid
+    # (a measurement saturating) still crosses there (the walkthrough's bound without d read
+    # 0.96 at its extrapolated crossing d = 43, 1.7 at d = 128)
+    aim = (PROBE_RATIO / r) ** (1.0 / abs(growth))
+    v = values[j] * (min(PROBE_REACH, aim) if up else 1.0 / min(PROBE_REACH, aim))
+    if var in _INTEGER_VARS:
+        v = float(max(1, math.ceil(v)) if up else max(1, math.floor(v)))
+    point = _point(pts_fixed, var, v)
+    where = f"{var} = {v:g} (ratio {r:.3g} at the grid's end, extrapolated to cross at {cross:.3g})"
+    try:
+        if not allow_large:
+            _check_instance_memory(spec, [point], max_memory)
+        rec = run_sweep([Cell(_cell, dict(theorem=study.theorem, problem=spec.as_dict(),
+                                          point=point, mutation=mutation),
+                              trials=trials, seed=seed, cost=float(point["N"]))],
+                        store=store, progress="off", desc="crossing probe")[0]
+    except (ValueError, SweepError) as exc:
+        why = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        return None, f"crossing probe at {where} not run: {why}"
+    row = np.asarray(rec[f"m:{u}"], dtype=float)
+    bound = float(rec[f"b:{u}"])
+    floor = min(float(rec["trivial"]), float(rec.get("do_nothing", math.inf)))
+    if not (np.all(np.isfinite(row)) and math.isfinite(bound) and bound > 0):
+        return None, f"crossing probe at {where}: no finite measurement or bound"
+    name = study.theorem + (f" [mutant {mutation}]" if mutation else "")
+    verdict = ratio_at_most(name, f"{u} at the crossing probe {var} = {v:g}",
+                            [mean_ci(row, level)], np.array([bound]),
+                            f"bound at the probe's parameters (grid ratio extrapolated to "
+                            f"cross {k:g} at {var} = {cross:.3g})", k=k,
+                            trivial=[floor] if u in study.utility else None)
+    return verdict, f"crossing probe at {where}"
 
 
 def _analyse(study: TheoremStudy, spec: VerifyProblem, var: str, values: tuple[float, ...],
