@@ -26,6 +26,12 @@ source and confirmed numerically:
   mechanism to its two accountants under ``REPLACE_ONE``, so :func:`to_dp_event` takes the
   accountant the event is for (``accountant='rdp'`` or ``'pld'``; they coincide under
   ``add_remove``).
+* ``SampledWithoutReplacementDpEvent(n, m, ...)`` is written with the sampling rate's smallest
+  fraction ``m/n`` (``(10, 1)`` for 200 of 2000: a mechanism keeps the rate, not the sizes;
+  Wang-Balle-Kasiviswanathan's bound reads the rate only). dp_accounting's RDP accountant
+  reads it at that general bound, which is looser than dpbounds' own for the Gaussian: a
+  DP-SGD run of 200 steps at rate 0.1 calibrated to eps = 0.5 (delta 1e-5, dpbounds' RDP)
+  reads 0.84 there (walkthrough of stop 78); the exported event is valid, only loose.
 * ``LaplaceDpEvent(z)``: ``z`` is the scale over the L1 sensitivity; RDP reads it as pure
   :math:`1/z`-DP under any relation; PLD refuses it under ``REPLACE_ONE``.
 
