@@ -116,3 +116,23 @@ def test_the_interval_of_a_non_negative_mean_stays_non_negative():
     w = np.array([-0.1, 0.0, 0.2])
     assert _score(w, {}).low == pytest.approx(w.mean() - stats.t.ppf(0.975, 2) * w.std(ddof=1)
                                               / math.sqrt(3))
+
+
+def test_the_spend_summary_points_to_the_exportable_ledger():
+    # was: r.ledger.report(1e-5) -> "'SpentBudget' object has no attribute 'report'"
+    import copy
+    import pickle
+
+    from dpbounds.algorithms import dp_gd
+    from dpbounds.objectives import QuadraticObjective
+
+    F = QuadraticObjective.random(d=2, mu=0.5, L=1.0, n=50, offset_scale=1.0, seed=3)
+    r = dp_gd(F, epsilon=1.0, steps=3, step_size=0.5)
+    with pytest.raises(AttributeError, match=r"result\.privacy\.ledger"):
+        r.ledger.report(1e-5)
+    with pytest.raises(AttributeError, match="no attribute 'nothing_at_all'$"):
+        r.ledger.nothing_at_all  # noqa: B018
+    # the summary still copies and pickles (its own attributes unchanged)
+    assert pickle.loads(pickle.dumps(r.ledger)).epsilon == r.ledger.epsilon
+    assert copy.deepcopy(r.ledger).epsilon == r.ledger.epsilon
+    assert r.privacy.ledger.report(1e-5)["pure"] == pytest.approx(1.0)

@@ -108,6 +108,17 @@ class SpentBudget:
     def __post_init__(self) -> None:
         object.__setattr__(self, "neighbouring", Neighbouring.coerce(self.neighbouring))
 
+    def __getattr__(self, name: str) -> Any:
+        # only for names the summary lacks: the exportable ledger is another object
+        # (walkthrough of stop 78: r.ledger.report(1e-5) was a bare AttributeError)
+        from dpbounds.privacy.ledger import PrivacyLedger
+
+        if not name.startswith("_") and hasattr(PrivacyLedger, name):
+            raise AttributeError(f"SpentBudget has no attribute {name!r}: result.ledger is the "
+                                 f"run's spend summary; the PrivacyLedger (report, "
+                                 f"to_dict, accountant, ...) is result.privacy.ledger")
+        raise AttributeError(f"SpentBudget has no attribute {name!r}")
+
     @property
     def within_target(self) -> bool:
         """``epsilon <= target_epsilon`` and ``delta <= target_delta`` (with no slack)."""
