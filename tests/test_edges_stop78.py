@@ -136,3 +136,13 @@ def test_the_spend_summary_points_to_the_exportable_ledger():
     assert pickle.loads(pickle.dumps(r.ledger)).epsilon == r.ledger.epsilon
     assert copy.deepcopy(r.ledger).epsilon == r.ledger.epsilon
     assert r.privacy.ledger.report(1e-5)["pure"] == pytest.approx(1.0)
+
+
+def test_a_without_replacement_batch_must_be_whole_at_the_given_size(capsys):
+    # was (fuzz round 10, left over until stop 78): q n = 0.5 examples accepted
+    base = ["privacy", "compose", "--neighbouring", "replace_one", "--dataset-size", "1000",
+            "--quiet", "--event"]
+    rc, _, err = _cli([*base, "gaussian:z=1,q=0.0005,sampling=wor"], capsys)
+    assert rc == 2 and "q n = 0.0005 x 1000 = 0.5 examples must be a whole number" in err
+    rc, out, _ = _cli([*base, "gaussian:z=1,q=0.002,sampling=wor"], capsys)
+    assert rc == 0 and "pld" in out

@@ -308,6 +308,15 @@ def compose_events(
     parts: list[dict[str, Any]] = []
     for spec in events:
         mech, steps = parse_event(spec, nb)
+        q = getattr(mech, "sampling_rate", None)
+        sampling = getattr(getattr(mech, "sampling", None), "value", None)
+        if dataset_size is not None and q is not None and sampling == "without_replacement":
+            # a batch of q n examples: a whole number >= 1 (fuzz round 10: q n = 0.5 accepted)
+            m = q * dataset_size
+            if not (m >= 1 - 1e-9 and abs(m - round(m)) <= 1e-9 * max(1.0, m)):
+                raise ValueError(f"event {spec!r}: without replacement the batch q n = {q:g} x "
+                                 f"{dataset_size} = {m:g} examples must be a whole number >= 1 "
+                                 f"(dataset_size {dataset_size})")
         ledger.record(mech, steps)
         parts.append({"spec": spec, "mechanism": mech.to_dict(), "steps": steps})
     if dp_event_accountant is not None:
