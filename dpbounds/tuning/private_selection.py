@@ -41,9 +41,12 @@ capped at :math:`T` as above, and the selection is accounted by
   :math:`(\lambda,\varepsilon'(\lambda))`-RDP with
   :math:`\varepsilon'(\lambda)=\varepsilon_Q(\lambda)+(1+\eta)\min_{\hat\lambda}\big[(1-1/\hat\lambda)
   \varepsilon_Q(\hat\lambda)+\ln(1/\gamma)/\hat\lambda\big]+\ln\mathbb E[K]/(\lambda-1)`
-  (:func:`selection_rdp`), converted to :math:`(\varepsilon,\delta)` at ``target_delta`` by
-  the accountants' conversion; the cap adds :math:`P[K>T](1+e^{\varepsilon})` to delta and the
-  sampler's float rounding :math:`T\,2^{-50}` more (the coupling above, DERIVED).
+  (:func:`selection_rdp`, under the runs' relation: replace-one, or add/remove for Poisson
+  DP-SGD, whose score is then the clipped loss *sum* over the runs' ``public_n``, sensitivity
+  :math:`B/n_{\rm pub}`: the size is private there), converted to
+  :math:`(\varepsilon,\delta)` at ``target_delta`` by the accountants' conversion; the cap
+  adds :math:`P[K>T](1+e^{\varepsilon})` to delta and the sampler's float rounding
+  :math:`T\,2^{-50}` more (the coupling above, DERIVED).
   ``tests/tuning/test_private_selection_rdp.py`` checks the bound against the exact Rényi
   divergence of the best of :math:`K` draws, both directions, for random finite trials.
 * **One trial's curve** (DERIVED): the score's pure :math:`\varepsilon_{\rm score}` enters as
@@ -106,7 +109,7 @@ import math
 import numbers
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -283,6 +286,10 @@ class PrivateSelection:
     accountant, shape, target_delta:
         ``"pure"`` (Liu & Talwar) or ``"rdp"`` (Papernot & Steinke), the law's :math:`\\eta`,
         and the delta the Rényi bound is converted at (0 for ``"pure"``).
+    neighbouring:
+        The relation of the guarantee: ``"replace_one"``, or ``"add_remove"`` for the Rényi
+        selection of add/remove runs (Poisson DP-SGD), whose score is the clipped sum over
+        their ``public_n``.
     """
 
     algorithm: str
@@ -300,6 +307,7 @@ class PrivateSelection:
     accountant: str = "pure"
     shape: float = 1.0
     target_delta: float = 0.0
+    neighbouring: str = "replace_one"
 
     def table(self) -> str:
         """The release and its guarantee, in lines."""
@@ -307,12 +315,16 @@ class PrivateSelection:
         return "\n".join([
             f"{self.algorithm} selected privately: {hyper}",
             f"released: that run's final iterate and its noisy score {self.score:.6g} "
-            f"(mean loss clipped to [0, B] plus the regulariser)",
+            + ("(mean loss clipped to [0, B] plus the regulariser)"
+               if self.neighbouring == "replace_one" else
+               "(the loss clipped to [0, B] summed over the data, over the public n, plus the "
+               "regulariser)"),
             (f"privacy of the whole selection (replace-one): eps = {self.epsilon:.6g} (3 x "
              f"{self.trial_epsilon:.6g} per trial), delta = {self.delta:.3g} (the cap of "
              f"{self.max_trials} trials at stop probability {self.stop_probability:g}) "
              if self.accountant == "pure" else
-             f"privacy of the whole selection (replace-one, by Renyi DP): eps = "
+             f"privacy of the whole selection ({self.neighbouring.replace('_', '-')}, by "
+             f"Renyi DP): eps = "
              f"{self.epsilon:.6g}, delta = {self.delta:.3g} ({self.target_delta:g} plus the cap "
              f"of {self.max_trials} trials; trials ~ truncated negative binomial, shape "
              f"{self.shape:g}, gamma {self.stop_probability:g}, mean "
@@ -331,11 +343,13 @@ def _cap(stop_probability: float, cap_delta: float) -> int:
     return max(1, math.ceil(math.log(cap_delta) / math.log1p(-stop_probability)))
 
 
-def _score(objective: Any, x: np.ndarray, loss_bound: float) -> float:
-    """Mean over the data of the per-sample loss clipped to [0, B], plus the regulariser."""
-    losses = np.asarray(objective.sample_losses(x), dtype=float)
-    reg = np.asarray(objective.regularizer(x), dtype=float)
-    return float(np.mean(np.clip(losses, 0.0, loss_bound)) + float(reg.ravel()[0]))
+def _score(objective: Any, x: np.ndarray, loss_bound: float,
+           public_n: int | None = None) -> float:
+    """Mean over the data of the per-sample loss clipped to [0, B], plus the regulariser; with
+    ``public_n`` (add/remove: the size is private) the clipped sum over ``public_n``."""
+    losses = np.clip(np.asarray(objective.sample_losses(x), dtype=float), 0.0, loss_bound)
+    reg = float(np.asarray(objective.regularizer(x), dtype=float).ravel()[0])
+    return float((np.mean(losses) if public_n is None else np.sum(losses) / public_n) + reg)
 
 
 def select_privately(algorithm: Callable[..., Any], objective: Any,
@@ -447,9 +461,10 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
     check_names(algorithm, {**{k: f"fixed argument {k!r}" for k in fixed},
                             **{k: f"grid[{k!r}]" for k in grid}})
     names = list(grid)
-    n = int(objective.n)
-    release = GridLaplace(sensitivity=B / n, epsilon=eps_s, grid_bits=grid_bits)
     name = display_name(algorithm, fixed) if name is None else name
+    from dpbounds.privacy.mechanisms import Neighbouring
+
+    relation = Neighbouring.REPLACE_ONE
 
     best: tuple[float, dict[str, Any], np.ndarray] | None = None
     # one trial's guarantee: every candidate's run is calibrated to eps (each run's own
@@ -482,19 +497,26 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
         from dpbounds.privacy.rdp import DEFAULT_ORDERS
 
         orders = DEFAULT_ORDERS
-        bound, check = _reference(algorithm, objective, name, eps, (root, REFERENCE_STREAM),
-                                  run_kw, fixed, _point(grid, names, 0), orders)
+        bound, check, relation = _reference(algorithm, objective, name, eps,
+                                            (root, REFERENCE_STREAM), run_kw, fixed,
+                                            _point(grid, names, 0), orders)
         # the number of trials, drawn up front (its law is public; it is not released)
         cum = np.cumsum(trials_pmf(float(shape), gamma, cap))
         u = float(np.random.default_rng((root, STOP_STREAM)).random())
         runs = min(cap, 1 + int(np.searchsorted(cum, u, side="right")))
+    # the score's sensitivity: B/n under replace-one (n public there); under add/remove the
+    # clipped sum over the runs' own public size (Poisson DP-SGD's public_n)
+    public_n = None if relation is Neighbouring.REPLACE_ONE else int(fixed["public_n"])
+    release = GridLaplace(sensitivity=B / (int(objective.n) if public_n is None else public_n),
+                          epsilon=eps_s, grid_bits=grid_bits)
     failure: str | None = None
     bar = progress_bar(progress, None, desc="private selection", unit="trial", lines=True)
     try:
         for trial in range(runs):
             hyper = point(trial)
             score = _trial(algorithm, objective, name, eps, (root, RUN_STREAM, trial), run_kw,
-                           fixed, hyper, release, B, (root, SCORE_STREAM, trial), check)
+                           fixed, hyper, release, B, (root, SCORE_STREAM, trial), check,
+                           public_n)
             run_eps = max(run_eps, score[2])
             failure = failure or score[3]
             trials += 1
@@ -514,9 +536,10 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
     sub = float(np.asarray(objective.suboptimality(x[None, :]), dtype=float)[0])
     if renyi:
         assert orders is not None and bound is not None
-        return _renyi_result(name, hyper, x, score_value, trials, cap, gamma, float(shape),
-                             float(target_delta), orders,
-                             bound(run_eps), release.epsilon_spent, sub)
+        return replace(_renyi_result(name, hyper, x, score_value, trials, cap, gamma,
+                                     float(shape), float(target_delta), orders,
+                                     bound(run_eps), release.epsilon_spent, sub),
+                       neighbouring=relation.value)
     trial_eps = run_eps + release.epsilon_spent
     eta = (1.0 - gamma) ** cap if gamma < 1.0 else 0.0
     # eta (1 + e^(3 eps_0)), at most 1 (a vacuous delta where e^(3 eps_0) overflows)
@@ -610,13 +633,17 @@ def _pure_curve(epsilon: float, orders: np.ndarray) -> np.ndarray:
     return np.minimum(orders * epsilon**2 / 2.0, epsilon)
 
 
-def _common_checks(name: str, res: Any) -> Any:
+def _common_checks(name: str, res: Any, relation: Any = None) -> Any:
     from dpbounds.privacy.mechanisms import Neighbouring
 
     privacy = res.privacy
-    if privacy.ledger.neighbouring is not Neighbouring.REPLACE_ONE:
+    relation = Neighbouring.REPLACE_ONE if relation is None else relation
+    if privacy.ledger.neighbouring is not relation:
         raise ValueError(f"{name}: its runs are {privacy.ledger.neighbouring.value}; the "
-                         "score's sensitivity B/n needs a public n (replace-one)")
+                         + ("score's sensitivity B/n needs a public n (replace-one; the "
+                            "Renyi selection, target_delta=, takes add/remove runs with their "
+                            "public_n)" if relation is Neighbouring.REPLACE_ONE
+                            else f"selection's reference run is {relation.value}"))
     noise = (getattr(res, "params", None) or {}).get("noise")
     if noise != "grid":
         # required, not only "float" refused: a plug-in's step (dpbounds.extend) adds its
@@ -651,9 +678,11 @@ def _pure_check(name: str, eps: float) -> Callable[[Any, dict[str, Any]], float]
 def _reference(algorithm: Callable[..., Any], objective: Any, name: str, eps: float,
                seed: tuple[int, ...], run_kw: dict[str, Any], fixed: dict[str, Any],
                hyper: dict[str, Any], orders: np.ndarray
-               ) -> tuple[Callable[[float], np.ndarray], Callable[[Any, dict[str, Any]], float]]:
+               ) -> tuple[Callable[[float], np.ndarray], Callable[[Any, dict[str, Any]], float],
+                          Any]:
     """The Rényi path's accounted run curve (a function of the largest pure run epsilon
-    seen) and its per-run check, from a reference run at grid point 0 (output discarded)."""
+    seen), its per-run check and the runs' relation, from a reference run at grid point 0
+    (output discarded)."""
     try:
         with np.errstate(over="ignore", invalid="ignore"), \
                 _public_constants_only(objective, name, hyper):
@@ -664,15 +693,26 @@ def _reference(algorithm: Callable[..., Any], objective: Any, name: str, eps: fl
             raise
         raise ValueError(f"{name}: the reference run at grid point 0 ({hyper}) failed, and "
                          f"its ledger fixes the accounted Renyi curve: {err}") from None
-    privacy = _common_checks(name, res)
-    if privacy.accountant == "pure" and float(privacy.target_delta) == 0.0:
+    from dpbounds.privacy.mechanisms import Neighbouring
+
+    relation = res.privacy.ledger.neighbouring
+    if relation is Neighbouring.ADD_REMOVE:
+        # the size is private: the score is the clipped sum over the runs' public size
+        pub = fixed.get("public_n")
+        if isinstance(pub, bool) or not isinstance(pub, numbers.Integral) or pub < 1:
+            raise ValueError(f"{name}: its runs are add_remove (the data set's size is "
+                             "private): give public_n= (a public size, the runs' own), which "
+                             f"also normalises the score's clipped sum; got {pub!r}")
+    privacy = _common_checks(name, res, relation)
+    if privacy.accountant == "pure" and float(privacy.target_delta) == 0.0 \
+            and relation is Neighbouring.REPLACE_ONE:
         # every pure run is calibrated to eps: the pure curve of eps covers every point
         pure = _pure_check(name, eps)
-        return (lambda run_eps: _pure_curve(run_eps, orders)), pure
+        return (lambda run_eps: _pure_curve(run_eps, orders)), pure, relation
     ceiling = _run_curve(privacy.ledger, orders) * (1.0 + CURVE_SLACK)
 
     def check(res: Any, hyper: dict[str, Any]) -> float:
-        curve = _run_curve(_common_checks(name, res).ledger, orders)
+        curve = _run_curve(_common_checks(name, res, relation).ledger, orders)
         above = np.flatnonzero(curve > ceiling)
         if above.size:
             j = int(above[0])
@@ -683,7 +723,7 @@ def _reference(algorithm: Callable[..., Any], objective: Any, name: str, eps: fl
                 "a run's privacy unchanged, or put the costliest point first")
         return 0.0
 
-    return (lambda run_eps: ceiling), check
+    return (lambda run_eps: ceiling), check, relation
 
 
 def _renyi_result(name: str, hyper: dict[str, Any], x: np.ndarray, score: float, trials: int,
@@ -712,7 +752,7 @@ def _renyi_result(name: str, hyper: dict[str, Any], x: np.ndarray, score: float,
 def _trial(algorithm: Callable[..., Any], objective: Any, name: str, eps: float,
            run_seed: tuple[int, ...], run_kw: dict[str, Any], fixed: dict[str, Any],
            hyper: dict[str, Any], release: Any, B: float, score_seed: tuple[int, ...],
-           check: Callable[[Any, dict[str, Any]], float]
+           check: Callable[[Any, dict[str, Any]], float], public_n: int | None = None
            ) -> tuple[float, np.ndarray, float, str | None]:
     """One trial: ``(noisy score, final iterate, the run's ledger epsilon, why it failed)``;
     the score is ``+inf`` for a run that failed, diverged or ended beyond the score's grid
@@ -736,7 +776,7 @@ def _trial(algorithm: Callable[..., Any], objective: Any, name: str, eps: float,
         return diverged
     try:
         with np.errstate(over="ignore", invalid="ignore"):
-            value = _score(objective, x, B)
+            value = _score(objective, x, B, public_n)
         if not math.isfinite(value):
             return diverged
         noisy = float(release.release(np.array([value]), np.random.default_rng(score_seed))[0])

@@ -129,7 +129,7 @@ def test_real_runs_are_released_with_their_iterate():
 
 @pytest.mark.parametrize("kwargs, words", [
     ({"over": 1.5}, "a run's ledger reads eps = 1.5 above its target 1"),
-    ({"relation": "add_remove"}, "needs a public n (replace-one)"),
+    ({"relation": "add_remove"}, "needs a public n (replace-one; the Renyi selection"),
 ])
 def test_runs_it_cannot_compose_are_refused(kwargs, words):
     with pytest.raises(ValueError) as info:

@@ -415,3 +415,68 @@ def test_shell_refuses_a_plugin_under_private():
                "--loss-bound", "5", "--search", "alpha=0.5,1", "--search", "beta=0.3",
                "--steps", "5")
     assert out.returncode == 2 and "computes it in float64" in out.stderr, out.stderr
+
+
+# ----------------------------------------------------- add/remove runs (Poisson DP-SGD)
+
+AR = Neighbouring.ADD_REMOVE
+
+
+def ar_stub(objective, *, epsilon, trials, seed, a, delta=1e-6, public_n=None):
+    """An add/remove Gaussian 'run' ending at x = (a, a)."""
+    ledger = PrivacyLedger(AR, [(GaussianMechanism(5.0, 1.0, AR), 1)])
+    return SimulationResult("stub", np.full((trials, objective.d), float(a)),
+                            np.zeros((trials, 1)), "suboptimality",
+                            RunPrivacy(ledger, epsilon, delta, "rdp"), {"noise": "grid"})
+
+
+def test_add_remove_runs_score_the_clipped_sum_over_the_public_size():
+    # oracle: the released score's law written out: the clipped sum over public_n (here 2n,
+    # half the mean) plus discrete Laplace noise of mean |error| ~ B / (public_n eps_s); the
+    # mutants "mean instead of sum/public_n" and "sensitivity B/n" both move it 2x
+    B, eps_s, pub = 4.0, 0.5, 2 * F.n
+    x = np.full((1, F.d), 0.3)
+    true = float(np.sum(np.clip(F.sample_losses(x), 0.0, B)) / pub + F.regularizer(x)[0])
+    got = []
+    for s in range(1500):
+        sel = select_privately(ar_stub, F, {"a": [0.3]}, epsilon=1.0, score_epsilon=eps_s,
+                               loss_bound=B, stop_probability=0.999, target_delta=1e-5,
+                               seed=s, public_n=pub)
+        if sel.trials_run == 1:  # the least of K draws is biased below for K > 1
+            got.append(sel.score)
+    err = np.array(got) - true
+    b = B / (pub * eps_s)
+    assert err.size > 1400 and sel.neighbouring == "add_remove"
+    assert abs(err.mean()) <= 4 * b * math.sqrt(2) / math.sqrt(err.size)
+    half = 3.3 * np.abs(err).std(ddof=1) / math.sqrt(err.size)
+    assert abs(np.abs(err).mean() - b) <= half + 1e-3 * b  # two-sided: 2x noise fails
+
+
+def test_add_remove_runs_need_their_public_size_and_a_poisson_dp_sgd_is_selected():
+    with pytest.raises(ValueError, match="give public_n="):
+        select_privately(ar_stub, F, {"a": [0.3]}, epsilon=1.0, score_epsilon=0.5,
+                         loss_bound=4.0, target_delta=1e-5, seed=0)
+    with pytest.raises(ValueError, match="Renyi selection, target_delta=, takes add/remove"):
+        select_privately(ar_stub, F, {"a": [0.3]}, epsilon=1.0, score_epsilon=0.5,
+                         loss_bound=4.0, seed=0, public_n=400)
+    ds = kuru_synthetic(n=600, d=3, seed=1)
+    f = LogisticRegression.kuru(*ds, lam=0.01, **ds.domain())
+    sel = select_privately(dp_sgd, f, {"step_size": [0.2, 1.0], "clip_threshold": [0.5, 2.0]},
+                           epsilon=1.0, delta=1e-6, batch_size=60, steps=20, public_n=600,
+                           sampling="poisson", score_epsilon=0.1, loss_bound=4.0,
+                           stop_probability=0.2, target_delta=1e-5, seed=0)
+    assert sel.neighbouring == "add_remove" and "add-remove, by Renyi DP" in sel.table()
+    # the accounted curve is the reference run's (its ledger, by the RDP accountant) with its
+    # slack; the selection formula is written out here
+    from dpbounds.privacy.rdp import DEFAULT_ORDERS as O
+
+    ref = dp_sgd(f, epsilon=1.0, delta=1e-6, step_size=0.2, clip_threshold=0.5,
+                 batch_size=60, steps=20, public_n=600, sampling="poisson", trials=1,
+                 seed=0, noise="grid")
+    run = ref.privacy.ledger.accountant("rdp").rdp * (1 + 1e-3)
+    lo, hi = (_improved(run + np.minimum(O * e * e / 2, e)
+                        + 2 * min((1 - 1 / b) * (rb + min(b * e * e / 2, e))
+                                  + math.log(1 / 0.2) / b for b, rb in zip(O, run))
+                        + math.log(1 / 0.2) / (O - 1), O, 1e-5)
+              for e in (0.1 * (1 - 1e-6), 0.1))
+    assert lo - 1e-9 <= sel.epsilon <= hi + 1e-9
