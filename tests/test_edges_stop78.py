@@ -146,3 +146,35 @@ def test_a_without_replacement_batch_must_be_whole_at_the_given_size(capsys):
     assert rc == 2 and "q n = 0.0005 x 1000 = 0.5 examples must be a whole number" in err
     rc, out, _ = _cli([*base, "gaussian:z=1,q=0.002,sampling=wor"], capsys)
     assert rc == 0 and "pld" in out
+
+
+PLUG_SCALED = '''
+from dpbounds import extend as ex
+
+def step(x, grad, noise, p):
+    return x - p["eta"] * (grad(x) + {scale} * noise)
+
+method = ex.Method("scaled_{tag}", step=step, mechanism="laplace", neighbouring="replace_one",
+                   sensitivity=lambda f, p: 2.0 * f.l1_gradient_bound / f.n
+                   if hasattr(f, "l1_gradient_bound") else f.l1_sensitivity)
+ex.audit_setting(method, steps=5, params={{"eta": 0.5}})
+'''
+
+
+@pytest.mark.parametrize("scale, refused", [("0.25", True), ("1.0", False)])
+def test_tune_runs_probes_a_plugin_step_before_the_grid(tmp_path, capsys, scale, refused):
+    # was: a step scaling its noise by 0.25 was tuned and its ledger's eps printed as spent
+    from tests.plugin_state import plugins_loaded
+
+    tag = "under" if refused else "ok"
+    path = tmp_path / f"scaled_{tag}.py"
+    path.write_text(PLUG_SCALED.format(scale=scale, tag=tag))
+    with plugins_loaded([]):
+        rc, out, err = _cli(["--plugin", str(path), "tune", "runs", f"scaled_{tag}", "--n",
+                             "300", "--d", "2", "--search", "eta=0.5,1", "--steps", "6",
+                             "--trials", "2", "--quiet"], capsys)
+    if refused:
+        assert rc == 2 and "not a function of its release" in err and "0.75" in err, err
+        assert out == ""
+    else:
+        assert rc == 0 and "privacy spent by the tuning" in out, err

@@ -357,6 +357,35 @@ def _run_private(args: argparse.Namespace, alg: Any, f: Any, grid: dict[str, lis
                                 f"{sel.table()}")
 
 
+def _probe_plugin_step(args: argparse.Namespace, f: Any, grid: dict[str, list[float]],
+                       fixed: dict[str, Any]) -> None:
+    """The post-processing probe of ``verify`` on one short run at the grid's first point,
+    before the grid: a plug-in step that is not a function of its release grad + noise (one
+    that scales or drops the noise) runs with less noise than its ledger's epsilon says, and
+    ``tune runs`` printed that epsilon as the tuning's spend (walkthrough of stop 78: a step
+    scaling the noise by 0.25 read "eps = 7.02568", exit 0)."""
+    from dpbounds.audit.runner import POST_PROCESSING_TOL
+    from dpbounds.extend import _post_processing_probe, method_named
+
+    m = method_named(args.algorithm)
+    kw = {k: v for k, v in fixed.items() if k != "method"}
+    kw.update({k: v[0] for k, v in grid.items()})
+    steps = int(kw.pop("steps", 0) or args.steps or 8)
+    try:
+        with _post_processing_probe() as probe:
+            m.run(f, epsilon=args.epsilon, steps=min(steps, 12), trials=2, seed=(0, 77),
+                  trace=None, **kw)
+    except ValueError:
+        return  # the point's own refusal is the grid's to report (its failures are named)
+    if probe.post_processing > POST_PROCESSING_TOL:
+        raise ValueError(
+            f"{args.algorithm}: its step is not a function of its release grad(x) + noise "
+            f"(moving the gradient by delta and the noise by -delta moved the step by "
+            f"{probe.post_processing:.3g} of its size; verify's post-processing probe): the "
+            "noise it adds is not the noise its ledger counts, so the tuning's epsilon would "
+            "be wrong; add the noise to the gradient query as one release")
+
+
 def _check_plugin(args: argparse.Namespace, search: dict[str, list[float]]) -> None:
     """A plug-in method's refusals, before the objective is built and any run."""
     from dpbounds.extend import method_named
@@ -482,6 +511,8 @@ def _run(args: argparse.Namespace) -> int:
             fixed["public_n"] = int(f.n)
     if args.private:
         return _run_private(args, alg, f, grid, fixed)
+    if args.algorithm not in ALGORITHMS:
+        _probe_plugin_step(args, f, grid, fixed)
     res = tune_by_runs(alg, recipe, grid, epsilon=args.epsilon, trials=args.trials,
                        eval_trials=args.eval_trials, seed=args.seed,
                        progress=progress_enabled(args), store=args.store,
