@@ -341,6 +341,13 @@ def _run_private(args: argparse.Namespace, alg: Any, f: Any, grid: dict[str, lis
                                              else args.stop_probability),
                            target_delta=args.selection_delta,
                            shape=1.0 if args.trials_shape is None else args.trials_shape,
+                           # the shell's data are synthetic: a public twin (another seed, the
+                           # same n, d and domain) takes the reference run, whose curve is
+                           # then not composed into the guarantee
+                           reference_objective=None if args.selection_delta is None else
+                           build_problem(args.problem, int(args.dataset_size),
+                                         int(args.dimension), float(args.strong_convexity),
+                                         None, int(args.seed) + 1),
                            seed=args.seed, progress=progress_enabled(args), **fixed)
     if args.json:
         return print_result("tune", strict_json(

@@ -57,12 +57,15 @@ capped at :math:`T` as above, and the selection is accounted by
   curve of ``epsilon``. Otherwise the curve of a **reference** run at grid point 0 (its
   output discarded, its ledger read: a ledger depends on public inputs only) times
   :math:`1+10^{-3}` (:data:`CURVE_SLACK`) is the accounted one, and a trial whose run's
-  curve exceeds it **aborts** the selection with a ``ValueError`` naming the point (nothing
-  released). The abort depends on the public draws only; given no abort, the accepted
-  points are uniform on the points below the reference and :math:`K` follows
-  :math:`\mathcal D_{\eta,\gamma'}` with :math:`1-\gamma'=c(1-\gamma)`, :math:`c\le1` the
-  fraction accepted: the bound at :math:`\gamma` covers it (both terms fall as
-  :math:`\gamma` grows).
+  curve exceeds it is bottom (never chosen, as a failed trial): a point's curve is a function
+  of public inputs, so such a point's trial outputs bottom whatever its run does, and every
+  point's trial is within the accounted curve. (An abort there, in the first version, came
+  after the run on the data and so depended on whether the run failed: an independent review
+  measured 0.068 against 0.738 on neighbouring data.) The reference run's failure does abort
+  the selection, and that abort may depend on the data: **its curve is composed into the
+  guarantee** (one more run's RDP; the same review measured a ratio of :math:`e^2` on a
+  randomized-response stub before). Runs that keep an adaptive, per-trial ledger (DP-AGD's)
+  are refused: their ledger is not a function of public inputs.
 
 **What is not released.** The theorem covers the pick with the number of trials :math:`K`
 marginalised out: given :math:`K=k` the pick is the best of :math:`k` runs and can reveal up to
@@ -156,6 +159,11 @@ def _check_law(shape: float, stop_probability: float) -> tuple[float, float]:
             or not 0.0 < float(stop_probability) < 1.0:
         raise ValueError(f"stop_probability must be a number in (0, 1) here, got "
                          f"{stop_probability!r}")
+    if float(shape) * math.log(1.0 / float(stop_probability)) > 700.0:
+        # gamma^-eta overflows float64 (review of stop 78: "math range error")
+        raise ValueError(f"shape {float(shape)!r} is too large at stop_probability "
+                         f"{float(stop_probability):g}: shape x ln(1/stop_probability) must be "
+                         "at most 700 (the law's normaliser gamma^-shape overflows)")
     return float(shape), float(stop_probability)
 
 
@@ -204,7 +212,9 @@ def _tails(eta: float, g: float, top: int) -> np.ndarray:
     up to M = top + max(1000, 50/g), plus p_{M+1}/(1-r) past M, where the ratio
     p_{k+1}/p_k = (1-g)(k+eta)/(k+1) is at most r = (1-g) max(1, (M+eta)/(M+1)); each bound
     is raised by 1e-9 of itself for the float sum (at most ~1e-10 relative here)."""
-    far = top + max(1000, math.ceil(50.0 / g))
+    # at most 2e6 terms past top (a tiny gamma built 1.7 GB to refuse: review of stop 78);
+    # the ratio bound past them is then loose, never low
+    far = top + min(max(1000, math.ceil(50.0 / g)), 2_000_000)
     k = np.arange(1, far + 2, dtype=float)
     pmf = np.exp(_log_pmf(eta, g, k))
     r = (1.0 - g) * max(1.0, (far + eta) / (far + 1.0))
@@ -286,6 +296,9 @@ class PrivateSelection:
     accountant, shape, target_delta:
         ``"pure"`` (Liu & Talwar) or ``"rdp"`` (Papernot & Steinke), the law's :math:`\\eta`,
         and the delta the Rényi bound is converted at (0 for ``"pure"``).
+    reference_composed:
+        Whether the Rényi selection's reference run was made on the private data (its curve
+        composed into the guarantee) rather than on ``reference_objective``.
     neighbouring:
         The relation of the guarantee: ``"replace_one"``, or ``"add_remove"`` for the Rényi
         selection of add/remove runs (Poisson DP-SGD), whose score is the clipped sum over
@@ -308,6 +321,7 @@ class PrivateSelection:
     shape: float = 1.0
     target_delta: float = 0.0
     neighbouring: str = "replace_one"
+    reference_composed: bool = False
 
     def table(self) -> str:
         """The release and its guarantee, in lines."""
@@ -327,8 +341,10 @@ class PrivateSelection:
              f"Renyi DP): eps = "
              f"{self.epsilon:.6g}, delta = {self.delta:.3g} ({self.target_delta:g} plus the cap "
              f"of {self.max_trials} trials; trials ~ truncated negative binomial, shape "
-             f"{self.shape:g}, gamma {self.stop_probability:g}, mean "
-             f"{trials_mean(self.shape, self.stop_probability):.4g}) ")
+             f"{self.shape!r}, gamma {self.stop_probability:g}, mean "
+             f"{trials_mean(self.shape, self.stop_probability):.4g}; "
+             + ("the reference run on the private data, composed) " if self.reference_composed
+                else "the reference run on a public objective) "))
             + f"[{self.source.provenance.value}: {self.source.paper}, {self.source.result}]",
             f"not released, for simulation studies only (with the pick they reveal more than "
             f"the guarantee covers): {self.trials_run} trials run; F(x) - F* = "
@@ -357,6 +373,7 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
                      score_epsilon: float, loss_bound: float, stop_probability: float = 0.05,
                      cap_delta: float = 1e-9, seed: int | None = 0, grid_bits: int = 30,
                      target_delta: float | None = None, shape: float = 1.0,
+                     reference_objective: Any = None,
                      name: str | None = None, progress: bool = False,
                      **fixed: Any) -> PrivateSelection:
     r"""Choose hyper-parameters on the private data by Liu & Talwar's random stopping, or
@@ -402,6 +419,13 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
         ``None`` (default): Liu & Talwar's pure random stopping (``shape`` 1). A number in
         (0, 1): the Rényi accounting of the module docstring, converted at this delta (the
         cap's delta is added to it).
+    reference_objective:
+        ``target_delta`` only: a **public** objective of the private one's public constants
+        (same ``n``, ``d``, declared radii: synthetic data, say) on which the reference run
+        that fixes the accounted curve is made. ``None`` (default): it is made on the private
+        objective, and its curve is composed into the guarantee (its failure aborts the
+        selection). A reference whose runs spend less than the private ones' makes every
+        trial bottom (the selection then fails), never a wrong guarantee.
     shape:
         :math:`\eta > -1`, the truncated negative binomial's shape (``target_delta`` only; 1
         is geometric). Larger shapes run more trials per expected count and cost more
@@ -440,15 +464,23 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
     elif isinstance(shape, bool) or shape != 1.0:
         raise ValueError(f"shape {shape!r} is read with target_delta only (Renyi accounting); "
                          "pure random stopping draws a geometric number of trials (shape 1)")
+    elif reference_objective is not None:
+        raise ValueError("reference_objective is read with target_delta only (the Renyi "
+                         "selection's reference run)")
     if isinstance(cap_delta, bool) or not isinstance(cap_delta, numbers.Real) \
             or not 0.0 < float(cap_delta) < 1.0:
         raise ValueError(f"cap_delta must be a number in (0, 1), got {cap_delta!r}")
     gamma = float(stop_probability)
+    if renyi and trials_mean(float(shape), gamma) > MAX_TRIALS:
+        raise ValueError(f"stop_probability {gamma:g} at shape {float(shape)!r} expects "
+                         f"{trials_mean(float(shape), gamma):,.0f} trials; at most "
+                         f"{MAX_TRIALS:,} may run: raise stop_probability")
     cap = _cap(gamma, float(cap_delta)) if not renyi else _law_cap(float(shape), gamma,
                                                                     float(cap_delta))
     if cap > MAX_TRIALS:
+        need = f"of {cap:,} trials" if not renyi else f"of more than {MAX_TRIALS:,} trials"
         raise ValueError(f"stop_probability {gamma:g} with cap_delta {cap_delta:g} needs a cap "
-                         f"of {cap:,} trials; at most {MAX_TRIALS:,}: raise either")
+                         f"{need}; at most {MAX_TRIALS:,}: raise either")
     from dpbounds.tuning.by_runs import check_grid, check_names, display_name
 
     for member in ("n", "sample_losses", "regularizer", "suboptimality"):
@@ -490,16 +522,20 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
         index = int(np.random.default_rng((root, POINT_STREAM, trial)).integers(size))
         return _point(grid, names, index)
 
-    check: Callable[[Any, dict[str, Any]], float] = _pure_check(name, eps)
-    orders = bound = None
+    check: Callable[[Any, dict[str, Any]], float | None] = _pure_check(name, eps)
+    orders = bound = reference = None
     runs = cap
     if renyi:
         from dpbounds.privacy.rdp import DEFAULT_ORDERS
 
         orders = DEFAULT_ORDERS
-        bound, check, relation = _reference(algorithm, objective, name, eps,
-                                            (root, REFERENCE_STREAM), run_kw, fixed,
-                                            _point(grid, names, 0), orders)
+        public_reference = reference_objective is not None
+        bound, check, relation, reference = _reference(
+            algorithm, objective if not public_reference else reference_objective, name, eps,
+            (root, REFERENCE_STREAM), run_kw, fixed, _point(grid, names, 0), orders,
+            seed is not None or public_reference)
+        if public_reference:  # its failure and ledger say nothing of the private data
+            reference = np.zeros_like(reference)
         # the number of trials, drawn up front (its law is public; it is not released)
         cum = np.cumsum(trials_pmf(float(shape), gamma, cap))
         u = float(np.random.default_rng((root, STOP_STREAM)).random())
@@ -530,16 +566,20 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
     if best is None:
         # the first failure's own words (a misconfigured run read "every trial failed" only:
         # walkthrough of stop 78); an abort here releases nothing
+        # (with a known seed only: a failure's words depend on the data, seed=None releases)
         raise ValueError(f"{name}: every trial failed or diverged (no iterate to release)"
-                         + (f"; the first failure: {failure}" if failure else ""))
+                         + (f"; the first failure: {failure}" if failure and seed is not None
+                            else ""))
     score_value, hyper, x = best
     sub = float(np.asarray(objective.suboptimality(x[None, :]), dtype=float)[0])
     if renyi:
-        assert orders is not None and bound is not None
+        assert orders is not None and bound is not None and reference is not None
         return replace(_renyi_result(name, hyper, x, score_value, trials, cap, gamma,
                                      float(shape), float(target_delta), orders,
-                                     bound(run_eps), release.epsilon_spent, sub),
-                       neighbouring=relation.value)
+                                     bound(run_eps), release.epsilon_spent, sub,
+                                     reference),
+                       neighbouring=relation.value,
+                       reference_composed=reference_objective is None)
     trial_eps = run_eps + release.epsilon_spent
     eta = (1.0 - gamma) ** cap if gamma < 1.0 else 0.0
     # eta (1 + e^(3 eps_0)), at most 1 (a vacuous delta where e^(3 eps_0) overflows)
@@ -637,6 +677,12 @@ def _common_checks(name: str, res: Any, relation: Any = None) -> Any:
     from dpbounds.privacy.mechanisms import Neighbouring
 
     privacy = res.privacy
+    if getattr(privacy, "trial_ledgers", ()):
+        # an adaptive ledger (DP-AGD's) depends on the data and the noise: the accounted
+        # curve and the checks assume a ledger of public inputs only (review of stop 78)
+        raise ValueError(f"{name}: its runs keep a ledger per trial (an adaptive budget, read "
+                         "from the data and the noise): private selection needs a ledger of "
+                         "public inputs only")
     relation = Neighbouring.REPLACE_ONE if relation is None else relation
     if privacy.ledger.neighbouring is not relation:
         raise ValueError(f"{name}: its runs are {privacy.ledger.neighbouring.value}; the "
@@ -677,12 +723,13 @@ def _pure_check(name: str, eps: float) -> Callable[[Any, dict[str, Any]], float]
 
 def _reference(algorithm: Callable[..., Any], objective: Any, name: str, eps: float,
                seed: tuple[int, ...], run_kw: dict[str, Any], fixed: dict[str, Any],
-               hyper: dict[str, Any], orders: np.ndarray
-               ) -> tuple[Callable[[float], np.ndarray], Callable[[Any, dict[str, Any]], float],
-                          Any]:
+               hyper: dict[str, Any], orders: np.ndarray, diagnose: bool
+               ) -> tuple[Callable[[float], np.ndarray],
+                          Callable[[Any, dict[str, Any]], float | None], Any, np.ndarray]:
     """The Rényi path's accounted run curve (a function of the largest pure run epsilon
-    seen), its per-run check and the runs' relation, from a reference run at grid point 0
-    (output discarded)."""
+    seen), its per-run check (``None``: the point spends more, its trial is bottom), the
+    runs' relation and the reference run's own curve (composed into the guarantee: its
+    failure aborts), from a reference run at grid point 0 (output discarded)."""
     try:
         with np.errstate(over="ignore", invalid="ignore"), \
                 _public_constants_only(objective, name, hyper):
@@ -691,8 +738,13 @@ def _reference(algorithm: Callable[..., Any], objective: Any, name: str, eps: fl
     except (ValueError, FloatingPointError, OverflowError) as err:
         if isinstance(err, _ReadsPrivateConstant):
             raise
+        # its failure may depend on the data: the abort is accounted (the reference run's
+        # curve is composed into the guarantee, review of stop 78), its words are not
+        # released with a secret seed
         raise ValueError(f"{name}: the reference run at grid point 0 ({hyper}) failed, and "
-                         f"its ledger fixes the accounted Renyi curve: {err}") from None
+                         f"its ledger fixes the accounted Renyi curve"
+                         + (f": {err}" if diagnose else " (its error is not shown in a "
+                            "release, seed=None)")) from None
     from dpbounds.privacy.mechanisms import Neighbouring
 
     relation = res.privacy.ledger.neighbouring
@@ -708,32 +760,33 @@ def _reference(algorithm: Callable[..., Any], objective: Any, name: str, eps: fl
             and relation is Neighbouring.REPLACE_ONE:
         # every pure run is calibrated to eps: the pure curve of eps covers every point
         pure = _pure_check(name, eps)
-        return (lambda run_eps: _pure_curve(run_eps, orders)), pure, relation
-    ceiling = _run_curve(privacy.ledger, orders) * (1.0 + CURVE_SLACK)
+        ref_eps = pure(res, hyper) or eps
+        return ((lambda run_eps: _pure_curve(run_eps, orders)), pure, relation,
+                _pure_curve(ref_eps, orders))
+    own = _run_curve(privacy.ledger, orders)
+    ceiling = own * (1.0 + CURVE_SLACK)
 
-    def check(res: Any, hyper: dict[str, Any]) -> float:
+    def check(res: Any, hyper: dict[str, Any]) -> float | None:
         curve = _run_curve(_common_checks(name, res, relation).ledger, orders)
-        above = np.flatnonzero(curve > ceiling)
-        if above.size:
-            j = int(above[0])
-            raise ValueError(
-                f"{name}: grid point {hyper} spends more than grid point 0's run (RDP at order "
-                f"{orders[j]:g}: {curve[j]:.6g} > {ceiling[j]:.6g}); the Renyi selection "
-                "accounts one curve for every point: search only hyper-parameters that leave "
-                "a run's privacy unchanged, or put the costliest point first")
+        if np.any(curve > ceiling):
+            # a costlier point is never chosen: its trial is bottom, as a failed one. An abort
+            # here came after the run on the data, so whether it happened depended on the
+            # run's own failure (review of stop 78: 0.068 vs 0.738 on neighbours)
+            return None
         return 0.0
 
-    return (lambda run_eps: ceiling), check, relation
+    return (lambda run_eps: ceiling), check, relation, own
 
 
 def _renyi_result(name: str, hyper: dict[str, Any], x: np.ndarray, score: float, trials: int,
                   cap: int, gamma: float, shape: float, target_delta: float,
                   orders: np.ndarray, run_curve: np.ndarray, score_eps: float,
-                  sub: float) -> PrivateSelection:
+                  sub: float, reference: np.ndarray) -> PrivateSelection:
     from dpbounds.privacy.rdp import rdp_to_dp
 
     trial_curve = run_curve + _pure_curve(score_eps, orders)
-    curve = selection_rdp(trial_curve, orders, shape=shape, stop_probability=gamma)
+    # the reference run's curve composed: its (data-dependent) failure aborts the selection
+    curve = selection_rdp(trial_curve, orders, shape=shape, stop_probability=gamma) + reference
     eps = rdp_to_dp(curve, orders, target_delta, "improved")[0]
     # the cap (a coupling: the capped and uncapped selections differ only past T) and the
     # sampler's rounding of the law's CDF (at most T 2^-50 in total variation)
@@ -752,7 +805,7 @@ def _renyi_result(name: str, hyper: dict[str, Any], x: np.ndarray, score: float,
 def _trial(algorithm: Callable[..., Any], objective: Any, name: str, eps: float,
            run_seed: tuple[int, ...], run_kw: dict[str, Any], fixed: dict[str, Any],
            hyper: dict[str, Any], release: Any, B: float, score_seed: tuple[int, ...],
-           check: Callable[[Any, dict[str, Any]], float], public_n: int | None = None
+           check: Callable[[Any, dict[str, Any]], float | None], public_n: int | None = None
            ) -> tuple[float, np.ndarray, float, str | None]:
     """One trial: ``(noisy score, final iterate, the run's ledger epsilon, why it failed)``;
     the score is ``+inf`` for a run that failed, diverged or ended beyond the score's grid
@@ -769,7 +822,10 @@ def _trial(algorithm: Callable[..., Any], objective: Any, name: str, eps: float,
             raise  # a property of the code path and its public inputs, not of the data
         # refused or overflowed: an abort would depend on this trial
         return math.inf, np.empty(0), 0.0, f"{hyper}: {type(err).__name__}: {err}"
-    run_eps = check(res, hyper)
+    checked = check(res, hyper)
+    if checked is None:  # spends more than the accounted curve: never chosen
+        return math.inf, np.empty(0), 0.0, None
+    run_eps = checked
     x = np.asarray(res.x, dtype=float).reshape(1, -1)
     diverged = (math.inf, np.empty(0), run_eps, f"{hyper}: the run diverged")
     if not np.all(np.isfinite(x)):

@@ -88,3 +88,41 @@ def test_the_bound_with_d_passes_its_probe_over_n_too(tmp_path):
     assert rc == 0, out.stderr
     _, rows = _probe_rows(out)
     assert all(v["holds"] or v["status"] == "vacuous" for v in rows)
+
+
+def _fake(slope, lo, hi, local, ratio):
+    """A grid's result as the probe reads it: measured means at ``ratio`` of the bound."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from dpbounds.verify.statistics import MeanCI, SlopeCI
+
+    values = (2.0, 8.0, 32.0)
+    bound = np.array([1.0, 1.0, 1.0])
+    res = SimpleNamespace(
+        values=values, slopes={"u": SlopeCI(slope, lo, hi, 0.95, 100)},
+        bound_local_slopes={"u": (local, local)}, vacuous=(False,) * 3,
+        measured={"u": [MeanCI(ratio, ratio, ratio, 0.0, 6)] * 3}, bound={"u": bound})
+    return SimpleNamespace(utility=("u",), theorem="t"), res
+
+
+def _probe(study, res):
+    from dpbounds.verify.study import _crossing_probe
+
+    return _crossing_probe(study, None, "d", res, {"d": 2}, [], None, 6, (0, 3), 1.0, 0.95,
+                           None, 2.0**30, False)
+
+
+def test_no_probe_where_the_ratio_does_not_grow_significantly():
+    # survivor M36 of the review: the probe fired on the interval's upper end (no evidence)
+    study, res = _fake(1.0, 0.9, 1.1, 1.0, 0.5)
+    assert _probe(study, res) is None
+
+
+def test_a_crossing_beyond_the_reach_is_said_and_not_run():
+    # survivor M38: a probe past 8x the grid ran; growth 0.06 from ratio 0.5 crosses at
+    # 32 x 2^(1/0.06), far beyond
+    study, res = _fake(0.06, 0.05, 0.07, 0.0, 0.5)
+    verdict, note = _probe(study, res)
+    assert verdict is None and "not probed" in note and "past 8x" in note
