@@ -54,7 +54,9 @@ capped at :math:`T` as above, and the selection is accounted by
   its ledger by the RDP accountant (replace-one). Runs of different grid points may spend
   differently (a searched ``steps`` or ``batch_size``), and the theorem needs one curve for
   every point. Pure runs are each calibrated to ``epsilon`` and are accounted at the pure
-  curve of ``epsilon``. Otherwise the curve of a **reference** run at grid point 0 (its
+  curve of ``epsilon`` :math:`(1+10^{-9})` (the most a run's ledger may read; the largest
+  ledger *seen* told which trials ran: a second review decoded :math:`K` from its last bits).
+  Otherwise the curve of a **reference** run at grid point 0 (its
   output discarded, its ledger read: a ledger depends on public inputs only) times
   :math:`1+10^{-3}` (:data:`CURVE_SLACK`) is the accounted one, and a trial whose run's
   curve exceeds it is bottom (never chosen, as a failed trial): a point's curve is a function
@@ -64,8 +66,9 @@ capped at :math:`T` as above, and the selection is accounted by
   measured 0.068 against 0.738 on neighbouring data.) The reference run's failure does abort
   the selection, and that abort may depend on the data: **its curve is composed into the
   guarantee** (one more run's RDP; the same review measured a ratio of :math:`e^2` on a
-  randomized-response stub before). Runs that keep an adaptive, per-trial ledger (DP-AGD's)
-  are refused: their ledger is not a function of public inputs.
+  randomized-response stub before), unless ``reference_objective=`` (a public twin: the
+  same ``n``, ``d`` and declared radii) takes the reference run. Runs that keep an adaptive,
+  per-trial ledger (DP-AGD's) are refused: their ledger is not a function of public inputs.
 
 **What is not released.** The theorem covers the pick with the number of trials :math:`K`
 marginalised out: given :math:`K=k` the pick is the best of :math:`k` runs and can reveal up to
@@ -79,10 +82,16 @@ abort would depend on trials that are never released.
 
 **Public inputs.** Everything the runs are given besides the data must be public: the grid
 (step sizes computed from the data's smoothness are not), the start ``x0``, the objective's
-declared radii and sensitivity, ``loss_bound``. The released iterate carries the run's own
-noise: runs of an algorithm that takes ``noise=`` are made with ``noise="grid"`` (float64 noise
-leaks through its last bits: :mod:`dpbounds.privacy.discrete`), and a run that reports float
-noise is refused.
+declared radii and sensitivity, ``loss_bound``. A run that reads a margin-loss objective's
+smoothness ``L`` is refused at the read: it is computed from the data, or declared and checked
+against the data on every read, or (``paper_smoothness=True``) the data's own
+:math:`\lambda_{\max}` (a second review of stop 78 measured the last two leak without
+bound). The released iterate carries the run's own noise: runs of an algorithm that takes
+``noise=`` are made with ``noise="grid"`` (float64 noise leaks through its last bits:
+:mod:`dpbounds.privacy.discrete`); a run that does not report grid noise, or that the
+selection cannot compose (another relation, over its budget, not pure on the pure path), is
+bottom, with its reason in the error only for a known seed (a failure's words depend on the
+data). A NaN loss counts as ``B`` in the score.
 
 Seeds: trial ``k`` draws its grid point from ``(seed, 3, k)``, its run from ``(seed, 4, k)``,
 its stopping coin from ``(seed, 5, k)`` and its score noise from ``(seed, 6, k)``: trial ``k``
