@@ -181,7 +181,8 @@ def _check_law(shape: float, stop_probability: float) -> tuple[float, float]:
 
 def trials_mean(shape: float, stop_probability: float) -> float:
     r""":math:`\mathbb E[K]` under the truncated negative binomial
-    :math:`\mathcal D_{\eta,\gamma}` (Papernot & Steinke 2022, Section 2):
+    :math:`\mathcal D_{\eta,\gamma}` (Papernot & Steinke 2022, RECONSTRUCTED; the tests
+    check it by summing the law):
     :math:`\eta(1-\gamma)/(\gamma(1-\gamma^\eta))`, and
     :math:`(1/\gamma-1)/\ln(1/\gamma)` at :math:`\eta=0`.
 
@@ -209,7 +210,8 @@ def _log_pmf(eta: float, g: float, k: np.ndarray) -> np.ndarray:
 def trials_pmf(shape: float, stop_probability: float, top: int) -> np.ndarray:
     r""":math:`P[K=k]` for :math:`k=1..`\ ``top`` under :math:`\mathcal D_{\eta,\gamma}`:
     :math:`\propto(1-\gamma)^k\prod_{\ell=0}^{k-1}(\ell+\eta)/(\ell+1)` on
-    :math:`\{1,2,\dots\}` (Papernot & Steinke 2022, Definition 1).
+    :math:`\{1,2,\dots\}` (Papernot & Steinke 2022's truncated negative binomial,
+    RECONSTRUCTED; the tests check it against the defining product).
 
     >>> [round(float(p), 6) for p in trials_pmf(1.0, 0.5, 3)]  # geometric
     [0.5, 0.25, 0.125]

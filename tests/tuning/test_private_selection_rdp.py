@@ -338,10 +338,6 @@ def test_pure_path_refusal_names_the_renyi_alternative():
                          loss_bound=4.0, seed=0)
 
 
-def test_laplace_stub_unused():  # LaplaceMechanism stays importable for the pure checks
-    assert LaplaceMechanism(1.0, 1.0, R1).scale == 1.0
-
-
 # ------------------------------------------------------------- fuzz round 12, the shell
 
 def test_a_run_reading_l_is_refused_whether_computed_declared_or_paper():
