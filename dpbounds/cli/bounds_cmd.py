@@ -118,7 +118,7 @@ def refuse_unread(args: argparse.Namespace, entry: Any, problem: dict[str, Any],
                          "leave it out")
 
 
-def _outside_ranges(e: Any, params: Any, values: Any) -> list[str]:
+def _outside_ranges(e: Any, params: Any, values: Any, which: str) -> list[str]:
     """Hyper-parameters printed outside their declared ``tunable`` range (a closed-form
     horizon T = 0.175 beside a range [1, 1e7] read as a runnable choice: walkthrough of stop
     77; the tuner keeps the closed form admissible, so the tuned value can be it too)."""
@@ -134,8 +134,26 @@ def _outside_ranges(e: Any, params: Any, values: Any) -> list[str]:
         if v < float(lo) or v > float(hi):
             side = "below" if v < float(lo) else "above"
             notes.append(f"{k} = {_fmt(v)} lies {side} its declared range [{_fmt(lo)}, "
-                         f"{_fmt(hi)}] (the theorem's closed form; a run cannot take it as "
+                         f"{_fmt(hi)}] ({which}; a run cannot take it as "
                          f"is: verify rounds it into the range)")
+    return notes
+
+
+def _fractional_counts(hyper: Any) -> list[str]:
+    """A closed-form count that is not whole (the theorem's formula gives E = 28.04 epochs):
+    say that a run takes a neighbour (the tuned row holds whole counts already)."""
+    from dpbounds.bounds.theorem.symbols import COUNT_SYMBOLS  # loaded with the bound
+
+    notes = []
+    for k, v in hyper.items():
+        try:
+            v = float(v)
+        except (TypeError, ValueError):
+            continue
+        if k in COUNT_SYMBOLS and math.isfinite(v) and v >= 1 and v != math.floor(v):
+            notes.append(f"the closed form's {k} = {_fmt(v)} is not a whole number: a run "
+                         f"takes {math.floor(v)} or {math.ceil(v)} (the tuned row's counts "
+                         "are whole)")
     return notes
 
 
@@ -300,8 +318,14 @@ def _bound(args: argparse.Namespace) -> int:
     if tuned is not None:
         print(f"  tuned:       bound {_fmt(tuned.value)} with "
               + ", ".join(f"{k}={_fmt(v)}" for k, v in tuned.hyperparameters.items()))
-    for note in _outside_ranges(e, params, {**hyper, **(tuned.hyperparameters if tuned
-                                                        else {})}):
+    notes = _outside_ranges(e, params, hyper, "the theorem's closed form")
+    if tuned is not None:  # each row on its own: the tuned T = 1 hid a closed form T = 0.1
+        notes += [n for n in _outside_ranges(e, params, tuned.hyperparameters,
+                                             "the tuned value, the closed form kept admissible")
+                  if n not in notes]
+    for note in notes:
+        print(f"  note: {note}")
+    for note in _fractional_counts(hyper):
         print(f"  note: {note}")
     for which, why in vacuous.items():
         if why is not None:

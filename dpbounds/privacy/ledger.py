@@ -27,11 +27,62 @@ from dpbounds.privacy.accountants import (
 )
 from dpbounds.privacy.mechanisms import Mechanism, Neighbouring, mechanism_from_dict
 
-__all__ = ["PrivacyLedger"]
+__all__ = ["LedgerReport", "PrivacyLedger"]
+
+
+class LedgerReport(dict[str, "float | None"]):
+    """ε by accountant name (a plain ``dict``), with :attr:`reasons` for each ``None``.
+
+    ``reasons[name]`` says why that accountant gave no ε (the mechanism it cannot take, a
+    replace-one mechanism in an add/remove ledger, a composition the PLD grid cannot
+    represent); the ``repr`` shows them, so a report of ``None`` everywhere explains itself
+    in a notebook (walkthrough of stop 78: ``PrivacyLedger()`` defaults to add/remove and its
+    report was ``None`` for every accountant on replace-one mechanisms, without a word).
+    """
+
+    def __init__(self, values: dict[str, float | None], reasons: dict[str, str]) -> None:
+        super().__init__(values)
+        self.reasons: dict[str, str] = dict(reasons)
+
+    def __repr__(self) -> str:
+        body = dict.__repr__(self)
+        if not self.reasons:
+            return body
+        # one line per distinct cause; the mechanism's repr (the same in each) is left to
+        # .reasons, which keeps every accountant's full message
+        groups: dict[str, list[str]] = {}
+        for name, text in self.reasons.items():
+            groups.setdefault(_cause(text), []).append(name)
+        why = "\n".join(f"#   {', '.join(names)}: {cause}" for cause, names in groups.items())
+        return f"{body}\n# None (full messages in .reasons):\n{why}"
 
 
 #: Smallest FPR at which :meth:`PrivacyLedger.gdp` fits its mu.
 GDP_MIN_FPR = 1e-10
+
+
+def _reason(err: Exception, neighbouring: Neighbouring) -> str:
+    """One line on why an accountant gave no ε: its error's words, with the ledger's relation
+    named where a replace-one mechanism sits in an add/remove ledger (the usual cause)."""
+    text = " ".join(str(err).split())
+    if "account under replace_one" in text and neighbouring is Neighbouring.ADD_REMOVE:
+        text = (f"{text} (this ledger is add/remove, the default: "
+                f"PrivacyLedger('replace_one') accounts replace-one mechanisms)")
+    return text
+
+
+def _cause(text: str) -> str:
+    """``text`` less its leading "X accountant (...) does not support Mechanism(...): "."""
+    head = text.find(" does not support ")
+    if head < 0:
+        return text
+    depth, i = 0, head
+    for i in range(head, len(text)):  # skip the mechanism's repr, parentheses balanced
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        if depth == 0 and text[i] == ")":
+            break
+    rest = text[i + 1:].lstrip(": ")
+    return rest or text
 
 
 def _rows(items: Any, name: str, width: int, whole: str, each: str) -> Any:
@@ -296,11 +347,24 @@ class PrivacyLedger:
         return {"mu": mu, "regret": float(max(gap[k], 0.0)), "regret_fpr": float(fpr[k]),
                 "min_fpr": min_fpr}
 
-    def report(self, delta: float, accountants: Any = tuple(ACCOUNTANTS)) -> dict[str, Any]:
+    def report(self, delta: float, accountants: Any = tuple(ACCOUNTANTS)) -> LedgerReport:
         """ε under each accountant by name; ``None`` where it does not support an entry (or
         cannot represent the composition, e.g. the PLD grid); never raises for that. A
         ``delta`` outside [0, 1) or an unknown accountant is a ``ValueError`` (they read as
-        ``None`` everywhere before); a single name is read as that name."""
+        ``None`` everywhere before); a single name is read as that name.
+
+        Returns a :class:`LedgerReport`: a ``dict`` whose ``reasons`` attribute (and
+        ``repr``) says why each ``None`` is one.
+
+        Examples
+        --------
+        >>> from dpbounds.privacy.mechanisms import GaussianMechanism
+        >>> ledger = PrivacyLedger()          # add/remove, the default
+        >>> ledger.record(GaussianMechanism(sigma=4.0, neighbouring="replace_one"))
+        >>> report = ledger.report(1e-5, ["rdp"])
+        >>> report["rdp"] is None, "replace-one" in report.reasons["rdp"]
+        (True, True)
+        """
         if delta is not None:
             if isinstance(delta, numbers.Real) and not isinstance(delta, bool) and delta == 0:
                 delta = 0.0  # a pure-DP target (the pure accountant reads it)
@@ -317,13 +381,15 @@ class PrivacyLedger:
         if unknown or not accountants:
             raise ValueError(f"accountants must name some of {', '.join(ACCOUNTANTS)}, got "
                              f"{unknown[0] if unknown else accountants!r}")
-        out: dict[str, Any] = {}
+        out: dict[str, float | None] = {}
+        reasons: dict[str, str] = {}
         for name in accountants:
             try:
                 out[name] = float(self.epsilon(delta, name))
-            except (UnsupportedMechanismError, ValueError):
+            except (UnsupportedMechanismError, ValueError) as err:
                 out[name] = None
-        return out
+                reasons[name] = _reason(err, self.neighbouring)
+        return LedgerReport(out, reasons)
 
     def __len__(self) -> int:
         return sum(n for _, n in self._entries)

@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from dpbounds.bounds.theorem.symbols import COUNT_SYMBOLS
+
 if TYPE_CHECKING:
     from dpbounds.bounds.theorem.structure import _BoundLike
 
@@ -65,6 +67,51 @@ class Tuned:
 
 
 
+def _whole_counts(objective: Any, x: np.ndarray, counts: list[int],
+                  box: list[tuple[float | None, float | None]] | None
+                  ) -> tuple[np.ndarray, float]:
+    """The best point with the ``counts`` coordinates of log-point ``x`` at whole numbers.
+
+    Each count takes its floor or ceiling (at least 1, inside its box; the box's own whole
+    end if neither is); the other coordinates are re-tuned (L-BFGS-B from ``x``) at each
+    combination. Returns ``(log-point, objective)``; the objective is ``1e300`` when no
+    combination has a finite bound.
+    """
+    import itertools
+
+    from scipy.optimize import minimize
+
+    choices = []
+    for i in counts:
+        v = min(math.exp(min(x[i], 700.0)), 1e300)
+        log_lo, log_hi = box[i] if box else (None, None)
+        lo = math.exp(log_lo) if log_lo is not None else 1.0
+        hi = math.exp(log_hi) if log_hi is not None else math.inf
+        lo_whole = max(1, math.ceil(lo * (1 - 1e-12)))
+        hi_whole = math.floor(hi * (1 + 1e-12)) if math.isfinite(hi) else math.inf
+        near = {max(math.floor(v), lo_whole), min(max(math.ceil(v), lo_whole), hi_whole)}
+        choices.append(sorted(n for n in near if lo_whole <= n <= hi_whole) or [lo_whole])
+    rest = [i for i in range(len(x)) if i not in counts]
+    out_x, out_f = np.array(x, dtype=float), math.inf
+    for combo in itertools.product(*choices):
+        z = np.array(x, dtype=float)
+        for i, n in zip(counts, combo):
+            z[i] = math.log(n)
+        if rest:
+            def sub(r: np.ndarray, z: np.ndarray = z) -> float:
+                w = z.copy()
+                w[rest] = r
+                return float(objective(w))
+
+            res = minimize(sub, z[rest], method="L-BFGS-B",
+                           bounds=[box[i] for i in rest] if box else None)
+            z[rest] = res.x
+        f = float(objective(z))
+        if f < out_f:
+            out_x, out_f = z, f
+    return out_x, out_f
+
+
 class OptimizationMixin:
     """The tuning method of :class:`~dpbounds.bounds.theorem.Bound`."""
 
@@ -79,7 +126,11 @@ class OptimizationMixin:
 
         The search runs in log-space (every hyper-parameter is positive) with L-BFGS-B,
         started at the closed-form choice (or 1 where there is none); ``bounds`` restricts a
-        hyper-parameter to ``(low, high)`` (e.g. a momentum weight to ``(1e-12, 1)``).
+        hyper-parameter to ``(low, high)`` (e.g. a momentum weight to ``(1e-12, 1)``). A
+        count (:data:`~dpbounds.bounds.theorem.symbols.COUNT_SYMBOLS`: an epoch count ``E``,
+        a horizon ``T``) is then fixed at each whole neighbour of its optimum (at least 1,
+        inside its box) and the other hyper-parameters re-tuned there: the tuned value is the
+        bound at a choice a run can take (``E = 72.99`` epochs was printed before).
 
         Parameters
         ----------
@@ -140,8 +191,15 @@ class OptimizationMixin:
             if best is None or res.fun < best.fun:
                 best = res
             x0 = best.x
-        tuned = {k: math.exp(x) for k, x in zip(over, best.x)}
-        value = math.exp(best.fun)
+        counts = [i for i, k in enumerate(over) if k in COUNT_SYMBOLS]
+        if counts:
+            best_x, best_fun = _whole_counts(objective, best.x, counts, box)
+        else:
+            best_x, best_fun = best.x, best.fun
+        tuned = {k: math.exp(x) for k, x in zip(over, best_x)}
+        for i in counts:  # exp(log(n)) is n only to rounding: a run takes the whole number
+            tuned[over[i]] = float(round(tuned[over[i]]))
+        value = math.exp(best_fun)
         closed_vals = dict(fixed)
         closed_vals.update({k: float(closed[k]) for k in over if k in closed})
         if all(k in closed for k in over):
