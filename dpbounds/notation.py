@@ -201,11 +201,16 @@ QUANTITIES: tuple[Quantity, ...] = (
        papers="Yang et al.: r (DP-NSGD, eq. (3)); it moves the bias floor, not the noise"),
     _Q("clip_threshold", "C", r"C", "per-example clipping threshold C > 0: each gradient is "
        "scaled to norm <= C (DP-SGD, Gaussian DP-GD, tree-momentum NSGD; Yang et al.'s bound "
-       "takes C >= 3τ₀)", ("C",), api_names=("clip_threshold",),
+       "takes C >= 3τ₀)", ("C",), "--clip-threshold", ("--clip",),
+       api_names=("clip_threshold",),
        papers="Abadi et al., Yang et al.: C; Tran & Cutkosky clip to G (their Lipschitz "
               "constant); in Kuru et al.'s Theorem 3.5 objects C is the constant of C_t = C t"),
     _Q("mechanism", "", "", "noise mechanism (Kuru et al.: laplace)", (), "--mechanism",
        kind="choice"),
+    _Q("sampling", "", "", "how DP-SGD draws its mini-batches: without_replacement "
+       "(replace-one; m of the N samples) or poisson (add/remove; each sample with "
+       "probability m/N, m the expected batch)", (), "--sampling", (), ("sampling",),
+       "choice"),
     _Q("noise", "", "", "noise of the released gradients: float (float64, for simulation; "
        "its last bits leak) or grid (exact discrete Laplace / Gaussian on a grid, safe to "
        "release)", (), "--noise", kind="choice"),

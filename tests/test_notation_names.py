@@ -261,7 +261,9 @@ JSON_RESULT_FIELDS: dict[str, tuple[str, frozenset[str]]] = {
                         # noisy score, the trials run, one trial's epsilon, and the chosen
                         # run's F(x) - F*, not released: for simulation studies)
                         "algorithm", "x", "score", "trial_epsilon", "suboptimality",
-                        "not_released", "trials_run"})),
+                        "not_released", "trials_run",
+                        # stop 79: the selection's seed (null: fresh entropy)
+                        "selection_seed"})),
     "verify": ("a theorem's catalogue entry: its name, aliases, components, notes, the "
                "algorithms its runs use (what a mutation patches) and the "
                "fixed and grid values of its problem keys (those keys are bound symbols); "

@@ -6,6 +6,7 @@ Examples::
     dpbounds tune runs hb --search alpha=0.1:6:14 --search beta=0,0.5,0.8 --search T=2,4,8
     dpbounds tune runs nag --problem quadratic --d 10 --N 1000 --mu 0.05 --L 1
     dpbounds tune runs hb --store tune-store --workers 2   # resumable, on 2 processes
+    dpbounds tune runs sgd --delta 1e-6 --private --loss-bound 4 --selection-delta 1e-5
 
 The library's :func:`dpbounds.tuning.tune_by_runs` does the work; this module parses the grid
 and builds the objective. Input errors are refused before the library's imports.
@@ -23,13 +24,17 @@ from dpbounds.cli import add_quantity, integer, progress_enabled, strict_json
 #: the built-in algorithms ``tune runs`` knows -> (module, function)
 ALGORITHMS = {"hb": ("dpbounds.algorithms", "dp_heavy_ball"),
               "nag": ("dpbounds.algorithms", "dp_nag"),
-              "gd": ("dpbounds.algorithms", "dp_gd")}
+              "gd": ("dpbounds.algorithms", "dp_gd"),
+              "sgd": ("dpbounds.algorithms", "dp_sgd")}
+#: the built-ins with Gaussian noise (they need --delta; the others are Laplace, pure DP)
+GAUSSIAN = ("sgd",)
 #: the numeric keywords of each built-in algorithm a grid may search (its others are strings,
 #: arrays, or the sensitivity, which a search must not lower); checked against the
 #: functions' signatures in tests/tuning/test_by_runs.py
 SEARCHABLE = {"hb": ("step_size", "momentum", "steps", "c", "batch_size"),
               "nag": ("step_size", "momentum", "steps", "c", "batch_size"),
-              "gd": ("step_size", "steps", "c", "batch_size")}
+              "gd": ("step_size", "steps", "c", "batch_size"),
+              "sgd": ("step_size", "steps", "batch_size", "clip_threshold")}
 #: not searchable though the functions take them: gd's clip_threshold applies to its Gaussian
 #: mechanism only (tune runs gd is Laplace), nag's initial_error only to a horizon re-selection
 #: that tune runs does not ask for (both were searched with no effect, and charged: fuzz 11)
@@ -45,9 +50,15 @@ PROBLEMS = ("logistic", "quadratic")
 #: a search name's spellings -> the algorithms' keyword (the notation table's symbols)
 _NAMES = {"alpha": "step_size", "eta": "step_size", "step_size": "step_size",
           "beta": "momentum", "momentum": "momentum", "T": "steps", "steps": "steps",
-          "c": "c"}
+          "c": "c", "C": "clip_threshold", "clip": "clip_threshold",
+          "clip_threshold": "clip_threshold", "m": "batch_size", "batch_size": "batch_size"}
 #: the keywords that are counts (a log-spaced range is rounded to distinct integers)
-_COUNTS = ("steps",)
+_COUNTS = ("steps", "batch_size")
+#: the flags of fixed (not searched) values -> the algorithms' keyword
+_FIXED = ("step_size", "momentum", "steps", "batch_size", "clip_threshold")
+#: sgd's defaults where --steps / --batch-size are not given (public: --N is the shell's)
+SGD_STEPS = 200
+SGD_BATCH_FRACTION = 40  # m = max(1, N // 40)
 MAX_VALUES = 1000  # per searched name
 
 _EPILOG = """\
@@ -55,7 +66,9 @@ grid (--search NAME=SPEC, repeatable): NAME is alpha (step size), beta (momentum
 (steps), or another keyword of the algorithm; SPEC is V1,V2,... or LOW:HIGH:K (K log-spaced
 values; T rounded to distinct integers). Default grid (hb, nag): alpha = (0.1 .. 6) / L (14
 values), beta in 0, 0.3, 0.5, 0.7, 0.8, 0.9, T in 2, 3, 4, 6, 8, 11, 16, 32, 64; gd: alpha and
-T.
+T; sgd (DP-SGD, Gaussian, needs --delta): alpha = 0.05 .. 8 (10 values), C in 0.1, 0.3, 1,
+3, at T = 200 and m = N // 40 (--steps, --batch-size; --sampling poisson for add/remove).
+Names: alpha (step size), beta (momentum), T (steps), C (clip threshold), m (batch size).
 
 output: every grid point runs --trials times on the selection seeds (paired: the same seeds
 at every point); the pick is re-measured --eval-trials times on fresh seeds (the grid's own
@@ -114,15 +127,19 @@ def parse_search(specs: list[str] | None, builtin: bool = True) -> dict[str, lis
         if key in _COUNTS:
             # a listed T must be whole and >= 1 (T=0 was read as 1); a range is rounded
             if ":" not in values and any(v < 1 or v != int(v) for v in grid):
-                raise ValueError(f"--search {spec!r}: T must list whole numbers >= 1")
+                raise ValueError(f"--search {spec!r}: {name} must list whole numbers >= 1")
             grid = sorted({round(v) for v in grid})
             if grid[0] < 1:
-                raise ValueError(f"--search {spec!r}: T must be at least 1 (LOW >= 0.5)")
+                raise ValueError(f"--search {spec!r}: {name} must be at least 1 (LOW >= "
+                                 "0.5)")
         out[key] = grid
     return out
 
 
 def _default_grid(algorithm: str, L: float) -> dict[str, list[float]]:
+    if algorithm == "sgd":  # public: neither reads the data (its clip bounds the gradient)
+        return {"step_size": [0.05 * 160 ** (i / 9) for i in range(10)],
+                "clip_threshold": [0.1, 0.3, 1.0, 3.0]}
     alpha = [x / L for x in (0.1 * 60 ** (i / 13) for i in range(14))]
     steps = [2, 3, 4, 6, 8, 11, 16, 32, 64]
     if algorithm == "gd":
@@ -204,9 +221,17 @@ def _check(args: argparse.Namespace) -> dict[str, list[float]]:
                                  f"read from its objective (set it with {CONSTANTS[k]}); a "
                                  "searched one would not match the data the noise is "
                                  "calibrated for")
-    if builtin and args.delta is not None:
+    if builtin and args.algorithm not in GAUSSIAN and args.delta is not None:
         raise ValueError(f"--delta is not read by {args.algorithm}: its Laplace noise is "
                          "calibrated to pure epsilon-DP")
+    if args.algorithm in GAUSSIAN and args.delta is None:
+        raise ValueError(f"{args.algorithm} adds Gaussian noise: give its delta (--delta, "
+                         "e.g. 1e-6, well below 1/N)")
+    if args.delta is not None and not 0 < args.delta < 1:
+        raise ValueError(f"--delta must lie in (0, 1), got {args.delta:g}")
+    if args.sampling is not None and args.algorithm != "sgd":
+        raise ValueError(f"--sampling is read by sgd only ({args.algorithm} takes its batches "
+                         "without replacement)")
     if not builtin and not search:
         raise ValueError(f"tune runs {args.algorithm}: give the grid of a plug-in's method "
                          "(--search NAME=V1,V2,... for its hyper-parameters, and T)")
@@ -250,8 +275,7 @@ def _check(args: argparse.Namespace) -> dict[str, list[float]]:
     if args.trials < 2 or (args.eval_trials is not None and args.eval_trials < 2):
         raise ValueError("--trials and --eval-trials must be at least 2 (an interval needs two "
                          "runs)")
-    fixed = {k: getattr(args, k) for k in ("step_size", "momentum", "steps")
-             if getattr(args, k) is not None}
+    fixed = {k: getattr(args, k) for k in _FIXED if getattr(args, k) is not None}
     if builtin:  # before the imports (a TypeError after 1.1 CPU-s: review of stop 76)
         takes = SEARCHABLE[args.algorithm]
         for k in (*search, *fixed):
@@ -262,9 +286,12 @@ def _check(args: argparse.Namespace) -> dict[str, list[float]]:
                                  "T = steps)")
         # a public value out of range ran, was refused, and was charged as spent (fuzz round
         # 12: --search alpha=-1,1 reported eps = 6 for 4 runs that released anything)
+        n = args.dataset_size
         ranges = {"step_size": ("> 0", lambda v: v > 0), "c": ("> 0", lambda v: v > 0),
+                  "clip_threshold": ("> 0 and finite", lambda v: 0 < v < math.inf),
                   "momentum": ("in [0, 1)", lambda v: 0 <= v < 1),
-                  "batch_size": ("a whole number >= 1", lambda v: v >= 1 and v == int(v))}
+                  "batch_size": (f"a whole number in [1, N = {n:g}]",
+                                 lambda v: 1 <= v <= n and v == int(v))}
         for k, (words, ok) in ranges.items():
             for v in (*search.get(k, ()), *((fixed[k],) if k in fixed else ())):
                 if not ok(v):
@@ -275,6 +302,21 @@ def _check(args: argparse.Namespace) -> dict[str, list[float]]:
         raise ValueError(f"{', '.join('--' + k.replace('_', '-') for k in both)}: both "
                          "searched (--search) and fixed")
     return search
+
+
+def _sgd_fixed(args: argparse.Namespace, search: dict[str, list[float]], n: int
+               ) -> dict[str, Any]:
+    """sgd's keywords besides the grid: delta, the sampling, its defaults for T and m, and a
+    Poisson run's public N (the shell's data set has the size given by --N: public)."""
+    out: dict[str, Any] = {"delta": args.delta,
+                           "sampling": args.sampling or "without_replacement"}
+    if "steps" not in search and args.steps is None:
+        out["steps"] = SGD_STEPS
+    if "batch_size" not in search and args.batch_size is None:
+        out["batch_size"] = max(1, n // SGD_BATCH_FRACTION)
+    if out["sampling"] == "poisson":
+        out["public_n"] = n
+    return out
 
 
 def _check_private(args: argparse.Namespace) -> None:
@@ -299,6 +341,12 @@ def _check_private(args: argparse.Namespace) -> None:
     if gamma is not None and not (0 < gamma < 1 if renyi else 0 < gamma <= 1):
         raise ValueError(f"--stop-probability must lie in {'(0, 1)' if renyi else '(0, 1]'}"
                          f", got {gamma:g}")
+    if args.algorithm in GAUSSIAN and not renyi:
+        # random stopping composes pure runs only: every trial was refused after it ran,
+        # and the error named no cause without a known seed
+        raise ValueError(f"--private with {args.algorithm} (Gaussian, (eps, delta)-DP runs) "
+                         "needs --selection-delta DELTA: the Renyi-DP selection; random "
+                         "stopping alone composes pure-DP runs")
     if renyi and not 0 < args.selection_delta < 1:
         raise ValueError(f"--selection-delta must lie in (0, 1), got {args.selection_delta:g}")
     if args.trials_shape is not None:
@@ -314,15 +362,17 @@ def _check_private(args: argparse.Namespace) -> None:
     if args.start_distance is not None:
         raise ValueError("--start is not read by --private: it places x0 by the data's own "
                          "minimiser (the runs start at x0 = 0)")
-    if args.problem != "logistic":
-        raise ValueError(f"--private runs on --problem logistic only: its radii, hence its "
+    if args.problem != "logistic" and args.algorithm != "sgd":
+        # sgd's clip bounds its sensitivity on any data; hb, nag and gd read the radii
+        raise ValueError(f"--private runs on --problem logistic only (or with sgd, whose clip "
+                         f"bounds its sensitivity on any problem): its radii, hence its "
                          f"sensitivity, are declared by the data's domain; {args.problem}'s "
                          "are read from its data")
     search = {_NAMES.get(sp.partition("=")[0].strip(), sp.partition("=")[0].strip())
               for sp in (args.search or ())}
     for needed, flag in (("step_size", "--step-size"), ("steps", "--steps")):
         if needed not in search and getattr(args, needed) is None \
-                and args.algorithm in ALGORITHMS:
+                and args.algorithm in ALGORITHMS and args.algorithm != "sgd":
             raise ValueError(f"--private needs the grid given (--search alpha=..., T=... or "
                              f"{flag}): the default grid's step sizes are k/L with L read "
                              "from the data")
@@ -334,6 +384,16 @@ def _run_private(args: argparse.Namespace, alg: Any, f: Any, grid: dict[str, lis
     from dpbounds.tuning import select_privately
 
     name = args.algorithm if args.algorithm not in ALGORITHMS else alg.__name__
+    # the selection's noise: a seed anyone knows reproduces it, so without --seed it comes
+    # from fresh entropy (walkthrough of stop 79: --private used the default seed 0 silently,
+    # on a plug-in's own data too); --seed still seeds a synthetic problem's data
+    typed = getattr(args, "_flags_typed", None) or {}
+    seed = int(args.seed) if "seed" in typed else None
+    seed_note = (f"the selection's noise came from --seed {seed}: anyone who knows it "
+                 "reproduces the noise (leave --seed out for a release on real data)"
+                 if seed is not None else
+                 "the selection's noise came from fresh entropy, kept nowhere (--seed S "
+                 "reproduces a simulation study)")
     sel = select_privately(alg, f, grid, epsilon=args.epsilon,
                            score_epsilon=0.1 if args.score_eps is None else args.score_eps,
                            loss_bound=args.loss_bound,
@@ -348,20 +408,20 @@ def _run_private(args: argparse.Namespace, alg: Any, f: Any, grid: dict[str, lis
                            build_problem(args.problem, int(args.dataset_size),
                                          int(args.dimension), float(args.strong_convexity),
                                          None, int(args.seed) + 1),
-                           seed=args.seed, progress=progress_enabled(args), **fixed)
+                           seed=seed, progress=progress_enabled(args), **fixed)
     if args.json:
         return print_result("tune", strict_json(
             {"problem": args.problem, "algorithm": name, "best": sel.best,
              "x": sel.x.tolist(), "score": sel.score, "epsilon": sel.epsilon,
              "delta": sel.delta, "trial_epsilon": sel.trial_epsilon,
-             "accountant": sel.accountant,
+             "accountant": sel.accountant, "selection_seed": seed,
              # measured, not released: with the pick they reveal more than the guarantee
              "not_released": {"trials_run": sel.trials_run,
                               "suboptimality": sel.suboptimality}}, indent=2))
     # the header names public inputs only (L, read from the data, is not printed)
     return print_result("tune", f"{args.problem}: n = {f.n}, d = {f.d}, mu = "
                                 f"{f.strong_convexity:.4g}, eps = {args.epsilon:g} per run\n"
-                                f"{sel.table()}")
+                                f"{sel.table()}\n{seed_note}")
 
 
 def _probe_plugin_step(args: argparse.Namespace, f: Any, grid: dict[str, list[float]],
@@ -439,10 +499,10 @@ def _run(args: argparse.Namespace) -> int:
 
             raise ValueError(f"unknown algorithm {args.algorithm!r} for tune runs"
                              f"{did_you_mean(args.algorithm, tuple(ALGORITHMS))}: the built-in "
-                             "ones are hb (DP heavy ball), nag (DP-NAG) and gd (DP-GD, "
-                             "Laplace); a plug-in's method by its name (--plugin FILE; a "
-                             "Method counts once the file passes it to extend.study or "
-                             "extend.audit_setting)")
+                             "ones are hb (DP heavy ball), nag (DP-NAG), gd (DP-GD, "
+                             "Laplace) and sgd (DP-SGD, Gaussian); a plug-in's method by "
+                             "its name (--plugin FILE; a Method counts once the file "
+                             "passes it to extend.study or extend.audit_setting)")
     search = _check(args)
     if args.problem not in PROBLEMS:  # a verification problem (a plug-in's own data)
         from dpbounds.verify.problems import kinds
@@ -468,7 +528,7 @@ def _run(args: argparse.Namespace) -> int:
 
     recipe = _objective(args)
     f = recipe.build()
-    if args.algorithm in ALGORITHMS:
+    if args.algorithm in ALGORITHMS and args.algorithm != "sgd":  # sgd: its clip bounds it
         # before the grid runs (fuzz round 12: "no grid point ran: ... pass sensitivity=",
         # a keyword the shell has no flag for, after every point was tried)
         sens = float(getattr(f, "l1_sensitivity", math.inf))
@@ -483,12 +543,17 @@ def _run(args: argparse.Namespace) -> int:
                              f"{f.strong_convexity:g}): hb's default momentum needs mu > 0; "
                              "give --beta B or --search beta=...")
     alg = _algorithm(args.algorithm)
-    fixed: dict[str, Any] = {k: getattr(args, k) for k in ("step_size", "momentum", "steps")
-                             if getattr(args, k) is not None}
+    fixed: dict[str, Any] = {k: getattr(args, k) for k in _FIXED if getattr(args, k) is not None}
+    if args.algorithm == "sgd":
+        fixed.update(_sgd_fixed(args, search, int(f.n)))
     if args.algorithm not in ALGORITHMS:
         fixed["method"] = args.algorithm
-    grid = search or {k: v for k, v in _default_grid(args.algorithm, f.smoothness).items()
-                      if k not in fixed}
+    if args.algorithm == "sgd":  # a name neither searched nor fixed: the default grid's
+        grid = {**{k: v for k, v in _default_grid("sgd", 1.0).items()
+                   if k not in fixed and k not in search}, **search}
+    else:
+        grid = search or {k: v for k, v in _default_grid(args.algorithm, f.smoothness).items()
+                          if k not in fixed}
     if args.start_distance is None and getattr(f, "tune_start", None) is not None \
             and not args.private:
         fixed["x0"] = f.tune_start  # the verification problem's own start
@@ -547,7 +612,8 @@ def register_tune_runs(tsub: argparse._SubParsersAction) -> None:
                                     "worst-case tuners hb and nag hold for every problem of "
                                     "the class, and can be far from the best run on yours).",
                         epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("algorithm", help="hb, nag, gd, or a plug-in's method (--plugin FILE)")
+    p.add_argument("algorithm", help="hb, nag, gd, sgd (DP-SGD), or a plug-in's method "
+                                     "(--plugin FILE)")
     p.add_argument("--problem", default="logistic", metavar="logistic|quadratic|NAME",
                    help="logistic: Kuru et al.'s synthetic data with ridge mu; quadratic: "
                         "spectrum log-spaced in [mu, L], per-sample offsets (default "
@@ -562,16 +628,24 @@ def register_tune_runs(tsub: argparse._SubParsersAction) -> None:
                       "||x||^2 (0.02: their lambda = 0.01); quadratic: the spectrum's low end")
     add_quantity(p, "smoothness", default=1.0, help="quadratic: the spectrum's high end")
     add_quantity(p, "epsilon", default=1.0, help="privacy target of each run")
-    add_quantity(p, "delta", help="delta of each run (a Gaussian plug-in method)")
+    add_quantity(p, "delta", help="delta of each run (sgd, or a Gaussian plug-in method)")
     add_quantity(p, "step_size", help="a fixed step size (not searched)")
     add_quantity(p, "momentum", help="a fixed momentum (not searched)")
     add_quantity(p, "steps", help="a fixed horizon (not searched)")
+    add_quantity(p, "batch_size", help="a fixed batch size m (not searched; sgd's default "
+                                       "N // 40)")
+    add_quantity(p, "clip_threshold", help="sgd: a fixed clip threshold C (not searched)")
+    add_quantity(p, "sampling", choices=("without_replacement", "poisson"),
+                 help="sgd: without_replacement (replace-one, the default) or poisson "
+                      "(add/remove; m the expected batch)")
     add_quantity(p, "start_distance", help="start at this distance from the minimiser, along "
                                            "1/sqrt(d) (default: the algorithm's x0 = 0)")
     add_quantity(p, "trials", default=16, help="runs per grid point on the selection seeds")
     p.add_argument("--eval-trials", type=integer, default=None,
                    help="runs of the pick on fresh seeds (default 4 x --trials)")
-    add_quantity(p, "seed", default=0, help="seed of the data and of the runs")
+    add_quantity(p, "seed", default=0, help="seed of the data and of the runs (--private: of "
+                                            "its noise only when given; without it, fresh "
+                                            "entropy)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     g = p.add_argument_group("resume and distribute (the same numbers wherever they run)")
     g.add_argument("--store", default=None, metavar="DIR",
