@@ -353,7 +353,7 @@ class PrivateSelection:
              if self.accountant == "pure" else
              f"privacy of the whole selection ({self.neighbouring.replace('_', '-')}, by "
              f"Renyi DP): eps = "
-             f"{self.epsilon:.6g}, delta = {self.delta:.3g} ({self.target_delta:g} plus the cap "
+             f"{self.epsilon:.6g}, delta = {self.delta:.6g} ({self.target_delta:g} plus the cap "
              f"of {self.max_trials} trials; trials ~ truncated negative binomial, shape "
              f"{self.shape!r}, gamma {self.stop_probability:g}, mean "
              f"{trials_mean(self.shape, self.stop_probability):.4g}; "

@@ -241,20 +241,39 @@ def _erfinv(level: float) -> float:
     return float(erfinv(level))
 
 
+#: oracle texts up to this long sit in the table; longer ones become numbered notes below it
+#: (one was ~450 characters and padded every row to it: walkthroughs of stops 78 and 79)
+ORACLE_INLINE = 40
+
+
 def format_table(rows: list[Verdict]) -> str:
-    """A plain-text verdict table."""
+    """A plain-text verdict table; long oracle texts as numbered notes under it, and a line
+    on what the 95% CI column is (the verdicts test at :data:`Z` standard errors)."""
+    import textwrap
+
     head = ("study", "case", "claim", "measured", "95% CI", "predicted", "ratio", "holds",
             "oracle")
     lines = []
+    notes: dict[str, int] = {}
     for r in rows:
         lo, hi = r.ci
         # a ratio against 0 (F(x) - F* >= 0) is undefined: "-", not "nan" printed as a result
         ratio = f"{r.ratio:.3g}" if math.isfinite(r.ratio) else "-"
+        oracle = r.oracle
+        if len(oracle) > ORACLE_INLINE:
+            oracle = f"[{notes.setdefault(r.oracle, len(notes) + 1)}]"
         lines.append((r.study, r.case, r.claim, f"{r.measured:.4g}", f"[{lo:.4g}, {hi:.4g}]",
-                      f"{r.predicted:.4g}", ratio, r.status, r.oracle))
+                      f"{r.predicted:.4g}", ratio, r.status, oracle))
     widths = [max(len(h), *(len(x[i]) for x in lines)) if lines else len(h)
               for i, h in enumerate(head)]
-    out = ["  ".join(h.ljust(w) for h, w in zip(head, widths)),
+    out = ["  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip(),
            "  ".join("-" * w for w in widths)]
-    out += ["  ".join(c.ljust(w) for c, w in zip(x, widths)) for x in lines]
+    out += ["  ".join(c.ljust(w) for c, w in zip(x, widths)).rstrip() for x in lines]
+    if lines:
+        out += textwrap.wrap(f"95% CI: the measurement's spread, for reading; each verdict "
+                             f"tests its claim at {Z:g} standard errors (false alarms below "
+                             "1e-6 a row), so a CI that misses the prediction can hold",
+                             width=100)
+    for text, k in notes.items():
+        out += textwrap.wrap(f"[{k}] {text}", width=100, subsequent_indent="    ")
     return "\n".join(out)
