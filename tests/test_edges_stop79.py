@@ -26,3 +26,105 @@ def test_verdict_table_puts_long_oracles_in_notes_and_says_what_its_ci_is():
 
 if __name__ == "__main__":  # pragma: no cover
     pytest.main([__file__])
+
+
+# ------------------------------------------------ fuzz round 13: the Renyi selection's law
+
+@pytest.mark.parametrize("shape", [5e-324, 1e-320, -1e-12])
+def test_a_denormal_shape_is_refused_by_name(shape):
+    from dpbounds.tuning.private_selection import trials_mean, trials_pmf, trials_tail
+
+    # before: a ZeroDivisionError (5e-324), a pmf of zeros and a tail "bound" of 0 (1e-320)
+    for call in (lambda: trials_mean(shape, 0.5), lambda: trials_pmf(shape, 0.5, 4),
+                 lambda: trials_tail(shape, 0.5, 4)):
+        with pytest.raises(ValueError, match="shape must be 0 or at least 1e-09"):
+            call()
+
+
+def test_the_smallest_allowed_shape_is_the_logarithmic_law_to_1e_8():
+    """Oracle: the logarithmic law's pmf, (1-g)^k / (k ln(1/g)), written out."""
+    import math
+
+    import numpy as np
+
+    from dpbounds.tuning.private_selection import trials_pmf
+
+    g = 0.3
+    want = np.array([(1 - g) ** k / (k * math.log(1 / g)) for k in range(1, 9)])
+    np.testing.assert_allclose(trials_pmf(1e-9, g, 8), want, rtol=1e-7)
+    np.testing.assert_allclose(trials_pmf(-1e-9, g, 8), want, rtol=1e-7)
+
+
+@pytest.mark.parametrize("gamma", [5e-324, 1e-300, 1e-13])
+def test_a_tiny_stop_probability_is_refused_by_name(gamma):
+    from dpbounds.tuning.private_selection import selection_rdp, trials_mean, trials_tail
+
+    # before: nan (trials_mean(0, 5e-324)), an OverflowError (trials_tail)
+    for call in (lambda: trials_mean(0.0, gamma), lambda: trials_tail(0.0, gamma, 5),
+                 lambda: selection_rdp([0.2, 0.8], [2.0, 8.0], shape=0.0,
+                                       stop_probability=gamma)):
+        with pytest.raises(ValueError, match=r"stop_probability must lie in \[1e-12, 1\)"):
+            call()
+
+
+def _counting():
+    from dpbounds.algorithms import dp_heavy_ball
+
+    calls = []
+
+    def alg(objective, **kw):
+        calls.append(kw)
+        return dp_heavy_ball(objective, **kw)
+
+    return alg, calls
+
+
+@pytest.fixture(scope="module")
+def small_logistic():
+    from dpbounds.data import kuru_synthetic
+    from dpbounds.objectives import LogisticRegression
+
+    ds = kuru_synthetic(n=300, d=2, seed=0)
+    return LogisticRegression.kuru(*ds, lam=0.01, **ds.domain())
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({"epsilon": 1e300}, "delta = 1 \\(none\\).*cap's delta"),
+    ({"epsilon": 1e300, "target_delta": 1e-6}, "delta = 1 \\(none\\).*trials' law"),
+    ({"target_delta": 0.99999999}, "target_delta 0.99999999 plus"),
+    ({"loss_bound": 1e300}, "noise beyond its grid's range"),
+    ({"score_epsilon": 1e-30}, "noise beyond its grid's range"),
+])
+def test_a_selection_without_a_guarantee_runs_no_trial(kw, match, small_logistic):
+    # before: eps = 190 / delta = 1 after 8,000 trials, exit 0; every trial "diverged"
+    alg, calls = _counting()
+    args = {"epsilon": 1.0, "score_epsilon": 0.1, "loss_bound": 5.0, "stop_probability": 0.2,
+            "seed": 0, **kw}
+    from dpbounds.tuning import select_privately
+
+    public = {"reference_objective": small_logistic} if "target_delta" in kw else {}
+    with pytest.raises(ValueError, match=match):
+        select_privately(alg, small_logistic, {"step_size": [0.5], "steps": [3]}, momentum=0.0,
+                         **public, **args)
+    # the reference run (on the public twin) at most: no trial on the data
+    assert len(calls) <= (1 if public else 0)
+
+
+def test_a_huge_pure_cap_is_printed_in_scientific_notation(small_logistic):
+    from dpbounds.tuning import select_privately
+
+    with pytest.raises(ValueError, match=r"needs a cap of 2\.07e\+301 trials") as err:
+        select_privately(_counting()[0], small_logistic, {"step_size": [0.5], "steps": [3]},
+                         momentum=0.0, epsilon=1.0, score_epsilon=0.1, loss_bound=5.0,
+                         stop_probability=1e-300, seed=0)
+    assert len(str(err.value)) < 200
+
+
+def test_require_guarantee_false_runs_and_reports_delta_one(small_logistic):
+    from dpbounds.tuning import select_privately
+
+    alg, calls = _counting()
+    sel = select_privately(alg, small_logistic, {"step_size": [0.5], "steps": [3]},
+                           momentum=0.0, epsilon=1.0, score_epsilon=1e6, loss_bound=5.0,
+                           stop_probability=0.2, seed=0, require_guarantee=False)
+    assert sel.delta == 1.0 and len(calls) == sel.trials_run >= 1

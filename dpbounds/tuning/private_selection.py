@@ -162,6 +162,12 @@ PAPERNOT_STEINKE = Source("Papernot & Steinke (2022), Hyperparameter tuning with
                           "curve), the cap's and the sampler's delta are DERIVED")
 
 
+#: the smallest non-zero |shape| (below it the law is the logarithmic one, shape 0, to float
+#: precision, and its formulas lose it) and the smallest stop probability of the Renyi law
+MIN_SHAPE = 1e-9
+MIN_STOP = 1e-12
+
+
 def _check_law(shape: float, stop_probability: float) -> tuple[float, float]:
     if isinstance(shape, bool) or not isinstance(shape, numbers.Real) \
             or not (math.isfinite(shape) and shape > -1.0):
@@ -171,6 +177,17 @@ def _check_law(shape: float, stop_probability: float) -> tuple[float, float]:
             or not 0.0 < float(stop_probability) < 1.0:
         raise ValueError(f"stop_probability must be a number in (0, 1) here, got "
                          f"{stop_probability!r}")
+    if 0.0 < abs(float(shape)) < MIN_SHAPE:
+        # gammaln(eta) and expm1(eta ln gamma) lose the law there (fuzz round 13: 5e-324 was
+        # a ZeroDivisionError; 1e-320 gave a pmf of zeros and a tail "bound" of 0)
+        raise ValueError(f"shape must be 0 or at least {MIN_SHAPE:g} in size (the law is the "
+                         f"logarithmic one, shape 0, to that precision), got {shape!r}")
+    if float(stop_probability) < MIN_STOP:
+        # 0 x ln(1/5e-324) slipped past the check below; such laws expect ~1e12 trials or
+        # more, far past what a selection may run (fuzz round 13: nan means, an
+        # OverflowError)
+        raise ValueError(f"stop_probability must lie in [{MIN_STOP:g}, 1) here (smaller ones "
+                         f"expect more trials than may run), got {stop_probability!r}")
     if float(shape) * math.log(1.0 / float(stop_probability)) > 700.0:
         # gamma^-eta overflows float64 (review of stop 78: "math range error")
         raise ValueError(f"shape {float(shape)!r} is too large at stop_probability "
@@ -353,7 +370,7 @@ class PrivateSelection:
              if self.accountant == "pure" else
              f"privacy of the whole selection ({self.neighbouring.replace('_', '-')}, by "
              f"Renyi DP): eps = "
-             f"{self.epsilon:.6g}, delta = {self.delta:.6g} ({self.target_delta:g} plus the cap "
+             f"{self.epsilon:.6g}, delta = {self.delta:.6g} ({self.target_delta:.10g} plus the cap "
              f"of {self.max_trials} trials; trials ~ truncated negative binomial, shape "
              f"{self.shape!r}, gamma {self.stop_probability:g}, mean "
              f"{trials_mean(self.shape, self.stop_probability):.4g}; "
@@ -392,6 +409,7 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
                      target_delta: float | None = None, shape: float = 1.0,
                      reference_objective: Any = None,
                      name: str | None = None, progress: bool = False,
+                     require_guarantee: bool = True,
                      **fixed: Any) -> PrivateSelection:
     r"""Choose hyper-parameters on the private data by Liu & Talwar's random stopping, or
     (``target_delta`` given) by Papernot & Steinke's Rényi-DP selection, which takes Gaussian
@@ -452,6 +470,11 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
     name:
         The algorithm's name in the result (default: its ``__name__``, or ``method`` for
         :func:`dpbounds.extend.run_method`).
+    require_guarantee:
+        ``True`` (default): a selection whose guarantee would have delta = 1 (none: budgets
+        too large for the cap's or the law's delta) is refused before any trial. ``False``
+        runs it anyway, for simulation studies of the selection's mechanics (a near-noiseless
+        score, say); its ``delta`` then reads 1.
     fixed:
         Passed to every run (``x0=``, ``batch_size=``, ...).
 
@@ -490,12 +513,13 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
     gamma = float(stop_probability)
     if renyi and trials_mean(float(shape), gamma) > MAX_TRIALS:
         raise ValueError(f"stop_probability {gamma:g} at shape {float(shape)!r} expects "
-                         f"{trials_mean(float(shape), gamma):,.0f} trials; at most "
+                         f"{_count(trials_mean(float(shape), gamma))} trials; at most "
                          f"{MAX_TRIALS:,} may run: raise stop_probability")
     cap = _cap(gamma, float(cap_delta)) if not renyi else _law_cap(float(shape), gamma,
                                                                     float(cap_delta))
     if cap > MAX_TRIALS:
-        need = f"of {cap:,} trials" if not renyi else f"of more than {MAX_TRIALS:,} trials"
+        need = f"of {_count(cap)} trials" if not renyi else \
+            f"of more than {MAX_TRIALS:,} trials"
         raise ValueError(f"stop_probability {gamma:g} with cap_delta {cap_delta:g} needs a cap "
                          f"{need}; at most {MAX_TRIALS:,}: raise either")
     from dpbounds.tuning.by_runs import check_grid, check_names, display_name
@@ -562,6 +586,33 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
     public_n = None if relation is Neighbouring.REPLACE_ONE else int(fixed["public_n"])
     release = GridLaplace(sensitivity=B / (int(objective.n) if public_n is None else public_n),
                           epsilon=eps_s, grid_bits=grid_bits)
+    try:
+        spent = float(release.epsilon_spent)
+        # noise of 2^48 grid units or more reaches the grid's 2^53 range in ~e^-32 of draws
+        # and beyond; every trial was bottom, "the run diverged" (fuzz round 13)
+        if not (float(release.scale) < 2.0**48 and math.isfinite(spent)):
+            raise OverflowError
+    except OverflowError:
+        raise ValueError(f"loss_bound {B:g} over n score_epsilon ({eps_s:g}) gives the score "
+                         f"a noise beyond its grid's range (2^53 steps of 2^-{grid_bits}): "
+                         "lower loss_bound or raise score_epsilon") from None
+    # the guarantee from public inputs only, before any trial: one of delta 1 is none (fuzz
+    # round 13: eps = 190, delta = 1 after 8,000 trials; eps 1e300 the same)
+    if renyi:
+        assert orders is not None and bound is not None and reference is not None
+        _, whole_delta = _renyi_guarantee(bound(run_eps) + _pure_curve(spent, orders), orders,
+                                          float(shape), gamma, float(target_delta), cap,
+                                          reference)
+    else:
+        whole_delta = _pure_delta(gamma, cap, run_eps + spent)
+    if require_guarantee and not whole_delta < 1.0:
+        raise ValueError("the selection's guarantee would have delta = 1 (none): "
+                         + (f"target_delta {float(target_delta):.10g} plus the share of its "
+                            f"number of trials' law, at trials of epsilon {eps:g} per run and "
+                            f"{eps_s:g} per score, reaches 1 (lower target_delta, epsilon or "
+                            "shape)" if renyi else
+                            f"its trials' epsilon ({eps:g} per run, {eps_s:g} per score) is "
+                            "too large for the cap's delta (lower epsilon or cap_delta)"))
     failure: str | None = None
     bar = progress_bar(progress, None, desc="private selection", unit="trial", lines=True)
     try:
@@ -604,10 +655,7 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
                        neighbouring=relation.value,
                        reference_composed=reference_objective is None)
     trial_eps = run_eps + release.epsilon_spent
-    eta = (1.0 - gamma) ** cap if gamma < 1.0 else 0.0
-    # eta (1 + e^(3 eps_0)), at most 1 (a vacuous delta where e^(3 eps_0) overflows)
-    log_tail = math.log(eta) + 3.0 * trial_eps if eta > 0 else -math.inf
-    delta = 0.0 if eta == 0 else (1.0 if log_tail >= 0 else min(1.0, eta + math.exp(log_tail)))
+    delta = _pure_delta(gamma, cap, trial_eps)
     return PrivateSelection(algorithm=name, best=dict(hyper), x=x, score=score_value,
                             trials_run=trials, trial_epsilon=trial_eps,
                             epsilon=3.0 * trial_eps, delta=delta, max_trials=cap,
@@ -704,7 +752,10 @@ def _run_curve(ledger: Any, orders: np.ndarray) -> np.ndarray:
 
 def _pure_curve(epsilon: float, orders: np.ndarray) -> np.ndarray:
     """Pure epsilon-DP's RDP: eps^2/2-zCDP (Bun & Steinke 2016, Prop. 3.3) and at most eps."""
-    return np.minimum(orders * epsilon**2 / 2.0, epsilon)
+    # eps^2 overflows past 1e154 (fuzz round 13: "(34, 'Numerical result out of range')");
+    # there lambda eps^2 / 2 > eps at every order >= 1 anyway
+    square = epsilon * epsilon if epsilon < 1e150 else math.inf
+    return np.minimum(orders * square / 2.0, epsilon)
 
 
 def _common_checks(name: str, res: Any, relation: Any = None) -> Any:
@@ -812,13 +863,27 @@ def _reference(algorithm: Callable[..., Any], objective: Any, name: str, eps: fl
     return (lambda run_eps: ceiling), check, relation, own
 
 
-def _renyi_result(name: str, hyper: dict[str, Any], x: np.ndarray, score: float, trials: int,
-                  cap: int, gamma: float, shape: float, target_delta: float,
-                  orders: np.ndarray, run_curve: np.ndarray, score_eps: float,
-                  sub: float, reference: np.ndarray) -> PrivateSelection:
+def _count(n: float) -> str:
+    """A count for a message: with commas up to 1e9, in scientific notation past it (a cap of
+    ~300 digits was printed in full: fuzz round 13)."""
+    return f"{n:,.0f}" if n < 1e9 else f"{float(n):.3g}"
+
+
+def _pure_delta(gamma: float, cap: int, trial_eps: float) -> float:
+    """Random stopping's delta: eta (1 + e^(3 eps_0)) with eta = (1 - gamma)^cap, at most 1
+    (a vacuous delta where e^(3 eps_0) overflows)."""
+    eta = (1.0 - gamma) ** cap if gamma < 1.0 else 0.0
+    log_tail = math.log(eta) + 3.0 * trial_eps if eta > 0 else -math.inf
+    return 0.0 if eta == 0 else (1.0 if log_tail >= 0 else min(1.0, eta + math.exp(log_tail)))
+
+
+def _renyi_guarantee(trial_curve: np.ndarray, orders: np.ndarray, shape: float, gamma: float,
+                     target_delta: float, cap: int, reference: np.ndarray
+                     ) -> tuple[float, float]:
+    """The Renyi selection's (eps, delta): Theorem 2's curve plus the reference run's,
+    converted at ``target_delta``; delta adds the cap's and the sampler's share."""
     from dpbounds.privacy.rdp import rdp_to_dp
 
-    trial_curve = run_curve + _pure_curve(score_eps, orders)
     # the reference run's curve composed: its (data-dependent) failure aborts the selection
     curve = selection_rdp(trial_curve, orders, shape=shape, stop_probability=gamma) + reference
     eps = rdp_to_dp(curve, orders, target_delta, "improved")[0]
@@ -826,7 +891,18 @@ def _renyi_result(name: str, hyper: dict[str, Any], x: np.ndarray, score: float,
     # sampler's rounding of the law's CDF (at most T 2^-50 in total variation)
     tail = min(1.0, trials_tail(shape, gamma, cap) + cap * 2.0**-50)
     log_extra = math.log(tail) + math.log1p(math.exp(min(eps, 700.0)))
-    delta = min(1.0, target_delta + (math.exp(log_extra) if log_extra < 0 else 1.0))
+    return eps, min(1.0, target_delta + (math.exp(log_extra) if log_extra < 0 else 1.0))
+
+
+def _renyi_result(name: str, hyper: dict[str, Any], x: np.ndarray, score: float, trials: int,
+                  cap: int, gamma: float, shape: float, target_delta: float,
+                  orders: np.ndarray, run_curve: np.ndarray, score_eps: float,
+                  sub: float, reference: np.ndarray) -> PrivateSelection:
+    from dpbounds.privacy.rdp import rdp_to_dp
+
+    trial_curve = run_curve + _pure_curve(score_eps, orders)
+    eps, delta = _renyi_guarantee(trial_curve, orders, shape, gamma, target_delta, cap,
+                                  reference)
     return PrivateSelection(algorithm=name, best=dict(hyper), x=x, score=score,
                             trials_run=trials,
                             trial_epsilon=rdp_to_dp(trial_curve, orders, target_delta,
