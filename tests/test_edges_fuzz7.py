@@ -427,7 +427,7 @@ def test_a_huge_gdp_estimate_prints_in_scientific_notation(capsys):
 
 @pytest.mark.parametrize("argv, words", [
     (["privacy", "--eps", "1_0"], "no '_'"),  # was: ran at epsilon 10
-    (["privacy", "--steps", "1_000"], "expected an integer (no '_')"),
+    (["privacy", "--steps", "1_000"], "expected an integer (ASCII digits; no '_')"),
 ])
 def test_a_digit_separator_is_refused_as_in_the_event_specs(argv, words, capsys):
     from dpbounds.cli import EXIT_USAGE, main

@@ -128,3 +128,67 @@ def test_require_guarantee_false_runs_and_reports_delta_one(small_logistic):
                            momentum=0.0, epsilon=1.0, score_epsilon=1e6, loss_bound=5.0,
                            stop_probability=0.2, seed=0, require_guarantee=False)
     assert sel.delta == 1.0 and len(calls) == sel.trials_run >= 1
+
+
+# ------------------------------------------------------------- fuzz round 13: the shell
+
+def _cli(argv, capsys):
+    from dpbounds.cli import main
+
+    try:
+        rc = main(argv)
+    except SystemExit as exc:  # argparse's own refusals
+        rc = exc.code
+    cap = capsys.readouterr()
+    return rc, cap.out, cap.err
+
+
+def test_deeply_nested_opacus_json_is_refused_by_name(tmp_path, capsys):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 3000 + "]" * 3000)
+    rc, _, err = _cli(["privacy", "compose", "--from-opacus", str(deep)], capsys)
+    assert rc == 2 and "nested too deeply to read" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["tune", "runs", "hb", "--search", "alpha=0.5", "--search", "T=\uff13"],
+    ["tune", "runs", "hb", "--search", "alpha=\uff10.5", "--search", "T=3"],
+    ["bound", "yang.sgd", "--eps", "\uff11"],
+    ["bound", "yang.sgd", "--N", "\uff11\uff10\uff10"],
+])
+def test_fullwidth_digits_are_refused_everywhere(argv, capsys):
+    # float('３') is 3.0: --search T=３ ran with steps = 3 where --event pure:eps=５ refused
+    rc, out, err = _cli(argv, capsys)
+    assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1
+
+
+def test_negative_zero_reads_as_zero(capsys):
+    rc, out, _ = _cli(["privacy", "compose", "--event", "gaussian:z=1", "--curve", "-0"], capsys)
+    rows = [x.split() for x in out.splitlines() if x.strip().startswith(("0", "-0"))]
+    assert rc == 0 and rows and rows[0][0] == "0"
+    from dpbounds.cli import _real
+
+    value = _real("-0")
+    assert value == 0.0 and str(value) == "0.0"
+
+
+def test_objective_error_on_a_bound_says_it_is_a_bound(capsys):
+    rc, _, err = _cli(["tune", "bound", "yang.sgd", "--objective", "error"], capsys)
+    assert rc == 2 and "yang.sgd is a bound" in err and "unknown method" not in err
+
+
+def test_a_flat_bounds_slope_is_zero_not_rounding():
+    """The slope row's predicted value where the bound does not move with the varied
+    quantity: exactly 0 (its ratio "-"), not -4e-17 (a ratio of -3.7e16)."""
+    import numpy as np
+
+    from dpbounds.verify.statistics import loglog_slope
+
+    values = [2.0, 4.0, 8.0, 16.0]
+    flat = loglog_slope(values, np.full(4, 0.37))
+    assert abs(flat) < 1e-9  # the raw fit is zero up to rounding
+    import inspect
+
+    from dpbounds.verify import study
+
+    assert "0.0 if abs(v) < 1e-9 else v" in inspect.getsource(study)

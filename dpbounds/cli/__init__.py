@@ -199,8 +199,9 @@ def integer(text: str) -> int:
     is checked by the function it feeds.
     """
     s = text.strip()
-    if "_" in s:  # Decimal reads 1_000 as 1000
-        raise argparse.ArgumentTypeError(f"expected an integer (no '_'), got {text!r}")
+    if "_" in s or not s.isascii():  # Decimal reads 1_000 as 1000, and '３' as 3
+        raise argparse.ArgumentTypeError(f"expected an integer (ASCII digits; no '_'), got "
+                                         f"{text!r}")
     try:
         value = decimal.Decimal(s)
     except decimal.InvalidOperation:
@@ -243,10 +244,10 @@ class _QuantityFlag(argparse.Action):
 def _real(text: str) -> float:
     """argparse ``type=`` of real flags: ``float`` without Python's digit separators (``--eps
     1_0`` ran at epsilon 10, where ``--event gaussian:z=1_0`` is refused; fuzz round 7)."""
-    if "_" in str(text):
-        raise argparse.ArgumentTypeError(f"expected a number (digits, '.', 'e', a sign; no "
-                                         f"'_'), got {text!r}")
-    value = float(text)
+    if "_" in str(text) or not str(text).isascii():  # float('５') is 5.0 (fuzz round 13)
+        raise argparse.ArgumentTypeError(f"expected a number (ASCII digits, '.', 'e', a sign; "
+                                         f"no '_'), got {text!r}")
+    value = float(text) + 0.0  # -0 reads as 0 (it was printed as "-0": fuzz round 13)
     if value == 0.0 and any(c in "123456789" for c in str(text).lower().split("e")[0]):
         # --delta 1e-400 said "got 0.0" (fuzz round 10): name the number given
         raise argparse.ArgumentTypeError(f"{text!r} is below the smallest float64 (~4.9e-324) "

@@ -217,6 +217,14 @@ def _tune(args: argparse.Namespace, name: str, objective: str) -> int:
         refuse_early(args, name, problem, over=[*(args.over or ()), *ranges])
     from dpbounds.extend import tune
     if objective == "error":
+        from dpbounds.bounds import registry
+        from dpbounds.extend import _METHODS
+
+        if name not in _METHODS and name in {*registry.names(), *registry.aliases()}:
+            # it read "unknown method 'yang.sgd'" (fuzz round 13)
+            raise ValueError(f"--objective error tunes a plug-in method by the worst case of "
+                             f"its run; {name} is a bound: tune it by its value (--objective "
+                             "bound, the default)")
         if ranges or args.over:
             raise ValueError("--over/--range: --objective error searches the coefficients the "
                              "method's linear declaration names")

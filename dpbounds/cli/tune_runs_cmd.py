@@ -99,6 +99,8 @@ def parse_search(specs: list[str] | None, builtin: bool = True) -> dict[str, lis
         if key in out:
             raise ValueError(f"--search {name} is given more than once")
         try:
+            if not values.isascii():
+                raise ValueError
             if ":" in values:
                 parts = values.split(":")
                 if len(parts) != 3:
@@ -111,8 +113,8 @@ def parse_search(specs: list[str] | None, builtin: bool = True) -> dict[str, lis
                                      f"inf and K in [2, {MAX_VALUES}]")
                 grid = [lo * (hi / lo) ** (i / (k - 1)) for i in range(k)]
             else:
-                if "_" in values:  # float('1_0') is 10 (--eps 1_0 is refused: fuzz 11)
-                    raise ValueError
+                if "_" in values or not values.isascii():  # float('1_0') is 10, float('３')
+                    raise ValueError  # is 3 (refused elsewhere: fuzz rounds 11 and 13)
                 grid = [float(v) for v in values.split(",")]
         except ValueError as exc:
             if str(exc).startswith("--search"):
