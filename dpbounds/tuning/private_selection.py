@@ -668,7 +668,9 @@ class _ReadsPrivateConstant(ValueError):
 
 #: objective class -> its subclass that records reads of ``smoothness``
 _WATCHERS: dict[type, type] = {}
-_READS: list[int] = []
+_READS: list[str] = []
+#: the margin-loss radii a run may read only where the objective declared them
+_RADII = ("l1_radius", "l2_radius")
 
 
 @contextmanager
@@ -692,6 +694,13 @@ def _public_constants_only(objective: Any, name: str, hyper: dict[str, Any]) -> 
         return
 
     def refusal() -> _ReadsPrivateConstant:
+        radius = next((r for r in _READS if r in _RADII), None)
+        if radius is not None:  # mutant hunt 14: S1 = 2 max ||a_i||_1 of the private data
+            return _ReadsPrivateConstant(
+                f"{name}: its run at {hyper} reads the objective's {radius}, which "
+                f"{cls.__name__} took from the private data's largest row norm (it was not "
+                "declared): the noise would be calibrated to the data; declare the data's "
+                "domain (l1_radius=, l2_radius=) when building the objective")
         return _ReadsPrivateConstant(
             f"{name}: its run at {hyper} reads the objective's smoothness L, which "
             f"{cls.__name__} computes from (or checks against) the private data: give "
@@ -700,11 +709,25 @@ def _public_constants_only(objective: Any, name: str, hyper: dict[str, Any]) -> 
     watcher = _WATCHERS.get(cls)
     if watcher is None:
         def smoothness(self: Any) -> Any:
-            _READS.append(1)  # the selection names the run in its own refusal
+            _READS.append("smoothness")  # the selection names the run in its own refusal
             raise _ReadsPrivateConstant("smoothness is not read in a private selection")
 
+        def radius(key: str) -> property:
+            # a data descriptor: it shadows the instance's attribute for the run only
+            def get(self: Any) -> Any:
+                if not (self.__dict__.get("radius_declared") or {}).get(key, False):
+                    _READS.append(key)
+                    raise _ReadsPrivateConstant(f"{key} is the private data's: not read here")
+                return self.__dict__[key]
+
+            def put(self: Any, value: Any) -> None:
+                self.__dict__[key] = value
+
+            return property(get, put)
+
         watcher = type(cls.__name__, (cls,), {"__slots__": (), "__module__": cls.__module__,
-                                              "smoothness": property(smoothness)})
+                                              "smoothness": property(smoothness),
+                                              **{k: radius(k) for k in _RADII}})
         _WATCHERS[cls] = watcher
     _READS.clear()
     objective.__class__ = watcher

@@ -286,6 +286,30 @@ def test_a_point_spending_more_than_the_reference_is_never_chosen_and_does_not_a
     assert sel.trials_run >= 1
 
 
+def test_a_pure_run_over_its_epsilon_is_never_chosen_on_the_renyi_path():
+    """Mutant hunt 14 (A30 survived): pure runs on the Renyi path are accounted at eps; a
+    check admitting 1.5 eps let a point spending 1.4 eps be chosen. Grid point 1 (a = 0, F's
+    minimiser) scores far better but spends 1.4 eps: never chosen, and the guarantee is the
+    pure curve's."""
+    def pure(objective, *, epsilon, trials, seed, a):
+        over = 1.4 if a == 0.0 else 1.0
+        ledger = PrivacyLedger(R1, [(LaplaceMechanism(1.0 / (epsilon * over), 1.0, R1), 1)])
+        return SimulationResult("pure", np.full((trials, objective.d), float(a)),
+                                np.zeros((trials, 1)), "suboptimality",
+                                RunPrivacy(ledger, epsilon, 0.0, "pure"), {"noise": "grid"})
+
+    from dpbounds.privacy.rdp import DEFAULT_ORDERS as O
+
+    sel = select_privately(pure, F, {"a": [1.0, 0.0]}, epsilon=1.0, score_epsilon=0.1,
+                           loss_bound=4.0, stop_probability=0.05, target_delta=1e-5, seed=0)
+    assert sel.best == {"a": 1.0} and sel.trials_run > 5
+    spent = 0.1 * (1 - 1e-6)  # the score's grid spends a hair under its budget
+    trial = np.minimum(O / 2, 1.0) * (1 + 1e-9) ** 2 + np.minimum(O * spent ** 2 / 2, spent)
+    want = _improved(selection_rdp(trial, O, shape=1.0, stop_probability=0.05)
+                     + np.minimum(O * (1 + 1e-9) ** 2 / 2, 1 + 1e-9), O, 1e-5)
+    assert sel.epsilon == pytest.approx(want, rel=1e-5)
+
+
 def test_dp_sgd_without_replacement_is_tuned_and_a_costlier_batch_size_is_never_chosen():
     ds = kuru_synthetic(n=600, d=3, seed=1)
     f = LogisticRegression.kuru(*ds, lam=0.01, **ds.domain())
@@ -365,6 +389,35 @@ def test_a_run_reading_l_is_refused_whether_computed_declared_or_paper():
             select_privately(dp_gd, g, {"steps": [3]}, target_delta=1e-5,
                              **{**kw, "stop_probability": 0.5})
         assert type(g) is LogisticRegression
+
+
+def test_a_run_reading_a_radius_taken_from_the_data_is_refused():
+    """Mutant hunt 14: radii not declared default to the data's largest row norms, so the
+    runs' noise (S1 = 2 max ||a_i||_1) was calibrated to the private data: a neighbour with
+    one far row moved the released iterate's norm past 5 in 167 of 300 selections against
+    0 of 300, where eps 1.8 was claimed. Refused at the read; a declared domain runs; DP-SGD,
+    whose clip bounds its sensitivity, reads no radius and runs on either."""
+    rng = np.random.default_rng(0)
+    A = rng.uniform(-0.5, 0.5, (200, 2))
+    y = np.where(rng.random(200) < 0.5, 1.0, -1.0)
+    undeclared = LogisticRegression(A, y, l2=0.2)
+    declared = LogisticRegression(A, y, l2=0.2, l1_radius=1.0, l2_radius=1.0)
+    kw = dict(epsilon=0.5, score_epsilon=0.1, loss_bound=5.0, stop_probability=0.5, seed=1)
+    grid = {"step_size": [0.5], "steps": [5]}
+    with pytest.raises(ValueError, match="reads the objective's l1_radius, which "
+                                         "LogisticRegression took from the private data"):
+        select_privately(dp_heavy_ball, undeclared, grid, momentum=0.0, **kw)
+    with pytest.raises(ValueError, match="reads the objective's l2_radius"):
+        select_privately(dp_gd, undeclared, grid, target_delta=1e-5, mechanism="gaussian",
+                         delta=1e-6, **kw)
+    assert type(undeclared) is LogisticRegression and undeclared.l1_radius > 0  # undone
+    sel = select_privately(dp_heavy_ball, declared, grid, momentum=0.0, **kw)
+    assert np.all(np.isfinite(sel.x))
+    for f in (undeclared, declared):
+        sgd = select_privately(dp_sgd, f, {"step_size": [0.5], "clip_threshold": [1.0]},
+                               target_delta=1e-5, delta=1e-6, steps=5, batch_size=20,
+                               **{**kw, "epsilon": 1.0})
+        assert np.all(np.isfinite(sgd.x))
 
 
 def test_a_read_of_l_is_refused_even_when_the_run_fails_afterwards():

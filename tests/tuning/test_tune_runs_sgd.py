@@ -151,3 +151,30 @@ def test_refusals(argv, words, capsys):
     import re
 
     assert re.search(words, err), err
+
+
+@pytest.mark.parametrize("algorithm, extra", [("hb", ["--search", "alpha=0.5", "--steps", "3"]),
+                                              ("sgd", ["--delta", "1e-6", "--steps", "3"])])
+def test_the_shells_reference_twin_is_other_data_of_the_same_public_shape(algorithm, extra,
+                                                                          capsys, monkeypatch):
+    """Mutant hunt 14 (A42 survived): the twin built with the private seed is the private
+    data itself, and its reference run is then not composed: its data must differ, its n, d
+    and declared radii must not."""
+    import dpbounds.tuning as tuning
+
+    seen = {}
+
+    def spy(alg, f, grid, **kw):
+        seen["f"], seen["ref"] = f, kw["reference_objective"]
+        raise ValueError("stop here")
+
+    monkeypatch.setattr(tuning, "select_privately", spy)
+    rc, _, err = _cli(["tune", "runs", algorithm, "--N", "300", "--d", "3", "--private",
+                       "--loss-bound", "4", "--selection-delta", "1e-5", "--seed", "2", *extra],
+                      capsys)
+    assert rc == 2 and "stop here" in err
+    f, ref = seen["f"], seen["ref"]
+    assert (ref.n, ref.d) == (f.n, f.d)
+    assert (ref.l1_radius, ref.l2_radius) == (f.l1_radius, f.l2_radius)
+    assert ref.radius_declared == f.radius_declared == {"l1_radius": True, "l2_radius": True}
+    assert not np.array_equal(ref.features_np, f.features_np)
