@@ -319,6 +319,8 @@ OPTIONS: dict[str, str] = {
                  "this process)",
     "--event": "privacy compose: one mechanism, KIND:key=value,... (repeatable)",
     "--from-dp-event": "privacy compose: a JSON/YAML file of dp_accounting events",
+    "--to-dp-event": "privacy compose: write the whole composition as one dp_accounting DpEvent "
+                     "(JSON)",
     "--dp-event-accountant": "privacy compose: the dp_accounting accountant (rdp or pld) the "
                              "--from-dp-event files were written for (under replace_one the "
                              "two read a Gaussian's noise multiplier 2x apart)",

@@ -468,10 +468,11 @@ def dp_sgd(
     noise:
         ``"float"`` (float64 noise, for simulation; the released floats' last bits leak) or
         ``"grid"`` (safe to release: the noisy mean gradient is released on a grid with exact
-        discrete Gaussian noise, :mod:`dpbounds.algorithms._grid`; without replacement only,
-        accounted as a :class:`~dpbounds.privacy.SubsampledZcdpMechanism` per step by the RDP
-        accountant, Wang, Balle & Kasiviswanathan 2019, Theorem 9; the NumPy loop, not the
-        compiled one).
+        discrete Gaussian noise, :mod:`dpbounds.algorithms._grid`, recorded as a
+        :class:`~dpbounds.privacy.mechanisms.SubsampledDiscreteGaussianMechanism` per step:
+        without replacement by the RDP accountant (Wang, Balle & Kasiviswanathan 2019,
+        Theorem 9, or the discrete Gaussian's own bound, whichever is smaller), Poisson also
+        by the PLD accountant; the NumPy loop, not the compiled one).
     transcript:
         ``None`` (default) or a fresh :class:`~dpbounds.algorithms._transcript.Transcript` to
         fill with the batches, contribution norms and releases (the NumPy path runs).

@@ -12,7 +12,8 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["FIGURE_FORMATS", "check_figure_path", "check_store_dir", "ResultWriter",
+__all__ = ["FIGURE_FORMATS", "check_figure_path", "check_file_path", "check_store_dir",
+           "ResultWriter",
            "print_result"]
 
 #: what ``matplotlib.figure.Figure.savefig`` writes with its default backends, by file
@@ -52,6 +53,24 @@ def check_figure_path(path: str, flag: str = "--plot") -> None:
     if not folder.is_dir():
         what = ("is a file, not a folder" if folder.exists()  # it said "does not exist"
                 else "does not exist")
+        raise ValueError(f"{flag} {path!r}: the folder {str(folder)!r} {what}")
+    _probe(folder, flag, path)
+
+
+def check_file_path(path: str, flag: str, suffixes: tuple[str, ...] = ()) -> None:
+    """``path`` can be written as a (data) file: not empty, not a folder, in an existing
+    writable folder, with one of ``suffixes`` where given (``ValueError`` naming ``flag``)."""
+    if not str(path).strip():
+        raise ValueError(f"{flag} is empty; give a file name")
+    p = Path(path)
+    if p.is_dir() or str(path).endswith(("/", os.sep)):
+        raise ValueError(f"{flag} {path!r} is a folder; give a file name")
+    if suffixes and p.suffix.lower() not in suffixes:
+        raise ValueError(f"{flag} {path!r}: give a file name ending in "
+                         f"{' or '.join(suffixes)}")
+    folder = p.parent if str(p.parent) else Path(".")
+    if not folder.is_dir():
+        what = "is a file, not a folder" if folder.exists() else "does not exist"
         raise ValueError(f"{flag} {path!r}: the folder {str(folder)!r} {what}")
     _probe(folder, flag, path)
 

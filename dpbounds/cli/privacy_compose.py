@@ -67,9 +67,14 @@ def register_compose(privacy_parser: argparse.ArgumentParser) -> None:
     p.add_argument("--dp-event-accountant", choices=("rdp", "pld"), default=None,
                    dest="dp_event_accountant",
                    help="the dp_accounting accountant the --from-dp-event files were written "
-                        "for: under replace_one its RDP and PLD accountants read a Gaussian's "
-                        "noise multiplier over 2C and over C (about 2x apart in epsilon); "
-                        "without it such an event is refused under replace_one")
+                        "for (or --to-dp-event writes for; default rdp): under replace_one "
+                        "its RDP and PLD accountants read a Gaussian's noise multiplier over "
+                        "2C and over C (about 2x apart in epsilon); without it such an event "
+                        "is refused under replace_one")
+    p.add_argument("--to-dp-event", default=None, metavar="FILE.json", dest="to_dp_event",
+                   help="also write the whole composition as one dp_accounting DpEvent (JSON, "
+                        "the form --from-dp-event reads; dp_event_from_json in Python) for "
+                        "--neighbouring's relation")
     p.add_argument("--from-opacus", action="append", default=[], metavar="FILE",
                    dest="from_opacus",
                    help="a JSON file of an Opacus accountant's history: [[noise_multiplier, "
@@ -362,6 +367,24 @@ def _refuse_unmapped_first(args: argparse.Namespace, accountants: list[str],
                          "dp_accounting event")
 
 
+def _event_json(args: argparse.Namespace, out: dict[str, Any]) -> str:
+    """The composition's DpEvent as JSON text (``ValueError`` naming the mechanism that has
+    no dp_accounting event), from the mechanisms the table composed (after --risk-target's
+    calibration)."""
+    from dpbounds.privacy.events import dp_event_to_json, to_dp_event
+    from dpbounds.privacy.ledger import PrivacyLedger
+    from dpbounds.privacy.mechanisms import mechanism_from_dict
+
+    ledger = PrivacyLedger(out["neighbouring"],
+                           [(mechanism_from_dict(e["mechanism"]), e["steps"])
+                            for e in out["events"]])
+    try:
+        event = to_dp_event(ledger, accountant=args.dp_event_accountant or "rdp")
+    except ValueError as err:
+        raise ValueError(f"--to-dp-event: {err}") from None
+    return json.dumps(dp_event_to_json(event), indent=2) + "\n"
+
+
 def _read_json(path: str, flag: str) -> Any:
     try:
         text = Path(path).read_text()
@@ -395,9 +418,13 @@ def run_compose(args: argparse.Namespace) -> int:
     twice = sorted({a for a in accountants if accountants.count(a) > 1})
     if twice:  # the table printed the same row twice
         raise ValueError(f"--accountant names {', '.join(twice)} more than once")
-    if args.dp_event_accountant is not None and not args.from_dp_event:
-        raise ValueError("--dp-event-accountant reads --from-dp-event files; give one, or leave "
-                         "it out")
+    if args.dp_event_accountant is not None and not (args.from_dp_event or args.to_dp_event):
+        raise ValueError("--dp-event-accountant reads --from-dp-event files (or says whom "
+                         "--to-dp-event writes for); give one, or leave it out")
+    if args.to_dp_event is not None:  # before any work (issue 36: paths first)
+        from dpbounds.cli._paths import check_file_path
+
+        check_file_path(args.to_dp_event, "--to-dp-event", (".json",))
     curve = _curve(args.curve)
     fpr = _tradeoff(args.curve)
     risk = _risk_target(args.risk_target)
@@ -455,11 +482,33 @@ def run_compose(args: argparse.Namespace) -> int:
             and "fpr" in out.get("tradeoff", {}):
         grid = fpr
         out = dict(out, tradeoff=_rows(out["tradeoff"], [grid.index(a) for a in table_fpr]))
+    event_text = event_error = None
+    if args.to_dp_event is not None:
+        try:
+            event_text = _event_json(args, out)
+        except ValueError as err:  # said after the table: the result is not lost to it
+            event_error = str(err)
     # the result first: a late I/O error (disk full, folder removed) must not lose it
     if args.json:
         print(strict_json(out, indent=2), flush=True)
     else:
         _print_text(out, curve)
+    if event_error is not None:
+        print(f"dpbounds: error: {event_error} (the result above is complete; nothing was "
+              f"written to {args.to_dp_event!r})", file=sys.stderr)
+        return 2
+    if event_text is not None:
+        try:
+            Path(args.to_dp_event).write_text(event_text)
+        except OSError as exc:
+            print(f"dpbounds: error: the DpEvent could not be written to "
+                  f"{args.to_dp_event!r} ({exc.strerror or exc}); the result above is "
+                  "complete", file=sys.stderr)
+            return 2
+        if not args.json:
+            print(f"wrote the composition as one dp_accounting DpEvent ({out['neighbouring']}"
+                  f", for its {args.dp_event_accountant or 'rdp'} accountant) to "
+                  f"{args.to_dp_event}")
     if plot is not None:
         try:
             plot_curves(drawn, plot)

@@ -1,0 +1,86 @@
+"""``privacy compose --to-dp-event FILE``: the composition written as one dp_accounting
+DpEvent (walkthrough of stop 79: no shell command wrote one).
+
+Oracles: dp_accounting's own RDP and PLD accountants on the written event (an external
+library), against the table's epsilons; the file read back by ``--from-dp-event``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+dp_accounting = pytest.importorskip("dp_accounting")
+
+from dp_accounting.pld import pld_privacy_accountant  # noqa: E402
+from dp_accounting.rdp import rdp_privacy_accountant  # noqa: E402
+
+from dpbounds.privacy.events import dp_event_from_json  # noqa: E402
+
+
+def _cli(argv, capsys):
+    from dpbounds.cli import main
+
+    try:
+        rc = main(argv)
+    except SystemExit as exc:
+        rc = exc.code
+    cap = capsys.readouterr()
+    return rc, cap.out, cap.err
+
+
+def _table(out):
+    return {r["accountant"]: r["epsilon"] for r in json.loads(out)["results"]}
+
+
+@pytest.mark.parametrize("relation, reader, events", [
+    ("add_remove", "rdp", ["gaussian:z=1.1,steps=300,q=0.01", "laplace:b=4"]),
+    ("add_remove", "pld", ["gaussian:z=1.1,steps=300,q=0.01", "laplace:b=4"]),
+    ("replace_one", "rdp", ["gaussian:sigma=8,sens=2,steps=20"]),
+    ("replace_one", "pld", ["gaussian:sigma=8,sens=2,steps=20"]),
+])
+def test_the_written_event_reads_the_tables_epsilon_in_dp_accounting(relation, reader, events,
+                                                                     tmp_path, capsys):
+    path = tmp_path / "ev.json"
+    argv = ["privacy", "compose", *[a for e in events for a in ("--event", e)],
+            "--neighbouring", relation, "--to-dp-event", str(path), "--json", "--quiet",
+            *(["--dp-event-accountant", reader] if relation == "replace_one" else [])]
+    rc, out, err = _cli(argv, capsys)
+    assert rc == 0, err
+    ours = _table(out)[reader]
+    event = dp_event_from_json(json.loads(path.read_text()))
+    nb = (dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE if relation == "add_remove"
+          else dp_accounting.NeighboringRelation.REPLACE_ONE)
+    if reader == "rdp":
+        acc = rdp_privacy_accountant.RdpAccountant(neighboring_relation=nb)
+    else:
+        acc = pld_privacy_accountant.PLDAccountant(nb, value_discretization_interval=1e-4)
+    theirs = acc.compose(event).get_epsilon(1e-5)
+    # the same mechanisms: within the accountants' own differences (orders, discretisation)
+    assert theirs == pytest.approx(ours, rel=0.03)
+    rc, back, _ = _cli(["privacy", "compose", "--from-dp-event", str(path), "--neighbouring",
+                        relation, "--json", "--quiet",
+                        *(["--dp-event-accountant", reader] if relation == "replace_one"
+                          else [])], capsys)
+    assert rc == 0 and _table(back)[reader] == pytest.approx(ours, rel=1e-6)
+
+
+def test_a_mechanism_without_an_event_is_said_after_the_table(tmp_path, capsys):
+    path = tmp_path / "ev.json"
+    rc, out, err = _cli(["privacy", "compose", "--event", "pure:eps=1", "--to-dp-event",
+                         str(path), "--quiet"], capsys)
+    assert rc == 2 and "accountant" in out  # the table first
+    assert "PureDpMechanism has no dp_accounting event" in err and not path.exists()
+
+
+@pytest.mark.parametrize("target, words", [
+    ("{tmp}/missing/ev.json", "does not exist"),
+    ("{tmp}/ev.txt", "ending in .json"),
+    ("{tmp}", "is a folder"),
+    ("", "is empty"),
+])
+def test_paths_are_checked_before_any_work(target, words, tmp_path, capsys):
+    rc, out, err = _cli(["privacy", "compose", "--event", "gaussian:z=1", "--to-dp-event",
+                         target.format(tmp=tmp_path), "--quiet"], capsys)
+    assert rc == 2 and out == "" and words in err
