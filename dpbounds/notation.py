@@ -313,6 +313,8 @@ OPTIONS: dict[str, str] = {
     "--stop-probability": "tune runs --private: stop after each trial with this probability",
     "--selection-delta": "tune runs --private: account the selection by Renyi DP at this delta",
     "--trials-shape": "tune runs --private --selection-delta: shape of the trials' law",
+    "--total-epsilon": "tune runs --private: plan each run's epsilon so the whole selection "
+                       "costs at most this",
     "--cost-cache": "verify: keep the planner's measured cost model in FILE ('off': none); a "
                     "study planned before on this host skips its probe runs",
     "--workers": "verify, tune runs: run the grid points on N local worker processes (1: "

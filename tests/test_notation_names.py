@@ -263,7 +263,7 @@ JSON_RESULT_FIELDS: dict[str, tuple[str, frozenset[str]]] = {
                         "algorithm", "x", "score", "trial_epsilon", "suboptimality",
                         "not_released", "trials_run",
                         # stop 79: the selection's seed (null: fresh entropy)
-                        "selection_seed"})),
+                        "selection_seed", "epsilon_per_run"})),
     "verify": ("a theorem's catalogue entry: its name, aliases, components, notes, the "
                "algorithms its runs use (what a mutation patches) and the "
                "fixed and grid values of its problem keys (those keys are bound symbols); "

@@ -253,9 +253,9 @@ def _check(args: argparse.Namespace) -> dict[str, list[float]]:
         _check_private(args)
     elif any(getattr(args, k) is not None for k in ("score_eps", "loss_bound",
                                                      "stop_probability", "selection_delta",
-                                                     "trials_shape")):
-        raise ValueError("--score-eps, --loss-bound, --stop-probability, --selection-delta "
-                         "and --trials-shape are read by --private only")
+                                                     "trials_shape", "total_epsilon")):
+        raise ValueError("--score-eps, --loss-bound, --stop-probability, --selection-delta, "
+                         "--trials-shape and --total-epsilon are read by --private only")
     if args.fresh and args.store is None:
         raise ValueError("--fresh overwrites a store's points: give --store DIR")
     if args.trials > 1_000_000 or (args.eval_trials is None and 4 * args.trials > 1_000_000):
@@ -335,7 +335,10 @@ def _check_private(args: argparse.Namespace) -> None:
     if args.loss_bound is None:
         raise ValueError("--private needs --loss-bound B > 0: the per-sample losses are "
                          "clipped to [0, B] in the released score (a public choice)")
-    for flag, v in (("--loss-bound", args.loss_bound), ("--score-eps", args.score_eps)):
+    if args.total_epsilon is not None and "epsilon" in typed:
+        raise ValueError("--total-epsilon plans each run's epsilon: leave --eps out")
+    for flag, v in (("--loss-bound", args.loss_bound), ("--score-eps", args.score_eps),
+                    ("--total-epsilon", args.total_epsilon)):
         if v is not None and not (math.isfinite(v) and v > 0):
             raise ValueError(f"{flag} must be a finite number > 0, got {v:g}")
     gamma = args.stop_probability
@@ -396,34 +399,44 @@ def _run_private(args: argparse.Namespace, alg: Any, f: Any, grid: dict[str, lis
                  if seed is not None else
                  "the selection's noise came from fresh entropy, kept nowhere (--seed S "
                  "reproduces a simulation study)")
-    sel = select_privately(alg, f, grid, epsilon=args.epsilon,
-                           score_epsilon=0.1 if args.score_eps is None else args.score_eps,
-                           loss_bound=args.loss_bound,
-                           stop_probability=(0.02 if args.stop_probability is None
-                                             else args.stop_probability),
-                           target_delta=args.selection_delta,
-                           shape=1.0 if args.trials_shape is None else args.trials_shape,
-                           # the shell's data are synthetic: a public twin (another seed, the
-                           # same n, d and domain) takes the reference run, whose curve is
-                           # then not composed into the guarantee
-                           reference_objective=None if args.selection_delta is None else
-                           build_problem(args.problem, int(args.dataset_size),
-                                         int(args.dimension), float(args.strong_convexity),
-                                         None, int(args.seed) + 1),
+    # the shell's data are synthetic: a public twin (another seed, the same n, d and domain)
+    # takes the reference run, whose curve is then not composed into the guarantee
+    twin = build_problem(args.problem, int(args.dataset_size), int(args.dimension),
+                         float(args.strong_convexity), None, int(args.seed) + 1)
+    law = {"score_epsilon": 0.1 if args.score_eps is None else args.score_eps,
+           "loss_bound": args.loss_bound,
+           "stop_probability": 0.02 if args.stop_probability is None else args.stop_probability,
+           "target_delta": args.selection_delta,
+           "shape": 1.0 if args.trials_shape is None else args.trials_shape}
+    plan = None
+    epsilon = args.epsilon
+    if args.total_epsilon is not None:  # on public inputs only: before the private data
+        from dpbounds.tuning import plan_selection
+
+        plan = plan_selection(alg, twin, grid, total_epsilon=args.total_epsilon, name=name,
+                              **law, **fixed)
+        epsilon = plan.epsilon
+    sel = select_privately(alg, f, grid, epsilon=epsilon, **law,
+                           reference_objective=None if args.selection_delta is None else twin,
                            seed=seed, progress=progress_enabled(args), **fixed)
+    if plan is not None and not sel.epsilon <= args.total_epsilon * (1 + 1e-12):
+        raise ValueError(f"internal: the planned selection reports eps = {sel.epsilon:.6g} "
+                         f"above --total-epsilon {args.total_epsilon:g}")
     if args.json:
         return print_result("tune", strict_json(
             {"problem": args.problem, "algorithm": name, "best": sel.best,
              "x": sel.x.tolist(), "score": sel.score, "epsilon": sel.epsilon,
              "delta": sel.delta, "trial_epsilon": sel.trial_epsilon,
              "accountant": sel.accountant, "selection_seed": seed,
+             "epsilon_per_run": epsilon,
              # measured, not released: with the pick they reveal more than the guarantee
              "not_released": {"trials_run": sel.trials_run,
                               "suboptimality": sel.suboptimality}}, indent=2))
     # the header names public inputs only (L, read from the data, is not printed)
     return print_result("tune", f"{args.problem}: n = {f.n}, d = {f.d}, mu = "
-                                f"{f.strong_convexity:.4g}, eps = {args.epsilon:g} per run\n"
-                                f"{sel.table()}\n{seed_note}")
+                                f"{f.strong_convexity:.4g}, eps = {epsilon:.6g} per run\n"
+                                + (f"{plan}\n" if plan is not None else "")
+                                + f"{sel.table()}\n{seed_note}")
 
 
 def _probe_plugin_step(args: argparse.Namespace, f: Any, grid: dict[str, list[float]],
@@ -679,6 +692,11 @@ def register_tune_runs(tsub: argparse._SubParsersAction) -> None:
                    help="account the selection by Renyi DP (Papernot & Steinke 2022) and "
                         "report its eps at this delta; the number of trials is drawn up "
                         "front from a truncated negative binomial law (--trials-shape)")
+    q.add_argument("--total-epsilon", type=float, default=None, metavar="EPS",
+                   dest="total_epsilon",
+                   help="plan each run's epsilon so that the whole selection costs at most "
+                        "EPS (on public inputs: the synthetic twin's reference runs), instead "
+                        "of --eps per run")
     q.add_argument("--trials-shape", type=float, default=None, metavar="ETA",
                    help="with --selection-delta: the law's shape eta > -1 (default 1: "
                         "geometric; 0: logarithmic, fewer trials and a smaller eps)")

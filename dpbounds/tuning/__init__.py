@@ -9,6 +9,8 @@ r"""Tuning DP heavy ball and DP-NAG / DP-MASG from Kuru et al.'s bounds.
   on one objective, the pick re-measured on fresh seeds, the privacy the tuning spends;
 * :mod:`~dpbounds.tuning.private_selection` — :func:`select_privately`: tuning on the private
   data itself, Liu & Talwar's random stopping (3 eps per trial, not the grid's composition);
+* :mod:`~dpbounds.tuning.selection_budget` — :func:`plan_selection`: the per-run epsilon whose
+  private selection costs a given total, planned on public inputs only;
 * :mod:`~dpbounds.tuning.horizon_search` — the branch and bound over horizons both use;
 * :mod:`~dpbounds.tuning.summary` — :func:`figure3_summary`, the tables of the demo.
 
@@ -32,6 +34,7 @@ from dpbounds.tuning.by_runs import ObjectiveRecipe, RunScore, RunTuning, tune_b
 from dpbounds.tuning.heavy_ball import HeavyBallChoice, HeavyBallTuning, tune_heavy_ball
 from dpbounds.tuning.nesterov import NesterovChoice, NesterovTuning, tune_nesterov
 from dpbounds.tuning.private_selection import PrivateSelection, select_privately
+from dpbounds.tuning.selection_budget import SelectionBudget, plan_selection
 from dpbounds.tuning.summary import figure3_summary
 
 __all__ = [
@@ -43,8 +46,10 @@ __all__ = [
     "PrivateSelection",
     "RunScore",
     "RunTuning",
+    "SelectionBudget",
     "figure3_summary",
     "heavy_ball_dp_bound",
+    "plan_selection",
     "select_privately",
     "tune_by_runs",
     "tune_heavy_ball",

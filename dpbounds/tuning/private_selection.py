@@ -545,18 +545,9 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
     # the score release spends at most score_epsilon
     run_eps = eps * (1 + RUN_EPS_SLACK)
     trials = 0
-    import inspect
-
     from dpbounds._progress import progress_bar
 
-    try:
-        params = inspect.signature(algorithm).parameters
-        # dp_nag_opt(objective, **kwargs) passes noise= on (fuzz round 12)
-        takes_noise = "noise" in params or any(
-            v.kind is inspect.Parameter.VAR_KEYWORD for v in params.values())
-    except (TypeError, ValueError):
-        takes_noise = False
-    run_kw = {"noise": "grid"} if takes_noise else {}  # the released iterate's own noise
+    run_kw = _grid_noise_keyword(algorithm)  # the released iterate's own noise
 
     def point(trial: int) -> dict[str, Any]:
         # a uniform grid point, by its mixed-radix index (no list of the points is built)
@@ -744,6 +735,21 @@ def _public_constants_only(objective: Any, name: str, hyper: dict[str, Any]) -> 
         _READS.clear()
     if read:
         raise refusal()
+
+
+def _grid_noise_keyword(algorithm: Callable[..., Any]) -> dict[str, Any]:
+    """``{"noise": "grid"}`` for an algorithm that takes ``noise=`` (float64 noise leaks
+    through a released iterate's last bits), else ``{}``."""
+    import inspect
+
+    try:
+        params = inspect.signature(algorithm).parameters
+        # dp_nag_opt(objective, **kwargs) passes noise= on (fuzz round 12)
+        takes_noise = "noise" in params or any(
+            v.kind is inspect.Parameter.VAR_KEYWORD for v in params.values())
+    except (TypeError, ValueError):
+        takes_noise = False
+    return {"noise": "grid"} if takes_noise else {}
 
 
 def _point(grid: Mapping[str, Sequence[Any]], names: list[str], index: int) -> dict[str, Any]:

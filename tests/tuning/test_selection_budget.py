@@ -1,0 +1,112 @@
+"""``plan_selection``: the per-run epsilon whose private selection costs a given total
+(walkthrough of stop 79: no way to plan the selection's budget before touching the data).
+
+Oracles: the selection itself made afterwards (two-sided: at the planned epsilon it reports at
+most the total, 1.001 x (1 + rtol) above it more); for Poisson DP-SGD, dp_accounting's RDP of
+the planned runs through Theorem 2 written out; the pure path's closed form with the score
+grid's spent budget computed here.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dpbounds.algorithms import dp_heavy_ball, dp_sgd
+from dpbounds.cli.tune_runs_cmd import build_problem
+from dpbounds.privacy.discrete import GridLaplace
+from dpbounds.privacy.rdp import DEFAULT_ORDERS as O
+from dpbounds.tuning import plan_selection, select_privately
+from dpbounds.tuning.private_selection import selection_rdp
+from tests.tuning.test_private_selection_rdp import _improved
+
+N, D = 2000, 5
+F = build_problem("logistic", N, D, 0.02, None, 0)
+TWIN = build_problem("logistic", N, D, 0.02, None, 1)
+GRID = {"step_size": [0.5, 1.0], "clip_threshold": [1.0]}
+LAW = dict(score_epsilon=0.1, loss_bound=4.0, stop_probability=0.2, target_delta=1e-5)
+
+
+@pytest.mark.parametrize("sampling, total, shape", [("without_replacement", 1.0, 0.0),
+                                                    ("poisson", 2.0, 1.0)])
+def test_the_planned_selection_costs_the_total_and_no_more(sampling, total, shape):
+    fixed = dict(delta=1e-6, steps=30, batch_size=50, sampling=sampling,
+                 **({"public_n": N} if sampling == "poisson" else {}))
+    plan = plan_selection(dp_sgd, TWIN, GRID, total_epsilon=total, shape=shape, rtol=1e-4,
+                          **LAW, **fixed)
+    assert plan.total_epsilon <= total and plan.evaluations >= 2
+    sel = select_privately(dp_sgd, F, GRID, epsilon=plan.epsilon, shape=shape, seed=2,
+                           reference_objective=TWIN, **LAW, **fixed)
+    assert sel.epsilon == pytest.approx(plan.total_epsilon, rel=1e-12)
+    assert total * (1 - 2e-3) <= sel.epsilon <= total
+    more = select_privately(dp_sgd, F, GRID, epsilon=plan.epsilon * 1.001 * (1 + 1e-4),
+                            shape=shape, seed=2, reference_objective=TWIN, **LAW, **fixed)
+    assert more.epsilon > total
+
+
+def test_poisson_plan_against_dp_accounting():
+    dp_accounting = pytest.importorskip("dp_accounting")
+    from dp_accounting.rdp import rdp_privacy_accountant as rpa
+
+    fixed = dict(delta=1e-6, steps=30, batch_size=50, sampling="poisson", public_n=N)
+    plan = plan_selection(dp_sgd, TWIN, GRID, total_epsilon=1.5, shape=0.0, **LAW, **fixed)
+    r = dp_sgd(TWIN, epsilon=plan.epsilon, step_size=0.5, clip_threshold=1.0, noise="grid",
+               seed=1, **fixed)
+    (mech, count), = r.privacy.ledger.entries
+    acc = rpa.RdpAccountant(list(O))
+    acc.compose(dp_accounting.PoissonSampledDpEvent(
+        mech.sampling_rate, dp_accounting.GaussianDpEvent(1 / math.sqrt(2 * mech.rho))), count)
+    spent = GridLaplace(sensitivity=4.0 / N, epsilon=0.1, grid_bits=30).epsilon_spent
+    trial = np.asarray(acc._rdp) + np.minimum(O * spent ** 2 / 2, spent)
+    want = _improved(selection_rdp(trial, O, shape=0.0, stop_probability=0.2), O, 1e-5)
+    assert want <= plan.total_epsilon <= want * 1.01 and plan.total_epsilon <= 1.5
+
+
+def test_pure_plan_is_the_closed_form_and_the_selection_meets_it():
+    spent = GridLaplace(sensitivity=5.0 / N, epsilon=0.1, grid_bits=30).epsilon_spent
+    plan = plan_selection(dp_heavy_ball, TWIN, {"step_size": [0.5, 1.0], "steps": [5]},
+                          total_epsilon=2.0, score_epsilon=0.1, loss_bound=5.0,
+                          stop_probability=0.2, momentum=0.0)
+    assert plan.epsilon == pytest.approx((2.0 / 3 - spent) / (1 + 1e-9), rel=1e-12)
+    assert plan.accountant == "pure" and plan.evaluations == 0
+    sel = select_privately(dp_heavy_ball, F, {"step_size": [0.5, 1.0], "steps": [5]},
+                           epsilon=plan.epsilon, score_epsilon=0.1, loss_bound=5.0,
+                           stop_probability=0.2, momentum=0.0, seed=0)
+    assert 2.0 * (1 - 1e-9) <= sel.epsilon <= 2.0
+
+
+@pytest.mark.parametrize("kw, words", [
+    ({"total_epsilon": 0.2}, "no run budget is left"),
+    ({"total_epsilon": 0.05, "target_delta": 1e-5}, "no per-run epsilon gives a total of"),
+    ({"total_epsilon": -1.0}, "total_epsilon must be"),
+    ({"total_epsilon": 1.0, "rtol": 0.5}, r"rtol must lie in \(0, 0.1\]"),
+    ({"total_epsilon": 1.0, "target_delta": 1e-5, "shape": 5e-324}, "shape must be 0 or"),
+])
+def test_refusals(kw, words):
+    with pytest.raises(ValueError, match=words):
+        plan_selection(dp_heavy_ball, TWIN, {"step_size": [0.5], "steps": [5]},
+                       score_epsilon=0.1, loss_bound=5.0, stop_probability=0.2, momentum=0.0,
+                       **kw)
+
+
+def test_the_shell_plans_then_selects(capsys):
+    import json
+
+    from tests.tuning.test_by_runs import _cli
+
+    rc, out, _ = _cli(["tune", "runs", "sgd", "--delta", "1e-6", "--N", "800", "--d", "3",
+                       "--private", "--loss-bound", "4", "--selection-delta", "1e-5",
+                       "--trials-shape", "0", "--steps", "20", "--search", "alpha=0.5,1",
+                       "--search", "C=1", "--total-epsilon", "1", "--seed", "1", "--json",
+                       "--quiet"], capsys)
+    assert rc == 0
+    got = json.loads(out)
+    assert 0.998 <= got["epsilon"] <= 1.0 and got["epsilon_per_run"] < 1.0
+    rc, _, err = _cli(["tune", "runs", "sgd", "--delta", "1e-6", "--private", "--loss-bound",
+                       "4", "--selection-delta", "1e-5", "--total-epsilon", "1", "--eps", "1"],
+                      capsys)
+    assert rc == 2 and "leave --eps out" in err
+    rc, _, err = _cli(["tune", "runs", "hb", "--total-epsilon", "1"], capsys)
+    assert rc == 2 and "read by --private only" in err
