@@ -45,7 +45,8 @@ def test_select_privately_takes_numpy_floats():
     from dpbounds.tuning.private_selection import _check_law
 
     assert _check_law(np.float32(0.5), np.float64(0.1)) == (0.5, pytest.approx(0.1))
-    F = QuadraticObjective.random(d=2, mu=0.5, L=1.0, n=50, offset_scale=1.0, seed=3)
+    F = QuadraticObjective.random(d=2, mu=0.5, L=1.0, n=50, offset_scale=1.0, seed=3,
+                                  offset_l1_radius=20.0, offset_l2_radius=20.0)
     from dpbounds.algorithms import dp_heavy_ball
     from dpbounds.tuning import select_privately
 
@@ -126,7 +127,8 @@ def test_the_spend_summary_points_to_the_exportable_ledger():
     from dpbounds.algorithms import dp_gd
     from dpbounds.objectives import QuadraticObjective
 
-    F = QuadraticObjective.random(d=2, mu=0.5, L=1.0, n=50, offset_scale=1.0, seed=3)
+    F = QuadraticObjective.random(d=2, mu=0.5, L=1.0, n=50, offset_scale=1.0, seed=3,
+                                  offset_l1_radius=20.0, offset_l2_radius=20.0)
     r = dp_gd(F, epsilon=1.0, steps=3, step_size=0.5)
     with pytest.raises(AttributeError, match=r"result\.privacy\.ledger"):
         r.ledger.report(1e-5)

@@ -192,3 +192,97 @@ def test_a_flat_bounds_slope_is_zero_not_rounding():
     from dpbounds.verify import study
 
     assert "0.0 if abs(v) < 1e-9 else v" in inspect.getsource(study)
+
+
+# ---------------------------------------------- review of stop 79: surviving mutants
+
+def test_the_pure_pre_check_counts_the_score(small_logistic):
+    # trial eps 6.8 + 0.2: delta = (0.8)^T (1 + e^21) > 1 with T the cap of 1e-9; without
+    # the score's 0.2 it would read 0.72 and run
+    from dpbounds.tuning import select_privately
+
+    alg, calls = _counting()
+    with pytest.raises(ValueError, match="delta = 1 \\(none\\)"):
+        select_privately(alg, small_logistic, {"step_size": [0.5], "steps": [3]},
+                         momentum=0.0, epsilon=6.8, score_epsilon=0.2, loss_bound=5.0,
+                         stop_probability=0.2, cap_delta=1e-9, seed=0)
+    assert not calls
+
+
+def test_a_score_noise_between_2_48_and_2_53_grid_steps_is_refused(small_logistic):
+    # scale ~ (B / n) 2^30 / eps_s = 2e7 / 300 x 2^30 / 0.1 ~ 7e14 grid steps, in [2^48, 2^53)
+    from dpbounds.tuning import select_privately
+
+    alg, calls = _counting()
+    with pytest.raises(ValueError, match="noise beyond its grid's range"):
+        select_privately(alg, small_logistic, {"step_size": [0.5], "steps": [3]},
+                         momentum=0.0, epsilon=1.0, score_epsilon=0.1, loss_bound=2e7,
+                         stop_probability=0.5, seed=0)
+    assert not calls
+
+
+@pytest.mark.parametrize("extra, want", [
+    ([], {"steps": 200, "batch_size": 10, "sampling": "without_replacement"}),
+    (["--sampling", "poisson"], {"public_n": 400, "sampling": "poisson"}),
+    (["--steps", "7", "--batch-size", "3"], {"steps": 7, "batch_size": 3}),
+])
+def test_tune_runs_sgd_passes_its_defaults(extra, want, capsys, monkeypatch):
+    import dpbounds.tuning as tuning
+
+    seen = {}
+
+    def spy(alg, f, grid, **kw):
+        seen.update(kw, grid=grid)
+        raise ValueError("stop here")
+
+    monkeypatch.setattr(tuning, "select_privately", spy)
+    rc, _, err = _cli(["tune", "runs", "sgd", "--delta", "1e-6", "--N", "400", "--d", "3",
+                       "--private", "--loss-bound", "4", "--selection-delta", "1e-5",
+                       *extra], capsys)
+    assert rc == 2 and "stop here" in err
+    assert {k: seen.get(k) for k in want} == want
+    assert seen["grid"]["clip_threshold"] == [0.1, 0.3, 1.0, 3.0]
+
+
+@pytest.mark.parametrize("problem, twin", [("logistic", True), ("quadratic", True),
+                                           ("huber_well", False)])
+def test_a_verification_problems_reference_run_is_composed(problem, twin, capsys,
+                                                           monkeypatch):
+    # review of stop 79: a plug-in's own data may ignore the seed, so its "twin" was the
+    # private data itself and the reference run was not composed
+    import dpbounds.tuning as tuning
+
+    seen = {}
+
+    def spy(alg, f, grid, **kw):
+        seen.update(kw)
+        raise ValueError("stop here")
+
+    monkeypatch.setattr(tuning, "select_privately", spy)
+    rc, _, err = _cli(["tune", "runs", "sgd", "--delta", "1e-6", "--N", "300", "--d", "3",
+                       "--private", "--loss-bound", "4", "--selection-delta", "1e-5",
+                       "--problem", problem, "--steps", "3"], capsys)
+    assert rc == 2 and "stop here" in err
+    assert (seen["reference_objective"] is not None) is twin
+
+
+def test_sgd_private_runs_on_a_quadratic_and_refuses_an_infinite_clip(capsys):
+    rc, out, err = _cli(["tune", "runs", "sgd", "--delta", "1e-6", "--N", "300", "--d", "3",
+                         "--private", "--loss-bound", "4", "--selection-delta", "1e-5",
+                         "--problem", "quadratic", "--steps", "5", "--search", "alpha=0.5",
+                         "--search", "C=1", "--stop-probability", "0.5", "--quiet"], capsys)
+    assert rc == 0, err
+    rc, out, err = _cli(["tune", "runs", "sgd", "--delta", "1e-6", "--search", "C=inf"], capsys)
+    assert rc == 2 and out == "" and "finite" in err
+    rc, _, err = _cli(["tune", "runs", "sgd", "--delta", "1e-6", "--step-size", "0.5",
+                       "--clip-threshold", "1"], capsys)
+    assert rc == 2 and "every hyper-parameter is fixed" in err
+
+
+@pytest.mark.parametrize("flag", ["--curve 1_0", "--curve tradeoff:\uff10.\uff11",
+                                  "--risk-target \uff10.\uff15@0.01",
+                                  "--risk-target 0.5@1_0e-2"])
+def test_compose_number_lists_refuse_separators_and_non_ascii(flag, capsys):
+    rc, out, err = _cli(["privacy", "compose", "--event", "gaussian:z=1", *flag.split(" ")],
+                        capsys)
+    assert rc == 2 and out == ""

@@ -79,6 +79,8 @@ class LinearObjective(Objective):
     """
 
     name = "linear (audit)"
+    #: radii that default to the data's own values unless declared (``radius_declared``)
+    DATA_RADII: tuple[str, ...] = ("l1_radius", "l2_radius")
 
     def __init__(self, gradients: Any, *, l2: float = 0.0, smoothness: float | None = None,
                  l2_radius: float | None = None, l1_radius: float | None = None,
@@ -93,6 +95,8 @@ class LinearObjective(Objective):
         if L < self.l2:
             raise ValueError(f"smoothness must be >= l2 = {self.l2}, got {L}")
         self._smoothness = float(L)
+        self.radius_declared = {"l1_radius": l1_radius is not None,
+                                "l2_radius": l2_radius is not None}
         self.l2_radius = float(np.max(np.linalg.norm(c, axis=1))) if l2_radius is None \
             else check_positive("l2_radius", l2_radius)
         self.l1_radius = float(np.max(np.sum(np.abs(c), axis=1))) if l1_radius is None \

@@ -110,6 +110,14 @@ def register_compose(privacy_parser: argparse.ArgumentParser) -> None:
     p.set_defaults(func=run_compose)
 
 
+def _plain(text: str) -> float:
+    """``float`` of ASCII digits without ``_`` (``float('1_0')`` is 10 and ``float('０.１')``
+    0.1: review of stop 79), ``-0`` read as 0; ``ValueError`` otherwise."""
+    if "_" in text or not text.isascii():
+        raise ValueError(text)
+    return float(text) + 0.0
+
+
 def _risk_target(text: str | None) -> tuple[float, float] | None:
     """``TPR@FPR`` -> ``(tpr, fpr)`` (else ``None``)."""
     if text is None:
@@ -118,7 +126,7 @@ def _risk_target(text: str | None) -> tuple[float, float] | None:
     try:
         if not at:
             raise ValueError
-        return float(tpr), float(fpr)
+        return _plain(tpr), _plain(fpr)
     except ValueError:
         raise ValueError(f"--risk-target must read TPR@FPR, e.g. 0.1@0.01, got {text!r}") \
             from None
@@ -147,7 +155,7 @@ def _tradeoff(text: str | None) -> list[float] | None:
     if not rest:
         return list(DEFAULT_FPR)
     try:
-        values = [float(t) for t in rest.lstrip(":").split(",") if t.strip()]
+        values = [_plain(t) for t in rest.lstrip(":").split(",") if t.strip()]
     except ValueError:
         raise ValueError(f"--curve tradeoff:FPR,... must list numbers, got {text!r}") from None
     if not values or any(not 0.0 <= v <= 1.0 for v in values):
@@ -161,7 +169,7 @@ def _curve(text: str | None) -> list[float] | None:
     if any(not t.strip() for t in text.split(",")):  # `1,,2` read as 1,2 (fuzz round 10)
         raise ValueError(f"--curve has an empty value, got {text!r}")
     try:
-        values = [float(t) for t in text.split(",")]
+        values = [_plain(t) for t in text.split(",")]
     except ValueError:
         from dpbounds._validation import did_you_mean
 
@@ -170,7 +178,7 @@ def _curve(text: str | None) -> list[float] | None:
                          f"{text!r}{hint}") from None
     if not values or any(not (v >= 0 and v < float("inf")) for v in values):
         raise ValueError(f"--curve must hold finite epsilons >= 0, got {text!r}")
-    return [v + 0.0 for v in values]  # -0 printed as "-0" (fuzz round 13)
+    return values
 
 
 #: the events' real-valued fields (dp_accounting's names): a bool or a string there was read as

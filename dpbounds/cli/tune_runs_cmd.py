@@ -399,10 +399,15 @@ def _run_private(args: argparse.Namespace, alg: Any, f: Any, grid: dict[str, lis
                  if seed is not None else
                  "the selection's noise came from fresh entropy, kept nowhere (--seed S "
                  "reproduces a simulation study)")
-    # the shell's data are synthetic: a public twin (another seed, the same n, d and domain)
-    # takes the reference run, whose curve is then not composed into the guarantee
-    twin = build_problem(args.problem, int(args.dataset_size), int(args.dimension),
-                         float(args.strong_convexity), None, int(args.seed) + 1)
+    # logistic and quadratic data are synthetic: a public twin (another seed, the same n, d,
+    # mu, L and domain) takes the reference run, whose curve is then not composed into the
+    # guarantee. A verification problem (a plug-in's own data) may ignore the seed: its twin
+    # could be the private data itself (review of stop 79), so its reference run is made on
+    # the data and composed
+    twin = None
+    if args.problem in PROBLEMS:
+        recipe = _objective(args)
+        twin = build_problem(**{**recipe.params, "seed": int(args.seed) + 1})
     law = {"score_epsilon": 0.1 if args.score_eps is None else args.score_eps,
            "loss_bound": args.loss_bound,
            "stop_probability": 0.02 if args.stop_probability is None else args.stop_probability,
@@ -413,6 +418,10 @@ def _run_private(args: argparse.Namespace, alg: Any, f: Any, grid: dict[str, lis
     if args.total_epsilon is not None:  # on public inputs only: before the private data
         from dpbounds.tuning import plan_selection
 
+        if twin is None and args.selection_delta is not None:
+            raise ValueError(f"--total-epsilon plans on a public twin of the data, which "
+                             f"--problem {args.problem} (its own data) has none of: give "
+                             "--eps per run (the selection reports its total)")
         plan = plan_selection(alg, twin, grid, total_epsilon=args.total_epsilon, name=name,
                               **law, **fixed)
         epsilon = plan.epsilon
@@ -432,9 +441,11 @@ def _run_private(args: argparse.Namespace, alg: Any, f: Any, grid: dict[str, lis
              # measured, not released: with the pick they reveal more than the guarantee
              "not_released": {"trials_run": sel.trials_run,
                               "suboptimality": sel.suboptimality}}, indent=2))
-    # the header names public inputs only (L, read from the data, is not printed)
-    return print_result("tune", f"{args.problem}: n = {f.n}, d = {f.d}, mu = "
-                                f"{f.strong_convexity:.4g}, eps = {epsilon:.6g} per run\n"
+    # the header names public inputs only (L, read from the data, is not printed; nor a
+    # verification problem's mu, which its objective may compute from its data)
+    mu = f", mu = {f.strong_convexity:.4g}" if args.problem in PROBLEMS else ""
+    return print_result("tune", f"{args.problem}: n = {f.n}, d = {f.d}{mu}, eps = "
+                                f"{epsilon:.6g} per run\n"
                                 + (f"{plan}\n" if plan is not None else "")
                                 + f"{sel.table()}\n{seed_note}")
 
@@ -566,6 +577,10 @@ def _run(args: argparse.Namespace) -> int:
     if args.algorithm == "sgd":  # a name neither searched nor fixed: the default grid's
         grid = {**{k: v for k, v in _default_grid("sgd", 1.0).items()
                    if k not in fixed and k not in search}, **search}
+        if not grid:  # "grid must map at least one hyper-parameter" (review of stop 79)
+            raise ValueError("tune runs sgd: every hyper-parameter is fixed (--step-size, "
+                             "--clip-threshold): search one (--search alpha=..., C=..., T=... "
+                             "or m=...)")
     else:
         grid = search or {k: v for k, v in _default_grid(args.algorithm, f.smoothness).items()
                           if k not in fixed}

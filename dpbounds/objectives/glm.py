@@ -111,6 +111,12 @@ class MarginLossObjective(Objective):
     regulariser.
     """
 
+    #: constants that default to the data's own values unless declared (``radius_declared``
+    #: records which were): a private selection refuses a run that reads an undeclared one
+    DATA_RADII: tuple[str, ...] = ("l1_radius", "l2_radius")
+    #: read from the data always (the Gram matrix): a private selection refuses any read
+    DATA_ONLY: tuple[str, ...] = ("data_curvature", "smoothness_conservative")
+
     psi_curvature: float = 0.25
     psi_slope: float = 1.0
 

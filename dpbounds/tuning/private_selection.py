@@ -86,9 +86,15 @@ declared radii and sensitivity, ``loss_bound``. A run that reads a margin-loss o
 smoothness ``L`` is refused at the read: it is computed from the data, or declared and checked
 against the data on every read, or (``paper_smoothness=True``) the data's own
 :math:`\lambda_{\max}` (a second review of stop 78 measured the last two leak without
-bound). The released iterate carries the run's own noise: runs of an algorithm that takes
-``noise=`` are made with ``noise="grid"`` (float64 noise leaks through its last bits:
-:mod:`dpbounds.privacy.discrete`); a run that does not report grid noise, or that the
+bound). So is a read of a constant an objective class lists as the data's: ``DATA_ONLY``
+(margin losses' ``data_curvature``, ``smoothness_conservative``: the Gram matrix) and, where
+``radius_declared`` says it was not declared, ``DATA_RADII`` (margin losses' ``l1_radius`` /
+``l2_radius``, quadratics' ``offset_l1_radius`` / ``offset_l2_radius``, which default to the
+data's largest norms: mutant hunt 14 measured eps >= 3.9 where 1.8 was claimed). An objective
+class of one's own is watched only for what it lists there. The released iterate carries
+the run's own noise: runs of an algorithm that takes ``noise=`` are made with
+``noise="grid"`` (float64 noise leaks through its last bits: :mod:`dpbounds.privacy.discrete`);
+a run that does not report grid noise, or that the
 selection cannot compose (another relation, over its budget, not pure on the pure path), is
 bottom, with its reason in the error only for a known seed (a failure's words depend on the
 data). A NaN loss counts as ``B`` in the score.
@@ -660,8 +666,6 @@ class _ReadsPrivateConstant(ValueError):
 #: objective class -> its subclass that records reads of ``smoothness``
 _WATCHERS: dict[type, type] = {}
 _READS: list[str] = []
-#: the margin-loss radii a run may read only where the objective declared them
-_RADII = ("l1_radius", "l2_radius")
 
 
 @contextmanager
@@ -674,37 +678,51 @@ def _public_constants_only(objective: Any, name: str, hyper: dict[str, Any]) -> 
     a step size claimed eps 3.3 with alpha read from the data; the review of stop 78: the
     declared and paper forms leaked the same way, unboundedly).
 
+    The same for the class's ``DATA_ONLY`` constants, and its ``DATA_RADII`` where the
+    instance's ``radius_declared`` does not record them as declared (module docstring).
+
     Watched by swapping the instance's class, for the run only, to a subclass whose
-    ``smoothness`` raises at the read, before anything is computed from the data; a run that
-    catches that and goes on, or raises something else afterwards, is refused all the same
-    (the read is recorded)."""
+    watched attributes raise at the read, before anything is computed from the data; a run
+    that catches that and goes on, or raises something else afterwards, is refused all the
+    same (the read is recorded)."""
     cls = type(objective)
-    if not (hasattr(cls, "data_curvature") and isinstance(getattr(cls, "smoothness", None),
-                                                          property)):
+    radii = tuple(getattr(cls, "DATA_RADII", ()))
+    # always the data's (the Gram matrix); smoothness too where it is computed (a property):
+    # a class attribute of a subclass is a public declaration (review of stop 79: it turned
+    # the whole watch off, radii included)
+    only = [k for k in getattr(cls, "DATA_ONLY", ()) if hasattr(cls, k)]
+    if only and isinstance(getattr(cls, "smoothness", None), property):
+        only.append("smoothness")
+    if not radii and not only:
         yield
         return
 
     def refusal() -> _ReadsPrivateConstant:
-        radius = next((r for r in _READS if r in _RADII), None)
+        radius = next((r for r in _READS if r in radii), None)
         if radius is not None:  # mutant hunt 14: S1 = 2 max ||a_i||_1 of the private data
             return _ReadsPrivateConstant(
                 f"{name}: its run at {hyper} reads the objective's {radius}, which "
-                f"{cls.__name__} took from the private data's largest row norm (it was not "
-                "declared): the noise would be calibrated to the data; declare the data's "
-                "domain (l1_radius=, l2_radius=) when building the objective")
+                f"{cls.__name__} took from the private data's largest norm (it was not "
+                "declared): the noise would be calibrated to the data; declare it "
+                f"({', '.join(f'{r}=' for r in radii)}) when building the objective")
+        read = next((r for r in _READS if r != "smoothness"), "smoothness L")
         return _ReadsPrivateConstant(
-            f"{name}: its run at {hyper} reads the objective's smoothness L, which "
+            f"{name}: its run at {hyper} reads the objective's {read}, which "
             f"{cls.__name__} computes from (or checks against) the private data: give "
             "step_size (grid or fixed) and a budget allocation and horizon that do not read L")
 
     watcher = _WATCHERS.get(cls)
     if watcher is None:
-        def smoothness(self: Any) -> Any:
-            _READS.append("smoothness")  # the selection names the run in its own refusal
-            raise _ReadsPrivateConstant("smoothness is not read in a private selection")
+        def private(key: str) -> property:
+            def get(self: Any) -> Any:
+                _READS.append(key)  # the selection names the run in its own refusal
+                raise _ReadsPrivateConstant(f"{key} is not read in a private selection")
+
+            return property(get)
 
         def radius(key: str) -> property:
-            # a data descriptor: it shadows the instance's attribute for the run only
+            # a data descriptor: it shadows the instance's attribute for the run only; a
+            # missing record counts as undeclared
             def get(self: Any) -> Any:
                 if not (self.__dict__.get("radius_declared") or {}).get(key, False):
                     _READS.append(key)
@@ -717,8 +735,8 @@ def _public_constants_only(objective: Any, name: str, hyper: dict[str, Any]) -> 
             return property(get, put)
 
         watcher = type(cls.__name__, (cls,), {"__slots__": (), "__module__": cls.__module__,
-                                              "smoothness": property(smoothness),
-                                              **{k: radius(k) for k in _RADII}})
+                                              **{k: private(k) for k in only},
+                                              **{k: radius(k) for k in radii}})
         _WATCHERS[cls] = watcher
     _READS.clear()
     objective.__class__ = watcher

@@ -86,3 +86,34 @@ def sp_rational(p, q):
     import sympy as sp
 
     return sp.Rational(p, q)
+
+
+def test_box_ends_that_are_whole_are_reached_despite_log_rounding():
+    """exp(log 5) < 5 and exp(log 3) > 3 in floats: a box [1, 5] with the optimum above it
+    gives T = 5, a box [3, 9] with the optimum below it T = 3 (review of stop 79: mutants
+    without the 1e-12 tolerances gave 4 and 4)."""
+    high = Lemma(name="toy_high", quantity="q", expr=T + 400 / T, sources=SRC,
+                 hyperparameters={"T": sym("T0")})
+    assert high.optimize(["T"], bounds={"T": (1.0, 5.0)}, T0=2.0).hyperparameters["T"] == 5.0
+    low = Lemma(name="toy_low", quantity="q", expr=T + 1 / T, sources=SRC,
+                hyperparameters={"T": sym("T0")})
+    assert low.optimize(["T"], bounds={"T": (3.0, 9.0)}, T0=5.0).hyperparameters["T"] == 3.0
+
+
+def test_a_box_without_a_whole_number_is_refused():
+    lemma = Lemma(name="toy_none", quantity="q", expr=T + 1 / T, sources=SRC,
+                  hyperparameters={"T": sym("T0")})
+    with pytest.raises(ValueError, match="holds no whole number"):
+        lemma.optimize(["T"], bounds={"T": (1.2, 1.8)}, T0=1.5)
+
+
+def test_the_partner_re_tuned_at_a_whole_count_stays_in_its_box():
+    """f(eta, T) = (eta - 2)^2 + (T - 2.5)^2 with eta boxed in (0.1, 1): the re-tune at
+    T = 2 and 3 must keep eta at the box's end 1, not its free optimum 2."""
+    lemma = Lemma(name="toy_boxed", quantity="q", expr=(eta - 2) ** 2 + (T - 2.5) ** 2,
+                  sources=SRC, hyperparameters={"T": sym("T0"), "eta": sym("E0")})
+    got = lemma.optimize(["eta", "T"], bounds={"eta": (0.1, 1.0), "T": (1.0, 10.0)},
+                         T0=2.5, E0=0.5)
+    assert got.hyperparameters["T"] in (2.0, 3.0)
+    assert got.hyperparameters["eta"] == pytest.approx(1.0, rel=1e-6)
+    assert got.value == pytest.approx(1.0 + 0.25, rel=1e-6)

@@ -20,7 +20,8 @@ from dpbounds.privacy.mechanisms import LaplaceMechanism, Neighbouring
 from dpbounds.privacy.run import RunPrivacy
 from dpbounds.tuning import select_privately
 
-F = QuadraticObjective.random(d=2, mu=0.5, L=1.0, n=400, offset_scale=1.0, seed=3)
+F = QuadraticObjective.random(d=2, mu=0.5, L=1.0, n=400, offset_scale=1.0, seed=3,
+                             offset_l1_radius=20.0, offset_l2_radius=20.0)  # declared
 CALLS: list[tuple] = []
 
 

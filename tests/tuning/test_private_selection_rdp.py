@@ -36,7 +36,8 @@ from dpbounds.tuning.private_selection import (
     trials_tail,
 )
 
-F = QuadraticObjective.random(d=2, mu=0.5, L=1.0, n=400, offset_scale=1.0, seed=3)
+F = QuadraticObjective.random(d=2, mu=0.5, L=1.0, n=400, offset_scale=1.0, seed=3,
+                             offset_l1_radius=20.0, offset_l2_radius=20.0)  # declared
 R1 = Neighbouring.REPLACE_ONE
 
 
@@ -418,6 +419,39 @@ def test_a_run_reading_a_radius_taken_from_the_data_is_refused():
                                target_delta=1e-5, delta=1e-6, steps=5, batch_size=20,
                                **{**kw, "epsilon": 1.0})
         assert np.all(np.isfinite(sgd.x))
+
+
+def test_the_watch_covers_quadratics_subclasses_and_a_missing_record():
+    """Review of stop 79: an undeclared QuadraticObjective offset radius calibrated DP-GD's
+    Laplace noise to the data (S1 = 2 max ||e_i||_1 = 11.0, eps 3.3 claimed); a subclass
+    declaring L as a class attribute turned the watch off, radii included; data_curvature
+    reads the Gram matrix directly. Each is refused; a missing record counts as undeclared."""
+    kw = dict(epsilon=1.0, score_epsilon=0.1, loss_bound=2.0, stop_probability=0.5, seed=1)
+    q = QuadraticObjective.random(d=3, mu=0.1, L=1.0, n=200, offset_scale=1.0, seed=0)
+    with pytest.raises(ValueError, match="reads the objective's offset_l1_radius"):
+        select_privately(dp_gd, q, {"step_size": [0.1, 0.5]}, steps=5, **kw)
+    rng = np.random.default_rng(0)
+    A = rng.uniform(-0.5, 0.5, (200, 2))
+    y = np.where(rng.random(200) < 0.5, 1.0, -1.0)
+
+    class PublicL(LogisticRegression):
+        smoothness = 1.0  # a public declaration of L
+
+    with pytest.raises(ValueError, match="reads the objective's l1_radius"):
+        select_privately(dp_gd, PublicL(A, y, l2=0.02), {"step_size": [0.5]}, steps=5, **kw)
+    declared = PublicL(A, y, l2=0.02, l1_radius=1.0, l2_radius=1.0)
+    assert np.all(np.isfinite(select_privately(dp_gd, declared, {"steps": [3]}, **kw).x))
+
+    def reads_curvature(objective, **run):
+        objective.data_curvature  # noqa: B018 - the read itself is what is refused
+        return dp_gd(objective, **run)
+
+    with pytest.raises(ValueError, match="reads the objective's data_curvature"):
+        select_privately(reads_curvature, declared, {"step_size": [0.5]}, steps=5, **kw)
+    forgot = LogisticRegression(A, y, l2=0.02, l1_radius=1.0, l2_radius=1.0)
+    del forgot.__dict__["radius_declared"]
+    with pytest.raises(ValueError, match="reads the objective's l1_radius"):
+        select_privately(dp_gd, forgot, {"step_size": [0.5]}, steps=5, **kw)
 
 
 def test_a_read_of_l_is_refused_even_when_the_run_fails_afterwards():

@@ -90,7 +90,11 @@ def _whole_counts(objective: Any, x: np.ndarray, counts: list[int],
         lo_whole = max(1, math.ceil(lo * (1 - 1e-12)))
         hi_whole = math.floor(hi * (1 + 1e-12)) if math.isfinite(hi) else math.inf
         near = {max(math.floor(v), lo_whole), min(max(math.ceil(v), lo_whole), hi_whole)}
-        choices.append(sorted(n for n in near if lo_whole <= n <= hi_whole) or [lo_whole])
+        inside = sorted(n for n in near if lo_whole <= n <= hi_whole)
+        if not inside:  # lo_whole was returned, outside the box (review of stop 79)
+            raise ValueError(f"a count's range [{lo:g}, {hi:g}] holds no whole number >= 1: "
+                             "a run cannot take any value of it")
+        choices.append(inside)
     rest = [i for i in range(len(x)) if i not in counts]
     out_x, out_f = np.array(x, dtype=float), math.inf
     for combo in itertools.product(*choices):
