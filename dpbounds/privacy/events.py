@@ -248,7 +248,8 @@ def to_dp_event(obj: Any, neighbouring: Any = None, *, accountant: str = "rdp") 
     ----------
     obj:
         A :class:`~dpbounds.privacy.mechanisms.Mechanism`, a ``(mechanism, count)`` pair, a
-        :class:`~dpbounds.privacy.ledger.PrivacyLedger`, or a grid release
+        :class:`~dpbounds.privacy.ledger.PrivacyLedger` (or a run's result or its
+        ``privacy``, whose ledger is taken), or a grid release
         (:class:`~dpbounds.privacy.discrete.GridLaplace`,
         :class:`~dpbounds.privacy.discrete.GridGaussian`; module notes).
     neighbouring:
@@ -271,6 +272,14 @@ def to_dp_event(obj: Any, neighbouring: Any = None, *, accountant: str = "rdp") 
     accountant = check_choice("accountant", accountant, EVENT_ACCOUNTANTS)
     if isinstance(obj, (GridLaplace, GridGaussian)):
         return _grid_event(obj, neighbouring, accountant)
+    # a run's result or its RunPrivacy: their PrivacyLedger (walkthrough of stop 79:
+    # to_dp_event(result.ledger), the spend summary, failed without naming the ledger)
+    inner = getattr(getattr(obj, "privacy", obj), "ledger", None)
+    if not isinstance(obj, PrivacyLedger) and isinstance(inner, PrivacyLedger):
+        obj = inner
+    elif type(obj).__name__ == "SpentBudget":
+        raise ValueError("obj is a run's spend summary (result.ledger): its PrivacyLedger is "
+                         "result.privacy.ledger (or pass the result itself)")
     if isinstance(obj, PrivacyLedger):
         nb = Neighbouring.coerce(obj.neighbouring if neighbouring is None else neighbouring)
         events = [_counted(m, c, nb, accountant) for m, c in obj.entries]

@@ -84,3 +84,24 @@ def test_paths_are_checked_before_any_work(target, words, tmp_path, capsys):
     rc, out, err = _cli(["privacy", "compose", "--event", "gaussian:z=1", "--to-dp-event",
                          target.format(tmp=tmp_path), "--quiet"], capsys)
     assert rc == 2 and out == "" and words in err
+
+
+def test_a_runs_result_exports_its_ledger_and_the_summary_says_where_it_is():
+    """Walkthrough of stop 79: to_dp_event(result.ledger) (the spend summary) failed without
+    naming result.privacy.ledger. The result and its privacy export the same event as the
+    ledger; dp_accounting reads it at most at the run's epsilon (oracle: its RDP accountant)."""
+    from dpbounds.algorithms import dp_gd
+    from dpbounds.cli.tune_runs_cmd import build_problem
+    from dpbounds.privacy.events import to_dp_event
+
+    f = build_problem("logistic", 200, 3, 0.02, None, 0)
+    r = dp_gd(f, epsilon=1.0, steps=5, step_size=0.5, seed=0, mechanism="gaussian",
+              delta=1e-6)
+    want = to_dp_event(r.privacy.ledger)
+    assert to_dp_event(r) == want and to_dp_event(r.privacy) == want
+    acc = rdp_privacy_accountant.RdpAccountant(
+        neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
+    # dpbounds calibrates by zCDP (conservative): dp_accounting reads at most 1, not far below
+    assert 0.7 <= acc.compose(want).get_epsilon(1e-6) <= 1.0
+    with pytest.raises(ValueError, match="result.privacy.ledger"):
+        to_dp_event(r.ledger)
