@@ -286,3 +286,26 @@ def test_compose_number_lists_refuse_separators_and_non_ascii(flag, capsys):
     rc, out, err = _cli(["privacy", "compose", "--event", "gaussian:z=1", *flag.split(" ")],
                         capsys)
     assert rc == 2 and out == ""
+
+
+def test_a_nested_watch_keeps_the_outer_record_and_an_interrupt_propagates(small_logistic):
+    """Review of stop 79: the inner watch cleared the one shared record, so an outer read was
+    forgotten; a KeyboardInterrupt after a caught read came out as a ValueError."""
+    from dpbounds.tuning.private_selection import _public_constants_only
+
+    with pytest.raises(ValueError, match="reads the objective's smoothness"):
+        with _public_constants_only(small_logistic, "outer", {}):
+            try:
+                small_logistic.smoothness  # noqa: B018 - the read is the point
+            except ValueError:
+                pass
+            with _public_constants_only(small_logistic, "inner", {}):
+                pass
+    with pytest.raises(KeyboardInterrupt):
+        with _public_constants_only(small_logistic, "run", {}):
+            try:
+                small_logistic.smoothness  # noqa: B018
+            except ValueError:
+                pass
+            raise KeyboardInterrupt
+    assert type(small_logistic).__name__ == "LogisticRegression"

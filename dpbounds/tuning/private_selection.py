@@ -665,7 +665,14 @@ class _ReadsPrivateConstant(ValueError):
 
 #: objective class -> its subclass that records reads of ``smoothness``
 _WATCHERS: dict[type, type] = {}
-_READS: list[str] = []
+#: the read records of the watches now active (a nested watch keeps the outer one's record:
+#: one shared list was cleared by the inner watch, review of stop 79)
+_ACTIVE: list[list[str]] = []
+
+
+def _record_read(key: str) -> None:
+    for reads in _ACTIVE:
+        reads.append(key)
 
 
 @contextmanager
@@ -698,14 +705,14 @@ def _public_constants_only(objective: Any, name: str, hyper: dict[str, Any]) -> 
         return
 
     def refusal() -> _ReadsPrivateConstant:
-        radius = next((r for r in _READS if r in radii), None)
+        radius = next((r for r in reads if r in radii), None)
         if radius is not None:  # mutant hunt 14: S1 = 2 max ||a_i||_1 of the private data
             return _ReadsPrivateConstant(
                 f"{name}: its run at {hyper} reads the objective's {radius}, which "
                 f"{cls.__name__} took from the private data's largest norm (it was not "
                 "declared): the noise would be calibrated to the data; declare it "
                 f"({', '.join(f'{r}=' for r in radii)}) when building the objective")
-        read = next((r for r in _READS if r != "smoothness"), "smoothness L")
+        read = next((r for r in reads if r != "smoothness"), "smoothness L")
         return _ReadsPrivateConstant(
             f"{name}: its run at {hyper} reads the objective's {read}, which "
             f"{cls.__name__} computes from (or checks against) the private data: give "
@@ -715,7 +722,7 @@ def _public_constants_only(objective: Any, name: str, hyper: dict[str, Any]) -> 
     if watcher is None:
         def private(key: str) -> property:
             def get(self: Any) -> Any:
-                _READS.append(key)  # the selection names the run in its own refusal
+                _record_read(key)  # the selection names the run in its own refusal
                 raise _ReadsPrivateConstant(f"{key} is not read in a private selection")
 
             return property(get)
@@ -725,7 +732,7 @@ def _public_constants_only(objective: Any, name: str, hyper: dict[str, Any]) -> 
             # missing record counts as undeclared
             def get(self: Any) -> Any:
                 if not (self.__dict__.get("radius_declared") or {}).get(key, False):
-                    _READS.append(key)
+                    _record_read(key)
                     raise _ReadsPrivateConstant(f"{key} is the private data's: not read here")
                 return self.__dict__[key]
 
@@ -738,20 +745,20 @@ def _public_constants_only(objective: Any, name: str, hyper: dict[str, Any]) -> 
                                               **{k: private(k) for k in only},
                                               **{k: radius(k) for k in radii}})
         _WATCHERS[cls] = watcher
-    _READS.clear()
+    reads: list[str] = []
+    _ACTIVE.append(reads)
     objective.__class__ = watcher
     try:
         yield
-    except BaseException:
-        read = bool(_READS)
-        if read:
+    except Exception:  # (an interrupt is not a run's failure: it propagates as itself)
+        if reads:
             raise refusal() from None
         raise
     finally:
         objective.__class__ = cls
-        read = bool(_READS)
-        _READS.clear()
-    if read:
+        # by identity: list.remove compares by value, and an outer watch's record may be equal
+        del _ACTIVE[next(i for i, r in enumerate(_ACTIVE) if r is reads)]
+    if reads:
         raise refusal()
 
 
