@@ -309,3 +309,23 @@ def test_a_nested_watch_keeps_the_outer_record_and_an_interrupt_propagates(small
                 pass
             raise KeyboardInterrupt
     assert type(small_logistic).__name__ == "LogisticRegression"
+
+
+def test_a_selection_whose_delta_exceeds_one_over_n_says_no_privacy(small_logistic, capsys):
+    """Review of stop 79: eps 6.8 with a score of 0.01 ran with delta = 0.72 and no word.
+    Oracle: delta > 1/n with n = 300 public; a modest budget raises no flag."""
+    from dpbounds.tuning import select_privately
+
+    kw = dict(momentum=0.0, loss_bound=5.0, stop_probability=0.2, seed=0)
+    weak = select_privately(_counting()[0], small_logistic, {"step_size": [0.5], "steps": [3]},
+                            epsilon=6.5, score_epsilon=0.01, **kw)
+    assert weak.delta > 1 / 300 and weak.size == 300
+    assert weak.flags and weak.table().startswith("NO PRIVACY: delta=")
+    fine = select_privately(_counting()[0], small_logistic, {"step_size": [0.5], "steps": [3]},
+                            epsilon=1.0, score_epsilon=0.1, **kw)
+    assert fine.flags == [] and "NO PRIVACY" not in fine.table()
+    rc, _, err = _cli(["tune", "runs", "hb", "--N", "300", "--d", "3", "--private",
+                       "--loss-bound", "5", "--search", "alpha=0.5", "--steps", "3", "--beta",
+                       "0", "--eps", "6.5", "--score-eps", "0.01", "--stop-probability", "0.2",
+                       "--quiet"], capsys)
+    assert rc == 0 and "warning: delta=" in err and "no privacy" in err

@@ -263,7 +263,9 @@ JSON_RESULT_FIELDS: dict[str, tuple[str, frozenset[str]]] = {
                         "algorithm", "x", "score", "trial_epsilon", "suboptimality",
                         "not_released", "trials_run",
                         # stop 79: the selection's seed (null: fresh entropy)
-                        "selection_seed", "epsilon_per_run"})),
+                        "selection_seed", "epsilon_per_run",
+                        # why the guarantee is no privacy (delta above 1/n)
+                        "flags"})),
     "verify": ("a theorem's catalogue entry: its name, aliases, components, notes, the "
                "algorithms its runs use (what a mutation patches) and the "
                "fixed and grid values of its problem keys (those keys are bound symbols); "

@@ -428,6 +428,9 @@ def _run_private(args: argparse.Namespace, alg: Any, f: Any, grid: dict[str, lis
     sel = select_privately(alg, f, grid, epsilon=epsilon, **law,
                            reference_objective=None if args.selection_delta is None else twin,
                            seed=seed, progress=progress_enabled(args), **fixed)
+    from dpbounds.cli import warn_no_privacy
+
+    warn_no_privacy(sel.epsilon, sel.delta, sel.size)  # delta above 1/n: no privacy
     if plan is not None and not sel.epsilon <= args.total_epsilon * (1 + 1e-12):
         raise ValueError(f"internal: the planned selection reports eps = {sel.epsilon:.6g} "
                          f"above --total-epsilon {args.total_epsilon:g}")
@@ -437,7 +440,7 @@ def _run_private(args: argparse.Namespace, alg: Any, f: Any, grid: dict[str, lis
              "x": sel.x.tolist(), "score": sel.score, "epsilon": sel.epsilon,
              "delta": sel.delta, "trial_epsilon": sel.trial_epsilon,
              "accountant": sel.accountant, "selection_seed": seed,
-             "epsilon_per_run": epsilon,
+             "epsilon_per_run": epsilon, "flags": sel.flags,
              # measured, not released: with the pick they reveal more than the guarantee
              "not_released": {"trials_run": sel.trials_run,
                               "suboptimality": sel.suboptimality}}, indent=2))

@@ -340,6 +340,9 @@ class PrivateSelection:
         The relation of the guarantee: ``"replace_one"``, or ``"add_remove"`` for the Rényi
         selection of add/remove runs (Poisson DP-SGD), whose score is the clipped sum over
         their ``public_n``.
+    size:
+        The data's public size (``n``, or ``public_n`` under add/remove) that :attr:`flags`
+        holds delta against (``None``: unknown).
     """
 
     algorithm: str
@@ -359,11 +362,22 @@ class PrivateSelection:
     target_delta: float = 0.0
     neighbouring: str = "replace_one"
     reference_composed: bool = False
+    size: int | None = None
+
+    @property
+    def flags(self) -> list[str]:
+        """Why the guarantee is no privacy (delta above 1/n for the data's public size
+        ``size``, epsilon above 100; :func:`~dpbounds.privacy.limits.privacy_flags`), ``[]``
+        if it is one (review of stop 79: delta = 0.72 was reported without a word)."""
+        from dpbounds.privacy.limits import privacy_flags
+
+        return privacy_flags(self.epsilon, self.delta, self.size)
 
     def table(self) -> str:
         """The release and its guarantee, in lines."""
         hyper = ", ".join(f"{k} = {v!r}" for k, v in self.best.items())
         return "\n".join([
+            *(f"NO PRIVACY: {text}" for text in self.flags),
             f"{self.algorithm} selected privately: {hyper}",
             f"released: that run's final iterate and its noisy score {self.score:.6g} "
             + ("(mean loss clipped to [0, B] plus the regulariser)"
@@ -650,13 +664,14 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
                                      bound(run_eps), release.epsilon_spent, sub,
                                      reference),
                        neighbouring=relation.value,
-                       reference_composed=reference_objective is None)
+                       reference_composed=reference_objective is None,
+                       size=int(objective.n) if public_n is None else public_n)
     trial_eps = run_eps + release.epsilon_spent
     delta = _pure_delta(gamma, cap, trial_eps)
     return PrivateSelection(algorithm=name, best=dict(hyper), x=x, score=score_value,
                             trials_run=trials, trial_epsilon=trial_eps,
                             epsilon=3.0 * trial_eps, delta=delta, max_trials=cap,
-                            stop_probability=gamma, suboptimality=sub)
+                            stop_probability=gamma, suboptimality=sub, size=int(objective.n))
 
 
 class _ReadsPrivateConstant(ValueError):
