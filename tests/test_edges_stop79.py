@@ -329,3 +329,37 @@ def test_a_selection_whose_delta_exceeds_one_over_n_says_no_privacy(small_logist
                        "0", "--eps", "6.5", "--score-eps", "0.01", "--stop-probability", "0.2",
                        "--quiet"], capsys)
     assert rc == 0 and "warning: delta=" in err and "no privacy" in err
+
+
+PLUG_SENS = '''
+from dpbounds import extend as ex
+
+def step(x, grad, noise, p):
+    return x - p["eta"] * (grad(x) + noise)
+
+method = ex.Method("sens_{tag}", step=step, mechanism="laplace", neighbouring="replace_one",
+                   sensitivity=lambda f, p: {factor} * f.l1_sensitivity / f.n)
+ex.audit_setting(method, steps=5, params={{"eta": 0.5}})
+'''
+
+
+@pytest.mark.parametrize("factor, refused", [("0.5", True), ("1.0", False)])
+def test_tune_runs_probes_a_plugin_sensitivity_before_the_grid(tmp_path, capsys, factor,
+                                                               refused):
+    # stop 78's notes: an under-declared sensitivity was tuned and its ledger's eps printed
+    # as spent; verify's sensitivity row (the objective's declared worst case, S1 / n, and
+    # the data's own neighbours) now runs on the probe's short run, before the grid
+    from tests.plugin_state import plugins_loaded
+
+    tag = "half" if refused else "full"
+    path = tmp_path / f"sens_{tag}.py"
+    path.write_text(PLUG_SENS.format(factor=factor, tag=tag))
+    with plugins_loaded([]):
+        rc, out, err = _cli(["--plugin", str(path), "tune", "runs", f"sens_{tag}", "--n",
+                             "300", "--d", "2", "--search", "eta=0.5,1", "--steps", "6",
+                             "--trials", "2", "--quiet"], capsys)
+    if refused:
+        assert rc == 2 and out == "" and "its declared sensitivity" in err, err
+        assert "is 0.5 of what its release moves" in err
+    else:
+        assert rc == 0 and "privacy spent by the tuning" in out, err

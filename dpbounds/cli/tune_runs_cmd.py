@@ -460,19 +460,34 @@ def _probe_plugin_step(args: argparse.Namespace, f: Any, grid: dict[str, list[fl
     that scales or drops the noise) runs with less noise than its ledger's epsilon says, and
     ``tune runs`` printed that epsilon as the tuning's spend (walkthrough of stop 78: a step
     scaling the noise by 0.25 read "eps = 7.02568", exit 0)."""
+    import numpy as np
+
     from dpbounds.audit.runner import POST_PROCESSING_TOL
-    from dpbounds.extend import _post_processing_probe, method_named
+    from dpbounds.extend import _post_processing_probe, _sensitivity_witness, method_named
 
     m = method_named(args.algorithm)
     kw = {k: v for k, v in fixed.items() if k != "method"}
     kw.update({k: v[0] for k, v in grid.items()})
     steps = int(kw.pop("steps", 0) or args.steps or 8)
+    x0 = kw.get("x0")
     try:
         with _post_processing_probe() as probe:
-            m.run(f, epsilon=args.epsilon, steps=min(steps, 12), trials=2, seed=(0, 77),
-                  trace=None, **kw)
+            res = m.run(f, epsilon=args.epsilon, steps=min(steps, 12), trials=2, seed=(0, 77),
+                        trace=None, **kw)
     except ValueError:
         return  # the point's own refusal is the grid's to report (its failures are named)
+    # verify's sensitivity row on the same run: a declaration below what the release moves on
+    # neighbours within the data (or below the objective's declared worst case) calibrates
+    # less noise than the privacy printed as spent (not done before: stop 78's notes)
+    declared = float((getattr(res, "params", None) or {}).get("sensitivity", 0.0) or 0.0)
+    witness = _sensitivity_witness(m, f, x0, res, declared)
+    if witness is not None and float(np.max(witness["values"])) > 1.0 + 1e-9:
+        raise ValueError(
+            f"{args.algorithm}: its declared sensitivity {declared:.4g} is "
+            f"{1.0 / float(np.max(witness['values'])):.3g} of what its release moves to a "
+            "neighbour (verify's sensitivity row; the objective's declared worst case "
+            "included): its noise is calibrated below its claim, so the tuning's epsilon "
+            "would be wrong; declare the release's sensitivity")
     if probe.post_processing > POST_PROCESSING_TOL:
         raise ValueError(
             f"{args.algorithm}: its step is not a function of its release grad(x) + noise "
