@@ -300,7 +300,8 @@ OPTIONS: dict[str, str] = {
                 "NAME=LOW:HIGH:K",
     "--eval-trials": "tune runs: runs of the pick on fresh seeds",
     "--mutation": "run a mutated algorithm (negative control: noise_d)",
-    "--store": "keep finished sweep cells (verify, tune runs: grid points) in this folder "
+    "--store": "keep finished sweep cells (verify, tune runs: grid points; tune runs "
+               "--private: trials) in this folder "
                "and resume from it",
     "--fresh": "tune runs: recompute every grid point, overwriting the stored ones",
     "--dask": "tune runs: run the grid points on a Dask LocalCluster of --workers workers",

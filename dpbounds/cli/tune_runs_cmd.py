@@ -324,7 +324,7 @@ def _sgd_fixed(args: argparse.Namespace, search: dict[str, list[float]], n: int
 def _check_private(args: argparse.Namespace) -> None:
     """--private's refusals (before any import)."""
     typed = getattr(args, "_flags_typed", None) or {}
-    for flag, given in (("--store", args.store is not None), ("--fresh", args.fresh),
+    for flag, given in (("--fresh", args.fresh),
                         ("--workers", args.workers is not None), ("--dask", args.dask),
                         ("--scheduler", args.scheduler is not None),
                         ("--trials", "trials" in typed),
@@ -427,7 +427,8 @@ def _run_private(args: argparse.Namespace, alg: Any, f: Any, grid: dict[str, lis
         epsilon = plan.epsilon
     sel = select_privately(alg, f, grid, epsilon=epsilon, **law,
                            reference_objective=None if args.selection_delta is None else twin,
-                           seed=seed, progress=progress_enabled(args), **fixed)
+                           seed=seed, progress=progress_enabled(args), store=args.store,
+                           **fixed)
     from dpbounds.cli import warn_no_privacy
 
     warn_no_privacy(sel.epsilon, sel.delta, sel.size)  # delta above 1/n: no privacy
@@ -697,7 +698,8 @@ def register_tune_runs(tsub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     g = p.add_argument_group("resume and distribute (the same numbers wherever they run)")
     g.add_argument("--store", default=None, metavar="DIR",
-                   help="keep each finished grid point here; a rerun (after a kill) reuses them")
+                   help="keep each finished grid point (--private: each trial, and a secret "
+                        "seed; keep it private) here; a rerun (after a kill) reuses them")
     g.add_argument("--fresh", action="store_true",
                    help="recompute every point, overwriting the stored ones")
     g.add_argument("--workers", type=integer, default=None, metavar="N",

@@ -429,7 +429,7 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
                      target_delta: float | None = None, shape: float = 1.0,
                      reference_objective: Any = None,
                      name: str | None = None, progress: bool = False,
-                     require_guarantee: bool = True,
+                     require_guarantee: bool = True, store: Any = None,
                      **fixed: Any) -> PrivateSelection:
     r"""Choose hyper-parameters on the private data by Liu & Talwar's random stopping, or
     (``target_delta`` given) by Papernot & Steinke's Rényi-DP selection, which takes Gaussian
@@ -495,6 +495,12 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
         too large for the cap's or the law's delta) is refused before any trial. ``False``
         runs it anyway, for simulation studies of the selection's mechanics (a near-noiseless
         score, say); its ``delta`` then reads 1.
+    store:
+        A folder: each finished trial is kept there, and a selection killed before its end
+        resumes from it when called again with the same inputs (trial ``k`` depends only on
+        ``(seed, k)``: the release is the uninterrupted one's;
+        :mod:`~dpbounds.tuning._selection_store`). The file holds every trial's result and,
+        for ``seed=None``, the secret root seed: keep it as private as the data.
     fixed:
         Passed to every run (``x0=``, ``batch_size=``, ...).
 
@@ -555,6 +561,26 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
                             **{k: f"grid[{k!r}]" for k in grid}})
     names = list(grid)
     name = display_name(algorithm, fixed) if name is None else name
+    kept = None
+    if store is not None:  # before the root's first use: a resume of seed=None reads it
+        from dpbounds.tuning._selection_store import (
+            SelectionStore,
+            objective_digest,
+            selection_key,
+        )
+
+        key = selection_key(
+            algorithm=f"{getattr(algorithm, '__module__', '')}."
+                      f"{getattr(algorithm, '__qualname__', name)}",
+            name=name, grid={k: list(v) for k, v in grid.items()}, fixed=dict(fixed),
+            epsilon=eps, score_epsilon=eps_s, loss_bound=B, stop_probability=stop_probability,
+            cap_delta=cap_delta, grid_bits=grid_bits, target_delta=target_delta, shape=shape,
+            objective=objective_digest(objective),
+            reference=objective_digest(reference_objective))
+        kept = SelectionStore(store, key, None if seed is None else root)
+        if kept.root is not None:
+            root = kept.root
+        kept.start(root)
     from dpbounds.privacy.mechanisms import Neighbouring
 
     relation = Neighbouring.REPLACE_ONE
@@ -629,9 +655,13 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
     try:
         for trial in range(runs):
             hyper = point(trial)
-            score = _trial(algorithm, objective, name, eps, (root, RUN_STREAM, trial), run_kw,
-                           fixed, hyper, release, B, (root, SCORE_STREAM, trial), check,
-                           public_n)
+            score = kept.get(trial) if kept is not None else None
+            if score is None:
+                score = _trial(algorithm, objective, name, eps, (root, RUN_STREAM, trial),
+                               run_kw, fixed, hyper, release, B, (root, SCORE_STREAM, trial),
+                               check, public_n)
+                if kept is not None:
+                    kept.put(trial, score)
             # the reported epsilon is a function of public inputs only: the largest ledger a
             # check lets through (eps (1 + 1e-9)), not the largest one seen (its last bits
             # told which trials ran: review of stop 78 decoded K from it, 20,000 of 20,000)

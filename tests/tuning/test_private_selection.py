@@ -200,7 +200,7 @@ def test_tune_runs_private_is_the_librarys_selection_of_the_same_objective(capsy
 @pytest.mark.parametrize("argv, words", [
     (["--private", "--search", "alpha=1", "--search", "T=2"],
      "--private needs --loss-bound B > 0"),
-    (["--private", "--loss-bound", "4", "--store", "x"], "--store is not read by --private"),
+    (["--private", "--loss-bound", "4", "--fresh"], "--fresh is not read by --private"),
     (["--private", "--loss-bound", "4", "--trials", "8"], "--trials is not read by --private"),
     (["--private", "--loss-bound", "-1"], "--loss-bound must be a finite number > 0"),
     (["--private", "--loss-bound", "4", "--stop-probability", "0"],

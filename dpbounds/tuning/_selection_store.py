@@ -1,0 +1,162 @@
+"""A private selection's trials kept on disk, so that a killed selection resumes.
+
+:func:`~dpbounds.tuning.select_privately` with ``store=DIR`` appends each finished trial (its
+noisy score, final iterate, ledger epsilon and failure) to one JSON-lines file, keyed by every
+input of the selection (the algorithm, the grid, the fixed arguments, the budgets and law, a
+digest of the objective's data and the reference objective's, the dpbounds version). Trial
+``k`` depends only on ``(seed, k)``, so a resumed selection reads the trials it finds and runs
+the rest: its release is the uninterrupted selection's, bit for bit, and costs no more privacy.
+
+The file holds private results (every trial's iterate and score, not only the released one)
+and, for ``seed=None``, the selection's secret root seed (a resume needs it): keep the folder
+as private as the data, and delete it once the selection is released.
+
+A line cut by a kill is ignored (the trial is run again); a file whose header names another
+selection, or that cannot be read, is refused by name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["SelectionStore", "objective_digest", "selection_key"]
+
+FORMAT = 1
+
+
+def _fingerprint(value: Any) -> Any:
+    """A JSON-able stand-in of ``value`` that changes when it does (arrays by digest)."""
+    if isinstance(value, np.ndarray):
+        h = hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()
+        return {"array": h, "dtype": str(value.dtype), "shape": list(value.shape)}
+    if isinstance(value, (bool, int, str)) or value is None:
+        return value
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, (np.integer, np.floating)):
+        return repr(value.item())
+    if isinstance(value, (list, tuple)):
+        return [_fingerprint(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _fingerprint(v)
+                for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    return f"{type(value).__module__}.{type(value).__qualname__}:{value!r}"
+
+
+def objective_digest(objective: Any) -> str | None:
+    """SHA-256 over an objective's type and its public array and scalar attributes (names
+    without a leading ``_``: lazily cached values are left out), ``None`` for ``None``."""
+    if objective is None:
+        return None
+    h = hashlib.sha256(f"{type(objective).__module__}.{type(objective).__qualname__}".encode())
+    for name, value in sorted(vars(objective).items()):
+        if name.startswith("_"):
+            continue
+        if isinstance(value, (np.ndarray, bool, int, float, str, np.integer, np.floating)) \
+                or value is None:
+            h.update(name.encode())
+            h.update(json.dumps(_fingerprint(value), sort_keys=True).encode())
+    return h.hexdigest()
+
+
+def selection_key(**inputs: Any) -> str:
+    """SHA-256 of every input of a selection (JSON of their fingerprints)."""
+    from dpbounds import __version__
+
+    text = json.dumps({"version": __version__, **{k: _fingerprint(v) for k, v in
+                                                   inputs.items()}}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class SelectionStore:
+    """One selection's finished trials in ``folder`` (module docstring).
+
+    Parameters
+    ----------
+    folder:
+        The store's folder (created if missing).
+    key:
+        :func:`selection_key` of the selection's inputs, its seed excluded.
+    seed:
+        The selection's seed, or ``None`` (secret: drawn by the first run, kept in the file,
+        read back by a resume).
+    """
+
+    def __init__(self, folder: Any, key: str, seed: int | None) -> None:
+        root = Path(folder)
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise ValueError(f"store {str(folder)!r}: cannot create it ({err.strerror or err})"
+                             ) from None
+        if not root.is_dir():
+            raise ValueError(f"store {str(folder)!r} is not a folder")
+        tag = "secret" if seed is None else f"seed-{seed}"
+        self.path = root / f"selection-{key[:24]}-{tag}.jsonl"
+        self.key = key
+        self.records: dict[int, tuple[float, np.ndarray, float, str | None]] = {}
+        self.root: int | None = seed
+        if self.path.exists():
+            self._read(seed)
+
+    def _read(self, seed: int | None) -> None:
+        try:
+            lines = self.path.read_text().split("\n")
+        except (OSError, UnicodeDecodeError) as err:
+            raise ValueError(f"store file {str(self.path)!r} cannot be read ({err})") from None
+        try:
+            head = json.loads(lines[0])
+            ok = (isinstance(head, dict) and head.get("format") == FORMAT
+                  and head.get("key") == self.key and isinstance(head.get("root"), int))
+        except json.JSONDecodeError:
+            ok = False
+        if not ok or (seed is not None and head["root"] != seed):
+            raise ValueError(f"store file {str(self.path)!r} does not hold this selection's "
+                             "trials (another selection's, or damaged): remove it or give "
+                             "another store folder")
+        self.root = int(head["root"])
+        for line in lines[1:]:
+            try:
+                rec = json.loads(line)
+                k = int(rec["k"])
+                x = np.asarray(rec["x"], dtype=float)
+                score = math.inf if rec["score"] is None else float(rec["score"])
+                self.records[k] = (score, x, float(rec["run_eps"]), rec.get("failure"))
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+                continue  # a line cut by a kill (or blank): that trial runs again
+
+    def start(self, root: int) -> None:
+        """Write the header of a new file (``root``: the selection's root seed)."""
+        if self.path.exists():
+            return
+        self.root = root
+        self._append({"format": FORMAT, "key": self.key, "root": int(root)})
+
+    def get(self, k: int) -> tuple[float, np.ndarray, float, str | None] | None:
+        """Trial ``k``'s stored outcome, or ``None``."""
+        return self.records.get(k)
+
+    def put(self, k: int, outcome: tuple[float, np.ndarray, float, str | None]) -> None:
+        """Keep trial ``k``'s outcome (flushed to disk before the next trial runs)."""
+        score, x, run_eps, failure = outcome
+        self._append({"k": int(k), "score": float(score) if math.isfinite(score) else None,
+                      "x": np.asarray(x, dtype=float).tolist(), "run_eps": float(run_eps),
+                      "failure": failure})
+
+    def _append(self, record: dict[str, Any]) -> None:
+        text = json.dumps(record) + "\n"
+        try:
+            with open(self.path, "a", encoding="utf-8") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+        except OSError as err:
+            raise ValueError(f"store file {str(self.path)!r} cannot be written "
+                             f"({err.strerror or err})") from None
