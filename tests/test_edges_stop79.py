@@ -363,3 +363,59 @@ def test_tune_runs_probes_a_plugin_sensitivity_before_the_grid(tmp_path, capsys,
         assert "is 0.5 of what its release moves" in err
     else:
         assert rc == 0 and "privacy spent by the tuning" in out, err
+
+
+def test_flags_use_the_public_size_and_fire_between_one_over_n_and_a_tenth(capsys):
+    """Review of stop 79: a Poisson selection's flag must name its public_n (not the private
+    n), and a delta between 1/n and 0.1 must be flagged (n = 300, eps 5.4: delta 0.0142)."""
+    from dpbounds.algorithms import dp_sgd
+    from dpbounds.cli.tune_runs_cmd import build_problem
+    from dpbounds.tuning import select_privately
+
+    f = build_problem("logistic", 300, 3, 0.02, None, 0)
+    mid = select_privately(dp_sgd, f, {"step_size": [0.5], "clip_threshold": [1.0]},
+                           epsilon=1.0, score_epsilon=0.1,
+                           loss_bound=5.0, stop_probability=0.2, target_delta=1e-6, delta=1e-7,
+                           steps=5, batch_size=30, sampling="poisson", public_n=250, seed=0,
+                           reference_objective=build_problem("logistic", 300, 3, 0.02, None,
+                                                             1))
+    assert mid.size == 250  # the public size, never the private 300
+    weak = select_privately(_counting()[0], small_logistic_(), {"step_size": [0.5],
+                            "steps": [3]}, momentum=0.0, epsilon=5.4, score_epsilon=0.01,
+                            loss_bound=5.0, stop_probability=0.2, seed=0)
+    assert 1 / 300 < weak.delta < 0.1 and weak.flags and "1/n = 0.00333333" in weak.flags[0]
+    import json
+
+    rc, out, _ = _cli(["tune", "runs", "hb", "--N", "300", "--d", "3", "--private",
+                       "--loss-bound", "5", "--search", "alpha=0.5", "--steps", "3", "--beta",
+                       "0", "--eps", "5.4", "--score-eps", "0.01", "--stop-probability", "0.2",
+                       "--json", "--quiet"], capsys)
+    assert rc == 0 and json.loads(out)["flags"]
+
+
+def small_logistic_():
+    from dpbounds.data import kuru_synthetic
+    from dpbounds.objectives import LogisticRegression
+
+    ds = kuru_synthetic(n=300, d=2, seed=0)
+    return LogisticRegression.kuru(*ds, lam=0.01, **ds.domain())
+
+
+def test_a_cosh_cosine_objectives_data_sensitivity_is_refused():
+    """Review of stop 79: CoshCosineObjective's sensitivities are its records' (2 max ||e_i||,
+    160x apart on a neighbour with one far record), and a selection calibrated DP-GD to them
+    claiming eps 3.3. Refused at the read, on both neighbours."""
+    import numpy as np
+
+    from dpbounds.algorithms import dp_gd
+    from dpbounds.objectives import CoshCosineObjective
+    from dpbounds.tuning import select_privately
+
+    e = 0.1 * np.random.default_rng(0).standard_normal((200, 3))
+    far = e.copy()
+    far[0] = 30.0
+    for offsets in (e, far):
+        f = CoshCosineObjective(3, offsets=offsets)
+        with pytest.raises(ValueError, match="reads the objective's l1_sensitivity"):
+            select_privately(dp_gd, f, {"step_size": [0.1]}, epsilon=1.0, score_epsilon=0.1,
+                             loss_bound=10.0, stop_probability=1.0, steps=5, seed=0)

@@ -63,6 +63,10 @@ class CoshCosineObjective(Objective):
     (3.211732, -3.0)
     """
 
+    #: computed from the records (no declared radius): a private selection refuses any read
+    #: (review of stop 79: DP-GD's noise followed max ||e_i||, 160x apart on neighbours)
+    DATA_ONLY: tuple[str, ...] = ("l1_sensitivity", "l2_sensitivity", "tau0")
+
     name = "cosh_cosine"
     convex = False
     source = Source(YANG, "simulation rig (sheet §13)", Provenance.DERIVED)

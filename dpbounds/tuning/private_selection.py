@@ -742,9 +742,10 @@ def _public_constants_only(objective: Any, name: str, hyper: dict[str, Any]) -> 
     # always the data's (the Gram matrix); smoothness too where it is computed (a property):
     # a class attribute of a subclass is a public declaration (review of stop 79: it turned
     # the whole watch off, radii included)
-    only = [k for k in getattr(cls, "DATA_ONLY", ()) if hasattr(cls, k)]
-    if only and isinstance(getattr(cls, "smoothness", None), property):
-        only.append("smoothness")
+    only = list(getattr(cls, "DATA_ONLY", ()))  # properties or instance attributes
+    if hasattr(cls, "data_curvature") and isinstance(getattr(cls, "smoothness", None),
+                                                     property):
+        only.append("smoothness")  # a margin loss's L: computed from the Gram matrix
     if not radii and not only:
         yield
         return
@@ -757,10 +758,15 @@ def _public_constants_only(objective: Any, name: str, hyper: dict[str, Any]) -> 
                 f"{cls.__name__} took from the private data's largest norm (it was not "
                 "declared): the noise would be calibrated to the data; declare it "
                 f"({', '.join(f'{r}=' for r in radii)}) when building the objective")
-        read = next((r for r in reads if r != "smoothness"), "smoothness L")
+        read = next((r for r in reads if r != "smoothness"), None)
+        if read is not None and "sensitivity" in read or read == "tau0":
+            return _ReadsPrivateConstant(
+                f"{name}: its run at {hyper} reads the objective's {read}, which "
+                f"{cls.__name__} computes from the private data's records: the noise would "
+                "be calibrated to the data; pass a public bound (sensitivity=, or a clip)")
         return _ReadsPrivateConstant(
-            f"{name}: its run at {hyper} reads the objective's {read}, which "
-            f"{cls.__name__} computes from (or checks against) the private data: give "
+            f"{name}: its run at {hyper} reads the objective's {read or 'smoothness L'}, "
+            f"which {cls.__name__} computes from (or checks against) the private data: give "
             "step_size (grid or fixed) and a budget allocation and horizon that do not read L")
 
     watcher = _WATCHERS.get(cls)
