@@ -105,3 +105,24 @@ def test_a_runs_result_exports_its_ledger_and_the_summary_says_where_it_is():
     assert 0.7 <= acc.compose(want).get_epsilon(1e-6) <= 1.0
     with pytest.raises(ValueError, match="result.privacy.ledger"):
         to_dp_event(r.ledger)
+
+
+def test_the_shell_says_how_dp_accounting_reads_the_written_file(tmp_path, capsys):
+    """Walkthrough of stop 79: without replacement dp_accounting reads ~1.6x what dpbounds
+    does, and nothing said so at export. The line's number is dp_accounting's own reading of
+    the file (oracle: its RDP accountant on it here)."""
+    import re
+
+    path = tmp_path / "wor.json"
+    rc, out, err = _cli(["privacy", "compose", "--event",
+                         "gaussian:z=2.29,q=0.025,sampling=wor,steps=200", "--neighbouring",
+                         "replace_one", "--dp-event-accountant", "rdp", "--to-dp-event",
+                         str(path), "--quiet"], capsys)
+    assert rc == 0, err
+    said = float(re.search(r"rdp accountant reads at eps = ([0-9.e+-]+)", out).group(1))
+    acc = rdp_privacy_accountant.RdpAccountant(
+        neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
+    theirs = acc.compose(dp_event_from_json(json.loads(path.read_text()))).get_epsilon(1e-5)
+    assert said == pytest.approx(theirs, rel=1e-5)
+    ours = float(re.search(r"dpbounds' rdp: ([0-9.e+-]+)", out).group(1))
+    assert theirs > 1.3 * ours  # the looser reading, said at once
