@@ -32,8 +32,12 @@ FORMAT = 1
 
 
 def _fingerprint(value: Any) -> Any:
-    """A JSON-able stand-in of ``value`` that changes when it does (arrays by digest)."""
+    """A JSON-able stand-in of ``value`` that changes when it does (arrays by digest);
+    ``ValueError`` for a value it cannot key (an object, whose repr may hold a reused memory
+    address: review of stop 79)."""
     if isinstance(value, np.ndarray):
+        if value.dtype == object:
+            raise ValueError("an object array cannot be keyed")
         h = hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()
         return {"array": h, "dtype": str(value.dtype), "shape": list(value.shape)}
     if isinstance(value, (bool, int, str)) or value is None:
@@ -47,23 +51,18 @@ def _fingerprint(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): _fingerprint(v)
                 for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
-    return f"{type(value).__module__}.{type(value).__qualname__}:{value!r}"
+    raise ValueError(f"a {type(value).__name__} cannot be keyed")
 
 
 def objective_digest(objective: Any) -> str | None:
-    """SHA-256 over an objective's type and its public array and scalar attributes (names
-    without a leading ``_``: lazily cached values are left out), ``None`` for ``None``."""
+    """:func:`~dpbounds.tuning.by_runs.objective_fingerprint` (its public arrays and numbers,
+    its constants, and its losses and per-sample losses at probe points, so that data held
+    under private names count: review of stop 79), ``None`` for ``None``."""
     if objective is None:
         return None
-    h = hashlib.sha256(f"{type(objective).__module__}.{type(objective).__qualname__}".encode())
-    for name, value in sorted(vars(objective).items()):
-        if name.startswith("_"):
-            continue
-        if isinstance(value, (np.ndarray, bool, int, float, str, np.integer, np.floating)) \
-                or value is None:
-            h.update(name.encode())
-            h.update(json.dumps(_fingerprint(value), sort_keys=True).encode())
-    return h.hexdigest()
+    from dpbounds.tuning.by_runs import objective_fingerprint
+
+    return objective_fingerprint(objective)
 
 
 def selection_key(**inputs: Any) -> str:
@@ -103,6 +102,8 @@ class SelectionStore:
         self.key = key
         self.records: dict[int, tuple[float, np.ndarray, float, str | None]] = {}
         self.root: int | None = seed
+        if self.path.exists() and self.path.stat().st_size == 0:
+            self.path.unlink()  # created, killed before its header: nothing in it
         if self.path.exists():
             self._read(seed)
 
@@ -133,11 +134,25 @@ class SelectionStore:
                 continue  # a line cut by a kill (or blank): that trial runs again
 
     def start(self, root: int) -> None:
-        """Write the header of a new file (``root``: the selection's root seed)."""
+        """Write the header of a new file (``root``: the selection's root seed), created
+        exclusively: of two runs started at once, the second reads the first's header and
+        root (it kept its own root and appended under the other's: review of stop 79)."""
         if self.path.exists():
             return
+        text = json.dumps({"format": FORMAT, "key": self.key, "root": int(root)}) + "\n"
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            self._read(None if self.root is None or self.root == root else self.root)
+            return
+        except OSError as err:
+            raise ValueError(f"store file {str(self.path)!r} cannot be written "
+                             f"({err.strerror or err})") from None
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
         self.root = root
-        self._append({"format": FORMAT, "key": self.key, "root": int(root)})
 
     def get(self, k: int) -> tuple[float, np.ndarray, float, str | None] | None:
         """Trial ``k``'s stored outcome, or ``None``."""
@@ -150,10 +165,17 @@ class SelectionStore:
                       "x": np.asarray(x, dtype=float).tolist(), "run_eps": float(run_eps),
                       "failure": failure})
 
+    def _ends_with_newline(self) -> bool:
+        with open(self.path, "rb") as fh:
+            fh.seek(-1, os.SEEK_END)
+            return fh.read(1) == b"\n"
+
     def _append(self, record: dict[str, Any]) -> None:
         text = json.dumps(record) + "\n"
         try:
             with open(self.path, "a", encoding="utf-8") as fh:
+                if fh.tell() and not self._ends_with_newline():  # a line cut by a kill
+                    fh.write("\n")
                 fh.write(text)
                 fh.flush()
                 os.fsync(fh.fileno())

@@ -568,15 +568,23 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
             objective_digest,
             selection_key,
         )
+        from dpbounds.tuning.by_runs import _algorithm_ref
 
-        key = selection_key(
-            algorithm=f"{getattr(algorithm, '__module__', '')}."
-                      f"{getattr(algorithm, '__qualname__', name)}",
-            name=name, grid={k: list(v) for k, v in grid.items()}, fixed=dict(fixed),
-            epsilon=eps, score_epsilon=eps_s, loss_bound=B, stop_probability=stop_probability,
-            cap_delta=cap_delta, grid_bits=grid_bits, target_delta=target_delta, shape=shape,
-            objective=objective_digest(objective),
-            reference=objective_digest(reference_objective))
+        try:
+            # the algorithm by its source digest (and a plug-in method's definition): a
+            # partial or a closure keyed by its name let another algorithm's trials be read
+            # (review of stop 79); the grid in its order (a trial draws its point by it)
+            key = selection_key(
+                algorithm=_algorithm_ref(algorithm, True, fixed), name=name,
+                grid=[[k, list(v)] for k, v in grid.items()], fixed=dict(fixed), epsilon=eps,
+                score_epsilon=eps_s, loss_bound=B, stop_probability=stop_probability,
+                cap_delta=cap_delta, grid_bits=grid_bits, target_delta=target_delta,
+                shape=shape, objective=objective_digest(objective),
+                reference=objective_digest(reference_objective))
+        except ValueError as err:
+            raise ValueError(f"store: this selection cannot be keyed for a resume ({err}): "
+                             "give a module-level algorithm and plain fixed values, or leave "
+                             "store out") from None
         kept = SelectionStore(store, key, None if seed is None else root)
         if kept.root is not None:
             root = kept.root

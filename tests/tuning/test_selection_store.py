@@ -18,25 +18,38 @@ from dpbounds.tuning import select_privately
 
 F = build_problem("logistic", 300, 3, 0.02, None, 0)
 TWIN = build_problem("logistic", 300, 3, 0.02, None, 1)
+NEIGHBOUR = type(F)(np.vstack([TWIN.features_np[:1], F.features_np[1:]]),
+                    np.concatenate([TWIN.labels_np[:1], F.labels_np[1:]]), l2=F.l2,
+                    l1_radius=F.l1_radius, l2_radius=F.l2_radius)  # one record replaced
 
 
 class Killed(KeyboardInterrupt):
     pass
 
 
-def _counting(alg, kill_at=None):
-    calls = []
+@pytest.fixture
+def trials(monkeypatch):
+    """Counts the trials run (not read from the store) and kills the selection at the
+    ``kill_at``-th: the algorithm itself is the real one (a wrapper is another algorithm,
+    keyed apart by its source)."""
+    import dpbounds.tuning.private_selection as ps
 
-    def run(objective, **kw):
-        calls.append(1)
-        if kill_at is not None and len(calls) == kill_at:
+    real = ps._trial
+    state = {"calls": 0, "kill_at": None}
+
+    def counted(*args, **kw):
+        state["calls"] += 1
+        if state["kill_at"] is not None and state["calls"] == state["kill_at"]:
             raise Killed
-        return alg(objective, **kw)
+        return real(*args, **kw)
 
-    run.__name__ = alg.__name__
-    run.__qualname__ = alg.__qualname__
-    run.__module__ = alg.__module__
-    return run, calls
+    monkeypatch.setattr(ps, "_trial", counted)
+
+    def arm(kill_at=None):
+        state["calls"], state["kill_at"] = 0, kill_at
+        return state
+
+    return arm
 
 
 def _same(a, b):
@@ -52,60 +65,94 @@ RENYI = dict(grid={"step_size": [0.5, 1.0], "clip_threshold": [0.3, 1.0]}, epsil
 
 
 @pytest.mark.parametrize("alg, kw", [(dp_heavy_ball, PURE), (dp_sgd, RENYI)])
-def test_a_killed_selection_resumes_to_the_uninterrupted_release(alg, kw, tmp_path):
+def test_a_killed_selection_resumes_to_the_uninterrupted_release(alg, kw, tmp_path, trials):
     kw = dict(kw)
     grid = kw.pop("grid")
     whole = select_privately(alg, F, grid, seed=5, **kw)
     assert whole.trials_run >= 4
-    first, calls = _counting(alg, kill_at=3)
+    trials(kill_at=3)
     with pytest.raises(Killed):
-        select_privately(first, F, grid, seed=5, store=tmp_path, **kw)
-    again, calls = _counting(alg)
-    resumed = select_privately(again, F, grid, seed=5, store=tmp_path, **kw)
+        select_privately(alg, F, grid, seed=5, store=tmp_path, **kw)
+    state = trials()
+    resumed = select_privately(alg, F, grid, seed=5, store=tmp_path, **kw)
     _same(resumed, whole)
-    reference = 1 if "target_delta" in kw else 0
-    stored = 3 - 1 - reference  # the runs that finished before the kill
-    assert len(calls) == reference + whole.trials_run - stored
-    # a third call runs nothing but the reference
-    third, calls = _counting(alg)
-    _same(select_privately(third, F, grid, seed=5, store=tmp_path, **kw), whole)
-    assert len(calls) == reference
+    assert state["calls"] == whole.trials_run - 2  # two trials finished before the kill
+    state = trials()
+    _same(select_privately(alg, F, grid, seed=5, store=tmp_path, **kw), whole)
+    assert state["calls"] == 0
 
 
-def test_a_secret_seed_is_kept_for_its_resume(tmp_path):
+def test_a_secret_seed_is_kept_for_its_resume(tmp_path, trials):
     kw = dict(PURE)
     grid = kw.pop("grid")
-    first, _ = _counting(dp_heavy_ball, kill_at=2)
+    trials(kill_at=2)
     with pytest.raises(Killed):
-        select_privately(first, F, grid, seed=None, store=tmp_path, **kw)
+        select_privately(dp_heavy_ball, F, grid, seed=None, store=tmp_path, **kw)
+    trials()
     (path,) = tmp_path.glob("selection-*-secret.jsonl")
     root = json.loads(path.read_text().split("\n")[0])["root"]
     resumed = select_privately(dp_heavy_ball, F, grid, seed=None, store=tmp_path, **kw)
     _same(resumed, select_privately(dp_heavy_ball, F, grid, seed=root, **kw))
 
 
-def test_other_inputs_do_not_resume_and_a_cut_line_is_run_again(tmp_path):
+def _algorithms():
+    from functools import partial
+
+    return partial(dp_heavy_ball, momentum=0.0)
+
+
+@pytest.mark.parametrize("change", [
+    {"epsilon": 1.0 + 1e-12}, {"score_epsilon": 0.2}, {"stop_probability": 0.2},
+    {"cap_delta": 1e-8}, {"loss_bound": 6.0}, {"grid": {"steps": [3, 6],
+                                                         "step_size": [0.25, 0.5, 1.0]}},
+    {"objective": "twin"}, {"objective": "neighbour"}, {"x0": np.full(3, 0.1)},
+])
+def test_any_other_input_is_another_selection(change, tmp_path, trials):
+    """Review of stop 79: each input changed in turn (a reordered grid, a neighbour with one
+    record replaced, 1e-12 of epsilon) writes a new file and runs every trial."""
+    kw = dict(PURE)
+    grid = kw.pop("grid")
+    select_privately(dp_heavy_ball, F, grid, seed=5, store=tmp_path, **kw)
+    change = dict(change)
+    f = {"twin": TWIN, "neighbour": NEIGHBOUR}.get(change.pop("objective", None), F)
+    grid = change.pop("grid", grid)
+    state = trials()
+    sel = select_privately(dp_heavy_ball, f, grid, seed=5, store=tmp_path, **{**kw, **change})
+    assert state["calls"] == sel.trials_run and len(list(tmp_path.glob("*.jsonl"))) == 2
+
+
+def test_an_algorithm_it_cannot_identify_is_refused(tmp_path):
+    """Review of stop 79: every functools.partial keyed as 'partial' (another algorithm's
+    trials were released under this one's guarantee)."""
+    kw = dict(PURE)
+    grid = kw.pop("grid")
+    kw.pop("momentum")
+    with pytest.raises(ValueError, match="cannot be keyed for a resume"):
+        select_privately(_algorithms(), F, grid, seed=5, store=tmp_path, **kw)
+    with pytest.raises(ValueError, match="cannot be keyed for a resume"):
+        select_privately(dp_heavy_ball, F, grid, seed=5, store=tmp_path,
+                         x0=np.array([object()] * 3, dtype=object), **{**kw, "momentum": 0.0})
+
+
+def test_a_cut_line_is_run_again_and_a_damaged_header_refused(tmp_path, trials):
     kw = dict(PURE)
     grid = kw.pop("grid")
     select_privately(dp_heavy_ball, F, grid, seed=5, store=tmp_path, **kw)
     (path,) = tmp_path.glob("selection-*.jsonl")
-    # another epsilon, another objective: other files, nothing read from the first
-    other, calls = _counting(dp_heavy_ball)
-    select_privately(other, F, grid, seed=5, store=tmp_path, **{**kw, "epsilon": 0.5})
-    assert len(calls) >= 1 and len(list(tmp_path.glob("selection-*.jsonl"))) == 2
-    select_privately(dp_heavy_ball, TWIN, grid, seed=5, store=tmp_path, **kw)
-    assert len(list(tmp_path.glob("selection-*.jsonl"))) == 3
-    # the last line cut by a kill: that trial runs again, the release is unchanged
     lines = path.read_text().split("\n")
     path.write_text("\n".join(lines[:-2]) + "\n" + lines[-2][: len(lines[-2]) // 2])
-    again, calls = _counting(dp_heavy_ball)
-    _same(select_privately(again, F, grid, seed=5, store=tmp_path, **kw),
-          select_privately(dp_heavy_ball, F, grid, seed=5, **kw))
-    assert len(calls) == 1
-    # a damaged header is refused by name
+    whole = select_privately(dp_heavy_ball, F, grid, seed=5, **kw)
+    state = trials()
+    _same(select_privately(dp_heavy_ball, F, grid, seed=5, store=tmp_path, **kw), whole)
+    assert state["calls"] == 1
+    state = trials()  # the cut line does not swallow the next one
+    select_privately(dp_heavy_ball, F, grid, seed=5, store=tmp_path, **kw)
+    assert state["calls"] == 0
     path.write_text("not json\n")
     with pytest.raises(ValueError, match="does not hold this selection's trials"):
         select_privately(dp_heavy_ball, F, grid, seed=5, store=tmp_path, **kw)
+    path.write_text("")  # created, killed before its header: a new file
+    select_privately(dp_heavy_ball, F, grid, seed=5, store=tmp_path, **kw)
 
 
 def test_the_shell_resumes_a_private_selection_from_its_store(tmp_path, capsys):
