@@ -21,24 +21,24 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from scipy import stats
 
-from bench.tuned_by_runs import X0, cpu_model
+from bench.private_selection_rdp import (  # the same problem, grid and law
+    GAMMA,
+    GRID,
+    LOSS_BOUND,
+    RUN,
+    SCORE_EPS,
+    SELECTIONS,
+    TARGET_DELTA,
+    _interval,
+)
+from bench.tuned_by_runs import cpu_model
 from dpbounds.algorithms import dp_sgd
 from dpbounds.data import kuru_synthetic
 from dpbounds.objectives import LogisticRegression
 from dpbounds.tuning import plan_selection, select_privately
 
-SELECTIONS = 30
-GRID = {"step_size": list(np.geomspace(0.05, 8.0, 10)), "clip_threshold": [0.1, 0.3, 1.0, 3.0]}
-RUN = dict(batch_size=500, steps=200, sampling="without_replacement", delta=1e-6, x0=X0)
-GAMMA, SCORE_EPS, LOSS_BOUND, TARGET_DELTA = 0.05, 0.1, 4.0, 1e-5
 ROWS = [(1.0, 0.0), (1.0, 1.0), (2.0, 0.0)]  # (total eps, shape eta)
-
-
-def _interval(v: np.ndarray) -> tuple[float, float, float]:
-    half = stats.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size)
-    return float(v.mean()), float(v.mean() - half), float(v.mean() + half)
 
 
 def main() -> None:

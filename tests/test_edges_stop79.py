@@ -179,19 +179,20 @@ def test_objective_error_on_a_bound_says_it_is_a_bound(capsys):
 
 def test_a_flat_bounds_slope_is_zero_not_rounding():
     """The slope row's predicted value where the bound does not move with the varied
-    quantity: exactly 0 (its ratio "-"), not -4e-17 (a ratio of -3.7e16)."""
+    quantity: exactly 0 (its ratio "-"), not -4e-17 (a ratio of -3.7e16). Oracles: a constant
+    bound (slope 0 exactly), sqrt (1/2 to rounding) and a rounding-size tilt kept as 0."""
     import numpy as np
 
-    from dpbounds.verify.statistics import loglog_slope
+    from dpbounds.verify.study import bound_slope
+    from dpbounds.verify.verdicts import Verdict
 
-    values = [2.0, 4.0, 8.0, 16.0]
-    flat = loglog_slope(values, np.full(4, 0.37))
-    assert abs(flat) < 1e-9  # the raw fit is zero up to rounding
-    import inspect
-
-    from dpbounds.verify import study
-
-    assert "0.0 if abs(v) < 1e-9 else v" in inspect.getsource(study)
+    values = np.array([2.0, 4.0, 8.0, 16.0, 60.0])
+    flat = np.full(5, 0.37) * (1 + np.array([0, 1, -1, 1, 0]) * 2**-52)
+    assert bound_slope(values, flat) == 0.0
+    assert bound_slope(values, np.sqrt(values)) == pytest.approx(0.5, abs=1e-12)
+    assert bound_slope(values, values ** 1e-6) == pytest.approx(1e-6, rel=1e-6)  # kept
+    row = Verdict("s", "c", "slope", -0.55, 0.01, bound_slope(values, flat), "o", True)
+    assert not np.isfinite(row.ratio)  # printed "-", not -3.7e16
 
 
 # ---------------------------------------------- review of stop 79: surviving mutants

@@ -423,7 +423,8 @@ def _run_private(args: argparse.Namespace, alg: Any, f: Any, grid: dict[str, lis
                              f"--problem {args.problem} (its own data) has none of: give "
                              "--eps per run (the selection reports its total)")
         plan = plan_selection(alg, twin, grid, total_epsilon=args.total_epsilon, name=name,
-                              reference_composed=False, **law, **fixed)  # the twin's run
+                              reference_composed=False, progress=progress_enabled(args),
+                              **law, **fixed)  # the twin's run
         epsilon = plan.epsilon
     sel = select_privately(alg, f, grid, epsilon=epsilon, **law,
                            reference_objective=None if args.selection_delta is None else twin,

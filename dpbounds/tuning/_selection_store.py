@@ -21,6 +21,7 @@ import hashlib
 import json
 import math
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,29 +30,6 @@ import numpy as np
 __all__ = ["SelectionStore", "objective_digest", "selection_key"]
 
 FORMAT = 1
-
-
-def _fingerprint(value: Any) -> Any:
-    """A JSON-able stand-in of ``value`` that changes when it does (arrays by digest);
-    ``ValueError`` for a value it cannot key (an object, whose repr may hold a reused memory
-    address: review of stop 79)."""
-    if isinstance(value, np.ndarray):
-        if value.dtype == object:
-            raise ValueError("an object array cannot be keyed")
-        h = hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()
-        return {"array": h, "dtype": str(value.dtype), "shape": list(value.shape)}
-    if isinstance(value, (bool, int, str)) or value is None:
-        return value
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, (np.integer, np.floating)):
-        return repr(value.item())
-    if isinstance(value, (list, tuple)):
-        return [_fingerprint(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _fingerprint(v)
-                for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
-    raise ValueError(f"a {type(value).__name__} cannot be keyed")
 
 
 def objective_digest(objective: Any) -> str | None:
@@ -65,13 +43,19 @@ def objective_digest(objective: Any) -> str | None:
     return objective_fingerprint(objective)
 
 
-def selection_key(**inputs: Any) -> str:
-    """SHA-256 of every input of a selection (JSON of their fingerprints)."""
+def selection_key(*, fixed: Mapping[str, Any], **inputs: Any) -> str:
+    """SHA-256 of every input of a selection, encoded as ``tune_by_runs``'s store keys its
+    cells (:func:`~dpbounds.tuning.by_runs._encode`: plain values, arrays with their dtype;
+    anything else, whose ``repr`` may hold a reused memory address, is a ``ValueError``)."""
     from dpbounds import __version__
+    from dpbounds.sweep.cells import canonical_json
+    from dpbounds.tuning.by_runs import _encode
 
-    text = json.dumps({"version": __version__, **{k: _fingerprint(v) for k, v in
-                                                   inputs.items()}}, sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()
+    data = {"version": __version__,
+            "fixed": {k: _encode(v, f"fixed argument {k!r}", True, True)
+                      for k, v in fixed.items()},
+            **{k: _encode(v, k, True, True) for k, v in inputs.items()}}
+    return hashlib.sha256(canonical_json(data).encode()).hexdigest()
 
 
 class SelectionStore:

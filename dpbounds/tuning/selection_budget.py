@@ -6,9 +6,10 @@ total budget asks the inverse (walkthrough of stop 79: "which per-run epsilon gi
 1?" could only be answered by trial and error, each trial a selection on the private data).
 :func:`plan_selection` answers it **before the private data are touched**:
 
-* pure random stopping (Liu & Talwar; ``target_delta=None``): :math:`\varepsilon = 3
-  (\varepsilon_{run}(1+10^{-9}) + \varepsilon_s')`, with :math:`\varepsilon_s'` the score's
-  spent budget (grid Laplace, at most ``score_epsilon``), solved in closed form;
+* pure random stopping (Liu & Talwar 2019, Theorem 3.4, RECONSTRUCTED; ``target_delta=None``):
+  :math:`\varepsilon = 3(\varepsilon_{run}(1+10^{-9}) + \varepsilon_s')`, with
+  :math:`\varepsilon_s'` the score's spent budget (grid Laplace, at most ``score_epsilon``;
+  the :math:`10^{-9}` slack is DERIVED, the selection's own), solved in closed form;
 * the Rényi selection (Papernot & Steinke 2022, Theorem 2, RECONSTRUCTED;
   ``target_delta``): the guarantee is increasing in the run's epsilon, which is found by
   bisection on :math:`\log\varepsilon_{run}`, each evaluation one **reference run on the
@@ -104,7 +105,8 @@ def plan_selection(algorithm: Callable[..., Any] | None, reference_objective: An
                    cap_delta: float = 1e-9, grid_bits: int = 30,
                    target_delta: float | None = None, shape: float = 1.0,
                    reference_composed: bool = True, rtol: float = 1e-4,
-                   name: str | None = None, **fixed: Any) -> SelectionBudget:
+                   name: str | None = None, progress: bool = False,
+                   **fixed: Any) -> SelectionBudget:
     r"""The largest per-run epsilon whose private selection costs at most ``total_epsilon``.
 
     Parameters
@@ -132,6 +134,9 @@ def plan_selection(algorithm: Callable[..., Any] | None, reference_objective: An
         over the total: review of stop 79).
     rtol:
         Relative resolution of the planned epsilon, in (0, 0.1].
+    progress:
+        Show the reference runs as they run (a bar on a terminal, lines in a log): each is
+        one run of the algorithm, ~15 of them.
 
     Returns
     -------
@@ -155,6 +160,12 @@ def plan_selection(algorithm: Callable[..., Any] | None, reference_objective: An
         raise ValueError(f"grid must map each searched name to a non-empty list of values, "
                          f"got {grid!r}")
     check_int("grid_bits", grid_bits, minimum=0, maximum=40)
+    for what, value, top in (("stop_probability", stop_probability, 1.0),
+                             ("cap_delta", cap_delta, 1.0 - 1e-16)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) \
+                or not 0.0 < float(value) <= top:
+            raise ValueError(f"{what} must be a number in (0, 1{']' if top == 1.0 else ')'}, "
+                             f"got {value!r}")
     gamma = float(stop_probability)
     if target_delta is None:
         if not 0.0 < gamma <= 1.0:
@@ -194,6 +205,9 @@ def plan_selection(algorithm: Callable[..., Any] | None, reference_objective: An
     run_kw = _grid_noise_keyword(algorithm)
     cap = _law_cap(eta, gamma, float(cap_delta))
     evaluations = 0
+    from dpbounds._progress import progress_bar
+
+    bar = progress_bar(progress, None, desc="planning the selection", unit="run", lines=True)
 
     def guarantee(run_eps: float) -> tuple[float, float]:
         nonlocal evaluations
@@ -201,6 +215,7 @@ def plan_selection(algorithm: Callable[..., Any] | None, reference_objective: An
             raise ValueError(f"plan_selection: {MAX_EVALUATIONS} reference runs did not "
                              f"resolve the per-run epsilon to rtol {rtol:g}")
         evaluations += 1
+        bar.update(1)
         bound, _, relation, own = _reference(
             algorithm, reference_objective, label, run_eps, (0, REFERENCE_STREAM), run_kw,
             fixed, point, orders, True)
@@ -211,6 +226,18 @@ def plan_selection(algorithm: Callable[..., Any] | None, reference_objective: An
         trial = bound(run_eps * (1.0 + RUN_EPS_SLACK)) + _pure_curve(spent, orders)
         composed = own if reference_composed else np.zeros_like(own)
         return _renyi_guarantee(trial, orders, eta, gamma, float(target_delta), cap, composed)
+
+    try:
+        return _bisect(guarantee, total, rtol, eps_s, eta, gamma, lambda: evaluations)
+    finally:
+        bar.close()
+
+
+def _bisect(guarantee: Callable[[float], tuple[float, float]], total: float, rtol: float,
+            eps_s: float, eta: float, gamma: float,
+            evaluations: Callable[[], int]) -> SelectionBudget:
+    """The largest per-run epsilon (to ``rtol``) whose ``guarantee`` fits ``total``:
+    halving from the total until it fits, then bisection on its logarithm."""
 
     def fits(g: tuple[float, float]) -> bool:
         return g[0] <= total and g[1] < 1.0
@@ -232,7 +259,7 @@ def plan_selection(algorithm: Callable[..., Any] | None, reference_objective: An
                              f"{err}") from None
     if math.isinf(hi):  # the total itself fits (a run spending all of it costs no more)
         return SelectionBudget(lo, at_lo[0], at_lo[1], total, "rdp", trials_mean(eta, gamma),
-                               evaluations)
+                               evaluations())
     while hi / lo > 1.0 + rtol:
         mid = math.sqrt(lo * hi)
         at_mid = guarantee(mid)
@@ -241,4 +268,4 @@ def plan_selection(algorithm: Callable[..., Any] | None, reference_objective: An
         else:
             hi = mid
     return SelectionBudget(lo, at_lo[0], at_lo[1], total, "rdp", trials_mean(eta, gamma),
-                           evaluations)
+                           evaluations())

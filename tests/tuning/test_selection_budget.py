@@ -84,12 +84,17 @@ def test_pure_plan_is_the_closed_form_and_the_selection_meets_it():
     ({"total_epsilon": -1.0}, "total_epsilon must be"),
     ({"total_epsilon": 1.0, "rtol": 0.5}, r"rtol must lie in \(0, 0.1\]"),
     ({"total_epsilon": 1.0, "target_delta": 1e-5, "shape": 5e-324}, "shape must be 0 or"),
+    ({"total_epsilon": 1.0, "stop_probability": "x"}, "stop_probability must be a number"),
+    ({"total_epsilon": 1.0, "stop_probability": True}, "stop_probability must be a number"),
+    ({"total_epsilon": 1.0, "cap_delta": 0.0}, r"cap_delta must be a number in \(0, 1\)"),
+    ({"total_epsilon": float("nan")}, "total_epsilon must be"),
+    ({"total_epsilon": float("inf")}, "total_epsilon must be"),
 ])
 def test_refusals(kw, words):
+    kw = {"stop_probability": 0.2, **kw}
     with pytest.raises(ValueError, match=words):
         plan_selection(dp_heavy_ball, TWIN, {"step_size": [0.5], "steps": [5]},
-                       score_epsilon=0.1, loss_bound=5.0, stop_probability=0.2, momentum=0.0,
-                       **kw)
+                       score_epsilon=0.1, loss_bound=5.0, momentum=0.0, **kw)
 
 
 def test_the_shell_plans_then_selects(capsys):
