@@ -397,6 +397,10 @@ def _run_private(args: argparse.Namespace, alg: Any, f: Any, grid: dict[str, lis
     seed_note = (f"the selection's noise came from --seed {seed}: anyone who knows it "
                  "reproduces the noise (leave --seed out for a release on real data)"
                  if seed is not None else
+                 "the selection's noise came from fresh entropy, kept nowhere but in "
+                 "--store's file, for a resume (keep it private; --seed S reproduces a "
+                 "simulation study)"
+                 if args.store is not None else
                  "the selection's noise came from fresh entropy, kept nowhere (--seed S "
                  "reproduces a simulation study)")
     # logistic and quadratic data are synthetic: a public twin (another seed, the same n, d,

@@ -167,3 +167,17 @@ def test_the_shell_resumes_a_private_selection_from_its_store(tmp_path, capsys):
     rc, again, _ = _cli(argv, capsys)
     assert rc == 0 and json.loads(again) == json.loads(out)
     assert len(list(tmp_path.glob("selection-*-seed-2.jsonl"))) == 1
+
+
+def test_the_shell_says_where_a_secret_seed_is_kept(tmp_path, capsys):
+    from tests.tuning.test_by_runs import _cli
+
+    argv = ["tune", "runs", "hb", "--N", "300", "--d", "3", "--private", "--loss-bound", "5",
+            "--search", "alpha=0.5", "--steps", "3", "--beta", "0", "--quiet"]
+    rc, out, _ = _cli([*argv, "--store", str(tmp_path)], capsys)
+    assert rc == 0 and "kept nowhere but in --store's file" in out.splitlines()[-1]
+    (path,) = tmp_path.glob("selection-*-secret.jsonl")  # the root is there, as it says
+    assert "root" in path.read_text().split("\n")[0]
+    rc, out, _ = _cli(argv, capsys)
+    assert rc == 0 and out.splitlines()[-1].startswith(
+        "the selection's noise came from fresh entropy, kept nowhere (")
