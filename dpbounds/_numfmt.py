@@ -15,6 +15,8 @@ def shown(value: float, digits: int = 6) -> str:
 
     >>> shown(0.9999999), shown(0.25), shown(1.0), shown(123456789.0)
     ('0.9999999', '0.25', '1', '1.23457e+08')
+    >>> shown(0.9999999999999999)
+    '0.9999999999999999'
     """
     value = float(value)
     text = f"{value:.{digits}g}"
@@ -22,5 +24,7 @@ def shown(value: float, digits: int = 6) -> str:
         return text
     near = float(text)
     if near != value and near == math.floor(near) and "e" not in text:
-        return f"{value:.15g}"
+        longer = f"{value:.15g}"
+        # 15 digits still round 1 - 2^-53 to '1' (fuzz round 13): the shortest exact text
+        return longer if float(longer) != math.floor(float(longer)) else repr(value)
     return text

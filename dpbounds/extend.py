@@ -2662,8 +2662,19 @@ def method_named(name: str) -> Method:
         known = ", ".join(sorted(_METHODS)) or (
             "none (a Method counts once a plug-in passes it to extend.study or "
             "extend.audit_setting; load one with --plugin FILE)")
-        raise ValueError(f"unknown method {name!r}; registered methods: {known}")
+        from dpbounds._suggest import did_you_mean
+
+        # no did-you-mean before (fuzz round 13), and 'calibrate dp_sgd' did not say where a
+        # built-in algorithm's noise is calibrated
+        near = did_you_mean(name, [*_METHODS, *_METHOD_THEOREM])
+        raise ValueError(f"unknown method {name!r}{near}; registered methods: {known}; "
+                         f"{BUILT_IN_NOISE}")
     return _METHODS[key]
+
+
+#: where a built-in algorithm's noise is calibrated (``calibrate`` takes registered methods)
+BUILT_IN_NOISE = ("a built-in algorithm's noise for a target: 'dpbounds privacy --steps T "
+                  "[--sampling-rate q]' (each mechanism and accountant)")
 
 
 def run_method(objective: Any, *, method: str, **kw: Any) -> Any:

@@ -268,11 +268,12 @@ JSON_RESULT_FIELDS: dict[str, tuple[str, frozenset[str]]] = {
                         "flags"})),
     "verify": ("a theorem's catalogue entry: its name, aliases, components, notes, the "
                "algorithms its runs use (what a mutation patches) and the "
-               "fixed and grid values of its problem keys (those keys are bound symbols); "
+               "fixed and grid values of its problem keys (those keys are bound symbols), "
+               "the fixed keys its runs do not read (unread); "
                "the lists of studies and problems, a problem's name, class and description",
                frozenset({"aliases", "components", "fixed", "grids", "notes", "theorem",
                           "origin", "provenance", "studies", "problems", "name",
-                          "problem_class", "description", "algorithms"})),
+                          "problem_class", "description", "algorithms", "unread"})),
 }
 #: Bound symbols (``N``, ``eps`` ...) name quantities in verify's problem keys.
 BOUND_SYMBOLS = frozenset(s for q in QUANTITIES for s in q.symbols)

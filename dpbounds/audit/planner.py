@@ -271,6 +271,13 @@ def plan(algorithm: str, neighbouring: Neighbouring | str | None = None, *,
     pilot = audit(algorithm, neighbouring, epsilon=epsilon, delta=delta, trials=pilot_trials,
                   confidence=confidence, seed=seed, mutant=mutant)
     claim, dlt = pilot.claimed_epsilon, pilot.delta
+    if not claim > 0:
+        # epsilon = 1e-20 reached gaussian_runs as "target must be > 0, got 0.0" (fuzz 13)
+        raise ValueError(
+            f"epsilon={pilot.input_epsilon!r}: {algorithm}'s claimed epsilon at delta = "
+            f"{dlt:.3g} is 0 (its privacy loss stays within delta), so there is no lower "
+            "bound above 0 for an audit to reach; plan with a larger epsilon or a smaller "
+            "delta")
     model = _declared_model(algorithm, neighbouring, pilot.input_epsilon, delta, mutant)
     # the audit's two estimators share its error (Bonferroni): each row at its own share
     each = confidence if model is None else 1.0 - (1.0 - confidence) / 2.0

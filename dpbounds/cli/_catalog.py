@@ -47,7 +47,8 @@ def _verify_rows() -> list[dict[str, Any]]:
                  components=list(s.components), fixed=dict(s.fixed),
                  grids={k: list(v[0]) for k, v in s.defaults.items()}, notes=s.notes,
                  origin=origin(s.theorem), provenance=str(s.entry.tuned.provenance),
-                 problems=list(s.fitting_problems()), algorithms=list(s.algorithms))
+                 problems=list(s.fitting_problems()), algorithms=list(s.algorithms),
+                 unread=list(s.unread))
             for s in STUDIES.values()]
 
 

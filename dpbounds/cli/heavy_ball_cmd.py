@@ -122,7 +122,17 @@ def _tune_hb(args: argparse.Namespace) -> int:
     from dpbounds.cli._paths import print_result
 
     return print_result("tune", strict_json(res.rows(), indent=2) if args.json
-                        else res.table() + "\n" + PUBLIC_INPUTS)
+                        else res.table() + "\n" + _underflow_line(args) + PUBLIC_INPUTS)
+
+
+def _underflow_line(args: argparse.Namespace) -> str:
+    """The note that the noise is below float64's range, with its newline, or ``""``."""
+    from dpbounds.bounds.strongly_convex.gradient_noise import noise_underflow_note
+
+    m = args.dataset_size if args.batch_size is None else args.batch_size
+    note = noise_underflow_note(args.sensitivity, args.dataset_size, m, args.epsilon,
+                                args.dimension)
+    return note + "\n" if note else ""
 
 
 #: what the worst-case tuners read without noise (walkthrough of stop 77: E0 and L computed
@@ -161,7 +171,7 @@ def _tune_nag(args: argparse.Namespace) -> int:
 
     return print_result("tune", strict_json(res.rows(), indent=2) if args.json
                         else res.table() + "\n" + _run_line(res.rows(), args.epsilon)
-                        + PUBLIC_INPUTS)
+                        + _underflow_line(args) + PUBLIC_INPUTS)
 
 
 def _rate(x: float) -> str:
@@ -187,8 +197,11 @@ def _rate_hb(args: argparse.Namespace) -> int:
     rows = {"alpha": alpha, "beta": beta, "mu": mu, "L": L,
             "rho_quadratic": rho, "rho_eq26_as_printed": printed}
     # 12 digits: beta = 0.999999999 echoed as "beta = 1", a value the command refuses
-    lines = [f"heavy ball, alpha = {alpha:.12g}, beta = {beta:.12g}, mu = {mu:.12g}, "
-             f"L = {L:.12g}",
+    from dpbounds._numfmt import shown
+
+    # shown(): beta = 1 - 2^-53 printed as 'beta = 1', a value the flag refuses (fuzz 13)
+    lines = [f"heavy ball, alpha = {shown(alpha, 12)}, beta = {shown(beta, 12)}, "
+             f"mu = {shown(mu, 12)}, L = {shown(L, 12)}",
              f"  quadratic rate (App. B.3 roots)          rho = {_rate(rho)}",
              f"  eq. (26) as printed (Nesterov's roots)   rho = {_rate(printed)}"]
     if not args.no_lmi:

@@ -66,7 +66,9 @@ output columns (--objective error: one row per choice with the searched hyper-pa
 #: ``dpbounds.extend``'s registry, so while no plug-in has imported that module no name can be
 #: known and ``calibrate NAME`` says so before importing it (and sympy: 2 CPU-s against 0.15)
 NO_METHODS = ("unknown method {name!r}; registered methods: none (a Method counts once a plug-in "
-              "passes it to extend.study or extend.audit_setting; load one with --plugin FILE)")
+              "passes it to extend.study or extend.audit_setting; load one with --plugin FILE); "
+              "a built-in algorithm's noise for a target: 'dpbounds privacy --steps T "
+              "[--sampling-rate q]' (each mechanism and accountant)")
 
 
 def _calibrate(args: argparse.Namespace) -> int:

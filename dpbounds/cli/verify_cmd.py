@@ -456,11 +456,18 @@ def _kept(keeper: _Keeper) -> Any:
         keeper.save()
 
 
-def _refuse_not_taken(args: argparse.Namespace, fixed: dict[str, Any], takes: set[str]) -> None:
-    """A ``ValueError`` for the first flag setting a value the study does not take."""
+def _refuse_not_taken(args: argparse.Namespace, fixed: dict[str, Any], takes: set[str],
+                      unread: Any = ()) -> None:
+    """A ``ValueError`` for the first flag setting a value the study does not take (or
+    takes and never reads: a pure-DP study's delta)."""
+    dests = {"d": "dimension", "N": "dataset_size", "eps": "epsilon", "delta": "delta",
+             "T": "steps", "B": "batch_size"}
+    for key in sorted(set(fixed) & set(unread)):
+        # `verify strongly_convex.nag --delta 1e-9` ran and said nothing (fuzz round 13)
+        raise ValueError(f"{flag_used(args, dests[key])} does not apply to {args.theorem}: its "
+                         f"runs are pure eps-DP, so {key} changes nothing; leave it out")
     for key in sorted(set(fixed) - takes):
-        dest = {"d": "dimension", "N": "dataset_size", "eps": "epsilon", "delta": "delta",
-                "T": "steps", "B": "batch_size"}[key]
+        dest = dests[key]
         raise ValueError(f"{flag_used(args, dest)} does not apply to {args.theorem}: it sets "
                          f"{key}, which this study does not take (it takes "
                          f"{', '.join(sorted(takes))})")
@@ -516,7 +523,7 @@ def run(args: argparse.Namespace) -> int:
     row = next((r for r in _catalog.rows("verify") if r["theorem"] == known.get(args.theorem)),
                None) if known is not None else None
     if row is not None:  # the study's fixed keys from the catalog, before its imports
-        _refuse_not_taken(args, fixed, set(row["fixed"]))
+        _refuse_not_taken(args, fixed, set(row["fixed"]), row.get("unread", ()))
         if args.problem is not None and args.problem not in row["problems"]:
             # scaling_study's words (1.0-1.1 CPU-s of imports before; fuzz round 7)
             raise ValueError(f"problem {args.problem!r} does not fit {row['theorem']}; valid: "
@@ -542,7 +549,8 @@ def run(args: argparse.Namespace) -> int:
 
     # its modules imported (then kept out of the collector's scans); a flag the study does
     # not take is refused in the user's words (a plug-in's study: here, from its registry)
-    _refuse_not_taken(args, fixed, set(get_study(args.theorem).fixed))
+    study_def = get_study(args.theorem)
+    _refuse_not_taken(args, fixed, set(study_def.fixed), study_def.unread)
     freeze_heap()
     spec = problem(args.problem) if args.problem else None
     show = progress_enabled(args)

@@ -97,6 +97,10 @@ class TheoremStudy:
         The algorithms its runs hand to :func:`~dpbounds.verify.mutants.mutated`: an
         algorithm-specific mutation of another is refused before planning (``()``: unknown,
         not checked early).
+    unread:
+        Keys of ``fixed`` its runs and bound do not read (a pure-DP algorithm's ``delta``):
+        ``verify --delta`` is refused for them rather than accepted without effect (fuzz
+        round 13).
     open_problems:
         The study also runs on every declared problem (a plug-in's,
         :class:`~dpbounds.verify.problems.ProblemKind`) of the theorem's class or a more
@@ -122,6 +126,7 @@ class TheoremStudy:
     probe_trials: int = 16
     # (documented under Parameters: a `#:` comment made Sphinx describe it twice)
     algorithms: tuple[str, ...] = ()
+    unread: tuple[str, ...] = ()
 
     @property
     def entry(self) -> registry.Entry:

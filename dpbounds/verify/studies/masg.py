@@ -208,6 +208,7 @@ register_study(TheoremStudy(
     # eps = 4, N = 1000: Remark 4.1's horizon spans two or three stages at d = 2, 8 (92, 36
     # steps; eps = 1, N = 500 gives 8 steps, stage 1 alone: DP-NAG)
     fixed={"d": 8, "N": 1000, "eps": 4.0, "delta": 1e-5},
+    unread=("delta",),  # pure eps-DP (Laplace): delta changes nothing
     quick_fixed={},
     run=_run_masg, component_exprs=_nag_exprs, trials=(3000, 1500), problems=("quadratic",),
     # vectorised over 1,500-3,000 trials: probed at 16, estimated at 0.2-50x the runs
