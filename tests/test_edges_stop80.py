@@ -8,16 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-
-def _cli(argv, capsys):
-    from dpbounds.cli import main
-
-    try:
-        rc = main(argv)
-    except SystemExit as exc:  # argparse's own refusals
-        rc = exc.code
-    cap = capsys.readouterr()
-    return rc, cap.out, cap.err
+from tests.test_edges_stop79 import _cli
 
 
 def test_one_ulp_below_one_is_not_printed_as_one(capsys):
