@@ -68,7 +68,8 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "bound": ("dpbounds.cli.bounds_cmd", "evaluate one utility bound (hyper-parameters, scaling)"),
     "compare": ("dpbounds.cli.bounds_cmd", "compare the bounds that fit one problem"),
     "tune": ("dpbounds.cli.heavy_ball_cmd",
-             "tune DP heavy ball / DP-NAG from Kuru et al.'s bounds"),
+             "tune by worst-case error, by a bound, or by real runs (tune runs: "
+             "DP-SGD, heavy ball, a plug-in)"),
     "rate": ("dpbounds.cli.heavy_ball_cmd", "convergence rates (closed form and LMI certificate)"),
     "audit": ("dpbounds.cli.audit_cmd",
               "empirical privacy audit: an epsilon lower bound next to the claimed epsilon"),

@@ -384,7 +384,8 @@ def _worst_case_lines(args: argparse.Namespace, lines: list[str]) -> dict:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``tune`` (with ``hb`` / ``nag``) and ``rate`` (with ``hb``)."""
-    tune = sub.add_parser("tune", help="tune DP heavy ball / DP-NAG from Kuru et al.'s bounds",
+    tune = sub.add_parser("tune", help=("tune by worst-case error, by a bound, or by real runs "
+                                "(tune runs: DP-SGD, heavy ball, a plug-in)"),
                           description="Tune DP heavy ball (hb) or DP-NAG / DP-MASG (nag) from "
                                       "Kuru et al.'s bounds, any registered bound over its "
                                       "hyper-parameters (bound NAME), or a plug-in's method "

@@ -426,10 +426,16 @@ def _run_private(args: argparse.Namespace, alg: Any, f: Any, grid: dict[str, lis
             raise ValueError(f"--total-epsilon plans on a public twin of the data, which "
                              f"--problem {args.problem} (its own data) has none of: give "
                              "--eps per run (the selection reports its total)")
+        # with --total-epsilon, --selection-delta is the whole selection's delta: the plan
+        # budgets the cap's share inside it (walkthrough of stop 80: 1e-6 released 1.003e-6)
+        total = ({} if args.selection_delta is None else
+                 {"target_delta": None, "total_delta": args.selection_delta})
         plan = plan_selection(alg, twin, grid, total_epsilon=args.total_epsilon, name=name,
                               reference_composed=False, progress=progress_enabled(args),
-                              **law, **fixed)  # the twin's run
+                              **{**law, **total}, **fixed)  # the twin's run
         epsilon = plan.epsilon
+        if plan.target_delta is not None:
+            law["target_delta"] = plan.target_delta
     sel = select_privately(alg, f, grid, epsilon=epsilon, **law,
                            reference_objective=None if args.selection_delta is None else twin,
                            seed=seed, progress=progress_enabled(args), store=args.store,
@@ -437,9 +443,12 @@ def _run_private(args: argparse.Namespace, alg: Any, f: Any, grid: dict[str, lis
     from dpbounds.cli import warn_no_privacy
 
     warn_no_privacy(sel.epsilon, sel.delta, sel.size)  # delta above 1/n: no privacy
-    if plan is not None and not sel.epsilon <= args.total_epsilon * (1 + 1e-12):
-        raise ValueError(f"internal: the planned selection reports eps = {sel.epsilon:.6g} "
-                         f"above --total-epsilon {args.total_epsilon:g}")
+    if plan is not None and not (sel.epsilon <= args.total_epsilon * (1 + 1e-12) and (
+            args.selection_delta is None or sel.delta <= args.selection_delta)):
+        raise ValueError(f"internal: the planned selection reports eps = {sel.epsilon:.6g}, "
+                         f"delta = {sel.delta:.6g} above --total-epsilon "
+                         f"{args.total_epsilon:g} (--selection-delta "
+                         f"{args.selection_delta})")
     if args.json:
         return print_result("tune", strict_json(
             {"problem": args.problem, "algorithm": name, "best": sel.best,
@@ -642,7 +651,11 @@ def _run(args: argparse.Namespace) -> int:
     res = tune_by_runs(alg, recipe, grid, epsilon=args.epsilon, trials=args.trials,
                        eval_trials=args.eval_trials, seed=args.seed,
                        progress=progress_enabled(args), store=args.store,
-                       executor=_executor(args), fresh=args.fresh, **fixed)
+                       executor=_executor(args), fresh=args.fresh,
+                       # the tuning's spend at the runs' own delta (walkthrough of stop 80:
+                       # `tune runs sgd --delta 1e-6` reported it at 1e-5)
+                       **({"spent_delta": args.delta} if args.delta is not None else {}),
+                       **fixed)
     from dpbounds.cli._paths import print_result
 
     if args.json:
@@ -736,7 +749,8 @@ def register_tune_runs(tsub: argparse._SubParsersAction) -> None:
                    dest="total_epsilon",
                    help="plan each run's epsilon so that the whole selection costs at most "
                         "EPS (on public inputs: the synthetic twin's reference runs), instead "
-                        "of --eps per run")
+                        "of --eps per run; with --selection-delta DELTA the whole selection's "
+                        "delta is at most DELTA (the cap's share budgeted inside it)")
     q.add_argument("--trials-shape", type=float, default=None, metavar="ETA",
                    help="with --selection-delta: the law's shape eta > -1 (default 1: "
                         "geometric; 0: logarithmic, fewer trials and a smaller eps)")

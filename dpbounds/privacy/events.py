@@ -78,8 +78,13 @@ dpbounds (a DP-SGD run of 50 steps at rate 0.05 calibrated to eps = 1 at delta =
 reads 15.7 there without replacement, 17.1 with Poisson sampling); compare it with
 the run's own ``result.privacy.epsilon``.
 
+A :class:`~dpbounds.privacy.mechanisms.SubsampledLaplaceMechanism` of the whole data set
+(``sample_size == dataset_size``, a full-batch DP heavy ball or DP-NAG step) is its Laplace
+mechanism: ``LaplaceDpEvent`` (replace-one, as its amplification is stated).
+
 Refused (``ValueError`` saying why):
-:class:`~dpbounds.privacy.mechanisms.SubsampledLaplaceMechanism` (``dp_accounting``'s RDP
+:class:`~dpbounds.privacy.mechanisms.SubsampledLaplaceMechanism` of a proper subsample
+(``dp_accounting``'s RDP
 accountant takes only Gaussian sub-events of ``SampledWithoutReplacementDpEvent`` and its PLD
 accountant has no sampling without replacement),
 :class:`~dpbounds.privacy.mechanisms.PureDpMechanism` and
@@ -244,6 +249,11 @@ def _one(mech: Mechanism, nb: Neighbouring, accountant: str) -> Any:
             raise ValueError(f"{name}: dp_accounting's PLD accountant has no ZCDpEvent (and no "
                              "subsampled discrete Gaussian event); use accountant='rdp'")
         return dpa.ZCDpEvent(_unsampled_rho(mech, nb))
+    if (isinstance(mech, SubsampledLaplaceMechanism) and nb is Neighbouring.REPLACE_ONE
+            and mech.sample_size == mech.dataset_size):
+        # the whole data set: no subsampling, the Laplace mechanism itself (walkthrough of
+        # stop 80: a full-batch DP heavy ball run could not be exported)
+        return _one(mech.base, nb, accountant)
     if isinstance(mech, SubsampledLaplaceMechanism):
         raise ValueError(
             f"{name} has no dp_accounting equivalent it can account: its RDP accountant takes "

@@ -54,6 +54,7 @@ from dpbounds.tuning.private_selection import (
     _reference,
     _renyi_guarantee,
     trials_mean,
+    trials_tail,
 )
 
 __all__ = ["SelectionBudget", "plan_selection"]
@@ -80,6 +81,10 @@ class SelectionBudget:
         :math:`\\mathbb E[K]`, the expected number of trials (compute, not privacy).
     evaluations:
         Reference runs made on the public objective (0 for the pure path).
+    target_delta:
+        The Rényi path's conversion delta, to give ``select_privately`` as its
+        ``target_delta``: the one asked, or with ``total_delta`` that total less the cap's
+        share (``None`` on the pure path).
     """
 
     epsilon: float
@@ -89,6 +94,7 @@ class SelectionBudget:
     accountant: str
     trials_mean: float
     evaluations: int
+    target_delta: float | None = None
 
     def __str__(self) -> str:
         how = ("3 (eps + score eps), Liu & Talwar" if self.accountant == "pure" else
@@ -105,6 +111,7 @@ def plan_selection(algorithm: Callable[..., Any] | None, reference_objective: An
                    cap_delta: float = 1e-9, grid_bits: int = 30,
                    target_delta: float | None = None, shape: float = 1.0,
                    reference_composed: bool = True, rtol: float = 1e-4,
+                   total_delta: float | None = None,
                    name: str | None = None, progress: bool = False,
                    **fixed: Any) -> SelectionBudget:
     r"""The largest per-run epsilon whose private selection costs at most ``total_epsilon``.
@@ -125,6 +132,14 @@ def plan_selection(algorithm: Callable[..., Any] | None, reference_objective: An
         grid's rounding, which ``rtol`` covers).
     total_epsilon:
         The whole selection's epsilon, > 0.
+    total_delta:
+        Instead of ``target_delta`` (the Rényi path): the whole selection's delta. The
+        selection's delta is its conversion delta plus the cap's and the sampler's share
+        (:math:`P[K>T](1+e^{\varepsilon})`), so ``target_delta=1e-6`` releases a delta of
+        about 1.003e-6 (walkthrough of stop 80); with ``total_delta`` the plan converts at
+        ``total_delta`` less that share at ``total_epsilon`` (the most it can be), returned
+        as ``plan.target_delta`` for ``select_privately``, and the selection's delta is at
+        most ``total_delta``.
     reference_composed:
         ``True`` (default, as :func:`~dpbounds.tuning.select_privately` without a
         ``reference_objective``): the selection makes its reference run on the private data
@@ -167,6 +182,23 @@ def plan_selection(algorithm: Callable[..., Any] | None, reference_objective: An
             raise ValueError(f"{what} must be a number in (0, 1{']' if top == 1.0 else ')'}, "
                              f"got {value!r}")
     gamma = float(stop_probability)
+    if total_delta is not None:
+        if target_delta is not None:
+            raise ValueError("give target_delta (the conversion's) or total_delta (the whole "
+                             "selection's), not both")
+        if not (isinstance(total_delta, numbers.Real) and not isinstance(total_delta, bool)
+                and 0.0 < float(total_delta) < 1.0):
+            raise ValueError(f"total_delta must be a number in (0, 1), got {total_delta!r}")
+        eta_, gamma_ = _check_law(shape, stop_probability)
+        cap_ = _law_cap(eta_, gamma_, float(cap_delta))
+        # the share _renyi_guarantee adds, at the largest epsilon the plan allows
+        tail = min(1.0, trials_tail(eta_, gamma_, cap_) + cap_ * 2.0**-50)
+        share = tail * (1.0 + math.exp(min(total, 700.0)))
+        target_delta = float(total_delta) - share
+        if not target_delta > 0:
+            raise ValueError(f"total_delta {float(total_delta):.3g} is at most the cap's share "
+                             f"{share:.3g} (P[K > T] (1 + e^eps) at eps = {total:g}): lower "
+                             "cap_delta or raise total_delta")
     if target_delta is None:
         if not 0.0 < gamma <= 1.0:
             raise ValueError(f"stop_probability must lie in (0, 1], got {stop_probability!r}")
@@ -228,14 +260,15 @@ def plan_selection(algorithm: Callable[..., Any] | None, reference_objective: An
         return _renyi_guarantee(trial, orders, eta, gamma, float(target_delta), cap, composed)
 
     try:
-        return _bisect(guarantee, total, rtol, eps_s, eta, gamma, lambda: evaluations)
+        return _bisect(guarantee, total, rtol, eps_s, eta, gamma, lambda: evaluations,
+                       float(target_delta))
     finally:
         bar.close()
 
 
 def _bisect(guarantee: Callable[[float], tuple[float, float]], total: float, rtol: float,
             eps_s: float, eta: float, gamma: float,
-            evaluations: Callable[[], int]) -> SelectionBudget:
+            evaluations: Callable[[], int], target_delta: float) -> SelectionBudget:
     """The largest per-run epsilon (to ``rtol``) whose ``guarantee`` fits ``total``:
     halving from the total until it fits, then bisection on its logarithm."""
 
@@ -259,7 +292,7 @@ def _bisect(guarantee: Callable[[float], tuple[float, float]], total: float, rto
                              f"{err}") from None
     if math.isinf(hi):  # the total itself fits (a run spending all of it costs no more)
         return SelectionBudget(lo, at_lo[0], at_lo[1], total, "rdp", trials_mean(eta, gamma),
-                               evaluations())
+                               evaluations(), target_delta)
     while hi / lo > 1.0 + rtol:
         mid = math.sqrt(lo * hi)
         at_mid = guarantee(mid)
@@ -268,4 +301,4 @@ def _bisect(guarantee: Callable[[float], tuple[float, float]], total: float, rto
         else:
             hi = mid
     return SelectionBudget(lo, at_lo[0], at_lo[1], total, "rdp", trials_mean(eta, gamma),
-                           evaluations())
+                           evaluations(), target_delta)

@@ -135,3 +135,30 @@ def _zcdp_eps(rho: float, delta: float) -> float:
     """Bun & Steinke's conversion, rho + 2 sqrt(rho log(1/delta)) (looser than the RDP
     accountant's)."""
     return rho + 2 * math.sqrt(rho * math.log(1 / delta))
+
+
+def test_a_full_batch_laplace_run_travels_as_its_laplace_mechanism():
+    # walkthrough of stop 80: a full-batch DP heavy ball run's ledger (a "subsampled" Laplace
+    # of m = n) was refused; its event is the Laplace mechanism, read by dp_accounting at the
+    # pure T Delta / b written out here (two-sided), and a proper subsample is still refused
+    from dpbounds.algorithms import dp_heavy_ball
+    from dpbounds.objectives import QuadraticObjective
+
+    f = QuadraticObjective.random(d=3, mu=0.5, L=2.0, n=200, seed=0, offset_scale=1.0)
+    res = dp_heavy_ball(f, epsilon=1.0, steps=4, step_size=0.1, momentum=0.3, seed=0)
+    (mech, count), = res.privacy.ledger.entries
+    assert mech.sample_size == mech.dataset_size == 200 and count == 4
+    ev = to_dp_event(res)
+    assert isinstance(ev, dpa.SelfComposedDpEvent) and ev.count == 4
+    assert isinstance(ev.event, dpa.LaplaceDpEvent)
+    stated = 4 * mech.sensitivity_under("replace_one") / mech.scale  # T Delta / b
+    assert ev.event.noise_multiplier == pytest.approx(4 / stated, rel=1e-12)
+    acc = dpa.rdp.RdpAccountant(neighboring_relation=dpa.NeighboringRelation.REPLACE_ONE)
+    acc.compose(ev)
+    theirs = acc.get_epsilon(1e-9)
+    # its RDP reads a pure mechanism a little above its epsilon (the conversion), never below
+    assert stated * (1 - 1e-9) <= theirs <= stated * 1.05
+    assert res.privacy.epsilon == pytest.approx(stated, rel=1e-6)
+    half = M.SubsampledLaplaceMechanism(mech.scale, mech.sensitivity, 100, 200)
+    with pytest.raises(ValueError, match="no dp_accounting equivalent"):
+        to_dp_event(half)

@@ -110,12 +110,41 @@ def test_the_shell_plans_then_selects(capsys):
     assert rc == 0
     got = json.loads(out)
     assert 0.998 <= got["epsilon"] <= 1.0 and got["epsilon_per_run"] < 1.0
+    assert 0.999e-5 <= got["delta"] <= 1e-5  # the whole selection's (it was 1e-5 + the cap's)
     rc, _, err = _cli(["tune", "runs", "sgd", "--delta", "1e-6", "--private", "--loss-bound",
                        "4", "--selection-delta", "1e-5", "--total-epsilon", "1", "--eps", "1"],
                       capsys)
     assert rc == 2 and "leave --eps out" in err
     rc, _, err = _cli(["tune", "runs", "hb", "--total-epsilon", "1"], capsys)
     assert rc == 2 and "read by --private only" in err
+
+
+def test_a_total_delta_holds_the_cap_share_inside_it():
+    """Walkthrough of stop 80: target_delta=1e-6 released delta = 1.003e-6 (the cap's share on
+    top). With total_delta the selection's delta is at most the total, and within the share
+    of it (two-sided); the share is written out here from the law's tail."""
+    from dpbounds.tuning.private_selection import _law_cap, trials_tail
+
+    fixed = dict(delta=1e-6, steps=30, batch_size=50)
+    law = {k: v for k, v in LAW.items() if k != "target_delta"}
+    plan = plan_selection(dp_sgd, TWIN, GRID, total_epsilon=1.0, shape=0.0, total_delta=1e-6,
+                          reference_composed=False, **law, **fixed)
+    cap = _law_cap(0.0, 0.2, 1e-9)
+    share = (trials_tail(0.0, 0.2, cap) + cap * 2.0**-50) * (1 + math.e)
+    assert plan.target_delta == pytest.approx(1e-6 - share, rel=1e-12)
+    sel = select_privately(dp_sgd, F, GRID, epsilon=plan.epsilon, shape=0.0, seed=1,
+                           target_delta=plan.target_delta, reference_objective=TWIN, **law,
+                           **fixed)
+    assert 1e-6 - share <= sel.delta <= 1e-6 and sel.epsilon <= 1.0
+    # control: the conversion delta alone, as before, releases more than it asked
+    old = select_privately(dp_sgd, F, GRID, epsilon=plan.epsilon, shape=0.0, seed=1,
+                           target_delta=1e-6, reference_objective=TWIN, **law, **fixed)
+    assert old.delta > 1e-6
+    with pytest.raises(ValueError, match="not both"):
+        plan_selection(dp_sgd, TWIN, GRID, total_epsilon=1.0, total_delta=1e-6, **LAW, **fixed)
+    with pytest.raises(ValueError, match="at most the cap's share"):
+        plan_selection(dp_sgd, TWIN, GRID, total_epsilon=1.0, total_delta=1e-12, **law,
+                       **fixed)
 
 
 def test_the_default_plan_counts_the_reference_run_the_default_selection_composes():

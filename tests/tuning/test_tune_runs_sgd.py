@@ -126,6 +126,7 @@ def test_tuning_by_runs_spends_what_dp_accounting_composes(capsys):
     assert got["runs"] == 2 * 2 + 2
     z, q, count = _run_noise(2000, 5, 4, 30, 50)
     _, acc = _poisson_curve(q, z, count * got["runs"])
+    assert got["delta"] == 1e-6  # the runs' own delta (it was reported at 1e-5)
     want = acc.get_epsilon(got["delta"])
     assert want * (1 - 0.01) <= got["spent_epsilon"] <= want * 1.02
 
