@@ -181,3 +181,67 @@ def test_the_shell_says_where_a_secret_seed_is_kept(tmp_path, capsys):
     rc, out, _ = _cli(argv, capsys)
     assert rc == 0 and out.splitlines()[-1].startswith(
         "the selection's noise came from fresh entropy, kept nowhere (")
+
+
+OTHER_TWIN = build_problem("logistic", 300, 3, 0.02, None, 2)
+
+
+@pytest.mark.parametrize("change", [
+    {"target_delta": 1e-4}, {"shape": 0.0}, {"grid_bits": 20},
+    {"reference_objective": OTHER_TWIN},
+])
+def test_any_other_renyi_input_is_another_selection(change, tmp_path, trials):
+    """Mutant hunt 15 (M01, M02): a store keyed without the conversion delta or the public
+    reference released trials checked against another reference's ceiling (1.45x in eps
+    where curves cross); each Renyi input changed in turn runs every trial again."""
+    kw = dict(RENYI)
+    grid = kw.pop("grid")
+    select_privately(dp_sgd, F, grid, seed=5, store=tmp_path, **kw)
+    state = trials()
+    sel = select_privately(dp_sgd, F, grid, seed=5, store=tmp_path, **{**kw, **change})
+    assert state["calls"] == sel.trials_run and len(list(tmp_path.glob("*.jsonl"))) == 2
+
+
+def test_a_renyi_store_is_not_read_by_a_pure_selection(tmp_path, trials):
+    """M01: the pure call (no target_delta) resumed the Renyi selection's Gaussian trials and
+    released one under a pure Liu-Talwar claim (eps 3.30, delta 2.7e-8, where the Renyi
+    accounting of the same trials says 5.39). It must answer as without a store: refused."""
+    kw = dict(RENYI)
+    grid = kw.pop("grid")
+    select_privately(dp_sgd, F, grid, seed=5, store=tmp_path, **kw)
+    pure = {k: v for k, v in kw.items()
+            if k not in ("target_delta", "shape", "reference_objective")}
+    with pytest.raises(ValueError) as bare:
+        select_privately(dp_sgd, F, grid, seed=5, **pure)
+    with pytest.raises(ValueError) as stored:
+        select_privately(dp_sgd, F, grid, seed=5, store=tmp_path, **pure)
+    assert str(stored.value) == str(bare.value)
+
+
+def test_the_reference_run_is_made_on_the_public_twin_when_one_is_given():
+    """M07: a reference run made on the private data while ``reference_composed`` read False
+    (its curve not composed, its data-dependent abort unaccounted: eps 1.32 claimed where
+    1.56 is due). Oracle: object identity of what each call receives, and the guarantee with
+    the twin below the one that composes a private reference run."""
+    import dpbounds.tuning.private_selection as ps
+
+    kw = dict(RENYI)
+    grid = kw.pop("grid")
+    seen = []
+    real = ps._reference
+
+    def spy(algorithm, objective, *args, **kws):
+        seen.append(objective)
+        return real(algorithm, objective, *args, **kws)
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(ps, "_reference", spy)
+    try:
+        sel = select_privately(dp_sgd, F, grid, seed=5, **kw)
+        alone = select_privately(dp_sgd, F, grid, seed=5,
+                                 **{k: v for k, v in kw.items() if k != "reference_objective"})
+    finally:
+        mp.undo()
+    assert seen[0] is TWIN and seen[1] is F
+    assert not sel.reference_composed and alone.reference_composed
+    assert sel.epsilon < alone.epsilon
