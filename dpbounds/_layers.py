@@ -25,7 +25,8 @@ from pathlib import Path
 
 #: Layers from the bottom up; each layer is a tuple of peers (top-level names under dpbounds).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("_suggest", "_dp_event_form", "_lazy", "_numfmt"),  # standard library only: _validation, the
+    ("_suggest", "_dp_event_form", "_lazy", "_numfmt", "_advisory"),  # standard library only:
+    # _validation, the
     # privacy events, the lazy packages and the CLI's input errors use them
     ("_layers", "_discovery", "_validation", "notation", "provenance", "_progress", "_normals",
      "_seeds", "_patching"),

@@ -474,12 +474,17 @@ def make_streams(seed: Any, trials: int, xp: Any) -> tuple[TrialRandom, TrialRan
     return sampler, noise
 
 
-def sensitivity_override(given: Any, own: float, what: str) -> float:
+def sensitivity_override(given: Any, objective: Any, what: str) -> float:
     """A ``sensitivity=`` override: > 0 (0 or -0.0 ran a Laplace DP-GD with no noise while
     every accountant read eps = 0: fuzz round 9), with a ``UserWarning`` where it is below the
-    objective's own bound ``own`` (its ``what``): the run is then private only if that
-    smaller bound holds, which dpbounds cannot check."""
+    objective's own bound (its ``what``): the run is then private only if that smaller bound
+    holds, which dpbounds cannot check. The objective's bound is read as advice only
+    (:mod:`dpbounds._advisory`: a private selection does not count the read)."""
+    from dpbounds._advisory import advisory_read
+
     value = float(check_positive("sensitivity", given))
+    with advisory_read():
+        own = float(getattr(objective, what))
     if math.isfinite(own) and value < own:
         warnings.warn(f"sensitivity={value:g} is below the objective's own {what} {own:g}: "
                       "the noise is calibrated to the smaller bound, and the run is private "

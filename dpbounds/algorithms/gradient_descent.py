@@ -155,8 +155,7 @@ def dp_gd(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
         public_normaliser(public_n, objective.n, neighbouring)
         budgets = split_budget(epsilon, steps=T) if math.isfinite(epsilon) else None
         if sensitivity is not None:  # 0 or -0.0 ran with no noise, eps 0 (fuzz round 9)
-            sensitivity = sensitivity_override(sensitivity, float(objective.l1_sensitivity),
-                                               "l1_sensitivity")
+            sensitivity = sensitivity_override(sensitivity, objective, "l1_sensitivity")
         return laplace_momentum_method(
             objective, kind="hb", step_sizes=np.full(T, alpha), momenta=np.zeros(T),
             budgets=budgets, epsilon=epsilon, batch_size=batch_size, trials=trials, seed=seed,

@@ -502,8 +502,7 @@ def dp_heavy_ball(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
     alpha, beta = _defaults(objective, step_size, c, momentum)
     eps_t = _budgets(budgets, epsilon, T)
     if sensitivity is not None:  # 0 or -0.0 ran with no noise, eps 0 (fuzz round 9)
-        sensitivity = sensitivity_override(sensitivity, float(objective.l1_sensitivity),
-                                           "l1_sensitivity")
+        sensitivity = sensitivity_override(sensitivity, objective, "l1_sensitivity")
     return laplace_momentum_method(
         objective, kind="hb", step_sizes=np.full(T, alpha), momenta=np.full(T, beta),
         budgets=eps_t, epsilon=epsilon, batch_size=batch_size, trials=trials, seed=seed,

@@ -91,7 +91,13 @@ bound). So is a read of a constant an objective class lists as the data's: ``DAT
 ``radius_declared`` says it was not declared, ``DATA_RADII`` (margin losses' ``l1_radius`` /
 ``l2_radius``, quadratics' ``offset_l1_radius`` / ``offset_l2_radius``, which default to the
 data's largest norms: mutant hunt 14 measured eps >= 3.9 where 1.8 was claimed). An objective
-class of one's own is watched only for what it lists there. The released iterate carries
+class of one's own is watched for what it lists there and for every calibration constant
+(``l1_sensitivity``, ``l2_sensitivity``, ``gradient_bound``, ``smoothness``,
+``strong_convexity``) it computes in a property of its own, unless it lists the constant in
+``PUBLIC_CONSTANTS`` (its author's word that it reads public bounds only; a class attribute
+such as ``l1_sensitivity = 3.0`` is public by construction); a fixed ``sensitivity=`` (a public
+bound) is the other way (walkthrough of stop 80: a class computing S_1 from its records ran
+unwatched, and ``sensitivity=`` was refused). The released iterate carries
 the run's own noise: runs of an algorithm that takes ``noise=`` are made with
 ``noise="grid"`` (float64 noise leaks through its last bits: :mod:`dpbounds.privacy.discrete`);
 a run that does not report grid noise, or that the
@@ -132,6 +138,7 @@ from typing import Any
 
 import numpy as np
 
+from dpbounds._advisory import reading_to_advise
 from dpbounds._validation import check_int, check_positive
 from dpbounds.provenance import Provenance, Source
 
@@ -712,6 +719,30 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
                             stop_probability=gamma, suboptimality=sub, size=int(objective.n))
 
 
+#: the constants an algorithm calibrates its noise or steps by: a class of one's own that
+#: computes one in a property is watched for it unless it lists it in ``PUBLIC_CONSTANTS``
+CALIBRATION_CONSTANTS = ("l1_sensitivity", "l2_sensitivity", "gradient_bound", "smoothness",
+                         "strong_convexity")
+
+
+def _own_properties(cls: type) -> list[str]:
+    """The calibration constants ``cls`` computes in a property defined outside dpbounds and
+    does not declare public (``PUBLIC_CONSTANTS``): the watch refuses their reads. A class
+    attribute (``L = 4.0``) is a declaration, public by construction; dpbounds' own classes list
+    their data's constants themselves (``DATA_ONLY``, ``DATA_RADII``)."""
+    public = set(getattr(cls, "PUBLIC_CONSTANTS", ()))
+    out = []
+    for key in CALIBRATION_CONSTANTS:
+        owner = next((c for c in cls.__mro__ if key in c.__dict__), None)
+        if owner is None or key in public:
+            continue
+        module = getattr(owner, "__module__", "") or ""
+        if not (module == "dpbounds" or module.startswith("dpbounds.")) and isinstance(
+                owner.__dict__[key], property):
+            out.append(key)
+    return out
+
+
 class _ReadsPrivateConstant(ValueError):
     """A run read a constant computed from the private data (not a failure of the data)."""
 
@@ -747,6 +778,7 @@ def _public_constants_only(objective: Any, name: str, hyper: dict[str, Any]) -> 
     same (the read is recorded)."""
     cls = type(objective)
     radii = tuple(getattr(cls, "DATA_RADII", ()))
+    own = _own_properties(cls)
     # always the data's (the Gram matrix); smoothness too where it is computed (a property):
     # a class attribute of a subclass is a public declaration (review of stop 79: it turned
     # the whole watch off, radii included)
@@ -754,6 +786,7 @@ def _public_constants_only(objective: Any, name: str, hyper: dict[str, Any]) -> 
     if hasattr(cls, "data_curvature") and isinstance(getattr(cls, "smoothness", None),
                                                      property):
         only.append("smoothness")  # a margin loss's L: computed from the Gram matrix
+    only += [k for k in own if k not in only]
     if not radii and not only:
         yield
         return
@@ -766,6 +799,14 @@ def _public_constants_only(objective: Any, name: str, hyper: dict[str, Any]) -> 
                 f"{cls.__name__} took from the private data's largest norm (it was not "
                 "declared): the noise would be calibrated to the data; declare it "
                 f"({', '.join(f'{r}=' for r in radii)}) when building the objective")
+        mine = next((r for r in reads if r in own), None)
+        if mine is not None:  # walkthrough of stop 80: a class of one's own, read unwatched
+            return _ReadsPrivateConstant(
+                f"{name}: its run at {hyper} reads the objective's {mine}, a property "
+                f"{cls.__name__} computes, and dpbounds cannot tell whether it reads the "
+                f"private data: if it is computed from public constants only, declare it "
+                f"({cls.__name__}.PUBLIC_CONSTANTS = ({mine!r},)); else give the runs a public "
+                "bound (sensitivity=S_1 as a fixed argument, a clip, or step_size for L)")
         read = next((r for r in reads if r != "smoothness"), None)
         if read is not None and "sensitivity" in read or read == "tau0":
             return _ReadsPrivateConstant(
@@ -781,6 +822,8 @@ def _public_constants_only(objective: Any, name: str, hyper: dict[str, Any]) -> 
     if watcher is None:
         def private(key: str) -> property:
             def get(self: Any) -> Any:
+                if reading_to_advise():  # a warning's comparison: the run uses a public value
+                    return math.nan
                 _record_read(key)  # the selection names the run in its own refusal
                 raise _ReadsPrivateConstant(f"{key} is not read in a private selection")
 
@@ -791,6 +834,8 @@ def _public_constants_only(objective: Any, name: str, hyper: dict[str, Any]) -> 
             # missing record counts as undeclared
             def get(self: Any) -> Any:
                 if not (self.__dict__.get("radius_declared") or {}).get(key, False):
+                    if reading_to_advise():
+                        return math.nan
                     _record_read(key)
                     raise _ReadsPrivateConstant(f"{key} is the private data's: not read here")
                 return self.__dict__[key]
