@@ -99,3 +99,13 @@ def test_a_pure_studys_runs_do_not_read_delta():
     u = c1.utility[0]
     assert not np.array_equal(c1.trials[u], c2.trials[u]) and math.isfinite(
         float(np.mean(c1.trials[u])))
+
+
+def test_tune_runs_flags_a_run_delta_above_one_over_n(capsys):
+    # fuzz round 14: every run at delta 0.5 (n = 500) without a word
+    argv = ["tune", "runs", "sgd", "--n", "500", "--d", "3", "--trials", "2", "--search",
+            "alpha=0.5", "--search", "C=1", "--steps", "5", "--quiet"]
+    rc, out, err = _cli([*argv, "--delta", "0.5"], capsys)
+    assert rc == 0 and "delta=0.5 > 1/n = 0.002" in err and "no privacy" in err
+    rc, out, err = _cli([*argv, "--delta", "1e-6"], capsys)  # control
+    assert rc == 0 and "warning" not in err

@@ -436,6 +436,21 @@ def _run_private(args: argparse.Namespace, alg: Any, f: Any, grid: dict[str, lis
         epsilon = plan.epsilon
         if plan.target_delta is not None:
             law["target_delta"] = plan.target_delta
+    curve_keys = [k for k in grid if k in ("steps", "batch_size", "sampling")]
+    if args.selection_delta is not None and twin is not None and curve_keys:
+        # a searched T or m changes a run's Renyi curve: a point above grid point 0's never
+        # wins (fuzz round 14: --search T=5,50 chose T = 5 every time); public, on the twin
+        from dpbounds.cli import _say
+        from dpbounds.tuning import costlier_points
+
+        never = costlier_points(alg, twin, grid, epsilon=epsilon, keys=curve_keys, name=name,
+                                **fixed)
+        if never:
+            shown_ = ", ".join(",".join(f"{k}={v}" for k, v in p.items()) for p in never)
+            _say(f"dpbounds: warning: {shown_} spend(s) more than grid point 0 "
+                 f"({', '.join(f'{k}={grid[k][0]}' for k in curve_keys)}) at some Renyi "
+                 "order, so the selection never chooses them (their trials are bottom): "
+                 "search them in a selection of their own")
     sel = select_privately(alg, f, grid, epsilon=epsilon, **law,
                            reference_objective=None if args.selection_delta is None else twin,
                            seed=seed, progress=progress_enabled(args), store=args.store,
@@ -648,6 +663,11 @@ def _run(args: argparse.Namespace) -> int:
         return _run_private(args, alg, f, grid, fixed)
     if args.algorithm not in ALGORITHMS:
         _probe_plugin_step(args, f, grid, fixed)
+    from dpbounds.cli import warn_no_privacy
+
+    # each run's delta above 1/n: no privacy, said before the runs (fuzz round 14: --delta 0.5
+    # ran every run without a word; privacy, calibrate, compose and --private flag it)
+    warn_no_privacy(args.epsilon, args.delta if args.delta is not None else 0.0, f.n)
     res = tune_by_runs(alg, recipe, grid, epsilon=args.epsilon, trials=args.trials,
                        eval_trials=args.eval_trials, seed=args.seed,
                        progress=progress_enabled(args), store=args.store,

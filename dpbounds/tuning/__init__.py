@@ -33,7 +33,11 @@ from dpbounds.bounds.strongly_convex.heavy_ball_dp import heavy_ball_dp_bound
 from dpbounds.tuning.by_runs import ObjectiveRecipe, RunScore, RunTuning, tune_by_runs
 from dpbounds.tuning.heavy_ball import HeavyBallChoice, HeavyBallTuning, tune_heavy_ball
 from dpbounds.tuning.nesterov import NesterovChoice, NesterovTuning, tune_nesterov
-from dpbounds.tuning.private_selection import PrivateSelection, select_privately
+from dpbounds.tuning.private_selection import (
+    PrivateSelection,
+    costlier_points,
+    select_privately,
+)
 from dpbounds.tuning.selection_budget import SelectionBudget, plan_selection
 from dpbounds.tuning.summary import figure3_summary
 
@@ -50,6 +54,7 @@ __all__ = [
     "figure3_summary",
     "heavy_ball_dp_bound",
     "plan_selection",
+    "costlier_points",
     "select_privately",
     "tune_by_runs",
     "tune_heavy_ball",

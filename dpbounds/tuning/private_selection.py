@@ -142,7 +142,7 @@ from dpbounds._advisory import reading_to_advise
 from dpbounds._validation import check_int, check_positive
 from dpbounds.provenance import Provenance, Source
 
-__all__ = ["PrivateSelection", "select_privately", "selection_rdp", "trials_mean", "trials_pmf",
+__all__ = ["PrivateSelection", "costlier_points", "select_privately", "selection_rdp", "trials_mean", "trials_pmf",
            "trials_tail"]
 
 #: SeedSequence streams of trial k: its grid point, its run, its stopping coin, its score noise
@@ -408,6 +408,58 @@ class PrivateSelection:
             f"the guarantee covers): {self.trials_run} trials run; F(x) - F* = "
             f"{self.suboptimality:.6g}",
         ])
+
+
+def costlier_points(algorithm: Callable[..., Any], reference_objective: Any,
+                    grid: Mapping[str, Sequence[Any]], *, epsilon: float,
+                    keys: Sequence[str] | None = None, name: str | None = None,
+                    **fixed: Any) -> list[dict[str, Any]]:
+    """The grid points a Rényi selection (``target_delta``) would never choose: those whose
+    run's Rényi curve exceeds grid point 0's (the reference, the accounted ceiling) at some
+    order, found by runs on the **public** ``reference_objective`` (their ledgers are
+    functions of public inputs; nothing private is read).
+
+    Such a point's trials are bottom, silently (fuzz round 14: ``--search T=5,50`` chose
+    T = 5 every time, the T = 50 runs spending more than T = 5 at 74 of 82 orders); put the
+    costliest point first, or search it in a selection of its own. ``keys``: the grid names
+    that can change a run's curve (default all; DP-SGD's are ``steps``, ``batch_size`` and
+    ``sampling``: its step size and clip leave the noise multiplier alone), the others held
+    at grid point 0's values (one run per distinct combination).
+
+    Example
+    -------
+    >>> from dpbounds.algorithms import dp_sgd
+    >>> from dpbounds.cli.tune_runs_cmd import build_problem
+    >>> twin = build_problem("logistic", 500, 3, 0.02, None, 1)
+    >>> costlier_points(dp_sgd, twin, {"steps": [5, 50]}, epsilon=1.0, delta=1e-6,
+    ...                 batch_size=25, step_size=0.5, clip_threshold=1.0)
+    [{'steps': 50}]
+    """
+    from dpbounds.privacy.rdp import DEFAULT_ORDERS
+
+    eps = float(check_positive("epsilon", epsilon))
+    names = list(grid)
+    label = name or getattr(algorithm, "__name__", "algorithm")
+    first = _point(grid, names, 0)
+    varied = names if keys is None else [k for k in names if k in set(keys)]
+    run_kw = _grid_noise_keyword(algorithm)
+    _, check, _, _ = _reference(algorithm, reference_objective, label, eps,
+                                (0, REFERENCE_STREAM), run_kw, fixed, first, DEFAULT_ORDERS,
+                                True)
+    combos: list[dict[str, Any]] = [{}]
+    for k in varied:
+        combos = [{**c, k: v} for c in combos for v in grid[k]]
+    out = []
+    for combo in combos:
+        hyper = {**first, **combo}
+        if hyper == first:
+            continue
+        with np.errstate(over="ignore", invalid="ignore"):
+            res = algorithm(reference_objective, epsilon=eps, trials=1,
+                            seed=(0, REFERENCE_STREAM), **run_kw, **fixed, **hyper)
+        if check(res, hyper) is None:
+            out.append(combo)
+    return out
 
 
 def _cap(stop_probability: float, cap_delta: float) -> int:

@@ -218,6 +218,16 @@ def plan_selection(algorithm: Callable[..., Any] | None, reference_objective: An
         if not delta < 1.0:
             raise ValueError(f"at {run:.4g} per run the cap's delta reaches 1 (no guarantee): "
                              "lower total_epsilon or cap_delta")
+        # fuzz round 14: a total of 20 planned a selection of delta 0.46 without a word; the
+        # cap's share grows as e^total (a smaller cap_delta costs trials, not privacy). Above
+        # 1/n a delta is no privacy (the selection flags it); n unknown: 1e-3 (n >= 1000)
+        most = 1.0 / n if n else 1e-3
+        if delta > most:
+            need = float(cap_delta) * most / delta
+            raise ValueError(f"at a total of {total:g} the cap's delta is {delta:.3g}, above "
+                             f"{'1/n' if n else '1e-3'} = {most:.3g} (cap_delta (1 + e^total)): "
+                             f"lower cap_delta to {need:.1g} or below (a longer cap: compute, "
+                             "not privacy), or plan a smaller total")
         return SelectionBudget(run, 3.0 * (run * (1.0 + RUN_EPS_SLACK) + spent), delta, total,
                                "pure", 1.0 / gamma, 0)
     if not (isinstance(target_delta, numbers.Real) and 0.0 < float(target_delta) < 1.0):
@@ -260,10 +270,17 @@ def plan_selection(algorithm: Callable[..., Any] | None, reference_objective: An
         return _renyi_guarantee(trial, orders, eta, gamma, float(target_delta), cap, composed)
 
     try:
-        return _bisect(guarantee, total, rtol, eps_s, eta, gamma, lambda: evaluations,
+        plan = _bisect(guarantee, total, rtol, eps_s, eta, gamma, lambda: evaluations,
                        float(target_delta))
     finally:
         bar.close()
+    most = 1.0 / int(fixed.get("public_n") or reference_objective.n)  # the public size
+    if plan.delta > most:  # fuzz round 14: a total of 50 planned a delta of 0.9995
+        raise ValueError(f"at a total of {total:g} the selection's delta is {plan.delta:.3g}, "
+                         f"above 1/n = {most:.3g} (no privacy): the cap's share "
+                         "P[K > T] (1 + e^eps) grows with the total; lower cap_delta (a longer "
+                         "cap: compute, not privacy) or plan a smaller total")
+    return plan
 
 
 def _bisect(guarantee: Callable[[float], tuple[float, float]], total: float, rtol: float,

@@ -159,3 +159,20 @@ def test_the_default_plan_counts_the_reference_run_the_default_selection_compose
     twin = select_privately(dp_sgd, F, GRID, epsilon=plan.epsilon, shape=0.0, seed=1,
                             reference_objective=TWIN, **LAW, **fixed)
     assert twin.epsilon < alone.epsilon
+
+
+def test_a_plan_whose_delta_is_no_privacy_is_refused():
+    """Fuzz round 14: the cap's share P[K > T] (1 + e^eps) grows with the total; a total of 20
+    planned a pure selection of delta 0.46, a Renyi one of 50 a delta of 0.9995, without a
+    word. Refused above 1/n (1e-3 where n is unknown), naming cap_delta; a smaller cap_delta
+    plans the same total (the share written out: cap_delta (1 + e^total))."""
+    with pytest.raises(ValueError, match="lower cap_delta to 2e-12"):
+        plan_selection(None, None, {"step_size": [0.5]}, total_epsilon=20.0,
+                       score_epsilon=0.1, loss_bound=5.0)
+    ok = plan_selection(None, None, {"step_size": [0.5]}, total_epsilon=20.0,
+                        score_epsilon=0.1, loss_bound=5.0, cap_delta=1e-15)
+    assert ok.total_epsilon <= 20.0 and ok.delta <= 1e-15 * (1 + math.exp(20.0)) * 1.01
+    fixed = dict(delta=1e-6, steps=30, batch_size=50)
+    with pytest.raises(ValueError, match=r"above 1/n = 0.0005 \(no privacy\)"):
+        plan_selection(dp_sgd, TWIN, GRID, total_epsilon=50.0, shape=0.0,
+                       reference_composed=False, **LAW, **fixed)
