@@ -142,8 +142,8 @@ from dpbounds._advisory import reading_to_advise
 from dpbounds._validation import check_int, check_positive
 from dpbounds.provenance import Provenance, Source
 
-__all__ = ["PrivateSelection", "costlier_points", "select_privately", "selection_rdp", "trials_mean", "trials_pmf",
-           "trials_tail"]
+__all__ = ["PrivateSelection", "costlier_points", "select_privately", "selection_rdp",
+           "trials_mean", "trials_pmf", "trials_tail"]
 
 #: SeedSequence streams of trial k: its grid point, its run, its stopping coin, its score noise
 POINT_STREAM, RUN_STREAM, STOP_STREAM, SCORE_STREAM = 3, 4, 5, 6
