@@ -28,10 +28,16 @@ def test_a_noise_below_float64s_range_is_said(method, capsys):
     # before: a table of zeros (every worst case underflowed) without a word
     base = ["--mu", "1", "--L", "10", "--d", "10", "--n", "1000", "--eps", "1", "--quiet"]
     rc, out, err = _cli(["tune", method, *base, "--S1", "1e-300"], capsys)
-    assert rc == 0 and "DP noise term 2 d b^2 is exp(-1392.37) even at T = 1" in out
+    assert rc == 0 and "DP noise term 2 d b_T^2 is exp(-1378.56) even at T = 1000" in out
     assert "k^2" in out
-    rc, out, err = _cli(["tune", method, *base, "--S1", "1e-100"], capsys)  # control
-    assert rc == 0 and "below float64's range" not in out
+    # controls (review of stop 80: the note fired where the tuning was not noiseless): a
+    # subnormal noise term still computes, and a mini-batch adds sampling noise in range
+    for extra in (["--S1", "1e-100"], ["--S1", "1e-153", "--E0", "1e-300"],
+                  ["--S1", "1e-300", "--batch-size", "100"]):
+        rc, out, err = _cli(["tune", method, *base, *extra], capsys)
+        assert rc == 0 and "note: the DP noise term" not in out, extra
+    rc, out, err = _cli(["tune", method, *base, "--S1", "1e-300", "--json"], capsys)
+    assert rc == 0 and "note: the DP noise term" in err and out.lstrip().startswith("[")
 
 
 def test_the_rescaling_the_refusal_suggests_leaves_the_tuning_unchanged():
@@ -82,13 +88,15 @@ def test_verify_refuses_delta_for_a_pure_study(theorem, capsys):
     assert rc == 2 and "its runs are pure eps-DP" in err and out == ""
 
 
-def test_a_pure_studys_runs_do_not_read_delta():
+@pytest.mark.parametrize("theorem", ["strongly_convex.nag", "strongly_convex.masg",
+                                     "strongly_convex.heavy_ball"])
+def test_a_pure_studys_runs_do_not_read_delta(theorem):
     # the refusal's claim, checked: the same seed at two deltas measures bit for bit the same
     from dpbounds.verify import scaling_study
 
     kw = dict(vary={"N": (200.0, 400.0)}, trials=8, seed=3, quick=True)
-    a = scaling_study("strongly_convex.nag", fixed={"delta": 1e-5}, **kw)
-    b = scaling_study("strongly_convex.nag", fixed={"delta": 1e-12}, **kw)
+    a = scaling_study(theorem, fixed={"delta": 1e-5}, **kw)
+    b = scaling_study(theorem, fixed={"delta": 1e-12}, **kw)
     for c in a.components:
         np.testing.assert_array_equal(a.trials[c], b.trials[c])
         np.testing.assert_array_equal(a.bound[c], b.bound[c])
@@ -109,3 +117,72 @@ def test_tune_runs_flags_a_run_delta_above_one_over_n(capsys):
     assert rc == 0 and "delta=0.5 > 1/n = 0.002" in err and "no privacy" in err
     rc, out, err = _cli([*argv, "--delta", "1e-6"], capsys)  # control
     assert rc == 0 and "warning" not in err
+
+
+def test_the_privacy_tables_batch_is_never_below_the_rate_asked(capsys):
+    # fuzz round 14: --sampling-rate 0.45 with n = 3 was calibrated at m = 1 (rate 1/3)
+    from dpbounds.privacy.table import privacy_table
+
+    rows = [r for r in privacy_table(1.0, 1e-5, steps=100, sampling_rate=0.45, dataset_size=3)
+            if "w/o replacement" in r["mechanism"]]
+    assert rows and all("m=2, n=3" in r["mechanism"] for r in rows)
+    assert "rounded up to m = 2" in rows[0]["note"]
+    exact = [r for r in privacy_table(1.0, 1e-5, steps=100, sampling_rate=0.01,
+                                       dataset_size=60000)
+             if "w/o replacement" in r["mechanism"]]  # control: q n whole, unchanged
+    assert all("m=600, n=60000" in r["mechanism"] for r in exact)
+    assert "rounded up" not in exact[0]["note"]
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), np.float64("-inf")])
+def test_a_grid_value_that_runs_nowhere_is_refused_before_the_data(bad):
+    # fuzz round 14: [0.5, nan] ran every trial (the nan ones failing silently)
+    from dpbounds.algorithms import dp_heavy_ball
+    from dpbounds.cli.tune_runs_cmd import build_problem
+    from dpbounds.tuning import select_privately, tune_by_runs
+
+    f = build_problem("logistic", 200, 3, 0.02, None, 0)
+    grid = {"step_size": [0.5, bad], "steps": [3]}
+    with pytest.raises(ValueError, match=r"grid\['step_size'\] holds .*must be finite"):
+        select_privately(dp_heavy_ball, f, grid, epsilon=1.0, score_epsilon=0.1,
+                         loss_bound=5.0, momentum=0.0, seed=0)
+    with pytest.raises(ValueError, match="must be finite"):
+        tune_by_runs(dp_heavy_ball, f, grid, epsilon=1.0, momentum=0.0)
+
+
+def test_an_unknown_problem_key_is_refused_not_dropped():
+    # fuzz round 14: optimize(E=3.0) returned E = 73; bounds= and foo=1 were dropped
+    from dpbounds.bounds.registry import get
+
+    e = get("tran_cutkosky.alg1")
+    with pytest.raises(ValueError, match="'E' is a hyper-parameter this bound tunes"):
+        e.optimize(d=100, N=1e5, E=3.0)
+    with pytest.raises(ValueError, match="unknown problem key 'dd'; did you mean 'd'"):
+        e.optimize(dd=100)
+    with pytest.raises(ValueError, match="unknown problem key 'bounds'"):
+        e.optimize(bounds={"E": (2.5, 3.5)})
+    assert e.optimize(d=100, N=1e5).value > 0  # control
+
+
+def test_optimize_bounds_are_checked_and_a_count_stays_in_its_box():
+    # fuzz round 14: bounds (1e15, 1e16) returned E = 1e15 - 1; (3, 2) reached scipy's words;
+    # (nan, 5) and an untuned name were accepted; alpha in (1e-300, 1e-299) raised a bare
+    # OverflowError. Oracle: the theorem evaluated at the reported choice is the value.
+    from dpbounds.bounds.registry import get
+
+    e = get("tran_cutkosky.alg1")
+    p = e.params(d=100, N=1e5)
+    over = ["E", "eta", "alpha"]
+    t = e.theorem.optimize(over, bounds={"E": (1e15, 1e16)}, **p)
+    assert t.hyperparameters["E"] == 1e15
+    assert t.value == pytest.approx(e.theorem.evaluate(**{**p, **t.hyperparameters}), rel=1e-9)
+    t = e.theorem.optimize(over, bounds={"E": (2.5, 3.5)}, **p)
+    assert t.hyperparameters["E"] == 3.0
+    for bad, words in (((3, 2), "0 <= low < high <= inf"), ((math.nan, 5), "0 <= low < high"),
+                       ((-1, 5), "0 <= low < high")):
+        with pytest.raises(ValueError, match=words):
+            e.theorem.optimize(over, bounds={"E": bad}, **p)
+    with pytest.raises(ValueError, match="bounds names 'q', which is not tuned"):
+        e.theorem.optimize(over, bounds={"q": (1, 2)}, **p)
+    t = e.theorem.optimize(over, bounds={"alpha": (1e-300, 1e-299)}, **p)  # no OverflowError
+    assert math.isfinite(t.value) and 1e-300 <= t.hyperparameters["alpha"] <= 1.01e-299

@@ -229,6 +229,20 @@ class Entry:
                     isinstance(v, np.ndarray) and v.dtype.kind == "f" and np.isnan(v).any()):
                 raise ValueError(f"{key} must be a number, got nan")
         _check_given({**(problem or {}), **overrides})
+        from dpbounds.bounds.problem import PROBLEM_QUANTITIES
+
+        for key in {**(problem or {}), **overrides}:
+            if key not in PROBLEM_QUANTITIES:
+                # fuzz round 14: optimize(E=3.0) returned E = 73, and bounds= and foo=1 were
+                # dropped without a word
+                from dpbounds._suggest import did_you_mean
+
+                hyper = set(self.tunable) | set(getattr(self.theorem, "hyperparameters", ()) or ())
+                why = (f": {key!r} is a hyper-parameter this bound tunes, not a problem key "
+                       "(evaluate it at a value: the theorem's evaluate)" if key in hyper else
+                       f"{did_you_mean(key, PROBLEM_QUANTITIES)} (problem keys: "
+                       f"{', '.join(PROBLEM_QUANTITIES)})")
+                raise ValueError(f"{self.name}: unknown problem key {key!r}{why}")
         return p
 
     def params(self, problem: Mapping[str, float] | None = None, **overrides: float) -> dict:

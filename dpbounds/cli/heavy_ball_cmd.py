@@ -121,8 +121,9 @@ def _tune_hb(args: argparse.Namespace) -> int:
                           objective=args.objective)
     from dpbounds.cli._paths import print_result
 
+    line = _underflow_line(args)
     return print_result("tune", strict_json(res.rows(), indent=2) if args.json
-                        else res.table() + "\n" + _underflow_line(args) + PUBLIC_INPUTS)
+                        else res.table() + "\n" + line + PUBLIC_INPUTS)
 
 
 def _underflow_line(args: argparse.Namespace) -> str:
@@ -131,7 +132,12 @@ def _underflow_line(args: argparse.Namespace) -> str:
 
     m = args.dataset_size if args.batch_size is None else args.batch_size
     note = noise_underflow_note(args.sensitivity, args.dataset_size, m, args.epsilon,
-                                args.dimension)
+                                args.dimension, args.max_horizon)
+    if note and args.json:  # the rows are the whole of stdout: the note goes to stderr
+        from dpbounds.cli import _say
+
+        _say(f"dpbounds: {note}")
+        return ""
     return note + "\n" if note else ""
 
 
@@ -169,9 +175,10 @@ def _tune_nag(args: argparse.Namespace) -> int:
                         objective=args.objective or "error")
     from dpbounds.cli._paths import print_result
 
+    line = _underflow_line(args)
     return print_result("tune", strict_json(res.rows(), indent=2) if args.json
                         else res.table() + "\n" + _run_line(res.rows(), args.epsilon)
-                        + _underflow_line(args) + PUBLIC_INPUTS)
+                        + line + PUBLIC_INPUTS)
 
 
 def _rate(x: float) -> str:

@@ -63,6 +63,7 @@ from __future__ import annotations
 import contextvars
 import itertools
 import math
+import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -295,6 +296,12 @@ def check_grid(grid: Any, fixed: Mapping[str, Any], limit: int, why: str = "") -
         twice = _repeated(values)
         if twice is not None:
             raise ValueError(f"grid[{k!r}] lists {twice!r} more than once")
+        for v in values:
+            # a NaN or an infinity runs nowhere: its every trial failed, silently, after
+            # running on the data (fuzz round 14)
+            if isinstance(v, numbers.Real) and not isinstance(v, bool) \
+                    and not math.isfinite(float(v)):
+                raise ValueError(f"grid[{k!r}] holds {v!r}: every value must be finite")
     return size
 
 

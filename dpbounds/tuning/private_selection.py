@@ -439,7 +439,7 @@ def costlier_points(algorithm: Callable[..., Any], reference_objective: Any,
 
     eps = float(check_positive("epsilon", epsilon))
     names = list(grid)
-    label = name or getattr(algorithm, "__name__", "algorithm")
+    label = str(name or getattr(algorithm, "__name__", "algorithm"))
     first = _point(grid, names, 0)
     varied = names if keys is None else [k for k in names if k in set(keys)]
     run_kw = _grid_noise_keyword(algorithm)

@@ -193,8 +193,12 @@ def plan_selection(algorithm: Callable[..., Any] | None, reference_objective: An
         cap_ = _law_cap(eta_, gamma_, float(cap_delta))
         # the share _renyi_guarantee adds, at the largest epsilon the plan allows
         tail = min(1.0, trials_tail(eta_, gamma_, cap_) + cap_ * 2.0**-50)
-        share = tail * (1.0 + math.exp(min(total, 700.0)))
+        # as _renyi_guarantee computes it (at the total, the most any epsilon planned reaches)
+        share = math.exp(math.log(tail) + math.log1p(math.exp(min(total, 700.0)))) \
+            if tail > 0 else 0.0
         target_delta = float(total_delta) - share
+        while target_delta > 0 and target_delta + share > float(total_delta):
+            target_delta = math.nextafter(target_delta, 0.0)  # the sum's last bit (review)
         if not target_delta > 0:
             raise ValueError(f"total_delta {float(total_delta):.3g} is at most the cap's share "
                              f"{share:.3g} (P[K > T] (1 + e^eps) at eps = {total:g}): lower "

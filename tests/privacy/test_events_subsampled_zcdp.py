@@ -162,3 +162,8 @@ def test_a_full_batch_laplace_run_travels_as_its_laplace_mechanism():
     half = M.SubsampledLaplaceMechanism(mech.scale, mech.sensitivity, 100, 200)
     with pytest.raises(ValueError, match="no dp_accounting equivalent"):
         to_dp_event(half)
+    # under add/remove an n-of-(n+1) sample is a replacement pair: the add/remove sensitivity
+    # would be half of what moves (review of stop 80: E5), so it stays refused
+    whole = M.SubsampledLaplaceMechanism(mech.scale, 1.0, 200, 200, per_example_sum=True)
+    with pytest.raises(ValueError):
+        to_dp_event(whole, "add_remove")

@@ -140,6 +140,16 @@ def test_a_total_delta_holds_the_cap_share_inside_it():
     old = select_privately(dp_sgd, F, GRID, epsilon=plan.epsilon, shape=0.0, seed=1,
                            target_delta=1e-6, reference_objective=TWIN, **law, **fixed)
     assert old.delta > 1e-6
+    # another cap_delta: the share is the cap's at that cap_delta (review of stop 80: S3)
+    plan7 = plan_selection(dp_sgd, TWIN, GRID, total_epsilon=1.0, shape=0.0, total_delta=1e-6,
+                           cap_delta=1e-7, reference_composed=False, **law, **fixed)
+    cap7 = _law_cap(0.0, 0.2, 1e-7)
+    share7 = (trials_tail(0.0, 0.2, cap7) + cap7 * 2.0**-50) * (1 + math.e)
+    assert share7 > share and plan7.target_delta == pytest.approx(1e-6 - share7, rel=1e-12)
+    sel7 = select_privately(dp_sgd, F, GRID, epsilon=plan7.epsilon, shape=0.0, seed=1,
+                            target_delta=plan7.target_delta, cap_delta=1e-7,
+                            reference_objective=TWIN, **law, **fixed)
+    assert sel7.delta <= 1e-6
     with pytest.raises(ValueError, match="not both"):
         plan_selection(dp_sgd, TWIN, GRID, total_epsilon=1.0, total_delta=1e-6, **LAW, **fixed)
     with pytest.raises(ValueError, match="at most the cap's share"):

@@ -44,8 +44,8 @@ SOURCE_EQ21 = Source(KURU, "Proposition 3.3, eq. (21)", Provenance.VERBATIM)
 
 #: log of the largest float64
 LOG_FLOAT_MAX = math.log(np.finfo(float).max)
-#: log of the smallest normal float64: a noise term below it underflows
-LOG_FLOAT_TINY = math.log(np.finfo(float).tiny)
+#: log of half the smallest subnormal float64: a value below it rounds to 0
+LOG_FLOAT_ZERO = -1075.0 * math.log(2.0)
 
 
 def subsampling_variance(sensitivity: float, n: int, m: int) -> float:
@@ -108,23 +108,29 @@ def check_noise_fits(sensitivity: float, n: int, m: int, epsilon: float, d: int)
             "1.8e308); use a larger epsilon or a smaller sensitivity S_1")
 
 
-def noise_underflow_note(sensitivity: float, n: int, m: int, epsilon: float, d: int) -> str:
-    """A sentence when one step's DP noise term ``2 d b_1^2`` (the least any horizon has) is
-    below the smallest normal float64, else ``""``: the runs are then tuned as noiseless and
-    worst cases under ~1e-308 print as 0 (fuzz round 13: S_1 = 1e-300 printed a table of
-    zeros without a word; eps = 1e300 answers so on purpose, ``tests/test_edges_fuzz2.py``)."""
-    eps1 = float(deamplify_without_replacement(epsilon, m, n))
-    if not eps1 > 0:
+def noise_underflow_note(sensitivity: float, n: int, m: int, epsilon: float, d: int,
+                         max_horizon: int = 1) -> str:
+    """A sentence when the DP noise term ``2 d b_T^2`` is 0 in float64 even at the longest
+    horizon searched (``b_T`` grows with T) and the full batch adds no sampling noise, else
+    ``""``: the runs are then tuned as noiseless, and their worst cases underflow (fuzz round
+    13: S_1 = 1e-300 printed a table of zeros without a word; eps = 1e300 answers so on
+    purpose, ``tests/test_edges_fuzz2.py``). With ``m < n`` the sampling variance is still in
+    range, and a subnormal term still computes (review of stop 80: the note fired there)."""
+    if m < n:
+        return ""
+    horizon = max(1, int(max_horizon))
+    eps_t = float(deamplify_without_replacement(epsilon / horizon, m, n))
+    if not eps_t > 0:
         return ""
     log_noise = (math.log(2.0 * d) + 2.0 * (math.log(sensitivity) - math.log(m)
-                                             - math.log(eps1)))
-    if log_noise >= LOG_FLOAT_TINY:
+                                             - math.log(eps_t)))
+    if log_noise >= LOG_FLOAT_ZERO:
         return ""
-    return (f"note: the DP noise term 2 d b^2 is exp({log_noise:.6g}) even at T = 1, below "
-            "float64's range (about 2.2e-308): these runs are tuned as noiseless, and worst "
-            "cases below that range print as 0; to see the noise's effect rescale the problem "
-            "(S_1 -> k S_1 with E0 -> k^2 E0 multiplies every worst case by k^2 and leaves the "
-            "tuning unchanged)")
+    return (f"note: the DP noise term 2 d b_T^2 is exp({log_noise:.6g}) even at T = {horizon}, "
+            "0 in float64: these runs are tuned as noiseless, and their worst cases print as "
+            "0 where they fall below float64's range; to see the noise's effect rescale the "
+            "problem (S_1 -> k S_1 with E0 -> k^2 E0 multiplies every worst case by k^2 and "
+            "leaves the tuning unchanged)")
 
 
 def _finite(x: Any, what: str, cause: str) -> Any:

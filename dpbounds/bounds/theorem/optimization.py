@@ -68,14 +68,17 @@ class Tuned:
 
 
 def _whole_counts(objective: Any, x: np.ndarray, counts: list[int],
-                  box: list[tuple[float | None, float | None]] | None
+                  box: list[tuple[float | None, float | None]] | None,
+                  natural: list[tuple[float, float]] | None = None
                   ) -> tuple[np.ndarray, float]:
     """The best point with the ``counts`` coordinates of log-point ``x`` at whole numbers.
 
     Each count takes its floor or ceiling (at least 1, inside its box; the box's own whole
     end if neither is); the other coordinates are re-tuned (L-BFGS-B from ``x``) at each
     combination. Returns ``(log-point, objective)``; the objective is ``1e300`` when no
-    combination has a finite bound.
+    combination has a finite bound. ``natural``: the box in natural units (the whole ends
+    are taken from it: exp(log(1e15)) is 1e15 only to ~10 units, and a slack let E = 1e15 - 1
+    through a box starting at 1e15, fuzz round 14).
     """
     import itertools
 
@@ -84,11 +87,9 @@ def _whole_counts(objective: Any, x: np.ndarray, counts: list[int],
     choices = []
     for i in counts:
         v = min(math.exp(min(x[i], 700.0)), 1e300)
-        log_lo, log_hi = box[i] if box else (None, None)
-        lo = math.exp(log_lo) if log_lo is not None else 1.0
-        hi = math.exp(log_hi) if log_hi is not None else math.inf
-        lo_whole = max(1, math.ceil(lo * (1 - 1e-12)))
-        hi_whole = math.floor(hi * (1 + 1e-12)) if math.isfinite(hi) else math.inf
+        lo, hi = natural[i] if natural else (0.0, math.inf)
+        lo_whole = max(1, math.ceil(lo))
+        hi_whole = math.floor(hi) if math.isfinite(hi) else math.inf
         near = {max(math.floor(v), lo_whole), min(max(math.ceil(v), lo_whole), hi_whole)}
         inside = sorted(n for n in near if lo_whole <= n <= hi_whole)
         if not inside:  # lo_whole was returned, outside the box (review of stop 79)
@@ -165,7 +166,25 @@ class OptimizationMixin:
                 problem[k] = float(v)
         x0 = np.array([math.log(float(closed[k])) if k in closed else 0.0 for k in over])
         box = None
+        natural = None
         if bounds:
+            # a key outside `over` was dropped, (3, 2) reached scipy's words and (nan, 5) was
+            # accepted (fuzz round 14)
+            for k, pair in bounds.items():
+                if k not in over:
+                    raise ValueError(f"{self.name}: bounds names {k!r}, which is not tuned "
+                                     f"(tuned: {', '.join(over)})")
+                try:
+                    lo_, hi_ = (float(pair[0]), float(pair[1]))
+                except (TypeError, ValueError, IndexError):
+                    raise ValueError(f"bounds[{k!r}] must be a pair (low, high), got "
+                                     f"{pair!r}") from None
+                if not 0.0 <= lo_ < hi_ <= math.inf:
+                    raise ValueError(f"bounds[{k!r}] must satisfy 0 <= low < high <= inf "
+                                     f"(a hyper-parameter is positive), got {pair!r}")
+            natural = [(float(bounds[k][0]), float(bounds[k][1])) if k in bounds
+                       else (0.0, math.inf) for k in over]
+
             def _log(v: float) -> float | None:
                 return math.log(v) if 0 < v < math.inf else None
 
@@ -183,6 +202,8 @@ class OptimizationMixin:
 
         def objective(z: np.ndarray) -> float:
             vals = dict(fixed)
+            if np.any(np.abs(z) > 700.0):  # a step past float64's range: no finite bound there
+                return 1e300  # (an OverflowError escaped at alpha in (1e-300, 1e-299))
             vals.update({k: math.exp(x) for k, x in zip(over, z)})
             with np.errstate(all="ignore"):
                 v = float(fn(*(vals[n] for n in names)))
@@ -197,12 +218,15 @@ class OptimizationMixin:
             x0 = best.x
         counts = [i for i, k in enumerate(over) if k in COUNT_SYMBOLS]
         if counts:
-            best_x, best_fun = _whole_counts(objective, best.x, counts, box)
+            best_x, best_fun = _whole_counts(objective, best.x, counts, box, natural)
         else:
             best_x, best_fun = best.x, best.fun
         tuned = {k: math.exp(x) for k, x in zip(over, best_x)}
         for i in counts:  # exp(log(n)) is n only to rounding: a run takes the whole number
-            tuned[over[i]] = float(round(tuned[over[i]]))
+            lo_n, hi_n = natural[i] if natural else (0.0, math.inf)
+            whole = max(round(tuned[over[i]]), max(1, math.ceil(lo_n)))  # inside its box
+            tuned[over[i]] = float(min(whole, math.floor(hi_n)) if math.isfinite(hi_n)
+                                   else whole)
         value = math.exp(best_fun)
         closed_vals = dict(fixed)
         closed_vals.update({k: float(closed[k]) for k in over if k in closed})
