@@ -231,6 +231,14 @@ def _check(args: argparse.Namespace) -> dict[str, list[float]]:
                          "e.g. 1e-6, well below 1/N)")
     if args.delta is not None and not 0 < args.delta < 1:
         raise ValueError(f"--delta must lie in (0, 1), got {args.delta:g}")
+    if args.sensitivity is not None and args.algorithm not in ("hb", "nag", "gd"):
+        raise ValueError(f"--sensitivity is read by hb, nag and gd (their Laplace noise's S_1); "
+                         f"{args.algorithm}'s " + ("clip bounds its sensitivity"
+                                                   if args.algorithm == "sgd" else
+                                                   "method declares its own"))
+    if args.sensitivity is not None and not (math.isfinite(args.sensitivity)
+                                             and args.sensitivity > 0):
+        raise ValueError(f"--sensitivity must be a finite number > 0, got {args.sensitivity:g}")
     if args.sampling is not None and args.algorithm != "sgd":
         raise ValueError(f"--sampling is read by sgd only ({args.algorithm} takes its batches "
                          "without replacement)")
@@ -367,12 +375,12 @@ def _check_private(args: argparse.Namespace) -> None:
     if args.start_distance is not None:
         raise ValueError("--start is not read by --private: it places x0 by the data's own "
                          "minimiser (the runs start at x0 = 0)")
-    if args.problem != "logistic" and args.algorithm != "sgd":
+    if args.problem != "logistic" and args.algorithm != "sgd" and args.sensitivity is None:
         # sgd's clip bounds its sensitivity on any data; hb, nag and gd read the radii
-        raise ValueError(f"--private runs on --problem logistic only (or with sgd, whose clip "
-                         f"bounds its sensitivity on any problem): its radii, hence its "
-                         f"sensitivity, are declared by the data's domain; {args.problem}'s "
-                         "are read from its data")
+        raise ValueError(f"--private runs on --problem logistic (its radii, hence its "
+                         f"sensitivity, are declared by the data's domain), with sgd (its clip "
+                         f"bounds its sensitivity), or with --sensitivity S1, a public bound on "
+                         f"the data's domain; {args.problem}'s are read from its data")
     search = {_NAMES.get(sp.partition("=")[0].strip(), sp.partition("=")[0].strip())
               for sp in (args.search or ())}
     for needed, flag in (("step_size", "--step-size"), ("steps", "--steps")):
@@ -602,7 +610,8 @@ def _run(args: argparse.Namespace) -> int:
 
     recipe = _objective(args)
     f = recipe.build()
-    if args.algorithm in ALGORITHMS and args.algorithm != "sgd":  # sgd: its clip bounds it
+    if args.algorithm in ALGORITHMS and args.algorithm != "sgd" \
+            and args.sensitivity is None:  # sgd: its clip bounds it; else the given bound
         # before the grid runs (fuzz round 12: "no grid point ran: ... pass sensitivity=",
         # a keyword the shell has no flag for, after every point was tried)
         sens = float(getattr(f, "l1_sensitivity", math.inf))
@@ -620,6 +629,8 @@ def _run(args: argparse.Namespace) -> int:
     fixed: dict[str, Any] = {k: getattr(args, k) for k in _FIXED if getattr(args, k) is not None}
     if args.algorithm == "sgd":
         fixed.update(_sgd_fixed(args, search, int(f.n)))
+    if args.sensitivity is not None:  # a public S_1 (walkthrough of stop 80: no flag)
+        fixed["sensitivity"] = args.sensitivity
     if args.algorithm not in ALGORITHMS:
         fixed["method"] = args.algorithm
     if args.algorithm == "sgd":  # a name neither searched nor fixed: the default grid's
@@ -716,6 +727,9 @@ def register_tune_runs(tsub: argparse._SubParsersAction) -> None:
     add_quantity(p, "smoothness", default=1.0, help="quadratic: the spectrum's high end")
     add_quantity(p, "epsilon", default=1.0, help="privacy target of each run")
     add_quantity(p, "delta", help="delta of each run (sgd, or a Gaussian plug-in method)")
+    add_quantity(p, "sensitivity", help="hb, nag, gd: a public bound S_1 on one record's "
+                 "gradient change (L1), calibrating their Laplace noise instead of the "
+                 "problem's own; with --private it allows any --problem")
     add_quantity(p, "step_size", help="a fixed step size (not searched)")
     add_quantity(p, "momentum", help="a fixed momentum (not searched)")
     add_quantity(p, "steps", help="a fixed horizon (not searched)")

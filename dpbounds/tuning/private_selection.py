@@ -386,7 +386,9 @@ class PrivateSelection:
         return "\n".join([
             *(f"NO PRIVACY: {text}" for text in self.flags),
             f"{self.algorithm} selected privately: {hyper}",
-            f"released: that run's final iterate and its noisy score {self.score:.6g} "
+            # the iterate itself: `x` (the shell's --json "x"; walkthrough of stop 80)
+            f"released: that run's final iterate x = {_short_vector(self.x)} and its noisy "
+            f"score {self.score:.6g} "
             + ("(mean loss clipped to [0, B] plus the regulariser)"
                if self.neighbouring == "replace_one" else
                "(the loss clipped to [0, B] summed over the data, over the public n, plus the "
@@ -793,6 +795,14 @@ def _own_properties(cls: type) -> list[str]:
                 owner.__dict__[key], property):
             out.append(key)
     return out
+
+
+def _short_vector(x: Any) -> str:
+    """A released iterate in a line: its first entries, and where it is long, its size (the
+    whole of it in ``.x``, the shell's ``--json``)."""
+    v = np.asarray(x, dtype=float).ravel()
+    head = ", ".join(f"{e:.4g}" for e in v[:4])
+    return f"[{head}]" if v.size <= 4 else f"[{head}, ... ({v.size} entries; whole: --json / .x)]"
 
 
 class _ReadsPrivateConstant(ValueError):

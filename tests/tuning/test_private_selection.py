@@ -216,7 +216,7 @@ def test_tune_runs_private_is_the_librarys_selection_of_the_same_objective(capsy
     (["--private", "--loss-bound", "4"], "--private needs the grid given"),
     (["--private", "--loss-bound", "4", "--search", "T=2,4"], "--private needs the grid given"),
     (["--private", "--loss-bound", "4", "--search", "alpha=1", "--search", "T=2",
-      "--problem", "quadratic"], "--private runs on --problem logistic only"),
+      "--problem", "quadratic"], "--private runs on --problem logistic (its radii"),
 ])
 def test_tune_runs_private_refuses_bad_input_before_any_import(argv, words, capsys):
     from dpbounds.cli import EXIT_USAGE
