@@ -186,3 +186,29 @@ def test_optimize_bounds_are_checked_and_a_count_stays_in_its_box():
         e.theorem.optimize(over, bounds={"q": (1, 2)}, **p)
     t = e.theorem.optimize(over, bounds={"alpha": (1e-300, 1e-299)}, **p)  # no OverflowError
     assert math.isfinite(t.value) and 1e-300 <= t.hyperparameters["alpha"] <= 1.01e-299
+
+
+@pytest.mark.parametrize("delta", [None, "1e-5", True, -1e-9, 1.0])
+def test_ledger_report_refuses_a_delta_that_is_not_a_number_in_range(delta):
+    # fuzz round 14: None gave a None per accountant, "1e-5" was accepted
+    from dpbounds.privacy.ledger import PrivacyLedger
+    from dpbounds.privacy.mechanisms import LaplaceMechanism
+
+    ledger = PrivacyLedger()
+    ledger.record(LaplaceMechanism(1.0))
+    with pytest.raises(ValueError, match="delta must be a number in"):
+        ledger.report(delta)
+    with pytest.raises(ValueError, match="accountants must be a name or a list"):
+        ledger.report(1e-5, None)
+    assert ledger.report(1e-5)["pure"] == pytest.approx(1.0)  # control
+
+
+def test_audit_plan_prints_small_goals_and_says_an_unread_delta(capsys):
+    # fuzz round 14: a goal of 9e-6 printed "eps_lower >= 0.000"; --delta 0.5 for a pure
+    # algorithm was dropped without a word (the audit itself says so)
+    rc, out, _ = _cli(["audit", "plan", "dp_heavy_ball", "--eps", "1e-5", "--quiet"], capsys)
+    assert rc == 0 and "goal: eps_lower >= 9e-06" in out
+    rc, out, _ = _cli(["audit", "plan", "dp_heavy_ball", "--delta", "0.5", "--quiet"], capsys)
+    assert rc == 0 and "the delta given, 0.5, is not read" in out
+    rc, out, _ = _cli(["audit", "plan", "dp_heavy_ball", "--quiet"], capsys)  # control
+    assert rc == 0 and "is not read" not in out and "goal: eps_lower >= 1.800" in out

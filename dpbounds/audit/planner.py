@@ -223,11 +223,16 @@ class Plan:
     def __str__(self) -> str:
         what = f" [mutant {self.mutant}]" if self.mutant else ""
         goal = ("catch it (eps_lower > claim)" if self.mutant else
-                f"eps_lower >= {self.target:.3f}")
+                f"eps_lower >= {_f(self.target)}")
+        # a pure-DP algorithm given a delta does not read it (as the audit's own line says;
+        # the plan dropped it silently: fuzz round 14)
+        given = float(getattr(self.pilot, "target_delta", 0.0) or 0.0)
+        unread = (f", pure DP: the delta given, {given:.3g}, is not read"
+                  if self.delta == 0.0 and given > 0.0 else "")
         lines = [f"plan: {self.algorithm} ({self.neighbouring.value}){what}: claim eps = "
-                 f"{self.claimed_epsilon:.4g} at delta = {self.delta:.3g}; goal: {goal} with "
-                 f"probability {self.power:.0%}; pilot of {self.pilot.trials} runs: eps >= "
-                 f"{self.pilot.epsilon_lower:.3f}, mu_hat = {_f(self.pilot.mu_hat)}, "
+                 f"{self.claimed_epsilon:.4g} at delta = {self.delta:.3g}{unread}; goal: {goal} "
+                 f"with probability {self.power:.0%}; pilot of {self.pilot.trials} runs: eps >= "
+                 f"{_f(self.pilot.epsilon_lower)}, mu_hat = {_f(self.pilot.mu_hat)}, "
                  f"{self.pilot.cpu_seconds:.1f} s CPU",
                  f"  {'estimator':34s} {'model':44s} {'runs / data set':>16s} {'CPU (est.)':>12s}"
                  f" {'memory (est.)':>14s}"]
@@ -240,7 +245,11 @@ class Plan:
 
 
 def _f(v: float) -> str:
-    return f"{v:.3f}" if math.isfinite(v) else "n/a"
+    """Three decimals, or three significant digits below 0.001 (a goal of 9e-6 was printed
+    'eps_lower >= 0.000': fuzz round 14)."""
+    if not math.isfinite(v):
+        return "n/a"
+    return f"{v:.3f}" if v == 0 or abs(v) >= 1e-3 else f"{v:.3g}"
 
 
 def plan(algorithm: str, neighbouring: Neighbouring | str | None = None, *,

@@ -14,6 +14,7 @@ Examples
 from __future__ import annotations
 
 import numbers
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -367,17 +368,24 @@ class PrivacyLedger:
         >>> report["rdp"] is None, "replace-one" in report.reasons["rdp"]
         (True, True)
         """
-        if delta is not None:
-            if isinstance(delta, numbers.Real) and not isinstance(delta, bool) and delta == 0:
-                delta = 0.0  # a pure-DP target (the pure accountant reads it)
-            else:
-                try:
-                    delta = check_probability("delta", delta)
-                except ValueError:
-                    raise ValueError(f"delta must lie in [0, 1) (0: a pure-DP target), got "
-                                     f"{delta!r}") from None
+        # None, a string ("1e-5") and a bool were read on (fuzz round 14: None gave a None per
+        # accountant "delta must be finite"; "1e-5" was accepted)
+        if isinstance(delta, numbers.Real) and not isinstance(delta, bool) and delta == 0:
+            delta = 0.0  # a pure-DP target (the pure accountant reads it)
+        else:
+            try:
+                if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
+                    raise ValueError
+                delta = check_probability("delta", delta)
+            except ValueError:
+                raise ValueError(f"delta must be a number in [0, 1) (0: a pure-DP target), "
+                                 f"got {delta!r}") from None
         if isinstance(accountants, str):  # 'rdp' was walked letter by letter
             accountants = (accountants,)
+        if accountants is None or not isinstance(accountants, Iterable):
+            # report(1e-5, None) raised TypeError (fuzz round 14)
+            raise ValueError(f"accountants must be a name or a list of some of "
+                             f"{', '.join(ACCOUNTANTS)}, got {accountants!r}")
         accountants = tuple(accountants)
         unknown = [a for a in accountants if a not in ACCOUNTANTS]
         if unknown or not accountants:
