@@ -44,6 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = ["--out", str(args.out), *sweep_argv(args)]
     sub += ["--quick"] if args.quick else (["--paper"] if args.paper else [])
     sub += ["--seed", str(args.seed)] if args.seed is not None else []
+    sub += ["--bare"] if args.bare else []
     names = args.only or SCRIPTS
     times: dict[str, float] = {}
     start = time.perf_counter()

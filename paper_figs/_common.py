@@ -78,6 +78,9 @@ def add_figure_arguments(p: argparse.ArgumentParser) -> None:
     mode.add_argument("--paper", action="store_true",
                       help="the paper's full setting where the default is reduced (slow)")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
+    p.add_argument("--bare", action="store_true",
+                   help="images without the provenance caption and the title (for a paper's "
+                        "own caption; the caption is still written to OUT/captions.json)")
     add_sweep_arguments(p, store=None, store_note="OUT/store")
 
 
@@ -109,6 +112,7 @@ class FigureRun:
     out: Path
     quick: bool = False
     options: SweepOptions = field(default_factory=SweepOptions)
+    bare: bool = False
     written: list[Path] = field(default_factory=list)
     started: float = field(default_factory=time.perf_counter)
 
@@ -118,7 +122,8 @@ class FigureRun:
 
     @classmethod
     def from_args(cls, name: str, args: argparse.Namespace) -> FigureRun:
-        return cls(name, args.out, args.quick, _SHARED or SweepOptions.from_args(args))
+        return cls(name, args.out, args.quick, _SHARED or SweepOptions.from_args(args),
+                   bare=bool(getattr(args, "bare", False)))
 
     def sweep(self, cells: Sequence[Cell]) -> SweepResult:
         """Run ``cells`` with the script's sweep options (stored cells are reused)."""
@@ -143,8 +148,12 @@ class FigureRun:
         take it in, so it never overlaps the axes whatever the layout.
         """
         width = fig.get_size_inches()[0]
-        fig.text(0.01, 0.0, style.wrap_caption(caption, width * 0.98), ha="left", va="top",
-                 fontsize=style.CAPTION_PT, color="0.25", linespacing=1.25)
+        if self.bare:  # a paper's own caption (walkthrough of stop 80: baked into both files)
+            if getattr(fig, "_suptitle", None) is not None:
+                fig._suptitle.set_visible(False)
+        else:
+            fig.text(0.01, 0.0, style.wrap_caption(caption, width * 0.98), ha="left",
+                     va="top", fontsize=style.CAPTION_PT, color="0.25", linespacing=1.25)
         bbox = tight_bbox(fig, pad_inches=0.04)
         paths = []
         for fmt in style.FORMATS:

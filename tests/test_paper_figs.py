@@ -262,3 +262,23 @@ def test_tran_cutkosky_marks_only_informative_crossovers(out_dir: Path) -> None:
     if not any(r["informative"] == "True" for r in cross):
         assert "no crossover is drawn" in caption
     assert "trivial bound" in caption
+
+
+def test_bare_figures_leave_out_the_caption_and_the_title(out_dir: Path, tmp_path: Path) -> None:
+    """Walkthrough of stop 80: the provenance caption and the suptitle were baked into every
+    PNG and PDF, with no way to leave them to a paper's own caption. ``--bare`` draws neither
+    (the image is shorter by the caption's lines: the oracle is the default run's own PNG),
+    and still records the caption in captions.json."""
+    from PIL import Image
+
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", MPLBACKEND="Agg")
+    proc = subprocess.run([sys.executable, "-m", "paper_figs", "--quick", "--bare", "--only",
+                           "kuru_fig1", "--out", str(tmp_path), "--inline"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    with Image.open(out_dir / "kuru_fig1.png") as full, Image.open(tmp_path / "kuru_fig1.png") \
+            as bare:
+        assert bare.size[0] <= full.size[0] and bare.size[1] < 0.95 * full.size[1]
+    captions = json.loads((tmp_path / "captions.json").read_text())
+    assert captions["kuru_fig1.png"] == json.loads(
+        (out_dir / "captions.json").read_text())["kuru_fig1.png"]
