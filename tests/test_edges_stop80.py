@@ -212,3 +212,47 @@ def test_audit_plan_prints_small_goals_and_says_an_unread_delta(capsys):
     assert rc == 0 and "the delta given, 0.5, is not read" in out
     rc, out, _ = _cli(["audit", "plan", "dp_heavy_ball", "--quiet"], capsys)  # control
     assert rc == 0 and "is not read" not in out and "goal: eps_lower >= 1.800" in out
+
+
+def test_a_stop_probability_too_small_names_the_smallest_that_fits(capsys):
+    # fuzz round 14: "raise either" (cap_delta has no flag, and raising it is a larger
+    # delta); plan_selection said "lower total_epsilon or cap_delta". The floor written out:
+    # (1 - g)^100000 <= 1e-9
+    from dpbounds.tuning.selection_budget import plan_selection
+
+    floor = 1 - 1e-9 ** (1 / 100_000)
+    with pytest.raises(ValueError, match=f"raise stop_probability to at least {floor:.3g}"):
+        plan_selection(None, None, {"step_size": [0.5]}, total_epsilon=3.0,
+                       score_epsilon=0.1, loss_bound=5.0, stop_probability=1e-300)
+    rc, _, err = _cli(["tune", "runs", "hb", "--private", "--search", "alpha=0.1", "--steps",
+                       "5", "--beta", "0.3", "--loss-bound", "4", "--stop-probability",
+                       "1e-12", "--quiet"], capsys)
+    assert rc == 2 and f"at least {floor:.3g}" in err
+    plan_selection(None, None, {"step_size": [0.5]}, total_epsilon=3.0,  # control: at it
+                   score_epsilon=0.1, loss_bound=5.0, stop_probability=floor * 1.001)
+
+
+def test_a_regime_edge_that_is_the_theorems_domain_says_so(capsys):
+    # fuzz round 14: --target 1e300 answered "from N = 2549" as if the bound crossed 1e300
+    # there; it is where the theorem starts to apply (E >= 1). Oracle: the bound's own value
+    # at the edge, far below the target
+    from dpbounds.bounds.registry import get
+
+    rc, out, _ = _cli(["bound", "tran_cutkosky.alg1", "--smallest", "N", "--target", "1e300",
+                       "--quiet"], capsys)
+    assert rc == 0 and "below it the theorem does not apply" in out
+    at = get("tran_cutkosky.alg1").value({"N": 2548.6}, invalid="nan")
+    assert float(at) < 1e3
+    rc, out, _ = _cli(["bound", "tran_cutkosky.alg1", "--smallest", "N", "--target", "1",
+                       "--quiet"], capsys)  # control: a real crossing
+    assert rc == 0 and "does not apply" not in out
+
+
+def test_a_rate_that_rounds_to_one_is_not_called_non_contracting():
+    # fuzz round 14: alpha = 1e-300 was "does not contract"; its rate is 1 - O(alpha mu)
+    from dpbounds.lmi import heavy_ball_lmi_rate
+
+    c = heavy_ball_lmi_rate(0.1, 1.0, 1e-300, 0.5)
+    assert "1 to float64's precision" in str(c) and "does not contract" not in str(c)
+    c = heavy_ball_lmi_rate(0.1, 1.0, 30.0, 0.5)  # control: a step past 2(1 + beta)/L diverges
+    assert "does not contract" in str(c)

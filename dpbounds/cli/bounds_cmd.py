@@ -428,6 +428,17 @@ def _regime(args: argparse.Namespace, e: Any, problem: dict[str, float]) -> int:
         else:
             shown = f"{whole} (the continuous edge is {_fmt(r.value)})"
     print(f"  bound <= {_fmt(r.target)} {word} {variable} = {shown}   ({how})")
+    if not r.at_edge and math.isfinite(r.value):
+        # the edge may be the theorem's domain, not the target: `--target 1e300` answered
+        # N = 2549, where E >= 1 starts to hold, as if the bound crossed 1e300 there (fuzz 14)
+        try:
+            at = float(e.value({**rest, variable: float(r.value)}, invalid="nan"))
+        except Exception:  # noqa: BLE001 -- a diagnostic: the answer above stands
+            at = math.nan
+        if math.isfinite(at) and at < 0.5 * float(r.target):
+            beyond = "below" if side == "smallest" else "above"
+            print(f"  {beyond} it the theorem does not apply (an assumption fails), not the "
+                  f"target: the bound there is already {_fmt(at)}")
     if r.at_edge:
         print(f"  the target is met already at the end of the range [{_fmt(r.low)}, "
               f"{_fmt(r.high)}]: the regime extends beyond it (--search-range)")

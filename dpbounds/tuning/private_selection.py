@@ -464,6 +464,16 @@ def costlier_points(algorithm: Callable[..., Any], reference_objective: Any,
     return out
 
 
+def _cap_refusal(gamma: float, cap_delta: float, need: str) -> str:
+    """Why a stop probability is too small for the trial cap, and the smallest that fits
+    (fuzz round 14: "raise either" named a cap_delta the shell has no flag for, and raising it
+    is a larger delta)."""
+    floor = -math.expm1(math.log(cap_delta) / MAX_TRIALS)  # (1 - g)^MAX <= cap_delta
+    return (f"stop_probability {gamma:g} with cap_delta {cap_delta:g} needs a cap {need}; at "
+            f"most {MAX_TRIALS:,} may run: raise stop_probability to at least {floor:.3g} (or, "
+            "in Python, cap_delta: a larger delta)")
+
+
 def _cap(stop_probability: float, cap_delta: float) -> int:
     """Smallest T with (1 - gamma)^T <= cap_delta."""
     if stop_probability >= 1.0:
@@ -607,8 +617,7 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
     if cap > MAX_TRIALS:
         need = f"of {_count(cap)} trials" if not renyi else \
             f"of more than {MAX_TRIALS:,} trials"
-        raise ValueError(f"stop_probability {gamma:g} with cap_delta {cap_delta:g} needs a cap "
-                         f"{need}; at most {MAX_TRIALS:,}: raise either")
+        raise ValueError(_cap_refusal(gamma, float(cap_delta), need))
     from dpbounds.tuning.by_runs import check_grid, check_names, display_name
 
     for member in ("n", "sample_losses", "regularizer", "suboptimality"):

@@ -42,9 +42,11 @@ import numpy as np
 
 from dpbounds._validation import check_int, check_positive
 from dpbounds.tuning.private_selection import (
+    MAX_TRIALS,
     REFERENCE_STREAM,
     RUN_EPS_SLACK,
     _cap,
+    _cap_refusal,
     _check_law,
     _grid_noise_keyword,
     _law_cap,
@@ -218,6 +220,8 @@ def plan_selection(algorithm: Callable[..., Any] | None, reference_objective: An
         while 3.0 * (run * (1.0 + RUN_EPS_SLACK) + spent) > total:  # float rounding
             run = math.nextafter(run, 0.0)
         cap = _cap(gamma, float(cap_delta))
+        if cap > MAX_TRIALS:  # as the selection refuses it (fuzz round 14: "lower total")
+            raise ValueError(_cap_refusal(gamma, float(cap_delta), f"of {cap:.3g} trials"))
         delta = _pure_delta(gamma, cap, run * (1.0 + RUN_EPS_SLACK) + spent)
         if not delta < 1.0:
             raise ValueError(f"at {run:.4g} per run the cap's delta reaches 1 (no guarantee): "

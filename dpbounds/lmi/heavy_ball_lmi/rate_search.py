@@ -339,8 +339,13 @@ def heavy_ball_lmi_rate(
     bracket = _check_bracket(bracket)
     rho_q = float(heavy_ball_rate(alpha, beta, mu, L))
     if rho_q >= 1.0:
-        return NoCertificate(mu, L, alpha, beta, f"heavy ball does not contract on a quadratic "
-                             f"(quadratic rate {rho_q:.6g} >= 1)", rho_q, 0)
+        # alpha mu below float64's resolution: the rate is 1 - O(alpha mu), which rounds to
+        # 1; "does not contract" was said of a method that does (fuzz round 14)
+        why = (f"its quadratic rate is 1 to float64's precision (alpha mu = {alpha * mu:.3g}: "
+               "it contracts by less than 1e-16 a step), too slow for any certificate"
+               if rho_q == 1.0 and 0.0 < alpha * mu < 1e-15 and 0.0 <= beta < 1.0 else
+               f"heavy ball does not contract on a quadratic (quadratic rate {rho_q:.6g} >= 1)")
+        return NoCertificate(mu, L, alpha, beta, why, rho_q, 0)
     # lmi=3 raised AttributeError, solver=[] "unhashable type" (fuzz round 7)
     if solver is not None and not isinstance(solver, str):
         raise ValueError(f"solver must be a cvxpy solver's name or None, got {solver!r}")
