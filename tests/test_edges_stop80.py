@@ -256,3 +256,13 @@ def test_a_rate_that_rounds_to_one_is_not_called_non_contracting():
     assert "1 to float64's precision" in str(c) and "does not contract" not in str(c)
     c = heavy_ball_lmi_rate(0.1, 1.0, 30.0, 0.5)  # control: a step past 2(1 + beta)/L diverges
     assert "does not contract" in str(c)
+
+
+def test_the_tuning_table_never_rounds_a_step_or_momentum_to_what_it_is_not():
+    # fuzz round 14: alpha = 0.999999 read 1 and beta = 1.98e-5 read 0.0000
+    from dpbounds.tuning.heavy_ball import _alpha, _near_one
+
+    assert _alpha(1 - 1e-6) == "1-1e-06" and float(_alpha(0.1234567)) == 0.1235
+    assert _alpha(1.0) == "1" and _alpha(2.0 + 1e-9) == "2+1e-09"
+    assert _near_one(1.98e-5) == "1.98e-05" and _near_one(0.5) == "0.5000"
+    assert _near_one(0.0) == "0.0000" and _near_one(1 - 1e-7) == "1-1e-07"

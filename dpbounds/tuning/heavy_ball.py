@@ -193,10 +193,23 @@ class HeavyBallChoice:
         return asdict(self)
 
 
+def _alpha(x: float) -> str:
+    """A step size in 4 significant digits, never a whole number it is not: ``1-1e-06`` for
+    0.999999 (it read 1: fuzz round 14)."""
+    text = f"{x:.4g}"
+    near = float(text)
+    if not math.isfinite(x) or near == x or near != math.floor(near) or "e" in text:
+        return text
+    gap = near - x
+    return f"{text}-{gap:.2g}" if gap > 0 else f"{text}+{-gap:.2g}"
+
+
 def _near_one(x: float) -> str:
     """``x`` in [0, 1) for a table column: 4 decimals, or ``1-<1 - x>`` when that would read 1."""
     if not math.isfinite(x):
         return f"{x}"
+    if 0.0 < x < 5e-5:  # 1.98e-5 read 0.0000 (fuzz round 14)
+        return f"{x:.3g}"
     return f"1-{1.0 - x:.3g}" if 0.99995 <= x < 1.0 else f"{x:.4f}"
 
 
@@ -310,10 +323,11 @@ class HeavyBallTuning:
         lines = [head, "-" * len(head)]
         for c in rows:
             if not math.isfinite(c.bound):  # no certificate: nothing at a T (nan, inf before)
-                lines.append(f"{c.label:<{w}}{c.alpha:>10.4g}{_near_one(c.beta):>11}"
+                lines.append(f"{c.label:<{w}}{_alpha(c.alpha):>10}{_near_one(c.beta):>11}"
                              f"{'n/a':>9}{'n/a':>11}{'n/a':>12}{'n/a':>12}{'n/a':>11}")
                 continue
-            lines.append(f"{c.label:<{w}}{c.alpha:>10.4g}{_near_one(c.beta):>11}{c.horizon:>9d}"
+            lines.append(f"{c.label:<{w}}{_alpha(c.alpha):>10}{_near_one(c.beta):>11}"
+                         f"{c.horizon:>9d}"
                          f"{_near_one(c.rate):>11}{c.bound:>12.4e}{c.computed:>12.4e}"
                          f"{c.noise_scale:>11.3e}")
         def ratio(c: HeavyBallChoice) -> str:
@@ -378,7 +392,8 @@ class HeavyBallTuning:
                 f"{'worst case':>12}{'bound':>12}{'b_T':>11}")
         lines = [head, "-" * len(head)]
         for c in self.choices():
-            lines.append(f"{c.label:<28}{c.alpha:>10.4g}{_near_one(c.beta):>12}{c.horizon:>9d}"
+            lines.append(f"{c.label:<28}{_alpha(c.alpha):>10}{_near_one(c.beta):>12}"
+                         f"{c.horizon:>9d}"
                          f"{_near_one(c.rate):>12}{c.worst_case_upper:>12.4e}{c.bound:>12.4e}"
                          f"{c.noise_scale:>11.3e}")
         t = self.tuned
@@ -431,7 +446,8 @@ class HeavyBallTuning:
             # no Lyapunov certificate: no rate and no upper end ("nan" and "inf" before)
             rate = _near_one(c.rate) if math.isfinite(c.rate) else "n/a"
             upper = f"{c.bound:>12.4e}" if math.isfinite(c.bound) else f"{'n/a':>12}"
-            lines.append(f"{c.label:<36}{c.alpha:>10.4g}{_near_one(c.beta):>12}{c.horizon:>7d}"
+            lines.append(f"{c.label:<36}{_alpha(c.alpha):>10}{_near_one(c.beta):>12}"
+                         f"{c.horizon:>7d}"
                          f"{rate:>12}{c.computed:>12.4e}{upper}"
                          f"{c.noise_scale:>11.3e}")
         t = self.tuned
