@@ -155,7 +155,7 @@ def test_an_unknown_problem_key_is_refused_not_dropped():
     from dpbounds.bounds.registry import get
 
     e = get("tran_cutkosky.alg1")
-    with pytest.raises(ValueError, match="'E' is a hyper-parameter this bound tunes"):
+    with pytest.raises(ValueError, match="'E' is a hyper-parameter optimize tunes"):
         e.optimize(d=100, N=1e5, E=3.0)
     with pytest.raises(ValueError, match="unknown problem key 'dd'; did you mean 'd'"):
         e.optimize(dd=100)

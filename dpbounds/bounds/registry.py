@@ -229,20 +229,6 @@ class Entry:
                     isinstance(v, np.ndarray) and v.dtype.kind == "f" and np.isnan(v).any()):
                 raise ValueError(f"{key} must be a number, got nan")
         _check_given({**(problem or {}), **overrides})
-        from dpbounds.bounds.problem import PROBLEM_QUANTITIES
-
-        for key in {**(problem or {}), **overrides}:
-            if key not in PROBLEM_QUANTITIES:
-                # fuzz round 14: optimize(E=3.0) returned E = 73, and bounds= and foo=1 were
-                # dropped without a word
-                from dpbounds._suggest import did_you_mean
-
-                hyper = set(self.tunable) | set(getattr(self.theorem, "hyperparameters", ()) or ())
-                why = (f": {key!r} is a hyper-parameter this bound tunes, not a problem key "
-                       "(evaluate it at a value: the theorem's evaluate)" if key in hyper else
-                       f"{did_you_mean(key, PROBLEM_QUANTITIES)} (problem keys: "
-                       f"{', '.join(PROBLEM_QUANTITIES)})")
-                raise ValueError(f"{self.name}: unknown problem key {key!r}{why}")
         return p
 
     def params(self, problem: Mapping[str, float] | None = None, **overrides: float) -> dict:
@@ -377,6 +363,25 @@ class Entry:
         vals = self.theorem.evaluate_hyperparameters(**self.params(problem, **overrides))
         return {k: float(v) for k, v in vals.items()}
 
+    def _check_optimize_keys(self, given: Mapping[str, Any]) -> None:
+        """A key :meth:`optimize` would drop: a hyper-parameter it tunes (``E=3.0`` returned
+        E = 73), or a name that is neither a problem key nor one of the bound's parameters
+        (``bounds=``, ``foo=1``: fuzz round 14)."""
+        from dpbounds._suggest import did_you_mean
+        from dpbounds.bounds.problem import PROBLEM_QUANTITIES
+
+        params = set(getattr(self.theorem, "parameters", ()) or ())
+        hyper = set(self.tunable) | set(getattr(self.theorem, "hyperparameters", ()) or ())
+        for key in given:
+            if key in hyper:
+                raise ValueError(f"{self.name}: {key!r} is a hyper-parameter optimize tunes, not "
+                                 "a problem key (evaluate the bound at a value of it with the "
+                                 "theorem's evaluate)")
+            if key not in PROBLEM_QUANTITIES and key not in params:
+                raise ValueError(f"{self.name}: unknown problem key {key!r}"
+                                 f"{did_you_mean(key, PROBLEM_QUANTITIES)} (problem keys: "
+                                 f"{', '.join(PROBLEM_QUANTITIES)})")
+
     def optimize(self, problem: Mapping[str, float] | None = None,
                  **overrides: float) -> Tuned:
         """Numerically tuned hyper-parameters (log-space, from the closed-form choice).
@@ -386,6 +391,7 @@ class Entry:
         ``[1e-300, 1e300]``: the search runs in log-space and an unbounded step (``exp(800)``)
         would overflow instead of being rejected. A numeric bound uses its own tuner.
         """
+        self._check_optimize_keys({**(problem or {}), **overrides})
         p = self.params(problem, **overrides)
         if self.numeric:
             return self.theorem.optimize(**p)

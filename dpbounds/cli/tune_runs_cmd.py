@@ -620,11 +620,15 @@ def _run(args: argparse.Namespace) -> int:
                              f"sensitivity, which {args.algorithm}'s Laplace noise is "
                              "calibrated to; tune a plug-in method on it (--plugin FILE), or "
                              "use --problem logistic|quadratic")
-        if args.algorithm == "hb" and f.strong_convexity <= 0 and args.momentum is None \
-                and "momentum" not in search:
-            raise ValueError(f"--problem {args.problem} is not strongly convex (mu = "
-                             f"{f.strong_convexity:g}): hb's default momentum needs mu > 0; "
-                             "give --beta B or --search beta=...")
+    if args.algorithm == "hb" and args.momentum is None and "momentum" not in search \
+            and (args.private and args.problem not in PROBLEMS or f.strong_convexity <= 0):
+        # outside the block above (review 2 of stop 80: with --sensitivity every point ran
+        # and failed); a private selection on a plug-in's data does not read its mu and L
+        raise ValueError(f"--problem {args.problem}: hb's default momentum reads mu and L "
+                         + ("from the data, which a private selection must not"
+                            if args.private and args.problem not in PROBLEMS else
+                            f"and needs mu > 0 (mu = {f.strong_convexity:g})")
+                         + "; give --beta B or --search beta=...")
     alg = _algorithm(args.algorithm)
     fixed: dict[str, Any] = {k: getattr(args, k) for k in _FIXED if getattr(args, k) is not None}
     if args.algorithm == "sgd":

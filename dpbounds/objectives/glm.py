@@ -710,6 +710,9 @@ class HuberSVM(MarginLossObjective):
 
     name = "huber_svm"
     psi_slope = 1.0
+    #: an instance attribute, 1/(2h) of the public bandwidth h: public (a private selection
+    #: watches a calibration constant an instance holds unless its class lists it here)
+    PUBLIC_CONSTANTS: tuple[str, ...] = ("psi_curvature",)
     source = Source(LEE_KIFER, "Section 6 (linear SVM)", Provenance.DERIVED,
                     "hinge replaced by the Huber hinge (Chaudhuri et al. 2011), bandwidth h")
 

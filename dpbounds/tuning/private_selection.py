@@ -782,26 +782,44 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
                             stop_probability=gamma, suboptimality=sub, size=int(objective.n))
 
 
-#: the constants an algorithm calibrates its noise or steps by: a class of one's own that
-#: computes one in a property is watched for it unless it lists it in ``PUBLIC_CONSTANTS``
+#: the constants an algorithm calibrates its noise, clips or steps by (what
+#: ``dpbounds.algorithms`` reads of an objective beyond its data and shape: a test greps them):
+#: a class of one's own that computes one is watched for it unless it lists it in
+#: ``PUBLIC_CONSTANTS``
 CALIBRATION_CONSTANTS = ("l1_sensitivity", "l2_sensitivity", "gradient_bound", "smoothness",
-                         "strong_convexity")
+                         "strong_convexity", "sample_smoothness", "psi_curvature",
+                         "l1_radius", "l2_radius", "lipschitz")
 
 
-def _own_properties(cls: type) -> list[str]:
-    """The calibration constants ``cls`` computes in a property defined outside dpbounds and
-    does not declare public (``PUBLIC_CONSTANTS``): the watch refuses their reads. A class
-    attribute (``L = 4.0``) is a declaration, public by construction; dpbounds' own classes list
-    their data's constants themselves (``DATA_ONLY``, ``DATA_RADII``)."""
+def _own_properties(objective: Any) -> list[str]:
+    """The calibration constants ``objective`` computes itself and does not declare public
+    (``PUBLIC_CONSTANTS``): the watch refuses their reads. Its own are: an entry of a class
+    defined outside dpbounds that is not a plain number (a property, a ``cached_property``, a
+    method, any descriptor), and an instance attribute (set in ``__init__``, say). A plain
+    number as a class attribute (``L = 4.0``) is a declaration, public by construction;
+    dpbounds' own classes list their data's constants themselves (``DATA_ONLY``,
+    ``DATA_RADII``). (Review 2 of stop 80: a ``cached_property``, an instance attribute and
+    ``lipschitz`` / ``sample_smoothness`` went unwatched.)"""
+    cls = type(objective)
     public = set(getattr(cls, "PUBLIC_CONSTANTS", ()))
+    # a dpbounds class's radii are instance attributes, watched by their own rule (declared
+    # or the data's: ``radius_declared``)
+    public |= set(getattr(cls, "DATA_RADII", ()))
+    mine = getattr(objective, "__dict__", {})
     out = []
     for key in CALIBRATION_CONSTANTS:
+        if key in public:
+            continue
+        if key in mine:  # an instance attribute: computed when the object was built
+            out.append(key)
+            continue
         owner = next((c for c in cls.__mro__ if key in c.__dict__), None)
-        if owner is None or key in public:
+        if owner is None:
             continue
         module = getattr(owner, "__module__", "") or ""
-        if not (module == "dpbounds" or module.startswith("dpbounds.")) and isinstance(
-                owner.__dict__[key], property):
+        value = owner.__dict__[key]
+        plain = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not (module == "dpbounds" or module.startswith("dpbounds.")) and not plain:
             out.append(key)
     return out
 
@@ -819,7 +837,7 @@ class _ReadsPrivateConstant(ValueError):
 
 
 #: objective class -> its subclass that records reads of ``smoothness``
-_WATCHERS: dict[type, type] = {}
+_WATCHERS: dict[tuple[Any, ...], type] = {}
 #: the read records of the watches now active (a nested watch keeps the outer one's record:
 #: one shared list was cleared by the inner watch, review of stop 79)
 _ACTIVE: list[list[str]] = []
@@ -849,7 +867,7 @@ def _public_constants_only(objective: Any, name: str, hyper: dict[str, Any]) -> 
     same (the read is recorded)."""
     cls = type(objective)
     radii = tuple(getattr(cls, "DATA_RADII", ()))
-    own = _own_properties(cls)
+    own = _own_properties(objective)
     # always the data's (the Gram matrix); smoothness too where it is computed (a property):
     # a class attribute of a subclass is a public declaration (review of stop 79: it turned
     # the whole watch off, radii included)
@@ -889,7 +907,8 @@ def _public_constants_only(objective: Any, name: str, hyper: dict[str, Any]) -> 
             f"which {cls.__name__} computes from (or checks against) the private data: give "
             "step_size (grid or fixed) and a budget allocation and horizon that do not read L")
 
-    watcher = _WATCHERS.get(cls)
+    key_ = (cls, tuple(only), radii)  # the watched names depend on the instance too
+    watcher = _WATCHERS.get(key_)
     if watcher is None:
         def private(key: str) -> property:
             def get(self: Any) -> Any:
@@ -919,7 +938,7 @@ def _public_constants_only(objective: Any, name: str, hyper: dict[str, Any]) -> 
         watcher = type(cls.__name__, (cls,), {"__slots__": (), "__module__": cls.__module__,
                                               **{k: private(k) for k in only},
                                               **{k: radius(k) for k in radii}})
-        _WATCHERS[cls] = watcher
+        _WATCHERS[key_] = watcher
     reads: list[str] = []
     _ACTIVE.append(reads)
     objective.__class__ = watcher

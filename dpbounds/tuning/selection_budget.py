@@ -223,19 +223,19 @@ def plan_selection(algorithm: Callable[..., Any] | None, reference_objective: An
         if cap > MAX_TRIALS:  # as the selection refuses it (fuzz round 14: "lower total")
             raise ValueError(_cap_refusal(gamma, float(cap_delta), f"of {cap:.3g} trials"))
         delta = _pure_delta(gamma, cap, run * (1.0 + RUN_EPS_SLACK) + spent)
-        if not delta < 1.0:
-            raise ValueError(f"at {run:.4g} per run the cap's delta reaches 1 (no guarantee): "
-                             "lower total_epsilon or cap_delta")
         # fuzz round 14: a total of 20 planned a selection of delta 0.46 without a word; the
         # cap's share grows as e^total (a smaller cap_delta costs trials, not privacy). Above
         # 1/n a delta is no privacy (the selection flags it); n unknown: 1e-3 (n >= 1000)
         most = 1.0 / n if n else 1e-3
         if delta > most:
-            need = float(cap_delta) * most / delta
-            raise ValueError(f"at a total of {total:g} the cap's delta is {delta:.3g}, above "
-                             f"{'1/n' if n else '1e-3'} = {most:.3g} (cap_delta (1 + e^total)): "
-                             f"lower cap_delta to {need:.1g} or below (a longer cap: compute, "
-                             "not privacy), or plan a smaller total")
+            need = _largest_cap_delta(gamma, run * (1.0 + RUN_EPS_SLACK) + spent, most,
+                                      float(cap_delta))
+            advice = (f"lower cap_delta to {_round_down(need)} (a longer cap: compute, not "
+                      "privacy), or plan a smaller total" if need > 0 else
+                      "plan a smaller total (no cap_delta fits)")
+            raise ValueError(f"at a total of {total:g} the cap's delta is {delta:.4g}, above "
+                             f"{'1/n' if n else '1e-3'} = {most:.4g} (about cap_delta "
+                             f"(1 + e^total)): {advice}")
         return SelectionBudget(run, 3.0 * (run * (1.0 + RUN_EPS_SLACK) + spent), delta, total,
                                "pure", 1.0 / gamma, 0)
     if not (isinstance(target_delta, numbers.Real) and 0.0 < float(target_delta) < 1.0):
@@ -289,6 +289,34 @@ def plan_selection(algorithm: Callable[..., Any] | None, reference_objective: An
                          "P[K > T] (1 + e^eps) grows with the total; lower cap_delta (a longer "
                          "cap: compute, not privacy) or plan a smaller total")
     return plan
+
+
+def _largest_cap_delta(gamma: float, trial_eps: float, most: float, start: float) -> float:
+    """The largest cap_delta <= ``start`` whose pure selection's delta is at most ``most``
+    (bisection on its logarithm; ``0.0`` where none down to 1e-300 fits). Review 2 of stop
+    80: the advice cap_delta x most / delta was refused again (the cap's own rounding)."""
+    def fits(c: float) -> bool:
+        cap = _cap(gamma, c)
+        return cap <= MAX_TRIALS and _pure_delta(gamma, cap, trial_eps) <= most
+
+    lo, hi = math.log(1e-300), math.log(start)
+    if not fits(math.exp(lo)):
+        return 0.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if fits(math.exp(mid)) else (lo, mid)
+        if hi - lo < 1e-6:
+            break
+    return math.exp(lo)
+
+
+def _round_down(x: float) -> str:
+    """``x`` in two significant digits, rounded down (advice must still fit)."""
+    e = math.floor(math.log10(x))
+    m = math.floor(x / 10.0**e * 10.0) / 10.0
+    while m * 10.0**e > x:  # the product's own rounding
+        m -= 0.1
+    return f"{m:.1f}e{e:+03d}"
 
 
 def _bisect(guarantee: Callable[[float], tuple[float, float]], total: float, rtol: float,
