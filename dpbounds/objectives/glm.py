@@ -159,6 +159,9 @@ class MarginLossObjective(Objective):
         # is raised to them: every sensitivity derived from it must bound the actual rows
         self.l1_radius = max(self.l1_radius, data_l1)
         self.l2_radius = max(self.l2_radius, data_l2)
+        # the values as built: a private selection reads a declared radius only while it
+        # still holds them (a subclass that sets another one afterwards is refused)
+        self.radius_values = {"l1_radius": self.l1_radius, "l2_radius": self.l2_radius}
         xp = self.xp
         self._rows_np, self._signs_np = self._row_layout(A, y)
         self._rows = xp.asarray(self._rows_np)

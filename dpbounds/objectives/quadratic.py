@@ -159,6 +159,10 @@ class QuadraticObjective(Objective):
         # them: every sensitivity derived from it must bound the actual offsets
         self.offset_l1_radius = max(self.offset_l1_radius, self._e_l1)
         self.offset_l2_radius = max(self.offset_l2_radius, self._e_l2)
+        # the values as built: a private selection reads a declared radius only while it
+        # still holds them (a subclass that sets another one afterwards is refused)
+        self.radius_values = {"offset_l1_radius": self.offset_l1_radius,
+                              "offset_l2_radius": self.offset_l2_radius}
         self._to_xp()
 
     def _to_xp(self) -> None:

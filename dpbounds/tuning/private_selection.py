@@ -94,10 +94,13 @@ data's largest norms: mutant hunt 14 measured eps >= 3.9 where 1.8 was claimed).
 class of one's own is watched for what it lists there and for every calibration constant
 (``l1_sensitivity``, ``l2_sensitivity``, ``gradient_bound``, ``smoothness``,
 ``strong_convexity``) it computes in a property of its own, unless it lists the constant in
-``PUBLIC_CONSTANTS`` (its author's word that it reads public bounds only; a class attribute
-such as ``l1_sensitivity = 3.0`` is public by construction); a fixed ``sensitivity=`` (a public
-bound) is the other way (walkthrough of stop 80: a class computing S_1 from its records ran
-unwatched, and ``sensitivity=`` was refused). The released iterate carries
+``PUBLIC_CONSTANTS`` (its author's word that it reads public bounds only; a plain number as a
+class attribute, ``l1_sensitivity = 3.0``, is taken as such a word too, and during a run an
+instance attribute never shadows it); a class with its own attribute hooks (``__getattr__``,
+``__getattribute__``, ``__setattr__``: a proxy) is refused, as is a declared radius changed
+after construction; a fixed ``sensitivity=`` (a public bound) is the other way (walkthrough
+of stop 80: a class computing S_1 from its records ran unwatched, and ``sensitivity=`` was
+refused; reviews 2 and 3 of stop 80). The released iterate carries
 the run's own noise: runs of an algorithm that takes ``noise=`` are made with
 ``noise="grid"`` (float64 noise leaks through its last bits: :mod:`dpbounds.privacy.discrete`);
 a run that does not report grid noise, or that the
@@ -788,40 +791,75 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
 #: ``PUBLIC_CONSTANTS``
 CALIBRATION_CONSTANTS = ("l1_sensitivity", "l2_sensitivity", "gradient_bound", "smoothness",
                          "strong_convexity", "sample_smoothness", "psi_curvature",
-                         "l1_radius", "l2_radius", "lipschitz")
+                         "psi_slope", "l1_radius", "l2_radius", "lipschitz", "_reg_lipschitz",
+                         "_reg_curvature")
 
 
-def _own_properties(objective: Any) -> list[str]:
-    """The calibration constants ``objective`` computes itself and does not declare public
-    (``PUBLIC_CONSTANTS``): the watch refuses their reads. Its own are: an entry of a class
-    defined outside dpbounds that is not a plain number (a property, a ``cached_property``, a
-    method, any descriptor), and an instance attribute (set in ``__init__``, say). A plain
-    number as a class attribute (``L = 4.0``) is a declaration, public by construction;
-    dpbounds' own classes list their data's constants themselves (``DATA_ONLY``,
-    ``DATA_RADII``). (Review 2 of stop 80: a ``cached_property``, an instance attribute and
-    ``lipschitz`` / ``sample_smoothness`` went unwatched.)"""
+def _in_dpbounds(obj: Any) -> bool:
+    module = getattr(obj, "__module__", "") or ""
+    return module == "dpbounds" or module.startswith("dpbounds.")
+
+
+def _user_public(cls: type) -> set[str]:
+    """``PUBLIC_CONSTANTS`` as the classes of ``cls`` declare them: a dpbounds class's own
+    declarations count for itself only, not for a subclass of one's own (review 3 of stop 80:
+    HuberSVM's ``psi_curvature`` covered a subclass that set it from the records)."""
+    if _in_dpbounds(cls):
+        return set(getattr(cls, "PUBLIC_CONSTANTS", ()))
+    for c in cls.__mro__:  # the nearest of one's own classes that declares (a subclass may
+        if not _in_dpbounds(c) and "PUBLIC_CONSTANTS" in c.__dict__:  # take one back)
+            return set(c.__dict__["PUBLIC_CONSTANTS"])
+    return set()
+
+
+def _own_properties(objective: Any) -> tuple[list[str], list[str]]:
+    """``(watched, pinned)``: the calibration constants the watch refuses to read, and, for a
+    class of one's own, those it answers from the class alone (an instance attribute never
+    shadows them during the run).
+
+    A class of one's own (defined outside dpbounds) is judged from its classes alone, so that
+    whether a run is refused never depends on the data (review 3 of stop 80: an instance
+    attribute set on some data sets only refused one neighbour): a calibration name it does
+    not declare public (``PUBLIC_CONSTANTS``, in one of its own classes) is watched where one
+    of its own classes defines it as anything but a plain number (a property, a
+    ``cached_property``, a method, any descriptor: review 2), and pinned otherwise (a plain
+    number there, its author's declaration; or dpbounds' own definition). A dpbounds class's
+    instance attribute of such a name must be declared (``HuberSVM``'s ``psi_curvature``).
+    Radii listed in ``DATA_RADII`` follow their own rule (declared at construction or the
+    data's)."""
     cls = type(objective)
-    public = set(getattr(cls, "PUBLIC_CONSTANTS", ()))
-    # a dpbounds class's radii are instance attributes, watched by their own rule (declared
-    # or the data's: ``radius_declared``)
-    public |= set(getattr(cls, "DATA_RADII", ()))
-    mine = getattr(objective, "__dict__", {})
-    out = []
+    radii = set(getattr(cls, "DATA_RADII", ()))
+    public = _user_public(cls) | radii
+    if _in_dpbounds(cls):
+        mine = getattr(objective, "__dict__", {})
+        return [k for k in CALIBRATION_CONSTANTS if k in mine and k not in public], []
+    watched: list[str] = []
+    pinned: list[str] = []
     for key in CALIBRATION_CONSTANTS:
         if key in public:
-            continue
-        if key in mine:  # an instance attribute: computed when the object was built
-            out.append(key)
             continue
         owner = next((c for c in cls.__mro__ if key in c.__dict__), None)
         if owner is None:
             continue
-        module = getattr(owner, "__module__", "") or ""
         value = owner.__dict__[key]
-        plain = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if not (module == "dpbounds" or module.startswith("dpbounds.")) and not plain:
-            out.append(key)
-    return out
+        plain = (isinstance(value, numbers.Real) and not isinstance(value, bool)
+                 and np.ndim(value) == 0)  # type: ignore[arg-type]
+        (pinned if plain or _in_dpbounds(owner) else watched).append(key)
+    return watched, pinned
+
+
+def _delegates(cls: type) -> str | None:
+    """The attribute hook a class of one's own defines (``__getattr__``,
+    ``__getattribute__``, ``__setattr__``): the watch cannot see what it answers, nor swap the
+    class under it (review 3 of stop 80: a proxy and a change-tracking ``__setattr__`` turned
+    the watch off)."""
+    for c in cls.__mro__:
+        if c is object or _in_dpbounds(c):
+            continue
+        for hook in ("__getattr__", "__getattribute__", "__setattr__"):
+            if hook in c.__dict__:
+                return f"{c.__name__}.{hook}"
+    return None
 
 
 def _short_vector(x: Any) -> str:
@@ -867,7 +905,13 @@ def _public_constants_only(objective: Any, name: str, hyper: dict[str, Any]) -> 
     same (the read is recorded)."""
     cls = type(objective)
     radii = tuple(getattr(cls, "DATA_RADII", ()))
-    own = _own_properties(objective)
+    hook = _delegates(cls)
+    if hook is not None:
+        raise _ReadsPrivateConstant(
+            f"{name}: the objective's class defines {hook}, through which the watch of the "
+            "private data's constants cannot see (a proxy or an attribute hook answers them); "
+            "give select_privately the objective itself, a class without attribute hooks")
+    own, pinned = _own_properties(objective)
     # always the data's (the Gram matrix); smoothness too where it is computed (a property):
     # a class attribute of a subclass is a public declaration (review of stop 79: it turned
     # the whole watch off, radii included)
@@ -876,7 +920,8 @@ def _public_constants_only(objective: Any, name: str, hyper: dict[str, Any]) -> 
                                                      property):
         only.append("smoothness")  # a margin loss's L: computed from the Gram matrix
     only += [k for k in own if k not in only]
-    if not radii and not only:
+    pinned = [k for k in pinned if k not in only and k not in radii]
+    if not radii and not only and not pinned:
         yield
         return
 
@@ -907,7 +952,7 @@ def _public_constants_only(objective: Any, name: str, hyper: dict[str, Any]) -> 
             f"which {cls.__name__} computes from (or checks against) the private data: give "
             "step_size (grid or fixed) and a budget allocation and horizon that do not read L")
 
-    key_ = (cls, tuple(only), radii)  # the watched names depend on the instance too
+    key_ = (cls, tuple(only), radii, tuple(pinned))
     watcher = _WATCHERS.get(key_)
     if watcher is None:
         def private(key: str) -> property:
@@ -923,7 +968,11 @@ def _public_constants_only(objective: Any, name: str, hyper: dict[str, Any]) -> 
             # a data descriptor: it shadows the instance's attribute for the run only; a
             # missing record counts as undeclared
             def get(self: Any) -> Any:
-                if not (self.__dict__.get("radius_declared") or {}).get(key, False):
+                declared = (self.__dict__.get("radius_declared") or {}).get(key, False)
+                # the value declared at construction, not one set since (review 3 of stop 80:
+                # a subclass declared 8 and then set the data's largest row norm)
+                kept = (self.__dict__.get("radius_values") or {}).get(key)
+                if not declared or kept is None or self.__dict__.get(key) != kept:
                     if reading_to_advise():
                         return math.nan
                     _record_read(key)
@@ -935,13 +984,33 @@ def _public_constants_only(objective: Any, name: str, hyper: dict[str, Any]) -> 
 
             return property(get, put)
 
-        watcher = type(cls.__name__, (cls,), {"__slots__": (), "__module__": cls.__module__,
-                                              **{k: private(k) for k in only},
-                                              **{k: radius(k) for k in radii}})
+        def pin(key: str) -> property:
+            # the class's own answer, never an instance attribute's
+            def get(self: Any) -> Any:
+                for c in cls.__mro__:
+                    if key in c.__dict__:
+                        v = c.__dict__[key]
+                        return v.__get__(self, cls) if hasattr(v, "__get__") else v
+                raise AttributeError(key)
+
+            return property(get)
+
+        try:
+            watcher = type(cls.__name__, (cls,), {
+                "__slots__": (), "__module__": cls.__module__,
+                **{k: pin(k) for k in pinned}, **{k: private(k) for k in only},
+                **{k: radius(k) for k in radii}})
+        except Exception as err:  # an __init_subclass__ of one's own (review 3 of stop 80)
+            raise _ReadsPrivateConstant(
+                f"{name}: the objective's class cannot be watched for the private data's "
+                f"constants (a subclass of it fails to build: {err})") from None
         _WATCHERS[key_] = watcher
     reads: list[str] = []
+    object.__setattr__(objective, "__class__", watcher)  # not through a class's own hook
+    if type(objective) is not watcher:
+        raise _ReadsPrivateConstant(f"{name}: the objective's class could not be swapped for "
+                                    "the watch of the private data's constants")
     _ACTIVE.append(reads)
-    objective.__class__ = watcher
     try:
         yield
     except Exception:  # (an interrupt is not a run's failure: it propagates as itself)
@@ -949,7 +1018,7 @@ def _public_constants_only(objective: Any, name: str, hyper: dict[str, Any]) -> 
             raise refusal() from None
         raise
     finally:
-        objective.__class__ = cls
+        object.__setattr__(objective, "__class__", cls)
         # by identity: list.remove compares by value, and an outer watch's record may be equal
         del _ACTIVE[next(i for i, r in enumerate(_ACTIVE) if r is reads)]
     if reads:

@@ -299,9 +299,15 @@ def _largest_cap_delta(gamma: float, trial_eps: float, most: float, start: float
         cap = _cap(gamma, c)
         return cap <= MAX_TRIALS and _pure_delta(gamma, cap, trial_eps) <= most
 
-    lo, hi = math.log(1e-300), math.log(start)
+    # the smallest cap_delta whose cap is within MAX_TRIALS: below it nothing runs (review 3
+    # of stop 80: a start at 1e-300 said "none fits" where 1e-60 did)
+    lo = max(math.log(1e-300), MAX_TRIALS * math.log1p(-gamma) if gamma < 1.0 else -690.0)
+    lo = math.nextafter(lo, 0.0) if lo < 0 else lo
+    hi = math.log(start)
     if not fits(math.exp(lo)):
-        return 0.0
+        lo += 1e-9 * abs(lo)  # the cap's own rounding at that end
+        if not fits(math.exp(lo)):
+            return 0.0
     for _ in range(200):
         mid = 0.5 * (lo + hi)
         lo, hi = (mid, hi) if fits(math.exp(mid)) else (lo, mid)
