@@ -282,3 +282,34 @@ def test_hooks_wrappers_transitive_inputs_and_reset_radii_are_refused():
     # control: the same declaration, untouched, runs
     assert np.all(np.isfinite(select_privately(
         dp_heavy_ball, LogisticRegression(a, y, **declared), GRID, **KW).x))
+
+
+def test_a_subclass_of_a_package_class_runs_with_the_package_classs_constants():
+    # review 3 of stop 80: pinned to the class, HuberSVM's curvature (then an instance
+    # attribute, 1/(2h)) would have read the margin losses' 0.25 in a subclass's runs: a
+    # difference clip 4x too small at h = 0.5. Oracle: the plain class's own run.
+    from dpbounds.algorithms import sensitivity_reduced_nsgd
+    from dpbounds.objectives import HuberSVM
+
+    class MyHuber(HuberSVM):
+        pass
+
+    a, y = _data()
+    kw = dict(epsilon=1.0, delta=1e-5, epochs=1, step_size=0.1, batch_size=50,
+              clip_threshold=6.0, noise="grid", seed=0)
+    want = sensitivity_reduced_nsgd(HuberSVM(a, y, l2=0.02, l1_radius=8.0, l2_radius=6.0),
+                                    **kw).params["diff_clip"]
+    seen = []
+
+    def spy(objective, **run):
+        res = sensitivity_reduced_nsgd(objective, **run)
+        seen.append(res.params["diff_clip"])
+        return res
+
+    fixed = {k: v for k, v in kw.items() if k not in ("epsilon", "seed", "noise", "step_size")}
+    select_privately(spy, MyHuber(a, y, l2=0.02, l1_radius=8.0, l2_radius=6.0),
+                     {"step_size": [0.1]}, epsilon=1.0, score_epsilon=0.1, loss_bound=5.0,
+                     stop_probability=0.5, target_delta=1e-5, seed=0, **fixed)
+    assert seen and all(v == pytest.approx(want, rel=1e-12) for v in seen)
+    with pytest.raises(AttributeError):  # a curvature from the records cannot be set on it
+        MyHuber(a, y).psi_curvature = 3.0
