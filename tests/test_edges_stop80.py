@@ -196,7 +196,7 @@ def test_ledger_report_refuses_a_delta_that_is_not_a_number_in_range(delta):
 
     ledger = PrivacyLedger()
     ledger.record(LaplaceMechanism(1.0))
-    with pytest.raises(ValueError, match="delta must be a number in"):
+    with pytest.raises(ValueError, match=r"delta must lie in \[0, 1\) .*a number"):
         ledger.report(delta)
     with pytest.raises(ValueError, match="accountants must be a name or a list"):
         ledger.report(1e-5, None)

@@ -378,7 +378,7 @@ class PrivacyLedger:
                     raise ValueError
                 delta = check_probability("delta", delta)
             except ValueError:
-                raise ValueError(f"delta must be a number in [0, 1) (0: a pure-DP target), "
+                raise ValueError(f"delta must lie in [0, 1) (0: a pure-DP target), a number, "
                                  f"got {delta!r}") from None
         if isinstance(accountants, str):  # 'rdp' was walked letter by letter
             accountants = (accountants,)
