@@ -386,8 +386,12 @@ def _event_json(args: argparse.Namespace, out: dict[str, Any]) -> str:
     ledger = PrivacyLedger(out["neighbouring"],
                            [(mechanism_from_dict(e["mechanism"]), e["steps"])
                             for e in out["events"]])
+    import warnings
+
     try:
-        event = to_dp_event(ledger, accountant=args.dp_event_accountant or "rdp")
+        with warnings.catch_warnings():  # the line below shows dp_accounting's own reading
+            warnings.simplefilter("ignore", UserWarning)
+            event = to_dp_event(ledger, accountant=args.dp_event_accountant or "rdp")
     except ValueError as err:
         raise ValueError(f"--to-dp-event: {err}") from None
     return json.dumps(dp_event_to_json(event), indent=2) + "\n"

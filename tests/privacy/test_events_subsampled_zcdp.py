@@ -167,3 +167,20 @@ def test_a_full_batch_laplace_run_travels_as_its_laplace_mechanism():
     whole = M.SubsampledLaplaceMechanism(mech.scale, 1.0, 200, 200, per_example_sum=True)
     with pytest.raises(ValueError):
         to_dp_event(whole, "add_remove")
+
+
+def test_a_without_replacement_export_warns_that_dp_accounting_reads_it_looser():
+    # walkthrough of stop 80: dp_accounting read a DP-SGD run's event at 1.6 where dpbounds
+    # certified 1.0, and to_dp_event said nothing (the shell's line shows both readings)
+    import warnings
+
+    wor = M.SubsampledGaussianMechanism(2.0, 0.025, 1.0, "without_replacement", "replace_one",
+                                        per_example_sum=True)
+    with pytest.warns(UserWarning, match="looser than dpbounds'"):
+        ev = to_dp_event((wor, 200))
+    assert isinstance(ev, dpa.SelfComposedDpEvent)
+    pois = M.SubsampledGaussianMechanism(2.0, 0.025, 1.0, "poisson", "add_remove",
+                                         per_example_sum=True)
+    with warnings.catch_warnings():  # control: Poisson reads the same in both libraries
+        warnings.simplefilter("error")
+        to_dp_event((pois, 200))
