@@ -601,9 +601,10 @@ def _print_text(out: dict[str, Any], curve: list[float] | None) -> None:
     # the optimistic end is a lower bound for the discretised non-Gaussian parts only: the
     # Gaussian parts are computed alike in both, ~1e-9 of themselves above the exact value
     # (fuzz round 13: 4.377178098 vs the exact 4.377178096 at z = 1)
-    print("epsilon: the guarantee at delta (PLD: pessimistic discretisation, an upper bound; "
-          "its optimistic twin discretises the other way: the bracket's width is the grid's "
-          "error, not a lower bound to better than ~1e-9 of epsilon).", flush=True)
+    # (walkthrough of stop 80: "not a lower bound to better than ~1e-9" was hard to parse)
+    print("epsilon: the guarantee at delta (PLD: pessimistic discretisation, an upper bound). "
+          "The bracket [optimistic, pessimistic] holds the exact epsilon (its low end to ~1e-9 "
+          "of epsilon); its width is the PLD grid's error on this composition.", flush=True)
 
 
 def _print_tradeoff(t: dict[str, Any]) -> None:
