@@ -92,8 +92,9 @@ bound). So is a read of a constant an objective class lists as the data's: ``DAT
 ``l2_radius``, quadratics' ``offset_l1_radius`` / ``offset_l2_radius``, which default to the
 data's largest norms: mutant hunt 14 measured eps >= 3.9 where 1.8 was claimed). An objective
 class of one's own is watched for what it lists there and for every calibration constant
-(``l1_sensitivity``, ``l2_sensitivity``, ``gradient_bound``, ``smoothness``,
-``strong_convexity``) it computes in a property of its own, unless it lists the constant in
+(``CALIBRATION_CONSTANTS``: the sensitivities, the gradient bound, L, mu, a margin loss's slope,
+curvature and radii, ``lipschitz``, the regulariser's) it computes in a property or a method
+of its own, unless it lists the constant in
 ``PUBLIC_CONSTANTS`` (its author's word that it reads public bounds only; a plain number as a
 class attribute, ``l1_sensitivity = 3.0``, is taken as such a word too, and during a run an
 instance attribute never shadows it); a class with its own attribute hooks (``__getattr__``,
