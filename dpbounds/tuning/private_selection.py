@@ -442,8 +442,12 @@ def costlier_points(algorithm: Callable[..., Any], reference_objective: Any,
     [{'steps': 50}]
     """
     from dpbounds.privacy.rdp import DEFAULT_ORDERS
+    from dpbounds.tuning.by_runs import check_grid
 
     eps = float(check_positive("epsilon", epsilon))
+    if not isinstance(grid, Mapping):  # a string was indexed as one (TypeError)
+        raise ValueError(f"grid must map each searched name to its values, got {grid!r}")
+    check_grid(grid, fixed, 10**7)  # an empty list divided by zero (read-through)
     names = list(grid)
     label = str(name or getattr(algorithm, "__name__", "algorithm"))
     first = _point(grid, names, 0)

@@ -56,3 +56,11 @@ def test_the_shell_warns_before_the_selection(capsys):
     assert rc == 0 and "steps=50 spend(s) more than grid point 0 (steps=5)" in err
     rc, out, err = _cli([*argv, "--search", "T=5"], capsys)  # control
     assert rc == 0 and "spend(s) more" not in err
+
+
+@pytest.mark.parametrize("grid, words", [({"steps": []}, "non-empty sequence"),
+                                         ("steps", "grid must map"),
+                                         ({"steps": [5, float("nan")]}, "must be finite")])
+def test_a_bad_grid_is_refused_by_name(grid, words):
+    with pytest.raises(ValueError, match=words):
+        costlier_points(dp_sgd, TWIN, grid, epsilon=1.0, **FIXED)
