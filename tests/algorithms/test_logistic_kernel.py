@@ -322,3 +322,56 @@ def test_minibatch_runs_record_every_iterate_in_few_passes(monkeypatch):
 
 def rng_offsets():
     return np.random.default_rng(17).standard_normal((20, 2))
+
+
+def _margins_by_exact_arithmetic(Zt, X, a, n):
+    """The documented order, in exact rationals: round(x_0 u_0), then one correctly rounded
+    fused multiply-add per feature row j = 1..d-1 (Fraction -> float rounds to nearest)."""
+    from fractions import Fraction
+
+    d = Zt.shape[0]
+    out = np.empty((X.shape[0], n))
+    for k in range(X.shape[0]):
+        for i in range(n):
+            s = float(Fraction(X[k, 0]) * Fraction(Zt[0, a + i]))
+            for j in range(1, d):
+                s = float(Fraction(X[k, j]) * Fraction(Zt[j, a + i]) + Fraction(s))
+            out[k, i] = s
+    return out
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 4, 5, 6, 7, 8, 9, 20])
+def test_margins_have_the_bits_of_the_documented_order(d):
+    # The first sweep forms rows 0..r-1 in one expression (r = d mod 4, or 4); there the
+    # compiler may fuse either of the first two products (LLVM 14 fused row 0's: 1 ulp off on
+    # about half the margins, which moved the gradients' last bits). Exact rationals are the
+    # oracle; control: the other contraction, fma(x_0, u_0, round(x_1 u_1)), differs.
+    import numba
+
+    rng = np.random.default_rng(d)
+    N, n, a = 300, 130, 128  # a block that starts inside the data and runs past 128
+    Zt = rng.standard_normal((d, N))
+    X = rng.standard_normal((kernel.GROUP, d))
+    z = np.empty((kernel.GROUP, kernel.BLOCK + 8))
+
+    @numba.njit
+    def run(Zf, X, z):
+        kernel._margins(Zf, N, d, X, 0, a, n, z)
+
+    got = np.empty((kernel.GROUP, n))
+    z = np.empty((kernel.GROUP, n + 8))
+    run(Zt.reshape(-1), X, z)
+    got[:] = z[:, :n]
+    want = _margins_by_exact_arithmetic(Zt, X, a, n)
+    assert np.array_equal(got, want)
+    if d >= 2:
+        from fractions import Fraction
+
+        other = np.array([[float(Fraction(X[k, 0]) * Fraction(Zt[0, a + i])
+                                 + Fraction(float(Fraction(X[k, 1]) * Fraction(Zt[1, a + i]))))
+                           for i in range(n)] for k in range(kernel.GROUP)])
+        for j in range(2, d):
+            other = np.array([[float(Fraction(X[k, j]) * Fraction(Zt[j, a + i])
+                                     + Fraction(other[k, i])) for i in range(n)]
+                              for k in range(kernel.GROUP)])
+        assert not np.array_equal(other, want)
