@@ -339,6 +339,7 @@ def test_negative_control_a_json_key_outside_the_notation_is_reported():
 PARAMS_RESULT_FIELDS: dict[str, tuple[str, frozenset[str]]] = {
     "per-step values": ("the schedules and budgets as the run used them, one entry per step",
                         frozenset({"step_sizes", "momenta", "budgets", "laplace_scales",
+                                   "noise_scales",
                                    "stages", "stage_lengths", "trace_steps", "trace_every"})),
     "derived noise": ("noise levels, sensitivities and node counts the calibration derived "
                       "from the keywords (the paper's names where it has one: Δ, λ_H, ζ, "
