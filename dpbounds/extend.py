@@ -2899,10 +2899,13 @@ class Calibration:
         return self.noise_scale / self.sensitivity
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-able, with the noise multiplier."""
+        """JSON-able, with the noise multiplier (``note`` only where there is one)."""
         from dataclasses import asdict
 
-        return dict(asdict(self), noise_multiplier=self.noise_multiplier)
+        out = dict(asdict(self), noise_multiplier=self.noise_multiplier)
+        if not self.note:
+            del out["note"]
+        return out
 
     def describe(self) -> str:
         """One paragraph in words."""
