@@ -1,7 +1,8 @@
 """DP gradient descent whose noise changes over the run (a noise schedule): a plug-in for dpbounds.
 
     dpbounds --plugin examples/dp_gd_noise_schedule.py verify nonconvex.dp_gd_two_stage --quick
-    dpbounds --plugin examples/dp_gd_noise_schedule.py calibrate dp_gd_two_stage --steps 100 --N 1e4
+    dpbounds --plugin examples/dp_gd_noise_schedule.py calibrate dp_gd_two_stage --steps 100 \
+        --N 1e4 --G 1
     dpbounds --plugin examples/dp_gd_noise_schedule.py tune bound nonconvex.dp_gd_two_stage --N 1e4
 
 The first half of the steps draws ``ramp`` times the noise of the second half; dpbounds
