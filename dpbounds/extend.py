@@ -2729,7 +2729,9 @@ def audit_setting(method: Method, *, steps: int = 5, params: Mapping[str, float]
         return Setting(pair,
                        dict(kwargs, epsilon=eps, delta=dlt if gaussian else None,
                             params=hyper, **extra), features,
-                       f"released noisy gradients (one per step, {steps} steps; white-box)",
+                       f"released noisy gradients (one per step, {steps} steps; white-box; "
+                       f"a step of a longer run after step {steps - 1} is not audited: "
+                       "verify's post-processing row probes up to T-1)",
                        text, ("linear", "gaussian-lr") if gaussian else None, tap=_release_tap)
 
     spec = AuditSpec(method.name, run, (relation,), build, float(epsilon),

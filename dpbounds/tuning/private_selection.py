@@ -611,7 +611,9 @@ def select_privately(algorithm: Callable[..., Any], objective: Any,
                          "pure random stopping draws a geometric number of trials (shape 1)")
     elif reference_objective is not None:
         raise ValueError("reference_objective is read with target_delta only (the Renyi "
-                         "selection's reference run)")
+                         "selection's reference run); a pure selection (target_delta=None, "
+                         "what a plan without target_delta gives) makes no reference run: "
+                         "drop reference_objective")
     if isinstance(cap_delta, bool) or not isinstance(cap_delta, numbers.Real) \
             or not 0.0 < float(cap_delta) < 1.0:
         raise ValueError(f"cap_delta must be a number in (0, 1), got {cap_delta!r}")
