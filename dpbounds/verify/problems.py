@@ -210,7 +210,11 @@ class VerifyProblem:
         f, x0 = built
         if int(getattr(f, "n", -1)) != N or int(getattr(f, "d", -1)) != d:
             raise ValueError(f"problem {decl.name}: build({N}, {d}, ...) returned an objective "
-                             f"with n = {getattr(f, 'n', None)}, d = {getattr(f, 'd', None)}")
+                             f"with n = {getattr(f, 'n', None)}, d = {getattr(f, 'd', None)}: "
+                             "build must return N records in dimension d for every N and d the "
+                             "study asks (it plans and prices its runs at smaller N too, 32 to "
+                             "4,096); from a fixed data set, take N of its records (the first "
+                             "N, or a seeded subsample), and refuse a d it does not have")
         x0 = np.asarray(x0, dtype=float).reshape(-1)
         if x0.shape != (d,) or not np.all(np.isfinite(x0)):
             raise ValueError(f"problem {decl.name}: x0 must be {d} finite numbers")
