@@ -155,3 +155,27 @@ def test_riskcal_check_catches_less_noise() -> None:
     ref = _riskcal_tpr(1.1, 0.01, 500, RISK_FPR)
     out = _subsampled_ledger(0.99, 0.01, 500).tradeoff(RISK_FPR)
     assert np.max(out["pessimistic"] - ref) > 1e-2, (out["pessimistic"], ref)
+
+
+@pytest.mark.parametrize("sigma", [0.08, 0.1, 0.3])
+def test_gdp_mu_of_one_gaussian_is_one_over_sigma_up_to_the_resolution(sigma):
+    # oracle: a Gaussian of sensitivity 1 and sd sigma is exactly (1/sigma)-GDP (Dong, Roth &
+    # Su 2022, Thm 2.7); two-sided within the PLD grid's error
+    from dpbounds.privacy import PrivacyLedger
+    from dpbounds.privacy.mechanisms import GaussianMechanism
+
+    ledger = PrivacyLedger()
+    ledger.record(GaussianMechanism(sigma))
+    assert ledger.gdp()["mu"] == pytest.approx(1.0 / sigma, rel=1e-5)
+
+
+@pytest.mark.parametrize("sigma, count", [(0.07, 1), (0.5, 100)])
+def test_gdp_beyond_the_resolution_is_inf_not_zero(sigma, count):
+    # mu = 14.3 and 20: no vertex has FPR and FNR >= 1e-10, and mu read 0 ("perfect privacy")
+    # beside eps = 162 (fuzz round 15); control above: mu = 12.5 is still resolved
+    from dpbounds.privacy import PrivacyLedger
+    from dpbounds.privacy.mechanisms import GaussianMechanism
+
+    ledger = PrivacyLedger()
+    ledger.record(GaussianMechanism(sigma), count)
+    assert ledger.gdp()["mu"] == float("inf")
