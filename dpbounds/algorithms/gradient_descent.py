@@ -213,6 +213,10 @@ def gaussian_gd_sensitivity(objective: ObjectiveProtocol,
         return (2.0 if neighbouring is Neighbouring.REPLACE_ONE else 1.0) * clip_threshold / n
     if sensitivity is not None:
         bound = check_positive("sensitivity", sensitivity)
+        if bound / n < 1e-290:  # the share and the noise leave float64's normal range
+            raise ValueError(f"sensitivity / n = {bound / n:.3g} is below 1e-290, where "
+                             "float64 loses the noise and the privacy loss; rescale the "
+                             "problem (gradients and sensitivity by one factor)")
     elif neighbouring is Neighbouring.REPLACE_ONE:
         bound = float(objective.l2_sensitivity)
     else:

@@ -123,6 +123,10 @@ ALLOCATIONS = ("uniform", "optimal", "remark_4_2")
 HORIZON_RULES = ("eq32", "subsampled")
 
 
+#: smallest per-sample sensitivity share a run accepts (float64's normal range, with room:
+#: below it the noise scale and the privacy loss are subnormal)
+TINY_SENSITIVITY = 1e-290
+
 def laplace_allocation(schedule: Schedule, objective: ObjectiveProtocol, *, epsilon: float, m: int,
                        allocation: str, sensitivity: float) -> Allocation:
     """Per-iteration budgets and Laplace scales for ``schedule``.
@@ -287,6 +291,13 @@ def laplace_momentum_method(
         if not math.isfinite(S1):
             raise ValueError("sensitivity must be finite for a private run: the objective has "
                              "no finite L1 sensitivity; pass sensitivity=")
+        if 0 < S1 / m < TINY_SENSITIVITY:
+            # S1 = 1e-320: the per-sample share and the Laplace scale underflowed, the ledger
+            # read eps 1.6e-322 for runs at eps 1 and the noise vanished in the sum (fuzz 15)
+            raise ValueError(f"sensitivity / batch size = {S1 / m:.3g} is below "
+                             f"{TINY_SENSITIVITY:g}, where float64 loses the noise and the "
+                             "privacy loss; rescale the problem (gradients and sensitivity "
+                             "by one factor)")
         if scales is None:
             scales = (laplace_scales_for_budgets(S1, budgets, n, m) if S1 > 0
                       else np.zeros(T))

@@ -851,6 +851,13 @@ def audit(algorithm: str, neighbouring: Neighbouring | str | None = None, *,
         st = build(e)
         return st if mutant is None else get_mutant(mutant, spec, relation, st).new_setting
 
+    if noise_factor != 1.0 and (build(eps).kwargs.get("noise") == "grid"
+                                or spec.name.endswith("_grid")):  # a grid-only release
+        # the grid's integer samplers do not go through the scaled draws the factor patches:
+        # '--noise-factor 0' read 'consistent' with the runs unchanged (fuzz round 15)
+        raise ValueError(f"noise_factor scales float noise only; {spec.name} draws grid "
+                         "(integer) noise, which it would leave unchanged: audit the float "
+                         "runs (noise='float') or leave noise_factor at 1")
     tight = bool(tight) and dlt > 0.0
     eps_in = calibrate_input(spec, relation, eps, dlt, run_setting) if tight else eps
     setting = build(eps_in)

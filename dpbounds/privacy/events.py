@@ -302,6 +302,9 @@ def _sens(mech: Mechanism, nb: Neighbouring) -> float:
 
 
 def _counted(mech: Mechanism, count: int, nb: Neighbouring, accountant: str) -> Any:
+    # checked as PrivacyLedger.record checks it: 2.5 was exported as 2 runs (an under-count),
+    # '3', 0, -5 and 1e300 were taken (fuzz round 15)
+    count = check_int("count", count, minimum=1, maximum=MAX_COUNT)
     event = _one(mech, nb, accountant)
     return event if count == 1 else _dpa().SelfComposedDpEvent(event, int(count))
 

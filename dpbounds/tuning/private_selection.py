@@ -386,6 +386,8 @@ class PrivateSelection:
 
     def table(self) -> str:
         """The release and its guarantee, in lines."""
+        from dpbounds._numfmt import shown
+
         hyper = ", ".join(f"{k} = {v!r}" for k, v in self.best.items())
         return "\n".join([
             *(f"NO PRIVACY: {text}" for text in self.flags),
@@ -398,7 +400,7 @@ class PrivateSelection:
                "(the loss clipped to [0, B] summed over the data, over the public n, plus the "
                "regulariser)"),
             (f"privacy of the whole selection (replace-one): eps = {self.epsilon:.6g} (3 x "
-             f"{self.trial_epsilon:.6g} per trial), delta = {self.delta:.3g} (the cap of "
+             f"{self.trial_epsilon:.6g} per trial), delta = {shown(self.delta, 3)} (the cap of "
              f"{self.max_trials} trials at stop probability {self.stop_probability:g}) "
              if self.accountant == "pure" else
              f"privacy of the whole selection ({self.neighbouring.replace('_', '-')}, by "
@@ -451,6 +453,15 @@ def costlier_points(algorithm: Callable[..., Any], reference_objective: Any,
     names = list(grid)
     label = str(name or getattr(algorithm, "__name__", "algorithm"))
     first = _point(grid, names, 0)
+    if keys is not None:
+        # keys='steps' was walked letter by letter and keys=['T'] (the shell's alias) matched
+        # nothing: both answered [] ("nothing costlier"; fuzz round 15)
+        if isinstance(keys, (str, bytes)) or not all(isinstance(k, str) for k in keys):
+            raise ValueError(f"keys must be a list of grid names, got {keys!r}")
+        unknown = sorted(set(keys) - set(names))
+        if unknown:
+            raise ValueError(f"keys must name searched grid names ({', '.join(names)}), got "
+                             f"{', '.join(unknown)}")
     varied = names if keys is None else [k for k in names if k in set(keys)]
     run_kw = _grid_noise_keyword(algorithm)
     _, check, _, _ = _reference(algorithm, reference_objective, label, eps,
