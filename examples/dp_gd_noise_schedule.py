@@ -24,7 +24,7 @@ rho = eps**2 / (8 * sp.log(1 / delta))  # <= the calibrated zCDP rho when eps <=
 bound = ex.theorem(
     "nonconvex.dp_gd_two_stage",
     sp.sqrt(2 * L * R / T
-            + d * (2 * G / N)**2 * T * (2 + ramp**2 + ramp**-2) / (16 * rho)),
+            + d * (2 * G / N)**2 * T * (2 + ramp**2 + ramp**-2) / (8 * rho)),
     quantity="(1/T) sum_{t<T} E||grad F(x_t)||", problem_class="nonconvex_smooth",
     hyperparameters={"T": N * sp.sqrt(L * R * rho / d) / G, "eta": 1 / L, "ramp": 2},
     tunable={"T": (1, 1e6), "ramp": (0.1, 10)},

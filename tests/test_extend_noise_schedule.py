@@ -271,3 +271,25 @@ def test_the_study_reads_a_schedule_of_any_size(tmp_path, size):
                         "nonconvex.dp_gd_two_stage", "--quick", "--trials", "40"],
                        capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+
+
+def test_the_examples_bound_at_an_even_split_is_the_uniform_examples_bound():
+    # a second derivation: at ramp = 1 the schedule is uniform, and the two-stage bound must
+    # be examples/dp_gd_smooth.py's (derived there without a schedule); at ramp = 2 its
+    # noise term is (2 + 4 + 1/4)/4 times that one. (Written /(16 rho), the bound was sqrt(2)
+    # too small in its noise term and still verified: the study's resolution is ~1.2x.)
+    from dpbounds.bounds.registry import get
+    from tests.plugin_state import plugins_loaded
+
+    point = dict(d=10, N=1e4, eps=1.0, delta=1e-5, G=1.0, L=1.0, R=1.0, T=300, eta=1.0)
+    with plugins_loaded([ROOT / "examples" / "dp_gd_smooth.py",
+                         ROOT / "examples" / "dp_gd_noise_schedule.py"]):
+        smooth = get("nonconvex.dp_gd_smooth").theorem
+        staged = get("nonconvex.dp_gd_two_stage").theorem
+        flat = float(smooth.evaluate(ignore_extra=True, **point))
+        assert float(staged.evaluate(ignore_extra=True, ramp=1.0, **point)) == pytest.approx(
+            flat, rel=1e-12)
+        optimisation = 2 * point["L"] * point["R"] / point["T"]
+        two = float(staged.evaluate(ignore_extra=True, ramp=2.0, **point))
+        assert two**2 - optimisation == pytest.approx(
+            (flat**2 - optimisation) * (2 + 4 + 0.25) / 4, rel=1e-12)

@@ -48,7 +48,7 @@ from dpbounds.algorithms._common import (
 )
 from dpbounds.algorithms._grid import check_noise, gaussian_grid
 from dpbounds.algorithms._transcript import Transcript
-from dpbounds.algorithms.momentum import laplace_momentum_method
+from dpbounds.algorithms.momentum import TINY_SENSITIVITY, laplace_momentum_method
 from dpbounds.backend import backend_name
 from dpbounds.notation import notation_keywords
 from dpbounds.objectives._base import ObjectiveProtocol
@@ -213,8 +213,9 @@ def gaussian_gd_sensitivity(objective: ObjectiveProtocol,
         return (2.0 if neighbouring is Neighbouring.REPLACE_ONE else 1.0) * clip_threshold / n
     if sensitivity is not None:
         bound = check_positive("sensitivity", sensitivity)
-        if bound / n < 1e-290:  # the share and the noise leave float64's normal range
-            raise ValueError(f"sensitivity / n = {bound / n:.3g} is below 1e-290, where "
+        if bound / n < TINY_SENSITIVITY:  # the share and the noise leave the normal range
+            raise ValueError(f"sensitivity / n = {bound / n:.3g} is below "
+                             f"{TINY_SENSITIVITY:g}, where "
                              "float64 loses the noise and the privacy loss; rescale the "
                              "problem (gradients and sensitivity by one factor)")
     elif neighbouring is Neighbouring.REPLACE_ONE:

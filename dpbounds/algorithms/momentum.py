@@ -127,6 +127,7 @@ HORIZON_RULES = ("eq32", "subsampled")
 #: below it the noise scale and the privacy loss are subnormal)
 TINY_SENSITIVITY = 1e-290
 
+
 def laplace_allocation(schedule: Schedule, objective: ObjectiveProtocol, *, epsilon: float, m: int,
                        allocation: str, sensitivity: float) -> Allocation:
     """Per-iteration budgets and Laplace scales for ``schedule``.
