@@ -1892,7 +1892,12 @@ class Method:
         # sensitivity callable that handed the objective to the schedule made the noise
         # depend on the data: a review of stop 81), on a read-only view of the parameters
         weights = self.noise_weights(T, types.MappingProxyType(p)) if private else None
-        sens = self.release_sensitivity(f, p, public_n)
+        from dpbounds.algorithms._common import data_derived_reads, warn_data_calibrated
+
+        with data_derived_reads(f) as reads:  # said where the sensitivity is the data's
+            sens = self.release_sensitivity(f, p, public_n)
+        if private and reads:
+            warn_data_calibrated(f, *reads[0], self.name)
         sampled_noise = (self._sampled_noise(epsilon, delta, T, batch) if private and
                          batch is not None and self.mechanism == "gaussian" else None)
         scale = (0.0 if not private else self.noise_scale(epsilon, delta, T, sens, batch))

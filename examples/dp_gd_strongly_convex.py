@@ -58,7 +58,10 @@ def logistic_erm(N, d, seed, spec):  # ridge logistic regression, unit rows, ran
     rng = np.random.default_rng(seed)
     A = rng.standard_normal((N, d))
     A /= np.linalg.norm(A, axis=1, keepdims=True)
-    f = LogisticRegression(A, rng.choice([-1.0, 1.0], size=N), l2=spec.mu)  # L <= 1/4 + mu
+    # the rows' domain declared (unit rows: ||a||_2 <= 1, ||a||_1 <= sqrt(d)), so the noise
+    # is calibrated to a public bound, not to the drawn rows' largest norm
+    f = LogisticRegression(A, rng.choice([-1.0, 1.0], size=N), l2=spec.mu,  # L <= 1/4 + mu
+                           l1_radius=np.sqrt(d), l2_radius=1.0)
     return f, np.full(d, spec.start / np.sqrt(d))
 
 

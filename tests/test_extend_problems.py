@@ -170,7 +170,9 @@ def test_verify_on_the_plugin_problem_uses_its_data_f_star_and_constants(cli):
         x0 = np.full(d, 3.0 / math.sqrt(d))
         p = res["params"][j]
         assert p["R"] == pytest.approx(f(x0) - opt.fun, rel=1e-8)
-        S1 = 2.0 * np.abs(A).sum(axis=1).max()
+        # the example declares the unit rows' domain, ||a||_1 <= sqrt(d), above the data's
+        S1 = 2.0 * math.sqrt(d)
+        assert S1 > 2.0 * np.abs(A).sum(axis=1).max()
         T = p["T"]
         floor = d * S1**2 / (4 * mu * N**2 * rho)
         assert res["bound"][j] == pytest.approx(p["R"] * math.exp(-mu * T / L) + floor * T,

@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
@@ -490,6 +491,124 @@ def sensitivity_override(given: Any, objective: Any, what: str) -> float:
                       "the noise is calibrated to the smaller bound, and the run is private "
                       "only if it holds", UserWarning, stacklevel=3)
     return value
+
+
+def calibration_constant(objective: Any, what: str, run: str, *args: Any) -> float:
+    """``objective.<what>`` (a property, or a method called with ``args``: ``lipschitz``), the
+    constant a run calibrates its noise (or its clip) to, with a
+    :class:`~dpbounds.privacy.limits.DataDerivedCalibrationWarning` where the objective took
+    it from the private data: a radius it lists in ``CALIBRATION_RADII`` that was not
+    declared (a margin loss's ``l1_radius`` defaults to the data's largest row norm), or a
+    constant it lists in ``DATA_ONLY``. Such a run's noise depends on the data, and its
+    privacy holds only if that value is a public bound (a researcher's walkthrough of stop
+    81: runs on one's own arrays calibrated to the data's largest norm without a word).
+
+    The value is read first, so a private selection's watch refuses the read as before."""
+    value = getattr(objective, what)
+    if args:
+        value = value(*args)
+    source = _data_source(objective, what)
+    if source is not None:
+        warn_data_calibrated(objective, what, source, run, f" = {float(value):.6g}")
+    return float(value)
+
+
+def _data_source(objective: Any, what: str) -> str | None:
+    """What ``objective.<what>`` is taken from the data through: itself (a ``DATA_ONLY``
+    constant), an undeclared radius (``CALIBRATION_RADII``), or ``None`` (public)."""
+    cls = type(objective)
+    if what in tuple(getattr(cls, "DATA_ONLY", ())):
+        return what
+    radius = dict(getattr(cls, "CALIBRATION_RADII", {}) or {}).get(what)
+    declared = (vars(objective) if hasattr(objective, "__dict__") else {}).get(
+        "radius_declared") or {}
+    return radius if radius is not None and not declared.get(radius, False) else None
+
+
+def warn_data_calibrated(objective: Any, what: str, source: str, run: str,
+                         value: str = "") -> None:
+    """The :class:`~dpbounds.privacy.limits.DataDerivedCalibrationWarning` of a run whose
+    noise is calibrated to ``objective.<what>``, taken from the data through ``source``."""
+    from dpbounds.privacy.limits import DataDerivedCalibrationWarning
+
+    name = type(objective).__name__
+    how = (f"{source} was not declared, so {name} took the data's largest norm"
+           if source != what else f"{name} computes it from the records")
+    fix = (f"declare {source}= (a public bound on every record) when building the "
+           "objective" if source != what else "pass a public bound (sensitivity=, or a clip)")
+    warnings.warn(DataDerivedCalibrationWarning(
+        f"{run}: the noise is calibrated to the objective's {what}{value}, taken from the "
+        f"private data ({how}): the run is private only if that value is a public bound; "
+        f"{fix}"), stacklevel=_caller_level())
+
+
+@contextmanager
+def data_derived_reads(objective: Any) -> Iterator[list[tuple[str, str]]]:
+    """Record, as ``(what, source)``, the reads of the objective's constants that it takes
+    from the data (:func:`_data_source`) while the block runs: a plug-in's sensitivity
+    function reads ``f.l1_sensitivity`` where the package's algorithms call
+    :func:`calibration_constant`. The instance's class is swapped, for the block only, to a
+    subclass whose such attributes record and answer as before; a class that cannot be
+    subclassed, or that has attribute hooks of its own, is not watched (nothing recorded)."""
+    cls = type(objective)
+    keys = [k for k in (*tuple(getattr(cls, "DATA_ONLY", ())),
+                        *dict(getattr(cls, "CALIBRATION_RADII", {}) or {}))
+            if _data_source(objective, k) is not None]
+    reads: list[tuple[str, str]] = []
+    hooks = any(h in c.__dict__ for c in cls.__mro__[:-1]
+                for h in ("__getattr__", "__getattribute__", "__setattr__"))
+    if not keys or hooks or not hasattr(objective, "__dict__"):
+        yield reads
+        return
+
+    def recorded(key: str) -> property:
+        def get(self: Any) -> Any:
+            reads.append((key, str(_data_source(objective, key))))
+            # Python's own lookup below this class: a data descriptor of the class (a
+            # property; a private selection's watch, which must still refuse) before the
+            # instance's attribute (a radius), before a method or a class attribute
+            for c in cls.__mro__:
+                if key in c.__dict__:
+                    attr = c.__dict__[key]
+                    if hasattr(type(attr), "__set__") or hasattr(type(attr), "__delete__"):
+                        return attr.__get__(self, cls)
+                    break
+            if key in self.__dict__:
+                return self.__dict__[key]
+            return getattr(super(watched, self), key)
+
+        def put(self: Any, value: Any) -> None:
+            self.__dict__[key] = value
+
+        return property(get, put)
+
+    try:
+        watched = type(cls.__name__, (cls,), {"__module__": cls.__module__,
+                                               **{k: recorded(k) for k in dict.fromkeys(keys)}})
+        object.__setattr__(objective, "__class__", watched)
+    except Exception:  # an __init_subclass__ of one's own, __slots__: not watched
+        yield reads
+        return
+    try:
+        yield reads
+    finally:
+        object.__setattr__(objective, "__class__", cls)
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of the first frame outside the package, as seen from the function
+    that calls this one: a warning is then attributed to (and shown once per line of) the
+    caller's own code, not to the wrapper that happened to run the algorithm."""
+    import os
+    import sys
+
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    frame: Any = sys._getframe(1)  # the warning function's frame: stacklevel 1
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 def check_batch_size(batch_size: Any, n: int) -> int:

@@ -43,6 +43,7 @@ from dpbounds.algorithms import _step_kernels as _kernels
 from dpbounds.algorithms._common import (
     SimulationResult,
     TraceRecorder,
+    calibration_constant,
     check_epsilon,
     check_own_record_losses,
     check_steps,
@@ -166,7 +167,12 @@ def noisy_projected_sgd(objective: ObjectiveProtocol, *, epsilon: float, delta: 
     trials = check_trials(trials)
     calibration = check_choice("calibration", calibration, ("lecture", "rdp"))
     trace_every = check_int("trace_every", trace_every)
-    L = f.lipschitz(radius) if lipschitz is None else check_positive("lipschitz", lipschitz)
+    if lipschitz is not None:
+        L = check_positive("lipschitz", lipschitz)
+    elif math.isfinite(epsilon):  # said where the objective took it from the data
+        L = calibration_constant(f, "lipschitz", "noisy_projected_sgd", radius)
+    else:
+        L = f.lipschitz(radius)
     if not math.isfinite(L):
         raise ValueError("lipschitz must be finite on the ball: pass lipschitz=")
     noise_kind = check_noise(noise, xp)
@@ -348,6 +354,8 @@ def output_perturbation(objective: ObjectiveProtocol, *, epsilon: float, delta: 
     mechanism = check_choice("mechanism", mechanism, ("analytic", "classic"))
     sens = output_perturbation_sensitivity(f, sensitivity_rule)
     private = math.isfinite(epsilon)
+    if private:  # said where the objective took its G (and so the noise) from the data
+        calibration_constant(f, "gradient_bound", "output_perturbation")
     ro = Neighbouring.REPLACE_ONE
     ledger = PrivacyLedger(ro)
     if private:
@@ -551,9 +559,11 @@ def objective_perturbation(objective: MarginLossObjective, *, epsilon: float, de
         raise ValueError("objective perturbation needs a convex objective")
     if not hasattr(f, "psi_curvature"):
         raise ValueError("objective perturbation needs a margin-loss GLM (rank-one Hessians)")
-    zeta = f.gradient_bound
-    lam_h = f.psi_curvature * f.l2_radius**2
     private = math.isfinite(epsilon)
+    # said where the objective took zeta and the radius (its noise) from the data
+    zeta = (calibration_constant(f, "gradient_bound", "objective_perturbation") if private
+            else f.gradient_bound)
+    lam_h = f.psi_curvature * f.l2_radius**2
     sigma = zeta * math.sqrt(8.0 * math.log(2.0 / delta) + 4.0 * epsilon) / epsilon \
         if private else 0.0
     Delta = 2.0 * lam_h / epsilon if private else 0.0

@@ -33,6 +33,7 @@ from dpbounds._validation import check_choice, check_positive, check_probability
 from dpbounds.algorithms._common import (
     SimulationResult,
     TraceRecorder,
+    calibration_constant,
     check_batch_size,
     check_epsilon,
     check_noise_step,
@@ -173,7 +174,7 @@ def gaussian_gd_sensitivity(objective: ObjectiveProtocol,
                             neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
                             clip_threshold: float | None = None,
                             sensitivity: float | None = None,
-                            public_n: int | None = None) -> float:
+                            public_n: int | None = None, *, run: str | None = None) -> float:
     r"""L2 sensitivity :math:`\Delta` of the gradient query that Gaussian DP-GD noises.
 
     The query is :math:`q(D)=\frac1N\sum_{i\in D}g_i(x)+\nabla R(x)` with a **public**
@@ -190,6 +191,10 @@ def gaussian_gd_sensitivity(objective: ObjectiveProtocol,
       ``gradient_bound`` :math:`G` (a bound on the per-sample **norm**) over ``N``. The
       replace-one difference bound is not a norm bound (a quadratic's per-sample gradients
       differ by a bounded offset but are unbounded), so it is never halved into one.
+
+    ``run`` names a private run calibrating to the result: where the objective took its bound
+    from the data (an undeclared radius), a
+    :class:`~dpbounds.privacy.limits.DataDerivedCalibrationWarning` says so.
 
     Raises
     ------
@@ -218,10 +223,11 @@ def gaussian_gd_sensitivity(objective: ObjectiveProtocol,
                              f"{TINY_SENSITIVITY:g}, where "
                              "float64 loses the noise and the privacy loss; rescale the "
                              "problem (gradients and sensitivity by one factor)")
-    elif neighbouring is Neighbouring.REPLACE_ONE:
-        bound = float(objective.l2_sensitivity)
-    else:
-        bound = float(objective.gradient_bound)
+    else:  # a private run (``run``, its name) says where the objective read it from the data
+        what = ("l2_sensitivity" if neighbouring is Neighbouring.REPLACE_ONE
+                else "gradient_bound")
+        bound = (float(getattr(objective, what)) if run is None
+                 else calibration_constant(objective, what, run))
     if not math.isfinite(bound):
         replace_one = neighbouring is Neighbouring.REPLACE_ONE
         what = ("l2_sensitivity (sup ||∇ℓ(x;y) - ∇ℓ(x;y')||)" if replace_one
@@ -242,7 +248,8 @@ def _gaussian_gd(f: ObjectiveProtocol, epsilon: float, delta: float | None, T: i
     if check_batch_size(batch_size, f.n) != f.n:
         raise ValueError("batch_size must be None or n for mechanism='gaussian' (full batch); "
                          "use dpbounds.algorithms.dp_sgd for subsampled Gaussian noise")
-    delta_2 = gaussian_gd_sensitivity(f, neighbouring, clip_threshold, sensitivity, public_n)
+    delta_2 = gaussian_gd_sensitivity(f, neighbouring, clip_threshold, sensitivity, public_n,
+                                      run="dp_gd" if math.isfinite(epsilon) else None)
     nb = Neighbouring.coerce(neighbouring)
     n_pub = public_normaliser(public_n, f.n, neighbouring)
     # the objective returns means over the actual data; n / N turns them into sum / N

@@ -53,6 +53,7 @@ from dpbounds._validation import check_choice, check_flag, check_nonnegative, ch
 from dpbounds.algorithms._common import (
     SimulationResult,
     TraceRecorder,
+    calibration_constant,
     check_batch_size,
     check_epsilon,
     check_noise_step,
@@ -285,9 +286,13 @@ def laplace_momentum_method(
     n, d = f.n, f.d
     m = check_batch_size(batch_size, n)
     trials = check_trials(trials)
-    S1 = f.l1_sensitivity if sensitivity is None else check_nonnegative("sensitivity",
-                                                                         sensitivity)
     private = math.isfinite(epsilon)
+    if sensitivity is not None:
+        S1 = check_nonnegative("sensitivity", sensitivity)
+    elif private:  # said where the objective took it from the data
+        S1 = calibration_constant(f, "l1_sensitivity", name or "the run")
+    else:
+        S1 = f.l1_sensitivity
     if private:
         if not math.isfinite(S1):
             raise ValueError("sensitivity must be finite for a private run: the objective has "
@@ -432,6 +437,18 @@ def _laplace_grid(stream: TrialRandom, S1: float, scales: np.ndarray, n: int, m:
     params: list[Hashable] = list(grid_scales)
     stream_out = GridStream(stream, j, params, discrete_laplace_array, d, xp)
     return stream_out, mechs(c), np.array([float(q * gamma) for q in grid_scales])
+
+
+def _l1_sensitivity(objective: ObjectiveProtocol, sensitivity: Any, epsilon: float,
+                    run: str) -> float:
+    """``S_1``: a given ``sensitivity`` (> 0), else the objective's, with a warning where a
+    private run's is taken from the data (:func:`~dpbounds.algorithms._common.
+    calibration_constant`)."""
+    if sensitivity is not None:
+        return float(check_positive("sensitivity", sensitivity))
+    if math.isfinite(epsilon):
+        return calibration_constant(objective, "l1_sensitivity", run)
+    return float(objective.l1_sensitivity)
 
 
 def _defaults(objective: ObjectiveProtocol, step_size: float | None, c: float,
@@ -608,8 +625,7 @@ def dp_nag(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
     horizon_reselection = check_flag("horizon_reselection", horizon_reselection)
     initial_error = check_positive("initial_error", initial_error)
     m = check_batch_size(batch_size, objective.n)
-    S1 = objective.l1_sensitivity if sensitivity is None else check_positive("sensitivity",
-                                                                            sensitivity)
+    S1 = _l1_sensitivity(objective, sensitivity, epsilon, "dp_nag")
     horizon = T
     private = math.isfinite(epsilon)
     if horizon_reselection and private:
@@ -677,8 +693,7 @@ def dp_masg(objective: ObjectiveProtocol, *, epsilon: float, steps: int, c: floa
         raise ValueError("DP-MASG needs an objective with strong_convexity > 0")
     initial_error = check_positive("initial_error", initial_error)
     m = check_batch_size(batch_size, objective.n)
-    S1 = objective.l1_sensitivity if sensitivity is None else check_positive("sensitivity",
-                                                                            sensitivity)
+    S1 = _l1_sensitivity(objective, sensitivity, epsilon, "dp_masg")
     private = math.isfinite(epsilon)
     horizon = T
     if horizon_reselection and private:

@@ -106,6 +106,7 @@ from dpbounds.algorithms._common import (
     MAX_COMPILED_STEPS,
     SimulationResult,
     TraceRecorder,
+    calibration_constant,
     check_epsilon,
     check_own_record_losses,
     check_trials,
@@ -378,9 +379,17 @@ def _normalized_step(xp: Any, x: Any, m_hat: Any, step_size: float) -> Any:
     return x - step_size * m_hat / safe[:, None]
 
 
-def _resolve_clip(objective: ObjectiveProtocol, clip_norm: float | None) -> float:
+def _resolve_clip(objective: ObjectiveProtocol, clip_norm: float | None, run: str,
+                  epsilon: Any) -> float:
     if clip_norm is None:
-        clip_norm = float(getattr(objective, "gradient_bound", math.inf))
+        try:
+            private = math.isfinite(float(epsilon))
+        except (TypeError, ValueError):  # refused by the epsilon check afterwards
+            private = False
+        if private and hasattr(objective, "gradient_bound"):  # said where it is the data's
+            clip_norm = calibration_constant(objective, "gradient_bound", run)
+        else:
+            clip_norm = float(getattr(objective, "gradient_bound", math.inf))
         if not math.isfinite(clip_norm):
             raise ValueError(
                 "clip_threshold must be given: the objective has no finite gradient_bound G "
@@ -671,7 +680,7 @@ def tree_momentum_nsgd(
     epochs, step_size, batch_size, trials, steps, alpha = _check_common(
         objective, epochs, step_size, batch_size, trials, momentum_weight)
     trace_every = check_int("trace_every", trace_every, minimum=1)
-    clip = _resolve_clip(objective, clip_threshold)
+    clip = _resolve_clip(objective, clip_threshold, "tree_momentum_nsgd", epsilon)
     check_own_record_losses(objective, "tree_momentum_nsgd", check_epsilon(epsilon))
     priv = tree_momentum_privacy(
         epsilon, delta, n=objective.n, epochs=epochs, alpha=alpha, clip_norm=clip,
@@ -852,7 +861,7 @@ def sensitivity_reduced_nsgd(
     epochs, step_size, batch_size, trials, steps, alpha = _check_common(
         objective, epochs, step_size, batch_size, trials, momentum_weight)
     trace_every = check_int("trace_every", trace_every, minimum=1)
-    clip = _resolve_clip(objective, clip_threshold)
+    clip = _resolve_clip(objective, clip_threshold, "sensitivity_reduced_nsgd", epsilon)
     lsmooth = _sample_smoothness(objective) if smoothness is None else smoothness
     lsmooth = check_positive("smoothness", lsmooth)
     diff_clip = lsmooth * step_size * steps

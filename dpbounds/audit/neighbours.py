@@ -81,6 +81,10 @@ class LinearObjective(Objective):
     name = "linear (audit)"
     #: radii that default to the data's own values unless declared (``radius_declared``)
     DATA_RADII: tuple[str, ...] = ("l1_radius", "l2_radius")
+    #: the radius each calibration constant is computed from (see ``MarginLossObjective``)
+    CALIBRATION_RADII: dict[str, str] = {
+        "l1_sensitivity": "l1_radius", "l2_sensitivity": "l2_radius",
+        "gradient_bound": "l2_radius", "lipschitz": "l2_radius"}
 
     def __init__(self, gradients: Any, *, l2: float = 0.0, smoothness: float | None = None,
                  l2_radius: float | None = None, l1_radius: float | None = None,
@@ -194,11 +198,19 @@ def _unit(dim: int) -> np.ndarray:
     return e
 
 
+def _domain(kwargs: dict[str, Any], radius: float) -> dict[str, Any]:
+    """``kwargs`` with the records' domain declared where not given: records on the first
+    axis of norm at most ``radius`` (both norms), the same for both data sets, so the runs'
+    noise is the pair's public bound, not each data set's largest record."""
+    return {"l1_radius": radius, "l2_radius": radius, **kwargs}
+
+
 def replace_one_pair(dim: int = 1, radius: float = 1.0, **kwargs: Any
                      ) -> tuple[LinearObjective, LinearObjective]:
     r"""``(D, D')`` with one record each, :math:`+r e_1` and :math:`-r e_1` (replace-one)."""
     r = check_positive("radius", radius)
     e = _unit(dim)
+    kwargs = _domain(kwargs, r)
     return (LinearObjective((r * e)[None, :], **kwargs),
             LinearObjective((-r * e)[None, :], **kwargs))
 
@@ -220,6 +232,7 @@ def offset_pair(dim: int = 1, radius: float = 1.0, offset: float = 1.0, copies: 
     o = check_positive("offset", offset)
     k = check_int("copies", copies, minimum=1)
     e = _unit(dim)
+    kwargs = _domain(kwargs, max(r, o / k))
     rest = np.tile((o / k) * e, (k, 1))
     return (LinearObjective(np.vstack([r * e, rest]), **kwargs),
             LinearObjective(np.vstack([-r * e, rest]), **kwargs))
@@ -230,5 +243,6 @@ def add_remove_pair(dim: int = 1, radius: float = 1.0, **kwargs: Any
     r"""``(D, D')``: :math:`D=\{+r e_1\}`, :math:`D'=D\cup\{-r e_1\}` (add/remove)."""
     r = check_positive("radius", radius)
     e = _unit(dim)
+    kwargs = _domain(kwargs, r)
     return (LinearObjective((r * e)[None, :], **kwargs),
             LinearObjective(np.stack([r * e, -r * e]), **kwargs))

@@ -528,6 +528,15 @@ def _say(text: str) -> None:
         pass
 
 
+def _show_warning(message: Warning | str, category: type[Warning], filename: str,
+                  lineno: int, file: Any = None, line: str | None = None) -> None:
+    """A library warning as one ``dpbounds: warning: ...`` line (Python's own format printed
+    the file, the line number and the source line of the library's ``warnings.warn``, which
+    say nothing to a shell user: fuzz round 15). ``--debug`` keeps Python's format."""
+    text = " ".join(str(message).split())
+    _say(f"dpbounds: warning: {text}")
+
+
 def _silence_stdout() -> None:
     """After EPIPE: point stdout at /dev/null so the interpreter's final flush is quiet."""
     try:
@@ -621,6 +630,16 @@ class _ClosedStream(io.TextIOBase):
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``dpbounds`` console script."""
+    import warnings
+
+    with warnings.catch_warnings():  # restored afterwards (tests call main in-process)
+        args_ = sys.argv[1:] if argv is None else argv
+        if "--debug" not in args_:
+            warnings.showwarning = _show_warning
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     if sys.stdout is None:
         sys.stdout = _ClosedStream()
     if sys.stderr is None:

@@ -300,6 +300,8 @@ def _strict_yaml_loader(yaml: Any) -> Any:
 
 def _parse_events(path: str) -> list[Any]:
     """The file's entries, read and checked in the library's words before its imports."""
+    if not path.strip():  # '' read the working directory: "Is a directory" (fuzz round 15)
+        raise ValueError(f"--from-dp-event needs a file name, got {path!r}")
     file = Path(path)
     try:
         text = file.read_text()
@@ -426,6 +428,8 @@ def _their_reading(args: argparse.Namespace, out: dict[str, Any], text: str) -> 
 
 
 def _read_json(path: str, flag: str) -> Any:
+    if not path.strip():
+        raise ValueError(f"{flag} needs a file name, got {path!r}")
     try:
         text = Path(path).read_text()
     except OSError as err:

@@ -114,6 +114,11 @@ class MarginLossObjective(Objective):
     #: constants that default to the data's own values unless declared (``radius_declared``
     #: records which were): a private selection refuses a run that reads an undeclared one
     DATA_RADII: tuple[str, ...] = ("l1_radius", "l2_radius")
+    #: the radius each calibration constant is computed from (a run calibrated to one whose
+    #: radius was not declared warns: :func:`dpbounds.algorithms._common.calibration_constant`)
+    CALIBRATION_RADII: dict[str, str] = {
+        "l1_sensitivity": "l1_radius", "l2_sensitivity": "l2_radius",
+        "gradient_bound": "l2_radius", "lipschitz": "l2_radius", "l2_radius": "l2_radius"}
     #: read from the data always (the Gram matrix): a private selection refuses any read
     DATA_ONLY: tuple[str, ...] = ("data_curvature", "smoothness_conservative")
 

@@ -20,6 +20,9 @@ r"""Where an :math:`(\varepsilon,\delta)` guarantee stops being privacy: one pol
   :data:`DELTA_WITHOUT_N` = 0.1 (no dataset of more than 10 records is protected).
 * A composed :math:`\varepsilon` above :data:`MAX_EPSILON` (an *output*) is flagged the same
   way.
+* A run calibrated to a constant the objective took from the private data (an undeclared
+  radius: the data's largest norm) is flagged (:class:`DataDerivedCalibrationWarning`): its
+  noise depends on the data, so its guarantee holds only if that value is a public bound.
 
 Example
 -------
@@ -40,6 +43,7 @@ import numpy as np
 __all__ = [
     "DELTA_WITHOUT_N",
     "MAX_EPSILON",
+    "DataDerivedCalibrationWarning",
     "NoPrivacyWarning",
     "check_epsilon_limit",
     "privacy_flags",
@@ -54,6 +58,12 @@ DELTA_WITHOUT_N = 0.1
 
 class NoPrivacyWarning(UserWarning):
     """An (epsilon, delta) pair that protects no individual (``delta > 1/n``)."""
+
+
+class DataDerivedCalibrationWarning(UserWarning):
+    """A run whose noise is calibrated to a constant the objective took from the private data
+    (an undeclared radius: the data's largest norm). The run is private only if that value
+    is a public bound; declare it, or pass a public ``sensitivity=`` or clip."""
 
 
 def check_epsilon_limit(name: str, epsilon: Any) -> Any:

@@ -83,8 +83,12 @@ HB_D4_MUTANT = 0.5
 
 def _hb_pair(dim: int) -> tuple[LinearObjective, LinearObjective]:
     c = np.array([(-1.0) ** i for i in range(dim)]) / np.sqrt(dim)
-    return (LinearObjective(c[None, :], l2=LAPLACE_L2, smoothness=1.0),
-            LinearObjective(-c[None, :], l2=LAPLACE_L2, smoothness=1.0))
+    # the records' domain declared (their norms: the pair's public bound, both data sets)
+    l1 = float(np.abs(c).sum())
+    return (LinearObjective(c[None, :], l2=LAPLACE_L2, smoothness=1.0, l1_radius=l1,
+                            l2_radius=1.0),
+            LinearObjective(-c[None, :], l2=LAPLACE_L2, smoothness=1.0, l1_radius=l1,
+                            l2_radius=1.0))
 
 
 def _hb_variant(dim: int, momentum: float | None
@@ -141,8 +145,10 @@ def _laplace_batched_pair() -> tuple[LinearObjective, LinearObjective]:
     rows[0, 0] = 1.0
     other = rows.copy()
     other[0, 0] = -1.0
-    return (LinearObjective(rows, l2=LAPLACE_L2, smoothness=1.0),
-            LinearObjective(other, l2=LAPLACE_L2, smoothness=1.0))
+    # declared: records of norm <= 1
+    return (LinearObjective(rows, l2=LAPLACE_L2, smoothness=1.0, l1_radius=1.0, l2_radius=1.0),
+            LinearObjective(other, l2=LAPLACE_L2, smoothness=1.0, l1_radius=1.0,
+                            l2_radius=1.0))
 
 
 def _laplace_batched_setting(kind: str) -> Callable[[Neighbouring, float, float], Setting]:

@@ -44,8 +44,9 @@ def _objective_perturbation(relation: Neighbouring, epsilon: float, delta: float
     from dpbounds.objectives import HuberSVM
 
     a = np.ones((1, 1))
-    pair = (HuberSVM(a, np.array([1.0]), l2=0.0, h=HUBER_H),
-            HuberSVM(a, np.array([-1.0]), l2=0.0, h=HUBER_H))
+    # the records' domain declared (the unit ball): the noise is the run's, not the data's
+    pair = (HuberSVM(a, np.array([1.0]), l2=0.0, h=HUBER_H, l1_radius=1.0, l2_radius=1.0),
+            HuberSVM(a, np.array([-1.0]), l2=0.0, h=HUBER_H, l1_radius=1.0, l2_radius=1.0))
     return Setting(pair, dict(epsilon=epsilon, delta=delta, trace=None), _output,
                    "the released minimiser",
                    f"Huber SVM (h = {HUBER_H:g}), one record a = 1, label +1 vs -1: gradients "
@@ -64,7 +65,9 @@ def _objective_perturbation_n8(relation: Neighbouring, epsilon: float, delta: fl
     y = np.array([1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0, 1.0])
     y_prime = y.copy()
     y_prime[-1] = -1.0
-    pair = (HuberSVM(a, y, l2=0.0, h=HUBER_H), HuberSVM(a, y_prime, l2=0.0, h=HUBER_H))
+    domain = dict(l1_radius=2.0, l2_radius=1.0)  # declared: every record has norm 1
+    pair = (HuberSVM(a, y, l2=0.0, h=HUBER_H, **domain),
+            HuberSVM(a, y_prime, l2=0.0, h=HUBER_H, **domain))
     return Setting(pair, dict(epsilon=epsilon, delta=delta, trace=None), _output,
                    "the released minimiser",
                    f"Huber SVM (h = {HUBER_H:g}), eight records a = (1, 1, 1, 1) / 2, labels "

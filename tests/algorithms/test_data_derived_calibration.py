@@ -1,0 +1,155 @@
+"""A run calibrated to a radius the objective took from the private data says so.
+
+A margin loss built on one's own arrays without ``l1_radius`` / ``l2_radius`` takes the data's
+largest row norms; a run that calibrates its noise (or its clip) to them has noise that
+depends on the data, so its guarantee holds only if those values are public bounds (a
+researcher's walkthrough of stop 81: the runs said nothing). Each run warns with
+:class:`DataDerivedCalibrationWarning`, names the radius, and prints the value it calibrated
+to; the same run on an objective that declares the same radii is bit-identical and silent,
+as are runs given a public ``sensitivity=`` or clip, and non-private runs.
+
+Oracle: the value in the warning against the closed form ``2 max_i ||a_i||_1`` (``l1``) and
+``max_i ||a_i||_2`` (``l2``) of the logistic loss (|psi'| <= 1) computed here from the array.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+from dpbounds.algorithms import (
+    dp_gd,
+    dp_heavy_ball,
+    dp_masg,
+    dp_nag,
+    noisy_projected_sgd,
+    objective_perturbation,
+    output_perturbation,
+    tree_momentum_nsgd,
+)
+from dpbounds.objectives import LogisticRegression, QuadraticObjective
+from dpbounds.privacy.limits import DataDerivedCalibrationWarning
+
+RNG = np.random.default_rng(3)
+A = RNG.uniform(-1.0, 1.0, size=(40, 3))
+Y = np.where(A @ np.array([1.0, -2.0, 0.5]) >= 0, 1.0, -1.0)
+L1 = float(np.max(np.abs(A).sum(axis=1)))
+L2 = float(np.max(np.linalg.norm(A, axis=1)))
+
+
+def _undeclared() -> LogisticRegression:
+    return LogisticRegression(A, Y, l2=0.1)
+
+
+def _declared() -> LogisticRegression:
+    # the same values, declared: the run must be the same bits, and silent
+    return LogisticRegression(A, Y, l2=0.1, l1_radius=L1, l2_radius=L2)
+
+
+RUNS = {  # name -> (run, the radius it reads, the value it calibrates to)
+    "dp_heavy_ball": (lambda f, **k: dp_heavy_ball(f, epsilon=1.0, steps=3, **k),
+                      "l1_radius", 2 * L1),
+    "dp_nag": (lambda f, **k: dp_nag(f, epsilon=1.0, steps=3, **k), "l1_radius", 2 * L1),
+    "dp_masg": (lambda f, **k: dp_masg(f, epsilon=1.0, steps=4, **k), "l1_radius", 2 * L1),
+    "dp_gd": (lambda f, **k: dp_gd(f, epsilon=1.0, steps=3, **k), "l1_radius", 2 * L1),
+    "dp_gd gaussian": (lambda f, **k: dp_gd(f, epsilon=1.0, steps=3, mechanism="gaussian",
+                                            delta=1e-5, **k), "l2_radius", 2 * L2),
+    "dp_gd add/remove": (lambda f, **k: dp_gd(f, epsilon=1.0, steps=3, mechanism="gaussian",
+                                              delta=1e-5, neighbouring="add/remove",
+                                              public_n=40, **k), "l2_radius", L2),
+    "noisy_projected_sgd": (lambda f, **k: noisy_projected_sgd(
+        f, epsilon=1.0, delta=1e-5, radius=1.0, steps=5, calibration="rdp", **k),
+        "l2_radius", None),
+    "output_perturbation": (lambda f, **k: output_perturbation(f, epsilon=1.0, delta=1e-5, **k),
+                            "l2_radius", L2),
+    "objective_perturbation": (lambda f, **k: objective_perturbation(
+        f, epsilon=1.0, delta=1e-5, **k), "l2_radius", L2),
+    "tree_momentum_nsgd": (lambda f, **k: tree_momentum_nsgd(
+        f, epsilon=1.0, delta=1e-5, epochs=1, step_size=0.1, batch_size=8, **k),
+        "l2_radius", L2),
+}
+
+
+def _caught(run, f, **kw):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = run(f, seed=5, **kw)
+    return res, [w for w in caught if issubclass(w.category, DataDerivedCalibrationWarning)]
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_a_run_on_undeclared_radii_says_so_and_declaring_them_changes_nothing(name):
+    run, radius, value = RUNS[name]
+    res, said = _caught(run, _undeclared())
+    assert len(said) == 1, [str(w.message) for w in said]
+    text = str(said[0].message)
+    assert radius in text and "declare" in text and "private data" in text
+    if value is not None:  # the value it calibrated to, against the closed form
+        shown = float(re.search(r"= ([0-9.e+-]+), taken", text).group(1))
+        assert shown == pytest.approx(value, rel=1e-5)
+    # the warning is attributed to the caller's line (this file), not the package's wrapper
+    assert said[0].filename == __file__
+    same, quiet = _caught(run, _declared())
+    assert quiet == []
+    np.testing.assert_array_equal(np.asarray(res.x), np.asarray(same.x))
+
+
+@pytest.mark.parametrize("name", ["dp_heavy_ball", "dp_gd gaussian", "tree_momentum_nsgd"])
+def test_a_public_bound_or_no_privacy_is_silent(name):
+    run, _, value = RUNS[name]
+    public = ({"clip_threshold": 1.0} if name == "tree_momentum_nsgd"
+              else {"sensitivity": value})
+    _, said = _caught(run, _undeclared(), **public)
+    assert said == []
+    if name == "dp_heavy_ball":  # epsilon = inf: no noise to calibrate
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", DataDerivedCalibrationWarning)
+            dp_heavy_ball(_undeclared(), epsilon=float("inf"), steps=3, seed=1)
+
+
+def test_a_quadratic_with_undeclared_offsets_says_its_offset_radius():
+    e = RNG.normal(size=(10, 2))
+    f = QuadraticObjective([1.0, 2.0], offsets=e)
+    _, said = _caught(lambda g, **k: dp_heavy_ball(g, epsilon=1.0, steps=2, **k), f)
+    assert len(said) == 1 and "offset_l1_radius" in str(said[0].message)
+    declared = QuadraticObjective([1.0, 2.0], offsets=e, offset_l1_radius=f.offset_l1_radius,
+                                  offset_l2_radius=f.offset_l2_radius)
+    _, quiet = _caught(lambda g, **k: dp_heavy_ball(g, epsilon=1.0, steps=2, **k), declared)
+    assert quiet == []
+
+
+def _plugin(sensitivity):
+    from dpbounds import extend as ex
+
+    def step(x, grad, noise, p, memory):
+        return x - p["alpha"] * (grad(x) + noise)
+
+    return ex.Method("dp_gd_data_radius_probe", step=step, mechanism="laplace",
+                     neighbouring="replace_one", sensitivity=sensitivity)
+
+
+def test_a_plugin_whose_sensitivity_reads_an_undeclared_radius_says_so():
+    method = _plugin(lambda f, p: f.l1_sensitivity / f.n)
+
+    def run(f, **k):
+        return method.run(f, epsilon=1.0, steps=3, alpha=0.1, **k)
+
+    f = _undeclared()
+    res, said = _caught(run, f)
+    assert len(said) == 1
+    text = str(said[0].message)
+    assert "dp_gd_data_radius_probe" in text and "l1_radius" in text
+    assert said[0].filename == __file__
+    # the class is restored, and the run calibrated to the closed form 2 max ||a||_1 / n
+    assert type(f) is LogisticRegression
+    assert res.params["sensitivity"] == pytest.approx(2 * L1 / 40, rel=1e-12)
+    same, quiet = _caught(run, _declared())
+    assert quiet == []
+    np.testing.assert_array_equal(np.asarray(res.x), np.asarray(same.x))
+    # a public number: silent
+    _, quiet = _caught(lambda f, **k: _plugin(2 * L1 / 40).run(f, epsilon=1.0, steps=3,
+                                                                alpha=0.1, **k), _undeclared())
+    assert quiet == []
