@@ -532,6 +532,15 @@ def warn_data_calibrated(objective: Any, what: str, source: str, run: str,
     from dpbounds.privacy.limits import DataDerivedCalibrationWarning
 
     name = type(objective).__name__
+    if source == "smoothness":  # a default step size c / L, not the noise
+        warnings.warn(DataDerivedCalibrationWarning(
+            f"{run}: the default step size c / L reads the objective's smoothness L{value}, "
+            f"which {name} computed from the private data (the largest eigenvalue of its "
+            "Gram matrix; smoothness= was not declared): the run is private only if that "
+            "value is public; pass step_size= (e.g. c / (r^2/4 + lambda) for a logistic "
+            "loss with a declared radius r) or declare smoothness="),
+            stacklevel=_caller_level())
+        return
     how = (f"{source} was not declared, so {name} took the data's largest norm"
            if source != what else f"{name} computes it from the records")
     fix = (f"declare {source}= (a public bound on every record) when building the "
@@ -711,12 +720,16 @@ def check_noise_step(noise_scale: Any, step_size: Any, epsilon: float) -> None:
                          "smaller sensitivity")
 
 
-def default_step_size(objective: ObjectiveProtocol, step_size: Any, c: Any) -> float:
-    """``step_size`` if given, else ``c / L`` (``L = objective.smoothness``, finite and > 0)."""
+def default_step_size(objective: ObjectiveProtocol, step_size: Any, c: Any,
+                      run: str | None = None) -> float:
+    """``step_size`` if given, else ``c / L`` (``L = objective.smoothness``, finite and > 0);
+    ``run`` names a private run, which warns where ``L`` is the data's
+    (:func:`calibration_constant`)."""
     if step_size is not None:
         return check_positive("step_size", step_size)
     c = check_positive("c", c)
-    L = float(objective.smoothness)
+    L = (float(objective.smoothness) if run is None
+         else calibration_constant(objective, "smoothness", run))
     if not (math.isfinite(L) and L > 0):
         raise ValueError(f"step_size must be given: the objective's smoothness L = {L} gives "
                          "no default c / L")

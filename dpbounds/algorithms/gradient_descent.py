@@ -147,7 +147,8 @@ def dp_gd(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
     trials = check_trials(trials)
     mechanism = check_choice("mechanism", mechanism, ("laplace", "gaussian"))
     neighbouring = Neighbouring.coerce(neighbouring)
-    alpha = default_step_size(objective, step_size, c)
+    alpha = default_step_size(objective, step_size, c,
+                              "dp_gd" if math.isfinite(epsilon) else None)
     if mechanism == "laplace":
         if clip_threshold is not None:
             raise ValueError("clip_threshold applies to mechanism='gaussian' only")
@@ -174,7 +175,7 @@ def gaussian_gd_sensitivity(objective: ObjectiveProtocol,
                             neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
                             clip_threshold: float | None = None,
                             sensitivity: float | None = None,
-                            public_n: int | None = None, *, run: str | None = None) -> float:
+                            public_n: int | None = None) -> float:
     r"""L2 sensitivity :math:`\Delta` of the gradient query that Gaussian DP-GD noises.
 
     The query is :math:`q(D)=\frac1N\sum_{i\in D}g_i(x)+\nabla R(x)` with a **public**
@@ -192,9 +193,9 @@ def gaussian_gd_sensitivity(objective: ObjectiveProtocol,
       replace-one difference bound is not a norm bound (a quadratic's per-sample gradients
       differ by a bounded offset but are unbounded), so it is never halved into one.
 
-    ``run`` names a private run calibrating to the result: where the objective took its bound
-    from the data (an undeclared radius), a
-    :class:`~dpbounds.privacy.limits.DataDerivedCalibrationWarning` says so.
+    A private DP-GD run calibrating to the objective's bound warns where the objective took it
+    from the data (an undeclared radius:
+    :class:`~dpbounds.privacy.limits.DataDerivedCalibrationWarning`).
 
     Raises
     ------
@@ -211,6 +212,15 @@ def gaussian_gd_sensitivity(objective: ObjectiveProtocol,
     >>> gaussian_gd_sensitivity(q, "add/remove", clip_threshold=1.0, public_n=4)   # C / N
     0.25
     """
+    return _gaussian_gd_sensitivity(objective, neighbouring, clip_threshold, sensitivity,
+                                    public_n, None)
+
+
+def _gaussian_gd_sensitivity(objective: ObjectiveProtocol, neighbouring: Neighbouring | str,
+                             clip_threshold: float | None, sensitivity: float | None,
+                             public_n: int | None, run: str | None) -> float:
+    """:func:`gaussian_gd_sensitivity`; ``run`` names a private run, which warns where the
+    objective's bound is the data's."""
     neighbouring = Neighbouring.coerce(neighbouring)
     n = public_normaliser(public_n, objective.n, neighbouring)
     if clip_threshold is not None:
@@ -248,8 +258,8 @@ def _gaussian_gd(f: ObjectiveProtocol, epsilon: float, delta: float | None, T: i
     if check_batch_size(batch_size, f.n) != f.n:
         raise ValueError("batch_size must be None or n for mechanism='gaussian' (full batch); "
                          "use dpbounds.algorithms.dp_sgd for subsampled Gaussian noise")
-    delta_2 = gaussian_gd_sensitivity(f, neighbouring, clip_threshold, sensitivity, public_n,
-                                      run="dp_gd" if math.isfinite(epsilon) else None)
+    delta_2 = _gaussian_gd_sensitivity(f, neighbouring, clip_threshold, sensitivity, public_n,
+                                       "dp_gd" if math.isfinite(epsilon) else None)
     nb = Neighbouring.coerce(neighbouring)
     n_pub = public_normaliser(public_n, f.n, neighbouring)
     # the objective returns means over the actual data; n / N turns them into sum / N

@@ -452,9 +452,9 @@ def _l1_sensitivity(objective: ObjectiveProtocol, sensitivity: Any, epsilon: flo
 
 
 def _defaults(objective: ObjectiveProtocol, step_size: float | None, c: float,
-              momentum: float | None) -> tuple[float, float]:
+              momentum: float | None, run: str | None = None) -> tuple[float, float]:
     mu = objective.strong_convexity
-    alpha = default_step_size(objective, step_size, c)
+    alpha = default_step_size(objective, step_size, c, run)
     if momentum is None:
         if mu <= 0:
             raise ValueError("momentum must be given for an objective with strong_convexity "
@@ -528,7 +528,8 @@ def dp_heavy_ball(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
     epsilon = check_epsilon(epsilon)
     check_own_record_losses(objective, "dp_heavy_ball", epsilon)
     T = check_steps(steps)
-    alpha, beta = _defaults(objective, step_size, c, momentum)
+    alpha, beta = _defaults(objective, step_size, c, momentum,
+                            "dp_heavy_ball" if math.isfinite(epsilon) else None)
     eps_t = _budgets(budgets, epsilon, T)
     if sensitivity is not None:  # 0 or -0.0 ran with no noise, eps 0 (fuzz round 9)
         sensitivity = sensitivity_override(sensitivity, objective, "l1_sensitivity")
@@ -619,7 +620,8 @@ def dp_nag(objective: ObjectiveProtocol, *, epsilon: float, steps: int,
     epsilon = check_epsilon(epsilon)
     check_own_record_losses(objective, "dp_nag", epsilon)
     T = check_steps(steps)
-    alpha, beta = _defaults(objective, step_size, c, momentum)
+    alpha, beta = _defaults(objective, step_size, c, momentum,
+                            "dp_nag" if math.isfinite(epsilon) else None)
     allocation = check_choice("allocation", allocation, ALLOCATIONS)
     horizon_rule = check_choice("horizon_rule", horizon_rule, HORIZON_RULES)
     horizon_reselection = check_flag("horizon_reselection", horizon_reselection)
@@ -688,7 +690,10 @@ def dp_masg(objective: ObjectiveProtocol, *, epsilon: float, steps: int, c: floa
     horizon_rule = check_choice("horizon_rule", horizon_rule, HORIZON_RULES)
     horizon_reselection = check_flag("horizon_reselection", horizon_reselection)
     restart = check_flag("restart", restart)
-    L, mu = objective.smoothness, objective.strong_convexity
+    # its step sizes 1/L and c/L: said where L is the data's
+    L = (calibration_constant(objective, "smoothness", "dp_masg") if math.isfinite(epsilon)
+         else objective.smoothness)
+    mu = objective.strong_convexity
     if mu <= 0:
         raise ValueError("DP-MASG needs an objective with strong_convexity > 0")
     initial_error = check_positive("initial_error", initial_error)

@@ -118,7 +118,8 @@ class MarginLossObjective(Objective):
     #: radius was not declared warns: :func:`dpbounds.algorithms._common.calibration_constant`)
     CALIBRATION_RADII: dict[str, str] = {
         "l1_sensitivity": "l1_radius", "l2_sensitivity": "l2_radius",
-        "gradient_bound": "l2_radius", "lipschitz": "l2_radius", "l2_radius": "l2_radius"}
+        "gradient_bound": "l2_radius", "lipschitz": "l2_radius", "l2_radius": "l2_radius",
+        "smoothness": "smoothness"}  # L: sup psi'' lambda_max(A^T A / n) unless declared
     #: read from the data always (the Gram matrix): a private selection refuses any read
     DATA_ONLY: tuple[str, ...] = ("data_curvature", "smoothness_conservative")
 
@@ -174,6 +175,9 @@ class MarginLossObjective(Objective):
         self._norms = xp.asarray(self._norms_np)
         self._declared_L = None if smoothness is None else check_positive("smoothness",
                                                                           smoothness)
+        # L is computed from the data's Gram matrix unless declared (a default step c/L then
+        # depends on the data: a researcher's walkthrough of stop 81)
+        self.radius_declared["smoothness"] = smoothness is not None
 
     # -- per-loss pieces (overridden) ----------------------------------------------------
     def _psi(self, xp: Any, z: Any) -> Any:

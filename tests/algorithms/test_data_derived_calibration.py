@@ -38,6 +38,10 @@ A = RNG.uniform(-1.0, 1.0, size=(40, 3))
 Y = np.where(A @ np.array([1.0, -2.0, 0.5]) >= 0, 1.0, -1.0)
 L1 = float(np.max(np.abs(A).sum(axis=1)))
 L2 = float(np.max(np.linalg.norm(A, axis=1)))
+# the logistic loss's smoothness: psi'' <= 1/4 times lambda_max(A^T A / n), plus l2 = 0.1
+SMOOTH = 0.25 * float(np.linalg.eigvalsh(A.T @ A / len(A))[-1]) + 0.1
+#: the runs that take a default step size c / L (or MASG's schedule) from the smoothness
+STEPPED = {"dp_heavy_ball", "dp_nag", "dp_masg", "dp_gd", "dp_gd gaussian", "dp_gd add/remove"}
 
 
 def _undeclared() -> LogisticRegression:
@@ -46,7 +50,8 @@ def _undeclared() -> LogisticRegression:
 
 def _declared() -> LogisticRegression:
     # the same values, declared: the run must be the same bits, and silent
-    return LogisticRegression(A, Y, l2=0.1, l1_radius=L1, l2_radius=L2)
+    return LogisticRegression(A, Y, l2=0.1, l1_radius=L1, l2_radius=L2,
+                              smoothness=_undeclared().smoothness)
 
 
 RUNS = {  # name -> (run, the radius it reads, the value it calibrates to)
@@ -84,14 +89,20 @@ def _caught(run, f, **kw):
 def test_a_run_on_undeclared_radii_says_so_and_declaring_them_changes_nothing(name):
     run, radius, value = RUNS[name]
     res, said = _caught(run, _undeclared())
-    assert len(said) == 1, [str(w.message) for w in said]
-    text = str(said[0].message)
+    noise = [w for w in said if "the noise is calibrated" in str(w.message)]
+    step = [w for w in said if "default step size" in str(w.message)]
+    assert len(noise) == 1 and len(step) == (name in STEPPED), [str(w.message) for w in said]
+    assert len(said) == len(noise) + len(step)
+    text = str(noise[0].message)
     assert radius in text and "declare" in text and "private data" in text
     if value is not None:  # the value it calibrated to, against the closed form
         shown = float(re.search(r"= ([0-9.e+-]+), taken", text).group(1))
         assert shown == pytest.approx(value, rel=1e-5)
+    if step:  # L against 1/4 lambda_max(A^T A / n) + l2
+        shown = float(re.search(r"smoothness L = ([0-9.e+-]+),", str(step[0].message)).group(1))
+        assert shown == pytest.approx(SMOOTH, rel=1e-5)
     # the warning is attributed to the caller's line (this file), not the package's wrapper
-    assert said[0].filename == __file__
+    assert {w.filename for w in said} == {__file__}
     same, quiet = _caught(run, _declared())
     assert quiet == []
     np.testing.assert_array_equal(np.asarray(res.x), np.asarray(same.x))
@@ -101,7 +112,7 @@ def test_a_run_on_undeclared_radii_says_so_and_declaring_them_changes_nothing(na
 def test_a_public_bound_or_no_privacy_is_silent(name):
     run, _, value = RUNS[name]
     public = ({"clip_threshold": 1.0} if name == "tree_momentum_nsgd"
-              else {"sensitivity": value})
+              else {"sensitivity": value, "step_size": 0.5})
     _, said = _caught(run, _undeclared(), **public)
     assert said == []
     if name == "dp_heavy_ball":  # epsilon = inf: no noise to calibrate
@@ -114,6 +125,7 @@ def test_a_quadratic_with_undeclared_offsets_says_its_offset_radius():
     e = RNG.normal(size=(10, 2))
     f = QuadraticObjective([1.0, 2.0], offsets=e)
     _, said = _caught(lambda g, **k: dp_heavy_ball(g, epsilon=1.0, steps=2, **k), f)
+    # (a quadratic's L is its public spectrum's: no word on the step size)
     assert len(said) == 1 and "offset_l1_radius" in str(said[0].message)
     declared = QuadraticObjective([1.0, 2.0], offsets=e, offset_l1_radius=f.offset_l1_radius,
                                   offset_l2_radius=f.offset_l2_radius)
