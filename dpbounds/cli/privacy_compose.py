@@ -298,8 +298,10 @@ def _strict_yaml_loader(yaml: Any) -> Any:
     return Loader
 
 
-def _parse_events(path: str) -> list[Any]:
-    """The file's entries, read and checked in the library's words before its imports."""
+def _parse_events(path: str, notes: list[tuple[str, Any]] | None = None) -> list[Any]:
+    """The file's entries, read and checked in the library's words before its imports; each
+    entry's ``written_for`` note (``--to-dp-event``'s) is taken off it, into ``notes`` as
+    ``(where, note)``."""
     if not path.strip():  # '' read the working directory: "Is a directory" (fuzz round 15)
         raise ValueError(f"--from-dp-event needs a file name, got {path!r}")
     file = Path(path)
@@ -336,6 +338,11 @@ def _parse_events(path: str) -> list[Any]:
     # reads the original in the installed dp_accounting's own (attr.fields) order, so a
     # version that reordered two fields of one length cannot have them swapped here
     raw = data if isinstance(data, list) and not is_named_tuple_form(data) else [data]
+    for i, item in enumerate(raw):
+        if isinstance(item, dict) and "written_for" in item:
+            raw[i] = {k: v for k, v in item.items() if k != "written_for"}
+            if notes is not None:
+                notes.append((f"{path}[{i}]", item["written_for"]))
     order = _catalog.constant("dp_event_fields")
     items = [from_named_tuple_form(item, order, f"{path}[{i}]") for i, item in enumerate(raw)]
     for i, item in enumerate(items):
@@ -344,6 +351,40 @@ def _parse_events(path: str) -> list[Any]:
         for i, item in enumerate(items):
             _check_shape(item, f"{path}[{i}]", order)
     return list(raw)
+
+
+def _read_as_written(args: argparse.Namespace, found: list[tuple[str, Any]]) -> None:
+    """Each file's ``written_for`` note (``--to-dp-event`` writes one): the accountant it was
+    written for becomes ``--dp-event-accountant`` where none is given, and a file written for
+    another accountant or relation than this command's is refused (read by the other
+    accountant, a replace-one Gaussian's epsilon is about 2x off: walkthrough of stop 81)."""
+    notes: list[tuple[str, dict[str, Any]]] = []
+    for where, note in found:
+        if (not isinstance(note, dict) or set(note) - {"accountant", "neighbouring"}
+                or note.get("accountant", "rdp") not in ("rdp", "pld")
+                or not isinstance(note.get("neighbouring", ""), str)):
+            raise ValueError(f"--from-dp-event {where}: written_for must be {{'accountant': "
+                             f"'rdp' or 'pld', 'neighbouring': ...}}, got {note!r}")
+        notes.append((where, note))
+    for where, note in notes:
+        theirs = note.get("neighbouring")
+        if theirs is not None and theirs.replace("/", "_").replace("-", "_") != \
+                str(args.neighbouring).replace("/", "_").replace("-", "_"):
+            raise ValueError(f"--from-dp-event {where} was written under {theirs}; this "
+                             f"composition is under {args.neighbouring} (--neighbouring)")
+    written = sorted({note.get("accountant", "rdp") for _, note in notes})
+    if args.dp_event_accountant is None:
+        if len(written) > 1:
+            raise ValueError("--from-dp-event files were written for different accountants "
+                             f"({', '.join(written)}); compose them in separate commands")
+        if written:
+            args.dp_event_accountant = written[0]
+    elif written and written != [args.dp_event_accountant]:
+        where = next(w for w, n in notes if n.get("accountant", "rdp")
+                     != args.dp_event_accountant)
+        raise ValueError(f"--from-dp-event {where} was written for dp_accounting's "
+                         f"{next(n.get('accountant', 'rdp') for w, n in notes if w == where)} "
+                         f"accountant, not --dp-event-accountant {args.dp_event_accountant}")
 
 
 def _build_events(path: str, raw: list[Any]) -> list[Any]:
@@ -396,7 +437,9 @@ def _event_json(args: argparse.Namespace, out: dict[str, Any]) -> str:
             event = to_dp_event(ledger, accountant=args.dp_event_accountant or "rdp")
     except ValueError as err:
         raise ValueError(f"--to-dp-event: {err}") from None
-    return json.dumps(dp_event_to_json(event), indent=2) + "\n"
+    written_for = {"accountant": args.dp_event_accountant or "rdp",
+                   "neighbouring": str(out["neighbouring"])}
+    return json.dumps(dp_event_to_json(event, written_for), indent=2) + "\n"
 
 
 def _their_reading(args: argparse.Namespace, out: dict[str, Any], text: str) -> str:
@@ -485,7 +528,9 @@ def run_compose(args: argparse.Namespace) -> int:
     table_fpr = fpr
     if plot is not None and fpr is not None:
         fpr = plot_fpr(fpr)  # the plot's dense grid; the table prints its own rows
-    parsed = [(path, _parse_events(path)) for path in args.from_dp_event]
+    notes: list[tuple[str, Any]] = []
+    parsed = [(path, _parse_events(path, notes)) for path in args.from_dp_event]
+    _read_as_written(args, notes)
     histories = [_read_json(path, "--from-opacus") for path in args.from_opacus]
     from dpbounds.privacy.ledger import PrivacyLedger
 

@@ -120,6 +120,7 @@ GaussianDpEvent(noise_multiplier=2.0)
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -582,14 +583,32 @@ def _all_leaves(event: Any, nb: Neighbouring, accountant: str) -> list[tuple[Mec
     return leaves
 
 
-def dp_event_to_json(event: Any) -> dict[str, Any]:
+#: the key of :func:`dp_event_to_json`'s note of whom an exported event was written for
+WRITTEN_FOR = "written_for"
+
+
+def dp_event_to_json(event: Any, written_for: Mapping[str, str] | None = None
+                     ) -> dict[str, Any]:
     """A ``DpEvent`` as plain JSON data: its ``to_named_tuple()`` form without the module,
     ``{"class_name": "PoissonSampledDpEvent", "sampling_probability": 0.01, "event":
     {"class_name": "GaussianDpEvent", "noise_multiplier": 1.1}}`` (nested events as objects,
-    ``ComposedDpEvent.events`` as a list); :func:`dp_event_from_json` reads it back."""
+    ``ComposedDpEvent.events`` as a list); :func:`dp_event_from_json` reads it back.
+
+    ``written_for``: ``{"accountant": "rdp" | "pld", "neighbouring": ...}``, the
+    :func:`to_dp_event` arguments the event was made with, kept beside it under the key
+    ``"written_for"`` (a replace-one Gaussian's noise multiplier is written over ``2C`` for
+    RDP and over ``C`` for PLD, so the same file read by the other accountant is about 2x
+    off in epsilon, and nothing in the event says which: a researcher's walkthrough of stop
+    81). ``dpbounds privacy compose --from-dp-event`` reads it."""
     import attr
 
     event = _as_event(event)
+    if written_for is not None:
+        note = {str(k): str(v) for k, v in dict(written_for).items()}
+        if set(note) - {"accountant", "neighbouring"}:
+            raise ValueError("written_for holds 'accountant' and 'neighbouring' only, got "
+                             f"{sorted(note)}")
+        return {**dp_event_to_json(event), WRITTEN_FOR: note}
 
     def conv(value: Any) -> Any:
         if attr.has(type(value)):
@@ -634,7 +653,9 @@ def dp_event_from_json(data: Any, where: str = "event") -> Any:
         raise ValueError(f"{where}: class_name {data['class_name']!r} is not a dp_accounting "
                          f"DpEvent{did_you_mean(data['class_name'], known)}")
     names = {f.name for f in attr.fields(cls)}
-    extra = set(data) - names - {"class_name", "module_name"}
+    # "written_for": dpbounds' note of the accountant and relation an exported event was
+    # written for (dp_event_to_json's written_for); not a field of the event
+    extra = set(data) - names - {"class_name", "module_name", WRITTEN_FOR}
     if extra:
         raise ValueError(f"{where}: {data['class_name']} has no field(s) {sorted(extra)}; "
                          f"its fields are {sorted(names)}")
