@@ -6,6 +6,7 @@ import math
 import warnings
 
 import numpy as np
+import pytest
 
 from tests.test_edges_stop79 import _cli
 
@@ -105,7 +106,7 @@ def test_verify_passes_a_correct_dp_sgd_run_at_a_large_epsilon():
     # eps = 80 (its calibration's best order is 1.5); 1000 overflowed expm1(2 rho)
     from dpbounds.verify.reaccount import _wor_epsilon
 
-    for eps, z in [(80.0, 0.1), (1000.0, 0.02)]:
+    for z in (0.1, 0.02):  # the noise of runs at eps 80 and 1000
         rho = 1.0 / (2 * z * z)
         got = _wor_epsilon(0.01, z, 1, 1e-5, True)
         # at most the unsubsampled Gaussian's (RDP alpha rho) at any order in (1, 2), each
@@ -113,3 +114,61 @@ def test_verify_passes_a_correct_dp_sgd_run_at_a_large_epsilon():
         unsampled = min(a * rho + math.log1p(-1 / a) - (math.log(1e-5) + math.log(a)) / (a - 1)
                         for a in np.linspace(1.01, 1.99, 99))
         assert math.isfinite(got) and got <= unsampled * (1 + 1e-9)
+
+
+def _step4(x, grad, noise, p):
+    return x - 0.1 * (grad(x) + noise)
+
+
+def _offsets_quadratic(n):
+    from dpbounds.objectives import QuadraticObjective
+
+    e = np.random.default_rng(0).standard_normal((n, 3))
+    return QuadraticObjective(np.linspace(1.0, 2.0, 3), offsets=e, offset_l1_radius=10.0,
+                              offset_l2_radius=10.0)
+
+
+@pytest.mark.parametrize("mechanism", ["gaussian", "laplace"])
+def test_a_plugin_with_a_clip_and_no_sensitivity_calibrates_to_the_clipped_means(mechanism):
+    # it ran at the default sensitivity 1: eps 2.6 delivered for a target of 1 at clip 5,
+    # n = 4 (fuzz round 16). Oracle: the clipped mean's worst case 2C/n (sqrt(d) 2C/n in L1,
+    # Abadi et al. 2016), and the witness row of stop 75 reading 1 at it
+    from types import SimpleNamespace
+
+    from dpbounds import extend as ex
+
+    n, d, clip = 40, 3, 0.5
+    f = _offsets_quadratic(n)
+    worst = 2 * clip / n * (math.sqrt(d) if mechanism == "laplace" else 1.0)
+    m = ex.Method(f"clip_default_{mechanism}", step=_step4, mechanism=mechanism, clip=clip)
+    res = m.run(f, epsilon=1.0, delta=1e-5 if mechanism == "gaussian" else None, steps=3,
+                seed=0)
+    assert res.params["sensitivity"] == pytest.approx(worst, rel=1e-15)
+    row = ex._sensitivity_witness(m, f, None, SimpleNamespace(x=np.full((2, 3), 0.3)),
+                                  res.params["sensitivity"])
+    assert row["values"][0] == pytest.approx(1.0, rel=1e-12)
+    with pytest.raises(ValueError, match="under add_remove the data set's size n is private"):
+        ex.Method("clip_ar", step=_step4, mechanism=mechanism, clip=clip,
+                  neighbouring="add_remove").run(f, epsilon=1.0, delta=1e-5, steps=3)
+
+
+def test_a_plugin_sensitivity_below_float64s_range_is_refused():
+    # mutant hunt 17: a Laplace plug-in at 1e-320 ran at scale 6.4e-319 (5e-320 exact), its
+    # ledger reading eps 0.078 for a target of 1
+    from dpbounds import extend as ex
+
+    for mechanism, delta in (("laplace", None), ("gaussian", 1e-5)):
+        m = ex.Method(f"tiny_{mechanism}", step=_step4, mechanism=mechanism, sensitivity=1e-320)
+        with pytest.raises(ValueError, match="below 1e-290"):
+            m.run(_offsets_quadratic(5), epsilon=1.0, delta=delta, steps=3)
+
+
+def test_hyperparameters_with_a_callable_bound_are_refused():
+    # they were stored and never used: `bound` then said "missing parameters ['T']"
+    from dpbounds import extend as ex
+
+    with pytest.raises(ValueError, match="hyperparameters= applies to a sympy bound"):
+        ex.theorem("hp_callable_probe", lambda d, N, eps, T: 1 / T,
+                   parameters=("d", "N", "eps", "T"), hyperparameters={"T": 10},
+                   quantity="q", problem_class="nonconvex",
+                   source=ex.Source("me", "Thm 1", ex.Provenance.DERIVED))

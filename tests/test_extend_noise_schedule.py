@@ -246,15 +246,56 @@ ex.audit_setting(method, steps=2, params={"eta": 1.0, "ratio": 0.7})
 """
 
 
-def test_the_audit_refuses_a_schedule_that_differs_between_the_data_sets(tmp_path):
+#: mutant hunt 17: the same step 0 on both data sets, steps 1 and 2 swapped (a release of std
+#: c on one and 0.3 c on the other: no finite eps as delta -> 0); a refusal that compared
+#: step 0 only let it run
+DATA_DEPENDENT_LATER = DATA_DEPENDENT.replace(
+    'return (1.0 if t == 0 else p["ratio"]) if loud else (p["ratio"] if t == 0 else 1.0)',
+    'return (1.0, 1.0, p["ratio"])[t] if loud else (1.0, p["ratio"], 1.0)[t]').replace(
+    "steps=2", "steps=3")
+
+
+@pytest.mark.parametrize("text", [DATA_DEPENDENT, DATA_DEPENDENT_LATER])
+def test_the_audit_refuses_a_schedule_that_differs_between_the_data_sets(tmp_path, text):
     # the review's reproducer: eps 4.57 delivered against the 3 claimed, 'consistent' at
     # --quick before the scales of the pair's two runs were compared
+    assert text.count("steps=") == 1 and ("steps=3" in text) == (text is DATA_DEPENDENT_LATER)
     plug = tmp_path / "dd.py"
-    plug.write_text(DATA_DEPENDENT)
+    plug.write_text(text)
     r = subprocess.run([sys.executable, "-m", "dpbounds", "--plugin", str(plug), "audit",
                         "dd_sched", "--quick"], capture_output=True, text=True, cwd=ROOT,
                        timeout=600)
     assert r.returncode != 0 and "depends on the data" in r.stderr, r.stdout + r.stderr
+
+
+def test_the_study_reads_a_laplace_schedule_two_sided(tmp_path):
+    # mutant hunt 17: no test ran the drawn or the ledger row of a Laplace plug-in: a drawn
+    # law without Laplace's variance 2 b^2 failed correct runs and passed noise_sqrt2 (eps
+    # 1.41 for 1), and the ledger's closed form with sum(w) for sum(1/w) failed correct runs.
+    # Oracle: the rows' own two-sided verdicts on the correct run and on the study's mutant
+    import json
+
+    src = (ROOT / "examples" / "dp_gd_noise_schedule.py").read_text()
+    swaps = [('mechanism="gaussian"', 'mechanism="laplace"'),
+             ("sensitivity=lambda f, p: 2 * f.gradient_bound / f.n",
+              "sensitivity=lambda f, p: 2 * f.gradient_bound * f.d ** 0.5 / f.n"),
+             ('"nonconvex.dp_gd_two_stage"', '"nonconvex.lap_two_stage"'),
+             ('"dp_gd_two_stage"', '"lap_two_stage"')]
+    for old, new in swaps:
+        assert src.count(old) == 1, old
+        src = src.replace(old, new)
+    plug = tmp_path / "lap.py"
+    plug.write_text(src)
+    rows = {}
+    for mutation in (None, "noise_sqrt2"):
+        r = subprocess.run([sys.executable, "-m", "dpbounds", "--plugin", str(plug), "verify",
+                            "nonconvex.lap_two_stage", "--quick", "--trials", "40", "--json",
+                            *(["--mutation", mutation] if mutation else [])],
+                           capture_output=True, text=True, cwd=ROOT, timeout=600)
+        verdicts = json.loads(r.stdout)["verdicts"]
+        rows[mutation] = {v["name"].split(" over ")[0]: v["holds"] for v in verdicts}
+    assert rows[None]["ledger"] and rows[None]["drawn"], rows
+    assert not rows["noise_sqrt2"]["drawn"], rows
 
 
 @pytest.mark.parametrize("size", [1e-160, 1e160])
