@@ -153,12 +153,19 @@ def test_a_key_called_unread_does_not_move_what_bound_prints():
 
     registry.discover()
     checked = 0
+    import time
+
     for e in registry.entries():
-        for k in e.unread(_FULL, list(_FULL)):
-            if k in _READ_BY_TRIVIAL:
-                continue
-            base = shown(e, _FULL)
-            for f in (0.1, 0.5, 2.0, 10.0, 1e3):
+        keys = [k for k in e.unread(_FULL, list(_FULL)) if k not in _READ_BY_TRIVIAL]
+        if not keys:
+            continue
+        start = time.process_time()
+        base = shown(e, _FULL)  # once per bound
+        # a numeric bound (the LMI's, NAG's: 1-3 CPU-s a point) moves each key to both ends
+        # and one value between; the closed forms to five values
+        slow = time.process_time() - start > 0.5
+        for k in keys:
+            for f in ((0.1, 2.0, 1e3) if slow else (0.1, 0.5, 2.0, 10.0, 1e3)):
                 v = _FULL[k]
                 moved = (max(1, int(v * f)) if k in ("N", "d", "m", "max_horizon")
                          else (v * f if v else f))

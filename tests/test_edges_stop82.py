@@ -172,3 +172,22 @@ def test_hyperparameters_with_a_callable_bound_are_refused():
                    parameters=("d", "N", "eps", "T"), hyperparameters={"T": 10},
                    quantity="q", problem_class="nonconvex",
                    source=ex.Source("me", "Thm 1", ex.Provenance.DERIVED))
+
+
+def test_the_classic_gaussian_at_a_delta_below_1_25e_308():
+    # 1.25 / delta overflowed: "sensitivity/epsilon out of floating-point range" for
+    # classic_gaussian_sigma(0.5, 1e-310), "sigma too small" for an epsilon of 0.378
+    from dpbounds.privacy.gaussian import classic_gaussian_epsilon, classic_gaussian_sigma
+
+    root = math.sqrt(2 * (math.log(1.25) + 310 * math.log(10)))  # closed form at 1e-310
+    assert classic_gaussian_sigma(0.5, 1e-310) == pytest.approx(root / 0.5, rel=1e-12)
+    assert classic_gaussian_epsilon(100.0, 1e-310) == pytest.approx(root / 100, rel=1e-12)
+
+
+def test_a_bound_that_underflows_to_zero_says_so(capsys):
+    # G = 1e-200 printed "bound: 0" (the true value ~4.6e-201: an L^2 under a square root);
+    # control: 1e-100 prints its value, 4.61e-101 (the bound is linear in G there)
+    rc, _, err = _cli(["bound", "convex.noisy_projected_sgd", "--G", "1e-200"], capsys)
+    assert rc == 2 and "underflows to 0" in err and "G = 1e-200" in err
+    rc, out, _ = _cli(["bound", "convex.noisy_projected_sgd", "--G", "1e-100"], capsys)
+    assert rc == 0 and "4.6099e-101" in out

@@ -295,8 +295,17 @@ class Entry:
         """
         p = self._problem(problem, overrides)
         try:
-            return self.tuned.evaluate(ignore_extra=True, invalid=invalid,
-                                       **self.params(problem, **overrides))
+            value = self.tuned.evaluate(ignore_extra=True, invalid=invalid,
+                                        **self.params(problem, **overrides))
+            tiny = [f"{k} = {v:.3g}" for k, v in p.items()
+                    if isinstance(v, (int, float)) and not isinstance(v, bool)
+                    and 0 < abs(v) < 1e-150]
+            if tiny and np.ndim(value) == 0 and float(value) == 0.0:
+                # an L^2 under a square root at G = 1e-200 read 0 (fuzz round 16): not a value
+                raise ValueError(f"{self.name}: the bound underflows to 0 at this problem "
+                                 f"({', '.join(tiny)} is beyond what float64 arithmetic of "
+                                 "the formula holds; rescale the problem)")
+            return value
         except ValueError as exc:
             for a in self.tuned.assumptions:  # say which one in words, not as an expression
                 if f"assumption violated: {a.text}" in str(exc):

@@ -67,10 +67,12 @@ def register_compose(privacy_parser: argparse.ArgumentParser) -> None:
     p.add_argument("--dp-event-accountant", choices=("rdp", "pld"), default=None,
                    dest="dp_event_accountant",
                    help="the dp_accounting accountant the --from-dp-event files were written "
-                        "for (or --to-dp-event writes for; default rdp): under replace_one "
-                        "its RDP and PLD accountants read a Gaussian's noise multiplier over "
-                        "2C and over C (about 2x apart in epsilon); without it such an event "
-                        "is refused under replace_one")
+                        "for, or --to-dp-event writes for (writing: default rdp; the file "
+                        "records it under 'written_for', and reading such a file takes it "
+                        "from there): under replace_one its RDP and PLD accountants read a "
+                        "Gaussian's noise multiplier over 2C and over C (about 2x apart in "
+                        "epsilon), so a replace_one file without the note and without this "
+                        "flag is refused")
     p.add_argument("--to-dp-event", default=None, metavar="FILE.json", dest="to_dp_event",
                    help="also write the whole composition as one dp_accounting DpEvent (JSON, "
                         "the form --from-dp-event reads; dp_event_from_json in Python) for "

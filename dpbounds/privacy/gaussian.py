@@ -54,8 +54,10 @@ def classic_gaussian_sigma(epsilon: Any, delta: float, sensitivity: Any = 1.0) -
     delta = check_probability("delta", delta)
     sensitivity = check_nonnegative("sensitivity", sensitivity)
     with np.errstate(over="ignore"):
-        out = np.asarray(sensitivity) * math.sqrt(2.0 * math.log(1.25 / delta)) / np.asarray(
-            epsilon)
+        # ln(1.25 / delta) as a difference: 1.25 / delta overflowed at delta < 1.25e-308
+        # (fuzz round 16: `privacy --delta 1e-308` refused "sensitivity/epsilon")
+        root = math.sqrt(2.0 * (math.log(1.25) - math.log(delta)))
+        out = np.asarray(sensitivity) * root / np.asarray(epsilon)
     return as_output(finite_or_raise(out, "sensitivity/epsilon"))
 
 
@@ -64,7 +66,8 @@ def classic_gaussian_epsilon(sigma: Any, delta: float, sensitivity: Any = 1.0) -
     sigma = check_positive("sigma", sigma)
     delta = check_probability("delta", delta)
     sensitivity = check_nonnegative("sensitivity", sensitivity)
-    eps = np.asarray(sensitivity) * math.sqrt(2.0 * math.log(1.25 / delta)) / np.asarray(sigma)
+    root = math.sqrt(2.0 * (math.log(1.25) - math.log(delta)))  # no overflow at tiny delta
+    eps = np.asarray(sensitivity) * root / np.asarray(sigma)
     if np.any(eps >= 1.0):
         raise ValueError(
             "sigma too small for the classic Gaussian bound (it needs epsilon < 1); "
