@@ -39,7 +39,9 @@ def _objective() -> Any:
     from dpbounds.objectives import LogisticRegression
 
     A, y = kuru_synthetic(n=2000, d=10, seed=0)
-    return LogisticRegression(A, y, l2=0.02, l1_radius=20.0)
+    # synthetic data: its smoothness is public, declared (DP-GD's default step c / L reads it)
+    L = LogisticRegression(A, y, l2=0.02, l1_radius=20.0).smoothness
+    return LogisticRegression(A, y, l2=0.02, l1_radius=20.0, smoothness=L)
 
 
 def gd_cell(epsilon: float, trials: int, seed: tuple[int, ...]) -> dict[str, Any]:

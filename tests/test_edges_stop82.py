@@ -191,3 +191,15 @@ def test_a_bound_that_underflows_to_zero_says_so(capsys):
     assert rc == 2 and "underflows to 0" in err and "G = 1e-200" in err
     rc, out, _ = _cli(["bound", "convex.noisy_projected_sgd", "--G", "1e-100"], capsys)
     assert rc == 0 and "4.6099e-101" in out
+
+
+def test_a_risk_target_below_the_plds_floor_says_so(capsys):
+    # "tpr=1e-30 is out of reach: even noise 1e+06 gives tpr=5.64e-30", where noise 3 meets
+    # it (the exact Gaussian TPR at fpr 1e-32: Phi(Phi^-1(1e-32) + 1/3) ~ 5e-31)
+    from scipy.stats import norm
+
+    assert norm.cdf(norm.ppf(1e-32) + 1 / 3) < 1e-30  # the target is met, exactly
+    rc, _, err = _cli(["privacy", "compose", "--event", "gaussian:z=1",
+                       "--risk-target", "1e-30@1e-32"], capsys)
+    assert rc == 2 and "below what the PLD accountant resolves" in err
+    assert "out of reach" not in err

@@ -520,8 +520,9 @@ def _data_source(objective: Any, what: str) -> str | None:
     if what in tuple(getattr(cls, "DATA_ONLY", ())):
         return what
     radius = dict(getattr(cls, "CALIBRATION_RADII", {}) or {}).get(what)
-    declared = (vars(objective) if hasattr(objective, "__dict__") else {}).get(
-        "radius_declared") or {}
+    own = vars(objective) if hasattr(objective, "__dict__") else {}
+    # the radii's declarations, and other constants' (a margin loss's smoothness)
+    declared = {**(own.get("radius_declared") or {}), **(own.get("constants_declared") or {})}
     return radius if radius is not None and not declared.get(radius, False) else None
 
 

@@ -177,7 +177,7 @@ class MarginLossObjective(Objective):
                                                                           smoothness)
         # L is computed from the data's Gram matrix unless declared (a default step c/L then
         # depends on the data: a researcher's walkthrough of stop 81)
-        self.radius_declared["smoothness"] = smoothness is not None
+        self.constants_declared = {"smoothness": smoothness is not None}
 
     # -- per-loss pieces (overridden) ----------------------------------------------------
     def _psi(self, xp: Any, z: Any) -> Any:

@@ -535,7 +535,20 @@ def calibrate_to_risk(
                 cache[x] = math.inf
         return cache[x]
 
-    return _search(risk, tpr, "tpr", initial, bracket, max_noise, rtol)
+    try:
+        return _search(risk, tpr, "tpr", initial, bracket, max_noise, rtol)
+    except ValueError as exc:
+        floor = cache.get(max_noise, math.nan)
+        # at the largest noise an attack is nearly blind (its TPR ~ fpr); a pessimistic PLD
+        # curve far above that is the PLD's truncation floor, not the mechanism (fuzz round
+        # 16: 1e-30 at fpr 1e-32 "out of reach", where noise 3 already meets it)
+        if "out of reach" in str(exc) and math.isfinite(floor) and floor > 10.0 * fpr:
+            raise ValueError(
+                f"tpr={tpr!r} at fpr={fpr!r} is below what the PLD accountant resolves: its "
+                f"pessimistic attack curve reads tpr {floor:.3g} there even at noise "
+                f"{max_noise:g}, where an attack is nearly blind (its truncation floor); use "
+                "a larger tpr and fpr") from None
+        raise
 
 
 def _mechanism_factory(kind: str, **params: Any) -> Callable[[float], Mechanism]:

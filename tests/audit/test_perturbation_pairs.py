@@ -51,7 +51,8 @@ CASES = {
                              "    mu = objective.strong_convexity\n",
                              "    mu = objective.n * objective.strong_convexity\n", True),
     "objective zeta/n": ("objective_perturbation", "objective_perturbation",
-                         "    zeta = f.gradient_bound\n", "    zeta = f.gradient_bound / f.n\n",
+                         "            else f.gradient_bound)\n",
+                         "            else f.gradient_bound)\n    zeta = zeta / f.n\n",
                          True),
     # mu 2x the correct one's: certified at the default 16,000 runs (4.27), not at 2,000
     "objective sigma/sqrt(d)": ("objective_perturbation", "objective_perturbation",
