@@ -375,10 +375,11 @@ def _wor_epsilon_cached(q: float, z: float, steps: int, delta: float, continuous
     log_a = np.logaddexp(0.0, logsumexp(rows, axis=1))
     a = a[:, 0]
     rdp = np.minimum(log_a / (a - 1.0), a * rho)
-    # orders in (1, 2): RDP is non-decreasing in the order (Mironov 2017, Prop. 10), so the
-    # order-2 value bounds them, as does the cap alpha rho. A large epsilon is met at an
-    # order below 2 (alpha rho < the order-2 value): with integer orders only, correct
-    # DP-SGD runs failed their check at eps >= 75 (fuzz round 16: 80.12 read for 80)
+    # orders in (1, 2): Renyi divergence is non-decreasing in the order (van Erven &
+    # Harremoes 2014, Thm 3), so the order-2 value bounds them, as does the cap alpha rho. A
+    # large epsilon is met at an order below 2 (alpha rho < the order-2 value): with integer
+    # orders only, correct DP-SGD runs failed their check at eps >= 75 (fuzz round 16: 80.12
+    # read for 80)
     low = np.linspace(1.0, 2.0, 101)[1:-1]
     rdp_low = np.minimum(low * rho, rdp[0])
     a = np.concatenate([low, a])
