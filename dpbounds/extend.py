@@ -1928,7 +1928,7 @@ class Method:
         with data_derived_reads(f) as reads:  # said where the sensitivity is the data's
             sens = self.release_sensitivity(f, p, public_n)
         if private and reads:
-            warn_data_calibrated(f, *reads[0], self.name)
+            warn_data_calibrated(f, *reads[0], self.name, step=False)
         sampled_noise = (self._sampled_noise(epsilon, delta, T, batch) if private and
                          batch is not None and self.mechanism == "gaussian" else None)
         scale = (0.0 if not private else self.noise_scale(epsilon, delta, T, sens, batch))

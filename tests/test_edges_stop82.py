@@ -203,3 +203,81 @@ def test_a_risk_target_below_the_plds_floor_says_so(capsys):
                        "--risk-target", "1e-30@1e-32"], capsys)
     assert rc == 2 and "below what the PLD accountant resolves" in err
     assert "out of reach" not in err
+
+
+def test_a_note_speaks_for_its_own_entry_only(tmp_path, capsys):
+    # review of stop 82: a noted rdp file beside a PLD-written file without a note read the
+    # latter as rdp: pld eps 0.926 for the true 1.993, without a word
+    import json
+
+    noted = str(tmp_path / "noted.json")
+    rc, _, _ = _cli(["privacy", "compose", "--event", "gaussian:z=50", "--neighbouring",
+                     "replace_one", "--accountant", "rdp", "--to-dp-event", noted], capsys)
+    assert rc == 0
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps({"class_name": "GaussianDpEvent", "noise_multiplier": 2.0}))
+    for argv in (["--from-dp-event", noted, "--from-dp-event", str(bare)],):
+        rc, _, err = _cli(["privacy", "compose", *argv, "--neighbouring", "replace_one"],
+                          capsys)
+        assert rc == 2 and "some entries say whom they were written for" in err, err
+    # a note without its accountant is refused, not read as rdp
+    data = json.loads(open(noted).read())
+    data["written_for"] = {"neighbouring": "replace_one"}
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    rc, _, err = _cli(["privacy", "compose", "--from-dp-event", str(bad), "--neighbouring",
+                       "replace_one"], capsys)
+    assert rc == 2 and "written_for must be" in err
+
+
+def test_the_reaccountant_is_finite_at_any_noise_and_not_below_the_pld():
+    # review of stop 82: exp(-2 rho) rounding to 1 raised "math domain error" at z >= 2e8;
+    # and a re-accountant reading 0 at orders below 2 passed the upper check above (10.2
+    # where the PLD reads 61): it must stay above the mechanism's own PLD epsilon
+    from dpbounds.privacy.ledger import PrivacyLedger
+    from dpbounds.privacy.mechanisms import Sampling, SubsampledGaussianMechanism
+    from dpbounds.verify.reaccount import _wor_epsilon
+
+    assert math.isfinite(_wor_epsilon(0.01, 1e9, 100, 1e-5, False))
+    for z in (0.1, 1.0):
+        got = _wor_epsilon(0.01, z, 1, 1e-5, True)
+        led = PrivacyLedger("replace_one", [(SubsampledGaussianMechanism(
+            z, 0.01, 1.0, Sampling.WITHOUT_REPLACEMENT, "replace_one"), 1)])
+        assert got >= 0.9 * led.epsilon(1e-5, "pld"), z
+
+
+def test_the_recorder_restores_the_class_under_threads():
+    # review of stop 82: two runs sharing an objective on a thread pool restored each other's
+    # subclass, which stayed on the objective
+    from concurrent.futures import ThreadPoolExecutor
+
+    from dpbounds import extend as ex
+    from dpbounds.objectives import LogisticRegression
+
+    rng = np.random.default_rng(1)
+    f = LogisticRegression(rng.standard_normal((30, 3)), np.ones(30), l2=0.1)
+    m = ex.Method("thread_probe", step=_step4, mechanism="laplace",
+                  sensitivity=lambda g, p: g.l1_sensitivity / g.n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(lambda s: m.run(f, epsilon=1.0, steps=2, seed=s), range(16)))
+    assert type(f) is LogisticRegression
+
+
+def test_a_plugin_reading_a_radius_or_l_directly_is_said():
+    from dpbounds import extend as ex
+    from dpbounds.objectives import LogisticRegression
+    from dpbounds.privacy.limits import DataDerivedCalibrationWarning
+
+    rng = np.random.default_rng(2)
+    f = LogisticRegression(rng.standard_normal((30, 3)), np.ones(30), l2=0.1)
+    for read, words in ((lambda g, p: 2 * g.l1_radius / g.n, "l1_radius"),
+                        (lambda g, p: g.smoothness / g.n, "computes it from the records")):
+        m = ex.Method("direct_probe", step=_step4, mechanism="laplace", sensitivity=read)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            m.run(f, epsilon=1.0, steps=2, seed=0)
+        said = [str(w.message) for w in caught
+                if issubclass(w.category, DataDerivedCalibrationWarning)]
+        assert len(said) == 1 and words in said[0] and "default step" not in said[0], said

@@ -29,6 +29,7 @@ under a neighbouring relation).
 from __future__ import annotations
 
 import math
+import threading
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -527,13 +528,14 @@ def _data_source(objective: Any, what: str) -> str | None:
 
 
 def warn_data_calibrated(objective: Any, what: str, source: str, run: str,
-                         value: str = "") -> None:
+                         value: str = "", step: bool = True) -> None:
     """The :class:`~dpbounds.privacy.limits.DataDerivedCalibrationWarning` of a run whose
-    noise is calibrated to ``objective.<what>``, taken from the data through ``source``."""
+    noise is calibrated to ``objective.<what>``, taken from the data through ``source``
+    (``step``: a smoothness read is the default step size's, as in the package's runs)."""
     from dpbounds.privacy.limits import DataDerivedCalibrationWarning
 
     name = type(objective).__name__
-    if source == "smoothness":  # a default step size c / L, not the noise
+    if source == "smoothness" and step:  # a default step size c / L, not the noise
         warnings.warn(DataDerivedCalibrationWarning(
             f"{run}: the default step size c / L reads the objective's smoothness L{value}, "
             f"which {name} computed from the private data (the largest eigenvalue of its "
@@ -543,13 +545,17 @@ def warn_data_calibrated(objective: Any, what: str, source: str, run: str,
             stacklevel=_caller_level())
         return
     how = (f"{source} was not declared, so {name} took the data's largest norm"
-           if source != what else f"{name} computes it from the records")
+           if source not in (what, "smoothness") else f"{name} computes it from the records")
     fix = (f"declare {source}= (a public bound on every record) when building the "
            "objective" if source != what else "pass a public bound (sensitivity=, or a clip)")
     warnings.warn(DataDerivedCalibrationWarning(
         f"{run}: the noise is calibrated to the objective's {what}{value}, taken from the "
         f"private data ({how}): the run is private only if that value is a public bound; "
         f"{fix}"), stacklevel=_caller_level())
+
+
+#: held while :func:`data_derived_reads` has an objective's class swapped
+_SWAP_LOCK = threading.RLock()
 
 
 @contextmanager
@@ -592,17 +598,23 @@ def data_derived_reads(objective: Any) -> Iterator[list[tuple[str, str]]]:
 
         return property(get, put)
 
-    try:
-        watched = type(cls.__name__, (cls,), {"__module__": cls.__module__,
-                                               **{k: recorded(k) for k in dict.fromkeys(keys)}})
-        object.__setattr__(objective, "__class__", watched)
-    except Exception:  # an __init_subclass__ of one's own, __slots__: not watched
-        yield reads
-        return
-    try:
-        yield reads
-    finally:
-        object.__setattr__(objective, "__class__", cls)
+    # one swap at a time (re-entrant: a sensitivity function may run another plug-in): two
+    # threads sharing an objective restored each other's subclass, which then stayed (review
+    # of stop 82: tune_by_runs on a thread pool)
+    with _SWAP_LOCK:
+        cls = type(objective)
+        try:
+            watched = type(cls.__name__, (cls,), {
+                "__module__": cls.__module__,
+                **{k: recorded(k) for k in dict.fromkeys(keys)}})
+            object.__setattr__(objective, "__class__", watched)
+        except Exception:  # an __init_subclass__ of one's own, __slots__: not watched
+            yield reads
+            return
+        try:
+            yield reads
+        finally:
+            object.__setattr__(objective, "__class__", cls)
 
 
 def _caller_level() -> int:

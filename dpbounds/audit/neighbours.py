@@ -84,7 +84,8 @@ class LinearObjective(Objective):
     #: the radius each calibration constant is computed from (see ``MarginLossObjective``)
     CALIBRATION_RADII: dict[str, str] = {
         "l1_sensitivity": "l1_radius", "l2_sensitivity": "l2_radius",
-        "gradient_bound": "l2_radius", "lipschitz": "l2_radius"}
+        "gradient_bound": "l2_radius", "lipschitz": "l2_radius", "l1_radius": "l1_radius",
+        "l2_radius": "l2_radius"}
 
     def __init__(self, gradients: Any, *, l2: float = 0.0, smoothness: float | None = None,
                  l2_radius: float | None = None, l1_radius: float | None = None,

@@ -355,7 +355,8 @@ def _parse_events(path: str, notes: list[tuple[str, Any]] | None = None) -> list
     return list(raw)
 
 
-def _read_as_written(args: argparse.Namespace, found: list[tuple[str, Any]]) -> None:
+def _read_as_written(args: argparse.Namespace, found: list[tuple[str, Any]],
+                     entries: int) -> None:
     """Each file's ``written_for`` note (``--to-dp-event`` writes one): the accountant it was
     written for becomes ``--dp-event-accountant`` where none is given, and a file written for
     another accountant or relation than this command's is refused (read by the other
@@ -363,7 +364,7 @@ def _read_as_written(args: argparse.Namespace, found: list[tuple[str, Any]]) -> 
     notes: list[tuple[str, dict[str, Any]]] = []
     for where, note in found:
         if (not isinstance(note, dict) or set(note) - {"accountant", "neighbouring"}
-                or note.get("accountant", "rdp") not in ("rdp", "pld")
+                or note.get("accountant") not in ("rdp", "pld")
                 or not isinstance(note.get("neighbouring", ""), str)):
             raise ValueError(f"--from-dp-event {where}: written_for must be {{'accountant': "
                              f"'rdp' or 'pld', 'neighbouring': ...}}, got {note!r}")
@@ -374,18 +375,23 @@ def _read_as_written(args: argparse.Namespace, found: list[tuple[str, Any]]) -> 
                 str(args.neighbouring).replace("/", "_").replace("-", "_"):
             raise ValueError(f"--from-dp-event {where} was written under {theirs}; this "
                              f"composition is under {args.neighbouring} (--neighbouring)")
-    written = sorted({note.get("accountant", "rdp") for _, note in notes})
+    written = sorted({note["accountant"] for _, note in notes})
     if args.dp_event_accountant is None:
         if len(written) > 1:
             raise ValueError("--from-dp-event files were written for different accountants "
                              f"({', '.join(written)}); compose them in separate commands")
+        if written and len(notes) < entries:
+            # a note speaks for its own entry only: an entry without one (an older export, a
+            # file from dp_accounting) read under another's note was 2x low (review of stop 82)
+            raise ValueError("--from-dp-event: some entries say whom they were written for "
+                             "and some do not; give --dp-event-accountant for all of them, "
+                             "or compose them in separate commands")
         if written:
             args.dp_event_accountant = written[0]
     elif written and written != [args.dp_event_accountant]:
-        where = next(w for w, n in notes if n.get("accountant", "rdp")
-                     != args.dp_event_accountant)
+        where = next(w for w, n in notes if n["accountant"] != args.dp_event_accountant)
         raise ValueError(f"--from-dp-event {where} was written for dp_accounting's "
-                         f"{next(n.get('accountant', 'rdp') for w, n in notes if w == where)} "
+                         f"{next(n['accountant'] for w, n in notes if w == where)} "
                          f"accountant, not --dp-event-accountant {args.dp_event_accountant}")
 
 
@@ -532,7 +538,7 @@ def run_compose(args: argparse.Namespace) -> int:
         fpr = plot_fpr(fpr)  # the plot's dense grid; the table prints its own rows
     notes: list[tuple[str, Any]] = []
     parsed = [(path, _parse_events(path, notes)) for path in args.from_dp_event]
-    _read_as_written(args, notes)
+    _read_as_written(args, notes, sum(len(raw) for _, raw in parsed))
     histories = [_read_json(path, "--from-opacus") for path in args.from_opacus]
     from dpbounds.privacy.ledger import PrivacyLedger
 

@@ -119,7 +119,8 @@ class MarginLossObjective(Objective):
     CALIBRATION_RADII: dict[str, str] = {
         "l1_sensitivity": "l1_radius", "l2_sensitivity": "l2_radius",
         "gradient_bound": "l2_radius", "lipschitz": "l2_radius", "l2_radius": "l2_radius",
-        "smoothness": "smoothness"}  # L: sup psi'' lambda_max(A^T A / n) unless declared
+        # L: sup psi'' lambda_max(A^T A / n) unless declared
+        "l1_radius": "l1_radius", "smoothness": "smoothness"}
     #: read from the data always (the Gram matrix): a private selection refuses any read
     DATA_ONLY: tuple[str, ...] = ("data_curvature", "smoothness_conservative")
 

@@ -95,7 +95,8 @@ class QuadraticObjective(Objective):
     #: the radius each calibration constant is computed from (see ``MarginLossObjective``)
     CALIBRATION_RADII: dict[str, str] = {
         "l1_sensitivity": "offset_l1_radius", "l2_sensitivity": "offset_l2_radius",
-        "lipschitz": "offset_l2_radius"}
+        "lipschitz": "offset_l2_radius", "offset_l1_radius": "offset_l1_radius",
+        "offset_l2_radius": "offset_l2_radius"}
 
     name = "quadratic"
     source = Source(KURU, "Theorem 3.5, eq. (24)", Provenance.VERBATIM)

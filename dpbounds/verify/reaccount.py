@@ -357,7 +357,8 @@ def _wor_epsilon_cached(q: float, z: float, steps: int, delta: float, continuous
     log_thm9 = j * math.log(q) + math.log(2.0) + (j - 1.0) * j * rho
     # log(e^{2 rho} - 1) written so that it does not overflow at rho > 354 (fuzz round 16:
     # `verify yang.sgd --quick --epsilon 1000`, "math range error")
-    log_expm1 = 2 * rho + math.log1p(-math.exp(-2 * rho))
+    log_expm1 = (math.log(math.expm1(2 * rho)) if 2 * rho < 700.0
+                 else 2 * rho + math.log1p(-math.exp(-2 * rho)))
     log_thm9[2] = 2 * math.log(q) + min(math.log(4.0) + log_expm1, math.log(2.0) + 2 * rho)
     log_terms = np.minimum(log_terms, log_thm9)
     if continuous:  # Theorem 27: 4 q^j sqrt(D_lo D_hi)
