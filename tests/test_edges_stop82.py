@@ -99,6 +99,11 @@ def test_the_library_reads_the_note_and_refuses_another():
     assert dp_event_from_json(data) == event
     with pytest.raises(ValueError, match="written_for holds"):
         dp_event_to_json(event, {"accountnat": "pld"})
+    for bad in ({"accountant": "prv"}, {"neighbouring": "add_remove"}):
+        with pytest.raises(ValueError, match=r"written_for\['accountant'\]"):
+            dp_event_to_json(event, bad)
+    with pytest.raises(ValueError, match="neighbouring"):
+        dp_event_to_json(event, {"accountant": "rdp", "neighbouring": "swap"})
 
 
 def test_verify_passes_a_correct_dp_sgd_run_at_a_large_epsilon():
@@ -273,7 +278,7 @@ def test_a_plugin_reading_a_radius_or_l_directly_is_said():
     rng = np.random.default_rng(2)
     f = LogisticRegression(rng.standard_normal((30, 3)), np.ones(30), l2=0.1)
     for read, words in ((lambda g, p: 2 * g.l1_radius / g.n, "l1_radius"),
-                        (lambda g, p: g.smoothness / g.n, "computes it from the records")):
+                        (lambda g, p: g.smoothness / g.n, "computed L from its Gram matrix")):
         m = ex.Method("direct_probe", step=_step4, mechanism="laplace", sensitivity=read)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -281,3 +286,4 @@ def test_a_plugin_reading_a_radius_or_l_directly_is_said():
         said = [str(w.message) for w in caught
                 if issubclass(w.category, DataDerivedCalibrationWarning)]
         assert len(said) == 1 and words in said[0] and "default step" not in said[0], said
+        assert "declare" in said[0]  # a radius or L can be declared: the fix says so

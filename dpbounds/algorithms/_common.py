@@ -544,10 +544,17 @@ def warn_data_calibrated(objective: Any, what: str, source: str, run: str,
             "loss with a declared radius r) or declare smoothness="),
             stacklevel=_caller_level())
         return
-    how = (f"{source} was not declared, so {name} took the data's largest norm"
-           if source not in (what, "smoothness") else f"{name} computes it from the records")
-    fix = (f"declare {source}= (a public bound on every record) when building the "
-           "objective" if source != what else "pass a public bound (sensitivity=, or a clip)")
+    # a radius (read directly or through a sensitivity) can be declared; L too; a DATA_ONLY
+    # constant only replaced by a public bound
+    if source.endswith("radius"):
+        how = f"{source} was not declared, so {name} took the data's largest norm"
+        fix = f"declare {source}= (a public bound on every record) when building the objective"
+    elif source == "smoothness":
+        how = f"{name} computed L from its Gram matrix; smoothness= was not declared"
+        fix = "declare smoothness= (a public bound), or pass a public sensitivity"
+    else:
+        how = f"{name} computes it from the records"
+        fix = "pass a public bound (sensitivity=, or a clip)"
     warnings.warn(DataDerivedCalibrationWarning(
         f"{run}: the noise is calibrated to the objective's {what}{value}, taken from the "
         f"private data ({how}): the run is private only if that value is a public bound; "

@@ -608,6 +608,10 @@ def dp_event_to_json(event: Any, written_for: Mapping[str, str] | None = None
         if set(note) - {"accountant", "neighbouring"}:
             raise ValueError("written_for holds 'accountant' and 'neighbouring' only, got "
                              f"{sorted(note)}")
+        # the reader refuses a note without its accountant (review of stop 82): so does this
+        check_choice("written_for['accountant']", note.get("accountant"), ("rdp", "pld"))
+        if "neighbouring" in note:
+            note["neighbouring"] = Neighbouring.coerce(note["neighbouring"]).value
         return {**dp_event_to_json(event), WRITTEN_FOR: note}
 
     def conv(value: Any) -> Any:

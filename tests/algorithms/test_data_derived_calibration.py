@@ -67,7 +67,7 @@ RUNS = {  # name -> (run, the radius it reads, the value it calibrates to)
                                               public_n=40, **k), "l2_radius", L2),
     "noisy_projected_sgd": (lambda f, **k: noisy_projected_sgd(
         f, epsilon=1.0, delta=1e-5, radius=1.0, steps=5, calibration="rdp", **k),
-        "l2_radius", None),
+        "l2_radius", L2 + 0.1),  # G = |psi'| r_2 plus the regulariser's l2 R on the ball
     "output_perturbation": (lambda f, **k: output_perturbation(f, epsilon=1.0, delta=1e-5, **k),
                             "l2_radius", L2),
     "objective_perturbation": (lambda f, **k: objective_perturbation(
