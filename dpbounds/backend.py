@@ -70,6 +70,7 @@ from typing import Any
 
 import numpy as np
 
+from dpbounds import _laplace
 from dpbounds._seeds import TrialSeeds
 from dpbounds._validation import check_int, check_nonnegative
 
@@ -498,8 +499,20 @@ class TrialRandom:
         (``where`` as in :meth:`normal`)."""
         shp = self._shape(shape)
         if self._block or self._buffer is not None:
-            base = self._prefetched("laplace", shp, where, lambda g, s: g.laplace(0.0, 1.0, s))
+            base = self._prefetched("laplace", shp, where,
+                                    lambda g, s: _laplace.standard_laplace(g, s))
             return self._scaled(base, scale, len(shp))
+        if self._ndarray_float64():
+            # each generator fills its slice in place (NumPy's bits: dpbounds._laplace)
+            self._check_not_prefetching()
+            mask = self._mask(where)
+            base = np.empty((self.trials, *shp))
+            for k, g in enumerate(self._gens):
+                if mask is None or mask[k]:
+                    _laplace.standard_laplace(g, shp, base[k])
+                else:
+                    base[k] = 0.0
+            return self._scaled(self.xp.asarray(base), scale, len(shp))
         base = self._real(shp, where, lambda g: g.laplace(0.0, 1.0, shp),
                           lambda g: g.laplace(0.0, 1.0, shp, dtype=self.dtype_name))
         return self._scaled(base, scale, len(shp))
