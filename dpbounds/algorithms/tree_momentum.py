@@ -106,11 +106,13 @@ from dpbounds.algorithms._common import (
     MAX_COMPILED_STEPS,
     SimulationResult,
     TraceRecorder,
+    _data_source,
     calibration_constant,
     check_epsilon,
     check_own_record_losses,
     check_trials,
     progress,
+    warn_data_calibrated,
 )
 from dpbounds.algorithms._grid import check_noise, gaussian_grid, gaussian_tree_grid
 from dpbounds.algorithms._transcript import Transcript, tree_node_weights
@@ -379,13 +381,18 @@ def _normalized_step(xp: Any, x: Any, m_hat: Any, step_size: float) -> Any:
     return x - step_size * m_hat / safe[:, None]
 
 
+def _is_private(epsilon: Any) -> bool:
+    """Whether ``epsilon`` is finite (a value the epsilon check refuses counts as not)."""
+    try:
+        return math.isfinite(float(epsilon))
+    except (TypeError, ValueError):  # refused by the epsilon check afterwards
+        return False
+
+
 def _resolve_clip(objective: ObjectiveProtocol, clip_norm: float | None, run: str,
                   epsilon: Any) -> float:
     if clip_norm is None:
-        try:
-            private = math.isfinite(float(epsilon))
-        except (TypeError, ValueError):  # refused by the epsilon check afterwards
-            private = False
+        private = _is_private(epsilon)
         if private and hasattr(objective, "gradient_bound"):  # said where it is the data's
             clip_norm = calibration_constant(objective, "gradient_bound", run)
         else:
@@ -399,13 +406,29 @@ def _resolve_clip(objective: ObjectiveProtocol, clip_norm: float | None, run: st
     return check_positive("clip_threshold", clip_norm)
 
 
-def _sample_smoothness(objective: ObjectiveProtocol) -> float:
-    """Per-sample smoothness of the data term (for the lag-S difference bound)."""
+def _sample_smoothness(objective: ObjectiveProtocol, run: str, private: bool) -> float:
+    """Per-sample smoothness of the data term (for the lag-S difference bound).
+
+    In a private run it sets the difference clip ``D = L eta S`` and with it the nodes'
+    sensitivity ``gamma G + (1 - gamma) D``: where ``L`` comes from the data (a margin loss's
+    undeclared ``l2_radius``, or a Gram matrix's ``smoothness``) the run says so with a
+    :class:`~dpbounds.privacy.limits.DataDerivedCalibrationWarning`, as its clip does (fuzz
+    16: an explicit clip with an undeclared radius moved sigma_2 from 0.80 to 2.01 with the
+    data's largest row, silently)."""
     value = getattr(objective, "sample_smoothness", None)
+    what, shown = "sample_smoothness", value
     if value is None and hasattr(objective, "psi_curvature") and hasattr(objective, "l2_radius"):
-        value = objective.psi_curvature * objective.l2_radius**2
+        radius = objective.l2_radius
+        value = objective.psi_curvature * radius**2
+        what, shown = "l2_radius", radius
     if value is None:
         value = objective.smoothness
+        what, shown = "smoothness", value
+    source = _data_source(objective, what) if private else None
+    if source is not None:
+        warn_data_calibrated(objective, what, source,
+                             f"{run} (the gradient differences' clip D = L eta S)",
+                             f" = {float(shown):.6g}", step=False)
     return float(value)
 
 
@@ -862,7 +885,8 @@ def sensitivity_reduced_nsgd(
         objective, epochs, step_size, batch_size, trials, momentum_weight)
     trace_every = check_int("trace_every", trace_every, minimum=1)
     clip = _resolve_clip(objective, clip_threshold, "sensitivity_reduced_nsgd", epsilon)
-    lsmooth = _sample_smoothness(objective) if smoothness is None else smoothness
+    lsmooth = (_sample_smoothness(objective, "sensitivity_reduced_nsgd", _is_private(epsilon))
+               if smoothness is None else smoothness)
     lsmooth = check_positive("smoothness", lsmooth)
     diff_clip = lsmooth * step_size * steps
     gamma = min(1.0, diff_clip / clip) if mixing is None else mixing

@@ -28,6 +28,7 @@ from dpbounds.algorithms import (
     noisy_projected_sgd,
     objective_perturbation,
     output_perturbation,
+    sensitivity_reduced_nsgd,
     tree_momentum_nsgd,
 )
 from dpbounds.objectives import LogisticRegression, QuadraticObjective
@@ -75,6 +76,10 @@ RUNS = {  # name -> (run, the radius it reads, the value it calibrates to)
     "tree_momentum_nsgd": (lambda f, **k: tree_momentum_nsgd(
         f, epsilon=1.0, delta=1e-5, epochs=1, step_size=0.1, batch_size=8, **k),
         "l2_radius", L2),
+    # an explicit clip: the difference clip D = psi'' r_2^2 eta S still reads the radius
+    "sensitivity_reduced_nsgd": (lambda f, **k: sensitivity_reduced_nsgd(
+        f, epsilon=1.0, delta=1e-5, epochs=1, step_size=0.1, batch_size=8,
+        **{"clip_threshold": 1.0, **k}), "l2_radius", L2),
 }
 
 
@@ -108,10 +113,12 @@ def test_a_run_on_undeclared_radii_says_so_and_declaring_them_changes_nothing(na
     np.testing.assert_array_equal(np.asarray(res.x), np.asarray(same.x))
 
 
-@pytest.mark.parametrize("name", ["dp_heavy_ball", "dp_gd gaussian", "tree_momentum_nsgd"])
+@pytest.mark.parametrize("name", ["dp_heavy_ball", "dp_gd gaussian", "tree_momentum_nsgd",
+                                  "sensitivity_reduced_nsgd"])
 def test_a_public_bound_or_no_privacy_is_silent(name):
     run, _, value = RUNS[name]
     public = ({"clip_threshold": 1.0} if name == "tree_momentum_nsgd"
+              else {"smoothness": 0.5} if name == "sensitivity_reduced_nsgd"
               else {"sensitivity": value, "step_size": 0.5})
     _, said = _caught(run, _undeclared(), **public)
     assert said == []
