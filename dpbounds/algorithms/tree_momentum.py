@@ -416,19 +416,19 @@ def _sample_smoothness(objective: ObjectiveProtocol, run: str, private: bool) ->
     16: an explicit clip with an undeclared radius moved sigma_2 from 0.80 to 2.01 with the
     data's largest row, silently)."""
     value = getattr(objective, "sample_smoothness", None)
-    what, shown = "sample_smoothness", value
+    what, shown = "sample_smoothness", float(value or 0.0)
     if value is None and hasattr(objective, "psi_curvature") and hasattr(objective, "l2_radius"):
         radius = objective.l2_radius
         value = objective.psi_curvature * radius**2
-        what, shown = "l2_radius", radius
+        what, shown = "l2_radius", float(radius)
     if value is None:
         value = objective.smoothness
-        what, shown = "smoothness", value
+        what, shown = "smoothness", float(value)
     source = _data_source(objective, what) if private else None
     if source is not None:
         warn_data_calibrated(objective, what, source,
                              f"{run} (the gradient differences' clip D = L eta S)",
-                             f" = {float(shown):.6g}", step=False)
+                             f" = {shown:.6g}", step=False)
     return float(value)
 
 
