@@ -535,13 +535,16 @@ def warn_data_calibrated(objective: Any, what: str, source: str, run: str,
     from dpbounds.privacy.limits import DataDerivedCalibrationWarning
 
     name = type(objective).__name__
+    # where L came from: the Gram matrix, or a paper's formula on the same records
+    origin = getattr(objective, "smoothness_origin", None)
+    gram = ("the largest eigenvalue of its Gram matrix; smoothness= was not declared"
+            if origin is None else f"{origin}, paper_smoothness=True")
     if source == "smoothness" and step:  # a default step size c / L, not the noise
         warnings.warn(DataDerivedCalibrationWarning(
             f"{run}: the default step size c / L reads the objective's smoothness L{value}, "
-            f"which {name} computed from the private data (the largest eigenvalue of its "
-            "Gram matrix; smoothness= was not declared): the run is private only if that "
-            "value is public; pass step_size= (e.g. c / (r^2/4 + lambda) for a logistic "
-            "loss with a declared radius r) or declare smoothness="),
+            f"which {name} computed from the private data ({gram}): the run is private only "
+            "if that value is public; pass step_size= (e.g. c / (r^2/4 + lambda) for a "
+            "logistic loss with a declared radius r) or declare smoothness="),
             stacklevel=_caller_level())
         return
     # a radius (read directly or through a sensitivity) can be declared; L too; a DATA_ONLY
@@ -550,7 +553,7 @@ def warn_data_calibrated(objective: Any, what: str, source: str, run: str,
         how = f"{source} was not declared, so {name} took the data's largest norm"
         fix = f"declare {source}= (a public bound on every record) when building the objective"
     elif source == "smoothness":
-        how = f"{name} computed L from its Gram matrix; smoothness= was not declared"
+        how = f"{name} computed L from the records ({gram})"
         fix = "declare smoothness= (a public bound), or pass a public sensitivity"
     else:
         how = f"{name} computes it from the records"

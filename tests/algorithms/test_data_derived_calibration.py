@@ -172,3 +172,22 @@ def test_a_plugin_whose_sensitivity_reads_an_undeclared_radius_says_so():
     _, quiet = _caught(lambda f, **k: _plugin(2 * L1 / 40).run(f, epsilon=1.0, steps=3,
                                                                 alpha=0.1, **k), _undeclared())
     assert quiet == []
+
+
+def test_the_papers_smoothness_is_the_datas_and_a_default_step_says_so():
+    """``kuru(paper_smoothness=True)``'s L is Section 5's lambda_max(A^T A / n) + 2 lam of the
+    records themselves (review of stop 82: counted as declared, silent); the computation and
+    the bits are unchanged, and an explicit step size is silent."""
+    lam = 0.05
+    f = LogisticRegression.kuru(A, Y, lam=lam, paper_smoothness=True, l1_radius=L1,
+                                l2_radius=L2)
+    paper_L = float(np.linalg.eigvalsh(A.T @ A / len(A))[-1]) + 2 * lam  # the closed form
+    assert f.smoothness == pytest.approx(paper_L, rel=1e-12)
+    run = RUNS["dp_heavy_ball"][0]
+    res, said = _caught(run, f)
+    assert len(said) == 1 and "paper_smoothness=True" in str(said[0].message)
+    shown = float(re.search(r"smoothness L = ([0-9.e+-]+),", str(said[0].message)).group(1))
+    assert shown == pytest.approx(paper_L, rel=1e-5)
+    same, quiet = _caught(run, f, step_size=1.0 / paper_L)
+    assert quiet == []
+    np.testing.assert_array_equal(np.asarray(res.x), np.asarray(same.x))
