@@ -125,6 +125,9 @@ class MarginLossObjective(Objective):
     DATA_ONLY: tuple[str, ...] = ("data_curvature", "smoothness_conservative")
 
     psi_curvature: float = 0.25
+    #: where a declared ``smoothness`` that is not a public bound came from (a paper's formula
+    #: on the same records: ``LogisticRegression.kuru(paper_smoothness=True)``), for warnings
+    smoothness_origin: str | None = None
     psi_slope: float = 1.0
 
     def __init__(
