@@ -146,6 +146,7 @@ from dpbounds.privacy.mechanisms import (
 __all__ = [
     "dp_accounting_relation",
     "dp_event_from_json",
+    "dp_event_note",
     "dp_event_to_json",
     "from_dp_event",
     "ledger_from_dp_event",
@@ -627,12 +628,55 @@ def dp_event_to_json(event: Any, written_for: Mapping[str, str] | None = None
     return out
 
 
-def dp_event_from_json(data: Any, where: str = "event") -> Any:
+def dp_event_note(data: Any, where: str = "event") -> dict[str, str] | None:
+    """The ``written_for`` note of an exported event (:func:`dp_event_to_json`), checked:
+    ``{"accountant": "rdp" | "pld", "neighbouring": ...}`` (relation in the package's
+    spelling), or ``None`` where the data carry none (an older export, a file from
+    ``dp_accounting``). Read the event with the accountant and relation it names:
+    ``ledger_from_dp_event(dp_event_from_json(data), note["neighbouring"],
+    accountant=note["accountant"])``."""
+    if not isinstance(data, dict) or WRITTEN_FOR not in data:
+        return None
+    note = data[WRITTEN_FOR]
+    if (not isinstance(note, dict) or set(note) - {"accountant", "neighbouring"}
+            or note.get("accountant") not in EVENT_ACCOUNTANTS
+            or not isinstance(note.get("neighbouring", ""), str)):
+        raise ValueError(f"{where}: written_for must be {{'accountant': 'rdp' or 'pld', "
+                         f"'neighbouring': ...}}, got {note!r}")
+    out = {"accountant": str(note["accountant"])}
+    if "neighbouring" in note:
+        out["neighbouring"] = Neighbouring.coerce(note["neighbouring"]).value
+    return out
+
+
+def dp_event_from_json(data: Any, where: str = "event", *, accountant: str | None = None,
+                       neighbouring: Any = None) -> Any:
     """The ``DpEvent`` of :func:`dp_event_to_json`'s form, or of ``dp_accounting``'s own
     ``to_named_tuple()`` as ``json`` writes it (a positional list,
     :mod:`dpbounds._dp_event_form`); only classes of
     ``dp_accounting.dp_event`` are built (nothing else is imported). ``ValueError`` naming
-    the place (``where``) of a malformed entry."""
+    the place (``where``) of a malformed entry.
+
+    ``accountant`` / ``neighbouring`` (optional): the accountant and relation the event will
+    be read with; where the data carry a ``written_for`` note (:func:`dp_event_note`) that
+    names another, ``ValueError`` (a replace-one Gaussian written for PLD and read by the
+    RDP accountant is about 2x low in epsilon), as ``privacy compose --from-dp-event``
+    refuses it. Without them the note is not checked: read it with :func:`dp_event_note`."""
+    note = dp_event_note(data, where)
+    if note is not None and accountant is not None:
+        accountant = check_choice("accountant", accountant, EVENT_ACCOUNTANTS)
+        if accountant != note["accountant"]:
+            raise ValueError(f"{where} was written for dp_accounting's {note['accountant']} "
+                             f"accountant, not accountant={accountant!r}")
+    if note is not None and neighbouring is not None and "neighbouring" in note:
+        theirs, ours = note["neighbouring"], Neighbouring.coerce(neighbouring).value
+        if theirs != ours:
+            raise ValueError(f"{where} was written under {theirs}, not neighbouring="
+                             f"{ours!r}")
+    return _event_from_json(data, where)
+
+
+def _event_from_json(data: Any, where: str) -> Any:
     import attr
 
     from dpbounds._dp_event_form import (
@@ -666,7 +710,7 @@ def dp_event_from_json(data: Any, where: str = "event") -> Any:
 
     def conv(value: Any, key: str) -> Any:
         if isinstance(value, dict) or is_named_tuple_form(value):
-            return dp_event_from_json(value, f"{where}.{key}")
+            return _event_from_json(value, f"{where}.{key}")
         if isinstance(value, list) and any(isinstance(v, dict) or is_named_tuple_form(v)
                                            for v in value):
             return [conv(v, f"{key}[{i}]") for i, v in enumerate(value)]

@@ -1,0 +1,47 @@
+"""Edges found at stop 83 (each test fails before its fix)."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def test_python_reader_checks_the_written_for_note():
+    """``dp_event_from_json`` read the note and dropped it, so a PLD-written replace-one file
+    read by the RDP accountant in Python was 2.4x low in epsilon with no word (the CLI
+    refused it since stop 82). Oracle: the direct composition of the same mechanism."""
+    from dpbounds.privacy.events import (
+        dp_event_from_json,
+        dp_event_note,
+        dp_event_to_json,
+        ledger_from_dp_event,
+        to_dp_event,
+    )
+    from dpbounds.privacy.ledger import PrivacyLedger
+    from dpbounds.privacy.mechanisms import GaussianMechanism
+
+    mech = GaussianMechanism(2.0)
+    direct = PrivacyLedger("replace_one")
+    for _ in range(10):
+        direct.record(mech)
+    want = direct.epsilon(1e-5)
+    event = to_dp_event((mech, 10), "replace_one", accountant="pld")
+    data = dp_event_to_json(event, {"accountant": "pld", "neighbouring": "replace-one"})
+    note = dp_event_note(data)
+    assert note == {"accountant": "pld", "neighbouring": "replace_one"}
+    read = dp_event_from_json(data, accountant="pld", neighbouring="replace_one")
+    got = ledger_from_dp_event(read, note["neighbouring"], accountant=note["accountant"])
+    assert got.epsilon(1e-5) == pytest.approx(want, rel=1e-9)
+    # the control the check exists for: the other accountant reads it 2x low
+    wrong = ledger_from_dp_event(read, "replace_one", accountant="rdp").epsilon(1e-5)
+    assert wrong < 0.5 * want
+    with pytest.raises(ValueError, match="written for dp_accounting's pld accountant"):
+        dp_event_from_json(data, accountant="rdp")
+    with pytest.raises(ValueError, match="written under replace_one"):
+        dp_event_from_json(data, neighbouring="add_remove")
+    # no note (an older export, dp_accounting's own file): nothing to check, None
+    plain = dp_event_to_json(event)
+    assert dp_event_note(plain) is None
+    assert dp_event_from_json(plain, accountant="rdp") == event
+    for bad in ({"accountant": "prv"}, {"accountant": "rdp", "x": 1}, "pld"):
+        with pytest.raises(ValueError, match="written_for must be"):
+            dp_event_note({**plain, "written_for": bad})
