@@ -358,19 +358,7 @@ class PldAccountant(Accountant):
             try:
                 with np.errstate(over="ignore", under="ignore", divide="ignore",
                                  invalid="ignore"):
-                    items = [(_PldPart(*key).build(interval, self.pessimistic), count)
-                             for key, count in self._parts.items()]
-                    if self.gaussian_mu2 > 0:
-                        items.append((pldlib.from_gaussian_mechanism(
-                            1.0, sensitivity=self._gaussian_mu(),
-                            pessimistic_estimate=self.pessimistic,
-                            value_discretization_interval=interval,
-                            use_connect_dots=self.pessimistic), 1))
-                    pair: list[_pld.DensePld] | None = None
-                    for one, count in items:
-                        new = [_pld.self_compose(pmf, count) for pmf in _pmf_pair(one)]
-                        pair = new if pair is None else [_pld.compose(a, b)
-                                                         for a, b in zip(pair, new)]
+                    pair = self._compose_parts(interval, pldlib)
             except (OverflowError, FloatingPointError, MemoryError) as err:
                 raise ValueError(
                     f"the PLD accountant cannot represent this composition ({err}); use the "
@@ -387,6 +375,45 @@ class PldAccountant(Accountant):
                 raise ValueError("the PLD accountant has nothing to compose")
             self._pld = (pair[0], pair[1])
         return self._pld
+
+    def _compose_parts(self, interval: float, pldlib: Any) -> list[_pld.DensePld] | None:
+        """The (remove, add) PMFs of every part, self-composed by its count, then composed
+        pairwise in a balanced tree: each composition is one FFT convolution over the two
+        operands' supports, so composing in order made every step convolve with the
+        whole composition so far (a Laplace noise schedule of T = 2e4 distinct scales took
+        ~110 s: fuzz 16); the tree makes most of them small. The composition is the same
+        distribution in any order, and every step keeps its pessimistic truncation and
+        round-off terms (one per composition, T - 1 either way). A bar after 2 s."""
+        from dpbounds._progress import progress_iter
+
+        keys = list(self._parts.items())
+        total = len(keys) + (self.gaussian_mu2 > 0)
+        bar = progress_iter(None, total=max(1, 2 * total - 1), desc="PLD composition",
+                            unit="PMF")
+        try:
+            level: list[list[_pld.DensePld]] = []
+            for key, count in keys:
+                one = _PldPart(*key).build(interval, self.pessimistic)
+                level.append([_pld.self_compose(pmf, count) for pmf in _pmf_pair(one)])
+                bar.update(1)
+            if self.gaussian_mu2 > 0:
+                level.append(list(_pmf_pair(pldlib.from_gaussian_mechanism(
+                    1.0, sensitivity=self._gaussian_mu(),
+                    pessimistic_estimate=self.pessimistic,
+                    value_discretization_interval=interval,
+                    use_connect_dots=self.pessimistic))))
+                bar.update(1)
+            while len(level) > 1:
+                merged = []
+                for i in range(0, len(level) - 1, 2):
+                    merged.append([_pld.compose(a, b) for a, b in zip(level[i], level[i + 1])])
+                    bar.update(1)
+                if len(level) % 2:
+                    merged.append(level[-1])
+                level = merged
+        finally:
+            bar.close()
+        return level[0] if level else None
 
     def _gaussian_mu(self) -> float:
         return float(nudge_up(math.sqrt(self.gaussian_mu2)))
