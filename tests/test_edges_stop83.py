@@ -45,3 +45,17 @@ def test_python_reader_checks_the_written_for_note():
     for bad in ({"accountant": "prv"}, {"accountant": "rdp", "x": 1}, "pld"):
         with pytest.raises(ValueError, match="written_for must be"):
             dp_event_note({**plain, "written_for": bad})
+
+
+@pytest.mark.parametrize("given", [False, True])
+def test_tune_says_when_E0_is_the_default(given, capsys):
+    """``tune nag`` / ``tune hb`` with no ``--E0`` tuned for E0 = 10, Kuru et al.'s guess for
+    Fig. 3's data, without saying so (walkthrough of stop 81); the tuned run depends on it."""
+    from dpbounds.cli import main
+
+    argv = ["tune", "nag", "--mu", "0.02", "--L", "5.1", "--d", "20", "--n", "100000",
+            "--eps", "1", "--S1", "40", "--max-horizon", "5"] + (["--R", "10"] if given else [])
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert ("E0 = 10 is the default" in out) is (not given)
+    assert "inputs read as public" in out

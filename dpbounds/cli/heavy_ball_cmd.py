@@ -123,7 +123,8 @@ def _tune_hb(args: argparse.Namespace) -> int:
 
     line = _underflow_line(args)
     return print_result("tune", strict_json(res.rows(), indent=2) if args.json
-                        else res.table() + "\n" + line + PUBLIC_INPUTS)
+                        else res.table() + "\n" + line + _default_gap_line(args)
+                        + PUBLIC_INPUTS)
 
 
 def _underflow_line(args: argparse.Namespace) -> str:
@@ -139,6 +140,16 @@ def _underflow_line(args: argparse.Namespace) -> str:
         _say(f"dpbounds: {note}")
         return ""
     return note + "\n" if note else ""
+
+
+def _default_gap_line(args: argparse.Namespace) -> str:
+    """The line saying that E0 is the default, with its newline, where ``--E0`` was not
+    given (walkthrough of stop 81: the tuned run depends on E0, and the default, Kuru et al.'s
+    guess for Fig. 3's data, was used without a word)."""
+    if (getattr(args, "_flags_typed", None) or {}).get("initial_gap"):
+        return ""
+    return (f"E0 = {args.initial_gap:g} is the default (Kuru et al.'s guess for Fig. 3's data): "
+            "the tuned run depends on it; give --E0, a bound on F(x0) - F* of your problem\n")
 
 
 #: what the worst-case tuners read without noise (walkthrough of stop 77: E0 and L computed
@@ -178,7 +189,7 @@ def _tune_nag(args: argparse.Namespace) -> int:
     line = _underflow_line(args)
     return print_result("tune", strict_json(res.rows(), indent=2) if args.json
                         else res.table() + "\n" + _run_line(res.rows(), args.epsilon)
-                        + line + PUBLIC_INPUTS)
+                        + line + _default_gap_line(args) + PUBLIC_INPUTS)
 
 
 def _rate(x: float) -> str:
