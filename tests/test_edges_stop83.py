@@ -59,3 +59,17 @@ def test_tune_says_when_E0_is_the_default(given, capsys):
     out = capsys.readouterr().out
     assert ("E0 = 10 is the default" in out) is (not given)
     assert "inputs read as public" in out
+
+
+def test_selection_planners_refuse_wrong_types_with_value_errors():
+    """fuzz 15: ``plan_selection`` with a scalar grid axis and ``costlier_points`` with
+    ``keys=5`` raised TypeError from ``len()`` / iteration, not a ValueError naming them."""
+    from dpbounds.algorithms import dp_sgd
+    from dpbounds.tuning.private_selection import costlier_points
+    from dpbounds.tuning.selection_budget import plan_selection
+
+    with pytest.raises(ValueError, match=r"grid\['step_size'\] must be a non-empty sequence"):
+        plan_selection(None, None, {"step_size": 0.1}, total_epsilon=1.0, score_epsilon=0.1,
+                       loss_bound=1.0)
+    with pytest.raises(ValueError, match="keys must be a list of grid names"):
+        costlier_points(dp_sgd, None, {"steps": [5, 50]}, epsilon=1.0, keys=5)

@@ -456,7 +456,8 @@ def costlier_points(algorithm: Callable[..., Any], reference_objective: Any,
     if keys is not None:
         # keys='steps' was walked letter by letter and keys=['T'] (the shell's alias) matched
         # nothing: both answered [] ("nothing costlier"; fuzz round 15)
-        if isinstance(keys, (str, bytes)) or not all(isinstance(k, str) for k in keys):
+        if (isinstance(keys, (str, bytes)) or not isinstance(keys, (list, tuple))
+                or not all(isinstance(k, str) for k in keys)):  # keys=5: TypeError (fuzz 15)
             raise ValueError(f"keys must be a list of grid names, got {keys!r}")
         unknown = sorted(set(keys) - set(names))
         if unknown:

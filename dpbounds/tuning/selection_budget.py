@@ -173,9 +173,12 @@ def plan_selection(algorithm: Callable[..., Any] | None, reference_objective: An
     B = check_positive("loss_bound", loss_bound)
     if isinstance(rtol, bool) or not isinstance(rtol, numbers.Real) or not 0 < rtol <= 0.1:
         raise ValueError(f"rtol must lie in (0, 0.1], got {rtol!r}")
-    if not isinstance(grid, Mapping) or not grid or any(len(v) == 0 for v in grid.values()):
+    if not isinstance(grid, Mapping) or not grid:
         raise ValueError(f"grid must map each searched name to a non-empty list of values, "
                          f"got {grid!r}")
+    from dpbounds.tuning.by_runs import check_grid
+
+    check_grid(grid, fixed, 10**7)  # {"step_size": 0.1}: TypeError from len() (fuzz 15)
     check_int("grid_bits", grid_bits, minimum=0, maximum=40)
     for what, value, top in (("stop_probability", stop_probability, 1.0),
                              ("cap_delta", cap_delta, 1.0 - 1e-16)):
