@@ -73,3 +73,25 @@ def test_selection_planners_refuse_wrong_types_with_value_errors():
                        loss_bound=1.0)
     with pytest.raises(ValueError, match="keys must be a list of grid names"):
         costlier_points(dp_sgd, None, {"steps": [5, 50]}, epsilon=1.0, keys=5)
+
+
+def test_risk_target_calibrates_the_first_event_only_when_the_next_is_identical():
+    """fuzz 17: the ledger merged two identical events into one entry and --risk-target
+    re-noised both, printing eps 4.6 where the composition it lists spends 18.5. Oracle: the
+    same two events listed directly, the first at the calibrated z."""
+    from dpbounds.privacy.composition import compose_events
+
+    twice = ["gaussian:z=1,steps=10", "gaussian:z=1,steps=10"]
+    out = compose_events(twice, risk_target=(0.95, 0.05), accountants=["rdp", "pld"],
+                         delta=1e-5)
+    z = out["risk_target"]["z"]
+    direct = compose_events([f"gaussian:z={z!r},steps=10", "gaussian:z=1,steps=10"],
+                            accountants=["rdp", "pld"], tradeoff=[0.05], delta=1e-5)
+    for got, want in zip(out["results"], direct["results"]):
+        assert got["epsilon"] == pytest.approx(want["epsilon"], rel=1e-12)
+    assert direct["tradeoff"]["pessimistic"][0] <= 0.95
+    assert out["risk_target"]["tpr_attained"] == pytest.approx(
+        direct["tradeoff"]["pessimistic"][0], abs=1e-9)
+    # a target the second event alone exceeds cannot be met by the first's noise: said so
+    with pytest.raises(ValueError, match="events after the first alone allow tpr"):
+        compose_events(twice, risk_target=(0.1, 0.01), delta=1e-5)

@@ -390,7 +390,13 @@ def _calibrate_first(ledger: PrivacyLedger, parts: list[dict[str, Any]], events:
     if "sigma" not in first or not first.get("sensitivity", 0) > 0:
         raise ValueError("risk_target calibrates the noise of the first event, which must be a "
                          "gaussian or tree event with sens > 0 (given first with --event)")
-    sens, (_, steps), rest = first["sensitivity"], ledger.entries[0], ledger.entries[1:]
+    # the first event's own runs: the ledger merges consecutive equal mechanisms, so its first
+    # entry can hold the next events' runs too, which were re-noised with it (fuzz 17: two
+    # identical events, both calibrated, read eps 4.6 where the composition spends 18.5)
+    sens, steps = first["sensitivity"], int(parts[0]["steps"])
+    (head, merged), rest = ledger.entries[0], list(ledger.entries[1:])
+    if merged > steps:
+        rest.insert(0, (head, merged - steps))
 
     def ledger_for(z: float) -> PrivacyLedger:
         out = PrivacyLedger(ledger.neighbouring)
@@ -400,6 +406,15 @@ def _calibrate_first(ledger: PrivacyLedger, parts: list[dict[str, Any]], events:
         return out
 
     start = time.process_time()
+    if rest:  # the other events alone may already exceed the target: no noise helps then
+        others = PrivacyLedger(ledger.neighbouring)
+        for mech, count in rest:
+            others.record(mech, count)
+        floor = float(others.tradeoff([fpr])["pessimistic"][0])
+        if floor > tpr:
+            raise ValueError(f"risk_target: the events after the first alone allow tpr "
+                             f"{floor:.3g} at fpr {fpr:g}, above the target {tpr:g}: no noise "
+                             "on the first event meets it")
     z = calibrate_to_risk(ledger_for, tpr, fpr, initial=first["sigma"] / sens)
     calibrated = ledger_for(z)
     attained = float(calibrated.tradeoff([fpr])["pessimistic"][0])
