@@ -553,7 +553,8 @@ def warn_data_calibrated(objective: Any, what: str, source: str, run: str,
         how = f"{source} was not declared, so {name} took the data's largest norm"
         fix = f"declare {source}= (a public bound on every record) when building the objective"
     elif source == "smoothness":
-        how = f"{name} computed L from the records ({gram})"
+        how = (f"{name} computed L from its Gram matrix; smoothness= was not declared"
+               if origin is None else f"{name} computed L from the records ({gram})")
         fix = "declare smoothness= (a public bound), or pass a public sensitivity"
     else:
         how = f"{name} computes it from the records"
