@@ -95,3 +95,45 @@ def test_risk_target_calibrates_the_first_event_only_when_the_next_is_identical(
     # a target the second event alone exceeds cannot be met by the first's noise: said so
     with pytest.raises(ValueError, match="events after the first alone allow tpr"):
         compose_events(twice, risk_target=(0.1, 0.01), delta=1e-5)
+
+
+def _probe_method(**kw):
+    from dpbounds import extend as ex
+
+    def step(x, grad, noise, p, memory):
+        return x - 0.1 * (grad(x) + noise)
+
+    return ex.Method("below_own_probe", step=step, mechanism="gaussian",
+                     neighbouring="replace_one", **kw)
+
+
+def test_a_plugin_sensitivity_below_its_release_s_own_says_so():
+    """fuzz 17: ``clip=1`` with ``sensitivity=1e-6`` ran 66,667x under-noised without a word,
+    where the built-ins warn of a sensitivity below the objective's own. Oracle: the clipped
+    mean's 2 C / n and the mean gradient's 2 G / n of unit rows (G = 1: |psi'| <= 1)."""
+    import warnings
+
+    import numpy as np
+
+    from dpbounds.objectives import LogisticRegression
+
+    rng = np.random.default_rng(0)
+    A = rng.uniform(-1, 1, (30, 3))
+    A /= np.linalg.norm(A, axis=1, keepdims=True)
+    f = LogisticRegression(A, np.sign(A @ np.ones(3)), l2=0.1, l1_radius=3 ** 0.5,
+                           l2_radius=1.0)
+    own = 2 * 1.0 / 30
+    cases = [(dict(clip=1.0, sensitivity=1e-6), "2 clip / n"), (dict(sensitivity=0.9 * own),
+             "l2_sensitivity / n"), (dict(sensitivity=own), None), (dict(clip=1.0), None),
+             (dict(), None)]
+    for kw, words in cases:
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            _probe_method(**kw).run(f, epsilon=1.0, delta=1e-5, steps=2, seed=0)
+        below = [str(w.message) for w in said if "is below" in str(w.message)]
+        if words is None:
+            assert below == [], (kw, below)
+        else:
+            assert len(below) == 1 and words in below[0], (kw, below)
+            shown = float(below[0].split(" = ")[1].split(":")[0])
+            assert shown == pytest.approx(own, rel=1e-5)
