@@ -507,11 +507,12 @@ class TrialRandom:
             self._check_not_prefetching()
             mask = self._mask(where)
             base = np.empty((self.trials, *shp))
+            rows = base.reshape(self.trials, -1)  # views, also for shape () (review of 83)
             for k, g in enumerate(self._gens):
                 if mask is None or mask[k]:
-                    _laplace.standard_laplace(g, shp, base[k])
+                    _laplace.standard_laplace(g, shp, rows[k].reshape(shp))
                 else:
-                    base[k] = 0.0
+                    rows[k] = 0.0
             return self._scaled(self.xp.asarray(base), scale, len(shp))
         base = self._real(shp, where, lambda g: g.laplace(0.0, 1.0, shp),
                           lambda g: g.laplace(0.0, 1.0, shp, dtype=self.dtype_name))

@@ -1601,8 +1601,24 @@ class Method:
                              f"finite number, got {raw!r}{hint}")
         if callable(s) and self.neighbouring == "add_remove":
             _refuse_private_size(self.name, s, objective, params, v)
-        self._warn_below_own(objective, v, s is None)
         return self._not_tiny(v)
+
+    def _calibration_sensitivity(self, f: Any, p: Mapping[str, float],
+                                 public_n: int | None, private: bool) -> float:
+        """:meth:`release_sensitivity` as a run (or :func:`calibrate`) calibrates to it: a read
+        of a constant the objective took from the data warns
+        (:class:`~dpbounds.privacy.limits.DataDerivedCalibrationWarning`), and so does a value
+        below the release's own (:meth:`_warn_below_own`, read after the recorder: its read of
+        the objective's bound is advice, not the calibration's)."""
+        from dpbounds.algorithms._common import data_derived_reads, warn_data_calibrated
+
+        with data_derived_reads(f) as reads:  # said where the sensitivity is the data's
+            sens = self.release_sensitivity(f, p, public_n)
+        if private and reads:
+            warn_data_calibrated(f, *reads[0], self.name, step=False)
+        if private and self.sampling is None:
+            self._warn_below_own(f, sens, self.sensitivity is None)
+        return sens
 
     def _warn_below_own(self, objective: Any, v: float, default: bool) -> None:
         """A ``UserWarning`` where the sensitivity is below what the release's own terms give:
@@ -1958,12 +1974,7 @@ class Method:
         # sensitivity callable that handed the objective to the schedule made the noise
         # depend on the data: a review of stop 81), on a read-only view of the parameters
         weights = self.noise_weights(T, types.MappingProxyType(p)) if private else None
-        from dpbounds.algorithms._common import data_derived_reads, warn_data_calibrated
-
-        with data_derived_reads(f) as reads:  # said where the sensitivity is the data's
-            sens = self.release_sensitivity(f, p, public_n)
-        if private and reads:
-            warn_data_calibrated(f, *reads[0], self.name, step=False)
+        sens = self._calibration_sensitivity(f, p, public_n, private)
         sampled_noise = (self._sampled_noise(epsilon, delta, T, batch) if private and
                          batch is not None and self.mechanism == "gaussian" else None)
         scale = (0.0 if not private else self.noise_scale(epsilon, delta, T, sens, batch))
@@ -3124,7 +3135,8 @@ def calibrate(method: Method | str, *, epsilon: float, steps: int,
             raise ValueError(f"sensitivity must be positive and finite, got "
                              f"{reprlib.repr(sensitivity)}")
     else:
-        sens = m.release_sensitivity(f, p, public_n)
+        # as Method.run says it (mutant hunt 18: no warning here)
+        sens = m._calibration_sensitivity(f, p, public_n, math.isfinite(eps))
     gaussian = m.mechanism == "gaussian"
     res = m._calibrate(eps, delta if gaussian else None, T, sens, batch)
     if batch is not None and not gaussian:

@@ -248,7 +248,10 @@ def test_the_reaccountant_is_finite_at_any_noise_and_not_below_the_pld():
         got = _wor_epsilon(0.01, z, 1, 1e-5, True)
         led = PrivacyLedger("replace_one", [(SubsampledGaussianMechanism(
             z, 0.01, 1.0, Sampling.WITHOUT_REPLACEMENT, "replace_one"), 1)])
-        assert got >= 0.9 * led.epsilon(1e-5, "pld"), z
+        # an upper bound of the true epsilon, which the PLD's optimistic end bounds from
+        # below (0.9 x the PLD let a reading 10% under the truth pass: mutant hunt 18)
+        floor = led.epsilon(1e-5, "pld", pessimistic=False)
+        assert got >= floor * (1 - 1e-9), z
 
 
 def test_the_recorder_restores_the_class_under_threads():

@@ -137,3 +137,189 @@ def test_a_plugin_sensitivity_below_its_release_s_own_says_so():
             assert len(below) == 1 and words in below[0], (kw, below)
             shown = float(below[0].split(" = ")[1].split(":")[0])
             assert shown == pytest.approx(own, rel=1e-5)
+
+
+# -- review of stop 83 and mutant hunt 18 --------------------------------------------------
+
+
+def _note_file(written_for):
+    from dpbounds.privacy.events import dp_event_to_json, to_dp_event
+    from dpbounds.privacy.mechanisms import GaussianMechanism
+
+    data = dp_event_to_json(to_dp_event((GaussianMechanism(2.0), 3)))
+    return {**data, "written_for": written_for}
+
+
+def test_event_notes_are_checked_only_when_asked_and_nested_ones_too():
+    from dpbounds.privacy.events import dp_event_from_json, dp_event_to_json, to_dp_event
+    from dpbounds.privacy.mechanisms import GaussianMechanism
+
+    plain = dp_event_from_json({k: v for k, v in _note_file(None).items()
+                                if k != "written_for"})
+    # without accountant= / neighbouring= a note is not read, whatever it holds (a plain read
+    # of such files worked before the note existed: review of stop 83)
+    for odd in (None, {}, {"accountant": "prv"}, {"accountant": "pld", "neighbouring": 5}):
+        assert dp_event_from_json(_note_file(odd)) == plain
+    with pytest.raises(ValueError, match="written_for must be"):
+        dp_event_from_json(_note_file({"accountant": "prv"}), accountant="rdp")
+    # a note on a nested event speaks for it (only the top one was read)
+    inner = {**dp_event_to_json(to_dp_event((GaussianMechanism(2.0), 3))),
+             "written_for": {"accountant": "rdp", "neighbouring": "add_remove"}}
+    composed = {"class_name": "ComposedDpEvent", "events": [inner]}
+    with pytest.raises(ValueError, match=r"event\.events\[0\] was written for"):
+        dp_event_from_json(composed, accountant="pld")
+    with pytest.raises(ValueError, match="written under add_remove"):
+        dp_event_from_json(composed, neighbouring="replace_one")
+    assert dp_event_from_json(composed, accountant="rdp", neighbouring="add/remove")
+
+
+def test_a_note_names_its_relation_and_any_spelling_reads(tmp_path, capsys):
+    """mutant hunt 18: a note without its relation was written, and read under the default
+    add/remove: a PLD replace-one file 2.25x low. ``ADD_REMOVE`` read as another relation."""
+    import json
+
+    from dpbounds.cli import main
+    from dpbounds.privacy.events import dp_event_to_json, to_dp_event
+    from dpbounds.privacy.mechanisms import GaussianMechanism
+
+    with pytest.raises(ValueError, match="must name the neighbouring relation"):
+        dp_event_to_json(to_dp_event((GaussianMechanism(2.0), 3)), {"accountant": "pld"})
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps(_note_file({"accountant": "pld"})))
+    assert main(["privacy", "compose", "--from-dp-event", str(bare)]) == 2
+    assert "written_for must be" in capsys.readouterr().err
+    upper = tmp_path / "upper.json"
+    upper.write_text(json.dumps(_note_file({"accountant": "rdp", "neighbouring": "ADD_REMOVE"})))
+    assert main(["privacy", "compose", "--from-dp-event", str(upper), "--accountant",
+                 "rdp"]) == 0
+    capsys.readouterr()
+
+
+def test_the_cli_reader_refuses_another_relation_or_accountant_given_explicitly(tmp_path,
+                                                                                capsys):
+    """mutant hunt 18 (M10, M11): the relation check with --dp-event-accountant given, and two
+    files written for two accountants read under one of them, were untested (2.25x and 1.34x
+    low when skipped)."""
+    spec = ["--event", "gaussian:z=2,steps=10", "--neighbouring", "replace_one"]
+    from dpbounds.cli import main
+
+    paths = {}
+    for acc in ("rdp", "pld"):
+        paths[acc] = str(tmp_path / f"{acc}.json")
+        assert main(["privacy", "compose", *spec, "--accountant", "rdp",
+                     "--dp-event-accountant", acc, "--to-dp-event", paths[acc]]) == 0
+    capsys.readouterr()
+    for argv, words in [
+            (["--from-dp-event", paths["pld"], "--dp-event-accountant", "pld"],
+             "was written under replace_one"),
+            (["--from-dp-event", paths["pld"], "--from-dp-event", paths["rdp"],
+              "--neighbouring", "replace_one", "--dp-event-accountant", "rdp"],
+             "was written for dp_accounting's pld")]:
+        assert main(["privacy", "compose", *argv]) == 2
+        assert words in capsys.readouterr().err
+
+
+def test_calibrate_says_what_run_says_of_a_data_derived_sensitivity():
+    """mutant hunt 18: ``extend.calibrate`` read a plug-in's sensitivity outside the recorder,
+    so it calibrated to an undeclared radius without the warning Method.run gives."""
+    import warnings
+
+    import numpy as np
+
+    from dpbounds import extend as ex
+    from dpbounds.objectives import LogisticRegression
+    from dpbounds.privacy.limits import DataDerivedCalibrationWarning
+
+    A = np.random.default_rng(0).uniform(-1, 1, (20, 3))
+    f = LogisticRegression(A, np.sign(A @ np.ones(3)), l2=0.1)
+    m = _probe_method(sensitivity=lambda f, p: f.l2_sensitivity / f.n)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        ex.calibrate(m, epsilon=1.0, delta=1e-5, steps=3, objective=f)
+    assert [w for w in said if issubclass(w.category, DataDerivedCalibrationWarning)]
+
+
+def test_tiny_clip_is_refused_and_the_classic_bound_refuses_any_invalid_entry():
+    """mutant hunt 18 (M08, M20): the 1e-290 floor on the clip-derived sensitivity, and the
+    classic Gaussian bound's refusal of an array with one entry at eps >= 1, were untested."""
+    import numpy as np
+
+    from dpbounds.objectives import LogisticRegression
+    from dpbounds.privacy.gaussian import classic_gaussian_epsilon
+
+    A = np.random.default_rng(0).uniform(-1, 1, (20, 3))
+    f = LogisticRegression(A, np.sign(A @ np.ones(3)), l2=0.1, l1_radius=3.0, l2_radius=2.0)
+    with pytest.raises(ValueError, match="below 1e-290"):
+        _probe_method(clip=1e-300).run(f, epsilon=1.0, delta=1e-5, steps=2, seed=0)
+    with pytest.raises(ValueError, match="sigma too small"):
+        classic_gaussian_epsilon(np.array([0.5, 100.0]), 1e-5)
+
+
+@pytest.mark.parametrize("factor,warns", [(0.999, True), (0.6, True), (0.1, True),
+                                          (1.0, False)])
+def test_a_sensitivity_below_the_objectives_own_warns_at_any_factor(factor, warns):
+    """mutant hunt 18 (M29): the built-ins' warning of ``sensitivity=`` below the objective's
+    own was tested at one factor only (a warning below own / 2 survived)."""
+    import warnings
+
+    import numpy as np
+
+    from dpbounds.algorithms import dp_heavy_ball
+    from dpbounds.objectives import LogisticRegression
+
+    A = np.random.default_rng(0).uniform(-1, 1, (20, 3))
+    f = LogisticRegression(A, np.sign(A @ np.ones(3)), l2=0.1, l1_radius=3.0, l2_radius=2.0)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        dp_heavy_ball(f, epsilon=1.0, steps=2, seed=0, step_size=0.1,
+                      sensitivity=factor * f.l1_sensitivity)
+    assert any("is below the objective's own" in str(w.message) for w in said) is warns
+
+
+def test_sensitivity_reduced_with_mixing_one_reads_no_difference_clip():
+    """review of stop 83: with mixing = 1 the difference clip D is weighted by 0, yet the run
+    warned that its noise read the data's radius; the default mixing (D / G) does read it."""
+    import warnings
+
+    import numpy as np
+
+    from dpbounds.algorithms import sensitivity_reduced_nsgd
+    from dpbounds.objectives import LogisticRegression
+    from dpbounds.privacy.limits import DataDerivedCalibrationWarning
+
+    A = np.random.default_rng(0).uniform(-1, 1, (40, 3))
+    f = LogisticRegression(A, np.sign(A @ np.ones(3)), l2=0.1)
+    for mixing, n_warn in ((1.0, 0), (None, 1)):
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            sensitivity_reduced_nsgd(f, epsilon=1.0, delta=1e-5, epochs=1, step_size=0.1,
+                                     batch_size=8, clip_threshold=1.0, mixing=mixing, seed=0)
+        assert len([w for w in said
+                    if issubclass(w.category, DataDerivedCalibrationWarning)]) == n_warn
+
+
+def test_kuru_refuses_the_papers_and_a_declared_smoothness_together():
+    import numpy as np
+
+    from dpbounds.objectives import LogisticRegression
+
+    A = np.random.default_rng(0).uniform(0, 1, (20, 3))
+    with pytest.raises(ValueError, match="not both"):
+        LogisticRegression.kuru(A, np.sign(A @ np.ones(3) - 1.5), paper_smoothness=True,
+                                smoothness=5.0)
+
+
+def test_costlier_points_reads_keys_from_any_iterable_of_names():
+    """review of stop 83: keys as an array of str, a set or ``grid.keys()`` answered before
+    the TypeError fix and were then refused; a generator was read as empty (nothing costlier)."""
+    import numpy as np
+
+    from dpbounds.algorithms import dp_sgd
+    from dpbounds.cli.tune_runs_cmd import build_problem
+    from dpbounds.tuning.private_selection import costlier_points
+
+    twin = build_problem("logistic", 500, 3, 0.02, None, 1)
+    grid = {"steps": [5, 50]}
+    fixed = dict(epsilon=1.0, delta=1e-6, batch_size=25, step_size=0.5, clip_threshold=1.0)
+    for keys in (np.array(["steps"]), {"steps"}, grid.keys(), (k for k in ["steps"])):
+        assert costlier_points(dp_sgd, twin, grid, keys=keys, **fixed) == [{"steps": 50}]

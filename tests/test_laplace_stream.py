@@ -110,3 +110,14 @@ def test_trial_random_laplace_keeps_its_bits():
     pre, plain = TrialRandom(4, 2).prefetch(3), TrialRandom(4, 2)
     for _ in range(3):
         assert np.array_equal(_bits(pre.laplace((5000,), 2.0)), _bits(plain.laplace((5000,), 2.0)))
+
+
+def test_trial_random_laplace_of_shape_scalar():
+    """``laplace()`` (shape ``()``, the default) raised TypeError after the in-place fill
+    (review of stop 83): each trial draws one number, NumPy's."""
+    for where in (None, np.array([True, False, True])):
+        got = np.asarray(TrialRandom(0, 3).laplace(scale=0.5, where=where))
+        ref = [g.laplace(0.0, 1.0) if where is None or where[k] else 0.0
+               for k, g in enumerate(TrialRandom(0, 3)._gens)]
+        assert got.shape == (3,)
+        assert np.array_equal(_bits(got), _bits(np.array(ref) * 0.5))

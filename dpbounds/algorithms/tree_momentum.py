@@ -885,7 +885,10 @@ def sensitivity_reduced_nsgd(
         objective, epochs, step_size, batch_size, trials, momentum_weight)
     trace_every = check_int("trace_every", trace_every, minimum=1)
     clip = _resolve_clip(objective, clip_threshold, "sensitivity_reduced_nsgd", epsilon)
-    lsmooth = (_sample_smoothness(objective, "sensitivity_reduced_nsgd", _is_private(epsilon))
+    # with an explicit mixing = 1 the difference clip D is weighted by 0: nothing to say
+    weighs_d = mixing is None or not (isinstance(mixing, (int, float)) and mixing == 1)
+    lsmooth = (_sample_smoothness(objective, "sensitivity_reduced_nsgd",
+                                  _is_private(epsilon) and weighs_d)
                if smoothness is None else smoothness)
     lsmooth = check_positive("smoothness", lsmooth)
     diff_clip = lsmooth * step_size * steps

@@ -663,6 +663,11 @@ class LogisticRegression(MarginLossObjective):
         computed from the Gram matrix (a private selection refuses the read).
         """
         lam = check_nonnegative("lam", lam)
+        if paper_smoothness and kwargs.get("smoothness") is not None:
+            # the paper's L replaced the declared one, which the warning then asked for
+            # (review of stop 83)
+            raise ValueError("paper_smoothness=True takes Section 5's L from the data; give "
+                             "either it or smoothness= (a public bound), not both")
         if paper_smoothness:
             A = np.asarray(to_numpy(features), dtype=float)
             kwargs["smoothness"] = float(np.linalg.eigvalsh(A.T @ A / A.shape[0])[-1]

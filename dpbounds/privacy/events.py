@@ -120,7 +120,7 @@ GaussianDpEvent(noise_multiplier=2.0)
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -611,8 +611,11 @@ def dp_event_to_json(event: Any, written_for: Mapping[str, str] | None = None
                              f"{sorted(note)}")
         # the reader refuses a note without its accountant (review of stop 82): so does this
         check_choice("written_for['accountant']", note.get("accountant"), ("rdp", "pld"))
-        if "neighbouring" in note:
-            note["neighbouring"] = Neighbouring.coerce(note["neighbouring"]).value
+        if "neighbouring" not in note:  # a PLD replace-one file read under the default
+            # add/remove was 2.25x low (mutant hunt 18): the relation is part of the note
+            raise ValueError("written_for must name the neighbouring relation the event was "
+                             "written under ('neighbouring': 'add_remove' or 'replace_one')")
+        note["neighbouring"] = Neighbouring.coerce(note["neighbouring"]).value
         return {**dp_event_to_json(event), WRITTEN_FOR: note}
 
     def conv(value: Any) -> Any:
@@ -662,18 +665,34 @@ def dp_event_from_json(data: Any, where: str = "event", *, accountant: str | Non
     names another, ``ValueError`` (a replace-one Gaussian written for PLD and read by the
     RDP accountant is about 2x low in epsilon), as ``privacy compose --from-dp-event``
     refuses it. Without them the note is not checked: read it with :func:`dp_event_note`."""
-    note = dp_event_note(data, where)
-    if note is not None and accountant is not None:
+    if accountant is not None:
         accountant = check_choice("accountant", accountant, EVENT_ACCOUNTANTS)
-        if accountant != note["accountant"]:
-            raise ValueError(f"{where} was written for dp_accounting's {note['accountant']} "
-                             f"accountant, not accountant={accountant!r}")
-    if note is not None and neighbouring is not None and "neighbouring" in note:
-        theirs, ours = note["neighbouring"], Neighbouring.coerce(neighbouring).value
-        if theirs != ours:
-            raise ValueError(f"{where} was written under {theirs}, not neighbouring="
-                             f"{ours!r}")
+    ours = None if neighbouring is None else Neighbouring.coerce(neighbouring).value
+    if accountant is not None or ours is not None:
+        # every note, a nested event's too (review of stop 83: only the top one was read)
+        for at, raw in _notes(data, where):
+            note = dp_event_note({WRITTEN_FOR: raw}, at)
+            assert note is not None
+            if accountant is not None and accountant != note["accountant"]:
+                raise ValueError(f"{at} was written for dp_accounting's {note['accountant']} "
+                                 f"accountant, not accountant={accountant!r}")
+            if ours is not None and note.get("neighbouring", ours) != ours:
+                raise ValueError(f"{at} was written under {note['neighbouring']}, not "
+                                 f"neighbouring={ours!r}")
     return _event_from_json(data, where)
+
+
+def _notes(data: Any, where: str) -> Iterator[tuple[str, Any]]:
+    """``(place, note)`` of every ``written_for`` note in the data, nested ones included."""
+    if isinstance(data, dict):
+        if WRITTEN_FOR in data:
+            yield where, data[WRITTEN_FOR]
+        for key, value in data.items():
+            if key != WRITTEN_FOR:
+                yield from _notes(value, f"{where}.{key}")
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            yield from _notes(value, f"{where}[{i}]")
 
 
 def _event_from_json(data: Any, where: str) -> Any:

@@ -135,7 +135,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
@@ -456,8 +456,10 @@ def costlier_points(algorithm: Callable[..., Any], reference_objective: Any,
     if keys is not None:
         # keys='steps' was walked letter by letter and keys=['T'] (the shell's alias) matched
         # nothing: both answered [] ("nothing costlier"; fuzz round 15)
-        if (isinstance(keys, (str, bytes)) or not isinstance(keys, (list, tuple))
-                or not all(isinstance(k, str) for k in keys)):  # keys=5: TypeError (fuzz 15)
+        if isinstance(keys, (str, bytes)) or not isinstance(keys, Iterable):
+            raise ValueError(f"keys must be a list of grid names, got {keys!r}")  # keys=5
+        keys = list(keys)  # a set, an array of str, grid.keys(); a generator read once
+        if not all(isinstance(k, str) for k in keys):
             raise ValueError(f"keys must be a list of grid names, got {keys!r}")
         unknown = sorted(set(keys) - set(names))
         if unknown:

@@ -191,3 +191,46 @@ def test_the_papers_smoothness_is_the_datas_and_a_default_step_says_so():
     same, quiet = _caught(run, f, step_size=1.0 / paper_L)
     assert quiet == []
     np.testing.assert_array_equal(np.asarray(res.x), np.asarray(same.x))
+
+
+def test_a_data_only_constant_and_small_radii_say_so_too():
+    """mutant hunt 18 (M02, M06, M31): a DATA_ONLY constant (CoshCosine's sensitivities, read
+    from its records), read by a built-in run or a plug-in, and a radius below 1 were untested.
+    Oracle: 2 max ||r_i||_1 of the centred records, and 2 max ||a_i||_1 of rows of norm 1/4."""
+    from dpbounds.objectives import CoshCosineObjective
+
+    e = np.random.default_rng(1).normal(size=(20, 3))
+    f = CoshCosineObjective(3, offsets=e)
+    r = e - e.mean(axis=0)
+    want = 2 * float(np.abs(r).sum(axis=1).max())
+    _, said = _caught(lambda g, **k: dp_heavy_ball(g, epsilon=1.0, steps=2, step_size=0.1,
+                                                   momentum=0.5, **k), f)
+    assert len(said) == 1 and "l1_sensitivity" in str(said[0].message)
+    shown = float(re.search(r"= ([0-9.e+-]+), taken", str(said[0].message)).group(1))
+    assert shown == pytest.approx(want, rel=1e-5)
+    plug = _plugin(lambda g, p: g.l1_sensitivity / g.n)
+    _, said = _caught(lambda g, **k: plug.run(g, epsilon=1.0, steps=2, alpha=0.1, **k), f)
+    assert len(said) == 1 and "l1_sensitivity" in str(said[0].message)
+    half = A / (4 * np.linalg.norm(A, axis=1, keepdims=True))  # every row of norm 1/4
+    small = LogisticRegression(half, Y, l2=0.1)
+    _, said = _caught(RUNS["dp_gd"][0], small, step_size=0.1)
+    shown = float(re.search(r"= ([0-9.e+-]+), taken", str(said[0].message)).group(1))
+    assert shown == pytest.approx(2 * float(np.abs(half).sum(axis=1).max()), rel=1e-5)
+    assert shown < 1.0
+
+
+def test_a_gaussian_plugin_reading_an_undeclared_radius_says_so():
+    """mutant hunt 18 (M07): only the Laplace plug-in's read was tested."""
+    from dpbounds import extend as ex
+
+    def step(x, grad, noise, p, memory):
+        return x - p["alpha"] * (grad(x) + noise)
+
+    plug = ex.Method("gaussian_radius_probe", step=step, mechanism="gaussian",
+                     neighbouring="replace_one", sensitivity=lambda f, p: 2 * f.l2_radius / f.n)
+    _, said = _caught(lambda g, **k: plug.run(g, epsilon=1.0, delta=1e-5, steps=2, alpha=0.1,
+                                              **k), _undeclared())
+    assert len(said) == 1 and "l2_radius" in str(said[0].message)
+    _, quiet = _caught(lambda g, **k: plug.run(g, epsilon=1.0, delta=1e-5, steps=2, alpha=0.1,
+                                               **k), _declared())
+    assert quiet == []
