@@ -323,3 +323,31 @@ def test_costlier_points_reads_keys_from_any_iterable_of_names():
     fixed = dict(epsilon=1.0, delta=1e-6, batch_size=25, step_size=0.5, clip_threshold=1.0)
     for keys in (np.array(["steps"]), {"steps"}, grid.keys(), (k for k in ["steps"])):
         assert costlier_points(dp_sgd, twin, grid, keys=keys, **fixed) == [{"steps": 50}]
+
+
+def test_an_events_own_size_must_agree_with_the_dataset_size():
+    """fuzz 17: a laplace event's n = 1e6 beside --dataset-size 10 read eps 8.6e-5 where the
+    size 10 gives 6.2; the two contradict each other."""
+    from dpbounds.privacy.composition import compose_events
+
+    with pytest.raises(ValueError, match="contradicts dataset_size 10"):
+        compose_events(["laplace:b=1,m=5,n=1000000,steps=10"], delta=1e-5,
+                       neighbouring="replace_one", dataset_size=10, accountants=["pure"])
+    same = compose_events(["laplace:b=1,m=5,n=10,steps=10"], delta=1e-5,
+                          neighbouring="replace_one", dataset_size=10, accountants=["pure"])
+    alone = compose_events(["laplace:b=1,m=5,n=10,steps=10"], delta=1e-5,
+                           neighbouring="replace_one", accountants=["pure"])
+    assert same["results"][0]["epsilon"] == alone["results"][0]["epsilon"]
+
+
+def test_an_unresolved_pld_bracket_is_said(capsys):
+    """fuzz 17: 1e6 subsampled steps printed the bracket [0, 0.48] beside "its low end to
+    ~1e-9": the optimistic grid's rounding summed over the steps. A resolved one says nothing."""
+    from dpbounds.cli import main
+
+    assert main(["privacy", "compose", "--event", "gaussian:z=1,q=0.0001,steps=1e6",
+                 "--accountant", "pld"]) == 0
+    assert "does not resolve the exact epsilon" in capsys.readouterr().out
+    assert main(["privacy", "compose", "--event", "gaussian:z=1,q=0.01,steps=100",
+                 "--accountant", "pld"]) == 0
+    assert "does not resolve" not in capsys.readouterr().out

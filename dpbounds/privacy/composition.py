@@ -317,6 +317,11 @@ def compose_events(
                 raise ValueError(f"event {spec!r}: without replacement the batch q n = {q:g} x "
                                  f"{dataset_size} = {m:g} examples must be a whole number >= 1 "
                                  f"(dataset_size {dataset_size})")
+        own_n = getattr(mech, "dataset_size", None)
+        if dataset_size is not None and own_n is not None and int(own_n) != dataset_size:
+            # a laplace event's n=1e6 beside dataset_size 10 read eps 8.6e-5 for 6.2 (fuzz 17)
+            raise ValueError(f"event {spec!r}: its data set size n = {int(own_n)} contradicts "
+                             f"dataset_size {dataset_size} (--dataset-size); give one")
         ledger.record(mech, steps)
         parts.append({"spec": spec, "mechanism": mech.to_dict(), "steps": steps})
     if dp_event_accountant is not None:
