@@ -1377,6 +1377,11 @@ class Method:
         Under add/remove a callable must not read the data set's size (private there; a
         direct read of ``f.n`` is refused at the run, read at ``n - 1`` and ``n + 1``: a size
         taken another way is not caught); use a public size, e.g. ``params["N"]``.
+        A callable that reads a constant the objective took from the data (an undeclared
+        ``f.l1_radius``, ``f.l2_sensitivity``, a ``DATA_ONLY`` constant) makes the run warn
+        (:class:`~dpbounds.privacy.limits.DataDerivedCalibrationWarning`); one that computes
+        it another way (``vars(f)``, ``f.radius_values``, the data arrays) is not seen, so it
+        must return a public bound.
     neighbouring:
         ``"replace_one"`` or ``"add_remove"`` (the older ``"replace-one"`` and
         ``"add/remove"`` are read too); default: replace-one for a full-batch method, the
