@@ -351,3 +351,29 @@ def test_an_unresolved_pld_bracket_is_said(capsys):
     assert main(["privacy", "compose", "--event", "gaussian:z=1,q=0.01,steps=100",
                  "--accountant", "pld"]) == 0
     assert "does not resolve" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("kw,words", [
+    (dict(curve=5), "curve must be a list"), (dict(tradeoff=0.1), "tradeoff must be a list"),
+    (dict(curve=[float("nan")]), "curve must hold finite"),
+    (dict(curve=[-1.0]), "curve must hold finite"),
+    (dict(tradeoff=[1.5]), "tradeoff must hold finite")])
+def test_compose_events_refuses_malformed_rates(kw, words):
+    """fuzz 17: a number raised TypeError; a NaN or negative eps on the curve erased every
+    accountant's epsilon with an unrelated reason."""
+    from dpbounds.privacy.composition import compose_events
+
+    with pytest.raises(ValueError, match=words):
+        compose_events(["gaussian:z=1"], delta=1e-5, **kw)
+
+
+def test_compose_events_reads_one_accountant_name_and_run_privacy_refuses_junk():
+    from dpbounds.privacy.composition import compose_events
+    from dpbounds.privacy.run import RunPrivacy
+
+    one = compose_events(["gaussian:z=1"], delta=1e-5, accountants="rdp")  # was 'r'
+    listed = compose_events(["gaussian:z=1"], delta=1e-5, accountants=["rdp"])
+    assert one["results"][0]["epsilon"] == listed["results"][0]["epsilon"]
+    for junk in ({}, None, {"ledger": {}}):
+        with pytest.raises(ValueError, match="RunPrivacy.to_dict"):
+            RunPrivacy.from_dict(junk)

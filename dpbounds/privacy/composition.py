@@ -35,7 +35,7 @@ from __future__ import annotations
 import functools
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from dpbounds._validation import (
@@ -298,6 +298,10 @@ def compose_events(
     nb = Neighbouring.coerce(neighbouring)
     if dataset_size is not None:
         dataset_size = check_int("dataset_size", dataset_size, minimum=1, maximum=MAX_COUNT)
+    if isinstance(accountants, str):  # 'rdp' was walked letter by letter ("got 'r'": fuzz 17)
+        accountants = [accountants]
+    curve = _rates("curve", curve, math.inf)
+    tradeoff = _rates("tradeoff", tradeoff, 1.0)
     names = []
     for name in accountants:
         if name not in ACCOUNTANTS:
@@ -355,7 +359,7 @@ def compose_events(
         ledger, risk = _calibrate_first(ledger, parts, events, risk_target)
     fpr = None
     if tradeoff is not None:
-        fpr = [float(a) for a in tradeoff]
+        fpr = list(tradeoff)
         if not fpr or any(not 0.0 <= a <= 1.0 for a in fpr):
             raise ValueError(f"tradeoff must hold false-positive rates in [0, 1], got "
                              f"{tradeoff!r}")
@@ -380,6 +384,26 @@ def compose_events(
             progress("tradeoff")
         out["tradeoff"] = within_budget(lambda: _tradeoff(ledger, fpr), time_budget,
                                         {"fpr": fpr}, "the trade-off curve")
+    return out
+
+
+def _rates(name: str, values: Any, top: float) -> list[float] | None:
+    """``values`` as a list of finite floats in ``[0, top]`` (``None`` stays): a number, a NaN or
+    a negative value raised TypeError or erased every accountant's epsilon (fuzz 17)."""
+    if values is None:
+        return None
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise ValueError(f"{name} must be a list of numbers, got {values!r}")
+    out = []
+    for v in values:
+        try:
+            f = float(v)
+        except (TypeError, ValueError):
+            f = math.nan
+        if isinstance(v, bool) or not (0.0 <= f <= top and math.isfinite(f)):
+            bound = "0 or more" if top == math.inf else f"in [0, {top:g}]"
+            raise ValueError(f"{name} must hold finite numbers {bound}, got {v!r}")
+        out.append(f)
     return out
 
 

@@ -21,6 +21,8 @@ Examples
 from __future__ import annotations
 
 import math
+import reprlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -126,6 +128,11 @@ class RunPrivacy:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunPrivacy:
         """Inverse of :meth:`to_dict`."""
+        needed = ("ledger", "target_epsilon", "target_delta", "accountant")
+        if not isinstance(data, Mapping) or any(k not in data for k in needed):
+            # {} raised KeyError, None TypeError (fuzz 17)
+            raise ValueError(f"data must be a RunPrivacy.to_dict() mapping with the keys "
+                             f"{', '.join(needed)}, got {reprlib.repr(data)}")
         return cls(PrivacyLedger.from_dict(data["ledger"]), data["target_epsilon"],
                    data["target_delta"], data["accountant"], data.get("sensitivity", math.nan),
                    dict(data.get("accountant_options", {})),
