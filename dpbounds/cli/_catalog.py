@@ -190,6 +190,7 @@ def build() -> dict[str, Any]:
     from dpbounds.bounds.problem import DEFAULT_PROBLEM, PROBLEM_QUANTITIES
     from dpbounds.bounds.strongly_convex.noise_allocation import MAX_HORIZON
     from dpbounds.privacy import Neighbouring
+    from dpbounds.privacy.accountants import ACCOUNTANTS
     from dpbounds.privacy.events import MAPPED_EVENTS
     from dpbounds.verify import MUTATIONS, PROBLEMS, VARIABLES
     from dpbounds.verify.mutants import MUTATION_ALGORITHMS
@@ -218,6 +219,8 @@ def build() -> dict[str, Any]:
             "verify_mutation_algorithms": {k: list(v) for k, v in MUTATION_ALGORITHMS.items()},
             "replay_algorithms": list(REPLAYS), "replay_mutations": list(REPLAY_MUTATIONS),
             "relations": [m.value for m in Neighbouring],
+            # privacy compose --accountant's names (refused before the accountants' imports)
+            "accountants": list(ACCOUNTANTS),
             "audit_memory_budget_gb": MEMORY_BUDGET_GB,
             # memory_estimate's model: base bytes, bytes per stored feature value and run
             "audit_memory_model": [_BASE_BYTES, _BYTES_PER_VALUE],

@@ -38,6 +38,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from dpbounds import _event_spec
 from dpbounds._validation import (
     MAX_COUNT,
     check_choice,
@@ -64,14 +65,8 @@ from dpbounds.privacy.mechanisms import (
 
 __all__ = ["EVENT_KINDS", "compose_events", "parse_event"]
 
-#: Keys each event kind takes (``steps`` everywhere).
-EVENT_KINDS: dict[str, tuple[str, ...]] = {
-    "gaussian": ("z", "sigma", "sens", "q", "sampling", "steps"),
-    "laplace": ("b", "sens", "m", "n", "steps"),
-    "tree": ("z", "sigma", "sens", "T", "K", "steps"),
-    "zcdp": ("rho", "steps"),
-    "pure": ("eps", "steps"),
-}
+#: Keys each event kind takes (``steps`` everywhere): :mod:`dpbounds._event_spec`.
+EVENT_KINDS = _event_spec.EVENT_KINDS
 
 
 #: the largest time budget (a year: beyond ~1e10 s the timer overflows)
@@ -116,29 +111,7 @@ def parse_event(spec: str, neighbouring: Any = Neighbouring.ADD_REMOVE
     ``neighbouring``. ``ValueError`` naming the event and the key for anything malformed,
     and for an event whose analysis needs the other relation."""
     nb = Neighbouring.coerce(neighbouring)
-    if not isinstance(spec, str) or ":" not in spec:
-        raise ValueError(f"event must read KIND:key=value,... with KIND one of "
-                         f"{sorted(EVENT_KINDS)}, got {spec!r}")
-    kind, _, body = spec.partition(":")
-    kind = kind.strip().lower()
-    if kind not in EVENT_KINDS:
-        raise ValueError(f"event {spec!r}: kind must be one of {sorted(EVENT_KINDS)}, "
-                         f"got {kind!r}{did_you_mean(kind, EVENT_KINDS)}")
-    kv: dict[str, str] = {}
-    for item in filter(None, (s.strip() for s in body.split(","))):
-        key, eq, value = item.partition("=")
-        key = key.strip()
-        if not eq or key not in EVENT_KINDS[kind]:
-            raise ValueError(f"event {spec!r}: {item!r} is not key=value with key one of "
-                             f"{EVENT_KINDS[kind]}")
-        if key in kv:
-            raise ValueError(f"event {spec!r}: {key} given twice")
-        value = value.strip()
-        if key != "sampling" and (not value.isascii() or "_" in value):
-            # a number: float() reads '１' and '1_0' (as 10); sampling names a scheme
-            raise ValueError(f"event {spec!r}: {key}={value!r} is not a plain number (ASCII "
-                             "digits, '.', 'e', a sign; no '_')")
-        kv[key] = value
+    kind, kv = _event_spec.split_event(spec)
     steps = _count(spec, "steps", kv["steps"]) if "steps" in kv else 1
 
     def need(rel: Neighbouring, why: str) -> None:
