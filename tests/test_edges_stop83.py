@@ -182,6 +182,8 @@ def test_a_note_names_its_relation_and_any_spelling_reads(tmp_path, capsys):
     from dpbounds.privacy.events import dp_event_to_json, to_dp_event
     from dpbounds.privacy.mechanisms import GaussianMechanism
 
+    with pytest.raises(ValueError, match="written_for must be a mapping"):
+        dp_event_to_json(to_dp_event((GaussianMechanism(2.0), 3)), "rdp")
     with pytest.raises(ValueError, match="must name the neighbouring relation"):
         dp_event_to_json(to_dp_event((GaussianMechanism(2.0), 3)), {"accountant": "pld"})
     bare = tmp_path / "bare.json"

@@ -605,6 +605,9 @@ def dp_event_to_json(event: Any, written_for: Mapping[str, str] | None = None
 
     event = _as_event(event)
     if written_for is not None:
+        if not isinstance(written_for, Mapping):  # "rdp": Python's dict() error (fuzz 17)
+            raise ValueError("written_for must be a mapping {'accountant': 'rdp' or 'pld', "
+                             f"'neighbouring': ...}}, got {written_for!r}")
         note = {str(k): str(v) for k, v in dict(written_for).items()}
         if set(note) - {"accountant", "neighbouring"}:
             raise ValueError("written_for holds 'accountant' and 'neighbouring' only, got "

@@ -412,7 +412,8 @@ class PureDpMechanism(Mechanism):
 class ApproxDpMechanism(Mechanism):
     r"""Any :math:`(\varepsilon,\delta)`-DP mechanism whose guarantee comes from a theorem
     (e.g. objective perturbation, Kifer-Smith-Thakurta Thm 2); ``label`` names it. Only the
-    ``'basic'`` accountant (and PLD, from the privacy parameters) accounts it."""
+    ``'basic'`` accountant accounts it (the PLD, RDP and zCDP accountants refuse it: an
+    (eps, delta) pair does not fix a privacy-loss distribution)."""
 
     epsilon: float
     delta: float
