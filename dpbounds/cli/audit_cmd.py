@@ -338,6 +338,9 @@ def _early_checks(args: argparse.Namespace, known: dict[str, str] | None) -> Non
         if f"{row['algorithm']} ({relation})" not in mut["applies_to"]:
             raise ValueError(f"mutant {args.mutant!r} does not apply to {row['algorithm']} "
                              f"({relation}): {mut['description']}")
+    confidence = getattr(args, "confidence", 0.95)
+    if not 0.0 < confidence < 1.0:  # NaN too: 2.2 CPU-s of imports before (fuzz 17)
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
     _early_memory(args, row)
 
 
