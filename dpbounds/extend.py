@@ -1537,7 +1537,8 @@ class Method:
                 if not b.isidentifier():
                     raise ValueError(f"batch_size must be a number >= 1 or a hyper-parameter "
                                      f"name, got {b!r}")
-            elif isinstance(b, bool) or not float(b).is_integer() or b < 1:
+            elif (isinstance(b, bool) or not isinstance(b, numbers.Real)  # [1]: TypeError
+                  or not float(b).is_integer() or b < 1):
                 raise ValueError(f"batch_size must be an integer >= 1 or a hyper-parameter "
                                  f"name, got {b!r}")
             object.__setattr__(self, "sampling", scheme.value)
@@ -1961,6 +1962,13 @@ class Method:
         T = check_steps(steps)
         trials = check_trials(trials)
         f = objective
+        # run(None) raised AttributeError and params=5 TypeError from inside (fuzz 17)
+        if not all(hasattr(f, a) for a in ("n", "d", "grad")):
+            raise ValueError(f"{self.name}: objective must be an objective (with n, d and "
+                             f"grad), got {reprlib.repr(objective)}")
+        if params is not None and not isinstance(params, Mapping):
+            raise ValueError(f"{self.name}: params must be a mapping of hyper-parameter "
+                             f"names to values, got {reprlib.repr(params)}")
         nb = Neighbouring.coerce(self.neighbouring)
         p = _Params(dict(params or {}, **hyper))
         if self.steps in p and p[self.steps] != T:
@@ -3027,6 +3035,9 @@ class DeclaredProblem:
     @classmethod
     def of(cls, problem: Mapping[str, Any]) -> DeclaredProblem:
         """From a problem dictionary (``N, d, G, S1, S2, L, mu``)."""
+        if not isinstance(problem, Mapping):  # problem=5: AttributeError (fuzz 17)
+            raise ValueError(f"problem must be a mapping of the problem's constants (N, d, G, "
+                             f"S1, S2, L, mu), got {reprlib.repr(problem)}")
         return cls(**{a: problem.get(k) for a, k in cls.KEYS.items()})
 
 

@@ -403,3 +403,26 @@ def test_compose_input_errors_come_before_the_accountants_imports(argv, words):
                           timeout=120)
     assert done.stdout.split() == ["2", "False"], done.stdout + done.stderr
     assert words in done.stderr
+
+
+def test_plugin_api_refuses_wrong_types_with_value_errors():
+    """fuzz 17: ``Method(batch_size=[1])``, ``run(None)``, ``run(params=5)`` and
+    ``calibrate(problem=5)`` raised TypeError / AttributeError from inside."""
+    import numpy as np
+
+    from dpbounds import extend as ex
+    from dpbounds.objectives import LogisticRegression
+
+    A = np.random.default_rng(0).uniform(-1, 1, (20, 3))
+    f = LogisticRegression(A, np.sign(A @ np.ones(3)), l1_radius=3.0, l2_radius=2.0)
+    with pytest.raises(ValueError, match="batch_size must be an integer"):
+        ex.Method(
+            "bs_probe", step=lambda x, grad, noise, p, memory: x, mechanism="gaussian",
+            sampling="poisson", clip=1.0, batch_size=[1])
+    m = _probe_method(sensitivity=1.0)
+    with pytest.raises(ValueError, match="objective must be an objective"):
+        m.run(None, epsilon=1.0, delta=1e-5, steps=2)
+    with pytest.raises(ValueError, match="params must be a mapping"):
+        m.run(f, epsilon=1.0, delta=1e-5, steps=2, params=5)
+    with pytest.raises(ValueError, match="problem must be a mapping"):
+        ex.calibrate(m, epsilon=1.0, delta=1e-5, steps=2, problem=5)
