@@ -426,3 +426,31 @@ def test_plugin_api_refuses_wrong_types_with_value_errors():
         m.run(f, epsilon=1.0, delta=1e-5, steps=2, params=5)
     with pytest.raises(ValueError, match="problem must be a mapping"):
         ex.calibrate(m, epsilon=1.0, delta=1e-5, steps=2, problem=5)
+
+
+def test_a_private_selection_refuses_a_plugin_reading_an_undeclared_radius():
+    """mutant hunt 18 (M04): the recorder's lookup order (the class's watch before the
+    instance's radius) was untested: a mutant reading the instance first let a private
+    selection run a plug-in calibrated to the data's largest norm."""
+    import warnings
+
+    import numpy as np
+
+    from dpbounds import extend as ex
+    from dpbounds.objectives import LogisticRegression
+    from dpbounds.tuning import select_privately
+
+    rng = np.random.default_rng(2)
+    f = LogisticRegression(rng.standard_normal((30, 3)), np.ones(30), l2=0.1)  # undeclared
+    m = ex.Method("m04_probe", step=lambda x, grad, noise, p: x - p["eta"] * (grad(x) + noise),
+                  mechanism="laplace", sensitivity=lambda g, p: 2 * g.l1_radius / g.n)
+
+    def alg(obj, **kw):
+        kw.pop("trials", None)
+        return m.run(obj, trace="suboptimality", **kw)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="reads the objective's l1_radius"):
+            select_privately(alg, f, {"eta": [0.1, 0.5], "steps": [2]}, epsilon=1.0,
+                             score_epsilon=0.1, loss_bound=5.0, stop_probability=0.3)
