@@ -29,7 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # _validation, the
     # privacy events, the lazy packages and the CLI's input errors use them
     ("_layers", "_discovery", "_validation", "notation", "provenance", "_progress", "_normals",
-     "_seeds", "_patching"),
+     "_seeds", "_patching", "_laplace", "_event_spec"),
     ("data", "backend", "intervals", "schedules", "sweep"),
     ("settings",),
     ("objectives", "privacy"),
