@@ -234,3 +234,19 @@ def test_a_gaussian_plugin_reading_an_undeclared_radius_says_so():
     _, quiet = _caught(lambda g, **k: plug.run(g, epsilon=1.0, delta=1e-5, steps=2, alpha=0.1,
                                                **k), _declared())
     assert quiet == []
+
+
+def test_an_objective_without_a_declaration_record_counts_as_undeclared():
+    """mutant hunt 18 (M01): an objective of one's own that lists CALIBRATION_RADII but keeps
+    no ``radius_declared`` record must read as undeclared (a mutant reading a missing record
+    as declared silenced the warning; the package's own objectives always keep one)."""
+    e = RNG.normal(size=(10, 2))
+
+    class NoRecord(QuadraticObjective):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            del self.radius_declared
+
+    f = NoRecord([1.0, 2.0], offsets=e)
+    _, said = _caught(lambda g, **k: dp_heavy_ball(g, epsilon=1.0, steps=2, **k), f)
+    assert len(said) == 1 and "offset_l1_radius" in str(said[0].message)
