@@ -359,7 +359,8 @@ def test_an_unresolved_pld_bracket_is_said(capsys):
     (dict(curve=5), "curve must be a list"), (dict(tradeoff=0.1), "tradeoff must be a list"),
     (dict(curve=[float("nan")]), "curve must hold finite"),
     (dict(curve=[-1.0]), "curve must hold finite"),
-    (dict(tradeoff=[1.5]), "tradeoff must hold finite")])
+    (dict(tradeoff=[1.5]), "tradeoff must hold finite"),
+    (dict(curve=[10**400]), "curve must hold finite")])
 def test_compose_events_refuses_malformed_rates(kw, words):
     """fuzz 17: a number raised TypeError; a NaN or negative eps on the curve erased every
     accountant's epsilon with an unrelated reason."""

@@ -371,7 +371,7 @@ def _rates(name: str, values: Any, top: float) -> list[float] | None:
     for v in values:
         try:
             f = float(v)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # 10**400: OverflowError
             f = math.nan
         if isinstance(v, bool) or not (0.0 <= f <= top and math.isfinite(f)):
             bound = "0 or more" if top == math.inf else f"in [0, {top:g}]"

@@ -674,8 +674,7 @@ def dp_event_from_json(data: Any, where: str = "event", *, accountant: str | Non
     if accountant is not None or ours is not None:
         # every note, a nested event's too (review of stop 83: only the top one was read)
         for at, raw in _notes(data, where):
-            note = dp_event_note({WRITTEN_FOR: raw}, at)
-            assert note is not None
+            note = dp_event_note({WRITTEN_FOR: raw}, at) or {}  # never None: the key is there
             if accountant is not None and accountant != note["accountant"]:
                 raise ValueError(f"{at} was written for dp_accounting's {note['accountant']} "
                                  f"accountant, not accountant={accountant!r}")
