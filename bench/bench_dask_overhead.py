@@ -12,7 +12,9 @@ cost per cell: ``extra = (CPU(N2) - CPU(N1) - [in-process CPU(N2) - CPU(N1)]) / 
 what the executor adds per cell beyond the cell's own work, and ``overhead`` = that over the
 cell's own CPU. Rows: one cell per task (``PACK_MAX = 1``, the engine before packing), the
 engine's automatic packing of ungrouped cells (:meth:`dpbounds.sweep.engine._Plan.pack`), and
-``--group G`` cells to a task by ``Cell(group=...)``.
+``--group G`` cells to a task by ``Cell(group=...)``; ``packed, loud`` is automatic packing on a
+``LocalCluster`` with Dask's own intervals (its profiler, 20 ms ticks: the cluster before
+:data:`dpbounds.sweep.executors.QUIET_CLUSTER`).
 
 Results: ``bench/bench_dask_overhead.md``.
 """
@@ -60,7 +62,7 @@ def _cpu() -> float:
 
 
 def run(kind: str, cells: int, group: int | None, start_index: int,
-        pack: bool) -> tuple[float, float]:
+        pack: bool, quiet: bool = True) -> tuple[float, float]:
     """(CPU s, wall s) of one fresh sweep of ``cells`` cells on ``kind``."""
     from dpbounds.sweep import (
         Cell,
@@ -68,6 +70,7 @@ def run(kind: str, cells: int, group: int | None, start_index: int,
         InProcess,
         LocalProcesses,
         engine,
+        executors,
         run_sweep,
     )
 
@@ -75,14 +78,17 @@ def run(kind: str, cells: int, group: int | None, start_index: int,
                  group=None if group is None else i // group) for i in range(cells)]
     executor = {"in-process": InProcess, "processes": lambda: LocalProcesses(2),
                 "dask": lambda: DaskDistributed(workers=2)}[kind]()
-    saved = engine.PACK_MAX
+    saved, saved_quiet = engine.PACK_MAX, executors.QUIET_CLUSTER
     engine.PACK_MAX = saved if pack else 1  # 1: one cell per task, as before packing
+    # {}: the LocalCluster with Dask's own intervals, as before QUIET_CLUSTER
+    executors.QUIET_CLUSTER = saved_quiet if quiet else {}
     try:
         c0, w0 = _cpu(), time.perf_counter()
         run_sweep(grid, executor=executor, progress=False)
         return _cpu() - c0, time.perf_counter() - w0
     finally:
         engine.PACK_MAX = saved
+        executors.QUIET_CLUSTER = saved_quiet
 
 
 def main() -> None:
@@ -95,13 +101,16 @@ def main() -> None:
     print(f"{'executor':>12} {'tasks':>14} {'CPU N1':>7} {'CPU N2':>7} {'wall N2':>7} "
           f"{'fixed CPU s':>11} {'extra ms/cell':>13} {'overhead':>8}")
     base: dict[int, float] = {}
-    rows = (("in-process", None, False, "1 cell"), ("processes", None, False, "1 cell"),
-            ("processes", None, True, "packed (auto)"), ("dask", None, False, "1 cell"),
-            ("dask", None, True, "packed (auto)"),
-            ("dask", args.group, False, f"group={args.group}"))
-    for kind, group, pack, label in rows:
-        c1, _ = run(kind, n1, group, 1, pack)
-        c2, w2 = run(kind, n2, group, 2, pack)
+    rows = (("in-process", None, False, True, "1 cell"),
+            ("processes", None, False, True, "1 cell"),
+            ("processes", None, True, True, "packed (auto)"),
+            ("dask", None, False, True, "1 cell"),
+            ("dask", None, True, False, "packed, loud"),
+            ("dask", None, True, True, "packed (auto)"),
+            ("dask", args.group, False, True, f"group={args.group}"))
+    for kind, group, pack, quiet, label in rows:
+        c1, _ = run(kind, n1, group, 1, pack, quiet)
+        c2, w2 = run(kind, n2, group, 2, pack, quiet)
         if kind == "in-process":
             base = {n1: c1, n2: c2}
         cell = (base[n2] - base[n1]) / (n2 - n1)  # a cell's own CPU

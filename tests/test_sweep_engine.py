@@ -132,6 +132,20 @@ def test_dask_local_cluster_is_bit_identical(reference: list[dict], processes: b
     res = run_sweep(walk_cells(8), executor=ex, store=tmp_path, progress=False)
     assert_identical(res, reference)
     assert not ex.started  # the cluster it started is closed again
+    if processes:
+        # the cluster it starts runs quietly: its workers' processes got QUIET_CLUSTER
+        # (an idle cluster's CPU 0.13 -> 0.018 s per second, bench/bench_dask_overhead.md)
+        import dask
+
+        from dpbounds.sweep.executors import QUIET_CLUSTER
+
+        ex.start()
+        try:
+            seen = ex._client.run(lambda: {k: dask.config.get(k) for k in QUIET_CLUSTER})
+        finally:
+            ex.shutdown()
+        assert len(seen) == 2 and all(v == QUIET_CLUSTER for v in seen.values())
+        assert dask.config.get("distributed.worker.profile.enabled")  # this process's: unchanged
     # and what the cluster stored reads back identically in-process
     assert_identical(run_sweep(walk_cells(8), store=tmp_path, progress=False), reference)
 

@@ -68,6 +68,22 @@ def default_workers() -> int:
 #: already needs ~100 GB; a larger count is a typo, not a machine.
 MAX_WORKERS = 1024
 
+#: Dask settings of the ``LocalCluster`` that :class:`DaskDistributed` starts itself (a cluster
+#: at a given ``scheduler`` address keeps its owner's): its event loops' periodic work, which
+#: an idle cluster of 2 workers spends 0.13 CPU-s per wall second on (0.018 with these;
+#: ``bench/bench_dask_overhead.md``), as much as a tenth of a small sweep's CPU. The profiler
+#: samples every thread each 10 ms for a dashboard this cluster does not start; the other
+#: intervals go from 20-100 ms to 1 s (the blocked-loop warning, the memory monitor, which
+#: still stops a worker near its limit, and work stealing: the sweep keeps only two tasks per
+#: worker in flight).
+QUIET_CLUSTER: dict[str, Any] = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+    "distributed.worker.memory.monitor-interval": "1s",
+    "distributed.admin.system-monitor.interval": "1s",
+    "distributed.scheduler.work-stealing-interval": "1s",
+}
+
 
 def _check_workers(workers: int | None) -> int:
     if workers is None:
@@ -313,10 +329,14 @@ class DaskDistributed(Executor):
             raise SweepError("the Dask executor needs dask.distributed: "
                              "pip install 'dpbounds[dist]'") from exc
         if self.scheduler is None:
-            self._cluster = distributed.LocalCluster(
-                n_workers=self.workers, threads_per_worker=1, processes=self.processes,
-                dashboard_address=None, silence_logs=logging.ERROR)
-            self._client = distributed.Client(self._cluster)
+            import dask
+
+            # the workers' processes receive this configuration from their nannies
+            with dask.config.set(QUIET_CLUSTER):
+                self._cluster = distributed.LocalCluster(
+                    n_workers=self.workers, threads_per_worker=1, processes=self.processes,
+                    dashboard_address=None, silence_logs=logging.ERROR)
+                self._client = distributed.Client(self._cluster)
         else:
             try:
                 self._client = distributed.Client(self.scheduler, timeout=self.timeout)
