@@ -79,12 +79,32 @@ def real_scalar(value: Any) -> bool:
     return isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf"
 
 
+def holds_text(value: Any) -> bool:
+    """Whether a list, tuple or array holds a string anywhere (nested lists included): text
+    where numbers belong, which ``np.asarray(value, dtype=float)`` would read as numbers."""
+    if not isinstance(value, list | tuple | np.ndarray):
+        return False
+    try:
+        raw = value if isinstance(value, np.ndarray) else np.asarray(value, dtype=object)
+    except ValueError:  # ragged: refused by the conversion that follows
+        return False
+    return raw.dtype.kind in "US" or (raw.dtype.kind == "O" and any(
+        isinstance(v, str | bytes | list | tuple) and (isinstance(v, str | bytes)
+                                                       or holds_text(v))
+        for v in raw.ravel()))
+
+
 def _as_float_array(name: str, value: Any) -> np.ndarray:
     if isinstance(value, bool | np.bool_) or getattr(value, "dtype", None) == np.bool_ or (
             isinstance(value, list | tuple) and value and all(
                 isinstance(v, bool | np.bool_) for v in value)):
         # True would silently be 1.0: a flag passed where a number belongs
         raise ValueError(f"{name} must be a real number, got {_show(value)}")
+    if isinstance(value, str | bytes) or holds_text(value):
+        # float("1") is 1.0: a ledger read from JSON with "sigma": "1", or epsilon="1" passed
+        # from a form, ran with a number nobody wrote as one (fuzz round 17); the DpEvent and
+        # Opacus readers already refused them
+        raise ValueError(f"{name} must be a real number (not text), got {_show(value)}")
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
@@ -149,14 +169,14 @@ def check_positive(name: str, value: Any, *, allow_inf: bool = False) -> Any:
 
 
 def check_nonnegative(name: str, value: Any) -> Any:
-    """A real number in [0, ∞)."""
+    """A real number in [0, ∞); -0.0 comes back as 0.0 (``rho=-0`` was shown with its sign)."""
     v = _finite_scalar(value)
     if v is not None and v >= 0:
-        return v
+        return v + 0.0
     arr = _as_float_array(name, value)
     if not np.all(arr >= 0):
         raise ValueError(f"{name} must be >= 0 (valid range [0, inf)), got {_show(value)}")
-    return _ret(arr, value)
+    return _ret(arr + 0.0, value)
 
 
 def check_open_interval(name: str, value: Any, low: float, high: float) -> Any:

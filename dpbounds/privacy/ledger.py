@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds._validation import MAX_COUNT, check_int, check_probability
+from dpbounds._validation import MAX_COUNT, check_int, check_probability, holds_text
 from dpbounds.privacy.accountants import (
     ACCOUNTANTS,
     Accountant,
@@ -30,6 +30,18 @@ from dpbounds.privacy.mechanisms import Mechanism, Neighbouring, mechanism_from_
 
 __all__ = ["LedgerReport", "PrivacyLedger"]
 
+
+
+def _grid(name: str, value: Any) -> np.ndarray:
+    """``value`` as a flat float array; ``ValueError`` naming ``name`` for text (``"1"`` was
+    read as 1.0: fuzz round 17), a bool, ``None`` or anything else that is not numbers."""
+    if value is None or isinstance(value, str | bytes | bool) or holds_text(value):
+        raise ValueError(f"{name} must be a number or an array of numbers, got {value!r}")
+    try:
+        return np.asarray(value, dtype=float).ravel()
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name} must be a number or an array of numbers, got "
+                         f"{value!r}") from None
 
 class LedgerReport(dict[str, "float | None"]):
     """ε by accountant name (a plain ``dict``), with :attr:`reasons` for each ``None``.
@@ -256,7 +268,7 @@ class PrivacyLedger:
         either side: the optimistic end is not a lower bound to better than that). ``options``
         go to the PLD accountant.
         """
-        grid = np.asarray(eps_grid, dtype=float).ravel()
+        grid = _grid("eps_grid", eps_grid)
         if grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid < 0):
             raise ValueError(f"eps_grid must hold finite epsilons >= 0, got {eps_grid!r}")
         hi, lo = self._pld_pair(**options)
@@ -267,7 +279,7 @@ class PrivacyLedger:
     def epsilon_curve(self, delta_grid: Any, **options: Any) -> dict[str, Any]:
         r""":math:`\varepsilon(\delta)` on ``delta_grid`` from the PLD accountant, bracketed
         as :meth:`delta_curve` (``{"delta", "pessimistic", "optimistic"}``)."""
-        grid = np.asarray(delta_grid, dtype=float).ravel()
+        grid = _grid("delta_grid", delta_grid)
         if grid.size == 0 or not np.all((grid > 0) & (grid < 1)):
             raise ValueError(f"delta_grid must hold deltas in (0, 1), got {delta_grid!r}")
         hi, lo = self._pld_pair(**options)
@@ -294,7 +306,7 @@ class PrivacyLedger:
         mechanisms), ``fnr_*`` one minus them (the trade-off function :math:`f(\alpha)`).
         ``options`` go to the PLD accountant.
         """
-        grid = np.asarray(fpr_grid, dtype=float).ravel()
+        grid = _grid("fpr_grid", fpr_grid)
         if grid.size == 0 or not np.all((grid >= 0) & (grid <= 1)):
             raise ValueError(f"fpr_grid must hold false-positive rates in [0, 1], got "
                              f"{fpr_grid!r}")

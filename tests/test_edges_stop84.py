@@ -1,0 +1,77 @@
+"""Edges closed in stop 84 (fuzz round 17's leftovers), each with the behaviour before."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from dpbounds._validation import check_finite, check_nonnegative, check_positive
+from dpbounds.privacy.composition import compose_events
+from dpbounds.privacy.ledger import PrivacyLedger
+from dpbounds.privacy.mechanisms import GaussianMechanism, ZcdpMechanism, mechanism_from_dict
+
+
+@pytest.mark.parametrize("value", ["1", b"1", ["1", 2], (1, "2"), [["1"]], [[1], [2, "3"]],
+                                   np.array(["1"]), np.array([1, "x"], dtype=object)])
+def test_text_is_not_read_as_a_number(value: object) -> None:
+    # before: np.asarray("1", dtype=float) made every one of these a number
+    for check in (check_finite, check_positive, check_nonnegative):
+        with pytest.raises(ValueError, match=r"sigma must be a real number \(not text\)"):
+            check("sigma", value)
+
+
+def test_numbers_in_every_container_still_pass() -> None:
+    assert check_positive("x", 2) == 2.0
+    np.testing.assert_array_equal(check_finite("x", [[1, 2]]), [[1.0, 2.0]])
+    np.testing.assert_array_equal(check_positive("x", np.array([1, 2], dtype=object)), [1, 2])
+    np.testing.assert_array_equal(check_nonnegative("x", (0, 1.5)), [0.0, 1.5])
+
+
+def test_text_is_refused_where_fuzz_17_found_it_read() -> None:
+    led = PrivacyLedger("add_remove", [(GaussianMechanism(1.0), 1)])
+    cases = [
+        # "sigma": "1" gave sigma = 1.0; the ledger read eps 19.05 from two strings
+        lambda: mechanism_from_dict({"type": "GaussianMechanism", "sigma": "1"}),
+        lambda: PrivacyLedger.from_dict({"neighbouring": "add_remove", "entries": [
+            [{"type": "GaussianMechanism", "sigma": "1", "sensitivity": "1"}, 10]]}),
+        lambda: compose_events(["gaussian:z=1"], delta=1e-5, accountants=["rdp"],
+                               time_budget="1"),
+        lambda: compose_events(["gaussian:z=1"], delta="1e-5", accountants=["rdp"]),
+        lambda: led.delta_curve("1"),
+        lambda: led.delta_curve([0.5, "1"]),
+        lambda: led.epsilon_curve(True),
+        lambda: led.tradeoff(None),  # before: TypeError from NumPy
+    ]
+    for case in cases:
+        with pytest.raises(ValueError, match="sigma|time_budget|delta|eps_grid|delta_grid|"
+                                             "fpr_grid"):
+            case()
+    # the grids' own checks are unchanged: a number or numbers still give the curve
+    curve = led.delta_curve([1.0, 2])
+    assert curve["pessimistic"].shape == (2,) and np.all(np.diff(curve["pessimistic"]) < 0)
+
+
+def test_a_plug_in_run_refuses_a_text_epsilon() -> None:
+    from dpbounds import extend
+    from dpbounds.objectives import LogisticRegression
+
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(30, 2))
+    y = np.where(rng.normal(size=30) > 0, 1.0, -1.0)
+    f = LogisticRegression(A, y, l2=0.1, l1_radius=10.0, l2_radius=10.0)
+    m = extend.Method("own", step=lambda x, grad, noise, p: x - 0.1 * (grad(x) + noise),
+                      sensitivity=0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="epsilon must be a real number"):
+            m.run(f, epsilon="1", delta=1e-5, steps=2)  # before: ran at epsilon 1
+
+
+def test_minus_zero_is_zero() -> None:
+    # before: ZcdpMechanism(rho=-0, ...) in the pld row's reason
+    rho = ZcdpMechanism(-0.0).rho
+    assert rho == 0.0 and math.copysign(1.0, rho) == 1.0
+    assert math.copysign(1.0, float(check_nonnegative("x", np.array([-0.0]))[0])) == 1.0
