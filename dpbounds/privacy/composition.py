@@ -154,7 +154,7 @@ def parse_event(spec: str, neighbouring: Any = Neighbouring.ADD_REMOVE
                 raise ValueError(f"event {spec!r}: give exactly one of T (steps of the tree) "
                                  "and K (nodes per record)")
             nodes = (_count(spec, "K", kv["K"]) if "K" in kv
-                     else math.ceil(math.log2(_count(spec, "T", kv["T"]) + 1)))
+                     else _count(spec, "T", kv["T"]).bit_length())
             mech = TreeAggregationMechanism(sigma, sens, nodes, nb)
         elif kind == "zcdp":
             if "rho" not in kv:
