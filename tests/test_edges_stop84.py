@@ -98,3 +98,44 @@ def test_tree_nodes_are_counted_in_integers(T: int) -> None:
     mech, count = parse_event(f"tree:z=1,T={T}")
     assert (mech.node_count, count) == (_levels(T), 1)
     assert from_dp_event(dpa.SingleEpochTreeAggregationDpEvent(1.0, [T])).node_count == _levels(T)
+
+
+def test_a_key_given_twice_in_an_event_file_is_refused(tmp_path, capsys) -> None:
+    # before: json/yaml kept the last value: z = 0.001 after z = 1 read as eps 5e5, silently
+    # (fuzz round 18); the same file with one key reads as usual
+    from dpbounds.cli import main
+
+    files = {
+        "dup.json": '{"class_name": "GaussianDpEvent", "noise_multiplier": 1, '
+                    '"noise_multiplier": 0.001}',
+        "nested.json": '[{"class_name": "SelfComposedDpEvent", "count": 2, "event": '
+                       '{"class_name": "GaussianDpEvent", "noise_multiplier": 0.001, '
+                       '"noise_multiplier": 1}}]',
+        "dup.yaml": "class_name: GaussianDpEvent\nnoise_multiplier: 1\nnoise_multiplier: 0.001\n",
+    }
+    for name, text in files.items():
+        path = tmp_path / name
+        path.write_text(text)
+        if name.endswith(".yaml"):
+            pytest.importorskip("yaml")
+        assert main(["privacy", "compose", "--from-dp-event", str(path), "--accountant",
+                     "rdp"]) == 2, name
+        assert "'noise_multiplier' appears twice" in capsys.readouterr().err
+    one = tmp_path / "one.json"
+    one.write_text('{"class_name": "GaussianDpEvent", "noise_multiplier": 1}')
+    assert main(["privacy", "compose", "--from-dp-event", str(one), "--accountant", "rdp"]) == 0
+    capsys.readouterr()
+
+
+def test_no_flag_parses_reals_with_python_float() -> None:
+    # float('1_0') is 10: `bound --target 1_0`, `audit --confidence 1_0`, `--time-budget`,
+    # `--search-range`, `--noise-factor`, `verify --values` and ten more read digit separators
+    # the other real flags refuse (fuzz round 18); int('1_0') too (`--workers`, `--pep-window`)
+    from dpbounds.cli import _parsers, build_parser, real
+
+    loose = [f"{p.prog} {'/'.join(a.option_strings) or a.dest}"
+             for p in _parsers(build_parser()) for a in p._actions if a.type in (float, int)]
+    assert loose == []
+    with pytest.raises(Exception, match="no '_'"):
+        real("1_0")
+    assert real("1e-3") == 1e-3

@@ -257,6 +257,8 @@ def _real(text: str) -> float:
 
 
 _real.__name__ = "float"  # argparse's "invalid float value: 'x'", as before
+#: the parser of every real-valued flag (notation quantities and the commands' own)
+real = _real
 _TYPES = {"int": integer, "float": _real}
 
 

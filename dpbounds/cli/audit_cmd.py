@@ -38,6 +38,7 @@ from dpbounds.cli import (
     DpParser,
     _catalog,
     add_quantity,
+    real,
     strict_json,
     warn_no_privacy,
 )
@@ -95,13 +96,13 @@ def _plan_page(relations: tuple[str, ...]) -> argparse.ArgumentParser:
                                                           "--list') or 'all'")
     add_quantity(p, "neighbouring", choices=relations,
                  help="neighbouring relation (default: the algorithm's first declared one)")
-    p.add_argument("--target-ratio", type=float, default=0.9,
+    p.add_argument("--target-ratio", type=real, default=0.9,
                    help="the goal eps_lower / claim (default 0.9)")
     p.add_argument("--mutant", nargs="?", const="sigma/2", default=None, metavar="NAME",
                    help="plan for a copy with a known bug (default sigma/2)")
     add_quantity(p, "epsilon", help="target epsilon passed to the algorithm (default: the audit's)")
     add_quantity(p, "delta", help="target delta passed to the algorithm (default: the audit's)")
-    p.add_argument("--confidence", type=float, default=0.95,
+    p.add_argument("--confidence", type=real, default=0.95,
                    help="confidence of the lower bound (default 0.95)")
     p.add_argument("--seed", type=_count0, default=0, help="seed of the probe run (default 0)")
     p.add_argument("--json", action="store_true", help="print the plan(s) as JSON")
@@ -139,10 +140,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quick", action="store_true", help="2000 runs per data set")
     add_quantity(p, "epsilon", help="target epsilon passed to the algorithm (default: the audit's)")
     add_quantity(p, "delta", help="target delta passed to the algorithm (default: the audit's)")
-    p.add_argument("--confidence", type=float, default=0.95,
+    p.add_argument("--confidence", type=real, default=0.95,
                    help="confidence of the lower bound (default 0.95)")
     p.add_argument("--seed", type=_count0, default=0, help="seed of the runs (default 0)")
-    p.add_argument("--noise-factor", type=float, default=1.0,
+    p.add_argument("--noise-factor", type=real, default=1.0,
                    help="multiply every noise scale by this (mutation testing; default 1)")
     p.add_argument("--mutant", nargs="?", const="sigma/2", default=None, metavar="NAME",
                    help="audit a copy with a known bug (default sigma/2; see --list-mutants)")
@@ -171,9 +172,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "--mutant NAME takes a verify mutation here "
                         f"({', '.join(_catalog.constant('replay_mutations'))}); algorithms: "
                         f"{', '.join(_catalog.constant('replay_algorithms'))}")
-    p.add_argument("--target-ratio", type=float, default=0.9,
+    p.add_argument("--target-ratio", type=real, default=0.9,
                    help="plan: the goal eps_lower / claim (default 0.9)")
-    p.add_argument("--max-memory-gb", type=float, default=MEMORY_BUDGET_GB,
+    p.add_argument("--max-memory-gb", type=real, default=MEMORY_BUDGET_GB,
                    help=f"refuse an audit estimated above this (default {MEMORY_BUDGET_GB:g})")
     p.add_argument("--allow-large", action="store_true",
                    help="run an audit above the memory budget")

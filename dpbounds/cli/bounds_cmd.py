@@ -19,7 +19,7 @@ import sys
 from typing import Any
 
 from dpbounds._discovery import unknown_name
-from dpbounds.cli import _catalog, add_quantity, flag_used, strict_json
+from dpbounds.cli import _catalog, add_quantity, flag_used, real, strict_json
 
 # from the catalog: the help imports no bound (the registry pulls in sympy and scipy)
 DEFAULT_PROBLEM: dict[str, float] = _catalog.constant("default_problem")
@@ -549,10 +549,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--largest", choices=("N", "d", "eps"),
                    help="the largest value of this problem key up to which the bound is <= "
                         "--target (the bound must rise in it; checked)")
-    q.add_argument("--target", type=float, default=None,
+    q.add_argument("--target", type=real, default=None,
                    help="value to reach (default: what the bound must beat to say anything: "
                         "G or sqrt(2 L R) non-convex, G diam convex, R strongly convex)")
-    q.add_argument("--search-range", type=float, nargs=2, metavar=("LOW", "HIGH"),
+    q.add_argument("--search-range", type=real, nargs=2, metavar=("LOW", "HIGH"),
                    help="range searched (default N in [2, 1e16], d in [1, 1e12], eps in "
                         "[1e-4, log(1/delta)])")
     _add_problem(p)

@@ -16,7 +16,14 @@ from __future__ import annotations
 import argparse
 import math
 
-from dpbounds.cli import _catalog, add_quantity, flag_used, progress_enabled, strict_json
+from dpbounds.cli import (
+    _catalog,
+    add_quantity,
+    flag_used,
+    integer,
+    progress_enabled,
+    strict_json,
+)
 
 #: largest horizon searched (the catalog's copy: the help imports no bound)
 MAX_HORIZON: int = _catalog.constant("max_horizon")
@@ -476,7 +483,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="with --steps: the noise-aware PEP worst case with its CPU time and "
                           "exact certificate lambda_0 E0 + sum_t lambda_t s_t^2 (exact PEP for "
                           "T <= 20, its banded relaxation, an upper bound, up to T = 200)")
-    rhb.add_argument("--pep-window", type=int, default=None,
+    rhb.add_argument("--pep-window", type=integer, default=None,
                      help="with --pep: use the banded relaxation with this window w >= 1 "
                           "(default: the exact PEP for T <= 20, window 2 above)")
     rhb.add_argument("--no-lmi", action="store_true", help="closed forms only")

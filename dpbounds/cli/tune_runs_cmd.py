@@ -19,7 +19,7 @@ import math
 import sys
 from typing import Any
 
-from dpbounds.cli import add_quantity, integer, progress_enabled, strict_json
+from dpbounds.cli import add_quantity, integer, progress_enabled, real, strict_json
 
 #: the built-in algorithms ``tune runs`` knows -> (module, function)
 ALGORITHMS = {"hb": ("dpbounds.algorithms", "dp_heavy_ball"),
@@ -772,24 +772,24 @@ def register_tune_runs(tsub: argparse._SubParsersAction) -> None:
     q.add_argument("--private", action="store_true",
                    help="select privately: a run per random grid point, each with a noisy "
                         "score, stopped at random; releases the best run and its score")
-    q.add_argument("--score-eps", type=float, default=None, metavar="EPS",
+    q.add_argument("--score-eps", type=real, default=None, metavar="EPS",
                    help="budget of each noisy score (default 0.1)")
-    q.add_argument("--loss-bound", type=float, default=None, metavar="B",
+    q.add_argument("--loss-bound", type=real, default=None, metavar="B",
                    help="clip each sample's loss to [0, B] in the score (required)")
-    q.add_argument("--stop-probability", type=float, default=None, metavar="GAMMA",
+    q.add_argument("--stop-probability", type=real, default=None, metavar="GAMMA",
                    help="stop after each trial with this probability (default 0.02: about "
                         "50 trials; compute, not privacy)")
-    q.add_argument("--selection-delta", type=float, default=None, metavar="DELTA",
+    q.add_argument("--selection-delta", type=real, default=None, metavar="DELTA",
                    help="account the selection by Renyi DP (Papernot & Steinke 2022) and "
                         "report its eps at this delta; the number of trials is drawn up "
                         "front from a truncated negative binomial law (--trials-shape)")
-    q.add_argument("--total-epsilon", type=float, default=None, metavar="EPS",
+    q.add_argument("--total-epsilon", type=real, default=None, metavar="EPS",
                    dest="total_epsilon",
                    help="plan each run's epsilon so that the whole selection costs at most "
                         "EPS (on public inputs: the synthetic twin's reference runs), instead "
                         "of --eps per run; with --selection-delta DELTA the whole selection's "
                         "delta is at most DELTA (the cap's share budgeted inside it)")
-    q.add_argument("--trials-shape", type=float, default=None, metavar="ETA",
+    q.add_argument("--trials-shape", type=real, default=None, metavar="ETA",
                    help="with --selection-delta: the law's shape eta > -1 (default 1: "
                         "geometric; 0: logarithmic, fewer trials and a smaller eps)")
     p.set_defaults(func=_run)

@@ -59,7 +59,9 @@ from dpbounds.cli import (
     _catalog,
     add_quantity,
     flag_used,
+    integer,
     progress_enabled,
+    real,
     strict_json,
 )
 from dpbounds.cli._paths import check_figure_path, check_store_dir
@@ -90,7 +92,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--list", action="store_true", help="list the theorems that can be verified")
     add_quantity(p, "scaling_variable", default="d", choices=VARIABLES,
                  help="the variable to sweep")
-    p.add_argument("--values", type=float, nargs="+", default=None, metavar="V",
+    p.add_argument("--values", type=real, nargs="+", default=None, metavar="V",
                    help="grid values (default: the study's grid; --quick: the short one)")
     add_quantity(p, "trials", help="runs per grid value (default: the study's, e.g. 16 and "
                                    "--quick 6 for Yang et al.'s, 150 for the tree methods)")
@@ -122,12 +124,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--path", action="store_const", const="path", dest="grid",
                    help="same as --grid path: where the bound's local slope is the headline "
                         "exponent")
-    p.add_argument("--max-seconds", type=float, default=None, metavar="S",
+    p.add_argument("--max-seconds", type=real, default=None, metavar="S",
                    help="CPU budget of a planned grid (default 900; not with --quick, "
                         "--values or --grid small, whose grids are not planned)")
     p.add_argument("--allow-expensive", action="store_true",
                    help="run every planned point, whatever its estimated cost")
-    p.add_argument("--max-memory-gb", type=float, default=4.0, metavar="GB",
+    p.add_argument("--max-memory-gb", type=real, default=4.0, metavar="GB",
                    help="refuse a study above this estimated memory (default 4)")
     p.add_argument("--allow-large", action="store_true",
                    help="run a study above the memory budget")
@@ -145,7 +147,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "$XDG_CACHE_HOME/dpbounds/verify-costs.json)")
     p.add_argument("--store", default=None, metavar="DIR",
                    help="keep finished grid points here and resume from them")
-    p.add_argument("--workers", type=int, default=None, metavar="N",
+    p.add_argument("--workers", type=integer, default=None, metavar="N",
                    help="run the grid points on N local worker processes (spawned; each loads "
                         "the --plugin files and entry points first); 1 (default) runs them in "
                         "this process; the result is the same")
