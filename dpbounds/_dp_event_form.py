@@ -54,8 +54,13 @@ def field_range_error(cls: str, field: str, value: Any) -> str | None:
     ``None`` (in range, a field without a range, or not a finite real number: its type is
     refused where the value is read as a number)."""
     bounds = FIELD_RANGES.get((cls, field))
-    if (bounds is None or isinstance(value, bool) or not isinstance(value, (int, float))
-            or not math.isfinite(value)):
+    if bounds is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, int) and abs(value) > 2**1023:
+        # math.isfinite(10**400) raised OverflowError, naming neither file nor field (fuzz 18)
+        return (f"{field} of {cls} must be a finite number, got an integer beyond the "
+                "float range (~1e308)")
+    if not math.isfinite(value):
         return None
     low, low_open, high = bounds
     if (low < value or (value == low and not low_open)) and value <= high:
@@ -76,10 +81,13 @@ def check_fields(data: Mapping[str, Any], where: str) -> None:
         # n/a, exit 0 (dp_accounting's own ledger refuses it: "count must be positive")
         v = data["count"]
         whole = (not isinstance(v, bool) and isinstance(v, (int, float))
-                 and math.isfinite(v) and v == math.floor(v))
+                 and (isinstance(v, int) or math.isfinite(v) and v == math.floor(v)))
         if not whole or v < 1 or v > MAX_COUNT:
+            # (str() of an integer past 4300 digits raises ValueError itself)
+            shown = ("an integer beyond the float range (~1e308)" if isinstance(v, int)
+                     and not isinstance(v, bool) and abs(v) > 2**1023 else repr(v))
             raise ValueError(f"{where}.count must be a whole number in [1, {MAX_COUNT:.0e}], "
-                             f"got {v!r}")
+                             f"got {shown}")
     if cls == "DiscreteLaplaceDpEvent" and "sensitivity" in data:
         v = data["sensitivity"]  # 0 was read as epsilon 0, refused later without the file
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:

@@ -32,7 +32,7 @@ MAX_SAMPLES = 10**8
 _SCI_DIGITS = 16
 
 
-def _show(value: Any) -> str:
+def show_value(value: Any) -> str:
     """The value as a user typed it: ``1.5``, not ``array(1.5)``; an integer of 17 or more
     digits as ``1.00e+400`` rather than its 401 digits."""
     if isinstance(value, np.ndarray | np.generic) and np.ndim(value) == 0:
@@ -41,13 +41,18 @@ def _show(value: Any) -> str:
             return repr(value)
     if isinstance(value, numbers.Integral) and not isinstance(value, bool) and (
             abs(value) >= 10**_SCI_DIGITS):
+        bits = abs(int(value)).bit_length()
+        if bits > 14_000:  # str() refuses past 4300 digits
+            return f"{'-' if value < 0 else ''}an integer of ~{int(bits * 0.30103)} digits"
         digits = str(abs(int(value)))
         return f"{'-' if value < 0 else ''}{digits[0]}.{digits[1:3]}e+{len(digits) - 1}"
     if isinstance(value, list | tuple) and len(value) > 8:  # a long array: its ends
-        return f"[{', '.join(_show(v) for v in value[:3])}, ..., {_show(value[-1])}] " \
+        return f"[{', '.join(show_value(v) for v in value[:3])}, ..., {show_value(value[-1])}] " \
                f"({len(value)} entries)"
     return repr(value)
 
+
+_show = show_value  # the name the library's modules import
 
 #: Exact types taken by the scalar fast path of the checks (subclasses, bools and everything else
 #: go through :func:`_as_float_array`).
@@ -99,26 +104,26 @@ def _as_float_array(name: str, value: Any) -> np.ndarray:
             isinstance(value, list | tuple) and value and all(
                 isinstance(v, bool | np.bool_) for v in value)):
         # True would silently be 1.0: a flag passed where a number belongs
-        raise ValueError(f"{name} must be a real number, got {_show(value)}")
+        raise ValueError(f"{name} must be a real number, got {show_value(value)}")
     if isinstance(value, str | bytes) or holds_text(value):
         # float("1") is 1.0: a ledger read from JSON with "sigma": "1", or epsilon="1" passed
         # from a form, ran with a number nobody wrote as one (fuzz round 17); the DpEvent and
         # Opacus readers already refused them
-        raise ValueError(f"{name} must be a real number (not text), got {_show(value)}")
+        raise ValueError(f"{name} must be a real number (not text), got {show_value(value)}")
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number, got {_show(value)}") from None
+        raise ValueError(f"{name} must be a real number, got {show_value(value)}") from None
     except OverflowError:  # an integer beyond the float range, e.g. 10**400
-        raise ValueError(f"{name} must be finite, got {_show(value)} (beyond the float range, "
+        raise ValueError(f"{name} must be finite, got {show_value(value)} (beyond the float range, "
                          "~1e308)") from None
     if arr.size == 0 and not isinstance(value, np.ndarray):
         # a user's [] (every check would pass vacuously where a number was expected); an
         # empty ndarray is a vectorised call over nothing, which the library makes itself
         raise ValueError(f"{name} must be a real number or a non-empty array, got "
-                         f"{_show(value)}")
+                         f"{show_value(value)}")
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, got {_show(value)}")
+        raise ValueError(f"{name} must be finite, got {show_value(value)}")
     return arr
 
 
@@ -133,7 +138,7 @@ def check_scalar(name: str, value: Any) -> Any:
     naming no parameter. The number's own range is checked by the caller's other checks."""
     if isinstance(value, (list, tuple)) or np.ndim(value) > 0:
         raise ValueError(f"{name} must be one number (this function takes no arrays), got "
-                         f"{_show(value)}")
+                         f"{show_value(value)}")
     return value
 
 
@@ -164,7 +169,7 @@ def check_positive(name: str, value: Any, *, allow_inf: bool = False) -> Any:
         return v
     arr = _as_float_array(name, value)
     if not np.all(arr > 0):
-        raise ValueError(f"{name} must be > 0 (valid range (0, inf)), got {_show(value)}")
+        raise ValueError(f"{name} must be > 0 (valid range (0, inf)), got {show_value(value)}")
     return _ret(arr, value)
 
 
@@ -175,7 +180,7 @@ def check_nonnegative(name: str, value: Any) -> Any:
         return v + 0.0
     arr = _as_float_array(name, value)
     if not np.all(arr >= 0):
-        raise ValueError(f"{name} must be >= 0 (valid range [0, inf)), got {_show(value)}")
+        raise ValueError(f"{name} must be >= 0 (valid range [0, inf)), got {show_value(value)}")
     return _ret(arr + 0.0, value)
 
 
@@ -187,7 +192,7 @@ def check_open_interval(name: str, value: Any, low: float, high: float) -> Any:
         return v
     arr = _as_float_array(name, value)
     if not np.all((arr > low) & (arr < high)):
-        raise ValueError(f"{name} must lie in ({low}, {high}), got {_show(value)}")
+        raise ValueError(f"{name} must lie in ({low}, {high}), got {show_value(value)}")
     return _ret(arr, value)
 
 
@@ -199,7 +204,7 @@ def check_closed_interval(name: str, value: Any, low: float, high: float) -> Any
         return v
     arr = _as_float_array(name, value)
     if not np.all((arr >= low) & (arr <= high)):
-        raise ValueError(f"{name} must lie in [{low}, {high}], got {_show(value)}")
+        raise ValueError(f"{name} must lie in [{low}, {high}], got {show_value(value)}")
     return _ret(arr, value)
 
 
@@ -211,17 +216,17 @@ def check_probability(name: str, value: Any) -> Any:
 def check_int(name: str, value: Any, *, minimum: int = 1, maximum: int | None = None) -> int:
     """An integer in [minimum, maximum] (floats with an integral value are accepted)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be an integer, got {_show(value)}")
+        raise ValueError(f"{name} must be an integer, got {show_value(value)}")
     if isinstance(value, numbers.Integral):
         ivalue = int(value)
     else:
         if not math.isfinite(value) or value != math.floor(value):
-            raise ValueError(f"{name} must be an integer, got {_show(value)}")
+            raise ValueError(f"{name} must be an integer, got {show_value(value)}")
         ivalue = int(math.floor(value))  # exact for any integral Real (Fraction, Decimal)
     if ivalue < minimum or (maximum is not None and ivalue > maximum):
-        upper = "inf" if maximum is None else _show(int(maximum))
-        raise ValueError(f"{name} must be an integer in [{_show(int(minimum))}, {upper}], got "
-                         f"{_show(value)}")
+        upper = "inf" if maximum is None else show_value(int(maximum))
+        raise ValueError(f"{name} must be an integer in [{show_value(int(minimum))}, {upper}], got "
+                         f"{show_value(value)}")
     return ivalue
 
 
@@ -240,12 +245,12 @@ def check_flag(name: str, value: Any) -> bool:
     """A bool (``numpy.bool_`` too); anything else, even truthy, is refused."""
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
-    raise ValueError(f"{name} must be True or False, got {_show(value)}")
+    raise ValueError(f"{name} must be True or False, got {show_value(value)}")
 
 
 def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
     """One of a fixed set of strings (a mistyped one gets the closest as a suggestion)."""
     if value not in choices:
-        raise ValueError(f"{name} must be one of {choices}, got {_show(value)}"
+        raise ValueError(f"{name} must be one of {choices}, got {show_value(value)}"
                          f"{did_you_mean(value, choices)}")
     return str(value)

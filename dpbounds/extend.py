@@ -84,7 +84,13 @@ import numpy as np
 import sympy as sp
 
 from dpbounds import _discovery
-from dpbounds._validation import MAX_COUNT, check_int, check_positive, real_scalar
+from dpbounds._validation import (
+    MAX_COUNT,
+    check_int,
+    check_positive,
+    real_scalar,
+    show_value,
+)
 from dpbounds.bounds import registry as _registry
 from dpbounds.bounds.numeric import NumericBound
 from dpbounds.bounds.problem import CLASSES
@@ -1538,9 +1544,11 @@ class Method:
                     raise ValueError(f"batch_size must be a number >= 1 or a hyper-parameter "
                                      f"name, got {b!r}")
             elif (isinstance(b, bool) or not isinstance(b, numbers.Real)  # [1]: TypeError
-                  or not float(b).is_integer() or b < 1):
-                raise ValueError(f"batch_size must be an integer >= 1 or a hyper-parameter "
-                                 f"name, got {b!r}")
+                  # float(10**400): OverflowError (fuzz round 18)
+                  or not (isinstance(b, numbers.Integral) or float(b).is_integer())
+                  or not 1 <= b <= MAX_COUNT):
+                raise ValueError(f"batch_size must be an integer in [1, {MAX_COUNT:.0e}] or a "
+                                 f"hyper-parameter name, got {show_value(b)}")
             object.__setattr__(self, "sampling", scheme.value)
         object.__setattr__(self, "neighbouring", nb.value)
 

@@ -139,3 +139,31 @@ def test_no_flag_parses_reals_with_python_float() -> None:
     with pytest.raises(Exception, match="no '_'"):
         real("1_0")
     assert real("1e-3") == 1e-3
+
+
+def test_integers_past_the_float_range_are_value_errors() -> None:
+    # before: OverflowError ("int too large to convert to float") naming neither field nor
+    # file, from math.isfinite / float() of 10**400 (fuzz round 18)
+    from dpbounds import extend
+    from dpbounds.privacy.events import dp_event_from_json
+
+    gauss = {"class_name": "GaussianDpEvent", "noise_multiplier": 1}
+    for data, field in [
+        ({"class_name": "GaussianDpEvent", "noise_multiplier": 10**400}, "noise_multiplier"),
+        ({"class_name": "GaussianDpEvent", "noise_multiplier": 10**5000}, "noise_multiplier"),
+        ({"class_name": "PoissonSampledDpEvent", "sampling_probability": 10**400,
+          "event": gauss}, "sampling_probability"),
+        ({"class_name": "SelfComposedDpEvent", "count": 10**400, "event": gauss}, "count"),
+    ]:
+        with pytest.raises(ValueError, match=f"{field}.*float range"):
+            dp_event_from_json(data)
+    step = lambda x, grad, noise, p: x  # noqa: E731
+    for b in (10**400, 10**5000, 10**16):
+        with pytest.raises(ValueError, match=r"batch_size must be an integer in \[1, 1e\+15\]"):
+            extend.Method("m", step=step, sampling="without_replacement", clip=1.0, batch_size=b)
+    assert extend.Method("m", step=step, sampling="without_replacement", clip=1.0,
+                         batch_size=10**15).batch_size == 10**15
+    led = PrivacyLedger("add_remove", [(GaussianMechanism(1.0), 1)])
+    for orders in ([10**400], [10**5000], "23", ["2", 3]):
+        with pytest.raises(ValueError, match="orders must be"):
+            led.accountant("rdp", orders=orders)

@@ -12,7 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from dpbounds._validation import check_choice, check_nonnegative, check_probability
+from dpbounds._validation import (
+    check_choice,
+    check_nonnegative,
+    check_probability,
+    holds_text,
+)
 from dpbounds.privacy.accountants.base import Accountant, _finite, _half_ratio_squared
 from dpbounds.privacy.mechanisms import (
     GaussianMechanism,
@@ -67,6 +72,16 @@ def _pure_rdp(epsilon: float, orders: np.ndarray) -> np.ndarray:
     return np.minimum(orders * epsilon**2 / 2.0, epsilon)
 
 
+
+def _shown(value: Any) -> str:
+    """``value`` for an error message, at most 200 characters (``repr`` of an integer past
+    4300 digits raises)."""
+    try:
+        text = repr(value)
+    except ValueError:
+        return f"a {type(value).__name__} holding a huge integer"
+    return text if len(text) <= 200 else text[:197] + "..."
+
 class RdpAccountant(Accountant):
     r"""Rényi-DP accountant (own implementation) with the optimal order.
 
@@ -89,11 +104,17 @@ class RdpAccountant(Accountant):
         conversion: str = "improved",
     ) -> None:
         super().__init__(neighbouring)
-        self.orders = DEFAULT_ORDERS if orders is DEFAULT_ORDERS else np.asarray(orders, float)
+        bad = "orders must be a non-empty 1-d array of finite numbers > 1, got "
+        if isinstance(orders, str | bytes) or holds_text(orders):  # "23" read as [2, 3]
+            raise ValueError(bad + _shown(orders))
+        try:
+            self.orders = (DEFAULT_ORDERS if orders is DEFAULT_ORDERS
+                           else np.asarray(orders, float))
+        except (TypeError, ValueError, OverflowError):  # 10**400: OverflowError (fuzz 18)
+            raise ValueError(bad + _shown(orders)) from None
         if self.orders.ndim != 1 or self.orders.size == 0 or np.any(self.orders <= 1) or not \
                 np.all(np.isfinite(self.orders)):
-            raise ValueError(f"orders must be a non-empty 1-d array of finite numbers > 1, got "
-                             f"{orders!r}")
+            raise ValueError(bad + _shown(orders))
         self.conversion = check_choice("conversion", conversion, ("improved", "mironov"))
         self._grid = np.zeros_like(self.orders)  # non-linear part, on the order grid
         self.rho = 0.0  # linear part alpha * rho (Gaussian, tree, zCDP): any order, exactly
