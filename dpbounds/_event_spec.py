@@ -11,7 +11,7 @@ from typing import Any
 
 from dpbounds._suggest import did_you_mean
 
-__all__ = ["EVENT_KINDS", "split_event"]
+__all__ = ["EVENT_KINDS", "check_risk_target", "split_event"]
 
 #: Keys each event kind takes (``steps`` everywhere).
 EVENT_KINDS: dict[str, tuple[str, ...]] = {
@@ -54,3 +54,36 @@ def split_event(spec: Any) -> tuple[str, dict[str, str]]:
                              "digits, '.', 'e', a sign; no '_')")
         kv[key] = value
     return kind, kv
+
+
+def check_risk_target(value: Any, name: str = "risk_target") -> tuple[float, float]:
+    """``(tpr, fpr)`` of a risk target: two real numbers with ``0 < fpr < tpr < 1`` (the
+    range :func:`~dpbounds.privacy.calibrate.calibrate_to_risk` accepts), checked before any
+    composition. ``ValueError`` naming ``name`` otherwise: a string was unpacked character by
+    character, a 3-tuple raised "too many values to unpack", ``True`` was read as TPR 1, and
+    ``tpr < fpr`` was blamed on the other events (fuzz round 18)."""
+    import math
+
+    if isinstance(value, str | bytes) or not isinstance(value, list | tuple) or len(value) != 2:
+        raise ValueError(f"{name} must be a pair (tpr, fpr) of numbers, e.g. (0.1, 0.01), "
+                         f"got {value!r:.100}")
+    out = []
+    for part, v in zip(("tpr", "fpr"), value, strict=True):
+        if isinstance(v, bool) or not isinstance(v, int | float) and type(v).__name__ not in (
+                "float64", "float32", "int64", "int32"):
+            raise ValueError(f"{name}: {part} must be a number, got {v!r:.60}")
+        try:
+            f = float(v)
+        except OverflowError:
+            f = math.inf
+        if not math.isfinite(f):
+            raise ValueError(f"{name}: {part} must be finite, got {v!r:.60}")
+        out.append(f + 0.0)
+    tpr, fpr = out
+    if not 0.0 < fpr < 1.0:
+        raise ValueError(f"{name}: fpr must lie in (0, 1), got {fpr!r}")
+    if not fpr < tpr < 1.0:
+        raise ValueError(f"{name}: tpr must lie in (fpr, 1) = ({fpr!r}, 1), got {tpr!r}: an "
+                         "attack with TPR <= FPR is no better than a coin flip, which no "
+                         "finite noise guarantees, and TPR 1 is allowed without noise")
+    return tpr, fpr

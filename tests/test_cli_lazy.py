@@ -153,7 +153,10 @@ def test_help_list_and_input_errors_import_no_heavy_module():
                 ["verify", "strongly_convex.nag", "--vary", "N", "--values", "100.5", "200"],
                 # stop 83 (fuzz 17: 2.2 CPU-s before)
                 ["audit", "dp_gd_laplace", "--confidence", "nan", "--plan"],
-                ["audit", "plan", "dp_gd_laplace", "--confidence", "1.5"]])
+                ["audit", "plan", "dp_gd_laplace", "--confidence", "1.5"],
+                # stop 84 (fuzz 18: 1.3-2.0 CPU-s before): a risk target out of range
+                *(["privacy", "compose", "--event", "gaussian:z=1", "--risk-target", r]
+                  for r in ("2@0.01", "nan@0.01", "0.5@0", "1@0.01", "0.01@0.1"))])
     seen = _imports_of(argvs)
     assert list(seen) == [" ".join(a) for a in argvs]
     assert {k: v for k, v in seen.items() if v} == {}

@@ -167,3 +167,53 @@ def test_integers_past_the_float_range_are_value_errors() -> None:
     for orders in ([10**400], [10**5000], "23", ["2", 3]):
         with pytest.raises(ValueError, match="orders must be"):
             led.accountant("rdp", orders=orders)
+
+
+def test_compose_events_takes_one_item_and_refuses_what_is_not_a_list() -> None:
+    dpa = pytest.importorskip("dp_accounting")
+    listed = compose_events(["gaussian:z=1"], delta=1e-5, accountants=["rdp"])
+    eps = listed["results"][0]["epsilon"]
+    # one spec, one DpEvent, one named tuple: before, walked letter by letter ("got 'g'") or
+    # "'GaussianDpEvent' object is not iterable" (fuzz round 18)
+    for kw in ({"events": "gaussian:z=1"}, {"dp_events": dpa.GaussianDpEvent(1.0)},
+               {"dp_events": dpa.GaussianDpEvent(1.0).to_named_tuple()}):
+        out = compose_events(delta=1e-5, accountants=["rdp"], **kw)
+        assert out["results"][0]["epsilon"] == eps
+    bad = [({"accountants": None}, "accountants must be a list"),
+           ({"accountants": ["rdp", "rdp"]}, "names 'rdp' twice"),
+           ({"accountants": []}, "at least one"),
+           ({"opacus_histories": {"a": 1}}, "opacus_histories must be a list"),
+           ({"curve": ["1"]}, "curve must hold"),
+           ({"risk_target": "0.1@0.01"}, "must be a pair"),
+           ({"risk_target": (0.1, 0.01, 3)}, "must be a pair"),
+           ({"risk_target": (True, 0.01)}, "tpr must be a number"),
+           # before: "the events after the first alone allow tpr ..." (there are none)
+           ({"risk_target": (0.01, 0.1)}, r"tpr must lie in \(fpr, 1\)"),
+           ({"risk_target": (0.5, float("nan"))}, "fpr must be finite")]
+    for kw, words in bad:
+        with pytest.raises(ValueError, match=words):
+            compose_events(**{"events": ["gaussian:z=1"], "delta": 1e-5,
+                              "accountants": ["rdp"], **kw})
+    with pytest.raises(ValueError, match="events must be a list"):
+        compose_events(None, delta=1e-5)  # type: ignore[arg-type]
+
+
+def test_a_run_privacy_record_is_checked_where_it_is_read() -> None:
+    from dpbounds.privacy.run import RunPrivacy
+
+    d = RunPrivacy(PrivacyLedger("add_remove", [(GaussianMechanism(1.0), 3)]), 5.0, 1e-5,
+                   "rdp").to_dict()
+    assert RunPrivacy.from_dict(d).epsilon == pytest.approx(
+        PrivacyLedger("add_remove", [(GaussianMechanism(1.0), 3)]).accountant("rdp")
+        .get_epsilon(1e-5))
+    assert RunPrivacy.from_dict(RunPrivacy.non_private().to_dict()).target_delta == 0.0
+    # before: TypeError from float(), dict() and iter(); a junk delta or sensitivity kept
+    for key, value, words in [("target_epsilon", "5", "not text"),
+                              ("accountant_options", [1, 2], "accountant_options must be"),
+                              ("trial_ledgers", 5, "trial_ledgers must be"),
+                              ("target_delta", "x", "not text"),
+                              ("target_delta", 1.0, r"target_delta must lie in \[0, 1\)"),
+                              ("sensitivity", "a", "sensitivity must be a number"),
+                              ("description", 5, "description must be text")]:
+        with pytest.raises(ValueError, match=words):
+            RunPrivacy.from_dict({**d, key: value})

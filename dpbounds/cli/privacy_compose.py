@@ -124,14 +124,18 @@ def _risk_target(text: str | None) -> tuple[float, float] | None:
     """``TPR@FPR`` -> ``(tpr, fpr)`` (else ``None``)."""
     if text is None:
         return None
+    from dpbounds._event_spec import check_risk_target
+
     tpr, at, fpr = text.partition("@")
     try:
         if not at:
             raise ValueError
-        return _plain(tpr), _plain(fpr)
+        pair = _plain(tpr), _plain(fpr)
     except ValueError:
         raise ValueError(f"--risk-target must read TPR@FPR, e.g. 0.1@0.01, got {text!r}") \
             from None
+    # the ranges too, before the accountants' imports (1.3-2.0 CPU-s: fuzz round 18)
+    return check_risk_target(pair, "--risk-target")
 
 
 #: FPRs of ``--curve tradeoff``.

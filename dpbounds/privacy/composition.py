@@ -273,14 +273,25 @@ def compose_events(
         dataset_size = check_int("dataset_size", dataset_size, minimum=1, maximum=MAX_COUNT)
     if isinstance(accountants, str):  # 'rdp' was walked letter by letter ("got 'r'": fuzz 17)
         accountants = [accountants]
+    if isinstance(events, str):  # one specification, not its letters (fuzz round 18)
+        events = [events]
+    events = _listed("events", events)
+    dp_events = _listed("dp_events", dp_events, one=_is_one_dp_event)
+    opacus_histories = _listed("opacus_histories", opacus_histories)
     curve = _rates("curve", curve, math.inf)
     tradeoff = _rates("tradeoff", tradeoff, 1.0)
-    names = []
-    for name in accountants:
-        if name not in ACCOUNTANTS:
+    if risk_target is not None:
+        risk_target = _event_spec.check_risk_target(risk_target)
+    names: list[str] = []
+    for name in _listed("accountants", accountants):
+        if not isinstance(name, str) or name not in ACCOUNTANTS:
             raise ValueError(f"accountant must be one of {tuple(ACCOUNTANTS)}, got {name!r}"
-                             f"{did_you_mean(name, ACCOUNTANTS)}")
+                             f"{did_you_mean(str(name), ACCOUNTANTS)}")
+        if name in names:  # its row twice (the command line refuses it)
+            raise ValueError(f"accountants names {name!r} twice")
         names.append(name)
+    if not names:  # an empty result, no error
+        raise ValueError(f"accountants must name at least one of {tuple(ACCOUNTANTS)}")
     ledger = PrivacyLedger(nb)
     parts: list[dict[str, Any]] = []
     for spec in events:
@@ -360,6 +371,28 @@ def compose_events(
     return out
 
 
+def _is_one_dp_event(value: Any) -> bool:
+    """Whether ``value`` is one ``dp_accounting`` event (an object of its classes, or its
+    named tuple), not a list of them."""
+    from dpbounds._dp_event_form import is_named_tuple_form
+
+    return hasattr(value, "_fields") or is_named_tuple_form(value) or (
+        type(value).__module__ or "").startswith("dp_accounting")
+
+
+def _listed(name: str, value: Any, one: Callable[[Any], bool] | None = None) -> list[Any]:
+    """``value`` as a list: one item (where ``one`` says so) becomes a list of it; ``None``,
+    a mapping or anything not iterable is refused naming ``name`` (a single DpEvent raised
+    "'GaussianDpEvent' object is not iterable", None "'NoneType' object is not iterable":
+    fuzz round 18)."""
+    if one is not None and one(value):
+        return [value]
+    if value is None or isinstance(value, str | bytes | dict) or not isinstance(value,
+                                                                               Iterable):
+        raise ValueError(f"{name} must be a list, got {value!r:.100}")
+    return list(value)
+
+
 def _rates(name: str, values: Any, top: float) -> list[float] | None:
     """``values`` as a list of finite floats in ``[0, top]`` (``None`` stays): a number, a NaN or
     a negative value raised TypeError or erased every accountant's epsilon (fuzz 17)."""
@@ -373,7 +406,7 @@ def _rates(name: str, values: Any, top: float) -> list[float] | None:
             f = float(v)
         except (TypeError, ValueError, OverflowError):  # 10**400: OverflowError
             f = math.nan
-        if isinstance(v, bool) or not (0.0 <= f <= top and math.isfinite(f)):
+        if isinstance(v, bool | str | bytes) or not (0.0 <= f <= top and math.isfinite(f)):
             bound = "0 or more" if top == math.inf else f"in [0, {top:g}]"
             raise ValueError(f"{name} must hold finite numbers {bound}, got {v!r}")
         out.append(f)

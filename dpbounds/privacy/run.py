@@ -27,7 +27,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from dpbounds._validation import check_choice, check_positive
+from dpbounds._validation import (
+    check_choice,
+    check_closed_interval,
+    check_positive,
+    real_scalar,
+)
 from dpbounds.privacy.accountants import ACCOUNTANTS, Accountant
 from dpbounds.privacy.ledger import PrivacyLedger
 from dpbounds.privacy.mechanisms import Neighbouring
@@ -133,10 +138,29 @@ class RunPrivacy:
             # {} raised KeyError, None TypeError (fuzz 17)
             raise ValueError(f"data must be a RunPrivacy.to_dict() mapping with the keys "
                              f"{', '.join(needed)}, got {reprlib.repr(data)}")
+        options = data.get("accountant_options", {})
+        trials = data.get("trial_ledgers", ())
+        # [1, 2] and 5 raised TypeError from dict() and iter() (fuzz round 18)
+        if not isinstance(options, Mapping) or not all(isinstance(k, str) for k in options):
+            raise ValueError(f"accountant_options must be a mapping of option names, got "
+                             f"{reprlib.repr(options)}")
+        if isinstance(trials, str | bytes | Mapping) or not isinstance(trials, list | tuple):
+            raise ValueError(f"trial_ledgers must be a list of PrivacyLedger.to_dict() "
+                             f"mappings, got {reprlib.repr(trials)}")
+        # 0 for pure DP and non-private runs
+        delta = check_closed_interval("target_delta", data["target_delta"], 0.0, 1.0)
+        if delta >= 1.0:
+            raise ValueError(f"target_delta must lie in [0, 1), got {delta!r}")
+        sens = data.get("sensitivity", math.nan)
+        if not real_scalar(sens):  # "a" was kept, to fail wherever it was read
+            raise ValueError(f"sensitivity must be a number (nan where unknown), got "
+                             f"{reprlib.repr(sens)}")
+        if not isinstance(data.get("description", ""), str):
+            raise ValueError(f"description must be text, got "
+                             f"{reprlib.repr(data['description'])}")
         return cls(PrivacyLedger.from_dict(data["ledger"]), data["target_epsilon"],
-                   data["target_delta"], data["accountant"], data.get("sensitivity", math.nan),
-                   dict(data.get("accountant_options", {})),
-                   tuple(PrivacyLedger.from_dict(d) for d in data.get("trial_ledgers", ())),
+                   delta, data["accountant"], float(sens),
+                   dict(options), tuple(PrivacyLedger.from_dict(d) for d in trials),
                    data.get("description", ""))
 
     @classmethod
