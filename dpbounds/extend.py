@@ -3152,12 +3152,16 @@ def calibrate(method: Method | str, *, epsilon: float, steps: int,
         batch = m.batch(f, p, public_n)
     if sensitivity is not None:
         try:
-            sens = float(sensitivity)
+            # True and "2" were read as 1.0 and 2.0 where Method refuses them (fuzz 18)
+            sens = (math.nan if isinstance(sensitivity, bool | str | bytes)
+                    else float(sensitivity))
         except (TypeError, ValueError, OverflowError):  # 10**400: OverflowError (fuzz 7)
             sens = math.nan
         if not (math.isfinite(sens) and sens > 0):
             raise ValueError(f"sensitivity must be positive and finite, got "
                              f"{reprlib.repr(sensitivity)}")
+        # Method's floor too: 1e-320 gave a subnormal noise 1.64e-316, 164x the target's
+        sens = m._not_tiny(sens)
     else:
         # as Method.run says it (mutant hunt 18: no warning here)
         sens = m._calibration_sensitivity(f, p, public_n, math.isfinite(eps))

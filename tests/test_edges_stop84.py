@@ -217,3 +217,23 @@ def test_a_run_privacy_record_is_checked_where_it_is_read() -> None:
                               ("description", 5, "description must be text")]:
         with pytest.raises(ValueError, match=words):
             RunPrivacy.from_dict({**d, key: value})
+
+
+def test_calibrate_checks_its_sensitivity_as_method_does() -> None:
+    # before: True read as 1.0, "2" as 2.0, and 1e-320 (below Method's 1e-290 floor) gave a
+    # subnormal Laplace scale 1.64e-316 that attained eps 0.0061 for a target of 1 (fuzz 18)
+    from dpbounds import extend
+
+    step = lambda x, grad, noise, p: x - 0.1 * (grad(x) + noise)  # noqa: E731
+    gauss = extend.Method("g84", step=step, sensitivity=0.1)
+    lap = extend.Method("l84", step=step, sensitivity=0.1, mechanism="laplace")
+    for value in (True, "2"):
+        with pytest.raises(ValueError, match="sensitivity must be positive and finite"):
+            extend.calibrate(gauss, epsilon=1.0, delta=1e-5, steps=100, sensitivity=value)
+    with pytest.raises(ValueError, match="below 1e-290"):
+        extend.calibrate(lap, epsilon=1.0, steps=100, sensitivity=1e-320)
+    # the override still scales the noise: Laplace b = T * sens / eps exactly (basic
+    # composition of T pure steps, the oracle)
+    cal = extend.calibrate(lap, epsilon=1.0, steps=100, sensitivity=2.0)
+    assert cal.sensitivity == 2.0
+    assert 200.0 <= cal.noise_scale <= 200.0 * (1 + 1e-12)
