@@ -11,7 +11,7 @@ from typing import Any
 
 from dpbounds._suggest import did_you_mean
 
-__all__ = ["EVENT_KINDS", "check_risk_target", "split_event"]
+__all__ = ["EVENT_KINDS", "check_event_values", "check_risk_target", "split_event"]
 
 #: Keys each event kind takes (``steps`` everywhere).
 EVENT_KINDS: dict[str, tuple[str, ...]] = {
@@ -54,6 +54,58 @@ def split_event(spec: Any) -> tuple[str, dict[str, str]]:
                              "digits, '.', 'e', a sign; no '_')")
         kv[key] = value
     return kind, kv
+
+
+#: the most runs a count composes (dpbounds._validation.MAX_COUNT, which imports NumPy)
+MAX_COUNT = 10**15
+#: the largest epsilon (and zCDP rho) an event may name (dpbounds.privacy.limits.MAX_EPSILON)
+MAX_EPSILON = 100.0
+#: the keys read as whole numbers >= 1
+COUNT_KEYS = ("steps", "T", "K", "m", "n")
+
+
+def check_event_values(spec: str, kind: str, kv: dict[str, str]) -> None:
+    """Refuse (``ValueError`` naming the event and key) the values of ``split_event(spec)``
+    that :func:`~dpbounds.privacy.composition.parse_event` and the mechanisms certainly refuse:
+    a number that does not read or is not finite, a count that is not a whole number in
+    ``[1, 1e15]``, a noise (``z``, ``sigma``, ``b``) <= 0, a negative ``sens`` (or 0 with
+    ``z``), ``q`` outside ``(0, 1]``, ``m > n``, ``rho`` or ``eps`` outside ``[0, 100]``. The
+    command line calls it before the accountants' imports: such an error took 0.7-1.0 CPU-s
+    (fuzz round 18; issue 36 asks for 0.5). It never refuses what the library accepts
+    (``tests/test_event_values_early.py`` compares the two); whatever it leaves, the library
+    refuses in its own words."""
+    import math
+
+    values: dict[str, float] = {}
+    for key, text in kv.items():
+        if key == "sampling":
+            continue
+        try:
+            v = float(text)
+        except ValueError:
+            raise ValueError(f"event {spec!r}: {key} must be a number, got {text!r}") from None
+        if not math.isfinite(v):
+            raise ValueError(f"event {spec!r}: {key} must be finite, got {text!r}")
+        if key in COUNT_KEYS and (v != int(v) or not 1 <= v <= MAX_COUNT):
+            raise ValueError(f"event {spec!r}: {key} must be an integer in [1, "
+                             f"{MAX_COUNT:.0e}], got {text!r}")
+        values[key] = v + 0.0
+    for key in ("z", "sigma", "b"):
+        if key in values and not values[key] > 0:
+            raise ValueError(f"event {spec!r}: {key} must be > 0 (valid range (0, inf)), got "
+                             f"{kv[key]!r}")
+    if "sens" in values and (values["sens"] < 0 or values["sens"] == 0 and "z" in values):
+        need = "> 0 with z (sigma = z * sens)" if "z" in values else ">= 0"
+        raise ValueError(f"event {spec!r}: sens must be {need}, got {kv['sens']!r}")
+    if "q" in values and not 0 < values["q"] <= 1:
+        raise ValueError(f"event {spec!r}: q must lie in (0, 1], got {kv['q']!r}")
+    if "m" in values and "n" in values and values["m"] > values["n"]:
+        raise ValueError(f"event {spec!r}: m (the subsample) must be <= n (the records), got "
+                         f"m = {kv['m']}, n = {kv['n']}")
+    for key in ("rho", "eps"):
+        if key in values and not 0 <= values[key] <= MAX_EPSILON:
+            raise ValueError(f"event {spec!r}: {key} must lie in [0, {MAX_EPSILON:g}], got "
+                             f"{kv[key]!r}")
 
 
 def check_risk_target(value: Any, name: str = "risk_target") -> tuple[float, float]:

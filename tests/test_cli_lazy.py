@@ -156,7 +156,11 @@ def test_help_list_and_input_errors_import_no_heavy_module():
                 ["audit", "plan", "dp_gd_laplace", "--confidence", "1.5"],
                 # stop 84 (fuzz 18: 1.3-2.0 CPU-s before): a risk target out of range
                 *(["privacy", "compose", "--event", "gaussian:z=1", "--risk-target", r]
-                  for r in ("2@0.01", "nan@0.01", "0.5@0", "1@0.01", "0.01@0.1"))])
+                  for r in ("2@0.01", "nan@0.01", "0.5@0", "1@0.01", "0.01@0.1")),
+                # and an event's value out of range (0.7-1.0 CPU-s before)
+                *(["privacy", "compose", "--event", e]
+                  for e in ("tree:z=1,K=0", "gaussian:z=1,steps=1.5", "gaussian:z=1,q=2",
+                            "pure:eps=-1", "zcdp:rho=1e9", "laplace:b=1,m=5,n=3"))])
     seen = _imports_of(argvs)
     assert list(seen) == [" ".join(a) for a in argvs]
     assert {k: v for k, v in seen.items() if v} == {}

@@ -548,17 +548,17 @@ def _short(reason: str) -> str:
 def _check_before_imports(args: argparse.Namespace, accountants: list[str]) -> None:
     """The refusals of :func:`~dpbounds.privacy.composition.compose_events` that need none of
     the accountants' imports, in its words: an error path paid 0.65-0.8 CPU-s of them (fuzz
-    17; issue 36 asks for 0.5): the events' syntax, the accountants' names, delta, the data
-    set size and the time budget."""
+    17; issue 36 asks for 0.5): the events' syntax and values' ranges (fuzz 18), the
+    accountants' names, delta, the data set size and the time budget."""
     import math
 
     # neither NumPy nor dpbounds.privacy: an input error imports no heavy module
     # (tests/test_cli_lazy.py)
-    from dpbounds._event_spec import split_event
+    from dpbounds._event_spec import check_event_values, split_event
     from dpbounds._suggest import did_you_mean
 
     for spec in args.event:
-        split_event(spec)
+        check_event_values(spec, *split_event(spec))
     known = _catalog.constant("accountants")
     for name in accountants:
         if name not in known:
