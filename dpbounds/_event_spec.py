@@ -11,7 +11,8 @@ from typing import Any
 
 from dpbounds._suggest import did_you_mean
 
-__all__ = ["EVENT_KINDS", "check_event_values", "check_risk_target", "split_event"]
+__all__ = ["EVENT_KINDS", "check_event_values", "check_risk_target", "read_number",
+           "split_event"]
 
 #: Keys each event kind takes (``steps`` everywhere).
 EVENT_KINDS: dict[str, tuple[str, ...]] = {
@@ -64,6 +65,20 @@ MAX_EPSILON = 100.0
 COUNT_KEYS = ("steps", "T", "K", "m", "n")
 
 
+def read_number(spec: str, key: str, text: str) -> float:
+    """The finite number ``text`` of ``key`` in the event ``spec``; ``ValueError`` naming both
+    for one that does not read or is not finite."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"event {spec!r}: {key} must be a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise ValueError(f"event {spec!r}: {key} must be finite, got {text!r}")
+    return value
+
+
 def check_event_values(spec: str, kind: str, kv: dict[str, str]) -> None:
     """Refuse (``ValueError`` naming the event and key) the values of ``split_event(spec)``
     that :func:`~dpbounds.privacy.composition.parse_event` and the mechanisms certainly refuse:
@@ -74,18 +89,12 @@ def check_event_values(spec: str, kind: str, kv: dict[str, str]) -> None:
     (fuzz round 18; issue 36 asks for 0.5). It never refuses what the library accepts
     (``tests/test_event_values_early.py`` compares the two); whatever it leaves, the library
     refuses in its own words."""
-    import math
 
     values: dict[str, float] = {}
     for key, text in kv.items():
         if key == "sampling":
             continue
-        try:
-            v = float(text)
-        except ValueError:
-            raise ValueError(f"event {spec!r}: {key} must be a number, got {text!r}") from None
-        if not math.isfinite(v):
-            raise ValueError(f"event {spec!r}: {key} must be finite, got {text!r}")
+        v = read_number(spec, key, text)
         if key in COUNT_KEYS and (v != int(v) or not 1 <= v <= MAX_COUNT):
             raise ValueError(f"event {spec!r}: {key} must be an integer in [1, "
                              f"{MAX_COUNT:.0e}], got {text!r}")

@@ -73,14 +73,7 @@ EVENT_KINDS = _event_spec.EVENT_KINDS
 _MAX_TIME_BUDGET = 3.2e7
 
 
-def _number(spec: str, key: str, text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise ValueError(f"event {spec!r}: {key} must be a number, got {text!r}") from None
-    if not math.isfinite(value):
-        raise ValueError(f"event {spec!r}: {key} must be finite, got {text!r}")
-    return value
+_number = _event_spec.read_number
 
 
 def _count(spec: str, key: str, text: str, minimum: int = 1) -> int:

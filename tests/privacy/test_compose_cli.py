@@ -112,7 +112,7 @@ def test_cli_text_table_and_the_plain_table_still_runs():
     (["--event", "gaussian:z=1,sigma=2"], "exactly one of z"),
     (["--event", "gaussian:z=x"], "z must be a number"),
     (["--event", "gaussian:z=1,steps=1.5"], "steps must be an integer"),
-    (["--event", "gaussian:z=-1"], "sigma"),
+    (["--event", "gaussian:z=-1"], "z must be > 0"),  # the key given (was "sigma")
     (["--event", "gaussian:z=1,sens=0"], "sens must be > 0"),
     (["--event", "tree:z=1"], "exactly one of T"),
     (["--event", "gaussian:z=1", "--accountant", "rdp,xyz"], "accountant must be one of"),
