@@ -237,3 +237,30 @@ def test_calibrate_checks_its_sensitivity_as_method_does() -> None:
     cal = extend.calibrate(lap, epsilon=1.0, steps=100, sensitivity=2.0)
     assert cal.sensitivity == 2.0
     assert 200.0 <= cal.noise_scale <= 200.0 * (1 + 1e-12)
+
+
+def test_a_second_thread_waits_for_the_class_swap_to_end() -> None:
+    # mutant hunt 18's M05 (a lock made per call, not shared) was caught only by chance by
+    # stop 82's thread test: here the second thread must not enter while the first holds the
+    # swap, whatever the timing (with the mutant it enters at once)
+    import threading
+
+    from dpbounds.algorithms._common import data_derived_reads
+    from dpbounds.objectives import LogisticRegression
+
+    rng = np.random.default_rng(0)
+    f = LogisticRegression(rng.normal(size=(20, 3)), np.sign(rng.normal(size=20)), l2=0.1)
+    cls = type(f)
+    entered = threading.Event()
+
+    def other() -> None:
+        with data_derived_reads(f):
+            entered.set()
+
+    with data_derived_reads(f):
+        assert type(f) is not cls  # the swap happened: there is something to guard
+        thread = threading.Thread(target=other)
+        thread.start()
+        assert not entered.wait(0.5)
+    thread.join(10)
+    assert entered.is_set() and type(f) is cls
