@@ -264,3 +264,22 @@ def test_a_second_thread_waits_for_the_class_swap_to_end() -> None:
         assert not entered.wait(0.5)
     thread.join(10)
     assert entered.is_set() and type(f) is cls
+
+
+@pytest.mark.parametrize("n, m", [(True, 1), (2.5, 1), (0, 1), ("3", 1), (10, 20), (10, 0)])
+def test_without_replacement_sizes_are_checked_with_the_file(n, m) -> None:
+    # before: refused only after the accountants' imports (2.2 CPU-s, fuzz round 18); the
+    # early words are checked against the library's own refusal (from_dp_event, the oracle)
+    from dpbounds._dp_event_form import check_fields
+    from dpbounds.privacy.events import from_dp_event
+
+    dpa = pytest.importorskip("dp_accounting")
+    data = {"class_name": "SampledWithoutReplacementDpEvent", "source_dataset_size": n,
+            "sample_size": m, "event": {"class_name": "LaplaceDpEvent", "noise_multiplier": 1}}
+    with pytest.raises(ValueError, match="SampledWithoutReplacementDpEvent"):
+        check_fields(data, "f.json[0]")
+    event = dpa.SampledWithoutReplacementDpEvent(n, m, dpa.LaplaceDpEvent(1.0))
+    with pytest.raises(ValueError):
+        from_dp_event(event, "replace_one")
+    # the control: whole sizes in range pass the early check (10.0 as JSON may write it)
+    check_fields({**data, "source_dataset_size": 10.0, "sample_size": 2}, "f.json[0]")
