@@ -105,7 +105,7 @@ def check_fields(data: Mapping[str, Any], where: str) -> None:
                      and (isinstance(v, int) or math.isfinite(v) and v == math.floor(v)))
             if not whole or v < 1:
                 raise ValueError(f"{where}: {key} of SampledWithoutReplacementDpEvent must be "
-                                 f"a whole number >= 1, got {v!r:.60}")
+                                 f"an integer >= 1, got {v!r:.60}")
             sizes[key] = v
         if len(sizes) == 2 and sizes["sample_size"] > sizes["source_dataset_size"]:
             raise ValueError(f"{where}: sample_size of SampledWithoutReplacementDpEvent must "

@@ -112,9 +112,11 @@ def check_event_values(spec: str, kind: str, kv: dict[str, str]) -> None:
         raise ValueError(f"event {spec!r}: m (the subsample) must be <= n (the records), got "
                          f"m = {kv['m']}, n = {kv['n']}")
     for key in ("rho", "eps"):
-        if key in values and not 0 <= values[key] <= MAX_EPSILON:
-            raise ValueError(f"event {spec!r}: {key} must lie in [0, {MAX_EPSILON:g}], got "
-                             f"{kv[key]!r}")
+        if key in values and values[key] > MAX_EPSILON:  # the library's words
+            raise ValueError(f"event {spec!r}: {key} must be <= {MAX_EPSILON:g} (dpbounds "
+                             f"evaluates epsilon <= {MAX_EPSILON:g}), got {kv[key]!r}")
+        if key in values and values[key] < 0:
+            raise ValueError(f"event {spec!r}: {key} must be >= 0, got {kv[key]!r}")
 
 
 def check_risk_target(value: Any, name: str = "risk_target") -> tuple[float, float]:

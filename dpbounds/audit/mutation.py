@@ -411,8 +411,13 @@ def _two_record_pair(dim: int, radius: float, relation: Neighbouring) -> tuple[A
     c[:, 0] = radius
     cp = c.copy()
     cp[1, 0] = -radius
-    return (LinearObjective(c if relation is Neighbouring.REPLACE_ONE else c[:1]),
-            LinearObjective(cp))
+    # the records' domain declared (norm r in both norms), as the other pairs do
+    # (neighbours._domain): a plug-in's sensitivity that reads f.gradient_bound then gets the
+    # pair's public bound, not each data set's largest record, and says nothing (the audit of
+    # notebook 07 printed the data-derived warning twice)
+    return (LinearObjective(c if relation is Neighbouring.REPLACE_ONE else c[:1],
+                            l1_radius=radius, l2_radius=radius),
+            LinearObjective(cp, l1_radius=radius, l2_radius=radius))
 
 
 def _reused(spec: Any, setting: Any) -> tuple[Any, Callable[..., Any]]:
