@@ -375,11 +375,14 @@ def _parse_events(path: str, notes: list[tuple[str, Any]] | None = None) -> list
     # reads the original in the installed dp_accounting's own (attr.fields) order, so a
     # version that reordered two fields of one length cannot have them swapped here
     raw = data if isinstance(data, list) and not is_named_tuple_form(data) else [data]
+    found: list[tuple[str, Any]] = []
     for i, item in enumerate(raw):
-        if isinstance(item, dict) and "written_for" in item:
-            raw[i] = {k: v for k, v in item.items() if k != "written_for"}
-            if notes is not None:
-                notes.append((f"{path}[{i}]", item["written_for"]))
+        # nested events' notes too (a file wrapped in a ComposedDpEvent was refused with
+        # "SelfComposedDpEvent has no field(s) ['written_for']", where the Python reader
+        # checks it: mutant hunt 19)
+        raw[i] = _take_notes(item, f"{path}[{i}]", found)
+    if notes is not None:
+        notes.extend(found)
     order = _catalog.constant("dp_event_fields")
     items = [from_named_tuple_form(item, order, f"{path}[{i}]") for i, item in enumerate(raw)]
     for i, item in enumerate(items):
@@ -388,6 +391,19 @@ def _parse_events(path: str, notes: list[tuple[str, Any]] | None = None) -> list
         for i, item in enumerate(items):
             _check_shape(item, f"{path}[{i}]", order)
     return list(raw)
+
+
+def _take_notes(item: Any, where: str, notes: list[tuple[str, Any]]) -> Any:
+    """``item`` without its ``written_for`` notes, at any depth; each note goes to ``notes``
+    as ``(place, note)``."""
+    if isinstance(item, dict):
+        if "written_for" in item:
+            notes.append((where, item["written_for"]))
+        return {k: _take_notes(v, f"{where}.{k}", notes) for k, v in item.items()
+                if k != "written_for"}
+    if isinstance(item, list):
+        return [_take_notes(v, f"{where}[{j}]", notes) for j, v in enumerate(item)]
+    return item
 
 
 def _read_as_written(args: argparse.Namespace, found: list[tuple[str, Any]],
