@@ -49,6 +49,15 @@ FIELD_RANGES: dict[tuple[str, str], tuple[float, bool, float]] = {
 MAX_COUNT = 10**15
 
 
+def _beyond_float(value: int) -> bool:
+    """Whether the integer has no float64 (10**308 has one; 2**1024 does not)."""
+    try:
+        float(value)
+    except OverflowError:
+        return True
+    return False
+
+
 def field_range_error(cls: str, field: str, value: Any) -> str | None:
     """The words refusing a real ``value`` of ``cls.field`` outside :data:`FIELD_RANGES`, or
     ``None`` (in range, a field without a range, or not a finite real number: its type is
@@ -56,7 +65,7 @@ def field_range_error(cls: str, field: str, value: Any) -> str | None:
     bounds = FIELD_RANGES.get((cls, field))
     if bounds is None or isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    if isinstance(value, int) and abs(value) > 2**1023:
+    if isinstance(value, int) and _beyond_float(value):
         # math.isfinite(10**400) raised OverflowError, naming neither file nor field (fuzz 18)
         return (f"{field} of {cls} must be a finite number, got an integer beyond the "
                 "float range (~1e308)")
@@ -85,7 +94,7 @@ def check_fields(data: Mapping[str, Any], where: str) -> None:
         if not whole or v < 1 or v > MAX_COUNT:
             # (str() of an integer past 4300 digits raises ValueError itself)
             shown = ("an integer beyond the float range (~1e308)" if isinstance(v, int)
-                     and not isinstance(v, bool) and abs(v) > 2**1023 else repr(v))
+                     and not isinstance(v, bool) and _beyond_float(v) else repr(v))
             raise ValueError(f"{where}.count must be a whole number in [1, {MAX_COUNT:.0e}], "
                              f"got {shown}")
     if cls == "DiscreteLaplaceDpEvent" and "sensitivity" in data:

@@ -126,14 +126,24 @@ def check_risk_target(value: Any, name: str = "risk_target") -> tuple[float, flo
     character, a 3-tuple raised "too many values to unpack", ``True`` was read as TPR 1, and
     ``tpr < fpr`` was blamed on the other events (fuzz round 18)."""
     import math
+    import numbers
 
-    if isinstance(value, str | bytes) or not isinstance(value, list | tuple) or len(value) != 2:
+    try:
+        pair = (list(value) if not isinstance(value, str | bytes | dict)
+                and getattr(value, "ndim", 1) == 1 else None)
+    except TypeError:  # not iterable
+        pair = None
+    if pair is None or len(pair) != 2:
         raise ValueError(f"{name} must be a pair (tpr, fpr) of numbers, e.g. (0.1, 0.01), "
                          f"got {value!r:.100}")
     out = []
-    for part, v in zip(("tpr", "fpr"), value, strict=True):
-        if isinstance(v, bool) or not isinstance(v, int | float) and type(v).__name__ not in (
-                "float64", "float32", "int64", "int32"):
+    for part, v in zip(("tpr", "fpr"), pair, strict=True):
+        # a real number: Python's, NumPy's (np.float16 to longdouble, integers) or a 0-d
+        # array of one; not a bool (True read as TPR 1) nor text
+        kind = getattr(getattr(v, "dtype", None), "kind", "")
+        real = (isinstance(v, numbers.Real) and kind != "b" if not hasattr(v, "dtype")
+                else kind in "iuf" and getattr(v, "ndim", 0) == 0)
+        if isinstance(v, bool) or not real:
             raise ValueError(f"{name}: {part} must be a number, got {v!r:.60}")
         try:
             f = float(v)

@@ -86,17 +86,23 @@ def real_scalar(value: Any) -> bool:
 
 def holds_text(value: Any) -> bool:
     """Whether a list, tuple or array holds a string anywhere (nested lists included): text
-    where numbers belong, which ``np.asarray(value, dtype=float)`` would read as numbers."""
+    where numbers belong, which ``np.asarray(value, dtype=float)`` would read as numbers.
+    NumPy's own reading first (numbers: no scan); only an object array is scanned."""
     if not isinstance(value, list | tuple | np.ndarray):
         return False
     try:
-        raw = value if isinstance(value, np.ndarray) else np.asarray(value, dtype=object)
-    except ValueError:  # ragged: refused by the conversion that follows
+        raw = value if isinstance(value, np.ndarray) else np.asarray(value)
+    except ValueError:  # ragged: the objects, one by one
+        raw = np.empty(len(value), dtype=object)
+        raw[:] = [np.asarray(v, dtype=object) if isinstance(v, list | tuple) else v
+                  for v in value]
+    if raw.dtype.kind in "US":
+        return True
+    if raw.dtype.kind != "O":  # numbers (or bools: refused by the caller)
         return False
-    return raw.dtype.kind in "US" or (raw.dtype.kind == "O" and any(
-        isinstance(v, str | bytes | list | tuple) and (isinstance(v, str | bytes)
-                                                       or holds_text(v))
-        for v in raw.ravel()))
+    return any(isinstance(v, str | bytes) or (isinstance(v, list | tuple | np.ndarray)
+                                              and holds_text(v))
+               for v in raw.ravel())
 
 
 def _as_float_array(name: str, value: Any) -> np.ndarray:
@@ -181,7 +187,9 @@ def check_nonnegative(name: str, value: Any) -> Any:
     arr = _as_float_array(name, value)
     if not np.all(arr >= 0):
         raise ValueError(f"{name} must be >= 0 (valid range [0, inf)), got {show_value(value)}")
-    return _ret(arr + 0.0, value)
+    if arr.ndim == 0 or np.signbit(arr).any():  # -0.0: a copy only where one is held
+        arr = arr + 0.0
+    return _ret(arr, value)
 
 
 def check_open_interval(name: str, value: Any, low: float, high: float) -> Any:

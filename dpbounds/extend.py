@@ -1545,8 +1545,8 @@ class Method:
                                      f"name, got {b!r}")
             elif (isinstance(b, bool) or not isinstance(b, numbers.Real)  # [1]: TypeError
                   # float(10**400): OverflowError (fuzz round 18)
-                  or not (isinstance(b, numbers.Integral) or float(b).is_integer())
-                  or not 1 <= b <= MAX_COUNT):
+                  or not 1 <= b <= MAX_COUNT  # first: float(Fraction(10**400)) overflows
+                  or not (isinstance(b, numbers.Integral) or float(b).is_integer())):
                 raise ValueError(f"batch_size must be an integer in [1, {MAX_COUNT:.0e}] or a "
                                  f"hyper-parameter name, got {show_value(b)}")
             object.__setattr__(self, "sampling", scheme.value)
@@ -3153,7 +3153,7 @@ def calibrate(method: Method | str, *, epsilon: float, steps: int,
     if sensitivity is not None:
         try:
             # True and "2" were read as 1.0 and 2.0 where Method refuses them (fuzz 18)
-            sens = (math.nan if isinstance(sensitivity, bool | str | bytes)
+            sens = (math.nan if isinstance(sensitivity, bool | np.bool_ | str | bytes)
                     else float(sensitivity))
         except (TypeError, ValueError, OverflowError):  # 10**400: OverflowError (fuzz 7)
             sens = math.nan

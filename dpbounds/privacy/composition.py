@@ -369,19 +369,22 @@ def _is_one_dp_event(value: Any) -> bool:
     named tuple), not a list of them."""
     from dpbounds._dp_event_form import is_named_tuple_form
 
-    return hasattr(value, "_fields") or is_named_tuple_form(value) or (
-        type(value).__module__ or "").startswith("dp_accounting")
+    # dp_accounting's to_named_tuple() leads with these two fields; a namedtuple of one's
+    # own holding events is a list of them (the review of stop 84)
+    return (tuple(getattr(value, "_fields", ()))[:2] == ("module_name", "class_name")
+            or is_named_tuple_form(value)
+            or (type(value).__module__ or "").startswith("dp_accounting"))
 
 
 def _listed(name: str, value: Any, one: Callable[[Any], bool] | None = None) -> list[Any]:
-    """``value`` as a list: one item (where ``one`` says so) becomes a list of it; ``None``,
-    a mapping or anything not iterable is refused naming ``name`` (a single DpEvent raised
-    "'GaussianDpEvent' object is not iterable", None "'NoneType' object is not iterable":
-    fuzz round 18)."""
+    """``value`` as a list: one item (where ``one`` says so) becomes a list of it, ``None`` an
+    empty one; a mapping or anything not iterable is refused naming ``name`` (a single
+    DpEvent raised "'GaussianDpEvent' object is not iterable": fuzz round 18)."""
+    if value is None:  # none given (dp_events=None meant none before: the review of stop 84)
+        return []
     if one is not None and one(value):
         return [value]
-    if value is None or isinstance(value, str | bytes | dict) or not isinstance(value,
-                                                                               Iterable):
+    if isinstance(value, str | bytes | dict) or not isinstance(value, Iterable):
         raise ValueError(f"{name} must be a list, got {value!r:.100}")
     return list(value)
 
