@@ -380,3 +380,24 @@ def test_an_integer_with_a_float_is_read() -> None:
 
     event = dp_event_from_json({"class_name": "GaussianDpEvent", "noise_multiplier": 10**308})
     assert event.noise_multiplier == 10**308
+
+
+def test_the_plug_in_audit_pair_declares_its_domain() -> None:
+    # before: the two-record pair of audit_setting built LinearObjective without radii, so a
+    # sensitivity reading f.gradient_bound took each data set's largest record and warned
+    # twice per audit (notebook 07); now both data sets carry the public bound r
+    from dpbounds import extend
+    from dpbounds.audit.mutation import _two_record_pair
+    from dpbounds.privacy.limits import DataDerivedCalibrationWarning
+    from dpbounds.privacy.mechanisms import Neighbouring
+
+    m = extend.Method("pair84", step=lambda x, grad, noise, p: x - 0.5 * (grad(x) + noise),
+                      mechanism="gaussian", neighbouring="replace_one",
+                      sensitivity=lambda f, p: 2 * f.gradient_bound / f.n)
+    for relation in (Neighbouring.REPLACE_ONE, Neighbouring.ADD_REMOVE):
+        pair = _two_record_pair(2, 1.5, relation)
+        for f in pair:
+            assert f.gradient_bound == 1.5
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", DataDerivedCalibrationWarning)
+                m.run(f, epsilon=1.0, delta=1e-5, steps=1, seed=0)
