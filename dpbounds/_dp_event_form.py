@@ -49,6 +49,13 @@ FIELD_RANGES: dict[tuple[str, str], tuple[float, bool, float]] = {
 MAX_COUNT = 10**15
 
 
+def _whole(value: Any) -> bool:
+    """Whether ``value`` is a whole number as JSON writes one (an int, or a float without a
+    fraction; not a bool, not text)."""
+    return (not isinstance(value, bool) and isinstance(value, (int, float))
+            and (isinstance(value, int) or math.isfinite(value) and value == math.floor(value)))
+
+
 def _beyond_float(value: int) -> bool:
     """Whether the integer has no float64 (10**308 has one; 2**1024 does not)."""
     try:
@@ -89,9 +96,7 @@ def check_fields(data: Mapping[str, Any], where: str) -> None:
         # 2.5 runs would be read as 2 (an under-count); 0 composed nothing, every accountant
         # n/a, exit 0 (dp_accounting's own ledger refuses it: "count must be positive")
         v = data["count"]
-        whole = (not isinstance(v, bool) and isinstance(v, (int, float))
-                 and (isinstance(v, int) or math.isfinite(v) and v == math.floor(v)))
-        if not whole or v < 1 or v > MAX_COUNT:
+        if not _whole(v) or v < 1 or v > MAX_COUNT:
             # (str() of an integer past 4300 digits raises ValueError itself)
             shown = ("an integer beyond the float range (~1e308)" if isinstance(v, int)
                      and not isinstance(v, bool) and _beyond_float(v) else repr(v))
@@ -110,9 +115,7 @@ def check_fields(data: Mapping[str, Any], where: str) -> None:
             if key not in data:
                 continue
             v = data[key]
-            whole = (not isinstance(v, bool) and isinstance(v, (int, float))
-                     and (isinstance(v, int) or math.isfinite(v) and v == math.floor(v)))
-            if not whole or v < 1:
+            if not _whole(v) or v < 1:
                 raise ValueError(f"{where}: {key} of SampledWithoutReplacementDpEvent must be "
                                  f"an integer >= 1, got {v!r:.60}")
             sizes[key] = v

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dpbounds._dp_event_form import MAX_COUNT  # the library's, without NumPy
 from dpbounds._suggest import did_you_mean
 
 __all__ = ["EVENT_KINDS", "check_event_values", "check_risk_target", "read_number",
@@ -57,8 +58,6 @@ def split_event(spec: Any) -> tuple[str, dict[str, str]]:
     return kind, kv
 
 
-#: the most runs a count composes (dpbounds._validation.MAX_COUNT, which imports NumPy)
-MAX_COUNT = 10**15
 #: the largest epsilon (and zCDP rho) an event may name (dpbounds.privacy.limits.MAX_EPSILON)
 MAX_EPSILON = 100.0
 #: the keys read as whole numbers >= 1

@@ -31,7 +31,6 @@ from dpbounds.privacy.mechanisms import Mechanism, Neighbouring, mechanism_from_
 __all__ = ["LedgerReport", "PrivacyLedger"]
 
 
-
 def _grid(name: str, value: Any) -> np.ndarray:
     """``value`` as a flat float array; ``ValueError`` naming ``name`` for text (``"1"`` was
     read as 1.0: fuzz round 17), a bool, ``None`` or anything else that is not numbers."""
@@ -42,6 +41,7 @@ def _grid(name: str, value: Any) -> np.ndarray:
     except (TypeError, ValueError, OverflowError):
         raise ValueError(f"{name} must be a number or an array of numbers, got "
                          f"{value!r}") from None
+
 
 class LedgerReport(dict[str, "float | None"]):
     """ε by accountant name (a plain ``dict``), with :attr:`reasons` for each ``None``.

@@ -72,7 +72,6 @@ def _pure_rdp(epsilon: float, orders: np.ndarray) -> np.ndarray:
     return np.minimum(orders * epsilon**2 / 2.0, epsilon)
 
 
-
 def _shown(value: Any) -> str:
     """``value`` for an error message, at most 200 characters (``repr`` of an integer past
     4300 digits raises)."""
@@ -81,6 +80,7 @@ def _shown(value: Any) -> str:
     except ValueError:
         return f"a {type(value).__name__} holding a huge integer"
     return text if len(text) <= 200 else text[:197] + "..."
+
 
 class RdpAccountant(Accountant):
     r"""Rényi-DP accountant (own implementation) with the optimal order.
